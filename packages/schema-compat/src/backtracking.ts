@@ -34,8 +34,17 @@ const PATH_BUDGET = 100_000;
 interface Frame {
   /** The ways of the alternatives before the current one (summed: each is tried in turn). */
   done: number;
-  /** The ways of the current alternative so far (multiplied: each item's ways combine). */
+  /** The ways of the current alternative's runs before the last separator (summed: see `separates`). */
+  before: number;
+  /** The ways of the current alternative's run since the last separator (multiplied: each item's ways combine). */
   ways: number;
+  /**
+   * The last item, when it is one atom whose count varies (`\d+`, `s?`): its source and its
+   * counts, for `separates`; undefined after any other item.
+   */
+  repeated: { source: string; counts: number } | undefined;
+  /** The source of the last item when it is one atom (not yet quantified), else undefined. */
+  lastAtom: string | undefined;
   /** The ways of the last item, not yet multiplied in: a quantifier after it may change them. */
   last: number;
   /** Whether the last item is a group holding a quantifier that varies or an alternation. */
@@ -53,7 +62,10 @@ interface Frame {
 function frame(lookaround: boolean): Frame {
   return {
     done: 0,
+    before: 0,
     ways: 1,
+    repeated: undefined,
+    lastAtom: undefined,
     last: 1,
     lastVaries: false,
     lastQuantifiable: false,
@@ -82,6 +94,29 @@ function countAt(pattern: string, i: number): { min: number; max: number; end: n
   const min = Number(found[1]);
   const max = found[2] === undefined ? min : found[3] === "" ? Number.POSITIVE_INFINITY : Number(found[3]);
   return { min, max, end: i + found[0].length };
+}
+
+/** A separator's source: one ASCII character written plainly or escaped (`_`, `\.`, `/`), or a class of them (`[._-]`, `[\d.]`), not negated. */
+const SEPARATOR = /^(?:[ -~]|\\[^A-Za-z0-9]|\\d|\[(?!\^)(?:[ -[\]-~]|\\[^A-Za-z0-9]|\\d)+\])$/;
+
+/**
+ * Whether the atom `separator`, written right after the atom `repeated` whose count varies,
+ * splits the ways to try a key (r47 F4): it matches only ASCII characters, none of which
+ * `repeated` matches, so `repeated` can end before it in one way only, and the quantifiers on
+ * either side never trade characters (`^-?\d+\.\d+$`, `^[a-z]+_[0-9]+$`, `^[^/]+/.*$`). An atom
+ * that does not compile (read in the other grammar) separates nothing.
+ */
+function separates(repeated: string, separator: string, unicode: boolean): boolean {
+  if (!SEPARATOR.test(separator)) return false;
+  const flags = unicode ? "u" : "";
+  const left = regexOf(`^(?:${repeated})$`, flags);
+  const right = regexOf(`^(?:${separator})$`, flags);
+  if (left === null || right === null) return false;
+  for (let code = 0; code < 128; code++) {
+    const c = String.fromCharCode(code);
+    if (right.test(c) && left.test(c)) return false;
+  }
+  return true;
 }
 
 /**
@@ -116,10 +151,13 @@ function classEnd(pattern: string, i: number): number {
  * - a lookahead or lookbehind holding a quantifier whose count varies (`(?=.*a)`);
  * - more ways to try a key than half a millisecond takes: each varying quantifier multiplies them
  *   by its counts (an unbounded one by 257), each alternation adds its branches, and a pattern not
- *   anchored by a leading `^` is tried from every position (`^a*a*a*$`, `(a|a)?` twenty times).
+ *   anchored by a leading `^` is tried from every position (`^a*a*a*$`, `(a|a)?` twenty times);
+ *   a literal or class right after a repeated character that it cannot match (`\d+\.`, `[^/]+/`,
+ *   `s?:`) separates the quantifiers on its two sides, whose ways then add up instead.
  *
- * `false` for `^x-`, `^[a-z]+$`, `^(foo|bar)$`, `^[a-z]+_[0-9]+$` and other patterns of at most two
- * unbounded quantifiers, none nested. The pattern is read in the grammar `mapAlongSchema` compiles
+ * `false` for `^x-`, `^[a-z]+$`, `^(foo|bar)$`, `^[a-z]+_[0-9]+$`, `^-?\d+\.\d+$`,
+ * `^https?://[^/]+/.*$` and other patterns of at most two unbounded quantifiers running together,
+ * none nested. The pattern is read in the grammar `mapAlongSchema` compiles
  * it under: with the `u` flag where it is valid so, else without (where `\u{1,}` repeats a `u`). A
  * quantifier's bounds may have any number of digits. A pattern that is no regular expression is
  * read as far as it goes (the walk never runs one).
@@ -135,16 +173,43 @@ export function mayBacktrack(pattern: string): boolean {
  */
 export function backtracks(pattern: string, unicode: boolean): boolean {
   const stack: Frame[] = [frame(false)];
+  // `separates`, asked once for each pair of atoms' sources (a long run of `x?_` compiles two atoms).
+  const separations = new Map<string, boolean>();
+  const separatesOnce = (repeated: string, separator: string) => {
+    const key = `${repeated}\u0000${separator}`;
+    let answer = separations.get(key);
+    if (answer === undefined) {
+      answer = separates(repeated, separator, unicode);
+      separations.set(key, answer);
+    }
+    return answer;
+  };
   let top = stack[0] as Frame;
-  /** Multiplies the pending item into the current alternative. */
+  /**
+   * Multiplies the pending item into the current alternative. A single atom, not quantified,
+   * that `separates` from the quantified atom before it ends the run: its ways are added up, and
+   * the next run starts from the ways that reach the separator (one per way before that atom).
+   */
   const settle = () => {
+    const separator = top.lastAtom;
+    const repeated = top.repeated;
     top.ways = capped(top.ways * top.last);
     top.last = 1;
     top.lastVaries = false;
     top.lastQuantifiable = false;
+    top.lastAtom = undefined;
+    top.repeated = undefined;
+    if (separator !== undefined && repeated !== undefined && separatesOnce(repeated.source, separator)) {
+      top.before = capped(top.before + top.ways);
+      top.ways = Math.max(1, Math.ceil(top.ways / repeated.counts));
+    }
   };
-  const atom = () => {
+  /** An atom spanning `pattern[from, to)`. */
+  const atom = (from: number, to: number) => {
+    const repeated = top.lastAtom === undefined ? top.repeated : undefined;
     settle();
+    top.repeated = repeated;
+    top.lastAtom = pattern.slice(from, to);
     top.lastQuantifiable = true;
   };
   let i = 0;
@@ -153,18 +218,21 @@ export function backtracks(pattern: string, unicode: boolean): boolean {
     if (char === "\\") {
       const next = pattern[i + 1] ?? "";
       if ((next >= "1" && next <= "9") || (next === "k" && pattern[i + 2] === "<")) return true;
-      atom();
       // With the `u` flag, `\u{…}`, `\p{…}`, `\P{…}` span their braces; any other escape (and
       // those, without it) is two characters, what follows read on its own.
+      let end = i + 2;
       if (unicode && (next === "u" || next === "p" || next === "P") && pattern[i + 2] === "{") {
         const close = pattern.indexOf("}", i + 3);
-        i = close < 0 ? pattern.length : close + 1;
-      } else i += 2;
+        end = close < 0 ? pattern.length : close + 1;
+      }
+      atom(i, end);
+      i = end;
       continue;
     }
     if (char === "[") {
-      atom();
-      i = classEnd(pattern, i);
+      const end = classEnd(pattern, i);
+      atom(i, end);
+      i = end;
       continue;
     }
     if (char === "(") {
@@ -192,13 +260,13 @@ export function backtracks(pattern: string, unicode: boolean): boolean {
     if (char === ")") {
       if (stack.length === 1) {
         // An unbalanced `)`: no valid pattern; read it as a literal.
-        atom();
+        atom(i, i + 1);
         i++;
         continue;
       }
       settle();
       const group = stack.pop() as Frame;
-      const ways = capped(group.done + group.ways);
+      const ways = capped(group.done + group.before + group.ways);
       const varies = group.varies || group.done > 0;
       if (group.lookaround && group.repeats) return true;
       top = stack[stack.length - 1] as Frame;
@@ -213,7 +281,8 @@ export function backtracks(pattern: string, unicode: boolean): boolean {
     }
     if (char === "|") {
       settle();
-      top.done = capped(top.done + top.ways);
+      top.done = capped(top.done + top.before + top.ways);
+      top.before = 0;
       top.ways = 1;
       i++;
       continue;
@@ -226,6 +295,7 @@ export function backtracks(pattern: string, unicode: boolean): boolean {
     if (count !== undefined && top.lastQuantifiable) {
       const { min, max } = count;
       if (max >= 2 && top.lastVaries) return true;
+      top.repeated = undefined;
       // A fixed count (`{3}`) of a group of one way is one way; a varying one multiplies its ways
       // (an unbounded one always varies, its lower bound however large).
       if (max > min || max === Number.POSITIVE_INFINITY) {
@@ -233,16 +303,19 @@ export function backtracks(pattern: string, unicode: boolean): boolean {
         top.repeats = true;
         const counts = Math.min(max, PATTERN_KEY_LIMIT) - Math.min(min, PATTERN_KEY_LIMIT) + 1;
         top.last = capped(top.last * counts);
+        // One atom repeated: what follows it may separate (see `separates`).
+        if (top.lastAtom !== undefined) top.repeated = { source: top.lastAtom, counts };
       }
+      top.lastAtom = undefined;
       top.lastQuantifiable = false;
       i = count.end;
       // A lazy or (in other engines) possessive mark after the quantifier changes nothing here.
       if (pattern[i] === "?" || pattern[i] === "+") i++;
-      if (top.ways * top.last > PATH_BUDGET) return true;
+      if (top.before + top.ways * top.last > PATH_BUDGET) return true;
       continue;
     }
     if (char === "^" || char === "$") settle();
-    else atom();
+    else atom(i, i + 1);
     i++;
   }
   // An unclosed group: count it as closed where the pattern ends.
@@ -251,12 +324,12 @@ export function backtracks(pattern: string, unicode: boolean): boolean {
     const group = stack.pop() as Frame;
     if (group.lookaround && group.repeats) return true;
     top = stack[stack.length - 1] as Frame;
-    top.last = capped(group.done + group.ways);
+    top.last = capped(group.done + group.before + group.ways);
     top.varies ||= group.varies || group.done > 0;
     top.repeats ||= group.repeats;
   }
   settle();
   const anchored = pattern.startsWith("^") && top.done === 0;
-  const ways = (top.done + top.ways) * (anchored ? 1 : PATTERN_KEY_LIMIT + 1);
+  const ways = (top.done + top.before + top.ways) * (anchored ? 1 : PATTERN_KEY_LIMIT + 1);
   return ways > PATH_BUDGET;
 }

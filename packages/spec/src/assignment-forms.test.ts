@@ -13,6 +13,18 @@ const pasted = (line: string): AgentSpec => ({
   bundle: { mcpServers: [{ name: "srv", command: line }] },
 });
 
+/** `line`, pasted, is flagged once, and both exported and shown as `safe`, which is flagged nowhere. */
+function expectExportedAndShown(line: string, safe: string): void {
+  const spec = pasted(line);
+  expect(findSpecSecrets(spec).map((hint) => [hint.path, hint.sign])).toEqual([
+    ["bundle.mcpServers[0].command", SecretSign.Flag],
+  ]);
+  const out = exportSpec(spec);
+  expect(out.bundle?.mcpServers?.[0]?.command).toBe(safe);
+  expect(findSpecSecrets(out)).toEqual([]);
+  expect(withoutCommandLineSecrets(line)).toBe(safe);
+}
+
 describe("PowerShell's $env:NAME=value in a pasted command line (fix130 #1)", () => {
   it.each([
     ["$env:API_KEY='X-plain-secret-1'; node srv.js", "$env:API_KEY='${API_KEY}'; node srv.js"],
@@ -21,14 +33,41 @@ describe("PowerShell's $env:NAME=value in a pasted command line (fix130 #1)", ()
     ["$ENV:DB_PASSWORD=hunter2x node srv.js", "$ENV:DB_PASSWORD=${DB_PASSWORD} node srv.js"],
     ['$env:API_KEY = "X-plain-secret-1"; node srv.js', '$env:API_KEY = "${API_KEY}"; node srv.js'],
   ])("%j exports and shows the value as a reference, every other character kept", (line, safe) => {
-    const spec = pasted(line);
-    expect(findSpecSecrets(spec).map((hint) => [hint.path, hint.sign])).toEqual([
-      ["bundle.mcpServers[0].command", SecretSign.Flag],
-    ]);
-    const out = exportSpec(spec);
-    expect(out.bundle?.mcpServers?.[0]?.command).toBe(safe);
-    expect(findSpecSecrets(out)).toEqual([]);
-    expect(withoutCommandLineSecrets(line)).toBe(safe);
+    expectExportedAndShown(line, safe);
+  });
+
+  // r46 N2: in '…' PowerShell reads `''` as one quote. The value between the quotes is replaced as
+  // written, the quotes kept (`'$env:API_KEY=…'` would be a string, not an assignment), and its
+  // reference is filled back by the text written there, so the original bytes come back.
+  it.each([
+    [
+      "$env:API_KEY='it''s-secret-9x'; node srv.js",
+      "$env:API_KEY='${API_KEY}'; node srv.js",
+      "it''s-secret-9x",
+    ],
+    [
+      "$env:API_KEY = 'it''s-secret-9x'; node srv.js",
+      "$env:API_KEY = '${API_KEY}'; node srv.js",
+      "it''s-secret-9x",
+    ],
+    ["$env:DB_PASSWORD='''quoted''9x'' x'", "$env:DB_PASSWORD='${DB_PASSWORD}'", "''quoted''9x'' x"],
+  ])("%j keeps its quotes where they were and fills back byte for byte (r46 N2)", (line, safe, secret) => {
+    expectExportedAndShown(line, safe);
+    const hidden: string[] = [];
+    expect(
+      withoutCommandLineSecrets(line, (text) => {
+        hidden.push(text);
+        return text;
+      }),
+    ).toBe(line);
+    expect(hidden).toEqual([secret]);
+  });
+
+  it("names two $env: values, one holding PowerShell's doubled quote, apart (r46 N2)", () => {
+    const line = "$env:API_KEY='it''s-secret-9x'; $env:API_KEY='Hunter2pw'; node srv.js";
+    expect(exportSpec(pasted(line)).bundle?.mcpServers?.[0]?.command).toBe(
+      "$env:API_KEY='${API_KEY}'; $env:API_KEY='${API_KEY_2}'; node srv.js",
+    );
   });
 
   it.each([
@@ -74,6 +113,39 @@ describe("withoutCommandLineSecrets: a program's assignment to its environment, 
     expect(withoutCommandLineSecrets(line)).toBe(shown);
     // What it shows, read again, is shown as it is.
     expect(withoutCommandLineSecrets(shown)).toBe(shown);
+  });
+
+  // r46 R4: a literal that goes on (`+`, a method, another literal) is part of the value: the whole
+  // expression is hidden, to the statement's end, and named by the variable.
+  it.each([
+    [
+      `node -e "process.env.API_KEY='sk-'+'live0a1b2c3d4e5f6a7b8c9d'"`,
+      `node -e "process.env.API_KEY=\${API_KEY}"`,
+    ],
+    [
+      `node -e "process.env.API_KEY='sk-' + 'live0a1b2c3d4e5f6a7b8c9d'; require('./srv')"`,
+      `node -e "process.env.API_KEY=\${API_KEY}; require('./srv')"`,
+    ],
+    [
+      `node -e "process.env.API_KEY='abc'.repeat(1)+'X0a1b2c3d4e5f6a7b8c9d';require('./srv')"`,
+      `node -e "process.env.API_KEY=\${API_KEY};require('./srv')"`,
+    ],
+    [
+      `node -e "process.env.API_KEY='sk-'.concat('live0a1b2c3d4e5f6a7b8c9d')"`,
+      `node -e "process.env.API_KEY=\${API_KEY}"`,
+    ],
+    [
+      `node -e "f(process.env.API_KEY='sk-'+'live0a1b2c3d4e5f6a7b8c9d', 2)"`,
+      `node -e "f(process.env.API_KEY=\${API_KEY}, 2)"`,
+    ],
+    [
+      `python -c "import os; os.environ['API_KEY']='X-plain-' 'secret-1'; run()"`,
+      `python -c "import os; os.environ['API_KEY']=\${API_KEY}; run()"`,
+    ],
+  ])("%j hides the whole expression the literal starts (r46 R4)", (line, shown) => {
+    expect(withoutCommandLineSecrets(line)).toBe(shown);
+    expect(withoutCommandLineSecrets(shown)).toBe(shown);
+    expect(withoutCommandLineSecrets(line)).not.toContain("live0a1b");
   });
 
   it("gives hide the value and the variable's name", () => {

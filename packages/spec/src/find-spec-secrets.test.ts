@@ -1974,19 +1974,19 @@ describe("a command line keeps every character but a secret's value (r32 #3, #8,
      * non-blank `;`-parts, each a `key=value` pair (the first may be a URL) whose value may hold
      * spaces but goes on with no flag and no word holding a quote, `$`, a backtick, `|`, `&`, `<`
      * or `>`. Its telling pair's value is then taken with its spaces (`GITHUB_TOKEN=X exec`), so
-     * such a line is no command line whose secrets' spans alone change.
+     * such a line is no command line whose secrets' spans alone change. As one argument, which
+     * reaches no shell, a value goes on with any words up to its `;` (r46 R1): `shell` false.
      */
-    const connectionLine = (line: string) => {
+    const connectionLine = (line: string, shell: boolean) => {
       const parts = line.split(";").filter((part) => part.trim() !== "");
+      const value = shell ? /^\s*\S*(?:\s+[^\s'"`$|&<>-][^\s'"`$|&<>]*)*\s*$/ : /^[\s\S]*$/;
       return (
         parts.length >= 2 &&
-        parts.every(
-          (part, index) =>
-            (index === 0 && /^\s*[A-Za-z][A-Za-z0-9+.:-]*:\/\/\S*\s*$/.test(part)) ||
-            /^\s*[A-Za-z][\w.-]*(?:[ \t]+[A-Za-z][A-Za-z0-9]*)*\s*=\s*\S*(?:\s+[^\s'"`$|&<>-][^\s'"`$|&<>]*)*\s*$/.test(
-              part,
-            ),
-        )
+        parts.every((part, index) => {
+          if (index === 0 && /^\s*[A-Za-z][A-Za-z0-9+.:-]*:\/\/\S*\s*$/.test(part)) return true;
+          const pair = /^\s*[A-Za-z][\w.-]*(?:[ \t]+[A-Za-z][A-Za-z0-9]*)*\s*=([\s\S]*)$/.exec(part);
+          return pair !== null && value.test(pair[1] ?? "");
+        })
       );
     };
 
@@ -1999,7 +1999,7 @@ describe("a command line keeps every character but a secret's value (r32 #3, #8,
           expect(findSpecSecrets(withServer({ args: once }))).toEqual([]);
           expect(findSpecSecrets(exportSpec(pasted(command)))).toEqual([]);
           // A connection string's telling value is taken with its spaces: not this property's.
-          if (connectionLine(command)) return;
+          if (connectionLine(command, true)) return;
           if (SCRIPT.test(command)) {
             // A script (a line break, a heredoc's or a shift's `<<`): kept byte for byte or
             // exported whole, whole whenever it holds a secret (fix113).
@@ -2021,7 +2021,8 @@ describe("a command line keeps every character but a secret's value (r32 #3, #8,
           // As one argument too, a line holding `;` included: it is one connection string only
           // when each of its `;`-parts is a `key=value` pair (`exec A=x a;b` is a command line,
           // fix113). One starting `NAME=` or `--flag=` is read as that one value: not checked here.
-          if (!ASSIGNED.test(command))
+          // As one argument, a value runs to its `;` whatever it holds: it hides more (r46 R1).
+          if (!ASSIGNED.test(command) && !connectionLine(command, false))
             expect(withoutArgSecrets(["--run", command], () => "HIDDEN")).toEqual(["--run", expected]);
         }),
         { numRuns: 300 },
@@ -2393,16 +2394,51 @@ describe("one pass hides everything: a connection string is one word of pairs, a
       'exec srv --conn "Server=db;Password=${PASSWORD}" --token ${TOKEN};echo',
     ],
     [`exec srv --token abc123x9 --port 80;echo`, "exec srv --token ${TOKEN} --port 80;echo"],
-    // fix130 #3: a part whose value goes on with a flag or a quoted word is no pair, so the line is
-    // no connection string, and only the secrets' characters are replaced (the value took the rest).
-    [
-      `postgres://app:${S}@db/app ; GITHUB_TOKEN=Aaa00A0a --token $'aA0aAA0a' `,
-      "postgres://db/app ; GITHUB_TOKEN=${GITHUB_TOKEN} --token $'${TOKEN}' ",
-    ],
-    [`Server=db;Password=${S} --token hunter2x9`, "Server=db;Password=${PASSWORD} --token ${TOKEN}"],
-    [`Server=db;Password=${S} "two words"`, 'Server=db;Password=${PASSWORD} "two words"'],
   ])("reads %j, with words around a `;`, as a command line", (line, safe) => {
     expectOnePass(line, safe);
+  });
+
+  // fix130 #3: in a pasted command line, which a shell reads, a part whose value goes on with a
+  // flag or a quoted word is no pair, so only the secrets' characters are replaced. r46 R1: an
+  // argument reaches no shell, so there a pair's value runs to its `;` whatever it holds, and is
+  // hidden whole.
+  it.each([
+    [
+      `postgres://app:${S}@db/app ; GITHUB_TOKEN=Aaa00A0a --token $'aA0aAA0a' `,
+      "postgres://db/app ; GITHUB_TOKEN=${GITHUB_TOKEN} ",
+      "postgres://db/app ; GITHUB_TOKEN=${GITHUB_TOKEN} --token $'${TOKEN}' ",
+    ],
+    [
+      `Server=db;Password=${S} --token hunter2x9`,
+      "Server=db;Password=${PASSWORD}",
+      "Server=db;Password=${PASSWORD} --token ${TOKEN}",
+    ],
+    [
+      `Server=db;Password=${S} "two words"`,
+      "Server=db;Password=${PASSWORD}",
+      'Server=db;Password=${PASSWORD} "two words"',
+    ],
+    [
+      "Server=db;Password=correct horse -battery staple;",
+      "Server=db;Password=${PASSWORD};",
+      "Server=db;Password=${PASSWORD} horse -battery staple;",
+    ],
+    [
+      "Server=db;User=sa;Password=pa ss -w0rd",
+      "Server=db;User=sa;Password=${PASSWORD}",
+      "Server=db;User=sa;Password=${PASSWORD} ss -w0rd",
+    ],
+  ])(
+    "hides a connection string's whole value in the argument %j, up to its `;` (r46 R1)",
+    (line, safe, safeCommand) => {
+      expectOnePass(line, safe, safeCommand);
+    },
+  );
+
+  it("exports a connection string given as one argument with its whole password hidden (r46 R1)", () => {
+    const spec = withServer({ args: ["Server=db;Password=correct horse -battery staple;"] });
+    expect(exportSpec(spec).bundle?.mcpServers?.[0]?.args).toEqual(["Server=db;Password=${PASSWORD};"]);
+    expect(JSON.stringify(exportSpec(spec))).not.toContain("horse");
   });
 
   it("exports the property's counterexample, two assignments around a `;` and a flag, with only the values replaced (fix130 #3)", () => {

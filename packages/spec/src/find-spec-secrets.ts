@@ -300,7 +300,7 @@ function visitNamed(checked: AgentSpec, report: SecretVisit, names: ReferenceNam
       pasted !== null
         ? pasted
         : command !== undefined && /[\s;]/.test(command)
-          ? lineSecrets(command, hide, () => scriptName(name))
+          ? lineSecrets(command, hide, () => scriptName(name), true)
           : undefined;
     if (line) found(child(at, "command"), line.sign, (next) => (server.command = next), line.safe);
     else if (command !== undefined && pasted === null) {
@@ -1887,6 +1887,32 @@ function trimmedSpans(value: string, span: Span): Span[] {
 /** PowerShell's assignment to an environment variable, `$env:NAME=value` (any case), or its name alone before ` = value`. */
 const PWSH_ENV = /^\$env:([A-Za-z_][A-Za-z0-9_]*)(=|$)/i;
 
+/**
+ * PowerShell's `$env:NAME='value'` (or `$env:NAME = 'value'`) under a telling name, read as
+ * PowerShell reads '…': `''` is one quote, nothing is expanded (r46 N2). The text between its
+ * quotes as written (`it''s-secret-9x`), `[start, end)` in `line`, and `NAME`: that text is replaced
+ * where it stands, the quotes kept, and names its reference, so filling it back gives the original
+ * bytes. Undefined for any other word, an empty value, or one that reads as a reference or a
+ * variable (`'${API_KEY}'`).
+ */
+function pwshQuotedValue(
+  line: string,
+  word: CommandWord,
+  previous: CommandWord | undefined,
+  twoBefore: CommandWord | undefined,
+): { start: number; end: number; name: string } | undefined {
+  const written = line.slice(word.start, word.end);
+  const env = PWSH_ENV.exec(written);
+  const spaced = previous?.value === "=" && twoBefore ? PWSH_ENV.exec(twoBefore.value) : null;
+  const [open, name] =
+    env?.[2] === "=" ? [env[0].length, env[1] ?? ""] : spaced?.[2] === "" ? [0, spaced[1] ?? ""] : [0, ""];
+  const quoted = /^'((?:[^']|'')+)'$/.exec(written.slice(open));
+  const inner = quoted?.[1] ?? "";
+  if (inner === "" || !wholeNameTells(name) || !plainLiteral(inner.replace(/''/g, "'"))) return undefined;
+  const start = word.start + open + 1;
+  return { start, end: start + inner.length, name };
+}
+
 /** True when a value a program or PowerShell assigns says something in clear: no `$variable`, `$(…)` or backtick read at run time. */
 function plainLiteral(text: string): boolean {
   return !EXPANSION.test(withoutReferences(text)) && isLiteral(text);
@@ -2007,6 +2033,39 @@ interface ProgramValue {
   name: string;
 }
 
+/**
+ * After a string literal's closing quote in a word's value (the shell's quoting read), what makes
+ * it part of a longer expression: `+`, `.`, or another literal (`'sk-'+'live…'`,
+ * `'abc'.repeat(2)`, Python's `'a' 'b'`). Sticky: tried at `lastIndex`.
+ */
+const GOES_ON = /\s*[+.`'"]/y;
+
+/**
+ * Where the expression at `from` in a program's text ends: before a `;`, a `,` or a line break,
+ * or a `)`, `]` or `}` that closes nothing it opened, and before the blanks there; or at the end
+ * of `text`. A string literal (quoted `'`, `"` or a backtick, `\\` escaping) is passed over whole. One pass.
+ */
+function statementEnd(text: string, from: number): number {
+  let depth = 0;
+  let quote = "";
+  let end = text.length;
+  for (let i = from; i < text.length; i += 1) {
+    const c = text[i] as string;
+    if (quote !== "") {
+      if (c === "\\") i += 1;
+      else if (c === quote) quote = "";
+    } else if (c === "'" || c === '"' || c === "`") quote = c;
+    else if (c === "(" || c === "[" || c === "{") depth += 1;
+    else if ((c === ")" || c === "]" || c === "}") && depth > 0) depth -= 1;
+    else if (/[;,\n\r)\]}]/.test(c)) {
+      end = i;
+      break;
+    }
+  }
+  while (end > from && /\s/.test(text[end - 1] as string)) end -= 1;
+  return end;
+}
+
 /** Each `PROGRAM_ENV` assignment in `line` of a literal under a name whose whole name tells, in the order written. */
 function programValues(line: string): ProgramValue[] {
   if (!PROGRAM_ENV_WORD.test(line)) return [];
@@ -2096,8 +2155,21 @@ export function commandLineSecrets(
       const { start, end, name } = programs[k] as ProgramValue;
       const from = indexOfPosition(word.at, start);
       const to = indexOfPosition(word.at, end - 1);
-      if (from >= 0 && to - from === end - 1 - start)
-        spans.push({ start: from, end: to + 1, name, sign: SecretSign.Flag });
+      if (from < 0 || to - from !== end - 1 - start) continue;
+      // A literal that goes on (`'sk-'+'live…'`) makes the whole expression, from its opening
+      // quote to the statement's end, the value (r46 R4); one inside the expression before it in
+      // this word is hidden with it (not scanned again: one pass).
+      const quote = from > 0 ? (word.value[from - 1] as string) : "";
+      GOES_ON.lastIndex = to + 2;
+      if (quote !== "" && word.value[to + 1] === quote && GOES_ON.test(word.value)) {
+        if (from - 1 >= (spans.at(-1)?.end ?? 0))
+          spans.push({
+            start: from - 1,
+            end: statementEnd(word.value, from - 1),
+            name,
+            sign: SecretSign.Flag,
+          });
+      } else spans.push({ start: from, end: to + 1, name, sign: SecretSign.Flag });
     }
     return spans;
   };
@@ -2105,6 +2177,16 @@ export function commandLineSecrets(
     if (word.operator) return;
     // The word after a client's password (`sshpass -pX ssh`) is no flag's value.
     const previous = passwords.has(index - 1) ? undefined : sameLine(word, words[index - 1]);
+    // PowerShell's `$env:NAME='it''s'`: only the text between its quotes, as written (r46 N2).
+    const pwsh =
+      word.start >= at ? pwshQuotedValue(line, word, previous, sameLine(word, words[index - 2])) : undefined;
+    if (pwsh) {
+      keep(pwsh.start);
+      sign ??= SecretSign.Flag;
+      out += named(line.slice(pwsh.start, pwsh.end), pwsh.name);
+      at = pwsh.end;
+      return;
+    }
     const password = passwords.get(index);
     const secret = password === undefined ? "" : word.value.slice(password.at);
     const read =
@@ -2618,7 +2700,7 @@ function readArg(
     const assignment = ASSIGNMENT.exec(arg);
     const whole = assignment !== null && rules.telling(assignment[1] ?? "") && !afterShell;
     if (!whole) {
-      return lineSecrets(arg, hide, scriptName);
+      return lineSecrets(arg, hide, scriptName, false);
     }
   }
   const assigned = readAssignment(arg, rules, hide);
@@ -2874,12 +2956,14 @@ const CONNECTION_KEY = /^[A-Za-z][\w.-]*(?:[ \t]+[A-Za-z][A-Za-z0-9]*)*$/;
  * True when `text` is one connection string and nothing else: at least two non-blank `;`-separated
  * parts (see `connectionParts`), each a `key=value` pair under a `CONNECTION_KEY` — the first may
  * be a URL instead (`jdbc:sqlserver://db:1433;password=X`). Its values may hold spaces
- * (`Password=two words`, `Driver={ODBC Driver 18}`), but no command's words (see `commandAfter`).
+ * (`Password=two words`, `Driver={ODBC Driver 18}`); where `text` reaches a `shell` (a pasted
+ * `command`), no command's words (see `commandAfter`), while an argument reaches no shell, so its
+ * value runs to the `;` whatever it holds (`Password=correct horse -battery staple;`, r46 R1).
  * A line with a word that is no pair (`exec A=x a;b`, `… --conn Server=db;Password=X; && …`,
- * `A=x ; GITHUB_TOKEN=X --token Y`) is a command line instead, whose one word may be a connection
- * string (see `commandLineSecrets`).
+ * a pasted `A=x ; GITHUB_TOKEN=X --token Y`) is a command line instead, whose one word may be a
+ * connection string (see `commandLineSecrets`).
  */
-function connectionString(text: string): boolean {
+function connectionString(text: string, shell: boolean): boolean {
   if (!text.includes(";")) return false;
   const parts = connectionParts(text).filter((part) => part.trim() !== "");
   return (
@@ -2887,7 +2971,11 @@ function connectionString(text: string): boolean {
     parts.every((part, index) => {
       if (index === 0 && /^[A-Za-z][A-Za-z0-9+.:-]*:\/\/\S*$/.test(part.trim())) return true;
       const eq = part.indexOf("=");
-      return eq > 0 && CONNECTION_KEY.test(part.slice(0, eq).trim()) && !commandAfter(part.slice(eq + 1));
+      return (
+        eq > 0 &&
+        CONNECTION_KEY.test(part.slice(0, eq).trim()) &&
+        !(shell && commandAfter(part.slice(eq + 1)))
+      );
     })
   );
 }
@@ -2917,7 +3005,8 @@ const LINE_BREAK = /[\n\r]/;
  * - a script (a line break or a heredoc's `<<`: a heredoc's body, YAML/JSON/TOML lines) is kept
  *   byte for byte or replaced whole, as a shell's own command is (see `shellScript`): its lines
  *   are no command line's words, and what a body's language says is not read;
- * - one connection string (see `connectionString`) has its telling pairs' values, its URLs'
+ * - one connection string (see `connectionString`: read as a `shell` reads it when the text is a
+ *   pasted `command`) has its telling pairs' values, its URLs'
  *   credentials and its key shapes taken out, and what is left read as a command line too;
  * - anything else is a command line (see `commandLineSecrets`), a word of it perhaps a connection string.
  * So what it returns is a fixed point: read again, nothing in it is flagged. Undefined when
@@ -2927,9 +3016,10 @@ function lineSecrets(
   line: string,
   hide: SecretHide | undefined,
   scriptName: () => string,
+  shell: boolean,
 ): ArgFound | undefined {
   if (LINE_BREAK.test(line) || HEREDOC.test(line)) return shellScript(line, hide, scriptName);
-  const pairs = connectionString(line)
+  const pairs = connectionString(line, shell)
     ? connectionPairs(line, ARG_RULES, literalNamer(hide), hide)
     : undefined;
   if (pairs === undefined) return commandLineSecrets(line, hide, scriptName);
