@@ -1,7 +1,7 @@
 import type { ToolDefinition } from "@loopwright/loop";
 import {
   argumentsPrototype,
-  backtrackingPatterns,
+  backtrackingRefusal,
   declaresInheritedName,
   mapAlongSchema,
   sanitizeTools,
@@ -65,16 +65,9 @@ export function defineTool<Args extends object = Record<string, unknown>>(tool: 
   if (!tool || typeof tool.execute !== "function" || !declaresInheritedName(tool.parameters)) {
     return tool as unknown as AgentTool;
   }
-  const [risky, ...more] = backtrackingPatterns(tool.parameters);
-  if (risky !== undefined) {
-    throw new AgentError(
-      "invalid-input",
-      `defineTool: the tool ${JSON.stringify(tool.name)} has a patternProperties pattern ${JSON.stringify(risky.pattern)} ` +
-        `at ${risky.path}${more.length > 0 ? ` (and ${more.length} more)` : ""} that can backtrack exponentially on a key ` +
-        "the model chooses, where a parameter named after an Object.prototype member (constructor, toString…) " +
-        "depends on it. Write it without a quantified group holding a quantifier or an alternation, a " +
-        "back-reference or a quantified lookaround (e.g. ^[a-z]+$ for ^([a-z]+)*$).",
-    );
+  const refusal = backtrackingRefusal(tool.parameters);
+  if (refusal !== undefined) {
+    throw new AgentError("invalid-input", `defineTool: the tool ${JSON.stringify(tool.name)} ${refusal}`);
   }
   const execute = tool.execute;
   return {

@@ -8,6 +8,7 @@ export type { BacktrackingPattern, SchemaPlace } from "./inherited-names.js";
 export {
   argumentsPrototype,
   backtrackingPatterns,
+  backtrackingRefusal,
   declaresInheritedName,
   INHERITED_NAMES,
   isArgumentsPrototype,

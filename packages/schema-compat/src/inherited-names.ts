@@ -377,6 +377,25 @@ const SCHEMA_MAPS = [
 const pointerPart = (part: string) => part.replaceAll("~", "~0").replaceAll("/", "~1");
 
 /**
+ * Why a tool whose `schema` has `backtrackingPatterns` is refused, for a `defineTool` message:
+ * the first pattern, its schema path and how many more there are, and how to write it instead
+ * (`has a patternProperties pattern "^([a-z]+)*$" at #/… that can backtrack …`). `undefined` where
+ * `backtrackingPatterns(schema)` is empty. The one text `defineTool` in `@loopwright/tools` and
+ * `@loopwright/agent` put after the tool's name.
+ */
+export function backtrackingRefusal(schema: unknown): string | undefined {
+  const [risky, ...more] = backtrackingPatterns(schema);
+  if (risky === undefined) return undefined;
+  return (
+    `has a patternProperties pattern ${JSON.stringify(risky.pattern)} at ${risky.path}` +
+    `${more.length > 0 ? ` (and ${more.length} more)` : ""} that can backtrack exponentially on a key ` +
+    "the model chooses, where a parameter named after an Object.prototype member (constructor, toString…) " +
+    "depends on it. Write it without a quantified group holding a quantifier or an alternation, a " +
+    "back-reference or a quantified lookaround (e.g. ^[a-z]+$ for ^([a-z]+)*$)."
+  );
+}
+
+/**
  * The `patternProperties` patterns of `schema` (a tool's JSON Schema) that `mapAlongSchema` would
  * have to run on a model's key and that may backtrack (`^([a-z]+)*$`, `(a|ab)*`, `^a*a*a*$`, a
  * back-reference): the ones whose entry declares an inherited name (`constructor`, `toString`…)

@@ -1,6 +1,6 @@
 import {
   argumentsPrototype,
-  backtrackingPatterns,
+  backtrackingRefusal,
   declaresInheritedName,
   isArgumentsPrototype,
   mapAlongSchema,
@@ -105,11 +105,8 @@ export function defineTool<Input extends ObjectSchema>(spec: ToolSpec<Input>): T
     refuse(
       `declares a parameter named __proto__ (at ${proto}): zod never reads that key, so a value the model sent there could not reach execute. Name it otherwise.`,
     );
-  const [risky, ...more] = backtrackingPatterns(parameters);
-  if (risky !== undefined)
-    refuse(
-      `has a patternProperties pattern ${JSON.stringify(risky.pattern)} at ${risky.path}${more.length > 0 ? ` (and ${more.length} more)` : ""} that can backtrack exponentially on a key the model chooses, where a parameter named after an Object.prototype member (constructor, toString…) depends on it. Write it without a quantified group holding a quantifier or an alternation, a back-reference or a quantified lookaround (e.g. ^[a-z]+$ for ^([a-z]+)*$).`,
-    );
+  const backtracking = backtrackingRefusal(parameters);
+  if (backtracking !== undefined) refuse(backtracking);
   const { $schema: _dialect, ...declared } = parameters;
   const input = readerOf(spec.input) as Input;
   const tool: Tool<Input> = {
