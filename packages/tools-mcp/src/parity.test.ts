@@ -105,6 +105,17 @@ describe("client and tools-mcp mask the same secret", () => {
     }
   }
 
+  it("written percent-encoded after a stray % and a hex digit (the decoded reading takes %0a first)", () => {
+    const place = PLACES.find((p) => p.name === "an x-api-key header") as Place;
+    const value = "abcdefabcdefabcdef(a)'b!c*";
+    for (const form of Object.keys(ENCODINGS).filter((name) => /encoded/.test(name))) {
+      const written = (ENCODINGS[form] as (v: string) => string)(value);
+      const text = `%0${written} end`;
+      expect(redactor(place.endpoint(value))(text), form).not.toContain(written);
+      expect(masker(secretsOf(place.server(value)))(text), form).toBe("%0*** end");
+    }
+  });
+
   it("a hex key written in capitals", () => {
     const place = PLACES.find((p) => p.name === "an x-api-key header") as Place;
     fc.assert(

@@ -45,6 +45,16 @@ describe("masker", () => {
     });
   }
 
+  it("masks a form-encoded credential after a stray % and a hex digit, which the decoded reading misreads", () => {
+    // `%0` then `a%28…`: decoding percent-escapes reads `%0a` as a line break and `%28` as `(`, so
+    // the value is found only as its encoded form, written as it stands.
+    const value = "aaaaaa(a";
+    const form = new URLSearchParams({ v: value }).toString().slice(2);
+    expect(form).toBe("aaaaaa%28a");
+    expect(masker([value])(`%0${form}`)).toBe("%0***");
+    expect(masker([value])(`x%0${form.toLowerCase()} y`)).toBe("x%0*** y");
+  });
+
   it("masks a credential wrapped at a line break anywhere in it", () => {
     fc.assert(
       fc.property(

@@ -330,12 +330,20 @@ export function masker(secrets: readonly string[]): Mask {
   /** Looked for in each reading with ASCII letters lowered: hex keys. */
   const anyCase = new Set<string>();
   for (const secret of usable) {
-    const encoded = encodeURIComponent(secret);
+    // Percent-encoded as the writers do it, each also found as written: the percent-decoded
+    // reading alone misses one preceded by a stray `%` and a hex digit (`%0` then `a%28…` reads
+    // as a line break then `%28…`).
+    const percentForms = [
+      encodeURIComponent(secret),
+      // RFC 3986 strict (`!'()*` too), and form encoding (everything but `*-._`, a space as `+`).
+      encodeURIComponent(secret).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`),
+      new URLSearchParams({ v: secret }).toString().slice(2),
+    ];
     for (const form of [
       secret,
       secret.replace(/ /g, "+"),
-      encoded,
-      encoded.replace(/%[0-9A-F]{2}/g, (e) => e.toLowerCase()),
+      ...percentForms,
+      ...percentForms.map((form) => form.replace(/%[0-9A-F]{2}/g, (e) => e.toLowerCase())),
       JSON.stringify(secret).slice(1, -1),
     ])
       forms.add(form.replace(/[\r\n]/g, ""));

@@ -8,6 +8,8 @@ export const ENCODINGS: Record<string, (value: string) => string> = {
   "percent-encoded": encodeURIComponent,
   "percent-encoded, lower-case hex": (v) =>
     encodeURIComponent(v).replace(/%[0-9A-F]{2}/g, (m) => m.toLowerCase()),
+  "percent-encoded, RFC 3986 strict (!'()* too)": (v) =>
+    encodeURIComponent(v).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`),
   "form-encoded": (v) => new URLSearchParams({ v }).toString().slice(2),
   "JSON.stringify": (v) => JSON.stringify(v).slice(1, -1),
   "PHP json_encode (\\/)": (v) => JSON.stringify(v).slice(1, -1).replace(/\//g, "\\/"),
