@@ -55,6 +55,24 @@ describe("masker", () => {
     expect(masker([value])(`x%0${form.toLowerCase()} y`)).toBe("x%0*** y");
   });
 
+  it("masks a form-encoded credential with a space and non-ASCII characters whose hex mixes the cases", () => {
+    // Decoding leaves `%C3%a9` (not ASCII) encoded and `+` a plus, so only the capitals reading
+    // meets the form-encoded value.
+    const value = "sk live é€ key!";
+    let upper = true;
+    const form = new URLSearchParams({ v: value })
+      .toString()
+      .slice(2)
+      .replace(/%[0-9A-F]{2}/g, (escape) => {
+        upper = !upper;
+        return upper ? escape : escape.toLowerCase();
+      });
+    expect(form).toBe("sk+live+%c3%A9%e2%82%ac+key%21");
+    for (const before of ["q=x=", "%0", "%A"]) {
+      expect(masker([value])(`${before}${form}&z=1`)).toBe(`${before}***&z=1`);
+    }
+  });
+
   it("masks a credential wrapped at a line break anywhere in it", () => {
     fc.assert(
       fc.property(

@@ -283,6 +283,14 @@ function nextBreak(text: string, from: number): number {
   return n < 0 ? r : r < 0 ? n : Math.min(n, r);
 }
 
+/**
+ * Each `%xx` written with its hex in capitals, nothing else touched (so positions stay where they
+ * were): a writer that mixes the cases (`%C3%a9`) then matches the capital forms. The decoded
+ * reading cannot stand in for it where the value holds a space written `+` beside a non-ASCII
+ * character, which decoding leaves encoded.
+ */
+const capitalHex = (text: string) => text.replace(/%[0-9a-fA-F]{2}/g, (escape) => escape.toUpperCase());
+
 /** ASCII letters lowered, nothing else touched (so positions stay where they were). */
 const lowered = (text: string) => text.replace(/[A-Z]+/g, (run) => run.toLowerCase());
 
@@ -313,14 +321,14 @@ function find(haystack: string, needle: string, out: number[]): void {
 
 /**
  * A function that replaces each of `secrets` with `***`, in the forms a server writes a credential
- * back in: as it is; percent-encoded (either case of hex, `+` for a space); escaped by any JSON
+ * back in: as it is; percent-encoded (hex in any mix of cases, `+` for a space); escaped by any JSON
  * writer (`\/`, `\u002f`, …); base64-encoded at any alignment, standard or URL-safe (a `Basic`
  * header, a token blob; values of 8 characters or more); a hex key in either case; and any of those
  * wrapped over line breaks (a logger's width, base64's 76 columns). Where two found places overlap,
  * the whole stretch becomes one `***`. Linear in the text: the text is read with its line breaks
- * left out, and again with JSON escapes and/or percent-encoding decoded when it has any (at most
- * four readings, so a `%` or `\` the value itself holds is read as written too), each searched for
- * every form.
+ * left out, and again with JSON escapes and/or percent-encoding decoded when it has any, and with
+ * percent-escapes' hex in capitals (at most five readings, so a `%` or `\` the value itself holds
+ * is read as written too), each searched for every form.
  */
 export function masker(secrets: readonly string[]): Mask {
   const usable = [...new Set(secrets.filter((s) => typeof s === "string" && s.length >= SHORTEST_SECRET))];
@@ -356,14 +364,17 @@ export function masker(secrets: readonly string[]): Mask {
     const found: number[] = [];
     const json = text.includes("\\");
     const percent = text.includes("%");
-    const readings: [boolean, boolean][] = [[false, false]];
-    if (json) readings.push([true, false]);
-    if (percent) readings.push([false, true]);
-    if (json && percent) readings.push([true, true]);
+    // Each reading: JSON escapes decoded, percent-escapes decoded, percent-escapes' hex in capitals.
+    const readings: [boolean, boolean, boolean][] = [[false, false, false]];
+    if (json) readings.push([true, false, false]);
+    if (percent) readings.push([false, true, false], [false, false, true]);
+    if (json && percent) readings.push([true, true, false]);
     const places: number[] = [];
-    for (const [decodeJson, decodePercent] of readings) {
+    for (const [decodeJson, decodePercent, upperHex] of readings) {
       const { chars, from, to } =
-        decodeJson || decodePercent ? decoded(text, decodeJson, decodePercent) : unbroken(text);
+        decodeJson || decodePercent
+          ? decoded(text, decodeJson, decodePercent)
+          : unbroken(upperHex ? capitalHex(text) : text);
       for (const form of forms) find(chars, form, places);
       if (anyCase.size > 0) {
         const low = lowered(chars);
