@@ -3,7 +3,6 @@ import {
   checkSignal,
   DEFAULT_EVENTS_SETTINGS,
   type EventBus,
-  type EventStream,
   EventsError,
   type EventsSettings,
   mergeSettings,
@@ -27,8 +26,15 @@ import {
   within,
 } from "./connection.js";
 import { RedisStoreError } from "./errors.js";
+import { readEventId } from "./event-id.js";
 import { MAX_OWED, Owed } from "./owed.js";
-import { decode, ownerOf, StreamWatcher, type StreamWatcherHost } from "./stream-watcher.js";
+import {
+  decode,
+  ownerOf,
+  type RedisEventStream,
+  StreamWatcher,
+  type StreamWatcherHost,
+} from "./stream-watcher.js";
 
 /** Options for {@link createRedisBus}: where Redis is, and the bus's own limits. */
 export interface RedisBusOptions extends RedisOptions {
@@ -65,8 +71,16 @@ export interface RedisWatchOptions {
    * of a live run undoes) and stays gone, with no claim on the id, for `startedGraceMs` (default a
    * minute), the watcher ends after one `notice` (`dropped: 0`, at seq `after`) saying the stream is
    * gone and that whether the run ended cannot be told.
+   *
+   * Or an event id a watcher handed out (`idOf`: `<seq>:<token>`, a page's Last-Event-ID): the
+   * same seq, and the token of the emitter whose run the reader read. With it, a watcher that finds
+   * the stream missing at subscribe reads on through its run's batch sent again from seq 1 after
+   * Redis lost it (the entries carry that token and the resend mark), and ends with the "started
+   * afresh" notice on a new run (another token). A bare seq, as a number or a string, keeps the
+   * rule without a token (see the README's "Event ids"). Anything else throws `EventsError`
+   * (`invalid-event`).
    */
-  after?: number | undefined;
+  after?: number | string | undefined;
   /**
    * The caller knows the run was started though its reader read none of it (`after` 0: a page
    * loading a run its shared record names). Then a stream missing at subscribe, with no claim on
@@ -117,10 +131,11 @@ export interface RedisEventBus extends EventBus {
    * `endRun` on any instance, `return()` or `signal`, or, after one `notice`, its stream gone from
    * Redis (expired) once this watcher has read some of it or resumed at its top (`after` its last
    * event): that notice has `dropped: 0` and the last seq read (see the README's "De-duplicating by seq"). `options.after` starts after a given seq, so
-   * a reconnecting reader reads on exactly where it stopped. Never throws after the call (a bad
-   * `runId` throws `EventsError`); a lost connection is waited out and read past.
+   * a reconnecting reader reads on exactly where it stopped; `idOf(event)` gives the id to resume
+   * from. Never throws after the call (a bad `runId` or `after` throws `EventsError`); a lost
+   * connection is waited out and read past.
    */
-  watch(runId: string, signal?: SignalLike, options?: RedisWatchOptions): EventStream;
+  watch(runId: string, signal?: SignalLike, options?: RedisWatchOptions): RedisEventStream;
   /**
    * The run is over, on any instance: drops this instance's copy, ends its watchers everywhere, and
    * deletes its stream and its claim from Redis whoever holds them — so a host restarted after a
@@ -1105,8 +1120,14 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
     watch(runId, signal, watchOptions) {
       checkRunId(runId, "watch");
       checkSignal(signal, "watch");
-      const after = watchOptions?.after ?? 0;
-      checkAfter(after, "watch");
+      const asked = watchOptions?.after ?? 0;
+      let after: number;
+      let token: string | undefined;
+      if (typeof asked === "string") ({ seq: after, token } = readEventId(asked));
+      else {
+        checkAfter(asked, "watch");
+        after = asked;
+      }
       const started = watchOptions?.started;
       if (started !== undefined && typeof started !== "boolean") {
         throw new EventsError(
@@ -1125,6 +1146,7 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
         claimKey: claimKeyOf(runId),
         started,
         startedGraceMs: grace,
+        token,
       });
       if (closed || signal?.aborted) {
         watcher.close();

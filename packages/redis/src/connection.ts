@@ -408,6 +408,14 @@ export function refusedForGood(error: unknown): boolean {
  * Whether a failed command may have been carried out by Redis all the same: it went out and no
  * answer came back (the connection went, or Redis went silent). An error reply is Redis's answer
  * (it refused the command), and a client that was offline or closed never sent it.
+ *
+ * It answers true, too, for a command never written: with `disableOfflineQueue`, a socket error
+ * makes @redis/client (6.x, `flushAll`) reject the commands waiting for a reply and those still in
+ * its queue unwritten (behind a write waiting for the socket to drain, or for the next tick) with
+ * the one error object, and nothing on the error or the command says which it was. So a batch
+ * that never reached Redis is sent again marked `r` "1": a spare mark, which changes no entry but
+ * that field (the append script never reads it), and only the watcher of a bare-seq position can
+ * take it for a resend (see `belowPosition` and the README).
  */
 export function mayHaveRun(error: unknown): boolean {
   return !(

@@ -109,13 +109,13 @@ describe.skipIf(!HAS_REDIS)(
       if (keep > 0 && kept.length > 0) await redis.raw.sendCommand(["PEXPIRE", key, "3600000"]);
     };
 
-    /** Reads `after: 6` until the watcher ends or `ms` pass. */
-    const watchAfter6 = (reader: RedisEventBus, ms: number) => {
+    /** Reads `after: 6` (or the id `after`) until the watcher ends or `ms` pass. */
+    const watchAfter6 = (reader: RedisEventBus, ms: number, after: number | string = 6) => {
       const controller = new AbortController();
       const timer = setTimeout(() => controller.abort(), ms);
       const seen: SequencedEvent[] = [];
       const ended = (async () => {
-        for await (const event of reader.watch("job", controller.signal, { after: 6 })) seen.push(event);
+        for await (const event of reader.watch("job", controller.signal, { after })) seen.push(event);
         clearTimeout(timer);
       })();
       return { seen, ended, aborted: () => controller.signal.aborted };
@@ -131,9 +131,10 @@ describe.skipIf(!HAS_REDIS)(
       reader: RedisEventBus,
       stored: string[],
       meanwhile: () => Promise<void> = async () => {},
+      after: number | string = 6,
     ) => {
       const { emitter, relay, key } = setup;
-      const watching = watchAfter6(reader, 12_000);
+      const watching = watchAfter6(reader, 12_000, after);
       await pause(300);
       await meanwhile();
       relay.reopen();
@@ -187,8 +188,12 @@ describe.skipIf(!HAS_REDIS)(
      * `reader` resumes `after: 6`; once it waits, `then` writes. The reader ends with one notice at
      * seq 7 that the run was started afresh (not the written seq 7 and `done` read as its run's).
      */
-    const endsStartedAfresh = async (reader: RedisEventBus, then: () => Promise<void>) => {
-      const watching = watchAfter6(reader, 12_000);
+    const endsStartedAfresh = async (
+      reader: RedisEventBus,
+      then: () => Promise<void>,
+      after: number | string = 6,
+    ) => {
+      const watching = watchAfter6(reader, 12_000, after);
       await pause(300);
       await then();
       await watching.ended;
@@ -307,6 +312,80 @@ describe.skipIf(!HAS_REDIS)(
       expect(watching.seen.map((e) => e.kind)).toEqual(["notice"]);
       expect((watching.seen[0] as { text?: string }).text).toMatch(
         /started afresh under its id by another emitter/,
+      );
+    });
+
+    /** A watcher of `reader` reads the run from its start to seq `to`; answers the id of that event. */
+    const idAt = async (reader: RedisEventBus, to: number) => {
+      const stream = reader.watch("job");
+      for await (const event of stream) if (event.seq === to) return stream.idOf(event);
+      throw new Error(`the run ended before seq ${to}`);
+    };
+
+    it("reads on through the run's first batch sent again from 1-0 after Redis lost the stream, resuming from the event id a watcher handed out (r43)", {
+      timeout: 20_000,
+    }, async () => {
+      const prefix = "resend-first-id:";
+      let id = "";
+      const setup = await lostBatch(prefix, 0, 0, async () => {
+        // Another process's watcher read the run to seq 6; its page keeps the id of seq 6.
+        id = await idAt(await bus(prefix), 6);
+      });
+      expect(id).toMatch(/^6:[A-Za-z0-9_-]+$/);
+      await readsOnAfterResend(setup, await bus(prefix), six, async () => {}, id);
+    });
+
+    it("ends with a notice when the run's first batch is sent again from 1-0 and the reader resumes from a bare seq given as a string (the old rule)", {
+      timeout: 20_000,
+    }, async () => {
+      const prefix = "resend-first-bare:";
+      const { emitter, relay } = await lostBatch(prefix, 0, 0);
+      await endsStartedAfresh(
+        await bus(prefix),
+        async () => {
+          relay.reopen();
+          await emitter.flushed();
+        },
+        "6",
+      );
+    });
+
+    for (const [name, token] of [
+      ["another run's", "tok-A"],
+      ["a made-up", "Zm9yZ2VkLXRva2Vu"],
+    ] as const) {
+      it(`ends with a notice when, the stream missing at subscribe, a new run sends its first batch again and the reader's id names ${name} token (r44 #3, r47 F2)`, {
+        timeout: 20_000,
+      }, async () => {
+        const prefix = `resend-id-${token}:`;
+        const key = `${prefix}run:job`;
+        const reader = await bus(prefix);
+        // This process reads run B to 7; Redis loses its stream; B sends its first batch again.
+        await writeRaw(key, "tok-B", "0", [1, 2, 3, 4, 5, 6, 7]);
+        expect(await idAt(reader, 7)).toBe("7:tok-B");
+        await redis.raw.sendCommand(["DEL", key]);
+        await endsStartedAfresh(
+          reader,
+          () => writeRaw(key, "tok-B", "1", [1, 2, 3, 4, 5, 6, 7, 8]),
+          `6:${token}`,
+        );
+      });
+    }
+
+    it("ends with a notice when the stream holds, at subscribe, another run's entries below the position and that run's batch sent again carries their token, not the id's (r44 #4)", {
+      timeout: 20_000,
+    }, async () => {
+      const prefix = "resend-id-held:";
+      const key = `${prefix}run:job`;
+      // A new run (tok-new) has written seq 1–3; the reader read run tok-old to 6.
+      await writeRaw(key, "tok-new", "0", [1, 2, 3]);
+      await endsStartedAfresh(
+        await bus(prefix),
+        async () => {
+          // The new run's next batch got no answer after a restart kept its seq 1–3: sent again.
+          await writeRaw(key, "tok-new", "1", [4, 5, 6, 7, 8]);
+        },
+        "6:tok-old",
       );
     });
   },

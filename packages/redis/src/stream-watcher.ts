@@ -1,5 +1,7 @@
 import type { EventStream, EventsSettings, RunEvent, SequencedEvent, SignalLike } from "@loopwright/events";
+import { EventsError } from "@loopwright/events";
 import { call, type RedisConnection, refusedForGood, whenReady } from "./connection.js";
+import { formatEventId } from "./event-id.js";
 
 type Result = IteratorResult<SequencedEvent, undefined>;
 const FINISHED: Result = Object.freeze({ done: true, value: undefined }) as Result;
@@ -30,6 +32,23 @@ export interface StreamWatcherOptions {
    * {@link DEFAULT_MISSING_GRACE_MS}; never less than two idle wakeups in a row (about two seconds).
    */
   startedGraceMs?: number | undefined;
+  /**
+   * The emitter token of the run the reader read up to `after`, as the event id it resumes from says
+   * (`<seq>:<token>`). Taken as that run's mark: an entry under another token is another run's. It
+   * lets no entry be read that the entry itself does not show to be that run's (see `belowPosition`).
+   */
+  token?: string | undefined;
+}
+
+/** What a Redis bus's `watch` answers: an `EventStream` that gives each event it hands out an id to resume from. */
+export interface RedisEventStream extends EventStream {
+  /**
+   * The id of an event this stream handed out, for a reader to resume from (`watch`'s `after`; a
+   * page's Last-Event-ID): `<seq>:<token>`, the seq with the token of the emitter whose run it was
+   * read from, or the bare `<seq>` when that is not known. Throws `EventsError` (`invalid-event`)
+   * for an event this stream did not hand out.
+   */
+  idOf(event: SequencedEvent): string;
 }
 
 /**
@@ -128,7 +147,7 @@ function gapNotice(dropped: number, seq: number, why: string, atLeast = false): 
  * standing, keeps it reading. With `after` 0 and no such word a missing stream may be a run not
  * started yet, and the watcher waits for it.
  */
-export class StreamWatcher implements EventStream {
+export class StreamWatcher implements RedisEventStream {
   private queue: SequencedEvent[] = [];
   private head = 0;
   /** Live events trimmed out of the queue since the reader last took one. */
@@ -199,6 +218,10 @@ export class StreamWatcher implements EventStream {
   private unplaced = false;
   /** For an `unplaced` watcher, the stream's top entry at subscribe (undefined: the stream was missing). */
   private placedTop: Entry | undefined;
+  /** The emitter token each event handed out was read under (`undefined`: not known), for `idOf`. */
+  private readonly tokens = new WeakMap<SequencedEvent, string | undefined>();
+  /** The token the reader's event id named: its run's, as far as entries show it (see `belowPosition`). */
+  private readonly claimed: string | undefined;
   private readonly claimKey: string | undefined;
   private readonly started: boolean;
   private readonly startedGraceMs: number;
@@ -214,6 +237,12 @@ export class StreamWatcher implements EventStream {
     this.claimKey = options.claimKey;
     this.started = options.started === true;
     this.startedGraceMs = Math.max(0, options.startedGraceMs ?? DEFAULT_MISSING_GRACE_MS);
+    this.claimed = options.token;
+    // An entry under another token than the one the reader's id names is another run's: the watcher
+    // ends on it as on any change of emitter. The token only ever ends a watcher sooner; it makes
+    // no entry read as the reader's run that would not be read without it, save its run's batch
+    // sent again that carries it (`belowPosition`).
+    this.owner = options.token;
     this.cursor = after;
     this.readFrom = `${after}-0`;
     signal?.addEventListener("abort", this.onAbort, { once: true });
@@ -248,6 +277,17 @@ export class StreamWatcher implements EventStream {
   return(): Promise<Result> {
     this.close();
     return Promise.resolve(FINISHED);
+  }
+
+  idOf(event: SequencedEvent): string {
+    if (!this.tokens.has(event)) {
+      throw new EventsError(
+        "invalid-event",
+        `idOf: the event (seq ${String((event as { seq?: unknown } | undefined)?.seq)}) was not handed out by this watcher; ` +
+          "ask the stream that gave it.",
+      );
+    }
+    return formatEventId(event.seq, this.tokens.get(event));
   }
 
   [Symbol.asyncIterator](): this {
@@ -287,7 +327,9 @@ export class StreamWatcher implements EventStream {
       const dropped = this.trimmed;
       this.trimmed = 0;
       this.headPinned = true;
-      return { done: false, value: gapNotice(dropped, next.seq - 1, "fell behind") };
+      const notice = gapNotice(dropped, next.seq - 1, "fell behind");
+      this.tokens.set(notice, this.tokens.get(next));
+      return { done: false, value: notice };
     }
     const event = this.queue[this.head++] as SequencedEvent;
     this.headPinned = false;
@@ -305,8 +347,9 @@ export class StreamWatcher implements EventStream {
   }
 
   /** Hands an event to a waiting reader, or queues it (capped only past the replay). */
-  private push(event: SequencedEvent): void {
+  private push(event: SequencedEvent, token = this.owner): void {
     if (this.closed) return;
+    this.tokens.set(event, token);
     const waiter = this.available() === 0 && this.trimmed === 0 ? this.waiters.shift() : undefined;
     if (waiter) {
       waiter({ done: false, value: event });
@@ -479,7 +522,8 @@ export class StreamWatcher implements EventStream {
     // Not learnt (the connection failed meanwhile): the run counts as read on no known server, and
     // the watcher reads on as before; the first read retries the connection.
     if (this.server === undefined) await this.learnServer(conn).catch(() => {});
-    this.owner = ownerOf(top);
+    // A token named by the reader's id stays: a top under another one is another run's.
+    this.owner ??= ownerOf(top);
     await this.noteRead(conn, connects);
   }
 
@@ -512,6 +556,7 @@ export class StreamWatcher implements EventStream {
    * - the stream was missing at subscribe: the watcher knows no token. A bare position does not say
    *   which run the reader read (a page's Last-Event-ID may come from another instance, or from an
    *   earlier run of the id), and what other watchers of this process read does not say it either.
+   *   A position given with a token (an event id `<seq>:<token>`) does: see the last case.
    *   So a stream whose first entry is `1-0` holds a new run, marked or not — a false end, with a
    *   notice, when it was the run's first batch sent again, rather than another run's events read
    *   as the reader's — and one that starts higher holds the run's batch sent again when marked so.
@@ -519,14 +564,25 @@ export class StreamWatcher implements EventStream {
    * stream that held entries at subscribe holds a resend when its top entry seen then is unchanged
    * and the entry carries its token (a stream that held only a seq 1 then is taken for a new run's
    * start), and a stream that was missing holds a new run when its first entry is `1-0`.
+   * - the reader's id named its run's token (`claimed`): the entry is the reader's run's when it is
+   *   marked as sent again and carries that token, wherever the stream stood at subscribe. The token
+   *   proves no more than that: a token of another run, or one made up, matches no entry of the run
+   *   written since (each run writes under a random token of its own), so the watcher ends.
    */
   private async belowPosition(conn: RedisConnection): Promise<"resend" | "afresh" | undefined> {
     const below = (await call<Entry[]>(conn, ["XREVRANGE", this.key, this.readFrom, "-", "COUNT", "1"]))[0];
     if (below === undefined || Number.parseInt(below[0], 10) <= this.replayEnd) return undefined;
     const placed = this.placedTop;
     const mark = fieldOf(below, "r");
+    const claimed = this.claimed;
     let resend: boolean;
-    if (placed === undefined) {
+    if (claimed !== undefined) {
+      // The reader's id names its run's token: only that run's batch sent again, marked so, is read
+      // on — whatever the stream held at subscribe. Another token (a new run, by another emitter or
+      // the same one) or no mark (a first send, which the reader's run never makes at or below what
+      // it has read) ends the watcher.
+      resend = mark === "1" && ownerOf(below) === claimed;
+    } else if (placed === undefined) {
       if (mark === "0") resend = false;
       else {
         const first = (await call<Entry[]>(conn, ["XRANGE", this.key, "-", "+", "COUNT", "1"]))[0];
@@ -646,7 +702,7 @@ export class StreamWatcher implements EventStream {
         this.push(gapNotice(dropped, event.seq - 1, "could not read part of the run from Redis"));
       }
       this.cursor = event.seq;
-      this.push(event);
+      this.push(event, owner);
       if (event.kind === "done") {
         this.ending = true;
         return;

@@ -14,17 +14,17 @@ interface Sse {
 }
 
 /** Reads an SSE response to its end (the server ends it after `done`). */
-async function readAll(url: string): Promise<{ status: number; events: Sse[]; ids: number[] }> {
+async function readAll(url: string): Promise<{ status: number; events: Sse[]; ids: string[] }> {
   const res = await fetch(url);
   if (!res.body || res.status !== 200) return { status: res.status, events: [], ids: [] };
   const text = await res.text();
   const events: Sse[] = [];
-  const ids: number[] = [];
+  const ids: string[] = [];
   for (const frame of text.split("\n\n")) {
-    const id = /^id: (\d+)$/m.exec(frame)?.[1];
+    const id = /^id: (.+)$/m.exec(frame)?.[1];
     const data = /^data: (.*)$/m.exec(frame)?.[1];
     if (id && data) {
-      ids.push(Number(id));
+      ids.push(id);
       events.push(JSON.parse(data) as Sse);
     }
   }
@@ -110,7 +110,10 @@ describe.skipIf(!HAS_REDIS)("two web playgrounds on one Redis", () => {
     expect(onB.status).toBe(200);
     const seqs = onB.events.map((e) => e.seq);
     expect(seqs).toEqual(Array.from({ length: seqs.length }, (_, i) => i + 1));
-    expect(onB.ids).toEqual(seqs);
+    // Each id is the seq with the token of the emitter whose run B read (one run: one token).
+    const token = onB.ids[0]?.split(":")[1];
+    expect(token).toMatch(/^[A-Za-z0-9_-]+$/);
+    expect(onB.ids).toEqual(seqs.map((seq) => `${seq}:${token}`));
     expect(onB.events.at(-1)?.kind).toBe("done");
     expect(onB.events.filter((e) => e.kind === "tool-result").length).toBe(2);
     // What B served is what A served, event for event.
@@ -119,6 +122,16 @@ describe.skipIf(!HAS_REDIS)("two web playgrounds on one Redis", () => {
     // A reconnect to B after Last-Event-ID-style ?after= gets only the rest.
     const rest = await readAll(new URL(`api/runs/${id}/events?after=3`, b.url).href);
     expect(rest.events.map((e) => e.seq)).toEqual(seqs.slice(3));
+    // So does one after the id B sent (the browser's own reconnect sends it as Last-Event-ID).
+    const resumed = await fetch(new URL(`api/runs/${id}/events`, b.url), {
+      headers: { "last-event-id": onB.ids[2] as string },
+    });
+    expect(resumed.status).toBe(200);
+    expect((await resumed.text()).match(/^id: .+$/gm)).toEqual(onB.ids.slice(3).map((x) => `id: ${x}`));
+    // An id that is not one is refused, saying what an id is.
+    const bad = await fetch(new URL(`api/runs/${id}/events?after=${encodeURIComponent("3:no such")}`, b.url));
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as { error: string }).error).toMatch(/"3:no such" is not one/);
 
     // B cannot stop a run it is not running; it says so.
     const stop = await fetch(new URL(`api/runs/${id}/stop`, b.url), {
@@ -269,7 +282,8 @@ describe.skipIf(!HAS_REDIS)("a followed run whose host died part-way", () => {
     const frames = await onlyNotice("crashed", { "last-event-id": "2" }, 2, {
       text: expect.stringMatching(/gone from Redis \(expired\)/),
     });
-    expect(frames[0]).toMatch(/^id: 2$/m);
+    // Resumed at the stream's top, the watcher took the run there as read: the id names its emitter.
+    expect(frames[0]).toMatch(/^id: 2:[A-Za-z0-9_-]+$/m);
   }, 20_000);
 });
 

@@ -18,7 +18,7 @@ import {
   type Runtime,
   type ToolDefinition,
 } from "@loopwright/loop";
-import { createRedisStores, type RedisStores } from "@loopwright/redis";
+import { createRedisStores, type RedisStores, readEventId } from "@loopwright/redis";
 import { startServer, type TestServer } from "@loopwright/testkit";
 import { partialAnswer, settleRun } from "../conversation.js";
 import { runTool, TOOLS } from "../tools/index.js";
@@ -320,10 +320,17 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
 
   const events = async (req: IncomingMessage, res: ServerResponse, run: RunInfo, url: URL) => {
     const header = req.headers["last-event-id"];
-    const asked = Number(
-      typeof header === "string" && header ? header : (url.searchParams.get("after") ?? 0),
-    );
-    const after = Number.isFinite(asked) && asked > 0 ? asked : 0;
+    // The id sent with the last event the page has: `<seq>:<token>` (the Redis watcher's, naming the
+    // emitter whose run it read) or a bare seq.
+    const asked = typeof header === "string" && header ? header : (url.searchParams.get("after") ?? "0");
+    let resume: { seq: number; id: string };
+    try {
+      resume = { seq: readEventId(asked).seq, id: asked };
+    } catch (error) {
+      sendJson(res, 400, { error: (error as Error).message });
+      return;
+    }
+    const after = resume.seq;
     const held = stores
       ? (await stores.bus.readHistory(run.id, 0)).length
       : runtime.bus.history(run.id).length;
@@ -346,21 +353,26 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
     // stream stays missing with no claim for the grace (a run may not have written its first event
     // yet; a live run's stream lost to a Redis restart or an eviction comes back with its next write).
     const unwritten = held === 0 && !run.ended && !runs.has(run.id);
-    const watched: AsyncIterable<SequencedEvent<RunEvent>> = stores
-      ? stores.bus.watch(run.id, controller.signal, {
-          after,
-          ...(unwritten
-            ? { started: true, startedGraceMs: options.unwrittenGraceMs ?? DEFAULT_UNWRITTEN_GRACE_MS }
-            : {}),
-        })
-      : runtime.bus.watch(run.id, controller.signal);
+    // The Redis watcher gives each event an id naming the run it read (`idOf`): a page resuming from it
+    // reads on through that run's batch sent again after Redis lost its stream, and not another run's.
+    const watched: AsyncIterable<SequencedEvent<RunEvent>> & { idOf?: (event: SequencedEvent) => string } =
+      stores
+        ? stores.bus.watch(run.id, controller.signal, {
+            after: resume.id,
+            ...(unwritten
+              ? { started: true, startedGraceMs: options.unwrittenGraceMs ?? DEFAULT_UNWRITTEN_GRACE_MS }
+              : {}),
+          })
+        : runtime.bus.watch(run.id, controller.signal);
     void (async () => {
       for await (const event of watched) {
         // What the reader has (up to `after`) is not sent again — except a watcher's own word at
         // `after` (a `notice` with `dropped: 0`: the Redis watcher's "stream is gone"), which is
         // never stored, so never sent before, and carries the last seq read.
         if (event.seq < after || (event.seq === after && !isWatcherWord(event))) continue;
-        res.write(`id: ${event.seq}\ndata: ${JSON.stringify(event)}\n\n`);
+        res.write(
+          `id: ${watched.idOf ? watched.idOf(event) : event.seq}\ndata: ${JSON.stringify(event)}\n\n`,
+        );
       }
       res.end();
     })();

@@ -72,6 +72,8 @@ function follow(id: string, prompt: string): void {
   metricsBox.replaceChildren();
   setRunning(true);
   let lastSeq = 0;
+  /** The id the server sent with the last event drawn (`<seq>:<token>` from Redis): what a fresh source resumes after. */
+  let lastId = "";
   let frame = 0;
   let failures = 0;
   /** Set while the stream is down and the browser keeps retrying (a server that went away). */
@@ -81,10 +83,10 @@ function follow(id: string, prompt: string): void {
     frame = 0;
     view.update(run.events);
   };
-  const connect = (after: number) => {
+  const connect = (after: string) => {
     // The browser's own reconnect sends Last-Event-ID; a fresh source after an error says ?after=.
     const source = new EventSource(
-      `/api/runs/${encodeURIComponent(id)}/events${after ? `?after=${after}` : ""}`,
+      `/api/runs/${encodeURIComponent(id)}/events${after ? `?after=${encodeURIComponent(after)}` : ""}`,
     );
     run.source = source;
     source.onmessage = (message) => {
@@ -95,6 +97,7 @@ function follow(id: string, prompt: string): void {
       if (event.seq < lastSeq || (event.seq === lastSeq && !(event.kind === "notice" && event.dropped === 0)))
         return;
       lastSeq = event.seq;
+      lastId = message.lastEventId || String(event.seq);
       run.events.push(event);
       if (!frame) frame = requestAnimationFrame(draw);
       // A watcher's last word (`dropped: 0`: the run's stream is gone, whether or not it ended — the
@@ -193,10 +196,10 @@ function follow(id: string, prompt: string): void {
     }
     status.textContent = "Lost the run's events; reconnecting…";
     setTimeout(() => {
-      if (current === run && !run.ended) connect(lastSeq);
+      if (current === run && !run.ended) connect(lastId);
     }, 1000);
   };
-  connect(0);
+  connect("");
 }
 
 /** What the page says when the playground server did not answer a request (stopped, or not reachable). */
