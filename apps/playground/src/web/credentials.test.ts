@@ -5,7 +5,7 @@ import { join, relative } from "node:path";
 import { startServer, type TestServer } from "@loopwright/testkit";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { startWebServer, type WebServer } from "./server.js";
-import { SSH_PAYLOADS } from "./ssh-repros.js";
+import { SSH_DOLLAR_SECRETS, SSH_PAYLOADS, SSH_RUN_TIME } from "./ssh-repros.js";
 
 const servers: WebServer[] = [];
 afterEach(async () => {
@@ -330,6 +330,34 @@ describe("a loaded spec's credentials", () => {
     );
     const text = JSON.stringify(report.fields.filter((f) => f.path.startsWith("bundle.mcpServers[2]")));
     expect(text).not.toMatch(/cd;|zz/);
+  });
+
+  it("in ssh's remote words written with a $ or a backtick in them are hidden; a value only run-time text is shown (r48 F2)", async () => {
+    const { report } = await loadServers([
+      ...Object.values(SSH_DOLLAR_SECRETS).map((args, k) => ({
+        name: `s${k}`,
+        command: "ssh",
+        args: [...args],
+      })),
+      { name: "run", command: "ssh", args: [...SSH_RUN_TIME] },
+    ]);
+    const value = (path: string) => report.fields.find((f) => f.path === path)?.value;
+    const mark = " (may hold a credential: read the file)";
+    for (const [server, key] of [
+      [0, "password"],
+      [1, "apiKey"],
+      [2, "apiKey"],
+    ] as const)
+      expect(value(`bundle.mcpServers[${server}].args[2]`)).toBe(
+        `${JSON.stringify(`{"${key}":"(hidden: may be a credential)"}`)}${mark}`,
+      );
+    expect(value("bundle.mcpServers[3].args[1]")).toBe(`"TOKEN=(hidden: may be a credential)"${mark}`);
+    expect(value("bundle.mcpServers[4].args[3]")).toBe(`(hidden: may be a credential)${mark}`);
+    const text = JSON.stringify(report.fields.filter((f) => /^bundle\.mcpServers\[[0-4]\]/.test(f.path)));
+    expect(text).not.toMatch(/pa\$|w0rd|SECRET|hunter2|abc|tok9q/);
+    // Run-time text alone is no secret: shown as written.
+    expect(value("bundle.mcpServers[5].args[1]")).toBe(`"TOKEN=$(cat f)"${mark}`);
+    expect(value("bundle.mcpServers[5].args[4]")).toBe(`${JSON.stringify('{"password":"$TOKEN"}')}${mark}`);
   });
 
   it("in a document that is not JSON are not quoted by the error", async () => {

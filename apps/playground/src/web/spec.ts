@@ -157,13 +157,100 @@ export function reportedRuns(found: ReadonlyMap<number, ReportedScript>): [numbe
   return runs;
 }
 
-/** Text a shell reads at run time (`$PW`, `$(…)`, a backtick): no secret, as `withoutCommandLineSecrets` keeps it. */
-const RUN_TIME = /[$`]/;
+/** A `$NAME`, `$1`, `$$` (or `$?`, `$#`, `$*`, `$@`, `$!`, `$-`) at `lastIndex`, past its `$`. Sticky. */
+const PARAMETER = /[A-Za-z_][A-Za-z0-9_]*|[0-9$!?#*@-]/y;
+
+/**
+ * Where the `quote` closing a quote opened before `from` stands, or -1 when none does; a backslash
+ * escapes the next character unless the quote is '…' (`escapes` false).
+ */
+function quoteClose(text: string, from: number, quote: string, escapes = quote !== "'"): number {
+  for (let i = from; i < text.length; i++) {
+    if (text[i] === "\\" && escapes) i++;
+    else if (text[i] === quote) return i;
+  }
+  return -1;
+}
+
+/** Where a `$(…)` or `$[…]` whose bracket is at `open` ends (past its closing bracket, quotes inside read), or -1 when it is left open. */
+function substitutionEnd(text: string, open: number): number {
+  const [opener, closer] = text[open] === "(" ? ["(", ")"] : ["[", "]"];
+  let depth = 0;
+  for (let i = open; i < text.length; i++) {
+    const c = text[i];
+    if (c === "\\") i++;
+    else if (c === "'" || c === '"' || c === "`") {
+      i = quoteClose(text, i + 1, c);
+      if (i < 0) return -1;
+    } else if (c === opener) depth++;
+    else if (c === closer && --depth === 0) return i + 1;
+  }
+  return -1;
+}
+
+/**
+ * The text a shell reads at run time in `text`, read as a command line: each `$NAME`, `$1`, `$$`
+ * (and `$?`, `$#`, …), closed `$(…)`, `$[…]` and backtick, `[start, end)` in order; none inside
+ * '…' or `$'…'`, where a `$` is literal. A `${…}` is left to spec's reader, which reads it itself
+ * (a reference, a literal default in it), and so is a substitution or a quote left open and all
+ * after it. Never throws.
+ */
+function runTimeParts(text: string): { start: number; end: number }[] {
+  const parts: { start: number; end: number }[] = [];
+  let double = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    const next = text[i + 1];
+    if (c === "\\") i++;
+    else if (c === '"') double = !double;
+    else if ((c === "'" && !double) || (c === "$" && next === "'" && !double)) {
+      const close = quoteClose(text, c === "$" ? i + 2 : i + 1, "'", c === "$");
+      if (close < 0) break;
+      i = close;
+    } else if (c === "`" || (c === "$" && (next === "(" || next === "["))) {
+      const end = c === "`" ? quoteClose(text, i + 1, "`") + 1 : substitutionEnd(text, i + 1);
+      // Left open: the reader reads the rest itself (read again), so nothing after it stands in.
+      if (end <= 0) break;
+      parts.push({ start: i, end });
+      i = end - 1;
+    } else if (c === "$") {
+      PARAMETER.lastIndex = i + 1;
+      if (PARAMETER.test(text)) {
+        parts.push({ start: i, end: PARAMETER.lastIndex });
+        i = PARAMETER.lastIndex - 1;
+      }
+    }
+  }
+  return parts;
+}
+
+/**
+ * True when `text` is run-time text and nothing else: its {@link runTimeParts}, `${…}` references
+ * and quotes (`$TOKEN`, `"$(cat f)"`, `${A}$B`). Literal text around or between them (`pa$$w0rd`,
+ * `hunter2$x`, `` `x`TAIL ``) is what a user wrote, a secret under a telling name.
+ */
+function onlyRunTime(text: string): boolean {
+  const parts = runTimeParts(text);
+  if (parts.length === 0) return false;
+  let rest = "";
+  let at = 0;
+  for (const part of parts) {
+    rest += text.slice(at, part.start);
+    at = part.end;
+  }
+  rest += text.slice(at);
+  let before: string;
+  do {
+    before = rest;
+    rest = rest.replace(/\$\{[^{}]*\}/g, "");
+  } while (rest !== before);
+  return /^["']*$/.test(rest);
+}
 
 /**
  * A remote word as read before the line is: a word that is JSON (an object or a list) with its
- * telling keys' string values hidden inside their quotes (spec's `withoutArgSecrets`), a value a
- * shell reads at run time kept; never hidden whole. Any other word as written.
+ * telling keys' string values hidden inside their quotes (spec's `withoutArgSecrets`), a value
+ * that is only run-time text (`$(…)`, `$TOKEN`) kept; never hidden whole. Any other word as written.
  */
 function jsonWord(word: string, hide: SecretHide): string {
   let parsed: unknown;
@@ -174,18 +261,30 @@ function jsonWord(word: string, hide: SecretHide): string {
   }
   if (parsed === null || typeof parsed !== "object") return word;
   return (
-    withoutArgSecrets([word], (secret, name) => (RUN_TIME.test(secret) ? secret : hide(secret, name)))[0] ??
+    withoutArgSecrets([word], (secret, name) => (onlyRunTime(secret) ? secret : hide(secret, name)))[0] ??
     word
   );
 }
 
 /**
+ * The marks put in the line while it is read, `NUL digits NUL` for a value the reader found and
+ * `NUL t digits NUL` for a run-time part standing in as literal text (no argument holds NUL).
+ */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: NUL is the mark's edge, as no argument holds one.
+const MARK = /\u0000(t?)(\d+)\u0000/g;
+
+/**
  * ssh's remote command given as words, as it may be shown: the words joined with spaces (the one
  * line ssh sends) and read once by spec's `withoutCommandLineSecrets`, each value it finds replaced
  * by `hide(secret, name)` where it is written (a JSON word's telling values inside their quotes too),
- * every other byte kept. `words`: the words rewritten, one for one, when each value found lies
- * inside one word as written there; otherwise `line`: the joined line with its values replaced
- * (never a word or a span hidden because the reading could not be placed). Never throws.
+ * every other byte kept. The reader keeps whole a value written with run-time text in it (`$PW`,
+ * `$(…)`, a backtick), so the line is read with each run-time part ({@link runTimeParts}) standing in
+ * as literal text: a value that is only run-time text (`TOKEN=$(cat f)`) is kept as written, one
+ * with literal text around or between its run-time parts (`TOKEN=abc$def`, `--token pa$$w0rd`) is
+ * hidden whole; a run-time part kept is shown as the reader shows it read alone (a `$(…)`'s own
+ * values hidden). `words`: the words rewritten, one for one, when each value found lies inside one
+ * word as written there; otherwise `line`: the joined line with its values replaced (never a word or
+ * a span hidden because the reading could not be placed). Never throws.
  */
 export function shownRemoteWords(
   words: readonly string[],
@@ -193,49 +292,83 @@ export function shownRemoteWords(
 ): { words: string[]; line?: undefined } | { line: string; words?: undefined } {
   const read = words.map((word) => jsonWord(word, hide));
   const joined = read.join(" ");
+  const parts = runTimeParts(joined);
+  const runTime = parts.map((part) => joined.slice(part.start, part.end));
+  const shownRunTime = runTime.map((text) => withoutCommandLineSecrets(text, hide));
+  // `joined` from `from` to `to` with each run-time part in it standing in; undefined when a part
+  // runs across either end (a `$(…)` written over two words).
+  let next = 0;
+  const standIn = (from: number, to: number): string | undefined => {
+    let text = "";
+    let kept = from;
+    for (; next < parts.length && (parts[next] as { start: number }).start < to; next++) {
+      const part = parts[next] as { start: number; end: number };
+      if (part.start < from || part.end > to) return undefined;
+      text += `${joined.slice(kept, part.start)}\u0000t${next}\u0000`;
+      kept = part.end;
+    }
+    return text + joined.slice(kept, to);
+  };
+  const masked: string[] = [];
+  let from = 0;
+  for (const word of read) {
+    const text = standIn(from, from + word.length);
+    if (text === undefined) break;
+    masked.push(text);
+    from += word.length + 1;
+  }
+  const byWord = masked.length === read.length;
+  next = 0;
+  const line = byWord ? masked.join(" ") : (standIn(0, joined.length) as string);
+  const unmask = (text: string, as: readonly string[]) =>
+    text.replace(MARK, (mark, t: string, index: string) => (t === "t" ? (as[Number(index)] ?? mark) : mark));
+  // What a value found is shown as: as written when it is only run-time text, else hidden.
+  const shownValue: SecretHide = (secret, name) => {
+    const text = unmask(secret, runTime);
+    return text !== secret && onlyRunTime(text) ? secret : hide(text, name);
+  };
+  const unplaced = { line: unmask(withoutCommandLineSecrets(line, shownValue), shownRunTime) };
+  if (!byWord) return unplaced;
   const found: { secret: string; name: string | undefined }[] = [];
-  // A mark no argument holds (arguments never hold NUL): `NUL index NUL`.
-  const out = withoutCommandLineSecrets(joined, (secret, name) => {
+  const out = withoutCommandLineSecrets(line, (secret, name) => {
     found.push({ secret, name });
     return `\u0000${found.length - 1}\u0000`;
   });
-  const unplaced = { line: withoutCommandLineSecrets(joined, hide) };
-  // Place each value in the joined line: the parts alternate text, index, text, … and the output
-  // is the line with values replaced in place (a value rewritten otherwise, as an escaped space
-  // requoted, is not placed).
+  // Place each value in the line: the output is the line with values replaced in place (a value
+  // rewritten otherwise, as an escaped space requoted, is not placed).
   const spans: { start: number; end: number; text: string }[] = [];
-  const parts = out.split("\u0000");
-  if (parts.length % 2 === 0) return unplaced;
   let at = 0;
-  for (let i = 0; i < parts.length; i++) {
-    const part = parts[i] as string;
-    const value = i % 2 === 0 ? undefined : /^\d+$/.test(part) ? found[Number(part)] : null;
-    if (value === null) return unplaced;
-    const written = value === undefined ? part : value.secret;
-    if (joined.slice(at, at + written.length) !== written) return unplaced;
-    if (value !== undefined)
-      spans.push({ start: at, end: at + written.length, text: hide(value.secret, value.name) });
-    at += written.length;
+  let last = 0;
+  for (const mark of out.matchAll(MARK)) {
+    if (mark[1] === "t") continue;
+    const before = out.slice(last, mark.index);
+    const value = found[Number(mark[2])];
+    if (value === undefined || line.slice(at, at + before.length) !== before) return unplaced;
+    at += before.length;
+    if (line.slice(at, at + value.secret.length) !== value.secret) return unplaced;
+    spans.push({ start: at, end: at + value.secret.length, text: shownValue(value.secret, value.name) });
+    at += value.secret.length;
+    last = mark.index + mark[0].length;
   }
-  if (at !== joined.length) return unplaced;
+  if (line.slice(at) !== out.slice(last)) return unplaced;
   const shown: string[] = [];
-  let from = 0;
-  let next = 0;
-  for (const word of read) {
-    const to = from + word.length;
+  let wordStart = 0;
+  let span = 0;
+  for (const word of masked) {
+    const wordEnd = wordStart + word.length;
     let text = "";
-    let kept = from;
-    for (; next < spans.length && (spans[next] as { start: number }).start <= to; next++) {
-      const span = spans[next] as { start: number; end: number; text: string };
+    let kept = wordStart;
+    for (; span < spans.length && (spans[span] as { start: number }).start <= wordEnd; span++) {
+      const value = spans[span] as { start: number; end: number; text: string };
       // A value across a space between two words cannot be shown word by word.
-      if (span.start < from || span.end > to) return unplaced;
-      text += joined.slice(kept, span.start) + span.text;
-      kept = span.end;
+      if (value.start < wordStart || value.end > wordEnd) return unplaced;
+      text += line.slice(kept, value.start) + value.text;
+      kept = value.end;
     }
-    shown.push(text + joined.slice(kept, to));
-    from = to + 1;
+    shown.push(unmask(text + line.slice(kept, wordEnd), shownRunTime));
+    wordStart = wordEnd + 1;
   }
-  return next === spans.length ? { words: shown } : unplaced;
+  return span === spans.length ? { words: shown } : unplaced;
 }
 
 /**
