@@ -1308,7 +1308,7 @@ export class Agent {
     }
     this.#system = set.system;
     this.tools = set.tools instanceof ToolRegistry ? set.tools : new ToolRegistry(set.tools ?? []);
-    this.catalog = set.catalog;
+    this.#catalog = set.catalog;
     this.#messages = [...(set.messages ?? [])];
     this.#loaded = [...(set.loaded ?? [])];
     this.#backend = set.backend ?? loopBackend();
