@@ -1142,6 +1142,13 @@ function textOf(value: unknown): string | undefined {
 }
 
 /**
+ * The key of a subclass's method `prompt` calls once every check of its input passed, just before
+ * the run starts (the session's agent shows its prompt there); what it throws refuses the prompt,
+ * nothing added or sent. Inside this package only: not exported from its index.
+ */
+export const BEFORE_START: unique symbol = Symbol("Agent.beforeStart");
+
+/**
  * A conversation with a model that an application drives: it owns the transcript, runs each
  * prompt through the loop (tools called and answered until the model answers), and tells
  * subscribers every step. One run at a time; `steer` and `followUp` queue messages into a run.
@@ -1384,6 +1391,7 @@ export class Agent {
     }
     if (messages.length === 0) throw new AgentError("invalid-input", "Agent.prompt: no messages given.");
     this.#checkPrompt(messages);
+    (this as { [BEFORE_START]?: () => void })[BEFORE_START]?.();
     return this.#start(messages);
   }
 

@@ -21,7 +21,7 @@ import {
   type McpServersInput,
   type ServerState,
 } from "@loopwright/tools-mcp";
-import { Agent, type AgentOptions, checkAgentOptions, refuseUnknownOptions } from "./agent.js";
+import { Agent, type AgentOptions, BEFORE_START, checkAgentOptions, refuseUnknownOptions } from "./agent.js";
 import type { AgentEvent } from "./agent-events.js";
 import { type AgentBackend, loopBackend } from "./backend.js";
 import {
@@ -541,11 +541,23 @@ function closedError(method: string): AgentError {
 class SessionAgent extends Agent {
   readonly #before: (method: string) => void;
   readonly #change: (method: string) => void;
+  readonly #start: () => void;
 
-  constructor(options: AgentOptions, before: (method: string) => void, change: (method: string) => void) {
+  constructor(
+    options: AgentOptions,
+    before: (method: string) => void,
+    change: (method: string) => void,
+    start: () => void,
+  ) {
     super(options);
     this.#before = before;
     this.#change = change;
+    this.#start = start;
+  }
+
+  /** Once `prompt`'s own checks passed, before its run starts: the session shows the prompt it is running. */
+  [BEFORE_START](): void {
+    this.#start();
   }
 
   // Like `Agent.prompt`/`continue`, these reject (never throw): a closed session or a message the
@@ -865,6 +877,7 @@ export class Session {
             },
             (method) => this.#beforeRun(method),
             (method) => this.#beforeChange(method),
+            () => this.#beforeStart(),
           ),
       );
       if (options.spec) (this.agent.config as LoopConfig).maxToolIterations = this.maxTurns;
@@ -1089,9 +1102,7 @@ export class Session {
   #beforeRun(method: string): void {
     // The run Session.prompt starts: refused as Session.prompt (what the host called), with nothing
     // shown yet — a lease that lapsed since its own check is found here, and leaves nothing behind.
-    const starting = this.#starting;
-    this.#starting = undefined;
-    const by = starting ? "Session.prompt" : method;
+    const by = this.#starting ? "Session.prompt" : method;
     if (this.#closed) throw closedError(by);
     this.#refuseLost(by);
     if (this.#mcp) {
@@ -1099,10 +1110,28 @@ export class Session {
         this.agent.catalog = this.#catalog();
       });
     }
-    if (starting) {
-      this.#begin(starting);
-      // Closed by a listener of what #begin showed: no run starts.
-      if (this.#closed) throw closedError(by);
+  }
+
+  /**
+   * Once the agent's own checks of the prompt `Session.prompt` hands it passed (a system prompt
+   * given twice, messages that leave the model nothing to answer), just before its run starts: the
+   * run is shown (#begin) only now, so a prompt the agent refuses leaves no `user` entry behind.
+   * The lock and the session are asked again first (the host's `convertToLlm` ran since), and once
+   * more after: a listener of what #begin showed may close the session, and then no run starts and
+   * the snapshot's timeline is put back as it was.
+   */
+  #beforeStart(): void {
+    const starting = this.#starting;
+    this.#starting = undefined;
+    if (!starting) return;
+    if (this.#closed) throw closedError("Session.prompt");
+    this.#refuseLost("Session.prompt");
+    const shown = this.#view;
+    this.#begin(starting);
+    if (this.#closed) {
+      // Closed by a listener of the entry: the snapshot left as it was before it.
+      this.#view = shown;
+      throw closedError("Session.prompt");
     }
   }
 
