@@ -1113,8 +1113,57 @@ describe("hook answers read by schema-compat's isPlainPrototype, failing closed 
     expect(results).toEqual([withheldText("read_env"), withheldText("read_env")]);
     expect(notices).toEqual([
       "afterToolCall answered result: a value JSON cannot hold (a Map, which JSON writes as {}), not a string or plain data for the call to read_env; the tool's result was withheld.",
-      "afterToolCall answered result: a value JSON cannot hold (an Error, which JSON writes without its message; put its text in as a string), not a string or plain data for the call to read_env; the tool's result was withheld.",
+      "afterToolCall answered result: a value JSON cannot hold (an Error, which JSON writes without its message or as its toJSON answers; put its text in as a string), not a string or plain data for the call to read_env; the tool's result was withheld.",
     ]);
+  });
+
+  /** An HTTP client's error, as axios writes it: its toJSON answers the request's config, headers and all. */
+  class ClientError extends Error {
+    toJSON(): object {
+      return { message: this.message, config: { headers: { Authorization: "Bearer X-hunter2" } } };
+    }
+  }
+  /** The same error made in another realm (another vm context), where `instanceof Error` is false. */
+  const otherRealmClientError = (): object =>
+    runInNewContext(
+      `class ClientError extends Error { toJSON() { return { config: { headers: { Authorization: "Bearer X-hunter2" } } }; } }
+      new ClientError("Request failed with status code 403")`,
+    );
+
+  it("a replacement holding an Error whose toJSON answers other data (axios) is refused, in this realm or another, at any depth (fix139)", async () => {
+    const error = () => new ClientError("Request failed with status code 403");
+    // An object whose prototype chain has Error, with a toJSON of its own.
+    const onChain = Object.assign(Object.create(ClientError.prototype), { code: "E403" });
+    const after = await runAfterToolCall({
+      c1: { result: error() },
+      c2: { result: { ok: false, error: error() } },
+      c3: { result: [{ rows: [1, error()] }] },
+      c4: { result: { error: otherRealmClientError() } },
+      c5: { result: { error: onChain } },
+      c6: { result: { ok: false, error: "Request failed with status code 403" } },
+    });
+    expect(after.read).toEqual({
+      c1: withheldText("read_env"),
+      c2: withheldText("read_env"),
+      c3: withheldText("read_env"),
+      c4: withheldText("read_env"),
+      c5: withheldText("read_env"),
+      c6: '{"ok":false,"error":"Request failed with status code 403"}',
+    });
+    const refusal =
+      "afterToolCall answered result: a value JSON cannot hold (an Error, which JSON writes without its message or as its toJSON answers; put its text in as a string), not a string or plain data for the call to read_env; the tool's result was withheld.";
+    expect(after.notices).toEqual([refusal, refusal, refusal, refusal, refusal]);
+    const before = await runBeforeToolCall({
+      c1: { args: { path: "/tmp/sandbox/c1", cause: error() } },
+      c2: { args: { path: "/tmp/sandbox/c2", cause: otherRealmClientError() } },
+      c3: { args: { path: "/tmp/sandbox/c3" } },
+    });
+    expect(before.paths).toEqual(["/tmp/sandbox/c3"]);
+    expect(before.read).toEqual({ c1: notRunText("rm"), c2: notRunText("rm"), c3: "deleted" });
+    for (const run of [after, before]) {
+      expect(JSON.stringify(run.sent)).not.toContain("hunter2");
+      expect(JSON.stringify(run.sent)).not.toContain("Authorization");
+    }
   });
 });
 

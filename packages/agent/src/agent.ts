@@ -765,19 +765,26 @@ async function hookAnswer(call: () => unknown): Promise<Answer> {
  * host's object is read this once only, so a getter, a Proxy trap or a `toJSON` that throws from its
  * second read on cannot throw its text later from the tool's validation or the loop's writing, for
  * the model to read as the tool's failure. `unheld` says why it cannot be written (a trap or getter
- * that throws, a cycle, a BigInt, a Map or Set JSON would write as `{}`, an Error JSON would write
- * without its message, a `toJSON` answering nothing); its text may quote anything the host's code
- * holds, so it is for the host's notice only. A string, number, boolean or `null` is passed on as
- * it is (a function or symbol too: the loop refuses it by itself without reading it).
+ * that throws, a cycle, a BigInt, a Map or Set JSON would write as `{}`, an Error of any realm
+ * anywhere in it, a `toJSON` answering nothing); its text may quote anything the host's code
+ * holds, so it is for the host's notice only. An Error is refused before its `toJSON` is asked:
+ * one that has a `toJSON` (an HTTP client's error) would otherwise be passed on as what that
+ * answers, which can be the request's config and headers. A string, number, boolean or `null` is
+ * passed on as it is (a function or symbol too: the loop refuses it by itself without reading it).
  */
 function writtenCopy(value: unknown): { copy: unknown } | { unheld: string } {
   if ((typeof value !== "object" || value === null) && typeof value !== "bigint") return { copy: value };
   let text: string | undefined;
   try {
+    refuseError(value);
+    // One copy per object, so a cycle in the host's object is a cycle JSON finds in the copies.
+    const copies = new WeakMap<object, unknown>();
     text = JSON.stringify(value, (_key, item: unknown) => {
       const lost = lostByJson(item);
       if (lost !== undefined) throw new TypeError(lost);
-      return item;
+      if (typeof item !== "object" || item === null) return item;
+      if (!copies.has(item)) copies.set(item, readOnce(item));
+      return copies.get(item);
     });
   } catch (thrown) {
     return { unheld: `a value JSON cannot hold (${thrownDetail(thrown)})` };
@@ -786,13 +793,77 @@ function writtenCopy(value: unknown): { copy: unknown } | { unheld: string } {
   return { copy: JSON.parse(text) };
 }
 
-/** What JSON would write of `item` without a word of its data: a Map or Set (as `{}`), an Error (without its message). */
+const ERROR_LOST =
+  "an Error, which JSON writes without its message or as its toJSON answers; put its text in as a string";
+
+/**
+ * Whether `item` is an Error of this realm or another: `Error.isError` where the runtime has it,
+ * `instanceof Error` (an object whose prototype chain has this realm's `Error.prototype`), and
+ * `Object.prototype.toString` (`[object Error]` for an Error made in another realm).
+ */
+function isAnyError(item: object): boolean {
+  const isError = (Error as { isError?: (value: unknown) => boolean }).isError;
+  if (typeof isError === "function" && isError(item)) return true;
+  return item instanceof Error || Object.prototype.toString.call(item) === "[object Error]";
+}
+
+/** Throws the Error refusal for `item` if it is an Error; read before JSON asks its `toJSON`. */
+function refuseError(item: unknown): void {
+  if (typeof item === "object" && item !== null && isAnyError(item)) throw new TypeError(ERROR_LOST);
+}
+
+/** Whether `item` is a boxed number, string, boolean or BigInt, which JSON writes as the value inside. */
+function isBoxed(item: object): boolean {
+  const unboxers: ((this: unknown) => unknown)[] = [
+    Number.prototype.valueOf,
+    String.prototype.valueOf,
+    Boolean.prototype.valueOf,
+    BigInt.prototype.valueOf,
+  ];
+  for (const unbox of unboxers) {
+    try {
+      unbox.call(item);
+      return true;
+    } catch {
+      // Not this kind of box.
+    }
+  }
+  return false;
+}
+
+/**
+ * What JSON writes of an object or array `item`, as a copy it then reads in place of it: each of
+ * its entries read once, as JSON would read it (an array by its length, an object by its own
+ * enumerable string keys), and an Error among them refused before JSON asks its `toJSON`. A boxed
+ * value is answered as it is.
+ */
+function readOnce(item: object): unknown {
+  if (isBoxed(item)) return item;
+  if (Array.isArray(item)) {
+    const length = (item as unknown[]).length;
+    const copy: unknown[] = [];
+    for (let at = 0; at < length; at += 1) {
+      const entry: unknown = (item as unknown[])[at];
+      refuseError(entry);
+      copy.push(entry);
+    }
+    return copy;
+  }
+  const copy: Record<string, unknown> = Object.create(null);
+  for (const key of Object.keys(item)) {
+    const entry: unknown = (item as Record<string, unknown>)[key];
+    refuseError(entry);
+    copy[key] = entry;
+  }
+  return copy;
+}
+
+/** What JSON would write of `item` without a word of its data: a Map or Set (as `{}`), an Error (as said above). */
 function lostByJson(item: unknown): string | undefined {
   if (typeof item !== "object" || item === null) return undefined;
   if (item instanceof Map || item instanceof WeakMap) return "a Map, which JSON writes as {}";
   if (item instanceof Set || item instanceof WeakSet) return "a Set, which JSON writes as {}";
-  if (item instanceof Error)
-    return "an Error, which JSON writes without its message; put its text in as a string";
+  if (isAnyError(item)) return ERROR_LOST;
   return undefined;
 }
 
@@ -1071,6 +1142,13 @@ function textOf(value: unknown): string | undefined {
 }
 
 /**
+ * The key of a subclass's method `prompt` calls once every check of its input passed, just before
+ * the run starts (the session's agent shows its prompt there); what it throws refuses the prompt,
+ * nothing added or sent. Inside this package only: not exported from its index.
+ */
+export const BEFORE_START: unique symbol = Symbol("Agent.beforeStart");
+
+/**
  * A conversation with a model that an application drives: it owns the transcript, runs each
  * prompt through the loop (tools called and answered until the model answers), and tells
  * subscribers every step. One run at a time; `steer` and `followUp` queue messages into a run.
@@ -1237,7 +1315,7 @@ export class Agent {
     }
     this.#system = set.system;
     this.tools = set.tools instanceof ToolRegistry ? set.tools : new ToolRegistry(set.tools ?? []);
-    this.catalog = set.catalog;
+    this.#catalog = set.catalog;
     this.#messages = [...(set.messages ?? [])];
     this.#loaded = [...(set.loaded ?? [])];
     this.#backend = set.backend ?? loopBackend();
@@ -1313,6 +1391,7 @@ export class Agent {
     }
     if (messages.length === 0) throw new AgentError("invalid-input", "Agent.prompt: no messages given.");
     this.#checkPrompt(messages);
+    (this as { [BEFORE_START]?: () => void })[BEFORE_START]?.();
     return this.#start(messages);
   }
 

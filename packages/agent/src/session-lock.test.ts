@@ -1286,6 +1286,72 @@ describe("clear() once the lock is lost (fix101)", () => {
     rmSync(lockPath);
   });
 
+  it("the agent's setters, reset(), steer() and followUp() throw AgentError `locked` once the lock is lost, and change nothing in memory (fix139)", async () => {
+    const file = join(root, "lost-agent.jsonl");
+    const lockPath = `${file}.lock`;
+    const session = await openSession("lost-agent", { lockLeaseMs: 300 });
+    expect((await session.prompt("first")).status).toBe("ok");
+    const agent = session.agent;
+    agent.system = "Answer briefly.";
+    takeOverAsOtherHost(lockPath);
+    const stored = readFileSync(file, "utf8");
+    const messages = [...agent.messages];
+    const catalog = agent.catalog;
+    // Past the lease since the last renewal: the first change itself finds the loss.
+    blockFor(400);
+    const changes: [string, () => void][] = [
+      [
+        "Agent.messages",
+        () => {
+          agent.messages = [];
+        },
+      ],
+      [
+        "Agent.loaded",
+        () => {
+          agent.loaded = ["read_file"];
+        },
+      ],
+      [
+        "Agent.system",
+        () => {
+          agent.system = "Leak everything.";
+        },
+      ],
+      [
+        "Agent.catalog",
+        () => {
+          agent.catalog = [{ name: "other", tools: [] }];
+        },
+      ],
+      ["Agent.reset", () => agent.reset()],
+      ["Agent.steer", () => agent.steer("steered")],
+      ["Agent.followUp", () => agent.followUp("followed up")],
+    ];
+    for (const [method, change] of changes) {
+      let error: unknown;
+      try {
+        change();
+      } catch (thrown) {
+        error = thrown;
+      }
+      expect(AgentError.isInstance(error), `${method}: ${String(error)}`).toBe(true);
+      expect((error as AgentError).code, method).toBe("locked");
+      expect((error as AgentError).message, method).toBe(
+        `${method}: nothing was changed. ${lostToOtherHost(lockPath)} The session file is no longer this session's; close this session, and open the file again once the other session has let go of it.`,
+      );
+    }
+    expect(agent.messages).toEqual(messages);
+    expect(agent.loaded).toEqual([]);
+    expect(agent.system).toBe("Answer briefly.");
+    expect(agent.catalog).toBe(catalog);
+    expect(agent.hasQueuedMessages()).toBe(false);
+    expect(readFileSync(file, "utf8")).toBe(stored);
+    await session.close();
+    expect(JSON.parse(readFileSync(lockPath, "utf8")).token).toBe("theirs");
+    rmSync(lockPath);
+  });
+
   it("a clear() that cannot write the file (storage) leaves the session as it was", async () => {
     const dir = join(root, "clear-fails");
     const session = await createSession({ config: config(), sessionDir: dir, sessionId: "c" });

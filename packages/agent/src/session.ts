@@ -21,7 +21,7 @@ import {
   type McpServersInput,
   type ServerState,
 } from "@loopwright/tools-mcp";
-import { Agent, type AgentOptions, checkAgentOptions, refuseUnknownOptions } from "./agent.js";
+import { Agent, type AgentOptions, BEFORE_START, checkAgentOptions, refuseUnknownOptions } from "./agent.js";
 import type { AgentEvent } from "./agent-events.js";
 import { type AgentBackend, loopBackend } from "./backend.js";
 import {
@@ -532,13 +532,32 @@ function closedError(method: string): AgentError {
   );
 }
 
-/** The session's agent: each `prompt` and `continue` first asks the session (`before`), which throws once it is closed. */
+/**
+ * The session's agent: each `prompt` and `continue` first asks the session (`before`), which throws
+ * once it is closed or its lock was found lost; each setter (`messages`, `loaded`, `system`,
+ * `catalog`), `reset`, `steer` and `followUp` asks it too (`change`), which throws once the lock was
+ * found lost, before anything in memory changes.
+ */
 class SessionAgent extends Agent {
   readonly #before: (method: string) => void;
+  readonly #change: (method: string) => void;
+  readonly #start: () => void;
 
-  constructor(options: AgentOptions, before: (method: string) => void) {
+  constructor(
+    options: AgentOptions,
+    before: (method: string) => void,
+    change: (method: string) => void,
+    start: () => void,
+  ) {
     super(options);
     this.#before = before;
+    this.#change = change;
+    this.#start = start;
+  }
+
+  /** Once `prompt`'s own checks passed, before its run starts: the session shows the prompt it is running. */
+  [BEFORE_START](): void {
+    this.#start();
   }
 
   // Like `Agent.prompt`/`continue`, these reject (never throw): a closed session or a message the
@@ -570,18 +589,50 @@ class SessionAgent extends Agent {
     return super.messages;
   }
   override set messages(messages: readonly AgentMessage[]) {
+    this.#change("Agent.messages");
     if (Array.isArray(messages)) {
       for (const [at, message] of messages.entries()) fitsFile(`Agent.messages[${at}]`, message);
     }
     super.messages = messages;
   }
 
+  override get loaded(): readonly string[] {
+    return super.loaded;
+  }
+  override set loaded(names: readonly string[]) {
+    this.#change("Agent.loaded");
+    super.loaded = names;
+  }
+
+  override get system(): string | undefined {
+    return super.system;
+  }
+  override set system(system: string | undefined) {
+    this.#change("Agent.system");
+    super.system = system;
+  }
+
+  override get catalog(): AgentOptions["catalog"] {
+    return super.catalog;
+  }
+  override set catalog(catalog: AgentOptions["catalog"]) {
+    this.#change("Agent.catalog");
+    super.catalog = catalog;
+  }
+
+  override reset(): void {
+    this.#change("Agent.reset");
+    super.reset();
+  }
+
   override steer(message: Parameters<Agent["steer"]>[0]): void {
+    this.#change("Agent.steer");
     fitsFile("Agent.steer: the message", message);
     super.steer(message);
   }
 
   override followUp(message: Parameters<Agent["followUp"]>[0]): void {
+    this.#change("Agent.followUp");
     fitsFile("Agent.followUp: the message", message);
     super.followUp(message);
   }
@@ -605,7 +656,11 @@ export class Session {
   readonly sessionId: string;
   /** The session's file, or undefined without `sessionDir`. */
   readonly filePath: string | undefined;
-  /** The underlying agent (its transcript, `steer`, `followUp`). */
+  /**
+   * The underlying agent (its transcript, `steer`, `followUp`). Once the file's lock was found lost,
+   * assigning its `messages`, `loaded`, `system` or `catalog`, `reset()`, `steer()` and `followUp()`
+   * throw `AgentError` (`locked`), as `prompt` is refused, and nothing in memory changes.
+   */
   readonly agent: Agent;
   readonly maxTurns: number;
   readonly stallThreshold: number;
@@ -617,6 +672,8 @@ export class Session {
   #lock: SessionLock | undefined;
   /** Why the file's lock was lost (another opener took it over), once it was: `save()` rejects with it. */
   #lockLost: string | undefined;
+  /** While the session itself changes its agent (`#byItself`): its setters do not ask the lock. */
+  #itself = false;
   #createdAt: string;
   #stored = 0;
   /** The calls of the last assistant message in the file that the file holds no answer to yet. */
@@ -819,6 +876,8 @@ export class Session {
                 : { dedupeToolCalls: hostDedupe }),
             },
             (method) => this.#beforeRun(method),
+            (method) => this.#beforeChange(method),
+            () => this.#beforeStart(),
           ),
       );
       if (options.spec) (this.agent.config as LoopConfig).maxToolIterations = this.maxTurns;
@@ -862,7 +921,9 @@ export class Session {
       this.#stored = messages.length;
       for (const text of notices) this.addNotice(text);
       if (this.#mcp) {
-        this.agent.catalog = this.#catalog();
+        this.#byItself(() => {
+          this.agent.catalog = this.#catalog();
+        });
         // In the background: never holds up the constructor or a prompt.
         void this.#mcp.connect().then(() => this.#queueMcpRefresh());
       }
@@ -1041,16 +1102,36 @@ export class Session {
   #beforeRun(method: string): void {
     // The run Session.prompt starts: refused as Session.prompt (what the host called), with nothing
     // shown yet — a lease that lapsed since its own check is found here, and leaves nothing behind.
-    const starting = this.#starting;
-    this.#starting = undefined;
-    const by = starting ? "Session.prompt" : method;
+    const by = this.#starting ? "Session.prompt" : method;
     if (this.#closed) throw closedError(by);
     this.#refuseLost(by);
-    if (this.#mcp) this.agent.catalog = this.#catalog();
-    if (starting) {
-      this.#begin(starting);
-      // Closed by a listener of what #begin showed: no run starts.
-      if (this.#closed) throw closedError(by);
+    if (this.#mcp) {
+      this.#byItself(() => {
+        this.agent.catalog = this.#catalog();
+      });
+    }
+  }
+
+  /**
+   * Once the agent's own checks of the prompt `Session.prompt` hands it passed (a system prompt
+   * given twice, messages that leave the model nothing to answer), just before its run starts: the
+   * run is shown (#begin) only now, so a prompt the agent refuses leaves no `user` entry behind.
+   * The lock and the session are asked again first (the host's `convertToLlm` ran since), and once
+   * more after: a listener of what #begin showed may close the session, and then no run starts and
+   * the snapshot's timeline is put back as it was.
+   */
+  #beforeStart(): void {
+    const starting = this.#starting;
+    this.#starting = undefined;
+    if (!starting) return;
+    if (this.#closed) throw closedError("Session.prompt");
+    this.#refuseLost("Session.prompt");
+    const shown = this.#view;
+    this.#begin(starting);
+    if (this.#closed) {
+      // Closed by a listener of the entry: the snapshot left as it was before it.
+      this.#view = shown;
+      throw closedError("Session.prompt");
     }
   }
 
@@ -1148,7 +1229,7 @@ export class Session {
     this.#rewrite([], [], []);
     // Lost between the check and the write (it wrote nothing): memory stays as the file does.
     if (this.#lockLost !== undefined) throw this.#lockedError("Session.clear", "nothing was cleared");
-    this.agent.reset();
+    this.#byItself(() => this.agent.reset());
     this.#todos = [];
     this.#stored = 0;
     this.#view = { timeline: [], todos: [] };
@@ -1165,6 +1246,29 @@ export class Session {
   #refuseLost(method: string): void {
     this.#lock?.check();
     if (this.#lockLost !== undefined) throw this.#lockedError(method, "nothing was sent or written");
+  }
+
+  /**
+   * Before the host changes the agent (a setter, `reset`, `steer`, `followUp`): throws `AgentError`
+   * (`locked`) once the file's lock was found lost, as a run is refused, so memory stays as the file
+   * this session last wrote. The session's own changes (its MCP catalogue, the open-todos follow-up,
+   * what a stopped run keeps) pass (`#itself`).
+   */
+  #beforeChange(method: string): void {
+    if (this.#itself) return;
+    this.#lock?.check();
+    if (this.#lockLost !== undefined) throw this.#lockedError(method, "nothing was changed");
+  }
+
+  /** Runs `change`, a change the session makes to its own agent, past `#beforeChange`. */
+  #byItself(change: () => void): void {
+    const outer = this.#itself;
+    this.#itself = true;
+    try {
+      change();
+    } finally {
+      this.#itself = outer;
+    }
   }
 
   /** What a write refused once the file's lock was found lost throws (`locked`): `method`, what it did not do, and why. */
@@ -1375,7 +1479,9 @@ export class Session {
       ...server,
       tools: server.tools.filter((tool) => next.has(tool.name)),
     }));
-    this.agent.catalog = this.#catalog();
+    this.#byItself(() => {
+      this.agent.catalog = this.#catalog();
+    });
     const servers = this.mcpServers;
     const shown = JSON.stringify(servers);
     if (shown === this.#mcpShown) return;
@@ -1436,7 +1542,9 @@ export class Session {
     this.#cut = "";
     const messages = this.agent.messages;
     if (stopped && cut.trim() !== "") {
-      this.agent.messages = [...messages, { role: "assistant", content: cut }];
+      this.#byItself(() => {
+        this.agent.messages = [...messages, { role: "assistant", content: cut }];
+      });
       this.#push({ type: "assistant", text: cut });
       return "Stopped: the answer so far is kept in the conversation.";
     }
@@ -1480,7 +1588,9 @@ export class Session {
               told.length === 1 ? "was" : "were"
             } never answered (the run ${stopped ? "was stopped" : "failed"} first), so not kept in the conversation; send it again.`;
     }
-    this.agent.messages = kept;
+    this.#byItself(() => {
+      this.agent.messages = kept;
+    });
     try {
       this.#rewrite(this.agent.messages, this.#todos, this.agent.loaded);
     } catch (error) {
@@ -1724,7 +1834,7 @@ export class Session {
           // Past the budget the answer was the reserved turn's: no nudge asks for more work.
           this.#textOnly++;
           if (this.#textOnly >= this.stallThreshold) this.#stalled = true;
-          else this.agent.followUp(OPEN_TODOS_NOTE);
+          else this.#byItself(() => this.agent.followUp(OPEN_TODOS_NOTE));
         }
         break;
       case "usage":

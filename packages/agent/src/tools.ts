@@ -3,6 +3,8 @@ import {
   argumentsPrototype,
   backtrackingRefusal,
   declaresInheritedName,
+  isArgumentsPrototype,
+  isPlainPrototype,
   mapAlongSchema,
   sanitizeTools,
 } from "@loopwright/schema-compat";
@@ -86,7 +88,7 @@ function put(target: object, key: string, value: unknown): void {
 }
 
 /**
- * `args` with every plain object (of `Object.prototype`) at a place `schema` declares an
+ * `args` with every plain object (of some realm's `Object.prototype`) at a place `schema` declares an
  * inherited-name property, and that does not hold it, copied with `argumentsPrototype` of the
  * declared names as its prototype, so the left-out one is absent (see `defineTool`); only the
  * objects on the way there are copied (ordinary objects, see `mapAlongSchema`), and `args` is never
@@ -94,7 +96,10 @@ function put(target: object, key: string, value: unknown): void {
  */
 function withAbsentKeys(args: unknown, schema: unknown): unknown {
   return mapAlongSchema(args, schema, (object, place) => {
-    if (Object.getPrototypeOf(object) !== Object.prototype) return object;
+    const prototype = Object.getPrototypeOf(object);
+    // An ordinary object of any realm (a `node:vm` context's too); not one without a prototype
+    // (it inherits no name) nor one `argumentsPrototype` already made.
+    if (prototype === null || isArgumentsPrototype(prototype) || !isPlainPrototype(prototype)) return object;
     const value = object as SchemaNode;
     const changed = new Map<string, unknown>();
     for (const key of Object.keys(value)) {

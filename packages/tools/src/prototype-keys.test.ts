@@ -4,6 +4,7 @@
  * A call that leaves out an optional parameter called `constructor`, `toString`, `valueOf`… must
  * find it absent (the model cannot send "absent" any other way); one that sends it must get it.
  */
+import { runInNewContext } from "node:vm";
 import { runAgentLoop } from "@loopwright/loop";
 import { startServer, type TestServer } from "@loopwright/testkit";
 import { afterEach, describe, expect, it } from "vitest";
@@ -230,6 +231,24 @@ describe("a left-out inherited name is not listed, and a copying preprocess stil
     expect(Object.getOwnPropertyNames(made[0] as object)).toEqual(["by"]);
     expect(Object.getPrototypeOf(made[0])).toBe(Object.prototype);
     expect(out).not.toBe(made[0]);
+  });
+
+  it("reads a left-out valueOf as absent in an object another realm made (a .transform() answering a node:vm object) (fix139)", async () => {
+    let got: Record<string, unknown> = {};
+    const other = defineTool({
+      name: "other",
+      description: "Reads an object made in another realm.",
+      input: z.object({
+        made: z.object({ valueOf: z.number().optional() }).transform(() => runInNewContext('({ by: "vm" })')),
+      }),
+      execute: (args) => {
+        got = args as Record<string, unknown>;
+        return "ok";
+      },
+    });
+    await call(other, JSON.parse('{"made":{}}'));
+    const made = got.made as Record<string, unknown>;
+    expect([Object.keys(made), made.by, made.valueOf]).toEqual([["by"], "vm", undefined]);
   });
 
   it("reads a left-out constructor as absent after a preprocess that copies its input, and never writes into the copy", async () => {

@@ -2,7 +2,7 @@ import {
   argumentsPrototype,
   backtrackingRefusal,
   declaresInheritedName,
-  isArgumentsPrototype,
+  isPlainPrototype,
   mapAlongSchema,
 } from "@loopwright/schema-compat";
 import { z } from "zod";
@@ -128,10 +128,14 @@ export function defineTool<Input extends ObjectSchema>(spec: ToolSpec<Input>): T
 /** The schema each tool's arguments are checked with: its `input`, pipes and prefaults filled (see `readerOf`). */
 const readers = new WeakMap<object, z.ZodType>();
 
-/** Whether `value` is an object `mendAlong` looks into: an ordinary one, or one `argumentsPrototype` gave its prototype. */
+/**
+ * Whether `value` is an object `mendAlong` looks into: an ordinary one of any realm (its prototype
+ * this realm's `Object.prototype` or a `node:vm` context's, see `isPlainPrototype`), or one
+ * `argumentsPrototype` gave its prototype. One without a prototype inherits no name to hide.
+ */
 function isPlain(value: object): boolean {
   const prototype = Object.getPrototypeOf(value);
-  return prototype === Object.prototype || isArgumentsPrototype(prototype);
+  return prototype !== null && isPlainPrototype(prototype);
 }
 
 /** JSON Schema keywords whose value is data, not a schema. */
