@@ -1143,7 +1143,8 @@ describe("hook answers read by schema-compat's isPlainPrototype, failing closed 
       c6: { result: { ok: false, error: "Request failed with status code 403" } },
     });
     expect(after.read).toEqual({
-      c1: withheldText("read_env"),
+      // The whole result an Error: its message only, as the call's failure (r48 F1).
+      c1: "Error: Request failed with status code 403",
       c2: withheldText("read_env"),
       c3: withheldText("read_env"),
       c4: withheldText("read_env"),
@@ -1152,7 +1153,7 @@ describe("hook answers read by schema-compat's isPlainPrototype, failing closed 
     });
     const refusal =
       "afterToolCall answered result: a value JSON cannot hold (an Error, which JSON writes without its message or as its toJSON answers; put its text in as a string), not a string or plain data for the call to read_env; the tool's result was withheld.";
-    expect(after.notices).toEqual([refusal, refusal, refusal, refusal, refusal]);
+    expect(after.notices).toEqual([refusal, refusal, refusal, refusal]);
     const before = await runBeforeToolCall({
       c1: { args: { path: "/tmp/sandbox/c1", cause: error() } },
       c2: { args: { path: "/tmp/sandbox/c2", cause: otherRealmClientError() } },
@@ -1164,6 +1165,55 @@ describe("hook answers read by schema-compat's isPlainPrototype, failing closed 
       expect(JSON.stringify(run.sent)).not.toContain("hunter2");
       expect(JSON.stringify(run.sent)).not.toContain("Authorization");
     }
+  });
+});
+
+describe("an Error as the whole replacement result is the call's failure in the host's words (r48 F1)", () => {
+  it("the model reads its message as the call's error, from this realm or another, and nothing else of it", async () => {
+    const { results, notices, sent } = await runAfterToolCall({
+      c1: { result: new Error("Denied: credential read blocked"), isError: true },
+      // A subclass, with no isError: an Error replacement is an error.
+      c2: { result: new TypeError("sanitized") },
+      c3: { result: runInNewContext('new Error("denied in another realm")') },
+      // Said not to be an error: its message is the result's text.
+      c4: { result: new Error("nothing to show"), isError: false },
+      // An axios-like error whose own fields and toJSON carry the request's headers.
+      c5: {
+        result: Object.assign(new Error("Request failed with status code 403"), {
+          config: { headers: { Authorization: "Bearer X-hunter2" } },
+          toJSON: () => ({ config: { headers: { Authorization: "Bearer X-hunter2" } } }),
+        }),
+      },
+    });
+    expect(results).toEqual([
+      "Error: Denied: credential read blocked",
+      "Error: sanitized",
+      "Error: denied in another realm",
+      "nothing to show",
+      "Error: Request failed with status code 403",
+    ]);
+    expect(notices).toEqual([]);
+    expect(JSON.stringify(sent)).not.toMatch(/RAWSECRET|hunter2|Authorization/);
+  });
+
+  it("withholds the result for an Error whose message is not a string, or whose message getter throws", async () => {
+    const noMessage = Object.assign(new Error("x"), { message: 42 });
+    const throwing = new Error("x");
+    Object.defineProperty(throwing, "message", {
+      get() {
+        throw new Error("policy-db://admin:hunter2@10.0.0.7 unreachable");
+      },
+    });
+    const { results, notices, sent } = await runAfterToolCall({
+      c1: { result: noMessage },
+      c2: { result: throwing },
+    });
+    expect(results).toEqual([withheldText("read_env"), withheldText("read_env")]);
+    expect(notices[0]).toBe(
+      "afterToolCall answered result: an Error whose message is a number (42), not a string for the call to read_env; the tool's result was withheld.",
+    );
+    expect(notices).toHaveLength(2);
+    expect(JSON.stringify(sent)).not.toMatch(/RAWSECRET|hunter2/);
   });
 });
 

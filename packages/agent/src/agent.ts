@@ -1032,11 +1032,26 @@ function readAfterFields(answer: unknown, name: string, toolIsError: boolean): A
     );
     return undefined;
   };
+  // An Error as the whole replacement is the call's failure in the host's words (a redaction of a
+  // failed call: `{ result: new Error("Denied"), isError: true }`): its message, read once here, is
+  // what the model reads, as an error unless the answer says `isError: false` (then as the result's
+  // text). Nothing else of it is passed on: not its other fields, nor what a `toJSON` of its own
+  // answers (an HTTP client's error writes the request's headers there). Inside data it is refused.
+  let rootError = false;
+  try {
+    rootError = typeof result === "object" && result !== null && isAnyError(result);
+  } catch {
+    // A Proxy whose trap throws: not read as an Error; writing it below reports it.
+  }
+  const message = rootError ? (result as { message?: unknown }).message : undefined;
+  if (rootError && typeof message !== "string") {
+    return withheld(`result: an Error whose message is ${kindOf(message)}, not a string`);
+  }
   // Written here, inside the guard, and the written copy passed on: the loop writing a Proxy whose
   // trap throws (or a cycle) would send the error's text to the model as the tool's own failure.
-  const written = writtenCopy(result);
+  const written = rootError ? { copy: undefined } : writtenCopy(result);
   if ("unheld" in written) return withheld(`result: ${written.unheld}, not a string or plain data`);
-  const isError = flag("isError");
+  const isError = flag("isError") ?? (rootError ? true : undefined);
   const terminate = flag("terminate");
   if (wrong !== undefined) {
     const read = [
@@ -1051,7 +1066,7 @@ function readAfterFields(answer: unknown, name: string, toolIsError: boolean): A
     );
   }
   return {
-    result: written.copy,
+    result: rootError ? (isError ? new Error(message as string) : message) : written.copy,
     ...(isError === undefined ? {} : { isError }),
     terminate: terminate === true,
     notes,
