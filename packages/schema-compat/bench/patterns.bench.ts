@@ -1,7 +1,7 @@
 // How long V8 takes to test one key of up to PATTERN_KEY_LIMIT characters against the slowest
 // patterns `mayBacktrack` still calls safe: for each family of patterns (k bounded repeats of `a`
 // in a row, anchored or not; optional two-way groups in a row; two unbounded quantifiers), the
-// largest member it calls safe, tried on every key of `a`s (then a `!` that makes it fail) from 1
+// largest member it calls safe, tried on every key of `a`s or of the family's unit (then a `!` that makes it fail) from 1
 // to PATTERN_KEY_LIMIT characters. `mapAlongSchema` tests each key of an object, so this is the
 // time one key of a model's object can cost; r44 #6 found about 30 ms where "about a millisecond"
 // was meant. The first call runs V8's regexp interpreter; later calls run compiled code.
@@ -13,6 +13,8 @@ interface Family {
   name: string;
   pattern(n: number): string;
   upTo: number;
+  /** What the keys repeat (then a `!` that makes them fail): `a` unless given. */
+  unit?: string;
 }
 
 const bounded = (k: number, anchored: boolean): Family => ({
@@ -21,12 +23,29 @@ const bounded = (k: number, anchored: boolean): Family => ({
   upTo: PATTERN_KEY_LIMIT,
 });
 
+/** One fixed pattern each, its keys repeating the unit given. */
+function common(patterns: [string, string][]): Family[] {
+  return patterns.map(([pattern, unit]) => ({ name: pattern, pattern: () => pattern, upTo: 1, unit }));
+}
+
 const families: Family[] = [
   ...[2, 3, 4, 5, 6].map((k) => bounded(k, true)),
   ...[1, 2, 3].map((k) => bounded(k, false)),
   { name: "^(?:a|a)? xn$", pattern: (n) => `^${"(?:a|a)?".repeat(n)}$`, upTo: 40 },
   { name: "(?:a|a)? xn$", pattern: (n) => `${"(?:a|a)?".repeat(n)}$`, upTo: 40 },
   { name: "^a*a{0,n}$", pattern: (n) => `^a*a{0,${n}}$`, upTo: PATTERN_KEY_LIMIT },
+  // A repeated group that starts with a separator its tail cannot take (r48 F4), entered in n ways.
+  { name: "^[a-z-]{0,n}(-[a-z]+)*$", pattern: (n) => `^[a-z-]{0,${n}}(-[a-z]+)*$`, upTo: 256, unit: "a-" },
+  { name: "^[a-z-]{0,n}(-[a-z]+)*$", pattern: (n) => `^[a-z-]{0,${n}}(-[a-z]+)*$`, upTo: 256, unit: "-a" },
+  // Common patterns a group that starts with a separator lets through (r48 F4): one member each.
+  ...common([
+    ["^\\d+(\\.\\d+)?$", "1"],
+    ["^-?\\d+(\\.\\d+)?$", "1"],
+    ["^[a-z0-9]+(?:-[a-z0-9]+)*$", "a-"],
+    ["^[a-z]+(_[a-z]+)*$", "a_"],
+    ["^v?\\d+\\.\\d+\\.\\d+(-[a-z0-9.]+)?$", "1"],
+    ["^\\d{1,3}(\\.\\d{1,3}){3}$", "1."],
+  ]),
 ];
 
 /** The largest member of `family` that `mayBacktrack` calls safe, or undefined where none is. */
@@ -41,12 +60,12 @@ function edge(family: Family): string | undefined {
 }
 
 /** The slowest key's time, in ms: its first test (interpreted) and the median of five later ones. */
-function slowestKey(pattern: string): { first: number; steady: number; at: number } {
+function slowestKey(pattern: string, unit: string): { first: number; steady: number; at: number } {
   let first = 0;
   let steady = 0;
   let at = 0;
   for (let length = 1; length <= PATTERN_KEY_LIMIT; length++) {
-    const key = `${"a".repeat(length - 1)}!`;
+    const key = `${unit.repeat(length).slice(0, length - 1)}!`;
     // A fresh source for each key (`length` empty groups, which match nothing more) so V8 starts
     // it in its interpreter again rather than reuse the code it compiled.
     const anchor = pattern.startsWith("^") ? "^" : "";
@@ -76,14 +95,14 @@ let worst = 0;
 for (const family of families) {
   const pattern = edge(family);
   if (pattern === undefined) {
-    console.log(`${family.name.padEnd(18)} none called safe`);
+    console.log(`${family.name.slice(0, 24).padEnd(24)} none called safe`);
     continue;
   }
-  const { first, steady, at } = slowestKey(pattern);
+  const { first, steady, at } = slowestKey(pattern, family.unit ?? "a");
   worst = Math.max(worst, steady);
   const shown = pattern.length > 44 ? `${pattern.slice(0, 43)}…` : pattern;
   console.log(
-    `${family.name.padEnd(18)} ${shown.padEnd(45)} slowest key ${String(at).padStart(3)} chars: ${steady
+    `${family.name.slice(0, 24).padEnd(24)} ${shown.padEnd(45)} slowest key ${String(at).padStart(3)} chars: ${steady
       .toFixed(3)
       .padStart(7)} ms compiled, ${first.toFixed(3).padStart(7)} ms first call`,
   );

@@ -1,7 +1,7 @@
 /**
  * A static, linear-time check of a regular expression for the shapes that make a backtracking
  * engine (V8's, every JavaScript one) take exponential or high-polynomial time on a short input.
- * It is conservative: it may call a pattern that is fast in practice risky (`^[a-z]+(-[a-z]+)*$`),
+ * It is conservative: it may call a pattern that is fast in practice risky (`^[a-z]+(-[a-z]+)*\.[a-z]+$`),
  * never the other way round for the shapes it knows. The subject is at most `PATTERN_KEY_LIMIT`
  * characters (a model's key): an unbounded quantifier counts as that many ways to match.
  */
@@ -30,6 +30,14 @@ export const PATTERN_KEY_LIMIT = 256;
  */
 const PATH_BUDGET = 100_000;
 
+/**
+ * The most ways a delimited group (see `Opened`) counts as, repeated however often, for each way
+ * into it: its repetitions end at different places, one way for each character of the key at
+ * most, but V8 takes about eight times as long over each of them as over a plain quantifier's
+ * count (`^[a-z-]+(-[a-z]+)*$`: 257 ways into the group, 4 ms a key; bench/patterns.bench.ts).
+ */
+const REPEATED_GROUP_WAYS = (PATTERN_KEY_LIMIT + 1) * 8;
+
 /** One group being read: its finished alternatives' ways, the current alternative's, and what it holds. */
 interface Frame {
   /** The ways of the alternatives before the current one (summed: each is tried in turn). */
@@ -57,9 +65,50 @@ interface Frame {
   repeats: boolean;
   /** Whether this group is a lookahead or lookbehind. */
   lookaround: boolean;
+  /** The atom whose count varies written right before this group, for `separates`. */
+  after: Repeated | undefined;
+  /** Each item of the current alternative: one atom's source and counts, or undefined for any other item. */
+  items: (Atom | undefined)[];
+  /** The last item, when it is a group that may separate (see `Opened`), not yet multiplied in. */
+  group: Opened | undefined;
 }
 
-function frame(lookaround: boolean): Frame {
+/** One atom whose count varies: its source and how many counts it takes. */
+interface Repeated {
+  source: string;
+  counts: number;
+}
+
+/** One atom of a group's body: its source and bounds (1 and 1 unless quantified). */
+interface Atom {
+  source: string;
+  min: number;
+  max: number;
+}
+
+/**
+ * A closed group, not a lookaround, of one alternative whose first item is one atom taken once
+ * (`(\.\d+)`, `(?:-[a-z0-9]+)`): `head` is that atom. It separates (r48 F4) where `head`
+ * separates from the repeated atom written right before the group (`after`): that atom can then
+ * enter the group from one of its counts only. It is `delimited` where its body is `head`, a
+ * punctuation mark or class of them (no letter or digit: `-`, `\.`, `[._-]`), and one atom whose
+ * count varies that cannot match what `head` matches (the tail): each repetition then starts at a
+ * character the one before cannot take, and the repetitions never trade characters.
+ */
+interface Opened {
+  head: string;
+  after: Repeated | undefined;
+  /** The tail's counts where the group is delimited, else undefined. */
+  tail: number | undefined;
+  /** The ways to try the body once. */
+  ways: number;
+  /** Whether the body holds a quantifier whose count varies or an alternation. */
+  varies: boolean;
+  min: number;
+  max: number;
+}
+
+function frame(lookaround: boolean, after?: Repeated): Frame {
   return {
     done: 0,
     before: 0,
@@ -72,6 +121,9 @@ function frame(lookaround: boolean): Frame {
     varies: false,
     repeats: false,
     lookaround,
+    after,
+    items: [],
+    group: undefined,
   };
 }
 
@@ -96,8 +148,12 @@ function countAt(pattern: string, i: number): { min: number; max: number; end: n
   return { min, max, end: i + found[0].length };
 }
 
-/** A separator's source: one ASCII character written plainly or escaped (`_`, `\.`, `/`), or a class of them (`[._-]`, `[\d.]`), not negated. */
-const SEPARATOR = /^(?:[ -~]|\\[^A-Za-z0-9]|\\d|\[(?!\^)(?:[ -[\]-~]|\\[^A-Za-z0-9]|\\d)+\])$/;
+/**
+ * A separator's source: one ASCII character written plainly (not `.`, which takes any) or a
+ * punctuation mark escaped (`_`, `\.`, `/`; not `\é`, which takes a character `separates` never
+ * tries), or a class of them (`[._-]`, `[\d.]`), not negated.
+ */
+const SEPARATOR = /^(?:[ --/-~]|\\[ -/:-@[-`{-~]|\\d|\[(?!\^)(?:[ -[\]-~]|\\[ -/:-@[-`{-~]|\\d)+\])$/;
 
 /**
  * Whether the atom `separator`, written right after the atom `repeated` whose count varies,
@@ -153,11 +209,14 @@ function classEnd(pattern: string, i: number): number {
  *   by its counts (an unbounded one by 257), each alternation adds its branches, and a pattern not
  *   anchored by a leading `^` is tried from every position (`^a*a*a*$`, `(a|a)?` twenty times);
  *   a literal or class right after a repeated character that it cannot match (`\d+\.`, `[^/]+/`,
- *   `s?:`) separates the quantifiers on its two sides, whose ways then add up instead.
+ *   `s?:`) separates the quantifiers on its two sides, whose ways then add up instead, and so
+ *   does a group that starts with one (`\d+(\.\d+)?`); a repeated group of a punctuation mark
+ *   and one quantified atom that cannot take it (`(-[a-z0-9]+)*`) counts as not nested, its
+ *   repetitions never trading characters.
  *
  * `false` for `^x-`, `^[a-z]+$`, `^(foo|bar)$`, `^[a-z]+_[0-9]+$`, `^-?\d+\.\d+$`,
- * `^https?://[^/]+/.*$` and other patterns of at most two unbounded quantifiers running together,
- * none nested. The pattern is read in the grammar `mapAlongSchema` compiles
+ * `^\d+(\.\d+)?$`, `^[a-z0-9]+(?:-[a-z0-9]+)*$`, `^https?://[^/]+/.*$` and other patterns of at
+ * most two unbounded quantifiers running together, none nested but so delimited. The pattern is read in the grammar `mapAlongSchema` compiles
  * it under: with the `u` flag where it is valid so, else without (where `\u{1,}` repeats a `u`). A
  * quantifier's bounds may have any number of digits. A pattern that is no regular expression is
  * read as far as it goes (the walk never runs one).
@@ -186,11 +245,38 @@ export function backtracks(pattern: string, unicode: boolean): boolean {
   };
   let top = stack[0] as Frame;
   /**
+   * Whether the pending group counts apart from the ways before it: it separates from the atom
+   * before it (see `Opened`), taken at most once, or it is delimited, however often it is taken.
+   */
+  const apart = (group: Opened) =>
+    group.max <= 1
+      ? group.after !== undefined && separatesOnce(group.after.source, group.head)
+      : group.tail !== undefined;
+  /**
    * Multiplies the pending item into the current alternative. A single atom, not quantified,
    * that `separates` from the quantified atom before it ends the run: its ways are added up, and
    * the next run starts from the ways that reach the separator (one per way before that atom).
+   * A group that separates likewise ends the run where it is entered; skipped (`?`, `*`), the
+   * ways before it go on as they were. A delimited group's repetitions end, for each way into
+   * it, at different places in the key: at most one way for each of its characters.
    */
   const settle = () => {
+    const group = top.group;
+    top.group = undefined;
+    if (group !== undefined && apart(group)) {
+      const reaching = top.ways;
+      let entering = reaching;
+      if (group.after !== undefined && separatesOnce(group.after.source, group.head)) {
+        top.before = capped(top.before + reaching);
+        entering = Math.max(1, Math.ceil(reaching / group.after.counts));
+      }
+      const inside =
+        group.tail === undefined || group.max <= 1
+          ? group.ways
+          : Math.min(group.tail * Math.min(group.max, PATTERN_KEY_LIMIT), REPEATED_GROUP_WAYS);
+      top.ways = capped((group.min === 0 ? reaching : 0) + entering * inside);
+      top.last = 1;
+    }
     const separator = top.lastAtom;
     const repeated = top.repeated;
     top.ways = capped(top.ways * top.last);
@@ -211,6 +297,31 @@ export function backtracks(pattern: string, unicode: boolean): boolean {
     top.repeated = repeated;
     top.lastAtom = pattern.slice(from, to);
     top.lastQuantifiable = true;
+    top.items.push({ source: top.lastAtom, min: 1, max: 1 });
+  };
+  /** The group `closed` as the item `Opened` describes, or undefined where it is none. */
+  const opened = (closed: Frame, ways: number, varies: boolean): Opened | undefined => {
+    const [head, tail, ...rest] = closed.items;
+    if (closed.lookaround || closed.done > 0 || head === undefined || head.min !== 1 || head.max !== 1)
+      return undefined;
+    const delimited =
+      tail !== undefined &&
+      rest.length === 0 &&
+      tail.max > tail.min &&
+      separatesOnce("[A-Za-z0-9]", head.source) &&
+      separatesOnce(tail.source, head.source);
+    const counts = delimited
+      ? Math.min(tail.max, PATTERN_KEY_LIMIT) - Math.min(tail.min, PATTERN_KEY_LIMIT) + 1
+      : 0;
+    return {
+      head: head.source,
+      after: closed.after,
+      tail: delimited ? counts : undefined,
+      ways,
+      varies,
+      min: 1,
+      max: 1,
+    };
   };
   let i = 0;
   while (i < pattern.length) {
@@ -236,13 +347,15 @@ export function backtracks(pattern: string, unicode: boolean): boolean {
       continue;
     }
     if (char === "(") {
+      const after = top.lastAtom === undefined ? top.repeated : undefined;
       settle();
+      top.items.push(undefined);
       let lookaround = false;
       if (pattern[i + 1] === "?") {
         const kind = pattern.slice(i + 2, i + 4);
         lookaround = kind[0] === "=" || kind[0] === "!" || kind === "<=" || kind === "<!";
       }
-      top = frame(lookaround);
+      top = frame(lookaround, after);
       stack.push(top);
       i++;
       // The group's prefix (`?:`, `?=`, `?<name>`) holds nothing that counts: skip to its body.
@@ -276,6 +389,7 @@ export function backtracks(pattern: string, unicode: boolean): boolean {
       top.last = ways;
       top.lastVaries = varies;
       top.lastQuantifiable = true;
+      top.group = opened(group, ways, varies);
       i++;
       continue;
     }
@@ -284,6 +398,7 @@ export function backtracks(pattern: string, unicode: boolean): boolean {
       top.done = capped(top.done + top.before + top.ways);
       top.before = 0;
       top.ways = 1;
+      top.items = [];
       i++;
       continue;
     }
@@ -294,6 +409,29 @@ export function backtracks(pattern: string, unicode: boolean): boolean {
     else if (char === "{") count = countAt(pattern, i);
     if (count !== undefined && top.lastQuantifiable) {
       const { min, max } = count;
+      const item = top.lastAtom === undefined ? undefined : top.items[top.items.length - 1];
+      if (item !== undefined) {
+        item.min = min;
+        item.max = max;
+      }
+      const group = top.group;
+      if (group !== undefined) {
+        group.min = min;
+        group.max = max;
+      }
+      if (group !== undefined && apart(group)) {
+        // Counted where it settles (see `settle`): its repetitions never trade characters.
+        top.varies ||= max > min || group.varies;
+        top.repeats ||= max > min;
+        top.last = 1;
+        top.lastVaries = false;
+        top.lastQuantifiable = false;
+        top.repeated = undefined;
+        i = count.end;
+        if (pattern[i] === "?" || pattern[i] === "+") i++;
+        continue;
+      }
+      top.group = undefined;
       if (max >= 2 && top.lastVaries) return true;
       top.repeated = undefined;
       // A fixed count (`{3}`) of a group of one way is one way; a varying one multiplies its ways
@@ -314,8 +452,10 @@ export function backtracks(pattern: string, unicode: boolean): boolean {
       if (top.before + top.ways * top.last > PATH_BUDGET) return true;
       continue;
     }
-    if (char === "^" || char === "$") settle();
-    else atom(i, i + 1);
+    if (char === "^" || char === "$") {
+      settle();
+      top.items.push(undefined);
+    } else atom(i, i + 1);
     i++;
   }
   // An unclosed group: count it as closed where the pattern ends.
