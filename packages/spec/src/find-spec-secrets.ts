@@ -2424,8 +2424,11 @@ function literalNamer(hide: SecretHide | undefined): (secret: string, name: stri
 
 /** An environment assignment: `NAME=value`. */
 const ASSIGNMENT = /^([A-Za-z_][A-Za-z0-9_.-]*)=([\s\S]*)$/;
-/** A flag alone, before its value. */
-const FLAG_ALONE = /^--?([A-Za-z][\w.-]*)$/;
+/**
+ * A flag alone, before its value. A single-dash word with a digit in it is a short flag with its
+ * value written tight (`-pmy-secret-42`), not a flag naming the next word (`mydb`).
+ */
+const FLAG_ALONE = /^(?:--|-(?![\w.-]*\d))([A-Za-z][\w.-]*)$/;
 /** The flag before a shell's command: `sh -c`, `bash -lc`, `cmd /c`, `pwsh -Command`. */
 const SHELL_COMMAND = /^(?:-[A-Za-z]*c|\/[cC]|-Command)$/;
 /** curl's `-u user:password`, written tight: `-uadmin:X`. */
@@ -2664,7 +2667,8 @@ function readArg(
   const flag = FLAG.exec(arg);
   if (flag) {
     const [, name = "", inline] = flag;
-    if (inline === undefined) return undefined;
+    // A short flag with a key shape tight after its letter (`-pghp_…`): the key, whatever the program.
+    if (inline === undefined) return looksLikeKey(arg) ? readValue(arg, hide) : undefined;
     const prefix = arg.slice(0, arg.length - inline.length);
     if (rules.telling(name) && rules.literal(inline))
       return { sign: SecretSign.Flag, safe: prefix + named(inline, name) };
