@@ -63,6 +63,40 @@ describe("PowerShell's $env:NAME=value in a pasted command line (fix130 #1)", ()
     expect(hidden).toEqual([secret]);
   });
 
+  // r46 N2, second half (fix138): in "…" a backtick escapes the character after it, so
+  // `"abc`$def"` says `abc$def` in clear; a shell would read the backtick as a substitution.
+  it.each([
+    ['$env:API_KEY="abc`$def"; node srv.js', '$env:API_KEY="${API_KEY}"; node srv.js', "abc`$def"],
+    ['$env:API_KEY="a``b"; node srv.js', '$env:API_KEY="${API_KEY}"; node srv.js', "a``b"],
+    [
+      '$env:DB_PASSWORD = "say `"hi`" 9x" ; node srv.js',
+      '$env:DB_PASSWORD = "${DB_PASSWORD}" ; node srv.js',
+      'say `"hi`" 9x',
+    ],
+    ['$env:API_KEY="it""s-9x`$"; node srv.js', '$env:API_KEY="${API_KEY}"; node srv.js', 'it""s-9x`$'],
+  ])(
+    "%j: the whole double-quoted value, backtick escapes and all, is hidden and fills back (fix138)",
+    (line, safe, secret) => {
+      expectExportedAndShown(line, safe);
+      const hidden: string[] = [];
+      expect(
+        withoutCommandLineSecrets(line, (text) => {
+          hidden.push(text);
+          return text;
+        }),
+      ).toBe(line);
+      expect(hidden).toEqual([secret]);
+    },
+  );
+
+  it.each([
+    '$env:API_KEY="abc$def"; node srv.js',
+    '$env:API_KEY="`$x$(Get-Secret)"; node srv.js',
+    '$env:API_KEY="a`"b; node srv.js',
+  ])("%j: a double-quoted value PowerShell expands, or never closes, is kept (fix138)", (line) => {
+    expect(withoutCommandLineSecrets(line)).not.toContain("${API_KEY}");
+  });
+
   it("names two $env: values, one holding PowerShell's doubled quote, apart (r46 N2)", () => {
     const line = "$env:API_KEY='it''s-secret-9x'; $env:API_KEY='Hunter2pw'; node srv.js";
     expect(exportSpec(pasted(line)).bundle?.mcpServers?.[0]?.command).toBe(

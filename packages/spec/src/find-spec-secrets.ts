@@ -1888,28 +1888,73 @@ function trimmedSpans(value: string, span: Span): Span[] {
 const PWSH_ENV = /^\$env:([A-Za-z_][A-Za-z0-9_]*)(=|$)/i;
 
 /**
- * PowerShell's `$env:NAME='value'` (or `$env:NAME = 'value'`) under a telling name, read as
- * PowerShell reads '…': `''` is one quote, nothing is expanded (r46 N2). The text between its
- * quotes as written (`it''s-secret-9x`), `[start, end)` in `line`, and `NAME`: that text is replaced
- * where it stands, the quotes kept, and names its reference, so filling it back gives the original
- * bytes. Undefined for any other word, an empty value, or one that reads as a reference or a
- * variable (`'${API_KEY}'`).
+ * Where each PowerShell "…" string of a line ends, read as PowerShell reads one (r46 N2): for the
+ * position `p` just after an opening `"`, `close[p]` is the index of its closing `"` (-1 when none),
+ * a backtick escaping the character after it and `""` being one quote; `expands[p]` is 1 when a `$`
+ * that PowerShell expands (`$name`, `$(…)`, `${…}`) stands unescaped before that close. One pass
+ * from the line's end, so reading every word's string costs the line's length once.
+ */
+interface PwshQuotes {
+  close: Int32Array;
+  expands: Uint8Array;
+}
+
+function pwshQuotes(line: string): PwshQuotes {
+  const n = line.length;
+  const close = new Int32Array(n + 2).fill(-1);
+  const expands = new Uint8Array(n + 2);
+  for (let p = n - 1; p >= 0; p--) {
+    const c = line[p];
+    const skip = c === "`" || (c === '"' && line[p + 1] === '"') ? 2 : 1;
+    if (c === '"' && skip === 1) {
+      close[p] = p;
+      continue;
+    }
+    close[p] = close[p + skip] as number;
+    expands[p] = c === "$" && EXPANDS.test(line[p + 1] ?? "") ? 1 : (expands[p + skip] as number);
+  }
+  return { close, expands };
+}
+
+/** What a PowerShell "…" string's text says: each backtick's character as itself, `""` as one quote. */
+const PWSH_DOUBLE_ESCAPE = /`([\s\S])|""/g;
+
+/**
+ * PowerShell's `$env:NAME='value'` or `$env:NAME="value"` (or `$env:NAME = 'value'`) under a
+ * telling name, read as PowerShell reads its quotes (r46 N2): in '…', `''` is one quote and nothing
+ * is expanded; in "…", a backtick escapes the character after it (`` `$ ``, `` `` ``, `` `" ``), `""`
+ * is one quote, and an unescaped `$name`, `$(…)` or `${…}` is read at run time (no secret). The text
+ * between its quotes as written (`it''s-secret-9x`, ``abc`$def``), `[start, end)` in `line`, and
+ * `NAME`: that text is replaced where it stands, the quotes kept, and names its reference, so
+ * filling it back gives the original bytes. Undefined for any other word, an empty value, or one
+ * that reads as a reference or a variable (`'${API_KEY}'`, `"$token"`).
  */
 function pwshQuotedValue(
   line: string,
   word: CommandWord,
   previous: CommandWord | undefined,
   twoBefore: CommandWord | undefined,
+  quotes: () => PwshQuotes,
 ): { start: number; end: number; name: string } | undefined {
   const written = line.slice(word.start, word.end);
   const env = PWSH_ENV.exec(written);
   const spaced = previous?.value === "=" && twoBefore ? PWSH_ENV.exec(twoBefore.value) : null;
   const [open, name] =
     env?.[2] === "=" ? [env[0].length, env[1] ?? ""] : spaced?.[2] === "" ? [0, spaced[1] ?? ""] : [0, ""];
+  if (!wholeNameTells(name)) return undefined;
+  const start = word.start + open + 1;
+  if (line[start - 1] === '"') {
+    // A shell reads a backtick as a substitution, so the word may end elsewhere: read the line.
+    const { close, expands } = quotes();
+    const end = close[start] as number;
+    if (end <= start || expands[start] === 1 || !/^(?:$|[\s;|&)}])/.test(line.slice(end + 1, end + 2)))
+      return undefined;
+    const says = line.slice(start, end).replace(PWSH_DOUBLE_ESCAPE, (_, escaped?: string) => escaped ?? '"');
+    return isLiteral(says) ? { start, end, name } : undefined;
+  }
   const quoted = /^'((?:[^']|'')+)'$/.exec(written.slice(open));
   const inner = quoted?.[1] ?? "";
-  if (inner === "" || !wholeNameTells(name) || !plainLiteral(inner.replace(/''/g, "'"))) return undefined;
-  const start = word.start + open + 1;
+  if (inner === "" || !plainLiteral(inner.replace(/''/g, "'"))) return undefined;
   return { start, end: start + inner.length, name };
 }
 
@@ -2148,6 +2193,11 @@ export function commandLineSecrets(
   // given to the first word that writes its value in place; words start in order, so one pointer.
   const programs = programValues(line);
   let program = 0;
+  let pwsh: PwshQuotes | undefined;
+  const readPwshQuotes = () => {
+    pwsh ??= pwshQuotes(line);
+    return pwsh;
+  };
   const programSpans = (word: CommandWord): Span[] => {
     while (program < programs.length && (programs[program] as ProgramValue).start < word.start) program += 1;
     const spans: Span[] = [];
@@ -2179,7 +2229,9 @@ export function commandLineSecrets(
     const previous = passwords.has(index - 1) ? undefined : sameLine(word, words[index - 1]);
     // PowerShell's `$env:NAME='it''s'`: only the text between its quotes, as written (r46 N2).
     const pwsh =
-      word.start >= at ? pwshQuotedValue(line, word, previous, sameLine(word, words[index - 2])) : undefined;
+      word.start >= at
+        ? pwshQuotedValue(line, word, previous, sameLine(word, words[index - 2]), readPwshQuotes)
+        : undefined;
     if (pwsh) {
       keep(pwsh.start);
       sign ??= SecretSign.Flag;
