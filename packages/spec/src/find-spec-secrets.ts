@@ -3084,6 +3084,17 @@ function lineSecrets(
   return { sign: pairs.sign, safe: rest?.safe ?? pairs.safe };
 }
 
+/**
+ * A pasted line read for display (see `withoutCommandLineSecrets`): one connection string as
+ * `lineSecrets` reads a pasted `command` (a telling pair's whole value, a `;` inside braces or
+ * spaces included: `Pwd={a;b X}`, `Password=X two;`), anything else as a command line; a script
+ * is rewritten in place, never replaced whole.
+ */
+export function shownLineSecrets(line: string, hide: SecretHide | undefined): ArgFound | undefined {
+  if (LINE_BREAK.test(line) || HEREDOC.test(line)) return commandLineSecrets(line, hide);
+  return lineSecrets(line, hide, () => "SHELL_COMMAND", true);
+}
+
 /** A connection string's pair: `Password=X`, ` User Id = sa`. */
 const PAIR_NAME = /^\s*[A-Za-z][\w .-]*$/;
 
