@@ -1,7 +1,7 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: ${NAME} references, meant literally.
 import { describe, expect, it } from "vitest";
 import { exportSpec } from "./export-spec.js";
-import { findSpecSecrets } from "./find-spec-secrets.js";
+import { findSpecSecrets, withoutArgSecrets } from "./find-spec-secrets.js";
 import { withoutCommandLineSecrets } from "./index.js";
 import { SPEC_TOKEN } from "./schema.js";
 import { SecretSign } from "./secret-signs.js";
@@ -96,6 +96,31 @@ describe("PowerShell's $env:NAME=value in a pasted command line (fix130 #1)", ()
   ])("%j: a double-quoted value PowerShell expands, or never closes, is kept (fix138)", (line) => {
     expect(withoutCommandLineSecrets(line)).not.toContain("${API_KEY}");
   });
+
+  // fix138 #4: one word with no whitespace, as one argv word or a whole `command`, and PowerShell's
+  // braced `${env:NAME}` form, are assignments too.
+  it.each([
+    ["$env:API_KEY=Hunter2pw", "$env:API_KEY=${API_KEY}"],
+    ["${env:API_KEY}=Hunter2pw", "${env:API_KEY}=${API_KEY}"],
+    ["$env:API_KEY='it''s-9x'", "$env:API_KEY='${API_KEY}'"],
+    ['${env:DB_PASSWORD}="a``b9x"', '${env:DB_PASSWORD}="${DB_PASSWORD}"'],
+  ])("%j, one word, is read as an assignment: exported and shown as %j (fix138)", (word, safe) => {
+    expectExportedAndShown(word, safe);
+    expect(withoutArgSecrets(["-File", "run.ps1", word])).toEqual(["-File", "run.ps1", safe]);
+    const spec: AgentSpec = {
+      spec: SPEC_TOKEN,
+      bundle: { mcpServers: [{ name: "srv", command: "pwsh", args: ["-File", "run.ps1", word] }] },
+    };
+    expect(exportSpec(spec).bundle?.mcpServers?.[0]?.args).toEqual(["-File", "run.ps1", safe]);
+  });
+
+  it.each(["${env:API_KEY}=$tok", "${env:Path}=C:\\tools", "$env:API_KEY=${API_KEY}"])(
+    "%j, one word, is kept (fix138)",
+    (word) => {
+      expect(withoutArgSecrets([word])).toEqual([word]);
+      expect(withoutCommandLineSecrets(word)).toBe(word);
+    },
+  );
 
   it("names two $env: values, one holding PowerShell's doubled quote, apart (r46 N2)", () => {
     const line = "$env:API_KEY='it''s-secret-9x'; $env:API_KEY='Hunter2pw'; node srv.js";

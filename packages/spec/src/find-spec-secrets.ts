@@ -299,7 +299,7 @@ function visitNamed(checked: AgentSpec, report: SecretVisit, names: ReferenceNam
     const line =
       pasted !== null
         ? pasted
-        : command !== undefined && /[\s;]/.test(command)
+        : command !== undefined && (/[\s;]/.test(command) || pwshAssignment(command))
           ? lineSecrets(command, hide, () => scriptName(name), true)
           : undefined;
     if (line) found(child(at, "command"), line.sign, (next) => (server.command = next), line.safe);
@@ -1884,8 +1884,15 @@ function trimmedSpans(value: string, span: Span): Span[] {
   }));
 }
 
-/** PowerShell's assignment to an environment variable, `$env:NAME=value` (any case), or its name alone before ` = value`. */
-const PWSH_ENV = /^\$env:([A-Za-z_][A-Za-z0-9_]*)(=|$)/i;
+/**
+ * PowerShell's assignment to an environment variable, `$env:NAME=value` or `${env:NAME}=value`
+ * (any case), or its name alone before ` = value`: the name, then `=` or nothing.
+ */
+const PWSH_ENV =
+  /^\$(?:env:(?=[A-Za-z_][A-Za-z0-9_]*(?:=|$))|\{env:(?=[A-Za-z_][A-Za-z0-9_]*\}(?:=|$)))([A-Za-z_][A-Za-z0-9_]*)\}?(=|$)/i;
+
+/** True when `text` starts as PowerShell's `$env:NAME=` or `${env:NAME}=`: one word that is an assignment. */
+const pwshAssignment = (text: string) => PWSH_ENV.exec(text)?.[2] === "=";
 
 /**
  * Where each PowerShell "…" string of a line ends, read as PowerShell reads one (r46 N2): for the
@@ -2713,6 +2720,8 @@ function readArg(
   const json =
     rules.words && !tellingValue(arg, previous, rules) ? jsonArgSecrets(arg, rules, hide, scriptName) : null;
   if (json) return json;
+  // PowerShell's `$env:API_KEY=X` as one word: read as the command-line reader reads it, its quotes too.
+  if (rules.words && pwshAssignment(arg)) return commandLineSecrets(arg, hide, scriptName);
   const tight = TIGHT_USER.exec(arg);
   if (tight && proseCredential(tight[2] ?? ""))
     return { sign: SecretSign.Flag, safe: `-u${tight[1]}:${named(tight[2] ?? "", "password")}` };
