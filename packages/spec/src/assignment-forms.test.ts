@@ -174,6 +174,53 @@ describe("withoutCommandLineSecrets: a program's assignment to its environment, 
     expect(withoutCommandLineSecrets(shown)).toBe(shown);
   });
 
+  // fix138 #5: more ways a program writes to its environment, and Python's string prefixes.
+  it.each([
+    [
+      `node -e "process.env.API_KEY ??= 'X-plain-secret-1'; require('srv')"`,
+      `node -e "process.env.API_KEY ??= '\${API_KEY}'; require('srv')"`,
+    ],
+    [
+      `node -e "process.env['TOKEN'] ||= 'X-plain-secret-1'"`,
+      `node -e "process.env['TOKEN'] ||= '\${TOKEN}'"`,
+    ],
+    [
+      `node -e "Object.assign(process.env, {API_KEY: 'X-plain-secret-1'}); require('srv')"`,
+      `node -e "Object.assign(process.env, {API_KEY: '\${API_KEY}'}); require('srv')"`,
+    ],
+    [
+      `node -e "Object.assign(process.env, {'TOKEN': 'X-plain-secret-1'})"`,
+      `node -e "Object.assign(process.env, {'TOKEN': '\${TOKEN}'})"`,
+    ],
+    [
+      `python -c "import os; os.environ.update(API_KEY='X-plain-secret-1'); import srv"`,
+      `python -c "import os; os.environ.update(API_KEY='\${API_KEY}'); import srv"`,
+    ],
+    [
+      `python -c "import os; os.environ.update({'API_KEY': 'X-plain-secret-1'}); import srv"`,
+      `python -c "import os; os.environ.update({'API_KEY': '\${API_KEY}'}); import srv"`,
+    ],
+    [
+      `python -c "import os; os.environ['API_KEY'] = r'X-plain-secret-1'; import srv"`,
+      `python -c "import os; os.environ['API_KEY'] = r'\${API_KEY}'; import srv"`,
+    ],
+    [
+      `python -c "import os; os.environ.setdefault('TOKEN', f'X-plain-secret-1')"`,
+      `python -c "import os; os.environ.setdefault('TOKEN', f'\${TOKEN}')"`,
+    ],
+  ])("%j shows the value inside its quotes as a reference (fix138)", (line, shown) => {
+    expect(withoutCommandLineSecrets(line)).toBe(shown);
+    expect(withoutCommandLineSecrets(shown)).toBe(shown);
+  });
+
+  it.each([
+    `python -c "import os; os.environ['API_KEY'] = f'{key}-suffix'"`,
+    `node -e "process.env.API_KEY ??= process.argv[2]"`,
+    `node -e "Object.assign(process.env, {NODE_ENV: 'production'})"`,
+  ])("%j is shown as written (fix138)", (line) => {
+    expect(withoutCommandLineSecrets(line)).toBe(line);
+  });
+
   // r46 R4: a literal that goes on (`+`, a method, another literal) is part of the value: the whole
   // expression is hidden, to the statement's end, and named by the variable.
   it.each([

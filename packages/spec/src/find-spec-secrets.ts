@@ -2061,18 +2061,29 @@ const PROGRAM_QUOTES = "'\"`";
 /** A name in a JS or Python string, its quotes perhaps escaped for the shell (`\"TOKEN\"`). */
 const PROGRAM_NAME = String.raw`\s*(?<nameEscape>\\?)(?<nameQuote>[${PROGRAM_QUOTES}])(?<name>[A-Za-z_]\w*)\k<nameEscape>\k<nameQuote>\s*`;
 /** A string literal's text (up to 512 characters, no quote or backslash inside), its quotes perhaps escaped for the shell. */
-const PROGRAM_STRING = String.raw`\s*(?<valueEscape>\\?)(?<valueQuote>[${PROGRAM_QUOTES}])(?<value>[^${PROGRAM_QUOTES}\\\n]{1,512})\k<valueEscape>\k<valueQuote>`;
+const PROGRAM_STRING = String.raw`\s*(?<prefix>[rRuUbBfF]{0,2})(?<valueEscape>\\?)(?<valueQuote>[${PROGRAM_QUOTES}])(?<value>[^${PROGRAM_QUOTES}\\\n]{1,512})\k<valueEscape>\k<valueQuote>`;
+
+/** JS's assignment operators that set a variable: `=`, `??=`, `||=`, `&&=` (not `==`, `=>`). */
+const JS_ASSIGN = String.raw`\s*(?:\?\?|\|\||&&)?=(?![=>])`;
+/** The first key of an object literal opened at `{`: bare (`TOKEN:`) or quoted (`'TOKEN':`). */
+const FIRST_KEY = String.raw`\{\s*(?<name>[A-Za-z_]\w*)\s*:`;
 
 /**
  * A program's assignment to its environment, written in its own text: JS's `process.env.TOKEN =
- * 'X'` and `process.env["TOKEN"] = 'X'`, Python's `os.environ['TOKEN'] = 'X'`,
- * `os.environ.setdefault('TOKEN', 'X')` and `os.putenv('TOKEN', 'X')`.
+ * 'X'` (or `??=`, `||=`, `&&=`), `process.env["TOKEN"] = 'X'` and `Object.assign(process.env,
+ * {TOKEN: 'X'})` (its first key), Python's `os.environ['TOKEN'] = 'X'`, `os.environ.setdefault('TOKEN',
+ * 'X')`, `os.putenv('TOKEN', 'X')`, `os.environ.update(TOKEN='X')` and `os.environ.update({'TOKEN':
+ * 'X'})` (its first key); a Python string's prefix (`r'X'`, `f'X'`) is passed over.
  */
 const PROGRAM_ENV = [
-  String.raw`process\.env\.(?<name>[A-Za-z_]\w*)\s*=(?![=>])`,
-  String.raw`process\.env\[${PROGRAM_NAME}\]\s*=(?![=>])`,
+  String.raw`process\.env\.(?<name>[A-Za-z_]\w*)${JS_ASSIGN}`,
+  String.raw`process\.env\[${PROGRAM_NAME}\]${JS_ASSIGN}`,
+  String.raw`Object\.assign\(\s*process\.env\s*,\s*${FIRST_KEY}`,
+  String.raw`Object\.assign\(\s*process\.env\s*,\s*\{${PROGRAM_NAME}:`,
   String.raw`os\.environ\[${PROGRAM_NAME}\]\s*=(?!=)`,
   String.raw`os\.(?:environ\.setdefault|putenv)\(${PROGRAM_NAME},`,
+  String.raw`os\.environ\.update\(\s*(?<name>[A-Za-z_]\w*)\s*=(?!=)`,
+  String.raw`os\.environ\.update\(\s*\{${PROGRAM_NAME}:`,
 ].map((head) => new RegExp(head + PROGRAM_STRING, "g"));
 
 /** A word of a `PROGRAM_ENV` assignment: a line without one holds none. */
@@ -2124,9 +2135,12 @@ function programValues(line: string): ProgramValue[] {
   const found: ProgramValue[] = [];
   for (const pattern of PROGRAM_ENV)
     for (const match of line.matchAll(pattern)) {
-      const { name = "", value = "", valueEscape = "", valueQuote = "" } = match.groups ?? {};
+      const { name = "", value = "", valueEscape = "", valueQuote = "", prefix = "" } = match.groups ?? {};
       const end = (match.index ?? 0) + match[0].length - valueEscape.length - valueQuote.length;
-      if (wholeNameTells(name) && plainLiteral(value)) found.push({ start: end - value.length, end, name });
+      // An f-string's `{…}` is read at run time.
+      const formatted = /f/i.test(prefix) && value.includes("{");
+      if (wholeNameTells(name) && plainLiteral(value) && !formatted)
+        found.push({ start: end - value.length, end, name });
     }
   return found.sort((x, y) => x.start - y.start);
 }
