@@ -25,6 +25,22 @@ function expectExportedAndShown(line: string, safe: string): void {
   expect(withoutCommandLineSecrets(line)).toBe(safe);
 }
 
+/**
+ * `line` is exported and shown as `safe`, and its one secret, handed to `hide`, is `secret` as
+ * written: filling the reference back with it gives `line` byte for byte.
+ */
+function expectFilledBack(line: string, safe: string, secret: string): void {
+  expectExportedAndShown(line, safe);
+  const hidden: string[] = [];
+  expect(
+    withoutCommandLineSecrets(line, (text) => {
+      hidden.push(text);
+      return text;
+    }),
+  ).toBe(line);
+  expect(hidden).toEqual([secret]);
+}
+
 describe("PowerShell's $env:NAME=value in a pasted command line (fix130 #1)", () => {
   it.each([
     ["$env:API_KEY='X-plain-secret-1'; node srv.js", "$env:API_KEY='${API_KEY}'; node srv.js"],
@@ -51,17 +67,7 @@ describe("PowerShell's $env:NAME=value in a pasted command line (fix130 #1)", ()
       "it''s-secret-9x",
     ],
     ["$env:DB_PASSWORD='''quoted''9x'' x'", "$env:DB_PASSWORD='${DB_PASSWORD}'", "''quoted''9x'' x"],
-  ])("%j keeps its quotes where they were and fills back byte for byte (r46 N2)", (line, safe, secret) => {
-    expectExportedAndShown(line, safe);
-    const hidden: string[] = [];
-    expect(
-      withoutCommandLineSecrets(line, (text) => {
-        hidden.push(text);
-        return text;
-      }),
-    ).toBe(line);
-    expect(hidden).toEqual([secret]);
-  });
+  ])("%j keeps its quotes where they were and fills back byte for byte (r46 N2)", expectFilledBack);
 
   // r46 N2, second half (fix138): in "…" a backtick escapes the character after it, so
   // `"abc`$def"` says `abc$def` in clear; a shell would read the backtick as a substitution.
@@ -76,17 +82,7 @@ describe("PowerShell's $env:NAME=value in a pasted command line (fix130 #1)", ()
     ['$env:API_KEY="it""s-9x`$"; node srv.js', '$env:API_KEY="${API_KEY}"; node srv.js', 'it""s-9x`$'],
   ])(
     "%j: the whole double-quoted value, backtick escapes and all, is hidden and fills back (fix138)",
-    (line, safe, secret) => {
-      expectExportedAndShown(line, safe);
-      const hidden: string[] = [];
-      expect(
-        withoutCommandLineSecrets(line, (text) => {
-          hidden.push(text);
-          return text;
-        }),
-      ).toBe(line);
-      expect(hidden).toEqual([secret]);
-    },
+    expectFilledBack,
   );
 
   it.each([
@@ -168,14 +164,7 @@ describe("withoutCommandLineSecrets: a program's assignment to its environment, 
     ],
     // The program's quotes escaped for the shell.
     [`node -e "process.env.TOKEN=\\"X-plain-secret-1\\""`, `node -e "process.env.TOKEN=\\"\${TOKEN}\\""`],
-  ])("%j shows the value inside its quotes as a reference named by the variable", (line, shown) => {
-    expect(withoutCommandLineSecrets(line)).toBe(shown);
-    // What it shows, read again, is shown as it is.
-    expect(withoutCommandLineSecrets(shown)).toBe(shown);
-  });
-
-  // fix138 #5: more ways a program writes to its environment, and Python's string prefixes.
-  it.each([
+    // fix138 #5: more ways a program writes to its environment, and Python's string prefixes.
     [
       `node -e "process.env.API_KEY ??= 'X-plain-secret-1'; require('srv')"`,
       `node -e "process.env.API_KEY ??= '\${API_KEY}'; require('srv')"`,
@@ -208,8 +197,9 @@ describe("withoutCommandLineSecrets: a program's assignment to its environment, 
       `python -c "import os; os.environ.setdefault('TOKEN', f'X-plain-secret-1')"`,
       `python -c "import os; os.environ.setdefault('TOKEN', f'\${TOKEN}')"`,
     ],
-  ])("%j shows the value inside its quotes as a reference (fix138)", (line, shown) => {
+  ])("%j shows the value inside its quotes as a reference named by the variable", (line, shown) => {
     expect(withoutCommandLineSecrets(line)).toBe(shown);
+    // What it shows, read again, is shown as it is.
     expect(withoutCommandLineSecrets(shown)).toBe(shown);
   });
 
