@@ -1,7 +1,7 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: ${NAME} references, meant literally.
 import { describe, expect, it } from "vitest";
 import { exportSpec } from "./export-spec.js";
-import { findSpecSecrets } from "./find-spec-secrets.js";
+import { findSpecSecrets, withoutArgSecrets } from "./find-spec-secrets.js";
 import { withoutCommandLineSecrets } from "./index.js";
 import { SPEC_TOKEN } from "./schema.js";
 import { SecretSign } from "./secret-signs.js";
@@ -23,6 +23,22 @@ function expectExportedAndShown(line: string, safe: string): void {
   expect(out.bundle?.mcpServers?.[0]?.command).toBe(safe);
   expect(findSpecSecrets(out)).toEqual([]);
   expect(withoutCommandLineSecrets(line)).toBe(safe);
+}
+
+/**
+ * `line` is exported and shown as `safe`, and its one secret, handed to `hide`, is `secret` as
+ * written: filling the reference back with it gives `line` byte for byte.
+ */
+function expectFilledBack(line: string, safe: string, secret: string): void {
+  expectExportedAndShown(line, safe);
+  const hidden: string[] = [];
+  expect(
+    withoutCommandLineSecrets(line, (text) => {
+      hidden.push(text);
+      return text;
+    }),
+  ).toBe(line);
+  expect(hidden).toEqual([secret]);
 }
 
 describe("PowerShell's $env:NAME=value in a pasted command line (fix130 #1)", () => {
@@ -51,17 +67,56 @@ describe("PowerShell's $env:NAME=value in a pasted command line (fix130 #1)", ()
       "it''s-secret-9x",
     ],
     ["$env:DB_PASSWORD='''quoted''9x'' x'", "$env:DB_PASSWORD='${DB_PASSWORD}'", "''quoted''9x'' x"],
-  ])("%j keeps its quotes where they were and fills back byte for byte (r46 N2)", (line, safe, secret) => {
-    expectExportedAndShown(line, safe);
-    const hidden: string[] = [];
-    expect(
-      withoutCommandLineSecrets(line, (text) => {
-        hidden.push(text);
-        return text;
-      }),
-    ).toBe(line);
-    expect(hidden).toEqual([secret]);
+  ])("%j keeps its quotes where they were and fills back byte for byte (r46 N2)", expectFilledBack);
+
+  // r46 N2, second half (fix138): in "…" a backtick escapes the character after it, so
+  // `"abc`$def"` says `abc$def` in clear; a shell would read the backtick as a substitution.
+  it.each([
+    ['$env:API_KEY="abc`$def"; node srv.js', '$env:API_KEY="${API_KEY}"; node srv.js', "abc`$def"],
+    ['$env:API_KEY="a``b"; node srv.js', '$env:API_KEY="${API_KEY}"; node srv.js', "a``b"],
+    [
+      '$env:DB_PASSWORD = "say `"hi`" 9x" ; node srv.js',
+      '$env:DB_PASSWORD = "${DB_PASSWORD}" ; node srv.js',
+      'say `"hi`" 9x',
+    ],
+    ['$env:API_KEY="it""s-9x`$"; node srv.js', '$env:API_KEY="${API_KEY}"; node srv.js', 'it""s-9x`$'],
+  ])(
+    "%j: the whole double-quoted value, backtick escapes and all, is hidden and fills back (fix138)",
+    expectFilledBack,
+  );
+
+  it.each([
+    '$env:API_KEY="abc$def"; node srv.js',
+    '$env:API_KEY="`$x$(Get-Secret)"; node srv.js',
+    '$env:API_KEY="a`"b; node srv.js',
+  ])("%j: a double-quoted value PowerShell expands, or never closes, is kept (fix138)", (line) => {
+    expect(withoutCommandLineSecrets(line)).not.toContain("${API_KEY}");
   });
+
+  // fix138 #4: one word with no whitespace, as one argv word or a whole `command`, and PowerShell's
+  // braced `${env:NAME}` form, are assignments too.
+  it.each([
+    ["$env:API_KEY=Hunter2pw", "$env:API_KEY=${API_KEY}"],
+    ["${env:API_KEY}=Hunter2pw", "${env:API_KEY}=${API_KEY}"],
+    ["$env:API_KEY='it''s-9x'", "$env:API_KEY='${API_KEY}'"],
+    ['${env:DB_PASSWORD}="a``b9x"', '${env:DB_PASSWORD}="${DB_PASSWORD}"'],
+  ])("%j, one word, is read as an assignment: exported and shown as %j (fix138)", (word, safe) => {
+    expectExportedAndShown(word, safe);
+    expect(withoutArgSecrets(["-File", "run.ps1", word])).toEqual(["-File", "run.ps1", safe]);
+    const spec: AgentSpec = {
+      spec: SPEC_TOKEN,
+      bundle: { mcpServers: [{ name: "srv", command: "pwsh", args: ["-File", "run.ps1", word] }] },
+    };
+    expect(exportSpec(spec).bundle?.mcpServers?.[0]?.args).toEqual(["-File", "run.ps1", safe]);
+  });
+
+  it.each(["${env:API_KEY}=$tok", "${env:Path}=C:\\tools", "$env:API_KEY=${API_KEY}"])(
+    "%j, one word, is kept (fix138)",
+    (word) => {
+      expect(withoutArgSecrets([word])).toEqual([word]);
+      expect(withoutCommandLineSecrets(word)).toBe(word);
+    },
+  );
 
   it("names two $env: values, one holding PowerShell's doubled quote, apart (r46 N2)", () => {
     const line = "$env:API_KEY='it''s-secret-9x'; $env:API_KEY='Hunter2pw'; node srv.js";
@@ -109,10 +164,51 @@ describe("withoutCommandLineSecrets: a program's assignment to its environment, 
     ],
     // The program's quotes escaped for the shell.
     [`node -e "process.env.TOKEN=\\"X-plain-secret-1\\""`, `node -e "process.env.TOKEN=\\"\${TOKEN}\\""`],
+    // fix138 #5: more ways a program writes to its environment, and Python's string prefixes.
+    [
+      `node -e "process.env.API_KEY ??= 'X-plain-secret-1'; require('srv')"`,
+      `node -e "process.env.API_KEY ??= '\${API_KEY}'; require('srv')"`,
+    ],
+    [
+      `node -e "process.env['TOKEN'] ||= 'X-plain-secret-1'"`,
+      `node -e "process.env['TOKEN'] ||= '\${TOKEN}'"`,
+    ],
+    [
+      `node -e "Object.assign(process.env, {API_KEY: 'X-plain-secret-1'}); require('srv')"`,
+      `node -e "Object.assign(process.env, {API_KEY: '\${API_KEY}'}); require('srv')"`,
+    ],
+    [
+      `node -e "Object.assign(process.env, {'TOKEN': 'X-plain-secret-1'})"`,
+      `node -e "Object.assign(process.env, {'TOKEN': '\${TOKEN}'})"`,
+    ],
+    [
+      `python -c "import os; os.environ.update(API_KEY='X-plain-secret-1'); import srv"`,
+      `python -c "import os; os.environ.update(API_KEY='\${API_KEY}'); import srv"`,
+    ],
+    [
+      `python -c "import os; os.environ.update({'API_KEY': 'X-plain-secret-1'}); import srv"`,
+      `python -c "import os; os.environ.update({'API_KEY': '\${API_KEY}'}); import srv"`,
+    ],
+    [
+      `python -c "import os; os.environ['API_KEY'] = r'X-plain-secret-1'; import srv"`,
+      `python -c "import os; os.environ['API_KEY'] = r'\${API_KEY}'; import srv"`,
+    ],
+    [
+      `python -c "import os; os.environ.setdefault('TOKEN', f'X-plain-secret-1')"`,
+      `python -c "import os; os.environ.setdefault('TOKEN', f'\${TOKEN}')"`,
+    ],
   ])("%j shows the value inside its quotes as a reference named by the variable", (line, shown) => {
     expect(withoutCommandLineSecrets(line)).toBe(shown);
     // What it shows, read again, is shown as it is.
     expect(withoutCommandLineSecrets(shown)).toBe(shown);
+  });
+
+  it.each([
+    `python -c "import os; os.environ['API_KEY'] = f'{key}-suffix'"`,
+    `node -e "process.env.API_KEY ??= process.argv[2]"`,
+    `node -e "Object.assign(process.env, {NODE_ENV: 'production'})"`,
+  ])("%j is shown as written (fix138)", (line) => {
+    expect(withoutCommandLineSecrets(line)).toBe(line);
   });
 
   // r46 R4: a literal that goes on (`+`, a method, another literal) is part of the value: the whole

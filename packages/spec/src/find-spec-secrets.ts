@@ -299,7 +299,7 @@ function visitNamed(checked: AgentSpec, report: SecretVisit, names: ReferenceNam
     const line =
       pasted !== null
         ? pasted
-        : command !== undefined && /[\s;]/.test(command)
+        : command !== undefined && (/[\s;]/.test(command) || pwshAssignment(command))
           ? lineSecrets(command, hide, () => scriptName(name), true)
           : undefined;
     if (line) found(child(at, "command"), line.sign, (next) => (server.command = next), line.safe);
@@ -1884,32 +1884,84 @@ function trimmedSpans(value: string, span: Span): Span[] {
   }));
 }
 
-/** PowerShell's assignment to an environment variable, `$env:NAME=value` (any case), or its name alone before ` = value`. */
-const PWSH_ENV = /^\$env:([A-Za-z_][A-Za-z0-9_]*)(=|$)/i;
+/**
+ * PowerShell's assignment to an environment variable, `$env:NAME=value` or `${env:NAME}=value`
+ * (any case), or its name alone before ` = value`: the name, then `=` or nothing.
+ */
+const PWSH_ENV =
+  /^\$(?:env:(?=[A-Za-z_][A-Za-z0-9_]*(?:=|$))|\{env:(?=[A-Za-z_][A-Za-z0-9_]*\}(?:=|$)))([A-Za-z_][A-Za-z0-9_]*)\}?(=|$)/i;
+
+/** True when `text` starts as PowerShell's `$env:NAME=` or `${env:NAME}=`: one word that is an assignment. */
+const pwshAssignment = (text: string) => PWSH_ENV.exec(text)?.[2] === "=";
 
 /**
- * PowerShell's `$env:NAME='value'` (or `$env:NAME = 'value'`) under a telling name, read as
- * PowerShell reads '…': `''` is one quote, nothing is expanded (r46 N2). The text between its
- * quotes as written (`it''s-secret-9x`), `[start, end)` in `line`, and `NAME`: that text is replaced
- * where it stands, the quotes kept, and names its reference, so filling it back gives the original
- * bytes. Undefined for any other word, an empty value, or one that reads as a reference or a
- * variable (`'${API_KEY}'`).
+ * Where each PowerShell "…" string of a line ends, read as PowerShell reads one (r46 N2): for the
+ * position `p` just after an opening `"`, `close[p]` is the index of its closing `"` (-1 when none),
+ * a backtick escaping the character after it and `""` being one quote; `expands[p]` is 1 when a `$`
+ * that PowerShell expands (`$name`, `$(…)`, `${…}`) stands unescaped before that close. One pass
+ * from the line's end, so reading every word's string costs the line's length once.
+ */
+interface PwshQuotes {
+  close: Int32Array;
+  expands: Uint8Array;
+}
+
+function pwshQuotes(line: string): PwshQuotes {
+  const n = line.length;
+  const close = new Int32Array(n + 2).fill(-1);
+  const expands = new Uint8Array(n + 2);
+  for (let p = n - 1; p >= 0; p--) {
+    const c = line[p];
+    const skip = c === "`" || (c === '"' && line[p + 1] === '"') ? 2 : 1;
+    if (c === '"' && skip === 1) {
+      close[p] = p;
+      continue;
+    }
+    close[p] = close[p + skip] as number;
+    expands[p] = c === "$" && EXPANDS.test(line[p + 1] ?? "") ? 1 : (expands[p + skip] as number);
+  }
+  return { close, expands };
+}
+
+/** What a PowerShell "…" string's text says: each backtick's character as itself, `""` as one quote. */
+const PWSH_DOUBLE_ESCAPE = /`([\s\S])|""/g;
+
+/**
+ * PowerShell's `$env:NAME='value'` or `$env:NAME="value"` (or `$env:NAME = 'value'`) under a
+ * telling name, read as PowerShell reads its quotes (r46 N2): in '…', `''` is one quote and nothing
+ * is expanded; in "…", a backtick escapes the character after it (`` `$ ``, `` `` ``, `` `" ``), `""`
+ * is one quote, and an unescaped `$name`, `$(…)` or `${…}` is read at run time (no secret). The text
+ * between its quotes as written (`it''s-secret-9x`, ``abc`$def``), `[start, end)` in `line`, and
+ * `NAME`: that text is replaced where it stands, the quotes kept, and names its reference, so
+ * filling it back gives the original bytes. Undefined for any other word, an empty value, or one
+ * that reads as a reference or a variable (`'${API_KEY}'`, `"$token"`).
  */
 function pwshQuotedValue(
   line: string,
   word: CommandWord,
   previous: CommandWord | undefined,
   twoBefore: CommandWord | undefined,
+  quotes: () => PwshQuotes,
 ): { start: number; end: number; name: string } | undefined {
   const written = line.slice(word.start, word.end);
   const env = PWSH_ENV.exec(written);
   const spaced = previous?.value === "=" && twoBefore ? PWSH_ENV.exec(twoBefore.value) : null;
   const [open, name] =
     env?.[2] === "=" ? [env[0].length, env[1] ?? ""] : spaced?.[2] === "" ? [0, spaced[1] ?? ""] : [0, ""];
+  if (!wholeNameTells(name)) return undefined;
+  const start = word.start + open + 1;
+  if (line[start - 1] === '"') {
+    // A shell reads a backtick as a substitution, so the word may end elsewhere: read the line.
+    const { close, expands } = quotes();
+    const end = close[start] as number;
+    if (end <= start || expands[start] === 1 || !/^(?:$|[\s;|&)}])/.test(line.slice(end + 1, end + 2)))
+      return undefined;
+    const says = line.slice(start, end).replace(PWSH_DOUBLE_ESCAPE, (_, escaped?: string) => escaped ?? '"');
+    return isLiteral(says) ? { start, end, name } : undefined;
+  }
   const quoted = /^'((?:[^']|'')+)'$/.exec(written.slice(open));
   const inner = quoted?.[1] ?? "";
-  if (inner === "" || !wholeNameTells(name) || !plainLiteral(inner.replace(/''/g, "'"))) return undefined;
-  const start = word.start + open + 1;
+  if (inner === "" || !plainLiteral(inner.replace(/''/g, "'"))) return undefined;
   return { start, end: start + inner.length, name };
 }
 
@@ -2009,18 +2061,29 @@ const PROGRAM_QUOTES = "'\"`";
 /** A name in a JS or Python string, its quotes perhaps escaped for the shell (`\"TOKEN\"`). */
 const PROGRAM_NAME = String.raw`\s*(?<nameEscape>\\?)(?<nameQuote>[${PROGRAM_QUOTES}])(?<name>[A-Za-z_]\w*)\k<nameEscape>\k<nameQuote>\s*`;
 /** A string literal's text (up to 512 characters, no quote or backslash inside), its quotes perhaps escaped for the shell. */
-const PROGRAM_STRING = String.raw`\s*(?<valueEscape>\\?)(?<valueQuote>[${PROGRAM_QUOTES}])(?<value>[^${PROGRAM_QUOTES}\\\n]{1,512})\k<valueEscape>\k<valueQuote>`;
+const PROGRAM_STRING = String.raw`\s*(?<prefix>[rRuUbBfF]{0,2})(?<valueEscape>\\?)(?<valueQuote>[${PROGRAM_QUOTES}])(?<value>[^${PROGRAM_QUOTES}\\\n]{1,512})\k<valueEscape>\k<valueQuote>`;
+
+/** JS's assignment operators that set a variable: `=`, `??=`, `||=`, `&&=` (not `==`, `=>`). */
+const JS_ASSIGN = String.raw`\s*(?:\?\?|\|\||&&)?=(?![=>])`;
+/** The first key of an object literal opened at `{`: bare (`TOKEN:`) or quoted (`'TOKEN':`). */
+const FIRST_KEY = String.raw`\{\s*(?<name>[A-Za-z_]\w*)\s*:`;
 
 /**
  * A program's assignment to its environment, written in its own text: JS's `process.env.TOKEN =
- * 'X'` and `process.env["TOKEN"] = 'X'`, Python's `os.environ['TOKEN'] = 'X'`,
- * `os.environ.setdefault('TOKEN', 'X')` and `os.putenv('TOKEN', 'X')`.
+ * 'X'` (or `??=`, `||=`, `&&=`), `process.env["TOKEN"] = 'X'` and `Object.assign(process.env,
+ * {TOKEN: 'X'})` (its first key), Python's `os.environ['TOKEN'] = 'X'`, `os.environ.setdefault('TOKEN',
+ * 'X')`, `os.putenv('TOKEN', 'X')`, `os.environ.update(TOKEN='X')` and `os.environ.update({'TOKEN':
+ * 'X'})` (its first key); a Python string's prefix (`r'X'`, `f'X'`) is passed over.
  */
 const PROGRAM_ENV = [
-  String.raw`process\.env\.(?<name>[A-Za-z_]\w*)\s*=(?![=>])`,
-  String.raw`process\.env\[${PROGRAM_NAME}\]\s*=(?![=>])`,
+  String.raw`process\.env\.(?<name>[A-Za-z_]\w*)${JS_ASSIGN}`,
+  String.raw`process\.env\[${PROGRAM_NAME}\]${JS_ASSIGN}`,
+  String.raw`Object\.assign\(\s*process\.env\s*,\s*${FIRST_KEY}`,
+  String.raw`Object\.assign\(\s*process\.env\s*,\s*\{${PROGRAM_NAME}:`,
   String.raw`os\.environ\[${PROGRAM_NAME}\]\s*=(?!=)`,
   String.raw`os\.(?:environ\.setdefault|putenv)\(${PROGRAM_NAME},`,
+  String.raw`os\.environ\.update\(\s*(?<name>[A-Za-z_]\w*)\s*=(?!=)`,
+  String.raw`os\.environ\.update\(\s*\{${PROGRAM_NAME}:`,
 ].map((head) => new RegExp(head + PROGRAM_STRING, "g"));
 
 /** A word of a `PROGRAM_ENV` assignment: a line without one holds none. */
@@ -2072,9 +2135,12 @@ function programValues(line: string): ProgramValue[] {
   const found: ProgramValue[] = [];
   for (const pattern of PROGRAM_ENV)
     for (const match of line.matchAll(pattern)) {
-      const { name = "", value = "", valueEscape = "", valueQuote = "" } = match.groups ?? {};
+      const { name = "", value = "", valueEscape = "", valueQuote = "", prefix = "" } = match.groups ?? {};
       const end = (match.index ?? 0) + match[0].length - valueEscape.length - valueQuote.length;
-      if (wholeNameTells(name) && plainLiteral(value)) found.push({ start: end - value.length, end, name });
+      // An f-string's `{…}` is read at run time.
+      const formatted = /f/i.test(prefix) && value.includes("{");
+      if (wholeNameTells(name) && plainLiteral(value) && !formatted)
+        found.push({ start: end - value.length, end, name });
     }
   return found.sort((x, y) => x.start - y.start);
 }
@@ -2148,6 +2214,11 @@ export function commandLineSecrets(
   // given to the first word that writes its value in place; words start in order, so one pointer.
   const programs = programValues(line);
   let program = 0;
+  let pwsh: PwshQuotes | undefined;
+  const readPwshQuotes = () => {
+    pwsh ??= pwshQuotes(line);
+    return pwsh;
+  };
   const programSpans = (word: CommandWord): Span[] => {
     while (program < programs.length && (programs[program] as ProgramValue).start < word.start) program += 1;
     const spans: Span[] = [];
@@ -2179,7 +2250,9 @@ export function commandLineSecrets(
     const previous = passwords.has(index - 1) ? undefined : sameLine(word, words[index - 1]);
     // PowerShell's `$env:NAME='it''s'`: only the text between its quotes, as written (r46 N2).
     const pwsh =
-      word.start >= at ? pwshQuotedValue(line, word, previous, sameLine(word, words[index - 2])) : undefined;
+      word.start >= at
+        ? pwshQuotedValue(line, word, previous, sameLine(word, words[index - 2]), readPwshQuotes)
+        : undefined;
     if (pwsh) {
       keep(pwsh.start);
       sign ??= SecretSign.Flag;
@@ -2424,8 +2497,11 @@ function literalNamer(hide: SecretHide | undefined): (secret: string, name: stri
 
 /** An environment assignment: `NAME=value`. */
 const ASSIGNMENT = /^([A-Za-z_][A-Za-z0-9_.-]*)=([\s\S]*)$/;
-/** A flag alone, before its value. */
-const FLAG_ALONE = /^--?([A-Za-z][\w.-]*)$/;
+/**
+ * A flag alone, before its value. A single-dash word with a digit in it is a short flag with its
+ * value written tight (`-pmy-secret-42`), not a flag naming the next word (`mydb`).
+ */
+const FLAG_ALONE = /^(?:--|-(?![\w.-]*\d))([A-Za-z][\w.-]*)$/;
 /** The flag before a shell's command: `sh -c`, `bash -lc`, `cmd /c`, `pwsh -Command`. */
 const SHELL_COMMAND = /^(?:-[A-Za-z]*c|\/[cC]|-Command)$/;
 /** curl's `-u user:password`, written tight: `-uadmin:X`. */
@@ -2658,13 +2734,16 @@ function readArg(
   const json =
     rules.words && !tellingValue(arg, previous, rules) ? jsonArgSecrets(arg, rules, hide, scriptName) : null;
   if (json) return json;
+  // PowerShell's `$env:API_KEY=X` as one word: read as the command-line reader reads it, its quotes too.
+  if (rules.words && pwshAssignment(arg)) return commandLineSecrets(arg, hide, scriptName);
   const tight = TIGHT_USER.exec(arg);
   if (tight && proseCredential(tight[2] ?? ""))
     return { sign: SecretSign.Flag, safe: `-u${tight[1]}:${named(tight[2] ?? "", "password")}` };
   const flag = FLAG.exec(arg);
   if (flag) {
     const [, name = "", inline] = flag;
-    if (inline === undefined) return undefined;
+    // A short flag with a key shape tight after its letter (`-pghp_…`): the key, whatever the program.
+    if (inline === undefined) return looksLikeKey(arg) ? readValue(arg, hide) : undefined;
     const prefix = arg.slice(0, arg.length - inline.length);
     if (rules.telling(name) && rules.literal(inline))
       return { sign: SecretSign.Flag, safe: prefix + named(inline, name) };
@@ -3026,6 +3105,17 @@ function lineSecrets(
   // What the pairs' reading leaves, read as a command line (a value holding `--token X`).
   const rest = commandLineSecrets(pairs.safe, hide, scriptName);
   return { sign: pairs.sign, safe: rest?.safe ?? pairs.safe };
+}
+
+/**
+ * A pasted line read for display (see `withoutCommandLineSecrets`): one connection string as
+ * `lineSecrets` reads a pasted `command` (a telling pair's whole value, a `;` inside braces or
+ * spaces included: `Pwd={a;b X}`, `Password=X two;`), anything else as a command line; a script
+ * is rewritten in place, never replaced whole.
+ */
+export function shownLineSecrets(line: string, hide: SecretHide | undefined): ArgFound | undefined {
+  if (LINE_BREAK.test(line) || HEREDOC.test(line)) return commandLineSecrets(line, hide);
+  return lineSecrets(line, hide, () => "SHELL_COMMAND", true);
 }
 
 /** A connection string's pair: `Password=X`, ` User Id = sa`. */

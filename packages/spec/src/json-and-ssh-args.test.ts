@@ -489,3 +489,46 @@ describe("mysql's -pX behind a secret manager, an env loader or another launcher
       expect(withoutCommandLineSecrets(line)).toBe(line);
   });
 });
+
+// Review r46 O1/O2 (fix138): a password written tight after a short flag. `-pmy-secret-42` was
+// read as a flag named `pmy-secret-42`, so the next word (`mydb`) was replaced in its place; and a
+// key shape tight after a short flag (`-pghp_…`) was kept in clear for any program but mysql.
+describe("a password tight after a short flag (fix138)", () => {
+  const GHP = "ghp_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8";
+
+  it("mysql -pX db: the password replaced, the database kept, in the export and the display", () => {
+    for (const line of ["mysql -pmy-secret-42 mydb", `mysql -h db -u root -p${GHP} mydb`]) {
+      const secret = line.includes(GHP) ? GHP : "my-secret-42";
+      const words = line.split(" ");
+      const expected = words.slice(1).map((word) => word.replace(secret, "${PASSWORD}"));
+      expect(exportedArgs(words[0] as string, words.slice(1))).toEqual(expected);
+      expect(withoutCommandLineSecrets(line)).toBe(line.replace(secret, "${PASSWORD}"));
+      const pasted = exportSpec({
+        spec: SPEC_TOKEN,
+        bundle: { mcpServers: [{ name: "gh", command: line }] },
+      });
+      expect(pasted.bundle?.mcpServers?.[0]?.command).toBe(line.replace(secret, "${PASSWORD}"));
+    }
+  });
+
+  it("another program's -pX db: the word after it is no password", () => {
+    expect(exportedArgs("srv", ["-pmy-secret-42", "mydb"])).toEqual(["-pmy-secret-42", "mydb"]);
+    expect(withoutCommandLineSecrets("srv -pmy-secret-42 mydb")).toBe("srv -pmy-secret-42 mydb");
+    // A telling single-dash flag with no digit still names the next word (`-api-key X`, Go's style).
+    expect(exportedArgs("srv", ["-api-key", "Hunter2pw"])).toEqual(["-api-key", "${API_KEY}"]);
+  });
+
+  it.each(["srv", "psql", "redis-cli"])("%s -pghp_… db: the key is never in clear", (program) => {
+    for (const flag of ["-p", "-k"]) {
+      expect(exportedArgs(program, [`${flag}${GHP}`, "mydb"])).toEqual([`${flag}\${SECRET}`, "mydb"]);
+      const line = `${program} ${flag}${GHP} mydb`;
+      expect(withoutCommandLineSecrets(line)).toBe(`${program} ${flag}\${SECRET} mydb`);
+      const pasted = exportSpec({
+        spec: SPEC_TOKEN,
+        bundle: { mcpServers: [{ name: "gh", command: line }] },
+      });
+      expect(JSON.stringify(pasted)).not.toContain(GHP);
+      expect(findSpecSecrets(specWith(program, [`${flag}${GHP}`]))).toHaveLength(1);
+    }
+  });
+});

@@ -298,6 +298,12 @@ export function hideLiteral(value: string, put: (secret: string) => string): str
  */
 export type SecretHide = (secret: string, name: string | undefined) => string;
 
+/**
+ * Where a key shape written with a leading `\b` may start: at a word's edge, or tight after a short
+ * flag's letter (`-pghp_…`, `-ksk-…`: mysql's `-pX` and any program's `-kX`), the flag a word of its own.
+ */
+const KEY_START = String.raw`(?:\b|(?<=(?<![\w-])-[A-Za-z]))`;
+
 /** @internal The shapes `looksLikeKey` knows. None matches fewer than 14 characters (`quotable` relies on it). */
 export const KEY_SHAPES: readonly RegExp[] = [
   /\bsk-(?:ant-|proj-)?[A-Za-z0-9_-]{16,}/, // OpenAI, Anthropic
@@ -328,7 +334,11 @@ export const KEY_SHAPES: readonly RegExp[] = [
   // An Authorization value: the scheme a word of its own (not the end of `gh-token`, `get_token`,
   // `a.token`, `/token`), its value no flag (`get-token --password X` is a command, not a header).
   /(?<![\w./-])(?:Bearer|Basic|Token)\s+(?!-)[A-Za-z0-9._~+/=-]{8,}/i,
-];
+].map((shape) =>
+  shape.source.startsWith(String.raw`\b`)
+    ? new RegExp(KEY_START + shape.source.slice(2), shape.flags)
+    : shape,
+);
 
 const GLOBAL_SHAPES = KEY_SHAPES.map((shape) => new RegExp(shape.source, `${shape.flags}g`));
 

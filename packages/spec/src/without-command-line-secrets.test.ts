@@ -122,3 +122,30 @@ describe("withoutCommandLineSecrets hides each value the command-line reader fin
     );
   });
 });
+
+// fix138 #3: a pasted line that is one connection string was shown read as a command line, so a
+// `;` inside a braced value or a space in a value ended it early and showed the rest; the export
+// read it as a connection string and hid the whole value.
+describe("withoutCommandLineSecrets: a pasted connection string's telling value is hidden whole (fix138)", () => {
+  it.each([
+    ["Server=db;Pwd={a;b S3cret99x};Database=app", "Server=db;Pwd=<hidden>;Database=app"],
+    ["Server=db;Password=Xy7pQ2 two;Database=app", "Server=db;Password=<hidden>;Database=app"],
+    ["Server=db;Password=X two;", "Server=db;Password=<hidden>;"],
+    [
+      "jdbc:sqlserver://db:1433;user=sa;password={x;y z9};",
+      "jdbc:sqlserver://db:1433;user=sa;password=<hidden>;",
+    ],
+  ])("%j shows %j", (line, shown) => {
+    expect(withoutCommandLineSecrets(line, hide)).toBe(shown);
+    const plain = withoutCommandLineSecrets(line);
+    for (const part of ["S3cret99x", "two", "y z9"])
+      if (!shown.includes(part)) expect(plain).not.toContain(part);
+  });
+
+  it("shows a command line holding a connection string word as before", () => {
+    expect(withoutCommandLineSecrets("srv --conn 'Server=db;Password=X two;Database=app'", hide)).toBe(
+      "srv --conn 'Server=db;Password=<hidden>;Database=app'",
+    );
+    expect(withoutCommandLineSecrets("A=1; srv --token Hunter2pw", hide)).toBe("A=1; srv --token <hidden>");
+  });
+});

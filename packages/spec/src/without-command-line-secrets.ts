@@ -1,4 +1,4 @@
-import { commandLineSecrets } from "./find-spec-secrets.js";
+import { shownLineSecrets } from "./find-spec-secrets.js";
 import type { SecretHide } from "./secret-signs.js";
 
 /**
@@ -30,5 +30,5 @@ import type { SecretHide } from "./secret-signs.js";
  */
 export function withoutCommandLineSecrets(line: string, hide?: SecretHide): string {
   if (typeof line !== "string") return line;
-  return commandLineSecrets(line, hide)?.safe ?? line;
+  return shownLineSecrets(line, hide)?.safe ?? line;
 }
