@@ -63,9 +63,9 @@ describe("masker", () => {
     const form = new URLSearchParams({ v: value })
       .toString()
       .slice(2)
-      .replace(/%[0-9A-F]{2}/g, (escape) => {
+      .replace(/%[0-9A-F]{2}/g, (code) => {
         upper = !upper;
-        return upper ? escape : escape.toLowerCase();
+        return upper ? code : code.toLowerCase();
       });
     expect(form).toBe("sk+live+%c3%A9%e2%82%ac+key%21");
     for (const before of ["q=x=", "%0", "%A"]) {

@@ -289,7 +289,7 @@ function nextBreak(text: string, from: number): number {
  * reading cannot stand in for it where the value holds a space written `+` beside a non-ASCII
  * character, which decoding leaves encoded.
  */
-const capitalHex = (text: string) => text.replace(/%[0-9a-fA-F]{2}/g, (escape) => escape.toUpperCase());
+const capitalHex = (text: string) => text.replace(/%[0-9a-fA-F]{2}/g, (code) => code.toUpperCase());
 
 /** ASCII letters lowered, nothing else touched (so positions stay where they were). */
 const lowered = (text: string) => text.replace(/[A-Z]+/g, (run) => run.toLowerCase());
