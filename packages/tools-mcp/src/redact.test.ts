@@ -73,6 +73,27 @@ describe("masker", () => {
     }
   });
 
+  it("masks a percent-encoded credential whose hex mixes the cases, after a stray % and hex digit (r49 F6)", () => {
+    expect(masker(["a/b/c/d/e/f"])("x=%0a%2fb%2Fc%2fd%2Fe%2ff&y=1")).toBe("x=%0***&y=1");
+    const percentWriters = Object.entries(ENCODINGS).filter(([name]) => /encoded/.test(name));
+    fc.assert(
+      fc.property(
+        secret,
+        fc.constantFrom("", "%", "%0", "%2", "%A", "q=%f"),
+        fc.constantFrom(...percentWriters),
+        fc.infiniteStream(fc.boolean()),
+        (value, stray, [, encode], flips) => {
+          const written = encode(value).replace(/%[0-9A-F]{2}/g, (code) =>
+            flips.next().value ? code.toLowerCase() : code,
+          );
+          const masked = masker([value])(`${stray}${written} end`);
+          expect(masked).toContain("***");
+          expect(masked).not.toContain(written);
+        },
+      ),
+    );
+  });
+
   it("masks a credential wrapped at a line break anywhere in it", () => {
     fc.assert(
       fc.property(

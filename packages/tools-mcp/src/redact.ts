@@ -283,14 +283,6 @@ function nextBreak(text: string, from: number): number {
   return n < 0 ? r : r < 0 ? n : Math.min(n, r);
 }
 
-/**
- * Each `%xx` written with its hex in capitals, nothing else touched (so positions stay where they
- * were): a writer that mixes the cases (`%C3%a9`) then matches the capital forms. The decoded
- * reading cannot stand in for it where the value holds a space written `+` beside a non-ASCII
- * character, which decoding leaves encoded.
- */
-const capitalHex = (text: string) => text.replace(/%[0-9a-fA-F]{2}/g, (code) => code.toUpperCase());
-
 /** ASCII letters lowered, nothing else touched (so positions stay where they were). */
 const lowered = (text: string) => text.replace(/[A-Z]+/g, (run) => run.toLowerCase());
 
@@ -326,16 +318,21 @@ function find(haystack: string, needle: string, out: number[]): void {
  * header, a token blob; values of 8 characters or more); a hex key in either case; and any of those
  * wrapped over line breaks (a logger's width, base64's 76 columns). Where two found places overlap,
  * the whole stretch becomes one `***`. Linear in the text: the text is read with its line breaks
- * left out, and again with JSON escapes and/or percent-encoding decoded when it has any, and with
- * percent-escapes' hex in capitals (at most five readings, so a `%` or `\` the value itself holds
- * is read as written too), each searched for every form.
+ * left out, and again with JSON escapes and/or percent-encoding decoded when it has any (at most
+ * four readings, so a `%` or `\` the value itself holds is read as written too), each searched for
+ * every form; a percent-encoded form is looked for with ASCII letters lowered on both sides (so
+ * the value's own letters match in either case there: a little more masked, never less).
  */
 export function masker(secrets: readonly string[]): Mask {
   const usable = [...new Set(secrets.filter((s) => typeof s === "string" && s.length >= SHORTEST_SECRET))];
   if (usable.length === 0) return unmasked;
   /** Looked for in each reading, line breaks left out of them as out of the text. */
   const forms = new Set<string>();
-  /** Looked for in each reading with ASCII letters lowered: hex keys. */
+  /**
+   * Looked for in each reading with ASCII letters lowered: hex keys, and the percent-encoded forms
+   * (a writer may mix the cases of its hex, `%2f%2F`; and a stray `%0` before `a%2f…` makes the
+   * decoded reading take `%0a` for a line break, so only the form as written meets it).
+   */
   const anyCase = new Set<string>();
   for (const secret of usable) {
     // Percent-encoded as the writers do it, each also found as written: the percent-decoded
@@ -347,14 +344,12 @@ export function masker(secrets: readonly string[]): Mask {
       encodeURIComponent(secret).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`),
       new URLSearchParams({ v: secret }).toString().slice(2),
     ];
-    for (const form of [
-      secret,
-      secret.replace(/ /g, "+"),
-      ...percentForms,
-      ...percentForms.map((form) => form.replace(/%[0-9A-F]{2}/g, (e) => e.toLowerCase())),
-      JSON.stringify(secret).slice(1, -1),
-    ])
+    for (const form of [secret, secret.replace(/ /g, "+"), JSON.stringify(secret).slice(1, -1)])
       forms.add(form.replace(/[\r\n]/g, ""));
+    for (const form of percentForms) {
+      if (form.includes("%")) anyCase.add(lowered(form.replace(/[\r\n]/g, "")));
+      else forms.add(form);
+    }
     if (secret.length < SHORTEST_ENCODED) continue;
     // A hex key (a digest, a UUID-shaped token) is the same key in capitals.
     if (/^[0-9a-f-]+$/i.test(secret) && /[a-f]/i.test(secret)) anyCase.add(lowered(secret));
@@ -364,17 +359,14 @@ export function masker(secrets: readonly string[]): Mask {
     const found: number[] = [];
     const json = text.includes("\\");
     const percent = text.includes("%");
-    // Each reading: JSON escapes decoded, percent-escapes decoded, percent-escapes' hex in capitals.
-    const readings: [boolean, boolean, boolean][] = [[false, false, false]];
-    if (json) readings.push([true, false, false]);
-    if (percent) readings.push([false, true, false], [false, false, true]);
-    if (json && percent) readings.push([true, true, false]);
+    const readings: [boolean, boolean][] = [[false, false]];
+    if (json) readings.push([true, false]);
+    if (percent) readings.push([false, true]);
+    if (json && percent) readings.push([true, true]);
     const places: number[] = [];
-    for (const [decodeJson, decodePercent, upperHex] of readings) {
+    for (const [decodeJson, decodePercent] of readings) {
       const { chars, from, to } =
-        decodeJson || decodePercent
-          ? decoded(text, decodeJson, decodePercent)
-          : unbroken(upperHex ? capitalHex(text) : text);
+        decodeJson || decodePercent ? decoded(text, decodeJson, decodePercent) : unbroken(text);
       for (const form of forms) find(chars, form, places);
       if (anyCase.size > 0) {
         const low = lowered(chars);
