@@ -1286,7 +1286,7 @@ describe("clear() once the lock is lost (fix101)", () => {
     rmSync(lockPath);
   });
 
-  it("the agent's setters, reset(), steer() and followUp() throw AgentError `locked` once the lock is lost, and change nothing in memory (fix139)", async () => {
+  it("the agent's setters, in-place changes of its messages, reset(), steer() and followUp() throw AgentError `locked` once the lock is lost, and change nothing in memory (fix139, r49 F7)", async () => {
     const file = join(root, "lost-agent.jsonl");
     const lockPath = `${file}.lock`;
     const session = await openSession("lost-agent", { lockLeaseMs: 300 });
@@ -1325,6 +1325,21 @@ describe("clear() once the lock is lost (fix101)", () => {
         },
       ],
       ["Agent.reset", () => agent.reset()],
+      // The live transcript changed in place (r49 F7).
+      ["Agent.messages", () => agent.messages.push({ role: "user", content: "pushed" })],
+      ["Agent.messages", () => agent.messages.splice(0, 1)],
+      [
+        "Agent.messages",
+        () => {
+          agent.messages.length = 0;
+        },
+      ],
+      [
+        "Agent.messages",
+        () => {
+          agent.messages[0] = { role: "user", content: "rewritten" };
+        },
+      ],
       ["Agent.steer", () => agent.steer("steered")],
       ["Agent.followUp", () => agent.followUp("followed up")],
     ];

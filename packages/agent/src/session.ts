@@ -585,8 +585,37 @@ class SessionAgent extends Agent {
 
   // A message the session's file could not hold is refused where it is given, nothing added: the
   // session never writes a line its reader would drop on the next open.
+  /** The live transcript as the host is given it, and the array it stands for. */
+  #view: { of: AgentMessage[]; guarded: AgentMessage[] } | undefined;
+
+  /**
+   * The live transcript, as `Agent.messages` gives it, through a guard: an in-place change (`push`,
+   * `splice`, an index or `length` assigned) asks the session first, like the setter, so once the
+   * lock was found lost it throws `AgentError` (`locked`) and nothing changes. Reading is untouched.
+   */
   override get messages(): AgentMessage[] {
-    return super.messages;
+    const live = super.messages;
+    if (this.#view?.of !== live) {
+      const change = () => this.#change("Agent.messages");
+      this.#view = {
+        of: live,
+        guarded: new Proxy(live, {
+          set(target, key, value) {
+            change();
+            return Reflect.set(target, key, value);
+          },
+          defineProperty(target, key, descriptor) {
+            change();
+            return Reflect.defineProperty(target, key, descriptor);
+          },
+          deleteProperty(target, key) {
+            change();
+            return Reflect.deleteProperty(target, key);
+          },
+        }),
+      };
+    }
+    return this.#view.guarded;
   }
   override set messages(messages: readonly AgentMessage[]) {
     this.#change("Agent.messages");
@@ -658,8 +687,9 @@ export class Session {
   readonly filePath: string | undefined;
   /**
    * The underlying agent (its transcript, `steer`, `followUp`). Once the file's lock was found lost,
-   * assigning its `messages`, `loaded`, `system` or `catalog`, `reset()`, `steer()` and `followUp()`
-   * throw `AgentError` (`locked`), as `prompt` is refused, and nothing in memory changes.
+   * assigning its `messages`, `loaded`, `system` or `catalog`, changing its `messages` in place
+   * (`push`, `splice`, an index), `reset()`, `steer()` and `followUp()` throw `AgentError`
+   * (`locked`), as `prompt` is refused, and nothing in memory changes.
    */
   readonly agent: Agent;
   readonly maxTurns: number;
