@@ -310,3 +310,27 @@ describe("withoutCommandLineSecrets: a program's assignment to its environment, 
     expect(withoutCommandLineSecrets(line)).toBe(line);
   });
 });
+
+describe("withoutCommandLineSecrets: a NAME=value read partly at run time (fix141)", () => {
+  // Literal text beside the run-time part says something: the value is hidden whole, shown and exported.
+  it.each([
+    ["TOKEN=abc$def run", "TOKEN=${TOKEN} run"],
+    ['TOKEN="abc$def" run', 'TOKEN="${TOKEN}" run'],
+    ['API_KEY="${PREFIX}abc123" srv', 'API_KEY="${API_KEY}" srv'],
+    ["DB_PASSWORD=Tr0ub`id -u`dor srv", "DB_PASSWORD=${DB_PASSWORD} srv"],
+  ])("%j is shown and exported as %j", (line, safe) => {
+    expectExportedAndShown(line, safe);
+  });
+
+  // Only run-time text (a variable, a substitution, an auth scheme before one, PowerShell's $env:): kept as written.
+  it.each([
+    "TOKEN=$TOKEN run",
+    "TOKEN=$(cat f) run",
+    'TOKEN="${TOKEN}" run',
+    'TOKEN="Bearer $T" run',
+    'TOKEN="$USER:$PASS" run',
+    "TOKEN=$env:GITHUB_TOKEN srv",
+  ])("%j is shown as written", (line) => {
+    expect(withoutCommandLineSecrets(line)).toBe(line);
+  });
+});

@@ -1975,6 +1975,51 @@ function plainLiteral(text: string): boolean {
   return !EXPANSION.test(withoutReferences(text)) && isLiteral(text);
 }
 
+/** A shell variable's name, all of it. */
+const SHELL_NAME = /^[A-Za-z_]\w*$/;
+/** A variable's name after its `$`. */
+const RUN_TIME_NAME = /[A-Za-z_]\w*/y;
+
+/**
+ * `text` (a word's value as the shell reads it) without what the shell reads at run time: each
+ * `$NAME` (PowerShell's `$env:NAME` too), `$1`, `$?` and the like, and each `${…}`, `$(…)`, `$[…]` and backtick substitution
+ * (see `expansionEnd`). One pass.
+ */
+function withoutRunTime(text: string): string {
+  let out = "";
+  let i = 0;
+  while (i < text.length) {
+    const c = text[i] as string;
+    const next = text[i + 1] ?? "";
+    if (c === "`" || (c === "$" && /[{([]/.test(next))) i = Math.max(i + 1, expansionEnd(text, i).end);
+    else if (c === "$" && /[A-Za-z_]/.test(next)) {
+      RUN_TIME_NAME.lastIndex = i + 1;
+      RUN_TIME_NAME.test(text);
+      i = RUN_TIME_NAME.lastIndex;
+      // PowerShell's `$env:NAME`.
+      if (/^env$/i.test(text.slice(i - 3, i)) && i - 4 === text.lastIndexOf("$", i) && text[i] === ":") {
+        RUN_TIME_NAME.lastIndex = i + 1;
+        if (RUN_TIME_NAME.test(text)) i = RUN_TIME_NAME.lastIndex;
+      }
+    } else if (c === "$" && /[0-9$!?#*@-]/.test(next)) i += 2;
+    else {
+      out += c;
+      i += 1;
+    }
+  }
+  return out;
+}
+
+/**
+ * True when a value the shell reads partly at run time also holds literal text that says
+ * something (`abc$def`, `"${PREFIX}abc123"`: a credential holding a `$`, or one written around a
+ * variable), not only run-time text, punctuation or an auth scheme (`$TOKEN`, `$(cat f)`,
+ * `"${TOKEN}"`, `"$USER:$PASS"`, `"Bearer $TOKEN"`).
+ */
+function saysBesideRunTime(text: string): boolean {
+  return /[A-Za-z0-9]/.test(withoutRunTime(text).replace(/^\s*(?:Bearer|Basic|Token)\b/i, ""));
+}
+
 /** The spans found by the rules for args in one word's value (see `wordSpans`), given the two words before it on its line. */
 function ruleSpans(word: CommandWord, previous: CommandWord | undefined, twoBefore?: CommandWord): Span[] {
   const value = word.value;
@@ -2018,8 +2063,12 @@ function ruleSpans(word: CommandWord, previous: CommandWord | undefined, twoBefo
     // assignment to this shell but a command of its own, whose assignment's value ends at a blank.
     const quotedCommand = from === 0 && (word.at[0] ?? word.start) > word.start && /\s/.test(value);
     const end = quotedCommand ? start + (/^\S*/.exec(value.slice(start))?.[0].length ?? 0) : value.length;
-    if (wholeNameTells(name) && end > start && literal(value.slice(start, end)))
-      return [{ start, end, name, sign: SecretSign.Flag }];
+    // A command's own `NAME=value` read partly at run time is a secret when literal text beside
+    // that says something (`TOKEN=abc$def`: hidden whole).
+    const text = value.slice(start, end);
+    const said =
+      literal(text) || (word.dynamic && !word.data && SHELL_NAME.test(name) && saysBesideRunTime(text));
+    if (wholeNameTells(name) && end > start && said) return [{ start, end, name, sign: SecretSign.Flag }];
   }
   // "X-Api-Key: X", "Authorization: Bearer X" (a header, as curl's -H takes it).
   const header = /^([\w.-]+)(\s*:\s*)(\S[\s\S]*)$/.exec(value);

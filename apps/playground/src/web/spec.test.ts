@@ -36,3 +36,14 @@ describe("shownServerArgs: a program's own text, read in place", () => {
     expect(words.join(" ")).not.toContain("liveSECRET");
   });
 });
+
+describe("shownServerArgs: a shell's own NAME=value read partly at run time (fix141)", () => {
+  it("hides a telling value with literal text beside a $VAR whole, and keeps one that is only run-time text", () => {
+    expect(shown("sh", ["-c", "TOKEN=abc$def run"])).toEqual(["-c", "TOKEN=${TOKEN} run", SHELL_MARK]);
+    expect(shown("sh", ["-c", "TOKEN=$TOKEN run --api-key k3y-v4lue"])).toEqual([
+      "-c",
+      "TOKEN=$TOKEN run --api-key ${API_KEY}",
+      SHELL_MARK,
+    ]);
+  });
+});
