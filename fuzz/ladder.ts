@@ -631,6 +631,13 @@ export const SHAPES: Shape[] = [
       }
     },
   },
+  {
+    // r48 F3: a program's text as the line itself, each concatenated value's expression opening the
+    // next: the expression's end is found once, not again for each value inside it.
+    name: "withoutCommandLineSecrets: a program's text whose expressions nest",
+    build: (n) => `${repeat("process.env.API_TOKEN='x' + (", n)}1`,
+    run: (line) => withoutCommandLineSecrets(line as string),
+  },
   // Prose read for credentials a word at a time, each word with the words before it: a word's braces
   // or the gap before it once rescanned from the start took ~10 s at 200,000 characters.
   ...[

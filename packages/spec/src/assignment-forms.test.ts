@@ -244,6 +244,48 @@ describe("withoutCommandLineSecrets: a program's assignment to its environment, 
     expect(withoutCommandLineSecrets(line)).not.toContain("live0a1b");
   });
 
+  // r48 F3: the program's own text read as the line itself (`node -e`'s script shown in place): the
+  // shell reads the literal's quotes, so whether the literal goes on is read in the text as written.
+  // The whole expression is hidden as in the pasted form, even when it runs over several words.
+  it.each([
+    [
+      "process.env.API_KEY='sk-'+'liveSECRETTAIL'; require('./srv')",
+      "process.env.API_KEY=${API_KEY}; require('./srv')",
+    ],
+    ["process.env.API_KEY='sk-' + 'liveSECRET5b'; go()", "process.env.API_KEY=${API_KEY}; go()"],
+    [
+      "import os; os.environ['API_KEY']='sk-' 'liveSECRET6'; run()",
+      "import os; os.environ['API_KEY']=${API_KEY}; run()",
+    ],
+    ["process.env.API_KEY='sk-'+'a'+'liveSECRET7'", "process.env.API_KEY=${API_KEY}"],
+    ["f(process.env.API_KEY='sk-'+'liveSECRET8', 2)", "f(process.env.API_KEY=${API_KEY}, 2)"],
+    [
+      "import os; os.environ['API_KEY']='sk-'+'liveSECRET9'\nrun()",
+      "import os; os.environ['API_KEY']=${API_KEY}\nrun()",
+    ],
+  ])(
+    "%j, the program's text itself, hides the whole expression as its pasted form does (r48 F3)",
+    (text, shown) => {
+      expect(withoutCommandLineSecrets(text)).toBe(shown);
+      expect(withoutCommandLineSecrets(text)).not.toContain("liveSECRET");
+      const pasted = withoutCommandLineSecrets(`node -e "${text.replace(/"/g, '\\"')}"`);
+      expect(pasted).toBe(`node -e "${shown.replace(/"/g, '\\"')}"`);
+      const seen: string[] = [];
+      withoutCommandLineSecrets(text, (secret) => {
+        seen.push(secret);
+        return "<hidden>";
+      });
+      expect(seen).toHaveLength(1);
+      expect(text).toContain(seen[0]);
+    },
+  );
+
+  it("reads a double-quoted first literal in the program's text the same way (r48 F3)", () => {
+    expect(withoutCommandLineSecrets(`process.env.API_KEY="sk-"+"liveSECRET10"; go()`)).toBe(
+      "process.env.API_KEY=${API_KEY}; go()",
+    );
+  });
+
   it("gives hide the value and the variable's name", () => {
     const seen: [string, string | undefined][] = [];
     const shown = withoutCommandLineSecrets(
@@ -264,6 +306,30 @@ describe("withoutCommandLineSecrets: a program's assignment to its environment, 
     `node -e "if (process.env.TOKEN === 'abc123x9') run()"`,
     `python3 -c "import os; print(os.environ['TOKEN'] == 'abc123x9')"`,
     `python3 -c "import os; os.environ['TOKEN']='\${TOKEN}'"`,
+  ])("%j is shown as written", (line) => {
+    expect(withoutCommandLineSecrets(line)).toBe(line);
+  });
+});
+
+describe("withoutCommandLineSecrets: a NAME=value read partly at run time (fix141)", () => {
+  // Literal text beside the run-time part says something: the value is hidden whole, shown and exported.
+  it.each([
+    ["TOKEN=abc$def run", "TOKEN=${TOKEN} run"],
+    ['TOKEN="abc$def" run', 'TOKEN="${TOKEN}" run'],
+    ['API_KEY="${PREFIX}abc123" srv', 'API_KEY="${API_KEY}" srv'],
+    ["DB_PASSWORD=Tr0ub`id -u`dor srv", "DB_PASSWORD=${DB_PASSWORD} srv"],
+  ])("%j is shown and exported as %j", (line, safe) => {
+    expectExportedAndShown(line, safe);
+  });
+
+  // Only run-time text (a variable, a substitution, an auth scheme before one, PowerShell's $env:): kept as written.
+  it.each([
+    "TOKEN=$TOKEN run",
+    "TOKEN=$(cat f) run",
+    'TOKEN="${TOKEN}" run',
+    'TOKEN="Bearer $T" run',
+    'TOKEN="$USER:$PASS" run',
+    "TOKEN=$env:GITHUB_TOKEN srv",
   ])("%j is shown as written", (line) => {
     expect(withoutCommandLineSecrets(line)).toBe(line);
   });

@@ -1743,6 +1743,11 @@ interface Span {
   with?: string;
   /** What to write instead, exactly (a JSON word's string, written back escaped: see `jsonEdits`). */
   put?: string;
+  /**
+   * The line's `[start, end)` to replace instead, read as written: a program's expression whose
+   * quotes the shell reads (`process.env.TOKEN='a'+'b'` as the line itself), which may run past the word.
+   */
+  written?: { start: number; end: number };
 }
 
 /** `[start, end)` of `text` where a telling connection-string pair's literal value is written (see `connectionPairs`). */
@@ -1970,6 +1975,51 @@ function plainLiteral(text: string): boolean {
   return !EXPANSION.test(withoutReferences(text)) && isLiteral(text);
 }
 
+/** A shell variable's name, all of it. */
+const SHELL_NAME = /^[A-Za-z_]\w*$/;
+/** A variable's name after its `$`. */
+const RUN_TIME_NAME = /[A-Za-z_]\w*/y;
+
+/**
+ * `text` (a word's value as the shell reads it) without what the shell reads at run time: each
+ * `$NAME` (PowerShell's `$env:NAME` too), `$1`, `$?` and the like, and each `${…}`, `$(…)`, `$[…]` and backtick substitution
+ * (see `expansionEnd`). One pass.
+ */
+function withoutRunTime(text: string): string {
+  let out = "";
+  let i = 0;
+  while (i < text.length) {
+    const c = text[i] as string;
+    const next = text[i + 1] ?? "";
+    if (c === "`" || (c === "$" && /[{([]/.test(next))) i = Math.max(i + 1, expansionEnd(text, i).end);
+    else if (c === "$" && /[A-Za-z_]/.test(next)) {
+      RUN_TIME_NAME.lastIndex = i + 1;
+      RUN_TIME_NAME.test(text);
+      i = RUN_TIME_NAME.lastIndex;
+      // PowerShell's `$env:NAME`.
+      if (/^env$/i.test(text.slice(i - 3, i)) && i - 4 === text.lastIndexOf("$", i) && text[i] === ":") {
+        RUN_TIME_NAME.lastIndex = i + 1;
+        if (RUN_TIME_NAME.test(text)) i = RUN_TIME_NAME.lastIndex;
+      }
+    } else if (c === "$" && /[0-9$!?#*@-]/.test(next)) i += 2;
+    else {
+      out += c;
+      i += 1;
+    }
+  }
+  return out;
+}
+
+/**
+ * True when a value the shell reads partly at run time also holds literal text that says
+ * something (`abc$def`, `"${PREFIX}abc123"`: a credential holding a `$`, or one written around a
+ * variable), not only run-time text, punctuation or an auth scheme (`$TOKEN`, `$(cat f)`,
+ * `"${TOKEN}"`, `"$USER:$PASS"`, `"Bearer $TOKEN"`).
+ */
+function saysBesideRunTime(text: string): boolean {
+  return /[A-Za-z0-9]/.test(withoutRunTime(text).replace(/^\s*(?:Bearer|Basic|Token)\b/i, ""));
+}
+
 /** The spans found by the rules for args in one word's value (see `wordSpans`), given the two words before it on its line. */
 function ruleSpans(word: CommandWord, previous: CommandWord | undefined, twoBefore?: CommandWord): Span[] {
   const value = word.value;
@@ -2013,8 +2063,12 @@ function ruleSpans(word: CommandWord, previous: CommandWord | undefined, twoBefo
     // assignment to this shell but a command of its own, whose assignment's value ends at a blank.
     const quotedCommand = from === 0 && (word.at[0] ?? word.start) > word.start && /\s/.test(value);
     const end = quotedCommand ? start + (/^\S*/.exec(value.slice(start))?.[0].length ?? 0) : value.length;
-    if (wholeNameTells(name) && end > start && literal(value.slice(start, end)))
-      return [{ start, end, name, sign: SecretSign.Flag }];
+    // A command's own `NAME=value` read partly at run time is a secret when literal text beside
+    // that says something (`TOKEN=abc$def`: hidden whole).
+    const text = value.slice(start, end);
+    const said =
+      literal(text) || (word.dynamic && !word.data && SHELL_NAME.test(name) && saysBesideRunTime(text));
+    if (wholeNameTells(name) && end > start && said) return [{ start, end, name, sign: SecretSign.Flag }];
   }
   // "X-Api-Key: X", "Authorization: Bearer X" (a header, as curl's -H takes it).
   const header = /^([\w.-]+)(\s*:\s*)(\S[\s\S]*)$/.exec(value);
@@ -2214,6 +2268,9 @@ export function commandLineSecrets(
   // given to the first word that writes its value in place; words start in order, so one pointer.
   const programs = programValues(line);
   let program = 0;
+  // Where the last expression read in the line as written ends: a value inside it is hidden with it
+  // (not scanned again: one pass).
+  let expressionEnd = 0;
   let pwsh: PwshQuotes | undefined;
   const readPwshQuotes = () => {
     pwsh ??= pwshQuotes(line);
@@ -2224,6 +2281,7 @@ export function commandLineSecrets(
     const spans: Span[] = [];
     for (let k = program; k < programs.length && (programs[k] as ProgramValue).start < word.end; k += 1) {
       const { start, end, name } = programs[k] as ProgramValue;
+      if (start < expressionEnd) continue;
       const from = indexOfPosition(word.at, start);
       const to = indexOfPosition(word.at, end - 1);
       if (from < 0 || to - from !== end - 1 - start) continue;
@@ -2240,6 +2298,25 @@ export function commandLineSecrets(
             name,
             sign: SecretSign.Flag,
           });
+        continue;
+      }
+      // The line is the program's own text (`node -e`'s script read in place): the shell reads the
+      // literal's quotes, so whether it goes on is read in the line as written (r48 F3), and the
+      // expression, to the statement's end, may run over the words after this one.
+      const open = line[start - 1] ?? "";
+      const shellQuoted = word.at[from - 1] !== start - 1 && word.at[to + 1] !== end;
+      GOES_ON.lastIndex = end + 1;
+      if (shellQuoted && (open === "'" || open === '"') && line[end] === open && GOES_ON.test(line)) {
+        if (from >= (spans.at(-1)?.end ?? 0)) {
+          expressionEnd = statementEnd(line, start - 1);
+          spans.push({
+            start: from,
+            end: word.value.length,
+            name,
+            sign: SecretSign.Flag,
+            written: { start: start - 1, end: expressionEnd },
+          });
+        }
       } else spans.push({ start: from, end: to + 1, name, sign: SecretSign.Flag });
     }
     return spans;
@@ -2279,7 +2356,8 @@ export function commandLineSecrets(
     // quote or a backslash (a JSON word's string): the whole word is written again.
     const apart = spans.some(
       (span) =>
-        (span.end > span.start &&
+        (span.written === undefined &&
+          span.end > span.start &&
           (written[span.end - 1] as number) - (written[span.start] as number) !==
             span.end - 1 - span.start) ||
         (span.put !== undefined && /['"\\]/.test(span.put)),
@@ -2288,6 +2366,13 @@ export function commandLineSecrets(
       // A word read again after an opener left open overlaps the word read first: a span before
       // what is already written is left to that word.
       if (span.end <= span.start || (written[span.start] as number) < at) continue;
+      if (span.written) {
+        keep(span.written.start);
+        sign ??= span.sign;
+        out += named(line.slice(span.written.start, span.written.end), span.name ?? "");
+        at = span.written.end;
+        break;
+      }
       const secret = word.value.slice(span.start, span.end);
       keep(written[span.start] as number);
       sign ??= span.sign;
@@ -2301,7 +2386,10 @@ export function commandLineSecrets(
     if (apart && word.start >= at) {
       let value = "";
       let from = 0;
-      for (const span of spans) {
+      // A program's expression read as written (the last span: it runs to the word's end) is
+      // written after the word's text before it.
+      const expression = spans.at(-1)?.written;
+      for (const span of expression ? spans.slice(0, -1) : spans) {
         value += word.value.slice(from, span.start);
         const secret = word.value.slice(span.start, span.end);
         // The word is written again inside '…' (a reference holds a `$`), where the text that
@@ -2314,12 +2402,16 @@ export function commandLineSecrets(
             : named(secret.replace(/'/g, "'\\''"), span.name ?? ""));
         from = span.end;
       }
-      value += word.value.slice(from);
+      value += word.value.slice(from, expression ? spans.at(-1)?.start : undefined);
       keep(word.start);
       sign ??= spans[0]?.sign;
       out +=
         /^[^\s'"\\;|&<>()$`]*$/.test(value) && value !== "" ? value : `'${value.replace(/'/g, "'\\''")}'`;
       at = word.end;
+      if (expression) {
+        out += named(line.slice(expression.start, expression.end), spans.at(-1)?.name ?? "");
+        at = expression.end;
+      }
     }
   });
   keep(line.length);
