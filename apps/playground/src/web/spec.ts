@@ -172,9 +172,12 @@ function quoteClose(text: string, from: number, quote: string, escapes = quote !
   return -1;
 }
 
-/** Where a `$(…)` or `$[…]` whose bracket is at `open` ends (past its closing bracket, quotes inside read), or -1 when it is left open. */
+/**
+ * Where a `$(…)`, `$[…]` or `${…}` whose bracket is at `open` ends (past its closing bracket, quotes
+ * and nested brackets inside read), or -1 when it is left open.
+ */
 function substitutionEnd(text: string, open: number): number {
-  const [opener, closer] = text[open] === "(" ? ["(", ")"] : ["[", "]"];
+  const [opener, closer] = text[open] === "(" ? ["(", ")"] : text[open] === "{" ? ["{", "}"] : ["[", "]"];
   let depth = 0;
   for (let i = open; i < text.length; i++) {
     const c = text[i];
@@ -188,20 +191,31 @@ function substitutionEnd(text: string, open: number): number {
   return -1;
 }
 
+/** A `${NAME`, `${#NAME`, `${1`, `${NAME[i]` at `lastIndex`, then the operator after it, if any. Sticky. */
+const BRACED =
+  /\$\{[#!]?(?:[A-Za-z_][A-Za-z0-9_]*|[0-9]+|[@*#?$!-])(?:\[[^\]]*\])?(?::?[-=+?]|##?|%%?|\/[/#%]?|\^\^?|,,?|:|@)?/y;
+
 /**
  * The text a shell reads at run time in `text`, read as a command line: each `$NAME`, `$1`, `$$`
  * (and `$?`, `$#`, …), closed `$(…)`, `$[…]` and backtick, `[start, end)` in order; none inside
- * '…' or `$'…'`, where a `$` is literal. A `${…}` is left to spec's reader, which reads it itself
- * (a reference, a literal default in it), and so is a substitution or a quote left open and all
- * after it. Never throws.
+ * '…' or `$'…'`, where a `$` is literal. A `${NAME}` is one part; in any other `${…}` the name and
+ * its operator (`${X:-`, `${X:+`, `${X/`) are one part and the closing `}` another, and what is
+ * written between them is read as text of its own: literal text (a default, a pattern, a
+ * replacement) with any run-time part in it. A substitution, a `${…}` or a quote left open, and all
+ * after it, are left to spec's reader. Never throws.
  */
 function runTimeParts(text: string): { start: number; end: number }[] {
   const parts: { start: number; end: number }[] = [];
+  // The `}` of each open `${…}` being read, innermost last.
+  const closes: number[] = [];
   let double = false;
   for (let i = 0; i < text.length; i++) {
     const c = text[i];
     const next = text[i + 1];
-    if (c === "\\") i++;
+    if (i === closes[closes.length - 1]) {
+      closes.pop();
+      parts.push({ start: i, end: i + 1 });
+    } else if (c === "\\") i++;
     else if (c === '"') double = !double;
     else if ((c === "'" && !double) || (c === "$" && next === "'" && !double)) {
       const close = quoteClose(text, c === "$" ? i + 2 : i + 1, "'", c === "$");
@@ -213,6 +227,20 @@ function runTimeParts(text: string): { start: number; end: number }[] {
       if (end <= 0) break;
       parts.push({ start: i, end });
       i = end - 1;
+    } else if (c === "$" && next === "{") {
+      BRACED.lastIndex = i;
+      if (!BRACED.test(text)) continue;
+      const head = BRACED.lastIndex;
+      const close = substitutionEnd(text, i + 1) - 1;
+      if (close < 0) break;
+      if (close === head) {
+        parts.push({ start: i, end: close + 1 });
+        i = close;
+      } else {
+        parts.push({ start: i, end: head });
+        closes.push(close);
+        i = head - 1;
+      }
     } else if (c === "$") {
       PARAMETER.lastIndex = i + 1;
       if (PARAMETER.test(text)) {
@@ -225,32 +253,64 @@ function runTimeParts(text: string): { start: number; end: number }[] {
 }
 
 /**
- * True when `text` is run-time text and nothing else: its {@link runTimeParts}, `${…}` references
- * and quotes (`$TOKEN`, `"$(cat f)"`, `${A}$B`). Literal text around or between them (`pa$$w0rd`,
- * `hunter2$x`, `` `x`TAIL ``) is what a user wrote, a secret under a telling name.
+ * A run-time part as it may be shown, read alone as a command line by spec's reader (a `$(…)`'s own
+ * values hidden); a backtick's command is read inside its backticks.
  */
-function onlyRunTime(text: string): boolean {
-  const parts = runTimeParts(text);
-  if (parts.length === 0) return false;
-  let rest = "";
-  let at = 0;
-  for (const part of parts) {
-    rest += text.slice(at, part.start);
-    at = part.end;
+function shownAlone(part: string, hide: SecretHide): string {
+  if (part.length >= 2 && part.startsWith("`") && part.endsWith("`"))
+    return `\`${withoutCommandLineSecrets(part.slice(1, -1), hide)}\``;
+  return withoutCommandLineSecrets(part, hide);
+}
+
+/**
+ * `text` (a value found, its run-time parts standing in as `mark`s) as it may be shown: each mark
+ * kept, and each stretch of literal text around or between them hidden in place by `hide` — with
+ * `quotes`, a `'`, `"` or `$'` kept as written (a `\` and the character after it are literal text),
+ * so the line shown is still the command the shell runs, a payload in it visible. `text` itself when
+ * it has no literal text (only run-time text, `$(cat f)`, `"$TOKEN"`).
+ */
+function literalHidden(
+  text: string,
+  mark: RegExp,
+  hide: (literal: string) => string,
+  quotes: boolean,
+): string {
+  const parts = [...text.matchAll(mark)].map((found) => ({
+    start: found.index,
+    end: found.index + found[0].length,
+  }));
+  let out = "";
+  let literal = "";
+  const flush = () => {
+    if (literal !== "") out += hide(literal);
+    literal = "";
+  };
+  let part = 0;
+  for (let i = 0; i < text.length; i++) {
+    const at = parts[part];
+    if (at !== undefined && at.start === i) {
+      flush();
+      out += text.slice(at.start, at.end);
+      part++;
+      i = at.end - 1;
+    } else if (quotes && (text[i] === "'" || text[i] === '"' || text.startsWith("$'", i))) {
+      flush();
+      out += text[i] === "$" ? "$'" : text[i];
+      if (text[i] === "$") i++;
+    } else if (quotes && text[i] === "\\") {
+      literal += text.slice(i, i + 2);
+      i++;
+    } else literal += text[i];
   }
-  rest += text.slice(at);
-  let before: string;
-  do {
-    before = rest;
-    rest = rest.replace(/\$\{[^{}]*\}/g, "");
-  } while (rest !== before);
-  return /^["']*$/.test(rest);
+  flush();
+  return out;
 }
 
 /**
  * A remote word as read before the line is: a word that is JSON (an object or a list) with its
- * telling keys' string values hidden inside their quotes (spec's `withoutArgSecrets`), a value
- * that is only run-time text (`$(…)`, `$TOKEN`) kept; never hidden whole. Any other word as written.
+ * telling keys' string values hidden inside their quotes (spec's `withoutArgSecrets`): the literal
+ * text of a value hidden, each run-time part in it (`$(…)`, `$TOKEN`, a backtick) shown as read
+ * alone, so a value that is only run-time text is kept; never hidden whole. Any other word as written.
  */
 function jsonWord(word: string, hide: SecretHide): string {
   let parsed: unknown;
@@ -260,18 +320,97 @@ function jsonWord(word: string, hide: SecretHide): string {
     return word;
   }
   if (parsed === null || typeof parsed !== "object") return word;
-  return (
-    withoutArgSecrets([word], (secret, name) => (onlyRunTime(secret) ? secret : hide(secret, name)))[0] ??
-    word
-  );
+  // Each run-time part stands in as `U+E000 k U+E000` while the word is read, so spec's reader reads
+  // the literal text of a `${X:+…}` as text; a word holding U+E000 itself is read as written.
+  const parts = word.includes(PART_EDGE) ? [] : runTimeParts(word);
+  let masked = "";
+  let kept = 0;
+  parts.forEach((part, index) => {
+    masked += `${word.slice(kept, part.start)}${PART_EDGE}${index}${PART_EDGE}`;
+    kept = part.end;
+  });
+  masked += word.slice(kept);
+  const shownPart = (index: string | number) => {
+    const part = parts[Number(index)];
+    return part ? shownAlone(word.slice(part.start, part.end), hide) : "";
+  };
+  const shownValue: SecretHide = (secret, name) =>
+    secret.replace(PART_MARK, "") === secret
+      ? hide(secret, name)
+      : literalHidden(secret, PART_MARK, (literal) => hide(literal, name), false);
+  const out = withoutArgSecrets([masked], shownValue)[0] ?? masked;
+  return out.replace(PART_MARK, (_, index: string) => shownPart(index));
+}
+
+/** The edge of a run-time part standing in while a JSON word is read (a private-use character). */
+const PART_EDGE = "\uE000";
+
+/** A run-time part standing in while a JSON word is read: `U+E000 k U+E000`. */
+const PART_MARK = /\uE000(\d+)\uE000/g;
+
+/**
+ * Where each of `values` (values spec's reader found in `line`, in order, as it gives them: quotes
+ * read, a backslash's character alone, an escaped `'` as `'\''`) is written in `line`: `[start, end)`, the quotes and
+ * backslashes just around it included; undefined for one not found in a single word as the shell
+ * reads it. Never throws.
+ */
+function writtenSpans(
+  line: string,
+  values: readonly string[],
+): ({ start: number; end: number } | undefined)[] {
+  // The line's words as the shell reads them: each character read, and where it is written.
+  const words: { read: string; at: number[]; start: number; end: number }[] = [];
+  let word: { read: string; at: number[]; start: number; end: number } | undefined;
+  for (let i = 0; i < line.length; i++) {
+    const c = line[i] as string;
+    if (/\s/.test(c)) {
+      if (word) words.push({ ...word, end: i });
+      word = undefined;
+      continue;
+    }
+    const into = word ?? { read: "", at: [], start: i, end: i };
+    word = into;
+    const add = (j: number) => {
+      into.read += line[j] ?? "";
+      into.at.push(j);
+    };
+    if (c === "\\") {
+      if (++i < line.length) add(i);
+    } else if (c === "'" || c === '"') {
+      const close = quoteClose(line, i + 1, c);
+      const end = close < 0 ? line.length : close;
+      for (let j = i + 1; j < end; j++) {
+        if (c === '"' && line[j] === "\\" && /[$`"\\\n]/.test(line[j + 1] ?? "")) j++;
+        add(j);
+      }
+      i = end;
+    } else add(i);
+  }
+  if (word) words.push({ ...word, end: line.length });
+  let cursor = 0;
+  return values.map((given) => {
+    // The reader gives a `\'` written outside quotes as `'\''`.
+    const value = given.replaceAll("'\\''", "'");
+    for (const { read, at, start, end } of words) {
+      const from = at.findIndex((index) => index >= cursor);
+      const index = value === "" || from < 0 ? -1 : read.indexOf(value, from);
+      if (index < 0) continue;
+      const first = index === 0 ? start : (at[index - 1] as number) + 1;
+      const last = index + value.length === read.length ? end : (at[index + value.length] as number);
+      cursor = last;
+      return { start: first, end: last };
+    }
+    return undefined;
+  });
 }
 
 /**
- * The marks put in the line while it is read, `NUL digits NUL` for a value the reader found and
- * `NUL t digits NUL` for a run-time part standing in as literal text (no argument holds NUL).
+ * The marks put in the line while it is read, `NUL digits NUL` for a value the reader found,
+ * `NUL t digits NUL` for a run-time part standing in as literal text and `NUL v digits NUL` for a
+ * value already shown in place (no argument holds NUL).
  */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: NUL is the mark's edge, as no argument holds one.
-const MARK = /\u0000(t?)(\d+)\u0000/g;
+const MARK = /\u0000([tv]?)(\d+)\u0000/g;
 
 /**
  * ssh's remote command given as words, as it may be shown: the words joined with spaces (the one
@@ -279,10 +418,14 @@ const MARK = /\u0000(t?)(\d+)\u0000/g;
  * by `hide(secret, name)` where it is written (a JSON word's telling values inside their quotes too),
  * every other byte kept. The reader keeps whole a value written with run-time text in it (`$PW`,
  * `$(…)`, a backtick), so the line is read with each run-time part ({@link runTimeParts}) standing in
- * as literal text: a value that is only run-time text (`TOKEN=$(cat f)`) is kept as written, one
- * with literal text around or between its run-time parts (`TOKEN=abc$def`, `--token pa$$w0rd`) is
- * hidden whole; a run-time part kept is shown as the reader shows it read alone (a `$(…)`'s own
- * values hidden). `words`: the words rewritten, one for one, when each value found lies inside one
+ * as literal text: in a value found, the literal text around and between its run-time parts is hidden
+ * in place and each part is shown as the reader shows it read alone (`--token (hidden)$(curl …|sh)`,
+ * `TOKEN=$X'(hidden)'`: a payload stays in view, the quotes as written, a `$(…)`'s own values
+ * hidden); a value that is only run-time text (`TOKEN=$(cat f)`, `"$TOKEN"`) is kept as written, and
+ * one with no run-time part is hidden whole by `hide`. A value whose place cannot be found is shown
+ * as the reader gives it, its literal text hidden the same way (its quotes may be read). A JSON
+ * word's values are read the same way ({@link jsonWord}).
+ * `words`: the words rewritten, one for one, when each value found lies inside one
  * word as written there; otherwise `line`: the joined line with its values replaced (never a word or
  * a span hidden because the reading could not be placed). Never throws.
  */
@@ -294,7 +437,7 @@ export function shownRemoteWords(
   const joined = read.join(" ");
   const parts = runTimeParts(joined);
   const runTime = parts.map((part) => joined.slice(part.start, part.end));
-  const shownRunTime = runTime.map((text) => withoutCommandLineSecrets(text, hide));
+  const shownRunTime = runTime.map((text) => shownAlone(text, hide));
   // `joined` from `from` to `to` with each run-time part in it standing in; undefined when a part
   // runs across either end (a `$(…)` written over two words).
   let next = 0;
@@ -309,7 +452,7 @@ export function shownRemoteWords(
     }
     return text + joined.slice(kept, to);
   };
-  const masked: string[] = [];
+  let masked: string[] = [];
   let from = 0;
   for (const word of read) {
     const text = standIn(from, from + word.length);
@@ -317,17 +460,63 @@ export function shownRemoteWords(
     masked.push(text);
     from += word.length + 1;
   }
-  const byWord = masked.length === read.length;
+  let byWord = masked.length === read.length;
   next = 0;
-  const line = byWord ? masked.join(" ") : (standIn(0, joined.length) as string);
-  const unmask = (text: string, as: readonly string[]) =>
-    text.replace(MARK, (mark, t: string, index: string) => (t === "t" ? (as[Number(index)] ?? mark) : mark));
-  // What a value found is shown as: as written when it is only run-time text, else hidden.
-  const shownValue: SecretHide = (secret, name) => {
-    const text = unmask(secret, runTime);
-    return text !== secret && onlyRunTime(text) ? secret : hide(text, name);
-  };
-  const unplaced = { line: unmask(withoutCommandLineSecrets(line, shownValue), shownRunTime) };
+  let line = byWord ? masked.join(" ") : (standIn(0, joined.length) as string);
+  // What a value with literal text around its run-time parts is shown as, standing in as `NUL v k NUL`.
+  const inPlace: string[] = [];
+  const unmask = (text: string) =>
+    text.replace(
+      MARK,
+      (mark, kind: string, index: string) =>
+        (kind === "t" ? shownRunTime : kind === "v" ? inPlace : [])[Number(index)] ?? mark,
+    );
+  // A value's literal text hidden in place, each mark in it kept.
+  const literalOf = (text: string, name: string | undefined) =>
+    literalHidden(text, MARK, (literal) => hide(literal, name), true);
+  // The reader gives a value with its quotes read: each value with both run-time parts and literal
+  // text in it is found where it is written and shown there (`$X'(hidden)'`), its quotes kept.
+  const mixed: { secret: string; name: string | undefined }[] = [];
+  withoutCommandLineSecrets(line, (secret, name) => {
+    if (secret.replace(MARK, "") !== secret && literalOf(secret, name) !== secret)
+      mixed.push({ secret, name });
+    return secret;
+  });
+  if (mixed.length > 0) {
+    const places = writtenSpans(
+      line,
+      mixed.map((value) => value.secret),
+    );
+    const bounds: { start: number; end: number; text: string; kept: number }[] = [];
+    let start = 0;
+    for (const word of byWord ? masked : [line]) {
+      bounds.push({ start, end: start + word.length, text: "", kept: start });
+      start += word.length + 1;
+    }
+    // A value across a space between two words (an escaped space) is shown in the line read whole.
+    if (places.some((place) => place && bounds.some(({ end }) => place.start <= end && end < place.end))) {
+      byWord = false;
+      bounds.splice(0, bounds.length, { start: 0, end: line.length, text: "", kept: 0 });
+    }
+    let word = 0;
+    places.forEach((place, k) => {
+      const value = mixed[k];
+      if (place === undefined || value === undefined) return;
+      while (word < bounds.length && (bounds[word] as { end: number }).end <= place.start) word++;
+      const into = bounds[word];
+      if (into === undefined || place.start < into.kept || place.end > into.end) return;
+      into.text += `${line.slice(into.kept, place.start)}\u0000v${inPlace.length}\u0000`;
+      inPlace.push(unmask(literalOf(line.slice(place.start, place.end), value.name)));
+      into.kept = place.end;
+    });
+    const rewritten = bounds.map((into) => into.text + line.slice(into.kept, into.end));
+    if (byWord) masked = rewritten;
+    line = rewritten.join(" ");
+  }
+  // What a value found is shown as: its literal text hidden, each run-time part shown as read alone.
+  const shownValue: SecretHide = (secret, name) =>
+    secret.replace(MARK, "") === secret ? hide(secret, name) : literalOf(secret, name);
+  const unplaced = { line: unmask(withoutCommandLineSecrets(line, shownValue)) };
   if (!byWord) return unplaced;
   const found: { secret: string; name: string | undefined }[] = [];
   const out = withoutCommandLineSecrets(line, (secret, name) => {
@@ -340,7 +529,7 @@ export function shownRemoteWords(
   let at = 0;
   let last = 0;
   for (const mark of out.matchAll(MARK)) {
-    if (mark[1] === "t") continue;
+    if (mark[1] !== "") continue;
     const before = out.slice(last, mark.index);
     const value = found[Number(mark[2])];
     if (value === undefined || line.slice(at, at + before.length) !== before) return unplaced;
@@ -365,7 +554,7 @@ export function shownRemoteWords(
       text += line.slice(kept, value.start) + value.text;
       kept = value.end;
     }
-    shown.push(unmask(text + line.slice(kept, wordEnd), shownRunTime));
+    shown.push(unmask(text + line.slice(kept, wordEnd)));
     wordStart = wordEnd + 1;
   }
   return span === spans.length ? { words: shown } : unplaced;
