@@ -80,18 +80,46 @@ describe("PowerShell's $env:NAME=value in a pasted command line (fix130 #1)", ()
       'say `"hi`" 9x',
     ],
     ['$env:API_KEY="it""s-9x`$"; node srv.js', '$env:API_KEY="${API_KEY}"; node srv.js', 'it""s-9x`$'],
+    // r49 F4: written text beside a run-time part is the secret, so the value is hidden whole, never
+    // only up to the first escape or run-time part.
+    [
+      '$env:API_KEY="Sec `$x$x``retQ7x"; node srv.js',
+      '$env:API_KEY="${API_KEY}"; node srv.js',
+      "Sec `$x$x``retQ7x",
+    ],
+    ['$env:API_KEY="abc$def"; node srv.js', '$env:API_KEY="${API_KEY}"; node srv.js', "abc$def"],
+    [
+      '$env:API_KEY="`$x$(Get-Secret)"; node srv.js',
+      '$env:API_KEY="${API_KEY}"; node srv.js',
+      "`$x$(Get-Secret)",
+    ],
+    [
+      '$env:API_KEY="$(Get-Secret)tail9x"; node srv.js',
+      '$env:API_KEY="${API_KEY}"; node srv.js',
+      "$(Get-Secret)tail9x",
+    ],
+    [
+      '$env:API_KEY = "Bearer $tok" ; node srv.js',
+      '$env:API_KEY = "${API_KEY}" ; node srv.js',
+      "Bearer $tok",
+    ],
+    ['$env:API_KEY="${x""}Sec9x"; node srv.js', '$env:API_KEY="${API_KEY}"; node srv.js', '${x""}Sec9x'],
   ])(
-    "%j: the whole double-quoted value, backtick escapes and all, is hidden and fills back (fix138)",
+    "%j: the whole double-quoted value, backtick escapes and all, is hidden and fills back (fix138, r49 F4)",
     expectFilledBack,
   );
 
   it.each([
-    '$env:API_KEY="abc$def"; node srv.js',
-    '$env:API_KEY="`$x$(Get-Secret)"; node srv.js',
+    '$env:API_KEY="$x"; node srv.js',
+    '$env:API_KEY="$(Get-Secret)"; node srv.js',
+    '$env:API_KEY="${x} $env:Y"; node srv.js',
     '$env:API_KEY="a`"b; node srv.js',
-  ])("%j: a double-quoted value PowerShell expands, or never closes, is kept (fix138)", (line) => {
-    expect(withoutCommandLineSecrets(line)).not.toContain("${API_KEY}");
-  });
+  ])(
+    "%j: a double-quoted value made only of run-time parts, or never closing, is kept (fix138, r49 F4)",
+    (line) => {
+      expect(withoutCommandLineSecrets(line)).not.toContain("${API_KEY}");
+    },
+  );
 
   // fix138 #4: one word with no whitespace, as one argv word or a whole `command`, and PowerShell's
   // braced `${env:NAME}` form, are assignments too.
