@@ -13,11 +13,11 @@ const pasted = (line: string): AgentSpec => ({
   bundle: { mcpServers: [{ name: "srv", command: line }] },
 });
 
-/** `line`, pasted, is flagged once, and both exported and shown as `safe`, which is flagged nowhere. */
-function expectExportedAndShown(line: string, safe: string): void {
+/** `line`, pasted, is flagged once (as `sign`), and both exported and shown as `safe`, which is flagged nowhere. */
+function expectExportedAndShown(line: string, safe: string, sign: SecretSign = SecretSign.Flag): void {
   const spec = pasted(line);
   expect(findSpecSecrets(spec).map((hint) => [hint.path, hint.sign])).toEqual([
-    ["bundle.mcpServers[0].command", SecretSign.Flag],
+    ["bundle.mcpServers[0].command", sign],
   ]);
   const out = exportSpec(spec);
   expect(out.bundle?.mcpServers?.[0]?.command).toBe(safe);
@@ -29,8 +29,8 @@ function expectExportedAndShown(line: string, safe: string): void {
  * `line` is exported and shown as `safe`, and its one secret, handed to `hide`, is `secret` as
  * written: filling the reference back with it gives `line` byte for byte.
  */
-function expectFilledBack(line: string, safe: string, secret: string): void {
-  expectExportedAndShown(line, safe);
+function expectFilledBack(line: string, safe: string, secret: string, sign?: SecretSign): void {
+  expectExportedAndShown(line, safe, sign);
   const hidden: string[] = [];
   expect(
     withoutCommandLineSecrets(line, (text) => {
@@ -293,6 +293,46 @@ describe("withoutCommandLineSecrets: a program's assignment to its environment, 
     `python3 -c "import os; print(os.environ['TOKEN'] == 'abc123x9')"`,
     `python3 -c "import os; os.environ['TOKEN']='\${TOKEN}'"`,
   ])("%j is shown as written", (line) => {
+    expect(withoutCommandLineSecrets(line)).toBe(line);
+  });
+});
+
+// r49 F5: a `command` that is one quoted word was read as a plain string by the export, which the
+// quotes kept from seeing a URL's credentials, while withoutCommandLineSecrets read it as a line.
+describe("a pasted command that is one quoted connection string (r49 F5)", () => {
+  it.each([
+    [
+      '"postgres://user:hunter2SECRETx@db.example/x"',
+      '"postgres://db.example/x"',
+      "user:hunter2SECRETx",
+      SecretSign.Userinfo,
+    ],
+    [
+      "'postgres://user:hunter2SECRETx@db.example/x'",
+      "'postgres://db.example/x'",
+      "user:hunter2SECRETx",
+      SecretSign.Userinfo,
+    ],
+    [
+      '"Server=db;User Id=sa;Password=hunter2SECRETx;"',
+      '"Server=db;User Id=sa;Password=${PASSWORD};"',
+      "hunter2SECRETx",
+      SecretSign.Flag,
+    ],
+    [
+      "'Server=db;Password={a;b S3cret99x};'",
+      "'Server=db;Password=${PASSWORD};'",
+      "{a;b S3cret99x}",
+      SecretSign.Flag,
+    ],
+  ])("%j is exported as it is shown, %j, and fills back", (line, safe, secret, sign: SecretSign) => {
+    expectFilledBack(line, safe, secret, sign);
+  });
+
+  it.each(['"node"', "'postgres://db.example/x'"])("%j, holding no credential, is kept", (line) => {
+    const spec = pasted(line);
+    expect(findSpecSecrets(spec)).toEqual([]);
+    expect(exportSpec(spec).bundle?.mcpServers?.[0]?.command).toBe(line);
     expect(withoutCommandLineSecrets(line)).toBe(line);
   });
 });

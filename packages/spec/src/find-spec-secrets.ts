@@ -299,7 +299,8 @@ function visitNamed(checked: AgentSpec, report: SecretVisit, names: ReferenceNam
     const line =
       pasted !== null
         ? pasted
-        : command !== undefined && (/[\s;]/.test(command) || pwshAssignment(command))
+        : command !== undefined &&
+            (/[\s;]/.test(command) || pwshAssignment(command) || QUOTED_WHOLE.test(command))
           ? lineSecrets(command, hide, () => scriptName(name), true)
           : undefined;
     if (line) found(child(at, "command"), line.sign, (next) => (server.command = next), line.safe);
@@ -1890,6 +1891,13 @@ function trimmedSpans(value: string, span: Span): Span[] {
  */
 const PWSH_ENV =
   /^\$(?:env:(?=[A-Za-z_][A-Za-z0-9_]*(?:=|$))|\{env:(?=[A-Za-z_][A-Za-z0-9_]*\}(?:=|$)))([A-Za-z_][A-Za-z0-9_]*)\}?(=|$)/i;
+
+/**
+ * A pasted `command` that is one word in quotes (`"postgres://user:X@db/x"`, `'Server=db;…'`): read
+ * as a line, as `withoutCommandLineSecrets` shows it, since the quotes hide it from a plain
+ * string's reading (r49 F5).
+ */
+const QUOTED_WHOLE = /^(["'])[\s\S]+\1$/;
 
 /** True when `text` starts as PowerShell's `$env:NAME=` or `${env:NAME}=`: one word that is an assignment. */
 const pwshAssignment = (text: string) => PWSH_ENV.exec(text)?.[2] === "=";
