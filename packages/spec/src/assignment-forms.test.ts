@@ -13,11 +13,11 @@ const pasted = (line: string): AgentSpec => ({
   bundle: { mcpServers: [{ name: "srv", command: line }] },
 });
 
-/** `line`, pasted, is flagged once, and both exported and shown as `safe`, which is flagged nowhere. */
-function expectExportedAndShown(line: string, safe: string): void {
+/** `line`, pasted, is flagged once (as `sign`), and both exported and shown as `safe`, which is flagged nowhere. */
+function expectExportedAndShown(line: string, safe: string, sign: SecretSign = SecretSign.Flag): void {
   const spec = pasted(line);
   expect(findSpecSecrets(spec).map((hint) => [hint.path, hint.sign])).toEqual([
-    ["bundle.mcpServers[0].command", SecretSign.Flag],
+    ["bundle.mcpServers[0].command", sign],
   ]);
   const out = exportSpec(spec);
   expect(out.bundle?.mcpServers?.[0]?.command).toBe(safe);
@@ -29,8 +29,8 @@ function expectExportedAndShown(line: string, safe: string): void {
  * `line` is exported and shown as `safe`, and its one secret, handed to `hide`, is `secret` as
  * written: filling the reference back with it gives `line` byte for byte.
  */
-function expectFilledBack(line: string, safe: string, secret: string): void {
-  expectExportedAndShown(line, safe);
+function expectFilledBack(line: string, safe: string, secret: string, sign?: SecretSign): void {
+  expectExportedAndShown(line, safe, sign);
   const hidden: string[] = [];
   expect(
     withoutCommandLineSecrets(line, (text) => {
@@ -80,18 +80,46 @@ describe("PowerShell's $env:NAME=value in a pasted command line (fix130 #1)", ()
       'say `"hi`" 9x',
     ],
     ['$env:API_KEY="it""s-9x`$"; node srv.js', '$env:API_KEY="${API_KEY}"; node srv.js', 'it""s-9x`$'],
+    // r49 F4: written text beside a run-time part is the secret, so the value is hidden whole, never
+    // only up to the first escape or run-time part.
+    [
+      '$env:API_KEY="Sec `$x$x``retQ7x"; node srv.js',
+      '$env:API_KEY="${API_KEY}"; node srv.js',
+      "Sec `$x$x``retQ7x",
+    ],
+    ['$env:API_KEY="abc$def"; node srv.js', '$env:API_KEY="${API_KEY}"; node srv.js', "abc$def"],
+    [
+      '$env:API_KEY="`$x$(Get-Secret)"; node srv.js',
+      '$env:API_KEY="${API_KEY}"; node srv.js',
+      "`$x$(Get-Secret)",
+    ],
+    [
+      '$env:API_KEY="$(Get-Secret)tail9x"; node srv.js',
+      '$env:API_KEY="${API_KEY}"; node srv.js',
+      "$(Get-Secret)tail9x",
+    ],
+    [
+      '$env:API_KEY = "Bearer $tok" ; node srv.js',
+      '$env:API_KEY = "${API_KEY}" ; node srv.js',
+      "Bearer $tok",
+    ],
+    ['$env:API_KEY="${x""}Sec9x"; node srv.js', '$env:API_KEY="${API_KEY}"; node srv.js', '${x""}Sec9x'],
   ])(
-    "%j: the whole double-quoted value, backtick escapes and all, is hidden and fills back (fix138)",
+    "%j: the whole double-quoted value, backtick escapes and all, is hidden and fills back (fix138, r49 F4)",
     expectFilledBack,
   );
 
   it.each([
-    '$env:API_KEY="abc$def"; node srv.js',
-    '$env:API_KEY="`$x$(Get-Secret)"; node srv.js',
+    '$env:API_KEY="$x"; node srv.js',
+    '$env:API_KEY="$(Get-Secret)"; node srv.js',
+    '$env:API_KEY="${x} $env:Y"; node srv.js',
     '$env:API_KEY="a`"b; node srv.js',
-  ])("%j: a double-quoted value PowerShell expands, or never closes, is kept (fix138)", (line) => {
-    expect(withoutCommandLineSecrets(line)).not.toContain("${API_KEY}");
-  });
+  ])(
+    "%j: a double-quoted value made only of run-time parts, or never closing, is kept (fix138, r49 F4)",
+    (line) => {
+      expect(withoutCommandLineSecrets(line)).not.toContain("${API_KEY}");
+    },
+  );
 
   // fix138 #4: one word with no whitespace, as one argv word or a whole `command`, and PowerShell's
   // braced `${env:NAME}` form, are assignments too.
@@ -331,6 +359,46 @@ describe("withoutCommandLineSecrets: a NAME=value read partly at run time (fix14
     'TOKEN="$USER:$PASS" run',
     "TOKEN=$env:GITHUB_TOKEN srv",
   ])("%j is shown as written", (line) => {
+    expect(withoutCommandLineSecrets(line)).toBe(line);
+  });
+});
+
+// r49 F5: a `command` that is one quoted word was read as a plain string by the export, which the
+// quotes kept from seeing a URL's credentials, while withoutCommandLineSecrets read it as a line.
+describe("a pasted command that is one quoted connection string (r49 F5)", () => {
+  it.each([
+    [
+      '"postgres://user:hunter2SECRETx@db.example/x"',
+      '"postgres://db.example/x"',
+      "user:hunter2SECRETx",
+      SecretSign.Userinfo,
+    ],
+    [
+      "'postgres://user:hunter2SECRETx@db.example/x'",
+      "'postgres://db.example/x'",
+      "user:hunter2SECRETx",
+      SecretSign.Userinfo,
+    ],
+    [
+      '"Server=db;User Id=sa;Password=hunter2SECRETx;"',
+      '"Server=db;User Id=sa;Password=${PASSWORD};"',
+      "hunter2SECRETx",
+      SecretSign.Flag,
+    ],
+    [
+      "'Server=db;Password={a;b S3cret99x};'",
+      "'Server=db;Password=${PASSWORD};'",
+      "{a;b S3cret99x}",
+      SecretSign.Flag,
+    ],
+  ])("%j is exported as it is shown, %j, and fills back", (line, safe, secret, sign: SecretSign) => {
+    expectFilledBack(line, safe, secret, sign);
+  });
+
+  it.each(['"node"', "'postgres://db.example/x'"])("%j, holding no credential, is kept", (line) => {
+    const spec = pasted(line);
+    expect(findSpecSecrets(spec)).toEqual([]);
+    expect(exportSpec(spec).bundle?.mcpServers?.[0]?.command).toBe(line);
     expect(withoutCommandLineSecrets(line)).toBe(line);
   });
 });
