@@ -402,3 +402,41 @@ describe("a pasted command that is one quoted connection string (r49 F5)", () =>
     expect(withoutCommandLineSecrets(line)).toBe(line);
   });
 });
+
+describe("withoutCommandLineSecrets: a flag's value, or a NAME=value, with literal text beside run-time text (r49 F3)", () => {
+  // Literal text the shell passes as written, beside a variable or a substitution: the secret is
+  // the whole value, hidden whole (its quotes kept), and the text handed over fills it back as written.
+  it.each([
+    ["node srv.js --token tok9q$cd", "node srv.js --token ${TOKEN}", "tok9q$cd"],
+    ["node srv.js --token=tok9q$cd", "node srv.js --token=${TOKEN}", "tok9q$cd"],
+    ['db --password "Passw0rd$1" srv', 'db --password "${PASSWORD}" srv', "Passw0rd$1"],
+    ['db --token "x$!y"', 'db --token "${TOKEN}"', "x$!y"],
+    ["srv --api-key `cat k`x9", "srv --api-key ${API_KEY}", "`cat k`x9"],
+    ["sshpass -p abc$def ssh h", "sshpass -p ${SSHPASS_PASSWORD} ssh h", "abc$def"],
+    ["mysql -uroot -pabc$def db", "mysql -uroot -p${PASSWORD} db", "abc$def"],
+    // A quoted literal beside a variable: the variable's name ends at the quote.
+    ["PGPASSWORD=$X'hunter2SECRETx' psql", "PGPASSWORD=${PGPASSWORD} psql", "$X'hunter2SECRETx'"],
+    ["srv --password $X'hunter2SECRET'", "srv --password ${PASSWORD}", "$X'hunter2SECRET'"],
+    ['TOKEN="$X"abc9 run', "TOKEN=${TOKEN} run", '"$X"abc9'],
+  ])("%j is shown and exported as %j, filled back from %j", (line, safe, secret) => {
+    expectFilledBack(line, safe, secret);
+  });
+
+  // Only run-time text (a variable, a substitution, an auth scheme before one): kept as written.
+  it.each([
+    "srv --token $TOKEN",
+    "srv --token=$TOKEN",
+    'srv --token "$(gh auth token)"',
+    'srv --token "${TOKEN}"',
+    'srv --token "Bearer $T"',
+    'srv --password "$USER:$PASS"',
+    "srv --password $X''",
+    "TOKEN=$X'$Y' run",
+    'sshpass -p "$PW" ssh h',
+    'mysql -uroot -p"$PW" db',
+    "srv --token $env:GITHUB_TOKEN",
+  ])("%j is shown as written", (line) => {
+    expect(withoutCommandLineSecrets(line)).toBe(line);
+    expect(findSpecSecrets(pasted(line))).toEqual([]);
+  });
+});

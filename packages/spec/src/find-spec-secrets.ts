@@ -2027,9 +2027,10 @@ const RUN_TIME_NAME = /[A-Za-z_]\w*/y;
 /**
  * `text` (a word's value as the shell reads it) without what the shell reads at run time: each
  * `$NAME` (PowerShell's `$env:NAME` too), `$1`, `$?` and the like, and each `${…}`, `$(…)`, `$[…]` and backtick substitution
- * (see `expansionEnd`). One pass.
+ * (see `expansionEnd`). One pass. `at`, when given, is where each character of `text` was written
+ * on its line: a name ends where a quote was passed over (`$X'abc'` reads `$X`, then `abc`).
  */
-function withoutRunTime(text: string): string {
+function withoutRunTime(text: string, at?: readonly number[]): string {
   let out = "";
   let i = 0;
   while (i < text.length) {
@@ -2039,7 +2040,10 @@ function withoutRunTime(text: string): string {
     else if (c === "$" && /[A-Za-z_]/.test(next)) {
       RUN_TIME_NAME.lastIndex = i + 1;
       RUN_TIME_NAME.test(text);
-      i = RUN_TIME_NAME.lastIndex;
+      const end = RUN_TIME_NAME.lastIndex;
+      i += 1;
+      while (i < end && (at === undefined || at[i] === (at[i - 1] as number) + 1)) i += 1;
+      if (i < end) continue;
       // PowerShell's `$env:NAME`.
       if (/^env$/i.test(text.slice(i - 3, i)) && i - 4 === text.lastIndexOf("$", i) && text[i] === ":") {
         RUN_TIME_NAME.lastIndex = i + 1;
@@ -2060,14 +2064,58 @@ function withoutRunTime(text: string): string {
  * variable), not only run-time text, punctuation or an auth scheme (`$TOKEN`, `$(cat f)`,
  * `"${TOKEN}"`, `"$USER:$PASS"`, `"Bearer $TOKEN"`).
  */
-function saysBesideRunTime(text: string): boolean {
-  return /[A-Za-z0-9]/.test(withoutRunTime(text).replace(/^\s*(?:Bearer|Basic|Token)\b/i, ""));
+function saysBesideRunTime(text: string, at?: readonly number[]): boolean {
+  return /[A-Za-z0-9]/.test(withoutRunTime(text, at).replace(/^\s*(?:Bearer|Basic|Token)\b/i, ""));
+}
+
+/**
+ * Where, on `line`, the text that gives `span` of `word` (a word read partly at run time) is
+ * written, quotes and all: from just after the value's character before the span (the word's
+ * start) to the value's character after it (the word's end). Undefined unless a quote is open at
+ * neither end, so the text can be replaced by a reference and filled back byte for byte
+ * (`$X'hunter2'` → `${PASSWORD}`). One pass over the word.
+ */
+function writtenWhole(
+  line: string,
+  word: CommandWord,
+  span: Span,
+): { start: number; end: number } | undefined {
+  const start = span.start > 0 ? (word.at[span.start - 1] as number) + 1 : word.start;
+  const end = span.end < word.value.length ? (word.at[span.end] as number) : word.end;
+  // What closes the quote open at `i`: "" for none.
+  let close = "";
+  let i = word.start;
+  let open = true;
+  while (i < end) {
+    if (i === start) open = close !== "";
+    const c = line[i] as string;
+    const next = line[i + 1] ?? "";
+    let step = 1;
+    if (close === "'") close = c === "'" ? "" : close;
+    else if (c === "\\") step = 2;
+    else if (close === "$'") close = c === "'" ? "" : close;
+    else if (c === "`" || (c === "$" && /[{([]/.test(next)))
+      step = Math.max(1, expansionEnd(line, i).end - i);
+    else if (close === '"') close = c === '"' ? "" : close;
+    else if (c === "'" || c === '"') close = c;
+    else if (c === "$" && (next === "'" || next === '"')) {
+      close = next === "'" ? "$'" : '"';
+      step = 2;
+    }
+    if (i < start && i + step > start) return undefined;
+    i += step;
+  }
+  return open || close !== "" || i !== end ? undefined : { start, end };
 }
 
 /** The spans found by the rules for args in one word's value (see `wordSpans`), given the two words before it on its line. */
 function ruleSpans(word: CommandWord, previous: CommandWord | undefined, twoBefore?: CommandWord): Span[] {
   const value = word.value;
   const literal = (text: string) => !word.dynamic && isLiteral(text);
+  // Literal, or read partly at run time with literal text beside that says something (`abc$def`).
+  const said = (from: number, to = value.length) =>
+    literal(value.slice(from, to)) ||
+    (word.dynamic && !word.data && saysBesideRunTime(value.slice(from, to), word.at.slice(from, to)));
   const whole = (from: number, name: string): Span[] => [
     { start: from, end: value.length, name, sign: SecretSign.Flag },
   ];
@@ -2080,7 +2128,7 @@ function ruleSpans(word: CommandWord, previous: CommandWord | undefined, twoBefo
     return whole(0, spaced[1] ?? "");
   // `--password X`, `--api-key 'X'`: the value right after a flag whose whole name tells.
   const before = previous && !previous.operator && !previous.dynamic ? FLAG_ALONE.exec(previous.value) : null;
-  if (before && wholeNameTells(before[1] ?? "") && !value.startsWith("-") && literal(value))
+  if (before && wholeNameTells(before[1] ?? "") && !value.startsWith("-") && said(0))
     return whole(0, before[1] ?? "");
   // curl's `-u user:X` and `-uuser:X`, when X reads as a credential.
   const user =
@@ -2097,7 +2145,7 @@ function ruleSpans(word: CommandWord, previous: CommandWord | undefined, twoBefo
   const flag = FLAG.exec(value);
   if (flag && flag[2] !== undefined) {
     from = value.length - flag[2].length;
-    if (wholeNameTells(flag[1] ?? "") && literal(flag[2])) return whole(from, flag[1] ?? "");
+    if (wholeNameTells(flag[1] ?? "") && said(from)) return whole(from, flag[1] ?? "");
   }
   const assignment = ASSIGNMENT.exec(value.slice(from));
   if (assignment) {
@@ -2109,10 +2157,8 @@ function ruleSpans(word: CommandWord, previous: CommandWord | undefined, twoBefo
     const end = quotedCommand ? start + (/^\S*/.exec(value.slice(start))?.[0].length ?? 0) : value.length;
     // A command's own `NAME=value` read partly at run time is a secret when literal text beside
     // that says something (`TOKEN=abc$def`: hidden whole).
-    const text = value.slice(start, end);
-    const said =
-      literal(text) || (word.dynamic && !word.data && SHELL_NAME.test(name) && saysBesideRunTime(text));
-    if (wholeNameTells(name) && end > start && said) return [{ start, end, name, sign: SecretSign.Flag }];
+    const says = SHELL_NAME.test(name) ? said(start, end) : literal(value.slice(start, end));
+    if (wholeNameTells(name) && end > start && says) return [{ start, end, name, sign: SecretSign.Flag }];
   }
   // "X-Api-Key: X", "Authorization: Bearer X" (a header, as curl's -H takes it).
   const header = /^([\w.-]+)(\s*:\s*)(\S[\s\S]*)$/.exec(value);
@@ -2385,7 +2431,7 @@ export function commandLineSecrets(
     const secret = password === undefined ? "" : word.value.slice(password.at);
     const read =
       password !== undefined &&
-      !word.dynamic &&
+      (!word.dynamic || (!word.data && saysBesideRunTime(secret, word.at.slice(password.at)))) &&
       withoutReferences(secret).trim() !== "" &&
       (!word.quoted || proseCredential(secret))
         ? [{ start: password.at, end: word.value.length, name: password.name, sign: SecretSign.Flag }]
@@ -2396,16 +2442,21 @@ export function commandLineSecrets(
     const spans = preferring(programSpans(word), read);
 
     const { at: written } = word;
+    const split = (span: Span) =>
+      span.written === undefined &&
+      span.end > span.start &&
+      (written[span.end - 1] as number) - (written[span.start] as number) !== span.end - 1 - span.start;
+    // Read partly at run time and written apart (`$X'hunter2'`): the text as written is hidden,
+    // quotes and all, when no quote is left open at its ends.
+    if (word.dynamic && !word.data)
+      for (const span of spans)
+        if (split(span) && span.put === undefined && span.with === undefined) {
+          const whole = writtenWhole(line, word, span);
+          if (whole) span.written = whole;
+        }
     // Written apart (a quote or an escape inside the secret), or to be replaced by text holding a
     // quote or a backslash (a JSON word's string): the whole word is written again.
-    const apart = spans.some(
-      (span) =>
-        (span.written === undefined &&
-          span.end > span.start &&
-          (written[span.end - 1] as number) - (written[span.start] as number) !==
-            span.end - 1 - span.start) ||
-        (span.put !== undefined && /['"\\]/.test(span.put)),
-    );
+    const apart = spans.some((span) => split(span) || (span.put !== undefined && /['"\\]/.test(span.put)));
     for (const span of apart ? [] : spans) {
       // A word read again after an opener left open overlaps the word read first: a span before
       // what is already written is left to that word.
@@ -2415,7 +2466,9 @@ export function commandLineSecrets(
         sign ??= span.sign;
         out += named(line.slice(span.written.start, span.written.end), span.name ?? "");
         at = span.written.end;
-        break;
+        // A program's expression runs to the word's end and past it: nothing after it is read.
+        if (span.end === word.value.length) break;
+        continue;
       }
       const secret = word.value.slice(span.start, span.end);
       keep(written[span.start] as number);

@@ -266,6 +266,17 @@ const READ_INSIDE: [string, readonly string[], string[]][] = [
     ],
   ],
   [
+    // These stood in TELLING_NO_SECRET as "read at run time" (r32), but `Passw0rd`, `x…y` and
+    // `hunter2` are literal text the shell passes as written beside `$1`, `$!`, `$?`, `$#`: the
+    // secret is the whole value, hidden whole wherever the line is read (r49 F3).
+    "r49 F3 a flag's value with literal text beside run-time text",
+    SH,
+    [
+      'db --password "Passw0rd$1" --token "x$!y" --api-key $"$API_KEY"',
+      "db --password Passw0rd$? --token hunter2$#",
+    ],
+  ],
+  [
     "r32 #8 an assignment first",
     SH,
     [
@@ -428,8 +439,7 @@ const TELLING_NO_SECRET: [string, string[]][] = [
       "exec srv --key-file ~/.ssh/id_ed25519 --secret-name prod/db",
       'exec srv --password "${DB_PASSWORD:-$(cat /run/pw)}"',
       "exec srv --password ${DB_PASSWORD:-`cat /run/pw`}",
-      'db --password "Passw0rd$1" --token "x$!y" --api-key $"$API_KEY"',
-      "db --password Passw0rd$? --token hunter2$#",
+      'db --api-key $"$API_KEY" --token "$1" --password $?',
     ],
   ],
   [
