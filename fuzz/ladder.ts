@@ -5,6 +5,8 @@
  * quadruples it). Each size is timed as the best of several runs, and a floor of a few
  * milliseconds keeps scheduler noise on a shared machine from reading as growth.
  */
+
+import { shownRemoteWords } from "../apps/playground/src/web/spec.js";
 import { firstTokenMs, listedWindow, redactor, timeoutMs } from "../packages/client/src/index.js";
 import { runMetrics } from "../packages/events/src/index.js";
 import { contextTokens } from "../packages/ledger/src/index.js";
@@ -1016,6 +1018,16 @@ export const SHAPES: Shape[] = [
     build: (n) => n,
     run: (n) => [timeoutMs({ requestTimeoutSeconds: n as number }), firstTokenMs({})],
   },
+  // r50 F5: ssh's remote words, each value with literal text beside a run-time part placed where it
+  // is written; placing each value once rescanned every word before it (4.5 s at 200,000 characters).
+  // Built at a quarter of the size: spec's reader takes about 0.7 s for 200,000 characters of these
+  // words on its own, which would put the top rung over the ceiling however it grows.
+  ...[["TOKEN=$X'ab9'"], ["--token", "$X'ab9'"]].map((unit) => ({
+    name: `shownRemoteWords: ${JSON.stringify(unit)} repeated, at a quarter of the size`,
+    build: (n: number) =>
+      Array.from({ length: Math.max(1, Math.floor(n / 4 / (unit.join(" ").length + 1))) }, () => unit).flat(),
+    run: (words: unknown) => shownRemoteWords(words as string[], (secret) => `<${secret.length}>`),
+  })),
 ];
 
 /** A collection before each timing, where the run exposes one (`node --expose-gc`). */

@@ -387,13 +387,26 @@ function writtenSpans(
     } else add(i);
   }
   if (word) words.push({ ...word, end: line.length });
+  // The values come in order and the cursor only moves forward, so the first word with a character
+  // at or past it, and that character, are kept and only moved forward (each value does not rescan
+  // every word before it).
   let cursor = 0;
+  let onWord = 0;
+  let onChar = 0;
   return values.map((given) => {
     // The reader gives a `\'` written outside quotes as `'\''`.
     const value = given.replaceAll("'\\''", "'");
-    for (const { read, at, start, end } of words) {
-      const from = at.findIndex((index) => index >= cursor);
-      const index = value === "" || from < 0 ? -1 : read.indexOf(value, from);
+    if (value === "") return undefined;
+    for (; onWord < words.length; onWord++, onChar = 0) {
+      const { at } = words[onWord] as { at: number[] };
+      while (onChar < at.length && (at[onChar] as number) < cursor) onChar++;
+      if (onChar < at.length) break;
+    }
+    for (let w = onWord; w < words.length; w++) {
+      const { read, at, start, end } = words[w] as (typeof words)[number];
+      // A later word is all past the cursor (a word with no character read is never searched).
+      const from = w === onWord ? onChar : at.length > 0 ? 0 : -1;
+      const index = from < 0 ? -1 : read.indexOf(value, from);
       if (index < 0) continue;
       const first = index === 0 ? start : (at[index - 1] as number) + 1;
       const last = index + value.length === read.length ? end : (at[index + value.length] as number);
@@ -402,6 +415,27 @@ function writtenSpans(
     }
     return undefined;
   });
+}
+
+/**
+ * Whether a word's end (each of `bounds`, in order) lies in one of `places` before its end: a
+ * value written across the space after a word. One pass over the places sorted by start and the
+ * ends.
+ */
+function acrossBounds(
+  places: readonly ({ start: number; end: number } | undefined)[],
+  bounds: readonly { end: number }[],
+): boolean {
+  const sorted = places
+    .filter((place): place is { start: number; end: number } => place !== undefined)
+    .sort((a, b) => a.start - b.start);
+  let bound = 0;
+  for (const { start, end } of sorted) {
+    while (bound < bounds.length && (bounds[bound] as { end: number }).end < start) bound++;
+    if (bound === bounds.length) return false;
+    if ((bounds[bound] as { end: number }).end < end) return true;
+  }
+  return false;
 }
 
 /**
@@ -494,7 +528,7 @@ export function shownRemoteWords(
       start += word.length + 1;
     }
     // A value across a space between two words (an escaped space) is shown in the line read whole.
-    if (places.some((place) => place && bounds.some(({ end }) => place.start <= end && end < place.end))) {
+    if (acrossBounds(places, bounds)) {
       byWord = false;
       bounds.splice(0, bounds.length, { start: 0, end: line.length, text: "", kept: 0 });
     }
