@@ -544,3 +544,16 @@ describe("withoutCommandLineSecrets: a payload beside a credential stays in sigh
     expect(exported).not.toContain("evil.example");
   });
 });
+
+// r50 F4: a value written apart with a quote left open at its end was written again in '…' (the
+// quote dropped, `$X` no longer read at run time): it did not fill back byte for byte. Such a word
+// is kept as written, shown and exported.
+describe("a mixed value whose quote is left open is kept as written (r50 F4)", () => {
+  it.each(["TOKEN=$X'hunter2 SECRET run", `A=1 TOKEN='$Y'@db/x$$abc"`])(
+    "%j is shown and exported as written",
+    (line) => {
+      expect(withoutCommandLineSecrets(line)).toBe(line);
+      expect(exportSpec(pasted(line)).bundle?.mcpServers?.[0]?.command).toBe(line);
+    },
+  );
+});

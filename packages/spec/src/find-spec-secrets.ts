@@ -2596,12 +2596,14 @@ export function commandLineSecrets(
         span.shown = shown;
       }
     // Read partly at run time and written apart (`$X'hunter2'`): the text as written is hidden,
-    // quotes and all, when no quote is left open at its ends.
+    // quotes and all, when no quote is left open at its ends; else the word is kept as written
+    // (r50 F4: written again in '…', it would not fill back byte for byte).
     if (word.dynamic && !word.data)
       for (const span of spans)
         if (split(span) && span.put === undefined && span.with === undefined) {
           const whole = writtenWhole(line, word, span);
           if (whole) span.written = whole;
+          else span.end = span.start;
         }
     // Written apart (a quote or an escape inside the secret), or to be replaced by text holding a
     // quote or a backslash (a JSON word's string): the whole word is written again.
