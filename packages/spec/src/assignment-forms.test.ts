@@ -344,6 +344,32 @@ describe("withoutCommandLineSecrets: a program's assignment to its environment, 
     );
   });
 
+  // r50 F3: a `,` (or a `;`) inside a bracket the expression opened ended it there, leaving the
+  // literals after it in clear. The expression now runs to the statement's end outside its brackets.
+  it.each([
+    [
+      "process.env.TOKEN='a'.concat('}', 'hunter2SECRET'); go()",
+      "process.env.TOKEN=${TOKEN}; go()",
+      "'a'.concat('}', 'hunter2SECRET')",
+    ],
+    [
+      "process.env.TOKEN='a'.concat(')', 'hunter2SECRET')",
+      "process.env.TOKEN=${TOKEN}",
+      "'a'.concat(')', 'hunter2SECRET')",
+    ],
+    [
+      "import os; os.environ['TOKEN']='a'.join(['x', 'hunter2SECRET']); run()",
+      "import os; os.environ['TOKEN']=${TOKEN}; run()",
+      "'a'.join(['x', 'hunter2SECRET'])",
+    ],
+  ])("%j is exported and shown as %j, filled back from %j (r50 F3)", (text, shown, secret) => {
+    expectFilledBack(text, shown, secret);
+    const line = `node -e "${text}"`;
+    expect(withoutCommandLineSecrets(line)).toBe(`node -e "${shown}"`);
+    expect(withoutCommandLineSecrets(line, () => "<hidden>")).not.toContain("hunter2SECRET");
+    expect(JSON.stringify(exportSpec(pasted(line)))).not.toContain("hunter2SECRET");
+  });
+
   it("gives hide the value and the variable's name", () => {
     const seen: [string, string | undefined][] = [];
     const shown = withoutCommandLineSecrets(

@@ -2361,8 +2361,8 @@ interface ProgramValue {
 const GOES_ON = /\s*[+.`'"]/y;
 
 /**
- * Where the expression at `from` in a program's text ends: before a `;`, a `,` or a line break,
- * or a `)`, `]` or `}` that closes nothing it opened, and before the blanks there; or at the end
+ * Where the expression at `from` in a program's text ends: before a `;`, a `,` or a line break
+ * outside every bracket it opened, or a `)`, `]` or `}` that closes nothing it opened, and before the blanks there; or at the end
  * of `text`. A string literal (quoted `'`, `"` or a backtick, `\\` escaping) is passed over whole. One pass.
  */
 function statementEnd(text: string, from: number): number {
@@ -2377,7 +2377,8 @@ function statementEnd(text: string, from: number): number {
     } else if (c === "'" || c === '"' || c === "`") quote = c;
     else if (c === "(" || c === "[" || c === "{") depth += 1;
     else if ((c === ")" || c === "]" || c === "}") && depth > 0) depth -= 1;
-    else if (/[;,\n\r)\]}]/.test(c)) {
+    // A `,` or `;` inside a bracket it opened (`.concat('a', 'b')`) is part of the expression.
+    else if (depth === 0 && /[;,\n\r)\]}]/.test(c)) {
       end = i;
       break;
     }

@@ -37,6 +37,15 @@ describe("shownServerArgs: a program's own text, read in place", () => {
   });
 });
 
+describe("shownServerArgs: a program's env expression with a bracket's `,` (r50 F3)", () => {
+  it("hides the call's arguments with the expression, to the statement's end", () => {
+    const script = "process.env.TOKEN='a'.concat('}', 'hunter2SECRET'); go()";
+    const words = shown("node", ["-e", script]);
+    expect(words).toEqual(["-e", "process.env.TOKEN=${TOKEN}; go()", SHELL_MARK]);
+    expect(words.join(" ")).not.toContain("hunter2SECRET");
+  });
+});
+
 describe("shownServerArgs: a shell's own NAME=value read partly at run time (fix141)", () => {
   it("hides a telling value's literal text beside a $VAR (the $VAR kept, r50 F1), and keeps one that is only run-time text", () => {
     expect(shown("sh", ["-c", "TOKEN=abc$def run"])).toEqual(["-c", "TOKEN=${TOKEN}$def run", SHELL_MARK]);
