@@ -807,6 +807,15 @@ function isAnyError(item: object): boolean {
   return item instanceof Error || Object.prototype.toString.call(item) === "[object Error]";
 }
 
+/** Whether `value` is an Error; not for a Proxy whose trap throws (writing it reports that). */
+function isErrorAtRoot(value: unknown): boolean {
+  try {
+    return typeof value === "object" && value !== null && isAnyError(value);
+  } catch {
+    return false;
+  }
+}
+
 /** Throws the Error refusal for `item` if it is an Error; read before JSON asks its `toJSON`. */
 function refuseError(item: unknown): void {
   if (typeof item === "object" && item !== null && isAnyError(item)) throw new TypeError(ERROR_LOST);
@@ -1037,21 +1046,19 @@ function readAfterFields(answer: unknown, name: string, toolIsError: boolean): A
   // what the model reads, as an error unless the answer says `isError: false` (then as the result's
   // text). Nothing else of it is passed on: not its other fields, nor what a `toJSON` of its own
   // answers (an HTTP client's error writes the request's headers there). Inside data it is refused.
-  let rootError = false;
-  try {
-    rootError = typeof result === "object" && result !== null && isAnyError(result);
-  } catch {
-    // A Proxy whose trap throws: not read as an Error; writing it below reports it.
-  }
-  const message = rootError ? (result as { message?: unknown }).message : undefined;
-  if (rootError && typeof message !== "string") {
-    return withheld(`result: an Error whose message is ${kindOf(message)}, not a string`);
+  let errorText: string | undefined;
+  if (isErrorAtRoot(result)) {
+    const { message } = result as { message?: unknown };
+    if (typeof message !== "string") {
+      return withheld(`result: an Error whose message is ${kindOf(message)}, not a string`);
+    }
+    errorText = message;
   }
   // Written here, inside the guard, and the written copy passed on: the loop writing a Proxy whose
   // trap throws (or a cycle) would send the error's text to the model as the tool's own failure.
-  const written = rootError ? { copy: undefined } : writtenCopy(result);
+  const written = errorText === undefined ? writtenCopy(result) : { copy: undefined };
   if ("unheld" in written) return withheld(`result: ${written.unheld}, not a string or plain data`);
-  const isError = flag("isError") ?? (rootError ? true : undefined);
+  const isError = flag("isError") ?? (errorText === undefined ? undefined : true);
   const terminate = flag("terminate");
   if (wrong !== undefined) {
     const read = [
@@ -1066,7 +1073,7 @@ function readAfterFields(answer: unknown, name: string, toolIsError: boolean): A
     );
   }
   return {
-    result: rootError ? (isError ? new Error(message as string) : message) : written.copy,
+    result: errorText === undefined ? written.copy : isError ? new Error(errorText) : errorText,
     ...(isError === undefined ? {} : { isError }),
     terminate: terminate === true,
     notes,
