@@ -3182,8 +3182,10 @@ interface JsonFrame {
  * holds whitespace (`{"cmd":"mysql -pX db"}`, kept or replaced whole when it holds a shell's own
  * command, see `pastedScript`), a URL's credentials, a key shape, a nested JSON. A replacement is
  * written JSON-escaped inside the string's quotes; a string written with escapes is replaced
- * whole, as its parts are not where they are read. Null when `text` is no such JSON; undefined
- * when nothing is flagged. One pass over the text after one `JSON.parse`.
+ * whole, as its parts are not where they are read. A number under a key that tells (see
+ * `numberTells`) becomes its reference written bare, `{"password":${PASSWORD}}`, which filled back
+ * as text is the number again; such a bare `${NAME}` is read as a value. Null when `text` is no
+ * such JSON; undefined when nothing is flagged. One pass over the text after one `JSON.parse`.
  */
 function jsonEdits(
   text: string,
@@ -3192,7 +3194,7 @@ function jsonEdits(
   scriptName: () => string,
 ): { sign: SecretSign; edits: Edit[] } | undefined | null {
   try {
-    const parsed: unknown = JSON.parse(text);
+    const parsed: unknown = JSON.parse(withBareReferencesAsNumbers(text));
     if (typeof parsed !== "object" || parsed === null) return null;
   } catch {
     return null;
@@ -3230,6 +3232,19 @@ function jsonEdits(
         if (top.primitive) top.entries.push({ value: "" });
         top.primitive = false;
       } else if (!JSON_BLANK.has(c) && c !== '"' && c !== "{" && c !== "[") top.primitive = true;
+    }
+    BARE_VALUE.lastIndex = i;
+    const bare = c === "$" || c === "-" || (c >= "0" && c <= "9") ? BARE_VALUE.exec(text) : null;
+    if (bare) {
+      // A number (or a `${NAME}` an export wrote in its place) is one value: its braces open nothing.
+      const end = i + bare[0].length;
+      const key = top && !top.array ? (top.key ?? "") : "";
+      if (c !== "$" && numberTells(key)) {
+        sign ??= SecretSign.Flag;
+        edits.push({ start: i, end, safe: named(bare[0], key) });
+      }
+      i = end - 1;
+      continue;
     }
     if (c === "{" || c === "[") {
       const telling = tellingFor(stack[stack.length - 1]);
@@ -3298,10 +3313,39 @@ function jsonEdits(
   return { sign, edits };
 }
 
+/** A JSON number, or a `${NAME}` reference written bare where a value goes (as an export writes a number it took out). */
+const BARE_VALUE = /-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|\$\{[A-Za-z_][A-Za-z0-9_]*\}/y;
+
+/**
+ * True when a number given under `key` is a credential: the key's whole name names one
+ * (`password`, `api_key`, `apiKey`, `token`, `pw`, `DB_PASS`; see `wholeNameTells`) and is not a
+ * reference an export wrote in its place. Any number at all, however short: a PIN or a numeric
+ * password is short and all digits, and the key already says what it is, where the number's own
+ * text would tell nothing. A setting about a credential (`password_min_length`, `token_limit`,
+ * `max_tokens`, `auth_ttl`) does not end in such a word, so its number stays, as does one under
+ * a plain key (`port`) or only inside a telling object (`{"auth":{"timeout":30}}`).
+ */
+function numberTells(key: string): boolean {
+  return !/^\$\{[A-Za-z_][A-Za-z0-9_]*\}$/.test(key) && wholeNameTells(key);
+}
+
+/**
+ * `text` with each `${NAME}` written outside a JSON string (where a value goes) read as the number
+ * `0`: an export writes a number under a telling key as a bare reference (`{"password":${PASSWORD}}`,
+ * which fills back to the number), and that is still JSON to read. Strings are copied as written.
+ */
+function withBareReferencesAsNumbers(text: string): string {
+  if (!text.includes("${")) return text;
+  return text.replace(/"(?:[^"\\]|\\[\s\S])*"|\$\{[A-Za-z_][A-Za-z0-9_]*\}/g, (token) =>
+    token.startsWith('"') ? token : "0",
+  );
+}
+
 /**
  * One line of JSON given as an argument (`{"apiKey":"X"}`, `--config={"password":"X"}`,
- * `MCP_CONFIG={"token":"X"}`), read by its string values (see `jsonEdits`), every other character
- * kept as written, so the result still parses and, filled back, is the argument again. Null when
+ * `MCP_CONFIG={"token":"X"}`), read by its string values and its numbers under a telling key (see
+ * `jsonEdits`), every other character kept as written, so the result still parses (a bare
+ * reference read as a value) and, filled back, is the argument again. Null when
  * the argument is no such JSON (or holds a line break: a script, see `lineSecrets`); undefined
  * when nothing is flagged.
  */

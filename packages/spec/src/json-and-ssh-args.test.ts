@@ -532,3 +532,101 @@ describe("a password tight after a short flag (fix138)", () => {
     }
   });
 });
+
+// Review r45 F6: a number under a telling key (`{"password":98765432}`) was kept in clear in the
+// display, the export and findSpecSecrets, where the same digits in quotes were hidden.
+describe("a number under a telling JSON key is hidden, and fills back to the same number", () => {
+  const rows: [string, readonly string[], readonly string[]][] = [
+    ["the argument alone", ['{"password":98765432}'], ['{"password":${PASSWORD}}']],
+    [
+      "spaced, after --config",
+      ["--config", '{"api_key": 1234567890123}'],
+      ["--config", '{"api_key": ${API_KEY}}'],
+    ],
+    ["after --flag=", ['--config={"token":12345678}'], ['--config={"token":${TOKEN}}']],
+    [
+      "a short PIN, a negative and a float beside kept settings",
+      ['{"port":5432,"pin_password":1234,"password_min_length":8,"token_limit":4096,"apiKey":-1.5e3}'],
+      [
+        '{"port":5432,"pin_password":${PIN_PASSWORD},"password_min_length":8,"token_limit":4096,"apiKey":${APIKEY}}',
+      ],
+    ],
+    [
+      "beside a string under a telling key, nested",
+      ['{"db":{"password":12345678,"user":"app"},"token":"Xsecret1"}'],
+      ['{"db":{"password":${PASSWORD},"user":"app"},"token":"${TOKEN}"}'],
+    ],
+  ];
+
+  it.each(rows)("%s", (_label, args, want) => {
+    const spec = specWith("srv", args);
+    const index = want.findIndex((arg, i) => arg !== args[i]);
+    expect(findSpecSecrets(spec).map((hint) => [hint.path, hint.sign])).toEqual([
+      [`bundle.mcpServers[0].args[${index}]`, SecretSign.Flag],
+    ]);
+    expect(exportedArgs("srv", args)).toEqual(want);
+    expect(findSpecSecrets(exportSpec(spec))).toEqual([]);
+    expect(exportSpec(exportSpec(spec))).toEqual(exportSpec(spec));
+    // The display, and filled back byte for byte: a number again, not a string.
+    const { out, env } = hidden(args);
+    expect(out).toEqual(want);
+    const back = out.map((arg) => filled(arg, env));
+    expect(back).toEqual(args);
+    const json = (back[index] as string).replace(/^--config=/, "");
+    expect(JSON.parse(json)).toEqual(JSON.parse((args[index] as string).replace(/^--config=/, "")));
+  });
+
+  it("in a pasted command line, the number's word is written again with its reference", () => {
+    const command = `npx -y @smithery/cli run x --config '{"password":98765432,"port":5432}'`;
+    const spec = specWith(command, []);
+    expect(findSpecSecrets(spec).map((hint) => [hint.path, hint.references])).toEqual([
+      ["bundle.mcpServers[0].command", ["${PASSWORD}"]],
+    ]);
+    const out = exportSpec(spec).bundle?.mcpServers?.[0]?.command;
+    expect(out).toBe(`npx -y @smithery/cli run x --config '{"password":\${PASSWORD},"port":5432}'`);
+    expect(filled(out ?? "", { PASSWORD: "98765432" })).toBe(command);
+    expect(withoutCommandLineSecrets(command)).toBe(out);
+  });
+
+  it("a number under a plain key, in an array or only inside a telling object stays; so do true and null", () => {
+    for (const arg of [
+      '{"port":5432,"max_tokens":4096,"token_limit":4096,"password_min_length":8}',
+      '{"auth":{"timeout":30}}',
+      '{"password":[1234]}',
+      '{"password":true,"token":null}',
+      '{"password":${DB_PASSWORD}}',
+    ])
+      expect(exportedArgs("srv", ["--config", arg])).toEqual(["--config", arg]);
+  });
+});
+
+describe("pw names a password as a word of its own", () => {
+  const rows: [string, string, readonly string[], readonly string[]][] = [
+    ["--pw", "srv", ["--pw", "hunter2"], ["--pw", "${PW}"]],
+    ["PW= after env", "env", ["PW=hunter2", "srv"], ["PW=${PW}", "srv"]],
+    ["DB_PW=", "env", ["DB_PW=hunter2", "srv"], ["DB_PW=${DB_PW}", "srv"]],
+    ["a JSON pw", "srv", ['{"pw":"hunter2"}'], ['{"pw":"${PW}"}']],
+  ];
+
+  it.each(rows)("%s", (_label, command, args, want) => {
+    const spec = specWith(command, args);
+    expect(findSpecSecrets(spec).map((hint) => hint.sign)).toEqual([SecretSign.Flag]);
+    expect(exportedArgs(command, args)).toEqual(want);
+    const { out, env } = hidden(args);
+    expect(out.map((arg) => filled(arg, env))).toEqual(args);
+  });
+
+  it("in a pasted command line", () => {
+    expect(withoutCommandLineSecrets("PW=hunter2 srv --pw hunter2")).toBe("PW=${PW} srv --pw ${PW}");
+  });
+
+  it("not inside another word: the working directory's PWD keeps its own reference, pwsh and npx stay", () => {
+    expect(exportedArgs("env", ["PWD=/home/x", "srv"])).toEqual(["PWD=${PWD_SECRET}", "srv"]);
+    for (const args of [
+      ["-NoProfile", "-File", "a.ps1"],
+      ["--pwsh", "pwsh"],
+      ["--npw", "x"],
+    ])
+      expect(exportedArgs("srv", args)).toEqual(args);
+  });
+});

@@ -25,6 +25,12 @@ describe("looksSecretName reads pass as a word of a name as a password's", () =>
     // A client's own password variable, pass joined to its name (r45 F6).
     "SSHPASS",
     "SMBPASS",
+    // pw, a word of its own (r45 F6 follow-up).
+    "pw",
+    "PW",
+    "DB_PW",
+    "--pw",
+    "dbPw",
   ])("%s is telling", (name) => {
     expect(looksSecretName(name)).toBe(true);
   });
@@ -40,7 +46,10 @@ describe("looksSecretName reads pass as a word of a name as a password's", () =>
     "passthrough",
     "compassRose",
     "surpass",
-  ])("%s is not: pass inside another word", (name) => {
+    "pwsh",
+    "npw",
+    "--pwsh-path",
+  ])("%s is not: pass or pw inside another word", (name) => {
     expect(looksSecretName(name)).toBe(false);
   });
 

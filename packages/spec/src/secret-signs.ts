@@ -35,13 +35,20 @@ const TELLING_NAME =
 /** Where a name splits into words: at anything but a letter, and where a small letter meets a capital. */
 const WORD_BREAK = /[^A-Za-z]+|(?<=[a-z])(?=[A-Z])/;
 
+/**
+ * Short words for a password that tell only as a word of their own: `pass` (`DB_PASS`, not
+ * `passive`, `compass`) and `pw` (`DB_PW`, `--pw`, `{"pw":…}`, not `pwsh` or the `PWD` that holds the
+ * working directory, which `pwd` in `TELLING_NAME` reads already).
+ */
+const PASS_WORDS = new Set(["pass", "pw"]);
+
 /** Variables a client reads its password from, named with `pass` joined to the client's name (`sshpass -e` reads `SSHPASS`). */
 const CLIENT_PASS_VARIABLES = new Set(["sshpass", "smbpass"]);
 
 /**
  * True for a field, flag, variable or parameter name that credentials are usually given under
  * (`apiKey`, `--token`, `GITHUB_TOKEN`, `password`, `passphrase`, `Authorization`, `cookie`), and
- * for one with `pass` as a word of its own (`DB_PASS`, `--pass`, `db-pass`, `dbPass`, `PASS_WORD`;
+ * for one with `pass` or `pw` as a word of its own (`DB_PASS`, `--pass`, `db-pass`, `dbPass`, `PASS_WORD`, `DB_PW`, `--pw`;
  * words split at anything but a letter and at a small letter before a capital, so not `passive`,
  * `compass` or `BYPASS_CACHE`) or a client's own password variable (`SSHPASS`, `SMBPASS`); false
  * for `maxTokens` and anything that is not a string. The same
@@ -54,7 +61,7 @@ export function looksSecretName(name: string): boolean {
     (TELLING_NAME.test(name) ||
       name
         .split(WORD_BREAK)
-        .some((word) => word.toLowerCase() === "pass" || CLIENT_PASS_VARIABLES.has(word.toLowerCase())))
+        .some((word) => PASS_WORDS.has(word.toLowerCase()) || CLIENT_PASS_VARIABLES.has(word.toLowerCase())))
   );
 }
 
@@ -66,6 +73,7 @@ const PROSE_SECRET_WORDS = new Set([
   "passwd",
   "passphrase",
   "pwd",
+  "pw",
   "pass",
   "auth",
   "authorization",
@@ -173,11 +181,11 @@ const ABOUT_A_SECRET = new Set([
 ]);
 
 /** Words that name a password (not a token or a key): a value after them may be any word that reads as a credential. */
-const PASSWORD_WORDS = /^(?:password|passwd|passphrase|pwd|pass|\w*password|\w*passwd)$/;
+const PASSWORD_WORDS = /^(?:password|passwd|passphrase|pwd|pw|pass|\w*password|\w*passwd)$/;
 
 /**
  * @internal True when the name (a prose name, see `looksProseSecretName`) names a password:
- * `password`, `DB_PASSWORD`, `PGPASSWORD`, `pwd`, `pass`, `spring.datasource.password`.
+ * `password`, `DB_PASSWORD`, `PGPASSWORD`, `pwd`, `pw`, `pass`, `spring.datasource.password`.
  */
 export function looksPasswordName(name: string): boolean {
   return (
@@ -189,7 +197,7 @@ export function looksPasswordName(name: string): boolean {
 /**
  * @internal The prose form of `looksSecretName`: true when a word of the name (split as
  * `looksSecretName` splits, at anything but a letter and where a small letter meets a capital) is
- * one credentials are given under — `token`, `secret`, `password`, `passwd`, `pass`, `auth`,
+ * one credentials are given under — `token`, `secret`, `password`, `passwd`, `pass`, `pw`, `auth`,
  * `credential(s)`, `apikey`, …, or ends in one written joined (`PGPASSWORD`, `GITHUBTOKEN`) — or
  * is `key` with no word before it that makes it another kind of
  * key (`key`, `api_key`, `apiKey`, `X-Api-Key`, `SIGNING_KEY`; not `primary_key`, `sort_key`,

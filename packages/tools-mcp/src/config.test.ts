@@ -412,6 +412,22 @@ describe("${VAR} in a .mcp.json", () => {
     ]);
   });
 
+  it("gives back a JSON argument's number under a telling key as the same number after spec's export hid it (r45 F6)", async () => {
+    const { exportSpec, findSpecSecrets, SPEC_TOKEN } = await import("@loopwright/spec");
+    const config = '{"host":"db","password":98765432,"port":5432}';
+    const exported = exportSpec({
+      spec: SPEC_TOKEN,
+      bundle: { mcpServers: [{ name: "db", command: "db-mcp", args: ["--config", config] }] },
+    });
+    const servers = exported.bundle?.mcpServers ?? [];
+    expect(servers[0]?.args).toEqual(["--config", '{"host":"db","password":${PASSWORD},"port":5432}']);
+    expect(findSpecSecrets(exported)).toEqual([]);
+    const [db] = mcpServers(servers, { env: { PASSWORD: "98765432" } });
+    const args = (db as { args: string[] }).args;
+    expect(args).toEqual(["--config", config]);
+    expect(JSON.parse(args[1] as string)).toEqual({ host: "db", password: 98765432, port: 5432 });
+  });
+
   it("fills each server with its own credential after spec's export named two different ones apart (r42a #9)", async () => {
     const { exportSpec, findSpecSecrets, SPEC_TOKEN } = await import("@loopwright/spec");
     const original = [
