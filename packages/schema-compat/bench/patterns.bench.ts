@@ -46,6 +46,15 @@ const families: Family[] = [
     ["^v?\\d+\\.\\d+\\.\\d+(-[a-z0-9.]+)?$", "1"],
     ["^\\d{1,3}(\\.\\d{1,3}){3}$", "1."],
   ]),
+  // What follows a group, separated from how the group ends, and letter or digit heads (fix151).
+  ...common([
+    ["^-?\\d+(\\.\\d+)?([eE][+-]?\\d+)?$", "1"],
+    ["^(\\d+)?(\\.\\d+)?$", "1"],
+    ["^[a-z]+(-[a-z]+)*\\.[a-z]+$", "a-"],
+    ["^[a-z]+(-[a-z]+)*(_[a-z]+)*$", "a-"],
+    ["^[0-9]+(x[0-9]+)*$", "1x"],
+    ["^[A-Z][a-z]+(?:[A-Z][a-z]+)*$", "Aa"],
+  ]),
 ];
 
 /** The largest member of `family` that `mayBacktrack` calls safe, or undefined where none is. */

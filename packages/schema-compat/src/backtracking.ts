@@ -1,7 +1,7 @@
 /**
  * A static, linear-time check of a regular expression for the shapes that make a backtracking
  * engine (V8's, every JavaScript one) take exponential or high-polynomial time on a short input.
- * It is conservative: it may call a pattern that is fast in practice risky (`^[a-z]+(-[a-z]+)*\.[a-z]+$`),
+ * It is conservative: it may call a pattern that is fast in practice risky (`^[a-z]+(-[a-z]+)*-[a-z]+$`),
  * never the other way round for the shapes it knows. The subject is at most `PATTERN_KEY_LIMIT`
  * characters (a model's key): an unbounded quantifier counts as that many ways to match.
  */
@@ -29,6 +29,16 @@ export const PATTERN_KEY_LIMIT = 256;
  * ways, 7 to 30 ms a key, under the budget of a million ways this once had).
  */
 const PATH_BUDGET = 100_000;
+
+/**
+ * The share of `PATH_BUDGET` a pattern may use where its count relies on how a group ends (a
+ * group or atom after an optional or repeated group: `(\.\d+)?([eE]\d+)?`, `(-[a-z]+)*\.`) or
+ * on a group delimited by a letter or digit head (`(x[0-9]+)*`). These shapes are linear, but
+ * written after two quantifiers that trade characters (`^[a-z0-9]*[a-z0-9]+(Aa?){3}$`: 66,049
+ * ways before the group) they take as long as those do, 0.06 to 0.08 ms a key; half the budget
+ * keeps each such pattern under 0.07 ms (fix151; measured on 40,000 random patterns).
+ */
+const MARGIN = 0.5;
 
 /**
  * The most ways a delimited group (see `Opened`) counts as, repeated however often, for each way
@@ -65,13 +75,37 @@ interface Frame {
   repeats: boolean;
   /** Whether this group is a lookahead or lookbehind. */
   lookaround: boolean;
-  /** The atom whose count varies written right before this group, for `separates`. */
-  after: Repeated | undefined;
+  /** How the ways before this group end (see `End`), for `separates`: undefined where unknown. */
+  entry: End[] | undefined;
   /** Each item of the current alternative: one atom's source and counts, or undefined for any other item. */
   items: (Atom | undefined)[];
-  /** The last item, when it is a group that may separate (see `Opened`), not yet multiplied in. */
+  /** The last item, when it is a group of one alternative (see `Opened`), not yet multiplied in. */
   group: Opened | undefined;
+  /**
+   * How the current run's ways end where its last item is a group that settled (see `End`), for
+   * an atom or group after it that may separate; undefined after any other item.
+   */
+  ends: End[] | undefined;
 }
+
+/**
+ * Some of the ways to try a key up to a point, all ending with the same atom: `ways` of them, of
+ * which only `through` go on past an atom that `separates` from `source`: the atom whose count
+ * varies that they end with, or for a delimited group repeated, its tail or head (`[a-z]|-`), or
+ * undefined where there is none (then all of them go on). An atom whose count varies, followed
+ * by one it cannot take, ends in one place for each way into it, so `through` is its ways
+ * divided by its counts (fix151): this is what lets two optional groups in a row
+ * (`(\.\d+)?([eE]\d+)?`), or a character after a repeated group (`(-[a-z]+)*\.`), add their
+ * ways up instead of multiplying them.
+ */
+interface End {
+  source: string | undefined;
+  ways: number;
+  through: number;
+}
+
+/** The most `End`s kept for one run (those with the same source are merged); past it, the rest go on undivided. */
+const MAX_ENDS = 8;
 
 /** One atom whose count varies: its source and how many counts it takes. */
 interface Repeated {
@@ -87,19 +121,24 @@ interface Atom {
 }
 
 /**
- * A closed group, not a lookaround, of one alternative whose first item is one atom taken once
- * (`(\.\d+)`, `(?:-[a-z0-9]+)`): `head` is that atom. It separates (r48 F4) where `head`
- * separates from the repeated atom written right before the group (`after`): that atom can then
- * enter the group from one of its counts only. It is `delimited` where its body is `head`, a
- * punctuation mark or class of them (no letter or digit: `-`, `\.`, `[._-]`), and one atom whose
- * count varies that cannot match what `head` matches (the tail): each repetition then starts at a
- * character the one before cannot take, and the repetitions never trade characters.
+ * A closed group, not a lookaround, of one alternative. Where its first item is one atom taken
+ * once (`(\.\d+)`, `(?:-[a-z0-9]+)`), `head` is that atom. It separates (r48 F4) where `head`
+ * separates from how the ways before the group end (`entry`): each of them then enters the group
+ * in one place only. It is `delimited` where its body is `head` and one atom whose count varies
+ * that cannot match what `head` matches (the tail; `(-[a-z]+)`, `(x[0-9]+)`): each repetition
+ * then starts at a character the one before cannot take, and the repetitions never trade characters.
+ * Where its body ends with one atom whose count varies, `end` is that atom: what follows the group
+ * may separate from it.
  */
 interface Opened {
-  head: string;
-  after: Repeated | undefined;
+  head: string | undefined;
+  entry: End[] | undefined;
   /** The tail's counts where the group is delimited, else undefined. */
   tail: number | undefined;
+  /** Where the group is delimited, what its last character can be: its tail, or its head (the tail taken no times). */
+  rim: string | undefined;
+  /** The body's last atom where its count varies: its source, counts, and the ways of the body's last run. */
+  end: { source: string; counts: number; ways: number } | undefined;
   /** The ways to try the body once. */
   ways: number;
   /** Whether the body holds a quantifier whose count varies or an alternation. */
@@ -108,7 +147,7 @@ interface Opened {
   max: number;
 }
 
-function frame(lookaround: boolean, after?: Repeated): Frame {
+function frame(lookaround: boolean, entry?: End[]): Frame {
   return {
     done: 0,
     before: 0,
@@ -121,9 +160,10 @@ function frame(lookaround: boolean, after?: Repeated): Frame {
     varies: false,
     repeats: false,
     lookaround,
-    after,
+    entry,
     items: [],
     group: undefined,
+    ends: undefined,
   };
 }
 
@@ -212,11 +252,19 @@ function classEnd(pattern: string, i: number): number {
  *   `s?:`) separates the quantifiers on its two sides, whose ways then add up instead, and so
  *   does a group that starts with one (`\d+(\.\d+)?`); a repeated group of a punctuation mark
  *   and one quantified atom that cannot take it (`(-[a-z0-9]+)*`) counts as not nested, its
- *   repetitions never trading characters.
+ *   repetitions never trading characters;
+ * - counted again with what follows a group separated from it where no atom that can end the
+ *   group takes its first character (the group's last atom, its head where it is repeated, what
+ *   comes before it where it can be skipped: `(\.\d+)?([eE]\d+)?`, `(-[a-z]+)*\.`), and a
+ *   repeated group whose head is a letter or digit its tail cannot take (`(x[0-9]+)*`) not
+ *   nested: these shapes are linear, and a pattern that needs them to pass must stay under half
+ *   the ways (anything slower, such as two trading quantifiers before them, is risky).
  *
  * `false` for `^x-`, `^[a-z]+$`, `^(foo|bar)$`, `^[a-z]+_[0-9]+$`, `^-?\d+\.\d+$`,
- * `^\d+(\.\d+)?$`, `^[a-z0-9]+(?:-[a-z0-9]+)*$`, `^https?://[^/]+/.*$` and other patterns of at
- * most two unbounded quantifiers running together, none nested but so delimited. The pattern is read in the grammar `mapAlongSchema` compiles
+ * `^\d+(\.\d+)?$`, `^-?\d+(\.\d+)?([eE][+-]?\d+)?$`, `^[a-z0-9]+(?:-[a-z0-9]+)*$`,
+ * `^[a-z]+(-[a-z]+)*\.[a-z]+$`, `^[A-Z][a-z]+(?:[A-Z][a-z]+)*$`, `^https?://[^/]+/.*$` and other
+ * patterns of at most two unbounded quantifiers running together, none nested but so delimited.
+ * The pattern is read in the grammar `mapAlongSchema` compiles
  * it under: with the `u` flag where it is valid so, else without (where `\u{1,}` repeats a `u`). A
  * quantifier's bounds may have any number of digits. A pattern that is no regular expression is
  * read as far as it goes (the walk never runs one).
@@ -231,6 +279,17 @@ export function mayBacktrack(pattern: string): boolean {
  * `u`, `p` or `P` and what follows (`\u{1,}` is `u` repeated, `\u{(a+)+}` holds the group `(a+)+`).
  */
 export function backtracks(pattern: string, unicode: boolean): boolean {
+  return counted(pattern, unicode, false) && counted(pattern, unicode, true);
+}
+
+/**
+ * Whether `pattern` has a shape that is never safe or more ways than the budget, counted as
+ * r48 F4 did (`late` false) or with what fix151 adds (`late`): what follows an optional or
+ * repeated group may separate from how the group ends, and a group delimited by a letter or
+ * digit head (`(x[0-9]+)*`) counts as not nested. Counted so, a pattern must stay under
+ * `MARGIN` of the budget; a pattern is safe where either count calls it so.
+ */
+function counted(pattern: string, unicode: boolean, late: boolean): boolean {
   const stack: Frame[] = [frame(false)];
   // `separates`, asked once for each pair of atoms' sources (a long run of `x?_` compiles two atoms).
   const separations = new Map<string, boolean>();
@@ -244,38 +303,92 @@ export function backtracks(pattern: string, unicode: boolean): boolean {
     return answer;
   };
   let top = stack[0] as Frame;
+  const budget = late ? PATH_BUDGET * MARGIN : PATH_BUDGET;
   /**
-   * Whether the pending group counts apart from the ways before it: it separates from the atom
-   * before it (see `Opened`), taken at most once, or it is delimited, however often it is taken.
+   * How many of the ways that `ends` describes go on past the atom `next` where some end with an
+   * atom it separates from (each of those ends in one place: `through`), else undefined.
+   */
+  const enter = (ends: End[] | undefined, next: string | undefined): number | undefined => {
+    if (ends === undefined || next === undefined) return undefined;
+    let divided = false;
+    let going = 0;
+    for (const end of ends) {
+      const separated = end.source !== undefined && separatesOnce(end.source, next);
+      divided ||= separated;
+      going = capped(going + (separated ? end.through : end.ways));
+    }
+    return divided ? Math.max(1, going) : undefined;
+  };
+  /** `ends` with those of one source merged and at most `MAX_ENDS` kept apart (the rest go on undivided). */
+  const merged = (ends: End[]): End[] => {
+    const bySource = new Map<string | undefined, End>();
+    for (const end of ends) {
+      const key = bySource.has(end.source) || bySource.size < MAX_ENDS - 1 ? end.source : undefined;
+      const known = bySource.get(key);
+      const through = key === undefined ? end.ways : end.through;
+      if (known === undefined) bySource.set(key, { source: key, ways: end.ways, through });
+      else {
+        known.ways = capped(known.ways + end.ways);
+        known.through = capped(known.through + through);
+      }
+    }
+    return [...bySource.values()];
+  };
+  /**
+   * Whether the pending group counts apart from the ways before it: it separates from how they
+   * end (see `Opened`), taken at most once, or it is delimited, however often it is taken.
    */
   const apart = (group: Opened) =>
-    group.max <= 1
-      ? group.after !== undefined && separatesOnce(group.after.source, group.head)
-      : group.tail !== undefined;
+    group.max <= 1 ? enter(group.entry, group.head) !== undefined : group.tail !== undefined;
   /**
    * Multiplies the pending item into the current alternative. A single atom, not quantified,
    * that `separates` from the quantified atom before it ends the run: its ways are added up, and
    * the next run starts from the ways that reach the separator (one per way before that atom).
    * A group that separates likewise ends the run where it is entered; skipped (`?`, `*`), the
    * ways before it go on as they were. A delimited group's repetitions end, for each way into
-   * it, at different places in the key: at most one way for each of its characters.
+   * it, at different places in the key: at most one way for each of its characters. After a
+   * group, `top.ends` says how the ways end, for an atom or group after it that may separate.
    */
   const settle = () => {
     const group = top.group;
     top.group = undefined;
+    const endsBefore = top.ends;
+    top.ends = undefined;
+    let ends: End[] | undefined;
     if (group !== undefined && apart(group)) {
       const reaching = top.ways;
       let entering = reaching;
-      if (group.after !== undefined && separatesOnce(group.after.source, group.head)) {
+      const through = enter(group.entry, group.head);
+      if (through !== undefined) {
         top.before = capped(top.before + reaching);
-        entering = Math.max(1, Math.ceil(reaching / group.after.counts));
+        entering = through;
       }
+      // The tail's counts where the group is delimited and may repeat.
+      const repeats = group.max <= 1 ? undefined : group.tail;
       const inside =
-        group.tail === undefined || group.max <= 1
+        repeats === undefined
           ? group.ways
-          : Math.min(group.tail * Math.min(group.max, PATTERN_KEY_LIMIT), REPEATED_GROUP_WAYS);
-      top.ways = capped((group.min === 0 ? reaching : 0) + entering * inside);
+          : Math.min(repeats * Math.min(group.max, PATTERN_KEY_LIMIT), REPEATED_GROUP_WAYS);
+      const taken = capped(entering * inside);
+      top.ways = capped((group.min === 0 ? reaching : 0) + taken);
       top.last = 1;
+      // Taken once, it ends with its body's last atom, in one place for each way through its
+      // body's last run. Repeated (delimited), it ends in one place for each way into it where
+      // what follows takes neither its tail nor its head: at every other place a repetition ended,
+      // a head followed.
+      const end = group.end;
+      const last: End =
+        repeats !== undefined
+          ? { source: group.rim, ways: taken, through: entering }
+          : end === undefined
+            ? { source: undefined, ways: taken, through: taken }
+            : {
+                source: end.source,
+                ways: taken,
+                through: capped(entering * Math.max(1, Math.ceil(end.ways / end.counts))),
+              };
+      const skipped = group.entry ?? [{ source: undefined, ways: reaching, through: reaching }];
+      ends = merged(group.min === 0 ? [...skipped, last] : [last]);
     }
     const separator = top.lastAtom;
     const repeated = top.repeated;
@@ -285,9 +398,27 @@ export function backtracks(pattern: string, unicode: boolean): boolean {
     top.lastQuantifiable = false;
     top.lastAtom = undefined;
     top.repeated = undefined;
+    if (group !== undefined && ends === undefined && group.max <= 1 && group.end !== undefined) {
+      // Multiplied in, taken at most once: each way ends with the body's last atom, or skips the
+      // group; the ways through (one per way into that atom's counts) bound both.
+      ends = [
+        {
+          source: group.end.source,
+          ways: top.ways,
+          through: Math.max(1, Math.ceil(top.ways / group.end.counts)),
+        },
+      ];
+    }
+    top.ends = ends;
     if (separator !== undefined && repeated !== undefined && separatesOnce(repeated.source, separator)) {
       top.before = capped(top.before + top.ways);
       top.ways = Math.max(1, Math.ceil(top.ways / repeated.counts));
+    } else if (late && separator !== undefined && repeated === undefined) {
+      const through = enter(endsBefore, separator);
+      if (through !== undefined) {
+        top.before = capped(top.before + top.ways);
+        top.ways = through;
+      }
     }
   };
   /** An atom spanning `pattern[from, to)`. */
@@ -299,24 +430,35 @@ export function backtracks(pattern: string, unicode: boolean): boolean {
     top.lastQuantifiable = true;
     top.items.push({ source: top.lastAtom, min: 1, max: 1 });
   };
-  /** The group `closed` as the item `Opened` describes, or undefined where it is none. */
-  const opened = (closed: Frame, ways: number, varies: boolean): Opened | undefined => {
-    const [head, tail, ...rest] = closed.items;
-    if (closed.lookaround || closed.done > 0 || head === undefined || head.min !== 1 || head.max !== 1)
-      return undefined;
+  /**
+   * The group `closed` as the item `Opened` describes, or undefined where it is none; `last`, the
+   * atom whose count varies that ends its body, if one does.
+   */
+  const opened = (
+    closed: Frame,
+    ways: number,
+    varies: boolean,
+    last: Repeated | undefined,
+  ): Opened | undefined => {
+    if (closed.lookaround || closed.done > 0) return undefined;
+    const [first, tail, ...rest] = closed.items;
+    const head = first !== undefined && first.min === 1 && first.max === 1 ? first : undefined;
     const delimited =
+      head !== undefined &&
       tail !== undefined &&
       rest.length === 0 &&
       tail.max > tail.min &&
-      separatesOnce("[A-Za-z0-9]", head.source) &&
+      (late || separatesOnce("[A-Za-z0-9]", head.source)) &&
       separatesOnce(tail.source, head.source);
     const counts = delimited
       ? Math.min(tail.max, PATTERN_KEY_LIMIT) - Math.min(tail.min, PATTERN_KEY_LIMIT) + 1
       : 0;
     return {
-      head: head.source,
-      after: closed.after,
+      head: head?.source,
+      entry: closed.entry,
       tail: delimited ? counts : undefined,
+      rim: delimited ? `${tail.source}|${head.source}` : undefined,
+      end: last === undefined ? undefined : { source: last.source, counts: last.counts, ways: closed.ways },
       ways,
       varies,
       min: 1,
@@ -349,13 +491,27 @@ export function backtracks(pattern: string, unicode: boolean): boolean {
     if (char === "(") {
       const after = top.lastAtom === undefined ? top.repeated : undefined;
       settle();
+      // How the ways before the group end: with the repeated atom right before it, or as the
+      // group right before it left them (see `End`).
+      const entry: End[] | undefined =
+        after === undefined
+          ? late
+            ? top.ends
+            : undefined
+          : [
+              {
+                source: after.source,
+                ways: top.ways,
+                through: Math.max(1, Math.ceil(top.ways / after.counts)),
+              },
+            ];
       top.items.push(undefined);
       let lookaround = false;
       if (pattern[i + 1] === "?") {
         const kind = pattern.slice(i + 2, i + 4);
         lookaround = kind[0] === "=" || kind[0] === "!" || kind === "<=" || kind === "<!";
       }
-      top = frame(lookaround, after);
+      top = frame(lookaround, entry);
       stack.push(top);
       i++;
       // The group's prefix (`?:`, `?=`, `?<name>`) holds nothing that counts: skip to its body.
@@ -377,6 +533,7 @@ export function backtracks(pattern: string, unicode: boolean): boolean {
         i++;
         continue;
       }
+      const last = top.lastAtom === undefined ? top.repeated : undefined;
       settle();
       const group = stack.pop() as Frame;
       const ways = capped(group.done + group.before + group.ways);
@@ -389,7 +546,7 @@ export function backtracks(pattern: string, unicode: boolean): boolean {
       top.last = ways;
       top.lastVaries = varies;
       top.lastQuantifiable = true;
-      top.group = opened(group, ways, varies);
+      top.group = opened(group, ways, varies, last);
       i++;
       continue;
     }
@@ -431,7 +588,8 @@ export function backtracks(pattern: string, unicode: boolean): boolean {
         if (pattern[i] === "?" || pattern[i] === "+") i++;
         continue;
       }
-      top.group = undefined;
+      // Taken at most once, it is multiplied in where it settles, then ends as its body does.
+      if (max >= 2) top.group = undefined;
       if (max >= 2 && top.lastVaries) return true;
       top.repeated = undefined;
       // A fixed count (`{3}`) of a group of one way is one way; a varying one multiplies its ways
@@ -449,7 +607,7 @@ export function backtracks(pattern: string, unicode: boolean): boolean {
       i = count.end;
       // A lazy or (in other engines) possessive mark after the quantifier changes nothing here.
       if (pattern[i] === "?" || pattern[i] === "+") i++;
-      if (top.before + top.ways * top.last > PATH_BUDGET) return true;
+      if (top.before + top.ways * top.last > budget) return true;
       continue;
     }
     if (char === "^" || char === "$") {
@@ -471,5 +629,5 @@ export function backtracks(pattern: string, unicode: boolean): boolean {
   settle();
   const anchored = pattern.startsWith("^") && top.done === 0;
   const ways = (top.done + top.before + top.ways) * (anchored ? 1 : PATTERN_KEY_LIMIT + 1);
-  return ways > PATH_BUDGET;
+  return ways > budget;
 }
