@@ -2387,6 +2387,101 @@ function statementEnd(text: string, from: number): number {
   return end;
 }
 
+/**
+ * For the display only (r50 F2): a program's expression `text` (from its first literal's opening
+ * quote to the statement's end, see `statementEnd`) with each string literal of the literal chain
+ * written as its quotes around `literal(its text)`, and everything else written as `code(text)`,
+ * so a call in the expression (`'sk-'+require('child_process').execSync('curl …')`) stays in sight.
+ * The chain is what a literal roots: the literals outside every bracket, and those inside a
+ * method's brackets on a literal (`'a'.concat('b')`, `'-'.join(['x', 'y'])`) or inside a grouping,
+ * an array or an object in the chain. What a name roots (`require(…)`, `f('x')`, `x.y`) and a
+ * template literal's `${…}` are code, read at run time. Undefined when there is no such code (the
+ * expression is literals, their methods, numbers, operators): hidden whole, as the export hides it.
+ * One pass.
+ */
+function shownProgramExpression(
+  text: string,
+  literal: (text: string) => string,
+  code: (text: string) => string,
+): string | undefined {
+  // What is written, in order: code, or a literal's text to hide; `hide` is called only once the
+  // expression is known to be shown in place.
+  const pieces: { text: string; hidden: boolean }[] = [];
+  // The code read since the last literal hidden.
+  let pending = "";
+  const flush = (hidden = "") => {
+    pieces.push({ text: pending, hidden: false });
+    if (hidden !== "") pieces.push({ text: hidden, hidden: true });
+    pending = "";
+  };
+  // Each bracket open (the expression itself first): whether its literals are the chain's, and
+  // whether the operand being read there started with a literal (undefined: none started yet).
+  const frames: { chain: boolean; literal: boolean | undefined }[] = [{ chain: true, literal: undefined }];
+  // Whether code a name roots was read: the expression is then shown in place.
+  let runTime = false;
+  // The last character read that is no blank.
+  let last = "";
+  for (let i = 0; i < text.length; ) {
+    const c = text[i] as string;
+    const frame = frames.at(-1) as { chain: boolean; literal: boolean | undefined };
+    if (c === "'" || c === '"' || c === "`") {
+      let close = i + 1;
+      while (close < text.length && text[close] !== c) close += text[close] === "\\" ? 2 : 1;
+      close = Math.min(close, text.length);
+      frame.literal ??= true;
+      last = c;
+      if (!frame.chain) {
+        pending += text.slice(i, close + 1);
+        i = close + 1;
+        continue;
+      }
+      pending += c;
+      // A template literal's `${…}` is read at run time: kept as code between the hidden stretches.
+      let from = i + 1;
+      for (let j = from; c === "`" && j < close; j += text[j] === "\\" ? 2 : 1) {
+        if (text[j] !== "$" || text[j + 1] !== "{") continue;
+        let end = j + 2;
+        for (let depth = 1; end < close; end += 1) {
+          if (text[end] === "{") depth += 1;
+          else if (text[end] === "}" && --depth === 0) break;
+        }
+        flush(text.slice(from, j));
+        pending = text.slice(j, end + 1);
+        runTime = true;
+        from = end + 1;
+        j = end;
+      }
+      flush(text.slice(from, close));
+      pending = text.slice(close, close + 1);
+      i = close + 1;
+      continue;
+    }
+    let step = 1;
+    if (/[A-Za-z_$]/.test(c)) {
+      while (/[\w$]/.test(text[i + step] ?? "")) step += 1;
+      // A method's name (after `.`), and a Python string's prefix (`f'…'`), root nothing.
+      const prefix = /^[rRuUbBfF]{1,2}$/.test(text.slice(i, i + step)) && /['"]/.test(text[i + step] ?? "");
+      if (last !== "." && !prefix && frame.literal === undefined) frame.literal = false;
+      if (last !== "." && !prefix && frame.literal === false) runTime = true;
+    } else if (/[\d\s.]/.test(c)) {
+      // A number, a blank, a method's dot: the operand goes on.
+    } else if (c === "(" || c === "[" || c === "{") {
+      // A call or an index (after a name, a bracket or a literal) is the chain's when a literal roots it.
+      const call = /[\w$)\]'"`]/.test(last);
+      frames.push({ chain: frame.chain && (!call || frame.literal !== false), literal: undefined });
+    } else if (c === ")" || c === "]" || c === "}") {
+      if (frames.length > 1) frames.pop();
+    } else frame.literal = undefined;
+    pending += text.slice(i, i + step);
+    if (!/\s/.test(c)) last = text[i + step - 1] as string;
+    i += step;
+  }
+  flush();
+  return runTime
+    ? pieces.map((piece) => (piece.hidden ? literal(piece.text) : code(piece.text))).join("")
+    : undefined;
+}
+
 /** Each `PROGRAM_ENV` assignment in `line` of a literal under a name whose whole name tells, in the order written. */
 function programValues(line: string): ProgramValue[] {
   if (!PROGRAM_ENV_WORD.test(line)) return [];
@@ -2473,6 +2568,12 @@ export function commandLineSecrets(
   // given to the first word that writes its value in place; words start in order, so one pointer.
   const programs = programValues(line);
   let program = 0;
+  const shownExpression = (text: string, name: string) =>
+    shownProgramExpression(
+      text,
+      (secret) => named(secret, name),
+      (code) => withoutKeys(code, hide),
+    );
   // Where the last expression read in the line as written ends: a value inside it is hidden with it
   // (not scanned again: one pass).
   let expressionEnd = 0;
@@ -2496,13 +2597,24 @@ export function commandLineSecrets(
       const quote = from > 0 ? (word.value[from - 1] as string) : "";
       GOES_ON.lastIndex = to + 2;
       if (quote !== "" && word.value[to + 1] === quote && GOES_ON.test(word.value)) {
-        if (from - 1 >= (spans.at(-1)?.end ?? 0))
-          spans.push({
+        if (from - 1 >= (spans.at(-1)?.end ?? 0)) {
+          const span: Span = {
             start: from - 1,
             end: statementEnd(word.value, from - 1),
             name,
             sign: SecretSign.Flag,
-          });
+          };
+          // Shown, written in one piece on the line (no escape inside): its calls stay in sight (r50 F2).
+          const written = {
+            start: word.at[span.start] as number,
+            end: (word.at[span.end - 1] as number) + 1,
+          };
+          if (display && written.end - written.start === span.end - span.start) {
+            const shown = shownExpression(line.slice(written.start, written.end), name);
+            if (shown !== undefined) Object.assign(span, { written, shown });
+          }
+          spans.push(span);
+        }
         continue;
       }
       // The line is the program's own text (`node -e`'s script read in place): the shell reads the
@@ -2514,12 +2626,15 @@ export function commandLineSecrets(
       if (shellQuoted && (open === "'" || open === '"') && line[end] === open && GOES_ON.test(line)) {
         if (from >= (spans.at(-1)?.end ?? 0)) {
           expressionEnd = statementEnd(line, start - 1);
+          const shown = display ? shownExpression(line.slice(start - 1, expressionEnd), name) : undefined;
           spans.push({
             start: from,
             end: word.value.length,
             name,
             sign: SecretSign.Flag,
             written: { start: start - 1, end: expressionEnd },
+            // Shown, its calls stay in sight, only its literals hidden (r50 F2).
+            ...(shown === undefined ? {} : { shown }),
           });
         }
       } else spans.push({ start: from, end: to + 1, name, sign: SecretSign.Flag });
