@@ -624,3 +624,31 @@ describe("withoutCommandLineSecrets: a call in a program's env expression stays 
     );
   });
 });
+
+// r50 F6: a path under a run-time directory, a key kind's prefix before a run-time key and a short
+// label after a run-time value say nothing a credential would: shown and exported as written, as
+// before r49 F3. Literal text that says something beside run-time text stays hidden (r49 F3 above).
+describe("withoutCommandLineSecrets: a path, a key prefix or a label beside run-time text is shown (r50 F6)", () => {
+  it.each([
+    'srv --secret "$HOME/secret.txt"',
+    'srv --password "$PGPASS_DIR/app"',
+    'srv --api-key "sk-$PROJECT_KEY"',
+    "srv --token ghp_$GH_TAIL",
+    "srv --token ${T}_v2",
+    'srv --password "${DB_PASS}@prod"',
+    "TOKEN=${T}-dev run",
+  ])("%j is shown and exported as written, and not flagged", (line) => {
+    expect(withoutCommandLineSecrets(line)).toBe(line);
+    expect(findSpecSecrets(pasted(line))).toEqual([]);
+    expect(exportSpec(pasted(line)).bundle?.mcpServers?.[0]?.command).toBe(line);
+  });
+
+  it.each([
+    ["srv --token ${T}_hunter2SECRET", "srv --token ${T}${TOKEN}"],
+    ['srv --api-key "sk-live9$X"', 'srv --api-key "${API_KEY}$X"'],
+    ['srv --password "$X@prod9x"', 'srv --password "$X${PASSWORD}"'],
+    ["srv --token abc$def", "srv --token ${TOKEN}$def"],
+  ])("%j, saying more than a path, a prefix or a label, is shown as %j", (line, shown) => {
+    expect(withoutCommandLineSecrets(line)).toBe(shown);
+  });
+});

@@ -2026,48 +2026,98 @@ const SHELL_NAME = /^[A-Za-z_]\w*$/;
 /** A variable's name after its `$`. */
 const RUN_TIME_NAME = /[A-Za-z_]\w*/y;
 
+/** A stretch of literal text in a value read partly at run time, and whether a run-time part stands right before and right after it. */
+interface LiteralStretch {
+  text: string;
+  afterPart: boolean;
+  beforePart: boolean;
+}
+
 /**
- * `text` (a word's value as the shell reads it) without what the shell reads at run time: each
- * `$NAME` (PowerShell's `$env:NAME` too), `$1`, `$?` and the like, and each `${…}`, `$(…)`, `$[…]` and backtick substitution
- * (see `expansionEnd`). One pass. `at`, when given, is where each character of `text` was written
- * on its line: a name ends where a quote was passed over (`$X'abc'` reads `$X`, then `abc`).
+ * The literal text of `text` (a word's value as the shell reads it), stretch by stretch, without
+ * what the shell reads at run time: each `$NAME` (PowerShell's `$env:NAME` too), `$1`, `$?` and
+ * the like, and each `${…}`, `$(…)`, `$[…]` and backtick substitution (see `expansionEnd`). One
+ * pass. `at`, when given, is where each character of `text` was written on its line: a name ends
+ * where a quote was passed over (`$X'abc'` reads `$X`, then `abc`).
  */
-function withoutRunTime(text: string, at?: readonly number[]): string {
-  let out = "";
+function literalStretches(text: string, at?: readonly number[]): LiteralStretch[] {
+  const stretches: LiteralStretch[] = [];
+  let current = "";
+  let afterPart = false;
+  const part = () => {
+    if (current !== "") stretches.push({ text: current, afterPart, beforePart: true });
+    current = "";
+    afterPart = true;
+  };
   let i = 0;
   while (i < text.length) {
     const c = text[i] as string;
     const next = text[i + 1] ?? "";
-    if (c === "`" || (c === "$" && /[{([]/.test(next))) i = Math.max(i + 1, expansionEnd(text, i).end);
-    else if (c === "$" && /[A-Za-z_]/.test(next)) {
+    if (c === "`" || (c === "$" && /[{([]/.test(next))) {
+      i = Math.max(i + 1, expansionEnd(text, i).end);
+      part();
+    } else if (c === "$" && /[A-Za-z_]/.test(next)) {
       RUN_TIME_NAME.lastIndex = i + 1;
       RUN_TIME_NAME.test(text);
       const end = RUN_TIME_NAME.lastIndex;
       i += 1;
       while (i < end && (at === undefined || at[i] === (at[i - 1] as number) + 1)) i += 1;
+      part();
       if (i < end) continue;
       // PowerShell's `$env:NAME`.
       if (/^env$/i.test(text.slice(i - 3, i)) && i - 4 === text.lastIndexOf("$", i) && text[i] === ":") {
         RUN_TIME_NAME.lastIndex = i + 1;
         if (RUN_TIME_NAME.test(text)) i = RUN_TIME_NAME.lastIndex;
       }
-    } else if (c === "$" && /[0-9$!?#*@-]/.test(next)) i += 2;
-    else {
-      out += c;
+    } else if (c === "$" && /[0-9$!?#*@-]/.test(next)) {
+      i += 2;
+      part();
+    } else {
+      current += c;
       i += 1;
     }
   }
-  return out;
+  if (current !== "") stretches.push({ text: current, afterPart, beforePart: false });
+  return stretches;
+}
+
+/** A key kind's prefix, short, ending at its separator (`sk-`, `sk-proj-`, `ghp_`, `xoxb-`); see `labelBesideRunTime`. */
+const KEY_PREFIX = /^[A-Za-z][A-Za-z0-9]*(?:[-_][A-Za-z0-9]+)*[-_]$/;
+/** A label after a run-time value: a separator, then a word of at most 5 letters, perhaps numbered (`_v2`, `@prod`, `-dev`), or a short number (`-1`). */
+const SHORT_LABEL = /^[-_.@:](?:[A-Za-z]{1,5}\d{0,2}|\d{1,3})$/;
+
+/**
+ * True when `stretch`, literal text beside a run-time part of a value, says nothing a credential
+ * would, so the value is read as run-time text (r50 F6): a path under a run-time directory (the
+ * stretch starts with `/` right after a part: `"$HOME/secret.txt"`, `"$PGPASS_DIR/app"`); a known
+ * key kind's prefix alone before the run-time rest (`"sk-$PROJECT_KEY"`: at most 16 characters
+ * ending at a `-` or `_`, which a key shape would take with a key after it); or a short label after
+ * the run-time value and before nothing (`${T}_v2`, `"${DB_PASS}@prod"`: see `SHORT_LABEL`). Any
+ * other literal text beside run-time text says something (`abc$def`, `tok9q$cd`, `"Passw0rd$1"`,
+ * `$X'hunter2SECRET'`).
+ */
+function labelBesideRunTime({ text, afterPart, beforePart }: LiteralStretch): boolean {
+  if (afterPart && /^\/\S*$/.test(text)) return true;
+  if (beforePart && !afterPart && text.length <= 16 && KEY_PREFIX.test(text))
+    return looksLikeKey(text + "0".repeat(40));
+  return afterPart && !beforePart && SHORT_LABEL.test(text);
 }
 
 /**
  * True when a value the shell reads partly at run time also holds literal text that says
  * something (`abc$def`, `"${PREFIX}abc123"`: a credential holding a `$`, or one written around a
- * variable), not only run-time text, punctuation or an auth scheme (`$TOKEN`, `$(cat f)`,
- * `"${TOKEN}"`, `"$USER:$PASS"`, `"Bearer $TOKEN"`).
+ * variable), not only run-time text, punctuation, an auth scheme (`$TOKEN`, `$(cat f)`,
+ * `"${TOKEN}"`, `"$USER:$PASS"`, `"Bearer $TOKEN"`) or a path, a key prefix or a label beside it
+ * (see `labelBesideRunTime`).
  */
 function saysBesideRunTime(text: string, at?: readonly number[]): boolean {
-  return /[A-Za-z0-9]/.test(withoutRunTime(text, at).replace(/^\s*(?:Bearer|Basic|Token)\b/i, ""));
+  return literalStretches(text, at).some((stretch, index) => {
+    const says =
+      index === 0 && !stretch.afterPart
+        ? stretch.text.replace(/^\s*(?:Bearer|Basic|Token)\b/i, "")
+        : stretch.text;
+    return /[A-Za-z0-9]/.test(says) && !labelBesideRunTime(stretch);
+  });
 }
 
 /**
