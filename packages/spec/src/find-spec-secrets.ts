@@ -542,10 +542,16 @@ function proseCredential(value: string): boolean {
     !RESOURCE_PATH.test(literal) &&
     !plainIdentifier(literal) &&
     !/^\d{4}-\d{2}-\d{2}/.test(literal) &&
-    !/^(?:sha\d*|md5|blake\w*):/i.test(literal) &&
+    !DIGEST.test(literal) &&
     !/^(?:[A-Za-z_][\w.-]*=|--?[A-Za-z]|[?&#@])/.test(literal)
   );
 }
+
+/** A digest written with its algorithm's name (`sha256:3f2a…`, `md5:…`, `blake2b:…`): data, never a credential, even where a `user:password` would stand (`-u sha256:…`). */
+const DIGEST = /^(?:sha\d*|md5|blake\w*):/i;
+
+/** A whole word that is a digest: an algorithm's name, `:`, and 16 or more hex digits. */
+const DIGEST_WORD = /^(?:sha\d*|md5|blake\w*):[0-9a-f]{16,}$/i;
 
 /** A resource's path with no scheme: `projects/123/secrets/db-pass`, `users/Alice/keys` (each part lowercase after its first letter). */
 const RESOURCE_PATH = /^[A-Za-z0-9_.-][a-z0-9_.-]*(?:\/[A-Za-z0-9_.-][a-z0-9_.-]*)+\/?$/;
@@ -753,7 +759,10 @@ function proseWord(word: string, last: string, before: string, client: Client = 
     return inner?.startsWith(assign) ? open + inner.slice(assign.length) : inner;
   }
   // The args rules, with the word before it when that is a flag (`--api-key X`, `-u user:X`).
-  let safe = readArg(word, last.startsWith("-") ? last : undefined, PROSE_RULES, proseHide)?.safe;
+  // A digest (`sha256:3f2a…`) is data even after a flag that takes `user:password` (`-u`).
+  let safe = DIGEST_WORD.test(word)
+    ? undefined
+    : readArg(word, last.startsWith("-") ? last : undefined, PROSE_RULES, proseHide)?.safe;
   safe ??= bareQueryWithoutSecrets(word);
   // `Authorization: Bearer X`, `password: X`, `"api_key": "X"`: the header's name a word (or a
   // scheme) before its value; `Authorization:Bearer X`; `aws_secret_access_key = X`.
