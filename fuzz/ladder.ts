@@ -400,6 +400,19 @@ export const SHAPES: Shape[] = [
     run: (list) => withoutArgSecrets(list as string[]),
   },
   {
+    // A JSON-looking argument holding `${` whose string is never closed: the bare references in it
+    // were found by a regex whose string branch read to the end at every `"` (100,000 characters: 8 s).
+    name: "withoutArgSecrets: a JSON argument whose string of escaped quotes is never closed, with a bare reference",
+    build: (n) => {
+      const arg = `{"a":"${repeat('\\"', n)} \${X}`;
+      return [arg, "--config", arg];
+    },
+    run: (list) => {
+      withoutArgSecrets(list as string[]);
+      withoutCommandLineSecrets(`srv --config '${(list as string[])[0]}'`);
+    },
+  },
+  {
     // A URL field that fails its pattern by one trailing space: the host and the rest of the URL
     // could match the same characters, so every split point was tried (100,000 characters: 13 s).
     name: "parseSpec: a long base URL, bundled URL and task URL each ending in a space",

@@ -3532,16 +3532,38 @@ function numberTells(key: string): boolean {
   return !/^\$\{[A-Za-z_][A-Za-z0-9_]*\}$/.test(key) && wholeNameTells(key);
 }
 
+/** A `${NAME}` reference, read where it starts. */
+const BARE_REFERENCE = /\$\{[A-Za-z_][A-Za-z0-9_]*\}/y;
+
 /**
  * `text` with each `${NAME}` written outside a JSON string (where a value goes) read as the number
  * `0`: an export writes a number under a telling key as a bare reference (`{"password":${PASSWORD}}`,
- * which fills back to the number), and that is still JSON to read. Strings are copied as written.
+ * which fills back to the number), and that is still JSON to read. Strings are copied as written;
+ * a string never closed gives `text` back as it is (no JSON, as `JSON.parse` then says). One pass
+ * that follows where strings start and end, so a text of unclosed escaped quotes takes no longer
+ * than its length.
  */
 function withBareReferencesAsNumbers(text: string): string {
   if (!text.includes("${")) return text;
-  return text.replace(/"(?:[^"\\]|\\[\s\S])*"|\$\{[A-Za-z_][A-Za-z0-9_]*\}/g, (token) =>
-    token.startsWith('"') ? token : "0",
-  );
+  let out = "";
+  let from = 0;
+  for (let i = 0; i < text.length; i += 1) {
+    const c = text[i];
+    if (c === '"') {
+      i += 1;
+      while (i < text.length && text[i] !== '"') i += text[i] === "\\" ? 2 : 1;
+      if (i >= text.length) return text;
+      continue;
+    }
+    if (c !== "$") continue;
+    BARE_REFERENCE.lastIndex = i;
+    const reference = BARE_REFERENCE.exec(text);
+    if (reference === null) continue;
+    out += `${text.slice(from, i)}0`;
+    from = i + reference[0].length;
+    i = from - 1;
+  }
+  return out + text.slice(from);
 }
 
 /**
