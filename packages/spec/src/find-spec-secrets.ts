@@ -1731,6 +1731,11 @@ function commandWords(line: string): CommandWord[] {
   return words;
 }
 
+/** A name's words: split at anything but a letter and where a small letter meets a capital (`dbMaxToken` → db, Max, Token). */
+function nameWords(name: string): string[] {
+  return name.split(/[^A-Za-z]+|(?<=[a-z])(?=[A-Z])/).filter((word) => word !== "");
+}
+
 /**
  * True when a flag's, variable's or header's whole name names a credential — its last word is
  * one (`--password`, `--api-key`, `--token`, `GITHUB_TOKEN`, `X-Api-Key`) — rather than a
@@ -1738,7 +1743,7 @@ function commandWords(line: string): CommandWord[] {
  * `--keyword`, `--password-file`, `--auth-type`). How a shell's command is read.
  */
 function wholeNameTells(name: string): boolean {
-  const words = name.split(/[^A-Za-z]+|(?<=[a-z])(?=[A-Z])/).filter((word) => word !== "");
+  const words = nameWords(name);
   const last = words[words.length - 1];
   return last !== undefined && looksProseSecretName(name) && looksProseSecretName(last);
 }
@@ -3442,7 +3447,7 @@ function jsonEdits(
       // A number (or a `${NAME}` an export wrote in its place) is one value: its braces open nothing.
       const end = i + bare[0].length;
       const key = top && !top.array ? (top.key ?? "") : "";
-      if (c !== "$" && numberTells(key)) {
+      if (c !== "$" && numberTells(key, bare[0])) {
         sign ??= SecretSign.Flag;
         edits.push({ start: i, end, safe: named(bare[0], key) });
       }
@@ -3520,16 +3525,77 @@ function jsonEdits(
 const BARE_VALUE = /-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|\$\{[A-Za-z_][A-Za-z0-9_]*\}/y;
 
 /**
- * True when a number given under `key` is a credential: the key's whole name names one
- * (`password`, `api_key`, `apiKey`, `token`, `pw`, `DB_PASS`; see `wholeNameTells`) and is not a
- * reference an export wrote in its place. Any number at all, however short: a PIN or a numeric
- * password is short and all digits, and the key already says what it is, where the number's own
- * text would tell nothing. A setting about a credential (`password_min_length`, `token_limit`,
- * `max_tokens`, `auth_ttl`) does not end in such a word, so its number stays, as does one under
- * a plain key (`port`) or only inside a telling object (`{"auth":{"timeout":30}}`).
+ * Words that, before a key's last word, make a number under it a setting rather than the
+ * credential the last word names: a count or limit (`max_token`, `prompt_token`, `num_token`), a
+ * size or kind (`rsa_key`, `key_bits`), a toggle (`no_auth`, `use_auth`, `basic_auth`).
  */
-function numberTells(key: string): boolean {
-  return !/^\$\{[A-Za-z_][A-Za-z0-9_]*\}$/.test(key) && wholeNameTells(key);
+const SETTING_WORDS = new Set([
+  "max",
+  "maximum",
+  "min",
+  "minimum",
+  "num",
+  "number",
+  "count",
+  "total",
+  "limit",
+  "len",
+  "length",
+  "size",
+  "bits",
+  "bit",
+  "prompt",
+  "completion",
+  "completions",
+  "context",
+  "input",
+  "output",
+  "cached",
+  "reasoning",
+  "ttl",
+  "timeout",
+  "expiry",
+  "expires",
+  "lifetime",
+  "retry",
+  "retries",
+  "rsa",
+  "dsa",
+  "ecdsa",
+  "ec",
+  "use",
+  "no",
+  "enable",
+  "enabled",
+  "disable",
+  "disabled",
+  "allow",
+  "require",
+  "required",
+  "skip",
+  "basic",
+  "is",
+  "has",
+]);
+
+/**
+ * True when `number`, given under `key`, is a credential: the key's last word names one
+ * (`password`, `api_key`, `apiKey`, `token`, `pw`, `DB_PASS`; see `wholeNameTells`), no word before
+ * it makes the key a count, limit, size, kind or toggle (see `SETTING_WORDS`: `max_token`,
+ * `prompt_token`, `rsa_key`, `no_auth`, `use_auth`), the key is not a reference an export wrote in
+ * its place, and the number is a whole number of at least four digits without a sign (a PIN's
+ * length and more: `1234`, `98765432`). So `0`, `1`, `-1`, `4096` under `max_token`, a float and a
+ * number with an exponent stay, as flags, limits and sizes are written so. A setting about a
+ * credential (`password_min_length`, `token_limit`, `max_tokens`, `auth_ttl`) does not end in a
+ * credential's word, so its number stays, as does one under a plain key (`port`) or only inside
+ * a telling object (`{"auth":{"timeout":30}}`).
+ */
+function numberTells(key: string, number: string): boolean {
+  if (!/^\d{4,}$/.test(number) || /^\$\{[A-Za-z_][A-Za-z0-9_]*\}$/.test(key) || !wholeNameTells(key))
+    return false;
+  return !nameWords(key)
+    .slice(0, -1)
+    .some((word) => SETTING_WORDS.has(word.toLowerCase()));
 }
 
 /** A `${NAME}` reference, read where it starts. */

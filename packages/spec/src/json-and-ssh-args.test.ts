@@ -545,10 +545,10 @@ describe("a number under a telling JSON key is hidden, and fills back to the sam
     ],
     ["after --flag=", ['--config={"token":12345678}'], ['--config={"token":${TOKEN}}']],
     [
-      "a short PIN, a negative and a float beside kept settings",
+      "a four-digit PIN beside kept settings and a float (r52 F2: a float is no PIN)",
       ['{"port":5432,"pin_password":1234,"password_min_length":8,"token_limit":4096,"apiKey":-1.5e3}'],
       [
-        '{"port":5432,"pin_password":${PIN_PASSWORD},"password_min_length":8,"token_limit":4096,"apiKey":${APIKEY}}',
+        '{"port":5432,"pin_password":${PIN_PASSWORD},"password_min_length":8,"token_limit":4096,"apiKey":-1.5e3}',
       ],
     ],
     [
@@ -597,6 +597,31 @@ describe("a number under a telling JSON key is hidden, and fills back to the sam
       '{"password":${DB_PASSWORD}}',
     ])
       expect(exportedArgs("srv", ["--config", arg])).toEqual(["--config", arg]);
+  });
+});
+
+// Review r52 F2: settings whose key ends in a credential's word (`max_token`, `rsa_key`, `no_auth`)
+// and flags written as 0, 1 or -1 were hidden as credentials, and shared one reference by value.
+describe("a number that is a setting stays under a key ending in a credential's word", () => {
+  it.each([
+    '{"max_token":4096}',
+    '{"max_completion_token":4096,"prompt_token":10,"num_token":5}',
+    '{"rsa_key":2048}',
+    '{"no_auth":1,"use_auth":1,"basic_auth":0,"pass":1}',
+    '{"cookie":1,"csrf_token":1,"token":-1,"api_key":0}',
+    '{"maxToken":100000,"rsaKey":4096,"keyBits":4096,"noAuth":1000,"enable_auth":1}',
+    '{"api_key":-1.5e3,"password":12.5,"token":1e9}',
+  ])("%s", (arg) => {
+    const spec = specWith("srv", ["--config", arg]);
+    expect(findSpecSecrets(spec)).toEqual([]);
+    expect(exportedArgs("srv", ["--config", arg])).toEqual(["--config", arg]);
+    expect(withoutCommandLineSecrets(`srv --config '${arg}'`)).toBe(`srv --config '${arg}'`);
+  });
+
+  it("a whole number of four digits or more under the credential's own key is still hidden beside them", () => {
+    expect(
+      exportedArgs("srv", ['{"max_token":4096,"db_password":1234,"api_key":0,"auth_token":12345678}']),
+    ).toEqual(['{"max_token":4096,"db_password":${DB_PASSWORD},"api_key":0,"auth_token":${AUTH_TOKEN}}']);
   });
 });
 
