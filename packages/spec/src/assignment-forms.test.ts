@@ -651,6 +651,26 @@ describe("withoutCommandLineSecrets: a path, a key prefix or a label beside run-
   ])("%j, saying more than a path, a prefix or a label, is shown as %j", (line, shown) => {
     expect(withoutCommandLineSecrets(line)).toBe(shown);
   });
+
+  // r54 G1, G2: the first F6 rule took any `/…` after a run-time part for a path, any dash word of
+  // up to 16 characters for a key kind's prefix and `:Pass99` for a label, so these were shown AND
+  // exported with the literal in clear. Each is hidden in the display and the export, and flagged.
+  it.each([
+    "TOKEN=$X/hunter2SECRET srv",
+    "srv --token $X/hunter2SECRET",
+    "TOKEN=$X/../hunter2SECRET srv",
+    "TOKEN=$A/hunter2SECRET$B srv",
+    "TOKEN=$X/hunter2secret.txt srv",
+    "TOKEN=sk-ab12cd34ef56-$X srv",
+    "TOKEN=sk-proj-abc123-$X srv",
+    "PASSWORD=${U}:Pass99 srv",
+    "TOKEN=${T}_hunt2 srv",
+  ])("%j keeps its literal text out of the display and the export (r54 G1, G2)", (line) => {
+    const secret = /hunter2SECRET|hunter2secret|ab12cd34ef56|abc123|Pass99|hunt2/.exec(line)?.[0] ?? "";
+    expect(withoutCommandLineSecrets(line)).not.toContain(secret);
+    expect(exportSpec(pasted(line)).bundle?.mcpServers?.[0]?.command).not.toContain(secret);
+    expect(findSpecSecrets(pasted(line))).not.toEqual([]);
+  });
 });
 
 // r50 F7: a quoted command's own NAME=value (`sh -c 'TOKEN=… srv'`) ended at the first blank, so

@@ -2116,25 +2116,47 @@ function literalStretches(text: string, at?: readonly number[]): LiteralStretch[
   return stretches;
 }
 
-/** A key kind's prefix, short, ending at its separator (`sk-`, `sk-proj-`, `ghp_`, `xoxb-`); see `labelBesideRunTime`. */
-const KEY_PREFIX = /^[A-Za-z][A-Za-z0-9]*(?:[-_][A-Za-z0-9]+)*[-_]$/;
-/** A label after a run-time value: a separator, then a word of at most 5 letters, perhaps numbered (`_v2`, `@prod`, `-dev`), or a short number (`-1`). */
-const SHORT_LABEL = /^[-_.@:](?:[A-Za-z]{1,5}\d{0,2}|\d{1,3})$/;
+/**
+ * A key kind's prefix, ending at its separator (`sk-`, `sk-proj-`, `ghp_`, `xoxb-`, `github_pat_`):
+ * one to three short words of small letters, no digit, so the head of a key itself (`sk-ab12cd34-`,
+ * `sk-proj-abc123-`) is not one; see `labelBesideRunTime`.
+ */
+const KEY_PREFIX = /^(?:[a-z]{1,6}[-_]){1,3}$/;
+/**
+ * A label after a run-time value: a separator (not `:`, which starts the password of `$USER:pass`),
+ * then a word of at most 5 letters all of one case, a version (`v2`) or a short number: `_v2`,
+ * `@prod`, `-dev`, `-1`; not `_hunt2` or `:Pass99`.
+ */
+const SHORT_LABEL = /^[-_.@](?:[a-z]{1,5}|[A-Z]{1,5}|v\d{1,2}|\d{1,3})$/;
+/**
+ * True for one part of a path under a run-time directory that says nothing a credential would: at
+ * most 32 characters of small letters, digits, `_`, `-` and `.` (a file's extension may be any
+ * case), and no run of 8 or more holding both a letter and a digit: `secret.txt`, `app`,
+ * `.secrets`, `id_rsa`, `..`, `v2`; not `hunter2SECRET`, `SECRETPASS` or `hunter2secret.txt`.
+ */
+function plainPathPart(part: string): boolean {
+  const name = part.replace(/\.[A-Za-z0-9]{1,5}$/, "");
+  return (
+    part.length <= 32 &&
+    /^[a-z0-9_.-]*$/.test(name) &&
+    !name.split(/[_.-]/).some((run) => run.length >= 8 && /[a-z]/.test(run) && /\d/.test(run))
+  );
+}
 
 /**
  * True when `stretch`, literal text beside a run-time part of a value, says nothing a credential
- * would, so the value is read as run-time text (r50 F6): a path under a run-time directory (the
- * stretch starts with `/` right after a part: `"$HOME/secret.txt"`, `"$PGPASS_DIR/app"`); a known
- * key kind's prefix alone before the run-time rest (`"sk-$PROJECT_KEY"`: at most 16 characters
- * ending at a `-` or `_`, which a key shape would take with a key after it); or a short label after
- * the run-time value and before nothing (`${T}_v2`, `"${DB_PASS}@prod"`: see `SHORT_LABEL`). Any
- * other literal text beside run-time text says something (`abc$def`, `tok9q$cd`, `"Passw0rd$1"`,
- * `$X'hunter2SECRET'`).
+ * would, so the value is read as run-time text (r50 F6, tightened by r54 G1/G2): a path under a
+ * run-time directory, after the last run-time part, each of its parts plain (`"$HOME/secret.txt"`,
+ * `"$PGPASS_DIR/app"`; not `$X/hunter2SECRET` or `$A/x$B`: see `plainPathPart`); a key kind's
+ * prefix alone before the run-time rest (`"sk-$PROJECT_KEY"`: see `KEY_PREFIX`, and a key shape
+ * must take it with a key after it); or a short label after the run-time value and before nothing
+ * (`${T}_v2`, `"${DB_PASS}@prod"`: see `SHORT_LABEL`). Any other literal text beside run-time text
+ * says something (`abc$def`, `tok9q$cd`, `"Passw0rd$1"`, `$X'hunter2SECRET'`, `${U}:Pass99`).
  */
 function labelBesideRunTime({ text, afterPart, beforePart }: LiteralStretch): boolean {
-  if (afterPart && /^\/\S*$/.test(text)) return true;
-  if (beforePart && !afterPart && text.length <= 16 && KEY_PREFIX.test(text))
-    return looksLikeKey(text + "0".repeat(40));
+  if (afterPart && !beforePart && /^\/\S*$/.test(text))
+    return text.length <= 256 && text.slice(1).split("/").every(plainPathPart);
+  if (beforePart && !afterPart && KEY_PREFIX.test(text)) return looksLikeKey(text + "0".repeat(40));
   return afterPart && !beforePart && SHORT_LABEL.test(text);
 }
 
@@ -3580,9 +3602,10 @@ const SETTING_WORDS = new Set([
 
 /**
  * True when `number`, given under `key`, is a credential: the key's last word names one
- * (`password`, `api_key`, `apiKey`, `token`, `pw`, `DB_PASS`; see `wholeNameTells`), no word before
- * it makes the key a count, limit, size, kind or toggle (see `SETTING_WORDS`: `max_token`,
- * `prompt_token`, `rsa_key`, `no_auth`, `use_auth`), the key is not a reference an export wrote in
+ * (`password`, `api_key`, `apiKey`, `token`, `pw`, `DB_PASS`; see `wholeNameTells`), the word
+ * right before it does not make the key a count, limit, size, kind or toggle (see `SETTING_WORDS`:
+ * `max_token`, `prompt_token`, `rsa_key`, `no_auth`, `use_auth`; a password's or secret's own word,
+ * `enable_password`, `basic_auth_password`, is one whatever comes before it), the key is not a reference an export wrote in
  * its place, and the number is a whole number of at least four digits without a sign (a PIN's
  * length and more: `1234`, `98765432`). So `0`, `1`, `-1`, `4096` under `max_token`, a float and a
  * number with an exponent stay, as flags, limits and sizes are written so. A setting about a
@@ -3593,10 +3616,17 @@ const SETTING_WORDS = new Set([
 function numberTells(key: string, number: string): boolean {
   if (!/^\d{4,}$/.test(number) || /^\$\{[A-Za-z_][A-Za-z0-9_]*\}$/.test(key) || !wholeNameTells(key))
     return false;
-  return !nameWords(key)
-    .slice(0, -1)
-    .some((word) => SETTING_WORDS.has(word.toLowerCase()));
+  const words = nameWords(key).map((word) => word.toLowerCase());
+  const last = words[words.length - 1] ?? "";
+  // A password's or secret's own word is one whatever comes before it (`enable_password`,
+  // `basic_auth_password`, `EC2_PASSWORD`, `input_password`: r54 G3); a token, key or auth is a
+  // setting's subject only when the word right before it says so (`max_token`, `rsa_key`).
+  if (SECRET_OWN_WORDS.has(last)) return true;
+  return !SETTING_WORDS.has(words[words.length - 2] ?? "");
 }
+
+/** Last words of a key that name a password or a secret itself, never a setting's subject (see `numberTells`). */
+const SECRET_OWN_WORDS = new Set(["password", "passwd", "passphrase", "pass", "pw", "pwd", "secret"]);
 
 /** A `${NAME}` reference, read where it starts. */
 const BARE_REFERENCE = /\$\{[A-Za-z_][A-Za-z0-9_]*\}/y;

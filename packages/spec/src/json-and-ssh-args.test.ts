@@ -623,6 +623,20 @@ describe("a number that is a setting stays under a key ending in a credential's 
       exportedArgs("srv", ['{"max_token":4096,"db_password":1234,"api_key":0,"auth_token":12345678}']),
     ).toEqual(['{"max_token":4096,"db_password":${DB_PASSWORD},"api_key":0,"auth_token":${AUTH_TOKEN}}']);
   });
+  // r54 G3: the first setting-word rule read every word before the last, so a password's own key
+  // that begins with a toggle or kind word kept its number in clear.
+  it.each([
+    ['{"basic_auth_password":12345678}', '{"basic_auth_password":${BASIC_AUTH_PASSWORD}}'],
+    ['{"BASIC_AUTH_PASSWORD":12345678}', '{"BASIC_AUTH_PASSWORD":${BASIC_AUTH_PASSWORD}}'],
+    ['{"enable_password":12345678}', '{"enable_password":${ENABLE_PASSWORD}}'],
+    ['{"enable_secret":12345678}', '{"enable_secret":${ENABLE_SECRET}}'],
+    ['{"EC2_PASSWORD":12345678}', '{"EC2_PASSWORD":${EC2_PASSWORD}}'],
+    ['{"input_password":12345678}', '{"input_password":${INPUT_PASSWORD}}'],
+    ['{"context_api_key":12345678}', '{"context_api_key":${CONTEXT_API_KEY}}'],
+  ])("%s, a password's or secret's own key, is hidden as %s (r54 G3)", (arg, want) => {
+    expect(exportedArgs("srv", [arg])).toEqual([want]);
+    expect(findSpecSecrets(specWith("srv", [arg]))).not.toEqual([]);
+  });
 });
 
 describe("pw names a password as a word of its own", () => {

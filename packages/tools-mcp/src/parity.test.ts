@@ -172,6 +172,13 @@ describe("client and tools-mcp read names and scheme words alike", () => {
     }
   });
 
+  /** True when tools-mcp takes the value after `--<flag>` in a stdio server's args for a credential. */
+  const flagTakesCredential = (flag: string): boolean => {
+    const value = "flag-value-8c7b6a5f";
+    const server: McpServerConfig = { name: "x", type: "stdio", command: "node", args: [`--${flag}`, value] };
+    return secretsOf(server).includes(value);
+  };
+
   it("a flag takes a credential in tools-mcp exactly where spec's looksSecretName says its name is telling", () => {
     const name = fc.string({
       unit: fc.constantFrom(..."abcdefghijklmnopqrstuvwxyzAPIKEYTOKN_-"),
@@ -181,16 +188,18 @@ describe("client and tools-mcp read names and scheme words alike", () => {
     fc.assert(
       fc.property(name, (flag) => {
         fc.pre(/^[A-Za-z]/.test(flag));
-        const value = "flag-value-8c7b6a5f";
-        const server: McpServerConfig = {
-          name: "x",
-          type: "stdio",
-          command: "node",
-          args: [`--${flag}`, value],
-        };
-        expect(secretsOf(server).includes(value), flag).toBe(looksSecretName(`--${flag}`));
+        expect(flagTakesCredential(flag), flag).toBe(looksSecretName(`--${flag}`));
       }),
     );
+  });
+
+  it("`pw` as a word of its own is telling to spec, tools-mcp and client alike; `pwsh` is not (the property's PwKa)", () => {
+    for (const flag of ["pw", "PwKa", "db-pw", "dbPw", "pwsh", "npw"]) {
+      const telling = !["pwsh", "npw"].includes(flag);
+      expect(looksSecretName(`--${flag}`), flag).toBe(telling);
+      expect(flagTakesCredential(flag), flag).toBe(telling);
+      expect(isCredentialParam(flag), flag).toBe(telling);
+    }
   });
 
   it("a query name is a credential's in client exactly where tools-mcp masks its value, and wherever spec calls it telling", () => {
