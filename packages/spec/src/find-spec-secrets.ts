@@ -2224,6 +2224,113 @@ function shownInPlace(
     .join("");
 }
 
+/** How deep a display reads run-time parts inside run-time parts (`$(… $(…) …)`); deeper, a part's inner text is hidden. */
+const SHOWN_DEPTH = 4;
+/** How deep the display's reading of run-time parts is now (see `shownShellPart`). */
+let shownDepth = 0;
+/** At the start of a `${…}`: `${`, an indirection or length mark, a name (or a positional or special parameter), an index and an operator. */
+const BRACED_HEAD =
+  /^\$\{[!#]?(?:[A-Za-z_]\w*|\d+|[@*#?$!-])(?:\[[^\]]*\])?(?::?[-=?+]|##?|%%?|\/[/#%]?|\^\^?|,,?|@|:)?/;
+
+/**
+ * For the display only (r51 F1): a run-time part of a shell value, as the consent view shows it.
+ * Every run-time part stays in sight, itself shown as the display shows a command: a `$(…)` or
+ * backtick substitution is its opener, the display reading of its inner text (`shownLineSecrets`:
+ * a `--password X` or `-u user:X` inside is hidden, a payload kept) and its closer, read so again
+ * inside; a `${NAME<op>word}` keeps `${NAME<op>` and `}`, and its word, literal text to the shell,
+ * is read as a value is (`shownShellText`: its literal text hidden by `literal`, its own run-time
+ * parts shown so). Depth is bounded (past `SHOWN_DEPTH` the inner text is hidden as literal text)
+ * and each level reads its text once: linear time. Only a bare `$NAME`, `${NAME}`, `$1` or an
+ * arithmetic `$((…))`/`$[…]` is opaque (its key shapes hidden). Literal credential text is always
+ * hidden. The export keeps its whole-value rule (it never reads this).
+ */
+function shownShellPart(
+  text: string,
+  hide: SecretHide | undefined,
+  literal: (text: string) => string,
+): string {
+  const substitution = text.startsWith("`")
+    ? "`"
+    : text.startsWith("$(") && !text.startsWith("$((")
+      ? ")"
+      : "";
+  if (substitution !== "") {
+    const open = substitution === "`" ? 1 : 2;
+    if (text.length <= open || !text.endsWith(substitution)) return literal(text);
+    return text.slice(0, open) + shownInner(text.slice(open, -1), hide, literal) + substitution;
+  }
+  if (text.startsWith("${")) {
+    const head = BRACED_HEAD.exec(text)?.[0] ?? "${";
+    if (!text.endsWith("}") || text.length - 1 < head.length) return literal(text);
+    const word = text.slice(head.length, -1);
+    if (word === "") return withoutKeys(text, hide);
+    return (
+      head +
+      deeper(
+        () => shownShellText(word, hide, literal),
+        () => literal(word),
+      ) +
+      "}"
+    );
+  }
+  return withoutKeys(text, hide);
+}
+
+/** `read()` one level deeper in the display's reading of run-time parts; `tooDeep()` past `SHOWN_DEPTH`. */
+function deeper(read: () => string, tooDeep: () => string): string {
+  if (shownDepth >= SHOWN_DEPTH) return tooDeep();
+  shownDepth += 1;
+  try {
+    return read();
+  } finally {
+    shownDepth -= 1;
+  }
+}
+
+/** A substitution's inner text as the display reads a command (see `shownShellPart`). */
+function shownInner(inner: string, hide: SecretHide | undefined, literal: (text: string) => string): string {
+  if (inner.trim() === "") return inner;
+  return deeper(
+    () => shownLineSecrets(inner, hide)?.safe ?? inner,
+    () => literal(inner),
+  );
+}
+
+/** `text` (a `${NAME<op>word}`'s word) read as a shell word: quotes kept, literal text through `literal`, each run-time part through `shownShellPart`. One pass. */
+function shownShellText(
+  text: string,
+  hide: SecretHide | undefined,
+  literal: (text: string) => string,
+): string {
+  const read = shellStepper(text);
+  let out = "";
+  let pending = "";
+  for (let i = 0; i < text.length; ) {
+    const next = read(i);
+    const step = Math.min(next?.step ?? text.length, text.length - i);
+    const piece = text.slice(i, i + step);
+    if (next === undefined || next.kind === "literal") pending += piece;
+    else {
+      if (pending !== "") out += literal(pending);
+      pending = "";
+      out += next.kind === "part" ? shownShellPart(piece, hide, literal) : piece;
+    }
+    i += step;
+  }
+  return pending === "" ? out : out + literal(pending);
+}
+
+/** For the display only (r51 F1): a run-time part of a PowerShell "…" value, as `shownShellPart` shows a shell's: a `$(…)` is `$(`, the display reading of its inner text and `)`; a `${…}` or `$name` is opaque (its key shapes hidden). */
+function shownPwshPart(
+  text: string,
+  hide: SecretHide | undefined,
+  literal: (text: string) => string,
+): string {
+  return text.startsWith("$(") && text.endsWith(")") && text.length > 2
+    ? `$(${shownInner(text.slice(2, -1), hide, literal)})`
+    : withoutKeys(text, hide);
+}
+
 /**
  * A reader of a shell word from its start, for `shownInPlace`: `$(…)`, `${…}`, `$[…]`, a
  * backtick's, `$NAME` and `$1`-like parts are run-time parts outside '…'; quotes (`'`, `"`, `$'`,
@@ -2737,7 +2844,7 @@ export function commandLineSecrets(
               { at: pwsh.start, read: pwshStepper(line, pwsh.end) },
               [pwsh.start, pwsh.end],
               (text) => named(text, pwsh.name),
-              (text) => withoutKeys(text, hide),
+              (text) => shownPwshPart(text, hide, (literal) => named(literal, pwsh.name)),
             )
           : undefined;
       out += shown ?? named(line.slice(pwsh.start, pwsh.end), pwsh.name);
@@ -2784,7 +2891,7 @@ export function commandLineSecrets(
             span.inner ? { at: region.start, read: shellStepper(line) } : walk,
             [region.start, region.end],
             (text) => named(text, span.name ?? ""),
-            (text) => withoutKeys(text, hide),
+            (text) => shownShellPart(text, hide, (literal) => named(literal, span.name ?? "")),
           );
         if (shown === undefined || region === undefined) continue;
         span.written = region;
