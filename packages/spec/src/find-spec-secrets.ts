@@ -2161,24 +2161,46 @@ function writtenWhole(
   let open = true;
   while (i < end) {
     if (i === start) open = close !== "";
-    const c = line[i] as string;
-    const next = line[i + 1] ?? "";
-    let step = 1;
-    if (close === "'") close = c === "'" ? "" : close;
-    else if (c === "\\") step = 2;
-    else if (close === "$'") close = c === "'" ? "" : close;
-    else if (c === "`" || (c === "$" && /[{([]/.test(next)))
-      step = Math.max(1, expansionEnd(line, i).end - i);
-    else if (close === '"') close = c === '"' ? "" : close;
-    else if (c === "'" || c === '"') close = c;
-    else if (c === "$" && (next === "'" || next === '"')) {
-      close = next === "'" ? "$'" : '"';
-      step = 2;
-    }
-    if (i < start && i + step > start) return undefined;
-    i += step;
+    const read = quoteStep(line, i, close);
+    if (i < start && i + read.step > start) return undefined;
+    close = read.close;
+    i += read.step;
   }
   return open || close !== "" || i !== end ? undefined : { start, end };
+}
+
+/**
+ * One step of a shell word's quotes at `i` of `line`, `close` closing the quote open there ("" for
+ * none): how many characters it takes and what closes the quote open after it. A `\` and the
+ * character after it, a substitution (`$(…)`, `${…}`, `$[…]`, a backtick's) and `$$` or `$` with
+ * another special parameter (`$?`, `$1`: so `$$'…'` is `$$`, then a '…' quote, r51 F2) are one step.
+ */
+function quoteStep(line: string, i: number, close: string): { step: number; close: string } {
+  const c = line[i] as string;
+  const next = line[i + 1] ?? "";
+  if (close === "'" || close === "$'") {
+    if (close === "$'" && c === "\\") return { step: 2, close };
+    return { step: 1, close: c === "'" ? "" : close };
+  }
+  if (c === "\\") return { step: 2, close };
+  if (c === "`" || (c === "$" && /[{([]/.test(next)))
+    return { step: Math.max(1, expansionEnd(line, i).end - i), close };
+  if (c === "$" && /[0-9$!?#*@-]/.test(next)) return { step: 2, close };
+  if (close === '"') return { step: 1, close: c === '"' ? "" : close };
+  if (c === "'" || c === '"') return { step: 1, close: c };
+  if (c === "$" && (next === "'" || next === '"')) return { step: 2, close: next === "'" ? "$'" : '"' };
+  return { step: 1, close };
+}
+
+/** True when the shell word starting at `from` leaves a quote open at the end of `line`. One pass. */
+function quoteOpenAtEnd(line: string, from: number): boolean {
+  let close = "";
+  for (let i = from; i < line.length; ) {
+    const read = quoteStep(line, i, close);
+    close = read.close;
+    i += read.step;
+  }
+  return close !== "";
 }
 
 /** What stands at `i` of a line as a display reads it: `step` characters, literal text, a quote or a run-time part. */
@@ -2760,6 +2782,12 @@ export function commandLineSecrets(
   // Where the last expression read in the line as written ends: a value inside it is hidden with it
   // (not scanned again: one pass).
   let expressionEnd = 0;
+  // Whether a quote is left open at the line's end, read once from the first word that asks.
+  let quoteLeftOpen: boolean | undefined;
+  const openAtEnd = (from: number) => {
+    quoteLeftOpen ??= quoteOpenAtEnd(line, from);
+    return quoteLeftOpen;
+  };
   let pwsh: PwshQuotes | undefined;
   const readPwshQuotes = () => {
     pwsh ??= pwshQuotes(line);
@@ -2875,20 +2903,30 @@ export function commandLineSecrets(
     // One walk over the word for all its values (they stand in order).
     // A quoted command's own value (r50 F7) is read by the shell that runs it, from the value's start.
     const walk = { at: word.start, read: shellStepper(line) };
+    // Where a value written apart is hidden: its text as written (see `writtenWhole`); when a quote
+    // is open at one of its ends on a line that leaves no quote open, the word as written, quotes
+    // and all (r51 F2: `$$'a\'X'x'`, `'…"a"+\'$(…)`); undefined when the line leaves one open.
+    const wordWritten = { start: word.start, end: word.end };
+    const regionOf = (span: Span) =>
+      writtenWhole(line, word, span) ?? (openAtEnd(word.start) ? undefined : wordWritten);
     if (display && ((word.dynamic && !word.data) || spans.some((span) => span.inner)))
       for (const span of spans) {
         if (span.end <= span.start || span.written || span.put !== undefined || span.with !== undefined)
           continue;
-        const region = split(span)
-          ? span.inner
-            ? undefined
-            : writtenWhole(line, word, span)
-          : { start: written[span.start] as number, end: (written[span.end - 1] as number) + 1 };
+        const own = { start: written[span.start] as number, end: (written[span.end - 1] as number) + 1 };
+        // Hidden with its whole word, a value is shown from its own first to last character, read
+        // from the word's start (its quotes kept); else in its word, as it would be exported.
+        const taken = split(span) && !span.inner && regionOf(span) === wordWritten;
+        const region = split(span) && !taken ? (span.inner ? undefined : regionOf(span)) : own;
         const shown =
           region &&
           shownInPlace(
             line,
-            span.inner ? { at: region.start, read: shellStepper(line) } : walk,
+            span.inner
+              ? { at: region.start, read: shellStepper(line) }
+              : taken
+                ? { at: word.start, read: shellStepper(line) }
+                : walk,
             [region.start, region.end],
             (text) => named(text, span.name ?? ""),
             (text) => shownShellPart(text, hide, (literal) => named(literal, span.name ?? "")),
@@ -2898,15 +2936,20 @@ export function commandLineSecrets(
         span.shown = shown;
       }
     // Read partly at run time and written apart (`$X'hunter2'`): the text as written is hidden,
-    // quotes and all, when no quote is left open at its ends; else the word is kept as written
-    // (r50 F4: written again in '…', it would not fill back byte for byte).
+    // quotes and all (see `regionOf`); on a line that leaves a quote open the word is kept as
+    // written (r50 F4: written again in '…', it would not fill back byte for byte).
     if (word.dynamic && !word.data)
       for (const span of spans)
         if (split(span) && span.put === undefined && span.with === undefined) {
-          const whole = writtenWhole(line, word, span);
+          const whole = regionOf(span);
           if (whole) span.written = whole;
           else span.end = span.start;
         }
+    // A value hidden with its whole word hides every other value in the word with it.
+    const wordTaken = spans.find((span) => span.written === wordWritten);
+    if (wordTaken)
+      for (const span of spans)
+        if (span !== wordTaken && (span.written ?? wordWritten).end <= word.end) span.end = span.start;
     // Written apart (a quote or an escape inside the secret), or to be replaced by text holding a
     // quote or a backslash (a JSON word's string): the whole word is written again.
     const apart = spans.some((span) => split(span) || (span.put !== undefined && /['"\\]/.test(span.put)));

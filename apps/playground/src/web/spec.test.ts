@@ -126,3 +126,14 @@ describe("shownServerArgs: a credential inside a run-time part beside a value (r
     expect(shown(command, ["-c", script])).toEqual(["-c", line, SHELL_MARK]);
   });
 });
+
+// r51 F2: a value after `$$` was read as a quote left open and shown in clear.
+describe("shownServerArgs: a mixed value after $$ (r51 F2)", () => {
+  it("sh -c hides the literal text of TOKEN=$$'a\\'X'x'", () => {
+    expect(shown("sh", ["-c", "TOKEN=$$'a\\'hunter2SECRET'x' srv"])).toEqual([
+      "-c",
+      "TOKEN=$$'${TOKEN}'${TOKEN}'${TOKEN}' srv",
+      SHELL_MARK,
+    ]);
+  });
+});
