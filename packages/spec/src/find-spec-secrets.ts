@@ -2565,21 +2565,84 @@ interface ProgramValue {
  */
 const GOES_ON = /\s*[+.`'"]/y;
 
+/** What, last before a line break (blanks aside), makes the expression go on past it: a binary operator or a `.`. */
+const GOES_ON_AT_BREAK = /[-+*/%<>=&|?:.~^!]/;
+/** What, before a `/` (blanks aside), makes it open a JS regex literal, not divide: an operator, an opening or closing punctuator, or nothing. */
+const REGEX_BEFORE = /[-+*%<>~^(,=:[!&|?{};]/;
+
 /**
  * Where the expression at `from` in a program's text ends: before a `;`, a `,` or a line break
- * outside every bracket it opened, or a `)`, `]` or `}` that closes nothing it opened, and before the blanks there; or at the end
- * of `text`. A string literal (quoted `'`, `"` or a backtick, `\\` escaping) is passed over whole. One pass.
+ * outside every bracket it opened, or a `)`, `]` or `}` that closes nothing it opened, and before
+ * the blanks there (a line break after or before an operator goes on); or at the end of `text`. A string literal (quoted `'`, `"` or a backtick, `\\`
+ * escaping), a `/*…*\/`, `//…` or Python `#…` comment (to the line's end; a `#` after `.` is JS's
+ * private name) and a JS regex literal (a `/` after an operator, an opening or closing punctuator
+ * or nothing, to an unescaped `/` outside `[…]` on its line) are passed over whole, so a bracket
+ * in them neither ends the expression nor keeps it open (r51 F3: `"a"+/[)]/.source+"X"`). A
+ * comment or regex left open, which cannot be read with confidence, ends the expression at the
+ * line break after it (or the end of `text`). One pass.
  */
 function statementEnd(text: string, from: number): number {
   let depth = 0;
   let quote = "";
   let end = text.length;
+  // The last character read outside strings and comments that is no blank.
+  let last = "";
+  // The line break at or after `at`, or the end of `text`.
+  const lineEnd = (at: number) => {
+    let j = at;
+    while (j < text.length && text[j] !== "\n" && text[j] !== "\r") j += 1;
+    return j;
+  };
   for (let i = from; i < text.length; i += 1) {
     const c = text[i] as string;
+    const next = text[i + 1] ?? "";
     if (quote !== "") {
       if (c === "\\") i += 1;
       else if (c === quote) quote = "";
-    } else if (c === "'" || c === '"' || c === "`") quote = c;
+      continue;
+    }
+    if (c === "/" && next === "*") {
+      const close = text.indexOf("*/", i + 2);
+      if (close < 0) {
+        end = lineEnd(i);
+        break;
+      }
+      i = close + 1;
+      continue;
+    }
+    if ((c === "/" && next === "/") || (c === "#" && last !== ".")) {
+      i = lineEnd(i) - 1;
+      continue;
+    }
+    if (c === "/" && (last === "" || REGEX_BEFORE.test(last))) {
+      let j = i + 1;
+      let inClass = false;
+      for (; j < text.length && !/[\n\r]/.test(text[j] as string); j += 1) {
+        const r = text[j] as string;
+        if (r === "\\") j += 1;
+        else if (r === "[") inClass = true;
+        else if (r === "]") inClass = false;
+        else if (r === "/" && !inClass) break;
+      }
+      if (text[j] !== "/") {
+        end = lineEnd(i);
+        break;
+      }
+      i = j;
+      last = "/";
+      continue;
+    }
+    // A line break after an operator, or before one, goes on (`'sk-'+ // (\n'X'`).
+    if (depth === 0 && (c === "\n" || c === "\r")) {
+      let j = i + 1;
+      while (j < text.length && /\s/.test(text[j] as string)) j += 1;
+      if (GOES_ON_AT_BREAK.test(last) || (/[-+*%.?:&|^=<>]/.test(text[j] ?? "") && text[j + 1] !== "/")) {
+        i = j - 1;
+        continue;
+      }
+    }
+    if (!/\s/.test(c)) last = c;
+    if (c === "'" || c === '"' || c === "`") quote = c;
     else if (c === "(" || c === "[" || c === "{") depth += 1;
     else if ((c === ")" || c === "]" || c === "}") && depth > 0) depth -= 1;
     // A `,` or `;` inside a bracket it opened (`.concat('a', 'b')`) is part of the expression.
