@@ -19,7 +19,14 @@ const part = fc.oneof(
   fc.constantFrom(...SECRETS).map((text) => ({ text, secret: true })),
   fc.constantFrom(...PAYLOADS).map((text) => ({ text, secret: false })),
   // A variable whose name cannot run on into the text after it (`$Xabc` reads `$Xabc`).
-  fc.constantFrom("${X}", "$1").map((text) => ({ text, secret: false })),
+  fc.constantFrom("${X}", "$1", "$$").map((text) => ({ text, secret: false })),
+  // A run-time part holding a literal secret (r51 F1): a `${X<op>word}`'s word, a substitution's flag.
+  fc
+    .tuple(
+      fc.constantFrom(...SECRETS),
+      fc.constantFrom("${X:+@}", "${X/a/@}", "${X#@}", "$(srv --password @)", "`srv --api-key @`"),
+    )
+    .map(([secret, shape]) => ({ text: shape.replace("@", secret), secret: false })),
 );
 
 /**

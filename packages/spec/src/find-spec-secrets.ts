@@ -2197,24 +2197,46 @@ function writtenWhole(
   let open = true;
   while (i < end) {
     if (i === start) open = close !== "";
-    const c = line[i] as string;
-    const next = line[i + 1] ?? "";
-    let step = 1;
-    if (close === "'") close = c === "'" ? "" : close;
-    else if (c === "\\") step = 2;
-    else if (close === "$'") close = c === "'" ? "" : close;
-    else if (c === "`" || (c === "$" && /[{([]/.test(next)))
-      step = Math.max(1, expansionEnd(line, i).end - i);
-    else if (close === '"') close = c === '"' ? "" : close;
-    else if (c === "'" || c === '"') close = c;
-    else if (c === "$" && (next === "'" || next === '"')) {
-      close = next === "'" ? "$'" : '"';
-      step = 2;
-    }
-    if (i < start && i + step > start) return undefined;
-    i += step;
+    const read = quoteStep(line, i, close);
+    if (i < start && i + read.step > start) return undefined;
+    close = read.close;
+    i += read.step;
   }
   return open || close !== "" || i !== end ? undefined : { start, end };
+}
+
+/**
+ * One step of a shell word's quotes at `i` of `line`, `close` closing the quote open there ("" for
+ * none): how many characters it takes and what closes the quote open after it. A `\` and the
+ * character after it, a substitution (`$(…)`, `${…}`, `$[…]`, a backtick's) and `$$` or `$` with
+ * another special parameter (`$?`, `$1`: so `$$'…'` is `$$`, then a '…' quote, r51 F2) are one step.
+ */
+function quoteStep(line: string, i: number, close: string): { step: number; close: string } {
+  const c = line[i] as string;
+  const next = line[i + 1] ?? "";
+  if (close === "'" || close === "$'") {
+    if (close === "$'" && c === "\\") return { step: 2, close };
+    return { step: 1, close: c === "'" ? "" : close };
+  }
+  if (c === "\\") return { step: 2, close };
+  if (c === "`" || (c === "$" && /[{([]/.test(next)))
+    return { step: Math.max(1, expansionEnd(line, i).end - i), close };
+  if (c === "$" && /[0-9$!?#*@-]/.test(next)) return { step: 2, close };
+  if (close === '"') return { step: 1, close: c === '"' ? "" : close };
+  if (c === "'" || c === '"') return { step: 1, close: c };
+  if (c === "$" && (next === "'" || next === '"')) return { step: 2, close: next === "'" ? "$'" : '"' };
+  return { step: 1, close };
+}
+
+/** True when the shell word starting at `from` leaves a quote open at the end of `line`. One pass. */
+function quoteOpenAtEnd(line: string, from: number): boolean {
+  let close = "";
+  for (let i = from; i < line.length; ) {
+    const read = quoteStep(line, i, close);
+    close = read.close;
+    i += read.step;
+  }
+  return close !== "";
 }
 
 /** What stands at `i` of a line as a display reads it: `step` characters, literal text, a quote or a run-time part. */
@@ -2258,6 +2280,113 @@ function shownInPlace(
   return pieces
     .map(({ text, kind }) => (kind === "literal" ? literal(text) : kind === "part" ? part(text) : text))
     .join("");
+}
+
+/** How deep a display reads run-time parts inside run-time parts (`$(… $(…) …)`); deeper, a part's inner text is hidden. */
+const SHOWN_DEPTH = 4;
+/** How deep the display's reading of run-time parts is now (see `shownShellPart`). */
+let shownDepth = 0;
+/** At the start of a `${…}`: `${`, an indirection or length mark, a name (or a positional or special parameter), an index and an operator. */
+const BRACED_HEAD =
+  /^\$\{[!#]?(?:[A-Za-z_]\w*|\d+|[@*#?$!-])(?:\[[^\]]*\])?(?::?[-=?+]|##?|%%?|\/[/#%]?|\^\^?|,,?|@|:)?/;
+
+/**
+ * For the display only (r51 F1): a run-time part of a shell value, as the consent view shows it.
+ * Every run-time part stays in sight, itself shown as the display shows a command: a `$(…)` or
+ * backtick substitution is its opener, the display reading of its inner text (`shownLineSecrets`:
+ * a `--password X` or `-u user:X` inside is hidden, a payload kept) and its closer, read so again
+ * inside; a `${NAME<op>word}` keeps `${NAME<op>` and `}`, and its word, literal text to the shell,
+ * is read as a value is (`shownShellText`: its literal text hidden by `literal`, its own run-time
+ * parts shown so). Depth is bounded (past `SHOWN_DEPTH` the inner text is hidden as literal text)
+ * and each level reads its text once: linear time. Only a bare `$NAME`, `${NAME}`, `$1` or an
+ * arithmetic `$((…))`/`$[…]` is opaque (its key shapes hidden). Literal credential text is always
+ * hidden. The export keeps its whole-value rule (it never reads this).
+ */
+function shownShellPart(
+  text: string,
+  hide: SecretHide | undefined,
+  literal: (text: string) => string,
+): string {
+  const substitution = text.startsWith("`")
+    ? "`"
+    : text.startsWith("$(") && !text.startsWith("$((")
+      ? ")"
+      : "";
+  if (substitution !== "") {
+    const open = substitution === "`" ? 1 : 2;
+    if (text.length <= open || !text.endsWith(substitution)) return literal(text);
+    return text.slice(0, open) + shownInner(text.slice(open, -1), hide, literal) + substitution;
+  }
+  if (text.startsWith("${")) {
+    const head = BRACED_HEAD.exec(text)?.[0] ?? "${";
+    if (!text.endsWith("}") || text.length - 1 < head.length) return literal(text);
+    const word = text.slice(head.length, -1);
+    if (word === "") return withoutKeys(text, hide);
+    return (
+      head +
+      deeper(
+        () => shownShellText(word, hide, literal),
+        () => literal(word),
+      ) +
+      "}"
+    );
+  }
+  return withoutKeys(text, hide);
+}
+
+/** `read()` one level deeper in the display's reading of run-time parts; `tooDeep()` past `SHOWN_DEPTH`. */
+function deeper(read: () => string, tooDeep: () => string): string {
+  if (shownDepth >= SHOWN_DEPTH) return tooDeep();
+  shownDepth += 1;
+  try {
+    return read();
+  } finally {
+    shownDepth -= 1;
+  }
+}
+
+/** A substitution's inner text as the display reads a command (see `shownShellPart`). */
+function shownInner(inner: string, hide: SecretHide | undefined, literal: (text: string) => string): string {
+  if (inner.trim() === "") return inner;
+  return deeper(
+    () => shownLineSecrets(inner, hide)?.safe ?? inner,
+    () => literal(inner),
+  );
+}
+
+/** `text` (a `${NAME<op>word}`'s word) read as a shell word: quotes kept, literal text through `literal`, each run-time part through `shownShellPart`. One pass. */
+function shownShellText(
+  text: string,
+  hide: SecretHide | undefined,
+  literal: (text: string) => string,
+): string {
+  const read = shellStepper(text);
+  let out = "";
+  let pending = "";
+  for (let i = 0; i < text.length; ) {
+    const next = read(i);
+    const step = Math.min(next?.step ?? text.length, text.length - i);
+    const piece = text.slice(i, i + step);
+    if (next === undefined || next.kind === "literal") pending += piece;
+    else {
+      if (pending !== "") out += literal(pending);
+      pending = "";
+      out += next.kind === "part" ? shownShellPart(piece, hide, literal) : piece;
+    }
+    i += step;
+  }
+  return pending === "" ? out : out + literal(pending);
+}
+
+/** For the display only (r51 F1): a run-time part of a PowerShell "…" value, as `shownShellPart` shows a shell's: a `$(…)` is `$(`, the display reading of its inner text and `)`; a `${…}` or `$name` is opaque (its key shapes hidden). */
+function shownPwshPart(
+  text: string,
+  hide: SecretHide | undefined,
+  literal: (text: string) => string,
+): string {
+  return text.startsWith("$(") && text.endsWith(")") && text.length > 2
+    ? `$(${shownInner(text.slice(2, -1), hide, literal)})`
+    : withoutKeys(text, hide);
 }
 
 /**
@@ -2472,21 +2601,84 @@ interface ProgramValue {
  */
 const GOES_ON = /\s*[+.`'"]/y;
 
+/** What, last before a line break (blanks aside), makes the expression go on past it: a binary operator or a `.`. */
+const GOES_ON_AT_BREAK = /[-+*/%<>=&|?:.~^!]/;
+/** What, before a `/` (blanks aside), makes it open a JS regex literal, not divide: an operator, an opening or closing punctuator, or nothing. */
+const REGEX_BEFORE = /[-+*%<>~^(,=:[!&|?{};]/;
+
 /**
  * Where the expression at `from` in a program's text ends: before a `;`, a `,` or a line break
- * outside every bracket it opened, or a `)`, `]` or `}` that closes nothing it opened, and before the blanks there; or at the end
- * of `text`. A string literal (quoted `'`, `"` or a backtick, `\\` escaping) is passed over whole. One pass.
+ * outside every bracket it opened, or a `)`, `]` or `}` that closes nothing it opened, and before
+ * the blanks there (a line break after or before an operator goes on); or at the end of `text`. A string literal (quoted `'`, `"` or a backtick, `\\`
+ * escaping), a `/*…*\/`, `//…` or Python `#…` comment (to the line's end; a `#` after `.` is JS's
+ * private name) and a JS regex literal (a `/` after an operator, an opening or closing punctuator
+ * or nothing, to an unescaped `/` outside `[…]` on its line) are passed over whole, so a bracket
+ * in them neither ends the expression nor keeps it open (r51 F3: `"a"+/[)]/.source+"X"`). A
+ * comment or regex left open, which cannot be read with confidence, ends the expression at the
+ * line break after it (or the end of `text`). One pass.
  */
 function statementEnd(text: string, from: number): number {
   let depth = 0;
   let quote = "";
   let end = text.length;
+  // The last character read outside strings and comments that is no blank.
+  let last = "";
+  // The line break at or after `at`, or the end of `text`.
+  const lineEnd = (at: number) => {
+    let j = at;
+    while (j < text.length && text[j] !== "\n" && text[j] !== "\r") j += 1;
+    return j;
+  };
   for (let i = from; i < text.length; i += 1) {
     const c = text[i] as string;
+    const next = text[i + 1] ?? "";
     if (quote !== "") {
       if (c === "\\") i += 1;
       else if (c === quote) quote = "";
-    } else if (c === "'" || c === '"' || c === "`") quote = c;
+      continue;
+    }
+    if (c === "/" && next === "*") {
+      const close = text.indexOf("*/", i + 2);
+      if (close < 0) {
+        end = lineEnd(i);
+        break;
+      }
+      i = close + 1;
+      continue;
+    }
+    if ((c === "/" && next === "/") || (c === "#" && last !== ".")) {
+      i = lineEnd(i) - 1;
+      continue;
+    }
+    if (c === "/" && (last === "" || REGEX_BEFORE.test(last))) {
+      let j = i + 1;
+      let inClass = false;
+      for (; j < text.length && !/[\n\r]/.test(text[j] as string); j += 1) {
+        const r = text[j] as string;
+        if (r === "\\") j += 1;
+        else if (r === "[") inClass = true;
+        else if (r === "]") inClass = false;
+        else if (r === "/" && !inClass) break;
+      }
+      if (text[j] !== "/") {
+        end = lineEnd(i);
+        break;
+      }
+      i = j;
+      last = "/";
+      continue;
+    }
+    // A line break after an operator, or before one, goes on (`'sk-'+ // (\n'X'`).
+    if (depth === 0 && (c === "\n" || c === "\r")) {
+      let j = i + 1;
+      while (j < text.length && /\s/.test(text[j] as string)) j += 1;
+      if (GOES_ON_AT_BREAK.test(last) || (/[-+*%.?:&|^=<>]/.test(text[j] ?? "") && text[j + 1] !== "/")) {
+        i = j - 1;
+        continue;
+      }
+    }
+    if (!/\s/.test(c)) last = c;
+    if (c === "'" || c === '"' || c === "`") quote = c;
     else if (c === "(" || c === "[" || c === "{") depth += 1;
     else if ((c === ")" || c === "]" || c === "}") && depth > 0) depth -= 1;
     // A `,` or `;` inside a bracket it opened (`.concat('a', 'b')`) is part of the expression.
@@ -2689,6 +2881,12 @@ export function commandLineSecrets(
   // Where the last expression read in the line as written ends: a value inside it is hidden with it
   // (not scanned again: one pass).
   let expressionEnd = 0;
+  // Whether a quote is left open at the line's end, read once from the first word that asks.
+  let quoteLeftOpen: boolean | undefined;
+  const openAtEnd = (from: number) => {
+    quoteLeftOpen ??= quoteOpenAtEnd(line, from);
+    return quoteLeftOpen;
+  };
   let pwsh: PwshQuotes | undefined;
   const readPwshQuotes = () => {
     pwsh ??= pwshQuotes(line);
@@ -2773,7 +2971,7 @@ export function commandLineSecrets(
               { at: pwsh.start, read: pwshStepper(line, pwsh.end) },
               [pwsh.start, pwsh.end],
               (text) => named(text, pwsh.name),
-              (text) => withoutKeys(text, hide),
+              (text) => shownPwshPart(text, hide, (literal) => named(literal, pwsh.name)),
             )
           : undefined;
       out += shown ?? named(line.slice(pwsh.start, pwsh.end), pwsh.name);
@@ -2804,38 +3002,53 @@ export function commandLineSecrets(
     // One walk over the word for all its values (they stand in order).
     // A quoted command's own value (r50 F7) is read by the shell that runs it, from the value's start.
     const walk = { at: word.start, read: shellStepper(line) };
+    // Where a value written apart is hidden: its text as written (see `writtenWhole`); when a quote
+    // is open at one of its ends on a line that leaves no quote open, the word as written, quotes
+    // and all (r51 F2: `$$'a\'X'x'`, `'…"a"+\'$(…)`); undefined when the line leaves one open.
+    const wordWritten = { start: word.start, end: word.end };
+    const regionOf = (span: Span) =>
+      writtenWhole(line, word, span) ?? (openAtEnd(word.start) ? undefined : wordWritten);
     if (display && ((word.dynamic && !word.data) || spans.some((span) => span.inner)))
       for (const span of spans) {
         if (span.end <= span.start || span.written || span.put !== undefined || span.with !== undefined)
           continue;
-        const region = split(span)
-          ? span.inner
-            ? undefined
-            : writtenWhole(line, word, span)
-          : { start: written[span.start] as number, end: (written[span.end - 1] as number) + 1 };
+        const own = { start: written[span.start] as number, end: (written[span.end - 1] as number) + 1 };
+        // Hidden with its whole word, a value is shown from its own first to last character, read
+        // from the word's start (its quotes kept); else in its word, as it would be exported.
+        const taken = split(span) && !span.inner && regionOf(span) === wordWritten;
+        const region = split(span) && !taken ? (span.inner ? undefined : regionOf(span)) : own;
         const shown =
           region &&
           shownInPlace(
             line,
-            span.inner ? { at: region.start, read: shellStepper(line) } : walk,
+            span.inner
+              ? { at: region.start, read: shellStepper(line) }
+              : taken
+                ? { at: word.start, read: shellStepper(line) }
+                : walk,
             [region.start, region.end],
             (text) => named(text, span.name ?? ""),
-            (text) => withoutKeys(text, hide),
+            (text) => shownShellPart(text, hide, (literal) => named(literal, span.name ?? "")),
           );
         if (shown === undefined || region === undefined) continue;
         span.written = region;
         span.shown = shown;
       }
     // Read partly at run time and written apart (`$X'hunter2'`): the text as written is hidden,
-    // quotes and all, when no quote is left open at its ends; else the word is kept as written
-    // (r50 F4: written again in '…', it would not fill back byte for byte).
+    // quotes and all (see `regionOf`); on a line that leaves a quote open the word is kept as
+    // written (r50 F4: written again in '…', it would not fill back byte for byte).
     if (word.dynamic && !word.data)
       for (const span of spans)
         if (split(span) && span.put === undefined && span.with === undefined) {
-          const whole = writtenWhole(line, word, span);
+          const whole = regionOf(span);
           if (whole) span.written = whole;
           else span.end = span.start;
         }
+    // A value hidden with its whole word hides every other value in the word with it.
+    const wordTaken = spans.find((span) => span.written === wordWritten);
+    if (wordTaken)
+      for (const span of spans)
+        if (span !== wordTaken && (span.written ?? wordWritten).end <= word.end) span.end = span.start;
     // Written apart (a quote or an escape inside the secret), or to be replaced by text holding a
     // quote or a backslash (a JSON word's string): the whole word is written again.
     const apart = spans.some((span) => split(span) || (span.put !== undefined && /['"\\]/.test(span.put)));
