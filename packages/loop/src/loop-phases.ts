@@ -233,6 +233,7 @@ export async function askModel(
   const turnOptions: RunTurnOptions = {
     model: config.model,
     droppable: Object.keys(config.extraBody ?? {}),
+    reasoningEffort: config.reasoningEffort,
     signal: options.signal,
     idleMs: timeoutMs(config),
     firstChunkMs: firstTokenMs(config),
