@@ -83,7 +83,10 @@ export interface LedgerEntryLike {
 export interface TurnMetrics {
   /** The turn's own token counts. */
   usage: TurnUsage;
-  /** `"stop"`, `"tool_calls"`, `"length"` (cut off at the ceiling), or `""` where the server never said. */
+  /**
+   * `"stop"`, `"tool_calls"`, `"length"` (cut off: at the ceiling, the server's own limit or a full
+   * window), or `""` where the server never said.
+   */
   finishReason: string;
   /** Where the turn's time went, where measured. */
   timings?: TurnTimings;

@@ -90,8 +90,10 @@ export interface RetryPolicy {
   /** The operator's context window: requests that cannot fit it are refused before sending. */
   contextLength?: number | null | undefined;
   /**
-   * How many extra requests may carry on an answer cut off at `maxTokens` (`continueTurn`); default
-   * 0, since each spends a request — and, on a server that does not continue, one to find out.
+   * How many extra requests may carry on an answer cut off (`continueTurn`) at `maxTokens` or the
+   * server's own length limit — not one whose prompt and reply filled the `contextLength` window,
+   * where none fits; default 0, since each spends a request — and, on a server that does not
+   * continue, one to find out.
    */
   maxContinuations?: number | undefined;
 }

@@ -233,6 +233,7 @@ export async function askModel(
   const turnOptions: RunTurnOptions = {
     model: config.model,
     droppable: Object.keys(config.extraBody ?? {}),
+    reasoningEffort: config.reasoningEffort,
     signal: options.signal,
     idleMs: timeoutMs(config),
     firstChunkMs: firstTokenMs(config),
@@ -284,8 +285,9 @@ export async function askModel(
   const firstUsage = turn.usage;
   step.answeredBody = lastBody;
   const continuations = config.maxContinuations ?? 0;
-  if (continuations > 0 && isContinuable(turn)) {
-    notice(run, "The reply was cut off at the token ceiling (maxTokens); carrying it on.");
+  // A reply that filled a known window leaves no room to carry it on: measureStep says so.
+  if (continuations > 0 && isContinuable(turn) && !filledWindow(run, turn.usage)) {
+    notice(run, `${cutOffAt(lastBody)}; carrying it on.`);
     turn = await continueTurn(run.client, supports, build, turn, {
       ...turnOptions,
       contextLimit: undefined, // the size guard spoke for the first request; the server weighs the rest
@@ -325,7 +327,48 @@ export function measureStep(run: LoopRun, step: LoopStep): void {
     );
   }
   emitEvent(run, { kind: "usage", usage: run.usage, turn: metrics, ledger: [...run.measure.ledger] });
-  if (turn.finishReason === "length") notice(run, "The reply was cut off at the token ceiling (maxTokens).");
+  if (turn.finishReason === "length") notice(run, cutOffNotice(run, step));
+}
+
+/**
+ * The prompt and reply one request's usage reports, where they reached the window `contextLength`
+ * names (`undefined` with no window, no usage, or room left): the reply was cut off by the window.
+ */
+function filledWindow(run: LoopRun, usage: Turn["usage"]): number | undefined {
+  const window = run.config.contextLength ?? 0;
+  const taken = usage.prompt + usage.completion;
+  return window > 0 && usage.prompt > 0 && taken >= window ? taken : undefined;
+}
+
+/**
+ * Where a reply that stopped with `finish_reason: "length"` was cut off, from the request it answered:
+ * at the ceiling it carried, or — none carried — at the server's own limit, which is the context
+ * window filling up or a cap the server puts on replies by default.
+ */
+function cutOffAt(body: RequestBody | undefined): string {
+  return body && ceilingOf(body) > 0
+    ? "The reply was cut off at the token ceiling (maxTokens)"
+    : "The reply was cut off at the server's length limit (no maxTokens was set: the context window " +
+        "is full, or the server caps replies by default)";
+}
+
+/**
+ * The notice for a step's reply left cut off: the window by name where the step's first request
+ * showed it full (then it was not carried on, `askModel`), with why no continuation was spent on it;
+ * else `cutOffAt`'s words.
+ */
+function cutOffNotice(run: LoopRun, step: LoopStep): string {
+  const taken = filledWindow(run, step.firstUsage);
+  if (taken === undefined) return `${cutOffAt(step.answeredBody ?? step.firstBody)}.`;
+  const carry =
+    (run.config.maxContinuations ?? 0) > 0 && isContinuable(step.turn)
+      ? " It is not carried on: a continuation cannot fit."
+      : "";
+  return (
+    `The reply was cut off with the context window full: the prompt and the reply took ${taken} of its ` +
+    `${run.config.contextLength} tokens (contextLength); compact or shorten the transcript, or raise ` +
+    `the window.${carry}`
+  );
 }
 
 /**

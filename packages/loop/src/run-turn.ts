@@ -42,6 +42,11 @@ export interface RunTurnOptions extends Omit<StreamTurnOptions, "produced"> {
   /** extraBody keys the endpoint may refuse by name and the request can do without. */
   droppable?: readonly string[] | undefined;
   /**
+   * The `reasoning_effort` the body asks for, as configured: with `"none"`, a request that goes
+   * out with a higher rung because the model refuses `"none"` is said so in a notice (once per model).
+   */
+  reasoningEffort?: string | undefined;
+  /**
    * Re-sends after a transient failure (a dropped connection, a 5xx, a 429, a silent stream) where
    * nothing was produced. Default 2. A silent endpoint is re-sent at most once of these; a 429 or
    * 503 that says when to come back (`retry-after`) is waited for without spending them, up to
@@ -210,7 +215,7 @@ async function attempts(
   options: RunTurnOptions,
 ): Promise<Turn> {
   const { maxRetries = 2, loadingTimeoutMs = 120_000, loadingPollMs = 3000, onNotice, signal } = options;
-  const { model, droppable, backoff } = options;
+  const { model, droppable, backoff, reasoningEffort } = options;
   // Whether the user has seen anything: tool-call pieces are produced but never shown.
   let shown = false;
   const stream: StreamTurnOptions = {
@@ -245,7 +250,7 @@ async function attempts(
         supports,
         (supports, produced, modelCaps) =>
           streamTurn(client, build(supports, modelCaps), { ...stream, produced }),
-        { model, droppable, onNotice, produced },
+        { model, droppable, onNotice, produced, reasoningEffort },
       );
     } catch (error) {
       if (signal?.aborted) throw error;

@@ -1,6 +1,7 @@
 import {
   EFFORT_LADDER,
   type EndpointCapabilities,
+  effortFor,
   type ModelCapabilities,
   modelCapabilitiesFor,
 } from "./capabilities.js";
@@ -38,6 +39,13 @@ export interface NegotiateOptions {
   droppable?: readonly string[] | undefined;
   /** Told, in words, when a request is changed in a way that costs or drops something. */
   onNotice?: ((message: string) => void) | undefined;
+  /**
+   * The `reasoning_effort` the caller asked for (its config's `reasoningEffort`). With `"none"` and
+   * `model`, a request that goes out with a higher rung because the model refuses `"none"` (refused
+   * just now, learnt from another value's refusal, or restored from a snapshot) is said so in a
+   * notice, once per model on the endpoint in this process.
+   */
+  reasoningEffort?: string | undefined;
   /**
    * One box for every attempt, for a caller with its own retry budget: read it after a failure to
    * know whether the model had started answering. Without it each attempt gets a fresh box.
@@ -140,24 +148,41 @@ function climbEffort(
   if (next === undefined) return false; // the ladder ran out: the caller hears the refusal
   const add = listed.length > 0 ? EFFORT_LADDER.filter((rung) => refuses(rung)) : [refused];
   for (const rung of add) if (!model.refusedEfforts.includes(rung)) model.refusedEfforts.push(rung);
-  if (refused === "none") {
-    notice(
-      `${modelName} does not take reasoning_effort "none"; sending "${next}", which spends reasoning tokens.`,
-    );
-  }
+  if (refused === "none") noticeNoneClimb(model, modelName, notice);
   return true;
+}
+
+// Models whose step up from "none" was told in this process: not in the record, so a snapshot or a
+// store shared through Redis never carries it, and a restarted process tells it again.
+const toldNoneClimb = new WeakSet<ModelCapabilities>();
+
+/** Tells, once per model record, that "none" goes out as the rung `effortFor` climbs to. */
+function noticeNoneClimb(
+  model: ModelCapabilities,
+  modelName: string,
+  notice: (message: string) => void,
+): void {
+  const sent = effortFor(model, "none");
+  if (sent === "none" || sent === "" || toldNoneClimb.has(model)) return;
+  toldNoneClimb.add(model);
+  notice(
+    `${modelName} does not take reasoning_effort "none"; sending "${sent}", which spends reasoning tokens.`,
+  );
 }
 
 /** Refuses options of the wrong type before anything is sent, naming the option. */
 function checkOptions(options: NegotiateOptions): void {
   const invalid = (name: string, what: string) => new TypeError(`negotiate: ${name} must be ${what}.`);
   if (typeof options !== "object") throw invalid("options", "an object");
-  const { model, droppable, onNotice, produced, maxAttempts } = options;
+  const { model, droppable, onNotice, produced, maxAttempts, reasoningEffort } = options;
   if (model != null && typeof model !== "string") throw invalid("model", "the model's name as a string");
   if (droppable != null && !(Array.isArray(droppable) && droppable.every((f) => typeof f === "string"))) {
     throw invalid("droppable", "an array of field names");
   }
   if (onNotice != null && typeof onNotice !== "function") throw invalid("onNotice", "a function");
+  if (reasoningEffort != null && typeof reasoningEffort !== "string") {
+    throw invalid("reasoningEffort", 'the asked reasoning_effort as a string such as "none"');
+  }
   if (produced != null && typeof produced !== "object") throw invalid("produced", "a { value: boolean } box");
   if (maxAttempts != null && !(Number.isInteger(maxAttempts) && maxAttempts >= 1)) {
     throw invalid("maxAttempts", "a whole number from 1");
@@ -204,6 +229,8 @@ export async function negotiate<T>(
     // What this attempt's body was built from: a request running beside this one may latch the
     // same refusal first, and then this one is answered by sending again, not by a second latch.
     const builtFrom = latchState(supports, model);
+    // "none" asked and a higher rung going out (whichever way the model's refusal became known).
+    if (model && options.reasoningEffort === "none") noticeNoneClimb(model, options.model ?? "", notice);
     try {
       return await send(supports, produced, model);
     } catch (error) {

@@ -614,7 +614,12 @@ export async function sideCall(
               timing.signal.removeEventListener("abort", link);
             }
           },
-          { model, droppable: Object.keys(extraBody), onNotice: notice },
+          {
+            model,
+            droppable: Object.keys(extraBody),
+            onNotice: notice,
+            reasoningEffort: params.reasoningEffort,
+          },
         );
       } catch (error) {
         if (SideTaskError.isInstance(error)) throw error;
