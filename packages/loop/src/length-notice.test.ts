@@ -64,9 +64,28 @@ describe("the notice for a reply cut off with finish_reason length", () => {
     expect(bodies).toHaveLength(1);
     expect(result.turn.content).toBe("word word");
     expect(notices).toEqual([
-      "The reply was cut off with the context window full: the prompt and the reply took 1024 of its 1024 " +
+      "The reply was cut off with the context window full: the prompt and the reply's answer took 1024 of its 1024 " +
         "tokens (contextLength); compact or shorten the transcript, or raise the window. It is not carried " +
         "on: a continuation cannot fit.",
+    ]);
+  });
+
+  it("carries on a reply whose reasoning filled the window: a continuation sends the answer so far, not the reasoning (r55-3)", async () => {
+    const thought = {
+      content: "The answer is",
+      reasoning: "thinking ".repeat(40),
+      finishReason: "length",
+      usage: { prompt_tokens: 500, completion_tokens: 524, reasoning_tokens: 520, cached_tokens: 0 },
+    };
+    const { result, notices, bodies } = await run([thought, { content: " forty-two." }], {
+      contextLength: 1024,
+      maxContinuations: 1,
+    });
+    expect(bodies).toHaveLength(2);
+    expect(result.turn.content).toBe("The answer is forty-two.");
+    expect(notices).toEqual([
+      "The reply was cut off at the server's length limit (no maxTokens was set: the context window is full, " +
+        "or the server caps replies by default); carrying it on.",
     ]);
   });
 

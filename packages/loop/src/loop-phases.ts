@@ -331,12 +331,15 @@ export function measureStep(run: LoopRun, step: LoopStep): void {
 }
 
 /**
- * The prompt and reply one request's usage reports, where they reached the window `contextLength`
- * names (`undefined` with no window, no usage, or room left): the reply was cut off by the window.
+ * The prompt and the reply's answer one request's usage reports, where they reached the window
+ * `contextLength` names (`undefined` with no window, no usage, or room left): the reply was cut off
+ * by the window, and a continuation, which sends the prompt and the answer so far, cannot fit.
+ * Reasoning tokens the usage reports are left out: a continuation does not send the reasoning again,
+ * so a reply whose reasoning filled the window still has room to be carried on (r55-3).
  */
 function filledWindow(run: LoopRun, usage: Turn["usage"]): number | undefined {
   const window = run.config.contextLength ?? 0;
-  const taken = usage.prompt + usage.completion;
+  const taken = usage.prompt + usage.completion - (usage.reasoningTokens ?? 0);
   return window > 0 && usage.prompt > 0 && taken >= window ? taken : undefined;
 }
 
@@ -365,7 +368,7 @@ function cutOffNotice(run: LoopRun, step: LoopStep): string {
       ? " It is not carried on: a continuation cannot fit."
       : "";
   return (
-    `The reply was cut off with the context window full: the prompt and the reply took ${taken} of its ` +
+    `The reply was cut off with the context window full: the prompt and the reply's answer took ${taken} of its ` +
     `${run.config.contextLength} tokens (contextLength); compact or shorten the transcript, or raise ` +
     `the window.${carry}`
   );

@@ -661,12 +661,14 @@ describe("withoutCommandLineSecrets: a path, a key prefix or a label beside run-
     "TOKEN=$X/../hunter2SECRET srv",
     "TOKEN=$A/hunter2SECRET$B srv",
     "TOKEN=$X/hunter2secret.txt srv",
+    "TOKEN=$X/hunter2 srv",
     "TOKEN=sk-ab12cd34ef56-$X srv",
     "TOKEN=sk-proj-abc123-$X srv",
     "PASSWORD=${U}:Pass99 srv",
     "TOKEN=${T}_hunt2 srv",
   ])("%j keeps its literal text out of the display and the export (r54 G1, G2)", (line) => {
-    const secret = /hunter2SECRET|hunter2secret|ab12cd34ef56|abc123|Pass99|hunt2/.exec(line)?.[0] ?? "";
+    const secret =
+      /hunter2SECRET|hunter2secret|hunter2|ab12cd34ef56|abc123|Pass99|hunt2/.exec(line)?.[0] ?? "";
     expect(withoutCommandLineSecrets(line)).not.toContain(secret);
     expect(exportSpec(pasted(line)).bundle?.mcpServers?.[0]?.command).not.toContain(secret);
     expect(findSpecSecrets(pasted(line))).not.toEqual([]);

@@ -2131,15 +2131,16 @@ const SHORT_LABEL = /^[-_.@](?:[a-z]{1,5}|[A-Z]{1,5}|v\d{1,2}|\d{1,3})$/;
 /**
  * True for one part of a path under a run-time directory that says nothing a credential would: at
  * most 32 characters of small letters, digits, `_`, `-` and `.` (a file's extension may be any
- * case), and no run of 8 or more holding both a letter and a digit: `secret.txt`, `app`,
- * `.secrets`, `id_rsa`, `..`, `v2`; not `hunter2SECRET`, `SECRETPASS` or `hunter2secret.txt`.
+ * case), and no run of more than 3 holding both a letter and a digit: `secret.txt`, `app`,
+ * `.secrets`, `id_rsa`, `..`, `v2`, `x86_64`; not `hunter2`, `hunter2SECRET`, `SECRETPASS` or
+ * `hunter2secret.txt` (r55-7).
  */
 function plainPathPart(part: string): boolean {
   const name = part.replace(/\.[A-Za-z0-9]{1,5}$/, "");
   return (
     part.length <= 32 &&
     /^[a-z0-9_.-]*$/.test(name) &&
-    !name.split(/[_.-]/).some((run) => run.length >= 8 && /[a-z]/.test(run) && /\d/.test(run))
+    !name.split(/[_.-]/).some((run) => run.length > 3 && /[a-z]/.test(run) && /\d/.test(run))
   );
 }
 
