@@ -1771,18 +1771,24 @@ interface Span {
 
 /**
  * Where the word a shell reads at `from` of `text` (a quoted command's own text) ends: at a blank
- * outside its quotes, escapes and substitutions (see `expansionEnd`), or at the end. One pass over the word.
+ * or one of the shell's operators `; & | < > ( )` outside its quotes, escapes and substitutions
+ * (see `expansionEnd`; r54 G7: `DB_PASSWORD="a b";curl …` ends before the `;`), or at the end.
+ * Inside `"…"` a `\\` escapes the character after it. One pass over the word.
  */
 function innerWordEnd(text: string, from: number): number {
   let i = from;
-  while (i < text.length && !/\s/.test(text[i] as string)) {
+  while (i < text.length && !/[\s;&|<>()]/.test(text[i] as string)) {
     const c = text[i] as string;
     if (c === "\\") i += 2;
     else if (c === "`" || (c === "$" && /[{([]/.test(text[i + 1] ?? "")))
       i = Math.max(i + 1, expansionEnd(text, i).end);
-    else if (c === "'" || c === '"') {
+    else if (c === "'") {
       const close = text.indexOf(c, i + 1);
       i = close < 0 ? text.length : close + 1;
+    } else if (c === '"') {
+      let close = i + 1;
+      while (close < text.length && text[close] !== '"') close += text[close] === "\\" ? 2 : 1;
+      i = close + 1;
     } else i += 1;
   }
   return Math.min(i, text.length);
