@@ -8,6 +8,22 @@ import { type BuildRequest, type RunTurnOptions, runTurn } from "./run-turn.js";
 export interface ContinueTurnOptions extends RunTurnOptions {
   /** The most requests to spend carrying the answer on (default 1). */
   maxContinuations?: number | undefined;
+  /**
+   * The context window in tokens, where known (the loop passes `contextLength`). A piece whose own
+   * usage shows its prompt and answer reached it (reasoning left out: a continuation does not send
+   * it) is not carried on again, with a notice: the next continuation could not fit.
+   */
+  contextWindow?: number | undefined;
+}
+
+/**
+ * The prompt and answer a request's usage reports, where they reached `window` (`undefined` with no
+ * window, no usage, or room left). Reasoning tokens are left out: a continuation, which sends the
+ * prompt and the answer so far, does not send the reasoning again.
+ */
+export function windowTaken(usage: TurnUsage, window: number | undefined): number | undefined {
+  const taken = usage.prompt + usage.completion - (usage.reasoningTokens ?? 0);
+  return window !== undefined && window > 0 && usage.prompt > 0 && taken >= window ? taken : undefined;
 }
 
 /** A turn put back together from its pieces; `continuations` counts the extra requests. */
@@ -397,6 +413,14 @@ export async function continueTurn(
     // A server that echoes the prefill (llama.cpp) sends the answer so far again before the new text.
     whole = join(whole, reading === "echo" ? withoutEcho(piece, soFar) : piece);
     continuations++;
+    const taken = windowTaken(piece.usage, options.contextWindow);
+    if (taken !== undefined && continuations < max && isContinuable(whole)) {
+      options.onNotice?.(
+        `The continuation filled the context window (its prompt and answer took ${taken} of ` +
+          `${options.contextWindow} tokens); the answer is not carried on further: another continuation cannot fit.`,
+      );
+      break;
+    }
   }
   return { ...whole, continuations };
 }

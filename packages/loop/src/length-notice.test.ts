@@ -89,6 +89,23 @@ describe("the notice for a reply cut off with finish_reason length", () => {
     ]);
   });
 
+  it("stops carrying on once a continuation's own usage filled the window (r55-4)", async () => {
+    const { result, notices, bodies } = await run(
+      [cut("The answer is", 10, 5), cut(" forty", 1015, 9), { content: " never sent" }],
+      { contextLength: 1024, maxContinuations: 2 },
+    );
+    expect(bodies).toHaveLength(2);
+    expect(result.turn.content).toBe("The answer is forty");
+    expect(notices).toEqual([
+      "The reply was cut off at the server's length limit (no maxTokens was set: the context window is full, " +
+        "or the server caps replies by default); carrying it on.",
+      "The continuation filled the context window (its prompt and answer took 1024 of 1024 tokens); the answer " +
+        "is not carried on further: another continuation cannot fit.",
+      "The reply was cut off at the server's length limit (no maxTokens was set: the context window is full, " +
+        "or the server caps replies by default).",
+    ]);
+  });
+
   it("carries on a reply cut off at the server's limit when the window is not known full, in those words", async () => {
     const { result, notices, bodies } = await run([cut("The answer is", 10, 5), { content: " forty-two." }], {
       contextLength: 1024,

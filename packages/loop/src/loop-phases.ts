@@ -4,7 +4,7 @@ import { buildBody, ContextOverflow, type RequestBody } from "@loopwright/negoti
 import type { Turn } from "@loopwright/stream";
 import type { ToolCallOutcome } from "@loopwright/tool-calls";
 import type { AssistantMessage, AssistantToolCall, ChatMessage, ToolChoice } from "./config.js";
-import { continueTurn, isContinuable } from "./continue-turn.js";
+import { continueTurn, isContinuable, windowTaken } from "./continue-turn.js";
 import type { RunUsage } from "./errors.js";
 import { followQuestion, withHookContext } from "./hooks-phase.js";
 import {
@@ -291,6 +291,7 @@ export async function askModel(
     turn = await continueTurn(run.client, supports, build, turn, {
       ...turnOptions,
       contextLimit: undefined, // the size guard spoke for the first request; the server weighs the rest
+      contextWindow: config.contextLength ?? undefined, // each piece's usage: stop where it filled it
       maxContinuations: continuations,
     });
   }
@@ -338,9 +339,7 @@ export function measureStep(run: LoopRun, step: LoopStep): void {
  * so a reply whose reasoning filled the window still has room to be carried on (r55-3).
  */
 function filledWindow(run: LoopRun, usage: Turn["usage"]): number | undefined {
-  const window = run.config.contextLength ?? 0;
-  const taken = usage.prompt + usage.completion - (usage.reasoningTokens ?? 0);
-  return window > 0 && usage.prompt > 0 && taken >= window ? taken : undefined;
+  return windowTaken(usage, run.config.contextLength ?? undefined);
 }
 
 /**
