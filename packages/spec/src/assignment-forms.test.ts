@@ -826,6 +826,51 @@ describe("withoutCommandLineSecrets: an operator glued to a quoted command's val
   });
 });
 
+// r55 R55-6: a command substitution two deep (`$(c $(d --password X))`) was never read, so its
+// credential was shown, exported and left unflagged; a PowerShell "…" value with a `$(…)` holding
+// "…" was not read either. Each level's command is read (to a bounded depth; deeper, hidden whole).
+describe("withoutCommandLineSecrets: a credential in a nested substitution (r55 R55-6)", () => {
+  it.each([
+    [
+      "b $(c $(d --password hunter2SECRET))",
+      "b $(c $(d --password ${PASSWORD}))",
+      "b $(c $(d --password ${PASSWORD}))",
+    ],
+    [
+      "TOKEN=ab$(b $(c $(d --password hunter2SECRET))) srv",
+      "TOKEN=${TOKEN}$(b $(c $(d --password ${PASSWORD}))) srv",
+      "TOKEN=${TOKEN} srv",
+    ],
+    [
+      '$env:API_KEY="ab$(a "$(b --password hunter2SECRET)")"',
+      '$env:API_KEY="${API_KEY}$(a "$(b --password ${PASSWORD})")"',
+      '$env:API_KEY="${API_KEY}"',
+    ],
+    [
+      'srv "$(a "$(b --token hunter2SECRET)")"',
+      'srv "$(a "$(b --token ${TOKEN})")"',
+      'srv "$(a "$(b --token ${TOKEN})")"',
+    ],
+    [
+      "srv $(a `b --password hunter2SECRET`)",
+      "srv $(a `b --password ${PASSWORD}`)",
+      "srv $(a `b --password ${PASSWORD}`)",
+    ],
+  ])("%j is shown as %j and exported as %j, and filled back it is the line", (line, shown, exported) => {
+    expect(withoutCommandLineSecrets(line)).toBe(shown);
+    expect(exportSpec(pasted(line)).bundle?.mcpServers?.[0]?.command).toBe(exported);
+    expect(findSpecSecrets(pasted(line))).not.toEqual([]);
+    expect(withoutCommandLineSecrets(line, (text) => text)).toBe(line);
+  });
+
+  it("hides a substitution too deep to read whole, in the display and the export", () => {
+    const line = `srv ${"$(a ".repeat(12)}d --password hunter2SECRET${")".repeat(12)}`;
+    expect(withoutCommandLineSecrets(line)).not.toContain("hunter2SECRET");
+    expect(exportSpec(pasted(line)).bundle?.mcpServers?.[0]?.command).not.toContain("hunter2SECRET");
+    expect(withoutCommandLineSecrets(line, (text) => text)).toBe(line);
+  });
+});
+
 // r54 G4: the display (r50 F2) showed every literal a name roots, so a credential passed to a call
 // (`f('proj-…')`, `atob('…')`, `getenv`'s default, an index) was in clear. A literal there is
 // hidden in place unless it reads as a command or a location; the payload stays in sight.
@@ -905,5 +950,25 @@ describe("withoutCommandLineSecrets: regex literals, triple quotes and nested te
     expect(withoutCommandLineSecrets("process.env.TOKEN='sk-'+x+/hunter2SECRET")).toBe(
       "process.env.TOKEN=${TOKEN}",
     );
+  });
+});
+
+// r55 R55-2: a backtick's text still carrying its level's escapes (`` \` ``, `\"`, `\$`) was read
+// as a command of its own, so the display wrote it again in '…' (filled back, not the line) and
+// hid a `\$X` as literal text. The escapes are read, and the written characters kept.
+describe("withoutCommandLineSecrets: a backtick's escapes beside a value (r55 R55-2)", () => {
+  it.each([
+    [
+      "TOKEN=ab`echo \\`srv --password hunter2SECRET\\``x srv",
+      "TOKEN=${TOKEN}`echo \\`srv --password ${PASSWORD}\\``${TOKEN} srv",
+    ],
+    [
+      'TOKEN="ab`srv --password \\"hunter2SECRET\\"`x" srv',
+      'TOKEN="${TOKEN}`srv --password \\"${PASSWORD}\\"`${TOKEN}" srv',
+    ],
+    ["TOKEN=ab`srv --password \\$X`x srv", "TOKEN=${TOKEN}`srv --password \\$X`${TOKEN} srv"],
+  ])("%j is shown as %j, and filled back it is the line", (line, shown) => {
+    expect(withoutCommandLineSecrets(line)).toBe(shown);
+    expect(withoutCommandLineSecrets(line, (text) => text)).toBe(line);
   });
 });

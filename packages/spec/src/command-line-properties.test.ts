@@ -20,11 +20,21 @@ const part = fc.oneof(
   fc.constantFrom(...PAYLOADS).map((text) => ({ text, secret: false })),
   // A variable whose name cannot run on into the text after it (`$Xabc` reads `$Xabc`).
   fc.constantFrom("${X}", "$1", "$$").map((text) => ({ text, secret: false })),
-  // A run-time part holding a literal secret (r51 F1): a `${X<op>word}`'s word, a substitution's flag.
+  // A run-time part holding a literal secret (r51 F1): a `${X<op>word}`'s word, a substitution's flag,
+  // also in a substitution inside one, or a backtick's escaped one (r55 R55-6, R55-2).
   fc
     .tuple(
       fc.constantFrom(...SECRETS),
-      fc.constantFrom("${X:+@}", "${X/a/@}", "${X#@}", "$(srv --password @)", "`srv --api-key @`"),
+      fc.constantFrom(
+        "${X:+@}",
+        "${X/a/@}",
+        "${X#@}",
+        "$(srv --password @)",
+        "`srv --api-key @`",
+        "$(a $(srv --password @))",
+        '$(a "$(b $(srv --token @))")',
+        "`echo \\`srv --password @\\``",
+      ),
     )
     .map(([secret, shape]) => ({ text: shape.replace("@", secret), secret: false })),
 );
@@ -53,6 +63,13 @@ const word = fc.oneof(
       .map(([lead, v]) => lead + v),
   },
   { weight: 1, arbitrary: fc.constantFrom("run", "-v", ";", "&&", "--port 8080") },
+  // A plain word holding a substitution inside a substitution with a flag's literal secret (r55 R55-6).
+  {
+    weight: 1,
+    arbitrary: fc
+      .tuple(fc.constantFrom(...SECRETS), fc.constantFrom("$(a $(b --password @))", "$(a `b --token @`)"))
+      .map(([secret, shape]) => shape.replace("@", secret)),
+  },
 );
 
 const line = fc

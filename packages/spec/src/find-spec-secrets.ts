@@ -1315,6 +1315,10 @@ interface CommandWord {
   /** A quoted string's data word (`echo "… --token X"`, a nested `bash -c '…'`): every value it gives must read as a credential. */
   quoted?: boolean;
   defaults?: Fallback[];
+  /** A word of a substitution's own command (`$(d --password X)`, a backtick's), read apart (see `commandWords`). */
+  nested?: true;
+  /** A substitution too deep to read (past `WORD_DEPTH`): hidden whole. */
+  deep?: true;
 }
 
 /** The literal `word` of `${NAME:-word}` (or `-`, `:=`, `=`) in a word's value: `[start, end)` and `NAME`. */
@@ -1325,6 +1329,17 @@ interface Fallback {
 }
 
 const SPACE = /\s/;
+
+/** How deep `commandWords` reads the commands of substitutions inside substitutions; deeper, a substitution is hidden whole. */
+const WORD_DEPTH = 4;
+
+/** A substitution's command inside a word (see `commandWords`): `[from, to)` of the line, whether it is a backtick's, and whether it stands in "…". */
+interface NestedCommand {
+  from: number;
+  to: number;
+  backtick: boolean;
+  quoted: boolean;
+}
 
 /** Characters that end an unquoted word and make an operator of their own: `;`, `|`, `&`, `<`, `>`, `(`, `)`. */
 const OPERATOR = /[;|&<>()]/;
@@ -1523,14 +1538,86 @@ function expansionEnd(line: string, from: number, arithmetic = false): Closed {
  * of its own, no heredoc or quote read in it. The literal default of `${NAME:-word}` is read as the word's value there (a
  * `Fallback`), not as run time, also one a level or more down (`${A:-${B:-word}}`).
  * A `#` is a character like any other, and a heredoc's body is read as command words (a shell's own
- * command is never read apart: see `shellScript`). A quote or a
+ * command is never read apart: see `shellScript`). The command of a `$(…)` or backtick
+ * substitution holding whitespace is read besides, as words of their own where they are written
+ * (`b $(c $(d --password X))`, a backtick's escapes read: r55 R55-6), `depth` levels down to
+ * `WORD_DEPTH`; deeper, the substitution is one word, hidden whole. A quote or a
  * substitution left open at the end of the line is likely a mis-read (bash refuses such a line),
  * so the text after its opener is read again as data besides (fail safe). One pass over the line.
  */
-function commandWords(line: string): CommandWord[] {
+function commandWords(line: string, depth = 0, nested = false): CommandWord[] {
   const words: CommandWord[] = [];
   // Each line of data is a group of its own.
   let group = 0;
+  // The command of the substitution written at `[from, to)` (its text inside its opener and
+  // closer), read as words of their own: a backtick's text as its command reads it (`\\`, `` \` ``
+  // and `\$`, and `\"` inside "…", read as the character), each word where it is written on `line`.
+  // Each command between its operators is a group of its own. Past `WORD_DEPTH`, the substitution is
+  // one word to hide whole.
+  const nestedWords = ({ from, to, backtick, quoted }: NestedCommand) => {
+    if (depth >= WORD_DEPTH) {
+      const start = from - (backtick ? 1 : 2);
+      const at: number[] = [];
+      for (let k = start; k <= to; k += 1) at.push(k);
+      group += 1;
+      const value = line.slice(start, to + 1);
+      words.push({
+        start,
+        end: to + 1,
+        value,
+        at,
+        operator: false,
+        dynamic: true,
+        data: true,
+        group,
+        deep: true,
+      });
+      return;
+    }
+    let text = line.slice(from, to);
+    let map: number[] | undefined;
+    if (backtick && text.includes("\\")) {
+      text = "";
+      map = [];
+      for (let k = from; k < to; k += 1) {
+        const after = line[k + 1];
+        if (
+          line[k] === "\\" &&
+          k + 1 < to &&
+          (after === "\\" || after === "`" || after === "$" || (quoted && after === '"'))
+        )
+          k += 1;
+        text += line[k];
+        map.push(k);
+      }
+    }
+    const place = (k: number) => (map ? (map[k] as number) : from + k);
+    group += 1;
+    let plain = group;
+    const groups = new Map<number, number>();
+    for (const word of commandWords(text, depth + 1, true)) {
+      if (word.operator) {
+        group += 1;
+        plain = group;
+        continue;
+      }
+      // A word of a substitution inside this one keeps to its own command's group.
+      if (word.group !== undefined && !groups.has(word.group)) {
+        group += 1;
+        groups.set(word.group, group);
+      }
+      const own = word.group === undefined ? plain : (groups.get(word.group) as number);
+      words.push({
+        ...word,
+        start: place(word.start),
+        end: place(word.end - 1) + 1,
+        at: word.at.map(place),
+        data: true,
+        group: own,
+        nested: true,
+      });
+    }
+  };
   // The words of `[start, end)`, each line's split at whitespace, no quote read.
   const data = (start: number, end: number, quoted = false) => {
     let k = start;
@@ -1592,6 +1679,8 @@ function commandWords(line: string): CommandWord[] {
     const at: number[] = [];
     let dynamic = false;
     let defaults: Fallback[] | undefined;
+    // The commands of this word's substitutions, read after it (see `nestedWords`).
+    const commands: NestedCommand[] = [];
     // Whether a quote or a substitution is left open at the line's end.
     let unclosed = false;
     const leftOpen = () => {
@@ -1604,7 +1693,7 @@ function commandWords(line: string): CommandWord[] {
     // `$(…)`, `${…}`, `$[…]` or `` `…` `` from `i`: kept as written, up to its close; a literal default's
     // word (`${NAME:-word}`, `${NAME:-${OTHER:-word}}`) is read as what the word says there, inside its quotes if it has any
     // (kept as written: inside `"…"` bash keeps a `'…'` default's quotes as characters).
-    const substitution = () => {
+    const substitution = (quoted = false) => {
       if (line[i] === "$" && line[i + 1] === "{") {
         // The innermost of nested defaults, found by iterating: each outer one yields to it while unset.
         let p = i;
@@ -1649,6 +1738,15 @@ function commandWords(line: string): CommandWord[] {
       dynamic = true;
       const { end, closed } = expansionEnd(line, i);
       if (!closed) leftOpen();
+      // A command's substitution (`$(…)`, not `$((…))`; a backtick's) holding whitespace: its command read too.
+      const backtick = line[i] === "`";
+      const from = i + (backtick ? 1 : 2);
+      if (
+        closed &&
+        (backtick || (line[i + 1] === "(" && line[i + 2] !== "(")) &&
+        /\s/.test(line.slice(from, end - 1))
+      )
+        commands.push({ from, to: end - 1, backtick, quoted });
       while (i < end) {
         put(i);
         i += 1;
@@ -1695,7 +1793,7 @@ function commandWords(line: string): CommandWord[] {
             i += 1;
             put(i);
             i += 1;
-          } else if (expands(line[i] as string, after)) substitution();
+          } else if (expands(line[i] as string, after)) substitution(true);
           else {
             if (line[i] === "$" && after !== undefined && EXPANDS.test(after)) dynamic = true;
             put(i);
@@ -1725,8 +1823,11 @@ function commandWords(line: string): CommandWord[] {
     words.push({ start, end, value, at, operator: false, dynamic, ...(defaults ? { defaults } : {}) });
     // Read again as data: what an opener that never closes may have hidden, and the words inside a
     // quote or a substitution holding whitespace (a nested `bash -c '…'`, `$(get-token --password X)`).
-    if (unclosed) data(start, end);
-    else if (SPACE.test(line.slice(start, end))) data(start, end, true);
+    // (A substitution's own command is not: its text is read so with the line's word it is written in.)
+    if (!nested && unclosed) data(start, end);
+    else if (!nested && SPACE.test(line.slice(start, end))) data(start, end, true);
+    // Then each substitution's own command (after the data words: what they hide stays hidden).
+    for (const command of commands) nestedWords(command);
   }
   return words;
 }
@@ -2007,6 +2108,8 @@ function pwshQuotes(line: string): PwshQuotes {
     }
     // A run-time part is skipped whole; an unclosed one counts as written text (hidden, never kept).
     const ends = next === "(" ? (parens[p + 1] as number) : next === "{" ? (brace[p + 1] as number) : -2;
+    // A `$(…)` is code of its own: a "…" inside it (`"ab$(a "$(b …)")"`) does not close the string.
+    if (next === "(" && ends >= 0) close[p] = close[ends + 1] as number;
     const after = ends === -2 ? (PWSH_NAME.test(next) ? (nameEnd[p + 1] as number) : p + 2) : ends + 1;
     literal[p] = ends === -1 ? 1 : after > (close[p] as number) ? 0 : (literal[after] as number);
   }
@@ -2246,8 +2349,8 @@ function quoteOpenAtEnd(line: string, from: number): boolean {
   return close !== "";
 }
 
-/** What stands at `i` of a line as a display reads it: `step` characters, literal text, a quote or a run-time part. */
-type ShownStep = { step: number; kind: "literal" | "quote" | "part" } | undefined;
+/** What stands at `i` of a line as a display reads it: `step` characters, literal text, a quote or a run-time part (`quoted` when it stands in "…"). */
+type ShownStep = { step: number; kind: "literal" | "quote" | "part"; quoted?: true } | undefined;
 
 /**
  * For the display only (r50 F1): `line`'s text at `[from, to)`, a value read partly at run time,
@@ -2264,12 +2367,12 @@ function shownInPlace(
   walk: { at: number; read: (i: number) => ShownStep },
   [from, to]: [number, number],
   literal: (text: string) => string,
-  part: (text: string) => string,
+  part: (text: string, quoted: boolean) => string,
 ): string | undefined {
   if (walk.at > from) return undefined;
   // What stands there, in order: literal text merged, each quote and part alone; `hide` is called
   // only once a part is known to stand there.
-  const pieces: { text: string; kind: "literal" | "quote" | "part" }[] = [];
+  const pieces: { text: string; kind: "literal" | "quote" | "part"; quoted: boolean }[] = [];
   for (let i = walk.at; i < to; ) {
     const next = walk.read(i);
     if (next === undefined || (i < from && i + next.step > from) || i + next.step > to) {
@@ -2279,13 +2382,15 @@ function shownInPlace(
     const text = line.slice(i, i + next.step);
     const last = pieces.at(-1);
     if (i >= from && next.kind === "literal" && last?.kind === "literal") last.text += text;
-    else if (i >= from) pieces.push({ text, kind: next.kind });
+    else if (i >= from) pieces.push({ text, kind: next.kind, quoted: next.quoted === true });
     i += next.step;
   }
   walk.at = to;
   if (!pieces.some((piece) => piece.kind === "part")) return undefined;
   return pieces
-    .map(({ text, kind }) => (kind === "literal" ? literal(text) : kind === "part" ? part(text) : text))
+    .map(({ text, kind, quoted }) =>
+      kind === "literal" ? literal(text) : kind === "part" ? part(text, quoted) : text,
+    )
     .join("");
 }
 
@@ -2313,6 +2418,7 @@ function shownShellPart(
   text: string,
   hide: SecretHide | undefined,
   literal: (text: string) => string,
+  quoted = false,
 ): string {
   const substitution = text.startsWith("`")
     ? "`"
@@ -2322,7 +2428,9 @@ function shownShellPart(
   if (substitution !== "") {
     const open = substitution === "`" ? 1 : 2;
     if (text.length <= open || !text.endsWith(substitution)) return literal(text);
-    return text.slice(0, open) + shownInner(text.slice(open, -1), hide, literal) + substitution;
+    const inner = text.slice(open, -1);
+    if (substitution === "`" && inner.includes("\\")) return shownEscapedPart(text, hide, literal, quoted);
+    return text.slice(0, open) + shownInner(inner, hide, literal) + substitution;
   }
   if (text.startsWith("${")) {
     const head = BRACED_HEAD.exec(text)?.[0] ?? "${";
@@ -2352,6 +2460,33 @@ function deeper(read: () => string, tooDeep: () => string): string {
   }
 }
 
+/**
+ * A backtick substitution whose text carries its level's escapes (`` \` ``, `\$`, `\\`, and `\"` in
+ * "…"; r55 R55-2), as the display reads a command: read as a word written so (see `commandWords`:
+ * its command read unescaped, each word where it is written), so what is hidden is replaced where
+ * it stands and every other character is kept as written (filled back, the line is given back byte
+ * for byte). Past `SHOWN_DEPTH`, or when the reading does not keep its quotes, hidden as literal text.
+ */
+function shownEscapedPart(
+  text: string,
+  hide: SecretHide | undefined,
+  literal: (text: string) => string,
+  quoted: boolean,
+): string {
+  const wrapped = quoted ? `"${text}"` : text;
+  return deeper(
+    () => {
+      const safe = shownLineSecrets(wrapped, hide)?.safe;
+      if (safe === undefined) return text;
+      if (!quoted) return safe;
+      return safe.length >= 2 && safe.startsWith('"') && safe.endsWith('"')
+        ? safe.slice(1, -1)
+        : literal(text);
+    },
+    () => literal(text),
+  );
+}
+
 /** A substitution's inner text as the display reads a command (see `shownShellPart`). */
 function shownInner(inner: string, hide: SecretHide | undefined, literal: (text: string) => string): string {
   if (inner.trim() === "") return inner;
@@ -2378,7 +2513,7 @@ function shownShellText(
     else {
       if (pending !== "") out += literal(pending);
       pending = "";
-      out += next.kind === "part" ? shownShellPart(piece, hide, literal) : piece;
+      out += next.kind === "part" ? shownShellPart(piece, hide, literal, next.quoted === true) : piece;
     }
     i += step;
   }
@@ -2413,7 +2548,11 @@ function shellStepper(line: string): (i: number) => ShownStep {
     }
     if (c === "\\") return { step: 2, kind: "literal" };
     if (c === "`" || (c === "$" && /[{([]/.test(next)))
-      return { step: Math.max(1, expansionEnd(line, i).end - i), kind: "part" };
+      return {
+        step: Math.max(1, expansionEnd(line, i).end - i),
+        kind: "part",
+        ...(close === '"' ? { quoted: true as const } : {}),
+      };
     if (c === "$" && /[A-Za-z_]/.test(next)) {
       RUN_TIME_NAME.lastIndex = i + 1;
       RUN_TIME_NAME.test(line);
@@ -2949,7 +3088,8 @@ export function commandLineSecrets(
   display = false,
 ): ArgFound | undefined {
   const named = (secret: string, name: string) => (hide ? hide(secret, name) : reference(name));
-  const words = commandWords(line);
+  // Read inside a run-time part the display reads (see `shownShellPart`): that deep already.
+  const words = commandWords(line, shownDepth);
   let sign: SecretSign | undefined;
   let out = "";
   let at = 0;
@@ -3077,11 +3217,12 @@ export function commandLineSecrets(
     }
     const password = passwords.get(index);
     const secret = password === undefined ? "" : word.value.slice(password.at);
-    const read =
-      password !== undefined &&
-      (!word.dynamic || (!word.data && saysBesideRunTime(secret, word.at.slice(password.at)))) &&
-      withoutReferences(secret).trim() !== "" &&
-      (!word.quoted || proseCredential(secret))
+    const read = word.deep
+      ? [{ start: 0, end: word.value.length, name: scriptName(), sign: SecretSign.Flag }]
+      : password !== undefined &&
+          (!word.dynamic || (!word.data && saysBesideRunTime(secret, word.at.slice(password.at)))) &&
+          withoutReferences(secret).trim() !== "" &&
+          (!word.quoted || proseCredential(secret))
         ? [{ start: password.at, end: word.value.length, name: password.name, sign: SecretSign.Flag }]
         : (jsonWordSpans(word, previous, hide, scriptName) ??
           wordSpans(word, previous, previous && sameLine(word, words[index - 2])));
@@ -3125,7 +3266,8 @@ export function commandLineSecrets(
                 : walk,
             [region.start, region.end],
             (text) => named(text, span.name ?? ""),
-            (text) => shownShellPart(text, hide, (literal) => named(literal, span.name ?? "")),
+            (text, quoted) =>
+              shownShellPart(text, hide, (literal) => named(literal, span.name ?? ""), quoted),
           );
         if (shown === undefined || region === undefined) continue;
         span.written = region;
@@ -3149,6 +3291,15 @@ export function commandLineSecrets(
     // Written apart (a quote or an escape inside the secret), or to be replaced by text holding a
     // quote or a backslash (a JSON word's string): the whole word is written again.
     const apart = spans.some((span) => split(span) || (span.put !== undefined && /['"\\]/.test(span.put)));
+    // A substitution's word written apart is hidden whole as written, so it fills back byte for byte
+    // (written again in '…', it would not, and in a backtick's text its escapes would be lost).
+    if (apart && word.nested && word.start >= at) {
+      keep(word.start);
+      sign ??= spans[0]?.sign;
+      out += named(line.slice(word.start, word.end), spans[0]?.name ?? "");
+      at = word.end;
+      return;
+    }
     for (const span of apart ? [] : spans) {
       // A word read again after an opener left open overlaps the word read first: a span before
       // what is already written is left to that word.

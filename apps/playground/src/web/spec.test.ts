@@ -178,3 +178,17 @@ describe("shownServerArgs: literals in a program's env expression (r54 G4, G5)",
     expect(shown("node", ["-e", script])).toEqual(["-e", line, SHELL_MARK]);
   });
 });
+
+// r55 R55-2, R55-6: the consent question showed a backtick's escaped command written again in
+// '…', and a credential two substitutions deep in clear.
+describe("shownServerArgs: nested and escaped substitutions (r55 R55-2, R55-6)", () => {
+  it.each([
+    [
+      "TOKEN=ab`echo \\`srv --password hunter2SECRET\\``x srv",
+      "TOKEN=${TOKEN}`echo \\`srv --password ${PASSWORD}\\``${TOKEN} srv",
+    ],
+    ["b $(c $(d --password hunter2SECRET))", "b $(c $(d --password ${PASSWORD}))"],
+  ])("sh -c %j shows %j", (script, line) => {
+    expect(shown("sh", ["-c", script])).toEqual(["-c", line, SHELL_MARK]);
+  });
+});
