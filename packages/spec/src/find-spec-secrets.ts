@@ -2749,6 +2749,12 @@ const GOES_ON = /\s*[+.`'"]/y;
 
 /** What, last before a line break (blanks aside), makes the expression go on past it: a binary operator or a `.`. */
 const GOES_ON_AT_BREAK = /[-+*/%<>=&|?:.~^!]/;
+
+/**
+ * Whether `text[i]` is a `\\` that joins the next line to its own (Python's explicit line join; a
+ * shell's, kept as written in '…'): read as a blank, so the expression goes on past the break.
+ */
+const joinsLine = (text: string, i: number) => text[i] === "\\" && /[\n\r]/.test(text[i + 1] ?? "");
 /** What, before a `/` (blanks aside), makes it open a JS regex literal, not divide: an operator, an opening or closing punctuator, or nothing. */
 const REGEX_BEFORE = /[-+*%<>~^(,=:[!&|?{};]/;
 
@@ -2805,7 +2811,8 @@ function passedOver(text: string, i: number, last: string): PassedOver | undefin
 /**
  * Where the expression at `from` in a program's text ends: before a `;`, a `,` or a line break
  * outside every bracket it opened, or a `)`, `]` or `}` that closes nothing it opened, and before
- * the blanks there (a line break after or before an operator goes on); or at the end of `text`. A
+ * the blanks there (a line break after or before an operator, or after a `\\` that joins lines (see
+ * `joinsLine`), goes on); or at the end of `text`. A
  * string literal (quoted `'`, `"` or a backtick, `\\` escaping), a comment and a JS regex literal
  * (see `passedOver`) are passed over whole, so a bracket in them neither ends the expression nor
  * keeps it open (r51 F3: `"a"+/[)]/.source+"X"`). A comment or regex left open, which cannot be
@@ -2838,12 +2845,16 @@ function statementEnd(text: string, from: number): number {
     if (depth === 0 && (c === "\n" || c === "\r")) {
       let j = i + 1;
       while (j < text.length && /\s/.test(text[j] as string)) j += 1;
-      if (GOES_ON_AT_BREAK.test(last) || (/[-+*%.?:&|^=<>]/.test(text[j] ?? "") && text[j + 1] !== "/")) {
+      if (
+        GOES_ON_AT_BREAK.test(last) ||
+        joinsLine(text, i - 1) ||
+        (/[-+*%.?:&|^=<>]/.test(text[j] ?? "") && text[j + 1] !== "/")
+      ) {
         i = j - 1;
         continue;
       }
     }
-    if (!/\s/.test(c)) last = c;
+    if (!/\s/.test(c) && !joinsLine(text, i)) last = c;
     if (c === "'" || c === '"' || c === "`") quote = c;
     else if (c === "(" || c === "[" || c === "{") depth += 1;
     else if ((c === ")" || c === "]" || c === "}") && depth > 0) depth -= 1;
@@ -2992,8 +3003,8 @@ function shownProgramExpression(
       if (last !== "." && !prefix && frame.literal === undefined) frame.literal = false;
       if (last !== "." && !prefix && frame.literal === false) runTime = true;
       name = text.slice(i, i + step);
-    } else if (/[\d\s.]/.test(c)) {
-      // A number, a blank, a method's dot: the operand goes on.
+    } else if (/[\d\s.]/.test(c) || joinsLine(text, i)) {
+      // A number, a blank (a line join too), a method's dot: the operand goes on.
     } else if (c === "(" || c === "[" || c === "{") {
       // A call or an index (after a name, a bracket or a literal) is the chain's when a literal roots it.
       const call = /[\w$)\]'"`]/.test(last);
@@ -3013,7 +3024,7 @@ function shownProgramExpression(
       if (frames.length > 1 && !frame.template) frames.pop();
     } else frame.literal = undefined;
     pending += text.slice(i, i + step);
-    if (!/\s/.test(c)) last = text[i + step - 1] as string;
+    if (!/\s/.test(c) && !joinsLine(text, i)) last = text[i + step - 1] as string;
     i += step;
   }
   pieces.push({ text: pending, hidden: false });
@@ -3156,10 +3167,15 @@ export function commandLineSecrets(
             start: word.at[span.start] as number,
             end: (word.at[span.end - 1] as number) + 1,
           };
-          if (display && written.end - written.start === span.end - span.start) {
-            const shown = shownExpression(line.slice(written.start, written.end), name);
-            if (shown !== undefined) Object.assign(span, { written, shown });
-          }
+          // Or written apart only by the shell's line joins (`\\` and a line break, which it drops
+          // outside '…'): the text as written reads as the same program, so it is shown so, or
+          // hidden whole as written, which fills back byte for byte (r55 R55-1).
+          const text = line.slice(written.start, written.end);
+          const whole = written.end - written.start === span.end - span.start;
+          const joined = !whole && text.replace(LINE_JOIN, "") === word.value.slice(span.start, span.end);
+          const shown = display && (whole || joined) ? shownExpression(text, name) : undefined;
+          if (shown !== undefined) Object.assign(span, { written, shown });
+          else if (joined) span.written = written;
           spans.push(span);
         }
         continue;
@@ -4242,6 +4258,9 @@ function commandAfter(value: string): boolean {
   return COMMAND_WORD.test(after);
 }
 
+/** A shell's line join: a `\\` before a line break, both dropped where the shell reads them. */
+const LINE_JOIN = /\\\n/g;
+
 /** A line break: a text holding one (or a heredoc's `<<`, see `HEREDOC`) is a script, not one command line. */
 const LINE_BREAK = /[\n\r]/;
 
@@ -4282,7 +4301,7 @@ function lineSecrets(
  * is rewritten in place, never replaced whole.
  */
 export function shownLineSecrets(line: string, hide: SecretHide | undefined): ArgFound | undefined {
-  if (LINE_BREAK.test(line) || HEREDOC.test(line)) return commandLineSecrets(line, hide);
+  if (LINE_BREAK.test(line) || HEREDOC.test(line)) return commandLineSecrets(line, hide, undefined, true);
   return lineSecrets(line, hide, () => "SHELL_COMMAND", true, true);
 }
 

