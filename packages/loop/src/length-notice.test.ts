@@ -14,6 +14,11 @@ afterEach(async () => {
   server = undefined;
 });
 
+/** The notice's words for a reply cut off at the server's own limit (no ceiling in the request). */
+const SERVER_LIMIT =
+  "The reply was cut off at the server's length limit (no maxTokens was set: the context window is full, " +
+  "or the server caps replies by default)";
+
 const cut = (content: string, prompt: number, completion: number) => ({
   content,
   finishReason: "length",
@@ -44,10 +49,7 @@ describe("the notice for a reply cut off with finish_reason length", () => {
     expect(bodies).toHaveLength(1);
     expect(bodies[0]).not.toHaveProperty("max_tokens");
     expect(bodies[0]).not.toHaveProperty("max_completion_tokens");
-    expect(notices).toEqual([
-      "The reply was cut off at the server's length limit (no maxTokens was set: the context window is full, " +
-        "or the server caps replies by default).",
-    ]);
+    expect(notices).toEqual([`${SERVER_LIMIT}.`]);
   });
 
   it("still names maxTokens when the request carried it", async () => {
@@ -83,10 +85,7 @@ describe("the notice for a reply cut off with finish_reason length", () => {
     });
     expect(bodies).toHaveLength(2);
     expect(result.turn.content).toBe("The answer is forty-two.");
-    expect(notices).toEqual([
-      "The reply was cut off at the server's length limit (no maxTokens was set: the context window is full, " +
-        "or the server caps replies by default); carrying it on.",
-    ]);
+    expect(notices).toEqual([`${SERVER_LIMIT}; carrying it on.`]);
   });
 
   it("stops carrying on once a continuation's own usage filled the window (r55-4)", async () => {
@@ -97,12 +96,10 @@ describe("the notice for a reply cut off with finish_reason length", () => {
     expect(bodies).toHaveLength(2);
     expect(result.turn.content).toBe("The answer is forty");
     expect(notices).toEqual([
-      "The reply was cut off at the server's length limit (no maxTokens was set: the context window is full, " +
-        "or the server caps replies by default); carrying it on.",
+      `${SERVER_LIMIT}; carrying it on.`,
       "The continuation filled the context window (its prompt and answer took 1024 of 1024 tokens); the answer " +
         "is not carried on further: another continuation cannot fit.",
-      "The reply was cut off at the server's length limit (no maxTokens was set: the context window is full, " +
-        "or the server caps replies by default).",
+      `${SERVER_LIMIT}.`,
     ]);
   });
 
@@ -113,9 +110,6 @@ describe("the notice for a reply cut off with finish_reason length", () => {
     });
     expect(bodies).toHaveLength(2);
     expect(result.turn.content).toBe("The answer is forty-two.");
-    expect(notices).toEqual([
-      "The reply was cut off at the server's length limit (no maxTokens was set: the context window is full, " +
-        "or the server caps replies by default); carrying it on.",
-    ]);
+    expect(notices).toEqual([`${SERVER_LIMIT}; carrying it on.`]);
   });
 });
