@@ -1317,7 +1317,7 @@ interface CommandWord {
   defaults?: Fallback[];
   /** A word of a substitution's own command (`$(d --password X)`, a backtick's), read apart (see `commandWords`). */
   nested?: true;
-  /** A substitution too deep to read (past `WORD_DEPTH`): hidden whole. */
+  /** A substitution too deep to read (past `SUBSTITUTION_DEPTH`): hidden whole. */
   deep?: true;
 }
 
@@ -1330,8 +1330,12 @@ interface Fallback {
 
 const SPACE = /\s/;
 
-/** How deep `commandWords` reads the commands of substitutions inside substitutions; deeper, a substitution is hidden whole. */
-const WORD_DEPTH = 4;
+/**
+ * How deep substitutions inside substitutions (`$(… $(…) …)`, backticks) are read: as words by
+ * `commandWords`, and as parts shown in place by the display (`deeper`). Deeper, a substitution is
+ * hidden whole, payload included, so nothing past the bound is ever in clear.
+ */
+const SUBSTITUTION_DEPTH = 4;
 
 /** A substitution's command inside a word (see `commandWords`): `[from, to)` of the line, whether it is a backtick's, and whether it stands in "…". */
 interface NestedCommand {
@@ -1541,7 +1545,7 @@ function expansionEnd(line: string, from: number, arithmetic = false): Closed {
  * command is never read apart: see `shellScript`). The command of a `$(…)` or backtick
  * substitution holding whitespace is read besides, as words of their own where they are written
  * (`b $(c $(d --password X))`, a backtick's escapes read: r55 R55-6), `depth` levels down to
- * `WORD_DEPTH`; deeper, the substitution is one word, hidden whole. A quote or a
+ * `SUBSTITUTION_DEPTH`; deeper, the substitution is one word, hidden whole. A quote or a
  * substitution left open at the end of the line is likely a mis-read (bash refuses such a line),
  * so the text after its opener is read again as data besides (fail safe). One pass over the line.
  */
@@ -1552,10 +1556,10 @@ function commandWords(line: string, depth = 0, nested = false): CommandWord[] {
   // The command of the substitution written at `[from, to)` (its text inside its opener and
   // closer), read as words of their own: a backtick's text as its command reads it (`\\`, `` \` ``
   // and `\$`, and `\"` inside "…", read as the character), each word where it is written on `line`.
-  // Each command between its operators is a group of its own. Past `WORD_DEPTH`, the substitution is
+  // Each command between its operators is a group of its own. Past `SUBSTITUTION_DEPTH`, the substitution is
   // one word to hide whole.
   const nestedWords = ({ from, to, backtick, quoted }: NestedCommand) => {
-    if (depth >= WORD_DEPTH) {
+    if (depth >= SUBSTITUTION_DEPTH) {
       const start = from - (backtick ? 1 : 2);
       const at: number[] = [];
       for (let k = start; k <= to; k += 1) at.push(k);
@@ -2394,8 +2398,6 @@ function shownInPlace(
     .join("");
 }
 
-/** How deep a display reads run-time parts inside run-time parts (`$(… $(…) …)`); deeper, a part's inner text is hidden. */
-const SHOWN_DEPTH = 4;
 /** How deep the display's reading of run-time parts is now (see `shownShellPart`). */
 let shownDepth = 0;
 /** At the start of a `${…}`: `${`, an indirection or length mark, a name (or a positional or special parameter), an index and an operator. */
@@ -2409,7 +2411,7 @@ const BRACED_HEAD =
  * a `--password X` or `-u user:X` inside is hidden, a payload kept) and its closer, read so again
  * inside; a `${NAME<op>word}` keeps `${NAME<op>` and `}`, and its word, literal text to the shell,
  * is read as a value is (`shownShellText`: its literal text hidden by `literal`, its own run-time
- * parts shown so). Depth is bounded (past `SHOWN_DEPTH` the inner text is hidden as literal text)
+ * parts shown so). Depth is bounded (past `SUBSTITUTION_DEPTH` the inner text is hidden as literal text)
  * and each level reads its text once: linear time. Only a bare `$NAME`, `${NAME}`, `$1` or an
  * arithmetic `$((…))`/`$[…]` is opaque (its key shapes hidden). Literal credential text is always
  * hidden. The export keeps its whole-value rule (it never reads this).
@@ -2449,9 +2451,9 @@ function shownShellPart(
   return withoutKeys(text, hide);
 }
 
-/** `read()` one level deeper in the display's reading of run-time parts; `tooDeep()` past `SHOWN_DEPTH`. */
+/** `read()` one level deeper in the display's reading of run-time parts; `tooDeep()` past `SUBSTITUTION_DEPTH`. */
 function deeper(read: () => string, tooDeep: () => string): string {
-  if (shownDepth >= SHOWN_DEPTH) return tooDeep();
+  if (shownDepth >= SUBSTITUTION_DEPTH) return tooDeep();
   shownDepth += 1;
   try {
     return read();
@@ -2465,7 +2467,7 @@ function deeper(read: () => string, tooDeep: () => string): string {
  * "…"; r55 R55-2), as the display reads a command: read as a word written so (see `commandWords`:
  * its command read unescaped, each word where it is written), so what is hidden is replaced where
  * it stands and every other character is kept as written (filled back, the line is given back byte
- * for byte). Past `SHOWN_DEPTH`, or when the reading does not keep its quotes, hidden as literal text.
+ * for byte). Past `SUBSTITUTION_DEPTH`, or when the reading does not keep its quotes, hidden as literal text.
  */
 function shownEscapedPart(
   text: string,
