@@ -824,6 +824,18 @@ describe("withoutCommandLineSecrets: an operator glued to a quoted command's val
     expect(withoutCommandLineSecrets(line)).toBe(shown);
     expect(withoutCommandLineSecrets(line, (text) => text)).toBe(line);
   });
+  // r56-1: stopping at `(` too cut a program's call in two when node -e's text was read as a
+  // quoted command, so the call's literal was shown; a shell has no `(` inside a word.
+  it.each([
+    `node -e "process.env.TOKEN=String('hunter2xyz'); require('./srv')"`,
+    `node -e "process.env.TOKEN=f(x, 'hunter2xyz'); require('./srv')"`,
+    `node -e "process.env.TOKEN=Buffer.from('aHVudGVyMnh5eg==','base64'); require('./srv')"`,
+  ])("%j keeps the call's literal out of the display, filled back byte for byte (r56-1)", (line) => {
+    const secret = /'(hunter2xyz|aHVudGVyMnh5eg==)'/.exec(line)?.[1] ?? "";
+    expect(withoutCommandLineSecrets(line)).not.toContain(secret);
+    expect(withoutCommandLineSecrets(line)).toContain("require('./srv')");
+    expect(withoutCommandLineSecrets(line, (text) => text)).toBe(line);
+  });
 });
 
 // r55 R55-6: a command substitution two deep (`$(c $(d --password X))`) was never read, so its

@@ -1876,17 +1876,20 @@ interface Span {
 
 /**
  * Where the word a shell reads at `from` of `text` (a quoted command's own text) ends: at a blank
- * or one of the shell's operators `; & | < > ( )` outside its quotes, escapes and substitutions
+ * or one of the shell's operators `; & | < >` outside its quotes, escapes and substitutions
  * (see `expansionEnd`; r54 G7: `DB_PASSWORD="a b";curl …` ends before the `;`), or at the end.
- * Inside `"…"` a `\\` escapes the character after it. One pass over the word.
+ * Not at `(` or `)`: a shell has none inside a word, and the text read here may be another
+ * language's program (`node -e "process.env.TOKEN=String('x'); …"`), where a call after a name,
+ * `String('x')` or `f(x, 'y')`, is all one value, read to its `)` (see `callEnd`; r56-1). Inside `"…"` a `\\` escapes the character after it. One pass over the word.
  */
 function innerWordEnd(text: string, from: number): number {
   let i = from;
-  while (i < text.length && !/[\s;&|<>()]/.test(text[i] as string)) {
+  while (i < text.length && !/[\s;&|<>]/.test(text[i] as string)) {
     const c = text[i] as string;
     if (c === "\\") i += 2;
     else if (c === "`" || (c === "$" && /[{([]/.test(text[i + 1] ?? "")))
       i = Math.max(i + 1, expansionEnd(text, i).end);
+    else if (c === "(" && i > from && /[\w$.\]]/.test(text[i - 1] as string)) i = callEnd(text, i);
     else if (c === "'") {
       const close = text.indexOf(c, i + 1);
       i = close < 0 ? text.length : close + 1;
@@ -1897,6 +1900,27 @@ function innerWordEnd(text: string, from: number): number {
     } else i += 1;
   }
   return Math.min(i, text.length);
+}
+
+/**
+ * Just past the `)` that closes the call opened at `open` of `text` (`String('x')`, `f(x, 'y')`:
+ * another language's program read as a quoted command, where a call is all one value, blanks and
+ * all), passing over its quotes; the end of `text` when it is never closed, so that what follows
+ * stays in the value (hidden, never shown as a word of its own). One pass.
+ */
+function callEnd(text: string, open: number): number {
+  let depth = 0;
+  for (let i = open; i < text.length; i += 1) {
+    const c = text[i] as string;
+    if (c === "\\") i += 1;
+    else if (c === "'" || c === '"' || c === "`") {
+      let close = i + 1;
+      while (close < text.length && text[close] !== c) close += text[close] === "\\" ? 2 : 1;
+      i = close;
+    } else if (c === "(") depth += 1;
+    else if (c === ")" && --depth === 0) return i + 1;
+  }
+  return text.length;
 }
 
 /** `[start, end)` of `text` where a telling connection-string pair's literal value is written (see `connectionPairs`). */
