@@ -331,13 +331,7 @@ export function measureStep(run: LoopRun, step: LoopStep): void {
   if (turn.finishReason === "length") notice(run, cutOffNotice(run, step));
 }
 
-/**
- * The prompt and the reply's answer one request's usage reports, where they reached the window
- * `contextLength` names (`undefined` with no window, no usage, or room left): the reply was cut off
- * by the window, and a continuation, which sends the prompt and the answer so far, cannot fit.
- * Reasoning tokens the usage reports are left out: a continuation does not send the reasoning again,
- * so a reply whose reasoning filled the window still has room to be carried on (r55-3).
- */
+/** `windowTaken` against the run's `contextLength`: where it is reached, no continuation fits (r55-3). */
 function filledWindow(run: LoopRun, usage: Turn["usage"]): number | undefined {
   return windowTaken(usage, run.config.contextLength ?? undefined);
 }
