@@ -289,14 +289,16 @@ export const overflowed = (error: unknown) => error instanceof ContextOverflow;
 }
 
 // Three at a time: an install mostly waits on the registry, so the packages overlap well on two
-// cores (measured: the sequential loop took about two minutes of the CI run).
+// cores (measured: the sequential loop took about two minutes of the CI run). The consumer
+// projects (their own installs, from the same tarballs) run beside them as a fourth lane, for the
+// same reason; each part writes its log in one piece when it ends, so the logs do not interleave.
 const queue = packages.filter((p) => !only.length || only.includes(p.json.name.replace("@loopwright/", "")));
-await Promise.all(
-  Array.from({ length: 3 }, async () => {
+await Promise.all([
+  ...Array.from({ length: 3 }, async () => {
     for (let p = queue.shift(); p; p = queue.shift()) await smoke(p);
   }),
-);
-if (!only.length || only.includes("consumers")) await consumers();
+  !only.length || only.includes("consumers") ? consumers() : undefined,
+]);
 if (!only.length || only.includes("stories")) {
   try {
     runStories({ root, tarballs, versionOf, tsc });
