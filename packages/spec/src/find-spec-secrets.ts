@@ -2744,7 +2744,9 @@ const FIRST_KEY = String.raw`\{\s*(?<name>[A-Za-z_]\w*)\s*:`;
  * 'X'` (or `??=`, `||=`, `&&=`), `process.env["TOKEN"] = 'X'` and `Object.assign(process.env,
  * {TOKEN: 'X'})` (its first key), Python's `os.environ['TOKEN'] = 'X'`, `os.environ.setdefault('TOKEN',
  * 'X')`, `os.putenv('TOKEN', 'X')`, `os.environ.update(TOKEN='X')` and `os.environ.update({'TOKEN':
- * 'X'})` (its first key); a Python string's prefix (`r'X'`, `f'X'`) is passed over.
+ * 'X'})` (its first key); a Python string's prefix (`r'X'`, `f'X'`) is passed over. A value that
+ * is no such literal (`f('X')`, `os.getenv('A', 'X')`, `'''X'''`) is matched empty where it
+ * starts, after the blanks (the `expression` group), and read as an expression (see `programValues`).
  */
 const PROGRAM_ENV = [
   String.raw`process\.env\.(?<name>[A-Za-z_]\w*)${JS_ASSIGN}`,
@@ -2755,16 +2757,22 @@ const PROGRAM_ENV = [
   String.raw`os\.(?:environ\.setdefault|putenv)\(${PROGRAM_NAME},`,
   String.raw`os\.environ\.update\(\s*(?<name>[A-Za-z_]\w*)\s*=(?!=)`,
   String.raw`os\.environ\.update\(\s*\{${PROGRAM_NAME}:`,
-].map((head) => new RegExp(head + PROGRAM_STRING, "g"));
+].map((head) => new RegExp(`${head}(?:${PROGRAM_STRING}|[ \\t]*(?<expression>)(?=[^\\s;,)\\]}]))`, "g"));
 
 /** A word of a `PROGRAM_ENV` assignment: a line without one holds none. */
 const PROGRAM_ENV_WORD = /process\.env|os\.(?:environ|putenv)/;
 
-/** Where a program's assignment to its environment writes a literal under a telling name: `[start, end)` of the line, and the name. */
+/**
+ * Where a program's assignment to its environment writes a literal under a telling name: `[start,
+ * end)` of the line, and the name; or, `expression` set, where a value that starts with no such
+ * literal (a call, a prefixed or triple-quoted string) starts (`end` one past it), read to the
+ * statement's end (R56-3).
+ */
 interface ProgramValue {
   start: number;
   end: number;
   name: string;
+  expression?: true;
 }
 
 /**
@@ -2898,20 +2906,33 @@ function statementEnd(text: string, from: number): number {
 /** Names of calls whose string argument names a module to load: a location, shown (see `shownLiteral`). */
 const MODULE_LOADERS = /^(?:require|import|__import__|import_module)$/;
 
+/** Python's and JS's operators written as words: between two operands, as `+` is. */
+const WORD_OPERATORS = /^(?:and|or|not|in|is|if|else|typeof|instanceof|void)$/;
+
+/** Calls and indexes that read the environment (`getenv`, `environ[…]`, `env[…]`; `environ.get` is read as `getenv`): a literal there is a variable's name or its default. */
+const ENV_READS = /^(?:getenv|environ|env)$/;
+/** What, just before a call's `(`, makes it Python's `os.environ.get` (read as `getenv`). */
+const ENV_GET = /(?:environ|env)\s*\.\s*get\s*$/;
+
 /**
  * For the display (r54 G4): whether a literal's text read at run time in a program's env
  * expression (an argument of a call a name roots, an index, a template's `${…}`; see
  * `shownProgramExpression`) is shown as written rather than hidden in place. Shown when it reads
- * as a command or a location, which a credential does not: it holds a blank or a `|` (`'curl
+ * as a command or a location, which a credential does not: it holds a blank (a line break is
+ * none) or a `|` (`'curl
  * evil.example/p|sh'`) or a URL's `://`, it is a path (it starts with `/`, `./`, `../` or `~/`,
  * or dotted words before its first `/`: `evil.example/p`), or it is the argument of a call that
- * loads a module (`require('child_process')`, `__import__('os')`). Any other literal, one token
- * (a key, a password, base64 text for `atob`, `getenv`'s default), is hidden.
+ * loads a module (`require('child_process')`, `__import__('os')`) and reads as no credential: a
+ * path, a scoped name, or a name without digits that `proseCredential` does not take
+ * (`require('sk-live-…')` is hidden; R56-3). Any other literal, one token (a
+ * key, a password, base64 text for `atob`), is hidden, and so is every literal that reads the
+ * environment (`ENV_READS`: `os.getenv('X', 'a passphrase')`'s default, blanks and all).
  */
 function shownLiteral(body: string, callee: string): boolean {
+  if (ENV_READS.test(callee)) return false;
   return (
-    MODULE_LOADERS.test(callee) ||
-    /[\s|]|:\/\//.test(body) ||
+    (MODULE_LOADERS.test(callee) && (!/\d/.test(body) || /^[@.~/]/.test(body)) && !proseCredential(body)) ||
+    /[ \t|]|:\/\//.test(body) ||
     /^(?:\.{0,2}|~)\//.test(body) ||
     /^[\w-]+(?:\.[\w-]+)+(?::\d+)?\//.test(body)
   );
@@ -2936,9 +2957,30 @@ function shownProgramExpression(
   literal: (text: string) => string,
   code: (text: string) => string,
 ): string | undefined {
-  // What is written, in order: code, or a literal's text to hide; `hide` is called only once the
-  // expression is known to be shown in place.
-  const pieces: { text: string; hidden: boolean }[] = [];
+  const read = programExpression(text);
+  return read?.runTime
+    ? read.pieces.map((piece) => (piece.hidden ? literal(piece.text) : code(piece.text))).join("")
+    : undefined;
+}
+
+/** A piece of a program's expression (see `programExpression`): code, or a literal's text to hide. */
+interface ExpressionPiece {
+  text: string;
+  hidden: boolean;
+  /** A literal that names a variable read from the environment (`os.getenv('HOME')`, `os.environ['X']`): hidden, but no credential. */
+  envName?: boolean;
+}
+
+/**
+ * A program's expression `text` read as `shownProgramExpression` shows it: its pieces in order and
+ * whether code a name roots was read (the expression is then shown in place). Undefined when a
+ * comment or regex literal is left open (see `passedOver`). One pass.
+ */
+function programExpression(
+  text: string,
+): { pieces: ExpressionPiece[]; runTime: boolean; open: boolean } | undefined {
+  // What is written, in order: code, or a literal's text to hide.
+  const pieces: ExpressionPiece[] = [];
   // The code read since the last literal hidden.
   let pending = "";
   interface Frame {
@@ -2950,20 +2992,26 @@ function shownProgramExpression(
     template: boolean;
     // The name of the call it is the brackets of (`require`), or "".
     callee: string;
+    // Whether no `,` was read in it yet: its first argument is read.
+    first: boolean;
   }
   // Each bracket open (the expression itself first).
-  const frames: Frame[] = [{ chain: true, literal: undefined, template: false, callee: "" }];
+  const frames: Frame[] = [{ chain: true, literal: undefined, template: false, callee: "", first: true }];
   // A literal's text: hidden in place, or kept as code (see `shownLiteral`).
   const put = (body: string) => {
-    const { chain, callee } = frames.at(-1) as Frame;
+    const { chain, callee, first } = frames.at(-1) as Frame;
     if (chain || !shownLiteral(body, callee)) {
       pieces.push({ text: pending, hidden: false });
-      if (body !== "") pieces.push({ text: body, hidden: true });
+      // The variable's name: `getenv`'s first argument, or an index of `environ`.
+      const envName = !chain && first && ENV_READS.test(callee) && /^[A-Za-z_]\w*$/.test(body);
+      if (body !== "") pieces.push({ text: body, hidden: true, ...(envName ? { envName } : {}) });
       pending = "";
     } else pending += body;
   };
   // Whether code a name roots was read: the expression is then shown in place.
   let runTime = false;
+  // Whether a literal is left open at the end (the text is cut short).
+  let open = false;
   // The last character read that is no blank (outside literals and comments), and the last name read.
   let last = "";
   let name = "";
@@ -2976,14 +3024,17 @@ function shownProgramExpression(
     j = Math.min(j, text.length);
     put(text.slice(from, j));
     last = "`";
-    if (j >= text.length) return j;
+    if (j >= text.length) {
+      open = true;
+      return j;
+    }
     if (text[j] === "`") {
       pending += "`";
       return j + 1;
     }
     pending += "${";
     runTime = true;
-    frames.push({ chain: false, literal: undefined, template: true, callee: "" });
+    frames.push({ chain: false, literal: undefined, template: true, callee: "", first: true });
     last = "{";
     return j + 2;
   };
@@ -3000,6 +3051,7 @@ function shownProgramExpression(
       const quote = text.startsWith(c.repeat(3), i) ? c.repeat(3) : c;
       let close = i + quote.length;
       while (close < text.length && !text.startsWith(quote, close)) close += text[close] === "\\" ? 2 : 1;
+      if (close >= text.length) open = true;
       close = Math.min(close, text.length);
       frame.literal ??= true;
       pending += quote;
@@ -3023,24 +3075,35 @@ function shownProgramExpression(
       continue;
     }
     let step = 1;
+    let wordOperator = false;
     if (/[A-Za-z_$]/.test(c)) {
       while (/[\w$]/.test(text[i + step] ?? "")) step += 1;
       // A method's name (after `.`), and a Python string's prefix (`f'…'`), root nothing.
       const prefix = /^[rRuUbBfF]{1,2}$/.test(text.slice(i, i + step)) && /['"]/.test(text[i + step] ?? "");
-      if (last !== "." && !prefix && frame.literal === undefined) frame.literal = false;
-      if (last !== "." && !prefix && frame.literal === false) runTime = true;
       name = text.slice(i, i + step);
+      // An operator written as a word (Python's `or`, JS's `typeof`) ends the operand, as `+` does (R56-3).
+      wordOperator = last !== "." && WORD_OPERATORS.test(name);
+      if (wordOperator) frame.literal = undefined;
+      else {
+        if (last !== "." && !prefix && frame.literal === undefined) frame.literal = false;
+        if (last !== "." && !prefix && frame.literal === false) runTime = true;
+      }
     } else if (/[\d\s.]/.test(c) || joinsLine(text, i)) {
       // A number, a blank (a line join too), a method's dot: the operand goes on.
     } else if (c === "(" || c === "[" || c === "{") {
       // A call or an index (after a name, a bracket or a literal) is the chain's when a literal roots it.
       const call = /[\w$)\]'"`]/.test(last);
-      const callee = /[\w$]/.test(last) ? name : "";
+      const callee = !/[\w$]/.test(last)
+        ? ""
+        : c === "(" && ENV_GET.test(text.slice(Math.max(0, i - 16), i))
+          ? "getenv"
+          : name;
       frames.push({
         chain: frame.chain && (!call || frame.literal !== false),
         literal: undefined,
         template: false,
         callee,
+        first: true,
       });
     } else if (c === "}" && frame.template) {
       frames.pop();
@@ -3049,15 +3112,17 @@ function shownProgramExpression(
       continue;
     } else if (c === ")" || c === "]" || c === "}") {
       if (frames.length > 1 && !frame.template) frames.pop();
-    } else frame.literal = undefined;
+    } else {
+      frame.literal = undefined;
+      if (c === ",") frame.first = false;
+    }
     pending += text.slice(i, i + step);
-    if (!/\s/.test(c) && !joinsLine(text, i)) last = text[i + step - 1] as string;
+    // After an operator written as a word, as after `+`: a `/` opens a regex, a `(` a grouping.
+    if (!/\s/.test(c) && !joinsLine(text, i)) last = wordOperator ? "+" : (text[i + step - 1] as string);
     i += step;
   }
   pieces.push({ text: pending, hidden: false });
-  return runTime
-    ? pieces.map((piece) => (piece.hidden ? literal(piece.text) : code(piece.text))).join("")
-    : undefined;
+  return { pieces, runTime, open };
 }
 
 /** Each `PROGRAM_ENV` assignment in `line` of a literal under a name whose whole name tells, in the order written. */
@@ -3066,12 +3131,20 @@ function programValues(line: string): ProgramValue[] {
   const found: ProgramValue[] = [];
   for (const pattern of PROGRAM_ENV)
     for (const match of line.matchAll(pattern)) {
-      const { name = "", value = "", valueEscape = "", valueQuote = "", prefix = "" } = match.groups ?? {};
+      const {
+        name = "",
+        value = "",
+        valueEscape = "",
+        valueQuote = "",
+        prefix = "",
+        expression,
+      } = match.groups ?? {};
+      if (!wholeNameTells(name)) continue;
       const end = (match.index ?? 0) + match[0].length - valueEscape.length - valueQuote.length;
       // An f-string's `{…}` is read at run time.
       const formatted = /f/i.test(prefix) && value.includes("{");
-      if (wholeNameTells(name) && plainLiteral(value) && !formatted)
-        found.push({ start: end - value.length, end, name });
+      if (expression !== undefined) found.push({ start: end, end: end + 1, name, expression: true });
+      else if (plainLiteral(value) && !formatted) found.push({ start: end - value.length, end, name });
     }
   return found.sort((x, y) => x.start - y.start);
 }
@@ -3088,6 +3161,33 @@ function indexOfPosition(at: readonly number[], position: number): number {
     else high = middle - 1;
   }
   return -1;
+}
+
+/** The first index in `at` (increasing) that holds `position` or more; `at.length` when none does. */
+function firstAtOrAfter(at: readonly number[], position: number): number {
+  let low = 0;
+  let high = at.length;
+  while (low < high) {
+    const middle = (low + high) >> 1;
+    if ((at[middle] as number) < position) low = middle + 1;
+    else high = middle;
+  }
+  return low;
+}
+
+/**
+ * Whether a program's expression `text` (see `programExpression`) hides a literal that may be a
+ * credential: any but a variable's name read from the environment (`os.getenv('HOME')`). One that
+ * cannot be read with confidence (a comment, a regex or a string left open: cut short, as a
+ * shell word of the program's text is) is not taken.
+ */
+function hidesCredential(text: string): boolean {
+  const read = programExpression(text);
+  return (
+    read !== undefined &&
+    !read.open &&
+    read.pieces.some((piece) => piece.hidden && !piece.envName && plainLiteral(piece.text))
+  );
 }
 
 /** `preferred` and each of `others` that overlaps none of them, both given and returned in the order written. */
@@ -3167,12 +3267,113 @@ export function commandLineSecrets(
     pwsh ??= pwshQuotes(line);
     return pwsh;
   };
+  // The expression `[from, stop)` of a word's value, read there (the shell's quotes around the
+  // program): a span hiding it, shown when written in one piece on the line (no escape inside):
+  // its calls stay in sight (r50 F2).
+  const wordExpression = (word: CommandWord, from: number, stop: number, name: string): Span => {
+    const span: Span = { start: from, end: stop, name, sign: SecretSign.Flag };
+    const written = { start: word.at[from] as number, end: (word.at[stop - 1] as number) + 1 };
+    // Or written apart only by the shell's line joins (`\\` and a line break, which it drops
+    // outside '…'): the text as written reads as the same program, so it is shown so, or
+    // hidden whole as written, which fills back byte for byte (r55 R55-1).
+    const text = line.slice(written.start, written.end);
+    const whole = written.end - written.start === stop - from;
+    const joined = !whole && text.replace(LINE_JOIN, "") === word.value.slice(from, stop);
+    const shown = !display
+      ? undefined
+      : whole || joined
+        ? shownExpression(text, name)
+        : shownApart(word, from, stop, name);
+    if (shown !== undefined) Object.assign(span, { written, shown });
+    // Hidden whole, written apart by the shell's quoting: as written, so it fills back byte for byte.
+    else if (!whole) span.written = written;
+    return span;
+  };
+  // Shown, the expression `[from, stop)` of a word's value written apart by the shell's quoting
+  // (`$'…\'X\'…'`, `"…\"X\"…"`; R56-3): read in the value (see `programExpression`), each piece
+  // written as it is on the line, a literal's text hidden as written, so it fills back byte for
+  // byte and its calls stay in sight. Undefined when no code a name roots is read there.
+  const shownApart = (word: CommandWord, from: number, stop: number, name: string) => {
+    const read = programExpression(word.value.slice(from, stop));
+    if (!read?.runTime) return undefined;
+    let out = "";
+    let at = word.at[from] as number;
+    let k = from;
+    for (const piece of read.pieces) {
+      const start = k;
+      k += piece.text.length;
+      if (!piece.hidden || k === start) continue;
+      const written = { start: word.at[start] as number, end: (word.at[k - 1] as number) + 1 };
+      out +=
+        withoutKeys(line.slice(at, written.start), hide) +
+        named(line.slice(written.start, written.end), name);
+      at = written.end;
+    }
+    return out + withoutKeys(line.slice(at, (word.at[stop - 1] as number) + 1), hide);
+  };
+  // The expression from `start` of the line to the statement's end, read in the line as written
+  // (the line is the program's own text): a span from `from` in the word to its end (`to`), the
+  // expression running over the words after it.
+  const lineExpression = (from: number, to: number, start: number, name: string): Span => {
+    expressionEnd = statementEnd(line, start);
+    const shown = display ? shownExpression(line.slice(start, expressionEnd), name) : undefined;
+    return {
+      start: from,
+      end: to,
+      name,
+      sign: SecretSign.Flag,
+      written: { start, end: expressionEnd },
+      // Shown, its calls stay in sight, only its literals hidden (r50 F2).
+      ...(shown === undefined ? {} : { shown }),
+    };
+  };
+  // The spans of expressions that start with no literal (see `programSpans`).
+  const fromExpression = new WeakSet<Span>();
+  const marked = (span: Span) => {
+    fromExpression.add(span);
+    return span;
+  };
+  // Whether the shell's quote is open at `position` of `word`, read on from the last position asked
+  // in the same word (they come in order: one pass over it).
+  let quoting = { word: -1, at: 0, close: "" };
+  const quotedAt = (word: CommandWord, position: number) => {
+    if (quoting.word !== word.start || quoting.at > position)
+      quoting = { word: word.start, at: word.start, close: "" };
+    while (quoting.at < position) {
+      const read = quoteStep(line, quoting.at, quoting.close);
+      quoting.close = read.close;
+      quoting.at += read.step;
+    }
+    return quoting.close !== "";
+  };
   const programSpans = (word: CommandWord): Span[] => {
     while (program < programs.length && (programs[program] as ProgramValue).start < word.start) program += 1;
     const spans: Span[] = [];
+    const after = () => spans.at(-1)?.end ?? 0;
     for (let k = program; k < programs.length && (programs[k] as ProgramValue).start < word.end; k += 1) {
-      const { start, end, name } = programs[k] as ProgramValue;
+      const { start, end, name, expression } = programs[k] as ProgramValue;
       if (start < expressionEnd) continue;
+      if (expression) {
+        // A value that starts with no plain literal (a call, a prefixed or triple-quoted string;
+        // R56-3), read from its first character when it hides a literal that may be a credential.
+        const from = firstAtOrAfter(word.at, start);
+        if (from >= word.value.length || from < after()) continue;
+        // Inside the shell's quotes (`node -e "…"`, `$'…'`) the program is the word's value; else
+        // the line is the program's own text.
+        // An assignment inside the expression read is read with it, taken or not (one pass).
+        if (word.at[from] === start && quotedAt(word, start)) {
+          const stop = statementEnd(word.value, from);
+          if (stop <= from) continue;
+          expressionEnd = (word.at[stop - 1] as number) + 1;
+          if (hidesCredential(word.value.slice(from, stop)))
+            spans.push(marked(wordExpression(word, from, stop, name)));
+        } else {
+          expressionEnd = statementEnd(line, start);
+          if (hidesCredential(line.slice(start, expressionEnd)))
+            spans.push(marked(lineExpression(from, word.value.length, start, name)));
+        }
+        continue;
+      }
       const from = indexOfPosition(word.at, start);
       const to = indexOfPosition(word.at, end - 1);
       if (from < 0 || to - from !== end - 1 - start) continue;
@@ -3182,29 +3383,8 @@ export function commandLineSecrets(
       const quote = from > 0 ? (word.value[from - 1] as string) : "";
       GOES_ON.lastIndex = to + 2;
       if (quote !== "" && word.value[to + 1] === quote && GOES_ON.test(word.value)) {
-        if (from - 1 >= (spans.at(-1)?.end ?? 0)) {
-          const span: Span = {
-            start: from - 1,
-            end: statementEnd(word.value, from - 1),
-            name,
-            sign: SecretSign.Flag,
-          };
-          // Shown, written in one piece on the line (no escape inside): its calls stay in sight (r50 F2).
-          const written = {
-            start: word.at[span.start] as number,
-            end: (word.at[span.end - 1] as number) + 1,
-          };
-          // Or written apart only by the shell's line joins (`\\` and a line break, which it drops
-          // outside '…'): the text as written reads as the same program, so it is shown so, or
-          // hidden whole as written, which fills back byte for byte (r55 R55-1).
-          const text = line.slice(written.start, written.end);
-          const whole = written.end - written.start === span.end - span.start;
-          const joined = !whole && text.replace(LINE_JOIN, "") === word.value.slice(span.start, span.end);
-          const shown = display && (whole || joined) ? shownExpression(text, name) : undefined;
-          if (shown !== undefined) Object.assign(span, { written, shown });
-          else if (joined) span.written = written;
-          spans.push(span);
-        }
+        if (from - 1 >= after())
+          spans.push(wordExpression(word, from - 1, statementEnd(word.value, from - 1), name));
         continue;
       }
       // The line is the program's own text (`node -e`'s script read in place): the shell reads the
@@ -3214,19 +3394,7 @@ export function commandLineSecrets(
       const shellQuoted = word.at[from - 1] !== start - 1 && word.at[to + 1] !== end;
       GOES_ON.lastIndex = end + 1;
       if (shellQuoted && (open === "'" || open === '"') && line[end] === open && GOES_ON.test(line)) {
-        if (from >= (spans.at(-1)?.end ?? 0)) {
-          expressionEnd = statementEnd(line, start - 1);
-          const shown = display ? shownExpression(line.slice(start - 1, expressionEnd), name) : undefined;
-          spans.push({
-            start: from,
-            end: word.value.length,
-            name,
-            sign: SecretSign.Flag,
-            written: { start: start - 1, end: expressionEnd },
-            // Shown, its calls stay in sight, only its literals hidden (r50 F2).
-            ...(shown === undefined ? {} : { shown }),
-          });
-        }
+        if (from >= after()) spans.push(lineExpression(from, word.value.length, start - 1, name));
       } else spans.push({ start: from, end: to + 1, name, sign: SecretSign.Flag });
     }
     return spans;
@@ -3271,7 +3439,26 @@ export function commandLineSecrets(
           wordSpans(word, previous, previous && sameLine(word, words[index - 2])));
     // The program's own assignment is preferred to a plain `NAME=value` reading of the same text
     // (`process.env.TOKEN='X'`: the value inside its quotes, named by the variable).
-    const spans = preferring(programSpans(word), read);
+    // A program's expression that starts with no literal yields to a reading of the word that
+    // hides it whole as written (`process.env.TOKEN=f('a b')`: the value of a `NAME=`).
+    const spans = preferring(
+      programSpans(word).filter(
+        (span) =>
+          !fromExpression.has(span) ||
+          !read.some((other) => {
+            const own = span.written ?? {
+              start: word.at[span.start] as number,
+              end: (word.at[span.end - 1] as number) + 1,
+            };
+            return (
+              other.end > other.start &&
+              (word.at[other.start] as number) <= own.start &&
+              (word.at[other.end - 1] as number) + 1 >= own.end
+            );
+          }),
+      ),
+      read,
+    );
 
     const { at: written } = word;
     const split = (span: Span) =>

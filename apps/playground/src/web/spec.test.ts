@@ -215,3 +215,22 @@ describe("shownServerArgs: nested and escaped substitutions (r55 R55-2, R55-6)",
     expect(shown("sh", ["-c", script])).toEqual(["-c", line, SHELL_MARK]);
   });
 });
+
+// R56-3: an env value that starts with a call showed its literal arguments in the consent question.
+describe("shownServerArgs: an env value that starts with a call (R56-3)", () => {
+  it.each([
+    [
+      "node",
+      "process.env.TOKEN=String('hunter2xyz'); require('./srv')",
+      "process.env.TOKEN=String('${TOKEN}'); require('./srv')",
+    ],
+    [
+      "python",
+      "import os; os.environ['TOKEN'] = os.getenv('X', 'hunter2 xyz')",
+      "import os; os.environ['TOKEN'] = os.getenv('${TOKEN}', '${TOKEN}')",
+    ],
+  ])("%s shows %j with its literals hidden, its calls in sight", (command, script, shownScript) => {
+    const flag = command === "node" ? "-e" : "-c";
+    expect(shown(command, [flag, script])).toEqual([flag, shownScript, SHELL_MARK]);
+  });
+});
