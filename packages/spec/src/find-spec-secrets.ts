@@ -1203,6 +1203,10 @@ function tightScriptAt(program: string, word: string): number {
  * `tightScriptAt`), and each word after ssh's destination (the remote command, run by the remote
  * shell). One pass.
  */
+/** A program other than a POSIX shell that runs its own command or program text (see `scriptAfter`). */
+const SCRIPT_PROGRAM =
+  /^(?:cmd|pwsh|powershell|node|bun|perl|ruby|deno|php|osascript|python[0-9.]*|pypy[0-9.]*)$/;
+
 function scriptPlaces(words: readonly string[]): Map<number, ScriptPlace> {
   const places = new Map<number, ScriptPlace>();
   let program = "";
@@ -1248,11 +1252,7 @@ function scriptPlaces(words: readonly string[]): Map<number, ScriptPlace> {
     if (name === "ssh") {
       ssh = 0;
       program = "";
-    } else if (
-      POSIX_SHELLS.has(name) ||
-      /^(?:cmd|pwsh|powershell|node|bun|perl|ruby|deno|php|osascript|python[0-9.]*|pypy[0-9.]*)$/.test(name)
-    )
-      program = name;
+    } else if (POSIX_SHELLS.has(name) || SCRIPT_PROGRAM.test(name)) program = name;
   });
   return places;
 }
@@ -1317,7 +1317,7 @@ interface CommandWord {
   defaults?: Fallback[];
   /** A word of a substitution's own command (`$(d --password X)`, a backtick's), read apart (see `commandWords`). */
   nested?: true;
-  /** A substitution too deep to read (past `SUBSTITUTION_DEPTH`): hidden whole. */
+  /** A substitution too deep to read (past `SUBSTITUTION_DEPTH`): hidden whole, or in the display kept when no word in it tells (see `deepTells`). */
   deep?: true;
 }
 
@@ -1332,10 +1332,29 @@ const SPACE = /\s/;
 
 /**
  * How deep substitutions inside substitutions (`$(… $(…) …)`, backticks) are read: as words by
- * `commandWords`, and as parts shown in place by the display (`deeper`). Deeper, a substitution is
- * hidden whole, payload included, so nothing past the bound is ever in clear.
+ * `commandWords`, and as parts shown in place by the display (`deeper`). Deeper, the export hides a
+ * substitution whole; the display keeps it in sight, payload included, unless a flat scan of its
+ * text finds a word that tells of a secret (see `deepTells`), and then hides it whole (r56 R56-2).
  */
 const SUBSTITUTION_DEPTH = 4;
+
+/** curl's `-u`/`--user` and a URL's userinfo (`://user:X@`): shapes that give a credential with no telling word. */
+const DEEP_TELL_SHAPE = /(?:^|[\s(`'"])(?:-u|--user(?![\w-]))|:\/\/[^\s/@]*@/;
+
+/**
+ * Whether the text of a substitution past `SUBSTITUTION_DEPTH` may say a credential, read flat in
+ * one pass (no quote, substitution or word read): a telling word or shape anywhere in it
+ * (`--password`, `TOKEN=`, `secret`, `sudo -S`, … as `scriptTells` reads a shell's command), curl's
+ * `-u`, or a URL's userinfo. Such a text is hidden whole; any other is shown, its key shapes hidden in place.
+ */
+function deepTells(text: string): boolean {
+  return scriptTells(text) || DEEP_TELL_SHAPE.test(text);
+}
+
+/** For the display: a text past `SUBSTITUTION_DEPTH` (see `deepTells`), hidden whole through `literal`, or shown with its key shapes hidden. */
+function shownDeep(text: string, hide: SecretHide | undefined, literal: (text: string) => string): string {
+  return deepTells(text) ? literal(text) : withoutKeys(text, hide);
+}
 
 /** A substitution's command inside a word (see `commandWords`): `[from, to)` of the line, whether it is a backtick's, and whether it stands in "…". */
 interface NestedCommand {
@@ -1545,7 +1564,7 @@ function expansionEnd(line: string, from: number, arithmetic = false): Closed {
  * command is never read apart: see `shellScript`). The command of a `$(…)` or backtick
  * substitution holding whitespace is read besides, as words of their own where they are written
  * (`b $(c $(d --password X))`, a backtick's escapes read: r55 R55-6), `depth` levels down to
- * `SUBSTITUTION_DEPTH`; deeper, the substitution is one word, hidden whole. A quote or a
+ * `SUBSTITUTION_DEPTH`; deeper, the substitution is one `deep` word. A quote or a
  * substitution left open at the end of the line is likely a mis-read (bash refuses such a line),
  * so the text after its opener is read again as data besides (fail safe). One pass over the line.
  */
@@ -1960,15 +1979,16 @@ const URL_IN_WORD = /(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]*:\/\/\S*/g;
 /**
  * The spans of one word's value that hold a secret, read as args are but only by whole names; a
  * literal default of `${NAME:-word}` that no span covers, under a `NAME` whose whole name tells,
- * besides (`${DB_PASSWORD:-X}`). A word read again (`data`) as `dataSpans` reads
+ * besides (`${DB_PASSWORD:-X}`). A word read again (`data`), or any with `asData`, as `dataSpans` reads
  * it, given the two words before it on its line.
  */
 function wordSpans(
   word: CommandWord,
   previous: CommandWord | undefined,
   before: CommandWord | undefined,
+  asData = false,
 ): Span[] {
-  const spans = word.data ? dataSpans(word, previous, before) : ruleSpans(word, previous, before);
+  const spans = word.data || asData ? dataSpans(word, previous, before) : ruleSpans(word, previous, before);
   const defaults = (word.defaults ?? []).filter(
     (fallback) => wholeNameTells(fallback.name) && isLiteral(word.value.slice(fallback.start, fallback.end)),
   );
@@ -2436,7 +2456,7 @@ const BRACED_HEAD =
  * a `--password X` or `-u user:X` inside is hidden, a payload kept) and its closer, read so again
  * inside; a `${NAME<op>word}` keeps `${NAME<op>` and `}`, and its word, literal text to the shell,
  * is read as a value is (`shownShellText`: its literal text hidden by `literal`, its own run-time
- * parts shown so). Depth is bounded (past `SUBSTITUTION_DEPTH` the inner text is hidden as literal text)
+ * parts shown so). Depth is bounded (past `SUBSTITUTION_DEPTH` the inner text is read flat: `shownDeep`)
  * and each level reads its text once: linear time. Only a bare `$NAME`, `${NAME}`, `$1` or an
  * arithmetic `$((…))`/`$[…]` is opaque (its key shapes hidden). Literal credential text is always
  * hidden. The export keeps its whole-value rule (it never reads this).
@@ -2468,7 +2488,7 @@ function shownShellPart(
       head +
       deeper(
         () => shownShellText(word, hide, literal),
-        () => literal(word),
+        () => shownDeep(word, hide, literal),
       ) +
       "}"
     );
@@ -2477,7 +2497,7 @@ function shownShellPart(
 }
 
 /** `read()` one level deeper in the display's reading of run-time parts; `tooDeep()` past `SUBSTITUTION_DEPTH`. */
-function deeper(read: () => string, tooDeep: () => string): string {
+function deeper<T>(read: () => T, tooDeep: () => T): T {
   if (shownDepth >= SUBSTITUTION_DEPTH) return tooDeep();
   shownDepth += 1;
   try {
@@ -2492,7 +2512,7 @@ function deeper(read: () => string, tooDeep: () => string): string {
  * "…"; r55 R55-2), as the display reads a command: read as a word written so (see `commandWords`:
  * its command read unescaped, each word where it is written), so what is hidden is replaced where
  * it stands and every other character is kept as written (filled back, the line is given back byte
- * for byte). Past `SUBSTITUTION_DEPTH`, or when the reading does not keep its quotes, hidden as literal text.
+ * for byte). Past `SUBSTITUTION_DEPTH` read flat (`shownDeep`); when the reading does not keep its quotes, hidden as literal text.
  */
 function shownEscapedPart(
   text: string,
@@ -2510,7 +2530,7 @@ function shownEscapedPart(
         ? safe.slice(1, -1)
         : literal(text);
     },
-    () => literal(text),
+    () => shownDeep(text, hide, literal),
   );
 }
 
@@ -2519,7 +2539,7 @@ function shownInner(inner: string, hide: SecretHide | undefined, literal: (text:
   if (inner.trim() === "") return inner;
   return deeper(
     () => shownLineSecrets(inner, hide)?.safe ?? inner,
-    () => literal(inner),
+    () => shownDeep(inner, hide, literal),
   );
 }
 
@@ -2630,14 +2650,27 @@ function pwshStepper(line: string, end: number): (i: number) => ShownStep {
   };
 }
 
+/**
+ * Whether a word read partly at run time is read for a mixed value (literal text beside run-time
+ * parts, see `saysBesideRunTime`): any but a data word, and a quoted string's own data word
+ * (`sh -c "srv --token abc\$X"`) whose run-time parts are whole in it (a `$NAME`, `${…}` closed in
+ * it; no `$(`, `$[` or backtick, which a blank inside them may have split).
+ */
+function mixedWord(word: CommandWord): boolean {
+  if (!word.data) return true;
+  if (!word.quoted || word.nested || /`|\$[([]/.test(word.value)) return false;
+  return (word.value.match(/\$\{/g)?.length ?? 0) === (word.value.match(/\}/g)?.length ?? 0);
+}
+
 /** The spans found by the rules for args in one word's value (see `wordSpans`), given the two words before it on its line. */
 function ruleSpans(word: CommandWord, previous: CommandWord | undefined, twoBefore?: CommandWord): Span[] {
   const value = word.value;
   const literal = (text: string) => !word.dynamic && isLiteral(text);
-  // Literal, or read partly at run time with literal text beside that says something (`abc$def`).
+  // Literal, or read partly at run time with literal text beside that says something (`abc$def`),
+  // a quoted string's data word's too (`sh -c "srv --token abc\$X"`).
   const said = (from: number, to = value.length) =>
     literal(value.slice(from, to)) ||
-    (word.dynamic && !word.data && saysBesideRunTime(value.slice(from, to), word.at.slice(from, to)));
+    (word.dynamic && mixedWord(word) && saysBesideRunTime(value.slice(from, to), word.at.slice(from, to)));
   const whole = (from: number, name: string): Span[] => [
     { start: from, end: value.length, name, sign: SecretSign.Flag },
   ];
@@ -2657,10 +2690,13 @@ function ruleSpans(word: CommandWord, previous: CommandWord | undefined, twoBefo
     previous && !previous.operator && /^(?:-u|--user)$/.test(previous.value)
       ? /^([^:\s]+):(\S+)$/.exec(value)
       : null;
-  if (user && !word.dynamic && proseCredential(user[2] ?? ""))
+  // Read partly at run time, its password is one when literal text beside says something (`u:abc$X`).
+  const userPassword = (text: string, from: number) =>
+    word.dynamic ? said(from) && saysBesideRunTime(text) : proseCredential(text);
+  if (user && userPassword(user[2] ?? "", (user[1] ?? "").length + 1))
     return whole((user[1] ?? "").length + 1, "password");
   const tight = TIGHT_USER.exec(value);
-  if (tight && !word.dynamic && proseCredential(tight[2] ?? ""))
+  if (tight && userPassword(tight[2] ?? "", (tight[1] ?? "").length + 3))
     return whole((tight[1] ?? "").length + 3, "password");
   // `--api-key=X`, and `--env=GITHUB_TOKEN=X`, `GITHUB_TOKEN=X`, `password=X`: an assignment's value.
   let from = 0;
@@ -3215,15 +3251,17 @@ function preferring(preferred: readonly Span[], others: readonly Span[]): Span[]
  * string's telling pair's value, a URL's credentials, each key shape; a literal default (`${DB_PASSWORD:-X}`) as a value
  * written there. A value read at run time (`"$PW"`, `$(…)`, a backtick, `${NAME}`) is not a
  * secret. No comment or heredoc is read (a `#` is a character). A shell's own command (after
- * `sh -c`, `bash -lc`, …) is never rewritten so: it is only read for a sign (see `shellScript`).
- * Undefined when nothing is flagged. One pass over the line (a text an unclosed opener runs over
- * is read twice).
+ * `sh -c`, `bash -lc`, …) is never rewritten so for export: it is only read for a sign (see
+ * `shellScript`); the `display` reads it in place (see `shownScript`), as a `script`: each word also
+ * read as a data word is. Undefined when nothing is flagged. One pass over the line (a text an
+ * unclosed opener runs over is read twice, a shown shell's command once more).
  */
 export function commandLineSecrets(
   line: string,
   hide?: SecretHide,
   scriptName: () => string = () => "SHELL_COMMAND",
   display = false,
+  script = false,
 ): ArgFound | undefined {
   const named = (secret: string, name: string) => (hide ? hide(secret, name) : reference(name));
   // Read inside a run-time part the display reads (see `shownShellPart`): that deep already.
@@ -3399,8 +3437,25 @@ export function commandLineSecrets(
     }
     return spans;
   };
-  words.forEach((word, index) => {
-    if (word.operator) return;
+  // Shown, a POSIX shell's own command written in one quote is read as a line of its own (see `shownScript`).
+  const scripts = display ? shellScriptWords(words) : undefined;
+  let scriptEnd = 0;
+  // Read in the order written, so `at` only moves forward: a quote's words read again are listed
+  // before the words of a substitution written before them in the same word (r56: a value flagged
+  // in the quote left a `--password X` in the substitution unread).
+  const order = words.map((_, index) => index);
+  order.sort((a, b) => (words[a] as CommandWord).start - (words[b] as CommandWord).start || a - b);
+  order.forEach((index) => {
+    const word = words[index] as CommandWord;
+    if (word.operator || word.start < scriptEnd) return;
+    const shownCommand = scripts?.has(index) ? shownScript(line, word, hide) : undefined;
+    if (shownCommand) {
+      keep(word.start);
+      sign ??= shownCommand.sign;
+      out += shownCommand.safe;
+      at = scriptEnd = word.end;
+      return;
+    }
     // The word after a client's password (`sshpass -pX ssh`) is no flag's value.
     const previous = passwords.has(index - 1) ? undefined : sameLine(word, words[index - 1]);
     // PowerShell's `$env:NAME='it''s'`: only the text between its quotes, as written (r46 N2).
@@ -3428,15 +3483,18 @@ export function commandLineSecrets(
     }
     const password = passwords.get(index);
     const secret = password === undefined ? "" : word.value.slice(password.at);
+    // Past the depth bound, the display keeps a substitution no word of which tells (r56 R56-2).
     const read = word.deep
-      ? [{ start: 0, end: word.value.length, name: scriptName(), sign: SecretSign.Flag }]
+      ? display && !deepTells(word.value)
+        ? []
+        : [{ start: 0, end: word.value.length, name: scriptName(), sign: SecretSign.Flag }]
       : password !== undefined &&
-          (!word.dynamic || (!word.data && saysBesideRunTime(secret, word.at.slice(password.at)))) &&
+          (!word.dynamic || (mixedWord(word) && saysBesideRunTime(secret, word.at.slice(password.at)))) &&
           withoutReferences(secret).trim() !== "" &&
           (!word.quoted || proseCredential(secret))
         ? [{ start: password.at, end: word.value.length, name: password.name, sign: SecretSign.Flag }]
         : (jsonWordSpans(word, previous, hide, scriptName) ??
-          wordSpans(word, previous, previous && sameLine(word, words[index - 2])));
+          wordSpans(word, previous, previous && sameLine(word, words[index - 2]), script));
     // The program's own assignment is preferred to a plain `NAME=value` reading of the same text
     // (`process.env.TOKEN='X'`: the value inside its quotes, named by the variable).
     // A program's expression that starts with no literal yields to a reading of the word that
@@ -3476,9 +3534,16 @@ export function commandLineSecrets(
     const wordWritten = { start: word.start, end: word.end };
     const regionOf = (span: Span) =>
       writtenWhole(line, word, span) ?? (openAtEnd(word.start) ? undefined : wordWritten);
-    if (display && ((word.dynamic && !word.data) || spans.some((span) => span.inner)))
+    // A quoted string's data word's value is read so too (r56: `sh -c "srv --token abc\$X"`).
+    if (display && ((word.dynamic && mixedWord(word)) || spans.some((span) => span.inner)))
       for (const span of spans) {
-        if (span.end <= span.start || span.written || span.put !== undefined || span.with !== undefined)
+        if (
+          span.end <= span.start ||
+          span.written ||
+          span.put !== undefined ||
+          span.with !== undefined ||
+          (word.data && split(span))
+        )
           continue;
         const own = { start: written[span.start] as number, end: (written[span.end - 1] as number) + 1 };
         // Hidden with its whole word, a value is shown from its own first to last character, read
@@ -3587,6 +3652,83 @@ export function commandLineSecrets(
   keep(line.length);
   return sign === undefined ? undefined : { sign, safe: out };
 }
+
+/**
+ * The indices of `words` (a line's, see `commandWords`) that hold a POSIX shell's own command
+ * (`sh -c '…'`, `bash -lc "…"`; see `scriptPlaces`), read with the line's words as a shell reads them.
+ */
+function shellScriptWords(words: readonly CommandWord[]): Set<number> {
+  const indices: number[] = [];
+  const values: string[] = [];
+  // Whether the last program named before each word is a POSIX shell.
+  const shells: boolean[] = [];
+  let shell = false;
+  words.forEach((word, index) => {
+    if (word.operator || word.data) return;
+    indices.push(index);
+    values.push(word.value);
+    shells.push(shell);
+    const name = programName(word.value);
+    if (POSIX_SHELLS.has(name)) shell = true;
+    else if (name === "ssh" || SCRIPT_PROGRAM.test(name)) shell = false;
+  });
+  const found = new Set<number>();
+  for (const [k, place] of scriptPlaces(values))
+    if (place.kind === "script" && place.at === 0 && shells[k]) found.add(indices[k] as number);
+  return found;
+}
+
+/**
+ * For the display only: a POSIX shell's own command holding a run-time part and written in one
+ * `'…'` or `"…"` with no backslash (so its text as written is what that shell reads, the outer
+ * shell's run-time parts aside), read as a command line of its own, as a top-level line is (a value read partly at run
+ * time: its literal text hidden in place, its run-time parts shown), each word also read for what
+ * a config line says (see `dataSpans`), and written back in its quotes. Undefined when it is written
+ * otherwise, nothing in it is flagged, or past `SUBSTITUTION_DEPTH` (then read as the line's words are).
+ */
+function shownScript(line: string, word: CommandWord, hide: SecretHide | undefined): ArgFound | undefined {
+  const written = line.slice(word.start, word.end);
+  const quote = written[0] as string;
+  const inner = written.slice(1, -1);
+  // A backslash (in "…" it may change what the command's shell reads: `\"`, `\\`, `\$`; in '…' a
+  // value it writes apart would be hidden whole, payload included), or no run-time part (no mixed
+  // value): left to the words.
+  if (
+    !/[$`]/.test(inner) ||
+    inner.includes(MARK) ||
+    written.length < 2 ||
+    (quote !== "'" && quote !== '"') ||
+    written.at(-1) !== quote ||
+    inner !== word.value ||
+    inner.includes("\\")
+  )
+    return undefined;
+  return deeper(
+    () => {
+      // Read first with a mark for each hidden text, so that what is shown is known to fill back
+      // byte for byte (a word the reader writes again in '…' would not, inside these quotes): else
+      // left to the words. Then read for what is shown.
+      const hidden: string[] = [];
+      const marked = commandLineSecrets(
+        inner,
+        (secret) => `${MARK}${hidden.push(secret) - 1}${MARK}`,
+        undefined,
+        true,
+        true,
+      );
+      const marks = new RegExp(`${MARK}(\\d+)${MARK}`, "g");
+      if (marked?.safe.replace(marks, (_, index: string) => hidden[Number(index)] as string) !== inner)
+        return undefined;
+      const found = commandLineSecrets(inner, hide, undefined, true, true);
+      if (found === undefined) return undefined;
+      return { sign: found.sign, safe: quote + found.safe + quote };
+    },
+    () => undefined,
+  );
+}
+
+/** A character no pasted line holds (Unicode private use), marking a hidden text in `shownScript`. */
+const MARK = "\uE001";
 
 /** The command-line reader's rules for a name: its whole name tells (see `wholeNameTells`). */
 const LINE_RULES: ArgRules = { ...ARG_RULES, telling: wholeNameTells };
@@ -3730,14 +3872,25 @@ function pastedScript(
   hide: SecretHide | undefined,
   scriptName: () => string,
 ): ArgFound | undefined | null {
-  const places = scriptPlaces(commandWordValues(command));
+  const words = commandWordValues(command);
+  const places = scriptPlaces(words);
   if (places.size === 0) return null;
-  return shellScript(
+  const found = shellScript(
     command,
     hide,
     scriptName,
     [...places.values()].some((place) => place.kind === "encoded"),
   );
+  if (found) return found;
+  // Each script also read as its own text, as when given as an argument (r56: in the line, a quoted
+  // script's words are split at its blanks, `sh -c 'srv --token ${X:+a}$(b c)d'`).
+  for (const [index, place] of places) {
+    const sign = shellScript((words[index] as string).slice(place.at), undefined, () => "")?.sign;
+    if (sign === undefined) continue;
+    const name = scriptName();
+    return { sign, safe: hide ? hide(command, name) : reference(name) };
+  }
+  return undefined;
 }
 
 /** A command line's words as a shell reads them (quotes read), operators and words read again left out. */
