@@ -3,13 +3,9 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { AgentSpecError } from "./errors.js";
 import { exportSpec } from "./export-spec.js";
-import {
-  findSpecSecrets,
-  withoutArgSecrets,
-  withoutProseSecrets,
-  withoutSecrets,
-} from "./find-spec-secrets.js";
+import { findSpecSecrets, withoutArgSecrets, withoutSecrets } from "./find-spec-secrets.js";
 import { parseSpec } from "./parse-spec.js";
+import { withoutProseSecrets } from "./prose-secrets.js";
 import { SPEC_TOKEN } from "./schema.js";
 import { looksLikeKey, SecretSign } from "./secret-signs.js";
 import type { AgentSpec, BundledServer } from "./types.js";

@@ -5,15 +5,11 @@ export type { AgentSpecErrorCode } from "./errors.js";
 export { AgentSpecError } from "./errors.js";
 export { exportSpec } from "./export-spec.js";
 export type { SecretHint } from "./find-spec-secrets.js";
-export {
-  findSpecSecrets,
-  withoutArgSecrets,
-  withoutProseSecrets,
-  withoutSecrets,
-} from "./find-spec-secrets.js";
+export { findSpecSecrets, withoutArgSecrets, withoutSecrets } from "./find-spec-secrets.js";
 export type { SpecIssue, SpecIssueCode } from "./issues.js";
 export type { ParseSpecOptions, ParseSpecResult } from "./parse-spec.js";
 export { parseSpec } from "./parse-spec.js";
+export { withoutProseSecrets } from "./prose-secrets.js";
 export { DEFAULT_MAX_TOOL_ITERATIONS, resolveAgentSpec } from "./resolve-agent-spec.js";
 export {
   AGENT_SPEC_SCHEMA_ID,

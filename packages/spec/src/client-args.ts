@@ -1,0 +1,216 @@
+// Part of spec's secret reader (see find-spec-secrets.ts): known clients' own flags and password forms (`mysql -pX`, `sshpass -p`, `redis-cli -a`, docker/npx runners' flags) that the command-line reader asks about a word.
+import { MYSQL_TIGHT_P, PASSWORD_P } from "./prose-secrets.js";
+import { programName, SSH_VALUED } from "./script-places.js";
+
+/** An environment assignment: `NAME=value`. */
+export const ASSIGNMENT = /^([A-Za-z_][A-Za-z0-9_.-]*)=([\s\S]*)$/;
+/**
+ * A flag alone, before its value. A single-dash word with a digit in it is a short flag with its
+ * value written tight (`-pmy-secret-42`), not a flag naming the next word (`mydb`).
+ */
+export const FLAG_ALONE = /^(?:--|-(?![\w.-]*\d))([A-Za-z][\w.-]*)$/;
+/** The flag before a shell's command: `sh -c`, `bash -lc`, `cmd /c`, `pwsh -Command`. */
+export const SHELL_COMMAND = /^(?:-[A-Za-z]*c|\/[cC]|-Command)$/;
+/** curl's `-u user:password`, written tight: `-uadmin:X`. */
+export const TIGHT_USER = /^-u([^:\s]+):(\S+)$/;
+
+/** sshpass's options that take a value (`-f file`, `-d n`, `-P prompt`, and `-p password`), tight or as the next word. */
+const SSHPASS_VALUED = "fdpP";
+
+/**
+ * How a program that runs another reads its own words: its short options that take a value
+ * (`sudo -u root`), its long options that do (every one but `flags` when `long` is true), how many
+ * words it reads before the program it runs (`timeout 10`, `docker exec <container>`, ssh's
+ * destination), whether that program comes only after `--` (`kubectl exec pod -- mysql`), and the
+ * subcommands that make it one (`docker exec`, `pnpm dlx`).
+ */
+interface Runner {
+  valued?: string;
+  long?: boolean | readonly string[];
+  flags?: readonly string[];
+  operands?: number;
+  afterDashes?: boolean;
+  sub?: Readonly<Record<string, Runner>>;
+}
+
+const DOCKER_FLAGS = ["rm", "detach", "interactive", "tty", "privileged", "init", "read-only", "publish-all"];
+/** Docker's and Podman's `exec <container>` and `run <image>`: every long option but a few takes a value. */
+const DOCKER: Runner = {
+  sub: {
+    exec: { valued: "euw", long: true, flags: DOCKER_FLAGS, operands: 1 },
+    run: { valued: "acehlmpuvw", long: true, flags: DOCKER_FLAGS, operands: 1 },
+  },
+};
+/** Programs that run the program named after them (`sudo`, `env`, `exec`, `npx`, `docker exec <c>`, `ssh host`, …). */
+const RUNNERS: Readonly<Record<string, Runner>> = {
+  sudo: {
+    valued: "ughpCDrtURT",
+    long: ["user", "group", "host", "prompt", "chdir", "role", "type", "other-user"],
+  },
+  doas: { valued: "uC" },
+  env: { valued: "uCS", long: ["unset", "chdir", "split-string"] },
+  exec: { valued: "a" },
+  command: {},
+  nohup: {},
+  time: {},
+  nice: { valued: "n", long: ["adjustment"] },
+  ionice: { valued: "cnp" },
+  stdbuf: { valued: "ioe" },
+  timeout: { valued: "ks", long: ["kill-after", "signal"], operands: 1 },
+  npx: { valued: "pc", long: ["package", "call"] },
+  pnpx: {},
+  bunx: {},
+  ssh: { valued: SSH_VALUED, operands: 1 },
+  docker: DOCKER,
+  podman: DOCKER,
+  kubectl: {
+    sub: { exec: { valued: "cn", long: true, flags: ["stdin", "tty", "quiet"], afterDashes: true } },
+  },
+  pnpm: { sub: { exec: {}, dlx: {} } },
+  npm: { sub: { exec: { long: ["package", "call"] } } },
+  yarn: { sub: { exec: {}, dlx: {} } },
+  // Secret managers and env loaders (`op run -- mysql …`, `doppler run -- …`, `dotenv -e .env -- …`).
+  op: { sub: { run: { long: true, afterDashes: true } } },
+  doppler: { sub: { run: { long: true, afterDashes: true } } },
+  dotenv: { valued: "ecv", afterDashes: true },
+  "cross-env": {},
+  uv: { sub: { run: { long: true, flags: ["frozen", "locked", "no-sync", "isolated", "no-project"] } } },
+  uvx: {},
+  xargs: { valued: "aEeIiLlnPsd" },
+  watch: { valued: "n" },
+  setsid: {},
+  chroot: { operands: 1 },
+  flock: { valued: "wEc", operands: 1 },
+  strace: { valued: "eopsuE" },
+  runuser: { valued: "ugl" },
+};
+
+/** Where a client's password is written in a word (`-pX`: from 2), and the name its reference takes. */
+export interface ClientPassword {
+  at: number;
+  name: string;
+}
+
+/**
+ * Reads a command's words one at a time for a password given to a client that is the command's
+ * program: its first word (past `NAME=value` assignments), the program a runner runs (`sudo`,
+ * `env`, `exec`, `npx`, `docker exec <container>`, `ssh host`, … see `RUNNERS`; and sshpass's),
+ * or the first word after a `;`, `|`, `&&`, `||` or `&` (a word that is one, or a word ending in
+ * `;`, in a line read without its operators). A word that is a flag's value or an image
+ * (`--name mysql`, `mysql:8`) names no client. Read: MySQL's and MariaDB's `-pX` (`PASSWORD_P`;
+ * tight only, also clustered `-vpX`: `-p` alone prompts, and another program's `-p` is usually a
+ * port), sshpass's `-pX` or `-p X` among its options (which end at its command's first word;
+ * `-f file`, `-d n`, `-P prompt`, `-e` give none). `read` tells where a password starts in a
+ * word's value, undefined when it holds none; `reset` starts a new command. One word, one step.
+ */
+export function clientPasswords(): { read: (word: string) => ClientPassword | undefined; reset: () => void } {
+  let client: "" | "mysql" | "sshpass" = "";
+  // What sshpass's option before this word takes: its password, another value, or nothing.
+  let takes: "" | "password" | "value" = "";
+  // Whether the next word may be the command's program; the runner whose words come first.
+  let program = true;
+  let runner: Runner | undefined;
+  let skip = false;
+  let operands = 0;
+  const reset = () => {
+    client = "";
+    takes = "";
+    program = true;
+    runner = undefined;
+    skip = false;
+  };
+  // The program word, or a runner's: what it names decides what follows.
+  const named = (word: string) => {
+    program = false;
+    runner = undefined;
+    const name = programName(word);
+    if (PASSWORD_P.test(name)) client = "mysql";
+    else if (name === "sshpass") client = "sshpass";
+    else if (Object.hasOwn(RUNNERS, name)) {
+      runner = RUNNERS[name];
+      operands = runner?.operands ?? 0;
+    }
+  };
+  // A runner's word: one of its options (or their values), an operand, its subcommand, or the program it runs.
+  const runnerWord = (word: string, from: Runner) => {
+    if (skip) {
+      skip = false;
+      return;
+    }
+    if (word === "--") {
+      runner = undefined;
+      program = true;
+      return;
+    }
+    if (/^-./.test(word)) {
+      const long = /^--([^=]+)$/.exec(word)?.[1];
+      if (long !== undefined)
+        skip = Array.isArray(from.long)
+          ? from.long.includes(long)
+          : from.long === true && !from.flags?.includes(long);
+      else if (!word.startsWith("--"))
+        for (let i = 1; i < word.length; i += 1)
+          if (from.valued?.includes(word[i] as string)) {
+            skip = i === word.length - 1;
+            break;
+          }
+      return;
+    }
+    if (from.sub !== undefined) {
+      runner = Object.hasOwn(from.sub, word) ? from.sub[word] : undefined;
+      operands = runner?.operands ?? 0;
+      return;
+    }
+    if (from.afterDashes) return;
+    if (operands > 0) {
+      operands -= 1;
+      return;
+    }
+    if (ASSIGNMENT.test(word)) return;
+    named(word);
+  };
+  const step = (word: string): ClientPassword | undefined => {
+    if (/^(?:;|&&?|\|\|?)$/.test(word)) {
+      reset();
+      return undefined;
+    }
+    if (takes !== "") {
+      const password = takes === "password";
+      takes = "";
+      return password && word !== "" ? { at: 0, name: "sshpass_password" } : undefined;
+    }
+    if (client === "sshpass") {
+      if (word === "--") {
+        client = "";
+        program = true;
+        return undefined;
+      }
+      if (/^-./.test(word)) {
+        for (let i = 1; i < word.length; i += 1) {
+          const option = word[i] as string;
+          if (!SSHPASS_VALUED.includes(option)) continue;
+          if (i === word.length - 1) takes = option === "p" ? "password" : "value";
+          else if (option === "p") return { at: i + 1, name: "sshpass_password" };
+          return undefined;
+        }
+        return undefined;
+      }
+      // Its command's first word, the program it runs: sshpass's options end here.
+      client = "";
+      program = true;
+    }
+    if (client === "mysql") {
+      const tight = MYSQL_TIGHT_P.exec(word);
+      return tight ? { at: tight[0].length, name: "password" } : undefined;
+    }
+    if (runner !== undefined) runnerWord(word, runner);
+    else if (program && !ASSIGNMENT.test(word)) named(word);
+    return undefined;
+  };
+  const read = (word: string): ClientPassword | undefined => {
+    const found = step(word);
+    if (word.endsWith(";") && word.length > 1) reset();
+    return found;
+  };
+  return { read, reset };
+}

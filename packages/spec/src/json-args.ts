@@ -1,0 +1,327 @@
+// Part of spec's secret reader (see find-spec-secrets.ts): a JSON argument's telling values (strings and numbers under a key that names a credential), found in one pass and replaced in place.
+import {
+  type ArgFound,
+  type ArgRules,
+  LINE_BREAK,
+  literalNamer,
+  pastedScript,
+  readArg,
+  reference,
+  scanArgs,
+} from "./find-spec-secrets.js";
+import { type SecretHide, SecretSign } from "./secret-signs.js";
+import { nameWords, wholeNameTells } from "./shell-words.js";
+
+/** An argument that is one JSON object or array, alone or as the value of a `--flag=` or `NAME=`. */
+export const JSON_ARG = /^(?:--?[A-Za-z][\w.-]*=|[A-Za-z_][A-Za-z0-9_.-]*=)?(?=\s*[{[])/;
+
+/** A replacement in a text: `[start, end)` written as `safe`. */
+interface Edit {
+  start: number;
+  end: number;
+  safe: string;
+}
+
+/** The whitespace JSON allows between its tokens. */
+const JSON_BLANK = new Set([" ", "\t", "\n", "\r"]);
+
+/** One open JSON object or array while a JSON text is read (see `jsonEdits`). */
+interface JsonFrame {
+  array: boolean;
+  /** In an object, the key the next value is given under. */
+  key?: string;
+  /** The name every string under this container is a credential under: a telling key above it (`{"auth":{…}}`), else none. */
+  telling?: string;
+  /** In an array outside a telling key: its entries in order, a string's value and where its raw text is (a non-string as `""`). */
+  entries?: { value: string; raw?: [number, number] }[];
+  /** In such an array, whether an entry that is no string or container (`5`, `true`) is being read: it is counted at its `,` or `]`. */
+  primitive?: boolean;
+}
+
+/**
+ * One line of JSON (an object or array, valid as a whole) read by its string values, each where
+ * it is written: every literal string under a telling key (see `looksSecretName`), at any depth
+ * (`{"password":"X"}`, `{"password":["X"]}`, `{"auth":{"user":"a"}}`), becomes a reference named
+ * after its own key when that tells, else after the telling key and its own (`${AUTH_USER}`); an
+ * array's strings are read as argv, by the rules for args (`{"args":["--api-key","X"]}`, see
+ * `scanArgs`); any other string is read as an argument is (see `readArg`): a command line when it
+ * holds whitespace (`{"cmd":"mysql -pX db"}`, kept or replaced whole when it holds a shell's own
+ * command, see `pastedScript`), a URL's credentials, a key shape, a nested JSON. A replacement is
+ * written JSON-escaped inside the string's quotes; a string written with escapes is replaced
+ * whole, as its parts are not where they are read. A number under a key that tells (see
+ * `numberTells`) becomes its reference written bare, `{"password":${PASSWORD}}`, which filled back
+ * as text is the number again; such a bare `${NAME}` is read as a value. Null when `text` is no
+ * such JSON; undefined when nothing is flagged. One pass over the text after one `JSON.parse`.
+ */
+export function jsonEdits(
+  text: string,
+  rules: ArgRules,
+  hide: SecretHide | undefined,
+  scriptName: () => string,
+): { sign: SecretSign; edits: Edit[] } | undefined | null {
+  try {
+    const parsed: unknown = JSON.parse(withBareReferencesAsNumbers(text));
+    if (typeof parsed !== "object" || parsed === null) return null;
+  } catch {
+    return null;
+  }
+  const named = literalNamer(hide);
+  let sign: SecretSign | undefined;
+  const edits: Edit[] = [];
+  // What reading a string found, written back inside its quotes (`[start, end)` its raw text).
+  const put = (start: number, end: number, read: ArgFound, name: string | undefined) => {
+    sign ??= read.sign;
+    const raw = text.slice(start, end);
+    const safe = !raw.includes("\\")
+      ? JSON.stringify(read.safe).slice(1, -1)
+      : hide
+        ? hide(raw, name)
+        : reference(name ?? "");
+    edits.push({ start, end, safe });
+  };
+  const stack: JsonFrame[] = [];
+  // The name a value about to be read is a credential under, given the container it is in.
+  const tellingFor = (frame: JsonFrame | undefined): string | undefined => {
+    if (frame === undefined) return undefined;
+    if (frame.array) return frame.telling;
+    const key = frame.key ?? "";
+    // A key that is only a reference (`{"${SECRET}":"admin"}`, an export's own) tells nothing.
+    if (rules.telling(key) && !/^\$\{[A-Za-z_][A-Za-z0-9_]*\}$/.test(key)) return key;
+    return frame.telling === undefined ? undefined : `${frame.telling}_${key}`;
+  };
+  for (let i = 0; i < text.length; i += 1) {
+    const c = text[i] as string;
+    const top = stack[stack.length - 1];
+    if (top?.entries) {
+      // An entry that is no string or container (`5`, `true`) still takes its place in argv.
+      if (c === "," || c === "]") {
+        if (top.primitive) top.entries.push({ value: "" });
+        top.primitive = false;
+      } else if (!JSON_BLANK.has(c) && c !== '"' && c !== "{" && c !== "[") top.primitive = true;
+    }
+    BARE_VALUE.lastIndex = i;
+    const bare = c === "$" || c === "-" || (c >= "0" && c <= "9") ? BARE_VALUE.exec(text) : null;
+    if (bare) {
+      // A number (or a `${NAME}` an export wrote in its place) is one value: its braces open nothing.
+      const end = i + bare[0].length;
+      const key = top && !top.array ? (top.key ?? "") : "";
+      if (c !== "$" && numberTells(key, bare[0])) {
+        sign ??= SecretSign.Flag;
+        edits.push({ start: i, end, safe: named(bare[0], key) });
+      }
+      i = end - 1;
+      continue;
+    }
+    if (c === "{" || c === "[") {
+      const telling = tellingFor(stack[stack.length - 1]);
+      const array = c === "[";
+      stack.push({
+        array,
+        ...(telling !== undefined ? { telling } : {}),
+        ...(array && telling === undefined ? { entries: [] } : {}),
+      });
+      continue;
+    }
+    if (c === "}" || c === "]") {
+      const frame = stack.pop();
+      const parent = stack[stack.length - 1];
+      parent?.entries?.push({ value: "" });
+      const entries = frame?.entries;
+      if (entries === undefined || entries.length === 0) continue;
+      // An array's strings are argv: read as a server's args are.
+      const name = parent && !parent.array ? parent.key : undefined;
+      scanArgs(
+        "",
+        entries.map((entry) => entry.value),
+        (_path, found, index, safe) => {
+          const raw = entries[index]?.raw;
+          if (raw) put(raw[0], raw[1], { sign: found, safe }, name);
+        },
+        hide,
+        scriptName,
+      );
+      continue;
+    }
+    if (c !== '"') continue;
+    let end = i + 1;
+    while (text[end] !== '"') end += text[end] === "\\" ? 2 : 1;
+    const start = i + 1;
+    const raw = text.slice(start, end);
+    const value = raw.includes("\\") ? (JSON.parse(text.slice(i, end + 1)) as string) : raw;
+    i = end;
+    let next = end + 1;
+    while (JSON_BLANK.has(text[next] as string)) next += 1;
+    const frame = stack[stack.length - 1];
+    if (frame === undefined) continue;
+    if (!frame.array && text[next] === ":") {
+      frame.key = value;
+      continue;
+    }
+    const telling = tellingFor(frame);
+    if (telling !== undefined) {
+      if (!rules.literal(value)) continue;
+      sign ??= SecretSign.Flag;
+      edits.push({ start, end, safe: named(text.slice(start, end), telling) });
+      continue;
+    }
+    if (frame.entries) {
+      frame.entries.push({ value, raw: [start, end] });
+      continue;
+    }
+    const read =
+      (/\s/.test(value) ? pastedScript(value, hide, scriptName) : null) ??
+      readArg(value, undefined, rules, hide, scriptName);
+    if (read) put(start, end, read, frame.key);
+  }
+  if (sign === undefined) return undefined;
+  // An array's edits are made when it closes, after those of the strings inside it: in the order written.
+  edits.sort((a, b) => a.start - b.start);
+  return { sign, edits };
+}
+
+/** A JSON number, or a `${NAME}` reference written bare where a value goes (as an export writes a number it took out). */
+const BARE_VALUE = /-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|\$\{[A-Za-z_][A-Za-z0-9_]*\}/y;
+
+/**
+ * Words that, before a key's last word, make a number under it a setting rather than the
+ * credential the last word names: a count or limit (`max_token`, `prompt_token`, `num_token`), a
+ * size or kind (`rsa_key`, `key_bits`), a toggle (`no_auth`, `use_auth`, `basic_auth`).
+ */
+const SETTING_WORDS = new Set([
+  "max",
+  "maximum",
+  "min",
+  "minimum",
+  "num",
+  "number",
+  "count",
+  "total",
+  "limit",
+  "len",
+  "length",
+  "size",
+  "bits",
+  "bit",
+  "prompt",
+  "completion",
+  "completions",
+  "context",
+  "input",
+  "output",
+  "cached",
+  "reasoning",
+  "ttl",
+  "timeout",
+  "expiry",
+  "expires",
+  "lifetime",
+  "retry",
+  "retries",
+  "rsa",
+  "dsa",
+  "ecdsa",
+  "ec",
+  "use",
+  "no",
+  "enable",
+  "enabled",
+  "disable",
+  "disabled",
+  "allow",
+  "require",
+  "required",
+  "skip",
+  "basic",
+  "is",
+  "has",
+]);
+
+/**
+ * True when `number`, given under `key`, is a credential: the key's last word names one
+ * (`password`, `api_key`, `apiKey`, `token`, `pw`, `DB_PASS`; see `wholeNameTells`), the word
+ * right before it does not make the key a count, limit, size, kind or toggle (see `SETTING_WORDS`:
+ * `max_token`, `prompt_token`, `rsa_key`, `no_auth`, `use_auth`; a password's or secret's own word,
+ * `enable_password`, `basic_auth_password`, is one whatever comes before it), the key is not a reference an export wrote in
+ * its place, and the number is a whole number of at least four digits without a sign (a PIN's
+ * length and more: `1234`, `98765432`). So `0`, `1`, `-1`, `4096` under `max_token`, a float and a
+ * number with an exponent stay, as flags, limits and sizes are written so. A setting about a
+ * credential (`password_min_length`, `token_limit`, `max_tokens`, `auth_ttl`) does not end in a
+ * credential's word, so its number stays, as does one under a plain key (`port`) or only inside
+ * a telling object (`{"auth":{"timeout":30}}`).
+ */
+function numberTells(key: string, number: string): boolean {
+  if (!/^\d{4,}$/.test(number) || /^\$\{[A-Za-z_][A-Za-z0-9_]*\}$/.test(key) || !wholeNameTells(key))
+    return false;
+  const words = nameWords(key).map((word) => word.toLowerCase());
+  const last = words[words.length - 1] ?? "";
+  // A password's or secret's own word is one whatever comes before it (`enable_password`,
+  // `basic_auth_password`, `EC2_PASSWORD`, `input_password`: r54 G3); a token, key or auth is a
+  // setting's subject only when the word right before it says so (`max_token`, `rsa_key`).
+  if (SECRET_OWN_WORDS.has(last)) return true;
+  return !SETTING_WORDS.has(words[words.length - 2] ?? "");
+}
+
+/** Last words of a key that name a password or a secret itself, never a setting's subject (see `numberTells`). */
+const SECRET_OWN_WORDS = new Set(["password", "passwd", "passphrase", "pass", "pw", "pwd", "secret"]);
+
+/** A `${NAME}` reference, read where it starts. */
+const BARE_REFERENCE = /\$\{[A-Za-z_][A-Za-z0-9_]*\}/y;
+
+/**
+ * `text` with each `${NAME}` written outside a JSON string (where a value goes) read as the number
+ * `0`: an export writes a number under a telling key as a bare reference (`{"password":${PASSWORD}}`,
+ * which fills back to the number), and that is still JSON to read. Strings are copied as written;
+ * a string never closed gives `text` back as it is (no JSON, as `JSON.parse` then says). One pass
+ * that follows where strings start and end, so a text of unclosed escaped quotes takes no longer
+ * than its length.
+ */
+function withBareReferencesAsNumbers(text: string): string {
+  if (!text.includes("${")) return text;
+  let out = "";
+  let from = 0;
+  for (let i = 0; i < text.length; i += 1) {
+    const c = text[i];
+    if (c === '"') {
+      i += 1;
+      while (i < text.length && text[i] !== '"') i += text[i] === "\\" ? 2 : 1;
+      if (i >= text.length) return text;
+      continue;
+    }
+    if (c !== "$") continue;
+    BARE_REFERENCE.lastIndex = i;
+    const reference = BARE_REFERENCE.exec(text);
+    if (reference === null) continue;
+    out += `${text.slice(from, i)}0`;
+    from = i + reference[0].length;
+    i = from - 1;
+  }
+  return out + text.slice(from);
+}
+
+/**
+ * One line of JSON given as an argument (`{"apiKey":"X"}`, `--config={"password":"X"}`,
+ * `MCP_CONFIG={"token":"X"}`), read by its string values and its numbers under a telling key (see
+ * `jsonEdits`), every other character kept as written, so the result still parses (a bare
+ * reference read as a value) and, filled back, is the argument again. Null when
+ * the argument is no such JSON (or holds a line break: a script, see `lineSecrets`); undefined
+ * when nothing is flagged.
+ */
+export function jsonArgSecrets(
+  arg: string,
+  rules: ArgRules,
+  hide: SecretHide | undefined,
+  scriptName: () => string,
+): ArgFound | undefined | null {
+  const lead = JSON_ARG.exec(arg);
+  if (lead === null || LINE_BREAK.test(arg)) return null;
+  const text = arg.slice(lead[0].length);
+  const found = jsonEdits(text, rules, hide, scriptName);
+  if (!found) return found;
+  let out = lead[0];
+  let from = 0;
+  for (const edit of found.edits) {
+    out += text.slice(from, edit.start) + edit.safe;
+    from = edit.end;
+  }
+  return { sign: found.sign, safe: out + text.slice(from) };
+}

@@ -1,0 +1,664 @@
+// Part of spec's secret reader (see find-spec-secrets.ts): the shell reader: a command line split into its words as a shell splits them (quotes, escapes, substitutions read to a bounded depth, heredocs, operators), each word's value mapped back to where it is written.
+import { scriptTells } from "./script-places.js";
+import {
+  literalDefaults,
+  looksProseSecretName,
+  type SecretHide,
+  type SecretSign,
+  withoutKeys,
+  withoutReferences,
+} from "./secret-signs.js";
+
+/**
+ * One word of a command line: where it is written (`start`, `end`), what it says once its quotes
+ * are read (`value`), where each of its characters is written (`at`), whether it is a shell
+ * operator (`;`, `|`, `&&`, `>`, `<<<`, `(`, …) and whether a `$` or a backtick makes it read at
+ * run time. A word read again (a quote or a substitution holding whitespace, or the text after an
+ * opener left open) is `data`: split at whitespace with no quote read, and read with the words of
+ * its own line only (see `dataSpans`). `defaults` are the literal defaults of the
+ * `${NAME:-word}` forms written in it: where each stands in `value`, and its `NAME`.
+ */
+export interface CommandWord {
+  start: number;
+  end: number;
+  value: string;
+  at: number[];
+  operator: boolean;
+  dynamic: boolean;
+  data?: boolean;
+  /** A data word's line (a quote's, a substitution's, or one read again after an unclosed opener): its words are read with each other only. */
+  group?: number;
+  /** A quoted string's data word (`echo "… --token X"`, a nested `bash -c '…'`): every value it gives must read as a credential. */
+  quoted?: boolean;
+  defaults?: Fallback[];
+  /** A word of a substitution's own command (`$(d --password X)`, a backtick's), read apart (see `commandWords`). */
+  nested?: true;
+  /** A substitution too deep to read (past `SUBSTITUTION_DEPTH`): hidden whole, or in the display kept when no word in it tells (see `deepTells`). */
+  deep?: true;
+}
+
+/** The literal `word` of `${NAME:-word}` (or `-`, `:=`, `=`) in a word's value: `[start, end)` and `NAME`. */
+interface Fallback {
+  start: number;
+  end: number;
+  name: string;
+}
+
+export const SPACE = /\s/;
+
+/**
+ * How deep substitutions inside substitutions (`$(… $(…) …)`, backticks) are read: as words by
+ * `commandWords`, and as parts shown in place by the display (`deeper`). Deeper, the export hides a
+ * substitution whole; the display keeps it in sight, payload included, unless a flat scan of its
+ * text finds a word that tells of a secret (see `deepTells`), and then hides it whole (r56 R56-2).
+ */
+export const SUBSTITUTION_DEPTH = 4;
+
+/** curl's `-u`/`--user` and a URL's userinfo (`://user:X@`): shapes that give a credential with no telling word. */
+const DEEP_TELL_SHAPE = /(?:^|[\s(`'"])(?:-u|--user(?![\w-]))|:\/\/[^\s/@]*@/;
+
+/**
+ * Whether the text of a substitution past `SUBSTITUTION_DEPTH` may say a credential, read flat in
+ * one pass (no quote, substitution or word read): a telling word or shape anywhere in it
+ * (`--password`, `TOKEN=`, `secret`, `sudo -S`, … as `scriptTells` reads a shell's command), curl's
+ * `-u`, or a URL's userinfo. Such a text is hidden whole; any other is shown, its key shapes hidden in place.
+ */
+export function deepTells(text: string): boolean {
+  return scriptTells(text) || DEEP_TELL_SHAPE.test(text);
+}
+
+/** For the display: a text past `SUBSTITUTION_DEPTH` (see `deepTells`), hidden whole through `literal`, or shown with its key shapes hidden. */
+export function shownDeep(
+  text: string,
+  hide: SecretHide | undefined,
+  literal: (text: string) => string,
+): string {
+  return deepTells(text) ? literal(text) : withoutKeys(text, hide);
+}
+
+/** A substitution's command inside a word (see `commandWords`): `[from, to)` of the line, whether it is a backtick's, and whether it stands in "…". */
+interface NestedCommand {
+  from: number;
+  to: number;
+  backtick: boolean;
+  quoted: boolean;
+}
+
+/** Characters that end an unquoted word and make an operator of their own: `;`, `|`, `&`, `<`, `>`, `(`, `)`. */
+const OPERATOR = /[;|&<>()]/;
+/**
+ * What, after a `$`, makes bash read something at run time: a name's character, `{`, `(`, `[`
+ * (arithmetic) or one of its special parameters (`$$ $! $? $# $* $@ $-`, digits). Any other
+ * `$` (`Passw0rd$`, `x$%y`) is the character itself.
+ */
+export const EXPANDS = /[A-Za-z0-9_{([$!?#*@-]/;
+/**
+ * `${NAME:-word}`, `${NAME-word}`, `${NAME:=word}` or `${NAME=word}` whose `word` is literal: no
+ * `$`, backtick, quote, backslash or brace in it, or all of it one `'…'`, or one `"…"` with no `$`,
+ * backtick or backslash in it. Bash uses the `word` when `NAME` is unset. Sticky: tried only where
+ * a `${` starts, and what it reads a failed try's `expansionEnd` reads too, so a line is read once.
+ */
+const LITERAL_DEFAULT = /\$\{([A-Za-z_][A-Za-z0-9_]*)(:?[-=])(?:([^$`'"\\{}]+)|'([^']*)'|"([^$`"\\]*)")\}/y;
+/** `${NAME:-` (or `-`, `:=`, `=`) whose default is itself a `${…}`: `${DB_PASSWORD:-${DB_PASS:-X}}`. Sticky. */
+const OPEN_DEFAULT = /\$\{([A-Za-z_][A-Za-z0-9_]*)(:?[-=])(?=\$\{)/y;
+/** A `$` or a backtick bash expands, in a data word (its quotes unread). */
+export const EXPANSION = /\$[A-Za-z0-9_{([$!?#*@-]|`/;
+
+/** Where bash's `$'…'` whose text starts at `from` ends (past its closing `'`): a backslash escapes the next character. */
+function ansiQuoteEnd(line: string, from: number): number {
+  let i = from;
+  while (i < line.length && line[i] !== "'") i += line[i] === "\\" ? 2 : 1;
+  return i + 1;
+}
+
+/** True when the character at `i` starts a word: the line's start, or after whitespace or an operator. */
+function startsWord(line: string, i: number): boolean {
+  return i === 0 || /[\s;|&<>()]/.test(line[i - 1] as string);
+}
+
+/** A heredoc whose body starts after the current line: its delimiter, and whether `<<-` strips the body's tabs. */
+interface Heredoc {
+  delimiter: string;
+  tabs: boolean;
+}
+
+/**
+ * Skips the bodies of `heredocs` opened inside a `$(…)`, one after the other, from the line after
+ * the newline at `from`: each up to the line that is its delimiter (its leading tabs set aside
+ * after `<<-`, a trailing `\r` set aside on both sides, so a CRLF script's `EOF\r` closes it), or
+ * the end. Returns where reading goes on (the newline after the last delimiter's line, or the end).
+ */
+function heredocBodies(line: string, from: number, heredocs: readonly Heredoc[]): number {
+  let at = from + 1;
+  for (const heredoc of heredocs) {
+    const { tabs } = heredoc;
+    // A CRLF script's delimiter line is `EOF\r`: a trailing `\r` is set aside on both sides.
+    const delimiter = heredoc.delimiter.replace(/\r$/, "");
+    while (at < line.length) {
+      const eol = line.indexOf("\n", at);
+      const stop = eol < 0 ? line.length : eol;
+      const text = line.slice(at, stop).replace(/\r$/, "");
+      if ((tabs ? text.replace(/^\t+/, "") : text) === delimiter) {
+        at = stop;
+        break;
+      }
+      at = stop + 1;
+    }
+  }
+  return Math.min(at, line.length);
+}
+
+/** A heredoc's delimiter word after `<<` inside `$(…)`: `-` (tabs stripped), then the word as written (`'WORD'`, `\WORD`, `W"OR"D`). Sticky. */
+const HEREDOC_WORD = /(-?)[ \t]*((?:[^\s;|&<>()'"\\]|\\[^\n]|'[^'\n]*'|"[^"\n]*")+)/y;
+
+/**
+ * A heredoc's delimiter as bash takes it from the word written after `<<`: its quotes removed
+ * and a backslash's next character kept (`\EOF`, `'EOF'`, `"EOF"`, `E"O"F` are all `EOF`). One pass.
+ */
+function delimiterOf(word: string): string {
+  let out = "";
+  let quote = "";
+  for (let k = 0; k < word.length; k += 1) {
+    const c = word[k] as string;
+    const next = word[k + 1];
+    if (quote === "'") {
+      if (c === "'") quote = "";
+      else out += c;
+    } else if (c === quote) quote = "";
+    else if (c === "\\" && next !== undefined && (quote === "" || /["\\$`]/.test(next))) {
+      out += next;
+      k += 1;
+    } else if (quote === "" && (c === "'" || c === '"')) quote = c;
+    else out += c;
+  }
+  return out;
+}
+
+/** Where a substitution, quote or arithmetic ends (past its close), and whether it was closed before the line's end. */
+interface Closed {
+  end: number;
+  closed: boolean;
+}
+
+/**
+ * Where the `$(…)`, `${…}`, `$[…]` or `` `…` `` that opens at `from` ends (past its close; the line's end
+ * when it is unclosed), found as bash finds it; with `arithmetic`, bash's arithmetic command
+ * `((…))` opening at `from`. In `$(…)` and `${…}`, `'…'`, `$'…'` (its
+ * backslashes escaping), `"…"` and a backslash's next character are skipped, and a nested
+ * substitution is read whole; in `$(…)` a bare `(` opens a group (`((` arithmetic) and a `#` that starts a word runs
+ * to the end of its line, and a heredoc's body (after `<<WORD`, up to the line `WORD`) is skipped;
+ * `$((…))` and `((…))` close at their `))` (their `<<` a shift, their `#` no comment), `$[…]` at its `]`;
+ * `${…}` closes at its first `}` outside those (a bare `{` opens nothing);
+ * in `"…"` a backslash escapes and substitutions nest; in backticks a backslash escapes the next
+ * character and nothing else is read. One pass with a stack of what closes each open part, no recursion.
+ */
+export function expansionEnd(line: string, from: number, arithmetic = false): Closed {
+  // What closes each open part, innermost last: `)`, `}`, `]`, a backtick, `"`, or for arithmetic
+  // (`$((…))`, `((…))`) `A`, closed by `))`, and `a`, a group inside it closed by `)`.
+  const stack: string[] = [];
+  let heredocs: Heredoc[] = [];
+  let i = from;
+  // `$(`, `$((`, `${` or `$[` at `at`: what closes it pushed, and `i` past it.
+  const open = (at: number) => {
+    if (line[at + 1] === "(" && line[at + 2] === "(") {
+      stack.push("A");
+      i = at + 3;
+    } else {
+      const c = line[at + 1];
+      stack.push(c === "(" ? ")" : c === "[" ? "]" : "}");
+      i = at + 2;
+    }
+  };
+  if (arithmetic) {
+    stack.push("A");
+    i += 2;
+  } else if (line[i] === "`") {
+    stack.push("`");
+    i += 1;
+  } else open(i);
+  while (i < line.length && stack.length > 0) {
+    const close = stack[stack.length - 1] as string;
+    const c = line[i] as string;
+    const next = line[i + 1];
+    const arithmetic = close === "A" || close === "a";
+    if (c === "\\") i += 2;
+    else if (close === "A" && c === ")" && next === ")") {
+      stack.pop();
+      i += 2;
+    } else if (c === close || (close === "a" && c === ")")) {
+      stack.pop();
+      i += 1;
+    } else if (close === "`") i += 1;
+    else if (c === "`") {
+      stack.push("`");
+      i += 1;
+    } else if (c === "$" && (next === "(" || next === "{" || next === "[")) open(i);
+    else if (close === '"') i += 1;
+    else if (c === '"') {
+      stack.push('"');
+      i += 1;
+    } else if (c === "'") {
+      const end = line.indexOf("'", i + 1);
+      i = end < 0 ? line.length : end + 1;
+    } else if (c === "$" && next === "'") i = ansiQuoteEnd(line, i + 2);
+    else if (close === ")" && c === "(" && next === "(") {
+      // Bash's arithmetic command inside a substitution: `$(((n <<= 2)); …)`, `$(for ((…)))`.
+      stack.push("A");
+      i += 2;
+    } else if ((close === ")" || arithmetic) && c === "(") {
+      stack.push(arithmetic ? "a" : ")");
+      i += 1;
+    } else if (close === "]" && c === "[") {
+      stack.push("]");
+      i += 1;
+    } else if (close === ")" && c === "#" && startsWord(line, i)) {
+      const end = line.indexOf("\n", i);
+      i = end < 0 ? line.length : end;
+    } else if (close === ")" && c === "<" && next === "<") {
+      // A heredoc's operator (not `<<<`, a here-string): its delimiter read, its body after this line.
+      HEREDOC_WORD.lastIndex = i + 2;
+      const word = line[i + 2] === "<" ? null : HEREDOC_WORD.exec(line);
+      if (word) heredocs.push({ delimiter: delimiterOf(word[2] ?? ""), tabs: word[1] === "-" });
+      i = word ? HEREDOC_WORD.lastIndex : i + (line[i + 2] === "<" ? 3 : 2);
+    } else if (close === ")" && c === "\n" && heredocs.length > 0) {
+      i = heredocBodies(line, i, heredocs);
+      heredocs = [];
+    } else i += 1;
+  }
+  return { end: Math.min(i, line.length), closed: stack.length === 0 };
+}
+
+/**
+ * A command line split into words as a shell reads it: at unquoted whitespace and operators
+ * (`;`, `|`, `&`, `<`, `>`, `(`, `)`), with `'…'` taken literally, bash's `$'…'` reading `\\`, `\'`,
+ * `\"` and `\?` as the character (any other escape kept as written) and closing only at an
+ * unescaped `'`, `"…"` (and bash's `$"…"`) reading `\"`, `\\`, `\$`
+ * and `` \` `` as the character, a backslash outside quotes escaping a space, a quote or a
+ * backslash (any other is kept, so a Windows path reads as written), and `$(…)`, `${…}`, `$[…]` and
+ * `` `…` `` kept inside the word they are written in, up to the close bash finds (see
+ * `expansionEnd`: quotes and escapes in them read, so their spaces, operators and quoted closers
+ * do not end them); bash's arithmetic command `((…))` (`for ((…))`, `if ((…))`) is an operator
+ * of its own, no heredoc or quote read in it. The literal default of `${NAME:-word}` is read as the word's value there (a
+ * `Fallback`), not as run time, also one a level or more down (`${A:-${B:-word}}`).
+ * A `#` is a character like any other, and a heredoc's body is read as command words (a shell's own
+ * command is never read apart: see `shellScript`). The command of a `$(…)` or backtick
+ * substitution holding whitespace is read besides, as words of their own where they are written
+ * (`b $(c $(d --password X))`, a backtick's escapes read: r55 R55-6), `depth` levels down to
+ * `SUBSTITUTION_DEPTH`; deeper, the substitution is one `deep` word. A quote or a
+ * substitution left open at the end of the line is likely a mis-read (bash refuses such a line),
+ * so the text after its opener is read again as data besides (fail safe). One pass over the line.
+ */
+export function commandWords(line: string, depth = 0, nested = false): CommandWord[] {
+  const words: CommandWord[] = [];
+  // Each line of data is a group of its own.
+  let group = 0;
+  // The command of the substitution written at `[from, to)` (its text inside its opener and
+  // closer), read as words of their own: a backtick's text as its command reads it (`\\`, `` \` ``
+  // and `\$`, and `\"` inside "…", read as the character), each word where it is written on `line`.
+  // Each command between its operators is a group of its own. Past `SUBSTITUTION_DEPTH`, the substitution is
+  // one word to hide whole.
+  const nestedWords = ({ from, to, backtick, quoted }: NestedCommand) => {
+    if (depth >= SUBSTITUTION_DEPTH) {
+      const start = from - (backtick ? 1 : 2);
+      const at: number[] = [];
+      for (let k = start; k <= to; k += 1) at.push(k);
+      group += 1;
+      const value = line.slice(start, to + 1);
+      words.push({
+        start,
+        end: to + 1,
+        value,
+        at,
+        operator: false,
+        dynamic: true,
+        data: true,
+        group,
+        deep: true,
+      });
+      return;
+    }
+    let text = line.slice(from, to);
+    let map: number[] | undefined;
+    if (backtick && text.includes("\\")) {
+      text = "";
+      map = [];
+      for (let k = from; k < to; k += 1) {
+        const after = line[k + 1];
+        if (
+          line[k] === "\\" &&
+          k + 1 < to &&
+          (after === "\\" || after === "`" || after === "$" || (quoted && after === '"'))
+        )
+          k += 1;
+        text += line[k];
+        map.push(k);
+      }
+    }
+    const place = (k: number) => (map ? (map[k] as number) : from + k);
+    group += 1;
+    let plain = group;
+    const groups = new Map<number, number>();
+    for (const word of commandWords(text, depth + 1, true)) {
+      if (word.operator) {
+        group += 1;
+        plain = group;
+        continue;
+      }
+      // A word of a substitution inside this one keeps to its own command's group.
+      if (word.group !== undefined && !groups.has(word.group)) {
+        group += 1;
+        groups.set(word.group, group);
+      }
+      const own = word.group === undefined ? plain : (groups.get(word.group) as number);
+      words.push({
+        ...word,
+        start: place(word.start),
+        end: place(word.end - 1) + 1,
+        at: word.at.map(place),
+        data: true,
+        group: own,
+        nested: true,
+      });
+    }
+  };
+  // The words of `[start, end)`, each line's split at whitespace, no quote read.
+  const data = (start: number, end: number, quoted = false) => {
+    let k = start;
+    group += 1;
+    while (k < end) {
+      const c = line[k] as string;
+      if (c === "\n") group += 1;
+      if (SPACE.test(c)) {
+        k += 1;
+        continue;
+      }
+      const from = k;
+      while (k < end && !SPACE.test(line[k] as string)) k += 1;
+      const value = line.slice(from, k);
+      const at: number[] = [];
+      for (let j = from; j < k; j += 1) at.push(j);
+      const defaults = literalDefaults(value);
+      words.push({
+        start: from,
+        end: k,
+        value,
+        at,
+        operator: false,
+        dynamic: EXPANSION.test(withoutReferences(value)),
+        data: true,
+        group,
+        ...(quoted ? { quoted } : {}),
+        ...(defaults.length > 0 ? { defaults } : {}),
+      });
+    }
+    group += 1;
+  };
+  let i = 0;
+  while (i < line.length) {
+    const first = line[i] as string;
+    // Whitespace, and a backslash before a newline (a line continuation: bash reads neither).
+    if (SPACE.test(first) || (first === "\\" && line[i + 1] === "\n")) {
+      i += first === "\\" ? 2 : 1;
+      continue;
+    }
+    const start = i;
+    if (first === "(" && line[i + 1] === "(") {
+      // Bash's arithmetic command (`((n <<= 2))`, `for ((…))`): its `<<` is a shift, its quotes none.
+      const { end } = expansionEnd(line, i, true);
+      words.push({ start, end, value: "((", at: [], operator: true, dynamic: true });
+      i = end;
+      // Its words read as data besides (fail safe: a `((` bash reads as two subshells, or left open).
+      data(start + 2, end);
+      continue;
+    }
+    if (OPERATOR.test(first)) {
+      i += 1;
+      if (first !== "(" && first !== ")") while (i < line.length && /[;|&<>]/.test(line[i] as string)) i += 1;
+      const value = line.slice(start, i);
+      words.push({ start, end: i, value, at: [], operator: true, dynamic: false });
+      continue;
+    }
+    let value = "";
+    const at: number[] = [];
+    let dynamic = false;
+    let defaults: Fallback[] | undefined;
+    // The commands of this word's substitutions, read after it (see `nestedWords`).
+    const commands: NestedCommand[] = [];
+    // Whether a quote or a substitution is left open at the line's end.
+    let unclosed = false;
+    const leftOpen = () => {
+      unclosed = true;
+    };
+    const put = (index: number) => {
+      value += line[index];
+      at.push(index);
+    };
+    // `$(…)`, `${…}`, `$[…]` or `` `…` `` from `i`: kept as written, up to its close; a literal default's
+    // word (`${NAME:-word}`, `${NAME:-${OTHER:-word}}`) is read as what the word says there, inside its quotes if it has any
+    // (kept as written: inside `"…"` bash keeps a `'…'` default's quotes as characters).
+    const substitution = (quoted = false) => {
+      if (line[i] === "$" && line[i + 1] === "{") {
+        // The innermost of nested defaults, found by iterating: each outer one yields to it while unset.
+        let p = i;
+        let depth = 0;
+        const names: string[] = [];
+        LITERAL_DEFAULT.lastIndex = p;
+        let fallback = LITERAL_DEFAULT.exec(line);
+        while (!fallback) {
+          OPEN_DEFAULT.lastIndex = p;
+          const outer = OPEN_DEFAULT.exec(line);
+          if (!outer) break;
+          names.push(outer[1] ?? "");
+          depth += 1;
+          p = OPEN_DEFAULT.lastIndex;
+          LITERAL_DEFAULT.lastIndex = p;
+          fallback = LITERAL_DEFAULT.exec(line);
+        }
+        let close = fallback ? p + fallback[0].length : -1;
+        for (let k = 0; fallback && k < depth; k += 1) {
+          if (line[close] !== "}") fallback = null;
+          close += 1;
+        }
+        if (fallback) {
+          const text = fallback[3] ?? fallback[4] ?? fallback[5] ?? "";
+          const from = p + fallback[0].length - 1 - (fallback[3] !== undefined ? 0 : 1) - text.length;
+          const begin = value.length;
+          for (let k = from; k < from + text.length; k += 1) put(k);
+          // Under the innermost name that names a credential, else the innermost.
+          names.push(fallback[1] ?? "");
+          let name = names[names.length - 1] as string;
+          for (let k = names.length - 1; k >= 0; k -= 1)
+            if (wholeNameTells(names[k] as string)) {
+              name = names[k] as string;
+              break;
+            }
+          defaults ??= [];
+          defaults.push({ start: begin, end: value.length, name });
+          i = close;
+          return;
+        }
+      }
+      dynamic = true;
+      const { end, closed } = expansionEnd(line, i);
+      if (!closed) leftOpen();
+      // A command's substitution (`$(…)`, not `$((…))`; a backtick's) holding whitespace: its command read too.
+      const backtick = line[i] === "`";
+      const from = i + (backtick ? 1 : 2);
+      if (
+        closed &&
+        (backtick || (line[i + 1] === "(" && line[i + 2] !== "(")) &&
+        /\s/.test(line.slice(from, end - 1))
+      )
+        commands.push({ from, to: end - 1, backtick, quoted });
+      while (i < end) {
+        put(i);
+        i += 1;
+      }
+    };
+    const expands = (c: string, next: string | undefined) =>
+      c === "`" || (c === "$" && (next === "(" || next === "{" || next === "["));
+    while (i < line.length && !SPACE.test(line[i] as string) && !OPERATOR.test(line[i] as string)) {
+      const c = line[i] as string;
+      const next = line[i + 1];
+      if (c === "$" && next === "'") {
+        // Bash's ANSI-C quoting: `\\`, `\'`, `\"` and `\?` read as the character (so `\'` does not
+        // close it); any other escape (`\n`, `\x41`) is kept as written, both characters.
+        i += 2;
+        while (i < line.length && line[i] !== "'") {
+          const after = line[i + 1];
+          if (line[i] === "\\" && after !== undefined && /['"\\?]/.test(after)) {
+            i += 1;
+            put(i);
+          } else if (line[i] === "\\" && after !== undefined) {
+            put(i);
+            i += 1;
+            put(i);
+          } else put(i);
+          i += 1;
+        }
+        if (i >= line.length) leftOpen();
+        i += 1;
+      } else if (c === "'") {
+        i += 1;
+        while (i < line.length && line[i] !== "'") {
+          put(i);
+          i += 1;
+        }
+        if (i >= line.length) leftOpen();
+        i += 1;
+      } else if (c === '"' || (c === "$" && next === '"')) {
+        // `"…"`, and bash's `$"…"` (a locale's translation of the same text): a double quote.
+        i += c === "$" ? 2 : 1;
+        while (i < line.length && line[i] !== '"') {
+          const after = line[i + 1];
+          if (line[i] === "\\" && after === "\n") i += 2;
+          else if (line[i] === "\\" && after !== undefined && /["\\$`]/.test(after)) {
+            i += 1;
+            put(i);
+            i += 1;
+          } else if (expands(line[i] as string, after)) substitution(true);
+          else {
+            if (line[i] === "$" && after !== undefined && EXPANDS.test(after)) dynamic = true;
+            put(i);
+            i += 1;
+          }
+        }
+        if (i >= line.length) leftOpen();
+        i += 1;
+      } else if (c === "\\" && next === "\n") i += 2;
+      else if (c === "\\" && next !== undefined && /[\s'"\\;|&<>()$`]/.test(next)) {
+        put(i + 1);
+        i += 2;
+      } else if (expands(c, next)) substitution();
+      else if (c === "$" && next === "$") {
+        // `$$` (the shell's process id), so a `'` after it opens a plain quote, not a `$'…'`.
+        dynamic = true;
+        put(i);
+        put(i + 1);
+        i += 2;
+      } else {
+        if (c === "$" && next !== undefined && EXPANDS.test(next)) dynamic = true;
+        put(i);
+        i += 1;
+      }
+    }
+    const end = Math.min(i, line.length);
+    words.push({ start, end, value, at, operator: false, dynamic, ...(defaults ? { defaults } : {}) });
+    // Read again as data: what an opener that never closes may have hidden, and the words inside a
+    // quote or a substitution holding whitespace (a nested `bash -c '…'`, `$(get-token --password X)`).
+    // (A substitution's own command is not: its text is read so with the line's word it is written in.)
+    if (!nested && unclosed) data(start, end);
+    else if (!nested && SPACE.test(line.slice(start, end))) data(start, end, true);
+    // Then each substitution's own command (after the data words: what they hide stays hidden).
+    for (const command of commands) nestedWords(command);
+  }
+  return words;
+}
+
+/** A name's words: split at anything but a letter and where a small letter meets a capital (`dbMaxToken` → db, Max, Token). */
+export function nameWords(name: string): string[] {
+  return name.split(/[^A-Za-z]+|(?<=[a-z])(?=[A-Z])/).filter((word) => word !== "");
+}
+
+/**
+ * True when a flag's, variable's or header's whole name names a credential — its last word is
+ * one (`--password`, `--api-key`, `--token`, `GITHUB_TOKEN`, `X-Api-Key`) — rather than a
+ * setting about one or another word that starts like one (`--token-budget`, `--tokenizer`,
+ * `--keyword`, `--password-file`, `--auth-type`). How a shell's command is read.
+ */
+export function wholeNameTells(name: string): boolean {
+  const words = nameWords(name);
+  const last = words[words.length - 1];
+  return last !== undefined && looksProseSecretName(name) && looksProseSecretName(last);
+}
+
+/** A part of a text to replace: `[start, end)`, the secret's name (none for a key shape) and the sign. */
+export interface Span {
+  start: number;
+  end: number;
+  name: string | undefined;
+  sign: SecretSign;
+  /** What to write instead, when it is not the named reference (a URL without its credentials). */
+  with?: string;
+  /** What to write instead, exactly (a JSON word's string, written back escaped: see `jsonEdits`). */
+  put?: string;
+  /**
+   * The line's `[start, end)` to replace instead, read as written: a program's expression whose
+   * quotes the shell reads (`process.env.TOKEN='a'+'b'` as the line itself), which may run past the word.
+   */
+  written?: { start: number; end: number };
+  /** For the display: what to write over `written` instead of one reference (see `shownInPlace`). */
+  shown?: string;
+  /** A quoted command's own value (`sh -c 'TOKEN=abc$(…) srv'`), which the shell running it reads partly at run time. */
+  inner?: true;
+}
+
+/**
+ * Where the word a shell reads at `from` of `text` (a quoted command's own text) ends: at a blank
+ * or one of the shell's operators `; & | < >` outside its quotes, escapes and substitutions
+ * (see `expansionEnd`; r54 G7: `DB_PASSWORD="a b";curl …` ends before the `;`), or at the end.
+ * Not at `(` or `)`: a shell has none inside a word, and the text read here may be another
+ * language's program (`node -e "process.env.TOKEN=String('x'); …"`), where a call after a name,
+ * `String('x')` or `f(x, 'y')`, or a group, `(a || 'x')`, is all one value, read to its `)` (see
+ * `callEnd`; r56-1, r57-3). Inside `"…"` a `\\` escapes the character after it. One pass over the word.
+ */
+export function innerWordEnd(text: string, from: number): number {
+  let i = from;
+  while (i < text.length && !/[\s;&|<>]/.test(text[i] as string)) {
+    const c = text[i] as string;
+    if (c === "\\") i += 2;
+    else if (c === "`" || (c === "$" && /[{([]/.test(text[i + 1] ?? "")))
+      i = Math.max(i + 1, expansionEnd(text, i).end);
+    else if (c === "(") i = callEnd(text, i);
+    else if (c === "'") {
+      const close = text.indexOf(c, i + 1);
+      i = close < 0 ? text.length : close + 1;
+    } else if (c === '"') {
+      let close = i + 1;
+      while (close < text.length && text[close] !== '"') close += text[close] === "\\" ? 2 : 1;
+      i = close + 1;
+    } else i += 1;
+  }
+  return Math.min(i, text.length);
+}
+
+/**
+ * Just past the `)` that closes the call opened at `open` of `text` (`String('x')`, `f(x, 'y')`:
+ * another language's program read as a quoted command, where a call is all one value, blanks and
+ * all), passing over its quotes; the end of `text` when it is never closed, so that what follows
+ * stays in the value (hidden, never shown as a word of its own). One pass.
+ */
+function callEnd(text: string, open: number): number {
+  let depth = 0;
+  for (let i = open; i < text.length; i += 1) {
+    const c = text[i] as string;
+    if (c === "\\") i += 1;
+    else if (c === "'" || c === '"' || c === "`") {
+      let close = i + 1;
+      while (close < text.length && text[close] !== c) close += text[close] === "\\" ? 2 : 1;
+      i = close;
+    } else if (c === "(") depth += 1;
+    else if (c === ")" && --depth === 0) return i + 1;
+  }
+  return text.length;
+}
