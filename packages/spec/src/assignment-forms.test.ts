@@ -514,6 +514,13 @@ describe("a connection string's pair that runs a command (r57-1)", () => {
       "correct horse battery",
     ],
     ["Pwd={correct horse};App=`hostname`", "Pwd=${PWD_SECRET};App=`hostname`", "{correct horse}"],
+    // A part left open (a line the shell refuses) does not take the pairs after it (r59).
+    [
+      "Server=db;App=$(;Password=hunter2SECRET9;User=sa",
+      "Server=db;App=$(;Password=${PASSWORD};User=sa",
+      "hunter2SECRET9",
+    ],
+    ["Server=db;App=`x;Password=hunter2SECRET9", "Server=db;App=`x;Password=${PASSWORD}", "hunter2SECRET9"],
   ])(
     "a command in another pair leaves %j a connection string, its password hidden whole",
     (line, safe, secret) => {

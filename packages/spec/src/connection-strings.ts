@@ -94,9 +94,9 @@ const PAIR_NAME = /^\s*[A-Za-z][\w .-]*$/;
 /**
  * A connection string split at its `;`s, each part as written: a `;` inside a value that opens
  * with `{` (ODBC's `Pwd={a;b}`) or a quote (`Password="a;b"`) does not split it; where a `shell`
- * reads the text (a pasted command), neither does one inside a `$(…)`, `${…}`, `$[…]` or backtick,
- * which is passed over whole (see `expansionEnd`; r58-1: `Password=x$(curl …|sh;a=b)` was cut in
- * two, and each cut `$(` read again to the line's end). One pass.
+ * reads the text (a pasted command), neither does one inside a closed `$(…)`, `${…}`, `$[…]` or
+ * backtick, which is passed over whole (see `expansionEnd`; r58-1: `Password=x$(curl …|sh;a=b)`
+ * was cut in two). One left open is read as text, so it cannot take the pairs after it (r59). One pass.
  */
 function connectionParts(text: string, shell = false): string[] {
   const parts: string[] = [];
@@ -105,12 +105,17 @@ function connectionParts(text: string, shell = false): string[] {
   // Whether the current part's `=` was seen, and whether its value has started (past its spaces).
   let assigned = false;
   let started = false;
+  // Whether a run-time part was found left open: from there on none is passed over (one scan).
+  let unclosed = false;
   for (let i = 0; i < text.length; i += 1) {
     const c = text[i] as string;
     if (close !== "") {
       if (c === close) close = "";
-    } else if (shell && (c === "`" || (c === "$" && /[{([]/.test(text[i + 1] ?? "")))) {
-      i = Math.max(i, expansionEnd(text, i).end - 1);
+    } else if (shell && !unclosed && (c === "`" || (c === "$" && /[{([]/.test(text[i + 1] ?? "")))) {
+      const { end, closed } = expansionEnd(text, i);
+      // One left open (a line the shell refuses) is text: it would take every later pair with it.
+      if (closed) i = Math.max(i, end - 1);
+      else unclosed = true;
       if (assigned) started = true;
     } else if (c === ";") {
       parts.push(text.slice(from, i));

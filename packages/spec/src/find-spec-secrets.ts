@@ -1859,14 +1859,18 @@ function lineSecrets(
   // does (r57-1: read so only in the display; the export keeps the whole value).
   const shown =
     display && shell
-      ? (from: number, to: number, name: string) =>
-          shownInPlace(
-            line,
-            { at: from, read: shellStepper(line) },
-            [from, to],
+      ? (from: number, to: number, name: string) => {
+          // The value read alone, so a part left open in it is read to the value's end, not the
+          // line's (r58-2: each pair's walk once ran to the line's end).
+          const value = line.slice(from, to);
+          return shownInPlace(
+            value,
+            { at: 0, read: shellStepper(value) },
+            [0, value.length],
             (text) => named(text, name),
             (text, quoted) => shownShellPart(text, hide, (literal) => named(literal, name), quoted),
-          )
+          );
+        }
       : undefined;
   const pairs = connectionString(line, shell)
     ? connectionPairs(line, ARG_RULES, named, hide, shown, shell)
