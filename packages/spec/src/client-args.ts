@@ -1,6 +1,9 @@
 // Part of spec's secret reader (see find-spec-secrets.ts): known clients' own flags and password forms (`mysql -pX`, `sshpass -p`, `redis-cli -a`, docker/npx runners' flags) that the command-line reader asks about a word.
 import { MYSQL_TIGHT_P, PASSWORD_P } from "./prose-secrets.js";
-import { programName, SSH_VALUED } from "./script-places.js";
+import { programName } from "./script-places.js";
+
+/** ssh's options that take a value (`-p 22`, `-i key`): the value is the next word unless written tight. */
+export const SSH_VALUED = "BbcDEeFIiJLlmOoPpQRSWw";
 
 /** An environment assignment: `NAME=value`. */
 export const ASSIGNMENT = /^([A-Za-z_][A-Za-z0-9_.-]*)=([\s\S]*)$/;

@@ -1,4 +1,5 @@
 // Part of spec's secret reader (see find-spec-secrets.ts): which argument of a command is a script (a shell's `-c`, a program's `-e`, ssh's remote command, PowerShell's `-Command`/`-EncodedCommand`) and whether a script tells of a credential.
+import { SSH_VALUED } from "./client-args.js";
 import { type ArgFound, commandLineSecrets, reference } from "./find-spec-secrets.js";
 import { looksLikeKey, type SecretHide, SecretSign } from "./secret-signs.js";
 
@@ -185,8 +186,6 @@ export const POSIX_SHELLS = new Set([
   "fish",
   "busybox",
 ]);
-/** ssh's options that take a value (`-p 22`, `-i key`): the value is the next word unless written tight. */
-export const SSH_VALUED = "BbcDEeFIiJLlmOoPpQRSWw";
 
 /**
  * Whether `flag`, given to `program`, is followed by that program's own command or program text:
