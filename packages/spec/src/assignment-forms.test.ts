@@ -529,6 +529,23 @@ describe("a connection string's pair that runs a command (r57-1)", () => {
   );
 });
 
+// r59: a substitution's command with no blank in it (`$(PASSWORD=X)`, `$(x;PASSWORD=X)`) was never
+// read, so its assignment's value was shown and exported in clear (also in a connection string's
+// pair, `Uid=u$(x;Password=X)`, once its `;` no longer split the pair).
+describe("an assignment inside a substitution with no blank in it (r59)", () => {
+  it.each([
+    ["srv $(PASSWORD=hunter2SECRET9)", "srv $(PASSWORD=${PASSWORD})"],
+    ["srv $(x;PASSWORD=hunter2SECRET9)", "srv $(x;PASSWORD=${PASSWORD})"],
+    ["srv `x&&PASSWORD=hunter2SECRET9`", "srv `x&&PASSWORD=${PASSWORD}`"],
+    ["Server=db;Uid=u$(x;Password=hunter2SECRET9)", "Server=db;Uid=u$(x;Password=${PASSWORD})"],
+  ])("%j is shown and exported as %j", (line, safe) => {
+    const out = exportSpec(pasted(line)).bundle?.mcpServers?.[0]?.command;
+    expect(out).toBe(safe);
+    expect(withoutCommandLineSecrets(line)).toBe(safe);
+    expect(withoutCommandLineSecrets(line, (text) => text)).toBe(line);
+  });
+});
+
 /**
  * A pasted connection-string line: exported as `safe`, shown as `shown`, the secret's words in
  * neither (nor in the marked display), and what the display hid, filled back, gives the line.

@@ -481,13 +481,14 @@ export function commandWords(line: string, depth = 0, nested = false): CommandWo
       dynamic = true;
       const { end, closed } = expansionEnd(line, i);
       if (!closed) leftOpen();
-      // A command's substitution (`$(…)`, not `$((…))`; a backtick's) holding whitespace: its command read too.
+      // A command's substitution (`$(…)`, not `$((…))`; a backtick's) holding whitespace, an operator
+      // or an `=`: its command read too (`$(PASSWORD=X)` and `$(x;PASSWORD=X)` were never read: r59).
       const backtick = line[i] === "`";
       const from = i + (backtick ? 1 : 2);
       if (
         closed &&
         (backtick || (line[i + 1] === "(" && line[i + 2] !== "(")) &&
-        /\s/.test(line.slice(from, end - 1))
+        /[\s;&|=]/.test(line.slice(from, end - 1))
       )
         commands.push({ from, to: end - 1, backtick, quoted });
       while (i < end) {
