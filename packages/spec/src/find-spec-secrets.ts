@@ -67,6 +67,7 @@ import {
   type CommandWord,
   commandWords,
   deepTells,
+  expansionEnd,
   innerWordEnd,
   type Span,
   wholeNameTells,
@@ -1863,6 +1864,9 @@ function lineSecrets(
           // The value read alone, so a part left open in it is read to the value's end, not the
           // line's (r58-2: each pair's walk once ran to the line's end).
           const value = line.slice(from, to);
+          // Only a value whose quotes and run-time parts all close in it (r60-1: `Password="x$(";Host=…`
+          // shown alone left a quote open, and the line read after the pairs took the next pair into it).
+          if (!closesInItself(value)) return undefined;
           return shownInPlace(
             value,
             { at: 0, read: shellStepper(value) },
@@ -1879,6 +1883,20 @@ function lineSecrets(
   // What the pairs' reading leaves, read as a command line (a value holding `--token X`).
   const rest = commandLineSecrets(pairs.safe, hide, scriptName, display);
   return { sign: pairs.sign, safe: rest?.safe ?? pairs.safe };
+}
+
+/** True when every quote and every run-time part (`$(…)`, `${…}`, `$[…]`, a backtick) of `value` closes in it. One pass. */
+function closesInItself(value: string): boolean {
+  const read = shellStepper(value);
+  for (let i = 0; i < value.length; ) {
+    const next = read(i);
+    if (next === undefined) return false;
+    const c = value[i];
+    if (next.kind === "part" && (c === "`" || (c === "$" && /[{([]/.test(value[i + 1] ?? ""))))
+      if (!expansionEnd(value, i).closed) return false;
+    i += next.step;
+  }
+  return !quoteOpenAtEnd(value, 0);
 }
 
 /**
