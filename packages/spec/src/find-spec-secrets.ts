@@ -1885,18 +1885,23 @@ function lineSecrets(
   return { sign: pairs.sign, safe: rest?.safe ?? pairs.safe };
 }
 
-/** True when every quote and every run-time part (`$(…)`, `${…}`, `$[…]`, a backtick) of `value` closes in it. One pass. */
+/**
+ * True when every quote and every run-time part (`$(…)`, `${…}`, `$[…]`, a backtick) of `value`
+ * closes in it. A part left open runs to the value's end, so only the last part can be: it alone is
+ * asked. Linear.
+ */
 function closesInItself(value: string): boolean {
   const read = shellStepper(value);
+  let lastPart = -1;
   for (let i = 0; i < value.length; ) {
     const next = read(i);
     if (next === undefined) return false;
-    const c = value[i];
-    if (next.kind === "part" && (c === "`" || (c === "$" && /[{([]/.test(value[i + 1] ?? ""))))
-      if (!expansionEnd(value, i).closed) return false;
+    if (next.kind === "part") lastPart = i;
     i += next.step;
   }
-  return !quoteOpenAtEnd(value, 0);
+  const c = value[lastPart];
+  const opens = c === "`" || (c === "$" && /[{([]/.test(value[lastPart + 1] ?? ""));
+  return !(opens && !expansionEnd(value, lastPart).closed) && !quoteOpenAtEnd(value, 0);
 }
 
 /**

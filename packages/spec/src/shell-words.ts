@@ -1,13 +1,6 @@
 // Part of spec's secret reader (see find-spec-secrets.ts): the shell reader: a command line split into its words as a shell splits them (quotes, escapes, substitutions read to a bounded depth, heredocs, operators), each word's value mapped back to where it is written.
 import { scriptTells } from "./script-places.js";
-import {
-  literalDefaults,
-  looksProseSecretName,
-  type SecretHide,
-  type SecretSign,
-  withoutKeys,
-  withoutReferences,
-} from "./secret-signs.js";
+import { literalDefaults, looksProseSecretName, type SecretSign, withoutReferences } from "./secret-signs.js";
 
 /**
  * One word of a command line: where it is written (`start`, `end`), what it says once its quotes
@@ -65,15 +58,6 @@ const DEEP_TELL_SHAPE = /(?:^|[\s(`'"])(?:-u|--user(?![\w-]))|:\/\/[^\s/@]*@/;
  */
 export function deepTells(text: string): boolean {
   return scriptTells(text) || DEEP_TELL_SHAPE.test(text);
-}
-
-/** For the display: a text past `SUBSTITUTION_DEPTH` (see `deepTells`), hidden whole through `literal`, or shown with its key shapes hidden. */
-export function shownDeep(
-  text: string,
-  hide: SecretHide | undefined,
-  literal: (text: string) => string,
-): string {
-  return deepTells(text) ? literal(text) : withoutKeys(text, hide);
 }
 
 /** A substitution's command inside a word (see `commandWords`): `[from, to)` of the line, whether it is a backtick's, and whether it stands in "…". */

@@ -4,11 +4,11 @@ import { PWSH_NAME } from "./pwsh-values.js";
 import { isLiteral, looksLikeKey, type SecretHide, withoutKeys, withoutReferences } from "./secret-signs.js";
 import {
   type CommandWord,
+  deepTells,
   EXPANSION,
   expansionEnd,
   type Span,
   SUBSTITUTION_DEPTH,
-  shownDeep,
 } from "./shell-words.js";
 
 /** True when a value a program or PowerShell assigns says something in clear: no `$variable`, `$(…)` or backtick read at run time. */
@@ -250,6 +250,15 @@ export let shownDepth = 0;
 /** At the start of a `${…}`: `${`, an indirection or length mark, a name (or a positional or special parameter), an index and an operator. */
 const BRACED_HEAD =
   /^\$\{[!#]?(?:[A-Za-z_]\w*|\d+|[@*#?$!-])(?:\[[^\]]*\])?(?::?[-=?+]|##?|%%?|\/[/#%]?|\^\^?|,,?|@|:)?/;
+
+/** For the display: a text past `SUBSTITUTION_DEPTH` (see `deepTells`), hidden whole through `literal`, or shown with its key shapes hidden. */
+export function shownDeep(
+  text: string,
+  hide: SecretHide | undefined,
+  literal: (text: string) => string,
+): string {
+  return deepTells(text) ? literal(text) : withoutKeys(text, hide);
+}
 
 /**
  * For the display only (r51 F1): a run-time part of a shell value, as the consent view shows it.
