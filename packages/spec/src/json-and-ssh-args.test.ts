@@ -551,6 +551,13 @@ describe("a number under a telling JSON key is hidden, and fills back to the sam
         '{"port":5432,"pin_password":${PIN_PASSWORD},"password_min_length":8,"token_limit":4096,"apiKey":-1.5e3}',
       ],
     ],
+    // A number in an array under the telling key was kept, where a string there was hidden.
+    ["in an array under the telling key", ['{"password":[1234]}'], ['{"password":[${PASSWORD}]}']],
+    [
+      "in arrays under a plural key, nested, beside a setting's array",
+      ['{"api_keys":[12345678],"secrets":[[55554444]],"max_tokens":[4096]}'],
+      ['{"api_keys":[${API_KEYS}],"secrets":[[${SECRETS}]],"max_tokens":[4096]}'],
+    ],
     [
       "beside a string under a telling key, nested",
       ['{"db":{"password":12345678,"user":"app"},"token":"Xsecret1"}'],
@@ -588,11 +595,25 @@ describe("a number under a telling JSON key is hidden, and fills back to the sam
     expect(withoutCommandLineSecrets(command)).toBe(out);
   });
 
-  it("a number under a plain key, in an array or only inside a telling object stays; so do true and null", () => {
+  it("numbers in one array under a telling key are exported as a reference each, beside a string", () => {
+    const arg = '{"passwords":[12345678,87654321,"Xsecret1"]}';
+    const spec = specWith("srv", [arg]);
+    const out = exportSpec(spec);
+    expect(out.bundle?.mcpServers?.[0]?.args).toEqual([
+      '{"passwords":[${PASSWORDS},${PASSWORDS_2},"${PASSWORDS_3}"]}',
+    ]);
+    expect(findSpecSecrets(spec).map((hint) => hint.references)).toEqual([
+      ["${PASSWORDS}", "${PASSWORDS_2}", "${PASSWORDS_3}"],
+    ]);
+    expect(findSpecSecrets(out)).toEqual([]);
+  });
+
+  it("a number under a plain key, only inside a telling object or in a setting's array stays; so do true and null", () => {
     for (const arg of [
       '{"port":5432,"max_tokens":4096,"token_limit":4096,"password_min_length":8}',
       '{"auth":{"timeout":30}}',
-      '{"password":[1234]}',
+      '{"max_tokens":[4096,8192],"ports":[12345678],"args":["--port",12345678]}',
+      '{"password":[true,null,1.5,-1]}',
       '{"password":true,"token":null}',
       '{"password":${DB_PASSWORD}}',
     ])

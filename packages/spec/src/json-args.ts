@@ -49,8 +49,9 @@ interface JsonFrame {
  * command, see `pastedScript`), a URL's credentials, a key shape, a nested JSON. A replacement is
  * written JSON-escaped inside the string's quotes; a string written with escapes is replaced
  * whole, as its parts are not where they are read. A number under a key that tells (see
- * `numberTells`) becomes its reference written bare, `{"password":${PASSWORD}}`, which filled back
- * as text is the number again; such a bare `${NAME}` is read as a value. Null when `text` is no
+ * `numberTells`; in an array, the key the array is written under, `{"password":[12345678]}`)
+ * becomes its reference written bare, `{"password":${PASSWORD}}`, which filled back as text is
+ * the number again; such a bare `${NAME}` is read as a value. Null when `text` is no
  * such JSON; undefined when nothing is flagged. One pass over the text after one `JSON.parse`.
  */
 export function jsonEdits(
@@ -104,8 +105,13 @@ export function jsonEdits(
     if (bare) {
       // A number (or a `${NAME}` an export wrote in its place) is one value: its braces open nothing.
       const end = i + bare[0].length;
-      const key = top && !top.array ? (top.key ?? "") : "";
-      if (c !== "$" && numberTells(key, bare[0])) {
+      // In an array, the key the array is written under (`{"password":[12345678]}`), as its strings
+      // are read; its plural names one of them (`{"api_keys":[…]}` as `api_key`).
+      const key = top === undefined ? "" : top.array ? (top.telling ?? "") : (top.key ?? "");
+      const tells = top?.array
+        ? numberTells(key.replace(/([^sS])[sS]$/, "$1"), bare[0])
+        : numberTells(key, bare[0]);
+      if (c !== "$" && tells) {
         sign ??= SecretSign.Flag;
         edits.push({ start: i, end, safe: named(bare[0], key) });
       }
