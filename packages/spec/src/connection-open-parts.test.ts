@@ -70,23 +70,11 @@ function expectHidden(line: string, secret: string, shown: string, safe = shown)
 
 describe("a quoted connection string with a run-time part left open (r61-1)", () => {
   it.each([
-    [
-      'psql "Server=db;Password=X9secret;App=$("',
-      'psql "Server=db;Password=${PASSWORD};App=$("',
-    ],
-    [
-      'psql "Server=db;Password=X9secret;App=`"',
-      'psql "Server=db;Password=${PASSWORD};App=`"',
-    ],
-    [
-      'psql "Server=db;Password=X9secret;App=${"',
-      'psql "Server=db;Password=${PASSWORD};App=${"',
-    ],
+    ['psql "Server=db;Password=X9secret;App=$("', 'psql "Server=db;Password=${PASSWORD};App=$("'],
+    ['psql "Server=db;Password=X9secret;App=`"', 'psql "Server=db;Password=${PASSWORD};App=`"'],
+    ['psql "Server=db;Password=X9secret;App=${"', 'psql "Server=db;Password=${PASSWORD};App=${"'],
     // The part left open before the password: read as text, it does not take the pair with it.
-    [
-      'psql "Server=db;App=$(;Password=X9secret"',
-      'psql "Server=db;App=$(;Password=${PASSWORD}',
-    ],
+    ['psql "Server=db;App=$(;Password=X9secret"', 'psql "Server=db;App=$(;Password=${PASSWORD}'],
     // In its own value, the part left open takes the rest of the line with it.
     ['psql "Server=db;Password=X9secret$(;App=y"', 'psql "Server=db;Password=${PASSWORD}'],
     // A closed part in such a word (pre-existing: a word read partly at run time was never read for its pairs).
@@ -164,15 +152,27 @@ describe("a telling value with a run-time part left open runs to the line's end 
 
 describe("an argument's telling value with a run-time part left open, and a word with a substitution (r61-4)", () => {
   it.each([
-    [["-c", "Server=db;Password=ab`cd;efSECRET9"], ["-c", "Server=db;Password=${PASSWORD}"]],
+    [
+      ["-c", "Server=db;Password=ab`cd;efSECRET9"],
+      ["-c", "Server=db;Password=${PASSWORD}"],
+    ],
     [["--conn=Server=db;Password=ab`cd;efSECRET9"], ["--conn=Server=db;Password=${PASSWORD}"]],
     [
       ["srv", "--run", "x", "$(PASSWORD=X9secretpw)"],
       ["srv", "--run", "x", "$(PASSWORD=${PASSWORD})"],
     ],
-    [["srv", "`PASSWORD=X9secretpw`"], ["srv", "`PASSWORD=${PASSWORD}`"]],
-    [["srv", "x=$(PASSWORD=X9secretpw)"], ["srv", "x=$(PASSWORD=${PASSWORD})"]],
-    [["srv", "$(cat token.txt)"], ["srv", "$(cat token.txt)"]],
+    [
+      ["srv", "`PASSWORD=X9secretpw`"],
+      ["srv", "`PASSWORD=${PASSWORD}`"],
+    ],
+    [
+      ["srv", "x=$(PASSWORD=X9secretpw)"],
+      ["srv", "x=$(PASSWORD=${PASSWORD})"],
+    ],
+    [
+      ["srv", "$(cat token.txt)"],
+      ["srv", "$(cat token.txt)"],
+    ],
   ])("%j is %j", (args, safe) => {
     expect(withoutArgSecrets(args)).toEqual(safe);
   });
@@ -208,7 +208,7 @@ describe("connection strings with a part left open (property)", () => {
       fc.boolean(),
     )
     .map(([before, pass, after, opener, at, inPassword]) => {
-      const pairs = [...before, pass, ...after];
+      const pairs: string[] = [...before, pass, ...after];
       if (inPassword) pairs[before.length] += opener;
       else {
         const index = at % pairs.length;
@@ -221,9 +221,17 @@ describe("connection strings with a part left open (property)", () => {
   // open: a mixed value whose quote is left open is kept as written (r50 F4), left out here.
   const line = fc
     .tuple(connection, fc.constantFrom("bare", "psql", "double", "single"))
-    .filter(([text, how]) => !(how === "double" && text.includes('"')) && !(how === "single" && text.includes("'")))
+    .filter(
+      ([text, how]) => !(how === "double" && text.includes('"')) && !(how === "single" && text.includes("'")),
+    )
     .map(([text, how]) =>
-      how === "bare" ? text : how === "psql" ? `psql ${text}` : how === "double" ? `psql "${text}"` : `psql '${text}'`,
+      how === "bare"
+        ? text
+        : how === "psql"
+          ? `psql ${text}`
+          : how === "double"
+            ? `psql "${text}"`
+            : `psql '${text}'`,
     );
 
   it("never shows or exports the password, and fills back", () => {

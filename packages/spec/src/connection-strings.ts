@@ -3,10 +3,15 @@ import { type ArgFound, type ArgRules, readValue } from "./find-spec-secrets.js"
 import { looksSecretName, type SecretHide, SecretSign } from "./secret-signs.js";
 import { expansionEnd, SPACE, type Span } from "./shell-words.js";
 
-/** `[start, end)` of `text` where a telling connection-string pair's literal value is written (see `connectionPairs`). */
+/**
+ * `[start, end)` of `text` (a word's value) where a telling connection-string pair's literal value
+ * is written (see `connectionPairs`); with `shell`, as a word read partly at run time is (see `connectionParts`).
+ */
 export function connectionSpans(text: string, rules: ArgRules, shell = false): Span[] {
   if (!text.includes(";")) return [];
-  const { parts } = connectionParts(text, { shell, telling: rules.telling });
+  // A word's value read partly at run time (`shell`): its telling value left open runs to its end;
+  // in any other word a `$(` or a backtick is literal text.
+  const { parts } = connectionParts(text, shell ? { shell, telling: rules.telling } : {});
   if (parts.length < 2) return [];
   const first = parts[0] ?? "";
   const opens =

@@ -241,7 +241,8 @@ export function shownInPlace(
   // A run-time part left open (a line the shell refuses) runs to the value's end, so only the last
   // can be: then the value is hidden whole, as one reference (r61: `TOKEN="abc$(x` was shown as two).
   const last = pieces.at(-1);
-  if (to === line.length && last?.kind === "part" && partLeftOpen(line, to - last.text.length)) return undefined;
+  if (to === line.length && last?.kind === "part" && partLeftOpen(line, to - last.text.length))
+    return undefined;
   return pieces
     .map(({ text, kind, quoted }) =>
       kind === "literal" ? literal(text) : kind === "part" ? part(text, quoted) : text,
