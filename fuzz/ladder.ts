@@ -660,6 +660,29 @@ export const SHAPES: Shape[] = [
     },
   },
   {
+    // r61: a telling value's run-time parts asked whether they close (each asked once: one inside a
+    // closed one is not asked again), quotes opened inside values, and a quoted connection string read
+    // as a word's pairs; in a pasted line, an argument and a word.
+    name: "connection strings: telling values' parts and quotes left open or closed",
+    build: (n) => [
+      `Server=db;App=$(;Password=${repeat("$(", n / 4)}${repeat(")", n / 4)}`,
+      `Server=db;${repeat("Password=a'b;", n / 13)}`,
+      `Server=db;${repeat("App=it's;", n / 9)}Password=X`,
+      `psql "Server=db;${repeat("Pwd=x$(y);", n / 10)}App=$("`,
+      `Server=db;Password="${repeat("$(a)", n / 4)}"`,
+    ],
+    run: (list) => {
+      for (const line of list as string[]) {
+        withoutCommandLineSecrets(line);
+        withoutArgSecrets(["-c", line]);
+        exportSpec({
+          spec: "loopwright.agent/1",
+          bundle: { mcpServers: [{ name: "s", command: line }] },
+        } as never);
+      }
+    },
+  },
+  {
     // r48 F3: a program's text as the line itself, each concatenated value's expression opening the
     // next: the expression's end is found once, not again for each value inside it.
     name: "withoutCommandLineSecrets: a program's text whose expressions nest",

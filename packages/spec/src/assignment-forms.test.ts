@@ -521,12 +521,14 @@ describe("a connection string's pair that runs a command (r57-1)", () => {
       "hunter2SECRET9",
     ],
     ["Server=db;App=`x;Password=hunter2SECRET9", "Server=db;App=`x;Password=${PASSWORD}", "hunter2SECRET9"],
-    // A value whose quote or run-time part does not close in it is hidden whole, the pairs after it
-    // kept in sight (r60-1: shown apart, it left a quote open that took `;Host=…` with it).
+    // A value whose quote or run-time part does not close in it is hidden whole (r60-1: shown apart,
+    // it left a quote open that took `;Host=…` with it). In "…" the shell reads `$(` as a
+    // substitution, so the quote does not close at the next `"`: the value runs to the line's end,
+    // `;Host=…` in it (r61-3; the shell refuses the line).
     [
       'Server=db;Password="hunter2SECRET9$(";Host=evil.example',
-      "Server=db;Password=${PASSWORD};Host=evil.example",
-      'hunter2SECRET9$("',
+      "Server=db;Password=${PASSWORD}",
+      '"hunter2SECRET9$(";Host=evil.example',
     ],
   ])(
     "a command in another pair leaves %j a connection string, its password hidden whole",

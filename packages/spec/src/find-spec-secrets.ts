@@ -67,6 +67,7 @@ import {
   type CommandWord,
   commandWords,
   deepTells,
+  EXPANSION,
   expansionEnd,
   innerWordEnd,
   type Span,
@@ -735,6 +736,9 @@ const ARG_RULES: ArgRules = {
   words: true,
 };
 
+/** The rules for args, any value taken (a word read partly at run time judges its values itself: see `ruleSpans`). */
+const ANY_VALUE: ArgRules = { ...ARG_RULES, literal: () => true };
+
 /** Prose's rules: a name tells by its words, and a value must read as a credential. */
 export const PROSE_RULES: ArgRules = {
   literal: proseCredential,
@@ -936,14 +940,21 @@ function ruleSpans(word: CommandWord, previous: CommandWord | undefined, twoBefo
   )
     return whole(value.length - (header[3] ?? "").length, header[1] ?? "");
   // A connection string's telling pairs ("Server=db;Password=X;") and a URL's credentials (its
-  // userinfo and telling query values), each read in the same word, in the order written.
-  const spans = word.dynamic
-    ? []
-    : connectionSpans(value.slice(from), ARG_RULES).map((span) => ({
-        ...span,
-        start: span.start + from,
-        end: span.end + from,
-      }));
+  // userinfo and telling query values), each read in the same word, in the order written. In a
+  // word read partly at run time (`"Server=db;Password=X;App=$(…)"`), its closed run-time parts are
+  // passed over whole, and a pair's value is one when its literal text says something, beside
+  // run-time parts or not, as a `NAME=value`'s does (quotes around a reference say nothing; r61-1:
+  // such a word's pairs were never read, so `Password=X` stayed in clear in both views).
+  const spans = connectionSpans(value.slice(from), word.dynamic ? ANY_VALUE : ARG_RULES, word.dynamic)
+    .map((span) => ({ ...span, start: span.start + from, end: span.end + from }))
+    .filter((span) => {
+      if (!word.dynamic) return true;
+      const text = value.slice(span.start, span.end);
+      return (
+        saysBesideRunTime(text, word.at.slice(span.start, span.end)) &&
+        (mixedWord(word) || !EXPANSION.test(withoutReferences(text)))
+      );
+    });
   return urlSpans(value, spans);
 }
 
@@ -1766,7 +1777,15 @@ export function readArg(
     }
   }
   const assigned = readAssignment(arg, rules, hide);
-  if (assigned || ASSIGNMENT.test(arg)) return assigned;
+  if (assigned) return assigned;
+  // A word holding a command substitution (`$(PASSWORD=X)`, `` `PASSWORD=X` ``, `x=$(…)`): its
+  // command read as a command line's is (r61-4: one such word of a list kept X in clear, while
+  // the same text with a blank in it was read as a line).
+  if (rules.words && /\$\(|`/.test(arg)) {
+    const line = commandLineSecrets(arg, hide, scriptName);
+    if (line) return line;
+  }
+  if (ASSIGNMENT.test(arg)) return undefined;
   if (isHeader && header) {
     const [, field = "", colon = "", value = ""] = header;
     if (urlSign(value)) {

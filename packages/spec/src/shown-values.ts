@@ -238,11 +238,23 @@ export function shownInPlace(
   }
   walk.at = to;
   if (!pieces.some((piece) => piece.kind === "part")) return undefined;
+  // A run-time part left open (a line the shell refuses) runs to the value's end, so only the last
+  // can be: then the value is hidden whole, as one reference (r61: `TOKEN="abc$(x` was shown as two).
+  const last = pieces.at(-1);
+  if (to === line.length && last?.kind === "part" && partLeftOpen(line, to - last.text.length))
+    return undefined;
   return pieces
     .map(({ text, kind, quoted }) =>
       kind === "literal" ? literal(text) : kind === "part" ? part(text, quoted) : text,
     )
     .join("");
+}
+
+/** Whether the run-time part at `at` of `line` is a substitution, `${…}` or `$[…]` that never closes (it runs to the line's end). */
+function partLeftOpen(line: string, at: number): boolean {
+  const c = line[at];
+  const opens = c === "`" || (c === "$" && /[{([]/.test(line[at + 1] ?? ""));
+  return opens && !expansionEnd(line, at).closed;
 }
 
 /** How deep the display's reading of run-time parts is now (see `shownShellPart`). */
@@ -404,7 +416,9 @@ export function shellStepper(line: string): (i: number) => ShownStep {
       else return { step: close === "$'" && c === "\\" ? 2 : 1, kind: "literal" };
       return { step: 1, kind: "quote" };
     }
-    if (c === "\\") return { step: 2, kind: "literal" };
+    // In "…" a backslash escapes only `$`, a backtick, `"`, a backslash and a line break: before
+    // any other character (`"a\;b"`) it is itself, one character.
+    if (c === "\\") return { step: close === '"' && !/["\\$`\n]/.test(next) ? 1 : 2, kind: "literal" };
     if (c === "`" || (c === "$" && /[{([]/.test(next)))
       return {
         step: Math.max(1, expansionEnd(line, i).end - i),
