@@ -683,6 +683,38 @@ export const SHAPES: Shape[] = [
     },
   },
   {
+    // fix162: a quoted command's words that open a quote read with the words up to its closing one
+    // (each word read at most once for each quote), a URL's userinfo holding blanks, and curl's,
+    // redis-cli's and Samba's password flags with quoted values holding blanks.
+    name: "withoutCommandLineSecrets and exportSpec: quoted client passwords holding blanks",
+    // Eight lines of about size / 16 characters each (such a line took about 0.3 s at 20,000
+    // characters before this change too: the rungs are kept under the cap). The last two: a quoted
+    // command's words with operators written against them, and inner '…' values holding parts the
+    // outer "…" expands (each shown in place).
+    build: (size) => {
+      const n = size / 16;
+      return [
+        `sh -c 'a ${repeat('"x ', n)}'`,
+        `sh -c "a ${repeat(`'x y ' "z `, n)}"`,
+        `sh -c 'a --password "${repeat("x ", n)}"'`,
+        `sh -c 'wget ${repeat('--password "pa ss X9" -p"a b" ', n)}'`,
+        `psql "a://u:${repeat("x ", n / 2)}" "${repeat("a://u:p w@h ", n / 2)}"`,
+        `curl ${repeat('-u "u:p w9" -U a%"b c" ', n / 3)} ${repeat("{ ! ", n / 3)}redis-cli ${repeat('-a "p w9x" ', n / 3)}`,
+        `sh -c "${repeat("x;mysql -pX9ab;(redis-cli -a 'p;q')|", n)}"`,
+        `bash -c "${repeat("srv --password 'a$(b)c' -p'x$Y' ", n)}"`,
+      ];
+    },
+    run: (list) => {
+      for (const line of list as string[]) {
+        withoutCommandLineSecrets(line);
+        exportSpec({
+          spec: "loopwright.agent/1",
+          bundle: { mcpServers: [{ name: "s", command: line }] },
+        } as never);
+      }
+    },
+  },
+  {
     // r48 F3: a program's text as the line itself, each concatenated value's expression opening the
     // next: the expression's end is found once, not again for each value inside it.
     name: "withoutCommandLineSecrets: a program's text whose expressions nest",

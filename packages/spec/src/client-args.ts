@@ -1,6 +1,7 @@
 // Part of spec's secret reader (see find-spec-secrets.ts): known clients' own flags and password forms (`mysql -pX`, `sshpass -p`, `redis-cli -a`, docker/npx runners' flags) that the command-line reader asks about a word.
-import { MYSQL_TIGHT_P, PASSWORD_P } from "./prose-secrets.js";
+import { MYSQL_TIGHT_P, PASSWORD_P, proseCredential } from "./prose-secrets.js";
 import { programName } from "./script-places.js";
+import { isLiteral } from "./secret-signs.js";
 
 /** ssh's options that take a value (`-p 22`, `-i key`): the value is the next word unless written tight. */
 export const SSH_VALUED = "BbcDEeFIiJLlmOoPpQRSWw";
@@ -14,8 +15,36 @@ export const ASSIGNMENT = /^([A-Za-z_][A-Za-z0-9_.-]*)=([\s\S]*)$/;
 export const FLAG_ALONE = /^(?:--|-(?![\w.-]*\d))([A-Za-z][\w.-]*)$/;
 /** The flag before a shell's command: `sh -c`, `bash -lc`, `cmd /c`, `pwsh -Command`. */
 export const SHELL_COMMAND = /^(?:-[A-Za-z]*c|\/[cC]|-Command)$/;
-/** curl's `-u user:password`, written tight: `-uadmin:X`. */
-export const TIGHT_USER = /^-u([^:\s]+):(\S+)$/;
+/**
+ * curl's `-u user:password` value: the user, and the password, which may hold a blank where the
+ * shell keeps one in the word (`-u "admin:pa ss"`, `-u admin:abc$(cmd x)`).
+ */
+export const USER_PASSWORD = /^([^:\s]+):(\S[\s\S]*)$/;
+/** curl's `-u user:password` (or its proxy's `-U`), written tight: `-uadmin:X` (its password as in `USER_PASSWORD`). */
+export const TIGHT_USER = /^-[uU]([^:\s]+):(\S[\s\S]*)$/;
+/** curl's `--user=user:password` (or `--proxy-user=`), the value written tight after `=`. */
+export const LONG_USER = /^--(?:proxy-)?user=([^:\s]+):(\S[\s\S]*)$/;
+/** Samba's clients' `-U user%password` (smbclient, rpcclient, net), after `-U` or `--user`: the user, and the password. */
+export const SAMBA_USER = /^([^%:\s]+)%(\S[\s\S]*)$/;
+/** Samba's `-Uuser%password` and `--user=user%password`, written tight. */
+export const TIGHT_SAMBA_USER = /^(?:-U|--user=)([^%:\s]+)%(\S[\s\S]*)$/;
+/** curl's flags that take `user:password`, alone before the value: `-u`, `--user`, and its proxy's `-U`, `--proxy-user`. */
+export const USER_FLAG = /^(?:-[uU]|--(?:proxy-)?user)$/;
+
+/**
+ * Whether the literal text after curl's `-u user:` is a password: one that reads as a credential
+ * (`proseCredential`), or any holding a blank and a letter or a digit (`-u "admin:pa ss word"`: a
+ * `uid:gid`, which `docker -u` takes, never holds a blank).
+ */
+export function userPassword(text: string): boolean {
+  return proseCredential(text) || (/\s/.test(text) && /[A-Za-z0-9]/.test(text) && isLiteral(text));
+}
+
+/** The shell's words that come before a command, which is the word after them (`{ mysql -pX; }`, `if mysql …`, `then`, `do`, `!`). */
+const BEFORE_COMMAND = /^(?:\{|!|if|then|else|elif|do|while|until)$/;
+
+/** Redis's command-line clients, which take a password after `-a` (`redis-cli -a X`; Valkey's and KeyDB's alike). */
+const REDIS_CLI = /^(?:redis|valkey|keydb)-cli$/;
 
 /** sshpass's options that take a value (`-f file`, `-d n`, `-P prompt`, and `-p password`), tight or as the next word. */
 const SSHPASS_VALUED = "fdpP";
@@ -88,9 +117,13 @@ const RUNNERS: Readonly<Record<string, Runner>> = {
   runuser: { valued: "ugl" },
 };
 
-/** Where a client's password is written in a word (`-pX`: from 2), and the name its reference takes. */
+/**
+ * Where a client's password is written in a word (`-pX`: from 2; to `end` when the shell's operator
+ * written in the word ends it, `-pX;echo` read again in a quoted command), and the name its reference takes.
+ */
 export interface ClientPassword {
   at: number;
+  end?: number;
   name: string;
 }
 
@@ -99,17 +132,18 @@ export interface ClientPassword {
  * program: its first word (past `NAME=value` assignments), the program a runner runs (`sudo`,
  * `env`, `exec`, `npx`, `docker exec <container>`, `ssh host`, … see `RUNNERS`; and sshpass's),
  * or the first word after a `;`, `|`, `&&`, `||` or `&` (a word that is one, or a word ending in
- * `;`, in a line read without its operators). A word that is a flag's value or an image
+ * `;`, in a line read without its operators), past the shell's words before a command (`{`, `!`,
+ * `if`, `then`, `do`, …). A word that is a flag's value or an image
  * (`--name mysql`, `mysql:8`) names no client. Read: MySQL's and MariaDB's `-pX` (`PASSWORD_P`;
  * tight only, also clustered `-vpX`: `-p` alone prompts, and another program's `-p` is usually a
  * port), sshpass's `-pX` or `-p X` among its options (which end at its command's first word;
- * `-f file`, `-d n`, `-P prompt`, `-e` give none). `read` tells where a password starts in a
+ * `-f file`, `-d n`, `-P prompt`, `-e` give none), redis-cli's `-a X` (`REDIS_CLI`). `read` tells where a password starts in a
  * word's value, undefined when it holds none; `reset` starts a new command. One word, one step.
  */
 export function clientPasswords(): { read: (word: string) => ClientPassword | undefined; reset: () => void } {
-  let client: "" | "mysql" | "sshpass" = "";
-  // What sshpass's option before this word takes: its password, another value, or nothing.
-  let takes: "" | "password" | "value" = "";
+  let client: "" | "mysql" | "sshpass" | "redis" = "";
+  // What the client's option before this word takes: its password (named so), another value, or nothing.
+  let takes: "" | "value" | ClientPassword["name"] = "";
   // Whether the next word may be the command's program; the runner whose words come first.
   let program = true;
   let runner: Runner | undefined;
@@ -129,6 +163,7 @@ export function clientPasswords(): { read: (word: string) => ClientPassword | un
     const name = programName(word);
     if (PASSWORD_P.test(name)) client = "mysql";
     else if (name === "sshpass") client = "sshpass";
+    else if (REDIS_CLI.test(name)) client = "redis";
     else if (Object.hasOwn(RUNNERS, name)) {
       runner = RUNNERS[name];
       operands = runner?.operands ?? 0;
@@ -178,9 +213,9 @@ export function clientPasswords(): { read: (word: string) => ClientPassword | un
       return undefined;
     }
     if (takes !== "") {
-      const password = takes === "password";
+      const name = takes;
       takes = "";
-      return password && word !== "" ? { at: 0, name: "sshpass_password" } : undefined;
+      return name !== "value" && word !== "" ? { at: 0, name } : undefined;
     }
     if (client === "sshpass") {
       if (word === "--") {
@@ -192,7 +227,7 @@ export function clientPasswords(): { read: (word: string) => ClientPassword | un
         for (let i = 1; i < word.length; i += 1) {
           const option = word[i] as string;
           if (!SSHPASS_VALUED.includes(option)) continue;
-          if (i === word.length - 1) takes = option === "p" ? "password" : "value";
+          if (i === word.length - 1) takes = option === "p" ? "sshpass_password" : "value";
           else if (option === "p") return { at: i + 1, name: "sshpass_password" };
           return undefined;
         }
@@ -202,12 +237,17 @@ export function clientPasswords(): { read: (word: string) => ClientPassword | un
       client = "";
       program = true;
     }
+    // redis-cli's `-a X`: the next word, wherever it stands in the command.
+    if (client === "redis") {
+      if (word === "-a") takes = "rediscli_auth";
+      return undefined;
+    }
     if (client === "mysql") {
       const tight = MYSQL_TIGHT_P.exec(word);
       return tight ? { at: tight[0].length, name: "password" } : undefined;
     }
     if (runner !== undefined) runnerWord(word, runner);
-    else if (program && !ASSIGNMENT.test(word)) named(word);
+    else if (program && !ASSIGNMENT.test(word) && !BEFORE_COMMAND.test(word)) named(word);
     return undefined;
   };
   const read = (word: string): ClientPassword | undefined => {

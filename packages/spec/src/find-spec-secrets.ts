@@ -9,8 +9,14 @@ import {
   type ClientPassword,
   clientPasswords,
   FLAG_ALONE,
+  LONG_USER,
+  SAMBA_USER,
   SHELL_COMMAND,
+  TIGHT_SAMBA_USER,
   TIGHT_USER,
+  USER_FLAG,
+  USER_PASSWORD,
+  userPassword,
 } from "./client-args.js";
 import { connectionPairs, connectionSpans, connectionString } from "./connection-strings.js";
 import { child, isPlainObject } from "./json.js";
@@ -858,6 +864,60 @@ function trimmedSpans(value: string, span: Span): Span[] {
 }
 
 /**
+ * A quoted string's data word (see `CommandWord`: written as it stands on the line, split at
+ * whitespace) that opens a `'` or `"` it does not close (`"pa` in `sh -c 'wget --password "pa ss X9"'`;
+ * the quote that opens its line aside), joined with the data words after it on its line up to the
+ * quote that closes it, as the shell that runs the string reads one word: its text as written, to
+ * that closing quote. Undefined for any other word, or when no word on its line closes it. A word
+ * is read here at most once for each quote (a nearer opener of the same quote stops the reading).
+ */
+function quotedRun(line: string, words: readonly CommandWord[], index: number): CommandWord | undefined {
+  const word = words[index] as CommandWord;
+  const raw = (other: CommandWord | undefined): other is CommandWord =>
+    other !== undefined &&
+    other.data === true &&
+    other.quoted === true &&
+    other.group === word.group &&
+    other.value === line.slice(other.start, other.end);
+  if (!raw(word)) return undefined;
+  // The quote left open at the word's end (past its line's opening quote, which is the first word's first character).
+  const first = !raw(words[index - 1]) && /^["']/.test(word.value);
+  let open = "";
+  for (let i = first ? 1 : 0; i < word.value.length; i += 1) {
+    const c = word.value[i] as string;
+    if (c === "\\" && open !== "'") i += 1;
+    else if (open === "" && (c === "'" || c === '"')) open = c;
+    else if (c === open) open = "";
+  }
+  if (open === "") return undefined;
+  let dynamic = word.dynamic;
+  for (let next = index + 1; raw(words[next]); next += 1) {
+    const other = words[next] as CommandWord;
+    const close = other.value.indexOf(open);
+    dynamic ||= other.dynamic && (close < 0 || /[$`]/.test(other.value.slice(0, close)));
+    if (close < 0) continue;
+    const end = other.start + close + 1;
+    const at = Array.from({ length: end - word.start }, (_, k) => word.start + k);
+    return { ...word, end, value: line.slice(word.start, end), at, dynamic };
+  }
+  return undefined;
+}
+
+/**
+ * A client's password `span` in a data word (written as it stands on the line, see `CommandWord`)
+ * without the quote before it and the quotes, `;` and `,` after it (a `)` too when no `(` stands in
+ * it): `-p'X'"` at the end of `sh -c "…; mysql -p'X'"` gives `X`. See `trimmedSpans` for the rest.
+ */
+function dataPassword(value: string, span: Span): Span {
+  let { start, end } = span;
+  if (value[start] === "'" || value[start] === '"') start += 1;
+  const unpaired = !value.slice(start, end).includes("(");
+  while (end > start && (/["';,]/.test(value[end - 1] as string) || (unpaired && value[end - 1] === ")")))
+    end -= 1;
+  return { ...span, start, end };
+}
+
+/**
  * Whether a word read partly at run time is read for a mixed value (literal text beside run-time
  * parts, see `saysBesideRunTime`): any but a data word, and a quoted string's own data word
  * (`sh -c "srv --token abc\$X"`) whose run-time parts are whole in it (a `$NAME`, `${…}` closed in
@@ -892,19 +952,22 @@ function ruleSpans(word: CommandWord, previous: CommandWord | undefined, twoBefo
   const before = previous && !previous.operator && !previous.dynamic ? FLAG_ALONE.exec(previous.value) : null;
   if (before && wholeNameTells(before[1] ?? "") && !value.startsWith("-") && said(0))
     return whole(0, before[1] ?? "");
-  // curl's `-u user:X` and `-uuser:X`, when X reads as a credential.
-  const user =
-    previous && !previous.operator && /^(?:-u|--user)$/.test(previous.value)
-      ? /^([^:\s]+):(\S+)$/.exec(value)
-      : null;
-  // Read partly at run time, its password is one when literal text beside says something (`u:abc$X`).
-  const userPassword = (text: string, from: number) =>
-    word.dynamic ? said(from) && saysBesideRunTime(text) : proseCredential(text);
-  if (user && userPassword(user[2] ?? "", (user[1] ?? "").length + 1))
+  // curl's `-u user:X`, `-uuser:X` and `--user=user:X` (its proxy's `-U`, `--proxy-user` too), and
+  // Samba's `-U user%X`, when X reads as a password (see `userPassword`; quoted, or in a
+  // substitution, it may hold a blank: `-u "user:pa ss"`).
+  const userFlag = previous && !previous.operator ? previous.value : "";
+  const user = USER_FLAG.test(userFlag)
+    ? (USER_PASSWORD.exec(value) ?? (/^(?:-U|--user)$/.test(userFlag) ? SAMBA_USER.exec(value) : null))
+    : null;
+  // Read partly at run time, its password is one when literal text beside says something (`u:abc$X`,
+  // `-uuser:abc$(curl …|sh)x`).
+  const isPassword = (text: string, from: number) =>
+    word.dynamic ? said(from) && saysBesideRunTime(text) : userPassword(text);
+  if (user && isPassword(user[2] ?? "", (user[1] ?? "").length + 1))
     return whole((user[1] ?? "").length + 1, "password");
-  const tight = TIGHT_USER.exec(value);
-  if (tight && userPassword(tight[2] ?? "", (tight[1] ?? "").length + 3))
-    return whole((tight[1] ?? "").length + 3, "password");
+  const tight = TIGHT_USER.exec(value) ?? LONG_USER.exec(value) ?? TIGHT_SAMBA_USER.exec(value);
+  if (tight && isPassword(tight[2] ?? "", value.length - (tight[2] ?? "").length))
+    return whole(value.length - (tight[2] ?? "").length, "password");
   // `--api-key=X`, and `--env=GITHUB_TOKEN=X`, `GITHUB_TOKEN=X`, `password=X`: an assignment's value.
   let from = 0;
   const flag = FLAG.exec(value);
@@ -958,17 +1021,33 @@ function ruleSpans(word: CommandWord, previous: CommandWord | undefined, twoBefo
   return urlSpans(value, spans);
 }
 
+/**
+ * A URL whose userinfo holds a blank (a word's quoted password: `postgres://u:pa ss@h/db`), read
+ * from where `lastIndex` is set: its userinfo (no `/`, `?`, `#` or `@` in it, and no `$` or
+ * backtick: a blank inside a run-time part is no password's) to the `@`, then the rest of the URL
+ * to a blank.
+ */
+const SPACED_USERINFO = /[A-Za-z][A-Za-z0-9+.-]*:\/\/[^\s@/?#:$`]*:[^\s@/?#$`]*\s[^@/?#$`]*@\S*/y;
+
 /** A connection string's pair `spans` in `value` (in order), with each URL's credentials outside them added, in order. */
 function urlSpans(value: string, spans: Span[]): Span[] {
   const pairs = spans.length;
   let next = 0;
+  let after = 0;
+  const blank = /\s/.test(value);
   for (const match of value.matchAll(URL_IN_WORD)) {
-    // Among a connection string's pairs a URL ends at its `;` (`Server=postgres://u:X@h;Password=Y`).
-    const semicolon = pairs > 0 ? match[0].indexOf(";") : -1;
-    const url = semicolon < 0 ? match[0] : match[0].slice(0, semicolon);
-    const sign = urlSign(url);
     const start = match.index ?? 0;
+    if (start < after) continue;
+    // A password holding a blank, quoted (`"postgres://u:pa ss@h/db"`): the URL runs on to its host.
+    SPACED_USERINFO.lastIndex = start;
+    const spaced = blank ? SPACED_USERINFO.exec(value) : null;
+    const whole = spaced?.[0] ?? match[0];
+    // Among a connection string's pairs a URL ends at its `;` (`Server=postgres://u:X@h;Password=Y`).
+    const semicolon = pairs > 0 ? whole.indexOf(";") : -1;
+    const url = semicolon < 0 ? whole : whole.slice(0, semicolon);
+    const sign = urlSign(url);
     const end = start + url.length;
+    after = end;
     while (next < pairs && (spans[next] as Span).end <= start) next += 1;
     if (!sign || (next < pairs && (spans[next] as Span).start < end)) continue;
     spans.push({ start, end, name: undefined, sign, with: url });
@@ -1238,7 +1317,7 @@ export function commandLineSecrets(
   const order = words.map((_, index) => index);
   order.sort((a, b) => (words[a] as CommandWord).start - (words[b] as CommandWord).start || a - b);
   order.forEach((index) => {
-    const word = words[index] as CommandWord;
+    let word = words[index] as CommandWord;
     if (word.operator || word.start < scriptEnd) return;
     const shownCommand = scripts?.has(index) ? shownScript(line, word, hide) : undefined;
     if (shownCommand) {
@@ -1274,19 +1353,39 @@ export function commandLineSecrets(
       return;
     }
     const password = passwords.get(index);
-    const secret = password === undefined ? "" : word.value.slice(password.at);
-    // Past the depth bound, the display keeps a substitution no word of which tells (r56 R56-2).
-    const read = word.deep
-      ? display && !deepTells(word.value)
-        ? []
-        : [{ start: 0, end: word.value.length, name: scriptName(), sign: SecretSign.Flag }]
-      : password !== undefined &&
-          (!word.dynamic || (mixedWord(word) && saysBesideRunTime(secret, word.at.slice(password.at)))) &&
-          withoutReferences(secret).trim() !== "" &&
-          (!word.quoted || proseCredential(secret))
-        ? [{ start: password.at, end: word.value.length, name: password.name, sign: SecretSign.Flag }]
-        : (jsonWordSpans(word, previous, hide, scriptName) ??
-          wordSpans(word, previous, previous && sameLine(word, words[index - 2]), script));
+    // What a word says (a data word joined with the words its quote runs over, see `quotedRun`).
+    const spansOf = (reading: CommandWord): Span[] => {
+      // Past the depth bound, the display keeps a substitution no word of which tells (r56 R56-2).
+      if (reading.deep)
+        return display && !deepTells(reading.value)
+          ? []
+          : [{ start: 0, end: reading.value.length, name: scriptName(), sign: SecretSign.Flag }];
+      const end = password?.end ?? reading.value.length;
+      const secret = password === undefined ? "" : reading.value.slice(password.at, end);
+      if (
+        password !== undefined &&
+        (!reading.dynamic ||
+          (mixedWord(reading) && saysBesideRunTime(secret, reading.at.slice(password.at, end)))) &&
+        withoutReferences(secret).trim() !== "" &&
+        (!reading.quoted || proseCredential(secret))
+      ) {
+        const span = { start: password.at, end, name: password.name, sign: SecretSign.Flag };
+        // A data word's password is hidden without the quotes, `;` and `)` written around it: the
+        // `'"` of `sh -c "…; mysql -p'X'"` close its quote and the script, and stay in sight as written.
+        const client = reading.data ? trimmedSpans(reading.value, dataPassword(reading.value, span)) : [span];
+        if (client.length > 0) return client;
+      }
+      return (
+        jsonWordSpans(reading, previous, hide, scriptName) ??
+        wordSpans(reading, previous, previous && sameLine(reading, words[index - 2]), script)
+      );
+    };
+    // A quoted string's data word that opens a quote (`"pa` in `sh -c 'wget --password "pa ss X9"'`)
+    // is read with the words up to its closing quote when that finds a value there.
+    const run = word.data && word.quoted ? quotedRun(line, words, index) : undefined;
+    const joined = run === undefined ? undefined : spansOf(run);
+    if (run !== undefined && joined !== undefined && joined.length > 0) word = run;
+    const read = word === run && joined !== undefined ? joined : spansOf(word);
     // The program's own assignment is preferred to a plain `NAME=value` reading of the same text
     // (`process.env.TOKEN='X'`: the value inside its quotes, named by the variable).
     // A program's expression that starts with no literal yields to a reading of the word that
@@ -1500,22 +1599,61 @@ function shownScript(line: string, word: CommandWord, hide: SecretHide | undefin
       // Read first with a mark for each hidden text, so that what is shown is known to fill back
       // byte for byte (a word the reader writes again in '…' would not, inside these quotes): else
       // left to the words. Then read for what is shown.
-      const hidden: string[] = [];
+      const hidden: { text: string; name: string | undefined }[] = [];
       const marked = commandLineSecrets(
         inner,
-        (secret) => `${MARK}${hidden.push(secret) - 1}${MARK}`,
+        (text, name) => `${MARK}${hidden.push({ text, name }) - 1}${MARK}`,
         undefined,
         true,
         true,
       );
       const marks = new RegExp(`${MARK}(\\d+)${MARK}`, "g");
-      if (marked?.safe.replace(marks, (_, index: string) => hidden[Number(index)] as string) !== inner)
+      const text = (index: string) => (hidden[Number(index)] as { text: string }).text;
+      if (marked === undefined || marked.safe.replace(marks, (_, index: string) => text(index)) !== inner)
         return undefined;
+      // In "…" the shell that runs the line expands every `$` and backtick before the command's
+      // shell reads it, a `'…'` inside included (`bash -c "srv --password 'abc$(curl …|sh)x'"`): a
+      // hidden text holding one is shown as a value read partly at run time, its run-time parts in
+      // sight and its literal text hidden in place, as written.
+      if (quote === '"' && hidden.some((piece) => /[$`]/.test(piece.text))) {
+        const named = (secret: string, name: string | undefined) =>
+          hide ? hide(secret, name) : reference(name ?? "");
+        const safe = marked.safe.replace(marks, (_, index: string) => {
+          const { text: secret, name } = hidden[Number(index)] as { text: string; name: string | undefined };
+          return (
+            (/[$`]/.test(secret) ? shownOuterParts(secret, hide, name) : undefined) ?? named(secret, name)
+          );
+        });
+        return { sign: marked.sign, safe: quote + safe + quote };
+      }
       const found = commandLineSecrets(inner, hide, undefined, true, true);
       if (found === undefined) return undefined;
       return { sign: found.sign, safe: quote + found.safe + quote };
     },
     () => undefined,
+  );
+}
+
+/**
+ * For the display: `secret`, a text the reader of a POSIX shell's own command written in "…"
+ * hides, as the shell that runs the line reads it inside those quotes (a `'` there is a
+ * character): each run-time part shown (see `shownShellPart`), each stretch of literal text
+ * between them hidden in place as written, so it fills back byte for byte. Undefined when no
+ * run-time part stands whole in it.
+ */
+function shownOuterParts(
+  secret: string,
+  hide: SecretHide | undefined,
+  name: string | undefined,
+): string | undefined {
+  const quoted = `"${secret}"`;
+  const literal = (text: string) => (hide ? hide(text, name) : reference(name ?? ""));
+  return shownInPlace(
+    quoted,
+    { at: 0, read: shellStepper(quoted) },
+    [1, quoted.length - 1],
+    literal,
+    (text, inQuotes) => shownShellPart(text, hide, literal, inQuotes),
   );
 }
 
@@ -1569,14 +1707,56 @@ function wordPasswords(words: readonly CommandWord[]): Map<number, ClientPasswor
       line.reset();
       return;
     }
-    if (word.data && word.group !== group) {
+    if (!word.data) {
+      const password = line.read(word.value);
+      if (password !== undefined) found.set(index, password);
+      return;
+    }
+    // The quote that opens a quoted string's line is no part of its first word (`'mysql -pX'`).
+    let lead = 0;
+    if (word.group !== group) {
       data.reset();
       group = word.group;
+      if (word.quoted && /^["']/.test(word.value)) lead = 1;
     }
-    const password = (word.data ? data : line).read(word.value);
-    if (password !== undefined) found.set(index, password);
+    // A data word written as it stands on the line holds the shell's operators (`x;mysql -pX`,
+    // `(mysql`, `-p'X';echo`): each stretch between them is read as a word, a new command after each.
+    const raw = !word.nested && word.value.length === word.end - word.start;
+    const stretches = raw ? operatorStretches(word.value, lead) : [{ start: lead, end: word.value.length }];
+    stretches.forEach((stretch, k) => {
+      if (k > 0) data.reset();
+      if (stretch.end <= stretch.start) return;
+      const password = data.read(word.value.slice(stretch.start, stretch.end));
+      if (password === undefined || found.has(index)) return;
+      const end = stretch.end < word.value.length ? { end: stretch.end } : {};
+      found.set(index, { ...password, at: stretch.start + password.at, ...end });
+    });
   });
   return found;
+}
+
+/**
+ * The stretches of `value` (a data word as written, from `from`) between the shell's operators
+ * outside its quotes (`;`, `&`, `|`, `(`, `)`): one when it holds none, an empty one after an
+ * operator that ends it. One pass.
+ */
+function operatorStretches(value: string, from: number): { start: number; end: number }[] {
+  const stretches: { start: number; end: number }[] = [];
+  let start = from;
+  let close = "";
+  for (let i = from; i < value.length; i += 1) {
+    const c = value[i] as string;
+    if (close !== "") {
+      if (c === close) close = "";
+    } else if (c === "\\") i += 1;
+    else if (c === "'" || c === '"') close = c;
+    else if (/[;&|()]/.test(c)) {
+      stretches.push({ start, end: i });
+      start = i + 1;
+    }
+  }
+  stretches.push({ start, end: value.length });
+  return stretches;
 }
 
 /**
@@ -1730,9 +1910,12 @@ export function readArg(
   if (json) return json;
   // PowerShell's `$env:API_KEY=X` as one word: read as the command-line reader reads it, its quotes too.
   if (rules.words && pwshAssignment(arg)) return commandLineSecrets(arg, hide, scriptName);
-  const tight = TIGHT_USER.exec(arg);
-  if (tight && proseCredential(tight[2] ?? ""))
-    return { sign: SecretSign.Flag, safe: `-u${tight[1]}:${named(tight[2] ?? "", "password")}` };
+  // curl's `-uuser:X`, `--user=user:X`, Samba's `-Uuser%X` (X as `userPassword` reads it: a blank in it is the password's).
+  const tight = TIGHT_USER.exec(arg) ?? LONG_USER.exec(arg) ?? TIGHT_SAMBA_USER.exec(arg);
+  if (tight && userPassword(tight[2] ?? "")) {
+    const from = arg.length - (tight[2] ?? "").length;
+    return { sign: SecretSign.Flag, safe: arg.slice(0, from) + named(tight[2] ?? "", "password") };
+  }
   const flag = FLAG.exec(arg);
   if (flag) {
     const [, name = "", inline] = flag;
@@ -1748,10 +1931,16 @@ export function readArg(
   const before = previous === undefined ? null : FLAG_ALONE.exec(previous);
   if (before && rules.telling(before[1] ?? "") && rules.literal(arg))
     return { sign: SecretSign.Flag, safe: named(arg, before[1] ?? "") };
-  // curl's `-u user:password`: the password, when it reads as one (docker's `-u 1000:1000` does not).
-  const user = /^([^:\s]+):(\S+)$/.exec(arg);
-  if (previous !== undefined && /^(?:-u|--user)$/.test(previous) && user && proseCredential(user[2] ?? ""))
-    return { sign: SecretSign.Flag, safe: `${user[1]}:${named(user[2] ?? "", "password")}` };
+  // curl's `-u user:password` (Samba's `-U user%password`): the password, when it reads as one
+  // (docker's `-u 1000:1000` does not).
+  const user =
+    previous !== undefined && USER_FLAG.test(previous)
+      ? (USER_PASSWORD.exec(arg) ?? (/^(?:-U|--user)$/.test(previous) ? SAMBA_USER.exec(arg) : null))
+      : null;
+  if (user && userPassword(user[2] ?? "")) {
+    const from = arg.length - (user[2] ?? "").length;
+    return { sign: SecretSign.Flag, safe: arg.slice(0, from) + named(user[2] ?? "", "password") };
+  }
   // A header given as an argument: "Authorization: Bearer …", "X-Api-Key: X".
   const header = /^([\w.-]+)(\s*:\s*)(\S[\s\S]*)$/.exec(arg);
   const isHeader = header !== null && !/^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(arg);
@@ -1769,6 +1958,9 @@ export function readArg(
   // connection string or a command line) and that reading is final, unless it is one telling
   // assignment whose value holds a space or a `;` and follows no `-c` (`-e "DB_PASS=two words"`),
   // which is taken whole below.
+  // A URL whose password holds a blank (`postgres://u:pa ss@h/db`) is one value, no line.
+  SPACED_USERINFO.lastIndex = 0;
+  if (SPACED_USERINFO.exec(arg)?.[0] === arg) return readValue(arg, hide);
   if (rules.words && (/\s/.test(arg) || (!afterShell && arg.includes(";")))) {
     const assignment = ASSIGNMENT.exec(arg);
     const whole = assignment !== null && rules.telling(assignment[1] ?? "") && !afterShell;
