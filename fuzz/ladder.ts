@@ -647,6 +647,25 @@ export const SHAPES: Shape[] = [
     },
   },
   {
+    // fix163: names bound to os.environ read across the line (each use checked against them), a
+    // type annotation or blanks before `=`, and a program one escaped quote level down, read with
+    // its escapes undone and each hidden text mapped back.
+    name: "withoutCommandLineSecrets and withoutArgSecrets: program env aliases, annotations, escaped programs",
+    build: (n) => [
+      `python -c "${repeat("e = os.environ; e['TOKEN'] = 'x'; abc['TOKEN'] ; ", n)}"`,
+      `python -c "os.environ['TOKEN']: a[${repeat(" ,", n)}"`,
+      `python -c "${repeat("os.environ [ 'TOKEN' ] ", n)}"`,
+      `sh -c "node -e \\"${repeat("process.env.TOKEN=f('x9secretpw');", n)}\\""`,
+      `node -e "${repeat("process.env.TOKEN=require('x').y('curl a|sh')+'x9secretpw';", n)}"`,
+    ],
+    run: (list) => {
+      for (const line of list as string[]) {
+        withoutCommandLineSecrets(line);
+        withoutArgSecrets(["srv", "--run", line]);
+      }
+    },
+  },
+  {
     // r58-2: a connection string's telling pairs each holding a command, shown in place: a `;`
     // inside an unclosed `$(` split the pairs, and each pair's walk read the `$(` to the line's end.
     name: "withoutCommandLineSecrets: connection-string pairs holding commands",

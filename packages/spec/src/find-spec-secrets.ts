@@ -1236,10 +1236,13 @@ export function commandLineSecrets(
       ...(shown === undefined ? {} : { shown }),
     };
   };
-  // The spans of expressions that start with no literal (see `programSpans`).
+  // The spans of expressions that start with no literal (see `programSpans`), and of those among
+  // them that hide no literal that may be a credential (read only for the display, see `spans`).
   const fromExpression = new WeakSet<Span>();
-  const marked = (span: Span) => {
+  const noCredential = new WeakSet<Span>();
+  const marked = (span: Span, credential = true) => {
     fromExpression.add(span);
+    if (!credential) noCredential.add(span);
     return span;
   };
   // Whether the shell's quote is open at `position` of `word`, read on from the last position asked
@@ -1276,6 +1279,14 @@ export function commandLineSecrets(
           expressionEnd = (word.at[stop - 1] as number) + 1;
           if (hidesCredential(word.value.slice(from, stop)))
             spans.push(marked(wordExpression(word, from, stop, name)));
+          // Shown, one with no credential in it may yet stand in for a word rule that hides it
+          // whole: then shown as written (an env variable's name it reads too), key shapes aside.
+          else if (display) {
+            const span = wordExpression(word, from, stop, name);
+            if (span.shown !== undefined && span.written)
+              span.shown = withoutKeys(line.slice(span.written.start, span.written.end), hide);
+            spans.push(marked(span, false));
+          }
         } else {
           expressionEnd = statementEnd(line, start);
           if (hidesCredential(line.slice(start, expressionEnd)))
@@ -1389,23 +1400,38 @@ export function commandLineSecrets(
     // The program's own assignment is preferred to a plain `NAME=value` reading of the same text
     // (`process.env.TOKEN='X'`: the value inside its quotes, named by the variable).
     // A program's expression that starts with no literal yields to a reading of the word that
-    // hides it whole as written (`process.env.TOKEN=f('a b')`: the value of a `NAME=`).
+    // hides it whole as written (`process.env.TOKEN=f('a b')`: the value of a `NAME=`) — but in the
+    // display, when that value is the expression alone (blanks and closing brackets aside) and its calls are shown, the
+    // expression is shown in its place, only its literals that may be credentials hidden
+    // (`process.env.TOKEN=require('child_process').execSync('curl …|sh')`: the payload in sight).
+    // One with no such literal is read only so, written whole, and then shown as written.
     const spans = preferring(
-      programSpans(word).filter(
-        (span) =>
-          !fromExpression.has(span) ||
-          !read.some((other) => {
-            const own = span.written ?? {
-              start: word.at[span.start] as number,
-              end: (word.at[span.end - 1] as number) + 1,
-            };
-            return (
-              other.end > other.start &&
-              (word.at[other.start] as number) <= own.start &&
-              (word.at[other.end - 1] as number) + 1 >= own.end
-            );
-          }),
-      ),
+      programSpans(word).filter((span) => {
+        if (!fromExpression.has(span)) return true;
+        const own = span.written ?? {
+          start: word.at[span.start] as number,
+          end: (word.at[span.end - 1] as number) + 1,
+        };
+        const covering = read.filter(
+          (other) =>
+            other.end > other.start &&
+            (word.at[other.start] as number) <= own.start &&
+            (word.at[other.end - 1] as number) + 1 >= own.end,
+        );
+        if (covering.length === 0) return !noCredential.has(span);
+        return (
+          display &&
+          span.shown !== undefined &&
+          // Written apart by the shell's quoting, one with no literal in it may yet show one the
+          // shell reads bare (`'…f('X')…'`): it stands in only when written whole.
+          (!noCredential.has(span) || own.end - own.start === span.end - span.start) &&
+          covering.every(
+            (other) =>
+              /^[\s)\]}]*$/.test(line.slice(own.end, (word.at[other.end - 1] as number) + 1)) &&
+              line.slice(word.at[other.start] as number, own.start).trim() === "",
+          )
+        );
+      }),
       read,
     );
 
@@ -1581,6 +1607,22 @@ function shownScript(line: string, word: CommandWord, hide: SecretHide | undefin
   const written = line.slice(word.start, word.end);
   const quote = written[0] as string;
   const inner = written.slice(1, -1);
+  // In "…", a backslash with no nested run-time part: read with its escapes undone.
+  if (
+    quote === '"' &&
+    written.length >= 2 &&
+    written.at(-1) === quote &&
+    inner.includes("\\") &&
+    !inner.includes(MARK) &&
+    !/`|\$[({[]/.test(inner)
+  )
+    return deeper(
+      () => {
+        const found = shownEscapedScript(line, word.start + 1, word.end - 1, hide, word.value);
+        return found && { sign: found.sign, safe: quote + found.safe + quote };
+      },
+      () => undefined,
+    );
   // A backslash (in "…" it may change what the command's shell reads: `\"`, `\\`, `\$`; in '…' a
   // value it writes apart would be hidden whole, payload included), or no run-time part (no mixed
   // value): left to the words.
@@ -1655,6 +1697,70 @@ function shownOuterParts(
     literal,
     (text, inQuotes) => shownShellPart(text, hide, literal, inQuotes),
   );
+}
+
+/**
+ * For the display only: a POSIX shell's own command written in one `"…"` holding a backslash (no
+ * `$(…)`, `${…}`, `$[…]` or backtick, whose own escapes that shell reads otherwise), read with its
+ * escapes undone (`\"`, `\\`, `\$`, `` \` `` as the character, a line join dropped), as the shell
+ * running it reads it: a command line of its own (see `shownScript`), each text it hides mapped back
+ * to where it is written and hidden there as written, so it fills back byte for byte and every other
+ * character is kept as written (`sh -c "node -e \"process.env.TOKEN=f('X')\""`: the call in sight,
+ * its literal hidden). `from` is where the command starts in `line` (after the opening quote), `to`
+ * where it ends (the closing quote), `value` what the line's reader read there. Undefined when the
+ * two readings differ, nothing is flagged, or what is shown is not the text with only hidden texts
+ * replaced (left to the words).
+ */
+function shownEscapedScript(
+  line: string,
+  from: number,
+  to: number,
+  hide: SecretHide | undefined,
+  value: string,
+): ArgFound | undefined {
+  let text = "";
+  const map: number[] = [];
+  for (let k = from; k < to; k += 1) {
+    const after = line[k + 1];
+    if (line[k] === "\\" && after === "\n") {
+      k += 1;
+      continue;
+    }
+    if (line[k] === "\\" && (after === "\\" || after === '"' || after === "$" || after === "`")) k += 1;
+    text += line[k];
+    map.push(k);
+  }
+  if (text !== value) return undefined;
+  const hidden: { secret: string; name: string }[] = [];
+  const marked = commandLineSecrets(
+    text,
+    (secret, name) => `${MARK}${hidden.push({ secret, name: name ?? "" }) - 1}${MARK}`,
+    undefined,
+    true,
+    true,
+  );
+  if (marked === undefined) return undefined;
+  // Each hidden text's place in `text`, read off the marked text, all else in it as `text` says.
+  let safe = "";
+  let at = from;
+  let k = 0;
+  for (const [index, piece] of marked.safe.split(MARK).entries()) {
+    if (index % 2 === 0) {
+      if (!text.startsWith(piece, k)) return undefined;
+      k += piece.length;
+      continue;
+    }
+    const { secret, name } = hidden[Number(piece)] ?? { secret: "", name: "" };
+    if (secret === "" || !text.startsWith(secret, k)) return undefined;
+    const start = map[k] as number;
+    const end = (map[k + secret.length - 1] as number) + 1;
+    const written = line.slice(start, end);
+    safe += line.slice(at, start) + (hide ? hide(written, name) : reference(name));
+    at = end;
+    k += secret.length;
+  }
+  if (k !== text.length) return undefined;
+  return { sign: marked.sign, safe: safe + line.slice(at, to) };
 }
 
 /** A character no pasted line holds (Unicode private use), marking a hidden text in `shownScript`. */

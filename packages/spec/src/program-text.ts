@@ -12,31 +12,78 @@ const PROGRAM_STRING = String.raw`\s*(?<prefix>[rRuUbBfF]{0,2})(?<valueEscape>\\
 
 /** JS's assignment operators that set a variable: `=`, `??=`, `||=`, `&&=` (not `==`, `=>`). */
 const JS_ASSIGN = String.raw`\s*(?:\?\?|\|\||&&)?=(?![=>])`;
+/** Python's `=` after a target, a type annotation perhaps between (`os.environ['TOKEN']: str = 'X'`; not `==`). */
+const PY_ASSIGN = String.raw`(?:\s*:\s*[A-Za-z_][\w.]*(?:\[[\w.,\s]*\])?)?\s*=(?!=)`;
 /** The first key of an object literal opened at `{`: bare (`TOKEN:`) or quoted (`'TOKEN':`). */
 const FIRST_KEY = String.raw`\{\s*(?<name>[A-Za-z_]\w*)\s*:`;
+/** JS's environment objects: Node's `process.env`, Bun's `Bun.env` (blanks around the dot). */
+const JS_ENV = String.raw`(?:process|Bun)\s*\.\s*env`;
+/** Python's `os.environ`, `environ` alone (`from os import environ`), or under another module name (`import os as o`). */
+const PY_ENVIRON = String.raw`(?<![\w.$])(?:[A-Za-z_]\w*\s*\.\s*)?environ`;
 
 /**
  * A program's assignment to its environment, written in its own text: JS's `process.env.TOKEN =
- * 'X'` (or `??=`, `||=`, `&&=`), `process.env["TOKEN"] = 'X'` and `Object.assign(process.env,
- * {TOKEN: 'X'})` (its first key), Python's `os.environ['TOKEN'] = 'X'`, `os.environ.setdefault('TOKEN',
- * 'X')`, `os.putenv('TOKEN', 'X')`, `os.environ.update(TOKEN='X')` and `os.environ.update({'TOKEN':
- * 'X'})` (its first key); a Python string's prefix (`r'X'`, `f'X'`) is passed over. A value that
- * is no such literal (`f('X')`, `os.getenv('A', 'X')`, `'''X'''`) is matched empty where it
- * starts, after the blanks (the `expression` group), and read as an expression (see `programValues`).
+ * 'X'` (or `??=`, `||=`, `&&=`; Bun's `Bun.env` too), `process.env["TOKEN"] = 'X'`,
+ * `Object.assign(process.env, {TOKEN: 'X'})` and `{...process.env, TOKEN: 'X'}` (the first key),
+ * Deno's `Deno.env.set('TOKEN', 'X')`, Python's `os.environ['TOKEN'] = 'X'` (blanks around the
+ * index, a type annotation before `=`: `os.environ['TOKEN']: str = 'X'`),
+ * `os.environ.setdefault('TOKEN', 'X')`, `os.putenv('TOKEN', 'X')`, `os.environ.update(TOKEN='X')`,
+ * `os.environ.update({'TOKEN': 'X'})` and `{**os.environ, 'TOKEN': 'X'}` (the first key),
+ * `environ` also alone or under another module's name (`from os import environ`, `import os as
+ * o`); a Python string's prefix (`r'X'`, `f'X'`) is passed over. A name bound to the environment
+ * in the same text is read as the environment is (see `ENV_ALIAS`, `ALIAS_ENV`). A value that is
+ * no such literal (`f('X')`, `os.getenv('A', 'X')`, `'''X'''`) is matched empty where it starts,
+ * after the blanks (the `expression` group), and read as an expression (see `programValues`).
  */
-const PROGRAM_ENV = [
-  String.raw`process\.env\.(?<name>[A-Za-z_]\w*)${JS_ASSIGN}`,
-  String.raw`process\.env\[${PROGRAM_NAME}\]${JS_ASSIGN}`,
-  String.raw`Object\.assign\(\s*process\.env\s*,\s*${FIRST_KEY}`,
-  String.raw`Object\.assign\(\s*process\.env\s*,\s*\{${PROGRAM_NAME}:`,
-  String.raw`os\.environ\[${PROGRAM_NAME}\]\s*=(?!=)`,
-  String.raw`os\.(?:environ\.setdefault|putenv)\(${PROGRAM_NAME},`,
-  String.raw`os\.environ\.update\(\s*(?<name>[A-Za-z_]\w*)\s*=(?!=)`,
-  String.raw`os\.environ\.update\(\s*\{${PROGRAM_NAME}:`,
-].map((head) => new RegExp(`${head}(?:${PROGRAM_STRING}|[ \\t]*(?<expression>)(?=[^\\s;,)\\]}]))`, "g"));
+const PROGRAM_ENV_HEADS = [
+  String.raw`${JS_ENV}\s*\.\s*(?<name>[A-Za-z_]\w*)${JS_ASSIGN}`,
+  String.raw`${JS_ENV}\s*\[${PROGRAM_NAME}\]${JS_ASSIGN}`,
+  String.raw`Object\.assign\(\s*${JS_ENV}\s*,\s*${FIRST_KEY}`,
+  String.raw`Object\.assign\(\s*${JS_ENV}\s*,\s*\{${PROGRAM_NAME}:`,
+  String.raw`\.\.\.\s*${JS_ENV}\s*,\s*(?<name>[A-Za-z_]\w*)\s*:`,
+  String.raw`\.\.\.\s*${JS_ENV}\s*,${PROGRAM_NAME}:`,
+  String.raw`Deno\s*\.\s*env\s*\.\s*set\s*\(${PROGRAM_NAME},`,
+  String.raw`${PY_ENVIRON}\s*\[${PROGRAM_NAME}\]${PY_ASSIGN}`,
+  String.raw`${PY_ENVIRON}\s*\.\s*setdefault\s*\(${PROGRAM_NAME},`,
+  String.raw`(?<![\w.$])(?:[A-Za-z_]\w*\s*\.\s*)?putenv\s*\(${PROGRAM_NAME},`,
+  String.raw`${PY_ENVIRON}\s*\.\s*update\s*\(\s*(?<name>[A-Za-z_]\w*)\s*=(?!=)`,
+  String.raw`${PY_ENVIRON}\s*\.\s*update\s*\(\s*\{${PROGRAM_NAME}:`,
+  String.raw`\*\*\s*${PY_ENVIRON}\s*,${PROGRAM_NAME}:`,
+];
 
-/** A word of a `PROGRAM_ENV` assignment: a line without one holds none. */
-const PROGRAM_ENV_WORD = /process\.env|os\.(?:environ|putenv)/;
+/** What follows a head: a plain string literal, or where an expression starts (see `PROGRAM_ENV_HEADS`). */
+const PROGRAM_VALUE = String.raw`(?:${PROGRAM_STRING}|[ \t]*(?<expression>)(?=[^\s;,)\]}]))`;
+
+const PROGRAM_ENV = PROGRAM_ENV_HEADS.map((head) => new RegExp(`${head}${PROGRAM_VALUE}`, "g"));
+
+/**
+ * A name bound to the environment in a program's text (the `alias` group): `e = os.environ` (or
+ * `os.environ.copy()`, `dict(os.environ)`), `from os import environ as E`, JS's `const e =
+ * process.env` (or `{...process.env}`); not `e = os.environ['X']` or `e = os.environ.get(…)`,
+ * which read it.
+ */
+const ENV_ALIAS = new RegExp(
+  [
+    String.raw`(?<![\w.$])(?<alias>[A-Za-z_$][\w$]*)\s*=\s*(?:${PY_ENVIRON}(?:\s*\.\s*copy\s*\(\s*\))?|dict\s*\(\s*${PY_ENVIRON}\s*\)|${JS_ENV}|\{\s*\.\.\.\s*${JS_ENV}\s*\})(?!\s*[\w$.[(])`,
+    String.raw`(?<![\w.$])environ\s+as\s+(?<alias2>[A-Za-z_]\w*)`,
+  ].join("|"),
+  "g",
+);
+
+/**
+ * `PROGRAM_ENV`'s shapes on a name (the `alias` group, which an `ENV_ALIAS` must bind):
+ * `e['TOKEN'] = 'X'`, `e.TOKEN = 'X'`, `e.setdefault('TOKEN', 'X')`, `e.update(…)`.
+ */
+const ALIAS_ENV = [
+  String.raw`\s*\[${PROGRAM_NAME}\](?:${PY_ASSIGN}|${JS_ASSIGN})`,
+  String.raw`\s*\.\s*(?<name>[A-Za-z_]\w*)${JS_ASSIGN}`,
+  String.raw`\s*\.\s*setdefault\s*\(${PROGRAM_NAME},`,
+  String.raw`\s*\.\s*update\s*\(\s*(?<name>[A-Za-z_]\w*)\s*=(?!=)`,
+  String.raw`\s*\.\s*update\s*\(\s*\{${PROGRAM_NAME}:`,
+].map((tail) => new RegExp(String.raw`(?<![\w.$])(?<alias>[A-Za-z_$][\w$]*)${tail}${PROGRAM_VALUE}`, "g"));
+
+/** A word of a `PROGRAM_ENV` assignment or an `ENV_ALIAS` binding: a line without one holds none. */
+const PROGRAM_ENV_WORD = /(?:process|Bun|Deno)\s*\.\s*env|environ|putenv/;
 
 /**
  * Where a program's assignment to its environment writes a literal under a telling name: `[start,
@@ -401,26 +448,40 @@ export function programExpression(
   return { pieces, runTime, open };
 }
 
-/** Each `PROGRAM_ENV` assignment in `line` of a literal under a name whose whole name tells, in the order written. */
+/**
+ * Each `PROGRAM_ENV` assignment in `line` of a literal under a name whose whole name tells, in the
+ * order written; one to a name an `ENV_ALIAS` binds anywhere in `line` too (`e = os.environ;
+ * e['TOKEN'] = 'X'`). One pass for each shape.
+ */
 export function programValues(line: string): ProgramValue[] {
   if (!PROGRAM_ENV_WORD.test(line)) return [];
   const found: ProgramValue[] = [];
-  for (const pattern of PROGRAM_ENV)
-    for (const match of line.matchAll(pattern)) {
-      const {
-        name = "",
-        value = "",
-        valueEscape = "",
-        valueQuote = "",
-        prefix = "",
-        expression,
-      } = match.groups ?? {};
-      if (!wholeNameTells(name)) continue;
-      const end = (match.index ?? 0) + match[0].length - valueEscape.length - valueQuote.length;
-      // An f-string's `{…}` is read at run time.
-      const formatted = /f/i.test(prefix) && value.includes("{");
-      if (expression !== undefined) found.push({ start: end, end: end + 1, name, expression: true });
-      else if (plainLiteral(value) && !formatted) found.push({ start: end - value.length, end, name });
-    }
-  return found.sort((x, y) => x.start - y.start);
+  const take = (match: RegExpMatchArray) => {
+    const {
+      name = "",
+      value = "",
+      valueEscape = "",
+      valueQuote = "",
+      prefix = "",
+      expression,
+    } = match.groups ?? {};
+    if (!wholeNameTells(name)) return;
+    const end = (match.index ?? 0) + match[0].length - valueEscape.length - valueQuote.length;
+    // An f-string's `{…}` is read at run time.
+    const formatted = /f/i.test(prefix) && value.includes("{");
+    if (expression !== undefined) found.push({ start: end, end: end + 1, name, expression: true });
+    else if (plainLiteral(value) && !formatted) found.push({ start: end - value.length, end, name });
+  };
+  for (const pattern of PROGRAM_ENV) for (const match of line.matchAll(pattern)) take(match);
+  const aliases = new Set<string>();
+  for (const match of line.matchAll(ENV_ALIAS))
+    aliases.add(match.groups?.alias ?? match.groups?.alias2 ?? "");
+  if (aliases.size > 0)
+    for (const pattern of ALIAS_ENV)
+      for (const match of line.matchAll(pattern)) if (aliases.has(match.groups?.alias ?? "")) take(match);
+  found.sort((x, y) => x.start - y.start);
+  // A value two shapes read (`environ` bound to itself) is taken once.
+  return found.filter(
+    (value, index) => index === 0 || (found[index - 1] as ProgramValue).start !== value.start,
+  );
 }
