@@ -63,6 +63,9 @@ const quietly = (fn: () => unknown) => {
   }
 };
 const repeat = (unit: string, size: number) => unit.repeat(Math.max(1, Math.floor(size / unit.length)));
+/** An agent document bundling one server whose `command` is `line`, exported (its line read as a pasted command). */
+const exportCommand = (line: string) =>
+  exportSpec({ spec: "loopwright.agent/1", bundle: { mcpServers: [{ name: "s", command: line }] } } as never);
 const recover = (text: unknown) => recoverToolCalls(text as string, TOOLS);
 const args = (text: unknown) => quietly(() => parseToolArguments(text));
 const json = (text: unknown) => parseJson(text as string);
@@ -639,10 +642,7 @@ export const SHAPES: Shape[] = [
     run: (list) => {
       for (const line of list as string[]) {
         withoutCommandLineSecrets(line);
-        exportSpec({
-          spec: "loopwright.agent/1",
-          bundle: { mcpServers: [{ name: "s", command: line }] },
-        } as never);
+        exportCommand(line);
       }
     },
   },
@@ -694,10 +694,7 @@ export const SHAPES: Shape[] = [
       for (const line of list as string[]) {
         withoutCommandLineSecrets(line);
         withoutArgSecrets(["-c", line]);
-        exportSpec({
-          spec: "loopwright.agent/1",
-          bundle: { mcpServers: [{ name: "s", command: line }] },
-        } as never);
+        exportCommand(line);
       }
     },
   },
@@ -726,10 +723,7 @@ export const SHAPES: Shape[] = [
     run: (list) => {
       for (const line of list as string[]) {
         withoutCommandLineSecrets(line);
-        exportSpec({
-          spec: "loopwright.agent/1",
-          bundle: { mcpServers: [{ name: "s", command: line }] },
-        } as never);
+        exportCommand(line);
       }
     },
   },
