@@ -651,12 +651,14 @@ export const SHAPES: Shape[] = [
     // type annotation or blanks before `=`, and a program one escaped quote level down, read with
     // its escapes undone and each hidden text mapped back.
     name: "withoutCommandLineSecrets and withoutArgSecrets: program env aliases, annotations, escaped programs",
+    // Five lines of a fifth of the rung's size each, so the rung is the size of all it reads (each
+    // line was the whole size: five times the input the rung names, 1.6–3.2 s at 128K on two cores).
     build: (n) => [
-      `python -c "${repeat("e = os.environ; e['TOKEN'] = 'x'; abc['TOKEN'] ; ", n)}"`,
-      `python -c "os.environ['TOKEN']: a[${repeat(" ,", n)}"`,
-      `python -c "${repeat("os.environ [ 'TOKEN' ] ", n)}"`,
-      `sh -c "node -e \\"${repeat("process.env.TOKEN=f('x9secretpw');", n)}\\""`,
-      `node -e "${repeat("process.env.TOKEN=require('x').y('curl a|sh')+'x9secretpw';", n)}"`,
+      `python -c "${repeat("e = os.environ; e['TOKEN'] = 'x'; abc['TOKEN'] ; ", n / 5)}"`,
+      `python -c "os.environ['TOKEN']: a[${repeat(" ,", n / 5)}"`,
+      `python -c "${repeat("os.environ [ 'TOKEN' ] ", n / 5)}"`,
+      `sh -c "node -e \\"${repeat("process.env.TOKEN=f('x9secretpw');", n / 5)}\\""`,
+      `node -e "${repeat("process.env.TOKEN=require('x').y('curl a|sh')+'x9secretpw';", n / 5)}"`,
     ],
     run: (list) => {
       for (const line of list as string[]) {

@@ -366,7 +366,8 @@ function visitNamed(checked: AgentSpec, report: SecretVisit, names: ReferenceNam
         found(child(at, "url"), sign, (next) => (server.url = next), safeString(url, sign, undefined, hide));
     }
     // A command is a program, but a pasted one is sometimes a whole command line (or a script, or
-    // a connection string): read as an argument holding whitespace is (see `lineSecrets`), and the
+    // a connection string, or one shell assignment, `TOKEN=X`, as the display reads it): read as an
+    // argument holding whitespace is (see `lineSecrets`), and the
     // place is named once however many of its parts are flagged. One holding a program's own
     // command (`sh -c '…'`, `ssh host '…'`, `node -e '…'`) is kept or replaced whole, as that
     // command is in args (`pastedScript`: null when it holds none).
@@ -379,7 +380,10 @@ function visitNamed(checked: AgentSpec, report: SecretVisit, names: ReferenceNam
       pasted !== null
         ? pasted
         : command !== undefined &&
-            (/[\s;]/.test(command) || pwshAssignment(command) || QUOTED_WHOLE.test(command))
+            (/[\s;]/.test(command) ||
+              pwshAssignment(command) ||
+              QUOTED_WHOLE.test(command) ||
+              ASSIGNMENT_WORD.test(command))
           ? lineSecrets(command, hide, () => scriptName(name), true)
           : undefined;
     if (line) found(child(at, "command"), line.sign, (next) => (server.command = next), line.safe);
@@ -1762,6 +1766,9 @@ function shownEscapedScript(
   if (k !== text.length) return undefined;
   return { sign: marked.sign, safe: safe + line.slice(at, to) };
 }
+
+/** A word that is one shell assignment, `NAME=value` (a pasted `command` of only `TOKEN=X`). */
+const ASSIGNMENT_WORD = /^[A-Za-z_][A-Za-z0-9_]*=/;
 
 /** A character no pasted line holds (Unicode private use), marking a hidden text in `shownScript`. */
 const MARK = "\uE001";

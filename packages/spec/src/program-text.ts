@@ -5,10 +5,13 @@ import { plainLiteral } from "./shown-values.js";
 
 /** JS's and Python's quotes, inside a character class. */
 const PROGRAM_QUOTES = "'\"`";
-/** A name in a JS or Python string, its quotes perhaps escaped for the shell (`\"TOKEN\"`). */
-const PROGRAM_NAME = String.raw`\s*(?<nameEscape>\\?)(?<nameQuote>[${PROGRAM_QUOTES}])(?<name>[A-Za-z_]\w*)\k<nameEscape>\k<nameQuote>\s*`;
-/** A string literal's text (up to 512 characters, no quote or backslash inside), its quotes perhaps escaped for the shell. */
-const PROGRAM_STRING = String.raw`\s*(?<prefix>[rRuUbBfF]{0,2})(?<valueEscape>\\?)(?<valueQuote>[${PROGRAM_QUOTES}])(?<value>[^${PROGRAM_QUOTES}\\\n]{1,512})\k<valueEscape>\k<valueQuote>`;
+/** A name in a JS or Python string, its quotes perhaps escaped for the shell (`\"TOKEN\"`, `'\''TOKEN'\''`). */
+const PROGRAM_NAME = String.raw`\s*(?<nameEscape>\\?|'\\')(?<nameQuote>[${PROGRAM_QUOTES}])(?<name>[A-Za-z_]\w*)\k<nameEscape>\k<nameQuote>\s*`;
+/**
+ * A string literal's text (up to 512 characters, no quote or backslash inside), its quotes perhaps
+ * escaped for the shell (`\"X\"`), or written with the shell's `'\''` idiom inside '…' (`'\''X'\''`).
+ */
+const PROGRAM_STRING = String.raw`\s*(?<prefix>[rRuUbBfF]{0,2})(?<valueEscape>\\?|'\\')(?<valueQuote>[${PROGRAM_QUOTES}])(?<value>[^${PROGRAM_QUOTES}\\\n]{1,512})\k<valueEscape>\k<valueQuote>`;
 
 /** JS's assignment operators that set a variable: `=`, `??=`, `||=`, `&&=` (not `==`, `=>`). */
 const JS_ASSIGN = String.raw`\s*(?:\?\?|\|\||&&)?=(?![=>])`;
@@ -470,7 +473,12 @@ export function programValues(line: string): ProgramValue[] {
     // An f-string's `{…}` is read at run time.
     const formatted = /f/i.test(prefix) && value.includes("{");
     if (expression !== undefined) found.push({ start: end, end: end + 1, name, expression: true });
-    else if (plainLiteral(value) && !formatted) found.push({ start: end - value.length, end, name });
+    else if (plainLiteral(value) && !formatted) {
+      // In a program written in the shell's '…', a literal quoted with its `'\''` idiom
+      // (`TOKEN: '\''X'\''`) is hidden with the idiom's quotes, as one piece the shell joins.
+      const idiom = valueEscape === "'\\'" ? valueEscape.length + valueQuote.length : 0;
+      found.push({ start: end - value.length - idiom, end: end + idiom, name });
+    }
   };
   for (const pattern of PROGRAM_ENV) for (const match of line.matchAll(pattern)) take(match);
   const aliases = new Set<string>();
