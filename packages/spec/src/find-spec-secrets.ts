@@ -1995,7 +1995,9 @@ export function literalNamer(hide: SecretHide | undefined): (secret: string, nam
  * header (`X-Api-Key: X`), curl's `-u user:X`, a URL's credentials and key shapes; with
  * `rules.words`, one line of JSON read by its keys (see `jsonArgSecrets`), a shell's own command holding whitespace kept or replaced whole by a reference
  * `scriptName` names (see `shellScript`), and any other argument holding whitespace read as a
- * command line, every character but a secret's value kept (see `commandLineSecrets`). Undefined
+ * command line, every character but a secret's value kept (see `commandLineSecrets`), or replaced
+ * whole as a pasted `command` is when it holds a program's own command and that reading leaves a
+ * literal the display hides (`sh -c "srv --password \"X\""`). Undefined
  * when nothing is flagged.
  */
 export function readArg(
@@ -2071,6 +2073,16 @@ export function readArg(
     const assignment = ASSIGNMENT.exec(arg);
     const whole = assignment !== null && rules.telling(assignment[1] ?? "") && !afterShell;
     if (!whole) {
+      // One holding a program's own command that may hold a credential (see `pastedScript`) is
+      // replaced whole, as the same line pasted as a `command` is, when what the line's reading
+      // leaves still shows a literal the display hides (r63-1: `sh -c "node -e \"…f('X')\""`, a
+      // script one escaped quote level down, kept X in clear); else it is kept so rewritten.
+      const asks = () => "";
+      if (/\s/.test(arg) && pastedScript(arg, undefined, asks)) {
+        const read = lineSecrets(arg, undefined, asks, false);
+        if (shownLineSecrets(read?.safe ?? arg, undefined) !== undefined)
+          return pastedScript(arg, hide, scriptName) ?? undefined;
+      }
       return lineSecrets(arg, hide, scriptName, false);
     }
   }
