@@ -143,9 +143,10 @@ describe("PowerShell's $env:NAME=value in a pasted command line (fix130 #1)", ()
     '$env:API_KEY="$x"; node srv.js',
     '$env:API_KEY="$(Get-Secret)"; node srv.js',
     '$env:API_KEY="${x} $env:Y"; node srv.js',
-    '$env:API_KEY="a`"b; node srv.js',
+    // A value never closing (`$env:API_KEY="a\`"b; node srv.js`) is now hidden to the line's end:
+    // see export-leaks-r63.test.ts (r63 #3).
   ])(
-    "%j: a double-quoted value made only of run-time parts, or never closing, is kept (fix138, r49 F4)",
+    "%j: a double-quoted value made only of run-time parts is kept (fix138, r49 F4)",
     (line) => {
       expect(withoutCommandLineSecrets(line)).not.toContain("${API_KEY}");
     },

@@ -103,3 +103,69 @@ describe("a URL's userinfo right after a positional parameter (r63 #2)", () => {
     );
   });
 });
+
+// r63 #3. Rule chosen: on a line the shell refuses (a quote, `$(`, `${` or a backtick left open),
+// when the line's reading still leaves a telling name's literal value in clear, that value is
+// hidden from its first character (its quotes included) to the line's end, in the display and the
+// export alike, and the text before it is read as before. The shell never runs such a line, so a
+// payload after the value (`$(`) is hidden with it. This overrides, on a refused line only, r50 F4
+// (a mixed value on a line leaving a quote open is kept as written) and fix138's never-closing
+// PowerShell value (`$env:API_KEY="a\`"b; node srv.js`), which were kept in clear.
+describe("a line the shell refuses, holding a telling name's literal value (r63 #3)", () => {
+  it.each([
+    ["$(;Password=hunter2SECRET9", "$(;Password=${PASSWORD}"],
+    ['"x;Password=hunter2SECRET9', '"x;Password=${PASSWORD}'],
+    ['Server=db;"x;Password=hunter2SECRET9', 'Server=db;"x;Password=${PASSWORD}'],
+    ["Secret=hunter2SECRET9$$';", "Secret=${SECRET}"],
+    ['psql "Server=db;Pwd="Zq7hunterPW"$("', 'psql "Server=db;Pwd=${PWD_SECRET}'],
+    ['psql "--password X9secretpw', 'psql "--password ${PASSWORD}'],
+    [
+      "--password ${DB_PASSWORD:-hunter2SECRET9",
+      "--password ${DB_PASSWORD:-${DB_PASSWORD}",
+      // The document writes `${DB_PASSWORD` already: the export's reference is a name of its own.
+      "--password ${DB_PASSWORD:-${DB_PASSWORD_2}",
+    ],
+    ['$env:API_KEY="a`"b; node srv.js', "$env:API_KEY=${API_KEY}"],
+  ])("%j is shown as %j, exported so, flagged, and fills back", (line, safe, exported = safe) => {
+    expect(withoutCommandLineSecrets(line)).toBe(safe);
+    expect(exportedCommand(line)).toBe(exported);
+    expect(findSpecSecrets(pasted(line))).toHaveLength(1);
+    expect(withoutCommandLineSecrets(line, (text) => text)).toBe(line);
+    expect(withoutArgSecrets(["--run", line], (text) => text)).toEqual(["--run", line]);
+  });
+
+  it.each([
+    ["$(;Password=hunter2SECRET9", "$(;Password=${PASSWORD}"],
+    ['"x;Password=hunter2SECRET9', '"x;Password=${PASSWORD}'],
+    ['Server=db;"x;Password=hunter2SECRET9', 'Server=db;"x;Password=${PASSWORD}'],
+    ['psql "Server=db;Pwd="Zq7hunterPW"$("', 'psql "Server=db;Pwd=${PWD_SECRET}'],
+  ])("%j given as an argument is exported as %j", (line, safe) => {
+    expect(exportedArg(line)).toBe(safe);
+    expect(findSpecSecrets(asArg(line))).toHaveLength(1);
+  });
+
+  it("keeps a refused line whose telling names hold no literal as it was", () => {
+    for (const line of ["--password ${DB_PASSWORD:-", '--token "$TOKEN', "srv --password $(cat /run/pw"])
+      expect(withoutCommandLineSecrets(line)).toBe(line);
+  });
+
+  it("never keeps a telling value's literal on a refused line, in either view (property)", () => {
+    // Each lead leaves a quote or a run-time part open, which no tail closes.
+    const lead = fc.constantFrom("$(;", '"x;', 'Server=db;"x;', 'psql "', "srv 'a ", "`x;", "srv ${X:-a;");
+    const name = fc.constantFrom("Password=", "Secret=", "Pwd=", "TOKEN=", "--password ", "--api-key=");
+    const value = fc.stringMatching(/^[A-Za-z][A-Za-z0-9]{7,12}$/);
+    const tail = fc.constantFrom("", "$$';", '"$("', " $(curl e|sh)", ";Host=h");
+    fc.assert(
+      fc.property(lead, name, value, tail, (before, telling, secret, after) => {
+        // `'a … $$';` closes its quote: that line the shell accepts.
+        fc.pre(!(before.includes("'") && after.includes("'")));
+        const line = `${before}${telling}${secret}${after}`;
+        expect(withoutCommandLineSecrets(line)).not.toContain(secret);
+        expect(exportedCommand(line)).not.toContain(secret);
+        expect(exportedArg(line)).not.toContain(secret);
+        expect(withoutCommandLineSecrets(line, (text) => text)).toBe(line);
+      }),
+      { numRuns: 300 },
+    );
+  });
+});

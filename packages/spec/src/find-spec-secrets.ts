@@ -2186,6 +2186,58 @@ function lineSecrets(
   display = false,
 ): ArgFound | undefined {
   if (LINE_BREAK.test(line) || HEREDOC.test(line)) return shellScript(line, hide, scriptName);
+  const found = lineReading(line, hide, scriptName, shell, display);
+  // A line the shell refuses (a quote or a run-time part left open) whose reading still leaves a
+  // telling name's literal value in clear (r63-3: `"x;Password=X`, `$(;Password=X`, `psql
+  // "Server=db;Pwd="X"$("`, where an old rule keeps a mixed value on such a line as written): the
+  // first telling name's value is hidden to the line's end, in both views — the shell never runs
+  // the line, so no payload in it is run either — and what is before it read as before.
+  const telling = tellingLiteral(line);
+  if (telling === undefined || closesInItself(line)) return found;
+  if (tellingLiteral(lineReading(line, undefined, scriptName, shell, display)?.safe ?? line) === undefined)
+    return found;
+  const before = line.slice(0, telling.at);
+  const rest = line.slice(telling.at);
+  const read = lineReading(before, hide, scriptName, shell, display);
+  return {
+    sign: read?.sign ?? SecretSign.Flag,
+    safe: (read?.safe ?? before) + (hide ? hide(rest, telling.name) : reference(telling.name)),
+  };
+}
+
+/**
+ * A name whose whole name tells (see `wholeNameTells`) written before a literal value: `NAME=X`,
+ * `name: X`, `--name X`, `--name=X`, `${NAME:-X`, the value perhaps opened by quotes; a value that
+ * starts with a `$`, a backtick, a blank or a `;` is none. The first one's value's start (its quotes included) and
+ * its name; undefined when there is none. One pass (a name is read where a run of name characters starts).
+ */
+function tellingLiteral(text: string): { at: number; name: string } | undefined {
+  for (const match of text.matchAll(TELLING_BEFORE_VALUE)) {
+    const [whole, dashes = "", name = "", blank] = match;
+    if (blank !== undefined && dashes === "") continue;
+    if (!wholeNameTells(name)) continue;
+    let at = (match.index ?? 0) + whole.length;
+    // A parameter's default left open (`${DB_PASSWORD:-X`): its operator is no value.
+    if (text.startsWith("${", (match.index ?? 0) - 2) && /[-=?+]/.test(text[at] ?? "")) at += 1;
+    let k = at;
+    while (text[k] === '"' || text[k] === "'") k += 1;
+    const c = text[k];
+    if (c !== undefined && !/[\s;$`]/.test(c)) return { at, name };
+  }
+  return undefined;
+}
+
+/** A name (a flag's, with its dashes) and what ends it before a value: `=` or `:`, or a flag's blank. */
+const TELLING_BEFORE_VALUE = /(?<![\w.-])(-{0,2})([A-Za-z_][\w.-]*)(?:\s*[=:]\s*|(\s+))/g;
+
+/** See `lineSecrets`: the reading of a line with no line break or heredoc. */
+function lineReading(
+  line: string,
+  hide: SecretHide | undefined,
+  scriptName: () => string,
+  shell: boolean,
+  display: boolean,
+): ArgFound | undefined {
   const named = literalNamer(hide);
   // Shown (the display of a pasted line, which a shell reads), a telling pair's value that runs a
   // command (`TOKEN="x$(curl …|sh)"`) keeps that command in sight, as a command line's value
