@@ -169,3 +169,49 @@ describe("a line the shell refuses, holding a telling name's literal value (r63 
     );
   });
 });
+
+describe("mongo's and mongosh's -p, lftp's -u user,password (r63 #4)", () => {
+  it.each([
+    ['mongosh -p "pa ss X9secretpw"', 'mongosh -p "${PASSWORD}"'],
+    ["mongosh -u app -p X9secretpw mongodb://h/db", "mongosh -u app -p ${PASSWORD} mongodb://h/db"],
+    ["mongo -p X9secretpw h", "mongo -p ${PASSWORD} h"],
+    ["mongosh --password X9secretpw", "mongosh --password ${PASSWORD}"],
+    ['lftp -u "u,pa ss X9secretpw" h', 'lftp -u "u,${LFTP_PASSWORD}" h'],
+    ["lftp -u u,X9secretpw sftp://h", "lftp -u u,${LFTP_PASSWORD} sftp://h"],
+    ["sudo mongosh -p X9secretpw", "sudo mongosh -p ${PASSWORD}"],
+  ])("%j is shown and exported as %j, and flagged", (line, safe) => {
+    expect(withoutCommandLineSecrets(line)).toBe(safe);
+    expect(exportedCommand(line)).toBe(safe);
+    expect(exportedArg(line)).toBe(safe);
+    expect(findSpecSecrets(pasted(line))).toHaveLength(1);
+    expect(withoutCommandLineSecrets(line, (text) => text)).toBe(line);
+  });
+
+  it("reads them in args given word by word", () => {
+    expect(withoutArgSecrets(["mongosh", "-u", "app", "-p", "X9secretpw"])).toEqual([
+      "mongosh",
+      "-u",
+      "app",
+      "-p",
+      "${PASSWORD}",
+    ]);
+    expect(withoutArgSecrets(["lftp", "-u", "u,pa ss X9", "h"])).toEqual([
+      "lftp",
+      "-u",
+      "u,${LFTP_PASSWORD}",
+      "h",
+    ]);
+  });
+
+  it.each([
+    "mongosh -u app -p --quiet h",
+    "mongosh -p",
+    "lftp -u app h",
+    "lftp -u app, h",
+    "srv -p 8080",
+    "ssh -p 22 h",
+  ])("keeps %j: no password written there", (line) => {
+    expect(withoutCommandLineSecrets(line)).toBe(line);
+    expect(exportedCommand(line)).toBe(line);
+  });
+});
