@@ -703,8 +703,8 @@ export const SHAPES: Shape[] = [
   },
   {
     // r63: a line the shell refuses read for a telling name's literal value (each name read where a
-    // run of name characters starts), `$1` before a URL's scheme, and an argument holding a shell's
-    // own command read as a line, then as the script it holds.
+    // run of name characters starts), `$1` before a URL's scheme, an argument holding a shell's
+    // own command read as a line, then as the script it holds, and ODBC values shown in the line.
     name: "command lines: refused lines' telling values, $1 before a URL, scripts in an argument",
     build: (n) => [
       `"x;${repeat("Password=a;", n / 11)}Password=hunter2SECRET9`,
@@ -712,6 +712,8 @@ export const SHAPES: Shape[] = [
       `srv ${repeat("${DB_PASSWORD:-", n / 15)}`,
       `srv ${repeat("$1a", n / 3)}https://u:p@h`,
       `sh -c "srv --password \\"X9 secretpw\\" ${repeat('--url \\"$HOST\\" ', n / 17)}"`,
+      // ODBC `{…}` values whose quote closes after their `;`, shown in one walk over the line.
+      `Server=db;${repeat('Pwd={$(a)"};x";', n / 16)}`,
     ],
     run: (list) => {
       for (const line of list as string[]) {

