@@ -237,3 +237,40 @@ describe("an ODBC {…} value whose quote closes after the pair's ; (r63 #5, dis
     );
   });
 });
+
+describe("a value written apart by quotes is hidden as written, so it fills back byte for byte (r63 #6)", () => {
+  it.each([
+    ['Password="x;y"hunter2SECRET9#', "Password=${PASSWORD}"],
+    ["Password=hunter2SECRET9';", "Password=${PASSWORD}"],
+    ['srv Password="x;y"hunter2SECRET9# --v', "srv Password=${PASSWORD} --v"],
+    ['srv --password "x;y"hunter2SECRET9 --v', "srv --password ${PASSWORD} --v"],
+    ["srv --password=a'b'cX9secret", "srv --password=${PASSWORD}"],
+  ])("%j is shown and exported as %j", (line, safe) => {
+    expect(withoutCommandLineSecrets(line)).toBe(safe);
+    expect(exportedCommand(line)).toBe(safe);
+    expect(withoutCommandLineSecrets(line, (text) => text)).toBe(line);
+    expect(withoutArgSecrets(["--run", line], (text) => text)).toEqual(["--run", line]);
+  });
+
+  it("fills back a telling value written apart by quotes byte for byte (property)", () => {
+    const piece = fc.constantFrom("x;y", "a b", "it", "9", "#", "");
+    const quote = fc.constantFrom('"', "'");
+    fc.assert(
+      fc.property(
+        fc.constantFrom("Password=", "--password=", "--token ", "DB_PASS="),
+        piece,
+        quote,
+        fc.stringMatching(/^[A-Za-z0-9]{6,10}$/),
+        fc.constantFrom("", " --v", "; echo ok"),
+        (name, inside, q, secret, after) => {
+          const line = `srv ${name}${q}${inside}${q}${secret}${after}`;
+          const shown = withoutCommandLineSecrets(line);
+          expect(shown).not.toContain(secret);
+          expect(exportedCommand(line)).not.toContain(secret);
+          expect(withoutCommandLineSecrets(line, (text) => text)).toBe(line);
+          expect(withoutArgSecrets(["--run", line], (text) => text)).toEqual(["--run", line]);
+        },
+      ),
+    );
+  });
+});

@@ -1498,6 +1498,16 @@ export function commandLineSecrets(
           if (whole) span.written = whole;
           else span.end = span.start;
         }
+    // Written apart in a word read whole at once (`Password="x;y"X`): the value's text as written is
+    // hidden, quotes and all, where no quote is open at either end, so it fills back byte for byte
+    // (r63-6: the word was written again in '…', `'Password=${PASSWORD}'`, whose reference fills
+    // back the value as the shell reads it, not as written).
+    if (!word.dynamic && !word.data)
+      for (const span of spans)
+        if (split(span) && span.put === undefined && span.with === undefined) {
+          const whole = writtenWhole(line, word, span);
+          if (whole) span.written = whole;
+        }
     // A value hidden with its whole word hides every other value in the word with it.
     const wordTaken = spans.find((span) => span.written === wordWritten);
     if (wordTaken)
@@ -2186,16 +2196,22 @@ function lineSecrets(
   display = false,
 ): ArgFound | undefined {
   if (LINE_BREAK.test(line) || HEREDOC.test(line)) return shellScript(line, hide, scriptName);
-  const found = lineReading(line, hide, scriptName, shell, display);
   // A line the shell refuses (a quote or a run-time part left open) whose reading still leaves a
   // telling name's literal value in clear (r63-3: `"x;Password=X`, `$(;Password=X`, `psql
-  // "Server=db;Pwd="X"$("`, where an old rule keeps a mixed value on such a line as written): the
-  // first telling name's value is hidden to the line's end, in both views — the shell never runs
-  // the line, so no payload in it is run either — and what is before it read as before.
+  // "Server=db;Pwd="X"$("`, where an old rule keeps a mixed value on such a line as written), or
+  // writes such a value again in '…' (`Password=X';` → `'Password=${PASSWORD}'`, which would not
+  // fill back byte for byte: r63-6): the first telling name's value is hidden to the line's end, in
+  // both views — the shell never runs the line, so no payload in it is run either — and what is
+  // before it read as before. The readings that decide it name no reference (`hide` is not asked).
   const telling = tellingLiteral(line);
-  if (telling === undefined || closesInItself(line)) return found;
-  if (tellingLiteral(lineReading(line, undefined, scriptName, shell, display)?.safe ?? line) === undefined)
-    return found;
+  const asks = () => "SHELL_COMMAND";
+  if (
+    telling === undefined ||
+    closesInItself(line) ||
+    (tellingLiteral(lineReading(line, undefined, asks, shell, display)?.safe ?? line) === undefined &&
+      (lineReading(line, (text) => text, asks, shell, display)?.safe ?? line) === line)
+  )
+    return lineReading(line, hide, scriptName, shell, display);
   const before = line.slice(0, telling.at);
   const rest = line.slice(telling.at);
   const read = lineReading(before, hide, scriptName, shell, display);
