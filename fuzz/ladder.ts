@@ -701,6 +701,35 @@ export const SHAPES: Shape[] = [
     },
   },
   {
+    // r63: a line the shell refuses read for a telling name's literal value (each name read where a
+    // run of name characters starts), `$1` before a URL's scheme, an argument holding a shell's
+    // own command read as a line, then as the script it holds, ODBC values shown in the line, and
+    // values written apart hidden as written.
+    name: "command lines: refused lines' telling values, $1 before a URL, scripts in an argument",
+    build: (n) => [
+      `"x;${repeat("Password=a;", n / 11)}Password=hunter2SECRET9`,
+      `$(; ${repeat("--password ", n / 11)}`,
+      `srv ${repeat("${DB_PASSWORD:-", n / 15)}`,
+      `srv ${repeat("$1a", n / 3)}https://u:p@h`,
+      `sh -c "srv --password \\"X9 secretpw\\" ${repeat('--url \\"$HOST\\" ', n / 17)}"`,
+      // ODBC `{…}` values whose quote closes after their `;`, shown in one walk over the line.
+      `Server=db;${repeat('Pwd={$(a)"};x";', n / 16)}`,
+      // Values written apart by quotes, each hidden as written (its quotes read once for each value).
+      `srv ${repeat("--password=a'b'c ", n / 17)}`,
+      `srv Server=db;${repeat("Password=a'b'c;", n / 15)}`,
+    ],
+    run: (list) => {
+      for (const line of list as string[]) {
+        withoutCommandLineSecrets(line);
+        withoutArgSecrets(["--run", line]);
+        exportSpec({
+          spec: "loopwright.agent/1",
+          bundle: { mcpServers: [{ name: "s", command: line }] },
+        } as never);
+      }
+    },
+  },
+  {
     // fix162: a quoted command's words that open a quote read with the words up to its closing one
     // (each word read at most once for each quote), a URL's userinfo holding blanks, and curl's,
     // redis-cli's and Samba's password flags with quoted values holding blanks.

@@ -143,13 +143,11 @@ describe("PowerShell's $env:NAME=value in a pasted command line (fix130 #1)", ()
     '$env:API_KEY="$x"; node srv.js',
     '$env:API_KEY="$(Get-Secret)"; node srv.js',
     '$env:API_KEY="${x} $env:Y"; node srv.js',
-    '$env:API_KEY="a`"b; node srv.js',
-  ])(
-    "%j: a double-quoted value made only of run-time parts, or never closing, is kept (fix138, r49 F4)",
-    (line) => {
-      expect(withoutCommandLineSecrets(line)).not.toContain("${API_KEY}");
-    },
-  );
+    // A value never closing (`$env:API_KEY="a\`"b; node srv.js`) is now hidden to the line's end:
+    // see export-leaks-r63.test.ts (r63 #3).
+  ])("%j: a double-quoted value made only of run-time parts is kept (fix138, r49 F4)", (line) => {
+    expect(withoutCommandLineSecrets(line)).not.toContain("${API_KEY}");
+  });
 
   // fix138 #4: one word with no whitespace, as one argv word or a whole `command`, and PowerShell's
   // braced `${env:NAME}` form, are assignments too.

@@ -46,6 +46,9 @@ const BEFORE_COMMAND = /^(?:\{|!|if|then|else|elif|do|while|until)$/;
 /** Redis's command-line clients, which take a password after `-a` (`redis-cli -a X`; Valkey's and KeyDB's alike). */
 const REDIS_CLI = /^(?:redis|valkey|keydb)-cli$/;
 
+/** MongoDB's shells, which take a password as the word after `-p` (`mongosh -u app -p X`). */
+const MONGO_SHELL = /^mongo(?:sh)?$/;
+
 /** sshpass's options that take a value (`-f file`, `-d n`, `-P prompt`, and `-p password`), tight or as the next word. */
 const SSHPASS_VALUED = "fdpP";
 
@@ -137,13 +140,16 @@ export interface ClientPassword {
  * (`--name mysql`, `mysql:8`) names no client. Read: MySQL's and MariaDB's `-pX` (`PASSWORD_P`;
  * tight only, also clustered `-vpX`: `-p` alone prompts, and another program's `-p` is usually a
  * port), sshpass's `-pX` or `-p X` among its options (which end at its command's first word;
- * `-f file`, `-d n`, `-P prompt`, `-e` give none), redis-cli's `-a X` (`REDIS_CLI`). `read` tells where a password starts in a
+ * `-f file`, `-d n`, `-P prompt`, `-e` give none), redis-cli's `-a X` (`REDIS_CLI`), mongo's and
+ * mongosh's `-p X` (`MONGO_SHELL`; `-p` before a flag prompts), lftp's `-u user,X` (the text after
+ * its first comma). `read` tells where a password starts in a
  * word's value, undefined when it holds none; `reset` starts a new command. One word, one step.
  */
 export function clientPasswords(): { read: (word: string) => ClientPassword | undefined; reset: () => void } {
-  let client: "" | "mysql" | "sshpass" | "redis" = "";
-  // What the client's option before this word takes: its password (named so), another value, or nothing.
-  let takes: "" | "value" | ClientPassword["name"] = "";
+  let client: "" | "mysql" | "sshpass" | "redis" | "mongo" | "lftp" = "";
+  // What the client's option before this word takes: its password (named so), lftp's `user,password`,
+  // another value, or nothing.
+  let takes: "" | "value" | "lftp_user" | ClientPassword["name"] = "";
   // Whether the next word may be the command's program; the runner whose words come first.
   let program = true;
   let runner: Runner | undefined;
@@ -164,6 +170,8 @@ export function clientPasswords(): { read: (word: string) => ClientPassword | un
     if (PASSWORD_P.test(name)) client = "mysql";
     else if (name === "sshpass") client = "sshpass";
     else if (REDIS_CLI.test(name)) client = "redis";
+    else if (MONGO_SHELL.test(name)) client = "mongo";
+    else if (name === "lftp") client = "lftp";
     else if (Object.hasOwn(RUNNERS, name)) {
       runner = RUNNERS[name];
       operands = runner?.operands ?? 0;
@@ -215,6 +223,12 @@ export function clientPasswords(): { read: (word: string) => ClientPassword | un
     if (takes !== "") {
       const name = takes;
       takes = "";
+      if (name === "lftp_user") {
+        const comma = word.indexOf(",");
+        return comma >= 0 && comma < word.length - 1 ? { at: comma + 1, name: "lftp_password" } : undefined;
+      }
+      // mongosh's `-p` before a flag (`-p --quiet`) prompts for the password.
+      if (client === "mongo" && word.startsWith("-")) return undefined;
       return name !== "value" && word !== "" ? { at: 0, name } : undefined;
     }
     if (client === "sshpass") {
@@ -240,6 +254,15 @@ export function clientPasswords(): { read: (word: string) => ClientPassword | un
     // redis-cli's `-a X`: the next word, wherever it stands in the command.
     if (client === "redis") {
       if (word === "-a") takes = "rediscli_auth";
+      return undefined;
+    }
+    // mongosh's `-p X` and lftp's `-u user,X`: the next word, wherever it stands in the command.
+    if (client === "mongo") {
+      if (word === "-p") takes = "password";
+      return undefined;
+    }
+    if (client === "lftp") {
+      if (word === "-u") takes = "lftp_user";
       return undefined;
     }
     if (client === "mysql") {

