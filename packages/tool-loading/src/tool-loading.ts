@@ -163,7 +163,8 @@ export interface ToolLoading {
   route(call: CallInput, state: { loaded: readonly string[]; messages: readonly MessageLike[] }): CallRoute;
   /**
    * Proxy mode: a preselection written as a `load_tools` call the model did not make and its result,
-   * to append after the question. Its id is numbered by `messages.length`, where the call lands.
+   * to append after the question. Its id is numbered by `messages.length`, where the call lands
+   * (`call_preselected_<n>`), with `_2`, `_3`… after it where the transcript already holds that id.
    * Names outside the catalogue, without a definition, or already held by the transcript are left
    * out; none left gives no messages. Other modes always give none.
    */
@@ -179,6 +180,24 @@ export interface PreselectionExchange {
 }
 
 const MODES: readonly ToolDiscovery[] = ["eager", "ondemand", "proxy"];
+
+/**
+ * `base`, or `base_2`, `base_3`… — the first that no call and no answer in `messages` holds as its
+ * id: a transcript carried from an earlier run may hold a preselection that landed at the same
+ * place, and an id used twice is refused by endpoints that check the transcript.
+ */
+function freshId(base: string, messages: readonly MessageLike[]): string {
+  const used = new Set<string>();
+  for (const message of messages) {
+    if (typeof message?.tool_call_id === "string") used.add(message.tool_call_id);
+    if (!Array.isArray(message?.tool_calls)) continue;
+    for (const call of message.tool_calls) if (typeof call?.id === "string") used.add(call.id);
+  }
+  if (!used.has(base)) return base;
+  let n = 2;
+  while (used.has(`${base}_${n}`)) n++;
+  return `${base}_${n}`;
+}
 
 /** The conversion from a chat-completion tool call, as the `invalid-call` message spells it. */
 const FROM_SDK_CALL =
@@ -455,7 +474,7 @@ export function createToolLoading<R = unknown>(
       const held = heldDefinitions(messages);
       const names = usablePreselection(preselected).filter((name) => !held.has(name));
       if (names.length === 0) return { messages: [], names: [] };
-      const id = `call_preselected_${messages.length}`;
+      const id = freshId(`call_preselected_${messages.length}`, messages);
       const resolution = expandNames(names, catalog, loadCap);
       const exchange: MessageLike[] = [
         {

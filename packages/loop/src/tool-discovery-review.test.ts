@@ -1,0 +1,98 @@
+/**
+ * Review r62 of the loop's tool discovery, over HTTP against the testkit: a proxied preselection's
+ * id against a carried transcript, a changed definition sent again, an uncatalogued host tool
+ * refused whichever way it is called, a host tool named as a meta-tool refused up front, a huge
+ * pattern answered quickly and stored short, the unknown names capped, a refused toolChoice that
+ * loads nothing, a renamed tool's host name taken by call_tool, and what counts as redundant.
+ */
+import { type Reply, startServer, type TestServer } from "@loopwright/testkit";
+import { afterEach, describe, expect, it } from "vitest";
+import type { ChatMessage, LoopConfig, ToolDefinition } from "./config.js";
+import { failedRun, LoopOptionError } from "./errors.js";
+import type { DispatchRequest } from "./run-calls.js";
+import { createRuntime } from "./runtime.js";
+import { transcriptFaults } from "./test-support/transcript.js";
+
+const tool = (name: string, description: string, properties: Record<string, unknown> = {}): ToolDefinition => ({
+  type: "function",
+  function: { name, description, parameters: { type: "object", properties } },
+});
+const TOOLS = [
+  tool("list_pods", "List pods", { namespace: { type: "string" } }),
+  tool("read_file", "Read a file", { path: { type: "string" } }),
+  tool("write_file", "Write a file", { path: { type: "string" }, text: { type: "string" } }),
+  tool("delete_all", "Delete everything"),
+];
+const CATALOG = [
+  { name: "kubernetes", tools: [{ name: "list_pods" }] },
+  { name: "files", tools: [{ name: "read_file" }, { name: "write_file" }] },
+];
+const QUESTION: ChatMessage[] = [{ role: "user", content: "What does notes.txt say?" }];
+
+let server: TestServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+type Body = { tools?: Array<{ function: { name: string } }>; messages: ChatMessage[] };
+const bodies = () => (server?.chatRequests ?? []).map((r) => r.body as Body);
+const toolNames = (body: Body | undefined) => (body?.tools ?? []).map((t) => t.function.name);
+const toolAnswer = (body: Body | undefined, id: string) =>
+  String(body?.messages.find((m) => m.role === "tool" && m.tool_call_id === id)?.content);
+const call = (id: string, name: string, args: unknown): Reply => ({
+  toolCalls: [{ id, name, arguments: typeof args === "string" ? args : JSON.stringify(args) }],
+});
+
+async function run(replies: Reply[], config: Partial<LoopConfig>, extra: Record<string, unknown> = {}) {
+  server ??= await startServer({ replies });
+  const dispatched: DispatchRequest[] = [];
+  const watched: DispatchRequest[] = [];
+  const result = await createRuntime().runAgentLoop({
+    config: { baseUrl: server.baseUrl, model: "sim", ...config },
+    system: "S",
+    messages: QUESTION,
+    tools: TOOLS,
+    catalog: CATALOG,
+    dispatch: (request) => {
+      dispatched.push(request);
+      return `ran ${request.name}`;
+    },
+    onToolCall: (request) => watched.push(request),
+    ...extra,
+  });
+  return { result, dispatched, watched };
+}
+
+describe("r62-1: a proxied preselection's id", () => {
+  it("is one the carried transcript does not use, so the request holds no id twice", async () => {
+    const carried: ChatMessage[] = [
+      { role: "user", content: "pods?" },
+      {
+        role: "assistant",
+        content: null,
+        tool_calls: [
+          {
+            id: "call_preselected_4",
+            type: "function",
+            function: { name: "load_tools", arguments: '{"names":["list_pods"]}' },
+          },
+        ],
+      },
+      { role: "tool", tool_call_id: "call_preselected_4", content: "No tool was loaded." },
+      { role: "assistant", content: "ok" },
+      { role: "user", content: "now read" },
+    ];
+    const { result } = await run([{ content: "done" }], { toolDiscovery: "proxy" }, {
+      messages: carried.slice(1),
+      preselected: ["read_file"],
+    });
+    const [first] = bodies();
+    expect(transcriptFaults(first?.messages ?? [])).toEqual([]);
+    const ids = (first?.messages ?? []).flatMap((m) => (m.role === "assistant" ? (m.tool_calls ?? []).map((c) => c.id) : []));
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(ids).toHaveLength(2);
+    expect(result.preselected).toEqual(["read_file"]);
+    expect(result.metrics.toolsLoaded).toBe(1);
+  });
+});
