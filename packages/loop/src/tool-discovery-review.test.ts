@@ -96,3 +96,45 @@ describe("r62-1: a proxied preselection's id", () => {
     expect(result.metrics.toolsLoaded).toBe(1);
   });
 });
+
+describe("r62-2: a tool whose definition changed (proxy)", () => {
+  const READ_V2 = tool("read_file", "Read a file, a range of it", {
+    path: { type: "string" },
+    lines: { type: "string" },
+  });
+  const V2 = TOOLS.map((t) => (t.function.name === "read_file" ? READ_V2 : t));
+
+  it("mid-run, from a step's plan: a load of it sends the new definition, and counts it loaded", async () => {
+    const { result } = await run(
+      [
+        call("c1", "load_tools", { names: ["read_file"] }),
+        call("c2", "load_tools", { names: ["read_file"] }),
+        { content: "done" },
+      ],
+      { toolDiscovery: "proxy" },
+      { beforeStep: (_m: unknown, step: number) => (step === 2 ? { tools: V2 } : undefined) },
+    );
+    const last = bodies().at(-1);
+    expect(toolAnswer(last, "c1")).not.toContain('"lines"');
+    expect(toolAnswer(last, "c2")).toContain('"lines":');
+    expect(toolAnswer(last, "c2")).not.toContain("Already in this conversation");
+    expect(result.metrics).toMatchObject({ toolsLoaded: 2, redundantLoads: 0 });
+  });
+
+  it("across runs, through carried messages: the preselection sends it again", async () => {
+    const first = await run([call("c1", "load_tools", { names: ["read_file"] }), { content: "done" }], {
+      toolDiscovery: "proxy",
+    });
+    await server?.close();
+    server = undefined;
+    const { result } = await run([{ content: "done" }], { toolDiscovery: "proxy" }, {
+      tools: V2,
+      messages: [...first.result.messages, { role: "user", content: "again" }],
+      preselected: ["read_file"],
+    });
+    const [body] = bodies();
+    const preselection = body?.messages.filter((m) => m.role === "tool").at(-1);
+    expect(String(preselection?.content)).toContain('"lines":');
+    expect(result.metrics.toolsLoaded).toBe(1);
+  });
+});

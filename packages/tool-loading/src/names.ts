@@ -205,6 +205,16 @@ export function expandNames(
   cap: number = DEFAULT_LOAD_CAP,
 ): NameResolution {
   checkArguments("expandNames", "the requested names", requested, catalog, cap, "a load cap");
+  return nameExpander(catalog)(requested, cap);
+}
+
+/**
+ * {@link expandNames} for one catalogue already checked, its lookups built once: a run holds one
+ * and resolves every load through it, where each load used to check and index the catalogue again.
+ */
+export function nameExpander(
+  catalog: readonly CatalogServer[],
+): (requested: readonly string[], cap: number) => NameResolution {
   const index = catalogIndex(catalog);
   const servers = serverTools(catalog);
   const longest = longestName(servers);
@@ -247,24 +257,26 @@ export function expandNames(
     return [];
   };
 
-  const names: string[] = [];
-  const unknown = new Set<string>();
-  const overCap: string[] = [];
-  // Sets beside the arrays: a server's name or "*" reaches every tool, so membership must not scan.
-  const reached = new Set<string>();
-  for (const raw of requested) {
-    const found = match(raw);
-    if (found.length === 0) {
-      if (raw.trim() !== "") unknown.add(raw);
-      continue;
+  return (requested, cap) => {
+    const names: string[] = [];
+    const unknown = new Set<string>();
+    const overCap: string[] = [];
+    // Sets beside the arrays: a server's name or "*" reaches every tool, so membership must not scan.
+    const reached = new Set<string>();
+    for (const raw of requested) {
+      const found = match(raw);
+      if (found.length === 0) {
+        if (raw.trim() !== "") unknown.add(raw);
+        continue;
+      }
+      for (const tool of found) {
+        if (reached.has(tool)) continue;
+        reached.add(tool);
+        (names.length < cap ? names : overCap).push(tool);
+      }
     }
-    for (const tool of found) {
-      if (reached.has(tool)) continue;
-      reached.add(tool);
-      (names.length < cap ? names : overCap).push(tool);
-    }
-  }
-  return { names, unknown: [...unknown], overCap, cap };
+    return { names, unknown: [...unknown], overCap, cap };
+  };
 }
 
 /**

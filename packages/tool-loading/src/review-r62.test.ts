@@ -9,7 +9,11 @@ import { describe, expect, it } from "vitest";
 import type { MessageLike } from "./load-result.js";
 import { createToolLoading } from "./tool-loading.js";
 
-const tool = (name: string, description: string, properties: Record<string, unknown> = {}): FunctionToolLike => ({
+const tool = (
+  name: string,
+  description: string,
+  properties: Record<string, unknown> = {},
+): FunctionToolLike => ({
   type: "function",
   function: { name, description, parameters: { type: "object", properties } },
 });
@@ -26,7 +30,9 @@ const CATALOG = [
 const loadCall = (id: string, names: string[]): MessageLike => ({
   role: "assistant",
   content: "",
-  tool_calls: [{ id, type: "function", function: { name: "load_tools", arguments: JSON.stringify({ names }) } }],
+  tool_calls: [
+    { id, type: "function", function: { name: "load_tools", arguments: JSON.stringify({ names }) } },
+  ],
 });
 
 /** Every tool-call id an assistant message of `messages` holds, with repeats. */
@@ -56,5 +62,78 @@ describe("r62-1: a proxied preselection's id", () => {
     const orphan: MessageLike[] = [{ role: "tool", tool_call_id: "call_preselected_1", content: "x" }];
     const again = loading.preselection(["read_file"], orphan);
     expect(again.messages[1]?.tool_call_id).not.toBe("call_preselected_1");
+  });
+});
+
+describe("r62-2: a tool whose definition changed since it was loaded (proxy)", () => {
+  const READ_V2 = tool("read_file", "Read a file, a range of it", {
+    path: { type: "string" },
+    lines: { type: "string" },
+  });
+  const v2 = TOOLS.map((t) => (t.function.name === "read_file" ? READ_V2 : t));
+  const loadedOnce = (): MessageLike[] => {
+    const loading = createToolLoading({ mode: "proxy", tools: TOOLS, catalog: CATALOG });
+    const messages: MessageLike[] = [{ role: "user", content: "read" }, loadCall("c1", ["read_file"])];
+    const route = loading.route({ id: "c1", name: "load_tools", args: { names: ["read_file"] } }, { loaded: [], messages });
+    messages.push({ role: "tool", tool_call_id: "c1", content: route.kind === "load" ? route.content : "" });
+    messages.push(loadCall("c2", ["read_file"]));
+    return messages;
+  };
+
+  it("is sent again with its definition as it is now, counted fresh and not redundant", () => {
+    const messages = loadedOnce();
+    const same = createToolLoading({ mode: "proxy", tools: TOOLS, catalog: CATALOG });
+    const unchanged = same.route({ id: "c2", name: "load_tools", args: { names: ["read_file"] } }, { loaded: [], messages });
+    expect(unchanged).toMatchObject({ kind: "load", fresh: [], repeated: ["read_file"] });
+    const changed = createToolLoading({ mode: "proxy", tools: v2, catalog: CATALOG });
+    const route = changed.route({ id: "c2", name: "load_tools", args: { names: ["read_file"] } }, { loaded: [], messages });
+    expect(route).toMatchObject({ kind: "load", fresh: ["read_file"], repeated: [] });
+    const content = route.kind === "load" ? route.content : "";
+    expect(content).not.toContain("Already in this conversation");
+    expect(content).toContain('"lines":{"type":"string"}');
+  });
+
+  it("is not left out of a preselection", () => {
+    const messages = loadedOnce().slice(0, 3);
+    const same = createToolLoading({ mode: "proxy", tools: TOOLS, catalog: CATALOG });
+    expect(same.preselection(["read_file"], messages).names).toEqual([]);
+    const changed = createToolLoading({ mode: "proxy", tools: v2, catalog: CATALOG });
+    const exchange = changed.preselection(["read_file"], messages);
+    expect(exchange.names).toEqual(["read_file"]);
+    expect(String(exchange.messages[1]?.content)).toContain('"lines":{"type":"string"}');
+  });
+
+  it("heldDefinitions given the tools holds only names whose line is current", async () => {
+    const { heldDefinitions } = await import("./load-result.js");
+    const messages = loadedOnce();
+    expect([...heldDefinitions(messages)]).toEqual(["read_file"]);
+    expect([...heldDefinitions(messages, TOOLS)]).toEqual(["read_file"]);
+    expect([...heldDefinitions(messages, v2)]).toEqual([]);
+  });
+
+  it("a load's cost does not grow with the answers the transcript holds (10,000 tools, 600 loads)", () => {
+    const many = Array.from({ length: 10_000 }, (_, i) =>
+      tool(`t${i}`, `tool ${i}`, { a: { type: "string" } }),
+    );
+    const loading = createToolLoading({
+      mode: "proxy",
+      tools: many,
+      catalog: [{ name: "srv", tools: many.map((t) => ({ name: t.function.name })) }],
+    });
+    const messages: MessageLike[] = [{ role: "user", content: "go" }];
+    const loads = (from: number) => {
+      const started = performance.now();
+      for (let i = from; i < from + 100; i++) {
+        const names = [`t${i}`, `t${i + 5000}`, `t${i + 7000}`];
+        messages.push(loadCall(`c${i}`, names));
+        const route = loading.route({ id: `c${i}`, name: "load_tools", args: { names } }, { loaded: [], messages });
+        messages.push({ role: "tool", tool_call_id: `c${i}`, content: route.kind === "load" ? route.content : "" });
+      }
+      return performance.now() - started;
+    };
+    loads(0);
+    for (let k = 1; k < 5; k++) loads(k * 100);
+    // Measured: about 1.3 s a hundred loads here before each answer was read once, 40 ms after.
+    expect(loads(500)).toBeLessThan(600);
   });
 });

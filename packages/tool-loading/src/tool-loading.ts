@@ -8,15 +8,15 @@ import {
   definitionsByName,
 } from "./catalog.js";
 import { checkCap, checkNameList, checkRecord, describe, echoName, ToolLoadingError } from "./errors.js";
-import { heldDefinitions, loadResult, type MessageLike, proxyLoadResult } from "./load-result.js";
+import { definitionLine, heldWhere, loadResult, type MessageLike, proxyAnswer } from "./load-result.js";
 import { CALL_TOOL_NAME, LOAD_TOOLS, LOAD_TOOLS_NAME, PROXY_TOOLS } from "./meta-tools.js";
 import {
   carryOver,
   DEFAULT_CARRY_CAP,
   DEFAULT_LOAD_CAP,
-  expandNames,
   loadNames,
   type NameResolution,
+  nameExpander,
   toolResolver,
 } from "./names.js";
 import {
@@ -250,6 +250,15 @@ function checkCall(call: unknown): asserts call is CallInput {
   );
 }
 
+/** The transcript as `heldDefinitions` takes it: throws `invalid-names` for one that is not an array. */
+function checkMessages(messages: readonly MessageLike[]): readonly MessageLike[] {
+  if (Array.isArray(messages)) return messages;
+  throw new ToolLoadingError(
+    "invalid-names",
+    `heldDefinitions needs the transcript as an array of messages, and was given ${describe(messages)}.`,
+  );
+}
+
 /** An object of named values: not null, an array, a Map or Set, a Promise or a function. */
 function plainObject(value: unknown): value is Record<string, unknown> {
   return (
@@ -290,6 +299,23 @@ export function createToolLoading<R = unknown>(
   const index = catalogIndex(catalog);
   // Built once: every call_tool and every unloaded call resolves its name through it.
   const resolve = toolResolver(catalog);
+  // Built once as well: every load and the preselection expand their names through it.
+  const expand = nameExpander(catalog);
+  // Each tool's definition line, written once when first needed (the definitions never change in a run).
+  const lines = new Map<string, string>();
+  const lineOf = (name: string): string | undefined => {
+    const known = lines.get(name);
+    if (known !== undefined) return known;
+    const tool = definitions.get(name);
+    if (tool === undefined) return undefined;
+    const line = definitionLine(tool);
+    lines.set(name, line);
+    return line;
+  };
+  // Proxied, a tool counts as loaded only while the transcript holds its definition as it is now:
+  // one whose definition changed (a carried transcript, new tools from a step's plan) is sent again.
+  const heldNow = (messages: readonly MessageLike[]) =>
+    heldWhere(messages, (name, line) => lineOf(name) === line);
   const text = mode === "eager" ? "" : catalogText(catalog, { mode, descriptions, cap: loadCap });
   const loadable = (name: string) => index.has(name);
   const definitionsOf = (names: readonly string[]) =>
@@ -307,9 +333,8 @@ export function createToolLoading<R = unknown>(
         `the preselection must be an array of tool names, and was given ${describe(preselected)}.`,
       );
     }
-    return expandNames(
+    return expand(
       preselected.filter((name) => typeof name === "string" && loadable(name)),
-      catalog,
       loadCap,
     ).names;
   };
@@ -329,7 +354,7 @@ export function createToolLoading<R = unknown>(
    * brings the tools the cap left out the last time instead of the same ones.
    */
   const resolveLoad = (names: readonly string[], has: ReadonlySet<string>): NameResolution => {
-    const reached = expandNames(names, catalog, Math.max(1, index.size));
+    const reached = expand(names, Math.max(1, index.size));
     const fresh = reached.names.filter((name) => !has.has(name));
     const kept = new Set(fresh.slice(0, loadCap));
     return {
@@ -353,13 +378,13 @@ export function createToolLoading<R = unknown>(
       return { kind: "refuse", content: error.message, error, loaded: [...loaded], unknown: [] };
     }
     if (mode === "proxy") {
-      const held = heldDefinitions(messages);
+      const held = heldNow(checkMessages(messages));
       const resolution = resolveLoad(names, held);
       const fresh = resolution.names.filter((name) => !held.has(name));
       const repeated = resolution.names.filter((name) => held.has(name));
       return {
         kind: "load",
-        content: proxyLoadResult(resolution, [...definitions.values()], held),
+        content: proxyAnswer(resolution, lineOf, held),
         loaded: [],
         resolution,
         fresh,
@@ -471,11 +496,11 @@ export function createToolLoading<R = unknown>(
 
     preselection(preselected, messages) {
       if (mode !== "proxy") return { messages: [], names: [] };
-      const held = heldDefinitions(messages);
+      const held = heldNow(checkMessages(messages));
       const names = usablePreselection(preselected).filter((name) => !held.has(name));
       if (names.length === 0) return { messages: [], names: [] };
       const id = freshId(`call_preselected_${messages.length}`, messages);
-      const resolution = expandNames(names, catalog, loadCap);
+      const resolution = expand(names, loadCap);
       const exchange: MessageLike[] = [
         {
           role: "assistant",
@@ -491,7 +516,7 @@ export function createToolLoading<R = unknown>(
         {
           role: "tool",
           tool_call_id: id,
-          content: proxyLoadResult(resolution, [...definitions.values()], held),
+          content: proxyAnswer(resolution, lineOf, held),
         },
       ];
       return { messages: exchange, names };
