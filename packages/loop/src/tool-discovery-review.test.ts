@@ -138,3 +138,40 @@ describe("r62-2: a tool whose definition changed (proxy)", () => {
     expect(result.metrics.toolsLoaded).toBe(1);
   });
 });
+
+describe("r62-3: a host tool the catalogue does not list", () => {
+  for (const mode of ["ondemand", "proxy"] as const) {
+    it(`${mode}: is never declared, and a call to it by its own name is refused as call_tool refuses it`, async () => {
+      const { result, dispatched } = await run(
+        [
+          { toolCalls: [{ id: "c1", name: "delete_all", arguments: "{}" }, { id: "c2", name: "call_tool", arguments: '{"name":"delete_all","arguments":{}}' }] },
+          { content: "done" },
+        ],
+        { toolDiscovery: mode },
+      );
+      for (const body of bodies()) expect(toolNames(body)).not.toContain("delete_all");
+      expect(dispatched).toEqual([]);
+      const last = bodies().at(-1);
+      expect(toolAnswer(last, "c1")).toContain('"delete_all" is not in the catalogue');
+      expect(toolAnswer(last, "c2")).toContain('"delete_all" is not in the catalogue');
+      expect(result.metrics.unknownToolNames).toEqual(["delete_all"]);
+      expect(result.toolCalls.map((c) => c.ok)).toEqual([false, false]);
+    });
+  }
+
+  it("ondemand: a loaded tool a step's plan took out of the catalogue is refused when called", async () => {
+    const { result, dispatched } = await run(
+      [call("c1", "load_tools", { names: ["write_file"] }), call("c2", "write_file", { path: "a", text: "b" }), { content: "done" }],
+      { toolDiscovery: "ondemand" },
+      {
+        beforeStep: (_m: unknown, step: number) =>
+          step === 2 ? { catalog: [{ name: "files", tools: [{ name: "read_file" }] }] } : undefined,
+      },
+    );
+    expect(toolNames(bodies()[1])).toEqual(["load_tools"]);
+    expect(dispatched).toEqual([]);
+    expect(toolAnswer(bodies().at(-1), "c2")).toContain('"write_file" is not in the catalogue');
+    expect(result.metrics.unknownToolNames).toEqual(["write_file"]);
+    expect(result.loaded).toEqual([]);
+  });
+});

@@ -137,3 +137,34 @@ describe("r62-2: a tool whose definition changed since it was loaded (proxy)", (
     expect(loads(500)).toBeLessThan(600);
   });
 });
+
+describe("r62-3: a host tool the catalogue does not list (ondemand and proxy)", () => {
+  it("is refused whichever way the model calls it: by its own name, through call_tool, through load_tools", () => {
+    for (const mode of ["ondemand", "proxy"] as const) {
+      const loading = createToolLoading({ mode, tools: TOOLS, catalog: CATALOG });
+      // Never declared: not in the tool array of any step.
+      for (const step of [0, 1, 5]) {
+        const names = loading.request({ step, loaded: ["read_file"] }).tools.map((t) => t.function.name);
+        expect(names).not.toContain("delete_all");
+      }
+      const state = { loaded: [], messages: [] };
+      const direct = loading.route({ id: "c1", name: "delete_all", args: {} }, state);
+      expect(direct).toMatchObject({ kind: "refuse", unknown: ["delete_all"] });
+      expect(direct.kind === "refuse" && direct.error.code).toBe("unknown-tool");
+      const proxied = loading.route({ id: "c2", name: "call_tool", args: { name: "delete_all", arguments: {} } }, state);
+      expect(proxied).toMatchObject({ kind: "refuse", unknown: ["delete_all"] });
+      const load = loading.route({ id: "c3", name: "load_tools", args: { names: ["delete_all"] } }, state);
+      expect(load.kind === "load" && load.resolution.unknown).toEqual(["delete_all"]);
+      // A catalogued tool still runs however it is called.
+      expect(loading.route({ id: "c4", name: "read_file", args: {} }, state)).toMatchObject({ kind: "dispatch" });
+    }
+  });
+
+  it("eager declares it and dispatches it, as before", () => {
+    const loading = createToolLoading({ mode: "eager", tools: TOOLS, catalog: CATALOG });
+    expect(loading.route({ id: "c1", name: "delete_all", args: {} }, { loaded: [], messages: [] })).toMatchObject({
+      kind: "dispatch",
+      name: "delete_all",
+    });
+  });
+});

@@ -129,7 +129,7 @@ export type CallRoute =
   | {
       /**
        * A call refused with `content` as its (failed) result: a bad `call_tool` or `load_tools`, or
-       * (ondemand and proxy) a direct call to a name neither the host's tools nor the catalogue hold.
+       * (ondemand and proxy) a direct call to a name outside the catalogue, one of `tools` included.
        */
       kind: "refuse";
       content: string;
@@ -157,8 +157,10 @@ export interface ToolLoading {
   /** The tool array and system text for one step. */
   request(input: StepInput): StepRequest;
   /**
-   * How to answer one call the model made. In ondemand and proxy mode a name that is neither one of
-   * `tools` nor catalogued is refused (`unknown-tool`) however it is called; eager dispatches any name.
+   * How to answer one call the model made. In ondemand and proxy mode a name outside the catalogue
+   * is refused (`unknown-tool`) however it is called — by its own name, through `call_tool` or
+   * `load_tools` — one of `tools` the catalogue does not list too, since no request of these modes
+   * declares it; eager dispatches any name.
    */
   route(call: CallInput, state: { loaded: readonly string[]; messages: readonly MessageLike[] }): CallRoute;
   /**
@@ -482,10 +484,12 @@ export function createToolLoading<R = unknown>(
       }
       // A catalogued tool called by name, spelled as load_tools and call_tool take it
       // (github.create_issue, functions.read_file, Read_File): run as that tool (and, on demand,
-      // loaded), in proxy mode too. A name the host declares itself is the host's, whatever it folds to.
-      const named = hostOwns(call.name) ? call.name : resolve(call.name);
+      // loaded), in proxy mode too. A name the host declares itself is the host's, never folded to
+      // another tool: outside the catalogue no request of these modes declares it, so it is refused
+      // as call_tool and load_tools refuse it.
+      const named = loadable(call.name) ? call.name : hostOwns(call.name) ? undefined : resolve(call.name);
       if (named !== undefined) return dispatch(named, call.args, call.raw, false);
-      // Neither the host's nor catalogued: refused as call_tool refuses it, never dispatched.
+      // Outside the catalogue: refused as call_tool refuses it, never dispatched.
       const error = new ToolLoadingError(
         "unknown-tool",
         `"${echoName(call.name)}" is not in the catalogue, so nothing was run. Call one of the tools the catalogue lists` +
