@@ -175,3 +175,56 @@ describe("r62-3: a host tool the catalogue does not list", () => {
     expect(result.loaded).toEqual([]);
   });
 });
+
+describe("r62-4: a host tool declared under a meta-tool's name", () => {
+  const refusal = async (mode: "ondemand" | "proxy" | undefined, name: string, plan = false) => {
+    server = await startServer({ replies: [call("c1", "read_file", { path: "a" }), { content: "never" }] });
+    const error = await createRuntime()
+      .runAgentLoop({
+        config: { baseUrl: server.baseUrl, model: "sim", ...(mode ? { toolDiscovery: mode } : {}) },
+        messages: QUESTION,
+        tools: plan ? TOOLS : [...TOOLS, tool(name, "mine")],
+        ...(plan ? { beforeStep: (_m: unknown, step: number) => (step === 2 ? { tools: [...TOOLS, tool(name, "mine")] } : undefined) } : {}),
+        dispatch: () => "ran",
+      })
+      .catch((e: unknown) => e);
+    const sent = server.chatRequests.length;
+    await server.close();
+    server = undefined;
+    return { error: failedRun(error)?.error ?? error, sent };
+  };
+
+  it("is refused up front with tool-name-collision where the mode declares that meta-tool", async () => {
+    for (const [mode, name] of [
+      ["ondemand", "load_tools"],
+      ["ondemand", "load.tools"],
+      ["proxy", "load_tools"],
+      ["proxy", "call_tool"],
+      ["proxy", "call.tool"],
+    ] as const) {
+      const { error, sent } = await refusal(mode, name);
+      const cause = LoopOptionError.isInstance(error) ? error : (error as { cause?: unknown }).cause;
+      expect(LoopOptionError.isInstance(cause), `${mode} ${name}`).toBe(true);
+      expect((cause as LoopOptionError).code).toBe("tool-name-collision");
+      expect((cause as Error).message).toContain(`"${name}"`);
+      expect(sent).toBe(0);
+    }
+  });
+
+  it("is refused when a step's plan brings it, before that step's request", async () => {
+    const { error, sent } = await refusal("proxy", "call_tool", true);
+    const cause = LoopOptionError.isInstance(error) ? error : (error as { cause?: unknown }).cause;
+    expect((cause as LoopOptionError).code).toBe("tool-name-collision");
+    expect(sent).toBe(1);
+  });
+
+  it("is the host's where the mode declares no such meta-tool: eager, and call_tool on demand", async () => {
+    for (const [mode, name] of [
+      [undefined, "load_tools"],
+      ["ondemand", "call_tool"],
+    ] as const) {
+      const { error } = await refusal(mode, name);
+      expect(LoopOptionError.isInstance(error), `${mode} ${name}`).toBe(false);
+    }
+  });
+});

@@ -81,8 +81,10 @@ function nameList(value: unknown, option: string): string[] {
  * Reads `config.toolDiscovery`, `catalog`, `loaded`, `preselected`, `preselect` and
  * `preselectRouting` at the start of a run. Eager (the default) gives `undefined` and the run
  * declares every tool, as it always did; a preselection there has nowhere to go and is refused
- * (`LoopOptionError`, `conflicting-options`), as is a name list that is not one. A malformed
- * catalogue throws what `createToolLoading` throws.
+ * (`LoopOptionError`, `conflicting-options`), as is a name list that is not one. A tool declared
+ * under a meta-tool's name (`load_tools`, and proxied `call_tool`; `load.tools` becomes one on the
+ * wire) is refused (`LoopOptionError`, `tool-name-collision`). A malformed catalogue throws what
+ * `createToolLoading` throws.
  */
 export function startDiscovery(options: AgentLoopOptions, declared: DeclaredTools): Discovery | undefined {
   const { config } = options;
@@ -120,8 +122,9 @@ export function startDiscovery(options: AgentLoopOptions, declared: DeclaredTool
 /**
  * The per-step builders of a loading mode over `declared` (the run's tools as the wire names
  * them) and the host's `catalog` (its names made the wire's; absent or `null`, one server `tools`
- * holding every tool), checked here rather than on the first step. Throws what
- * `createToolLoading` throws.
+ * holding every tool), checked here rather than on the first step. Throws `LoopOptionError`
+ * (`tool-name-collision`) for a tool declared under the name of a meta-tool the mode declares
+ * (`load_tools`; proxied, `call_tool` too), and what `createToolLoading` throws.
  */
 function openLoading(
   mode: Exclude<ToolDiscovery, "eager">,
@@ -130,6 +133,20 @@ function openLoading(
   toolOrder: LoopRun["config"]["toolOrder"],
   routing: PreselectRouting,
 ): ToolLoading {
+  // A host tool declared under a meta-tool's name would shadow it (or be shadowed): a call could
+  // not be told apart, so it is refused as two tools of one wire name are.
+  const meta = mode === "proxy" ? [LOAD_TOOLS_NAME, CALL_TOOL_NAME] : [LOAD_TOOLS_NAME];
+  for (const tool of declared.tools) {
+    const name = tool.type === "function" ? tool.function.name : undefined;
+    if (name === undefined || !meta.includes(name)) continue;
+    const host = hostName(declared, name);
+    throw new LoopOptionError(
+      "tool-name-collision",
+      `${host}, ${name}`,
+      `The tool "${host}" would be declared as "${name}", the name of the meta-tool a ${mode} run ` +
+        `declares itself, so a call to one could not be told from a call to the other. Rename the tool.`,
+    );
+  }
   const catalog = given?.map(
     (server): CatalogServer => ({
       ...server,
