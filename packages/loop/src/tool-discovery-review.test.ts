@@ -191,7 +191,7 @@ describe("r62-4: a host tool declared under a meta-tool's name", () => {
     const sent = server.chatRequests.length;
     await server.close();
     server = undefined;
-    return { error: failedRun(error)?.error ?? error, sent };
+    return { error, sent };
   };
 
   it("is refused up front with tool-name-collision where the mode declares that meta-tool", async () => {
@@ -226,5 +226,34 @@ describe("r62-4: a host tool declared under a meta-tool's name", () => {
       const { error } = await refusal(mode, name);
       expect(LoopOptionError.isInstance(error), `${mode} ${name}`).toBe(false);
     }
+  });
+});
+
+describe("r62-5 and r62-6: huge and many unknown names", () => {
+  const many = Array.from({ length: 10_000 }, (_, i) => tool(`tool_${i}`, `tool ${i}`));
+  const bigCatalog = [{ name: "srv", tools: many.map((t) => ({ name: t.function.name })) }];
+
+  it("a 100,000-character pattern through the loop is answered at once, and stored cut short", async () => {
+    const huge = `${"*".repeat(100_000)}q`;
+    const started = performance.now();
+    const { result } = await run([call("c1", "load_tools", { names: [huge] }), { content: "done" }], { toolDiscovery: "ondemand" }, {
+      tools: many,
+      catalog: bigCatalog,
+    });
+    // Measured: about 16 s before (5.9 s of matching, routed twice); well under a second after.
+    expect(performance.now() - started).toBeLessThan(3000);
+    expect(toolAnswer(bodies().at(-1), "c1")).toContain("A name is read up to 256 characters");
+    expect(result.metrics.unknownToolNames).toHaveLength(1);
+    expect(result.metrics.unknownToolNames[0]?.length).toBeLessThanOrEqual(257);
+    expect(result.metrics.unknownToolNames[0]?.endsWith("…")).toBe(true);
+  });
+
+  it("keeps the first 100 unknown names, each once", async () => {
+    const names = Array.from({ length: 150 }, (_, i) => `made_up_${i}`);
+    const { result } = await run(
+      [call("c1", "load_tools", { names }), call("c2", "load_tools", { names: ["made_up_3", "made_up_149"] }), { content: "done" }],
+      { toolDiscovery: "proxy" },
+    );
+    expect(result.metrics.unknownToolNames).toEqual(names.slice(0, 100));
   });
 });

@@ -11,6 +11,7 @@ import {
   type CatalogServer,
   createToolLoading,
   LOAD_TOOLS_NAME,
+  MAX_NAME_LENGTH,
   type PreselectRouting,
   type ToolDiscovery,
   type ToolLoading,
@@ -40,9 +41,15 @@ export interface ToolLoadMetrics {
   toolsLoaded: number;
   /** Names a load asked for that were already loaded (or, proxied, already in the conversation). */
   redundantLoads: number;
-  /** Names the model asked to load or `call_tool` that are outside the catalogue, each once, in order. */
+  /**
+   * Names the model asked to load, `call_tool` or call that are outside the catalogue, each once, in
+   * order: the first 100, each cut to 256 characters (the rest of a longer one as `…`).
+   */
   unknownToolNames: string[];
 }
+
+/** How many names `metrics.unknownToolNames` keeps: the model makes them up, so any number. */
+const UNKNOWN_NAMES_KEPT = 100;
 
 /**
  * A loading run's tool discovery (`ondemand` or `proxy`; eager runs have none): the per-step
@@ -58,6 +65,8 @@ export interface Discovery {
   /** The shortlist the run opened with. */
   preselected: string[];
   readonly counts: ToolLoadMetrics;
+  /** The names `counts.unknownToolNames` holds, as a set: a repeat is found without a scan. */
+  readonly unknownSeen: Set<string>;
 }
 
 const NO_COUNTS = (): ToolLoadMetrics => ({ toolsLoaded: 0, redundantLoads: 0, unknownToolNames: [] });
@@ -116,6 +125,7 @@ export function startDiscovery(options: AgentLoopOptions, declared: DeclaredTool
     loaded: loaded.map((name) => wireName(declared, name)),
     preselected: preselected.map((name) => wireName(declared, name)),
     counts: NO_COUNTS(),
+    unknownSeen: new Set(),
   };
 }
 
@@ -419,7 +429,14 @@ export function callRouter(
   // yet, so their answers are handed along, and a later load of the step sees what they delivered.
   const answered: ChatMessage[] = [];
   const unknown = (names: readonly string[]) => {
-    for (const name of names) if (!counts.unknownToolNames.includes(name)) counts.unknownToolNames.push(name);
+    const seen = discovery.unknownSeen;
+    for (const name of names) {
+      if (counts.unknownToolNames.length >= UNKNOWN_NAMES_KEPT) return;
+      const kept = keptName(name);
+      if (seen.has(kept)) continue;
+      seen.add(kept);
+      counts.unknownToolNames.push(kept);
+    }
   };
   return holdingNumbers((request: DispatchRequest): CallRouting | undefined => {
     const name = wireName(run.names, request.name);
@@ -469,6 +486,55 @@ export function callRouter(
     const inner = innerCall(run, request.id, route);
     return { dispatch: inner, onRun };
   });
+}
+
+/** A name as `unknownToolNames` keeps it: up to `MAX_NAME_LENGTH` characters, `…` for the rest. */
+function keptName(name: string): string {
+  if (name.length <= MAX_NAME_LENGTH) return name;
+  const cut = /[\uD800-\uDBFF]/.test(name.charAt(MAX_NAME_LENGTH - 1)) ? MAX_NAME_LENGTH - 1 : MAX_NAME_LENGTH;
+  return `${name.slice(0, cut)}…`;
+}
+
+/**
+ * The step's calls routed once: `first` routes each call (what `replayedCalls` reads, before
+ * anything runs), and `again` hands `runCalls` the same decisions for the same calls, in the same
+ * order, rather than routing them a second time (a load expanding its names against the catalogue
+ * twice, a transcript read twice). A call `again` was not handed by `first` in that place is routed
+ * afresh, by a router that has seen the calls before it. Both `undefined` in eager mode.
+ */
+export function routedOnce(run: LoopRun): {
+  first: ((request: DispatchRequest) => CallRouting | undefined) | undefined;
+  again: ((request: DispatchRequest) => CallRouting | undefined) | undefined;
+} {
+  const route = callRouter(run);
+  if (!route) return { first: undefined, again: undefined };
+  const keyOf = (request: DispatchRequest) => `${request.id}\u0000${request.name}\u0000${request.raw ?? ""}`;
+  const log: { key: string; request: DispatchRequest; routing: CallRouting | undefined }[] = [];
+  const first = holdingNumbers((request: DispatchRequest) => {
+    const routing = route(request);
+    log.push({ key: keyOf(request), request, routing });
+    return routing;
+  });
+  const seen: DispatchRequest[] = [];
+  let fresh: ((request: DispatchRequest) => CallRouting | undefined) | undefined;
+  const again = holdingNumbers((request: DispatchRequest) => {
+    const entry = fresh ? undefined : log[seen.length];
+    seen.push(request);
+    if (entry === undefined || entry.key !== keyOf(request)) {
+      let router = fresh;
+      if (router === undefined) {
+        router = callRouter(run) as (request: DispatchRequest) => CallRouting | undefined;
+        for (const earlier of seen.slice(0, -1)) router(earlier);
+        fresh = router;
+      }
+      return router(request);
+    }
+    const { routing } = entry;
+    // The decision to run the call as written names the request it was handed: this one, now.
+    if (routing && "dispatch" in routing && routing.dispatch === entry.request) return { ...routing, dispatch: request };
+    return routing;
+  });
+  return { first, again };
 }
 
 /** The call a route hands on (a call_tool's inner tool, another spelling's tool) under the call's id. */

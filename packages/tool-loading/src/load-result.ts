@@ -2,7 +2,7 @@ import type { FunctionToolLike } from "@loopwright/schema-compat";
 import { definitionsByName } from "./catalog.js";
 import { describe, echoNames, ToolLoadingError } from "./errors.js";
 import { LOAD_TOOLS_NAME } from "./meta-tools.js";
-import type { NameResolution } from "./names.js";
+import { MAX_NAME_LENGTH, type NameResolution } from "./names.js";
 
 /** The narrowest message shape this package reads: a role, content, and a tool call's answer id. */
 export interface MessageLike {
@@ -64,6 +64,9 @@ function tail(resolution: NameResolution, lines: string[]): void {
     lines.push(
       `Not in the catalogue: ${echoNames(resolution.unknown, OVER_CAP_NAMED)}. Use the names the catalogue lists.`,
     );
+    if (resolution.unknown.some((name) => name.length > MAX_NAME_LENGTH)) {
+      lines.push(`A name is read up to ${MAX_NAME_LENGTH} characters; a longer one matches nothing.`);
+    }
   }
   const left = resolution.overCap;
   if (left.length > OVER_CAP_NAMED) {

@@ -5,8 +5,10 @@
  * taken by call_tool and load_tools, and what counts as a redundant load.
  */
 import type { FunctionToolLike } from "@loopwright/schema-compat";
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { MessageLike } from "./load-result.js";
+import { expandNames } from "./names.js";
 import { createToolLoading } from "./tool-loading.js";
 
 const tool = (
@@ -166,5 +168,77 @@ describe("r62-3: a host tool the catalogue does not list (ondemand and proxy)", 
       kind: "dispatch",
       name: "delete_all",
     });
+  });
+});
+
+describe("r62-5: a requested name's length and its stars", () => {
+  const many = Array.from({ length: 10_000 }, (_, i) => tool(`tool_${i}`, `tool ${i}`));
+  const big = createToolLoading({
+    mode: "ondemand",
+    tools: many,
+    catalog: [{ name: "srv", tools: many.map((t) => ({ name: t.function.name })) }],
+  });
+
+  it("answers a 100,000-character pattern at once, says names are read up to 256 characters, and loads nothing", () => {
+    const huge = `${"*".repeat(100_000)}q`;
+    const started = performance.now();
+    const route = big.route({ id: "c1", name: "load_tools", args: { names: [huge] } }, { loaded: [], messages: [] });
+    // Measured: 5.3 s before (a step back per star, against every tool); a few ms after.
+    expect(performance.now() - started).toBeLessThan(500);
+    expect(route.kind === "load" && route.fresh).toEqual([]);
+    const content = route.kind === "load" ? route.content : "";
+    expect(content).toContain("A name is read up to 256 characters; a longer one matches nothing.");
+    expect(content.length).toBeLessThan(600);
+  });
+
+  it("matches a pattern of many stars under the cap quickly, each run of stars as one", () => {
+    const pattern = `${"*".repeat(200)}_9999${"*".repeat(40)}`;
+    const started = performance.now();
+    const route = big.route({ id: "c1", name: "load_tools", args: { names: [pattern] } }, { loaded: [], messages: [] });
+    expect(performance.now() - started).toBeLessThan(500);
+    expect(route.kind === "load" && route.fresh).toEqual(["tool_9999"]);
+    const worst = `${"*a".repeat(120)}*`;
+    const slow = performance.now();
+    big.route({ id: "c2", name: "load_tools", args: { names: [worst] } }, { loaded: [], messages: [] });
+    expect(performance.now() - slow).toBeLessThan(500);
+  });
+
+  it("reads patterns as before: a prefix, a suffix, parts in order, and a star standing for nothing", () => {
+    const loading = createToolLoading({ mode: "ondemand", tools: TOOLS, catalog: CATALOG });
+    const load = (name: string) => {
+      const route = loading.route({ id: "c", name: "load_tools", args: { names: [name] } }, { loaded: [], messages: [] });
+      return route.kind === "load" ? [...route.fresh].sort() : [];
+    };
+    expect(load("*_file")).toEqual(["read_file", "write_file"]);
+    expect(load("read_*")).toEqual(["read_file"]);
+    expect(load("**e*_**f*le")).toEqual(["read_file", "write_file"]);
+    expect(load("*pods*")).toEqual(["list_pods"]);
+    expect(load("list_pods*")).toEqual(["list_pods"]);
+    expect(load("*o*o*")).toEqual([]);
+    expect(load("r*d*e")).toEqual(["read_file"]);
+    expect(load("l*s*s")).toEqual(["list_pods"]);
+    expect(load("*")).toEqual(["list_pods", "read_file", "write_file"]);
+  });
+});
+
+describe("r62-5: the pattern matcher agrees with a regex on small patterns (fast-check)", () => {
+  it("loads exactly the catalogued names the equivalent regex matches", () => {
+    const letters = fc.constantFrom("a", "b", "_");
+    const word = fc.array(letters, { minLength: 1, maxLength: 6 }).map((chars) => chars.join(""));
+    const pattern = fc
+      .array(fc.constantFrom("a", "b", "_", "*"), { minLength: 1, maxLength: 8 })
+      .map((chars) => chars.join(""))
+      .filter((p) => p.includes("*"));
+    fc.assert(
+      fc.property(fc.uniqueArray(word, { minLength: 1, maxLength: 12 }), pattern, (names, glob) => {
+        const catalog = [{ name: "srv", tools: names.map((name) => ({ name })) }];
+        const regex = new RegExp(`^${glob.replace(/\*+/g, ".*")}$`);
+        const expected = names.filter((name) => regex.test(name)).sort();
+        const got = expandNames([glob], catalog, 100);
+        // A pattern that is a server split ("srv*"…) never arises: the alphabet has no separator
+        // but "__", and "srv" holds letters outside it.
+        expect([...got.names].sort()).toEqual(expected);
+      }),
+    );
   });
 });
