@@ -257,3 +257,16 @@ describe("r62-5 and r62-6: huge and many unknown names", () => {
     expect(result.metrics.unknownToolNames).toEqual(names.slice(0, 100));
   });
 });
+
+describe("r62-8: a toolChoice the first step of an exclusive preselection cannot declare", () => {
+  it("refuses the run before any request and loads nothing for it", async () => {
+    server = await startServer({ replies: [{ content: "never" }] });
+    const error = await run([], { toolDiscovery: "ondemand" }, {
+      preselected: ["list_pods"],
+      beforeStep: () => ({ toolChoice: { type: "function", function: { name: "read_file" } } }),
+    }).catch((e: unknown) => e);
+    expect(server.chatRequests).toHaveLength(0);
+    expect(String((error as Error).message)).toMatch(/exclusive preselection/);
+    expect(failedRun(error)?.loaded).toEqual(["list_pods"]);
+  });
+});

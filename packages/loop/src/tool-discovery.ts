@@ -386,9 +386,17 @@ export function stepChoice(
       checkReachable(choice, CALL_TOOL_NAME, names, known);
       return { type: "function", function: { name: CALL_TOOL_NAME } };
     }
-    discovery.loaded = [...discovery.loaded, wire];
-    discovery.counts.toolsLoaded++;
-    names = declared();
+    // Checked before anything of the run changes: a refused choice loads nothing.
+    const loaded = [...discovery.loaded, wire];
+    names = discovery.loading
+      .request({
+        step: number - 1,
+        loaded,
+        preselected: discovery.preselected,
+        routing: discovery.routing,
+        ...(run.system ? { system: run.system } : {}),
+      })
+      .tools.map((tool) => tool.function.name);
     if (!names.includes(wire)) {
       throw new LoopOptionError(
         "invalid-option",
@@ -398,6 +406,8 @@ export function stepChoice(
           'preselect it, or use preselectRouting "append".',
       );
     }
+    discovery.loaded = loaded;
+    discovery.counts.toolsLoaded++;
   }
   checkReachable(choice, wire, names, known);
   return wire === undefined ? choice : { type: "function", function: { name: wire } };
