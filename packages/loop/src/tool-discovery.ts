@@ -39,7 +39,11 @@ import { type DeclaredTools, declareTools } from "./tool-names.js";
 export interface ToolLoadMetrics {
   /** Tools newly loaded: by a load, by a proxied preselection, or (on demand) by calling one unloaded. */
   toolsLoaded: number;
-  /** Names a load asked for that were already loaded (or, proxied, already in the conversation). */
+  /**
+   * Tools a load reached that were already loaded (or, proxied, whose definition as it is now was
+   * already in the conversation): one for a name asked for again, and one for each such tool a
+   * server's name or a pattern reached.
+   */
   redundantLoads: number;
   /**
    * Names the model asked to load, `call_tool` or call that are outside the catalogue, each once, in

@@ -109,7 +109,11 @@ export type CallRoute =
       resolution: NameResolution;
       /** Names newly loaded by this call (counted as tools loaded). */
       fresh: string[];
-      /** Names asked for that were already loaded (counted as redundant loads). */
+      /**
+       * Tools this call reached that were already loaded (proxied: whose current definition the
+       * transcript holds), counted as redundant loads: a name asked for again, and each such tool a
+       * server's name or a pattern reached.
+       */
       repeated: string[];
     }
   | {
