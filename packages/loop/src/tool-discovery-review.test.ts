@@ -270,3 +270,37 @@ describe("r62-8: a toolChoice the first step of an exclusive preselection cannot
     expect(failedRun(error)?.loaded).toEqual(["list_pods"]);
   });
 });
+
+describe("r62-9: a renamed tool (fs.read goes as fs_read)", () => {
+  const FS_READ = tool("fs.read", "Read a file", { path: { type: "string" } });
+  const catalog = [...CATALOG, { name: "fs", tools: [{ name: "fs.read" }] }];
+
+  it("call_tool takes its host name as it takes its wire name, and never counts it unknown", async () => {
+    const { result, dispatched } = await run(
+      [
+        call("c1", "call_tool", { name: "fs.read", arguments: { path: "a" } }),
+        call("c2", "call_tool", { name: "fs_read", arguments: { path: "b" } }),
+        { content: "done" },
+      ],
+      { toolDiscovery: "proxy" },
+      { tools: [...TOOLS, FS_READ], catalog },
+    );
+    expect(dispatched.map((d) => [d.name, d.args])).toEqual([
+      ["fs.read", { path: "a" }],
+      ["fs.read", { path: "b" }],
+    ]);
+    expect(result.metrics.unknownToolNames).toEqual([]);
+  });
+
+  it("a proxied preselection is told to onToolCall under the host's names, as preselected says", async () => {
+    const { result, watched } = await run([{ content: "done" }], { toolDiscovery: "proxy" }, {
+      tools: [...TOOLS, FS_READ],
+      catalog,
+      preselected: ["fs.read"],
+    });
+    expect(result.preselected).toEqual(["fs.read"]);
+    expect(watched[0]?.args).toEqual({ names: ["fs.read"] });
+    // The transcript carries the wire's name, as the model reads it.
+    expect(bodies()[0]?.messages.some((m) => JSON.stringify(m).includes('\\"fs_read\\"'))).toBe(true);
+  });
+});

@@ -325,10 +325,11 @@ export async function openDiscovery(run: LoopRun): Promise<void> {
   const wrote = first?.type === "function" ? first : undefined;
   if (!call || !answer || !wrote) return;
   discovery.counts.toolsLoaded += exchange.names.length;
+  // The host's names, as `preselected` and every other callback give them; the text is the transcript's.
   const request: DispatchRequest = {
     id: wrote.id,
     name: wrote.function.name,
-    args: { names: exchange.names },
+    args: { names: exchange.names.map((name) => hostName(run.names, name)) },
     raw: wrote.function.arguments,
   };
   emitEvent(run, { kind: "tool-call", id: request.id, name: request.name, args: preview(request.raw ?? "") });
@@ -460,7 +461,7 @@ export function callRouter(
       {
         id: request.id,
         name,
-        args: request.args,
+        args: name === CALL_TOOL_NAME && !hostHas(run, CALL_TOOL_NAME) ? innerWire(run, request.args) : request.args,
         ...(request.raw !== undefined ? { raw: request.raw } : {}),
       },
       { loaded, messages: answered.length > 0 ? [...run.messages, ...answered] : run.messages },
@@ -500,6 +501,23 @@ export function callRouter(
     const inner = innerCall(run, request.id, route);
     return { dispatch: inner, onRun };
   });
+}
+
+/** Whether the run declares a tool of this wire name itself. */
+function hostHas(run: LoopRun, wire: string): boolean {
+  return run.tools.some((tool) => tool.type === "function" && tool.function.name === wire);
+}
+
+/**
+ * A `call_tool`'s arguments with the tool it names under the wire's name: the host's name of a
+ * renamed tool (`fs.read` for `fs_read`) is taken as a direct call to it is. Others as they were.
+ */
+function innerWire(run: LoopRun, args: Record<string, unknown>): Record<string, unknown> {
+  const key = ["name", "tool", "tool_name"].find((k) => args[k] !== undefined);
+  const given = key === undefined ? undefined : args[key];
+  if (key === undefined || typeof given !== "string") return args;
+  const wire = run.names.toWire.get(given.trim());
+  return wire === undefined ? args : { ...args, [key]: wire };
 }
 
 /** A name as `unknownToolNames` keeps it: up to `MAX_NAME_LENGTH` characters, `…` for the rest. */
