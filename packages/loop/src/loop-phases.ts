@@ -29,9 +29,9 @@ import { readPlan } from "./step-plan.js";
 import { tell } from "./tell.js";
 import {
   callRouter,
-  routedOnce,
   planTools,
   recoverableTools,
+  routedOnce,
   stepChoice,
   stepTools,
   watchedCall,

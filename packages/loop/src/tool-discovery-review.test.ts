@@ -13,7 +13,11 @@ import type { DispatchRequest } from "./run-calls.js";
 import { createRuntime } from "./runtime.js";
 import { transcriptFaults } from "./test-support/transcript.js";
 
-const tool = (name: string, description: string, properties: Record<string, unknown> = {}): ToolDefinition => ({
+const tool = (
+  name: string,
+  description: string,
+  properties: Record<string, unknown> = {},
+): ToolDefinition => ({
   type: "function",
   function: { name, description, parameters: { type: "object", properties } },
 });
@@ -83,13 +87,19 @@ describe("r62-1: a proxied preselection's id", () => {
       { role: "assistant", content: "ok" },
       { role: "user", content: "now read" },
     ];
-    const { result } = await run([{ content: "done" }], { toolDiscovery: "proxy" }, {
-      messages: carried.slice(1),
-      preselected: ["read_file"],
-    });
+    const { result } = await run(
+      [{ content: "done" }],
+      { toolDiscovery: "proxy" },
+      {
+        messages: carried.slice(1),
+        preselected: ["read_file"],
+      },
+    );
     const [first] = bodies();
     expect(transcriptFaults(first?.messages ?? [])).toEqual([]);
-    const ids = (first?.messages ?? []).flatMap((m) => (m.role === "assistant" ? (m.tool_calls ?? []).map((c) => c.id) : []));
+    const ids = (first?.messages ?? []).flatMap((m) =>
+      m.role === "assistant" ? (m.tool_calls ?? []).map((c) => c.id) : [],
+    );
     expect(new Set(ids).size).toBe(ids.length);
     expect(ids).toHaveLength(2);
     expect(result.preselected).toEqual(["read_file"]);
@@ -127,11 +137,15 @@ describe("r62-2: a tool whose definition changed (proxy)", () => {
     });
     await server?.close();
     server = undefined;
-    const { result } = await run([{ content: "done" }], { toolDiscovery: "proxy" }, {
-      tools: V2,
-      messages: [...first.result.messages, { role: "user", content: "again" }],
-      preselected: ["read_file"],
-    });
+    const { result } = await run(
+      [{ content: "done" }],
+      { toolDiscovery: "proxy" },
+      {
+        tools: V2,
+        messages: [...first.result.messages, { role: "user", content: "again" }],
+        preselected: ["read_file"],
+      },
+    );
     const [body] = bodies();
     const preselection = body?.messages.filter((m) => m.role === "tool").at(-1);
     expect(String(preselection?.content)).toContain('"lines":');
@@ -144,7 +158,12 @@ describe("r62-3: a host tool the catalogue does not list", () => {
     it(`${mode}: is never declared, and a call to it by its own name is refused as call_tool refuses it`, async () => {
       const { result, dispatched } = await run(
         [
-          { toolCalls: [{ id: "c1", name: "delete_all", arguments: "{}" }, { id: "c2", name: "call_tool", arguments: '{"name":"delete_all","arguments":{}}' }] },
+          {
+            toolCalls: [
+              { id: "c1", name: "delete_all", arguments: "{}" },
+              { id: "c2", name: "call_tool", arguments: '{"name":"delete_all","arguments":{}}' },
+            ],
+          },
           { content: "done" },
         ],
         { toolDiscovery: mode },
@@ -161,7 +180,11 @@ describe("r62-3: a host tool the catalogue does not list", () => {
 
   it("ondemand: a loaded tool a step's plan took out of the catalogue is refused when called", async () => {
     const { result, dispatched } = await run(
-      [call("c1", "load_tools", { names: ["write_file"] }), call("c2", "write_file", { path: "a", text: "b" }), { content: "done" }],
+      [
+        call("c1", "load_tools", { names: ["write_file"] }),
+        call("c2", "write_file", { path: "a", text: "b" }),
+        { content: "done" },
+      ],
       { toolDiscovery: "ondemand" },
       {
         beforeStep: (_m: unknown, step: number) =>
@@ -184,7 +207,12 @@ describe("r62-4: a host tool declared under a meta-tool's name", () => {
         config: { baseUrl: server.baseUrl, model: "sim", ...(mode ? { toolDiscovery: mode } : {}) },
         messages: QUESTION,
         tools: plan ? TOOLS : [...TOOLS, tool(name, "mine")],
-        ...(plan ? { beforeStep: (_m: unknown, step: number) => (step === 2 ? { tools: [...TOOLS, tool(name, "mine")] } : undefined) } : {}),
+        ...(plan
+          ? {
+              beforeStep: (_m: unknown, step: number) =>
+                step === 2 ? { tools: [...TOOLS, tool(name, "mine")] } : undefined,
+            }
+          : {}),
         dispatch: () => "ran",
       })
       .catch((e: unknown) => e);
@@ -236,10 +264,14 @@ describe("r62-5 and r62-6: huge and many unknown names", () => {
   it("a 100,000-character pattern through the loop is answered at once, and stored cut short", async () => {
     const huge = `${"*".repeat(100_000)}q`;
     const started = performance.now();
-    const { result } = await run([call("c1", "load_tools", { names: [huge] }), { content: "done" }], { toolDiscovery: "ondemand" }, {
-      tools: many,
-      catalog: bigCatalog,
-    });
+    const { result } = await run(
+      [call("c1", "load_tools", { names: [huge] }), { content: "done" }],
+      { toolDiscovery: "ondemand" },
+      {
+        tools: many,
+        catalog: bigCatalog,
+      },
+    );
     // Measured: about 16 s before (5.9 s of matching, routed twice); well under a second after.
     expect(performance.now() - started).toBeLessThan(3000);
     expect(toolAnswer(bodies().at(-1), "c1")).toContain("A name is read up to 256 characters");
@@ -251,7 +283,11 @@ describe("r62-5 and r62-6: huge and many unknown names", () => {
   it("keeps the first 100 unknown names, each once", async () => {
     const names = Array.from({ length: 150 }, (_, i) => `made_up_${i}`);
     const { result } = await run(
-      [call("c1", "load_tools", { names }), call("c2", "load_tools", { names: ["made_up_3", "made_up_149"] }), { content: "done" }],
+      [
+        call("c1", "load_tools", { names }),
+        call("c2", "load_tools", { names: ["made_up_3", "made_up_149"] }),
+        { content: "done" },
+      ],
       { toolDiscovery: "proxy" },
     );
     expect(result.metrics.unknownToolNames).toEqual(names.slice(0, 100));
@@ -261,10 +297,14 @@ describe("r62-5 and r62-6: huge and many unknown names", () => {
 describe("r62-8: a toolChoice the first step of an exclusive preselection cannot declare", () => {
   it("refuses the run before any request and loads nothing for it", async () => {
     server = await startServer({ replies: [{ content: "never" }] });
-    const error = await run([], { toolDiscovery: "ondemand" }, {
-      preselected: ["list_pods"],
-      beforeStep: () => ({ toolChoice: { type: "function", function: { name: "read_file" } } }),
-    }).catch((e: unknown) => e);
+    const error = await run(
+      [],
+      { toolDiscovery: "ondemand" },
+      {
+        preselected: ["list_pods"],
+        beforeStep: () => ({ toolChoice: { type: "function", function: { name: "read_file" } } }),
+      },
+    ).catch((e: unknown) => e);
     expect(server.chatRequests).toHaveLength(0);
     expect(String((error as Error).message)).toMatch(/exclusive preselection/);
     expect(failedRun(error)?.loaded).toEqual(["list_pods"]);
@@ -293,11 +333,15 @@ describe("r62-9: a renamed tool (fs.read goes as fs_read)", () => {
   });
 
   it("a proxied preselection is told to onToolCall under the host's names, as preselected says", async () => {
-    const { result, watched } = await run([{ content: "done" }], { toolDiscovery: "proxy" }, {
-      tools: [...TOOLS, FS_READ],
-      catalog,
-      preselected: ["fs.read"],
-    });
+    const { result, watched } = await run(
+      [{ content: "done" }],
+      { toolDiscovery: "proxy" },
+      {
+        tools: [...TOOLS, FS_READ],
+        catalog,
+        preselected: ["fs.read"],
+      },
+    );
     expect(result.preselected).toEqual(["fs.read"]);
     expect(watched[0]?.args).toEqual({ names: ["fs.read"] });
     // The transcript carries the wire's name, as the model reads it.

@@ -461,7 +461,10 @@ export function callRouter(
       {
         id: request.id,
         name,
-        args: name === CALL_TOOL_NAME && !hostHas(run, CALL_TOOL_NAME) ? innerWire(run, request.args) : request.args,
+        args:
+          name === CALL_TOOL_NAME && !hostHas(run, CALL_TOOL_NAME)
+            ? innerWire(run, request.args)
+            : request.args,
         ...(request.raw !== undefined ? { raw: request.raw } : {}),
       },
       { loaded, messages: answered.length > 0 ? [...run.messages, ...answered] : run.messages },
@@ -477,7 +480,19 @@ export function callRouter(
     const after = route.loaded;
     loaded = after;
     if (route.kind === "load") {
-      answered.push({ role: "tool", tool_call_id: request.id, content: route.content });
+      // The call beside its answer: the step's assistant message may not be in the transcript yet
+      // (routing comes before it is appended), and only an answer to a load call the transcript
+      // holds counts as holding definitions.
+      answered.push(
+        {
+          role: "assistant",
+          content: null,
+          tool_calls: [
+            { id: request.id, type: "function", function: { name: LOAD_TOOLS_NAME, arguments: "{}" } },
+          ],
+        },
+        { role: "tool", tool_call_id: request.id, content: route.content },
+      );
       return {
         answer: { ok: true, content: route.content },
         onRun: () => {
@@ -523,7 +538,9 @@ function innerWire(run: LoopRun, args: Record<string, unknown>): Record<string, 
 /** A name as `unknownToolNames` keeps it: up to `MAX_NAME_LENGTH` characters, `…` for the rest. */
 function keptName(name: string): string {
   if (name.length <= MAX_NAME_LENGTH) return name;
-  const cut = /[\uD800-\uDBFF]/.test(name.charAt(MAX_NAME_LENGTH - 1)) ? MAX_NAME_LENGTH - 1 : MAX_NAME_LENGTH;
+  const cut = /[\uD800-\uDBFF]/.test(name.charAt(MAX_NAME_LENGTH - 1))
+    ? MAX_NAME_LENGTH - 1
+    : MAX_NAME_LENGTH;
   return `${name.slice(0, cut)}…`;
 }
 
@@ -531,8 +548,10 @@ function keptName(name: string): string {
  * The step's calls routed once: `first` routes each call (what `replayedCalls` reads, before
  * anything runs), and `again` hands `runCalls` the same decisions for the same calls, in the same
  * order, rather than routing them a second time (a load expanding its names against the catalogue
- * twice, a transcript read twice). A call `again` was not handed by `first` in that place is routed
- * afresh, by a router that has seen the calls before it. Both `undefined` in eager mode.
+ * twice, a transcript read twice). A call `again` was not handed by `first` in that place, one
+ * handed on as another tool (`call_tool`, another spelling) or one holding a number JS cannot hold
+ * is routed afresh — and so is every call after it — by a router that has seen the calls before
+ * it, as before. Both `undefined` in eager mode.
  */
 export function routedOnce(run: LoopRun): {
   first: ((request: DispatchRequest) => CallRouting | undefined) | undefined;
@@ -552,7 +571,16 @@ export function routedOnce(run: LoopRun): {
   const again = holdingNumbers((request: DispatchRequest) => {
     const entry = fresh ? undefined : log[seen.length];
     seen.push(request);
-    if (entry === undefined || entry.key !== keyOf(request)) {
+    // Replayed: an answer (a load, a refusal: what routing spends its time on) and a call run as
+    // written. A call handed on as another (a call_tool unwrapped, another spelling) is routed
+    // afresh, and so is one holding a number JS cannot hold: what they hand on is read out of this
+    // reading of the call's arguments, which the earlier reading's objects are not.
+    const replayable =
+      entry !== undefined &&
+      entry.key === keyOf(request) &&
+      !holdsHeld(request.args) &&
+      !(entry.routing && "dispatch" in entry.routing && entry.routing.dispatch !== entry.request);
+    if (!replayable) {
       let router = fresh;
       if (router === undefined) {
         router = callRouter(run) as (request: DispatchRequest) => CallRouting | undefined;
@@ -561,9 +589,10 @@ export function routedOnce(run: LoopRun): {
       }
       return router(request);
     }
-    const { routing } = entry;
+    const { routing } = entry as NonNullable<typeof entry>;
     // The decision to run the call as written names the request it was handed: this one, now.
-    if (routing && "dispatch" in routing && routing.dispatch === entry.request) return { ...routing, dispatch: request };
+    if (routing && "dispatch" in routing && routing.dispatch === entry.request)
+      return { ...routing, dispatch: request };
     return routing;
   });
   return { first, again };

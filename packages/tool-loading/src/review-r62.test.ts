@@ -76,7 +76,10 @@ describe("r62-2: a tool whose definition changed since it was loaded (proxy)", (
   const loadedOnce = (): MessageLike[] => {
     const loading = createToolLoading({ mode: "proxy", tools: TOOLS, catalog: CATALOG });
     const messages: MessageLike[] = [{ role: "user", content: "read" }, loadCall("c1", ["read_file"])];
-    const route = loading.route({ id: "c1", name: "load_tools", args: { names: ["read_file"] } }, { loaded: [], messages });
+    const route = loading.route(
+      { id: "c1", name: "load_tools", args: { names: ["read_file"] } },
+      { loaded: [], messages },
+    );
     messages.push({ role: "tool", tool_call_id: "c1", content: route.kind === "load" ? route.content : "" });
     messages.push(loadCall("c2", ["read_file"]));
     return messages;
@@ -85,10 +88,16 @@ describe("r62-2: a tool whose definition changed since it was loaded (proxy)", (
   it("is sent again with its definition as it is now, counted fresh and not redundant", () => {
     const messages = loadedOnce();
     const same = createToolLoading({ mode: "proxy", tools: TOOLS, catalog: CATALOG });
-    const unchanged = same.route({ id: "c2", name: "load_tools", args: { names: ["read_file"] } }, { loaded: [], messages });
+    const unchanged = same.route(
+      { id: "c2", name: "load_tools", args: { names: ["read_file"] } },
+      { loaded: [], messages },
+    );
     expect(unchanged).toMatchObject({ kind: "load", fresh: [], repeated: ["read_file"] });
     const changed = createToolLoading({ mode: "proxy", tools: v2, catalog: CATALOG });
-    const route = changed.route({ id: "c2", name: "load_tools", args: { names: ["read_file"] } }, { loaded: [], messages });
+    const route = changed.route(
+      { id: "c2", name: "load_tools", args: { names: ["read_file"] } },
+      { loaded: [], messages },
+    );
     expect(route).toMatchObject({ kind: "load", fresh: ["read_file"], repeated: [] });
     const content = route.kind === "load" ? route.content : "";
     expect(content).not.toContain("Already in this conversation");
@@ -128,8 +137,15 @@ describe("r62-2: a tool whose definition changed since it was loaded (proxy)", (
       for (let i = from; i < from + 100; i++) {
         const names = [`t${i}`, `t${i + 5000}`, `t${i + 7000}`];
         messages.push(loadCall(`c${i}`, names));
-        const route = loading.route({ id: `c${i}`, name: "load_tools", args: { names } }, { loaded: [], messages });
-        messages.push({ role: "tool", tool_call_id: `c${i}`, content: route.kind === "load" ? route.content : "" });
+        const route = loading.route(
+          { id: `c${i}`, name: "load_tools", args: { names } },
+          { loaded: [], messages },
+        );
+        messages.push({
+          role: "tool",
+          tool_call_id: `c${i}`,
+          content: route.kind === "load" ? route.content : "",
+        });
       }
       return performance.now() - started;
     };
@@ -153,18 +169,25 @@ describe("r62-3: a host tool the catalogue does not list (ondemand and proxy)", 
       const direct = loading.route({ id: "c1", name: "delete_all", args: {} }, state);
       expect(direct).toMatchObject({ kind: "refuse", unknown: ["delete_all"] });
       expect(direct.kind === "refuse" && direct.error.code).toBe("unknown-tool");
-      const proxied = loading.route({ id: "c2", name: "call_tool", args: { name: "delete_all", arguments: {} } }, state);
+      const proxied = loading.route(
+        { id: "c2", name: "call_tool", args: { name: "delete_all", arguments: {} } },
+        state,
+      );
       expect(proxied).toMatchObject({ kind: "refuse", unknown: ["delete_all"] });
       const load = loading.route({ id: "c3", name: "load_tools", args: { names: ["delete_all"] } }, state);
       expect(load.kind === "load" && load.resolution.unknown).toEqual(["delete_all"]);
       // A catalogued tool still runs however it is called.
-      expect(loading.route({ id: "c4", name: "read_file", args: {} }, state)).toMatchObject({ kind: "dispatch" });
+      expect(loading.route({ id: "c4", name: "read_file", args: {} }, state)).toMatchObject({
+        kind: "dispatch",
+      });
     }
   });
 
   it("eager declares it and dispatches it, as before", () => {
     const loading = createToolLoading({ mode: "eager", tools: TOOLS, catalog: CATALOG });
-    expect(loading.route({ id: "c1", name: "delete_all", args: {} }, { loaded: [], messages: [] })).toMatchObject({
+    expect(
+      loading.route({ id: "c1", name: "delete_all", args: {} }, { loaded: [], messages: [] }),
+    ).toMatchObject({
       kind: "dispatch",
       name: "delete_all",
     });
@@ -182,7 +205,10 @@ describe("r62-5: a requested name's length and its stars", () => {
   it("answers a 100,000-character pattern at once, says names are read up to 256 characters, and loads nothing", () => {
     const huge = `${"*".repeat(100_000)}q`;
     const started = performance.now();
-    const route = big.route({ id: "c1", name: "load_tools", args: { names: [huge] } }, { loaded: [], messages: [] });
+    const route = big.route(
+      { id: "c1", name: "load_tools", args: { names: [huge] } },
+      { loaded: [], messages: [] },
+    );
     // Measured: 5.3 s before (a step back per star, against every tool); a few ms after.
     expect(performance.now() - started).toBeLessThan(500);
     expect(route.kind === "load" && route.fresh).toEqual([]);
@@ -194,7 +220,10 @@ describe("r62-5: a requested name's length and its stars", () => {
   it("matches a pattern of many stars under the cap quickly, each run of stars as one", () => {
     const pattern = `${"*".repeat(200)}_9999${"*".repeat(40)}`;
     const started = performance.now();
-    const route = big.route({ id: "c1", name: "load_tools", args: { names: [pattern] } }, { loaded: [], messages: [] });
+    const route = big.route(
+      { id: "c1", name: "load_tools", args: { names: [pattern] } },
+      { loaded: [], messages: [] },
+    );
     expect(performance.now() - started).toBeLessThan(500);
     expect(route.kind === "load" && route.fresh).toEqual(["tool_9999"]);
     const worst = `${"*a".repeat(120)}*`;
@@ -206,7 +235,10 @@ describe("r62-5: a requested name's length and its stars", () => {
   it("reads patterns as before: a prefix, a suffix, parts in order, and a star standing for nothing", () => {
     const loading = createToolLoading({ mode: "ondemand", tools: TOOLS, catalog: CATALOG });
     const load = (name: string) => {
-      const route = loading.route({ id: "c", name: "load_tools", args: { names: [name] } }, { loaded: [], messages: [] });
+      const route = loading.route(
+        { id: "c", name: "load_tools", args: { names: [name] } },
+        { loaded: [], messages: [] },
+      );
       return route.kind === "load" ? [...route.fresh].sort() : [];
     };
     expect(load("*_file")).toEqual(["read_file", "write_file"]);
