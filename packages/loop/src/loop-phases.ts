@@ -31,6 +31,7 @@ import {
   callRouter,
   planTools,
   recoverableTools,
+  routedOnce,
   stepChoice,
   stepTools,
   watchedCall,
@@ -510,7 +511,8 @@ export async function runTools(run: LoopRun, step: LoopStep): Promise<void> {
   const { turn } = step;
   const { options, config } = run;
   run.toolSteps++;
-  const replayed = replayedCalls(turn.toolCalls, turn.finishReason, run.hostTools, callRouter(run));
+  const routes = routedOnce(run); // each call routed once, read by both
+  const replayed = replayedCalls(turn.toolCalls, turn.finishReason, run.hostTools, routes.first);
   await appendCalls(run, step, replayed, NOT_RUN);
   let ran: Awaited<ReturnType<typeof runCalls>>;
   try {
@@ -522,7 +524,7 @@ export async function runTools(run: LoopRun, step: LoopStep): Promise<void> {
       tools: run.hostTools,
       parallel: options.parallel ?? config.parallel ?? undefined,
       dedupe: options.dedupeToolCalls ?? config.dedupeToolCalls ?? undefined,
-      route: callRouter(run), // load_tools and call_tool, per toolDiscovery
+      route: routes.again, // load_tools and call_tool, per toolDiscovery, as routed above
       // A tool's error often quotes the request it sent: the endpoint's credentials never reach the
       // model, the transcript or a watcher through it (a routing header's words, as in a reply, do).
       redact: run.redactCredentials,

@@ -11,6 +11,7 @@ import {
   type CatalogServer,
   createToolLoading,
   LOAD_TOOLS_NAME,
+  MAX_NAME_LENGTH,
   type PreselectRouting,
   type ToolDiscovery,
   type ToolLoading,
@@ -38,11 +39,21 @@ import { type DeclaredTools, declareTools } from "./tool-names.js";
 export interface ToolLoadMetrics {
   /** Tools newly loaded: by a load, by a proxied preselection, or (on demand) by calling one unloaded. */
   toolsLoaded: number;
-  /** Names a load asked for that were already loaded (or, proxied, already in the conversation). */
+  /**
+   * Tools a load reached that were already loaded (or, proxied, whose definition as it is now was
+   * already in the conversation): one for a name asked for again, and one for each such tool a
+   * server's name or a pattern reached.
+   */
   redundantLoads: number;
-  /** Names the model asked to load or `call_tool` that are outside the catalogue, each once, in order. */
+  /**
+   * Names the model asked to load, `call_tool` or call that are outside the catalogue, each once, in
+   * order: the first 100, each cut to 256 characters (the rest of a longer one as `…`).
+   */
   unknownToolNames: string[];
 }
+
+/** How many names `metrics.unknownToolNames` keeps: the model makes them up, so any number. */
+const UNKNOWN_NAMES_KEPT = 100;
 
 /**
  * A loading run's tool discovery (`ondemand` or `proxy`; eager runs have none): the per-step
@@ -58,6 +69,8 @@ export interface Discovery {
   /** The shortlist the run opened with. */
   preselected: string[];
   readonly counts: ToolLoadMetrics;
+  /** The names `counts.unknownToolNames` holds, as a set: a repeat is found without a scan. */
+  readonly unknownSeen: Set<string>;
 }
 
 const NO_COUNTS = (): ToolLoadMetrics => ({ toolsLoaded: 0, redundantLoads: 0, unknownToolNames: [] });
@@ -81,8 +94,10 @@ function nameList(value: unknown, option: string): string[] {
  * Reads `config.toolDiscovery`, `catalog`, `loaded`, `preselected`, `preselect` and
  * `preselectRouting` at the start of a run. Eager (the default) gives `undefined` and the run
  * declares every tool, as it always did; a preselection there has nowhere to go and is refused
- * (`LoopOptionError`, `conflicting-options`), as is a name list that is not one. A malformed
- * catalogue throws what `createToolLoading` throws.
+ * (`LoopOptionError`, `conflicting-options`), as is a name list that is not one. A tool declared
+ * under a meta-tool's name (`load_tools`, and proxied `call_tool`; `load.tools` becomes one on the
+ * wire) is refused (`LoopOptionError`, `tool-name-collision`). A malformed catalogue throws what
+ * `createToolLoading` throws.
  */
 export function startDiscovery(options: AgentLoopOptions, declared: DeclaredTools): Discovery | undefined {
   const { config } = options;
@@ -114,14 +129,16 @@ export function startDiscovery(options: AgentLoopOptions, declared: DeclaredTool
     loaded: loaded.map((name) => wireName(declared, name)),
     preselected: preselected.map((name) => wireName(declared, name)),
     counts: NO_COUNTS(),
+    unknownSeen: new Set(),
   };
 }
 
 /**
  * The per-step builders of a loading mode over `declared` (the run's tools as the wire names
  * them) and the host's `catalog` (its names made the wire's; absent or `null`, one server `tools`
- * holding every tool), checked here rather than on the first step. Throws what
- * `createToolLoading` throws.
+ * holding every tool), checked here rather than on the first step. Throws `LoopOptionError`
+ * (`tool-name-collision`) for a tool declared under the name of a meta-tool the mode declares
+ * (`load_tools`; proxied, `call_tool` too), and what `createToolLoading` throws.
  */
 function openLoading(
   mode: Exclude<ToolDiscovery, "eager">,
@@ -130,6 +147,20 @@ function openLoading(
   toolOrder: LoopRun["config"]["toolOrder"],
   routing: PreselectRouting,
 ): ToolLoading {
+  // A host tool declared under a meta-tool's name would shadow it (or be shadowed): a call could
+  // not be told apart, so it is refused as two tools of one wire name are.
+  const meta = mode === "proxy" ? [LOAD_TOOLS_NAME, CALL_TOOL_NAME] : [LOAD_TOOLS_NAME];
+  for (const tool of declared.tools) {
+    const name = tool.type === "function" ? tool.function.name : undefined;
+    if (name === undefined || !meta.includes(name)) continue;
+    const host = hostName(declared, name);
+    throw new LoopOptionError(
+      "tool-name-collision",
+      `${host}, ${name}`,
+      `The tool "${host}" would be declared as "${name}", the name of the meta-tool a ${mode} run ` +
+        `declares itself, so a call to one could not be told from a call to the other. Rename the tool.`,
+    );
+  }
   const catalog = given?.map(
     (server): CatalogServer => ({
       ...server,
@@ -294,10 +325,11 @@ export async function openDiscovery(run: LoopRun): Promise<void> {
   const wrote = first?.type === "function" ? first : undefined;
   if (!call || !answer || !wrote) return;
   discovery.counts.toolsLoaded += exchange.names.length;
+  // The host's names, as `preselected` and every other callback give them; the text is the transcript's.
   const request: DispatchRequest = {
     id: wrote.id,
     name: wrote.function.name,
-    args: { names: exchange.names },
+    args: { names: exchange.names.map((name) => hostName(run.names, name)) },
     raw: wrote.function.arguments,
   };
   emitEvent(run, { kind: "tool-call", id: request.id, name: request.name, args: preview(request.raw ?? "") });
@@ -359,9 +391,17 @@ export function stepChoice(
       checkReachable(choice, CALL_TOOL_NAME, names, known);
       return { type: "function", function: { name: CALL_TOOL_NAME } };
     }
-    discovery.loaded = [...discovery.loaded, wire];
-    discovery.counts.toolsLoaded++;
-    names = declared();
+    // Checked before anything of the run changes: a refused choice loads nothing.
+    const loaded = [...discovery.loaded, wire];
+    names = discovery.loading
+      .request({
+        step: number - 1,
+        loaded,
+        preselected: discovery.preselected,
+        routing: discovery.routing,
+        ...(run.system ? { system: run.system } : {}),
+      })
+      .tools.map((tool) => tool.function.name);
     if (!names.includes(wire)) {
       throw new LoopOptionError(
         "invalid-option",
@@ -371,6 +411,8 @@ export function stepChoice(
           'preselect it, or use preselectRouting "append".',
       );
     }
+    discovery.loaded = loaded;
+    discovery.counts.toolsLoaded++;
   }
   checkReachable(choice, wire, names, known);
   return wire === undefined ? choice : { type: "function", function: { name: wire } };
@@ -402,7 +444,14 @@ export function callRouter(
   // yet, so their answers are handed along, and a later load of the step sees what they delivered.
   const answered: ChatMessage[] = [];
   const unknown = (names: readonly string[]) => {
-    for (const name of names) if (!counts.unknownToolNames.includes(name)) counts.unknownToolNames.push(name);
+    const seen = discovery.unknownSeen;
+    for (const name of names) {
+      if (counts.unknownToolNames.length >= UNKNOWN_NAMES_KEPT) return;
+      const kept = keptName(name);
+      if (seen.has(kept)) continue;
+      seen.add(kept);
+      counts.unknownToolNames.push(kept);
+    }
   };
   return holdingNumbers((request: DispatchRequest): CallRouting | undefined => {
     const name = wireName(run.names, request.name);
@@ -412,7 +461,10 @@ export function callRouter(
       {
         id: request.id,
         name,
-        args: request.args,
+        args:
+          name === CALL_TOOL_NAME && !hostHas(run, CALL_TOOL_NAME)
+            ? innerWire(run, request.args)
+            : request.args,
         ...(request.raw !== undefined ? { raw: request.raw } : {}),
       },
       { loaded, messages: answered.length > 0 ? [...run.messages, ...answered] : run.messages },
@@ -428,7 +480,19 @@ export function callRouter(
     const after = route.loaded;
     loaded = after;
     if (route.kind === "load") {
-      answered.push({ role: "tool", tool_call_id: request.id, content: route.content });
+      // The call beside its answer: the step's assistant message may not be in the transcript yet
+      // (routing comes before it is appended), and only an answer to a load call the transcript
+      // holds counts as holding definitions.
+      answered.push(
+        {
+          role: "assistant",
+          content: null,
+          tool_calls: [
+            { id: request.id, type: "function", function: { name: LOAD_TOOLS_NAME, arguments: "{}" } },
+          ],
+        },
+        { role: "tool", tool_call_id: request.id, content: route.content },
+      );
       return {
         answer: { ok: true, content: route.content },
         onRun: () => {
@@ -452,6 +516,86 @@ export function callRouter(
     const inner = innerCall(run, request.id, route);
     return { dispatch: inner, onRun };
   });
+}
+
+/** Whether the run declares a tool of this wire name itself. */
+function hostHas(run: LoopRun, wire: string): boolean {
+  return run.tools.some((tool) => tool.type === "function" && tool.function.name === wire);
+}
+
+/**
+ * A `call_tool`'s arguments with the tool it names under the wire's name: the host's name of a
+ * renamed tool (`fs.read` for `fs_read`) is taken as a direct call to it is. Others as they were.
+ */
+function innerWire(run: LoopRun, args: Record<string, unknown>): Record<string, unknown> {
+  const key = ["name", "tool", "tool_name"].find((k) => args[k] !== undefined);
+  const given = key === undefined ? undefined : args[key];
+  if (key === undefined || typeof given !== "string") return args;
+  const wire = run.names.toWire.get(given.trim());
+  return wire === undefined ? args : { ...args, [key]: wire };
+}
+
+/** A name as `unknownToolNames` keeps it: up to `MAX_NAME_LENGTH` characters, `…` for the rest. */
+function keptName(name: string): string {
+  if (name.length <= MAX_NAME_LENGTH) return name;
+  const cut = /[\uD800-\uDBFF]/.test(name.charAt(MAX_NAME_LENGTH - 1))
+    ? MAX_NAME_LENGTH - 1
+    : MAX_NAME_LENGTH;
+  return `${name.slice(0, cut)}…`;
+}
+
+/**
+ * The step's calls routed once: `first` routes each call (what `replayedCalls` reads, before
+ * anything runs), and `again` hands `runCalls` the same decisions for the same calls, in the same
+ * order, rather than routing them a second time (a load expanding its names against the catalogue
+ * twice, a transcript read twice). A call `again` was not handed by `first` in that place, one
+ * handed on as another tool (`call_tool`, another spelling) or one holding a number JS cannot hold
+ * is routed afresh — and so is every call after it — by a router that has seen the calls before
+ * it, as before. Both `undefined` in eager mode.
+ */
+export function routedOnce(run: LoopRun): {
+  first: ((request: DispatchRequest) => CallRouting | undefined) | undefined;
+  again: ((request: DispatchRequest) => CallRouting | undefined) | undefined;
+} {
+  const route = callRouter(run);
+  if (!route) return { first: undefined, again: undefined };
+  const keyOf = (request: DispatchRequest) => `${request.id}\u0000${request.name}\u0000${request.raw ?? ""}`;
+  const log: { key: string; request: DispatchRequest; routing: CallRouting | undefined }[] = [];
+  const first = holdingNumbers((request: DispatchRequest) => {
+    const routing = route(request);
+    log.push({ key: keyOf(request), request, routing });
+    return routing;
+  });
+  const seen: DispatchRequest[] = [];
+  let fresh: ((request: DispatchRequest) => CallRouting | undefined) | undefined;
+  const again = holdingNumbers((request: DispatchRequest) => {
+    const entry = fresh ? undefined : log[seen.length];
+    seen.push(request);
+    // Replayed: an answer (a load, a refusal: what routing spends its time on) and a call run as
+    // written. A call handed on as another (a call_tool unwrapped, another spelling) is routed
+    // afresh, and so is one holding a number JS cannot hold: what they hand on is read out of this
+    // reading of the call's arguments, which the earlier reading's objects are not.
+    const replayable =
+      entry !== undefined &&
+      entry.key === keyOf(request) &&
+      !holdsHeld(request.args) &&
+      !(entry.routing && "dispatch" in entry.routing && entry.routing.dispatch !== entry.request);
+    if (!replayable) {
+      let router = fresh;
+      if (router === undefined) {
+        router = callRouter(run) as (request: DispatchRequest) => CallRouting | undefined;
+        for (const earlier of seen.slice(0, -1)) router(earlier);
+        fresh = router;
+      }
+      return router(request);
+    }
+    const { routing } = entry as NonNullable<typeof entry>;
+    // The decision to run the call as written names the request it was handed: this one, now.
+    if (routing && "dispatch" in routing && routing.dispatch === entry.request)
+      return { ...routing, dispatch: request };
+    return routing;
+  });
+  return { first, again };
 }
 
 /** The call a route hands on (a call_tool's inner tool, another spelling's tool) under the call's id. */

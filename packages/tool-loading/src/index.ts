@@ -14,7 +14,14 @@ export {
 } from "./load-result.js";
 export { CALL_TOOL, CALL_TOOL_NAME, LOAD_TOOLS, LOAD_TOOLS_NAME, PROXY_TOOLS } from "./meta-tools.js";
 export type { NameResolution } from "./names.js";
-export { carryOver, DEFAULT_CARRY_CAP, DEFAULT_LOAD_CAP, expandNames, loadNames } from "./names.js";
+export {
+  carryOver,
+  DEFAULT_CARRY_CAP,
+  DEFAULT_LOAD_CAP,
+  expandNames,
+  loadNames,
+  MAX_NAME_LENGTH,
+} from "./names.js";
 export type {
   OtherReaderOptions,
   ProxiedCall,

@@ -2,7 +2,7 @@ import type { FunctionToolLike } from "@loopwright/schema-compat";
 import { definitionsByName } from "./catalog.js";
 import { describe, echoNames, ToolLoadingError } from "./errors.js";
 import { LOAD_TOOLS_NAME } from "./meta-tools.js";
-import type { NameResolution } from "./names.js";
+import { MAX_NAME_LENGTH, type NameResolution } from "./names.js";
 
 /** The narrowest message shape this package reads: a role, content, and a tool call's answer id. */
 export interface MessageLike {
@@ -64,6 +64,9 @@ function tail(resolution: NameResolution, lines: string[]): void {
     lines.push(
       `Not in the catalogue: ${echoNames(resolution.unknown, OVER_CAP_NAMED)}. Use the names the catalogue lists.`,
     );
+    if (resolution.unknown.some((name) => name.length > MAX_NAME_LENGTH)) {
+      lines.push(`A name is read up to ${MAX_NAME_LENGTH} characters; a longer one matches nothing.`);
+    }
   }
   const left = resolution.overCap;
   if (left.length > OVER_CAP_NAMED) {
@@ -134,13 +137,32 @@ export function proxyLoadResult(
   checkResolution(resolution, "proxyLoadResult");
   const byName = definitionsByName(tools, "proxyLoadResult");
   const held = checkNames(inConversation, "proxyLoadResult");
+  return proxyAnswer(
+    resolution,
+    (name) => {
+      const tool = byName.get(name);
+      return tool ? definitionLine(tool) : undefined;
+    },
+    held,
+  );
+}
+
+/**
+ * {@link proxyLoadResult} over arguments already checked: `lineOf` gives a tool's definition line
+ * (`undefined` for none), so a run that holds its lines builds none again for each load.
+ */
+export function proxyAnswer(
+  resolution: NameResolution,
+  lineOf: (name: string) => string | undefined,
+  held: ReadonlySet<string>,
+): string {
   const lines: string[] = [];
   const earlier: string[] = [];
   const missing: string[] = [];
   for (const name of resolution.names) {
-    const tool = byName.get(name);
+    const line = held.has(name) ? undefined : lineOf(name);
     if (held.has(name)) earlier.push(name);
-    else if (tool) lines.push(definitionLine(tool));
+    else if (line !== undefined) lines.push(line);
     else missing.push(name);
   }
   const loaded = lines.length;
@@ -192,17 +214,37 @@ function definitionName(line: string): string | undefined {
   return undefined;
 }
 
-/** The names a proxied load result hands over: its definition lines, with the hint that ends one. */
-function definedNames(message: MessageLike): string[] {
-  if (message?.role !== "tool") return [];
-  const lines = textOf(message.content).split("\n");
-  if (lines.at(-1)?.trim() !== CALL_HINT) return [];
-  const names: string[] = [];
-  for (const line of lines) {
-    const name = definitionName(line.trim());
-    if (name !== undefined) names.push(name);
+/**
+ * What a message's text was read as, by message: a transcript is read again on every proxied load,
+ * and each earlier answer is parsed once rather than on every load. An entry counts only while the
+ * message's text is the text it was read from (a message whose content was replaced is read again).
+ */
+const readLines = new WeakMap<object, { content: string; lines: ReadonlyMap<string, string> }>();
+
+const NO_LINES: ReadonlyMap<string, string> = new Map();
+
+/**
+ * The definitions a proxied load result hands over, by tool name (each name's line as written):
+ * its definition lines, with the hint that ends one. Empty for any other message.
+ */
+function definedLines(message: MessageLike): ReadonlyMap<string, string> {
+  if (message?.role !== "tool") return NO_LINES;
+  const content = message.content;
+  const cached = typeof content === "string" ? readLines.get(message) : undefined;
+  if (cached !== undefined && cached.content === content) return cached.lines;
+  const lines = textOf(content).split("\n");
+  const found = new Map<string, string>();
+  if (lines.at(-1)?.trim() === CALL_HINT) {
+    for (const raw of lines) {
+      const line = raw.trim();
+      const name = definitionName(line);
+      if (name !== undefined) found.set(name, line);
+    }
   }
-  return names;
+  const read = found.size > 0 ? found : NO_LINES;
+  if (typeof content === "string" && typeof message === "object")
+    readLines.set(message, { content, lines: read });
+  return read;
 }
 
 /**
@@ -213,24 +255,47 @@ function definedNames(message: MessageLike): string[] {
  * for anything that is not a `tool` message. Never throws.
  */
 export function holdsDefinitions(message: MessageLike): boolean {
-  return definedNames(message).length > 0;
+  return definedLines(message).size > 0;
 }
 
 /**
  * The names whose definitions the transcript holds in answers to `load_tools` calls (what proxied
  * loading counts as loaded: a definition a compaction folded away is no longer held, and so is
  * loadable again). Only a tool message answering a `load_tools` call the transcript holds counts,
- * so a tool's own result that looks like a definition never stands in for one. Throws a
- * `ToolLoadingError` (`invalid-names`) when `messages` is not an array. Never throws for a message
- * it cannot read; it just holds nothing.
+ * so a tool's own result that looks like a definition never stands in for one. Given `tools` (the
+ * run's definitions), a name counts only where a line the transcript holds is its definition as it
+ * stands now (`definitionLine`): a tool whose definition changed since it was loaded is not held,
+ * and a load sends it again. Each answer is read once and remembered while its text stays the same.
+ * Throws a `ToolLoadingError` (`invalid-names`) when `messages` is not an array, or `tools` is not
+ * an array of named function tools. Never throws for a message it cannot read; it just holds nothing.
  */
-export function heldDefinitions(messages: readonly MessageLike[]): Set<string> {
+export function heldDefinitions(
+  messages: readonly MessageLike[],
+  tools?: readonly FunctionToolLike[],
+): Set<string> {
   if (!Array.isArray(messages)) {
     throw new ToolLoadingError(
       "invalid-names",
       `heldDefinitions needs the transcript as an array of messages, and was given ${describe(messages)}.`,
     );
   }
+  if (tools === undefined) return heldWhere(messages, () => true);
+  const byName = definitionsByName(tools, "heldDefinitions");
+  return heldWhere(messages, (name, line) => {
+    const tool = byName.get(name);
+    return tool !== undefined && definitionLine(tool) === line;
+  });
+}
+
+/**
+ * The names `heldDefinitions` reads off `messages` (an array), each kept where `current` says the
+ * line the transcript holds for it is current. A name answered more than once is held when any of
+ * its lines is.
+ */
+export function heldWhere(
+  messages: readonly MessageLike[],
+  current: (name: string, line: string) => boolean,
+): Set<string> {
   const loads = new Set<string>();
   for (const message of messages) {
     if (message?.role !== "assistant" || !Array.isArray(message.tool_calls)) continue;
@@ -239,9 +304,12 @@ export function heldDefinitions(messages: readonly MessageLike[]): Set<string> {
     }
   }
   const held = new Set<string>();
+  if (loads.size === 0) return held;
   for (const message of messages) {
     if (typeof message?.tool_call_id !== "string" || !loads.has(message.tool_call_id)) continue;
-    for (const name of definedNames(message)) held.add(name);
+    for (const [name, line] of definedLines(message)) {
+      if (!held.has(name) && current(name, line)) held.add(name);
+    }
   }
   return held;
 }

@@ -114,31 +114,37 @@ function checkArguments(
 }
 
 /**
- * Whether `text` matches `pattern`, where `*` stands for any run of characters and everything else
- * for itself. Greedy with one step back to the last `*`, so time grows with the product of the two
- * lengths at worst: a regex built from a model's pattern backtracks exponentially in its stars.
+ * The longest name a load, a call or a preselection is read up to: longer ones match nothing (and
+ * a load's answer says so). A tool's name on the wire is at most 64 characters; a server's name and
+ * a separator before it still fit.
  */
-function globMatch(pattern: string, text: string): boolean {
-  let p = 0;
-  let t = 0;
-  let star = -1;
-  let resume = 0;
-  while (t < text.length) {
-    if (p < pattern.length && pattern[p] !== "*" && pattern[p] === text[t]) {
-      p++;
-      t++;
-    } else if (p < pattern.length && pattern[p] === "*") {
-      star = p++;
-      resume = t;
-    } else if (star >= 0) {
-      p = star + 1;
-      t = ++resume;
-    } else {
-      return false;
+export const MAX_NAME_LENGTH = 256;
+
+/**
+ * A test of whether a text matches `pattern`, where `*` stands for any run of characters and
+ * everything else for itself. Runs of `*` are one `*`; the literal parts between them are found
+ * leftmost-first (which finds a match whenever there is one), so a test costs the text's length
+ * times the pattern's at worst and usually the text's alone — never the backtracking of a regex
+ * built from a model's pattern, nor a step back per star.
+ */
+function globMatcher(pattern: string): (text: string) => boolean {
+  const parts = pattern.split("*");
+  const first = parts[0] ?? "";
+  const last = parts.length > 1 ? (parts[parts.length - 1] ?? "") : "";
+  const middle = parts.slice(1, -1).filter((part) => part !== "");
+  const least = first.length + last.length + middle.reduce((sum, part) => sum + part.length, 0);
+  if (parts.length === 1) return (text) => text === pattern;
+  return (text) => {
+    if (text.length < least || !text.startsWith(first) || !text.endsWith(last)) return false;
+    const end = text.length - last.length;
+    let at = first.length;
+    for (const part of middle) {
+      const found = text.indexOf(part, at);
+      if (found < 0 || found + part.length > end) return false;
+      at = found + part.length;
     }
-  }
-  while (p < pattern.length && pattern[p] === "*") p++;
-  return p === pattern.length;
+    return true;
+  };
 }
 
 /**
@@ -178,6 +184,7 @@ export function toolResolver(catalog: readonly CatalogServer[]): ToolResolver {
     byCase.set(lower, byCase.has(lower) ? null : tool);
   }
   return (raw) => {
+    if (raw.length > MAX_NAME_LENGTH) return undefined;
     const name = raw.trim().replace(/^functions\./, "");
     if (name === "") return undefined;
     if (index.has(name)) return name;
@@ -192,7 +199,8 @@ export function toolResolver(catalog: readonly CatalogServer[]): ToolResolver {
  * Resolves the names a model asked to load against the catalogue: a tool's exact name; a server's
  * name for all of its tools (in name order); `server.tool`, `server/tool`, `server:tool` or
  * `server__tool`; `functions.tool`; a pattern with `*` (`github_*`); and, failing those, a name that differs only in
- * case from exactly one tool or server. Each tool once, at most `cap` (12 unless given); the rest
+ * case from exactly one tool or server. A name longer than `MAX_NAME_LENGTH` (256) matches
+ * nothing. Each tool once, at most `cap` (12 unless given); the rest
  * are reported in `overCap`, and names that match nothing in `unknown`.
  *
  * Throws a `ToolLoadingError` for a malformed catalogue (`invalid-catalog`), a `requested` that is
@@ -205,6 +213,16 @@ export function expandNames(
   cap: number = DEFAULT_LOAD_CAP,
 ): NameResolution {
   checkArguments("expandNames", "the requested names", requested, catalog, cap, "a load cap");
+  return nameExpander(catalog)(requested, cap);
+}
+
+/**
+ * {@link expandNames} for one catalogue already checked, its lookups built once: a run holds one
+ * and resolves every load through it, where each load used to check and index the catalogue again.
+ */
+export function nameExpander(
+  catalog: readonly CatalogServer[],
+): (requested: readonly string[], cap: number) => NameResolution {
   const index = catalogIndex(catalog);
   const servers = serverTools(catalog);
   const longest = longestName(servers);
@@ -226,6 +244,7 @@ export function expandNames(
 
   const match = (raw: string): string[] => {
     // "functions.read_file" is how OpenAI's own templates namespace a tool; models copy it.
+    if (raw.length > MAX_NAME_LENGTH) return [];
     const name = raw.trim().replace(/^functions\./, "");
     if (name === "") return [];
     if (index.has(name)) return [name];
@@ -235,7 +254,8 @@ export function expandNames(
       if (tool === "*" || tool === "") return toolsOf(server);
     }
     if (name.includes("*")) {
-      return [...index.keys()].filter((tool) => globMatch(name, tool)).sort(compare);
+      const matches = globMatcher(name);
+      return [...index.keys()].filter(matches).sort(compare);
     }
     const lower = name.toLowerCase();
     toolsByCase ??= folded(index.keys());
@@ -247,24 +267,26 @@ export function expandNames(
     return [];
   };
 
-  const names: string[] = [];
-  const unknown = new Set<string>();
-  const overCap: string[] = [];
-  // Sets beside the arrays: a server's name or "*" reaches every tool, so membership must not scan.
-  const reached = new Set<string>();
-  for (const raw of requested) {
-    const found = match(raw);
-    if (found.length === 0) {
-      if (raw.trim() !== "") unknown.add(raw);
-      continue;
+  return (requested, cap) => {
+    const names: string[] = [];
+    const unknown = new Set<string>();
+    const overCap: string[] = [];
+    // Sets beside the arrays: a server's name or "*" reaches every tool, so membership must not scan.
+    const reached = new Set<string>();
+    for (const raw of requested) {
+      const found = match(raw);
+      if (found.length === 0) {
+        if (raw.trim() !== "") unknown.add(raw);
+        continue;
+      }
+      for (const tool of found) {
+        if (reached.has(tool)) continue;
+        reached.add(tool);
+        (names.length < cap ? names : overCap).push(tool);
+      }
     }
-    for (const tool of found) {
-      if (reached.has(tool)) continue;
-      reached.add(tool);
-      (names.length < cap ? names : overCap).push(tool);
-    }
-  }
-  return { names, unknown: [...unknown], overCap, cap };
+    return { names, unknown: [...unknown], overCap, cap };
+  };
 }
 
 /**

@@ -122,13 +122,21 @@ describe("ondemand: a catalogued tool called without loading it", () => {
     }
   });
 
-  it("keeps a name the host itself declares, even where it folds to a catalogued one", () => {
+  it("never folds a name the host itself declares into a catalogued one: its own if catalogued, else refused", () => {
     const own = {
       type: "function" as const,
       function: { name: "READ_FILE", parameters: { type: "object" } },
     };
     const loading = createToolLoading({ mode: "ondemand", tools: [...TOOLS, own], catalog: CATALOG });
     const route = loading.route({ id: "c2", name: "READ_FILE", args: {} }, { loaded: [], messages: [] });
-    expect(route).toMatchObject({ kind: "dispatch", name: "READ_FILE" });
+    // Not catalogued, so never declared on demand: refused, not run as read_file (r62-3).
+    expect(route).toMatchObject({ kind: "refuse", unknown: ["READ_FILE"] });
+    const listed = createToolLoading({
+      mode: "ondemand",
+      tools: [...TOOLS, own],
+      catalog: [...CATALOG, { name: "mine", tools: [{ name: "READ_FILE" }] }],
+    });
+    const mine = listed.route({ id: "c3", name: "READ_FILE", args: {} }, { loaded: [], messages: [] });
+    expect(mine).toMatchObject({ kind: "dispatch", name: "READ_FILE" });
   });
 });

@@ -294,11 +294,12 @@ describe("createToolLoading: answering calls", () => {
         expect(proxied.kind).toBe("refuse");
       }
     }
-    // A tool the host declares but the catalogue leaves out is the host's: dispatched as it was.
+    // A tool the host declares but the catalogue leaves out is never declared in these modes, so
+    // calling it by its own name is refused as call_tool refuses it (r62-3).
     const own = createToolLoading({ mode: "proxy", tools: TOOLS, catalog: CATALOG.slice(0, 1) });
     expect(own.route(call("read_file", { path: "a" }), { loaded: [], messages: [] })).toMatchObject({
-      kind: "dispatch",
-      name: "read_file",
+      kind: "refuse",
+      unknown: ["read_file"],
     });
     const eager = createToolLoading({ mode: "eager", tools: TOOLS });
     expect(eager.route(call("delete_everything", {}), { loaded: [], messages: [] })).toMatchObject({

@@ -8,15 +8,15 @@ import {
   definitionsByName,
 } from "./catalog.js";
 import { checkCap, checkNameList, checkRecord, describe, echoName, ToolLoadingError } from "./errors.js";
-import { heldDefinitions, loadResult, type MessageLike, proxyLoadResult } from "./load-result.js";
+import { definitionLine, heldWhere, loadResult, type MessageLike, proxyAnswer } from "./load-result.js";
 import { CALL_TOOL_NAME, LOAD_TOOLS, LOAD_TOOLS_NAME, PROXY_TOOLS } from "./meta-tools.js";
 import {
   carryOver,
   DEFAULT_CARRY_CAP,
   DEFAULT_LOAD_CAP,
-  expandNames,
   loadNames,
   type NameResolution,
+  nameExpander,
   toolResolver,
 } from "./names.js";
 import {
@@ -109,7 +109,11 @@ export type CallRoute =
       resolution: NameResolution;
       /** Names newly loaded by this call (counted as tools loaded). */
       fresh: string[];
-      /** Names asked for that were already loaded (counted as redundant loads). */
+      /**
+       * Tools this call reached that were already loaded (proxied: whose current definition the
+       * transcript holds), counted as redundant loads: a name asked for again, and each such tool a
+       * server's name or a pattern reached.
+       */
       repeated: string[];
     }
   | {
@@ -129,7 +133,7 @@ export type CallRoute =
   | {
       /**
        * A call refused with `content` as its (failed) result: a bad `call_tool` or `load_tools`, or
-       * (ondemand and proxy) a direct call to a name neither the host's tools nor the catalogue hold.
+       * (ondemand and proxy) a direct call to a name outside the catalogue, one of `tools` included.
        */
       kind: "refuse";
       content: string;
@@ -157,13 +161,16 @@ export interface ToolLoading {
   /** The tool array and system text for one step. */
   request(input: StepInput): StepRequest;
   /**
-   * How to answer one call the model made. In ondemand and proxy mode a name that is neither one of
-   * `tools` nor catalogued is refused (`unknown-tool`) however it is called; eager dispatches any name.
+   * How to answer one call the model made. In ondemand and proxy mode a name outside the catalogue
+   * is refused (`unknown-tool`) however it is called — by its own name, through `call_tool` or
+   * `load_tools` — one of `tools` the catalogue does not list too, since no request of these modes
+   * declares it; eager dispatches any name.
    */
   route(call: CallInput, state: { loaded: readonly string[]; messages: readonly MessageLike[] }): CallRoute;
   /**
    * Proxy mode: a preselection written as a `load_tools` call the model did not make and its result,
-   * to append after the question. Its id is numbered by `messages.length`, where the call lands.
+   * to append after the question. Its id is numbered by `messages.length`, where the call lands
+   * (`call_preselected_<n>`), with `_2`, `_3`… after it where the transcript already holds that id.
    * Names outside the catalogue, without a definition, or already held by the transcript are left
    * out; none left gives no messages. Other modes always give none.
    */
@@ -179,6 +186,24 @@ export interface PreselectionExchange {
 }
 
 const MODES: readonly ToolDiscovery[] = ["eager", "ondemand", "proxy"];
+
+/**
+ * `base`, or `base_2`, `base_3`… — the first that no call and no answer in `messages` holds as its
+ * id: a transcript carried from an earlier run may hold a preselection that landed at the same
+ * place, and an id used twice is refused by endpoints that check the transcript.
+ */
+function freshId(base: string, messages: readonly MessageLike[]): string {
+  const used = new Set<string>();
+  for (const message of messages) {
+    if (typeof message?.tool_call_id === "string") used.add(message.tool_call_id);
+    if (!Array.isArray(message?.tool_calls)) continue;
+    for (const call of message.tool_calls) if (typeof call?.id === "string") used.add(call.id);
+  }
+  if (!used.has(base)) return base;
+  let n = 2;
+  while (used.has(`${base}_${n}`)) n++;
+  return `${base}_${n}`;
+}
 
 /** The conversion from a chat-completion tool call, as the `invalid-call` message spells it. */
 const FROM_SDK_CALL =
@@ -231,6 +256,15 @@ function checkCall(call: unknown): asserts call is CallInput {
   );
 }
 
+/** The transcript as `heldDefinitions` takes it: throws `invalid-names` for one that is not an array. */
+function checkMessages(messages: readonly MessageLike[]): readonly MessageLike[] {
+  if (Array.isArray(messages)) return messages;
+  throw new ToolLoadingError(
+    "invalid-names",
+    `heldDefinitions needs the transcript as an array of messages, and was given ${describe(messages)}.`,
+  );
+}
+
 /** An object of named values: not null, an array, a Map or Set, a Promise or a function. */
 function plainObject(value: unknown): value is Record<string, unknown> {
   return (
@@ -271,6 +305,23 @@ export function createToolLoading<R = unknown>(
   const index = catalogIndex(catalog);
   // Built once: every call_tool and every unloaded call resolves its name through it.
   const resolve = toolResolver(catalog);
+  // Built once as well: every load and the preselection expand their names through it.
+  const expand = nameExpander(catalog);
+  // Each tool's definition line, written once when first needed (the definitions never change in a run).
+  const lines = new Map<string, string>();
+  const lineOf = (name: string): string | undefined => {
+    const known = lines.get(name);
+    if (known !== undefined) return known;
+    const tool = definitions.get(name);
+    if (tool === undefined) return undefined;
+    const line = definitionLine(tool);
+    lines.set(name, line);
+    return line;
+  };
+  // Proxied, a tool counts as loaded only while the transcript holds its definition as it is now:
+  // one whose definition changed (a carried transcript, new tools from a step's plan) is sent again.
+  const heldNow = (messages: readonly MessageLike[]) =>
+    heldWhere(messages, (name, line) => lineOf(name) === line);
   const text = mode === "eager" ? "" : catalogText(catalog, { mode, descriptions, cap: loadCap });
   const loadable = (name: string) => index.has(name);
   const definitionsOf = (names: readonly string[]) =>
@@ -288,9 +339,8 @@ export function createToolLoading<R = unknown>(
         `the preselection must be an array of tool names, and was given ${describe(preselected)}.`,
       );
     }
-    return expandNames(
+    return expand(
       preselected.filter((name) => typeof name === "string" && loadable(name)),
-      catalog,
       loadCap,
     ).names;
   };
@@ -310,7 +360,7 @@ export function createToolLoading<R = unknown>(
    * brings the tools the cap left out the last time instead of the same ones.
    */
   const resolveLoad = (names: readonly string[], has: ReadonlySet<string>): NameResolution => {
-    const reached = expandNames(names, catalog, Math.max(1, index.size));
+    const reached = expand(names, Math.max(1, index.size));
     const fresh = reached.names.filter((name) => !has.has(name));
     const kept = new Set(fresh.slice(0, loadCap));
     return {
@@ -334,13 +384,13 @@ export function createToolLoading<R = unknown>(
       return { kind: "refuse", content: error.message, error, loaded: [...loaded], unknown: [] };
     }
     if (mode === "proxy") {
-      const held = heldDefinitions(messages);
+      const held = heldNow(checkMessages(messages));
       const resolution = resolveLoad(names, held);
       const fresh = resolution.names.filter((name) => !held.has(name));
       const repeated = resolution.names.filter((name) => held.has(name));
       return {
         kind: "load",
-        content: proxyLoadResult(resolution, [...definitions.values()], held),
+        content: proxyAnswer(resolution, lineOf, held),
         loaded: [],
         resolution,
         fresh,
@@ -438,10 +488,12 @@ export function createToolLoading<R = unknown>(
       }
       // A catalogued tool called by name, spelled as load_tools and call_tool take it
       // (github.create_issue, functions.read_file, Read_File): run as that tool (and, on demand,
-      // loaded), in proxy mode too. A name the host declares itself is the host's, whatever it folds to.
-      const named = hostOwns(call.name) ? call.name : resolve(call.name);
+      // loaded), in proxy mode too. A name the host declares itself is the host's, never folded to
+      // another tool: outside the catalogue no request of these modes declares it, so it is refused
+      // as call_tool and load_tools refuse it.
+      const named = loadable(call.name) ? call.name : hostOwns(call.name) ? undefined : resolve(call.name);
       if (named !== undefined) return dispatch(named, call.args, call.raw, false);
-      // Neither the host's nor catalogued: refused as call_tool refuses it, never dispatched.
+      // Outside the catalogue: refused as call_tool refuses it, never dispatched.
       const error = new ToolLoadingError(
         "unknown-tool",
         `"${echoName(call.name)}" is not in the catalogue, so nothing was run. Call one of the tools the catalogue lists` +
@@ -452,11 +504,11 @@ export function createToolLoading<R = unknown>(
 
     preselection(preselected, messages) {
       if (mode !== "proxy") return { messages: [], names: [] };
-      const held = heldDefinitions(messages);
+      const held = heldNow(checkMessages(messages));
       const names = usablePreselection(preselected).filter((name) => !held.has(name));
       if (names.length === 0) return { messages: [], names: [] };
-      const id = `call_preselected_${messages.length}`;
-      const resolution = expandNames(names, catalog, loadCap);
+      const id = freshId(`call_preselected_${messages.length}`, messages);
+      const resolution = expand(names, loadCap);
       const exchange: MessageLike[] = [
         {
           role: "assistant",
@@ -472,7 +524,7 @@ export function createToolLoading<R = unknown>(
         {
           role: "tool",
           tool_call_id: id,
-          content: proxyLoadResult(resolution, [...definitions.values()], held),
+          content: proxyAnswer(resolution, lineOf, held),
         },
       ];
       return { messages: exchange, names };
