@@ -11,6 +11,7 @@ import {
   type CatalogServer,
   createToolLoading,
   LOAD_TOOLS_NAME,
+  loadNames,
   MAX_NAME_LENGTH,
   type PreselectRouting,
   type ToolDiscovery,
@@ -464,7 +465,9 @@ export function callRouter(
         args:
           name === CALL_TOOL_NAME && !hostHas(run, CALL_TOOL_NAME)
             ? innerWire(run, request.args)
-            : request.args,
+            : name === LOAD_TOOLS_NAME
+              ? loadWire(run, request.args)
+              : request.args,
         ...(request.raw !== undefined ? { raw: request.raw } : {}),
       },
       { loaded, messages: answered.length > 0 ? [...run.messages, ...answered] : run.messages },
@@ -533,6 +536,24 @@ function innerWire(run: LoopRun, args: Record<string, unknown>): Record<string, 
   if (key === undefined || typeof given !== "string") return args;
   const wire = run.names.toWire.get(given.trim());
   return wire === undefined ? args : { ...args, [key]: wire };
+}
+
+/**
+ * A `load_tools`' arguments with each renamed tool's host name (`fs.read`) as the wire names it
+ * (`fs_read`), as `call_tool` and a direct call take it: `{ names }` with the names read as
+ * `loadNames` reads them, where one was a host's name. Others as they were (names the load then
+ * reads itself, or refuses in words).
+ */
+function loadWire(run: LoopRun, args: Record<string, unknown>): Record<string, unknown> {
+  if (run.names.toWire.size === 0) return args;
+  let names: string[];
+  try {
+    names = loadNames(args);
+  } catch {
+    return args;
+  }
+  const wire = names.map((name) => run.names.toWire.get(name) ?? name);
+  return wire.some((name, i) => name !== names[i]) ? { names: wire } : args;
 }
 
 /** A name as `unknownToolNames` keeps it: up to `MAX_NAME_LENGTH` characters, `…` for the rest. */

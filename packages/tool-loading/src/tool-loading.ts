@@ -277,8 +277,9 @@ function plainObject(value: unknown): value is Record<string, unknown> {
 
 /**
  * Builds the {@link ToolLoading} for a run. Checks everything once: throws a `ToolLoadingError` for a
- * mode that is not one of the three (`invalid-mode`), tools that are not named function tools
- * (`invalid-tools`), a malformed catalogue (`invalid-catalog`) or a bad cap (`invalid-cap`).
+ * mode that is not one of the three (`invalid-mode`), tools that are not named function tools or
+ * that take a meta-tool's name the mode declares (`invalid-tools`: `load_tools` on demand and
+ * proxied, `call_tool` proxied), a malformed catalogue (`invalid-catalog`) or a bad cap (`invalid-cap`).
  */
 export function createToolLoading<R = unknown>(
   options: ToolLoadingOptions<R> & ReaderAnswersArguments<R>,
@@ -292,6 +293,18 @@ export function createToolLoading<R = unknown>(
     );
   }
   const definitions = definitionsByName(options.tools, "createToolLoading");
+  // A tool named as a meta-tool the mode declares would shadow it (or be shadowed): a call to one
+  // could not be told from a call to the other. On demand, a host's own `call_tool` is its tool.
+  const meta =
+    mode === "proxy" ? [LOAD_TOOLS_NAME, CALL_TOOL_NAME] : mode === "ondemand" ? [LOAD_TOOLS_NAME] : [];
+  for (const name of meta) {
+    if (!definitions.has(name)) continue;
+    throw new ToolLoadingError(
+      "invalid-tools",
+      `createToolLoading: the tool "${name}" has the name of the meta-tool a ${mode} run declares itself, ` +
+        "so a call to one could not be told from a call to the other. Rename the tool.",
+    );
+  }
   const given = options.catalog ?? [catalogFromTools(options.tools)];
   checkCatalog(given, "createToolLoading");
   // Only what a load can hand over is offered: a catalogued name without a definition is left out,
