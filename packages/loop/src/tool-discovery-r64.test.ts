@@ -193,3 +193,17 @@ describe("R64L-5: a call_tool refused for a number JS cannot hold outside its in
     expect(result.metrics.toolsLoaded).toBe(1);
   });
 });
+
+describe("R64L-6: a renamed host tool the catalogue leaves out, named by call_tool", () => {
+  it("is refused under the name the model wrote, as a direct call is", async () => {
+    const { result, dispatched } = await run(
+      [call("c1", "call_tool", { name: "fs.read", arguments: { path: "a" } }), { content: "done" }],
+      { toolDiscovery: "proxy" },
+      { tools: [...TOOLS, tool("fs.read", "Read a file", { path: { type: "string" } })] },
+    );
+    expect(dispatched).toEqual([]);
+    expect(toolAnswer(bodies()[1], "c1")).toContain("fs.read");
+    expect(toolAnswer(bodies()[1], "c1")).not.toContain("fs_read");
+    expect(result.metrics.unknownToolNames).toEqual(["fs.read"]);
+  });
+});

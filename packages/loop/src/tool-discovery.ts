@@ -425,11 +425,9 @@ export function stepChoice(
         server.tools.map((tool) => hostName(run.names, tool.name)),
       )
     : run.tools.map((tool) => hostName(run.names, tool.function.name));
-  const catalogued =
-    wire !== undefined &&
-    discovery?.loading.catalog.some((server) => server.tools.some((tool) => tool.name === wire)) === true;
+  const listed = wire !== undefined && catalogued(run, wire);
   let names = declared();
-  if (discovery && wire !== undefined && !catalogued && !names.includes(wire) && hostHas(run, wire, false)) {
+  if (discovery && wire !== undefined && !listed && !names.includes(wire) && hostHas(run, wire, false)) {
     throw new LoopOptionError(
       "invalid-option",
       "beforeStep",
@@ -438,7 +436,7 @@ export function stepChoice(
         `tool outside it. List the tool in the catalogue, or name a catalogued one (${known.join(", ") || "none"}).`,
     );
   }
-  if (wire !== undefined && !names.includes(wire) && catalogued && discovery) {
+  if (wire !== undefined && !names.includes(wire) && listed && discovery) {
     if (discovery.loading.mode === "proxy") {
       checkReachable(choice, CALL_TOOL_NAME, names, known);
       return { type: "function", function: { name: CALL_TOOL_NAME } };
@@ -584,22 +582,29 @@ export function callRouter(
 function hostHas(run: LoopRun, wire: string, listed = true): boolean {
   return (
     run.tools.some((tool) => tool.type === "function" && tool.function.name === wire) &&
-    (!listed ||
-      run.discovery?.loading.catalog.some((server) => server.tools.some((tool) => tool.name === wire)) ===
-        true)
+    (!listed || catalogued(run, wire))
   );
 }
 
 /**
  * A `call_tool`'s arguments with the tool it names under the wire's name: the host's name of a
- * renamed tool (`fs.read` for `fs_read`) is taken as a direct call to it is. Others as they were.
+ * renamed, catalogued tool (`fs.read` for `fs_read`) is taken as a direct call to it is. Others as
+ * they were.
  */
 function innerWire(run: LoopRun, args: Record<string, unknown>): Record<string, unknown> {
   const key = ["name", "tool", "tool_name"].find((k) => args[k] !== undefined);
   const given = key === undefined ? undefined : args[key];
   if (key === undefined || typeof given !== "string") return args;
   const wire = run.names.toWire.get(given.trim());
-  return wire === undefined ? args : { ...args, [key]: wire };
+  // An uncatalogued tool is refused under the name the model wrote, as a direct call is.
+  return wire === undefined || !catalogued(run, wire) ? args : { ...args, [key]: wire };
+}
+
+/** Whether the run's catalogue lists a tool of this wire name (only such a tool is reached). */
+function catalogued(run: LoopRun, wire: string): boolean {
+  return (
+    run.discovery?.loading.catalog.some((server) => server.tools.some((tool) => tool.name === wire)) === true
+  );
 }
 
 /**
@@ -616,7 +621,10 @@ function loadWire(run: LoopRun, args: Record<string, unknown>): Record<string, u
   } catch {
     return args;
   }
-  const wire = names.map((name) => run.names.toWire.get(name) ?? name);
+  const wire = names.map((name) => {
+    const renamed = run.names.toWire.get(name);
+    return renamed !== undefined && catalogued(run, renamed) ? renamed : name;
+  });
   return wire.some((name, i) => name !== names[i]) ? { names: wire } : args;
 }
 
