@@ -599,7 +599,7 @@ function distinctIdentifiers(spec: AgentSpec, visit: SecretVisit, hide: SecretHi
 
 /** The sign of a string at a place whose name may already tell. */
 function stringSign(value: string, tellingName: boolean): SecretSign | undefined {
-  const url = urlSign(value);
+  const url = urlSign(value) ?? gluedUrls(value)[0]?.sign;
   if (url) return url;
   if (tellingName && isLiteral(value)) return SecretSign.Field;
   if (looksLikeKey(value)) return SecretSign.Value;
@@ -614,8 +614,18 @@ function stringSign(value: string, tellingName: boolean): SecretSign | undefined
 function safeString(value: string, sign: SecretSign, name: string | undefined, hide?: SecretHide): string {
   // A URL may carry a key in its path as well as in its userinfo or query.
   // An export's names (`naming`) drop a URL's credentials, as the default does.
-  if (sign === SecretSign.Userinfo || sign === SecretSign.Query)
-    return withoutKeys(withoutUrlSecrets(value, hide === naming?.hide ? undefined : hide), hide);
+  if (sign === SecretSign.Userinfo || sign === SecretSign.Query) {
+    const urlHide = hide === naming?.hide ? undefined : hide;
+    if (urlSign(value)) return withoutKeys(withoutUrlSecrets(value, urlHide), hide);
+    // A URL glued after other text (`$1https://u:X@h`, `"https://u:X@h"`): each such URL rewritten in place.
+    let out = "";
+    let from = 0;
+    for (const { start, url } of gluedUrls(value)) {
+      out += value.slice(from, start) + withoutUrlSecrets(url, urlHide);
+      from = start + url.length;
+    }
+    return withoutKeys(out + value.slice(from), hide);
+  }
   // A literal default's word alone, when that is all it says in clear (`${DB_PASSWORD:-${DB_PASSWORD}}`).
   if (sign === SecretSign.Field)
     return hideLiteral(value, (secret) => (hide ? hide(secret, name) : reference(name ?? "")));
@@ -758,10 +768,30 @@ export const PROSE_RULES: ArgRules = {
 };
 
 /**
- * A URL's start: a scheme where a run of scheme characters starts (so a long run is read once), or
- * right after a positional parameter's `$1` (a shell reads `$1https://…` as `$1` and the URL: r63-2).
+ * A URL in a word: a run of scheme characters where it starts (so a long run is read once), its
+ * scheme (group 1) from the run's first letter, whatever text comes before the run (a shell reads
+ * `$1https://…` as `$1` and the URL: r63-2; `1https://…`, `..https://…` and `"https://…` too: r64-1).
  */
-const URL_IN_WORD = /(?<![A-Za-z+.-]|(?<!\$)[0-9])[A-Za-z][A-Za-z0-9+.-]*:\/\/\S*/g;
+const URL_IN_WORD = /(?<![A-Za-z0-9+.-])[0-9+.-]*([A-Za-z][A-Za-z0-9+.-]*:\/\/\S*)/g;
+
+/**
+ * Each URL in `value` that does not start it and carries a sign (see `urlSign`), in order: where it
+ * starts, the URL (to a blank) and its sign. A word given as an argument is no shell's: `$1`,
+ * `${X}` or any other text before a URL is kept as written, and the URL's credentials are still
+ * the URL's (r64-1: `--url $1https://u:X@h` was exported as written, with no hint).
+ */
+function gluedUrls(value: string): { start: number; url: string; sign: SecretSign }[] {
+  const out: { start: number; url: string; sign: SecretSign }[] = [];
+  if (!value.includes("://")) return out;
+  for (const match of value.matchAll(URL_IN_WORD)) {
+    const url = match[1] ?? "";
+    const start = (match.index ?? 0) + match[0].length - url.length;
+    if (start === 0) continue;
+    const sign = urlSign(url);
+    if (sign) out.push({ start, url, sign });
+  }
+  return out;
+}
 
 /**
  * The spans of one word's value that hold a secret, read as args are but only by whole names; a
@@ -1043,12 +1073,12 @@ function urlSpans(value: string, spans: Span[]): Span[] {
   let after = 0;
   const blank = /\s/.test(value);
   for (const match of value.matchAll(URL_IN_WORD)) {
-    const start = match.index ?? 0;
+    const start = (match.index ?? 0) + match[0].length - (match[1] ?? "").length;
     if (start < after) continue;
     // A password holding a blank, quoted (`"postgres://u:pa ss@h/db"`): the URL runs on to its host.
     SPACED_USERINFO.lastIndex = start;
     const spaced = blank ? SPACED_USERINFO.exec(value) : null;
-    const whole = spaced?.[0] ?? match[0];
+    const whole = spaced?.[0] ?? match[1] ?? "";
     // Among a connection string's pairs a URL ends at its `;` (`Server=postgres://u:X@h;Password=Y`).
     const semicolon = pairs > 0 ? whole.indexOf(";") : -1;
     const url = semicolon < 0 ? whole : whole.slice(0, semicolon);

@@ -1,0 +1,89 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: ${NAME} references, meant literally.
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { exportSpec } from "./export-spec.js";
+import { findSpecSecrets, withoutArgSecrets } from "./find-spec-secrets.js";
+import { withoutCommandLineSecrets } from "./index.js";
+import { SPEC_TOKEN } from "./schema.js";
+import type { AgentSpec } from "./types.js";
+
+// fix167 (r64): arguments the export kept with a literal credential in clear, and no hint, and
+// arguments it filled back to other bytes than those written.
+
+/** A spec whose bundled server `srv` is given `args`, word by word. */
+const withArgs = (args: string[]): AgentSpec => ({
+  spec: SPEC_TOKEN,
+  bundle: { mcpServers: [{ name: "srv", command: "srv", args }] },
+});
+
+/** A spec whose bundled server `srv` has `line` as its `command`: a whole command line, pasted. */
+const pasted = (line: string): AgentSpec => ({
+  spec: SPEC_TOKEN,
+  bundle: { mcpServers: [{ name: "srv", command: line }] },
+});
+
+const exportedArgs = (args: string[]) => exportSpec(withArgs(args)).bundle?.mcpServers?.[0]?.args;
+const exportedCommand = (line: string) => exportSpec(pasted(line)).bundle?.mcpServers?.[0]?.command;
+
+/** `srv` and `args` as one command line, each word single-quoted: what a shell passes as `args`. */
+const quotedLine = (args: string[]) =>
+  ["srv", ...args.map((arg) => `'${arg.replace(/'/g, "'\\''")}'`)].join(" ");
+
+describe("a URL's userinfo glued after other text in an argument (r64 #1)", () => {
+  it.each([
+    [
+      ["--url", "$1https://u:pw9Secret@h/p"],
+      ["--url", "$1https://h/p"],
+    ],
+    [
+      ["--url", "${X}https://u:pw9Secret@h/p"],
+      ["--url", "${X}https://h/p"],
+    ],
+    [
+      ["--url", "$HOMEhttps://u:pw9Secret@h/p"],
+      ["--url", "$HOMEhttps://h/p"],
+    ],
+    [
+      ["--url", "x$1https://u:pw9Secret@h/p"],
+      ["--url", "x$1https://h/p"],
+    ],
+    [["--url=$1https://u:pw9Secret@h/p"], ["--url=$1https://h/p"]],
+    [
+      ["--url", "1https://u:pw9Secret@h/p"],
+      ["--url", "1https://h/p"],
+    ],
+    [
+      ["--url", "..https://u:pw9Secret@h/p"],
+      ["--url", "..https://h/p"],
+    ],
+    [
+      ["--url", '"https://u:pw9Secret@h/p"'],
+      ["--url", '"https://h/p"'],
+    ],
+    [
+      ["--url", "https://u:pw9Secret@h/p"],
+      ["--url", "https://h/p"],
+    ],
+  ])("%j is exported as %j, with a hint, and shown without the password", (args, exported) => {
+    expect(exportedArgs(args)).toEqual(exported);
+    expect(findSpecSecrets(withArgs(args)).map((hint) => hint.path)).toEqual([
+      `bundle.mcpServers[0].args[${args.length - 1}]`,
+    ]);
+    expect(withoutArgSecrets(args)).toEqual(exported);
+    expect(withoutCommandLineSecrets(quotedLine(args))).toBe(quotedLine(exported));
+  });
+
+  it("never keeps a URL's password in clear, whatever text is glued before it (property)", () => {
+    const before = fc.stringMatching(/^[$A-Za-z0-9{}_.+"(=:-]{0,6}$/);
+    const password = fc.stringMatching(/^[A-Za-z0-9]{6,12}$/).map((text) => `Q9${text}`);
+    fc.assert(
+      fc.property(before, password, fc.constantFrom("--url=", ""), (text, secret, flag) => {
+        const args = ["--url", `${flag}${text}https://u:${secret}@h.example/p`];
+        const out = JSON.stringify(exportedArgs(args));
+        expect(out).not.toContain(secret);
+        expect(findSpecSecrets(withArgs(args)).length).toBeGreaterThan(0);
+        expect(withoutCommandLineSecrets(quotedLine(args))).not.toContain(secret);
+      }),
+    );
+  });
+});
