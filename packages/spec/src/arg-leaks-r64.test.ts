@@ -87,3 +87,28 @@ describe("a URL's userinfo glued after other text in an argument (r64 #1)", () =
     );
   });
 });
+
+describe("PowerShell's value that never closes, given as an argument (r64 #2)", () => {
+  it.each([
+    [
+      ["--run", '$env:API_KEY="sk9Secret`"b; node srv.js'],
+      ["--run", "$env:API_KEY=${API_KEY}"],
+    ],
+    [
+      ["-c", '$env:API_KEY="sk9Secret`"b'],
+      ["-c", "$env:API_KEY=${API_KEY}"],
+    ],
+    [['$env:API_KEY="sk9Secret`"b'], ["$env:API_KEY=${API_KEY}"]],
+    // Closed, only the text between its quotes, as before.
+    [
+      ["--run", '$env:API_KEY="sk9Secret"; node srv.js'],
+      ["--run", '$env:API_KEY="${API_KEY}"; node srv.js'],
+    ],
+  ])("%j is exported as %j, as the same line pasted as a command is", (args, exported) => {
+    expect(exportedArgs(args)).toEqual(exported);
+    expect(findSpecSecrets(withArgs(args))).toHaveLength(1);
+    expect(exportedCommand(args.at(-1) as string)).toBe(exported.at(-1));
+    // Filled back, byte for byte.
+    expect(withoutArgSecrets(args, (text) => text)).toEqual(args);
+  });
+});

@@ -2066,8 +2066,10 @@ export function readArg(
   const json =
     rules.words && !tellingValue(arg, previous, rules) ? jsonArgSecrets(arg, rules, hide, scriptName) : null;
   if (json) return json;
-  // PowerShell's `$env:API_KEY=X` as one word: read as the command-line reader reads it, its quotes too.
-  if (rules.words && pwshAssignment(arg)) return commandLineSecrets(arg, hide, scriptName);
+  // PowerShell's `$env:API_KEY=X` as one word: read as a pasted line is, its quotes too, and a value
+  // that never closes (`$env:API_KEY="X`"b`) hidden to the end (r64-2: read as the command-line
+  // reader reads it alone, such a value was kept in clear).
+  if (rules.words && pwshAssignment(arg)) return lineSecrets(arg, hide, scriptName, false);
   // curl's `-uuser:X`, `--user=user:X`, Samba's `-Uuser%X` (X as `userPassword` reads it: a blank in it is the password's).
   const tight = TIGHT_USER.exec(arg) ?? LONG_USER.exec(arg) ?? TIGHT_SAMBA_USER.exec(arg);
   if (tight && userPassword(tight[2] ?? "")) {
