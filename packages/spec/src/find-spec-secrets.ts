@@ -92,6 +92,7 @@ import {
   shownInPlace,
   shownPwshPart,
   shownShellPart,
+  writtenInQuote,
   writtenWhole,
 } from "./shown-values.js";
 import type { AgentSpec, BundledServer, EndpointSpec } from "./types.js";
@@ -1539,7 +1540,7 @@ export function commandLineSecrets(
     if (!word.dynamic && !word.data)
       for (const span of spans)
         if (split(span) && span.put === undefined && span.with === undefined) {
-          const whole = writtenWhole(line, word, span);
+          const whole = writtenWhole(line, word, span) ?? writtenInQuote(line, word, span);
           if (whole) span.written = whole;
         }
     // A value hidden with its whole word hides every other value in the word with it.

@@ -167,6 +167,39 @@ export function writtenWhole(
 }
 
 /**
+ * Where, on `line`, the text that gives `span` of `word` is written (as `writtenWhole` reads it),
+ * when that text lies inside one quote the word opens before it and closes after it, the quote never
+ * closed between (`sh -c "srv -e TOKEN=\"X\"; echo ok"`: `\"X\"`): replaced by a reference there,
+ * it fills back byte for byte, where writing the word again in '…' would not (r64-4). Undefined
+ * otherwise. One pass over the word.
+ */
+export function writtenInQuote(
+  line: string,
+  word: CommandWord,
+  span: Span,
+): { start: number; end: number } | undefined {
+  if (span.end <= span.start) return undefined;
+  const start = span.start > 0 ? (word.at[span.start - 1] as number) + 1 : (word.at[0] as number);
+  const end =
+    span.end < word.value.length ? (word.at[span.end] as number) : (word.at[span.end - 1] as number) + 1;
+  let close = "";
+  let inside = "";
+  let i = word.start;
+  while (i < end) {
+    if (i === start) {
+      if (close === "") return undefined;
+      inside = close;
+    }
+    const read = quoteStep(line, i, close);
+    if (i < start && i + read.step > start) return undefined;
+    close = read.close;
+    i += read.step;
+    if (inside !== "" && close !== inside && i < end) return undefined;
+  }
+  return inside !== "" && close === inside && i === end ? { start, end } : undefined;
+}
+
+/**
  * One step of a shell word's quotes at `i` of `line`, `close` closing the quote open there ("" for
  * none): how many characters it takes and what closes the quote open after it. A `\` and the
  * character after it, a substitution (`$(…)`, `${…}`, `$[…]`, a backtick's) and `$$` or `$` with
