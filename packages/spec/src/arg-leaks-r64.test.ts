@@ -151,3 +151,33 @@ describe("fill-back byte for byte (r64 #3, #4)", () => {
     );
   });
 });
+
+describe("a shell's command given as an argument that holds only references (r64 #5)", () => {
+  it.each(["bash -c \"srv --password '${PASSWORD}$X'\"", "sh -c \"srv --token '$TOKEN'\""])(
+    "%j is kept as written, with no hint",
+    (line) => {
+      expect(exportedArgs(["--run", line])).toEqual(["--run", line]);
+      expect(findSpecSecrets(withArgs(["--run", line]))).toEqual([]);
+      expect(withoutCommandLineSecrets(line)).toBe(line);
+    },
+  );
+
+  it("still replaces such a command whole when literal text stands beside the references (property)", () => {
+    const literal = fc.stringMatching(/^[A-Za-z0-9]{4,10}$/).map((text) => `Q9${text}`);
+    const where = fc.constantFrom("before", "between", "after");
+    const flag = fc.constantFrom("--password ", "--token=", "-e TOKEN=");
+    fc.assert(
+      fc.property(literal, where, flag, (secret, at, name) => {
+        const value =
+          at === "before"
+            ? `${secret}\${PASSWORD}$X`
+            : at === "between"
+              ? `\${PASSWORD}${secret}$X`
+              : `\${PASSWORD}$X/${secret}`;
+        const line = `bash -c "srv ${name}'${value}'"`;
+        expect(JSON.stringify(exportedArgs(["--run", line]))).not.toContain(secret);
+        expect(findSpecSecrets(withArgs(["--run", line])).length).toBeGreaterThan(0);
+      }),
+    );
+  });
+});

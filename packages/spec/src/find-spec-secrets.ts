@@ -1817,6 +1817,9 @@ const ASSIGNMENT_WORD = /^[A-Za-z_][A-Za-z0-9_]*=/;
 /** A character no pasted line holds (Unicode private use), marking a hidden text in `shownScript`. */
 const MARK = "\uE001";
 
+/** Another such character: what a display reading writes for each part it hides, to learn whether it hides any (`readArg`). */
+const HIDDEN_MARK = "\uE003";
+
 /** The command-line reader's rules for a name: its whole name tells (see `wholeNameTells`). */
 const LINE_RULES: ArgRules = { ...ARG_RULES, telling: wholeNameTells };
 
@@ -2130,10 +2133,15 @@ export function readArg(
       // replaced whole, as the same line pasted as a `command` is, when what the line's reading
       // leaves still shows a literal the display hides (r63-1: `sh -c "node -e \"…f('X')\""`, a
       // script one escaped quote level down, kept X in clear); else it is kept so rewritten.
+      // The display hides something when a part it hides is marked (r64-5: `bash -c "srv --password
+      // '${PASSWORD}$X'"`, only references, was flagged by the display, shown as written, and replaced
+      // whole here).
       const asks = () => "";
       if (/\s/.test(arg) && pastedScript(arg, undefined, asks)) {
         const read = lineSecrets(arg, undefined, asks, false);
-        if (shownLineSecrets(read?.safe ?? arg, undefined) !== undefined)
+        const left = read?.safe ?? arg;
+        const shown = shownLineSecrets(left, () => HIDDEN_MARK)?.safe;
+        if (shown !== undefined && (shown.includes(HIDDEN_MARK) || left.includes(HIDDEN_MARK)))
           return pastedScript(arg, hide, scriptName) ?? undefined;
       }
       return lineSecrets(arg, hide, scriptName, false);
