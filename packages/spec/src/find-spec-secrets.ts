@@ -92,6 +92,8 @@ import {
   shownInPlace,
   shownPwshPart,
   shownShellPart,
+  type WordQuotes,
+  wordQuotes,
   writtenInQuote,
   writtenWhole,
 } from "./shown-values.js";
@@ -1487,8 +1489,11 @@ export function commandLineSecrets(
     // is open at one of its ends on a line that leaves no quote open, the word as written, quotes
     // and all (r51 F2: `$$'a\'X'x'`, `'…"a"+\'$(…)`); undefined when the line leaves one open.
     const wordWritten = { start: word.start, end: word.end };
+    // The word's quotes, read once for all its values (each value asked in constant time).
+    let quotes: WordQuotes | undefined;
+    const quotesOf = () => (quotes ??= wordQuotes(line, word));
     const regionOf = (span: Span) =>
-      writtenWhole(line, word, span) ?? (openAtEnd(word.start) ? undefined : wordWritten);
+      writtenWhole(line, word, span, quotesOf()) ?? (openAtEnd(word.start) ? undefined : wordWritten);
     // A quoted string's data word's value is read so too (r56: `sh -c "srv --token abc\$X"`).
     if (display && ((word.dynamic && mixedWord(word)) || spans.some((span) => span.inner)))
       for (const span of spans) {
@@ -1540,7 +1545,8 @@ export function commandLineSecrets(
     if (!word.dynamic && !word.data)
       for (const span of spans)
         if (split(span) && span.put === undefined && span.with === undefined) {
-          const whole = writtenWhole(line, word, span) ?? writtenInQuote(line, word, span);
+          const whole =
+            writtenWhole(line, word, span, quotesOf()) ?? writtenInQuote(line, word, span, quotesOf());
           if (whole) span.written = whole;
         }
     // A value hidden with its whole word hides every other value in the word with it.
