@@ -730,6 +730,31 @@ export const SHAPES: Shape[] = [
     },
   },
   {
+    // r64: a URL glued after other text in an argument given word by word (each run of scheme
+    // characters read once, every URL in the word read for its credentials), and values written
+    // apart inside one quote, hidden there (each value's quotes read once).
+    name: "exportSpec and withoutArgSecrets: URLs glued after text, values written apart in one quote",
+    build: (n) => [
+      repeat("1.", n),
+      `x${repeat("a1+", n)}`,
+      repeat("$1https://u:p@h", n),
+      repeat("x$1a://", n),
+      // An eighth of the rung: each value of a shell's command is read several ways (linear, but
+      // about 13 µs a character for each call).
+      `sh -c "${repeat('srv -e TOKEN=\\"X9\\"; ', n / 8)}"`,
+    ],
+    run: (list) => {
+      for (const word of list as string[]) {
+        withoutArgSecrets(["--url", word]);
+        withoutArgSecrets(["--run", word]);
+        exportSpec({
+          spec: "loopwright.agent/1",
+          bundle: { mcpServers: [{ name: "s", command: "s", args: [word], env: { A: word } }] },
+        } as never);
+      }
+    },
+  },
+  {
     // fix162: a quoted command's words that open a quote read with the words up to its closing one
     // (each word read at most once for each quote), a URL's userinfo holding blanks, and curl's,
     // redis-cli's and Samba's password flags with quoted values holding blanks.

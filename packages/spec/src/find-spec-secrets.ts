@@ -92,6 +92,9 @@ import {
   shownInPlace,
   shownPwshPart,
   shownShellPart,
+  type WordQuotes,
+  wordQuotes,
+  writtenInQuote,
   writtenWhole,
 } from "./shown-values.js";
 import type { AgentSpec, BundledServer, EndpointSpec } from "./types.js";
@@ -599,7 +602,7 @@ function distinctIdentifiers(spec: AgentSpec, visit: SecretVisit, hide: SecretHi
 
 /** The sign of a string at a place whose name may already tell. */
 function stringSign(value: string, tellingName: boolean): SecretSign | undefined {
-  const url = urlSign(value);
+  const url = urlSign(value) ?? gluedUrls(value)[0]?.sign;
   if (url) return url;
   if (tellingName && isLiteral(value)) return SecretSign.Field;
   if (looksLikeKey(value)) return SecretSign.Value;
@@ -614,8 +617,18 @@ function stringSign(value: string, tellingName: boolean): SecretSign | undefined
 function safeString(value: string, sign: SecretSign, name: string | undefined, hide?: SecretHide): string {
   // A URL may carry a key in its path as well as in its userinfo or query.
   // An export's names (`naming`) drop a URL's credentials, as the default does.
-  if (sign === SecretSign.Userinfo || sign === SecretSign.Query)
-    return withoutKeys(withoutUrlSecrets(value, hide === naming?.hide ? undefined : hide), hide);
+  if (sign === SecretSign.Userinfo || sign === SecretSign.Query) {
+    const urlHide = hide === naming?.hide ? undefined : hide;
+    if (urlSign(value)) return withoutKeys(withoutUrlSecrets(value, urlHide), hide);
+    // A URL glued after other text (`$1https://u:X@h`, `"https://u:X@h"`): each such URL rewritten in place.
+    let out = "";
+    let from = 0;
+    for (const { start, url } of gluedUrls(value)) {
+      out += value.slice(from, start) + withoutUrlSecrets(url, urlHide);
+      from = start + url.length;
+    }
+    return withoutKeys(out + value.slice(from), hide);
+  }
   // A literal default's word alone, when that is all it says in clear (`${DB_PASSWORD:-${DB_PASSWORD}}`).
   if (sign === SecretSign.Field)
     return hideLiteral(value, (secret) => (hide ? hide(secret, name) : reference(name ?? "")));
@@ -758,10 +771,30 @@ export const PROSE_RULES: ArgRules = {
 };
 
 /**
- * A URL's start: a scheme where a run of scheme characters starts (so a long run is read once), or
- * right after a positional parameter's `$1` (a shell reads `$1https://…` as `$1` and the URL: r63-2).
+ * A URL in a word: a run of scheme characters where it starts (so a long run is read once), its
+ * scheme (group 1) from the run's first letter, whatever text comes before the run (a shell reads
+ * `$1https://…` as `$1` and the URL: r63-2; `1https://…`, `..https://…` and `"https://…` too: r64-1).
  */
-const URL_IN_WORD = /(?<![A-Za-z+.-]|(?<!\$)[0-9])[A-Za-z][A-Za-z0-9+.-]*:\/\/\S*/g;
+const URL_IN_WORD = /(?<![A-Za-z0-9+.-])[0-9+.-]*([A-Za-z][A-Za-z0-9+.-]*:\/\/\S*)/g;
+
+/**
+ * Each URL in `value` that does not start it and carries a sign (see `urlSign`), in order: where it
+ * starts, the URL (to a blank) and its sign. A word given as an argument is no shell's: `$1`,
+ * `${X}` or any other text before a URL is kept as written, and the URL's credentials are still
+ * the URL's (r64-1: `--url $1https://u:X@h` was exported as written, with no hint).
+ */
+function gluedUrls(value: string): { start: number; url: string; sign: SecretSign }[] {
+  const out: { start: number; url: string; sign: SecretSign }[] = [];
+  if (!value.includes("://")) return out;
+  for (const match of value.matchAll(URL_IN_WORD)) {
+    const url = match[1] ?? "";
+    const start = (match.index ?? 0) + match[0].length - url.length;
+    if (start === 0) continue;
+    const sign = urlSign(url);
+    if (sign) out.push({ start, url, sign });
+  }
+  return out;
+}
 
 /**
  * The spans of one word's value that hold a secret, read as args are but only by whole names; a
@@ -1043,12 +1076,12 @@ function urlSpans(value: string, spans: Span[]): Span[] {
   let after = 0;
   const blank = /\s/.test(value);
   for (const match of value.matchAll(URL_IN_WORD)) {
-    const start = match.index ?? 0;
+    const start = (match.index ?? 0) + match[0].length - (match[1] ?? "").length;
     if (start < after) continue;
     // A password holding a blank, quoted (`"postgres://u:pa ss@h/db"`): the URL runs on to its host.
     SPACED_USERINFO.lastIndex = start;
     const spaced = blank ? SPACED_USERINFO.exec(value) : null;
-    const whole = spaced?.[0] ?? match[0];
+    const whole = spaced?.[0] ?? match[1] ?? "";
     // Among a connection string's pairs a URL ends at its `;` (`Server=postgres://u:X@h;Password=Y`).
     const semicolon = pairs > 0 ? whole.indexOf(";") : -1;
     const url = semicolon < 0 ? whole : whole.slice(0, semicolon);
@@ -1456,8 +1489,11 @@ export function commandLineSecrets(
     // is open at one of its ends on a line that leaves no quote open, the word as written, quotes
     // and all (r51 F2: `$$'a\'X'x'`, `'…"a"+\'$(…)`); undefined when the line leaves one open.
     const wordWritten = { start: word.start, end: word.end };
+    // The word's quotes, read once for all its values (each value asked in constant time).
+    let quotes: WordQuotes | undefined;
+    const quotesOf = () => (quotes ??= wordQuotes(line, word));
     const regionOf = (span: Span) =>
-      writtenWhole(line, word, span) ?? (openAtEnd(word.start) ? undefined : wordWritten);
+      writtenWhole(line, word, span, quotesOf()) ?? (openAtEnd(word.start) ? undefined : wordWritten);
     // A quoted string's data word's value is read so too (r56: `sh -c "srv --token abc\$X"`).
     if (display && ((word.dynamic && mixedWord(word)) || spans.some((span) => span.inner)))
       for (const span of spans) {
@@ -1509,7 +1545,8 @@ export function commandLineSecrets(
     if (!word.dynamic && !word.data)
       for (const span of spans)
         if (split(span) && span.put === undefined && span.with === undefined) {
-          const whole = writtenWhole(line, word, span);
+          const whole =
+            writtenWhole(line, word, span, quotesOf()) ?? writtenInQuote(line, word, span, quotesOf());
           if (whole) span.written = whole;
         }
     // A value hidden with its whole word hides every other value in the word with it.
@@ -1786,6 +1823,9 @@ const ASSIGNMENT_WORD = /^[A-Za-z_][A-Za-z0-9_]*=/;
 /** A character no pasted line holds (Unicode private use), marking a hidden text in `shownScript`. */
 const MARK = "\uE001";
 
+/** Another such character: what a display reading writes for each part it hides, to learn whether it hides any (`readArg`). */
+const HIDDEN_MARK = "\uE003";
+
 /** The command-line reader's rules for a name: its whole name tells (see `wholeNameTells`). */
 const LINE_RULES: ArgRules = { ...ARG_RULES, telling: wholeNameTells };
 
@@ -2036,8 +2076,10 @@ export function readArg(
   const json =
     rules.words && !tellingValue(arg, previous, rules) ? jsonArgSecrets(arg, rules, hide, scriptName) : null;
   if (json) return json;
-  // PowerShell's `$env:API_KEY=X` as one word: read as the command-line reader reads it, its quotes too.
-  if (rules.words && pwshAssignment(arg)) return commandLineSecrets(arg, hide, scriptName);
+  // PowerShell's `$env:API_KEY=X` as one word: read as a pasted line is, its quotes too, and a value
+  // that never closes (`$env:API_KEY="X`"b`) hidden to the end (r64-2: read as the command-line
+  // reader reads it alone, such a value was kept in clear).
+  if (rules.words && pwshAssignment(arg)) return lineSecrets(arg, hide, scriptName, false);
   // curl's `-uuser:X`, `--user=user:X`, Samba's `-Uuser%X` (X as `userPassword` reads it: a blank in it is the password's).
   const tight = TIGHT_USER.exec(arg) ?? LONG_USER.exec(arg) ?? TIGHT_SAMBA_USER.exec(arg);
   if (tight && userPassword(tight[2] ?? "")) {
@@ -2097,10 +2139,15 @@ export function readArg(
       // replaced whole, as the same line pasted as a `command` is, when what the line's reading
       // leaves still shows a literal the display hides (r63-1: `sh -c "node -e \"…f('X')\""`, a
       // script one escaped quote level down, kept X in clear); else it is kept so rewritten.
+      // The display hides something when a part it hides is marked (r64-5: `bash -c "srv --password
+      // '${PASSWORD}$X'"`, only references, was flagged by the display, shown as written, and replaced
+      // whole here).
       const asks = () => "";
       if (/\s/.test(arg) && pastedScript(arg, undefined, asks)) {
         const read = lineSecrets(arg, undefined, asks, false);
-        if (shownLineSecrets(read?.safe ?? arg, undefined) !== undefined)
+        const left = read?.safe ?? arg;
+        const shown = shownLineSecrets(left, () => HIDDEN_MARK)?.safe;
+        if (shown !== undefined && (shown.includes(HIDDEN_MARK) || left.includes(HIDDEN_MARK)))
           return pastedScript(arg, hide, scriptName) ?? undefined;
       }
       return lineSecrets(arg, hide, scriptName, false);
