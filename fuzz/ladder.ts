@@ -730,6 +730,22 @@ export const SHAPES: Shape[] = [
     },
   },
   {
+    // r64s: a word holding many values written apart, each found as written in one walk over the
+    // word for all of them (a walk for each took values × the word's length).
+    name: "command lines: many values written apart in one word",
+    build: (n) => [
+      `srv Server=db${repeat('";Password=x"y', n / 2)}`,
+      `node -e '${repeat("process.env.TOKEN = '\\''x'\\''; ", n / 2)}'`,
+    ],
+    run: (list) => {
+      for (const line of list as string[]) {
+        withoutCommandLineSecrets(line);
+        withoutArgSecrets(["--run", line]);
+        exportCommand(line);
+      }
+    },
+  },
+  {
     // fix162: a quoted command's words that open a quote read with the words up to its closing one
     // (each word read at most once for each quote), a URL's userinfo holding blanks, and curl's,
     // redis-cli's and Samba's password flags with quoted values holding blanks.

@@ -93,6 +93,7 @@ import {
   shownPwshPart,
   shownShellPart,
   writtenWhole,
+  writtenWholes,
 } from "./shown-values.js";
 import type { AgentSpec, BundledServer, EndpointSpec } from "./types.js";
 
@@ -1456,8 +1457,14 @@ export function commandLineSecrets(
     // is open at one of its ends on a line that leaves no quote open, the word as written, quotes
     // and all (r51 F2: `$$'a\'X'x'`, `'…"a"+\'$(…)`); undefined when the line leaves one open.
     const wordWritten = { start: word.start, end: word.end };
-    const regionOf = (span: Span) =>
-      writtenWhole(line, word, span) ?? (openAtEnd(word.start) ? undefined : wordWritten);
+    // Each value's text as written, found in one walk over the word for all of them (r64s: a walk
+    // for each value took values × the word's length).
+    let wholes: Map<Span, { start: number; end: number } | undefined> | undefined;
+    const wholeOf = (span: Span) => {
+      wholes ??= new Map(writtenWholes(line, word, spans).map((whole, index) => [spans[index] as Span, whole]));
+      return wholes.has(span) ? wholes.get(span) : writtenWhole(line, word, span);
+    };
+    const regionOf = (span: Span) => wholeOf(span) ?? (openAtEnd(word.start) ? undefined : wordWritten);
     // A quoted string's data word's value is read so too (r56: `sh -c "srv --token abc\$X"`).
     if (display && ((word.dynamic && mixedWord(word)) || spans.some((span) => span.inner)))
       for (const span of spans) {
@@ -1509,7 +1516,7 @@ export function commandLineSecrets(
     if (!word.dynamic && !word.data)
       for (const span of spans)
         if (split(span) && span.put === undefined && span.with === undefined) {
-          const whole = writtenWhole(line, word, span);
+          const whole = wholeOf(span);
           if (whole) span.written = whole;
         }
     // A value hidden with its whole word hides every other value in the word with it.

@@ -139,31 +139,48 @@ export function saysBesideRunTime(text: string, at?: readonly number[]): boolean
 }
 
 /**
- * Where, on `line`, the text that gives `span` of `word` (a word read partly at run time) is
- * written, quotes and all: from just after the value's character before the span (the word's
- * start) to the value's character after it (the word's end). Undefined unless a quote is open at
- * neither end, so the text can be replaced by a reference and filled back byte for byte
- * (`$X'hunter2'` → `${PASSWORD}`). One pass over the word.
+ * Where, on `line`, the text that gives each of `spans` of `word` (a word read partly at run time)
+ * is written, quotes and all: from just after the value's character before the span (the word's
+ * start) to the value's character after it (the word's end). Undefined for a span unless a quote is
+ * open at neither end, so the text can be replaced by a reference and filled back byte for byte
+ * (`$X'hunter2'` → `${PASSWORD}`). One pass over the word for all the spans (r64s: a pass for each
+ * took values × the word's length).
  */
+export function writtenWholes(
+  line: string,
+  word: CommandWord,
+  spans: readonly Span[],
+): ({ start: number; end: number } | undefined)[] {
+  const ends = spans.map((span) => ({
+    start: span.start > 0 ? (word.at[span.start - 1] as number) + 1 : word.start,
+    end: span.end < word.value.length ? (word.at[span.end] as number) : word.end,
+  }));
+  const wanted = ends.flatMap(({ start, end }) => (start < end ? [start, end] : [])).sort((a, b) => a - b);
+  // What closes the quote open at each wanted place where a step of the word's quotes starts or
+  // ends: "" for none; a place inside a step (a quote, an escape, a substitution) is not there.
+  const closeAt = new Map<number, string>();
+  let close = "";
+  let k = 0;
+  for (let i = word.start; k < wanted.length; ) {
+    while (k < wanted.length && (wanted[k] as number) < i) k++;
+    if (wanted[k] === i) closeAt.set(i, close);
+    if (k >= wanted.length || i >= (wanted[wanted.length - 1] as number)) break;
+    const read = quoteStep(line, i, close);
+    close = read.close;
+    i += read.step;
+  }
+  return ends.map((whole) =>
+    whole.start < whole.end && closeAt.get(whole.start) === "" && closeAt.get(whole.end) === "" ? whole : undefined,
+  );
+}
+
+/** Where, on `line`, the text that gives `span` of `word` is written (see `writtenWholes`). */
 export function writtenWhole(
   line: string,
   word: CommandWord,
   span: Span,
 ): { start: number; end: number } | undefined {
-  const start = span.start > 0 ? (word.at[span.start - 1] as number) + 1 : word.start;
-  const end = span.end < word.value.length ? (word.at[span.end] as number) : word.end;
-  // What closes the quote open at `i`: "" for none.
-  let close = "";
-  let i = word.start;
-  let open = true;
-  while (i < end) {
-    if (i === start) open = close !== "";
-    const read = quoteStep(line, i, close);
-    if (i < start && i + read.step > start) return undefined;
-    close = read.close;
-    i += read.step;
-  }
-  return open || close !== "" || i !== end ? undefined : { start, end };
+  return writtenWholes(line, word, [span])[0];
 }
 
 /**
