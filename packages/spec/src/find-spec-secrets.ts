@@ -1266,13 +1266,32 @@ export function commandLineSecrets(
     }
     return quoting.close !== "";
   };
+  // Whether each value quoted with the shell's `'\''` idiom stands where the idiom is one (see `programSpans`).
+  const idiomHeld = new Map<ProgramValue, boolean>();
   const programSpans = (word: CommandWord): Span[] => {
     while (program < programs.length && (programs[program] as ProgramValue).start < word.start) program += 1;
     const spans: Span[] = [];
     const after = () => spans.at(-1)?.end ?? 0;
     for (let k = program; k < programs.length && (programs[k] as ProgramValue).start < word.end; k += 1) {
-      const { start, end, name, expression } = programs[k] as ProgramValue;
+      const value = programs[k] as ProgramValue;
+      let { start, end, expression } = value;
+      const { name, idiom } = value;
       if (start < expressionEnd) continue;
+      // The shell's `'\''` idiom is one only where its '…' (or `$'…'`) is open (r64s #2: in
+      // `node -e "…= '\''X$Y'\''"` it is program text): elsewhere the value is read as an
+      // expression from where the literal starts, as before the idiom was read. Read in the first
+      // word whose quotes reach it (not a quote's data word, read again after it with no quotes of
+      // its own, nor a word holding it in a substitution); until then taken as the idiom.
+      if (idiom) {
+        let single = idiomHeld.get(value);
+        if (single === undefined && !word.data) {
+          const open = quotedAt(word, idiom.from) ? quoting.close : "";
+          if (quoting.at === idiom.from) idiomHeld.set(value, open === "'" || open === "$'");
+        }
+        single = idiomHeld.get(value) ?? true;
+        if (single && !idiom.plain) continue;
+        if (!single) [start, end, expression] = [idiom.from, idiom.from + 1, true];
+      }
       if (expression) {
         // A value that starts with no plain literal (a call, a prefixed or triple-quoted string;
         // R56-3), read from its first character when it hides a literal that may be a credential.

@@ -99,6 +99,13 @@ export interface ProgramValue {
   end: number;
   name: string;
   expression?: true;
+  /**
+   * A literal quoted with the shell's `'\''` idiom (`[start, end)` takes the idiom's quotes): where
+   * the literal starts, its prefix and all, and whether its text is plain. The idiom is one only
+   * where the shell's '…' is open at it (read where the word is, see `lineSecrets`); elsewhere
+   * (`node -e "…= '\''X'\''"`) the value is an expression from `from`, as before the idiom was read.
+   */
+  idiom?: { from: number; plain: boolean };
 }
 
 /**
@@ -473,12 +480,14 @@ export function programValues(line: string): ProgramValue[] {
     // An f-string's `{…}` is read at run time.
     const formatted = /f/i.test(prefix) && value.includes("{");
     if (expression !== undefined) found.push({ start: end, end: end + 1, name, expression: true });
-    else if (plainLiteral(value) && !formatted) {
+    else if (valueEscape === "'\\'") {
       // In a program written in the shell's '…', a literal quoted with its `'\''` idiom
       // (`TOKEN: '\''X'\''`) is hidden with the idiom's quotes, as one piece the shell joins.
-      const idiom = valueEscape === "'\\'" ? valueEscape.length + valueQuote.length : 0;
-      found.push({ start: end - value.length - idiom, end: end + idiom, name });
-    }
+      const idiom = valueEscape.length + valueQuote.length;
+      const from = end - value.length - idiom - prefix.length;
+      const plain = plainLiteral(value) && !formatted;
+      found.push({ start: end - value.length - idiom, end: end + idiom, name, idiom: { from, plain } });
+    } else if (plainLiteral(value) && !formatted) found.push({ start: end - value.length, end, name });
   };
   for (const pattern of PROGRAM_ENV) for (const match of line.matchAll(pattern)) take(match);
   const aliases = new Set<string>();

@@ -1,4 +1,5 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: ${NAME} references, meant literally.
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { exportSpec } from "./export-spec.js";
 import { commandLineSecrets, withoutArgSecrets } from "./find-spec-secrets.js";
@@ -51,4 +52,60 @@ describe("many values written apart in one word (r64s #1)", () => {
     // A walk over the word for each value took about 12 s here; one walk for all, under 1 s.
     expect(performance.now() - start).toBeLessThan(5000);
   }, 60_000);
+});
+
+describe("the shell's '\\'' idiom only where the shell's '…' is open (r64s #2)", () => {
+  it.each([
+    [`node -e "process.env.TOKEN = '\\''Zq7hunterPW-$X'\\''"`, `node -e "process.env.TOKEN = \${TOKEN}"`],
+    [`node -e "process.env.TOKEN = '\\''Zq7hunterPW-$HOME'\\''"`, `node -e "process.env.TOKEN = \${TOKEN}"`],
+    [
+      `sh -c "node -e \\"process.env.TOKEN = '\\''Zq7hunterPW-$X'\\''\\""`,
+      "${SHELL_COMMAND}",
+    ],
+  ])("%j, a program in \"…\", is exported with no literal in clear: %j", (line, safe) => {
+    expect(withoutArgSecrets(["--run", line])).toEqual(["--run", safe]);
+    expect(exportedArg(line)).not.toContain("Zq7hunterPW");
+    expect(exportedCommand(line)).toBe("${SRV_COMMAND}");
+  });
+
+  it.each([
+    [
+      "node -e 'process.env.TOKEN = '\\''Zq7hunterPW'\\'''",
+      "node -e 'process.env.TOKEN = ${TOKEN}'",
+    ],
+    [
+      "node -e $'process.env.TOKEN = '\\''Zq7hunterPW'\\'''",
+      "node -e $'process.env.TOKEN = ${TOKEN}'",
+    ],
+    [
+      "echo $(node -e 'process.env.TOKEN = '\\''Zq7hunterPW'\\''')",
+      "echo $(node -e 'process.env.TOKEN = ${TOKEN}')",
+    ],
+  ])("%j, the idiom in '…', is still hidden with its quotes: %j", (line, safe) => {
+    expect(withoutCommandLineSecrets(line)).toBe(safe);
+    expect(withoutArgSecrets(["--run", line])).toEqual(["--run", safe]);
+  });
+  it("never keeps a program's idiom-quoted literal in clear in the export, in '…' or \"…\" (property)", () => {
+    const secret = fc.stringMatching(/^[A-Za-z][A-Za-z0-9]{7,14}$/);
+    const after = fc.constantFrom("", "$X", "-$HOME", "${Y}");
+    const idiom = "'\\''";
+    const form = fc.constantFrom(
+      (v: string) => `node -e "process.env.TOKEN = ${idiom}${v}${idiom}"`,
+      (v: string) => `node -e 'process.env.TOKEN = ${idiom}${v}${idiom}'`,
+      (v: string) => `python -c "import os; os.environ['TOKEN'] = ${idiom}${v}${idiom}"`,
+      (v: string) => `node -e "Object.assign(process.env, {TOKEN: ${idiom}${v}${idiom}})"`,
+      (v: string) => `node -e 'Object.assign(process.env, {TOKEN: ${idiom}${v}${idiom}})'`,
+    );
+    fc.assert(
+      fc.property(secret, after, form, (value, rest, write) => {
+        const line = write(value + rest);
+        // In '…' a `$` is no run-time part, yet such a literal is kept in clear, as before.
+        if (rest !== "" && line.includes(" -e '")) return;
+        expect(exportedArg(line)).not.toContain(value);
+        expect(withoutArgSecrets(["--run", line])[1]).not.toContain(value);
+        // A literal the shell joins in '…' is kept out of the display too.
+        if (rest === "" && line.includes(" -e '")) expect(withoutCommandLineSecrets(line)).not.toContain(value);
+      }),
+    );
+  });
 });
