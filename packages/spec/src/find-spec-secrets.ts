@@ -2240,7 +2240,7 @@ function lineSecrets(
   const asks = () => "SHELL_COMMAND";
   if (
     telling === undefined ||
-    closesInItself(line) ||
+    closesInItself(line, true) ||
     (tellingLiteral(lineReading(line, undefined, asks, shell, display)?.safe ?? line) === undefined &&
       (lineReading(line, (text) => text, asks, shell, display)?.safe ?? line) === line)
   )
@@ -2257,7 +2257,8 @@ function lineSecrets(
 /**
  * A name whose whole name tells (see `wholeNameTells`) written before a literal value: `NAME=X`,
  * `name: X`, `--name X`, `--name=X`, `${NAME:-X`, the value perhaps opened by quotes; a value that
- * starts with a `$`, a backtick, a blank or a `;` is none. The first one's value's start (its quotes included) and
+ * starts with a `$`, a backtick, a blank or a `;` is none, nor, unquoted, an operator, a redirect
+ * or a comment's `#`. The first one's value's start (its quotes included) and
  * its name; undefined when there is none. One pass (a name is read where a run of name characters starts).
  */
 function tellingLiteral(text: string): { at: number; name: string } | undefined {
@@ -2271,10 +2272,23 @@ function tellingLiteral(text: string): { at: number; name: string } | undefined 
     let k = at;
     while (text[k] === '"' || text[k] === "'") k += 1;
     const c = text[k];
-    if (c !== undefined && !/[\s;$`]/.test(c)) return { at, name };
+    // Unquoted, an operator or a redirect (`--with-token < t.txt`, `--auth && …`) is no value, nor
+    // a `#` after a blank, which starts a comment (r64s #3).
+    const operator = k === at && (/[<>&|()]/.test(c ?? "") || (c === "#" && /\s/.test(text[at - 1] ?? "")));
+    if (c === undefined || /[\s;$`]/.test(c) || operator) continue;
+    // `name: X`, which no command line's reading takes, is a value only when it reads as a
+    // credential in prose (`credentials: Azure's ?code=…` is prose, r64s #3).
+    // Its first 256 characters are read (`token:token:…` read whole for each name would be quadratic).
+    const colon = dashes === "" && whole.slice(name.length).trim() === ":";
+    COLON_VALUE.lastIndex = k;
+    if (colon && !proseCredential(COLON_VALUE.exec(text)?.[0] ?? "")) continue;
+    return { at, name };
   }
   return undefined;
 }
+
+/** The first word of a `name: X` value (see `tellingLiteral`), up to 256 characters. Sticky. */
+const COLON_VALUE = /[^\s;'"]{0,256}/y;
 
 /** A name (a flag's, with its dashes) and what ends it before a value: `=` or `:`, or a flag's blank. */
 const TELLING_BEFORE_VALUE = /(?<![\w.-])(-{0,2})([A-Za-z_][\w.-]*)(?:\s*[=:]\s*|(\s+))/g;
@@ -2307,7 +2321,7 @@ function lineReading(
           // hidden whole, payload and all): its payload shown, its literal text hidden in place.
           if (!closesInItself(value)) {
             if (value[0] !== "{") return undefined;
-            accepted ??= closesInItself(line);
+            accepted ??= closesInItself(line, true);
             if (!accepted) return undefined;
             walk ??= { at: 0, read: shellStepper(line) };
             return shownInPlace(
@@ -2339,21 +2353,33 @@ function lineReading(
 /**
  * True when every quote and every run-time part (`$(…)`, `${…}`, `$[…]`, a backtick) of `value`
  * closes in it. A part left open runs to the value's end, so only the last part can be: it alone is
- * asked. Linear.
+ * asked. Read as a whole `line`, a `#` that starts a word outside quotes starts a comment to the
+ * end, whose quotes are none (r64s #3: `… # don't` on a line the shell accepts). Linear.
  */
-function closesInItself(value: string): boolean {
+function closesInItself(value: string, line = false): boolean {
   const read = shellStepper(value);
   let lastPart = -1;
-  for (let i = 0; i < value.length; ) {
-    const next = read(i);
-    if (next === undefined) return false;
-    if (next.kind === "part") lastPart = i;
-    i += next.step;
+  let quoted = false;
+  let end = value.length;
+  for (let i = 0; i < end; ) {
+    if (line && !quoted && value[i] === "#" && (i === 0 || COMMENT_AFTER.test(value[i - 1] as string))) end = i;
+    else {
+      const next = read(i);
+      if (next === undefined) return false;
+      if (next.kind === "part") lastPart = i;
+      // Outside run-time parts (each one step), quote steps open and close quotes in turn.
+      if (next.kind === "quote") quoted = !quoted;
+      i += next.step;
+    }
   }
-  const c = value[lastPart];
-  const opens = c === "`" || (c === "$" && /[{([]/.test(value[lastPart + 1] ?? ""));
-  return !(opens && !expansionEnd(value, lastPart).closed) && !quoteOpenAtEnd(value, 0);
+  const text = value.slice(0, end);
+  const c = text[lastPart];
+  const opens = c === "`" || (c === "$" && /[{([]/.test(text[lastPart + 1] ?? ""));
+  return !(opens && !expansionEnd(text, lastPart).closed) && !quoteOpenAtEnd(text, 0);
 }
+
+/** What, right before a `#`, makes it start a word and so a comment: a blank, or an operator's `;`, `&`, `|`, `(`, `)`. */
+const COMMENT_AFTER = /[\s;&|()]/;
 
 /**
  * A pasted line read for display (see `withoutCommandLineSecrets`): one connection string as

