@@ -1291,6 +1291,23 @@ export function commandLineSecrets(
         single = idiomHeld.get(value) ?? true;
         if (single && !idiom.plain) continue;
         if (!single) [start, end, expression] = [idiom.from, idiom.from + 1, true];
+        // Read in the word whose '…' it stands in (`'…{TOKEN: '\''X Y'\''}'`), the program's
+        // literal is its quotes (the idiom's `\'`) and the text between, and is hidden written
+        // whole, the idiom's quotes with it (r64s #4: a value holding a blank, split into two data
+        // words, left `'${TOKEN}'\''`).
+        else if (!word.data) {
+          const from = indexOfPosition(word.at, start + 2);
+          const to = indexOfPosition(word.at, end - 2);
+          if (from >= 0 && to - from === end - start - 7) {
+            // One that goes on (`'\''X'\'' + x`) is read in its data word, the code after it in sight.
+            GOES_ON.lastIndex = to + 1;
+            if (!GOES_ON.test(word.value)) {
+              if (from >= after())
+                spans.push({ start: from, end: to + 1, name, sign: SecretSign.Flag, written: { start, end } });
+              continue;
+            }
+          }
+        }
       }
       if (expression) {
         // A value that starts with no plain literal (a call, a prefixed or triple-quoted string;

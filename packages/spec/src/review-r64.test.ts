@@ -34,13 +34,14 @@ describe("many values written apart in one word (r64s #1)", () => {
   const conn = (k: number) => `srv Server=db${'";Password=x"y'.repeat(k)}`;
   const node = (k: number) => `node -e '${"process.env.TOKEN = '\\''x'\\''; ".repeat(k)}'`;
 
-  it("hides each value as before", () => {
+  it("hides each value as written, the idiom's quotes with it (#4)", () => {
     expect(withoutCommandLineSecrets(conn(2))).toBe("srv 'Server=db;Password=${PASSWORD};Password=${PASSWORD}'");
     expect(exportedArg(conn(2))).toBe('srv Server=db";Password=${PASSWORD};Password=${PASSWORD_2}');
     expect(withoutArgSecrets(["--run", node(2)])).toEqual([
       "--run",
-      "node -e 'process.env.TOKEN = ${PROCESS_ENV_TOKEN}; process.env.TOKEN = ${PROCESS_ENV_TOKEN}; '",
+      "node -e 'process.env.TOKEN = ${TOKEN}; process.env.TOKEN = ${TOKEN}; '",
     ]);
+    expectFilledBack(node(3));
     expect(exportedCommand(conn(2))).toBe("srv 'Server=db;Password=${PASSWORD};Password=${PASSWORD}'");
   });
 
@@ -86,7 +87,7 @@ describe("the shell's '\\'' idiom only where the shell's '…' is open (r64s #2)
     expect(withoutArgSecrets(["--run", line])).toEqual(["--run", safe]);
   });
   it("never keeps a program's idiom-quoted literal in clear in the export, in '…' or \"…\" (property)", () => {
-    const secret = fc.stringMatching(/^[A-Za-z][A-Za-z0-9]{7,14}$/);
+    const secret = fc.stringMatching(/^[A-Za-z][A-Za-z0-9]{7,14}(?: [A-Za-z0-9]{4,8})?$/);
     const after = fc.constantFrom("", "$X", "-$HOME", "${Y}");
     const idiom = "'\\''";
     const form = fc.constantFrom(
@@ -99,12 +100,16 @@ describe("the shell's '\\'' idiom only where the shell's '…' is open (r64s #2)
     fc.assert(
       fc.property(secret, after, form, (value, rest, write) => {
         const line = write(value + rest);
+        const head = value.split(" ")[0] as string;
         // In '…' a `$` is no run-time part, yet such a literal is kept in clear, as before.
         if (rest !== "" && line.includes(" -e '")) return;
-        expect(exportedArg(line)).not.toContain(value);
-        expect(withoutArgSecrets(["--run", line])[1]).not.toContain(value);
-        // A literal the shell joins in '…' is kept out of the display too.
-        if (rest === "" && line.includes(" -e '")) expect(withoutCommandLineSecrets(line)).not.toContain(value);
+        expect(exportedArg(line)).not.toContain(head);
+        expect(withoutArgSecrets(["--run", line])[1]).not.toContain(head);
+        // A literal the shell joins in '…' is kept out of the display too, and fills back.
+        if (rest === "" && line.includes(" -e '")) {
+          expect(withoutCommandLineSecrets(line)).not.toContain(head);
+          expectFilledBack(line);
+        }
       }),
     );
   });
@@ -150,5 +155,29 @@ describe("a payload on a line the shell accepts, a comment or an operator after 
         expect(exportedCommand(line)).toBe(line);
       }),
     );
+  });
+});
+
+describe("a program's literal holding a blank, quoted with the shell's '\\'' idiom (r64s #4)", () => {
+  it.each([
+    [
+      "node -e 'Object.assign(process.env, {TOKEN: '\\''Zq7 hunterPW'\\'', URL: '\\''h'\\''})'",
+      "node -e 'Object.assign(process.env, {TOKEN: ${TOKEN}, URL: '\\''h'\\''})'",
+    ],
+    [
+      "node -e 'const e = {...process.env, TOKEN: '\\''Zq7 hunterPW'\\'', URL: '\\''h'\\''}'",
+      "node -e 'const e = {...process.env, TOKEN: ${TOKEN}, URL: '\\''h'\\''}'",
+    ],
+    ["node -e 'process.env.TOKEN = '\\''Zq7 hunterPW'\\'''", "node -e 'process.env.TOKEN = ${TOKEN}'"],
+    // #5: exported in clear with no hint before.
+    [
+      "python -c 'import os; os.environ['\\''TOKEN'\\''] = '\\''Zq7 hunterPW'\\'''",
+      "python -c 'import os; os.environ['\\''TOKEN'\\''] = ${TOKEN}'",
+    ],
+  ])("%j is shown and exported as %j, the idiom's quotes hidden with the value", (line, safe) => {
+    expect(withoutCommandLineSecrets(line)).toBe(safe);
+    expect(withoutArgSecrets(["--run", line])).toEqual(["--run", safe]);
+    expect(exportedArg(line)).toBe(safe);
+    expectFilledBack(line);
   });
 });
