@@ -755,6 +755,27 @@ export const SHAPES: Shape[] = [
     },
   },
   {
+    // r64s: a word holding many values written apart, each found as written in one walk over the
+    // word for all of them (a walk for each took values × the word's length); then lines whose
+    // comments hold quotes, operators after telling flags and `name:` values, on lines the shell
+    // accepts or refuses (each read whole, for the refused line's telling value, in one pass).
+    name: "command lines: many values written apart in one word, comments and operators after flags",
+    build: (n) => [
+      `srv Server=db${repeat('";Password=x"y', n / 5)}`,
+      `node -e '${repeat("process.env.TOKEN = '\\''x'\\''; ", n / 5)}'`,
+      `srv --auth && ${repeat("echo a # it's ", n / 5)}`,
+      `srv ${repeat("--password < a token: x ", n / 5)}'`,
+      `${repeat("token:", n / 5)}'`,
+    ],
+    run: (list) => {
+      for (const line of list as string[]) {
+        withoutCommandLineSecrets(line);
+        withoutArgSecrets(["--run", line]);
+        exportCommand(line);
+      }
+    },
+  },
+  {
     // fix162: a quoted command's words that open a quote read with the words up to its closing one
     // (each word read at most once for each quote), a URL's userinfo holding blanks, and curl's,
     // redis-cli's and Samba's password flags with quoted values holding blanks.

@@ -1298,13 +1298,55 @@ export function commandLineSecrets(
     }
     return quoting.close !== "";
   };
+  // Whether each value quoted with the shell's `'\''` idiom stands where the idiom is one (see `programSpans`).
+  const idiomHeld = new Map<ProgramValue, boolean>();
   const programSpans = (word: CommandWord): Span[] => {
     while (program < programs.length && (programs[program] as ProgramValue).start < word.start) program += 1;
     const spans: Span[] = [];
     const after = () => spans.at(-1)?.end ?? 0;
     for (let k = program; k < programs.length && (programs[k] as ProgramValue).start < word.end; k += 1) {
-      const { start, end, name, expression } = programs[k] as ProgramValue;
+      const value = programs[k] as ProgramValue;
+      let { start, end, expression } = value;
+      const { name, idiom } = value;
       if (start < expressionEnd) continue;
+      // The shell's `'\''` idiom is one only where its '…' (or `$'…'`) is open (r64s #2: in
+      // `node -e "…= '\''X$Y'\''"` it is program text): elsewhere the value is read as an
+      // expression from where the literal starts, as before the idiom was read. Read in the first
+      // word whose quotes reach it (not a quote's data word, read again after it with no quotes of
+      // its own, nor a word holding it in a substitution); until then taken as the idiom.
+      if (idiom) {
+        let single = idiomHeld.get(value);
+        if (single === undefined && !word.data) {
+          const open = quotedAt(word, idiom.from) ? quoting.close : "";
+          if (quoting.at === idiom.from) idiomHeld.set(value, open === "'" || open === "$'");
+        }
+        single = idiomHeld.get(value) ?? true;
+        if (single && !idiom.plain) continue;
+        if (!single) [start, end, expression] = [idiom.from, idiom.from + 1, true];
+        // Read in the word whose '…' it stands in (`'…{TOKEN: '\''X Y'\''}'`), the program's
+        // literal is its quotes (the idiom's `\'`) and the text between, and is hidden written
+        // whole, the idiom's quotes with it (r64s #4: a value holding a blank, split into two data
+        // words, left `'${TOKEN}'\''`).
+        else if (!word.data) {
+          const from = indexOfPosition(word.at, start + 2);
+          const to = indexOfPosition(word.at, end - 2);
+          if (from >= 0 && to - from === end - start - 7) {
+            // One that goes on (`'\''X'\'' + x`) is read in its data word, the code after it in sight.
+            GOES_ON.lastIndex = to + 1;
+            if (!GOES_ON.test(word.value)) {
+              if (from >= after())
+                spans.push({
+                  start: from,
+                  end: to + 1,
+                  name,
+                  sign: SecretSign.Flag,
+                  written: { start, end },
+                });
+              continue;
+            }
+          }
+        }
+      }
       if (expression) {
         // A value that starts with no plain literal (a call, a prefixed or triple-quoted string;
         // R56-3), read from its first character when it hides a literal that may be a credential.
@@ -1342,7 +1384,10 @@ export function commandLineSecrets(
       // this word is hidden with it (not scanned again: one pass).
       const quote = from > 0 ? (word.value[from - 1] as string) : "";
       GOES_ON.lastIndex = to + 2;
+      // One holding a run-time part is read as the literal alone, or not at all (r64s #5).
+      const literalOnly = value.runTime === true;
       if (quote !== "" && word.value[to + 1] === quote && GOES_ON.test(word.value)) {
+        if (literalOnly) continue;
         if (from - 1 >= after())
           spans.push(wordExpression(word, from - 1, statementEnd(word.value, from - 1), name));
         continue;
@@ -1354,6 +1399,7 @@ export function commandLineSecrets(
       const shellQuoted = word.at[from - 1] !== start - 1 && word.at[to + 1] !== end;
       GOES_ON.lastIndex = end + 1;
       if (shellQuoted && (open === "'" || open === '"') && line[end] === open && GOES_ON.test(line)) {
+        if (literalOnly) continue;
         if (from >= after()) spans.push(lineExpression(from, word.value.length, start - 1, name));
       } else spans.push({ start: from, end: to + 1, name, sign: SecretSign.Flag });
     }
@@ -2261,8 +2307,11 @@ function lineSecrets(
   const asks = () => "SHELL_COMMAND";
   if (
     telling === undefined ||
-    closesInItself(line) ||
-    (tellingLiteral(lineReading(line, undefined, asks, shell, display)?.safe ?? line) === undefined &&
+    closesInItself(line, true) ||
+    // A program's literal written around a run-time part, read on such a line, may leave another
+    // in clear (r64s #5): the line is read so only when it holds none.
+    (!programValues(line).some((value) => value.runTime) &&
+      tellingLiteral(lineReading(line, undefined, asks, shell, display)?.safe ?? line) === undefined &&
       (lineReading(line, (text) => text, asks, shell, display)?.safe ?? line) === line)
   )
     return lineReading(line, hide, scriptName, shell, display);
@@ -2278,7 +2327,8 @@ function lineSecrets(
 /**
  * A name whose whole name tells (see `wholeNameTells`) written before a literal value: `NAME=X`,
  * `name: X`, `--name X`, `--name=X`, `${NAME:-X`, the value perhaps opened by quotes; a value that
- * starts with a `$`, a backtick, a blank or a `;` is none. The first one's value's start (its quotes included) and
+ * starts with a `$`, a backtick, a blank or a `;` is none, nor, unquoted, an operator, a redirect
+ * or a comment's `#`. The first one's value's start (its quotes included) and
  * its name; undefined when there is none. One pass (a name is read where a run of name characters starts).
  */
 function tellingLiteral(text: string): { at: number; name: string } | undefined {
@@ -2292,10 +2342,23 @@ function tellingLiteral(text: string): { at: number; name: string } | undefined 
     let k = at;
     while (text[k] === '"' || text[k] === "'") k += 1;
     const c = text[k];
-    if (c !== undefined && !/[\s;$`]/.test(c)) return { at, name };
+    // Unquoted, an operator or a redirect (`--with-token < t.txt`, `--auth && …`) is no value, nor
+    // a `#` after a blank, which starts a comment (r64s #3).
+    const operator = k === at && (/[<>&|()]/.test(c ?? "") || (c === "#" && /\s/.test(text[at - 1] ?? "")));
+    if (c === undefined || /[\s;$`]/.test(c) || operator) continue;
+    // `name: X` (a blank after the colon), which a command line's reading leaves but in prose, is
+    // no value when X is a word of prose written with an apostrophe (`credentials: Azure's
+    // ?code=…`, `token: don't`: r64s #3), the quote the shell would open.
+    const colon = dashes === "" && /^\s*:\s+$/.test(whole.slice(name.length));
+    PROSE_APOSTROPHE.lastIndex = k;
+    if (colon && PROSE_APOSTROPHE.test(text)) continue;
+    return { at, name };
   }
   return undefined;
 }
+
+/** A word of prose holding an apostrophe (`Azure's`, `don't`) and ending there (see `tellingLiteral`). Sticky. */
+const PROSE_APOSTROPHE = /[A-Za-z]{1,64}'[A-Za-z]{1,2}(?=[\s.,;:!?]|$)/y;
 
 /** A name (a flag's, with its dashes) and what ends it before a value: `=` or `:`, or a flag's blank. */
 const TELLING_BEFORE_VALUE = /(?<![\w.-])(-{0,2})([A-Za-z_][\w.-]*)(?:\s*[=:]\s*|(\s+))/g;
@@ -2328,7 +2391,7 @@ function lineReading(
           // hidden whole, payload and all): its payload shown, its literal text hidden in place.
           if (!closesInItself(value)) {
             if (value[0] !== "{") return undefined;
-            accepted ??= closesInItself(line);
+            accepted ??= closesInItself(line, true);
             if (!accepted) return undefined;
             walk ??= { at: 0, read: shellStepper(line) };
             return shownInPlace(
@@ -2360,21 +2423,34 @@ function lineReading(
 /**
  * True when every quote and every run-time part (`$(…)`, `${…}`, `$[…]`, a backtick) of `value`
  * closes in it. A part left open runs to the value's end, so only the last part can be: it alone is
- * asked. Linear.
+ * asked. Read as a whole `line`, a `#` that starts a word outside quotes starts a comment to the
+ * end, whose quotes are none (r64s #3: `… # don't` on a line the shell accepts). Linear.
  */
-function closesInItself(value: string): boolean {
+function closesInItself(value: string, line = false): boolean {
   const read = shellStepper(value);
   let lastPart = -1;
-  for (let i = 0; i < value.length; ) {
-    const next = read(i);
-    if (next === undefined) return false;
-    if (next.kind === "part") lastPart = i;
-    i += next.step;
+  let quoted = false;
+  let end = value.length;
+  for (let i = 0; i < end; ) {
+    if (line && !quoted && value[i] === "#" && (i === 0 || COMMENT_AFTER.test(value[i - 1] as string)))
+      end = i;
+    else {
+      const next = read(i);
+      if (next === undefined) return false;
+      if (next.kind === "part") lastPart = i;
+      // Outside run-time parts (each one step), quote steps open and close quotes in turn.
+      if (next.kind === "quote") quoted = !quoted;
+      i += next.step;
+    }
   }
-  const c = value[lastPart];
-  const opens = c === "`" || (c === "$" && /[{([]/.test(value[lastPart + 1] ?? ""));
-  return !(opens && !expansionEnd(value, lastPart).closed) && !quoteOpenAtEnd(value, 0);
+  const text = value.slice(0, end);
+  const c = text[lastPart];
+  const opens = c === "`" || (c === "$" && /[{([]/.test(text[lastPart + 1] ?? ""));
+  return !(opens && !expansionEnd(text, lastPart).closed) && !quoteOpenAtEnd(text, 0);
 }
+
+/** What, right before a `#`, makes it start a word and so a comment: a blank, or an operator's `;`, `&`, `|`, `(`, `)`. */
+const COMMENT_AFTER = /[\s;&|()]/;
 
 /**
  * A pasted line read for display (see `withoutCommandLineSecrets`): one connection string as
