@@ -776,6 +776,31 @@ export const SHAPES: Shape[] = [
     },
   },
   {
+    // fix169: every URL in a word read for its userinfo, each from where the one before it ends
+    // (each authority read once), in a comma-separated list, a word of many glued URLs, `?next=`
+    // URLs nested in queries and schemes with nothing but an `@` after them. A quarter of the rung
+    // each: every URL is parsed for its sign (linear, but about 2 µs a character for each call).
+    name: "exportSpec, withoutArgSecrets and withoutCommandLineSecrets: URLs glued after URLs",
+    build: (n) => [
+      `${repeat("https://h/p,", n / 4)}https://u:X9pw@h`,
+      repeat("https://u:X9pw@h/,", n / 4),
+      repeat("https://a@h/p|", n / 4),
+      `${repeat("https://h/?next=", n / 4)}https://u:X9pw@h`,
+      repeat("https://@", n / 4),
+    ],
+    run: (list) => {
+      for (const word of list as string[]) {
+        withoutArgSecrets(["--url", word]);
+        withoutCommandLineSecrets(`srv --url ${word}`);
+        exportSpec({
+          spec: "loopwright.agent/1",
+          bundle: { mcpServers: [{ name: "s", command: "s", args: ["--url", word], env: { A: word } }] },
+        } as never);
+        exportCommand(`srv --url ${word}`);
+      }
+    },
+  },
+  {
     // fix162: a quoted command's words that open a quote read with the words up to its closing one
     // (each word read at most once for each quote), a URL's userinfo holding blanks, and curl's,
     // redis-cli's and Samba's password flags with quoted values holding blanks.

@@ -68,6 +68,7 @@ import {
   withoutKeys,
   withoutReferences,
   withoutUrlSecrets,
+  withoutUserinfo,
 } from "./secret-signs.js";
 import {
   type CommandWord,
@@ -602,7 +603,10 @@ function distinctIdentifiers(spec: AgentSpec, visit: SecretVisit, hide: SecretHi
 
 /** The sign of a string at a place whose name may already tell. */
 function stringSign(value: string, tellingName: boolean): SecretSign | undefined {
-  const url = urlSign(value) ?? gluedUrls(value)[0]?.sign;
+  const url =
+    urlSign(value) ??
+    gluedUrls(value)[0]?.sign ??
+    (followerUserinfo(value) ? SecretSign.Userinfo : undefined);
   if (url) return url;
   if (tellingName && isLiteral(value)) return SecretSign.Field;
   if (looksLikeKey(value)) return SecretSign.Value;
@@ -619,7 +623,10 @@ function safeString(value: string, sign: SecretSign, name: string | undefined, h
   // An export's names (`naming`) drop a URL's credentials, as the default does.
   if (sign === SecretSign.Userinfo || sign === SecretSign.Query) {
     const urlHide = hide === naming?.hide ? undefined : hide;
-    if (urlSign(value)) return withoutKeys(withoutUrlSecrets(value, urlHide), hide);
+    // Each URL that follows another in the same run of text (`https://h/p,https://u:X@h2`) has its
+    // userinfo taken out after the first's credentials are.
+    if (urlSign(value))
+      return withoutKeys(withoutFollowerUserinfo(withoutUrlSecrets(value, urlHide), urlHide), hide);
     // A URL glued after other text (`$1https://u:X@h`, `"https://u:X@h"`): each such URL rewritten in place.
     let out = "";
     let from = 0;
@@ -627,7 +634,7 @@ function safeString(value: string, sign: SecretSign, name: string | undefined, h
       out += value.slice(from, start) + withoutUrlSecrets(url, urlHide);
       from = start + url.length;
     }
-    return withoutKeys(out + value.slice(from), hide);
+    return withoutKeys(withoutFollowerUserinfo(out + value.slice(from), urlHide), hide);
   }
   // A literal default's word alone, when that is all it says in clear (`${DB_PASSWORD:-${DB_PASSWORD}}`).
   if (sign === SecretSign.Field)
@@ -771,29 +778,115 @@ export const PROSE_RULES: ArgRules = {
 };
 
 /**
- * A URL in a word: a run of scheme characters where it starts (so a long run is read once), its
- * scheme (group 1) from the run's first letter, whatever text comes before the run (a shell reads
- * `$1https://…` as `$1` and the URL: r63-2; `1https://…`, `..https://…` and `"https://…` too: r64-1).
+ * Where a URL in a word starts: a run of scheme characters where it starts (so a long run is read
+ * once), its scheme and `://` (group 1) from the run's first letter, whatever text comes before the
+ * run (a shell reads `$1https://…` as `$1` and the URL: r63-2; `1https://…`, `..https://…` and
+ * `"https://…` too: r64-1).
  */
-const URL_IN_WORD = /(?<![A-Za-z0-9+.-])[0-9+.-]*([A-Za-z][A-Za-z0-9+.-]*:\/\/\S*)/g;
+const URL_IN_WORD = /(?<![A-Za-z0-9+.-])[0-9+.-]*([A-Za-z][A-Za-z0-9+.-]*:\/\/)/g;
+
+/** A URL's authority after its `://`: to the first `/`, `?`, `#` or blank. */
+const AUTHORITY = /[^\s/?#]*/y;
+
+/** The start of what `unparsedUserinfo` may read as a userinfo after a URL's `://`: a colon before any `@`, `/`, `?`, `#` or blank. */
+const LOOSE_USER = /[^\s@/?#:]*:/y;
+
+/** A blank. */
+const BLANK = /\s/g;
 
 /**
- * Each URL in `value` that does not start it and carries a sign (see `urlSign`), in order: where it
- * starts, the URL (to a blank) and its sign. A word given as an argument is no shell's: `$1`,
- * `${X}` or any other text before a URL is kept as written, and the URL's credentials are still
- * the URL's (r64-1: `--url $1https://u:X@h` was exported as written, with no hint).
+ * Each URL in `value`, in order: where it starts, its text, and whether it `follows` another in the
+ * same run of text (no blank between them). The first of a run is read to the blank, as a URL is
+ * read alone; one that follows, from its start to the next one's or to the blank
+ * (`https://h/p,https://u:X@h2/p`, `https://h/?next=https://u:X@h2`, `https://a@h/p|https://u:X@h2`:
+ * fix169, only the first was read, so a later URL's password was kept in clear). A `scheme://`
+ * inside a URL's userinfo, as the URL parser or `unparsedUserinfo` reads it
+ * (`https://u:pa://ss@h`), is the password's, no URL. One pass: each authority is read once, and
+ * the next `@` and blank are looked for going forward only.
+ */
+function urlsInWord(value: string): { start: number; url: string; follows: boolean }[] {
+  if (!value.includes("://")) return [];
+  const found: { start: number; blank: number; follows: boolean }[] = [];
+  // Where the next URL may start; the first `@` and the first blank at or after the last place
+  // asked (each place asked is past the one before), or the value's length when there is none.
+  let from = 0;
+  let at = -1;
+  let blank = -1;
+  for (const match of value.matchAll(URL_IN_WORD)) {
+    const scheme = match[1] ?? "";
+    const start = (match.index ?? 0) + match[0].length - scheme.length;
+    if (start < from) continue;
+    if (blank < start) {
+      BLANK.lastIndex = start;
+      blank = BLANK.exec(value)?.index ?? value.length;
+    }
+    const follows = found[found.length - 1]?.blank === blank;
+    found.push({ start, blank, follows });
+    // Past this URL's userinfo: the authority's last `@` (the parser's); for one that follows
+    // another, also the first `@` where the text reads as `user:password@` with no blank in it and
+    // no port before a `/` (`unparsedUserinfo`'s: `https://h,redis://u:pa://ss@h`). The first of a
+    // run has had its credentials taken out before its followers are read (see `safeString`).
+    const after = start + scheme.length;
+    AUTHORITY.lastIndex = after;
+    const authority = AUTHORITY.exec(value)?.[0] ?? "";
+    from = after + authority.lastIndexOf("@") + 1;
+    LOOSE_USER.lastIndex = after;
+    const loose = follows ? LOOSE_USER.exec(value) : null;
+    if (!loose) continue;
+    const colon = after + loose[0].length;
+    if (at < colon) {
+      at = value.indexOf("@", colon);
+      if (at < 0) at = value.length;
+    }
+    const port = value.slice(colon, Math.min(at, after + authority.length));
+    if (at < blank && !/^\d*$/.test(withoutReferences(port))) from = Math.max(from, at + 1);
+  }
+  // The first of a run to the blank; one that follows, to the next one's start or the blank.
+  return found.map(({ start, blank: end, follows }, index) => ({
+    start,
+    url: value.slice(
+      start,
+      follows ? Math.min((found[index + 1] as { start: number } | undefined)?.start ?? end, end) : end,
+    ),
+    follows,
+  }));
+}
+
+/**
+ * Each URL in `value` that does not start it, is the first of its run of text (see `urlsInWord`)
+ * and carries a sign (see `urlSign`), in order: where it starts, the URL (to a blank) and its
+ * sign. A word given as an argument is no shell's: `$1`, `${X}` or any other text before a URL is
+ * kept as written, and the URL's credentials are still the URL's (r64-1: `--url $1https://u:X@h`
+ * was exported as written, with no hint).
  */
 function gluedUrls(value: string): { start: number; url: string; sign: SecretSign }[] {
   const out: { start: number; url: string; sign: SecretSign }[] = [];
-  if (!value.includes("://")) return out;
-  for (const match of value.matchAll(URL_IN_WORD)) {
-    const url = match[1] ?? "";
-    const start = (match.index ?? 0) + match[0].length - url.length;
-    if (start === 0) continue;
+  for (const { start, url, follows } of urlsInWord(value)) {
+    if (start === 0 || follows) continue;
     const sign = urlSign(url);
     if (sign) out.push({ start, url, sign });
   }
   return out;
+}
+
+/** True when a URL that follows another in the same run of text (see `urlsInWord`) has a userinfo that says something. */
+function followerUserinfo(value: string): boolean {
+  return urlsInWord(value).some(({ url, follows }) => follows && urlSign(url) === SecretSign.Userinfo);
+}
+
+/**
+ * `value` with the userinfo of each URL that follows another in the same run of text (see
+ * `urlsInWord`) taken out as `withoutUserinfo` takes it; the rest kept as written.
+ */
+function withoutFollowerUserinfo(value: string, hide?: SecretHide): string {
+  let out = "";
+  let from = 0;
+  for (const { start, url, follows } of urlsInWord(value)) {
+    if (!follows) continue;
+    out += value.slice(from, start) + withoutUserinfo(url, hide);
+    from = start + url.length;
+  }
+  return from === 0 ? value : out + value.slice(from);
 }
 
 /**
@@ -1075,19 +1168,27 @@ function urlSpans(value: string, spans: Span[]): Span[] {
   let next = 0;
   let after = 0;
   const blank = /\s/.test(value);
-  for (const match of value.matchAll(URL_IN_WORD)) {
-    const start = (match.index ?? 0) + match[0].length - (match[1] ?? "").length;
+  for (const { start, url: read, follows } of urlsInWord(value)) {
     if (start < after) continue;
-    // A password holding a blank, quoted (`"postgres://u:pa ss@h/db"`): the URL runs on to its host.
-    SPACED_USERINFO.lastIndex = start;
-    const spaced = blank ? SPACED_USERINFO.exec(value) : null;
-    const whole = spaced?.[0] ?? match[1] ?? "";
-    // Among a connection string's pairs a URL ends at its `;` (`Server=postgres://u:X@h;Password=Y`).
-    const semicolon = pairs > 0 ? whole.indexOf(";") : -1;
-    const url = semicolon < 0 ? whole : whole.slice(0, semicolon);
-    const sign = urlSign(url);
+    let url = read;
+    let sign: SecretSign | undefined;
+    if (follows) {
+      // A URL after one with no sign in the same run (`https://h/p,https://u:X@h2`): its userinfo
+      // on its own, so what stands between them (a comma, a quote) stays outside its span.
+      sign = urlSign(url) === SecretSign.Userinfo ? SecretSign.Userinfo : undefined;
+    } else {
+      // A password holding a blank, quoted (`"postgres://u:pa ss@h/db"`): the URL runs on to its host.
+      SPACED_USERINFO.lastIndex = start;
+      const spaced = blank ? SPACED_USERINFO.exec(value) : null;
+      const whole = spaced?.[0] ?? read;
+      // Among a connection string's pairs a URL ends at its `;` (`Server=postgres://u:X@h;Password=Y`).
+      const semicolon = pairs > 0 ? whole.indexOf(";") : -1;
+      url = semicolon < 0 ? whole : whole.slice(0, semicolon);
+      sign = urlSign(url);
+      // One with a sign is replaced with the URLs that follow it (see `safeString`).
+      if (sign || spaced) after = start + url.length;
+    }
     const end = start + url.length;
-    after = end;
     while (next < pairs && (spans[next] as Span).end <= start) next += 1;
     if (!sign || (next < pairs && (spans[next] as Span).start < end)) continue;
     spans.push({ start, end, name: undefined, sign, with: url });
