@@ -730,6 +730,77 @@ export const SHAPES: Shape[] = [
     },
   },
   {
+    // r64: a URL glued after other text in an argument given word by word (each run of scheme
+    // characters read once, every URL in the word read for its credentials), and values written
+    // apart inside one quote, hidden there (each value's quotes read once).
+    name: "exportSpec and withoutArgSecrets: URLs glued after text, values written apart in one quote",
+    build: (n) => [
+      repeat("1.", n),
+      `x${repeat("a1+", n)}`,
+      repeat("$1https://u:p@h", n),
+      repeat("x$1a://", n),
+      // An eighth of the rung: each value of a shell's command is read several ways (linear, but
+      // about 13 µs a character for each call).
+      `sh -c "${repeat('srv -e TOKEN=\\"X9\\"; ', n / 8)}"`,
+    ],
+    run: (list) => {
+      for (const word of list as string[]) {
+        withoutArgSecrets(["--url", word]);
+        withoutArgSecrets(["--run", word]);
+        exportSpec({
+          spec: "loopwright.agent/1",
+          bundle: { mcpServers: [{ name: "s", command: "s", args: [word], env: { A: word } }] },
+        } as never);
+      }
+    },
+  },
+  {
+    // r64s: a word holding many values written apart, each found as written in one walk over the
+    // word for all of them (a walk for each took values × the word's length); then lines whose
+    // comments hold quotes, operators after telling flags and `name:` values, on lines the shell
+    // accepts or refuses (each read whole, for the refused line's telling value, in one pass).
+    name: "command lines: many values written apart in one word, comments and operators after flags",
+    build: (n) => [
+      `srv Server=db${repeat('";Password=x"y', n / 5)}`,
+      `node -e '${repeat("process.env.TOKEN = '\\''x'\\''; ", n / 5)}'`,
+      `srv --auth && ${repeat("echo a # it's ", n / 5)}`,
+      `srv ${repeat("--password < a token: x ", n / 5)}'`,
+      `${repeat("token:", n / 5)}'`,
+    ],
+    run: (list) => {
+      for (const line of list as string[]) {
+        withoutCommandLineSecrets(line);
+        withoutArgSecrets(["--run", line]);
+        exportCommand(line);
+      }
+    },
+  },
+  {
+    // fix169: every URL in a word read for its userinfo, each from where the one before it ends
+    // (each authority read once), in a comma-separated list, a word of many glued URLs, `?next=`
+    // URLs nested in queries and schemes with nothing but an `@` after them. A quarter of the rung
+    // each: every URL is parsed for its sign (linear, but about 2 µs a character for each call).
+    name: "exportSpec, withoutArgSecrets and withoutCommandLineSecrets: URLs glued after URLs",
+    build: (n) => [
+      `${repeat("https://h/p,", n / 4)}https://u:X9pw@h`,
+      repeat("https://u:X9pw@h/,", n / 4),
+      repeat("https://a@h/p|", n / 4),
+      `${repeat("https://h/?next=", n / 4)}https://u:X9pw@h`,
+      repeat("https://@", n / 4),
+    ],
+    run: (list) => {
+      for (const word of list as string[]) {
+        withoutArgSecrets(["--url", word]);
+        withoutCommandLineSecrets(`srv --url ${word}`);
+        exportSpec({
+          spec: "loopwright.agent/1",
+          bundle: { mcpServers: [{ name: "s", command: "s", args: ["--url", word], env: { A: word } }] },
+        } as never);
+        exportCommand(`srv --url ${word}`);
+      }
+    },
+  },
+  {
     // fix162: a quoted command's words that open a quote read with the words up to its closing one
     // (each word read at most once for each quote), a URL's userinfo holding blanks, and curl's,
     // redis-cli's and Samba's password flags with quoted values holding blanks.

@@ -4,7 +4,10 @@
  * 128 KiB, under about a minute and a half on two cores. Seeded (`--seed N`, default 22, printed),
  * so a failure reproduces; fast-check shrinks it to the smallest failing case.
  *
- *   tsx fuzz/run.ts [--ci] [--cases N] [--max-kib N] [--seed N] [--only text] [--no-ladder]
+ *   tsx fuzz/run.ts [--ci] [--cases N] [--max-kib N] [--seed N] [--only text] [--no-ladder] [--shard K/N]
+ *
+ * `--shard K/N` runs every Nth invariant and shape, starting at the Kth (the ladder's self-check in
+ * shard 1 only): N processes, one a core, run the whole of it between them (.ci/run runs two).
  */
 import fc from "fast-check";
 import { climb, SHAPES } from "./ladder.js";
@@ -21,15 +24,32 @@ const cases = Number(option("cases") ?? (ci ? 2_000 : 100_000));
 const maxSize = Number(option("max-kib") ?? (ci ? 128 : 1024)) * 1024;
 const seed = Number(option("seed") ?? 22);
 const only = option("only");
+const shard = readShard(option("shard"));
 /** The longest one generated case may take. Generous: the machine running this may be shared. */
 const CASE_LIMIT_MS = Number(option("case-ms") ?? 1000);
 
+/** `K/N` as the shard to run, or the whole run; anything else is refused before anything runs. */
+function readShard(text: string | undefined): { index: number; count: number } {
+  if (text === undefined) return { index: 0, count: 1 };
+  const match = /^(\d+)\/(\d+)$/.exec(text);
+  const k = Number(match?.[1]);
+  const n = Number(match?.[2]);
+  if (!match || n < 1 || k < 1 || k > n) {
+    console.error(`fuzz: --shard takes K/N with 1 <= K <= N (as 1/2), not ${JSON.stringify(text)}`);
+    process.exit(2);
+  }
+  return { index: k - 1, count: n };
+}
+/** Whether the item at `at` (of the invariants, or of the shapes) is this shard's. */
+const mine = (at: number) => at % shard.count === shard.index;
+
 let failed = 0;
 const started = performance.now();
-console.log(`fuzz: ${cases} cases per property, seed ${seed}, ladder to ${maxSize / 1024} KiB`);
+const part = shard.count > 1 ? `, shard ${shard.index + 1} of ${shard.count}` : "";
+console.log(`fuzz: ${cases} cases per property, seed ${seed}, ladder to ${maxSize / 1024} KiB${part}`);
 
-for (const target of TARGETS) {
-  if (only && !target.name.includes(only)) continue;
+for (const [at, target] of TARGETS.entries()) {
+  if (!mine(at) || (only && !target.name.includes(only))) continue;
   const start = performance.now();
   const result = fc.check(target.property(CASE_LIMIT_MS), { numRuns: cases, seed, endOnFailure: false });
   const ms = (performance.now() - start).toFixed(0);
@@ -80,17 +100,17 @@ function selfCheck(): string | undefined {
 }
 
 if (!flag("no-ladder")) {
-  const broken = selfCheck();
+  const broken = shard.index === 0 ? selfCheck() : undefined;
   if (broken) {
     failed++;
     console.log(`FAIL the ladder's self-check: ${broken}`);
-  } else {
+  } else if (shard.index === 0) {
     console.log(
       "ok   the ladder's self-check: a quadratic shape fails it, a linear one with a step passes (two places)",
     );
   }
-  for (const shape of SHAPES) {
-    if (only && !shape.name.includes(only)) continue;
+  for (const [at, shape] of SHAPES.entries()) {
+    if (!mine(at) || (only && !shape.name.includes(only))) continue;
     const result = climb(shape, maxSize);
     const rungs = result.rungs.map((r) => `${r.size / 1024}K ${r.ms.toFixed(1)}ms`).join(", ");
     if (result.failure) {

@@ -1,5 +1,11 @@
 import { defineProject } from "vitest/config";
 
 export default defineProject({
-  test: { name: "spec", environment: "node" },
+  test: {
+    name: "spec",
+    environment: "node",
+    // A hang guard, not a measurement (the fuzz ladder judges speed): the property tests read
+    // thousands of generated lines each, which took over vitest's 5 s on a loaded two-core machine.
+    testTimeout: 20_000,
+  },
 });

@@ -68,7 +68,9 @@ export interface AgentOptions {
    * The loop's `catalog`: the tools by name, grouped by server (`[{ name, tools: [{ name,
    * description? }] }]`), for `config.toolDiscovery` `"ondemand"` and `"proxy"`; a server's name
    * loads all of its tools. Absent: one server `"tools"` holding every tool. A tool it does not
-   * list cannot be loaded. Read at each loop run's start (see `Agent.catalog`).
+   * list cannot be loaded, nor called in these modes (a call to it is refused with a result the
+   * model reads, never run): list every tool the model may call. Read at each loop run's start
+   * (see `Agent.catalog`).
    */
   catalog?: AgentLoopOptions["catalog"] | null | undefined;
   /** Whether identical calls of a step share one answer (the loop's `dedupeToolCalls`); overrides `config.dedupeToolCalls`. */

@@ -86,7 +86,8 @@ export interface AgentLoopOptions<Context = unknown> {
   /**
    * The tools by name, grouped by server, for `config.toolDiscovery` `"ondemand"` and `"proxy"`: the
    * text on the end of the system prompt the model loads from. One server named `"tools"` holding
-   * every tool when absent. Not used in eager mode, but checked in every mode before anything is
+   * every tool when absent. In these modes a tool it does not list is never declared, loaded or
+   * run (a call to it is refused with a result the model reads). Not used in eager mode, but checked in every mode before anything is
    * sent (`checkCatalog`'s rule; a Promise, such as `pool.servers()` not awaited, is named):
    * `LoopOptionError`, `invalid-option`, option `catalog`.
    */

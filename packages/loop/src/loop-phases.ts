@@ -29,6 +29,7 @@ import { readPlan } from "./step-plan.js";
 import { tell } from "./tell.js";
 import {
   callRouter,
+  keepToolState,
   planTools,
   recoverableTools,
   routedOnce,
@@ -92,7 +93,9 @@ export interface LoopStep {
  * run new tools or a new catalogue from this step on (`planTools`, before the choice is checked),
  * and plan the step's `tool_choice` or a stop. What it planned is handed back for `askModel` and the loop,
  * the `tool_choice` checked and named as the wire does (`stepChoice`) before anything else of the
- * step runs: a choice the step cannot honour is refused before a summary or a hook is asked.
+ * step runs: a choice the step cannot honour is refused before a summary or a hook is asked. The
+ * whole plan is checked before any of it is applied: a plan refused for any part changes nothing
+ * of the run (its tools, catalogue or what is loaded).
  */
 export async function prepareStep(
   run: LoopRun,
@@ -112,18 +115,41 @@ export async function prepareStep(
     ),
     step,
   );
-  // New tools first: a toolChoice in the same plan is checked against them.
-  if (plan.tools !== undefined || plan.catalog !== undefined) planTools(run, plan.tools, plan.catalog);
-  const planned = { toolChoice: stepChoice(run, step, plan.toolChoice), stop: plan.stop };
-  if (plan.messages === undefined) return planned;
-  const shapes = messageFaults(plan.messages);
+  // The whole plan is checked before any of it is applied: a refused plan changes nothing of the
+  // run (its tools, catalogue and what is loaded, as failedRun reports them). The transcript first.
+  const replaced = plan.messages === undefined ? undefined : plannedMessages(plan.messages);
+  // New tools next: a toolChoice in the same plan is checked against them, and both are undone
+  // when that choice is refused.
+  const restore = keepToolState(run);
+  let planned: { toolChoice: ToolChoice | undefined; stop: boolean };
+  try {
+    if (plan.tools !== undefined || plan.catalog !== undefined) planTools(run, plan.tools, plan.catalog);
+    planned = { toolChoice: stepChoice(run, step, plan.toolChoice), stop: plan.stop };
+  } catch (error) {
+    restore();
+    throw error;
+  }
+  if (replaced === undefined) return planned;
+  run.measure.rebase(run.messages, replaced);
+  followQuestion(run, replaced);
+  replaceMessages(run, replaced);
+  return planned;
+}
+
+/**
+ * A step's planned transcript as the run takes it (each call stored without its type given one),
+ * or a `TypeError` naming what an endpoint would refuse in it: a message of the wrong shape, a call
+ * no tool message answers right after it, a tool message that answers no call.
+ */
+function plannedMessages(messages: readonly ChatMessage[]): ChatMessage[] {
+  const shapes = messageFaults(messages);
   if (shapes.length > 0) {
     throw new TypeError(
       `beforeStep returned a transcript in which ${listFaults(shapes)}; it would fail inside the run ` +
         "or be sent for the endpoint to refuse. Give each message as the endpoint takes it.",
     );
   }
-  const replaced = withCallTypes(plan.messages); // a call stored without its type, as a function call
+  const replaced = withCallTypes(messages); // a call stored without its type, as a function call
   const pairing = unpaired(replaced);
   const missing = pairing.missing.map(({ id }) => id);
   const stray = pairing.stray.map(({ id }) => id);
@@ -143,10 +169,7 @@ export async function prepareStep(
         "Keep or drop each call together with its result, the results right after the call.",
     );
   }
-  run.measure.rebase(run.messages, replaced);
-  followQuestion(run, replaced);
-  replaceMessages(run, replaced);
-  return planned;
+  return replaced;
 }
 
 /**

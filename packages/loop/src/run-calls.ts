@@ -297,6 +297,16 @@ function heldPaths(value: unknown): Map<HeldNumber, ArgumentPath> {
   return paths;
 }
 
+/**
+ * True when `outer` holds a {@link HeldNumber} that `reached` (what settling the arguments the call
+ * hands on gave) does not: a number outside what reaches the tool, for which the call is refused
+ * as its own schema refused it.
+ */
+export function heldOutside(outer: unknown, reached: ReadonlyMap<HeldNumber, unknown>): boolean {
+  for (const held of heldPaths(outer).keys()) if (!reached.has(held)) return true;
+  return false;
+}
+
 /** A held call settled: its arguments as the tool takes them, or the refusal it is answered with. */
 export type Settled =
   | { request: DispatchRequest; values: ReadonlyMap<HeldNumber, unknown> }

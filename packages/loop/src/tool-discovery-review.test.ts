@@ -7,31 +7,21 @@
  */
 import { type Reply, startServer, type TestServer } from "@loopwright/testkit";
 import { afterEach, describe, expect, it } from "vitest";
-import type { ChatMessage, LoopConfig, ToolDefinition } from "./config.js";
+import type { ChatMessage, LoopConfig } from "./config.js";
 import { failedRun, LoopOptionError } from "./errors.js";
-import type { DispatchRequest } from "./run-calls.js";
 import { createRuntime } from "./runtime.js";
+import {
+  bodiesOf,
+  CATALOG,
+  call,
+  QUESTION,
+  runDiscovery,
+  TOOLS,
+  tool,
+  toolAnswer,
+  toolNames,
+} from "./test-support/discovery.js";
 import { transcriptFaults } from "./test-support/transcript.js";
-
-const tool = (
-  name: string,
-  description: string,
-  properties: Record<string, unknown> = {},
-): ToolDefinition => ({
-  type: "function",
-  function: { name, description, parameters: { type: "object", properties } },
-});
-const TOOLS = [
-  tool("list_pods", "List pods", { namespace: { type: "string" } }),
-  tool("read_file", "Read a file", { path: { type: "string" } }),
-  tool("write_file", "Write a file", { path: { type: "string" }, text: { type: "string" } }),
-  tool("delete_all", "Delete everything"),
-];
-const CATALOG = [
-  { name: "kubernetes", tools: [{ name: "list_pods" }] },
-  { name: "files", tools: [{ name: "read_file" }, { name: "write_file" }] },
-];
-const QUESTION: ChatMessage[] = [{ role: "user", content: "What does notes.txt say?" }];
 
 let server: TestServer | undefined;
 afterEach(async () => {
@@ -39,33 +29,11 @@ afterEach(async () => {
   server = undefined;
 });
 
-type Body = { tools?: Array<{ function: { name: string } }>; messages: ChatMessage[] };
-const bodies = () => (server?.chatRequests ?? []).map((r) => r.body as Body);
-const toolNames = (body: Body | undefined) => (body?.tools ?? []).map((t) => t.function.name);
-const toolAnswer = (body: Body | undefined, id: string) =>
-  String(body?.messages.find((m) => m.role === "tool" && m.tool_call_id === id)?.content);
-const call = (id: string, name: string, args: unknown): Reply => ({
-  toolCalls: [{ id, name, arguments: typeof args === "string" ? args : JSON.stringify(args) }],
-});
+const bodies = () => bodiesOf(server);
 
 async function run(replies: Reply[], config: Partial<LoopConfig>, extra: Record<string, unknown> = {}) {
   server ??= await startServer({ replies });
-  const dispatched: DispatchRequest[] = [];
-  const watched: DispatchRequest[] = [];
-  const result = await createRuntime().runAgentLoop({
-    config: { baseUrl: server.baseUrl, model: "sim", ...config },
-    system: "S",
-    messages: QUESTION,
-    tools: TOOLS,
-    catalog: CATALOG,
-    dispatch: (request) => {
-      dispatched.push(request);
-      return `ran ${request.name}`;
-    },
-    onToolCall: (request) => watched.push(request),
-    ...extra,
-  });
-  return { result, dispatched, watched };
+  return runDiscovery(server, config, extra);
 }
 
 describe("r62-1: a proxied preselection's id", () => {

@@ -11,6 +11,7 @@ import {
   type CatalogServer,
   createToolLoading,
   LOAD_TOOLS_NAME,
+  loadNames,
   MAX_NAME_LENGTH,
   type PreselectRouting,
   type ToolDiscovery,
@@ -26,6 +27,7 @@ import {
   type CallRouting,
   type DispatchRequest,
   exactArgumentsText,
+  heldOutside,
   holdingNumbers,
   holdsHeld,
   readHolding,
@@ -77,6 +79,9 @@ const NO_COUNTS = (): ToolLoadMetrics => ({ toolsLoaded: 0, redundantLoads: 0, u
 
 const hostName = (names: Pick<DeclaredTools, "toHost">, name: string) => names.toHost.get(name) ?? name;
 const wireName = (names: Pick<DeclaredTools, "toWire">, name: string) => names.toWire.get(name) ?? name;
+
+/** A loading mode as its run is named in a message: "an on-demand" run, "a proxy" run. */
+const MODE_RUN = { ondemand: "an on-demand", proxy: "a proxy" } as const;
 
 function nameList(value: unknown, option: string): string[] {
   if (value === undefined) return [];
@@ -147,20 +152,6 @@ function openLoading(
   toolOrder: LoopRun["config"]["toolOrder"],
   routing: PreselectRouting,
 ): ToolLoading {
-  // A host tool declared under a meta-tool's name would shadow it (or be shadowed): a call could
-  // not be told apart, so it is refused as two tools of one wire name are.
-  const meta = mode === "proxy" ? [LOAD_TOOLS_NAME, CALL_TOOL_NAME] : [LOAD_TOOLS_NAME];
-  for (const tool of declared.tools) {
-    const name = tool.type === "function" ? tool.function.name : undefined;
-    if (name === undefined || !meta.includes(name)) continue;
-    const host = hostName(declared, name);
-    throw new LoopOptionError(
-      "tool-name-collision",
-      `${host}, ${name}`,
-      `The tool "${host}" would be declared as "${name}", the name of the meta-tool a ${mode} run ` +
-        `declares itself, so a call to one could not be told from a call to the other. Rename the tool.`,
-    );
-  }
   const catalog = given?.map(
     (server): CatalogServer => ({
       ...server,
@@ -169,6 +160,27 @@ function openLoading(
         : server?.tools,
     }),
   );
+  // A catalogued host tool under a meta-tool's wire name would shadow it (or be shadowed): a call
+  // could not be told apart, so it is refused as two tools of one wire name are. One the catalogue
+  // leaves out is never declared, loaded or run in these modes: nothing to confuse.
+  const meta = mode === "proxy" ? [LOAD_TOOLS_NAME, CALL_TOOL_NAME] : [LOAD_TOOLS_NAME];
+  const listed = (name: string) =>
+    catalog === undefined ||
+    catalog.some(
+      (server) => Array.isArray(server?.tools) && server.tools.some((tool) => tool?.name === name),
+    );
+  for (const tool of declared.tools) {
+    const name = tool.type === "function" ? tool.function.name : undefined;
+    if (name === undefined || !meta.includes(name) || !listed(name)) continue;
+    const host = hostName(declared, name);
+    throw new LoopOptionError(
+      "tool-name-collision",
+      `${host}, ${name}`,
+      `The tool "${host}" is catalogued as "${name}", the name of the meta-tool ${MODE_RUN[mode]} run ` +
+        "declares itself, so a call to one could not be told from a call to the other. Rename the tool, " +
+        "or leave it out of the catalogue.",
+    );
+  }
   const loading = createToolLoading({
     mode,
     tools: declared.tools.filter((tool) => tool.type === "function"),
@@ -241,6 +253,32 @@ export function planTools(
   run.catalog = nextCatalog;
   run.tools = declared.tools;
   run.names = declared;
+}
+
+/**
+ * What `planTools` and `stepChoice` change of the run (its tools, names and catalogue; what is
+ * loading, loaded, preselected and counted), kept now: the function it answers puts it all back,
+ * for a step's plan refused after part of it was applied.
+ */
+export function keepToolState(run: LoopRun): () => void {
+  const { hostTools, catalog, tools, names, discovery } = run;
+  const kept = discovery && {
+    loading: discovery.loading,
+    loaded: discovery.loaded,
+    preselected: discovery.preselected,
+    toolsLoaded: discovery.counts.toolsLoaded,
+  };
+  return () => {
+    run.hostTools = hostTools;
+    run.catalog = catalog;
+    run.tools = tools;
+    run.names = names;
+    if (!discovery || !kept) return;
+    discovery.loading = kept.loading;
+    discovery.loaded = kept.loaded;
+    discovery.preselected = kept.preselected;
+    discovery.counts.toolsLoaded = kept.toolsLoaded;
+  };
 }
 
 /** The question the run answers: the text of the last user message. */
@@ -380,13 +418,25 @@ export function stepChoice(
   if (choice === undefined) return undefined;
   const declared = () => stepTools(run, number).tools.map((tool) => tool.function.name);
   const wire = typeof choice === "object" ? wireName(run.names, choice.function.name) : undefined;
-  const known = run.tools.map((tool) => hostName(run.names, tool.function.name));
   const discovery = run.discovery;
-  const catalogued =
-    wire !== undefined &&
-    discovery?.loading.catalog.some((server) => server.tools.some((tool) => tool.name === wire)) === true;
+  // The names a choice may reach, as the message lists them: in a loading mode, the catalogued ones.
+  const known = discovery
+    ? discovery.loading.catalog.flatMap((server) =>
+        server.tools.map((tool) => hostName(run.names, tool.name)),
+      )
+    : run.tools.map((tool) => hostName(run.names, tool.function.name));
+  const listed = wire !== undefined && catalogued(run, wire);
   let names = declared();
-  if (wire !== undefined && !names.includes(wire) && catalogued && discovery) {
+  if (discovery && wire !== undefined && !listed && !names.includes(wire) && hostHas(run, wire, false)) {
+    throw new LoopOptionError(
+      "invalid-option",
+      "beforeStep",
+      `beforeStep planned a toolChoice that names the tool "${hostName(run.names, wire)}", which the catalogue ` +
+        `does not list: ${MODE_RUN[discovery.loading.mode as keyof typeof MODE_RUN]} run never declares or runs a ` +
+        `tool outside it. List the tool in the catalogue, or name a catalogued one (${known.join(", ") || "none"}).`,
+    );
+  }
+  if (wire !== undefined && !names.includes(wire) && listed && discovery) {
     if (discovery.loading.mode === "proxy") {
       checkReachable(choice, CALL_TOOL_NAME, names, known);
       return { type: "function", function: { name: CALL_TOOL_NAME } };
@@ -464,7 +514,9 @@ export function callRouter(
         args:
           name === CALL_TOOL_NAME && !hostHas(run, CALL_TOOL_NAME)
             ? innerWire(run, request.args)
-            : request.args,
+            : name === LOAD_TOOLS_NAME
+              ? loadWire(run, request.args)
+              : request.args,
         ...(request.raw !== undefined ? { raw: request.raw } : {}),
       },
       { loaded, messages: answered.length > 0 ? [...run.messages, ...answered] : run.messages },
@@ -476,6 +528,10 @@ export function callRouter(
       if (route.kind !== "dispatch" || (!route.proxied && route.name === name)) return undefined;
       const settled = settleHeld(innerCall(run, request.id, route), run.hostTools);
       if ("refusal" in settled) return { dispatch: innerCall(run, request.id, route) };
+      // A number held outside what reaches the tool (beside call_tool's name and arguments): runCalls
+      // refuses the call as written, so it loads nothing, and a later call of the step does not
+      // carry its load.
+      if (heldOutside(request.args, settled.values)) return undefined;
     }
     const after = route.loaded;
     loaded = after;
@@ -518,21 +574,58 @@ export function callRouter(
   });
 }
 
-/** Whether the run declares a tool of this wire name itself. */
-function hostHas(run: LoopRun, wire: string): boolean {
-  return run.tools.some((tool) => tool.type === "function" && tool.function.name === wire);
+/**
+ * Whether the host has a tool of this wire name that the catalogue lists (`listed`, the default),
+ * or at all: only a listed one is reached in a loading mode (on demand, a host's catalogued
+ * `call_tool` is run as its own tool).
+ */
+function hostHas(run: LoopRun, wire: string, listed = true): boolean {
+  return (
+    run.tools.some((tool) => tool.type === "function" && tool.function.name === wire) &&
+    (!listed || catalogued(run, wire))
+  );
 }
 
 /**
  * A `call_tool`'s arguments with the tool it names under the wire's name: the host's name of a
- * renamed tool (`fs.read` for `fs_read`) is taken as a direct call to it is. Others as they were.
+ * renamed, catalogued tool (`fs.read` for `fs_read`) is taken as a direct call to it is. Others as
+ * they were.
  */
 function innerWire(run: LoopRun, args: Record<string, unknown>): Record<string, unknown> {
   const key = ["name", "tool", "tool_name"].find((k) => args[k] !== undefined);
   const given = key === undefined ? undefined : args[key];
   if (key === undefined || typeof given !== "string") return args;
   const wire = run.names.toWire.get(given.trim());
-  return wire === undefined ? args : { ...args, [key]: wire };
+  // An uncatalogued tool is refused under the name the model wrote, as a direct call is.
+  return wire === undefined || !catalogued(run, wire) ? args : { ...args, [key]: wire };
+}
+
+/** Whether the run's catalogue lists a tool of this wire name (only such a tool is reached). */
+function catalogued(run: LoopRun, wire: string): boolean {
+  return (
+    run.discovery?.loading.catalog.some((server) => server.tools.some((tool) => tool.name === wire)) === true
+  );
+}
+
+/**
+ * A `load_tools`' arguments with each renamed tool's host name (`fs.read`) as the wire names it
+ * (`fs_read`), as `call_tool` and a direct call take it: `{ names }` with the names read as
+ * `loadNames` reads them, where one was a host's name. Others as they were (names the load then
+ * reads itself, or refuses in words).
+ */
+function loadWire(run: LoopRun, args: Record<string, unknown>): Record<string, unknown> {
+  if (run.names.toWire.size === 0) return args;
+  let names: string[];
+  try {
+    names = loadNames(args);
+  } catch {
+    return args;
+  }
+  const wire = names.map((name) => {
+    const renamed = run.names.toWire.get(name);
+    return renamed !== undefined && catalogued(run, renamed) ? renamed : name;
+  });
+  return wire.some((name, i) => name !== names[i]) ? { names: wire } : args;
 }
 
 /** A name as `unknownToolNames` keeps it: up to `MAX_NAME_LENGTH` characters, `…` for the rest. */

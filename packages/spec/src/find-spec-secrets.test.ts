@@ -2027,7 +2027,7 @@ describe("a command line keeps every character but a secret's value (r32 #3, #8,
         }),
         { numRuns: 300 },
       );
-    });
+    }, 30_000);
 
     it("keeps a generated sh -c command byte for byte or hides it whole, whole whenever it holds a secret, and the export flags nothing (property)", () => {
       fc.assert(

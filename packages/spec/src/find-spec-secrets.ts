@@ -68,6 +68,7 @@ import {
   withoutKeys,
   withoutReferences,
   withoutUrlSecrets,
+  withoutUserinfo,
 } from "./secret-signs.js";
 import {
   type CommandWord,
@@ -92,6 +93,9 @@ import {
   shownInPlace,
   shownPwshPart,
   shownShellPart,
+  type WordQuotes,
+  wordQuotes,
+  writtenInQuote,
   writtenWhole,
 } from "./shown-values.js";
 import type { AgentSpec, BundledServer, EndpointSpec } from "./types.js";
@@ -599,7 +603,10 @@ function distinctIdentifiers(spec: AgentSpec, visit: SecretVisit, hide: SecretHi
 
 /** The sign of a string at a place whose name may already tell. */
 function stringSign(value: string, tellingName: boolean): SecretSign | undefined {
-  const url = urlSign(value);
+  const url =
+    urlSign(value) ??
+    gluedUrls(value)[0]?.sign ??
+    (followerUserinfo(value) ? SecretSign.Userinfo : undefined);
   if (url) return url;
   if (tellingName && isLiteral(value)) return SecretSign.Field;
   if (looksLikeKey(value)) return SecretSign.Value;
@@ -614,8 +621,21 @@ function stringSign(value: string, tellingName: boolean): SecretSign | undefined
 function safeString(value: string, sign: SecretSign, name: string | undefined, hide?: SecretHide): string {
   // A URL may carry a key in its path as well as in its userinfo or query.
   // An export's names (`naming`) drop a URL's credentials, as the default does.
-  if (sign === SecretSign.Userinfo || sign === SecretSign.Query)
-    return withoutKeys(withoutUrlSecrets(value, hide === naming?.hide ? undefined : hide), hide);
+  if (sign === SecretSign.Userinfo || sign === SecretSign.Query) {
+    const urlHide = hide === naming?.hide ? undefined : hide;
+    // Each URL that follows another in the same run of text (`https://h/p,https://u:X@h2`) has its
+    // userinfo taken out after the first's credentials are.
+    if (urlSign(value))
+      return withoutKeys(withoutFollowerUserinfo(withoutUrlSecrets(value, urlHide), urlHide), hide);
+    // A URL glued after other text (`$1https://u:X@h`, `"https://u:X@h"`): each such URL rewritten in place.
+    let out = "";
+    let from = 0;
+    for (const { start, url } of gluedUrls(value)) {
+      out += value.slice(from, start) + withoutUrlSecrets(url, urlHide);
+      from = start + url.length;
+    }
+    return withoutKeys(withoutFollowerUserinfo(out + value.slice(from), urlHide), hide);
+  }
   // A literal default's word alone, when that is all it says in clear (`${DB_PASSWORD:-${DB_PASSWORD}}`).
   if (sign === SecretSign.Field)
     return hideLiteral(value, (secret) => (hide ? hide(secret, name) : reference(name ?? "")));
@@ -758,10 +778,116 @@ export const PROSE_RULES: ArgRules = {
 };
 
 /**
- * A URL's start: a scheme where a run of scheme characters starts (so a long run is read once), or
- * right after a positional parameter's `$1` (a shell reads `$1https://…` as `$1` and the URL: r63-2).
+ * Where a URL in a word starts: a run of scheme characters where it starts (so a long run is read
+ * once), its scheme and `://` (group 1) from the run's first letter, whatever text comes before the
+ * run (a shell reads `$1https://…` as `$1` and the URL: r63-2; `1https://…`, `..https://…` and
+ * `"https://…` too: r64-1).
  */
-const URL_IN_WORD = /(?<![A-Za-z+.-]|(?<!\$)[0-9])[A-Za-z][A-Za-z0-9+.-]*:\/\/\S*/g;
+const URL_IN_WORD = /(?<![A-Za-z0-9+.-])[0-9+.-]*([A-Za-z][A-Za-z0-9+.-]*:\/\/)/g;
+
+/** A URL's authority after its `://`: to the first `/`, `?`, `#` or blank. */
+const AUTHORITY = /[^\s/?#]*/y;
+
+/** The start of what `unparsedUserinfo` may read as a userinfo after a URL's `://`: a colon before any `@`, `/`, `?`, `#` or blank. */
+const LOOSE_USER = /[^\s@/?#:]*:/y;
+
+/** A blank. */
+const BLANK = /\s/g;
+
+/**
+ * Each URL in `value`, in order: where it starts, its text, and whether it `follows` another in the
+ * same run of text (no blank between them). The first of a run is read to the blank, as a URL is
+ * read alone; one that follows, from its start to the next one's or to the blank
+ * (`https://h/p,https://u:X@h2/p`, `https://h/?next=https://u:X@h2`, `https://a@h/p|https://u:X@h2`:
+ * fix169, only the first was read, so a later URL's password was kept in clear). A `scheme://`
+ * inside a URL's userinfo, as the URL parser or `unparsedUserinfo` reads it
+ * (`https://u:pa://ss@h`), is the password's, no URL. One pass: each authority is read once, and
+ * the next `@` and blank are looked for going forward only.
+ */
+function urlsInWord(value: string): { start: number; url: string; follows: boolean }[] {
+  if (!value.includes("://")) return [];
+  const found: { start: number; blank: number; follows: boolean }[] = [];
+  // Where the next URL may start; the first `@` and the first blank at or after the last place
+  // asked (each place asked is past the one before), or the value's length when there is none.
+  let from = 0;
+  let at = -1;
+  let blank = -1;
+  for (const match of value.matchAll(URL_IN_WORD)) {
+    const scheme = match[1] ?? "";
+    const start = (match.index ?? 0) + match[0].length - scheme.length;
+    if (start < from) continue;
+    if (blank < start) {
+      BLANK.lastIndex = start;
+      blank = BLANK.exec(value)?.index ?? value.length;
+    }
+    const follows = found[found.length - 1]?.blank === blank;
+    found.push({ start, blank, follows });
+    // Past this URL's userinfo: the authority's last `@` (the parser's); for one that follows
+    // another, also the first `@` where the text reads as `user:password@` with no blank in it and
+    // no port before a `/` (`unparsedUserinfo`'s: `https://h,redis://u:pa://ss@h`). The first of a
+    // run has had its credentials taken out before its followers are read (see `safeString`).
+    const after = start + scheme.length;
+    AUTHORITY.lastIndex = after;
+    const authority = AUTHORITY.exec(value)?.[0] ?? "";
+    from = after + authority.lastIndexOf("@") + 1;
+    LOOSE_USER.lastIndex = after;
+    const loose = follows ? LOOSE_USER.exec(value) : null;
+    if (!loose) continue;
+    const colon = after + loose[0].length;
+    if (at < colon) {
+      at = value.indexOf("@", colon);
+      if (at < 0) at = value.length;
+    }
+    const port = value.slice(colon, Math.min(at, after + authority.length));
+    if (at < blank && !/^\d*$/.test(withoutReferences(port))) from = Math.max(from, at + 1);
+  }
+  // The first of a run to the blank; one that follows, to the next one's start or the blank.
+  return found.map(({ start, blank: end, follows }, index) => ({
+    start,
+    url: value.slice(
+      start,
+      follows ? Math.min((found[index + 1] as { start: number } | undefined)?.start ?? end, end) : end,
+    ),
+    follows,
+  }));
+}
+
+/**
+ * Each URL in `value` that does not start it, is the first of its run of text (see `urlsInWord`)
+ * and carries a sign (see `urlSign`), in order: where it starts, the URL (to a blank) and its
+ * sign. A word given as an argument is no shell's: `$1`, `${X}` or any other text before a URL is
+ * kept as written, and the URL's credentials are still the URL's (r64-1: `--url $1https://u:X@h`
+ * was exported as written, with no hint).
+ */
+function gluedUrls(value: string): { start: number; url: string; sign: SecretSign }[] {
+  const out: { start: number; url: string; sign: SecretSign }[] = [];
+  for (const { start, url, follows } of urlsInWord(value)) {
+    if (start === 0 || follows) continue;
+    const sign = urlSign(url);
+    if (sign) out.push({ start, url, sign });
+  }
+  return out;
+}
+
+/** True when a URL that follows another in the same run of text (see `urlsInWord`) has a userinfo that says something. */
+function followerUserinfo(value: string): boolean {
+  return urlsInWord(value).some(({ url, follows }) => follows && urlSign(url) === SecretSign.Userinfo);
+}
+
+/**
+ * `value` with the userinfo of each URL that follows another in the same run of text (see
+ * `urlsInWord`) taken out as `withoutUserinfo` takes it; the rest kept as written.
+ */
+function withoutFollowerUserinfo(value: string, hide?: SecretHide): string {
+  let out = "";
+  let from = 0;
+  for (const { start, url, follows } of urlsInWord(value)) {
+    if (!follows) continue;
+    out += value.slice(from, start) + withoutUserinfo(url, hide);
+    from = start + url.length;
+  }
+  return from === 0 ? value : out + value.slice(from);
+}
 
 /**
  * The spans of one word's value that hold a secret, read as args are but only by whole names; a
@@ -1042,19 +1168,27 @@ function urlSpans(value: string, spans: Span[]): Span[] {
   let next = 0;
   let after = 0;
   const blank = /\s/.test(value);
-  for (const match of value.matchAll(URL_IN_WORD)) {
-    const start = match.index ?? 0;
+  for (const { start, url: read, follows } of urlsInWord(value)) {
     if (start < after) continue;
-    // A password holding a blank, quoted (`"postgres://u:pa ss@h/db"`): the URL runs on to its host.
-    SPACED_USERINFO.lastIndex = start;
-    const spaced = blank ? SPACED_USERINFO.exec(value) : null;
-    const whole = spaced?.[0] ?? match[0];
-    // Among a connection string's pairs a URL ends at its `;` (`Server=postgres://u:X@h;Password=Y`).
-    const semicolon = pairs > 0 ? whole.indexOf(";") : -1;
-    const url = semicolon < 0 ? whole : whole.slice(0, semicolon);
-    const sign = urlSign(url);
+    let url = read;
+    let sign: SecretSign | undefined;
+    if (follows) {
+      // A URL after one with no sign in the same run (`https://h/p,https://u:X@h2`): its userinfo
+      // on its own, so what stands between them (a comma, a quote) stays outside its span.
+      sign = urlSign(url) === SecretSign.Userinfo ? SecretSign.Userinfo : undefined;
+    } else {
+      // A password holding a blank, quoted (`"postgres://u:pa ss@h/db"`): the URL runs on to its host.
+      SPACED_USERINFO.lastIndex = start;
+      const spaced = blank ? SPACED_USERINFO.exec(value) : null;
+      const whole = spaced?.[0] ?? read;
+      // Among a connection string's pairs a URL ends at its `;` (`Server=postgres://u:X@h;Password=Y`).
+      const semicolon = pairs > 0 ? whole.indexOf(";") : -1;
+      url = semicolon < 0 ? whole : whole.slice(0, semicolon);
+      sign = urlSign(url);
+      // One with a sign is replaced with the URLs that follow it (see `safeString`).
+      if (sign || spaced) after = start + url.length;
+    }
     const end = start + url.length;
-    after = end;
     while (next < pairs && (spans[next] as Span).end <= start) next += 1;
     if (!sign || (next < pairs && (spans[next] as Span).start < end)) continue;
     spans.push({ start, end, name: undefined, sign, with: url });
@@ -1265,13 +1399,55 @@ export function commandLineSecrets(
     }
     return quoting.close !== "";
   };
+  // Whether each value quoted with the shell's `'\''` idiom stands where the idiom is one (see `programSpans`).
+  const idiomHeld = new Map<ProgramValue, boolean>();
   const programSpans = (word: CommandWord): Span[] => {
     while (program < programs.length && (programs[program] as ProgramValue).start < word.start) program += 1;
     const spans: Span[] = [];
     const after = () => spans.at(-1)?.end ?? 0;
     for (let k = program; k < programs.length && (programs[k] as ProgramValue).start < word.end; k += 1) {
-      const { start, end, name, expression } = programs[k] as ProgramValue;
+      const value = programs[k] as ProgramValue;
+      let { start, end, expression } = value;
+      const { name, idiom } = value;
       if (start < expressionEnd) continue;
+      // The shell's `'\''` idiom is one only where its '…' (or `$'…'`) is open (r64s #2: in
+      // `node -e "…= '\''X$Y'\''"` it is program text): elsewhere the value is read as an
+      // expression from where the literal starts, as before the idiom was read. Read in the first
+      // word whose quotes reach it (not a quote's data word, read again after it with no quotes of
+      // its own, nor a word holding it in a substitution); until then taken as the idiom.
+      if (idiom) {
+        let single = idiomHeld.get(value);
+        if (single === undefined && !word.data) {
+          const open = quotedAt(word, idiom.from) ? quoting.close : "";
+          if (quoting.at === idiom.from) idiomHeld.set(value, open === "'" || open === "$'");
+        }
+        single = idiomHeld.get(value) ?? true;
+        if (single && !idiom.plain) continue;
+        if (!single) [start, end, expression] = [idiom.from, idiom.from + 1, true];
+        // Read in the word whose '…' it stands in (`'…{TOKEN: '\''X Y'\''}'`), the program's
+        // literal is its quotes (the idiom's `\'`) and the text between, and is hidden written
+        // whole, the idiom's quotes with it (r64s #4: a value holding a blank, split into two data
+        // words, left `'${TOKEN}'\''`).
+        else if (!word.data) {
+          const from = indexOfPosition(word.at, start + 2);
+          const to = indexOfPosition(word.at, end - 2);
+          if (from >= 0 && to - from === end - start - 7) {
+            // One that goes on (`'\''X'\'' + x`) is read in its data word, the code after it in sight.
+            GOES_ON.lastIndex = to + 1;
+            if (!GOES_ON.test(word.value)) {
+              if (from >= after())
+                spans.push({
+                  start: from,
+                  end: to + 1,
+                  name,
+                  sign: SecretSign.Flag,
+                  written: { start, end },
+                });
+              continue;
+            }
+          }
+        }
+      }
       if (expression) {
         // A value that starts with no plain literal (a call, a prefixed or triple-quoted string;
         // R56-3), read from its first character when it hides a literal that may be a credential.
@@ -1309,7 +1485,10 @@ export function commandLineSecrets(
       // this word is hidden with it (not scanned again: one pass).
       const quote = from > 0 ? (word.value[from - 1] as string) : "";
       GOES_ON.lastIndex = to + 2;
+      // One holding a run-time part is read as the literal alone, or not at all (r64s #5).
+      const literalOnly = value.runTime === true;
       if (quote !== "" && word.value[to + 1] === quote && GOES_ON.test(word.value)) {
+        if (literalOnly) continue;
         if (from - 1 >= after())
           spans.push(wordExpression(word, from - 1, statementEnd(word.value, from - 1), name));
         continue;
@@ -1321,6 +1500,7 @@ export function commandLineSecrets(
       const shellQuoted = word.at[from - 1] !== start - 1 && word.at[to + 1] !== end;
       GOES_ON.lastIndex = end + 1;
       if (shellQuoted && (open === "'" || open === '"') && line[end] === open && GOES_ON.test(line)) {
+        if (literalOnly) continue;
         if (from >= after()) spans.push(lineExpression(from, word.value.length, start - 1, name));
       } else spans.push({ start: from, end: to + 1, name, sign: SecretSign.Flag });
     }
@@ -1456,8 +1636,11 @@ export function commandLineSecrets(
     // is open at one of its ends on a line that leaves no quote open, the word as written, quotes
     // and all (r51 F2: `$$'a\'X'x'`, `'…"a"+\'$(…)`); undefined when the line leaves one open.
     const wordWritten = { start: word.start, end: word.end };
+    // The word's quotes, read once for all its values (each value asked in constant time).
+    let quotes: WordQuotes | undefined;
+    const quotesOf = () => (quotes ??= wordQuotes(line, word));
     const regionOf = (span: Span) =>
-      writtenWhole(line, word, span) ?? (openAtEnd(word.start) ? undefined : wordWritten);
+      writtenWhole(line, word, span, quotesOf()) ?? (openAtEnd(word.start) ? undefined : wordWritten);
     // A quoted string's data word's value is read so too (r56: `sh -c "srv --token abc\$X"`).
     if (display && ((word.dynamic && mixedWord(word)) || spans.some((span) => span.inner)))
       for (const span of spans) {
@@ -1509,7 +1692,8 @@ export function commandLineSecrets(
     if (!word.dynamic && !word.data)
       for (const span of spans)
         if (split(span) && span.put === undefined && span.with === undefined) {
-          const whole = writtenWhole(line, word, span);
+          const whole =
+            writtenWhole(line, word, span, quotesOf()) ?? writtenInQuote(line, word, span, quotesOf());
           if (whole) span.written = whole;
         }
     // A value hidden with its whole word hides every other value in the word with it.
@@ -1786,6 +1970,9 @@ const ASSIGNMENT_WORD = /^[A-Za-z_][A-Za-z0-9_]*=/;
 /** A character no pasted line holds (Unicode private use), marking a hidden text in `shownScript`. */
 const MARK = "\uE001";
 
+/** Another such character: what a display reading writes for each part it hides, to learn whether it hides any (`readArg`). */
+const HIDDEN_MARK = "\uE003";
+
 /** The command-line reader's rules for a name: its whole name tells (see `wholeNameTells`). */
 const LINE_RULES: ArgRules = { ...ARG_RULES, telling: wholeNameTells };
 
@@ -2036,8 +2223,10 @@ export function readArg(
   const json =
     rules.words && !tellingValue(arg, previous, rules) ? jsonArgSecrets(arg, rules, hide, scriptName) : null;
   if (json) return json;
-  // PowerShell's `$env:API_KEY=X` as one word: read as the command-line reader reads it, its quotes too.
-  if (rules.words && pwshAssignment(arg)) return commandLineSecrets(arg, hide, scriptName);
+  // PowerShell's `$env:API_KEY=X` as one word: read as a pasted line is, its quotes too, and a value
+  // that never closes (`$env:API_KEY="X`"b`) hidden to the end (r64-2: read as the command-line
+  // reader reads it alone, such a value was kept in clear).
+  if (rules.words && pwshAssignment(arg)) return lineSecrets(arg, hide, scriptName, false);
   // curl's `-uuser:X`, `--user=user:X`, Samba's `-Uuser%X` (X as `userPassword` reads it: a blank in it is the password's).
   const tight = TIGHT_USER.exec(arg) ?? LONG_USER.exec(arg) ?? TIGHT_SAMBA_USER.exec(arg);
   if (tight && userPassword(tight[2] ?? "")) {
@@ -2097,10 +2286,15 @@ export function readArg(
       // replaced whole, as the same line pasted as a `command` is, when what the line's reading
       // leaves still shows a literal the display hides (r63-1: `sh -c "node -e \"…f('X')\""`, a
       // script one escaped quote level down, kept X in clear); else it is kept so rewritten.
+      // The display hides something when a part it hides is marked (r64-5: `bash -c "srv --password
+      // '${PASSWORD}$X'"`, only references, was flagged by the display, shown as written, and replaced
+      // whole here).
       const asks = () => "";
       if (/\s/.test(arg) && pastedScript(arg, undefined, asks)) {
         const read = lineSecrets(arg, undefined, asks, false);
-        if (shownLineSecrets(read?.safe ?? arg, undefined) !== undefined)
+        const left = read?.safe ?? arg;
+        const shown = shownLineSecrets(left, () => HIDDEN_MARK)?.safe;
+        if (shown !== undefined && (shown.includes(HIDDEN_MARK) || left.includes(HIDDEN_MARK)))
           return pastedScript(arg, hide, scriptName) ?? undefined;
       }
       return lineSecrets(arg, hide, scriptName, false);
@@ -2214,8 +2408,11 @@ function lineSecrets(
   const asks = () => "SHELL_COMMAND";
   if (
     telling === undefined ||
-    closesInItself(line) ||
-    (tellingLiteral(lineReading(line, undefined, asks, shell, display)?.safe ?? line) === undefined &&
+    closesInItself(line, true) ||
+    // A program's literal written around a run-time part, read on such a line, may leave another
+    // in clear (r64s #5): the line is read so only when it holds none.
+    (!programValues(line).some((value) => value.runTime) &&
+      tellingLiteral(lineReading(line, undefined, asks, shell, display)?.safe ?? line) === undefined &&
       (lineReading(line, (text) => text, asks, shell, display)?.safe ?? line) === line)
   )
     return lineReading(line, hide, scriptName, shell, display);
@@ -2231,7 +2428,8 @@ function lineSecrets(
 /**
  * A name whose whole name tells (see `wholeNameTells`) written before a literal value: `NAME=X`,
  * `name: X`, `--name X`, `--name=X`, `${NAME:-X`, the value perhaps opened by quotes; a value that
- * starts with a `$`, a backtick, a blank or a `;` is none. The first one's value's start (its quotes included) and
+ * starts with a `$`, a backtick, a blank or a `;` is none, nor, unquoted, an operator, a redirect
+ * or a comment's `#`. The first one's value's start (its quotes included) and
  * its name; undefined when there is none. One pass (a name is read where a run of name characters starts).
  */
 function tellingLiteral(text: string): { at: number; name: string } | undefined {
@@ -2245,10 +2443,23 @@ function tellingLiteral(text: string): { at: number; name: string } | undefined 
     let k = at;
     while (text[k] === '"' || text[k] === "'") k += 1;
     const c = text[k];
-    if (c !== undefined && !/[\s;$`]/.test(c)) return { at, name };
+    // Unquoted, an operator or a redirect (`--with-token < t.txt`, `--auth && …`) is no value, nor
+    // a `#` after a blank, which starts a comment (r64s #3).
+    const operator = k === at && (/[<>&|()]/.test(c ?? "") || (c === "#" && /\s/.test(text[at - 1] ?? "")));
+    if (c === undefined || /[\s;$`]/.test(c) || operator) continue;
+    // `name: X` (a blank after the colon), which a command line's reading leaves but in prose, is
+    // no value when X is a word of prose written with an apostrophe (`credentials: Azure's
+    // ?code=…`, `token: don't`: r64s #3), the quote the shell would open.
+    const colon = dashes === "" && /^\s*:\s+$/.test(whole.slice(name.length));
+    PROSE_APOSTROPHE.lastIndex = k;
+    if (colon && PROSE_APOSTROPHE.test(text)) continue;
+    return { at, name };
   }
   return undefined;
 }
+
+/** A word of prose holding an apostrophe (`Azure's`, `don't`) and ending there (see `tellingLiteral`). Sticky. */
+const PROSE_APOSTROPHE = /[A-Za-z]{1,64}'[A-Za-z]{1,2}(?=[\s.,;:!?]|$)/y;
 
 /** A name (a flag's, with its dashes) and what ends it before a value: `=` or `:`, or a flag's blank. */
 const TELLING_BEFORE_VALUE = /(?<![\w.-])(-{0,2})([A-Za-z_][\w.-]*)(?:\s*[=:]\s*|(\s+))/g;
@@ -2281,7 +2492,7 @@ function lineReading(
           // hidden whole, payload and all): its payload shown, its literal text hidden in place.
           if (!closesInItself(value)) {
             if (value[0] !== "{") return undefined;
-            accepted ??= closesInItself(line);
+            accepted ??= closesInItself(line, true);
             if (!accepted) return undefined;
             walk ??= { at: 0, read: shellStepper(line) };
             return shownInPlace(
@@ -2313,21 +2524,34 @@ function lineReading(
 /**
  * True when every quote and every run-time part (`$(…)`, `${…}`, `$[…]`, a backtick) of `value`
  * closes in it. A part left open runs to the value's end, so only the last part can be: it alone is
- * asked. Linear.
+ * asked. Read as a whole `line`, a `#` that starts a word outside quotes starts a comment to the
+ * end, whose quotes are none (r64s #3: `… # don't` on a line the shell accepts). Linear.
  */
-function closesInItself(value: string): boolean {
+function closesInItself(value: string, line = false): boolean {
   const read = shellStepper(value);
   let lastPart = -1;
-  for (let i = 0; i < value.length; ) {
-    const next = read(i);
-    if (next === undefined) return false;
-    if (next.kind === "part") lastPart = i;
-    i += next.step;
+  let quoted = false;
+  let end = value.length;
+  for (let i = 0; i < end; ) {
+    if (line && !quoted && value[i] === "#" && (i === 0 || COMMENT_AFTER.test(value[i - 1] as string)))
+      end = i;
+    else {
+      const next = read(i);
+      if (next === undefined) return false;
+      if (next.kind === "part") lastPart = i;
+      // Outside run-time parts (each one step), quote steps open and close quotes in turn.
+      if (next.kind === "quote") quoted = !quoted;
+      i += next.step;
+    }
   }
-  const c = value[lastPart];
-  const opens = c === "`" || (c === "$" && /[{([]/.test(value[lastPart + 1] ?? ""));
-  return !(opens && !expansionEnd(value, lastPart).closed) && !quoteOpenAtEnd(value, 0);
+  const text = value.slice(0, end);
+  const c = text[lastPart];
+  const opens = c === "`" || (c === "$" && /[{([]/.test(text[lastPart + 1] ?? ""));
+  return !(opens && !expansionEnd(text, lastPart).closed) && !quoteOpenAtEnd(text, 0);
 }
+
+/** What, right before a `#`, makes it start a word and so a comment: a blank, or an operator's `;`, `&`, `|`, `(`, `)`. */
+const COMMENT_AFTER = /[\s;&|()]/;
 
 /**
  * A pasted line read for display (see `withoutCommandLineSecrets`): one connection string as

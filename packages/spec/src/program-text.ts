@@ -1,7 +1,7 @@
 // Part of spec's secret reader (see find-spec-secrets.ts): a program's own text (`node -e`, `python -c`): its assignments to its environment, where each expression ends, and how the display shows one (its calls in sight, its literals hidden).
 import { proseCredential } from "./prose-secrets.js";
 import { wholeNameTells } from "./shell-words.js";
-import { plainLiteral } from "./shown-values.js";
+import { plainLiteral, saysBesideRunTime } from "./shown-values.js";
 
 /** JS's and Python's quotes, inside a character class. */
 const PROGRAM_QUOTES = "'\"`";
@@ -99,6 +99,18 @@ export interface ProgramValue {
   end: number;
   name: string;
   expression?: true;
+  /**
+   * A literal quoted with the shell's `'\''` idiom (`[start, end)` takes the idiom's quotes): where
+   * the literal starts, its prefix and all, and whether its text says something. The idiom is one only
+   * where the shell's '…' is open at it (read where the word is, see `lineSecrets`); elsewhere
+   * (`node -e "…= '\''X'\''"`) the value is an expression from `from`, as before the idiom was read.
+   */
+  idiom?: { from: number; plain: boolean };
+  /**
+   * The literal holds a part the shell may read at run time (`'X$HOME'` in `"…"`): read only as
+   * the literal, never as an expression running on past it, which would hide the part in the display.
+   */
+  runTime?: true;
 }
 
 /**
@@ -473,12 +485,19 @@ export function programValues(line: string): ProgramValue[] {
     // An f-string's `{…}` is read at run time.
     const formatted = /f/i.test(prefix) && value.includes("{");
     if (expression !== undefined) found.push({ start: end, end: end + 1, name, expression: true });
-    else if (plainLiteral(value) && !formatted) {
+    else if (valueEscape === "'\\'") {
       // In a program written in the shell's '…', a literal quoted with its `'\''` idiom
       // (`TOKEN: '\''X'\''`) is hidden with the idiom's quotes, as one piece the shell joins.
-      const idiom = valueEscape === "'\\'" ? valueEscape.length + valueQuote.length : 0;
-      found.push({ start: end - value.length - idiom, end: end + idiom, name });
-    }
+      const idiom = valueEscape.length + valueQuote.length;
+      const from = end - value.length - idiom - prefix.length;
+      // In '…' a `$` in it is no run-time part: text beside one is a literal too (r64s #5).
+      const plain = !formatted && (plainLiteral(value) || saysBesideRunTime(value));
+      found.push({ start: end - value.length - idiom, end: end + idiom, name, idiom: { from, plain } });
+    } else if (!formatted && plainLiteral(value)) found.push({ start: end - value.length, end, name });
+    // One written around a part the shell may read at run time (`"…= 'X$HOME'"`, r64s #5) too: its
+    // literal text is hidden, the part kept in sight in the display (see `shownInPlace`).
+    else if (!formatted && saysBesideRunTime(value))
+      found.push({ start: end - value.length, end, name, runTime: true });
   };
   for (const pattern of PROGRAM_ENV) for (const match of line.matchAll(pattern)) take(match);
   const aliases = new Set<string>();

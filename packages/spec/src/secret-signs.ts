@@ -479,6 +479,20 @@ export function withoutUrlSecrets(value: string, hide?: SecretHide): string {
   return withoutParsedUrlSecrets(value, hide);
 }
 
+/**
+ * The URL with its userinfo taken out when it says something (see `urlSign`), as
+ * `withoutUrlSecrets` takes it out (with `hide`, replaced by what it returns), and nothing else:
+ * its query is kept as written.
+ */
+export function withoutUserinfo(value: string, hide?: SecretHide): string {
+  if (urlSign(value) !== SecretSign.Userinfo) return value;
+  const match = unparsedUserinfo(value) ?? /^([A-Za-z][A-Za-z0-9+.-]*:\/\/)([^/?#]*)@/.exec(value);
+  if (!match) return value;
+  const [whole, scheme = "", userinfo = ""] = match;
+  const user = hide ? `${saysSomething(userinfo) ? hide(userinfo, undefined) : userinfo}@` : "";
+  return `${scheme}${user}${value.slice(whole.length)}`;
+}
+
 function withoutParsedUrlSecrets(value: string, hide?: SecretHide): string {
   const match = /^([A-Za-z][A-Za-z0-9+.-]*:\/\/)(?:([^/?#]*)@)?([^?#]*)(?:\?([^#]*))?(#[\s\S]*)?$/.exec(
     value,

@@ -139,31 +139,85 @@ export function saysBesideRunTime(text: string, at?: readonly number[]): boolean
 }
 
 /**
+ * A word's quotes read once (see `quoteStep`): for each position of the word where a step starts
+ * (and where the last one ends), what closes the quote open there ("" for none); undefined inside a
+ * step. `changes[k]` counts how often that changed before position `word.start + k`. One pass over
+ * the word, so each of its spans asks `writtenWhole` and `writtenInQuote` in constant time.
+ */
+export interface WordQuotes {
+  close: (string | undefined)[];
+  changes: Int32Array;
+}
+
+/** See `WordQuotes`. */
+export function wordQuotes(line: string, word: CommandWord): WordQuotes {
+  const size = word.end - word.start + 1;
+  const close: (string | undefined)[] = new Array(size).fill(undefined);
+  const changes = new Int32Array(size);
+  let open = "";
+  let count = 0;
+  let i = word.start;
+  while (i < word.end) {
+    close[i - word.start] = open;
+    changes[i - word.start] = count;
+    const read = quoteStep(line, i, open);
+    if (read.close !== open) count += 1;
+    open = read.close;
+    i += read.step;
+  }
+  if (i === word.end) {
+    close[size - 1] = open;
+    changes[size - 1] = count;
+  }
+  return { close, changes };
+}
+
+/**
  * Where, on `line`, the text that gives `span` of `word` (a word read partly at run time) is
  * written, quotes and all: from just after the value's character before the span (the word's
  * start) to the value's character after it (the word's end). Undefined unless a quote is open at
  * neither end, so the text can be replaced by a reference and filled back byte for byte
- * (`$X'hunter2'` → `${PASSWORD}`). One pass over the word.
+ * (`$X'hunter2'` → `${PASSWORD}`). Constant time given the word's quotes (`wordQuotes`).
  */
 export function writtenWhole(
   line: string,
   word: CommandWord,
   span: Span,
+  quotes: WordQuotes = wordQuotes(line, word),
 ): { start: number; end: number } | undefined {
   const start = span.start > 0 ? (word.at[span.start - 1] as number) + 1 : word.start;
   const end = span.end < word.value.length ? (word.at[span.end] as number) : word.end;
-  // What closes the quote open at `i`: "" for none.
-  let close = "";
-  let i = word.start;
-  let open = true;
-  while (i < end) {
-    if (i === start) open = close !== "";
-    const read = quoteStep(line, i, close);
-    if (i < start && i + read.step > start) return undefined;
-    close = read.close;
-    i += read.step;
-  }
-  return open || close !== "" || i !== end ? undefined : { start, end };
+  if (start >= end) return undefined;
+  const atStart = quotes.close[start - word.start];
+  const atEnd = quotes.close[end - word.start];
+  return atStart === "" && atEnd === "" ? { start, end } : undefined;
+}
+
+/**
+ * Where, on `line`, the text that gives `span` of `word` is written (as `writtenWhole` reads it),
+ * when that text lies inside one quote the word opens before it and closes after it, the quote never
+ * closed between (`sh -c "srv -e TOKEN=\"X\"; echo ok"`: `\"X\"`): replaced by a reference there,
+ * it fills back byte for byte, where writing the word again in '…' would not (r64-4). Undefined
+ * otherwise. Constant time given the word's quotes (`wordQuotes`).
+ */
+export function writtenInQuote(
+  line: string,
+  word: CommandWord,
+  span: Span,
+  quotes: WordQuotes = wordQuotes(line, word),
+): { start: number; end: number } | undefined {
+  if (span.end <= span.start) return undefined;
+  const start = span.start > 0 ? (word.at[span.start - 1] as number) + 1 : (word.at[0] as number);
+  const end =
+    span.end < word.value.length ? (word.at[span.end] as number) : (word.at[span.end - 1] as number) + 1;
+  if (start >= end || start < word.start || end > word.end) return undefined;
+  const inside = quotes.close[start - word.start];
+  return inside !== undefined &&
+    inside !== "" &&
+    quotes.close[end - word.start] === inside &&
+    quotes.changes[end - word.start] === quotes.changes[start - word.start]
+    ? { start, end }
+    : undefined;
 }
 
 /**

@@ -4,7 +4,7 @@ const TOOL_LOADING_ERROR = Symbol.for("@loopwright/tool-loading.ToolLoadingError
 export type ToolLoadingErrorCode =
   /** A catalogue that is not an array of `{ name, tools: [{ name }] }` servers. */
   | "invalid-catalog"
-  /** A tool array that is not an array of function tools with names. */
+  /** A tool array that is not an array of function tools with names, or a tool named as a meta-tool the mode declares. */
   | "invalid-tools"
   /** `load_tools` arguments that name no tool: no `names`, or names that are not strings. */
   | "invalid-names"

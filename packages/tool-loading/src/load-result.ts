@@ -263,9 +263,9 @@ export function holdsDefinitions(message: MessageLike): boolean {
  * loading counts as loaded: a definition a compaction folded away is no longer held, and so is
  * loadable again). Only a tool message answering a `load_tools` call the transcript holds counts,
  * so a tool's own result that looks like a definition never stands in for one. Given `tools` (the
- * run's definitions), a name counts only where a line the transcript holds is its definition as it
- * stands now (`definitionLine`): a tool whose definition changed since it was loaded is not held,
- * and a load sends it again. Each answer is read once and remembered while its text stays the same.
+ * run's definitions), a name counts only where the newest line the transcript holds for it is its
+ * definition as it stands now (`definitionLine`): a tool whose definition changed since it was
+ * loaded (or changed and changed back) is not held, and a load sends it again. Each answer is read once and remembered while its text stays the same.
  * Throws a `ToolLoadingError` (`invalid-names`) when `messages` is not an array, or `tools` is not
  * an array of named function tools. Never throws for a message it cannot read; it just holds nothing.
  */
@@ -289,8 +289,9 @@ export function heldDefinitions(
 
 /**
  * The names `heldDefinitions` reads off `messages` (an array), each kept where `current` says the
- * line the transcript holds for it is current. A name answered more than once is held when any of
- * its lines is.
+ * line the transcript holds for it is current. A name answered more than once is held only when its
+ * newest line is: the model reads the latest definition it was given, so an older copy that matches
+ * the tool again (a definition changed and changed back) does not count.
  */
 export function heldWhere(
   messages: readonly MessageLike[],
@@ -305,11 +306,11 @@ export function heldWhere(
   }
   const held = new Set<string>();
   if (loads.size === 0) return held;
+  const newest = new Map<string, string>();
   for (const message of messages) {
     if (typeof message?.tool_call_id !== "string" || !loads.has(message.tool_call_id)) continue;
-    for (const [name, line] of definedLines(message)) {
-      if (!held.has(name) && current(name, line)) held.add(name);
-    }
+    for (const [name, line] of definedLines(message)) newest.set(name, line);
   }
+  for (const [name, line] of newest) if (current(name, line)) held.add(name);
   return held;
 }

@@ -277,8 +277,9 @@ function plainObject(value: unknown): value is Record<string, unknown> {
 
 /**
  * Builds the {@link ToolLoading} for a run. Checks everything once: throws a `ToolLoadingError` for a
- * mode that is not one of the three (`invalid-mode`), tools that are not named function tools
- * (`invalid-tools`), a malformed catalogue (`invalid-catalog`) or a bad cap (`invalid-cap`).
+ * mode that is not one of the three (`invalid-mode`), tools that are not named function tools or
+ * a catalogued one under a meta-tool's name the mode declares (`invalid-tools`: `load_tools` on
+ * demand and proxied, `call_tool` proxied), a malformed catalogue (`invalid-catalog`) or a bad cap (`invalid-cap`).
  */
 export function createToolLoading<R = unknown>(
   options: ToolLoadingOptions<R> & ReaderAnswersArguments<R>,
@@ -303,6 +304,20 @@ export function createToolLoading<R = unknown>(
   const loadCap = checkCap(options.loadCap ?? DEFAULT_LOAD_CAP, "loadCap", "createToolLoading");
   const carryCap = checkCap(options.carryCap ?? DEFAULT_CARRY_CAP, "carryCap", "createToolLoading");
   const index = catalogIndex(catalog);
+  // A catalogued tool named as a meta-tool the mode declares would shadow it (or be shadowed): a
+  // call to one could not be told from a call to the other. One the catalogue leaves out is never
+  // reached in these modes; on demand, a host's own catalogued `call_tool` is its tool.
+  const meta =
+    mode === "proxy" ? [LOAD_TOOLS_NAME, CALL_TOOL_NAME] : mode === "ondemand" ? [LOAD_TOOLS_NAME] : [];
+  for (const name of meta) {
+    if (!index.has(name)) continue;
+    throw new ToolLoadingError(
+      "invalid-tools",
+      `createToolLoading: the tool "${name}" is catalogued under the name of the meta-tool ` +
+        `${mode === "proxy" ? "a proxy" : "an on-demand"} run declares itself, so a call to one could not ` +
+        "be told from a call to the other. Rename the tool, or leave it out of the catalogue.",
+    );
+  }
   // Built once: every call_tool and every unloaded call resolves its name through it.
   const resolve = toolResolver(catalog);
   // Built once as well: every load and the preselection expand their names through it.
@@ -473,7 +488,9 @@ export function createToolLoading<R = unknown>(
       };
       if (mode === "eager") return dispatch(call.name, call.args, call.raw, false);
       if (call.name === LOAD_TOOLS_NAME) return loadRoute(call, loaded, state.messages);
-      if (call.name === CALL_TOOL_NAME && !(mode === "ondemand" && hostOwns(CALL_TOOL_NAME))) {
+      // On demand, a host's catalogued call_tool is its own tool; one the catalogue leaves out is
+      // never reached, so the name is the meta-tool's.
+      if (call.name === CALL_TOOL_NAME && !(mode === "ondemand" && loadable(CALL_TOOL_NAME))) {
         try {
           const inner = readProxiedCall(call.args, resolve, { ...(parse ? { parse } : {}), parametersOf });
           return dispatch(inner.name, inner.args, inner.raw, true);
