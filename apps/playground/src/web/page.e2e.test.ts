@@ -11,7 +11,7 @@ import { fileURLToPath } from "node:url";
 import { createRedisBus } from "@loopwright/redis";
 import { startServer } from "@loopwright/testkit";
 import { createClient } from "@redis/client";
-import { type BrowserContext, chromium, type Page } from "playwright-core";
+import { type BrowserContext, chromium, type Page, type Route } from "playwright-core";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { HAS_REDIS, RedisServer } from "../../../../packages/redis/test/redis-server.js";
 import { CHROMIUM, FLAGS, hasChromium } from "./e2e-support.js";
@@ -259,6 +259,13 @@ describe.skipIf(!hasChromium)("the playground page in headless Chromium", () => 
 
   it("a tab whose prompt lost to another tab's keeps its 'Not started' line and does not take that run as its own", async () => {
     const other = await context.newPage();
+    // This page's idle watcher asks for runs started elsewhere every 1.5 s, and follows one it
+    // finds, as it should. On a loaded machine it could find the other tab's run before this
+    // page's prompt is sent, and this test is about a prompt that loses the race: its looks are
+    // held until the refusal is shown, then let through (they must not take the run over).
+    let holding = true;
+    const held: Route[] = [];
+    await page.route("**/api/state", (route) => (holding ? void held.push(route) : route.continue()));
     try {
       await other.goto(server.url);
       await other.waitForSelector("body[data-ready=true]");
@@ -272,6 +279,8 @@ describe.skipIf(!hasChromium)("the playground page in headless Chromium", () => 
       await page.waitForFunction(() =>
         document.getElementById("status")?.textContent?.startsWith("Not started"),
       );
+      holding = false;
+      for (const route of held.splice(0)) await route.continue();
       // Two of the idle page's looks for runs started elsewhere (every 1.5 s).
       await page.waitForTimeout(3500);
       expect(await page.textContent("#status")).toBe(
@@ -283,6 +292,9 @@ describe.skipIf(!hasChromium)("the playground page in headless Chromium", () => 
       await other.click("#stop");
       await other.waitForSelector("#metrics:not([hidden])", { timeout: 30_000 });
     } finally {
+      holding = false;
+      for (const route of held.splice(0)) await route.continue().catch(() => undefined);
+      await page.unroute("**/api/state");
       await other.close();
     }
   }, 60_000);
