@@ -32,15 +32,27 @@ function everyCallAnswered(messages: readonly ChatMessage[]): boolean {
   );
 }
 
-/** Runs the loop against a tool step then an answer, with `extra`, stopped `stopAt` ms in. */
-async function run(extra: Partial<AgentLoopOptions>, stopAt?: number) {
+/**
+ * Runs the loop against a tool step then an answer, with `extra`: options, or a function of
+ * `stopIn(ms)` that a callback calls where it starts to wait, to stop the run that long after (a
+ * timer from the run's start would fire before the step under test on a loaded machine). `ms` is
+ * how long the run took to end after the stop (after its start, where it was not stopped).
+ */
+async function run(
+  extra: Partial<AgentLoopOptions> | ((stopIn: (ms: number) => void) => Partial<AgentLoopOptions>),
+) {
   server = await startServer({
     replies: [{ toolCalls: [{ id: "c1", name: "get", arguments: "{}" }] }, { content: "done" }],
   });
   const stop = new AbortController();
   const reason = new Error("the user pressed stop");
-  if (stopAt !== undefined) setTimeout(() => stop.abort(reason), stopAt);
-  const started = Date.now();
+  let started = Date.now();
+  const stopIn = (ms: number) => {
+    setTimeout(() => {
+      started = Date.now();
+      stop.abort(reason);
+    }, ms);
+  };
   const ended = await createRuntime()
     .runAgentLoop({
       config: { baseUrl: server.baseUrl, model: "sim" },
@@ -48,7 +60,7 @@ async function run(extra: Partial<AgentLoopOptions>, stopAt?: number) {
       tools: TOOLS,
       dispatch: () => "got",
       signal: stop.signal,
-      ...extra,
+      ...(typeof extra === "function" ? extra(stopIn) : extra),
     })
     .then(
       (result) => ({ result, error: undefined }),
@@ -60,15 +72,14 @@ async function run(extra: Partial<AgentLoopOptions>, stopAt?: number) {
 describe("a stop while the loop waits on a host callback", () => {
   it("ends a run whose beforeStep never settles, at once, with the stop", async () => {
     let calls = 0;
-    const { error, ms, reason } = await run(
-      {
-        beforeStep: (_messages, step) => {
-          calls++;
-          return step === 2 ? new Promise(() => {}) : undefined;
-        },
+    const { error, ms, reason } = await run((stopIn) => ({
+      beforeStep: (_messages, step) => {
+        calls++;
+        if (step !== 2) return undefined;
+        stopIn(200);
+        return new Promise(() => {});
       },
-      200,
-    );
+    }));
     expect(ms).toBeLessThan(2_000);
     expect(AgentLoopError.isInstance(error)).toBe(true);
     expect((error as AgentLoopError).cause).toBe(reason);
@@ -82,15 +93,13 @@ describe("a stop while the loop waits on a host callback", () => {
 
   it("ends a run whose onMessage never settles, at once, every call answered", async () => {
     const told: string[] = [];
-    const { error, ms, reason } = await run(
-      {
-        onMessage: (message) => {
-          told.push(message.role);
-          return new Promise(() => {});
-        },
+    const { error, ms, reason } = await run((stopIn) => ({
+      onMessage: (message) => {
+        told.push(message.role);
+        stopIn(200);
+        return new Promise(() => {});
       },
-      200,
-    );
+    }));
     expect(ms).toBeLessThan(2_000);
     expect((error as AgentLoopError).cause).toBe(reason);
     const messages = failedRun(error)?.messages ?? [];
@@ -101,18 +110,17 @@ describe("a stop while the loop waits on a host callback", () => {
 
   it("still tells onMessage of a message appended after the stop, without waiting for it", async () => {
     const told: string[] = [];
-    const { error, ms, reason } = await run(
-      {
-        // A tool that runs until the stop.
-        dispatch: (_request, signal) =>
-          new Promise((resolve) => signal?.addEventListener("abort", () => resolve("stopped"))),
-        onMessage: (message) => {
-          told.push(message.role);
-          return message.role === "tool" ? new Promise(() => {}) : undefined;
-        },
+    const { error, ms, reason } = await run((stopIn) => ({
+      // A tool that runs until the stop.
+      dispatch: (_request, signal) => {
+        stopIn(200);
+        return new Promise((resolve) => signal?.addEventListener("abort", () => resolve("stopped")));
       },
-      200,
-    );
+      onMessage: (message) => {
+        told.push(message.role);
+        return message.role === "tool" ? new Promise(() => {}) : undefined;
+      },
+    }));
     expect(ms).toBeLessThan(2_000);
     expect((error as AgentLoopError).cause).toBe(reason);
     expect(told).toEqual(["assistant", "tool"]);
@@ -126,13 +134,13 @@ describe("a stop while the loop waits on a host callback", () => {
     };
     process.on("unhandledRejection", spy);
     try {
-      const { error } = await run(
-        {
-          beforeStep: (_messages, step) =>
-            step === 2 ? sleep(400).then(() => Promise.reject(new Error("late"))) : undefined,
+      const { error } = await run((stopIn) => ({
+        beforeStep: (_messages, step) => {
+          if (step !== 2) return undefined;
+          stopIn(100);
+          return sleep(400).then(() => Promise.reject(new Error("late")));
         },
-        100,
-      );
+      }));
       expect(AgentLoopError.isInstance(error)).toBe(true);
       await sleep(500);
       expect(unhandled).toEqual([]);

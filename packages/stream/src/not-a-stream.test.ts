@@ -203,7 +203,7 @@ describe("one host signal shared by many concurrent turns", () => {
       const turns = Array.from({ length: 25 }, () =>
         streamTurn(client, body(), { signal: host.signal }).catch((e: unknown) => e),
       );
-      await vi.waitFor(() => expect(server.chatRequests).toHaveLength(25));
+      await vi.waitFor(() => expect(server.chatRequests).toHaveLength(25), { timeout: 15_000 });
       expect(added).toHaveBeenCalledTimes(1);
       host.abort(new Error("host stopped"));
       const outcomes = await Promise.all(turns);

@@ -225,7 +225,10 @@ describe("a tool schema whose references fan out", () => {
     expect(calls[0]?.args).toEqual({ v: "1984" });
   });
 
-  it("types a markup parameter whose schema lists 300,000 values without overflowing the stack", () => {
+  // The timeout is a hang guard for a loaded machine; no timing is asserted.
+  it("types a markup parameter whose schema lists 300,000 values without overflowing the stack", {
+    timeout: 20_000,
+  }, () => {
     const values = Array.from({ length: 300_000 }, (_, i) => `v${i}`);
     const schema = { type: "object", properties: { v: { anyOf: [{ enum: values }, { type: "null" }] } } };
     const text = "<tool_call>\n<function=set>\n<parameter=v>\nv7\n</parameter>\n</function>\n</tool_call>";
