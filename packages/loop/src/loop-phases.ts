@@ -28,6 +28,7 @@ import {
 import { readPlan } from "./step-plan.js";
 import { tell } from "./tell.js";
 import {
+  callNames,
   callRouter,
   keepToolState,
   planTools,
@@ -534,7 +535,7 @@ export async function runTools(run: LoopRun, step: LoopStep): Promise<void> {
   const { turn } = step;
   const { options, config } = run;
   run.toolSteps++;
-  const routes = routedOnce(run); // each call routed once, read by both
+  const routes = routedOnce(run, step.number); // each call routed once, read by both
   const replayed = replayedCalls(turn.toolCalls, turn.finishReason, run.hostTools, routes.first);
   await appendCalls(run, step, replayed, NOT_RUN);
   let ran: Awaited<ReturnType<typeof runCalls>>;
@@ -631,7 +632,7 @@ function outcomeOf(result: CallResult): ToolCallOutcome {
  * every step, and a transcript whose results cannot be told apart is refused on the next request.
  */
 export function takeCalls(run: LoopRun, step: LoopStep): void {
-  const calls = renameCalls(step.turn.toolCalls, run.names.toHost);
+  const calls = renameCalls(step.turn.toolCalls, callNames(run));
   const known = usedIds(run);
   step.turn = { ...step.turn, toolCalls: distinctIds(calls, known.ids, known.next) };
 }

@@ -481,13 +481,20 @@ export function recoverableTools(run: LoopRun): readonly ToolDefinition[] {
  * under the call's own id (unless, on demand, the host has a tool of that name); a catalogued tool
  * called unloaded loaded on the way; a name outside the catalogue refused with a result the model
  * reads. What is loaded and counted changes only as each call's turn comes (a stopped call loads
- * nothing).
+ * nothing). `number` is the step the calls were made on (1 for the run's first request), where known.
  */
 export function callRouter(
   run: LoopRun,
+  number?: number,
 ): ((request: DispatchRequest) => CallRouting | undefined) | undefined {
   const discovery = run.discovery;
   if (!discovery) return undefined;
+  // The step the calls were made on (a refusal on the first step of an exclusive preselection names
+  // the shortlist that step offered); unknown, as any step after the first.
+  const step =
+    number === undefined
+      ? {}
+      : { step: number - 1, preselected: discovery.preselected, routing: discovery.routing };
   const { counts } = discovery;
   let loaded = discovery.loaded;
   // Proxied, what is loaded is read off the transcript: this step's earlier loads are not in it
@@ -519,7 +526,7 @@ export function callRouter(
               : request.args,
         ...(request.raw !== undefined ? { raw: request.raw } : {}),
       },
-      { loaded, messages: answered.length > 0 ? [...run.messages, ...answered] : run.messages },
+      { loaded, messages: answered.length > 0 ? [...run.messages, ...answered] : run.messages, ...step },
     );
     // A call holding a number JS cannot hold changes nothing loaded or counted unless the tool it
     // reaches takes it: otherwise runCalls refuses it (as written, or as that tool refuses it).
@@ -600,6 +607,23 @@ function innerWire(run: LoopRun, args: Record<string, unknown>): Record<string, 
   return wire === undefined || !catalogued(run, wire) ? args : { ...args, [key]: wire };
 }
 
+/**
+ * The host's names for the wire's, as the model's calls are renamed to them (`takeCalls`). In a
+ * loading mode a meta-tool's name the loop answers itself stays the meta-tool's: a host tool the
+ * catalogue leaves out whose name goes on the wire as `load_tools` or `call_tool` (`load.tools`,
+ * another server's) is never reached, so the model's `load_tools` is never told, counted or kept
+ * in the transcript as that tool (proxied, what is loaded is read off the calls named `load_tools`).
+ */
+export function callNames(run: LoopRun): ReadonlyMap<string, string> {
+  const { toHost } = run.names;
+  if (!run.discovery) return toHost;
+  const meta = [LOAD_TOOLS_NAME, CALL_TOOL_NAME].filter((name) => toHost.has(name) && !catalogued(run, name));
+  if (meta.length === 0) return toHost;
+  const names = new Map(toHost);
+  for (const name of meta) names.delete(name);
+  return names;
+}
+
 /** Whether the run's catalogue lists a tool of this wire name (only such a tool is reached). */
 function catalogued(run: LoopRun, wire: string): boolean {
   return (
@@ -641,17 +665,24 @@ function keptName(name: string): string {
  * The step's calls routed once: `first` routes each call (what `replayedCalls` reads, before
  * anything runs), and `again` hands `runCalls` the same decisions for the same calls, in the same
  * order, rather than routing them a second time (a load expanding its names against the catalogue
- * twice, a transcript read twice). A call `again` was not handed by `first` in that place, one
- * handed on as another tool (`call_tool`, another spelling) or one holding a number JS cannot hold
- * is routed afresh — and so is every call after it — by a router that has seen the calls before
- * it, as before. Both `undefined` in eager mode.
+ * twice, a transcript read twice). A call handed on as another tool (`call_tool` unwrapped, another
+ * spelling) keeps its decision too, but what it hands on is read again out of this reading of the
+ * call's arguments (which the earlier reading's objects are not), by a router of its own: which
+ * tool a call reaches, and with what, never depends on the calls before it. A call `again` was not
+ * handed by `first` in that place, or one holding a number JS cannot hold, is routed afresh — and so
+ * is every call after it — by a router that has seen the calls before it, as before. `number` is
+ * the step's (1 for the run's first request). Both `undefined` in eager mode.
  */
-export function routedOnce(run: LoopRun): {
+export function routedOnce(
+  run: LoopRun,
+  number?: number,
+): {
   first: ((request: DispatchRequest) => CallRouting | undefined) | undefined;
   again: ((request: DispatchRequest) => CallRouting | undefined) | undefined;
 } {
-  const route = callRouter(run);
+  const route = callRouter(run, number);
   if (!route) return { first: undefined, again: undefined };
+  const router = () => callRouter(run, number) as (request: DispatchRequest) => CallRouting | undefined;
   const keyOf = (request: DispatchRequest) => `${request.id}\u0000${request.name}\u0000${request.raw ?? ""}`;
   const log: { key: string; request: DispatchRequest; routing: CallRouting | undefined }[] = [];
   const first = holdingNumbers((request: DispatchRequest) => {
@@ -661,32 +692,33 @@ export function routedOnce(run: LoopRun): {
   });
   const seen: DispatchRequest[] = [];
   let fresh: ((request: DispatchRequest) => CallRouting | undefined) | undefined;
+  const afresh = (request: DispatchRequest) => {
+    if (fresh === undefined) {
+      fresh = router();
+      for (const earlier of seen.slice(0, -1)) fresh(earlier);
+    }
+    return fresh(request);
+  };
   const again = holdingNumbers((request: DispatchRequest) => {
     const entry = fresh ? undefined : log[seen.length];
     seen.push(request);
-    // Replayed: an answer (a load, a refusal: what routing spends its time on) and a call run as
-    // written. A call handed on as another (a call_tool unwrapped, another spelling) is routed
-    // afresh, and so is one holding a number JS cannot hold: what they hand on is read out of this
-    // reading of the call's arguments, which the earlier reading's objects are not.
-    const replayable =
-      entry !== undefined &&
-      entry.key === keyOf(request) &&
-      !holdsHeld(request.args) &&
-      !(entry.routing && "dispatch" in entry.routing && entry.routing.dispatch !== entry.request);
-    if (!replayable) {
-      let router = fresh;
-      if (router === undefined) {
-        router = callRouter(run) as (request: DispatchRequest) => CallRouting | undefined;
-        for (const earlier of seen.slice(0, -1)) router(earlier);
-        fresh = router;
-      }
-      return router(request);
-    }
-    const { routing } = entry as NonNullable<typeof entry>;
+    // Replayed: an answer (a load, a refusal: what routing spends its time on), a call run as
+    // written, and a call handed on as another. One holding a number JS cannot hold is routed
+    // afresh: what it hands on is settled out of this reading of its arguments.
+    if (entry === undefined || entry.key !== keyOf(request) || holdsHeld(request.args))
+      return afresh(request);
+    const { routing } = entry;
+    if (!routing || !("dispatch" in routing)) return routing;
     // The decision to run the call as written names the request it was handed: this one, now.
-    if (routing && "dispatch" in routing && routing.dispatch === entry.request)
-      return { ...routing, dispatch: request };
-    return routing;
+    if (routing.dispatch === entry.request) return { ...routing, dispatch: request };
+    // Handed on as another tool: that tool and its arguments read out of this request, by a
+    // router of its own (the calls before it change nothing of it); what running it loads and
+    // counts (onRun) is the first routing's, made after the calls before it.
+    const handed = router()(request);
+    if (!handed || !("dispatch" in handed) || handed.dispatch.name !== routing.dispatch.name) {
+      return afresh(request);
+    }
+    return { ...routing, dispatch: handed.dispatch };
   });
   return { first, again };
 }

@@ -166,7 +166,22 @@ export interface ToolLoading {
    * `load_tools` — one of `tools` the catalogue does not list too, since no request of these modes
    * declares it; eager dispatches any name.
    */
-  route(call: CallInput, state: { loaded: readonly string[]; messages: readonly MessageLike[] }): CallRoute;
+  route(
+    call: CallInput,
+    state: {
+      loaded: readonly string[];
+      messages: readonly MessageLike[];
+      /**
+       * The step the call was made on, its `preselected` and `routing` as `request` was given them:
+       * on demand, a call outside the catalogue made on the first step of an exclusive preselection
+       * (which declares the shortlist alone, with no catalogue and no `load_tools`) is told to call
+       * one of the shortlist, rather than to load from a catalogue that step did not show.
+       */
+      step?: number | undefined;
+      preselected?: readonly string[] | undefined;
+      routing?: PreselectRouting | undefined;
+    },
+  ): CallRoute;
   /**
    * Proxy mode: a preselection written as a `load_tools` call the model did not make and its result,
    * to append after the question. Its id is numbered by `messages.length`, where the call lands
@@ -464,8 +479,21 @@ export function createToolLoading<R = unknown>(
 
     route(call, state) {
       checkCall(call);
-      checkRecord(state, "the run's state ({ loaded, messages })", "route");
+      checkRecord(state, "the run's state ({ loaded, messages, step?, preselected?, routing? })", "route");
       const loaded = [...checkNameList(state.loaded, "the loaded names", "route")];
+      // On demand, the first step of an exclusive preselection offers the shortlist alone: a call
+      // outside the catalogue is pointed at what that step declared, not at a catalogue it did not show.
+      const shortlist =
+        mode === "ondemand" && state.step === 0 && checkRouting(state.routing) === "exclusive"
+          ? orderTools(
+              definitionsOf(checkNameList(state.preselected ?? [], "the preselected names", "route")),
+              order,
+            )
+          : [];
+      const offered = shortlist.map((tool) => tool.function.name);
+      const outsideOffer = (name: string, prefix: string) =>
+        `${prefix}"${echoName(name)}" is not one of the tools this step offers, so nothing was run. ` +
+        `Call one of them: ${offered.join(", ")}.`;
       const dispatch = (
         name: string,
         args: Record<string, unknown>,
@@ -500,7 +528,11 @@ export function createToolLoading<R = unknown>(
             typeof call.args === "object" && call.args !== null ? call.args : {};
           const named = args.name ?? args.tool ?? args.tool_name;
           const unknown = error.code === "unknown-tool" && typeof named === "string" ? [named] : [];
-          return { kind: "refuse", content: error.message, error, loaded, unknown };
+          const content =
+            unknown.length > 0 && offered.length > 0
+              ? outsideOffer((unknown[0] as string).trim(), "call_tool: ")
+              : error.message;
+          return { kind: "refuse", content, error, loaded, unknown };
         }
       }
       // A catalogued tool called by name, spelled as load_tools and call_tool take it
@@ -513,8 +545,12 @@ export function createToolLoading<R = unknown>(
       // Outside the catalogue: refused as call_tool refuses it, never dispatched.
       const error = new ToolLoadingError(
         "unknown-tool",
-        `"${echoName(call.name)}" is not in the catalogue, so nothing was run. Call one of the tools the catalogue lists` +
-          (mode === "proxy" ? " through call_tool, loaded with load_tools." : ", loaded with load_tools."),
+        offered.length > 0
+          ? outsideOffer(call.name, "")
+          : `"${echoName(call.name)}" is not in the catalogue, so nothing was run. Call one of the tools the catalogue lists` +
+              (mode === "proxy"
+                ? " through call_tool, loaded with load_tools."
+                : ", loaded with load_tools."),
       );
       return { kind: "refuse", content: error.message, error, loaded, unknown: [call.name] };
     },

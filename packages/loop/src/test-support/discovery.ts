@@ -78,3 +78,9 @@ export async function runDiscovery(
   });
   return { result, dispatched, watched };
 }
+
+/** The names of the tool calls a transcript holds, in order. */
+export const callNamesIn = (messages: readonly ChatMessage[] | undefined) =>
+  (messages ?? [])
+    .flatMap((m) => (m.role === "assistant" ? (m.tool_calls ?? []) : []))
+    .map((c) => (c.type === "function" ? c.function.name : c.type));
