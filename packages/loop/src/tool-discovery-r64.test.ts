@@ -4,39 +4,21 @@
  * plan refused part-way, a toolChoice naming an uncatalogued tool, and a refused call_tool that
  * loaded its tool all the same.
  */
-import { type Reply, startServer, type TestServer } from "@loopwright/testkit";
-import { afterEach, describe, expect, it } from "vitest";
-import type { LoopConfig } from "./config.js";
-import { failedRun, LoopOptionError } from "./errors.js";
+import { describe, expect, it } from "vitest";
+import { failedRun } from "./errors.js";
 import {
-  bodiesOf,
   CATALOG,
   call,
-  runDiscovery,
+  discoveryServer,
+  optionError,
   TOOLS,
   tool,
   toolAnswer,
   toolNames,
 } from "./test-support/discovery.js";
 
-let server: TestServer | undefined;
-afterEach(async () => {
-  await server?.close();
-  server = undefined;
-});
-
-const bodies = () => bodiesOf(server);
+const { run, bodies, start, close } = discoveryServer();
 const choice = (name: string) => ({ type: "function" as const, function: { name } });
-/** The LoopOptionError a run threw, itself or as the cause of the AgentLoopError carrying the run. */
-const optionError = (error: unknown) =>
-  [error, (error as { cause?: unknown } | undefined)?.cause].find((e) => LoopOptionError.isInstance(e)) as
-    | LoopOptionError
-    | undefined;
-
-async function run(replies: Reply[], config: Partial<LoopConfig>, extra: Record<string, unknown> = {}) {
-  server ??= await startServer({ replies });
-  return runDiscovery(server, config, extra);
-}
 
 describe("R64L-1: a host tool under a meta-tool's name", () => {
   it("that the catalogue leaves out is no collision: the run goes, and the name stays the meta-tool's", async () => {
@@ -70,7 +52,7 @@ describe("R64L-1: a host tool under a meta-tool's name", () => {
   });
 
   it("that the catalogue lists is still refused before anything is sent, in words that say what to do", async () => {
-    server = await startServer({ replies: [{ content: "never" }] });
+    const server = await start([{ content: "never" }]);
     const error = await run(
       [],
       { toolDiscovery: "ondemand" },
@@ -157,8 +139,7 @@ describe("R64L-4: a toolChoice naming a host tool the catalogue leaves out", () 
           beforeStep: () => ({ toolChoice: choice("delete_all") }),
         },
       ).catch((e: unknown) => e);
-      await server?.close();
-      server = undefined;
+      await close();
       const message = String(optionError(error)?.message);
       expect(message).toContain('names the tool "delete_all", which the catalogue does not list');
       expect(message).toContain(

@@ -4,15 +4,12 @@
  * the catalogue on the first step of an exclusive preselection, and a step whose calls were routed
  * a second time after its first `call_tool`.
  */
-import { type Reply, startServer, type TestServer } from "@loopwright/testkit";
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import type { LoopConfig } from "./config.js";
+import { beforeEach, describe, expect, it, vi } from "vitest";
 import {
-  bodiesOf,
   CATALOG,
   call,
   callNamesIn,
-  runDiscovery,
+  discoveryServer,
   TOOLS,
   tool,
   toolAnswer,
@@ -25,19 +22,9 @@ vi.mock("@loopwright/tool-loading", async (importOriginal) => {
   return countingRoutes(await importOriginal<typeof import("@loopwright/tool-loading")>(), routes);
 });
 
-let server: TestServer | undefined;
 beforeEach(() => routes.clear());
-afterEach(async () => {
-  await server?.close();
-  server = undefined;
-});
 
-const bodies = () => bodiesOf(server);
-
-async function run(replies: Reply[], config: Partial<LoopConfig>, extra: Record<string, unknown> = {}) {
-  server ??= await startServer({ replies });
-  return runDiscovery(server, config, extra);
-}
+const { run, bodies } = discoveryServer();
 
 /** Another server's loader and caller, left out of the catalogue; both go on the wire as meta-tools' names. */
 const OTHERS = [tool("load.tools", "another server's loader"), tool("call.tool", "another server's caller")];

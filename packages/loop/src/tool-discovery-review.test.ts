@@ -5,17 +5,15 @@
  * pattern answered quickly and stored short, the unknown names capped, a refused toolChoice that
  * loads nothing, a renamed tool's host name taken by call_tool, and what counts as redundant.
  */
-import { type Reply, startServer, type TestServer } from "@loopwright/testkit";
-import { afterEach, describe, expect, it } from "vitest";
-import type { ChatMessage, LoopConfig } from "./config.js";
+import { describe, expect, it } from "vitest";
+import type { ChatMessage } from "./config.js";
 import { failedRun, LoopOptionError } from "./errors.js";
 import { createRuntime } from "./runtime.js";
 import {
-  bodiesOf,
   CATALOG,
   call,
+  discoveryServer,
   QUESTION,
-  runDiscovery,
   TOOLS,
   tool,
   toolAnswer,
@@ -23,18 +21,7 @@ import {
 } from "./test-support/discovery.js";
 import { transcriptFaults } from "./test-support/transcript.js";
 
-let server: TestServer | undefined;
-afterEach(async () => {
-  await server?.close();
-  server = undefined;
-});
-
-const bodies = () => bodiesOf(server);
-
-async function run(replies: Reply[], config: Partial<LoopConfig>, extra: Record<string, unknown> = {}) {
-  server ??= await startServer({ replies });
-  return runDiscovery(server, config, extra);
-}
+const { run, bodies, start, close } = discoveryServer();
 
 describe("r62-1: a proxied preselection's id", () => {
   it("is one the carried transcript does not use, so the request holds no id twice", async () => {
@@ -103,8 +90,7 @@ describe("r62-2: a tool whose definition changed (proxy)", () => {
     const first = await run([call("c1", "load_tools", { names: ["read_file"] }), { content: "done" }], {
       toolDiscovery: "proxy",
     });
-    await server?.close();
-    server = undefined;
+    await close();
     const { result } = await run(
       [{ content: "done" }],
       { toolDiscovery: "proxy" },
@@ -169,7 +155,7 @@ describe("r62-3: a host tool the catalogue does not list", () => {
 
 describe("r62-4: a host tool declared under a meta-tool's name", () => {
   const refusal = async (mode: "ondemand" | "proxy" | undefined, name: string, plan = false) => {
-    server = await startServer({ replies: [call("c1", "read_file", { path: "a" }), { content: "never" }] });
+    const server = await start([call("c1", "read_file", { path: "a" }), { content: "never" }]);
     const error = await createRuntime()
       .runAgentLoop({
         config: { baseUrl: server.baseUrl, model: "sim", ...(mode ? { toolDiscovery: mode } : {}) },
@@ -185,8 +171,7 @@ describe("r62-4: a host tool declared under a meta-tool's name", () => {
       })
       .catch((e: unknown) => e);
     const sent = server.chatRequests.length;
-    await server.close();
-    server = undefined;
+    await close();
     return { error, sent };
   };
 
@@ -264,7 +249,7 @@ describe("r62-5 and r62-6: huge and many unknown names", () => {
 
 describe("r62-8: a toolChoice the first step of an exclusive preselection cannot declare", () => {
   it("refuses the run before any request and loads nothing for it", async () => {
-    server = await startServer({ replies: [{ content: "never" }] });
+    const server = await start([{ content: "never" }]);
     const error = await run(
       [],
       { toolDiscovery: "ondemand" },

@@ -1,10 +1,12 @@
 /**
- * The tools, catalogue, run and request readers the tool-discovery review tests share (r62, r64):
+ * The tools, catalogue, run and request readers the tool-discovery review tests share (r62, r64, r65):
  * four tools, three of them catalogued on two servers (`delete_all` left out), and what each
  * request the testkit received declared and answered.
  */
-import type { Reply, TestServer } from "@loopwright/testkit";
+import { type Reply, startServer, type TestServer } from "@loopwright/testkit";
+import { afterEach } from "vitest";
 import type { ChatMessage, LoopConfig, ToolDefinition } from "../config.js";
+import { LoopOptionError } from "../errors.js";
 import type { DispatchRequest } from "../run-calls.js";
 import { createRuntime } from "../runtime.js";
 
@@ -84,3 +86,38 @@ export const callNamesIn = (messages: readonly ChatMessage[] | undefined) =>
   (messages ?? [])
     .flatMap((m) => (m.role === "assistant" ? (m.tool_calls ?? []) : []))
     .map((c) => (c.type === "function" ? c.function.name : c.type));
+
+/**
+ * A test file's testkit server, closed after each test (call once, at the file's top level).
+ * `start` starts it with `replies` (once: a started server is kept until `close`), `run` starts it
+ * and makes one `runDiscovery` against it, `bodies` reads what it received, `server` is the one
+ * running now.
+ */
+export function discoveryServer() {
+  let running: TestServer | undefined;
+  const close = async () => {
+    await running?.close();
+    running = undefined;
+  };
+  afterEach(close);
+  const start = async (replies: Reply[]) => {
+    running ??= await startServer({ replies });
+    return running;
+  };
+  return {
+    start,
+    close,
+    run: async (replies: Reply[], config: Partial<LoopConfig>, extra: Record<string, unknown> = {}) =>
+      runDiscovery(await start(replies), config, extra),
+    bodies: () => bodiesOf(running),
+    get server() {
+      return running;
+    },
+  };
+}
+
+/** The LoopOptionError a run threw, itself or as the cause of the AgentLoopError carrying the run. */
+export const optionError = (error: unknown) =>
+  [error, (error as { cause?: unknown } | undefined)?.cause].find((e) => LoopOptionError.isInstance(e)) as
+    | LoopOptionError
+    | undefined;
