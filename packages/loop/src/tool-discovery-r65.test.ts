@@ -10,6 +10,7 @@ import {
   call,
   callNamesIn,
   discoveryServer,
+  optionError,
   TOOLS,
   tool,
   toolAnswer,
@@ -24,7 +25,7 @@ vi.mock("@loopwright/tool-loading", async (importOriginal) => {
 
 beforeEach(() => routes.clear());
 
-const { run, bodies } = discoveryServer();
+const { run, bodies, close } = discoveryServer();
 
 /** Another server's loader and caller, left out of the catalogue; both go on the wire as meta-tools' names. */
 const OTHERS = [tool("load.tools", "another server's loader"), tool("call.tool", "another server's caller")];
@@ -74,6 +75,42 @@ describe("R65L-1: a host tool the catalogue leaves out, whose wire name is a met
       },
     );
     expect(dispatched.map((d) => [d.name, d.args])).toEqual([["call.tool", { x: 1 }]]);
+  });
+
+  it("a toolChoice naming that tool by its own name is refused as uncatalogued, not taken as the meta-tool", async () => {
+    for (const mode of ["ondemand", "proxy"] as const) {
+      const error = await run(
+        [{ content: "never" }],
+        { toolDiscovery: mode },
+        {
+          tools: [...TOOLS, ...OTHERS],
+          beforeStep: () => ({ toolChoice: { type: "function", function: { name: "load.tools" } } }),
+        },
+      ).catch((e: unknown) => e);
+      expect(bodies()).toHaveLength(0);
+      await close();
+      expect(String(optionError(error)?.message)).toContain(
+        'names the tool "load.tools", which the catalogue does not list',
+      );
+    }
+  });
+
+  it("a toolChoice naming load_tools as it is named is the meta-tool's: the run goes, forcing a load", async () => {
+    const { result } = await run(
+      [call("c1", "load_tools", { names: ["read_file"] }), { content: "done" }],
+      { toolDiscovery: "ondemand" },
+      {
+        tools: [...TOOLS, ...OTHERS],
+        beforeStep: (_m: unknown, step: number) =>
+          step === 1 ? { toolChoice: { type: "function", function: { name: "load_tools" } } } : undefined,
+      },
+    );
+    expect(result.turn.content).toBe("done");
+    expect((bodies()[0] as { tool_choice?: unknown }).tool_choice).toEqual({
+      type: "function",
+      function: { name: "load_tools" },
+    });
+    expect(result.loaded).toEqual(["read_file"]);
   });
 });
 

@@ -427,7 +427,13 @@ export function stepChoice(
     : run.tools.map((tool) => hostName(run.names, tool.function.name));
   const listed = wire !== undefined && catalogued(run, wire);
   let names = declared();
-  if (discovery && wire !== undefined && !listed && !names.includes(wire) && hostHas(run, wire, false)) {
+  // A choice naming a meta-tool as it is named is the meta-tool's, whatever uncatalogued host tool
+  // shares its wire name; one naming a host tool by its own (renamed) name is that tool's.
+  const meta =
+    typeof choice === "object" &&
+    choice.function.name === wire &&
+    (wire === LOAD_TOOLS_NAME || wire === CALL_TOOL_NAME);
+  if (discovery && wire !== undefined && !listed && !meta && hostHas(run, wire, false)) {
     throw new LoopOptionError(
       "invalid-option",
       "beforeStep",
