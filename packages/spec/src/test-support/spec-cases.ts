@@ -5,7 +5,7 @@
 // Test-only: not in the build (tsup's entry is src/index.ts) nor in the package ("!src/test-support").
 import { expect } from "vitest";
 import { exportSpec } from "../export-spec.js";
-import { commandLineSecrets, withoutArgSecrets } from "../find-spec-secrets.js";
+import { commandLineSecrets, withoutArgSecrets, withoutSecrets } from "../find-spec-secrets.js";
 import { SPEC_TOKEN } from "../schema.js";
 import type { AgentSpec } from "../types.js";
 import { withoutCommandLineSecrets } from "../without-command-line-secrets.js";
@@ -43,6 +43,12 @@ export function expectFilledBack(line: string): void {
 /** `args`' references, filled back with what they hid, give `args` byte for byte. */
 export function expectArgFilledBack(args: string[]): void {
   expect(withoutArgSecrets(args, (text) => text)).toEqual(args);
+}
+
+/** A string value (an env value, a header, a URL) is written `safe` without its secrets, and filled back gives `value` byte for byte. */
+export function expectStringHidden(value: string, safe: string): void {
+  expect(withoutSecrets(value)).toBe(safe);
+  expect(withoutSecrets(value, undefined, (text) => text)).toBe(value);
 }
 
 /** `line` is shown as `shown` and, pasted, exported as `safe` (`shown` unless given). */
