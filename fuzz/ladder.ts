@@ -801,6 +801,29 @@ export const SHAPES: Shape[] = [
     },
   },
   {
+    // fix170 (r65): a program's literals holding backticks (each read up to 512 characters), one
+    // left open to the line's end, bash's `NAME+=value` assignments, and a URL's fragment cut into
+    // its `?` parts and `&` pairs (each read once). An eighth of the rung each for the first two
+    // (each value is read by the program's reader and the shell's, about 10 µs a character), a
+    // quarter for the others.
+    name: "command lines and URLs: backticks in a program's literals, NAME+=value, fragment pairs",
+    build: (n) => [
+      `node -e "${repeat("process.env.TOKEN = 'x`id`'; ", n / 8)}"`,
+      `node -e "process.env.TOKEN = '${repeat("x`", n / 8)}'"`,
+      `${repeat("TOKEN+=x9 ", n / 4)}srv`,
+      `https://h/p#/cb?${repeat("token=x9&", n / 4)}`,
+      `https://h/p#${repeat("?token=x9", n / 4)}`,
+    ],
+    run: (list) => {
+      for (const line of list as string[]) {
+        withoutCommandLineSecrets(line);
+        withoutArgSecrets(["--run", line]);
+        withoutArgSecrets(["--url", line]);
+        exportCommand(line);
+      }
+    },
+  },
+  {
     // fix162: a quoted command's words that open a quote read with the words up to its closing one
     // (each word read at most once for each quote), a URL's userinfo holding blanks, and curl's,
     // redis-cli's and Samba's password flags with quoted values holding blanks.

@@ -1,29 +1,12 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: ${NAME} references, meant literally.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { exportSpec } from "./export-spec.js";
 import { findSpecSecrets, withoutArgSecrets } from "./find-spec-secrets.js";
 import { withoutCommandLineSecrets } from "./index.js";
-import { SPEC_TOKEN } from "./schema.js";
-import type { AgentSpec } from "./types.js";
+import { expectArgFilledBack, exportedArgs, exportedCommand, withArgs } from "./test-support/spec-cases.js";
 
 // fix167 (r64): arguments the export kept with a literal credential in clear, and no hint, and
 // arguments it filled back to other bytes than those written.
-
-/** A spec whose bundled server `srv` is given `args`, word by word. */
-const withArgs = (args: string[]): AgentSpec => ({
-  spec: SPEC_TOKEN,
-  bundle: { mcpServers: [{ name: "srv", command: "srv", args }] },
-});
-
-/** A spec whose bundled server `srv` has `line` as its `command`: a whole command line, pasted. */
-const pasted = (line: string): AgentSpec => ({
-  spec: SPEC_TOKEN,
-  bundle: { mcpServers: [{ name: "srv", command: line }] },
-});
-
-const exportedArgs = (args: string[]) => exportSpec(withArgs(args)).bundle?.mcpServers?.[0]?.args;
-const exportedCommand = (line: string) => exportSpec(pasted(line)).bundle?.mcpServers?.[0]?.command;
 
 /** `srv` and `args` as one command line, each word single-quoted: what a shell passes as `args`. */
 const quotedLine = (args: string[]) =>
@@ -109,7 +92,7 @@ describe("PowerShell's value that never closes, given as an argument (r64 #2)", 
     expect(findSpecSecrets(withArgs(args))).toHaveLength(1);
     expect(exportedCommand(args.at(-1) as string)).toBe(exported.at(-1));
     // Filled back, byte for byte.
-    expect(withoutArgSecrets(args, (text) => text)).toEqual(args);
+    expectArgFilledBack(args);
   });
 });
 
@@ -122,7 +105,7 @@ describe("fill-back byte for byte (r64 #3, #4)", () => {
   ])("an escaped blank in a client's password, %j, is hidden as written: %j", (line, exported) => {
     expect(exportedCommand(line)).toBe(exported);
     expect(exportedArgs(["--run", line])).toEqual(["--run", exported]);
-    expect(withoutArgSecrets(["--run", line], (text) => text)).toEqual(["--run", line]);
+    expectArgFilledBack(["--run", line]);
   });
 
   it.each([
@@ -130,7 +113,7 @@ describe("fill-back byte for byte (r64 #3, #4)", () => {
     ['srv "--password=X9\\"secretpw"', 'srv "--password=${PASSWORD}"'],
   ])("a value written apart inside one quote, %j, is hidden there as written: %j", (line, exported) => {
     expect(exportedArgs(["--run", line])).toEqual(["--run", exported]);
-    expect(withoutArgSecrets(["--run", line], (text) => text)).toEqual(["--run", line]);
+    expectArgFilledBack(["--run", line]);
     expect(withoutCommandLineSecrets(line, (text) => text)).toBe(line);
   });
 
@@ -145,7 +128,7 @@ describe("fill-back byte for byte (r64 #3, #4)", () => {
         const line = `sh -c "srv ${name}${quote}Q9${a}${mark}${b}${quote}${rest}"`;
         const exported = JSON.stringify(exportedArgs(["--run", line]));
         expect(exported).not.toContain(`Q9${a}`);
-        expect(withoutArgSecrets(["--run", line], (text) => text)).toEqual(["--run", line]);
+        expectArgFilledBack(["--run", line]);
         expect(withoutCommandLineSecrets(line, (text) => text)).toBe(line);
       }),
     );

@@ -5,13 +5,8 @@ import { commandLineSecrets, findSpecSecrets, withoutArgSecrets } from "./find-s
 import { withoutCommandLineSecrets } from "./index.js";
 import { SPEC_TOKEN } from "./schema.js";
 import { SecretSign } from "./secret-signs.js";
+import { expectKept, expectShownAndExported, exportedCommand, pasted } from "./test-support/spec-cases.js";
 import type { AgentSpec } from "./types.js";
-
-/** A spec whose bundled server `srv` has `line` as its `command`: a whole command line, pasted. */
-const pasted = (line: string): AgentSpec => ({
-  spec: SPEC_TOKEN,
-  bundle: { mcpServers: [{ name: "srv", command: line }] },
-});
 
 /**
  * `line`, pasted, is flagged once (as `sign`), and exported as `safe`, which is flagged nowhere, and
@@ -176,9 +171,7 @@ describe("PowerShell's $env:NAME=value in a pasted command line (fix130 #1)", ()
 
   it("names two $env: values, one holding PowerShell's doubled quote, apart (r46 N2)", () => {
     const line = "$env:API_KEY='it''s-secret-9x'; $env:API_KEY='Hunter2pw'; node srv.js";
-    expect(exportSpec(pasted(line)).bundle?.mcpServers?.[0]?.command).toBe(
-      "$env:API_KEY='${API_KEY}'; $env:API_KEY='${API_KEY_2}'; node srv.js",
-    );
+    expect(exportedCommand(line)).toBe("$env:API_KEY='${API_KEY}'; $env:API_KEY='${API_KEY_2}'; node srv.js");
   });
 
   it.each([
@@ -190,8 +183,7 @@ describe("PowerShell's $env:NAME=value in a pasted command line (fix130 #1)", ()
     "$env:API_KEY='${API_KEY}'; node srv.js",
   ])("%j is kept as written", (line) => {
     expect(findSpecSecrets(pasted(line))).toEqual([]);
-    expect(exportSpec(pasted(line)).bundle?.mcpServers?.[0]?.command).toBe(line);
-    expect(withoutCommandLineSecrets(line)).toBe(line);
+    expectKept(line);
   });
 });
 
@@ -546,7 +538,7 @@ describe("an assignment inside a substitution with no blank in it (r59)", () => 
     ["srv `x&&PASSWORD=hunter2SECRET9`", "srv `x&&PASSWORD=${PASSWORD}`"],
     ["Server=db;Uid=u$(x;Password=hunter2SECRET9)", "Server=db;Uid=u$(x;Password=${PASSWORD})"],
   ])("%j is shown and exported as %j", (line, safe) => {
-    const out = exportSpec(pasted(line)).bundle?.mcpServers?.[0]?.command;
+    const out = exportedCommand(line);
     expect(out).toBe(safe);
     expect(withoutCommandLineSecrets(line)).toBe(safe);
     expect(withoutCommandLineSecrets(line, (text) => text)).toBe(line);
@@ -668,7 +660,7 @@ describe("withoutCommandLineSecrets: a payload beside a credential stays in sigh
     ).not.toContain(literal === "x" ? "x$" : literal);
     expect(hidden[0]).toBe(literal);
     // The export still hides the whole value, payload and all, as one reference.
-    const exported = exportSpec(pasted(line)).bundle?.mcpServers?.[0]?.command ?? "";
+    const exported = exportedCommand(line) ?? "";
     expect(exported).not.toContain("evil.example");
   });
 });
@@ -680,8 +672,7 @@ describe("a mixed value whose quote is left open is kept as written (r50 F4)", (
   it.each(["TOKEN=$X'hunter2 SECRET run", `A=1 TOKEN='$Y'@db/x$$abc"`])(
     "%j is shown and exported as written",
     (line) => {
-      expect(withoutCommandLineSecrets(line)).toBe(line);
-      expect(exportSpec(pasted(line)).bundle?.mcpServers?.[0]?.command).toBe(line);
+      expectKept(line);
     },
   );
 });
@@ -742,7 +733,7 @@ describe("withoutCommandLineSecrets: a path, a key prefix or a label beside run-
   ])("%j is shown and exported as written, and not flagged", (line) => {
     expect(withoutCommandLineSecrets(line)).toBe(line);
     expect(findSpecSecrets(pasted(line))).toEqual([]);
-    expect(exportSpec(pasted(line)).bundle?.mcpServers?.[0]?.command).toBe(line);
+    expect(exportedCommand(line)).toBe(line);
   });
 
   it.each([
@@ -772,7 +763,7 @@ describe("withoutCommandLineSecrets: a path, a key prefix or a label beside run-
     const secret =
       /hunter2SECRET|hunter2secret|hunter2|ab12cd34ef56|abc123|Pass99|hunt2/.exec(line)?.[0] ?? "";
     expect(withoutCommandLineSecrets(line)).not.toContain(secret);
-    expect(exportSpec(pasted(line)).bundle?.mcpServers?.[0]?.command).not.toContain(secret);
+    expect(exportedCommand(line)).not.toContain(secret);
     expect(findSpecSecrets(pasted(line))).not.toEqual([]);
   });
 });
@@ -839,7 +830,7 @@ describe("withoutCommandLineSecrets: a credential inside a run-time part beside 
   ])("%j is shown as %j, filled back byte for byte", (line, shown) => {
     expect(withoutCommandLineSecrets(line)).toBe(shown);
     expect(withoutCommandLineSecrets(line, (text) => text)).toBe(line);
-    const exported = exportSpec(pasted(line)).bundle?.mcpServers?.[0]?.command ?? "";
+    const exported = exportedCommand(line) ?? "";
     expect(exported).not.toContain("hunter2SECRET");
   });
 });
@@ -873,7 +864,7 @@ describe("a mixed value after $$ is hidden (r51 F2)", () => {
   ])("%j is shown as %j and exported with its word hidden", (line, shown) => {
     expect(withoutCommandLineSecrets(line)).toBe(shown);
     expect(withoutCommandLineSecrets(line, (text) => text)).toBe(line);
-    expect(exportSpec(pasted(line)).bundle?.mcpServers?.[0]?.command).toBe("srv ${TOKEN} run");
+    expect(exportedCommand(line)).toBe("srv ${TOKEN} run");
     expect(commandLineSecrets(line, (text) => text)?.safe).toBe(line);
   });
 });
@@ -978,8 +969,7 @@ describe("withoutCommandLineSecrets: a credential in a nested substitution (r55 
       "srv $(a `b --password ${PASSWORD}`)",
     ],
   ])("%j is shown as %j and exported as %j, and filled back it is the line", (line, shown, exported) => {
-    expect(withoutCommandLineSecrets(line)).toBe(shown);
-    expect(exportSpec(pasted(line)).bundle?.mcpServers?.[0]?.command).toBe(exported);
+    expectShownAndExported(line, shown, exported);
     expect(findSpecSecrets(pasted(line))).not.toEqual([]);
     expect(withoutCommandLineSecrets(line, (text) => text)).toBe(line);
   });
@@ -987,7 +977,7 @@ describe("withoutCommandLineSecrets: a credential in a nested substitution (r55 
   it("hides a substitution too deep to read whole, in the display and the export", () => {
     const line = `srv ${"$(a ".repeat(12)}d --password hunter2SECRET${")".repeat(12)}`;
     expect(withoutCommandLineSecrets(line)).not.toContain("hunter2SECRET");
-    expect(exportSpec(pasted(line)).bundle?.mcpServers?.[0]?.command).not.toContain("hunter2SECRET");
+    expect(exportedCommand(line)).not.toContain("hunter2SECRET");
     expect(withoutCommandLineSecrets(line, (text) => text)).toBe(line);
   });
 });
@@ -1105,7 +1095,7 @@ describe("withoutCommandLineSecrets: a program's env expression over lines (r55 
   const expectShown = (line: string, shown: string) => {
     expect(withoutCommandLineSecrets(line)).toBe(shown);
     expect(withoutCommandLineSecrets(line, (secret) => secret)).toBe(line);
-    expect(exportSpec(pasted(line)).bundle?.mcpServers?.[0]?.command).toBe("${SRV_COMMAND}");
+    expect(exportedCommand(line)).toBe("${SRV_COMMAND}");
   };
   it.each([
     `node -e "process.env.TOKEN='sk-'+\n${payload}"`,
@@ -1139,7 +1129,7 @@ describe("withoutCommandLineSecrets: an env expression that starts with a call (
     expect(withoutCommandLineSecrets(line)).toBe(shown);
     expect(withoutCommandLineSecrets(line, (secret) => secret)).toBe(line);
     expect(commandLineSecrets(line, (secret) => secret)?.safe ?? line).toBe(line);
-    expect(exportSpec(pasted(line)).bundle?.mcpServers?.[0]?.command).not.toContain("hunter2");
+    expect(exportedCommand(line)).not.toContain("hunter2");
   };
   it.each([
     [`node -e "process.env.TOKEN = f('hunter2xyz')"`, `node -e "process.env.TOKEN = f('\${TOKEN}')"`],

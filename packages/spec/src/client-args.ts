@@ -6,8 +6,11 @@ import { isLiteral } from "./secret-signs.js";
 /** ssh's options that take a value (`-p 22`, `-i key`): the value is the next word unless written tight. */
 export const SSH_VALUED = "BbcDEeFIiJLlmOoPpQRSWw";
 
-/** An environment assignment: `NAME=value`. */
-export const ASSIGNMENT = /^([A-Za-z_][A-Za-z0-9_.-]*)=([\s\S]*)$/;
+/**
+ * An environment assignment: `NAME=value`, or bash's append `NAME+=value` (group 2, the operator:
+ * the value is the text after it all the same).
+ */
+export const ASSIGNMENT = /^([A-Za-z_][A-Za-z0-9_.-]*)(\+?=)([\s\S]*)$/;
 /**
  * A flag alone, before its value. A single-dash word with a digit in it is a short flag with its
  * value written tight (`-pmy-secret-42`), not a flag naming the next word (`mydb`).

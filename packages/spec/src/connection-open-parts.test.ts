@@ -1,10 +1,8 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: ${NAME} references, meant literally.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { exportSpec } from "./export-spec.js";
 import { redactInRounds, referenceNames, withoutArgSecrets } from "./find-spec-secrets.js";
-import { SPEC_TOKEN } from "./schema.js";
-import type { AgentSpec } from "./types.js";
+import { exportedCommand, pasted } from "./test-support/spec-cases.js";
 import { withoutCommandLineSecrets } from "./without-command-line-secrets.js";
 
 // r61: connection strings holding a run-time part left open (`$(`, a backtick, `${` never closed:
@@ -12,12 +10,6 @@ import { withoutCommandLineSecrets } from "./without-command-line-secrets.js";
 // string's password stayed in clear in every view (r61-1); a telling value left open showed the
 // text after it, which to the shell is that value's (r61-2, r61-3); an argument's was cut at its
 // `;` (r61-4); and a value requoted by the reader did not fill back byte for byte (r61-5).
-
-/** A spec whose bundled server `srv` has `line` as its `command`: a whole command line, pasted. */
-const pasted = (line: string): AgentSpec => ({
-  spec: SPEC_TOKEN,
-  bundle: { mcpServers: [{ name: "srv", command: line }] },
-});
 
 /** `line` pasted and exported: the exported command, and what each reference it writes stands for. */
 function exported(line: string): { command: string; env: Record<string, string> } {
@@ -61,7 +53,7 @@ function expectHidden(line: string, secret: string, shown: string, safe = shown)
   expect(withoutCommandLineSecrets(line)).toBe(shown);
   const { command, env } = exported(line);
   expect(command).toBe(safe);
-  expect(exportSpec(pasted(line)).bundle?.mcpServers?.[0]?.command).toBe(safe);
+  expect(exportedCommand(line)).toBe(safe);
   expect(filled(command, env)).toBe(line);
   const { arg, env: argEnv } = asArg(line);
   expect(filled(arg, argEnv)).toBe(line);

@@ -1,28 +1,19 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: ${NAME} references, meant literally.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { exportSpec } from "./export-spec.js";
 import { findSpecSecrets, withoutArgSecrets } from "./find-spec-secrets.js";
 import { withoutCommandLineSecrets } from "./index.js";
-import { SPEC_TOKEN } from "./schema.js";
-import type { AgentSpec } from "./types.js";
+import {
+  asArg,
+  expectArgFilledBack,
+  expectKept,
+  expectShownAndExported,
+  exportedArg,
+  exportedCommand,
+  pasted,
+} from "./test-support/spec-cases.js";
 
 // fix166 (r63): command lines the export kept with a literal credential in clear, and no hint.
-
-/** A spec whose bundled server `srv` is given `line` as one argument: `srv --run <line>`. */
-const asArg = (line: string): AgentSpec => ({
-  spec: SPEC_TOKEN,
-  bundle: { mcpServers: [{ name: "srv", command: "srv", args: ["--run", line] }] },
-});
-
-/** A spec whose bundled server `srv` has `line` as its `command`: a whole command line, pasted. */
-const pasted = (line: string): AgentSpec => ({
-  spec: SPEC_TOKEN,
-  bundle: { mcpServers: [{ name: "srv", command: line }] },
-});
-
-const exportedArg = (line: string) => exportSpec(asArg(line)).bundle?.mcpServers?.[0]?.args?.[1];
-const exportedCommand = (line: string) => exportSpec(pasted(line)).bundle?.mcpServers?.[0]?.command;
 
 describe("a shell's own command one escaped quote level down, given as an argument (r63 #1)", () => {
   it.each([
@@ -42,7 +33,7 @@ describe("a shell's own command one escaped quote level down, given as an argume
     ]);
     expect(withoutArgSecrets(["--run", line])).toEqual(["--run", "${SHELL_COMMAND}"]);
     // Filled back, byte for byte.
-    expect(withoutArgSecrets(["--run", line], (text) => text)).toEqual(["--run", line]);
+    expectArgFilledBack(["--run", line]);
     expect(withoutCommandLineSecrets(line)).toBe(shown);
   });
 
@@ -82,8 +73,7 @@ describe("a URL's userinfo right after a positional parameter (r63 #2)", () => {
     ["srv --url=$1https://u:hunter2SECRET9@h.example/p", "srv --url=$1https://h.example/p"],
     ["Server=db;App=$1https://u:hunter2SECRET9@h.example/p", "Server=db;App=$1https://h.example/p"],
   ])("%j is shown and exported as %j, and flagged", (line, safe) => {
-    expect(withoutCommandLineSecrets(line)).toBe(safe);
-    expect(exportedCommand(line)).toBe(safe);
+    expectShownAndExported(line, safe);
     expect(exportedArg(line)).toBe(safe);
     expect(findSpecSecrets(pasted(line))).toHaveLength(1);
     expect(findSpecSecrets(asArg(line))).toHaveLength(1);
@@ -127,11 +117,10 @@ describe("a line the shell refuses, holding a telling name's literal value (r63 
     ],
     ['$env:API_KEY="a`"b; node srv.js', "$env:API_KEY=${API_KEY}"],
   ])("%j is shown as %j, exported so, flagged, and fills back", (line, safe, exported = safe) => {
-    expect(withoutCommandLineSecrets(line)).toBe(safe);
-    expect(exportedCommand(line)).toBe(exported);
+    expectShownAndExported(line, safe, exported);
     expect(findSpecSecrets(pasted(line))).toHaveLength(1);
     expect(withoutCommandLineSecrets(line, (text) => text)).toBe(line);
-    expect(withoutArgSecrets(["--run", line], (text) => text)).toEqual(["--run", line]);
+    expectArgFilledBack(["--run", line]);
   });
 
   it.each([
@@ -180,8 +169,7 @@ describe("mongo's and mongosh's -p, lftp's -u user,password (r63 #4)", () => {
     ["lftp -u u,X9secretpw sftp://h", "lftp -u u,${LFTP_PASSWORD} sftp://h"],
     ["sudo mongosh -p X9secretpw", "sudo mongosh -p ${PASSWORD}"],
   ])("%j is shown and exported as %j, and flagged", (line, safe) => {
-    expect(withoutCommandLineSecrets(line)).toBe(safe);
-    expect(exportedCommand(line)).toBe(safe);
+    expectShownAndExported(line, safe);
     expect(exportedArg(line)).toBe(safe);
     expect(findSpecSecrets(pasted(line))).toHaveLength(1);
     expect(withoutCommandLineSecrets(line, (text) => text)).toBe(line);
@@ -211,8 +199,7 @@ describe("mongo's and mongosh's -p, lftp's -u user,password (r63 #4)", () => {
     "srv -p 8080",
     "ssh -p 22 h",
   ])("keeps %j: no password written there", (line) => {
-    expect(withoutCommandLineSecrets(line)).toBe(line);
-    expect(exportedCommand(line)).toBe(line);
+    expectKept(line);
   });
 });
 
@@ -246,10 +233,9 @@ describe("a value written apart by quotes is hidden as written, so it fills back
     ['srv --password "x;y"hunter2SECRET9 --v', "srv --password ${PASSWORD} --v"],
     ["srv --password=a'b'cX9secret", "srv --password=${PASSWORD}"],
   ])("%j is shown and exported as %j", (line, safe) => {
-    expect(withoutCommandLineSecrets(line)).toBe(safe);
-    expect(exportedCommand(line)).toBe(safe);
+    expectShownAndExported(line, safe);
     expect(withoutCommandLineSecrets(line, (text) => text)).toBe(line);
-    expect(withoutArgSecrets(["--run", line], (text) => text)).toEqual(["--run", line]);
+    expectArgFilledBack(["--run", line]);
   });
 
   it("fills back a telling value written apart by quotes byte for byte (property)", () => {
@@ -268,7 +254,7 @@ describe("a value written apart by quotes is hidden as written, so it fills back
           expect(shown).not.toContain(secret);
           expect(exportedCommand(line)).not.toContain(secret);
           expect(withoutCommandLineSecrets(line, (text) => text)).toBe(line);
-          expect(withoutArgSecrets(["--run", line], (text) => text)).toEqual(["--run", line]);
+          expectArgFilledBack(["--run", line]);
         },
       ),
     );
@@ -290,6 +276,6 @@ describe("an escaped ; after a telling value (r63 #7)", () => {
   it("is exported with the whole value hidden, and fills back", () => {
     expect(exportedCommand(line)).toBe("Server=db;Secret=${SECRET}");
     expect(exportedArg(line)).toBe("Server=db;Secret=${SECRET};Host=h");
-    expect(withoutArgSecrets(["--run", line], (text) => text)).toEqual(["--run", line]);
+    expectArgFilledBack(["--run", line]);
   });
 });

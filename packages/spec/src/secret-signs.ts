@@ -385,14 +385,44 @@ export function urlSign(value: string): SecretSign | undefined {
     const loose = unparsedUserinfo(value);
     if (loose && saysSomething(loose[2] ?? "")) return SecretSign.Userinfo;
     const query = /^[^?#]*\?([^#]*)/.exec(value)?.[1] ?? "";
-    return query.split("&").some(tellingPair) ? SecretSign.Query : undefined;
+    if (query.split("&").some(tellingPair)) return SecretSign.Query;
+    return fragmentTells(value) ? SecretSign.Query : undefined;
   }
   if (withoutReferences(decodeSafe(url.username) + decodeSafe(url.password)) !== "")
     return SecretSign.Userinfo;
   for (const [name, param] of url.searchParams) {
     if (looksSecretParam(name) && withoutReferences(param).trim() !== "") return SecretSign.Query;
   }
-  return undefined;
+  return fragmentTells(value) ? SecretSign.Query : undefined;
+}
+
+/**
+ * The pairs of a URL's fragment, as `withoutParsedUrlSecrets` reads them: the text after its first
+ * `#`, cut at each `?` into parts and each part at each `&` into pairs. A fragment holds a query of
+ * its own where an app routes in the browser (`#/callback?token=X`), OAuth's implicit grant writes
+ * its token there (`#access_token=X`), and a URL written after the first in the same word is the
+ * first's fragment to a parser (`https://h/p#x,redis://h2/?token=X`).
+ */
+function fragmentParts(value: string): string[][] {
+  const hash = value.indexOf("#");
+  return hash < 0
+    ? []
+    : value
+        .slice(hash + 1)
+        .split("?")
+        .map((part) => part.split("&"));
+}
+
+/**
+ * True for a telling pair of a URL's fragment (see `tellingPair`) whose value holds no command
+ * substitution: the command-line reader ends such a word at the blank inside `$(…)`, so hiding the
+ * value there would take the payload out of sight; that value is left as it was written.
+ */
+const tellingFragmentPair = (pair: string) => !/\$\(|`/.test(pair) && tellingPair(pair);
+
+/** True when a URL's fragment holds a telling `name=value` pair (see `fragmentParts`). */
+function fragmentTells(value: string): boolean {
+  return fragmentParts(value).some((pairs) => pairs.some(tellingFragmentPair));
 }
 
 /**
@@ -503,12 +533,43 @@ function withoutParsedUrlSecrets(value: string, hide?: SecretHide): string {
   let user = "";
   if (hide && userinfo !== undefined)
     user = `${saysSomething(userinfo) ? hide(userinfo, undefined) : userinfo}@`;
+  const kept = withoutTellingPairs((query ?? "").split("&"), hide);
+  return `${scheme}${user}${rest}${kept !== "" ? `?${kept}` : ""}${withoutFragmentSecrets(fragment, hide)}`;
+}
+
+/**
+ * Query `pairs` joined by `&` again, each `telling` pair (by default `tellingPair`) dropped, or
+ * with `hide` its value replaced by what it returns. An empty pair (`a&&b`) is dropped, but kept
+ * with `hide`, so that what it returns, filled back, gives the URL byte for byte.
+ */
+function withoutTellingPairs(pairs: string[], hide?: SecretHide, telling = tellingPair): string {
   const kept: string[] = [];
-  for (const pair of (query ?? "").split("&")) {
-    if (pair === "") continue;
+  for (const pair of pairs) {
+    if (pair === "") {
+      if (hide) kept.push(pair);
+      continue;
+    }
     const cut = pair.indexOf("=");
-    if (!tellingPair(pair)) kept.push(pair);
+    if (!telling(pair)) kept.push(pair);
     else if (hide) kept.push(`${pair.slice(0, cut + 1)}${hide(pair.slice(cut + 1), queryName(pair))}`);
   }
-  return `${scheme}${user}${rest}${kept.length > 0 ? `?${kept.join("&")}` : ""}${fragment}`;
+  return kept.join("&");
+}
+
+/**
+ * A URL's fragment (`#…`, or "") with its telling pairs taken out as a query's are (see
+ * `fragmentParts`), the rest kept as written: a part after a `?` left with no pair loses its `?`.
+ * A fragment with no telling pair is returned as it is.
+ */
+function withoutFragmentSecrets(fragment: string, hide?: SecretHide): string {
+  if (!fragmentTells(fragment)) return fragment;
+  const read = (pairs: string[]) =>
+    pairs.some(tellingFragmentPair) ? withoutTellingPairs(pairs, hide, tellingFragmentPair) : pairs.join("&");
+  const [first = [], ...rest] = fragmentParts(fragment);
+  let out = `#${read(first)}`;
+  for (const pairs of rest) {
+    const kept = read(pairs);
+    if (kept !== "" || !pairs.some(tellingFragmentPair)) out += `?${kept}`;
+  }
+  return out;
 }

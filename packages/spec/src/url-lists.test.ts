@@ -1,27 +1,22 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: ${NAME} references, meant literally.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { exportSpec } from "./export-spec.js";
 import { findSpecSecrets, withoutArgSecrets, withoutSecrets } from "./find-spec-secrets.js";
 import { withoutCommandLineSecrets } from "./index.js";
 import { SPEC_TOKEN } from "./schema.js";
+import {
+  expectArgFilledBack,
+  expectStringHidden,
+  exportedArgs,
+  exportedCommand,
+  pasted,
+  withArgs,
+} from "./test-support/spec-cases.js";
 import type { AgentSpec } from "./types.js";
 
 // fix169: a URL written after another URL in the same word (a comma-separated server list, a
 // `?next=` URL, a `|` or `;` between them) kept its userinfo in clear in the export and the
 // display, with no hint: the word's first URL was read to the blank, and the next never was.
-
-/** A spec whose bundled server `srv` is given `args`, word by word. */
-const withArgs = (args: string[]): AgentSpec => ({
-  spec: SPEC_TOKEN,
-  bundle: { mcpServers: [{ name: "srv", command: "srv", args }] },
-});
-
-/** A spec whose bundled server `srv` has `line` as its `command`: a whole command line, pasted. */
-const pasted = (line: string): AgentSpec => ({
-  spec: SPEC_TOKEN,
-  bundle: { mcpServers: [{ name: "srv", command: line }] },
-});
 
 /** A spec whose bundled server `srv` is given `value` in its env as `SERVERS` and as a header `X-Servers`. */
 const withEnv = (value: string): AgentSpec => ({
@@ -30,9 +25,6 @@ const withEnv = (value: string): AgentSpec => ({
     mcpServers: [{ name: "srv", command: "srv", env: { SERVERS: value }, headers: { "X-Servers": value } }],
   },
 });
-
-const exportedArgs = (args: string[]) => exportSpec(withArgs(args)).bundle?.mcpServers?.[0]?.args;
-const exportedCommand = (line: string) => exportSpec(pasted(line)).bundle?.mcpServers?.[0]?.command;
 
 describe("a URL's userinfo after another URL in the same word", () => {
   it.each([
@@ -53,9 +45,8 @@ describe("a URL's userinfo after another URL in the same word", () => {
     expect(withoutArgSecrets(args)).toEqual(["--url", safe]);
     expect(exportedArgs([`--url=${url}`])).toEqual([`--url=${safe}`]);
     // Filled back, byte for byte.
-    expect(withoutArgSecrets(args, (text) => text)).toEqual(args);
-    expect(withoutSecrets(url)).toBe(safe);
-    expect(withoutSecrets(url, undefined, (text) => text)).toBe(url);
+    expectArgFilledBack(args);
+    expectStringHidden(url, safe);
   });
 
   it.each([
