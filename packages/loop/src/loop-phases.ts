@@ -30,6 +30,7 @@ import { tell } from "./tell.js";
 import {
   callNames,
   callRouter,
+  callSchemas,
   keepToolState,
   planTools,
   recoverableTools,
@@ -480,7 +481,7 @@ export async function keepAnswer(run: LoopRun, step: LoopStep): Promise<void> {
  */
 export async function refuseAtLimit(run: LoopRun, step: LoopStep): Promise<void> {
   const { turn } = step;
-  const calls = replayedCalls(turn.toolCalls, turn.finishReason, run.hostTools, callRouter(run));
+  const calls = replayedCalls(turn.toolCalls, turn.finishReason, callSchemas(run), callRouter(run));
   refuseCalls(run, turn, calls, NOT_RUN_AT_LIMIT);
   await appendCalls(run, step, calls, NOT_RUN_AT_LIMIT);
   try {
@@ -536,7 +537,7 @@ export async function runTools(run: LoopRun, step: LoopStep): Promise<void> {
   const { options, config } = run;
   run.toolSteps++;
   const routes = routedOnce(run, step.number); // each call routed once, read by both
-  const replayed = replayedCalls(turn.toolCalls, turn.finishReason, run.hostTools, routes.first);
+  const replayed = replayedCalls(turn.toolCalls, turn.finishReason, callSchemas(run), routes.first);
   await appendCalls(run, step, replayed, NOT_RUN);
   let ran: Awaited<ReturnType<typeof runCalls>>;
   try {
@@ -545,7 +546,7 @@ export async function runTools(run: LoopRun, step: LoopStep): Promise<void> {
       signal: options.signal,
       ...(config.toolTimeoutSeconds !== undefined ? { timeoutMs: config.toolTimeoutSeconds * 1000 } : {}),
       finishReason: turn.finishReason,
-      tools: run.hostTools,
+      tools: callSchemas(run),
       parallel: options.parallel ?? config.parallel ?? undefined,
       dedupe: options.dedupeToolCalls ?? config.dedupeToolCalls ?? undefined,
       route: routes.again, // load_tools and call_tool, per toolDiscovery, as routed above

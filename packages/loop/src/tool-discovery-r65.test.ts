@@ -112,6 +112,24 @@ describe("R65L-1: a host tool the catalogue leaves out, whose wire name is a met
     });
     expect(result.loaded).toEqual(["read_file"]);
   });
+
+  it("the model's load_tools is read as the meta-tool's call, not by that tool's schema", async () => {
+    // The host's uncatalogued load_tools takes its names as a string; the meta-tool takes a list.
+    const other = tool("load_tools", "another server's loader", { names: { type: "string" } });
+    const { result, dispatched } = await run(
+      [
+        { toolCalls: [{ id: "c1", name: "load_tools", arguments: '{"names":12345678901234567890123}' }] },
+        { content: "done" },
+      ],
+      { toolDiscovery: "ondemand" },
+      { tools: [...TOOLS, other] },
+    );
+    expect(dispatched).toEqual([]);
+    // Read by the other tool's schema, the digits became the name "12345678901234567890123"; the
+    // meta-tool refuses the number it cannot hold, as for any load.
+    expect(result.metrics.unknownToolNames).toEqual([]);
+    expect(toolAnswer(bodies()[1], "c1")).toContain("past what a number can carry exactly");
+  });
 });
 
 describe("R65L-2: a call outside the catalogue on the first step of an exclusive preselection", () => {

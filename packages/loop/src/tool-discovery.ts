@@ -630,6 +630,20 @@ export function callNames(run: LoopRun): ReadonlyMap<string, string> {
   return names;
 }
 
+/**
+ * The host tools whose schemas read the step's calls (`runCalls`' `tools`): in a loading mode, not
+ * one the catalogue leaves out under a meta-tool's own name (`load_tools`, `call_tool`), which is
+ * never reached — its schema would read the model's own `load_tools` or `call_tool` as that tool's.
+ */
+export function callSchemas(run: LoopRun): readonly ToolDefinition[] {
+  if (!run.discovery) return run.hostTools;
+  const reads = (tool: ToolDefinition) =>
+    tool.type !== "function" ||
+    ![LOAD_TOOLS_NAME, CALL_TOOL_NAME].includes(tool.function.name) ||
+    catalogued(run, wireName(run.names, tool.function.name));
+  return run.hostTools.every(reads) ? run.hostTools : run.hostTools.filter(reads);
+}
+
 /** Whether the run's catalogue lists a tool of this wire name (only such a tool is reached). */
 function catalogued(run: LoopRun, wire: string): boolean {
   return (
