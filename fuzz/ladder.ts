@@ -824,6 +824,25 @@ export const SHAPES: Shape[] = [
     },
   },
   {
+    // fix171: the display of a URL's telling query values holding run-time parts, each read once
+    // for its literal text and its parts (`$(…)`, a backtick's, `${…}`, each to its close): many
+    // closed parts, one `$(` and one `${` left open over the rest, many pairs. A quarter each.
+    name: "withoutCommandLineSecrets: run-time parts in a URL's telling query values",
+    build: (n) => [
+      `srv --url "https://h/p?token=${repeat("a$(b)`c`$" + "{d}", n / 4)}"`,
+      `srv --url "https://h/p?token=x${repeat("$(", n / 4)}"`,
+      `srv --url "https://h/p?token=x${repeat("${{", n / 4)}"`,
+      `srv --url "https://h/p?${repeat("token=x$(id)&", n / 4)}"`,
+    ],
+    run: (list) => {
+      for (const line of list as string[]) {
+        withoutCommandLineSecrets(line);
+        withoutCommandLineSecrets(line, (text) => text);
+        exportCommand(line);
+      }
+    },
+  },
+  {
     // fix162: a quoted command's words that open a quote read with the words up to its closing one
     // (each word read at most once for each quote), a URL's userinfo holding blanks, and curl's,
     // redis-cli's and Samba's password flags with quoted values holding blanks.

@@ -616,9 +616,16 @@ function stringSign(value: string, tellingName: boolean): SecretSign | undefined
 /**
  * What to write instead of a string `stringSign` flagged: by default a `${NAME}` reference for a
  * named place, the URL without its credentials, `${SECRET}` for a key shape; with `hide`, what it
- * returns in place of each credential.
+ * returns in place of each credential. `shown` (the display): a URL's telling query value holding a
+ * run-time part keeps each such part in sight (see `withoutUrlSecrets`).
  */
-function safeString(value: string, sign: SecretSign, name: string | undefined, hide?: SecretHide): string {
+function safeString(
+  value: string,
+  sign: SecretSign,
+  name: string | undefined,
+  hide?: SecretHide,
+  shown = false,
+): string {
   // A URL may carry a key in its path as well as in its userinfo or query.
   // An export's names (`naming`) drop a URL's credentials, as the default does.
   if (sign === SecretSign.Userinfo || sign === SecretSign.Query) {
@@ -626,12 +633,12 @@ function safeString(value: string, sign: SecretSign, name: string | undefined, h
     // Each URL that follows another in the same run of text (`https://h/p,https://u:X@h2`) has its
     // userinfo taken out after the first's credentials are.
     if (urlSign(value))
-      return withoutKeys(withoutFollowerUserinfo(withoutUrlSecrets(value, urlHide), urlHide), hide);
+      return withoutKeys(withoutFollowerUserinfo(withoutUrlSecrets(value, urlHide, shown), urlHide), hide);
     // A URL glued after other text (`$1https://u:X@h`, `"https://u:X@h"`): each such URL rewritten in place.
     let out = "";
     let from = 0;
     for (const { start, url } of gluedUrls(value)) {
-      out += value.slice(from, start) + withoutUrlSecrets(url, urlHide);
+      out += value.slice(from, start) + withoutUrlSecrets(url, urlHide, shown);
       from = start + url.length;
     }
     return withoutKeys(withoutFollowerUserinfo(out + value.slice(from), urlHide), hide);
@@ -1733,7 +1740,7 @@ export function commandLineSecrets(
       out +=
         span.put ??
         (span.with !== undefined
-          ? safeString(span.with, span.sign, undefined, hide)
+          ? safeString(span.with, span.sign, undefined, hide, display)
           : named(secret, span.name ?? ""));
       at = (written[span.end - 1] as number) + 1;
     }
@@ -1752,7 +1759,7 @@ export function commandLineSecrets(
         value +=
           span.put ??
           (span.with !== undefined
-            ? safeString(span.with, span.sign, undefined, hide)
+            ? safeString(span.with, span.sign, undefined, hide, display)
             : named(secret.replace(/'/g, "'\\''"), span.name ?? ""));
         from = span.end;
       }

@@ -497,16 +497,20 @@ export function isLiteral(value: string): boolean {
  * telling name and a literal value. The rest is kept as written (no re-encoding), so `${VAR}`
  * references elsewhere in it survive. A string that is not a URL is returned as it is. With `hide`,
  * the userinfo and each such value are replaced by what it returns instead of being dropped.
+ * `shown` (the display): a telling query value holding a run-time part keeps that part in sight
+ * (see `shownQueryValue`).
  */
-export function withoutUrlSecrets(value: string, hide?: SecretHide): string {
+export function withoutUrlSecrets(value: string, hide?: SecretHide, shown = false): string {
   const loose = unparsedUserinfo(value);
   if (loose) {
     const [whole, scheme = "", userinfo = ""] = loose;
     const user = hide ? `${saysSomething(userinfo) ? hide(userinfo, undefined) : userinfo}@` : "";
-    const rest = withoutParsedUrlSecrets(scheme + value.slice(whole.length), hide).slice(scheme.length);
+    const rest = withoutParsedUrlSecrets(scheme + value.slice(whole.length), hide, shown).slice(
+      scheme.length,
+    );
     return `${scheme}${user}${rest}`;
   }
-  return withoutParsedUrlSecrets(value, hide);
+  return withoutParsedUrlSecrets(value, hide, shown);
 }
 
 /**
@@ -523,7 +527,7 @@ export function withoutUserinfo(value: string, hide?: SecretHide): string {
   return `${scheme}${user}${value.slice(whole.length)}`;
 }
 
-function withoutParsedUrlSecrets(value: string, hide?: SecretHide): string {
+function withoutParsedUrlSecrets(value: string, hide?: SecretHide, shown = false): string {
   const match = /^([A-Za-z][A-Za-z0-9+.-]*:\/\/)(?:([^/?#]*)@)?([^?#]*)(?:\?([^#]*))?(#[\s\S]*)?$/.exec(
     value,
   );
@@ -533,16 +537,23 @@ function withoutParsedUrlSecrets(value: string, hide?: SecretHide): string {
   let user = "";
   if (hide && userinfo !== undefined)
     user = `${saysSomething(userinfo) ? hide(userinfo, undefined) : userinfo}@`;
-  const kept = withoutTellingPairs((query ?? "").split("&"), hide);
+  const kept = withoutTellingPairs((query ?? "").split("&"), hide, tellingPair, shown);
   return `${scheme}${user}${rest}${kept !== "" ? `?${kept}` : ""}${withoutFragmentSecrets(fragment, hide)}`;
 }
 
 /**
  * Query `pairs` joined by `&` again, each `telling` pair (by default `tellingPair`) dropped, or
  * with `hide` its value replaced by what it returns. An empty pair (`a&&b`) is dropped, but kept
- * with `hide`, so that what it returns, filled back, gives the URL byte for byte.
+ * with `hide`, so that what it returns, filled back, gives the URL byte for byte. `shown` (the
+ * display): a telling pair whose value holds a run-time part is kept with only its literal text
+ * taken out (see `shownQueryValue`).
  */
-function withoutTellingPairs(pairs: string[], hide?: SecretHide, telling = tellingPair): string {
+function withoutTellingPairs(
+  pairs: string[],
+  hide?: SecretHide,
+  telling = tellingPair,
+  shown = false,
+): string {
   const kept: string[] = [];
   for (const pair of pairs) {
     if (pair === "") {
@@ -551,9 +562,66 @@ function withoutTellingPairs(pairs: string[], hide?: SecretHide, telling = telli
     }
     const cut = pair.indexOf("=");
     if (!telling(pair)) kept.push(pair);
+    else if (shown && RUN_TIME.test(pair.slice(cut + 1)))
+      kept.push(`${pair.slice(0, cut + 1)}${shownQueryValue(pair.slice(cut + 1), queryName(pair), hide)}`);
     else if (hide) kept.push(`${pair.slice(0, cut + 1)}${hide(pair.slice(cut + 1), queryName(pair))}`);
   }
   return kept.join("&");
+}
+
+/** A run-time part's opener: `$(`, `${` or a backtick. */
+const RUN_TIME = /\$[({]|`/;
+
+/**
+ * For the display: a telling query `value` holding a run-time part (`$(…)`, a backtick's, `${…}`),
+ * with each run of literal text that says something between those parts taken out (with `hide`,
+ * replaced by what it returns, named `name`) and each part kept as written, each to its close or to
+ * the value's end: the command-line reader ends the URL's word at a blank inside `$(curl e|sh)`, and
+ * the rest of the payload is shown after it, so the payload stays in sight as often as written.
+ * One pass over the value.
+ */
+function shownQueryValue(value: string, name: string, hide?: SecretHide): string {
+  let out = "";
+  let literal = "";
+  const flush = () => {
+    if (withoutReferences(literal).trim() === "") out += literal;
+    else if (hide) out += hide(literal, name);
+    literal = "";
+  };
+  let i = 0;
+  while (i < value.length) {
+    const c = value[i] as string;
+    const opener =
+      c === "`" ? "`" : c === "$" && /[({]/.test(value[i + 1] ?? "") ? (value[i + 1] as string) : "";
+    if (opener === "") {
+      literal += c;
+      i += 1;
+      continue;
+    }
+    flush();
+    let end = i + 1;
+    if (opener === "`") {
+      const close = value.indexOf("`", end);
+      end = close < 0 ? value.length : close + 1;
+    } else {
+      // To the bracket that closes the opener, counting the pairs inside it.
+      const close = opener === "(" ? ")" : "}";
+      let depth = 0;
+      for (end = i + 1; end < value.length; end += 1) {
+        const d = value[end];
+        if (d === opener) depth += 1;
+        else if (d === close) {
+          depth -= 1;
+          if (depth === 0) break;
+        }
+      }
+      end = Math.min(end + 1, value.length);
+    }
+    out += value.slice(i, end);
+    i = end;
+  }
+  flush();
+  return out;
 }
 
 /**
