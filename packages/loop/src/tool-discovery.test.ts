@@ -12,8 +12,7 @@ import { catalogText, holdsDefinitions } from "@loopwright/tool-loading";
 import { afterEach, describe, expect, it } from "vitest";
 import type { ChatMessage, LoopConfig, ToolDefinition } from "./config.js";
 import { AgentLoopError, failedRun, LoopOptionError } from "./errors.js";
-import type { DispatchRequest } from "./run-calls.js";
-import { createRuntime } from "./runtime.js";
+import { call, runDiscovery, toolAnswer, toolNames } from "./test-support/discovery.js";
 import { unanswered } from "./test-support/transcript.js";
 
 const tool = (
@@ -63,15 +62,8 @@ afterEach(async () => {
 
 type Body = { model?: string; tools?: Array<{ function: { name: string } }>; messages: ChatMessage[] };
 const bodies = () => (server?.chatRequests ?? []).map((r) => r.body as Body);
-const toolNames = (body: Body | undefined) => (body?.tools ?? []).map((t) => t.function.name);
 const systemOf = (body: Body | undefined) =>
   body?.messages[0]?.role === "system" ? String(body.messages[0].content) : undefined;
-const toolAnswer = (body: Body | undefined, id: string) =>
-  String(body?.messages.find((m) => m.role === "tool" && m.tool_call_id === id)?.content);
-
-const call = (id: string, name: string, args: unknown): Reply => ({
-  toolCalls: [{ id, name, arguments: typeof args === "string" ? args : JSON.stringify(args) }],
-});
 
 async function run(
   replies: Reply[],
@@ -80,24 +72,16 @@ async function run(
   serverOptions: Record<string, unknown> = {},
 ) {
   server ??= await startServer({ replies, ...serverOptions });
-  const dispatched: DispatchRequest[] = [];
-  const watched: DispatchRequest[] = [];
   const events: RunEvent[] = [];
-  const result = await createRuntime().runAgentLoop({
-    config: { baseUrl: server.baseUrl, model: "sim", ...config },
+  const ran = await runDiscovery(server, config, {
     system: SYSTEM,
     messages: QUESTION,
     tools: TOOLS,
     catalog: CATALOG,
-    dispatch: (request) => {
-      dispatched.push(request);
-      return `ran ${request.name}`;
-    },
-    onToolCall: (request) => watched.push(request),
-    onEvent: (event) => events.push(event),
+    onEvent: (event: RunEvent) => events.push(event),
     ...extra,
   });
-  return { result, dispatched, watched, events };
+  return { ...ran, events };
 }
 
 const text = catalogText(CATALOG, { mode: "ondemand" });
