@@ -80,6 +80,9 @@ const NO_COUNTS = (): ToolLoadMetrics => ({ toolsLoaded: 0, redundantLoads: 0, u
 const hostName = (names: Pick<DeclaredTools, "toHost">, name: string) => names.toHost.get(name) ?? name;
 const wireName = (names: Pick<DeclaredTools, "toWire">, name: string) => names.toWire.get(name) ?? name;
 
+/** The meta-tools' names: `load_tools` (both loading modes) and `call_tool` (declared proxied). */
+const META_NAMES: readonly string[] = [LOAD_TOOLS_NAME, CALL_TOOL_NAME];
+
 /** A loading mode as its run is named in a message: "an on-demand" run, "a proxy" run. */
 const MODE_RUN = { ondemand: "an on-demand", proxy: "a proxy" } as const;
 
@@ -163,7 +166,7 @@ function openLoading(
   // A catalogued host tool under a meta-tool's wire name would shadow it (or be shadowed): a call
   // could not be told apart, so it is refused as two tools of one wire name are. One the catalogue
   // leaves out is never declared, loaded or run in these modes: nothing to confuse.
-  const meta = mode === "proxy" ? [LOAD_TOOLS_NAME, CALL_TOOL_NAME] : [LOAD_TOOLS_NAME];
+  const meta = mode === "proxy" ? META_NAMES : [LOAD_TOOLS_NAME];
   const listed = (name: string) =>
     catalog === undefined ||
     catalog.some(
@@ -429,10 +432,7 @@ export function stepChoice(
   let names = declared();
   // A choice naming a meta-tool as it is named is the meta-tool's, whatever uncatalogued host tool
   // shares its wire name; one naming a host tool by its own (renamed) name is that tool's.
-  const meta =
-    typeof choice === "object" &&
-    choice.function.name === wire &&
-    (wire === LOAD_TOOLS_NAME || wire === CALL_TOOL_NAME);
+  const meta = typeof choice === "object" && choice.function.name === wire && META_NAMES.includes(wire);
   if (discovery && wire !== undefined && !listed && !meta && hostHas(run, wire, false)) {
     throw new LoopOptionError(
       "invalid-option",
@@ -623,7 +623,7 @@ function innerWire(run: LoopRun, args: Record<string, unknown>): Record<string, 
 export function callNames(run: LoopRun): ReadonlyMap<string, string> {
   const { toHost } = run.names;
   if (!run.discovery) return toHost;
-  const meta = [LOAD_TOOLS_NAME, CALL_TOOL_NAME].filter((name) => toHost.has(name) && !catalogued(run, name));
+  const meta = META_NAMES.filter((name) => toHost.has(name) && !catalogued(run, name));
   if (meta.length === 0) return toHost;
   const names = new Map(toHost);
   for (const name of meta) names.delete(name);
@@ -639,7 +639,7 @@ export function callSchemas(run: LoopRun): readonly ToolDefinition[] {
   if (!run.discovery) return run.hostTools;
   const reads = (tool: ToolDefinition) =>
     tool.type !== "function" ||
-    ![LOAD_TOOLS_NAME, CALL_TOOL_NAME].includes(tool.function.name) ||
+    !META_NAMES.includes(tool.function.name) ||
     catalogued(run, wireName(run.names, tool.function.name));
   return run.hostTools.every(reads) ? run.hostTools : run.hostTools.filter(reads);
 }
