@@ -458,20 +458,37 @@ export function stepChoice(
         ...(run.system ? { system: run.system } : {}),
       })
       .tools.map((tool) => tool.function.name);
-    if (!names.includes(wire)) {
-      throw new LoopOptionError(
-        "invalid-option",
-        "beforeStep",
-        `beforeStep planned a toolChoice that names the tool "${hostName(run.names, wire)}", ` +
-          "which the first step of an exclusive preselection does not declare (it declares the shortlist alone); " +
-          'preselect it, or use preselectRouting "append".',
-      );
-    }
+    if (!names.includes(wire)) throw shortlistOnly(run, wire, names, "preselect it");
     discovery.loaded = loaded;
     discovery.counts.toolsLoaded++;
   }
+  // On demand, the first step of an exclusive preselection declares its shortlist alone, without
+  // `load_tools`: a choice naming it names a tool the run has, but not on that step.
+  if (meta && wire === LOAD_TOOLS_NAME && !names.includes(wire) && discovery?.loading.mode === "ondemand") {
+    throw shortlistOnly(run, wire, names, "name one of them");
+  }
   checkReachable(choice, wire, names, known);
   return wire === undefined ? choice : { type: "function", function: { name: wire } };
+}
+
+/**
+ * The refusal of a toolChoice naming `wire` on the first step of an exclusive preselection, which
+ * declares `shortlist` alone; `remedy` says what to do on that step besides routing "append".
+ */
+function shortlistOnly(
+  run: LoopRun,
+  wire: string,
+  shortlist: readonly string[],
+  remedy: string,
+): LoopOptionError {
+  return new LoopOptionError(
+    "invalid-option",
+    "beforeStep",
+    `beforeStep planned a toolChoice that names the tool "${hostName(run.names, wire)}", which the first step ` +
+      "of an exclusive preselection does not declare: it declares the shortlist alone " +
+      `(${shortlist.map((name) => hostName(run.names, name)).join(", ")}). On that step, ${remedy}, or use ` +
+      'preselectRouting "append".',
+  );
 }
 
 /** The tools recovered calls may name: every tool, and the step's meta-tools in a loading mode. */
@@ -623,7 +640,7 @@ function innerWire(run: LoopRun, args: Record<string, unknown>): Record<string, 
 export function callNames(run: LoopRun): ReadonlyMap<string, string> {
   const { toHost } = run.names;
   if (!run.discovery) return toHost;
-  const meta = META_NAMES.filter((name) => toHost.has(name) && !catalogued(run, name));
+  const meta = META_NAMES.filter((name) => toHost.has(name) && unreached(run, name));
   if (meta.length === 0) return toHost;
   const names = new Map(toHost);
   for (const name of meta) names.delete(name);
@@ -632,16 +649,23 @@ export function callNames(run: LoopRun): ReadonlyMap<string, string> {
 
 /**
  * The host tools whose schemas read the step's calls (`runCalls`' `tools`): in a loading mode, not
- * one the catalogue leaves out under a meta-tool's own name (`load_tools`, `call_tool`), which is
- * never reached — its schema would read the model's own `load_tools` or `call_tool` as that tool's.
+ * one the catalogue leaves out whose name goes on the wire as a meta-tool's (`load_tools`,
+ * `load.tools`), which is never reached: its schema would read the model's own `load_tools` or
+ * `call_tool` as that tool's.
  */
 export function callSchemas(run: LoopRun): readonly ToolDefinition[] {
   if (!run.discovery) return run.hostTools;
   const reads = (tool: ToolDefinition) =>
-    tool.type !== "function" ||
-    !META_NAMES.includes(tool.function.name) ||
-    catalogued(run, wireName(run.names, tool.function.name));
+    tool.type !== "function" || !unreached(run, wireName(run.names, tool.function.name));
   return run.hostTools.every(reads) ? run.hostTools : run.hostTools.filter(reads);
+}
+
+/**
+ * Whether a host tool going on the wire as `wire` is never reached in this loading run: `wire` is
+ * a meta-tool's name the loop answers itself, and the catalogue does not list a tool of it.
+ */
+function unreached(run: LoopRun, wire: string): boolean {
+  return run.discovery !== undefined && META_NAMES.includes(wire) && !catalogued(run, wire);
 }
 
 /** Whether the run's catalogue lists a tool of this wire name (only such a tool is reached). */
