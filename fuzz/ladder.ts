@@ -1381,19 +1381,34 @@ function persists(shape: Shape, rungs: Rung[], reps: number): boolean {
 }
 
 /**
+ * The fewest rungs (8 to 64 KiB) a shape climbs before a rung over `climb`'s `budgetMs` ends its
+ * climb: three doublings, each of which a quadratic parser makes four times slower.
+ */
+const BUDGETED_RUNGS = 4;
+
+/**
  * Climbs one shape's ladder from 8 KiB up to `maxSize` and judges the growth over all rungs at
  * once (a fitted exponent), so one rung slowed by a busy neighbour does not fail a linear parser.
  * A rung whose single run exceeds {@link MAX_RUN_MS} fails at once. A fit over the limit is
  * believed only after every rung is timed again and, for a shape fast enough, after up to
  * {@link EXTRA_RUNGS} more doublings, and only when the top doubling alone still more than triples
- * the time.
+ * the time. With `budgetMs`, a shape slow enough that a rung takes longer than that stops climbing
+ * there once it has {@link BUDGETED_RUNGS} rungs: its growth is judged over the rungs it has (a
+ * slow parser's rungs sit far above the noise floor, so four of them judge it well), and the
+ * short form's time goes where the shapes are fast.
  */
-export function climb(shape: Shape, maxSize: number, reps = 3): LadderResult {
+export function climb(
+  shape: Shape,
+  maxSize: number,
+  reps = 3,
+  budgetMs = Number.POSITIVE_INFINITY,
+): LadderResult {
   const rungs: Rung[] = [];
   for (let size = 8 * 1024; size <= maxSize; size *= 2) {
     const { rung, failure } = timeRung(shape, size, reps);
     rungs.push(rung);
     if (failure) return { name: shape.name, rungs, failure };
+    if (rungs.length >= BUDGETED_RUNGS && rung.ms > budgetMs) break;
   }
   let slope = exponent(rungs);
   if (slope !== undefined && slope > MAX_EXPONENT) {

@@ -1,13 +1,17 @@
 /**
  * `pnpm fuzz`: every invariant in properties.ts for 100,000 cases each, then every shape in
  * ladder.ts from 8 KiB to 1 MiB. `pnpm fuzz:ci` (`--ci`): 2,000 cases each and the ladder to
- * 128 KiB, under about a minute and a half on two cores. Seeded (`--seed N`, default 22, printed),
- * so a failure reproduces; fast-check shrinks it to the smallest failing case.
+ * 128 KiB, where a shape whose rung took over 100 ms (`--rung-budget-ms`) stops climbing once it
+ * has four rungs (8 to 64 KiB): the slow shapes (spec's command-line readers, about 7 µs a byte)
+ * took over half the short form's time on their 128 KiB rungs alone. Seeded (`--seed N`, default
+ * 22, printed), so a failure reproduces; fast-check shrinks it to the smallest failing case.
  *
- *   tsx fuzz/run.ts [--ci] [--cases N] [--max-kib N] [--seed N] [--only text] [--no-ladder] [--shard K/N]
+ *   tsx fuzz/run.ts [--ci] [--cases N] [--max-kib N] [--rung-budget-ms N] [--seed N] [--only text]
+ *     [--no-ladder] [--shard K/N]
  *
  * `--shard K/N` runs every Nth invariant and shape, starting at the Kth (the ladder's self-check in
- * shard 1 only): N processes, one a core, run the whole of it between them (.ci/run runs two).
+ * shard 1 only): N processes, one a core, run the whole of it between them. Side by side they slow
+ * each other's rungs, so .ci/run runs one process.
  */
 import fc from "fast-check";
 import { climb, SHAPES } from "./ladder.js";
@@ -22,6 +26,13 @@ const option = (name: string): string | undefined => {
 const ci = flag("ci");
 const cases = Number(option("cases") ?? (ci ? 2_000 : 100_000));
 const maxSize = Number(option("max-kib") ?? (ci ? 128 : 1024)) * 1024;
+const rungBudgetMs = Number(option("rung-budget-ms") ?? (ci ? 100 : Number.POSITIVE_INFINITY));
+if (!(rungBudgetMs > 0)) {
+  console.error(
+    `fuzz: --rung-budget-ms takes a number of milliseconds over 0, not ${option("rung-budget-ms")}`,
+  );
+  process.exit(2);
+}
 const seed = Number(option("seed") ?? 22);
 const only = option("only");
 const shard = readShard(option("shard"));
@@ -46,7 +57,12 @@ const mine = (at: number) => at % shard.count === shard.index;
 let failed = 0;
 const started = performance.now();
 const part = shard.count > 1 ? `, shard ${shard.index + 1} of ${shard.count}` : "";
-console.log(`fuzz: ${cases} cases per property, seed ${seed}, ladder to ${maxSize / 1024} KiB${part}`);
+const budget = Number.isFinite(rungBudgetMs)
+  ? ` (a shape stops past 64 KiB once a rung takes ${rungBudgetMs} ms)`
+  : "";
+console.log(
+  `fuzz: ${cases} cases per property, seed ${seed}, ladder to ${maxSize / 1024} KiB${budget}${part}`,
+);
 
 for (const [at, target] of TARGETS.entries()) {
   if (!mine(at) || (only && !target.name.includes(only))) continue;
@@ -111,7 +127,7 @@ if (!flag("no-ladder")) {
   }
   for (const [at, shape] of SHAPES.entries()) {
     if (!mine(at) || (only && !shape.name.includes(only))) continue;
-    const result = climb(shape, maxSize);
+    const result = climb(shape, maxSize, undefined, rungBudgetMs);
     const rungs = result.rungs.map((r) => `${r.size / 1024}K ${r.ms.toFixed(1)}ms`).join(", ");
     if (result.failure) {
       failed++;
