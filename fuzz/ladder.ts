@@ -843,6 +843,27 @@ export const SHAPES: Shape[] = [
     },
   },
   {
+    // fix172: a URL's end read past blanks inside run-time parts its query opens and closes (each
+    // opener's close found in one pass over the word, each URL's end read from its start once):
+    // many closed parts holding blanks, many `$(` left open each holding a URL, URLs inside a
+    // part, a quoted URL with a long run of quotes after it; as a pasted line and as one argument.
+    name: "withoutCommandLineSecrets, exportSpec, withoutArgSecrets: URLs read past blanks in run-time parts",
+    build: (n) => [
+      `srv --url "https://h/p?token=${repeat("$(curl e|sh)a9", n / 14)}"`,
+      `srv --url https://h/p?token=${repeat("$(x https://a/?t=", n / 17)}`,
+      `srv --url https://h/p?token=$(${repeat("https://a/?t=$(x y) ", n / 20)})`,
+      `srv --url "https://h/p?token=\${T}${repeat("'\"", n / 2)}`,
+    ],
+    run: (list) => {
+      for (const line of list as string[]) {
+        withoutCommandLineSecrets(line);
+        withoutCommandLineSecrets(line, (text) => text);
+        exportCommand(line);
+        withoutArgSecrets(["--url", line.slice(10)]);
+      }
+    },
+  },
+  {
     // fix162: a quoted command's words that open a quote read with the words up to its closing one
     // (each word read at most once for each quote), a URL's userinfo holding blanks, and curl's,
     // redis-cli's and Samba's password flags with quoted values holding blanks.

@@ -798,13 +798,66 @@ const AUTHORITY = /[^\s/?#]*/y;
 /** The start of what `unparsedUserinfo` may read as a userinfo after a URL's `://`: a colon before any `@`, `/`, `?`, `#` or blank. */
 const LOOSE_USER = /[^\s@/?#:]*:/y;
 
-/** A blank. */
-const BLANK = /\s/g;
+/** A blank, or a run-time part's opener (`$(`, `${`, a backtick) or a `?`, where `urlEnd` looks next. */
+const URL_STOP = /[\s?`]|\$[({]/g;
+
+/**
+ * Where each run-time part that `value` opens (`$(`, `${`, a backtick) closes: the opener's index to
+ * the index just past its close, for each that closes. A `$(` closes at the `)` that pairs with its
+ * `(` (the parentheses inside it counted), a `${` at the `}` that pairs with its `{`, a backtick at
+ * the next backtick; a backtick that closes one is no opener. One pass.
+ */
+function runTimeCloses(value: string): Map<number, number> {
+  const closes = new Map<number, number>();
+  const parens: number[] = [];
+  const braces: number[] = [];
+  let tick = -1;
+  for (let i = 0; i < value.length; i += 1) {
+    const c = value[i];
+    if (c === "`") {
+      if (tick < 0) tick = i;
+      else {
+        closes.set(tick, i + 1);
+        tick = -1;
+      }
+    } else if (c === "(") parens.push(value[i - 1] === "$" ? i - 1 : -1);
+    else if (c === "{") braces.push(value[i - 1] === "$" ? i - 1 : -1);
+    else if (c === ")" || c === "}") {
+      const opener = (c === ")" ? parens : braces).pop();
+      if (opener !== undefined && opener >= 0) closes.set(opener, i + 1);
+    }
+  }
+  return closes;
+}
+
+/**
+ * Where a URL that starts at `start` in `value` ends: at the first blank, but past a blank inside a
+ * run-time part its query opens and closes (`?token=$(curl e|sh)a9`: the command-line reader ends
+ * the word there, and a URL read to that blank left `a9` in clear in the export, the payload's
+ * rest after the URL). Before the query, and in a part that never closes, a blank ends it as before.
+ * Reads from `start` to the end only, each opener's close looked up (see `runTimeCloses`).
+ */
+function urlEnd(value: string, start: number, closes: () => Map<number, number>): number {
+  let query = false;
+  URL_STOP.lastIndex = start;
+  for (let stop = URL_STOP.exec(value); stop !== null; stop = URL_STOP.exec(value)) {
+    const c = stop[0];
+    if (/\s/.test(c)) return stop.index;
+    if (c === "?") query = true;
+    else if (query) {
+      const close = closes().get(stop.index);
+      if (close !== undefined) URL_STOP.lastIndex = close;
+    }
+  }
+  return value.length;
+}
 
 /**
  * Each URL in `value`, in order: where it starts, its text, and whether it `follows` another in the
- * same run of text (no blank between them). The first of a run is read to the blank, as a URL is
- * read alone; one that follows, from its start to the next one's or to the blank
+ * same run of text (no blank between them). The first of a run is read to the blank (see `urlEnd`:
+ * a blank inside a run-time part its query opens and closes is no end; before the quotes that
+ * close it: see `quotedEnd`), as a URL is read alone; one that follows, from its start to the next
+ * one's or to the blank
  * (`https://h/p,https://u:X@h2/p`, `https://h/?next=https://u:X@h2`, `https://a@h/p|https://u:X@h2`:
  * fix169, only the first was read, so a later URL's password was kept in clear). A `scheme://`
  * inside a URL's userinfo, as the URL parser or `unparsedUserinfo` reads it
@@ -819,14 +872,16 @@ function urlsInWord(value: string): { start: number; url: string; follows: boole
   let from = 0;
   let at = -1;
   let blank = -1;
+  let closes: Map<number, number> | undefined;
+  const read = () => {
+    closes ??= runTimeCloses(value);
+    return closes;
+  };
   for (const match of value.matchAll(URL_IN_WORD)) {
     const scheme = match[1] ?? "";
     const start = (match.index ?? 0) + match[0].length - scheme.length;
     if (start < from) continue;
-    if (blank < start) {
-      BLANK.lastIndex = start;
-      blank = BLANK.exec(value)?.index ?? value.length;
-    }
+    if (blank < start) blank = urlEnd(value, start, read);
     const follows = found[found.length - 1]?.blank === blank;
     found.push({ start, blank, follows });
     // Past this URL's userinfo: the authority's last `@` (the parser's); for one that follows
@@ -848,15 +903,32 @@ function urlsInWord(value: string): { start: number; url: string; follows: boole
     const port = value.slice(colon, Math.min(at, after + authority.length));
     if (at < blank && !/^\d*$/.test(withoutReferences(port))) from = Math.max(from, at + 1);
   }
-  // The first of a run to the blank; one that follows, to the next one's start or the blank.
+  // The first of a run to the blank (see `quotedEnd`); one that follows, to the next one's start or the blank.
   return found.map(({ start, blank: end, follows }, index) => ({
     start,
     url: value.slice(
       start,
-      follows ? Math.min((found[index + 1] as { start: number } | undefined)?.start ?? end, end) : end,
+      follows
+        ? Math.min((found[index + 1] as { start: number } | undefined)?.start ?? end, end)
+        : quotedEnd(value, start, end),
     ),
     follows,
   }));
+}
+
+/**
+ * Where a URL read from `start` to `end` (a blank or the value's end) ends when it is written in
+ * quotes: before the quotes that close it, when only quotes stand between them and `end` and the
+ * quote it opens with is among them (`"https://h/p?token=${TOKEN}"`, `'https://h/p?token=${X}'"` in
+ * a quoted string's word as written: read to the blank, the closing quotes were read as the
+ * token's value, so the export dropped them and the display hid them). Else `end`.
+ */
+function quotedEnd(value: string, start: number, end: number): number {
+  const quote = value[start - 1];
+  if (quote !== '"' && quote !== "'") return end;
+  let cut = end;
+  while (cut > start && (value[cut - 1] === '"' || value[cut - 1] === "'")) cut -= 1;
+  return value.slice(cut, end).includes(quote) ? cut : end;
 }
 
 /**
@@ -2286,6 +2358,11 @@ export function readArg(
   // A URL whose password holds a blank (`postgres://u:pa ss@h/db`) is one value, no line.
   SPACED_USERINFO.lastIndex = 0;
   if (SPACED_USERINFO.exec(arg)?.[0] === arg) return readValue(arg, hide);
+  // So is a URL whose only blanks are inside run-time parts its query opens and closes
+  // (`https://h/p?token=$(curl e|sh)a9&b=2`, see `urlEnd`): an argument is one word, and read as a
+  // line, it was cut at that blank and at the `&`, which left `e|sh)a9` in clear in the export.
+  if (/\s/.test(arg) && /^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(arg) && urlsInWord(arg)[0]?.url === arg)
+    return readValue(arg, hide);
   if (rules.words && (/\s/.test(arg) || (!afterShell && arg.includes(";")))) {
     const assignment = ASSIGNMENT.exec(arg);
     const whole = assignment !== null && rules.telling(assignment[1] ?? "") && !afterShell;

