@@ -1,6 +1,6 @@
 import type { Socket } from "node:net";
 import type { SequencedEvent } from "@loopwright/events";
-import { describe, expect, it } from "vitest";
+import { describe, type ExpectStatic, it } from "vitest";
 import { busFixture } from "../test/bus-fixture.js";
 import { HAS_REDIS, SKIP_MESSAGE } from "../test/redis-server.js";
 import { Relay } from "../test/relay.js";
@@ -62,8 +62,11 @@ class AnswerLossRelay extends Relay {
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+// Each test has its own key prefix (and its own relay) on the file's Redis, and mostly waits for an
+// idle look or a reconnect: the tests run side by side, asserting with their context's `expect`.
 describe.skipIf(!HAS_REDIS)(
   "a watcher resuming past the stream's top while the run's emitter sends again a batch Redis lost",
+  { concurrent: true },
   () => {
     const redis = busFixture();
     const { bus, closing } = redis;
@@ -80,6 +83,7 @@ describe.skipIf(!HAS_REDIS)(
      * the emitter, not yet let back in.
      */
     const lostBatch = async (
+      expect: ExpectStatic,
       prefix: string,
       keep: number,
       answered = 3,
@@ -127,6 +131,7 @@ describe.skipIf(!HAS_REDIS)(
      * another emitter": it is the same run going on. `stored` is what the stream holds after the resend.
      */
     const readsOnAfterResend = async (
+      expect: ExpectStatic,
       setup: { emitter: RedisEventBus; relay: AnswerLossRelay; key: string },
       reader: RedisEventBus,
       stored: string[],
@@ -157,10 +162,10 @@ describe.skipIf(!HAS_REDIS)(
     ] as const) {
       it(`reads the run's next events after its resent batch, the stream ${name}`, {
         timeout: 20_000,
-      }, async () => {
+      }, async ({ expect }) => {
         const prefix = `resend-${keep}:`;
         const stored = [...(keep > 0 ? ["1-0", "2-0", "3-0"] : []), "4-0", "5-0", "6-0"];
-        await readsOnAfterResend(await lostBatch(prefix, keep), await bus(prefix), stored);
+        await readsOnAfterResend(expect, await lostBatch(expect, prefix, keep), await bus(prefix), stored);
       });
     }
 
@@ -189,6 +194,7 @@ describe.skipIf(!HAS_REDIS)(
      * seq 7 that the run was started afresh (not the written seq 7 and `done` read as its run's).
      */
     const endsStartedAfresh = async (
+      expect: ExpectStatic,
       reader: RedisEventBus,
       then: () => Promise<void>,
       after: number | string = 6,
@@ -206,17 +212,17 @@ describe.skipIf(!HAS_REDIS)(
 
     it("ends with a notice when, the stream missing at subscribe and its run not read here, a new run's first batch comes marked as sent again (r44 #3)", {
       timeout: 20_000,
-    }, async () => {
+    }, async ({ expect }) => {
       const prefix = "resend-new-missing:";
       // Another emitter's new run, whose first write got no answer: it sends seq 1–8 again.
-      await endsStartedAfresh(await bus(prefix), () =>
+      await endsStartedAfresh(expect, await bus(prefix), () =>
         writeRaw(`${prefix}run:job`, "tok-new", "1", [1, 2, 3, 4, 5, 6, 7, 8]),
       );
     });
 
     it("ends with a notice when the batch Redis lost (a restart without persistence) was the run's first, sent again from 1-0, though this process read the run (r43, r47 F2)", {
       timeout: 20_000,
-    }, async () => {
+    }, async ({ expect }) => {
       const prefix = "resend-first:";
       const reader = await bus(prefix);
       // A watcher of the reader's process reads the run to seq 6, then its page goes (and comes back).
@@ -228,12 +234,12 @@ describe.skipIf(!HAS_REDIS)(
         }
         return seqs;
       })();
-      const { emitter, relay } = await lostBatch(prefix, 0, 0, async () => {
+      const { emitter, relay } = await lostBatch(expect, prefix, 0, 0, async () => {
         expect(await readTo6).toEqual([1, 2, 3, 4, 5, 6]);
       });
       // From a bare position the watcher cannot tell this batch from a new run's first batch sent
       // again (see the next test): it ends rather than risk reading another run as its reader's.
-      await endsStartedAfresh(reader, async () => {
+      await endsStartedAfresh(expect, reader, async () => {
         relay.reopen();
         await emitter.flushed();
       });
@@ -241,7 +247,7 @@ describe.skipIf(!HAS_REDIS)(
 
     it("ends with a notice when, the stream missing at subscribe, another run this process read sends its first batch again past the reader's position (r47 F2)", {
       timeout: 20_000,
-    }, async () => {
+    }, async ({ expect }) => {
       const prefix = "resend-other-read:";
       const key = `${prefix}run:job`;
       const reader = await bus(prefix);
@@ -257,18 +263,18 @@ describe.skipIf(!HAS_REDIS)(
       // Another page resumes after seq 6 of run A (its Last-Event-ID from another instance, or an
       // earlier run); run B's emitter sends its first batch again, with its done.
       // Not run B's seq 7 and `done` read as run A's next events.
-      await endsStartedAfresh(reader, () => writeRaw(key, "tok-B", "1", [1, 2, 3, 4, 5, 6, 7, 8]));
+      await endsStartedAfresh(expect, reader, () => writeRaw(key, "tok-B", "1", [1, 2, 3, 4, 5, 6, 7, 8]));
     });
 
     it("ends with a notice when a new run's batch marked as sent again carries another token than the old run's entries it subscribed to (r44 #4)", {
       timeout: 20_000,
-    }, async () => {
+    }, async ({ expect }) => {
       const prefix = "resend-new-held:";
       const key = `${prefix}run:job`;
       // The stream holds the old run's seq 1–3 (say restored from a snapshot); its reader read to 6.
       await writeRaw(key, "tok-old", "0", [1, 2, 3]);
       // The old run is over; another emitter starts the id afresh, its first write sent again.
-      await endsStartedAfresh(await bus(prefix), async () => {
+      await endsStartedAfresh(expect, await bus(prefix), async () => {
         await redis.raw.sendCommand(["DEL", key]);
         await writeRaw(key, "tok-new", "1", [1, 2, 3, 4, 5, 6, 7, 8]);
       });
@@ -276,27 +282,27 @@ describe.skipIf(!HAS_REDIS)(
 
     it("reads on when the stream held only the run's seq 1 at subscribe and the run sends its lost batch after it", {
       timeout: 20_000,
-    }, async () => {
+    }, async ({ expect }) => {
       const prefix = "resend-after-1:";
-      await readsOnAfterResend(await lostBatch(prefix, 1, 1), await bus(prefix), six);
+      await readsOnAfterResend(expect, await lostBatch(expect, prefix, 1, 1), await bus(prefix), six);
     });
 
     it("reads on when Redis lost the stream once more after the watcher subscribed, before the batch came again", {
       timeout: 20_000,
-    }, async () => {
+    }, async ({ expect }) => {
       const prefix = "resend-twice:";
-      const setup = await lostBatch(prefix, 3);
+      const setup = await lostBatch(expect, prefix, 3);
       // The watcher subscribes to seq 1–3 (a snapshot); then a second restart loses those too.
-      await readsOnAfterResend(setup, await bus(prefix), ["4-0", "5-0", "6-0"], () =>
+      await readsOnAfterResend(expect, setup, await bus(prefix), ["4-0", "5-0", "6-0"], () =>
         loseAllBut(setup.key, 0),
       );
     });
 
     it("still ends with a notice when another emitter's run written since passes its position", {
       timeout: 20_000,
-    }, async () => {
+    }, async ({ expect }) => {
       const prefix = "resend-other:";
-      const { relay, key } = await lostBatch(prefix, 3);
+      const { relay, key } = await lostBatch(expect, prefix, 3);
       const reader = await bus(prefix);
       const watching = watchAfter6(reader, 12_000);
       await pause(300);
@@ -324,23 +330,24 @@ describe.skipIf(!HAS_REDIS)(
 
     it("reads on through the run's first batch sent again from 1-0 after Redis lost the stream, resuming from the event id a watcher handed out (r43)", {
       timeout: 20_000,
-    }, async () => {
+    }, async ({ expect }) => {
       const prefix = "resend-first-id:";
       let id = "";
-      const setup = await lostBatch(prefix, 0, 0, async () => {
+      const setup = await lostBatch(expect, prefix, 0, 0, async () => {
         // Another process's watcher read the run to seq 6; its page keeps the id of seq 6.
         id = await idAt(await bus(prefix), 6);
       });
       expect(id).toMatch(/^6:[A-Za-z0-9_-]+$/);
-      await readsOnAfterResend(setup, await bus(prefix), six, async () => {}, id);
+      await readsOnAfterResend(expect, setup, await bus(prefix), six, async () => {}, id);
     });
 
     it("ends with a notice when the run's first batch is sent again from 1-0 and the reader resumes from a bare seq given as a string (the old rule)", {
       timeout: 20_000,
-    }, async () => {
+    }, async ({ expect }) => {
       const prefix = "resend-first-bare:";
-      const { emitter, relay } = await lostBatch(prefix, 0, 0);
+      const { emitter, relay } = await lostBatch(expect, prefix, 0, 0);
       await endsStartedAfresh(
+        expect,
         await bus(prefix),
         async () => {
           relay.reopen();
@@ -356,7 +363,7 @@ describe.skipIf(!HAS_REDIS)(
     ] as const) {
       it(`ends with a notice when, the stream missing at subscribe, a new run sends its first batch again and the reader's id names ${name} token (r44 #3, r47 F2)`, {
         timeout: 20_000,
-      }, async () => {
+      }, async ({ expect }) => {
         const prefix = `resend-id-${token}:`;
         const key = `${prefix}run:job`;
         const reader = await bus(prefix);
@@ -365,6 +372,7 @@ describe.skipIf(!HAS_REDIS)(
         expect(await idAt(reader, 7)).toBe("7:tok-B");
         await redis.raw.sendCommand(["DEL", key]);
         await endsStartedAfresh(
+          expect,
           reader,
           () => writeRaw(key, "tok-B", "1", [1, 2, 3, 4, 5, 6, 7, 8]),
           `6:${token}`,
@@ -374,12 +382,13 @@ describe.skipIf(!HAS_REDIS)(
 
     it("ends with a notice when the stream holds, at subscribe, another run's entries below the position and that run's batch sent again carries their token, not the id's (r44 #4)", {
       timeout: 20_000,
-    }, async () => {
+    }, async ({ expect }) => {
       const prefix = "resend-id-held:";
       const key = `${prefix}run:job`;
       // A new run (tok-new) has written seq 1–3; the reader read run tok-old to 6.
       await writeRaw(key, "tok-new", "0", [1, 2, 3]);
       await endsStartedAfresh(
+        expect,
         await bus(prefix),
         async () => {
           // The new run's next batch got no answer after a restart kept its seq 1–3: sent again.

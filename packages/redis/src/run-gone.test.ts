@@ -1,5 +1,5 @@
 import type { SequencedEvent } from "@loopwright/events";
-import { describe, expect, it } from "vitest";
+import { describe, type ExpectStatic, it } from "vitest";
 import { busFixture } from "../test/bus-fixture.js";
 import { HAS_REDIS, RedisServer, SKIP_MESSAGE } from "../test/redis-server.js";
 import { createRedisBus, type RedisEventBus } from "./bus.js";
@@ -29,14 +29,16 @@ async function readAll(
 
 const textOf = (event: SequencedEvent | undefined) => (event as { text?: string } | undefined)?.text ?? "";
 
-describe.skipIf(!HAS_REDIS)("a watcher of a run whose stream is gone", () => {
+// Every test has its own key prefix on the shared Redis (the two restart tests their own Redis), so
+// they run side by side: most of their time is waiting out retentions and grace periods.
+describe.skipIf(!HAS_REDIS).concurrent("a watcher of a run whose stream is gone", () => {
   const redis = busFixture();
   const bus = (prefix: string, settings?: Parameters<typeof createRedisBus>[0]["settings"]) =>
     redis.bus(prefix, { settings });
 
   it("ends, after a notice, once the stream of a run whose emitter stopped without done has expired", {
     timeout: 20_000,
-  }, async () => {
+  }, async ({ expect }) => {
     // The emitting host: five events, a short retention, then it stops (no done, no endRun).
     const host = await bus("expired:", { retainUnendedMs: 1500 });
     for (let i = 0; i < 5; i++) host.emit("crashed", { kind: "output", text: `e${i}` });
@@ -64,7 +66,7 @@ describe.skipIf(!HAS_REDIS)("a watcher of a run whose stream is gone", () => {
 
   it("a reader resuming at the run's last event (after = its seq) is told too once the stream expires, at that seq", {
     timeout: 20_000,
-  }, async () => {
+  }, async ({ expect }) => {
     // The page's reader had seqs 1-2 and reconnects with Last-Event-ID 2; the emitter has died.
     const host = await bus("resumed:", { retainUnendedMs: 1500 });
     host.emit("crashed", { kind: "output", text: "one" });
@@ -84,7 +86,7 @@ describe.skipIf(!HAS_REDIS)("a watcher of a run whose stream is gone", () => {
 
   it("a reader resuming at the run's last event reads on when its emitter writes again after a quiet spell", {
     timeout: 20_000,
-  }, async () => {
+  }, async ({ expect }) => {
     const host = await bus("resumed-live:", { retainUnendedMs: 8000 });
     host.emit("slow", { kind: "output", text: "one" });
     await host.flushed();
@@ -101,7 +103,7 @@ describe.skipIf(!HAS_REDIS)("a watcher of a run whose stream is gone", () => {
 
   it("reads on when the stream is deleted (evicted) while its emitter is alive and writing", {
     timeout: 20_000,
-  }, async () => {
+  }, async ({ expect }) => {
     // Evicted under maxmemory, or deleted by hand: gone long before its expiry.
     const host = await bus("deleted:", { retainUnendedMs: 8000 });
     host.emit("gone", { kind: "output", text: "one" });
@@ -122,7 +124,7 @@ describe.skipIf(!HAS_REDIS)("a watcher of a run whose stream is gone", () => {
 
   it("a stream deleted by hand whose emitter writes no more ends its watcher once its expiry has passed", {
     timeout: 20_000,
-  }, async () => {
+  }, async ({ expect }) => {
     const host = await bus("deleted-dead:", { retainUnendedMs: 2500 });
     host.emit("gone", { kind: "output", text: "one" });
     host.emit("gone", { kind: "output", text: "two" });
@@ -141,7 +143,7 @@ describe.skipIf(!HAS_REDIS)("a watcher of a run whose stream is gone", () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(2000);
   });
 
-  it("an endRun on another instance ends it without that notice", { timeout: 20_000 }, async () => {
+  it("an endRun on another instance ends it without that notice", { timeout: 20_000 }, async ({ expect }) => {
     const host = await bus("ended:");
     host.emit("dropped", { kind: "output", text: "one" });
     await host.flushed();
@@ -156,7 +158,7 @@ describe.skipIf(!HAS_REDIS)("a watcher of a run whose stream is gone", () => {
 
   it("a watcher that has read nothing yet waits for the run to start, however long its key is missing", {
     timeout: 20_000,
-  }, async () => {
+  }, async ({ expect }) => {
     const host = await bus("late:");
     const watcherBus = await bus("late:");
     const reading = readAll(watcherBus, "later", 15_000);
@@ -170,7 +172,7 @@ describe.skipIf(!HAS_REDIS)("a watcher of a run whose stream is gone", () => {
 
   it("a stream lost with a Redis restart (no persistence) while its emitter goes on is waited for, not taken as the emitter gone", {
     timeout: 30_000,
-  }, async () => {
+  }, async ({ expect }) => {
     const own = await RedisServer.start();
     const made: RedisEventBus[] = [];
     try {
@@ -197,7 +199,7 @@ describe.skipIf(!HAS_REDIS)("a watcher of a run whose stream is gone", () => {
   });
   describe("whose stream is already gone when it subscribes", () => {
     /** A host that emitted `count` events under `runId` and stopped without `done`; its stream expired. */
-    const expiredRun = async (prefix: string, runId: string, count: number) => {
+    const expiredRun = async (expect: ExpectStatic, prefix: string, runId: string, count: number) => {
       const host = await bus(prefix, { retainUnendedMs: 1500 });
       for (let i = 0; i < count; i++) host.emit(runId, { kind: "output", text: `e${i}` });
       await host.flushed();
@@ -208,8 +210,8 @@ describe.skipIf(!HAS_REDIS)("a watcher of a run whose stream is gone", () => {
 
     it("a reader resuming after seq 1 (it read the run, so the run existed) is told at that seq, and the watcher ends", {
       timeout: 25_000,
-    }, async () => {
-      await expiredRun("pre-gone:", "job-1", 1);
+    }, async ({ expect }) => {
+      await expiredRun(expect, "pre-gone:", "job-1", 1);
       const watcherBus = await bus("pre-gone:");
       const started = Date.now();
       const { seen, abortedByTest } = await readAll(watcherBus, "job-1", 10_000, 1, { startedGraceMs: 0 });
@@ -224,8 +226,8 @@ describe.skipIf(!HAS_REDIS)("a watcher of a run whose stream is gone", () => {
 
     it("after 0 with no word that the run started, it waits (a run not started yet); with `started` it is told at seq 0", {
       timeout: 25_000,
-    }, async () => {
-      await expiredRun("pre-gone0:", "job-0", 1);
+    }, async ({ expect }) => {
+      await expiredRun(expect, "pre-gone0:", "job-0", 1);
       const watcherBus = await bus("pre-gone0:");
       const waiting = await readAll(watcherBus, "job-0", 3500);
       expect(waiting.abortedByTest).toBe(true);
@@ -242,7 +244,7 @@ describe.skipIf(!HAS_REDIS)("a watcher of a run whose stream is gone", () => {
 
     it("`startedGraceMs` holds the word back until the stream has been missing that long", {
       timeout: 25_000,
-    }, async () => {
+    }, async ({ expect }) => {
       const watcherBus = await bus("pre-grace:");
       const started = Date.now();
       const { seen, abortedByTest } = await readAll(watcherBus, "never", 15_000, 0, {
@@ -256,7 +258,7 @@ describe.skipIf(!HAS_REDIS)("a watcher of a run whose stream is gone", () => {
 
     it("a run recorded as started that writes within its grace is read, not told gone", {
       timeout: 25_000,
-    }, async () => {
+    }, async ({ expect }) => {
       const host = await bus("pre-slow:");
       const watcherBus = await bus("pre-slow:");
       const reading = readAll(watcherBus, "slow", 15_000, 0, { started: true, startedGraceMs: 6000 });
@@ -270,8 +272,8 @@ describe.skipIf(!HAS_REDIS)("a watcher of a run whose stream is gone", () => {
 
     it("a claim standing on the id keeps it waiting; once the claim is gone it is told", {
       timeout: 25_000,
-    }, async () => {
-      await expiredRun("pre-claim:", "job-c", 2);
+    }, async ({ expect }) => {
+      await expiredRun(expect, "pre-claim:", "job-c", 2);
       await redis.raw.sendCommand(["SET", "pre-claim:claim:job-c", "someone-else", "PX", "4000"]);
       const watcherBus = await bus("pre-claim:");
       const started = Date.now();
@@ -283,7 +285,7 @@ describe.skipIf(!HAS_REDIS)("a watcher of a run whose stream is gone", () => {
 
     it("a stream deleted (evicted) whose emitter writes on soon after is read on, not told gone", {
       timeout: 25_000,
-    }, async () => {
+    }, async ({ expect }) => {
       const host = await bus("pre-evicted:", { retainUnendedMs: 8000 });
       host.emit("alive", { kind: "output", text: "one" });
       host.emit("alive", { kind: "output", text: "two" });
@@ -301,7 +303,7 @@ describe.skipIf(!HAS_REDIS)("a watcher of a run whose stream is gone", () => {
 
     it("a run that ended with `done` and expired is not said to have stopped without ending: the notice says it cannot be told", {
       timeout: 25_000,
-    }, async () => {
+    }, async ({ expect }) => {
       // The reader had seqs 1-2 and missed only the `done`; the ended stream was kept 1 s.
       const host = await bus("pre-ended:", { retainEndedMs: 1000 });
       host.emit("fine", { kind: "output", text: "one" });
@@ -323,7 +325,7 @@ describe.skipIf(!HAS_REDIS)("a watcher of a run whose stream is gone", () => {
 
     it("a live run whose stream was lost to a Redis restart: a reader joining after > 0 waits (default grace) and reads its next event", {
       timeout: 30_000,
-    }, async () => {
+    }, async ({ expect }) => {
       const own = await RedisServer.start();
       const made: RedisEventBus[] = [];
       try {
@@ -354,7 +356,7 @@ describe.skipIf(!HAS_REDIS)("a watcher of a run whose stream is gone", () => {
       }
     });
 
-    it("refuses a `started` or `startedGraceMs` that is not one, naming it", () => {
+    it("refuses a `started` or `startedGraceMs` that is not one, naming it", ({ expect }) => {
       return bus("pre-bad:").then((b) => {
         expect(() => b.watch("x", undefined, { started: "yes" as unknown as boolean })).toThrow(
           /`started` must be true or false/,

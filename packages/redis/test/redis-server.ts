@@ -28,9 +28,18 @@ export class RedisServer {
   }
 
   static async start(): Promise<RedisServer> {
-    const server = new RedisServer(await freePort());
-    await server.start();
-    return server;
+    // Tests that run side by side each start their own: should another process take the port
+    // between `freePort` and the bind, the server exits at once (its "Address already in use" may
+    // not have been read by then), and another free port is tried.
+    for (let attempt = 1; ; attempt++) {
+      const server = new RedisServer(await freePort());
+      try {
+        await server.start();
+        return server;
+      } catch (error) {
+        if (attempt >= 3) throw error;
+      }
+    }
   }
 
   /** Starts the server (again) on the same port and resolves once it accepts connections. */

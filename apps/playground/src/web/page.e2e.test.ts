@@ -12,7 +12,7 @@ import { createRedisBus } from "@loopwright/redis";
 import { startServer } from "@loopwright/testkit";
 import { createClient } from "@redis/client";
 import { type BrowserContext, chromium, type Page, type Route } from "playwright-core";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, expect, it, type TestContext } from "vitest";
 import { HAS_REDIS, RedisServer } from "../../../../packages/redis/test/redis-server.js";
 import { CHROMIUM, FLAGS, hasChromium } from "./e2e-support.js";
 import { startWebServer, type WebServer } from "./server.js";
@@ -56,23 +56,29 @@ describe.skipIf(!hasChromium)("the playground page in headless Chromium", () => 
     if (profile) await rm(profile, { recursive: true, force: true });
   });
 
-  beforeEach(async () => {
+  beforeEach(async ({ task }) => {
+    // A concurrent test opens its own tab (`ownTab`): the shared one is for the tests run one by one.
+    if (task.concurrent) return;
     page = context.pages()[0] ?? (await context.newPage());
     await page.goto(server.url);
     await page.waitForSelector("body[data-ready=true]");
   });
 
-  /** Types a prompt, presses Enter, and waits until the page follows the new run. */
-  const ask = async (prompt: string) => {
-    const before = await page.getAttribute("#run", "data-run");
-    await page.fill("#prompt", prompt);
-    await page.press("#prompt", "Enter");
-    await page.waitForFunction(
-      (old) => (document.getElementById("run")?.dataset.run ?? null) !== old,
-      before,
-    );
+  /** A tab of its own for a concurrent test, closed once the test finishes. */
+  const ownTab = async (onTestFinished: TestContext["onTestFinished"]) => {
+    const tab = await context.newPage();
+    onTestFinished(() => tab.close());
+    return tab;
   };
-  const finished = () => page.waitForSelector("#metrics:not([hidden])", { timeout: 30_000 });
+
+  /** Types a prompt, presses Enter, and waits until the page (`on`) follows the new run. */
+  const ask = async (prompt: string, on: Page = page) => {
+    const before = await on.getAttribute("#run", "data-run");
+    await on.fill("#prompt", prompt);
+    await on.press("#prompt", "Enter");
+    await on.waitForFunction((old) => (document.getElementById("run")?.dataset.run ?? null) !== old, before);
+  };
+  const finished = (on: Page = page) => on.waitForSelector("#metrics:not([hidden])", { timeout: 30_000 });
   const blocks = () =>
     page.$$eval("#run [data-kind]", (nodes) =>
       nodes.map((n) => {
@@ -552,9 +558,12 @@ describe.skipIf(!hasChromium)("the playground page in headless Chromium", () => 
     expect(await page.isEnabled("#send")).toBe(true);
   }, 60_000);
 
-  it.skipIf(!HAS_REDIS)(
+  // The four --redis tests run side by side, each in its own tab with its own Redis and playgrounds:
+  // most of their time is waiting out Redis deadlines and grace periods.
+  it.skipIf(!HAS_REDIS).concurrent(
     "with --redis and Redis not answering: says so on opening and on a prompt, and runs the next prompt once it answers",
-    async () => {
+    async ({ expect, onTestFinished }) => {
+      const page = await ownTab(onTestFinished);
       const redis = await RedisServer.start();
       const admin = createClient({ url: redis.url });
       await admin.connect();
@@ -593,8 +602,8 @@ describe.skipIf(!hasChromium)("the playground page in headless Chromium", () => 
         await page.waitForSelector("body[data-ready=true]");
         // The refused prompt was not run meanwhile: the page has no run to show.
         expect(await page.getAttribute("#run", "data-run")).toBeNull();
-        await ask("what is 6 * 7");
-        await finished();
+        await ask("what is 6 * 7", page);
+        await finished(page);
         expect(await page.isEnabled("#send")).toBe(true);
       } finally {
         if (paused) redis.resume();
@@ -605,9 +614,10 @@ describe.skipIf(!hasChromium)("the playground page in headless Chromium", () => 
     60_000,
   );
 
-  it.skipIf(!HAS_REDIS)(
+  it.skipIf(!HAS_REDIS).concurrent(
     "with --redis, a followed run whose stream and state are refused with 503 (Redis not answering) is retried, not told gone, and followed to its end once Redis answers",
-    async () => {
+    async ({ expect, onTestFinished }) => {
+      const page = await ownTab(onTestFinished);
       const redis = await RedisServer.start();
       // A runs the prompt; the page is on B, which follows A's run through Redis alone.
       const a = await startWebServer({ redis: redis.url, hangTool: true });
@@ -699,9 +709,10 @@ describe.skipIf(!hasChromium)("the playground page in headless Chromium", () => 
     90_000,
   );
 
-  it.skipIf(!HAS_REDIS)(
+  it.skipIf(!HAS_REDIS).concurrent(
     "with --redis, a run whose host died part-way ends on the page with the 'stream is gone' notice, and the page takes the next prompt",
-    async () => {
+    async ({ expect, onTestFinished }) => {
+      const page = await ownTab(onTestFinished);
       const redis = await RedisServer.start();
       const web = await startWebServer({ redis: redis.url });
       try {
@@ -746,9 +757,10 @@ describe.skipIf(!hasChromium)("the playground page in headless Chromium", () => 
     60_000,
   );
 
-  it.skipIf(!HAS_REDIS)(
+  it.skipIf(!HAS_REDIS).concurrent(
     "with --redis, a run whose stream was already gone when the page came is not said to have ended: the page says it cannot tell",
-    async () => {
+    async ({ expect, onTestFinished }) => {
+      const page = await ownTab(onTestFinished);
       const redis = await RedisServer.start();
       const web = await startWebServer({ redis: redis.url, unwrittenGraceMs: 2000 });
       const admin = createClient({ url: redis.url });

@@ -2,7 +2,7 @@
 // did not start it — every event once, in seq order, to `done`.
 import { createRedisBus } from "@loopwright/redis";
 import { createClient } from "@redis/client";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, type ExpectStatic, it, type TestContext } from "vitest";
 import { HAS_REDIS, RedisServer, SKIP_MESSAGE } from "../../../../packages/redis/test/redis-server.js";
 import { type CutProxy, startCutProxy } from "./cut-proxy.js";
 import { startWebServer, type WebServer } from "./server.js";
@@ -66,7 +66,11 @@ async function callApi(web: WebServer, path: string, init: RequestInit = {}) {
 
 if (!HAS_REDIS) console.warn(`playground --redis tests skipped: ${SKIP_MESSAGE}`);
 
-describe.skipIf(!HAS_REDIS)("two web playgrounds on one Redis", () => {
+// Each describe below has its own redis-server (or one per test), and its tests mostly wait (grace
+// periods, a paused Redis, reconnects): the describes run side by side, and within each the tests
+// that share nothing mutable run side by side too. Tests use their context's `expect`.
+
+describe.skipIf(!HAS_REDIS).concurrent("two web playgrounds on one Redis", () => {
   let redis: RedisServer;
   let a: WebServer;
   let b: WebServer;
@@ -82,7 +86,10 @@ describe.skipIf(!HAS_REDIS)("two web playgrounds on one Redis", () => {
     await redis?.kill();
   });
 
-  it("B shows a run started on A live: every event once, in seq order, ending with done", async () => {
+  // These two run one after the other: the second sets the Redis's `latest`, which the first reads.
+  it.sequential("B shows a run started on A live: every event once, in seq order, ending with done", async ({
+    expect,
+  }) => {
     const started = await fetch(new URL("api/runs", a.url), {
       method: "POST",
       body: JSON.stringify({ prompt: "What time is it, and what is 17 * 23?" }),
@@ -144,7 +151,9 @@ describe.skipIf(!HAS_REDIS)("two web playgrounds on one Redis", () => {
     expect(unknown.status).toBe(404);
   }, 60_000);
 
-  it("reads past run records another process wrote malformed: no such run, never a 400 quoting them", async () => {
+  it.sequential("reads past run records another process wrote malformed: no such run, never a 400 quoting them", async ({
+    expect,
+  }) => {
     await withClient(redis.url, async (raw) => {
       const records = { garbled: "{not json", nothing: "null", numbered: '{"id":7,"prompt":[]}' };
       for (const [id, text] of Object.entries(records))
@@ -162,7 +171,8 @@ describe.skipIf(!HAS_REDIS)("two web playgrounds on one Redis", () => {
   });
 });
 
-describe.skipIf(!HAS_REDIS)("a followed run whose host died part-way", () => {
+// Each test reads its own run id on the one playground and Redis.
+describe.skipIf(!HAS_REDIS).concurrent("a followed run whose host died part-way", () => {
   let redis: RedisServer;
   let web: WebServer;
   beforeAll(async () => {
@@ -222,6 +232,7 @@ describe.skipIf(!HAS_REDIS)("a followed run whose host died part-way", () => {
    * event, a notice at `seq` of no dropped events with these `fields`. Answers its frames.
    */
   const onlyNotice = async (
+    expect: ExpectStatic,
     id: string,
     headers: Record<string, string>,
     seq: number,
@@ -234,7 +245,9 @@ describe.skipIf(!HAS_REDIS)("a followed run whose host died part-way", () => {
     return frames;
   };
 
-  it("a page resuming a dead run whose stream had already expired (record: not ended) is sent the notice at its Last-Event-ID, and the stream ends", async () => {
+  it("a page resuming a dead run whose stream had already expired (record: not ended) is sent the notice at its Last-Event-ID, and the stream ends", async ({
+    expect,
+  }) => {
     await expiredRun("expired-before", 2);
     // The shared record still names the run, not ended; Redis holds nothing of it.
     const state = (await (await fetch(new URL("api/state?run=expired-before", web.url))).json()) as {
@@ -243,7 +256,7 @@ describe.skipIf(!HAS_REDIS)("a followed run whose host died part-way", () => {
     expect(state.run?.ended).toBe(false);
     const started = Date.now();
     // Before, the watcher found no stream, read nothing and waited for ever: the page's stream never ended.
-    const frames = await onlyNotice("expired-before", { "last-event-id": "2" }, 2, {
+    const frames = await onlyNotice(expect, "expired-before", { "last-event-id": "2" }, 2, {
       // Missing when the page came back: whether the run ended cannot be told, so it is not said.
       text: expect.stringMatching(
         /gone from Redis \(expired or removed\) and whether it ended cannot be told/,
@@ -257,29 +270,35 @@ describe.skipIf(!HAS_REDIS)("a followed run whose host died part-way", () => {
     expect(took).toBeLessThan(10_000);
   }, 20_000);
 
-  it("a page loading a dead run from its start (no Last-Event-ID) is sent the notice at seq 0 once the grace has passed", async () => {
+  it("a page loading a dead run from its start (no Last-Event-ID) is sent the notice at seq 0 once the grace has passed", async ({
+    expect,
+  }) => {
     await expiredRun("expired-fresh", 1);
     const started = Date.now();
-    await onlyNotice("expired-fresh", {}, 0);
+    await onlyNotice(expect, "expired-fresh", {}, 0);
     // Not before the grace: a run recorded a moment ago may not have written its first event yet.
     expect(Date.now() - started).toBeGreaterThanOrEqual(3000);
   }, 20_000);
 
-  it("refuses an unwrittenGraceMs that is no number of ms, naming it, before starting anything", async () => {
+  it("refuses an unwrittenGraceMs that is no number of ms, naming it, before starting anything", async ({
+    expect,
+  }) => {
     await expect(startWebServer({ redis: redis.url, unwrittenGraceMs: -1 })).rejects.toThrow(
       /`unwrittenGraceMs` must be a number of ms, 0 or more, and was given -1\./,
     );
     await expect(startWebServer({ unwrittenGraceMs: Number.NaN })).rejects.toThrow(/was given NaN\./);
   });
 
-  it("a reader resuming with Last-Event-ID at the run's last event is sent the watcher's 'stream is gone' notice, at that seq", async () => {
+  it("a reader resuming with Last-Event-ID at the run's last event is sent the watcher's 'stream is gone' notice, at that seq", async ({
+    expect,
+  }) => {
     // Another playground ran "crashed": two events, then it died without `done`.
     await deadRun("crashed", ["one", "two"]);
 
     // The page had seqs 1-2; the browser's reconnect sends Last-Event-ID: 2.
     // Before, the watcher could not tell the stream was gone (it read no entry), and the server
     // skipped every event at or below Last-Event-ID: nothing was sent, and the stream never ended.
-    const frames = await onlyNotice("crashed", { "last-event-id": "2" }, 2, {
+    const frames = await onlyNotice(expect, "crashed", { "last-event-id": "2" }, 2, {
       text: expect.stringMatching(/gone from Redis \(expired\)/),
     });
     // Resumed at the stream's top, the watcher took the run there as read: the id names its emitter.
@@ -287,7 +306,7 @@ describe.skipIf(!HAS_REDIS)("a followed run whose host died part-way", () => {
   }, 20_000);
 });
 
-describe.skipIf(!HAS_REDIS)("--redis with a password in the URL", () => {
+describe.skipIf(!HAS_REDIS).concurrent("--redis with a password in the URL", () => {
   let redis: RedisServer;
   beforeAll(async () => {
     redis = await RedisServer.start();
@@ -304,7 +323,7 @@ describe.skipIf(!HAS_REDIS)("--redis with a password in the URL", () => {
       (error: unknown) => String((error as Error).message),
     );
 
-  it("never prints a password given in the URL's query (a wrong one: NOAUTH)", async () => {
+  it("never prints a password given in the URL's query (a wrong one: NOAUTH)", async ({ expect }) => {
     const message = await refusal(`${redis.url}/0?password=pw-sekret-2468`);
     expect(message).toMatch(/refused its first command/);
     expect(message).toContain(`${redis.url}/0`);
@@ -312,44 +331,55 @@ describe.skipIf(!HAS_REDIS)("--redis with a password in the URL", () => {
     expect(message).not.toContain("?");
   });
 
-  it("names `url` and says how to write a % that starts no escape, not a bare 'URI malformed'", async () => {
+  it("names `url` and says how to write a % that starts no escape, not a bare 'URI malformed'", async ({
+    expect,
+  }) => {
     const message = await refusal(`redis://:pw-sekret%zz68@127.0.0.1:${redis.port}/0`);
     expect(message).toMatch(/`url`.*%25/);
     expect(message).not.toContain("pw-sekret");
   });
 });
 
-describe.skipIf(!HAS_REDIS)("--redis with Redis gone mid-session", () => {
+// Each test has its own Redis and playground (they pause or kill that Redis).
+describe.skipIf(!HAS_REDIS).concurrent("--redis with Redis gone mid-session", () => {
   const PASSWORD = "pw-gone-1357";
-  /** A redis-server asking for {@link PASSWORD}, and a playground on it with the password in its URL. */
-  let redis: RedisServer | undefined;
-  let web: WebServer | undefined;
-  let url = "";
-  beforeEach(async () => {
-    redis = await RedisServer.start();
-    await requirePassword(redis, PASSWORD);
-    url = `redis://:${PASSWORD}@127.0.0.1:${redis.port}/0`;
-    web = await startWebServer({ redis: url });
-  }, 30_000);
-  afterEach(async () => {
-    try {
-      redis?.resume();
-    } catch {
-      // Killed: there is nothing to resume.
-    }
-    await web?.close();
-    await redis?.kill().catch(() => {
-      // Killed by the test and not started again (its `exitCode` stays null after a signal).
+  /**
+   * The test's own redis-server asking for {@link PASSWORD}, and a playground on it with the password
+   * in its URL, both stopped once the test finishes.
+   */
+  const session = async (onTestFinished: TestContext["onTestFinished"]) => {
+    let redis: RedisServer | undefined;
+    let web: WebServer | undefined;
+    onTestFinished(async () => {
+      try {
+        redis?.resume();
+      } catch {
+        // Killed: there is nothing to resume.
+      }
+      await web?.close();
+      await redis?.kill().catch(() => {
+        // Killed by the test and not started again (its `exitCode` stays null after a signal).
+      });
     });
-  });
+    const server = await RedisServer.start();
+    redis = server;
+    await requirePassword(server, PASSWORD);
+    const url = `redis://:${PASSWORD}@127.0.0.1:${server.port}/0`;
+    const playground = await startWebServer({ redis: url });
+    web = playground;
+    /** An API call given at most 10 s to answer: the old server left POST /api/runs unanswered. */
+    const call = (path: string, init: RequestInit = {}) => callApi(playground, path, init);
+    const ask = (prompt: string) => call("api/runs", { method: "POST", body: JSON.stringify({ prompt }) });
+    const shown = () => `Redis at redis://127.0.0.1:${server.port}/0 is not reachable: `;
+    return { redis: server, web: playground, url, call, ask, shown };
+  };
 
-  /** An API call given at most 10 s to answer: the old server left POST /api/runs unanswered. */
-  const call = (path: string, init: RequestInit = {}) => callApi(web!, path, init);
-  const ask = (prompt: string) => call("api/runs", { method: "POST", body: JSON.stringify({ prompt }) });
-  const shown = () => `Redis at redis://127.0.0.1:${redis!.port}/0 is not reachable: `;
-
-  it("paused (SIGSTOP): the prompt is refused with 503 naming Redis, and nothing runs once Redis answers again", async () => {
-    redis!.pause();
+  it("paused (SIGSTOP): the prompt is refused with 503 naming Redis, and nothing runs once Redis answers again", async ({
+    expect,
+    onTestFinished,
+  }) => {
+    const { redis, web, url, call, ask, shown } = await session(onTestFinished);
+    redis.pause();
     const refused = await ask("what is 2+2");
     expect(refused.status).toBe(503);
     expect(refused.ms).toBeLessThan(SHARED_RUNS_DEADLINE_MS + 2000);
@@ -362,7 +392,7 @@ describe.skipIf(!HAS_REDIS)("--redis with Redis gone mid-session", () => {
     // The refused run was forgotten: the next prompt is refused for Redis again, not 409 "in progress".
     expect((await ask("what is 3+3")).status).toBe(503);
 
-    redis!.resume();
+    redis.resume();
     // Redis now carries out what reached it meanwhile; the late records are taken back.
     await new Promise((resolve) => setTimeout(resolve, 1500));
     const after = await call("api/state");
@@ -378,15 +408,17 @@ describe.skipIf(!HAS_REDIS)("--redis with Redis gone mid-session", () => {
     // And the next prompt runs as usual, alone.
     const started = await ask("what is 5+5");
     expect(started.status).toBe(201);
-    const events = await (
-      await fetch(new URL(`api/runs/${String(started.body.id)}/events`, web!.url))
-    ).text();
+    const events = await (await fetch(new URL(`api/runs/${String(started.body.id)}/events`, web.url))).text();
     expect(events).toContain('"kind":"done"');
     expect((await call("api/state")).body.run).toMatchObject({ prompt: "what is 5+5", ended: true });
   }, 40_000);
 
-  it("killed: the prompt is refused with 503 and the reason, and does not run when Redis is back", async () => {
-    await redis!.kill();
+  it("killed: the prompt is refused with 503 and the reason, and does not run when Redis is back", async ({
+    expect,
+    onTestFinished,
+  }) => {
+    const { redis, call, ask, shown } = await session(onTestFinished);
+    await redis.kill();
     const refused = await ask("what is 7*6");
     expect(refused.status).toBe(503);
     expect(refused.ms).toBeLessThan(SHARED_RUNS_DEADLINE_MS + 2000);
@@ -398,8 +430,8 @@ describe.skipIf(!HAS_REDIS)("--redis with Redis gone mid-session", () => {
 
     // A fresh, empty redis-server on the same port with the password again: the playground's
     // clients reconnect by themselves, and the refused prompt is not run then.
-    await redis!.start();
-    await requirePassword(redis!, PASSWORD);
+    await redis.start();
+    await requirePassword(redis, PASSWORD);
     let after = await call("api/state");
     for (let i = 0; i < 20 && after.status !== 200; i++) {
       await new Promise((resolve) => setTimeout(resolve, 500));
@@ -413,134 +445,164 @@ describe.skipIf(!HAS_REDIS)("--redis with Redis gone mid-session", () => {
   }, 40_000);
 });
 
-describe.skipIf(!HAS_REDIS)(
-  "prompts refused on one playground while Redis is paused, with another on the same Redis",
-  () => {
-    let redis: RedisServer | undefined;
-    const webs: WebServer[] = [];
-    let proxy: CutProxy | undefined;
-    afterEach(async () => {
-      try {
-        redis?.resume();
-      } catch {
-        // Not paused.
-      }
-      for (const web of webs.splice(0)) await web.close();
-      await proxy?.close();
-      proxy = undefined;
-      await redis?.kill();
-    });
+// Each test has its own Redis, playgrounds and link (it pauses that Redis or cuts that link).
+describe
+  .skipIf(!HAS_REDIS)
+  .concurrent(
+    "prompts refused on one playground while Redis is paused, with another on the same Redis",
+    () => {
+      /**
+       * What the test starts through the answer — its redis-server, its cut-able link to it, its
+       * playgrounds — all stopped once it finishes.
+       */
+      const resources = (onTestFinished: TestContext["onTestFinished"]) => {
+        let redis: RedisServer | undefined;
+        const webs: WebServer[] = [];
+        let proxy: CutProxy | undefined;
+        onTestFinished(async () => {
+          try {
+            redis?.resume();
+          } catch {
+            // Not paused.
+          }
+          for (const web of webs.splice(0)) await web.close();
+          await proxy?.close();
+          await redis?.kill();
+        });
+        return {
+          startRedis: async () => {
+            redis = await RedisServer.start();
+            return redis;
+          },
+          startProxy: async (port: number) => {
+            proxy = await startCutProxy(port);
+            return proxy;
+          },
+          /** A playground on the Redis at `url`. */
+          startWeb: async (url: string) => {
+            const web = await startWebServer({ redis: url });
+            webs.push(web);
+            return web;
+          },
+        };
+      };
 
-    const call = callApi;
-    const ask = (web: WebServer, prompt: string) =>
-      call(web, "api/runs", { method: "POST", body: JSON.stringify({ prompt }) });
-    /** A playground on the Redis at `url`, closed after the test. */
-    const startWeb = async (url: string) => {
-      const web = await startWebServer({ redis: url });
-      webs.push(web);
-      return web;
-    };
-    /** Prompts `web` (accepted: 201) and reads the run's events to their end; answers its record. */
-    const runToEnd = async (web: WebServer, prompt: string) => {
-      const started = await ask(web, prompt);
-      expect(started.status).toBe(201);
-      await (await fetch(new URL(`api/runs/${String(started.body.id)}/events`, web.url))).text();
-      return { id: started.body.id, prompt, ended: true };
-    };
-    /**
-     * Waits (at most 10 s) until Redis holds no more than `count` run records, the late ones taken
-     * back, then 300 ms more for anything after them; the assertions after it decide.
-     */
-    const untilRunRecords = async (client: RedisClient, count: number) => {
-      const end = Date.now() + 10_000;
-      while (Date.now() < end && (await client.keys("loopwright:playground:run:*")).length > count)
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      await new Promise((resolve) => setTimeout(resolve, 300));
-    };
+      const call = callApi;
+      const ask = (web: WebServer, prompt: string) =>
+        call(web, "api/runs", { method: "POST", body: JSON.stringify({ prompt }) });
+      /** Prompts `web` (accepted: 201) and reads the run's events to their end; answers its record. */
+      const runToEnd = async (expect: ExpectStatic, web: WebServer, prompt: string) => {
+        const started = await ask(web, prompt);
+        expect(started.status).toBe(201);
+        await (await fetch(new URL(`api/runs/${String(started.body.id)}/events`, web.url))).text();
+        return { id: started.body.id, prompt, ended: true };
+      };
+      /**
+       * Waits (at most 10 s) until Redis holds no more than `count` run records, the late ones taken
+       * back, then 300 ms more for anything after them; the assertions after it decide.
+       */
+      const untilRunRecords = async (client: RedisClient, count: number) => {
+        const end = Date.now() + 10_000;
+        while (Date.now() < end && (await client.keys("loopwright:playground:run:*")).length > count)
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        await new Promise((resolve) => setTimeout(resolve, 300));
+      };
 
-    /** Redis holds the record of run `id` alone, and `latest` names it, with an expiry. */
-    const expectOnlyRecord = async (client: RedisClient, id: unknown) => {
-      expect(await client.keys("loopwright:playground:run:*")).toEqual([
-        `loopwright:playground:run:${String(id)}`,
-      ]);
-      expect(await client.get("loopwright:playground:latest")).toBe(id);
-      expect(await client.ttl("loopwright:playground:latest")).toBeGreaterThan(0);
-    };
+      /** Redis holds the record of run `id` alone, and `latest` names it, with an expiry. */
+      const expectOnlyRecord = async (expect: ExpectStatic, client: RedisClient, id: unknown) => {
+        expect(await client.keys("loopwright:playground:run:*")).toEqual([
+          `loopwright:playground:run:${String(id)}`,
+        ]);
+        expect(await client.get("loopwright:playground:latest")).toBe(id);
+        expect(await client.ttl("loopwright:playground:latest")).toBeGreaterThan(0);
+      };
 
-    it("every playground still shows the run before them once Redis answers again (the late `latest` is taken back)", async () => {
-      redis = await RedisServer.start();
-      const url = `${redis.url}/0`;
-      const a = await startWeb(url);
-      const b = await startWeb(url);
-      const r0 = await runToEnd(a, "R0: what is 2+2");
-      expect((await call(b, "api/state")).body.run).toEqual(r0);
+      it("every playground still shows the run before them once Redis answers again (the late `latest` is taken back)", async ({
+        expect,
+        onTestFinished,
+      }) => {
+        const { startRedis, startWeb } = resources(onTestFinished);
+        const redis = await startRedis();
+        const url = `${redis.url}/0`;
+        const a = await startWeb(url);
+        const b = await startWeb(url);
+        const r0 = await runToEnd(expect, a, "R0: what is 2+2");
+        expect((await call(b, "api/state")).body.run).toEqual(r0);
 
-      redis.pause();
-      // Two prompts refused one after the other: each late write finds the one before it as `latest`.
-      expect((await ask(a, "R1: refused")).status).toBe(503);
-      expect((await ask(a, "R2: refused too")).status).toBe(503);
-      redis.resume();
+        redis.pause();
+        // Two prompts refused one after the other: each late write finds the one before it as `latest`.
+        expect((await ask(a, "R1: refused")).status).toBe(503);
+        expect((await ask(a, "R2: refused too")).status).toBe(503);
+        redis.resume();
 
-      await withClient(url, async (client) => {
-        await untilRunRecords(client, 1);
-        await expectOnlyRecord(client, r0.id);
-      });
-      expect((await call(a, "api/state")).body.run).toEqual(r0);
-      expect((await call(b, "api/state")).body.run).toEqual(r0);
-      // A playground opened afterwards finds it too (it has no run of its own to fall back on).
-      const c = await startWeb(url);
-      expect((await call(c, "api/state")).body.run).toEqual(r0);
-    }, 40_000);
+        await withClient(url, async (client) => {
+          await untilRunRecords(client, 1);
+          await expectOnlyRecord(expect, client, r0.id);
+        });
+        expect((await call(a, "api/state")).body.run).toEqual(r0);
+        expect((await call(b, "api/state")).body.run).toEqual(r0);
+        // A playground opened afterwards finds it too (it has no run of its own to fall back on).
+        const c = await startWeb(url);
+        expect((await call(c, "api/state")).body.run).toEqual(r0);
+      }, 40_000);
 
-    it("the run before is `latest` again after prompts whose answers were lost with the connection (their writes landed)", async () => {
-      redis = await RedisServer.start();
-      proxy = await startCutProxy(redis.port);
-      // The playground reaches Redis through a link the test can fail; the test reads Redis directly.
-      const a = await startWeb(`redis://127.0.0.1:${proxy.port}/0`);
-      const r0 = await runToEnd(a, "R0: what is 2+2");
+      it("the run before is `latest` again after prompts whose answers were lost with the connection (their writes landed)", async ({
+        expect,
+        onTestFinished,
+      }) => {
+        const { startRedis, startProxy, startWeb } = resources(onTestFinished);
+        const redis = await startRedis();
+        const proxy = await startProxy(redis.port);
+        // The playground reaches Redis through a link the test can fail; the test reads Redis directly.
+        const a = await startWeb(`redis://127.0.0.1:${proxy.port}/0`);
+        const r0 = await runToEnd(expect, a, "R0: what is 2+2");
 
-      await withClient(`${redis.url}/0`, async (client) => {
-        // Redis carries out both writes; their answers (with the run each replaced) never come back.
-        proxy!.loseAnswers();
-        const r1 = await ask(a, "R1: refused");
-        const r2 = await ask(a, "R2: refused too");
-        expect([r1.status, r2.status]).toEqual([503, 503]);
-        const late = await client.get("loopwright:playground:latest");
-        expect(late).not.toBe(r0.id); // the late `latest`: R2's
-        expect(await client.keys("loopwright:playground:run:*")).toHaveLength(3);
-        // Then the link fails: the writes fail unanswered, and the client reconnects by itself.
-        proxy!.cut();
+        await withClient(`${redis.url}/0`, async (client) => {
+          // Redis carries out both writes; their answers (with the run each replaced) never come back.
+          proxy.loseAnswers();
+          const r1 = await ask(a, "R1: refused");
+          const r2 = await ask(a, "R2: refused too");
+          expect([r1.status, r2.status]).toEqual([503, 503]);
+          const late = await client.get("loopwright:playground:latest");
+          expect(late).not.toBe(r0.id); // the late `latest`: R2's
+          expect(await client.keys("loopwright:playground:run:*")).toHaveLength(3);
+          // Then the link fails: the writes fail unanswered, and the client reconnects by itself.
+          proxy.cut();
 
-        await untilRunRecords(client, 1);
-        // Was deleted: a take-back that did not know what the write replaced left no `latest` at all.
-        await expectOnlyRecord(client, r0.id);
-      });
-      expect((await call(a, "api/state")).body.run).toEqual(r0);
-      const b = await startWeb(`${redis.url}/0`);
-      expect((await call(b, "api/state")).body.run).toEqual(r0);
-    }, 40_000);
+          await untilRunRecords(client, 1);
+          // Was deleted: a take-back that did not know what the write replaced left no `latest` at all.
+          await expectOnlyRecord(expect, client, r0.id);
+        });
+        expect((await call(a, "api/state")).body.run).toEqual(r0);
+        const b = await startWeb(`${redis.url}/0`);
+        expect((await call(b, "api/state")).body.run).toEqual(r0);
+      }, 40_000);
 
-    it("a run another playground started meanwhile stays `latest` (the take-back never replaces a run really accepted)", async () => {
-      redis = await RedisServer.start();
-      proxy = await startCutProxy(redis.port);
-      const a = await startWeb(`redis://127.0.0.1:${proxy.port}/0`);
-      const b = await startWeb(`${redis.url}/0`);
-      await runToEnd(a, "R0: what is 2+2");
+      it("a run another playground started meanwhile stays `latest` (the take-back never replaces a run really accepted)", async ({
+        expect,
+        onTestFinished,
+      }) => {
+        const { startRedis, startProxy, startWeb } = resources(onTestFinished);
+        const redis = await startRedis();
+        const proxy = await startProxy(redis.port);
+        const a = await startWeb(`redis://127.0.0.1:${proxy.port}/0`);
+        const b = await startWeb(`${redis.url}/0`);
+        await runToEnd(expect, a, "R0: what is 2+2");
 
-      proxy.loseAnswers();
-      expect((await ask(a, "R1: refused")).status).toBe(503);
-      // B reaches Redis directly: its prompt is accepted, between A's two refused ones.
-      const r3 = await runToEnd(b, "R3: accepted on B");
-      expect((await ask(a, "R2: refused too")).status).toBe(503);
-      proxy.cut();
+        proxy.loseAnswers();
+        expect((await ask(a, "R1: refused")).status).toBe(503);
+        // B reaches Redis directly: its prompt is accepted, between A's two refused ones.
+        const r3 = await runToEnd(expect, b, "R3: accepted on B");
+        expect((await ask(a, "R2: refused too")).status).toBe(503);
+        proxy.cut();
 
-      await withClient(`${redis.url}/0`, async (client) => {
-        await untilRunRecords(client, 2);
-        expect(await client.keys("loopwright:playground:run:*")).toHaveLength(2);
-        expect(await client.get("loopwright:playground:latest")).toBe(r3.id);
-      });
-      expect((await call(a, "api/state")).body.run).toEqual(r3);
-      expect((await call(b, "api/state")).body.run).toEqual(r3);
-    }, 40_000);
-  },
-);
+        await withClient(`${redis.url}/0`, async (client) => {
+          await untilRunRecords(client, 2);
+          expect(await client.keys("loopwright:playground:run:*")).toHaveLength(2);
+          expect(await client.get("loopwright:playground:latest")).toBe(r3.id);
+        });
+        expect((await call(a, "api/state")).body.run).toEqual(r3);
+        expect((await call(b, "api/state")).body.run).toEqual(r3);
+      }, 40_000);
+    },
+  );
