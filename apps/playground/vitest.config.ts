@@ -1,5 +1,5 @@
 import { defineProject } from "vitest/config";
 
 export default defineProject({
-  test: { name: "playground", environment: "node" },
+  test: { isolate: false, name: "playground", environment: "node" },
 });

@@ -1,5 +1,5 @@
 import { defineProject } from "vitest/config";
 
 export default defineProject({
-  test: { name: "agent", environment: "node" },
+  test: { isolate: false, name: "agent", environment: "node" },
 });

@@ -1,5 +1,5 @@
 import { defineProject } from "vitest/config";
 
 export default defineProject({
-  test: { name: "client", environment: "node" },
+  test: { isolate: false, name: "client", environment: "node" },
 });

@@ -1,5 +1,5 @@
 import { defineProject } from "vitest/config";
 
 export default defineProject({
-  test: { name: "events", environment: "node" },
+  test: { isolate: false, name: "events", environment: "node" },
 });

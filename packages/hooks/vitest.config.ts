@@ -1,5 +1,5 @@
 import { defineProject } from "vitest/config";
 
 export default defineProject({
-  test: { name: "hooks", environment: "node" },
+  test: { isolate: false, name: "hooks", environment: "node" },
 });

@@ -1,5 +1,5 @@
 import { defineProject } from "vitest/config";
 
 export default defineProject({
-  test: { name: "ledger", environment: "node" },
+  test: { isolate: false, name: "ledger", environment: "node" },
 });

@@ -1,5 +1,5 @@
 import { defineProject } from "vitest/config";
 
 export default defineProject({
-  test: { name: "negotiate", environment: "node" },
+  test: { isolate: false, name: "negotiate", environment: "node" },
 });

@@ -1,5 +1,5 @@
 import { defineProject } from "vitest/config";
 
 export default defineProject({
-  test: { name: "redis", environment: "node" },
+  test: { isolate: false, name: "redis", environment: "node" },
 });

@@ -1,5 +1,5 @@
 import { defineProject } from "vitest/config";
 
 export default defineProject({
-  test: { name: "schema-compat", environment: "node" },
+  test: { isolate: false, name: "schema-compat", environment: "node" },
 });

@@ -1,5 +1,5 @@
 import { defineProject } from "vitest/config";
 
 export default defineProject({
-  test: { name: "side-task", environment: "node" },
+  test: { isolate: false, name: "side-task", environment: "node" },
 });

@@ -2,6 +2,7 @@ import { defineProject } from "vitest/config";
 
 export default defineProject({
   test: {
+    isolate: false,
     name: "spec",
     environment: "node",
     // A hang guard, not a measurement (the fuzz ladder judges speed): the property tests read

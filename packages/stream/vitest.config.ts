@@ -1,5 +1,5 @@
 import { defineProject } from "vitest/config";
 
 export default defineProject({
-  test: { name: "stream", environment: "node" },
+  test: { isolate: false, name: "stream", environment: "node" },
 });

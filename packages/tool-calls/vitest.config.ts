@@ -1,5 +1,5 @@
 import { defineProject } from "vitest/config";
 
 export default defineProject({
-  test: { name: "tool-calls", environment: "node" },
+  test: { isolate: false, name: "tool-calls", environment: "node" },
 });

@@ -1,5 +1,5 @@
 import { defineProject } from "vitest/config";
 
 export default defineProject({
-  test: { name: "tools", environment: "node" },
+  test: { isolate: false, name: "tools", environment: "node" },
 });
