@@ -2,7 +2,7 @@
 // off by a network partition that sends no RST — must not hang a factory, nor let the bus's queue
 // grow past `maxPending` without `onError` hearing of it.
 import { createServer, type Server, type Socket } from "node:net";
-import { afterAll, beforeAll, describe, type ExpectStatic, it, type TestContext, vi } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { HoldProxy } from "../test/hold-proxy.js";
 import { HAS_REDIS, RedisServer, SKIP_MESSAGE } from "../test/redis-server.js";
 import {
@@ -24,7 +24,7 @@ const FACTORIES = [
   createRedisStores,
 ] as const;
 
-async function failure(expect: ExpectStatic, promise: Promise<unknown>): Promise<RedisStoreError> {
+async function failure(promise: Promise<unknown>): Promise<RedisStoreError> {
   const error = await promise.then(
     async (store) => {
       await (store as { close(): Promise<void> }).close();
@@ -55,29 +55,22 @@ async function silentListener(): Promise<{ server: Server; port: number; open: S
   return { server, port: typeof address === "object" && address ? address.port : 0, open };
 }
 
-// The next two describes run side by side, and so do the tests in each: every test has its own
-// listener or proxy, whose connections it counts. Tests assert with their context's `expect`.
-describe.concurrent("a server that takes the connection and never answers", () => {
-  /** The test's own {@link silentListener} (whose open sockets it counts), closed once it finishes. */
-  const ownListener = async (onTestFinished: TestContext["onTestFinished"]) => {
-    const listener = await silentListener();
-    onTestFinished(async () => {
-      for (const socket of listener.open) socket.destroy();
-      await new Promise((resolve) => listener.server.close(resolve));
-    });
-    return listener;
-  };
+describe("a server that takes the connection and never answers", () => {
+  let listener: Awaited<ReturnType<typeof silentListener>>;
+  beforeAll(async () => {
+    listener = await silentListener();
+  });
+  afterAll(async () => {
+    for (const socket of listener.open) socket.destroy();
+    await new Promise((resolve) => listener.server.close(resolve));
+  });
 
-  it("fails every factory with RedisStoreError (connect) naming the URL without its password, closes what it opened, and tells onError nothing more", async ({
-    expect,
-    onTestFinished,
-  }) => {
-    const listener = await ownListener(onTestFinished);
+  it("fails every factory with RedisStoreError (connect) naming the URL without its password, closes what it opened, and tells onError nothing more", async () => {
     // With a password the handshake starts with AUTH, without one it does not: both are cut short.
     const urls = [`redis://:pw-sekret-8642@127.0.0.1:${listener.port}`, `redis://127.0.0.1:${listener.port}`];
     for (const [make, url] of FACTORIES.flatMap((make) => urls.map((url) => [make, url] as const))) {
       const told: unknown[] = [];
-      const error = await failure(expect, make({ url, connectTimeoutMs: 300, onError: (e) => told.push(e) }));
+      const error = await failure(make({ url, connectTimeoutMs: 300, onError: (e) => told.push(e) }));
       expect(error.code, make.name).toBe("connect");
       expect(error.message, make.name).toContain(`127.0.0.1:${listener.port}`);
       expect(error.message, make.name).toMatch(/did not answer/);
@@ -89,14 +82,9 @@ describe.concurrent("a server that takes the connection and never answers", () =
     }
   }, 60_000);
 
-  it("fails a factory given no connectTimeoutMs too, after the default bound", async ({
-    expect,
-    onTestFinished,
-  }) => {
-    const listener = await ownListener(onTestFinished);
+  it("fails a factory given no connectTimeoutMs too, after the default bound", async () => {
     const told: unknown[] = [];
     const error = await failure(
-      expect,
       createRedisBus({ url: `redis://127.0.0.1:${listener.port}`, onError: (e) => told.push(e) }),
     );
     expect(error.code).toBe("connect");
@@ -106,36 +94,31 @@ describe.concurrent("a server that takes the connection and never answers", () =
     expect(told.map(String)).toEqual([]);
   }, 60_000);
 
-  it("refuses a connectTimeoutMs or writeTimeoutMs that is not a positive number of ms", async ({
-    expect,
-    onTestFinished,
-  }) => {
-    const listener = await ownListener(onTestFinished);
+  it("refuses a connectTimeoutMs or writeTimeoutMs that is not a positive number of ms", async () => {
     const url = `redis://127.0.0.1:${listener.port}`;
     for (const bad of [0, -5, "5000", Number.NaN, Number.POSITIVE_INFINITY]) {
-      const a = await failure(expect, createRedisCapabilityStore({ url, connectTimeoutMs: bad as number }));
+      const a = await failure(createRedisCapabilityStore({ url, connectTimeoutMs: bad as number }));
       expect(a.code).toBe("invalid-option");
       expect(a.message).toContain("connectTimeoutMs");
       // The rule named as it is (Infinity is positive, but no timer waits for it), the value as given.
       expect(a.message).toMatch(
         /must be a finite number of ms greater than 0 \(leave it out for the default, \d+ ms\), and was given /,
       );
-      const b = await failure(expect, createRedisBus({ url, writeTimeoutMs: bad as number }));
+      const b = await failure(createRedisBus({ url, writeTimeoutMs: bad as number }));
       expect(b.code).toBe("invalid-option");
       expect(b.message).toContain("writeTimeoutMs");
     }
     const nulled = await failure(
-      expect,
       createRedisCapabilityStore({ url, connectTimeoutMs: null as unknown as number }),
     );
     expect(nulled.message).toMatch(/and was given null\.$/);
-    const text = await failure(expect, createRedisBus({ url, writeTimeoutMs: "5000" as unknown as number }));
+    const text = await failure(createRedisBus({ url, writeTimeoutMs: "5000" as unknown as number }));
     expect(text.message).toMatch(/and was given the string "5000"\.$/);
     expect(listener.open.size).toBe(0);
   });
 });
 
-describe.skipIf(!HAS_REDIS).concurrent("a Redis that goes silent while a factory starts", () => {
+describe.skipIf(!HAS_REDIS)("a Redis that goes silent while a factory starts", () => {
   let server: RedisServer;
   beforeAll(async () => {
     server = await RedisServer.start();
@@ -146,9 +129,7 @@ describe.skipIf(!HAS_REDIS).concurrent("a Redis that goes silent while a factory
 
   // The first PING (both connections), the store's subscription, its first read of what is shared.
   for (const word of ["PING", "SUBSCRIBE", "SMEMBERS"]) {
-    it(`fails the factories held at ${word} with RedisStoreError (connect), and closes what they opened`, async ({
-      expect,
-    }) => {
+    it(`fails the factories held at ${word} with RedisStoreError (connect), and closes what they opened`, async () => {
       const proxy = await HoldProxy.start(server.port, word);
       try {
         for (const make of FACTORIES) {
@@ -156,7 +137,6 @@ describe.skipIf(!HAS_REDIS).concurrent("a Redis that goes silent while a factory
           if (word === "SMEMBERS" && make === createRedisBus) continue;
           const told: unknown[] = [];
           const error = await failure(
-            expect,
             make({ url: proxy.url, prefix: "held:", connectTimeoutMs: 300, onError: (e) => told.push(e) }),
           );
           expect(error.code, make.name).toBe("connect");
@@ -173,9 +153,6 @@ describe.skipIf(!HAS_REDIS).concurrent("a Redis that goes silent while a factory
   }
 });
 
-// These last two stay sequential, after the describes above: run beside those, a factory's connect
-// bounded at 300 ms sometimes timed out (2 runs in 10), the event loop held up, as far as can be
-// told, by these tests' bursts of 1000-2000 emits.
 describe.skipIf(!HAS_REDIS)("the bus when a write goes unanswered and then its connection fails", () => {
   let server: RedisServer;
   beforeAll(async () => {
@@ -185,9 +162,7 @@ describe.skipIf(!HAS_REDIS)("the bus when a write goes unanswered and then its c
     await server.kill();
   });
 
-  it("sends the batch that was on the wire again after the reconnect, with the newest maxPending unsent events", async ({
-    expect,
-  }) => {
+  it("sends the batch that was on the wire again after the reconnect, with the newest maxPending unsent events", async () => {
     // The first write (EVALSHA) is held, as by a network that went quiet; after the reconnect all passes.
     const proxy = await HoldProxy.start(server.port, "EVALSHA", 1);
     const errors: unknown[] = [];
@@ -231,9 +206,7 @@ describe.skipIf(!HAS_REDIS)("the bus while Redis is stopped (SIGSTOP)", () => {
     await server.kill();
   });
 
-  it("keeps the batch on the wire and at most maxPending unsent events once a write goes unanswered, drops the oldest unsent, tells onError, and writes the rest once Redis runs again", async ({
-    expect,
-  }) => {
+  it("keeps the batch on the wire and at most maxPending unsent events once a write goes unanswered, drops the oldest unsent, tells onError, and writes the rest once Redis runs again", async () => {
     const errors: unknown[] = [];
     const bus = await createRedisBus({
       url: server.url,
