@@ -716,23 +716,25 @@ describe.skipIf(!hasChromium)("the playground page in headless Chromium", () => 
       const redis = await RedisServer.start();
       const web = await startWebServer({ redis: redis.url });
       try {
-        // Another playground ran "crashed" on this Redis: two events, then it died without `done`
-        // (its unended runs kept 1.5 s); its record says the run has not ended.
+        // Another playground runs "crashed" on this Redis; its record says the run has not ended.
+        const shared = await connectSharedRuns(redis.url);
+        await shared.put({ id: "crashed", prompt: "what is 6 * 7", ended: false });
+        await shared.close();
+        await page.goto(`${web.url}?run=crashed`);
+        await page.waitForSelector("body[data-ready=true]");
+        // With the page open, the run writes two events, then its host dies without `done` (its
+        // unended runs kept 3 s). The page comes first: a page that came after the stream expired
+        // would be told the other thing (cannot tell), after a minute's grace — which is what
+        // happened here under CI's load when the events were written before the page loaded.
         const dead = await createRedisBus({
           url: redis.url,
-          settings: { retainUnendedMs: 1500 },
+          settings: { retainUnendedMs: 3000 },
           onError: () => {},
         });
         dead.emit("crashed", { kind: "output", text: "half an answer" });
         dead.emit("crashed", { kind: "output", text: ", then nothing" });
         await dead.flushed();
         await dead.close();
-        const shared = await connectSharedRuns(redis.url);
-        await shared.put({ id: "crashed", prompt: "what is 6 * 7", ended: false });
-        await shared.close();
-
-        await page.goto(`${web.url}?run=crashed`);
-        await page.waitForSelector("body[data-ready=true]");
         // The watcher's notice carries the last seq read (2): before, the page took it for an event
         // it had drawn and dropped it, and said nothing of the run's emitter being gone.
         const notice = await page.waitForSelector("#run .notice", { timeout: 15_000 });

@@ -186,13 +186,13 @@ describe.skipIf(!HAS_REDIS).concurrent("a followed run whose host died part-way"
   });
 
   /**
-   * Another playground (its bus on the default prefix, its unended runs kept 1.5 s) ran `id`, one
-   * output event per text, then died without `done`; its record says the run has not ended.
+   * Another playground (its bus on the default prefix, its unended runs kept `retainMs`) ran `id`,
+   * one output event per text, then died without `done`; its record says the run has not ended.
    */
-  const deadRun = async (id: string, texts: string[]) => {
+  const deadRun = async (id: string, texts: string[], retainMs = 1500) => {
     const dead = await createRedisBus({
       url: redis.url,
-      settings: { retainUnendedMs: 1500 },
+      settings: { retainUnendedMs: retainMs },
       onError: () => {},
     });
     for (const text of texts) dead.emit(id, { kind: "output", text });
@@ -292,8 +292,10 @@ describe.skipIf(!HAS_REDIS).concurrent("a followed run whose host died part-way"
   it("a reader resuming with Last-Event-ID at the run's last event is sent the watcher's 'stream is gone' notice, at that seq", async ({
     expect,
   }) => {
-    // Another playground ran "crashed": two events, then it died without `done`.
-    await deadRun("crashed", ["one", "two"]);
+    // Another playground ran "crashed": two events, then it died without `done`. Its stream is kept
+    // 4 s, so that the reader below resumes before it expires even on a loaded machine (resuming
+    // after would be the other case: whether the run ended cannot be told).
+    await deadRun("crashed", ["one", "two"], 4000);
 
     // The page had seqs 1-2; the browser's reconnect sends Last-Event-ID: 2.
     // Before, the watcher could not tell the stream was gone (it read no entry), and the server
@@ -469,20 +471,28 @@ describe
           await proxy?.close();
           await redis?.kill();
         });
+        const startRedis = async () => {
+          redis = await RedisServer.start();
+          return redis;
+        };
+        /** A playground on the Redis at `url`. */
+        const startWeb = async (url: string) => {
+          const web = await startWebServer({ redis: url });
+          webs.push(web);
+          return web;
+        };
         return {
-          startRedis: async () => {
-            redis = await RedisServer.start();
-            return redis;
-          },
-          startProxy: async (port: number) => {
-            proxy = await startCutProxy(port);
-            return proxy;
-          },
-          /** A playground on the Redis at `url`. */
-          startWeb: async (url: string) => {
-            const web = await startWebServer({ redis: url });
-            webs.push(web);
-            return web;
+          startRedis,
+          startWeb,
+          /**
+           * A redis-server, a link to it the test can fail, and playground `a` reaching Redis through
+           * that link (the test reads Redis directly, at `redis.url`).
+           */
+          startProxied: async () => {
+            const started = await startRedis();
+            proxy = await startCutProxy(started.port);
+            const a = await startWeb(`redis://127.0.0.1:${proxy.port}/0`);
+            return { redis: started, proxy, a };
           },
         };
       };
@@ -550,11 +560,8 @@ describe
         expect,
         onTestFinished,
       }) => {
-        const { startRedis, startProxy, startWeb } = resources(onTestFinished);
-        const redis = await startRedis();
-        const proxy = await startProxy(redis.port);
-        // The playground reaches Redis through a link the test can fail; the test reads Redis directly.
-        const a = await startWeb(`redis://127.0.0.1:${proxy.port}/0`);
+        const { startProxied, startWeb } = resources(onTestFinished);
+        const { redis, proxy, a } = await startProxied();
         const r0 = await runToEnd(expect, a, "R0: what is 2+2");
 
         await withClient(`${redis.url}/0`, async (client) => {
@@ -582,10 +589,8 @@ describe
         expect,
         onTestFinished,
       }) => {
-        const { startRedis, startProxy, startWeb } = resources(onTestFinished);
-        const redis = await startRedis();
-        const proxy = await startProxy(redis.port);
-        const a = await startWeb(`redis://127.0.0.1:${proxy.port}/0`);
+        const { startProxied, startWeb } = resources(onTestFinished);
+        const { redis, proxy, a } = await startProxied();
         const b = await startWeb(`${redis.url}/0`);
         await runToEnd(expect, a, "R0: what is 2+2");
 
