@@ -4,7 +4,9 @@ import { defineConfig } from "vitest/config";
 // One run over every package: each package's vitest.config.ts is a project here.
 export default defineConfig({
   test: {
-    projects: ["packages/*", "apps/*"],
+    // A package's vitest.isolated.config.ts, where it has one, is a second project of its own:
+    // the files there replace a module with `vi.mock` and need a fresh module graph each.
+    projects: ["packages/*", "apps/*", "packages/*/vitest.isolated.config.ts"],
     passWithNoTests: true,
     pool: "forks",
     // Vitest's own default is one worker fewer than the cores, which on a two-core CI machine is a
@@ -15,9 +17,11 @@ export default defineConfig({
     // Most projects set `isolate: false` in their own config: a worker imports a package's modules
     // once for all its files instead of once a file. Measured on two cores, the whole suite took
     // 416 s and 492 s of CPU that way, against 571 s and 695 s of CPU with every file isolated.
-    // loop and testkit keep isolation (files there replace a module with `vi.mock`), and so does
-    // tools-mcp (it runs its files one at a time, which vitest will not mix with shared workers).
+    // A file that replaces a module with `vi.mock` keeps isolation in a package's
+    // vitest.isolated.config.ts (see the projects above), and tools-mcp keeps it for all its files
+    // (it runs them one at a time, which vitest will not mix with shared workers).
     // A test file here must therefore leave no module state behind it: no module-level singletons
-    // it changes without restoring, no environment variables left set.
+    // it changes without restoring, no environment variables left set, no module it loaded afresh
+    // under a changed environment left in the registry (`vi.resetModules()` after it).
   },
 });

@@ -15,6 +15,9 @@ const folders: string[] = [];
 afterEach(() => {
   if (before === undefined) delete process.env.LOOPWRIGHT_LIVE_LLAMA;
   else process.env.LOOPWRIGHT_LIVE_LLAMA = before;
+  // The module loaded with the broken folder must not be the one a later file in this worker gets
+  // (workers are shared between files): the next import reads the variable afresh.
+  vi.resetModules();
   for (const folder of folders.splice(0)) rmSync(folder, { recursive: true, force: true });
 });
 
