@@ -215,18 +215,24 @@ describe("r62-5 and r62-6: huge and many unknown names", () => {
   const bigCatalog = [{ name: "srv", tools: many.map((t) => ({ name: t.function.name })) }];
 
   it("a 100,000-character pattern through the loop is answered at once, and stored cut short", async () => {
-    const huge = `${"*".repeat(100_000)}q`;
-    const started = performance.now();
-    const { result } = await run(
-      [call("c1", "load_tools", { names: [huge] }), { content: "done" }],
-      { toolDiscovery: "ondemand" },
-      {
-        tools: many,
-        catalog: bigCatalog,
-      },
-    );
-    // Measured: about 16 s before (5.9 s of matching, routed twice); well under a second after.
-    expect(performance.now() - started).toBeLessThan(3000);
+    /** The run with one unknown name in its load, and how long it took. */
+    const timed = async (name: string) => {
+      const started = performance.now();
+      const { result } = await run(
+        [call("c1", "load_tools", { names: [name] }), { content: "done" }],
+        { toolDiscovery: "ondemand" },
+        { tools: many, catalog: bigCatalog },
+      );
+      return { result, ms: performance.now() - started };
+    };
+    // The baseline, in the same test on the same machine: the same run with a name as long as the
+    // cut (the loop reads 256 characters of a name). Measured before: about 16 s for the huge name
+    // (5.9 s of matching, routed twice) against well under a second for the baseline; after, the
+    // two take about as long. A ratio, not a bound in ms: on a loaded machine both slow alike.
+    const baseline = await timed(`${"*".repeat(256)}q`);
+    await close(); // the next run gets a server of its own, with its own script
+    const { result, ms } = await timed(`${"*".repeat(100_000)}q`);
+    expect(ms).toBeLessThan(baseline.ms * 4 + 1000);
     expect(toolAnswer(bodies().at(-1), "c1")).toContain("A name is read up to 256 characters");
     expect(result.metrics.unknownToolNames).toHaveLength(1);
     expect(result.metrics.unknownToolNames[0]?.length).toBeLessThanOrEqual(257);

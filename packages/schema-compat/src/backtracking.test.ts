@@ -278,7 +278,10 @@ describe("mayBacktrack", () => {
     expectVerdicts([], ["^[^\\x00-\\x7f]+.[^\\x00-\\x7f]+.[^\\x00-\\x7f]+$", "^[^a]+\\é[^a]+\\é[^a]+$"]);
   });
 
-  it("reads a pattern in time linear in its length", () => {
+  // A bound on the read, not a timing: a read that is not linear takes hours on these, a linear one
+  // a second or two, and more on a loaded machine (it once took over 5 s in a full run beside
+  // other work), so the bound is the test's 30 s. fuzz/ladder.ts measures how the time grows.
+  it("reads a pattern in time linear in its length", { timeout: 30_000 }, () => {
     // Deep nesting and long runs are read in one pass (no pattern is run): a megabyte each.
     for (const pattern of [
       "(".repeat(200_000),
