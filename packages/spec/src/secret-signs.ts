@@ -420,8 +420,8 @@ function fragmentParts(value: string): string[][] {
  */
 const tellingFragmentPair = (pair: string) => !/\$\(|`/.test(pair) && tellingPair(pair);
 
-/** True when a URL's fragment holds a telling `name=value` pair (see `fragmentParts`). */
-function fragmentTells(value: string): boolean {
+/** @internal True when a URL's fragment holds a telling `name=value` pair (see `fragmentParts`). */
+export function fragmentTells(value: string): boolean {
   return fragmentParts(value).some((pairs) => pairs.some(tellingFragmentPair));
 }
 
@@ -458,8 +458,8 @@ function queryName(pair: string): string {
   return decodeSafe((cut === -1 ? pair : pair.slice(0, cut)).replace(/\+/g, " "));
 }
 
-/** True for a raw `name=value` query pair with a telling name and a value that says something. */
-function tellingPair(pair: string): boolean {
+/** @internal True for a raw `name=value` query pair with a telling name and a value that says something. */
+export function tellingPair(pair: string): boolean {
   const cut = pair.indexOf("=");
   if (cut === -1) return false;
   const param = decodeSafe(pair.slice(cut + 1).replace(/\+/g, " "));
