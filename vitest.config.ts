@@ -19,7 +19,7 @@ export default defineConfig({
     // 416 s and 492 s of CPU that way, against 571 s and 695 s of CPU with every file isolated.
     // A file that replaces a module with `vi.mock` keeps isolation in a package's
     // vitest.isolated.config.ts (see the projects above), and tools-mcp keeps it for all its files
-    // (it runs them one at a time, which vitest will not mix with shared workers).
+    // (they start and end real MCP servers' process trees).
     // A test file here must therefore leave no module state behind it: no module-level singletons
     // it changes without restoring, no environment variables left set, no module it loaded afresh
     // under a changed environment left in the registry (`vi.resetModules()` after it).
