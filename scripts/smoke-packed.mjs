@@ -12,8 +12,9 @@
 // 22.12; skipped with a message on an older Node) and a file that imports each package and reads
 // `watch()`'s events is type-checked with TypeScript 5.4 (the oldest the declarations are held to;
 // skipLibCheck: false); and a workspace with loop and agent alone, a library on them emitting its
-// declarations. Last, the user stories in stories/ are type-checked and run from two workspaces of
-// the same install, with openai 6 and 7 (scripts/smoke-stories.mjs).
+// declarations. Last, the user stories in stories/ are type-checked and run with openai 6 from a
+// workspace of the same install, and with openai 7 from a project of its own installed beside it
+// (one install settles loop's openai peer once) (scripts/smoke-stories.mjs).
 //   node scripts/smoke-packed.mjs [package-name … | consumers | stories]
 import { execFile, execFileSync } from "node:child_process";
 import {
