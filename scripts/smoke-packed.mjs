@@ -1,14 +1,20 @@
-// The proof that "install only one package" works: pack every package as it would be published,
-// install each tarball alone (its @loopwright siblings from their own tarballs, everything else
-// from the registry) into a fresh project, type-check an import of it with skipLibCheck: false,
-// and import it under Node. The testkit is then exercised from that install (scripts/smoke-testkit.mjs).
-// Then one project with every tarball is a host the packages must also serve: a CommonJS file that
-// `require`s each package and calls one export (require(esm), Node >= 20.19 / 22.12; skipped with a
-// message on an older Node), and a file that imports each package and reads `watch()`'s events,
-// type-checked with TypeScript 5.4 (the oldest the declarations are held to; skipLibCheck: false);
-// and a library on loop and agent alone, under an isolated install, emitting its declarations.
-// Last, the user stories in stories/ are type-checked and run from the same tarballs, with openai 6
-// and 7 (scripts/smoke-stories.mjs).
+// The proof that "install only one package" works: pack every package as it would be published and
+// install every tarball into ONE project with npm's isolated layout (`--install-strategy=linked`),
+// each package in a workspace of its own (its tarball, its peers from the registry; its
+// @loopwright siblings come from their own tarballs). Each package's store folder links only what
+// that package declares (dependencies and peers), and the project's root node_modules holds nothing
+// but @types/node (checked), so an import a package makes, in its code or its declarations, of a
+// package it does not declare cannot resolve. Then one strict program (skipLibCheck: false)
+// type-checks a file per package that imports it, and one Node process imports each package from
+// its workspace; the testkit is then exercised from its workspace (scripts/smoke-testkit.mjs).
+// The same install holds the hosts the packages must also serve: a workspace with every tarball,
+// where a CommonJS file `require`s each package and calls one export (require(esm), Node >= 20.19 /
+// 22.12; skipped with a message on an older Node) and a file that imports each package and reads
+// `watch()`'s events is type-checked with TypeScript 5.4 (the oldest the declarations are held to;
+// skipLibCheck: false); and a workspace with loop and agent alone, a library on them emitting its
+// declarations. Last, the user stories in stories/ are type-checked and run with openai 6 from a
+// workspace of the same install, and with openai 7 from a project of its own installed beside it
+// (one install settles loop's openai peer once) (scripts/smoke-stories.mjs).
 //   node scripts/smoke-packed.mjs [package-name … | consumers | stories]
 import { execFile, execFileSync } from "node:child_process";
 import {
@@ -23,16 +29,18 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { runStories, writeStrictConfig } from "./smoke-stories.mjs";
+import { runStories, storyWorkspaces, writeStrictConfig } from "./smoke-stories.mjs";
 
 const root = new URL("..", import.meta.url).pathname;
 const only = process.argv.slice(2);
+const wanted = (part) => !only.length || only.includes(part);
 const packDir = mkdtempSync(join(tmpdir(), "loopwright-pack-"));
 const tsc = join(root, "node_modules/typescript/bin/tsc");
 
 const packages = readdirSync(join(root, "packages"))
   .map((dir) => ({ dir: join(root, "packages", dir), json: readPkg(join(root, "packages", dir)) }))
   .filter((p) => !p.json.private);
+const shortName = (name) => name.replace("@loopwright/", "");
 
 function readPkg(dir) {
   return JSON.parse(readFileSync(join(dir, "package.json"), "utf8"));
@@ -51,61 +59,24 @@ const versionOf = (dep) =>
 
 const failures = [];
 const run = promisify(execFile);
+const project = mkdtempSync(join(tmpdir(), "loopwright-smoke-"));
+const dependsOn = (names) => Object.fromEntries(names.map((n) => [n, `file:${tarballs[n]}`]));
+const peersOf = (list) =>
+  Object.fromEntries(
+    [...new Set(list.flatMap((p) => Object.keys(p.json.peerDependencies ?? {})))].map((d) => [
+      d,
+      versionOf(d),
+    ]),
+  );
 
-/** One package's smoke test in a fresh project; its output is printed whole when it ends. */
-async function smoke(p) {
-  const name = p.json.name;
-  const project = mkdtempSync(join(tmpdir(), "loopwright-smoke-"));
-  const log = [];
-  const step = async (file, args) => {
-    const { stdout, stderr } = await run(file, args, { cwd: project, encoding: "utf8", maxBuffer: 1 << 26 });
-    log.push(stdout, stderr);
-  };
+/** Runs `file args` in `cwd`; its output goes to `log`, and so does a failure's before it throws. */
+async function step(log, cwd, file, args) {
   try {
-    const peers = Object.keys(p.json.peerDependencies ?? {});
-    const overrides = Object.fromEntries(Object.entries(tarballs).map(([n, f]) => [n, `file:${f}`]));
-    writeFileSync(
-      join(project, "package.json"),
-      JSON.stringify(
-        {
-          name: "smoke",
-          private: true,
-          type: "module",
-          dependencies: {
-            [name]: `file:${tarballs[name]}`,
-            ...Object.fromEntries(peers.map((d) => [d, versionOf(d)])),
-            "@types/node": versionOf("@types/node"),
-          },
-          overrides,
-        },
-        null,
-        2,
-      ),
-    );
-    await step("npm", ["install", "--no-audit", "--no-fund", "--ignore-scripts", "--loglevel=error"]);
-    writeFileSync(
-      join(project, "smoke.ts"),
-      `import * as pkg from "${name}";\nconst names: string[] = Object.keys(pkg);\nconsole.log("${name}", names.length, "exports");\n`,
-    );
-    writeStrictConfig({ project, files: ["smoke.ts"] });
-    await step(process.execPath, [tsc, "-p", project]);
-    mkdirSync(join(project, "run"), { recursive: true });
-    writeFileSync(
-      join(project, "run/smoke.mjs"),
-      `import * as pkg from "${name}";\nconsole.log("${name}: imported under Node", process.version, "with", Object.keys(pkg).length, "exports");\n`,
-    );
-    await step(process.execPath, [join(project, "run/smoke.mjs")]);
-    // The testkit is also used, not just imported: personalities, scripted model, every recording.
-    if (name === "@loopwright/testkit") {
-      copyFileSync(join(root, "scripts/smoke-testkit.mjs"), join(project, "run/testkit.mjs"));
-      await step(process.execPath, [join(project, "run/testkit.mjs")]);
-    }
+    const { stdout, stderr } = await run(file, args, { cwd, encoding: "utf8", maxBuffer: 1 << 26 });
+    log.push(stdout, stderr);
   } catch (error) {
-    failures.push(name);
-    log.push(error.stdout ?? "", error.stderr ?? "", `smoke test failed for ${name}: ${error.message}\n`);
-  } finally {
-    rmSync(project, { recursive: true, force: true });
-    process.stdout.write(log.filter(Boolean).join(""));
+    log.push(error.stdout ?? "", error.stderr ?? "");
+    throw error;
   }
 }
 
@@ -133,41 +104,208 @@ const REQUIRE_CALLS = {
 // TypeScript 5.4 has the one-argument AsyncIterableIterator only: the declarations must not need more.
 const OLDEST_TYPESCRIPT = "5.4.5";
 
-/** Every tarball in one project, used as a CommonJS host and checked with the oldest TypeScript. */
-async function consumers() {
-  const project = mkdtempSync(join(tmpdir(), "loopwright-consumers-"));
-  const cleanup = [project];
-  const log = [];
-  const step = async (file, args) => {
-    const { stdout, stderr } = await run(file, args, { cwd: project, encoding: "utf8", maxBuffer: 1 << 26 });
-    log.push(stdout, stderr);
-  };
+/**
+ * The workspaces of the one project, each `{ dir, dependencies, files }` (file name to text);
+ * `ownProject` marks one installed alone instead, `path` (set below) is where it lands.
+ */
+const workspaces = [];
+const selected = packages.filter((p) => wanted(shortName(p.json.name)));
+for (const p of selected) {
+  const name = p.json.name;
+  workspaces.push({
+    dir: `pkg/${shortName(name)}`,
+    // The package and its peers, as a user installs it; nothing else is within its reach.
+    dependencies: { ...dependsOn([name]), ...peersOf([p]) },
+    files: {
+      "smoke.ts": `import * as pkg from "${name}";\nconst names: string[] = Object.keys(pkg);\nconsole.log("${name}", names.length, "exports");\n`,
+      "smoke.mjs": `import * as pkg from "${name}";\nconsole.log("${name}: imported under Node", process.version, "with", Object.keys(pkg).length, "exports");\n`,
+    },
+  });
+}
+const names = packages.map((p) => p.json.name).sort();
+// A library on loop and agent alone: only they are within its reach, their siblings are not.
+const direct = ["@loopwright/loop", "@loopwright/agent"];
+const missingCalls = names.filter((name) => !REQUIRE_CALLS[name]);
+if (wanted("consumers") && missingCalls.length) {
+  failures.push("consumers");
+  console.error(`consumer smoke test failed: no REQUIRE_CALLS entry for ${missingCalls.join(", ")}`);
+} else if (wanted("consumers")) {
+  workspaces.push({
+    dir: "consumers",
+    dependencies: {
+      ...dependsOn(names),
+      ...peersOf(packages),
+      "@types/node": versionOf("@types/node"),
+      typescript: OLDEST_TYPESCRIPT,
+    },
+    files: {},
+  });
+  workspaces.push({
+    dir: "isolated",
+    dependencies: {
+      ...dependsOn(direct),
+      openai: versionOf("openai"),
+      "@types/node": versionOf("@types/node"),
+    },
+    files: {},
+  });
+}
+let stories;
+if (wanted("stories")) {
   try {
-    const names = packages.map((p) => p.json.name).sort();
-    const missing = names.filter((name) => !REQUIRE_CALLS[name]);
-    if (missing.length) throw new Error(`no REQUIRE_CALLS entry for ${missing.join(", ")}`);
-    const peers = [...new Set(packages.flatMap((p) => Object.keys(p.json.peerDependencies ?? {})))];
-    writeFileSync(
-      join(project, "package.json"),
-      JSON.stringify(
-        {
-          name: "smoke-consumers",
-          private: true,
-          type: "module",
-          dependencies: {
-            ...Object.fromEntries(names.map((n) => [n, `file:${tarballs[n]}`])),
-            ...Object.fromEntries(peers.map((d) => [d, versionOf(d)])),
-            "@types/node": versionOf("@types/node"),
-            typescript: OLDEST_TYPESCRIPT,
-          },
-          overrides: Object.fromEntries(names.map((n) => [n, `file:${tarballs[n]}`])),
-        },
-        null,
-        2,
-      ),
-    );
-    await step("npm", ["install", "--no-audit", "--no-fund", "--ignore-scripts", "--loglevel=error"]);
+    stories = storyWorkspaces({ root, tarballs, versionOf });
+    workspaces.push(...stories.workspaces);
+  } catch (error) {
+    failures.push("stories");
+    console.error(`the user stories failed: ${error.message}`);
+  }
+}
 
+const npmInstall = [
+  "install",
+  "--install-strategy=linked",
+  "--no-audit",
+  "--no-fund",
+  "--ignore-scripts",
+  "--loglevel=error",
+];
+const shared = workspaces.filter((w) => !w.ownProject);
+const alone = workspaces.filter((w) => w.ownProject);
+// Where each workspace lands: the shared ones in the project, one installed alone in a folder of its own.
+for (const w of shared) w.path = join(project, w.dir);
+for (const w of alone) w.path = mkdtempSync(join(tmpdir(), `loopwright-smoke-${w.dir}-`));
+
+const writeJson = (file, json) => writeFileSync(file, `${JSON.stringify(json, null, 2)}\n`);
+const writeFiles = (w) => {
+  for (const [file, text] of Object.entries(w.files)) writeFileSync(join(w.path, file), text);
+};
+
+/** Writes the project and its workspaces, and installs them all at once, isolated. */
+async function install() {
+  if (!shared.length) return;
+  writeJson(join(project, "package.json"), {
+    name: "smoke",
+    private: true,
+    type: "module",
+    workspaces: shared.map((w) => w.dir),
+    // For `types: ["node"]` in the strict configs; nothing else lives at the root.
+    devDependencies: { "@types/node": versionOf("@types/node") },
+    overrides: dependsOn(names),
+  });
+  for (const w of shared) {
+    mkdirSync(w.path, { recursive: true });
+    const name = `smoke-${w.dir.replace("/", "-")}`;
+    writeJson(join(w.path, "package.json"), {
+      name,
+      private: true,
+      type: "module",
+      dependencies: w.dependencies,
+    });
+    writeFiles(w);
+  }
+  const log = [];
+  await step(log, project, "npm", npmInstall);
+  process.stdout.write(log.filter(Boolean).join(""));
+  // Node and TypeScript look in every node_modules above a store folder: the root's must hold
+  // nothing a package could reach without declaring it.
+  const top = readdirSync(join(project, "node_modules")).filter(
+    (entry) => ![".store", ".package-lock.json", ".bin"].includes(entry),
+  );
+  const types = top.includes("@types") ? readdirSync(join(project, "node_modules/@types")) : [];
+  const stray = [
+    ...top.filter((e) => e !== "@types"),
+    ...types.filter((t) => t !== "node").map((t) => `@types/${t}`),
+  ];
+  if (stray.length)
+    throw new Error(`the project's root node_modules holds ${stray.join(", ")}: any package could reach it`);
+  console.log(`${shared.length} workspaces installed into one project (npm, --install-strategy=linked)`);
+}
+
+/** A workspace that must not share the install (the stories with openai 7), as a project of its own. */
+async function installAlone(w) {
+  writeJson(join(w.path, "package.json"), {
+    name: `smoke-${w.dir}`,
+    private: true,
+    type: "module",
+    dependencies: w.dependencies,
+    overrides: dependsOn(names),
+  });
+  writeFiles(w);
+  const log = [];
+  await step(log, w.path, "npm", npmInstall);
+  process.stdout.write(log.filter(Boolean).join(""));
+  console.log(`${w.dir} installed into a project of its own`);
+}
+
+/** The package a compiler error line is about: its own smoke file, or its declarations in the store. */
+function packageOfError(line) {
+  const own = /^pkg\/([^/]+)\/smoke\.ts/.exec(line)?.[1];
+  if (own) return `@loopwright/${own}`;
+  return /\.store\/(@loopwright\/[^@/]+)@/.exec(line)?.[1];
+}
+
+/** One strict program over every package's import, one Node process importing each, the testkit used. */
+async function smokePackages() {
+  if (!selected.length) return;
+  const log = [];
+  try {
+    writeStrictConfig({ project, files: selected.map((p) => `pkg/${shortName(p.json.name)}/smoke.ts`) });
+    try {
+      await step(log, project, process.execPath, [tsc, "-p", project]);
+      log.push(
+        `${selected.length} packages type-check (strict, skipLibCheck: false), each from its own workspace\n`,
+      );
+    } catch (error) {
+      const named = [
+        ...new Set(
+          `${error.stdout ?? ""}`
+            .split("\n")
+            .filter((line) => /error TS\d+/.test(line))
+            .map(packageOfError),
+        ),
+      ];
+      for (const name of named) {
+        failures.push(name ?? "a package's types");
+        log.push(`smoke test failed for ${name ?? "(a file outside any package)"}: its types do not check\n`);
+      }
+      if (!named.length) failures.push("the packages' type-check");
+    }
+    // Each import in its own try: one that throws fails its package, and the others still run.
+    const imports = selected.map((p) => {
+      const file = `./pkg/${shortName(p.json.name)}/smoke.mjs`;
+      return `try { await import("${file}"); } catch (error) { failed.push("${p.json.name}"); console.error("smoke test failed for ${p.json.name}: its import under Node threw:", error); }`;
+    });
+    writeFileSync(
+      join(project, "imports.mjs"),
+      `const failed = [];\n${imports.join("\n")}\nif (failed.length) { console.log(JSON.stringify(failed)); process.exitCode = 1; }\n`,
+    );
+    try {
+      await step(log, project, process.execPath, [join(project, "imports.mjs")]);
+    } catch (error) {
+      const named = /^\[.*\]$/m.exec(error.stdout ?? "")?.[0];
+      failures.push(...(named ? JSON.parse(named) : ["the packages' Node imports"]));
+    }
+    // The testkit is also used, not just imported: personalities, scripted model, every recording.
+    if (selected.some((p) => p.json.name === "@loopwright/testkit")) {
+      const dir = join(project, "pkg/testkit");
+      copyFileSync(join(root, "scripts/smoke-testkit.mjs"), join(dir, "testkit.mjs"));
+      try {
+        await step(log, dir, process.execPath, [join(dir, "testkit.mjs")]);
+      } catch (error) {
+        failures.push("@loopwright/testkit (exercised)");
+        log.push(`smoke test failed for @loopwright/testkit's exercise: ${error.message}\n`);
+      }
+    }
+  } finally {
+    process.stdout.write(log.filter(Boolean).join(""));
+  }
+}
+
+/** The workspace with every tarball as a CommonJS host and under the oldest TypeScript; the library on loop+agent. */
+async function consumers() {
+  const host = join(project, "consumers");
+  const log = [];
+  try {
     // CommonJS: exports["."] must have a condition `require` matches (`default`), or Node refuses
     // with ERR_PACKAGE_PATH_NOT_EXPORTED although TypeScript compiled the host.
     if (process.features.require_module) {
@@ -175,8 +313,11 @@ async function consumers() {
         const call = REQUIRE_CALLS[name];
         return `{ const pkg = require("${name}"); console.log("${name}:", JSON.stringify(${call})); }`;
       });
-      writeFileSync(join(project, "require.cjs"), `"use strict";\n${lines.join("\n")}\n`);
-      await step(process.execPath, ["--no-warnings=ExperimentalWarning", join(project, "require.cjs")]);
+      writeFileSync(join(host, "require.cjs"), `"use strict";\n${lines.join("\n")}\n`);
+      await step(log, host, process.execPath, [
+        "--no-warnings=ExperimentalWarning",
+        join(host, "require.cjs"),
+      ]);
       log.push(`every package required from CommonJS under Node ${process.version}\n`);
     } else {
       log.push(
@@ -187,7 +328,7 @@ async function consumers() {
     // TypeScript 5.4, skipLibCheck false: every package's declarations, and watch()'s events typed.
     const imports = names.map((name, i) => `import * as p${i} from "${name}";`).join("\n");
     writeFileSync(
-      join(project, "oldest.ts"),
+      join(host, "oldest.ts"),
       `${imports}
 import { createBus } from "@loopwright/events";
 const all: object[] = [${names.map((_, i) => `p${i}`).join(", ")}];
@@ -201,42 +342,16 @@ export async function firstSeq(): Promise<number | undefined> {
 }
 `,
     );
-    writeStrictConfig({ project, files: ["oldest.ts"] });
-    await step(process.execPath, [join(project, "node_modules/typescript/bin/tsc"), "-p", project]);
+    writeStrictConfig({ project: host, files: ["oldest.ts"] });
+    await step(log, host, process.execPath, [join(host, "node_modules/typescript/bin/tsc"), "-p", host]);
     log.push(`every package's declarations type-check with TypeScript ${OLDEST_TYPESCRIPT}\n`);
 
-    // An isolated install (as pnpm lays one out): only loop and agent are within the host's reach,
-    // their siblings are not. A library built on them, its types inferred, must still emit its
+    // The isolated layout (as pnpm lays one out too): only loop and agent are within the library's
+    // reach (its workspace declares them alone; the root's node_modules holds only @types/node), their
+    // siblings are not. A library built on them, its types inferred, must still emit its
     // declarations (no TS2742: every sibling type in their signatures is re-exported).
-    // Its own folder: nothing above it may hold a node_modules with the siblings in it.
-    const isolated = mkdtempSync(join(tmpdir(), "loopwright-isolated-"));
-    cleanup.push(isolated);
+    const isolated = join(project, "isolated");
     mkdirSync(join(isolated, "src"), { recursive: true });
-    const direct = ["@loopwright/loop", "@loopwright/agent"];
-    writeFileSync(
-      join(isolated, "package.json"),
-      JSON.stringify({
-        name: "smoke-isolated",
-        private: true,
-        type: "module",
-        dependencies: {
-          ...Object.fromEntries(direct.map((n) => [n, `file:${tarballs[n]}`])),
-          openai: versionOf("openai"),
-          "@types/node": versionOf("@types/node"),
-        },
-        overrides: Object.fromEntries(names.map((n) => [n, `file:${tarballs[n]}`])),
-      }),
-    );
-    await step("npm", [
-      "install",
-      "--prefix",
-      isolated,
-      "--install-strategy=linked",
-      "--no-audit",
-      "--no-fund",
-      "--ignore-scripts",
-      "--loglevel=error",
-    ]);
     writeFileSync(
       join(isolated, "src/lib.ts"),
       `import { Agent } from "@loopwright/agent";
@@ -272,7 +387,7 @@ export const overflowed = (error: unknown) => error instanceof ContextOverflow;
         include: ["src"],
       }),
     );
-    await step(process.execPath, [tsc, "-p", isolated]);
+    await step(log, isolated, process.execPath, [tsc, "-p", isolated]);
     const emitted = readFileSync(join(isolated, "out/lib.d.ts"), "utf8");
     const reached = [...emitted.matchAll(/import\("([^"]+)"\)/g)].map((m) => m[1]);
     const foreign = reached.filter((specifier) => !direct.includes(specifier));
@@ -281,35 +396,44 @@ export const overflowed = (error: unknown) => error instanceof ContextOverflow;
     log.push("a library on loop and agent alone (isolated install) emits its declarations\n");
   } catch (error) {
     failures.push("consumers");
-    log.push(error.stdout ?? "", error.stderr ?? "", `consumer smoke test failed: ${error.message}\n`);
+    log.push(`consumer smoke test failed: ${error.message}\n`);
   } finally {
-    for (const dir of cleanup) rmSync(dir, { recursive: true, force: true });
     process.stdout.write(log.filter(Boolean).join(""));
   }
 }
 
-// Three at a time: an install mostly waits on the registry, so the packages overlap well on two
-// cores (measured: the sequential loop took about two minutes of the CI run). The consumer
-// projects (their own installs, from the same tarballs) run beside them as a fourth lane, for the
-// same reason; each part writes its log in one piece when it ends, so the logs do not interleave.
-const queue = packages.filter((p) => !only.length || only.includes(p.json.name.replace("@loopwright/", "")));
-await Promise.all([
-  ...Array.from({ length: 3 }, async () => {
-    for (let p = queue.shift(); p; p = queue.shift()) await smoke(p);
-  }),
-  !only.length || only.includes("consumers") ? consumers() : undefined,
-]);
-if (!only.length || only.includes("stories")) {
-  try {
-    runStories({ root, tarballs, versionOf, tsc });
-  } catch (error) {
-    failures.push("stories");
-    console.error(`the user stories failed: ${error.message}`);
+try {
+  if (workspaces.length) {
+    let installed = false;
+    try {
+      await Promise.all([install(), ...alone.map(installAlone)]);
+      installed = true;
+    } catch (error) {
+      failures.push("the install");
+      console.error(`${error.stdout ?? ""}${error.stderr ?? ""}the packed install failed: ${error.message}`);
+    }
+    if (installed) {
+      // Two lanes, one a core: each writes its log in one piece when it ends, so they do not
+      // interleave. The stories (synchronous) come after them.
+      const hosts = workspaces.some((w) => w.dir === "consumers");
+      await Promise.all([smokePackages(), hosts ? consumers() : undefined]);
+      if (stories) {
+        try {
+          runStories({ dirs: stories.workspaces.map((w) => w.path), plan: stories, tsc });
+        } catch (error) {
+          failures.push("stories");
+          console.error(`the user stories failed: ${error.message}`);
+        }
+      }
+    }
   }
+} finally {
+  for (const w of alone) rmSync(w.path, { recursive: true, force: true });
+  rmSync(project, { recursive: true, force: true });
+  rmSync(packDir, { recursive: true, force: true });
 }
-rmSync(packDir, { recursive: true, force: true });
 if (failures.length) {
-  console.error(`packed-install smoke test failed: ${failures.join(", ")}`);
+  console.error(`packed-install smoke test failed: ${[...new Set(failures)].join(", ")}`);
   process.exit(1);
 }
 console.log(

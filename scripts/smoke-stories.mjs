@@ -1,17 +1,17 @@
 // The four user stories of stories/ (schema-compat alone, spec alone, a loop of one's own, the thin
-// loop with typed tools), proved from packed tarballs: one fresh npm project installs the tarballs
-// the stories import (every other dependency from the registry), type-checks them with `strict`,
-// `skipLibCheck: false` and NodeNext, and runs each under Node against the packed testkit's
-// loopback server; each story asserts what it got and exits non-zero otherwise. A story may not
-// cast: `as Type`, `as unknown`, `any`, `@ts-` directives and non-null assertions are refused
-// before anything is installed. Then the same project takes `openai@7`, type-checks the stories
-// again against its types and runs the ones that use the SDK under a Node >= 22 (LOOPWRIGHT_NODE22,
-// or this Node when it is one); with none, it says so and skips that run.
-// Called by scripts/smoke-packed.mjs, which packs the packages (`node scripts/smoke-packed.mjs stories`
-// runs the stories alone).
+// loop with typed tools), proved from packed tarballs: the packed-install project of
+// scripts/smoke-packed.mjs holds two workspaces for them, each installing the tarballs the stories
+// import (every other dependency from the registry), one with the catalog's openai and one with
+// `openai@7`. Each is type-checked with `strict`, `skipLibCheck: false` and NodeNext; the first's
+// stories run under Node against the packed testkit's loopback server (each asserts what it got and
+// exits non-zero otherwise), and the second's that use the SDK run under a Node >= 22
+// (LOOPWRIGHT_NODE22, or this Node when it is one); with none, it says so and skips that run.
+// A story may not cast: `as Type`, `as unknown`, `any`, `@ts-` directives and non-null assertions
+// are refused before anything is installed.
+// Called by scripts/smoke-packed.mjs, which packs the packages and installs the workspaces
+// (`node scripts/smoke-packed.mjs stories` runs the stories alone).
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
 /** What a story may not contain: every way to tell the compiler to stop checking. */
@@ -63,11 +63,6 @@ function importsOf(source) {
   return [...names];
 }
 
-/**
- * Type-checks `files` in `project` as a user's strict NodeNext project would, library declarations
- * included (`skipLibCheck: false`), with the compiler at `tsc`; emits JavaScript into `outDir` when
- * given, nothing otherwise. Throws when the compiler reports an error (printed as it comes).
- */
 /** Writes the strict NodeNext tsconfig the packed imports and the stories are checked under. */
 export function writeStrictConfig({ project, files, outDir }) {
   writeFileSync(
@@ -87,6 +82,11 @@ export function writeStrictConfig({ project, files, outDir }) {
   );
 }
 
+/**
+ * Type-checks `files` in `project` as a user's strict NodeNext project would, library declarations
+ * included (`skipLibCheck: false`), with the compiler at `tsc`; emits JavaScript into `outDir` when
+ * given, nothing otherwise. Throws when the compiler reports an error (printed as it comes).
+ */
 function typeCheckStrict({ project, files, tsc, outDir }) {
   writeStrictConfig({ project, files, outDir });
   execFileSync(process.execPath, [tsc, "-p", project], { cwd: project, stdio: "inherit" });
@@ -113,13 +113,13 @@ function node22() {
 }
 
 /**
- * Runs the stories against the packed tarballs. `tarballs` maps each package name to its .tgz;
- * `versionOf(dep)` is the catalog's version; `tsc` the TypeScript compiler's bin. Throws on the
- * first failure, naming the story and the step.
+ * The stories' two workspaces for the packed-install project: `tarballs` maps each package name to
+ * its .tgz, `versionOf(dep)` is the catalog's version. Each is `{ dir, dependencies, files,
+ * ownProject }` (file name to source; `ownProject`: installed alone, not beside the packages);
+ * `stories` and `sdkStories` are what runStories runs. Throws when a story casts or
+ * imports an unpublished package, before anything is installed.
  */
-export function runStories({ root, tarballs, versionOf, tsc }) {
-  const started = Date.now();
-  const at = () => `${((Date.now() - started) / 1000).toFixed(1)} s`;
+export function storyWorkspaces({ root, tarballs, versionOf }) {
   const storiesDir = join(root, "stories");
   const stories = readdirSync(storiesDir)
     .filter((file) => file.endsWith(".ts"))
@@ -141,35 +141,39 @@ export function runStories({ root, tarballs, versionOf, tsc }) {
   const dependencies = Object.fromEntries(
     imported.map((name) => [name, tarballs[name] ? `file:${tarballs[name]}` : versionOf(name)]),
   );
-  const project = mkdtempSync(join(tmpdir(), "loopwright-stories-"));
-  const install = () =>
-    execFileSync("npm", ["install", "--no-audit", "--no-fund", "--ignore-scripts", "--loglevel=error"], {
-      cwd: project,
-      stdio: "inherit",
-    });
-  const writeManifest = (openai) =>
-    writeFileSync(
-      join(project, "package.json"),
-      JSON.stringify(
-        {
-          name: "stories",
-          private: true,
-          type: "module",
-          dependencies: { ...dependencies, openai, "@types/node": versionOf("@types/node") },
-          overrides: Object.fromEntries(Object.entries(tarballs).map(([n, f]) => [n, `file:${f}`])),
-        },
-        null,
-        2,
-      ),
-    );
-  const typeCheck = (outDir) =>
-    typeCheckStrict({ project, files: sources.map(({ file }) => file), tsc, outDir });
-  const run = (node, outDir, file) => {
+  const files = Object.fromEntries(sources.map(({ file, source }) => [file, source]));
+  const workspace = (dir, openai, ownProject) => ({
+    dir,
+    dependencies: { ...dependencies, openai, "@types/node": versionOf("@types/node") },
+    files,
+    ownProject,
+  });
+  return {
+    imported,
+    stories: stories.map(({ file }) => file),
+    sdkStories: stories.filter(({ source }) => importsOf(source).includes("openai")).map(({ file }) => file),
+    // openai 7 gets a project of its own: in one install npm settles a shared package's peer once
+    // (loop's openai would be the other workspaces' 6 there, and its types would clash with 7's).
+    workspaces: [workspace("stories", versionOf("openai"), false), workspace("stories7", "^7", true)],
+  };
+}
+
+/**
+ * Type-checks and runs the stories in the installed workspaces `storyWorkspaces` described (`plan`
+ * is what it returned, `dirs` their two folders, openai 6's first); `tsc` is the TypeScript
+ * compiler's bin.
+ * Throws on the first failure, naming the story and the step.
+ */
+export function runStories({ dirs, plan, tsc }) {
+  const started = Date.now();
+  const at = () => `${((Date.now() - started) / 1000).toFixed(1)} s`;
+  const [six, seven] = plan.workspaces.map(({ files }, i) => ({ dir: dirs[i], files: Object.keys(files) }));
+  const run = (node, dir, file) => {
     const name = file.replace(/\.ts$/, "");
     let output;
     try {
-      output = execFileSync(node, [join(project, outDir, `${name}.js`)], {
-        cwd: project,
+      output = execFileSync(node, [join(dir, "out", `${name}.js`)], {
+        cwd: dir,
         encoding: "utf8",
         timeout: 60_000,
         stdio: ["ignore", "pipe", "pipe"],
@@ -185,29 +189,24 @@ export function runStories({ root, tarballs, versionOf, tsc }) {
     console.log(`  ${file}: ok (Node ${nodeMajor(node).version}, ${at()})`);
   };
 
-  try {
-    for (const { file, source } of sources) writeFileSync(join(project, file), source);
-    console.log(`stories: installing ${imported.join(", ")} into one project`);
-    writeManifest(versionOf("openai"));
-    install();
-    typeCheck("out");
-    console.log(
-      `stories: type-checked (strict, skipLibCheck: false) with openai ${versionOf("openai")} (${at()})`,
-    );
-    for (const { file } of stories) run(process.execPath, "out", file);
+  const openaiOf = (dir) =>
+    JSON.parse(readFileSync(join(dir, "node_modules/openai/package.json"), "utf8")).version;
+  console.log(
+    `stories: ${plan.imported.join(", ")} installed twice: beside the packages with openai ${openaiOf(six.dir)}, alone with openai ${openaiOf(seven.dir)}`,
+  );
+  typeCheckStrict({ project: six.dir, files: six.files, tsc, outDir: "out" });
+  console.log(
+    `stories: type-checked (strict, skipLibCheck: false) with openai ${openaiOf(six.dir)} (${at()})`,
+  );
+  for (const file of plan.stories) run(process.execPath, six.dir, file);
 
-    // openai 7: the same stories against its types, and run where a Node >= 22 is at hand.
-    writeManifest("^7");
-    install();
-    const { version } = JSON.parse(readFileSync(join(project, "node_modules/openai/package.json"), "utf8"));
-    typeCheck("out7");
-    console.log(`stories: type-checked (strict, skipLibCheck: false) with openai ${version} (${at()})`);
-    const node = node22();
-    const sdkStories = stories.filter(({ source }) => importsOf(source).includes("openai"));
-    if (node) for (const { file } of sdkStories) run(node, "out7", file);
-    else console.log("stories: skipped: no Node >= 22 to run openai 7 (set LOOPWRIGHT_NODE22=/path/to/node)");
-  } finally {
-    rmSync(project, { recursive: true, force: true });
-  }
+  // openai 7: the same stories against its types, and run where a Node >= 22 is at hand.
+  typeCheckStrict({ project: seven.dir, files: seven.files, tsc, outDir: "out" });
+  console.log(
+    `stories: type-checked (strict, skipLibCheck: false) with openai ${openaiOf(seven.dir)} (${at()})`,
+  );
+  const node = node22();
+  if (node) for (const file of plan.sdkStories) run(node, seven.dir, file);
+  else console.log("stories: skipped: no Node >= 22 to run openai 7 (set LOOPWRIGHT_NODE22=/path/to/node)");
   console.log(`stories: passed in ${at()}`);
 }
