@@ -4,7 +4,8 @@
 // @loopwright siblings come from their own tarballs). Each package's store folder links only what
 // that package declares (dependencies and peers), and the project's root node_modules holds nothing
 // but @types/node (checked), so an import a package makes, in its code or its declarations, of a
-// package it does not declare cannot resolve. Then one strict program (skipLibCheck: false)
+// package it does not declare cannot resolve. No package's declarations may declare a global or
+// an ambient module (one would reach every package in the one program). Then one strict program (skipLibCheck: false)
 // type-checks a file per package that imports it, and one Node process imports each package from
 // its workspace; the testkit is then exercised from its workspace (scripts/smoke-testkit.mjs).
 // The same install holds the hosts the packages must also serve: a workspace with every tarball,
@@ -249,6 +250,23 @@ async function smokePackages() {
   if (!selected.length) return;
   const log = [];
   try {
+    // One program reads every package's declarations together, where a global or an ambient module
+    // one package declared would be seen by all the others: a package leaning on another's could
+    // pass here and fail installed alone. None declares any; this keeps it so.
+    const ambient = selected.flatMap((p) =>
+      readdirSync(join(p.dir, "dist"), { recursive: true })
+        .filter((file) => /\.d\.[cm]?ts$/.test(file))
+        .filter((file) =>
+          /^\s*declare\s+(global\b|module\s+["'])/m.test(readFileSync(join(p.dir, "dist", file), "utf8")),
+        )
+        .map((file) => ({ name: p.json.name, file })),
+    );
+    for (const { name, file } of ambient) {
+      failures.push(name);
+      log.push(
+        `smoke test failed for ${name}: dist/${file} declares a global or an ambient module, which the one program over every package would share with the others\n`,
+      );
+    }
     writeStrictConfig({ project, files: selected.map((p) => `pkg/${shortName(p.json.name)}/smoke.ts`) });
     try {
       await step(log, project, process.execPath, [tsc, "-p", project]);
