@@ -889,6 +889,31 @@ export const SHAPES: Shape[] = [
     },
   },
   {
+    // fix175: a `${…}` a shell refuses (a blank or no name after `${`) is literal text, each `${`
+    // asked once whether a name and an operator follow (an index read up to its `]`, the next `$`
+    // or `}`); a value starting with `-` after a telling flag is that flag's value.
+    name: "withoutArgSecrets, withoutCommandLineSecrets, exportSpec: bad substitutions and values starting with '-'",
+    build: (n) => [
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: a bad substitution, meant literally.
+      `https://h/p?token=${repeat("${-  %V}", n / 8)}`,
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: a bad substitution, meant literally.
+      `srv --token "${repeat("${X Y}$(id)", n / 11)}"`,
+      `srv --url https://h/p?token=${repeat("${a[b", n / 5)}`,
+      `srv --token ${repeat("${ ", n / 3)}`,
+      `srv ${repeat("--token -VJJ ", n / 13)}`,
+    ],
+    run: (list) => {
+      const [arg, ...lines] = list as string[];
+      withoutArgSecrets(["--url", arg as string]);
+      withoutArgSecrets(["--url", arg as string], (text) => text);
+      withoutArgSecrets((lines.at(-1) as string).split(" "), () => "*");
+      for (const line of lines) {
+        withoutCommandLineSecrets(line, (text) => text);
+        exportCommand(line);
+      }
+    },
+  },
+  {
     // fix162: a quoted command's words that open a quote read with the words up to its closing one
     // (each word read at most once for each quote), a URL's userinfo holding blanks, and curl's,
     // redis-cli's and Samba's password flags with quoted values holding blanks.

@@ -757,6 +757,15 @@ export function referenceNames(document: unknown): ReferenceNames {
 
 const FLAG = /^--?([A-Za-z][\w.-]*)(?:=([\s\S]*))?$/;
 
+/**
+ * A word after a flag that takes a value (`--token`, `--api-key`) that is a flag of its own, not
+ * that value: a long flag of small letters and digits in words joined by `-` (`--verbose`,
+ * `--log-level`, `--log-level=debug`), a lone short flag (`-v`), `--` or `-` (a program's standard input). Any other word starting
+ * with `-` (`-VJJ`, `-sk-abc`, `--Zq9`) is read as the value: a credential may start with `-`, and
+ * read as a flag it was kept in clear (fix175).
+ */
+const OWN_FLAG = /^(?:--(?:[a-z][a-z0-9]*(?:-[a-z0-9]+)*(?:=[\s\S]*)?)?|-[A-Za-z]?)$/;
+
 /** What one argument's scan found: the first sign, and the argument with every flagged part redacted. */
 export interface ArgFound {
   sign: SecretSign;
@@ -1170,9 +1179,10 @@ function ruleSpans(word: CommandWord, previous: CommandWord | undefined, twoBefo
   const spaced = previous?.value === "=" && twoBefore ? PWSH_ENV.exec(twoBefore.value) : null;
   if (spaced?.[2] === "" && wholeNameTells(spaced[1] ?? "") && plainLiteral(value))
     return whole(0, spaced[1] ?? "");
-  // `--password X`, `--api-key 'X'`: the value right after a flag whose whole name tells.
+  // `--password X`, `--api-key 'X'`: the value right after a flag whose whole name tells; `-X` too,
+  // unless it is a flag of its own (see `OWN_FLAG`: `--token --verbose`).
   const before = previous && !previous.operator && !previous.dynamic ? FLAG_ALONE.exec(previous.value) : null;
-  if (before && wholeNameTells(before[1] ?? "") && !value.startsWith("-") && said(0))
+  if (before && wholeNameTells(before[1] ?? "") && !OWN_FLAG.test(value) && said(0))
     return whole(0, before[1] ?? "");
   // curl's `-u user:X`, `-uuser:X` and `--user=user:X` (its proxy's `-U`, `--proxy-user` too), and
   // Samba's `-U user%X`, when X reads as a password (see `userPassword`; quoted, or in a
@@ -2456,6 +2466,17 @@ export function readArg(
   // that never closes (`$env:API_KEY="X`"b`) hidden to the end (r64-2: read as the command-line
   // reader reads it alone, such a value was kept in clear).
   if (rules.words && pwshAssignment(arg)) return lineSecrets(arg, hide, scriptName, false);
+  // After a telling flag alone, a word starting with `-` is its value, unless it is a flag of its
+  // own (see `OWN_FLAG`): `--token -VJJ` (read as a flag below, it was kept in clear).
+  const flagBefore = previous === undefined ? null : FLAG_ALONE.exec(previous);
+  if (
+    flagBefore &&
+    arg.startsWith("-") &&
+    !OWN_FLAG.test(arg) &&
+    rules.telling(flagBefore[1] ?? "") &&
+    rules.literal(arg)
+  )
+    return { sign: SecretSign.Flag, safe: named(arg, flagBefore[1] ?? "") };
   // curl's `-uuser:X`, `--user=user:X`, Samba's `-Uuser%X` (X as `userPassword` reads it: a blank in it is the password's).
   const tight = TIGHT_USER.exec(arg) ?? LONG_USER.exec(arg) ?? TIGHT_SAMBA_USER.exec(arg);
   if (tight && userPassword(tight[2] ?? "")) {

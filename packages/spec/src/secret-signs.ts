@@ -234,6 +234,24 @@ function looksSecretParam(name: string): boolean {
 }
 
 /**
+ * After a `${`: a name and `}` or one of the operators a default is written with (`${NAME}`,
+ * `${NAME:-word}`, `${NAME-word}`, `${NAME:=word}`, `${NAME:?word}`, `${NAME:+word}`), what a
+ * reader of the value (a shell, tools-mcp's expansion) takes for a reference; or the mark
+ * `argUrl` writes for a part it took out (`${\uE004` and its number). Reads the name only.
+ */
+const REFERENCE_HEAD = /(?:[A-Za-z_][A-Za-z0-9_]*|\uE004\d+)(?:\}|:?[-=?+])/y;
+
+/**
+ * True when the `${` at `at` of `value` opens a reference (see `REFERENCE_HEAD`). Any other
+ * (`${-  %VQ}`, `${X Y}`, `${}`) is no reference: a shell refuses it as a bad substitution, no
+ * reader fills it, and its text is the document's own, read as literal text.
+ */
+function referenceAt(value: string, at: number): boolean {
+  REFERENCE_HEAD.lastIndex = at + 2;
+  return REFERENCE_HEAD.test(value);
+}
+
+/**
  * The string with every `${VAR}` reference removed, a default written in one (`${NAME:-word}`)
  * with it, and references nested in a default (`${DB_PASSWORD:-${PASSWORD}}`) read whole: what is
  * left is what the document itself says outside them. A `${` whose reference holds a bare `{`, or
@@ -246,7 +264,7 @@ export function withoutReferences(value: string): string {
   const open: number[] = [];
   for (let i = 0; i < value.length; i += 1) {
     const c = value[i] as string;
-    if (c === "$" && value[i + 1] === "{") {
+    if (c === "$" && value[i + 1] === "{" && referenceAt(value, i)) {
       open.push(out.length);
       out.push("${");
       i += 1;
@@ -569,6 +587,25 @@ function withoutTellingPairs(
   return kept.join("&");
 }
 
+/**
+ * After a `${`: what a shell reads as a parameter expansion's start (an indirection or length mark,
+ * a name, a positional or special parameter, an index, then `}` or an operator), or the text's
+ * end first (`${#X}` in a URL's query, whose `#` starts its fragment, is read there as `${`: what
+ * follows is not seen, so it is taken for one as before). Reads up to the next `$`, `]` or `}` at most.
+ */
+const EXPANSION_HEAD =
+  /[!#]?(?:[A-Za-z_][A-Za-z0-9_]*|\d+|[@*#?$!-])(?:\[[^\]$}]*\])?[}:\-=?+#%/^,@*]|(?:[!#]?(?:[A-Za-z_][A-Za-z0-9_]*|\d+|[@*#?$!-])?(?:\[[^\]$}]*\]?)?)?$/y;
+
+/**
+ * @internal True when the `${` at `at` of `value` opens a parameter expansion a shell runs (see
+ * `EXPANSION_HEAD`: `${X%.*}`, `${-%VQ}`, `${#X}`); false for one it refuses as a bad
+ * substitution (`${-  %VQ}`, `${X Y}`), which runs nothing.
+ */
+export function expansionAt(value: string, at: number): boolean {
+  EXPANSION_HEAD.lastIndex = at + 2;
+  return EXPANSION_HEAD.test(value);
+}
+
 /** A run-time part's opener: `$(`, `${` or a backtick. */
 const RUN_TIME = /\$[({]|`/;
 
@@ -591,8 +628,13 @@ function shownQueryValue(value: string, name: string, hide?: SecretHide): string
   let i = 0;
   while (i < value.length) {
     const c = value[i] as string;
+    // A `${` a shell refuses (`${-  %VQ}`, see `expansionAt`) runs nothing: its text is literal.
     const opener =
-      c === "`" ? "`" : c === "$" && /[({]/.test(value[i + 1] ?? "") ? (value[i + 1] as string) : "";
+      c === "`"
+        ? "`"
+        : c === "$" && (value[i + 1] === "(" || (value[i + 1] === "{" && expansionAt(value, i)))
+          ? (value[i + 1] as string)
+          : "";
     if (opener === "") {
       literal += c;
       i += 1;

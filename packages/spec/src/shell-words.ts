@@ -1,6 +1,12 @@
 // Part of spec's secret reader (see find-spec-secrets.ts): the shell reader: a command line split into its words as a shell splits them (quotes, escapes, substitutions read to a bounded depth, heredocs, operators), each word's value mapped back to where it is written.
 import { scriptTells } from "./script-places.js";
-import { literalDefaults, looksProseSecretName, type SecretSign, withoutReferences } from "./secret-signs.js";
+import {
+  expansionAt,
+  literalDefaults,
+  looksProseSecretName,
+  type SecretSign,
+  withoutReferences,
+} from "./secret-signs.js";
 
 /**
  * One word of a command line: where it is written (`start`, `end`), what it says once its quotes
@@ -462,7 +468,9 @@ export function commandWords(line: string, depth = 0, nested = false): CommandWo
           return;
         }
       }
-      dynamic = true;
+      // A `${…}` a shell refuses as a bad substitution (`${-  %VQ}`, see `expansionAt`) runs nothing:
+      // read to its close as a shell reads it, its text is the word's literal text (fix175).
+      if (line[i] !== "$" || line[i + 1] !== "{" || expansionAt(line, i)) dynamic = true;
       const { end, closed } = expansionEnd(line, i);
       if (!closed) leftOpen();
       // A command's substitution (`$(…)`, not `$((…))`; a backtick's) holding whitespace, an operator

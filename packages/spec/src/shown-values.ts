@@ -1,7 +1,14 @@
 // Part of spec's secret reader (see find-spec-secrets.ts): the display's reading of a value read partly at run time: its literal text hidden in place, each run-time part (`$(…)`, a backtick, `${…}`) shown as the display shows a command.
 import { shownLineSecrets } from "./find-spec-secrets.js";
 import { PWSH_NAME } from "./pwsh-values.js";
-import { isLiteral, looksLikeKey, type SecretHide, withoutKeys, withoutReferences } from "./secret-signs.js";
+import {
+  expansionAt,
+  isLiteral,
+  looksLikeKey,
+  type SecretHide,
+  withoutKeys,
+  withoutReferences,
+} from "./secret-signs.js";
 import {
   type CommandWord,
   deepTells,
@@ -48,7 +55,12 @@ function literalStretches(text: string, at?: readonly number[]): LiteralStretch[
   while (i < text.length) {
     const c = text[i] as string;
     const next = text[i + 1] ?? "";
-    if (c === "`" || (c === "$" && /[{([]/.test(next))) {
+    if (c === "$" && next === "{" && !expansionAt(text, i)) {
+      // A `${…}` a shell refuses (`${-  %VQ}`, see `expansionAt`) runs nothing: literal text.
+      const end = Math.max(i + 1, expansionEnd(text, i).end);
+      current += text.slice(i, end);
+      i = end;
+    } else if (c === "`" || (c === "$" && /[{([]/.test(next))) {
       i = Math.max(i + 1, expansionEnd(text, i).end);
       part();
     } else if (c === "$" && /[A-Za-z_]/.test(next)) {
@@ -356,6 +368,8 @@ export function shownShellPart(
     if (substitution === "`" && inner.includes("\\")) return shownEscapedPart(text, hide, literal, quoted);
     return text.slice(0, open) + shownInner(inner, hide, literal) + substitution;
   }
+  // A `${…}` a shell refuses as a bad substitution (`${-  %VQ}`, see `expansionAt`) runs nothing: its text is literal.
+  if (text.startsWith("${") && !expansionAt(text, 0)) return literal(text);
   if (text.startsWith("${")) {
     const head = BRACED_HEAD.exec(text)?.[0] ?? "${";
     if (!text.endsWith("}") || text.length - 1 < head.length) return literal(text);
