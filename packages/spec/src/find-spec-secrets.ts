@@ -56,6 +56,7 @@ import {
   shellScript,
 } from "./script-places.js";
 import {
+  expansionAt,
   fragmentTells,
   hideLiteral,
   isLiteral,
@@ -998,8 +999,10 @@ function wordSpans(
   previous: CommandWord | undefined,
   before: CommandWord | undefined,
   asData = false,
+  display = false,
 ): Span[] {
-  const spans = word.data || asData ? dataSpans(word, previous, before) : ruleSpans(word, previous, before);
+  const spans =
+    word.data || asData ? dataSpans(word, previous, before) : ruleSpans(word, previous, before, display);
   const defaults = (word.defaults ?? []).filter(
     (fallback) => wholeNameTells(fallback.name) && isLiteral(word.value.slice(fallback.start, fallback.end)),
   );
@@ -1160,8 +1163,47 @@ function mixedWord(word: CommandWord): boolean {
   return (word.value.match(/\$\{/g)?.length ?? 0) === (word.value.match(/\}/g)?.length ?? 0);
 }
 
+/** A `${…}`'s head (`${NAME:-`) and its closing brace: what is left is its word (see `aroundRunTime`). */
+const BRACED_WORD = /^\$\{[!#]?\w*(?::?[-=?+])?|\}$/g;
+
+/**
+ * `span` of `value` (a shell's own command, given to it as one word) cut around each run-time part
+ * the shell it is given to runs there (`$(…)`, a backtick's, a `${…}` it expands whose word says
+ * nothing beside its own run-time parts, see `expansionAt`): the literal text between them, each
+ * piece a span of its own, so the display keeps those parts in sight. One pass over the span (each
+ * part passed over once, see `expansionEnd`).
+ */
+function aroundRunTime(value: string, span: Span): Span[] {
+  const pieces: Span[] = [];
+  let from = span.start;
+  let i = span.start;
+  while (i < span.end) {
+    const c = value[i];
+    const next = value[i + 1];
+    if (c === "`" || (c === "$" && (next === "(" || (next === "{" && expansionAt(value, i))))) {
+      const end = Math.max(i + 1, expansionEnd(value, i).end);
+      // A `${…}` whose word says something (`${X:-Q9}`) is hidden with the value, as before.
+      const word = c === "$" && next === "{" ? value.slice(i, end).replace(BRACED_WORD, "") : "";
+      if (word !== "" && saysBesideRunTime(word)) {
+        i = end;
+        continue;
+      }
+      if (i > from) pieces.push({ ...span, start: from, end: i });
+      i = end;
+      from = i;
+    } else i += c === "\\" ? 2 : 1;
+  }
+  if (from < span.end) pieces.push({ ...span, start: from, end: span.end });
+  return pieces.filter((piece) => value.slice(piece.start, piece.end).trim() !== "");
+}
+
 /** The spans found by the rules for args in one word's value (see `wordSpans`), given the two words before it on its line. */
-function ruleSpans(word: CommandWord, previous: CommandWord | undefined, twoBefore?: CommandWord): Span[] {
+function ruleSpans(
+  word: CommandWord,
+  previous: CommandWord | undefined,
+  twoBefore?: CommandWord,
+  display = false,
+): Span[] {
   const value = word.value;
   const literal = (text: string) => !word.dynamic && isLiteral(text);
   // Literal, or read partly at run time with literal text beside that says something (`abc$def`),
@@ -1235,6 +1277,7 @@ function ruleSpans(word: CommandWord, previous: CommandWord | undefined, twoBefo
     literal(header[3] ?? "")
   )
     return whole(value.length - (header[3] ?? "").length, header[1] ?? "");
+  const script = previous !== undefined && !previous.operator && SHELL_COMMAND.test(previous.value);
   // A connection string's telling pairs ("Server=db;Password=X;") and a URL's credentials (its
   // userinfo and telling query values), each read in the same word, in the order written. In a
   // word read partly at run time (`"Server=db;Password=X;App=$(…)"`), its closed run-time parts are
@@ -1243,6 +1286,11 @@ function ruleSpans(word: CommandWord, previous: CommandWord | undefined, twoBefo
   // such a word's pairs were never read, so `Password=X` stayed in clear in both views).
   const spans = connectionSpans(value.slice(from), word.dynamic ? ANY_VALUE : ARG_RULES, word.dynamic)
     .map((span) => ({ ...span, start: span.start + from, end: span.end + from }))
+    // A shell's own command (`sh -c "srv --api-key=X | tee \$(id);"`, literal to the line's shell)
+    // read as one connection string: a pair's value may run over a `$(…)` the shell it is given to
+    // runs, which the display keeps in sight, only the text beside it hidden (fix175: it hid it; the
+    // export still takes the value whole).
+    .flatMap((span) => (display && script && !word.dynamic ? aroundRunTime(value, span) : [span]))
     .filter((span) => {
       if (!word.dynamic) return true;
       const text = value.slice(span.start, span.end);
@@ -1718,7 +1766,7 @@ export function commandLineSecrets(
       }
       return (
         jsonWordSpans(reading, previous, hide, scriptName) ??
-        wordSpans(reading, previous, previous && sameLine(reading, words[index - 2]), script)
+        wordSpans(reading, previous, previous && sameLine(reading, words[index - 2]), script, display)
       );
     };
     // A quoted string's data word that opens a quote (`"pa` in `sh -c 'wget --password "pa ss X9"'`)
