@@ -904,6 +904,8 @@ export const SHAPES: Shape[] = [
       `srv ${repeat("--token -VJJ ", n / 13)}`,
       // A shell's own command read as one connection string, its pair's value cut around each `\$(…)`.
       `sh -c "srv --api-key=Zq9 | tee ${repeat("\\$(id) x \\${X:-\\$(id)} ", n / 24)};"`,
+      // A quoted word of many URLs with blanks: only one at its start (or after a `NAME=`) runs to its end.
+      `srv "${repeat("https://h/?token=a ", n / 19)}" -e "A=${repeat("https://h/?token=a ", n / 19)}"`,
     ],
     run: (list) => {
       const [arg, ...lines] = list as string[];

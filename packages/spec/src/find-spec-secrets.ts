@@ -1163,6 +1163,9 @@ function mixedWord(word: CommandWord): boolean {
   return (word.value.match(/\$\{/g)?.length ?? 0) === (word.value.match(/\}/g)?.length ?? 0);
 }
 
+/** What may stand before a URL that runs to its word's end (see `urlSpans`): nothing, a `NAME=`, a `--flag=` or a header's `Name: `. */
+const URL_LEAD = /^(?:(?:--?)?[A-Za-z_][\w.-]*=|[\w.-]+:[ \t]*)/;
+
 /** A `${…}`'s head (`${NAME:-`) and its closing brace: what is left is its word (see `aroundRunTime`). */
 const BRACED_WORD = /^\$\{[!#]?\w*(?::?[-=?+])?|\}$/g;
 
@@ -1359,6 +1362,11 @@ function urlSpans(value: string, spans: Span[]): Span[] {
   let next = 0;
   let after = 0;
   const blank = /\s/.test(value);
+  // Where a URL that runs to the word's end may start (see `URL_LEAD`), and whether the word holds
+  // a blank and no quote or run-time part: each read once for the word.
+  const lead = blank ? (URL_LEAD.exec(value)?.[0].length ?? 0) : -1;
+  let plainText: boolean | undefined;
+  const plainWord = () => (plainText ??= blank && !/['"`]|\$[({]/.test(value));
   for (const { start, url: read, follows } of urlsInWord(value)) {
     if (start < after) continue;
     let url = read;
@@ -1371,7 +1379,13 @@ function urlSpans(value: string, spans: Span[]): Span[] {
       // A password holding a blank, quoted (`"postgres://u:pa ss@h/db"`): the URL runs on to its host.
       SPACED_USERINFO.lastIndex = start;
       const spaced = blank ? SPACED_USERINFO.exec(value) : null;
-      const whole = spaced?.[0] ?? read;
+      // A word that is one URL holding a blank (quoted: `"https://h/p?token=a b"`, also after a
+      // `NAME=`, a `--flag=` or a header's `Name: `) and no quote or run-time part (read as before: a
+      // line a shell refuses, a blank inside `$(…)`) is one value to its end, as an argument is (see
+      // `argUrl`; it was cut at the blank, `b` kept in clear).
+      const plain =
+        (start === 0 || start === lead) && plainWord() && urlSign(value.slice(start)) !== undefined;
+      const whole = spaced?.[0] ?? (plain ? value.slice(start) : read);
       // Among a connection string's pairs a URL ends at its `;` (`Server=postgres://u:X@h;Password=Y`).
       const semicolon = pairs > 0 ? whole.indexOf(";") : -1;
       url = semicolon < 0 ? whole : whole.slice(0, semicolon);
