@@ -903,6 +903,7 @@ export const SHAPES: Shape[] = [
       `srv --token ${repeat("${ ", n / 3)}`,
       `srv ${repeat("--token -VJJ ", n / 13)}`,
       // A shell's own command read as one connection string, its pair's value cut around each `\$(…)`.
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: a default's `${X:-…}`, meant literally.
       `sh -c "srv --api-key=Zq9 | tee ${repeat("\\$(id) x \\${X:-\\$(id)} ", n / 24)};"`,
       // A quoted word of many URLs with blanks: only one at its start (or after a `NAME=`) runs to its end.
       `srv "${repeat("https://h/?token=a ", n / 19)}" -e "A=${repeat("https://h/?token=a ", n / 19)}"`,

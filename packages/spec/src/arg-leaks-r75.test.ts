@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import { withoutArgSecrets, withoutCommandLineSecrets } from "./index.js";
 import {
   expectArgFilledBack,
+  expectArgs,
   expectFilledBack,
   expectKept,
   expectShownAndExported,
@@ -20,13 +21,6 @@ import {
 // 2. After a flag that takes a value, a value starting with `-` was read as a flag and kept in clear
 //    (`--token -VJJ`); it is now the flag's value unless it is a flag of its own shape (`--verbose`,
 //    `-v`, `--`, `-`).
-
-/** `args` shown (each hidden part `•`), given to the export, and filled back. */
-function expectArgs(args: string[], shown: string[], exported: string[]): void {
-  expect(withoutArgSecrets(args, () => "•")).toEqual(shown);
-  expect(exportedArgs(args)).toEqual(exported);
-  expectArgFilledBack(args);
-}
 
 /** `text` without its references (a generated `${Q}` or `${J-}` is one, and stays). */
 const outsideReferences = (text: string) => text.replace(/\$\{[A-Za-z_][A-Za-z0-9_]*(?::?[-=?+])?\}/g, "");

@@ -5,6 +5,7 @@ import { commandLineSecrets } from "./find-spec-secrets.js";
 import { withoutArgSecrets, withoutCommandLineSecrets } from "./index.js";
 import {
   expectArgFilledBack,
+  expectArgs,
   expectFilledBack,
   expectKept,
   exportedArgs,
@@ -20,13 +21,6 @@ import {
 // export no longer filled back byte for byte (fix172); so was a URL whose value is a default's word
 // (`"https://h/p?token=${X:-Q}"` filled back as `'https://h/p?token=Q'`). `?token=$TOKEN`, a
 // reference, was taken out of a pasted line as text.
-
-/** `args` shown (each hidden part `•`), given to the export, and filled back. */
-function expectArgs(args: string[], shown: string[], exported: string[]): void {
-  expect(withoutArgSecrets(args, () => "•")).toEqual(shown);
-  expect(exportedArgs(args)).toEqual(exported);
-  expectArgFilledBack(args);
-}
 
 describe("an argument is one word: a URL in it runs to the argument's end", () => {
   it("a blank in a telling query value is the value's", () => {

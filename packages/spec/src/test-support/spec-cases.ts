@@ -45,6 +45,13 @@ export function expectArgFilledBack(args: string[]): void {
   expect(withoutArgSecrets(args, (text) => text)).toEqual(args);
 }
 
+/** `args` shown as `shown` (each hidden part `•`), exported as `exported`, and filled back byte for byte. */
+export function expectArgs(args: string[], shown: string[], exported: string[]): void {
+  expect(withoutArgSecrets(args, () => "•")).toEqual(shown);
+  expect(exportedArgs(args)).toEqual(exported);
+  expectArgFilledBack(args);
+}
+
 /** A string value (an env value, a header, a URL) is written `safe` without its secrets, and filled back gives `value` byte for byte. */
 export function expectStringHidden(value: string, safe: string): void {
   expect(withoutSecrets(value)).toBe(safe);
