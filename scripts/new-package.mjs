@@ -81,8 +81,11 @@ writeFileSync(
   join(dir, "vitest.config.ts"),
   `import { defineProject } from "vitest/config";
 
+// A worker imports the package's modules once for all its files (the root vitest.config.ts says
+// what that asks of a test file). A file that replaces a module with \`vi.mock\` is named
+// *.isolated.test.ts and runs in a vitest.isolated.config.ts of its own (see packages/loop).
 export default defineProject({
-  test: { name: "${name}", environment: "node" },
+  test: { isolate: false, name: "${name}", environment: "node" },
 });
 `,
 );
