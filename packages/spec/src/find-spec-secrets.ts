@@ -56,7 +56,6 @@ import {
   shellScript,
 } from "./script-places.js";
 import {
-  expansionAt,
   fragmentTells,
   hideLiteral,
   isLiteral,
@@ -64,6 +63,7 @@ import {
   looksLikeKey,
   looksProseSecretName,
   looksSecretName,
+  runTimeOpenerAt,
   type SecretHide,
   SecretSign,
   tellingPair,
@@ -1182,11 +1182,11 @@ function aroundRunTime(value: string, span: Span): Span[] {
   let i = span.start;
   while (i < span.end) {
     const c = value[i];
-    const next = value[i + 1];
-    if (c === "`" || (c === "$" && (next === "(" || (next === "{" && expansionAt(value, i))))) {
+    const opener = runTimeOpenerAt(value, i);
+    if (opener !== "") {
       const end = Math.max(i + 1, expansionEnd(value, i).end);
       // A `${…}` whose word says something (`${X:-Q9}`) is hidden with the value, as before.
-      const word = c === "$" && next === "{" ? value.slice(i, end).replace(BRACED_WORD, "") : "";
+      const word = opener === "{" ? value.slice(i, end).replace(BRACED_WORD, "") : "";
       if (word !== "" && saysBesideRunTime(word)) {
         i = end;
         continue;

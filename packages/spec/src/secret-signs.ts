@@ -606,6 +606,18 @@ export function expansionAt(value: string, at: number): boolean {
   return EXPANSION_HEAD.test(value);
 }
 
+/**
+ * @internal The run-time part a shell runs that opens at `at` of `value`: `` ` ``, `(` for `$(`,
+ * `{` for a `${` it expands (see `expansionAt`); "" for none (a `${` it refuses included).
+ */
+export function runTimeOpenerAt(value: string, at: number): "`" | "(" | "{" | "" {
+  const c = value[at];
+  if (c === "`") return "`";
+  if (c !== "$") return "";
+  const next = value[at + 1];
+  return next === "(" ? "(" : next === "{" && expansionAt(value, at) ? "{" : "";
+}
+
 /** A run-time part's opener: `$(`, `${` or a backtick. */
 const RUN_TIME = /\$[({]|`/;
 
@@ -629,12 +641,7 @@ function shownQueryValue(value: string, name: string, hide?: SecretHide): string
   while (i < value.length) {
     const c = value[i] as string;
     // A `${` a shell refuses (`${-  %VQ}`, see `expansionAt`) runs nothing: its text is literal.
-    const opener =
-      c === "`"
-        ? "`"
-        : c === "$" && (value[i + 1] === "(" || (value[i + 1] === "{" && expansionAt(value, i)))
-          ? (value[i + 1] as string)
-          : "";
+    const opener = runTimeOpenerAt(value, i);
     if (opener === "") {
       literal += c;
       i += 1;
