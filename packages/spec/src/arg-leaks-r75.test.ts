@@ -89,7 +89,12 @@ describe("a `${…}` no reader fills is literal text", () => {
     const value = fc
       .array(fc.oneof(literal, glue), { minLength: 1, maxLength: 8 })
       .map((parts) => parts.join(""))
-      .filter((text) => /[JVQ]/.test(text) && !text.startsWith("-"));
+      // A `${NAME-word}` / `${NAME:-word}` is a reference a reader fills (its default word is
+      // another case: a literal default in a URL's telling query value is still kept, an open leak
+      // the session note of 2026-12-05 names; a random run found `${V-V}`).
+      .filter(
+        (text) => /[JVQ]/.test(text) && !text.startsWith("-") && !/\$\{[A-Za-z_]\w*:?[-=?+]/.test(text),
+      );
     const args = fc.constantFrom(
       (v: string) => ["--url", `https://h/p?token=${v}`],
       (v: string) => ["--url", `https://h/p?b=1&api_key=${v}&c=2`],
