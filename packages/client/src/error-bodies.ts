@@ -5,8 +5,10 @@
  * classifier (overflow, refusal, loading) needs thrown away. This fetch wraps such a body as
  * `{"error": …}` before the SDK reads it, so the server's own words survive: a top-level error
  * object, a bare JSON string, Gemini's one-element array, and an `error` that is a plain string
- * (whose siblings, such as Hugging Face's `estimated_time`, would otherwise be lost). Successful
- * responses and bodies whose `error` is already an object pass through untouched.
+ * (whose siblings, such as Hugging Face's `estimated_time`, would otherwise be lost; beside a
+ * `message` of its own, as Fastify and NestJS send, it is the status text and the message stays).
+ * Successful responses and bodies whose `error` is already an object pass through untouched. An
+ * error body is read up to `MAX_ERROR_BODY_BYTES` and cut there.
  */
 
 type FetchLike = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
@@ -30,11 +32,63 @@ function wrapped(text: string): string | undefined {
   }
   if (typeof body !== "object" || body === null) return undefined;
   const { error, ...rest } = body as { error?: unknown } & Record<string, unknown>;
+  if (typeof error === "object" && error !== null && !Array.isArray(error)) return undefined;
   // Hugging Face / LM Studio: { "error": "Model … is currently loading", "estimated_time": 20 }.
   // The SDK keeps only `error`, so the words go in as its message and the siblings beside them.
-  if (typeof error === "string") return JSON.stringify({ error: { ...rest, message: error } });
-  if (error != null) return undefined;
+  // Fastify and NestJS put the status text there and the words in `message`:
+  // { "statusCode": 400, "error": "Bad Request", "message": "model 'm' is not loaded" } keeps its
+  // message, with the status text beside it.
+  if (typeof error === "string" && error !== "") {
+    const { message } = rest;
+    if (message === undefined || message === null || message === "") {
+      return JSON.stringify({ error: { ...rest, message: error } });
+    }
+    return JSON.stringify({ error: { ...rest, error } });
+  }
+  // No `error`, or one that says nothing of its own (`true`, `false`, a number, `""`, an array, as in
+  // { "error": true, "message": "model not found" }): the whole body is the error.
   return JSON.stringify({ error: body });
+}
+
+/**
+ * The most of an error body `keepErrorBodies` reads: 1 MiB. The rest is not read, the response is
+ * closed, and the text handed on ends with a note of the cut.
+ */
+export const MAX_ERROR_BODY_BYTES = 1_048_576;
+
+/** A character a key or token may be written with. */
+const TOKEN_CHAR = /[A-Za-z0-9+/=_.~%-]/;
+
+/** What ends a body cut at `MAX_ERROR_BODY_BYTES`. */
+const CUT_NOTE = `… [error body cut at ${MAX_ERROR_BODY_BYTES} bytes]`;
+
+/**
+ * The response's text, read up to `limit` bytes. A longer body is cut there, its reading stopped and
+ * the response closed, so a server that answers an error with an endless or enormous body costs a
+ * bounded amount of memory. The cut text loses the run of token characters it ends in (a key may be
+ * cut through, and a piece that short is not recognised as one), and ends with `CUT_NOTE`.
+ */
+async function boundedText(response: Response, limit: number): Promise<string> {
+  if (!response.body) return "";
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  let text = "";
+  let read = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return text + decoder.decode();
+    if (read + value.byteLength > limit) {
+      // Decoded without flushing: a character cut through at the limit is left out, not mangled.
+      text += decoder.decode(value.subarray(0, limit - read), { stream: true });
+      await reader.cancel().catch(() => {});
+      let end = text.length;
+      // A walk back, not a regex anchored at the end: that one is tried from every position.
+      while (end > 0 && TOKEN_CHAR.test(text[end - 1] as string)) end--;
+      return text.slice(0, end) + CUT_NOTE;
+    }
+    read += value.byteLength;
+    text += decoder.decode(value, { stream: true });
+  }
 }
 
 /**
@@ -43,8 +97,14 @@ function wrapped(text: string): string | undefined {
  * server's words reach `APIError.message` and `APIError.error`. `getClient` uses it; pass it as
  * `new OpenAI({ fetch: keepErrorBodies() })` to a client of your own. Gemini's one-element array
  * is unwrapped, and an `error` that is a plain string becomes `{ message, …its siblings }` (so Hugging
- * Face's `estimated_time` survives). Successful responses, statuses without a body (a `304`),
- * non-JSON bodies and bodies whose `error` is already an object pass through untouched.
+ * Face's `estimated_time` survives) — or, beside a `message` of the body's own (Fastify's and NestJS's
+ * `{ statusCode, error: "Bad Request", message }`), stays beside it as the status text; an `error`
+ * that says nothing (`true`, `false`, a number, `""`) leaves the whole body as the error, its
+ * `message` included. Successful responses, statuses without a body (a `304`), non-JSON bodies and
+ * bodies whose `error` is already an object pass through untouched. An error body is read up to
+ * `MAX_ERROR_BODY_BYTES` (1 MiB): a longer one is cut there (its last run of token characters
+ * dropped, a note of the cut added) and the response closed, so an endless error body cannot grow
+ * the host's heap until the request's timeout.
  */
 export function keepErrorBodies(inner: FetchLike = globalThis.fetch): FetchLike {
   return async (input, init) => {
@@ -52,7 +112,7 @@ export function keepErrorBodies(inner: FetchLike = globalThis.fetch): FetchLike 
     // A 304 from a caching proxy has no body to keep: handed on as it is, for the SDK to report.
     if (response.ok || NULL_BODY.has(response.status)) return response;
     // Whatever the content-type says: the SDK parses any error text that happens to be JSON.
-    const text = await response.text();
+    const text = await boundedText(response, MAX_ERROR_BODY_BYTES);
     const body = wrapped(text) ?? text;
     const headers = new Headers(response.headers);
     headers.delete("content-length");

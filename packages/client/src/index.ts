@@ -13,7 +13,7 @@ export {
   NO_KEY,
   timeoutMs,
 } from "./endpoint.js";
-export { keepErrorBodies } from "./error-bodies.js";
+export { keepErrorBodies, MAX_ERROR_BODY_BYTES } from "./error-bodies.js";
 export type { ModelListingErrorCode } from "./errors.js";
 export { EndpointConfigError, ModelListingError } from "./errors.js";
 export type { ClientLogEntry, ClientPool, ClientPoolOptions } from "./pool.js";

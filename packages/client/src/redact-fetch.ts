@@ -44,9 +44,9 @@ function redactedBody(
 }
 
 /**
- * A `fetch` that takes the given secrets out of everything a server sends back — every text
- * response body (error bodies and streams alike, piece by piece as they arrive; a binary body such
- * as audio passes untouched) and every response header value — and out of the error a failed
+ * A `fetch` that takes the given secrets out of everything a server sends back — every error
+ * body whatever its content type, every text response body (streams alike, piece by piece as they
+ * arrive; a successful binary body such as audio passes untouched) and every response header value — and out of the error a failed
  * request throws, so a server that echoes the key or a header
  * cannot put it into an SDK error, an event or a log line. `secrets` are the strings `secretsOf`
  * answers for the endpoint, each looked for exactly as given (a pooled client looks for an endpoint's
@@ -95,9 +95,12 @@ export function splitRedactingFetch(
       headers.append(name, clean);
     }
     const bodySecrets = response.ok ? replySecrets : secrets;
-    // Only text is searched: a binary body (audio, a file) would be corrupted by decoding it.
+    // A successful body is searched only when it is text: a binary one (audio, a file) would be
+    // corrupted by decoding it. An error body is searched whatever its type says: the SDK reads
+    // every error body as text into `APIError.message`, so a 401 that echoes the key under
+    // `application/octet-stream` (nginx's default type) would otherwise carry it there.
     const type = response.headers.get("content-type");
-    const textual = !type || TEXTUAL.test(type);
+    const textual = !response.ok || !type || TEXTUAL.test(type);
     const searched = textual && bodySecrets.length > 0;
     if ((!response.body || !searched) && !headersChanged) return response;
     if (searched) headers.delete("content-length");

@@ -1,0 +1,160 @@
+// Review r67: what a host saw of a pooled client's error bodies. Every case speaks HTTP to the
+// testkit's loopback server.
+
+import { inspect } from "node:util";
+import { startServer, type TestServer } from "@loopwright/testkit";
+import fc from "fast-check";
+import OpenAI from "openai";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { keepErrorBodies, MAX_ERROR_BODY_BYTES } from "./error-bodies.js";
+import { createClientPool } from "./pool.js";
+
+const KEY = "sk-proj-R67secretAbc123Def456Ghi789";
+const HEADER = "hdr-r67-0123456789abcdef";
+
+let server: TestServer;
+beforeEach(async () => {
+  server = await startServer();
+});
+afterEach(() => server.close());
+
+const ask = (client: OpenAI) =>
+  client.chat.completions.create({ model: "m", messages: [{ role: "user", content: "hi" }] });
+
+const failure = async (client: OpenAI) => {
+  const error = await ask(client).catch((e: unknown) => e);
+  expect(error).toBeInstanceOf(OpenAI.APIError);
+  return error as InstanceType<typeof OpenAI.APIError>;
+};
+
+describe("R67C-1: an error body whose content type is not text is still redacted", () => {
+  it.each([
+    "application/octet-stream",
+    "image/png",
+    "application/grpc",
+  ])("a 401 echoing the key and a header under %s reaches APIError without them", async (type) => {
+    server.enqueue({
+      type: "error",
+      status: 401,
+      body: `invalid api key: Bearer ${KEY} (x-api-key ${HEADER})`,
+      headers: { "content-type": type },
+    });
+    const client = createClientPool().getClient({
+      baseUrl: server.baseUrl,
+      apiKey: KEY,
+      headers: { "x-api-key": HEADER },
+    });
+    const error = await failure(client);
+    const shown = `${inspect(error, { depth: 8, showHidden: true })}${JSON.stringify(error)}${error.stack}`;
+    expect(shown).not.toContain("R67secret");
+    expect(shown).not.toContain("hdr-r67");
+    expect(error.message).toContain("invalid api key: Bearer [redacted]");
+  });
+});
+
+describe("R67C-2: an error body's own message is kept whatever its `error` member says", () => {
+  it("keeps Fastify's and NestJS's message beside the status text in `error`", async () => {
+    const body = { statusCode: 400, error: "Bad Request", message: "model 'm' is not loaded" };
+    server.enqueue({ type: "error", status: 400, body });
+    const error = await failure(createClientPool().getClient({ baseUrl: server.baseUrl }));
+    expect(error.message).toBe("400 model 'm' is not loaded");
+    expect(error.error).toEqual({ statusCode: 400, message: "model 'm' is not loaded", error: "Bad Request" });
+  });
+
+  it.each([
+    [{ error: true, message: "Model foo not found" }, "400 Model foo not found"],
+    [{ error: false, message: "Model foo not found" }, "400 Model foo not found"],
+    [{ error: 1, message: "Model foo not found" }, "400 Model foo not found"],
+    [{ error: "", message: "Model foo not found" }, "400 Model foo not found"],
+    [{ error: [], message: "Model foo not found" }, "400 Model foo not found"],
+  ])("keeps the message of %j", async (body, message) => {
+    server.enqueue({ type: "error", status: 400, body });
+    const error = await failure(createClientPool().getClient({ baseUrl: server.baseUrl }));
+    expect(error.message).toBe(message);
+  });
+
+  it("still reads Hugging Face's string error with its siblings as before", async () => {
+    server.enqueue({
+      type: "error",
+      status: 503,
+      body: { error: "Model x is currently loading", estimated_time: 20 },
+    });
+    const error = await failure(createClientPool().getClient({ baseUrl: server.baseUrl }));
+    expect(error.message).toBe("503 Model x is currently loading");
+    expect(error.error).toEqual({ estimated_time: 20, message: "Model x is currently loading" });
+  });
+
+  it("property: a JSON object body's string message reaches APIError.message unless its error is an object", async () => {
+    const client = new OpenAI({
+      baseURL: server.baseUrl,
+      apiKey: "k",
+      maxRetries: 0,
+      fetch: keepErrorBodies(),
+    });
+    const sibling = fc.oneof(fc.string(), fc.integer(), fc.boolean(), fc.constant(null));
+    await fc.assert(
+      fc.asyncProperty(
+        fc.string({ minLength: 1 }).filter((s) => s.trim() !== ""),
+        fc.oneof(
+          fc.constant(undefined),
+          fc.constant(null),
+          fc.boolean(),
+          fc.integer(),
+          fc.string(),
+          fc.array(fc.string(), { maxLength: 2 }),
+        ),
+        fc.dictionary(
+          fc.string({ minLength: 1 }).filter((k) => k !== "error" && k !== "message" && k !== "__proto__"),
+          sibling,
+          { maxKeys: 3 },
+        ),
+        async (message, errorMember, siblings) => {
+          const body: Record<string, unknown> = { ...siblings, message };
+          if (errorMember !== undefined) body.error = errorMember;
+          server.enqueue({ type: "error", status: 400, body });
+          const error = await ask(client).catch((e: unknown) => e);
+          expect(error).toBeInstanceOf(OpenAI.APIError);
+          expect((error as Error).message).toBe(`400 ${message}`);
+        },
+      ),
+      { numRuns: 60 },
+    );
+  });
+});
+
+describe("R67C-3: an error body is read up to MAX_ERROR_BODY_BYTES, not whole", () => {
+  it("cuts a 16 MiB error body at 1 MiB, notes the cut and closes the response", async () => {
+    const piece = "x ".repeat(128 * 1024); // 256 KiB
+    server.enqueue({
+      type: "raw",
+      status: 500,
+      headers: { "content-type": "text/html" },
+      chunks: Array.from({ length: 64 }, () => piece),
+    });
+    const error = await failure(createClientPool().getClient({ baseUrl: server.baseUrl }));
+    expect(error.message.length).toBeLessThanOrEqual(MAX_ERROR_BODY_BYTES + 100);
+    expect(error.message).toMatch(/… \[error body cut at 1048576 bytes\]$/);
+    expect(MAX_ERROR_BODY_BYTES).toBe(1_048_576);
+  });
+
+  it("drops a key the cut goes through rather than show its first characters", async () => {
+    // The key starts 10 bytes before the cut: too short a piece for a redactor to know it.
+    const filler = "a ".repeat((MAX_ERROR_BODY_BYTES - 10) / 2);
+    server.enqueue({
+      type: "error",
+      status: 401,
+      body: `${filler}${KEY} and more after it`,
+      headers: { "content-type": "text/plain" },
+    });
+    const error = await failure(createClientPool().getClient({ baseUrl: server.baseUrl, apiKey: KEY }));
+    expect(error.message).not.toContain(KEY.slice(0, 10));
+    expect(error.message).toMatch(/a … \[error body cut at 1048576 bytes\]$/);
+  });
+
+  it("hands on a body under the cap whole, a multi-byte character at its end included", async () => {
+    const body = `${"é".repeat(1000)} done`;
+    server.enqueue({ type: "error", status: 500, body, headers: { "content-type": "text/plain" } });
+    const error = await failure(createClientPool().getClient({ baseUrl: server.baseUrl }));
+    expect(error.message).toBe(`500 ${body}`);
+  });
+});
