@@ -1,4 +1,4 @@
-import { checkEvent, checkRunId, checkSignal } from "./errors.js";
+import { checkEvent, checkRunId, checkSignal, EventsError } from "./errors.js";
 import { DEFAULT_EVENTS_SETTINGS, type EventsSettings, mergeSettings } from "./settings.js";
 import type { RunEvent, SequencedEvent } from "./types.js";
 import { type EventStream, type SignalLike, Watcher } from "./watcher.js";
@@ -202,7 +202,18 @@ export function createBus(settings?: Partial<EventsSettings>): EventBus {
         return watcher;
       }
       const run = open(runId);
-      const watcher = new Watcher(host(run), run.events, signal);
+      let watcher: Watcher;
+      try {
+        watcher = new Watcher(host(run), run.events, signal);
+      } catch (cause) {
+        // A signal-like whose addEventListener throws: refused, and the run opened for it forgotten.
+        if (run.events.length === 0 && run.watchers.size === 0) runs.delete(runId);
+        throw new EventsError(
+          "invalid-signal",
+          "watch could not listen on its signal: its addEventListener threw. Pass the request's AbortSignal.",
+          { cause },
+        );
+      }
       run.watchers.add(watcher);
       return watcher;
     },

@@ -90,13 +90,18 @@ export function checkEvent(event: unknown, where: string): void {
 export function checkSignal(signal: unknown, where: string): asserts signal is SignalLike | undefined {
   if (signal === undefined) return;
   const like = signal as { aborted?: unknown; addEventListener?: unknown; removeEventListener?: unknown };
-  if (
-    typeof signal !== "object" ||
-    signal === null ||
-    typeof like.aborted !== "boolean" ||
-    typeof like.addEventListener !== "function" ||
-    typeof like.removeEventListener !== "function"
-  ) {
+  let fits = false;
+  try {
+    fits =
+      typeof signal === "object" &&
+      signal !== null &&
+      typeof like.aborted === "boolean" &&
+      typeof like.addEventListener === "function" &&
+      typeof like.removeEventListener === "function";
+  } catch {
+    // A getter that throws, a revoked Proxy: not a signal this can read.
+  }
+  if (!fits) {
     throw new EventsError(
       "invalid-signal",
       `${where} takes an AbortSignal (or an object with \`aborted\`, \`addEventListener\` and ` +

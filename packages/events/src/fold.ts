@@ -144,26 +144,36 @@ function inSeqOrder(list: Folded[]): void {
  * Takes `chars` characters back from the end of the current turn's answer (a `retract` event, `of`
  * `"text"`) or of its reasoning (a `thinking-retract`, `of` `"reasoning"`): from the last block of
  * that kind, then, while characters are left, from the blocks of that kind before it — past the
- * other kind and ordinary notices (a continuation's), never below `floor`, the first block after the
- * turn's start, its last tool card or a gap notice. A block left with nothing is dropped. A count
- * that is not a positive whole number takes nothing.
+ * other kind and ordinary notices (a continuation's), never below the turn's floor (the first block
+ * after the turn's start, its last tool card or a gap notice). `reach` holds the indices of the
+ * blocks of that kind above the floor, in order, so a retract visits only blocks it may take from:
+ * a walk back over every block between (a turn of many notices, or of answer and reasoning
+ * alternating, retracted many times) was quadratic. A block left with nothing becomes a hole in
+ * `blocks` (filled in at the end), and holes at the end are dropped at once, so the last entry is
+ * always the last block drawn. A count that is not a positive whole number takes nothing.
  */
-function retract(blocks: DisplayBlock[], chars: unknown, floor: number, of: "text" | "reasoning"): void {
+function retract(blocks: (DisplayBlock | undefined)[], chars: unknown, reach: number[]): void {
   if (typeof chars !== "number" || !Number.isSafeInteger(chars) || chars < 1) return;
   let left = chars;
-  for (let i = blocks.length - 1; i >= floor && left > 0; i--) {
-    const block = blocks[i] as DisplayBlock;
-    if (block.kind !== of || (block.kind !== "text" && block.kind !== "reasoning")) continue;
+  while (left > 0 && reach.length > 0) {
+    const index = reach[reach.length - 1] as number;
+    const block = blocks[index] as TextBlock | ReasoningBlock;
     const taken = Math.min(left, block.text.length);
     left -= taken;
-    if (taken === block.text.length) blocks.splice(i, 1);
-    else block.text = block.text.slice(0, block.text.length - taken);
+    if (taken === block.text.length) {
+      blocks[index] = undefined;
+      reach.pop();
+    } else {
+      block.text = block.text.slice(0, block.text.length - taken);
+    }
   }
+  while (blocks.length > 0 && blocks[blocks.length - 1] === undefined) blocks.pop();
 }
 
 /**
  * Collapses a run's events into blocks for display: runs of `output` into one text block and of
- * `thinking` into one reasoning block (a new turn, or anything drawn between, starts a new one),
+ * `thinking` into one reasoning block (a new turn, or anything drawn between, starts a new one; a
+ * delta never runs on into a block from before the turn's start, even after a retract emptied the turn),
  * each `tool-call` into a card that its `tool-result` (same id, latest unanswered card) fills in,
  * and notices and errors as lines. A `retract` takes its `chars` back from the end of the turn's
  * answer: from the last text block, then from earlier ones of the same turn (across its reasoning
@@ -171,7 +181,7 @@ function retract(blocks: DisplayBlock[], chars: unknown, floor: number, of: "tex
  * card or a gap notice (where the text it means may not have been drawn: it then takes back only
  * what was drawn after the gap). A `thinking-retract` takes its `chars` back from the turn's
  * reasoning blocks the same way, never from its answer. `usage`, `turn` and `done` draw nothing. Events are folded in
- * `seq` order (stably; one without a seq keeps its place after the event before it), and an event
+ * `seq` order (stably; one without a seq, or with `NaN`, keeps its place after the event before it), and an event
  * whose `seq` was already folded is skipped, so replayed and live events can be passed together,
  * in either order. A watcher's
  * gap notice (a `notice` with `dropped`) is the exception: its `seq` is unique only within that
@@ -180,17 +190,30 @@ function retract(blocks: DisplayBlock[], chars: unknown, floor: number, of: "tex
  * only its argument, and never throws over what the events hold: an unknown kind is ignored, and an
  * event that cannot be read (a throwing getter, a revoked Proxy) is not drawn. `events` itself that
  * is not iterable (`null`, one event rather than a list) is an `EventsError` (`invalid-argument`).
+ * Linear in the events when they come in `seq` order (n log n otherwise), however many retracts
+ * there are: a retract visits only the blocks it may take from.
  */
 export function fold(events: Iterable<RunEvent & { seq?: number }>): DisplayBlock[] {
   checkEventList("fold", events);
-  const blocks: DisplayBlock[] = [];
+  // Holes (`undefined`) are blocks a retract emptied, left out at the end; never the last entry.
+  const blocks: (DisplayBlock | undefined)[] = [];
   const seen = new Set<number>();
   // The cards still waiting for a result, by id, latest last: a result finds its card at once
   // rather than by a walk back over every block (quadratic in a run of unmatched results).
   const open = new Map<string, ToolBlock[]>();
   let joinable = false;
-  // The first block a retract may touch: after the turn's start, its last tool card or a gap notice.
-  let floor = 0;
+  // The text and reasoning blocks a retract may touch, by index: those after the turn's start, its
+  // last tool card or a gap notice (the floor), which empties both.
+  let texts: number[] = [];
+  let reasonings: number[] = [];
+  // Where the floor is: no delta joins a block below it, even when a retract emptied every block
+  // above it (a turn's only answer taken back must not let the next delta run on the turn before).
+  let floorAt = 0;
+  const raiseFloor = (): void => {
+    texts = [];
+    reasonings = [];
+    floorAt = blocks.length;
+  };
   // Each a copy, so a getter or Proxy is read once here; one that throws is an event not drawn.
   const list: (RunEvent & { seq?: number })[] = [];
   for (const raw of events) {
@@ -208,7 +231,8 @@ export function fold(events: Iterable<RunEvent & { seq?: number }>): DisplayBloc
       const key = `${String(event.seq)}/${event.dropped}`;
       if (gapsDrawn.has(key) || filled(event)) continue;
       gapsDrawn.add(key);
-    } else if (typeof event?.seq === "number") {
+    } else if (typeof event?.seq === "number" && !Number.isNaN(event.seq)) {
+      // NaN is no seq (inSeqOrder reads it so): each such event is its own, never a copy of another.
       if (seen.has(event.seq)) continue;
       seen.add(event.seq);
     }
@@ -218,16 +242,19 @@ export function fold(events: Iterable<RunEvent & { seq?: number }>): DisplayBloc
       case "thinking": {
         if (typeof event.text !== "string" || event.text === "") break;
         const kind = event.kind === "output" ? "text" : "reasoning";
-        if (joinable && last?.kind === kind) last.text += event.text;
-        else blocks.push({ kind, text: event.text });
+        if (joinable && last?.kind === kind && blocks.length - 1 >= floorAt) last.text += event.text;
+        else {
+          (kind === "text" ? texts : reasonings).push(blocks.length);
+          blocks.push({ kind, text: event.text });
+        }
         joinable = true;
         break;
       }
       case "retract":
-        retract(blocks, event.chars, floor, "text");
+        retract(blocks, event.chars, texts);
         break;
       case "thinking-retract":
-        retract(blocks, event.chars, floor, "reasoning");
+        retract(blocks, event.chars, reasonings);
         break;
       case "tool-call": {
         const card: ToolBlock = {
@@ -241,7 +268,7 @@ export function fold(events: Iterable<RunEvent & { seq?: number }>): DisplayBloc
         if (waiting) waiting.push(card);
         else open.set(card.id, [card]);
         joinable = false;
-        floor = blocks.length;
+        raiseFloor();
         break;
       }
       case "tool-result": {
@@ -254,14 +281,14 @@ export function fold(events: Iterable<RunEvent & { seq?: number }>): DisplayBloc
         if (card) card.result = result;
         else blocks.push({ kind: "tool", id: text(event.id), name: text(event.name), args: "", result });
         joinable = false;
-        floor = blocks.length;
+        raiseFloor();
         break;
       }
       case "notice":
         blocks.push({ kind: "notice", text: text(event.text) });
         joinable = false;
         // Events of this turn may be among those skipped: a retract does not reach above the gap.
-        if (isGapNotice(event)) floor = blocks.length;
+        if (isGapNotice(event)) raiseFloor();
         break;
       case "error":
         blocks.push({ kind: "error", message: text(event.message) });
@@ -269,11 +296,11 @@ export function fold(events: Iterable<RunEvent & { seq?: number }>): DisplayBloc
         break;
       case "turn":
         joinable = false;
-        floor = blocks.length;
+        raiseFloor();
         break;
       default:
         break;
     }
   }
-  return blocks;
+  return blocks.filter((block): block is DisplayBlock => block !== undefined);
 }

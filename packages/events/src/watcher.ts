@@ -114,7 +114,12 @@ export class Watcher implements EventStream {
     this.head = 0;
     this.gap = 0;
     this.pinned = undefined;
-    this.signal?.removeEventListener("abort", this.onAbort);
+    try {
+      this.signal?.removeEventListener("abort", this.onAbort);
+    } catch {
+      // A signal-like whose removeEventListener throws: the watcher still leaves its run, or the run
+      // would never be swept. Its listener only closes a watcher already closed.
+    }
     this.host.detach(this);
     const waiters = this.waiters;
     this.waiters = [];
