@@ -28,28 +28,27 @@ const failure = async (client: OpenAI) => {
 };
 
 describe("R67C-1: an error body whose content type is not text is still redacted", () => {
-  it.each([
-    "application/octet-stream",
-    "image/png",
-    "application/grpc",
-  ])("a 401 echoing the key and a header under %s reaches APIError without them", async (type) => {
-    server.enqueue({
-      type: "error",
-      status: 401,
-      body: `invalid api key: Bearer ${KEY} (x-api-key ${HEADER})`,
-      headers: { "content-type": type },
-    });
-    const client = createClientPool().getClient({
-      baseUrl: server.baseUrl,
-      apiKey: KEY,
-      headers: { "x-api-key": HEADER },
-    });
-    const error = await failure(client);
-    const shown = `${inspect(error, { depth: 8, showHidden: true })}${JSON.stringify(error)}${error.stack}`;
-    expect(shown).not.toContain("R67secret");
-    expect(shown).not.toContain("hdr-r67");
-    expect(error.message).toContain("invalid api key: Bearer [redacted]");
-  });
+  it.each(["application/octet-stream", "image/png", "application/grpc"])(
+    "a 401 echoing the key and a header under %s reaches APIError without them",
+    async (type) => {
+      server.enqueue({
+        type: "error",
+        status: 401,
+        body: `invalid api key: Bearer ${KEY} (x-api-key ${HEADER})`,
+        headers: { "content-type": type },
+      });
+      const client = createClientPool().getClient({
+        baseUrl: server.baseUrl,
+        apiKey: KEY,
+        headers: { "x-api-key": HEADER },
+      });
+      const error = await failure(client);
+      const shown = `${inspect(error, { depth: 8, showHidden: true })}${JSON.stringify(error)}${error.stack}`;
+      expect(shown).not.toContain("R67secret");
+      expect(shown).not.toContain("hdr-r67");
+      expect(error.message).toContain("invalid api key: Bearer [redacted]");
+    },
+  );
 });
 
 describe("R67C-2: an error body's own message is kept whatever its `error` member says", () => {
@@ -58,7 +57,11 @@ describe("R67C-2: an error body's own message is kept whatever its `error` membe
     server.enqueue({ type: "error", status: 400, body });
     const error = await failure(createClientPool().getClient({ baseUrl: server.baseUrl }));
     expect(error.message).toBe("400 model 'm' is not loaded");
-    expect(error.error).toEqual({ statusCode: 400, message: "model 'm' is not loaded", error: "Bad Request" });
+    expect(error.error).toEqual({
+      statusCode: 400,
+      message: "model 'm' is not loaded",
+      error: "Bad Request",
+    });
   });
 
   it.each([
