@@ -137,10 +137,17 @@ function base64Cores(value: string): string[] {
   return cores;
 }
 
-/** `value` percent-encoded as URL and form writers put it: either case of hex, `+` for a space. */
+/** A surrogate with no partner: `encodeURIComponent` throws on one, where URL writers write U+FFFD. */
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+
+/**
+ * `value` percent-encoded as URL and form writers put it: either case of hex, `+` for a space. A
+ * lone surrogate is encoded as the U+FFFD a writer (and `URLSearchParams`) puts in its place, so a
+ * value holding one is looked for rather than thrown on.
+ */
 function percentForms(value: string): string[] {
   const lower = (text: string) => text.replace(/%[0-9A-F]{2}/g, (e) => e.toLowerCase());
-  const component = encodeURIComponent(value);
+  const component = encodeURIComponent(value.replace(LONE_SURROGATE, "\ufffd"));
   const form = new URLSearchParams({ v: value }).toString().slice(2);
   return [component, lower(component), form, lower(form)];
 }

@@ -7,7 +7,9 @@ import fc from "fast-check";
 import OpenAI from "openai";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { keepErrorBodies, MAX_ERROR_BODY_BYTES } from "./error-bodies.js";
+import { EndpointConfigError } from "./errors.js";
 import { createClientPool } from "./pool.js";
+import { credentialRedactor, REDACTED, redactor, secretsOf } from "./redact.js";
 
 const KEY = "sk-proj-R67secretAbc123Def456Ghi789";
 const HEADER = "hdr-r67-0123456789abcdef";
@@ -159,5 +161,58 @@ describe("R67C-3: an error body is read up to MAX_ERROR_BODY_BYTES, not whole", 
     server.enqueue({ type: "error", status: 500, body, headers: { "content-type": "text/plain" } });
     const error = await failure(createClientPool().getClient({ baseUrl: server.baseUrl }));
     expect(error.message).toBe(`500 ${body}`);
+  });
+});
+
+describe("R67C-4: a key or header holding a lone surrogate", () => {
+  const KEY_WITH = "sk-abc\ud800defghijklmnopq";
+  const HEADER_WITH = "hdr\udc00-0123456789abcdef";
+
+  it("is redacted by redactor and credentialRedactor, never thrown on", () => {
+    const endpoint = { apiKey: KEY_WITH, headers: { authorization: `Bearer ${HEADER_WITH}` } };
+    for (const redact of [redactor(endpoint), credentialRedactor(endpoint)]) {
+      expect(redact(`key ${KEY_WITH} and ${HEADER_WITH} here`)).toBe(`key ${REDACTED} and ${REDACTED} here`);
+    }
+    expect(secretsOf(endpoint)).toContain(KEY_WITH);
+  });
+
+  it("is refused by the lookups with EndpointConfigError, as getClient refuses it", async () => {
+    const listing = await createClientPool()
+      .listModels({ baseUrl: server.baseUrl, apiKey: KEY_WITH })
+      .catch((e: unknown) => e);
+    expect(EndpointConfigError.isInstance(listing) && listing.field).toBe("apiKey");
+    const window = await createClientPool()
+      .contextLimitFor({ baseUrl: server.baseUrl, headers: { "x-k": HEADER_WITH } })
+      .catch((e: unknown) => e);
+    expect(EndpointConfigError.isInstance(window) && window.field).toBe("headers");
+    expect(() => createClientPool().getClient({ baseUrl: server.baseUrl, apiKey: KEY_WITH })).toThrow(
+      EndpointConfigError,
+    );
+  });
+
+  it("property: any key of six characters or more is looked for and taken out, whatever code units it holds", () => {
+    const loneSurrogate = fc.integer({ min: 0xd800, max: 0xdfff }).map((unit) => String.fromCharCode(unit));
+    const aKey = fc.oneof(
+      fc.string({ unit: "binary", minLength: 6, maxLength: 24 }),
+      fc
+        .tuple(
+          fc.string({ minLength: 3, maxLength: 10 }),
+          loneSurrogate,
+          fc.string({ minLength: 3, maxLength: 10 }),
+        )
+        .map(([head, lone, tail]) => `${head}${lone}${tail}`),
+    );
+    fc.assert(
+      fc.property(
+        aKey.filter((k) => k.trim() === k && k.length >= 6),
+        (key) => {
+          const redact = redactor({ apiKey: key });
+          const out = redact(`<<${key}>>`);
+          expect(out).not.toContain(key);
+          expect(credentialRedactor({ apiKey: key })(`<<${key}>>`)).not.toContain(key);
+        },
+      ),
+      { numRuns: 300 },
+    );
   });
 });
