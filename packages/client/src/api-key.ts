@@ -1,4 +1,4 @@
-import { NO_KEY } from "./endpoint.js";
+import { NO_KEY, withoutTrailingSlashes } from "./endpoint.js";
 
 /** The parts of an endpoint `resolveApiKey` reads. */
 export interface KeyedEndpoint {
@@ -7,11 +7,11 @@ export interface KeyedEndpoint {
 }
 
 function comparable(baseUrl: string): string {
-  const trimmed = baseUrl.trim().replace(/\/+$/, "");
+  const trimmed = withoutTrailingSlashes(baseUrl.trim());
   try {
     const url = new URL(trimmed);
     // URL lower-cases scheme and host and drops a default port; keep everything else exact.
-    const path = url.pathname.replace(/\/+$/, "");
+    const path = withoutTrailingSlashes(url.pathname);
     return `${url.protocol}//${url.username}:${url.password}@${url.host}${path}${url.search}${url.hash}`;
   } catch {
     return trimmed;

@@ -108,6 +108,17 @@ export function firstTokenMs(
   return toMs(request === undefined ? DEFAULT_FIRST_TOKEN_SECONDS : request * 5);
 }
 
+/**
+ * `text` without the slashes it ends in. A walk back, not `replace(/\/+$/, "")`: that regex is tried
+ * from every slash of a run that does not reach the end, so a base URL holding a long run of them
+ * (40 000 took 2.7 s, and twice as many four times as long) stalled every `getClient` call.
+ */
+export function withoutTrailingSlashes(text: string): string {
+  let end = text.length;
+  while (end > 0 && text.charCodeAt(end - 1) === 47) end--;
+  return text.slice(0, end);
+}
+
 /** A character no HTTP header value can carry: NUL, a line break, or one beyond Latin-1. */
 const UNSENDABLE = /[\0\r\n]|[^\0-\xff]/;
 
@@ -170,7 +181,7 @@ export function checkedBaseUrl(endpoint: Partial<Endpoint> | undefined): string 
       "The endpoint has no baseUrl: give the server's base URL, e.g. http://127.0.0.1:8080/v1.",
     );
   }
-  const trimmed = raw.trim().replace(/\/+$/, "");
+  const trimmed = withoutTrailingSlashes(raw.trim());
   let url: URL;
   try {
     url = new URL(trimmed);
@@ -215,7 +226,7 @@ export function checkedBaseUrl(endpoint: Partial<Endpoint> | undefined): string 
       `The endpoint's baseUrl for ${url.host} has ${parts.join(" and ")}: every request path would be sent after it, inside the query. Give the URL up to its path only (e.g. https://host/v1).`,
     );
   }
-  return `${url.protocol}//${url.host}${url.pathname.replace(/\/+$/, "")}`;
+  return `${url.protocol}//${url.host}${withoutTrailingSlashes(url.pathname)}`;
 }
 
 /**
