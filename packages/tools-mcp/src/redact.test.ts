@@ -153,6 +153,18 @@ describe("masker", () => {
     );
   });
 
+  it("takes a credential holding a lone surrogate, and masks it as written, JSON-escaped and percent-encoded (r67)", () => {
+    // `encodeURIComponent` throws URIError on a lone surrogate: building the mask threw before.
+    const value = "tok\ud800-0123456789abcdef";
+    const mask = masker([value]);
+    expect(mask(`a ${value} b`)).toBe("a *** b");
+    expect(mask(`{"k":${JSON.stringify(value)}}`)).toBe('{"k":"***"}');
+    const percent = new URLSearchParams({ v: value }).toString().slice(2);
+    expect(percent).toContain("%EF%BF%BD");
+    expect(mask(`?v=${percent}&x=1`)).toBe("?v=***&x=1");
+    expect(masker(["\udfff-lone-low-surrogate-key"])("x \udfff-lone-low-surrogate-key")).toBe("x ***");
+  });
+
   it("masks the longer of two credentials whole when one contains the other", () => {
     expect(masker(["abcd1234", "abcd1234efgh5678"])("x abcd1234efgh5678 y abcd1234 z")).toBe("x *** y *** z");
   });
