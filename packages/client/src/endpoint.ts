@@ -258,6 +258,14 @@ export function checkedHeaders(headers: unknown): Record<string, string> {
         `The endpoint's header name ${JSON.stringify(name)} is not an HTTP token (letters, digits and !#$%&'*+.^_\`|~-, no spaces).`,
       );
     }
+    if (name === "__proto__") {
+      // Node's fetch drops a header of this name without a word (and an object assignment would
+      // set a prototype instead): refused, rather than an endpoint that never gets it.
+      throw new EndpointConfigError(
+        "headers",
+        `The endpoint's header name "__proto__" cannot be sent: Node's fetch drops a header of that name.`,
+      );
+    }
     if (UNSENDABLE.test(value)) {
       // The SDK's own TypeError would quote the whole value.
       throw new EndpointConfigError(

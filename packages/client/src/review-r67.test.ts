@@ -244,3 +244,18 @@ describe("R67C-5: a base URL holding a long run of slashes", () => {
     );
   });
 });
+
+describe("a header named __proto__ (from JSON.parse of a host's settings)", () => {
+  it("is refused with EndpointConfigError naming it, not dropped without a word (Node's fetch never sends it)", () => {
+    const headers = JSON.parse('{"__proto__":"proto-value","x-other":"other"}') as Record<string, string>;
+    const error = (() => {
+      try {
+        createClientPool().getClient({ baseUrl: server.baseUrl, apiKey: KEY, headers });
+      } catch (e) {
+        return e;
+      }
+    })();
+    expect(error).toBeInstanceOf(EndpointConfigError);
+    expect((error as EndpointConfigError).message).toContain('"__proto__"');
+  });
+});
