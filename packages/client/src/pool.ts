@@ -136,6 +136,11 @@ export function createClientPool(given: ClientPoolOptions = {}): ClientPool {
     // Called only from inside the SDK's logger, where its TypeError would be swallowed line by line.
     throw new EndpointConfigError("onLog", "onLog must be a function taking { level, message }.");
   }
+  // Checked whether or not there is an `onLog`: a misspelt level is a mistake either way, and would
+  // surface only once an `onLog` is added.
+  if (options.logLevel != null && !LEVELS.includes(options.logLevel)) {
+    throw new EndpointConfigError("logLevel", `logLevel must be one of ${LEVELS.slice(1).join(", ")}.`);
+  }
   const logLevel = onLog ? (options.logLevel ?? "warn") : "off";
   if (!LEVELS.includes(logLevel)) {
     throw new EndpointConfigError("logLevel", `logLevel must be one of ${LEVELS.slice(1).join(", ")}.`);

@@ -259,3 +259,14 @@ describe("a header named __proto__ (from JSON.parse of a host's settings)", () =
     expect((error as EndpointConfigError).message).toContain('"__proto__"');
   });
 });
+
+describe("a logLevel that is no level", () => {
+  it("is refused with EndpointConfigError (logLevel) with or without an onLog", () => {
+    for (const options of [{ logLevel: "verbose" }, { logLevel: "verbose", onLog: () => {} }]) {
+      expect(() => createClientPool(options as Parameters<typeof createClientPool>[0])).toThrow(
+        expect.objectContaining({ name: "EndpointConfigError", field: "logLevel" }),
+      );
+    }
+    expect(() => createClientPool({ logLevel: "debug" })).not.toThrow();
+  });
+});
