@@ -926,12 +926,13 @@ export const SHAPES: Shape[] = [
     // at most once when its line leaves an opener open); a telling query value's literal defaults.
     name: "withoutCommandLineSecrets, exportSpec, withoutArgSecrets: quoted URLs with blanks, refused and literal defaults",
     build: (n) => [
-      // An argument's URL: a telling value of many literal defaults. A seventh each.
+      // An argument's URL: a telling value of many literal defaults. A seventh each (a twenty-first
+      // for the word of many substitutions holding an operator, each of whose commands is read too).
       // biome-ignore lint/suspicious/noTemplateCurlyInString: literal defaults, meant literally.
       `https://h/p?token=${repeat("${V:-Q9}", n / 7)}`,
       `srv --url "https://h/p?token=${repeat("a $(id) `x` ", n / 7)}"`,
       `srv "see ${repeat("x ", n / 14)}https://h/p?token=a ${repeat("b ", n / 14)}"`,
-      `srv "${repeat("x $(a;b) ", n / 7)}https://h/p?token=a b;"`,
+      `srv "${repeat("x $(a;b) ", n / 21)}https://h/p?token=a b;"`,
       // biome-ignore lint/suspicious/noTemplateCurlyInString: a refused default, meant literally.
       `srv --token ${repeat("${X:-${-  %VQ}}", n / 7)}`,
       `srv --token "${repeat("${X:-", n / 14)}\${-  %VQ}${repeat("}", n / 14)}`,

@@ -1,9 +1,9 @@
 // Part of spec's secret reader (see find-spec-secrets.ts): the shell reader: a command line split into its words as a shell splits them (quotes, escapes, substitutions read to a bounded depth, heredocs, operators), each word's value mapped back to where it is written.
 import { scriptTells } from "./script-places.js";
 import {
-  expansionAt,
   literalDefaults,
   looksProseSecretName,
+  runTimeOpenerAt,
   type SecretSign,
   withoutReferences,
 } from "./secret-signs.js";
@@ -450,7 +450,7 @@ export function commandWords(line: string, depth = 0, nested = false): CommandWo
           fallback = LITERAL_DEFAULT.exec(line);
         }
         // The default of the innermost being a `${…}` a shell refuses (`${X:-${-  %VQ}}`, see
-        // `expansionAt`): no reference a reader fills, its text is the default's literal word, read
+        // `runTimeOpenerAt`): no reference a reader fills, its text is the default's literal word, read
         // to its close as a shell reads it (fix176: the word was read at run time, kept in clear).
         let refused: { from: number; end: number } | undefined;
         if (
@@ -459,7 +459,7 @@ export function commandWords(line: string, depth = 0, nested = false): CommandWo
           start !== plainAt &&
           line[p] === "$" &&
           line[p + 1] === "{" &&
-          !expansionAt(line, p)
+          runTimeOpenerAt(line, p) === ""
         ) {
           const { end, closed } = expansionEnd(line, p);
           if (closed) refused = { from: p, end };
@@ -493,9 +493,10 @@ export function commandWords(line: string, depth = 0, nested = false): CommandWo
           return;
         }
       }
-      // A `${…}` a shell refuses as a bad substitution (`${-  %VQ}`, see `expansionAt`) runs nothing:
-      // read to its close as a shell reads it, its text is the word's literal text (fix175).
-      if (line[i] !== "$" || line[i + 1] !== "{" || expansionAt(line, i)) dynamic = true;
+      // A `${…}` a shell refuses as a bad substitution (`${-  %VQ}`, see `runTimeOpenerAt`) runs
+      // nothing: read to its close as a shell reads it, its text is the word's literal text (fix175).
+      // Bash's `$[…]` (arithmetic, no run-time part `runTimeOpenerAt` names) is read at run time.
+      if (runTimeOpenerAt(line, i) !== "" || line[i + 1] === "[") dynamic = true;
       const { end, closed } = expansionEnd(line, i);
       if (!closed) leftOpen();
       // A command's substitution (`$(…)`, not `$((…))`; a backtick's) holding whitespace, an operator
