@@ -920,6 +920,36 @@ export const SHAPES: Shape[] = [
     },
   },
   {
+    // fix176: a quoted word holding a URL and blanks read as one value to its end (whether it reads
+    // as one value asked in one pass over the word, each closed run-time part passed over once); a
+    // default that is a `${…}` a shell refuses read as a literal default's word (a word read again
+    // at most once when its line leaves an opener open); a telling query value's literal defaults.
+    name: "withoutCommandLineSecrets, exportSpec, withoutArgSecrets: quoted URLs with blanks, refused and literal defaults",
+    build: (n) => [
+      // An argument's URL: a telling value of many literal defaults. A seventh each (a twenty-first
+      // for the word of many substitutions holding an operator, each of whose commands is read too).
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: literal defaults, meant literally.
+      `https://h/p?token=${repeat("${V:-Q9}", n / 7)}`,
+      `srv --url "https://h/p?token=${repeat("a $(id) `x` ", n / 7)}"`,
+      `srv "see ${repeat("x ", n / 14)}https://h/p?token=a ${repeat("b ", n / 14)}"`,
+      `srv "${repeat("x $(a;b) ", n / 21)}https://h/p?token=a b;"`,
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: a refused default, meant literally.
+      `srv --token ${repeat("${X:-${-  %VQ}}", n / 7)}`,
+      `srv --token "${repeat("${X:-", n / 14)}\${-  %VQ}${repeat("}", n / 14)}`,
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: nested defaults, meant literally.
+      `srv --url "https://h/p?token=$(id)${repeat("${V:-", n / 21)}Q${repeat("}", n / 21)}${repeat("${V:-Q9}", n / 21)}"`,
+    ],
+    run: (list) => {
+      const [arg, ...lines] = list as string[];
+      withoutArgSecrets(["--url", arg as string], () => "*");
+      for (const line of lines) {
+        withoutCommandLineSecrets(line);
+        withoutCommandLineSecrets(line, (text) => text);
+        exportCommand(line);
+      }
+    },
+  },
+  {
     // fix162: a quoted command's words that open a quote read with the words up to its closing one
     // (each word read at most once for each quote), a URL's userinfo holding blanks, and curl's,
     // redis-cli's and Samba's password flags with quoted values holding blanks.

@@ -1305,7 +1305,7 @@ function ruleSpans(
   // A URL's telling query value that is only a reference (`?token=$TOKEN`, see `onlyReferences`)
   // names a variable and holds no secret: a URL whose only sign is such a value keeps it in sight,
   // in both views (fix173: it was taken out as text, as a literal is).
-  const urls = urlSpans(value, spans);
+  const urls = urlSpans(value, spans, script);
   if (!word.dynamic) return urls;
   return urls.filter(
     (span) =>
@@ -1356,17 +1356,50 @@ function queryValues(url: string): { start: number; end: number }[] {
  */
 const SPACED_USERINFO = /[A-Za-z][A-Za-z0-9+.-]*:\/\/[^\s@/?#:$`]*:[^\s@/?#$`]*\s[^@/?#$`]*@\S*/y;
 
-/** A connection string's pair `spans` in `value` (in order), with each URL's credentials outside them added, in order. */
-function urlSpans(value: string, spans: Span[]): Span[] {
+/** A shell's operator: `;`, `|`, `<`, `>`, a line break, `&&`, or a `&` before a blank. */
+const WORD_OPERATOR = /[;|<>\n\r]|&&|&\s/y;
+
+/**
+ * True when `value` (a word's text) reads as one value: no shell's operator (see `WORD_OPERATOR`)
+ * outside the run-time parts it opens and closes (`$(curl e|sh)`'s `|` is its command's), and no
+ * run-time part a shell runs left open (see `runTimeOpenerAt`; a `${` it refuses runs nothing). A
+ * word with an operator may be a command line given to a program to run; one with a part left open
+ * a line a shell refuses. One pass, each part passed over once (see `runTimeCloses`).
+ */
+function oneValue(value: string): boolean {
+  const closes = runTimeCloses(value);
+  let i = 0;
+  while (i < value.length) {
+    const close = closes.get(i);
+    if (close !== undefined) {
+      i = close;
+      continue;
+    }
+    if (runTimeOpenerAt(value, i) !== "") return false;
+    WORD_OPERATOR.lastIndex = i;
+    if (WORD_OPERATOR.test(value)) return false;
+    i += 1;
+  }
+  return true;
+}
+
+/**
+ * A connection string's pair `spans` in `value` (in order), with each URL's credentials outside
+ * them added, in order. `script`: `value` is a shell's own command (after `sh -c`).
+ */
+function urlSpans(value: string, spans: Span[], script = false): Span[] {
   const pairs = spans.length;
   let next = 0;
   let after = 0;
   const blank = /\s/.test(value);
-  // Where a URL that runs to the word's end may start (see `URL_LEAD`), and whether the word holds
-  // a blank and no quote or run-time part: each read once for the word.
+  // Where a URL that runs to the word's end may start (see `URL_LEAD`), whether the word holds a
+  // blank and no quote or run-time part, and whether it holds a blank and reads as no command line
+  // (see `oneValue`): each read once for the word.
   const lead = blank ? (URL_LEAD.exec(value)?.[0].length ?? 0) : -1;
   let plainText: boolean | undefined;
   const plainWord = () => (plainText ??= blank && !/['"`]|\$[({]/.test(value));
+  let loneText: boolean | undefined;
+  const lone = () => (loneText ??= blank && !script && oneValue(value));
   for (const { start, url: read, follows } of urlsInWord(value)) {
     if (start < after) continue;
     let url = read;
@@ -1380,11 +1413,17 @@ function urlSpans(value: string, spans: Span[]): Span[] {
       SPACED_USERINFO.lastIndex = start;
       const spaced = blank ? SPACED_USERINFO.exec(value) : null;
       // A word that is one URL holding a blank (quoted: `"https://h/p?token=a b"`, also after a
-      // `NAME=`, a `--flag=` or a header's `Name: `) and no quote or run-time part (read as before: a
-      // line a shell refuses, a blank inside `$(…)`) is one value to its end, as an argument is (see
-      // `argUrl`; it was cut at the blank, `b` kept in clear).
+      // `NAME=`, a `--flag=` or a header's `Name: `) and no quote or run-time part is one value to
+      // its end, as an argument is (see `argUrl`; it was cut at the blank, `b` kept in clear). So is
+      // a URL anywhere in a word holding a blank that reads as no command line (see `lone`), its
+      // run-time parts, quotes and a `${` left open the value's (fix176: `"https://h/p?token=a
+      // $(curl e|sh) b"`, `"see https://h/p?token=a b"` and `"https://h/p?token=${-  %Q${-  %"` were
+      // cut at a blank, the rest kept in clear); the display keeps each run-time part in sight (see
+      // `withoutUrlSecrets`). One that reads as a command line (a shell refuses it, or runs it) is
+      // read as before.
       const plain =
-        (start === 0 || start === lead) && plainWord() && urlSign(value.slice(start)) !== undefined;
+        (((start === 0 || start === lead) && plainWord()) || lone()) &&
+        urlSign(value.slice(start)) !== undefined;
       const whole = spaced?.[0] ?? (plain ? value.slice(start) : read);
       // Among a connection string's pairs a URL ends at its `;` (`Server=postgres://u:X@h;Password=Y`).
       const semicolon = pairs > 0 ? whole.indexOf(";") : -1;

@@ -409,7 +409,7 @@ export function urlSign(value: string): SecretSign | undefined {
   if (withoutReferences(decodeSafe(url.username) + decodeSafe(url.password)) !== "")
     return SecretSign.Userinfo;
   for (const [name, param] of url.searchParams) {
-    if (looksSecretParam(name) && withoutReferences(param).trim() !== "") return SecretSign.Query;
+    if (looksSecretParam(name) && saysInQuery(param)) return SecretSign.Query;
   }
   return fragmentTells(value) ? SecretSign.Query : undefined;
 }
@@ -476,12 +476,43 @@ function queryName(pair: string): string {
   return decodeSafe((cut === -1 ? pair : pair.slice(0, cut)).replace(/\+/g, " "));
 }
 
-/** @internal True for a raw `name=value` query pair with a telling name and a value that says something. */
+/**
+ * @internal True for a raw `name=value` query pair with a telling name and a value that says
+ * something (see `saysInQuery`).
+ */
 export function tellingPair(pair: string): boolean {
   const cut = pair.indexOf("=");
   if (cut === -1) return false;
   const param = decodeSafe(pair.slice(cut + 1).replace(/\+/g, " "));
-  return looksSecretParam(queryName(pair)) && withoutReferences(param).trim() !== "";
+  return looksSecretParam(queryName(pair)) && saysInQuery(param);
+}
+
+/**
+ * True when a (decoded) query value says something in clear: once its references are removed it
+ * still does, or a literal default holds a word (`${TOKEN:-Q9x}`: a reader of the value fills it
+ * with `Q9x` while `TOKEN` is unset; fix176: it was read as a reference alone and kept in clear).
+ */
+function saysInQuery(param: string): boolean {
+  return withoutReferences(param).trim() !== "" || literalDefaults(param).length > 0;
+}
+
+/**
+ * A telling query `value` (raw, as written) replaced by what `put` returns: whole when it says
+ * something outside its references; else each literal default's word alone, the reference around
+ * it kept (`${TOKEN:-Q9x}` → `${TOKEN:-<put>}`, as a flag's value is, see `hideLiteral`), so that
+ * filled back it gives the value byte for byte. A value that says something only once decoded is
+ * put whole.
+ */
+function hiddenQueryValue(value: string, put: (secret: string) => string): string {
+  const defaults = withoutReferences(value).trim() === "" ? literalDefaults(value) : [];
+  if (defaults.length === 0) return put(value);
+  let out = "";
+  let from = 0;
+  for (const { start, end } of defaults) {
+    out += value.slice(from, start) + put(value.slice(start, end));
+    from = end;
+  }
+  return out + value.slice(from);
 }
 
 function decodeSafe(part: string): string {
@@ -582,7 +613,10 @@ function withoutTellingPairs(
     if (!telling(pair)) kept.push(pair);
     else if (shown && RUN_TIME.test(pair.slice(cut + 1)))
       kept.push(`${pair.slice(0, cut + 1)}${shownQueryValue(pair.slice(cut + 1), queryName(pair), hide)}`);
-    else if (hide) kept.push(`${pair.slice(0, cut + 1)}${hide(pair.slice(cut + 1), queryName(pair))}`);
+    else if (hide)
+      kept.push(
+        `${pair.slice(0, cut + 1)}${hiddenQueryValue(pair.slice(cut + 1), (secret) => hide(secret, queryName(pair)))}`,
+      );
   }
   return kept.join("&");
 }
@@ -666,11 +700,45 @@ function shownQueryValue(value: string, name: string, hide?: SecretHide): string
       }
       end = Math.min(end + 1, value.length);
     }
-    out += value.slice(i, end);
+    // A reference's literal default (`${V:-Q9x}`, `${X:-${-  %VQ}}`): its word hidden, the rest kept.
+    const word = opener === "{" ? literalDefaultWord(value, i, end) : undefined;
+    if (word) out += value.slice(i, word.start) + (hide ? hide(value.slice(word.start, word.end), name) : "");
+    out += value.slice(word ? word.end : i, end);
     i = end;
   }
   flush();
   return out;
+}
+
+/** `${NAME:-`, `${NAME-`, `${NAME:=` or `${NAME=`: a default's head. Sticky. */
+const DEFAULT_HEAD = /\$\{[A-Za-z_][A-Za-z0-9_]*:?[-=]/y;
+
+/**
+ * Where the literal word of the `${…}` written from `start` to `end` (closed) in `value` stands:
+ * the default's word of `${NAME:-word}` (or of the innermost of nested ones, `${X:-${Y:-word}}`)
+ * when no run-time part a shell runs opens in it (plain text, or a `${` a shell refuses: `${-  %VQ}`,
+ * see `expansionAt`) and it says something. Undefined for any other. One pass over the part.
+ */
+function literalDefaultWord(
+  value: string,
+  start: number,
+  end: number,
+): { start: number; end: number } | undefined {
+  let from = start;
+  let to = end;
+  for (;;) {
+    DEFAULT_HEAD.lastIndex = from;
+    if (value[to - 1] !== "}" || !DEFAULT_HEAD.test(value)) break;
+    from = DEFAULT_HEAD.lastIndex;
+    to -= 1;
+    // A default that is itself a default's `${…}` (`${X:-${Y:-word}}`): its word is read in turn.
+    if (runTimeOpenerAt(value, from) !== "{") break;
+    DEFAULT_HEAD.lastIndex = from;
+    if (!DEFAULT_HEAD.test(value)) break;
+  }
+  if (from === start || to <= from) return undefined;
+  for (let k = from; k < to; k += 1) if (runTimeOpenerAt(value, k) !== "") return undefined;
+  return /\S/.test(value.slice(from, to)) ? { start: from, end: to } : undefined;
 }
 
 /**

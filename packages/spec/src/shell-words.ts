@@ -1,9 +1,9 @@
 // Part of spec's secret reader (see find-spec-secrets.ts): the shell reader: a command line split into its words as a shell splits them (quotes, escapes, substitutions read to a bounded depth, heredocs, operators), each word's value mapped back to where it is written.
 import { scriptTells } from "./script-places.js";
 import {
-  expansionAt,
   literalDefaults,
   looksProseSecretName,
+  runTimeOpenerAt,
   type SecretSign,
   withoutReferences,
 } from "./secret-signs.js";
@@ -384,6 +384,9 @@ export function commandWords(line: string, depth = 0, nested = false): CommandWo
     group += 1;
   };
   let i = 0;
+  // Where a word whose reading of a refused default (see `substitution`) is undone starts: read
+  // again there without it, once.
+  let plainAt = -1;
   while (i < line.length) {
     const first = line[i] as string;
     // Whitespace, and a backslash before a newline (a line continuation: bash reads neither).
@@ -419,6 +422,8 @@ export function commandWords(line: string, depth = 0, nested = false): CommandWo
     const leftOpen = () => {
       unclosed = true;
     };
+    // Whether a refused default was read as a literal default's word (see `substitution`).
+    let refusedRead = false;
     const put = (index: number) => {
       value += line[index];
       at.push(index);
@@ -444,18 +449,38 @@ export function commandWords(line: string, depth = 0, nested = false): CommandWo
           LITERAL_DEFAULT.lastIndex = p;
           fallback = LITERAL_DEFAULT.exec(line);
         }
-        let close = fallback ? p + fallback[0].length : -1;
-        for (let k = 0; fallback && k < depth; k += 1) {
-          if (line[close] !== "}") fallback = null;
+        // The default of the innermost being a `${…}` a shell refuses (`${X:-${-  %VQ}}`, see
+        // `runTimeOpenerAt`): no reference a reader fills, its text is the default's literal word, read
+        // to its close as a shell reads it (fix176: the word was read at run time, kept in clear).
+        let refused: { from: number; end: number } | undefined;
+        if (
+          !fallback &&
+          depth > 0 &&
+          start !== plainAt &&
+          line[p] === "$" &&
+          line[p + 1] === "{" &&
+          runTimeOpenerAt(line, p) === ""
+        ) {
+          const { end, closed } = expansionEnd(line, p);
+          if (closed) refused = { from: p, end };
+          refusedRead ||= closed;
+        }
+        let close = fallback ? p + fallback[0].length : (refused?.end ?? -1);
+        let found = fallback !== null || refused !== undefined;
+        for (let k = 0; found && k < depth; k += 1) {
+          if (line[close] !== "}") found = false;
           close += 1;
         }
-        if (fallback) {
-          const text = fallback[3] ?? fallback[4] ?? fallback[5] ?? "";
-          const from = p + fallback[0].length - 1 - (fallback[3] !== undefined ? 0 : 1) - text.length;
+        if (found) {
+          const text = fallback ? (fallback[3] ?? fallback[4] ?? fallback[5] ?? "") : "";
+          const from = fallback
+            ? p + fallback[0].length - 1 - (fallback[3] !== undefined ? 0 : 1) - text.length
+            : (refused?.from ?? p);
+          const to = fallback ? from + text.length : (refused?.end ?? p);
           const begin = value.length;
-          for (let k = from; k < from + text.length; k += 1) put(k);
+          for (let k = from; k < to; k += 1) put(k);
           // Under the innermost name that names a credential, else the innermost.
-          names.push(fallback[1] ?? "");
+          if (fallback) names.push(fallback[1] ?? "");
           let name = names[names.length - 1] as string;
           for (let k = names.length - 1; k >= 0; k -= 1)
             if (wholeNameTells(names[k] as string)) {
@@ -468,9 +493,10 @@ export function commandWords(line: string, depth = 0, nested = false): CommandWo
           return;
         }
       }
-      // A `${…}` a shell refuses as a bad substitution (`${-  %VQ}`, see `expansionAt`) runs nothing:
-      // read to its close as a shell reads it, its text is the word's literal text (fix175).
-      if (line[i] !== "$" || line[i + 1] !== "{" || expansionAt(line, i)) dynamic = true;
+      // A `${…}` a shell refuses as a bad substitution (`${-  %VQ}`, see `runTimeOpenerAt`) runs
+      // nothing: read to its close as a shell reads it, its text is the word's literal text (fix175).
+      // Bash's `$[…]` (arithmetic, no run-time part `runTimeOpenerAt` names) is read at run time.
+      if (runTimeOpenerAt(line, i) !== "" || line[i + 1] === "[") dynamic = true;
       const { end, closed } = expansionEnd(line, i);
       if (!closed) leftOpen();
       // A command's substitution (`$(…)`, not `$((…))`; a backtick's) holding whitespace, an operator
@@ -554,6 +580,14 @@ export function commandWords(line: string, depth = 0, nested = false): CommandWo
         put(i);
         i += 1;
       }
+    }
+    // On a line that leaves an opener open, such a default is read at run time as before (its word
+    // would be written apart from the rest of the value, and a value written apart on such a line is
+    // kept as written: see `commandLineSecrets`): the word is read again from its start.
+    if (unclosed && refusedRead) {
+      plainAt = start;
+      i = start;
+      continue;
     }
     const end = Math.min(i, line.length);
     words.push({ start, end, value, at, operator: false, dynamic, ...(defaults ? { defaults } : {}) });

@@ -2,9 +2,9 @@
 import { shownLineSecrets } from "./find-spec-secrets.js";
 import { PWSH_NAME } from "./pwsh-values.js";
 import {
-  expansionAt,
   isLiteral,
   looksLikeKey,
+  runTimeOpenerAt,
   type SecretHide,
   withoutKeys,
   withoutReferences,
@@ -55,12 +55,14 @@ function literalStretches(text: string, at?: readonly number[]): LiteralStretch[
   while (i < text.length) {
     const c = text[i] as string;
     const next = text[i + 1] ?? "";
-    if (c === "$" && next === "{" && !expansionAt(text, i)) {
-      // A `${…}` a shell refuses (`${-  %VQ}`, see `expansionAt`) runs nothing: literal text.
+    const opener = runTimeOpenerAt(text, i);
+    if (c === "$" && next === "{" && opener === "") {
+      // A `${…}` a shell refuses (`${-  %VQ}`, see `runTimeOpenerAt`) runs nothing: literal text.
       const end = Math.max(i + 1, expansionEnd(text, i).end);
       current += text.slice(i, end);
       i = end;
-    } else if (c === "`" || (c === "$" && /[{([]/.test(next))) {
+    } else if (opener !== "" || (c === "$" && next === "[")) {
+      // A run-time part, or bash's `$[…]` (arithmetic, read at run time too).
       i = Math.max(i + 1, expansionEnd(text, i).end);
       part();
     } else if (c === "$" && /[A-Za-z_]/.test(next)) {
@@ -368,8 +370,8 @@ export function shownShellPart(
     if (substitution === "`" && inner.includes("\\")) return shownEscapedPart(text, hide, literal, quoted);
     return text.slice(0, open) + shownInner(inner, hide, literal) + substitution;
   }
-  // A `${…}` a shell refuses as a bad substitution (`${-  %VQ}`, see `expansionAt`) runs nothing: its text is literal.
-  if (text.startsWith("${") && !expansionAt(text, 0)) return literal(text);
+  // A `${…}` a shell refuses as a bad substitution (`${-  %VQ}`, see `runTimeOpenerAt`) runs nothing: its text is literal.
+  if (text.startsWith("${") && runTimeOpenerAt(text, 0) === "") return literal(text);
   if (text.startsWith("${")) {
     const head = BRACED_HEAD.exec(text)?.[0] ?? "${";
     if (!text.endsWith("}") || text.length - 1 < head.length) return literal(text);
