@@ -1,5 +1,6 @@
 import { DEFAULT_CHARS_PER_TOKEN } from "@loopwright/ledger";
 import { positive } from "./settings.js";
+import { cutTo, oneLine, wellFormed } from "./text.js";
 import type { AssembleOptions, HookOutcome } from "./types.js";
 
 /**
@@ -104,7 +105,7 @@ const NOTE_LABEL_CHARS = 60;
  * a character), so a hook with a megabyte of id costs a line, as a megabyte of error does.
  */
 function noteName(label: string): string {
-  const flat = wellFormed(label).replace(/[\p{Cc}\u2028\u2029]+/gu, " ");
+  const flat = oneLine(wellFormed(label));
   return flat.length <= NOTE_LABEL_CHARS ? flat : `${cutTo(flat, NOTE_LABEL_CHARS - 1)}…`;
 }
 
@@ -116,17 +117,6 @@ export function noteLabel(outcome: HookOutcome, place: number): string {
   if (typeof outcome.name === "string" && outcome.name !== "") return noteName(outcome.name);
   if (typeof outcome.id === "string" && outcome.id !== "") return noteName(outcome.id);
   return `hook ${place + 1}`;
-}
-
-/** A surrogate without its other half: JSON.stringify writes it as an escape that strict JSON readers refuse. */
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
-
-/**
- * `text` with each lone surrogate written U+FFFD. A request carrying one is refused by llama.cpp's
- * JSON reader (and serde_json's), and hook context stored beside its question would fail every turn.
- */
-function wellFormed(text: string): string {
-  return text.replace(LONE_SURROGATE, "\uFFFD");
 }
 
 /** An attribute value that cannot end its quotes or its tag, and stays on one line. */
@@ -147,20 +137,70 @@ function disarm(text: string): string {
   return text.replace(/<(?=\s*(?:\/\s*)?context)/gi, "&lt;");
 }
 
-/** `text` cut to at most `chars` UTF-16 units, never between the two halves of a surrogate pair. */
-function cutTo(text: string, chars: number): string {
-  if (text.length <= chars) return text;
-  let end = Math.max(0, chars);
-  const last = text.charCodeAt(end - 1);
-  if (end > 0 && last >= 0xd800 && last <= 0xdbff) end--;
-  return text.slice(0, end);
+/**
+ * The most characters that estimate at no more than `tokens` (`Math.ceil(chars / charsPerToken)`,
+ * as the ledger's `estimateTokens` counts): `tokens × charsPerToken` rounded down, one less where
+ * floating point rounded the product up (30 tokens at 0.7 characters each is 21 characters, which
+ * the ledger counts as 31 tokens).
+ */
+export function charsWithin(tokens: number, charsPerToken: number): number {
+  const chars = Math.floor(tokens * charsPerToken);
+  if (!Number.isSafeInteger(chars)) return chars;
+  // A step or two at most: the product is off by a rounding error, not by a character.
+  for (let fit = chars, steps = 0; fit > 0 && steps < 64; fit--, steps++) {
+    if (Math.ceil(fit / charsPerToken) <= tokens) return fit;
+  }
+  return 0;
+}
+
+/** How an `untrusted` fence opens, and how it closes (after the line break that ends its text). */
+const FENCE_OPEN = "<untrusted";
+const FENCE_CLOSE = "\n</untrusted>";
+
+/** Where the last `untrusted` fence of `text` opens when it is not closed after it; -1 when none is open. */
+function openFence(text: string): number {
+  const at = text.lastIndexOf(FENCE_OPEN);
+  return at > text.lastIndexOf("</untrusted>") ? at : -1;
+}
+
+/** An escape (`&lt;`, `&amp;`, `&#x1F600;`) the cut left unfinished at the end of `text`. */
+const PARTIAL_ESCAPE = /&#?[0-9A-Za-z]{0,8}$/;
+
+/**
+ * `text` cut to at most `limit` characters, the cut mark included, or `""` where nothing of it fits.
+ * Never inside a character or an escape (`&lt;` is whole or gone), and never inside an `untrusted`
+ * fence left open: a fence the cut falls in is closed, the mark after it, and one whose opening tag the
+ * cut falls in is left out whole. A fence left open would take in everything after the block — the
+ * next hook's block and the user's question — as text nobody vouched for.
+ */
+function cutBlock(text: string, limit: number): string {
+  let body = cutTo(text, limit - CUT_MARK.length).replace(PARTIAL_ESCAPE, "");
+  let fence = openFence(body);
+  if (fence === -1) return body.trim() === "" ? "" : body + CUT_MARK;
+  body = cutTo(text, limit - CUT_MARK.length - FENCE_CLOSE.length).replace(PARTIAL_ESCAPE, "");
+  fence = openFence(body);
+  if (fence !== -1 && body.indexOf(">", fence) === -1) {
+    // The opening tag itself was cut: the fence goes whole, the text before it stays.
+    body = body.slice(0, fence).trimEnd();
+    fence = openFence(body);
+  }
+  if (fence === -1) return body.trim() === "" ? "" : body + CUT_MARK;
+  // Inside a fence every < is written &lt;, so a < near the end is the closing tag, cut.
+  for (let part = FENCE_CLOSE.length - 1; part > 0; part--) {
+    if (body.endsWith(FENCE_CLOSE.slice(0, part))) {
+      body = body.slice(0, body.length - part);
+      break;
+    }
+  }
+  return body + FENCE_CLOSE + CUT_MARK;
 }
 
 /**
  * The outcomes' context as `<context hook="id">` blocks, in order (failed ones skipped), held to `maxTokens` in all and
  * each to its own `maxTokens`. Sizes are characters over `charsPerToken`, the way the ledger's
  * `estimateTokens` counts, so `estimateTokens(result) <= maxTokens` always holds; a block that does
- * not fit is cut (ending in " […]") or left out, and `onNote` is told which.
+ * not fit is cut (ending in " […]") or left out, and `onNote` is told which. A cut falls between
+ * characters and escapes, and closes an `untrusted` fence it falls in, the mark after it (see `cutBlock`).
  */
 export function assembleBlocks(
   outcomes: readonly HookOutcome[],
@@ -172,7 +212,7 @@ export function assembleBlocks(
   const note = (text: string): void => {
     if (typeof options.onNote === "function") options.onNote(text);
   };
-  const budget = Math.floor(maxTokens * charsPerToken);
+  const budget = charsWithin(maxTokens, charsPerToken);
   let out = "";
   outcomes.forEach((entry, place) => {
     const outcome = readable(entry);
@@ -190,22 +230,21 @@ export function assembleBlocks(
     const close = "\n</context>";
     const separator = out === "" ? "" : "\n\n";
     const own = positive(outcome.maxTokens)
-      ? Math.floor(outcome.maxTokens * charsPerToken)
+      ? charsWithin(outcome.maxTokens, charsPerToken)
       : Number.POSITIVE_INFINITY;
     const room = budget - out.length - separator.length - open.length - close.length;
     const limit = Math.min(own, room);
     let body = text;
     if (text.length > limit) {
-      body = cutTo(text, limit - CUT_MARK.length);
+      body = cutBlock(text, limit);
       const why =
         limit === own
           ? `its own limit of ${tokens(outcome.maxTokens)}`
           : `the ${maxTokens}-token hook budget`;
-      if (body.trim() === "") {
+      if (body === "") {
         note(`Hook ${label}'s context was left out: ${why} had no room for it.`);
         return;
       }
-      body += CUT_MARK;
       note(`Hook ${label}'s context was cut from ${text.length} to ${body.length} characters to fit ${why}.`);
     }
     out += separator + open + body + close;

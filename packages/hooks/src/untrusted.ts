@@ -46,14 +46,24 @@ const TAGS = "\\uDB40[\\uDC00-\\uDC7F]";
 /** An `&` that would otherwise read as one of the escapes below, so escaping can be undone exactly. */
 const AMPERSAND = "&(?=lt;|gt;|amp;|quot;|#x[0-9A-Fa-f]+;)";
 
+/**
+ * Half a surrogate pair without its other half (a page cut inside an emoji): written as a code, so
+ * the fence is text every JSON reader takes (llama.cpp's and serde_json's refuse a lone `\uD800`),
+ * and decoding gives the half back.
+ */
+const LONE_SURROGATE = "[\\uD800-\\uDBFF](?![\\uDC00-\\uDFFF])|(?<![\\uD800-\\uDBFF])[\\uDC00-\\uDFFF]";
+
 const BMP_LOOKALIKES = ANGLE_LOOKALIKES.filter((char) => char.length === 1).join("");
 const ASTRAL_LOOKALIKES = ANGLE_LOOKALIKES.filter((char) => char.length > 1).join("|");
 
 // Flagless, so a pattern sees UTF-16 units: a surrogate pair is matched whole as two of them, and a
-// lone surrogate matches nothing here.
-const BODY = new RegExp(`[<${BMP_LOOKALIKES}${BIDI}]|${ASTRAL_LOOKALIKES}|${TAGS}|${AMPERSAND}`, "g");
+// lone surrogate only as LONE_SURROGATE.
+const BODY = new RegExp(
+  `[<${BMP_LOOKALIKES}${BIDI}]|${ASTRAL_LOOKALIKES}|${TAGS}|${AMPERSAND}|${LONE_SURROGATE}`,
+  "g",
+);
 const SOURCE = new RegExp(
-  `[<>"${BMP_LOOKALIKES}${BIDI}\\u0000-\\u001f\\u007f-\\u009f\\u2028\\u2029]|${ASTRAL_LOOKALIKES}|${TAGS}|${AMPERSAND}`,
+  `[<>"${BMP_LOOKALIKES}${BIDI}\\u0000-\\u001f\\u007f-\\u009f\\u2028\\u2029]|${ASTRAL_LOOKALIKES}|${TAGS}|${AMPERSAND}|${LONE_SURROGATE}`,
   "g",
 );
 
@@ -94,7 +104,8 @@ export interface UntrustedOptions {
  * Every `<` in the text is written `&lt;`, and every character that looks like one (fullwidth,
  * small-form, confusable, angle-bracket and tag-character forms) as a `&#x…;` code, so the output has
  * exactly two `<` — the fence's own — and no look-alike. Bidirectional controls are written as codes
- * too, so they cannot reorder what a reviewer sees. An `&` that would otherwise read as one of those
+ * too, so they cannot reorder what a reviewer sees, and so is half a surrogate pair without its other
+ * half (a page cut inside an emoji), so the output is text every JSON reader takes. An `&` that would otherwise read as one of those
  * escapes is written `&amp;`, so decoding `&lt;`, `&gt;`, `&amp;`, `&quot;` and `&#x…;` once gives
  * the text back exactly. `source` is escaped the same way, plus its quotes, `>` and line breaks.
  *
