@@ -90,7 +90,8 @@ export interface Toolset {
    * asynchronous refinement), then awaits `execute` with the parsed arguments — unless `signal` has
    * fired before the check or while it is awaited, when it rejects with the signal's reason at once
    * (a pending refinement is left to settle) and never starts `execute`. `runAgentLoop`'s `dispatch`. Rejects with `ToolInputError` (`unknown-tool`;
-   * `invalid-arguments`, also for arguments nested deeper than `MAX_ARGUMENT_DEPTH`; `invalid-call`
+   * `invalid-arguments`, also for arguments nested deeper than `MAX_ARGUMENT_DEPTH` or holding a
+   * key named `__proto__` at any depth (zod would drop it); `invalid-call`
    * for a call that is not one, with no string `id`, or a `signal` that is not an AbortSignal)
    * without running anything; what `execute` throws passes through.
    */
