@@ -14,7 +14,7 @@ export type HooksErrorCode =
   | "invalid-index"
   /** Text that is not a string: the context for `withContext`, the text or source for `untrusted`. */
   | "invalid-text"
-  /** An option of the wrong type: a session id that is not a string, an offset below zero, a signal that is not one. */
+  /** An option of the wrong type: a session id that is not a string, an offset below zero, a signal that is not one, `untrusted`'s options that are not an object. */
   | "invalid-option";
 
 /**

@@ -5,6 +5,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
   assembleContext,
+  createHooks,
   gather,
   HooksError,
   turnIndex,
@@ -217,5 +218,69 @@ describe("R67H-5: a note quoting a hook's error is one line, never cut inside a 
     expect(long.notes).toHaveLength(1);
     expect(LONE.test(long.notes[0] as string)).toBe(false);
     expect(long.notes[0]).toMatch(/😀…\.$/);
+  });
+});
+
+describe("R67H-6: Infinity is a number above zero: no budget, or a timeout as long as a timer holds", () => {
+  it("a call's timeoutMs: Infinity waits for a runner the configured 50 ms would have given up on", async () => {
+    const hooks = createHooks({ timeoutMs: 50 });
+    const slow = () =>
+      new Promise<{ id: string; context: string }[]>((resolve) =>
+        setTimeout(() => resolve([{ id: "slow", context: "late but wanted" }]), 150),
+      );
+    const gathered = await hooks.gather(
+      slow,
+      "beforeTurn",
+      { prompt: "p", turn: 0 },
+      {},
+      { timeoutMs: Infinity },
+    );
+    expect(gathered.notes).toEqual([]);
+    expect(gathered.context).toBe('<context hook="slow">\nlate but wanted\n</context>');
+  });
+
+  it("configure and createHooks take Infinity for timeoutMs and maxTokens; a call's maxTokens: Infinity cuts nothing", async () => {
+    expect(createHooks({ timeoutMs: Infinity, maxTokens: Infinity }).settings()).toMatchObject({
+      timeoutMs: Infinity,
+      maxTokens: Infinity,
+    });
+    const hooks = createHooks({ maxTokens: 10 });
+    const long = "x".repeat(10_000);
+    const gathered = await hooks.gather(
+      () => [{ id: "a", context: long }],
+      "beforeTurn",
+      { prompt: "p", turn: 0 },
+      {},
+      {
+        maxTokens: Infinity,
+      },
+    );
+    expect(gathered.notes).toEqual([]);
+    expect(gathered.context).toBe(`<context hook="a">\n${long}\n</context>`);
+    expect(hooks.assembleContext([{ id: "a", context: long }], Infinity)).toBe(gathered.context);
+    // NaN, zero and below still keep what was there.
+    expect(createHooks({ timeoutMs: Number.NaN, maxTokens: -Infinity }).settings()).toMatchObject({
+      timeoutMs: 30_000,
+      maxTokens: 2000,
+    });
+  });
+});
+
+describe("R67H-7: untrusted(page, url) is refused, not fenced with its source unsaid", () => {
+  it.each([["https://example.com/post"], [42], [["https://example.com"]]])("options %j", (options) => {
+    let thrown: unknown;
+    try {
+      untrusted("page", options as never);
+    } catch (error) {
+      thrown = error;
+    }
+    expect(HooksError.isInstance(thrown)).toBe(true);
+    expect((thrown as HooksError).code).toBe("invalid-option");
+  });
+
+  it("while no options, null and an object read as before", () => {
+    expect(untrusted("page")).toBe("<untrusted>\npage\n</untrusted>");
+    expect(untrusted("page", null as never)).toBe("<untrusted>\npage\n</untrusted>");
+    expect(untrusted("page", { source: "s" })).toBe('<untrusted source="s">\npage\n</untrusted>');
   });
 });

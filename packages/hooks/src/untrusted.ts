@@ -114,13 +114,21 @@ export interface UntrustedOptions {
  * agent do. Pair it with {@link UNTRUSTED_PREFACE} in the system prompt. Deterministic: the same text
  * is fenced to the same bytes every time, so a stored prompt stays cacheable.
  *
- * Throws `HooksError` (`invalid-text`) when `text`, or a given `source`, is not a string.
+ * Throws `HooksError` (`invalid-text`) when `text`, or a given `source`, is not a string, and
+ * (`invalid-option`) when `options` is given and is not an object: `untrusted(page, url)` names no source.
  */
 export function untrusted(text: string, options: UntrustedOptions = {}): string {
   if (typeof text !== "string") {
     throw new HooksError(
       "invalid-text",
       `untrusted needs the text to fence as a string, and was given ${describe(text)}.`,
+    );
+  }
+  if (options !== undefined && options !== null && (typeof options !== "object" || Array.isArray(options))) {
+    // The slip this catches: untrusted(page, url), whose source would otherwise go unsaid.
+    throw new HooksError(
+      "invalid-option",
+      `untrusted: options must be an object, e.g. { source: url }, and was ${describe(options)}.`,
     );
   }
   const source = options?.source;
