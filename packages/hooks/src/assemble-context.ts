@@ -163,8 +163,19 @@ function openFence(text: string): number {
   return at > text.lastIndexOf("</untrusted>") ? at : -1;
 }
 
-/** An escape (`&lt;`, `&amp;`, `&#x1F600;`) the cut left unfinished at the end of `text`. */
+/** What may be the start of an escape (`&lt;`, `&amp;`, `&#x1F600;`) at the end of a cut. */
 const PARTIAL_ESCAPE = /&#?[0-9A-Za-z]{0,8}$/;
+
+/**
+ * `text` cut to at most `chars` characters (see `cutTo`), and before an escape the cut would leave
+ * unfinished: one the text goes on to end with `;` (`R&D` cut after its `D` is no escape, and stays).
+ */
+function cutWhole(text: string, chars: number): string {
+  const body = cutTo(text, chars);
+  const partial = PARTIAL_ESCAPE.exec(body);
+  if (partial === null || !/^[0-9A-Za-z]{0,8};/.test(text.slice(body.length, body.length + 9))) return body;
+  return body.slice(0, partial.index);
+}
 
 /**
  * `text` cut to at most `limit` characters, the cut mark included, or `""` where nothing of it fits.
@@ -174,10 +185,10 @@ const PARTIAL_ESCAPE = /&#?[0-9A-Za-z]{0,8}$/;
  * next hook's block and the user's question — as text nobody vouched for.
  */
 function cutBlock(text: string, limit: number): string {
-  let body = cutTo(text, limit - CUT_MARK.length).replace(PARTIAL_ESCAPE, "");
+  let body = cutWhole(text, limit - CUT_MARK.length);
   let fence = openFence(body);
   if (fence === -1) return body.trim() === "" ? "" : body + CUT_MARK;
-  body = cutTo(text, limit - CUT_MARK.length - FENCE_CLOSE.length).replace(PARTIAL_ESCAPE, "");
+  body = cutWhole(text, limit - CUT_MARK.length - FENCE_CLOSE.length);
   fence = openFence(body);
   if (fence !== -1 && body.indexOf(">", fence) === -1) {
     // The opening tag itself was cut: the fence goes whole, the text before it stays.

@@ -68,6 +68,16 @@ describe("R67H-1: a block cut to the budget never leaves an untrusted fence open
     expect(body).toMatch(/(?:&lt;)+\n<\/untrusted> \[…\]$/);
   });
 
+  it("keeps an & that starts no escape (R&Dx) and drops one the cut would leave unfinished (&lt)", () => {
+    // 10 tokens are 40 characters: 30 for the tags, 6 for the text and 4 for " […]".
+    expect(assembleContext([{ id: "m", context: "1 R&Dx and more" }], 10)).toBe(
+      '<context hook="m">\n1 R&Dx […]\n</context>',
+    );
+    expect(assembleContext([{ id: "m", context: "123&lt;x more" }], 10)).toBe(
+      '<context hook="m">\n123 […]\n</context>',
+    );
+  });
+
   it("holds for any text fenced in any hook, any budget and any charsPerToken (fast-check)", () => {
     fc.assert(
       fc.property(
@@ -107,7 +117,7 @@ describe("R67H-1: a block cut to the budget never leaves an untrusted fence open
       ),
       { numRuns: 300 },
     );
-  });
+  }, 20_000);
 });
 
 describe("R67H-2: untrusted writes half a surrogate pair as a code", () => {
@@ -131,7 +141,7 @@ describe("R67H-2: untrusted writes half a surrogate pair as a code", () => {
       }),
       { numRuns: 500 },
     );
-  });
+  }, 20_000);
 });
 
 describe("R67H-3: a transcript with a hole is refused with a HooksError, not a TypeError or a dropped message", () => {

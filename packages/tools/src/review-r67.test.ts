@@ -100,5 +100,5 @@ describe("R67T-1: a __proto__ key the model wrote is refused, not dropped before
       }),
       { numRuns: 200 },
     );
-  });
+  }, 20_000);
 });
