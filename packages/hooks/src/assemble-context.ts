@@ -130,11 +130,21 @@ function attribute(value: string): string {
   });
 }
 
+/**
+ * A `<` that opens a `<context` or `</context` tag, in any case and spacing, and with invisible format
+ * characters (a zero-width space, a soft hyphen, a bidirectional control: `\p{Cf}`) anywhere in it,
+ * which a reader that ignores them would read as the tag. One run of spaces can be read only one way
+ * here (`G*(?:\/G*)?` rather than `G*\/?G*`, which tries every split of it), and no letter is a
+ * format character: linear, where the other is quadratic in a long run after a `<`.
+ */
+const CONTEXT_TAG = new RegExp(
+  `<(?=[\\s\\p{Cf}]*(?:\\/[\\s\\p{Cf}]*)?${[..."context"].join("\\p{Cf}*")})`,
+  "giu",
+);
+
 /** A hook's text with any `<context` or `</context` tag in it disarmed, so it cannot close its block. */
 function disarm(text: string): string {
-  // One run of spaces can be read only one way here (`\s*(?:\/\s*)?` rather than `\s*\/?\s*`, which
-  // tries every split of it): linear, where the other is quadratic in a long run after a `<`.
-  return text.replace(/<(?=\s*(?:\/\s*)?context)/gi, "&lt;");
+  return text.replace(CONTEXT_TAG, "&lt;");
 }
 
 /**
