@@ -3,7 +3,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { createToolset, defineTool, ToolInputError } from "./index.js";
+import { createToolset, defineTool, MAX_ARGUMENT_DEPTH, ToolInputError } from "./index.js";
 
 async function refusal(work: () => unknown): Promise<ToolInputError> {
   try {
@@ -101,4 +101,47 @@ describe("R67T-1: a __proto__ key the model wrote is refused, not dropped before
       { numRuns: 200 },
     );
   }, 20_000);
+});
+
+describe("R67T-2: parse refuses arguments nested deeper than MAX_ARGUMENT_DEPTH, as dispatch does, not a stack overflow", () => {
+  interface Tree {
+    name: string;
+    children?: Tree[];
+  }
+  const Tree: z.ZodType<Tree> = z.object({
+    name: z.string(),
+    get children() {
+      return z.array(Tree).optional();
+    },
+  });
+  const plant = defineTool({
+    name: "plant",
+    description: "Plants a tree.",
+    input: z.object({ tree: Tree }),
+    execute: () => "planted",
+  });
+
+  it("20 000 levels: a ToolInputError from parse, the same one dispatch gives", async () => {
+    let tree: Tree = { name: "leaf" };
+    for (let level = 0; level < 20_000; level++) tree = { name: "node", children: [tree] };
+    let thrown: unknown;
+    try {
+      plant.parse({ tree });
+    } catch (error) {
+      thrown = error;
+    }
+    expect(ToolInputError.isInstance(thrown)).toBe(true);
+    expect(thrown).toMatchObject({ code: "invalid-arguments", tool: "plant" });
+    expect(String((thrown as Error).message)).toContain(`nested deeper than ${MAX_ARGUMENT_DEPTH} levels`);
+    const dispatched = await refusal(() =>
+      createToolset([plant]).dispatch({ id: "c", name: "plant", args: { tree } }),
+    );
+    expect(dispatched.message).toBe((thrown as Error).message);
+  });
+
+  it("while a tree within the depth parses", () => {
+    let tree: Tree = { name: "leaf" };
+    for (let level = 0; level < 100; level++) tree = { name: "node", children: [tree] };
+    expect(plant.parse({ tree })).toEqual({ tree });
+  });
 });

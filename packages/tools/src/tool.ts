@@ -117,8 +117,8 @@ export function defineTool<Input extends ObjectSchema>(spec: ToolSpec<Input>): T
       function: { name, description: spec.description, parameters: declared },
     },
     parse(args: unknown): z.output<Input> {
-      const proto = protoRefusal(name, args);
-      if (proto !== undefined) throw proto;
+      const refused = shapeRefusal(name, args);
+      if (refused !== undefined) throw refused;
       const checked = input.safeParse(withAbsentKeys(args, parameters));
       if (checked.success) return withAbsentKeys(checked.data, parameters) as z.output<Input>;
       throw refusal(name, checked.error);
@@ -483,8 +483,48 @@ function protoKeyPath(value: unknown): string | undefined {
   return undefined;
 }
 
-/** The `invalid-arguments` error for arguments holding a `__proto__` key (see `protoKeyPath`), or `undefined`. */
-function protoRefusal(name: string, args: unknown): ToolInputError | undefined {
+/**
+ * The deepest nesting of objects and arrays `dispatch` and `parse` hand to a tool's schema (512 levels, the
+ * depth `@loopwright/tool-calls` reads a model's JSON to, so nothing `runAgentLoop` passes on is
+ * refused here). zod checks a recursive schema by recursing, so deeper arguments, which only a host
+ * calling `dispatch` or `parse` itself can pass, would overflow the stack.
+ */
+export const MAX_ARGUMENT_DEPTH = 512;
+
+/**
+ * True when an object or array in `value` lies deeper than `max` levels (the value itself is level
+ * 0). Level by level, each level's objects counted once, so a cycle a host built ends (it is as deep
+ * as it goes) and shared branches are not walked again and again.
+ */
+function nestsDeeper(value: unknown, max: number): boolean {
+  let level: Set<object> = new Set();
+  if (typeof value === "object" && value !== null) level.add(value);
+  for (let depth = 0; level.size > 0; depth++) {
+    if (depth >= max) return true;
+    const next = new Set<object>();
+    for (const item of level) {
+      for (const child of Array.isArray(item) ? item : Object.values(item)) {
+        if (typeof child === "object" && child !== null) next.add(child);
+      }
+    }
+    level = next;
+  }
+  return false;
+}
+
+/**
+ * The `invalid-arguments` error for arguments no schema is handed: nested deeper than
+ * `MAX_ARGUMENT_DEPTH`, or holding a `__proto__` key (see `protoKeyPath`); else `undefined`.
+ */
+function shapeRefusal(name: string, args: unknown): ToolInputError | undefined {
+  if (nestsDeeper(args, MAX_ARGUMENT_DEPTH)) {
+    return new ToolInputError(
+      "invalid-arguments",
+      name,
+      `${name} was not run: its arguments are nested deeper than ${MAX_ARGUMENT_DEPTH} levels. Call it again with arguments nested less deeply.`,
+      { issues: [{ path: "", message: `nested deeper than ${MAX_ARGUMENT_DEPTH} levels` }] },
+    );
+  }
   const path = protoKeyPath(args);
   if (path === undefined) return undefined;
   const message = "a key named __proto__ cannot reach the tool; leave it out or name it otherwise";
@@ -529,8 +569,8 @@ export async function checkArguments<Input extends ObjectSchema>(
   args: unknown,
 ): Promise<z.output<Input>> {
   const parameters = tool.declaration.function.parameters;
-  const proto = protoRefusal(tool.declaration.function.name, args);
-  if (proto !== undefined) throw proto;
+  const refused = shapeRefusal(tool.declaration.function.name, args);
+  if (refused !== undefined) throw refused;
   const input = readers.get(tool) ?? tool.input;
   const checked = await input.safeParseAsync(withAbsentKeys(args, parameters));
   if (checked.success) return withAbsentKeys(checked.data, parameters) as z.output<Input>;
