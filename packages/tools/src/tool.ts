@@ -54,7 +54,8 @@ export interface Tool<Input extends ObjectSchema = ObjectSchema> extends ToolSpe
   /**
    * Checks raw arguments against `input`, synchronously: the parsed value, or a `ToolInputError`
    * (`invalid-arguments`) with every mismatch in `issues` and the first ten named in its message,
-   * or naming where the arguments hold a key named `__proto__` (zod would drop it).
+   * or naming where the arguments hold a key named `__proto__` (zod would drop it), or for arguments
+   * nested deeper than `MAX_ARGUMENT_DEPTH` (zod would overflow the stack on a recursive schema).
    * A schema with an asynchronous refinement throws zod's own error here; a toolset's `dispatch`
    * awaits it.
    */
