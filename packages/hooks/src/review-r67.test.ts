@@ -345,3 +345,21 @@ describe("R67H-8: a context tag split by invisible format characters cannot clos
     expect(performance.now() - started).toBeLessThan(2000);
   });
 });
+
+describe('R67H-9: turnMessages refuses a message whose role is not a string, rather than handing a hook role "undefined"', () => {
+  it.each([[undefined], [42], [{ name: "user" }]])("role %j", (role) => {
+    const messages = [
+      { role: "user", content: "q" },
+      { role, content: "who said this?" },
+    ] as never[];
+    let thrown: unknown;
+    try {
+      turnMessages(messages, "s-1");
+    } catch (error) {
+      thrown = error;
+    }
+    expect(HooksError.isInstance(thrown)).toBe(true);
+    expect(thrown).toMatchObject({ code: "invalid-messages" });
+    expect(String((thrown as Error).message)).toContain("messages[1].role");
+  });
+});
