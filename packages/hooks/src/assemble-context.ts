@@ -1,5 +1,6 @@
 import { DEFAULT_CHARS_PER_TOKEN } from "@loopwright/ledger";
 import { positive } from "./settings.js";
+import { cutTo, oneLine, wellFormed } from "./text.js";
 import type { AssembleOptions, HookOutcome } from "./types.js";
 
 /**
@@ -104,7 +105,7 @@ const NOTE_LABEL_CHARS = 60;
  * a character), so a hook with a megabyte of id costs a line, as a megabyte of error does.
  */
 function noteName(label: string): string {
-  const flat = wellFormed(label).replace(/[\p{Cc}\u2028\u2029]+/gu, " ");
+  const flat = oneLine(wellFormed(label));
   return flat.length <= NOTE_LABEL_CHARS ? flat : `${cutTo(flat, NOTE_LABEL_CHARS - 1)}…`;
 }
 
@@ -118,17 +119,6 @@ export function noteLabel(outcome: HookOutcome, place: number): string {
   return `hook ${place + 1}`;
 }
 
-/** A surrogate without its other half: JSON.stringify writes it as an escape that strict JSON readers refuse. */
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
-
-/**
- * `text` with each lone surrogate written U+FFFD. A request carrying one is refused by llama.cpp's
- * JSON reader (and serde_json's), and hook context stored beside its question would fail every turn.
- */
-function wellFormed(text: string): string {
-  return text.replace(LONE_SURROGATE, "\uFFFD");
-}
-
 /** An attribute value that cannot end its quotes or its tag, and stays on one line. */
 function attribute(value: string): string {
   return wellFormed(value).replace(/[&"<>\p{Cc}\u2028\u2029]/gu, (char) => {
@@ -140,27 +130,98 @@ function attribute(value: string): string {
   });
 }
 
+/**
+ * A `<` that opens a `<context` or `</context` tag, in any case and spacing, and with invisible format
+ * characters (a zero-width space, a soft hyphen, a bidirectional control: `\p{Cf}`) anywhere in it,
+ * which a reader that ignores them would read as the tag. One run of spaces can be read only one way
+ * here (`G*(?:\/G*)?` rather than `G*\/?G*`, which tries every split of it), and no letter is a
+ * format character: linear, where the other is quadratic in a long run after a `<`.
+ */
+const CONTEXT_TAG = new RegExp(
+  `<(?=[\\s\\p{Cf}]*(?:\\/[\\s\\p{Cf}]*)?${[..."context"].join("\\p{Cf}*")})`,
+  "giu",
+);
+
 /** A hook's text with any `<context` or `</context` tag in it disarmed, so it cannot close its block. */
 function disarm(text: string): string {
-  // One run of spaces can be read only one way here (`\s*(?:\/\s*)?` rather than `\s*\/?\s*`, which
-  // tries every split of it): linear, where the other is quadratic in a long run after a `<`.
-  return text.replace(/<(?=\s*(?:\/\s*)?context)/gi, "&lt;");
+  return text.replace(CONTEXT_TAG, "&lt;");
 }
 
-/** `text` cut to at most `chars` UTF-16 units, never between the two halves of a surrogate pair. */
-function cutTo(text: string, chars: number): string {
-  if (text.length <= chars) return text;
-  let end = Math.max(0, chars);
-  const last = text.charCodeAt(end - 1);
-  if (end > 0 && last >= 0xd800 && last <= 0xdbff) end--;
-  return text.slice(0, end);
+/**
+ * The most characters that estimate at no more than `tokens` (`Math.ceil(chars / charsPerToken)`,
+ * as the ledger's `estimateTokens` counts): `tokens × charsPerToken` rounded down, one less where
+ * floating point rounded the product up (30 tokens at 0.7 characters each is 21 characters, which
+ * the ledger counts as 31 tokens).
+ */
+export function charsWithin(tokens: number, charsPerToken: number): number {
+  const chars = Math.floor(tokens * charsPerToken);
+  if (!Number.isSafeInteger(chars)) return chars;
+  // A step or two at most: the product is off by a rounding error, not by a character.
+  for (let fit = chars, steps = 0; fit > 0 && steps < 64; fit--, steps++) {
+    if (Math.ceil(fit / charsPerToken) <= tokens) return fit;
+  }
+  return 0;
+}
+
+/** How an `untrusted` fence opens, and how it closes (after the line break that ends its text). */
+const FENCE_OPEN = "<untrusted";
+const FENCE_CLOSE = "\n</untrusted>";
+
+/** Where the last `untrusted` fence of `text` opens when it is not closed after it; -1 when none is open. */
+function openFence(text: string): number {
+  const at = text.lastIndexOf(FENCE_OPEN);
+  return at > text.lastIndexOf("</untrusted>") ? at : -1;
+}
+
+/** What may be the start of an escape (`&lt;`, `&amp;`, `&#x1F600;`) at the end of a cut. */
+const PARTIAL_ESCAPE = /&#?[0-9A-Za-z]{0,8}$/;
+
+/**
+ * `text` cut to at most `chars` characters (see `cutTo`), and before an escape the cut would leave
+ * unfinished: one the text goes on to end with `;` (`R&D` cut after its `D` is no escape, and stays).
+ */
+function cutWhole(text: string, chars: number): string {
+  const body = cutTo(text, chars);
+  const partial = PARTIAL_ESCAPE.exec(body);
+  if (partial === null || !/^[0-9A-Za-z]{0,8};/.test(text.slice(body.length, body.length + 9))) return body;
+  return body.slice(0, partial.index);
+}
+
+/**
+ * `text` cut to at most `limit` characters, the cut mark included, or `""` where nothing of it fits.
+ * Never inside a character or an escape (`&lt;` is whole or gone), and never inside an `untrusted`
+ * fence left open: a fence the cut falls in is closed, the mark after it, and one whose opening tag the
+ * cut falls in is left out whole. A fence left open would take in everything after the block — the
+ * next hook's block and the user's question — as text nobody vouched for.
+ */
+function cutBlock(text: string, limit: number): string {
+  let body = cutWhole(text, limit - CUT_MARK.length);
+  let fence = openFence(body);
+  if (fence === -1) return body.trim() === "" ? "" : body + CUT_MARK;
+  body = cutWhole(text, limit - CUT_MARK.length - FENCE_CLOSE.length);
+  fence = openFence(body);
+  if (fence !== -1 && body.indexOf(">", fence) === -1) {
+    // The opening tag itself was cut: the fence goes whole, the text before it stays.
+    body = body.slice(0, fence).trimEnd();
+    fence = openFence(body);
+  }
+  if (fence === -1) return body.trim() === "" ? "" : body + CUT_MARK;
+  // Inside a fence every < is written &lt;, so a < near the end is the closing tag, cut.
+  for (let part = FENCE_CLOSE.length - 1; part > 0; part--) {
+    if (body.endsWith(FENCE_CLOSE.slice(0, part))) {
+      body = body.slice(0, body.length - part);
+      break;
+    }
+  }
+  return body + FENCE_CLOSE + CUT_MARK;
 }
 
 /**
  * The outcomes' context as `<context hook="id">` blocks, in order (failed ones skipped), held to `maxTokens` in all and
  * each to its own `maxTokens`. Sizes are characters over `charsPerToken`, the way the ledger's
  * `estimateTokens` counts, so `estimateTokens(result) <= maxTokens` always holds; a block that does
- * not fit is cut (ending in " […]") or left out, and `onNote` is told which.
+ * not fit is cut (ending in " […]") or left out, and `onNote` is told which. A cut falls between
+ * characters and escapes, and closes an `untrusted` fence it falls in, the mark after it (see `cutBlock`).
  */
 export function assembleBlocks(
   outcomes: readonly HookOutcome[],
@@ -172,7 +233,7 @@ export function assembleBlocks(
   const note = (text: string): void => {
     if (typeof options.onNote === "function") options.onNote(text);
   };
-  const budget = Math.floor(maxTokens * charsPerToken);
+  const budget = charsWithin(maxTokens, charsPerToken);
   let out = "";
   outcomes.forEach((entry, place) => {
     const outcome = readable(entry);
@@ -190,22 +251,21 @@ export function assembleBlocks(
     const close = "\n</context>";
     const separator = out === "" ? "" : "\n\n";
     const own = positive(outcome.maxTokens)
-      ? Math.floor(outcome.maxTokens * charsPerToken)
+      ? charsWithin(outcome.maxTokens, charsPerToken)
       : Number.POSITIVE_INFINITY;
     const room = budget - out.length - separator.length - open.length - close.length;
     const limit = Math.min(own, room);
     let body = text;
     if (text.length > limit) {
-      body = cutTo(text, limit - CUT_MARK.length);
+      body = cutBlock(text, limit);
       const why =
         limit === own
           ? `its own limit of ${tokens(outcome.maxTokens)}`
           : `the ${maxTokens}-token hook budget`;
-      if (body.trim() === "") {
+      if (body === "") {
         note(`Hook ${label}'s context was left out: ${why} had no room for it.`);
         return;
       }
-      body += CUT_MARK;
       note(`Hook ${label}'s context was cut from ${text.length} to ${body.length} characters to fit ${why}.`);
     }
     out += separator + open + body + close;

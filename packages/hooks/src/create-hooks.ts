@@ -1,7 +1,7 @@
 import type { MessageLike } from "@loopwright/ledger";
 import { assembleBlocks } from "./assemble-context.js";
 import { consultWith, gatherWith, notifyWith } from "./run-hooks.js";
-import { DEFAULT_HOOK_SETTINGS, type HookSettings, mergeSettings, positive } from "./settings.js";
+import { aboveZero, DEFAULT_HOOK_SETTINGS, type HookSettings, mergeSettings } from "./settings.js";
 import type {
   AssembleOptions,
   Consulted,
@@ -79,7 +79,7 @@ export function createHooks(settings?: Partial<HookSettings>): Hooks {
     assembleContext: (outcomes, maxTokens, options) =>
       assembleBlocks(
         Array.isArray(outcomes) ? outcomes : [],
-        positive(maxTokens) ? Math.max(1, Math.floor(maxTokens)) : current.maxTokens,
+        aboveZero(maxTokens) ? Math.max(1, Math.floor(maxTokens)) : current.maxTokens,
         options,
       ),
     configure(changes) {

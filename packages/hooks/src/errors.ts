@@ -1,3 +1,5 @@
+import { cutTo, oneLine, wellFormed } from "./text.js";
+
 const HOOKS_ERROR = Symbol.for("@loopwright/hooks.HooksError");
 
 /** What kind of caller mistake a {@link HooksError} reports. */
@@ -6,13 +8,13 @@ export type HooksErrorCode =
   | "invalid-runner"
   /** An event name that is not one of the six, or one that cannot be used where it was given. */
   | "invalid-event"
-  /** A messages argument that is not an array of message objects. */
+  /** A messages argument that is not an array of message objects (one with a hole included). */
   | "invalid-messages"
   /** An index outside the transcript, or one that does not point at a question. */
   | "invalid-index"
   /** Text that is not a string: the context for `withContext`, the text or source for `untrusted`. */
   | "invalid-text"
-  /** An option of the wrong type: a session id that is not a string, an offset below zero, a signal that is not one. */
+  /** An option of the wrong type: a session id that is not a string, an offset below zero, a signal that is not one, `untrusted`'s options that are not an object. */
   | "invalid-option";
 
 /**
@@ -53,8 +55,9 @@ export function describe(value: unknown): string {
 const MAX_ERROR_CHARS = 300;
 
 /**
- * The text of a thrown value, for a note: at most `MAX_ERROR_CHARS` characters (ending in `…` when
- * cut). Never throws, whatever was thrown — an Error whose message throws when read, an object with
+ * The text of a thrown value, for a note: on one line (each run of line breaks and other control
+ * characters a space, so a hook's error cannot forge a line of its own in a host's log), at most
+ * `MAX_ERROR_CHARS` characters (ending in `…` when cut, never inside a character). Never throws, whatever was thrown — an Error whose message throws when read, an object with
  * no prototype and a toJSON that throws — so a runner's failure stays a note, never a rejection.
  */
 export function errorText(error: unknown): string {
@@ -64,7 +67,9 @@ export function errorText(error: unknown): string {
   } catch {
     text = "an error that could not be read";
   }
-  return text.length > MAX_ERROR_CHARS ? `${text.slice(0, MAX_ERROR_CHARS)}…` : text;
+  // On one line (a note is one), never cut inside a character, and no half of one left alone.
+  const flat = oneLine(wellFormed(text));
+  return flat.length > MAX_ERROR_CHARS ? `${cutTo(flat, MAX_ERROR_CHARS)}…` : flat;
 }
 
 function readError(error: unknown): string {

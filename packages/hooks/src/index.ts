@@ -118,7 +118,7 @@ export function consult<Context>(
  * is what keeps the next request the last one with its tail added, and the server's prefix cache warm.
  * An empty (or absent) context gives back a copy of `messages` unchanged.
  *
- * Throws `HooksError`: messages not an array of objects, `index` outside them, context not a string,
+ * Throws `HooksError`: messages not an array of objects (a hole included), `index` outside them, context not a string,
  * or context for a message that is not a `user` one or whose content is neither text, parts nor null
  * (it would be overwritten).
  */
@@ -135,8 +135,9 @@ export function withContext<Message extends MessageLike>(
  * The outcomes' `context` as `<context hook="id">` blocks, in order, held to `maxTokens` in all
  * (else the configured budget) and each hook to its own `maxTokens`. Sizes are characters over
  * `charsPerToken` (4 unless given), as the ledger's `estimateTokens` counts, so the result never
- * estimates above the budget. A block cut to fit ends in " […]"; one with no room is left out;
- * `onNote` hears of both. A `<context` tag inside a hook's text is disarmed (`&lt;`) so a block cannot
+ * estimates above the budget. A block cut to fit ends in " […]" (never cut inside a character or an
+ * escape; an `untrusted` fence the cut falls in is closed before the mark); one with no room is left out;
+ * `onNote` hears of both. A `<context` tag inside a hook's text (any case or spacing, invisible format characters in it) is disarmed (`&lt;`) so a block cannot
  * be closed early. Outcomes without text, and failed ones (`ok: false`, an `error`, `timedOut`), are
  * skipped, and so is an outcome that throws when read (noted); never throws.
  */

@@ -1,7 +1,7 @@
 import { vetoedBy, vetoNote } from "@loopwright/ledger";
 import { assembleBlocks, failed, nonBooleanFlags, noteLabel, snapshotOutcome } from "./assemble-context.js";
 import { describe, errorText, HooksError } from "./errors.js";
-import { type HookSettings, positive } from "./settings.js";
+import { aboveZero, type HookSettings } from "./settings.js";
 import type {
   Consulted,
   ConsultOptions,
@@ -250,9 +250,9 @@ function readOutcome(
   }
 }
 
-/** The timeout a call waits: the caller's, where it is a number above zero, else the configured one. */
+/** The timeout a call waits: the caller's, where it is a number above zero (`Infinity` too), else the configured one. */
 function timeoutOf(options: { timeoutMs?: number | null } | undefined, settings: HookSettings): number {
-  return positive(options?.timeoutMs) ? options.timeoutMs : settings.timeoutMs;
+  return aboveZero(options?.timeoutMs) ? options.timeoutMs : settings.timeoutMs;
 }
 
 /** `gather` against one instance's settings. */
@@ -278,7 +278,7 @@ export async function gatherWith<Context>(
     }
   }
   const preface = typeof options.preface === "string" ? options.preface : settings.preface;
-  const maxTokens = positive(options.maxTokens)
+  const maxTokens = aboveZero(options.maxTokens)
     ? Math.max(1, Math.floor(options.maxTokens))
     : settings.maxTokens;
   const timeoutMs = timeoutOf(options, settings);

@@ -34,7 +34,15 @@ export function positive(value: unknown): value is number {
 }
 
 /**
- * `current` with `changes` laid over it: a number above zero for `maxTokens` and `timeoutMs`, any
+ * Whether a value may stand for a budget or a timeout: a number above zero, `Infinity` included (no
+ * budget; a timeout as long as a timer holds, 2^31 − 1 ms). `NaN`, zero and below are not one.
+ */
+export function aboveZero(value: unknown): value is number {
+  return typeof value === "number" && value > 0;
+}
+
+/**
+ * `current` with `changes` laid over it: a number above zero (`Infinity` too) for `maxTokens` and `timeoutMs`, any
  * string for `preface`. Anything else keeps what was there, so a 0 threaded through for "no opinion"
  * does not switch the context off.
  */
@@ -42,8 +50,8 @@ export function mergeSettings(current: HookSettings, changes: unknown): HookSett
   const next = { ...current };
   if (typeof changes !== "object" || changes === null) return next;
   const record = changes as Record<string, unknown>;
-  if (positive(record.maxTokens)) next.maxTokens = Math.floor(record.maxTokens) || 1;
-  if (positive(record.timeoutMs)) next.timeoutMs = record.timeoutMs;
+  if (aboveZero(record.maxTokens)) next.maxTokens = Math.floor(record.maxTokens) || 1;
+  if (aboveZero(record.timeoutMs)) next.timeoutMs = record.timeoutMs;
   if (typeof record.preface === "string") next.preface = record.preface;
   return next;
 }

@@ -41,7 +41,8 @@ function text(content: MessageLike["content"]): string {
  * Pass `offset` when the array does not start at the stored transcript's first message — after a
  * fold, or for one turn's slice — so a message keeps the uuid it had before, and a memory server
  * de-duplicating on it files each message once. Throws `HooksError` for messages that are not an
- * array of objects, a session that is not a string, or an offset that is not a whole number ≥ 0.
+ * array of objects (or one whose `role` is not a string), a session that is not a string, or an
+ * offset that is not a whole number ≥ 0.
  */
 export function turnMessages(messages: readonly MessageLike[], session: string, offset = 0): HookMessage[] {
   checkMessages(messages, "turnMessages");
@@ -54,12 +55,19 @@ export function turnMessages(messages: readonly MessageLike[], session: string, 
   checkOffset(offset, "turnMessages");
   const out: HookMessage[] = [];
   messages.forEach((message, place) => {
+    if (typeof message.role !== "string") {
+      // A hook handed role "undefined" (or "[object Object]") would file the message as nobody's.
+      throw new HooksError(
+        "invalid-messages",
+        `turnMessages: messages[${place}].role must be a string ("user", "assistant", "tool"…), and was ${describe(message.role)}.`,
+      );
+    }
     if (message.role === "system" || message.role === "developer") return;
     const index = offset + place;
     const entry: HookMessage = {
       uuid: messageUuid(session, index),
       index,
-      role: String(message.role),
+      role: message.role,
       content: text(message.content),
     };
     if (Array.isArray(message.tool_calls) && message.tool_calls.length > 0) {
@@ -78,7 +86,8 @@ export function turnMessages(messages: readonly MessageLike[], session: string, 
 /**
  * The index of the turn a transcript ends in, counting from 0: one turn per user message, so the
  * last question's turn. `offset` is how many turns came before the array (the ones a fold took out).
- * A transcript with no question yet is at turn `offset`. Throws `HooksError` as `turnMessages` does.
+ * A transcript with no question yet is at turn `offset`. Throws `HooksError` for messages that are
+ * not an array of objects, or an offset that is not a whole number ≥ 0.
  */
 export function turnIndex(messages: readonly MessageLike[], offset = 0): number {
   checkMessages(messages, "turnIndex");

@@ -46,14 +46,24 @@ const TAGS = "\\uDB40[\\uDC00-\\uDC7F]";
 /** An `&` that would otherwise read as one of the escapes below, so escaping can be undone exactly. */
 const AMPERSAND = "&(?=lt;|gt;|amp;|quot;|#x[0-9A-Fa-f]+;)";
 
+/**
+ * Half a surrogate pair without its other half (a page cut inside an emoji): written as a code, so
+ * the fence is text every JSON reader takes (llama.cpp's and serde_json's refuse a lone `\uD800`),
+ * and decoding gives the half back.
+ */
+const LONE_SURROGATE = "[\\uD800-\\uDBFF](?![\\uDC00-\\uDFFF])|(?<![\\uD800-\\uDBFF])[\\uDC00-\\uDFFF]";
+
 const BMP_LOOKALIKES = ANGLE_LOOKALIKES.filter((char) => char.length === 1).join("");
 const ASTRAL_LOOKALIKES = ANGLE_LOOKALIKES.filter((char) => char.length > 1).join("|");
 
 // Flagless, so a pattern sees UTF-16 units: a surrogate pair is matched whole as two of them, and a
-// lone surrogate matches nothing here.
-const BODY = new RegExp(`[<${BMP_LOOKALIKES}${BIDI}]|${ASTRAL_LOOKALIKES}|${TAGS}|${AMPERSAND}`, "g");
+// lone surrogate only as LONE_SURROGATE.
+const BODY = new RegExp(
+  `[<${BMP_LOOKALIKES}${BIDI}]|${ASTRAL_LOOKALIKES}|${TAGS}|${AMPERSAND}|${LONE_SURROGATE}`,
+  "g",
+);
 const SOURCE = new RegExp(
-  `[<>"${BMP_LOOKALIKES}${BIDI}\\u0000-\\u001f\\u007f-\\u009f\\u2028\\u2029]|${ASTRAL_LOOKALIKES}|${TAGS}|${AMPERSAND}`,
+  `[<>"${BMP_LOOKALIKES}${BIDI}\\u0000-\\u001f\\u007f-\\u009f\\u2028\\u2029]|${ASTRAL_LOOKALIKES}|${TAGS}|${AMPERSAND}|${LONE_SURROGATE}`,
   "g",
 );
 
@@ -94,7 +104,8 @@ export interface UntrustedOptions {
  * Every `<` in the text is written `&lt;`, and every character that looks like one (fullwidth,
  * small-form, confusable, angle-bracket and tag-character forms) as a `&#x…;` code, so the output has
  * exactly two `<` — the fence's own — and no look-alike. Bidirectional controls are written as codes
- * too, so they cannot reorder what a reviewer sees. An `&` that would otherwise read as one of those
+ * too, so they cannot reorder what a reviewer sees, and so is half a surrogate pair without its other
+ * half (a page cut inside an emoji), so the output is text every JSON reader takes. An `&` that would otherwise read as one of those
  * escapes is written `&amp;`, so decoding `&lt;`, `&gt;`, `&amp;`, `&quot;` and `&#x…;` once gives
  * the text back exactly. `source` is escaped the same way, plus its quotes, `>` and line breaks.
  *
@@ -103,13 +114,21 @@ export interface UntrustedOptions {
  * agent do. Pair it with {@link UNTRUSTED_PREFACE} in the system prompt. Deterministic: the same text
  * is fenced to the same bytes every time, so a stored prompt stays cacheable.
  *
- * Throws `HooksError` (`invalid-text`) when `text`, or a given `source`, is not a string.
+ * Throws `HooksError` (`invalid-text`) when `text`, or a given `source`, is not a string, and
+ * (`invalid-option`) when `options` is given and is not an object: `untrusted(page, url)` names no source.
  */
 export function untrusted(text: string, options: UntrustedOptions = {}): string {
   if (typeof text !== "string") {
     throw new HooksError(
       "invalid-text",
       `untrusted needs the text to fence as a string, and was given ${describe(text)}.`,
+    );
+  }
+  if (options !== undefined && options !== null && (typeof options !== "object" || Array.isArray(options))) {
+    // The slip this catches: untrusted(page, url), whose source would otherwise go unsaid.
+    throw new HooksError(
+      "invalid-option",
+      `untrusted: options must be an object, e.g. { source: url }, and was ${describe(options)}.`,
     );
   }
   const source = options?.source;

@@ -9,14 +9,17 @@ export function checkMessages(messages: unknown, where: string): asserts message
       `${where}: messages must be an array of chat messages, and was ${describe(messages)}.`,
     );
   }
-  messages.forEach((message, i) => {
+  // By index, not forEach: a hole (`delete messages[i]`) is a message missing, said here, rather than
+  // skipped here and read as `undefined` further in.
+  for (let i = 0; i < messages.length; i++) {
+    const message: unknown = messages[i];
     if (typeof message !== "object" || message === null || Array.isArray(message)) {
       throw new HooksError(
         "invalid-messages",
-        `${where}: messages[${i}] must be a message object ({ role, content }), and was ${describe(message)}.`,
+        `${where}: messages[${i}] must be a message object ({ role, content }), and was ${i in messages ? describe(message) : "a hole (no entry at all)"}.`,
       );
     }
-  });
+  }
 }
 
 /**

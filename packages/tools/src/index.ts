@@ -4,6 +4,6 @@
 export type { ArgumentIssue, ToolInputErrorCode } from "./errors.js";
 export { ToolInputError } from "./errors.js";
 export type { ObjectSchema, Tool, ToolContext, ToolDeclaration, ToolSpec } from "./tool.js";
-export { defineTool } from "./tool.js";
+export { defineTool, MAX_ARGUMENT_DEPTH } from "./tool.js";
 export type { ToolCall, Toolset } from "./toolset.js";
-export { createToolset, MAX_ARGUMENT_DEPTH } from "./toolset.js";
+export { createToolset } from "./toolset.js";

@@ -53,7 +53,9 @@ export interface Tool<Input extends ObjectSchema = ObjectSchema> extends ToolSpe
   readonly declaration: ToolDeclaration;
   /**
    * Checks raw arguments against `input`, synchronously: the parsed value, or a `ToolInputError`
-   * (`invalid-arguments`) with every mismatch in `issues` and the first ten named in its message.
+   * (`invalid-arguments`) with every mismatch in `issues` and the first ten named in its message,
+   * or naming where the arguments hold a key named `__proto__` (zod would drop it), or for arguments
+   * nested deeper than `MAX_ARGUMENT_DEPTH` (zod would overflow the stack on a recursive schema).
    * A schema with an asynchronous refinement throws zod's own error here; a toolset's `dispatch`
    * awaits it.
    */
@@ -116,6 +118,8 @@ export function defineTool<Input extends ObjectSchema>(spec: ToolSpec<Input>): T
       function: { name, description: spec.description, parameters: declared },
     },
     parse(args: unknown): z.output<Input> {
+      const refused = shapeRefusal(name, args);
+      if (refused !== undefined) throw refused;
       const checked = input.safeParse(withAbsentKeys(args, parameters));
       if (checked.success) return withAbsentKeys(checked.data, parameters) as z.output<Input>;
       throw refusal(name, checked.error);
@@ -449,6 +453,90 @@ export function shorten(text: string, max: number): string {
   return `${text.slice(0, code >= 0xd800 && code <= 0xdbff ? max - 1 : max)}… (${text.length} characters)`;
 }
 
+/**
+ * Where `value` (a call's arguments) holds an own key named `__proto__`, as an argument path
+ * (`__proto__`, `opts.__proto__`, `list[2].__proto__`), or `undefined`. `JSON.parse` makes such a
+ * key an ordinary own property, but zod drops it wherever it keeps other keys (a record, a loose
+ * object, a catchall), so the value could never reach `execute`; and where it is kept (`z.any()`),
+ * the tool's own `Object.assign` or `target[key] = value` would set a prototype with it. Walked
+ * level by level (no recursion: any depth), each object once (a cycle a host built ends).
+ */
+function protoKeyPath(value: unknown): string | undefined {
+  const seen = new Set<object>();
+  let level: [unknown, string][] = [[value, ""]];
+  while (level.length > 0) {
+    const next: [unknown, string][] = [];
+    for (const [item, path] of level) {
+      if (typeof item !== "object" || item === null || seen.has(item)) continue;
+      seen.add(item);
+      if (Array.isArray(item)) {
+        for (let at = 0; at < item.length; at++) next.push([item[at], `${path}[${at}]`]);
+        continue;
+      }
+      for (const key of Object.keys(item)) {
+        const at = path === "" ? shorten(key, KEY_CHARS) : `${path}.${shorten(key, KEY_CHARS)}`;
+        if (key === "__proto__") return at;
+        next.push([(item as SchemaNode)[key], at]);
+      }
+    }
+    level = next;
+  }
+  return undefined;
+}
+
+/**
+ * The deepest nesting of objects and arrays `dispatch` and `parse` hand to a tool's schema (512 levels, the
+ * depth `@loopwright/tool-calls` reads a model's JSON to, so nothing `runAgentLoop` passes on is
+ * refused here). zod checks a recursive schema by recursing, so deeper arguments, which only a host
+ * calling `dispatch` or `parse` itself can pass, would overflow the stack.
+ */
+export const MAX_ARGUMENT_DEPTH = 512;
+
+/**
+ * True when an object or array in `value` lies deeper than `max` levels (the value itself is level
+ * 0). Level by level, each level's objects counted once, so a cycle a host built ends (it is as deep
+ * as it goes) and shared branches are not walked again and again.
+ */
+function nestsDeeper(value: unknown, max: number): boolean {
+  let level: Set<object> = new Set();
+  if (typeof value === "object" && value !== null) level.add(value);
+  for (let depth = 0; level.size > 0; depth++) {
+    if (depth >= max) return true;
+    const next = new Set<object>();
+    for (const item of level) {
+      for (const child of Array.isArray(item) ? item : Object.values(item)) {
+        if (typeof child === "object" && child !== null) next.add(child);
+      }
+    }
+    level = next;
+  }
+  return false;
+}
+
+/**
+ * The `invalid-arguments` error for arguments no schema is handed: nested deeper than
+ * `MAX_ARGUMENT_DEPTH`, or holding a `__proto__` key (see `protoKeyPath`); else `undefined`.
+ */
+function shapeRefusal(name: string, args: unknown): ToolInputError | undefined {
+  if (nestsDeeper(args, MAX_ARGUMENT_DEPTH)) {
+    return new ToolInputError(
+      "invalid-arguments",
+      name,
+      `${name} was not run: its arguments are nested deeper than ${MAX_ARGUMENT_DEPTH} levels. Call it again with arguments nested less deeply.`,
+      { issues: [{ path: "", message: `nested deeper than ${MAX_ARGUMENT_DEPTH} levels` }] },
+    );
+  }
+  const path = protoKeyPath(args);
+  if (path === undefined) return undefined;
+  const message = "a key named __proto__ cannot reach the tool; leave it out or name it otherwise";
+  return new ToolInputError(
+    "invalid-arguments",
+    name,
+    `${name} was not run: its arguments hold a key named __proto__ (at ${path}), which JavaScript reads as an object's prototype (zod drops it from a record or a loose object). Call it again without it.`,
+    { issues: [{ path, message }] },
+  );
+}
+
 /** The `invalid-arguments` error for `error`'s issues: each in `issues`, the first few in the message. */
 function refusal(name: string, error: z.ZodError): ToolInputError {
   const issues: ArgumentIssue[] = error.issues.map((found) => ({
@@ -482,6 +570,8 @@ export async function checkArguments<Input extends ObjectSchema>(
   args: unknown,
 ): Promise<z.output<Input>> {
   const parameters = tool.declaration.function.parameters;
+  const refused = shapeRefusal(tool.declaration.function.name, args);
+  if (refused !== undefined) throw refused;
   const input = readers.get(tool) ?? tool.input;
   const checked = await input.safeParseAsync(withAbsentKeys(args, parameters));
   if (checked.success) return withAbsentKeys(checked.data, parameters) as z.output<Input>;

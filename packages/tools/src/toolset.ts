@@ -1,35 +1,6 @@
 import { ToolInputError } from "./errors.js";
 import { checkArguments, shorten, type Tool, type ToolDeclaration } from "./tool.js";
 
-/**
- * The deepest nesting of objects and arrays `dispatch` hands to a tool's schema (512 levels, the
- * depth `@loopwright/tool-calls` reads a model's JSON to, so nothing `runAgentLoop` passes on is
- * refused here). zod checks a recursive schema by recursing, so deeper arguments, which only a host
- * calling `dispatch` itself can pass, would overflow the stack.
- */
-export const MAX_ARGUMENT_DEPTH = 512;
-
-/**
- * True when an object or array in `value` lies deeper than `max` levels (the value itself is level
- * 0). Level by level, each level's objects counted once, so a cycle a host built ends (it is as deep
- * as it goes) and shared branches are not walked again and again.
- */
-function nestsDeeper(value: unknown, max: number): boolean {
-  let level: Set<object> = new Set();
-  if (typeof value === "object" && value !== null) level.add(value);
-  for (let depth = 0; level.size > 0; depth++) {
-    if (depth >= max) return true;
-    const next = new Set<object>();
-    for (const item of level) {
-      for (const child of Array.isArray(item) ? item : Object.values(item)) {
-        if (typeof child === "object" && child !== null) next.add(child);
-      }
-    }
-    level = next;
-  }
-  return false;
-}
-
 /** Whether `signal` is an AbortSignal as `dispatch` uses one (or something with its shape). */
 function isSignal(signal: unknown): signal is AbortSignal {
   const like = signal as { aborted?: unknown; addEventListener?: unknown; removeEventListener?: unknown };
@@ -90,7 +61,8 @@ export interface Toolset {
    * asynchronous refinement), then awaits `execute` with the parsed arguments — unless `signal` has
    * fired before the check or while it is awaited, when it rejects with the signal's reason at once
    * (a pending refinement is left to settle) and never starts `execute`. `runAgentLoop`'s `dispatch`. Rejects with `ToolInputError` (`unknown-tool`;
-   * `invalid-arguments`, also for arguments nested deeper than `MAX_ARGUMENT_DEPTH`; `invalid-call`
+   * `invalid-arguments`, also for arguments nested deeper than `MAX_ARGUMENT_DEPTH` or holding a
+   * key named `__proto__` at any depth (zod would drop it); `invalid-call`
    * for a call that is not one, with no string `id`, or a `signal` that is not an AbortSignal)
    * without running anything; what `execute` throws passes through.
    */
@@ -176,14 +148,6 @@ export function createToolset(tools: readonly Tool<any>[]): Toolset {
       }
       // A stopped run checks nothing: an asynchronous refinement may have effects of its own.
       stopIfAborted(signal);
-      if (nestsDeeper(call.args, MAX_ARGUMENT_DEPTH)) {
-        throw new ToolInputError(
-          "invalid-arguments",
-          call.name,
-          `${call.name} was not run: its arguments are nested deeper than ${MAX_ARGUMENT_DEPTH} levels. Call it again with arguments nested less deeply.`,
-          { issues: [{ path: "", message: `nested deeper than ${MAX_ARGUMENT_DEPTH} levels` }] },
-        );
-      }
       const args = await untilStopped(checkArguments(tool, call.args), signal);
       // A run stopped while an asynchronous refinement was being awaited does not start the tool.
       stopIfAborted(signal);
