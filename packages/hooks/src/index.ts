@@ -116,7 +116,9 @@ export function consult<Context>(
  * anything else uses the configured one. Called with the `context` and `preface` a request was sent
  * with, it rebuilds that question byte for byte whatever `configureHooks` has since been told — which
  * is what keeps the next request the last one with its tail added, and the server's prefix cache warm.
- * An empty (or absent) context gives back a copy of `messages` unchanged.
+ * An empty (or absent) context gives back a copy of `messages` unchanged. A lone surrogate in the
+ * preface or the context is written U+FFFD (a strict JSON reader, llama.cpp's, refuses a request
+ * holding one), the same way every time, so the rebuilt question is still the one sent.
  *
  * Throws `HooksError`: messages not an array of objects (a hole included), `index` outside them, context not a string,
  * or context for a message that is not a `user` one or whose content is neither text, parts nor null

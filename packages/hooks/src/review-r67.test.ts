@@ -363,3 +363,20 @@ describe('R67H-9: turnMessages refuses a message whose role is not a string, rat
     expect(String((thrown as Error).message)).toContain("messages[1].role");
   });
 });
+
+describe("a preface or stored context holding a lone surrogate (r67, the lead's)", () => {
+  it("goes on the question written well-formed, the same each time it is rebuilt", () => {
+    const messages = [{ role: "user" as const, content: "question" }];
+    const context = '<context hook="m">\nrecalled \uDC00 text\n</context>';
+    const once = withContext(messages, 0, context, "Preface \uD800 said");
+    const again = withContext(messages, 0, context, "Preface \uD800 said");
+    const sent = once[0]?.content as string;
+    expect(sent).not.toMatch(LONE);
+    expect(sent).toBe(
+      'Preface \uFFFD said\n\n<context hook="m">\nrecalled \uFFFD text\n</context>\n\nquestion',
+    );
+    expect(again).toEqual(once);
+    const configured = createHooks({ preface: "Set \uDBFF" }).withContext(messages, 0, context);
+    expect(configured[0]?.content as string).not.toMatch(LONE);
+  });
+});

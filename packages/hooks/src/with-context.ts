@@ -1,5 +1,6 @@
 import type { ContentPartLike, MessageLike } from "@loopwright/ledger";
 import { describe, HooksError } from "./errors.js";
+import { wellFormed } from "./text.js";
 
 /** Throws `invalid-messages` unless `messages` is an array of message objects. */
 export function checkMessages(messages: unknown, where: string): asserts messages is readonly MessageLike[] {
@@ -60,7 +61,10 @@ export function putContext<Message extends MessageLike>(
       `withContext: messages[${index}].content must be text, an array of content parts, or null, and was ${describe(typed)}; putting context on it would overwrite the question.`,
     );
   }
-  const lead = preface === "" ? context : `${preface}\n\n${context}`;
+  // Written well-formed: a lone surrogate in a preface or a stored context would have every later
+  // request refused by a strict JSON reader (llama.cpp's), turn after turn. The same text in, the
+  // same text out, so a question rebuilt from what was stored is the one sent before.
+  const lead = wellFormed(preface === "" ? context : `${preface}\n\n${context}`);
   let content: MessageLike["content"];
   if (typeof message.content === "string") content = `${lead}\n\n${message.content}`;
   else if (Array.isArray(message.content)) {
