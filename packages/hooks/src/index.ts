@@ -54,7 +54,7 @@ export const defaultHooks: Hooks = createHooks();
  *
  * Reads each outcome's `context` text, in order, held to the shared budget (`maxTokens` here, else
  * the configured one, `HOOK_CONTEXT_TOKENS` by default) and each hook to its own `maxTokens` inside
- * it. Returns `{ context, preface, outcomes, notes }`: put `context` on the question with
+ * it. An event named twice in `event` is run once. Returns `{ context, preface, outcomes, notes }`: put `context` on the question with
  * `withContext(messages, index, context, preface)` and store both beside the question.
  *
  * Never rejects for a hook's sake: a runner that throws, rejects, hangs past `timeoutMs` or answers

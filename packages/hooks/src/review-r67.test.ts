@@ -380,3 +380,21 @@ describe("a preface or stored context holding a lone surrogate (r67, the lead's)
     expect(configured[0]?.content as string).not.toMatch(LONE);
   });
 });
+
+describe("gather given an event twice (r67, the lead's)", () => {
+  it("runs its hooks once and puts each block on once", async () => {
+    const called: string[] = [];
+    const run = async (event: string) => {
+      called.push(event);
+      return [{ id: "mem", context: "recalled" }];
+    };
+    const gathered = await gather(
+      run,
+      ["beforeTurn", "beforeTurn", "sessionStart"],
+      { prompt: "p", turn: 0 },
+      {},
+    );
+    expect(called.sort()).toEqual(["beforeTurn", "sessionStart"]);
+    expect(gathered.context.match(/recalled/g)).toHaveLength(2);
+  });
+});

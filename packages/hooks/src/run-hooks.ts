@@ -268,7 +268,9 @@ export async function gatherWith<Context>(
   // null reads as no options, as `notify` reads it, rather than a TypeError from inside.
   const options: GatherOptions = given ?? {};
   checkSignal(options.signal, "gather");
-  const events: readonly unknown[] = Array.isArray(event) ? event : [event];
+  // Each event once: a list naming one twice (`["beforeTurn", "beforeTurn"]`, a host's own lists
+  // joined) would call its hooks twice and put every block on the question twice.
+  const events: readonly unknown[] = Array.isArray(event) ? [...new Set<unknown>(event)] : [event];
   for (const name of events) {
     if (typeof name !== "string" || !INJECTING.includes(name)) {
       throw new HooksError(
