@@ -4,6 +4,11 @@ import { SseDecoder } from "./sse.js";
 
 /** How much of a reply that is not a stream is read to say what it was. */
 const NOT_STREAM_BYTES = 64 * 1024;
+/**
+ * How much of a reply that opens as JSON is read, to parse it whole: a whole completion from a server
+ * that ignored `stream: true` is as long as its answer (a long file written out can be megabytes).
+ */
+const JSON_REPLY_CHARS = 64 * 1024 * 1024;
 /** How much of it the error quotes. */
 const QUOTED_CHARS = 200;
 
@@ -67,10 +72,14 @@ export async function openReply(
     return sseChunks(text, reader, decoder, makeError);
   }
   let ended = text.trim() === "";
-  while (!ended && text.length < NOT_STREAM_BYTES) {
+  // JSON is read to its end (a completion is as long as its answer), anything else only far enough to name it.
+  const limit = /^[{[]/.test(start) ? JSON_REPLY_CHARS : NOT_STREAM_BYTES;
+  while (!ended && text.length < limit) {
     const next = await reader.read();
-    if (next.done) ended = true;
-    else text += decoder.decode(next.value, { stream: true });
+    if (next.done) {
+      ended = true;
+      text += decoder.decode();
+    } else text += decoder.decode(next.value, { stream: true });
   }
   if (!ended) reader.cancel().catch(() => {});
   const whole = ended ? parsed(text) : undefined;

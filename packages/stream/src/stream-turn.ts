@@ -473,7 +473,7 @@ function classify(error: unknown, partial: Turn, produced: boolean): StreamError
  * - `StreamError` for an error object inside the stream, a malformed chunk or a dropped connection
  *   (with the turn so far as `partial`), a 200 reply that is not a stream (`not-a-stream`, naming
  *   what came back; a whole completion from a server that ignored `stream: true` is read as the
- *   turn), or an argument or option it cannot use (refused before anything is sent);
+ *   turn, however long), or an argument or option it cannot use (refused before anything is sent);
  * - the client's own error, unchanged, when the request fails before the stream starts (an HTTP
  *   error status, for example), so a caller can read the server's refusal.
  * Never leaves a request open behind it and never rejects unhandled.
