@@ -13,7 +13,9 @@ const chunk = (delta: Record<string, unknown>, finish: string | null = null) =>
   `data: ${JSON.stringify({ id: "c1", object: "chat.completion.chunk", choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
 
 const call = (index: number, id: string | undefined, name: string, args: string) => ({
-  tool_calls: [{ index, ...(id === undefined ? {} : { id }), type: "function", function: { name, arguments: args } }],
+  tool_calls: [
+    { index, ...(id === undefined ? {} : { id }), type: "function", function: { name, arguments: args } },
+  ],
 });
 
 const completion = (content: string) => ({
@@ -44,7 +46,9 @@ describe("R67N-1: a whole completion longer than 64 KiB from a server that ignor
 
   it("still names a long HTML page after reading only its start", async () => {
     const page = `<html><head><title>Sign in</title></head><body>${"x".repeat(200_000)}</body></html>`;
-    const { client } = await harness([{ type: "raw", headers: { "content-type": "text/html" }, chunks: [page] }]);
+    const { client } = await harness([
+      { type: "raw", headers: { "content-type": "text/html" }, chunks: [page] },
+    ]);
     await expect(streamTurn(client, body())).rejects.toMatchObject({
       code: "not-a-stream",
       message: expect.stringContaining('titled "Sign in"'),
@@ -74,7 +78,9 @@ describe("R67N-1: a whole completion longer than 64 KiB from a server that ignor
             { headers: { "content-type": "application/json" } },
           );
           const chunks: ChunkLike[] = [];
-          for await (const c of await openReply({ withResponse: async () => ({ data: undefined, response }) })) {
+          for await (const c of await openReply({
+            withResponse: async () => ({ data: undefined, response }),
+          })) {
             chunks.push(c);
           }
           const reader = new TurnReader({ fences: [] });
