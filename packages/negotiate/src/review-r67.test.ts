@@ -100,7 +100,7 @@ describe("R67N-4: a grammar failure under a 5xx is never retried as a server fau
             status,
             error: { message: parts.join("\n"), ...(type ? { type } : {}) },
           });
-          if (readRefusal(error) !== undefined) expect(isTransient(error)).toBe(false);
+          expect(readRefusal(error) !== undefined && isTransient(error)).toBe(false);
         },
       ),
       { numRuns: 400 },

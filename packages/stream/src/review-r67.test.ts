@@ -143,9 +143,9 @@ describe("R67N-2: tool-call ids in a turn are unique, as an endpoint requires th
         const calls = reader.finish().toolCalls;
         expect(calls.map((c) => c.function.name)).toEqual(ids.map((_, i) => `t${i}`));
         expect(new Set(calls.map((c) => c.id)).size).toBe(ids.length);
-        ids.forEach((id, i) => {
-          if (id !== "" && ids.indexOf(id) === i) expect(calls[i]?.id).toBe(id);
-        });
+        // Where the server's id is the first of its kind, the call keeps it.
+        const kept = ids.map((id, i) => (id !== "" && ids.indexOf(id) === i ? id : calls[i]?.id));
+        expect(calls.map((c) => c.id)).toEqual(kept);
       }),
       { numRuns: 300 },
     );
