@@ -1,3 +1,4 @@
+import { streamTurn } from "@loopwright/stream";
 import { startServer, type TestServer } from "@loopwright/testkit";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -127,5 +128,29 @@ describe('R67N-5: an extraBody "__proto__" key is refused, never silently lost',
     );
     expect(error).toBeInstanceOf(TypeError);
     expect(server.requests.length).toBe(before);
+  });
+});
+
+describe("R67N-6 (with @loopwright/stream): a stream cut in the middle of an event is retried while nothing was shown", () => {
+  it("reads streamTurn's error for a body that ended mid-event as transient", async () => {
+    server.enqueue({
+      type: "raw",
+      chunks: [
+        'data: {"choices":[{"index":0,"delta":{"role":"assistant"}}]}\n\n',
+        'data: {"choices":[{"index":0,"delta":{"content":"Hel',
+      ],
+    });
+    const produced = { value: false };
+    const error = await rejection(
+      streamTurn(
+        clientFor(server.baseUrl),
+        { model: "m", messages: [{ role: "user", content: "x" }] },
+        { produced },
+      ),
+    );
+    expect(error).toMatchObject({ code: "connection-lost" });
+    expect(produced.value).toBe(false);
+    expect(isTransient(error)).toBe(true);
+    expect(readRefusal(error)).toBeUndefined();
   });
 });

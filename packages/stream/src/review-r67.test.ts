@@ -151,3 +151,62 @@ describe("R67N-2: tool-call ids in a turn are unique, as an endpoint requires th
     );
   });
 });
+
+describe("R67N-6: a body that ends in the middle of an event was cut short, not malformed", () => {
+  it("rejects with connection-lost, keeping the turn so far, when the body ends inside an event's JSON", async () => {
+    const { client } = await harness([
+      {
+        type: "raw",
+        chunks: [
+          chunk({ role: "assistant", content: "ok so far" }),
+          'data: {"choices":[{"index":0,"delta":{"conte',
+        ],
+      },
+    ]);
+    await expect(streamTurn(client, body())).rejects.toMatchObject({
+      name: "StreamError",
+      code: "connection-lost",
+      partial: { content: "ok so far" },
+      message: expect.stringContaining("ended in the middle of an event"),
+    });
+  });
+
+  it("still reads a whole last event left without its blank line, and still calls a terminated broken event malformed", async () => {
+    const whole = await harness([
+      { type: "raw", chunks: [chunk({ content: "hi" }), chunk({}, "stop").trimEnd()] },
+    ]);
+    expect(await streamTurn(whole.client, body())).toMatchObject({ content: "hi", finishReason: "stop" });
+    const broken = await harness([
+      { type: "raw", chunks: [chunk({ content: "hi" }), 'data: {"choices":\n\n', chunk({}, "stop")] },
+    ]);
+    await expect(streamTurn(broken.client, body())).rejects.toMatchObject({ code: "malformed-chunk" });
+  });
+
+  it("reads any stream cut inside its last event as connection-lost with everything before it (property)", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.string({ minLength: 1, maxLength: 12 }), { minLength: 1, maxLength: 6 }),
+        fc.double({ min: 0, max: 1, noNaN: true, maxExcluded: true }),
+        fc.constantFrom("\n", "\r\n", "\r"),
+        async (texts, where, end) => {
+          const events = texts.map((text) => chunk({ content: text }).replace(/\n/g, end));
+          const last = events.pop() as string;
+          // Cut after "data: {" and before the JSON closes: never a whole value.
+          const json = last.indexOf("{");
+          const closes = last.lastIndexOf("}");
+          const cut = json + 1 + Math.floor(where * (closes - json - 1));
+          const { client } = await harness([{ type: "raw", chunks: [...events, last.slice(0, cut)] }]);
+          const error = await streamTurn(client, body(), { fences: [] }).then(
+            () => undefined,
+            (e: unknown) => e,
+          );
+          expect(error).toMatchObject({
+            code: "connection-lost",
+            partial: { content: texts.slice(0, -1).join("") },
+          });
+        },
+      ),
+      { numRuns: 40 },
+    );
+  }, 60_000);
+});
