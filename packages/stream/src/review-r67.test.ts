@@ -1,5 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { listenForAbort } from "./abort-listeners.js";
 import type { ChunkLike } from "./chunk.js";
 import { openReply } from "./reply-body.js";
 import { streamTurn } from "./stream-turn.js";
@@ -209,4 +210,60 @@ describe("R67N-6: a body that ends in the middle of an event was cut short, not 
       { numRuns: 40 },
     );
   }, 60_000);
+});
+
+/** An AbortSignal's shape whose abort the test dispatches itself, so a listener's exception is caught here. */
+function handSignal() {
+  const listeners = new Set<() => void>();
+  const signal = {
+    aborted: false,
+    reason: undefined as unknown,
+    addEventListener: (_type: string, listener: () => void) => listeners.add(listener),
+    removeEventListener: (_type: string, listener: () => void) => listeners.delete(listener),
+  };
+  const abort = (reason: unknown) => {
+    signal.aborted = true;
+    signal.reason = reason;
+    // Added { once: true }: taken off as it is called.
+    for (const listener of [...listeners]) {
+      listeners.delete(listener);
+      listener();
+    }
+  };
+  return { signal: signal as unknown as AbortSignal, abort, listeners };
+}
+
+describe("R67N-7: listenForAbort tells every caller, and a signal already aborted too", () => {
+  it("stops a turn sharing the signal even when another caller's onAbort throws", async () => {
+    const { client } = await harness([
+      { content: "one two three four five six", chunkChars: 2, chunkDelayMs: 40 },
+    ]);
+    const { signal, abort, listeners } = handSignal();
+    const host = listenForAbort(signal, () => {
+      throw new Error("the host's own callback failed");
+    });
+    const turn = streamTurn(client, body(), { signal });
+    const settled = turn.then(
+      () => "finished",
+      (error: unknown) => error,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    const reason = new Error("shutting down");
+    expect(() => abort(reason)).toThrow("the host's own callback failed");
+    expect(await settled).toBe(reason);
+    host();
+    expect(listeners.size).toBe(0);
+  });
+
+  it("calls onAbort for a signal that was already aborted, unless the caller stopped listening first", async () => {
+    const told: string[] = [];
+    listenForAbort(AbortSignal.abort(), () => told.push("first"));
+    const stop = listenForAbort(AbortSignal.abort(), () => told.push("stopped"));
+    stop();
+    expect(told).toEqual([]); // never before the caller holds its stop function
+    await Promise.resolve();
+    expect(told).toEqual(["first"]);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(told).toEqual(["first"]);
+  });
 });
