@@ -126,6 +126,10 @@ const TRANSIENT_KINDS = new Set([
 // per-minute quota the same way, and that one does pass.
 const OUT_OF_CREDIT = new Set(["insufficient_quota"]);
 
+// A gateway or upstream that ran out of time, in the words a proxy writes into the stream.
+const GATEWAY_TIMEOUT =
+  /\b(?:upstream|gateway|proxy)\b[^.\n]{0,40}\b(?:timed out|timeout)\b|\bgateway time-?out\b/i;
+
 function kindWord(value: unknown): string {
   return typeof value === "string" ? value.toLowerCase() : "";
 }
@@ -165,7 +169,8 @@ function isAbort(error: unknown): boolean {
  * failure —, oMLX's refusal of a tool-call id that is not nine letters and digits). An error with no status
  * (one a server sent inside a stream) whose `type` or `code` is `server_error`, `internal_error`,
  * `internal_server_error`, `overloaded`, `overloaded_error` or `rate_limit_exceeded` is read as that
- * 5xx or 429 would be.
+ * 5xx or 429 would be, and so is `@loopwright/stream`'s `"server-error"` for a gateway's words in the
+ * stream ("upstream request timed out", "Gateway Timeout"), the 504 it stands for.
  * Never true for an abort, an overflow, or any other 4xx.
  */
 export function isTransient(error: unknown): boolean {
@@ -185,6 +190,16 @@ function transient(error: unknown): boolean {
   if (kind === "StreamError" && (error as { code?: unknown }).code === "connection-lost") return true;
   const facts = readError(error);
   const status = facts.status;
+  // A gateway's error sent inside the stream in words ("upstream request timed out", "Gateway
+  // Timeout"): the 504 it stands for, whatever status-less shape carried it.
+  if (
+    status === undefined &&
+    kind === "StreamError" &&
+    (error as { code?: unknown }).code === "server-error" &&
+    GATEWAY_TIMEOUT.test(facts.text)
+  ) {
+    return true;
+  }
   if (status === undefined) {
     if (typeof error !== "object" || error === null) return false;
     // An error a server sent inside a stream often names no status, only what kind it is: the same

@@ -154,3 +154,32 @@ describe("R67N-6 (with @loopwright/stream): a stream cut in the middle of an eve
     expect(readRefusal(error)).toBeUndefined();
   });
 });
+
+describe("R67N-8 (with @loopwright/stream): a gateway's timeout sent inside the stream is retried like its 504", () => {
+  const turnError = (chunks: string[]) => {
+    server.enqueue({ type: "raw", chunks });
+    return rejection(
+      streamTurn(clientFor(server.baseUrl), { model: "m", messages: [{ role: "user", content: "x" }] }),
+    );
+  };
+  const opening = 'data: {"choices":[{"index":0,"delta":{"role":"assistant"}}]}\n\n';
+
+  it("reads a gateway's plain-text and JSON timeout in the stream as transient", async () => {
+    const text = await turnError([opening, "event: error\ndata: upstream request timed out\n\n"]);
+    expect(text).toMatchObject({ code: "server-error" });
+    expect(isTransient(text)).toBe(true);
+    const json = await turnError([opening, 'data: {"error":{"message":"Gateway Timeout"}}\n\n']);
+    expect(json).toMatchObject({ code: "server-error" });
+    expect(isTransient(json)).toBe(true);
+  });
+
+  it("still reads another in-stream error, or one that only mentions a timeout parameter, as not transient", async () => {
+    const other = await turnError([opening, 'data: {"error":{"message":"Invalid tool schema"}}\n\n']);
+    expect(isTransient(other)).toBe(false);
+    const param = await turnError([
+      opening,
+      'data: {"error":{"message":"timeout must be a positive integer"}}\n\n',
+    ]);
+    expect(isTransient(param)).toBe(false);
+  });
+});
