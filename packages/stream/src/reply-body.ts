@@ -200,7 +200,7 @@ function namedError(data: string): unknown {
 }
 
 /** The body ended in the middle of an event: the stream was cut short (read as a lost connection). */
-class CutShort extends Error {
+export class CutShort extends Error {
   override readonly name = "CutShort";
 }
 

@@ -267,3 +267,14 @@ describe("R67N-7: listenForAbort tells every caller, and a signal already aborte
     expect(told).toEqual(["first"]);
   });
 });
+
+describe("R67N-6b: a body cut after the finish reason loses only what could follow it", () => {
+  it("resolves with the turn when the cut takes the usage chunk or [DONE]", async () => {
+    for (const tail of ['data: {"choices":[],"usage":{"prompt_tokens":5,"compl', "data: [DON"]) {
+      const { client } = await harness([
+        { type: "raw", chunks: [chunk({ content: "done" }), chunk({}, "stop"), tail] },
+      ]);
+      expect(await streamTurn(client, body())).toMatchObject({ content: "done", finishReason: "stop" });
+    }
+  });
+});

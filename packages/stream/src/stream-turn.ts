@@ -2,7 +2,7 @@ import { isAbortSignal, listenForAbort } from "./abort-listeners.js";
 import type { ChunkLike } from "./chunk.js";
 import { EndpointSilent, type EndpointSilentCode, StreamError } from "./errors.js";
 import type { Fence } from "./fences.js";
-import { openReply, streamErrorMaker } from "./reply-body.js";
+import { CutShort, openReply, streamErrorMaker } from "./reply-body.js";
 import type { ToolCallProgress } from "./tool-call-assembler.js";
 import type { Turn } from "./turn.js";
 import { chunkError, TurnReader } from "./turn-reader.js";
@@ -614,6 +614,12 @@ export async function streamTurn<Body extends ChatBody>(
       if (error instanceof Failure) {
         // A callback's exception is the caller's, passed on as is; the stream's own is classified.
         if (error.from === "callback") throw error.error;
+        // Cut short after the server said why it finished: only the usage chunk or [DONE] was lost,
+        // and the turn is whole (as when such a server goes silent instead).
+        if (stopped === undefined && error.error instanceof CutShort && reader.finished) {
+          complete = true;
+          return reader.finish();
+        }
         if (stopped === undefined) throw classify(error.error, reader.snapshot(), reader.hasProduced);
       } else if (error !== STOPPED) throw error;
     }
