@@ -231,7 +231,8 @@ function isStrictSchemaRefusal(facts: ErrorFacts): boolean {
   );
 }
 
-const GRAMMAR_WORDINGS = [
+/** How servers word a schema they could not compile into a grammar; `retry.ts` reads the same list (never retried). */
+export const GRAMMAR_WORDINGS: readonly RegExp[] = [
   /JSON schema conversion failed/i, // llama.cpp json-schema-to-grammar
   /Automatic parser generation failed/i, // llama.cpp, tools through the chat template's parser
   /failed to parse grammar/i, // llama.cpp, a grammar it built and could not read back

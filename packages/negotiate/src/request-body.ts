@@ -225,6 +225,13 @@ function checkArguments(
   if (extraBody != null && !isRecord(extraBody)) {
     throw wrongType("config.extraBody", "an object of body fields", extraBody);
   }
+  // JSON.parse makes `"__proto__"` an own key; set on the body it would replace the body's prototype
+  // (its fields inherited, never sent) instead of being a field: refused, never silently lost.
+  if (extraBody != null && Object.hasOwn(extraBody, "__proto__")) {
+    throw new TypeError(
+      'buildBody: config.extraBody must not have a "__proto__" key (a config read from JSON can): it cannot be sent as a body field.',
+    );
+  }
   if (maxTokens != null && typeof maxTokens !== "number") {
     throw wrongType("config.maxTokens", "a number of tokens", maxTokens);
   }
@@ -265,7 +272,7 @@ function checkArguments(
  * replaces it (the same wire id for the same transcript on every step). Never mutates its
  * arguments. Throws `TypeError` naming the argument for a
  * config without a model name and for an argument of the wrong type (`messages` or `tools` not an
- * array, `extraBody` not an object, `maxTokens` or `temperature` not a number, `reasoningEffort`
+ * array, `extraBody` not an object or holding a `"__proto__"` key, `maxTokens` or `temperature` not a number, `reasoningEffort`
  * not a string, `supports` or `model` not the store's objects), and `RangeError` naming the field
  * and its value for a `maxTokens` that is not a whole number from 0 (`NaN`, `Infinity`, `-5`,
  * `1.5`) or a `temperature` that is not finite — whether or not the model's latches would send it.

@@ -1,6 +1,6 @@
 import { readError } from "./error-shape.js";
 import { ContextOverflow } from "./errors.js";
-import { TOOL_CALL_ID_WORDINGS } from "./refusal.js";
+import { GRAMMAR_WORDINGS, TOOL_CALL_ID_WORDINGS } from "./refusal.js";
 
 // Every server's wording for "the request does not fit the window". Patterns are on meaning (a
 // prompt/input/request that is too long/large/exceeds a context/window/length/limit), not on one
@@ -101,7 +101,9 @@ const DETERMINISTIC_5XX = [
   /tools param requires --jinja/i, // llama.cpp started without --jinja
   /requires more system memory/i, // Ollama cannot load the model at all
   /json\.exception\.parse_error/i, // the body we sent did not parse
-  /JSON schema conversion failed|failed to parse grammar/i, // an older llama.cpp's grammar failure
+  // A schema no grammar could be built from (an older llama.cpp's 500, vLLM's xgrammar, a chat
+  // template's parser): `readRefusal` reads it as a refusal under a 5xx too, and a resend fails alike.
+  ...GRAMMAR_WORDINGS,
   /unable to start process|upstream command exited/i, // llama-swap: the model's server would not start
   // oMLX: a tool-call id the model's tokenizer refuses (mistral_common), the same on every resend.
   ...TOOL_CALL_ID_WORDINGS,
@@ -118,6 +120,15 @@ const TRANSIENT_KINDS = new Set([
   "overloaded_error",
   "rate_limit_exceeded",
 ]);
+
+// The `code` or `type` of a 429 that no wait ends: OpenAI's "You exceeded your current quota, please
+// check your plan and billing details" (`insufficient_quota`). Only the code: Gemini words a
+// per-minute quota the same way, and that one does pass.
+const OUT_OF_CREDIT = new Set(["insufficient_quota"]);
+
+// A gateway or upstream that ran out of time, in the words a proxy writes into the stream.
+const GATEWAY_TIMEOUT =
+  /\b(?:upstream|gateway|proxy)\b[^.\n]{0,40}\b(?:timed out|timeout)\b|\bgateway time-?out\b/i;
 
 function kindWord(value: unknown): string {
   return typeof value === "string" ? value.toLowerCase() : "";
@@ -149,14 +160,17 @@ function isAbort(error: unknown): boolean {
  * True when sending the same request again may succeed.
  *
  * That is: a lost connection or a timeout (no
- * status), an endpoint that went silent (`EndpointSilent`), 408, 409, 425, 429 (every 429, the
+ * status), an endpoint that went silent (`EndpointSilent`), 408, 409, 425, 429 (every 429 but
+ * OpenAI's `insufficient_quota`, an account out of credit that no wait ends; the
  * "Request too large … tokens per min" one included: it is waited through, never read as an
  * overflow), and 5xx other than a few that are the same every time (llama.cpp's "tools param
  * requires --jinja flag", Ollama's out-of-memory load failure, a body the server could not parse,
- * oMLX's refusal of a tool-call id that is not nine letters and digits). An error with no status
+ * a schema no grammar could be built from — every wording `readRefusal` reads as a grammar
+ * failure —, oMLX's refusal of a tool-call id that is not nine letters and digits). An error with no status
  * (one a server sent inside a stream) whose `type` or `code` is `server_error`, `internal_error`,
  * `internal_server_error`, `overloaded`, `overloaded_error` or `rate_limit_exceeded` is read as that
- * 5xx or 429 would be.
+ * 5xx or 429 would be, and so is `@loopwright/stream`'s `"server-error"` for a gateway's words in the
+ * stream ("upstream request timed out", "Gateway Timeout"), the 504 it stands for.
  * Never true for an abort, an overflow, or any other 4xx.
  */
 export function isTransient(error: unknown): boolean {
@@ -176,6 +190,16 @@ function transient(error: unknown): boolean {
   if (kind === "StreamError" && (error as { code?: unknown }).code === "connection-lost") return true;
   const facts = readError(error);
   const status = facts.status;
+  // A gateway's error sent inside the stream in words ("upstream request timed out", "Gateway
+  // Timeout"): the 504 it stands for, whatever status-less shape carried it.
+  if (
+    status === undefined &&
+    kind === "StreamError" &&
+    (error as { code?: unknown }).code === "server-error" &&
+    GATEWAY_TIMEOUT.test(facts.text)
+  ) {
+    return true;
+  }
   if (status === undefined) {
     if (typeof error !== "object" || error === null) return false;
     // An error a server sent inside a stream often names no status, only what kind it is: the same
@@ -197,6 +221,13 @@ function transient(error: unknown): boolean {
       ) ||
       /socket hang up|fetch failed|terminated|other side closed/i.test(facts.text)
     );
+  }
+  // OpenAI's 429 for an account out of credit: billing, not load — no wait ends it.
+  if (
+    status === 429 &&
+    facts.objects.some((o) => OUT_OF_CREDIT.has(kindWord(o.code)) || OUT_OF_CREDIT.has(kindWord(o.type)))
+  ) {
+    return false;
   }
   if (status === 429 || status === 408 || status === 409 || status === 425) return true;
   if (status >= 500) {

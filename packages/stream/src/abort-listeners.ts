@@ -26,7 +26,10 @@ export function isAbortSignal(value: unknown): value is AbortSignal {
 
 /**
  * Calls `onAbort` once when `signal` aborts; answers the function that stops listening. However many
- * callers listen to one signal, it carries one listener, removed when the last caller stops.
+ * callers listen to one signal, it carries one listener, removed when the last caller stops. A
+ * signal already aborted calls `onAbort` on the next microtask (its abort event will not come
+ * again), unless the caller stopped listening first. Every caller is told even when another's
+ * `onAbort` throws (the first such exception is thrown on afterwards, as from its own listener).
  * Throws `StreamError` `"invalid-argument"` for a `signal` that is not an `AbortSignal` or an
  * `onAbort` that is not a function.
  */
@@ -37,13 +40,35 @@ export function listenForAbort(signal: AbortSignal, onAbort: () => void): () => 
   if (typeof onAbort !== "function") {
     throw new StreamError("invalid-argument", "listenForAbort: onAbort must be a function.");
   }
+  if (signal.aborted) {
+    // Its abort event has come and gone, and no other will: told on the next microtask (once the
+    // caller holds its stop function), unless it stops listening first.
+    let live = true;
+    queueMicrotask(() => {
+      if (live) onAbort();
+    });
+    return () => {
+      live = false;
+    };
+  }
   let entry = waiting.get(signal);
   if (!entry) {
     const callbacks = new Set<() => void>();
     const fire = () => {
       waiting.delete(signal);
-      for (const callback of [...callbacks]) callback();
+      // Every caller is told, whatever one of them throws: one host's failing callback must not
+      // leave the other runs on this signal running. The first exception is then thrown on, as its
+      // own listener's would have been.
+      const failures: unknown[] = [];
+      for (const callback of [...callbacks]) {
+        try {
+          callback();
+        } catch (error) {
+          failures.push(error);
+        }
+      }
       callbacks.clear();
+      if (failures.length > 0) throw failures[0];
     };
     signal.addEventListener("abort", fire, { once: true });
     entry = { callbacks, detach: () => signal.removeEventListener("abort", fire) };

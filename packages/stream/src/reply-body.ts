@@ -4,6 +4,11 @@ import { SseDecoder } from "./sse.js";
 
 /** How much of a reply that is not a stream is read to say what it was. */
 const NOT_STREAM_BYTES = 64 * 1024;
+/**
+ * How much of a reply that opens as JSON is read, to parse it whole: a whole completion from a server
+ * that ignored `stream: true` is as long as its answer (a long file written out can be megabytes).
+ */
+const JSON_REPLY_CHARS = 64 * 1024 * 1024;
 /** How much of it the error quotes. */
 const QUOTED_CHARS = 200;
 
@@ -67,10 +72,14 @@ export async function openReply(
     return sseChunks(text, reader, decoder, makeError);
   }
   let ended = text.trim() === "";
-  while (!ended && text.length < NOT_STREAM_BYTES) {
+  // JSON is read to its end (a completion is as long as its answer), anything else only far enough to name it.
+  const limit = /^[{[]/.test(start) ? JSON_REPLY_CHARS : NOT_STREAM_BYTES;
+  while (!ended && text.length < limit) {
     const next = await reader.read();
-    if (next.done) ended = true;
-    else text += decoder.decode(next.value, { stream: true });
+    if (next.done) {
+      ended = true;
+      text += decoder.decode();
+    } else text += decoder.decode(next.value, { stream: true });
   }
   if (!ended) reader.cancel().catch(() => {});
   const whole = ended ? parsed(text) : undefined;
@@ -190,11 +199,33 @@ function namedError(data: string): unknown {
   return data.trim() === "" ? "an `event: error` with no text" : data;
 }
 
+/** The body ended in the middle of an event: the stream was cut short (read as a lost connection). */
+export class CutShort extends Error {
+  override readonly name = "CutShort";
+}
+
+/**
+ * The data of an event the body's end left open: a whole chunk when its JSON is whole, else the
+ * stream cut short in the middle of it — a connection lost, not a malformed chunk, whoever closed it.
+ */
+function parseLast(data: string): unknown {
+  try {
+    return JSON.parse(data);
+  } catch (error) {
+    const tail = data.length > 40 ? `…${data.slice(-40)}` : data;
+    throw new CutShort(
+      `the body ended in the middle of an event, its data unfinished: ${JSON.stringify(tail)}`,
+      { cause: error },
+    );
+  }
+}
+
 /**
  * Server-sent events read from the body as they arrive (`SseDecoder`: linear however long one event
  * is), until `[DONE]` or the body's end. Each event's data is a chunk; one whose JSON has a truthy
  * `error` member is thrown as `makeError(error)`, as the SDK's reader does, and so is any event named
- * `error`, whatever its data (JSON of another shape, or plain text).
+ * `error`, whatever its data (JSON of another shape, or plain text). An event the body's end left
+ * open whose data is not whole JSON throws `CutShort` (the stream was cut in the middle of it).
  */
 async function* sseChunks(
   start: string,
@@ -204,10 +235,12 @@ async function* sseChunks(
 ): AsyncGenerator<ChunkLike> {
   const sse = new SseDecoder();
   let events = sse.push(start);
+  // From this index on, `events` are what the body's end left open (no blank line after them).
+  let open = Number.POSITIVE_INFINITY;
   let ended = false;
   try {
     for (;;) {
-      for (const event of events) {
+      for (const [at, event] of events.entries()) {
         if (event.data.startsWith("[DONE]")) {
           ended = true;
           return;
@@ -216,8 +249,9 @@ async function* sseChunks(
         // plain text from a gateway. (Read as a chunk, text was a malformed chunk and an unknown shape
         // was skipped, ending the turn as if nothing had gone wrong.)
         if (event.event === "error") throw makeError(namedError(event.data));
-        // A line that is not JSON throws SyntaxError, which streamTurn reports as a malformed chunk.
-        const chunk = JSON.parse(event.data) as ChunkLike;
+        // A line that is not JSON throws SyntaxError, which streamTurn reports as a malformed chunk —
+        // unless the body ended inside it: then the stream was cut short, not malformed.
+        const chunk = (at >= open ? parseLast(event.data) : JSON.parse(event.data)) as ChunkLike;
         const error = (chunk as { error?: unknown } | null)?.error;
         if (error) throw makeError(error);
         yield chunk;
@@ -227,7 +261,9 @@ async function* sseChunks(
       if (next.done) {
         ended = true;
         // At the end, an event left without its blank line is the last one, not dropped.
-        events = [...sse.push(decoder.decode()), ...sse.end()];
+        events = sse.push(decoder.decode());
+        open = events.length;
+        events.push(...sse.end());
       } else events = sse.push(decoder.decode(next.value, { stream: true }));
     }
   } finally {

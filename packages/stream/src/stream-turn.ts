@@ -2,7 +2,7 @@ import { isAbortSignal, listenForAbort } from "./abort-listeners.js";
 import type { ChunkLike } from "./chunk.js";
 import { EndpointSilent, type EndpointSilentCode, StreamError } from "./errors.js";
 import type { Fence } from "./fences.js";
-import { openReply, streamErrorMaker } from "./reply-body.js";
+import { CutShort, openReply, streamErrorMaker } from "./reply-body.js";
 import type { ToolCallProgress } from "./tool-call-assembler.js";
 import type { Turn } from "./turn.js";
 import { chunkError, TurnReader } from "./turn-reader.js";
@@ -473,7 +473,7 @@ function classify(error: unknown, partial: Turn, produced: boolean): StreamError
  * - `StreamError` for an error object inside the stream, a malformed chunk or a dropped connection
  *   (with the turn so far as `partial`), a 200 reply that is not a stream (`not-a-stream`, naming
  *   what came back; a whole completion from a server that ignored `stream: true` is read as the
- *   turn), or an argument or option it cannot use (refused before anything is sent);
+ *   turn, however long), or an argument or option it cannot use (refused before anything is sent);
  * - the client's own error, unchanged, when the request fails before the stream starts (an HTTP
  *   error status, for example), so a caller can read the server's refusal.
  * Never leaves a request open behind it and never rejects unhandled.
@@ -614,6 +614,12 @@ export async function streamTurn<Body extends ChatBody>(
       if (error instanceof Failure) {
         // A callback's exception is the caller's, passed on as is; the stream's own is classified.
         if (error.from === "callback") throw error.error;
+        // Cut short after the server said why it finished: only the usage chunk or [DONE] was lost,
+        // and the turn is whole (as when such a server goes silent instead).
+        if (stopped === undefined && error.error instanceof CutShort && reader.finished) {
+          complete = true;
+          return reader.finish();
+        }
         if (stopped === undefined) throw classify(error.error, reader.snapshot(), reader.hasProduced);
       } else if (error !== STOPPED) throw error;
     }

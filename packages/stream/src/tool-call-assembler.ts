@@ -299,16 +299,28 @@ export class ToolCallAssembler {
     return this.slots.length > 0;
   }
 
-  /** The calls so far, in the order the model started them, ready for an assistant message. */
+  /**
+   * The calls so far, in the order the model started them, ready for an assistant message.
+   *
+   * Their ids are unique, as every endpoint requires of one message's calls (and of the results
+   * answering them): a call without an id gets `call_<position>` unless the server gave another
+   * call that id, and an id the server gave two calls stays on the first and is `<id>_<position>`
+   * on each later one (with `_` added until no other call holds it).
+   */
   calls(): ToolCall[] {
     const out: ToolCall[] = [];
-    for (const slot of this.slots) {
-      if (!slot.name && !slot.arguments) continue;
-      out.push({
-        id: slot.id || `call_${slot.position}`,
-        type: "function",
-        function: { name: slot.name, arguments: settled(slot) },
-      });
+    const kept = this.slots.filter((slot) => slot.name || slot.arguments);
+    // The server's own ids win over one made up here.
+    const given = new Set(kept.map((slot) => slot.id).filter((id) => id !== ""));
+    const used = new Set<string>();
+    for (const slot of kept) {
+      let id = slot.id || `call_${slot.position}`;
+      if (used.has(id) || (slot.id === "" && given.has(id))) {
+        id = `${id}_${slot.position}`;
+        while (used.has(id) || given.has(id)) id += "_";
+      }
+      used.add(id);
+      out.push({ id, type: "function", function: { name: slot.name, arguments: settled(slot) } });
     }
     return out;
   }
