@@ -58,6 +58,12 @@ interface Entry {
    * those it learned after it.
    */
   learned: Map<string, number>;
+  /**
+   * When (ms) the tenant's capabilities were first read or written since the last comparison: no
+   * change waiting for it is older. A field that comparison finds is taken as learned then — the
+   * earliest it can have been — so a forget made about the same moment goes before it, not after.
+   */
+  dirtySince: number | undefined;
   /** Dropped (forgotten here): the objects handed out keep answering, but nothing of it is shared. */
   dropped: boolean;
   /** When (ms) this instance last wrote the tenant's key or renewed its expiry; 0 for never. */
@@ -95,7 +101,7 @@ const FORGET_SCRIPT = script(`${REMEMBER_LUA}
 redis.call('DEL', KEYS[4])
 redis.call('SREM', KEYS[3], ARGV[6])
 local generation = redis.call('INCR', KEYS[2])
-redis.call('PUBLISH', ARGV[5], cjson.encode({ id = ARGV[6], forget = true, mark = ARGV[2], generation = generation }))
+redis.call('PUBLISH', ARGV[5], cjson.encode({ id = ARGV[6], forget = true, mark = ARGV[2], generation = generation, at = tonumber(ARGV[1]) }))
 return generation
 `);
 
@@ -109,7 +115,7 @@ local ids = redis.call('SMEMBERS', KEYS[3])
 for i = 1, #ids do redis.call('DEL', ARGV[6] .. ids[i]) end
 redis.call('DEL', KEYS[3])
 local generation = redis.call('INCR', KEYS[2])
-redis.call('PUBLISH', ARGV[5], cjson.encode({ reset = true, mark = ARGV[2], generation = generation }))
+redis.call('PUBLISH', ARGV[5], cjson.encode({ reset = true, mark = ARGV[2], generation = generation, at = tonumber(ARGV[1]) }))
 return generation
 `);
 
@@ -241,11 +247,13 @@ export async function openCapabilityStore(
   const compare = (entry: Entry): Map<string, string> => {
     comparing = true;
     try {
+      const since = entry.dirtySince ?? Date.now();
+      entry.dirtySince = undefined;
       const endpoint = entry.inner.exportCapabilities().endpoints[0];
       const changed = new Map<string, string>();
       if (!endpoint) return changed;
       for (const [field, value] of fieldsOf(endpoint)) {
-        if (!entry.learned.has(field)) entry.learned.set(field, Date.now());
+        if (!entry.learned.has(field)) entry.learned.set(field, since);
         if (entry.shared.get(field) !== value) changed.set(field, value);
       }
       return changed;
@@ -259,6 +267,19 @@ export async function openCapabilityStore(
    * back: nothing is written then, so a latch another instance forgot meanwhile is not put back.
    */
   let away = false;
+
+  /** Entries whose last write Redis refused for the generation: tried again at each announcement heard. */
+  const refused = new Set<Entry>();
+  /**
+   * Plans the refused writes again, once an announcement has moved the generation this instance
+   * knows on: without it, a latch whose write met a forget of another tenant in flight stayed
+   * unshared until its own tenant was next used (each forget and reset moves the one generation).
+   */
+  const retryRefused = (): void => {
+    const again = [...refused];
+    refused.clear();
+    for (const entry of again) if (!entry.dropped) soon(entry);
+  };
 
   const share = async (entry: Entry): Promise<void> => {
     const changed = compare(entry);
@@ -283,8 +304,10 @@ export async function openCapabilityStore(
       if (written === 1) {
         entry.touchedAt = Date.now();
       } else {
-        // A forget or reset this instance has not carried out yet: written again once it has.
+        // A forget or reset this instance has not carried out yet: written again once it has (at
+        // the next announcement it hears, see `retryRefused`, or its next comparison).
         for (const field of changed.keys()) entry.shared.delete(field);
+        refused.add(entry);
       }
     } catch (error) {
       // Not written: forget that it was, so the next comparison tries again.
@@ -296,6 +319,7 @@ export async function openCapabilityStore(
   let scheduled = false;
   const soon = (entry: Entry): void => {
     if (comparing) return;
+    entry.dirtySince ??= Date.now();
     dirty.add(entry);
     if (scheduled) return;
     scheduled = true;
@@ -322,6 +346,7 @@ export async function openCapabilityStore(
       supports: raw,
       shared: new Map(),
       learned: new Map(),
+      dirtySince: undefined,
       dropped: false,
       touchedAt: 0,
     };
@@ -426,7 +451,8 @@ export async function openCapabilityStore(
       const endpoint = entry.inner.exportCapabilities().endpoints[0];
       if (endpoint) {
         for (const [field, value] of fieldsOf(endpoint)) {
-          if ((entry.learned.get(field) ?? Date.now()) >= at) kept.push([field, value]);
+          // Learned strictly after the forget was made; one of the same millisecond goes with it.
+          if ((entry.learned.get(field) ?? entry.dirtySince ?? Date.now()) > at) kept.push([field, value]);
         }
       }
     } finally {
@@ -442,7 +468,8 @@ export async function openCapabilityStore(
     } finally {
       comparing = false;
     }
-    for (const [field] of kept) fresh.learned.set(field, entry.learned.get(field) ?? Date.now());
+    for (const [field] of kept)
+      fresh.learned.set(field, entry.learned.get(field) ?? entry.dirtySince ?? Date.now());
     soon(fresh);
   };
 
@@ -453,6 +480,7 @@ export async function openCapabilityStore(
   const catchUp = (): Promise<void> =>
     forgets.catchUp((id, at) => {
       if (id === "") {
+        idCache.clear();
         for (const held of [...entries.keys()]) missedForget(held, at);
       } else {
         missedForget(id, at);
@@ -495,12 +523,30 @@ export async function openCapabilityStore(
       reset?: true;
       mark?: string;
       generation?: number;
+      at?: number;
     };
     // Its own forget, echoed back, was carried out when it was made: a latch learned since stays.
-    if (forgets.announced(parsed.generation, parsed.mark)) return;
-    if (parsed.reset) dropAll();
-    else if (parsed.forget) dropLocal(parsed.id);
-    else if (Array.isArray(parsed.fields)) receive(parsed.id, parsed.fields);
+    if (forgets.announced(parsed.generation, parsed.mark)) {
+      retryRefused();
+      return;
+    }
+    // Another's forget or reset, heard now: what was held from before it was made goes; a latch
+    // learned here after it was made (a refusal met meanwhile, whose write Redis refused for the
+    // generation) stays and is shared, as for a forget read after a reconnect. An announcement
+    // without a time (an earlier version's) drops everything held of the tenant.
+    const at = typeof parsed.at === "number" && Number.isFinite(parsed.at) ? parsed.at : undefined;
+    if (parsed.reset) {
+      if (at === undefined) dropAll();
+      else {
+        // Emptied first: dropping each tenant would otherwise look through the cache for its ids.
+        idCache.clear();
+        for (const held of [...entries.keys()]) missedForget(held, at);
+      }
+    } else if (parsed.forget) {
+      if (at === undefined) dropLocal(parsed.id);
+      else missedForget(parsed.id, at);
+    } else if (Array.isArray(parsed.fields)) receive(parsed.id, parsed.fields);
+    if (parsed.reset || parsed.forget) retryRefused();
   });
   // Back from a lost connection: the server may have restarted empty, so every local latch is
   // written again (refusals are a union, so writing one twice is harmless), and whatever was
