@@ -1001,8 +1001,29 @@ function wordSpans(
   asData = false,
   display = false,
 ): Span[] {
-  const spans =
+  const read =
     word.data || asData ? dataSpans(word, previous, before) : ruleSpans(word, previous, before, display);
+  // A value within a default's word that mixes literal text and run-time parts (`--token
+  // ${V:-J${X}}`): its literal stretches alone (see `mixedDefault`), the parts read at run time as
+  // such a word's are (fix177: the value was hidden whole, `${X}` with it, in the display).
+  const spans = word.defaults?.some((fallback) => fallback.mixed)
+    ? read.flatMap((span) => {
+        const within = (word.defaults ?? []).filter(
+          (fallback) =>
+            fallback.mixed !== undefined &&
+            fallback.mixed.start <= span.start &&
+            span.end <= fallback.mixed.end &&
+            fallback.start >= span.start &&
+            fallback.end <= span.end,
+        );
+        if (span.with !== undefined || span.written !== undefined || within.length === 0) return [span];
+        const inside = (fallback: (typeof within)[number]) =>
+          fallback.mixed?.start === within[0]?.mixed?.start;
+        return within
+          .filter(inside)
+          .map((fallback) => ({ ...span, start: fallback.start, end: fallback.end }));
+      })
+    : read;
   const defaults = (word.defaults ?? []).filter(
     (fallback) => wholeNameTells(fallback.name) && isLiteral(word.value.slice(fallback.start, fallback.end)),
   );
@@ -2092,6 +2113,23 @@ function placedUrl(
         sign: span.sign,
       };
       const whole = refused() ? undefined : writtenWhole(line, word, sub, quotes());
+      if (whole === undefined && !refused()) {
+        // Written apart inside a quote (`"…?token=x${X:-Q9}$(id)"`): each stretch of it written
+        // together hidden where it stands, what stands between them (`${X:-`, `}`, a quote, an
+        // escape: none of the value's characters) kept, so it fills back byte for byte (fix177: the
+        // word was written again in '…', `'…?token=xQ9$(id)'` filled back).
+        let run = start;
+        for (let j = 1; j <= part.secret.length; j += 1) {
+          const here = at[sub.start + j - 1] as number;
+          const next = j < part.secret.length ? (at[sub.start + j] as number) : -1;
+          if (next === here + 1) continue;
+          shown += line.slice(from, run) + hide(line.slice(run, here + 1), part.name);
+          from = here + 1;
+          run = next;
+        }
+        written.end = Math.max(written.end, from);
+        continue;
+      }
       if (whole === undefined || whole.start < from) {
         if (!refused()) return undefined;
         shown += line.slice(from, start) + hide(line.slice(start, word.end), part.name);
