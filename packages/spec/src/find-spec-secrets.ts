@@ -1966,12 +1966,19 @@ export function commandLineSecrets(
     // byte for byte (fix173: the word was written again in '…', `'https://h/p?token=Q'`); see
     // `placedUrl`. Where the URL's parts are dropped (no `hide`, an export's names) only on a line
     // that leaves a quote open, each part then a reference, as the line's other values are (written
-    // again in '…', the text after the quote was read out of the value and shown).
+    // again in '…', the text after the quote was read out of the value and shown); and in the
+    // display, each part a reference too (fix177: `"https://h/p?token=${V:-Q9x}"` was shown as
+    // `https://h/p`, its quotes and its `${V:-` dropped, where the display with `hide` kept them).
     const refused = () => openAtEnd(word.start);
     const placing = hide !== undefined && hide !== naming?.hide;
     const put: SecretHide = hide ?? ((_secret, name) => reference(name ?? ""));
     for (const span of spans)
-      if (span.with !== undefined && span.put === undefined && split(span) && (placing || refused())) {
+      if (
+        span.with !== undefined &&
+        span.put === undefined &&
+        split(span) &&
+        (placing || display || refused())
+      ) {
         const placed = placedUrl(line, word, span, put, display, refused, quotesOf);
         if (placed) Object.assign(span, placed);
       }

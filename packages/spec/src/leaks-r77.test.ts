@@ -25,6 +25,9 @@ import {
 //    pasted quoted word's does (fix176), and the blank stands in its last query pair, a telling one
 //    (then all the text cut off is that value's: nothing the line reading hid is shown); the display
 //    keeps its run-time parts in sight.
+// 6. Display quirk: the display with no `hide` wrote a URL written apart (a default's word read in
+//    place: `"https://h/p?token=${V:-Q9x}"`) again without its quotes and its pair, `https://h/p`.
+//    Each part it takes out is now named where it stands, as `hide`'s display does.
 
 describe("a default's word mixing literal text and references or run-time parts", () => {
   it("given as an argument: each literal stretch hidden, the reference kept", () => {
@@ -152,7 +155,8 @@ describe("an argument whose URL is not at its start", () => {
         { minLength: 1, maxLength: 8 },
       )
       .map((parts) => parts.join(""))
-      .filter((text) => /[JVQ]/.test(text));
+      // A value holding no blank is read as a line as before, each `&` a shell's operator.
+      .filter((text) => /[JVQ]/.test(text) && /\s/.test(text));
     const make = fc.constantFrom(
       (v: string) => `see https://h/p?token=${v}`,
       (v: string) => `see https://h/p/a?api_key=${v}`,
@@ -169,5 +173,16 @@ describe("an argument whose URL is not at its start", () => {
       }),
       { numRuns: 300 },
     );
+  });
+});
+
+describe("the display with no hide, a URL written apart", () => {
+  it.each([
+    ['srv --url "https://h/p?token=${V:-Q9x}"', 'srv --url "https://h/p?token=${V:-${TOKEN}}"'],
+    ['srv --url "https://h/p?token=${X:-Q9$(id)}"', 'srv --url "https://h/p?token=${X:-${TOKEN}$(id)}"'],
+  ])("%s keeps its quotes, each part named where it stands", (line, shown) => {
+    expect(withoutCommandLineSecrets(line)).toBe(shown);
+    expect(exportedCommand(line)).toBe("srv --url https://h/p");
+    expectFilledBack(line);
   });
 });
