@@ -950,6 +950,41 @@ export const SHAPES: Shape[] = [
     },
   },
   {
+    // fix177: a default's word mixing literal text and references or run-time parts, read in one
+    // pass (literalDefaults: a stack of the parts open, each asked in constant time; shell-words'
+    // mixedDefault: each part passed over once, tried at most twice for a `${`); an argument's URL
+    // after a blank (argUrl's tellsToEnd, markedRunTime: one pass each).
+    name: "withoutCommandLineSecrets, exportSpec, withoutArgSecrets: defaults mixing literal text and run-time parts",
+    build: (n) => [
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: mixed defaults, meant literally.
+      `\${V:-${repeat("J${X}a$B/", n / 7)}}`,
+      `\${V:-${repeat("${-", n / 14)}${repeat("x", n / 14)}`,
+      // An argument's URL after a blank: its telling value read to the end, its parts and `&`s marked.
+      `see https://h/p?${repeat("b=1&", n / 28)}token=${repeat("a $(x) `y` ", n / 28)}`,
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: mixed defaults, meant literally.
+      `srv --token ${repeat("${V:-J$(id)}", n / 7)}`,
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: mixed defaults left open, meant literally.
+      `srv --token "${repeat("${V:-J${X}", n / 7)}"`,
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: nested defaults, meant literally.
+      `srv --url "https://h/p?token=${repeat("${V:-", n / 21)}Q$(id)${repeat("}", n / 21)}${repeat("${V:-${X}QJ}", n / 21)}"`,
+    ],
+    run: (list) => {
+      const [first, second, third, ...lines] = list as string[];
+      withoutArgSecrets(["--token", first as string, "--url", `https://h/p?token=${second}`], () => "*");
+      withoutArgSecrets([third as string], () => "*");
+      withoutArgSecrets([third as string], (text) => text);
+      exportSpec({
+        spec: "loopwright.agent/1",
+        bundle: { mcpServers: [{ name: "s", command: "s", args: [third as string] }] },
+      } as never);
+      for (const line of lines) {
+        withoutCommandLineSecrets(line);
+        withoutCommandLineSecrets(line, (text) => text);
+        exportCommand(line);
+      }
+    },
+  },
+  {
     // fix162: a quoted command's words that open a quote read with the words up to its closing one
     // (each word read at most once for each quote), a URL's userinfo holding blanks, and curl's,
     // redis-cli's and Samba's password flags with quoted values holding blanks.

@@ -1001,8 +1001,29 @@ function wordSpans(
   asData = false,
   display = false,
 ): Span[] {
-  const spans =
+  const read =
     word.data || asData ? dataSpans(word, previous, before) : ruleSpans(word, previous, before, display);
+  // A value within a default's word that mixes literal text and run-time parts (`--token
+  // ${V:-J${X}}`): its literal stretches alone (see `mixedDefault`), the parts read at run time as
+  // such a word's are (fix177: the value was hidden whole, `${X}` with it, in the display).
+  const spans = word.defaults?.some((fallback) => fallback.mixed)
+    ? read.flatMap((span) => {
+        const within = (word.defaults ?? []).filter(
+          (fallback) =>
+            fallback.mixed !== undefined &&
+            fallback.mixed.start <= span.start &&
+            span.end <= fallback.mixed.end &&
+            fallback.start >= span.start &&
+            fallback.end <= span.end,
+        );
+        if (span.with !== undefined || span.written !== undefined || within.length === 0) return [span];
+        const inside = (fallback: (typeof within)[number]) =>
+          fallback.mixed?.start === within[0]?.mixed?.start;
+        return within
+          .filter(inside)
+          .map((fallback) => ({ ...span, start: fallback.start, end: fallback.end }));
+      })
+    : read;
   const defaults = (word.defaults ?? []).filter(
     (fallback) => wholeNameTells(fallback.name) && isLiteral(word.value.slice(fallback.start, fallback.end)),
   );
@@ -1945,12 +1966,19 @@ export function commandLineSecrets(
     // byte for byte (fix173: the word was written again in '…', `'https://h/p?token=Q'`); see
     // `placedUrl`. Where the URL's parts are dropped (no `hide`, an export's names) only on a line
     // that leaves a quote open, each part then a reference, as the line's other values are (written
-    // again in '…', the text after the quote was read out of the value and shown).
+    // again in '…', the text after the quote was read out of the value and shown); and in the
+    // display, each part a reference too (fix177: `"https://h/p?token=${V:-Q9x}"` was shown as
+    // `https://h/p`, its quotes and its `${V:-` dropped, where the display with `hide` kept them).
     const refused = () => openAtEnd(word.start);
     const placing = hide !== undefined && hide !== naming?.hide;
     const put: SecretHide = hide ?? ((_secret, name) => reference(name ?? ""));
     for (const span of spans)
-      if (span.with !== undefined && span.put === undefined && split(span) && (placing || refused())) {
+      if (
+        span.with !== undefined &&
+        span.put === undefined &&
+        split(span) &&
+        (placing || display || refused())
+      ) {
         const placed = placedUrl(line, word, span, put, display, refused, quotesOf);
         if (placed) Object.assign(span, placed);
       }
@@ -2092,6 +2120,23 @@ function placedUrl(
         sign: span.sign,
       };
       const whole = refused() ? undefined : writtenWhole(line, word, sub, quotes());
+      if (whole === undefined && !refused()) {
+        // Written apart inside a quote (`"…?token=x${X:-Q9}$(id)"`): each stretch of it written
+        // together hidden where it stands, what stands between them (`${X:-`, `}`, a quote, an
+        // escape: none of the value's characters) kept, so it fills back byte for byte (fix177: the
+        // word was written again in '…', `'…?token=xQ9$(id)'` filled back).
+        let run = start;
+        for (let j = 1; j <= part.secret.length; j += 1) {
+          const here = at[sub.start + j - 1] as number;
+          const next = j < part.secret.length ? (at[sub.start + j] as number) : -1;
+          if (next === here + 1) continue;
+          shown += line.slice(from, run) + hide(line.slice(run, here + 1), part.name);
+          from = here + 1;
+          run = next;
+        }
+        written.end = Math.max(written.end, from);
+        continue;
+      }
       if (whole === undefined || whole.start < from) {
         if (!refused()) return undefined;
         shown += line.slice(from, start) + hide(line.slice(start, word.end), part.name);
@@ -2629,8 +2674,9 @@ export function readArg(
   // An argument is one word, whatever it holds: no shell reads it again, so its blanks, quotes and
   // `$(…)` are its bytes. A URL that starts it (or a `NAME=`'s or a header's value) runs to its end
   // and is read as one value first (see `argUrl`; fix173: read as a line, it was cut at a blank,
-  // `https://h/p?token=a b` exported as `https://h/p b`, and written again in '…' at a quote).
-  const url = rules.words ? argUrl(arg, hide) : undefined;
+  // `https://h/p?token=a b` exported as `https://h/p b`, and written again in '…' at a quote). So is
+  // a URL later in it, after a blank, when the argument reads as no command line (fix177).
+  const url = rules.words ? argUrl(arg, hide, afterShell) : undefined;
   if (url) {
     const rest = readArgRest(url.safe, afterShell, rules, hide, scriptName);
     return { sign: url.sign, safe: url.fill(rest?.safe ?? url.safe) };
@@ -2639,9 +2685,31 @@ export function readArg(
 }
 
 /**
+ * True when `url` (an argument's text from a URL after a blank) holds its first blank inside the
+ * last pair of its query, a telling one whose value runs to the end (`https://h/p?b=1&token=a b`,
+ * no `&` or `#` after the pair's start): all the text the argument's reading as a line cut off at
+ * that blank is then that value's, hidden with it, so nothing it hid is shown (a blank before the
+ * query, in a userinfo or in another pair, is read as before: `https://u: password=Y@h/p'Q9` keeps
+ * `password=`'s value hidden to its end).
+ */
+function tellsToEnd(url: string): boolean {
+  const blank = url.search(/\s/);
+  const query = url.indexOf("?");
+  if (blank < 0 || query < 0 || query > blank) return false;
+  const start = Math.max(url.lastIndexOf("&", blank), query) + 1;
+  return !/[&#]/.test(url.slice(start)) && tellingPair(url.slice(start));
+}
+
+/**
  * A URL an argument holds as one value, read to the argument's end (blanks, quotes and `$(…)`
  * included, see `readArg`): the whole argument, or the value after a `NAME=` or a header's
- * `Name: ` when the value starts with a URL. Undefined when that URL carries no sign. Each part it
+ * `Name: ` when the value starts with a URL; or the first URL after a blank (`see
+ * https://h/p?token=a b`) when the argument reads as one value, no command line (see `oneValue`:
+ * no shell operator outside its closed substitutions, none left open), and the blank stands in its
+ * last telling value (see `tellsToEnd`; fix177: it was read as a line, cut at the blank, `b` shown
+ * and exported). Such a later URL's run-time parts stay in sight in the
+ * display, as a pasted word's do (the argument may be prose given to a program that runs it; a
+ * leading URL's are its bytes, fix173). Undefined when that URL carries no sign. Each part it
  * takes out is written as a mark (a `${…}` reference no reader takes for a literal), so what is
  * left can be read by the other rules for arguments without reading a part twice; `fill` writes
  * each mark's replacement (what `hide` returns, or the URL's default: the part dropped) back.
@@ -2649,40 +2717,102 @@ export function readArg(
 function argUrl(
   arg: string,
   hide: SecretHide | undefined,
+  afterShell = false,
 ): { sign: SecretSign; safe: string; fill: (text: string) => string } | undefined {
   const assignment = ASSIGNMENT.exec(arg);
   const header = /^([\w.-]+)(\s*:\s*)(\S[\s\S]*)$/.exec(arg);
-  const from = URL_START.test(arg)
+  let from = URL_START.test(arg)
     ? 0
     : assignment && URL_START.test(assignment[3] ?? "")
       ? arg.length - (assignment[3] ?? "").length
       : header && URL_START.test(header[3] ?? "")
         ? arg.length - (header[3] ?? "").length
         : -1;
+  let later = false;
+  if (from < 0 && !afterShell) {
+    const after = LATER_URL.exec(arg);
+    if (after && oneValue(arg) && tellsToEnd(arg.slice(after.index + 1))) {
+      from = after.index + 1;
+      later = true;
+    }
+  }
   if (from < 0) return undefined;
   const value = arg.slice(from);
   const sign = stringSign(value, false);
   if (sign !== SecretSign.Userinfo && sign !== SecretSign.Query) return undefined;
+  // A later URL's userinfo is hidden whole, so one holding a run-time part is read as before.
+  if (later && sign === SecretSign.Userinfo && /\$\(|`/.test(value)) return undefined;
   if (!hide || hide === naming?.hide) {
     // Dropped parts (an export's, see `safeString`) need no mark: what is left is all that is written.
     const safe = arg.slice(0, from) + safeString(value, sign, undefined, hide);
     return { sign, safe, fill: (text) => text };
   }
   const put: string[] = [];
-  const marked = safeString(value, sign, undefined, (secret, name) => {
-    put.push(hide(secret, name));
-    return `\${${URL_MARK}${put.length - 1}}`;
-  });
+  const marked = safeString(
+    value,
+    sign,
+    undefined,
+    (secret, name) => {
+      put.push(hide(secret, name));
+      return `\${${URL_MARK}${put.length - 1}}`;
+    },
+    later,
+  );
+  // A later URL's run-time parts, kept in sight, and its `&`s are marked too: the rest of the
+  // argument is read again (see `readArg`), where a part beside a mark would read as a value that
+  // says something, and a `&` would cut the URL into words.
+  const guarded = later
+    ? markedRunTime(marked, (part) => {
+        put.push(part);
+        return `\${${URL_MARK}${put.length - 1}}`;
+      })
+    : marked;
   const marks = new RegExp(`\\$\\{${URL_MARK}(\\d+)\\}`, "g");
   return {
     sign,
-    safe: arg.slice(0, from) + marked,
-    fill: (text) => text.replace(marks, (_mark, index: string) => put[Number(index)] ?? ""),
+    safe: arg.slice(0, from) + guarded,
+    // A part's text may hold a mark of its own (a hidden piece inside it): filled in turn.
+    fill: (text) =>
+      text
+        .replace(marks, (_mark, index: string) => put[Number(index)] ?? "")
+        .replace(marks, (_mark, index: string) => put[Number(index)] ?? ""),
   };
+}
+
+/**
+ * `text` with each closed `$(…)` and backtick part (see `runTimeCloses`) and each `&` outside them
+ * written as what `mark` returns for it; the rest, `argUrl`'s marks included, as written. One pass.
+ */
+function markedRunTime(text: string, mark: (part: string) => string): string {
+  const closes = runTimeCloses(text);
+  let out = "";
+  let from = 0;
+  let i = 0;
+  while (i < text.length) {
+    const close = closes.get(i);
+    if (close === undefined) {
+      if (text[i] === "&") {
+        out += text.slice(from, i) + mark("&");
+        from = i + 1;
+      }
+      i += 1;
+      continue;
+    }
+    const opener = runTimeOpenerAt(text, i);
+    if (opener === "(" || opener === "`") {
+      out += text.slice(from, i) + mark(text.slice(i, close));
+      from = close;
+    }
+    i = close;
+  }
+  return out + text.slice(from);
 }
 
 /** A URL's start: its scheme and `://`. */
 const URL_START = /^[A-Za-z][A-Za-z0-9+.-]*:\/\//;
+
+/** A URL's start after a blank (see `argUrl`). */
+const LATER_URL = /\s[A-Za-z][A-Za-z0-9+.-]*:\/\//;
 
 /** What `argUrl` writes inside a mark's `${…}`: a character no argument is read to hold. */
 const URL_MARK = "\uE004";

@@ -278,24 +278,126 @@ export function withoutReferences(value: string): string {
   return out.join("");
 }
 
-/**
- * `${NAME:-word}`, `${NAME-word}`, `${NAME:=word}` or `${NAME=word}` whose `word` is plain text (no
- * `$`, no brace): a literal default, what a reader of the value (a shell, tools-mcp's expansion)
- * uses while `NAME` is unset. Its word is written in the document, so it is read as a literal there.
- */
-const PLAIN_DEFAULT = /\$\{([A-Za-z_][A-Za-z0-9_]*):?[-=]([^${}]*)\}/g;
+/** `${NAME:-`, `${NAME-`, `${NAME:=` or `${NAME=`: a default's head, its `NAME` captured. Sticky. */
+const DEFAULT_OPEN = /\$\{([A-Za-z_][A-Za-z0-9_]*):?[-=]/y;
 
-/** @internal Where each literal default's word (one that says something) is written in `value`: `[start, end)` and its `NAME`. */
+/**
+ * A reference's head a shell or tools-mcp fills (`${NAME}`, `${NAME:?`, `${NAME:+`; `argUrl`'s mark),
+ * not a default's. Sticky.
+ */
+const OTHER_OPEN = /\$\{(?:[A-Za-z_][A-Za-z0-9_]*|\uE004\d+)(?::?[?+])?/y;
+
+/**
+ * @internal Where each literal default's word (a stretch that says something) is written in
+ * `value`: `[start, end)` and its `NAME`, in order. A default's word is the text of
+ * `${NAME:-word}`, `${NAME-word}`, `${NAME:=word}` or `${NAME=word}` that a reader of the value (a
+ * shell, tools-mcp's expansion) uses while `NAME` is unset, so it is written in the document and
+ * read as a literal there. A word mixing literal text and references or substitutions
+ * (`${V:-J${X}}`, `${V:-Q9$(id)}`, `${V:-a$X}`) gives each literal stretch between them (fix177: such
+ * a word was read as a reference alone, `J` kept in clear); a default nested in one
+ * (`${X:-a${Y:-b}c}`) gives its own. A word with no `$` in it is one literal stretch, a backtick's
+ * text included, as it was read (no reader of an argument runs it: `${V:-`id`}` is hidden whole);
+ * in one that holds a `$`, a backtick's part is a run-time part as `$(…)` is. A default holding a
+ * bare `{`, or left open, gives none (see `withoutReferences`: it is read as written). One pass.
+ */
 export function literalDefaults(value: string): { start: number; end: number; name: string }[] {
   if (typeof value !== "string" || !value.includes("${")) return [];
   const found: { start: number; end: number; name: string }[] = [];
-  for (const match of value.matchAll(PLAIN_DEFAULT)) {
-    const word = match[2] ?? "";
-    if (word.trim() === "") continue;
-    const end = (match.index ?? 0) + match[0].length - 1;
-    found.push({ start: end - word.length, end, name: match[1] ?? "" });
+  // The parts open at `i`, innermost last: a default (its name, where its current stretch started,
+  // and the stretches it holds so far), or any other part (`${NAME}`, `$(…)`, a refused `${…}`), each
+  // ended by its `close`; `word`: text at its level is a default's word (a refused
+  // `${…}`'s text is its default's, so it is set once, when the part opens).
+  type Part = {
+    name?: string;
+    from: number;
+    words: { start: number; end: number }[];
+    close: string;
+    refused?: boolean;
+    word: boolean;
+    /** For a default: where its word starts, and whether a `$` is written in it. */
+    start?: number;
+    dollar?: boolean;
+  };
+  const open: Part[] = [];
+  const top = () => open[open.length - 1];
+  // Ends the innermost default's current stretch at `at` (kept when it says something).
+  const cut = (at: number) => {
+    const part = top();
+    if (part?.name === undefined) return;
+    if (value.slice(part.from, at).trim() !== "") part.words.push({ start: part.from, end: at });
+  };
+  let i = 0;
+  while (i < value.length) {
+    const c = value[i] as string;
+    const next = value[i + 1];
+    const inWord = top()?.word === true;
+    if (c === "$")
+      for (let k = open.length - 1; k >= 0 && !(open[k] as Part).dollar; k -= 1)
+        (open[k] as Part).dollar = true;
+    if (c === "$" && next === "{") {
+      DEFAULT_OPEN.lastIndex = i;
+      const head = DEFAULT_OPEN.exec(value);
+      if (head) {
+        cut(i);
+        open.push({
+          name: head[1] ?? "",
+          from: DEFAULT_OPEN.lastIndex,
+          words: [],
+          close: "}",
+          word: true,
+          start: DEFAULT_OPEN.lastIndex,
+        });
+        i = DEFAULT_OPEN.lastIndex;
+        continue;
+      }
+      OTHER_OPEN.lastIndex = i;
+      if (referenceAt(value, i) && OTHER_OPEN.test(value)) {
+        cut(i);
+        open.push({ from: i, words: [], close: "}", word: false });
+        i = OTHER_OPEN.lastIndex;
+        continue;
+      }
+      // A `${` no reader fills (`${-  %VQ}`): its text, to its `}`, is literal text.
+      open.push({ from: i, words: [], close: "}", refused: true, word: inWord });
+      i += 2;
+      continue;
+    }
+    if (inWord && ((c === "$" && next === "(") || c === "`")) {
+      cut(i);
+      open.push({ from: i, words: [], close: c === "`" ? "`" : ")", word: false });
+      i += c === "`" ? 1 : 2;
+      continue;
+    }
+    if (inWord && top()?.name !== undefined && c === "$" && next !== undefined && /[A-Za-z_]/.test(next)) {
+      // `$NAME`: a reference, its name read to its end.
+      cut(i);
+      let k = i + 1;
+      while (k < value.length && /[A-Za-z0-9_]/.test(value[k] as string)) k += 1;
+      (top() as Part).from = k;
+      i = k;
+      continue;
+    }
+    const part = top();
+    if (part !== undefined && c === "(" && part.close === ")") {
+      open.push({ from: i, words: [], close: ")", word: false });
+    } else if (part !== undefined && c === part.close) {
+      cut(i);
+      open.pop();
+      // A word with no `$` in it is literal whole, a backtick's text included, as it was read.
+      if (part.name !== undefined && !part.dollar) {
+        const start = part.start ?? i;
+        if (value.slice(start, i).trim() !== "") found.push({ start, end: i, name: part.name });
+      } else if (part.name !== undefined)
+        for (const word of part.words) found.push({ ...word, name: part.name });
+      const outer = top();
+      if (outer !== undefined && !part.refused) outer.from = i + 1;
+    } else if (c === "{" && part !== undefined && part.close === "}") {
+      // A bare `{` inside a reference makes none of the open ones a reference (see `withoutReferences`).
+      open.length = 0;
+    }
+    i += 1;
   }
-  return found;
+  return found.sort((a, b) => a.start - b.start);
 }
 
 /**

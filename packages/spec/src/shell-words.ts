@@ -41,6 +41,8 @@ interface Fallback {
   start: number;
   end: number;
   name: string;
+  /** For a stretch of a word mixing literal text and run-time parts (see `mixedDefault`): the whole word's `[start, end)`. */
+  mixed?: { start: number; end: number };
 }
 
 export const SPACE = /\s/;
@@ -93,6 +95,56 @@ const LITERAL_DEFAULT = /\$\{([A-Za-z_][A-Za-z0-9_]*)(:?[-=])(?:([^$`'"\\{}]+)|'
 const OPEN_DEFAULT = /\$\{([A-Za-z_][A-Za-z0-9_]*)(:?[-=])(?=\$\{)/y;
 /** A `$` or a backtick bash expands, in a data word (its quotes unread). */
 export const EXPANSION = /\$[A-Za-z0-9_{([$!?#*@-]|`/;
+
+/** `${NAME:-`, `${NAME-`, `${NAME:=` or `${NAME=`: a default's head, its `NAME` captured. Sticky. */
+const DEFAULT_OPEN = /\$\{([A-Za-z_][A-Za-z0-9_]*):?[-=]/y;
+
+/**
+ * The default opening at `at` of `line` whose word mixes literal text and run-time parts bash reads
+ * (`${V:-J${X}}`, `${V:-Q9$(id)}`, `${V:-a$X}`): its `NAME`, where its word starts (`from`) and
+ * ends (`end`, at its `}`), and each closed run-time part in it. Undefined when the word holds a
+ * quote, a backscape, a bare `{` or a `${` bash refuses (read as before), a part left open, no
+ * run-time part, or no literal text that says something (`LITERAL_DEFAULT` reads a plain word;
+ * fix177: such a word was read at run time whole, its literal text kept in clear). Each part is
+ * passed over once (see `expansionEnd`).
+ */
+function mixedDefault(
+  line: string,
+  at: number,
+): { name: string; from: number; end: number; parts: { start: number; end: number }[] } | undefined {
+  DEFAULT_OPEN.lastIndex = at;
+  const head = DEFAULT_OPEN.exec(line);
+  if (!head) return undefined;
+  const from = DEFAULT_OPEN.lastIndex;
+  const parts: { start: number; end: number }[] = [];
+  let literal = false;
+  let k = from;
+  while (k < line.length && line[k] !== "}") {
+    const c = line[k] as string;
+    const next = line[k + 1];
+    if (/['"\\{]/.test(c)) return undefined;
+    if (c === "`" || (c === "$" && (next === "(" || next === "[" || next === "{"))) {
+      if (c === "$" && next === "{" && runTimeOpenerAt(line, k) === "") return undefined;
+      const { end, closed } = expansionEnd(line, k);
+      if (!closed) return undefined;
+      parts.push({ start: k, end });
+      k = end;
+    } else if (c === "$" && next !== undefined && /[A-Za-z_]/.test(next)) {
+      let end = k + 1;
+      while (end < line.length && /[A-Za-z0-9_]/.test(line[end] as string)) end += 1;
+      parts.push({ start: k, end });
+      k = end;
+    } else if (c === "$" && next !== undefined && EXPANDS.test(next)) {
+      parts.push({ start: k, end: k + 2 });
+      k += 2;
+    } else {
+      if (!SPACE.test(c)) literal = true;
+      k += 1;
+    }
+  }
+  if (k >= line.length || parts.length === 0 || !literal) return undefined;
+  return { name: head[1] ?? "", from, end: k, parts };
+}
 
 /** Where bash's `$'…'` whose text starts at `from` ends (past its closing `'`): a backslash escapes the next character. */
 function ansiQuoteEnd(line: string, from: number): number {
@@ -465,11 +517,57 @@ export function commandWords(line: string, depth = 0, nested = false): CommandWo
           if (closed) refused = { from: p, end };
           refusedRead ||= closed;
         }
-        let close = fallback ? p + fallback[0].length : (refused?.end ?? -1);
-        let found = fallback !== null || refused !== undefined;
+        // A default whose word mixes literal text and run-time parts (`${V:-J${X}}`, see `mixedDefault`).
+        // Tried at the innermost default, then at the outermost (`${V:-${X}QJ}`: `${X}` is no default).
+        let mixed = !fallback && !refused ? mixedDefault(line, p) : undefined;
+        if (!fallback && !refused && !mixed && p !== i) {
+          mixed = mixedDefault(line, i);
+          if (mixed) {
+            depth = 0;
+            names.length = 0;
+          }
+        }
+        let close = fallback ? p + fallback[0].length : (refused?.end ?? (mixed ? mixed.end + 1 : -1));
+        let found = fallback !== null || refused !== undefined || mixed !== undefined;
         for (let k = 0; found && k < depth; k += 1) {
           if (line[close] !== "}") found = false;
           close += 1;
+        }
+        if (found && mixed) {
+          // Its word read as written, each literal stretch a default's word (under the innermost
+          // name that names a credential, as below), each run-time part read at run time.
+          names.push(mixed.name);
+          let name = names[names.length - 1] as string;
+          for (let k = names.length - 1; k >= 0; k -= 1)
+            if (wholeNameTells(names[k] as string)) {
+              name = names[k] as string;
+              break;
+            }
+          defaults ??= [];
+          const whole = { start: value.length, end: value.length + mixed.end - mixed.from };
+          let k = mixed.from;
+          const stretch = (to: number) => {
+            const begin = value.length;
+            for (; k < to; k += 1) put(k);
+            if (/\S/.test(value.slice(begin)))
+              defaults?.push({ start: begin, end: value.length, name, mixed: whole });
+          };
+          for (const part of mixed.parts) {
+            stretch(part.start);
+            dynamic = true;
+            if (
+              line[k + 1] === "(" &&
+              line[k + 2] !== "(" &&
+              /[\s;&|=]/.test(line.slice(k + 2, part.end - 1))
+            )
+              commands.push({ from: k + 2, to: part.end - 1, backtick: false, quoted });
+            else if (line[k] === "`" && /[\s;&|=]/.test(line.slice(k + 1, part.end - 1)))
+              commands.push({ from: k + 1, to: part.end - 1, backtick: true, quoted });
+            for (; k < part.end; k += 1) put(k);
+          }
+          stretch(mixed.end);
+          i = close;
+          return;
         }
         if (found) {
           const text = fallback ? (fallback[3] ?? fallback[4] ?? fallback[5] ?? "") : "";
