@@ -84,7 +84,7 @@ function leadingSystem(messages: readonly MessageLike[]): { count: number; previ
  * or — without one, or with one no call made — the latest assistant message with tool calls before
  * it. Linear.
  */
-function splitsAGroup(messages: readonly MessageLike[]): Uint8Array {
+export function splitsAGroup(messages: readonly MessageLike[]): Uint8Array {
   const n = messages.length;
   const open = new Int32Array(n + 2);
   const callAt = new Map<string, number>();
