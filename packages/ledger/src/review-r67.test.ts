@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { LedgerError } from "./errors.js";
+import { estimateFrom, type LedgerEntry, rebaseLedger, tokensBetween } from "./ledger.js";
 import type { MessageLike } from "./messages.js";
 import { planCompaction } from "./plan-compaction.js";
 import { applyCompaction, compactTranscript, type Fold, runCompaction } from "./run-compaction.js";
@@ -153,5 +154,149 @@ describe("R67L-2: the estimate counts a refusal part and arguments written as an
     expect(() => messageTokens(message)).toThrow(LedgerError);
     const big = { role: "assistant", tool_calls: [{ function: { name: "f", arguments: { n: 10n } } }] };
     expect(() => requestTokens({ messages: [big as unknown as MessageLike] })).toThrow(LedgerError);
+  });
+});
+
+// R67L-4: a ledger is host data (stored as JSON or columns). One whose entries of one epoch go back
+// and forth (0, n-1, 0, n-1, …: never written by recordRequest, but read back from a damaged store or
+// made by hand) walked the whole transcript once per entry: 40,000 entries over 40,000 messages took
+// 8 s in tokensBetween and 10 s in estimateFrom, and rebaseLedger walked the same way.
+describe("R67L-4: the ledger's readers are linear whatever the ledger holds", () => {
+  const say = (i: number): MessageLike => ({
+    role: i % 2 ? "assistant" : "user",
+    content: `m${i}`.repeat(1 + (i % 3)),
+  });
+
+  /** The measured costs as they were worked out before: each pair of entries in turn, the later one winning. */
+  function referenceCosts(ledger: readonly LedgerEntry[], messages: readonly MessageLike[]): number[] {
+    const costs = messages.map((m) => messageTokens(m));
+    for (let k = 1; k < ledger.length; k++) {
+      const a = ledger[k - 1] as LedgerEntry;
+      const b = ledger[k] as LedgerEntry;
+      if (a.epoch !== b.epoch || b.through <= a.through || b.through >= messages.length) continue;
+      const difference = b.prompt - a.prompt;
+      if (!(difference > 0)) continue;
+      let chars = 0;
+      for (let i = a.through + 1; i <= b.through; i++)
+        chars += contextChars({ messages: [messages[i] as MessageLike] }).total;
+      for (let i = a.through + 1; i <= b.through; i++) {
+        const own = contextChars({ messages: [messages[i] as MessageLike] }).total;
+        costs[i] = chars > 0 ? (difference * own) / chars : difference / (b.through - a.through);
+      }
+    }
+    return costs;
+  }
+
+  const entries = (n: number) =>
+    fc.array(
+      fc.record({
+        through: fc.nat({ max: n + 1 }),
+        prompt: fc.integer({ min: -5, max: 500 }),
+        epoch: fc.nat({ max: 2 }),
+      }),
+      { maxLength: 12 },
+    );
+
+  it("property: estimateFrom and tokensBetween measure what they measured before, for any ledger", () => {
+    fc.assert(
+      fc.property(
+        fc
+          .integer({ min: 0, max: 12 })
+          .chain((n) => fc.tuple(fc.constant(n), entries(n), fc.nat(), fc.nat())),
+        ([n, ledger, x, y]) => {
+          const messages = Array.from({ length: n }, (_, i) => say(i));
+          const expected = referenceCosts(ledger, messages);
+          const estimate = estimateFrom(ledger, messages);
+          messages.forEach((m, i) => {
+            expect(estimate(m, i)).toBeCloseTo(expected[i] as number, 9);
+          });
+          const [from, to] = [x % (n + 1), y % (n + 1)].sort((p, q) => p - q) as [number, number];
+          const sum = expected.slice(from, to).reduce((s, c) => s + c, 0);
+          expect(tokensBetween(ledger, from, to, messages)).toBe(Math.round(sum));
+        },
+      ),
+      { numRuns: 3000 },
+    );
+  });
+
+  /** rebaseLedger's epochs as they were worked out before, walking each kept pair's messages. */
+  function referenceRebase(
+    ledger: readonly LedgerEntry[],
+    before: readonly MessageLike[],
+    after: readonly MessageLike[],
+  ): LedgerEntry[] {
+    // Which index each message of `before` has in `after` is rebaseLedger's own (unchanged) rule;
+    // read it off a ledger with one entry per message, each in an epoch of its own.
+    const probe = before.map((_, i) => ({ through: i, prompt: i + 1, epoch: i }));
+    const moved = rebaseLedger(probe, before, after);
+    const mapped = before.map(() => -1);
+    for (const entry of moved) mapped[entry.prompt - 1] = entry.through;
+    const out: LedgerEntry[] = [];
+    const used = new Set<number>();
+    let fresh = ledger.reduce((max, e) => Math.max(max, e.epoch + 1), 0);
+    let prior: { entry: LedgerEntry; kept: LedgerEntry | undefined } | undefined;
+    for (const entry of ledger) {
+      const at = entry.through < mapped.length ? (mapped[entry.through] as number) : -1;
+      if (at < 0) {
+        prior = { entry, kept: undefined };
+        continue;
+      }
+      let epoch: number | undefined;
+      const p = prior;
+      if (p?.kept && p.entry.epoch === entry.epoch && entry.through > p.entry.through) {
+        let whole = true;
+        for (let i = p.entry.through + 1; i <= entry.through && whole; i++) {
+          whole = mapped[i] === p.kept.through + (i - p.entry.through);
+        }
+        if (whole) epoch = p.kept.epoch;
+      }
+      if (epoch === undefined) {
+        epoch = used.has(entry.epoch) ? fresh++ : entry.epoch;
+        used.add(epoch);
+      }
+      const kept = { through: at, prompt: entry.prompt, epoch };
+      out.push(kept);
+      prior = { entry, kept };
+    }
+    return out;
+  }
+
+  it("property: rebaseLedger keeps the epochs it kept before, for any ledger and rewrite", () => {
+    fc.assert(
+      fc.property(
+        fc
+          .integer({ min: 0, max: 12 })
+          .chain((n) =>
+            fc.tuple(
+              fc.constant(n),
+              entries(n),
+              fc.array(fc.boolean(), { minLength: n, maxLength: n }),
+              fc.nat(),
+            ),
+          ),
+        ([n, ledger, keep, at]) => {
+          const before = Array.from({ length: n }, (_, i) => say(i));
+          // A rewrite: some messages dropped, a summary put in somewhere.
+          const after: MessageLike[] = before.filter((_, i) => keep[i]);
+          after.splice(at % (after.length + 1), 0, { role: "system", content: "summary" });
+          expect(rebaseLedger(ledger, before, after)).toEqual(referenceRebase(ledger, before, after));
+        },
+      ),
+      { numRuns: 3000 },
+    );
+  });
+
+  // The timeout is the hang guard (8 s, 10 s and seconds before); no timing is asserted.
+  it("reads 40,000 entries that go back and forth over 40,000 messages", { timeout: 6_000 }, () => {
+    const n = 40_000;
+    const messages = Array.from({ length: n }, (_, i) => say(i));
+    const ledger = Array.from({ length: n }, (_, k) => ({
+      through: k % 2 ? n - 1 : 0,
+      prompt: k % 2 ? 10 * n + k : 1 + k,
+      epoch: 0,
+    }));
+    expect(tokensBetween(ledger, 0, n, messages)).toBeGreaterThan(0);
+    expect(estimateFrom(ledger, messages)(messages[1] as MessageLike, 1)).toBeGreaterThan(0);
+    expect(rebaseLedger(ledger, messages, messages)).toHaveLength(n);
   });
 });
