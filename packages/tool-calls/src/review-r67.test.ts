@@ -1,5 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { parseJson } from "./parse-json.js";
 import { recoverToolCalls } from "./recover-tool-calls.js";
 
 // R67L-3: Gemma 4's `<|tool_call>call:name{…}` (and FunctionGemma's `<start_function_call>`) was
@@ -85,6 +86,42 @@ describe("R67L-3: Gemma calls are read in time linear in the reply", () => {
         },
       ),
       { numRuns: 1500 },
+    );
+  });
+});
+
+// R67L-5: parseJson took the first `{` in the reply as the object's start even where it was prose
+// ("Note { then …"): the rest of the reply, prose words and the real object, was repaired into one
+// object, with words as keys and `null`s the model never wrote.
+describe("R67L-5: parseJson reads no object from a brace in prose", () => {
+  it("skips a brace in prose for the object after it", () => {
+    expect(parseJson('Note { then {"a": 1} done')).toEqual({ a: 1 });
+    expect(parseJson('Use { carefully. Answer: {"a": 1}')).toEqual({ a: 1 });
+    expect(parseJson("Note { then [1, 2] done")).toEqual([1, 2]);
+    expect(parseJson("Note { then nothing at all")).toBeUndefined();
+  });
+
+  it("still reads what an object opens on: bare keys, comments, a cut right after the brace", () => {
+    expect(parseJson("Here: {path: 'a.txt'}")).toEqual({ path: "a.txt" });
+    expect(parseJson("Here: {1: 'x'}")).toEqual({ 1: "x" });
+    expect(parseJson("Here: {ключ: 1}")).toEqual({ ключ: 1 });
+    expect(parseJson("Here: { // the answer\n a: 1}")).toEqual({ a: 1 });
+    expect(parseJson('Here: { "a": [1, 2')).toEqual({ a: [1, 2] });
+    expect(parseJson("Here: {")).toEqual({});
+    expect(parseJson('Answer: {{"a": 1}}')).toEqual({ a: 1 });
+  });
+
+  const word = fc.stringMatching(/^[a-z]{1,8}$/);
+  const prose = fc.array(word, { maxLength: 6 }).map((words) => words.join(" "));
+
+  it("property: the object after a brace in prose is read exactly as written", () => {
+    fc.assert(
+      fc.property(prose, prose, prose, fc.jsonValue({ maxDepth: 3 }), (before, between, after, held) => {
+        const value = { held };
+        const reply = `${before} { ${between} ${JSON.stringify(value)} ${after}`;
+        expect(parseJson(reply)).toEqual(JSON.parse(JSON.stringify(value)));
+      }),
+      { numRuns: 2000 },
     );
   });
 });
