@@ -300,3 +300,39 @@ describe("R67L-4: the ledger's readers are linear whatever the ledger holds", ()
     expect(rebaseLedger(ledger, messages, messages)).toHaveLength(n);
   });
 });
+
+// R67L-6: planCompaction read an estimate that was not a finite number of tokens, 0 or more (NaN,
+// a negative, Infinity, a string) as 0: a host whose estimator answers NaN never compacted (the
+// sum of its estimates was 0, so `used` never passed three quarters), and one answering Infinity
+// for an oversized message had it counted as free.
+describe("R67L-6: planCompaction refuses an estimate that is not a token count", () => {
+  const messages: MessageLike[] = [
+    { role: "system", content: "s" },
+    { role: "user", content: "q1" },
+    { role: "assistant", content: "a1" },
+    { role: "user", content: "q2" },
+  ];
+
+  it("throws LedgerError naming the message and what the estimate answered", () => {
+    for (const bad of [Number.NaN, -1, Number.POSITIVE_INFINITY, "5", undefined]) {
+      const estimate = (_: MessageLike, index: number) => (index === 2 ? bad : 10) as number;
+      let caught: unknown;
+      try {
+        planCompaction(messages, { limit: 10, estimate });
+      } catch (error) {
+        caught = error;
+      }
+      expect(LedgerError.isInstance(caught) && caught.code).toBe("invalid-option");
+      expect(String((caught as Error).message)).toMatch(/estimate.*message 2/);
+    }
+  });
+
+  it("still takes 0 and fractions", () => {
+    const plan = planCompaction(messages, {
+      limit: 10,
+      keepRatio: 0.5,
+      estimate: (_, i) => (i === 0 ? 0 : 3.5),
+    });
+    expect(plan).toMatchObject({ through: 3, folded: 7, kept: 3.5 });
+  });
+});
