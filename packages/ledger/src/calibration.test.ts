@@ -81,7 +81,8 @@ describe("calibration", () => {
         { role: "assistant", content: [{ type: "refusal", refusal: "no" }] },
       ],
     };
-    expect(store.calibrate("e", "m", body as never, 100)).toBe(2);
+    // 202 characters: the refusal part's "no" is text the endpoint is sent, and counted (R67L-2).
+    expect(store.calibrate("e", "m", body as never, 100)).toBe(2.02);
     expect(store.calibrate("e", "edge", bodyOf(100), 100)).toBe(1);
     expect(store.calibrate("e", "edge", bodyOf(800), 100)).toBe(8);
   });

@@ -124,20 +124,40 @@ function messageCosts(
   messages: readonly MessageLike[],
   perToken: number,
 ): number[] {
-  const costs = messages.map((message) => Math.ceil(messageChars(message) / perToken));
-  for (let k = 1; k < ledger.length; k++) {
+  const n = messages.length;
+  const chars = messages.map((message) => messageChars(message));
+  const costs = chars.map((count) => Math.ceil(count / perToken));
+  // before[i]: the characters of messages[0..i), so a group's characters are one subtraction.
+  const before = new Float64Array(n + 1);
+  for (let i = 0; i < n; i++) before[i + 1] = (before[i] as number) + (chars[i] as number);
+  // Where groups overlap (a ledger whose entries of one epoch go back and forth, read back from a
+  // damaged store or made by hand) the later group's share stands. Walked from the last group with
+  // each message given its share once, `next` skipping those already given one, so such a ledger
+  // costs a walk of the messages, not one per entry.
+  const next = new Int32Array(n + 1);
+  for (let i = 0; i <= n; i++) next[i] = i;
+  const open = (index: number): number => {
+    let root = index;
+    while (next[root] !== root) root = next[root] as number;
+    for (let at = index; next[at] !== root; ) {
+      const up = next[at] as number;
+      next[at] = root;
+      at = up;
+    }
+    return root;
+  };
+  for (let k = ledger.length - 1; k >= 1; k--) {
     const a = ledger[k - 1] as LedgerEntry;
     const b = ledger[k] as LedgerEntry;
-    if (a.epoch !== b.epoch || b.through <= a.through || b.through >= messages.length) continue;
+    if (a.epoch !== b.epoch || b.through <= a.through || b.through >= n) continue;
     const difference = b.prompt - a.prompt;
     // Zero or less is how a server reporting prompts net of its cache shows up: not trusted.
     if (!(difference > 0)) continue;
-    let chars = 0;
-    for (let i = a.through + 1; i <= b.through; i++) chars += messageChars(messages[i] as MessageLike);
+    const group = (before[b.through + 1] as number) - (before[a.through + 1] as number);
     const size = b.through - a.through;
-    for (let i = a.through + 1; i <= b.through; i++) {
-      costs[i] =
-        chars > 0 ? (difference * messageChars(messages[i] as MessageLike)) / chars : difference / size;
+    for (let i = open(a.through + 1); i <= b.through; i = open(i + 1)) {
+      costs[i] = group > 0 ? (difference * (chars[i] as number)) / group : difference / size;
+      next[i] = i + 1;
     }
   }
   return costs;
@@ -156,8 +176,9 @@ function perTokenOf(options: EstimateOptions | undefined, where: string): number
  * exact — the chat template's tokens and the tool results' real density included. A stretch that
  * starts or ends inside a group gets that group's cost by character share. Whatever no pair of
  * entries covers (the messages before an epoch's first entry, what has not been sent yet) is
- * estimated with `charsPerToken`. Rounded to a whole number. Throws `LedgerError` for a malformed
- * ledger or messages, or a range outside the transcript.
+ * estimated with `charsPerToken`. Rounded to a whole number. Linear in the messages and the ledger,
+ * whatever the ledger holds (where groups overlap, in one read back from a damaged store, the later
+ * stands). Throws `LedgerError` for a malformed ledger or messages, or a range outside the transcript.
  */
 export function tokensBetween(
   ledger: readonly LedgerEntry[],
@@ -266,6 +287,12 @@ export function rebaseLedger(
   checkMessages(before, "rebaseLedger", "before");
   checkMessages(after, "rebaseLedger", "after");
   const mapped = mapIndexes(before, after);
+  // breaks[i]: how many j in 1..i do not follow on from the message before them (mapped[j] is not
+  // mapped[j - 1] + 1), so whether a stretch survived in place is one subtraction, not a walk of it.
+  const breaks = new Int32Array(mapped.length);
+  for (let j = 1; j < mapped.length; j++) {
+    breaks[j] = (breaks[j - 1] as number) + (mapped[j] === (mapped[j - 1] as number) + 1 ? 0 : 1);
+  }
   const out: LedgerEntry[] = [];
   const used = new Set<number>();
   let fresh = nextEpoch(ledger);
@@ -279,12 +306,15 @@ export function rebaseLedger(
     }
     let epoch: number | undefined;
     const p = prior;
-    if (p?.kept && p.entry.epoch === entry.epoch && entry.through > p.entry.through) {
-      let whole = true;
-      for (let i = p.entry.through + 1; i <= entry.through && whole; i++) {
-        whole = mapped[i] === p.kept.through + (i - p.entry.through);
-      }
-      if (whole) epoch = p.kept.epoch;
+    // Every message between the two survived unchanged and in place: each follows on from the one
+    // before it, starting from the earlier entry's own (kept, so mapped to p.kept.through).
+    if (
+      p?.kept &&
+      p.entry.epoch === entry.epoch &&
+      entry.through > p.entry.through &&
+      breaks[entry.through] === breaks[p.entry.through]
+    ) {
+      epoch = p.kept.epoch;
     }
     if (epoch === undefined) {
       epoch = used.has(entry.epoch) ? fresh++ : entry.epoch;

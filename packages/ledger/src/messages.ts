@@ -3,6 +3,8 @@ import { LedgerError } from "./errors.js";
 export interface ContentPartLike {
   type?: string;
   text?: string;
+  /** An assistant refusal part's text (`{ type: "refusal", refusal }`). */
+  refusal?: string;
   image_url?: unknown;
 }
 
@@ -79,6 +81,8 @@ export function contentChars(content: MessageLike["content"]): number {
   let chars = 0;
   for (const part of content as readonly ContentPartLike[]) {
     if (part && typeof part.text === "string") chars += part.text.length;
+    // The openai SDK's assistant refusal part carries its text as `refusal`, and is sent as it is.
+    else if (part?.type === "refusal" && typeof part.refusal === "string") chars += part.refusal.length;
   }
   return chars;
 }
@@ -124,7 +128,10 @@ function countMessageChars(message: MessageLike): number {
     for (const call of message.tool_calls as readonly ToolCallLike[]) {
       const fn = call?.function;
       if (typeof fn?.name === "string") chars += fn.name.length;
-      if (typeof fn?.arguments === "string") chars += fn.arguments.length;
+      const args: unknown = fn?.arguments;
+      if (typeof args === "string") chars += args.length;
+      // Arguments a host stored parsed (as an object) are sent as their JSON: counted so, not as nothing.
+      else if (typeof args === "object" && args !== null) chars += JSON.stringify(args)?.length ?? 0;
     }
   }
   return chars;

@@ -1,4 +1,4 @@
-import { checkMessages, checkNumber, LedgerError } from "./errors.js";
+import { checkMessages, checkNumber, describe, LedgerError } from "./errors.js";
 import type { MessageEstimate } from "./ledger.js";
 import { contentText, isSystem, type MessageLike, messageChars } from "./messages.js";
 import { DEFAULT_CHARS_PER_TOKEN } from "./tokens.js";
@@ -33,7 +33,10 @@ export interface PlanCompactionOptions {
   previous?: string | undefined;
   /** Characters per token for the default estimate. 4 unless given. */
   charsPerToken?: number | undefined;
-  /** How much a message costs; `estimateFrom(ledger, messages)` measures it. Default: its characters over `charsPerToken`. */
+  /**
+   * How much a message costs, a finite number of tokens 0 or more (anything else throws);
+   * `estimateFrom(ledger, messages)` measures it. Default: its characters over `charsPerToken`.
+   */
   estimate?: MessageEstimate | undefined;
 }
 
@@ -84,7 +87,7 @@ function leadingSystem(messages: readonly MessageLike[]): { count: number; previ
  * or — without one, or with one no call made — the latest assistant message with tool calls before
  * it. Linear.
  */
-function splitsAGroup(messages: readonly MessageLike[]): Uint8Array {
+export function splitsAGroup(messages: readonly MessageLike[]): Uint8Array {
   const n = messages.length;
   const open = new Int32Array(n + 2);
   const callAt = new Map<string, number>();
@@ -127,8 +130,8 @@ function splitsAGroup(messages: readonly MessageLike[]): Uint8Array {
  * Given a `target`, the cut also has to bring `used`, less what is folded, plus `summaryTokens`, to
  * `target` of the window or under; where no user message does, the plan folds as far as the last
  * user message and `after` says how far short it fell. One long tool run under a single question has no cut, so no plan: pruning is what keeps
- * that going. Linear in the transcript. Throws `LedgerError` for a malformed transcript or an option
- * out of range.
+ * that going. Linear in the transcript. Throws `LedgerError` for a malformed transcript, an option
+ * out of range, or an `estimate` that answers anything but a finite number of tokens, 0 or more.
  */
 export function planCompaction(
   messages: readonly MessageLike[],
@@ -184,8 +187,15 @@ export function planCompaction(
   const n = messages.length;
   const suffix = new Float64Array(n + 1);
   for (let i = n - 1; i >= 0; i--) {
-    const cost = estimate(messages[i] as MessageLike, i);
-    suffix[i] = (suffix[i + 1] as number) + (Number.isFinite(cost) && cost > 0 ? cost : 0);
+    const cost: unknown = estimate(messages[i] as MessageLike, i);
+    // Read as 0, a NaN from a broken estimator made every message free and the plan never fired.
+    if (typeof cost !== "number" || !Number.isFinite(cost) || cost < 0) {
+      throw new LedgerError(
+        "invalid-option",
+        `planCompaction: estimate answered ${describe(cost)} for message ${i}; it must answer a finite number of tokens, 0 or more.`,
+      );
+    }
+    suffix[i] = (suffix[i + 1] as number) + cost;
   }
   // Under one token is no report (a turn's usage.prompt is 0 where the server sent none), the way
   // contextTokens and recordRequest read it: estimated, never taken for an empty window.

@@ -1,6 +1,6 @@
 import { checkMessages, describe, LedgerError } from "./errors.js";
 import { contentText, isSystem, type KeptMessage, type MessageLike } from "./messages.js";
-import { type CompactionPlan, SUMMARY_LEAD } from "./plan-compaction.js";
+import { type CompactionPlan, SUMMARY_LEAD, splitsAGroup } from "./plan-compaction.js";
 
 /** A stored fold: the summary, the stored index the kept messages start at, and when it was made (ms since the epoch). */
 export interface Fold {
@@ -125,11 +125,21 @@ function checkPlan(
  */
 function checkKeptStart(messages: readonly MessageLike[], through: number, what: string): void {
   const first = messages[through];
-  if (first === undefined || first.role === "user") return;
-  throw new LedgerError(
-    "invalid-option",
-    `${what} keeps messages from index ${through}, a ${JSON.stringify(first.role)} message; the kept part has to start on a user message (as planCompaction cuts), or a tool result could be sent without its call.`,
-  );
+  if (first === undefined) return;
+  if (first.role !== "user") {
+    throw new LedgerError(
+      "invalid-option",
+      `${what} keeps messages from index ${through}, a ${JSON.stringify(first.role)} message; the kept part has to start on a user message (as planCompaction cuts), or a tool result could be sent without its call.`,
+    );
+  }
+  // A user message between a call and its answer (a host's interjection mid-run) is no cut either,
+  // by the rule planCompaction cuts by: the kept part would hold a tool result whose call was folded.
+  if (splitsAGroup(messages)[through] === 1) {
+    throw new LedgerError(
+      "invalid-option",
+      `${what} keeps messages from index ${through}, a user message between a tool call and its answer; the kept part would hold a tool result whose call was folded away, and an endpoint refuses that. Cut at a user message after the answer (as planCompaction cuts).`,
+    );
+  }
 }
 
 /**
@@ -243,8 +253,9 @@ async function consultHooks<Context>(
  * unless `forced`, where the veto is noted and the fold goes ahead. A runner that throws is noted
  * and costs nothing else. Throws `LedgerError` (`summary-failed`, with the cause) when the
  * summariser throws, and (`invalid-option`, before anything runs) for options that are not an
- * object or a plan that does not fit the messages — one whose `through` is not a user message, since
- * the kept part would then start mid-exchange.
+ * object or a plan that does not fit the messages — one whose `through` is not a user message, or is
+ * a user message between a tool call and its answer, since the kept part would then start
+ * mid-exchange, holding a tool result whose call was folded away.
  */
 export async function runCompaction<Context = unknown>(
   messages: readonly MessageLike[],
@@ -319,7 +330,8 @@ export interface SummaryMessage {
  * dropped, since the new one continues it), the summary as a system message starting with
  * `SUMMARY_LEAD`, then everything from `fold.through`. No fold hands back `messages` itself. Throws
  * `LedgerError` for a fold that is not one, or that does not fit `messages`: a `through` past their
- * end, or on a message other than a user one (the kept part would start mid-exchange). Generic in
+ * end, or on a message other than a user one, or on a user message between a tool call and its
+ * answer (the kept part would start mid-exchange, a tool result without its call). Generic in
  * the message type: the caller's messages come back as the type they were given (an `openai` SDK
  * `ChatCompletionMessageParam[]` stays one), beside the one `SummaryMessage` it adds; each is still
  * a `MessageLike`, whose fields read on any of them. A type that cannot hold a tool message (a

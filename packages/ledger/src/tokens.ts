@@ -67,7 +67,9 @@ export function estimateTokens(text: string, options?: EstimateOptions): number 
 
 /**
  * Estimates one message: the characters of its content's text, its replayed reasoning and its tool
- * calls' names and arguments, over `charsPerToken`, rounded up. Images are not counted.
+ * calls' names and arguments, over `charsPerToken`, rounded up. A refusal part counts its
+ * `refusal` text, and arguments a host stored as an object count as their JSON. Images are not
+ * counted.
  */
 export function messageTokens(message: MessageLike, options?: EstimateOptions): number {
   checkMessages([message], "messageTokens", "message");

@@ -61,6 +61,11 @@ function candidateAt(text: string, start: number, budget: Budget): Parsed | unde
     // "[see below]" in prose is not JSON: an array must open on something a JSON value starts with.
     const next = text.slice(start + 1).trimStart()[0];
     if (next === undefined || !/[{["'\d\-tfn\]]/.test(next)) return undefined;
+  } else {
+    // Nor is "Note { then" or "use { carefully.": repaired, its words would become keys (and `null`s)
+    // the reply never wrote. An object opens on its end, a quoted key, a comment or a bare key's colon.
+    OBJECT_OPENING.lastIndex = start + 1;
+    if (!OBJECT_OPENING.test(text)) return undefined;
   }
   const { end, depth } = scanCharged(text, start, budget);
   if (end < 0) {
@@ -75,6 +80,12 @@ function candidateAt(text: string, start: number, budget: Budget): Parsed | unde
 }
 
 const OPENER = /[{[]/g;
+
+/**
+ * What an object opens on, past spaces: the end of the text (a reply cut right after its `{`), its
+ * own `}`, a quoted key, a comment, or a bare key and its colon (`{path: …}`, Python's `{1: …}`).
+ */
+const OBJECT_OPENING = /\s*(?:$|[}"'`/#]|[\p{L}\p{N}_$@.-]+\s*:)/uy;
 
 /** An object or array that opens before `at` and is still open there, read as JSON. */
 function enclosing(text: string, at: number, budget: Budget): Parsed | undefined {
@@ -156,7 +167,9 @@ function inString(text: string, start: number, at: number): boolean {
  * a bracket left open at the end.
  *
  * Returns the value, or `undefined` when the reply holds none. A whole reply that is valid JSON
- * may be any JSON value; inside prose or a fence only an object or an array counts. The search is
+ * may be any JSON value; inside prose or a fence only an object or an array counts, and a `{` in
+ * prose (`Note { then …`) opens none — an object opens on its `}`, a quoted key, a comment, a bare
+ * key and its colon, or the end of a reply cut right after it. The search is
  * bounded: at most 32 candidates, and about four passes over the reply in all, so a reply built of
  * brackets that never close is judged to hold none in linear time. Throws a
  * `ToolCallsError` (`code: "invalid-text"`) when `text` is not a string, and

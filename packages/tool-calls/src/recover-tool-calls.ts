@@ -898,18 +898,33 @@ const GEMMA_QUOTES = ['<|"|>', "<escape>"];
 const GEMMA_CALL = /(?:<\|tool_call>|<start_function_call>)\s*call:\s*([A-Za-z_][\w.-]*)\s*(?=\{)/g;
 const GEMMA_CLOSE = /^\s*(?:<tool_call\|>|<end_function_call>)/;
 
+/** What opens a Gemma call: written outside a string inside arguments, the arguments never closed. */
+const GEMMA_OPENERS = ["<|tool_call>", "<start_function_call>"];
+
 /**
  * Gemma's argument object from the `{` at `open` as JSON text: its quoted strings re-quoted,
- * its bare keys left for the almost-JSON reader. Undefined when it never closes.
+ * its bare keys left for the almost-JSON reader. Undefined when it never closes — at the end of
+ * the text, or where another call opens outside its strings (a call's arguments never hold an
+ * opener but inside a string, so a looping reply of openers is walked once, not once per opener).
+ * Charged to {@link scanBudget}, as every scan for where JSON closes is.
  */
 function gemmaArguments(text: string, open: number): { json: string; end: number } | undefined {
+  if (scanBudget <= 0) return undefined;
+  const read = walkGemmaArguments(text, open);
+  scanBudget -= read.reached - open;
+  return read.json === undefined ? undefined : { json: read.json, end: read.reached };
+}
+
+/** The walk under {@link gemmaArguments}: the JSON where the object closed, and how far it read. */
+function walkGemmaArguments(text: string, open: number): { json?: string; reached: number } {
   let depth = 0;
   let out = "";
-  for (let i = open; i < text.length; ) {
+  let i = open;
+  while (i < text.length) {
     const quote = GEMMA_QUOTES.find((q) => text.startsWith(q, i));
     if (quote) {
       const close = text.indexOf(quote, i + quote.length);
-      if (close < 0) return undefined;
+      if (close < 0) return { reached: text.length };
       out += JSON.stringify(text.slice(i + quote.length, close));
       i = close + quote.length;
       continue;
@@ -917,18 +932,20 @@ function gemmaArguments(text: string, open: number): { json: string; end: number
     const c = text[i] as string;
     if (c === '"') {
       const string = /^"(?:[^"\\]|\\.)*"/.exec(text.slice(i));
-      if (!string) return undefined;
+      if (!string) return { reached: text.length };
       out += string[0];
       i += string[0].length;
       continue;
     }
+    if (c === "<" && i > open && GEMMA_OPENERS.some((opener) => text.startsWith(opener, i)))
+      return { reached: i };
     if (c === "{" || c === "[") depth++;
     else if (c === "}" || c === "]") depth--;
     out += c;
     i++;
-    if (depth === 0) return { json: out, end: i };
+    if (depth === 0) return { json: out, reached: i };
   }
-  return undefined;
+  return { reached: i };
 }
 
 /**
