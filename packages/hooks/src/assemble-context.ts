@@ -183,7 +183,10 @@ const PARTIAL_ESCAPE = /&#?[0-9A-Za-z]{0,8}$/;
 function cutWhole(text: string, chars: number): string {
   const body = cutTo(text, chars);
   const partial = PARTIAL_ESCAPE.exec(body);
-  if (partial === null || !/^[0-9A-Za-z]{0,8};/.test(text.slice(body.length, body.length + 9))) return body;
+  // Read as one with what the text goes on with: a cut right after the `&` of `&#xD800;` leaves
+  // `&`, and the `#` is the rest's.
+  const ending = partial === null ? "" : partial[0] + text.slice(body.length, body.length + 10);
+  if (partial === null || !/^&#?[0-9A-Za-z]{1,8};/.test(ending)) return body;
   return body.slice(0, partial.index);
 }
 

@@ -68,6 +68,13 @@ describe("R67H-1: a block cut to the budget never leaves an untrusted fence open
     expect(body).toMatch(/(?:&lt;)+\n<\/untrusted> \[…\]$/);
   });
 
+  it("drops the & of a numeric escape the cut falls right after (&#xD800; cut to &)", () => {
+    // fast-check found it (seed -615327864): a lone surrogate fenced, a budget ending after the `&`.
+    expect(
+      assembleContext([{ id: "h0", context: `\n${untrusted("\uD800")}` }], 88, { charsPerToken: 0.7 }),
+    ).toBe('<context hook="h0">\n<untrusted>\n</untrusted> […]\n</context>');
+  });
+
   it("keeps an & that starts no escape (R&Dx) and drops one the cut would leave unfinished (&lt)", () => {
     // 10 tokens are 40 characters: 30 for the tags, 6 for the text and 4 for " […]".
     expect(assembleContext([{ id: "m", context: "1 R&Dx and more" }], 10)).toBe(
