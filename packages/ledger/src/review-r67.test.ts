@@ -336,3 +336,38 @@ describe("R67L-6: planCompaction refuses an estimate that is not a token count",
     expect(plan).toMatchObject({ through: 3, folded: 7, kept: 3.5 });
   });
 });
+
+describe("a compaction's onNote that throws (r67, the lead's)", () => {
+  const messages: MessageLike[] = [
+    { role: "system", content: "Be brief." },
+    { role: "user", content: "First." },
+    { role: "assistant", content: "One." },
+    { role: "user", content: "Second." },
+  ];
+  const plan = { from: 1, through: 3, limit: 100, used: 90, folded: 2, kept: 1, after: 1, summaryTokens: 1 };
+  const throwing = () => {
+    throw new TypeError("the host's note sink is broken");
+  };
+
+  it("fails nothing: a veto still leaves everything as it was, and a fold goes ahead", async () => {
+    const vetoing = {
+      run: () => [{ id: "guard", ok: true, veto: true }],
+      honourVeto: true,
+      onNote: throwing,
+    };
+    await expect(runCompaction(messages, plan, () => "s", { hooks: vetoing })).resolves.toBeUndefined();
+    const fold = await runCompaction(messages, plan, () => "s", { hooks: vetoing, forced: true });
+    expect(fold).toMatchObject({ summary: "s", through: 3 });
+    const failing = {
+      run: () => {
+        throw new Error("runner down");
+      },
+      honourVeto: true,
+      onNote: throwing,
+    };
+    await expect(runCompaction(messages, plan, () => "s", { hooks: failing })).resolves.toMatchObject({
+      summary: "s",
+    });
+    await expect(runCompaction(messages, plan, () => " ", { hooks: failing })).resolves.toBeUndefined();
+  });
+});

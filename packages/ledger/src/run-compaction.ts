@@ -227,6 +227,15 @@ export function vetoNote(by: string, forced = false): string {
     : `Compaction skipped: ${name} vetoed it.`;
 }
 
+/** Tells `hooks.onNote`, if any: a note sink that throws fails nothing (as a log sink must not). */
+function note(hooks: { onNote?: ((note: string) => void) | undefined } | undefined, text: string): void {
+  try {
+    hooks?.onNote?.(text);
+  } catch {
+    // The host's own callback: its failure is not the fold's.
+  }
+}
+
 /** Runs the hooks, answering the name of a hook that vetoed (one that ran), if any. */
 async function consultHooks<Context>(
   hooks: CompactionHooks<Context>,
@@ -236,7 +245,7 @@ async function consultHooks<Context>(
   try {
     outcomes = await hooks.run("beforeCompact", input, hooks.context as Context);
   } catch (error) {
-    hooks.onNote?.(`The beforeCompact hooks could not be run: ${errorText(error)}`);
+    note(hooks, `The beforeCompact hooks could not be run: ${errorText(error)}`);
     return undefined;
   }
   return vetoedBy(outcomes);
@@ -251,7 +260,7 @@ async function consultHooks<Context>(
  * nothing waits on them; with `hooks.honourVeto` they run first, and a veto from any hook that ran
  * (one that failed vetoes nothing) leaves everything as it was, with a note naming the hook —
  * unless `forced`, where the veto is noted and the fold goes ahead. A runner that throws is noted
- * and costs nothing else. Throws `LedgerError` (`summary-failed`, with the cause) when the
+ * and costs nothing else, as does an `onNote` that throws. Throws `LedgerError` (`summary-failed`, with the cause) when the
  * summariser throws, and (`invalid-option`, before anything runs) for options that are not an
  * object or a plan that does not fit the messages — one whose `through` is not a user message, or is
  * a user message between a tool call and its answer, since the kept part would then start
@@ -289,13 +298,13 @@ export async function runCompaction<Context = unknown>(
     if (hooks.honourVeto) {
       const vetoedBy = await consultHooks(hooks, input);
       if (vetoedBy !== undefined && !options.forced) {
-        hooks.onNote?.(vetoNote(vetoedBy));
+        note(hooks, vetoNote(vetoedBy));
         return undefined;
       }
-      if (vetoedBy !== undefined) hooks.onNote?.(vetoNote(vetoedBy, true));
+      if (vetoedBy !== undefined) note(hooks, vetoNote(vetoedBy, true));
     } else {
-      // Beside the summary: nobody waits, and nothing it does can fail the fold — not even an
-      // onNote that throws, which would otherwise surface as an unhandled rejection.
+      // Beside the summary: nobody waits, and nothing it does can fail the fold (nor surface as an
+      // unhandled rejection).
       consultHooks(hooks, input).catch(() => undefined);
     }
   }
@@ -310,7 +319,7 @@ export async function runCompaction<Context = unknown>(
     );
   }
   if (typeof summary !== "string" || summary.trim() === "") {
-    hooks?.onNote?.("Compaction skipped: the summary came back empty.");
+    note(hooks, "Compaction skipped: the summary came back empty.");
     return undefined;
   }
   return { summary: summary.trim(), through: plan.through, at: Date.now() };
