@@ -145,3 +145,21 @@ describe("R67T-2: parse refuses arguments nested deeper than MAX_ARGUMENT_DEPTH,
     expect(plant.parse({ tree })).toEqual({ tree });
   });
 });
+
+describe("a key the model wrote holding a lone surrogate (r67, the lead's)", () => {
+  it("is named in the refusal written U+FFFD: its message and paths are text a strict JSON reader takes", async () => {
+    const strict = defineTool({
+      name: "strict",
+      description: "Takes one field.",
+      input: z.strictObject({ a: z.object({ n: z.number() }) }),
+      execute: () => "ran",
+    });
+    const error = await refusal(() =>
+      createToolset([strict]).dispatch({ id: "c1", name: "strict", args: { a: { n: "x" }, "k\uD800": 1 } }),
+    );
+    const lone = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+    expect(error.message).not.toMatch(lone);
+    expect(error.message).toContain("k\uFFFD");
+    expect(JSON.stringify(error.issues)).not.toMatch(/\\ud8/i);
+  });
+});
