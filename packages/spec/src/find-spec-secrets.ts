@@ -1227,13 +1227,13 @@ function aroundRunTime(value: string, span: Span): Span[] {
 /** A URL with a query and no fragment (`https://h/p?b=1`), all of a word's value: the `&` glued after it continues its query. */
 const QUERY_URL = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^\s#]*\?[^\s#]*$/;
 
-/** A query pair's shape: a name, `=`, and a value with no `&` or `#` (a query's own). */
-const QUERY_PAIR = /^[^\s=&#]+=[^&#]*$/;
+/** A query pair's shape: a plain name, `=`, and a value with no `&` or `#` (a query's own). */
+const QUERY_PAIR = /^[\w.%+-]+=[^&#]*$/;
 
 /**
  * The indexes of the words that continue a URL's query past an unquoted `&` (`srv
- * https://h/p?b=1&token=${X}-J`): a `name=value` word glued to a lone `&` glued to a URL with a
- * query, or to such a pair in turn. A shell runs the URL in the background and reads the pair as
+ * https://h/p?b=1&token=${X}-J`): a `name=value` word written as it reads (no quote or escape,
+ * each run-time part closed in it), glued to a lone `&` glued to a URL with a query, or to such a pair in turn. A shell runs the URL in the background and reads the pair as
  * a command of its own, but the text is the URL's: its value is read as a query value is (see
  * `queryPairSpans`), as the export reads the line as one URL (fix178: `${X}-J` read as a
  * reference with a short label, `-J` kept in clear in the display, in a `--run` argument in both
@@ -1248,7 +1248,10 @@ function gluedQueryPairs(words: readonly CommandWord[]): Set<number> {
     if (word.operator || word.data || !and.operator || and.value !== "&" || url.operator || url.data)
       continue;
     if (and.start !== url.end || word.start !== and.end || url.group !== word.group) continue;
-    if (!QUERY_PAIR.test(word.value)) continue;
+    // Written as it reads (no quote or escape in it: one written apart is read as before), each
+    // run-time part closed in it (one left open, on a line a shell refuses, is read as before).
+    if (!QUERY_PAIR.test(word.value) || word.end - word.start !== word.value.length) continue;
+    if (!closesInItself(word.value)) continue;
     if (found.has(i - 2) || QUERY_URL.test(url.value)) found.add(i);
   }
   return found;
