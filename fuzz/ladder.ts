@@ -985,6 +985,30 @@ export const SHAPES: Shape[] = [
     },
   },
   {
+    // fix178: a default's word holding quotes and escapes (shell-words' mixedDefault: one pass, a
+    // quote left open read to the end once), a URL's query glued past an unquoted `&` (one pass over
+    // the words), an argument's later URL with more telling pairs (tellsToEnd, markedRunTime's `&name=`).
+    name: "withoutCommandLineSecrets, exportSpec, withoutArgSecrets: quoted mixed defaults, glued query pairs",
+    build: (n) => [
+      `see https://h/p?token=a b${repeat("&token=J$(x)", n / 48)}${repeat("&`$(", n / 48)}`,
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: mixed defaults, meant literally.
+      `srv --token ${repeat('${V:-"Q9"$(id)\\x}', n / 42)}${repeat("${V:-'a$(", n / 42)}`,
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: glued pairs, meant literally.
+      `srv https://h/p?b=1${repeat("&token=${X}-J", n / 26)}${repeat("&a", n / 4)}`,
+    ],
+    run: (list) => {
+      const [first, ...lines] = list as string[];
+      withoutArgSecrets([first as string], () => "*");
+      withoutArgSecrets(["--run", first as string], (text) => text);
+      for (const line of lines) {
+        withoutCommandLineSecrets(line);
+        withoutCommandLineSecrets(line, (text) => text);
+        exportCommand(line);
+        withoutArgSecrets(["--run", line], () => "*");
+      }
+    },
+  },
+  {
     // fix162: a quoted command's words that open a quote read with the words up to its closing one
     // (each word read at most once for each quote), a URL's userinfo holding blanks, and curl's,
     // redis-cli's and Samba's password flags with quoted values holding blanks.

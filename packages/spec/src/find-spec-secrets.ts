@@ -1000,7 +1000,10 @@ function wordSpans(
   before: CommandWord | undefined,
   asData = false,
   display = false,
+  queryPair = false,
 ): Span[] {
+  const pair = queryPair && !word.data && !asData ? queryPairSpans(word) : undefined;
+  if (pair) return pair;
   const read =
     word.data || asData ? dataSpans(word, previous, before) : ruleSpans(word, previous, before, display);
   // A value within a default's word that mixes literal text and run-time parts (`--token
@@ -1219,6 +1222,58 @@ function aroundRunTime(value: string, span: Span): Span[] {
   }
   if (from < span.end) pieces.push({ ...span, start: from, end: span.end });
   return pieces.filter((piece) => value.slice(piece.start, piece.end).trim() !== "");
+}
+
+/** A URL with a query and no fragment (`https://h/p?b=1`), all of a word's value: the `&` glued after it continues its query. */
+const QUERY_URL = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^\s#]*\?[^\s#]*$/;
+
+/** A query pair's shape: a plain name, `=`, and a value with no `&` or `#` (a query's own). */
+const QUERY_PAIR = /^[\w.%+-]+=[^&#]*$/;
+
+/**
+ * The indexes of the words that continue a URL's query past an unquoted `&` (`srv
+ * https://h/p?b=1&token=${X}-J`): a `name=value` word written as it reads (no quote or escape,
+ * each run-time part closed in it), glued to a lone `&` glued to a URL with a query, or to such a pair in turn. A shell runs the URL in the background and reads the pair as
+ * a command of its own, but the text is the URL's: its value is read as a query value is (see
+ * `queryPairSpans`), as the export reads the line as one URL (fix178: `${X}-J` read as a
+ * reference with a short label, `-J` kept in clear in the display, in a `--run` argument in both
+ * views). One pass over the words.
+ */
+function gluedQueryPairs(words: readonly CommandWord[]): Set<number> {
+  const found = new Set<number>();
+  for (let i = 2; i < words.length; i += 1) {
+    const word = words[i] as CommandWord;
+    const and = words[i - 1] as CommandWord;
+    const url = words[i - 2] as CommandWord;
+    if (word.operator || word.data || !and.operator || and.value !== "&" || url.operator || url.data)
+      continue;
+    if (and.start !== url.end || word.start !== and.end || url.group !== word.group) continue;
+    // Written as it reads (no quote or escape in it: one written apart is read as before), each
+    // run-time part closed in it (one left open, on a line a shell refuses, is read as before).
+    if (!QUERY_PAIR.test(word.value) || word.end - word.start !== word.value.length) continue;
+    if (!closesInItself(word.value)) continue;
+    if (found.has(i - 2) || QUERY_URL.test(url.value)) found.add(i);
+  }
+  return found;
+}
+
+/**
+ * A query pair's value in `word` (see `gluedQueryPairs`) when the pair tells (see `tellingPair`):
+ * its name's and a value that says something once references are left out (see `onlyReferences`); in one read partly at
+ * run time, the literal text between its run-time parts, each piece a span of its own (see
+ * `aroundRunTime`), so both views keep `${X}`, `$(…)` in sight. Undefined otherwise (the word is
+ * read by the rules for args).
+ */
+function queryPairSpans(word: CommandWord): Span[] | undefined {
+  const { value } = word;
+  const cut = value.indexOf("=");
+  if (!tellingPair(value) || onlyReferences(value.slice(cut + 1))) return undefined;
+  const span: Span = { start: cut + 1, end: value.length, name: value.slice(0, cut), sign: SecretSign.Query };
+  // A piece that is only references (`$X`, `${X}` beside `$(…)`) says nothing.
+  const pieces = (word.dynamic ? aroundRunTime(value, span) : [span]).filter(
+    (piece) => !onlyReferences(value.slice(piece.start, piece.end)),
+  );
+  return pieces.length > 0 ? pieces : undefined;
 }
 
 /** The spans found by the rules for args in one word's value (see `wordSpans`), given the two words before it on its line. */
@@ -1774,6 +1829,7 @@ export function commandLineSecrets(
   // Shown, a POSIX shell's own command written in one quote is read as a line of its own (see `shownScript`).
   const scripts = display ? shellScriptWords(words) : undefined;
   let scriptEnd = 0;
+  const pairs = gluedQueryPairs(words);
   // Read in the order written, so `at` only moves forward: a quote's words read again are listed
   // before the words of a substitution written before them in the same word (r56: a value flagged
   // in the quote left a `--password X` in the substitution unread).
@@ -1840,7 +1896,14 @@ export function commandLineSecrets(
       }
       return (
         jsonWordSpans(reading, previous, hide, scriptName) ??
-        wordSpans(reading, previous, previous && sameLine(reading, words[index - 2]), script, display)
+        wordSpans(
+          reading,
+          previous,
+          previous && sameLine(reading, words[index - 2]),
+          script,
+          display,
+          reading === words[index] && pairs.has(index),
+        )
       );
     };
     // A quoted string's data word that opens a quote (`"pa` in `sh -c 'wget --password "pa ss X9"'`)
@@ -2685,19 +2748,28 @@ export function readArg(
 }
 
 /**
- * True when `url` (an argument's text from a URL after a blank) holds its first blank inside the
- * last pair of its query, a telling one whose value runs to the end (`https://h/p?b=1&token=a b`,
- * no `&` or `#` after the pair's start): all the text the argument's reading as a line cut off at
- * that blank is then that value's, hidden with it, so nothing it hid is shown (a blank before the
- * query, in a userinfo or in another pair, is read as before: `https://u: password=Y@h/p'Q9` keeps
- * `password=`'s value hidden to its end).
+ * True when `url` (an argument's text from a URL after a blank) holds its first blank inside a
+ * telling pair of its query, and every pair after it (no `#` after the pair's start) tells too,
+ * with no blank of its own outside its `$(…)` and backtick parts (`https://h/p?b=1&token=a b`,
+ * `…&token=a b&api_key=${X}$(curl e|sh)J`; fix178: one with more pairs was read as a line, the
+ * payload hidden): all the text the argument's reading as a line cut off at that blank is then
+ * those values', each hidden with its own, so nothing it hid is shown (a blank before the query,
+ * in a userinfo, or in a pair that does not tell, is read as before: `https://u: password=Y@h/p'Q9`
+ * keeps `password=`'s value hidden to its end).
  */
 function tellsToEnd(url: string): boolean {
   const blank = url.search(/\s/);
   const query = url.indexOf("?");
   if (blank < 0 || query < 0 || query > blank) return false;
   const start = Math.max(url.lastIndexOf("&", blank), query) + 1;
-  return !/[&#]/.test(url.slice(start)) && tellingPair(url.slice(start));
+  const rest = url.slice(start);
+  if (rest.includes("#")) return false;
+  const [first = "", ...more] = rest.split("&");
+  // Each pair after it a telling one, its blanks only inside its `$(…)` or backtick parts (fix178).
+  return (
+    tellingPair(first) &&
+    more.every((pair) => tellingPair(pair) && !/\s/.test(pair.replace(/\$\([^()]*\)|`[^`]*`/g, "")))
+  );
 }
 
 /**
@@ -2781,7 +2853,7 @@ function argUrl(
 
 /**
  * `text` with each closed `$(…)` and backtick part (see `runTimeCloses`) and each `&` outside them
- * written as what `mark` returns for it; the rest, `argUrl`'s marks included, as written. One pass.
+ * (with the next pair's `name=`) written as what `mark` returns for it; the rest, `argUrl`'s marks included, as written. One pass.
  */
 function markedRunTime(text: string, mark: (part: string) => string): string {
   const closes = runTimeCloses(text);
@@ -2792,8 +2864,14 @@ function markedRunTime(text: string, mark: (part: string) => string): string {
     const close = closes.get(i);
     if (close === undefined) {
       if (text[i] === "&") {
-        out += text.slice(from, i) + mark("&");
-        from = i + 1;
+        // With the next pair's name and `=`: read again, `token=` between two marks would be
+        // literal text a telling value says (fix178: a later URL's pairs after the blank's).
+        PAIR_NAME.lastIndex = i + 1;
+        const name = PAIR_NAME.exec(text)?.[0] ?? "";
+        out += text.slice(from, i) + mark(`&${name}`);
+        from = i + 1 + name.length;
+        i = from;
+        continue;
       }
       i += 1;
       continue;
@@ -2807,6 +2885,9 @@ function markedRunTime(text: string, mark: (part: string) => string): string {
   }
   return out + text.slice(from);
 }
+
+/** A query pair's name and its `=` (see `markedRunTime`). Sticky. */
+const PAIR_NAME = /[^\s&=$`#]*=/y;
 
 /** A URL's start: its scheme and `://`. */
 const URL_START = /^[A-Za-z][A-Za-z0-9+.-]*:\/\//;

@@ -101,29 +101,55 @@ const DEFAULT_OPEN = /\$\{([A-Za-z_][A-Za-z0-9_]*):?[-=]/y;
 
 /**
  * The default opening at `at` of `line` whose word mixes literal text and run-time parts bash reads
- * (`${V:-J${X}}`, `${V:-Q9$(id)}`, `${V:-a$X}`): its `NAME`, where its word starts (`from`) and
- * ends (`end`, at its `}`), and each closed run-time part in it. Undefined when the word holds a
- * quote, a backscape, a bare `{` or a `${` bash refuses (read as before), a part left open, no
- * run-time part, or no literal text that says something (`LITERAL_DEFAULT` reads a plain word;
- * fix177: such a word was read at run time whole, its literal text kept in clear). Each part is
- * passed over once (see `expansionEnd`).
+ * (`${V:-J${X}}`, `${V:-Q9$(id)}`, `${V:-a$X}`), quotes and escapes included (`${V:-"Q9"$(id)}`,
+ * `${V:-Q9`id`\"}`): its `NAME`, where its word starts (`from`) and ends (`end`, at its `}`), each
+ * closed run-time part in it, and each quote character bash removes there (`quotes`: kept where they
+ * stand, out of the literal stretches). Quotes are read as bash reads them in the word: `'…'` literal
+ * whole (outside `"…"`; inside it, `'` is a character), `"…"` literal but for its run-time parts, a
+ * backslash and the character after it literal. Undefined when the word holds a bare `{`, a `}` in
+ * a quote, a `${` bash refuses (read as before), a part or quote left open, no run-time part, or no
+ * literal text that says something (`LITERAL_DEFAULT` reads a plain word; fix177: such a word was
+ * read at run time whole, its literal text kept in clear; fix178: one holding a quote or a
+ * backslash still was). `quoted`: the default stands in `"…"`. Each part is passed over once (see
+ * `expansionEnd`).
  */
 function mixedDefault(
   line: string,
   at: number,
-): { name: string; from: number; end: number; parts: { start: number; end: number }[] } | undefined {
+  quoted = false,
+):
+  | { name: string; from: number; end: number; parts: { start: number; end: number }[]; quotes: number[] }
+  | undefined {
   DEFAULT_OPEN.lastIndex = at;
   const head = DEFAULT_OPEN.exec(line);
   if (!head) return undefined;
   const from = DEFAULT_OPEN.lastIndex;
   const parts: { start: number; end: number }[] = [];
+  const quotes: number[] = [];
   let literal = false;
+  // The quote open at `k`: `'`, `"` or none.
+  let inQuote = "";
   let k = from;
-  while (k < line.length && line[k] !== "}") {
+  while (k < line.length && (inQuote !== "" || line[k] !== "}")) {
     const c = line[k] as string;
     const next = line[k + 1];
-    if (/['"\\{]/.test(c)) return undefined;
-    if (c === "`" || (c === "$" && (next === "(" || next === "[" || next === "{"))) {
+    if (inQuote === "'") {
+      if (c === "'") {
+        quotes.push(k);
+        inQuote = "";
+      } else if (c === "}") return undefined;
+      else if (!SPACE.test(c)) literal = true;
+      k += 1;
+    } else if (c === "{" || (c === "}" && inQuote !== "")) return undefined;
+    else if (c === "\\") {
+      if (next === undefined) return undefined;
+      literal = true;
+      k += 2;
+    } else if (c === '"' || (c === "'" && !quoted && inQuote === "")) {
+      quotes.push(k);
+      inQuote = inQuote === "" ? c : "";
+      k += 1;
+    } else if (c === "`" || (c === "$" && (next === "(" || next === "[" || next === "{"))) {
       if (c === "$" && next === "{" && runTimeOpenerAt(line, k) === "") return undefined;
       const { end, closed } = expansionEnd(line, k);
       if (!closed) return undefined;
@@ -142,8 +168,8 @@ function mixedDefault(
       k += 1;
     }
   }
-  if (k >= line.length || parts.length === 0 || !literal) return undefined;
-  return { name: head[1] ?? "", from, end: k, parts };
+  if (k >= line.length || inQuote !== "" || parts.length === 0 || !literal) return undefined;
+  return { name: head[1] ?? "", from, end: k, parts, quotes };
 }
 
 /** Where bash's `$'…'` whose text starts at `from` ends (past its closing `'`): a backslash escapes the next character. */
@@ -519,9 +545,9 @@ export function commandWords(line: string, depth = 0, nested = false): CommandWo
         }
         // A default whose word mixes literal text and run-time parts (`${V:-J${X}}`, see `mixedDefault`).
         // Tried at the innermost default, then at the outermost (`${V:-${X}QJ}`: `${X}` is no default).
-        let mixed = !fallback && !refused ? mixedDefault(line, p) : undefined;
+        let mixed = !fallback && !refused ? mixedDefault(line, p, quoted) : undefined;
         if (!fallback && !refused && !mixed && p !== i) {
-          mixed = mixedDefault(line, i);
+          mixed = mixedDefault(line, i, quoted);
           if (mixed) {
             depth = 0;
             names.length = 0;
@@ -552,8 +578,18 @@ export function commandWords(line: string, depth = 0, nested = false): CommandWo
             if (/\S/.test(value.slice(begin)))
               defaults?.push({ start: begin, end: value.length, name, mixed: whole });
           };
+          // Each quote bash removes is kept where it stands, out of the stretches (`${V:-"•"$(id)}`).
+          let quote = 0;
+          const stretchTo = (to: number) => {
+            for (; quote < mixed.quotes.length && (mixed.quotes[quote] as number) < to; quote += 1) {
+              stretch(mixed.quotes[quote] as number);
+              put(k);
+              k += 1;
+            }
+            stretch(to);
+          };
           for (const part of mixed.parts) {
-            stretch(part.start);
+            stretchTo(part.start);
             dynamic = true;
             if (
               line[k + 1] === "(" &&
@@ -565,7 +601,7 @@ export function commandWords(line: string, depth = 0, nested = false): CommandWo
               commands.push({ from: k + 1, to: part.end - 1, backtick: true, quoted });
             for (; k < part.end; k += 1) put(k);
           }
-          stretch(mixed.end);
+          stretchTo(mixed.end);
           i = close;
           return;
         }
