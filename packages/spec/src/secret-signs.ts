@@ -407,8 +407,18 @@ export function literalDefaults(value: string): { start: number; end: number; na
  * `${DB_PASSWORD:-${PASSWORD}}` (read at run time as before, the default now a reference of its own).
  */
 export function hideLiteral(value: string, put: (secret: string) => string): string {
-  if (saysOutside(value)) return put(value);
-  const defaults = literalDefaults(value);
+  return saysOutside(value) ? put(value) : putDefaults(value, literalDefaults(value), put);
+}
+
+/**
+ * `value` with `put` in place of each of `defaults` (literal default words, in order), the rest as
+ * written; `put(value)` whole when there are none.
+ */
+function putDefaults(
+  value: string,
+  defaults: readonly { start: number; end: number }[],
+  put: (secret: string) => string,
+): string {
   if (defaults.length === 0) return put(value);
   let out = "";
   let from = 0;
@@ -606,15 +616,7 @@ function saysInQuery(param: string): boolean {
  * put whole.
  */
 function hiddenQueryValue(value: string, put: (secret: string) => string): string {
-  const defaults = withoutReferences(value).trim() === "" ? literalDefaults(value) : [];
-  if (defaults.length === 0) return put(value);
-  let out = "";
-  let from = 0;
-  for (const { start, end } of defaults) {
-    out += value.slice(from, start) + put(value.slice(start, end));
-    from = end;
-  }
-  return out + value.slice(from);
+  return putDefaults(value, withoutReferences(value).trim() === "" ? literalDefaults(value) : [], put);
 }
 
 function decodeSafe(part: string): string {
