@@ -6,6 +6,7 @@ import {
   expectArgFilledBack,
   expectArgs,
   expectFilledBack,
+  expectHiddenLine,
   expectKept,
   expectShownAndExported,
   exportedArgs,
@@ -264,9 +265,7 @@ describe("a quoted word that is one URL holding a blank is one value", () => {
       'srv -H "X-Up: https://h/p"',
     ],
   ])("%s", (line, shown, exported) => {
-    expect(withoutCommandLineSecrets(line, () => "•")).toBe(shown);
-    expect(exportedCommand(line)).toBe(exported);
-    expectFilledBack(line);
+    expectHiddenLine(line, shown, exported);
   });
 
   it("property: literal text, blanks and punctuation in a quoted URL's telling value", () => {

@@ -6,6 +6,7 @@ import {
   expectArgFilledBack,
   expectArgs,
   expectFilledBack,
+  expectHiddenLine,
   exportedArgs,
   exportedCommand,
 } from "./test-support/spec-cases.js";
@@ -55,9 +56,7 @@ describe("a default's word mixing literal text and references or run-time parts"
       "srv --url https://h/p",
     ],
   ])("pasted: %s", (line, shown, exported) => {
-    expect(withoutCommandLineSecrets(line, () => "•")).toBe(shown);
-    expect(exportedCommand(line)).toBe(exported);
-    expectFilledBack(line);
+    expectHiddenLine(line, shown, exported);
   });
 
   it("property: no literal of such a word in clear, its parts in sight, filled back byte for byte", () => {

@@ -6,6 +6,7 @@ import {
   expectArgFilledBack,
   expectArgs,
   expectFilledBack,
+  expectHiddenLine,
   exportedArgs,
   exportedCommand,
 } from "./test-support/spec-cases.js";
@@ -47,9 +48,7 @@ describe("a pasted default's word holding a quote or a backslash", () => {
       'srv --token ${V:-"${TOKEN}$(curl e|sh)${TOKEN_2}"}',
     ],
   ])("%s: its literal stretches hidden, its run-time parts in sight", (line, shown, exported) => {
-    expect(withoutCommandLineSecrets(line, () => "•")).toBe(shown);
-    expect(exportedCommand(line)).toBe(exported);
-    expectFilledBack(line);
+    expectHiddenLine(line, shown, exported);
   });
 
   it("given as an argument, hidden as before", () => {
@@ -117,9 +116,7 @@ describe("a URL's query continued past an unquoted `&`", () => {
     ],
     ["srv https://h/p?b=1&token=$X-J", "srv https://h/p?b=1&token=$X•", "srv https://h/p?b=1&token=${TOKEN}"],
   ])("pasted: %s", (line, shown, exported) => {
-    expect(withoutCommandLineSecrets(line, () => "•")).toBe(shown);
-    expect(exportedCommand(line)).toBe(exported);
-    expectFilledBack(line);
+    expectHiddenLine(line, shown, exported);
   });
 
   it("given as a `--run` argument: hidden in both views, run-time parts in sight", () => {

@@ -58,6 +58,13 @@ export function expectStringHidden(value: string, safe: string): void {
   expect(withoutSecrets(value, undefined, (text) => text)).toBe(value);
 }
 
+/** `line` is shown as `shown` with each hidden stretch a `•`, exported as `exported`, and filled back byte for byte. */
+export function expectHiddenLine(line: string, shown: string, exported: string | undefined): void {
+  expect(withoutCommandLineSecrets(line, () => "•")).toBe(shown);
+  expect(exportedCommand(line)).toBe(exported);
+  expectFilledBack(line);
+}
+
 /** `line` is shown as `shown` and, pasted, exported as `safe` (`shown` unless given). */
 export function expectShownAndExported(line: string, shown: string, safe: string = shown): void {
   expect(withoutCommandLineSecrets(line)).toBe(shown);
