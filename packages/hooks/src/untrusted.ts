@@ -1,4 +1,5 @@
 import { describe, HooksError } from "./errors.js";
+import { LONE_SURROGATE } from "./text.js";
 
 /**
  * Characters a reader could take for the `<` that opens a tag, besides `<` itself: those that
@@ -51,19 +52,19 @@ const AMPERSAND = "&(?=lt;|gt;|amp;|quot;|#x[0-9A-Fa-f]+;)";
  * the fence is text every JSON reader takes (llama.cpp's and serde_json's refuse a lone `\uD800`),
  * and decoding gives the half back.
  */
-const LONE_SURROGATE = "[\\uD800-\\uDBFF](?![\\uDC00-\\uDFFF])|(?<![\\uD800-\\uDBFF])[\\uDC00-\\uDFFF]";
+const LONE_HALF = LONE_SURROGATE.source;
 
 const BMP_LOOKALIKES = ANGLE_LOOKALIKES.filter((char) => char.length === 1).join("");
 const ASTRAL_LOOKALIKES = ANGLE_LOOKALIKES.filter((char) => char.length > 1).join("|");
 
 // Flagless, so a pattern sees UTF-16 units: a surrogate pair is matched whole as two of them, and a
-// lone surrogate only as LONE_SURROGATE.
+// lone surrogate only as LONE_HALF.
 const BODY = new RegExp(
-  `[<${BMP_LOOKALIKES}${BIDI}]|${ASTRAL_LOOKALIKES}|${TAGS}|${AMPERSAND}|${LONE_SURROGATE}`,
+  `[<${BMP_LOOKALIKES}${BIDI}]|${ASTRAL_LOOKALIKES}|${TAGS}|${AMPERSAND}|${LONE_HALF}`,
   "g",
 );
 const SOURCE = new RegExp(
-  `[<>"${BMP_LOOKALIKES}${BIDI}\\u0000-\\u001f\\u007f-\\u009f\\u2028\\u2029]|${ASTRAL_LOOKALIKES}|${TAGS}|${AMPERSAND}|${LONE_SURROGATE}`,
+  `[<>"${BMP_LOOKALIKES}${BIDI}\\u0000-\\u001f\\u007f-\\u009f\\u2028\\u2029]|${ASTRAL_LOOKALIKES}|${TAGS}|${AMPERSAND}|${LONE_HALF}`,
   "g",
 );
 
