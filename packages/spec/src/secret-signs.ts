@@ -278,8 +278,11 @@ export function withoutReferences(value: string): string {
   return out.join("");
 }
 
-/** `${NAME:-`, `${NAME-`, `${NAME:=` or `${NAME=`: a default's head, its `NAME` captured. Sticky. */
-const DEFAULT_OPEN = /\$\{([A-Za-z_][A-Za-z0-9_]*):?[-=]/y;
+/**
+ * `${NAME:-`, `${NAME-`, `${NAME:=` or `${NAME=`: a default's head, its `NAME` captured. Sticky: each
+ * reader sets `lastIndex` before it asks (shell-words reads it too).
+ */
+export const DEFAULT_OPEN = /\$\{([A-Za-z_][A-Za-z0-9_]*):?[-=]/y;
 
 /**
  * A reference's head a shell or tools-mcp fills (`${NAME}`, `${NAME:?`, `${NAME:+`; `argUrl`'s mark),
@@ -338,16 +341,10 @@ export function literalDefaults(value: string): { start: number; end: number; na
       DEFAULT_OPEN.lastIndex = i;
       const head = DEFAULT_OPEN.exec(value);
       if (head) {
+        const after = DEFAULT_OPEN.lastIndex;
         cut(i);
-        open.push({
-          name: head[1] ?? "",
-          from: DEFAULT_OPEN.lastIndex,
-          words: [],
-          close: "}",
-          word: true,
-          start: DEFAULT_OPEN.lastIndex,
-        });
-        i = DEFAULT_OPEN.lastIndex;
+        open.push({ name: head[1] ?? "", from: after, words: [], close: "}", word: true, start: after });
+        i = after;
         continue;
       }
       OTHER_OPEN.lastIndex = i;
@@ -814,9 +811,6 @@ function shownQueryValue(value: string, name: string, hide?: SecretHide): string
   return out;
 }
 
-/** `${NAME:-`, `${NAME-`, `${NAME:=` or `${NAME=`: a default's head. Sticky. */
-const DEFAULT_HEAD = /\$\{[A-Za-z_][A-Za-z0-9_]*:?[-=]/y;
-
 /**
  * Where the literal word of the `${…}` written from `start` to `end` (closed) in `value` stands:
  * the default's word of `${NAME:-word}` (or of the innermost of nested ones, `${X:-${Y:-word}}`)
@@ -831,14 +825,14 @@ function literalDefaultWord(
   let from = start;
   let to = end;
   for (;;) {
-    DEFAULT_HEAD.lastIndex = from;
-    if (value[to - 1] !== "}" || !DEFAULT_HEAD.test(value)) break;
-    from = DEFAULT_HEAD.lastIndex;
+    DEFAULT_OPEN.lastIndex = from;
+    if (value[to - 1] !== "}" || !DEFAULT_OPEN.test(value)) break;
+    from = DEFAULT_OPEN.lastIndex;
     to -= 1;
     // A default that is itself a default's `${…}` (`${X:-${Y:-word}}`): its word is read in turn.
     if (runTimeOpenerAt(value, from) !== "{") break;
-    DEFAULT_HEAD.lastIndex = from;
-    if (!DEFAULT_HEAD.test(value)) break;
+    DEFAULT_OPEN.lastIndex = from;
+    if (!DEFAULT_OPEN.test(value)) break;
   }
   if (from === start || to <= from) return undefined;
   for (let k = from; k < to; k += 1) if (runTimeOpenerAt(value, k) !== "") return undefined;

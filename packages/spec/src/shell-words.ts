@@ -1,6 +1,7 @@
 // Part of spec's secret reader (see find-spec-secrets.ts): the shell reader: a command line split into its words as a shell splits them (quotes, escapes, substitutions read to a bounded depth, heredocs, operators), each word's value mapped back to where it is written.
 import { scriptTells } from "./script-places.js";
 import {
+  DEFAULT_OPEN,
   literalDefaults,
   looksProseSecretName,
   runTimeOpenerAt,
@@ -95,9 +96,6 @@ const LITERAL_DEFAULT = /\$\{([A-Za-z_][A-Za-z0-9_]*)(:?[-=])(?:([^$`'"\\{}]+)|'
 const OPEN_DEFAULT = /\$\{([A-Za-z_][A-Za-z0-9_]*)(:?[-=])(?=\$\{)/y;
 /** A `$` or a backtick bash expands, in a data word (its quotes unread). */
 export const EXPANSION = /\$[A-Za-z0-9_{([$!?#*@-]|`/;
-
-/** `${NAME:-`, `${NAME-`, `${NAME:=` or `${NAME=`: a default's head, its `NAME` captured. Sticky. */
-const DEFAULT_OPEN = /\$\{([A-Za-z_][A-Za-z0-9_]*):?[-=]/y;
 
 /**
  * The default opening at `at` of `line` whose word mixes literal text and run-time parts bash reads
