@@ -137,9 +137,6 @@ function base64Cores(value: string): string[] {
   return cores;
 }
 
-/** A surrogate with no partner: `encodeURIComponent` throws on one, where URL writers write U+FFFD. */
-const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
-
 /**
  * `value` percent-encoded as URL and form writers put it: either case of hex, `+` for a space. A
  * lone surrogate is encoded as the U+FFFD a writer (and `URLSearchParams`) puts in its place, so a
@@ -147,7 +144,7 @@ const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[
  */
 function percentForms(value: string): string[] {
   const lower = (text: string) => text.replace(/%[0-9A-F]{2}/g, (e) => e.toLowerCase());
-  const component = encodeURIComponent(value.replace(LONE_SURROGATE, "\ufffd"));
+  const component = encodeURIComponent(value.toWellFormed());
   const form = new URLSearchParams({ v: value }).toString().slice(2);
   return [component, lower(component), form, lower(form)];
 }

@@ -1,12 +1,9 @@
-/** A surrogate without its other half: JSON.stringify writes it as an escape that strict JSON readers refuse. */
-export const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
-
 /**
  * `text` with each lone surrogate written U+FFFD. A request carrying one is refused by llama.cpp's
  * JSON reader (and serde_json's), and hook context stored beside its question would fail every turn.
  */
 export function wellFormed(text: string): string {
-  return text.replace(LONE_SURROGATE, "\uFFFD");
+  return text.toWellFormed();
 }
 
 /** `text` cut to at most `chars` UTF-16 units, never between the two halves of a surrogate pair. */

@@ -1,5 +1,4 @@
 import { describe, HooksError } from "./errors.js";
-import { LONE_SURROGATE } from "./text.js";
 
 /**
  * Characters a reader could take for the `<` that opens a tag, besides `<` itself: those that
@@ -52,7 +51,7 @@ const AMPERSAND = "&(?=lt;|gt;|amp;|quot;|#x[0-9A-Fa-f]+;)";
  * the fence is text every JSON reader takes (llama.cpp's and serde_json's refuse a lone `\uD800`),
  * and decoding gives the half back.
  */
-const LONE_HALF = LONE_SURROGATE.source;
+const LONE_HALF = "[\\uD800-\\uDBFF](?![\\uDC00-\\uDFFF])|(?<![\\uD800-\\uDBFF])[\\uDC00-\\uDFFF]";
 
 const BMP_LOOKALIKES = ANGLE_LOOKALIKES.filter((char) => char.length === 1).join("");
 const ASTRAL_LOOKALIKES = ANGLE_LOOKALIKES.filter((char) => char.length > 1).join("|");

@@ -202,9 +202,6 @@ function vetoOf(outcome: HookOutcomeLike | null | undefined): string | undefined
 /** The most characters of a vetoing hook's name a note quotes; a longer one ends in `…`. */
 const VETO_NAME_CHARS = 60;
 
-/** A surrogate without its other half. */
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
-
 /**
  * The note a veto makes (`by` as {@link vetoedBy} names the hook), the same here and in
  * `@loopwright/hooks`' `consult`: "Compaction skipped: Guard vetoed it.", or, where the fold was
@@ -214,7 +211,7 @@ const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[
  */
 export function vetoNote(by: string, forced = false): string {
   const flat = String(by)
-    .replace(LONE_SURROGATE, "\uFFFD")
+    .toWellFormed()
     .replace(/[\p{Cc}\u2028\u2029]+/gu, " ");
   let name = flat;
   if (flat.length > VETO_NAME_CHARS) {

@@ -594,16 +594,13 @@ function plainData(
   }
 }
 
-/** Half a surrogate pair without its other half. */
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
-
 /**
  * `text` with each lone surrogate (a host's output cap that cut an emoji in half) written U+FFFD:
  * JSON.stringify sends one as an escape that llama.cpp's JSON reader refuses (a 500 on every later
  * request of the run), as do other strict readers.
  */
 function wellFormed(text: string): string {
-  return text.replace(LONE_SURROGATE, "\uFFFD");
+  return text.toWellFormed();
 }
 
 function cutOff(name: string): string {

@@ -444,16 +444,13 @@ const NAMED_ISSUES = 10;
 const KEY_CHARS = 60;
 const MESSAGE_CHARS = 300;
 
-/** A surrogate with no partner: text a server reading UTF-8 (or a strict JSON reader) refuses. */
-const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
-
 /**
  * `text` cut to `max` characters, saying how long it was: the model wrote it, so it can be any size,
  * and any code units — a lone surrogate it holds (a key the model wrote, quoted by zod) is written
  * U+FFFD, so the refusal a tool result carries back is text every server takes.
  */
 export function shorten(text: string, max: number): string {
-  const sound = text.replace(LONE_SURROGATE, "\ufffd");
+  const sound = text.toWellFormed();
   if (sound.length <= max) return sound;
   // One code unit short where the cut would split a surrogate pair (an emoji): a lone half is text
   // a server reading UTF-8 refuses.
