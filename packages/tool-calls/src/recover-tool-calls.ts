@@ -895,11 +895,15 @@ function mistralSpans(text: string): Span[] {
 
 /** The string quotes Gemma writes arguments with: Gemma 4's `<|"|>` token, FunctionGemma's `<escape>`. */
 const GEMMA_QUOTES = ['<|"|>', "<escape>"];
-const GEMMA_CALL = /(?:<\|tool_call>|<start_function_call>)\s*call:\s*([A-Za-z_][\w.-]*)\s*(?=\{)/g;
 const GEMMA_CLOSE = /^\s*(?:<tool_call\|>|<end_function_call>)/;
 
 /** What opens a Gemma call: written outside a string inside arguments, the arguments never closed. */
 const GEMMA_OPENERS = ["<|tool_call>", "<start_function_call>"];
+/** An opener, then `call:name` before its `{` (`|` is the one pattern character the openers hold). */
+const GEMMA_CALL = new RegExp(
+  `(?:${GEMMA_OPENERS.map((opener) => opener.replaceAll("|", "\\|")).join("|")})\\s*call:\\s*([A-Za-z_][\\w.-]*)\\s*(?=\\{)`,
+  "g",
+);
 
 /**
  * Gemma's argument object from the `{` at `open` as JSON text: its quoted strings re-quoted,
