@@ -211,14 +211,15 @@ function stringMap(value: unknown, at: string): Record<string, string> | undefin
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
     throw invalid(at, `expected an object of strings, got ${describeValue(value)}.`);
   }
-  const out: Record<string, string> = {};
-  for (const [key, entry] of Object.entries(value)) {
+  const entries = Object.entries(value);
+  for (const [key, entry] of entries) {
     // The value may be a credential: name its key, never show it.
     if (typeof entry !== "string")
       throw invalid(`${at}.${key}`, `expected a string, got ${describeValue(entry)}.`);
-    out[key] = entry;
   }
-  return out;
+  // Built from its entries, never by assignment: `out["__proto__"] = value` sets no variable or header
+  // (it is the prototype's setter), so one named `__proto__` in a .mcp.json was silently left out.
+  return Object.fromEntries(entries) as Record<string, string>;
 }
 
 /** A checked config's `masked` values carried over when it is checked again (`createMcpPool(readMcpJson(…))`). */

@@ -314,7 +314,13 @@ function oneLine(text: string | undefined): string | undefined {
   if (!text) return undefined;
   const line = text.trim().split(/\r?\n/)[0]?.trim() ?? "";
   if (line === "") return undefined;
-  return line.length > CATALOG_DESCRIPTION_CHARS ? `${line.slice(0, CATALOG_DESCRIPTION_CHARS - 1)}…` : line;
+  if (line.length <= CATALOG_DESCRIPTION_CHARS) return line;
+  // Never between the two halves of a surrogate pair (an emoji): a lone half is not valid text, and
+  // an endpoint such as llama.cpp refuses a request that holds one.
+  let end = CATALOG_DESCRIPTION_CHARS - 1;
+  const last = line.charCodeAt(end - 1);
+  if (last >= 0xd800 && last <= 0xdbff) end--;
+  return `${line.slice(0, end)}…`;
 }
 
 function policyOf(tool: Tool): McpToolPolicy {
@@ -630,7 +636,17 @@ export function createMcpPool(
             throw new Error(
               `hook "${hook.id}" names MCP server "${hook.server}", which the pool does not have.`,
             );
-          await connection.ensure();
+          // A stop while the server is still starting ends the wait, as it does for a call.
+          await untilStopped(
+            connection.ensure(),
+            signal,
+            () =>
+              new McpPoolError(
+                "aborted",
+                `hook "${hook.id}" was stopped before MCP server "${connection.name}" had started.`,
+                { server: connection.name, ...(hook.tool ? { tool: hook.tool } : {}) },
+              ),
+          );
           const found = connection.tools.find((t) => t.name === hook.tool);
           if (!found)
             throw new Error(`MCP server "${hook.server}" has no tool "${hook.tool}" for hook "${hook.id}".`);

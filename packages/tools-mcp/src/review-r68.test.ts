@@ -1,0 +1,95 @@
+/**
+ * Review r68 of the MCP pool, against a real SDK server over stdio (`test/review-r68-server.mjs`):
+ * a catalogue description cut at its 200 characters never splits an emoji, a hook's stop is heard
+ * while its server is still starting, and a variable or header named `__proto__` reaches the server.
+ */
+import { writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterEach, describe, expect, it } from "vitest";
+import { NODE } from "../test/support.js";
+import { createMcpPool, type McpPool, mcpServers, readMcpJson } from "./index.js";
+
+const SERVER = fileURLToPath(new URL("../test/review-r68-server.mjs", import.meta.url));
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+const pools: McpPool[] = [];
+afterEach(async () => {
+  await Promise.all(pools.splice(0).map((p) => p.close()));
+});
+const pool = (...args: Parameters<typeof createMcpPool>) => {
+  const made = createMcpPool(...args);
+  pools.push(made);
+  return made;
+};
+
+describe("r68-1: servers() cuts a long description at 200 characters", () => {
+  it("never between the two halves of an emoji (a lone surrogate, which llama.cpp refuses)", async () => {
+    const p = pool([{ name: "r", command: NODE, args: [SERVER] }]);
+    const [server] = await p.servers();
+    const description = server?.tools.find((t) => t.name === "r__hook")?.description;
+    // 198 letters, then the emoji whose first half stood where the cut fell.
+    expect(description).toBe(`${"a".repeat(198)}…`);
+    expect(LONE_SURROGATE.test(description ?? "")).toBe(false);
+  });
+
+  it("keeps an emoji whole that ends before the cut", async () => {
+    const p = pool([{ name: "r", command: NODE, args: [SERVER, `${"a".repeat(197)}🙂 more`] }]);
+    const [server] = await p.servers();
+    expect(server?.tools.find((t) => t.name === "r__hook")?.description).toBe(`${"a".repeat(197)}🙂…`);
+  });
+});
+
+describe("r68-2: runHooks with a signal, while the hook's server is still starting", () => {
+  const hooks = [{ id: "h", events: ["beforeTurn"], server: "r", tool: "hook" }];
+
+  it("ends the wait when the signal fires, with an outcome that says so", async () => {
+    const p = pool([{ name: "r", command: NODE, args: [SERVER], env: { START_MS: "4000" } }], { hooks });
+    const started = Date.now();
+    const [outcome] = await p.runHooks("beforeTurn", {}, {}, AbortSignal.timeout(200));
+    // Before: the outcome came once the server had started, 4 s later.
+    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(outcome).toMatchObject({ id: "h", ok: false });
+    expect(outcome?.error).toBe('hook "h" was stopped before MCP server "r" had started.');
+    expect(outcome?.timedOut).toBeUndefined();
+  });
+
+  it("answers at once for a signal already aborted, and the server still starts for the next run", async () => {
+    const p = pool([{ name: "r", command: NODE, args: [SERVER], env: { START_MS: "1500" } }], { hooks });
+    const started = Date.now();
+    const [stopped] = await p.runHooks("beforeTurn", {}, {}, AbortSignal.abort());
+    expect(Date.now() - started).toBeLessThan(1_000);
+    expect(stopped?.ok).toBe(false);
+    const [ran] = await p.runHooks("beforeTurn", {}, {});
+    expect(ran).toMatchObject({ ok: true, context: "hook ran for beforeTurn" });
+  });
+});
+
+describe("r68-3: an env variable or header named __proto__ (as JSON.parse reads a .mcp.json)", () => {
+  it("is kept by mcpServers and readMcpJson, not silently left out", async () => {
+    const text = JSON.stringify({
+      mcpServers: {
+        s: { command: NODE, args: [SERVER], env: { ["__proto__"]: "set", LOG_LEVEL: "info" } },
+        h: { url: "http://127.0.0.1:9/mcp", headers: { ["__proto__"]: "value" } },
+      },
+    });
+    const file = join(tmpdir(), `r68-${process.pid}.mcp.json`);
+    await writeFile(file, text);
+    for (const configs of [mcpServers(JSON.parse(text)), await readMcpJson(file, { env: {} })]) {
+      const [s, h] = configs;
+      expect(s?.type === "stdio" && Object.entries(s.env ?? {})).toEqual([
+        ["__proto__", "set"],
+        ["LOG_LEVEL", "info"],
+      ]);
+      expect(h?.type === "http" && Object.entries(h.headers ?? {})).toEqual([["__proto__", "value"]]);
+    }
+  });
+
+  it("reaches the server's environment", async () => {
+    const text = `{"mcpServers":{"r":{"command":${JSON.stringify(NODE)},"args":[${JSON.stringify(SERVER)}],"env":{"__proto__":"set"}}}}`;
+    const p = pool(JSON.parse(text));
+    const names = JSON.parse(String(await p.call("r__env", {}))) as string[];
+    expect(names).toContain("__proto__");
+  });
+});
