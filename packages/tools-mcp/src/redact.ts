@@ -74,6 +74,13 @@ function urlSecrets(text: string, add: (value: string, telling: boolean) => void
   try {
     const url = new URL(text);
     if (own && url.username) add(decodedPart(url.username), false);
+    // A hosted server's URL may carry its key in the path (`/mcp/sk-ak-…/sse`, `/s/<token>/mcp`): a
+    // segment that mixes letters and digits and reads as no words is masked where the URL is shown.
+    if (own)
+      for (const segment of url.pathname.split("/")) {
+        const part = decodedPart(segment);
+        if (pathSecret(part)) add(part, false);
+      }
     if (url.password) add(decodedPart(url.password), true);
     for (const [name, value] of url.searchParams) {
       const telling = isCredentialParam(name);
@@ -82,6 +89,20 @@ function urlSecrets(text: string, add: (value: string, telling: boolean) => void
   } catch {
     // A bad server URL was refused when the config was read; a bad URL elsewhere holds nothing here.
   }
+}
+
+/**
+ * A segment of a server's own URL path that may be its credential: 8 characters or more, letters and
+ * digits both, and not made of words and short tokens as {@link ordinary} reads them (`v1`, `mcp`,
+ * `2025-06-18` and `gpt-4o` are kept as written).
+ */
+function pathSecret(segment: string): boolean {
+  return (
+    segment.length >= SHORTEST_ENCODED &&
+    /[A-Za-z]/.test(segment) &&
+    /\d/.test(segment) &&
+    !ordinary(segment, false)
+  );
 }
 
 function decodedPart(part: string): string {

@@ -93,3 +93,32 @@ describe("r68-3: an env variable or header named __proto__ (as JSON.parse reads 
     expect(names).toContain("__proto__");
   });
 });
+
+describe("r68-4: an HTTP server whose URL carries its key in the path (Zapier's /mcp/sk-ak-…/sse)", () => {
+  // Port 9 on loopback: nothing listens, so the start fails and its message shows the URL.
+  const failure = async (url: string) => {
+    const notices: string[] = [];
+    const p = pool([{ name: "zap", url }], { onNotice: (text) => notices.push(text) });
+    const [status] = await p.connect();
+    expect(status?.state).toBe("failed");
+    return { message: status?.error?.message ?? "", notices };
+  };
+
+  it("masks the key in the failure's message and the notice", async () => {
+    const key = "sk-ak-Qx7Hq2LmZ9vR4tWb8Yc3";
+    const { message, notices } = await failure(`http://127.0.0.1:9/mcp/${key}/sse`);
+    expect(message).toBe(
+      'MCP server "zap" (http://127.0.0.1:9/mcp/***/sse) could not be started: fetch failed.',
+    );
+    expect(notices.join("\n")).not.toContain("Qx7Hq2");
+    const uuid = "3f2b9c1e-5d6a-4e7b-8c9d-0a1b2c3d4e5f";
+    expect((await failure(`http://127.0.0.1:9/s/${uuid}/mcp`)).message).toContain(
+      "(http://127.0.0.1:9/s/***/mcp)",
+    );
+  });
+
+  it("shows a path of words, versions and dates as written", async () => {
+    const { message } = await failure("http://127.0.0.1:9/v1/2025-06-18/gpt-4o/mcp");
+    expect(message).toContain("(http://127.0.0.1:9/v1/2025-06-18/gpt-4o/mcp)");
+  });
+});
