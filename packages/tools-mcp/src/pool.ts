@@ -379,11 +379,20 @@ export function createMcpPool(
   const maxMessageBytes = count(settings.maxMessageBytes, DEFAULT_MAX_MESSAGE_BYTES, "maxMessageBytes", 1);
   const naming = settings.toolNames ?? "prefixed";
   const hooks = [...(settings.hooks ?? [])];
-  for (const hook of hooks) {
+  hooks.forEach((hook, i) => {
     if (typeof hook?.id !== "string" || !Array.isArray(hook.events)) {
       throw new McpPoolError("invalid-config", "each hook needs an id (a string) and events (an array).");
     }
-  }
+    // Read as seconds times 1000: NaN, a negative or a string would otherwise pass unseen (NaN and a
+    // negative took the default bound, "5" ran as 5 s). `null`, as from JSON, is not given.
+    const seconds = hook.timeoutSeconds as unknown;
+    if (
+      seconds !== undefined &&
+      seconds !== null &&
+      (typeof seconds !== "number" || !(seconds > 0) || !Number.isFinite(seconds))
+    )
+      refuse(`hooks[${i}] ("${hook.id}").timeoutSeconds must be a positive number of seconds`, seconds);
+  });
   const notice = (text: string) => {
     try {
       settings.onNotice?.(text);
@@ -650,7 +659,7 @@ export function createMcpPool(
           const found = connection.tools.find((t) => t.name === hook.tool);
           if (!found)
             throw new Error(`MCP server "${hook.server}" has no tool "${hook.tool}" for hook "${hook.id}".`);
-          const given = hook.timeoutSeconds !== undefined ? hook.timeoutSeconds * 1000 : hookTimeoutMs;
+          const given = typeof hook.timeoutSeconds === "number" ? hook.timeoutSeconds * 1000 : hookTimeoutMs;
           const limitMs = given > 0 ? Math.min(given, MAX_TIMER_MS) : hookTimeoutMs;
           // From here, not from the call: the wait for a turn at the server's gate counts too.
           const output = await run(

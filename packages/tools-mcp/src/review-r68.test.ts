@@ -9,7 +9,14 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { NODE } from "../test/support.js";
-import { createMcpPool, type McpPool, mcpServers, readMcpJson } from "./index.js";
+import {
+  createMcpPool,
+  type McpHookSpec,
+  type McpPool,
+  McpPoolError,
+  mcpServers,
+  readMcpJson,
+} from "./index.js";
 
 const SERVER = fileURLToPath(new URL("../test/review-r68-server.mjs", import.meta.url));
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
@@ -120,5 +127,35 @@ describe("r68-4: an HTTP server whose URL carries its key in the path (Zapier's 
   it("shows a path of words, versions and dates as written", async () => {
     const { message } = await failure("http://127.0.0.1:9/v1/2025-06-18/gpt-4o/mcp");
     expect(message).toContain("(http://127.0.0.1:9/v1/2025-06-18/gpt-4o/mcp)");
+  });
+});
+
+describe("r68-5: a hook's timeoutSeconds that is no time", () => {
+  const hooksWith = (timeoutSeconds: unknown) => ({
+    hooks: [{ id: "h", events: ["beforeTurn"], server: "r", tool: "hook", timeoutSeconds } as McpHookSpec],
+  });
+  const refusal = (timeoutSeconds: unknown) => {
+    try {
+      createMcpPool([{ name: "r", command: NODE, args: [SERVER] }], hooksWith(timeoutSeconds));
+    } catch (error) {
+      return McpPoolError.isInstance(error) ? `${error.code}: ${error.message}` : String(error);
+    }
+    return "accepted";
+  };
+
+  it("is refused at once, naming the hook and what it was given (NaN and -1 ran with the default, '5' as 5 s)", () => {
+    const head = 'invalid-config: hooks[0] ("h").timeoutSeconds must be a positive number of seconds; got';
+    expect(refusal(Number.NaN)).toBe(`${head} NaN.`);
+    expect(refusal(-1)).toBe(`${head} the number -1.`);
+    expect(refusal(0)).toBe(`${head} the number 0.`);
+    expect(refusal("5")).toBe(`${head} the string "5".`);
+    expect(refusal(Number.POSITIVE_INFINITY)).toBe(`${head} Infinity.`);
+  });
+
+  it("null counts as not given, as for every option, and a number runs as its bound", async () => {
+    expect(refusal(null)).toBe("accepted");
+    const p = pool([{ name: "r", command: NODE, args: [SERVER] }], hooksWith(5));
+    const [outcome] = await p.runHooks("beforeTurn", {}, {});
+    expect(outcome).toMatchObject({ ok: true, context: "hook ran for beforeTurn" });
   });
 });
