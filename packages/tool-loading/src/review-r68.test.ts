@@ -1,8 +1,11 @@
 /**
  * Review r68 of tool loading: the names of a `load_tools` call read in time linear in their length,
- * however many quotes a model writes inside one.
+ * however many quotes a model writes inside one; a description's lone surrogate kept out of the
+ * system prompt, and `descriptionLine`'s `max` checked.
  */
 import { describe, expect, it } from "vitest";
+import { descriptionLine } from "./catalog.js";
+import { ToolLoadingError } from "./errors.js";
 import { loadNames } from "./names.js";
 import { createToolLoading } from "./tool-loading.js";
 
@@ -41,5 +44,53 @@ describe("r68-1: a load_tools name with a long run of quotes inside it", () => {
     expect(route.kind === "load" && route.content).toMatch(
       /^Loaded: read_file\. Call them by name\.\nNot in the catalogue: a{10}'+… \(50011 characters\)/,
     );
+  });
+});
+
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+describe("r68-2: a description holding half a surrogate pair (a server that cut its text inside an emoji)", () => {
+  const cut = "Reads a file \ud83d and the \ude42 rest";
+
+  it("reaches the system prompt as U+FFFD, never as the lone half llama.cpp refuses", () => {
+    const loading = createToolLoading({
+      mode: "proxy",
+      tools: [{ type: "function", function: { name: "read_file", description: cut, parameters: {} } }],
+      descriptions: true,
+    });
+    const system = loading.request({ step: 0, loaded: [], system: "Be terse." }).system ?? "";
+    expect(system).toContain("- read_file: Reads a file \ufffd and the \ufffd rest");
+    expect(LONE_SURROGATE.test(system)).toBe(false);
+  });
+
+  it("keeps a whole emoji as it is, and never cuts one in half", () => {
+    expect(descriptionLine("Smiles 🙂 back")).toBe("Smiles 🙂 back");
+    expect(descriptionLine("ab🙂cd", 4)).toBe("ab…");
+  });
+});
+
+describe("r68-3: descriptionLine's max that is no length", () => {
+  const refused = (max: number) => {
+    try {
+      descriptionLine("abcdef", max);
+    } catch (error) {
+      return ToolLoadingError.isInstance(error) ? `${error.code}: ${error.message}` : String(error);
+    }
+    return "accepted";
+  };
+
+  it("is refused naming what it was given (0 gave 'abcde…', NaN the whole line)", () => {
+    const head =
+      "invalid-cap: descriptionLine needs max as a whole number of at least 1 (or Infinity), and was given";
+    expect(refused(0)).toBe(`${head} the number 0.`);
+    expect(refused(-3)).toBe(`${head} the number -3.`);
+    expect(refused(Number.NaN)).toBe(`${head} NaN.`);
+    expect(refused(2.5)).toBe(`${head} the number 2.5.`);
+  });
+
+  it("takes a whole number or Infinity (side-task's whole first line)", () => {
+    expect(descriptionLine("abcdef", 4)).toBe("abc…");
+    expect(descriptionLine("abcdef", 1)).toBe("…");
+    expect(descriptionLine("abcdef", Number.POSITIVE_INFINITY)).toBe("abcdef");
   });
 });
