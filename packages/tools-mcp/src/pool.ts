@@ -337,6 +337,22 @@ function policyOf(tool: Tool): McpToolPolicy {
   };
 }
 
+/** How much of a tool name the model wrote an error echoes back to it. */
+const ECHOED_CHARS = 60;
+
+/**
+ * A name the model wrote, as an error echoes it: whole up to 60 characters, else cut there (never
+ * inside a character) with its length said. A made-up name can be any size, and the error is a
+ * tool result the model is sent again on every later step.
+ */
+function echoed(name: string): string {
+  if (typeof name !== "string") return String(name);
+  if (name.length <= ECHOED_CHARS) return name;
+  const last = name.charCodeAt(ECHOED_CHARS - 1);
+  const end = last >= 0xd800 && last <= 0xdbff ? ECHOED_CHARS - 1 : ECHOED_CHARS;
+  return `${name.slice(0, end)}… (${name.length} characters)`;
+}
+
 function argsObject(args: unknown, name: string): Record<string, unknown> {
   if (args === undefined || args === null) return {};
   if (typeof args === "object" && !Array.isArray(args)) return args as Record<string, unknown>;
@@ -500,7 +516,7 @@ export function createMcpPool(
       const down = connections.filter((c) => c.state === "failed").map((c) => c.name);
       throw new McpPoolError(
         "unknown-tool",
-        `No MCP tool is named "${name}". Tools: ${unique.slice(0, 30).join(", ") || "none"}${unique.length > 30 ? ", …" : ""}.` +
+        `No MCP tool is named "${echoed(name)}". Tools: ${unique.slice(0, 30).join(", ") || "none"}${unique.length > 30 ? ", …" : ""}.` +
           (down.length ? ` Not connected: ${down.join(", ")}.` : ""),
         { tool: name },
       );
@@ -617,7 +633,9 @@ export function createMcpPool(
       lookup(name),
       callOptions.signal,
       () =>
-        new McpPoolError("aborted", `${name} was stopped before its MCP server had started.`, { tool: name }),
+        new McpPoolError("aborted", `${echoed(name)} was stopped before its MCP server had started.`, {
+          tool: name,
+        }),
     );
     return run(entry, args, callOptions.signal, positive(callOptions.timeoutMs, timeoutMs, "timeoutMs"));
   };

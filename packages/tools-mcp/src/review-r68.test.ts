@@ -159,3 +159,21 @@ describe("r68-5: a hook's timeoutSeconds that is no time", () => {
     expect(outcome).toMatchObject({ ok: true, context: "hook ran for beforeTurn" });
   });
 });
+
+describe("r68-6: a made-up tool name of any size", () => {
+  it("is echoed to the model cut at 60 characters with its length, not whole (a 100,000-character name made a 100,048-character error)", async () => {
+    const p = pool([{ name: "r", command: NODE, args: [SERVER] }]);
+    const name = `${"n".repeat(59)}🙂${"n".repeat(99_940)}`;
+    const unknown = await p.call(name, {}).catch((error: McpPoolError) => error);
+    expect(unknown).toMatchObject({ code: "unknown-tool", tool: name });
+    expect((unknown as McpPoolError).message).toBe(
+      `No MCP tool is named "${"n".repeat(59)}… (100001 characters)". Tools: r__env, r__hook.`,
+    );
+    const stopped = await p.call(name, {}, AbortSignal.abort()).catch((error: McpPoolError) => error);
+    expect((stopped as McpPoolError).message).toBe(
+      `${"n".repeat(59)}… (100001 characters) was stopped before its MCP server had started.`,
+    );
+    const short = await p.call("r__nope", {}).catch((error: McpPoolError) => error);
+    expect((short as McpPoolError).message).toBe('No MCP tool is named "r__nope". Tools: r__env, r__hook.');
+  });
+});
