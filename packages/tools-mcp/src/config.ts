@@ -169,8 +169,12 @@ function expandConfig(
     expandReferences(
       text,
       (name) => {
-        const value = env[name];
-        if (value !== undefined && value !== "") masked.push(value);
+        // The environment's own variables only: `env[name]` also reads what every object inherits,
+        // so `${toString}`, `${constructor}` and `${__proto__}` were filled with a function's source
+        // or "[object Object]" (process.env too) where they are unset.
+        const value = Object.hasOwn(env, name) ? env[name] : undefined;
+        if (typeof value !== "string") return undefined;
+        if (value !== "") masked.push(value);
         return value;
       },
       (name) => {

@@ -1,3 +1,4 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: these strings are ${VAR} references, meant literally.
 /**
  * Review r68 of the MCP pool, against a real SDK server over stdio (`test/review-r68-server.mjs`):
  * a catalogue description cut at its 200 characters never splits an emoji, a hook's stop is heard
@@ -175,5 +176,30 @@ describe("r68-6: a made-up tool name of any size", () => {
     );
     const short = await p.call("r__nope", {}).catch((error: McpPoolError) => error);
     expect((short as McpPoolError).message).toBe('No MCP tool is named "r__nope". Tools: r__env, r__hook.');
+  });
+});
+
+describe("r68-7: a ${NAME} reference whose name every object inherits (toString, constructor, __proto__)", () => {
+  const expanded = (arg: string, env: Record<string, string | undefined>) => {
+    const [server] = mcpServers([{ name: "s", command: "srv", args: [arg] }], { env });
+    return server?.type === "stdio" ? { arg: server.args[0], masked: server.masked } : undefined;
+  };
+
+  it("is unset unless the environment has it, with process.env too (it was filled with a function's source)", () => {
+    for (const env of [process.env, { HOME: "/home/u" }]) {
+      expect(expanded("${constructor:-fallback}", env)).toEqual({ arg: "fallback", masked: undefined });
+      expect(expanded("--x=${__proto__:-none}", env)).toEqual({ arg: "--x=none", masked: undefined });
+      expect(() => expanded("${toString}", env)).toThrow(
+        "[0].args[0]: ${toString} is not set in the environment, and has no default (${toString:-default}).",
+      );
+    }
+  });
+
+  it("is filled where the environment has it as its own", () => {
+    const env = JSON.parse('{"toString":"ts-value","__proto__":"proto-value"}') as Record<string, string>;
+    expect(expanded("${toString}/${__proto__}", env)).toEqual({
+      arg: "ts-value/proto-value",
+      masked: ["ts-value", "proto-value"],
+    });
   });
 });
