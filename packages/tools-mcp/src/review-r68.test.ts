@@ -203,3 +203,21 @@ describe("r68-7: a ${NAME} reference whose name every object inherits (toString,
     });
   });
 });
+
+describe("r68-8: an unset ${NAME} inside a default that is never closed", () => {
+  const arg = (text: string, env: Record<string, string>) =>
+    (mcpServers([{ name: "s", command: "srv", args: [text] }], { env })[0] as { args: string[] }).args[0];
+
+  it("refuses nothing, as the unclosed default is kept as written (it threw that ${B} was not set)", () => {
+    expect(arg("pre ${A:-open ${B} and", {})).toBe("pre ${A:-open ${B} and");
+    expect(arg("${X} ${A:-${B:-${C}} still open", { X: "x" })).toBe("x ${A:-${B:-${C}} still open");
+  });
+
+  it("still refuses one in a default that closes and is used, and one outside any default", () => {
+    const refusal = "[0].args[0]: ${B} is not set in the environment, and has no default (${B:-default}).";
+    expect(() => arg("${A:-${B}}", {})).toThrow(refusal);
+    expect(() => arg("${A:-x ${B:-${B}} y} ${A:-open", {})).toThrow(refusal);
+    expect(() => arg("${B} ${A:-open", {})).toThrow(refusal);
+    expect(arg("${A:-${B}}", { A: "a" })).toBe("a");
+  });
+});
