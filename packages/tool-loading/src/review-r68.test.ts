@@ -3,6 +3,7 @@
  * however many quotes a model writes inside one; a description's lone surrogate kept out of the
  * system prompt, and `descriptionLine`'s `max` checked.
  */
+import type { FunctionToolLike } from "@loopwright/schema-compat";
 import { describe, expect, it } from "vitest";
 import { descriptionLine } from "./catalog.js";
 import { ToolLoadingError } from "./errors.js";
@@ -92,5 +93,24 @@ describe("r68-3: descriptionLine's max that is no length", () => {
     expect(descriptionLine("abcdef", 4)).toBe("abc…");
     expect(descriptionLine("abcdef", 1)).toBe("…");
     expect(descriptionLine("abcdef", Number.POSITIVE_INFINITY)).toBe("abcdef");
+  });
+});
+
+describe("r68-4: a step's loaded names that name a tool twice (a host's list joined with a route's)", () => {
+  const def = (name: string): FunctionToolLike => ({
+    type: "function",
+    function: { name, parameters: { type: "object", properties: {} } },
+  });
+  const loading = createToolLoading({ mode: "ondemand", tools: [def("read_file"), def("write_file")] });
+  const names = (tools: readonly FunctionToolLike[]) => tools.map((t) => t.function.name);
+
+  it("declares each tool once (it declared read_file twice, a tool list endpoints and the loop refuse)", () => {
+    const step = loading.request({ step: 1, loaded: ["read_file", "write_file", "read_file"] });
+    expect(names(step.tools)).toEqual(["load_tools", "read_file", "write_file"]);
+  });
+
+  it("and so does an exclusive preselection's first step", () => {
+    const step = loading.request({ step: 0, loaded: [], preselected: ["write_file", "write_file"] });
+    expect(names(step.tools)).toEqual(["write_file"]);
   });
 });
