@@ -1,3 +1,4 @@
+import { StringDecoder } from "node:string_decoder";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { SSEClientTransport, SseError } from "@modelcontextprotocol/sdk/client/sse.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -327,7 +328,12 @@ export class ServerConnection {
               maxMessageBytes: this.#options.maxMessageBytes,
               ...(this.#options.reaper ? { reaper: this.#options.reaper.link() } : {}),
             });
-      transport.stderr?.on("data", (chunk: Buffer | string) => this.#noteStderr(String(chunk)));
+      // Decoded as one stream: a character whose bytes two reads of the pipe part is read whole,
+      // not as two U+FFFD in the stderr tail (nor a credential holding it left unmasked).
+      const decoder = new StringDecoder("utf8");
+      transport.stderr?.on("data", (chunk: Buffer | string) =>
+        this.#noteStderr(typeof chunk === "string" ? chunk : decoder.write(chunk)),
+      );
       await this.#start(generation, transport, "stdio", timeout);
       this.#pid = transport.pid ?? undefined;
       return;

@@ -221,3 +221,31 @@ describe("r68-8: an unset ${NAME} inside a default that is never closed", () => 
     expect(arg("${A:-${B}}", { A: "a" })).toBe("a");
   });
 });
+
+describe("r68-9: a server's stderr with a character whose bytes came in two writes", () => {
+  // Writes `text` to stderr with its first "ä" or "ü" parted between two writes, 100 ms apart, then exits.
+  const parting = (text: string) => {
+    const bytes = Buffer.from(text);
+    const at = bytes.indexOf(0xc3) + 1;
+    return `process.stderr.write(Buffer.from(${JSON.stringify([...bytes.subarray(0, at)])}));
+setTimeout(() => { process.stderr.write(Buffer.from(${JSON.stringify([...bytes.subarray(at)])})); process.exit(2); }, 100);`;
+  };
+  const tail = async (script: string, env?: Record<string, string>) => {
+    const p = pool([{ name: "de", command: NODE, args: ["-e", script], ...(env ? { env } : {}) }]);
+    const [status] = await p.connect();
+    return status?.error?.message ?? "";
+  };
+
+  it("is quoted whole (it was two U+FFFD)", async () => {
+    const message = await tail(parting("Fehler: Zugriff verweigert für Benutzer müller\n"));
+    expect(message).toContain("Its stderr ended with:\n  Fehler: Zugriff verweigert für Benutzer müller");
+  });
+
+  it("and a credential holding it is masked (it was shown, its ä as two U+FFFD)", async () => {
+    const message = await tail(parting("auth failed for pässwort-geheim-42\n"), {
+      DB_PASSWORD: "pässwort-geheim-42",
+    });
+    expect(message).toContain("Its stderr ended with:\n  auth failed for ***");
+    expect(message).not.toContain("geheim");
+  });
+});
