@@ -115,6 +115,12 @@ const LINE_CHARS = 500;
  */
 const keptChars = (secrets: readonly string[]) => LINE_CHARS + 12 * (secrets[0]?.length ?? 0);
 
+/** Half a surrogate pair without its other half. */
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+
+/** `text` with each lone surrogate written U+FFFD. */
+const wellFormed = (text: string): string => text.replace(LONE_SURROGATE, "\ufffd");
+
 /** The most pages of `tools/list` read from one server; past them the rest is left out, with a notice. */
 const MAX_TOOL_PAGES = 100;
 
@@ -144,6 +150,8 @@ export class ServerConnection {
   readonly #options: ConnectionOptions;
   readonly #mask: Mask;
   readonly #resultMask: Mask;
+  /** What a listed tool is passed through: the result mask, and half a surrogate pair as U+FFFD. */
+  readonly #toolMask: Mask;
   readonly #keptChars: number;
   #state: ServerState = "idle";
   #client: Client | undefined;
@@ -167,6 +175,8 @@ export class ServerConnection {
     const secrets = secretsOf(config);
     this.#mask = masker(secrets);
     this.#resultMask = masker(resultSecretsOf(config));
+    const resultMask = this.#resultMask;
+    this.#toolMask = (text) => wellFormed(resultMask(text));
     this.#keptChars = keptChars(secrets);
   }
 
@@ -419,8 +429,10 @@ export class ServerConnection {
         );
       }
       pages++;
-      // A server may write its credentials into a description or a schema, which the model reads.
-      tools.push(...result.tools.map((tool) => maskTool(tool, this.#resultMask)));
+      // A server may write its credentials into a description or a schema, which the model reads;
+      // and half a surrogate pair there (a description cut inside an emoji) would be in every request
+      // the tool array goes out with, each refused by llama.cpp, which takes only valid UTF-8.
+      for (const tool of result.tools) tools.push(maskTool(tool, this.#toolMask));
       cursor = result.nextCursor;
     } while (cursor && pages < MAX_TOOL_PAGES);
     if (cursor) {

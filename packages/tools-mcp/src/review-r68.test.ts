@@ -249,3 +249,23 @@ setTimeout(() => { process.stderr.write(Buffer.from(${JSON.stringify([...bytes.s
     expect(message).not.toContain("geheim");
   });
 });
+
+describe("r68-10: a server whose tool listing holds half a surrogate pair (a description cut inside an emoji)", () => {
+  it("is listed with U+FFFD in its place, so no request the tool array goes out with holds a lone surrogate", async () => {
+    const p = pool([{ name: "r", command: NODE, args: [SERVER, "--lone"] }]);
+    const hook = (await p.tools()).find((t) => t.function.name === "r__hook");
+    expect(hook?.function.description).toBe("Finds files \ufffd");
+    expect(hook?.function.parameters).toMatchObject({
+      properties: { event: { description: "\ufffd the event" } },
+    });
+    expect(LONE_SURROGATE.test(JSON.stringify(await p.tools()))).toBe(false);
+    const [server] = await p.servers();
+    expect(server?.tools.find((t) => t.name === "r__hook")?.description).toBe("Finds files \ufffd");
+  });
+
+  it("keeps a whole emoji as sent", async () => {
+    const p = pool([{ name: "r", command: NODE, args: [SERVER, "Finds 🙂 files"] }]);
+    const hook = (await p.tools()).find((t) => t.function.name === "r__hook");
+    expect(hook?.function.description).toBe("Finds 🙂 files");
+  });
+});

@@ -7,14 +7,21 @@ import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
 import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 
 const startMs = Number(process.env.START_MS ?? 0);
-const description = process.argv[2] ?? `${"a".repeat(198)}🙂 and more after it`;
+// `--lone`: a description and a parameter's description each cut inside an emoji (half a pair).
+const lone = process.argv[2] === "--lone";
+const description = lone
+  ? "Finds files \ud83d"
+  : (process.argv[2] ?? `${"a".repeat(198)}🙂 and more after it`);
 const server = new Server({ name: "review", version: "1.0.0" }, { capabilities: { tools: {} } });
 server.setRequestHandler(ListToolsRequestSchema, async () => ({
   tools: [
     {
       name: "hook",
       description,
-      inputSchema: { type: "object", properties: { event: { type: "string" } } },
+      inputSchema: {
+        type: "object",
+        properties: { event: { type: "string", ...(lone ? { description: "\udc00 the event" } : {}) } },
+      },
       annotations: { readOnlyHint: true },
     },
     {
