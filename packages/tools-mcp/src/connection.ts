@@ -540,9 +540,18 @@ export class ServerConnection {
     const client = this.#client;
     if (!client) throw this.#error ?? this.#closedError();
     const deaths = this.#deaths;
+    // The SDK adds an abort listener to the signal it is given and never removes it: given the
+    // caller's (a run's signal, shared by every call), each call left one behind, holding the call,
+    // and a stop at the end of the run sent the server a cancellation for every call ever made. It
+    // is given a signal of this call's own instead, told of the caller's stop while the call runs.
+    const caller = options.signal;
+    const own = caller ? new AbortController() : undefined;
+    const forward = () => own?.abort(caller?.reason);
+    if (caller?.aborted) forward();
+    else caller?.addEventListener("abort", forward, { once: true });
     const requestOptions = {
       timeout: options.timeoutMs,
-      ...(options.signal ? { signal: options.signal } : {}),
+      ...(own ? { signal: own.signal } : {}),
     };
     try {
       const required = this.#tools.find((t) => t.name === tool)?.execution?.taskSupport === "required";
@@ -555,6 +564,8 @@ export class ServerConnection {
       return await this.#callTask(client, tool, args, options);
     } catch (error) {
       throw this.#callError(error, tool, deaths, options);
+    } finally {
+      caller?.removeEventListener("abort", forward);
     }
   }
 

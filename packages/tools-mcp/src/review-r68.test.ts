@@ -4,6 +4,7 @@
  * a catalogue description cut at its 200 characters never splits an emoji, a hook's stop is heard
  * while its server is still starting, and a variable or header named `__proto__` reaches the server.
  */
+import { getEventListeners } from "node:events";
 import { writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -267,5 +268,29 @@ describe("r68-10: a server whose tool listing holds half a surrogate pair (a des
     const p = pool([{ name: "r", command: NODE, args: [SERVER, "Finds 🙂 files"] }]);
     const hook = (await p.tools()).find((t) => t.function.name === "r__hook");
     expect(hook?.function.description).toBe("Finds 🙂 files");
+  });
+});
+
+describe("r68-11: many calls and hooks given one signal (a run's, shared by every call)", () => {
+  it("leave no abort listener behind on it (the SDK kept one per call: 30 calls, 30 listeners and a MaxListenersExceededWarning)", async () => {
+    const p = pool([{ name: "r", command: NODE, args: [SERVER] }], {
+      hooks: [{ id: "h", events: ["beforeTurn"], server: "r", tool: "hook" }],
+    });
+    const run = new AbortController();
+    for (let i = 0; i < 30; i++)
+      expect(await p.call("r__hook", { event: `e${i}` }, run.signal)).toBe(`hook ran for e${i}`);
+    expect(getEventListeners(run.signal, "abort")).toHaveLength(0);
+    for (let i = 0; i < 5; i++) await p.runHooks("beforeTurn", {}, {}, run.signal);
+    expect(getEventListeners(run.signal, "abort")).toHaveLength(0);
+  });
+
+  it("while a call runs, its stop still reaches it", async () => {
+    const p = pool([{ name: "r", command: NODE, args: [SERVER] }]);
+    await p.tools();
+    const run = new AbortController();
+    const pending = p.callTool("r__hook", { event: "x" }, { signal: run.signal });
+    run.abort(new Error("the user stopped the run"));
+    await expect(pending).rejects.toMatchObject({ code: "aborted" });
+    expect(getEventListeners(run.signal, "abort")).toHaveLength(0);
   });
 });
