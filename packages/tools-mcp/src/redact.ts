@@ -284,8 +284,14 @@ function decoded(text: string, json: boolean, percent: boolean): Reading {
  * common reading (a stderr tail, a message), made without a per-character table.
  */
 function unbroken(text: string): Reading {
+  // One pass: looking for the next "\n" and the next "\r" apart from each break searched to the end
+  // of the text for the one it has none of (most text has no "\r"), once per line: quadratic in a
+  // result of many short lines (1 MB of 10-character lines took 1.4 s, 4 MB of 2-character ones 100 s).
   const breaks: number[] = [];
-  for (let at = text.search(/[\r\n]/); at >= 0; at = nextBreak(text, at + 1)) breaks.push(at);
+  for (let at = 0; at < text.length; at++) {
+    const code = text.charCodeAt(at);
+    if (code === 10 || code === 13) breaks.push(at);
+  }
   if (breaks.length === 0) return { chars: text, from: (i) => i, to: (i) => i + 1 };
   // The i-th kept character sits after every break j written before it, that is with breaks[j] - j <= i.
   const written = (i: number) => {
@@ -299,12 +305,6 @@ function unbroken(text: string): Reading {
     return i + low;
   };
   return { chars: text.replace(/[\r\n]/g, ""), from: written, to: (i) => written(i) + 1 };
-}
-
-function nextBreak(text: string, from: number): number {
-  const n = text.indexOf("\n", from);
-  const r = text.indexOf("\r", from);
-  return n < 0 ? r : r < 0 ? n : Math.min(n, r);
 }
 
 /** ASCII letters lowered, nothing else touched (so positions stay where they were). */

@@ -25,6 +25,15 @@ server.setRequestHandler(ListToolsRequestSchema, async () => ({
       annotations: { readOnlyHint: true },
     },
     {
+      name: "lines",
+      description: "Answers with `count` lines of `width` characters (a log dump, a file listing).",
+      inputSchema: {
+        type: "object",
+        properties: { count: { type: "number" }, width: { type: "number" } },
+      },
+      annotations: { readOnlyHint: true },
+    },
+    {
       name: "env",
       description: "Answers with the names of its environment variables.",
       inputSchema: { type: "object", properties: {} },
@@ -33,6 +42,10 @@ server.setRequestHandler(ListToolsRequestSchema, async () => ({
   ],
 }));
 server.setRequestHandler(CallToolRequestSchema, async (request) => {
+  if (request.params.name === "lines") {
+    const { count = 0, width = 1 } = request.params.arguments ?? {};
+    return { content: [{ type: "text", text: `${"x".repeat(width)}\n`.repeat(count) }] };
+  }
   const text =
     request.params.name === "env"
       ? JSON.stringify(Object.keys(process.env).sort())
