@@ -400,14 +400,15 @@ export function createMcpPool(
       throw new McpPoolError("invalid-config", "each hook needs an id (a string) and events (an array).");
     }
     // Read as seconds times 1000: NaN, a negative or a string would otherwise pass unseen (NaN and a
-    // negative took the default bound, "5" ran as 5 s). `null`, as from JSON, is not given.
+    // negative took the default bound, "5" ran as 5 s). `null`, as from JSON, is not given; 0 takes
+    // the default, as the spec's schema allows it.
     const seconds = hook.timeoutSeconds as unknown;
     if (
       seconds !== undefined &&
       seconds !== null &&
-      (typeof seconds !== "number" || !(seconds > 0) || !Number.isFinite(seconds))
+      (typeof seconds !== "number" || !(seconds >= 0) || !Number.isFinite(seconds))
     )
-      refuse(`hooks[${i}] ("${hook.id}").timeoutSeconds must be a positive number of seconds`, seconds);
+      refuse(`hooks[${i}] ("${hook.id}").timeoutSeconds must be a non-negative number of seconds`, seconds);
   });
   const notice = (text: string) => {
     try {

@@ -146,16 +146,17 @@ describe("r68-5: a hook's timeoutSeconds that is no time", () => {
   };
 
   it("is refused at once, naming the hook and what it was given (NaN and -1 ran with the default, '5' as 5 s)", () => {
-    const head = 'invalid-config: hooks[0] ("h").timeoutSeconds must be a positive number of seconds; got';
+    const head =
+      'invalid-config: hooks[0] ("h").timeoutSeconds must be a non-negative number of seconds; got';
     expect(refusal(Number.NaN)).toBe(`${head} NaN.`);
     expect(refusal(-1)).toBe(`${head} the number -1.`);
-    expect(refusal(0)).toBe(`${head} the number 0.`);
     expect(refusal("5")).toBe(`${head} the string "5".`);
     expect(refusal(Number.POSITIVE_INFINITY)).toBe(`${head} Infinity.`);
   });
 
-  it("null counts as not given, as for every option, and a number runs as its bound", async () => {
+  it("null counts as not given, as for every option, 0 takes the default (the spec allows it), and a number runs as its bound", async () => {
     expect(refusal(null)).toBe("accepted");
+    expect(refusal(0)).toBe("accepted");
     const p = pool([{ name: "r", command: NODE, args: [SERVER] }], hooksWith(5));
     const [outcome] = await p.runHooks("beforeTurn", {}, {});
     expect(outcome).toMatchObject({ ok: true, context: "hook ran for beforeTurn" });
