@@ -126,16 +126,33 @@ const LINE_BREAK = /\r\n|[\n\r\v\f\u0085\u2028\u2029]/;
 
 /**
  * A description as the catalogue text shows it beside its tool: its first line (ended by CR, LF, VT,
- * FF, NEL, U+2028 or U+2029), trimmed, any other control character (a tab) read as a space, and cut
- * to `max` characters (120 unless given) with `…` at the cut, never inside a character. `""` for no
- * description. Never throws for a string or `undefined`; never starts a line of its own.
+ * FF, NEL, U+2028 or U+2029), trimmed, any other control character (a tab) read as a space, half a
+ * surrogate pair with no other half read as U+FFFD, and cut to `max` characters (120 unless given)
+ * with `…` at the cut, never inside a character. `""` for no description. Throws a
+ * `ToolLoadingError` (`invalid-cap`) for a `max` that is not a whole number of at least 1 (or
+ * `Infinity`); never for a string or `undefined`; never starts a line of its own.
  */
 export function descriptionLine(text: string | undefined, max = 120): string {
+  if (!(max >= 1) || (Number.isFinite(max) && !Number.isInteger(max))) {
+    // NaN kept every line whole, 0 and a negative cut from the end (`max` 0 gave all but one character).
+    throw new ToolLoadingError(
+      "invalid-cap",
+      `descriptionLine needs max as a whole number of at least 1 (or Infinity), and was given ${describe(max)}.`,
+    );
+  }
   const first = (text ?? "").trim().split(LINE_BREAK, 1)[0] ?? "";
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: taking control characters out is the point
-  const line = first.replace(/[\u0000-\u001f\u007f-\u009f]+/g, " ").trim();
+  const line = first
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: taking control characters out is the point
+    .replace(/[\u0000-\u001f\u007f-\u009f]+/g, " ")
+    // Half a surrogate pair (a server that cut its own text inside an emoji) is no character: the
+    // system prompt holding it would be refused by llama.cpp, which takes only valid UTF-8.
+    .replace(LONE_SURROGATE, "\ufffd")
+    .trim();
   return line.length > max ? `${headOf(line, max - 1).trimEnd()}…` : line;
 }
+
+/** Half a surrogate pair without its other half. */
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
 
 /**
  * A catalogue with one server holding every given tool, for a host without servers of its own:

@@ -34,8 +34,24 @@ function splitNames(text: string): string[] {
   }
   return trimmed
     .split(/[\s,;]+/)
-    .map((part) => part.replace(/^["'`[\]]+|["'`[\]]+$/g, ""))
+    .map(unquoted)
     .filter((part) => part !== "");
+}
+
+/** Quotes and brackets a model wraps a name in: `"read_file"`, `'x'`, `` `x` ``, `[x]`. */
+const WRAPPING = new Set(['"', "'", "`", "[", "]"]);
+
+/**
+ * `part` without the quotes and brackets around it, found by walking in from each end: a regex such
+ * as /["'`[\]]+$/ tries the run at every place it starts and backtracks from its end at each, which
+ * takes time quadratic in a long run of quotes inside a name.
+ */
+function unquoted(part: string): string {
+  let start = 0;
+  let end = part.length;
+  while (start < end && WRAPPING.has(part[start] as string)) start++;
+  while (end > start && WRAPPING.has(part[end - 1] as string)) end--;
+  return part.slice(start, end);
 }
 
 /**

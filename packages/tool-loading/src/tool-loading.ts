@@ -354,8 +354,12 @@ export function createToolLoading<R = unknown>(
     heldWhere(messages, (name, line) => lineOf(name) === line);
   const text = mode === "eager" ? "" : catalogText(catalog, { mode, descriptions, cap: loadCap });
   const loadable = (name: string) => index.has(name);
+  // Each name once: a tool declared twice is a request endpoints refuse (and the loop refuses such a
+  // tool list), and a host's `loaded` may name one twice (its own list joined with a route's).
   const definitionsOf = (names: readonly string[]) =>
-    names.flatMap((name) => (definitions.get(name) ? [definitions.get(name) as FunctionToolLike] : []));
+    [...new Set(names)].flatMap((name) =>
+      definitions.get(name) ? [definitions.get(name) as FunctionToolLike] : [],
+    );
   const withCatalog = (system: string | undefined) =>
     text === "" ? system : system ? `${system}\n\n${text}` : text;
   const hostOwns = (name: string) => definitions.has(name);

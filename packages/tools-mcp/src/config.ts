@@ -66,17 +66,18 @@ const NAME = /[A-Za-z_][A-Za-z0-9_]*/y;
 
 /**
  * `text` with its `${NAME}` and `${NAME:-default}` references filled: `lookup` gives a variable's
- * value (`undefined` or `""` for unset: the default is used), `missing` answers an unset one with no
- * default (it may throw). A default may hold references of its own (`${DB_PASSWORD:-${PASSWORD}}`, as
+ * value (`undefined` or `""` for unset: the default is used), `missing` refuses an unset one with no
+ * default (it throws). A default may hold references of its own (`${DB_PASSWORD:-${PASSWORD}}`, as
  * a shell reads it, and as spec's export writes a literal default it takes out), filled only when the
  * default is used: an unset reference in a default that is not used refuses nothing. A `${` that
  * starts no reference (`${1}`) is kept as written, and so is the rest of the text after a
- * `${NAME:-` that is never closed. One pass, however deep the defaults nest.
+ * `${NAME:-` that is never closed (an unset reference in it refuses nothing either). One pass,
+ * however deep the defaults nest.
  */
 function expandReferences(
   text: string,
   lookup: (name: string) => string | undefined,
-  missing: (name: string) => string,
+  missing: (name: string) => never,
 ): string {
   // One output: a default that is used writes straight into it, one that is not writes nothing. Each
   // open default is a frame (an array, not recursion: a spec of nested defaults is anyone's text).
@@ -85,12 +86,16 @@ function expandReferences(
   let use = true;
   let from = 0;
   let at = 0;
+  // The first unset reference (no default) in a default that is used, refused once the outermost
+  // default around it closes: one never closed is kept as written, and refuses nothing.
+  let unset: string | undefined;
   while (at < text.length) {
     const ch = text[at];
     if (ch === "}" && frames.length > 0) {
       if (use) out += text.slice(from, at);
       // Back in the text around the default, written as it was.
       use = (frames.pop() as { outer: boolean }).outer;
+      if (frames.length === 0 && unset !== undefined) missing(unset);
       at++;
       from = at;
       continue;
@@ -111,7 +116,9 @@ function expandReferences(
     const value = use ? lookup(name) : undefined;
     const set = value !== undefined && value !== "";
     if (text[after] === "}") {
-      if (use) out += set ? value : missing(name);
+      if (use && set) out += value;
+      else if (use && frames.length === 0) missing(name);
+      else if (use) unset ??= name;
       at = after + 1;
     } else {
       if (use && set) out += value;
@@ -169,8 +176,12 @@ function expandConfig(
     expandReferences(
       text,
       (name) => {
-        const value = env[name];
-        if (value !== undefined && value !== "") masked.push(value);
+        // The environment's own variables only: `env[name]` also reads what every object inherits,
+        // so `${toString}`, `${constructor}` and `${__proto__}` were filled with a function's source
+        // or "[object Object]" (process.env too) where they are unset.
+        const value = Object.hasOwn(env, name) ? env[name] : undefined;
+        if (typeof value !== "string") return undefined;
+        if (value !== "") masked.push(value);
         return value;
       },
       (name) => {
@@ -211,14 +222,15 @@ function stringMap(value: unknown, at: string): Record<string, string> | undefin
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
     throw invalid(at, `expected an object of strings, got ${describeValue(value)}.`);
   }
-  const out: Record<string, string> = {};
-  for (const [key, entry] of Object.entries(value)) {
+  const entries = Object.entries(value);
+  for (const [key, entry] of entries) {
     // The value may be a credential: name its key, never show it.
     if (typeof entry !== "string")
       throw invalid(`${at}.${key}`, `expected a string, got ${describeValue(entry)}.`);
-    out[key] = entry;
   }
-  return out;
+  // Built from its entries, never by assignment: `out["__proto__"] = value` sets no variable or header
+  // (it is the prototype's setter), so one named `__proto__` in a .mcp.json was silently left out.
+  return Object.fromEntries(entries) as Record<string, string>;
 }
 
 /** A checked config's `masked` values carried over when it is checked again (`createMcpPool(readMcpJson(…))`). */

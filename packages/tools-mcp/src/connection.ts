@@ -1,3 +1,4 @@
+import { StringDecoder } from "node:string_decoder";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { SSEClientTransport, SseError } from "@modelcontextprotocol/sdk/client/sse.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -114,6 +115,12 @@ const LINE_CHARS = 500;
  */
 const keptChars = (secrets: readonly string[]) => LINE_CHARS + 12 * (secrets[0]?.length ?? 0);
 
+/** Half a surrogate pair without its other half. */
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+
+/** `text` with each lone surrogate written U+FFFD. */
+const wellFormed = (text: string): string => text.replace(LONE_SURROGATE, "\ufffd");
+
 /** The most pages of `tools/list` read from one server; past them the rest is left out, with a notice. */
 const MAX_TOOL_PAGES = 100;
 
@@ -143,6 +150,8 @@ export class ServerConnection {
   readonly #options: ConnectionOptions;
   readonly #mask: Mask;
   readonly #resultMask: Mask;
+  /** What a listed tool is passed through: the result mask, and half a surrogate pair as U+FFFD. */
+  readonly #toolMask: Mask;
   readonly #keptChars: number;
   #state: ServerState = "idle";
   #client: Client | undefined;
@@ -166,6 +175,8 @@ export class ServerConnection {
     const secrets = secretsOf(config);
     this.#mask = masker(secrets);
     this.#resultMask = masker(resultSecretsOf(config));
+    const resultMask = this.#resultMask;
+    this.#toolMask = (text) => wellFormed(resultMask(text));
     this.#keptChars = keptChars(secrets);
   }
 
@@ -327,7 +338,12 @@ export class ServerConnection {
               maxMessageBytes: this.#options.maxMessageBytes,
               ...(this.#options.reaper ? { reaper: this.#options.reaper.link() } : {}),
             });
-      transport.stderr?.on("data", (chunk: Buffer | string) => this.#noteStderr(String(chunk)));
+      // Decoded as one stream: a character whose bytes two reads of the pipe part is read whole,
+      // not as two U+FFFD in the stderr tail (nor a credential holding it left unmasked).
+      const decoder = new StringDecoder("utf8");
+      transport.stderr?.on("data", (chunk: Buffer | string) =>
+        this.#noteStderr(typeof chunk === "string" ? chunk : decoder.write(chunk)),
+      );
       await this.#start(generation, transport, "stdio", timeout);
       this.#pid = transport.pid ?? undefined;
       return;
@@ -413,8 +429,10 @@ export class ServerConnection {
         );
       }
       pages++;
-      // A server may write its credentials into a description or a schema, which the model reads.
-      tools.push(...result.tools.map((tool) => maskTool(tool, this.#resultMask)));
+      // A server may write its credentials into a description or a schema, which the model reads;
+      // and half a surrogate pair there (a description cut inside an emoji) would be in every request
+      // the tool array goes out with, each refused by llama.cpp, which takes only valid UTF-8.
+      for (const tool of result.tools) tools.push(maskTool(tool, this.#toolMask));
       cursor = result.nextCursor;
     } while (cursor && pages < MAX_TOOL_PAGES);
     if (cursor) {
@@ -522,9 +540,18 @@ export class ServerConnection {
     const client = this.#client;
     if (!client) throw this.#error ?? this.#closedError();
     const deaths = this.#deaths;
+    // The SDK adds an abort listener to the signal it is given and never removes it: given the
+    // caller's (a run's signal, shared by every call), each call left one behind, holding the call,
+    // and a stop at the end of the run sent the server a cancellation for every call ever made. It
+    // is given a signal of this call's own instead, told of the caller's stop while the call runs.
+    const caller = options.signal;
+    const own = caller ? new AbortController() : undefined;
+    const forward = () => own?.abort(caller?.reason);
+    if (caller?.aborted) forward();
+    else caller?.addEventListener("abort", forward, { once: true });
     const requestOptions = {
       timeout: options.timeoutMs,
-      ...(options.signal ? { signal: options.signal } : {}),
+      ...(own ? { signal: own.signal } : {}),
     };
     try {
       const required = this.#tools.find((t) => t.name === tool)?.execution?.taskSupport === "required";
@@ -537,6 +564,8 @@ export class ServerConnection {
       return await this.#callTask(client, tool, args, options);
     } catch (error) {
       throw this.#callError(error, tool, deaths, options);
+    } finally {
+      caller?.removeEventListener("abort", forward);
     }
   }
 

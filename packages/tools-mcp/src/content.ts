@@ -94,7 +94,10 @@ export const EMPTY_RESULT = "(the tool returned no content)";
  * description in `text` and an `image_url` part in `parts`; audio and binary resources are
  * described; a resource link is written out with its URI; an embedded text resource is given with
  * its URI; `structuredContent` is added as JSON where the result has no text of its own.
- * Never throws, for any value.
+ * Never throws for a result read from JSON, whatever its shape, but for one whose
+ * `structuredContent` (or old-style `toolResult`) is nested too deep for `JSON.stringify` (the pool
+ * answers that call with `call-failed`); a value built in code may also be one `JSON.stringify`
+ * refuses (circular, a BigInt), and then it throws what that throws.
  */
 export function toolOutput(result: CallToolResultLike): McpToolOutput {
   const items = Array.isArray(result?.content) ? (result.content as unknown[]) : [];

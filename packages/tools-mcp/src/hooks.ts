@@ -20,7 +20,8 @@ export interface McpHookSpec {
   maxTokens?: number | undefined;
   /**
    * How long the hook may take once its server is up, its wait for a turn at the server's write
-   * gate included (default: the pool's `hookTimeoutMs`).
+   * gate included (default: the pool's `hookTimeoutMs`). A non-negative number (0: the default);
+   * `createMcpPool` refuses any other value (`invalid-config`), and takes `null` as not given.
    */
   timeoutSeconds?: number | undefined;
   enabled?: boolean | undefined;

@@ -314,7 +314,13 @@ function oneLine(text: string | undefined): string | undefined {
   if (!text) return undefined;
   const line = text.trim().split(/\r?\n/)[0]?.trim() ?? "";
   if (line === "") return undefined;
-  return line.length > CATALOG_DESCRIPTION_CHARS ? `${line.slice(0, CATALOG_DESCRIPTION_CHARS - 1)}…` : line;
+  if (line.length <= CATALOG_DESCRIPTION_CHARS) return line;
+  // Never between the two halves of a surrogate pair (an emoji): a lone half is not valid text, and
+  // an endpoint such as llama.cpp refuses a request that holds one.
+  let end = CATALOG_DESCRIPTION_CHARS - 1;
+  const last = line.charCodeAt(end - 1);
+  if (last >= 0xd800 && last <= 0xdbff) end--;
+  return `${line.slice(0, end)}…`;
 }
 
 function policyOf(tool: Tool): McpToolPolicy {
@@ -329,6 +335,22 @@ function policyOf(tool: Tool): McpToolPolicy {
     parallel: readOnly,
     dedupe: readOnly || idempotent,
   };
+}
+
+/** How much of a tool name the model wrote an error echoes back to it. */
+const ECHOED_CHARS = 60;
+
+/**
+ * A name the model wrote, as an error echoes it: whole up to 60 characters, else cut there (never
+ * inside a character) with its length said. A made-up name can be any size, and the error is a
+ * tool result the model is sent again on every later step.
+ */
+function echoed(name: string): string {
+  if (typeof name !== "string") return String(name);
+  if (name.length <= ECHOED_CHARS) return name;
+  const last = name.charCodeAt(ECHOED_CHARS - 1);
+  const end = last >= 0xd800 && last <= 0xdbff ? ECHOED_CHARS - 1 : ECHOED_CHARS;
+  return `${name.slice(0, end)}… (${name.length} characters)`;
 }
 
 function argsObject(args: unknown, name: string): Record<string, unknown> {
@@ -373,11 +395,21 @@ export function createMcpPool(
   const maxMessageBytes = count(settings.maxMessageBytes, DEFAULT_MAX_MESSAGE_BYTES, "maxMessageBytes", 1);
   const naming = settings.toolNames ?? "prefixed";
   const hooks = [...(settings.hooks ?? [])];
-  for (const hook of hooks) {
+  hooks.forEach((hook, i) => {
     if (typeof hook?.id !== "string" || !Array.isArray(hook.events)) {
       throw new McpPoolError("invalid-config", "each hook needs an id (a string) and events (an array).");
     }
-  }
+    // Read as seconds times 1000: NaN, a negative or a string would otherwise pass unseen (NaN and a
+    // negative took the default bound, "5" ran as 5 s). `null`, as from JSON, is not given; 0 takes
+    // the default, as the spec's schema allows it.
+    const seconds = hook.timeoutSeconds as unknown;
+    if (
+      seconds !== undefined &&
+      seconds !== null &&
+      (typeof seconds !== "number" || !(seconds >= 0) || !Number.isFinite(seconds))
+    )
+      refuse(`hooks[${i}] ("${hook.id}").timeoutSeconds must be a non-negative number of seconds`, seconds);
+  });
   const notice = (text: string) => {
     try {
       settings.onNotice?.(text);
@@ -485,7 +517,7 @@ export function createMcpPool(
       const down = connections.filter((c) => c.state === "failed").map((c) => c.name);
       throw new McpPoolError(
         "unknown-tool",
-        `No MCP tool is named "${name}". Tools: ${unique.slice(0, 30).join(", ") || "none"}${unique.length > 30 ? ", …" : ""}.` +
+        `No MCP tool is named "${echoed(name)}". Tools: ${unique.slice(0, 30).join(", ") || "none"}${unique.length > 30 ? ", …" : ""}.` +
           (down.length ? ` Not connected: ${down.join(", ")}.` : ""),
         { tool: name },
       );
@@ -602,7 +634,9 @@ export function createMcpPool(
       lookup(name),
       callOptions.signal,
       () =>
-        new McpPoolError("aborted", `${name} was stopped before its MCP server had started.`, { tool: name }),
+        new McpPoolError("aborted", `${echoed(name)} was stopped before its MCP server had started.`, {
+          tool: name,
+        }),
     );
     return run(entry, args, callOptions.signal, positive(callOptions.timeoutMs, timeoutMs, "timeoutMs"));
   };
@@ -630,11 +664,21 @@ export function createMcpPool(
             throw new Error(
               `hook "${hook.id}" names MCP server "${hook.server}", which the pool does not have.`,
             );
-          await connection.ensure();
+          // A stop while the server is still starting ends the wait, as it does for a call.
+          await untilStopped(
+            connection.ensure(),
+            signal,
+            () =>
+              new McpPoolError(
+                "aborted",
+                `hook "${hook.id}" was stopped before MCP server "${connection.name}" had started.`,
+                { server: connection.name, ...(hook.tool ? { tool: hook.tool } : {}) },
+              ),
+          );
           const found = connection.tools.find((t) => t.name === hook.tool);
           if (!found)
             throw new Error(`MCP server "${hook.server}" has no tool "${hook.tool}" for hook "${hook.id}".`);
-          const given = hook.timeoutSeconds !== undefined ? hook.timeoutSeconds * 1000 : hookTimeoutMs;
+          const given = typeof hook.timeoutSeconds === "number" ? hook.timeoutSeconds * 1000 : hookTimeoutMs;
           const limitMs = given > 0 ? Math.min(given, MAX_TIMER_MS) : hookTimeoutMs;
           // From here, not from the call: the wait for a turn at the server's gate counts too.
           const output = await run(
