@@ -146,13 +146,10 @@ export function descriptionLine(text: string | undefined, max = 120): string {
     .replace(/[\u0000-\u001f\u007f-\u009f]+/g, " ")
     // Half a surrogate pair (a server that cut its own text inside an emoji) is no character: the
     // system prompt holding it would be refused by llama.cpp, which takes only valid UTF-8.
-    .replace(LONE_SURROGATE, "\ufffd")
+    .toWellFormed()
     .trim();
   return line.length > max ? `${headOf(line, max - 1).trimEnd()}…` : line;
 }
-
-/** Half a surrogate pair without its other half. */
-const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
 
 /**
  * A catalogue with one server holding every given tool, for a host without servers of its own:

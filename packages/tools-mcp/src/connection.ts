@@ -115,11 +115,8 @@ const LINE_CHARS = 500;
  */
 const keptChars = (secrets: readonly string[]) => LINE_CHARS + 12 * (secrets[0]?.length ?? 0);
 
-/** Half a surrogate pair without its other half. */
-const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
-
-/** `text` with each lone surrogate written U+FFFD. */
-const wellFormed = (text: string): string => text.replace(LONE_SURROGATE, "\ufffd");
+/** `text` with each lone surrogate (half a surrogate pair without its other half) written U+FFFD. */
+const wellFormed = (text: string): string => text.toWellFormed();
 
 /** The most pages of `tools/list` read from one server; past them the rest is left out, with a notice. */
 const MAX_TOOL_PAGES = 100;

@@ -335,9 +335,6 @@ function find(haystack: string, needle: string, out: number[]): void {
   }
 }
 
-/** A surrogate with no partner, which `encodeURIComponent` throws on. */
-const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
-
 /**
  * A function that replaces each of `secrets` with `***`, in the forms a server writes a credential
  * back in: as it is; percent-encoded (hex in any mix of cases, `+` for a space); escaped by any JSON
@@ -366,7 +363,7 @@ export function masker(secrets: readonly string[]): Mask {
     // reading alone misses one preceded by a stray `%` and a hex digit (`%0` then `a%28…` reads
     // as a line break then `%28…`). A lone surrogate is written as the U+FFFD a URL writer (and
     // `URLSearchParams`) puts in its place: `encodeURIComponent` throws on one.
-    const component = encodeURIComponent(secret.replace(LONE_SURROGATE, "\ufffd"));
+    const component = encodeURIComponent(secret.toWellFormed());
     const percentForms = [
       component,
       // RFC 3986 strict (`!'()*` too), and form encoding (everything but `*-._`, a space as `+`).
