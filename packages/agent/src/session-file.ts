@@ -76,7 +76,7 @@ function clip(text: string, max = 75): string {
 /**
  * Reads a session file. A leading UTF-8 byte order mark is skipped. A last line without its newline
  * (a write cut off by a crash) is dropped, and so is a line that is not JSON or not a record this
- * module writes (a message without a role, tool calls that are not a list of `{ id, function: {
+ * module writes (a message without a role, a system, developer, user or tool message without content, tool calls that are not a list of `{ id, function: {
  * name, arguments } }` or that give one id twice, a chat message's content part an endpoint would
  * refuse (no string `type`, a text part without its text, an image part without its url), todos
  * that are not a list of `{ content, status }`, a record nested deeper than `MAX_RECORD_DEPTH`
@@ -554,10 +554,21 @@ function recordProblem(record: unknown): string | undefined {
   }
   if (record.type !== "message") return "a record of no known type";
   const message = record.message;
-  if (!isObject(message) || typeof message.role !== "string") return "a message without a role";
+  // An empty role is no role: the agent refuses a transcript holding one, so the session would not open.
+  if (!isObject(message) || typeof message.role !== "string" || message.role === "")
+    return "a message without a role";
   const content = message.content;
   if (content !== undefined && content !== null && typeof content !== "string" && !Array.isArray(content)) {
     return "a message whose content is neither text nor a list of parts";
+  }
+  // Only an assistant message goes without content (its tool calls say it all); the loop refuses a
+  // system, developer, user or tool message without it, so every later prompt of the session would fail.
+  if (
+    (content === undefined || content === null) &&
+    LLM_ROLES.has(message.role) &&
+    message.role !== "assistant"
+  ) {
+    return `a ${message.role} message without content (text or a list of parts)`;
   }
   // A chat message is sent to the endpoint as it is read: a part it would refuse would fail every
   // later request of the session. An app-only message (any other role) is never sent.
