@@ -1173,6 +1173,13 @@ function textOf(value: unknown): string | undefined {
 export const BEFORE_START: unique symbol = Symbol("Agent.beforeStart");
 
 /**
+ * The key of the method that empties both queues and hands back what they held (steering first,
+ * each in its order): a session drops what its ended prompt never delivered. Inside this package
+ * only: not exported from its index.
+ */
+export const TAKE_QUEUED: unique symbol = Symbol("Agent.takeQueued");
+
+/**
  * A conversation with a model that an application drives: it owns the transcript, runs each
  * prompt through the loop (tools called and answered until the model answers), and tells
  * subscribers every step. One run at a time; `steer` and `followUp` queue messages into a run.
@@ -1582,6 +1589,11 @@ export class Agent {
   /** Drops every queued follow-up message. */
   clearFollowUpQueue(): void {
     this.#followUp.length = 0;
+  }
+
+  /** Empties both queues; returns what they held, steering first (see `TAKE_QUEUED`). */
+  [TAKE_QUEUED](): AgentMessage[] {
+    return [...this.#steering.splice(0), ...this.#followUp.splice(0)];
   }
 
   /** Drops both queues. */

@@ -3,7 +3,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startServer, type TestServer } from "@loopwright/testkit";
 import { afterEach, describe, expect, it } from "vitest";
-import { type ChatMessageLike, createSession, NOT_RECORDED, readSessionFile } from "./test-exports.js";
+import {
+  type AgentTool,
+  type ChatMessageLike,
+  createSession,
+  NOT_RECORDED,
+  readSessionFile,
+  type Session,
+} from "./test-exports.js";
 
 // Review round r68: what a session file edited by hand (or by another program) resumes into, and
 // what a session does at the edges of a run.
@@ -112,4 +119,108 @@ describe("a session file line the loop would refuse", () => {
       }
     });
   }
+});
+
+describe("a message queued into a session's prompt that the run never delivered", () => {
+  /** A session whose tool `work` runs `during(session)` as it is called. */
+  async function workSession(during: (session: Session) => void, options: { maxTurns?: number } = {}) {
+    let session: Session | undefined;
+    const work: AgentTool = {
+      name: "work",
+      description: "Works",
+      parameters: { type: "object", properties: {} },
+      execute: () => {
+        during(session as Session);
+        return "worked";
+      },
+    };
+    session = await createSession({
+      config: { baseUrl: server!.baseUrl, model: "sim", maxRetries: 0 },
+      tools: [work],
+      ...options,
+    });
+    return session;
+  }
+  const workCall = (id: string) => ({ toolCalls: [{ id, name: "work", arguments: "{}" }] });
+  const userTexts = (session: Session) =>
+    session.messages.flatMap((m) =>
+      (m as ChatMessageLike).role === "user" ? [(m as ChatMessageLike).content] : [],
+    );
+  const notices = (session: Session) =>
+    session.getSnapshot().timeline.flatMap((e) => (e.type === "notice" ? [e.text] : []));
+
+  it("queued before an abort: the next prompt is answered for itself, not joined by the stale follow-up", async () => {
+    server = await startServer({
+      replies: [
+        workCall("w1"),
+        { content: "Answer to the second prompt." },
+        { content: "Answer to the stale one." },
+      ],
+    });
+    const session = await workSession((s) => {
+      s.agent.followUp("Also check the tests.");
+      s.abort();
+    });
+    expect((await session.prompt("First prompt")).status).toBe("aborted");
+    expect(notices(session).join("\n")).toContain(
+      '"Also check the tests." queued with steer() or followUp() was never sent (the run was stopped first)',
+    );
+    const second = await session.prompt("Second prompt");
+    expect(second).toMatchObject({ status: "ok", reply: "Answer to the second prompt." });
+    expect(userTexts(session)).toEqual(["First prompt", "Second prompt"]);
+    expect(server.chatRequests).toHaveLength(2);
+    await session.close();
+  });
+
+  it("steered in the last step the turn budget allows: not delivered after the next prompt's answer", async () => {
+    server = await startServer({
+      replies: [
+        workCall("w1"),
+        workCall("w2"),
+        { content: "Second answered." },
+        { content: "Stale answered." },
+      ],
+    });
+    let calls = 0;
+    const session = await workSession(
+      (s) => {
+        if (++calls === 1) s.agent.followUp("Then tidy up.");
+      },
+      { maxTurns: 1 },
+    );
+    expect((await session.prompt("First prompt")).status).toBe("maxTurns");
+    expect(notices(session).join("\n")).toContain(
+      '"Then tidy up." queued with steer() or followUp() was never sent',
+    );
+    expect(await session.prompt("Second prompt")).toMatchObject({ status: "ok", reply: "Second answered." });
+    expect(userTexts(session)).toEqual(["First prompt", "Second prompt"]);
+    await session.close();
+  });
+
+  it("queued while the run's end is told (an agent_end listener): dropped with a notice, not sent after the next prompt", async () => {
+    server = await startServer({
+      replies: [
+        { content: "First answered." },
+        { content: "Second answered." },
+        { content: "Late answered." },
+      ],
+    });
+    const session = await createSession({ config: { baseUrl: server.baseUrl, model: "sim", maxRetries: 0 } });
+    let once = true;
+    session.agent.subscribe(async (event) => {
+      if (event.type !== "agent_end" || !once) return;
+      once = false;
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      // The session still runs: a host sends its follow-up into the run.
+      expect(session.running).toBe(true);
+      session.agent.followUp("One more thing.");
+    });
+    expect(await session.prompt("First prompt")).toMatchObject({ status: "ok", reply: "First answered." });
+    expect(notices(session).join("\n")).toContain(
+      '"One more thing." queued with steer() or followUp() was never sent (the run had ended by the time it was queued)',
+    );
+    expect(await session.prompt("Second prompt")).toMatchObject({ status: "ok", reply: "Second answered." });
+    expect(userTexts(session)).toEqual(["First prompt", "Second prompt"]);
+    await session.close();
+  });
 });

@@ -21,7 +21,14 @@ import {
   type McpServersInput,
   type ServerState,
 } from "@loopwright/tools-mcp";
-import { Agent, type AgentOptions, BEFORE_START, checkAgentOptions, refuseUnknownOptions } from "./agent.js";
+import {
+  Agent,
+  type AgentOptions,
+  BEFORE_START,
+  checkAgentOptions,
+  refuseUnknownOptions,
+  TAKE_QUEUED,
+} from "./agent.js";
 import type { AgentEvent } from "./agent-events.js";
 import { type AgentBackend, loopBackend } from "./backend.js";
 import {
@@ -1081,6 +1088,8 @@ export class Session {
       if (status === "aborted") this.#push({ type: "interrupted" });
       if (status === "error") this.#push({ type: "error", text: result.error ?? "The run failed." });
       if (kept) this.addNotice(kept);
+      const unsent = status === "stopped" ? undefined : this.#dropQueued(status);
+      if (unsent) this.addNotice(unsent);
       if (status === "stalled")
         this.addNotice("The run stopped: the model repeated itself without progress (stalled).");
       if (status === "maxTurns") {
@@ -1101,6 +1110,30 @@ export class Session {
       if (begun) this.#emitMetrics();
       this.#runEnded();
     }
+  }
+
+  /**
+   * After a prompt that ended without the host's `shouldStopAfterTurn` stop: the messages still
+   * queued with `agent.steer()`/`agent.followUp()` — queued before a stop, a failure, the turn budget
+   * or a stall ended the run, or after its last delivery point — are dropped, so the next prompt is
+   * not answered with them after its own answer. Returns the notice naming the host's (the session's
+   * own open-todos nudge goes silently), if any.
+   */
+  #dropQueued(status: RunStatus): string | undefined {
+    const told = this.agent[TAKE_QUEUED]()
+      .map(messageText)
+      .filter((text) => text !== OPEN_TODOS_NOTE);
+    if (told.length === 0) return undefined;
+    const one = told.length === 1;
+    const why =
+      status === "aborted"
+        ? "the run was stopped first"
+        : status === "error"
+          ? "the run failed first"
+          : status === "ok"
+            ? "the run had ended by the time it was queued"
+            : `the run ended first (${status})`;
+    return `${one ? "The message" : "The messages"} ${told.map((t) => JSON.stringify(summarize(t))).join(", ")} queued with steer() or followUp() ${one ? "was" : "were"} never sent (${why}), so not kept for the next prompt; send ${one ? "it" : "them"} again.`;
   }
 
   /** The start of a prompt's run the host sees (its metrics, its user entry): after every check before the run. */
