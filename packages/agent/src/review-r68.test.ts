@@ -224,3 +224,38 @@ describe("a message queued into a session's prompt that the run never delivered"
     await session.close();
   });
 });
+
+describe("a resumed timeline when two steps of the file give their calls one id", () => {
+  it("shows each call with its own step's result", async () => {
+    const dir = tempDir();
+    const step = {
+      role: "assistant",
+      content: null,
+      tool_calls: [{ id: "call_0", type: "function", function: { name: "look", arguments: "{}" } }],
+    };
+    sessionFile(dir, [
+      { role: "user", content: "q" },
+      step,
+      { role: "tool", tool_call_id: "call_0", content: "Error: the first look failed" },
+      step,
+      { role: "tool", tool_call_id: "call_0", content: "the second look found it" },
+      { role: "assistant", content: "Found." },
+    ]);
+    const session = await createSession({
+      config: { baseUrl: "http://127.0.0.1:9/v1", model: "sim" },
+      sessionDir: dir,
+      sessionId: "s",
+    });
+    try {
+      const tools = session
+        .getSnapshot()
+        .timeline.flatMap((e) => (e.type === "tool" ? [[e.result, e.isError]] : []));
+      expect(tools).toEqual([
+        ["Error: the first look failed", true],
+        ["the second look found it", false],
+      ]);
+    } finally {
+      await session.close();
+    }
+  });
+});

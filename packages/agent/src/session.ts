@@ -2008,14 +2008,21 @@ function failedResult(result: string): boolean {
 /** The timeline a resumed transcript shows: its user, assistant and tool entries. */
 function timelineOf(messages: readonly AgentMessage[]): TimelineEvent[] {
   const timeline: TimelineEvent[] = [];
-  const results = new Map<string, string>();
-  for (const m of messages as ChatMessage[]) {
-    if (m.role === "tool" && typeof m.tool_call_id === "string") results.set(m.tool_call_id, messageText(m));
-  }
-  for (const m of messages as ChatMessage[]) {
+  const chat = messages as ChatMessage[];
+  chat.forEach((m, at) => {
     if (m.role === "user") timeline.push({ type: "user", text: messageText(m) });
     if (m.role === "assistant") {
       if (messageText(m).trim() !== "") timeline.push({ type: "assistant", text: messageText(m) });
+      // This step's answers only: those after it up to the next chat message that is no tool message
+      // (a transcript from elsewhere may give a later step's call the same id).
+      const results = new Map<string, string>();
+      for (let next = at + 1; next < chat.length; next++) {
+        const answer = chat[next] as ChatMessage;
+        if (answer.role === "tool") {
+          if (typeof answer.tool_call_id === "string" && !results.has(answer.tool_call_id))
+            results.set(answer.tool_call_id, messageText(answer));
+        } else if (LLM_ROLES.has(answer.role)) break;
+      }
       for (const call of m.tool_calls ?? []) {
         const result = results.get(call.id) ?? null;
         timeline.push({
@@ -2029,7 +2036,7 @@ function timelineOf(messages: readonly AgentMessage[]): TimelineEvent[] {
         });
       }
     }
-  }
+  });
   return timeline;
 }
 
