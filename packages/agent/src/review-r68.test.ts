@@ -1,6 +1,8 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { startServer, type TestServer } from "@loopwright/testkit";
 import { afterEach, describe, expect, it } from "vitest";
 import {
@@ -11,6 +13,9 @@ import {
   readSessionFile,
   type Session,
 } from "./test-exports.js";
+import { bundleChild } from "./test-support/bundle-child.js";
+
+const here = dirname(fileURLToPath(import.meta.url));
 
 // Review round r68: what a session file edited by hand (or by another program) resumes into, and
 // what a session does at the edges of a run.
@@ -258,4 +263,41 @@ describe("a resumed timeline when two steps of the file give their calls one id"
       await session.close();
     }
   });
+});
+
+describe("a prompt started from the run_metrics event that ends the one before it", () => {
+  it("is waited for by close(), which neither resolves early nor starves the event loop", async () => {
+    server = await startServer({
+      replies: [
+        { content: "First." },
+        { toolCalls: [{ id: "w1", name: "wait", arguments: "{}" }] },
+        { content: "Second." },
+      ],
+    });
+    const dir = tempDir();
+    const child = await bundleChild(join(here, "test-support/chain-child.ts"));
+    const proc = spawn(process.execPath, [child.file, dir, server.baseUrl], {
+      cwd: join(here, ".."),
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    let out = "";
+    proc.stdout.on("data", (chunk: Buffer) => {
+      out += chunk.toString();
+    });
+    const exited = new Promise<boolean>((resolve) => proc.once("exit", () => resolve(true)));
+    try {
+      // Closing spun on an already-resolved promise: the process never got to print, nor to exit.
+      const done = await Promise.race([
+        exited,
+        new Promise<false>((r) => setTimeout(() => r(false), 15_000)),
+      ]);
+      expect(done, "the child finished").toBe(true);
+    } finally {
+      proc.kill("SIGKILL");
+      await child.remove();
+    }
+    // close() resolved once the second prompt had ended (it waited for the run's end, its listener included).
+    expect(out).toMatch(/^closed \d+ false\n$/);
+    expect(existsSync(join(dir, "chain.jsonl.lock"))).toBe(false);
+  }, 30_000);
 });

@@ -721,9 +721,8 @@ export class Session {
    */
   #early = new Map<string, ChatMessage>();
   #running = false;
-  /** Resolves when the running prompt has ended (its last messages written); `#runEnded` resolves it. */
+  /** Resolves when the running prompt has ended (its last messages written); that prompt alone resolves it. */
   #runEnd: Promise<void> = Promise.resolve();
-  #runEnded: () => void = () => {};
   /** `close()`'s promise, once called. */
   #closing: Promise<void> | undefined;
   #questions = 0;
@@ -1063,8 +1062,10 @@ export class Session {
       throw new AgentError("invalid-input", "Session.prompt: the prompt must be non-empty text.");
     }
     this.#running = true;
+    // This prompt's own: a listener of its last event may start the next prompt, whose end this is not.
+    let ended: () => void = () => {};
     this.#runEnd = new Promise((resolve) => {
-      this.#runEnded = resolve;
+      ended = resolve;
     });
     const asked = userMessage(text);
     // What the run shows (its metrics, the user entry) starts in the agent's checks, once they have
@@ -1108,7 +1109,7 @@ export class Session {
       }
       this.#running = false;
       if (begun) this.#emitMetrics();
-      this.#runEnded();
+      ended();
     }
   }
 
