@@ -1,4 +1,4 @@
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -300,4 +300,44 @@ describe("a prompt started from the run_metrics event that ends the one before i
     expect(out).toMatch(/^closed \d+ false\n$/);
     expect(existsSync(join(dir, "chain.jsonl.lock"))).toBe(false);
   }, 30_000);
+});
+
+describe("a session file append that fails part way (a disk that filled up mid-write)", () => {
+  const hasPrlimit = spawnSync("prlimit", ["--version"]).status === 0;
+  it.skipIf(!hasPrlimit)(
+    "writes its retry on a line of its own: the answer is read back",
+    async () => {
+      const story = `Once upon a time ${"and then ".repeat(200)}the end.`;
+      server = await startServer({ replies: [{ content: story }] });
+      const dir = tempDir();
+      const child = await bundleChild(join(here, "test-support/full-disk-child.ts"));
+      let out = "";
+      let err = "";
+      try {
+        // Not spawnSync: the model's server runs in this process.
+        const proc = spawn(process.execPath, [child.file, dir, server.baseUrl], { cwd: join(here, "..") });
+        proc.stdout.on("data", (chunk: Buffer) => {
+          out += chunk.toString();
+        });
+        proc.stderr.on("data", (chunk: Buffer) => {
+          err += chunk.toString();
+        });
+        const code = await new Promise<number | null>((resolve) => proc.once("exit", resolve));
+        expect(code, err).toBe(0);
+      } finally {
+        await child.remove();
+      }
+      const told = JSON.parse(out) as { status: string; errors: string[] };
+      expect(told.status).toBe("ok");
+      // The answer's append failed once (EFBIG), and was written again at the prompt's end.
+      expect(told.errors).toHaveLength(1);
+      expect(told.errors[0]).toMatch(/Could not append to the session file .*EFBIG/);
+      const read = readSessionFile(join(dir, "full.jsonl"));
+      expect(read.messages).toEqual([
+        { role: "user", content: "Tell me the whole story." },
+        { role: "assistant", content: story },
+      ]);
+    },
+    60_000,
+  );
 });

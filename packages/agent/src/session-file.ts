@@ -601,6 +601,11 @@ export class SessionFile {
   readonly path: string;
   /** The loaded list the file holds last (what `appendLoaded` compares with). */
   #loaded: readonly string[] = [];
+  /**
+   * Whether an append failed since the file was last written whole: it may have written part of
+   * its line (a disk that filled up mid-write), so the next line starts on a line of its own.
+   */
+  #torn = false;
 
   constructor(path: string) {
     this.path = path;
@@ -675,6 +680,7 @@ export class SessionFile {
       writeFileSync(temp, records.map((r) => `${JSON.stringify(r)}\n`).join(""));
       renameSync(temp, this.path);
       this.#loaded = [...loaded];
+      this.#torn = false;
     } catch (error) {
       throw new AgentError("storage", `Could not write the session file ${this.path}: ${errorText(error)}`, {
         cause: error,
@@ -684,8 +690,12 @@ export class SessionFile {
 
   #append(record: SessionRecord): void {
     try {
-      appendFileSync(this.path, `${JSON.stringify(record)}\n`);
+      // After a failed append the file may end in part of a line: a newline first keeps that part
+      // a line of its own (dropped on reading as not JSON), not the head of this record's line.
+      appendFileSync(this.path, `${this.#torn ? "\n" : ""}${JSON.stringify(record)}\n`);
+      this.#torn = false;
     } catch (error) {
+      this.#torn = true;
       throw new AgentError(
         "storage",
         `Could not append to the session file ${this.path}: ${errorText(error)}`,
