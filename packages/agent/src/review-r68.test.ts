@@ -333,6 +333,8 @@ describe("a session file append that fails part way (a disk that filled up mid-w
       expect(told.errors).toHaveLength(1);
       expect(told.errors[0]).toMatch(/Could not append to the session file .*EFBIG/);
       const read = readSessionFile(join(dir, "full.jsonl"));
+      // What the failed append wrote was cut off again: no fragment is left to drop.
+      expect(read.notices).toEqual([]);
       expect(read.messages).toEqual([
         { role: "user", content: "Tell me the whole story." },
         { role: "assistant", content: story },

@@ -1,4 +1,12 @@
-import { appendFileSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
+import {
+  appendFileSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  statSync,
+  truncateSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { types } from "node:util";
 import type { ChatMessage } from "@loopwright/loop";
@@ -689,13 +697,26 @@ export class SessionFile {
   }
 
   #append(record: SessionRecord): void {
+    let size: number | undefined;
+    try {
+      size = statSync(this.path).size;
+    } catch {
+      size = undefined;
+    }
     try {
       // After a failed append the file may end in part of a line: a newline first keeps that part
       // a line of its own (dropped on reading as not JSON), not the head of this record's line.
       appendFileSync(this.path, `${this.#torn ? "\n" : ""}${JSON.stringify(record)}\n`);
       this.#torn = false;
     } catch (error) {
-      this.#torn = true;
+      // What it wrote of its line (all of it but the newline, even) is taken back where it can be,
+      // so a retry neither follows a fragment nor repeats the record.
+      try {
+        if (size === undefined) throw error;
+        truncateSync(this.path, size);
+      } catch {
+        this.#torn = true;
+      }
       throw new AgentError(
         "storage",
         `Could not append to the session file ${this.path}: ${errorText(error)}`,
