@@ -343,3 +343,50 @@ describe("a session file append that fails part way (a disk that filled up mid-w
     60_000,
   );
 });
+
+describe("a session whose agent's transcript the host edits between prompts", () => {
+  const edits: [string, (session: Session) => void][] = [
+    [
+      "assigning a shorter agent.messages",
+      (s) => {
+        s.agent.messages = s.messages.slice(0, 2);
+      },
+    ],
+    [
+      "splicing agent.messages in place",
+      (s) => {
+        s.agent.messages.splice(2);
+      },
+    ],
+    [
+      "agent.reset() and a first exchange pushed back",
+      (s) => {
+        const head = s.messages.slice(0, 2);
+        s.agent.reset();
+        s.agent.messages.push(...head);
+      },
+    ],
+  ];
+  for (const [name, edit] of edits) {
+    it(`${name}: the file is written whole at the next prompt, and resumes as the session holds it`, async () => {
+      server = await startServer({ replies: (_request, index) => ({ content: `Answer ${index}.` }) });
+      const dir = tempDir();
+      const options = { config: { baseUrl: server.baseUrl, model: "sim" }, sessionDir: dir, sessionId: "s" };
+      const session = await createSession(options);
+      await session.prompt("one");
+      await session.prompt("two");
+      await session.prompt("three");
+      edit(session);
+      await session.prompt("two, edited");
+      const held = [...session.messages];
+      expect(held.map((m) => (m as ChatMessageLike).content)).toEqual([
+        "one",
+        "Answer 0.",
+        "two, edited",
+        "Answer 3.",
+      ]);
+      await session.close();
+      expect(readSessionFile(join(dir, "s.jsonl")).messages).toEqual(held);
+    });
+  }
+});

@@ -713,6 +713,11 @@ export class Session {
   #itself = false;
   #createdAt: string;
   #stored = 0;
+  /**
+   * Set when the host changed the agent's transcript (assigned `agent.messages`, changed it in
+   * place, `agent.reset()`): the file no longer holds its head, so the next write rewrites it whole.
+   */
+  #resync = false;
   /** The calls of the last assistant message in the file that the file holds no answer to yet. */
   #fileOpen = new Set<string>();
   /**
@@ -1322,6 +1327,9 @@ export class Session {
     if (this.#itself) return;
     this.#lock?.check();
     if (this.#lockLost !== undefined) throw this.#lockedError(method, "nothing was changed");
+    // Appends carry on from the message the file holds last: a transcript the host edited (a
+    // message taken out, the list replaced or emptied) is written whole instead.
+    if (method === "Agent.messages" || method === "Agent.reset") this.#resync = true;
   }
 
   /** Runs `change`, a change the session makes to its own agent, past `#beforeChange`. */
@@ -1667,6 +1675,27 @@ export class Session {
   /** Appends the messages the agent added since the last write (an answer written as its call finished, once). */
   #persist(): void {
     const messages = this.agent.messages;
+    if (this.#resync && this.#writable()) {
+      // A message put in too deep for the file is told and left out, as an append leaves it out.
+      const fits = messages.filter((message, at) => {
+        const deep = depthProblem(message);
+        if (deep) {
+          this.addError(
+            `Message ${at} of the transcript (the ${describeMessage(message)}) was not written to the session file: it ${deep}.`,
+          );
+        }
+        return deep === undefined;
+      });
+      try {
+        this.#rewrite(fits, this.#todos, this.agent.loaded);
+      } catch (error) {
+        this.addError(errorText(error));
+        return;
+      }
+      this.#resync = false;
+      this.#stored = messages.length;
+      return;
+    }
     try {
       while (this.#stored < messages.length) {
         const file = this.#writable();
