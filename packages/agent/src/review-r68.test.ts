@@ -6,6 +6,8 @@ import { fileURLToPath } from "node:url";
 import { startServer, type TestServer } from "@loopwright/testkit";
 import { afterEach, describe, expect, it } from "vitest";
 import {
+  Agent,
+  type AgentMessage,
   type AgentTool,
   type ChatMessageLike,
   createSession,
@@ -389,4 +391,54 @@ describe("a session whose agent's transcript the host edits between prompts", ()
       expect(readSessionFile(join(dir, "s.jsonl")).messages).toEqual(held);
     });
   }
+});
+
+describe("an app-only message queued into a run after the model's answer", () => {
+  const note = { role: "ui-note", text: "Shown to the user only." } as unknown as AgentMessage;
+
+  it("is kept where it was delivered, and no request ending in the model's own answer is sent for it", async () => {
+    server = await startServer({ replies: (_request, index) => ({ content: `Answer ${index}.` }) });
+    const agent = new Agent({ config: { baseUrl: server.baseUrl, model: "sim" } });
+    let once = true;
+    agent.subscribe((event) => {
+      if (event.type !== "message_end" || (event.message as ChatMessageLike).role !== "user" || !once) return;
+      once = false;
+      agent.followUp(note);
+    });
+    const result = await agent.prompt("Hello");
+    expect(result.status).toBe("ok");
+    expect(server.chatRequests).toHaveLength(1);
+    expect(agent.messages).toEqual([
+      { role: "user", content: "Hello" },
+      { role: "assistant", content: "Answer 0." },
+      note,
+    ]);
+    // The same message sent as a user message by the host's converter is answered.
+    const converting = new Agent({
+      config: { baseUrl: server.baseUrl, model: "sim" },
+      convertToLlm: (messages) =>
+        messages.map((m) =>
+          (m as { role: string }).role === "ui-note"
+            ? { role: "user" as const, content: (m as unknown as { text: string }).text }
+            : (m as ChatMessageLike),
+        ),
+    });
+    converting.followUp(note);
+    await converting.prompt("Hi");
+    expect(server.chatRequests).toHaveLength(3);
+    expect((server.chatRequests.at(-1)!.body as { messages: ChatMessageLike[] }).messages.at(-1)).toEqual({
+      role: "user",
+      content: "Shown to the user only.",
+    });
+  });
+
+  it("queued alone, continue() adds it without asking the model to answer its own answer", async () => {
+    server = await startServer({ replies: (_request, index) => ({ content: `Answer ${index}.` }) });
+    const agent = new Agent({ config: { baseUrl: server.baseUrl, model: "sim" } });
+    await agent.prompt("Hello");
+    agent.steer(note);
+    expect((await agent.continue()).status).toBe("ok");
+    expect(server.chatRequests).toHaveLength(1);
+    expect(agent.messages.at(-1)).toEqual(note);
+  });
 });
