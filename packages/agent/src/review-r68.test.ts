@@ -442,3 +442,67 @@ describe("an app-only message queued into a run after the model's answer", () =>
     expect(agent.messages.at(-1)).toEqual(note);
   });
 });
+
+describe("a subscribe (snapshot) listener that throws", () => {
+  const question = {
+    questions: [{ question: "Which one?", options: [{ label: "A" }, { label: "B" }], multiSelect: false }],
+  };
+
+  it("neither makes a stopped prompt reject nor loses the answer to a question", async () => {
+    server = await startServer({
+      replies: [
+        { toolCalls: [{ id: "q1", name: "AskUser", arguments: JSON.stringify(question) }] },
+        { content: "You chose." },
+      ],
+    });
+    const session = await createSession({
+      config: { baseUrl: server.baseUrl, model: "sim" },
+      builtInTools: { askUser: true },
+    });
+    let failing = false;
+    session.subscribe(() => {
+      if (failing) throw new Error("render failed");
+    });
+    session.onEvent((event) => {
+      if (event.type !== "question") return;
+      // The host's view fails to render from here on; the answer still reaches the model.
+      failing = true;
+      setTimeout(() => session.submitAnswer(event.id, ["B"]), 0);
+    });
+    const result = await Promise.race([
+      session.prompt("Ask me."),
+      new Promise<"waiting">((resolve) => setTimeout(() => resolve("waiting"), 5_000)),
+    ]);
+    expect(result).toEqual({ status: "ok", reply: "You chose." });
+    expect((server.chatRequests[1]!.body as { messages: ChatMessageLike[] }).messages.at(-1)).toMatchObject({
+      role: "tool",
+      content: JSON.stringify({ "Which one?": "B" }),
+    });
+    await session.close();
+  });
+
+  it("does not make an aborted prompt reject with its error", async () => {
+    server = await startServer({ replies: [{ toolCalls: [{ id: "w1", name: "work", arguments: "{}" }] }] });
+    let session: Session | undefined;
+    const work: AgentTool = {
+      name: "work",
+      description: "Works",
+      parameters: { type: "object", properties: {} },
+      execute: () => {
+        session?.abort();
+        return "worked";
+      },
+    };
+    session = await createSession({ config: { baseUrl: server.baseUrl, model: "sim" }, tools: [work] });
+    let failing = false;
+    session.subscribe(() => {
+      if (failing) throw new Error("render failed");
+    });
+    session.onEvent((event) => {
+      if (event.type === "tool_start") failing = true;
+    });
+    await expect(session.prompt("Work.")).resolves.toMatchObject({ status: "aborted" });
+    expect(session.getSnapshot().timeline.at(-1)).toEqual({ type: "interrupted" });
+    await session.close();
+  });
+});

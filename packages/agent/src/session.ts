@@ -1572,7 +1572,13 @@ export class Session {
   }
 
   #changed(): void {
-    for (const listener of [...this.#viewListeners]) listener();
+    for (const listener of [...this.#viewListeners]) {
+      try {
+        listener();
+      } catch {
+        // A listener's failure is its own (a render that throws): the session's change goes on.
+      }
+    }
   }
 
   #push(entry: TimelineEvent): void {
