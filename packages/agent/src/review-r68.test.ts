@@ -506,3 +506,22 @@ describe("a subscribe (snapshot) listener that throws", () => {
     await session.close();
   });
 });
+
+describe("a prompt stopped after answer text streamed", () => {
+  it("replies with the text it kept in the conversation", async () => {
+    server = await startServer({
+      replies: [{ content: "The answer is forty-two, and here is why.", chunkChars: 5, silentAfterChunk: 4 }],
+    });
+    const session = await createSession({ config: { baseUrl: server.baseUrl, model: "sim" } });
+    let deltas = 0;
+    session.onEvent((event) => {
+      if (event.type === "assistant_delta" && ++deltas === 3) setTimeout(() => session.abort(), 20);
+    });
+    const result = await session.prompt("Why?");
+    const kept = session.messages.at(-1) as ChatMessageLike;
+    expect(kept.role).toBe("assistant");
+    expect(kept.content).toMatch(/^The answer is/);
+    expect(result).toEqual({ status: "aborted", reply: kept.content });
+    await session.close();
+  });
+});

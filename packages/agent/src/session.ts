@@ -71,7 +71,7 @@ export type RunStatus = "ok" | "aborted" | "error" | "stalled" | "maxTurns" | "s
 /** What `session.prompt` resolves with. */
 export interface PromptResult {
   status: RunStatus;
-  /** The last assistant text of the run ("" when there was none). */
+  /** The last assistant text of the run ("" when there was none); for a prompt stopped mid-answer, the text it kept. */
   reply: string;
   /** Why, when `status` is `"error"`. */
   error?: string;
@@ -484,6 +484,9 @@ function summarize(text: string, max = 75): string {
   const flat = text.replace(/\s+/g, " ").trim();
   return flat.length > max ? `${flat.slice(0, max)}…` : flat;
 }
+
+/** `#settle`'s notice when a stopped prompt keeps the answer text it had streamed. */
+const KEPT_CUT = "Stopped: the answer so far is kept in the conversation.";
 
 /**
  * How long `close()` (and `dispose()`) waits for a stopped run to settle — write its last messages —
@@ -1080,7 +1083,7 @@ export class Session {
     this.#begun = false;
     try {
       const result = await this.agent.prompt(asked);
-      const reply = lastReply(result.messages);
+      let reply = lastReply(result.messages);
       let status: RunStatus;
       if (result.status === "aborted") status = "aborted";
       else if (this.#stalled) status = "stalled";
@@ -1089,8 +1092,11 @@ export class Session {
       else if (result.status === "error" && ToolIterationLimit.isInstance(result.cause)) status = "maxTurns";
       else if (result.status === "error") status = "error";
       else status = "ok";
+      const cut = this.#cut;
       const kept =
         status === "aborted" || status === "error" ? this.#settle(status === "aborted") : undefined;
+      // The answer text a stop kept is the conversation's last answer, and so the prompt's reply.
+      if (kept === KEPT_CUT) reply = cut;
       if (status === "aborted") this.#push({ type: "interrupted" });
       if (status === "error") this.#push({ type: "error", text: result.error ?? "The run failed." });
       if (kept) this.addNotice(kept);
@@ -1624,7 +1630,7 @@ export class Session {
         this.agent.messages = [...messages, { role: "assistant", content: cut }];
       });
       this.#push({ type: "assistant", text: cut });
-      return "Stopped: the answer so far is kept in the conversation.";
+      return KEPT_CUT;
     }
     const asked = this.#asked ? messages.lastIndexOf(this.#asked) : -1;
     if (asked < 0) return undefined; // folded away mid-run: the fold's transcript stands
