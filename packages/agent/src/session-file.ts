@@ -84,8 +84,9 @@ function clip(text: string, max = 75): string {
 /**
  * Reads a session file. A leading UTF-8 byte order mark is skipped. A last line without its newline
  * (a write cut off by a crash) is dropped, and so is a line that is not JSON or not a record this
- * module writes (a message without a role, a system, developer, user or tool message without content, tool calls that are not a list of `{ id, function: {
- * name, arguments } }` or that give one id twice, a chat message's content part an endpoint would
+ * module writes (a message without a role, a system, developer, user or tool message without
+ * content, tool calls that are not a list of `{ id, function: { name, arguments } }` or that give
+ * one id twice, a chat message's content part an endpoint would
  * refuse (no string `type`, a text part without its text, an image part without its url), todos
  * that are not a list of `{ content, status }`, a record nested deeper than `MAX_RECORD_DEPTH`
  * levels), together with the tool messages answering a dropped assistant message's calls (the tool
