@@ -1173,6 +1173,13 @@ function textOf(value: unknown): string | undefined {
 export const BEFORE_START: unique symbol = Symbol("Agent.beforeStart");
 
 /**
+ * The key of the method that empties both queues and hands back what they held (steering first,
+ * each in its order): a session drops what its ended prompt never delivered. Inside this package
+ * only: not exported from its index.
+ */
+export const TAKE_QUEUED: unique symbol = Symbol("Agent.takeQueued");
+
+/**
  * A conversation with a model that an application drives: it owns the transcript, runs each
  * prompt through the loop (tools called and answered until the model answers), and tells
  * subscribers every step. One run at a time; `steer` and `followUp` queue messages into a run.
@@ -1550,7 +1557,7 @@ export class Agent {
           `Agent.continue: the transcript ${last === undefined ? "is empty" : "ends in an assistant message with no tool call to answer"} and nothing is queued; prompt() instead.`,
         );
       }
-      return this.#start(next);
+      return this.#start(next, true);
     }
     return this.#start([]);
   }
@@ -1582,6 +1589,11 @@ export class Agent {
   /** Drops every queued follow-up message. */
   clearFollowUpQueue(): void {
     this.#followUp.length = 0;
+  }
+
+  /** Empties both queues; returns what they held, steering first (see `TAKE_QUEUED`). */
+  [TAKE_QUEUED](): AgentMessage[] {
+    return [...this.#steering.splice(0), ...this.#followUp.splice(0)];
   }
 
   /** Drops both queues. */
@@ -1664,10 +1676,11 @@ export class Agent {
     this.#emit({ type: "message_end", message });
   }
 
-  #start(messages: AgentMessage[]): Promise<AgentRunResult> {
+  /** Starts a run with `messages` added first; `queued` when they came from a queue (`continue()`). */
+  #start(messages: AgentMessage[], queued = false): Promise<AgentRunResult> {
     this.#abort = new AbortController();
     this.errorMessage = undefined;
-    const run = this.#run(messages);
+    const run = this.#run(messages, queued);
     this.#idle = run.then(
       () => undefined,
       () => undefined,
@@ -1675,7 +1688,7 @@ export class Agent {
     return run;
   }
 
-  async #run(first: AgentMessage[]): Promise<AgentRunResult> {
+  async #run(first: AgentMessage[], firstQueued: boolean): Promise<AgentRunResult> {
     const signal = this.#abort?.signal;
     this.#from = this.#messages.length;
     this.#ending = undefined;
@@ -1684,6 +1697,8 @@ export class Agent {
     let cause: unknown;
     this.#emit({ type: "agent_start" });
     let pending = first;
+    /** Whether `pending` came from a queue (checked by `steer`/`followUp`, not as a prompt is). */
+    let queued = firstQueued;
     // A restored transcript whose last assistant message's calls were never answered (stored before
     // its tools ran): each is answered as not run, in the agent's transcript and so in every request
     // after, before what this run adds. A tool message given to answer one is the host's answer instead.
@@ -1712,6 +1727,17 @@ export class Agent {
           ? await untilStopped(this.transformContext(this.#messages, signal, { step: 1 }), signal)
           : this.#messages;
         const llm = this.#convert(view);
+        // A queued message that leaves the model nothing to answer (an app-only note the converter
+        // does not send, after the model's answer) is kept where it was delivered; no request is
+        // made for it: one ending in the model's own answer asks it to answer itself (and some
+        // endpoints refuse a request ending in an assistant message).
+        const last = llm.at(-1);
+        if (queued && last?.role === "assistant" && (last.tool_calls ?? []).length === 0) {
+          const steering = this.#drain(this.#steering, this.steeringMode);
+          pending = steering.length > 0 ? steering : this.#drain(this.#followUp, this.followUpMode);
+          if (pending.length === 0) break;
+          continue;
+        }
         this.#sentView(view, llm);
         const result = await this.#backend.run(this.#loopOptions(llm, signal));
         this.#carry(result.loaded);
@@ -1728,6 +1754,7 @@ export class Agent {
         }
         const steering = this.#drain(this.#steering, this.steeringMode);
         pending = steering.length > 0 ? steering : this.#drain(this.#followUp, this.followUpMode);
+        queued = true;
         if (pending.length === 0) break;
       }
     } catch (caught) {

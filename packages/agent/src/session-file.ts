@@ -1,4 +1,12 @@
-import { appendFileSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
+import {
+  appendFileSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  statSync,
+  truncateSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { types } from "node:util";
 import type { ChatMessage } from "@loopwright/loop";
@@ -76,8 +84,9 @@ function clip(text: string, max = 75): string {
 /**
  * Reads a session file. A leading UTF-8 byte order mark is skipped. A last line without its newline
  * (a write cut off by a crash) is dropped, and so is a line that is not JSON or not a record this
- * module writes (a message without a role, tool calls that are not a list of `{ id, function: {
- * name, arguments } }` or that give one id twice, a chat message's content part an endpoint would
+ * module writes (a message without a role, a system, developer, user or tool message without
+ * content, tool calls that are not a list of `{ id, function: { name, arguments } }` or that give
+ * one id twice, a chat message's content part an endpoint would
  * refuse (no string `type`, a text part without its text, an image part without its url), todos
  * that are not a list of `{ content, status }`, a record nested deeper than `MAX_RECORD_DEPTH`
  * levels), together with the tool messages answering a dropped assistant message's calls (the tool
@@ -554,10 +563,21 @@ function recordProblem(record: unknown): string | undefined {
   }
   if (record.type !== "message") return "a record of no known type";
   const message = record.message;
-  if (!isObject(message) || typeof message.role !== "string") return "a message without a role";
+  // An empty role is no role: the agent refuses a transcript holding one, so the session would not open.
+  if (!isObject(message) || typeof message.role !== "string" || message.role === "")
+    return "a message without a role";
   const content = message.content;
   if (content !== undefined && content !== null && typeof content !== "string" && !Array.isArray(content)) {
     return "a message whose content is neither text nor a list of parts";
+  }
+  // Only an assistant message goes without content (its tool calls say it all); the loop refuses a
+  // system, developer, user or tool message without it, so every later prompt of the session would fail.
+  if (
+    (content === undefined || content === null) &&
+    LLM_ROLES.has(message.role) &&
+    message.role !== "assistant"
+  ) {
+    return `a ${message.role} message without content (text or a list of parts)`;
   }
   // A chat message is sent to the endpoint as it is read: a part it would refuse would fail every
   // later request of the session. An app-only message (any other role) is never sent.
@@ -590,6 +610,11 @@ export class SessionFile {
   readonly path: string;
   /** The loaded list the file holds last (what `appendLoaded` compares with). */
   #loaded: readonly string[] = [];
+  /**
+   * Whether an append failed since the file was last written whole: it may have written part of
+   * its line (a disk that filled up mid-write), so the next line starts on a line of its own.
+   */
+  #torn = false;
 
   constructor(path: string) {
     this.path = path;
@@ -664,6 +689,7 @@ export class SessionFile {
       writeFileSync(temp, records.map((r) => `${JSON.stringify(r)}\n`).join(""));
       renameSync(temp, this.path);
       this.#loaded = [...loaded];
+      this.#torn = false;
     } catch (error) {
       throw new AgentError("storage", `Could not write the session file ${this.path}: ${errorText(error)}`, {
         cause: error,
@@ -672,9 +698,26 @@ export class SessionFile {
   }
 
   #append(record: SessionRecord): void {
+    let size: number | undefined;
     try {
-      appendFileSync(this.path, `${JSON.stringify(record)}\n`);
+      size = statSync(this.path).size;
+    } catch {
+      size = undefined;
+    }
+    try {
+      // After a failed append the file may end in part of a line: a newline first keeps that part
+      // a line of its own (dropped on reading as not JSON), not the head of this record's line.
+      appendFileSync(this.path, `${this.#torn ? "\n" : ""}${JSON.stringify(record)}\n`);
+      this.#torn = false;
     } catch (error) {
+      // What it wrote of its line (all of it but the newline, even) is taken back where it can be,
+      // so a retry neither follows a fragment nor repeats the record.
+      try {
+        if (size === undefined) throw error;
+        truncateSync(this.path, size);
+      } catch {
+        this.#torn = true;
+      }
       throw new AgentError(
         "storage",
         `Could not append to the session file ${this.path}: ${errorText(error)}`,

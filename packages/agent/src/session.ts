@@ -21,7 +21,14 @@ import {
   type McpServersInput,
   type ServerState,
 } from "@loopwright/tools-mcp";
-import { Agent, type AgentOptions, BEFORE_START, checkAgentOptions, refuseUnknownOptions } from "./agent.js";
+import {
+  Agent,
+  type AgentOptions,
+  BEFORE_START,
+  checkAgentOptions,
+  refuseUnknownOptions,
+  TAKE_QUEUED,
+} from "./agent.js";
 import type { AgentEvent } from "./agent-events.js";
 import { type AgentBackend, loopBackend } from "./backend.js";
 import {
@@ -64,7 +71,7 @@ export type RunStatus = "ok" | "aborted" | "error" | "stalled" | "maxTurns" | "s
 /** What `session.prompt` resolves with. */
 export interface PromptResult {
   status: RunStatus;
-  /** The last assistant text of the run ("" when there was none). */
+  /** The last assistant text of the run ("" when there was none); for a prompt stopped mid-answer, the text it kept. */
   reply: string;
   /** Why, when `status` is `"error"`. */
   error?: string;
@@ -478,6 +485,9 @@ function summarize(text: string, max = 75): string {
   return flat.length > max ? `${flat.slice(0, max)}…` : flat;
 }
 
+/** `#settle`'s notice when a stopped prompt keeps the answer text it had streamed. */
+const KEPT_CUT = "Stopped: the answer so far is kept in the conversation.";
+
 /**
  * How long `close()` (and `dispose()`) waits for a stopped run to settle — write its last messages —
  * before it lets go of the file's lock anyway; from then on that run writes nothing to the file.
@@ -706,6 +716,11 @@ export class Session {
   #itself = false;
   #createdAt: string;
   #stored = 0;
+  /**
+   * Set when the host changed the agent's transcript (assigned `agent.messages`, changed it in
+   * place, `agent.reset()`): the file no longer holds its head, so the next write rewrites it whole.
+   */
+  #resync = false;
   /** The calls of the last assistant message in the file that the file holds no answer to yet. */
   #fileOpen = new Set<string>();
   /**
@@ -714,9 +729,8 @@ export class Session {
    */
   #early = new Map<string, ChatMessage>();
   #running = false;
-  /** Resolves when the running prompt has ended (its last messages written); `#runEnded` resolves it. */
+  /** Resolves when the running prompt has ended (its last messages written); that prompt alone resolves it. */
   #runEnd: Promise<void> = Promise.resolve();
-  #runEnded: () => void = () => {};
   /** `close()`'s promise, once called. */
   #closing: Promise<void> | undefined;
   #questions = 0;
@@ -1056,8 +1070,10 @@ export class Session {
       throw new AgentError("invalid-input", "Session.prompt: the prompt must be non-empty text.");
     }
     this.#running = true;
+    // This prompt's own: a listener of its last event may start the next prompt, whose end this is not.
+    let ended: () => void = () => {};
     this.#runEnd = new Promise((resolve) => {
-      this.#runEnded = resolve;
+      ended = resolve;
     });
     const asked = userMessage(text);
     // What the run shows (its metrics, the user entry) starts in the agent's checks, once they have
@@ -1067,7 +1083,7 @@ export class Session {
     this.#begun = false;
     try {
       const result = await this.agent.prompt(asked);
-      const reply = lastReply(result.messages);
+      let reply = lastReply(result.messages);
       let status: RunStatus;
       if (result.status === "aborted") status = "aborted";
       else if (this.#stalled) status = "stalled";
@@ -1076,11 +1092,16 @@ export class Session {
       else if (result.status === "error" && ToolIterationLimit.isInstance(result.cause)) status = "maxTurns";
       else if (result.status === "error") status = "error";
       else status = "ok";
+      const cut = this.#cut;
       const kept =
         status === "aborted" || status === "error" ? this.#settle(status === "aborted") : undefined;
+      // The answer text a stop kept is the conversation's last answer, and so the prompt's reply.
+      if (kept === KEPT_CUT) reply = cut;
       if (status === "aborted") this.#push({ type: "interrupted" });
       if (status === "error") this.#push({ type: "error", text: result.error ?? "The run failed." });
       if (kept) this.addNotice(kept);
+      const unsent = status === "stopped" ? undefined : this.#dropQueued(status);
+      if (unsent) this.addNotice(unsent);
       if (status === "stalled")
         this.addNotice("The run stopped: the model repeated itself without progress (stalled).");
       if (status === "maxTurns") {
@@ -1099,8 +1120,32 @@ export class Session {
       }
       this.#running = false;
       if (begun) this.#emitMetrics();
-      this.#runEnded();
+      ended();
     }
+  }
+
+  /**
+   * After a prompt that ended without the host's `shouldStopAfterTurn` stop: the messages still
+   * queued with `agent.steer()`/`agent.followUp()` — queued before a stop, a failure, the turn budget
+   * or a stall ended the run, or after its last delivery point — are dropped, so the next prompt is
+   * not answered with them after its own answer. Returns the notice naming the host's (the session's
+   * own open-todos nudge goes silently), if any.
+   */
+  #dropQueued(status: RunStatus): string | undefined {
+    const told = this.agent[TAKE_QUEUED]()
+      .map(messageText)
+      .filter((text) => text !== OPEN_TODOS_NOTE);
+    if (told.length === 0) return undefined;
+    const one = told.length === 1;
+    const why =
+      status === "aborted"
+        ? "the run was stopped first"
+        : status === "error"
+          ? "the run failed first"
+          : status === "ok"
+            ? "the run had ended by the time it was queued"
+            : `the run ended first (${status})`;
+    return `${one ? "The message" : "The messages"} ${told.map((t) => JSON.stringify(summarize(t))).join(", ")} queued with steer() or followUp() ${one ? "was" : "were"} never sent (${why}), so not kept for the next prompt; send ${one ? "it" : "them"} again.`;
   }
 
   /** The start of a prompt's run the host sees (its metrics, its user entry): after every check before the run. */
@@ -1288,6 +1333,9 @@ export class Session {
     if (this.#itself) return;
     this.#lock?.check();
     if (this.#lockLost !== undefined) throw this.#lockedError(method, "nothing was changed");
+    // Appends carry on from the message the file holds last: a transcript the host edited (a
+    // message taken out, the list replaced or emptied) is written whole instead.
+    if (method === "Agent.messages" || method === "Agent.reset") this.#resync = true;
   }
 
   /** Runs `change`, a change the session makes to its own agent, past `#beforeChange`. */
@@ -1530,7 +1578,13 @@ export class Session {
   }
 
   #changed(): void {
-    for (const listener of [...this.#viewListeners]) listener();
+    for (const listener of [...this.#viewListeners]) {
+      try {
+        listener();
+      } catch {
+        // A listener's failure is its own (a render that throws): the session's change goes on.
+      }
+    }
   }
 
   #push(entry: TimelineEvent): void {
@@ -1576,7 +1630,7 @@ export class Session {
         this.agent.messages = [...messages, { role: "assistant", content: cut }];
       });
       this.#push({ type: "assistant", text: cut });
-      return "Stopped: the answer so far is kept in the conversation.";
+      return KEPT_CUT;
     }
     const asked = this.#asked ? messages.lastIndexOf(this.#asked) : -1;
     if (asked < 0) return undefined; // folded away mid-run: the fold's transcript stands
@@ -1633,6 +1687,27 @@ export class Session {
   /** Appends the messages the agent added since the last write (an answer written as its call finished, once). */
   #persist(): void {
     const messages = this.agent.messages;
+    if (this.#resync && this.#writable()) {
+      // A message put in too deep for the file is told and left out, as an append leaves it out.
+      const fits = messages.filter((message, at) => {
+        const deep = depthProblem(message);
+        if (deep) {
+          this.addError(
+            `Message ${at} of the transcript (the ${describeMessage(message)}) was not written to the session file: it ${deep}.`,
+          );
+        }
+        return deep === undefined;
+      });
+      try {
+        this.#rewrite(fits, this.#todos, this.agent.loaded);
+      } catch (error) {
+        this.addError(errorText(error));
+        return;
+      }
+      this.#resync = false;
+      this.#stored = messages.length;
+      return;
+    }
     try {
       while (this.#stored < messages.length) {
         const file = this.#writable();
@@ -1975,14 +2050,21 @@ function failedResult(result: string): boolean {
 /** The timeline a resumed transcript shows: its user, assistant and tool entries. */
 function timelineOf(messages: readonly AgentMessage[]): TimelineEvent[] {
   const timeline: TimelineEvent[] = [];
-  const results = new Map<string, string>();
-  for (const m of messages as ChatMessage[]) {
-    if (m.role === "tool" && typeof m.tool_call_id === "string") results.set(m.tool_call_id, messageText(m));
-  }
-  for (const m of messages as ChatMessage[]) {
+  const chat = messages as ChatMessage[];
+  chat.forEach((m, at) => {
     if (m.role === "user") timeline.push({ type: "user", text: messageText(m) });
     if (m.role === "assistant") {
       if (messageText(m).trim() !== "") timeline.push({ type: "assistant", text: messageText(m) });
+      // This step's answers only: those after it up to the next chat message that is no tool message
+      // (a transcript from elsewhere may give a later step's call the same id).
+      const results = new Map<string, string>();
+      for (let next = at + 1; next < chat.length; next++) {
+        const answer = chat[next] as ChatMessage;
+        if (answer.role === "tool") {
+          if (typeof answer.tool_call_id === "string" && !results.has(answer.tool_call_id))
+            results.set(answer.tool_call_id, messageText(answer));
+        } else if (LLM_ROLES.has(answer.role)) break;
+      }
       for (const call of m.tool_calls ?? []) {
         const result = results.get(call.id) ?? null;
         timeline.push({
@@ -1996,7 +2078,7 @@ function timelineOf(messages: readonly AgentMessage[]): TimelineEvent[] {
         });
       }
     }
-  }
+  });
   return timeline;
 }
 
