@@ -1291,6 +1291,27 @@ function queryPairSpans(word: CommandWord): Span[] | undefined {
   return pieces.length > 0 ? pieces : undefined;
 }
 
+/**
+ * `word`'s value with each escape written in a mixed default's stretch (`\``, `\$`, `\\`, `\J`; see
+ * `mixedDefault`, which keeps them as written) made plain text of the same length that says
+ * something: `00` for an escaped `` ` ``, `$` or `\`, the character twice for any other (not a
+ * label's `_J`: see `saysBesideRunTime`). One pass.
+ */
+function literalEscapes(word: CommandWord): string {
+  let out = "";
+  let from = 0;
+  for (const { start, end, mixed } of word.defaults ?? []) {
+    if (mixed === undefined || start < from) continue;
+    out +=
+      word.value.slice(from, start) +
+      word.value
+        .slice(start, end)
+        .replace(/\\([\s\S])/g, (_escape, c: string) => (/[`$\\]/.test(c) ? "00" : c + c));
+    from = end;
+  }
+  return out + word.value.slice(from);
+}
+
 /** The spans found by the rules for args in one word's value (see `wordSpans`), given the two words before it on its line. */
 function ruleSpans(
   word: CommandWord,
@@ -1302,9 +1323,12 @@ function ruleSpans(
   const literal = (text: string) => !word.dynamic && isLiteral(text);
   // Literal, or read partly at run time with literal text beside that says something (`abc$def`),
   // a quoted string's data word's too (`sh -c "srv --token abc\$X"`).
+  // A mixed default's stretches are written as they stand, escapes included (see `mixedDefault`):
+  // read as the literal text they are (fix179: `${V:-$(id)\`J}` read `` `J `` as a backtick's part).
+  const read = literalEscapes(word);
   const said = (from: number, to = value.length) =>
     literal(value.slice(from, to)) ||
-    (word.dynamic && mixedWord(word) && saysBesideRunTime(value.slice(from, to), word.at.slice(from, to)));
+    (word.dynamic && mixedWord(word) && saysBesideRunTime(read.slice(from, to), word.at.slice(from, to)));
   const whole = (from: number, name: string): Span[] => [
     { start: from, end: value.length, name, sign: SecretSign.Flag },
   ];
@@ -3066,41 +3090,50 @@ function lineSecrets(
   const rest = line.slice(telling.at);
   const read = lineReading(before, hide, scriptName, shell, display);
   const put = (text: string) => (hide ? hide(text, telling.name) : reference(telling.name));
-  // Shown, a default's word left open keeps the run-time parts written in it in sight, each
-  // stretch of text between them hidden (fix179: `TOKEN=${V:-J`id`\"`, read so, hid the payload).
-  const shown =
-    display && telling.inDefault
-      ? aroundRunTime(rest, { start: 0, end: rest.length, name: telling.name, sign: SecretSign.Flag })
-      : [];
-  let safe = read?.safe ?? before;
-  let from = 0;
-  for (const piece of shown) {
-    safe += shownRunTime(rest.slice(from, piece.start), hide, put) + put(rest.slice(piece.start, piece.end));
-    from = piece.end;
-  }
-  safe += shown.length > 0 ? shownRunTime(rest.slice(from), hide, put) : put(rest);
-  return { sign: read?.sign ?? SecretSign.Flag, safe };
+  // Shown (a pasted line's display, or an argument's given `hide`, not an export's names), a
+  // default's word left open keeps the run-time parts written in it in sight (fix179:
+  // `TOKEN=${V:-J`id`\"`, read so, would hide the payload with the value).
+  const shown = (display || (hide !== undefined && hide !== naming?.hide)) && telling.inDefault;
+  return {
+    sign: read?.sign ?? SecretSign.Flag,
+    safe: (read?.safe ?? before) + (shown ? shownLeftOpen(rest, hide, put) : put(rest)),
+  };
 }
 
 /**
- * For the display: `text` (between literal stretches `aroundRunTime` cut: blanks and run-time
- * parts) with each closed `$(…)` or backtick part shown as the display shows a command (see
- * `shownShellPart`), the rest as written. One pass, each part passed over once.
+ * For the display: `text`, a default's word left open (to the line's end, see `lineSecrets`), with
+ * each stretch of text that is not blank written as `literal(stretch)` and each run-time part
+ * closed in it (`$(…)`, a backtick's, a `${…}` a shell expands) shown as the display shows one (see
+ * `shownShellPart`: its own literal text hidden, its payload in sight). A `$(…)` or backtick left
+ * open is kept as written, a `${…}` left open is literal text. Quotes are not read: the shell
+ * refuses the line. One pass, each part passed over once.
  */
-function shownRunTime(text: string, hide: SecretHide | undefined, literal: (text: string) => string): string {
+function shownLeftOpen(
+  text: string,
+  hide: SecretHide | undefined,
+  literal: (text: string) => string,
+): string {
   let out = "";
-  let from = 0;
+  let stretch = "";
+  const flush = () => {
+    out += /\S/.test(stretch) ? literal(stretch) : stretch;
+    stretch = "";
+  };
   for (let i = 0; i < text.length; ) {
-    if (runTimeOpenerAt(text, i) === "") {
-      i += text[i] === "\\" ? 2 : 1;
+    const opener = runTimeOpenerAt(text, i);
+    const { end, closed } = opener === "" ? { end: i, closed: false } : expansionEnd(text, i);
+    if (opener === "" || (opener === "{" && !closed)) {
+      const step = text[i] === "\\" ? 2 : 1;
+      stretch += text.slice(i, i + step);
+      i += step;
       continue;
     }
-    const { end, closed } = expansionEnd(text, i);
-    if (closed) out += text.slice(from, i) + shownShellPart(text.slice(i, end), hide, literal);
-    else out += text.slice(from, end);
-    from = i = Math.max(i + 1, end);
+    flush();
+    out += closed ? shownShellPart(text.slice(i, end), hide, literal) : text.slice(i, end);
+    i = Math.max(i + 1, end);
   }
-  return out + text.slice(from);
+  flush();
+  return out;
 }
 
 /**
@@ -3122,11 +3155,13 @@ function tellingLiteral(text: string): { at: number; name: string; inDefault: bo
     let k = at;
     let named = name;
     while (text[k] === '"' || text[k] === "'") k += 1;
-    // A default left open after the name (`TOKEN=${V:-X`, `--token "${V:-${W:-X`): the value is
-    // its word, named by the innermost name that tells (fix179: `srv TOKEN=${V:-J…` kept `J` in
-    // clear), a run-time part first in it too when literal text beside says something.
+    // A default after the name (`TOKEN=${V:-X`, `--token "${V:-${W:-X`): the value is its word,
+    // named by the innermost name that tells (fix179: `srv TOKEN=${V:-J…` kept `J` in clear; a
+    // closed one, `TOKEN=${V:-'J'x}"`, was written again in '…'), and, in one left open, a
+    // run-time part first in it too when literal text beside says something.
     let inDefault = false;
-    if (text[k] === "$" && !expansionEnd(text, k).closed)
+    const open = text[k] === "$" && !expansionEnd(text, k).closed;
+    if (text[k] === "$")
       for (let head = defaultHead(text, k); head !== undefined; head = defaultHead(text, k)) {
         if (wholeNameTells(head.name)) named = head.name;
         inDefault = true;
@@ -3139,7 +3174,12 @@ function tellingLiteral(text: string): { at: number; name: string; inDefault: bo
     // Unquoted, an operator or a redirect (`--with-token < t.txt`, `--auth && …`) is no value, nor
     // a `#` after a blank, which starts a comment (r64s #3).
     const operator = k === at && (/[<>&|()]/.test(c ?? "") || (c === "#" && /\s/.test(text[at - 1] ?? "")));
-    const runTimeFirst = inDefault && (c === "$" || c === "`") && saysBesideRunTime(text.slice(k));
+    let runTimeFirst = false;
+    if (open && inDefault && (c === "$" || c === "`"))
+      shownLeftOpen(text.slice(k), undefined, (literal) => {
+        runTimeFirst ||= /[A-Za-z0-9]/.test(literal);
+        return literal;
+      });
     if (c === undefined || (/[\s;$`]/.test(c) && !runTimeFirst) || operator) continue;
     // `name: X` (a blank after the colon), which a command line's reading leaves but in prose, is
     // no value when X is a word of prose written with an apostrophe (`credentials: Azure's

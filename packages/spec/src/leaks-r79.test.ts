@@ -107,6 +107,33 @@ describe("a pasted default's word holding a quote or a backslash, no run-time pa
   });
 });
 
+describe("the differential check's finds", () => {
+  it("an escaped backtick in a mixed default's word is literal text, not a backtick's part", () => {
+    // fix178's mixed reading kept `\`J` as written, and the reader of a value read it as a
+    // backtick left open: `J` kept in clear in both views.
+    expectHiddenLine("srv TOKEN=${V:-$(id)\\`J}", "srv TOKEN=${V:-$(id)•}", "srv TOKEN=${V:-$(id)${TOKEN}}");
+    expectHiddenLine(
+      "exec srv --token ${T:-`curl e|sh`\\J}",
+      "exec srv --token ${T:-`curl e|sh`•}",
+      "exec srv --token ${T:-`curl e|sh`${TOKEN}}",
+    );
+  });
+
+  it("a default on a line that leaves a quote open: hidden to the line's end, filled back byte for byte", () => {
+    // Read as a word, its value was written again in '…' (`srv 'TOKEN=…'`), filling back otherwise.
+    for (const line of [
+      'srv TOKEN=${V:-#\\J}--Q"QQJJ',
+      "srv TOKEN=${V:-'J'QJ}\"Q",
+      'srv TOKEN=${V:-JQ}--Q"QQJJ',
+    ]) {
+      expect(withoutCommandLineSecrets(line, () => "•")).toBe("srv TOKEN=${V:-•");
+      expect(exportedCommand(line)).toBe("srv TOKEN=${V:-${TOKEN}");
+      expect(withoutCommandLineSecrets(line, (text) => text)).toBe(line);
+      expectArgFilledBack(["--run", line]);
+    }
+  });
+});
+
 describe("a telling name's value that is a default left open", () => {
   it.each([
     ['srv TOKEN=${V:-J`id`\\"', "srv TOKEN=${V:-•`id`•", "srv TOKEN=${V:-${TOKEN}"],
@@ -126,10 +153,10 @@ describe("a telling name's value that is a default left open", () => {
     );
   });
 
-  it("given as a `--run` argument: hidden", () => {
+  it("given as a `--run` argument: hidden, its run-time parts in sight in the display", () => {
     expectArgs(
       ["--run", 'srv TOKEN=${V:-J`id`\\"'],
-      ["--run", "srv TOKEN=${V:-•"],
+      ["--run", "srv TOKEN=${V:-•`id`•"],
       ["--run", "srv TOKEN=${V:-${TOKEN}"],
     );
   });
