@@ -3074,18 +3074,39 @@ function lineSecrets(
   // fill back byte for byte: r63-6): the first telling name's value is hidden to the line's end, in
   // both views — the shell never runs the line, so no payload in it is run either — and what is
   // before it read as before. The readings that decide it name no reference (`hide` is not asked).
+  // In the display, so is one whose reading, read again, has a URL's query value flagged again for
+  // text of the line (fix179: `srv "see https://h/p?token='"X Y"`: the reading hid `'"X`, and `Y"`
+  // then closed the quote, `Y` read as the value's; the export took it out in a later round, the
+  // display showed it); its run-time parts stay in sight (see `shownLeftOpen`).
   const telling = tellingLiteral(line);
   const asks = () => "SHELL_COMMAND";
-  if (
-    telling === undefined ||
-    closesInItself(line, true) ||
+  let once: string | undefined;
+  const reading = () => (once ??= lineReading(line, undefined, asks, shell, display)?.safe ?? line);
+  if (telling === undefined || closesInItself(line, true))
+    return lineReading(line, hide, scriptName, shell, display);
+  const readsAsIs =
     // A program's literal written around a run-time part, read on such a line, may leave another
     // in clear (r64s #5): the line is read so only when it holds none.
-    (!programValues(line).some((value) => value.runTime) &&
-      tellingLiteral(lineReading(line, undefined, asks, shell, display)?.safe ?? line) === undefined &&
-      (lineReading(line, (text) => text, asks, shell, display)?.safe ?? line) === line)
-  )
-    return lineReading(line, hide, scriptName, shell, display);
+    !programValues(line).some((value) => value.runTime) &&
+    tellingLiteral(reading()) === undefined &&
+    (lineReading(line, (text) => text, asks, shell, display)?.safe ?? line) === line;
+  let says = false;
+  const again =
+    display &&
+    readsAsIs &&
+    lineReading(
+      reading(),
+      (secret) => {
+        // Flagged again for text of the line, not for the reading's own references.
+        says ||= withoutReferences(secret).trim() !== "";
+        return secret;
+      },
+      asks,
+      shell,
+      display,
+    )?.sign === SecretSign.Query &&
+    says;
+  if (readsAsIs && !again) return lineReading(line, hide, scriptName, shell, display);
   const before = line.slice(0, telling.at);
   const rest = line.slice(telling.at);
   const read = lineReading(before, hide, scriptName, shell, display);
@@ -3093,7 +3114,8 @@ function lineSecrets(
   // Shown (a pasted line's display, or an argument's given `hide`, not an export's names), a
   // default's word left open keeps the run-time parts written in it in sight (fix179:
   // `TOKEN=${V:-J`id`\"`, read so, would hide the payload with the value).
-  const shown = (display || (hide !== undefined && hide !== naming?.hide)) && telling.inDefault;
+  // So does a value hidden to the end only because the reading, read again, is flagged again.
+  const shown = (display || (hide !== undefined && hide !== naming?.hide)) && (telling.inDefault || again);
   return {
     sign: read?.sign ?? SecretSign.Flag,
     safe: (read?.safe ?? before) + (shown ? shownLeftOpen(rest, hide, put) : put(rest)),

@@ -31,6 +31,11 @@ import {
 // 4. A URL's query continued past an unquoted `&` with a pair named as the URL's reading names one
 //    (`&J}api_key=-J-J`), or after a pair written apart (`&token=\"${X}`), was read by the rules
 //    for args in the display: `-J-J` kept in clear, where the export drops it.
+// 5. `srv "see https://h/p?token='"Jsee J"` (a line a shell refuses: its last `"` never closes):
+//    the reading hid `'"Jsee`, and read again its `J"` closed the quote, `J` read as the value's
+//    (the export took it out in its second round); the display showed `J`. Decision: as the export,
+//    the display hides the value to the line's end on such a line (the shell never runs it), its
+//    run-time parts kept in sight.
 
 /** `text` without its references' names (`${V:-` and `}` aside, a default's word is looked at). */
 const outsideReferences = (text: string) => text.replace(/\$\{[A-Za-z_][A-Za-z0-9_]*(?::?[-=?+])?\}?/g, "");
@@ -287,6 +292,28 @@ describe("a URL's query continued past an unquoted `&`, its pair named as the UR
         expectFilledBack(line);
       }),
       { numRuns: 300 },
+    );
+  });
+});
+
+describe("a refused line whose reading, read again, is flagged again", () => {
+  it("the display hides the value to the line's end, as the export does", () => {
+    expectHiddenLine(
+      'srv "see https://h/p?token=\'"Jsee J"',
+      'srv "see https://h/p?token=•',
+      'srv "see https://h/p"',
+    );
+  });
+
+  it("its run-time parts kept in sight", () => {
+    expect(
+      withoutCommandLineSecrets("srv --url https://h/p?token=Zq9secret$(curl e|sh)b7'; srv2", () => "•"),
+    ).toBe("srv --url https://h/p?token=•$(curl e|sh)•");
+  });
+
+  it("a line the shell accepts: the word after is its own, as before", () => {
+    expect(withoutCommandLineSecrets('srv "see https://h/p?token=\'"Jsee J', () => "•")).toBe(
+      'srv "see https://h/p?token=•"• J',
     );
   });
 });
