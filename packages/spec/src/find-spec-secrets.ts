@@ -56,6 +56,7 @@ import {
   shellScript,
 } from "./script-places.js";
 import {
+  DEFAULT_OPEN,
   fragmentTells,
   hideLiteral,
   isLiteral,
@@ -1229,6 +1230,13 @@ const QUERY_URL = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^\s#]*\?[^\s#]*$/;
 
 /** A query pair's shape: a plain name, `=`, and a value with no `&` or `#` (a query's own). */
 const QUERY_PAIR = /^[\w.%+-]+=[^&#]*$/;
+/**
+ * The display's: a name as the URL's reading takes it (any text but a blank, `&`, `=`, `#`, `$` or
+ * a backtick: `J}api_key`, a telling name to `tellingPair`). fix179: `…&J}api_key=X` was read by the
+ * rules for args in the display, `X` kept in clear, where the export drops the pair with the URL's
+ * query (it reads a pasted line no glued pair takes as one URL, and keeps doing so).
+ */
+const SHOWN_QUERY_PAIR = /^[^\s&=#$`]+=[^&#]*$/;
 
 /**
  * The indexes of the words that continue a URL's query past an unquoted `&` (`srv
@@ -1239,8 +1247,12 @@ const QUERY_PAIR = /^[\w.%+-]+=[^&#]*$/;
  * reference with a short label, `-J` kept in clear in the display, in a `--run` argument in both
  * views). One pass over the words.
  */
-function gluedQueryPairs(words: readonly CommandWord[]): Set<number> {
+function gluedQueryPairs(line: string, words: readonly CommandWord[], display: boolean): Set<number> {
   const found = new Set<number>();
+  const pair = display ? SHOWN_QUERY_PAIR : QUERY_PAIR;
+  // The pairs that continue a URL's query; in the display those written apart too, the query going
+  // on after them (fix179: `…&token=\"${X}&J}api_key=X`, whose last pair the export drops, kept X in clear).
+  const glued = new Set<number>();
   for (let i = 2; i < words.length; i += 1) {
     const word = words[i] as CommandWord;
     const and = words[i - 1] as CommandWord;
@@ -1248,11 +1260,14 @@ function gluedQueryPairs(words: readonly CommandWord[]): Set<number> {
     if (word.operator || word.data || !and.operator || and.value !== "&" || url.operator || url.data)
       continue;
     if (and.start !== url.end || word.start !== and.end || url.group !== word.group) continue;
-    // Written as it reads (no quote or escape in it: one written apart is read as before), each
-    // run-time part closed in it (one left open, on a line a shell refuses, is read as before).
-    if (!QUERY_PAIR.test(word.value) || word.end - word.start !== word.value.length) continue;
-    if (!closesInItself(word.value)) continue;
-    if (found.has(i - 2) || QUERY_URL.test(url.value)) found.add(i);
+    // Each quote and run-time part closed in it (one left open, on a line a shell refuses, is read
+    // as before), and written as it reads (no quote or escape in it: one written apart is read as
+    // before, the query going on after it).
+    if (!pair.test(word.value) || !closesInItself(line.slice(word.start, word.end))) continue;
+    if (!glued.has(i - 2) && !QUERY_URL.test(url.value)) continue;
+    const asWritten = word.end - word.start === word.value.length;
+    if (asWritten || display) glued.add(i);
+    if (asWritten) found.add(i);
   }
   return found;
 }
@@ -1276,6 +1291,27 @@ function queryPairSpans(word: CommandWord): Span[] | undefined {
   return pieces.length > 0 ? pieces : undefined;
 }
 
+/**
+ * `word`'s value with each escape written in a mixed default's stretch (`\``, `\$`, `\\`, `\J`; see
+ * `mixedDefault`, which keeps them as written) made plain text of the same length that says
+ * something: `00` for an escaped `` ` ``, `$` or `\`, the character twice for any other (not a
+ * label's `_J`: see `saysBesideRunTime`). One pass.
+ */
+function literalEscapes(word: CommandWord): string {
+  let out = "";
+  let from = 0;
+  for (const { start, end, mixed } of word.defaults ?? []) {
+    if (mixed === undefined || start < from) continue;
+    out +=
+      word.value.slice(from, start) +
+      word.value
+        .slice(start, end)
+        .replace(/\\([\s\S])/g, (_escape, c: string) => (/[`$\\]/.test(c) ? "00" : c + c));
+    from = end;
+  }
+  return out + word.value.slice(from);
+}
+
 /** The spans found by the rules for args in one word's value (see `wordSpans`), given the two words before it on its line. */
 function ruleSpans(
   word: CommandWord,
@@ -1287,9 +1323,12 @@ function ruleSpans(
   const literal = (text: string) => !word.dynamic && isLiteral(text);
   // Literal, or read partly at run time with literal text beside that says something (`abc$def`),
   // a quoted string's data word's too (`sh -c "srv --token abc\$X"`).
+  // A mixed default's stretches are written as they stand, escapes included (see `mixedDefault`):
+  // read as the literal text they are (fix179: `${V:-$(id)\`J}` read `` `J `` as a backtick's part).
+  const read = literalEscapes(word);
   const said = (from: number, to = value.length) =>
     literal(value.slice(from, to)) ||
-    (word.dynamic && mixedWord(word) && saysBesideRunTime(value.slice(from, to), word.at.slice(from, to)));
+    (word.dynamic && mixedWord(word) && saysBesideRunTime(read.slice(from, to), word.at.slice(from, to)));
   const whole = (from: number, name: string): Span[] => [
     { start: from, end: value.length, name, sign: SecretSign.Flag },
   ];
@@ -1829,7 +1868,7 @@ export function commandLineSecrets(
   // Shown, a POSIX shell's own command written in one quote is read as a line of its own (see `shownScript`).
   const scripts = display ? shellScriptWords(words) : undefined;
   let scriptEnd = 0;
-  const pairs = gluedQueryPairs(words);
+  const pairs = gluedQueryPairs(line, words, display);
   // Read in the order written, so `at` only moves forward: a quote's words read again are listed
   // before the words of a substitution written before them in the same word (r56: a value flagged
   // in the quote left a `--password X` in the substitution unread).
@@ -2766,10 +2805,7 @@ function tellsToEnd(url: string): boolean {
   if (rest.includes("#")) return false;
   const [first = "", ...more] = rest.split("&");
   // Each pair after it a telling one, its blanks only inside its `$(…)` or backtick parts (fix178).
-  return (
-    tellingPair(first) &&
-    more.every((pair) => tellingPair(pair) && !/\s/.test(pair.replace(/\$\([^()]*\)|`[^`]*`/g, "")))
-  );
+  return tellingPair(first) && more.every((pair) => tellingPair(pair));
 }
 
 /**
@@ -2833,9 +2869,10 @@ function argUrl(
   // A later URL's run-time parts, kept in sight, and its `&`s are marked too: the rest of the
   // argument is read again (see `readArg`), where a part beside a mark would read as a value that
   // says something, and a `&` would cut the URL into words.
+  // Each part is shown as the display shows a command (`$(x --password X)` keeps its payload, not X).
   const guarded = later
     ? markedRunTime(marked, (part) => {
-        put.push(part);
+        put.push(part.startsWith("&") ? part : shownShellPart(part, hide, (text) => hide(text, undefined)));
         return `\${${URL_MARK}${put.length - 1}}`;
       })
     : marked;
@@ -3037,35 +3074,99 @@ function lineSecrets(
   // fill back byte for byte: r63-6): the first telling name's value is hidden to the line's end, in
   // both views — the shell never runs the line, so no payload in it is run either — and what is
   // before it read as before. The readings that decide it name no reference (`hide` is not asked).
+  // In the display, so is one whose reading, read again, has a URL's query value flagged again for
+  // text of the line (fix179: `srv "see https://h/p?token='"X Y"`: the reading hid `'"X`, and `Y"`
+  // then closed the quote, `Y` read as the value's; the export took it out in a later round, the
+  // display showed it); its run-time parts stay in sight (see `shownLeftOpen`).
   const telling = tellingLiteral(line);
   const asks = () => "SHELL_COMMAND";
-  if (
-    telling === undefined ||
-    closesInItself(line, true) ||
+  let once: string | undefined;
+  const reading = () => (once ??= lineReading(line, undefined, asks, shell, display)?.safe ?? line);
+  if (telling === undefined || closesInItself(line, true))
+    return lineReading(line, hide, scriptName, shell, display);
+  const readsAsIs =
     // A program's literal written around a run-time part, read on such a line, may leave another
     // in clear (r64s #5): the line is read so only when it holds none.
-    (!programValues(line).some((value) => value.runTime) &&
-      tellingLiteral(lineReading(line, undefined, asks, shell, display)?.safe ?? line) === undefined &&
-      (lineReading(line, (text) => text, asks, shell, display)?.safe ?? line) === line)
-  )
-    return lineReading(line, hide, scriptName, shell, display);
+    !programValues(line).some((value) => value.runTime) &&
+    tellingLiteral(reading()) === undefined &&
+    (lineReading(line, (text) => text, asks, shell, display)?.safe ?? line) === line;
+  let says = false;
+  const again =
+    display &&
+    readsAsIs &&
+    lineReading(
+      reading(),
+      (secret) => {
+        // Flagged again for text of the line, not for the reading's own references.
+        says ||= withoutReferences(secret).trim() !== "";
+        return secret;
+      },
+      asks,
+      shell,
+      display,
+    )?.sign === SecretSign.Query &&
+    says;
+  if (readsAsIs && !again) return lineReading(line, hide, scriptName, shell, display);
   const before = line.slice(0, telling.at);
   const rest = line.slice(telling.at);
   const read = lineReading(before, hide, scriptName, shell, display);
+  const put = (text: string) => (hide ? hide(text, telling.name) : reference(telling.name));
+  // Shown (a pasted line's display, or an argument's given `hide`, not an export's names), a
+  // default's word left open keeps the run-time parts written in it in sight (fix179:
+  // `TOKEN=${V:-J`id`\"`, read so, would hide the payload with the value).
+  // So does a value hidden to the end only because the reading, read again, is flagged again.
+  const shown = (display || (hide !== undefined && hide !== naming?.hide)) && (telling.inDefault || again);
   return {
     sign: read?.sign ?? SecretSign.Flag,
-    safe: (read?.safe ?? before) + (hide ? hide(rest, telling.name) : reference(telling.name)),
+    safe: (read?.safe ?? before) + (shown ? shownLeftOpen(rest, hide, put) : put(rest)),
   };
 }
 
 /**
+ * For the display: `text`, a default's word left open (to the line's end, see `lineSecrets`), with
+ * each stretch of text that is not blank written as `literal(stretch)` and each run-time part
+ * closed in it (`$(…)`, a backtick's, a `${…}` a shell expands) shown as the display shows one (see
+ * `shownShellPart`: its own literal text hidden, its payload in sight). A `$(…)` or backtick left
+ * open is kept as written, a `${…}` left open is literal text. Quotes are not read: the shell
+ * refuses the line. One pass, each part passed over once.
+ */
+function shownLeftOpen(
+  text: string,
+  hide: SecretHide | undefined,
+  literal: (text: string) => string,
+): string {
+  let out = "";
+  let stretch = "";
+  const flush = () => {
+    out += /\S/.test(stretch) ? literal(stretch) : stretch;
+    stretch = "";
+  };
+  for (let i = 0; i < text.length; ) {
+    const opener = runTimeOpenerAt(text, i);
+    const { end, closed } = opener === "" ? { end: i, closed: false } : expansionEnd(text, i);
+    if (opener === "" || (opener === "{" && !closed)) {
+      const step = text[i] === "\\" ? 2 : 1;
+      stretch += text.slice(i, i + step);
+      i += step;
+      continue;
+    }
+    flush();
+    out += closed ? shownShellPart(text.slice(i, end), hide, literal) : text.slice(i, end);
+    i = Math.max(i + 1, end);
+  }
+  flush();
+  return out;
+}
+
+/**
  * A name whose whole name tells (see `wholeNameTells`) written before a literal value: `NAME=X`,
- * `name: X`, `--name X`, `--name=X`, `${NAME:-X`, the value perhaps opened by quotes; a value that
+ * `name: X`, `--name X`, `--name=X`, `${NAME:-X`, the value perhaps opened by quotes, or the word of
+ * a default written as the value (`NAME=${V:-X`: `inDefault`); a value that
  * starts with a `$`, a backtick, a blank or a `;` is none, nor, unquoted, an operator, a redirect
  * or a comment's `#`. The first one's value's start (its quotes included) and
  * its name; undefined when there is none. One pass (a name is read where a run of name characters starts).
  */
-function tellingLiteral(text: string): { at: number; name: string } | undefined {
+function tellingLiteral(text: string): { at: number; name: string; inDefault: boolean } | undefined {
   for (const match of text.matchAll(TELLING_BEFORE_VALUE)) {
     const [whole, dashes = "", name = "", blank] = match;
     if (blank !== undefined && dashes === "") continue;
@@ -3074,21 +3175,50 @@ function tellingLiteral(text: string): { at: number; name: string } | undefined 
     // A parameter's default left open (`${DB_PASSWORD:-X`): its operator is no value.
     if (text.startsWith("${", (match.index ?? 0) - 2) && /[-=?+]/.test(text[at] ?? "")) at += 1;
     let k = at;
+    let named = name;
     while (text[k] === '"' || text[k] === "'") k += 1;
+    // A default after the name (`TOKEN=${V:-X`, `--token "${V:-${W:-X`): the value is its word,
+    // named by the innermost name that tells (fix179: `srv TOKEN=${V:-J…` kept `J` in clear; a
+    // closed one, `TOKEN=${V:-'J'x}"`, was written again in '…'), and, in one left open, a
+    // run-time part first in it too when literal text beside says something.
+    let inDefault = false;
+    const open = text[k] === "$" && !expansionEnd(text, k).closed;
+    if (text[k] === "$")
+      for (let head = defaultHead(text, k); head !== undefined; head = defaultHead(text, k)) {
+        if (wholeNameTells(head.name)) named = head.name;
+        inDefault = true;
+        at = head.end;
+        k = at;
+        // A default's word may start with blanks: they are the word's.
+        while (/[\s'"]/.test(text[k] ?? "")) k += 1;
+      }
     const c = text[k];
     // Unquoted, an operator or a redirect (`--with-token < t.txt`, `--auth && …`) is no value, nor
     // a `#` after a blank, which starts a comment (r64s #3).
     const operator = k === at && (/[<>&|()]/.test(c ?? "") || (c === "#" && /\s/.test(text[at - 1] ?? "")));
-    if (c === undefined || /[\s;$`]/.test(c) || operator) continue;
+    let runTimeFirst = false;
+    if (open && inDefault && (c === "$" || c === "`"))
+      shownLeftOpen(text.slice(k), undefined, (literal) => {
+        runTimeFirst ||= /[A-Za-z0-9]/.test(literal);
+        return literal;
+      });
+    if (c === undefined || (/[\s;$`]/.test(c) && !runTimeFirst) || operator) continue;
     // `name: X` (a blank after the colon), which a command line's reading leaves but in prose, is
     // no value when X is a word of prose written with an apostrophe (`credentials: Azure's
     // ?code=…`, `token: don't`: r64s #3), the quote the shell would open.
     const colon = dashes === "" && /^\s*:\s+$/.test(whole.slice(name.length));
     PROSE_APOSTROPHE.lastIndex = k;
     if (colon && PROSE_APOSTROPHE.test(text)) continue;
-    return { at, name };
+    return { at, name: named, inDefault };
   }
   return undefined;
+}
+
+/** The default's head (`${NAME:-`, see `DEFAULT_OPEN`) written at `at` of `text`: its `NAME` and where its word starts. */
+function defaultHead(text: string, at: number): { name: string; end: number } | undefined {
+  DEFAULT_OPEN.lastIndex = at;
+  const head = DEFAULT_OPEN.exec(text);
+  return head ? { name: head[1] ?? "", end: DEFAULT_OPEN.lastIndex } : undefined;
 }
 
 /** A word of prose holding an apostrophe (`Azure's`, `don't`) and ending there (see `tellingLiteral`). Sticky. */

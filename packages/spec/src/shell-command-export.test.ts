@@ -753,7 +753,9 @@ describe("a shell's own command that names its credential by a reference (r41 #1
     ["sh", "-c", "DB_PASSWORD=${DB_PASSWORD:-} exec db-mcp"],
     ["sh", "-c", "DB_PASSWORD=${DB_PASSWORD:-$FALLBACK} exec db-mcp"],
     ["sh", "-c", "exec srv --password ${DB_PASSWORD:?is unset} --token ${TOKEN:+given}"],
-    ["sh", "-c", 'exec srv --password ${PW:-"$X"} --token ${T:-\'a\'b} --api-key "${K:-a\\b}"'],
+    // fix179: `${T:-'a'b}` and `"${K:-a\b}"` were kept here too, but bash uses `ab` and `a\b`
+    // while T and K are unset, as it uses `${T:-ab}`'s word: literal credentials (see below).
+    ["sh", "-c", 'exec srv --password ${PW:-"$X"} --api-key "${K:-$KEY}"'],
     ["sh", "-c", 'exec curl -H "Authorization: Bearer $GH_TOKEN" http://api/x'],
     ["sh", "-c", "echo started with $GITHUB_TOKEN_FILE; exec srv"],
     ["cmd", "/c", "echo %GITHUB_TOKEN_FILE%&& srv.exe --port 80"],
@@ -768,6 +770,8 @@ describe("a shell's own command that names its credential by a reference (r41 #1
     ["bash", "-c", "export GITHUB_TOKEN; exec srv"],
     ["bash", "-c", "exec srv --token $(cat /run/token)"],
     ["bash", "-c", "exec srv --token-file /run/t ${PORT}"],
+    ["sh", "-c", "exec srv --token ${T:-'a'b}"],
+    ["sh", "-c", 'exec srv --api-key "${K:-a\\b}"'],
   ])("%j still says a telling word besides its references: exported whole", (...words) =>
     expectScriptWhole(words),
   );

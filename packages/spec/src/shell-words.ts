@@ -100,16 +100,18 @@ export const EXPANSION = /\$[A-Za-z0-9_{([$!?#*@-]|`/;
 /**
  * The default opening at `at` of `line` whose word mixes literal text and run-time parts bash reads
  * (`${V:-J${X}}`, `${V:-Q9$(id)}`, `${V:-a$X}`), quotes and escapes included (`${V:-"Q9"$(id)}`,
- * `${V:-Q9`id`\"}`): its `NAME`, where its word starts (`from`) and ends (`end`, at its `}`), each
- * closed run-time part in it, and each quote character bash removes there (`quotes`: kept where they
- * stand, out of the literal stretches). Quotes are read as bash reads them in the word: `'…'` literal
- * whole (outside `"…"`; inside it, `'` is a character), `"…"` literal but for its run-time parts, a
- * backslash and the character after it literal. Undefined when the word holds a bare `{`, a `}` in
- * a quote, a `${` bash refuses (read as before), a part or quote left open, no run-time part, or no
- * literal text that says something (`LITERAL_DEFAULT` reads a plain word; fix177: such a word was
- * read at run time whole, its literal text kept in clear; fix178: one holding a quote or a
- * backslash still was). `quoted`: the default stands in `"…"`. Each part is passed over once (see
- * `expansionEnd`).
+ * `${V:-Q9`id`\"}`), or is literal text with a quote or an escape in it (`${V:-'Q9'x}`,
+ * `${V:-Q9\x}`): its `NAME`, where its word starts (`from`) and ends (`end`, at its `}`), each
+ * closed run-time part in it (none for a literal word), and each quote character bash removes there
+ * (`quotes`: kept where they stand, out of the literal stretches). Quotes are read as bash reads
+ * them in the word: `'…'` literal whole (outside `"…"`; inside it, `'` is a character), `"…"`
+ * literal but for its run-time parts, a backslash and the character after it literal. Undefined
+ * when the word holds a bare `{`, a `}` in a quote, a `${` bash refuses (read as before), a part or
+ * quote left open, or no literal text that says something (`LITERAL_DEFAULT` reads a plain word, or
+ * one all in one quote; fix177: a mixed word was read at run time whole, its literal text kept in
+ * clear; fix178: one holding a quote or a backslash still was; fix179: so was a literal word
+ * holding them that `LITERAL_DEFAULT` does not read, `${T:-'Q9sec'ret}`). `quoted`: the default
+ * stands in `"…"`. Each part is passed over once (see `expansionEnd`).
  */
 function mixedDefault(
   line: string,
@@ -166,7 +168,7 @@ function mixedDefault(
       k += 1;
     }
   }
-  if (k >= line.length || inQuote !== "" || parts.length === 0 || !literal) return undefined;
+  if (k >= line.length || inQuote !== "" || !literal) return undefined;
   return { name: head[1] ?? "", from, end: k, parts, quotes };
 }
 
