@@ -103,8 +103,9 @@ export interface RedisWatchOptions {
  *
  * One stream per run, entry id `<seq>-0`. `emit` stays synchronous: it numbers and
  * queues the event, and an ordered, pipelined flush writes the queue to Redis soon after. It
- * serializes the event first: one JSON cannot write (a `BigInt`, a cycle) throws `EventsError`
- * (`invalid-event`) to its emitter and never reaches the queue.
+ * serializes the event first: one JSON cannot write (a `BigInt`, a cycle), or whose `toJSON` writes
+ * anything but an object with its `seq` and a string `kind`, throws `EventsError` (`invalid-event`)
+ * to its emitter and never reaches the queue.
  */
 export interface RedisEventBus extends EventBus {
   /**
@@ -252,6 +253,25 @@ function checkEvent(event: unknown): asserts event is RunEvent {
     throw new EventsError(
       "invalid-event",
       `emit needs an event object with a string \`kind\`, and was given ${describe(event)}.`,
+    );
+  }
+}
+
+/**
+ * Throws when `json` — what `JSON.stringify` made of an event with a `toJSON` — is not that event as
+ * a reader takes it: an object with its `seq` and a string `kind`.
+ */
+function writtenAs(stored: SequencedEvent, json: string | undefined): asserts json is string {
+  const read: unknown = typeof json === "string" ? JSON.parse(json) : undefined;
+  const fits =
+    typeof read === "object" &&
+    read !== null &&
+    (read as { seq?: unknown }).seq === stored.seq &&
+    typeof (read as { kind?: unknown }).kind === "string";
+  if (!fits) {
+    throw new Error(
+      `its toJSON made ${json === undefined ? "nothing (undefined)" : "text that is not the event"}: ` +
+        "what is written must keep a string `kind` and the event's `seq`",
     );
   }
 }
@@ -606,7 +626,11 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
     onSettled: () => settle(),
   });
   let droppedWhileAway = 0;
-  let idle: (() => void)[] = [];
+  /**
+   * What every `flushed()` asked meanwhile waits on: one promise until the queue is empty, however
+   * often it is asked (a host asking per request while Redis is away held one resolver per call).
+   */
+  let idle: { promise: Promise<void>; resolve: () => void } | undefined;
   let sweepTimer: ReturnType<typeof setTimeout> | undefined;
   let closing: () => void = () => {};
   const closedSignal = new Promise<void>((resolve) => {
@@ -726,8 +750,8 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
   const settle = (): void => {
     if ((pending.length > 0 || ends.size > 0) && !closed) return;
     const waiting = idle;
-    idle = [];
-    for (const resolve of waiting) resolve();
+    idle = undefined;
+    waiting?.resolve();
   };
 
   /**
@@ -1091,6 +1115,15 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
       try {
         stored = withSeq(event, (run?.seq ?? 0) + 1);
         json = JSON.stringify(stored);
+        // A `toJSON` on the event decides what is written: nothing at all (undefined, which no
+        // write can carry: the flush would try it again for ever, holding up `flushed()`), or text
+        // that is not this event (no `seq`, no `kind`: every reader would skip it as another
+        // process's entry). Read back only then, so an event without one costs no parse.
+        if (typeof (stored as { toJSON?: unknown }).toJSON === "function") writtenAs(stored, json);
+        // A `kind` the event only inherits (a class's getter) is not copied, nor written.
+        else if (typeof stored.kind !== "string") {
+          throw new Error("its `kind` is not its own enumerable property, so it is not copied nor written");
+        }
       } catch (cause) {
         throw new EventsError(
           "invalid-event",
@@ -1120,6 +1153,16 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
     watch(runId, signal, watchOptions) {
       checkRunId(runId, "watch");
       checkSignal(signal, "watch");
+      // A seq passed where the options go (`watch(id, signal, 12)`) would read the run from its start.
+      if (
+        watchOptions !== undefined &&
+        (typeof watchOptions !== "object" || watchOptions === null || Array.isArray(watchOptions))
+      ) {
+        throw new EventsError(
+          "invalid-event",
+          `watch: its options are an object such as { after: 12 }, and were given ${describe(watchOptions)}.`,
+        );
+      }
       const asked = watchOptions?.after ?? 0;
       let after: number;
       let token: string | undefined;
@@ -1215,7 +1258,14 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
       if (pending.length === 0 && ends.size === 0 && !flushing) {
         return Promise.resolve();
       }
-      return new Promise((resolve) => idle.push(resolve));
+      if (!idle) {
+        let resolve: () => void = () => {};
+        const promise = new Promise<void>((settled) => {
+          resolve = settled;
+        });
+        idle = { promise, resolve };
+      }
+      return idle.promise;
     },
 
     get pending() {

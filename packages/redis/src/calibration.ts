@@ -185,7 +185,7 @@ export async function openCalibration(
   const reload = async (): Promise<void> => {
     await catchUp();
     await readIndexed(
-      { writer, ask, indexKey, keyOf, retainMs },
+      { writer, ask, indexKey, keyOf, retainMs, report },
       (id) => ask<string[]>(["LRANGE", keyOf(id), String(-KEPT), "-1"]),
       (id, values) => {
         shared.set(id, values.map(Number).filter(plausible));

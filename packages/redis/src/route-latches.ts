@@ -208,7 +208,7 @@ export async function openRouteLatches(
 
   // Each read bounded, pipelined; an index entry whose key expired is dropped from the index.
   const reload = (): Promise<void> =>
-    readIndexedHashes({ writer, ask, indexKey, keyOf, retainMs }, (id, fields) =>
+    readIndexedHashes({ writer, ask, indexKey, keyOf, retainMs, report }, (id, fields) =>
       receive(id, Object.fromEntries(fields) as Fields),
     );
 

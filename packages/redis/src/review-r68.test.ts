@@ -1,0 +1,228 @@
+// Review round 68: what a host, or another process writing under the prefix, can hand the stores.
+import { inspect } from "node:util";
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
+import { EventsError } from "@loopwright/events";
+import { createClient } from "@redis/client";
+import fc from "fast-check";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { HAS_REDIS, RedisServer, SKIP_MESSAGE } from "../test/redis-server.js";
+import { resolveOptions, shownUrl } from "./connection.js";
+import {
+  createRedisBus,
+  createRedisCalibration,
+  createRedisCapabilityStore,
+  createRedisRouteLatches,
+  createRedisStores,
+  RedisStoreError,
+} from "./index.js";
+
+if (!HAS_REDIS) console.warn(SKIP_MESSAGE);
+
+async function failure(promise: Promise<unknown>): Promise<RedisStoreError> {
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(RedisStoreError.isInstance(error), String(error)).toBe(true);
+  return error as RedisStoreError;
+}
+
+describe("a Redis URL that the client reads otherwise than the host meant", () => {
+  it("with a path that is not a database number is refused naming `url`, not with the client's bare TypeError", async () => {
+    for (const [url, make] of [
+      ["redis://127.0.0.1:1/abc", createRedisBus],
+      ["redis://127.0.0.1:1/0/", createRedisStores],
+      ["redis:///x", createRedisCapabilityStore],
+      // A password with a "/" not written %2F: host `alice`, port 1234, the rest of it a path.
+      ["redis://alice:1234/pw-sekret-1357@127.0.0.1:1", createRedisRouteLatches],
+    ] as const) {
+      const error = await failure(make({ url }));
+      expect(error.code).toBe("invalid-option");
+      expect(error.message).toMatch(/`url`.*database number/);
+      expect(inspect(error, { depth: 8 })).not.toContain("pw-sekret-1357");
+    }
+  });
+
+  it("one slash short (its credentials read as a path) is refused without its password", async () => {
+    for (const url of [
+      "redis:/alice:pw-sekret-1357@127.0.0.1:1",
+      "redis:alice:pw-sekret-1357@127.0.0.1:1",
+      "rediss:/:pw-sekret-1357@127.0.0.1:1/0",
+    ]) {
+      const error = await failure(createRedisBus({ url }));
+      expect(error.code).toBe("invalid-option");
+      expect(inspect(error, { depth: 8 })).not.toContain("pw-sekret-1357");
+    }
+  });
+
+  it("never shows a password, however it is misplaced (property)", () => {
+    const marker = "Q7pwSekret";
+    const shapes = [
+      (p: string) => `redis://alice:${p}@127.0.0.1:1`,
+      (p: string) => `redis://:${p}@127.0.0.1:1/2`,
+      (p: string) => `REDIS://alice:${p}@127.0.0.1:1`,
+      (p: string) => ` rediss://alice:${p}@127.0.0.1:1`,
+      (p: string) => `redis:/alice:${p}@127.0.0.1:1`,
+      (p: string) => `redis:alice:${p}@127.0.0.1:1`,
+      (p: string) => `redis:///alice:${p}@127.0.0.1:1`,
+      (p: string) => `redis://alice:1234/${p}@127.0.0.1:1`,
+      (p: string) => `redis://127.0.0.1:1/0?password=${p}`,
+      (p: string) => `redis://127.0.0.1:1/0#${p}`,
+      (p: string) => `http://alice:${p}@127.0.0.1:1`,
+    ];
+    // A "@" ahead of the rest (`alice:x@Q7…#…`) ends the credentials there and makes what follows
+    // the host, which a message must name (the client connects to it): not generated.
+    const ahead = fc.string().filter((text) => !text.includes("@"));
+    fc.assert(
+      fc.property(ahead, fc.string(), fc.nat(shapes.length - 1), (before, after, shape) => {
+        const url = (shapes[shape] as (p: string) => string)(`${before}${marker}${after}`);
+        const said: string[] = [shownUrl(url)];
+        try {
+          resolveOptions({ url }, "createRedisBus");
+        } catch (error) {
+          said.push(inspect(error, { depth: 8 }));
+        }
+        for (const text of said) expect(text.toLowerCase()).not.toContain(marker.toLowerCase());
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it("a prefix holding an unpaired surrogate is refused naming `prefix`", async () => {
+    const error = await failure(createRedisBus({ url: "redis://127.0.0.1:1", prefix: "tenant-\uD800:" }));
+    expect(error.code).toBe("invalid-option");
+    expect(error.message).toContain("`prefix`");
+  });
+});
+
+describe.skipIf(!HAS_REDIS)("the stores on a real Redis", () => {
+  let server: RedisServer;
+  let raw: ReturnType<typeof createClient>;
+  beforeAll(async () => {
+    server = await RedisServer.start();
+    raw = createClient({ url: server.url, RESP: 2 });
+    await raw.connect();
+  });
+  afterAll(async () => {
+    raw.destroy();
+    await server.kill();
+  });
+  const send = (args: string[]) => raw.sendCommand(args);
+
+  it("takes a URL whose scheme is upper-case, as the client does", async () => {
+    const bus = await createRedisBus({ url: server.url.replace("redis://", "REDIS://"), prefix: "upper:" });
+    try {
+      bus.emit("r", { kind: "done" });
+      await bus.flushed();
+      expect((await bus.readHistory("r")).map((e) => e.kind)).toEqual(["done"]);
+    } finally {
+      await bus.close();
+    }
+  });
+
+  it("refuses, at emit, an event whose toJSON writes nothing or something other than the event, and writes the rest", async () => {
+    const errors: unknown[] = [];
+    const bus = await createRedisBus({ url: server.url, prefix: "tojson:", onError: (e) => errors.push(e) });
+    try {
+      const bad = [
+        { kind: "output", text: "a", toJSON: () => undefined },
+        { kind: "output", text: "a", toJSON: () => ({ kind: "output", text: "no seq" }) },
+        { kind: "output", text: "a", toJSON: () => "text" },
+        new (class {
+          get kind() {
+            return "output";
+          }
+        })(),
+      ];
+      for (const event of bad) {
+        expect(() => bus.emit("r", event as never)).toThrow(EventsError);
+      }
+      bus.emit("r", { kind: "output", text: "kept" });
+      bus.emit("other", { kind: "done" });
+      bus.emit("r", { kind: "done" });
+      const flushed = await Promise.race([
+        bus.flushed().then(() => "flushed"),
+        new Promise((resolve) => setTimeout(() => resolve("still waiting"), 3000)),
+      ]);
+      expect(flushed).toBe("flushed");
+      expect((await bus.readHistory("r")).map((e) => [e.seq, e.kind])).toEqual([
+        [1, "output"],
+        [2, "done"],
+      ]);
+      expect(errors).toEqual([]);
+    } finally {
+      await bus.close();
+    }
+  });
+
+  it("watch refuses options that are not an object (a seq passed where they go) instead of reading from the start", async () => {
+    const bus = await createRedisBus({ url: server.url, prefix: "watchopts:" });
+    try {
+      for (const options of [12, "12", null, [12]]) {
+        expect(() => bus.watch("r", undefined, options as never)).toThrow(/options are an object/);
+      }
+    } finally {
+      await bus.close();
+    }
+  });
+
+  it("flushed() asked again and again while Redis is away holds no more memory per call", async () => {
+    const own = await RedisServer.start();
+    const bus = await createRedisBus({ url: own.url, prefix: "away:", onError: () => {} });
+    try {
+      await own.kill();
+      bus.emit("r", { kind: "output", text: "waits" });
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      // A full collection on each side, so garbage of earlier tests collected meanwhile hides nothing.
+      setFlagsFromString("--expose-gc");
+      const gc = runInNewContext("gc") as () => void;
+      gc();
+      const before = process.memoryUsage().heapUsed;
+      for (let i = 0; i < 300_000; i++) void bus.flushed();
+      gc();
+      const grown = process.memoryUsage().heapUsed - before;
+      // One resolver and promise held per call was about 50 MB here.
+      expect(grown).toBeLessThan(15_000_000);
+    } finally {
+      await bus.close();
+    }
+  });
+
+  it("a tenant key another process wrote (another type, a blank base URL) is passed over and told; the store starts and reads the rest", async () => {
+    await send([
+      "SADD",
+      "odd-caps:caps:index",
+      " \u0000k",
+      "http://other.test/v1\u0000k",
+      "http://ok.test/v1\u0000k",
+    ]);
+    await send(["HSET", "odd-caps:caps: \u0000k", "strictSchemas", "0"]);
+    await send(["SET", "odd-caps:caps:http://other.test/v1\u0000k", "not a hash"]);
+    await send(["HSET", "odd-caps:caps:http://ok.test/v1\u0000k", "strictSchemas", "0"]);
+    await send(["SADD", "odd-cal:calibration:index", "s:x\u0000m"]);
+    await send(["SET", "odd-cal:calibration:s:x\u0000m", "not a list"]);
+    await send(["SADD", "odd-routes:routes:index", "abc"]);
+    await send(["SET", "odd-routes:routes:abc", "not a hash"]);
+
+    const told: unknown[] = [];
+    const onError = (error: unknown) => told.push(error);
+    const caps = await createRedisCapabilityStore({ url: server.url, prefix: "odd-caps:", onError });
+    const calibration = await createRedisCalibration({ url: server.url, prefix: "odd-cal:", onError });
+    const routes = await createRedisRouteLatches({ url: server.url, prefix: "odd-routes:", onError });
+    try {
+      expect(caps.exportCapabilities().endpoints.map((e) => [e.baseUrl, e.strictSchemas])).toEqual([
+        ["http://ok.test/v1", false],
+      ]);
+      expect(told.map((e) => RedisStoreError.isInstance(e) && e.code)).toEqual([
+        "refused",
+        "refused",
+        "refused",
+        "refused",
+      ]);
+      expect(told.map(String).join("\n")).toMatch(/odd-caps:caps:http:\/\/other\.test.*passed over/);
+    } finally {
+      await Promise.all([caps.close(), calibration.close(), routes.close()]);
+    }
+  });
+});
