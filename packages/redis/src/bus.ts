@@ -121,7 +121,7 @@ export interface RedisEventBus extends EventBus {
    *
    * Rejects with `EventsError` (`invalid-run-id`, naming the id) when the id is taken, or for a bad
    * id or signal; with `RedisStoreError` (`connect`) when Redis is away (the claim waits for the
-   * connection to come back) or does not answer, for `connectTimeoutMs`; (`closed`) after `close()`;
+   * connection to come back) or does not answer, for `connectTimeoutMs`; (`closed`) after `close()`, or at once when `close()` comes while it waits;
    * with the client's error for a reply that is one; with `signal`'s reason when it aborts first. A
    * run id cannot be claimed without Redis, so a loop run given one does not start while Redis is
    * away. Emitting into a run without claiming it works as before.
@@ -626,6 +626,8 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
     onSettled: () => settle(),
   });
   let droppedWhileAway = 0;
+  /** The claims on their way (`claimRun`): `close()` ends each with `RedisStoreError` (`closed`). */
+  const claiming = new Set<() => void>();
   /**
    * What every `flushed()` asked meanwhile waits on: one promise until the queue is empty, however
    * often it is asked (a host asking per request while Redis is away held one resolver per call).
@@ -963,10 +965,9 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
   };
 
   const host: StreamWatcherHost = {
-    async connect() {
+    client() {
       const conn: RedisConnection = writer.duplicate();
       conn.on("error", () => {});
-      await conn.connect();
       return conn;
     },
     settings: () => current,
@@ -1063,10 +1064,23 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
         }
       };
       let answer: string;
+      // `close()` ends the claim at once (Redis away, it would wait out `connectTimeoutMs`, holding
+      // the process up that long after its bus closed).
+      let onClose: () => void = () => {};
+      const closedFirst = new Promise<never>((_, reject) => {
+        onClose = () =>
+          reject(
+            new RedisStoreError(
+              "closed",
+              `claimRun: the bus was closed before run ${shownRun(runId)} was claimed.`,
+            ),
+          );
+      });
+      claiming.add(onClose);
       try {
         answer = await untilAborted(
           within(
-            ask(),
+            Promise.race([ask(), closedFirst]),
             resolved.connectTimeoutMs,
             () =>
               new RedisStoreError(
@@ -1083,6 +1097,7 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
         throw error;
       } finally {
         givenUp = true;
+        claiming.delete(onClose);
         writer.off("ready", onReady);
       }
       if (answer === "ok") return;
@@ -1279,6 +1294,7 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
       }
       closed = true;
       closing();
+      for (const giveUp of [...claiming]) giveUp();
       if (sweepTimer) clearTimeout(sweepTimer);
       for (const runId of [...watchers.keys()]) endLocal(runId);
       if (pending.length > 0)

@@ -7,6 +7,7 @@ import { createClient } from "@redis/client";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { HAS_REDIS, RedisServer, SKIP_MESSAGE } from "../test/redis-server.js";
+import { Relay } from "../test/relay.js";
 import { resolveOptions, shownUrl } from "./connection.js";
 import {
   createRedisBus,
@@ -18,6 +19,23 @@ import {
 } from "./index.js";
 
 if (!HAS_REDIS) console.warn(SKIP_MESSAGE);
+
+/** A relay in front of Redis that counts the connections that reach it, and can stop listening. */
+class CountingRelay extends Relay {
+  arrivals = 0;
+  static async start(target: number): Promise<CountingRelay> {
+    const relay = new CountingRelay(await Relay.port(), target);
+    await relay.restore();
+    return relay;
+  }
+  restore(): Promise<void> {
+    return this.listen();
+  }
+  protected override admit(): boolean {
+    this.arrivals++;
+    return true;
+  }
+}
 
 async function failure(promise: Promise<unknown>): Promise<RedisStoreError> {
   const error = await promise.then(
@@ -224,5 +242,38 @@ describe.skipIf(!HAS_REDIS)("the stores on a real Redis", () => {
     } finally {
       await Promise.all([caps.close(), calibration.close(), routes.close()]);
     }
+  });
+
+  it("a watcher still connecting when its bus closes, Redis away, stops trying: nothing reaches Redis once it is back", async () => {
+    const relay = await CountingRelay.start(server.port);
+    const bus = await createRedisBus({ url: relay.url, prefix: "leftover:", onError: () => {} });
+    await relay.close();
+    const watcher = bus.watch("run");
+    const first = watcher.next();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await bus.close();
+    expect(await first).toEqual({ done: true, value: undefined });
+    const arrived = relay.arrivals;
+    await relay.restore();
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect(relay.arrivals - arrived).toBe(0);
+    await relay.close();
+  });
+
+  it("a claim on its way, Redis away, ends with RedisStoreError (closed) when the bus closes, not connectTimeoutMs later", async () => {
+    const relay = await CountingRelay.start(server.port);
+    const bus = await createRedisBus({ url: relay.url, prefix: "claimclose:", onError: () => {} });
+    await relay.close();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const claim = bus.claimRun("run").then(
+      () => "claimed",
+      (error: unknown) => error,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const closedAt = Date.now();
+    await bus.close();
+    const error = await claim;
+    expect(Date.now() - closedAt).toBeLessThan(1000);
+    expect(RedisStoreError.isInstance(error) && error.code).toBe("closed");
   });
 });
