@@ -49,7 +49,10 @@ export interface RedisBusOptions extends RedisOptions {
    * A burst while Redis takes writes is not cut: it waits for the flush, whole. Default 10 000.
    */
   maxPending?: number | undefined;
-  /** Each run's stream is trimmed (`XADD MAXLEN ~`) to about this many entries. Default 100 000. */
+  /**
+   * Each run's stream is trimmed (`XADD MAXLEN ~`) to about this many entries. Default 100 000. A
+   * whole number past `Number.MAX_SAFE_INTEGER` (a "no limit" such as `Number.MAX_VALUE`) is held to it.
+   */
   maxStreamLength?: number | undefined;
   /**
    * How long, in ms, a write may go unanswered before it counts as failed: past it, what waits unsent
@@ -296,7 +299,10 @@ function positive(value: unknown, name: string, fallback: number, where: string)
       }.`,
     );
   }
-  return value;
+  // Held to a whole number Redis reads as one: past 2^53 it is written "1e+21" (or a length Redis
+  // cannot hold), and `XADD MAXLEN` refused every event of every run (a host's "no limit",
+  // Number.MAX_VALUE).
+  return Math.min(value, Number.MAX_SAFE_INTEGER);
 }
 
 /** The bus's own limits as checked. */

@@ -276,4 +276,25 @@ describe.skipIf(!HAS_REDIS)("the stores on a real Redis", () => {
     expect(Date.now() - closedAt).toBeLessThan(1000);
     expect(RedisStoreError.isInstance(error) && error.code).toBe("closed");
   });
+
+  it('a maxStreamLength past 2^53 (a host\'s "no limit") still writes every event', async () => {
+    for (const maxStreamLength of [Number.MAX_VALUE, 1e20]) {
+      const errors: unknown[] = [];
+      const bus = await createRedisBus({
+        url: server.url,
+        prefix: `nolimit-${maxStreamLength}:`,
+        maxStreamLength,
+        onError: (e) => errors.push(e),
+      });
+      try {
+        bus.emit("r", { kind: "output", text: "kept" });
+        bus.emit("r", { kind: "done" });
+        await bus.flushed();
+        expect((await bus.readHistory("r")).map((e) => e.kind)).toEqual(["output", "done"]);
+        expect(errors).toEqual([]);
+      } finally {
+        await bus.close();
+      }
+    }
+  });
 });
