@@ -19,7 +19,7 @@ export interface RedisOptions {
   /**
    * Told of every failure the store survives on its own: a lost connection, a write that will be
    * retried, events dropped because Redis stayed away too long. Never awaited; what it throws is
-   * ignored. Default: nothing.
+   * ignored, and so is what an `async` one rejects with. Default: nothing.
    */
   onError?: ((error: unknown) => void) | undefined;
   /**
@@ -194,7 +194,12 @@ export function resolveOptions(options: unknown, where: string): Resolved {
     connectTimeoutMs: bound,
     report: (error) => {
       try {
-        tell?.(error);
+        const told: unknown = tell?.(error);
+        // An `async` reporter throws by rejecting: left alone, that rejection is unhandled, and by
+        // default Node ends the process on it.
+        if (typeof (told as { then?: unknown } | undefined)?.then === "function") {
+          (told as PromiseLike<unknown>).then(undefined, () => {});
+        }
       } catch {
         // A reporter that throws must not take the store down with it.
       }

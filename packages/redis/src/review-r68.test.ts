@@ -297,4 +297,30 @@ describe.skipIf(!HAS_REDIS)("the stores on a real Redis", () => {
       }
     }
   });
+
+  it("an async onError that rejects is ignored, as one that throws is: the process goes on", async () => {
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on("unhandledRejection", onUnhandled);
+    await send(["SET", "asyncerr:run:taken", "not a stream"]);
+    let told = 0;
+    const bus = await createRedisBus({
+      url: server.url,
+      prefix: "asyncerr:",
+      onError: async () => {
+        told++;
+        throw new Error("the logger is down");
+      },
+    });
+    try {
+      bus.emit("taken", { kind: "output", text: "refused by Redis: the key is a string" });
+      await bus.flushed();
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(told).toBe(1);
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off("unhandledRejection", onUnhandled);
+      await bus.close();
+    }
+  });
 });
