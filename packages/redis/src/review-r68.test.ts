@@ -359,4 +359,31 @@ describe.skipIf(!HAS_REDIS)("the stores on a real Redis", () => {
       await bus.close();
     }
   });
+
+  it("a sweep of forgets over many calibrated endpoints takes one look each, and forgets only those", async () => {
+    const endpoints = 12_000;
+    // An object endpoint is named as the capability store names it: `<baseUrl>␀<keyId>`.
+    const tenant = { name: "http://tenant.test/v1\u0000key-id" };
+    const calibration = await createRedisCalibration({
+      url: server.url,
+      prefix: "sweep:",
+      endpointIdOf: (endpoint) => (endpoint === tenant ? tenant.name : undefined),
+    });
+    try {
+      const body = { messages: [{ role: "user" as const, content: "x".repeat(3000) }] };
+      for (let i = 0; i < endpoints; i++) calibration.calibrate(`http://t${i}.test/v1`, "m", body, 1000);
+      calibration.calibrate(tenant, "m", body, 1000);
+      const kept = calibration.charsPerTokenFor("http://t1.test/v1", "m");
+      const started = performance.now();
+      for (let i = 0; i < endpoints; i++) if (i !== 1) calibration.forget(`http://t${i}.test/v1`);
+      expect(calibration.forget(tenant)).toBe(true);
+      // Each forget looked through every id held, twice: 8-12 s here (0.3 s with one look each).
+      expect(performance.now() - started).toBeLessThan(2000);
+      expect(calibration.charsPerTokenFor("http://t1.test/v1", "m")).toBe(kept);
+      expect(calibration.charsPerTokenFor("http://t0.test/v1", "m")).not.toBe(kept);
+      expect(calibration.charsPerTokenFor(tenant, "m")).not.toBe(kept);
+    } finally {
+      await calibration.close();
+    }
+  }, 30_000);
 });
