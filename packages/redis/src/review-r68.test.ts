@@ -1,4 +1,5 @@
 // Review round 68: what a host, or another process writing under the prefix, can hand the stores.
+import { createHash } from "node:crypto";
 import { inspect } from "node:util";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
@@ -384,6 +385,36 @@ describe.skipIf(!HAS_REDIS)("the stores on a real Redis", () => {
       expect(calibration.charsPerTokenFor(tenant, "m")).not.toBe(kept);
     } finally {
       await calibration.close();
+    }
+  }, 30_000);
+
+  it("a reload of many route keys with the pool's 1 024 servers held lays each on its own server, without a digest of every server per key", async () => {
+    const prefix = "manyroutes:";
+    const digest = (base: string) => createHash("sha256").update(base).digest("hex").slice(0, 32);
+    const store = await createRedisRouteLatches({ url: server.url, prefix });
+    try {
+      const held = Array.from({ length: 1024 }, (_, i) => `http://s${i}.test`);
+      for (const base of held) store.set(base, { neither: false, lmstudioGone: false, lmstudioMissUntil: 0 });
+      const keys = 4000;
+      for (let start = 0; start < keys; start += 500) {
+        const batch = raw.multi();
+        for (let i = start; i < Math.min(keys, start + 500); i++) {
+          // Every tenth key is a server held here; the rest, servers other instances met.
+          const id = i % 10 === 0 ? digest(held[i / 10] as string) : `other-${i}`;
+          batch.sAdd(`${prefix}routes:index`, id);
+          batch.hSet(`${prefix}routes:${id}`, "neither", "1");
+        }
+        await batch.exec();
+      }
+      const started = performance.now();
+      await store.reload();
+      // A digest of each of the 1 024 servers per key read: 10-15 s here.
+      expect(performance.now() - started).toBeLessThan(3000);
+      expect(held.filter((base) => store.get(base)?.neither).length).toBe(400);
+      expect(store.get("http://s0.test")?.neither).toBe(true);
+      expect(store.get("http://s500.test")?.neither).toBe(false);
+    } finally {
+      await store.close();
     }
   }, 30_000);
 });
