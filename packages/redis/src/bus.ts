@@ -124,8 +124,8 @@ export interface RedisEventBus extends EventBus {
    *
    * Rejects with `EventsError` (`invalid-run-id`, naming the id) when the id is taken, or for a bad
    * id or signal; with `RedisStoreError` (`connect`) when Redis is away (the claim waits for the
-   * connection to come back) or does not answer, for `connectTimeoutMs`; (`closed`) after `close()`, or at once when `close()` comes while it waits;
-   * with the client's error for a reply that is one; with `signal`'s reason when it aborts first. A
+   * connection to come back) or does not answer, for `connectTimeoutMs`; (`closed`) after `close()`,
+   * or at once when `close()` comes while it waits; with the client's error for a reply that is one; with `signal`'s reason when it aborts first. A
    * run id cannot be claimed without Redis, so a loop run given one does not start while Redis is
    * away. Emitting into a run without claiming it works as before.
    */
@@ -166,7 +166,8 @@ export interface RedisEventBus extends EventBus {
    * it; the seqs show the gap. Never throws for what another process wrote into the stream; rejects
    * with `EventsError` (`invalid-event`) for an `after` that is not a whole number from 0, and with
    * the client's error (Redis away) or `RedisStoreError` (`connect`: Redis took the request and did
-   * not answer within `connectTimeoutMs`) when Redis cannot be read.
+   * not answer within `connectTimeoutMs`) when Redis cannot be read; `RedisStoreError` (`closed`)
+   * after `close()`.
    */
   readHistory(runId: string, after?: number): Promise<SequencedEvent[]>;
   /** Resolves once every event emitted so far is written to Redis (or was dropped; see `onError`). */
@@ -1260,6 +1261,7 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
     async readHistory(runId, after = 0) {
       checkRunId(runId, "readHistory");
       checkAfter(after, "readHistory");
+      if (closed) throw new RedisStoreError("closed", "readHistory was called on a Redis bus after close().");
       // Bounded: a Redis that keeps the connection and answers nothing rejects this after
       // `connectTimeoutMs` (as one that is away rejects it at once), not never.
       const entries = await within(

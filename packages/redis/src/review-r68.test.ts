@@ -417,4 +417,36 @@ describe.skipIf(!HAS_REDIS)("the stores on a real Redis", () => {
       await store.close();
     }
   }, 30_000);
+
+  it('reads an entry another process wrote by its fields, not by the first value that reads "e"', async () => {
+    const bus = await createRedisBus({ url: server.url, prefix: "fields:" });
+    try {
+      await send([
+        "XADD",
+        "fields:run:r",
+        "1-0",
+        "note",
+        "e",
+        "e",
+        JSON.stringify({ kind: "output", text: "kept", seq: 1 }),
+      ]);
+      await send(["XADD", "fields:run:r", "2-0", "e", JSON.stringify({ kind: "done", seq: 2 })]);
+      expect((await bus.readHistory("r")).map((e) => [e.seq, e.kind])).toEqual([
+        [1, "output"],
+        [2, "done"],
+      ]);
+      const seen: number[] = [];
+      for await (const event of bus.watch("r")) seen.push(event.seq);
+      expect(seen).toEqual([1, 2]);
+    } finally {
+      await bus.close();
+    }
+  });
+
+  it("readHistory after close() rejects with RedisStoreError (closed), as emit and claimRun do", async () => {
+    const bus = await createRedisBus({ url: server.url, prefix: "afterclose:" });
+    await bus.close();
+    const error = await failure(bus.readHistory("r"));
+    expect(error.code).toBe("closed");
+  });
 });

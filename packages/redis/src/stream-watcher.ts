@@ -83,11 +83,12 @@ type Entry = [string, string[]];
  * reader past every later event.
  */
 export function decode(entry: Entry): SequencedEvent | undefined {
-  const fields = entry[1];
-  const at = fields.indexOf("e");
-  if (at < 0 || at + 1 >= fields.length) return undefined;
+  // Read as field and value pairs: a value "e" of another field (an entry another process wrote)
+  // is not the field.
+  const json = fieldOf(entry, "e");
+  if (json === undefined) return undefined;
   try {
-    const event = JSON.parse(fields[at + 1] as string) as SequencedEvent;
+    const event = JSON.parse(json) as SequencedEvent;
     return typeof event?.seq === "number" && `${event.seq}-0` === entry[0] && typeof event.kind === "string"
       ? event
       : undefined;
