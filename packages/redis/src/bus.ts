@@ -125,9 +125,10 @@ export interface RedisEventBus extends EventBus {
    * Rejects with `EventsError` (`invalid-run-id`, naming the id) when the id is taken, or for a bad
    * id or signal; with `RedisStoreError` (`connect`) when Redis is away (the claim waits for the
    * connection to come back) or does not answer, for `connectTimeoutMs`; (`closed`) after `close()`,
-   * or at once when `close()` comes while it waits; with the client's error for a reply that is one; with `signal`'s reason when it aborts first. A
-   * run id cannot be claimed without Redis, so a loop run given one does not start while Redis is
-   * away. Emitting into a run without claiming it works as before.
+   * or at once when `close()` comes while it waits; with the client's error for a reply that is
+   * one; with `signal`'s reason when it aborts first. A run id cannot be claimed without Redis, so a
+   * loop run given one does not start while Redis is away. Emitting into a run without claiming it
+   * works as before.
    */
   claimRun(runId: string, signal?: SignalLike): Promise<void>;
   /**
