@@ -49,7 +49,10 @@ export interface RedisBusOptions extends RedisOptions {
    * A burst while Redis takes writes is not cut: it waits for the flush, whole. Default 10 000.
    */
   maxPending?: number | undefined;
-  /** Each run's stream is trimmed (`XADD MAXLEN ~`) to about this many entries. Default 100 000. */
+  /**
+   * Each run's stream is trimmed (`XADD MAXLEN ~`) to about this many entries. Default 100 000. A
+   * whole number past `Number.MAX_SAFE_INTEGER` (a "no limit" such as `Number.MAX_VALUE`) is held to it.
+   */
   maxStreamLength?: number | undefined;
   /**
    * How long, in ms, a write may go unanswered before it counts as failed: past it, what waits unsent
@@ -103,8 +106,9 @@ export interface RedisWatchOptions {
  *
  * One stream per run, entry id `<seq>-0`. `emit` stays synchronous: it numbers and
  * queues the event, and an ordered, pipelined flush writes the queue to Redis soon after. It
- * serializes the event first: one JSON cannot write (a `BigInt`, a cycle) throws `EventsError`
- * (`invalid-event`) to its emitter and never reaches the queue.
+ * serializes the event first: one JSON cannot write (a `BigInt`, a cycle), or whose `toJSON` writes
+ * anything but an object with its `seq` and a string `kind`, throws `EventsError` (`invalid-event`)
+ * to its emitter and never reaches the queue.
  */
 export interface RedisEventBus extends EventBus {
   /**
@@ -120,10 +124,11 @@ export interface RedisEventBus extends EventBus {
    *
    * Rejects with `EventsError` (`invalid-run-id`, naming the id) when the id is taken, or for a bad
    * id or signal; with `RedisStoreError` (`connect`) when Redis is away (the claim waits for the
-   * connection to come back) or does not answer, for `connectTimeoutMs`; (`closed`) after `close()`;
-   * with the client's error for a reply that is one; with `signal`'s reason when it aborts first. A
-   * run id cannot be claimed without Redis, so a loop run given one does not start while Redis is
-   * away. Emitting into a run without claiming it works as before.
+   * connection to come back) or does not answer, for `connectTimeoutMs`; (`closed`) after `close()`,
+   * or at once when `close()` comes while it waits; with the client's error for a reply that is
+   * one; with `signal`'s reason when it aborts first. A run id cannot be claimed without Redis, so a
+   * loop run given one does not start while Redis is away. Emitting into a run without claiming it
+   * works as before.
    */
   claimRun(runId: string, signal?: SignalLike): Promise<void>;
   /**
@@ -162,7 +167,8 @@ export interface RedisEventBus extends EventBus {
    * it; the seqs show the gap. Never throws for what another process wrote into the stream; rejects
    * with `EventsError` (`invalid-event`) for an `after` that is not a whole number from 0, and with
    * the client's error (Redis away) or `RedisStoreError` (`connect`: Redis took the request and did
-   * not answer within `connectTimeoutMs`) when Redis cannot be read.
+   * not answer within `connectTimeoutMs`) when Redis cannot be read; `RedisStoreError` (`closed`)
+   * after `close()`.
    */
   readHistory(runId: string, after?: number): Promise<SequencedEvent[]>;
   /** Resolves once every event emitted so far is written to Redis (or was dropped; see `onError`). */
@@ -200,6 +206,8 @@ interface Pending {
    * watcher resuming past it tells the run's own batch sent again from a new run's entries by it.
    */
   unanswered: boolean;
+  /** Its place among every event queued by this bus (from 0): which were queued before a run was dropped. */
+  order: number;
 }
 
 const FLUSH_BATCH = 512;
@@ -256,6 +264,25 @@ function checkEvent(event: unknown): asserts event is RunEvent {
   }
 }
 
+/**
+ * Throws when `json` — what `JSON.stringify` made of an event with a `toJSON` — is not that event as
+ * a reader takes it: an object with its `seq` and a string `kind`.
+ */
+function writtenAs(stored: SequencedEvent, json: string | undefined): asserts json is string {
+  const read: unknown = typeof json === "string" ? JSON.parse(json) : undefined;
+  const fits =
+    typeof read === "object" &&
+    read !== null &&
+    (read as { seq?: unknown }).seq === stored.seq &&
+    typeof (read as { kind?: unknown }).kind === "string";
+  if (!fits) {
+    throw new Error(
+      `its toJSON made ${json === undefined ? "nothing (undefined)" : "text that is not the event"}: ` +
+        "what is written must keep a string `kind` and the event's `seq`",
+    );
+  }
+}
+
 /** Checks a seq to read after: a string would be concatenated into the stream id ("5" + 1 is "51"). */
 function checkAfter(after: unknown, where: string): asserts after is number {
   if (!Number.isSafeInteger(after) || (after as number) < 0) {
@@ -276,7 +303,10 @@ function positive(value: unknown, name: string, fallback: number, where: string)
       }.`,
     );
   }
-  return value;
+  // Held to a whole number Redis reads as one: past 2^53 it is written "1e+21" (or a length Redis
+  // cannot hold), and `XADD MAXLEN` refused every event of every run (a host's "no limit",
+  // Number.MAX_VALUE).
+  return Math.min(value, Number.MAX_SAFE_INTEGER);
 }
 
 /** The bus's own limits as checked. */
@@ -565,7 +595,26 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
   let closed = false;
   const runs = new Map<string, LocalRun>();
   const watchers = new Map<string, Set<StreamWatcher>>();
+  /** The run each watcher in `watchers` reads. */
+  const watcherRuns = new WeakMap<StreamWatcher, string>();
   let pending: Pending[] = [];
+  /** How many events were ever queued: the next one's `order`. */
+  let queued = 0;
+  /**
+   * Runs dropped (`endRun`, `releaseRun`, `reset`) whose events may still wait in `pending`, each
+   * with the `order` below which its events go. They are taken out by one pass over the queue
+   * (`purge`) before it is next read, not by a pass per run dropped: ending many runs with a backlog
+   * queued was quadratic (4 000 runs of 10 events each: 16 s).
+   */
+  const droppedBefore = new Map<string, number>();
+  const purge = (): void => {
+    if (droppedBefore.size === 0) return;
+    const alive = (item: Pending) => !(item.order < (droppedBefore.get(item.runId) ?? 0));
+    // The run's entries on the wire leave the head with the rest of it.
+    sending = pending.slice(0, sending).filter(alive).length;
+    pending = pending.filter(alive);
+    droppedBefore.clear();
+  };
   /**
    * How many of the first entries of `pending` are on the wire: the batch the flush sent and awaits
    * (0 when none). The cut in `bound` never takes them: Redis stores them when it answers.
@@ -606,7 +655,13 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
     onSettled: () => settle(),
   });
   let droppedWhileAway = 0;
-  let idle: (() => void)[] = [];
+  /** The claims on their way (`claimRun`): `close()` ends each with `RedisStoreError` (`closed`). */
+  const claiming = new Set<() => void>();
+  /**
+   * What every `flushed()` asked meanwhile waits on: one promise until the queue is empty, however
+   * often it is asked (a host asking per request while Redis is away held one resolver per call).
+   */
+  let idle: { promise: Promise<void>; resolve: () => void } | undefined;
   let sweepTimer: ReturnType<typeof setTimeout> | undefined;
   let closing: () => void = () => {};
   const closedSignal = new Promise<void>((resolve) => {
@@ -666,6 +721,7 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
    * and Redis stores it when it answers, so dropping it would only hide it from the count.
    */
   const bound = (): void => {
+    purge();
     const unsent = pending.length - sending;
     if (unsent <= maxPending || (writer.isReady && !writesFailing)) return;
     const excess = unsent - maxPending;
@@ -724,10 +780,11 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
   };
 
   const settle = (): void => {
+    purge();
     if ((pending.length > 0 || ends.size > 0) && !closed) return;
     const waiting = idle;
-    idle = [];
-    for (const resolve of waiting) resolve();
+    idle = undefined;
+    waiting?.resolve();
   };
 
   /**
@@ -888,7 +945,9 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
     flushing = true;
     let backoff = 0;
     try {
-      while ((pending.length > 0 || ends.size > 0) && !closed) {
+      for (;;) {
+        purge();
+        if ((pending.length === 0 && ends.size === 0) || closed) break;
         if (!writer.isReady) {
           await Promise.race([whenReady(writer), closedSignal]);
           continue;
@@ -896,6 +955,7 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
         // An endRun made while Redis was away goes first: before the events of a run started
         // afresh under the same id.
         let failed = ends.size > 0 && !(await answered(ends.flush()));
+        purge();
         if (!failed && pending.length > 0) {
           const batch = pending.slice(0, FLUSH_BATCH);
           sending = batch.length;
@@ -939,17 +999,18 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
   };
 
   const host: StreamWatcherHost = {
-    async connect() {
+    client() {
       const conn: RedisConnection = writer.duplicate();
       conn.on("error", () => {});
-      await conn.connect();
       return conn;
     },
     settings: () => current,
     detach(watcher) {
-      for (const [runId, set] of watchers) {
-        if (set.delete(watcher) && set.size === 0) watchers.delete(runId);
-      }
+      // By the watcher's own run: looking through every run watched made each watcher leaving cost
+      // as much as there were runs watched (20 000 watchers leaving took 20 s).
+      const runId = watcherRuns.get(watcher);
+      const set = runId === undefined ? undefined : watchers.get(runId);
+      if (set?.delete(watcher) && set.size === 0) watchers.delete(runId as string);
     },
     report,
   };
@@ -958,10 +1019,8 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
   const dropRun = (runId: string, all: boolean): void => {
     const token = runs.get(runId)?.token;
     runs.delete(runId);
-    const other = (item: Pending) => item.runId !== runId;
-    // The run's entries on the wire leave the head with the rest of it.
-    sending = pending.slice(0, sending).filter(other).length;
-    pending = pending.filter(other);
+    // Its events queued so far go at the next `purge`, before the queue is read again.
+    droppedBefore.set(runId, queued);
     // A release leaves watchers to the announcement: sent only when it deleted this instance's
     // stream. With no stream there, this instance's watchers of the id are left as every other
     // instance's are: a watcher that read the old run ends when it finds the stream gone, and one
@@ -1039,10 +1098,23 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
         }
       };
       let answer: string;
+      // `close()` ends the claim at once (Redis away, it would wait out `connectTimeoutMs`, holding
+      // the process up that long after its bus closed).
+      let onClose: () => void = () => {};
+      const closedFirst = new Promise<never>((_, reject) => {
+        onClose = () =>
+          reject(
+            new RedisStoreError(
+              "closed",
+              `claimRun: the bus was closed before run ${shownRun(runId)} was claimed.`,
+            ),
+          );
+      });
+      claiming.add(onClose);
       try {
         answer = await untilAborted(
           within(
-            ask(),
+            Promise.race([ask(), closedFirst]),
             resolved.connectTimeoutMs,
             () =>
               new RedisStoreError(
@@ -1059,6 +1131,7 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
         throw error;
       } finally {
         givenUp = true;
+        claiming.delete(onClose);
         writer.off("ready", onReady);
       }
       if (answer === "ok") return;
@@ -1091,6 +1164,15 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
       try {
         stored = withSeq(event, (run?.seq ?? 0) + 1);
         json = JSON.stringify(stored);
+        // A `toJSON` on the event decides what is written: nothing at all (undefined, which no
+        // write can carry: the flush would try it again for ever, holding up `flushed()`), or text
+        // that is not this event (no `seq`, no `kind`: every reader would skip it as another
+        // process's entry). Read back only then, so an event without one costs no parse.
+        if (typeof (stored as { toJSON?: unknown }).toJSON === "function") writtenAs(stored, json);
+        // A `kind` the event only inherits (a class's getter) is not copied, nor written.
+        else if (typeof stored.kind !== "string") {
+          throw new Error("its `kind` is not its own enumerable property, so it is not copied nor written");
+        }
       } catch (cause) {
         throw new EventsError(
           "invalid-event",
@@ -1110,7 +1192,7 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
       }
       run.touched = Date.now();
       if (stored.kind === "done") run.ended = true;
-      pending.push({ runId, token: run.token, event: stored, json, unanswered: false });
+      pending.push({ runId, token: run.token, event: stored, json, unanswered: false, order: queued++ });
       bound();
       schedule(deadline(run));
       kick();
@@ -1120,6 +1202,16 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
     watch(runId, signal, watchOptions) {
       checkRunId(runId, "watch");
       checkSignal(signal, "watch");
+      // A seq passed where the options go (`watch(id, signal, 12)`) would read the run from its start.
+      if (
+        watchOptions !== undefined &&
+        (typeof watchOptions !== "object" || watchOptions === null || Array.isArray(watchOptions))
+      ) {
+        throw new EventsError(
+          "invalid-event",
+          `watch: its options are an object such as { after: 12 }, and were given ${describe(watchOptions)}.`,
+        );
+      }
       const asked = watchOptions?.after ?? 0;
       let after: number;
       let token: string | undefined;
@@ -1158,6 +1250,7 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
         watchers.set(runId, set);
       }
       set.add(watcher);
+      watcherRuns.set(watcher, runId);
       return watcher;
     },
 
@@ -1169,6 +1262,7 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
     async readHistory(runId, after = 0) {
       checkRunId(runId, "readHistory");
       checkAfter(after, "readHistory");
+      if (closed) throw new RedisStoreError("closed", "readHistory was called on a Redis bus after close().");
       // Bounded: a Redis that keeps the connection and answers nothing rejects this after
       // `connectTimeoutMs` (as one that is away rejects it at once), not never.
       const entries = await within(
@@ -1212,25 +1306,37 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
     },
 
     flushed() {
+      purge();
       if (pending.length === 0 && ends.size === 0 && !flushing) {
         return Promise.resolve();
       }
-      return new Promise((resolve) => idle.push(resolve));
+      if (!idle) {
+        let resolve: () => void = () => {};
+        const promise = new Promise<void>((settled) => {
+          resolve = settled;
+        });
+        idle = { promise, resolve };
+      }
+      return idle.promise;
     },
 
     get pending() {
+      purge();
       return pending.length;
     },
 
     async close() {
       if (closed) return;
+      purge();
       if (writer.isReady && (pending.length > 0 || ends.size > 0)) {
         await Promise.race([bus.flushed(), new Promise((resolve) => setTimeout(resolve, 2000).unref())]);
       }
       closed = true;
       closing();
+      for (const giveUp of [...claiming]) giveUp();
       if (sweepTimer) clearTimeout(sweepTimer);
       for (const runId of [...watchers.keys()]) endLocal(runId);
+      purge();
       if (pending.length > 0)
         report(new RedisStoreError("closed", `${pending.length} events were not written before close().`));
       ends.close();

@@ -142,6 +142,40 @@ export async function openCalibration(
   let local = createCalibration();
   /** Shared readings by `<endpoint id>␀<model>`. */
   const shared = new Map<string, number[]>();
+  /**
+   * The ids in `shared` by each of their heads that ends just before a ␀ (an endpoint's name, which
+   * may hold a ␀ itself: `<baseUrl>␀<keyId>`), so an endpoint's ids are found without a pass over
+   * every id held: a sweep of 16 000 forgets took 48 s.
+   */
+  const byHead = new Map<string, Set<string>>();
+  const headsOf = (id: string): string[] => {
+    const heads: string[] = [];
+    for (let at = id.indexOf("\u0000"); at >= 0; at = id.indexOf("\u0000", at + 1))
+      heads.push(id.slice(0, at));
+    return heads;
+  };
+  /** Holds `readings` under `id`, indexed by its heads. */
+  const hold = (id: string, readings: number[]): void => {
+    if (!shared.has(id)) {
+      for (const head of headsOf(id)) {
+        const ids = byHead.get(head);
+        if (ids) ids.add(id);
+        else byHead.set(head, new Set([id]));
+      }
+    }
+    shared.set(id, readings);
+  };
+  /** Lets go of `id`'s readings; answers whether any were held. */
+  const release = (id: string): boolean => {
+    if (!shared.delete(id)) return false;
+    for (const head of headsOf(id)) {
+      const ids = byHead.get(head);
+      if (ids?.delete(id) && ids.size === 0) byHead.delete(head);
+    }
+    return true;
+  };
+  /** The ids held of the endpoint named `name` (those starting with `name`␀). */
+  const idsOf = (name: string): string[] => [...(byHead.get(name) ?? [])];
 
   // A string endpoint is shared under a digest of it: a base URL may carry credentials, and key
   // names are not the place for them.
@@ -155,7 +189,7 @@ export async function openCalibration(
     const readings = shared.get(id) ?? [];
     readings.push(reading);
     if (readings.length > KEPT) readings.splice(0, readings.length - KEPT);
-    shared.set(id, readings);
+    hold(id, readings);
   };
 
   /** Lets go of one reading taken here that Redis refused (its latest copy, if still held). */
@@ -164,15 +198,13 @@ export async function openCalibration(
     const at = readings?.lastIndexOf(reading) ?? -1;
     if (!readings || at < 0) return;
     readings.splice(at, 1);
-    if (readings.length === 0) shared.delete(id);
+    if (readings.length === 0) release(id);
   };
 
   /** Drops every shared reading of the endpoint named `name` here; answers whether there were any. */
   const dropLocal = (name: string): boolean => {
     let held = false;
-    for (const id of [...shared.keys()]) {
-      if (id.startsWith(`${name}\u0000`)) held = shared.delete(id) || held;
-    }
+    for (const id of idsOf(name)) held = release(id) || held;
     return held;
   };
 
@@ -185,10 +217,10 @@ export async function openCalibration(
   const reload = async (): Promise<void> => {
     await catchUp();
     await readIndexed(
-      { writer, ask, indexKey, keyOf, retainMs },
+      { writer, ask, indexKey, keyOf, retainMs, report },
       (id) => ask<string[]>(["LRANGE", keyOf(id), String(-KEPT), "-1"]),
       (id, values) => {
-        shared.set(id, values.map(Number).filter(plausible));
+        hold(id, values.map(Number).filter(plausible));
       },
     );
   };
@@ -328,7 +360,7 @@ export async function openCalibration(
       const heldLocally = local.forget(endpoint);
       const name = nameOf(endpoint);
       if (name === undefined) return heldLocally;
-      const ids = [...shared.keys()].filter((id) => id.startsWith(`${name}\u0000`));
+      const ids = idsOf(name);
       const held = dropLocal(name) || heldLocally;
       for (const id of ids) {
         touched.delete(id);
@@ -344,6 +376,7 @@ export async function openCalibration(
     reset() {
       local = createCalibration();
       shared.clear();
+      byHead.clear();
       touched.clear();
       lapsed.clear();
     },

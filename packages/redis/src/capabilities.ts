@@ -508,7 +508,7 @@ export async function openCapabilityStore(
 
   // Each read bounded, pipelined; an index entry whose key expired is dropped from the index.
   const readLatches = (): Promise<void> =>
-    readIndexedHashes({ writer, ask, indexKey, keyOf, retainMs }, receive);
+    readIndexedHashes({ writer, ask, indexKey, keyOf, retainMs, report }, receive);
   /** The forgets made elsewhere that this instance missed first, then every shared latch. */
   const reload = async (): Promise<void> => {
     await catchUp();

@@ -6,14 +6,20 @@ export type RedisConnection = ReturnType<typeof connection>;
 
 /** Where a store's Redis is and how its keys are spelled: the options every factory here reads. */
 export interface RedisOptions {
-  /** A `redis://` (or `rediss://`) URL, such as `redis://127.0.0.1:6379`. */
+  /**
+   * A `redis://` (or `rediss://`) URL, such as `redis://127.0.0.1:6379`; its path, if any, is the
+   * database number (`redis://127.0.0.1:6379/2`). Messages name it without its password.
+   */
   url: string;
-  /** Put in front of every key and channel, so two deployments can share one server. Default `"lw:"`. */
+  /**
+   * Put in front of every key and channel, so two deployments can share one server. Default `"lw:"`.
+   * Well-formed text: one holding an unpaired surrogate is refused (Redis would store it as U+FFFD).
+   */
   prefix?: string | undefined;
   /**
    * Told of every failure the store survives on its own: a lost connection, a write that will be
    * retried, events dropped because Redis stayed away too long. Never awaited; what it throws is
-   * ignored. Default: nothing.
+   * ignored, and so is what an `async` one rejects with. Default: nothing.
    */
   onError?: ((error: unknown) => void) | undefined;
   /**
@@ -93,18 +99,27 @@ function silent(resolved: Resolved, where: string, what: string): RedisStoreErro
 
 /**
  * A Redis URL as a message may name it: its password (`redis://user:password@host`) as `***`, and
- * without its query and fragment (`?password=…` is a form other clients read).
+ * without its query and fragment (`?password=…` is a form other clients read) or a path that is not
+ * a database number (`redis://u:1234/rest@host`, a password with a "/" not written %2F, parses as
+ * host `u`, port 1234 and a path holding the rest of it). A URL with no host whose text is more than
+ * a database number (`redis:/user:password@host`, one slash short; `redis:user:password@host`) is not
+ * shown at all: the parser reads its credentials as a path, so nothing in it can be told apart.
  */
 export function shownUrl(url: string): string {
+  let parsed: URL;
   try {
-    const parsed = new URL(url);
-    if (parsed.password !== "") parsed.password = "***";
-    parsed.search = "";
-    parsed.hash = "";
-    return parsed.href;
+    parsed = new URL(url);
   } catch {
     return "(a URL that does not parse)";
   }
+  const path = parsed.pathname;
+  const database = /^\/?\d*$/.test(path) ? path : "/…";
+  if (parsed.host === "" && database === "/…") {
+    return "(a URL with no host after its scheme, not shown: what follows may hold a password)";
+  }
+  const user = parsed.username;
+  const password = parsed.password === "" ? "" : ":***";
+  return `${parsed.protocol}//${user}${password}${user || password ? "@" : ""}${parsed.host}${database}`;
 }
 
 /** Checks the common options, throwing `RedisStoreError` (`invalid-option`) naming the bad one. */
@@ -116,7 +131,8 @@ export function resolveOptions(options: unknown, where: string): Resolved {
     );
   }
   const { url, prefix, onError, connectTimeoutMs } = options as Record<string, unknown>;
-  if (typeof url !== "string" || !/^rediss?:\/\//.test(url)) {
+  // A scheme is read whatever its case (`REDIS://`), as the client reads it.
+  if (typeof url !== "string" || !/^rediss?:\/\//i.test(url)) {
     throw new RedisStoreError(
       "invalid-option",
       `${where} needs \`url\` as a redis:// or rediss:// URL, and was given ${typeof url === "string" ? JSON.stringify(shownUrl(url)) : (JSON.stringify(url) ?? "nothing")}.`,
@@ -130,6 +146,15 @@ export function resolveOptions(options: unknown, where: string): Resolved {
     throw new RedisStoreError(
       "invalid-option",
       `${where} needs \`url\` as a URL that parses; this one does not.`,
+    );
+  }
+  // The client reads the path as the database number (`/2`), and throws a bare "Invalid pathname"
+  // from `createClient` for anything else (a password's "/" not written as %2F ends the host there).
+  if (!/^\/?\d*$/.test(parsed.pathname)) {
+    throw new RedisStoreError(
+      "invalid-option",
+      `${where}: \`url\` (${shownUrl(url)}) has a path that is not a database number: after the host and port, ` +
+        'write nothing or the database, as in redis://127.0.0.1:6379/2 (a "/" in a password is written %2F).',
     );
   }
   // The client decodes the user name and password (`decodeURIComponent`), throwing a bare "URI
@@ -150,6 +175,14 @@ export function resolveOptions(options: unknown, where: string): Resolved {
   if (prefix !== undefined && typeof prefix !== "string") {
     throw new RedisStoreError("invalid-option", `${where}: \`prefix\` must be a string when given.`);
   }
+  // Keys go to Redis as UTF-8, where an unpaired surrogate becomes U+FFFD: "a\uD800" and "a\uDC00"
+  // would be one prefix, two deployments reading each other's runs and latches.
+  if (prefix !== undefined && /\p{Cs}/u.test(prefix)) {
+    throw new RedisStoreError(
+      "invalid-option",
+      `${where}: \`prefix\` holds an unpaired UTF-16 surrogate, which Redis would store as U+FFFD, the same as any other: use well-formed text.`,
+    );
+  }
   if (onError !== undefined && typeof onError !== "function") {
     throw new RedisStoreError("invalid-option", `${where}: \`onError\` must be a function when given.`);
   }
@@ -161,7 +194,12 @@ export function resolveOptions(options: unknown, where: string): Resolved {
     connectTimeoutMs: bound,
     report: (error) => {
       try {
-        tell?.(error);
+        const told: unknown = tell?.(error);
+        // An `async` reporter throws by rejecting: left alone, that rejection is unhandled, and by
+        // default Node ends the process on it.
+        if (typeof (told as { then?: unknown } | undefined)?.then === "function") {
+          (told as PromiseLike<unknown>).then(undefined, () => {});
+        }
       } catch {
         // A reporter that throws must not take the store down with it.
       }

@@ -81,6 +81,32 @@ export async function openRouteLatches(
   /** This instance's mark on what it announces: its own announcements are not laid on again. */
   const self = randomBytes(9).toString("base64url");
   const states = new Map<string, RouteLatches>();
+  /**
+   * The servers in `states` by their digest, so what Redis says of one digest is laid on without a
+   * digest of every server held: a reload of 8 000 keys with the pool's 1 024 servers held took 18 s.
+   */
+  const basesById = new Map<string, Set<string>>();
+  /** The digest of each server in `states`. */
+  const heldIds = new Map<string, string>();
+  const holdState = (base: string, state: RouteLatches): void => {
+    if (!heldIds.has(base)) {
+      const id = idOf(base);
+      heldIds.set(base, id);
+      const bases = basesById.get(id);
+      if (bases) bases.add(base);
+      else basesById.set(id, new Set([base]));
+    }
+    states.set(base, state);
+  };
+  const dropState = (base: string): boolean => {
+    const id = heldIds.get(base);
+    if (id !== undefined) {
+      heldIds.delete(base);
+      const bases = basesById.get(id);
+      if (bases?.delete(base) && bases.size === 0) basesById.delete(id);
+    }
+    return states.delete(base);
+  };
   /** What Redis says about each server, by digest, until this instance meets the server itself. */
   const known = new Map<string, Fields>();
   /** The latch objects whose fields already share a change. */
@@ -192,7 +218,10 @@ export async function openRouteLatches(
 
   const receive = (id: string, fields: Fields): void => {
     known.set(id, { ...known.get(id), ...fields });
-    for (const [base, state] of states) if (idOf(base) === id) lay(state, fields);
+    for (const base of basesById.get(id) ?? []) {
+      const state = states.get(base);
+      if (state) lay(state, fields);
+    }
   };
 
   /** A server this instance has not met: made from what Redis knows of it, if anything. */
@@ -202,13 +231,13 @@ export async function openRouteLatches(
     const state = instrument(base, { neither: false, lmstudioGone: false, lmstudioMissUntil: 0 });
     instrumented.add(state);
     lay(state, fields);
-    states.set(base, state);
+    holdState(base, state);
     return state;
   };
 
   // Each read bounded, pipelined; an index entry whose key expired is dropped from the index.
   const reload = (): Promise<void> =>
-    readIndexedHashes({ writer, ask, indexKey, keyOf, retainMs }, (id, fields) =>
+    readIndexedHashes({ writer, ask, indexKey, keyOf, retainMs, report }, (id, fields) =>
       receive(id, Object.fromEntries(fields) as Fields),
     );
 
@@ -243,7 +272,7 @@ export async function openRouteLatches(
         instrumented.add(latches);
         share(base, latches);
       }
-      states.set(base, latches);
+      holdState(base, latches);
       return this;
     },
     delete(base) {
@@ -252,10 +281,12 @@ export async function openRouteLatches(
       // again by this instance. Learned again, it is shared again.
       known.delete(idOf(base));
       looked.delete(base);
-      return states.delete(base);
+      return dropState(base);
     },
     clear() {
       states.clear();
+      basesById.clear();
+      heldIds.clear();
       known.clear();
       looked.clear();
     },

@@ -8,8 +8,12 @@ const FINISHED: Result = Object.freeze({ done: true, value: undefined }) as Resu
 
 /** What a stream watcher needs from its bus. */
 export interface StreamWatcherHost {
-  /** A fresh connection of the watcher's own: `XREAD BLOCK` holds the connection it runs on. */
-  connect(): Promise<RedisConnection>;
+  /**
+   * A fresh connection of the watcher's own, not yet connected: `XREAD BLOCK` holds the connection
+   * it runs on. The watcher connects it, holding it first, so leaving while Redis is away stops
+   * its tries.
+   */
+  client(): RedisConnection;
   settings(): EventsSettings;
   detach(watcher: StreamWatcher): void;
   report(error: unknown): void;
@@ -79,11 +83,12 @@ type Entry = [string, string[]];
  * reader past every later event.
  */
 export function decode(entry: Entry): SequencedEvent | undefined {
-  const fields = entry[1];
-  const at = fields.indexOf("e");
-  if (at < 0 || at + 1 >= fields.length) return undefined;
+  // Read as field and value pairs: a value "e" of another field (an entry another process wrote)
+  // is not the field.
+  const json = fieldOf(entry, "e");
+  if (json === undefined) return undefined;
   try {
-    const event = JSON.parse(fields[at + 1] as string) as SequencedEvent;
+    const event = JSON.parse(json) as SequencedEvent;
     return typeof event?.seq === "number" && `${event.seq}-0` === entry[0] && typeof event.kind === "string"
       ? event
       : undefined;
@@ -376,7 +381,10 @@ export class StreamWatcher implements RedisEventStream {
     await Promise.resolve();
     if (this.closed) return;
     try {
-      this.conn = await this.host.connect();
+      // Held before it connects: a watcher left (or its bus closed) while Redis is away destroys
+      // it, which ends its tries; awaited as a result, it kept trying for as long as Redis was away.
+      this.conn = this.host.client();
+      await this.conn.connect();
       if (this.closed) {
         this.conn.destroy();
         return;

@@ -5,6 +5,7 @@ import {
   connectStore,
   type RedisConnection,
   type RedisOptions,
+  refusedForGood,
   resolveOptions,
 } from "./connection.js";
 import { RedisStoreError } from "./errors.js";
@@ -213,6 +214,13 @@ export interface IndexedKeys {
   keyOf: (id: string) => string;
   /** The retention a key without an expiry is given. */
   retainMs: number;
+  /** The store's `onError`: told of a tenant passed over (its key holds another type, or what it holds cannot be taken). */
+  report: (error: unknown) => void;
+}
+
+/** A key as a message names it: quoted, and cut past 200 characters. */
+function shownKey(key: string): string {
+  return JSON.stringify(key.length > 200 ? `${key.slice(0, 200)}…` : key);
 }
 
 /**
@@ -225,12 +233,26 @@ export interface IndexedKeys {
  * With each chunk it gives every key that has no expiry (written by an older version) the retention
  * `retainMs`; once every chunk is done, and only then, the index is given an expiry at least as long
  * when it has none or a shorter one, so it never expires before a key it names that had none.
+ *
+ * One tenant that cannot be read — its key holds another type (`WRONGTYPE`: another process wrote
+ * under the prefix), or `take` throws on what it holds (an id or a value no instance of this package
+ * writes) — is passed over and told to `report` (`RedisStoreError`, `refused`), and the others are
+ * read: it never fails the reload, and so every factory's start, on its own. Its index entry stays.
  */
 export async function readIndexed<T extends unknown[]>(
-  { writer, ask, indexKey, keyOf, retainMs }: IndexedKeys,
+  { writer, ask, indexKey, keyOf, retainMs, report }: IndexedKeys,
   read: (id: string) => Promise<T>,
   take: (id: string, answer: T) => void,
 ): Promise<void> {
+  const passedOver = (id: string, cause: unknown): void =>
+    report(
+      new RedisStoreError(
+        "refused",
+        `Redis key ${shownKey(keyOf(id))} (indexed in ${shownKey(indexKey)}) holds what this store cannot read ` +
+          `(${cause instanceof Error ? cause.message : String(cause)}): it was passed over, and the other tenants were read.`,
+        { cause },
+      ),
+    );
   const ids = await ask<string[]>(["SMEMBERS", indexKey]);
   const gone: string[] = [];
   let given = 0;
@@ -238,14 +260,30 @@ export async function readIndexed<T extends unknown[]>(
     const chunk = ids.slice(start, start + CHUNK);
     // On the same connection as the reads, so bounded with them: a silent Redis fails the reads.
     const [answers, retained] = await Promise.all([
-      Promise.all(chunk.map(read)),
+      Promise.all(
+        chunk.map((id) =>
+          read(id).catch((error: unknown) => {
+            // Redis's answer, which reading again cannot change: this tenant only is passed over.
+            if (!refusedForGood(error)) throw error;
+            passedOver(id, error);
+            return undefined;
+          }),
+        ),
+      ),
       runScript<number>(writer, RETAIN_SCRIPT, chunk.map(keyOf), [String(retainMs)]),
     ]);
     given += retained;
     chunk.forEach((id, i) => {
-      const answer = answers[i] as T;
+      const answer = answers[i];
+      if (answer === undefined) return;
       if (answer.length === 0) gone.push(id);
-      else take(id, answer);
+      else {
+        try {
+          take(id, answer);
+        } catch (error) {
+          passedOver(id, error);
+        }
+      }
     });
   }
   if (given > 0) await runScript(writer, INDEX_RETAIN_SCRIPT, [indexKey], [String(retainMs)]);
