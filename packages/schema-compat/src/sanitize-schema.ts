@@ -70,6 +70,15 @@ type RefCounts = ReadonlyMap<string, number>;
  */
 export const MAX_EXPANDED_NODES = 20_000;
 
+/**
+ * The largest magnitude an integer bound keeps as a keyword (10^15, fifteen digits). llama.cpp
+ * (b9749) builds an integer range into a grammar of at most sixteen digits: a one-sided bound of
+ * sixteen digits or more (`minimum: 1e16`, `maximum: -9007199254740991`) hangs or kills the server,
+ * and one past 2^63 or written with an exponent is a 400. Past it, the bound goes into the
+ * description; zod's `z.int()` limits (±`Number.MAX_SAFE_INTEGER`) say only "an integer" and go.
+ */
+export const INTEGER_BOUND_LIMIT = 1e15;
+
 /** Enum values OpenAI strict mode takes across one schema. */
 const ENUM_LIMIT = 1000;
 /** Above this many string values, one enum's values may total at most {@link LARGE_ENUM_CHARS}. */
@@ -745,10 +754,16 @@ function buildType(
       // Draft 4 spelled exclusive bounds as booleans beside minimum and maximum.
       if (exclusiveMinimum === true && finite(minimum)) [exclusiveMinimum, minimum] = [minimum, undefined];
       if (exclusiveMaximum === true && finite(maximum)) [exclusiveMaximum, maximum] = [maximum, undefined];
-      if (finite(minimum)) out.minimum = minimum;
-      if (finite(maximum)) out.maximum = maximum;
-      if (finite(exclusiveMinimum)) out.exclusiveMinimum = exclusiveMinimum;
-      if (finite(exclusiveMaximum)) out.exclusiveMaximum = exclusiveMaximum;
+      const bounds = { minimum, maximum, exclusiveMinimum, exclusiveMaximum };
+      for (const [key, value] of Object.entries(bounds)) {
+        if (!finite(value)) continue;
+        if (type === "number" || Math.abs(value) < INTEGER_BOUND_LIMIT) setKey(out, key, value);
+        else if (
+          !(key === "minimum" && value === -Number.MAX_SAFE_INTEGER) &&
+          !(key === "maximum" && value === Number.MAX_SAFE_INTEGER)
+        )
+          notes.push((BOUND_NOTES[key] as (v: unknown) => string)(value));
+      }
       if (finite(schema.multipleOf) && schema.multipleOf > 0) out.multipleOf = schema.multipleOf;
       return out;
     }

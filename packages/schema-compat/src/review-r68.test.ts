@@ -1,0 +1,64 @@
+import { describe, expect, it } from "vitest";
+import { checkStrictSchema } from "./check-strict.js";
+import { INTEGER_BOUND_LIMIT, relaxSchema, sanitizeSchema } from "./sanitize-schema.js";
+
+/** The sanitized schema of a root object with one required parameter `v` of schema `v`. */
+function sanitizedParameter(v: unknown): Record<string, unknown> {
+  const out = sanitizeSchema({ type: "object", properties: { v }, required: ["v"] });
+  return (out.properties as Record<string, Record<string, unknown>>).v as Record<string, unknown>;
+}
+
+describe("an integer bound llama.cpp cannot build a range for goes into the description (r68)", () => {
+  // Sent as keywords, each of these hung llama.cpp b9749 (a core at 100% past the request's end),
+  // killed it, or was a 400 "At least one of min_value or max_value must be set".
+  const HOSTILE: [keyword: string, value: number, note: string][] = [
+    ["minimum", 1e16, "At least 10000000000000000."],
+    ["minimum", 5e15, "At least 5000000000000000."],
+    ["maximum", -9007199254740991, "At most -9007199254740991."],
+    ["maximum", 1e19, "At most 10000000000000000000."],
+    ["maximum", -(2 ** 63) + 1024, "At most -9223372036854775000."],
+    ["exclusiveMaximum", 2 ** 63, "Less than 9223372036854776000."],
+    ["minimum", 1e300, "At least 1e+300."],
+    ["exclusiveMinimum", -1e21, "More than -1e+21."],
+  ];
+
+  it.each(HOSTILE)("integer %s %d is written in words, not as the keyword", (keyword, value, note) => {
+    const v = sanitizedParameter({ type: "integer", [keyword]: value, description: "A count" });
+    expect(v).toEqual({ type: "integer", description: `A count. ${note}` });
+    expect(checkStrictSchema(sanitizeSchema({ type: "object", properties: { v } }))).toEqual([]);
+  });
+
+  it("keeps a bound of fifteen digits, and a number's bounds of any size", () => {
+    const limit = INTEGER_BOUND_LIMIT - 1;
+    expect(sanitizedParameter({ type: "integer", minimum: limit, maximum: -limit })).toEqual({
+      type: "integer",
+      minimum: limit,
+      maximum: -limit,
+    });
+    expect(sanitizedParameter({ type: "number", minimum: 1e16, exclusiveMaximum: 1e300 })).toEqual({
+      type: "number",
+      minimum: 1e16,
+      exclusiveMaximum: 1e300,
+    });
+  });
+
+  it("drops zod's z.int() limits (±Number.MAX_SAFE_INTEGER), which say only that it is an integer", () => {
+    const zodInt = { type: "integer", minimum: -9007199254740991, maximum: 9007199254740991 };
+    expect(sanitizedParameter(zodInt)).toEqual({ type: "integer" });
+    const positive = { type: "integer", exclusiveMinimum: 0, maximum: 9007199254740991 };
+    expect(sanitizedParameter(positive)).toEqual({ type: "integer", exclusiveMinimum: 0 });
+  });
+
+  it("checkStrictSchema names such a bound; the relaxed form and a second pass agree", () => {
+    const raw = { type: "object", properties: { v: { type: "integer", minimum: 1e16 } }, required: ["v"] };
+    expect(checkStrictSchema({ ...raw, additionalProperties: false })).toEqual([
+      {
+        path: "/properties/v",
+        message: expect.stringContaining("integer minimum of 1000000000000000 or more"),
+      },
+    ]);
+    const once = sanitizeSchema(raw);
+    expect(sanitizeSchema(once)).toEqual(once);
+    expect(relaxSchema(raw)).toEqual(relaxSchema(once));
+  });
+});
