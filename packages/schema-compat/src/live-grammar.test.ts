@@ -12,6 +12,7 @@
  */
 import { type LiveServer, liveServerPath, startLive } from "@loopwright/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { LONE_HALVES } from "../test-support/lone-halves.js";
 import { sanitizeSchema } from "./sanitize-schema.js";
 
 if (!liveServerPath)
@@ -177,6 +178,20 @@ const R9: [source: string, kept: string | undefined][] = [
           new Promise((resolve) => setTimeout(() => resolve("no answer in 15 s"), 15_000)),
         ]);
         expect({ bound, answer }).toEqual({ bound, answer: { status: 200, message: "" } });
+      }
+    });
+
+    it("takes text holding a lone surrogate once sanitizeSchema has written it (r68); raw, a 500", async () => {
+      for (const [where, v] of LONE_HALVES) {
+        const raw = { type: "object", properties: { v }, required: ["v"], additionalProperties: false };
+        expect({ where, raw: await send(raw) }).toEqual({
+          where,
+          raw: { status: 500, message: expect.stringMatching(/surrogate/) },
+        });
+        expect({ where, sanitized: await send(sanitizeSchema(raw)) }).toEqual({
+          where,
+          sanitized: { status: 200, message: "" },
+        });
       }
     });
 

@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
+import { LONE_HALVES } from "../test-support/lone-halves.js";
 import { checkStrictSchema } from "./check-strict.js";
 import { INTEGER_BOUND_LIMIT, relaxSchema, sanitizeSchema } from "./sanitize-schema.js";
+import { relaxTools, sanitizeTools } from "./sanitize-tools.js";
 
 /** The sanitized schema of a root object with one required parameter `v` of schema `v`. */
 function sanitizedParameter(v: unknown): Record<string, unknown> {
@@ -60,5 +62,55 @@ describe("an integer bound llama.cpp cannot build a range for goes into the desc
     const once = sanitizeSchema(raw);
     expect(sanitizeSchema(once)).toEqual(once);
     expect(relaxSchema(raw)).toEqual(relaxSchema(once));
+  });
+});
+
+const HALF = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** True when a key or a string anywhere in a JSON value holds half a surrogate pair alone. */
+function escapesAHalf(json: string): boolean {
+  let lone = false;
+  JSON.parse(json, (key, value) => {
+    if (HALF.test(key) || (typeof value === "string" && HALF.test(value))) lone = true;
+    return value;
+  });
+  return lone;
+}
+
+describe("no lone surrogate reaches the sanitized schema (r68)", () => {
+  it.each(LONE_HALVES)(
+    "%s holding one is written U+FFFD, or listed as an escape in the description",
+    (_, v) => {
+      const schema = { type: "object", properties: { v }, required: ["v"] };
+      for (const out of [sanitizeSchema(schema), relaxSchema(schema)]) {
+        const json = JSON.stringify(out);
+        expect(escapesAHalf(json), json).toBe(false);
+        expect(sanitizeSchema(out)).toEqual(sanitizeSchema(sanitizeSchema(out)));
+      }
+    },
+  );
+
+  it("keeps a well-formed pair, and lists an enum with a lone half in words with its exact values", () => {
+    expect(sanitizedParameter({ type: "string", description: "Pick one 🙂 or \uD83D" })).toEqual({
+      type: "string",
+      description: "Pick one 🙂 or \uFFFD",
+    });
+    expect(sanitizedParameter({ type: "string", enum: ["a\uD83D", "b"] })).toEqual({
+      type: "string",
+      description: 'One of: "a\\ud83d", "b".',
+    });
+  });
+
+  it("sanitizeTools and relaxTools write a lone half in a tool's description U+FFFD, short or cut", () => {
+    const long = `${"word ".repeat(300)}\uDE00 end`;
+    for (const fn of [sanitizeTools, relaxTools]) {
+      const [short, cut] = fn([
+        { type: "function", function: { name: "a", description: "ends \uD83D", parameters: {} } },
+        { type: "function", function: { name: "b", description: long, parameters: {} } },
+      ]);
+      expect(short?.type === "function" && short.function.description).toBe("ends \uFFFD");
+      expect(escapesAHalf(JSON.stringify(cut))).toBe(false);
+      expect(JSON.stringify(cut)).toContain("\uFFFD end");
+    }
   });
 });

@@ -182,18 +182,36 @@ export function resolvePointer(root: unknown, ref: string): unknown {
   return node;
 }
 
+/** Half a surrogate pair without its other half. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+const LONE_SURROGATES = new RegExp(LONE_SURROGATE.source, "g");
+
+/** Whether a value is a string holding half a surrogate pair alone (a cut emoji). */
+export function hasLoneSurrogate(value: unknown): boolean {
+  return typeof value === "string" && LONE_SURROGATE.test(value);
+}
+
+/**
+ * `text` with each lone surrogate written U+FFFD: a request holding one, even escaped, is refused
+ * whole by a server reading UTF-8 (llama.cpp answers a 500 before it reads the tools).
+ */
+export function wellFormed(text: string): string {
+  return text.replace(LONE_SURROGATES, "\uFFFD");
+}
+
 /** Joins a description and the notes about what was moved out of the schema. */
 function describe(base: unknown, notes: readonly string[]): string | undefined {
-  const text = typeof base === "string" && base.trim() !== "" ? base : undefined;
+  const text = typeof base === "string" && base.trim() !== "" ? wellFormed(base) : undefined;
   if (notes.length === 0) return text;
-  const joined = notes.join(" ");
+  const joined = wellFormed(notes.join(" "));
   if (!text) return joined;
   return `${text}${/[.!?:]\s*$/.test(text) ? "" : "."} ${joined}`;
 }
 
 function baseDescription(schema: Raw): string | undefined {
-  if (typeof schema.description === "string" && schema.description.trim() !== "") return schema.description;
-  if (typeof schema.title === "string" && schema.title.trim() !== "") return schema.title;
+  if (typeof schema.description === "string" && schema.description.trim() !== "")
+    return wellFormed(schema.description);
+  if (typeof schema.title === "string" && schema.title.trim() !== "") return wellFormed(schema.title);
   return undefined;
 }
 
@@ -693,7 +711,9 @@ function keepEnum(
   const cost = values.length + (values.includes(null) ? 0 : 1);
   const chars = values.reduce<number>((n, v) => n + (typeof v === "string" ? v.length : 0), 0);
   const tooLarge = values.length > LARGE_ENUM_COUNT && chars > LARGE_ENUM_CHARS;
-  if (!tooLarge && cost <= ctx.enumBudget) {
+  // A value holding half a surrogate pair cannot be sent as a keyword (llama.cpp refuses the whole
+  // request); in the description JSON.stringify writes it as an escape, which any server reads.
+  if (!tooLarge && cost <= ctx.enumBudget && !values.some(hasLoneSurrogate)) {
     ctx.enumBudget -= cost;
     return true;
   }
