@@ -13,6 +13,7 @@
 import { type LiveServer, liveServerPath, startLive } from "@loopwright/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LONE_HALVES } from "../test-support/lone-halves.js";
+import { isGrammarError } from "./grammar-error.js";
 import { sanitizeSchema } from "./sanitize-schema.js";
 
 if (!liveServerPath)
@@ -179,6 +180,11 @@ const R9: [source: string, kept: string | undefined][] = [
         ]);
         expect({ bound, answer }).toEqual({ bound, answer: { status: 200, message: "" } });
       }
+      // Sent raw, the one that does not hang or kill the server is refused as a grammar error.
+      const raw = { type: "object", properties: { v: { type: "integer", minimum: 1e300 } }, required: ["v"] };
+      const { status, message } = await send(raw);
+      expect(status).toBe(400);
+      expect(isGrammarError({ status, error: { message } })).toBe(true);
     });
 
     it("takes text holding a lone surrogate once sanitizeSchema has written it (r68); raw, a 500", async () => {
