@@ -1,0 +1,80 @@
+/**
+ * r68 review, over HTTP against the testkit: no half of a surrogate pair alone (a host's cut inside
+ * an emoji) reaches the server in a side task's body. llama.cpp refuses such a request whole with a
+ * 500, so a summary or a title was lost over one character (live.test.ts shows the real server).
+ */
+import { startServer, type TestServer } from "@loopwright/testkit";
+import { afterEach, describe, expect, it } from "vitest";
+import { bodies, isolated, systemContent, userContent } from "../test/wire.js";
+import { ask, askJson } from "./ask.js";
+import { summariser } from "./summariser.js";
+
+let server: TestServer | undefined;
+afterEach(() => server?.close());
+
+const HALF = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** Every string and key of a JSON value. */
+function strings(value: unknown, into: string[] = []): string[] {
+  if (typeof value === "string") into.push(value);
+  else if (Array.isArray(value)) for (const v of value) strings(v, into);
+  else if (typeof value === "object" && value !== null)
+    for (const [k, v] of Object.entries(value)) {
+      into.push(k);
+      strings(v, into);
+    }
+  return into;
+}
+
+describe("a lone surrogate in a side task's text is sent as U+FFFD (r68)", () => {
+  it("ask: in the system prompt, the user turn and its text parts; a whole emoji is kept", async () => {
+    server = await startServer({ replies: [{ content: "ok" }, { content: "ok" }] });
+    const endpoint = { baseUrl: server.baseUrl };
+    await ask(endpoint, "small", "Be brief \uDE00.", "Title 🙂 this \uD83D", isolated());
+    await ask(
+      endpoint,
+      "small",
+      "",
+      [
+        { type: "text", text: "cut \uD83D" },
+        { type: "image_url", image_url: { url: "data:image/png;base64,AAAA" } },
+      ],
+      isolated(),
+    );
+    const [first, second] = bodies(server);
+    expect(systemContent(first as Record<string, unknown>)).toBe("Be brief \uFFFD.");
+    expect(userContent(first as Record<string, unknown>)).toBe("Title 🙂 this \uFFFD");
+    expect(userContent(second as Record<string, unknown>)).toEqual([
+      { type: "text", text: "cut \uFFFD" },
+      { type: "image_url", image_url: { url: "data:image/png;base64,AAAA" } },
+    ]);
+  });
+
+  it("askJson and the summariser: nothing in the body holds a lone half", async () => {
+    server = await startServer({
+      replies: [{ content: '{"a":"x"}' }, { content: "Notes: the user said hi." }],
+    });
+    const endpoint = { baseUrl: server.baseUrl };
+    const schema = { type: "object", properties: { a: { type: "string", description: "cut \uD83D" } } };
+    expect(await askJson(endpoint, "small", "Answer \uDE00", "q \uD83D", schema, isolated())).toEqual({
+      a: "x",
+    });
+    const summarise = summariser(endpoint, "small", isolated());
+    const long = `${"word ".repeat(2000)}\uD83D`;
+    await summarise(
+      [
+        { role: "user", content: `hi \uD83D ${long}` },
+        { role: "assistant", content: "", tool_calls: [{ function: { name: "f\uDE00", arguments: "{}" } }] },
+        { role: "tool", content: "\uDE00 done", tool_call_id: "1" },
+      ],
+      "earlier \uD83D",
+    );
+    const sent = bodies(server);
+    expect(sent).toHaveLength(2);
+    for (const body of sent) {
+      const lone = strings(body).filter((s) => HALF.test(s));
+      expect(lone).toEqual([]);
+    }
+    expect(strings(sent[1]).some((s) => s.includes("\uFFFD"))).toBe(true);
+  });
+});
