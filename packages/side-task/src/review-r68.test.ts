@@ -8,6 +8,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { bodies, isolated, systemContent, userContent } from "../test/wire.js";
 import { ask, askJson } from "./ask.js";
 import { summariser } from "./summariser.js";
+import { taskCall } from "./task-call.js";
 
 let server: TestServer | undefined;
 afterEach(() => server?.close());
@@ -76,5 +77,32 @@ describe("a lone surrogate in a side task's text is sent as U+FFFD (r68)", () =>
       expect(lone).toEqual([]);
     }
     expect(strings(sent[1]).some((s) => s.includes("\uFFFD"))).toBe(true);
+  });
+});
+
+describe("taskCall's hint for an endpoint written as a string (r68)", () => {
+  it.each([
+    ["a password in the URL", "http://user:s3cret-key@llm.internal:8080/v1", "s3cret-key"],
+    ["a key in the query", "https://llm.example/v1?api_key=sk-live-abcdef123456", "sk-live-abcdef123456"],
+    [
+      "a key cut at the 80 characters shown",
+      `https://llm.example/${"v".repeat(40)}?key=sk-live-abcdef123456`,
+      "sk-live",
+    ],
+  ])("never shows %s", (_, url, secret) => {
+    let message = "";
+    try {
+      taskCall({ endpoint: url as never }, {}, { baseUrl: "http://127.0.0.1:8080/v1" });
+    } catch (error) {
+      message = (error as Error).message;
+    }
+    expect(message).toMatch(/was a string\. Write it as \{ baseUrl: "http/);
+    expect(message).not.toContain(secret);
+  });
+
+  it("still shows a URL without credentials as written", () => {
+    expect(() => taskCall({ endpoint: "http://127.0.0.1:8080/v1" as never })).toThrow(
+      'Write it as { baseUrl: "http://127.0.0.1:8080/v1" }.',
+    );
   });
 });

@@ -1,4 +1,4 @@
-import { type Endpoint, resolveApiKey } from "@loopwright/client";
+import { type Endpoint, redactor, resolveApiKey } from "@loopwright/client";
 import type { SideTaskOptions } from "./call.js";
 import { describeValue, isPlainObject, SideTaskError } from "./errors.js";
 
@@ -142,9 +142,12 @@ function checkTaskEndpoint(own: unknown): asserts own is TaskEndpoint {
   const lead =
     "taskCall: the task's endpoint must be { baseUrl, apiKey?, headers?, requestTimeoutSeconds?, firstTokenSeconds? }";
   if (!isPlainObject(own)) {
+    // The URL as the host wrote it, but never its credentials (a password, an ?api_key=): an error
+    // is logged and shown. Redacted whole, then cut, so a cut cannot leave half a key unrecognised.
+    const shown = typeof own === "string" ? redactor({ baseUrl: own })(own) : "";
     const hint =
-      typeof own === "string" && own.trim() !== ""
-        ? ` Write it as { baseUrl: ${JSON.stringify(own.length <= 80 ? own : `${own.slice(0, 80)}…`)} }.`
+      shown.trim() !== ""
+        ? ` Write it as { baseUrl: ${JSON.stringify(shown.length <= 80 ? shown : `${shown.slice(0, 80)}…`)} }.`
         : "";
     throw new SideTaskError("invalid-input", `${lead}, and was ${describeValue(own)}.${hint}`);
   }
