@@ -3,6 +3,7 @@
  * an emoji) reaches the server in a side task's body. llama.cpp refuses such a request whole with a
  * 500, so a summary or a title was lost over one character (live.test.ts shows the real server).
  */
+import { type MessageLike, planCompaction, runCompaction } from "@loopwright/ledger";
 import { startServer, type TestServer } from "@loopwright/testkit";
 import { afterEach, describe, expect, it } from "vitest";
 import { bodies, isolated, systemContent, userContent } from "../test/wire.js";
@@ -104,5 +105,65 @@ describe("taskCall's hint for an endpoint written as a string (r68)", () => {
     expect(() => taskCall({ endpoint: "http://127.0.0.1:8080/v1" as never })).toThrow(
       'Write it as { baseUrl: "http://127.0.0.1:8080/v1" }.',
     );
+  });
+});
+
+describe("the summariser honours the compaction's signal in the shape it is typed as (r68)", () => {
+  /** A run long enough that planCompaction folds a stretch of it. */
+  function run(): MessageLike[] {
+    const messages: MessageLike[] = [{ role: "system", content: "You are a build assistant." }];
+    for (let i = 0; i < 6; i++) {
+      messages.push({ role: "user", content: `Question ${i}: check the log of job ${i}.` });
+      messages.push({ role: "assistant", content: `Job ${i}: ${"ok ".repeat(300)}` });
+    }
+    return messages;
+  }
+
+  it("sends nothing for a signal { aborted: true } that is not an AbortSignal, as for one that is", async () => {
+    server = await startServer({ replies: [{ content: "Notes." }, { content: "Notes." }] });
+    const notices: string[] = [];
+    const summarise = summariser({ baseUrl: server.baseUrl }, "small", {
+      ...isolated(),
+      onNotice: (m) => notices.push(m),
+    });
+    const messages = run();
+    const plan = planCompaction(messages, { limit: 4000, used: 3900 }) as NonNullable<
+      ReturnType<typeof planCompaction>
+    >;
+    await expect(
+      runCompaction(messages, plan, summarise, { signal: { aborted: true } }),
+    ).resolves.toBeUndefined();
+    expect(server.chatRequests).toHaveLength(0);
+    expect(notices).toEqual([expect.stringMatching(/abandoned by the caller's signal/)]);
+  });
+
+  it("asks no second time once such a signal has fired during the first request", async () => {
+    server = await startServer({
+      replies: [
+        {
+          type: "error",
+          status: 400,
+          body: {
+            error: {
+              code: 400,
+              message: "the request exceeds the available context size, try increasing it",
+              type: "exceed_context_size_error",
+              n_prompt_tokens: 5000,
+              n_ctx: 4096,
+            },
+          },
+        },
+        { content: "Notes." },
+      ],
+    });
+    const summarise = summariser({ baseUrl: server.baseUrl }, "small", isolated());
+    // Fires once the first request has reached the server.
+    const signal = {
+      get aborted() {
+        return (server?.chatRequests.length ?? 0) > 0;
+      },
+    };
+    await expect(summarise(run(), undefined, signal)).resolves.toBeUndefined();
+    expect(server.chatRequests).toHaveLength(1);
   });
 });
