@@ -187,6 +187,37 @@ const R9: [source: string, kept: string | undefined][] = [
       expect(isGrammarError({ status, error: { message } })).toBe(true);
     });
 
+    it("holds an integer to its fractional bounds as the whole ones they mean (r68; it wrote 1 for minimum 1.5)", async () => {
+      const schema = sanitizeSchema({
+        type: "object",
+        properties: { v: { type: "integer", minimum: 1.5, maximum: 2.5 } },
+        required: ["v"],
+      });
+      const written: unknown[] = [];
+      for (let seed = 0; seed < 10; seed++) {
+        const response = await fetch(`${server.baseUrl}/chat/completions`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({
+            model: "tiny",
+            messages: [{ role: "user", content: "Give v." }],
+            response_format: { type: "json_schema", json_schema: { name: "a", schema } },
+            max_tokens: 40,
+            temperature: 1,
+            seed,
+          }),
+        });
+        const body = (await response.json()) as { choices?: { message?: { content?: string } }[] };
+        try {
+          written.push((JSON.parse(body.choices?.[0]?.message?.content ?? "") as { v: unknown }).v);
+        } catch {
+          // Cut off at the ceiling: nothing to read.
+        }
+      }
+      expect(written.length).toBeGreaterThan(2);
+      expect(written.filter((v) => v !== 2)).toEqual([]);
+    });
+
     it("takes text holding a lone surrogate once sanitizeSchema has written it (r68); raw, a 500", async () => {
       for (const [where, v] of LONE_HALVES) {
         const raw = { type: "object", properties: { v }, required: ["v"], additionalProperties: false };

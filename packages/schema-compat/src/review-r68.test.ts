@@ -114,3 +114,42 @@ describe("no lone surrogate reaches the sanitized schema (r68)", () => {
     }
   });
 });
+
+describe("an integer's fractional bound is the whole bound it means (r68)", () => {
+  it.each([
+    [
+      { minimum: 1.5, maximum: 2.5 },
+      { minimum: 2, maximum: 2 },
+    ],
+    [
+      { minimum: -1.5, maximum: -0.5 },
+      { minimum: -1, maximum: -1 },
+    ],
+    [
+      { exclusiveMinimum: -0.5, exclusiveMaximum: 0.5 },
+      { minimum: 0, maximum: 0 },
+    ],
+    [{ minimum: 3, exclusiveMinimum: 2.5 }, { minimum: 3 }],
+    [
+      { minimum: 1, exclusiveMinimum: 2.5, exclusiveMaximum: 9 },
+      { minimum: 3, exclusiveMaximum: 9 },
+    ],
+    [{ minimum: 1.5, exclusiveMinimum: true }, { minimum: 2 }],
+    [
+      { exclusiveMinimum: 0, maximum: 10 },
+      { exclusiveMinimum: 0, maximum: 10 },
+    ],
+  ])("%o becomes %o", (given, kept) => {
+    const v = sanitizedParameter({ type: "integer", ...given });
+    expect(v).toEqual({ type: "integer", ...kept });
+    expect(Object.is(v.minimum, -0) || Object.is(v.maximum, -0)).toBe(false);
+  });
+
+  it("leaves a number's fractional bounds as they are", () => {
+    expect(sanitizedParameter({ type: "number", minimum: 1.5, exclusiveMaximum: 2.5 })).toEqual({
+      type: "number",
+      minimum: 1.5,
+      exclusiveMaximum: 2.5,
+    });
+  });
+});

@@ -774,6 +774,13 @@ function buildType(
       // Draft 4 spelled exclusive bounds as booleans beside minimum and maximum.
       if (exclusiveMinimum === true && finite(minimum)) [exclusiveMinimum, minimum] = [minimum, undefined];
       if (exclusiveMaximum === true && finite(maximum)) [exclusiveMaximum, maximum] = [maximum, undefined];
+      if (type === "integer")
+        [minimum, maximum, exclusiveMinimum, exclusiveMaximum] = wholeBounds(
+          minimum,
+          maximum,
+          exclusiveMinimum,
+          exclusiveMaximum,
+        );
       const bounds = { minimum, maximum, exclusiveMinimum, exclusiveMaximum };
       for (const [key, value] of Object.entries(bounds)) {
         if (!finite(value)) continue;
@@ -793,6 +800,37 @@ function buildType(
       return out;
     }
   }
+}
+
+/**
+ * An integer's bounds as whole numbers, with the same integers inside: a fractional `minimum` up
+ * (`1.5` → `2`), a fractional `maximum` down, a fractional exclusive bound the inclusive whole one
+ * it means (`exclusiveMinimum: -0.5` → `minimum: 0`, the larger of the two where both are given).
+ * llama.cpp reads an integer's bound as a whole number cut toward zero, so `minimum: 1.5` let the
+ * model write `1`, and `exclusiveMinimum: -0.5` kept it from writing `0`.
+ */
+function wholeBounds(
+  minimum: unknown,
+  maximum: unknown,
+  exclusiveMinimum: unknown,
+  exclusiveMaximum: unknown,
+): [unknown, unknown, unknown, unknown] {
+  // `+ 0` writes -0 (Math.ceil(-0.5)) as 0.
+  let low = finite(minimum) ? Math.ceil(minimum) + 0 : minimum;
+  let high = finite(maximum) ? Math.floor(maximum) + 0 : maximum;
+  let exclusiveLow = exclusiveMinimum;
+  let exclusiveHigh = exclusiveMaximum;
+  if (finite(exclusiveMinimum) && !Number.isInteger(exclusiveMinimum)) {
+    const whole = Math.ceil(exclusiveMinimum) + 0;
+    low = finite(low) ? Math.max(low, whole) : whole;
+    exclusiveLow = undefined;
+  }
+  if (finite(exclusiveMaximum) && !Number.isInteger(exclusiveMaximum)) {
+    const whole = Math.floor(exclusiveMaximum) + 0;
+    high = finite(high) ? Math.min(high, whole) : whole;
+    exclusiveHigh = undefined;
+  }
+  return [low, high, exclusiveLow, exclusiveHigh];
 }
 
 function buildObject(schema: Raw, ctx: Context, depth: number, refs: RefCounts, notes: string[]): JsonSchema {
