@@ -8,6 +8,7 @@ import { startServer, type TestServer } from "@loopwright/testkit";
 import { afterEach, describe, expect, it } from "vitest";
 import { bodies, isolated, systemContent, userContent } from "../test/wire.js";
 import { ask, askJson } from "./ask.js";
+import { SideTaskError } from "./errors.js";
 import { summariser } from "./summariser.js";
 import { taskCall } from "./task-call.js";
 
@@ -165,5 +166,32 @@ describe("the summariser honours the compaction's signal in the shape it is type
     };
     await expect(summarise(run(), undefined, signal)).resolves.toBeUndefined();
     expect(server.chatRequests).toHaveLength(1);
+  });
+});
+
+describe("taskCall refuses an extraBody that is not an object (r68)", () => {
+  it.each([
+    [{ extraBody: "seed=4" }, {}, /the task's extraBody must be an object of body fields, and was a string/],
+    [{ extraBody: ["top_k", 40] }, {}, /the task's extraBody must be an object .* was an array/],
+    [{}, { extraBody: "x" }, /options\.extraBody must be an object .* was a string/],
+    [{ extraBody: { seed: 4 } }, { extraBody: 5 }, /options\.extraBody must be an object .* was number 5/],
+  ])("%o over %o", (task, options, message) => {
+    let error: unknown;
+    try {
+      taskCall(task as never, options as never, { baseUrl: "http://127.0.0.1:8080/v1" });
+    } catch (caught) {
+      error = caught;
+    }
+    expect(SideTaskError.isInstance(error) && error.code).toBe("invalid-input");
+    expect((error as Error).message).toMatch(message);
+  });
+
+  it("still lays an object over the host's, key by key", () => {
+    const call = taskCall(
+      { extraBody: { seed: 4 } },
+      { extraBody: { top_k: 40, seed: 1 } },
+      { baseUrl: "http://h/v1" },
+    );
+    expect(call.options.extraBody).toEqual({ top_k: 40, seed: 4 });
   });
 });

@@ -70,7 +70,9 @@ function pickEndpoint(fields: TaskEndpoint, baseUrl: string, apiKey: string | un
  * (`invalid-input`) when neither the task nor `agent` gives an endpoint, or for settings that are
  * not an object, or for a task endpoint that is stated but cannot be read (a URL string, an
  * object without a non-empty string `baseUrl` — `baseURL` as the `openai` SDK spells it included):
- * such an endpoint is never replaced by the agent's.
+ * such an endpoint is never replaced by the agent's. A URL string's credentials are redacted in the
+ * message. Also throws `invalid-input` for an `extraBody` (the task's or the options') that is not
+ * an object.
  */
 export function taskCall(
   task: TaskSettings | undefined,
@@ -127,6 +129,19 @@ export function taskCall(
   if (stated.maxTokens != null) merged.maxTokens = stated.maxTokens;
   if (stated.temperature != null) merged.temperature = stated.temperature;
   if (stated.reasoningEffort != null) merged.reasoningEffort = stated.reasoningEffort;
+  // Spread, a string or an array would become fields "0", "1", … sent to the server: refused here,
+  // as ask refuses one handed to it directly.
+  for (const [extra, whose] of [
+    [stated.extraBody, "the task's extraBody"],
+    [hostOptions.extraBody, "options.extraBody"],
+  ] as const) {
+    if (extra != null && !isPlainObject(extra)) {
+      throw new SideTaskError(
+        "invalid-input",
+        `taskCall: ${whose} must be an object of body fields, and was ${describeValue(extra)}.`,
+      );
+    }
+  }
   if (stated.extraBody != null || hostOptions.extraBody != null) {
     merged.extraBody = { ...hostOptions.extraBody, ...stated.extraBody };
   }
