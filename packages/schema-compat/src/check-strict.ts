@@ -1,5 +1,6 @@
 import { STRICT_FORMATS, STRICT_KEYWORDS, STRICT_MAX_DEPTH, TYPE_NAMES } from "./keywords.js";
 import { isGrammarSafePattern, REPETITION_LIMIT } from "./pattern.js";
+import { INTEGER_BOUND_LIMIT } from "./sanitize-schema.js";
 
 /** One way a schema falls outside the strict subset: where (a JSON pointer) and what. */
 export interface StrictSchemaIssue {
@@ -91,6 +92,10 @@ function walk(
     if (schema[key] === undefined) continue;
     if (type !== "number" && type !== "integer") report(`uses ${key} on a ${type}`);
     if (typeof schema[key] !== "number" || !Number.isFinite(schema[key])) report(`has a non-numeric ${key}`);
+    else if (type === "integer" && Math.abs(schema[key] as number) >= INTEGER_BOUND_LIMIT)
+      report(
+        `has an integer ${key} of ${INTEGER_BOUND_LIMIT} or more in size, which llama.cpp cannot build a range for`,
+      );
   }
   if (typeof schema.multipleOf === "number" && !(schema.multipleOf > 0))
     report("has a multipleOf that is not > 0");

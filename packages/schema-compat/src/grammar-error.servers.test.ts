@@ -30,6 +30,17 @@ const REFUSALS: Array<[source: string, status: number, error: Record<string, unk
     },
   ],
   [
+    // llama.cpp b9749 (the live server, r68): {type: "integer", minimum: 1e300} in a tool's parameters.
+    "llama.cpp: the tool-call parser could not build an integer range",
+    400,
+    {
+      code: 400,
+      message:
+        "Unable to generate parser for this template. Automatic parser generation failed: At least one of min_value or max_value must be set",
+      type: "invalid_request_error",
+    },
+  ],
+  [
     // An older llama.cpp sends the converter's sentence alone.
     "llama.cpp (older build): the converter's own sentence",
     500,

@@ -14,6 +14,8 @@ const GRAMMAR_REFUSALS: readonly RegExp[] = [
   // string, and the output no longer parsed — a 500, as the reply or as an error event mid-stream.
   /output that does not match the expected peg-native format/i,
   /error resolving ref\b/i,
+  // llama.cpp's PEG tool-call parser (b9749) on an integer bound it cannot build a range from.
+  /\bat least one of min_value or max_value must be set\b/i,
   /failed to (?:initiali[sz]e|build|compile|create|parse|convert)\b[^\n]{0,40}\bgrammar/i,
   /\binvalid grammar\b/i,
   /\bgrammar error:/i,

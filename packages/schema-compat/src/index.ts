@@ -22,6 +22,7 @@ export { orderTools } from "./order-tools.js";
 export { REPETITION_LIMIT } from "./pattern.js";
 export type { SanitizeOptions } from "./sanitize-schema.js";
 export {
+  INTEGER_BOUND_LIMIT,
   MAX_EXPANDED_CHARS,
   MAX_EXPANDED_NODES,
   MAX_NESTING,

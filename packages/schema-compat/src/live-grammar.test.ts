@@ -12,6 +12,8 @@
  */
 import { type LiveServer, liveServerPath, startLive } from "@loopwright/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { LONE_HALVES } from "../test-support/lone-halves.js";
+import { isGrammarError } from "./grammar-error.js";
 import { sanitizeSchema } from "./sanitize-schema.js";
 
 if (!liveServerPath)
@@ -152,6 +154,80 @@ const R9: [source: string, kept: string | undefined][] = [
           pattern,
           status: 400,
           message: expect.stringMatching(/failed to parse grammar/),
+        });
+      }
+    });
+
+    it("takes integer bounds of sixteen digits and more once sanitizeSchema has written them in words (r68)", async () => {
+      // Sent as keywords, the first two hung the server (a core busy past the request's end), the
+      // next two killed it, the last was a 400; none may reach it as a keyword.
+      const bounds = [
+        { minimum: 1e16 },
+        { maximum: -1e16 },
+        { maximum: -9007199254740991 },
+        { maximum: 1e19 },
+        { minimum: 1e300 },
+      ];
+      for (const bound of bounds) {
+        const sanitized = sanitizeSchema({
+          type: "object",
+          properties: { v: { type: "integer", ...bound } },
+          required: ["v"],
+        });
+        const answer = await Promise.race([
+          send(sanitized),
+          new Promise((resolve) => setTimeout(() => resolve("no answer in 15 s"), 15_000)),
+        ]);
+        expect({ bound, answer }).toEqual({ bound, answer: { status: 200, message: "" } });
+      }
+      // Sent raw, the one that does not hang or kill the server is refused as a grammar error.
+      const raw = { type: "object", properties: { v: { type: "integer", minimum: 1e300 } }, required: ["v"] };
+      const { status, message } = await send(raw);
+      expect(status).toBe(400);
+      expect(isGrammarError({ status, error: { message } })).toBe(true);
+    });
+
+    it("holds an integer to its fractional bounds as the whole ones they mean (r68; it wrote 1 for minimum 1.5)", async () => {
+      const schema = sanitizeSchema({
+        type: "object",
+        properties: { v: { type: "integer", minimum: 1.5, maximum: 2.5 } },
+        required: ["v"],
+      });
+      const written: unknown[] = [];
+      for (let seed = 0; seed < 10; seed++) {
+        const response = await fetch(`${server.baseUrl}/chat/completions`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({
+            model: "tiny",
+            messages: [{ role: "user", content: "Give v." }],
+            response_format: { type: "json_schema", json_schema: { name: "a", schema } },
+            max_tokens: 40,
+            temperature: 1,
+            seed,
+          }),
+        });
+        const body = (await response.json()) as { choices?: { message?: { content?: string } }[] };
+        try {
+          written.push((JSON.parse(body.choices?.[0]?.message?.content ?? "") as { v: unknown }).v);
+        } catch {
+          // Cut off at the ceiling: nothing to read.
+        }
+      }
+      expect(written.length).toBeGreaterThan(2);
+      expect(written.filter((v) => v !== 2)).toEqual([]);
+    });
+
+    it("takes text holding a lone surrogate once sanitizeSchema has written it (r68); raw, a 500", async () => {
+      for (const [where, v] of LONE_HALVES) {
+        const raw = { type: "object", properties: { v }, required: ["v"], additionalProperties: false };
+        expect({ where, raw: await send(raw) }).toEqual({
+          where,
+          raw: { status: 500, message: expect.stringMatching(/surrogate/) },
+        });
+        expect({ where, sanitized: await send(sanitizeSchema(raw)) }).toEqual({
+          where,
+          sanitized: { status: 200, message: "" },
         });
       }
     });

@@ -70,6 +70,15 @@ type RefCounts = ReadonlyMap<string, number>;
  */
 export const MAX_EXPANDED_NODES = 20_000;
 
+/**
+ * The largest magnitude an integer bound keeps as a keyword (10^15, fifteen digits). llama.cpp
+ * (b9749) builds an integer range into a grammar of at most sixteen digits: a one-sided bound of
+ * sixteen digits or more (`minimum: 1e16`, `maximum: -9007199254740991`) hangs or kills the server,
+ * and one past 2^63 or written with an exponent is a 400. Past it, the bound goes into the
+ * description; zod's `z.int()` limits (±`Number.MAX_SAFE_INTEGER`) say only "an integer" and go.
+ */
+export const INTEGER_BOUND_LIMIT = 1e15;
+
 /** Enum values OpenAI strict mode takes across one schema. */
 const ENUM_LIMIT = 1000;
 /** Above this many string values, one enum's values may total at most {@link LARGE_ENUM_CHARS}. */
@@ -173,18 +182,36 @@ export function resolvePointer(root: unknown, ref: string): unknown {
   return node;
 }
 
+/** Half a surrogate pair without its other half. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+const LONE_SURROGATES = new RegExp(LONE_SURROGATE.source, "g");
+
+/** Whether a value is a string holding half a surrogate pair alone (a cut emoji). */
+export function hasLoneSurrogate(value: unknown): boolean {
+  return typeof value === "string" && LONE_SURROGATE.test(value);
+}
+
+/**
+ * `text` with each lone surrogate written U+FFFD: a request holding one, even escaped, is refused
+ * whole by a server reading UTF-8 (llama.cpp answers a 500 before it reads the tools).
+ */
+export function wellFormed(text: string): string {
+  return text.replace(LONE_SURROGATES, "\uFFFD");
+}
+
 /** Joins a description and the notes about what was moved out of the schema. */
 function describe(base: unknown, notes: readonly string[]): string | undefined {
-  const text = typeof base === "string" && base.trim() !== "" ? base : undefined;
+  const text = typeof base === "string" && base.trim() !== "" ? wellFormed(base) : undefined;
   if (notes.length === 0) return text;
-  const joined = notes.join(" ");
+  const joined = wellFormed(notes.join(" "));
   if (!text) return joined;
   return `${text}${/[.!?:]\s*$/.test(text) ? "" : "."} ${joined}`;
 }
 
 function baseDescription(schema: Raw): string | undefined {
-  if (typeof schema.description === "string" && schema.description.trim() !== "") return schema.description;
-  if (typeof schema.title === "string" && schema.title.trim() !== "") return schema.title;
+  if (typeof schema.description === "string" && schema.description.trim() !== "")
+    return wellFormed(schema.description);
+  if (typeof schema.title === "string" && schema.title.trim() !== "") return wellFormed(schema.title);
   return undefined;
 }
 
@@ -684,7 +711,9 @@ function keepEnum(
   const cost = values.length + (values.includes(null) ? 0 : 1);
   const chars = values.reduce<number>((n, v) => n + (typeof v === "string" ? v.length : 0), 0);
   const tooLarge = values.length > LARGE_ENUM_COUNT && chars > LARGE_ENUM_CHARS;
-  if (!tooLarge && cost <= ctx.enumBudget) {
+  // A value holding half a surrogate pair cannot be sent as a keyword (llama.cpp refuses the whole
+  // request); in the description JSON.stringify writes it as an escape, which any server reads.
+  if (!tooLarge && cost <= ctx.enumBudget && !values.some(hasLoneSurrogate)) {
     ctx.enumBudget -= cost;
     return true;
   }
@@ -745,10 +774,23 @@ function buildType(
       // Draft 4 spelled exclusive bounds as booleans beside minimum and maximum.
       if (exclusiveMinimum === true && finite(minimum)) [exclusiveMinimum, minimum] = [minimum, undefined];
       if (exclusiveMaximum === true && finite(maximum)) [exclusiveMaximum, maximum] = [maximum, undefined];
-      if (finite(minimum)) out.minimum = minimum;
-      if (finite(maximum)) out.maximum = maximum;
-      if (finite(exclusiveMinimum)) out.exclusiveMinimum = exclusiveMinimum;
-      if (finite(exclusiveMaximum)) out.exclusiveMaximum = exclusiveMaximum;
+      if (type === "integer")
+        [minimum, maximum, exclusiveMinimum, exclusiveMaximum] = wholeBounds(
+          minimum,
+          maximum,
+          exclusiveMinimum,
+          exclusiveMaximum,
+        );
+      const bounds = { minimum, maximum, exclusiveMinimum, exclusiveMaximum };
+      for (const [key, value] of Object.entries(bounds)) {
+        if (!finite(value)) continue;
+        if (type === "number" || Math.abs(value) < INTEGER_BOUND_LIMIT) setKey(out, key, value);
+        else if (
+          !(key === "minimum" && value === -Number.MAX_SAFE_INTEGER) &&
+          !(key === "maximum" && value === Number.MAX_SAFE_INTEGER)
+        )
+          notes.push((BOUND_NOTES[key] as (v: unknown) => string)(value));
+      }
       if (finite(schema.multipleOf) && schema.multipleOf > 0) out.multipleOf = schema.multipleOf;
       return out;
     }
@@ -758,6 +800,37 @@ function buildType(
       return out;
     }
   }
+}
+
+/**
+ * An integer's bounds as whole numbers, with the same integers inside: a fractional `minimum` up
+ * (`1.5` → `2`), a fractional `maximum` down, a fractional exclusive bound the inclusive whole one
+ * it means (`exclusiveMinimum: -0.5` → `minimum: 0`, the larger of the two where both are given).
+ * llama.cpp reads an integer's bound as a whole number cut toward zero, so `minimum: 1.5` let the
+ * model write `1`, and `exclusiveMinimum: -0.5` kept it from writing `0`.
+ */
+function wholeBounds(
+  minimum: unknown,
+  maximum: unknown,
+  exclusiveMinimum: unknown,
+  exclusiveMaximum: unknown,
+): [unknown, unknown, unknown, unknown] {
+  // `+ 0` writes -0 (Math.ceil(-0.5)) as 0.
+  let low = finite(minimum) ? Math.ceil(minimum) + 0 : minimum;
+  let high = finite(maximum) ? Math.floor(maximum) + 0 : maximum;
+  let exclusiveLow = exclusiveMinimum;
+  let exclusiveHigh = exclusiveMaximum;
+  if (finite(exclusiveMinimum) && !Number.isInteger(exclusiveMinimum)) {
+    const whole = Math.ceil(exclusiveMinimum) + 0;
+    low = finite(low) ? Math.max(low, whole) : whole;
+    exclusiveLow = undefined;
+  }
+  if (finite(exclusiveMaximum) && !Number.isInteger(exclusiveMaximum)) {
+    const whole = Math.floor(exclusiveMaximum) + 0;
+    high = finite(high) ? Math.min(high, whole) : whole;
+    exclusiveHigh = undefined;
+  }
+  return [low, high, exclusiveLow, exclusiveHigh];
 }
 
 function buildObject(schema: Raw, ctx: Context, depth: number, refs: RefCounts, notes: string[]): JsonSchema {

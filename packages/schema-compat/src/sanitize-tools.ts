@@ -1,5 +1,11 @@
 import { describeValue, SchemaCompatError } from "./errors.js";
-import { isObject, relaxSchema, type SanitizeOptions, sanitizeSchema } from "./sanitize-schema.js";
+import {
+  isObject,
+  relaxSchema,
+  type SanitizeOptions,
+  sanitizeSchema,
+  wellFormed,
+} from "./sanitize-schema.js";
 import type { SanitizedTool, ToolLike } from "./types.js";
 
 /** Options for {@link sanitizeTools}. */
@@ -152,7 +158,8 @@ function mapTools(
     taken.add(name);
     if (name !== original && typeof options.onRename === "function") options.onRename(original, name);
     const out: Record<string, unknown> = { ...rest, name };
-    const text = typeof description === "string" ? description.trim() : "";
+    // A lone surrogate (a description cut inside an emoji) would have the whole request refused.
+    const text = typeof description === "string" ? wellFormed(description.trim()) : "";
     const parameters = schemaFn(schema, options);
     const [head, overflow] = splitDescription(text);
     if (head !== "") out.description = head;

@@ -12,6 +12,7 @@ import {
 import { ALL_FENCES, stripThinking } from "@loopwright/stream";
 import { describeValue, errorText, isPlainObject, SideTaskError } from "./errors.js";
 import { checkInput, hasImages, type SideTaskInput, textOnly } from "./input.js";
+import { wellFormed } from "./text.js";
 
 /** The narrow client a side task calls: `chat.completions.create`, as the `openai` SDK has it. */
 export interface SideTaskClient {
@@ -587,9 +588,16 @@ export async function sideCall(
             sent.images = hasImages(input) && !refusesImages.has(modelCaps);
             const format = shape ? responseFormat(shape, supports, modelCaps) : undefined;
             sent.format = typeof format?.type === "string" ? format.type : "";
+            // A lone surrogate anywhere in the text has a server reading UTF-8 refuse the request whole.
+            const content =
+              sent.images && typeof input !== "string"
+                ? input.map((part) =>
+                    part.type === "text" ? { ...part, text: wellFormed(part.text) } : part,
+                  )
+                : wellFormed(textOnly(input));
             const messages = [
-              ...(system.trim() ? [{ role: "system", content: system }] : []),
-              { role: "user", content: sent.images ? input : textOnly(input) },
+              ...(system.trim() ? [{ role: "system", content: wellFormed(system) }] : []),
+              { role: "user", content },
             ];
             const { stream_options: _usage, ...built } = buildBody(params, supports, modelCaps, messages);
             const body = { ...built, stream: false, ...(format ? { response_format: format } : {}) };

@@ -58,4 +58,16 @@ live("against a live llama.cpp server", { timeout: 120_000 }, () => {
     expect(answer).toBeDefined();
     expect(Array.isArray(answer?.tools)).toBe(true);
   });
+
+  it("answers a side task whose text holds half a surrogate pair alone (r68: a 500 from the server before)", async () => {
+    const reply = await askReply(
+      { baseUrl: server.baseUrl },
+      "tiny",
+      "Name this chat \uDE00.",
+      "A trip to Lisbon \uD83D",
+      { ...isolated(), maxTokens: 4, timeoutMs: 110_000 },
+    );
+    expect(typeof reply.text).toBe("string");
+    expect(["stop", "length"]).toContain(reply.finishReason);
+  });
 });

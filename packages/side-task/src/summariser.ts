@@ -312,24 +312,30 @@ export function summariser(
       return lead + (room === undefined ? blocks.join("\n\n") : fitStretch(blocks, room - lead.length));
     };
     const callerSignal = rest.signal ?? (signal instanceof AbortSignal ? signal : undefined);
+    // The compaction's signal in the narrow shape it is typed as ({ aborted }, another realm's or a
+    // polyfill's AbortSignal): read before each request, so an abandoned compaction sends nothing more.
+    const narrow =
+      rest.signal == null && signal != null && !(signal instanceof AbortSignal) ? signal : undefined;
     /**
      * Asks for the summary of `input`. Where the window is known, the reply asked for is the room
      * the input was budgeted beside, not the whole ceiling: vLLM refuses prompt + max_tokens past it.
      */
     const send = (input: string, windowTokens: number | undefined) =>
-      sideCall(
-        endpoint,
-        model,
-        system,
-        input,
-        {
-          ...rest,
-          ...(windowTokens === undefined ? {} : { maxTokens: replyRoom(windowTokens, ceiling) }),
-          ...(callerSignal ? { signal: callerSignal } : {}),
-        },
-        { maxTokens: SUMMARY_MAX_TOKENS, temperature: 0.3 },
-        "summariser",
-      );
+      narrow?.aborted === true
+        ? Promise.reject(new SideTaskError("aborted", "summariser: abandoned by the caller's signal."))
+        : sideCall(
+            endpoint,
+            model,
+            system,
+            input,
+            {
+              ...rest,
+              ...(windowTokens === undefined ? {} : { maxTokens: replyRoom(windowTokens, ceiling) }),
+              ...(callerSignal ? { signal: callerSignal } : {}),
+            },
+            { maxTokens: SUMMARY_MAX_TOKENS, temperature: 0.3 },
+            "summariser",
+          );
     const tooSmall = (room: number, tokens?: number) => {
       notice(
         `The window of ${model}${tokens ? ` (${tokens} tokens)` : ""} leaves ${room} characters for the conversation, too few to summarise it; the transcript was left as it was.`,

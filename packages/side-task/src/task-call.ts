@@ -1,4 +1,4 @@
-import { type Endpoint, resolveApiKey } from "@loopwright/client";
+import { type Endpoint, redactor, resolveApiKey } from "@loopwright/client";
 import type { SideTaskOptions } from "./call.js";
 import { describeValue, isPlainObject, SideTaskError } from "./errors.js";
 
@@ -70,7 +70,9 @@ function pickEndpoint(fields: TaskEndpoint, baseUrl: string, apiKey: string | un
  * (`invalid-input`) when neither the task nor `agent` gives an endpoint, or for settings that are
  * not an object, or for a task endpoint that is stated but cannot be read (a URL string, an
  * object without a non-empty string `baseUrl` — `baseURL` as the `openai` SDK spells it included):
- * such an endpoint is never replaced by the agent's.
+ * such an endpoint is never replaced by the agent's. A URL string's credentials are redacted in the
+ * message. Also throws `invalid-input` for an `extraBody` (the task's or the options') that is not
+ * an object.
  */
 export function taskCall(
   task: TaskSettings | undefined,
@@ -127,6 +129,19 @@ export function taskCall(
   if (stated.maxTokens != null) merged.maxTokens = stated.maxTokens;
   if (stated.temperature != null) merged.temperature = stated.temperature;
   if (stated.reasoningEffort != null) merged.reasoningEffort = stated.reasoningEffort;
+  // Spread, a string or an array would become fields "0", "1", … sent to the server: refused here,
+  // as ask refuses one handed to it directly.
+  for (const [extra, whose] of [
+    [stated.extraBody, "the task's extraBody"],
+    [hostOptions.extraBody, "options.extraBody"],
+  ] as const) {
+    if (extra != null && !isPlainObject(extra)) {
+      throw new SideTaskError(
+        "invalid-input",
+        `taskCall: ${whose} must be an object of body fields, and was ${describeValue(extra)}.`,
+      );
+    }
+  }
   if (stated.extraBody != null || hostOptions.extraBody != null) {
     merged.extraBody = { ...hostOptions.extraBody, ...stated.extraBody };
   }
@@ -142,9 +157,12 @@ function checkTaskEndpoint(own: unknown): asserts own is TaskEndpoint {
   const lead =
     "taskCall: the task's endpoint must be { baseUrl, apiKey?, headers?, requestTimeoutSeconds?, firstTokenSeconds? }";
   if (!isPlainObject(own)) {
+    // The URL as the host wrote it, but never its credentials (a password, an ?api_key=): an error
+    // is logged and shown. Redacted whole, then cut, so a cut cannot leave half a key unrecognised.
+    const shown = typeof own === "string" ? redactor({ baseUrl: own })(own) : "";
     const hint =
-      typeof own === "string" && own.trim() !== ""
-        ? ` Write it as { baseUrl: ${JSON.stringify(own.length <= 80 ? own : `${own.slice(0, 80)}…`)} }.`
+      shown.trim() !== ""
+        ? ` Write it as { baseUrl: ${JSON.stringify(shown.length <= 80 ? shown : `${shown.slice(0, 80)}…`)} }.`
         : "";
     throw new SideTaskError("invalid-input", `${lead}, and was ${describeValue(own)}.${hint}`);
   }
