@@ -182,13 +182,9 @@ export function resolvePointer(root: unknown, ref: string): unknown {
   return node;
 }
 
-/** Half a surrogate pair without its other half. */
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-const LONE_SURROGATES = new RegExp(LONE_SURROGATE.source, "g");
-
 /** Whether a value is a string holding half a surrogate pair alone (a cut emoji). */
 export function hasLoneSurrogate(value: unknown): boolean {
-  return typeof value === "string" && LONE_SURROGATE.test(value);
+  return typeof value === "string" && !value.isWellFormed();
 }
 
 /**
@@ -196,7 +192,7 @@ export function hasLoneSurrogate(value: unknown): boolean {
  * whole by a server reading UTF-8 (llama.cpp answers a 500 before it reads the tools).
  */
 export function wellFormed(text: string): string {
-  return text.replace(LONE_SURROGATES, "\uFFFD");
+  return text.toWellFormed();
 }
 
 /** Joins a description and the notes about what was moved out of the schema. */

@@ -10,13 +10,10 @@ export function tailOf(text: string, start: number): string {
   return text.slice(code >= 0xdc00 && code <= 0xdfff ? start + 1 : start);
 }
 
-/** Half a surrogate pair without its other half. */
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
-
 /**
  * `text` with each lone surrogate (a host's cut inside an emoji) written U+FFFD: a request holding
  * one, even escaped, is refused whole by a server reading UTF-8 (llama.cpp answers a 500).
  */
 export function wellFormed(text: string): string {
-  return text.replace(LONE_SURROGATE, "\uFFFD");
+  return text.toWellFormed();
 }
