@@ -430,6 +430,33 @@ describe("a tool result cut in the middle of a surrogate pair", () => {
     expect(answers[1]).toBe("Error: no tool \uFFFD all day");
     expect(results).toEqual(answers);
   });
+
+  it("in the host's own messages (a pasted text cut by UTF-16 units) is sent U+FFFD on every request; the transcript keeps what the host gave", async () => {
+    server = await startServer({
+      replies: (request, index) => {
+        if (LONE.test(JSON.stringify(request.body)))
+          return { type: "error", status: 500, body: LLAMACPP_500 };
+        return index === 0
+          ? { toolCalls: [{ id: "r1", name: "add", arguments: '{"a":1,"b":2}' }] }
+          : { content: "Done." };
+      },
+    });
+    const pasted = `Summarise: ${"sunny \u{1F31E} all day".slice(0, 7)}`;
+    const result = await createRuntime().runAgentLoop({
+      config: { baseUrl: server.baseUrl, model: "sim", maxRetries: 0 },
+      messages: [{ role: "user", content: pasted }],
+      tools: [ADD_TOOL],
+      dispatch: () => "3",
+    });
+    expect(result.turn.content).toBe("Done.");
+    expect(server.chatRequests).toHaveLength(2);
+    for (const request of server.chatRequests) {
+      expect((request.body as { messages: { content?: unknown }[] }).messages[0]?.content).toBe(
+        "Summarise: sunny \uFFFD",
+      );
+    }
+    expect(result.messages[0]?.content).toBe(pasted);
+  });
 });
 
 describe("preview", () => {

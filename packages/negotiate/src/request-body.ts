@@ -2,6 +2,7 @@ import { inspect } from "node:util";
 import { orderTools, relaxTools } from "@loopwright/schema-compat";
 import { type EndpointCapabilities, effortFor, type ModelCapabilities } from "./capabilities.js";
 import { shortToolCallIds } from "./tool-call-ids.js";
+import { wellFormedItems } from "./well-formed.js";
 
 /** The model settings `buildBody` reads (a structural subset of any host's config). */
 export interface ModelParams {
@@ -298,8 +299,11 @@ export function buildBody<M = unknown, Effort extends string = never>(
   }
   checkArguments(config, supports, model, messages, tools);
   const { order, toolChoice } = readLast(last);
-  // A model that refused a tool-call id is sent nine-character ones; the caller's messages keep theirs.
-  const wireMessages = model?.anyToolCallIds === false ? shortToolCallIds(messages) : [...messages];
+  // A model that refused a tool-call id is sent nine-character ones, and a message holding half a
+  // surrogate pair is sent with it U+FFFD (see well-formed.ts); the caller's messages keep theirs.
+  const wireMessages = [
+    ...wellFormedItems(model?.anyToolCallIds === false ? shortToolCallIds(messages) : messages),
+  ];
   // `KeptMessage<M>` is `M` or `unknown`, and the messages are `M`s either way.
   const body: RequestBody<KeptMessage<M>, Exclude<Effort, "off" | ""> | EffortRung> = {
     model: config.model,
@@ -311,7 +315,8 @@ export function buildBody<M = unknown, Effort extends string = never>(
   // A model that refused tool_choice is kept from calling a tool the one other way: none declared.
   const withTools = tools.length > 0 && (choiceTaken || toolChoice !== "none");
   if (withTools) {
-    const declared = supports.strictSchemas ? [...tools] : relaxed(tools);
+    const sound = wellFormedItems(tools);
+    const declared = supports.strictSchemas ? [...sound] : relaxed(sound);
     body.tools = orderTools(declared, order) as ToolDefinition[];
   }
   const effort = effortFor(model, config.reasoningEffort);
