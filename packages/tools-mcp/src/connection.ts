@@ -29,6 +29,7 @@ import {
   redactError,
   resultSecretsOf,
   secretsOf,
+  wellFormedOutput,
 } from "./redact.js";
 import {
   MESSAGE_TOO_LARGE,
@@ -160,6 +161,8 @@ export class ServerConnection {
   #restarts = 0;
   #deaths = 0;
   #generation = 0;
+  /** How many `list_changed` listings were started: only the latest one's answer is kept. */
+  #listings = 0;
   #error: McpPoolError | undefined;
   #ready: Promise<void> | undefined;
   #stderr: string[] = [];
@@ -213,10 +216,12 @@ export class ServerConnection {
 
   /**
    * A tool's output safe to hand a model: its text, text parts and structured content masked of
-   * this server's credentials (`resultSecretsOf`: ordinary values such as `info` are left alone).
+   * this server's credentials (`resultSecretsOf`: ordinary values such as `info` are left alone),
+   * and half a surrogate pair written U+FFFD (an endpoint such as llama.cpp refuses a request that
+   * holds one, and a host may send the output on without the loop's own check).
    */
   maskOutput<T extends McpToolOutput>(output: T): T {
-    return maskOutput(output, this.#resultMask);
+    return wellFormedOutput(maskOutput(output, this.#resultMask));
   }
 
   /** An error safe to keep as a cause: its message, stack and causes masked as `redact` does. */
@@ -252,6 +257,9 @@ export class ServerConnection {
       if (this.#isClosed()) throw this.#closedError();
       // Let a dying process's last words arrive before they are quoted.
       await new Promise((resolve) => setTimeout(resolve, 20));
+      if (this.#isClosed()) throw this.#closedError();
+      // A restart that failed: the tools listed before it are no longer offered.
+      const offered = this.#state === "connecting" && this.#restarts > 0;
       this.#state = "failed";
       this.#error = McpPoolError.isInstance(error)
         ? error
@@ -263,6 +271,7 @@ export class ServerConnection {
             { server: this.name, cause: this.redactError(error) },
           );
       this.#options.onNotice(this.#error.message);
+      if (offered) this.#options.onToolsChanged();
       throw this.#error;
     } finally {
       this.#ready = undefined;
@@ -291,11 +300,19 @@ export class ServerConnection {
     }
     client.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
       if (generation !== this.#generation || this.#state !== "connected") return;
+      // Two notifications close together start two listings, which may answer in either order:
+      // only the one asked for last is kept, and none once the server has closed or restarted.
+      const listing = ++this.#listings;
       try {
-        this.#tools = await this.#listTools(client);
+        const tools = await this.#listTools(client);
+        if (listing !== this.#listings || generation !== this.#generation || this.#state !== "connected")
+          return;
+        this.#tools = tools;
         this.#options.onNotice(`MCP server "${this.name}" changed its tools: ${this.#tools.length} now.`);
         this.#options.onToolsChanged();
       } catch (error) {
+        if (listing !== this.#listings || generation !== this.#generation || this.#state !== "connected")
+          return;
         this.#options.onNotice(
           this.redact(
             `MCP server "${this.name}" said its tools changed, but listing them failed: ${messageOf(error)}`,

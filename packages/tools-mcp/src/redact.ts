@@ -608,6 +608,24 @@ export function maskOutput<T extends McpToolOutput>(output: T, mask: Mask): T {
   return changed ? { ...output, text, parts, ...(structured ? { structured } : {}) } : output;
 }
 
+/**
+ * A tool's output with each lone surrogate (half a surrogate pair, as in a text cut inside an emoji)
+ * in its text, text parts and structured content written U+FFFD: llama.cpp refuses a request that
+ * holds one. The same output when it has none (structured content looked through down to
+ * {@link MAX_STRUCTURED_DEPTH} levels, without being copied); one that has is copied as
+ * {@link maskOutput} copies (so what lies deeper is left out there too).
+ */
+export function wellFormedOutput<T extends McpToolOutput>(output: T): T {
+  const lone = (text: string) => !text.isWellFormed();
+  if (
+    !lone(output.text) &&
+    !output.parts.some((part) => part.type === "text" && lone(part.text)) &&
+    !(output.structured && textsOf(output.structured).texts.some(lone))
+  )
+    return output;
+  return maskOutput(output, (text) => text.toWellFormed());
+}
+
 /** A URL as it may be shown: origin and path, without userinfo, query or fragment. */
 export function showUrl(url: string): string {
   try {
