@@ -211,7 +211,9 @@ export class ServerConnection {
    * forms a server writes it back in (percent-encoded, JSON-escaped, base64, wrapped; see `masker`).
    */
   redact(text: string): string {
-    return this.#mask(text);
+    // Half a surrogate pair a server wrote (an error message cut inside an emoji) as U+FFFD too: the
+    // message may go to the model as a tool result, in a request llama.cpp would refuse.
+    return wellFormed(this.#mask(text));
   }
 
   /**

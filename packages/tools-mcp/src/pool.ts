@@ -351,8 +351,11 @@ const ECHOED_CHARS = 60;
  * inside a character) with its length said. A made-up name can be any size, and the error is a
  * tool result the model is sent again on every later step.
  */
-function echoed(name: string): string {
-  if (typeof name !== "string") return String(name);
+function echoed(given: string): string {
+  if (typeof given !== "string") return String(given);
+  // Half a surrogate pair in the name (JSON's "\ud83d" decodes to one) as U+FFFD: the error goes
+  // back to the model in the next request, which llama.cpp would refuse.
+  const name = given.toWellFormed();
   if (name.length <= ECHOED_CHARS) return name;
   const last = name.charCodeAt(ECHOED_CHARS - 1);
   const end = last >= 0xd800 && last <= 0xdbff ? ECHOED_CHARS - 1 : ECHOED_CHARS;

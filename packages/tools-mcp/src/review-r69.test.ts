@@ -155,3 +155,31 @@ describe("r69-6: a server whose restart fails", () => {
     expect(await p.call("search", {})).toBe("search ran on B");
   });
 });
+
+describe("r69-7: a tool name the model wrote with half a surrogate pair in it", () => {
+  it("is echoed by unknown-tool with U+FFFD in its place", async () => {
+    const p = pool([{ name: "r", command: NODE, args: [SERVER] }]);
+    const error = await p.call("sea\ud83drch", {}).then(
+      () => undefined,
+      (caught: unknown) => caught as Error,
+    );
+    expect(error).toMatchObject({ code: "unknown-tool" });
+    // Before: the lone half went back to the model as written.
+    expect(error?.message).toMatch(/^No MCP tool is named "sea\ufffdrch"\./);
+    expect(LONE_SURROGATE.test(error?.message ?? "")).toBe(false);
+  });
+});
+
+describe("r69-8: a server's refusal with half a surrogate pair in its message", () => {
+  it("fails the call with U+FFFD in its place in the message the model reads", async () => {
+    const p = pool([{ name: "r", command: NODE, args: [SERVER] }]);
+    const error = await p.call("r__refuse", {}).then(
+      () => undefined,
+      (caught: unknown) => caught as Error,
+    );
+    expect(error).toMatchObject({ code: "call-failed" });
+    // Before: the server's lone half went on into the message as written.
+    expect(error?.message).toMatch(/no such file: caf\ufffd$/);
+    expect(LONE_SURROGATE.test(error?.message ?? "")).toBe(false);
+  });
+});

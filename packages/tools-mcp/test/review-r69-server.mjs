@@ -2,13 +2,14 @@
 // A small SDK server for the r69 review's tests. Its tool list has a version: the `bump` tool moves
 // it to 1, tells the client (tools/list_changed), moves it to 2 50 ms later and tells it again; a
 // listing of version 1 is answered 400 ms late (a listing that reads a slow backend), so the
-// client's first listing lands after its second. `lone` answers with half a surrogate pair in its
+// client's first listing lands after its second. `refuse` answers with a JSON-RPC error whose
+// message holds half a surrogate pair. `lone` answers with half a surrogate pair in its
 // text and its structured content. `die` exits; with SLOW_RESTART_FILE set, every start after the
 // first (that file exists by then) takes 1.5 s, or with FAIL_RESTART set too, fails.
 import { existsSync, writeFileSync } from "node:fs";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
-import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import { CallToolRequestSchema, ListToolsRequestSchema, McpError } from "@modelcontextprotocol/sdk/types.js";
 
 const marker = process.env.SLOW_RESTART_FILE;
 if (marker) {
@@ -29,7 +30,9 @@ const server = new Server(
 server.setRequestHandler(ListToolsRequestSchema, async () => {
   const seen = version;
   if (seen === 1) await new Promise((resolve) => setTimeout(resolve, 400));
-  return { tools: [tool("search"), tool("bump"), tool("lone"), tool("die"), tool(`v${seen}`)] };
+  return {
+    tools: [tool("search"), tool("bump"), tool("lone"), tool("die"), tool("refuse"), tool(`v${seen}`)],
+  };
 });
 server.setRequestHandler(CallToolRequestSchema, async (request) => {
   const name = request.params.name;
@@ -46,6 +49,7 @@ server.setRequestHandler(CallToolRequestSchema, async (request) => {
       content: [{ type: "text", text: "cut inside an emoji \ud83d" }],
       structuredContent: { note: "\udc00 half" },
     };
+  if (name === "refuse") throw new McpError(-32602, "no such file: caf\ud83d");
   if (name === "die") setTimeout(() => process.exit(0), 10);
   return { content: [{ type: "text", text: `${name} ran on ${label}` }] };
 });
