@@ -163,6 +163,8 @@ export class ServerConnection {
   #generation = 0;
   /** How many `list_changed` listings were started: only the latest one's answer is kept. */
   #listings = 0;
+  /** Whether the server said its tools changed while it was starting (see the handler). */
+  #changedWhileStarting = false;
   #error: McpPoolError | undefined;
   #ready: Promise<void> | undefined;
   #stderr: string[] = [];
@@ -247,6 +249,7 @@ export class ServerConnection {
   async #open(): Promise<void> {
     const generation = ++this.#generation;
     this.#state = "connecting";
+    this.#changedWhileStarting = false;
     this.#stderr = [];
     this.#partial = "";
     try {
@@ -255,6 +258,8 @@ export class ServerConnection {
       this.#state = "connected";
       this.#error = undefined;
       this.#options.onToolsChanged();
+      const client = this.#client;
+      if (this.#changedWhileStarting && client) void this.#relist(client, generation);
     } catch (error) {
       if (this.#isClosed()) throw this.#closedError();
       // Let a dying process's last words arrive before they are quoted.
@@ -301,26 +306,11 @@ export class ServerConnection {
       });
     }
     client.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
-      if (generation !== this.#generation || this.#state !== "connected") return;
-      // Two notifications close together start two listings, which may answer in either order:
-      // only the one asked for last is kept, and none once the server has closed or restarted.
-      const listing = ++this.#listings;
-      try {
-        const tools = await this.#listTools(client);
-        if (listing !== this.#listings || generation !== this.#generation || this.#state !== "connected")
-          return;
-        this.#tools = tools;
-        this.#options.onNotice(`MCP server "${this.name}" changed its tools: ${this.#tools.length} now.`);
-        this.#options.onToolsChanged();
-      } catch (error) {
-        if (listing !== this.#listings || generation !== this.#generation || this.#state !== "connected")
-          return;
-        this.#options.onNotice(
-          this.redact(
-            `MCP server "${this.name}" said its tools changed, but listing them failed: ${messageOf(error)}`,
-          ),
-        );
-      }
+      if (generation !== this.#generation) return;
+      // Told while its first listing is under way (a server registering tools as it starts): that
+      // listing may be older than the change, so the tools are listed again once it is connected.
+      if (this.#state === "connecting") this.#changedWhileStarting = true;
+      else if (this.#state === "connected") await this.#relist(client, generation);
     });
     client.onclose = () => this.#closed(generation);
     // The SDK reports transport hiccups here; a death is handled by onclose, the rest by the call that
@@ -418,6 +408,29 @@ export class ServerConnection {
       throw error;
     } finally {
       if (this.#starting === client) this.#starting = undefined;
+    }
+  }
+
+  /** Lists the tools again after a `list_changed`, and tells the pool. */
+  async #relist(client: Client, generation: number): Promise<void> {
+    // Two notifications close together start two listings, which may answer in either order:
+    // only the one asked for last is kept, and none once the server has closed or restarted.
+    const listing = ++this.#listings;
+    const current = () =>
+      listing === this.#listings && generation === this.#generation && this.#state === "connected";
+    try {
+      const tools = await this.#listTools(client);
+      if (!current()) return;
+      this.#tools = tools;
+      this.#options.onNotice(`MCP server "${this.name}" changed its tools: ${this.#tools.length} now.`);
+      this.#options.onToolsChanged();
+    } catch (error) {
+      if (!current()) return;
+      this.#options.onNotice(
+        this.redact(
+          `MCP server "${this.name}" said its tools changed, but listing them failed: ${messageOf(error)}`,
+        ),
+      );
     }
   }
 

@@ -183,3 +183,14 @@ describe("r69-8: a server's refusal with half a surrogate pair in its message", 
     expect(LONE_SURROGATE.test(error?.message ?? "")).toBe(false);
   });
 });
+
+describe("r69-9: tools/list_changed while the server's first listing is under way", () => {
+  it("is not lost: the tools are listed again once the server is connected", async () => {
+    const p = pool([{ name: "r", command: NODE, args: [SERVER], env: { CHANGE_WHILE_LISTING: "1" } }]);
+    await p.connect();
+    // Before: the notification came while the server was still `connecting` and was dropped, so
+    // the pool kept version 0 of the list for good.
+    await vi.waitFor(async () => expect(await names(p)).toContain("r__v2"), { timeout: 5_000, interval: 50 });
+    expect(await names(p)).not.toContain("r__v0");
+  });
+});

@@ -3,7 +3,8 @@
 // it to 1, tells the client (tools/list_changed), moves it to 2 50 ms later and tells it again; a
 // listing of version 1 is answered 400 ms late (a listing that reads a slow backend), so the
 // client's first listing lands after its second. `refuse` answers with a JSON-RPC error whose
-// message holds half a surrogate pair. `lone` answers with half a surrogate pair in its
+// message holds half a surrogate pair. With CHANGE_WHILE_LISTING set, the first listing (version 0)
+// is answered after a list_changed for version 2. `lone` answers with half a surrogate pair in its
 // text and its structured content. `die` exits; with SLOW_RESTART_FILE set, every start after the
 // first (that file exists by then) takes 1.5 s, or with FAIL_RESTART set too, fails.
 import { existsSync, writeFileSync } from "node:fs";
@@ -27,8 +28,14 @@ const server = new Server(
   { name: "review69", version: "1.0.0" },
   { capabilities: { tools: { listChanged: true } } },
 );
+let listed = 0;
 server.setRequestHandler(ListToolsRequestSchema, async () => {
   const seen = version;
+  if (process.env.CHANGE_WHILE_LISTING && listed++ === 0) {
+    // Tools registered while the first listing is answered: the change is told before the answer.
+    version = 2;
+    await server.sendToolListChanged();
+  }
   if (seen === 1) await new Promise((resolve) => setTimeout(resolve, 400));
   return {
     tools: [tool("search"), tool("bump"), tool("lone"), tool("die"), tool("refuse"), tool(`v${seen}`)],
