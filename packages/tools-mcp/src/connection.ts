@@ -161,8 +161,9 @@ export class ServerConnection {
   #restarts = 0;
   #deaths = 0;
   #generation = 0;
-  /** How many `list_changed` listings were started: only the latest one's answer is kept. */
-  #listings = 0;
+  /** The `list_changed` listing under way, if any, and whether another is due after it. */
+  #listing: Promise<void> | undefined;
+  #listAgain = false;
   /** Whether the server said its tools changed while it was starting (see the handler). */
   #changedWhileStarting = false;
   #error: McpPoolError | undefined;
@@ -259,7 +260,7 @@ export class ServerConnection {
       this.#error = undefined;
       this.#options.onToolsChanged();
       const client = this.#client;
-      if (this.#changedWhileStarting && client) void this.#relist(client, generation);
+      if (this.#changedWhileStarting && client) this.#relist(client, generation);
     } catch (error) {
       if (this.#isClosed()) throw this.#closedError();
       // Let a dying process's last words arrive before they are quoted.
@@ -310,7 +311,7 @@ export class ServerConnection {
       // Told while its first listing is under way (a server registering tools as it starts): that
       // listing may be older than the change, so the tools are listed again once it is connected.
       if (this.#state === "connecting") this.#changedWhileStarting = true;
-      else if (this.#state === "connected") await this.#relist(client, generation);
+      else if (this.#state === "connected") this.#relist(client, generation);
     });
     client.onclose = () => this.#closed(generation);
     // The SDK reports transport hiccups here; a death is handled by onclose, the rest by the call that
@@ -411,27 +412,41 @@ export class ServerConnection {
     }
   }
 
-  /** Lists the tools again after a `list_changed`, and tells the pool. */
-  async #relist(client: Client, generation: number): Promise<void> {
-    // Two notifications close together start two listings, which may answer in either order:
-    // only the one asked for last is kept, and none once the server has closed or restarted.
-    const listing = ++this.#listings;
-    const current = () =>
-      listing === this.#listings && generation === this.#generation && this.#state === "connected";
-    try {
-      const tools = await this.#listTools(client);
-      if (!current()) return;
-      this.#tools = tools;
-      this.#options.onNotice(`MCP server "${this.name}" changed its tools: ${this.#tools.length} now.`);
-      this.#options.onToolsChanged();
-    } catch (error) {
-      if (!current()) return;
-      this.#options.onNotice(
-        this.redact(
-          `MCP server "${this.name}" said its tools changed, but listing them failed: ${messageOf(error)}`,
-        ),
-      );
+  /**
+   * Lists the tools again after a `list_changed`, and tells the pool. One listing at a time: a
+   * notification that comes while one is under way (which may have read the tools before the
+   * change) has one more listing made after it, however many came; so a server that says its
+   * tools changed thousands of times in a row is asked for them twice, not thousands of times, and
+   * no older listing can land after a newer one.
+   */
+  #relist(client: Client, generation: number): void {
+    if (this.#listing) {
+      this.#listAgain = true;
+      return;
     }
+    const current = () => generation === this.#generation && this.#state === "connected";
+    this.#listing = (async () => {
+      do {
+        this.#listAgain = false;
+        try {
+          const tools = await this.#listTools(client);
+          if (!current()) return;
+          this.#tools = tools;
+          this.#options.onNotice(`MCP server "${this.name}" changed its tools: ${this.#tools.length} now.`);
+          this.#options.onToolsChanged();
+        } catch (error) {
+          if (!current()) return;
+          this.#options.onNotice(
+            this.redact(
+              `MCP server "${this.name}" said its tools changed, but listing them failed: ${messageOf(error)}`,
+            ),
+          );
+        }
+      } while (this.#listAgain && current());
+    })().finally(() => {
+      this.#listing = undefined;
+      this.#listAgain = false;
+    });
   }
 
   /**

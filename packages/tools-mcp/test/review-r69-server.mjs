@@ -31,14 +31,24 @@ const server = new Server(
 let listed = 0;
 server.setRequestHandler(ListToolsRequestSchema, async () => {
   const seen = version;
-  if (process.env.CHANGE_WHILE_LISTING && listed++ === 0) {
+  listed++;
+  if (process.env.CHANGE_WHILE_LISTING && listed === 1) {
     // Tools registered while the first listing is answered: the change is told before the answer.
     version = 2;
     await server.sendToolListChanged();
   }
   if (seen === 1) await new Promise((resolve) => setTimeout(resolve, 400));
   return {
-    tools: [tool("search"), tool("bump"), tool("lone"), tool("die"), tool("refuse"), tool(`v${seen}`)],
+    tools: [
+      tool("search"),
+      tool("bump"),
+      tool("lone"),
+      tool("die"),
+      tool("refuse"),
+      tool("flood"),
+      tool("listed"),
+      tool(`v${seen}`),
+    ],
   };
 });
 server.setRequestHandler(CallToolRequestSchema, async (request) => {
@@ -56,6 +66,13 @@ server.setRequestHandler(CallToolRequestSchema, async (request) => {
       content: [{ type: "text", text: "cut inside an emoji \ud83d" }],
       structuredContent: { note: "\udc00 half" },
     };
+  if (name === "flood") {
+    // A server that says its tools changed 2,000 times in a row; `listed` answers how often it
+    // was asked for its tools.
+    for (let i = 0; i < 2000; i++) void server.sendToolListChanged();
+    return { content: [{ type: "text", text: "flooded" }] };
+  }
+  if (name === "listed") return { content: [{ type: "text", text: String(listed) }] };
   if (name === "refuse") throw new McpError(-32602, "no such file: caf\ud83d");
   if (name === "die") setTimeout(() => process.exit(0), 10);
   return { content: [{ type: "text", text: `${name} ran on ${label}` }] };
