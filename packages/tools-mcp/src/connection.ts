@@ -732,7 +732,10 @@ export class ServerConnection {
         where,
       );
     }
-    return new McpPoolError("call-failed", this.redact(`${name} failed: ${messageOf(error)}`), where);
+    // A server built on the SDK that throws an McpError sends its message with the SDK's prefix
+    // already on it, and the client's McpError adds it again: "MCP error -32602: MCP error -32602: …".
+    const said = messageOf(error).replace(/^(MCP error -?\d+: )\1+/, "$1");
+    return new McpPoolError("call-failed", this.redact(`${name} failed: ${said}`), where);
   }
 
   /** Disconnects (a stdio server's process is ended); the connection cannot be used again. */

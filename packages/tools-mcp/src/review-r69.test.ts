@@ -180,6 +180,8 @@ describe("r69-8: a server's refusal with half a surrogate pair in its message", 
     expect(error).toMatchObject({ code: "call-failed" });
     // Before: the server's lone half went on into the message as written.
     expect(error?.message).toMatch(/no such file: caf\ufffd$/);
+    // And its code said once, not twice (the server's McpError prefix, then the client's).
+    expect(error?.message).toBe('refuse on MCP server "r" failed: MCP error -32602: no such file: caf\ufffd');
     expect(LONE_SURROGATE.test(error?.message ?? "")).toBe(false);
   });
 });
