@@ -29,6 +29,7 @@ import {
   redactError,
   resultSecretsOf,
   secretsOf,
+  wellFormedOutput,
 } from "./redact.js";
 import {
   MESSAGE_TOO_LARGE,
@@ -160,6 +161,11 @@ export class ServerConnection {
   #restarts = 0;
   #deaths = 0;
   #generation = 0;
+  /** The `list_changed` listing under way, if any, and whether another is due after it. */
+  #listing: Promise<void> | undefined;
+  #listAgain = false;
+  /** Whether the server said its tools changed while it was starting (see the handler). */
+  #changedWhileStarting = false;
   #error: McpPoolError | undefined;
   #ready: Promise<void> | undefined;
   #stderr: string[] = [];
@@ -208,15 +214,19 @@ export class ServerConnection {
    * forms a server writes it back in (percent-encoded, JSON-escaped, base64, wrapped; see `masker`).
    */
   redact(text: string): string {
-    return this.#mask(text);
+    // Half a surrogate pair a server wrote (an error message cut inside an emoji) as U+FFFD too: the
+    // message may go to the model as a tool result, in a request llama.cpp would refuse.
+    return wellFormed(this.#mask(text));
   }
 
   /**
    * A tool's output safe to hand a model: its text, text parts and structured content masked of
-   * this server's credentials (`resultSecretsOf`: ordinary values such as `info` are left alone).
+   * this server's credentials (`resultSecretsOf`: ordinary values such as `info` are left alone),
+   * and half a surrogate pair written U+FFFD (an endpoint such as llama.cpp refuses a request that
+   * holds one, and a host may send the output on without the loop's own check).
    */
   maskOutput<T extends McpToolOutput>(output: T): T {
-    return maskOutput(output, this.#resultMask);
+    return wellFormedOutput(maskOutput(output, this.#resultMask));
   }
 
   /** An error safe to keep as a cause: its message, stack and causes masked as `redact` does. */
@@ -240,6 +250,7 @@ export class ServerConnection {
   async #open(): Promise<void> {
     const generation = ++this.#generation;
     this.#state = "connecting";
+    this.#changedWhileStarting = false;
     this.#stderr = [];
     this.#partial = "";
     try {
@@ -248,10 +259,15 @@ export class ServerConnection {
       this.#state = "connected";
       this.#error = undefined;
       this.#options.onToolsChanged();
+      const client = this.#client;
+      if (this.#changedWhileStarting && client) this.#relist(client, generation);
     } catch (error) {
       if (this.#isClosed()) throw this.#closedError();
       // Let a dying process's last words arrive before they are quoted.
       await new Promise((resolve) => setTimeout(resolve, 20));
+      if (this.#isClosed()) throw this.#closedError();
+      // A restart that failed: the tools listed before it are no longer offered.
+      const offered = this.#state === "connecting" && this.#restarts > 0;
       this.#state = "failed";
       this.#error = McpPoolError.isInstance(error)
         ? error
@@ -263,6 +279,7 @@ export class ServerConnection {
             { server: this.name, cause: this.redactError(error) },
           );
       this.#options.onNotice(this.#error.message);
+      if (offered) this.#options.onToolsChanged();
       throw this.#error;
     } finally {
       this.#ready = undefined;
@@ -290,18 +307,11 @@ export class ServerConnection {
       });
     }
     client.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
-      if (generation !== this.#generation || this.#state !== "connected") return;
-      try {
-        this.#tools = await this.#listTools(client);
-        this.#options.onNotice(`MCP server "${this.name}" changed its tools: ${this.#tools.length} now.`);
-        this.#options.onToolsChanged();
-      } catch (error) {
-        this.#options.onNotice(
-          this.redact(
-            `MCP server "${this.name}" said its tools changed, but listing them failed: ${messageOf(error)}`,
-          ),
-        );
-      }
+      if (generation !== this.#generation) return;
+      // Told while its first listing is under way (a server registering tools as it starts): that
+      // listing may be older than the change, so the tools are listed again once it is connected.
+      if (this.#state === "connecting") this.#changedWhileStarting = true;
+      else if (this.#state === "connected") this.#relist(client, generation);
     });
     client.onclose = () => this.#closed(generation);
     // The SDK reports transport hiccups here; a death is handled by onclose, the rest by the call that
@@ -400,6 +410,43 @@ export class ServerConnection {
     } finally {
       if (this.#starting === client) this.#starting = undefined;
     }
+  }
+
+  /**
+   * Lists the tools again after a `list_changed`, and tells the pool. One listing at a time: a
+   * notification that comes while one is under way (which may have read the tools before the
+   * change) has one more listing made after it, however many came; so a server that says its
+   * tools changed thousands of times in a row is asked for them twice, not thousands of times, and
+   * no older listing can land after a newer one.
+   */
+  #relist(client: Client, generation: number): void {
+    if (this.#listing) {
+      this.#listAgain = true;
+      return;
+    }
+    const current = () => generation === this.#generation && this.#state === "connected";
+    this.#listing = (async () => {
+      do {
+        this.#listAgain = false;
+        try {
+          const tools = await this.#listTools(client);
+          if (!current()) return;
+          this.#tools = tools;
+          this.#options.onNotice(`MCP server "${this.name}" changed its tools: ${this.#tools.length} now.`);
+          this.#options.onToolsChanged();
+        } catch (error) {
+          if (!current()) return;
+          this.#options.onNotice(
+            this.redact(
+              `MCP server "${this.name}" said its tools changed, but listing them failed: ${messageOf(error)}`,
+            ),
+          );
+        }
+      } while (this.#listAgain && current());
+    })().finally(() => {
+      this.#listing = undefined;
+      this.#listAgain = false;
+    });
   }
 
   /**
@@ -685,7 +732,10 @@ export class ServerConnection {
         where,
       );
     }
-    return new McpPoolError("call-failed", this.redact(`${name} failed: ${messageOf(error)}`), where);
+    // A server built on the SDK that throws an McpError sends its message with the SDK's prefix
+    // already on it, and the client's McpError adds it again: "MCP error -32602: MCP error -32602: …".
+    const said = messageOf(error).replace(/^(MCP error -?\d+: )\1+/, "$1");
+    return new McpPoolError("call-failed", this.redact(`${name} failed: ${said}`), where);
   }
 
   /** Disconnects (a stdio server's process is ended); the connection cannot be used again. */

@@ -323,6 +323,12 @@ function oneLine(text: string | undefined): string | undefined {
   return `${line.slice(0, end)}…`;
 }
 
+/** Whether OpenAI takes a tool name as it is (schema-compat's `sanitizeTools` leaves it unchanged). */
+const legalAsWritten = (name: string) => /^[A-Za-z0-9_-]{1,64}$/.test(name);
+
+/** Code-unit order, the same on every machine (no locale). */
+const byText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
 function policyOf(tool: Tool): McpToolPolicy {
   const a = tool.annotations ?? {};
   const readOnly = a.readOnlyHint === true;
@@ -345,8 +351,11 @@ const ECHOED_CHARS = 60;
  * inside a character) with its length said. A made-up name can be any size, and the error is a
  * tool result the model is sent again on every later step.
  */
-function echoed(name: string): string {
-  if (typeof name !== "string") return String(name);
+function echoed(given: string): string {
+  if (typeof given !== "string") return String(given);
+  // Half a surrogate pair in the name (JSON's "\ud83d" decodes to one) as U+FFFD: the error goes
+  // back to the model in the next request, which llama.cpp would refuse.
+  const name = given.toWellFormed();
   if (name.length <= ECHOED_CHARS) return name;
   const last = name.charCodeAt(ECHOED_CHARS - 1);
   const end = last >= 0xd800 && last <= 0xdbff ? ECHOED_CHARS - 1 : ECHOED_CHARS;
@@ -450,7 +459,11 @@ export function createMcpPool(
       }),
   );
 
-  /** Rebuilds names and definitions from what is connected now. */
+  /**
+   * Rebuilds names and definitions from what is connected now, and what a server being restarted
+   * listed before it died: its names stay its own meanwhile (a call to one waits for the restart),
+   * so under `toolNames: "plain"` a name it shares with a later server never points there instead.
+   */
   const rebuild = () => {
     if (!stale) return;
     stale = false;
@@ -458,7 +471,8 @@ export function createMcpPool(
     const raw: { exposed: string; connection: ServerConnection; tool: Tool }[] = [];
     const taken = new Set<string>();
     for (const connection of connections) {
-      if (connection.state !== "connected") continue;
+      // A first start has listed nothing yet; a restart keeps the list from before.
+      if (connection.state !== "connected" && connection.state !== "connecting") continue;
       for (const tool of connection.tools) {
         let exposed = naming === "prefixed" ? `${connection.name}__${tool.name}` : tool.name;
         if (taken.has(exposed)) exposed = `${connection.name}__${tool.name}`;
@@ -466,9 +480,14 @@ export function createMcpPool(
         raw.push({ exposed, connection, tool });
       }
     }
-    // Name order: the tool array is the head of the prompt cache, and the order servers answered in is not stable.
-    raw.sort((a, b) => (a.exposed < b.exposed ? -1 : a.exposed > b.exposed ? 1 : 0));
-    const renamed = new Map<string, string>();
+    // A name already legal keeps it: made legal first, so a server `a.b`'s `a.b__search` (made
+    // `a_b__search`) cannot take the name of server `a_b`'s own `a_b__search`, which would send
+    // calls to that name to the other server and leave `a_b`'s tool a `_2` of it.
+    raw.sort(
+      (a, b) =>
+        Number(!legalAsWritten(a.exposed)) - Number(!legalAsWritten(b.exposed)) ||
+        byText(a.exposed, b.exposed),
+    );
     const sanitized = sanitizeTools(
       raw.map(({ exposed, tool }) => ({
         type: "function" as const,
@@ -478,15 +497,18 @@ export function createMcpPool(
           parameters: tool.inputSchema as Record<string, unknown>,
         },
       })),
-      { onRename: (from, to) => renamed.set(from, to) },
     ) as McpToolDefinition[];
-    raw.forEach(({ exposed, connection, tool }, index) => {
-      const legal = sanitized[index]?.function.name ?? exposed;
-      const entry = { connection, tool, name: legal };
-      byName.set(legal, entry);
-      if (!byName.has(exposed)) byName.set(exposed, entry);
+    const entries = raw.map(({ connection, tool, exposed }, index) => {
+      const entry = { connection, tool, name: sanitized[index]?.function.name ?? exposed };
+      byName.set(entry.name, entry);
+      return entry;
     });
-    definitions = sanitized;
+    // Each name as written too (`a.b__search`), where no tool has it as its own.
+    raw.forEach(({ exposed }, index) => {
+      if (!byName.has(exposed)) byName.set(exposed, entries[index] as Entry);
+    });
+    // Name order: the tool array is the head of the prompt cache, and the order servers answered in is not stable.
+    definitions = [...sanitized].sort((a, b) => byText(a.function.name, b.function.name));
   };
 
   const connect = async (): Promise<ServerStatus[]> => {
@@ -513,7 +535,7 @@ export function createMcpPool(
     }
     if (!entry) {
       const names = [...byName.values()].map((e) => e.name);
-      const unique = [...new Set(names)];
+      const unique = [...new Set(names)].sort(byText);
       const down = connections.filter((c) => c.state === "failed").map((c) => c.name);
       throw new McpPoolError(
         "unknown-tool",
@@ -753,6 +775,9 @@ export function createMcpPool(
     runHooks,
     async close() {
       closed = true;
+      // Every server is closed at once below (its state set before it awaits anything): the names
+      // built from them go, so `tools()` and `policy()` no longer offer tools nothing can call.
+      stale = true;
       await Promise.all(connections.map((c) => c.close()));
     },
   };
