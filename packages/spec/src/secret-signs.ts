@@ -818,6 +818,15 @@ function shownQueryValue(value: string, name: string, shown: ShownPart, hide?: S
       }
       closed = end < value.length;
       end = Math.min(end + 1, value.length);
+      // A default left open (`${V:-J`, on a line a shell refuses): its word is the value's, read on
+      // (its literal text hidden, its run-time parts kept in sight), its head kept (fix180: kept
+      // as written, `J` shown; a credential in a part before it had hidden the line's end).
+      DEFAULT_OPEN.lastIndex = i;
+      if (!closed && DEFAULT_OPEN.test(value)) {
+        out += value.slice(i, DEFAULT_OPEN.lastIndex);
+        i = DEFAULT_OPEN.lastIndex;
+        continue;
+      }
     }
     // A reference's literal default (`${V:-Q9x}`, `${X:-${-  %VQ}}`): its word hidden, the rest kept.
     const word = opener === "{" ? literalDefaultWord(value, i, end) : undefined;
