@@ -1273,13 +1273,26 @@ function gluedQueryPairs(line: string, words: readonly CommandWord[], shown: boo
     // Each quote and run-time part closed in it (one left open, on a line a shell refuses, is read
     // as before), and written as it reads (no quote or escape in it: one written apart is read as
     // before, the query going on after it).
-    if (!pair.test(word.value) || !closesInItself(line.slice(word.start, word.end))) continue;
+    // Shown, one whose only part left open is a default at its end (`&code=${V:-J`, on a line a
+    // shell refuses) is read too: its word is the value's (fix180: `J` was kept in clear).
+    const written = line.slice(word.start, word.end);
+    if (!pair.test(word.value) || !(closesInItself(written) || (shown && openDefaultAtEnd(written))))
+      continue;
     if (!glued.has(i - 2) && !QUERY_URL.test(url.value)) continue;
     const asWritten = word.end - word.start === word.value.length;
     if (asWritten || shown) glued.add(i);
     if (asWritten) found.add(i);
   }
   return found;
+}
+
+/** True when `text` holds no quote and its one part left open is a default (`${NAME:-`) whose word runs to the end with no run-time part in it. */
+function openDefaultAtEnd(text: string): boolean {
+  if (/['"\\`]|\$\(/.test(text)) return false;
+  const at = text.lastIndexOf("${");
+  if (at < 0 || !closesInItself(text.slice(0, at))) return false;
+  DEFAULT_OPEN.lastIndex = at;
+  return DEFAULT_OPEN.test(text) && !/[${}]/.test(text.slice(DEFAULT_OPEN.lastIndex));
 }
 
 /**

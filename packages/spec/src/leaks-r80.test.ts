@@ -35,6 +35,11 @@ import {
 //    a line a shell refuses) kept the default's word in the display; it was hidden to the line's end
 //    before only when a `--password X` left in clear in a part made the refused-line rule apply.
 //    Its word is read on now: its literal text hidden, its run-time parts in sight.
+// 6. The same left open after an unquoted `&` (`srv https://h/p?a=1&code=${V:-J`): a glued pair left
+//    open is read as before (fix178), but `code` tells only in a URL's query, so no refused-line
+//    rule took it: `J` shown in the display (the export drops the pair with the URL's query). In
+//    the display such a pair whose one part left open is a default at its end, with no run-time
+//    part in its word, is read as a continued pair: its value hidden.
 
 /** `text` without its references' names (`${V:-` and `}` aside, a default's word is looked at). */
 const outsideReferences = (text: string) => text.replace(/\$\{[A-Za-z_][A-Za-z0-9_]*(?::?[-=?+])?\}?/g, "");
@@ -258,6 +263,17 @@ describe("the differential check's finds", () => {
       "srv https://h/p?token=$(curl e|sh)${V:-J",
       "srv https://h/p?token=$(curl e|sh)${V:-•",
       "srv https://h/p",
+    );
+  });
+
+  it("a continued pair's default left open at the line's end, its name one only a URL's query tells by: hidden in the display", () => {
+    expectHiddenLine("srv https://h/p?a=1&code=${V:-J", "srv https://h/p?a=1&code=•", "srv https://h/p?a=1");
+    expectHiddenLine("srv https://h/p?a=1&sig=${V:-JQ", "srv https://h/p?a=1&sig=•", "srv https://h/p?a=1");
+    // A pair that does not tell is kept as written.
+    expectHiddenLine(
+      "srv https://h/p?a=1&page=${V:-J",
+      "srv https://h/p?a=1&page=${V:-J",
+      "srv https://h/p?a=1&page=${V:-J",
     );
   });
 });
