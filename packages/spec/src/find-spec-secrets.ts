@@ -67,7 +67,9 @@ import {
   runTimeOpenerAt,
   type SecretHide,
   SecretSign,
+  type ShownPart,
   tellingPair,
+  tellingPairName,
   urlSign,
   withoutKeys,
   withoutReferences,
@@ -642,15 +644,22 @@ function safeString(
   // An export's names (`naming`) drop a URL's credentials, as the default does.
   if (sign === SecretSign.Userinfo || sign === SecretSign.Query) {
     const urlHide = hide === naming?.hide ? undefined : hide;
+    // Shown, a telling query value's `$(…)` and backtick parts read as the display reads a command.
+    const shownPart: ShownPart | undefined = shown
+      ? (part, name) => shownShellPart(part, hide, (text) => (hide ? hide(text, name) : ""))
+      : undefined;
     // Each URL that follows another in the same run of text (`https://h/p,https://u:X@h2`) has its
     // userinfo taken out after the first's credentials are.
     if (urlSign(value))
-      return withoutKeys(withoutFollowerUserinfo(withoutUrlSecrets(value, urlHide, shown), urlHide), hide);
+      return withoutKeys(
+        withoutFollowerUserinfo(withoutUrlSecrets(value, urlHide, shownPart), urlHide),
+        hide,
+      );
     // A URL glued after other text (`$1https://u:X@h`, `"https://u:X@h"`): each such URL rewritten in place.
     let out = "";
     let from = 0;
     for (const { start, url } of gluedUrls(value)) {
-      out += value.slice(from, start) + withoutUrlSecrets(url, urlHide, shown);
+      out += value.slice(from, start) + withoutUrlSecrets(url, urlHide, shownPart);
       from = start + url.length;
     }
     return withoutKeys(withoutFollowerUserinfo(out + value.slice(from), urlHide), hide);
@@ -1003,7 +1012,7 @@ function wordSpans(
   display = false,
   queryPair = false,
 ): Span[] {
-  const pair = queryPair && !word.data && !asData ? queryPairSpans(word) : undefined;
+  const pair = queryPair && !word.data && !asData ? queryPairSpans(word, display) : undefined;
   if (pair) return pair;
   const read =
     word.data || asData ? dataSpans(word, previous, before) : ruleSpans(word, previous, before, display);
@@ -1247,11 +1256,12 @@ const SHOWN_QUERY_PAIR = /^[^\s&=#$`]+=[^&#]*$/;
  * reference with a short label, `-J` kept in clear in the display, in a `--run` argument in both
  * views). One pass over the words.
  */
-function gluedQueryPairs(line: string, words: readonly CommandWord[], display: boolean): Set<number> {
+function gluedQueryPairs(line: string, words: readonly CommandWord[], shown: boolean): Set<number> {
   const found = new Set<number>();
-  const pair = display ? SHOWN_QUERY_PAIR : QUERY_PAIR;
-  // The pairs that continue a URL's query; in the display those written apart too, the query going
-  // on after them (fix179: `…&token=\"${X}&J}api_key=X`, whose last pair the export drops, kept X in clear).
+  const pair = shown ? SHOWN_QUERY_PAIR : QUERY_PAIR;
+  // The pairs that continue a URL's query; `shown` (the display, and an argument's line in both
+  // views) those written apart too, the query going on after them (fix179: `…&token=\"${X}&J}api_key=X`,
+  // whose last pair the export drops, kept X in clear).
   const glued = new Set<number>();
   for (let i = 2; i < words.length; i += 1) {
     const word = words[i] as CommandWord;
@@ -1263,13 +1273,26 @@ function gluedQueryPairs(line: string, words: readonly CommandWord[], display: b
     // Each quote and run-time part closed in it (one left open, on a line a shell refuses, is read
     // as before), and written as it reads (no quote or escape in it: one written apart is read as
     // before, the query going on after it).
-    if (!pair.test(word.value) || !closesInItself(line.slice(word.start, word.end))) continue;
+    // Shown, one whose only part left open is a default at its end (`&code=${V:-J`, on a line a
+    // shell refuses) is read too: its word is the value's (fix180: `J` was kept in clear).
+    const written = line.slice(word.start, word.end);
+    if (!pair.test(word.value) || !(closesInItself(written) || (shown && openDefaultAtEnd(written))))
+      continue;
     if (!glued.has(i - 2) && !QUERY_URL.test(url.value)) continue;
     const asWritten = word.end - word.start === word.value.length;
-    if (asWritten || display) glued.add(i);
+    if (asWritten || shown) glued.add(i);
     if (asWritten) found.add(i);
   }
   return found;
+}
+
+/** True when `text` holds no quote and its one part left open is a default (`${NAME:-`) whose word runs to the end with no run-time part in it. */
+function openDefaultAtEnd(text: string): boolean {
+  if (/['"\\`]|\$\(/.test(text)) return false;
+  const at = text.lastIndexOf("${");
+  if (at < 0 || !closesInItself(text.slice(0, at))) return false;
+  DEFAULT_OPEN.lastIndex = at;
+  return DEFAULT_OPEN.test(text) && !/[${}]/.test(text.slice(DEFAULT_OPEN.lastIndex));
 }
 
 /**
@@ -1279,7 +1302,7 @@ function gluedQueryPairs(line: string, words: readonly CommandWord[], display: b
  * `aroundRunTime`), so both views keep `${X}`, `$(…)` in sight. Undefined otherwise (the word is
  * read by the rules for args).
  */
-function queryPairSpans(word: CommandWord): Span[] | undefined {
+function queryPairSpans(word: CommandWord, display = false): Span[] | undefined {
   const { value } = word;
   const cut = value.indexOf("=");
   if (!tellingPair(value) || onlyReferences(value.slice(cut + 1))) return undefined;
@@ -1288,7 +1311,37 @@ function queryPairSpans(word: CommandWord): Span[] | undefined {
   const pieces = (word.dynamic ? aroundRunTime(value, span) : [span]).filter(
     (piece) => !onlyReferences(value.slice(piece.start, piece.end)),
   );
-  return pieces.length > 0 ? pieces : undefined;
+  if (pieces.length === 0) return undefined;
+  // A `$(…)` or backtick part that holds a credential the display hides (`$(x --password X)J`):
+  // cut around, the piece after it moved the reading past the part's own words, `X` kept in clear
+  // (fix180: in an argument's line, in both views). That part is hidden whole, a piece of its own;
+  // every other part stays in sight.
+  if (!display && word.dynamic) {
+    const parts = partsHidingSomething(value, span);
+    if (parts.length > 0) return [...pieces, ...parts].sort((a, b) => a.start - b.start);
+  }
+  // Shown, a value read partly at run time is one span, shown in place as a command line's value
+  // is (its literal text hidden, each run-time part read as the display reads a command; fix180:
+  // `&token=$(x --password X)J`, cut in pieces, kept `X` in clear: the piece after the part moved
+  // the reading past the part's own words).
+  return display && word.dynamic ? [span] : pieces;
+}
+
+/**
+ * The closed `$(…)` and backtick parts of `value` within `span` (outermost ones) that, read as the
+ * display reads a command (see `shownShellPart`), have something hidden in them: each a span named as `span`.
+ */
+function partsHidingSomething(value: string, span: Span): Span[] {
+  const out: Span[] = [];
+  const mark = () => HIDDEN_MARK;
+  let after = span.start;
+  for (const [start, end] of [...runTimeCloses(value)].sort((a, b) => a[0] - b[0])) {
+    if (start < after || end > span.end || runTimeOpenerAt(value, start) === "{") continue;
+    after = end;
+    if (shownShellPart(value.slice(start, end), mark, mark).includes(HIDDEN_MARK))
+      out.push({ ...span, start, end });
+  }
+  return out;
 }
 
 /**
@@ -1633,6 +1686,7 @@ export function commandLineSecrets(
   scriptName: () => string = () => "SHELL_COMMAND",
   display = false,
   script = false,
+  shownPairs = display,
 ): ArgFound | undefined {
   const named = (secret: string, name: string) => (hide ? hide(secret, name) : reference(name));
   // Read inside a run-time part the display reads (see `shownShellPart`): that deep already.
@@ -1868,7 +1922,7 @@ export function commandLineSecrets(
   // Shown, a POSIX shell's own command written in one quote is read as a line of its own (see `shownScript`).
   const scripts = display ? shellScriptWords(words) : undefined;
   let scriptEnd = 0;
-  const pairs = gluedQueryPairs(line, words, display);
+  const pairs = gluedQueryPairs(line, words, shownPairs);
   // Read in the order written, so `at` only moves forward: a quote's words read again are listed
   // before the words of a substitution written before them in the same word (r56: a value flagged
   // in the quote left a `--password X` in the substitution unread).
@@ -2788,13 +2842,14 @@ export function readArg(
 
 /**
  * True when `url` (an argument's text from a URL after a blank) holds its first blank inside a
- * telling pair of its query, and every pair after it (no `#` after the pair's start) tells too,
- * with no blank of its own outside its `$(…)` and backtick parts (`https://h/p?b=1&token=a b`,
+ * telling pair of its query, no `#` after the pair's start (`https://h/p?b=1&token=a b`,
  * `…&token=a b&api_key=${X}$(curl e|sh)J`; fix178: one with more pairs was read as a line, the
- * payload hidden): all the text the argument's reading as a line cut off at that blank is then
- * those values', each hidden with its own, so nothing it hid is shown (a blank before the query,
- * in a userinfo, or in a pair that does not tell, is read as before: `https://u: password=Y@h/p'Q9`
- * keeps `password=`'s value hidden to its end).
+ * payload hidden): the text the argument's reading as a line cut off at that blank is then that
+ * value's, hidden with it, and each telling pair after it is hidden with its own. A pair after it
+ * that does not tell is the URL's, kept, its text past a blank read again as a line (see
+ * `markedRunTime`; fix180: `token=a b&page=1` was read as a line, `b` shown), so nothing the
+ * line's reading hid is shown. A blank before the query, in a userinfo, or in a pair that does
+ * not tell is read as before (`https://u: password=Y@h/p'Q9` keeps `password=`'s value hidden to its end).
  */
 function tellsToEnd(url: string): boolean {
   const blank = url.search(/\s/);
@@ -2803,9 +2858,7 @@ function tellsToEnd(url: string): boolean {
   const start = Math.max(url.lastIndexOf("&", blank), query) + 1;
   const rest = url.slice(start);
   if (rest.includes("#")) return false;
-  const [first = "", ...more] = rest.split("&");
-  // Each pair after it a telling one, its blanks only inside its `$(…)` or backtick parts (fix178).
-  return tellingPair(first) && more.every((pair) => tellingPair(pair));
+  return tellingPair(rest.split("&")[0] ?? "");
 }
 
 /**
@@ -2890,7 +2943,8 @@ function argUrl(
 
 /**
  * `text` with each closed `$(…)` and backtick part (see `runTimeCloses`) and each `&` outside them
- * (with the next pair's `name=`) written as what `mark` returns for it; the rest, `argUrl`'s marks included, as written. One pass.
+ * before a pair whose name tells (with that pair's `name=`, see `tellingPairName`) written as what
+ * `mark` returns for it; the rest, `argUrl`'s marks included, as written. One pass.
  */
 function markedRunTime(text: string, mark: (part: string) => string): string {
   const closes = runTimeCloses(text);
@@ -2905,6 +2959,13 @@ function markedRunTime(text: string, mark: (part: string) => string): string {
         // literal text a telling value says (fix178: a later URL's pairs after the blank's).
         PAIR_NAME.lastIndex = i + 1;
         const name = PAIR_NAME.exec(text)?.[0] ?? "";
+        // A pair whose name does not tell is kept by the URL's reading: its `&` is left to the
+        // reading again, which reads its value's text past a blank as before (fix180: `&page=x
+        // password=Y` after `token=a b`, the `password=` pair's value hidden).
+        if (!tellingPairName(name)) {
+          i += 1;
+          continue;
+        }
         out += text.slice(from, i) + mark(`&${name}`);
         from = i + 1 + name.length;
         i = from;
@@ -3278,9 +3339,14 @@ function lineReading(
   const pairs = connectionString(line, shell)
     ? connectionPairs(line, ARG_RULES, named, hide, shown, shell)
     : undefined;
-  if (pairs === undefined) return commandLineSecrets(line, hide, scriptName, display);
+  // An argument's line (no `shell`: no shell reads the argument as pasted, and no later round reads
+  // it as one URL) continues a URL's query past an `&` as the display does, in both views (fix180:
+  // `--run "srv https://h/p?b=1&token=\"${X}&J}api_key=-J-J"` kept `-J-J` in both views). A pasted
+  // line's export keeps the narrow reading: its later round drops such a pair whole with the URL's query.
+  const shownPairs = display || !shell;
+  if (pairs === undefined) return commandLineSecrets(line, hide, scriptName, display, false, shownPairs);
   // What the pairs' reading leaves, read as a command line (a value holding `--token X`).
-  const rest = commandLineSecrets(pairs.safe, hide, scriptName, display);
+  const rest = commandLineSecrets(pairs.safe, hide, scriptName, display, false, shownPairs);
   return { sign: pairs.sign, safe: rest?.safe ?? pairs.safe };
 }
 

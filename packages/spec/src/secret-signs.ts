@@ -596,6 +596,11 @@ export function tellingPair(pair: string): boolean {
   return looksSecretParam(queryName(pair)) && saysInQuery(param);
 }
 
+/** @internal True for a raw query pair (or its `name=` alone) whose name a credential is given under (see `looksSecretParam`), whatever its value. */
+export function tellingPairName(pair: string): boolean {
+  return looksSecretParam(queryName(pair));
+}
+
 /**
  * True when a (decoded) query value says something in clear: once its references are removed it
  * still does, or a literal default holds a word (`${TOKEN:-Q9x}`: a reader of the value fills it
@@ -647,10 +652,10 @@ export function isLiteral(value: string): boolean {
  * telling name and a literal value. The rest is kept as written (no re-encoding), so `${VAR}`
  * references elsewhere in it survive. A string that is not a URL is returned as it is. With `hide`,
  * the userinfo and each such value are replaced by what it returns instead of being dropped.
- * `shown` (the display): a telling query value holding a run-time part keeps that part in sight
- * (see `shownQueryValue`).
+ * `shown` (the display): a telling query value holding a run-time part keeps that part in sight,
+ * each closed `$(…)` or backtick part given to `shown` with the pair's name (see `shownQueryValue`).
  */
-export function withoutUrlSecrets(value: string, hide?: SecretHide, shown = false): string {
+export function withoutUrlSecrets(value: string, hide?: SecretHide, shown?: ShownPart): string {
   const loose = unparsedUserinfo(value);
   if (loose) {
     const [whole, scheme = "", userinfo = ""] = loose;
@@ -677,7 +682,7 @@ export function withoutUserinfo(value: string, hide?: SecretHide): string {
   return `${scheme}${user}${value.slice(whole.length)}`;
 }
 
-function withoutParsedUrlSecrets(value: string, hide?: SecretHide, shown = false): string {
+function withoutParsedUrlSecrets(value: string, hide?: SecretHide, shown?: ShownPart): string {
   const match = /^([A-Za-z][A-Za-z0-9+.-]*:\/\/)(?:([^/?#]*)@)?([^?#]*)(?:\?([^#]*))?(#[\s\S]*)?$/.exec(
     value,
   );
@@ -702,7 +707,7 @@ function withoutTellingPairs(
   pairs: string[],
   hide?: SecretHide,
   telling = tellingPair,
-  shown = false,
+  shown?: ShownPart,
 ): string {
   const kept: string[] = [];
   for (const pair of pairs) {
@@ -713,7 +718,9 @@ function withoutTellingPairs(
     const cut = pair.indexOf("=");
     if (!telling(pair)) kept.push(pair);
     else if (shown && RUN_TIME.test(pair.slice(cut + 1)))
-      kept.push(`${pair.slice(0, cut + 1)}${shownQueryValue(pair.slice(cut + 1), queryName(pair), hide)}`);
+      kept.push(
+        `${pair.slice(0, cut + 1)}${shownQueryValue(pair.slice(cut + 1), queryName(pair), shown, hide)}`,
+      );
     else if (hide)
       kept.push(
         `${pair.slice(0, cut + 1)}${hiddenQueryValue(pair.slice(cut + 1), (secret) => hide(secret, queryName(pair)))}`,
@@ -757,14 +764,22 @@ export function runTimeOpenerAt(value: string, at: number): "`" | "(" | "{" | ""
 const RUN_TIME = /\$[({]|`/;
 
 /**
+ * For the display: a closed `$(…)` or backtick part of a telling query value named `name`, as the
+ * display shows a command (the caller's reader: find-spec-secrets' `shownShellPart`, a `--password X`
+ * inside hidden, the payload kept).
+ */
+export type ShownPart = (part: string, name: string) => string;
+
+/**
  * For the display: a telling query `value` holding a run-time part (`$(…)`, a backtick's, `${…}`),
  * with each run of literal text that says something between those parts taken out (with `hide`,
  * replaced by what it returns, named `name`) and each part kept as written, each to its close or to
  * the value's end: the command-line reader ends the URL's word at a blank inside `$(curl e|sh)`, and
  * the rest of the payload is shown after it, so the payload stays in sight as often as written.
- * One pass over the value.
+ * A closed `$(…)` or backtick part is read by `shown` (fix180: `?token=$(x --password hunter2)J`
+ * showed `hunter2`); one left open is kept as written. One pass over the value.
  */
-function shownQueryValue(value: string, name: string, hide?: SecretHide): string {
+function shownQueryValue(value: string, name: string, shown: ShownPart, hide?: SecretHide): string {
   let out = "";
   let literal = "";
   const flush = () => {
@@ -784,8 +799,10 @@ function shownQueryValue(value: string, name: string, hide?: SecretHide): string
     }
     flush();
     let end = i + 1;
+    let closed = false;
     if (opener === "`") {
       const close = value.indexOf("`", end);
+      closed = close >= 0;
       end = close < 0 ? value.length : close + 1;
     } else {
       // To the bracket that closes the opener, counting the pairs inside it.
@@ -799,12 +816,23 @@ function shownQueryValue(value: string, name: string, hide?: SecretHide): string
           if (depth === 0) break;
         }
       }
+      closed = end < value.length;
       end = Math.min(end + 1, value.length);
+      // A default left open (`${V:-J`, on a line a shell refuses): its word is the value's, read on
+      // (its literal text hidden, its run-time parts kept in sight), its head kept (fix180: kept
+      // as written, `J` shown; a credential in a part before it had hidden the line's end).
+      DEFAULT_OPEN.lastIndex = i;
+      if (!closed && DEFAULT_OPEN.test(value)) {
+        out += value.slice(i, DEFAULT_OPEN.lastIndex);
+        i = DEFAULT_OPEN.lastIndex;
+        continue;
+      }
     }
     // A reference's literal default (`${V:-Q9x}`, `${X:-${-  %VQ}}`): its word hidden, the rest kept.
     const word = opener === "{" ? literalDefaultWord(value, i, end) : undefined;
     if (word) out += value.slice(i, word.start) + (hide ? hide(value.slice(word.start, word.end), name) : "");
-    out += value.slice(word ? word.end : i, end);
+    out +=
+      opener !== "{" && closed ? shown(value.slice(i, end), name) : value.slice(word ? word.end : i, end);
     i = end;
   }
   flush();
