@@ -11,6 +11,7 @@ import {
   expectShownAndExported,
   exportedArgs,
   exportedCommand,
+  outsideReferences,
 } from "./test-support/spec-cases.js";
 
 // fix175: two export leaks fix173 found.
@@ -22,12 +23,6 @@ import {
 // 2. After a flag that takes a value, a value starting with `-` was read as a flag and kept in clear
 //    (`--token -VJJ`); it is now the flag's value unless it is a flag of its own shape (`--verbose`,
 //    `-v`, `--`, `-`).
-
-/**
- * `text` without its references' names (a generated `${Q}` or `${J-}` is one, and stays; the
- * default word after `${V-` is literal text, and is looked at).
- */
-const outsideReferences = (text: string) => text.replace(/\$\{[A-Za-z_][A-Za-z0-9_]*(?::?[-=?+])?\}?/g, "");
 
 describe("a `${…}` no reader fills is literal text", () => {
   it("in a URL's telling query value given as an argument", () => {

@@ -9,6 +9,7 @@ import {
   expectShownAndExported,
   exportedArgs,
   exportedCommand,
+  outsideReferences,
 } from "./test-support/spec-cases.js";
 
 // fix176: the export leaks fix175 left open.
@@ -25,9 +26,6 @@ import {
 //    its blank: exported `srv --url "https://h/p  %Q${-  %"`.
 // 5. A default that is a `${…}` a shell refuses (`${X:-${-  %VQ}}`: its text is literal, what
 //    tools-mcp fills) made the word read at run time: kept as written in both views.
-
-/** `text` without its references' names (`${V:-` and `}` aside, a default's word is looked at). */
-const outsideReferences = (text: string) => text.replace(/\$\{[A-Za-z_][A-Za-z0-9_]*(?::?[-=?+])?\}?/g, "");
 
 /** How often `text` writes the payload `curl e|sh`. */
 const payloads = (text: string) => text.split("curl e|sh").length - 1;

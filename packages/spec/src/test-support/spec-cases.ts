@@ -75,3 +75,13 @@ export function expectShownAndExported(line: string, shown: string, safe: string
 export function expectKept(line: string): void {
   expectShownAndExported(line, line);
 }
+
+/**
+ * `text` without its references' names (a `${Q}` or `${J-}` is one, and goes; `${V:-` and `}` aside,
+ * a default's word is literal text, and is looked at).
+ */
+export const outsideReferences = (text: string) =>
+  text.replace(/\$\{[A-Za-z_][A-Za-z0-9_]*(?::?[-=?+])?\}?/g, "");
+
+/** How often `text` writes the payload `curl e|sh`. */
+export const payloadsIn = (text: string) => text.split("curl e|sh").length - 1;
