@@ -60,6 +60,43 @@ class AnswerLossRelay extends Relay {
   }
 }
 
+/**
+ * A relay in front of the file's Redis for one reader bus, counting the `XREAD`s its connections
+ * send: a watcher sends its first once its look at subscribe (is the stream there, whose entries)
+ * is done, so a test can write what the watcher must meet after subscribing, however loaded the
+ * machine (a fixed pause was met too early under load).
+ */
+class ReadCountRelay extends Relay {
+  private reads = 0;
+  private readonly waiters: { past: number; resolve: () => void }[] = [];
+
+  static async start(target: number): Promise<ReadCountRelay> {
+    const relay = new ReadCountRelay(await Relay.port(), target);
+    await relay.listen();
+    return relay;
+  }
+
+  /** How many `XREAD`s have been sent so far. */
+  get sent(): number {
+    return this.reads;
+  }
+
+  /** Resolves once more than `past` `XREAD`s have been sent. */
+  readsPast(past: number): Promise<void> {
+    if (this.reads > past) return Promise.resolve();
+    return new Promise((resolve) => this.waiters.push({ past, resolve }));
+  }
+
+  protected override onChunk(chunk: Buffer, upstream: Socket): void {
+    this.reads += chunk.toString("latin1").toUpperCase().split("\r\nXREAD\r\n").length - 1;
+    for (const waiter of this.waiters.filter((w) => this.reads > w.past)) {
+      this.waiters.splice(this.waiters.indexOf(waiter), 1);
+      waiter.resolve();
+    }
+    upstream.write(chunk);
+  }
+}
+
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 // Each test has its own key prefix (and its own relay) on the file's Redis, and mostly waits for an
@@ -70,6 +107,18 @@ describe.skipIf(!HAS_REDIS)(
   () => {
     const redis = busFixture();
     const { bus, closing } = redis;
+
+    /** Each reader bus's relay (see `readerBus`). */
+    const relays = new WeakMap<RedisEventBus, ReadCountRelay>();
+
+    /** A bus on `prefix` connected through a relay of its own that counts its `XREAD`s. */
+    const readerBus = async (prefix: string) => {
+      const relay = await ReadCountRelay.start(redis.server.port);
+      closing.push(relay);
+      const reader = await bus(prefix, relay.url);
+      relays.set(reader, relay);
+      return reader;
+    };
 
     const ids = async (key: string) =>
       ((await redis.raw.sendCommand(["XRANGE", key, "-", "+"])) as [string, string[]][]).map((e) => e[0]);
@@ -124,11 +173,15 @@ describe.skipIf(!HAS_REDIS)(
       const controller = new AbortController();
       const timer = setTimeout(() => controller.abort(), ms);
       const seen: SequencedEvent[] = [];
+      const relay = relays.get(reader);
+      const before = relay?.sent ?? 0;
       const ended = (async () => {
         for await (const event of reader.watch("job", controller.signal, { after })) seen.push(event);
         clearTimeout(timer);
       })();
-      return { seen, ended, aborted: () => controller.signal.aborted };
+      // Its look at subscribe done: its first XREAD sent (a reader made without a relay: a pause).
+      const subscribed = relay ? relay.readsPast(before) : pause(300);
+      return { seen, ended, subscribed, aborted: () => controller.signal.aborted };
     };
 
     /**
@@ -146,7 +199,7 @@ describe.skipIf(!HAS_REDIS)(
     ) => {
       const { emitter, relay, key } = setup;
       const watching = watchAfter6(reader, 12_000, after);
-      await pause(300);
+      await watching.subscribed;
       await meanwhile();
       relay.reopen();
       // The emitter reconnects and sends its batch again; let the reader's idle look see it.
@@ -171,7 +224,12 @@ describe.skipIf(!HAS_REDIS)(
       }, async ({ expect }) => {
         const prefix = `resend-${keep}:`;
         const stored = [...(keep > 0 ? ["1-0", "2-0", "3-0"] : []), "4-0", "5-0", "6-0"];
-        await readsOnAfterResend(expect, await lostBatch(expect, prefix, keep), await bus(prefix), stored);
+        await readsOnAfterResend(
+          expect,
+          await lostBatch(expect, prefix, keep),
+          await readerBus(prefix),
+          stored,
+        );
       });
     }
 
@@ -206,7 +264,7 @@ describe.skipIf(!HAS_REDIS)(
       after: number | string = 6,
     ) => {
       const watching = watchAfter6(reader, 12_000, after);
-      await pause(300);
+      await watching.subscribed;
       await then();
       await watching.ended;
       expect(watching.aborted()).toBe(false);
@@ -221,7 +279,7 @@ describe.skipIf(!HAS_REDIS)(
     }, async ({ expect }) => {
       const prefix = "resend-new-missing:";
       // Another emitter's new run, whose first write got no answer: it sends seq 1–8 again.
-      await endsStartedAfresh(expect, await bus(prefix), () =>
+      await endsStartedAfresh(expect, await readerBus(prefix), () =>
         writeRaw(`${prefix}run:job`, "tok-new", "1", [1, 2, 3, 4, 5, 6, 7, 8]),
       );
     });
@@ -230,7 +288,7 @@ describe.skipIf(!HAS_REDIS)(
       timeout: 20_000,
     }, async ({ expect }) => {
       const prefix = "resend-first:";
-      const reader = await bus(prefix);
+      const reader = await readerBus(prefix);
       // A watcher of the reader's process reads the run to seq 6, then its page goes (and comes back).
       const readTo6 = (async () => {
         const seqs: number[] = [];
@@ -256,7 +314,7 @@ describe.skipIf(!HAS_REDIS)(
     }, async ({ expect }) => {
       const prefix = "resend-other-read:";
       const key = `${prefix}run:job`;
-      const reader = await bus(prefix);
+      const reader = await readerBus(prefix);
       // Run B is read here to seq 7 by one page; then Redis loses its stream.
       await writeRaw(key, "tok-B", "0", [1, 2, 3, 4, 5, 6, 7]);
       const readB: number[] = [];
@@ -280,7 +338,7 @@ describe.skipIf(!HAS_REDIS)(
       // The stream holds the old run's seq 1–3 (say restored from a snapshot); its reader read to 6.
       await writeRaw(key, "tok-old", "0", [1, 2, 3]);
       // The old run is over; another emitter starts the id afresh, its first write sent again.
-      await endsStartedAfresh(expect, await bus(prefix), async () => {
+      await endsStartedAfresh(expect, await readerBus(prefix), async () => {
         await redis.raw.sendCommand(["DEL", key]);
         await writeRaw(key, "tok-new", "1", [1, 2, 3, 4, 5, 6, 7, 8]);
       });
@@ -290,7 +348,7 @@ describe.skipIf(!HAS_REDIS)(
       timeout: 20_000,
     }, async ({ expect }) => {
       const prefix = "resend-after-1:";
-      await readsOnAfterResend(expect, await lostBatch(expect, prefix, 1, 1), await bus(prefix), six);
+      await readsOnAfterResend(expect, await lostBatch(expect, prefix, 1, 1), await readerBus(prefix), six);
     });
 
     it("reads on when Redis lost the stream once more after the watcher subscribed, before the batch came again", {
@@ -299,7 +357,7 @@ describe.skipIf(!HAS_REDIS)(
       const prefix = "resend-twice:";
       const setup = await lostBatch(expect, prefix, 3);
       // The watcher subscribes to seq 1–3 (a snapshot); then a second restart loses those too.
-      await readsOnAfterResend(expect, setup, await bus(prefix), ["4-0", "5-0", "6-0"], () =>
+      await readsOnAfterResend(expect, setup, await readerBus(prefix), ["4-0", "5-0", "6-0"], () =>
         loseAllBut(setup.key, 0),
       );
     });
@@ -309,9 +367,9 @@ describe.skipIf(!HAS_REDIS)(
     }, async ({ expect }) => {
       const prefix = "resend-other:";
       const { relay, key } = await lostBatch(expect, prefix, 3);
-      const reader = await bus(prefix);
+      const reader = await readerBus(prefix);
       const watching = watchAfter6(reader, 12_000);
-      await pause(300);
+      await watching.subscribed;
       // The old run ends and another emitter starts the id afresh before the first one is back.
       await redis.raw.sendCommand(["DEL", key]);
       const other = await bus(prefix);
@@ -344,7 +402,7 @@ describe.skipIf(!HAS_REDIS)(
         id = await idAt(await bus(prefix), 6);
       });
       expect(id).toMatch(/^6:[A-Za-z0-9_-]+$/);
-      await readsOnAfterResend(expect, setup, await bus(prefix), six, async () => {}, id);
+      await readsOnAfterResend(expect, setup, await readerBus(prefix), six, async () => {}, id);
     });
 
     it("ends with a notice when the run's first batch is sent again from 1-0 and the reader resumes from a bare seq given as a string (the old rule)", {
@@ -354,7 +412,7 @@ describe.skipIf(!HAS_REDIS)(
       const { emitter, relay } = await lostBatch(expect, prefix, 0, 0);
       await endsStartedAfresh(
         expect,
-        await bus(prefix),
+        await readerBus(prefix),
         async () => {
           relay.reopen();
           await emitter.flushed();
@@ -372,7 +430,7 @@ describe.skipIf(!HAS_REDIS)(
       }, async ({ expect }) => {
         const prefix = `resend-id-${token}:`;
         const key = `${prefix}run:job`;
-        const reader = await bus(prefix);
+        const reader = await readerBus(prefix);
         // This process reads run B to 7; Redis loses its stream; B sends its first batch again.
         await writeRaw(key, "tok-B", "0", [1, 2, 3, 4, 5, 6, 7]);
         expect(await idAt(reader, 7)).toBe("7:tok-B");
@@ -395,7 +453,7 @@ describe.skipIf(!HAS_REDIS)(
       await writeRaw(key, "tok-new", "0", [1, 2, 3]);
       await endsStartedAfresh(
         expect,
-        await bus(prefix),
+        await readerBus(prefix),
         async () => {
           // The new run's next batch got no answer after a restart kept its seq 1–3: sent again.
           await writeRaw(key, "tok-new", "1", [4, 5, 6, 7, 8]);
