@@ -315,6 +315,31 @@ describe("a refusal in place of content", () => {
   });
 });
 
+describe("a summariser's onNotice that throws", () => {
+  it("changes nothing: a refused or empty summary is still undefined, never the host's error", async () => {
+    const server = await serve({
+      replies: [
+        { type: "error", status: 500, body: { error: { message: "boom", type: "server_error" } } },
+        { content: "" },
+      ],
+    });
+    const told: string[] = [];
+    const onNotice = (text: string) => {
+      told.push(text);
+      throw new Error("the log sink is down");
+    };
+    const summarise = summariser({ baseUrl: server.baseUrl }, "m", { ...isolated(), onNotice });
+    const messages = [
+      { role: "user", content: "hello" },
+      { role: "assistant", content: "hi" },
+    ];
+    await expect(summarise(messages, undefined)).resolves.toBeUndefined();
+    await expect(summarise(messages, undefined)).resolves.toBeUndefined();
+    expect(told).toHaveLength(2);
+    expect(told[1]).toMatch(/empty summary/);
+  });
+});
+
 describe("a summary longer than what it replaces", () => {
   it("is not taken: undefined, with a notice giving both sizes", async () => {
     const long = `Notes: ${"the user asked about shipping dates. ".repeat(400)}`;

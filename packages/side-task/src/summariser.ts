@@ -258,7 +258,8 @@ function outOfWindow(
  *
  * The function it returns never throws for a failed side task: it answers `undefined` (which the
  * compaction reads as "no fold", leaving the transcript as it was) and tells `onNotice` why,
- * including for a summary cut off at the ceiling and an empty one. It throws `SideTaskError` (`invalid-input`) only
+ * including for a summary cut off at the ceiling and an empty one (an `onNotice` that throws changes
+ * nothing). It throws `SideTaskError` (`invalid-input`) only
  * for messages that are not an array; an entry that is not a message is passed over. `summariser`
  * itself throws `invalid-input` for a missing endpoint or model, or options that are not an object
  * or hold an option of the wrong type (a non-function `onNotice`, a `signal` that is not one, a
@@ -298,7 +299,14 @@ export function summariser(
         `summariser: the messages to fold must be an array, and were ${describeValue(messages)}.`,
       );
     }
-    const notice = rest.onNotice ?? (() => {});
+    // A host's notice sink that throws changes nothing: the answer is still `undefined`, not its error.
+    const notice = (text: string) => {
+      try {
+        rest.onNotice?.(text);
+      } catch {
+        // ignored: the notice was the host's to take
+      }
+    };
     const blocks = transcriptBlocks(messages);
     if (!blocks.join("").trim()) return undefined;
     // The notes too are shown escaped: a summary may quote a header-like line it was shown.
