@@ -1,9 +1,9 @@
 import { execFileSync, spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { listSessions } from "./test-exports.js";
+import { AgentError, createSession, listSessions } from "./test-exports.js";
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -37,4 +37,40 @@ fd = fs.openSync(p, "w"); fs.writeSync(fd, h); fs.unlinkSync(p); fs.closeSync(fd
       expect(listed).toEqual([]);
     },
   );
+});
+
+describe("a lock of another host whose modification time is ahead of this host's clock", () => {
+  it("is refused with the skew named, not as renewed 0.0 s ago", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "r69-skew-"));
+    dirs.push(dir);
+    const lock = join(dir, "s.jsonl.lock");
+    const lease = {
+      pid: 4242,
+      host: "r69-other-host",
+      token: "t",
+      since: "2026-01-01T00:00:00.000Z",
+      leaseMs: 30_000,
+    };
+    writeFileSync(lock, JSON.stringify(lease));
+    const ahead = new Date(Date.now() + 3_600_000);
+    utimesSync(lock, ahead, ahead);
+    const refused = await createSession({
+      config: { baseUrl: "http://127.0.0.1:9/v1", model: "sim" },
+      sessionDir: dir,
+      sessionId: "s",
+    }).then(
+      async (session) => {
+        await session.close();
+        return undefined;
+      },
+      (error: unknown) => error,
+    );
+    expect(refused).toBeInstanceOf(AgentError);
+    expect((refused as AgentError).code).toBe("locked");
+    const message = (refused as AgentError).message;
+    expect(message).not.toMatch(/renewed 0\.0 s ago/);
+    expect(message).toMatch(
+      /Its lease was last renewed at a time 3(599|600) s ahead of this host's clock \(the holder's clock is ahead of this one's, or the time was set by hand\)/,
+    );
+  });
 });
