@@ -747,7 +747,8 @@ function sameNames(a: readonly string[], b: readonly string[]): boolean {
  * header of the one it was copied from). A header without a string `createdAt` gives the update
  * time instead. Files that are not session files (no session header on the first line, or a name
  * `sessionPath` would not take) are skipped, and so is anything not named `.jsonl` (a
- * `<file>.lock`, a `<file>.dropped`); a missing directory lists nothing.
+ * `<file>.lock`, a `<file>.dropped`); a missing directory lists nothing, and a session deleted
+ * while this lists the directory is left out.
  */
 export function listSessions(dir: string): SessionMeta[] {
   let names: string[];
@@ -779,7 +780,13 @@ export function listSessions(dir: string): SessionMeta[] {
     const loaded = readSessionFile(path);
     const user = loaded.messages.find((m) => (m as { role?: string }).role === "user");
     const title = user ? messageText(user).replace(/\s+/g, " ").trim().slice(0, 60) : "";
-    const updatedAt = statSync(path).mtime.toISOString();
+    let updatedAt: string;
+    try {
+      updatedAt = statSync(path).mtime.toISOString();
+    } catch {
+      // Deleted (or moved away) while this listed it: it is no longer a session of the directory.
+      continue;
+    }
     out.push({
       id,
       ...(title ? { title } : {}),

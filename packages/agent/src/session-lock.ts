@@ -399,9 +399,15 @@ function busy(file: string, path: string, text: string, ownLeaseMs: number): Age
   if (holder && at !== undefined) {
     const { leaseMs, ageMs, recorded } = leaseState(holder, at, ownLeaseMs);
     const left = `the next open after it has gone ${seconds(leaseMs)} without renewal (in about ${seconds(leaseMs - ageMs)}) takes it over`;
+    // A modification time ahead of this host's clock (the holder's clock is ahead, or the time was
+    // set by hand): "renewed 0.0 s ago" would be false, and the wait is the skew plus the lease.
+    const when =
+      ageMs < 0
+        ? `at a time ${seconds(-ageMs)} ahead of this host's clock (the holder's clock is ahead of this one's, or the time was set by hand)`
+        : `${seconds(ageMs)} ago`;
     lease = recorded
-      ? ` Its lease was last renewed ${seconds(ageMs)} ago (every ${seconds(leaseMs / 3)} while that session is open); if that process is gone, ${left}.`
-      : ` It records no lease (a lock of an older version, never renewed) and was last changed ${seconds(ageMs)} ago; if that process is gone, ${left}.`;
+      ? ` Its lease was last renewed ${when} (every ${seconds(leaseMs / 3)} while that session is open); if that process is gone, ${left}.`
+      : ` It records no lease (a lock of an older version, never renewed) and was last changed ${when}; if that process is gone, ${left}.`;
   }
   const who = holder
     ? holder.pid === process.pid && placeOf(holder) === "same"
