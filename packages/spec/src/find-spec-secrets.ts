@@ -1263,21 +1263,10 @@ function gluedQueryPairs(line: string, words: readonly CommandWord[], shown: boo
   // views) those written apart too, the query going on after them (fix179: `…&token=\"${X}&J}api_key=X`,
   // whose last pair the export drops, kept X in clear).
   const glued = new Set<number>();
-  // The words read again inside a word (its substitution's, its quotes': `data`) are listed after
-  // it: the `&` and the URL before a pair are the words before it that are none (fix181: a URL whose
-  // `$(a b)` holds a blank had such words between, and a pair after it was not read).
-  const before = (at: number) => {
-    let k = at - 1;
-    while (k >= 0 && (words[k] as CommandWord).data) k -= 1;
-    return k;
-  };
   for (let i = 2; i < words.length; i += 1) {
     const word = words[i] as CommandWord;
-    const a = before(i);
-    const u = a < 0 ? -1 : before(a);
-    if (u < 0) continue;
-    const and = words[a] as CommandWord;
-    const url = words[u] as CommandWord;
+    const and = words[i - 1] as CommandWord;
+    const url = words[i - 2] as CommandWord;
     if (word.operator || word.data || !and.operator || and.value !== "&" || url.operator || url.data)
       continue;
     if (and.start !== url.end || word.start !== and.end || url.group !== word.group) continue;
@@ -1285,16 +1274,11 @@ function gluedQueryPairs(line: string, words: readonly CommandWord[], shown: boo
     // as before), and written as it reads (no quote or escape in it: one written apart is read as
     // before, the query going on after it).
     // Shown, one whose only part left open is a default at its end (`&code=${V:-J`, on a line a
-    // shell refuses) is read too: its word is the value's (fix180: `J` was kept in clear). So is it
-    // in the export when a blank follows the URL (`&sig=${V:-J Q`, `?token=$(a b)x&code=${V:-J`):
-    // the later round's reading of one URL, which drops such a pair whole, stops at that blank
-    // (fix181: ` Q`, `J` kept in clear).
+    // shell refuses) is read too: its word is the value's (fix180: `J` was kept in clear).
     const written = line.slice(word.start, word.end);
-    const openRead = shown || /\s/.test(line.slice(url.start).trimEnd());
-    if (!pair.test(word.value) || !(closesInItself(written) || (openRead && openDefaultAtEnd(written))))
+    if (!pair.test(word.value) || !(closesInItself(written) || (shown && openDefaultAtEnd(written))))
       continue;
-    // A closed `$(…)` or backtick part of the URL is one piece of it, a blank in it included.
-    if (!glued.has(u) && !QUERY_URL.test(url.value.replace(/\$\([^()]*\)|`[^`]*`/g, "x"))) continue;
+    if (!glued.has(i - 2) && !QUERY_URL.test(url.value)) continue;
     const asWritten = word.end - word.start === word.value.length;
     if (asWritten || shown) glued.add(i);
     if (asWritten) found.add(i);
@@ -2129,17 +2113,8 @@ export function commandLineSecrets(
     if (!word.dynamic && !word.data)
       for (const span of spans)
         if (split(span) && span.put === undefined && span.with === undefined) {
-          // A default's literal word read in place with literal text after its `}` (`${V:-TOKEN=QJ}\\`):
-          // the value's own text as written, its `}` included, where it holds no quote (fix181: written
-          // again in '…', the `${V:-` was dropped and the reference did not fill back byte for byte).
-          const start = written[span.start] as number;
-          const end = (written[span.end - 1] as number) + 1;
-          const own =
-            word.defaults !== undefined && !/['"]/.test(line.slice(start, end)) && !openAtEnd(word.start)
-              ? { start, end }
-              : undefined;
           const whole =
-            writtenWhole(line, word, span, quotesOf()) ?? writtenInQuote(line, word, span, quotesOf()) ?? own;
+            writtenWhole(line, word, span, quotesOf()) ?? writtenInQuote(line, word, span, quotesOf());
           if (whole) span.written = whole;
         }
     // A URL written apart (a default's word read in place of `${X:-Q}`, a quote inside it): each
@@ -3061,13 +3036,8 @@ function readArgRest(
   // A word holding a command substitution (`$(PASSWORD=X)`, `` `PASSWORD=X` ``, `x=$(…)`): its
   // command read as a command line's is (r61-4: one such word of a list kept X in clear, while
   // the same text with a blank in it was read as a line).
-  // One the shell refuses (a quote left open in the part, `$(TOKEN=X"y)`) goes to the refused-line
-  // rule (see `lineSecrets`) as the same text pasted does (fix181: its reading as a command line
-  // flagged nothing, `X` kept in clear in both views).
   if (rules.words && /\$\(|`/.test(arg)) {
-    const line =
-      commandLineSecrets(arg, hide, scriptName) ??
-      (closesInItself(arg) ? undefined : lineSecrets(arg, hide, scriptName, false));
+    const line = commandLineSecrets(arg, hide, scriptName);
     if (line) return line;
   }
   if (ASSIGNMENT.test(arg)) return undefined;
