@@ -22,6 +22,7 @@ import {
   type ServerState,
 } from "@loopwright/tools-mcp";
 import {
+  AFTER_RUN,
   Agent,
   type AgentOptions,
   BEFORE_START,
@@ -29,7 +30,7 @@ import {
   refuseUnknownOptions,
   TAKE_QUEUED,
 } from "./agent.js";
-import type { AgentEvent } from "./agent-events.js";
+import type { AgentEvent, AgentRunResult } from "./agent-events.js";
 import { type AgentBackend, loopBackend } from "./backend.js";
 import {
   type AskAnswer,
@@ -552,22 +553,30 @@ class SessionAgent extends Agent {
   readonly #before: (method: string) => void;
   readonly #change: (method: string) => void;
   readonly #start: () => void;
+  readonly #after: (result: AgentRunResult) => void;
 
   constructor(
     options: AgentOptions,
     before: (method: string) => void,
     change: (method: string) => void,
     start: () => void,
+    after: (result: AgentRunResult) => void,
   ) {
     super(options);
     this.#before = before;
     this.#change = change;
     this.#start = start;
+    this.#after = after;
   }
 
   /** Once `prompt`'s own checks passed, before its run starts: the session shows the prompt it is running. */
   [BEFORE_START](): void {
     this.#start();
+  }
+
+  /** Once a run has settled (its `agent_end` listeners included): the session drops what a host's run left queued. */
+  [AFTER_RUN](result: AgentRunResult): void {
+    this.#after(result);
   }
 
   // Like `Agent.prompt`/`continue`, these reject (never throw): a closed session or a message the
@@ -922,6 +931,7 @@ export class Session {
             (method) => this.#beforeRun(method),
             (method) => this.#beforeChange(method),
             () => this.#beforeStart(),
+            (result) => this.#afterHostRun(result),
           ),
       );
       if (options.spec) (this.agent.config as LoopConfig).maxToolIterations = this.maxTurns;
@@ -1131,7 +1141,7 @@ export class Session {
    * not answered with them after its own answer. Returns the notice naming the host's (the session's
    * own open-todos nudge goes silently), if any.
    */
-  #dropQueued(status: RunStatus): string | undefined {
+  #dropQueued(status: RunStatus | "terminated"): string | undefined {
     const told = this.agent[TAKE_QUEUED]()
       .map(messageText)
       .filter((text) => text !== OPEN_TODOS_NOTE);
@@ -1146,6 +1156,20 @@ export class Session {
             ? "the run had ended by the time it was queued"
             : `the run ended first (${status})`;
     return `${one ? "The message" : "The messages"} ${told.map((t) => JSON.stringify(summarize(t))).join(", ")} queued with steer() or followUp() ${one ? "was" : "were"} never sent (${why}), so not kept for the next prompt; send ${one ? "it" : "them"} again.`;
+  }
+
+  /**
+   * After a run the host started on `agent` (`agent.prompt`, `agent.continue`) has settled, its
+   * `agent_end` listeners included: what it left queued is dropped with a notice, as after the
+   * session's own prompts (which drop it themselves), so the next `Session.prompt` is not answered
+   * with it after its own answer; a run the host's `shouldStopAfterTurn` stopped keeps it queued.
+   */
+  #afterHostRun(result: AgentRunResult): void {
+    if (this.#running || result.status === "stopped") return;
+    const status =
+      result.status === "error" && ToolIterationLimit.isInstance(result.cause) ? "maxTurns" : result.status;
+    const unsent = this.#dropQueued(status);
+    if (unsent) this.addNotice(unsent);
   }
 
   /** The start of a prompt's run the host sees (its metrics, its user entry): after every check before the run. */

@@ -1,0 +1,115 @@
+import { rmSync } from "node:fs";
+import { startServer, type TestServer } from "@loopwright/testkit";
+import { afterEach, describe, expect, it } from "vitest";
+import { Agent, type ChatMessageLike, createSession, type Session } from "./test-exports.js";
+
+// Review round r70: queued messages at the edges of runs, and the lock's clock.
+
+let server: TestServer | undefined;
+const dirs: string[] = [];
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+/** The text of the last user message of a chat request's body. */
+function lastUser(body: unknown): string {
+  const messages = (body as { messages: ChatMessageLike[] }).messages;
+  const user = messages.filter((m) => m.role === "user").at(-1);
+  return typeof user?.content === "string" ? user.content : "";
+}
+
+/** A server answering each request "Answer <the last user message's text>." */
+async function echoServer(): Promise<TestServer> {
+  return startServer({ replies: (request) => ({ content: `Answer ${lastUser(request.body)}.` }) });
+}
+
+function sentUsers(s: TestServer, at: number): string[] {
+  const messages = (s.chatRequests[at]!.body as { messages: ChatMessageLike[] }).messages;
+  return messages.flatMap((m) => (m.role === "user" && typeof m.content === "string" ? [m.content] : []));
+}
+
+const notices = (session: Session) =>
+  session.getSnapshot().timeline.flatMap((e) => (e.type === "notice" ? [e.text] : []));
+
+describe("a message queued in an agent_end listener of a run the host started on session.agent", () => {
+  for (const queue of ["followUp", "steer"] as const) {
+    it(`(${queue}) is dropped with a notice when that run ends, never answered as the next prompt's reply`, async () => {
+      server = await echoServer();
+      const session = await createSession({
+        config: { baseUrl: server.baseUrl, model: "sim", maxRetries: 0 },
+      });
+      try {
+        let once = true;
+        session.agent.subscribe((event) => {
+          if (event.type !== "agent_end" || !once) return;
+          once = false;
+          session.agent[queue]("late");
+        });
+        const first = await session.agent.prompt("A");
+        expect(first.status).toBe("ok");
+        expect(notices(session).join("\n")).toContain(
+          `"late" queued with steer() or followUp() was never sent (the run had ended by the time it was queued)`,
+        );
+        expect(session.agent.hasQueuedMessages()).toBe(false);
+        const second = await session.prompt("B");
+        expect(second).toMatchObject({ status: "ok", reply: "Answer B." });
+        expect(server.chatRequests).toHaveLength(2);
+        expect(sentUsers(server, 1)).toEqual(["A", "B"]);
+      } finally {
+        await session.close();
+      }
+    });
+  }
+
+  it("is kept queued when the host's shouldStopAfterTurn stopped that run, as for the session's own prompts", async () => {
+    server = await echoServer();
+    let stop = true;
+    const session = await createSession({
+      config: { baseUrl: server.baseUrl, model: "sim", maxRetries: 0 },
+      shouldStopAfterTurn: () => stop,
+    });
+    try {
+      // Queued in the run: after the answer the host's hook stops the run with it still queued.
+      session.agent.subscribe((event) => {
+        if (event.type === "message_end" && (event.message as ChatMessageLike).role === "user") {
+          if ((event.message as ChatMessageLike).content === "A") session.agent.followUp("kept");
+        }
+      });
+      expect((await session.agent.prompt("A")).status).toBe("stopped");
+      expect(session.agent.hasQueuedMessages()).toBe(true);
+      expect(notices(session).join("\n")).not.toContain("never sent");
+      stop = false;
+      const resumed = await session.agent.continue();
+      expect(resumed.status).toBe("ok");
+      expect(sentUsers(server, 1)).toEqual(["A", "kept"]);
+    } finally {
+      await session.close();
+    }
+  });
+});
+
+describe("a plain Agent's steer() queued in an agent_end listener", () => {
+  it("is sent with the next prompt's first request, not after its answer", async () => {
+    server = await echoServer();
+    const agent = new Agent({ config: { baseUrl: server.baseUrl, model: "sim", maxRetries: 0 } });
+    let once = true;
+    agent.subscribe((event) => {
+      if (event.type !== "agent_end" || !once) return;
+      once = false;
+      agent.steer("Use metric units.");
+    });
+    expect((await agent.prompt("A")).status).toBe("ok");
+    const second = await agent.prompt("B");
+    expect(second.status).toBe("ok");
+    // One request for B, carrying the steer; the run ends on B's answer.
+    expect(server.chatRequests).toHaveLength(2);
+    // (The wire joins two user messages in a row into one.)
+    expect(sentUsers(server, 1).join("\n\n")).toBe("A\n\nB\n\nUse metric units.");
+    expect(agent.hasQueuedMessages()).toBe(false);
+    const texts = agent.messages.map((m) => (m as ChatMessageLike).content);
+    expect(texts.slice(0, 4)).toEqual(["A", "Answer A.", "B", "Use metric units."]);
+    expect(texts).toHaveLength(5);
+  });
+});
