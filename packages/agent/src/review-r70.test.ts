@@ -1,7 +1,9 @@
-import { rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { startServer, type TestServer } from "@loopwright/testkit";
 import { afterEach, describe, expect, it } from "vitest";
-import { Agent, type ChatMessageLike, createSession, type Session } from "./test-exports.js";
+import { Agent, AgentError, type ChatMessageLike, createSession, type Session } from "./test-exports.js";
 
 // Review round r70: queued messages at the edges of runs, and the lock's clock.
 
@@ -111,5 +113,85 @@ describe("a plain Agent's steer() queued in an agent_end listener", () => {
     const texts = agent.messages.map((m) => (m as ChatMessageLike).content);
     expect(texts.slice(0, 4)).toEqual(["A", "Answer A.", "B", "Use metric units."]);
     expect(texts).toHaveLength(5);
+  });
+});
+
+describe("a lock of another host whose modification time is ahead of this host's clock (clock skew)", () => {
+  const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+  /** A session directory holding the lock `s.jsonl.lock` of another host, its time `aheadMs` ahead. */
+  function skewedLock(content: string, aheadMs: number): { dir: string; lock: string } {
+    const dir = mkdtempSync(join(tmpdir(), "r70-skew-"));
+    dirs.push(dir);
+    const lock = join(dir, "s.jsonl.lock");
+    writeFileSync(lock, content);
+    const ahead = new Date(Date.now() + aheadMs);
+    utimesSync(lock, ahead, ahead);
+    return { dir, lock };
+  }
+  const holder = (leaseMs: number) =>
+    JSON.stringify({
+      pid: 4242,
+      host: "r70-other-host",
+      token: "t",
+      since: "2026-01-01T00:00:00.000Z",
+      leaseMs,
+    });
+  /** createSession of `s` in `dir`: the session's notices, or the error it was refused with. */
+  async function open(dir: string): Promise<string[] | AgentError> {
+    return createSession({
+      config: { baseUrl: "http://127.0.0.1:9/v1", model: "sim" },
+      sessionDir: dir,
+      sessionId: "s",
+    }).then(
+      async (session) => {
+        const said = notices(session);
+        await session.close();
+        return said;
+      },
+      (error: unknown) => error as AgentError,
+    );
+  }
+
+  it("left by a holder that is gone: taken over once this process has seen it unchanged for its lease, not an hour later", async () => {
+    const { dir, lock } = skewedLock(holder(300), 3_600_000);
+    const first = await open(dir);
+    expect(first).toBeInstanceOf(AgentError);
+    expect((first as AgentError).code).toBe("locked");
+    expect((first as AgentError).message).toMatch(
+      /Its lease was last renewed at a time 3(599|600) s ahead of this host's clock .* if that process is gone, an open in this process once the lock has stayed unchanged for 0\.3 s \(in about 0\.3 s\) takes it over\./,
+    );
+    await sleep(450);
+    const second = await open(dir);
+    expect(second).not.toBeInstanceOf(AgentError);
+    expect((second as string[]).join("\n")).toMatch(
+      /was taken over: its holder, process 4242 on host r70-other-host, has not renewed its lease in the 0\.\d s this process saw the lock unchanged \(its modification time stays 3(599|600) s ahead of this host's clock\): the 0\.3 s lease lapsed 0\.\d s ago\./,
+    );
+    // It was this session's while open, and let go at close().
+    expect(() => readFileSync(lock, "utf8")).toThrow(/ENOENT/);
+  });
+
+  it("kept by a holder that renews it (its time changes): refused at every look, however long", async () => {
+    const { dir, lock } = skewedLock(holder(300), 3_600_000);
+    for (let look = 1; look <= 6; look++) {
+      const refused = await open(dir);
+      expect(refused, `look ${look}`).toBeInstanceOf(AgentError);
+      expect((refused as AgentError).code).toBe("locked");
+      await sleep(150);
+      // The holder renews every third of its lease, by its own clock (an hour ahead).
+      const renewed = new Date(Date.now() + 3_600_000);
+      utimesSync(lock, renewed, renewed);
+    }
+    expect(JSON.parse(readFileSync(lock, "utf8"))).toMatchObject({ pid: 4242 });
+  });
+
+  it("a lock naming no holder (its writer stopped before writing it): taken over once seen unchanged for 2 s", async () => {
+    const { dir } = skewedLock("", 3_600_000);
+    expect(await open(dir)).toBeInstanceOf(AgentError);
+    await sleep(2100);
+    const second = await open(dir);
+    expect(second).not.toBeInstanceOf(AgentError);
+    expect((second as string[]).join("\n")).toContain(
+      "it names no holder (its writer stopped before writing it)",
+    );
   });
 });
