@@ -195,3 +195,59 @@ describe("a lock of another host whose modification time is ahead of this host's
     );
   });
 });
+
+describe("a prompt whose own message a mid-run fold (autoCompact) took into the summary", () => {
+  // About 900 tokens at four characters a token: past 75 % of a 1,000-token window on its own.
+  const LONG = `The first question, at length: ${"a detail worth keeping in mind ".repeat(120)}`;
+  const userTexts = (session: Session) =>
+    session.messages.flatMap((m) =>
+      (m as ChatMessageLike).role === "user" ? [String((m as ChatMessageLike).content)] : [],
+    );
+
+  for (const end of ["error", "aborted"] as const) {
+    it(`(${end}) takes out the follow-up no turn answered, as without the fold, with a notice`, async () => {
+      let session: Session | undefined;
+      server = await startServer({
+        replies: (_request, index) => {
+          if (index === 0) return { content: "The first answer." };
+          if (index === 1) return { content: "SUMMARY: a long first question, answered." };
+          if (index === 2) {
+            if (end === "aborted") {
+              session?.abort();
+              return { content: "Too late.", firstByteDelayMs: 2000 };
+            }
+            return { type: "error", status: 500, body: "the server fell over" };
+          }
+          return { content: `Answer ${lastUser(_request.body)}.` };
+        },
+      });
+      session = await createSession({
+        config: { baseUrl: server.baseUrl, model: "m", contextLength: 1000, maxRetries: 0 },
+        autoCompact: true,
+      });
+      let once = true;
+      session.agent.subscribe((event) => {
+        if (event.type === "message_end" && (event.message as ChatMessageLike).content === LONG && once) {
+          once = false;
+          session?.agent.followUp("Short follow-up?");
+        }
+      });
+      try {
+        const first = await session.prompt(LONG);
+        expect(first.status).toBe(end);
+        // The fold happened: the summary heads the transcript, the long question is gone.
+        expect(JSON.stringify(session.messages)).toContain("SUMMARY: a long first question, answered.");
+        expect(JSON.stringify(session.messages)).not.toContain("a detail worth keeping in mind");
+        // The follow-up no turn answered is not left at the transcript's end for the next prompt.
+        expect(userTexts(session)).not.toContain("Short follow-up?");
+        expect(notices(session).join("\n")).toContain('"Short follow-up?" was never answered');
+        const second = await session.prompt("B");
+        expect(second).toMatchObject({ status: "ok", reply: "Answer B." });
+        const last = (server.chatRequests.at(-1)!.body as { messages: ChatMessageLike[] }).messages;
+        expect(JSON.stringify(last)).not.toContain("Short follow-up?");
+      } finally {
+        await session.close();
+      }
+    });
+  }
+});

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { existsSync, mkdirSync } from "node:fs";
+import { SUMMARY_LEAD } from "@loopwright/ledger";
 import {
   type AgentLoopOptions,
   type AgentLoopResult,
@@ -484,6 +485,15 @@ function answerFault(question: AskQuestion, answer: unknown): string | undefined
 function summarize(text: string, max = 75): string {
   const flat = text.replace(/\s+/g, " ").trim();
   return flat.length > max ? `${flat.slice(0, max)}…` : flat;
+}
+
+/** Where the last summary an `autoCompact` fold put into the transcript is, or -1. */
+function lastFold(messages: readonly AgentMessage[]): number {
+  for (let at = messages.length - 1; at >= 0; at--) {
+    const m = messages[at] as ChatMessage;
+    if (m.role === "system" && typeof m.content === "string" && m.content.startsWith(SUMMARY_LEAD)) return at;
+  }
+  return -1;
 }
 
 /** `#settle`'s notice when a stopped prompt keeps the answer text it had streamed. */
@@ -1657,9 +1667,13 @@ export class Session {
       return KEPT_CUT;
     }
     const asked = this.#asked ? messages.lastIndexOf(this.#asked) : -1;
-    if (asked < 0) return undefined; // folded away mid-run: the fold's transcript stands
+    // A fold mid-run (autoCompact) that took the prompt into its summary cut at a later user
+    // message (a follow-up, a steered message): the turns before the cut are answered inside the
+    // summary, and what follows it is judged as what follows the prompt.
+    const start = asked >= 0 ? asked : lastFold(messages);
+    if (start < 0) return undefined; // the host replaced the transcript: it stands
     let answer = -1;
-    for (let at = messages.length - 1; at > asked; at--) {
+    for (let at = messages.length - 1; at > start; at--) {
       const m = messages[at] as ChatMessage;
       if (m.role === "assistant" && this.#answered.has(m)) {
         answer = at;
@@ -1668,16 +1682,18 @@ export class Session {
     }
     let kept: AgentMessage[];
     let notice: string;
-    if (answer < 0) {
+    if (answer < 0 && asked >= 0) {
       kept = messages.slice(0, asked);
       notice = stopped
         ? "Stopped before the model answered: the prompt was not kept in the conversation; send it again."
         : "The prompt was not kept in the conversation (the run failed before the model answered): send it again.";
     } else {
-      // The answer's own tool messages stay; from the first user message after it, nothing was answered.
-      const from = messages.findIndex((m, at) => at > answer && (m as ChatMessage).role === "user");
+      // The answer's own tool messages stay; from the first user message after it (after the fold's
+      // summary when no turn after it answered), nothing was answered.
+      const after = answer >= 0 ? answer : start;
+      const from = messages.findIndex((m, at) => at > after && (m as ChatMessage).role === "user");
       if (from < 0) return undefined;
-      const said = messages[answer] as ChatMessage;
+      const said = messages[after] as ChatMessage;
       const calls = new Set(said.role === "assistant" ? (said.tool_calls ?? []).map((c) => c.id) : []);
       const dropped = messages.slice(from).filter((m) => (m as ChatMessage).role === "user");
       kept = [
