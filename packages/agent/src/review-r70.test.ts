@@ -1,9 +1,29 @@
-import { mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
+import { spawn, spawnSync } from "node:child_process";
+import {
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  utimesSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { startServer, type TestServer } from "@loopwright/testkit";
 import { afterEach, describe, expect, it } from "vitest";
-import { Agent, AgentError, type ChatMessageLike, createSession, type Session } from "./test-exports.js";
+import {
+  Agent,
+  AgentError,
+  type ChatMessageLike,
+  createSession,
+  listSessions,
+  type Session,
+} from "./test-exports.js";
+import { bundleChild } from "./test-support/bundle-child.js";
+
+const here = dirname(fileURLToPath(import.meta.url));
 
 // Review round r70: queued messages at the edges of runs, and the lock's clock.
 
@@ -250,4 +270,126 @@ describe("a prompt whose own message a mid-run fold (autoCompact) took into the 
       }
     });
   }
+});
+
+describe("temporary files of a session file's rewrite", () => {
+  function tempDir(): string {
+    const dir = mkdtempSync(join(tmpdir(), "r70-tmp-"));
+    dirs.push(dir);
+    return dir;
+  }
+  const temps = (dir: string) => readdirSync(dir).filter((name) => name.endsWith(".tmp"));
+
+  it("a rewrite that fails (the rename refused) removes its temporary file", async () => {
+    const dir = tempDir();
+    const session = await createSession({
+      config: { baseUrl: "http://127.0.0.1:9/v1", model: "sim" },
+      sessionDir: dir,
+      sessionId: "s",
+    });
+    try {
+      // The session file becomes a directory: the temporary file is written, its rename refused.
+      rmSync(join(dir, "s.jsonl"));
+      mkdirSync(join(dir, "s.jsonl"));
+      const refused = await session.save().then(
+        () => undefined,
+        (error: unknown) => error as AgentError,
+      );
+      expect(refused).toBeInstanceOf(AgentError);
+      expect(refused?.code).toBe("storage");
+      expect(temps(dir)).toEqual([]);
+    } finally {
+      await session.close();
+    }
+  });
+
+  const hasPrlimit = spawnSync("prlimit", ["--version"]).status === 0;
+  it.skipIf(!hasPrlimit)(
+    "a rewrite that fails part way (a disk that filled up mid-write) removes what it wrote of its temporary file",
+    async () => {
+      const dir = tempDir();
+      const header = (id: string) => ({
+        type: "session",
+        version: 1,
+        id,
+        createdAt: "2026-01-01T00:00:00.000Z",
+      });
+      const lines = (records: unknown[]) => records.map((r) => `${JSON.stringify(r)}\n`).join("");
+      // s: a session file of about 20 KiB, its rewrite cut off at the 16 KiB limit.
+      writeFileSync(
+        join(dir, "s.jsonl"),
+        lines([
+          header("s"),
+          { type: "message", message: { role: "user", content: "q".repeat(20_000) } },
+          { type: "message", message: { role: "assistant", content: "a" } },
+        ]),
+      );
+      // d: a torn last line to drop, and a .dropped file of two opens' blocks, 2.5 MiB each: the
+      // next block takes it past 4 MiB, so it is rewritten without the oldest (a 2.5 MiB temporary file).
+      writeFileSync(join(dir, "d.jsonl"), `${lines([header("d")])}{"type":"mess`);
+      const block = lines([
+        { type: "open", at: "2026-01-01T00:00:00.000Z", pid: 1, notices: [] },
+        ...Array.from({ length: 25 }, (_, k) => ({ type: "line", line: k + 1, text: "x".repeat(100_000) })),
+      ]);
+      writeFileSync(join(dir, "d.jsonl.dropped"), block + block);
+      const child = await bundleChild(join(here, "test-support/full-rewrite-child.ts"));
+      let out = "";
+      let err = "";
+      try {
+        const proc = spawn(process.execPath, [child.file, dir, String(16 * 1024)], { cwd: join(here, "..") });
+        proc.stdout.on("data", (chunk: Buffer) => {
+          out += chunk.toString();
+        });
+        proc.stderr.on("data", (chunk: Buffer) => {
+          err += chunk.toString();
+        });
+        const code = await new Promise<number | null>((resolve) => proc.once("exit", resolve));
+        expect(code, err).toBe(0);
+      } finally {
+        await child.remove();
+      }
+      const told = JSON.parse(out) as { saved: string; opened: string };
+      expect(told.saved).toMatch(/^storage: Could not write the session file .*EFBIG/);
+      expect(told.opened).toMatch(/^storage: Could not write the dropped lines of .*EFBIG/);
+      expect(temps(dir)).toEqual([]);
+      // The files are as they were.
+      expect(readFileSync(join(dir, "d.jsonl.dropped"), "utf8")).toBe(block + block);
+    },
+    60_000,
+  );
+
+  it("left by a process stopped mid-rewrite: removed by the next open, which resumes the file as it was, with a notice", async () => {
+    const dir = tempDir();
+    const header = { type: "session", version: 1, id: "s", createdAt: "2026-01-01T00:00:00.000Z" };
+    const records = [
+      header,
+      { type: "message", message: { role: "user", content: "q" } },
+      { type: "message", message: { role: "assistant", content: "a" } },
+    ];
+    writeFileSync(join(dir, "s.jsonl"), records.map((r) => `${JSON.stringify(r)}\n`).join(""));
+    // A rewrite's temporary file cut off by the crash, and one of the dropped-lines file's.
+    writeFileSync(join(dir, "s.jsonl.4242.tmp"), `${JSON.stringify(header)}\n{"type":"mess`);
+    writeFileSync(join(dir, "s.jsonl.dropped.4242.tmp"), '{"type":"open"');
+    // Another session's, and files that are no temporary file of this one's, stay.
+    writeFileSync(join(dir, "s2.jsonl.4242.tmp"), "x");
+    writeFileSync(join(dir, "s.jsonl.notes.tmp"), "x");
+    expect(listSessions(dir).map((meta) => meta.id)).toEqual(["s"]);
+    const session = await createSession({
+      config: { baseUrl: "http://127.0.0.1:9/v1", model: "sim" },
+      sessionDir: dir,
+      sessionId: "s",
+    });
+    try {
+      expect(session.messages).toEqual([
+        { role: "user", content: "q" },
+        { role: "assistant", content: "a" },
+      ]);
+      expect(temps(dir).sort()).toEqual(["s.jsonl.notes.tmp", "s2.jsonl.4242.tmp"]);
+      expect(notices(session).join("\n")).toContain(
+        `removed 2 temporary files a rewrite of the session file left unfinished (the process stopped before renaming them): s.jsonl.4242.tmp, s.jsonl.dropped.4242.tmp`,
+      );
+    } finally {
+      await session.close();
+    }
+  });
 });

@@ -48,6 +48,7 @@ import {
   describeMessage,
   NOT_RECORDED,
   readSession,
+  removeLeftTemps,
   SessionFile,
   sessionPath,
   type Todo,
@@ -829,6 +830,9 @@ export class Session {
       this.filePath && sessionDir ? lockSessionDir(sessionDir, this.filePath, open, leaseMs) : undefined;
     try {
       const notices: string[] = this.#lock?.notice ? [this.#lock.notice] : [];
+      // Held by this session now: a temporary file of a rewrite its last holder never finished goes.
+      const left = this.#lock && this.filePath ? removeLeftTemps(this.filePath) : undefined;
+      if (left) notices.push(left);
       let messages: AgentMessage[] = [];
       let todos: Todo[] = [];
       let loaded: string[] = [];
