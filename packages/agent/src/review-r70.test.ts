@@ -112,6 +112,27 @@ describe("a message queued in an agent_end listener of a run the host started on
   });
 });
 
+describe("a message steered between prompts, sent with the next session prompt's first request", () => {
+  it("is named in the notice when that prompt fails before the model answered, not taken out in silence", async () => {
+    server = await startServer({ replies: [{ type: "error", status: 500, body: "the server fell over" }] });
+    const session = await createSession({
+      config: { baseUrl: server.baseUrl, model: "sim", maxRetries: 0 },
+    });
+    try {
+      session.agent.steer("Use metric units.");
+      const result = await session.prompt("How far is Paris?");
+      expect(result.status).toBe("error");
+      expect(sentUsers(server, 0).join("\n\n")).toBe("How far is Paris?\n\nUse metric units.");
+      expect(session.messages).toEqual([]);
+      expect(notices(session).join("\n")).toContain(
+        'The prompt was not kept in the conversation, nor the message "Use metric units." sent with it (the run failed before the model answered): send them again.',
+      );
+    } finally {
+      await session.close();
+    }
+  });
+});
+
 describe("a plain Agent's steer() queued in an agent_end listener", () => {
   it("is sent with the next prompt's first request, not after its answer", async () => {
     server = await echoServer();

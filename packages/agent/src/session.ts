@@ -762,6 +762,8 @@ export class Session {
   #begun = false;
   /** The answer text a stopped or failed turn had streamed (the agent's last unfinished message). */
   #cut = "";
+  /** Whether an `autoCompact` fold was taken in during the running prompt (its prompt may be in the summary). */
+  #folded = false;
   /**
    * Assistant messages of a model turn (named by a `turn_end`): the loop's own exchange before the
    * first request (a proxied preselection's load_tools) has none, so it is not taken for an answer.
@@ -1198,6 +1200,7 @@ export class Session {
     this.#started = Date.now();
     this.#firstText = 0;
     this.#cut = "";
+    this.#folded = false;
     this.#asked = asked;
     this.#metrics = { ...INITIAL_RUN_METRICS, running: true };
     this.#emitMetrics();
@@ -1674,7 +1677,7 @@ export class Session {
     // A fold mid-run (autoCompact) that took the prompt into its summary cut at a later user
     // message (a follow-up, a steered message): the turns before the cut are answered inside the
     // summary, and what follows it is judged as what follows the prompt.
-    const start = asked >= 0 ? asked : lastFold(messages);
+    const start = asked >= 0 ? asked : this.#folded ? lastFold(messages) : -1;
     if (start < 0) return undefined; // the host replaced the transcript: it stands
     let answer = -1;
     for (let at = messages.length - 1; at > start; at--) {
@@ -1688,9 +1691,20 @@ export class Session {
     let notice: string;
     if (answer < 0 && asked >= 0) {
       kept = messages.slice(0, asked);
+      // A message the host steered before the prompt went with it: named, as it goes too.
+      const told = messages
+        .slice(asked + 1)
+        .filter((m) => (m as ChatMessage).role === "user")
+        .map(messageText)
+        .filter((t) => t !== OPEN_TODOS_NOTE);
+      const also =
+        told.length === 0
+          ? ""
+          : `, nor ${told.length === 1 ? "the message" : "the messages"} ${told.map((t) => JSON.stringify(summarize(t))).join(", ")} sent with it`;
+      const them = told.length === 0 ? "it" : "them";
       notice = stopped
-        ? "Stopped before the model answered: the prompt was not kept in the conversation; send it again."
-        : "The prompt was not kept in the conversation (the run failed before the model answered): send it again.";
+        ? `Stopped before the model answered: the prompt was not kept in the conversation${also}; send ${them} again.`
+        : `The prompt was not kept in the conversation${also} (the run failed before the model answered): send ${them} again.`;
     } else {
       // The answer's own tool messages stay; from the first user message after it (after the fold's
       // summary when no turn after it answered), nothing was answered.
@@ -1897,6 +1911,7 @@ export class Session {
   #onAgentEvent(event: AgentEvent): void {
     switch (event.type) {
       case "compacted":
+        if (this.#running) this.#folded = true;
         // The folded transcript replaces the stored one whole; appends continue after it.
         try {
           this.#rewrite(event.messages, this.#todos, this.agent.loaded);
