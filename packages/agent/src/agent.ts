@@ -1180,6 +1180,14 @@ export const BEFORE_START: unique symbol = Symbol("Agent.beforeStart");
 export const TAKE_QUEUED: unique symbol = Symbol("Agent.takeQueued");
 
 /**
+ * The key of a subclass's method each run calls once it has settled — its `agent_end` listeners
+ * awaited, `isRunning` false — just before the run's promise resolves, with the run's result: a
+ * session drops what a run the host started on its agent left queued, as it does for its own
+ * prompts. What it throws is ignored. Inside this package only: not exported from its index.
+ */
+export const AFTER_RUN: unique symbol = Symbol("Agent.afterRun");
+
+/**
  * A conversation with a model that an application drives: it owns the transcript, runs each
  * prompt through the loop (tools called and answered until the model answers), and tells
  * subscribers every step. One run at a time; `steer` and `followUp` queue messages into a run.
@@ -1563,9 +1571,10 @@ export class Agent {
   }
 
   /**
-   * Queues a message delivered after the current tool step, before the next request. Throws
-   * `AgentError` `invalid-input` (nothing queued) for empty text, a value that is not a message, or
-   * a tool message or tool call.
+   * Queues a message delivered after the current tool step, before the next request; queued while
+   * no run is going, it goes with the next run's first request, after what `prompt()` was given.
+   * Throws `AgentError` `invalid-input` (nothing queued) for empty text, a value that is not a
+   * message, or a tool message or tool call.
    */
   steer(message: string | AgentMessage): void {
     this.#steering.push(this.#queued("steer", message));
@@ -1717,6 +1726,10 @@ export class Agent {
         ...first,
       ];
     }
+    // Steering queued while no run was going (in an agent_end listener, or between runs) goes with
+    // this run's first request, after what the run was given: "before the next request", never after
+    // the answer. A continue() that runs a queued message has taken it from the queues already.
+    if (!firstQueued) pending = [...pending, ...this.#drain(this.#steering, this.steeringMode)];
     try {
       for (;;) {
         this.#openTurn();
@@ -1779,7 +1792,13 @@ export class Agent {
     this.#emit({ type: "agent_end", messages, status, ...(error !== undefined ? { error } : {}) });
     await this.#delivery;
     this.#abort = undefined;
-    return { status, messages, ...(error !== undefined ? { error, cause } : {}) };
+    const result: AgentRunResult = { status, messages, ...(error !== undefined ? { error, cause } : {}) };
+    try {
+      (this as { [AFTER_RUN]?: (result: AgentRunResult) => void })[AFTER_RUN]?.(result);
+    } catch {
+      // The subclass's own bookkeeping; the run's result stands.
+    }
+    return result;
   }
 
   /**

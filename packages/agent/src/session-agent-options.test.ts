@@ -132,9 +132,9 @@ describe("createSession hands the Agent's hooks to its agent", () => {
     session.agent.steer("steer one");
     session.agent.steer("steer two");
     await session.prompt("please tell the time");
-    // Both steered messages ride on the request after the tool step; one-at-a-time sends one.
-    // (Adjacent user messages go out merged into one.)
-    expect(texts(server, 1).at(-1)).toMatch(/steer one[\s\S]*steer two/);
+    // Queued before the prompt, both steered messages ride on its first request, after it;
+    // one-at-a-time sends one. (Adjacent user messages go out merged into one.)
+    expect(texts(server, 0).at(-1)).toMatch(/please tell the time[\s\S]*steer one[\s\S]*steer two/);
     expect(server.chatRequests).toHaveLength(2);
     const before = server.chatRequests.length;
     session.agent.followUp("follow one");

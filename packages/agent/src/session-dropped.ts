@@ -1,7 +1,7 @@
 // Where the lines an open drops from a session file go: appended to one `<file>.dropped` (a name
 // no session file has: those end in `.jsonl`), a header per open, kept under a size limit by
 // removing the oldest opens' drops first.
-import { appendFileSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { appendFileSync, readFileSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
 import { AgentError, errorText } from "./errors.js";
 import { isRecord } from "./messages.js";
 
@@ -146,8 +146,16 @@ export function keepDroppedLines(
         removed++;
       }
       const temp = `${target}.${process.pid}.tmp`;
-      writeFileSync(temp, older.join("") + block);
-      renameSync(temp, target);
+      try {
+        writeFileSync(temp, older.join("") + block);
+        renameSync(temp, target);
+      } catch (error) {
+        // What was written of it is not left behind.
+        try {
+          unlinkSync(temp);
+        } catch {}
+        throw error;
+      }
     }
   } catch (error) {
     throw new AgentError(

@@ -5,9 +5,10 @@ import {
   renameSync,
   statSync,
   truncateSync,
+  unlinkSync,
   writeFileSync,
 } from "node:fs";
-import { join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { types } from "node:util";
 import type { ChatMessage } from "@loopwright/loop";
 import { AgentError, errorText } from "./errors.js";
@@ -691,6 +692,8 @@ export class SessionFile {
       this.#loaded = [...loaded];
       this.#torn = false;
     } catch (error) {
+      // What was written of it (a disk that filled up, a rename refused) is not left behind.
+      removeTemp(temp);
       throw new AgentError("storage", `Could not write the session file ${this.path}: ${errorText(error)}`, {
         cause: error,
       });
@@ -730,6 +733,49 @@ export class SessionFile {
 }
 
 /** A message as an error names it: by its role, and a tool message by the call it answers. */
+/** Removes a rewrite's temporary file, if it is there (what cannot be removed stays, for the next open). */
+function removeTemp(temp: string): void {
+  try {
+    unlinkSync(temp);
+  } catch {
+    // Not created, or cannot be removed.
+  }
+}
+
+/**
+ * Removes the temporary files a rewrite of the session file `path` (or of its `.dropped` file) left
+ * behind when its process stopped between writing one and renaming it over the file:
+ * `<file>.<pid>.tmp` and `<file>.dropped.<pid>.tmp`. The file itself still holds what it held before
+ * that rewrite. Called once the file's lock is taken, so no other opener is writing one. Returns a
+ * notice naming those removed, if any.
+ */
+export function removeLeftTemps(path: string): string | undefined {
+  const dir = dirname(path);
+  const name = basename(path);
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return undefined;
+  }
+  const removed: string[] = [];
+  for (const entry of names) {
+    if (!entry.startsWith(`${name}.`) || !entry.endsWith(".tmp")) continue;
+    const middle = entry.slice(name.length + 1, -".tmp".length);
+    if (!/^(dropped\.)?\d+$/.test(middle)) continue;
+    try {
+      unlinkSync(join(dir, entry));
+      removed.push(entry);
+    } catch {
+      // Gone meanwhile, or not this user's to remove: left as it is.
+    }
+  }
+  if (removed.length === 0) return undefined;
+  removed.sort();
+  const one = removed.length === 1;
+  return `Opening ${path}: removed ${removed.length} temporary ${one ? "file" : "files"} a rewrite of the session file left unfinished (the process stopped before renaming ${one ? "it" : "them"}): ${removed.join(", ")}; the session file holds what it held before that rewrite.`;
+}
+
 export function describeMessage(message: unknown): string {
   const m = (isObject(message) ? message : {}) as { role?: unknown; tool_call_id?: unknown };
   const role = typeof m.role === "string" ? `message with role ${JSON.stringify(m.role)}` : "message";

@@ -103,6 +103,45 @@ function held(): Map<string, string> {
   return map;
 }
 
+/**
+ * What this thread saw of each lock it judged by time (another host's lease, a lock naming no
+ * holder): lock key → the lock's content and modification time, and when (this thread's monotonic
+ * clock, `performance.now()`) it first saw them so. The file's time is the holder's clock (or a hand's),
+ * so how long it stayed the same between two looks — this host's own clock — tells a lock nobody
+ * renews from a live one whatever the clocks say: a lock whose time is ahead of this host's clock is
+ * taken over once seen unchanged for its lease. Shared by every copy of this package in the thread.
+ */
+const SEEN_KEY = Symbol.for("@loopwright/agent.lockSightings");
+const seenRegistry = globalThis as typeof globalThis & {
+  [SEEN_KEY]?: Map<string, { text: string; mtimeMs: number; at: number }>;
+};
+
+/** The most locks `unchangedFor` remembers (the oldest sighting goes first). */
+const MAX_SIGHTINGS = 1000;
+
+/**
+ * How long (ms) this thread has seen the lock at `path` unchanged — the same `text`, the same
+ * modification time `mtimeMs` — since it first saw it so; 0 at a first look and after a change,
+ * which starts the watch again (`record`), or without `record`, when it has not been seen so.
+ */
+function unchangedFor(path: string, text: string, mtimeMs: number, record = true): number {
+  let map = seenRegistry[SEEN_KEY];
+  if (!map) {
+    map = new Map();
+    seenRegistry[SEEN_KEY] = map;
+  }
+  const key = lockKey(path);
+  const seen = map.get(key);
+  const now = performance.now();
+  if (seen && seen.text === text && seen.mtimeMs === mtimeMs) return now - seen.at;
+  if (record) {
+    map.delete(key);
+    map.set(key, { text, mtimeMs, at: now });
+    if (map.size > MAX_SIGHTINGS) map.delete(map.keys().next().value as string);
+  }
+  return 0;
+}
+
 /** Tokens of this thread's locks whose session is closing (closed, its stopped run still writing): for `busy`'s words. */
 const CLOSING_KEY = Symbol.for("@loopwright/agent.closingSessionLocks");
 const closingRegistry = globalThis as typeof globalThis & { [CLOSING_KEY]?: Set<string> };
@@ -261,17 +300,26 @@ function seconds(ms: number): string {
  * The lease of another host's lock and how it stands: `leaseMs` the one the lock records (its
  * holder's promise to renew it every third of it), or for a lock of an older version (none
  * recorded) the reader's own; `ageMs` how long ago the lock file was last touched (renewed, or for
- * an older version's lock, written).
+ * an older version's lock, written) by this host's clock (negative when its time is ahead of it);
+ * `unchangedMs` how long this thread has seen it unchanged (see `unchangedFor`; `record` as there);
+ * `idleMs` the longer of the two, which the lease is held against.
  */
 function leaseState(
   holder: LockHolder,
+  path: string,
+  text: string,
   mtimeMs: number,
   ownLeaseMs: number,
-): { leaseMs: number; ageMs: number; recorded: boolean } {
+  record: boolean,
+): { leaseMs: number; ageMs: number; unchangedMs: number; idleMs: number; recorded: boolean } {
   const recorded = validLease(holder.leaseMs);
+  const ageMs = Date.now() - mtimeMs;
+  const unchangedMs = unchangedFor(path, text, mtimeMs, record);
   return {
     leaseMs: recorded ? (holder.leaseMs as number) : ownLeaseMs,
-    ageMs: Date.now() - mtimeMs,
+    ageMs,
+    unchangedMs,
+    idleMs: Math.max(ageMs, unchangedMs),
     recorded,
   };
 }
@@ -353,7 +401,8 @@ function goneReason(path: string, text: string, ownLeaseMs: number): string | un
   if (!holder) {
     const at = touchedAt(path);
     if (at === undefined) return undefined;
-    return Date.now() - at > UNWRITTEN_GRACE_MS
+    // Its time may be ahead of this host's clock: also judged by how long it was seen unchanged.
+    return Math.max(Date.now() - at, unchangedFor(path, text, at)) > UNWRITTEN_GRACE_MS
       ? "it names no holder (its writer stopped before writing it)"
       : undefined;
   }
@@ -365,9 +414,24 @@ function goneReason(path: string, text: string, ownLeaseMs: number): string | un
   if (!lookedUp(holder)) {
     const at = touchedAt(path);
     if (at === undefined) return undefined;
-    const { leaseMs, ageMs, recorded } = leaseState(holder, at, ownLeaseMs);
-    if (ageMs <= leaseMs) return undefined;
+    const { leaseMs, ageMs, unchangedMs, idleMs, recorded } = leaseState(
+      holder,
+      path,
+      text,
+      at,
+      ownLeaseMs,
+      true,
+    );
+    if (idleMs <= leaseMs) return undefined;
     const who = `its holder, process ${holder.pid}${whereOf(holder)},`;
+    // Its time ahead of this host's clock (or not yet a lease behind it): it went unrenewed while watched.
+    if (ageMs <= leaseMs) {
+      const where =
+        ageMs < 0
+          ? `stays ${seconds(-ageMs)} ahead of this host's clock`
+          : `stays ${seconds(ageMs)} behind this host's clock`;
+      return `${who} has not ${recorded ? "renewed its lease" : "changed it (a lock of an older version, which records no lease, judged against this opener's)"} in the ${seconds(unchangedMs)} this process saw the lock unchanged (its modification time ${where}): the ${seconds(leaseMs)} lease lapsed ${seconds(unchangedMs - leaseMs)} ago`;
+    }
     return recorded
       ? `${who} last renewed its lease ${seconds(ageMs)} ago: the ${seconds(leaseMs)} lease lapsed ${seconds(ageMs - leaseMs)} ago`
       : `${who} wrote it ${seconds(ageMs)} ago and records no lease (a lock of an older version, which is never renewed: judged by the lock file's last change against a ${seconds(leaseMs)} lease), which lapsed ${seconds(ageMs - leaseMs)} ago`;
@@ -397,10 +461,15 @@ function busy(file: string, path: string, text: string, ownLeaseMs: number): Age
   const byLease = holder !== undefined && !lookedUp(holder);
   const at = byLease ? touchedAt(path) : undefined;
   if (holder && at !== undefined) {
-    const { leaseMs, ageMs, recorded } = leaseState(holder, at, ownLeaseMs);
-    const left = `the next open after it has gone ${seconds(leaseMs)} without renewal (in about ${seconds(leaseMs - ageMs)}) takes it over`;
+    const { leaseMs, ageMs, idleMs, recorded } = leaseState(holder, path, text, at, ownLeaseMs, false);
+    // A time ahead of this host's clock cannot say how long ago it was renewed: this process watches
+    // the lock, and one it has seen unchanged for the lease is taken over.
+    const left =
+      ageMs < 0
+        ? `an open in this process once the lock has stayed unchanged for ${seconds(leaseMs)} (in about ${seconds(leaseMs - idleMs)}) takes it over`
+        : `the next open after it has gone ${seconds(leaseMs)} without renewal (in about ${seconds(leaseMs - idleMs)}) takes it over`;
     // A modification time ahead of this host's clock (the holder's clock is ahead, or the time was
-    // set by hand): "renewed 0.0 s ago" would be false, and the wait is the skew plus the lease.
+    // set by hand): "renewed 0.0 s ago" would be false.
     const when =
       ageMs < 0
         ? `at a time ${seconds(-ageMs)} ahead of this host's clock (the holder's clock is ahead of this one's, or the time was set by hand)`

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { existsSync, mkdirSync } from "node:fs";
+import { SUMMARY_LEAD } from "@loopwright/ledger";
 import {
   type AgentLoopOptions,
   type AgentLoopResult,
@@ -22,6 +23,7 @@ import {
   type ServerState,
 } from "@loopwright/tools-mcp";
 import {
+  AFTER_RUN,
   Agent,
   type AgentOptions,
   BEFORE_START,
@@ -29,7 +31,7 @@ import {
   refuseUnknownOptions,
   TAKE_QUEUED,
 } from "./agent.js";
-import type { AgentEvent } from "./agent-events.js";
+import type { AgentEvent, AgentRunResult } from "./agent-events.js";
 import { type AgentBackend, loopBackend } from "./backend.js";
 import {
   type AskAnswer,
@@ -46,6 +48,7 @@ import {
   describeMessage,
   NOT_RECORDED,
   readSession,
+  removeLeftTemps,
   SessionFile,
   sessionPath,
   type Todo,
@@ -485,6 +488,15 @@ function summarize(text: string, max = 75): string {
   return flat.length > max ? `${flat.slice(0, max)}…` : flat;
 }
 
+/** Where the last summary an `autoCompact` fold put into the transcript is, or -1. */
+function lastFold(messages: readonly AgentMessage[]): number {
+  for (let at = messages.length - 1; at >= 0; at--) {
+    const m = messages[at] as ChatMessage;
+    if (m.role === "system" && typeof m.content === "string" && m.content.startsWith(SUMMARY_LEAD)) return at;
+  }
+  return -1;
+}
+
 /** `#settle`'s notice when a stopped prompt keeps the answer text it had streamed. */
 const KEPT_CUT = "Stopped: the answer so far is kept in the conversation.";
 
@@ -552,22 +564,30 @@ class SessionAgent extends Agent {
   readonly #before: (method: string) => void;
   readonly #change: (method: string) => void;
   readonly #start: () => void;
+  readonly #after: (result: AgentRunResult) => void;
 
   constructor(
     options: AgentOptions,
     before: (method: string) => void,
     change: (method: string) => void,
     start: () => void,
+    after: (result: AgentRunResult) => void,
   ) {
     super(options);
     this.#before = before;
     this.#change = change;
     this.#start = start;
+    this.#after = after;
   }
 
   /** Once `prompt`'s own checks passed, before its run starts: the session shows the prompt it is running. */
   [BEFORE_START](): void {
     this.#start();
+  }
+
+  /** Once a run has settled (its `agent_end` listeners included): the session drops what a host's run left queued. */
+  [AFTER_RUN](result: AgentRunResult): void {
+    this.#after(result);
   }
 
   // Like `Agent.prompt`/`continue`, these reject (never throw): a closed session or a message the
@@ -742,6 +762,8 @@ export class Session {
   #begun = false;
   /** The answer text a stopped or failed turn had streamed (the agent's last unfinished message). */
   #cut = "";
+  /** Whether an `autoCompact` fold was taken in during the running prompt (its prompt may be in the summary). */
+  #folded = false;
   /**
    * Assistant messages of a model turn (named by a `turn_end`): the loop's own exchange before the
    * first request (a proxied preselection's load_tools) has none, so it is not taken for an answer.
@@ -810,6 +832,9 @@ export class Session {
       this.filePath && sessionDir ? lockSessionDir(sessionDir, this.filePath, open, leaseMs) : undefined;
     try {
       const notices: string[] = this.#lock?.notice ? [this.#lock.notice] : [];
+      // Held by this session now: a temporary file of a rewrite its last holder never finished goes.
+      const left = this.#lock && this.filePath ? removeLeftTemps(this.filePath) : undefined;
+      if (left) notices.push(left);
       let messages: AgentMessage[] = [];
       let todos: Todo[] = [];
       let loaded: string[] = [];
@@ -922,6 +947,7 @@ export class Session {
             (method) => this.#beforeRun(method),
             (method) => this.#beforeChange(method),
             () => this.#beforeStart(),
+            (result) => this.#afterHostRun(result),
           ),
       );
       if (options.spec) (this.agent.config as LoopConfig).maxToolIterations = this.maxTurns;
@@ -1131,7 +1157,7 @@ export class Session {
    * not answered with them after its own answer. Returns the notice naming the host's (the session's
    * own open-todos nudge goes silently), if any.
    */
-  #dropQueued(status: RunStatus): string | undefined {
+  #dropQueued(status: RunStatus | "terminated"): string | undefined {
     const told = this.agent[TAKE_QUEUED]()
       .map(messageText)
       .filter((text) => text !== OPEN_TODOS_NOTE);
@@ -1148,6 +1174,20 @@ export class Session {
     return `${one ? "The message" : "The messages"} ${told.map((t) => JSON.stringify(summarize(t))).join(", ")} queued with steer() or followUp() ${one ? "was" : "were"} never sent (${why}), so not kept for the next prompt; send ${one ? "it" : "them"} again.`;
   }
 
+  /**
+   * After a run the host started on `agent` (`agent.prompt`, `agent.continue`) has settled, its
+   * `agent_end` listeners included: what it left queued is dropped with a notice, as after the
+   * session's own prompts (which drop it themselves), so the next `Session.prompt` is not answered
+   * with it after its own answer; a run the host's `shouldStopAfterTurn` stopped keeps it queued.
+   */
+  #afterHostRun(result: AgentRunResult): void {
+    if (this.#running || result.status === "stopped") return;
+    const status =
+      result.status === "error" && ToolIterationLimit.isInstance(result.cause) ? "maxTurns" : result.status;
+    const unsent = this.#dropQueued(status);
+    if (unsent) this.addNotice(unsent);
+  }
+
   /** The start of a prompt's run the host sees (its metrics, its user entry): after every check before the run. */
   #begin(asked: AgentMessage): void {
     this.#begun = true;
@@ -1160,6 +1200,7 @@ export class Session {
     this.#started = Date.now();
     this.#firstText = 0;
     this.#cut = "";
+    this.#folded = false;
     this.#asked = asked;
     this.#metrics = { ...INITIAL_RUN_METRICS, running: true };
     this.#emitMetrics();
@@ -1633,9 +1674,13 @@ export class Session {
       return KEPT_CUT;
     }
     const asked = this.#asked ? messages.lastIndexOf(this.#asked) : -1;
-    if (asked < 0) return undefined; // folded away mid-run: the fold's transcript stands
+    // A fold mid-run (autoCompact) that took the prompt into its summary cut at a later user
+    // message (a follow-up, a steered message): the turns before the cut are answered inside the
+    // summary, and what follows it is judged as what follows the prompt.
+    const start = asked >= 0 ? asked : this.#folded ? lastFold(messages) : -1;
+    if (start < 0) return undefined; // the host replaced the transcript: it stands
     let answer = -1;
-    for (let at = messages.length - 1; at > asked; at--) {
+    for (let at = messages.length - 1; at > start; at--) {
       const m = messages[at] as ChatMessage;
       if (m.role === "assistant" && this.#answered.has(m)) {
         answer = at;
@@ -1644,16 +1689,29 @@ export class Session {
     }
     let kept: AgentMessage[];
     let notice: string;
-    if (answer < 0) {
+    if (answer < 0 && asked >= 0) {
       kept = messages.slice(0, asked);
+      // A message the host steered before the prompt went with it: named, as it goes too.
+      const told = messages
+        .slice(asked + 1)
+        .filter((m) => (m as ChatMessage).role === "user")
+        .map(messageText)
+        .filter((t) => t !== OPEN_TODOS_NOTE);
+      const also =
+        told.length === 0
+          ? ""
+          : `, nor ${told.length === 1 ? "the message" : "the messages"} ${told.map((t) => JSON.stringify(summarize(t))).join(", ")} sent with it`;
+      const them = told.length === 0 ? "it" : "them";
       notice = stopped
-        ? "Stopped before the model answered: the prompt was not kept in the conversation; send it again."
-        : "The prompt was not kept in the conversation (the run failed before the model answered): send it again.";
+        ? `Stopped before the model answered: the prompt was not kept in the conversation${also}; send ${them} again.`
+        : `The prompt was not kept in the conversation${also} (the run failed before the model answered): send ${them} again.`;
     } else {
-      // The answer's own tool messages stay; from the first user message after it, nothing was answered.
-      const from = messages.findIndex((m, at) => at > answer && (m as ChatMessage).role === "user");
+      // The answer's own tool messages stay; from the first user message after it (after the fold's
+      // summary when no turn after it answered), nothing was answered.
+      const after = answer >= 0 ? answer : start;
+      const from = messages.findIndex((m, at) => at > after && (m as ChatMessage).role === "user");
       if (from < 0) return undefined;
-      const said = messages[answer] as ChatMessage;
+      const said = messages[after] as ChatMessage;
       const calls = new Set(said.role === "assistant" ? (said.tool_calls ?? []).map((c) => c.id) : []);
       const dropped = messages.slice(from).filter((m) => (m as ChatMessage).role === "user");
       kept = [
@@ -1853,6 +1911,7 @@ export class Session {
   #onAgentEvent(event: AgentEvent): void {
     switch (event.type) {
       case "compacted":
+        if (this.#running) this.#folded = true;
         // The folded transcript replaces the stored one whole; appends continue after it.
         try {
           this.#rewrite(event.messages, this.#todos, this.agent.loaded);
