@@ -280,6 +280,8 @@ export class TreeStdioTransport implements Transport {
   readonly #stderr = new PassThrough();
   readonly #killSync: KillSync = (table) => this.#killTreeSync(table);
   #process: ChildProcess | undefined;
+  /** The one wait for the server's stdin to drain, shared by every send made while it is full. */
+  #drained: Promise<void> | undefined;
   #pipesClosed = false;
   #ended = false;
   #closing: Promise<void> | undefined;
@@ -398,13 +400,30 @@ export class TreeStdioTransport implements Transport {
     });
   }
 
+  /**
+   * Writes a message to the server's stdin. Resolves at once while the pipe takes more, else once
+   * it has drained (or the pipe has closed or failed: the message is then lost with the
+   * connection, whose close fails the request). Every send made while the pipe is full waits on
+   * one `drain` listener, however many there are: a server slow to read its stdin, sent many calls
+   * together, left one listener each (a MaxListenersExceededWarning past ten).
+   */
   send(message: JSONRPCMessage): Promise<void> {
     const stdin = this.#ended ? undefined : this.#process?.stdin;
     if (!stdin || stdin.destroyed) return Promise.reject(new Error("Not connected"));
-    return new Promise((resolve) => {
-      if (stdin.write(serializeMessage(message))) resolve();
-      else stdin.once("drain", resolve);
+    if (stdin.write(serializeMessage(message))) return Promise.resolve();
+    this.#drained ??= new Promise<void>((resolve) => {
+      const done = () => {
+        stdin.off("drain", done);
+        stdin.off("close", done);
+        stdin.off("error", done);
+        this.#drained = undefined;
+        resolve();
+      };
+      stdin.on("drain", done);
+      stdin.on("close", done);
+      stdin.on("error", done);
     });
+    return this.#drained;
   }
 
   /**
