@@ -3,8 +3,13 @@
  * (`test/review-r70-server.mjs`): parameters whose names hold half a surrogate pair, and a server
  * that stops reading its stdin while many calls are written to it.
  */
+import { mkdtemp, readFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
+import { exited, killHosts, startHost } from "../test/hosts.js";
+import { running, stillRunning } from "../test/processes.js";
 import { NODE } from "../test/support.js";
 import { createMcpPool, type McpPool } from "./index.js";
 
@@ -12,8 +17,12 @@ const SERVER = fileURLToPath(new URL("../test/review-r70-server.mjs", import.met
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
 const pools: McpPool[] = [];
+/** Helpers a test saw started: killed after it, whatever it found. */
+const helpers: number[] = [];
 afterEach(async () => {
+  killHosts();
   await Promise.all(pools.splice(0).map((p) => p.close()));
+  for (const pid of helpers.splice(0)) if (running(pid)) process.kill(pid, "SIGKILL");
 });
 const pool = (...args: Parameters<typeof createMcpPool>) => {
   const made = createMcpPool(...args);
@@ -77,3 +86,46 @@ describe("r70-2: a server that stops reading its stdin while many calls are writ
     for (const outcome of await Promise.all(calls)) expect(outcome).toMatchObject({ code: "closed" });
   });
 });
+
+describe.skipIf(process.platform !== "linux")(
+  "r70-3: a helper a server starts the way a daemon does (its parent exits at once, and init takes it over)",
+  () => {
+    it("is ended by close() when the server started it before its first answer", async () => {
+      const file = join(await mkdtemp(join(tmpdir(), "r70-")), "daemon");
+      const p = pool([{ name: "r", command: NODE, args: [SERVER], env: { DAEMON_FILE: file } }]);
+      await p.tools();
+      const helper = Number((await readFile(file, "utf8")).trim());
+      helpers.push(helper);
+      expect(running(helper)).toBe(true);
+      await p.close();
+      // Before: no read of the tree reached it (its parent had died before the first), and it ran on.
+      expect(await stillRunning([helper], 2_000)).toEqual([]);
+    });
+
+    it("is ended by the pool's reaper when the host is killed by SIGKILL (test/reaper-host.mjs on dist/)", async () => {
+      const file = join(await mkdtemp(join(tmpdir(), "r70-")), "daemon");
+      const host = fileURLToPath(new URL("../test/reaper-host.mjs", import.meta.url));
+      const started = startHost("wait", { path: host, args: ["--daemon-file", file] });
+      const { server } = (await started.pids) as unknown as { server: number };
+      const helper = Number((await readFile(file, "utf8")).trim());
+      helpers.push(helper);
+      expect(running(helper)).toBe(true);
+      process.kill(started.host.pid as number, "SIGKILL");
+      await exited(started.host);
+      // Before: the server was ended, and the helper ran on.
+      expect(await stillRunning([server, helper], 10_000)).toEqual([]);
+    });
+
+    it("is ended by close() when the server started it while it ran, between two reads of its tree", async () => {
+      const p = pool([{ name: "r", command: NODE, args: [SERVER] }]);
+      await p.tools();
+      // More than a second after the last answer read the tree, and no answer after it.
+      await new Promise((resolve) => setTimeout(resolve, 1_100));
+      const helper = Number(await p.call("r__daemon", {}));
+      helpers.push(helper);
+      expect(running(helper)).toBe(true);
+      await p.close();
+      expect(await stillRunning([helper], 2_000)).toEqual([]);
+    });
+  },
+);
