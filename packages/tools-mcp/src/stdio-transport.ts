@@ -272,7 +272,7 @@ const REFRESH_MS = 1_000;
  * when it exits on EOF goes too. The tree is also snapshotted when the server answers (at most once
  * a second), so the direct child exiting on its own (a wrapper that died) ends what was under it
  * then the same way, and `onclose` follows. On Linux the server is started with
- * {@link TREE_MARK} set to a token of this start, and before the EOF grace every process started
+ * {@link TREE_MARK} set to a token of this start, and during the EOF grace every process started
  * with it joins the tree: a helper whose parent died before any read saw it (a daemon's double
  * fork), which no parent link leads to.
  */
@@ -590,7 +590,9 @@ export class TreeStdioTransport implements Transport {
 
   async #endTreeOnce(child: ChildProcess, eof: boolean): Promise<void> {
     const { eofGraceMs, termGraceMs, killWaitMs } = CLOSE_TIMINGS;
-    await this.#adoptMarked();
+    // Read during the EOF grace (every process's environ file: tens of ms on a busy host), in line
+    // with the snapshots, so the one after the grace has what it found.
+    this.#adoptMarked().catch(() => {});
     const known = () => [...this.#tree.values()];
     // On Linux with children files the tree is read again at each look (its own /proc files), so
     // a child the server starts on EOF and leaves behind as it exits is kept, though init has it.
