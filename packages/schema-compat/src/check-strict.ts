@@ -49,6 +49,10 @@ function walk(
   }
   if (schema.description !== undefined && typeof schema.description !== "string") {
     report("has a description that is not a string");
+  } else if (typeof schema.description === "string" && !schema.description.isWellFormed()) {
+    report(
+      "has a description holding half a surrogate pair alone (a server reading UTF-8 refuses the request)",
+    );
   }
   if (schema.anyOf !== undefined) {
     if (!Array.isArray(schema.anyOf) || schema.anyOf.length < 2)
@@ -79,6 +83,10 @@ function walk(
     if (!Array.isArray(schema.enum) || schema.enum.length === 0) report("has an empty or non-list enum");
     else if (!schema.enum.every((v) => types.some((t) => fits(v, t as string)))) {
       report("has an enum value that does not fit its type");
+    } else if (schema.enum.some((v) => typeof v === "string" && !v.isWellFormed())) {
+      report(
+        "has an enum value holding half a surrogate pair alone (a server reading UTF-8 refuses the request)",
+      );
     }
   }
   const onlyFor = (keys: string[], owner: string) => {
@@ -95,6 +103,10 @@ function walk(
     else if (type === "integer" && Math.abs(schema[key] as number) >= INTEGER_BOUND_LIMIT)
       report(
         `has an integer ${key} of ${INTEGER_BOUND_LIMIT} or more in size, which llama.cpp cannot build a range for`,
+      );
+    else if (type === "integer" && key !== "multipleOf" && !Number.isInteger(schema[key]))
+      report(
+        `has a fractional integer ${key} (${schema[key]}), which llama.cpp cuts toward zero (write the whole bound it means)`,
       );
   }
   if (typeof schema.multipleOf === "number" && !(schema.multipleOf > 0))
@@ -121,6 +133,12 @@ function walk(
       return;
     }
     const keys = Object.keys(schema.properties);
+    for (const key of keys) {
+      if (!key.isWellFormed())
+        report(
+          `has the property name ${JSON.stringify(key)}, which holds half a surrogate pair alone (a server reading UTF-8 refuses the request)`,
+        );
+    }
     const required = Array.isArray(schema.required) ? new Set(schema.required) : undefined;
     if (
       !required ||
@@ -150,7 +168,8 @@ export interface CheckStrictOptions {
  * root, every object closed (`additionalProperties: false`) with all its properties required,
  * nullable only through `[T, "null"]` type lists or a null `anyOf` branch, no `anyOf` at the root
  * or beside other keywords, no `$ref`, anchored grammar-safe patterns, formats both OpenAI and
- * llama.cpp know, and at most 10 levels of objects.
+ * llama.cpp know, at most 10 levels of objects, integer bounds whole and under 10^15 in size, and
+ * no property name, description or enum value holding half a surrogate pair alone.
  *
  * Reads any value; never throws. Returns an empty array for a schema inside the subset.
  */

@@ -232,6 +232,12 @@ const R9: [source: string, kept: string | undefined][] = [
       }
     });
 
+    it("takes a property name holding a lone surrogate once sanitizeSchema has written it (r70); raw, a 500", async () => {
+      const raw = { type: "object", properties: { "q\uD83D": { type: "string" } }, required: ["q\uD83D"] };
+      expect(await send(raw)).toEqual({ status: 500, message: expect.stringMatching(/surrogate/) });
+      expect(await send(sanitizeSchema(raw))).toEqual({ status: 200, message: "" });
+    });
+
     it("takes r9's patterns once sanitizeSchema has rewritten them (or moved them to the description)", async () => {
       for (const [pattern, expected] of R9) {
         const sanitized = sanitizeSchema(schema(pattern));

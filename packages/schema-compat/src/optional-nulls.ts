@@ -2,6 +2,7 @@ import {
   type Asked,
   askedAt,
   isObject,
+  renamedAt,
   resolvePointer,
   type SanitizeOptions,
   sanitizeSchema,
@@ -286,9 +287,19 @@ function strip(value: unknown, schema: unknown, walk: Walk, depth: number, place
   if (!isObject(value)) return value;
   const out: Raw = {};
   for (const [key, inner] of Object.entries(value)) {
-    const info = keyInfo(schema, key, walk, depth);
+    let name = key;
+    let info = keyInfo(schema, key, walk, depth);
+    if (!info.described && place && key.includes("\uFFFD")) {
+      // A name the sanitizer wrote with U+FFFD for one holding half a surrogate pair alone: the
+      // tool gets its own name back (unless the model also wrote that one).
+      const own = ownName(place, key, walk);
+      if (own !== undefined && !Object.hasOwn(value, own)) {
+        name = own;
+        info = keyInfo(schema, own, walk, depth);
+      }
+    }
     if (inner === null && info.described && !info.nullOk && info.absentOk) continue;
-    Object.defineProperty(out, key, {
+    Object.defineProperty(out, name, {
       value: strip(inner, info.sub, walk, depth + 1, place ? below(place, key) : undefined),
       enumerable: true,
       writable: true,
@@ -398,6 +409,19 @@ function resolve(place: Place, walk: Walk, restore: Restore): unknown {
     : sanitizedOnce(walk.root, restore.options);
   place.resolved = true;
   return place.node;
+}
+
+/**
+ * The schema's own name for a property the sanitizer renamed `key` at this place (it held half a
+ * surrogate pair alone), read from what the sanitizer recorded; undefined where it renamed none.
+ */
+function ownName(place: Place, key: string, walk: Walk): string | undefined {
+  const restore = walk.restore as Restore;
+  for (const alt of alternatives(resolve(place, walk, restore), [], 0)) {
+    const own = renamedAt(alt)?.get(key);
+    if (own !== undefined) return own;
+  }
+  return undefined;
 }
 
 /** A sanitized schema's alternatives: itself, or the branches of its (nested) `anyOf`s. */
@@ -593,7 +617,8 @@ function newRestore(options: SanitizeOptions | null | undefined): Restore {
  * a schema past `MAX_NESTING`, an object of keys the schema does not list, a value with no type)
  * and the original takes an object or an array there, a string that parses as JSON of a kind the original takes there is parsed back. A string
  * that does not parse, or parses to a kind the original does not take there, is left as it was
- * (the tool's own validation names it).
+ * (the tool's own validation names it). A property name `sanitizeSchema` wrote with U+FFFD (the
+ * schema's own held half a surrogate pair alone) is handed back as the schema's own name.
  *
  * `options` are the `recursionLimit` and `maxDepth` the schema was sanitized with (the defaults
  * when omitted; `onNotice` is not called). The places asked for as JSON text are read from the
@@ -625,8 +650,9 @@ export function restoreArguments<T>(args: T, originalSchema: unknown, options?: 
  * with `null`, or beside a number: an id either way) is one; a place it leaves untyped, or does
  * not describe, is not. Made for `parseToolArguments`' `takesString` (from
  * `@loopwright/tool-calls`): a number JavaScript cannot hold, written unquoted where the tool takes
- * a string, then reaches it as the model's exact digits. Never throws (false for a schema JSON
- * cannot hold, or one past a million readings).
+ * a string, then reaches it as the model's exact digits. A key in `path` is the one the model
+ * wrote: a property name `sanitizeSchema` wrote with U+FFFD reads as the schema's own. Never throws
+ * (false for a schema JSON cannot hold, or one past a million readings).
  */
 export function takesStringAt(originalSchema: unknown, path: readonly (string | number)[]): boolean {
   const kinds = kindsAt(originalSchema, path);
@@ -651,16 +677,28 @@ function kindsAt(originalSchema: unknown, path: readonly (string | number)[]): n
   try {
     if (!Array.isArray(path) || path.length === 0) return 0;
     const walk = newWalk(originalSchema);
+    walk.restore = newRestore(undefined);
     let node: unknown = originalSchema;
+    let place: Place = { parent: undefined, step: ITEM, resolved: false, node: undefined };
     for (let depth = 0; depth < path.length && node !== undefined; depth++) {
       const at = path[depth];
-      node =
-        typeof at === "number"
-          ? itemSchema(node, at, walk, depth)
-          : keyInfo(node, String(at), walk, depth).sub;
+      if (typeof at === "number") {
+        node = itemSchema(node, at, walk, depth);
+        place = below(place, ITEM);
+        continue;
+      }
+      const key = String(at);
+      let info = keyInfo(node, key, walk, depth);
+      if (!info.described && key.includes("\uFFFD")) {
+        // A name the sanitizer wrote with U+FFFD (the model's arguments are read before restoreArguments).
+        const own = ownName(place, key, walk);
+        if (own !== undefined) info = keyInfo(node, own, walk, depth);
+      }
+      node = info.sub;
+      place = below(place, key);
     }
     if (node === undefined) return 0;
-    return kindsOf(node, walk, newRestore(undefined), 0);
+    return kindsOf(node, walk, walk.restore, 0);
   } catch {
     return 0;
   }

@@ -135,11 +135,55 @@ function asking<T extends JsonSchema>(node: T, asked: Asked): T {
   return node;
 }
 
-/** `to`, a copy of `from`, asking what `from` asked. */
+/**
+ * The sanitized object schemas whose property names the sanitizer rewrote, each with the names it
+ * wrote and the schema's own (`"a\uFFFD"` → `"a\uD83D"`): a name holding half a surrogate pair
+ * alone cannot be sent (llama.cpp refuses the whole request), so it is written with U+FFFD, and
+ * `restoreArguments` hands the tool its own name back. A copy the sanitizer makes of such an
+ * object is recorded too.
+ */
+const RENAMED = new WeakMap<object, ReadonlyMap<string, string>>();
+
+/** The property names the sanitizer rewrote at this sanitized object schema: written → the schema's own. */
+export function renamedAt(node: unknown): ReadonlyMap<string, string> | undefined {
+  return isObject(node) ? RENAMED.get(node) : undefined;
+}
+
+/** `to`, a copy of `from`, asking what `from` asked and with the names `from` had rewritten. */
 function carried<T extends JsonSchema>(from: JsonSchema, to: T): T {
   const asked = ASKED.get(from);
   if (asked !== undefined) ASKED.set(to, asked);
+  const renamed = RENAMED.get(from);
+  if (renamed !== undefined) RENAMED.set(to, renamed);
   return to;
+}
+
+/**
+ * `properties` with every name holding half a surrogate pair alone written with U+FFFD (then
+ * `_2`, `_3`, … where that name is taken), in the same order; the renames recorded on `out`.
+ */
+function wellFormedNames(properties: Raw): { properties: Raw; renamed?: Map<string, string> } {
+  const keys = Object.keys(properties);
+  if (keys.every((key) => key.isWellFormed())) return { properties };
+  const taken = new Set(keys.filter((key) => key.isWellFormed()));
+  const next = new Map<string, number>();
+  const renamed = new Map<string, string>();
+  const out: Raw = {};
+  for (const key of keys) {
+    let name = key;
+    if (!key.isWellFormed()) {
+      const base = key.toWellFormed();
+      name = base;
+      for (let n = next.get(base) ?? 2; taken.has(name); n++) {
+        name = `${base}_${n}`;
+        next.set(base, n + 1);
+      }
+      taken.add(name);
+      renamed.set(name, key);
+    }
+    setKey(out, name, properties[key]);
+  }
+  return { properties: out, renamed };
 }
 
 export function isObject(value: unknown): value is Raw {
@@ -863,7 +907,15 @@ function buildObject(schema: Raw, ctx: Context, depth: number, refs: RefCounts, 
     notes.push(JSON_TEXT_NOTE);
     return asking({ type: "string" }, "text");
   }
-  return { type: "object", properties, required: keys, additionalProperties: false };
+  const named = wellFormedNames(properties);
+  const out = {
+    type: "object",
+    properties: named.properties,
+    required: Object.keys(named.properties),
+    additionalProperties: false,
+  };
+  if (named.renamed) RENAMED.set(out, named.renamed);
+  return out;
 }
 
 /** Whether an object schema takes keys it does not list in `properties`. */
@@ -919,7 +971,8 @@ function buildArray(schema: Raw, ctx: Context, depth: number, refs: RefCounts, n
 function toRootObject(schema: JsonSchema, original: unknown): JsonSchema {
   const description = typeof schema.description === "string" ? schema.description : undefined;
   if (schema.type === "object") return schema;
-  if (Array.isArray(schema.type) && schema.type.includes("object")) return { ...schema, type: "object" };
+  if (Array.isArray(schema.type) && schema.type.includes("object"))
+    return carried(schema, { ...schema, type: "object" });
   if (Array.isArray(schema.anyOf)) {
     // A tool's arguments are an object: the union's other alternatives (a string, null) never apply.
     const branches = (schema.anyOf as JsonSchema[])
@@ -947,9 +1000,22 @@ function toRootObject(schema: JsonSchema, original: unknown): JsonSchema {
         const merged = unionSchema(union);
         setKey(properties, name, everywhere ? merged : makeNullable(merged));
       }
+      // The names the alternatives had rewritten (the first alternative's where two wrote one name).
+      const renamed = new Map<string, string>();
+      for (const branch of branches) {
+        for (const [written, own] of RENAMED.get(branch) ?? [])
+          if (!renamed.has(written)) renamed.set(written, own);
+      }
+      // In the properties' own order (an index-like key such as "0" sorts first), as a second pass reads it.
+      const merged = {
+        type: "object",
+        properties,
+        required: Object.keys(properties),
+        additionalProperties: false,
+      };
+      if (renamed.size > 0) RENAMED.set(merged, renamed);
       return withDescription(
-        // In the properties' own order (an index-like key such as "0" sorts first), as a second pass reads it.
-        { type: "object", properties, required: Object.keys(properties), additionalProperties: false },
+        merged,
         describe(description, ["Give the fields of one of the alternatives; null for the others."]),
       );
     }
@@ -977,7 +1043,9 @@ function toRootObject(schema: JsonSchema, original: unknown): JsonSchema {
  * branches) past `MAX_EXPANDED_NODES` nodes is asked for as JSON text where it is an object, an
  * array or a union, and `onNotice` is told. Schemas nested deeper than `MAX_NESTING` (64) are asked for as
  * JSON text from there; a value JSON cannot hold (a throwing getter, a revoked Proxy) reads as any
- * object. Idempotent; never throws; never mutates its input.
+ * object. No text it writes holds half a surrogate pair alone: in a property name it is written
+ * U+FFFD (then `_2`, `_3`, … where that name is taken), which `restoreArguments` maps back.
+ * Idempotent; never throws; never mutates its input.
  */
 export function sanitizeSchema(schema: unknown, options: SanitizeOptions = {}): JsonSchema {
   try {

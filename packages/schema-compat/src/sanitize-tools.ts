@@ -103,6 +103,9 @@ function checkTools(tools: unknown, where: string): asserts tools is readonly un
   }
 }
 
+/** A tool entry of the wrong shape, said in words (mapTools names its index). */
+class MalformedTool extends Error {}
+
 /** What mapTools reads of one entry, read in one place so a value that throws when read is caught there. */
 function readTool(tool: Record<string, unknown>):
   | { other: Record<string, unknown> }
@@ -116,7 +119,24 @@ function readTool(tool: Record<string, unknown>):
     } {
   const base = { ...tool };
   const fn = base.function;
+  if (typeof base.type !== "string") {
+    throw new MalformedTool(
+      base.type === undefined
+        ? 'has no "type" (such as "function")'
+        : `has a "type" of ${describeValue(base.type)}, not a string such as "function"`,
+    );
+  }
+  if (base.type === "function" && fn !== undefined && !isObject(fn)) {
+    throw new MalformedTool(`is a function tool whose "function" is ${describeValue(fn)}, not an object`);
+  }
   if (base.type !== "function" || !isObject(fn)) return { other: base };
+  if (typeof fn.name !== "string") {
+    throw new MalformedTool(
+      fn.name === undefined
+        ? "is a function tool with no function.name"
+        : `is a function tool whose function.name is ${describeValue(fn.name)}, not a string`,
+    );
+  }
   const { description, parameters, ...rest } = fn;
   const original = typeof rest.name === "string" ? rest.name : "";
   return { base, original, description, schema: parameters, rest };
@@ -137,6 +157,13 @@ function mapTools(
     try {
       read = isObject(tool) ? readTool(tool) : undefined;
     } catch (cause) {
+      if (cause instanceof MalformedTool) {
+        throw new SchemaCompatError(
+          "invalid-tools",
+          `${where}: the tool at index ${index} of the tool array ${cause.message}; ` +
+            'a function tool is { type: "function", function: { name, description?, parameters } }.',
+        );
+      }
       // A throwing getter or a revoked Proxy in the host's own objects: named, not a TypeError inside.
       throw new SchemaCompatError(
         "invalid-tools",
@@ -182,7 +209,9 @@ function mapTools(
  *
  * Returns a new array in the same order; never mutates its input. Throws a `SchemaCompatError`
  * (`code: "invalid-tools"`) when `tools` is not an array or holds something that is not an object
- * or cannot be read (a throwing getter, a revoked Proxy), naming its index.
+ * or cannot be read (a throwing getter, a revoked Proxy), has no string `type`, or is a function
+ * tool whose `function` is there but not an object or whose `function.name` is not a string,
+ * naming its index and what was wrong.
  */
 export function sanitizeTools<T extends ToolLike>(
   tools: readonly T[],
@@ -196,8 +225,7 @@ export function sanitizeTools<T extends ToolLike>(
  * a server that could not build a grammar from the sanitized tools (see `isGrammarError`).
  *
  * Returns a new array in the same order; never mutates its input. Throws a `SchemaCompatError`
- * (`code: "invalid-tools"`) when `tools` is not an array or holds something that is not an object
- * or cannot be read (a throwing getter, a revoked Proxy), naming its index.
+ * (`code: "invalid-tools"`) as {@link sanitizeTools} does.
  */
 export function relaxTools<T extends ToolLike>(
   tools: readonly T[],

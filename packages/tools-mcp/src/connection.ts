@@ -476,7 +476,12 @@ export class ServerConnection {
       // A server may write its credentials into a description or a schema, which the model reads;
       // and half a surrogate pair there (a description cut inside an emoji) would be in every request
       // the tool array goes out with, each refused by llama.cpp, which takes only valid UTF-8.
-      for (const tool of result.tools) tools.push(maskTool(tool, this.#toolMask));
+      // The input schema has only the credentials masked: its property names are the ones the
+      // server takes its arguments by, and schema-compat's sanitizeTools (the pool's tools())
+      // writes half a pair there, and everywhere else in it, as U+FFFD and restoreArguments hands
+      // the server its own name back. Written U+FFFD here, "q\ud83d" and "q\ud83e" became one
+      // parameter, and a call reached the server under a name it does not take.
+      for (const tool of result.tools) tools.push(maskTool(tool, this.#toolMask, this.#resultMask));
       cursor = result.nextCursor;
     } while (cursor && pages < MAX_TOOL_PAGES);
     if (cursor) {

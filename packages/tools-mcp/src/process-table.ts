@@ -99,6 +99,38 @@ export function listSync(linux = process.platform === "linux"): ProcessEntry[] {
   return entries;
 }
 
+/**
+ * The variable a stdio server is started with (`LOOPWRIGHT_MCP_TREE=<a token of that start>`):
+ * inherited by what it starts, at any depth, it finds a process whose parent died before any read
+ * saw it (a daemon's double fork, `sh -c 'helper &'`), which no parent link leads to any more.
+ */
+export const TREE_MARK = "LOOPWRIGHT_MCP_TREE";
+
+/**
+ * Linux: the processes running now that were started with `TREE_MARK=token` in their
+ * environment (/proc/<pid>/environ, the environment they were started with), this process left
+ * out. A process of another user, whose environment cannot be read, is not found, nor one started
+ * with an environment of its own that drops the variable. Reads every process's environ file once.
+ */
+export async function markedProcesses(token: string): Promise<ProcessEntry[]> {
+  const mark = `${TREE_MARK}=${token}`;
+  const names = (await readdir("/proc")).filter((name) => /^\d+$/.test(name) && Number(name) !== process.pid);
+  const found = await Promise.all(
+    names.map(async (name) => {
+      let environ: string;
+      try {
+        environ = await readFile(`/proc/${name}/environ`, "latin1");
+      } catch {
+        return undefined;
+      }
+      if (!environ.includes(mark) || !environ.split("\0").includes(mark)) return undefined;
+      const entry = await procEntryAsync(name);
+      return entry && !entry.zombie ? entry : undefined;
+    }),
+  );
+  return found.filter((entry) => entry !== undefined);
+}
+
 /** Whether this Linux kernel lists each task's children in /proc/<pid>/task/<tid>/children. */
 let childrenFiles: boolean | undefined;
 export function hasChildrenFiles(): boolean {

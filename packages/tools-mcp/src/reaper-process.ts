@@ -1,7 +1,9 @@
 // The reaper: a small process a pool starts (see reaper.ts) to end its stdio servers' process trees
 // when the host dies without being able to (SIGKILL, the OOM killer). It reads, on its stdin, one
 // JSON message a line from the host:
-//   {"set": <server id>, "procs": [[pid, "start time"], …]}  the server's processes as last seen
+//   {"set": <server id>, "procs": [[pid, "start time"], …], "mark": "<token>"}
+//                                                           the server's processes as last seen,
+//                                                           and (Linux) its LOOPWRIGHT_MCP_TREE
 //   {"gone": <server id>}                                   the server was ended by the host
 //   {"bye": true}                                           the pool has no server left
 // Its stdin ending after a bye is a clean exit. Ending without one means the host died: it ends
@@ -13,6 +15,7 @@ import {
   CLOSE_TIMINGS,
   killTree,
   listTree,
+  markedProcesses,
   POLL_MS,
   type ProcessEntry,
   termTree,
@@ -25,6 +28,8 @@ const MAX_LINE = 1024 * 1024;
 
 /** Each server's processes as the host last listed them, by the host's id for the server. */
 const servers = new Map<number, ProcessEntry[]>();
+/** Each server's `LOOPWRIGHT_MCP_TREE` value (Linux): what it started carries it, even once init has it. */
+const marks = new Map<number, string>();
 let bye = false;
 let held = "";
 /** The start-time look-ups under way: a reap waits for them, so no entry is skipped for lack of one. */
@@ -75,12 +80,21 @@ function take(line: string): void {
     return;
   }
   if (typeof message !== "object" || message === null) return;
-  const { set, procs, gone } = message as { set?: unknown; procs?: unknown; gone?: unknown };
+  const { set, procs, gone, mark } = message as {
+    set?: unknown;
+    procs?: unknown;
+    gone?: unknown;
+    mark?: unknown;
+  };
   if ((message as { bye?: unknown }).bye === true) {
     bye = true;
     servers.clear();
-  } else if (typeof gone === "number") servers.delete(gone);
-  else if (typeof set === "number" && Array.isArray(procs)) {
+    marks.clear();
+  } else if (typeof gone === "number") {
+    servers.delete(gone);
+    marks.delete(gone);
+  } else if (typeof set === "number" && Array.isArray(procs)) {
+    if (typeof mark === "string" && mark !== "") marks.set(set, mark);
     const entries = procs.flatMap((item: unknown) => {
       if (!Array.isArray(item)) return [];
       const [pid, started] = item as unknown[];
@@ -141,7 +155,8 @@ async function watch(
  * what it starts meanwhile. What of it still runs then is read again (stopped and read until
  * whole: stopTree in process-table.ts), SIGTERMed and let run on; after the SIGTERM grace, watched
  * the same way, what of that still runs is read once more, with what it started during the grace
- * (a SIGTERM handler's child), and all of it is stopped and SIGKILLed (see {@link killTree}). A
+ * (a SIGTERM handler's child), and all of it is stopped and SIGKILLed (see {@link killTree}). On
+ * Linux the processes started with a server's `LOOPWRIGHT_MCP_TREE` join the listed ones first. A
  * process started by a parent that died before the next read (given to init) is out of reach.
  */
 async function reap(): Promise<void> {
@@ -149,6 +164,16 @@ async function reap(): Promise<void> {
   // its pid and dies: the look-up that message started is waited for here.
   await Promise.all(resolving);
   const listed = [...servers.values()].flat().filter((entry) => entry.started !== "");
+  // What a server started that went to init before any snapshot saw it (a daemon's double fork),
+  // found by the mark it inherited.
+  if (linux)
+    for (const mark of marks.values()) {
+      try {
+        listed.push(...(await markedProcesses(mark)));
+      } catch {
+        // No /proc to read: the listed processes alone.
+      }
+    }
   if (listed.length === 0) return;
   const { eofGraceMs, termGraceMs } = CLOSE_TIMINGS;
   const first = await watch(await treesNow(listed), eofGraceMs);

@@ -33,8 +33,12 @@ const MAX_UNEXPECTED_EXITS = 3;
 
 /** What one stdio server's transport tells the reaper. */
 export interface ReaperLink {
-  /** The server's processes now (pid and start time; "" when not known yet, off Linux). */
-  set(entries: readonly ProcessEntry[]): void;
+  /**
+   * The server's processes now (pid and start time; "" when not known yet, off Linux), and the
+   * value of `LOOPWRIGHT_MCP_TREE` it was started with (Linux), by which the reaper also finds what
+   * it started that went to init before any snapshot saw it.
+   */
+  set(entries: readonly ProcessEntry[], mark?: string): void;
   /** The server's tree has been ended (or never started): nothing of it is to be reaped. */
   gone(): void;
 }
@@ -48,8 +52,8 @@ export interface ReaperLink {
 export class Reaper {
   readonly #script: string;
   #child: ChildProcess | undefined;
-  /** The processes of each running server, by the id its link was given. */
-  readonly #servers = new Map<number, readonly ProcessEntry[]>();
+  /** The processes of each running server (and its tree mark), by the id its link was given. */
+  readonly #servers = new Map<number, { entries: readonly ProcessEntry[]; mark: string | undefined }>();
   #ids = 0;
   #unexpectedExits = 0;
 
@@ -88,10 +92,11 @@ export class Reaper {
     const id = ++this.#ids;
     let done = false;
     return {
-      set: (entries) => {
+      set: (entries, mark) => {
         if (done) return;
-        this.#servers.set(id, [...entries]);
-        this.#send({ set: id, procs: entries.map((entry) => [entry.pid, entry.started]) });
+        const server = { entries: [...entries], mark };
+        this.#servers.set(id, server);
+        this.#send(setMessage(id, server));
       },
       gone: () => {
         if (done) return;
@@ -141,8 +146,7 @@ export class Reaper {
     child.stdin?.on("error", () => {});
     child.unref();
     (child.stdin as Socket | null)?.unref?.();
-    for (const [id, entries] of this.#servers)
-      write(child, { set: id, procs: entries.map((entry) => [entry.pid, entry.started]) });
+    for (const [id, server] of this.#servers) write(child, setMessage(id, server));
   }
 
   /** No server left: a clean bye, and the reaper exits as its stdin ends. */
@@ -153,6 +157,15 @@ export class Reaper {
     write(child, { bye: true });
     child.stdin?.end();
   }
+}
+
+/** The line telling the reaper one server's processes, and its tree mark where it has one. */
+function setMessage(
+  id: number,
+  server: { entries: readonly ProcessEntry[]; mark: string | undefined },
+): object {
+  const procs = server.entries.map((entry) => [entry.pid, entry.started]);
+  return server.mark === undefined ? { set: id, procs } : { set: id, procs, mark: server.mark };
 }
 
 function write(child: ChildProcess, message: object): void {

@@ -586,13 +586,21 @@ function rebuilt(frame: Frame): unknown {
  * A tool as a server listed it, with `mask`'s secrets replaced by `***` in everything a model is
  * shown of it (description, title, input schema, annotations) and each part nested deeper than
  * {@link MAX_STRUCTURED_DEPTH} levels replaced by {@link TOO_DEEP}; its `name` is kept, as calls go
- * to the server by it. The same tool when the server has no secret to mask or nothing changed.
+ * to the server by it. Its `inputSchema` goes through `schemaMask` instead where one is given. The
+ * same tool when the server has no secret to mask or nothing changed.
  */
-export function maskTool<T extends { name: string }>(tool: T, mask: Mask): T {
-  if (mask === unmasked) return tool;
+export function maskTool<T extends { name: string }>(tool: T, mask: Mask, schemaMask: Mask = mask): T {
+  if (mask === unmasked && schemaMask === unmasked) return tool;
   const { name, ...rest } = tool;
-  const masked = maskValue(rest, mask);
-  return masked === rest ? tool : ({ ...(masked as object), name } as T);
+  if (schemaMask === mask || !Object.hasOwn(rest, "inputSchema")) {
+    const masked = maskValue(rest, mask);
+    return masked === rest ? tool : ({ ...(masked as object), name } as T);
+  }
+  const { inputSchema, ...others } = rest as Record<string, unknown>;
+  const masked = maskValue(others, mask);
+  const schema = schemaMask === unmasked ? inputSchema : maskValue(inputSchema, schemaMask);
+  if (masked === others && schema === inputSchema) return tool;
+  return { ...(masked as object), inputSchema: schema, name } as unknown as T;
 }
 
 /**

@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
+import { randomUUID } from "node:crypto";
 import { PassThrough } from "node:stream";
 import { getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
 import {
@@ -16,9 +17,11 @@ import {
   listSync,
   listTree,
   listTreeSync,
+  markedProcesses,
   type ProcessEntry,
   procEntry,
   signalAll,
+  TREE_MARK,
   termTree,
   treeOf,
   unlisted,
@@ -268,7 +271,10 @@ const REFRESH_MS = 1_000;
  * survives all that cannot keep the host's event loop alive, and a helper the server leaves behind
  * when it exits on EOF goes too. The tree is also snapshotted when the server answers (at most once
  * a second), so the direct child exiting on its own (a wrapper that died) ends what was under it
- * then the same way, and `onclose` follows.
+ * then the same way, and `onclose` follows. On Linux the server is started with
+ * {@link TREE_MARK} set to a token of this start, and during the EOF grace every process started
+ * with it joins the tree: a helper whose parent died before any read saw it (a daemon's double
+ * fork), which no parent link leads to.
  */
 export class TreeStdioTransport implements Transport {
   onclose?: () => void;
@@ -280,6 +286,8 @@ export class TreeStdioTransport implements Transport {
   readonly #stderr = new PassThrough();
   readonly #killSync: KillSync = (table) => this.#killTreeSync(table);
   #process: ChildProcess | undefined;
+  /** The one wait for the server's stdin to drain, shared by every send made while it is full. */
+  #drained: Promise<void> | undefined;
   #pipesClosed = false;
   #ended = false;
   #closing: Promise<void> | undefined;
@@ -293,6 +301,8 @@ export class TreeStdioTransport implements Transport {
   #tree = new Map<number, ProcessEntry>();
   /** The started process as seen when it started (off Linux without its start time, until listed). */
   #root: ProcessEntry | undefined;
+  /** This start's value of {@link TREE_MARK}, in the server's environment and what it starts. */
+  readonly #mark = randomUUID();
 
   constructor(params: TreeStdioParameters) {
     this.#params = params;
@@ -313,7 +323,7 @@ export class TreeStdioTransport implements Transport {
     if (this.#process || this.#ended) throw new Error("TreeStdioTransport already started");
     return new Promise((resolve, reject) => {
       const child = spawn(this.#params.command, this.#params.args ?? [], {
-        env: { ...getDefaultEnvironment(), ...this.#params.env },
+        env: { ...getDefaultEnvironment(), ...this.#params.env, [TREE_MARK]: this.#mark },
         stdio: ["pipe", "pipe", "pipe"],
         shell: false,
         ...(this.#params.cwd ? { cwd: this.#params.cwd } : {}),
@@ -398,13 +408,30 @@ export class TreeStdioTransport implements Transport {
     });
   }
 
+  /**
+   * Writes a message to the server's stdin. Resolves at once while the pipe takes more, else once
+   * it has drained (or the pipe has closed or failed: the message is then lost with the
+   * connection, whose close fails the request). Every send made while the pipe is full waits on
+   * one `drain` listener, however many there are: a server slow to read its stdin, sent many calls
+   * together, left one listener each (a MaxListenersExceededWarning past ten).
+   */
   send(message: JSONRPCMessage): Promise<void> {
     const stdin = this.#ended ? undefined : this.#process?.stdin;
     if (!stdin || stdin.destroyed) return Promise.reject(new Error("Not connected"));
-    return new Promise((resolve) => {
-      if (stdin.write(serializeMessage(message))) resolve();
-      else stdin.once("drain", resolve);
+    if (stdin.write(serializeMessage(message))) return Promise.resolve();
+    this.#drained ??= new Promise<void>((resolve) => {
+      const done = () => {
+        stdin.off("drain", done);
+        stdin.off("close", done);
+        stdin.off("error", done);
+        this.#drained = undefined;
+        resolve();
+      };
+      stdin.on("drain", done);
+      stdin.on("close", done);
+      stdin.on("error", done);
     });
+    return this.#drained;
   }
 
   /**
@@ -498,7 +525,32 @@ export class TreeStdioTransport implements Transport {
     const child = this.#process;
     const root = this.#root;
     if (root && !this.#tree.has(root.pid) && child && !this.#exited(child)) entries.push(root);
-    reaper.set(entries);
+    reaper.set(entries, process.platform === "linux" ? this.#mark : undefined);
+  }
+
+  /**
+   * Linux: joins to the tree every process started with this start's {@link TREE_MARK} that it
+   * does not hold: one whose parent died before any read saw it (a helper started the way a daemon
+   * starts, `sh -c 'helper &'`, as the server started or between two reads), given to init and
+   * out of reach of the parent links. The tree's later reads walk down from it too.
+   */
+  #adoptMarked(): Promise<void> {
+    if (process.platform !== "linux") return Promise.resolve();
+    // In line with the snapshots, so none read before it overwrites the tree it joins to.
+    const adopted = this.#snapshots.then(async () => {
+      let marked: ProcessEntry[];
+      try {
+        marked = await markedProcesses(this.#mark);
+      } catch {
+        return; // No /proc to read: the tree as the parent links give it.
+      }
+      const fresh = marked.filter((entry) => this.#tree.get(entry.pid)?.started !== entry.started);
+      if (fresh.length === 0) return;
+      for (const entry of fresh) this.#tree.set(entry.pid, entry);
+      this.#report();
+    });
+    this.#snapshots = adopted.catch(() => {});
+    return adopted;
   }
 
   /** The tree has ended (or the server never started): the exit hook and the reaper let it go. */
@@ -538,6 +590,9 @@ export class TreeStdioTransport implements Transport {
 
   async #endTreeOnce(child: ChildProcess, eof: boolean): Promise<void> {
     const { eofGraceMs, termGraceMs, killWaitMs } = CLOSE_TIMINGS;
+    // Read during the EOF grace (every process's environ file: tens of ms on a busy host), in line
+    // with the snapshots, so the one after the grace has what it found.
+    this.#adoptMarked().catch(() => {});
     const known = () => [...this.#tree.values()];
     // On Linux with children files the tree is read again at each look (its own /proc files), so
     // a child the server starts on EOF and leaves behind as it exits is kept, though init has it.

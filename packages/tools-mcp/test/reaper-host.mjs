@@ -10,7 +10,9 @@
 // the wrapper instead, runs its research task (whose timers outlive stdin EOF), and prints only the
 // wrapper's and the bystander's pids. `--term-child <file>` and `--eof-child <file>` are passed on
 // to the lingering server (which then starts a child on SIGTERM, or on stdin EOF before it exits,
-// and writes its pid to the file).
+// and writes its pid to the file). `--daemon-file <file>` starts test/review-r70-server.mjs instead,
+// which starts a helper the way a daemon does (init takes it over at once) and writes its pid to
+// the file, and prints only the server's and the bystander's pids.
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { createMcpPool } from "../dist/index.js";
@@ -23,25 +25,36 @@ const passed = (name) => {
   return at === -1 ? [] : [name, process.argv[at + 1]];
 };
 const termChild = [...passed("--term-child"), ...passed("--eof-child")];
-const server = everything
+const daemonFile = passed("--daemon-file")[1];
+const server = daemonFile
   ? {
-      name: "everything",
-      command: "sh",
-      args: [
-        here("./wrapper.sh"),
-        process.execPath,
-        here("../node_modules/@modelcontextprotocol/server-everything/dist/index.js"),
-      ],
+      name: "r70",
+      command: process.execPath,
+      args: [here("./review-r70-server.mjs")],
+      env: { DAEMON_FILE: daemonFile },
     }
-  : {
-      name: "lingering",
-      command: "sh",
-      args: [here("./wrapper.sh"), process.execPath, here("./lingering-server.mjs"), ...termChild],
-    };
+  : everything
+    ? {
+        name: "everything",
+        command: "sh",
+        args: [
+          here("./wrapper.sh"),
+          process.execPath,
+          here("../node_modules/@modelcontextprotocol/server-everything/dist/index.js"),
+        ],
+      }
+    : {
+        name: "lingering",
+        command: "sh",
+        args: [here("./wrapper.sh"), process.execPath, here("./lingering-server.mjs"), ...termChild],
+      };
 const pool = createMcpPool([server], process.argv.includes("--no-reaper") ? { reaper: false } : {});
 const bystander = spawn(process.execPath, ["-e", "setTimeout(() => {}, 120_000)"], { stdio: "ignore" });
 bystander.unref();
-if (everything) {
+if (daemonFile) {
+  await pool.tools();
+  console.log(JSON.stringify({ server: pool.status()[0]?.pid, bystander: bystander.pid }));
+} else if (everything) {
   // Its research task leaves timers that keep it running after its stdin ends.
   await pool.callTool("everything__simulate-research-query", { topic: "tides" });
   console.log(JSON.stringify({ wrapper: pool.status()[0]?.pid, bystander: bystander.pid }));
