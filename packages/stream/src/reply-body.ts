@@ -27,6 +27,22 @@ function hasWithResponse(value: unknown): value is WithResponse {
 
 const SSE_START = /^(?:data|event|id|retry)\s*:|^:/;
 
+/** The fields whose line opens a stream `SSE_START` knows, for a first read cut before its colon. */
+const SSE_FIELDS = ["data", "event", "id", "retry"];
+
+/**
+ * Whether `start` (the body so far, blank space before it dropped) may still become the opening
+ * `SSE_START` looks for: the start of a field's name (`d`, `dat`), or a whole name with only blank
+ * space after it so far (`data`). Only a few characters are ever waited for.
+ */
+function mayOpenField(start: string): boolean {
+  if (start.length > 32) return false;
+  const opening = /^([a-z]+)(\s*)$/.exec(start);
+  if (!opening) return false;
+  const [, name = "", space = ""] = opening;
+  return SSE_FIELDS.some((field) => (space === "" ? field.startsWith(name) : field === name));
+}
+
 /**
  * The client's answer to a streamed request, read as a chunk stream when the reply is one.
  *
@@ -55,15 +71,17 @@ export async function openReply(
   const eventStream = /event-stream/i.test(type);
   const reader = response.body.getReader();
   let text = "";
-  // Peek until the first character that says what this is. Blank space before it says nothing and
-  // is dropped as it comes, so a long run of it is neither kept nor searched again.
+  // Peek until the first characters that say what this is. Blank space before them says nothing and
+  // is dropped as it comes, so a long run of it is neither kept nor searched again; a start that may
+  // still open an event-stream field (`d`, `dat`, `event`: a first read cut before the colon) is
+  // read on until it says, or no longer can.
   for (;;) {
     const next = await reader.read();
     if (next.done) break;
     const piece = decoder.decode(next.value, { stream: true });
-    if (!/\S/.test(piece)) continue;
-    text = piece;
-    break;
+    if (text === "" && !/\S/.test(piece)) continue;
+    text += piece;
+    if (!mayOpenField(text.trimStart())) break;
   }
   const start = text.trimStart();
   // Under the stream's own content type only JSON or a page is read otherwise (a proxy that labels
