@@ -1,5 +1,5 @@
 import type { ChunkLike } from "./chunk.js";
-import { StreamError } from "./errors.js";
+import { jsonText, StreamError } from "./errors.js";
 import { SseDecoder } from "./sse.js";
 
 /** How much of a reply that is not a stream is read to say what it was. */
@@ -186,7 +186,7 @@ class ServerSentError extends Error {
   override readonly name = "ServerSentError";
   readonly status = undefined;
   constructor(readonly error: unknown) {
-    super(`The server sent an error in the stream: ${JSON.stringify(error)}`);
+    super(`The server sent an error in the stream: ${jsonText(error)}`);
   }
 }
 
@@ -204,7 +204,15 @@ export function streamErrorMaker(client: unknown): StreamErrorMaker {
       message: undefined,
       headers: undefined,
     ) => Error;
-    return (error) => new APIError(undefined, error, undefined, undefined);
+    return (error) => {
+      try {
+        return new APIError(undefined, error, undefined, undefined);
+      } catch {
+        // The SDK writes an error with no message out whole for its own message, and throws on one
+        // nested too deep: the server's error is still its error.
+        return new ServerSentError(error);
+      }
+    };
   }
   return (error) => new ServerSentError(error);
 }

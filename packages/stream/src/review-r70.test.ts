@@ -1,4 +1,8 @@
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import { fileURLToPath } from "node:url";
 import fc from "fast-check";
+import OpenAI from "openai";
 import { describe, expect, it } from "vitest";
 import type { ChunkLike } from "./chunk.js";
 import { openReply } from "./reply-body.js";
@@ -123,4 +127,91 @@ describe("R70N-2: a tool-call index written as a string of digits", () => {
     }
     expect(reader.finish().toolCalls.map((c) => c.function.name)).toEqual(["f"]);
   });
+});
+
+describe("R70N-3: a server's error nested deeper than JSON.stringify can walk", () => {
+  const depth = 100_000;
+  const deep = `${'{"a":'.repeat(depth)}1${"}".repeat(depth)}`;
+  const opening = event({ content: "Hi" });
+  it.each([
+    ["data: {error: …}", `data: {"error":${deep}}\n\n`],
+    ["event: error", `event: error\ndata: ${deep}\n\n`],
+    ["vLLM's bare error object", `data: {"object":"error","x":${deep}}\n\n`],
+  ])(
+    "is the server's error (%s), not a lost connection nor a RangeError thrown as the caller's",
+    async (_, frame) => {
+      const { client } = await harness([{ type: "raw", chunks: [opening, frame] }]);
+      const error = await streamTurn(client, body()).catch((e: unknown) => e);
+      expect(error).toMatchObject({ name: "StreamError", code: "server-error", partial: { content: "Hi" } });
+      expect((error as Error).message).toContain("nested too deep");
+    },
+  );
+});
+
+describe("R70N-4: a host whose event loop is held up longer than idleMs while the server keeps sending", () => {
+  // The testkit server runs in a process of its own, so it goes on writing while this one is held up
+  // (a server in this process would be held up with it).
+  const script = `
+    import { startServer } from "@loopwright/testkit";
+    const server = await startServer({ replies: JSON.parse(process.env.REPLIES) });
+    process.stdout.write(server.baseUrl + "\\n");
+  `;
+  const serve = async (replies: unknown[]) => {
+    const child = spawn(process.execPath, ["--input-type=module", "-e", script], {
+      cwd: fileURLToPath(new URL("..", import.meta.url)),
+      env: { ...process.env, REPLIES: JSON.stringify(replies) },
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    const [first] = (await once(child.stdout, "data")) as [Buffer];
+    return { baseUrl: first.toString().trim(), stop: () => child.kill() };
+  };
+  const holdUp = (ms: number) => {
+    const until = performance.now() + ms;
+    while (performance.now() < until) {
+      // The host's own synchronous work: no timer, no network read runs meanwhile.
+    }
+  };
+
+  it.each([
+    ["mid-reply, under idleMs", { idleMs: 200 }],
+    ["after the finish reason, under the wait for the usage chunk", { idleMs: 200 }],
+  ])(
+    "reads the chunks that came meanwhile before calling the server silent (%s)",
+    async (when, allowance) => {
+      const afterFinish = when.startsWith("after");
+      const content = "abcdefghij".repeat(8);
+      const server = await serve([
+        afterFinish
+          ? {
+              type: "raw",
+              chunks: [
+                event({ content }, "stop"),
+                `data: ${JSON.stringify({ choices: [], usage: { prompt_tokens: 3, completion_tokens: 40, total_tokens: 43 } })}\n\n`,
+                "data: [DONE]\n\n",
+              ],
+              // Each within the 200 ms wait after the chunk before it.
+              chunkDelayMs: 120,
+            }
+          : { content, chunkChars: 2, chunkDelayMs: 20 },
+      ]);
+      try {
+        const client = new OpenAI({ baseURL: server.baseUrl, apiKey: "test", maxRetries: 0 });
+        let held = false;
+        const turn = await streamTurn(client, body(), {
+          ...allowance,
+          onOutput: () => {
+            if (held) return;
+            held = true;
+            // Held up for 500 ms, from just after the first text, while the server writes on: the
+            // host's synchronous work run from outside a timer (an I/O callback, setImmediate).
+            setImmediate(() => holdUp(500));
+          },
+        });
+        expect(turn.content).toBe(content);
+        if (afterFinish) expect(turn.usage).toMatchObject({ prompt: 3, completion: 40, total: 43 });
+      } finally {
+        server.stop();
+      }
+    },
+  );
 });
