@@ -120,12 +120,10 @@ function notAStream(status: number, type: string, text: string, ended: boolean):
   if (body === "") {
     return `The server answered ${status} with an empty body (${kind}) where a stream of chunks was asked for. Check the base URL: a proxy or a server that is not OpenAI-compatible answers this way.`;
   }
-  const title = /<title[^>]*>([^<]*)<\/title>/i.exec(body)?.[1]?.trim();
-  const plain = body
-    .replace(/<(script|style)[^>]*>[\s\S]*?<\/\1>/gi, " ")
-    .replace(/<[^>]+>/g, " ")
-    .replace(/\s+/g, " ")
-    .trim();
+  // Only the start names it (a body that opens as JSON may be 64 Mi characters long).
+  const start = body.slice(0, NOT_STREAM_BYTES);
+  const title = pageTitle(start);
+  const plain = pageText(start);
   const quoted = plain.length > QUOTED_CHARS ? `${plain.slice(0, QUOTED_CHARS)}…` : plain;
   const what = /^\s*</.test(body)
     ? `an HTML page${title ? ` titled ${JSON.stringify(title)}` : ""}`
@@ -135,6 +133,51 @@ function notAStream(status: number, type: string, text: string, ended: boolean):
         ? "a body that is neither a stream nor JSON"
         : "a long body that is not a stream";
   return `The server answered ${status} with ${what} (${kind}) where a stream of chunks was asked for: ${JSON.stringify(quoted)}. Check the base URL and any proxy or login page in front of the server.`;
+}
+
+/**
+ * The text of `<title>…</title>`, or `undefined`. Found by searching on from each place, never by a
+ * regex tried again from every `<title` (a body of them with no `>` cost the square of its length).
+ */
+function pageTitle(html: string): string | undefined {
+  const open = /<title\b/i.exec(html);
+  if (!open) return undefined;
+  const from = html.indexOf(">", open.index);
+  if (from === -1) return undefined;
+  const to = html.indexOf("<", from);
+  if (to === -1 || !/^<\/title>/i.test(html.slice(to, to + 8))) return undefined;
+  return html.slice(from + 1, to).trim();
+}
+
+/**
+ * A page's words: its tags, and what its scripts and styles hold, dropped; blank space made one
+ * space. One pass, each search going on from where the last stopped (the regexes this replaces were
+ * tried again from every `<`: 64 KiB of `<` took 6 s, and a JSON-looking body is read up to 64 Mi
+ * characters). A tag, script or style left open runs to the end, and nothing after it is shown.
+ */
+function pageText(html: string): string {
+  let out = "";
+  let at = 0;
+  while (at < html.length) {
+    const open = html.indexOf("<", at);
+    if (open === -1) {
+      out += html.slice(at);
+      break;
+    }
+    out += `${html.slice(at, open)} `;
+    const close = html.indexOf(">", open);
+    if (close === -1) break;
+    at = close + 1;
+    const hidden = /^<(script|style)\b/i.exec(html.slice(open, open + 8))?.[1];
+    if (hidden) {
+      const end = new RegExp(`</${hidden}>`, "gi");
+      end.lastIndex = at;
+      const found = end.exec(html);
+      if (!found) break;
+      at = found.index + found[0].length;
+    }
+  }
+  return out.replace(/\s+/g, " ").trim();
 }
 
 interface CompletionLike {

@@ -215,3 +215,40 @@ describe("R70N-4: a host whose event loop is held up longer than idleMs while th
     },
   );
 });
+
+describe("R70N-5: a 200 that is not a stream, full of `<`, is named in time linear in what was read", () => {
+  it.each([
+    [
+      "opening as JSON (read up to 64 Mi characters)",
+      "application/json",
+      `{${"<".repeat(64_000)}`,
+      "neither a stream nor JSON",
+    ],
+    [
+      "an HTML page of unclosed tags",
+      "text/html",
+      `<html><title>x</title>${"<".repeat(64_000)}`,
+      "an HTML page",
+    ],
+  ])("%s", async (_, type, page, named) => {
+    const { client } = await harness([{ type: "raw", headers: { "content-type": type }, chunks: [page] }]);
+    const started = performance.now();
+    const error = await streamTurn(client, body()).catch((e: unknown) => e);
+    // Before: 5 s and 3 s, each `<` searched to the end again (the square of the length).
+    expect(performance.now() - started).toBeLessThan(1000);
+    expect(error).toMatchObject({ code: "not-a-stream", message: expect.stringContaining(named) });
+  });
+
+  it("still names a page by its title and quotes its words, scripts and styles left out", async () => {
+    const page = `<!doctype html><html><head><TITLE>Gateway Timeout</TITLE><style>p{color:red}</style><script type="x">var k = "<b>";</script></head><body><h1>504</h1> <p>upstream   timed out</p></body></html>`;
+    const { client } = await harness([
+      { type: "raw", headers: { "content-type": "text/html" }, chunks: [page] },
+    ]);
+    const error = await streamTurn(client, body()).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: "not-a-stream" });
+    expect((error as Error).message).toContain('titled "Gateway Timeout"');
+    expect((error as Error).message).toContain('"Gateway Timeout 504 upstream timed out"');
+    expect((error as Error).message).not.toContain("color");
+    expect((error as Error).message).not.toContain("var k");
+  });
+});
