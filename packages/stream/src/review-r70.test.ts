@@ -5,6 +5,7 @@ import fc from "fast-check";
 import OpenAI from "openai";
 import { describe, expect, it } from "vitest";
 import type { ChunkLike } from "./chunk.js";
+import { stripThinking } from "./fences.js";
 import { openReply } from "./reply-body.js";
 import { streamTurn } from "./stream-turn.js";
 import { body, harness } from "./test-support/http.js";
@@ -250,5 +251,40 @@ describe("R70N-5: a 200 that is not a stream, full of `<`, is named in time line
     expect((error as Error).message).toContain('"Gateway Timeout 504 upstream timed out"');
     expect((error as Error).message).not.toContain("color");
     expect((error as Error).message).not.toContain("var k");
+  });
+});
+
+describe("R70N-6: a scratchpad holding a long run of blanks before a lone </think>", () => {
+  it("is read in time linear in its length (the template opened <think> in the prompt)", async () => {
+    const thought = `Let me think.${" ".repeat(40_000)}\n\t Done.`;
+    const { client } = await harness([
+      {
+        type: "raw",
+        chunks: [
+          event({ content: thought }),
+          event({ content: "  \n</think>The answer." }, "stop"),
+          "data: [DONE]\n\n",
+        ],
+      },
+    ]);
+    const started = performance.now();
+    const turn = await streamTurn(client, body());
+    // Before: 3–5 s, the trailing blanks searched for again from every blank of the run.
+    expect(performance.now() - started).toBeLessThan(1000);
+    expect(turn).toMatchObject({ content: "The answer.", reasoning: thought, scratchpadClosed: true });
+  });
+
+  it("drops only the blanks that end the scratchpad, as before (property)", () => {
+    fc.assert(
+      fc.property(
+        fc
+          .array(fc.constantFrom(" ", "\t", "\r", "\n", "a", "b."), { maxLength: 40 })
+          .map((parts) => parts.join("")),
+        (before) => {
+          const { reasoning } = stripThinking(`${before}</think>answer`);
+          expect(reasoning).toBe(before.replace(/[ \t\r\n]+$/, ""));
+        },
+      ),
+    );
   });
 });
