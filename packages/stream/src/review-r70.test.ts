@@ -288,3 +288,33 @@ describe("R70N-6: a scratchpad holding a long run of blanks before a lone </thin
     );
   });
 });
+
+describe("R70N-7: a client whose stream's iterator answers results, not promises of them", () => {
+  it("is read as for await reads it, not failed with a TypeError from inside", async () => {
+    const { client: sdk } = await harness([
+      { content: "Hello, world", chunkChars: 4, usage: { prompt_tokens: 5, completion_tokens: 3 } },
+    ]);
+    // A host's own client: asks the testkit through the SDK, then hands the chunks on through the
+    // array's own (sync) iterator under Symbol.asyncIterator.
+    const client = {
+      chat: {
+        completions: {
+          create: async (request: Parameters<typeof sdk.chat.completions.create>[0]) => {
+            const chunks: ChunkLike[] = [];
+            for await (const c of await sdk.chat.completions.create({ ...request, stream: true }))
+              chunks.push(c);
+            return {
+              [Symbol.asyncIterator]: () => chunks[Symbol.iterator]() as unknown as AsyncIterator<ChunkLike>,
+            };
+          },
+        },
+      },
+    };
+    const turn = await streamTurn(client, body({ stream_options: { include_usage: true } }));
+    expect(turn).toMatchObject({
+      content: "Hello, world",
+      finishReason: "stop",
+      usage: { prompt: 5, completion: 3 },
+    });
+  });
+});

@@ -195,7 +195,9 @@ function pull(
     const step = (): void => {
       let next: Promise<IteratorResult<ChunkLike>>;
       try {
-        next = iterator.next();
+        // Promise.resolve: an iterator may answer a result itself rather than a promise of one (a
+        // sync iterator handed on as async), which `for await` reads as well.
+        next = Promise.resolve(iterator.next());
       } catch (error) {
         onError(error);
         return;
