@@ -318,3 +318,53 @@ describe("R70N-7: a client whose stream's iterator answers results, not promises
     });
   });
 });
+
+describe("R70N-8: usage whose counts a relay splits over two chunks", () => {
+  it("keeps the prompt's count from an early chunk and the completion's from the last (Portkey/Anthropic)", async () => {
+    // Portkey-AI/gateway#496: its Anthropic translation sent prompt_tokens and completion_tokens in
+    // separate chunks (from message_start and message_delta).
+    const chunk = (
+      delta: Record<string, unknown>,
+      usage: Record<string, number>,
+      finish: string | null = null,
+    ) =>
+      `data: ${JSON.stringify({ object: "chat.completion.chunk", choices: [{ index: 0, delta, finish_reason: finish }], usage })}\n\n`;
+    const { client } = await harness([
+      {
+        type: "raw",
+        chunks: [
+          chunk({ role: "assistant", content: "" }, { prompt_tokens: 25 }),
+          event({ content: "Hello!" }),
+          chunk({}, { completion_tokens: 15 }, "stop"),
+          "data: [DONE]\n\n",
+        ],
+      },
+    ]);
+    const turn = await streamTurn(client, body());
+    expect(turn.usage).toEqual({ prompt: 25, completion: 15, total: 40, cached: 0 });
+  });
+
+  it("still reads a server that sends its whole usage on every chunk as its last (Perplexity, vLLM's continuous usage)", async () => {
+    const usage = (completion: number) => ({
+      prompt_tokens: 9,
+      completion_tokens: completion,
+      total_tokens: 9 + completion,
+    });
+    const { client } = await harness([
+      {
+        type: "raw",
+        chunks: [
+          `data: ${JSON.stringify({ choices: [{ index: 0, delta: { content: "a" } }], usage: usage(1) })}\n\n`,
+          `data: ${JSON.stringify({ choices: [{ index: 0, delta: { content: "b" } }], usage: usage(2) })}\n\n`,
+          `data: ${JSON.stringify({ choices: [{ index: 0, delta: {}, finish_reason: "stop" }], usage: usage(3) })}\n\n`,
+        ],
+      },
+    ]);
+    expect((await streamTurn(client, body())).usage).toEqual({
+      prompt: 9,
+      completion: 3,
+      total: 12,
+      cached: 0,
+    });
+  });
+});
