@@ -212,9 +212,11 @@ export function checkedBaseUrl(endpoint: Partial<Endpoint> | undefined): string 
       `The endpoint's baseUrl for ${url.host} carries a credential in its query (${[...new Set(carried)].join(", ")}), which every network error would print. Put it in apiKey or in headers (e.g. { "api-key": … }) and give the URL without it.`,
     );
   }
-  // Named only where a name reads as one (a key pasted after the "?" is a parameter name too).
-  const names = [...new Set(url.searchParams.keys())].map((n) =>
-    /^[A-Za-z_][A-Za-z0-9_.-]{0,23}$/.test(n) ? `?${n}` : "a parameter not shown",
+  // Named only where a name reads as one: written `name=value`, a value after it. A key pasted after
+  // the "?" is a parameter name too, with no value (`?sk-1234abcd5678efgh`), or only a base64 key's
+  // padding (`?c2stMTIzNA==`); a short one would otherwise be quoted here.
+  const names = [...new Set(namedParameters(url.search))].map((n) =>
+    n !== undefined && /^[A-Za-z_][A-Za-z0-9_.-]{0,23}$/.test(n) ? `?${n}` : "a parameter not shown",
   );
   if (url.search !== "" || url.hash !== "") {
     const parts = [
@@ -227,6 +229,23 @@ export function checkedBaseUrl(endpoint: Partial<Endpoint> | undefined): string 
     );
   }
   return `${url.protocol}//${url.host}${withoutTrailingSlashes(url.pathname)}`;
+}
+
+/**
+ * Each parameter of a query as it may be named in an error: its decoded name where it was written
+ * `name=value` with a value that is more than `=` signs, `undefined` where it was not (a bare word,
+ * which may be a key pasted after the `?`).
+ */
+function namedParameters(search: string): (string | undefined)[] {
+  return search
+    .replace(/^\?/, "")
+    .split("&")
+    .filter((part) => part !== "")
+    .map((part) => {
+      const equals = part.indexOf("=");
+      if (equals <= 0 || /^=*$/.test(part.slice(equals + 1))) return undefined;
+      return [...new URLSearchParams(part).keys()][0];
+    });
 }
 
 /**

@@ -51,6 +51,21 @@ function wrapped(text: string): string | undefined {
 }
 
 /**
+ * The body as the SDK should read it: `wrapped`, or the text as sent where it needs no wrapping or
+ * is nested deeper than `JSON.stringify` can walk (a hostile server's `{"a":{"a":…}}` a hundred
+ * thousand deep threw `RangeError` inside the fetch, and the SDK reported the refusal as
+ * "Connection error." with no status, which a caller retries as a network failure).
+ */
+function rewritten(text: string): string {
+  try {
+    return wrapped(text) ?? text;
+  } catch (error) {
+    if (error instanceof RangeError) return text;
+    throw error;
+  }
+}
+
+/**
  * The most of an error body `keepErrorBodies` reads: 1 MiB. The rest is not read, the response is
  * closed, and the text handed on ends with a note of the cut.
  */
@@ -113,7 +128,7 @@ export function keepErrorBodies(inner: FetchLike = globalThis.fetch): FetchLike 
     if (response.ok || NULL_BODY.has(response.status)) return response;
     // Whatever the content-type says: the SDK parses any error text that happens to be JSON.
     const text = await boundedText(response, MAX_ERROR_BODY_BYTES);
-    const body = wrapped(text) ?? text;
+    const body = rewritten(text);
     const headers = new Headers(response.headers);
     headers.delete("content-length");
     headers.delete("content-encoding");

@@ -330,6 +330,42 @@ const followSameOrigin = sameOriginRedirects((input, init) => fetch(input, init)
 /** The longest timer Node holds; a longer bound would fire at once. */
 const MAX_TIMER_MS = 2_147_483_647;
 
+/** The lookups waiting on one caller's signal, and how to take its one listener off again. */
+interface Waiting {
+  callbacks: Set<() => void>;
+  detach: () => void;
+}
+
+const waitingOn = new WeakMap<AbortSignal, Waiting>();
+
+/**
+ * Calls `onAbort` when `signal` aborts; answers the function that stops listening. However many
+ * lookups wait on one signal at once (a host's shutdown signal handed to every run), it carries one
+ * `abort` listener, removed when the last of them stops: a listener each printed Node's
+ * `MaxListenersExceededWarning` into the host's log from the eleventh concurrent lookup on.
+ */
+function listenOnce(signal: AbortSignal, onAbort: () => void): () => void {
+  let entry = waitingOn.get(signal);
+  if (!entry) {
+    const callbacks = new Set<() => void>();
+    const fire = (): void => {
+      waitingOn.delete(signal);
+      for (const callback of [...callbacks]) callback();
+      callbacks.clear();
+    };
+    signal.addEventListener("abort", fire, { once: true });
+    entry = { callbacks, detach: () => signal.removeEventListener("abort", fire) };
+    waitingOn.set(signal, entry);
+  }
+  const { callbacks, detach } = entry;
+  callbacks.add(onAbort);
+  return () => {
+    if (!callbacks.delete(onAbort) || callbacks.size > 0) return;
+    detach();
+    if (waitingOn.get(signal)?.callbacks === callbacks) waitingOn.delete(signal);
+  };
+}
+
 /**
  * One lookup's bound and its caller's signal as one signal. Its timer and its listener on the
  * caller's signal go with `dispose`, when the lookup answers: nothing of a finished lookup is left
@@ -339,6 +375,7 @@ class Deadline {
   private readonly controller = new AbortController();
   private readonly timer: ReturnType<typeof setTimeout>;
   private readonly onStop = (): void => this.controller.abort(this.caller?.reason);
+  private readonly stopListening: (() => void) | undefined;
   /** Set once the bound has passed: the `TimeoutError` the lookup answers with. */
   reason: DOMException | undefined;
 
@@ -351,7 +388,7 @@ class Deadline {
       this.controller.abort(this.reason);
     }, ms);
     this.timer.unref?.();
-    caller?.addEventListener("abort", this.onStop, { once: true });
+    this.stopListening = caller ? listenOnce(caller, this.onStop) : undefined;
   }
   /** Aborts when the bound passes or the caller stops the lookup. */
   get signal(): AbortSignal {
@@ -368,7 +405,7 @@ class Deadline {
   /** Clears the timer and the listener on the caller's signal. */
   dispose(): void {
     clearTimeout(this.timer);
-    this.caller?.removeEventListener("abort", this.onStop);
+    this.stopListening?.();
   }
 }
 

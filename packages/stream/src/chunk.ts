@@ -16,7 +16,8 @@ export interface ContentPartLike {
 
 /** One piece of a tool call in a streamed delta; every field may be missing from any piece. */
 export interface ToolCallDeltaLike {
-  index?: number | null | undefined;
+  /** A number on the wire; a string of digits (`"1"`) some servers send is read as that number. */
+  index?: number | string | null | undefined;
   id?: string | null | undefined;
   type?: string | null | undefined;
   /** `arguments` is a string on the wire; older TGI and some relays send a JSON object. */

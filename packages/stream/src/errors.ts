@@ -7,6 +7,19 @@ function hasMarker(value: unknown, marker: symbol): boolean {
   return typeof value === "object" && value !== null && (value as Record<symbol, unknown>)[marker] === true;
 }
 
+/**
+ * A server's value as JSON text for a message, whatever it holds: one nested deeper than
+ * `JSON.stringify` can walk (a hostile `{"a":{"a":…}}` a hundred thousand deep) is named, not thrown
+ * on — its `RangeError` escaped the read as a lost connection, or as a caller's exception.
+ */
+export function jsonText(value: unknown): string {
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return "[a value nested too deep to write out]";
+  }
+}
+
 /** Which allowance ran out: the wait for the first chunk that carried something, or a later gap. */
 export type EndpointSilentCode = "first-chunk" | "idle";
 

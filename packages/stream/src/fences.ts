@@ -310,7 +310,7 @@ export class FenceSplitter {
       out.retracted += moved.length - out.content.length;
       out.content = "";
       this.contentTotal = "";
-      this.emitReasoning((moved + buf.slice(pos, at)).replace(/[ \t\r\n]+$/, ""), out);
+      this.emitReasoning(withoutTrailingBlank(moved + buf.slice(pos, at)), out);
       this.enterAnswer(hit);
       return at + hit.close.length;
     }
@@ -377,4 +377,20 @@ export function stripThinking(
   splitter.push(typeof text === "string" ? text : "");
   splitter.flush();
   return { content: splitter.content, reasoning: splitter.reasoning };
+}
+
+/**
+ * `text` without the spaces, tabs and line ends it ends in. A walk back, not
+ * `replace(/[ \t\r\n]+$/, "")`: that regex is tried again from every blank of a run that does not
+ * reach the end, so a scratchpad holding a long run of blanks before a lone `</think>` (80 000
+ * spaces: 17 s) held the event loop for the square of its length.
+ */
+function withoutTrailingBlank(text: string): string {
+  let end = text.length;
+  for (;;) {
+    const c = text.charCodeAt(end - 1);
+    if (end === 0 || (c !== 32 && c !== 9 && c !== 13 && c !== 10)) break;
+    end--;
+  }
+  return text.slice(0, end);
 }

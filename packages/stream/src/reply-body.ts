@@ -1,5 +1,5 @@
 import type { ChunkLike } from "./chunk.js";
-import { StreamError } from "./errors.js";
+import { jsonText, StreamError } from "./errors.js";
 import { SseDecoder } from "./sse.js";
 
 /** How much of a reply that is not a stream is read to say what it was. */
@@ -26,6 +26,22 @@ function hasWithResponse(value: unknown): value is WithResponse {
 }
 
 const SSE_START = /^(?:data|event|id|retry)\s*:|^:/;
+
+/** The fields whose line opens a stream `SSE_START` knows, for a first read cut before its colon. */
+const SSE_FIELDS = ["data", "event", "id", "retry"];
+
+/**
+ * Whether `start` (the body so far, blank space before it dropped) may still become the opening
+ * `SSE_START` looks for: the start of a field's name (`d`, `dat`), or a whole name with only blank
+ * space after it so far (`data`). Only a few characters are ever waited for.
+ */
+function mayOpenField(start: string): boolean {
+  if (start.length > 32) return false;
+  const opening = /^([a-z]+)(\s*)$/.exec(start);
+  if (!opening) return false;
+  const [, name = "", space = ""] = opening;
+  return SSE_FIELDS.some((field) => (space === "" ? field.startsWith(name) : field === name));
+}
 
 /**
  * The client's answer to a streamed request, read as a chunk stream when the reply is one.
@@ -55,15 +71,17 @@ export async function openReply(
   const eventStream = /event-stream/i.test(type);
   const reader = response.body.getReader();
   let text = "";
-  // Peek until the first character that says what this is. Blank space before it says nothing and
-  // is dropped as it comes, so a long run of it is neither kept nor searched again.
+  // Peek until the first characters that say what this is. Blank space before them says nothing and
+  // is dropped as it comes, so a long run of it is neither kept nor searched again; a start that may
+  // still open an event-stream field (`d`, `dat`, `event`: a first read cut before the colon) is
+  // read on until it says, or no longer can.
   for (;;) {
     const next = await reader.read();
     if (next.done) break;
     const piece = decoder.decode(next.value, { stream: true });
-    if (!/\S/.test(piece)) continue;
-    text = piece;
-    break;
+    if (text === "" && !/\S/.test(piece)) continue;
+    text += piece;
+    if (!mayOpenField(text.trimStart())) break;
   }
   const start = text.trimStart();
   // Under the stream's own content type only JSON or a page is read otherwise (a proxy that labels
@@ -102,12 +120,10 @@ function notAStream(status: number, type: string, text: string, ended: boolean):
   if (body === "") {
     return `The server answered ${status} with an empty body (${kind}) where a stream of chunks was asked for. Check the base URL: a proxy or a server that is not OpenAI-compatible answers this way.`;
   }
-  const title = /<title[^>]*>([^<]*)<\/title>/i.exec(body)?.[1]?.trim();
-  const plain = body
-    .replace(/<(script|style)[^>]*>[\s\S]*?<\/\1>/gi, " ")
-    .replace(/<[^>]+>/g, " ")
-    .replace(/\s+/g, " ")
-    .trim();
+  // Only the start names it (a body that opens as JSON may be 64 Mi characters long).
+  const start = body.slice(0, NOT_STREAM_BYTES);
+  const title = pageTitle(start);
+  const plain = pageText(start);
   const quoted = plain.length > QUOTED_CHARS ? `${plain.slice(0, QUOTED_CHARS)}…` : plain;
   const what = /^\s*</.test(body)
     ? `an HTML page${title ? ` titled ${JSON.stringify(title)}` : ""}`
@@ -117,6 +133,51 @@ function notAStream(status: number, type: string, text: string, ended: boolean):
         ? "a body that is neither a stream nor JSON"
         : "a long body that is not a stream";
   return `The server answered ${status} with ${what} (${kind}) where a stream of chunks was asked for: ${JSON.stringify(quoted)}. Check the base URL and any proxy or login page in front of the server.`;
+}
+
+/**
+ * The text of `<title>…</title>`, or `undefined`. Found by searching on from each place, never by a
+ * regex tried again from every `<title` (a body of them with no `>` cost the square of its length).
+ */
+function pageTitle(html: string): string | undefined {
+  const open = /<title\b/i.exec(html);
+  if (!open) return undefined;
+  const from = html.indexOf(">", open.index);
+  if (from === -1) return undefined;
+  const to = html.indexOf("<", from);
+  if (to === -1 || !/^<\/title>/i.test(html.slice(to, to + 8))) return undefined;
+  return html.slice(from + 1, to).trim();
+}
+
+/**
+ * A page's words: its tags, and what its scripts and styles hold, dropped; blank space made one
+ * space. One pass, each search going on from where the last stopped (the regexes this replaces were
+ * tried again from every `<`: 64 KiB of `<` took 6 s, and a JSON-looking body is read up to 64 Mi
+ * characters). A tag, script or style left open runs to the end, and nothing after it is shown.
+ */
+function pageText(html: string): string {
+  let out = "";
+  let at = 0;
+  while (at < html.length) {
+    const open = html.indexOf("<", at);
+    if (open === -1) {
+      out += html.slice(at);
+      break;
+    }
+    out += `${html.slice(at, open)} `;
+    const close = html.indexOf(">", open);
+    if (close === -1) break;
+    at = close + 1;
+    const hidden = /^<(script|style)\b/i.exec(html.slice(open, open + 8))?.[1];
+    if (hidden) {
+      const end = new RegExp(`</${hidden}>`, "gi");
+      end.lastIndex = at;
+      const found = end.exec(html);
+      if (!found) break;
+      at = found.index + found[0].length;
+    }
+  }
+  return out.replace(/\s+/g, " ").trim();
 }
 
 interface CompletionLike {
@@ -168,7 +229,7 @@ class ServerSentError extends Error {
   override readonly name = "ServerSentError";
   readonly status = undefined;
   constructor(readonly error: unknown) {
-    super(`The server sent an error in the stream: ${JSON.stringify(error)}`);
+    super(`The server sent an error in the stream: ${jsonText(error)}`);
   }
 }
 
@@ -186,7 +247,15 @@ export function streamErrorMaker(client: unknown): StreamErrorMaker {
       message: undefined,
       headers: undefined,
     ) => Error;
-    return (error) => new APIError(undefined, error, undefined, undefined);
+    return (error) => {
+      try {
+        return new APIError(undefined, error, undefined, undefined);
+      } catch {
+        // The SDK writes an error with no message out whole for its own message, and throws on one
+        // nested too deep: the server's error is still its error.
+        return new ServerSentError(error);
+      }
+    };
   }
   return (error) => new ServerSentError(error);
 }

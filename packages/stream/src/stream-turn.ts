@@ -1,6 +1,6 @@
 import { isAbortSignal, listenForAbort } from "./abort-listeners.js";
 import type { ChunkLike } from "./chunk.js";
-import { EndpointSilent, type EndpointSilentCode, StreamError } from "./errors.js";
+import { EndpointSilent, type EndpointSilentCode, jsonText, StreamError } from "./errors.js";
 import type { Fence } from "./fences.js";
 import { CutShort, openReply, streamErrorMaker } from "./reply-body.js";
 import type { ToolCallProgress } from "./tool-call-assembler.js";
@@ -159,7 +159,7 @@ class Failure {
 class ErrorChunk extends Error {
   override readonly name = "ErrorChunk";
   constructor(readonly error: unknown) {
-    super(`The stream carried an error chunk: ${JSON.stringify(error)}`);
+    super(`The stream carried an error chunk: ${jsonText(error)}`);
   }
 }
 
@@ -195,7 +195,9 @@ function pull(
     const step = (): void => {
       let next: Promise<IteratorResult<ChunkLike>>;
       try {
-        next = iterator.next();
+        // Promise.resolve: an iterator may answer a result itself rather than a promise of one (a
+        // sync iterator handed on as async), which `for await` reads as well.
+        next = Promise.resolve(iterator.next());
       } catch (error) {
         onError(error);
         return;
@@ -256,18 +258,32 @@ class Watchdog {
     this.timer = setTimeout(() => this.check(), Math.max(1, Math.min(Math.ceil(ms), MAX_TIMER_MS)));
   }
 
-  private check(): void {
+  private check(read = false): void {
     this.timer = undefined;
     if (this.done) return;
     const limit = this.limit();
     const waited = performance.now() - this.last;
-    if (waited >= limit) {
-      this.done = true;
-      this.fire(this.phase, limit, waited);
+    if (waited < limit) {
+      this.schedule(limit - waited);
       return;
     }
-    this.schedule(limit - waited);
+    if (!read) {
+      this.timer = afterPendingReads(() => this.check(true));
+      return;
+    }
+    this.done = true;
+    this.fire(this.phase, limit, waited);
   }
+}
+
+/**
+ * Calls `then` once the reads already waiting have been taken: a timer that comes due while the
+ * host's event loop is held up (a long synchronous task, a process stalled by the machine) is run
+ * before the network reads that arrived meanwhile, so the silence it measures is the host's own. The
+ * next timer runs after them (Node reads the network between two rounds of timers).
+ */
+function afterPendingReads(then: () => void): ReturnType<typeof setTimeout> {
+  return setTimeout(then, 0);
 }
 
 /**
@@ -301,16 +317,20 @@ class Grace {
     this.timer = setTimeout(() => this.check(), Math.max(1, Math.min(Math.ceil(ms), MAX_TIMER_MS)));
   }
 
-  private check(): void {
+  private check(read = false): void {
     this.timer = undefined;
     if (this.done) return;
     const waited = performance.now() - this.last;
-    if (waited >= this.ms) {
-      this.done = true;
-      this.fire();
+    if (waited < this.ms) {
+      this.schedule(this.ms - waited);
       return;
     }
-    this.schedule(this.ms - waited);
+    if (!read) {
+      this.timer = afterPendingReads(() => this.check(true));
+      return;
+    }
+    this.done = true;
+    this.fire();
   }
 }
 
@@ -439,7 +459,7 @@ function classify(error: unknown, partial: Turn, produced: boolean): StreamError
         ? serverError
         : typeof serverError === "object" && serverError !== null && "message" in serverError
           ? String((serverError as { message: unknown }).message)
-          : JSON.stringify(serverError);
+          : jsonText(serverError);
     return new StreamError(
       "server-error",
       `The server sent an error in the middle of the stream: ${inner}. The reply so far is in \`partial\`; what to do depends on the error (a context or token limit, an overloaded server).`,

@@ -116,6 +116,16 @@ class JsonShape {
   }
 }
 
+/**
+ * A piece's `index`: a number, or a string of digits as some servers and relays write it (`"1"`),
+ * read as that number; anything else is no index. (A string index read as none sent every later
+ * call's name into the first call: `get_weather` and `get_time` became `get_weatherget_time`.)
+ */
+function indexOf(value: unknown): number | undefined {
+  if (typeof value === "number") return value;
+  return typeof value === "string" && /^\s*\d{1,9}\s*$/.test(value) ? Number(value) : undefined;
+}
+
 function text(value: unknown): string {
   return typeof value === "string" ? value : "";
 }
@@ -224,7 +234,7 @@ export class ToolCallAssembler {
     const name = text(fn?.name);
     const args = argumentsOf(fn?.arguments);
     if (!id && !name && !args.text) return undefined;
-    const index = typeof piece.index === "number" ? piece.index : undefined;
+    const index = indexOf(piece.index);
     let slot: Slot | undefined;
     if (index !== undefined) {
       slot = this.byIndex.get(index);

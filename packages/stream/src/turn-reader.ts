@@ -9,7 +9,7 @@ import type {
 import { type Fence, type FenceSplit, FenceSplitter } from "./fences.js";
 import { ToolCallAssembler, type ToolCallProgress } from "./tool-call-assembler.js";
 import { normalizeFinishReason, type Turn, type TurnTimings } from "./turn.js";
-import { readUsage, reportsUsage } from "./usage.js";
+import { laterUsage, readUsage, reportsUsage } from "./usage.js";
 
 /** The slot a legacy `function_call` delta goes to, apart from any `tool_calls` index. */
 const LEGACY_INDEX = -1;
@@ -149,7 +149,7 @@ export class TurnReader {
         ? chunk.x_groq?.usage
         : undefined;
     if (usage) {
-      this.usage = usage;
+      this.usage = laterUsage(this.usage, usage);
       carried = true;
     }
     // Cumulative on every chunk where a server sends them: the last one holds the whole turn.
@@ -174,7 +174,7 @@ export class TurnReader {
         carried = true;
       }
       if (!usage && reportsUsage(choice.usage)) {
-        this.usage = choice.usage;
+        this.usage = laterUsage(this.usage, choice.usage);
         carried = true;
       }
     }

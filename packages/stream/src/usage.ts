@@ -38,6 +38,24 @@ export function reportsUsage(raw: unknown): raw is UsageLike {
   });
 }
 
+/**
+ * The usage a turn has read once `next` arrives after `before`: `next`'s counts where it reports them,
+ * `before`'s where it does not — a relay that splits the counts over two chunks (the prompt's in an
+ * early one, the completion's at the end, as Portkey's Anthropic translation did) keeps both; only
+ * the last one was kept, and the prompt read as 0. A total is kept only from the object that brings
+ * the counts it adds up, so one that leaves it out has it summed again. A server that sends the
+ * whole usage every time (cumulative) reads as its last.
+ */
+export function laterUsage(before: UsageLike | undefined, next: UsageLike): UsageLike {
+  if (!before) return next;
+  const merged: Record<string, unknown> = { ...before };
+  for (const [field, value] of Object.entries(next)) {
+    if (value !== undefined && value !== null) merged[field] = value;
+  }
+  if (count(next.total_tokens) === undefined) delete merged.total_tokens;
+  return merged as UsageLike;
+}
+
 /** Usage of a turn whose server reported nothing: every always-present count at zero. */
 export function emptyUsage(): TurnUsage {
   return { prompt: 0, completion: 0, total: 0, cached: 0 };
