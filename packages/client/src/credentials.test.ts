@@ -88,6 +88,26 @@ describe("a pooled client reads nothing from the environment", () => {
   });
 });
 
+describe("OPENAI_CUSTOM_HEADERS naming an Object.prototype member", () => {
+  it("blanks a header named constructor, toString or __proto__ like any other (r70d)", async () => {
+    const saved = process.env.OPENAI_CUSTOM_HEADERS;
+    process.env.OPENAI_CUSTOM_HEADERS =
+      "constructor: env-ctor-secret\ntoString: env-tostring-secret\n__proto__: env-proto-secret";
+    try {
+      server.enqueue({ content: "one" });
+      await ask(createClientPool().getClient({ baseUrl: server.baseUrl, apiKey: KEY }));
+    } finally {
+      if (saved === undefined) delete process.env.OPENAI_CUSTOM_HEADERS;
+      else process.env.OPENAI_CUSTOM_HEADERS = saved;
+    }
+    const sent = JSON.stringify(server.chatRequests[0]?.headers);
+    expect(sent).toContain(KEY);
+    for (const secret of ["env-ctor-secret", "env-tostring-secret", "env-proto-secret"]) {
+      expect(sent).not.toContain(secret);
+    }
+  });
+});
+
 describe("what a server echoes is redacted before anything reads it", () => {
   it("takes the key and header values out of an error body, its message and its headers", async () => {
     server.enqueue({

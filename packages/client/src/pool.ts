@@ -89,7 +89,10 @@ function environmentHeaders(own: Record<string, string>): Record<string, string 
   for (const line of raw?.split("\n") ?? []) {
     const colon = line.indexOf(":");
     const name = colon >= 0 ? line.slice(0, colon).trim() : "";
-    if (name && !(name.toLowerCase() in own)) nulls[name] = null;
+    // Own keys only, and written as a field: a name such as `constructor` or `__proto__` is a header.
+    if (name && !Object.hasOwn(own, name.toLowerCase())) {
+      Object.defineProperty(nulls, name, { value: null, enumerable: true, writable: true, configurable: true });
+    }
   }
   return nulls;
 }
