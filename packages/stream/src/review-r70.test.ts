@@ -368,3 +368,27 @@ describe("R70N-8: usage whose counts a relay splits over two chunks", () => {
     });
   });
 });
+
+describe("tool-call arguments sent as an object nested deeper than JSON.stringify can walk", () => {
+  it("come back as a call whose arguments say so (answered as unreadable downstream), not a RangeError", async () => {
+    const depth = 100_000;
+    const deep = `${'{"a":'.repeat(depth)}1${"}".repeat(depth)}`;
+    const call = `{"index":0,"id":"call_deep","type":"function","function":{"name":"f","arguments":${deep}}}`;
+    const frame = `data: {"id":"c1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"tool_calls":[${call}]},"finish_reason":null}]}\n\n`;
+    const { client } = await harness([
+      {
+        type: "raw",
+        chunks: [
+          event({ role: "assistant", content: "" }),
+          frame,
+          event({}, "tool_calls"),
+          "data: [DONE]\n\n",
+        ],
+      },
+    ]);
+    const turn = await streamTurn(client, body());
+    expect(turn.toolCalls).toHaveLength(1);
+    expect(turn.toolCalls[0]).toMatchObject({ id: "call_deep", function: { name: "f" } });
+    expect(turn.toolCalls[0]?.function.arguments).toContain("nested too deep");
+  });
+});

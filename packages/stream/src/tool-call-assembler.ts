@@ -1,4 +1,5 @@
 import type { ToolCallDeltaLike } from "./chunk.js";
+import { jsonText } from "./errors.js";
 import type { ToolCall } from "./turn.js";
 
 /**
@@ -132,11 +133,13 @@ function text(value: unknown): string {
 
 /**
  * The arguments a piece carries, as text. A server that sends them as a JSON object rather than
- * the string OpenAI specifies (older TGI, some relays) gets them serialised, whole.
+ * the string OpenAI specifies (older TGI, some relays) gets them serialised, whole; an object nested
+ * deeper than that can write (a hostile server's) is text saying so, which no reader takes for
+ * arguments, so the call is answered as unreadable rather than the read failing with a RangeError.
  */
 function argumentsOf(value: unknown): { text: string; whole: boolean } {
   if (typeof value === "string") return { text: value, whole: false };
-  if (value !== null && typeof value === "object") return { text: JSON.stringify(value), whole: true };
+  if (value !== null && typeof value === "object") return { text: jsonText(value), whole: true };
   return { text: "", whole: false };
 }
 
