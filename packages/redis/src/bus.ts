@@ -663,10 +663,31 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
    */
   let idle: { promise: Promise<void>; resolve: () => void } | undefined;
   let sweepTimer: ReturnType<typeof setTimeout> | undefined;
-  let closing: () => void = () => {};
-  const closedSignal = new Promise<void>((resolve) => {
-    closing = resolve;
-  });
+  /**
+   * The flush's waits in progress (a pause between tries, the connection's return): `close()` ends
+   * each at once. A set, not one promise raced against every wait: each race left a reaction on that
+   * promise until `close()`, about 600 bytes a try, so a Redis refusing writes for days (one try a
+   * second) grew the heap without bound.
+   */
+  const wakers = new Set<() => void>();
+  const closing = (): void => {
+    for (const wake of [...wakers]) wake();
+    wakers.clear();
+  };
+  /** Resolves when `work` settles or `close()` comes, whichever is first; holds nothing after. */
+  const orClosed = (work: Promise<unknown>): Promise<void> =>
+    new Promise<void>((resolve) => {
+      if (closed) {
+        resolve();
+        return;
+      }
+      const wake = (): void => {
+        wakers.delete(wake);
+        resolve();
+      };
+      wakers.add(wake);
+      work.then(wake, wake);
+    });
 
   const endLocal = (runId: string): void => {
     const set = watchers.get(runId);
@@ -949,7 +970,7 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
         purge();
         if ((pending.length === 0 && ends.size === 0) || closed) break;
         if (!writer.isReady) {
-          await Promise.race([whenReady(writer), closedSignal]);
+          await orClosed(whenReady(writer));
           continue;
         }
         // An endRun made while Redis was away goes first: before the events of a run started
@@ -977,8 +998,8 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
           // Redis could not take it yet (or the connection went): wait a little, longer each time,
           // rather than ask again at once.
           backoff = Math.min(Math.max(backoff * 2, 25), 1000);
-          await Promise.race([new Promise((resolve) => setTimeout(resolve, backoff).unref()), closedSignal]);
-          await Promise.race([whenReady(writer), closedSignal]);
+          await orClosed(new Promise((resolve) => setTimeout(resolve, backoff).unref()));
+          await orClosed(whenReady(writer));
         } else backoff = 0;
       }
     } finally {
