@@ -10,6 +10,7 @@ import {
   runScript,
   script,
   startTenantStore,
+  storedPart,
   type TenantKeyOptions,
   TOUCH_SCRIPT,
 } from "./tenant-keys.js";
@@ -310,7 +311,7 @@ export async function openCalibration(
       const answer = local.calibrate(endpoint, model, body, promptTokens);
       const name = nameOf(endpoint);
       if (answer === undefined || name === undefined) return answer;
-      const id = `${name}\u0000${model ?? ""}`;
+      const id = `${name}\u0000${storedPart(model ?? "")}`;
       const reading = contextChars(body).total / promptTokens;
       take(id, reading);
       if (writer.isReady) {
@@ -348,7 +349,7 @@ export async function openCalibration(
     },
     charsPerTokenFor(endpoint, model) {
       const name = nameOf(endpoint);
-      const id = name === undefined ? undefined : `${name}\u0000${model ?? ""}`;
+      const id = name === undefined ? undefined : `${name}\u0000${storedPart(model ?? "")}`;
       const readings = id === undefined ? undefined : shared.get(id);
       if (id !== undefined && readings && readings.length > 0) {
         touch(id);

@@ -13,9 +13,11 @@ import { CLOSE_BOUND_MS, MAX_OWED, Owed } from "./owed.js";
 import {
   INDEX_EXPIRY_LUA,
   readIndexedHashes,
+  readPart,
   runScript,
   script,
   startTenantStore,
+  storedPart,
   type TenantKeyOptions,
   TOUCH_SCRIPT,
 } from "./tenant-keys.js";
@@ -143,9 +145,11 @@ function fieldsOf(endpoint: CapabilitySnapshotEndpoint): Map<string, string> {
   if (!endpoint.strictSchemas) fields.set("strictSchemas", "0");
   if (!endpoint.usageInStream) fields.set("usageInStream", "0");
   for (const [model, caps] of Object.entries(endpoint.models)) {
-    for (const flag of FLAGS) if (!caps[flag]) fields.set(`m${SEP}${model}${SEP}${flag}`, "0");
+    // Escaped when not well-formed text (see `storedPart`): Redis would keep it as another name.
+    const name = storedPart(model);
+    for (const flag of FLAGS) if (!caps[flag]) fields.set(`m${SEP}${name}${SEP}${flag}`, "0");
     for (const list of LISTS) {
-      for (const item of caps[list]) fields.set(`m${SEP}${model}${SEP}${list}${SEP}${item}`, "1");
+      for (const item of caps[list]) fields.set(`m${SEP}${name}${SEP}${list}${SEP}${storedPart(item)}`, "1");
     }
   }
   return fields;
@@ -158,7 +162,9 @@ function applyFields(supports: EndpointCapabilities, fields: Iterable<[string, s
       if (value === "0") supports[field] = false;
       continue;
     }
-    const [m, model, name, item] = field.split(SEP);
+    const [m, stored, name, storedItem] = field.split(SEP);
+    const model = stored === undefined ? undefined : readPart(stored);
+    const item = storedItem === undefined ? undefined : readPart(storedItem);
     if (m !== "m" || !model || !name) continue;
     const caps = modelCapabilitiesFor(supports, model);
     if ((FLAGS as readonly string[]).includes(name)) {

@@ -1,10 +1,18 @@
 // Review round 70: what r68's review left — the write loop while writes fail for long, key parts
 // holding lone surrogates, calls after close().
 import { queryObjects } from "node:v8";
+import { modelCapabilitiesFor } from "@loopwright/negotiate";
 import { createClient } from "@redis/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { HAS_REDIS, RedisServer, SKIP_MESSAGE } from "../test/redis-server.js";
-import { createRedisBus, RedisStoreError } from "./index.js";
+import {
+  createRedisBus,
+  createRedisCalibration,
+  createRedisCapabilityStore,
+  type RedisCalibration,
+  type RedisCapabilityStore,
+  RedisStoreError,
+} from "./index.js";
 
 if (!HAS_REDIS) console.warn(SKIP_MESSAGE);
 
@@ -64,4 +72,128 @@ describe.skipIf(!HAS_REDIS)("the bus while Redis refuses writes for a long time"
       await bus.close();
     }
   }, 60_000);
+});
+
+describe.skipIf(!HAS_REDIS)("the bus while Redis is away and events keep coming", () => {
+  it("an emit costs no more with a longer queue: 100 000 emits with maxPending 50 000 full take well under a second or two", async () => {
+    const own = await RedisServer.start();
+    let dropsTold = 0;
+    const bus = await createRedisBus({
+      url: own.url,
+      prefix: "away-fast:",
+      maxPending: 50_000,
+      onError: (error) => {
+        if (/oldest of those not yet sent are dropped/.test(String(error))) dropsTold++;
+      },
+    });
+    try {
+      await own.kill();
+      // Until the client has seen its connection go, Redis is not away as far as the bus knows.
+      for (let i = 0; i < 100 && bus.pending === 0; i++) await pause(20);
+      for (let i = 0; i < 50_000; i++) bus.emit(`run-${i % 100}`, { kind: "output", text: "fills" });
+      const started = performance.now();
+      for (let i = 0; i < 100_000; i++) bus.emit(`run-${i % 100}`, { kind: "output", text: "over" });
+      const took = performance.now() - started;
+      // Each emit past the bound moved the whole queue (a splice at its head): about 30 s here.
+      expect(took).toBeLessThan(3000);
+      expect(bus.pending).toBe(50_000);
+      expect(dropsTold).toBeGreaterThanOrEqual(1);
+    } finally {
+      await bus.close();
+    }
+  }, 60_000);
+
+  it("what waits is the newest, in order, once Redis is back; a second outage's drops are told again", async () => {
+    const own = await RedisServer.start();
+    const told: string[] = [];
+    const bus = await createRedisBus({
+      url: own.url,
+      prefix: "away-twice:",
+      maxPending: 1000,
+      onError: (error) => {
+        if (/oldest of those not yet sent are dropped/.test(String(error))) told.push(String(error));
+      },
+    });
+    try {
+      for (const outage of [1, 2]) {
+        await own.kill();
+        for (let i = 0; i < 100 && bus.pending === 0; i++) {
+          bus.emit(`probe-${outage}`, { kind: "output", text: "probe" });
+          await pause(20);
+        }
+        for (let i = 1; i <= 1200; i++) bus.emit(`run-${outage}`, { kind: "output", text: `n${i}` });
+        expect(bus.pending).toBe(1000);
+        await own.start();
+        await bus.flushed();
+        const seqs = (await bus.readHistory(`run-${outage}`)).map((e) => e.seq);
+        expect(seqs.length).toBe(1000);
+        expect(seqs).toEqual(Array.from({ length: 1000 }, (_, i) => 201 + i));
+        expect(seqs.at(-1)).toBe(1200);
+        // Each outage's drops told at least once: the second's too (its count started where the
+        // first left off, so it crossed no thousand and went untold).
+        expect(told.length).toBeGreaterThanOrEqual(outage);
+      }
+    } finally {
+      await bus.close();
+      await own.kill();
+    }
+  }, 60_000);
+});
+
+describe.skipIf(!HAS_REDIS)("model names that are not well-formed text, or hold a NUL", () => {
+  let server: RedisServer;
+  const closers: { close(): Promise<void> }[] = [];
+  beforeAll(async () => {
+    server = await RedisServer.start();
+  });
+  afterAll(async () => {
+    await Promise.all(closers.map((c) => c.close()));
+    await server.kill();
+  });
+  const stores = async (prefix: string): Promise<[RedisCapabilityStore, RedisCalibration]> => {
+    const capabilities = await createRedisCapabilityStore({ url: server.url, prefix });
+    const calibration = await createRedisCalibration({
+      url: server.url,
+      prefix,
+      endpointIdOf: capabilities.endpointIdOf,
+    });
+    closers.push(capabilities, calibration);
+    return [capabilities, calibration];
+  };
+  const body = (chars: number) => ({ messages: [{ role: "user", content: "x".repeat(chars) }] });
+  const odd = ["m\uD800", "m\uDC00", "a\u0000b", "\u0001lit"];
+
+  it("a latch of each is read back under its own name by a host that starts later, as the live one hears it", async () => {
+    const [a] = await stores("odd-caps:");
+    const onA = a.capabilitiesFor("http://odd.test/v1", "k");
+    for (const [i, model] of odd.entries()) modelCapabilitiesFor(onA, model).refusedEfforts.push(`e${i}`);
+    modelCapabilitiesFor(onA, "plain").droppedFields.push("f\uD800");
+    await a.sync();
+    const [fresh] = await stores("odd-caps:");
+    const onFresh = fresh.capabilitiesFor("http://odd.test/v1", "k");
+    // Stored as UTF-8, each lone surrogate became U+FFFD: both names read back as "m\uFFFD", a model
+    // no request names, and the NUL split the field so its latch was passed over.
+    for (const [i, model] of odd.entries()) {
+      expect(modelCapabilitiesFor(onFresh, model).refusedEfforts, JSON.stringify(model)).toEqual([`e${i}`]);
+    }
+    expect(modelCapabilitiesFor(onFresh, "plain").droppedFields).toEqual(["f\uD800"]);
+    expect(Object.keys(fresh.exportCapabilities().endpoints[0]?.models ?? {})).not.toContain("m\uFFFD");
+  });
+
+  it("readings of two names Redis would spell alike stay apart, on a host that starts later too", async () => {
+    const [capsA, calA] = await stores("odd-cal:");
+    const onA = capsA.capabilitiesFor("http://odd-cal.test/v1", "k");
+    calA.calibrate(onA, "n\uD800", body(3000), 1000);
+    calA.calibrate(onA, "n\uDC00", body(7000), 1000);
+    await calA.reload();
+    const [capsB, calB] = await stores("odd-cal:");
+    const onB = capsB.capabilitiesFor("http://odd-cal.test/v1", "k");
+    const low = calB.charsPerTokenFor(onB, "n\uD800");
+    const high = calB.charsPerTokenFor(onB, "n\uDC00");
+    // Both went to one list: a fresh host divided neither by its own (4, the default).
+    expect(low).toBeLessThan(4);
+    expect(high).toBeGreaterThan(4);
+    expect(low).toBeCloseTo(calA.charsPerTokenFor(onA, "n\uD800"), 6);
+    expect(high).toBeCloseTo(calA.charsPerTokenFor(onA, "n\uDC00"), 6);
+  });
 });
