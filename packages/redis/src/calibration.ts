@@ -5,6 +5,7 @@ import { RedisStoreError } from "./errors.js";
 import { ForgetLog, REMEMBER_LUA, registerForgetLog } from "./forgets.js";
 import { MAX_OWED, Owed } from "./owed.js";
 import {
+  afterClose,
   INDEX_EXPIRY_LUA,
   readIndexed,
   runScript,
@@ -26,7 +27,10 @@ export interface RedisCalibrationOptions extends RedisOptions, TenantKeyOptions 
 
 /** A `Calibration` whose readings are shared through Redis; reads are served from a local copy. */
 export interface RedisCalibration extends Calibration {
-  /** Reads every shared reading into the local copy (done on connect and after a reconnect). */
+  /**
+   * Reads every shared reading into the local copy (done on connect and after a reconnect). Rejects
+   * with `RedisStoreError` (`closed`) after `close()`.
+   */
   reload(): Promise<void>;
   /** Closes both connections; the local copy keeps answering, without sharing. */
   close(): Promise<void>;
@@ -306,6 +310,7 @@ export async function openCalibration(
   });
   await starting("read the readings already shared", reload());
 
+  let closed = false;
   const store: RedisCalibration = {
     calibrate(endpoint, model, body, promptTokens) {
       const answer = local.calibrate(endpoint, model, body, promptTokens);
@@ -381,8 +386,10 @@ export async function openCalibration(
       touched.clear();
       lapsed.clear();
     },
-    reload,
+    // After close() the connections are gone: a typed error, not the client's bare ClientClosedError.
+    reload: () => (closed ? Promise.reject(afterClose("reload", "calibration")) : reload()),
     async close() {
+      closed = true;
       // A forget made just before close() still reaches Redis when it is there.
       await owed.finish();
       subscriber.destroy();

@@ -11,6 +11,7 @@ import { type RedisOptions, timeoutOption, whenReady } from "./connection.js";
 import { ForgetLog, REMEMBER_LUA, registerForgetLog } from "./forgets.js";
 import { CLOSE_BOUND_MS, MAX_OWED, Owed } from "./owed.js";
 import {
+  afterClose,
   INDEX_EXPIRY_LUA,
   readIndexedHashes,
   readPart,
@@ -40,9 +41,15 @@ export interface RedisCapabilityStoreOptions extends RedisOptions, TenantKeyOpti
 export interface RedisCapabilityStore extends CapabilityStore {
   /** The stable id (`<baseUrl>\n<keyId>`) of an endpoint object this store handed out, if it did. */
   endpointIdOf(supports: object): string | undefined;
-  /** Shares every local latch not yet shared now (it is otherwise done within a tick of a request). */
+  /**
+   * Shares every local latch not yet shared now (it is otherwise done within a tick of a request).
+   * Rejects with `RedisStoreError` (`closed`) after `close()`.
+   */
   sync(): Promise<void>;
-  /** Reads every shared latch from Redis into the local copy (done on connect and after a reconnect). */
+  /**
+   * Reads every shared latch from Redis into the local copy (done on connect and after a reconnect).
+   * Rejects with `RedisStoreError` (`closed`) after `close()`.
+   */
   reload(): Promise<void>;
   /** Closes both connections; the local copy keeps answering, without sharing. */
   close(): Promise<void>;
@@ -728,9 +735,11 @@ export async function openCapabilityStore(
       owed.owe("reset", { reset: true, mark, at });
     },
     sync: async () => {
+      if (closing) throw afterClose("sync", "capability store");
       await Promise.all([...entries.values()].map(share));
     },
-    reload,
+    // After close() the connections are gone: a typed error, not the client's bare ClientClosedError.
+    reload: () => (closing ? Promise.reject(afterClose("reload", "capability store")) : reload()),
     close() {
       closing ??= closeOnce();
       return closing;

@@ -9,6 +9,7 @@ import {
   createRedisBus,
   createRedisCalibration,
   createRedisCapabilityStore,
+  createRedisStores,
   type RedisCalibration,
   type RedisCapabilityStore,
   RedisStoreError,
@@ -195,5 +196,61 @@ describe.skipIf(!HAS_REDIS)("model names that are not well-formed text, or hold 
     expect(high).toBeGreaterThan(4);
     expect(low).toBeCloseTo(calA.charsPerTokenFor(onA, "n\uD800"), 6);
     expect(high).toBeCloseTo(calA.charsPerTokenFor(onA, "n\uDC00"), 6);
+  });
+});
+
+describe.skipIf(!HAS_REDIS)("calls after close()", () => {
+  let server: RedisServer;
+  beforeAll(async () => {
+    server = await RedisServer.start();
+  });
+  afterAll(async () => {
+    await server.kill();
+  });
+
+  it("reload (and the capability store's sync) reject with RedisStoreError closed, not the client's bare error", async () => {
+    const stores = await createRedisStores({ url: server.url, prefix: "after-close:" });
+    await stores.close();
+    for (const [name, call] of [
+      ["capabilities.reload", () => stores.capabilities.reload()],
+      ["capabilities.sync", () => stores.capabilities.sync()],
+      ["calibration.reload", () => stores.calibration.reload()],
+      ["routeLatches.reload", () => stores.routeLatches.reload()],
+      ["bus.claimRun", () => stores.bus.claimRun("r")],
+      ["bus.readHistory", () => stores.bus.readHistory("r")],
+    ] as const) {
+      const error = await call().then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(RedisStoreError.isInstance(error), `${name}: ${String(error)}`).toBe(true);
+      expect((error as RedisStoreError).code, name).toBe("closed");
+      expect((error as RedisStoreError).message, name).toMatch(/after close\(\)/);
+    }
+  });
+
+  it("an endRun or a forget after close() is told to onError once, not dropped in silence", async () => {
+    const told: RedisStoreError[] = [];
+    const stores = await createRedisStores({
+      url: server.url,
+      prefix: "after-close-owed:",
+      onError: (error) => {
+        if (RedisStoreError.isInstance(error)) told.push(error);
+      },
+    });
+    await stores.close();
+    for (let i = 0; i < 3; i++) {
+      stores.bus.endRun(`r${i}`);
+      stores.capabilities.forget(`http://gone${i}.test/v1`, "k");
+      stores.calibration.forget(`http://gone${i}.test/v1`);
+    }
+    const closedTold = told.filter((e) => e.code === "closed").map((e) => e.message);
+    expect(closedTold).toHaveLength(3);
+    for (const what of ["ended runs", "forgotten tenants", "forgotten endpoints"]) {
+      expect(
+        closedTold.some((m) => m.includes(`after close() (${what}) is not sent to Redis`)),
+        what,
+      ).toBe(true);
+    }
   });
 });

@@ -10,7 +10,14 @@ import {
 } from "./connection.js";
 import { RedisStoreError } from "./errors.js";
 
-/** The option the three tenant stores (capabilities, calibration, route latches) share. */
+/** The error a tenant store's call rejects with after `close()`: its connections are gone. */
+export function afterClose(call: string, store: string): RedisStoreError {
+  return new RedisStoreError(
+    "closed",
+    `${call} was called on a Redis ${store} after close(): its connections are closed. Make a new store to reach Redis again.`,
+  );
+}
+
 /** Marks a key part or hash field part written escaped (see {@link storedPart}). */
 const ESCAPED = "\u0001";
 
@@ -40,6 +47,7 @@ export function readPart(part: string): string | undefined {
   }
 }
 
+/** The option the three tenant stores (capabilities, calibration, route latches) share. */
 export interface TenantKeyOptions {
   /**
    * How long, in ms, a tenant's key (`caps:`, `calibration:`, `routes:`) lives in Redis past its last
