@@ -90,6 +90,9 @@ interface Entry {
  */
 const ACTIVE_MS = 10 * 60 * 1000;
 
+/** How many latch writes a capability store has on their way at once (see `share`). */
+const MAX_SHARING = 256;
+
 /**
  * Every forget and reset moves the store's generation (`<prefix>caps:generation`) on by one and
  * announces it; an instance writes a latch with the last generation it has been told of, and the
@@ -307,12 +310,44 @@ export async function openCapabilityStore(
     for (const entry of again) if (!entry.dropped) soon(entry);
   };
 
+  /**
+   * Writes on their way, at most {@link MAX_SHARING} at once; the others wait here, in order. Handed
+   * to the client all at once, a burst (a `sync()` or an import of 20 000 tenants) waited in its
+   * queue longer than its command timeout (5 s before a command is written): most writes failed
+   * with a bare `TimeoutError`, `sync()` resolved all the same, and a `close()` after it lost them.
+   */
+  let sharing = 0;
+  const toShare: (() => void)[] = [];
+  let toShareHead = 0;
+  const shareSlot = (): Promise<void> | undefined => {
+    if (sharing < MAX_SHARING) {
+      sharing++;
+      return undefined;
+    }
+    return new Promise<void>((resolve) => toShare.push(resolve));
+  };
+  const shareDone = (): void => {
+    const next = toShare[toShareHead];
+    if (next === undefined) {
+      sharing--;
+      return;
+    }
+    toShare[toShareHead++] = undefined as unknown as () => void;
+    if (toShareHead > 1024 && toShareHead * 2 > toShare.length) {
+      toShare.splice(0, toShareHead);
+      toShareHead = 0;
+    }
+    next(); // the slot passes on
+  };
+
   const share = async (entry: Entry): Promise<void> => {
     const changed = compare(entry);
     if (changed.size === 0 || closed || entry.dropped) return;
     if (!subscriber.isReady) away = true;
     if (away) return;
     for (const [field, value] of changed) entry.shared.set(field, value);
+    const waiting = shareSlot();
+    if (waiting) await waiting;
     try {
       const written = await runScript<number>(
         writer,
@@ -339,6 +374,8 @@ export async function openCapabilityStore(
       // Not written: forget that it was, so the next comparison tries again.
       for (const field of changed.keys()) entry.shared.delete(field);
       report(error);
+    } finally {
+      shareDone();
     }
   };
 

@@ -303,3 +303,37 @@ describe.skipIf(!HAS_REDIS)("a capability store holding many tenants, few of the
     }
   }, 60_000);
 });
+
+describe.skipIf(!HAS_REDIS)("a capability store sharing a burst of latches", () => {
+  it("sync() of 12 000 tenants across a Redis that stalls 6 s writes every one: none waits out the client's command timeout", async () => {
+    const server = await RedisServer.start();
+    const errors: unknown[] = [];
+    const a = await createRedisCapabilityStore({
+      url: server.url,
+      prefix: "burst:",
+      onError: (error) => errors.push(error),
+    });
+    try {
+      for (let i = 0; i < 12_000; i++) {
+        modelCapabilitiesFor(a.capabilitiesFor(`http://b${i}.test/v1`, "k"), "m").refusedEfforts.push("high");
+      }
+      // Stalled (a busy Redis, a slow network) while the burst goes out: handed to the client whole,
+      // most of it waited in the client's queue past its 5 s command timeout and failed.
+      server.pause();
+      const synced = a.sync();
+      await pause(6000);
+      server.resume();
+      await synced;
+      await a.close();
+      const fresh = await createRedisCapabilityStore({ url: server.url, prefix: "burst:" });
+      const held = fresh.size;
+      await fresh.close();
+      // Each one told as the client's bare TimeoutError: about 6 000 of them here.
+      expect(errors.filter((e) => /Timeout/.test(String((e as object)?.constructor?.name))).length).toBe(0);
+      expect(held).toBe(12_000);
+    } finally {
+      server.resume();
+      await server.kill();
+    }
+  }, 90_000);
+});
