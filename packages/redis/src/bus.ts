@@ -609,6 +609,7 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
   const droppedBefore = new Map<string, number>();
   const purge = (): void => {
     if (droppedBefore.size === 0) return;
+    compact();
     const alive = (item: Pending) => !(item.order < (droppedBefore.get(item.runId) ?? 0));
     // The run's entries on the wire leave the head with the rest of it.
     sending = pending.slice(0, sending).filter(alive).length;
@@ -620,6 +621,21 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
    * (0 when none). The cut in `bound` never takes them: Redis stores them when it answers.
    */
   let sending = 0;
+  /**
+   * How many entries just behind the batch on the wire (`pending[sending…]`) `bound` has dropped and
+   * not yet cut out of the array: they are cut in one splice once they are many (an eighth of
+   * `maxPending`, at least a batch), or before the queue is next read by place. A splice per emit
+   * moved the whole queue: with Redis away and the queue full, each emit cost O(`maxPending`)
+   * (100 000 emits took 8–15 s at the default 10 000, and 35 s at 100 000).
+   */
+  let dropping = 0;
+  const compact = (): void => {
+    if (dropping === 0) return;
+    pending.splice(sending, dropping);
+    dropping = 0;
+  };
+  /** How many events wait to be written: those queued, less those dropped and not yet cut out. */
+  const unwritten = (): number => pending.length - dropping;
   /** The last write failed (a lost connection, or Redis refusing for now): what waits is bounded. */
   let writesFailing = false;
   let flushing = false;
@@ -663,10 +679,31 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
    */
   let idle: { promise: Promise<void>; resolve: () => void } | undefined;
   let sweepTimer: ReturnType<typeof setTimeout> | undefined;
-  let closing: () => void = () => {};
-  const closedSignal = new Promise<void>((resolve) => {
-    closing = resolve;
-  });
+  /**
+   * The flush's waits in progress (a pause between tries, the connection's return): `close()` ends
+   * each at once. A set, not one promise raced against every wait: each race left a reaction on that
+   * promise until `close()`, about 600 bytes a try, so a Redis refusing writes for days (one try a
+   * second) grew the heap without bound.
+   */
+  const wakers = new Set<() => void>();
+  const closing = (): void => {
+    for (const wake of [...wakers]) wake();
+    wakers.clear();
+  };
+  /** Resolves when `work` settles or `close()` comes, whichever is first; holds nothing after. */
+  const orClosed = (work: Promise<unknown>): Promise<void> =>
+    new Promise<void>((resolve) => {
+      if (closed) {
+        resolve();
+        return;
+      }
+      const wake = (): void => {
+        wakers.delete(wake);
+        resolve();
+      };
+      wakers.add(wake);
+      work.then(wake, wake);
+    });
 
   const endLocal = (runId: string): void => {
     const set = watchers.get(runId);
@@ -722,10 +759,11 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
    */
   const bound = (): void => {
     purge();
-    const unsent = pending.length - sending;
+    const unsent = unwritten() - sending;
     if (unsent <= maxPending || (writer.isReady && !writesFailing)) return;
     const excess = unsent - maxPending;
-    pending.splice(sending, excess);
+    dropping += excess;
+    if (dropping >= Math.max(FLUSH_BATCH, maxPending >> 3)) compact();
     const before = droppedWhileAway;
     droppedWhileAway += excess;
     if (before === 0 || Math.floor(before / 1000) !== Math.floor(droppedWhileAway / 1000)) {
@@ -733,7 +771,7 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
         new RedisStoreError(
           "connect",
           `Redis has been away, silent or refusing writes while more than ${maxPending} events waited to be sent; ` +
-            `the oldest of those not yet sent are dropped (a batch already sent is kept, and stored when Redis answers).`,
+            `the oldest of those not yet sent are dropped (${droppedWhileAway} so far; a batch already sent is kept, and stored when Redis answers).`,
         ),
       );
     }
@@ -781,7 +819,7 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
 
   const settle = (): void => {
     purge();
-    if ((pending.length > 0 || ends.size > 0) && !closed) return;
+    if ((unwritten() > 0 || ends.size > 0) && !closed) return;
     const waiting = idle;
     idle = undefined;
     waiting?.resolve();
@@ -947,15 +985,17 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
     try {
       for (;;) {
         purge();
+        compact();
         if ((pending.length === 0 && ends.size === 0) || closed) break;
         if (!writer.isReady) {
-          await Promise.race([whenReady(writer), closedSignal]);
+          await orClosed(whenReady(writer));
           continue;
         }
         // An endRun made while Redis was away goes first: before the events of a run started
         // afresh under the same id.
         let failed = ends.size > 0 && !(await answered(ends.flush()));
         purge();
+        compact();
         if (!failed && pending.length > 0) {
           const batch = pending.slice(0, FLUSH_BATCH);
           sending = batch.length;
@@ -963,6 +1003,8 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
           try {
             handled = await answered(writeBatch(batch));
           } finally {
+            // What `bound` dropped meanwhile sits behind the batch: cut out while `sending` still says where.
+            compact();
             sending = 0;
           }
           // `pending` may have been trimmed or had runs dropped meanwhile, but nothing goes in ahead
@@ -973,12 +1015,14 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
           failed = handled.size < batch.length;
         }
         writesFailing = failed;
+        // Redis took the writes: events dropped from now on are another outage's, told afresh.
+        if (!failed) droppedWhileAway = 0;
         if (failed) {
           // Redis could not take it yet (or the connection went): wait a little, longer each time,
           // rather than ask again at once.
           backoff = Math.min(Math.max(backoff * 2, 25), 1000);
-          await Promise.race([new Promise((resolve) => setTimeout(resolve, backoff).unref()), closedSignal]);
-          await Promise.race([whenReady(writer), closedSignal]);
+          await orClosed(new Promise((resolve) => setTimeout(resolve, backoff).unref()));
+          await orClosed(whenReady(writer));
         } else backoff = 0;
       }
     } finally {
@@ -1307,7 +1351,7 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
 
     flushed() {
       purge();
-      if (pending.length === 0 && ends.size === 0 && !flushing) {
+      if (unwritten() === 0 && ends.size === 0 && !flushing) {
         return Promise.resolve();
       }
       if (!idle) {
@@ -1322,13 +1366,13 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
 
     get pending() {
       purge();
-      return pending.length;
+      return unwritten();
     },
 
     async close() {
       if (closed) return;
       purge();
-      if (writer.isReady && (pending.length > 0 || ends.size > 0)) {
+      if (writer.isReady && (unwritten() > 0 || ends.size > 0)) {
         await Promise.race([bus.flushed(), new Promise((resolve) => setTimeout(resolve, 2000).unref())]);
       }
       closed = true;
@@ -1337,6 +1381,7 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
       if (sweepTimer) clearTimeout(sweepTimer);
       for (const runId of [...watchers.keys()]) endLocal(runId);
       purge();
+      compact();
       if (pending.length > 0)
         report(new RedisStoreError("closed", `${pending.length} events were not written before close().`));
       ends.close();

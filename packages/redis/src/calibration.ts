@@ -5,11 +5,13 @@ import { RedisStoreError } from "./errors.js";
 import { ForgetLog, REMEMBER_LUA, registerForgetLog } from "./forgets.js";
 import { MAX_OWED, Owed } from "./owed.js";
 import {
+  afterClose,
   INDEX_EXPIRY_LUA,
   readIndexed,
   runScript,
   script,
   startTenantStore,
+  storedPart,
   type TenantKeyOptions,
   TOUCH_SCRIPT,
 } from "./tenant-keys.js";
@@ -25,7 +27,10 @@ export interface RedisCalibrationOptions extends RedisOptions, TenantKeyOptions 
 
 /** A `Calibration` whose readings are shared through Redis; reads are served from a local copy. */
 export interface RedisCalibration extends Calibration {
-  /** Reads every shared reading into the local copy (done on connect and after a reconnect). */
+  /**
+   * Reads every shared reading into the local copy (done on connect and after a reconnect). Rejects
+   * with `RedisStoreError` (`closed`) after `close()`.
+   */
   reload(): Promise<void>;
   /** Closes both connections; the local copy keeps answering, without sharing. */
   close(): Promise<void>;
@@ -305,12 +310,13 @@ export async function openCalibration(
   });
   await starting("read the readings already shared", reload());
 
+  let closed = false;
   const store: RedisCalibration = {
     calibrate(endpoint, model, body, promptTokens) {
       const answer = local.calibrate(endpoint, model, body, promptTokens);
       const name = nameOf(endpoint);
       if (answer === undefined || name === undefined) return answer;
-      const id = `${name}\u0000${model ?? ""}`;
+      const id = `${name}\u0000${storedPart(model ?? "")}`;
       const reading = contextChars(body).total / promptTokens;
       take(id, reading);
       if (writer.isReady) {
@@ -348,7 +354,7 @@ export async function openCalibration(
     },
     charsPerTokenFor(endpoint, model) {
       const name = nameOf(endpoint);
-      const id = name === undefined ? undefined : `${name}\u0000${model ?? ""}`;
+      const id = name === undefined ? undefined : `${name}\u0000${storedPart(model ?? "")}`;
       const readings = id === undefined ? undefined : shared.get(id);
       if (id !== undefined && readings && readings.length > 0) {
         touch(id);
@@ -380,8 +386,10 @@ export async function openCalibration(
       touched.clear();
       lapsed.clear();
     },
-    reload,
+    // After close() the connections are gone: a typed error, not the client's bare ClientClosedError.
+    reload: () => (closed ? Promise.reject(afterClose("reload", "calibration")) : reload()),
     async close() {
+      closed = true;
       // A forget made just before close() still reaches Redis when it is there.
       await owed.finish();
       subscriber.destroy();

@@ -92,6 +92,8 @@ export class Owed<T> {
   private backoff = 0;
   private dropped = 0;
   private closed = false;
+  /** `report` was told that work owed after `close()` goes nowhere. */
+  private toldClosed = false;
   /** Set when a send failed, cleared when one goes through: Redis is there but not taking the work. */
   private failing = false;
   /** The key on the wire, since when (ms), and how many sends were started (to tell one send from the next). */
@@ -129,7 +131,19 @@ export class Owed<T> {
 
   /** Owes `work` under `key` (merged into what the key already owes) and sends it now if the link is up. */
   owe(key: string, work: T): void {
-    if (this.closed) return;
+    if (this.closed) {
+      // The connections are gone: told, once, rather than dropped in silence.
+      if (!this.toldClosed) {
+        this.toldClosed = true;
+        this.options.report(
+          new RedisStoreError(
+            "closed",
+            `work asked for after close() (${this.options.what}) is not sent to Redis (told once): the store's connections are closed.`,
+          ),
+        );
+      }
+      return;
+    }
     const held = this.entries.get(key);
     const merged = held && this.options.merge ? this.options.merge(held.work, work) : work;
     // A fresh entry object: one on the wire is left in place only if nothing was owed on top of it.

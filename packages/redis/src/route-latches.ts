@@ -3,6 +3,7 @@ import type { RouteLatches, RouteLatchStore } from "@loopwright/client";
 import { type RedisOptions, whenReady } from "./connection.js";
 import { MAX_OWED, Owed } from "./owed.js";
 import {
+  afterClose,
   INDEX_EXPIRY_LUA,
   readIndexedHashes,
   runScript,
@@ -23,7 +24,10 @@ export interface RedisRouteLatchesOptions extends RedisOptions, TenantKeyOptions
  * `forget`) drops a server here only.
  */
 export interface RedisRouteLatches extends RouteLatchStore {
-  /** Reads every shared latch into the local copy (done on connect and after a reconnect). */
+  /**
+   * Reads every shared latch into the local copy (done on connect and after a reconnect). Rejects
+   * with `RedisStoreError` (`closed`) after `close()`.
+   */
   reload(): Promise<void>;
   /** Closes both connections; the local copy keeps answering, without sharing. */
   close(): Promise<void>;
@@ -259,6 +263,7 @@ export async function openRouteLatches(
   });
   await starting("read the latches already shared", reload());
 
+  let closed = false;
   return {
     get(base) {
       const state = states.get(base) ?? adopt(base);
@@ -294,8 +299,10 @@ export async function openRouteLatches(
       return states.size;
     },
     keys: () => states.keys(),
-    reload,
+    // After close() the connections are gone: a typed error, not the client's bare ClientClosedError.
+    reload: () => (closed ? Promise.reject(afterClose("reload", "route latch store")) : reload()),
     async close() {
+      closed = true;
       // A latch learned just before close() still reaches Redis when it is there.
       await owed.finish();
       subscriber.destroy();

@@ -10,6 +10,43 @@ import {
 } from "./connection.js";
 import { RedisStoreError } from "./errors.js";
 
+/** The error a tenant store's call rejects with after `close()`: its connections are gone. */
+export function afterClose(call: string, store: string): RedisStoreError {
+  return new RedisStoreError(
+    "closed",
+    `${call} was called on a Redis ${store} after close(): its connections are closed. Make a new store to reach Redis again.`,
+  );
+}
+
+/** Marks a key part or hash field part written escaped (see {@link storedPart}). */
+const ESCAPED = "\u0001";
+
+/**
+ * A part of a key or a hash field that a caller named (a model, a refused value) as Redis is to
+ * hold it: as it is when it is well-formed text without a NUL (the separator of the parts), else
+ * the mark U+0001 and its JSON, whose escapes are plain ASCII. Redis keeps text as UTF-8, where
+ * every lone surrogate becomes U+FFFD: "m\uD800" and "m\uDC00" were one model there, and a host
+ * reading the latch or the readings back (a fresh one, any reload) held them under "m\uFFFD", a
+ * name no request uses, while the live announcement (JSON) kept the name. A part that starts with
+ * the mark is escaped too, so no two parts are written alike. {@link readPart} reads one back.
+ */
+export function storedPart(text: string): string {
+  return text.isWellFormed() && !text.includes("\u0000") && !text.startsWith(ESCAPED)
+    ? text
+    : ESCAPED + JSON.stringify(text);
+}
+
+/** A part as {@link storedPart} wrote it, read back; `undefined` for a mark followed by no JSON string. */
+export function readPart(part: string): string | undefined {
+  if (!part.startsWith(ESCAPED)) return part;
+  try {
+    const text: unknown = JSON.parse(part.slice(ESCAPED.length));
+    return typeof text === "string" ? text : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** The option the three tenant stores (capabilities, calibration, route latches) share. */
 export interface TenantKeyOptions {
   /**

@@ -328,9 +328,11 @@ describe.skipIf(!HAS_REDIS)("runs on one Redis bus do not reach into each other"
       expect(errors.some((e) => /oldest of those not yet sent are dropped/.test(String(e)))).toBe(true);
       await raw.sendCommand(["CONFIG", "SET", "maxmemory", "0"]);
       await created.flushed();
-      const written = await created.readHistory("full");
-      expect(written.at(-1)?.seq).toBe(1001);
-      expect(written.length).toBe(100);
+      const written = (await created.readHistory("full")).map((e) => e.seq);
+      // The newest 100; and seq 1 before them when its retry was on the wire as the burst came
+      // (kept, as the README says: a machine under load makes that moment longer).
+      const newest = Array.from({ length: 100 }, (_, i) => 902 + i);
+      expect([newest, [1, ...newest]]).toContainEqual(written);
     } finally {
       await raw.sendCommand(["CONFIG", "SET", "maxmemory", "0"]);
       raw.destroy();
