@@ -3036,8 +3036,13 @@ function readArgRest(
   // A word holding a command substitution (`$(PASSWORD=X)`, `` `PASSWORD=X` ``, `x=$(…)`): its
   // command read as a command line's is (r61-4: one such word of a list kept X in clear, while
   // the same text with a blank in it was read as a line).
+  // One the shell refuses (a quote left open in the part, `$(TOKEN=X"y)`) goes to the refused-line
+  // rule (see `lineSecrets`) as the same text pasted does (fix181: its reading as a command line
+  // flagged nothing, `X` kept in clear in both views).
   if (rules.words && /\$\(|`/.test(arg)) {
-    const line = commandLineSecrets(arg, hide, scriptName);
+    const line =
+      commandLineSecrets(arg, hide, scriptName) ??
+      (closesInItself(arg) ? undefined : lineSecrets(arg, hide, scriptName, false));
     if (line) return line;
   }
   if (ASSIGNMENT.test(arg)) return undefined;
