@@ -1263,10 +1263,21 @@ function gluedQueryPairs(line: string, words: readonly CommandWord[], shown: boo
   // views) those written apart too, the query going on after them (fix179: `…&token=\"${X}&J}api_key=X`,
   // whose last pair the export drops, kept X in clear).
   const glued = new Set<number>();
+  // The words read again inside a word (its substitution's, its quotes': `data`) are listed after
+  // it: the `&` and the URL before a pair are the words before it that are none (fix181: a URL whose
+  // `$(a b)` holds a blank had such words between, and a pair after it was not read).
+  const before = (at: number) => {
+    let k = at - 1;
+    while (k >= 0 && (words[k] as CommandWord).data) k -= 1;
+    return k;
+  };
   for (let i = 2; i < words.length; i += 1) {
     const word = words[i] as CommandWord;
-    const and = words[i - 1] as CommandWord;
-    const url = words[i - 2] as CommandWord;
+    const a = before(i);
+    const u = a < 0 ? -1 : before(a);
+    if (u < 0) continue;
+    const and = words[a] as CommandWord;
+    const url = words[u] as CommandWord;
     if (word.operator || word.data || !and.operator || and.value !== "&" || url.operator || url.data)
       continue;
     if (and.start !== url.end || word.start !== and.end || url.group !== word.group) continue;
@@ -1278,7 +1289,8 @@ function gluedQueryPairs(line: string, words: readonly CommandWord[], shown: boo
     const written = line.slice(word.start, word.end);
     if (!pair.test(word.value) || !(closesInItself(written) || (shown && openDefaultAtEnd(written))))
       continue;
-    if (!glued.has(i - 2) && !QUERY_URL.test(url.value)) continue;
+    // A closed `$(…)` or backtick part of the URL is one piece of it, a blank in it included.
+    if (!glued.has(u) && !QUERY_URL.test(url.value.replace(/\$\([^()]*\)|`[^`]*`/g, "x"))) continue;
     const asWritten = word.end - word.start === word.value.length;
     if (asWritten || shown) glued.add(i);
     if (asWritten) found.add(i);
