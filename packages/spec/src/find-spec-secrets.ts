@@ -1285,9 +1285,13 @@ function gluedQueryPairs(line: string, words: readonly CommandWord[], shown: boo
     // as before), and written as it reads (no quote or escape in it: one written apart is read as
     // before, the query going on after it).
     // Shown, one whose only part left open is a default at its end (`&code=${V:-J`, on a line a
-    // shell refuses) is read too: its word is the value's (fix180: `J` was kept in clear).
+    // shell refuses) is read too: its word is the value's (fix180: `J` was kept in clear). So is it
+    // in the export when a blank follows the URL (`&sig=${V:-J Q`, `?token=$(a b)x&code=${V:-J`):
+    // the later round's reading of one URL, which drops such a pair whole, stops at that blank
+    // (fix181: ` Q`, `J` kept in clear).
     const written = line.slice(word.start, word.end);
-    if (!pair.test(word.value) || !(closesInItself(written) || (shown && openDefaultAtEnd(written))))
+    const openRead = shown || /\s/.test(line.slice(url.start).trimEnd());
+    if (!pair.test(word.value) || !(closesInItself(written) || (openRead && openDefaultAtEnd(written))))
       continue;
     // A closed `$(…)` or backtick part of the URL is one piece of it, a blank in it included.
     if (!glued.has(u) && !QUERY_URL.test(url.value.replace(/\$\([^()]*\)|`[^`]*`/g, "x"))) continue;
