@@ -2129,8 +2129,17 @@ export function commandLineSecrets(
     if (!word.dynamic && !word.data)
       for (const span of spans)
         if (split(span) && span.put === undefined && span.with === undefined) {
+          // A default's literal word read in place with literal text after its `}` (`${V:-TOKEN=QJ}\\`):
+          // the value's own text as written, its `}` included, where it holds no quote (fix181: written
+          // again in '…', the `${V:-` was dropped and the reference did not fill back byte for byte).
+          const start = written[span.start] as number;
+          const end = (written[span.end - 1] as number) + 1;
+          const own =
+            word.defaults !== undefined && !/['"]/.test(line.slice(start, end)) && !openAtEnd(word.start)
+              ? { start, end }
+              : undefined;
           const whole =
-            writtenWhole(line, word, span, quotesOf()) ?? writtenInQuote(line, word, span, quotesOf());
+            writtenWhole(line, word, span, quotesOf()) ?? writtenInQuote(line, word, span, quotesOf()) ?? own;
           if (whole) span.written = whole;
         }
     // A URL written apart (a default's word read in place of `${X:-Q}`, a quote inside it): each

@@ -10,6 +10,10 @@ import { expectArgs, expectHiddenLine, exportedCommand } from "./test-support/sp
 //    the end, the export showed ` Q` (its later round drops the pair with the URL's query, a reading
 //    that stops at the blank). The export reads such a pair as the display does when a blank follows
 //    the URL; one with none is exported as before (the URL's query dropped whole).
+// 3. A default's literal word read in place with literal text after its `}` (`srv ${V:-TOKEN=QJ}\\`):
+//    the value's text crossed the `}`, so the word was written again in '…' (`'TOKEN=QJ\\'`
+//    filled back), the display dropping `${V:-`. The value's own text as written is hidden now, its
+//    `}` included, where it holds no quote.
 // 4. A continued pair left open by a default at the line's end (fix180 #6) after a URL whose query
 //    value holds a run-time part with a blank in it (`srv https://h/p?token=$(a b)x&code=${V:-J`)
 //    showed `J` in the display: the part's own words, listed between the URL and the `&`, hid the
@@ -66,5 +70,18 @@ describe("a continued pair left open at the line's end, text after a blank in it
       "srv https://h/p?a=1&page=${V:-J Q",
       "srv https://h/p?a=1&page=${V:-J Q",
     );
+  });
+});
+
+describe("a default's literal word read in place, literal text after its `}`", () => {
+  it.each([
+    ["srv ${V:-TOKEN=QJ}\\", "srv ${V:-TOKEN=•", "srv ${V:-TOKEN=${TOKEN}"],
+    ["srv ${V:-TOKEN=QJ}x", "srv ${V:-TOKEN=•", "srv ${V:-TOKEN=${TOKEN}"],
+  ])("%s: the value hidden as written, `${V:-` kept, filled back byte for byte", (line, shown, exported) => {
+    expectHiddenLine(line, shown, exported);
+  });
+
+  it("closed at the word's end: read as before", () => {
+    expectHiddenLine("srv ${V:-TOKEN=QJ}", "srv ${V:-TOKEN=•}", "srv ${V:-TOKEN=${TOKEN}}");
   });
 });
