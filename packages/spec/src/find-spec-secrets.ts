@@ -1307,6 +1307,41 @@ function gluedQueryPairs(line: string, words: readonly CommandWord[], shown: boo
   return found;
 }
 
+/**
+ * `span` of `word` (a value whose text steps over a default's braces, `${V:-TOKEN=QJ}x`) cut where
+ * it does, each piece hidden where it is written (its `written`: from its first character, an
+ * escape before it included, to its last), the braces between kept as written, so the references
+ * fill back byte for byte and each `${NAME:-…}` stays as the line closes it (`${V:-TOKEN=${TOKEN}}x`
+ * would drop `x`'s piece; it is `${TOKEN_2}`). A piece of backslashes only (`${V:-TOKEN=QJ}\\` at
+ * the line's end) says nothing and is kept as written. Undefined when the value's text holds a
+ * quote. One pass over the span.
+ */
+function bracedPieces(line: string, word: CommandWord, span: Span): Span[] | undefined {
+  const at = word.at;
+  const first = at[span.start] as number;
+  if (/['"]/.test(line.slice(first, (at[span.end - 1] as number) + 1))) return undefined;
+  // Where a piece starting at value index `k` is written: an escape just before it is its own.
+  const startOf = (k: number) => {
+    const from = at[k] as number;
+    const floor = k > 0 ? (at[k - 1] as number) + 1 : word.start;
+    return from > floor && line[from - 1] === "\\" ? from - 1 : from;
+  };
+  const pieces: Span[] = [];
+  let from = span.start;
+  for (let k = span.start + 1; k <= span.end; k += 1) {
+    if (k < span.end && !/[{}]/.test(line.slice((at[k - 1] as number) + 1, at[k] as number))) continue;
+    if (!/^\\*$/.test(word.value.slice(from, k)))
+      pieces.push({
+        ...span,
+        start: from,
+        end: k,
+        written: { start: startOf(from), end: (at[k - 1] as number) + 1 },
+      });
+    from = k;
+  }
+  return pieces;
+}
+
 /** True when `text` holds no quote and its one part left open is a default (`${NAME:-`) whose word runs to the end with no run-time part in it. */
 function openDefaultAtEnd(text: string): boolean {
   if (/['"\\`]|\$\(/.test(text)) return false;
@@ -2131,22 +2166,27 @@ export function commandLineSecrets(
     // hidden, quotes and all, where no quote is open at either end, so it fills back byte for byte
     // (r63-6: the word was written again in '…', `'Password=${PASSWORD}'`, whose reference fills
     // back the value as the shell reads it, not as written).
-    if (!word.dynamic && !word.data)
+    if (!word.dynamic && !word.data) {
+      // A default's literal word read in place with literal text after its `}` (`${V:-TOKEN=QJ}\\`,
+      // `${V:-TOKEN=QJ}x`): the value's own text hidden where it is written, piece by piece, its
+      // braces kept (see `bracedPieces`), where it holds no quote (fix181: written again in '…', the
+      // `${V:-` was dropped and the reference did not fill back byte for byte; fix182: hidden whole,
+      // its `}` in the reference, the export left `${V:-` open, which a reader of references keeps
+      // as written).
+      const pieces = new Map<Span, Span[]>();
       for (const span of spans)
         if (split(span) && span.put === undefined && span.with === undefined) {
-          // A default's literal word read in place with literal text after its `}` (`${V:-TOKEN=QJ}\\`):
-          // the value's own text as written, its `}` included, where it holds no quote (fix181: written
-          // again in '…', the `${V:-` was dropped and the reference did not fill back byte for byte).
-          const start = written[span.start] as number;
-          const end = (written[span.end - 1] as number) + 1;
-          const own =
-            word.defaults !== undefined && !/['"]/.test(line.slice(start, end)) && !openAtEnd(word.start)
-              ? { start, end }
-              : undefined;
           const whole =
-            writtenWhole(line, word, span, quotesOf()) ?? writtenInQuote(line, word, span, quotesOf()) ?? own;
+            writtenWhole(line, word, span, quotesOf()) ?? writtenInQuote(line, word, span, quotesOf());
           if (whole) span.written = whole;
+          else if (word.defaults !== undefined && !openAtEnd(word.start)) {
+            const own = bracedPieces(line, word, span);
+            if (own) pieces.set(span, own);
+          }
         }
+      if (pieces.size > 0)
+        spans.splice(0, spans.length, ...spans.flatMap((span) => pieces.get(span) ?? [span]));
+    }
     // A URL written apart (a default's word read in place of `${X:-Q}`, a quote inside it): each
     // part it takes out hidden where it is written, the rest kept as written, so it fills back
     // byte for byte (fix173: the word was written again in '…', `'https://h/p?token=Q'`); see

@@ -1,6 +1,11 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: ${NAME} references, meant literally.
 import { describe, expect, it } from "vitest";
-import { expectArgs, expectHiddenLine, exportedCommand } from "./test-support/spec-cases.js";
+import {
+  expectArgFilledBack,
+  expectArgs,
+  expectHiddenLine,
+  exportedCommand,
+} from "./test-support/spec-cases.js";
 
 // fix181: leaks fix180 saw and left.
 // 1. An argument holding a command substitution whose quote is left open in it (`["$(TOKEN=QQ\"x)"]`)
@@ -12,8 +17,9 @@ import { expectArgs, expectHiddenLine, exportedCommand } from "./test-support/sp
 //    the URL; one with none is exported as before (the URL's query dropped whole).
 // 3. A default's literal word read in place with literal text after its `}` (`srv ${V:-TOKEN=QJ}\\`):
 //    the value's text crossed the `}`, so the word was written again in '…' (`'TOKEN=QJ\\'`
-//    filled back), the display dropping `${V:-`. The value's own text as written is hidden now, its
-//    `}` included, where it holds no quote.
+//    filled back), the display dropping `${V:-`. The value's own text is hidden where it is written
+//    now, where it holds no quote: piece by piece, the default's `}` kept (fix182: hidden whole, the
+//    export left `${V:-` open).
 // 4. A continued pair left open by a default at the line's end (fix180 #6) after a URL whose query
 //    value holds a run-time part with a blank in it (`srv https://h/p?token=$(a b)x&code=${V:-J`)
 //    showed `J` in the display: the part's own words, listed between the URL and the `&`, hid the
@@ -75,10 +81,22 @@ describe("a continued pair left open at the line's end, text after a blank in it
 
 describe("a default's literal word read in place, literal text after its `}`", () => {
   it.each([
-    ["srv ${V:-TOKEN=QJ}\\", "srv ${V:-TOKEN=•", "srv ${V:-TOKEN=${TOKEN}"],
-    ["srv ${V:-TOKEN=QJ}x", "srv ${V:-TOKEN=•", "srv ${V:-TOKEN=${TOKEN}"],
-  ])("%s: the value hidden as written, `${V:-` kept, filled back byte for byte", (line, shown, exported) => {
-    expectHiddenLine(line, shown, exported);
+    // fix182: hidden whole, its `}` in the reference, the export left `${V:-` open (a reader of
+    // references keeps such a one as written, `${TOKEN}` unfilled): each piece is hidden in place now.
+    ["srv ${V:-TOKEN=QJ}\\", "srv ${V:-TOKEN=•}\\", "srv ${V:-TOKEN=${TOKEN}}\\"],
+    ["srv ${V:-TOKEN=QJ}x", "srv ${V:-TOKEN=•}•", "srv ${V:-TOKEN=${TOKEN}}${TOKEN_2}"],
+    ["srv ${V:-TOKEN=QJ}\\x y", "srv ${V:-TOKEN=•}• y", "srv ${V:-TOKEN=${TOKEN}}${TOKEN_2} y"],
+    ["srv ${V:-TOKEN=\\QJ}x", "srv ${V:-TOKEN=•}•", "srv ${V:-TOKEN=${TOKEN}}${TOKEN_2}"],
+  ])(
+    "%s: the value hidden where it is written, the default closed as written, filled back byte for byte",
+    (line, shown, exported) => {
+      expectHiddenLine(line, shown, exported);
+    },
+  );
+
+  it.each([["--run"], ["-c"]])("given as one argument after %s: filled back byte for byte", (flag) => {
+    expectArgFilledBack([flag, "srv ${V:-TOKEN=QJ}\\"]);
+    expectArgFilledBack([flag, "srv ${V:-TOKEN=QJ}x"]);
   });
 
   it("closed at the word's end: read as before", () => {
