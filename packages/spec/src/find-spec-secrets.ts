@@ -1300,7 +1300,11 @@ function gluedQueryPairs(line: string, words: readonly CommandWord[], shown: boo
       continue;
     // A closed `$(…)` or backtick part of the URL is one piece of it, a blank in it included.
     if (!glued.has(u) && !QUERY_URL.test(url.value.replace(/\$\([^()]*\)|`[^`]*`/g, "x"))) continue;
-    const asWritten = word.end - word.start === word.value.length;
+    // A literal default read in place is written as it reads too, its word the value's (fix182:
+    // `&%74oken=${V:-JJ}`, a name no rule for args reads, kept `JJ` in clear in both views).
+    const asWritten =
+      word.end - word.start === word.value.length ||
+      (word.defaults !== undefined && !word.dynamic && !/['"\\]/.test(written) && closesInItself(written));
     if (asWritten || shown) glued.add(i);
     if (asWritten) found.add(i);
   }

@@ -1,9 +1,13 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: ${NAME} references, meant literally.
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { withoutArgSecrets, withoutCommandLineSecrets } from "./index.js";
 import {
   expectArgFilledBack,
   expectArgs,
+  expectFilledBack,
   expectHiddenLine,
+  exportedArgs,
   exportedCommand,
 } from "./test-support/spec-cases.js";
 
@@ -101,5 +105,63 @@ describe("a default's literal word read in place, literal text after its `}`", (
 
   it("closed at the word's end: read as before", () => {
     expectHiddenLine("srv ${V:-TOKEN=QJ}", "srv ${V:-TOKEN=•}", "srv ${V:-TOKEN=${TOKEN}}");
+  });
+});
+
+// fix182: a continued query pair whose name no rule for args reads (`%74oken`, a percent-encoded
+// `token`) and whose value is a literal default read in place (`&%74oken=${V:-JJ}`): the pair was
+// not written as it reads, so it was left to the rules for args, which read no `NAME=` there, and
+// `JJ` was kept in clear in both views, pasted and in an argument.
+describe("a continued pair with a percent-encoded telling name, its value a default", () => {
+  it.each([
+    [
+      "srv https://h/p?a=1&%74oken=${V:-JJ}",
+      "srv https://h/p?a=1&%74oken=${V:-•}",
+      "srv https://h/p?a=1&%74oken=${V:-${_74OKEN}}",
+    ],
+    [
+      "srv https://h/p?a=1&%74oken=${V:-${W:-JJ}}",
+      "srv https://h/p?a=1&%74oken=${V:-${W:-•}}",
+      "srv https://h/p?a=1&%74oken=${V:-${W:-${_74OKEN}}}",
+    ],
+  ])("%s: the default's word hidden in place in both views", (line, shown, exported) => {
+    expectHiddenLine(line, shown, exported);
+    expectArgs(["--run", line], ["--run", shown], ["--run", exported]);
+  });
+
+  it("a name that does not tell, or a default that is a reference: kept", () => {
+    expectHiddenLine(
+      "srv https://h/p?a=1&page=${V:-JJ}",
+      "srv https://h/p?a=1&page=${V:-JJ}",
+      "srv https://h/p?a=1&page=${V:-JJ}",
+    );
+    expectHiddenLine(
+      "srv https://h/p?a=1&%74oken=${V:-$W}",
+      "srv https://h/p?a=1&%74oken=${V:-$W}",
+      "srv https://h/p?a=1&%74oken=${V:-$W}",
+    );
+  });
+
+  it("property: no letter of the default's word in clear in either view, filled back byte for byte", () => {
+    const name = fc.constantFrom("%74oken", "%74%6Fken", "api%5Fkey", "token");
+    const inner = fc.stringMatching(/^[JQ]{1,6}$/);
+    const wrap = fc.constantFrom(
+      (w: string) => `\${V:-${w}}`,
+      (w: string) => `\${V:-\${W:-${w}}}`,
+    );
+    const before = fc.constantFrom("", "&c=2", "&b=${X}");
+    fc.assert(
+      fc.property(name, inner, wrap, before, (n, w, f, b) => {
+        const line = `srv https://h/p?a=1${b}&${n}=${f(w)}`;
+        for (const text of [withoutCommandLineSecrets(line, () => "•"), exportedCommand(line) ?? ""])
+          expect(text).not.toMatch(/[JQ]/);
+        expectFilledBack(line);
+        const args = ["--run", line];
+        expect(withoutArgSecrets(args, () => "•")[1]).not.toMatch(/[JQ]/);
+        expect(exportedArgs(args)?.[1]).not.toMatch(/[JQ]/);
+        expectArgFilledBack(args);
+      }),
+      { numRuns: 200 },
+    );
   });
 });
