@@ -3299,6 +3299,17 @@ function shownLeftOpen(
 }
 
 /**
+ * @internal True when `line` is one a shell refuses (a quote or a run-time part left open) holding a
+ * telling name's literal value: the refused-line rule hides that value (see `lineSecrets`), and a
+ * shell's own command so written may hold a credential (see `shellScript`; fix182: `sh -c 'srv
+ * --token ${V:-X'` kept `X` in clear in both views, its telling word given by a reference to
+ * `scriptTells`, and nothing flagged by the reading of a line the shell accepts).
+ */
+export function refusedLineTells(line: string): boolean {
+  return tellingLiteral(line) !== undefined && !closesInItself(line, true);
+}
+
+/**
  * A name whose whole name tells (see `wholeNameTells`) written before a literal value: `NAME=X`,
  * `name: X`, `--name X`, `--name=X`, `${NAME:-X`, the value perhaps opened by quotes, or the word of
  * a default written as the value (`NAME=${V:-X`: `inDefault`); a value that

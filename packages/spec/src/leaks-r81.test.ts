@@ -165,3 +165,25 @@ describe("a continued pair with a percent-encoded telling name, its value a defa
     );
   });
 });
+
+// fix182: a shell's own command the shell refuses, its telling name's value a default left open
+// (`sh -c 'srv --token ${V:-JJ'`): its telling word was given by a reference (`--token ${V`) for
+// `scriptTells`, and the reading of a line the shell accepts flagged nothing, so `JJ` was kept in
+// clear in both views. Such a command is replaced whole now, as one holding a telling literal is.
+describe("a shell's own command left open in a default after a telling name", () => {
+  it.each([["srv --token ${V:-JJ"], ["srv TOKEN=${V:-JJ"], ["srv https://h/p?a=1&token=${V:-JJ"]])(
+    "sh -c %s: replaced whole in both views",
+    (script) => {
+      expectArgs(["-c", script], ["-c", "•"], ["-c", "${SRV_COMMAND}"]);
+    },
+  );
+
+  it("pasted after sh -c, exported whole", () => {
+    expect(exportedCommand("sh -c 'srv --token ${V:-JJ'")).toBe("${SRV_COMMAND}");
+  });
+
+  it("one whose default follows no telling name, or that closes: as before", () => {
+    expectArgs(["-c", "srv --port ${V:-80"], ["-c", "srv --port ${V:-80"], ["-c", "srv --port ${V:-80"]);
+    expectArgs(["-c", "srv --token ${V}"], ["-c", "srv --token ${V}"], ["-c", "srv --token ${V}"]);
+  });
+});
