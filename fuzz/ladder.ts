@@ -1011,12 +1011,9 @@ export const SHAPES: Shape[] = [
   {
     // fix182: the words before a glued query pair read in one pass (fix181 walked back from each
     // word over the words a quote's text is read again as: a 64 KiB quote took seconds, x3 a
-    // doubling), and the export's look for a blank after a pair's URL read once for the line.
-    name: "withoutCommandLineSecrets, exportSpec, withoutArgSecrets: a quote's words, then glued pairs left open",
-    build: (n) => [
-      `srv "${repeat("a b ", n / 2)}" https://h/p?t=$(a b)x&code=\${V:-J`,
-      `srv https://h/p?a=1${repeat("&b=2", n / 4)}&sig=\${V:-J Q`,
-    ],
+    // doubling). One line of about half the rung, read by the display, the export and as an argument.
+    name: "withoutCommandLineSecrets, exportSpec, withoutArgSecrets: a quote's words, then a glued pair left open",
+    build: (n) => [`srv "${repeat("a b ", n / 2)}" https://h/p?t=$(a b)x&code=\${V:-J`],
     run: (list) => {
       for (const line of list as string[]) {
         withoutCommandLineSecrets(line);
