@@ -1009,6 +1009,20 @@ export const SHAPES: Shape[] = [
     },
   },
   {
+    // fix182: the words before a glued query pair read in one pass (fix181 walked back from each
+    // word over the words a quote's text is read again as: a 64 KiB quote took seconds, x3 a
+    // doubling). One line of about half the rung, read by the display, the export and as an argument.
+    name: "withoutCommandLineSecrets, exportSpec, withoutArgSecrets: a quote's words, then a glued pair left open",
+    build: (n) => [`srv "${repeat("a b ", n / 2)}" https://h/p?t=$(a b)x&code=\${V:-J`],
+    run: (list) => {
+      for (const line of list as string[]) {
+        withoutCommandLineSecrets(line);
+        exportCommand(line);
+        withoutArgSecrets(["--run", line]);
+      }
+    },
+  },
+  {
     // fix162: a quoted command's words that open a quote read with the words up to its closing one
     // (each word read at most once for each quote), a URL's userinfo holding blanks, and curl's,
     // redis-cli's and Samba's password flags with quoted values holding blanks.

@@ -1263,27 +1263,87 @@ function gluedQueryPairs(line: string, words: readonly CommandWord[], shown: boo
   // views) those written apart too, the query going on after them (fix179: `…&token=\"${X}&J}api_key=X`,
   // whose last pair the export drops, kept X in clear).
   const glued = new Set<number>();
+  // The words read again inside a word (its substitution's, its quotes': `data`) are listed after
+  // it: the `&` and the URL before a pair are the words before it that are none (fix181: a URL whose
+  // `$(a b)` holds a blank had such words between, and a pair after it was not read).
+  // `before[i]`: the index of the last word before `i` that is not `data` (-1 when none), read in one
+  // pass (fix182: walking back from each word over the data words before it was quadratic in a
+  // quote's words, a 64 KiB `sh -c` line took seconds).
+  const before: number[] = [];
+  for (let i = 0, last = -1; i < words.length; i += 1) {
+    before.push(last);
+    if (!(words[i] as CommandWord).data) last = i;
+  }
+  // The blank last in the line before its trailing ones: a blank follows a URL when it starts before it.
+  const lastBlank = line.trimEnd().search(/\s\S*$/);
   for (let i = 2; i < words.length; i += 1) {
     const word = words[i] as CommandWord;
-    const and = words[i - 1] as CommandWord;
-    const url = words[i - 2] as CommandWord;
-    if (word.operator || word.data || !and.operator || and.value !== "&" || url.operator || url.data)
-      continue;
+    if (word.operator || word.data) continue;
+    const a = before[i] as number;
+    const u = a < 0 ? -1 : (before[a] as number);
+    if (u < 0) continue;
+    const and = words[a] as CommandWord;
+    const url = words[u] as CommandWord;
+    if (!and.operator || and.value !== "&" || url.operator || url.data) continue;
     if (and.start !== url.end || word.start !== and.end || url.group !== word.group) continue;
     // Each quote and run-time part closed in it (one left open, on a line a shell refuses, is read
     // as before), and written as it reads (no quote or escape in it: one written apart is read as
     // before, the query going on after it).
     // Shown, one whose only part left open is a default at its end (`&code=${V:-J`, on a line a
-    // shell refuses) is read too: its word is the value's (fix180: `J` was kept in clear).
+    // shell refuses) is read too: its word is the value's (fix180: `J` was kept in clear). So is it
+    // in the export when a blank follows the URL (`&sig=${V:-J Q`, `?token=$(a b)x&code=${V:-J`):
+    // the later round's reading of one URL, which drops such a pair whole, stops at that blank
+    // (fix181: ` Q`, `J` kept in clear).
     const written = line.slice(word.start, word.end);
-    if (!pair.test(word.value) || !(closesInItself(written) || (shown && openDefaultAtEnd(written))))
+    const openRead = shown || lastBlank >= url.start;
+    if (!pair.test(word.value) || !(closesInItself(written) || (openRead && openDefaultAtEnd(written))))
       continue;
-    if (!glued.has(i - 2) && !QUERY_URL.test(url.value)) continue;
-    const asWritten = word.end - word.start === word.value.length;
+    // A closed `$(…)` or backtick part of the URL is one piece of it, a blank in it included.
+    if (!glued.has(u) && !QUERY_URL.test(url.value.replace(/\$\([^()]*\)|`[^`]*`/g, "x"))) continue;
+    // A literal default read in place is written as it reads too, its word the value's (fix182:
+    // `&%74oken=${V:-JJ}`, a name no rule for args reads, kept `JJ` in clear in both views).
+    const asWritten =
+      word.end - word.start === word.value.length ||
+      (word.defaults !== undefined && !word.dynamic && !/['"\\]/.test(written) && closesInItself(written));
     if (asWritten || shown) glued.add(i);
     if (asWritten) found.add(i);
   }
   return found;
+}
+
+/**
+ * `span` of `word` (a value whose text steps over a default's braces, `${V:-TOKEN=QJ}x`) cut where
+ * it does, each piece hidden where it is written (its `written`: from its first character, an
+ * escape before it included, to its last), the braces between kept as written, so the references
+ * fill back byte for byte and each `${NAME:-…}` stays as the line closes it (`${V:-TOKEN=${TOKEN}}x`
+ * would drop `x`'s piece; it is `${TOKEN_2}`). A piece of backslashes only (`${V:-TOKEN=QJ}\\` at
+ * the line's end) says nothing and is kept as written. Undefined when the value's text holds a
+ * quote. One pass over the span.
+ */
+function bracedPieces(line: string, word: CommandWord, span: Span): Span[] | undefined {
+  const at = word.at;
+  const first = at[span.start] as number;
+  if (/['"]/.test(line.slice(first, (at[span.end - 1] as number) + 1))) return undefined;
+  // Where a piece starting at value index `k` is written: an escape just before it is its own.
+  const startOf = (k: number) => {
+    const from = at[k] as number;
+    const floor = k > 0 ? (at[k - 1] as number) + 1 : word.start;
+    return from > floor && line[from - 1] === "\\" ? from - 1 : from;
+  };
+  const pieces: Span[] = [];
+  let from = span.start;
+  for (let k = span.start + 1; k <= span.end; k += 1) {
+    if (k < span.end && !/[{}]/.test(line.slice((at[k - 1] as number) + 1, at[k] as number))) continue;
+    if (!/^\\*$/.test(word.value.slice(from, k)))
+      pieces.push({
+        ...span,
+        start: from,
+        end: k,
+        written: { start: startOf(from), end: (at[k - 1] as number) + 1 },
+      });
+    from = k;
+  }
+  return pieces;
 }
 
 /** True when `text` holds no quote and its one part left open is a default (`${NAME:-`) whose word runs to the end with no run-time part in it. */
@@ -2110,13 +2170,27 @@ export function commandLineSecrets(
     // hidden, quotes and all, where no quote is open at either end, so it fills back byte for byte
     // (r63-6: the word was written again in '…', `'Password=${PASSWORD}'`, whose reference fills
     // back the value as the shell reads it, not as written).
-    if (!word.dynamic && !word.data)
+    if (!word.dynamic && !word.data) {
+      // A default's literal word read in place with literal text after its `}` (`${V:-TOKEN=QJ}\\`,
+      // `${V:-TOKEN=QJ}x`): the value's own text hidden where it is written, piece by piece, its
+      // braces kept (see `bracedPieces`), where it holds no quote (fix181: written again in '…', the
+      // `${V:-` was dropped and the reference did not fill back byte for byte; fix182: hidden whole,
+      // its `}` in the reference, the export left `${V:-` open, which a reader of references keeps
+      // as written).
+      const pieces = new Map<Span, Span[]>();
       for (const span of spans)
         if (split(span) && span.put === undefined && span.with === undefined) {
           const whole =
             writtenWhole(line, word, span, quotesOf()) ?? writtenInQuote(line, word, span, quotesOf());
           if (whole) span.written = whole;
+          else if (word.defaults !== undefined && !openAtEnd(word.start)) {
+            const own = bracedPieces(line, word, span);
+            if (own) pieces.set(span, own);
+          }
         }
+      if (pieces.size > 0)
+        spans.splice(0, spans.length, ...spans.flatMap((span) => pieces.get(span) ?? [span]));
+    }
     // A URL written apart (a default's word read in place of `${X:-Q}`, a quote inside it): each
     // part it takes out hidden where it is written, the rest kept as written, so it fills back
     // byte for byte (fix173: the word was written again in '…', `'https://h/p?token=Q'`); see
@@ -3036,8 +3110,13 @@ function readArgRest(
   // A word holding a command substitution (`$(PASSWORD=X)`, `` `PASSWORD=X` ``, `x=$(…)`): its
   // command read as a command line's is (r61-4: one such word of a list kept X in clear, while
   // the same text with a blank in it was read as a line).
+  // One the shell refuses (a quote left open in the part, `$(TOKEN=X"y)`) goes to the refused-line
+  // rule (see `lineSecrets`) as the same text pasted does (fix181: its reading as a command line
+  // flagged nothing, `X` kept in clear in both views).
   if (rules.words && /\$\(|`/.test(arg)) {
-    const line = commandLineSecrets(arg, hide, scriptName);
+    const line =
+      commandLineSecrets(arg, hide, scriptName) ??
+      (closesInItself(arg) ? undefined : lineSecrets(arg, hide, scriptName, false));
     if (line) return line;
   }
   if (ASSIGNMENT.test(arg)) return undefined;
@@ -3217,6 +3296,17 @@ function shownLeftOpen(
   }
   flush();
   return out;
+}
+
+/**
+ * @internal True when `line` is one a shell refuses (a quote or a run-time part left open) holding a
+ * telling name's literal value: the refused-line rule hides that value (see `lineSecrets`), and a
+ * shell's own command so written may hold a credential (see `shellScript`; fix182: `sh -c 'srv
+ * --token ${V:-X'` kept `X` in clear in both views, its telling word given by a reference to
+ * `scriptTells`, and nothing flagged by the reading of a line the shell accepts).
+ */
+export function refusedLineTells(line: string): boolean {
+  return tellingLiteral(line) !== undefined && !closesInItself(line, true);
 }
 
 /**

@@ -1,6 +1,6 @@
 // Part of spec's secret reader (see find-spec-secrets.ts): which argument of a command is a script (a shell's `-c`, a program's `-e`, ssh's remote command, PowerShell's `-Command`/`-EncodedCommand`) and whether a script tells of a credential.
 import { SSH_VALUED } from "./client-args.js";
-import { type ArgFound, commandLineSecrets, reference } from "./find-spec-secrets.js";
+import { type ArgFound, commandLineSecrets, reference, refusedLineTells } from "./find-spec-secrets.js";
 import { looksLikeKey, type SecretHide, SecretSign } from "./secret-signs.js";
 
 /**
@@ -92,7 +92,11 @@ export function shellScript(
     commandLineSecrets(script)?.sign ??
     (looksLikeKey(script)
       ? SecretSign.Value
-      : always || HEREDOC.test(script) || scriptTells(script) || runsEncodedPowerShell(script)
+      : always ||
+          HEREDOC.test(script) ||
+          scriptTells(script) ||
+          runsEncodedPowerShell(script) ||
+          refusedLineTells(script)
         ? SecretSign.Script
         : undefined);
   if (sign === undefined) return undefined;

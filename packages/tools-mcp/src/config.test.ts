@@ -381,6 +381,24 @@ describe("${VAR} in a .mcp.json", () => {
     );
   });
 
+  it("fills a default's word spec's export took out where literal text follows its `}` (fix182)", async () => {
+    const { exportSpec, SPEC_TOKEN } = await import("@loopwright/spec");
+    // fix181's export hid `QJ}\` whole (`${V:-TOKEN=${TOKEN}`): the default left open, kept as
+    // written here, the server given the literal `${TOKEN}`.
+    for (const run of ["exec srv ${V:-TOKEN=QJ}\\", "exec srv ${V:-TOKEN=QJ}x --port 80"]) {
+      const original = [{ name: "db", command: "srv", args: ["--run", run] }];
+      const servers =
+        exportSpec({ spec: SPEC_TOKEN, bundle: { mcpServers: original } }).bundle?.mcpServers ?? [];
+      expect(JSON.stringify(servers)).not.toContain("QJ");
+      const names = [...(servers[0]?.args?.[1] ?? "").matchAll(/\$\{(TOKEN(?:_\d+)?)\}/g)].map(
+        (m) => m[1] ?? "",
+      );
+      // Each reference given back the text it took out: the server gets what the original gives.
+      const env = Object.fromEntries(names.map((name, i) => [name, i === 0 ? "QJ" : "x"]));
+      expect(mcpServers(servers, { env })[0]?.args).toEqual(mcpServers(original, { env: {} })[0]?.args);
+    }
+  });
+
   it("gives back a plain argument's literal default after spec's export took it out (env and headers it removes)", async () => {
     const { exportSpec, SPEC_TOKEN } = await import("@loopwright/spec");
     const original = [
