@@ -25,6 +25,7 @@ import { preselectByKeywords, preselection, preselectSystem } from "../packages/
 import { transcriptText } from "../packages/side-task/src/summariser.js";
 import {
   exportSpec,
+  findSpecSecrets,
   looksLikeKey,
   parseSpec,
   resolveAgentSpec,
@@ -1007,6 +1008,24 @@ export const SHAPES: Shape[] = [
         withoutArgSecrets(["--run", line], () => "*");
       }
     },
+  },
+  {
+    // Many servers whose names all give one reference base (each name a different CJK letter, so
+    // each base is `COMMAND`): the numbering was quadratic (10,000 servers took about 20 s, so about
+    // 0.5 s at 1,600 and 2 s at 3,200: ×4 a doubling). One server for each 20 bytes of the rung:
+    // 400 at 8 KiB, 3,200 at 64 KiB.
+    name: "findSpecSecrets: servers whose names all give the same reference base",
+    build: (n) => ({
+      spec: "loopwright.agent/1",
+      bundle: {
+        mcpServers: Array.from({ length: Math.max(1, Math.floor(n / 20)) }, (_, i) => ({
+          name: String.fromCharCode(0x4e00 + i),
+          command: "sh",
+          args: ["-c", `exec srv --token-file /run/t${i}`],
+        })),
+      },
+    }),
+    run: (doc) => findSpecSecrets(doc as never),
   },
   {
     // fix182: the words before a glued query pair read in one pass (fix181 walked back from each

@@ -1098,7 +1098,9 @@ describe("reference names (r41 #14, #6)", () => {
     ]);
   });
 
-  it("names 10 000 servers sharing a base in linear time", () => {
+  // Its time is the fuzz ladder's to judge ("servers whose names all give the same reference
+  // base"): quadratic, 10 000 servers took about 20 s here; linear, about 1-2 s.
+  it("names 10 000 servers sharing a base, each its own number", () => {
     const doc: AgentSpec = {
       spec: SPEC_TOKEN,
       bundle: {
@@ -1111,11 +1113,9 @@ describe("reference names (r41 #14, #6)", () => {
         })),
       },
     };
-    const start = performance.now();
     const hints = findSpecSecrets(doc);
-    // Quadratic, this took about 20 s here; linear, about 1-2 s.
-    expect(performance.now() - start).toBeLessThan(8000);
     expect(hints).toHaveLength(10000);
+    expect(new Set(hints.map((hint) => hint.references.join())).size).toBe(10000);
     expect(hints.at(-1)?.references).toEqual(["${COMMAND_10000}"]);
   }, 30_000);
 });
