@@ -345,9 +345,17 @@ function dateParts(text: string, reference: number): DateParts | undefined {
 
 /**
  * The server's own "wait this long" in ms: `retry-after-ms`, `retry-after`, "try again in 644ms", or
- * "retry after 20 seconds".
+ * "retry after 20 seconds". A wait past a double once in ms (`estimated_time: 1e306`, 309 digits of
+ * seconds) is no wait a server meant, and no hint: `Infinity` would reach `setTimeout`, which runs it
+ * at once.
  */
 function hintMs(error: unknown, now: () => number): number | undefined {
+  const ms = statedMs(error, now);
+  return ms !== undefined && Number.isFinite(ms) ? ms : undefined;
+}
+
+/** {@link hintMs} before the finite check. */
+function statedMs(error: unknown, now: () => number): number | undefined {
   const facts = readError(error);
   const ms = firstNumber(facts.headers?.("retry-after-ms"));
   if (ms !== undefined) return ms;
@@ -389,7 +397,8 @@ function hintMs(error: unknown, now: () => number): number | undefined {
 }
 
 /**
- * The wait the server asked for, in ms, uncapped; `undefined` where it asked for none.
+ * The wait the server asked for, in ms, uncapped; `undefined` where it asked for none (or for a
+ * wait past what a number holds in ms, which is no wait a server meant).
  *
  * Reads `retry-after-ms`, `retry-after` (seconds, or an HTTP date in one of RFC 9110's three forms
  * — IMF-fixdate, RFC 850, asctime — measured against the response's own `Date` header, else `now`,
