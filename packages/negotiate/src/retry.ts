@@ -373,15 +373,16 @@ function statedMs(error: unknown, now: () => number): number | undefined {
   const estimated = facts.objects.find((o) => typeof o.estimated_time === "number")?.estimated_time;
   if (typeof estimated === "number" && Number.isFinite(estimated) && estimated >= 0) return estimated * 1000;
   // OpenAI "Please try again in 644ms" / "in 20s", Groq "in 1m23.5s", "in 2h1m".
-  const said = /try again in ((?:\d+h)?(?:\d+m(?!s))?(?:\d+(?:\.\d+)?(?:ms|s))?)/i.exec(facts.text)?.[1];
-  if (said) {
-    const part = (re: RegExp) => Number(re.exec(said)?.[1] ?? 0);
+  // Each part read by this one match: searched for again in what it matched, a part's `\d+` was
+  // tried from every digit of a long run (quadratic; 64 KiB of digits took 16 s).
+  const said = /try again in (?:(\d+)h)?(?:(\d+)m(?!s))?(?:(\d+(?:\.\d+)?)(ms|s))?/i.exec(facts.text);
+  if (said?.[1] !== undefined || said?.[2] !== undefined || said?.[3] !== undefined) {
+    const [, hours = "0", minutes = "0", amount = "0", unit] = said;
     const ms =
-      part(/(\d+)h/) * 3_600_000 +
-      part(/(\d+)m(?!s)/) * 60_000 +
-      part(/(\d+(?:\.\d+)?)s/) * 1000 +
-      part(/(\d+(?:\.\d+)?)ms/);
-    if (ms > 0 || /^0/.test(said)) return ms;
+      Number(hours) * 3_600_000 +
+      Number(minutes) * 60_000 +
+      Number(amount) * (unit?.toLowerCase() === "ms" ? 1 : 1000);
+    if (ms > 0 || /^0/.test(said[1] ?? said[2] ?? said[3] ?? "")) return ms;
   }
   // Azure's 429 (and relays' copies of it, which drop the header): "Please retry after 60 seconds."
   const words =

@@ -1,7 +1,8 @@
 import { startServer, type TestServer } from "@loopwright/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { clientFor, rejection } from "../test/wire.js";
-import { backoffMs, retryAfterMs } from "./retry.js";
+import { ContextOverflow } from "./errors.js";
+import { backoffMs, isOverflow, retryAfterMs } from "./retry.js";
 
 // Review r70 (R70F-…): what a host would notice, over real HTTP to the testkit.
 
@@ -45,5 +46,51 @@ describe("R70F-1: a wait too long for a number is no hint, so backoffMs stays fi
     const error = await refused(429, { error: { message: "rate limited" } }, { "retry-after": "86400" });
     expect(retryAfterMs(error)).toBe(86_400_000);
     expect(backoffMs(0, error, { maxHintMs: Number.POSITIVE_INFINITY })).toBe(86_400_000);
+  });
+});
+
+describe("R70F-2: a long run of digits in a refusal is read in linear time", () => {
+  // The classifiers read 64 KiB of each message; a proxy's page or a looping model's echo can be
+  // digits. "try again in <digits>s" made retryAfterMs (and so backoffMs) search each part again
+  // from every digit: 16 s for 64 KiB. ContextOverflow.fromError's "(\\d+) of text input" did the
+  // same over any run of digits anywhere: 8 s. The bound is a hang guard (both now take milliseconds).
+  const digits = "7".repeat(60_000);
+
+  it("answers retryAfterMs and backoffMs for a 429 whose 'try again in' runs 60,000 digits, in well under a second", {
+    timeout: 60_000,
+  }, async () => {
+    const error = await refused(429, {
+      error: { message: `Rate limit reached. Please try again in ${digits}s.` },
+    });
+    const started = performance.now();
+    expect(retryAfterMs(error)).toBeUndefined();
+    expect(backoffMs(1, error, { random: () => 1 })).toBe(2000);
+    expect(performance.now() - started).toBeLessThan(1500);
+  });
+
+  it("reads the window and the prompt of an overflow that carries 60,000 digits, in well under a second", {
+    timeout: 60_000,
+  }, async () => {
+    const error = await refused(400, {
+      error: {
+        message: `This model's maximum context length is 8192 tokens. Please reduce the length of the messages. ${digits}`,
+        type: "invalid_request_error",
+        param: "messages",
+        code: "context_length_exceeded",
+      },
+    });
+    const started = performance.now();
+    expect(isOverflow(error)).toBe(true);
+    const overflow = ContextOverflow.fromError(error);
+    expect([overflow.window, overflow.promptTokens]).toEqual([8192, undefined]);
+    expect(performance.now() - started).toBeLessThan(1500);
+  });
+
+  it("still reads each part of 'try again in' as before", async () => {
+    const waits = [];
+    for (const said of ["1h", "2m", "1m23.5s", "4.77s", "644ms", "0s"]) {
+      waits.push(retryAfterMs(await refused(429, { error: { message: `Please try again in ${said}.` } })));
+    }
+    expect(waits).toEqual([3_600_000, 120_000, 83_500, 4770, 644, 0]);
   });
 });
