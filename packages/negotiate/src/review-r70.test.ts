@@ -1,7 +1,9 @@
 import { startServer, type TestServer } from "@loopwright/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { clientFor, rejection } from "../test/wire.js";
+import { createCapabilityStore } from "./capabilities.js";
 import { ContextOverflow } from "./errors.js";
+import { buildBody } from "./request-body.js";
 import { backoffMs, isOverflow, retryAfterMs } from "./retry.js";
 
 // Review r70 (R70F-…): what a host would notice, over real HTTP to the testkit.
@@ -92,5 +94,27 @@ describe("R70F-2: a long run of digits in a refusal is read in linear time", () 
       waits.push(retryAfterMs(await refused(429, { error: { message: `Please try again in ${said}.` } })));
     }
     expect(waits).toEqual([3_600_000, 120_000, 83_500, 4770, 644, 0]);
+  });
+});
+
+describe("R70F-4: buildBody is linear in the dropped fields and the extra body", () => {
+  // Each extraBody field was looked up in the model's droppedFields array: 100,000 of each (a
+  // snapshot carries every field a model refused) took 8 s. The bound is a hang guard.
+  it("builds a body from 100,000 extra fields, all dropped but two, in well under 3 s", {
+    timeout: 60_000,
+  }, () => {
+    const store = createCapabilityStore();
+    const supports = store.capabilitiesFor(server.baseUrl);
+    const model = store.modelCapabilitiesFor(supports, "m");
+    const fields = Array.from({ length: 100_000 }, (_, i) => `x_${i}`);
+    model.droppedFields.push(...fields);
+    const extraBody = Object.fromEntries([...fields, "kept_a", "kept_b"].map((f) => [f, 1]));
+    const started = performance.now();
+    const body = buildBody({ model: "m", extraBody }, supports, model, []);
+    expect(performance.now() - started).toBeLessThan(3000);
+    expect(Object.keys(body).filter((k) => k.startsWith("kept_") || k.startsWith("x_"))).toEqual([
+      "kept_a",
+      "kept_b",
+    ]);
   });
 });
