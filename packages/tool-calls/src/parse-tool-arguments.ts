@@ -13,6 +13,7 @@ import {
   isRecord,
   isUnterminated,
   MAX_DEPTH,
+  nestsDeeper,
   type Parsed,
   repairLeading,
   repairParse,
@@ -431,6 +432,11 @@ function readSlow(
   }
   if (finishReason === "length") throw truncated(raw, name, true);
   if (!parsed && nonJsonNumber(trimmed) !== undefined) throw nonNumber(raw, name, trimmed);
+  // Not read for its depth (valid JSON 600 levels deep included): said so, or the model, told it
+  // wrote no JSON, sends the same again.
+  if (!parsed && nestsDeeper(trimmed, MAX_DEPTH)) {
+    throw malformed(raw, name, `they nest deeper than ${MAX_DEPTH} levels`);
+  }
   throw malformed(
     raw,
     name,

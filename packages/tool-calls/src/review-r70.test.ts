@@ -33,3 +33,31 @@ describe("R70F-3: an arguments object holding NaN or Infinity is refused, not ha
     expect(json).toBe('{"query":"cats","limit":1e+308,"offset":-0.5}');
   });
 });
+
+// R70F-5: arguments nested deeper than 512 levels are refused (README, Limits), but the model was
+// told they "could not be read as JSON" even when they were valid JSON: told it wrote no JSON, a
+// model sends the same again. The refusal now names the depth.
+describe("R70F-5: arguments refused for their depth say so", () => {
+  for (const [label, text] of [
+    ["valid JSON 600 levels deep", `{"a":${"[".repeat(600)}${"]".repeat(600)}}`],
+    ["almost-JSON 600 levels deep", `{a:${"[".repeat(600)}${"]".repeat(600)},}`],
+    ["valid JSON 100,000 levels deep", `{"a":${"[".repeat(100_000)}${"]".repeat(100_000)}}`],
+  ] as const) {
+    it(`names the depth for ${label}`, () => {
+      let caught: unknown;
+      try {
+        parseToolArguments(text, { name: "write_file" });
+      } catch (error) {
+        caught = error;
+      }
+      expect(ToolArgumentsError.isInstance(caught)).toBe(true);
+      expect((caught as ToolArgumentsError).kind).toBe("malformed");
+      expect((caught as ToolArgumentsError).message).toContain("nest deeper than 512 levels");
+    });
+  }
+
+  it("still reads 500 levels, and still says 'could not be read' of text that is no JSON", () => {
+    expect(parseToolArguments(`{"a":${"[".repeat(500)}${"]".repeat(500)}}`).json).toContain("[[[");
+    expect(() => parseToolArguments("{{{]]]")).toThrow(/could not be read as JSON/);
+  });
+});
