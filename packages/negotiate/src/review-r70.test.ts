@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { clientFor, rejection } from "../test/wire.js";
 import { createCapabilityStore } from "./capabilities.js";
 import { ContextOverflow } from "./errors.js";
+import { readRefusal } from "./refusal.js";
 import { buildBody } from "./request-body.js";
 import { backoffMs, isOverflow, retryAfterMs } from "./retry.js";
 
@@ -116,5 +117,48 @@ describe("R70F-4: buildBody is linear in the dropped fields and the extra body",
       "kept_a",
       "kept_b",
     ]);
+  });
+});
+
+describe("R70F-6: readRefusal reads a long line of repeated wording in linear time", () => {
+  // Two patterns ran from each occurrence of their opening words to the end of the line: Ollama's
+  // "Expected 'reasoning_effort' to be one of: …; found …" and OpenAI's "'temperature' does not
+  // support … Only the default (1) value is supported". A 64 KiB line of either opening, over and
+  // over, took about half a second to read (the README says the patterns run in linear time).
+  it("reads 64 KiB lines of each opening, over and over, in a fraction of the time", async () => {
+    const lines = [
+      "Expected 'reasoning_effort' to be one of:".repeat(1_600),
+      "Unsupported value: 'temperature' does not support ".repeat(1_300),
+    ];
+    const errors = [];
+    for (const message of lines)
+      errors.push(await refused(400, { error: { message, type: "invalid_request_error" } }));
+    const started = performance.now();
+    for (const error of errors) expect(readRefusal(error)).toBeUndefined();
+    expect(performance.now() - started).toBeLessThan(400);
+  });
+
+  it("still reads both refusals as they are worded", async () => {
+    const ollama = await refused(400, {
+      error: {
+        message:
+          "Expected 'reasoning_effort' to be one of: 'high', 'low', 'medium', 'minimal'; found 'none'.",
+      },
+    });
+    expect(readRefusal(ollama)).toEqual({
+      kind: "effort",
+      refused: "none",
+      supported: ["high", "low", "medium", "minimal"],
+    });
+    const openai = await refused(400, {
+      error: {
+        message:
+          "Unsupported value: 'temperature' does not support 0.2 with this model. Only the default (1) value is supported.",
+        type: "invalid_request_error",
+        param: "temperature",
+        code: "unsupported_value",
+      },
+    });
+    expect(readRefusal(openai)).toEqual({ kind: "temperature" });
   });
 });
