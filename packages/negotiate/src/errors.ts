@@ -159,6 +159,12 @@ export class ContextOverflow extends Error {
   declare readonly promptTokens?: number;
 
   constructor(serverMessage: string, options?: ContextOverflowOptions) {
+    if (typeof serverMessage !== "string") {
+      // Read before `super`: its sentence is made from these words.
+      throw new TypeError(
+        `ContextOverflow: serverMessage must be the endpoint's words as a string; got ${serverMessage === null ? "null" : typeof serverMessage}.`,
+      );
+    }
     super(
       `The request does not fit the model's context window: ${asSentence(serverMessage)} ` +
         "Shorten the transcript (prune tool results or compact it) or raise the window, then send again.",

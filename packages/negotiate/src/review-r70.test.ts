@@ -162,3 +162,14 @@ describe("R70F-6: readRefusal reads a long line of repeated wording in linear ti
     expect(readRefusal(openai)).toEqual({ kind: "temperature" });
   });
 });
+
+describe("R70F-7: ContextOverflow made without the server's words says so", () => {
+  // A host's size guard building one from a value that is not text got "words.trimEnd is not a
+  // function" from inside the constructor, naming nothing it passed.
+  it("throws a TypeError naming serverMessage for a number, null or an object", () => {
+    for (const bad of [413, null, { message: "too long" }]) {
+      expect(() => new ContextOverflow(bad as never)).toThrow(/ContextOverflow: serverMessage must be/);
+    }
+    expect(new ContextOverflow("prompt too long", { window: 4096 }).window).toBe(4096);
+  });
+});
