@@ -78,7 +78,9 @@ const PROMPT_WORDS: readonly RegExp[] = [
   /request has (\d+) input tokens/i,
   /requested (\d+) tokens in the messages/i,
   /keep the first (\d+) tokens/i,
-  /(\d+) of text input/i,
+  // The look-behind starts the number where its digits start: tried at every digit of a long run,
+  // `(\d+)` would read the rest of the run from each one (quadratic; 64 KiB of digits took 8 s).
+  /(?<!\d)(\d+) of text input/i,
   /\((\d+) in the messages/i,
   /prompt \((?:total )?length (\d+)\)/i,
   /Prompt length of (\d+) is longer/i,
@@ -98,10 +100,10 @@ function firstCount(text: string, patterns: readonly RegExp[]): number | undefin
 
 /** The prompt a refusal counted: "requested 8213 tokens (…, 800 in the completion)" less the completion, else its words. */
 function promptOf(text: string): number | undefined {
-  const whole = /requested (?:about )?(\d+) tokens \(([^)]*)\)/i.exec(text);
+  const whole = /requested (?:about )?(\d+) tokens \(([^)]{0,200})\)/i.exec(text);
   if (whole) {
     const total = tokenCount(whole[1]);
-    const completion = tokenCount(/(\d+) in the (?:completion|output)/i.exec(whole[2] ?? "")?.[1]);
+    const completion = tokenCount(/(?<!\d)(\d+) in the (?:completion|output)/i.exec(whole[2] ?? "")?.[1]);
     if (total !== undefined && completion !== undefined && completion < total) return total - completion;
   }
   return firstCount(text, PROMPT_WORDS);
@@ -157,6 +159,12 @@ export class ContextOverflow extends Error {
   declare readonly promptTokens?: number;
 
   constructor(serverMessage: string, options?: ContextOverflowOptions) {
+    if (typeof serverMessage !== "string") {
+      // Read before `super`: its sentence is made from these words.
+      throw new TypeError(
+        `ContextOverflow: serverMessage must be the endpoint's words as a string; got ${serverMessage === null ? "null" : typeof serverMessage}.`,
+      );
+    }
     super(
       `The request does not fit the model's context window: ${asSentence(serverMessage)} ` +
         "Shorten the transcript (prune tool results or compact it) or raise the window, then send again.",

@@ -94,7 +94,7 @@ function pydanticEffort(facts: ErrorFacts): Refusal | undefined {
  */
 function expectedOneOf(facts: ErrorFacts): Refusal | undefined {
   const match =
-    /Expected ['"`]?reasoning[_.]effort['"`]? to be one of:?\s*([^;\n]*);\s*(?:found|got|received)\s+(?:'([^']*)'|"([^"]*)"|(null|None))/i.exec(
+    /Expected ['"`]?reasoning[_.]effort['"`]? to be one of:?\s*([^;\n]{0,400});\s*(?:found|got|received)\s+(?:'([^']*)'|"([^"]*)"|(null|None))/i.exec(
       facts.text,
     );
   if (!match) return undefined;
@@ -308,7 +308,9 @@ export function readRefusal(error: unknown): Refusal | undefined {
   // is supported." (OpenAI) and "invalid temperature: only 1 is allowed for this model" (Kimi) say the
   // value is not ours to pick at all; a range complaint ("Expected a value <= 2") does not.
   if (
-    /'temperature' does not support .*Only the default \([^)]*\) value is supported/i.test(facts.text) ||
+    /'temperature' does not support .{0,200}Only the default \([^)]{0,40}\) value is supported/i.test(
+      facts.text,
+    ) ||
     /\btemperature\b[^\n]{0,40}\bonly (?:the default|-?[\d.]+) (?:value )?is (?:allowed|supported)/i.test(
       facts.text,
     )

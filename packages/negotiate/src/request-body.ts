@@ -328,9 +328,11 @@ export function buildBody<M = unknown, Effort extends string = never>(
   }
   const temperatureOk = model?.chosenTemperature === true;
   if (typeof config.temperature === "number" && temperatureOk) body.temperature = config.temperature;
+  // A set: a snapshot may hold many dropped fields, and a config many extra ones (n × m lookups).
+  const dropped = new Set(model?.droppedFields);
   for (const [field, value] of Object.entries(config.extraBody ?? {})) {
     if (LOOP_FIELDS.has(field) || value === undefined) continue;
-    if (model?.droppedFields.includes(field)) continue;
+    if (dropped.has(field)) continue;
     if (field === "temperature" && model?.chosenTemperature === false) continue;
     if (field === "stream_options" && !supports.usageInStream) continue;
     if (field === "tool_choice" && (!choiceTaken || toolChoice !== undefined)) continue;

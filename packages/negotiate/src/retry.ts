@@ -345,9 +345,17 @@ function dateParts(text: string, reference: number): DateParts | undefined {
 
 /**
  * The server's own "wait this long" in ms: `retry-after-ms`, `retry-after`, "try again in 644ms", or
- * "retry after 20 seconds".
+ * "retry after 20 seconds". A wait past a double once in ms (`estimated_time: 1e306`, 309 digits of
+ * seconds) is no wait a server meant, and no hint: `Infinity` would reach `setTimeout`, which runs it
+ * at once.
  */
 function hintMs(error: unknown, now: () => number): number | undefined {
+  const ms = statedMs(error, now);
+  return ms !== undefined && Number.isFinite(ms) ? ms : undefined;
+}
+
+/** {@link hintMs} before the finite check. */
+function statedMs(error: unknown, now: () => number): number | undefined {
   const facts = readError(error);
   const ms = firstNumber(facts.headers?.("retry-after-ms"));
   if (ms !== undefined) return ms;
@@ -365,15 +373,16 @@ function hintMs(error: unknown, now: () => number): number | undefined {
   const estimated = facts.objects.find((o) => typeof o.estimated_time === "number")?.estimated_time;
   if (typeof estimated === "number" && Number.isFinite(estimated) && estimated >= 0) return estimated * 1000;
   // OpenAI "Please try again in 644ms" / "in 20s", Groq "in 1m23.5s", "in 2h1m".
-  const said = /try again in ((?:\d+h)?(?:\d+m(?!s))?(?:\d+(?:\.\d+)?(?:ms|s))?)/i.exec(facts.text)?.[1];
-  if (said) {
-    const part = (re: RegExp) => Number(re.exec(said)?.[1] ?? 0);
+  // Each part read by this one match: searched for again in what it matched, a part's `\d+` was
+  // tried from every digit of a long run (quadratic; 64 KiB of digits took 16 s).
+  const said = /try again in (?:(\d+)h)?(?:(\d+)m(?!s))?(?:(\d+(?:\.\d+)?)(ms|s))?/i.exec(facts.text);
+  if (said?.[1] !== undefined || said?.[2] !== undefined || said?.[3] !== undefined) {
+    const [, hours = "0", minutes = "0", amount = "0", unit] = said;
     const ms =
-      part(/(\d+)h/) * 3_600_000 +
-      part(/(\d+)m(?!s)/) * 60_000 +
-      part(/(\d+(?:\.\d+)?)s/) * 1000 +
-      part(/(\d+(?:\.\d+)?)ms/);
-    if (ms > 0 || /^0/.test(said)) return ms;
+      Number(hours) * 3_600_000 +
+      Number(minutes) * 60_000 +
+      Number(amount) * (unit?.toLowerCase() === "ms" ? 1 : 1000);
+    if (ms > 0 || /^0/.test(said[1] ?? said[2] ?? said[3] ?? "")) return ms;
   }
   // Azure's 429 (and relays' copies of it, which drop the header): "Please retry after 60 seconds."
   const words =
@@ -389,7 +398,8 @@ function hintMs(error: unknown, now: () => number): number | undefined {
 }
 
 /**
- * The wait the server asked for, in ms, uncapped; `undefined` where it asked for none.
+ * The wait the server asked for, in ms, uncapped; `undefined` where it asked for none (or for a
+ * wait past what a number holds in ms, which is no wait a server meant).
  *
  * Reads `retry-after-ms`, `retry-after` (seconds, or an HTTP date in one of RFC 9110's three forms
  * — IMF-fixdate, RFC 850, asctime — measured against the response's own `Date` header, else `now`,

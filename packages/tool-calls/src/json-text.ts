@@ -319,7 +319,7 @@ export function withinDepth(value: unknown, max = MAX_DEPTH): boolean {
 }
 
 /** True when brackets outside double-quoted strings open deeper than `max` somewhere in `text`. */
-function nestsDeeper(text: string, max: number): boolean {
+export function nestsDeeper(text: string, max: number): boolean {
   let depth = 0;
   let inString = false;
   for (let i = 0; i < text.length; i++) {

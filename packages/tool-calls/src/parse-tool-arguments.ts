@@ -13,6 +13,7 @@ import {
   isRecord,
   isUnterminated,
   MAX_DEPTH,
+  nestsDeeper,
   type Parsed,
   repairLeading,
   repairParse,
@@ -255,7 +256,8 @@ function readPathQuestion(
  * quotes, Python `True`/`False`/`None`, bare keys, trailing commas, comments, a code fence,
  * unclosed brackets at a cut, prose around the object — is repaired, never changing what is
  * inside a string. Empty or whitespace arguments, `null` and `undefined` read as `{}`; an object
- * is taken as it is.
+ * is taken as it is (as JSON writes it: one holding NaN or ±Infinity, which JSON would write as
+ * `null`, is `"malformed"`).
  *
  * Returns the object and its compact JSON. Throws a {@link ToolArgumentsError} when the result is
  * still not an object: `kind: "truncated"` when the text stops mid-JSON and either `finishReason`
@@ -315,14 +317,28 @@ export function readToolArguments(raw: unknown, options: ParseToolArgumentsOptio
 function readObject(raw: unknown, name: string | undefined): Read {
   let copy: unknown;
   let object = false;
+  // NaN and ±Infinity, which JSON writes as null: the tool would be handed null for the number.
+  let nonFinite: { key: string; value: number } | undefined;
+  const noteNonFinite = (key: string, value: unknown): unknown => {
+    if (typeof value === "number" && !Number.isFinite(value)) nonFinite ??= { key, value };
+    return value;
+  };
   try {
     object = typeof raw === "object" && !Array.isArray(raw);
-    if (object) copy = JSON.parse(JSON.stringify(raw));
+    if (object) copy = JSON.parse(JSON.stringify(raw, noteNonFinite));
   } catch (error) {
     // A cycle, a BigInt, a throwing getter or a revoked Proxy.
     throw malformed(safeText(raw), name, "an object JSON cannot hold", error);
   }
   if (!object) throw malformed(safeText(raw), name, `${kindOfValue(raw)} was given`);
+  if (nonFinite) {
+    throw malformed(
+      safeText(raw),
+      name,
+      `they hold ${nonFinite.value} at ${JSON.stringify(nonFinite.key)}, and JSON has no NaN or Infinity: ` +
+        "write the number, or a string if text was meant",
+    );
+  }
   // A Date, or an object whose toJSON answers something else, is not an arguments object.
   if (!isRecord(copy)) throw malformed(safeText(raw), name, `an object that is ${kindOfValue(copy)} in JSON`);
   return done(copy, false, safeText(raw), name);
@@ -416,6 +432,11 @@ function readSlow(
   }
   if (finishReason === "length") throw truncated(raw, name, true);
   if (!parsed && nonJsonNumber(trimmed) !== undefined) throw nonNumber(raw, name, trimmed);
+  // Not read for its depth (valid JSON 600 levels deep included): said so, or the model, told it
+  // wrote no JSON, sends the same again.
+  if (!parsed && nestsDeeper(trimmed, MAX_DEPTH)) {
+    throw malformed(raw, name, `they nest deeper than ${MAX_DEPTH} levels`);
+  }
   throw malformed(
     raw,
     name,

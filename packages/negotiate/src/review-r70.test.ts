@@ -1,0 +1,175 @@
+import { startServer, type TestServer } from "@loopwright/testkit";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { clientFor, rejection } from "../test/wire.js";
+import { createCapabilityStore } from "./capabilities.js";
+import { ContextOverflow } from "./errors.js";
+import { readRefusal } from "./refusal.js";
+import { buildBody } from "./request-body.js";
+import { backoffMs, isOverflow, retryAfterMs } from "./retry.js";
+
+// Review r70 (R70F-…): what a host would notice, over real HTTP to the testkit.
+
+let server: TestServer;
+beforeAll(async () => {
+  server = await startServer();
+});
+afterAll(() => server.close());
+
+/** What the real openai client rejects with when the testkit answers `status` with `body` (and `headers`). */
+function refused(status: number, body: unknown, headers?: Record<string, string>): Promise<unknown> {
+  server.enqueue({ type: "error", status, body, ...(headers ? { headers } : {}) });
+  return rejection(
+    clientFor(server.baseUrl).chat.completions.create({
+      model: "m",
+      messages: [{ role: "user", content: "x" }],
+    }),
+  );
+}
+
+describe("R70F-1: a wait too long for a number is no hint, so backoffMs stays finite", () => {
+  // Each hint here is finite as written but past a double once made ms (×1000, ×60,000): it read as
+  // Infinity, and backoffMs with maxHintMs: Infinity ("honour any hint in full") answered Infinity,
+  // which setTimeout runs at once (a hot retry loop) and a sleep helper never ends.
+  const nines = "9".repeat(308);
+  it("reads each such hint as none, and backs off exponentially instead", async () => {
+    const errors = [
+      await refused(503, { error: "Model m is currently loading", estimated_time: 1e306 }),
+      await refused(429, { error: { message: `Rate limit reached. Please try again in ${nines}s.` } }),
+      await refused(429, { error: { message: `Please retry after ${nines} seconds.` } }),
+      await refused(429, { error: { message: "rate limited" } }, { "retry-after": nines }),
+    ];
+    for (const error of errors) {
+      expect(retryAfterMs(error)).toBeUndefined();
+      const wait = backoffMs(0, error, { maxHintMs: Number.POSITIVE_INFINITY, random: () => 1 });
+      expect(wait).toBe(1000);
+    }
+  });
+
+  it("still honours a long finite hint in full under maxHintMs: Infinity", async () => {
+    const error = await refused(429, { error: { message: "rate limited" } }, { "retry-after": "86400" });
+    expect(retryAfterMs(error)).toBe(86_400_000);
+    expect(backoffMs(0, error, { maxHintMs: Number.POSITIVE_INFINITY })).toBe(86_400_000);
+  });
+});
+
+describe("R70F-2: a long run of digits in a refusal is read in linear time", () => {
+  // The classifiers read 64 KiB of each message; a proxy's page or a looping model's echo can be
+  // digits. "try again in <digits>s" made retryAfterMs (and so backoffMs) search each part again
+  // from every digit: 16 s for 64 KiB. ContextOverflow.fromError's "(\\d+) of text input" did the
+  // same over any run of digits anywhere: 8 s. The bound is a hang guard (both now take milliseconds).
+  const digits = "7".repeat(60_000);
+
+  it("answers retryAfterMs and backoffMs for a 429 whose 'try again in' runs 60,000 digits, in well under a second", {
+    timeout: 60_000,
+  }, async () => {
+    const error = await refused(429, {
+      error: { message: `Rate limit reached. Please try again in ${digits}s.` },
+    });
+    const started = performance.now();
+    expect(retryAfterMs(error)).toBeUndefined();
+    expect(backoffMs(1, error, { random: () => 1 })).toBe(2000);
+    expect(performance.now() - started).toBeLessThan(1500);
+  });
+
+  it("reads the window and the prompt of an overflow that carries 60,000 digits, in well under a second", {
+    timeout: 60_000,
+  }, async () => {
+    const error = await refused(400, {
+      error: {
+        message: `This model's maximum context length is 8192 tokens. Please reduce the length of the messages. ${digits}`,
+        type: "invalid_request_error",
+        param: "messages",
+        code: "context_length_exceeded",
+      },
+    });
+    const started = performance.now();
+    expect(isOverflow(error)).toBe(true);
+    const overflow = ContextOverflow.fromError(error);
+    expect([overflow.window, overflow.promptTokens]).toEqual([8192, undefined]);
+    expect(performance.now() - started).toBeLessThan(1500);
+  });
+
+  it("still reads each part of 'try again in' as before", async () => {
+    const waits = [];
+    for (const said of ["1h", "2m", "1m23.5s", "4.77s", "644ms", "0s"]) {
+      waits.push(retryAfterMs(await refused(429, { error: { message: `Please try again in ${said}.` } })));
+    }
+    expect(waits).toEqual([3_600_000, 120_000, 83_500, 4770, 644, 0]);
+  });
+});
+
+describe("R70F-4: buildBody is linear in the dropped fields and the extra body", () => {
+  // Each extraBody field was looked up in the model's droppedFields array: 100,000 of each (a
+  // snapshot carries every field a model refused) took 8 s. The bound is a hang guard.
+  it("builds a body from 100,000 extra fields, all dropped but two, in well under 3 s", {
+    timeout: 60_000,
+  }, () => {
+    const store = createCapabilityStore();
+    const supports = store.capabilitiesFor(server.baseUrl);
+    const model = store.modelCapabilitiesFor(supports, "m");
+    const fields = Array.from({ length: 100_000 }, (_, i) => `x_${i}`);
+    model.droppedFields.push(...fields);
+    const extraBody = Object.fromEntries([...fields, "kept_a", "kept_b"].map((f) => [f, 1]));
+    const started = performance.now();
+    const body = buildBody({ model: "m", extraBody }, supports, model, []);
+    expect(performance.now() - started).toBeLessThan(3000);
+    expect(Object.keys(body).filter((k) => k.startsWith("kept_") || k.startsWith("x_"))).toEqual([
+      "kept_a",
+      "kept_b",
+    ]);
+  });
+});
+
+describe("R70F-6: readRefusal reads a long line of repeated wording in linear time", () => {
+  // Two patterns ran from each occurrence of their opening words to the end of the line: Ollama's
+  // "Expected 'reasoning_effort' to be one of: …; found …" and OpenAI's "'temperature' does not
+  // support … Only the default (1) value is supported". A 64 KiB line of either opening, over and
+  // over, took about half a second to read (the README says the patterns run in linear time).
+  it("reads 64 KiB lines of each opening, over and over, in a fraction of the time", async () => {
+    const lines = [
+      "Expected 'reasoning_effort' to be one of:".repeat(1_600),
+      "Unsupported value: 'temperature' does not support ".repeat(1_300),
+    ];
+    const errors = [];
+    for (const message of lines)
+      errors.push(await refused(400, { error: { message, type: "invalid_request_error" } }));
+    const started = performance.now();
+    for (const error of errors) expect(readRefusal(error)).toBeUndefined();
+    expect(performance.now() - started).toBeLessThan(400);
+  });
+
+  it("still reads both refusals as they are worded", async () => {
+    const ollama = await refused(400, {
+      error: {
+        message:
+          "Expected 'reasoning_effort' to be one of: 'high', 'low', 'medium', 'minimal'; found 'none'.",
+      },
+    });
+    expect(readRefusal(ollama)).toEqual({
+      kind: "effort",
+      refused: "none",
+      supported: ["high", "low", "medium", "minimal"],
+    });
+    const openai = await refused(400, {
+      error: {
+        message:
+          "Unsupported value: 'temperature' does not support 0.2 with this model. Only the default (1) value is supported.",
+        type: "invalid_request_error",
+        param: "temperature",
+        code: "unsupported_value",
+      },
+    });
+    expect(readRefusal(openai)).toEqual({ kind: "temperature" });
+  });
+});
+
+describe("R70F-7: ContextOverflow made without the server's words says so", () => {
+  // A host's size guard building one from a value that is not text got "words.trimEnd is not a
+  // function" from inside the constructor, naming nothing it passed.
+  it("throws a TypeError naming serverMessage for a number, null or an object", () => {
+    for (const bad of [413, null, { message: "too long" }]) {
+      expect(() => new ContextOverflow(bad as never)).toThrow(/ContextOverflow: serverMessage must be/);
+    }
+    expect(new ContextOverflow("prompt too long", { window: 4096 }).window).toBe(4096);
+  });
+});
