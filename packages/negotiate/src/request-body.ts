@@ -339,5 +339,13 @@ export function buildBody<M = unknown, Effort extends string = never>(
     body[field] = value;
   }
   if (toolChoice !== undefined && withTools && choiceTaken) body.tool_choice = toolChoice;
+  // The rest of the body too (the model's name, tool_choice's, a field extraBody adds): a lone half
+  // anywhere has a server reading UTF-8 refuse the request whole, and tool_choice names its tool as
+  // the tool array does.
+  for (const [field, value] of Object.entries(body)) {
+    if (field === "messages" || field === "tools") continue;
+    const [sound] = wellFormedItems([value]);
+    if (sound !== value) (body as Record<string, unknown>)[field] = sound;
+  }
   return body;
 }

@@ -115,6 +115,26 @@ describe("buildBody and half a surrogate pair", () => {
     expect(tools[0]?.function.description).toBe("Finds \ud83d");
   });
 
+  it("writes one U+FFFD in the rest of the body too: tool_choice names the tool as the tool array does (r70f)", () => {
+    const { supports, model } = fresh();
+    const tools: ToolDefinition[] = [
+      { type: "function", function: { name: "find\ud83d", parameters: { type: "object" } } },
+    ];
+    const body = buildBody(
+      { model: "m\udc00", extraBody: { user: "id \ud800", metadata: { ["k\ud800"]: "v" } } },
+      supports,
+      model,
+      [{ role: "user", content: "hi" }],
+      tools,
+      { toolChoice: { type: "function", function: { name: "find\ud83d" } } },
+    );
+    const json = JSON.stringify(body);
+    expect(json).not.toMatch(LONE_ESCAPE);
+    const sent = JSON.parse(json);
+    expect(sent.tool_choice.function.name).toBe(sent.tools[0].function.name);
+    expect(sent).toMatchObject({ model: "m\uFFFD", user: "id \uFFFD", metadata: { "k\uFFFD": "v" } });
+  });
+
   it("property: the body's JSON holds no lone surrogate, and a string that had none is sent as it was", () => {
     const { supports, model } = fresh();
     const unit = fc.oneof(
