@@ -127,13 +127,16 @@ const PART_KEYS = ["system", "tools", "history", "toolResults"] as const;
  * and each part is counted the way `requestTokens` counts it (so the tool block agrees with
  * `toolTokens`). The proportions are an estimate either way: no endpoint reports finer than the
  * prompt. Throws `LedgerError` for a body without a messages array, a divisor not above zero, or a
- * `promptTokens` that is negative or not a finite number.
+ * `promptTokens` that is negative, not a finite number, or past 2^53 - 1 (no count a server makes).
  */
 export function contextTokens(body: RequestBodyLike, options?: ContextTokensOptions): ContextParts {
   checkBody(body, "contextTokens");
   const perToken = divisor(options, "contextTokens");
   const reported = options?.promptTokens;
-  if (reported !== undefined) checkNumber(reported, "promptTokens", "contextTokens");
+  // Past 2^53 no count is exact, and `total * chars` runs out of range: the parts came back NaN.
+  if (reported !== undefined) {
+    checkNumber(reported, "promptTokens", "contextTokens", { max: Number.MAX_SAFE_INTEGER });
+  }
   // Tokens are whole: a fractional report is floored (rounding up would claim a token never
   // charged), and one under a token is no report.
   const total = reported === undefined ? 0 : Math.floor(reported);
