@@ -275,7 +275,10 @@ export function fold(events: Iterable<RunEvent & { seq?: number }>): DisplayBloc
         const result = {
           ok: event.ok !== false,
           content: text(event.content ?? ""),
-          ...(typeof event.ms === "number" ? { ms: event.ms } : {}),
+          // A time it can draw: not NaN, negative or Infinity (a card reading "NaN ms").
+          ...(typeof event.ms === "number" && event.ms >= 0 && Number.isFinite(event.ms)
+            ? { ms: event.ms }
+            : {}),
         };
         const card = open.get(text(event.id))?.pop();
         if (card) card.result = result;
