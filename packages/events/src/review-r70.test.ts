@@ -71,3 +71,45 @@ describe("R70E-2: fold draws no tool time that is not one", () => {
     ]);
   });
 });
+
+describe("R70E-3: fold is linear in a long answer retracted many times", () => {
+  it("folds 200 000 deltas of one answer, a retract after every other, in well under the 22 s it took", () => {
+    const events: (RunEvent & { seq: number })[] = [{ kind: "turn", step: 1, seq: 1 }];
+    for (let i = 0; i < 200_000; i++) {
+      events.push(
+        i % 3 === 0
+          ? { kind: "retract", chars: 1, seq: i + 2 }
+          : { kind: "output", text: i % 3 === 1 ? "ab" : "cd", seq: i + 2 },
+      );
+    }
+    const started = performance.now();
+    const blocks = fold(events);
+    // About 0.8 s here; joined with += and cut with slice, every retract copied the whole answer.
+    expect(performance.now() - started).toBeLessThan(6_000);
+    // Every retract but the first (on an empty turn) took back one character of the one answer.
+    const pieces = 200_000 - Math.ceil(200_000 / 3);
+    expect(blocks).toHaveLength(1);
+    expect((blocks[0] as { text: string }).text.length).toBe(pieces * 2 - (Math.ceil(200_000 / 3) - 1));
+  }, 60_000);
+
+  it("draws what the plain join and slice drew, across pieces and blocks", () => {
+    const events: RunEvent[] = [
+      { kind: "turn", step: 1 },
+      { kind: "output", text: "Hello " },
+      { kind: "output", text: "wor" },
+      { kind: "retract", chars: 2 },
+      { kind: "output", text: "ld" },
+      { kind: "notice", text: "continuing" },
+      { kind: "output", text: "!!" },
+      { kind: "retract", chars: 5 },
+      { kind: "thinking", text: "hm" },
+      { kind: "output", text: "x" },
+    ];
+    expect(fold(events.map((event, i) => ({ ...event, seq: i + 1 })))).toEqual([
+      { kind: "text", text: "Hello " },
+      { kind: "notice", text: "continuing" },
+      { kind: "reasoning", text: "hm" },
+      { kind: "text", text: "x" },
+    ]);
+  });
+});
