@@ -2,11 +2,12 @@
 // 2^53), and a veto note for a name that cannot be written as text.
 
 import { describe, expect, it } from "vitest";
+import { createCalibration } from "./calibration.js";
 import { LedgerError } from "./errors.js";
 import { estimateFrom, type LedgerEntry, rebaseLedger, recordRequest, tokensBetween } from "./ledger.js";
 import type { MessageLike } from "./messages.js";
 import { vetoNote } from "./run-compaction.js";
-import { contextTokens } from "./tokens.js";
+import { contextChars, contextTokens } from "./tokens.js";
 
 const first = { messages: [{ role: "user", content: "Summarise the release notes." }] as MessageLike[] };
 const rewritten = {
@@ -107,5 +108,30 @@ describe("R70L-3: vetoNote never throws, as it says", () => {
     } as unknown as string;
     expect(vetoNote(liar, true)).toMatch(/^a beforeCompact hook vetoed the compaction, but it was forced/);
     expect(vetoNote("Guard")).toBe("Compaction skipped: Guard vetoed it.");
+  });
+});
+
+describe("R70L-4: the estimators refuse a message whose role throws when read with a LedgerError", () => {
+  const bad = {
+    get role(): string {
+      throw new Error("boom");
+    },
+    content: "x",
+  } as unknown as MessageLike;
+  const body = { messages: [{ role: "user", content: "a" }, bad] as MessageLike[] };
+
+  it("contextTokens, contextChars and calibrate (the getter's own error escaped them)", () => {
+    const typed = expect.objectContaining({ name: "LedgerError", code: "invalid-messages" });
+    expect(() => contextTokens(body)).toThrow(typed);
+    expect(() => contextTokens(body, { promptTokens: 40 })).toThrow(typed);
+    expect(() => contextChars(body)).toThrow(typed);
+    expect(() => createCalibration().calibrate("http://127.0.0.1:8080/v1", "m", body, 10)).toThrow(typed);
+    let caught: unknown;
+    try {
+      contextChars(body);
+    } catch (error) {
+      caught = error;
+    }
+    expect((caught as Error).cause).toEqual(new Error("boom"));
   });
 });

@@ -103,15 +103,26 @@ export function contextChars(body: RequestBodyLike): ContextParts {
   return charsOf(body);
 }
 
+/**
+ * Which part a message fills, by its role. A role that throws when read (a getter, a revoked
+ * Proxy) is a `LedgerError`, as a content that throws is: it escaped as the getter's own error.
+ */
+function partOf(message: MessageLike): "system" | "toolResults" | "history" {
+  let role: unknown;
+  try {
+    role = message.role;
+  } catch (cause) {
+    throw new LedgerError("invalid-messages", "a message could not be read (its role threw when read).", {
+      cause,
+    });
+  }
+  return isSystem({ role } as MessageLike) ? "system" : role === "tool" ? "toolResults" : "history";
+}
+
 /** `contextChars` of a body already checked: one walk over its messages. */
 function charsOf(body: RequestBodyLike): ContextParts {
   const parts = { system: 0, tools: toolsChars(body.tools), history: 0, toolResults: 0, total: 0 };
-  for (const message of body.messages) {
-    const chars = messageChars(message);
-    if (isSystem(message)) parts.system += chars;
-    else if (message.role === "tool") parts.toolResults += chars;
-    else parts.history += chars;
-  }
+  for (const message of body.messages) parts[partOf(message)] += messageChars(message);
   parts.total = parts.system + parts.tools + parts.history + parts.toolResults;
   return parts;
 }
@@ -148,12 +159,8 @@ export function contextTokens(body: RequestBodyLike, options?: ContextTokensOpti
       toolResults: 0,
       total: 0,
     };
-    for (const message of body.messages) {
-      const tokens = Math.ceil(messageChars(message) / perToken);
-      if (isSystem(message)) parts.system += tokens;
-      else if (message.role === "tool") parts.toolResults += tokens;
-      else parts.history += tokens;
-    }
+    for (const message of body.messages)
+      parts[partOf(message)] += Math.ceil(messageChars(message) / perToken);
     parts.total = parts.system + parts.tools + parts.history + parts.toolResults;
     return parts;
   }
