@@ -1,8 +1,10 @@
 // Review r70: counts and times no server reports (negative, NaN, past 2^53) in runMetrics and fold.
 
 import { describe, expect, it } from "vitest";
+import { createBus } from "./bus.js";
 import { fold } from "./fold.js";
 import { runMetrics } from "./run-metrics.js";
+import { DEFAULT_EVENTS_SETTINGS, type EventsSettings, mergeSettings } from "./settings.js";
 import type { RunEvent } from "./types.js";
 
 const usage = (prompt: number, completion: number, timings: Record<string, number> = {}): RunEvent =>
@@ -111,5 +113,28 @@ describe("R70E-3: fold is linear in a long answer retracted many times", () => {
       { kind: "reasoning", text: "hm" },
       { kind: "text", text: "x" },
     ]);
+  });
+});
+
+describe("R70E-4: settings that throw when read are an EventsError, not a raw TypeError", () => {
+  it("configure, createBus and mergeSettings name what threw", () => {
+    const { proxy, revoke } = Proxy.revocable({}, {});
+    revoke();
+    const getter = {
+      get maxEvents(): number {
+        throw new Error("no");
+      },
+    };
+    const typed = expect.objectContaining({ name: "EventsError", code: "invalid-argument" });
+    const bus = createBus();
+    for (const changes of [proxy, getter]) {
+      expect(() => bus.configure(changes as Partial<EventsSettings>)).toThrow(typed);
+      expect(() => createBus(changes as Partial<EventsSettings>)).toThrow(typed);
+      expect(() => mergeSettings(DEFAULT_EVENTS_SETTINGS, changes)).toThrow(typed);
+    }
+    // The bus keeps what it had.
+    expect(bus.configure({})).toEqual(DEFAULT_EVENTS_SETTINGS);
+    expect(() => bus.configure(getter as Partial<EventsSettings>)).toThrow(/reading maxEvents threw/);
+    bus.close();
   });
 });
