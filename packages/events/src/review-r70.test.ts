@@ -138,3 +138,28 @@ describe("R70E-4: settings that throw when read are an EventsError, not a raw Ty
     bus.close();
   });
 });
+
+describe("R70E-5: a slow watcher under a small trimSlack and a large maxEvents is linear", () => {
+  it("50 000 events, maxEvents 20 000, trimSlack 1: fast, one gap notice, then the latest in order", async () => {
+    const bus = createBus({ maxEvents: 20_000, trimSlack: 1 });
+    const watcher = bus.watch("slow");
+    const started = performance.now();
+    for (let i = 0; i < 50_000; i++) bus.emit("slow", { kind: "output", text: "x" });
+    // About 0.2 s here; each event past the cap copied the whole queue (46 s).
+    expect(performance.now() - started).toBeLessThan(6_000);
+    bus.emit("slow", { kind: "done" });
+    const seqs: number[] = [];
+    const dropped: number[] = [];
+    for await (const event of watcher) {
+      if (event.kind === "notice") dropped.push((event as { dropped: number }).dropped);
+      else seqs.push(event.seq);
+    }
+    // 50 001 with the done: the queue runs one (trimSlack) past maxEvents before it is cut.
+    expect(dropped).toEqual([30_000]);
+    expect(seqs).toHaveLength(20_001);
+    expect(seqs[0]).toBe(30_001);
+    expect(seqs.every((seq, i) => i === 0 || seq === (seqs[i - 1] as number) + 1)).toBe(true);
+    expect(seqs.at(-1)).toBe(50_001);
+    bus.close();
+  }, 120_000);
+});
