@@ -8,7 +8,7 @@ export type EventsErrorCode = "invalid-run-id" | "invalid-event" | "invalid-sign
 /**
  * Thrown when `emit`, `watch`, `history` or `endRun` is handed something that is not a run id, not
  * an event, or (to `watch`) not a signal, and when `runMetrics` is handed events that are not
- * iterable or options that are not an object (`invalid-argument`). `code` says which; the message
+ * iterable or options that are not an object, or settings that throw when read (`invalid-argument`). `code` says which; the message
  * names the value's type and what to pass instead.
  */
 export class EventsError extends Error {

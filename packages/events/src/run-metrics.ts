@@ -74,14 +74,20 @@ function safeString(value: unknown): string {
   }
 }
 
+/**
+ * A count or a duration as reported: a number from 0 to 2^53 - 1. A negative one (a server's -1
+ * for "not counted") would be subtracted from the run's totals, and sums of ones past 2^53 (1e308)
+ * reach Infinity; neither is a reading, so neither is counted.
+ */
 const num = (value: unknown): number | undefined =>
-  typeof value === "number" && Number.isFinite(value) ? value : undefined;
+  typeof value === "number" && value >= 0 && value <= Number.MAX_SAFE_INTEGER ? value : undefined;
 
 /**
  * Adds a run up from its events: tokens, cache hit ratio and breaks by reason, prefill, decode and
  * tool time, the slowest turn, mean time to first token, draft acceptance, the largest prompt
  * (against `contextLength`), turns cut off, tool errors by name, and an outcome. Pure; never
- * throws on malformed events (what it cannot read is not counted). A stopped run is told by its
+ * throws on malformed events (what it cannot read is not counted, nor is a count or a time that is
+ * negative or past 2^53 - 1). A stopped run is told by its
  * `done` (`stopped: true`, as the host that stopped it marks it); whether the host compacted is not in
  * the events. Throws
  * `EventsError` (`invalid-argument`) when `events` is not iterable or `options` is given and is

@@ -1,3 +1,5 @@
+import { EventsError } from "./errors.js";
+
 /** The four numbers behind a bus's backlogs and its sweep. */
 export interface EventsSettings {
   /** How many events a slow watcher's queue keeps: the most recent ones. */
@@ -24,12 +26,23 @@ const KEYS = ["maxEvents", "trimSlack", "retainEndedMs", "retainUnendedMs"] as c
  * `current` with every field of `changes` that is a positive finite number laid over it. Anything
  * else — a missing field, zero, a negative, NaN, a string — keeps what `current` had, because none
  * of the four has a meaningful zero and a 0 passed for "no opinion" must not switch a cap off.
+ * Throws `EventsError` (`invalid-argument`) when a field throws when read (a getter, a revoked Proxy).
  */
 export function mergeSettings(current: EventsSettings, changes: unknown): EventsSettings {
   const next = { ...current };
   if (typeof changes !== "object" || changes === null) return next;
   for (const key of KEYS) {
-    const value = Object.hasOwn(changes, key) ? (changes as Record<string, unknown>)[key] : undefined;
+    let value: unknown;
+    try {
+      value = Object.hasOwn(changes, key) ? (changes as Record<string, unknown>)[key] : undefined;
+    } catch (cause) {
+      // A getter that throws or a revoked Proxy: refused by name, not a raw TypeError from inside.
+      throw new EventsError(
+        "invalid-argument",
+        `The events settings could not be read: reading ${key} threw (a throwing getter or a revoked Proxy). Pass a plain object such as { maxEvents: 200 }.`,
+        { cause },
+      );
+    }
     if (typeof value === "number" && Number.isFinite(value) && value > 0) {
       next[key] = key === "maxEvents" || key === "trimSlack" ? Math.ceil(value) : value;
     }

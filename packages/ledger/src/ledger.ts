@@ -46,9 +46,12 @@ function checkLedger(ledger: unknown, where: string): asserts ledger is readonly
       (e.through as number) < 0 ||
       typeof e.prompt !== "number" ||
       !Number.isFinite(e.prompt) ||
-      !Number.isFinite(e.epoch)
+      Math.abs(e.prompt) > Number.MAX_SAFE_INTEGER ||
+      !Number.isSafeInteger(e.epoch)
     ) {
-      fail(`entry ${i} is not one`);
+      fail(
+        `entry ${i} is not one (through a whole number 0 or more, prompt a number within ±(2^53 - 1), epoch a whole number from -(2^53 - 1) to 2^53 - 1)`,
+      );
     }
   });
 }
@@ -76,8 +79,24 @@ function onlyAppended(previous: LedgerRequest, next: LedgerRequest): boolean {
   return true;
 }
 
-const nextEpoch = (ledger: readonly LedgerEntry[]): number =>
-  ledger.reduce((max, entry) => Math.max(max, entry.epoch + 1), 0);
+/**
+ * Hands out epochs no entry of `ledger` has: counting up from the one above the highest, or, for a
+ * ledger whose epochs reach so near 2^53 that counting up would leave the whole numbers a double
+ * holds exactly (where `epoch + 1` is `epoch` again), the lowest ones from 0 that it does not use.
+ */
+function epochSource(ledger: readonly LedgerEntry[]): () => number {
+  let next = ledger.reduce((max, entry) => Math.max(max, entry.epoch + 1), 0);
+  if (next + ledger.length <= Number.MAX_SAFE_INTEGER) return () => next++;
+  const taken = new Set(ledger.map((entry) => entry.epoch));
+  next = 0;
+  return () => {
+    while (taken.has(next)) next++;
+    taken.add(next);
+    return next;
+  };
+}
+
+const nextEpoch = (ledger: readonly LedgerEntry[]): number => epochSource(ledger)();
 
 /**
  * Adds a request to a ledger, returning a new ledger (the one given is not changed).
@@ -86,7 +105,7 @@ const nextEpoch = (ledger: readonly LedgerEntry[]): number =>
  * The new entry stays in the last entry's epoch when `next` only appended to `previous` — the same
  * tools, every earlier message unchanged (the same object, or the same JSON with keys in any order and
  * a null field read as absent, as a row store hands it back) — and starts a new epoch otherwise. Nothing is recorded
- * where the prompt was not reported (absent or zero), or where it is smaller than its own cache
+ * where the prompt was not reported (absent or zero) or is past 2^53 - 1, or where it is smaller than its own cache
  * count, which is how a server counting prompts net of the cache would show. A prompt that did not
  * grow over the last entry's, or a request that did not grow the transcript, is recorded in a new
  * epoch, so the difference is never used. Throws `LedgerError` for a malformed ledger or messages.
@@ -100,7 +119,8 @@ export function recordRequest(
   checkMessages(next?.messages, "recordRequest", "next.messages");
   if (previous !== undefined) checkMessages(previous?.messages, "recordRequest", "previous.messages");
   const prompt = next.prompt;
-  if (typeof prompt !== "number" || !Number.isFinite(prompt) || prompt <= 0) return [...ledger];
+  // A count past 2^53 is no count a server made; taken, it would make the ledger one checkLedger refuses.
+  if (typeof prompt !== "number" || !(prompt > 0 && prompt <= Number.MAX_SAFE_INTEGER)) return [...ledger];
   if (typeof next.cached === "number" && next.cached > prompt) return [...ledger];
   if (next.messages.length === 0) return [...ledger];
   const through = next.messages.length - 1;
@@ -295,7 +315,7 @@ export function rebaseLedger(
   }
   const out: LedgerEntry[] = [];
   const used = new Set<number>();
-  let fresh = nextEpoch(ledger);
+  const fresh = epochSource(ledger);
   // The previous entry of the original ledger, and what became of it.
   let prior: { entry: LedgerEntry; kept: LedgerEntry | undefined } | undefined;
   for (const entry of ledger) {
@@ -317,7 +337,7 @@ export function rebaseLedger(
       epoch = p.kept.epoch;
     }
     if (epoch === undefined) {
-      epoch = used.has(entry.epoch) ? fresh++ : entry.epoch;
+      epoch = used.has(entry.epoch) ? fresh() : entry.epoch;
       used.add(epoch);
     }
     const kept = { through: at, prompt: entry.prompt, epoch };

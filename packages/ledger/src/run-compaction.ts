@@ -210,9 +210,14 @@ const VETO_NAME_CHARS = 60;
  * with a megabyte of name costs a line. Never throws.
  */
 export function vetoNote(by: string, forced = false): string {
-  const flat = String(by)
-    .toWellFormed()
-    .replace(/[\p{Cc}\u2028\u2029]+/gu, " ");
+  let text: string;
+  try {
+    text = String(by);
+  } catch {
+    // No prototype, or a toString that throws: a name that cannot be written is no name to quote.
+    text = "a beforeCompact hook";
+  }
+  const flat = text.toWellFormed().replace(/[\p{Cc}\u2028\u2029]+/gu, " ");
   let name = flat;
   if (flat.length > VETO_NAME_CHARS) {
     const end = VETO_NAME_CHARS - 1;

@@ -103,15 +103,26 @@ export function contextChars(body: RequestBodyLike): ContextParts {
   return charsOf(body);
 }
 
+/**
+ * Which part a message fills, by its role. A role that throws when read (a getter, a revoked
+ * Proxy) is a `LedgerError`, as a content that throws is: it escaped as the getter's own error.
+ */
+function partOf(message: MessageLike): "system" | "toolResults" | "history" {
+  let role: unknown;
+  try {
+    role = message.role;
+  } catch (cause) {
+    throw new LedgerError("invalid-messages", "a message could not be read (its role threw when read).", {
+      cause,
+    });
+  }
+  return isSystem({ role } as MessageLike) ? "system" : role === "tool" ? "toolResults" : "history";
+}
+
 /** `contextChars` of a body already checked: one walk over its messages. */
 function charsOf(body: RequestBodyLike): ContextParts {
   const parts = { system: 0, tools: toolsChars(body.tools), history: 0, toolResults: 0, total: 0 };
-  for (const message of body.messages) {
-    const chars = messageChars(message);
-    if (isSystem(message)) parts.system += chars;
-    else if (message.role === "tool") parts.toolResults += chars;
-    else parts.history += chars;
-  }
+  for (const message of body.messages) parts[partOf(message)] += messageChars(message);
   parts.total = parts.system + parts.tools + parts.history + parts.toolResults;
   return parts;
 }
@@ -127,13 +138,16 @@ const PART_KEYS = ["system", "tools", "history", "toolResults"] as const;
  * and each part is counted the way `requestTokens` counts it (so the tool block agrees with
  * `toolTokens`). The proportions are an estimate either way: no endpoint reports finer than the
  * prompt. Throws `LedgerError` for a body without a messages array, a divisor not above zero, or a
- * `promptTokens` that is negative or not a finite number.
+ * `promptTokens` that is negative, not a finite number, or past 2^53 - 1 (no count a server makes).
  */
 export function contextTokens(body: RequestBodyLike, options?: ContextTokensOptions): ContextParts {
   checkBody(body, "contextTokens");
   const perToken = divisor(options, "contextTokens");
   const reported = options?.promptTokens;
-  if (reported !== undefined) checkNumber(reported, "promptTokens", "contextTokens");
+  // Past 2^53 no count is exact, and `total * chars` runs out of range: the parts came back NaN.
+  if (reported !== undefined) {
+    checkNumber(reported, "promptTokens", "contextTokens", { max: Number.MAX_SAFE_INTEGER });
+  }
   // Tokens are whole: a fractional report is floored (rounding up would claim a token never
   // charged), and one under a token is no report.
   const total = reported === undefined ? 0 : Math.floor(reported);
@@ -145,12 +159,8 @@ export function contextTokens(body: RequestBodyLike, options?: ContextTokensOpti
       toolResults: 0,
       total: 0,
     };
-    for (const message of body.messages) {
-      const tokens = Math.ceil(messageChars(message) / perToken);
-      if (isSystem(message)) parts.system += tokens;
-      else if (message.role === "tool") parts.toolResults += tokens;
-      else parts.history += tokens;
-    }
+    for (const message of body.messages)
+      parts[partOf(message)] += Math.ceil(messageChars(message) / perToken);
     parts.total = parts.system + parts.tools + parts.history + parts.toolResults;
     return parts;
   }
