@@ -91,7 +91,12 @@ function environmentHeaders(own: Record<string, string>): Record<string, string 
     const name = colon >= 0 ? line.slice(0, colon).trim() : "";
     // Own keys only, and written as a field: a name such as `constructor` or `__proto__` is a header.
     if (name && !Object.hasOwn(own, name.toLowerCase())) {
-      Object.defineProperty(nulls, name, { value: null, enumerable: true, writable: true, configurable: true });
+      Object.defineProperty(nulls, name, {
+        value: null,
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
     }
   }
   return nulls;

@@ -395,7 +395,8 @@ describe("${VAR} in a .mcp.json", () => {
       );
       // Each reference given back the text it took out: the server gets what the original gives.
       const env = Object.fromEntries(names.map((name, i) => [name, i === 0 ? "QJ" : "x"]));
-      expect(mcpServers(servers, { env })[0]?.args).toEqual(mcpServers(original, { env: {} })[0]?.args);
+      const argsOf = (server: unknown) => (server as { args?: string[] } | undefined)?.args;
+      expect(argsOf(mcpServers(servers, { env })[0])).toEqual(argsOf(mcpServers(original, { env: {} })[0]));
     }
   });
 
