@@ -2455,14 +2455,16 @@ function shownScript(line: string, word: CommandWord, hide: SecretHide | undefin
       // Read first with a mark for each hidden text, so that what is shown is known to fill back
       // byte for byte (a word the reader writes again in '…' would not, inside these quotes): else
       // left to the words. Then read for what is shown.
+      // A command its shell refuses, holding a telling name's literal value (`sh -c 'srv --token
+      // ${V:-X'`), is read by the refused-line rule, as the same command given alone is (fix183: its
+      // reading as a command line flagged nothing, `X` shown in clear; see `refusedLineTells`).
+      const refused = refusedLineTells(inner);
+      const read = (put: SecretHide | undefined) =>
+        refused
+          ? lineSecrets(inner, put, () => "SHELL_COMMAND", true, true)
+          : commandLineSecrets(inner, put, undefined, true, true);
       const hidden: { text: string; name: string | undefined }[] = [];
-      const marked = commandLineSecrets(
-        inner,
-        (text, name) => `${MARK}${hidden.push({ text, name }) - 1}${MARK}`,
-        undefined,
-        true,
-        true,
-      );
+      const marked = read((text, name) => `${MARK}${hidden.push({ text, name }) - 1}${MARK}`);
       const marks = new RegExp(`${MARK}(\\d+)${MARK}`, "g");
       const text = (index: string) => (hidden[Number(index)] as { text: string }).text;
       if (marked === undefined || marked.safe.replace(marks, (_, index: string) => text(index)) !== inner)
@@ -2482,7 +2484,7 @@ function shownScript(line: string, word: CommandWord, hide: SecretHide | undefin
         });
         return { sign: marked.sign, safe: quote + safe + quote };
       }
-      const found = commandLineSecrets(inner, hide, undefined, true, true);
+      const found = read(hide);
       if (found === undefined) return undefined;
       return { sign: found.sign, safe: quote + found.safe + quote };
     },
@@ -3127,8 +3129,21 @@ function readArgRest(
       return { sign, safe: `${field}${colon}${safeString(value, sign, undefined, hide)}` };
     }
   }
-  return readValue(arg, hide);
+  const value = readValue(arg, hide);
+  if (value || !rules.words || !PLAIN_WORD.test(arg) || literalDefaults(arg).length === 0) return value;
+  // A plain word holding a literal default (`${V:-TOKEN=X}`, `${V:---token=X}`) is what its reader
+  // makes of it while `V` is unset (tools-mcp expands it to `TOKEN=X`): read as the same word on a
+  // command line is, whose reader reads a default's word in place (fix183: kept in clear in both
+  // views, where `srv ${V:-TOKEN=X}` showed `${V:-TOKEN=•}`). Such a word holds nothing a shell
+  // reads otherwise than tools-mcp does (see `PLAIN_WORD`).
+  return commandLineSecrets(arg, hide, scriptName);
 }
+
+/**
+ * A word a shell reads as tools-mcp reads an argument, but for its defaults: no blank, quote,
+ * backslash, run-time part but `${…}`, operator, or comment.
+ */
+const PLAIN_WORD = /^(?!#)(?:[^\s'"\\`;&|<>()$]|\$\{)*$/;
 
 /**
  * True when all of `arg` is a literal value under a telling name: after a telling flag alone
@@ -3321,7 +3336,9 @@ function tellingLiteral(text: string): { at: number; name: string; inDefault: bo
   for (const match of text.matchAll(TELLING_BEFORE_VALUE)) {
     const [whole, dashes = "", name = "", blank] = match;
     if (blank !== undefined && dashes === "") continue;
-    if (!wholeNameTells(name)) continue;
+    // A name written percent-encoded (a URL's query pair, `&%74oken=${V:-X`) is read decoded too
+    // (fix183: `sh -c 'srv https://h/p?a=1&%74oken=${V:-X'` kept `X` in clear in both views).
+    if (!wholeNameTells(name) && !(name.includes("%") && wholeNameTells(percentDecoded(name)))) continue;
     let at = (match.index ?? 0) + whole.length;
     // A parameter's default left open (`${DB_PASSWORD:-X`): its operator is no value.
     if (text.startsWith("${", (match.index ?? 0) - 2) && /[-=?+]/.test(text[at] ?? "")) at += 1;
@@ -3376,7 +3393,11 @@ function defaultHead(text: string, at: number): { name: string; end: number } | 
 const PROSE_APOSTROPHE = /[A-Za-z]{1,64}'[A-Za-z]{1,2}(?=[\s.,;:!?]|$)/y;
 
 /** A name (a flag's, with its dashes) and what ends it before a value: `=` or `:`, or a flag's blank. */
-const TELLING_BEFORE_VALUE = /(?<![\w.-])(-{0,2})([A-Za-z_][\w.-]*)(?:\s*[=:]\s*|(\s+))/g;
+const TELLING_BEFORE_VALUE = /(?<![\w.%-])(-{0,2})([A-Za-z_%][\w.%-]*)(?:\s*[=:]\s*|(\s+))/g;
+
+/** `name` with each `%XX` it writes as the character it encodes (a query pair's name, see `tellingLiteral`). */
+const percentDecoded = (name: string) =>
+  name.replace(/%([0-9A-Fa-f]{2})/g, (_escape, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)));
 
 /** See `lineSecrets`: the reading of a line with no line break or heredoc. */
 function lineReading(
