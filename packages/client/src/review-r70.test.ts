@@ -105,3 +105,21 @@ describe("R70C-3: many lookups at once on one host signal", () => {
     expect(getEventListeners(host.signal, "abort")).toHaveLength(0);
   });
 });
+
+describe("a listed window no server has", () => {
+  it("is no window past 2^53 - 1 (1e308 was taken, and every token count measured against it)", async () => {
+    const listing = await startServer({
+      models: [
+        { id: "huge", context_length: 1e308 },
+        { id: "both", context_length: 2 ** 60, max_model_len: 8192 },
+      ],
+    });
+    try {
+      const pool = createClientPool();
+      expect(await pool.contextLimitFor({ baseUrl: listing.baseUrl, model: "huge" })).toBe(0);
+      expect(await pool.contextLimitFor({ baseUrl: listing.baseUrl, model: "both" })).toBe(8192);
+    } finally {
+      await listing.close();
+    }
+  });
+});

@@ -106,8 +106,11 @@ const ABSENT = new Set([404, 405, 501]);
 const REFUSED = new Set([401, 403]);
 
 function positive(value: unknown): number | undefined {
-  // A window under one token is no window (0.5 would floor to 0).
-  return typeof value === "number" && Number.isFinite(value) && value >= 1 ? Math.floor(value) : undefined;
+  // A window under one token is no window (0.5 would floor to 0), nor one past 2^53 - 1 (1e308, which
+  // no server has and every token count would be measured against).
+  return typeof value === "number" && value >= 1 && value <= Number.MAX_SAFE_INTEGER
+    ? Math.floor(value)
+    : undefined;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
