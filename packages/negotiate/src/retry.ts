@@ -406,7 +406,8 @@ function statedMs(error: unknown, now: () => number): number | undefined {
  * default `Date.now`; any other value, such as `-1`, is no hint), Hugging Face's `estimated_time`, and "Please try again in 644ms" or Azure's "Please
  * retry after 20 seconds" in the message —
  * the same hints `backoffMs` honours. A caller that caps the wait compares this with its cap to
- * tell the user what was asked and what it will wait. Never throws.
+ * tell the user what was asked and what it will wait. Never throws for any error it is given; a
+ * `now` that throws is the caller's own exception, and is passed on.
  */
 export function retryAfterMs(
   error: unknown,
