@@ -249,9 +249,20 @@ function namedParameters(search: string): (string | undefined)[] {
 }
 
 /**
+ * Whether `value` holds its entries behind methods (a `Headers`, a `Map`) rather than as its own
+ * fields: read as an object it has none. Told by its `get` and `entries`, so a plain object made in
+ * another realm (a `vm` context) is still read.
+ */
+function isEntriesCollection(value: object): boolean {
+  const { get, entries } = value as { get?: unknown; entries?: unknown };
+  return typeof get === "function" && typeof entries === "function";
+}
+
+/**
  * The endpoint's headers as the clients send them: names lower-cased (one header, whatever case it
  * was written in), values as given. Absent or `null` is none. Throws `EndpointConfigError`
- * (`field: "headers"`) for headers that are not an object of strings, a name that is not an HTTP
+ * (`field: "headers"`) for headers that are not a plain object of strings (a `Headers` or a `Map`
+ * is refused: read as an object it held none), a name that is not an HTTP
  * token, or a value HTTP cannot send (a line break, a NUL, a character beyond Latin-1), naming the
  * header, never its value.
  */
@@ -261,6 +272,14 @@ export function checkedHeaders(headers: unknown): Record<string, string> {
     throw new EndpointConfigError(
       "headers",
       "The endpoint's headers must be an object of header names to strings.",
+    );
+  }
+  if (isEntriesCollection(headers)) {
+    // A `Headers` or a `Map` has no own fields: read as an object it was no headers, sent without a word.
+    throw new EndpointConfigError(
+      "headers",
+      "The endpoint's headers must be a plain object of header names to strings, not a Headers or a Map " +
+        "(pass Object.fromEntries(headers)).",
     );
   }
   const out: Record<string, string> = {};

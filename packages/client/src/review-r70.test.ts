@@ -123,3 +123,20 @@ describe("a listed window no server has", () => {
     }
   });
 });
+
+describe("headers given as a Headers or a Map", () => {
+  it("are refused with EndpointConfigError naming headers, not sent as none (the tenant's api-key dropped)", () => {
+    for (const headers of [new Headers({ "api-key": "k-123" }), new Map([["api-key", "k-123"]])]) {
+      let error: unknown;
+      try {
+        createClientPool().getClient({ baseUrl: server.baseUrl, headers: headers as never });
+      } catch (caught) {
+        error = caught;
+      }
+      expect(EndpointConfigError.isInstance(error)).toBe(true);
+      expect(error).toMatchObject({ field: "headers" });
+      expect((error as Error).message).toContain("Object.fromEntries");
+      expect((error as Error).message).not.toContain("k-123");
+    }
+  });
+});

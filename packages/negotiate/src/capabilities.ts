@@ -304,6 +304,15 @@ function headersText(caller: string, headers: unknown): string {
       `${caller}: headers must be an object of header names to strings (the endpoint's headers), or absent.`,
     );
   if (typeof headers !== "object" || Array.isArray(headers)) throw wrong();
+  const { get, entries } = headers as { get?: unknown; entries?: unknown };
+  if (typeof get === "function" && typeof entries === "function") {
+    // A `Headers` or a `Map` has no own fields: read as an object, two tenants told apart only by
+    // their headers would share one set of latches.
+    throw new TypeError(
+      `${caller}: headers must be a plain object of header names to strings, not a Headers or a Map ` +
+        "(pass Object.fromEntries(headers)).",
+    );
+  }
   const pairs: [string, string][] = [];
   for (const [name, value] of Object.entries(headers)) {
     if (typeof value !== "string") throw wrong();

@@ -173,3 +173,18 @@ describe("R70F-7: ContextOverflow made without the server's words says so", () =
     expect(new ContextOverflow("prompt too long", { window: 4096 }).window).toBe(4096);
   });
 });
+
+describe("capabilitiesFor given headers as a Headers or a Map", () => {
+  it("throws a TypeError saying so, where it read them as none and two tenants shared latches", () => {
+    const store = createCapabilityStore();
+    for (const headers of [new Headers({ "api-key": "k-1" }), new Map([["api-key", "k-1"]])]) {
+      expect(() => store.capabilitiesFor("http://127.0.0.1:1/v1", undefined, headers as never)).toThrow(
+        /plain object of header names .*Object\.fromEntries/,
+      );
+    }
+    // A plain object is read as before: two tenants apart.
+    const a = store.capabilitiesFor("http://127.0.0.1:1/v1", undefined, { "api-key": "k-1" });
+    const b = store.capabilitiesFor("http://127.0.0.1:1/v1", undefined, { "api-key": "k-2" });
+    expect(a).not.toBe(b);
+  });
+});
