@@ -1,5 +1,12 @@
 import { vetoedBy, vetoNote } from "@loopwright/ledger";
-import { assembleBlocks, failed, nonBooleanFlags, noteLabel, snapshotOutcome } from "./assemble-context.js";
+import {
+  assembleBlocks,
+  failed,
+  heldPlaces,
+  nonBooleanFlags,
+  noteLabel,
+  snapshotOutcome,
+} from "./assemble-context.js";
 import { describe, errorText, HooksError } from "./errors.js";
 import { aboveZero, type HookSettings } from "./settings.js";
 import type {
@@ -176,24 +183,6 @@ function readOutcomes(event: HookEvent, called: Called, notes: string[]): HookOu
     );
   }
   return outcomes;
-}
-
-/** A canonical array index, as `Object.keys` writes one. */
-const INDEX = /^(?:0|[1-9][0-9]*)$/;
-
-/**
- * The places a sparse `list` holds, in order, or `undefined` for a list with no holes (walk it by
- * index). Reads the list's own keys once; throws what the list throws.
- */
-export function heldPlaces(list: readonly unknown[], length: number): number[] | undefined {
-  const keys = Object.keys(list);
-  const held: number[] = [];
-  for (const key of keys) {
-    if (!INDEX.test(key)) continue;
-    const at = Number(key);
-    if (at < length) held.push(at);
-  }
-  return held.length >= length ? undefined : held;
 }
 
 /** Reads one entry of a runner's list into `outcomes`, with a note where it is not a usable outcome. */
