@@ -1,7 +1,17 @@
 // Review round r71: defects found by a second hostile read of the package, each test failing on the
 // code before its fix.
 import { describe, expect, it } from "vitest";
-import { assembleContext, consult, gather, HooksError, turnMessages } from "./index.js";
+import {
+  assembleContext,
+  consult,
+  gather,
+  HooksError,
+  notify,
+  turnIndex,
+  turnMessages,
+  untrusted,
+  withContext,
+} from "./index.js";
 
 describe("R71H-1: an outcome's __proto__ field is kept as a field, never made the copy's prototype", () => {
   // A runner relaying JSON: JSON.parse makes "__proto__" an own field, which an assignment would
@@ -77,5 +87,78 @@ describe("R71H-3: assembleContext never throws and reads a sparse list by what i
     const started = performance.now();
     expect(assembleContext(list as never)).toBe('<context hook="a">\nx\n</context>');
     expect(performance.now() - started).toBeLessThan(1000);
+  });
+});
+
+describe("R71H-4: options that throw when read are HooksError invalid-option, not a bare error from inside", () => {
+  const run = () => [{ id: "a", context: "x" }];
+  const throwing = () => ({
+    get signal(): AbortSignal {
+      throw new TypeError("getter");
+    },
+    get timeoutMs(): number {
+      throw new TypeError("getter");
+    },
+    get source(): string {
+      throw new TypeError("getter");
+    },
+  });
+  const revoked = () => {
+    const { proxy, revoke } = Proxy.revocable({}, {});
+    revoke();
+    return proxy;
+  };
+  const invalidOption = { name: "HooksError", code: "invalid-option" };
+
+  it("gather, notify and consult reject with invalid-option before the runner is called", async () => {
+    let calls = 0;
+    const counted = () => {
+      calls++;
+      return run();
+    };
+    for (const options of [throwing(), revoked()]) {
+      await expect(
+        gather(counted, "beforeTurn", { prompt: "q", turn: 0 }, {}, options as never),
+      ).rejects.toMatchObject(invalidOption);
+      await expect(notify(counted, "sessionEnd", {} as never, {}, options as never)).rejects.toMatchObject(
+        invalidOption,
+      );
+      await expect(consult(counted, {} as never, {}, options as never)).rejects.toMatchObject(invalidOption);
+    }
+    expect(calls).toBe(0);
+  });
+
+  it("a revoked signal is invalid-option, and a revoked list of events invalid-event", async () => {
+    await expect(
+      gather(run, "beforeTurn", { prompt: "q", turn: 0 }, {}, { signal: revoked() as never }),
+    ).rejects.toMatchObject(invalidOption);
+    await expect(consult(run, {} as never, {}, { signal: revoked() as never })).rejects.toMatchObject(
+      invalidOption,
+    );
+    await expect(gather(run, revoked() as never, { prompt: "q", turn: 0 }, {})).rejects.toMatchObject({
+      name: "HooksError",
+      code: "invalid-event",
+    });
+  });
+
+  it("untrusted with options whose source throws, or revoked options", () => {
+    for (const options of [throwing(), revoked()]) {
+      expect(() => untrusted("page", options as never)).toThrow(HooksError);
+    }
+  });
+});
+
+describe("R71H-5: a revoked Proxy passed as messages is invalid-messages, not a bare TypeError", () => {
+  it("withContext, turnMessages and turnIndex name it", () => {
+    const { proxy, revoke } = Proxy.revocable([] as never[], {});
+    revoke();
+    for (const call of [
+      () => withContext(proxy, 0, "x"),
+      () => turnMessages(proxy, "s"),
+      () => turnIndex(proxy),
+    ]) {
+      expect(call).toThrow(HooksError);
+      expect(call).toThrow(/revoked Proxy/);
+    }
   });
 });
