@@ -67,7 +67,14 @@ export function snapshotOutcome(entry: object): OutcomeSnapshot {
   }
   for (const key of otherKeys(entry)) {
     try {
-      copy[key] = (entry as Record<string | symbol, unknown>)[key];
+      // Defined, not assigned: `copy.__proto__ = …` would set the copy's prototype (a JSON outcome's
+      // `"__proto__": { "veto": true }` then vetoing through it) and leave the field out.
+      Object.defineProperty(copy, key, {
+        value: (entry as Record<string | symbol, unknown>)[key],
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
     } catch {
       // Not a field this package reads: the outcome stands without it.
     }
@@ -238,7 +245,7 @@ export function assembleBlocks(
   };
   const budget = charsWithin(maxTokens, charsPerToken);
   let out = "";
-  outcomes.forEach((entry, place) => {
+  const add = (entry: unknown, place: number): void => {
     const outcome = readable(entry);
     if (outcome === undefined) {
       if (typeof entry === "object" && entry !== null) {
@@ -272,6 +279,47 @@ export function assembleBlocks(
       note(`Hook ${label}'s context was cut from ${text.length} to ${body.length} characters to fit ${why}.`);
     }
     out += separator + open + body + close;
-  });
+  };
+  // By the places the list holds (a sparse list of length 2^32 - 1 costs what its entries do, not
+  // minutes of holes), each read on its own: an entry that throws when read is left out with a note.
+  let held: readonly number[] | undefined;
+  let length = 0;
+  try {
+    length = outcomes.length;
+    held = heldPlaces(outcomes, length);
+  } catch {
+    note("The outcomes could not be read (the list threw when read); they were left out.");
+    return out;
+  }
+  const count = held === undefined ? length : held.length;
+  for (let at = 0; at < count; at++) {
+    const place = held === undefined ? at : (held[at] as number);
+    let entry: unknown;
+    try {
+      entry = outcomes[place];
+    } catch {
+      note(`Hook ${place + 1}'s outcome could not be read (it threw when read); it was left out.`);
+      continue;
+    }
+    add(entry, place);
+  }
   return out;
+}
+
+/** A canonical array index, as `Object.keys` writes one. */
+const INDEX = /^(?:0|[1-9][0-9]*)$/;
+
+/**
+ * The places a sparse `list` holds, in order, or `undefined` for a list with no holes (walk it by
+ * index). Reads the list's own keys once; throws what the list throws.
+ */
+export function heldPlaces(list: readonly unknown[], length: number): number[] | undefined {
+  const keys = Object.keys(list);
+  const held: number[] = [];
+  for (const key of keys) {
+    if (!INDEX.test(key)) continue;
+    const at = Number(key);
+    if (at < length) held.push(at);
+  }
+  return held.length >= length ? undefined : held;
 }

@@ -45,10 +45,23 @@ export class HooksError extends Error {
 export function describe(value: unknown): string {
   if (value === null) return "null";
   if (value === undefined) return "undefined";
+  if (arrayOrRevoked(value) === undefined) return "a revoked Proxy";
   if (Array.isArray(value)) return "an array";
   if (typeof value === "number") return Number.isNaN(value) ? "NaN" : `the number ${value}`;
   if (typeof value === "string") return `the string ${JSON.stringify(value.slice(0, 40))}`;
   return typeof value === "object" ? "an object" : `a ${typeof value}`;
+}
+
+/**
+ * `Array.isArray(value)`, or `undefined` for a revoked Proxy, where `Array.isArray` throws a bare
+ * TypeError: the caller then throws its own `HooksError` naming the argument.
+ */
+export function arrayOrRevoked(value: unknown): boolean | undefined {
+  try {
+    return Array.isArray(value);
+  } catch {
+    return undefined;
+  }
 }
 
 /** How much of a hook's or runner's error a note quotes. */

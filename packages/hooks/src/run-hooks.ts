@@ -1,5 +1,12 @@
 import { vetoedBy, vetoNote } from "@loopwright/ledger";
-import { assembleBlocks, failed, nonBooleanFlags, noteLabel, snapshotOutcome } from "./assemble-context.js";
+import {
+  assembleBlocks,
+  failed,
+  heldPlaces,
+  nonBooleanFlags,
+  noteLabel,
+  snapshotOutcome,
+} from "./assemble-context.js";
 import { describe, errorText, HooksError } from "./errors.js";
 import { aboveZero, type HookSettings } from "./settings.js";
 import type {
@@ -36,6 +43,30 @@ function checkRunner(run: unknown, where: string): void {
 }
 
 /**
+ * The caller's options read once into a plain copy (`null` and `undefined` read as none): a getter that
+ * throws, or a revoked Proxy, is `HooksError` `invalid-option` rather than a bare error from inside, and
+ * a getter is read a single time, so the signal checked is the signal used.
+ */
+function readOptions<Options extends object>(
+  given: Options | null | undefined,
+  fields: readonly (keyof Options & string)[],
+  where: string,
+): Options {
+  const copy: Partial<Options> = {};
+  if (given === undefined || given === null) return copy as Options;
+  try {
+    for (const field of fields) copy[field] = given[field];
+  } catch (error) {
+    throw new HooksError(
+      "invalid-option",
+      `${where}: the options could not be read (${errorText(error)}); pass a plain object.`,
+      { cause: error },
+    );
+  }
+  return copy as Options;
+}
+
+/**
  * Throws `invalid-option` unless `signal` is absent (`undefined` or `null`) or shaped like an
  * `AbortSignal` (a boolean `aborted` and the two listener methods): the AbortController itself or a
  * request passed where its signal was meant would otherwise fail inside, as a bare TypeError.
@@ -43,14 +74,17 @@ function checkRunner(run: unknown, where: string): void {
 function checkSignal(signal: unknown, where: string): void {
   if (signal === undefined || signal === null) return;
   const like = signal as { aborted?: unknown; addEventListener?: unknown; removeEventListener?: unknown };
-  if (
-    typeof signal === "object" &&
-    typeof like.aborted === "boolean" &&
-    typeof like.addEventListener === "function" &&
-    typeof like.removeEventListener === "function"
-  ) {
-    return;
+  let shaped = false;
+  try {
+    shaped =
+      typeof signal === "object" &&
+      typeof like.aborted === "boolean" &&
+      typeof like.addEventListener === "function" &&
+      typeof like.removeEventListener === "function";
+  } catch {
+    // A revoked Proxy, a throwing getter: not a signal this package can listen to.
   }
+  if (shaped) return;
   throw new HooksError(
     "invalid-option",
     `${where}: signal must be an AbortSignal (the run's, or controller.signal), or left out, and was ${describe(signal)}.`,
@@ -178,24 +212,6 @@ function readOutcomes(event: HookEvent, called: Called, notes: string[]): HookOu
   return outcomes;
 }
 
-/** A canonical array index, as `Object.keys` writes one. */
-const INDEX = /^(?:0|[1-9][0-9]*)$/;
-
-/**
- * The places a sparse `list` holds, in order, or `undefined` for a list with no holes (walk it by
- * index). Reads the list's own keys once; throws what the list throws.
- */
-export function heldPlaces(list: readonly unknown[], length: number): number[] | undefined {
-  const keys = Object.keys(list);
-  const held: number[] = [];
-  for (const key of keys) {
-    if (!INDEX.test(key)) continue;
-    const at = Number(key);
-    if (at < length) held.push(at);
-  }
-  return held.length >= length ? undefined : held;
-}
-
 /** Reads one entry of a runner's list into `outcomes`, with a note where it is not a usable outcome. */
 function readOutcome(
   event: HookEvent,
@@ -266,11 +282,24 @@ export async function gatherWith<Context>(
 ): Promise<Gathered> {
   checkRunner(run, "gather");
   // null reads as no options, as `notify` reads it, rather than a TypeError from inside.
-  const options: GatherOptions = given ?? {};
+  const options = readOptions(
+    given,
+    ["maxTokens", "preface", "signal", "timeoutMs", "charsPerToken"],
+    "gather",
+  );
   checkSignal(options.signal, "gather");
   // Each event once: a list naming one twice (`["beforeTurn", "beforeTurn"]`, a host's own lists
   // joined) would call its hooks twice and put every block on the question twice.
-  const events: readonly unknown[] = Array.isArray(event) ? [...new Set<unknown>(event)] : [event];
+  let events: readonly unknown[];
+  try {
+    events = Array.isArray(event) ? [...new Set<unknown>(event)] : [event];
+  } catch (error) {
+    throw new HooksError(
+      "invalid-event",
+      `gather: the events could not be read (${errorText(error)}); pass "sessionStart", "beforeTurn" or a list of them.`,
+      { cause: error },
+    );
+  }
   for (const name of events) {
     if (typeof name !== "string" || !INJECTING.includes(name)) {
       throw new HooksError(
@@ -317,7 +346,7 @@ export async function notifyWith<Context>(
   given?: NotifyOptions | null,
 ): Promise<HookReport> {
   checkRunner(run, "notify");
-  const options: NotifyOptions = given ?? {};
+  const options = readOptions<NotifyOptions>(given, ["timeoutMs"], "notify");
   if (typeof event !== "string" || !NOTIFYING.includes(event)) {
     throw new HooksError(
       "invalid-event",
@@ -339,7 +368,7 @@ export async function consultWith<Context>(
   given?: ConsultOptions | null,
 ): Promise<Consulted> {
   checkRunner(run, "consult");
-  const options: ConsultOptions = given ?? {};
+  const options = readOptions<ConsultOptions>(given, ["forced", "signal", "timeoutMs"], "consult");
   checkSignal(options.signal, "consult");
   const called = await callRunner(
     run,

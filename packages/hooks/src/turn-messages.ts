@@ -4,11 +4,17 @@ import { describe, HooksError } from "./errors.js";
 import type { HookMessage } from "./types.js";
 import { checkMessages } from "./with-context.js";
 
-function checkOffset(offset: unknown, where: string): asserts offset is number {
-  if (!Number.isInteger(offset) || (offset as number) < 0) {
+function checkOffset(offset: unknown, where: string, count = 0): asserts offset is number {
+  // Safe with the messages after it: past 2^53, offset + place rounds, and two messages would share
+  // an index and a uuid (a memory server de-duplicating on it would file one and drop the other).
+  if (
+    !Number.isSafeInteger(offset) ||
+    (offset as number) < 0 ||
+    !Number.isSafeInteger((offset as number) + count)
+  ) {
     throw new HooksError(
       "invalid-option",
-      `${where}: offset must be a whole number, 0 or more (the stored index of the array's first message), and was ${describe(offset)}.`,
+      `${where}: offset must be a whole number, 0 or more and below 2^53 with the messages after it (the stored index of the array's first message), and was ${describe(offset)}.`,
     );
   }
 }
@@ -52,7 +58,7 @@ export function turnMessages(messages: readonly MessageLike[], session: string, 
       `turnMessages: session must be the session's id as a string, and was ${describe(session)}.`,
     );
   }
-  checkOffset(offset, "turnMessages");
+  checkOffset(offset, "turnMessages", messages.length);
   const out: HookMessage[] = [];
   messages.forEach((message, place) => {
     if (typeof message.role !== "string") {

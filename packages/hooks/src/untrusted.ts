@@ -1,4 +1,4 @@
-import { describe, HooksError } from "./errors.js";
+import { arrayOrRevoked, describe, HooksError } from "./errors.js";
 
 /**
  * Characters a reader could take for the `<` that opens a tag, besides `<` itself: those that
@@ -124,14 +124,29 @@ export function untrusted(text: string, options: UntrustedOptions = {}): string 
       `untrusted needs the text to fence as a string, and was given ${describe(text)}.`,
     );
   }
-  if (options !== undefined && options !== null && (typeof options !== "object" || Array.isArray(options))) {
+  if (
+    options !== undefined &&
+    options !== null &&
+    (typeof options !== "object" || arrayOrRevoked(options) !== false)
+  ) {
     // The slip this catches: untrusted(page, url), whose source would otherwise go unsaid.
     throw new HooksError(
       "invalid-option",
       `untrusted: options must be an object, e.g. { source: url }, and was ${describe(options)}.`,
     );
   }
-  const source = options?.source;
+  let source: unknown;
+  try {
+    source = options?.source;
+  } catch (error) {
+    throw new HooksError(
+      "invalid-option",
+      `untrusted: the options could not be read; pass { source: url }.`,
+      {
+        cause: error,
+      },
+    );
+  }
   if (source !== undefined && typeof source !== "string") {
     throw new HooksError(
       "invalid-text",

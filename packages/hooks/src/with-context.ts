@@ -1,10 +1,11 @@
 import type { ContentPartLike, MessageLike } from "@loopwright/ledger";
-import { describe, HooksError } from "./errors.js";
+import { arrayOrRevoked, describe, HooksError } from "./errors.js";
 import { wellFormed } from "./text.js";
 
 /** Throws `invalid-messages` unless `messages` is an array of message objects. */
 export function checkMessages(messages: unknown, where: string): asserts messages is readonly MessageLike[] {
-  if (!Array.isArray(messages)) {
+  // A revoked Proxy first (Array.isArray throws on one); the second test only narrows the type.
+  if (arrayOrRevoked(messages) !== true || !Array.isArray(messages)) {
     throw new HooksError(
       "invalid-messages",
       `${where}: messages must be an array of chat messages, and was ${describe(messages)}.`,
