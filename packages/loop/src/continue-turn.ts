@@ -76,6 +76,53 @@ function readPiece(soFar: string, text: string, done: boolean, echoes = true): P
 }
 
 /**
+ * `readPiece`'s `open` for text that comes a delta at a time, kept up as it comes: each delta is
+ * looked at once, so a piece streamed in many small deltas is read in time linear in its length
+ * (`readPiece` on the whole text held at every delta took time quadratic in it: trimming and
+ * comparing all of it again, 160 000 characters in 4-character deltas held the event loop 60 s).
+ * `add` takes the next delta; `reset` starts over from text held (after a retract cut it short).
+ */
+function openingReader(soFar: string, echoes: boolean) {
+  const opening = soFar.trimStart();
+  let length = 0; // the length of the text held
+  let agree = true; // the text held and `soFar` agree over the shorter of the two
+  let leadAt = -1; // where the text held leaves its leading white space; -1 while it is all white space
+  let leadAgree = true; // the text held from `leadAt` and `opening` agree over the shorter of the two
+  const add = (text: string): void => {
+    const at = length;
+    length += text.length;
+    if (agree && at < soFar.length) agree = soFar.startsWith(text.slice(0, soFar.length - at), at);
+    if (leadAt < 0) {
+      const first = text.search(/\S/); // \s is the white space trimStart takes off
+      if (first >= 0) {
+        leadAt = at + first;
+        leadAgree = opening.startsWith(text.slice(first, first + opening.length));
+      }
+    } else if (leadAgree && at - leadAt < opening.length) {
+      const from = at - leadAt;
+      leadAgree = opening.startsWith(text.slice(0, opening.length - from), from);
+    }
+  };
+  return {
+    add,
+    reset(held: string): void {
+      length = 0;
+      agree = true;
+      leadAt = -1;
+      leadAgree = true;
+      add(held);
+    },
+    /** `readPiece(soFar, held, false, echoes) === "open"` for the text held. */
+    open(): boolean {
+      if (echoes && soFar !== "" && agree && length >= soFar.length) return false; // an echo
+      return (
+        (agree && length <= soFar.length) || leadAt < 0 || (leadAgree && length - leadAt <= opening.length)
+      );
+    },
+  };
+}
+
+/**
  * A piece that echoed the answer so far with the echo taken off: its content (and the text as
  * written) from where the echo ends. After a lone closing marker the echo is in the piece's
  * reasoning, and is left there: `join` then adds the answer so far to the reasoning only once.
@@ -196,7 +243,9 @@ function holdOpening(
     passed += text.length;
     if (text !== "") onOutput?.(text);
   };
+  const reader = openingReader(soFar, echoes);
   const decide = (done: boolean) => {
+    if (!done && reader.open()) return;
     const reading = readPiece(soFar, held, done, echoes);
     if (reading === "open") return;
     const out = held;
@@ -215,6 +264,7 @@ function holdOpening(
       if (mode === "passing") return pass(text);
       if (mode === "muted") return;
       held += text;
+      reader.add(text);
       decide(false);
     },
     onScratchpadClosed: () => {
@@ -234,7 +284,11 @@ function holdOpening(
     onRetract: (chars: number) => {
       if (closed) return; // counted when the marker closed the scratchpad
       const shown = Math.min(chars, passed);
-      held = held.slice(0, Math.max(0, held.length - (chars - shown)));
+      const kept = Math.max(0, held.length - (chars - shown));
+      if (kept < held.length) {
+        held = held.slice(0, kept);
+        reader.reset(held);
+      }
       passed -= shown;
       if (shown > 0) onRetract?.(shown);
     },

@@ -943,12 +943,17 @@ async function runOne(
   // The call's own signal: the run's stop, or its time running out.
   const call = limit === undefined ? undefined : new AbortController();
   const unlink = call && signal ? listenForAbort(signal, () => call.abort(signal.reason)) : undefined;
-  const timer =
+  // A timer that comes due while the host's event loop was held up (a long synchronous task) runs
+  // before the reads that came meanwhile — a tool's answer among them: the call is stopped one
+  // round later, once those reads were taken (Node reads between two rounds of timers).
+  let timer: ReturnType<typeof setTimeout> | undefined =
     call &&
-    setTimeout(
-      () => call.abort(new DOMException(`The ${request.name} tool ran out of time`, "TimeoutError")),
-      limit,
-    );
+    setTimeout(() => {
+      timer = setTimeout(
+        () => call.abort(new DOMException(`The ${request.name} tool ran out of time`, "TimeoutError")),
+        0,
+      );
+    }, limit);
   const callSignal = call?.signal ?? signal;
   try {
     const value = await raceSignal(

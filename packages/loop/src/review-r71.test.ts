@@ -1,0 +1,84 @@
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import { fold, type RunEvent } from "@loopwright/events";
+import { startServer } from "@loopwright/testkit";
+import { describe, expect, it } from "vitest";
+import { createRuntime } from "./index.js";
+
+/**
+ * A continuation whose server repeats the answer so far in small deltas (an echo, or a restart
+ * streamed token by token) was read again whole at every delta: time quadratic in the answer so far.
+ */
+async function carriedOn(chars: number) {
+  const soFar = "word ".repeat(chars / 5);
+  const server = await startServer({
+    replies: [
+      { content: soFar, finishReason: "length", chunkChars: 4096 },
+      { content: `${soFar}and the rest.`, chunkChars: 4 },
+    ],
+  });
+  try {
+    const events: RunEvent[] = [];
+    const started = performance.now();
+    const result = await createRuntime().runAgentLoop({
+      config: { baseUrl: server.baseUrl, model: "llama", maxTokens: 8, maxContinuations: 1 },
+      messages: [{ role: "user", content: "Say it." }],
+      dispatch: () => "",
+      onEvent: (e) => events.push(e),
+    });
+    const ms = performance.now() - started;
+    expect(result.turn.content).toBe(`${soFar}and the rest.`);
+    const shown = fold(events).flatMap((block) => (block.kind === "text" ? [block.text] : []));
+    expect(shown.join("")).toBe(`${soFar}and the rest.`);
+    return ms;
+  } finally {
+    await server.close();
+  }
+}
+
+describe("r71: a continuation that repeats a long answer so far in small deltas", () => {
+  it("is read in time linear in its length (four times the answer takes about four times as long, not sixteen)", async () => {
+    await carriedOn(20_000); // warm up
+    const small = await carriedOn(40_000);
+    const large = await carriedOn(160_000);
+    // Before: 40 000 characters took 0.9 s and 160 000 took 19 s (a ratio of 22).
+    expect(large / small).toBeLessThan(8);
+  }, 120_000);
+});
+
+describe("r71: a tool whose answer came while the host's event loop was held up past toolTimeoutSeconds", () => {
+  it("gets its answer, not a timeout: the reads that came meanwhile are taken before the time bound is", async () => {
+    // A tool in a process of its own (an MCP server over stdio, a script): it answers 50 ms after it is
+    // asked, while this process is busy for 600 ms (synchronous work from setImmediate).
+    const tool = spawn(process.execPath, [
+      "-e",
+      'process.stdout.write("ready\\n"); process.stdin.on("data", () => setTimeout(() => process.stdout.write("sunny\\n"), 50));',
+    ]);
+    await once(tool.stdout, "data");
+    const server = await startServer({
+      replies: [{ toolCalls: [{ name: "weather", arguments: "{}" }] }, { content: "Sunny." }],
+    });
+    try {
+      const result = await createRuntime().runAgentLoop({
+        config: { baseUrl: server.baseUrl, model: "llama", toolTimeoutSeconds: 0.3 },
+        messages: [{ role: "user", content: "Weather?" }],
+        tools: [
+          { type: "function", function: { name: "weather", parameters: { type: "object", properties: {} } } },
+        ],
+        dispatch: () =>
+          new Promise<string>((resolve) => {
+            tool.stdout.once("data", (data) => resolve(String(data).trim()));
+            tool.stdin.write("go\n");
+            setImmediate(() => {
+              const end = Date.now() + 600;
+              while (Date.now() < end) {}
+            });
+          }),
+      });
+      expect(result.messages.find((m) => m.role === "tool")?.content).toBe("sunny");
+    } finally {
+      tool.kill();
+      await server.close();
+    }
+  });
+});
