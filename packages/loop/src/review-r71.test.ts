@@ -39,10 +39,12 @@ async function carriedOn(chars: number) {
 describe("r71: a continuation that repeats a long answer so far in small deltas", () => {
   it("is read in time linear in its length (four times the answer takes about four times as long, not sixteen)", async () => {
     await carriedOn(20_000); // warm up
-    const small = await carriedOn(40_000);
-    const large = await carriedOn(160_000);
+    // The faster of two runs each, interleaved, so a busy neighbour (the suite's other worker) moves
+    // both sides alike; linear is about 4, quadratic 16 and more.
+    const small = Math.min(await carriedOn(40_000), await carriedOn(40_000));
+    const large = Math.min(await carriedOn(160_000), await carriedOn(160_000));
     // Before: 40 000 characters took 0.9 s and 160 000 took 19 s (a ratio of 22).
-    expect(large / small).toBeLessThan(8);
+    expect(large / small).toBeLessThan(10);
   }, 120_000);
 });
 
