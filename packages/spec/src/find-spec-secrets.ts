@@ -376,7 +376,8 @@ function visitNamed(checked: AgentSpec, report: SecretVisit, names: ReferenceNam
         found(child(at, "url"), sign, (next) => (server.url = next), safeString(url, sign, undefined, hide));
     }
     // A command is a program, but a pasted one is sometimes a whole command line (or a script, or
-    // a connection string, or one shell assignment, `TOKEN=X`, as the display reads it): read as an
+    // a connection string, or one shell assignment, `TOKEN=X`, or one word holding a literal
+    // default, `${V:-TOKEN=X}`, as the display reads it): read as an
     // argument holding whitespace is (see `lineSecrets`), and the
     // place is named once however many of its parts are flagged. One holding a program's own
     // command (`sh -c '…'`, `ssh host '…'`, `node -e '…'`) is kept or replaced whole, as that
@@ -393,7 +394,11 @@ function visitNamed(checked: AgentSpec, report: SecretVisit, names: ReferenceNam
             (/[\s;]/.test(command) ||
               pwshAssignment(command) ||
               QUOTED_WHOLE.test(command) ||
-              ASSIGNMENT_WORD.test(command))
+              ASSIGNMENT_WORD.test(command) ||
+              // One word holding a literal default (`${V:-TOKEN=X}`), which a shell running it reads
+              // as `TOKEN=X` while `V` is unset: read as the same word after a program is (fix184: the
+              // display hid `X`, the export, reading a program's name, kept it in clear).
+              (PLAIN_WORD.test(command) && literalDefaults(command).length > 0))
           ? lineSecrets(command, hide, () => scriptName(name), true)
           : undefined;
     if (line) found(child(at, "command"), line.sign, (next) => (server.command = next), line.safe);
