@@ -1,6 +1,5 @@
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { startServer, type TestServer } from "@loopwright/testkit";
@@ -16,6 +15,7 @@ import {
   type Session,
 } from "./test-exports.js";
 import { bundleChild } from "./test-support/bundle-child.js";
+import { useTempDirs } from "./test-support/temp-dirs.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
 
@@ -23,18 +23,11 @@ const here = dirname(fileURLToPath(import.meta.url));
 // what a session does at the edges of a run.
 
 let server: TestServer | undefined;
-const dirs: string[] = [];
+const tempDir = useTempDirs("agent-r68");
 afterEach(async () => {
   await server?.close();
   server = undefined;
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
-
-function tempDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), "agent-r68-"));
-  dirs.push(dir);
-  return dir;
-}
 
 /** A session file `<dir>/s.jsonl` holding a header and these messages. */
 function sessionFile(dir: string, messages: readonly unknown[]): string {

@@ -1,14 +1,12 @@
 import { execFileSync, spawn } from "node:child_process";
-import { mkdtempSync, rmSync, utimesSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { AgentError, createSession, listSessions } from "./test-exports.js";
+import { useTempDirs } from "./test-support/temp-dirs.js";
 
-const dirs: string[] = [];
-afterEach(() => {
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
+const listDir = useTempDirs("r69-list");
+const skewDir = useTempDirs("r69-skew");
 
 describe("listSessions while a session is deleted", () => {
   // The session file is a FIFO another process writes twice (once for the header look, once for
@@ -17,8 +15,7 @@ describe("listSessions while a session is deleted", () => {
   it.skipIf(process.platform === "win32")(
     "leaves the deleted session out instead of throwing ENOENT",
     async () => {
-      const dir = mkdtempSync(join(tmpdir(), "r69-list-"));
-      dirs.push(dir);
+      const dir = listDir();
       const fifo = join(dir, "gone.jsonl");
       execFileSync("mkfifo", [fifo]);
       const header = `${JSON.stringify({ type: "session", version: 1, id: "gone", createdAt: new Date().toISOString() })}\n`;
@@ -41,8 +38,7 @@ fd = fs.openSync(p, "w"); fs.writeSync(fd, h); fs.unlinkSync(p); fs.closeSync(fd
 
 describe("a lock of another host whose modification time is ahead of this host's clock", () => {
   it("is refused with the skew named, not as renewed 0.0 s ago", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "r69-skew-"));
-    dirs.push(dir);
+    const dir = skewDir();
     const lock = join(dir, "s.jsonl.lock");
     const lease = {
       pid: 4242,

@@ -1,14 +1,5 @@
 import { spawn, spawnSync } from "node:child_process";
-import {
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  utimesSync,
-  writeFileSync,
-} from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { startServer, type TestServer } from "@loopwright/testkit";
@@ -22,17 +13,18 @@ import {
   type Session,
 } from "./test-exports.js";
 import { bundleChild } from "./test-support/bundle-child.js";
+import { useTempDirs } from "./test-support/temp-dirs.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
 
 // Review round r70: queued messages at the edges of runs, and the lock's clock.
 
 let server: TestServer | undefined;
-const dirs: string[] = [];
+const skewDir = useTempDirs("r70-skew");
+const tmpDirFor = useTempDirs("r70-tmp");
 afterEach(async () => {
   await server?.close();
   server = undefined;
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
 /** The text of the last user message of a chat request's body. */
@@ -161,8 +153,7 @@ describe("a lock of another host whose modification time is ahead of this host's
   const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
   /** A session directory holding the lock `s.jsonl.lock` of another host, its time `aheadMs` ahead. */
   function skewedLock(content: string, aheadMs: number): { dir: string; lock: string } {
-    const dir = mkdtempSync(join(tmpdir(), "r70-skew-"));
-    dirs.push(dir);
+    const dir = skewDir();
     const lock = join(dir, "s.jsonl.lock");
     writeFileSync(lock, content);
     const ahead = new Date(Date.now() + aheadMs);
@@ -295,8 +286,7 @@ describe("a prompt whose own message a mid-run fold (autoCompact) took into the 
 
 describe("temporary files of a session file's rewrite", () => {
   function tempDir(): string {
-    const dir = mkdtempSync(join(tmpdir(), "r70-tmp-"));
-    dirs.push(dir);
+    const dir = tmpDirFor();
     return dir;
   }
   const temps = (dir: string) => readdirSync(dir).filter((name) => name.endsWith(".tmp"));

@@ -1,21 +1,21 @@
 // A closed session (r10 #11): after close() or dispose(), prompt and its agent's prompt and
 // continue reject (never throw) with AgentError `closed`; nothing is sent and the file is not written.
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { startServer, type TestServer } from "@loopwright/testkit";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { AgentError, createSession, type Session } from "./test-exports.js";
+import { useTempDirs } from "./test-support/temp-dirs.js";
 
 let server: TestServer;
+const tempDir = useTempDirs("agent-session-closed");
 let dir: string;
 beforeEach(async () => {
   server = await startServer({ replies: () => ({ content: "done" }) });
-  dir = mkdtempSync(join(tmpdir(), "agent-session-closed-"));
+  dir = tempDir();
 });
 afterEach(async () => {
   await server.close();
-  rmSync(dir, { recursive: true, force: true });
 });
 
 /**

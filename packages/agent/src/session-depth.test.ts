@@ -1,8 +1,7 @@
 // How deep a message a session writes may nest: the writer and the reader hold one bound
 // (MAX_RECORD_DEPTH), so a session never writes a line it drops on the next open (r19 #1).
 // Over HTTP with the testkit's scripted model.
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { startServer, type TestServer } from "@loopwright/testkit";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -14,18 +13,19 @@ import {
   readSessionFile,
   type Session,
 } from "./test-exports.js";
+import { useTempDirs } from "./test-support/temp-dirs.js";
 
 let server: TestServer | undefined;
+const tempDir = useTempDirs("session-depth");
 let dir: string;
 const sessions: Session[] = [];
 beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), "session-depth-"));
+  dir = tempDir();
 });
 afterEach(async () => {
   for (const session of sessions.splice(0)) await session.close();
   await server?.close();
   server = undefined;
-  rmSync(dir, { recursive: true, force: true });
 });
 
 /** An app-only message holding a directory tree `levels` directories deep (two levels of nesting each). */

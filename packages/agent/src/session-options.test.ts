@@ -1,20 +1,19 @@
-import { mkdtempSync, readdirSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { readdirSync } from "node:fs";
 import { type AgentSpec, SPEC_TOKEN } from "@loopwright/spec";
 import { startServer, type TestServer } from "@loopwright/testkit";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { AgentError, createSession, type SessionOptions } from "./test-exports.js";
+import { useTempDirs } from "./test-support/temp-dirs.js";
 
 let server: TestServer;
+const tempDir = useTempDirs("agent-session-options");
 let dir: string;
 beforeEach(async () => {
   server = await startServer({ replies: [{ content: "hi" }] });
-  dir = mkdtempSync(join(tmpdir(), "agent-session-options-"));
+  dir = tempDir();
 });
 afterEach(async () => {
   await server.close();
-  rmSync(dir, { recursive: true, force: true });
 });
 
 /** What creating a session with these options rejects with (it must reject). */

@@ -1,22 +1,22 @@
 // A prompt the session's agent refuses after the session's own checks (fix139): refused before its
 // run is shown, it leaves the timeline, the transcript and the session file as they were — no `user`
 // entry behind that the next prompt would be sent after.
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { startServer, type TestServer } from "@loopwright/testkit";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { AgentError, type ChatMessageLike, createSession, type Session } from "./test-exports.js";
+import { useTempDirs } from "./test-support/temp-dirs.js";
 
 let server: TestServer;
+const tempDir = useTempDirs("agent-session-refused");
 let dir: string;
 beforeEach(async () => {
   server = await startServer({ replies: () => ({ content: "done" }) });
-  dir = mkdtempSync(join(tmpdir(), "agent-session-refused-"));
+  dir = tempDir();
 });
 afterEach(async () => {
   await server.close();
-  rmSync(dir, { recursive: true, force: true });
 });
 
 /** What `promise` rejects with (undefined when it resolves). */

@@ -1,27 +1,20 @@
-import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { appendFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { startServer, type TestServer } from "@loopwright/testkit";
 import { afterEach, describe, expect, it } from "vitest";
 import { type ChatMessageLike, createSession, OPEN_TODOS_NOTE, type Session } from "./test-exports.js";
+import { useTempDirs } from "./test-support/temp-dirs.js";
 
 // What a session keeps of a conversation no model turn answered: a failed or stopped run's follow-up
 // or steered message, the loop's own preselection exchange, a prompt the host died waiting on — and
 // an importPath given again for a session whose file already holds a conversation.
 
 let server: TestServer | undefined;
-const dirs: string[] = [];
+const tempDir = useTempDirs("agent-unanswered");
 afterEach(async () => {
   await server?.close();
   server = undefined;
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
-
-function tempDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), "agent-unanswered-"));
-  dirs.push(dir);
-  return dir;
-}
 
 function lastSent(s: TestServer): ChatMessageLike[] {
   return (s.chatRequests.at(-1)!.body as { messages: ChatMessageLike[] }).messages;

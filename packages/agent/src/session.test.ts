@@ -1,5 +1,4 @@
-import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { appendFileSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { readFixture, startServer, type TestServer } from "@loopwright/testkit";
 import fc from "fast-check";
@@ -17,20 +16,14 @@ import {
   type SessionOptions,
   type TimelineEvent,
 } from "./test-exports.js";
+import { useTempDirs } from "./test-support/temp-dirs.js";
 
 let server: TestServer | undefined;
-const dirs: string[] = [];
+const tempDir = useTempDirs("agent-session");
 afterEach(async () => {
   await server?.close();
   server = undefined;
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
-
-function tempDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), "agent-session-"));
-  dirs.push(dir);
-  return dir;
-}
 
 function sent(s: TestServer, index: number): ChatMessageLike[] {
   return (s.chatRequests[index]!.body as { messages: ChatMessageLike[] }).messages;
