@@ -567,6 +567,22 @@ function refusal(name: string, error: z.ZodError): ToolInputError {
 }
 
 /**
+ * The `invalid-arguments` error for a stack overflow inside zod's checker, or `undefined` for any
+ * other error (a refinement's own, which passes through). zod 4's asynchronous path gathers each
+ * element's issues onto its parent with one spread call, which overflows the stack at about
+ * 200,000 issues (an array that long of wrong values).
+ */
+function overflowRefusal(name: string, error: unknown): ToolInputError | undefined {
+  if (!(error instanceof RangeError) || !/call stack/i.test(error.message)) return undefined;
+  return new ToolInputError(
+    "invalid-arguments",
+    name,
+    `${name} was not run: its arguments are too large to check against its schema (the check ran out of stack). Call it again with fewer values.`,
+    { cause: error },
+  );
+}
+
+/**
  * Checks a call's arguments against `tool.input`, awaiting any asynchronous refinement: the parsed
  * arguments, or a rejection with `ToolInputError` (`invalid-arguments`) naming the mismatches.
  */
@@ -578,7 +594,12 @@ export async function checkArguments<Input extends ObjectSchema>(
   const refused = shapeRefusal(tool.declaration.function.name, args);
   if (refused !== undefined) throw refused;
   const input = readers.get(tool) ?? tool.input;
-  const checked = await input.safeParseAsync(withAbsentKeys(args, parameters));
+  let checked: Awaited<ReturnType<typeof input.safeParseAsync>>;
+  try {
+    checked = await input.safeParseAsync(withAbsentKeys(args, parameters));
+  } catch (error) {
+    throw overflowRefusal(tool.declaration.function.name, error) ?? error;
+  }
   if (checked.success) return withAbsentKeys(checked.data, parameters) as z.output<Input>;
   throw refusal(tool.declaration.function.name, checked.error);
 }
