@@ -1385,6 +1385,22 @@ export const SHAPES: Shape[] = [
     },
   },
   {
+    // A load_tools repeating one pattern (a small model in a repetition loop), against a catalogue
+    // growing with it: each copy was matched against every tool again.
+    name: "expandNames: one pattern written again and again",
+    build: (n) => {
+      const tools = Array.from({ length: Math.floor(n / 64) }, (_, i) => ({ name: `tool_${i}` }));
+      return {
+        catalog: [{ name: "s", tools }],
+        names: Array.from({ length: Math.floor(n / 8) }, () => "tool_*"),
+      };
+    },
+    run: (input) => {
+      const { catalog, names } = input as { catalog: never; names: string[] };
+      expandNames(names, catalog);
+    },
+  },
+  {
     // A load_tools (or call_tool) name of nothing but separators, against servers whose names hold
     // them: each place a separator stands could end a server's name.
     name: "expandNames: a name of separators",

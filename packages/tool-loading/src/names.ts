@@ -289,7 +289,12 @@ export function nameExpander(
     const overCap: string[] = [];
     // Sets beside the arrays: a server's name or "*" reaches every tool, so membership must not scan.
     const reached = new Set<string>();
+    // A name written again reaches nothing new: a small model caught in a repetition loop writes
+    // one pattern thousands of times, and each `*` pattern is matched against every tool.
+    const read = new Set<string>();
     for (const raw of requested) {
+      if (read.has(raw)) continue;
+      read.add(raw);
       const found = match(raw);
       if (found.length === 0) {
         if (raw.trim() !== "") unknown.add(raw);
