@@ -77,3 +77,61 @@ describe.skipIf(process.platform !== "linux")(
     });
   },
 );
+
+describe("r72-3/4: a credential written as a parameter name (test/review-r72-server.mjs, its API_TOKEN)", () => {
+  const TOKEN = "tok_9f8e7d6c5b4a3921";
+  const SERVER = here("../test/review-r72-server.mjs");
+  const open = () => {
+    const made = createMcpPool([{ name: "r", command: NODE, args: [SERVER], env: { API_TOKEN: TOKEN } }]);
+    pools.push(made);
+    return made;
+  };
+  const parametersOf = async (p: McpPool) => {
+    const tool = (await p.tools()).find((t) => t.function.name === "r__args");
+    return tool?.function.parameters as { properties: Record<string, unknown>; required: string[] };
+  };
+
+  it("is shown masked, each masked name its own (x_<token> and the server's own x_*** stay two parameters)", async () => {
+    const parameters = await parametersOf(open());
+    expect(JSON.stringify(parameters)).not.toContain(TOKEN);
+    // Before: x_<token> masked became x_***, and the server's own x_*** took its place (one parameter of two).
+    expect(Object.keys(parameters.properties)).toEqual(["q", "***", "x_***_2", "x_***", "opts"]);
+    expect(parameters.properties["x_***_2"]).toEqual({ type: ["string", "null"] });
+    expect(parameters.properties["x_***"]).toEqual({ type: ["integer", "null"] });
+  });
+
+  it("reaches the server under the server's own names (the answer writes the token <token>)", async () => {
+    const p = open();
+    await p.tools();
+    const got = await p.call("r__args", {
+      q: "a",
+      "***": "v",
+      "x_***_2": "s",
+      "x_***": 3,
+      opts: { "***": "o" },
+    });
+    // Before: {"q":"a","***":"v","x_***":3,"opts":{"***":"o"}}: names the server does not take.
+    expect(JSON.parse(got)).toEqual({
+      q: "a",
+      "<token>": "v",
+      "x_<token>": "s",
+      "x_***": 3,
+      opts: { "<token>": "o" },
+    });
+  });
+
+  it("has a null for each optional masked parameter dropped, at the top and inside opts", async () => {
+    const p = open();
+    await p.tools();
+    const got = await p.call("r__args", {
+      q: "a",
+      "***": null,
+      "x_***_2": null,
+      "x_***": null,
+      opts: { "***": null },
+    });
+    expect(JSON.parse(got)).toEqual({ q: "a", opts: {} });
+    const some = await p.call("r__args", { q: "a", "***": null, "x_***_2": "s", "x_***": null, opts: null });
+    expect(JSON.parse(some)).toEqual({ q: "a", "x_<token>": "s" });
+  });
+});
