@@ -1369,36 +1369,42 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
       return unwritten();
     },
 
-    async close() {
-      if (closed) return;
-      purge();
-      if (writer.isReady && (unwritten() > 0 || ends.size > 0)) {
-        await Promise.race([bus.flushed(), new Promise((resolve) => setTimeout(resolve, 2000).unref())]);
-      }
-      closed = true;
-      closing();
-      for (const giveUp of [...claiming]) giveUp();
-      if (sweepTimer) clearTimeout(sweepTimer);
-      for (const runId of [...watchers.keys()]) endLocal(runId);
-      purge();
-      compact();
-      if (pending.length > 0)
-        report(new RedisStoreError("closed", `${pending.length} events were not written before close().`));
-      ends.close();
-      if (ends.size > 0)
-        report(
-          new RedisStoreError(
-            "closed",
-            `${ends.size} ended run(s) were not deleted from Redis nor announced before close().`,
-          ),
-        );
-      ends.clear();
-      pending = [];
-      sending = 0;
-      settle();
-      subscriber.destroy();
-      writer.destroy();
+    // One close: a second call (during the first, or after it) gets the first's promise, and what
+    // was not written is told once.
+    close() {
+      closeOnce ??= closeBus();
+      return closeOnce;
     },
+  };
+  let closeOnce: Promise<void> | undefined;
+  const closeBus = async (): Promise<void> => {
+    purge();
+    if (writer.isReady && (unwritten() > 0 || ends.size > 0)) {
+      await Promise.race([bus.flushed(), new Promise((resolve) => setTimeout(resolve, 2000).unref())]);
+    }
+    closed = true;
+    closing();
+    for (const giveUp of [...claiming]) giveUp();
+    if (sweepTimer) clearTimeout(sweepTimer);
+    for (const runId of [...watchers.keys()]) endLocal(runId);
+    purge();
+    compact();
+    if (pending.length > 0)
+      report(new RedisStoreError("closed", `${pending.length} events were not written before close().`));
+    ends.close();
+    if (ends.size > 0)
+      report(
+        new RedisStoreError(
+          "closed",
+          `${ends.size} ended run(s) were not deleted from Redis nor announced before close().`,
+        ),
+      );
+    ends.clear();
+    pending = [];
+    sending = 0;
+    settle();
+    subscriber.destroy();
+    writer.destroy();
   };
   return bus;
 }

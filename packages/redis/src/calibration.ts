@@ -311,6 +311,7 @@ export async function openCalibration(
   await starting("read the readings already shared", reload());
 
   let closed = false;
+  let closing: Promise<void> | undefined;
   const store: RedisCalibration = {
     calibrate(endpoint, model, body, promptTokens) {
       const answer = local.calibrate(endpoint, model, body, promptTokens);
@@ -388,12 +389,16 @@ export async function openCalibration(
     },
     // After close() the connections are gone: a typed error, not the client's bare ClientClosedError.
     reload: () => (closed ? Promise.reject(afterClose("reload", "calibration")) : reload()),
-    async close() {
-      closed = true;
-      // A forget made just before close() still reaches Redis when it is there.
-      await owed.finish();
-      subscriber.destroy();
-      writer.destroy();
+    // One close: a second call (during the first, or after it) gets the first's promise.
+    close() {
+      closing ??= (async () => {
+        closed = true;
+        // A forget made just before close() still reaches Redis when it is there.
+        await owed.finish();
+        subscriber.destroy();
+        writer.destroy();
+      })();
+      return closing;
     },
   };
   registerForgetLog(store, forgets);

@@ -7,7 +7,9 @@ import {
   type EndpointCapabilities,
   modelCapabilitiesFor,
 } from "@loopwright/negotiate";
+import { ErrorReply } from "@redis/client";
 import { type RedisOptions, timeoutOption, whenReady } from "./connection.js";
+import { RedisStoreError } from "./errors.js";
 import { ForgetLog, REMEMBER_LUA, registerForgetLog } from "./forgets.js";
 import { CLOSE_BOUND_MS, MAX_OWED, Owed } from "./owed.js";
 import {
@@ -42,8 +44,13 @@ export interface RedisCapabilityStore extends CapabilityStore {
   /** The stable id (`<baseUrl>\n<keyId>`) of an endpoint object this store handed out, if it did. */
   endpointIdOf(supports: object): string | undefined;
   /**
-   * Shares every local latch not yet shared now (it is otherwise done within a tick of a request).
-   * Rejects with `RedisStoreError` (`closed`) after `close()`.
+   * Shares every local latch not yet shared now (it is otherwise done within a tick of a request),
+   * and waits for the writes a tick started before it. Rejects with `RedisStoreError` when any of
+   * those writes did not reach Redis (`refused` when Redis answered each with an error, such as
+   * out of memory; `connect` when one went unanswered), naming how many, the first failure on
+   * `cause` (each is told to `onError` too, and written again at the tenant's next comparison);
+   * `closed` after `close()`. While the store is away (its subscription down) it writes nothing
+   * and resolves: everything held is written again once Redis is back.
    */
   sync(): Promise<void>;
   /**
@@ -51,7 +58,11 @@ export interface RedisCapabilityStore extends CapabilityStore {
    * Rejects with `RedisStoreError` (`closed`) after `close()`.
    */
   reload(): Promise<void>;
-  /** Closes both connections; the local copy keeps answering, without sharing. */
+  /**
+   * Shares what is not yet shared (waiting at most 2 s), closes both connections; the local copy
+   * keeps answering, without sharing. Latches Redis did not take by then are told to `onError`
+   * once (`closed`, how many tenants). A second call gets the first's promise.
+   */
   close(): Promise<void>;
 }
 
@@ -79,6 +90,13 @@ interface Entry {
   touchedAt: number;
   /** The sync tick (see `ticks`) in which the tenant was last used here: read, written or received. */
   usedTick: number;
+  /** Its latch write on its way (or waiting for a slot), if any: what a `sync()` waits for too. */
+  writing?: Promise<WriteFailed | undefined> | undefined;
+}
+
+/** A latch write that did not reach Redis: the client's error (told to `onError` too). */
+interface WriteFailed {
+  error: unknown;
 }
 
 /**
@@ -340,15 +358,31 @@ export async function openCapabilityStore(
     next(); // the slot passes on
   };
 
-  const share = async (entry: Entry): Promise<void> => {
+  /**
+   * Compares a tenant and writes what changed. Resolves once that write is over: `undefined` when it
+   * went through (or there was nothing to write, or the store is away), a {@link WriteFailed} when
+   * it did not reach Redis (reported; the fields are compared again next time).
+   */
+  const share = async (entry: Entry): Promise<WriteFailed | undefined> => {
     const changed = compare(entry);
-    if (changed.size === 0 || closed || entry.dropped) return;
+    if (changed.size === 0 || closed || entry.dropped) return undefined;
     if (!subscriber.isReady) away = true;
-    if (away) return;
+    if (away) return undefined;
     for (const [field, value] of changed) entry.shared.set(field, value);
+    const writing = write(entry, changed);
+    entry.writing = writing;
+    void writing.then(() => {
+      if (entry.writing === writing) entry.writing = undefined;
+    });
+    return writing;
+  };
+
+  const write = async (entry: Entry, changed: Map<string, string>): Promise<WriteFailed | undefined> => {
     const waiting = shareSlot();
     if (waiting) await waiting;
     try {
+      // Closed while it waited for a slot: not sent (close() tells onError of it, once for all).
+      if (closed) throw afterClose("sync", "capability store");
       const written = await runScript<number>(
         writer,
         LATCH_SCRIPT,
@@ -370,10 +404,13 @@ export async function openCapabilityStore(
         for (const field of changed.keys()) entry.shared.delete(field);
         refused.add(entry);
       }
+      return undefined;
     } catch (error) {
       // Not written: forget that it was, so the next comparison tries again.
       for (const field of changed.keys()) entry.shared.delete(field);
-      report(error);
+      // After close() the connections are gone: close() tells onError of these, once for all.
+      if (!closed) report(error);
+      return { error };
     } finally {
       shareDone();
     }
@@ -677,8 +714,19 @@ export async function openCapabilityStore(
     closed = true;
     if (retry) clearTimeout(retry);
     clearInterval(timer);
+    // The writes still on their way or waiting for a slot (Redis slow or stalled past the bound)
+    // fail as the connections go: told once, not each with the client's bare error.
+    const unfinished = [...entries.values()].flatMap((entry) => (entry.writing ? [entry.writing] : []));
     subscriber.destroy();
     writer.destroy();
+    const lost = (await Promise.all(unfinished)).filter((outcome) => outcome !== undefined).length;
+    if (lost > 0)
+      report(
+        new RedisStoreError(
+          "closed",
+          `${lost} tenant${lost === 1 ? "'s" : "s'"} latches were not shared before close(): Redis did not answer their writes within ${CLOSE_BOUND_MS / 1000} s (a write already sent may still land).`,
+        ),
+      );
   };
 
   /**
@@ -797,7 +845,14 @@ export async function openCapabilityStore(
     },
     sync: async () => {
       if (closing) throw afterClose("sync", "capability store");
-      await Promise.all([...entries.values()].map(share));
+      // What a tick started writing before this call is waited for too: its failure is this sync's.
+      const writes = [...entries.values()].flatMap((entry) =>
+        entry.writing ? [entry.writing, share(entry)] : [share(entry)],
+      );
+      const outcomes = await Promise.all(writes);
+      const failed = outcomes.filter((outcome) => outcome !== undefined);
+      if (failed.length === 0) return;
+      throw syncFailed(failed);
     },
     // After close() the connections are gone: a typed error, not the client's bare ClientClosedError.
     reload: () => (closing ? Promise.reject(afterClose("reload", "capability store")) : reload()),
@@ -809,6 +864,23 @@ export async function openCapabilityStore(
   idCacheSizes.set(store, () => idCache.size);
   registerForgetLog(store, forgets);
   return store;
+}
+
+/**
+ * What `sync()` rejects with when latch writes did not reach Redis: `refused` when Redis answered
+ * each with an error (out of memory, a read-only replica), `connect` when one got no answer (the
+ * connection went, or the client's command timeout passed); the first failure on `cause`.
+ */
+function syncFailed(failed: readonly WriteFailed[]): RedisStoreError {
+  const first = failed[0]?.error;
+  const answered = failed.every((f) => f.error instanceof ErrorReply);
+  const n = failed.length;
+  return new RedisStoreError(
+    answered ? "refused" : "connect",
+    `sync(): ${n} latch write${n === 1 ? "" : "s"} did not reach Redis (${first instanceof Error ? first.message : String(first)}${n === 1 ? "" : ", the first"}); ` +
+      "each was told to onError too, and is written again at the tenant's next comparison (within syncMs of its next use).",
+    { cause: first },
+  );
 }
 
 const idCacheSizes = new WeakMap<RedisCapabilityStore, () => number>();

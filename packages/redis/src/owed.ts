@@ -92,6 +92,8 @@ export class Owed<T> {
   private backoff = 0;
   private dropped = 0;
   private closed = false;
+  /** The one `finish` (a store's `close()`), once asked for. */
+  private finishing: Promise<void> | undefined;
   /** `report` was told that work owed after `close()` goes nowhere. */
   private toldClosed = false;
   /** Set when a send failed, cleared when one goes through: Redis is there but not taking the work. */
@@ -223,9 +225,15 @@ export class Owed<T> {
    * For a store's `close()`: sends what is owed first when the link is up (a forget made just
    * before `close()` — a one-shot admin command — reaches Redis instead of being dropped with the
    * connection), waiting at most `boundMs`; then closes, and tells `report` (`closed`) of whatever is
-   * still owed. Never rejects.
+   * still owed, once: a second call (during the first, or after it) gets the first's promise. Never
+   * rejects.
    */
-  async finish(boundMs = CLOSE_BOUND_MS): Promise<void> {
+  finish(boundMs = CLOSE_BOUND_MS): Promise<void> {
+    this.finishing ??= this.finishOnce(boundMs);
+    return this.finishing;
+  }
+
+  private async finishOnce(boundMs: number): Promise<void> {
     if (!this.closed && this.entries.size > 0 && this.options.link.isReady) {
       let timer: ReturnType<typeof setTimeout> | undefined;
       await Promise.race([

@@ -264,6 +264,7 @@ export async function openRouteLatches(
   await starting("read the latches already shared", reload());
 
   let closed = false;
+  let closing: Promise<void> | undefined;
   return {
     get(base) {
       const state = states.get(base) ?? adopt(base);
@@ -301,12 +302,16 @@ export async function openRouteLatches(
     keys: () => states.keys(),
     // After close() the connections are gone: a typed error, not the client's bare ClientClosedError.
     reload: () => (closed ? Promise.reject(afterClose("reload", "route latch store")) : reload()),
-    async close() {
-      closed = true;
-      // A latch learned just before close() still reaches Redis when it is there.
-      await owed.finish();
-      subscriber.destroy();
-      writer.destroy();
+    // One close: a second call (during the first, or after it) gets the first's promise.
+    close() {
+      closing ??= (async () => {
+        closed = true;
+        // A latch learned just before close() still reaches Redis when it is there.
+        await owed.finish();
+        subscriber.destroy();
+        writer.destroy();
+      })();
+      return closing;
     },
   };
 }

@@ -12,6 +12,7 @@ import { describeValue, McpPoolError, messageOf } from "./errors.js";
 import { CallGate } from "./gate.js";
 import type { HookEvent, HookOutcome, HookRunner, McpHookSpec } from "./hooks.js";
 import { Reaper } from "./reaper.js";
+import { serverNamesOf, toServerNames } from "./redact.js";
 import { untilStopped } from "./stop.js";
 
 /** A tool as `tool-loading`'s catalogue reads it: its name as the model calls it, and one line saying what it does. */
@@ -571,7 +572,12 @@ export function createMcpPool(
     const { connection, tool } = entry;
     const where = { server: connection.name, tool: tool.name };
     const name = `${tool.name} on MCP server "${connection.name}"`;
-    const object = restoreArguments(argsObject(args, entry.name), tool.inputSchema);
+    // Read against the schema as shown (its credentials masked), then each masked property name
+    // written back as the server's own: the server takes its arguments by its own names.
+    const object = toServerNames(
+      restoreArguments(argsObject(args, entry.name), tool.inputSchema),
+      serverNamesOf(tool),
+    );
     const serialize = serializeWrites && !policyOf(tool).parallel;
     const waitStarted = Date.now();
     let waitSignal = signal;

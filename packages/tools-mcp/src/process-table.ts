@@ -107,28 +107,92 @@ export function listSync(linux = process.platform === "linux"): ProcessEntry[] {
 export const TREE_MARK = "LOOPWRIGHT_MCP_TREE";
 
 /**
+ * How many /proc files {@link markedProcesses} has open at once: all of them together (one per
+ * process, tens of thousands on a busy host) ran out of file descriptors (EMFILE), and each file
+ * that could not be opened was skipped as unreadable, its process not found.
+ */
+export const ENVIRON_BATCH = 64;
+
+/**
  * Linux: the processes running now that were started with `TREE_MARK=token` in their
  * environment (/proc/<pid>/environ, the environment they were started with), this process left
  * out. A process of another user, whose environment cannot be read, is not found, nor one started
- * with an environment of its own that drops the variable. Reads every process's environ file once.
+ * with an environment of its own that drops the variable. Reads every process's environ file once,
+ * {@link ENVIRON_BATCH} at a time.
  */
 export async function markedProcesses(token: string): Promise<ProcessEntry[]> {
   const mark = `${TREE_MARK}=${token}`;
   const names = (await readdir("/proc")).filter((name) => /^\d+$/.test(name) && Number(name) !== process.pid);
-  const found = await Promise.all(
-    names.map(async (name) => {
-      let environ: string;
-      try {
-        environ = await readFile(`/proc/${name}/environ`, "latin1");
-      } catch {
-        return undefined;
-      }
-      if (!environ.includes(mark) || !environ.split("\0").includes(mark)) return undefined;
-      const entry = await procEntryAsync(name);
-      return entry && !entry.zombie ? entry : undefined;
-    }),
-  );
-  return found.filter((entry) => entry !== undefined);
+  const found: ProcessEntry[] = [];
+  for (let at = 0; at < names.length; at += ENVIRON_BATCH) {
+    const batch = await Promise.all(
+      names.slice(at, at + ENVIRON_BATCH).map(async (name) => {
+        let environ: string;
+        try {
+          environ = await readFile(`/proc/${name}/environ`, "latin1");
+        } catch {
+          return undefined;
+        }
+        if (!hasMark(environ, mark)) return undefined;
+        const entry = await procEntryAsync(name);
+        return entry && !entry.zombie ? entry : undefined;
+      }),
+    );
+    for (const entry of batch) if (entry) found.push(entry);
+  }
+  return found;
+}
+
+/**
+ * How long the host's `exit` hook spends at most reading environ files for {@link markedProcessesSync}
+ * (it blocks the exiting process): about 20,000 files on a typical host, and only those of
+ * processes started since the oldest server are read.
+ */
+export const EXIT_SCAN_MS = 250;
+
+/**
+ * {@link markedProcesses} synchronously, for the host's `exit` (only synchronous work runs there),
+ * for several tokens in one pass over `table` (every process now, from {@link listSync}): by token,
+ * the processes of `table` started with `TREE_MARK=token`, this process left out. Only processes
+ * started at or after `since` (a /proc start time, clock ticks after boot) are read, newest first,
+ * and the reading stops after {@link EXIT_SCAN_MS}.
+ */
+export function markedProcessesSync(
+  tokens: ReadonlySet<string>,
+  table: readonly ProcessEntry[],
+  since: number,
+): Map<string, ProcessEntry[]> {
+  const found = new Map<string, ProcessEntry[]>();
+  if (tokens.size === 0) return found;
+  const prefix = `${TREE_MARK}=`;
+  const deadline = Date.now() + EXIT_SCAN_MS;
+  const candidates = table
+    .filter((entry) => !entry.zombie && entry.pid !== process.pid && Number(entry.started) >= since)
+    .sort((a, b) => Number(b.started) - Number(a.started));
+  for (const entry of candidates) {
+    if (Date.now() > deadline) break;
+    let environ: string;
+    try {
+      environ = readFileSync(`/proc/${entry.pid}/environ`, "latin1");
+    } catch {
+      continue;
+    }
+    if (!environ.includes(prefix)) continue;
+    for (const variable of environ.split("\0")) {
+      if (!variable.startsWith(prefix)) continue;
+      const token = variable.slice(prefix.length);
+      if (!tokens.has(token)) continue;
+      const list = found.get(token);
+      if (list) list.push(entry);
+      else found.set(token, [entry]);
+    }
+  }
+  return found;
+}
+
+/** Whether an environ file's text (NUL-separated) holds `mark` as one of its variables. */
+function hasMark(environ: string, mark: string): boolean {
+  return environ.includes(mark) && environ.split("\0").includes(mark);
 }
 
 /** Whether this Linux kernel lists each task's children in /proc/<pid>/task/<tid>/children. */

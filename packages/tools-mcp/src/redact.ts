@@ -588,19 +588,147 @@ function rebuilt(frame: Frame): unknown {
  * {@link MAX_STRUCTURED_DEPTH} levels replaced by {@link TOO_DEEP}; its `name` is kept, as calls go
  * to the server by it. Its `inputSchema` goes through `schemaMask` instead where one is given. The
  * same tool when the server has no secret to mask or nothing changed.
+ *
+ * A property name of the input schema that holds a secret is shown masked (`***`, then `_2`, `_3`,
+ * … where another property name anywhere in the schema is spelled so), and `required` with it; the
+ * masked tool remembers the server's own names ({@link serverNamesOf}), which a call's arguments
+ * are given back by ({@link toServerNames}): the server takes its arguments by its own names.
  */
 export function maskTool<T extends { name: string }>(tool: T, mask: Mask, schemaMask: Mask = mask): T {
   if (mask === unmasked && schemaMask === unmasked) return tool;
   const { name, ...rest } = tool;
+  let names: Map<string, string> | undefined;
+  if (schemaMask !== unmasked && Object.hasOwn(rest, "inputSchema")) {
+    const renamed = maskedNames((rest as Record<string, unknown>).inputSchema, schemaMask);
+    if (renamed) {
+      names = renamed.names;
+      (rest as Record<string, unknown>).inputSchema = renamed.schema;
+    }
+  }
+  const remember = (masked: T): T => {
+    if (names) SERVER_NAMES.set(masked, names);
+    return masked;
+  };
   if (schemaMask === mask || !Object.hasOwn(rest, "inputSchema")) {
     const masked = maskValue(rest, mask);
-    return masked === rest ? tool : ({ ...(masked as object), name } as T);
+    return masked === rest && !names ? tool : remember({ ...(masked as object), name } as T);
   }
   const { inputSchema, ...others } = rest as Record<string, unknown>;
   const masked = maskValue(others, mask);
   const schema = schemaMask === unmasked ? inputSchema : maskValue(inputSchema, schemaMask);
-  if (masked === others && schema === inputSchema) return tool;
-  return { ...(masked as object), inputSchema: schema, name } as unknown as T;
+  if (masked === others && schema === inputSchema && !names) return tool;
+  return remember({ ...(masked as object), inputSchema: schema, name } as unknown as T);
+}
+
+/** The server's own property names of a masked tool's input schema, by the names shown. */
+const SERVER_NAMES = new WeakMap<object, ReadonlyMap<string, string>>();
+
+/**
+ * The property names {@link maskTool} masked in a tool's input schema, each shown name with the
+ * server's own; undefined when it masked none.
+ */
+export function serverNamesOf(tool: object): ReadonlyMap<string, string> | undefined {
+  return SERVER_NAMES.get(tool);
+}
+
+/**
+ * A call's arguments with each key that is a masked property name ({@link serverNamesOf}) written
+ * back as the server's own, at any depth, unless the same object also holds that name. New objects
+ * where something changed; the same arguments otherwise.
+ */
+export function toServerNames<T>(args: T, names: ReadonlyMap<string, string> | undefined): T {
+  if (!names || names.size === 0) return args;
+  const walk = (value: unknown, depth: number): unknown => {
+    if (typeof value !== "object" || value === null || depth > MAX_STRUCTURED_DEPTH) return value;
+    if (Array.isArray(value)) {
+      let changed = false;
+      const out = value.map((item) => {
+        const walked = walk(item, depth + 1);
+        if (walked !== item) changed = true;
+        return walked;
+      });
+      return changed ? out : value;
+    }
+    let changed = false;
+    const out: Record<string, unknown> = {};
+    for (const [key, item] of Object.entries(value)) {
+      const own = names.get(key);
+      const name = own !== undefined && !Object.hasOwn(value, own) ? own : key;
+      const walked = walk(item, depth + 1);
+      if (name !== key || walked !== item) changed = true;
+      Object.defineProperty(out, name, {
+        value: walked,
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+    }
+    return changed ? out : value;
+  };
+  return walk(args, 0) as T;
+}
+
+/**
+ * An input schema with each property name (a key of a `properties` object, at any depth) that
+ * `mask` changes written masked, made unlike every other property name in the schema (`_2`, `_3`,
+ * …), and the `required` beside it following; and the names so written, with the server's own.
+ * Undefined when `mask` changes no property name. Everything else is left for `maskValue`.
+ */
+function maskedNames(
+  schema: unknown,
+  mask: Mask,
+): { schema: unknown; names: Map<string, string> } | undefined {
+  const all = new Set<string>();
+  const collect = (node: unknown, depth: number): void => {
+    if (typeof node !== "object" || node === null || depth > MAX_STRUCTURED_DEPTH) return;
+    const properties = Array.isArray(node) ? undefined : (node as Record<string, unknown>).properties;
+    if (isPlainObject(properties)) for (const key of Object.keys(properties)) all.add(key);
+    for (const item of Object.values(node)) collect(item, depth + 1);
+  };
+  collect(schema, 0);
+  const masked = [...all].filter((key) => mask(key) !== key);
+  if (masked.length === 0) return undefined;
+  const taken = new Set([...all].filter((key) => mask(key) === key));
+  const shown = new Map<string, string>();
+  const names = new Map<string, string>();
+  for (const key of masked) {
+    const base = mask(key);
+    let name = base;
+    for (let n = 2; taken.has(name); n++) name = `${base}_${n}`;
+    taken.add(name);
+    shown.set(key, name);
+    names.set(name, key);
+  }
+  const rename = (node: unknown, depth: number): unknown => {
+    if (typeof node !== "object" || node === null || depth > MAX_STRUCTURED_DEPTH) return node;
+    if (Array.isArray(node)) return node.map((item) => rename(item, depth + 1));
+    const out: Record<string, unknown> = {};
+    const source = node as Record<string, unknown>;
+    const local = isPlainObject(source.properties);
+    for (const [key, value] of Object.entries(source)) {
+      let item = rename(value, depth + 1);
+      if (key === "properties" && local) {
+        const props: Record<string, unknown> = {};
+        for (const [name, sub] of Object.entries(item as Record<string, unknown>))
+          Object.defineProperty(props, shown.get(name) ?? name, {
+            value: sub,
+            enumerable: true,
+            writable: true,
+            configurable: true,
+          });
+        item = props;
+      } else if (key === "required" && local && Array.isArray(item)) {
+        item = item.map((name) => (typeof name === "string" ? (shown.get(name) ?? name) : name));
+      }
+      Object.defineProperty(out, key, { value: item, enumerable: true, writable: true, configurable: true });
+    }
+    return out;
+  };
+  return { schema: rename(schema, 0), names };
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 /**

@@ -18,6 +18,7 @@ import {
   listTree,
   listTreeSync,
   markedProcesses,
+  markedProcessesSync,
   type ProcessEntry,
   procEntry,
   signalAll,
@@ -225,11 +226,18 @@ export function answeredId(head: string, tail: string): string | number | undefi
 
 /**
  * The servers still running, each as a function that SIGKILLs its tree synchronously, found in a
- * table of every process. While one runs, the host's `exit` event lists the processes once and
- * calls them all with that table (only synchronous work runs there), so a host that calls
- * `process.exit()` without closing its pool leaves no server behind.
+ * table of every process, with (Linux) the processes started with its {@link TREE_MARK}, and its
+ * tree mark and start time. While one runs, the host's `exit` event lists the processes once,
+ * reads the environ files of those started since the oldest server (see
+ * {@link markedProcessesSync}), and calls them all with that table (only synchronous work runs
+ * there), so a host that calls `process.exit()` without closing its pool leaves no server behind,
+ * nor a helper one started the way a daemon starts (`sh -c 'helper &'`), which init has.
  */
-type KillSync = (table: readonly ProcessEntry[]) => void;
+interface KillSync {
+  /** This start's tree mark and when its process started (/proc clock ticks), on Linux. */
+  mark(): { token: string; since: number } | undefined;
+  kill(table: readonly ProcessEntry[], marked: readonly ProcessEntry[]): void;
+}
 const running = new Set<KillSync>();
 function killAllSync(): void {
   let table: ProcessEntry[];
@@ -238,7 +246,23 @@ function killAllSync(): void {
   } catch {
     table = [];
   }
-  for (const kill of running) kill(table);
+  let marked = new Map<string, ProcessEntry[]>();
+  if (process.platform === "linux") {
+    const tokens = new Set<string>();
+    let since = Number.POSITIVE_INFINITY;
+    for (const server of running) {
+      const mark = server.mark();
+      if (!mark) continue;
+      tokens.add(mark.token);
+      since = Math.min(since, mark.since);
+    }
+    try {
+      marked = markedProcessesSync(tokens, table, since);
+    } catch {
+      // No /proc to read: the trees as the parent links give them.
+    }
+  }
+  for (const server of running) server.kill(table, marked.get(server.mark()?.token ?? "") ?? []);
   running.clear();
   process.off("exit", killAllSync);
 }
@@ -284,7 +308,15 @@ export class TreeStdioTransport implements Transport {
   readonly #params: TreeStdioParameters;
   readonly #lines: LineSplitter;
   readonly #stderr = new PassThrough();
-  readonly #killSync: KillSync = (table) => this.#killTreeSync(table);
+  readonly #killSync: KillSync = {
+    mark: () => {
+      const started = Number(this.#root?.started);
+      return Number.isFinite(started) && this.#root?.started
+        ? { token: this.#mark, since: started }
+        : undefined;
+    },
+    kill: (table, marked) => this.#killTreeSync(table, marked),
+  };
   #process: ChildProcess | undefined;
   /** The one wait for the server's stdin to drain, shared by every send made while it is full. */
   #drained: Promise<void> | undefined;
@@ -559,14 +591,17 @@ export class TreeStdioTransport implements Transport {
     this.#params.reaper?.gone();
   }
 
-  /** For the host's `exit`: SIGKILLs the server's tree, found in `table` (every process, now). */
-  #killTreeSync(table: readonly ProcessEntry[]): void {
+  /**
+   * For the host's `exit`: SIGKILLs the server's tree, found in `table` (every process, now), with
+   * `marked`, the processes started with this start's {@link TREE_MARK}, and what they started.
+   */
+  #killTreeSync(table: readonly ProcessEntry[], marked: readonly ProcessEntry[]): void {
     const child = this.#process;
     const byPid = new Map(table.map((entry) => [entry.pid, entry]));
     // Even with no listing (no `ps`), the started process itself.
     if (child?.pid !== undefined && !this.#exited(child) && !byPid.has(child.pid))
       signalAll([unlisted(child.pid)], "SIGKILL");
-    signalAll(treeOf(this.#roots(byPid), table), "SIGKILL");
+    signalAll(treeOf([...this.#roots(byPid), ...marked.map((entry) => entry.pid)], table), "SIGKILL");
   }
 
   /**

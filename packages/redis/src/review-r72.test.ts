@@ -1,0 +1,177 @@
+// Review round 72: sync() when latch writes fail, a second close(), and bursts written across a
+// stalled Redis on the close and publish paths.
+import { modelCapabilitiesFor } from "@loopwright/negotiate";
+import { createClient } from "@redis/client";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { HAS_REDIS, RedisServer, SKIP_MESSAGE } from "../test/redis-server.js";
+import { createRedisCapabilityStore, createRedisStores, RedisStoreError } from "./index.js";
+
+if (!HAS_REDIS) console.warn(SKIP_MESSAGE);
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe.skipIf(!HAS_REDIS)("sync() when latch writes do not reach Redis", () => {
+  let server: RedisServer;
+  beforeAll(async () => {
+    server = await RedisServer.start();
+  });
+  afterAll(async () => {
+    await server.kill();
+  });
+
+  it("rejects with RedisStoreError refused naming how many failed (Redis out of memory), and resolves once they go through", async () => {
+    const raw = createClient({ url: server.url, RESP: 2 });
+    await raw.connect();
+    const told: unknown[] = [];
+    const store = await createRedisCapabilityStore({
+      url: server.url,
+      prefix: "sync-oom:",
+      onError: (error) => told.push(error),
+    });
+    try {
+      await raw.sendCommand(["CONFIG", "SET", "maxmemory-policy", "noeviction"]);
+      await raw.sendCommand(["CONFIG", "SET", "maxmemory", "1"]);
+      for (let i = 0; i < 3; i++)
+        modelCapabilitiesFor(store.capabilitiesFor(`http://oom${i}.test/v1`, "k"), "m").refusedEfforts.push(
+          "high",
+        );
+      // Before: resolved, the three OOM refusals told to onError only.
+      const error = await store.sync().then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(RedisStoreError.isInstance(error), String(error)).toBe(true);
+      expect((error as RedisStoreError).code).toBe("refused");
+      expect((error as RedisStoreError).message).toMatch(
+        /^sync\(\): 3 latch writes did not reach Redis \(OOM/,
+      );
+      expect(told.filter((e) => /OOM/.test(String(e)))).toHaveLength(3);
+      await raw.sendCommand(["CONFIG", "SET", "maxmemory", "0"]);
+      await store.sync();
+      expect(await raw.sendCommand(["SCARD", "sync-oom:caps:index"])).toBe(3);
+    } finally {
+      await raw.sendCommand(["CONFIG", "SET", "maxmemory", "0"]);
+      raw.destroy();
+      await store.close();
+    }
+  });
+
+  it("waits for a write a tick started before it, and rejects when that one fails", async () => {
+    const raw = createClient({ url: server.url, RESP: 2 });
+    await raw.connect();
+    const store = await createRedisCapabilityStore({
+      url: server.url,
+      prefix: "sync-tick:",
+      onError: () => {},
+    });
+    try {
+      await raw.sendCommand(["CONFIG", "SET", "maxmemory-policy", "noeviction"]);
+      await raw.sendCommand(["CONFIG", "SET", "maxmemory", "1"]);
+      const caps = store.capabilitiesFor("http://tick.test/v1", "k");
+      modelCapabilitiesFor(caps, "m").refusedEfforts.push("high");
+      // Stalled: the write the next tick (or the next turn, the flags read) starts goes unanswered.
+      server.pause();
+      void caps.strictSchemas;
+      await pause(300);
+      let settled = false;
+      const synced = store.sync().then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      void synced.then(() => {
+        settled = true;
+      });
+      await pause(100);
+      // Before: resolved at once (the tick's write held the fields as shared, so nothing was left to write).
+      expect(settled).toBe(false);
+      server.resume();
+      expect(((await synced) as RedisStoreError | undefined)?.code).toBe("refused");
+    } finally {
+      server.resume();
+      await raw.sendCommand(["CONFIG", "SET", "maxmemory", "0"]);
+      raw.destroy();
+      await store.close();
+    }
+  });
+});
+
+describe.skipIf(!HAS_REDIS)("a second close()", () => {
+  it("tells onError of what was not sent once, and resolves as the first (during it, and after it)", async () => {
+    const server = await RedisServer.start();
+    const told: string[] = [];
+    const stores = await createRedisStores({
+      url: server.url,
+      prefix: "twice:",
+      connectTimeoutMs: 1000,
+      onError: (error) => {
+        if (RedisStoreError.isInstance(error) && error.code === "closed") told.push(error.message);
+      },
+    });
+    try {
+      // Redis stalled: nothing sent now is answered, so all of it is still owed at close().
+      server.pause();
+      stores.bus.emit("r1", { kind: "output", text: "unsent" });
+      stores.bus.endRun("r0");
+      stores.calibration.forget("http://gone.test/v1");
+      stores.capabilities.forget("http://gone.test/v1", "k");
+      await pause(50);
+      const first = stores.close();
+      const during = stores.close();
+      const calibrationDuring = stores.calibration.close();
+      const busDuring = stores.bus.close();
+      await first;
+      await Promise.all([during, calibrationDuring, busDuring]);
+      await stores.close();
+      await stores.bus.close();
+      await stores.calibration.close();
+      await stores.routeLatches.close();
+      await stores.capabilities.close();
+      // Before: the bus's events and ended runs and the calibration's forget were told twice or more.
+      const counts = new Map<string, number>();
+      for (const message of told) counts.set(message, (counts.get(message) ?? 0) + 1);
+      expect(Object.fromEntries(counts)).toEqual({
+        "1 events were not written before close().": 1,
+        "1 ended run(s) were not deleted from Redis nor announced before close().": 1,
+        "1 forgotten endpoints were not sent to Redis before close().": 1,
+        "1 forgotten tenants were not sent to Redis before close().": 1,
+      });
+    } finally {
+      server.resume();
+      await server.kill();
+    }
+  }, 30_000);
+});
+
+describe.skipIf(!HAS_REDIS)(
+  "close() of a capability store while Redis is stalled with a burst of latches to share",
+  () => {
+    it("tells onError once how many tenants' latches were not shared, not each write's bare client error", async () => {
+      const server = await RedisServer.start();
+      const errors: unknown[] = [];
+      const store = await createRedisCapabilityStore({
+        url: server.url,
+        prefix: "close-burst:",
+        onError: (error) => errors.push(error),
+      });
+      try {
+        for (let i = 0; i < 2000; i++)
+          modelCapabilitiesFor(store.capabilitiesFor(`http://c${i}.test/v1`, "k"), "m").refusedEfforts.push(
+            "high",
+          );
+        server.pause();
+        const started = Date.now();
+        await store.close();
+        // The 256 writes on their way and the rest waiting for a slot: the bound (2 s), then closed.
+        expect(Date.now() - started).toBeLessThan(5000);
+        // Before: 2 000 errors, each the client's bare DisconnectsClientError or ClientClosedError.
+        expect(errors.map(String)).toEqual([
+          "RedisStoreError: 2000 tenants' latches were not shared before close(): Redis did not answer their writes within 2 s (a write already sent may still land).",
+        ]);
+        expect((errors[0] as RedisStoreError).code).toBe("closed");
+      } finally {
+        server.resume();
+        await server.kill();
+      }
+    }, 30_000);
+  },
+);

@@ -1,0 +1,58 @@
+#!/usr/bin/env node
+// An MCP server written by hand over stdio (no SDK) for the r72 review's tests: a tool whose
+// parameters are named after its credential (API_TOKEN, from its environment), as a server that
+// takes a per-account field keyed by its token does.
+//
+//   `args`  takes `q` (required), `<token>` and `x_<token>` (optional strings), `x_***` (an optional
+//           string, named as the masked form of `x_<token>` reads) and `opts` (an optional object
+//           with an optional `<token>`), and answers with the arguments it was given, as JSON text
+//           with the token written `<token>` (the pool masks the token itself in what it answers).
+import { createInterface } from "node:readline";
+
+const token = process.env.API_TOKEN ?? "no-token";
+const send = (message) => process.stdout.write(`${JSON.stringify(message)}\n`);
+const text = (t) => ({ content: [{ type: "text", text: t }] });
+
+const TOOLS = [
+  {
+    name: "args",
+    description: "Answers with the arguments it was given.",
+    inputSchema: {
+      type: "object",
+      properties: {
+        q: { type: "string" },
+        [token]: { type: "string", description: "The account's field" },
+        [`x_${token}`]: { type: "string" },
+        "x_***": { type: "integer" },
+        opts: { type: "object", properties: { [token]: { type: "string" } } },
+      },
+      required: ["q"],
+    },
+  },
+];
+
+const lines = createInterface({ input: process.stdin });
+lines.on("line", (line) => {
+  if (!line.trim()) return;
+  const { id, method, params } = JSON.parse(line);
+  if (method === "initialize") {
+    send({
+      jsonrpc: "2.0",
+      id,
+      result: {
+        protocolVersion: params.protocolVersion,
+        capabilities: { tools: {} },
+        serverInfo: { name: "review72", version: "1.0.0" },
+      },
+    });
+  } else if (method === "tools/list") {
+    send({ jsonrpc: "2.0", id, result: { tools: TOOLS } });
+  } else if (method === "tools/call") {
+    const args = params.arguments ?? {};
+    if (params.name === "args")
+      send({ jsonrpc: "2.0", id, result: text(JSON.stringify(args).replaceAll(token, "<token>")) });
+    else send({ jsonrpc: "2.0", id, error: { code: -32602, message: `no tool ${params.name}` } });
+  } else if (id !== undefined) {
+    send({ jsonrpc: "2.0", id, result: {} });
+  }
+});
