@@ -1,7 +1,7 @@
 import { checkMessages, checkNumber, describe, LedgerError } from "./errors.js";
 import type { MessageEstimate } from "./ledger.js";
 import { contentText, isSystem, type MessageLike, messageChars } from "./messages.js";
-import { DEFAULT_CHARS_PER_TOKEN } from "./tokens.js";
+import { checkedCharsPerToken } from "./tokens.js";
 
 /**
  * The first line of the system message a fold's summary is written as. `planCompaction` reads an
@@ -31,7 +31,7 @@ export interface PlanCompactionOptions {
   from?: number | undefined;
   /** The earlier summary to continue. Absent: read from a leading `SUMMARY_LEAD` message. */
   previous?: string | undefined;
-  /** Characters per token for the default estimate. 4 unless given. */
+  /** Characters per token for the default estimate: 4 unless given, 0.01 or more. */
   charsPerToken?: number | undefined;
   /**
    * How much a message costs, a finite number of tokens 0 or more (anything else throws);
@@ -155,10 +155,7 @@ export function planCompaction(
       ? undefined
       : checkNumber(options.target, "target", where, { exclusiveMin: true, max: 1 });
   const summaryTokens = checkNumber(options.summaryTokens ?? 1024, "summaryTokens", where);
-  const perToken =
-    options.charsPerToken === undefined
-      ? DEFAULT_CHARS_PER_TOKEN
-      : checkNumber(options.charsPerToken, "charsPerToken", where, { exclusiveMin: true });
+  const perToken = checkedCharsPerToken(options.charsPerToken, where);
   if (options.estimate !== undefined && typeof options.estimate !== "function") {
     throw new LedgerError(
       "invalid-option",
