@@ -4,7 +4,9 @@
 import { describe, expect, it } from "vitest";
 import { estimateFrom, type LedgerEntry, tokensBetween } from "./ledger.js";
 import type { MessageLike } from "./messages.js";
-import { planCompaction } from "./plan-compaction.js";
+import { type CompactionPlan, planCompaction } from "./plan-compaction.js";
+import { pruneToolResults } from "./prune.js";
+import { applyCompaction, compactTranscript, runCompaction } from "./run-compaction.js";
 import { contextTokens, estimateTokens, messageTokens, requestTokens, toolTokens } from "./tokens.js";
 
 const messages: MessageLike[] = [
@@ -51,5 +53,141 @@ describe("R72L-1: a charsPerToken so small the estimates overflow is refused lik
   }
   it("counts 0.01 characters a token as a hundred tokens a character", () => {
     expect(estimateTokens("abc", { charsPerToken: 0.01 })).toBe(300);
+  });
+});
+
+describe("R72L-2: a message whose role or content throws when read, in the compaction functions", () => {
+  const throwing = (field: "role" | "content") => {
+    const message: Record<string, unknown> = { role: "assistant", content: "Done." };
+    Object.defineProperty(message, field, {
+      enumerable: true,
+      get() {
+        throw new Error("boom");
+      },
+    });
+    return message as unknown as MessageLike;
+  };
+  const plan = {
+    from: 1,
+    through: 3,
+    limit: 100,
+    used: 90,
+    folded: 60,
+    kept: 30,
+    after: 30,
+    summaryTokens: 10,
+  };
+  const calls: [string, (messages: MessageLike[]) => unknown][] = [
+    ["pruneToolResults", (m) => pruneToolResults(m, { keepLast: 0, maxChars: 0 })],
+    ["planCompaction", (m) => planCompaction(m, { limit: 10 })],
+    ["applyCompaction", (m) => applyCompaction(m, { summary: "s", through: 3, at: 0 })],
+    ["runCompaction", (m) => runCompaction(m, plan as CompactionPlan, () => "s")],
+    ["compactTranscript", (m) => compactTranscript(m, plan as CompactionPlan, () => "s")],
+  ];
+  for (const field of ["role", "content"] as const) {
+    for (const [name, call] of calls) {
+      it(`${name} throws LedgerError invalid-messages naming the message whose ${field} threw`, async () => {
+        const transcript = [messages[0], messages[1], throwing(field), messages[3]] as MessageLike[];
+        let caught: unknown;
+        try {
+          await call(transcript);
+        } catch (error) {
+          caught = error;
+        }
+        expect(caught).toMatchObject({
+          name: "LedgerError",
+          code: "invalid-messages",
+          message: expect.stringContaining(`messages[2]`),
+        });
+        expect((caught as Error).message).toContain(field);
+        expect((caught as Error).cause).toEqual(new Error("boom"));
+      });
+    }
+  }
+});
+
+describe("R72L-3: runCompaction with a signal already aborted", () => {
+  const plan = {
+    from: 1,
+    through: 3,
+    limit: 100,
+    used: 90,
+    folded: 60,
+    kept: 30,
+    after: 30,
+    summaryTokens: 10,
+  };
+  for (const honourVeto of [true, false]) {
+    it(`runs no hook and no summariser, and rejects with LedgerError aborted (honourVeto ${honourVeto})`, async () => {
+      const ran: string[] = [];
+      const reason = new Error("user pressed stop");
+      const controller = new AbortController();
+      controller.abort(reason);
+      const run = runCompaction(
+        messages,
+        plan as CompactionPlan,
+        () => {
+          ran.push("summarise");
+          return "a summary";
+        },
+        {
+          signal: controller.signal,
+          hooks: {
+            honourVeto,
+            run: () => {
+              ran.push("hooks");
+              return [];
+            },
+          },
+        },
+      );
+      await expect(run).rejects.toMatchObject({ name: "LedgerError", code: "aborted", cause: reason });
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(ran).toEqual([]);
+    });
+  }
+
+  it("compactTranscript rejects the same way, and a signal-like { aborted: true } counts", async () => {
+    let summarised = false;
+    const summarise = () => {
+      summarised = true;
+      return "a summary";
+    };
+    await expect(
+      compactTranscript(messages, plan as CompactionPlan, summarise, { signal: { aborted: true } }),
+    ).rejects.toMatchObject({ name: "LedgerError", code: "aborted" });
+    expect(summarised).toBe(false);
+  });
+
+  it("does not call the summariser when the signal is aborted while honoured hooks run", async () => {
+    const controller = new AbortController();
+    let summarised = false;
+    const run = runCompaction(
+      messages,
+      plan as CompactionPlan,
+      () => {
+        summarised = true;
+        return "a summary";
+      },
+      {
+        signal: controller.signal,
+        hooks: {
+          honourVeto: true,
+          run: async () => {
+            controller.abort();
+            return [];
+          },
+        },
+      },
+    );
+    await expect(run).rejects.toMatchObject({ name: "LedgerError", code: "aborted" });
+    expect(summarised).toBe(false);
+  });
+
+  it("still folds with a signal that is not aborted", async () => {
+    const fold = await runCompaction(messages, plan as CompactionPlan, () => "a summary", {
+      signal: new AbortController().signal,
+    });
+    expect(fold).toMatchObject({ summary: "a summary", through: 3 });
   });
 });

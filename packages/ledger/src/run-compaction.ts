@@ -96,6 +96,31 @@ function errorText(error: unknown): string {
   }
 }
 
+/**
+ * Throws `LedgerError` `aborted` (the signal's `reason` on `cause`) when `signal` is aborted: a
+ * compaction its caller abandoned runs no hook and no summariser. A signal whose `aborted` throws
+ * when read is an option it cannot use (`invalid-option`).
+ */
+function stopIfAborted(signal: AbortSignalLike | undefined, when: string): void {
+  if (signal === undefined || signal === null) return;
+  let aborted: unknown;
+  let reason: unknown;
+  try {
+    aborted = signal.aborted;
+    if (aborted === true) reason = (signal as { reason?: unknown }).reason;
+  } catch (cause) {
+    throw new LedgerError("invalid-option", "runCompaction: signal could not be read (it threw when read).", {
+      cause,
+    });
+  }
+  if (aborted !== true) return;
+  throw new LedgerError(
+    "aborted",
+    `runCompaction: the signal was aborted ${when}; no summariser was called and the transcript was left as it was.`,
+    reason === undefined ? undefined : { cause: reason },
+  );
+}
+
 function checkPlan(
   plan: unknown,
   messages: readonly MessageLike[],
@@ -288,6 +313,8 @@ export async function runCompaction<Context = unknown>(
       "runCompaction needs a summarise function (messages, previous) => summary.",
     );
   }
+  const signal = options.signal;
+  stopIfAborted(signal, "before anything ran");
   const stretch = messages.slice(plan.from, plan.through);
   const hooks = options.hooks;
   const input: BeforeCompactInput = {
@@ -304,6 +331,7 @@ export async function runCompaction<Context = unknown>(
         return undefined;
       }
       if (vetoedBy !== undefined) note(hooks, vetoNote(vetoedBy, true));
+      stopIfAborted(signal, "while the beforeCompact hooks ran");
     } else {
       // Beside the summary: nobody waits, and nothing it does can fail the fold (nor surface as an
       // unhandled rejection).
@@ -312,7 +340,7 @@ export async function runCompaction<Context = unknown>(
   }
   let summary: string | undefined;
   try {
-    summary = await summarise(stretch, plan.previous, options.signal);
+    summary = await summarise(stretch, plan.previous, signal);
   } catch (error) {
     throw new LedgerError(
       "summary-failed",
