@@ -76,3 +76,61 @@ describe("R72-1: a choice index written as a string of digits (as some relays se
     expect(turn.finishReason).toBe("stop");
   });
 });
+
+describe("R72-2: usage counts no server reports", () => {
+  const stream = (...usages: unknown[]) => [
+    chunk([{ index: 0, delta: { role: "assistant", content: "Hi" } }]),
+    chunk([{ index: 0, delta: {}, finish_reason: "stop" }]),
+    ...usages.map(
+      (usage) =>
+        `data: ${JSON.stringify({ id: "c1", object: "chat.completion.chunk", choices: [], usage })}\n\n`,
+    ),
+    "data: [DONE]\n\n",
+  ];
+
+  it("a count past 2^53 - 1 is no count: the total is never Infinity (two 1e308s summed)", async () => {
+    const { client } = await harness([
+      {
+        type: "raw",
+        headers: { "content-type": "text/event-stream" },
+        chunks: stream({ prompt_tokens: 1e308, completion_tokens: 1e308 }),
+      },
+    ]);
+    const turn = await streamTurn(client, body());
+    expect(Number.isFinite(turn.usage.total)).toBe(true);
+    expect(turn.usage).toEqual({ prompt: 0, completion: 0, total: 0, cached: 0 });
+  });
+
+  it("a count past 2^53 - 1 beside real ones is dropped and the real ones kept", async () => {
+    const { client } = await harness([
+      {
+        type: "raw",
+        headers: { "content-type": "text/event-stream" },
+        chunks: stream({
+          prompt_tokens: 12,
+          completion_tokens: 2 ** 60,
+          prompt_tokens_details: { cached_tokens: 1e300 },
+        }),
+      },
+    ]);
+    const turn = await streamTurn(client, body());
+    expect(turn.usage).toEqual({ prompt: 12, completion: 0, total: 12, cached: 0 });
+  });
+
+  it("a __proto__ key in a later usage object (as JSON.parse keeps it) is data, never where counts are read from", async () => {
+    const { client } = await harness([
+      {
+        type: "raw",
+        headers: { "content-type": "text/event-stream" },
+        chunks: [
+          chunk([{ index: 0, delta: { role: "assistant", content: "Hi" } }]),
+          `data: {"id":"c1","object":"chat.completion.chunk","choices":[],"usage":{"completion_tokens":1}}\n\n`,
+          `data: {"id":"c1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":{"__proto__":{"prompt_tokens":500},"completion_tokens":3}}\n\n`,
+          "data: [DONE]\n\n",
+        ],
+      },
+    ]);
+    const turn = await streamTurn(client, body());
+    expect(turn.usage).toEqual({ prompt: 0, completion: 3, total: 3, cached: 0 });
+  });
+});
