@@ -191,3 +191,74 @@ describe("R72L-3: runCompaction with a signal already aborted", () => {
     expect(fold).toMatchObject({ summary: "a summary", through: 3 });
   });
 });
+
+describe("R72L-4: planCompaction and runCompaction take no number that is no token count and no previous that is no text", () => {
+  const long: MessageLike[] = [{ role: "system", content: "sys" }];
+  for (let i = 0; i < 20; i++) {
+    long.push({ role: "user", content: "q".repeat(100) }, { role: "assistant", content: "a".repeat(100) });
+  }
+
+  for (const cost of [1e308, 2 ** 60]) {
+    it(`an estimate answering ${cost} (past 2^53 - 1) is refused, not summed to a plan of Infinity and NaN`, () => {
+      expect(() => planCompaction(long, { limit: 500, target: 0.5, estimate: () => cost })).toThrow(
+        expect.objectContaining({
+          code: "invalid-option",
+          message: expect.stringContaining("estimate answered"),
+        }),
+      );
+    });
+  }
+
+  it("an estimate of whole token counts still plans", () => {
+    const plan = planCompaction(long, { limit: 500, target: 0.5, estimate: () => 100 });
+    expect(plan).toMatchObject({ from: 1, through: 39, used: 4100, folded: 3800, kept: 200 });
+  });
+
+  for (const previous of [42, {}, ["notes"]]) {
+    it(`planCompaction refuses a previous of ${JSON.stringify(previous)} (it went into the plan and on to the summariser)`, () => {
+      expect(() => planCompaction(long, { limit: 500, previous } as never)).toThrow(
+        expect.objectContaining({ code: "invalid-option", message: expect.stringContaining("previous") }),
+      );
+    });
+
+    it(`runCompaction refuses a plan whose previous is ${JSON.stringify(previous)} before the summariser is called`, async () => {
+      let handed: unknown = "not called";
+      const plan = { from: 1, through: 39, previous } as unknown as CompactionPlan;
+      await expect(
+        runCompaction(long, plan, (_stretch, earlier) => {
+          handed = earlier;
+          return "s";
+        }),
+      ).rejects.toMatchObject({ code: "invalid-option", message: expect.stringContaining("previous") });
+      expect(handed).toBe("not called");
+    });
+  }
+
+  it("a previous summary as text is handed on", async () => {
+    let handed: unknown;
+    await runCompaction(
+      long,
+      { from: 1, through: 39, previous: "earlier notes" } as CompactionPlan,
+      (_s, earlier) => {
+        handed = earlier;
+        return "s";
+      },
+    );
+    expect(handed).toBe("earlier notes");
+    expect(planCompaction(long, { limit: 500, previous: "earlier notes" })?.previous).toBe("earlier notes");
+  });
+
+  it("a previous of null (a plan stored as a row) is none", async () => {
+    let handed: unknown = "not called";
+    await runCompaction(
+      long,
+      { from: 1, through: 39, previous: null } as unknown as CompactionPlan,
+      (_s, earlier) => {
+        handed = earlier;
+        return "s";
+      },
+    );
+    expect(handed).toBeUndefined();
+    expect(planCompaction(long, { limit: 500, previous: null } as never)).not.toHaveProperty("previous");
+  });
+});

@@ -141,6 +141,14 @@ function checkPlan(
       `${where} needs the plan planCompaction made for these messages ({ from, through, ... } with 0 <= from < through <= ${messages.length}), and was given ${describe(plan)}.`,
     );
   }
+  const previous = (p as { previous?: unknown }).previous;
+  if (previous !== undefined && previous !== null && typeof previous !== "string") {
+    // It was handed to the summariser (and the hooks) as it was: a number or an object in its prompt.
+    throw new LedgerError(
+      "invalid-option",
+      `${where}: the plan's previous must be the earlier summary as text, or absent, and was ${describe(previous)}.`,
+    );
+  }
   checkKeptStart(messages, p.through as number, `${where}: the plan`);
 }
 
@@ -317,11 +325,13 @@ export async function runCompaction<Context = unknown>(
   stopIfAborted(signal, "before anything ran");
   const stretch = messages.slice(plan.from, plan.through);
   const hooks = options.hooks;
+  // `null` (a plan stored as a row) is no summary to continue.
+  const previous = plan.previous ?? undefined;
   const input: BeforeCompactInput = {
     messages: stretch,
     from: plan.from,
     through: plan.through,
-    ...(plan.previous !== undefined ? { previous: plan.previous } : {}),
+    ...(previous !== undefined ? { previous } : {}),
   };
   if (hooks && typeof hooks.run === "function") {
     if (hooks.honourVeto) {
@@ -340,7 +350,7 @@ export async function runCompaction<Context = unknown>(
   }
   let summary: string | undefined;
   try {
-    summary = await summarise(stretch, plan.previous, signal);
+    summary = await summarise(stretch, previous, signal);
   } catch (error) {
     throw new LedgerError(
       "summary-failed",
