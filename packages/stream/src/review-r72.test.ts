@@ -134,3 +134,26 @@ describe("R72-2: usage counts no server reports", () => {
     expect(turn.usage).toEqual({ prompt: 0, completion: 3, total: 3, cached: 0 });
   });
 });
+
+describe("R72-3: timings no server measures", () => {
+  it("a time or draft count past 2^53 - 1 is not reported, as a usage count past it is not", async () => {
+    const { client } = await harness([
+      {
+        type: "raw",
+        headers: { "content-type": "text/event-stream" },
+        chunks: [
+          chunk([{ index: 0, delta: { role: "assistant", content: "Hi" } }]),
+          `data: ${JSON.stringify({
+            id: "c1",
+            object: "chat.completion.chunk",
+            choices: [{ index: 0, delta: {}, finish_reason: "stop" }],
+            timings: { prompt_ms: 1e308, predicted_ms: 42.5, draft_n: 2 ** 60, draft_n_accepted: 3 },
+          })}\n\n`,
+          "data: [DONE]\n\n",
+        ],
+      },
+    ]);
+    const turn = await streamTurn(client, body());
+    expect(turn.timings).toEqual({ decodeMs: 42.5, draftAccepted: 3 });
+  });
+});

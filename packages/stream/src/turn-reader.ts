@@ -325,8 +325,9 @@ function messageAsDelta(message: unknown): DeltaLike | undefined {
   return { ...rest, tool_calls: numbered };
 }
 
+/** A time or count the server measured: a number from 0 to 2^53 - 1 (`1e308` is none, as in usage). */
 function measured(value: unknown): number | undefined {
-  return typeof value === "number" && Number.isFinite(value) && value >= 0 ? value : undefined;
+  return typeof value === "number" && value >= 0 && value <= Number.MAX_SAFE_INTEGER ? value : undefined;
 }
 
 /** `{ timings }` with the fields the server measured, or nothing where it measured none. */
