@@ -2,6 +2,7 @@
 // compaction functions, and an already-aborted signal given to runCompaction.
 
 import { describe, expect, it } from "vitest";
+import { createCalibration } from "./calibration.js";
 import { estimateFrom, type LedgerEntry, tokensBetween } from "./ledger.js";
 import type { MessageLike } from "./messages.js";
 import { type CompactionPlan, planCompaction } from "./plan-compaction.js";
@@ -260,5 +261,29 @@ describe("R72L-4: planCompaction and runCompaction take no number that is no tok
     );
     expect(handed).toBeUndefined();
     expect(planCompaction(long, { limit: 500, previous: null } as never)).not.toHaveProperty("previous");
+  });
+});
+
+describe("R72L-5: a calibration model that is not a name", () => {
+  const body = { messages: [{ role: "user", content: "x".repeat(300) }] as MessageLike[] };
+  for (const model of [42, { id: "qwen3" }, ["qwen3"], true]) {
+    it(`calibrate and charsPerTokenFor refuse model ${JSON.stringify(model)} (a reading no name could find)`, () => {
+      const store = createCalibration();
+      expect(() => store.calibrate("http://127.0.0.1:8080/v1", model as never, body, 100)).toThrow(
+        expect.objectContaining({ code: "invalid-option", message: expect.stringContaining("model") }),
+      );
+      expect(() => store.charsPerTokenFor("http://127.0.0.1:8080/v1", model as never)).toThrow(
+        expect.objectContaining({ code: "invalid-option", message: expect.stringContaining("model") }),
+      );
+    });
+  }
+
+  it("a name, none or null reads back what was taken under it", () => {
+    const store = createCalibration();
+    expect(store.calibrate("e", "qwen3", body, 100)).toBe(3);
+    expect(store.charsPerTokenFor("e", "qwen3")).toBe(3);
+    expect(store.calibrate("e", undefined, body, 50)).toBe(6);
+    expect(store.charsPerTokenFor("e", null as never)).toBe(6);
+    expect(store.charsPerTokenFor("e")).toBe(6);
   });
 });
