@@ -75,6 +75,24 @@ describe("R72C-1: a key in a base URL's path", () => {
     expect(lines.map((line) => line.message).join("\n")).not.toContain(secret);
   });
 
+  it("is not in an error body that echoes the path (a 404 naming the route), as the SDK's error holds it", async () => {
+    const secret = "abc123def456ghi789jkl";
+    const client = createClientPool().getClient({
+      baseUrl: `${server.baseUrl}/sk-${secret}`,
+      apiKey: "k-123456789",
+    });
+    let caught: unknown;
+    try {
+      await client.chat.completions.create({ model: "m", messages: [{ role: "user", content: "hi" }] });
+    } catch (error) {
+      caught = error;
+    }
+    expect(caught).toMatchObject({ status: 404 });
+    expect((caught as Error).message).toContain("/chat/completions");
+    expect((caught as Error).message).not.toContain(secret);
+    expect(JSON.stringify((caught as { error?: unknown }).error)).not.toContain(secret);
+  });
+
   it("leaves a path of words and short numbers whole (an Azure deployment, a version)", async () => {
     const path = "/openai/deployments/gpt-4o-mini-2024-07-18";
     const error = await listingError(createClientPool().listModels({ baseUrl: `${server.baseUrl}${path}` }));
