@@ -257,6 +257,34 @@ function safeDecode(value: string): string | undefined {
   }
 }
 
+/** A path segment written `name=value` or `name:value` (`/key=…`, `/api_key=…`, `/token:…`). */
+const NAMED_SEGMENT = /^([^=:]+)[=:](.+)$/;
+
+/** A run of 16 or more letters and digits, as a key holds and a word, version or date does not. */
+const KEY_RUN = /[A-Za-z0-9]{16,}/g;
+
+/**
+ * The credentials in a base URL's path, as some relays take a key there (`/v1/sk-…/`, `/key=…/`):
+ * the value of a segment written `name=value` or `name:value` under a credential's name
+ * (`isCredentialParam`), and a whole segment holding a run of 16 or more letters and digits, letters
+ * and digits both (`sk-abc123def456ghi789jkl`, an account's hex id) — not `gpt-4o-mini-2024-07-18`
+ * nor `v1`. Each segment as written and percent-decoded.
+ */
+function pathCredentials(pathname: string): string[] {
+  const found: string[] = [];
+  for (const written of pathname.split("/")) {
+    for (const segment of new Set([written, safeDecode(written) ?? written])) {
+      const named = NAMED_SEGMENT.exec(segment);
+      if (named?.[1] !== undefined && named[2] !== undefined && isCredentialParam(named[1].trim())) {
+        found.push(named[2]);
+      } else if ((segment.match(KEY_RUN) ?? []).some((run) => /[0-9]/.test(run) && /[A-Za-z]/.test(run))) {
+        found.push(segment);
+      }
+    }
+  }
+  return found;
+}
+
 /**
  * The patterns `endpoint`'s secrets are looked for by: its key, URL credentials, the values of
  * headers under a credential's name and what follows an auth scheme under any name — and, unless
@@ -295,6 +323,7 @@ export function patternsOf(endpoint: SecretBearer | undefined, credentialsOnly =
       for (const [name, value] of url.searchParams) {
         if (isCredentialParam(name)) addForms(out, value, "credential");
       }
+      for (const secret of pathCredentials(url.pathname)) addForms(out, secret, "credential");
     } catch {
       // Not a URL: nothing in it can be told apart as a credential.
     }
@@ -307,7 +336,8 @@ export function patternsOf(endpoint: SecretBearer | undefined, credentialsOnly =
  * The endpoint's secrets, as they may be quoted back: its API key (not `NO_KEY`, nor a local
  * server's placeholder such as `ollama`), every header value (and the credentials after an auth
  * scheme: `Bearer <token>`'s token), and the user name, password and credential query values of
- * its base URL — each as given, trimmed, percent-encoded (either case of hex, as a form writes it,
+ * its base URL and the credentials in its path (a segment `key=…` or `token:…` under a credential's
+ * name, or one holding a run of 16 or more letters and digits mixed: `/v1/sk-abc123…/`) — each as given, trimmed, percent-encoded (either case of hex, as a form writes it,
  * or every byte) or decoded, as JSON writers escape it inside a string (`\/`, `\u003d`, …), and,
  * for values of 8 characters or more, base64-encoded at any alignment (standard or URL-safe), its
  * bytes in hex (either case) and a hex key in either case. Values under `MIN_SECRET_LENGTH`

@@ -138,12 +138,49 @@ export function checkEventList(where: string, events: unknown): void {
  * Checks `runMetrics`'s arguments: `events` iterable, `options` an object or absent. Throws an
  * `EventsError` (`invalid-argument`) naming the argument.
  */
-export function checkMetricsArguments(events: unknown, options: unknown): void {
+export function checkMetricsArguments(events: unknown, options: unknown): number | undefined {
   checkEventList("runMetrics", events);
-  if (options !== undefined && (typeof options !== "object" || options === null || Array.isArray(options))) {
+  if (options === undefined) return undefined;
+  let isArray: boolean;
+  try {
+    isArray = Array.isArray(options);
+  } catch (cause) {
+    // A revoked Proxy: Array.isArray throws on one.
+    throw new EventsError(
+      "invalid-argument",
+      "runMetrics could not read its options (they threw when read).",
+      {
+        cause,
+      },
+    );
+  }
+  if (typeof options !== "object" || options === null || isArray) {
     throw new EventsError(
       "invalid-argument",
       `runMetrics takes its options as an object ({ contextLength? }) or nothing, and was given ${describe(options)}.`,
     );
   }
+  // Read once, here: one that throws when read (a getter, a revoked Proxy) is the caller's mistake,
+  // named as such rather than escaping as its own error.
+  let contextLength: unknown;
+  try {
+    contextLength = (options as { contextLength?: unknown }).contextLength;
+  } catch (cause) {
+    throw new EventsError(
+      "invalid-argument",
+      "runMetrics could not read options.contextLength (it threw when read).",
+      {
+        cause,
+      },
+    );
+  }
+  if (contextLength === undefined) return undefined;
+  if (typeof contextLength !== "number" || !Number.isFinite(contextLength) || contextLength <= 0) {
+    // NaN, a negative, 0 or Infinity gave a run with no share at all, said nowhere.
+    throw new EventsError(
+      "invalid-argument",
+      `runMetrics needs options.contextLength as the model's window in tokens (a finite number above 0) or left out, and was given ${describe(contextLength)}.`,
+    );
+  }
+  return contextLength as number;
 }

@@ -90,13 +90,13 @@ const num = (value: unknown): number | undefined =>
  * negative or past 2^53 - 1). A stopped run is told by its
  * `done` (`stopped: true`, as the host that stopped it marks it); whether the host compacted is not in
  * the events. Throws
- * `EventsError` (`invalid-argument`) when `events` is not iterable or `options` is given and is
- * not an object (`null` included).
+ * `EventsError` (`invalid-argument`) when `events` is not iterable, `options` is given and is
+ * not an object (`null` included) or throws when read, or `contextLength` is given and is not a
+ * finite number above 0.
  */
 export function runMetrics(events: Iterable<RunEvent>, options?: RunMetricsOptions): RunMetrics {
-  checkMetricsArguments(events, options);
-  // Read once, here: a getter that throws is the caller's error, not a malformed event to skip.
-  const window = num(options?.contextLength);
+  // contextLength read once, there: a getter that throws is the caller's error, not a malformed event to skip.
+  const window = checkMetricsArguments(events, options);
   const metrics: RunMetrics = {
     turns: 0,
     toolCalls: 0,

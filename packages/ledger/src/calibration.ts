@@ -81,6 +81,22 @@ function checkEndpoint(endpoint: unknown, where: string): void {
 }
 
 /**
+ * The key readings are kept under for `model`: its name, or `""` for none (`undefined`, `null`).
+ * Anything else (a number, a listing entry passed for its id) is refused: a reading taken under it
+ * was kept where no name could read it back.
+ */
+function modelKey(model: unknown, where: string): string {
+  if (model === undefined || model === null) return "";
+  if (typeof model !== "string") {
+    throw new LedgerError(
+      "invalid-option",
+      `${where} needs the model as its name (a string) or nothing, and was given ${describe(model)}.`,
+    );
+  }
+  return model;
+}
+
+/**
  * Makes an empty calibration store. The top-level `calibrate` and `charsPerTokenFor` use one
  * default store; a host whose tenants must not share readings makes its own. Throws `LedgerError`
  * (`invalid-option`) when `options` is given and is not an object, or a bound is not a whole
@@ -113,6 +129,7 @@ export function createCalibration(options: CalibrationOptions = {}): Calibration
   return {
     calibrate(endpoint, model, body, promptTokens) {
       checkEndpoint(endpoint, "calibrate");
+      const key = modelKey(model, "calibrate");
       const chars = contextChars(body).total;
       if (typeof promptTokens !== "number" || !Number.isFinite(promptTokens) || promptTokens <= 0)
         return undefined;
@@ -122,7 +139,6 @@ export function createCalibration(options: CalibrationOptions = {}): Calibration
       const reading = chars / promptTokens;
       if (!(reading >= MIN_READING && reading <= MAX_READING)) return undefined;
       const perModel = models(endpoint, true) as Map<string, number[]>;
-      const key = model ?? "";
       const readings = perModel.get(key) ?? [];
       readings.push(reading);
       if (readings.length > READINGS_KEPT) readings.splice(0, readings.length - READINGS_KEPT);
@@ -132,7 +148,8 @@ export function createCalibration(options: CalibrationOptions = {}): Calibration
 
     charsPerTokenFor(endpoint, model) {
       checkEndpoint(endpoint, "charsPerTokenFor");
-      return answer(models(endpoint, false)?.get(model ?? ""));
+      const key = modelKey(model, "charsPerTokenFor");
+      return answer(models(endpoint, false)?.get(key));
     },
 
     forget(endpoint) {

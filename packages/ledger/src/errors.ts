@@ -11,7 +11,12 @@ export type LedgerErrorCode =
   /** A ledger that is not an array of `{ through, prompt, epoch }` entries. */
   | "invalid-ledger"
   /** The summariser passed to `runCompaction` or `compactTranscript` threw; the error is on `cause`. */
-  | "summary-failed";
+  | "summary-failed"
+  /**
+   * `runCompaction` or `compactTranscript` was handed a signal already aborted (or aborted while the
+   * honoured hooks ran): no summariser was called; the signal's `reason` is on `cause`.
+   */
+  | "aborted";
 
 /**
  * The one error this package throws: `code` says which input was wrong (or that the summariser
@@ -97,5 +102,28 @@ function checkMessageList(messages: unknown, where: string, name: string): void 
         `${where}: ${name}[${i}] must be a message object ({ role, content }), and was ${describe(message)}.`,
       );
     }
+    // Its role and content read once here, so one that throws when read (a getter, a revoked Proxy)
+    // is named by its index rather than escaping later as its own error (pruneToolResults,
+    // planCompaction and applyCompaction read the role unguarded).
+    for (const field of ["role", "content"] as const) {
+      try {
+        void (message as Record<string, unknown>)[field];
+      } catch (cause) {
+        throw new LedgerError(
+          "invalid-messages",
+          `${where}: ${name}[${i}] could not be read (its ${field} threw when read: ${errorText(cause)}).`,
+          { cause },
+        );
+      }
+    }
+  }
+}
+
+/** A thrown value as text; never throws (a message getter that throws, no prototype). */
+function errorText(error: unknown): string {
+  try {
+    return error instanceof Error ? String(error.message).slice(0, 200) : String(error).slice(0, 200);
+  } catch {
+    return "an error that could not be read";
   }
 }

@@ -42,6 +42,7 @@ export {
   contextTokens,
   DEFAULT_CHARS_PER_TOKEN,
   estimateTokens,
+  MIN_CHARS_PER_TOKEN,
   messageTokens,
   requestTokens,
   toolTokens,

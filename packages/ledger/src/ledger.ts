@@ -1,6 +1,6 @@
-import { checkMessages, checkNumber, describe, LedgerError } from "./errors.js";
+import { checkMessages, describe, LedgerError } from "./errors.js";
 import { canonicalJson, type MessageLike, messageChars, messageJson, sameMessage } from "./messages.js";
-import { DEFAULT_CHARS_PER_TOKEN, type EstimateOptions } from "./tokens.js";
+import { checkedCharsPerToken, type EstimateOptions } from "./tokens.js";
 
 /**
  * One request's entry: the index of its last message, the prompt tokens the endpoint reported for
@@ -184,9 +184,7 @@ function messageCosts(
 }
 
 function perTokenOf(options: EstimateOptions | undefined, where: string): number {
-  return options?.charsPerToken === undefined
-    ? DEFAULT_CHARS_PER_TOKEN
-    : checkNumber(options.charsPerToken, "charsPerToken", where, { exclusiveMin: true });
+  return checkedCharsPerToken(options?.charsPerToken, where);
 }
 
 /**

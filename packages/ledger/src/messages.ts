@@ -239,7 +239,7 @@ export function messageJson(message: MessageLike): string {
  * Whether two messages are the same message: the same object, or the same message written another
  * way — keys in another order, an absent top-level field given as `null` — as a transcript stored
  * as rows (Postgres `jsonb`, MySQL `JSON`) hands it back. Reads both, writes neither; `undefined`
- * equals only `undefined`. Throws a `LedgerError` (`unreadable`) for a message JSON cannot write
+ * equals only `undefined`. Throws a `LedgerError` (`invalid-messages`) for a message JSON cannot write
  * (a cycle, a bigint).
  */
 export function sameMessage(a: MessageLike | undefined, b: MessageLike | undefined): boolean {

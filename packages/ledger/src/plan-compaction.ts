@@ -1,7 +1,7 @@
 import { checkMessages, checkNumber, describe, LedgerError } from "./errors.js";
 import type { MessageEstimate } from "./ledger.js";
 import { contentText, isSystem, type MessageLike, messageChars } from "./messages.js";
-import { DEFAULT_CHARS_PER_TOKEN } from "./tokens.js";
+import { checkedCharsPerToken } from "./tokens.js";
 
 /**
  * The first line of the system message a fold's summary is written as. `planCompaction` reads an
@@ -31,7 +31,7 @@ export interface PlanCompactionOptions {
   from?: number | undefined;
   /** The earlier summary to continue. Absent: read from a leading `SUMMARY_LEAD` message. */
   previous?: string | undefined;
-  /** Characters per token for the default estimate. 4 unless given. */
+  /** Characters per token for the default estimate: 4 unless given, 0.01 or more. */
   charsPerToken?: number | undefined;
   /**
    * How much a message costs, a finite number of tokens 0 or more (anything else throws);
@@ -155,10 +155,7 @@ export function planCompaction(
       ? undefined
       : checkNumber(options.target, "target", where, { exclusiveMin: true, max: 1 });
   const summaryTokens = checkNumber(options.summaryTokens ?? 1024, "summaryTokens", where);
-  const perToken =
-    options.charsPerToken === undefined
-      ? DEFAULT_CHARS_PER_TOKEN
-      : checkNumber(options.charsPerToken, "charsPerToken", where, { exclusiveMin: true });
+  const perToken = checkedCharsPerToken(options.charsPerToken, where);
   if (options.estimate !== undefined && typeof options.estimate !== "function") {
     throw new LedgerError(
       "invalid-option",
@@ -167,9 +164,18 @@ export function planCompaction(
   }
   const estimate: MessageEstimate =
     options.estimate ?? ((message) => Math.ceil(messageChars(message) / perToken));
+  // The summary to continue is text: a number or an object went into the plan and on to the
+  // summariser's prompt. `null` (a plan option stored as a row) is none.
+  const givenPrevious = options.previous ?? undefined;
+  if (givenPrevious !== undefined && typeof givenPrevious !== "string") {
+    throw new LedgerError(
+      "invalid-option",
+      `planCompaction: previous must be the earlier summary as text, or left out, and was ${describe(givenPrevious)}.`,
+    );
+  }
 
   const lead =
-    options.from === undefined || options.previous === undefined ? leadingSystem(messages) : undefined;
+    options.from === undefined || givenPrevious === undefined ? leadingSystem(messages) : undefined;
   // A `from` the host gives is where its last fold ended; the leading system messages are never
   // folded whatever it says, so a `from` inside them moves past them.
   const from =
@@ -181,18 +187,19 @@ export function planCompaction(
         );
   // A summary already in the array is continued whether or not `from` was given: `applyCompaction`
   // drops it for the new one, so not reading it here would lose its notes.
-  const previous = options.previous ?? lead?.previous;
+  const previous = givenPrevious ?? lead?.previous;
 
   // suffix[i]: the estimated tokens of messages[i..].
   const n = messages.length;
   const suffix = new Float64Array(n + 1);
   for (let i = n - 1; i >= 0; i--) {
     const cost: unknown = estimate(messages[i] as MessageLike, i);
-    // Read as 0, a NaN from a broken estimator made every message free and the plan never fired.
-    if (typeof cost !== "number" || !Number.isFinite(cost) || cost < 0) {
+    // Read as 0, a NaN from a broken estimator made every message free and the plan never fired;
+    // past 2^53 - 1 (1e308), the sums reached Infinity and the plan's counts NaN.
+    if (typeof cost !== "number" || !(cost >= 0 && cost <= Number.MAX_SAFE_INTEGER)) {
       throw new LedgerError(
         "invalid-option",
-        `planCompaction: estimate answered ${describe(cost)} for message ${i}; it must answer a finite number of tokens, 0 or more.`,
+        `planCompaction: estimate answered ${describe(cost)} for message ${i}; it must answer a number of tokens from 0 to 2^53 - 1.`,
       );
     }
     suffix[i] = (suffix[i + 1] as number) + cost;

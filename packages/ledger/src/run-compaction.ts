@@ -96,6 +96,31 @@ function errorText(error: unknown): string {
   }
 }
 
+/**
+ * Throws `LedgerError` `aborted` (the signal's `reason` on `cause`) when `signal` is aborted: a
+ * compaction its caller abandoned runs no hook and no summariser. A signal whose `aborted` throws
+ * when read is an option it cannot use (`invalid-option`).
+ */
+function stopIfAborted(signal: AbortSignalLike | undefined, when: string): void {
+  if (signal === undefined || signal === null) return;
+  let aborted: unknown;
+  let reason: unknown;
+  try {
+    aborted = signal.aborted;
+    if (aborted === true) reason = (signal as { reason?: unknown }).reason;
+  } catch (cause) {
+    throw new LedgerError("invalid-option", "runCompaction: signal could not be read (it threw when read).", {
+      cause,
+    });
+  }
+  if (aborted !== true) return;
+  throw new LedgerError(
+    "aborted",
+    `runCompaction: the signal was aborted ${when}; no summariser was called and the transcript was left as it was.`,
+    reason === undefined ? undefined : { cause: reason },
+  );
+}
+
 function checkPlan(
   plan: unknown,
   messages: readonly MessageLike[],
@@ -114,6 +139,14 @@ function checkPlan(
     throw new LedgerError(
       "invalid-option",
       `${where} needs the plan planCompaction made for these messages ({ from, through, ... } with 0 <= from < through <= ${messages.length}), and was given ${describe(plan)}.`,
+    );
+  }
+  const previous = (p as { previous?: unknown }).previous;
+  if (previous !== undefined && previous !== null && typeof previous !== "string") {
+    // It was handed to the summariser (and the hooks) as it was: a number or an object in its prompt.
+    throw new LedgerError(
+      "invalid-option",
+      `${where}: the plan's previous must be the earlier summary as text, or absent, and was ${describe(previous)}.`,
     );
   }
   checkKeptStart(messages, p.through as number, `${where}: the plan`);
@@ -288,13 +321,17 @@ export async function runCompaction<Context = unknown>(
       "runCompaction needs a summarise function (messages, previous) => summary.",
     );
   }
+  const signal = options.signal;
+  stopIfAborted(signal, "before anything ran");
   const stretch = messages.slice(plan.from, plan.through);
   const hooks = options.hooks;
+  // `null` (a plan stored as a row) is no summary to continue.
+  const previous = plan.previous ?? undefined;
   const input: BeforeCompactInput = {
     messages: stretch,
     from: plan.from,
     through: plan.through,
-    ...(plan.previous !== undefined ? { previous: plan.previous } : {}),
+    ...(previous !== undefined ? { previous } : {}),
   };
   if (hooks && typeof hooks.run === "function") {
     if (hooks.honourVeto) {
@@ -304,6 +341,7 @@ export async function runCompaction<Context = unknown>(
         return undefined;
       }
       if (vetoedBy !== undefined) note(hooks, vetoNote(vetoedBy, true));
+      stopIfAborted(signal, "while the beforeCompact hooks ran");
     } else {
       // Beside the summary: nobody waits, and nothing it does can fail the fold (nor surface as an
       // unhandled rejection).
@@ -312,7 +350,7 @@ export async function runCompaction<Context = unknown>(
   }
   let summary: string | undefined;
   try {
-    summary = await summarise(stretch, plan.previous, options.signal);
+    summary = await summarise(stretch, previous, signal);
   } catch (error) {
     throw new LedgerError(
       "summary-failed",

@@ -6,7 +6,10 @@ export const DEFAULT_CHARS_PER_TOKEN = 4;
 
 /** Options shared by the estimates: the characters-per-token divisor, 4 unless given. */
 export interface EstimateOptions {
-  /** Characters per token; `charsPerTokenFor` answers a calibrated one. Must be above zero. */
+  /**
+   * Characters per token; `charsPerTokenFor` answers a calibrated one. A finite number, 0.01 or
+   * more (a hundred tokens a character).
+   */
   charsPerToken?: number | undefined;
 }
 
@@ -33,10 +36,24 @@ export interface ContextTokensOptions extends EstimateOptions {
   promptTokens?: number | undefined;
 }
 
-function divisor(options: EstimateOptions | undefined, where: string): number {
-  const value = options?.charsPerToken;
+/**
+ * The smallest `charsPerToken` taken: a hundred tokens a character. No tokenizer spends more (a
+ * UTF-16 unit is at most 3 UTF-8 bytes); a smaller divisor counted a text past `Number.MAX_VALUE`
+ * (`1e-320`, a denormal, made every count `Infinity`, and a context's total `null` in JSON).
+ */
+export const MIN_CHARS_PER_TOKEN = 0.01;
+
+/**
+ * `charsPerToken` checked: 4 when absent, else a finite number at least `MIN_CHARS_PER_TOKEN`
+ * (`LedgerError` `invalid-option` naming it otherwise, as for 0 and NaN).
+ */
+export function checkedCharsPerToken(value: unknown, where: string): number {
   if (value === undefined) return DEFAULT_CHARS_PER_TOKEN;
-  return checkNumber(value, "charsPerToken", where, { exclusiveMin: true });
+  return checkNumber(value, "charsPerToken", where, { min: MIN_CHARS_PER_TOKEN });
+}
+
+function divisor(options: EstimateOptions | undefined, where: string): number {
+  return checkedCharsPerToken(options?.charsPerToken, where);
 }
 
 function checkBody(body: unknown, where: string): asserts body is RequestBodyLike {

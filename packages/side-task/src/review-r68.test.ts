@@ -131,9 +131,13 @@ describe("the summariser honours the compaction's signal in the shape it is type
     const plan = planCompaction(messages, { limit: 4000, used: 3900 }) as NonNullable<
       ReturnType<typeof planCompaction>
     >;
+    // runCompaction itself now stops before the summariser for a signal already aborted (ledger
+    // r72: LedgerError "aborted"), so the summariser is handed the signal directly here.
     await expect(
       runCompaction(messages, plan, summarise, { signal: { aborted: true } }),
-    ).resolves.toBeUndefined();
+    ).rejects.toMatchObject({ code: "aborted" });
+    const stretch = messages.slice(plan.from, plan.through);
+    await expect(summarise(stretch, plan.previous, { aborted: true })).resolves.toBeUndefined();
     expect(server.chatRequests).toHaveLength(0);
     expect(notices).toEqual([expect.stringMatching(/abandoned by the caller's signal/)]);
   });

@@ -59,9 +59,9 @@ export interface DeltaLike {
     | undefined;
 }
 
-/** One streamed choice. Only choice 0 (or one without an index) is read. */
+/** One streamed choice. Only choice 0 (or one without an index) is read; `"1"` is choice 1. */
 export interface ChoiceLike {
-  index?: number | null | undefined;
+  index?: number | string | null | undefined;
   delta?: DeltaLike | null | undefined;
   /** A whole message some servers put in a stream event instead of a `delta` (read as one). */
   message?: DeltaLike | null | undefined;

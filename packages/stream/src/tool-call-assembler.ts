@@ -118,11 +118,12 @@ class JsonShape {
 }
 
 /**
- * A piece's `index`: a number, or a string of digits as some servers and relays write it (`"1"`),
- * read as that number; anything else is no index. (A string index read as none sent every later
- * call's name into the first call: `get_weather` and `get_time` became `get_weatherget_time`.)
+ * A piece's (or a choice's) `index`: a number, or a string of digits as some servers and relays
+ * write it (`"1"`), read as that number; anything else is no index. (A string index read as none
+ * sent every later call's name into the first call: `get_weather` and `get_time` became
+ * `get_weatherget_time`; a choice's, every later choice's text into the first.)
  */
-function indexOf(value: unknown): number | undefined {
+export function indexOf(value: unknown): number | undefined {
   if (typeof value === "number") return value;
   return typeof value === "string" && /^\s*\d{1,9}\s*$/.test(value) ? Number(value) : undefined;
 }

@@ -7,7 +7,7 @@ import type {
   UsageLike,
 } from "./chunk.js";
 import { type Fence, type FenceSplit, FenceSplitter } from "./fences.js";
-import { ToolCallAssembler, type ToolCallProgress } from "./tool-call-assembler.js";
+import { indexOf, ToolCallAssembler, type ToolCallProgress } from "./tool-call-assembler.js";
 import { normalizeFinishReason, type Turn, type TurnTimings } from "./turn.js";
 import { laterUsage, readUsage, reportsUsage } from "./usage.js";
 
@@ -158,7 +158,9 @@ export class TurnReader {
     if (!Array.isArray(choices)) return carried;
     for (const choice of choices) {
       if (!choice || typeof choice !== "object") continue;
-      if (typeof choice.index === "number" && choice.index !== 0) continue;
+      // Only choice 0 (or one without an index) is read; `"1"` is choice 1, as a relay may write it.
+      const index = indexOf(choice.index);
+      if (index !== undefined && index !== 0) continue;
       const delta = choice.delta;
       if (delta && typeof delta === "object" && this.readDelta(delta)) carried = true;
       else if (!this.produced) {
@@ -323,8 +325,9 @@ function messageAsDelta(message: unknown): DeltaLike | undefined {
   return { ...rest, tool_calls: numbered };
 }
 
+/** A time or count the server measured: a number from 0 to 2^53 - 1 (`1e308` is none, as in usage). */
 function measured(value: unknown): number | undefined {
-  return typeof value === "number" && Number.isFinite(value) && value >= 0 ? value : undefined;
+  return typeof value === "number" && value >= 0 && value <= Number.MAX_SAFE_INTEGER ? value : undefined;
 }
 
 /** `{ timings }` with the fields the server measured, or nothing where it measured none. */

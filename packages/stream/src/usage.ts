@@ -1,8 +1,12 @@
 import type { UsageLike } from "./chunk.js";
 import type { TurnUsage } from "./turn.js";
 
+/**
+ * A token count: a number from 0 to 2^53 - 1. Anything else is none — a count past 2^53 - 1 is no
+ * count a server makes (two `1e308`s summed to a total of `Infinity`, `null` in JSON).
+ */
 function count(value: unknown): number | undefined {
-  return typeof value === "number" && Number.isFinite(value) && value >= 0 ? value : undefined;
+  return typeof value === "number" && value >= 0 && value <= Number.MAX_SAFE_INTEGER ? value : undefined;
 }
 
 const COUNTS = [
@@ -48,7 +52,9 @@ export function reportsUsage(raw: unknown): raw is UsageLike {
  */
 export function laterUsage(before: UsageLike | undefined, next: UsageLike): UsageLike {
   if (!before) return next;
-  const merged: Record<string, unknown> = { ...before };
+  // No prototype: a `__proto__` key a later object carries as data (JSON.parse keeps it so) is
+  // written as a field of its own, never as the prototype its counts would be read from.
+  const merged: Record<string, unknown> = Object.assign(Object.create(null), before);
   for (const [field, value] of Object.entries(next)) {
     if (value !== undefined && value !== null) merged[field] = value;
   }
