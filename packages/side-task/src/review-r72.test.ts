@@ -6,10 +6,13 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
 import { createRequire } from "node:module";
 import { pathToFileURL } from "node:url";
+import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
 import { isolated } from "../test/wire.js";
 import { ask } from "./ask.js";
 import { SideTaskError } from "./errors.js";
+import { escapeHeaders } from "./headers.js";
+import { transcriptText } from "./summariser.js";
 
 const testkit = pathToFileURL(createRequire(import.meta.url).resolve("@loopwright/testkit")).href;
 
@@ -106,5 +109,55 @@ describe("r72: a side task's time bound falls due while the host's event loop is
     expect(SideTaskError.isInstance(error) && error.code).toBe("timeout");
     expect(took).toBeGreaterThanOrEqual(1250);
     expect(took).toBeLessThan(3000);
+  });
+});
+
+/** The header pattern escapeHeaders was written with before r72: the reference on short text. */
+const HEADER_LINE = /^((?:[\t\v\f\p{Zs}\p{Cf}]|\\)*)(\[[^[\]\n\r\u2028\u2029]*\][\t\v\f\r\p{Zs}\p{Cf}]*)$/gmu;
+
+describe("r72: header-like lines behind millions of blanks", () => {
+  it("a tool result whose line holds twelve million blanks before a bracket is shown, not a RangeError", () => {
+    // Before: the header pattern backtracked over the whole run of blanks and, past some ten
+    // million characters (eight million in a tsx script), threw "Maximum call stack size exceeded" out of transcriptText.
+    const blanks = "\u200b\u00a0\\".repeat(4_000_000);
+    const shown = transcriptText([
+      { role: "tool", content: `${blanks}[never closed` },
+      { role: "tool", content: `${"\u200b\u00a0".repeat(6_000_000)}[user]` },
+    ]);
+    const [first, second] = shown.split("\n\n[tool result]\n");
+    expect(first).toMatch(/never closed$/);
+    expect(second).toMatch(/\\\[user\]$/);
+  });
+
+  it("escapes the lines the pattern escaped, and only those (fast-check)", () => {
+    const piece = fc.constantFrom(
+      "[",
+      "]",
+      "\\",
+      " ",
+      "\u00a0",
+      "\u200b",
+      "\ufeff",
+      "\t",
+      "\v",
+      "\r",
+      "\n",
+      "\r\n",
+      "\u2028",
+      "\u2029",
+      "a",
+      "user",
+      "\ud83d",
+      "\ude00",
+      "\u{e0001}",
+      "\u3000",
+    );
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 40 }), (pieces) => {
+        const text = pieces.join("");
+        expect(escapeHeaders(text)).toBe(text.replace(HEADER_LINE, "$1\\$2"));
+      }),
+      { numRuns: 5000 },
+    );
   });
 });
