@@ -381,6 +381,11 @@ export async function consultWith<Context>(
   const notes: string[] = [];
   const outcomes = readOutcomes("beforeCompact", called, notes);
   const by = vetoedBy(outcomes);
+  // A stopped run folds nothing, forced or not: the compaction it was for is not going ahead.
+  if (options.signal?.aborted) {
+    notes.push("The run was stopped, so the compaction does not go ahead.");
+    return { proceed: false, stopped: true, ...(by !== undefined ? { vetoedBy: by } : {}), outcomes, notes };
+  }
   if (by === undefined) return { proceed: true, outcomes, notes };
   if (options.forced === true) {
     notes.push(vetoNote(by, true));

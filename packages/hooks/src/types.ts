@@ -138,6 +138,11 @@ export interface Consulted extends HookReport {
   proceed: boolean;
   /** The hook that vetoed, by name (else id), whether or not the veto was honoured. */
   vetoedBy?: string;
+  /**
+   * `true` when the caller's signal aborted, before or while the hooks ran: the run was stopped, so
+   * `proceed` is false, `forced` or not. Absent otherwise.
+   */
+  stopped?: true;
 }
 
 /**
@@ -170,7 +175,7 @@ export interface NotifyOptions {
 export interface ConsultOptions {
   /** The fold is needed (a request was already refused as too big): a veto is noted and not honoured. */
   forced?: boolean | null | undefined;
-  /** Stops waiting once it aborts; no hook has vetoed then. */
+  /** The run's signal: once it aborts, `consult` stops waiting and answers `proceed: false`, `stopped: true`. */
   signal?: AbortSignal | null | undefined;
   /** How long to wait for the runner, over the configured one. */
   timeoutMs?: number | null | undefined;
