@@ -1,6 +1,6 @@
 // Review round r72: each test fails on the code before its fix.
 import { describe, expect, it } from "vitest";
-import { consult } from "./index.js";
+import { assembleContext, consult, gather } from "./index.js";
 
 const input = { messages: [], from: 0, through: 2 };
 
@@ -56,5 +56,54 @@ describe("r72: consult with a signal that has aborted", () => {
     );
     expect(consulted.proceed).toBe(true);
     expect("stopped" in consulted).toBe(false);
+  });
+});
+
+describe("r72: a hook's own maxTokens that is not a whole number of tokens above 0", () => {
+  const text = "x".repeat(400);
+  const bad: [string, unknown][] = [
+    ["NaN", Number.NaN],
+    ["-1", -1],
+    ["1.5", 1.5],
+    ['"10"', "10"],
+    ["Infinity", Number.POSITIVE_INFINITY],
+  ];
+
+  it.each(bad)(
+    "maxTokens %s is read as left out, with a note naming the hook and the field",
+    async (_, value) => {
+      // Before: each was dropped (or, 1.5, read as a limit of 6 characters) without a word.
+      const outcome = { id: "recall", name: "Recall", context: text, maxTokens: value };
+      const gathered = await gather(() => [outcome], "beforeTurn", { prompt: "q", turn: 0 }, {});
+      expect(gathered.context).toContain(text);
+      expect(gathered.notes).toHaveLength(1);
+      expect(gathered.notes[0]).toMatch(
+        /^Hook Recall's maxTokens was .+, not a whole number of tokens above 0; it was read as left out\.$/,
+      );
+      const notes: string[] = [];
+      expect(assembleContext([outcome], undefined, { onNote: (n) => notes.push(n) })).toContain(text);
+      expect(notes).toEqual(gathered.notes);
+    },
+  );
+
+  it("reads 0 and null as none given, without a note (JSON's 'no value'), and a whole number as the limit", async () => {
+    for (const value of [0, null]) {
+      const gathered = await gather(
+        () => [{ id: "recall", context: text, maxTokens: value as never }],
+        "beforeTurn",
+        { prompt: "q", turn: 0 },
+        {},
+      );
+      expect(gathered.context).toContain(text);
+      expect(gathered.notes).toEqual([]);
+    }
+    const held = await gather(
+      () => [{ id: "recall", context: text, maxTokens: 10 }],
+      "beforeTurn",
+      { prompt: "q", turn: 0 },
+      {},
+    );
+    expect(held.context).not.toContain(text);
+    expect(held.notes[0]).toMatch(/its own limit of 10 tokens/);
   });
 });

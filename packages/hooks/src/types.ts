@@ -89,7 +89,10 @@ export interface HookOutcome {
   timedOut?: boolean | undefined;
   /** Text for the request, from a `sessionStart` or `beforeTurn` hook. */
   context?: string | undefined;
-  /** The most this hook's context may take, in tokens, inside the shared budget. */
+  /**
+   * The most this hook's context may take, in tokens, inside the shared budget: a whole number above
+   * 0. `0` or none is no limit of its own; anything else is read as left out, with a note.
+   */
   maxTokens?: number | undefined;
   /** From a `beforeCompact` hook: asks for the compaction not to happen. */
   veto?: boolean | undefined;
