@@ -64,7 +64,8 @@ export interface SessionHookInput {
 /**
  * What a runner is handed about the moment. `beforeCompact` gets the ledger's
  * `BeforeCompactInput` (what is being folded, by stored index) — the same object the ledger's
- * compaction hands the same runner.
+ * compaction hands the same runner. `gather`, `notify` and `consult` hand it on with each lone
+ * surrogate in its text written U+FFFD: a copy where it holds one, else the host's object.
  */
 export type HookInput = TurnHookInput | AfterTurnHookInput | BeforeCompactInput | SessionHookInput;
 
@@ -104,7 +105,8 @@ export interface HookOutcome {
  * Runs a host's hooks for one event and reports each hook's outcome, in the order they should be
  * read. This package never decides what a hook is or how it runs: an MCP pool's runner, or a host's
  * own function, is passed in. `context` is the host's (`{ session: { id } }`, say) and is handed
- * through untouched; `signal` aborts when the caller stops waiting (its timeout, or the run's abort).
+ * through untouched; `input` comes with each lone surrogate in its text written U+FFFD; `signal`
+ * aborts when the caller stops waiting (its timeout, or the run's abort).
  *
  * Structural: a runner that fits this also fits the ledger's `CompactionHookRunner`, and a pool's
  * runner fits it without importing this package. It may throw, hang or answer junk; every caller here
