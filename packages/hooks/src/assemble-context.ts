@@ -1,4 +1,5 @@
 import { DEFAULT_CHARS_PER_TOKEN } from "@loopwright/ledger";
+import { describe } from "./errors.js";
 import { positive } from "./settings.js";
 import { cutTo, oneLine, wellFormed } from "./text.js";
 import type { AssembleOptions, HookOutcome } from "./types.js";
@@ -227,6 +228,21 @@ function cutBlock(text: string, limit: number): string {
 }
 
 /**
+ * A hook's own `maxTokens` as read: a whole number above 0. `0`, `null` and none are no limit of its
+ * own (what JSON writes for "no value"); anything else (`NaN`, `-1`, `1.5`, `"10"`, `Infinity`) is
+ * read as left out too, and `note` is told so, naming the hook and the field.
+ */
+function ownLimit(value: unknown, label: string, note: (text: string) => void): number | undefined {
+  if (typeof value === "number" && Number.isInteger(value) && value > 0) return value;
+  if (value !== undefined && value !== null && value !== 0) {
+    note(
+      `Hook ${label}'s maxTokens was ${describe(value)}, not a whole number of tokens above 0; it was read as left out.`,
+    );
+  }
+  return undefined;
+}
+
+/**
  * The outcomes' context as `<context hook="id">` blocks, in order (failed ones skipped), held to `maxTokens` in all and
  * each to its own `maxTokens`. Sizes are characters over `charsPerToken`, the way the ledger's
  * `estimateTokens` counts, so `estimateTokens(result) <= maxTokens` always holds; a block that does
@@ -260,18 +276,15 @@ export function assembleBlocks(
     const label = noteLabel(outcome, place);
     const close = "\n</context>";
     const separator = out === "" ? "" : "\n\n";
-    const own = positive(outcome.maxTokens)
-      ? charsWithin(outcome.maxTokens, charsPerToken)
-      : Number.POSITIVE_INFINITY;
+    const own = ownLimit(outcome.maxTokens, label, note);
+    const ownChars = own === undefined ? Number.POSITIVE_INFINITY : charsWithin(own, charsPerToken);
     const room = budget - out.length - separator.length - open.length - close.length;
-    const limit = Math.min(own, room);
+    const limit = Math.min(ownChars, room);
     let body = text;
     if (text.length > limit) {
       body = cutBlock(text, limit);
       const why =
-        limit === own
-          ? `its own limit of ${tokens(outcome.maxTokens)}`
-          : `the ${maxTokens}-token hook budget`;
+        limit === ownChars ? `its own limit of ${tokens(own)}` : `the ${maxTokens}-token hook budget`;
       if (body === "") {
         note(`Hook ${label}'s context was left out: ${why} had no room for it.`);
         return;

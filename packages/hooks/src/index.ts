@@ -95,8 +95,10 @@ export function notify<Context>(
  * is false when a hook that ran set `veto` (one that failed vetoes nothing), with `vetoedBy` naming
  * it. `forced: true` (the request was already refused as too big) proceeds anyway and notes the veto.
  * The same rule, and the same notes, as the ledger's `runCompaction` with `honourVeto`. A runner that
- * throws or hangs vetoes nothing. Rejects with `HooksError` only for a runner that is not a function,
- * or a `signal` that is not an `AbortSignal` (`invalid-option`).
+ * throws or hangs vetoes nothing. A `signal` that has aborted, before or while the hooks ran, answers
+ * `proceed: false` with `stopped: true`, forced or not: a stopped run folds nothing. Rejects with
+ * `HooksError` only for a runner that is not a function, or a `signal` that is not an `AbortSignal`
+ * (`invalid-option`).
  */
 export function consult<Context>(
   run: HookRunner<Context>,

@@ -9,6 +9,7 @@ import {
 } from "./assemble-context.js";
 import { describe, errorText, HooksError } from "./errors.js";
 import { aboveZero, type HookSettings } from "./settings.js";
+import { wellFormedDeep } from "./text.js";
 import type {
   Consulted,
   ConsultOptions,
@@ -94,7 +95,9 @@ function checkSignal(signal: unknown, where: string): void {
 /**
  * Calls the runner once, never rejecting: a throw, a rejection, no answer within `timeoutMs`, or the
  * caller's `signal` aborting each settle it as unanswered. The runner's own signal aborts in the last
- * two cases, so a runner that can cancel its hooks does.
+ * two cases, so a runner that can cancel its hooks does. `input` is handed on with each lone surrogate
+ * in its text written U+FFFD (a copy where it held one): a runner relays it to hook servers and
+ * models, and a strict JSON reader (llama.cpp's, serde_json) refuses a request carrying one.
  */
 function callRunner<Context>(
   run: HookRunner<Context>,
@@ -131,7 +134,7 @@ function callRunner<Context>(
     }
     signal?.addEventListener("abort", onAbort, { once: true });
     try {
-      Promise.resolve(run(event, input, context, controller.signal)).then(
+      Promise.resolve(run(event, wellFormedDeep(input), context, controller.signal)).then(
         (raw) => finish({ answered: true, raw }),
         (error: unknown) => finish({ answered: false, why: `the runner failed: ${errorText(error)}` }),
       );
@@ -381,6 +384,11 @@ export async function consultWith<Context>(
   const notes: string[] = [];
   const outcomes = readOutcomes("beforeCompact", called, notes);
   const by = vetoedBy(outcomes);
+  // A stopped run folds nothing, forced or not: the compaction it was for is not going ahead.
+  if (options.signal?.aborted) {
+    notes.push("The run was stopped, so the compaction does not go ahead.");
+    return { proceed: false, stopped: true, ...(by !== undefined ? { vetoedBy: by } : {}), outcomes, notes };
+  }
   if (by === undefined) return { proceed: true, outcomes, notes };
   if (options.forced === true) {
     notes.push(vetoNote(by, true));

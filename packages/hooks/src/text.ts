@@ -19,3 +19,82 @@ export function cutTo(text: string, chars: number): string {
 export function oneLine(text: string): string {
   return text.replace(/[\p{Cc}\u2028\u2029]+/gu, " ");
 }
+
+/** Whether `value` is an array or an object of the plain kind JSON writes (its prototype Object's or none). */
+function plain(value: object): boolean {
+  if (Array.isArray(value)) return true;
+  const proto = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null;
+}
+
+/**
+ * `value` with every string in it — in arrays and plain objects, their keys too — written
+ * well-formed ({@link wellFormed}). The value itself where nothing in it holds a lone surrogate, else
+ * a copy of each array and object on the way to one (the rest shared). Anything else (a class
+ * instance, a Map) is handed on as it is, and so is the whole value where reading it throws (a
+ * getter, a revoked Proxy) or it nests too deep to walk.
+ */
+export function wellFormedDeep<T>(value: T): T {
+  try {
+    return clean(value, new Map()) as T;
+  } catch {
+    return value;
+  }
+}
+
+/** A list longer than this is walked by the places it holds. */
+const SPARSE_FROM = 1_000_000;
+
+function clean(value: unknown, seen: Map<object, unknown>): unknown {
+  if (typeof value === "string") return value.isWellFormed() ? value : value.toWellFormed();
+  if (typeof value !== "object" || value === null || !plain(value)) return value;
+  const known = seen.get(value);
+  if (known !== undefined) return known;
+  // A cycle back to this value while it is walked comes back as it is.
+  seen.set(value, value);
+  let copy: unknown[] | Record<string, unknown> | undefined;
+  if (Array.isArray(value)) {
+    // A sparse list (`list.length = 2 ** 32 - 1`) by the places it holds, not by its every hole.
+    const places = value.length <= SPARSE_FROM ? undefined : Object.keys(value).map(Number);
+    const count = places?.length ?? value.length;
+    for (let at = 0; at < count; at++) {
+      const i = places ? (places[at] as number) : at;
+      const item: unknown = value[i];
+      const written = clean(item, seen);
+      if (written !== item) {
+        // A sparse list copied by its places too (slice walks every hole: minutes for 2^32 - 1).
+        copy ??= places ? sparseCopy(value, places) : value.slice();
+        (copy as unknown[])[i] = written;
+      }
+    }
+  } else {
+    const keys = Object.keys(value);
+    for (const [place, key] of keys.entries()) {
+      const item: unknown = (value as Record<string, unknown>)[key];
+      const written = clean(item, seen);
+      const name = key.isWellFormed() ? key : key.toWellFormed();
+      if (copy === undefined && (written !== item || name !== key)) {
+        copy = Object.getPrototypeOf(value) === null ? Object.create(null) : {};
+        for (const earlier of keys.slice(0, place)) {
+          define(copy as Record<string, unknown>, earlier, (value as Record<string, unknown>)[earlier]);
+        }
+      }
+      if (copy !== undefined) define(copy as Record<string, unknown>, name, written);
+    }
+  }
+  const result = copy ?? value;
+  seen.set(value, result);
+  return result;
+}
+
+/** Sets a field by definition, so a `"__proto__"` key stays a field and never becomes the prototype. */
+function define(target: Record<string, unknown>, key: string, value: unknown): void {
+  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+}
+
+/** A copy of the sparse list `list` holding what it holds at `places`, its holes left holes. */
+function sparseCopy(list: readonly unknown[], places: readonly number[]): unknown[] {
+  const copy = new Array<unknown>(list.length);
+  for (const place of places) copy[place] = list[place];
+  return copy;
+}

@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import type { ContentPartLike, MessageLike, ToolCallLike } from "@loopwright/ledger";
 import { describe, HooksError } from "./errors.js";
+import { wellFormed } from "./text.js";
 import type { HookMessage } from "./types.js";
 import { checkMessages } from "./with-context.js";
 
@@ -70,20 +71,22 @@ export function turnMessages(messages: readonly MessageLike[], session: string, 
     }
     if (message.role === "system" || message.role === "developer") return;
     const index = offset + place;
+    // Text well-formed: a hook hands it on (a memory server, a model), and a lone surrogate (a cut
+    // inside an emoji) has a strict JSON reader refuse the request whole.
     const entry: HookMessage = {
       uuid: messageUuid(session, index),
       index,
-      role: message.role,
-      content: text(message.content),
+      role: wellFormed(message.role),
+      content: wellFormed(text(message.content)),
     };
     if (Array.isArray(message.tool_calls) && message.tool_calls.length > 0) {
       entry.toolCalls = (message.tool_calls as readonly ToolCallLike[]).map((call) => ({
-        ...(typeof call?.id === "string" ? { id: call.id } : {}),
-        name: typeof call?.function?.name === "string" ? call.function.name : "",
-        arguments: typeof call?.function?.arguments === "string" ? call.function.arguments : "",
+        ...(typeof call?.id === "string" ? { id: wellFormed(call.id) } : {}),
+        name: typeof call?.function?.name === "string" ? wellFormed(call.function.name) : "",
+        arguments: typeof call?.function?.arguments === "string" ? wellFormed(call.function.arguments) : "",
       }));
     }
-    if (typeof message.tool_call_id === "string") entry.toolCallId = message.tool_call_id;
+    if (typeof message.tool_call_id === "string") entry.toolCallId = wellFormed(message.tool_call_id);
     out.push(entry);
   });
   return out;

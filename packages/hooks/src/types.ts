@@ -64,7 +64,8 @@ export interface SessionHookInput {
 /**
  * What a runner is handed about the moment. `beforeCompact` gets the ledger's
  * `BeforeCompactInput` (what is being folded, by stored index) — the same object the ledger's
- * compaction hands the same runner.
+ * compaction hands the same runner. `gather`, `notify` and `consult` hand it on with each lone
+ * surrogate in its text written U+FFFD: a copy where it holds one, else the host's object.
  */
 export type HookInput = TurnHookInput | AfterTurnHookInput | BeforeCompactInput | SessionHookInput;
 
@@ -89,7 +90,10 @@ export interface HookOutcome {
   timedOut?: boolean | undefined;
   /** Text for the request, from a `sessionStart` or `beforeTurn` hook. */
   context?: string | undefined;
-  /** The most this hook's context may take, in tokens, inside the shared budget. */
+  /**
+   * The most this hook's context may take, in tokens, inside the shared budget: a whole number above
+   * 0. `0` or none is no limit of its own; anything else is read as left out, with a note.
+   */
   maxTokens?: number | undefined;
   /** From a `beforeCompact` hook: asks for the compaction not to happen. */
   veto?: boolean | undefined;
@@ -101,7 +105,8 @@ export interface HookOutcome {
  * Runs a host's hooks for one event and reports each hook's outcome, in the order they should be
  * read. This package never decides what a hook is or how it runs: an MCP pool's runner, or a host's
  * own function, is passed in. `context` is the host's (`{ session: { id } }`, say) and is handed
- * through untouched; `signal` aborts when the caller stops waiting (its timeout, or the run's abort).
+ * through untouched; `input` comes with each lone surrogate in its text written U+FFFD; `signal`
+ * aborts when the caller stops waiting (its timeout, or the run's abort).
  *
  * Structural: a runner that fits this also fits the ledger's `CompactionHookRunner`, and a pool's
  * runner fits it without importing this package. It may throw, hang or answer junk; every caller here
@@ -138,6 +143,11 @@ export interface Consulted extends HookReport {
   proceed: boolean;
   /** The hook that vetoed, by name (else id), whether or not the veto was honoured. */
   vetoedBy?: string;
+  /**
+   * `true` when the caller's signal aborted, before or while the hooks ran: the run was stopped, so
+   * `proceed` is false, `forced` or not. Absent otherwise.
+   */
+  stopped?: true;
 }
 
 /**
@@ -170,7 +180,7 @@ export interface NotifyOptions {
 export interface ConsultOptions {
   /** The fold is needed (a request was already refused as too big): a veto is noted and not honoured. */
   forced?: boolean | null | undefined;
-  /** Stops waiting once it aborts; no hook has vetoed then. */
+  /** The run's signal: once it aborts, `consult` stops waiting and answers `proceed: false`, `stopped: true`. */
   signal?: AbortSignal | null | undefined;
   /** How long to wait for the runner, over the configured one. */
   timeoutMs?: number | null | undefined;

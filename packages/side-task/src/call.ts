@@ -66,7 +66,9 @@ export interface SideTaskOptions {
   /**
    * The time bound in ms. Default: the endpoint's `requestTimeoutSeconds`, else
    * `SIDE_TASK_TIMEOUT_MS`. `0` here, or a `requestTimeoutSeconds` of `0`, waits for as long as the
-   * server takes; a bound past what a timer holds (about 24.8 days) is held to that.
+   * server takes; a bound past what a timer holds (about 24.8 days) is held to that. A response
+   * begun by then (its headers in, after one more round of the event loop) gets a second more for
+   * its body.
    */
   timeoutMs?: number | null | undefined;
   /** Told, in words, when a request is changed to get past a refusal. */
@@ -297,8 +299,19 @@ function pause(ms: number, signal: AbortSignal): Promise<void> {
 }
 
 /**
+ * How long a request whose response has begun (its headers are in) may take over the time bound to
+ * hand over its body, read whole before the SDK answers.
+ */
+const BODY_GRACE_MS = 1000;
+
+/**
  * Signals the request is sent with: the caller's, and the time bound — `timeoutMs`, else the
  * endpoint's `requestTimeoutSeconds` (absent: `SIDE_TASK_TIMEOUT_MS`), `0` in either for none.
+ *
+ * When the bound falls due, the request is given one round of the event loop first: a timer that
+ * comes due while the host's loop was held up (a long synchronous task) runs before the reads that
+ * came meanwhile, the server's answer among them. If by then the response has begun (`answering`:
+ * its headers are in), its body gets `BODY_GRACE_MS` more; otherwise it is timed out then.
  */
 function bound(options: SideTaskOptions, endpoint: Endpoint) {
   const absent = endpoint.requestTimeoutSeconds === undefined || endpoint.requestTimeoutSeconds === null;
@@ -307,11 +320,21 @@ function bound(options: SideTaskOptions, endpoint: Endpoint) {
   const limit = Math.min(options.timeoutMs ?? fromEndpoint, MAX_TIMER_MS);
   const controller = new AbortController();
   let timedOut = false;
+  let answering = () => false;
+  const expire = () => {
+    timedOut = true;
+    controller.abort(new Error(`timed out after ${limit} ms`));
+  };
+  let grace: ReturnType<typeof setTimeout> | undefined;
+  let round: ReturnType<typeof setImmediate> | undefined;
   const timer =
     limit > 0
       ? setTimeout(() => {
-          timedOut = true;
-          controller.abort(new Error(`timed out after ${limit} ms`));
+          round = setImmediate(() => {
+            round = undefined;
+            if (answering()) grace = setTimeout(expire, BODY_GRACE_MS);
+            else expire();
+          });
         }, limit)
       : undefined;
   const caller = options.signal;
@@ -322,11 +345,31 @@ function bound(options: SideTaskOptions, endpoint: Endpoint) {
     signal: controller.signal,
     limit,
     timedOut: () => timedOut,
+    /** Tells the bound how to see whether the request in flight is answering (its response begun). */
+    watch(answered: () => boolean) {
+      answering = answered;
+    },
     done() {
       if (timer) clearTimeout(timer);
+      if (round) clearImmediate(round);
+      if (grace) clearTimeout(grace);
       caller?.removeEventListener("abort", onAbort);
     },
   };
+}
+
+/**
+ * Sets `answered` once the response to `request` has begun: its headers are in. The SDK's promise
+ * tells it (`asResponse`); a client whose promise has no such thing never says so.
+ */
+function whenAnswering(request: PromiseLike<unknown>, answered: () => void): void {
+  try {
+    const asResponse = (request as { asResponse?: unknown }).asResponse;
+    if (typeof asResponse !== "function") return;
+    Promise.resolve(asResponse.call(request)).then(answered, () => {});
+  } catch {
+    // A client's promise whose field cannot be read is only not watched.
+  }
 }
 
 /**
@@ -609,16 +652,20 @@ export async function sideCall(
             if (timing.signal.aborted) link();
             else timing.signal.addEventListener("abort", link, { once: true });
             try {
-              const completion = await untilAborted(
-                client.chat.completions.create(body as never, {
-                  signal: attempt.signal,
-                  // The bound is ours; the client's own timer (the endpoint's, or two minutes) must not cut it short.
-                  timeout: timing.limit > 0 ? Math.min(timing.limit + 1000, MAX_TIMER_MS) : MAX_TIMER_MS,
-                }),
-                attempt.signal,
-              );
+              const request = client.chat.completions.create(body as never, {
+                signal: attempt.signal,
+                // The bound is ours; the client's own timer (the endpoint's, or two minutes) must not cut it short.
+                timeout: timing.limit > 0 ? Math.min(timing.limit + 1000, MAX_TIMER_MS) : MAX_TIMER_MS,
+              });
+              let answered = false;
+              timing.watch(() => answered);
+              whenAnswering(request, () => {
+                answered = true;
+              });
+              const completion = await untilAborted(request, attempt.signal);
               return readReply(completion, model);
             } finally {
+              timing.watch(() => false);
               timing.signal.removeEventListener("abort", link);
             }
           },

@@ -1,37 +1,71 @@
 import { headOf, tailOf } from "./text.js";
 
 /**
- * What may stand around a header's brackets and still leave the line reading as one: spaces of any
- * kind (`\p{Zs}`: U+00A0, U+3000 …), invisible format characters (`\p{Cf}`: U+200B, U+FEFF …), tabs
- * and a carriage return.
+ * The first character of a line that is not a blank or a backslash (what may stand before a
+ * header's bracket): spaces of any kind (`\p{Zs}`: U+00A0, U+3000 …), invisible format characters
+ * (`\p{Cf}`: U+200B, U+FEFF …), tabs. A line terminator is none of them, so the search stops
+ * within its line.
  */
-const BLANK = String.raw`[\t\v\f\r\p{Zs}\p{Cf}]`;
+const NOT_LEAD = /[^\t\v\f\p{Zs}\p{Cf}\\]/gu;
 
-/**
- * {@link BLANK} without the carriage return: what may stand before a header's bracket. It must hold
- * no line terminator. `^` already stands after every lone `\r`, so a prefix that could read one would
- * read the rest of a run of them again from each of its characters (time growing as the square of
- * the run); with none, each line's prefix is read once.
- */
-const LEAD = String.raw`[\t\v\f\p{Zs}\p{Cf}]`;
+/** The first bracket or line end after a header's opening bracket. */
+const BRACKET_OR_END = /[[\]\n\r\u2028\u2029]/g;
 
-/**
- * A line that reads like one of the transcript's block headers (`[user]`, `[tool result from x]`,
- * `[assistant called y]`): blanks and backslashes before the bracket (`$1`), the bracketed words and
- * blanks after them (`$2`). `^` and `$` also stand at U+2028, U+2029 and a lone `\r`, which a model
- * may read as line breaks too.
- */
-const HEADER_LINE = new RegExp(String.raw`^((?:${LEAD}|\\)*)(\[[^[\]\n\r\u2028\u2029]*\]${BLANK}*)$`, "gmu");
+/** The first character after a header's closing bracket that is not a blank (as {@link NOT_LEAD}). */
+const NOT_BLANK = /[^\t\v\f\p{Zs}\p{Cf}]/gu;
 
-/** The characters that end a line, for `^` and `$` in {@link HEADER_LINE}. */
+/** The characters that end a line: `\n`, `\r` (alone or before `\n`), U+2028 and U+2029. */
 const LINE_END = /[\n\r\u2028\u2029]/;
+const NEXT_LINE_END = /[\n\r\u2028\u2029]/g;
+
+/** Whether the UTF-16 unit `code` ends a line (as {@link LINE_END}). */
+function endsLine(code: number): boolean {
+  return code === 10 || code === 13 || code === 0x2028 || code === 0x2029;
+}
+
+/** Where `pattern` (global) next matches in `text` from `from`; `text.length` where it does not. */
+function next(pattern: RegExp, text: string, from: number): number {
+  pattern.lastIndex = from;
+  return pattern.exec(text)?.index ?? text.length;
+}
 
 /**
- * `text` with a backslash before the bracket of every line that reads like a block header, so text a
- * tool brought back cannot pass itself off as the user or the assistant.
+ * `text` with a backslash before the bracket of every line that reads like one of the transcript's
+ * block headers (`[user]`, `[tool result from x]`, `[assistant called y]`): blanks and backslashes,
+ * a bracket, words with no bracket in them, the closing bracket and blanks, on a line of its own
+ * (lines end at `\n`, `\r`, U+2028 and U+2029, which a model may read as line breaks too). So
+ * text a tool brought back cannot pass itself off as the user or the assistant.
+ *
+ * Only lines holding a bracket are looked at, each by searches that never step back, so a line of
+ * millions of blanks before a bracket never closed takes time in proportion to it (a pattern reading
+ * it backtracked over the whole run: its time grew faster than the run from about a million
+ * characters, and past some eight to ten million it threw a RangeError).
  */
 export function escapeHeaders(text: string): string {
-  return text.replace(HEADER_LINE, "$1\\$2");
+  let shown = "";
+  let copied = 0;
+  // Every line that starts before `from` has been looked at; `from` is the start of a line.
+  let from = 0;
+  for (;;) {
+    const open = text.indexOf("[", from);
+    if (open < 0) break;
+    let line = open;
+    while (line > from && !endsLine(text.charCodeAt(line - 1))) line--;
+    if (next(NOT_LEAD, text, line) === open) {
+      const close = next(BRACKET_OR_END, text, open + 1);
+      if (text[close] === "]") {
+        const after = next(NOT_BLANK, text, close + 1);
+        if (after === text.length || LINE_END.test(text[after] as string)) {
+          shown += `${text.slice(copied, open)}\\`;
+          copied = open;
+        }
+      }
+    }
+    const end = next(NEXT_LINE_END, text, open);
+    if (end === text.length) break;
+    from = end + 1;
+  }
+  return shown === "" ? text : shown + text.slice(copied);
 }
 
 /** The most characters of a name (a tool's, a role) written into a header. */

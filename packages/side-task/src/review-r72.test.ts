@@ -1,0 +1,186 @@
+/**
+ * r72 review: a side task's time bound and a host whose event loop is held up. The testkit server
+ * runs in a child process, so holding this process's loop does not also hold the server.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { once } from "node:events";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import fc from "fast-check";
+import { afterEach, describe, expect, it } from "vitest";
+import { isolated } from "../test/wire.js";
+import { ask } from "./ask.js";
+import { SideTaskError } from "./errors.js";
+import { escapeHeaders } from "./headers.js";
+import { transcriptText } from "./summariser.js";
+
+const testkit = pathToFileURL(createRequire(import.meta.url).resolve("@loopwright/testkit")).href;
+
+let child: ChildProcess | undefined;
+const dirs: string[] = [];
+afterEach(() => {
+  child?.kill();
+  child = undefined;
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+/**
+ * A testkit server in a process of its own answering every request with `reply` (the source of a
+ * Reply); it says "asked" on its stdout when a request comes, and 250 ms later (its answer written
+ * by then) creates the file `answered`. Resolves to its base URL.
+ */
+async function serverElsewhere(
+  reply: string,
+): Promise<{ baseUrl: string; asked: ChildProcess; answered: string }> {
+  const dir = mkdtempSync(join(tmpdir(), "r72-"));
+  dirs.push(dir);
+  const answered = join(dir, "answered");
+  const started = spawn(
+    process.execPath,
+    [
+      "--input-type=module",
+      "-e",
+      `import { writeFileSync } from "node:fs";
+import { startServer } from ${JSON.stringify(testkit)};
+const server = await startServer({ replies: () => {
+  process.stdout.write("asked\\n");
+  setTimeout(() => writeFileSync(${JSON.stringify(answered)}, ""), 250);
+  return ${reply};
+} });
+process.stdout.write(server.baseUrl + "\\n");`,
+    ],
+    { stdio: ["ignore", "pipe", "inherit"] },
+  );
+  child = started;
+  const [first] = await once(started.stdout, "data");
+  return { baseUrl: String(first).trim(), asked: started, answered };
+}
+
+/**
+ * Holds this process's event loop as soon as the server says it was asked: for `ms`, and, where
+ * `until` is given, until that file exists too (the server's answer is in the socket then, however
+ * slowly a busy machine ran the server), at most 10 s.
+ */
+function holdWhenAsked(server: ChildProcess, ms: number, until?: string) {
+  server.stdout?.on("data", (data) => {
+    if (!String(data).includes("asked")) return;
+    const start = Date.now();
+    while (
+      Date.now() - start < ms ||
+      (until !== undefined && !existsSync(until) && Date.now() - start < 10_000)
+    ) {}
+  });
+}
+
+describe("r72: a side task's time bound falls due while the host's event loop is held up", () => {
+  it("uses the answer that arrived meanwhile, not a timeout", async () => {
+    // The server answers 50 ms after it is asked; the host is busy from then until the answer is in,
+    // 600 ms at least, past the 300 ms bound. Before: a timeout, though the answer was in the socket.
+    const { baseUrl, asked, answered } = await serverElsewhere('{ content: "Paris", firstByteDelayMs: 50 }');
+    holdWhenAsked(asked, 600, answered);
+    const answer = await ask({ baseUrl }, "small", "", "Capital of France?", {
+      ...isolated(),
+      timeoutMs: 300,
+    }).catch((e: unknown) => e);
+    expect(answer).toBe("Paris");
+  });
+
+  it("uses a long answer that arrived meanwhile (a body of many reads)", async () => {
+    const { baseUrl, asked, answered } = await serverElsewhere(
+      '{ content: "word ".repeat(100000).trim(), firstByteDelayMs: 50 }',
+    );
+    holdWhenAsked(asked, 600, answered);
+    const answer = await ask({ baseUrl }, "small", "", "Say it.", {
+      ...isolated(),
+      timeoutMs: 300,
+    }).catch((e: unknown) => e);
+    expect(typeof answer === "string" && answer.length).toBe(499_999);
+  });
+
+  it("still times out a server that never answers, held loop or not", async () => {
+    const { baseUrl, asked } = await serverElsewhere('{ content: "never", silentAfterChunk: 0 }');
+    holdWhenAsked(asked, 600);
+    const error = await ask({ baseUrl }, "small", "", "x", { ...isolated(), timeoutMs: 300 }).catch(
+      (e: unknown) => e,
+    );
+    expect(SideTaskError.isInstance(error) && error.code).toBe("timeout");
+  });
+
+  it("times out a silent server at its bound: no grace without a response begun", async () => {
+    const { baseUrl } = await serverElsewhere('{ content: "never", silentAfterChunk: 0 }');
+    const started = Date.now();
+    const error = await ask({ baseUrl }, "small", "", "x", { ...isolated(), timeoutMs: 300 }).catch(
+      (e: unknown) => e,
+    );
+    expect(SideTaskError.isInstance(error) && error.code).toBe("timeout");
+    // The bound and a round of the event loop; the body's grace (a second) is not given.
+    expect(Date.now() - started).toBeLessThan(1200);
+  });
+
+  it("gives a response whose headers came but whose body stalls a short grace, then times it out", async () => {
+    const { baseUrl } = await serverElsewhere(
+      '{ type: "raw", headers: { "content-type": "application/json" }, chunks: [\'{"id":"x",\', \'"choices":[]}\'], chunkDelayMs: 30000 }',
+    );
+    const started = Date.now();
+    const error = await ask({ baseUrl }, "small", "", "x", { ...isolated(), timeoutMs: 300 }).catch(
+      (e: unknown) => e,
+    );
+    const took = Date.now() - started;
+    expect(SideTaskError.isInstance(error) && error.code).toBe("timeout");
+    expect(took).toBeGreaterThanOrEqual(1250);
+    expect(took).toBeLessThan(3000);
+  });
+});
+
+/** The header pattern escapeHeaders was written with before r72: the reference on short text. */
+const HEADER_LINE = /^((?:[\t\v\f\p{Zs}\p{Cf}]|\\)*)(\[[^[\]\n\r\u2028\u2029]*\][\t\v\f\r\p{Zs}\p{Cf}]*)$/gmu;
+
+describe("r72: header-like lines behind millions of blanks", () => {
+  it("a tool result whose line holds twelve million blanks before a bracket is shown, not a RangeError", () => {
+    // Before: the header pattern backtracked over the whole run of blanks and, past some ten
+    // million characters (eight million in a tsx script), threw "Maximum call stack size exceeded" out of transcriptText.
+    const blanks = "\u200b\u00a0\\".repeat(4_000_000);
+    const shown = transcriptText([
+      { role: "tool", content: `${blanks}[never closed` },
+      { role: "tool", content: `${"\u200b\u00a0".repeat(6_000_000)}[user]` },
+    ]);
+    const [first, second] = shown.split("\n\n[tool result]\n");
+    expect(first).toMatch(/never closed$/);
+    expect(second).toMatch(/\\\[user\]$/);
+  });
+
+  it("escapes the lines the pattern escaped, and only those (fast-check)", () => {
+    const piece = fc.constantFrom(
+      "[",
+      "]",
+      "\\",
+      " ",
+      "\u00a0",
+      "\u200b",
+      "\ufeff",
+      "\t",
+      "\v",
+      "\r",
+      "\n",
+      "\r\n",
+      "\u2028",
+      "\u2029",
+      "a",
+      "user",
+      "\ud83d",
+      "\ude00",
+      "\u{e0001}",
+      "\u3000",
+    );
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 40 }), (pieces) => {
+        const text = pieces.join("");
+        expect(escapeHeaders(text)).toBe(text.replace(HEADER_LINE, "$1\\$2"));
+      }),
+      { numRuns: 5000 },
+    );
+  });
+});
