@@ -111,7 +111,7 @@ describe("r72-3/4: a credential written as a parameter name (test/review-r72-ser
       opts: { "***": "o" },
     });
     // Before: {"q":"a","***":"v","x_***":3,"opts":{"***":"o"}}: names the server does not take.
-    expect(JSON.parse(got)).toEqual({
+    expect(JSON.parse(textOf(got))).toEqual({
       q: "a",
       "<token>": "v",
       "x_<token>": "s",
@@ -130,8 +130,14 @@ describe("r72-3/4: a credential written as a parameter name (test/review-r72-ser
       "x_***": null,
       opts: { "***": null },
     });
-    expect(JSON.parse(got)).toEqual({ q: "a", opts: {} });
+    expect(JSON.parse(textOf(got))).toEqual({ q: "a", opts: {} });
     const some = await p.call("r__args", { q: "a", "***": null, "x_***_2": "s", "x_***": null, opts: null });
-    expect(JSON.parse(some)).toEqual({ q: "a", "x_<token>": "s" });
+    expect(JSON.parse(textOf(some))).toEqual({ q: "a", "x_<token>": "s" });
   });
 });
+
+/** A call's answer as text: these calls answer text, never content parts. */
+function textOf(answer: unknown): string {
+  if (typeof answer !== "string") throw new Error(`expected text, got ${JSON.stringify(answer)}`);
+  return answer;
+}
