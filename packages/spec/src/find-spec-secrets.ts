@@ -398,7 +398,13 @@ function visitNamed(checked: AgentSpec, report: SecretVisit, names: ReferenceNam
               // One word holding a literal default (`${V:-TOKEN=X}`), which a shell running it reads
               // as `TOKEN=X` while `V` is unset: read as the same word after a program is (fix184: the
               // display hid `X`, the export, reading a program's name, kept it in clear).
-              (PLAIN_WORD.test(command) && literalDefaults(command).length > 0))
+              // So is one holding an operator, a quote or `$` only inside such a default
+              // (`${V:-TOKEN=Q&J}`, fix185; see `plainArgWord`).
+              ((PLAIN_WORD.test(command) || plainArgWord(command) !== undefined) &&
+                literalDefaults(command).length > 0) ||
+              // One flag and its value (`--token=X`, `--api-key=X`): the display reads it as the
+              // line's word it is and hides `X` (fix185: the export, reading a program's name, kept it).
+              FLAG_AND_VALUE.test(command))
           ? lineSecrets(command, hide, () => scriptName(name), true)
           : undefined;
     if (line) found(child(at, "command"), line.sign, (next) => (server.command = next), line.safe);
@@ -2587,6 +2593,9 @@ function shownEscapedScript(
 /** A word that is one shell assignment, `NAME=value` or `NAME+=value` (a pasted `command` of only `TOKEN=X`). */
 const ASSIGNMENT_WORD = /^[A-Za-z_][A-Za-z0-9_]*\+?=/;
 
+/** A word that is a flag given its value (`--token=X`, `-p=X`): no program's name. */
+const FLAG_AND_VALUE = /^--?[A-Za-z][\w.-]*=/;
+
 /** A character no pasted line holds (Unicode private use), marking a hidden text in `shownScript`. */
 const MARK = "\uE001";
 
@@ -3135,13 +3144,18 @@ function readArgRest(
     }
   }
   const value = readValue(arg, hide);
-  if (value || !rules.words || !PLAIN_WORD.test(arg) || literalDefaults(arg).length === 0) return value;
+  if (value || !rules.words) return value;
   // A plain word holding a literal default (`${V:-TOKEN=X}`, `${V:---token=X}`) is what its reader
   // makes of it while `V` is unset (tools-mcp expands it to `TOKEN=X`): read as the same word on a
   // command line is, whose reader reads a default's word in place (fix183: kept in clear in both
   // views, where `srv ${V:-TOKEN=X}` showed `${V:-TOKEN=•}`). Such a word holds nothing a shell
-  // reads otherwise than tools-mcp does (see `PLAIN_WORD`).
-  return commandLineSecrets(arg, hide, scriptName);
+  // reads otherwise than tools-mcp does outside its defaults, and inside them nothing it reads
+  // otherwise but a quote, a backslash or a backtick, which the line's reader is given as a letter
+  // (see `plainArgWord`; fix185: `${V:-TOKEN=Q&J}`, `${V:-TOKEN=Q"J}`, `${V:-TOKEN=Q\J}` were kept
+  // in clear, the plain-word test refusing those characters inside the default too).
+  const plain = PLAIN_WORD.test(arg) ? arg : plainArgWord(arg);
+  if (plain === undefined || literalDefaults(plain).length === 0) return value;
+  return readAsLetters(hide, (read) => commandLineSecrets(plain, read, scriptName));
 }
 
 /**
@@ -3149,6 +3163,92 @@ function readArgRest(
  * backslash, run-time part but `${…}`, operator, or comment.
  */
 const PLAIN_WORD = /^(?!#)(?:[^\s'"\\`;&|<>()$]|\$\{)*$/;
+
+/**
+ * What a shell reads otherwise than tools-mcp does inside a default's word (tools-mcp reads the
+ * word as literal text to its `}`), each given as a letter of its own no argument is read to hold.
+ */
+const AS_LETTER: Readonly<Record<string, string>> = {
+  '"': "\uE010",
+  "'": "\uE011",
+  "\\": "\uE012",
+  "`": "\uE013",
+};
+
+/** A letter of `AS_LETTER` written back as the character it stands for. */
+const FROM_LETTER: Readonly<Record<string, string>> = {
+  "\uE010": '"',
+  "\uE011": "'",
+  "\uE012": "\\",
+  "\uE013": "`",
+};
+
+/**
+ * `arg`, a plain argument (see `PLAIN_WORD`) but for what its literal defaults' words hold, as the
+ * line's reader is to read it as tools-mcp does: each quote, backslash or backtick inside a
+ * default's word given as a letter (`AS_LETTER`; a backslash there no longer keeps the `}` after it
+ * from closing the default, as with tools-mcp), an operator, `(` or `$` there left as it is (a
+ * shell reads them inside `${…}` as text too, `$X` as a reference). Undefined when a blank, or outside every default
+ * a quote, backslash, run-time part but `${…}`, operator, or comment, is written, or when a
+ * default is left open. One pass.
+ */
+function plainArgWord(arg: string): string | undefined {
+  if (arg.startsWith("#") || /[\uE010-\uE013]/.test(arg)) return undefined;
+  // The `${…}` parts open at the character read: whether each is a default.
+  const open: boolean[] = [];
+  let defaults = 0;
+  let out = "";
+  for (let i = 0; i < arg.length; i += 1) {
+    const c = arg[i] as string;
+    if (/\s/.test(c)) return undefined;
+    if (c === "$" && arg[i + 1] === "{") {
+      DEFAULT_OPEN.lastIndex = i;
+      const head = DEFAULT_OPEN.exec(arg);
+      open.push(head !== null);
+      if (head) defaults += 1;
+      const to = head ? DEFAULT_OPEN.lastIndex : i + 2;
+      out += arg.slice(i, to);
+      i = to - 1;
+      continue;
+    }
+    if (c === "}" && open.length > 0) {
+      if (open.pop()) defaults -= 1;
+      out += c;
+      continue;
+    }
+    if (defaults === 0) {
+      if (/['"\\`;&|<>()$]/.test(c)) return undefined;
+      out += c;
+    } else out += AS_LETTER[c] ?? c;
+  }
+  return defaults === 0 ? out : undefined;
+}
+
+/**
+ * What `read` finds in a word `plainArgWord` gave (read with the `hide` it is given), each letter
+ * that stands for a quote, backslash or backtick written back in the text `hide` is given and in
+ * what is returned: the value a reference stands for is the text as written. An export's names (`naming`) are asked through a copy whose `hide`
+ * writes back too, so the readers that tell an export's names from a display's still do.
+ */
+function readAsLetters(
+  hide: SecretHide | undefined,
+  read: (hide: SecretHide | undefined) => ArgFound | undefined,
+): ArgFound | undefined {
+  const back = (text: string) => text.replace(/[\uE010-\uE013]/g, (letter) => FROM_LETTER[letter] ?? letter);
+  const written =
+    hide === undefined ? undefined : (text: string, name: string | undefined) => hide(back(text), name);
+  let found: ArgFound | undefined;
+  if (naming !== undefined && hide === naming.hide && written !== undefined) {
+    const outer = naming;
+    naming = { ...outer, hide: written };
+    try {
+      found = read(written);
+    } finally {
+      naming = outer;
+    }
+  } else found = read(written);
+  return found && { ...found, safe: back(found.safe) };
+}
 
 /**
  * True when all of `arg` is a literal value under a telling name: after a telling flag alone

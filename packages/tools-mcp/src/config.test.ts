@@ -400,6 +400,27 @@ describe("${VAR} in a .mcp.json", () => {
     }
   });
 
+  it("fills a plain argument's default spec's export took out with its quote, backslash or operator (fix185)", async () => {
+    const { exportSpec, SPEC_TOKEN } = await import("@loopwright/spec");
+    // Here a default's word is text to its first `}`, a quote or a backslash in it too: the export
+    // hides the value with them, so each reference, given back the text it took out, gives the
+    // server what the original gave.
+    const cases: [string, string, Record<string, string>][] = [
+      ["${V:-TOKEN=Q&J}", "${V:-TOKEN=${TOKEN}}", { TOKEN: "Q&J" }],
+      ['${V:-TOKEN=Q"J}', "${V:-TOKEN=${TOKEN}}", { TOKEN: 'Q"J' }],
+      ["${V:-TOKEN=Q\\J}", "${V:-TOKEN=${TOKEN}}", { TOKEN: "Q\\J" }],
+      ["${V:-TOKEN=Q\\}J}", "${V:-TOKEN=${TOKEN}}${TOKEN_2}", { TOKEN: "Q\\", TOKEN_2: "J}" }],
+    ];
+    for (const [arg, exported, env] of cases) {
+      const original = [{ name: "db", command: "srv", args: [arg] }];
+      const servers =
+        exportSpec({ spec: SPEC_TOKEN, bundle: { mcpServers: original } }).bundle?.mcpServers ?? [];
+      expect(servers[0]?.args).toEqual([exported]);
+      const argsOf = (server: unknown) => (server as { args?: string[] } | undefined)?.args;
+      expect(argsOf(mcpServers(servers, { env })[0])).toEqual(argsOf(mcpServers(original, { env: {} })[0]));
+    }
+  });
+
   it("gives back a plain argument's literal default after spec's export took it out (env and headers it removes)", async () => {
     const { exportSpec, SPEC_TOKEN } = await import("@loopwright/spec");
     const original = [
