@@ -4,7 +4,7 @@ import { modelCapabilitiesFor } from "@loopwright/negotiate";
 import { createClient } from "@redis/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { HAS_REDIS, RedisServer, SKIP_MESSAGE } from "../test/redis-server.js";
-import { createRedisCapabilityStore, createRedisStores, RedisStoreError } from "./index.js";
+import { createRedisBus, createRedisCapabilityStore, createRedisStores, RedisStoreError } from "./index.js";
 
 if (!HAS_REDIS) console.warn(SKIP_MESSAGE);
 
@@ -175,3 +175,76 @@ describe.skipIf(!HAS_REDIS)(
     }, 30_000);
   },
 );
+
+describe.skipIf(!HAS_REDIS)(
+  "a publish batch whose writes wait out the client's command timeout (r72d)",
+  () => {
+    it("tells onError a RedisStoreError (connect) naming the batch's events, kept and sent again, the client's error on cause", async () => {
+      const server = await RedisServer.start();
+      const errors: unknown[] = [];
+      const bus = await createRedisBus({
+        url: server.url,
+        prefix: "batch-timeout:",
+        writeTimeoutMs: 60_000,
+        onError: (error) => errors.push(error),
+      });
+      try {
+        server.pause();
+        // One batch: run "big" fills the socket Redis no longer reads (about 24 MB), so the writes of
+        // the runs behind it wait in the client's queue past its 5 s command timeout.
+        const text = "x".repeat(1 << 20);
+        for (let i = 0; i < 24; i++) bus.emit("big", { kind: "output", text });
+        for (let r = 0; r < 3; r++) bus.emit(`small${r}`, { kind: "output", text: "s" });
+        await pause(6500);
+        server.resume();
+        await bus.flushed();
+        const timedOut = errors.filter((e) => /Timeout/.test(String((e as Error)?.cause?.constructor?.name)));
+        // Before: the client's bare TimeoutError, no URL, nothing said of the events.
+        expect(errors.filter((e) => !RedisStoreError.isInstance(e)).map(String)).toEqual([]);
+        expect(timedOut).toHaveLength(1);
+        const error = timedOut[0] as RedisStoreError;
+        expect(error.code).toBe("connect");
+        expect(error.message).toContain(server.url.replace("redis://", ""));
+        expect(error.message).toMatch(/3 events .*kept.*sent again/);
+        // Kept and sent again: every run's events are in Redis.
+        for (let r = 0; r < 3; r++) expect(await bus.readHistory(`small${r}`)).toHaveLength(1);
+        expect(await bus.readHistory("big")).toHaveLength(24);
+      } finally {
+        server.resume();
+        await bus.close();
+        await server.kill();
+      }
+    }, 60_000);
+  },
+);
+
+describe.skipIf(!HAS_REDIS)("a bus used after close() (r72d)", () => {
+  it("says what to do, in the words every Redis store uses: emit, claimRun and readHistory", async () => {
+    const server = await RedisServer.start();
+    try {
+      const bus = await createRedisBus({ url: server.url, prefix: "after-close:" });
+      await bus.close();
+      const thrown = (work: () => unknown): Promise<unknown> =>
+        Promise.resolve()
+          .then(work)
+          .then(
+            () => undefined,
+            (e: unknown) => e,
+          );
+      const errors = [
+        await thrown(() => bus.emit("r", { kind: "output", text: "late" })),
+        await thrown(() => bus.claimRun("r")),
+        await thrown(() => bus.readHistory("r")),
+      ];
+      // Before: "emit was called on a Redis bus after close()." and no word on what to do.
+      expect(errors.map((e) => RedisStoreError.isInstance(e) && [e.code, e.message])).toEqual(
+        ["emit", "claimRun", "readHistory"].map((call) => [
+          "closed",
+          `${call} was called on a Redis bus after close(): its connections are closed. Make a new store to reach Redis again.`,
+        ]),
+      );
+    } finally {
+      await server.kill();
+    }
+  });
+});
