@@ -1,10 +1,17 @@
 // Review round 72: sync() when latch writes fail, a second close(), and bursts written across a
 // stalled Redis on the close and publish paths.
+import { LedgerError } from "@loopwright/ledger";
 import { modelCapabilitiesFor } from "@loopwright/negotiate";
 import { createClient } from "@redis/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { HAS_REDIS, RedisServer, SKIP_MESSAGE } from "../test/redis-server.js";
-import { createRedisBus, createRedisCapabilityStore, createRedisStores, RedisStoreError } from "./index.js";
+import {
+  createRedisBus,
+  createRedisCalibration,
+  createRedisCapabilityStore,
+  createRedisStores,
+  RedisStoreError,
+} from "./index.js";
 
 if (!HAS_REDIS) console.warn(SKIP_MESSAGE);
 
@@ -248,3 +255,49 @@ describe.skipIf(!HAS_REDIS)("a bus used after close() (r72d)", () => {
     }
   });
 });
+
+describe.skipIf(!HAS_REDIS)(
+  "a calibration model that is not a name, on the Redis calibration store (r72d)",
+  () => {
+    const body = { messages: [{ role: "user", content: "x".repeat(300) }] };
+    const endpoint = "http://127.0.0.1:8080/v1";
+
+    for (const model of [42, { id: "qwen3" }, ["qwen3"], true]) {
+      it(`refuses model ${JSON.stringify(model)} as ledger's own store does, and writes nothing to Redis`, async () => {
+        const server = await RedisServer.start();
+        const raw = createClient({ url: server.url, RESP: 2 });
+        await raw.connect();
+        const calibration = await createRedisCalibration({ url: server.url, prefix: "cal-model:" });
+        try {
+          const refusal = (work: () => unknown): unknown => {
+            try {
+              work();
+            } catch (error) {
+              return error;
+            }
+            return undefined;
+          };
+          for (const error of [
+            refusal(() => calibration.calibrate(endpoint, model as never, body, 100)),
+            // Before: a bare TypeError ("text.isWellFormed is not a function") from the key it made.
+            refusal(() => calibration.charsPerTokenFor(endpoint, model as never)),
+          ]) {
+            expect(LedgerError.isInstance(error), String(error)).toBe(true);
+            expect((error as LedgerError).code).toBe("invalid-option");
+            expect((error as LedgerError).message).toContain("model");
+          }
+          await pause(100);
+          expect(await raw.sendCommand(["KEYS", "cal-model:*"])).toEqual([]);
+          // A name still reads back what was taken under it.
+          expect(calibration.calibrate(endpoint, "qwen3", body, 100)).toBe(3);
+          expect(calibration.charsPerTokenFor(endpoint, "qwen3")).toBe(3);
+          expect(calibration.charsPerTokenFor(endpoint, null as never)).toBe(4);
+        } finally {
+          raw.destroy();
+          await calibration.close();
+          await server.kill();
+        }
+      });
+    }
+  },
+);
