@@ -11,6 +11,7 @@ import {
   type SignalLike,
   withSeq,
 } from "@loopwright/events";
+import { TimeoutError } from "@redis/client";
 import {
   call,
   connectStore,
@@ -35,6 +36,7 @@ import {
   StreamWatcher,
   type StreamWatcherHost,
 } from "./stream-watcher.js";
+import { afterClose } from "./tenant-keys.js";
 
 /** Options for {@link createRedisBus}: where Redis is, and the bus's own limits. */
 export interface RedisBusOptions extends RedisOptions {
@@ -865,7 +867,9 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
     const results = await Promise.allSettled(sends);
     const handled = new Set<Pending>();
     const refusedRuns = new Set<string>();
-    let passing = false;
+    /** The first failure of the batch that passes (told once per batch), and how many events it kept. */
+    let passing: { reason: unknown } | undefined;
+    let kept = 0;
     const checks: Promise<void>[] = [];
     for (const [g, result] of results.entries()) {
       const group = groups[g] as Pending[];
@@ -874,8 +878,8 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
         if (mayHaveRun(result.reason)) for (const item of group) item.unanswered = true;
         if (!refusedForGood(result.reason)) {
           // Kept, to be sent again first; told once per batch.
-          if (!passing) report(result.reason);
-          passing = true;
+          passing ??= { reason: result.reason };
+          kept += group.length;
           continue;
         }
         if (!refusedRuns.has(runId)) {
@@ -902,6 +906,20 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
         }
       }
       if (below.length > 0) checks.push(settleBelow(runId, token, below, handled));
+    }
+    if (passing) {
+      const { reason } = passing;
+      report(
+        reason instanceof TimeoutError
+          ? new RedisStoreError(
+              "connect",
+              `Redis at ${shownUrl(resolved.url)} did not take ${kept} events of a batch of ${batch.length} in time: ` +
+                "the client's command timeout passed while they waited to be written (Redis silent, or reading slowly). " +
+                "They are kept and sent again (told once per batch).",
+              { cause: reason },
+            )
+          : reason,
+      );
     }
     await Promise.all(checks);
     return handled;
@@ -1086,7 +1104,7 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
     async claimRun(runId, signal) {
       checkRunId(runId, "claimRun");
       checkSignal(signal, "claimRun");
-      if (closed) throw new RedisStoreError("closed", "claimRun was called on a Redis bus after close().");
+      if (closed) throw afterClose("claimRun", "bus");
       if (signal?.aborted) throw (signal as { reason?: unknown }).reason;
       let run = runs.get(runId);
       const made = run === undefined;
@@ -1199,7 +1217,7 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
     emit(runId, event) {
       checkRunId(runId, "emit");
       checkEvent(event);
-      if (closed) throw new RedisStoreError("closed", "emit was called on a Redis bus after close().");
+      if (closed) throw afterClose("emit", "bus");
       let run = runs.get(runId);
       // Serialized here, so an event JSON cannot write is refused to its emitter instead of
       // failing the flush that carries every run's events.
@@ -1306,7 +1324,7 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
     async readHistory(runId, after = 0) {
       checkRunId(runId, "readHistory");
       checkAfter(after, "readHistory");
-      if (closed) throw new RedisStoreError("closed", "readHistory was called on a Redis bus after close().");
+      if (closed) throw afterClose("readHistory", "bus");
       // Bounded: a Redis that keeps the connection and answers nothing rejects this after
       // `connectTimeoutMs` (as one that is away rejects it at once), not never.
       const entries = await within(

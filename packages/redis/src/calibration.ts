@@ -354,6 +354,9 @@ export async function openCalibration(
       return Math.max(...(shared.get(id) as number[]));
     },
     charsPerTokenFor(endpoint, model) {
+      // Ledger's checks first, as `calibrate` has them: an endpoint or a model that is no name (42,
+      // a listing entry) throws its LedgerError (`invalid-option`), not a TypeError from the key.
+      const here = local.charsPerTokenFor(endpoint, model);
       const name = nameOf(endpoint);
       const id = name === undefined ? undefined : `${name}\u0000${storedPart(model ?? "")}`;
       const readings = id === undefined ? undefined : shared.get(id);
@@ -361,7 +364,7 @@ export async function openCalibration(
         touch(id);
         return Math.max(...readings);
       }
-      return name === undefined ? local.charsPerTokenFor(endpoint, model) : DEFAULT_DIVISOR;
+      return name === undefined ? here : DEFAULT_DIVISOR;
     },
     forget(endpoint) {
       const heldLocally = local.forget(endpoint);

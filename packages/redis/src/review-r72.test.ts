@@ -1,10 +1,17 @@
 // Review round 72: sync() when latch writes fail, a second close(), and bursts written across a
 // stalled Redis on the close and publish paths.
+import { LedgerError } from "@loopwright/ledger";
 import { modelCapabilitiesFor } from "@loopwright/negotiate";
 import { createClient } from "@redis/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { HAS_REDIS, RedisServer, SKIP_MESSAGE } from "../test/redis-server.js";
-import { createRedisCapabilityStore, createRedisStores, RedisStoreError } from "./index.js";
+import {
+  createRedisBus,
+  createRedisCalibration,
+  createRedisCapabilityStore,
+  createRedisStores,
+  RedisStoreError,
+} from "./index.js";
 
 if (!HAS_REDIS) console.warn(SKIP_MESSAGE);
 
@@ -173,5 +180,124 @@ describe.skipIf(!HAS_REDIS)(
         await server.kill();
       }
     }, 30_000);
+  },
+);
+
+describe.skipIf(!HAS_REDIS)(
+  "a publish batch whose writes wait out the client's command timeout (r72d)",
+  () => {
+    it("tells onError a RedisStoreError (connect) naming the batch's events, kept and sent again, the client's error on cause", async () => {
+      const server = await RedisServer.start();
+      const errors: unknown[] = [];
+      const bus = await createRedisBus({
+        url: server.url,
+        prefix: "batch-timeout:",
+        writeTimeoutMs: 60_000,
+        onError: (error) => errors.push(error),
+      });
+      try {
+        server.pause();
+        // One batch: run "big" fills the socket Redis no longer reads (about 24 MB), so the writes of
+        // the runs behind it wait in the client's queue past its 5 s command timeout.
+        const text = "x".repeat(1 << 20);
+        for (let i = 0; i < 24; i++) bus.emit("big", { kind: "output", text });
+        for (let r = 0; r < 3; r++) bus.emit(`small${r}`, { kind: "output", text: "s" });
+        await pause(6500);
+        server.resume();
+        await bus.flushed();
+        const timedOut = errors.filter((e) => /Timeout/.test(String((e as Error)?.cause?.constructor?.name)));
+        // Before: the client's bare TimeoutError, no URL, nothing said of the events.
+        expect(errors.filter((e) => !RedisStoreError.isInstance(e)).map(String)).toEqual([]);
+        expect(timedOut).toHaveLength(1);
+        const error = timedOut[0] as RedisStoreError;
+        expect(error.code).toBe("connect");
+        expect(error.message).toContain(server.url.replace("redis://", ""));
+        expect(error.message).toMatch(/3 events .*kept.*sent again/);
+        // Kept and sent again: every run's events are in Redis.
+        for (let r = 0; r < 3; r++) expect(await bus.readHistory(`small${r}`)).toHaveLength(1);
+        expect(await bus.readHistory("big")).toHaveLength(24);
+      } finally {
+        server.resume();
+        await bus.close();
+        await server.kill();
+      }
+    }, 60_000);
+  },
+);
+
+describe.skipIf(!HAS_REDIS)("a bus used after close() (r72d)", () => {
+  it("says what to do, in the words every Redis store uses: emit, claimRun and readHistory", async () => {
+    const server = await RedisServer.start();
+    try {
+      const bus = await createRedisBus({ url: server.url, prefix: "after-close:" });
+      await bus.close();
+      const thrown = (work: () => unknown): Promise<unknown> =>
+        Promise.resolve()
+          .then(work)
+          .then(
+            () => undefined,
+            (e: unknown) => e,
+          );
+      const errors = [
+        await thrown(() => bus.emit("r", { kind: "output", text: "late" })),
+        await thrown(() => bus.claimRun("r")),
+        await thrown(() => bus.readHistory("r")),
+      ];
+      // Before: "emit was called on a Redis bus after close()." and no word on what to do.
+      expect(errors.map((e) => RedisStoreError.isInstance(e) && [e.code, e.message])).toEqual(
+        ["emit", "claimRun", "readHistory"].map((call) => [
+          "closed",
+          `${call} was called on a Redis bus after close(): its connections are closed. Make a new store to reach Redis again.`,
+        ]),
+      );
+    } finally {
+      await server.kill();
+    }
+  });
+});
+
+describe.skipIf(!HAS_REDIS)(
+  "a calibration model that is not a name, on the Redis calibration store (r72d)",
+  () => {
+    const body = { messages: [{ role: "user", content: "x".repeat(300) }] };
+    const endpoint = "http://127.0.0.1:8080/v1";
+
+    for (const model of [42, { id: "qwen3" }, ["qwen3"], true]) {
+      it(`refuses model ${JSON.stringify(model)} as ledger's own store does, and writes nothing to Redis`, async () => {
+        const server = await RedisServer.start();
+        const raw = createClient({ url: server.url, RESP: 2 });
+        await raw.connect();
+        const calibration = await createRedisCalibration({ url: server.url, prefix: "cal-model:" });
+        try {
+          const refusal = (work: () => unknown): unknown => {
+            try {
+              work();
+            } catch (error) {
+              return error;
+            }
+            return undefined;
+          };
+          for (const error of [
+            refusal(() => calibration.calibrate(endpoint, model as never, body, 100)),
+            // Before: a bare TypeError ("text.isWellFormed is not a function") from the key it made.
+            refusal(() => calibration.charsPerTokenFor(endpoint, model as never)),
+          ]) {
+            expect(LedgerError.isInstance(error), String(error)).toBe(true);
+            expect((error as LedgerError).code).toBe("invalid-option");
+            expect((error as LedgerError).message).toContain("model");
+          }
+          await pause(100);
+          expect(await raw.sendCommand(["KEYS", "cal-model:*"])).toEqual([]);
+          // A name still reads back what was taken under it.
+          expect(calibration.calibrate(endpoint, "qwen3", body, 100)).toBe(3);
+          expect(calibration.charsPerTokenFor(endpoint, "qwen3")).toBe(3);
+          expect(calibration.charsPerTokenFor(endpoint, null as never)).toBe(4);
+        } finally {
+          raw.destroy();
+          await calibration.close();
+          await server.kill();
+        }
+      });
+    }
   },
 );

@@ -30,8 +30,10 @@ interface Walk {
   nulls: Map<unknown, boolean>;
   keys: Map<unknown, Map<string, KeyInfo>>;
   items: Map<unknown, Map<number, unknown>>;
-  /** Set by `restoreArguments`: where the sanitized schema asked for JSON text, parse it back. */
+  /** The sanitized form, read for renamed names (and, with `parse`, for JSON text to parse back). */
   restore?: Restore;
+  /** Set by `restoreArguments`: parse JSON text back and hand renamed names back as the tool's own. */
+  parse?: boolean;
 }
 
 /** What `restoreArguments` reads besides the original schema: the sanitized form, built on demand. */
@@ -273,7 +275,8 @@ function readItem(schema: unknown, index: number, walk: Walk, depth: number): un
 
 function strip(value: unknown, schema: unknown, walk: Walk, depth: number, place?: Place): unknown {
   if (schema === undefined || depth > MAX_DEPTH) return value;
-  if (typeof value === "string") return place ? parseBack(value, schema, walk, depth, place) : value;
+  if (typeof value === "string")
+    return place && walk.parse ? parseBack(value, schema, walk, depth, place) : value;
   if (Array.isArray(value)) {
     const tuple = flatten(schema, walk).parts.some(
       (p) => Array.isArray(p.prefixItems) || Array.isArray(p.items),
@@ -290,11 +293,12 @@ function strip(value: unknown, schema: unknown, walk: Walk, depth: number, place
     let name = key;
     let info = keyInfo(schema, key, walk, depth);
     if (!info.described && place && key.includes("\uFFFD")) {
-      // A name the sanitizer wrote with U+FFFD for one holding half a surrogate pair alone: the
-      // tool gets its own name back (unless the model also wrote that one).
+      // A name the sanitizer wrote with U+FFFD for one holding half a surrogate pair alone: read
+      // as the schema's own (unless the model also wrote that one); `restoreArguments` also hands
+      // the tool that name back, `dropOptionalNulls` keeps the name as the model wrote it.
       const own = ownName(place, key, walk);
       if (own !== undefined && !Object.hasOwn(value, own)) {
-        name = own;
+        if (walk.parse) name = own;
         info = keyInfo(schema, own, walk, depth);
       }
     }
@@ -517,7 +521,9 @@ function parseBack(value: string, schema: unknown, walk: Walk, depth: number, pl
  * depth reached through `properties`, `items` (tuples by position), local `$ref`s (with the
  * keywords beside them), `allOf`, and the branches of `anyOf`/`oneOf` — where a null is dropped
  * when no branch naming the property takes it (the fields of the other alternatives of a root
- * union, say).
+ * union, say). A property name `sanitizeSchema` wrote with U+FFFD (the schema's own held half a
+ * surrogate pair alone) is read as the schema's own name, as {@link restoreArguments} reads it,
+ * and kept as the model wrote it (`restoreArguments` hands the tool its own name back).
  *
  * Returns new arguments; never mutates its input and never throws. Values the original schema
  * allows to be null, required properties, and keys it does not describe are left as they are;
@@ -526,7 +532,10 @@ function parseBack(value: string, schema: unknown, walk: Walk, depth: number, pl
  */
 export function dropOptionalNulls<T>(args: T, originalSchema: unknown): T {
   try {
-    return strip(args, originalSchema, newWalk(originalSchema), 0) as T;
+    const walk = newWalk(originalSchema);
+    walk.restore = newRestore(undefined);
+    const root: Place = { parent: undefined, step: ITEM, resolved: false, node: undefined };
+    return strip(args, originalSchema, walk, 0, root) as T;
   } catch {
     // Arguments or a schema no JSON holds (a throwing getter, a revoked Proxy), or one too large
     // to read: left as they were.
@@ -633,6 +642,7 @@ export function restoreArguments<T>(args: T, originalSchema: unknown, options?: 
   try {
     const walk = newWalk(originalSchema);
     walk.restore = newRestore(options);
+    walk.parse = true;
     const root: Place = { parent: undefined, step: ITEM, resolved: false, node: undefined };
     return strip(args, originalSchema, walk, 0, root) as T;
   } catch {
