@@ -11,6 +11,8 @@
  * error body is read up to `MAX_ERROR_BODY_BYTES` and cut there.
  */
 
+import { sameOriginRedirects } from "./redirects.js";
+
 type FetchLike = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
 
 /** Statuses a response never has a body with (a `Response` made with one throws). */
@@ -119,9 +121,11 @@ async function boundedText(response: Response, limit: number): Promise<string> {
  * bodies whose `error` is already an object pass through untouched. An error body is read up to
  * `MAX_ERROR_BODY_BYTES` (1 MiB): a longer one is cut there (its last run of token characters
  * dropped, a note of the cut added) and the response closed, so an endless error body cannot grow
- * the host's heap until the request's timeout.
+ * the host's heap until the request's timeout. Without an `inner` it asks the global fetch and, as a
+ * pooled client does, follows no redirect to another origin (the 3xx is answered as it is): fetch
+ * would drop `Authorization` there and send every other header on, an `api-key` included.
  */
-export function keepErrorBodies(inner: FetchLike = globalThis.fetch): FetchLike {
+export function keepErrorBodies(inner: FetchLike = sameOriginRedirects()): FetchLike {
   return async (input, init) => {
     const response = await inner(input, init);
     // A 304 from a caching proxy has no body to keep: handed on as it is, for the SDK to report.
