@@ -79,29 +79,54 @@ const TOKEN_CHAR = /[A-Za-z0-9+/=_.~%-]/;
 /** What ends a body cut at `MAX_ERROR_BODY_BYTES`. */
 const CUT_NOTE = `… [error body cut at ${MAX_ERROR_BODY_BYTES} bytes]`;
 
+/** What ends an error body whose connection broke before it was all sent. */
+const BROKEN_NOTE = "… [error body cut short: the connection ended]";
+
+/**
+ * `text` without the run of token characters it ends in (a key may be cut through there, and a
+ * piece that short is not recognised as one). A walk back, not a regex anchored at the end: that
+ * one is tried from every position.
+ */
+function withoutLastRun(text: string): string {
+  let end = text.length;
+  while (end > 0 && TOKEN_CHAR.test(text[end - 1] as string)) end--;
+  return text.slice(0, end);
+}
+
 /**
  * The response's text, read up to `limit` bytes. A longer body is cut there, its reading stopped and
  * the response closed, so a server that answers an error with an endless or enormous body costs a
  * bounded amount of memory. The cut text loses the run of token characters it ends in (a key may be
- * cut through, and a piece that short is not recognised as one), and ends with `CUT_NOTE`.
+ * cut through, and a piece that short is not recognised as one), and ends with `CUT_NOTE`. A body
+ * whose connection breaks part way is what arrived, cut the same way and ending with `BROKEN_NOTE`:
+ * thrown from here, the break made the SDK report the error status as a "Connection error." with
+ * none, which a caller retries as a network failure. Unless `signal` aborted: that is thrown.
  */
-async function boundedText(response: Response, limit: number): Promise<string> {
+async function boundedText(
+  response: Response,
+  limit: number,
+  signal: AbortSignal | null | undefined,
+): Promise<string> {
   if (!response.body) return "";
   const reader = response.body.getReader();
   const decoder = new TextDecoder();
   let text = "";
   let read = 0;
   for (;;) {
-    const { done, value } = await reader.read();
+    let chunk: Awaited<ReturnType<typeof reader.read>>;
+    try {
+      chunk = await reader.read();
+    } catch (error) {
+      if (signal?.aborted) throw error;
+      return withoutLastRun(text + decoder.decode()) + BROKEN_NOTE;
+    }
+    const { done, value } = chunk;
     if (done) return text + decoder.decode();
     if (read + value.byteLength > limit) {
       // Decoded without flushing: a character cut through at the limit is left out, not mangled.
       text += decoder.decode(value.subarray(0, limit - read), { stream: true });
       await reader.cancel().catch(() => {});
-      let end = text.length;
-      // A walk back, not a regex anchored at the end: that one is tried from every position.
-      while (end > 0 && TOKEN_CHAR.test(text[end - 1] as string)) end--;
-      return text.slice(0, end) + CUT_NOTE;
+      return withoutLastRun(text) + CUT_NOTE;
     }
     read += value.byteLength;
     text += decoder.decode(value, { stream: true });
@@ -131,7 +156,7 @@ export function keepErrorBodies(inner: FetchLike = sameOriginRedirects()): Fetch
     // A 304 from a caching proxy has no body to keep: handed on as it is, for the SDK to report.
     if (response.ok || NULL_BODY.has(response.status)) return response;
     // Whatever the content-type says: the SDK parses any error text that happens to be JSON.
-    const text = await boundedText(response, MAX_ERROR_BODY_BYTES);
+    const text = await boundedText(response, MAX_ERROR_BODY_BYTES, init?.signal);
     const body = rewritten(text);
     const headers = new Headers(response.headers);
     headers.delete("content-length");

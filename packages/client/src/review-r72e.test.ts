@@ -6,6 +6,7 @@ import type { AddressInfo } from "node:net";
 import OpenAI from "openai";
 import { afterEach, describe, expect, it } from "vitest";
 import { keepErrorBodies } from "./error-bodies.js";
+import { createClientPool } from "./pool.js";
 import { secretsOf } from "./redact.js";
 import { redactingFetch } from "./redact-fetch.js";
 
@@ -84,4 +85,66 @@ describe("R72E-1: redactingFetch and keepErrorBodies, as a client of the host's 
       expect(same.seen.map((s) => s.headers["api-key"])).toEqual([HEADER, HEADER]);
     });
   }
+});
+
+describe("R72E-3: an error body whose connection breaks part way keeps its status", () => {
+  const words = "This model's maximum context length is 4096 tokens. However, you requested 9000 tokens ";
+
+  /** A server that answers 400, sends the start of its body, then `after` (breaks, or hangs). */
+  async function breaking(after: "break" | "hang") {
+    const http = createServer((_req, res) => {
+      res.writeHead(400, { "content-type": "application/json", "content-length": "4000" });
+      res.write(`{"error":{"message":"${words}`);
+      if (after === "break") setTimeout(() => res.socket?.destroy(), 20);
+    });
+    await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
+    open.push(
+      () =>
+        new Promise<void>((resolve) => {
+          http.close(() => resolve());
+          http.closeAllConnections();
+        }),
+    );
+    return `http://127.0.0.1:${(http.address() as AddressInfo).port}/v1`;
+  }
+
+  const ask = async (client: OpenAI, signal?: AbortSignal): Promise<{ status?: number; message: string }> => {
+    try {
+      await client.chat.completions.create(
+        { model: "m", messages: [{ role: "user", content: "hi" }] },
+        signal ? { signal } : {},
+      );
+    } catch (error) {
+      return error as { status?: number; message: string };
+    }
+    throw new Error("expected the request to fail");
+  };
+
+  it("keepErrorBodies(): the SDK reports the 400 with the words that arrived, not a status-less Connection error", async () => {
+    const baseURL = await breaking("break");
+    const error = await ask(new OpenAI({ baseURL, apiKey: KEY, maxRetries: 0, fetch: keepErrorBodies() }));
+    // Before: APIConnectionError "Connection error.", no status, retried as a network failure.
+    expect(error.status).toBe(400);
+    expect(error.message).toContain("maximum context length is 4096 tokens.");
+    expect(error.message).toContain("the connection ended");
+  });
+
+  it("a pooled client the same", async () => {
+    const baseUrl = await breaking("break");
+    const error = await ask(createClientPool().getClient({ baseUrl, apiKey: KEY }));
+    expect(error.status).toBe(400);
+    expect(error.message).toContain("maximum context length is 4096 tokens.");
+  });
+
+  it("an abort while the body is read is still the abort", async () => {
+    const baseURL = await breaking("hang");
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 100);
+    const error = await ask(
+      new OpenAI({ baseURL, apiKey: KEY, maxRetries: 0, fetch: keepErrorBodies() }),
+      controller.signal,
+    );
+    expect(error).toBeInstanceOf(OpenAI.APIUserAbortError);
+    expect(error.status).toBeUndefined();
+  });
 });
