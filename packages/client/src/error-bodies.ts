@@ -11,6 +11,8 @@
  * error body is read up to `MAX_ERROR_BODY_BYTES` and cut there.
  */
 
+import { sameOriginRedirects } from "./redirects.js";
+
 type FetchLike = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
 
 /** Statuses a response never has a body with (a `Response` made with one throws). */
@@ -77,29 +79,54 @@ const TOKEN_CHAR = /[A-Za-z0-9+/=_.~%-]/;
 /** What ends a body cut at `MAX_ERROR_BODY_BYTES`. */
 const CUT_NOTE = `… [error body cut at ${MAX_ERROR_BODY_BYTES} bytes]`;
 
+/** What ends an error body whose connection broke before it was all sent. */
+const BROKEN_NOTE = "… [error body cut short: the connection ended]";
+
+/**
+ * `text` without the run of token characters it ends in (a key may be cut through there, and a
+ * piece that short is not recognised as one). A walk back, not a regex anchored at the end: that
+ * one is tried from every position.
+ */
+function withoutLastRun(text: string): string {
+  let end = text.length;
+  while (end > 0 && TOKEN_CHAR.test(text[end - 1] as string)) end--;
+  return text.slice(0, end);
+}
+
 /**
  * The response's text, read up to `limit` bytes. A longer body is cut there, its reading stopped and
  * the response closed, so a server that answers an error with an endless or enormous body costs a
  * bounded amount of memory. The cut text loses the run of token characters it ends in (a key may be
- * cut through, and a piece that short is not recognised as one), and ends with `CUT_NOTE`.
+ * cut through, and a piece that short is not recognised as one), and ends with `CUT_NOTE`. A body
+ * whose connection breaks part way is what arrived, cut the same way and ending with `BROKEN_NOTE`:
+ * thrown from here, the break made the SDK report the error status as a "Connection error." with
+ * none, which a caller retries as a network failure. Unless `signal` aborted: that is thrown.
  */
-async function boundedText(response: Response, limit: number): Promise<string> {
+async function boundedText(
+  response: Response,
+  limit: number,
+  signal: AbortSignal | null | undefined,
+): Promise<string> {
   if (!response.body) return "";
   const reader = response.body.getReader();
   const decoder = new TextDecoder();
   let text = "";
   let read = 0;
   for (;;) {
-    const { done, value } = await reader.read();
+    let chunk: Awaited<ReturnType<typeof reader.read>>;
+    try {
+      chunk = await reader.read();
+    } catch (error) {
+      if (signal?.aborted) throw error;
+      return withoutLastRun(text + decoder.decode()) + BROKEN_NOTE;
+    }
+    const { done, value } = chunk;
     if (done) return text + decoder.decode();
     if (read + value.byteLength > limit) {
       // Decoded without flushing: a character cut through at the limit is left out, not mangled.
       text += decoder.decode(value.subarray(0, limit - read), { stream: true });
       await reader.cancel().catch(() => {});
-      let end = text.length;
-      // A walk back, not a regex anchored at the end: that one is tried from every position.
-      while (end > 0 && TOKEN_CHAR.test(text[end - 1] as string)) end--;
-      return text.slice(0, end) + CUT_NOTE;
+      return withoutLastRun(text) + CUT_NOTE;
     }
     read += value.byteLength;
     text += decoder.decode(value, { stream: true });
@@ -119,15 +146,17 @@ async function boundedText(response: Response, limit: number): Promise<string> {
  * bodies whose `error` is already an object pass through untouched. An error body is read up to
  * `MAX_ERROR_BODY_BYTES` (1 MiB): a longer one is cut there (its last run of token characters
  * dropped, a note of the cut added) and the response closed, so an endless error body cannot grow
- * the host's heap until the request's timeout.
+ * the host's heap until the request's timeout. Without an `inner` it asks the global fetch and, as a
+ * pooled client does, follows no redirect to another origin (the 3xx is answered as it is): fetch
+ * would drop `Authorization` there and send every other header on, an `api-key` included.
  */
-export function keepErrorBodies(inner: FetchLike = globalThis.fetch): FetchLike {
+export function keepErrorBodies(inner: FetchLike = sameOriginRedirects()): FetchLike {
   return async (input, init) => {
     const response = await inner(input, init);
     // A 304 from a caching proxy has no body to keep: handed on as it is, for the SDK to report.
     if (response.ok || NULL_BODY.has(response.status)) return response;
     // Whatever the content-type says: the SDK parses any error text that happens to be JSON.
-    const text = await boundedText(response, MAX_ERROR_BODY_BYTES);
+    const text = await boundedText(response, MAX_ERROR_BODY_BYTES, init?.signal);
     const body = rewritten(text);
     const headers = new Headers(response.headers);
     headers.delete("content-length");

@@ -7,6 +7,7 @@ import {
   replaced,
   stretchesOf,
 } from "./redact.js";
+import { sameOriginRedirects } from "./redirects.js";
 
 /** Content types whose bodies are text a server could echo a secret into. */
 const TEXTUAL = /^text\/|json|event-stream|xml|javascript|x-www-form-urlencoded/i;
@@ -50,10 +51,16 @@ function redactedBody(
  * request throws, so a server that echoes the key or a header
  * cannot put it into an SDK error, an event or a log line. `secrets` are the strings `secretsOf`
  * answers for the endpoint, each looked for exactly as given (a pooled client looks for an endpoint's
- * secrets as `redactor` does, cut short and wrapped too); with none it is `inner` itself. Throws `TypeError` for `secrets` that
+ * secrets as `redactor` does, cut short and wrapped too); with none it is `inner` itself. Without an
+ * `inner` it asks the global fetch and, as a pooled client does, follows no redirect to another
+ * origin (the 3xx is answered as it is): fetch would drop `Authorization` there and send every other
+ * header on, an `api-key` included. Throws `TypeError` for `secrets` that
  * are not an array of non-empty strings, or an `inner` that is not a function.
  */
-export function redactingFetch(secrets: readonly string[], inner: FetchLike = globalThis.fetch): FetchLike {
+export function redactingFetch(
+  secrets: readonly string[],
+  inner: FetchLike = sameOriginRedirects(),
+): FetchLike {
   checkSecrets(secrets);
   return splitRedactingFetch(exactPatterns(secrets), exactPatterns(secrets), inner);
 }

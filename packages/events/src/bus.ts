@@ -59,7 +59,7 @@ interface RunRecord {
   id: string;
   events: SequencedEvent[];
   ended: boolean;
-  /** When the run was last touched: its last event, or its `done`. */
+  /** When the run was last touched (on `elapsed`): its last event, or its `done`. */
   touched: number;
   watchers: Set<Watcher>;
 }
@@ -70,6 +70,18 @@ interface TimerHost {
 }
 
 const timers = globalThis as unknown as TimerHost;
+const clock = globalThis as unknown as { performance?: { now?: () => number } };
+
+/**
+ * Milliseconds on a clock that only moves forward at the pace time passes (`performance.now()`),
+ * what retention is measured on: the wall clock (`Date.now()`) steps when a host's clock is set, and
+ * a step back an hour kept every buffered run an hour longer, one forward swept runs still within
+ * their retention. `Date.now()` where a platform has no `performance`.
+ */
+const elapsed: () => number =
+  typeof clock.performance?.now === "function"
+    ? () => (clock.performance as { now: () => number }).now()
+    : () => Date.now();
 
 /**
  * The longest delay a timer takes as it is: Node and browsers hold it in a signed 32-bit integer,
@@ -113,10 +125,7 @@ export function createBus(settings?: Partial<EventsSettings>): EventBus {
   const schedule = (at: number): void => {
     if (timer && timer.at <= at) return;
     if (timer) timers.clearTimeout(timer.handle);
-    const handle = timers.setTimeout(
-      weakSweep(sweeper),
-      Math.min(MAX_TIMER_MS, Math.max(0, at - Date.now())),
-    );
+    const handle = timers.setTimeout(weakSweep(sweeper), Math.min(MAX_TIMER_MS, Math.max(0, at - elapsed())));
     unref(handle);
     timer = { handle, at };
   };
@@ -133,7 +142,7 @@ export function createBus(settings?: Partial<EventsSettings>): EventBus {
   const sweeper = {
     sweep(): void {
       timer = undefined;
-      const now = Date.now();
+      const now = elapsed();
       for (const [runId, run] of runs) {
         // A run with a listener is never reaped: the listener is still reading it.
         if (run.watchers.size === 0 && deadline(run) <= now) runs.delete(runId);
@@ -157,7 +166,7 @@ export function createBus(settings?: Partial<EventsSettings>): EventBus {
   const open = (runId: string): RunRecord => {
     let run = runs.get(runId);
     if (!run) {
-      run = { id: runId, events: [], ended: false, touched: Date.now(), watchers: new Set() };
+      run = { id: runId, events: [], ended: false, touched: elapsed(), watchers: new Set() };
       runs.set(runId, run);
     }
     return run;
@@ -178,7 +187,7 @@ export function createBus(settings?: Partial<EventsSettings>): EventBus {
       const run = open(runId);
       const stored = withSeq(event, run.events.length + 1);
       run.events.push(stored);
-      run.touched = Date.now();
+      run.touched = elapsed();
       if (stored.kind === "done") run.ended = true;
       for (const watcher of run.watchers) watcher.push(stored);
       // Planned whenever no one watches: an earlier deadline than the timer's (a run that never ended,
