@@ -3,7 +3,7 @@ import { type Calibration, contextChars, createCalibration, type EndpointKey } f
 import { type RedisOptions, whenReady } from "./connection.js";
 import { RedisStoreError } from "./errors.js";
 import { ForgetLog, REMEMBER_LUA, registerForgetLog } from "./forgets.js";
-import { MAX_OWED, Owed } from "./owed.js";
+import { closeOnce, MAX_OWED, Owed } from "./owed.js";
 import {
   afterClose,
   INDEX_EXPIRY_LUA,
@@ -311,7 +311,6 @@ export async function openCalibration(
   await starting("read the readings already shared", reload());
 
   let closed = false;
-  let closing: Promise<void> | undefined;
   const store: RedisCalibration = {
     calibrate(endpoint, model, body, promptTokens) {
       const answer = local.calibrate(endpoint, model, body, promptTokens);
@@ -392,17 +391,14 @@ export async function openCalibration(
     },
     // After close() the connections are gone: a typed error, not the client's bare ClientClosedError.
     reload: () => (closed ? Promise.reject(afterClose("reload", "calibration")) : reload()),
-    // One close: a second call (during the first, or after it) gets the first's promise.
-    close() {
-      closing ??= (async () => {
+    close: closeOnce(
+      owed,
+      () => {
         closed = true;
-        // A forget made just before close() still reaches Redis when it is there.
-        await owed.finish();
-        subscriber.destroy();
-        writer.destroy();
-      })();
-      return closing;
-    },
+      },
+      subscriber,
+      writer,
+    ),
   };
   registerForgetLog(store, forgets);
   return store;

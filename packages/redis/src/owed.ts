@@ -345,3 +345,25 @@ export class Owed<T> {
     this.retry.unref();
   }
 }
+
+/**
+ * A tenant store's `close()`: marks the store closed (`mark`), sends what `owed` still holds (a
+ * forget or latch made just before `close()` still reaches Redis when it is there, see
+ * {@link Owed.finish}), then closes the connections. One close: a second call (during the first,
+ * or after it) gets the first's promise.
+ */
+export function closeOnce(
+  owed: { finish(): Promise<void> },
+  mark: () => void,
+  ...connections: readonly { destroy(): void }[]
+): () => Promise<void> {
+  let closing: Promise<void> | undefined;
+  return () => {
+    closing ??= (async () => {
+      mark();
+      await owed.finish();
+      for (const connection of connections) connection.destroy();
+    })();
+    return closing;
+  };
+}

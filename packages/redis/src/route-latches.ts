@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import type { RouteLatches, RouteLatchStore } from "@loopwright/client";
 import { type RedisOptions, whenReady } from "./connection.js";
-import { MAX_OWED, Owed } from "./owed.js";
+import { closeOnce, MAX_OWED, Owed } from "./owed.js";
 import {
   afterClose,
   INDEX_EXPIRY_LUA,
@@ -264,7 +264,6 @@ export async function openRouteLatches(
   await starting("read the latches already shared", reload());
 
   let closed = false;
-  let closing: Promise<void> | undefined;
   return {
     get(base) {
       const state = states.get(base) ?? adopt(base);
@@ -302,16 +301,13 @@ export async function openRouteLatches(
     keys: () => states.keys(),
     // After close() the connections are gone: a typed error, not the client's bare ClientClosedError.
     reload: () => (closed ? Promise.reject(afterClose("reload", "route latch store")) : reload()),
-    // One close: a second call (during the first, or after it) gets the first's promise.
-    close() {
-      closing ??= (async () => {
+    close: closeOnce(
+      owed,
+      () => {
         closed = true;
-        // A latch learned just before close() still reaches Redis when it is there.
-        await owed.finish();
-        subscriber.destroy();
-        writer.destroy();
-      })();
-      return closing;
-    },
+      },
+      subscriber,
+      writer,
+    ),
   };
 }
