@@ -1029,7 +1029,10 @@ function wordSpans(
     word.data || asData ? dataSpans(word, previous, before) : ruleSpans(word, previous, before, display);
   // A value within a default's word that mixes literal text and run-time parts (`--token
   // ${V:-J${X}}`): its literal stretches alone (see `mixedDefault`), the parts read at run time as
-  // such a word's are (fix177: the value was hidden whole, `${X}` with it, in the display).
+  // such a word's are (fix177: the value was hidden whole, `${X}` with it, in the display). A
+  // stretch the value starts or ends inside (`TOKEN=Q` of `${V:-TOKEN=Q${X}J}`) is cut at the
+  // value's edge (fix186: it was dropped, `Q` kept in clear in both views); when no stretch lies
+  // wholly inside the value (`${V:-TOKEN=QJ$X}`), it is hidden whole, as before.
   const spans = word.defaults?.some((fallback) => fallback.mixed)
     ? read.flatMap((span) => {
         const within = (word.defaults ?? []).filter(
@@ -1037,15 +1040,22 @@ function wordSpans(
             fallback.mixed !== undefined &&
             fallback.mixed.start <= span.start &&
             span.end <= fallback.mixed.end &&
-            fallback.start >= span.start &&
-            fallback.end <= span.end,
+            fallback.end > span.start &&
+            fallback.start < span.end,
         );
-        if (span.with !== undefined || span.written !== undefined || within.length === 0) return [span];
+        if (
+          span.with !== undefined ||
+          span.written !== undefined ||
+          !within.some((fallback) => fallback.start >= span.start && fallback.end <= span.end)
+        )
+          return [span];
         const inside = (fallback: (typeof within)[number]) =>
           fallback.mixed?.start === within[0]?.mixed?.start;
-        return within
-          .filter(inside)
-          .map((fallback) => ({ ...span, start: fallback.start, end: fallback.end }));
+        return within.filter(inside).map((fallback) => ({
+          ...span,
+          start: Math.max(fallback.start, span.start),
+          end: Math.min(fallback.end, span.end),
+        }));
       })
     : read;
   const defaults = (word.defaults ?? []).filter(
