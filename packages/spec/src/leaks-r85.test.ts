@@ -90,3 +90,34 @@ describe("a default's word mixing literal text and run-time parts, holding a tel
     );
   });
 });
+
+// 2. A default left open on a line the shell refuses, whose `}` ends the line (`srv
+//    ${V:-TOKEN=Q"J}`, a quote, backtick or `$(` in its word), was exported with the value hidden
+//    to the line's end, `}` and all (`${V:-TOKEN=${TOKEN}`): nothing leaked, but tools-mcp keeps a
+//    default never closed as written, so the value filled back never reached the server. The `}`
+//    tools-mcp closes it with is kept now, as in the original.
+
+describe("a default whose word holds a quote, backtick or `$(`, closed by the line's last `}`", () => {
+  it.each([['${V:-TOKEN=Q"J}'], ["${V:-TOKEN=Q`J}"], ["${V:-TOKEN=Q$(J}"], ["${V:-TOKEN=Q'J}"]])(
+    "%s: its value hidden, its `}` kept, on a line, pasted as one word and as a plain argument",
+    (word) => {
+      expectHiddenLine(`srv ${word}`, "srv ${V:-TOKEN=•}", "srv ${V:-TOKEN=${TOKEN}}");
+      expectHiddenLine(word, "${V:-TOKEN=•}", "${V:-TOKEN=${TOKEN}}");
+      expectArgs([word], ["${V:-TOKEN=•}"], ["${V:-TOKEN=${TOKEN}}"]);
+    },
+  );
+
+  it("nested defaults: each `}` kept", () => {
+    expectHiddenLine(
+      'srv ${V:-${W:-TOKEN=Q"J}}',
+      "srv ${V:-${W:-TOKEN=•}}",
+      "srv ${V:-${W:-TOKEN=${TOKEN}}}",
+    );
+  });
+
+  it("text after the default's `}`, or a default tools-mcp does not read: hidden to the line's end, as before", () => {
+    expectHiddenLine('srv ${V:-TOKEN=Q"J}x', "srv ${V:-TOKEN=•", "srv ${V:-TOKEN=${TOKEN}");
+    expectHiddenLine('srv ${V:=TOKEN=Q"J}', "srv ${V:=TOKEN=•", "srv ${V:=TOKEN=${TOKEN}");
+    expectHiddenLine('srv ${V:-TOKEN=Q"J', "srv ${V:-TOKEN=•", "srv ${V:-TOKEN=${TOKEN}");
+  });
+});
