@@ -404,7 +404,10 @@ function visitNamed(checked: AgentSpec, report: SecretVisit, names: ReferenceNam
                 literalDefaults(command).length > 0) ||
               // One flag and its value (`--token=X`, `--api-key=X`): the display reads it as the
               // line's word it is and hides `X` (fix185: the export, reading a program's name, kept it).
-              FLAG_AND_VALUE.test(command))
+              FLAG_AND_VALUE.test(command) ||
+              // One a shell refuses that holds a telling literal (`${V:-TOKEN=Q\`J}`, `${V:-TOKEN=Q$(J}`):
+              // the display reads it as a line and hides the value (fix186: the export kept it in clear).
+              refusedLineTells(command))
           ? lineSecrets(command, hide, () => scriptName(name), true)
           : undefined;
     if (line) found(child(at, "command"), line.sign, (next) => (server.command = next), line.safe);
@@ -1029,7 +1032,10 @@ function wordSpans(
     word.data || asData ? dataSpans(word, previous, before) : ruleSpans(word, previous, before, display);
   // A value within a default's word that mixes literal text and run-time parts (`--token
   // ${V:-J${X}}`): its literal stretches alone (see `mixedDefault`), the parts read at run time as
-  // such a word's are (fix177: the value was hidden whole, `${X}` with it, in the display).
+  // such a word's are (fix177: the value was hidden whole, `${X}` with it, in the display). A
+  // stretch the value starts or ends inside (`TOKEN=Q` of `${V:-TOKEN=Q${X}J}`) is cut at the
+  // value's edge (fix186: it was dropped, `Q` kept in clear in both views); when no stretch lies
+  // wholly inside the value (`${V:-TOKEN=QJ$X}`), it is hidden whole, as before.
   const spans = word.defaults?.some((fallback) => fallback.mixed)
     ? read.flatMap((span) => {
         const within = (word.defaults ?? []).filter(
@@ -1037,15 +1043,22 @@ function wordSpans(
             fallback.mixed !== undefined &&
             fallback.mixed.start <= span.start &&
             span.end <= fallback.mixed.end &&
-            fallback.start >= span.start &&
-            fallback.end <= span.end,
+            fallback.end > span.start &&
+            fallback.start < span.end,
         );
-        if (span.with !== undefined || span.written !== undefined || within.length === 0) return [span];
+        if (
+          span.with !== undefined ||
+          span.written !== undefined ||
+          !within.some((fallback) => fallback.start >= span.start && fallback.end <= span.end)
+        )
+          return [span];
         const inside = (fallback: (typeof within)[number]) =>
           fallback.mixed?.start === within[0]?.mixed?.start;
-        return within
-          .filter(inside)
-          .map((fallback) => ({ ...span, start: fallback.start, end: fallback.end }));
+        return within.filter(inside).map((fallback) => ({
+          ...span,
+          start: Math.max(fallback.start, span.start),
+          end: Math.min(fallback.end, span.end),
+        }));
       })
     : read;
   const defaults = (word.defaults ?? []).filter(
@@ -3368,7 +3381,6 @@ function lineSecrets(
     says;
   if (readsAsIs && !again) return lineReading(line, hide, scriptName, shell, display);
   const before = line.slice(0, telling.at);
-  const rest = line.slice(telling.at);
   const read = lineReading(before, hide, scriptName, shell, display);
   const put = (text: string) => (hide ? hide(text, telling.name) : reference(telling.name));
   // Shown (a pasted line's display, or an argument's given `hide`, not an export's names), a
@@ -3376,11 +3388,51 @@ function lineSecrets(
   // `TOKEN=${V:-J`id`\"`, read so, would hide the payload with the value).
   // So does a value hidden to the end only because the reading, read again, is flagged again.
   const shown = (display || (hide !== undefined && hide !== naming?.hide)) && (telling.inDefault || again);
-  return {
-    sign: read?.sign ?? SecretSign.Flag,
-    safe: (read?.safe ?? before) + (shown ? shownLeftOpen(rest, hide, put) : put(rest)),
-  };
+  // A `}` that closes a `${NAME:-` opened before the value, as tools-mcp closes it (its first `}`,
+  // a quote or a backslash before it text too), is kept, the text on each side hidden apart
+  // (fix186: `srv ${V:-TOKEN=Q"J}` was exported `${V:-TOKEN=${TOKEN}`, whose default tools-mcp keeps
+  // open as written, so the value filled back never reached the server). Only where the line ends
+  // at such a `}`: text after it (`srv TOKEN=${V:-JQ}--Q"QQJJ`) is hidden to the line's end with
+  // the value, `}` and all, as before.
+  const hidden = (text: string) => (shown ? shownLeftOpen(text, hide, put) : put(text));
+  const closes = closedDefaults(line, telling.at);
+  let safe = read?.safe ?? before;
+  let from = telling.at;
+  if (closes.at(-1) === line.length - 1)
+    for (const close of closes) {
+      if (close > from) safe += hidden(line.slice(from, close));
+      safe += "}";
+      from = close + 1;
+    }
+  if (from === telling.at) safe += hidden(line.slice(from));
+  return { sign: read?.sign ?? SecretSign.Flag, safe };
 }
+
+/**
+ * Where in `line`, from `at` on, a `}` closes a `${NAME:-` opened before `at`, as tools-mcp reads
+ * references (`${NAME}` and `${NAME:-…}` only, a default's word text to its first `}` that no inner
+ * reference takes; no quote or backslash read). One pass.
+ */
+function closedDefaults(line: string, at: number): number[] {
+  const closes: number[] = [];
+  const open: number[] = [];
+  for (let i = 0; i < line.length; i += 1) {
+    if (line[i] === "}" && open.length > 0) {
+      if ((open.pop() as number) < at && i >= at) closes.push(i);
+      continue;
+    }
+    if (line[i] !== "$" || line[i + 1] !== "{") continue;
+    TOOLS_REFERENCE.lastIndex = i;
+    const head = TOOLS_REFERENCE.exec(line);
+    if (head === null) continue;
+    if (head[1] === ":-") open.push(i);
+    i = TOOLS_REFERENCE.lastIndex - 1;
+  }
+  return closes;
+}
+
+/** `${NAME}` or `${NAME:-`, as tools-mcp reads a reference where a `${` stands. Sticky. */
+const TOOLS_REFERENCE = /\$\{[A-Za-z_][A-Za-z0-9_]*(\}|:-)/y;
 
 /**
  * For the display: `text`, a default's word left open (to the line's end, see `lineSecrets`), with

@@ -421,6 +421,40 @@ describe("${VAR} in a .mcp.json", () => {
     }
   });
 
+  it("fills a plain argument's default whose word mixes literal text and references, piece by piece (fix186)", async () => {
+    const { exportSpec, SPEC_TOKEN } = await import("@loopwright/spec");
+    // spec's export takes out each literal piece of the default's word and keeps `${X}` between
+    // them: each reference given back its piece, the server is given what the original gave.
+    const arg = "${V:-TOKEN=Q${X}J}";
+    const original = [{ name: "db", command: "srv", args: [arg] }];
+    const servers =
+      exportSpec({ spec: SPEC_TOKEN, bundle: { mcpServers: original } }).bundle?.mcpServers ?? [];
+    expect(servers[0]?.args).toEqual(["${V:-TOKEN=${TOKEN}${X}${TOKEN_2}}"]);
+    const argsOf = (server: unknown) => (server as { args?: string[] } | undefined)?.args;
+    const filled = argsOf(mcpServers(servers, { env: { X: "x1", TOKEN: "Q", TOKEN_2: "J" } })[0]);
+    expect(filled).toEqual(["TOKEN=Qx1J"]);
+    expect(filled).toEqual(argsOf(mcpServers(original, { env: { X: "x1" } })[0]));
+  });
+
+  it("fills a plain argument's default whose word holds a backtick or `$(`, closed as the original is (fix186)", async () => {
+    const { exportSpec, SPEC_TOKEN } = await import("@loopwright/spec");
+    // spec's export keeps the `}` that closes the default here: a default left open is kept as
+    // written, and the value filled back would never reach the server.
+    for (const [arg, value] of [
+      ["${V:-TOKEN=Q`J}", "Q`J"],
+      ["${V:-TOKEN=Q$(J}", "Q$(J"],
+    ]) {
+      const original = [{ name: "db", command: "srv", args: [arg as string] }];
+      const servers =
+        exportSpec({ spec: SPEC_TOKEN, bundle: { mcpServers: original } }).bundle?.mcpServers ?? [];
+      expect(servers[0]?.args).toEqual(["${V:-TOKEN=${TOKEN}}"]);
+      const argsOf = (server: unknown) => (server as { args?: string[] } | undefined)?.args;
+      const filled = argsOf(mcpServers(servers, { env: { TOKEN: value as string } })[0]);
+      expect(filled).toEqual([`TOKEN=${value}`]);
+      expect(filled).toEqual(argsOf(mcpServers(original, { env: {} })[0]));
+    }
+  });
+
   it("gives back a plain argument's literal default after spec's export took it out (env and headers it removes)", async () => {
     const { exportSpec, SPEC_TOKEN } = await import("@loopwright/spec");
     const original = [
