@@ -573,10 +573,12 @@ export function createMcpPool(
     const where = { server: connection.name, tool: tool.name };
     const name = `${tool.name} on MCP server "${connection.name}"`;
     // Read against the schema as shown (its credentials masked), then each masked property name
-    // written back as the server's own: the server takes its arguments by its own names.
+    // written back as the server's own where that schema declares it: the server takes its
+    // arguments by its own names, and a key the schema leaves free is the model's own.
     const object = toServerNames(
       restoreArguments(argsObject(args, entry.name), tool.inputSchema),
       serverNamesOf(tool),
+      tool.inputSchema,
     );
     const serialize = serializeWrites && !policyOf(tool).parallel;
     const waitStarted = Date.now();

@@ -633,17 +633,27 @@ export function serverNamesOf(tool: object): ReadonlyMap<string, string> | undef
 
 /**
  * A call's arguments with each key that is a masked property name ({@link serverNamesOf}) written
- * back as the server's own, at any depth, unless the same object also holds that name. New objects
- * where something changed; the same arguments otherwise.
+ * back as the server's own, where `schema` (the input schema as shown, its names masked) declares
+ * it: a key of `properties` at the place of the arguments it describes, read through
+ * `properties`, `patternProperties`, `additionalProperties`, `items`/`prefixItems` (tuples by
+ * position), local `$ref`s and the branches of `allOf`/`anyOf`/`oneOf`. A key the schema leaves
+ * free (a free-form object, a map's key) is the model's own text and kept, `***` too; so is one
+ * whose object also holds the server's name. New objects where something changed; the same
+ * arguments otherwise.
  */
-export function toServerNames<T>(args: T, names: ReadonlyMap<string, string> | undefined): T {
+export function toServerNames<T>(
+  args: T,
+  names: ReadonlyMap<string, string> | undefined,
+  schema: unknown,
+): T {
   if (!names || names.size === 0) return args;
-  const walk = (value: unknown, depth: number): unknown => {
+  const walk = (value: unknown, places: readonly object[], depth: number): unknown => {
     if (typeof value !== "object" || value === null || depth > MAX_STRUCTURED_DEPTH) return value;
+    if (places.length === 0) return value;
     if (Array.isArray(value)) {
       let changed = false;
-      const out = value.map((item) => {
-        const walked = walk(item, depth + 1);
+      const out = value.map((item, index) => {
+        const walked = walk(item, expanded(itemSchemas(places, index), schema), depth + 1);
         if (walked !== item) changed = true;
         return walked;
       });
@@ -653,8 +663,9 @@ export function toServerNames<T>(args: T, names: ReadonlyMap<string, string> | u
     const out: Record<string, unknown> = {};
     for (const [key, item] of Object.entries(value)) {
       const own = names.get(key);
-      const name = own !== undefined && !Object.hasOwn(value, own) ? own : key;
-      const walked = walk(item, depth + 1);
+      const declared = own !== undefined && places.some((place) => declares(place, key));
+      const name = declared && !Object.hasOwn(value, own) ? own : key;
+      const walked = walk(item, expanded(propertySchemas(places, key), schema), depth + 1);
       if (name !== key || walked !== item) changed = true;
       Object.defineProperty(out, name, {
         value: walked,
@@ -665,7 +676,96 @@ export function toServerNames<T>(args: T, names: ReadonlyMap<string, string> | u
     }
     return changed ? out : value;
   };
-  return walk(args, 0) as T;
+  return walk(args, expanded([schema], schema), 0) as T;
+}
+
+/** True when `place`'s `properties` holds `key`. */
+function declares(place: object, key: string): boolean {
+  const properties = (place as Record<string, unknown>).properties;
+  return isPlainObject(properties) && Object.hasOwn(properties, key);
+}
+
+/** The schemas of the value under `key` of an object each of `places` describes. */
+function propertySchemas(places: readonly object[], key: string): unknown[] {
+  const out: unknown[] = [];
+  for (const place of places) {
+    const source = place as Record<string, unknown>;
+    if (declares(place, key)) {
+      out.push((source.properties as Record<string, unknown>)[key]);
+      continue;
+    }
+    let matched = false;
+    if (isPlainObject(source.patternProperties)) {
+      for (const [pattern, sub] of Object.entries(source.patternProperties)) {
+        let found = false;
+        try {
+          found = new RegExp(pattern, "u").test(key);
+        } catch {
+          // A pattern JavaScript cannot read describes no key here.
+        }
+        if (found) {
+          out.push(sub);
+          matched = true;
+        }
+      }
+    }
+    if (!matched) out.push(source.additionalProperties);
+  }
+  return out;
+}
+
+/** The schemas of the item at `index` of an array each of `places` describes. */
+function itemSchemas(places: readonly object[], index: number): unknown[] {
+  const out: unknown[] = [];
+  for (const place of places) {
+    const source = place as Record<string, unknown>;
+    const prefix = Array.isArray(source.prefixItems) ? source.prefixItems : undefined;
+    if (prefix && index < prefix.length) out.push(prefix[index]);
+    else if (Array.isArray(source.items))
+      out.push(index < source.items.length ? source.items[index] : source.additionalItems);
+    else out.push(source.items);
+  }
+  return out;
+}
+
+/**
+ * Each object of `schemas` with what it stands for read in: a local `$ref` (a JSON pointer into
+ * `root`) followed, the branches of `allOf`, `anyOf` and `oneOf` added. Each node once.
+ */
+function expanded(schemas: readonly unknown[], root: unknown): object[] {
+  const out: object[] = [];
+  const seen = new Set<object>();
+  const pending = [...schemas];
+  while (pending.length > 0 && seen.size < 10_000) {
+    const node = pending.pop();
+    if (!isPlainObject(node) || seen.has(node)) continue;
+    seen.add(node);
+    out.push(node);
+    if (typeof node.$ref === "string") pending.push(pointed(root, node.$ref));
+    for (const key of ["allOf", "anyOf", "oneOf"])
+      if (Array.isArray(node[key])) pending.push(...(node[key] as unknown[]));
+  }
+  return out;
+}
+
+/** The node of `root` a local `$ref` (`#`, `#/a/b`, with `~0`, `~1` and percent escapes) names. */
+function pointed(root: unknown, ref: string): unknown {
+  if (!ref.startsWith("#")) return undefined;
+  let node = root;
+  let path: string;
+  try {
+    path = decodeURIComponent(ref.slice(1));
+  } catch {
+    return undefined;
+  }
+  if (path === "") return root;
+  if (!path.startsWith("/")) return undefined;
+  for (const part of path.slice(1).split("/")) {
+    const step = part.replaceAll("~1", "/").replaceAll("~0", "~");
+    if (typeof node !== "object" || node === null || !Object.hasOwn(node, step)) return undefined;
+    node = (node as Record<string, unknown>)[step];
+  }
+  return node;
 }
 
 /**

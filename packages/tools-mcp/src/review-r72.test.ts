@@ -136,6 +136,32 @@ describe("r72-3/4: a credential written as a parameter name (test/review-r72-ser
   });
 });
 
+describe("r73a-1: a literal *** key where the schema declares no masked property (test/review-r72-server.mjs free)", () => {
+  const TOKEN = "tok_9f8e7d6c5b4a3921";
+  const SERVER = here("../test/review-r72-server.mjs");
+
+  it("reaches the server as written in a free-form object and as a map's key; renamed where the schema declares it", async () => {
+    const p = createMcpPool([{ name: "r", command: NODE, args: [SERVER], env: { API_TOKEN: TOKEN } }]);
+    pools.push(p);
+    const tool = (await p.tools()).find((t) => t.function.name === "r__free");
+    expect(JSON.stringify(tool)).not.toContain(TOKEN);
+    const got = await p.call("r__free", {
+      "***": "top",
+      bag: { "***": "literal", inner: { "***": "deeper" } },
+      map: { "***": { "***": "declared", other: "x" } },
+      list: [{ "***": "item" }],
+    });
+    // Before: {"<token>":"top","bag":{"<token>":"literal","inner":{"<token>":"deeper"}},
+    // "map":{"<token>":{"<token>":"declared",…}},…}: each literal *** key named the credential.
+    expect(JSON.parse(textOf(got))).toEqual({
+      "<token>": "top",
+      bag: { "***": "literal", inner: { "***": "deeper" } },
+      map: { "***": { "<token>": "declared", other: "x" } },
+      list: [{ "<token>": "item" }],
+    });
+  });
+});
+
 /** A call's answer as text: these calls answer text, never content parts. */
 function textOf(answer: unknown): string {
   if (typeof answer !== "string") throw new Error(`expected text, got ${JSON.stringify(answer)}`);

@@ -7,6 +7,10 @@
 //           string, named as the masked form of `x_<token>` reads) and `opts` (an optional object
 //           with an optional `<token>`), and answers with the arguments it was given, as JSON text
 //           with the token written `<token>` (the pool masks the token itself in what it answers).
+//   `free`  (r73a) as `args` does, its parameters `<token>` (an optional string), `bag` (a free-form
+//           object: `{type:"object"}`, no properties), `map` (an object whose `additionalProperties`
+//           are objects with an optional `<token>`) and `list` (an array of `$defs/item`, an object
+//           with an optional `<token>`).
 import { createInterface } from "node:readline";
 
 const token = process.env.API_TOKEN ?? "no-token";
@@ -29,6 +33,23 @@ const TOOLS = [
       required: ["q"],
     },
   },
+  {
+    name: "free",
+    description: "Answers with the arguments it was given.",
+    inputSchema: {
+      type: "object",
+      properties: {
+        [token]: { type: "string" },
+        bag: { type: "object" },
+        map: {
+          type: "object",
+          additionalProperties: { type: "object", properties: { [token]: { type: "string" } } },
+        },
+        list: { type: "array", items: { $ref: "#/$defs/item" } },
+      },
+      $defs: { item: { type: "object", properties: { [token]: { type: "string" } } } },
+    },
+  },
 ];
 
 const lines = createInterface({ input: process.stdin });
@@ -49,7 +70,7 @@ lines.on("line", (line) => {
     send({ jsonrpc: "2.0", id, result: { tools: TOOLS } });
   } else if (method === "tools/call") {
     const args = params.arguments ?? {};
-    if (params.name === "args")
+    if (params.name === "args" || params.name === "free")
       send({ jsonrpc: "2.0", id, result: text(JSON.stringify(args).replaceAll(token, "<token>")) });
     else send({ jsonrpc: "2.0", id, error: { code: -32602, message: `no tool ${params.name}` } });
   } else if (id !== undefined) {
