@@ -15,7 +15,9 @@ const MAX_HOPS = 20;
  * raises an `APIError` with that status; a lookup reads an error status). A redirect within the
  * same origin is followed as fetch would follow it, headers and all: a 303, or a 301/302 of a
  * request other than GET or HEAD, is asked again as a GET without a body; a 307/308 keeps method
- * and body. A `Request` object is sent without following anything.
+ * and body, but for a body fetch can send only once (a `ReadableStream`, an async iterable): its
+ * 307/308 is answered as it is, as fetch itself could not follow it either. A `Request` object is
+ * sent without following anything.
  */
 export function sameOriginRedirects(inner: FetchLike = globalThis.fetch): FetchLike {
   return async (input, init) => {
@@ -33,8 +35,15 @@ export function sameOriginRedirects(inner: FetchLike = globalThis.fetch): FetchL
         return response;
       }
       if (next.origin !== url.origin) return response;
-      await response.body?.cancel().catch(() => {});
       const method = (asked.method ?? "GET").toUpperCase();
+      const keepsBody =
+        response.status === 307 ||
+        response.status === 308 ||
+        ((response.status === 301 || response.status === 302) && (method === "GET" || method === "HEAD"));
+      // The first request read a stream body to its end: asked again, fetch refuses the spent stream
+      // (a bare TypeError about a Response), so the 3xx is the answer.
+      if (keepsBody && !resendable(asked.body)) return response;
+      await response.body?.cancel().catch(() => {});
       if (
         response.status === 303 ||
         ((response.status === 301 || response.status === 302) && method !== "GET" && method !== "HEAD")
@@ -48,4 +57,18 @@ export function sameOriginRedirects(inner: FetchLike = globalThis.fetch): FetchL
       url = next;
     }
   };
+}
+
+/** True for a request body fetch can send again: none, or one it holds whole (not a stream). */
+function resendable(body: RequestInit["body"] | undefined): boolean {
+  return (
+    body === undefined ||
+    body === null ||
+    typeof body === "string" ||
+    body instanceof ArrayBuffer ||
+    ArrayBuffer.isView(body) ||
+    body instanceof Blob ||
+    body instanceof URLSearchParams ||
+    body instanceof FormData
+  );
 }
