@@ -1,3 +1,4 @@
+import { mayBacktrack, PATTERN_KEY_LIMIT } from "@loopwright/schema-compat";
 import type { McpServerConfig } from "./config.js";
 import type { McpToolOutput } from "./content.js";
 
@@ -695,8 +696,17 @@ function propertySchemas(places: readonly object[], key: string): unknown[] {
       continue;
     }
     let matched = false;
+    let untested = false;
     if (isPlainObject(source.patternProperties)) {
       for (const [pattern, sub] of Object.entries(source.patternProperties)) {
+        // The pattern is the server's and the key the model's: one that may backtrack exponentially
+        // (`^(a+)+$`), or a key past PATTERN_KEY_LIMIT, is never run — the key is read under that
+        // entry and under additionalProperties both (as schema-compat's mapAlongSchema does).
+        if (key.length > PATTERN_KEY_LIMIT || mayBacktrack(pattern)) {
+          out.push(sub);
+          untested = true;
+          continue;
+        }
         let found = false;
         try {
           found = new RegExp(pattern, "u").test(key);
@@ -709,7 +719,7 @@ function propertySchemas(places: readonly object[], key: string): unknown[] {
         }
       }
     }
-    if (!matched) out.push(source.additionalProperties);
+    if (!matched || untested) out.push(source.additionalProperties);
   }
   return out;
 }
