@@ -3574,8 +3574,13 @@ function defaultHead(text: string, at: number): { name: string; end: number } | 
 /** A word of prose holding an apostrophe (`Azure's`, `don't`) and ending there (see `tellingLiteral`). Sticky. */
 const PROSE_APOSTROPHE = /[A-Za-z]{1,64}'[A-Za-z]{1,2}(?=[\s.,;:!?]|$)/y;
 
-/** A name (a flag's, with its dashes) and what ends it before a value: `=` or `:`, or a flag's blank. */
-const TELLING_BEFORE_VALUE = /(?<![\w.%-])(-{0,2})([A-Za-z_%][\w.%-]*)(?:\s*[=:]\s*|(\s+))/g;
+/**
+ * A name (a flag's, with its dashes) and what ends it before a value: `=` or `:`, or a flag's blank.
+ * Read after no name character or `-`, or right after a default's operator (`${V:---token=X`: the
+ * `-` of `:-` stands before the flag; fix187: such a flag was never read, its value kept in clear).
+ */
+const TELLING_BEFORE_VALUE =
+  /(?:(?<![\w.%-])|(?<=\$\{[A-Za-z_][A-Za-z0-9_]*:?[-=?+]))(-{0,2})([A-Za-z_%][\w.%-]*)(?:\s*[=:]\s*|(\s+))/g;
 
 /** `name` with each `%XX` it writes as the character it encodes (a query pair's name, see `tellingLiteral`). */
 const percentDecoded = (name: string) =>

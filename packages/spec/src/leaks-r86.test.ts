@@ -79,3 +79,26 @@ describe("a default's word holding an escaped `${`", () => {
     expectHiddenLine("srv ${V:-a\\${X}b}", "srv ${V:-a\\${X}b}", "srv ${V:-a\\${X}b}");
   });
 });
+
+// 4. (found while testing 1) A default holding a telling flag on a line the shell refuses or left
+//    open (`srv ${V:---token=Q"J`, `srv ${V:---token=QJ`, `srv ${V:---token=Q"J}`) was kept in
+//    clear in both views, the plain argument `["${V:---token=Q\"J"]` too: the refused-line rule
+//    read a name only after no `-`, and the `-` of `:-` stood before `--token`. A name right after a
+//    default's operator is read now, as `${V:-TOKEN=Q"J` was.
+
+describe("a default holding a telling flag, on a line the shell refuses or left open", () => {
+  it.each([
+    ['srv ${V:---token=Q"J', "srv ${V:---token=•", "srv ${V:---token=${TOKEN}"],
+    ["srv ${V:---token=QJ", "srv ${V:---token=•", "srv ${V:---token=${TOKEN}"],
+    ['srv ${V:---token=Q"J}', "srv ${V:---token=•}", "srv ${V:---token=${TOKEN}}"],
+    ['srv ${V:--api-key=Q"J', "srv ${V:--api-key=•", "srv ${V:--api-key=${API_KEY}"],
+  ])("%s: its value hidden in both views", (line, shown, exported) => {
+    expectHiddenLine(line, shown, exported);
+  });
+
+  it("as a plain argument: the same", () => {
+    expectArgs(['${V:---token=Q"J'], ["${V:---token=•"], ["${V:---token=${TOKEN}"]);
+    expectArgs(["${V:---token=QJ"], ["${V:---token=•"], ["${V:---token=${TOKEN}"]);
+    expectArgs(['${V:---token=Q"J}'], ["${V:---token=•}"], ["${V:---token=${TOKEN}}"]);
+  });
+});
