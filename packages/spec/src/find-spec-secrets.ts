@@ -2860,6 +2860,15 @@ export function readArg(
 ): ArgFound | undefined {
   const named = literalNamer(hide);
   const afterShell = previous !== undefined && SHELL_COMMAND.test(previous);
+  // A word in literal quotes (`"TOKEN=X"`, `"${V:-TOKEN=Q${X}J}"`: tools-mcp passes the quotes as
+  // text, and what is after `TOKEN=` is still the credential) is read as the word inside them, its
+  // quotes kept (fix187: kept in clear in both views).
+  const quoted = rules.words ? QUOTED_WORD.exec(arg) : null;
+  if (quoted) {
+    const [, quote = "", word = ""] = quoted;
+    const inner = readArg(word, previous, rules, hide, scriptName);
+    return inner && { sign: inner.sign, safe: quote + inner.safe + quote };
+  }
   // A shell's own command (`sh -c "exec srv --api-key X"`) is kept whole or replaced whole.
   if (rules.words && afterShell && /\s/.test(arg)) return shellScript(arg, hide, scriptName);
   // One line of JSON (`--config {"apiKey":"X"}`), alone or after `--flag=` or `NAME=`: read by its
@@ -3167,9 +3176,15 @@ function readArgRest(
   // (see `plainArgWord`; fix185: `${V:-TOKEN=Q&J}`, `${V:-TOKEN=Q"J}`, `${V:-TOKEN=Q\J}` were kept
   // in clear, the plain-word test refusing those characters inside the default too).
   const plain = PLAIN_WORD.test(arg) ? arg : plainArgWord(arg);
+  // One whose default is never closed (`${V:-TOKEN=Q"J`, `${V:-TOKEN=QJ`: tools-mcp keeps it as written) is read as
+  // the same text pasted is: its value hidden to the end (fix187: kept in clear in both views).
+  if ((argWordLetters(arg)?.open ?? 0) > 0) return lineSecrets(arg, hide, scriptName, false) ?? value;
   if (plain === undefined || literalDefaults(plain).length === 0) return value;
   return readAsLetters(hide, (read) => commandLineSecrets(plain, read, scriptName));
 }
+
+/** A word in a pair of literal quotes, no blank or quote inside: the quote and the word. */
+const QUOTED_WORD = /^(["'])([^\s"']+)\1$/;
 
 /**
  * A word a shell reads as tools-mcp reads an argument, but for its defaults: no blank, quote,
@@ -3206,6 +3221,16 @@ const FROM_LETTER: Readonly<Record<string, string>> = {
  * default is left open. One pass.
  */
 function plainArgWord(arg: string): string | undefined {
+  const read = argWordLetters(arg);
+  return read?.open === 0 ? read.word : undefined;
+}
+
+/**
+ * `arg` read as `plainArgWord` reads it, with how many defaults are left open at its end (fix187:
+ * `${V:-TOKEN=Q"J`, one never closed, was kept in clear). Undefined when a blank, or outside every
+ * default a quote, backslash, run-time part but `${…}`, operator, or comment, is written.
+ */
+function argWordLetters(arg: string): { word: string; open: number } | undefined {
   if (arg.startsWith("#") || /[\uE010-\uE013]/.test(arg)) return undefined;
   // The `${…}` parts open at the character read: whether each is a default.
   const open: boolean[] = [];
@@ -3234,7 +3259,7 @@ function plainArgWord(arg: string): string | undefined {
       out += c;
     } else out += AS_LETTER[c] ?? c;
   }
-  return defaults === 0 ? out : undefined;
+  return { word: out, open: defaults };
 }
 
 /**
@@ -3549,8 +3574,13 @@ function defaultHead(text: string, at: number): { name: string; end: number } | 
 /** A word of prose holding an apostrophe (`Azure's`, `don't`) and ending there (see `tellingLiteral`). Sticky. */
 const PROSE_APOSTROPHE = /[A-Za-z]{1,64}'[A-Za-z]{1,2}(?=[\s.,;:!?]|$)/y;
 
-/** A name (a flag's, with its dashes) and what ends it before a value: `=` or `:`, or a flag's blank. */
-const TELLING_BEFORE_VALUE = /(?<![\w.%-])(-{0,2})([A-Za-z_%][\w.%-]*)(?:\s*[=:]\s*|(\s+))/g;
+/**
+ * A name (a flag's, with its dashes) and what ends it before a value: `=` or `:`, or a flag's blank.
+ * Read after no name character or `-`, or right after a default's operator (`${V:---token=X`: the
+ * `-` of `:-` stands before the flag; fix187: such a flag was never read, its value kept in clear).
+ */
+const TELLING_BEFORE_VALUE =
+  /(?:(?<![\w.%-])|(?<=\$\{[A-Za-z_][A-Za-z0-9_]*:?[-=?+]))(-{0,2})([A-Za-z_%][\w.%-]*)(?:\s*[=:]\s*|(\s+))/g;
 
 /** `name` with each `%XX` it writes as the character it encodes (a query pair's name, see `tellingLiteral`). */
 const percentDecoded = (name: string) =>

@@ -144,7 +144,9 @@ function mixedDefault(
     else if (c === "\\") {
       if (next === undefined) return undefined;
       literal = true;
-      k += 2;
+      // `\${`: the `{` after an escaped `$` is literal text too (`${V:-Q\${X}J}`: bash reads
+      // `Q${X` as the word, closed by the `}` after `X`; fix187: it was refused, kept in clear).
+      k += next === "$" && line[k + 2] === "{" ? 3 : 2;
     } else if (c === '"' || (c === "'" && !quoted && inQuote === "")) {
       quotes.push(k);
       inQuote = inQuote === "" ? c : "";

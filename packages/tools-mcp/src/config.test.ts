@@ -455,6 +455,23 @@ describe("${VAR} in a .mcp.json", () => {
     }
   });
 
+  it("fills an argument in literal quotes back to what the original gives, quotes and all (fix187)", async () => {
+    const { exportSpec, SPEC_TOKEN } = await import("@loopwright/spec");
+    for (const [arg, exported, env] of [
+      ['"TOKEN=QJ"', '"TOKEN=${TOKEN}"', { TOKEN: "QJ" }],
+      ['"${V:-TOKEN=Q${X}J}"', '"${V:-TOKEN=${TOKEN}${X}${TOKEN_2}}"', { TOKEN: "Q", TOKEN_2: "J" }],
+    ] as const) {
+      const original = [{ name: "db", command: "srv", args: [arg] }];
+      const servers =
+        exportSpec({ spec: SPEC_TOKEN, bundle: { mcpServers: original } }).bundle?.mcpServers ?? [];
+      expect(servers[0]?.args).toEqual([exported]);
+      const argsOf = (server: unknown) => (server as { args?: string[] } | undefined)?.args;
+      const filled = argsOf(mcpServers(servers, { env: { ...env, X: "x1" } })[0]);
+      expect(filled).toEqual(argsOf(mcpServers(original, { env: { X: "x1" } })[0]));
+      expect(filled?.[0]).toMatch(/^"TOKEN=Q(x1)?J"$/);
+    }
+  });
+
   it("gives back a plain argument's literal default after spec's export took it out (env and headers it removes)", async () => {
     const { exportSpec, SPEC_TOKEN } = await import("@loopwright/spec");
     const original = [
