@@ -19,6 +19,18 @@ const messages: MessageLike[] = [
 const tools = [{ type: "function", function: { name: "read_file", parameters: { type: "object" } } }];
 const ledger: LedgerEntry[] = [{ through: 1, prompt: 60, epoch: 0 }];
 
+/** A plan folding messages 1 and 2 of a 100-token window, for the compaction functions. */
+const plan = {
+  from: 1,
+  through: 3,
+  limit: 100,
+  used: 90,
+  folded: 60,
+  kept: 30,
+  after: 30,
+  summaryTokens: 10,
+};
+
 describe("R72L-1: a charsPerToken so small the estimates overflow is refused like 0 and NaN", () => {
   // 1e-320 is a denormal: 1 / 1e-320 is Infinity. 1e-306 gives a finite count per text but sums past
   // Number.MAX_VALUE. 1e-9 counts a thousand million tokens a character: no tokenizer does.
@@ -68,16 +80,6 @@ describe("R72L-2: a message whose role or content throws when read, in the compa
     });
     return message as unknown as MessageLike;
   };
-  const plan = {
-    from: 1,
-    through: 3,
-    limit: 100,
-    used: 90,
-    folded: 60,
-    kept: 30,
-    after: 30,
-    summaryTokens: 10,
-  };
   const calls: [string, (messages: MessageLike[]) => unknown][] = [
     ["pruneToolResults", (m) => pruneToolResults(m, { keepLast: 0, maxChars: 0 })],
     ["planCompaction", (m) => planCompaction(m, { limit: 10 })],
@@ -108,16 +110,6 @@ describe("R72L-2: a message whose role or content throws when read, in the compa
 });
 
 describe("R72L-3: runCompaction with a signal already aborted", () => {
-  const plan = {
-    from: 1,
-    through: 3,
-    limit: 100,
-    used: 90,
-    folded: 60,
-    kept: 30,
-    after: 30,
-    summaryTokens: 10,
-  };
   for (const honourVeto of [true, false]) {
     it(`runs no hook and no summariser, and rejects with LedgerError aborted (honourVeto ${honourVeto})`, async () => {
       const ran: string[] = [];
