@@ -163,6 +163,59 @@ function globMatcher(pattern: string): (text: string) => boolean {
   };
 }
 
+/** The range of `sorted` (names in code-unit order) whose names start with `prefix`: [from, to). */
+function rangeOf(sorted: readonly string[], prefix: string): [number, number] {
+  const firstFrom = (key: string) => {
+    let low = 0;
+    let high = sorted.length;
+    while (low < high) {
+      const mid = (low + high) >>> 1;
+      if ((sorted[mid] as string) < key) low = mid + 1;
+      else high = mid;
+    }
+    return low;
+  };
+  // Every name starting with `prefix` sorts before `prefix` followed by the highest code unit.
+  return prefix === "" ? [0, sorted.length] : [firstFrom(prefix), firstFrom(`${prefix}\uffff`)];
+}
+
+/** `text` with its code units in reverse order: a name's end, read as a start. */
+const reversed = (text: string) => {
+  let out = "";
+  for (let i = text.length - 1; i >= 0; i--) out += text[i];
+  return out;
+};
+
+/**
+ * The catalogued names a `*` pattern matches, in name order, from `names` (every name once). A load
+ * may hold thousands of distinct patterns (a looping model counting `a1*`, `a2*`, …), and testing
+ * each against every tool cost patterns × tools. The names starting with the pattern's first part
+ * and those ending with its last are ranges of two sorted lists, found by halving; a middle part
+ * must stand somewhere in the names (joined between line breaks, which no name holds); only the
+ * smaller range is then tested, so a pattern that matches nothing costs a few searches.
+ */
+function patternMatches(names: readonly string[]): (pattern: string) => string[] {
+  const sorted = [...names].sort(compare);
+  const ends = sorted.map((name) => [reversed(name), name] as const).sort((a, b) => compare(a[0], b[0]));
+  const endKeys = ends.map(([key]) => key);
+  const haystack = `\n${sorted.join("\n")}\n`;
+  return (pattern) => {
+    const parts = pattern.split("*");
+    const [from, to] = rangeOf(sorted, parts[0] ?? "");
+    if (from >= to) return [];
+    const [endFrom, endTo] = rangeOf(endKeys, reversed(parts[parts.length - 1] ?? ""));
+    if (endFrom >= endTo) return [];
+    for (let i = 1; i < parts.length - 1; i++) if (!haystack.includes(parts[i] as string)) return [];
+    const matches = globMatcher(pattern);
+    if (to - from <= endTo - endFrom) return sorted.slice(from, to).filter(matches);
+    return ends
+      .slice(endFrom, endTo)
+      .map(([, name]) => name)
+      .filter(matches)
+      .sort(compare);
+  };
+}
+
 /**
  * Every tool name each server lists, by server name. A name two servers list is under both, as the
  * catalogue text shows it: definitions go by name, so loading it through either is the same load.
@@ -255,6 +308,8 @@ export function nameExpander(
     }
     return map;
   };
+  // Every catalogued name in name order, and the patterns' matcher over them, built once.
+  const matchPattern = patternMatches([...index.keys()]);
   let toolsByCase: Map<string, string[]> | undefined;
   let serversByCase: Map<string, string[]> | undefined;
 
@@ -269,10 +324,7 @@ export function nameExpander(
       if (servers.get(server)?.has(tool)) return [tool];
       if (tool === "*" || tool === "") return toolsOf(server);
     }
-    if (name.includes("*")) {
-      const matches = globMatcher(name);
-      return [...index.keys()].filter(matches).sort(compare);
-    }
+    if (name.includes("*")) return matchPattern(name);
     const lower = name.toLowerCase();
     toolsByCase ??= folded(index.keys());
     const tools = toolsByCase.get(lower) ?? [];
