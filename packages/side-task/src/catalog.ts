@@ -21,10 +21,16 @@ export interface CatalogToolLike {
  */
 export interface CatalogServerLike {
   name: string;
-  /** A human label for the server; its `name` where absent. */
+  /**
+   * A human label for the server; its `name` where absent. Shown by its first line (cleaned as
+   * `descriptionLine` cleans a description), cut to 120 characters.
+   */
   label?: string | undefined;
   tools: readonly CatalogToolLike[];
 }
+
+/** The most characters of a server's label a preselection's prompt shows. */
+const LABEL_CHARS = 120;
 
 /** One tool of a catalogue with its server, flattened. */
 export interface CatalogEntry {
@@ -44,8 +50,9 @@ export interface ReadCatalog {
 /**
  * Reads a catalogue: every tool once, in catalogue order (the first server naming a tool wins), and
  * the catalogue as `load_tools` reads it. A tool without a name is passed over, and one whose
- * description is not text is listed without one. Throws `SideTaskError` (`invalid-input`) for a
- * catalogue that is not an array of servers, and for a server or tool name holding a line break or
+ * description is not text is listed without one. A server's label is shown by its first line, cut
+ * to 120 characters (its name where that leaves nothing). Throws `SideTaskError` (`invalid-input`) for a
+ * catalogue that is not an array of servers, a server whose name is not a string, and for a server or tool name holding a line break or
  * control character, which `load_tools` refuses too (it would start a line of its own in the prompt).
  */
 export function readCatalog(catalog: readonly CatalogServerLike[], where: string): ReadCatalog {
@@ -65,14 +72,24 @@ export function readCatalog(catalog: readonly CatalogServerLike[], where: string
         `${where}: catalogue entry ${index} must be a server { name, tools: [...] }, and was ${describeValue(server)}.`,
       );
     }
+    if (typeof server.name !== "string") {
+      // String() of an object without a prototype threw a TypeError here; a number or a symbol was
+      // shown as a label no load_tools name reaches.
+      throw new SideTaskError(
+        "invalid-input",
+        `${where}: the name of catalogue entry ${index} must be a string, and was ${describeValue(server.name)}.`,
+      );
+    }
+    // Shown as a line of its own in the preselection's prompt: a label's first line only, cut, so a
+    // server's title cannot write lines of the catalogue (a tool that is not there) or fill the prompt.
     const label =
-      typeof server.label === "string" && server.label.trim() ? server.label : String(server.name ?? "");
+      (typeof server.label === "string" ? descriptionLine(server.label, LABEL_CHARS) : "") || server.name;
     const named = (server.tools as readonly unknown[]).filter(
       (tool): tool is CatalogToolLike =>
         typeof (tool as CatalogToolLike | null)?.name === "string" && (tool as CatalogToolLike).name !== "",
     );
     servers.push({
-      name: typeof server.name === "string" ? server.name : "",
+      name: server.name,
       tools: named.map((tool) => ({ name: tool.name })),
     });
     for (const tool of named) {
