@@ -228,7 +228,7 @@ export function preselection(
  * 60 characters, at most 12 named); so are entries that are not names (a number, an object without a
  * string `name`), with a notice counting them. Never throws for
  * a failed side task: a refusal, a timeout, or a reply with no JSON or with JSON holding no list of
- * names is `[]` with a notice saying why. Throws `SideTaskError` (`invalid-input`) for a catalogue that is not a list of servers, a
+ * names is `[]` with a notice saying why (an `onNotice` that throws changes nothing). Throws `SideTaskError` (`invalid-input`) for a catalogue that is not a list of servers, a
  * request that is not a string, or a bad cap.
  */
 export async function preselect(
@@ -261,7 +261,15 @@ export async function preselect(
     const words = preselectByKeywords(catalog, prompt, bar, cap);
     if (words.confident) return words.tools;
   }
-  const notice = rest.onNotice ?? (() => {});
+  // A host's sink that throws changes nothing: the names read are still the answer, and a failed
+  // side task is still [] (it rejected with the sink's error, and the preselection was lost).
+  const notice = (text: string) => {
+    try {
+      rest.onNotice?.(text);
+    } catch {
+      // The notice is only told; the preselection stands.
+    }
+  };
   try {
     // Only names are read, so a number JS cannot hold changes nothing here: read as JSON.parse reads it.
     const reply = await askJsonReading(
@@ -272,6 +280,8 @@ export async function preselect(
       schemaFor(read.entries, cap),
       {
         ...rest,
+        // Wrapped only where it is a function: anything else is askJson's to refuse by name.
+        ...(typeof rest.onNotice === "function" ? { onNotice: notice } : {}),
         maxTokens: rest.maxTokens ?? PRESELECT_MAX_TOKENS,
         temperature: rest.temperature ?? 0,
         name: "preselection",

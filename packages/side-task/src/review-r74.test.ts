@@ -68,3 +68,44 @@ describe("r74-2: a server name that is not a string", () => {
     );
   });
 });
+
+describe("r74-3: preselect with an onNotice that throws", () => {
+  const catalog = [{ name: "fs", tools: [{ name: "read_file", description: "Read a file as text." }] }];
+  const throwing = () => {
+    throw new Error("the host's log sink is down");
+  };
+
+  it("still answers the catalogued names the reply held (it rejected with the sink's error)", async () => {
+    server = await startServer({ replies: [{ content: '{"tools":["made_up","read_file"]}' }] });
+    const names = await preselect({ baseUrl: server.baseUrl }, "small", catalog, "read notes.txt", {
+      ...isolated(),
+      onNotice: throwing,
+    });
+    expect(names).toEqual(["read_file"]);
+  });
+
+  it("answers [] for a reply with no list, as for any failed side task", async () => {
+    server = await startServer({ replies: [{ content: "I would read the file." }] });
+    const names = await preselect({ baseUrl: server.baseUrl }, "small", catalog, "read notes.txt", {
+      ...isolated(),
+      onNotice: throwing,
+    });
+    expect(names).toEqual([]);
+  });
+
+  it("answers [] for a server that refuses, telling a working sink why", async () => {
+    server = await startServer({
+      replies: [{ type: "error", status: 400, body: { error: { message: "bad" } } }],
+    });
+    const told: string[] = [];
+    const names = await preselect({ baseUrl: server.baseUrl }, "small", catalog, "read notes.txt", {
+      ...isolated(),
+      onNotice: (text) => {
+        told.push(text);
+        throwing();
+      },
+    });
+    expect(names).toEqual([]);
+    expect(told.at(-1)).toMatch(/^The preselection could not be made/);
+  });
+});
