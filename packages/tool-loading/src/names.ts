@@ -308,8 +308,8 @@ export function nameExpander(
     }
     return map;
   };
-  // Every catalogued name in name order, and the patterns' matcher over them, built once.
-  const matchPattern = patternMatches([...index.keys()]);
+  // The patterns' matcher over every catalogued name, built once, when a load first holds a pattern.
+  let matchPattern: ((pattern: string) => string[]) | undefined;
   let toolsByCase: Map<string, string[]> | undefined;
   let serversByCase: Map<string, string[]> | undefined;
 
@@ -324,7 +324,10 @@ export function nameExpander(
       if (servers.get(server)?.has(tool)) return [tool];
       if (tool === "*" || tool === "") return toolsOf(server);
     }
-    if (name.includes("*")) return matchPattern(name);
+    if (name.includes("*")) {
+      matchPattern ??= patternMatches([...index.keys()]);
+      return matchPattern(name);
+    }
     const lower = name.toLowerCase();
     toolsByCase ??= folded(index.keys());
     const tools = toolsByCase.get(lower) ?? [];
