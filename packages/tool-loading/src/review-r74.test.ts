@@ -128,3 +128,66 @@ describe("r74-2: a load's answer from a resolution of the wrong shape", () => {
     );
   });
 });
+
+describe("r74-3: a step's input and the options of the wrong type", () => {
+  const tool = (name: string, description: string) => ({
+    type: "function" as const,
+    function: { name, description, parameters: { type: "object" } },
+  });
+  const tools = [tool("read_file", "Read a file."), tool("write_file", "Write a file.")];
+  const loading = createToolLoading({ mode: "ondemand", tools });
+  const codeOf = (fn: () => unknown) => {
+    try {
+      fn();
+    } catch (error) {
+      return ToolLoadingError.isInstance(error) ? `${error.code}: ${error.message}` : `bare ${String(error)}`;
+    }
+    return "answered";
+  };
+
+  it.each([
+    ["the string '0'", "0"],
+    ["NaN", Number.NaN],
+    ["-1", -1],
+    ["1.5", 1.5],
+  ])("a step of %s is refused (the first request lost its exclusive shortlist)", (_, step) => {
+    expect(
+      codeOf(() => loading.request({ step: step as number, loaded: [], preselected: ["read_file"] })),
+    ).toMatch(/^invalid-call: request needs step as a whole number of 0 or more/);
+    expect(
+      codeOf(() =>
+        loading.route(
+          { id: "c1", name: "made_up", args: {} },
+          { loaded: [], messages: [], step: step as number, preselected: ["read_file"] },
+        ),
+      ),
+    ).toMatch(/^invalid-call: route needs step as a whole number of 0 or more/);
+  });
+
+  it("step 0 still declares the shortlist alone, and a route without a step still answers", () => {
+    const first = loading.request({ step: 0, loaded: [], preselected: ["read_file"] });
+    expect(first.tools.map((t) => t.function.name)).toEqual(["read_file"]);
+    const route = loading.route({ id: "c1", name: "read_file", args: {} }, { loaded: [], messages: [] });
+    expect(route.kind).toBe("dispatch");
+  });
+
+  it("a system prompt that is not a string is refused, not sent as its String() before the catalogue", () => {
+    expect(codeOf(() => loading.request({ step: 1, loaded: [], system: 42 as never }))).toMatch(
+      /^invalid-call: request needs system as the host's system prompt \(a string\), or none, and was given the number 42/,
+    );
+    expect(loading.request({ step: 1, loaded: [], system: "Be terse." }).system).toMatch(
+      /^Be terse\.\n\n# Tools/,
+    );
+  });
+
+  it("descriptions that is not a boolean is refused ('false' listed every description)", () => {
+    expect(
+      codeOf(() => createToolLoading({ mode: "ondemand", tools, descriptions: "false" as never })),
+    ).toMatch(
+      /^invalid-call: createToolLoading needs descriptions as true or false, and was given the string "false"/,
+    );
+    expect(createToolLoading({ mode: "ondemand", tools, descriptions: false }).catalogText).not.toContain(
+      "Read a file.",
+    );
+  });
+});

@@ -158,13 +158,17 @@ export interface ToolLoading {
   readonly catalogText: string;
   /** What the run starts with: carried names (capped), and the usable part of a preselection. */
   start(input?: { loaded?: readonly string[]; preselected?: readonly string[] }): LoadingStart;
-  /** The tool array and system text for one step. */
+  /**
+   * The tool array and system text for one step. Throws `invalid-call` for a `step` that is not a
+   * whole number of 0 or more, or a `system` that is not a string.
+   */
   request(input: StepInput): StepRequest;
   /**
    * How to answer one call the model made. In ondemand and proxy mode a name outside the catalogue
    * is refused (`unknown-tool`) however it is called — by its own name, through `call_tool` or
    * `load_tools` — one of `tools` the catalogue does not list too, since no request of these modes
-   * declares it; eager dispatches any name.
+   * declares it; eager dispatches any name. A `step` given that is not a whole number of 0 or more
+   * throws `invalid-call`.
    */
   route(
     call: CallInput,
@@ -271,6 +275,20 @@ function checkCall(call: unknown): asserts call is CallInput {
   );
 }
 
+/**
+ * Throws `invalid-call` unless `step` is a whole number of 0 or more (absent too, where `optional`):
+ * step 0 is what an exclusive preselection's shortlist stands on, so "0", NaN or -1 read as a later
+ * step and the first request silently lost its shortlist.
+ */
+function checkStep(step: unknown, where: string, optional: boolean): void {
+  if (optional && step === undefined) return;
+  if (typeof step === "number" && Number.isSafeInteger(step) && step >= 0) return;
+  throw new ToolLoadingError(
+    "invalid-call",
+    `${where} needs step as a whole number of 0 or more (0 for the run's first request), and was given ${describe(step)}.`,
+  );
+}
+
 /** The transcript as `heldDefinitions` takes it: throws `invalid-names` for one that is not an array. */
 function checkMessages(messages: readonly MessageLike[]): readonly MessageLike[] {
   if (Array.isArray(messages)) return messages;
@@ -294,7 +312,8 @@ function plainObject(value: unknown): value is Record<string, unknown> {
  * Builds the {@link ToolLoading} for a run. Checks everything once: throws a `ToolLoadingError` for a
  * mode that is not one of the three (`invalid-mode`), tools that are not named function tools or
  * a catalogued one under a meta-tool's name the mode declares (`invalid-tools`: `load_tools` on
- * demand and proxied, `call_tool` proxied), a malformed catalogue (`invalid-catalog`) or a bad cap (`invalid-cap`).
+ * demand and proxied, `call_tool` proxied), a malformed catalogue (`invalid-catalog`), a bad cap (`invalid-cap`)
+ * or a `descriptions` that is not a boolean (`invalid-call`).
  */
 export function createToolLoading<R = unknown>(
   options: ToolLoadingOptions<R> & ReaderAnswersArguments<R>,
@@ -305,6 +324,13 @@ export function createToolLoading<R = unknown>(
     throw new ToolLoadingError(
       "invalid-mode",
       `createToolLoading needs a mode of "eager", "ondemand" or "proxy", and was given ${describe(mode)}.`,
+    );
+  }
+  if (typeof descriptions !== "boolean") {
+    // Read as truthy, "false" listed every description.
+    throw new ToolLoadingError(
+      "invalid-call",
+      `createToolLoading needs descriptions as true or false, and was given ${describe(descriptions)}.`,
     );
   }
   const definitions = definitionsByName(options.tools, "createToolLoading");
@@ -467,6 +493,14 @@ export function createToolLoading<R = unknown>(
 
     request(input) {
       checkRecord(input, "{ step, loaded, preselected?, routing?, system? }", "request");
+      checkStep(input.step, "request", false);
+      if (input.system !== undefined && typeof input.system !== "string") {
+        // A number or an object went out as its String() before the catalogue.
+        throw new ToolLoadingError(
+          "invalid-call",
+          `request needs system as the host's system prompt (a string), or none, and was given ${describe(input.system)}.`,
+        );
+      }
       const routing = checkRouting(input.routing);
       if (mode === "eager")
         return { tools: orderTools([...definitions.values()], order), system: input.system };
@@ -484,6 +518,7 @@ export function createToolLoading<R = unknown>(
     route(call, state) {
       checkCall(call);
       checkRecord(state, "the run's state ({ loaded, messages, step?, preselected?, routing? })", "route");
+      checkStep(state.step, "route", true);
       const loaded = [...checkNameList(state.loaded, "the loaded names", "route")];
       // On demand, the first step of an exclusive preselection offers the shortlist alone: a call
       // outside the catalogue is pointed at what that step declared, not at a catalogue it did not show.
