@@ -66,7 +66,7 @@ export interface SideTaskOptions {
   /**
    * The time bound in ms. Default: the endpoint's `requestTimeoutSeconds`, else
    * `SIDE_TASK_TIMEOUT_MS`. `0` here, or a `requestTimeoutSeconds` of `0`, waits for as long as the
-   * server takes; a bound past what a timer holds (about 24.8 days) is held to that. A response
+   * server takes; a bound past what a timer holds (about 24.8 days), `Infinity` too, is held to that. A response
    * begun by then (its headers in, after one more round of the event loop) gets a second more for
    * its body.
    */
@@ -246,12 +246,17 @@ export function checkTarget(endpoint: unknown, model: unknown, where: string): a
   }
 }
 
-/** Checks a number option; `null` reads as absent (a nullable column comes back from JSON so). */
-function checkNumber(value: unknown, name: string, where: string): void {
-  if (value != null && (typeof value !== "number" || !Number.isFinite(value) || value < 0)) {
+/**
+ * Checks a number option; `null` reads as absent (a nullable column comes back from JSON so).
+ * `Infinity` only where `unbounded` (a time bound past any timer is held to the longest one).
+ */
+function checkNumber(value: unknown, name: string, where: string, unbounded = false): void {
+  if (value == null || (unbounded && value === Number.POSITIVE_INFINITY)) return;
+  if (typeof value !== "number" || !Number.isFinite(value) || value < 0) {
+    // "must be a number of 0 or more" told a host passing Infinity that Infinity was not one.
     throw new SideTaskError(
       "invalid-input",
-      `${where}: ${name} must be a number of 0 or more, and was ${describeValue(value)}.`,
+      `${where}: ${name} must be a finite number of 0 or more, and was ${describeValue(value)}.`,
     );
   }
 }
@@ -484,7 +489,7 @@ export function checkOptions(given: unknown, where: string): asserts given is Si
   const options = given as SideTaskOptions;
   checkCount(options.maxTokens, "maxTokens", where);
   checkNumber(options.temperature, "temperature", where);
-  checkNumber(options.timeoutMs, "timeoutMs", where);
+  checkNumber(options.timeoutMs, "timeoutMs", where, true);
   const effort = options.reasoningEffort as unknown;
   if (effort != null && typeof effort !== "string") {
     throw new SideTaskError(

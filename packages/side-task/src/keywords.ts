@@ -89,7 +89,7 @@ function positive(value: unknown, name: string, fallback: number): number {
   if (typeof value !== "number" || !Number.isFinite(value) || value < 0) {
     throw new SideTaskError(
       "invalid-input",
-      `preselectByKeywords: ${name} must be a number of 0 or more, and was ${describeValue(value)}.`,
+      `preselectByKeywords: ${name} must be a finite number of 0 or more, and was ${describeValue(value)}.`,
     );
   }
   return value;

@@ -6,6 +6,7 @@
 import { startServer, type TestServer } from "@loopwright/testkit";
 import { afterEach, describe, expect, it } from "vitest";
 import { bodies, isolated, systemContent } from "../test/wire.js";
+import { ask } from "./ask.js";
 import { SideTaskError } from "./errors.js";
 import { preselectByKeywords } from "./keywords.js";
 import { preselect, preselectSystem } from "./preselect.js";
@@ -107,5 +108,32 @@ describe("r74-3: preselect with an onNotice that throws", () => {
     });
     expect(names).toEqual([]);
     expect(told.at(-1)).toMatch(/^The preselection could not be made/);
+  });
+});
+
+describe("r74-4: a time bound of Infinity", () => {
+  it("is held to the longest timer, as any bound past it is, and the answer is used", async () => {
+    server = await startServer({ replies: [{ content: "Paris" }] });
+    await expect(
+      ask({ baseUrl: server.baseUrl }, "small", "", "Capital of France?", {
+        ...isolated(),
+        timeoutMs: Number.POSITIVE_INFINITY,
+      }),
+    ).resolves.toBe("Paris");
+  });
+
+  it("a NaN or negative bound, or an infinite temperature, is refused as a finite number of 0 or more", async () => {
+    for (const [option, shown] of [
+      [{ timeoutMs: Number.NaN }, "timeoutMs must be a finite number of 0 or more, and was number NaN"],
+      [{ timeoutMs: -1 }, "timeoutMs must be a finite number of 0 or more, and was number -1"],
+      [{ temperature: Number.POSITIVE_INFINITY }, "temperature must be a finite number of 0 or more"],
+    ] as const) {
+      const error = await ask({ baseUrl: "http://127.0.0.1:9/v1" }, "small", "", "hi", {
+        ...isolated(),
+        ...option,
+      }).catch((e: unknown) => e);
+      expect(SideTaskError.isInstance(error) && error.code).toBe("invalid-input");
+      expect(String((error as Error).message)).toContain(shown);
+    }
   });
 });
