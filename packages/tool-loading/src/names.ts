@@ -165,18 +165,20 @@ function globMatcher(pattern: string): (text: string) => boolean {
 
 /** The range of `sorted` (names in code-unit order) whose names start with `prefix`: [from, to). */
 function rangeOf(sorted: readonly string[], prefix: string): [number, number] {
-  const firstFrom = (key: string) => {
+  // The first index where `before` stops holding (it holds for a run at the start, then never).
+  const firstNot = (before: (name: string) => boolean) => {
     let low = 0;
     let high = sorted.length;
     while (low < high) {
       const mid = (low + high) >>> 1;
-      if ((sorted[mid] as string) < key) low = mid + 1;
+      if (before(sorted[mid] as string)) low = mid + 1;
       else high = mid;
     }
     return low;
   };
-  // Every name starting with `prefix` sorts before `prefix` followed by the highest code unit.
-  return prefix === "" ? [0, sorted.length] : [firstFrom(prefix), firstFrom(`${prefix}\uffff`)];
+  // The names starting with `prefix` follow every name before it, one run (whatever code units
+  // follow the prefix in them, U+FFFF included).
+  return [firstNot((name) => name < prefix), firstNot((name) => name < prefix || name.startsWith(prefix))];
 }
 
 /** `text` with its code units in reverse order: a name's end, read as a start. */
