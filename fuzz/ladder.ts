@@ -1420,25 +1420,6 @@ export const SHAPES: Shape[] = [
     },
   },
   {
-    // A load_tools of distinct patterns (a looping model counting a1*, a2*, …), against a catalogue
-    // growing with it: each pattern was tested against every tool.
-    name: "expandNames: distinct patterns",
-    build: (n) => {
-      const tools = Array.from({ length: Math.floor(n / 64) }, (_, i) => ({ name: `tool_${i}` }));
-      const shapes = [(i: number) => `a${i}*`, (i: number) => `*x${i}*`, (i: number) => `tool_${i}*`];
-      return {
-        catalog: [{ name: "s", tools }],
-        names: Array.from({ length: Math.floor(n / 8) }, (_, i) =>
-          (shapes[i % 3] as (i: number) => string)(i),
-        ),
-      };
-    },
-    run: (input) => {
-      const { catalog, names } = input as { catalog: never; names: string[] };
-      expandNames(names, catalog);
-    },
-  },
-  {
     // A load_tools (or call_tool) name of nothing but separators, against servers whose names hold
     // them: each place a separator stands could end a server's name.
     name: "expandNames: a name of separators",
