@@ -1,0 +1,147 @@
+/**
+ * Review r74 of the testkit: what a hostile or careless test script does to the server and the
+ * scripted model. Each block names the defect it pins down.
+ */
+import fc from "fast-check";
+import OpenAI from "openai";
+import { afterEach, describe, expect, it } from "vitest";
+import { extractExpression, extractPath } from "./scripted-model.js";
+import { startServer, type TestServer } from "./server.js";
+
+let server: TestServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+const client = (s: TestServer) => new OpenAI({ baseURL: s.baseUrl, apiKey: "k", maxRetries: 0 });
+
+/** The expression as the scripted model read it until r74 (a regular expression): the oracle. */
+function expressionByRegExp(text: string): string | undefined {
+  const runs = text.match(/[-(]*\s*\d[\d.,\s]*(?:\s*(?:[-+*/×÷^%x]|\*\*)\s*[(\s]*-?\d[\d.]*\s*\)*)+/g) ?? [];
+  const best = runs.map((r) => r.trim()).sort((a, b) => b.length - a.length)[0];
+  if (!best) return undefined;
+  return best
+    .replace(/×|(?<=\d\s*)x(?=\s*\d)/g, "*")
+    .replace(/÷/g, "/")
+    .replace(/,/g, "");
+}
+
+/** extractPath as it was until r74 (a regular expression trimmed each token): the oracle. */
+function pathByRegExp(text: string): string | undefined {
+  const version = /^[vV]?\d+(?:\.\d+)+(?:[-+][\w.-]*)?$/;
+  const letterExtension = /(?:^|\/)[^/]*[^/.]\.[A-Za-z][A-Za-z0-9]{0,7}$/;
+  let first: string | undefined;
+  for (const raw of text.split(/\s+/)) {
+    const token = raw.replace(/^[`'"(<[]+|[`'")>\].,;:!?]+$/g, "");
+    if (/^https?:/i.test(token) || version.test(token)) continue;
+    if (/^[\w.~-]*\/[\w./~-]*$/.test(token) || /^[\w.~/-]{2,}\.[a-z0-9]{1,8}$/.test(token)) {
+      if (!/[A-Za-z]/.test(token)) continue;
+      if (letterExtension.test(token)) return token;
+      first ??= token;
+    }
+  }
+  return first;
+}
+
+describe("the scripted model reads a long message in time linear in its length", () => {
+  const calculator: OpenAI.ChatCompletionTool = {
+    type: "function",
+    function: {
+      name: "calculator",
+      description: "Evaluates arithmetic.",
+      parameters: {
+        type: "object",
+        properties: { expression: { type: "string" } },
+        required: ["expression"],
+      },
+    },
+  };
+  const lookup: OpenAI.ChatCompletionTool = {
+    type: "function",
+    function: {
+      name: "lookup",
+      description: "Looks a city up.",
+      parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
+    },
+  };
+  const reader: OpenAI.ChatCompletionTool = {
+    type: "function",
+    function: {
+      name: "read_file",
+      description: "Reads a file.",
+      parameters: { type: "object", properties: { path: { type: "string" } }, required: ["path"] },
+    },
+  };
+  // Each took seconds at 40,000 characters before r74 (digits and spaces: 6 s; a run of dots in
+  // one token: 2 s; a long gap before a capitalised word: 2 s) and four times that at twice the
+  // length; now each is a few milliseconds.
+  const messages: Record<string, string> = {
+    "numbers with no operator (a pasted column)": "1 ".repeat(25_000),
+    "a number, a long gap, an operator and no operand": `1${" ".repeat(50_000)}+`,
+    "a token of dots": `${".".repeat(50_000)}x`,
+    "a long gap before a name": `lookup x${" ".repeat(50_000)}Paris`,
+  };
+  for (const [what, content] of Object.entries(messages)) {
+    it(`answers ${what} (50,000 characters) within two seconds, over HTTP`, async () => {
+      server = await startServer({ scriptedModel: { chunkDelayMs: 0 } });
+      const started = performance.now();
+      const reply = await client(server).chat.completions.create({
+        model: "sim",
+        messages: [{ role: "user", content }],
+        tools: [calculator, lookup, reader],
+      });
+      expect(performance.now() - started).toBeLessThan(2000);
+      expect(reply.choices[0]?.finish_reason).toMatch(/^(stop|tool_calls)$/);
+    });
+  }
+
+  it("still finds the city after the gap and the expression after the numbers", async () => {
+    server = await startServer({ scriptedModel: { chunkDelayMs: 0 } });
+    const ask = async (content: string) =>
+      (
+        await client(server as TestServer).chat.completions.create({
+          model: "sim",
+          messages: [{ role: "user", content }],
+          tools: [calculator, lookup],
+        })
+      ).choices[0]?.message.tool_calls?.map((c) => (c.type === "function" ? c.function.arguments : ""));
+    expect(await ask(`lookup x${" ".repeat(50_000)}Paris`)).toEqual([JSON.stringify({ city: "Paris" })]);
+    expect(await ask(`${"7 ".repeat(25_000)}then 12 * 7`)).toEqual([
+      JSON.stringify({ expression: "12 * 7" }),
+    ]);
+  });
+
+  it("a tool description of 200,000 characters is judged at once", async () => {
+    server = await startServer({ scriptedModel: { chunkDelayMs: 0 } });
+    const started = performance.now();
+    await client(server).chat.completions.create({
+      model: "sim",
+      messages: [{ role: "user", content: "hello" }],
+      tools: [{ type: "function", function: { name: "thing", description: "read ".repeat(40_000) } }],
+    });
+    expect(performance.now() - started).toBeLessThan(2000);
+  });
+
+  it("extractExpression reads what the regular expression read (property, short texts)", () => {
+    const char = fc.constantFrom(..."0 19.,-+*/x×÷^%()a\n");
+    fc.assert(
+      fc.property(fc.array(char, { maxLength: 40 }), (chars) => {
+        const text = chars.join("");
+        expect(extractExpression(text)).toBe(expressionByRegExp(text));
+      }),
+      { numRuns: 5000 },
+    );
+  });
+
+  it("extractPath trims a token as before (property, short texts)", () => {
+    const char = fc.constantFrom(..."`'\"(<[)>].,;:!?a/.md1 ");
+    fc.assert(
+      fc.property(fc.array(char, { maxLength: 24 }), (chars) => {
+        const text = chars.join("");
+        expect(extractPath(text)).toBe(pathByRegExp(text));
+      }),
+      { numRuns: 3000 },
+    );
+  });
+});
