@@ -145,3 +145,28 @@ describe("the scripted model reads a long message in time linear in its length",
     );
   });
 });
+
+describe("llamacpp personality: max_tokens -1 is llama-server's 'no limit'", () => {
+  const ask = async (extra: Record<string, unknown>) => {
+    server = await startServer({ personality: "llamacpp", replies: [{ content: "hello there, world" }] });
+    const res = await fetch(`${server.baseUrl}/chat/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ model: "tiny", messages: [{ role: "user", content: "hi" }], ...extra }),
+    });
+    const body = (await res.json()) as { choices: { finish_reason: string; message: { content: string } }[] };
+    await server.close();
+    server = undefined;
+    return [body.choices[0]?.message.content, body.choices[0]?.finish_reason];
+  };
+
+  it("generates the whole scripted turn for max_tokens -1 (was: an empty answer cut for length)", async () => {
+    expect(await ask({ max_tokens: -1 })).toEqual(["hello there, world", "stop"]);
+    expect(await ask({ n_predict: -1, max_tokens: 1 })).toEqual(["hello there, world", "stop"]);
+  });
+
+  it("reads n_predict before max_tokens, as llama-server does", async () => {
+    expect(await ask({ n_predict: 1, max_tokens: 100 })).toEqual(["hello", "length"]);
+    expect(await ask({ max_tokens: 1 })).toEqual(["hello", "length"]);
+  });
+});
