@@ -96,9 +96,26 @@ export interface RawReply {
 /** What the server sends for one `POST /v1/chat/completions`. */
 export type Reply = TurnReply | ErrorReply | ReplayReply | RawReply;
 
-/** How a bad value is quoted in a message: strings in quotes, everything else as `String` gives it. */
+/**
+ * How a bad value is quoted in a message: strings in quotes, objects as JSON (cut to 200
+ * characters), everything else as `String` gives it. Never throws: a value JSON cannot write (a
+ * bigint inside, a cycle) is named by its kind.
+ */
 function shown(value: unknown): string {
-  return typeof value === "string" ? JSON.stringify(value) : String(value);
+  if (typeof value === "string") return JSON.stringify(value);
+  if (typeof value === "bigint") return `${value}n`;
+  if (typeof value === "object" && value !== null) {
+    let text: string | undefined;
+    try {
+      text = JSON.stringify(value);
+    } catch {
+      text = undefined;
+    }
+    if (text === undefined)
+      return Array.isArray(value) ? "an array JSON cannot write" : "an object JSON cannot write";
+    return text.length > 200 ? `${text.slice(0, 200)}…` : text;
+  }
+  return String(value);
 }
 
 function invalid(message: string): TestkitError {
@@ -110,6 +127,12 @@ function nonNegative(value: unknown, field: string): void {
   if (value !== undefined && (typeof value !== "number" || !Number.isFinite(value) || value < 0)) {
     throw invalid(`Reply field ${field} must be a non-negative number of milliseconds, got ${shown(value)}.`);
   }
+}
+
+/** `value`, which a reply must give: a missing (or null) one throws naming `field`. */
+function present(value: unknown, field: string): unknown {
+  if (value === undefined || value === null) throw invalid(`Reply field ${field} is missing.`);
+  return value;
 }
 
 /** A count (a chunk number, a token number): a whole number >= `min`. */
@@ -196,7 +219,7 @@ export function validateReply(reply: unknown): Reply {
           const call = c as Record<string, unknown> | null;
           if (!call || typeof call.name !== "string" || typeof call.arguments !== "string") {
             throw invalid(
-              `toolCalls[${i}] needs a string name and a string arguments (JSON text), got ${JSON.stringify(c)}.`,
+              `toolCalls[${i}] needs a string name and a string arguments (JSON text), got ${shown(c)}.`,
             );
           }
           // An empty name or id is allowed: it scripts a model that names no tool or gives no id
@@ -206,14 +229,20 @@ export function validateReply(reply: unknown): Reply {
           }
         });
       }
+      for (const f of ["pause", "errorMidStream"]) {
+        if (r[f] !== undefined && (typeof r[f] !== "object" || r[f] === null || Array.isArray(r[f]))) {
+          const wants = f === "pause" ? "{ afterChunk, ms }" : "{ afterChunk, error }";
+          throw invalid(`Reply field ${f} must be ${wants}, got ${kindOf(r[f])}.`);
+        }
+      }
       if (r.pause !== undefined) {
-        const p = r.pause as Record<string, unknown> | null;
-        wholeNumber(p?.afterChunk ?? -1, "pause.afterChunk");
-        nonNegative(p?.ms ?? -1, "pause.ms");
+        const p = r.pause as Record<string, unknown>;
+        wholeNumber(present(p.afterChunk, "pause.afterChunk"), "pause.afterChunk");
+        nonNegative(present(p.ms, "pause.ms"), "pause.ms");
       }
       if (r.errorMidStream !== undefined) {
-        const e = r.errorMidStream as Record<string, unknown> | null;
-        wholeNumber(e?.afterChunk ?? -1, "errorMidStream.afterChunk");
+        const e = r.errorMidStream as Record<string, unknown>;
+        wholeNumber(present(e.afterChunk, "errorMidStream.afterChunk"), "errorMidStream.afterChunk");
       }
       return reply as TurnReply;
     }
@@ -248,7 +277,7 @@ export function validateReply(reply: unknown): Reply {
     default:
       throw new TestkitError(
         "invalid-reply",
-        `Unknown reply type ${JSON.stringify(r.type)}; use "turn", "error", "replay" or "raw".`,
+        `Unknown reply type ${shown(r.type)}; use "turn", "error", "replay" or "raw".`,
       );
   }
 }

@@ -5,6 +5,8 @@
 import fc from "fast-check";
 import OpenAI from "openai";
 import { afterEach, describe, expect, it } from "vitest";
+import { TestkitError } from "./errors.js";
+import { validateReply } from "./replies.js";
 import { extractExpression, extractPath } from "./scripted-model.js";
 import { startServer, type TestServer } from "./server.js";
 
@@ -168,5 +170,73 @@ describe("llamacpp personality: max_tokens -1 is llama-server's 'no limit'", () 
   it("reads n_predict before max_tokens, as llama-server does", async () => {
     expect(await ask({ n_predict: 1, max_tokens: 100 })).toEqual(["hello", "length"]);
     expect(await ask({ max_tokens: 1 })).toEqual(["hello", "length"]);
+  });
+});
+
+describe("a bad scripted reply is refused by a TestkitError naming its place, and queues nothing", () => {
+  /** The error `run` throws. */
+  const thrown = (run: () => unknown): unknown => {
+    try {
+      run();
+    } catch (error) {
+      return error;
+    }
+    return undefined;
+  };
+
+  it("enqueue with a bad second reply queues neither (was: the first stayed queued) and names reply #2", async () => {
+    server = await startServer();
+    const error = thrown(() => server?.enqueue({ content: "first" }, { content: 5 as never }));
+    expect(TestkitError.isInstance(error) && error.code).toBe("invalid-reply");
+    expect((error as Error).message).toBe("enqueue: reply #2: Reply field content must be a string.");
+    expect(server.pending).toBe(0);
+    // The next chat request finds the script empty, not the half-enqueued first reply.
+    const res = await fetch(`${server.baseUrl}/chat/completions`, {
+      method: "POST",
+      body: JSON.stringify({ model: "m", messages: [] }),
+    });
+    expect(res.status).toBe(500);
+  });
+
+  it("startServer names the bad entry of replies", async () => {
+    const error = await startServer({
+      replies: [{ content: "a" }, { content: "b" }, { pause: 5 as never }],
+    }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect((error as Error).message).toBe(
+      "startServer: replies[2]: Reply field pause must be { afterChunk, ms }, got number 5.",
+    );
+  });
+
+  it.each<[string, unknown, string]>([
+    [
+      "tool-call arguments holding a bigint",
+      { toolCalls: [{ name: "f", arguments: { n: 1n } }] },
+      "toolCalls[0] needs a string name and a string arguments (JSON text), got an object JSON cannot write.",
+    ],
+    ["a bigint type", { type: 1n }, 'Unknown reply type 1n; use "turn", "error", "replay" or "raw".'],
+    ["pause given as a number", { pause: 5 }, "Reply field pause must be { afterChunk, ms }, got number 5."],
+    ["pause without afterChunk", { pause: { ms: 5 } }, "Reply field pause.afterChunk is missing."],
+    [
+      "errorMidStream without afterChunk",
+      { errorMidStream: { error: "x" } },
+      "Reply field errorMidStream.afterChunk is missing.",
+    ],
+  ])(
+    "%s: invalid-reply with what was given (was: a TypeError from JSON, or 'got -1')",
+    (_label, reply, message) => {
+      const error = thrown(() => validateReply(reply));
+      expect(TestkitError.isInstance(error) && error.code).toBe("invalid-reply");
+      expect((error as Error).message).toBe(message);
+    },
+  );
+
+  it("a cyclic tool call is named, not a TypeError", () => {
+    const call: Record<string, unknown> = { name: "f" };
+    call.arguments = call;
+    const error = thrown(() => validateReply({ toolCalls: [call] }));
+    expect(TestkitError.isInstance(error) && error.code).toBe("invalid-reply");
   });
 });

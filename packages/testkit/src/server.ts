@@ -180,7 +180,22 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
     if (reply.type === undefined || reply.type === "turn") personality?.checkReply?.(reply);
     return reply;
   };
-  const queue: Reply[] = Array.isArray(options.replies) ? options.replies.map(checked) : [];
+  /**
+   * Checks a list of replies given at once (the initial queue, one `enqueue` call) and returns it;
+   * a bad one throws naming its place (`where(i)`), so nothing of the list is queued.
+   */
+  const checkedList = (replies: readonly unknown[], where: (index: number) => string): Reply[] =>
+    replies.map((reply, i) => {
+      try {
+        return checked(reply);
+      } catch (cause) {
+        if (!TestkitError.isInstance(cause)) throw cause;
+        throw new TestkitError(cause.code, `${where(i)}: ${cause.message}`, { cause });
+      }
+    });
+  const queue: Reply[] = Array.isArray(options.replies)
+    ? checkedList(options.replies, (i) => `startServer: replies[${i}]`)
+    : [];
 
   const nextReply = async (request: RecordedRequest, index: number): Promise<Reply> => {
     const queued = queue.shift();
@@ -440,7 +455,8 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
     requests,
     chatRequests,
     enqueue(...replies: Reply[]) {
-      for (const r of replies) queue.push(checked(r));
+      // All or nothing: a bad reply anywhere in the call leaves the queue as it was.
+      queue.push(...checkedList(replies, (i) => `enqueue: reply #${i + 1}`));
     },
     get pending() {
       return queue.length;
