@@ -1,3 +1,4 @@
+import { validateHeaderName, validateHeaderValue } from "node:http";
 import { TestkitError } from "./errors.js";
 
 /** One tool call a scripted turn streams. */
@@ -150,6 +151,29 @@ function httpStatus(value: unknown, what: string, required = false): void {
   }
 }
 
+/**
+ * The `headers` of an error, replay or raw reply: an object of names and values Node can send. A
+ * bad one would otherwise fail only when the reply is sent, as a 500 the test did not script.
+ */
+function replyHeaders(value: unknown, what: string): void {
+  if (value === undefined) return;
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    throw invalid(`${what} headers must be an object of header names and values, got ${kindOf(value)}.`);
+  }
+  for (const [name, v] of Object.entries(value)) {
+    try {
+      validateHeaderName(name);
+      validateHeaderValue(name, v);
+    } catch (cause) {
+      throw new TestkitError(
+        "invalid-reply",
+        `${what} header ${JSON.stringify(name)} cannot be sent: ${cause instanceof Error ? cause.message : String(cause)}.`,
+        { cause },
+      );
+    }
+  }
+}
+
 /** What a value is, for a message: `null`, `an array`, `an object`, or its type and value (`number 5`). */
 function kindOf(value: unknown): string {
   if (value === null) return "null";
@@ -248,6 +272,7 @@ export function validateReply(reply: unknown): Reply {
     }
     case "error":
       httpStatus(r.status, "An error reply", true);
+      replyHeaders(r.headers, "An error reply's");
       return reply as ErrorReply;
     case "replay":
       if (typeof r.fixture !== "string") {
@@ -257,6 +282,7 @@ export function validateReply(reply: unknown): Reply {
         );
       }
       httpStatus(r.status, "A replay reply");
+      replyHeaders(r.headers, "A replay reply's");
       nonNegative(r.chunkDelayMs, "chunkDelayMs");
       return reply as ReplayReply;
     case "raw":
@@ -272,6 +298,7 @@ export function validateReply(reply: unknown): Reply {
         }
       });
       httpStatus(r.status, "A raw reply");
+      replyHeaders(r.headers, "A raw reply's");
       nonNegative(r.chunkDelayMs, "chunkDelayMs");
       return reply as RawReply;
     default:

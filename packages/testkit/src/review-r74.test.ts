@@ -240,3 +240,55 @@ describe("a bad scripted reply is refused by a TestkitError naming its place, an
     expect(TestkitError.isInstance(error) && error.code).toBe("invalid-reply");
   });
 });
+
+describe("reply headers Node cannot send are refused when the reply is scripted", () => {
+  it.each<[string, unknown, RegExp]>([
+    [
+      "an error reply with a newline in a header value",
+      { type: "error", status: 429, body: "slow down", headers: { "retry-after": "1\nx" } },
+      /^enqueue: reply #1: An error reply's header "retry-after" cannot be sent: /,
+    ],
+    [
+      "a raw reply with a space in a header name",
+      { type: "raw", chunks: ["data: x\n\n"], headers: { "content type": "text/plain" } },
+      /^enqueue: reply #1: A raw reply's header "content type" cannot be sent: /,
+    ],
+    [
+      "a replay reply whose headers are a string",
+      { type: "replay", fixture: "wire/openai/gpt-4.1-nano-text-usage-chunk.sse", headers: "text/plain" },
+      /^enqueue: reply #1: A replay reply's headers must be an object of header names and values, got string "text\/plain"\.$/,
+    ],
+  ])(
+    "%s: enqueue throws invalid-reply (was: queued, then a 500 the script never asked for)",
+    async (_label, reply, message) => {
+      server = await startServer();
+      let error: unknown;
+      try {
+        server.enqueue(reply as never);
+      } catch (e) {
+        error = e;
+      }
+      expect(TestkitError.isInstance(error) && error.code).toBe("invalid-reply");
+      expect((error as Error).message).toMatch(message);
+      expect(server.pending).toBe(0);
+    },
+  );
+
+  it("headers Node takes (numbers, lists) still go out", async () => {
+    server = await startServer({
+      replies: [
+        {
+          type: "error",
+          status: 429,
+          body: "slow",
+          headers: { "retry-after": 2 as never, "x-a": ["1", "2"] as never },
+        },
+      ],
+    });
+    const res = await fetch(`${server.baseUrl}/chat/completions`, {
+      method: "POST",
+      body: JSON.stringify({ model: "m", messages: [] }),
+    });
+    expect([res.status, res.headers.get("retry-after"), res.headers.get("x-a")]).toEqual([429, "2", "1, 2"]);
+  });
+});
