@@ -292,3 +292,40 @@ describe("reply headers Node cannot send are refused when the reply is scripted"
     expect([res.status, res.headers.get("retry-after"), res.headers.get("x-a")]).toEqual([429, "2", "1, 2"]);
   });
 });
+
+describe("startServer refuses a models listing whose entries are not objects", () => {
+  it.each<[string, unknown[], string]>([
+    [
+      "ids given as strings",
+      ["gpt-4o"],
+      'models[0] must be an object such as { id: "gpt-4o" }, got "gpt-4o".',
+    ],
+    [
+      "a null entry",
+      [{ id: "a" }, null],
+      'models[1] must be an object such as { id: "gpt-4o" }, got object null.',
+    ],
+  ])(
+    '%s: invalid-option naming the entry (was: served as {"0":"g","1":"p",…})',
+    async (_label, models, message) => {
+      const error = await startServer({ models }).then(
+        (s) => {
+          server = s;
+          return undefined;
+        },
+        (e: unknown) => e,
+      );
+      expect(TestkitError.isInstance(error) && error.code).toBe("invalid-option");
+      expect((error as Error).message).toContain(message);
+    },
+  );
+
+  it("entries without an id, and a whole listing, are still served as given", async () => {
+    server = await startServer({ models: [{ key: "qwen/qwen3-4b" }] });
+    const body = (await (await fetch(`${server.baseUrl}/models`)).json()) as { data: { key?: string }[] };
+    expect(body.data[0]?.key).toBe("qwen/qwen3-4b");
+    await server.close();
+    server = await startServer({ models: { object: "list", data: ["odd"] } });
+    expect(await (await fetch(`${server.baseUrl}/models`)).json()).toEqual({ object: "list", data: ["odd"] });
+  });
+});

@@ -150,6 +150,17 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
       "startServer: replies must be an array of replies or a function.",
     );
   }
+  if (Array.isArray(options.models)) {
+    // Each entry is spread into a listing entry: a string would become { "0": "g", "1": "p", … }.
+    options.models.forEach((entry: unknown, i) => {
+      if (!isRecord(entry)) {
+        throw new TestkitError(
+          "invalid-option",
+          `startServer: models[${i}] must be an object such as { id: "gpt-4o" }, got ${typeof entry === "string" ? JSON.stringify(entry) : Array.isArray(entry) ? "an array" : `${typeof entry} ${String(entry)}`}. To serve a listing exactly as written, pass it whole: { object: "list", data: [...] }.`,
+        );
+      }
+    });
+  }
   const port = options.port ?? 0;
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
     throw new TestkitError(
