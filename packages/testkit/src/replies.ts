@@ -183,6 +183,61 @@ function kindOf(value: unknown): string {
 }
 
 const USAGE_FIELDS = ["prompt_tokens", "completion_tokens", "cached_tokens", "reasoning_tokens"] as const;
+
+/** The fields each kind of reply has (see the interfaces above); `type` is every kind's. */
+const FIELDS: {
+  turn: readonly (keyof TurnReply)[];
+  error: readonly (keyof ErrorReply)[];
+  replay: readonly (keyof ReplayReply)[];
+  raw: readonly (keyof RawReply)[];
+} = {
+  turn: [
+    "type",
+    "content",
+    "reasoning",
+    "reasoningAs",
+    "toolCalls",
+    "usage",
+    "finishReason",
+    "chunkChars",
+    "splitNames",
+    "interleave",
+    "firstByteDelayMs",
+    "roleChunk",
+    "chunkDelayMs",
+    "pause",
+    "silentAfterChunk",
+    "dropAfterChunk",
+    "noDone",
+    "errorMidStream",
+  ],
+  error: ["type", "status", "body", "headers"],
+  replay: ["type", "fixture", "chunkDelayMs", "status", "headers"],
+  raw: ["type", "status", "headers", "chunks", "chunkDelayMs"],
+};
+
+/** What a script may have meant by a field a reply does not have: the wire's names for the turn's. */
+const MEANT: Record<string, string> = {
+  tool_calls: "toolCalls",
+  finish_reason: "finishReason",
+  reasoning_content: "reasoning (with reasoningAs)",
+  text: "content",
+  delayMs: "firstByteDelayMs or chunkDelayMs",
+  total_tokens: "nothing: it is prompt_tokens + completion_tokens",
+};
+
+/**
+ * Refuses a field `value` does not have (own enumerable keys other than `known`), naming it: a
+ * misspelt or wire-named field (`tool_calls`, `finish_reason`) was read as left out, and the reply
+ * went out without it.
+ */
+function onlyKnown(value: object, known: readonly string[], what: string): void {
+  for (const key of Object.keys(value)) {
+    if (known.includes(key)) continue;
+    const hint = MEANT[key] === undefined ? "" : ` (for ${key}, use ${MEANT[key]})`;
+    throw invalid(`${what} has no field ${JSON.stringify(key)}${hint}; its fields are ${known.join(", ")}.`);
+  }
+}
 const REASONING_AS = ["reasoning_content", "reasoning", "fence"];
 
 /**
@@ -199,6 +254,7 @@ export function validateReply(reply: unknown): Reply {
   switch (r.type) {
     case undefined:
     case "turn": {
+      onlyKnown(r, FIELDS.turn, "A turn reply");
       for (const f of ["chunkDelayMs", "firstByteDelayMs"]) nonNegative(r[f], f);
       for (const f of ["silentAfterChunk", "dropAfterChunk"]) wholeNumber(r[f], f);
       wholeNumber(r.chunkChars, "chunkChars", 1);
@@ -207,6 +263,7 @@ export function validateReply(reply: unknown): Reply {
           throw invalid("Reply field usage must be an object of token numbers or false.");
         }
         const usage = r.usage as Record<string, unknown>;
+        onlyKnown(usage, USAGE_FIELDS, "Reply field usage");
         for (const f of USAGE_FIELDS) wholeNumber(usage[f], `usage.${f}`);
         // Cached tokens are part of the prompt, reasoning tokens part of the completion: no server
         // reports more of them than of the whole.
@@ -261,20 +318,24 @@ export function validateReply(reply: unknown): Reply {
       }
       if (r.pause !== undefined) {
         const p = r.pause as Record<string, unknown>;
+        onlyKnown(p, ["afterChunk", "ms"], "Reply field pause");
         wholeNumber(present(p.afterChunk, "pause.afterChunk"), "pause.afterChunk");
         nonNegative(present(p.ms, "pause.ms"), "pause.ms");
       }
       if (r.errorMidStream !== undefined) {
         const e = r.errorMidStream as Record<string, unknown>;
+        onlyKnown(e, ["afterChunk", "error"], "Reply field errorMidStream");
         wholeNumber(present(e.afterChunk, "errorMidStream.afterChunk"), "errorMidStream.afterChunk");
       }
       return reply as TurnReply;
     }
     case "error":
+      onlyKnown(r, FIELDS.error, "An error reply");
       httpStatus(r.status, "An error reply", true);
       replyHeaders(r.headers, "An error reply's");
       return reply as ErrorReply;
     case "replay":
+      onlyKnown(r, FIELDS.replay, "A replay reply");
       if (typeof r.fixture !== "string") {
         throw new TestkitError(
           "invalid-reply",
@@ -286,6 +347,7 @@ export function validateReply(reply: unknown): Reply {
       nonNegative(r.chunkDelayMs, "chunkDelayMs");
       return reply as ReplayReply;
     case "raw":
+      onlyKnown(r, FIELDS.raw, "A raw reply");
       if (!Array.isArray(r.chunks)) {
         throw new TestkitError(
           "invalid-reply",

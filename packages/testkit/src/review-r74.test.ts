@@ -329,3 +329,66 @@ describe("startServer refuses a models listing whose entries are not objects", (
     expect(await (await fetch(`${server.baseUrl}/models`)).json()).toEqual({ object: "list", data: ["odd"] });
   });
 });
+
+describe("a reply field the testkit does not have is refused, not read as left out", () => {
+  it.each<[string, unknown, string]>([
+    [
+      "tool_calls (the wire's name) on a turn",
+      { tool_calls: [{ name: "clock", arguments: "{}" }] },
+      'A turn reply has no field "tool_calls" (for tool_calls, use toolCalls)',
+    ],
+    [
+      "finish_reason on a turn",
+      { content: "cut", finish_reason: "length" },
+      'A turn reply has no field "finish_reason" (for finish_reason, use finishReason)',
+    ],
+    [
+      "a misspelt content",
+      { contnet: "hi" },
+      'A turn reply has no field "contnet"; its fields are type, content,',
+    ],
+    [
+      "total_tokens in usage",
+      { content: "hi", usage: { prompt_tokens: 3, total_tokens: 9 } },
+      'Reply field usage has no field "total_tokens" (for total_tokens, use nothing: it is prompt_tokens + completion_tokens)',
+    ],
+    [
+      "message on an error reply",
+      { type: "error", status: 400, message: "bad" },
+      'An error reply has no field "message"',
+    ],
+    [
+      "delay on pause",
+      { pause: { afterChunk: 1, ms: 5, delay: 5 } },
+      'Reply field pause has no field "delay"',
+    ],
+  ])(
+    "%s: enqueue throws invalid-reply naming it (was: queued, and sent without it)",
+    async (_label, reply, message) => {
+      server = await startServer();
+      let error: unknown;
+      try {
+        server.enqueue(reply as never);
+      } catch (e) {
+        error = e;
+      }
+      expect(TestkitError.isInstance(error) && error.code).toBe("invalid-reply");
+      expect((error as Error).message).toContain(message);
+      expect(server.pending).toBe(0);
+    },
+  );
+
+  it("before: a turn with tool_calls went out as an empty answer; a reply function's is a 500 naming the field now", async () => {
+    server = await startServer({
+      replies: () => ({ tool_calls: [{ name: "clock", arguments: "{}" }] }) as never,
+    });
+    const res = await fetch(`${server.baseUrl}/chat/completions`, {
+      method: "POST",
+      body: JSON.stringify({ model: "m", messages: [] }),
+    });
+    expect(res.status).toBe(500);
+    expect(((await res.json()) as { error: { message: string } }).error.message).toContain(
+      'A turn reply has no field "tool_calls"',
+    );
+  });
+});
