@@ -392,3 +392,43 @@ describe("a reply field the testkit does not have is refused, not read as left o
     );
   });
 });
+
+describe("prefix cache: a request answered by an error reply was never processed", () => {
+  it("the retry after a scripted 429 reports nothing cached (was: all but one token of it)", async () => {
+    server = await startServer({
+      prefixCache: true,
+      replies: [
+        {
+          type: "error",
+          status: 429,
+          body: { error: { message: "slow down", type: "rate_limit", code: null } },
+        },
+        { content: "ok" },
+        { content: "again" },
+      ],
+    });
+    const ask = {
+      model: "m",
+      messages: [{ role: "user" as const, content: "a fairly long question about many things" }],
+    };
+    const openai = client(server);
+    await expect(openai.chat.completions.create(ask)).rejects.toMatchObject({ status: 429 });
+    const first = await openai.chat.completions.create(ask);
+    expect(first.usage?.prompt_tokens_details).toEqual({ cached_tokens: 0 });
+    // Once answered, the prompt is held: the same request again reports all but its last token.
+    const second = await openai.chat.completions.create(ask);
+    expect(second.usage?.prompt_tokens_details).toEqual({
+      cached_tokens: (second.usage?.prompt_tokens ?? 0) - 1,
+    });
+  });
+
+  it("a request the script ran out on is not held either", async () => {
+    server = await startServer({ prefixCache: true });
+    const ask = { model: "m", messages: [{ role: "user" as const, content: "hello there" }] };
+    await expect(client(server).chat.completions.create(ask)).rejects.toMatchObject({ status: 500 });
+    server.enqueue({ content: "ok" });
+    expect((await client(server).chat.completions.create(ask)).usage?.prompt_tokens_details).toEqual({
+      cached_tokens: 0,
+    });
+  });
+});

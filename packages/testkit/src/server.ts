@@ -248,10 +248,13 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
       );
       return;
     }
-    const counted = options.prefixCache
-      ? cache.process(request.body)
-      : { promptTokens, cachedTokens: undefined };
     const reply = checked(await nextReply(request, index));
+    // A prompt enters the prefix cache once the server answers it; an error reply (a scripted 429,
+    // the script running out) is a request the server never processed, as a personality's refusal is.
+    const counted =
+      options.prefixCache && reply.type !== "error"
+        ? cache.process(request.body)
+        : { promptTokens, cachedTokens: undefined };
     switch (reply.type) {
       case "error":
         respond.answer(res, reply);
