@@ -450,8 +450,15 @@ function answerFromResults(messages: Message[], tools: ToolInfo[]): string {
   while (i > 0 && messages[i - 1]?.role === "tool") i--;
   const results = messages.slice(i);
   const calls = Array.isArray(messages[i - 1]?.tool_calls) ? (messages[i - 1]?.tool_calls as unknown[]) : [];
-  const lines = results.map((result) => {
-    const call = calls.find((c) => record(c)?.id === result.tool_call_id) ?? calls[results.indexOf(result)];
+  // Each result's call by its id (the first call with that id), else the call at its position;
+  // looked up in a map, so a long run of results costs time in its length, not its square.
+  const byId = new Map<unknown, unknown>();
+  for (const c of calls) {
+    const id = record(c)?.id;
+    if (!byId.has(id)) byId.set(id, c);
+  }
+  const lines = results.map((result, at) => {
+    const call = byId.get(result.tool_call_id) ?? calls[at];
     const { name, args } = toolCallArgs(call);
     const tool = tools.find((t) => t.name === name);
     const kind = tool ? kindOf(tool) : "other";
