@@ -460,3 +460,23 @@ describe("the scripted model answers a long run of tool results in time linear i
     expect(lines.slice(0, 2)).toEqual(["The echo tool returned: r0", "The echo tool returned: r7"]);
   });
 });
+
+describe("the scripted model keeps a parameter named __proto__", () => {
+  it("fills a required __proto__ parameter (was: called with {}, the value set as the prototype and lost)", async () => {
+    server = await startServer({ scriptedModel: { chunkDelayMs: 0 } });
+    // Sent as text: JSON.parse makes "__proto__" an own key, as a server reading the body does.
+    const res = await fetch(`${server.baseUrl}/chat/completions`, {
+      method: "POST",
+      body:
+        '{"model":"m","messages":[{"role":"user","content":"use lookup with \\"x\\""}],"tools":[{"type":"function",' +
+        '"function":{"name":"lookup","description":"d","parameters":{"type":"object","properties":' +
+        '{"__proto__":{"type":"string"},"city":{"type":"string"}},"required":["__proto__"]}}}]}',
+    });
+    const body = (await res.json()) as {
+      choices: { message: { tool_calls: { function: { arguments: string } }[] } }[];
+    };
+    const args = body.choices[0]?.message.tool_calls[0]?.function.arguments ?? "";
+    expect(args).toBe('{"__proto__":"x"}');
+    expect(Object.keys(JSON.parse(args))).toEqual(["__proto__"]);
+  });
+});

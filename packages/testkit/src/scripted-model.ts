@@ -56,7 +56,8 @@ function declaredTools(tools: unknown): ToolInfo[] {
     if (!fn || typeof fn.name !== "string") continue;
     const params = record(fn.parameters) ?? {};
     const props = record(params.properties) ?? {};
-    const properties: Record<string, Record<string, unknown>> = {};
+    // No prototype: a parameter named __proto__ is an entry like any other, not the object's prototype.
+    const properties: Record<string, Record<string, unknown>> = Object.create(null);
     for (const [k, v] of Object.entries(props)) properties[k] = record(v) ?? {};
     out.push({
       name: fn.name,
@@ -404,7 +405,7 @@ function argumentsFor(
   text: string,
 ): { args: Record<string, unknown> } | { missing: string[] } {
   const offer = offerOf(text);
-  const args: Record<string, unknown> = {};
+  const args: Record<string, unknown> = Object.create(null);
   const keys = Object.keys(tool.properties);
   const missing: string[] = [];
   for (const key of tool.required) {
@@ -419,7 +420,7 @@ function argumentsFor(
     if (value !== undefined) args[key] = value;
   }
   // Keep the schema's order in the JSON the model sends.
-  const ordered: Record<string, unknown> = {};
+  const ordered: Record<string, unknown> = Object.create(null);
   for (const key of [...keys, ...Object.keys(args)]) if (key in args) ordered[key] = args[key];
   return { args: ordered };
 }
