@@ -6,9 +6,11 @@ import fc from "fast-check";
 import OpenAI from "openai";
 import { afterEach, describe, expect, it } from "vitest";
 import { TestkitError } from "./errors.js";
+import { createPrefixCache, renderPrompt } from "./prefix-cache.js";
 import { validateReply } from "./replies.js";
-import { extractExpression, extractPath } from "./scripted-model.js";
+import { extractExpression, extractPath, scriptedModel } from "./scripted-model.js";
 import { startServer, type TestServer } from "./server.js";
+import { limitTurn } from "./token-budget.js";
 
 let server: TestServer | undefined;
 afterEach(async () => {
@@ -478,5 +480,44 @@ describe("the scripted model keeps a parameter named __proto__", () => {
     const args = body.choices[0]?.message.tool_calls[0]?.function.arguments ?? "";
     expect(args).toBe('{"__proto__":"x"}');
     expect(Object.keys(JSON.parse(args))).toEqual(["__proto__"]);
+  });
+});
+
+describe("public helpers a host calls with its own values", () => {
+  it("limitTurn refuses NaN (was: the whole turn cut away, finish 'length')", () => {
+    let error: unknown;
+    try {
+      limitTurn({ content: "hello world" }, Number.NaN);
+    } catch (e) {
+      error = e;
+    }
+    expect(TestkitError.isInstance(error) && error.code).toBe("invalid-option");
+    expect(limitTurn({ content: "hello world" }, Number.POSITIVE_INFINITY)).toEqual({
+      content: "hello world",
+    });
+  });
+
+  it("a custom personality's completionBudget of NaN is a 500 naming it, not an empty answer", async () => {
+    server = await startServer({
+      personality: { name: "odd", completionBudget: () => Number.NaN },
+      replies: [{ content: "hello world" }],
+    });
+    const res = await fetch(`${server.baseUrl}/chat/completions`, {
+      method: "POST",
+      body: JSON.stringify({ model: "m", messages: [] }),
+    });
+    expect(res.status).toBe(500);
+    expect(((await res.json()) as { error: { message: string } }).error.message).toContain("got NaN");
+  });
+
+  it("renderPrompt, the prefix cache and scriptedModel never throw, as documented, on a request a host built", () => {
+    const part: Record<string, unknown> = { type: "image" };
+    part.self = part;
+    const request = { tools: [{ limit: 10n }], messages: [{ role: "user", content: [part] }, 7n] };
+    expect(renderPrompt(request)).toBe(
+      '<|tools|>\n[{"limit":"10"}]\n<|user|>\n{"type":"image","self":"[Circular]"}\n<|unknown|>\n"7"\n<|assistant|>\n',
+    );
+    expect(createPrefixCache().process(request).promptTokens).toBeGreaterThan(0);
+    expect(scriptedModel(request, { chunkDelayMs: 0 }).content).toMatch(/simulator/);
   });
 });
