@@ -46,11 +46,37 @@ export function contentText(content: unknown): string {
     return content
       .map((part) => {
         const p = asRecord(part);
-        return p && typeof p.text === "string" ? p.text : JSON.stringify(part);
+        return p && typeof p.text === "string" ? p.text : jsonText(part);
       })
       .join("");
   }
-  return JSON.stringify(content);
+  return jsonText(content);
+}
+
+/**
+ * `JSON.stringify(value)`, and for a value it cannot write (a bigint, a cycle: a request a host
+ * built, never one read off the wire) the same with each bigint written as its digits and an object
+ * met again as "[Circular]", so rendering never throws.
+ */
+function jsonText(value: unknown): string {
+  try {
+    return JSON.stringify(value) as string;
+  } catch {
+    const seen = new WeakSet<object>();
+    try {
+      return JSON.stringify(value, (_key, item: unknown) => {
+        if (typeof item === "bigint") return item.toString();
+        if (typeof item === "object" && item !== null) {
+          if (seen.has(item)) return "[Circular]";
+          seen.add(item);
+        }
+        return item;
+      }) as string;
+    } catch {
+      // A toJSON that throws.
+      return "[unserialisable]";
+    }
+  }
 }
 
 /**
@@ -65,13 +91,13 @@ export function contentText(content: unknown): string {
 export function renderPrompt(request: PromptLike): string {
   let out = "";
   if (Array.isArray(request.tools) && request.tools.length > 0) {
-    out += `<|tools|>\n${JSON.stringify(request.tools)}\n`;
+    out += `<|tools|>\n${jsonText(request.tools)}\n`;
   }
   const messages = Array.isArray(request.messages) ? request.messages : [];
   for (const raw of messages) {
     const m = asRecord(raw);
     if (!m) {
-      out += `<|unknown|>\n${JSON.stringify(raw)}\n`;
+      out += `<|unknown|>\n${jsonText(raw)}\n`;
       continue;
     }
     const role = typeof m.role === "string" && /^[a-z_]+$/.test(m.role) ? m.role : "unknown";

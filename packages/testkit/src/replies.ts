@@ -1,3 +1,4 @@
+import { validateHeaderName, validateHeaderValue } from "node:http";
 import { TestkitError } from "./errors.js";
 
 /** One tool call a scripted turn streams. */
@@ -96,9 +97,26 @@ export interface RawReply {
 /** What the server sends for one `POST /v1/chat/completions`. */
 export type Reply = TurnReply | ErrorReply | ReplayReply | RawReply;
 
-/** How a bad value is quoted in a message: strings in quotes, everything else as `String` gives it. */
+/**
+ * How a bad value is quoted in a message: strings in quotes, objects as JSON (cut to 200
+ * characters), everything else as `String` gives it. Never throws: a value JSON cannot write (a
+ * bigint inside, a cycle) is named by its kind.
+ */
 function shown(value: unknown): string {
-  return typeof value === "string" ? JSON.stringify(value) : String(value);
+  if (typeof value === "string") return JSON.stringify(value);
+  if (typeof value === "bigint") return `${value}n`;
+  if (typeof value === "object" && value !== null) {
+    let text: string | undefined;
+    try {
+      text = JSON.stringify(value);
+    } catch {
+      text = undefined;
+    }
+    if (text === undefined)
+      return Array.isArray(value) ? "an array JSON cannot write" : "an object JSON cannot write";
+    return text.length > 200 ? `${text.slice(0, 200)}…` : text;
+  }
+  return String(value);
 }
 
 function invalid(message: string): TestkitError {
@@ -110,6 +128,12 @@ function nonNegative(value: unknown, field: string): void {
   if (value !== undefined && (typeof value !== "number" || !Number.isFinite(value) || value < 0)) {
     throw invalid(`Reply field ${field} must be a non-negative number of milliseconds, got ${shown(value)}.`);
   }
+}
+
+/** `value`, which a reply must give: a missing (or null) one throws naming `field`. */
+function present(value: unknown, field: string): unknown {
+  if (value === undefined || value === null) throw invalid(`Reply field ${field} is missing.`);
+  return value;
 }
 
 /** A count (a chunk number, a token number): a whole number >= `min`. */
@@ -127,6 +151,29 @@ function httpStatus(value: unknown, what: string, required = false): void {
   }
 }
 
+/**
+ * The `headers` of an error, replay or raw reply: an object of names and values Node can send. A
+ * bad one would otherwise fail only when the reply is sent, as a 500 the test did not script.
+ */
+function replyHeaders(value: unknown, what: string): void {
+  if (value === undefined) return;
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    throw invalid(`${what} headers must be an object of header names and values, got ${kindOf(value)}.`);
+  }
+  for (const [name, v] of Object.entries(value)) {
+    try {
+      validateHeaderName(name);
+      validateHeaderValue(name, v);
+    } catch (cause) {
+      throw new TestkitError(
+        "invalid-reply",
+        `${what} header ${JSON.stringify(name)} cannot be sent: ${cause instanceof Error ? cause.message : String(cause)}.`,
+        { cause },
+      );
+    }
+  }
+}
+
 /** What a value is, for a message: `null`, `an array`, `an object`, or its type and value (`number 5`). */
 function kindOf(value: unknown): string {
   if (value === null) return "null";
@@ -136,6 +183,61 @@ function kindOf(value: unknown): string {
 }
 
 const USAGE_FIELDS = ["prompt_tokens", "completion_tokens", "cached_tokens", "reasoning_tokens"] as const;
+
+/** The fields each kind of reply has (see the interfaces above); `type` is every kind's. */
+const FIELDS: {
+  turn: readonly (keyof TurnReply)[];
+  error: readonly (keyof ErrorReply)[];
+  replay: readonly (keyof ReplayReply)[];
+  raw: readonly (keyof RawReply)[];
+} = {
+  turn: [
+    "type",
+    "content",
+    "reasoning",
+    "reasoningAs",
+    "toolCalls",
+    "usage",
+    "finishReason",
+    "chunkChars",
+    "splitNames",
+    "interleave",
+    "firstByteDelayMs",
+    "roleChunk",
+    "chunkDelayMs",
+    "pause",
+    "silentAfterChunk",
+    "dropAfterChunk",
+    "noDone",
+    "errorMidStream",
+  ],
+  error: ["type", "status", "body", "headers"],
+  replay: ["type", "fixture", "chunkDelayMs", "status", "headers"],
+  raw: ["type", "status", "headers", "chunks", "chunkDelayMs"],
+};
+
+/** What a script may have meant by a field a reply does not have: the wire's names for the turn's. */
+const MEANT: Record<string, string> = {
+  tool_calls: "toolCalls",
+  finish_reason: "finishReason",
+  reasoning_content: "reasoning (with reasoningAs)",
+  text: "content",
+  delayMs: "firstByteDelayMs or chunkDelayMs",
+  total_tokens: "nothing: it is prompt_tokens + completion_tokens",
+};
+
+/**
+ * Refuses a field `value` does not have (own enumerable keys other than `known`), naming it: a
+ * misspelt or wire-named field (`tool_calls`, `finish_reason`) was read as left out, and the reply
+ * went out without it.
+ */
+function onlyKnown(value: object, known: readonly string[], what: string): void {
+  for (const key of Object.keys(value)) {
+    if (known.includes(key)) continue;
+    const hint = MEANT[key] === undefined ? "" : ` (for ${key}, use ${MEANT[key]})`;
+    throw invalid(`${what} has no field ${JSON.stringify(key)}${hint}; its fields are ${known.join(", ")}.`);
+  }
+}
 const REASONING_AS = ["reasoning_content", "reasoning", "fence"];
 
 /**
@@ -152,6 +254,7 @@ export function validateReply(reply: unknown): Reply {
   switch (r.type) {
     case undefined:
     case "turn": {
+      onlyKnown(r, FIELDS.turn, "A turn reply");
       for (const f of ["chunkDelayMs", "firstByteDelayMs"]) nonNegative(r[f], f);
       for (const f of ["silentAfterChunk", "dropAfterChunk"]) wholeNumber(r[f], f);
       wholeNumber(r.chunkChars, "chunkChars", 1);
@@ -160,6 +263,7 @@ export function validateReply(reply: unknown): Reply {
           throw invalid("Reply field usage must be an object of token numbers or false.");
         }
         const usage = r.usage as Record<string, unknown>;
+        onlyKnown(usage, USAGE_FIELDS, "Reply field usage");
         for (const f of USAGE_FIELDS) wholeNumber(usage[f], `usage.${f}`);
         // Cached tokens are part of the prompt, reasoning tokens part of the completion: no server
         // reports more of them than of the whole.
@@ -196,7 +300,7 @@ export function validateReply(reply: unknown): Reply {
           const call = c as Record<string, unknown> | null;
           if (!call || typeof call.name !== "string" || typeof call.arguments !== "string") {
             throw invalid(
-              `toolCalls[${i}] needs a string name and a string arguments (JSON text), got ${JSON.stringify(c)}.`,
+              `toolCalls[${i}] needs a string name and a string arguments (JSON text), got ${shown(c)}.`,
             );
           }
           // An empty name or id is allowed: it scripts a model that names no tool or gives no id
@@ -206,21 +310,32 @@ export function validateReply(reply: unknown): Reply {
           }
         });
       }
+      for (const f of ["pause", "errorMidStream"]) {
+        if (r[f] !== undefined && (typeof r[f] !== "object" || r[f] === null || Array.isArray(r[f]))) {
+          const wants = f === "pause" ? "{ afterChunk, ms }" : "{ afterChunk, error }";
+          throw invalid(`Reply field ${f} must be ${wants}, got ${kindOf(r[f])}.`);
+        }
+      }
       if (r.pause !== undefined) {
-        const p = r.pause as Record<string, unknown> | null;
-        wholeNumber(p?.afterChunk ?? -1, "pause.afterChunk");
-        nonNegative(p?.ms ?? -1, "pause.ms");
+        const p = r.pause as Record<string, unknown>;
+        onlyKnown(p, ["afterChunk", "ms"], "Reply field pause");
+        wholeNumber(present(p.afterChunk, "pause.afterChunk"), "pause.afterChunk");
+        nonNegative(present(p.ms, "pause.ms"), "pause.ms");
       }
       if (r.errorMidStream !== undefined) {
-        const e = r.errorMidStream as Record<string, unknown> | null;
-        wholeNumber(e?.afterChunk ?? -1, "errorMidStream.afterChunk");
+        const e = r.errorMidStream as Record<string, unknown>;
+        onlyKnown(e, ["afterChunk", "error"], "Reply field errorMidStream");
+        wholeNumber(present(e.afterChunk, "errorMidStream.afterChunk"), "errorMidStream.afterChunk");
       }
       return reply as TurnReply;
     }
     case "error":
+      onlyKnown(r, FIELDS.error, "An error reply");
       httpStatus(r.status, "An error reply", true);
+      replyHeaders(r.headers, "An error reply's");
       return reply as ErrorReply;
     case "replay":
+      onlyKnown(r, FIELDS.replay, "A replay reply");
       if (typeof r.fixture !== "string") {
         throw new TestkitError(
           "invalid-reply",
@@ -228,9 +343,11 @@ export function validateReply(reply: unknown): Reply {
         );
       }
       httpStatus(r.status, "A replay reply");
+      replyHeaders(r.headers, "A replay reply's");
       nonNegative(r.chunkDelayMs, "chunkDelayMs");
       return reply as ReplayReply;
     case "raw":
+      onlyKnown(r, FIELDS.raw, "A raw reply");
       if (!Array.isArray(r.chunks)) {
         throw new TestkitError(
           "invalid-reply",
@@ -243,12 +360,13 @@ export function validateReply(reply: unknown): Reply {
         }
       });
       httpStatus(r.status, "A raw reply");
+      replyHeaders(r.headers, "A raw reply's");
       nonNegative(r.chunkDelayMs, "chunkDelayMs");
       return reply as RawReply;
     default:
       throw new TestkitError(
         "invalid-reply",
-        `Unknown reply type ${JSON.stringify(r.type)}; use "turn", "error", "replay" or "raw".`,
+        `Unknown reply type ${shown(r.type)}; use "turn", "error", "replay" or "raw".`,
       );
   }
 }

@@ -56,7 +56,8 @@ function declaredTools(tools: unknown): ToolInfo[] {
     if (!fn || typeof fn.name !== "string") continue;
     const params = record(fn.parameters) ?? {};
     const props = record(params.properties) ?? {};
-    const properties: Record<string, Record<string, unknown>> = {};
+    // No prototype: a parameter named __proto__ is an entry like any other, not the object's prototype.
+    const properties: Record<string, Record<string, unknown>> = Object.create(null);
     for (const [k, v] of Object.entries(props)) properties[k] = record(v) ?? {};
     out.push({
       name: fn.name,
@@ -75,6 +76,20 @@ function declaredTools(tools: unknown): ToolInfo[] {
 const WRITES =
   /\b(write|overwrite|edit|create|delete|remove|move|rename|copy|append|update|save|upload|put|insert|patch|mkdir|touch)/;
 
+/**
+ * True when a line of `description` has "read" before "file", or "file" before "content" (what
+ * `/read.*file|file.*content/` matches), found with one search each: the expression took time in
+ * the square of a long description's length (an MCP server writes the descriptions).
+ */
+function readsFiles(description: string): boolean {
+  return description.split(/[\n\r\u2028\u2029]/).some((line) => {
+    const read = line.indexOf("read");
+    if (read >= 0 && line.lastIndexOf("file") >= read + 4) return true;
+    const file = line.indexOf("file");
+    return file >= 0 && line.lastIndexOf("content") >= file + 4;
+  });
+}
+
 /** What a tool is for, judged from its own name (then its description). */
 function kindOf(tool: ToolInfo): ToolKind {
   const name = tool.own.toLowerCase();
@@ -85,17 +100,72 @@ function kindOf(tool: ToolInfo): ToolKind {
   const description = tool.description.toLowerCase();
   if (/current time|clock/.test(description)) return "clock";
   if (/arithmetic|calculat/.test(description)) return "calculator";
-  if (/read.*file|file.*content/.test(description) && !writes) return "read_file";
+  if (readsFiles(description) && !writes) return "read_file";
   return "other";
 }
 
-/** The arithmetic expression in `text`: the longest run of numbers joined by operators. */
+const isDigit = (c: string | undefined): boolean => c !== undefined && c >= "0" && c <= "9";
+const isSpace = (c: string | undefined): boolean => c !== undefined && /\s/.test(c);
+/** The characters of an expression's first number: digits, `.`, `,` and white space. */
+const isNumberPart = (c: string | undefined): boolean => isDigit(c) || c === "." || c === "," || isSpace(c);
+const OPERATORS = new Set(["-", "+", "*", "/", "×", "÷", "^", "%", "x"]);
+
+/**
+ * Where one `operator operand` step that starts at `at` ends (white space, an operator or `**`,
+ * opening brackets and white space, an optional minus, a number, white space, closing brackets),
+ * or -1 when none starts there.
+ */
+function operatorStep(text: string, at: number): number {
+  let i = at;
+  while (isSpace(text[i])) i++;
+  if (!OPERATORS.has(text[i] as string)) return -1;
+  // `**` is one operator, tried when a single `*` is not followed by an operand.
+  for (const width of text[i] === "*" && text[i + 1] === "*" ? [1, 2] : [1]) {
+    let j = i + width;
+    while (isSpace(text[j]) || text[j] === "(") j++;
+    if (text[j] === "-" && isDigit(text[j + 1])) j++;
+    if (!isDigit(text[j])) continue;
+    while (isDigit(text[j]) || text[j] === ".") j++;
+    while (isSpace(text[j])) j++;
+    while (text[j] === ")") j++;
+    return j;
+  }
+  return -1;
+}
+
+/**
+ * The arithmetic expression in `text`: the longest run of numbers joined by operators (the first
+ * longest when several tie). Read in one pass over the text: a message of any length costs time in
+ * its length (a regular expression for it took seconds on 20,000 characters of digits and spaces).
+ */
 export function extractExpression(text: string): string | undefined {
-  const runs = text.match(/[-(]*\s*\d[\d.,\s]*(?:\s*(?:[-+*/×÷^%x]|\*\*)\s*[(\s]*-?\d[\d.]*\s*\)*)+/g) ?? [];
-  const best = runs.map((r) => r.trim()).sort((a, b) => b.length - a.length)[0];
+  let best = "";
+  let i = 0;
+  while (i < text.length) {
+    // Opening signs and brackets, white space, then the first number's digit.
+    let j = i;
+    while (text[j] === "-" || text[j] === "(") j++;
+    while (isSpace(text[j])) j++;
+    if (!isDigit(text[j])) {
+      // Every start inside this run of signs and spaces reaches the same character.
+      i = Math.max(j, i + 1);
+      continue;
+    }
+    while (isNumberPart(text[j])) j++;
+    let end = operatorStep(text, j);
+    if (end < 0) {
+      // Every start inside this number reaches the same end, where no operator follows.
+      i = j;
+      continue;
+    }
+    for (let next = operatorStep(text, end); next >= 0; next = operatorStep(text, end)) end = next;
+    const run = text.slice(i, end).trim();
+    if (run.length > best.length) best = run;
+    i = end;
+  }
   if (!best) return undefined;
   return best
-    .replace(/×|(?<=\d\s*)x(?=\s*\d)/g, "*")
+    .replace(/×|x(?<=\d\s*x)(?=\s*\d)/g, "*")
     .replace(/÷/g, "/")
     .replace(/,/g, "");
 }
@@ -105,6 +175,22 @@ const VERSION = /^[vV]?\d+(?:\.\d+)+(?:[-+][\w.-]*)?$/;
 
 /** A path whose last part has an extension that starts with a letter (`notes.md`, `src/a.d.ts`). */
 const LETTER_EXTENSION = /(?:^|\/)[^/]*[^/.]\.[A-Za-z][A-Za-z0-9]{0,7}$/;
+
+const OPENING = new Set(["`", "'", '"', "(", "<", "["]);
+const CLOSING = new Set(["`", "'", '"', ")", ">", "]", ".", ",", ";", ":", "!", "?"]);
+
+/**
+ * `token` without the quotes and brackets that open it and the quotes, brackets and punctuation
+ * that close it (the closing run counted after the opening one). By hand: a regular expression for
+ * the closing run was tried at every character of a run of dots, each time to the end of it.
+ */
+function trimPunctuation(token: string): string {
+  let start = 0;
+  while (start < token.length && OPENING.has(token[start] as string)) start++;
+  let end = token.length;
+  while (end > start && CLOSING.has(token[end - 1] as string)) end--;
+  return token.slice(start, end);
+}
 
 /**
  * The file path mentioned in `text`, or undefined: the first token with a file extension (a letter
@@ -117,7 +203,7 @@ const LETTER_EXTENSION = /(?:^|\/)[^/]*[^/.]\.[A-Za-z][A-Za-z0-9]{0,7}$/;
 export function extractPath(text: string): string | undefined {
   let first: string | undefined;
   for (const raw of text.split(/\s+/)) {
-    const token = raw.replace(/^[`'"(<[]+|[`'")>\].,;:!?]+$/g, "");
+    const token = trimPunctuation(raw);
     if (/^https?:/i.test(token) || VERSION.test(token)) continue;
     if (/^[\w.~-]*\/[\w./~-]*$/.test(token) || /^[\w.~/-]{2,}\.[a-z0-9]{1,8}$/.test(token)) {
       if (!/[A-Za-z]/.test(token)) continue;
@@ -240,7 +326,9 @@ function offerOf(text: string): Offer {
 /** A run of capitalised words that does not open a sentence (a place, a person, a title), or undefined. */
 function properNoun(text: string, tool: ToolInfo): string | undefined {
   const names = [tool.name.toLowerCase(), tool.own.toLowerCase()];
-  const found = text.match(/(?<=[^.!?\s]\s+)[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*/g) ?? [];
+  // The look-behind is tried at capital letters only: tried at every position, it read each run of
+  // white space back to its start from every character of it.
+  const found = text.match(/[A-Z](?<=[^.!?\s]\s+[A-Z])[\w'-]*(?:\s+[A-Z][\w'-]*)*/g) ?? [];
   return found.find((w) => !names.includes(w.toLowerCase()) && !/^(I|I'm|I'd)$/.test(w));
 }
 
@@ -317,7 +405,7 @@ function argumentsFor(
   text: string,
 ): { args: Record<string, unknown> } | { missing: string[] } {
   const offer = offerOf(text);
-  const args: Record<string, unknown> = {};
+  const args: Record<string, unknown> = Object.create(null);
   const keys = Object.keys(tool.properties);
   const missing: string[] = [];
   for (const key of tool.required) {
@@ -332,7 +420,7 @@ function argumentsFor(
     if (value !== undefined) args[key] = value;
   }
   // Keep the schema's order in the JSON the model sends.
-  const ordered: Record<string, unknown> = {};
+  const ordered: Record<string, unknown> = Object.create(null);
   for (const key of [...keys, ...Object.keys(args)]) if (key in args) ordered[key] = args[key];
   return { args: ordered };
 }
@@ -363,8 +451,15 @@ function answerFromResults(messages: Message[], tools: ToolInfo[]): string {
   while (i > 0 && messages[i - 1]?.role === "tool") i--;
   const results = messages.slice(i);
   const calls = Array.isArray(messages[i - 1]?.tool_calls) ? (messages[i - 1]?.tool_calls as unknown[]) : [];
-  const lines = results.map((result) => {
-    const call = calls.find((c) => record(c)?.id === result.tool_call_id) ?? calls[results.indexOf(result)];
+  // Each result's call by its id (the first call with that id), else the call at its position;
+  // looked up in a map, so a long run of results costs time in its length, not its square.
+  const byId = new Map<unknown, unknown>();
+  for (const c of calls) {
+    const id = record(c)?.id;
+    if (!byId.has(id)) byId.set(id, c);
+  }
+  const lines = results.map((result, at) => {
+    const call = byId.get(result.tool_call_id) ?? calls[at];
     const { name, args } = toolCallArgs(call);
     const tool = tools.find((t) => t.name === name);
     const kind = tool ? kindOf(tool) : "other";

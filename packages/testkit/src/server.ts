@@ -150,6 +150,17 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
       "startServer: replies must be an array of replies or a function.",
     );
   }
+  if (Array.isArray(options.models)) {
+    // Each entry is spread into a listing entry: a string would become { "0": "g", "1": "p", … }.
+    options.models.forEach((entry: unknown, i) => {
+      if (!isRecord(entry)) {
+        throw new TestkitError(
+          "invalid-option",
+          `startServer: models[${i}] must be an object such as { id: "gpt-4o" }, got ${typeof entry === "string" ? JSON.stringify(entry) : Array.isArray(entry) ? "an array" : `${typeof entry} ${String(entry)}`}. To serve a listing exactly as written, pass it whole: { object: "list", data: [...] }.`,
+        );
+      }
+    });
+  }
   const port = options.port ?? 0;
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
     throw new TestkitError(
@@ -180,7 +191,22 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
     if (reply.type === undefined || reply.type === "turn") personality?.checkReply?.(reply);
     return reply;
   };
-  const queue: Reply[] = Array.isArray(options.replies) ? options.replies.map(checked) : [];
+  /**
+   * Checks a list of replies given at once (the initial queue, one `enqueue` call) and returns it;
+   * a bad one throws naming its place (`where(i)`), so nothing of the list is queued.
+   */
+  const checkedList = (replies: readonly unknown[], where: (index: number) => string): Reply[] =>
+    replies.map((reply, i) => {
+      try {
+        return checked(reply);
+      } catch (cause) {
+        if (!TestkitError.isInstance(cause)) throw cause;
+        throw new TestkitError(cause.code, `${where(i)}: ${cause.message}`, { cause });
+      }
+    });
+  const queue: Reply[] = Array.isArray(options.replies)
+    ? checkedList(options.replies, (i) => `startServer: replies[${i}]`)
+    : [];
 
   const nextReply = async (request: RecordedRequest, index: number): Promise<Reply> => {
     const queued = queue.shift();
@@ -222,10 +248,13 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
       );
       return;
     }
-    const counted = options.prefixCache
-      ? cache.process(request.body)
-      : { promptTokens, cachedTokens: undefined };
     const reply = checked(await nextReply(request, index));
+    // A prompt enters the prefix cache once the server answers it; an error reply (a scripted 429,
+    // the script running out) is a request the server never processed, as a personality's refusal is.
+    const counted =
+      options.prefixCache && reply.type !== "error"
+        ? cache.process(request.body)
+        : { promptTokens, cachedTokens: undefined };
     switch (reply.type) {
       case "error":
         respond.answer(res, reply);
@@ -440,7 +469,8 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
     requests,
     chatRequests,
     enqueue(...replies: Reply[]) {
-      for (const r of replies) queue.push(checked(r));
+      // All or nothing: a bad reply anywhere in the call leaves the queue as it was.
+      queue.push(...checkedList(replies, (i) => `enqueue: reply #${i + 1}`));
     },
     get pending() {
       return queue.length;

@@ -3,6 +3,7 @@
  * `max_tokens` or at the end of its context: reasoning, then content, then tool calls, each cut at
  * a token boundary, and `finish_reason` becomes `"length"`.
  */
+import { TestkitError } from "./errors.js";
 import { tokenize } from "./prefix-cache.js";
 import type { ScriptedToolCall, TurnReply } from "./replies.js";
 
@@ -18,9 +19,18 @@ function cut(text: string, budget: number): { kept: string; used: number; cutSho
  *
  * Returns `turn` itself when it fits (by the token rule). Generation order is reasoning, content, then each tool call's name and arguments; a call
  * whose name does not fit is dropped, one whose arguments are cut keeps the partial arguments (as a
- * real server cut off mid-call sends them). A cut turn gets `finishReason: "length"`.
+ * real server cut off mid-call sends them). A cut turn gets `finishReason: "length"`. A negative
+ * `maxTokens` is 0; `NaN` or a value that is not a number throws `TestkitError` `invalid-option`.
  */
 export function limitTurn(turn: TurnReply, maxTokens: number): TurnReply {
+  // NaN would cut everything (no count is "at most NaN"); a personality's completionBudget that
+  // returns it is a mistake to name, not an empty answer.
+  if (typeof maxTokens !== "number" || Number.isNaN(maxTokens)) {
+    throw new TestkitError(
+      "invalid-option",
+      `limitTurn: maxTokens must be a number of tokens (Infinity: no limit), got ${typeof maxTokens === "number" ? "NaN" : typeof maxTokens}.`,
+    );
+  }
   let budget = Math.max(0, Math.floor(maxTokens));
   let truncated = false;
   const out: TurnReply = { ...turn };

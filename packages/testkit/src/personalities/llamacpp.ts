@@ -14,6 +14,19 @@ import { checkOptions, durationMs, flag, nonEmptyString, type OptionRule, positi
 import type { Personality, PersonalityContext, TurnFacts } from "./personality.js";
 import { includeUsageRequested, isRecord, jsonError, requestedMaxTokens, swap } from "./recorded.js";
 
+/**
+ * The most tokens llama-server generates for a request, before the context's room: its own
+ * `n_predict`, else `max_tokens` (or `max_completion_tokens`), and -1, its default, means no limit
+ * (ggml-org/llama.cpp tools/server: `params.n_predict = json_value(data, "n_predict",
+ * json_value(data, "max_tokens", defaults.n_predict))`, and `server_slot::has_budget` answers
+ * "limitless" for -1).
+ */
+function llamaMaxTokens(request: RecordedRequest): number {
+  const body = isRecord(request.body) ? request.body : {};
+  const asked = typeof body.n_predict === "number" ? body.n_predict : requestedMaxTokens(request);
+  return asked === undefined || asked === -1 ? Number.POSITIVE_INFINITY : asked;
+}
+
 /** Options of {@link llamacppPersonality}. */
 export interface LlamacppPersonalityOptions {
   /** Context size per slot (`-c`); prompts of this many tokens or more are refused. Default 4096. */
@@ -508,8 +521,7 @@ export function llamacppPersonality(options: LlamacppPersonalityOptions = {}): P
       headers: serverHeaders(F.health),
     }),
     // Generation stops at max_tokens or when the context is full (capture 29-near-context-limit).
-    completionBudget: (request, ctx) =>
-      Math.min(requestedMaxTokens(request) ?? Number.POSITIVE_INFINITY, nCtx - ctx.promptTokens),
+    completionBudget: (request, ctx) => Math.min(llamaMaxTokens(request), nCtx - ctx.promptTokens),
     streamsUsage: includeUsageRequested,
     // A scripted answer goes out as llama-server words it: its own model name, its ids, timings.
     chunks: (chunks, facts) => llamaChunks(chunks, facts, answering()),
