@@ -141,7 +141,8 @@ export async function prepareStep(
 /**
  * A step's planned transcript as the run takes it (each call stored without its type given one),
  * or a `TypeError` naming what an endpoint would refuse in it: a message of the wrong shape, a call
- * no tool message answers right after it, a tool message that answers no call.
+ * no tool message answers right after it, a tool message that answers no call, two calls of one
+ * assistant message sharing an id.
  */
 function plannedMessages(messages: readonly ChatMessage[]): ChatMessage[] {
   const shapes = messageFaults(messages);
@@ -155,8 +156,12 @@ function plannedMessages(messages: readonly ChatMessage[]): ChatMessage[] {
   const pairing = unpaired(replaced);
   const missing = pairing.missing.map(({ id }) => id);
   const stray = pairing.stray.map(({ id }) => id);
-  if (missing.length > 0 || stray.length > 0) {
+  const shared = pairing.shared.map(({ id }) => id);
+  if (missing.length > 0 || stray.length > 0 || shared.length > 0) {
     const faults = [
+      ...(shared.length > 0
+        ? [`an assistant message two of whose tool calls share an id (${shared.join(", ")})`]
+        : []),
       ...(missing.length > 0
         ? [`tool calls no tool message answers right after them (${missing.join(", ")})`]
         : []),
