@@ -65,3 +65,49 @@ describe("r74: two calls of one assistant message with one id", () => {
     expect((error as Error).message).toContain("two of whose tool calls share an id (x)");
   });
 });
+
+describe("r74: half a surrogate pair written as an escape in a call's arguments", () => {
+  // A model (or a server's parser) writes "\ud800" in the JSON text: parsed, it is a lone surrogate.
+  async function called(args: string) {
+    const server = await startServer({
+      replies: [{ toolCalls: [{ name: "note", arguments: args }] }, { content: "Noted." }],
+    });
+    const handed: Record<string, unknown>[] = [];
+    try {
+      const result = await createRuntime().runAgentLoop({
+        config: { baseUrl: server.baseUrl, model: "m" },
+        messages: [{ role: "user", content: "Note it." }],
+        tools: [{ type: "function", function: { name: "note", parameters: { type: "object" } } }],
+        dispatch: ({ args }) => {
+          handed.push(args);
+          return "ok";
+        },
+      });
+      const replayed = (
+        (server.chatRequests[1] as { body: unknown }).body as { messages: ChatMessage[] }
+      ).messages.flatMap((m) => (m.role === "assistant" ? (m.tool_calls ?? []) : []));
+      const wire = replayed.map((c) => (c.type === "function" ? c.function.arguments : ""));
+      return { handed, wire, kept: result.messages };
+    } finally {
+      await server.close();
+    }
+  }
+
+  it("reaches the tool as U+FFFD, in a string and in a key, the own __proto__ key kept a key", async () => {
+    const { handed } = await called('{"text":"x\\ud800y","\\udc00":"v","__proto__":{"p":1}}');
+    expect(handed).toHaveLength(1);
+    const args = handed[0] as Record<string, unknown>;
+    expect(args.text).toBe("x\uFFFDy");
+    expect(args["\uFFFD"]).toBe("v");
+    expect(Object.getPrototypeOf(args)).toBe(Object.prototype);
+    expect(Object.getOwnPropertyNames(args)).toContain("__proto__");
+    expect(({} as Record<string, unknown>).p).toBeUndefined();
+  });
+
+  it("is replayed on the next request as U+FFFD, not as the escape llama.cpp's JSON reader refuses", async () => {
+    const { wire } = await called('{"text":"x\\ud800y","pair":"\\ud83d\\ude00","slash":"\\\\ud800"}');
+    expect(wire).toHaveLength(1);
+    expect(wire[0]).not.toMatch(/(?<!\\)(?:\\\\)*\\ud8/i);
+    expect(JSON.parse(wire[0] as string)).toEqual({ text: "x\uFFFDy", pair: "😀", slash: "\\ud800" });
+  });
+});
