@@ -111,3 +111,35 @@ describe("r74: half a surrogate pair written as an escape in a call's arguments"
     expect(JSON.parse(wire[0] as string)).toEqual({ text: "x\uFFFDy", pair: "😀", slash: "\\ud800" });
   });
 });
+
+describe("r74: a long transcript that beforeStep hands back", () => {
+  it("is taken and sent (150,000 messages), not a RangeError from spreading it onto the run", async () => {
+    const history: ChatMessage[] = [];
+    for (let i = 0; i < 37_500; i++) {
+      history.push(
+        { role: "user", content: `q${i}` },
+        { role: "assistant", content: null, tool_calls: [call(`c${i}`)] },
+        { role: "tool", tool_call_id: `c${i}`, content: "5" },
+        { role: "assistant", content: "ok" },
+      );
+    }
+    history.push({ role: "user", content: "And now?" });
+    const server = await startServer({ replies: [{ content: "done" }] });
+    try {
+      const result = await createRuntime().runAgentLoop({
+        config: { baseUrl: server.baseUrl, model: "m" },
+        messages: history,
+        tools: [ADD_TOOL],
+        dispatch: () => "5",
+        beforeStep: (messages) => [...messages],
+      });
+      expect(result.turn.content).toBe("done");
+      expect(result.messages).toHaveLength(history.length + 1);
+      expect(
+        ((server.chatRequests[0] as { body: unknown }).body as { messages: unknown[] }).messages,
+      ).toHaveLength(history.length);
+    } finally {
+      await server.close();
+    }
+  }, 60_000);
+});
