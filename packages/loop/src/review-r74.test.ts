@@ -143,3 +143,27 @@ describe("r74: a long transcript that beforeStep hands back", () => {
     }
   }, 60_000);
 });
+
+describe("r74: a watcher or callback that is not a function", () => {
+  it.each([
+    ["onEvent", "log"],
+    ["onRequest", { log: true }],
+    ["onToolCall", 5],
+    ["onToolResult", true],
+    ["onMessage", "store"],
+    ["beforeStep", []],
+  ])(
+    "%s is refused before anything is sent, naming it (was: dropped, or a bare TypeError mid-run)",
+    async (key, value) => {
+      const { error, sent } = await attempt({
+        messages: [{ role: "user", content: "Add 2 and 3." }],
+        [key]: value,
+      });
+      expect(sent).toBe(0);
+      const cause = (error as Error).cause;
+      expect(LoopOptionError.isInstance(cause)).toBe(true);
+      expect((cause as LoopOptionError).option).toBe(key);
+      expect((cause as Error).message).toContain(`${key} must be a function`);
+    },
+  );
+});
