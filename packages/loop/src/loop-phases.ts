@@ -15,6 +15,7 @@ import {
   noteOverflow,
   notice,
   replaceMessages,
+  throwIfStopped,
 } from "./loop-run.js";
 import { type CallResult, type DispatchRequest, NOT_RUN, replayedCalls, runCalls } from "./run-calls.js";
 import {
@@ -105,6 +106,9 @@ export async function prepareStep(
 ): Promise<{ toolChoice: ToolChoice | undefined; stop: boolean }> {
   const { beforeStep } = run.options;
   if (!beforeStep) return { toolChoice: undefined, stop: false };
+  // Not called once the run is stopped (a signal aborted before the run began): its plan would be
+  // dropped, and what it does meanwhile (a summary request, a store read) paid for nothing.
+  throwIfStopped(run);
   const { config } = run;
   // Raced with the run's stop: a beforeStep that stalls (a summariser, a store read) ends with it.
   const plan = readPlan(

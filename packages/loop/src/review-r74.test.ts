@@ -167,3 +167,21 @@ describe("r74: a watcher or callback that is not a function", () => {
     },
   );
 });
+
+describe("r74: a signal aborted before the run begins", () => {
+  it("ends the run without calling beforeStep (a host's compaction or store read), nothing sent", async () => {
+    const stop = new AbortController();
+    stop.abort();
+    let called = 0;
+    const { error, sent } = await attempt({
+      messages: [{ role: "user", content: "Add 2 and 3." }],
+      signal: stop.signal,
+      beforeStep: () => {
+        called++;
+      },
+    });
+    expect(sent).toBe(0);
+    expect(called).toBe(0);
+    expect((error as Error).cause).toBe(stop.signal.reason);
+  });
+});
