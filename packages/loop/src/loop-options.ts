@@ -219,6 +219,9 @@ export function checkOptionTypes(given: object, givenConfig: object): void {
     [config, "recoverToolCalls", "config.recoverToolCalls"],
     [config, "dedupeToolCalls", "config.dedupeToolCalls"],
     [config, "compact", "config.compact"],
+    [options, "preselect", "preselect"],
+    [config, "preselect", "config.preselect"],
+    [config, "preselectKeywords", "config.preselectKeywords"],
   ];
   for (const [from, key, option] of flags) {
     const value = from[key];
@@ -230,6 +233,14 @@ export function checkOptionTypes(given: object, givenConfig: object): void {
       option,
       `runAgentLoop: ${option} must be true or false${dedupe ? ", or a function (request) => boolean," : ""} ` +
         `(or absent for the default), and was given ${kindOf(value)}.`,
+    );
+  }
+  const selector = config.toolSelectModel;
+  if (selector != null && typeof selector !== "string") {
+    throw new LoopOptionError(
+      "invalid-option",
+      "config.toolSelectModel",
+      `runAgentLoop: config.toolSelectModel must be a model name (a string; "" or absent for none), and was given ${kindOf(selector)}.`,
     );
   }
   // A watcher or callback that is not a function would be dropped without a word (the watchers'

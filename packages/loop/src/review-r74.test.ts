@@ -185,3 +185,51 @@ describe("r74: a signal aborted before the run begins", () => {
     expect((error as Error).cause).toBe(stop.signal.reason);
   });
 });
+
+describe("r74: the preselection's settings of the wrong type", () => {
+  it.each([
+    ["config.preselect", { config: { toolDiscovery: "ondemand", preselect: "yes", toolSelectModel: "m" } }],
+    ["preselect", { config: { toolDiscovery: "ondemand", toolSelectModel: "m" }, preselect: "true" }],
+    [
+      "config.preselectKeywords",
+      {
+        config: {
+          toolDiscovery: "ondemand",
+          preselect: true,
+          toolSelectModel: "m",
+          preselectKeywords: "yes",
+        },
+      },
+    ],
+    [
+      "config.toolSelectModel",
+      { config: { toolDiscovery: "ondemand", preselect: true, toolSelectModel: 4 } },
+    ],
+  ])(
+    "%s is refused before anything is sent (was: the run went without a preselection, or read it as given)",
+    async (option, given) => {
+      const server = await startServer({ replies: [{ content: '["add"]' }, { content: "done" }] });
+      try {
+        const givenConfig = given as { config: Record<string, unknown> };
+        const error = await createRuntime()
+          .runAgentLoop({
+            messages: [{ role: "user", content: "Add 2 and 3." }],
+            tools: [ADD_TOOL],
+            dispatch: () => "5",
+            ...(given as object),
+            config: { baseUrl: server.baseUrl, model: "m", ...givenConfig.config },
+          } as never)
+          .then(
+            () => undefined,
+            (e: unknown) => e,
+          );
+        expect(server.chatRequests).toHaveLength(0);
+        const cause = (error as Error).cause;
+        expect(LoopOptionError.isInstance(cause)).toBe(true);
+        expect((cause as LoopOptionError).option).toBe(option);
+      } finally {
+        await server.close();
+      }
+    },
+  );
+});
