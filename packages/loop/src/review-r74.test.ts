@@ -233,3 +233,30 @@ describe("r74: the preselection's settings of the wrong type", () => {
     },
   );
 });
+
+describe("r74: nothing to send", () => {
+  it("an empty messages with no system prompt is refused before a request of no messages is sent", async () => {
+    const { error, sent } = await attempt({ messages: [] });
+    expect(sent).toBe(0);
+    const cause = (error as Error).cause;
+    expect(LoopOptionError.isInstance(cause)).toBe(true);
+    expect((cause as LoopOptionError).option).toBe("messages");
+    expect((cause as Error).message).toContain("nothing to send");
+  });
+
+  it("an empty start that beforeStep writes the conversation into still runs", async () => {
+    const server = await startServer({ replies: [{ content: "5" }] });
+    try {
+      const result = await createRuntime().runAgentLoop({
+        config: { baseUrl: server.baseUrl, model: "m" },
+        messages: [],
+        dispatch: () => "",
+        beforeStep: (messages, step) =>
+          step === 1 && messages.length === 0 ? [{ role: "user", content: "2 + 3?" }] : undefined,
+      });
+      expect(result.turn.content).toBe("5");
+    } finally {
+      await server.close();
+    }
+  });
+});
