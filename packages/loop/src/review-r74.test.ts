@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import type { ChatMessage } from "./config.js";
 import { failedRun, LoopOptionError } from "./errors.js";
 import { createRuntime } from "./index.js";
-import { ADD_TOOL } from "./test-support/transcript.js";
+import { ADD_TOOL, transcriptFaults } from "./test-support/transcript.js";
 
 const call = (id: string) => ({ id, type: "function" as const, function: { name: "add", arguments: "{}" } });
 
@@ -255,6 +255,71 @@ describe("r74: nothing to send", () => {
           step === 1 && messages.length === 0 ? [{ role: "user", content: "2 + 3?" }] : undefined,
       });
       expect(result.turn.content).toBe("5");
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe("r74: a watcher that rewrites what it is told", () => {
+  const two = {
+    toolCalls: [
+      { name: "add", arguments: '{"a":1,"b":2}' },
+      { name: "add", arguments: '{"a":3,"b":4}' },
+    ],
+  };
+
+  it.each([false, true])(
+    "onToolResult changing the result's id and content changes neither the transcript nor the next request (parallel %s)",
+    async (parallel) => {
+      const server = await startServer({ replies: [two, { content: "done" }] });
+      try {
+        const result = await createRuntime().runAgentLoop({
+          config: { baseUrl: server.baseUrl, model: "m" },
+          messages: [{ role: "user", content: "Add." }],
+          tools: [ADD_TOOL],
+          parallel,
+          dispatch: ({ args }) => String(Number(args.a) + Number(args.b)),
+          onToolResult: (r) => {
+            r.id = "shown";
+            r.content = "";
+          },
+        });
+        expect(transcriptFaults(result.messages)).toEqual([]);
+        const answers = result.messages.filter((m) => m.role === "tool");
+        expect(answers.map((m) => m.content)).toEqual(["3", "7"]);
+        expect(result.toolCalls.map((c) => c.id)).toEqual(
+          answers.map((m) => (m.role === "tool" ? m.tool_call_id : "")),
+        );
+        expect(
+          transcriptFaults((server.chatRequests[1] as { body: { messages: unknown[] } }).body.messages),
+        ).toEqual([]);
+      } finally {
+        await server.close();
+      }
+    },
+  );
+
+  it("onToolCall changing the request's arguments does not change what is dispatched", async () => {
+    const server = await startServer({ replies: [two, { content: "done" }] });
+    const handed: unknown[] = [];
+    try {
+      await createRuntime().runAgentLoop({
+        config: { baseUrl: server.baseUrl, model: "m" },
+        messages: [{ role: "user", content: "Add." }],
+        tools: [ADD_TOOL],
+        dispatch: ({ args }) => {
+          handed.push(args);
+          return "ok";
+        },
+        onToolCall: (request) => {
+          request.args.a = 99;
+        },
+      });
+      expect(handed).toEqual([
+        { a: 1, b: 2 },
+        { a: 3, b: 4 },
+      ]);
     } finally {
       await server.close();
     }

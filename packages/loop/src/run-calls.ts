@@ -841,14 +841,23 @@ function hasLoneSurrogate(value: unknown): boolean {
 
 /** Plain data with every string and key well-formed; anything else (a held number) kept as it is. */
 function wellFormedValue(value: unknown): unknown {
-  if (typeof value === "string") return value.toWellFormed();
-  if (Array.isArray(value)) return value.map(wellFormedValue);
+  return copyPlain(value, (text) => text.toWellFormed());
+}
+
+/** A copy of the plain data (objects and arrays) in `value`; anything else kept as it is. */
+function plainCopy<T>(value: T): T {
+  return copyPlain(value, (text) => text) as T;
+}
+
+function copyPlain(value: unknown, text: (text: string) => string): unknown {
+  if (typeof value === "string") return text(value);
+  if (Array.isArray(value)) return value.map((inner) => copyPlain(inner, text));
   if (!isPlainObject(value)) return value;
   const copy: Record<string, unknown> = {};
   for (const [key, inner] of Object.entries(value)) {
     // defineProperty: an own "__proto__" key stays a key, as JSON.parse made it, not the copy's prototype.
-    Object.defineProperty(copy, key.toWellFormed(), {
-      value: wellFormedValue(inner),
+    Object.defineProperty(copy, text(key), {
+      value: copyPlain(inner, text),
       enumerable: true,
       writable: true,
       configurable: true,
@@ -960,11 +969,14 @@ export async function runCalls(
   };
   const told = (p: Prepared, outcome: Outcome): CallResult => {
     const result: CallResult = { id: p.call.id, name: p.request.name, ...outcome };
-    tell(options.onToolResult, result);
+    // A copy: a watcher that rewrites what it is told (an id, the content) changes neither the
+    // transcript nor what the run reports.
+    tell(options.onToolResult, { ...result });
     return result;
   };
 
-  for (const p of prepared) tell(options.onToolCall, p.request);
+  // A copy: a watcher that rewrites the request it is told of does not change what is dispatched.
+  for (const p of prepared) tell(options.onToolCall, { ...p.request, args: plainCopy(p.request.args) });
   let outcomes: CallResult[];
   if (options.parallel) {
     outcomes = await Promise.all(prepared.map((p) => start(p).then((outcome) => told(p, outcome))));
