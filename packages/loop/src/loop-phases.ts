@@ -527,12 +527,12 @@ function refuseCalls(run: LoopRun, turn: Turn, calls: readonly AssistantToolCall
       name: request.name,
       args: preview(JSON.stringify(request.args)),
     });
-    tell(run.options.onToolCall, request);
+    tell(run.options.onToolCall, { ...request, args: { ...request.args } });
   }
   for (const request of requests) {
     const result: CallResult = { id: request.id, name: request.name, ok: false, content, source: "refused" };
     emitEvent(run, { kind: "tool-result", ...result });
-    tell(run.options.onToolResult, result);
+    tell(run.options.onToolResult, { ...result }); // a copy: what the watcher does to it is its own
     run.toolCalls.push(outcomeOf(result));
   }
 }

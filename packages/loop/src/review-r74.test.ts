@@ -325,3 +325,32 @@ describe("r74: a watcher that rewrites what it is told", () => {
     }
   });
 });
+
+describe("r74: a watcher that rewrites a call refused at the step limit", () => {
+  it("leaves the run's toolCalls matching its transcript", async () => {
+    const ask = { toolCalls: [{ name: "add", arguments: '{"a":1,"b":2}' }] };
+    const server = await startServer({ replies: [ask, ask] });
+    try {
+      const error = await createRuntime()
+        .runAgentLoop({
+          config: { baseUrl: server.baseUrl, model: "m", maxToolIterations: 1 },
+          messages: [{ role: "user", content: "Add." }],
+          tools: [ADD_TOOL],
+          dispatch: () => "3",
+          onToolResult: (r) => {
+            r.id = "shown";
+          },
+        })
+        .then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+      const run = failedRun(error);
+      const answered = (run?.messages ?? []).flatMap((m) => (m.role === "tool" ? [m.tool_call_id] : []));
+      expect(answered).toHaveLength(2);
+      expect(run?.toolCalls.map((c) => c.id)).toEqual(answered);
+    } finally {
+      await server.close();
+    }
+  });
+});
