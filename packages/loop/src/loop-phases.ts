@@ -362,7 +362,8 @@ export function measureStep(run: LoopRun, step: LoopStep): void {
       metrics,
     );
   }
-  emitEvent(run, { kind: "usage", usage: run.usage, turn: metrics, ledger: [...run.measure.ledger] });
+  // The run's totals as a copy: a watcher that rewrites the event's usage does not rewrite the run's.
+  emitEvent(run, { kind: "usage", usage: { ...run.usage }, turn: metrics, ledger: [...run.measure.ledger] });
   if (turn.finishReason === "length") notice(run, cutOffNotice(run, step));
 }
 

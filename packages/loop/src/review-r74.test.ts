@@ -354,3 +354,25 @@ describe("r74: a watcher that rewrites a call refused at the step limit", () => 
     }
   });
 });
+
+describe("r74: an onEvent watcher that rewrites a usage event", () => {
+  it("does not rewrite the run's usage totals", async () => {
+    const server = await startServer({
+      replies: [{ content: "done", usage: { prompt_tokens: 100, completion_tokens: 5 } }],
+    });
+    try {
+      const result = await createRuntime().runAgentLoop({
+        config: { baseUrl: server.baseUrl, model: "m" },
+        messages: [{ role: "user", content: "Add." }],
+        dispatch: () => "",
+        onEvent: (event) => {
+          // A host that shows uncached input only, adjusting the event in place.
+          if (event.kind === "usage") event.usage.prompt = 0;
+        },
+      });
+      expect(result.usage.prompt).toBe(100);
+    } finally {
+      await server.close();
+    }
+  });
+});
