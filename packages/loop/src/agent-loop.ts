@@ -6,7 +6,7 @@ import type { ChatClientLike, Turn } from "@loopwright/stream";
 import type { CatalogServer, PreselectRouting } from "@loopwright/tool-loading";
 import { compactStep, foldRefused } from "./compaction-phase.js";
 import type { ChatMessage, LoopConfig, ToolChoice, ToolDefinition } from "./config.js";
-import { type RunState, ToolIterationLimit } from "./errors.js";
+import { LoopOptionError, type RunState, ToolIterationLimit } from "./errors.js";
 import {
   gatherHooks,
   type HookResult,
@@ -289,6 +289,16 @@ export async function runLoop(services: LoopServices, options: AgentLoopOptions)
     try {
       const plan = await prepareStep(run, number);
       if (plan.stop && last) return finished(run, last, "stopped");
+      // A request with no message at all is one every endpoint refuses (OpenAI: "[] is too short"):
+      // said here, before it is sent. After beforeStep, which may write an empty start's transcript.
+      if (run.messages.length === 0 && run.system === "" && !run.discovery) {
+        throw new LoopOptionError(
+          "invalid-option",
+          "messages",
+          "runAgentLoop: there is nothing to send — messages is empty, with no system prompt, and beforeStep " +
+            "wrote none in: give the conversation, ending in the question.",
+        );
+      }
       await compactStep(run, number, plan.toolChoice);
       await gatherHooks(run);
       // With compact on, a request refused as too big is folded (forced) and sent once more.

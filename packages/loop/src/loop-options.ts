@@ -195,9 +195,9 @@ function toolEntryFault(entry: unknown): string | undefined {
 }
 
 /**
- * Refuses a `system`, flag or `contextLength` of the wrong type before anything is sent, rather
- * than sending it (`system: 5`) or reading it one way here and another there (`contextLength:
- * "1000"`). `null` is taken as absent throughout. Throws `LoopOptionError` (`invalid-option`)
+ * Refuses a `system`, flag, callback or `contextLength` of the wrong type before anything is sent,
+ * rather than sending it (`system: 5`), dropping it (`onEvent: "log"`, never called) or reading it one
+ * way here and another there (`contextLength: "1000"`). `null` is taken as absent throughout. Throws `LoopOptionError` (`invalid-option`)
  * naming the option and what it was given.
  */
 export function checkOptionTypes(given: object, givenConfig: object): void {
@@ -219,6 +219,9 @@ export function checkOptionTypes(given: object, givenConfig: object): void {
     [config, "recoverToolCalls", "config.recoverToolCalls"],
     [config, "dedupeToolCalls", "config.dedupeToolCalls"],
     [config, "compact", "config.compact"],
+    [options, "preselect", "preselect"],
+    [config, "preselect", "config.preselect"],
+    [config, "preselectKeywords", "config.preselectKeywords"],
   ];
   for (const [from, key, option] of flags) {
     const value = from[key];
@@ -230,6 +233,25 @@ export function checkOptionTypes(given: object, givenConfig: object): void {
       option,
       `runAgentLoop: ${option} must be true or false${dedupe ? ", or a function (request) => boolean," : ""} ` +
         `(or absent for the default), and was given ${kindOf(value)}.`,
+    );
+  }
+  const selector = config.toolSelectModel;
+  if (selector != null && typeof selector !== "string") {
+    throw new LoopOptionError(
+      "invalid-option",
+      "config.toolSelectModel",
+      `runAgentLoop: config.toolSelectModel must be a model name (a string; "" or absent for none), and was given ${kindOf(selector)}.`,
+    );
+  }
+  // A watcher or callback that is not a function would be dropped without a word (the watchers'
+  // throws are ignored), or throw a bare TypeError mid-run after a request was paid for.
+  for (const key of ["onEvent", "onRequest", "onToolCall", "onToolResult", "onMessage", "beforeStep"]) {
+    const value = options[key];
+    if (value == null || typeof value === "function") continue;
+    throw new LoopOptionError(
+      "invalid-option",
+      key,
+      `runAgentLoop: ${key} must be a function (or absent), and was given ${kindOf(value)}.`,
     );
   }
   const window = config.contextLength;

@@ -15,6 +15,7 @@ import {
   noteOverflow,
   notice,
   replaceMessages,
+  throwIfStopped,
 } from "./loop-run.js";
 import { type CallResult, type DispatchRequest, NOT_RUN, replayedCalls, runCalls } from "./run-calls.js";
 import {
@@ -105,6 +106,9 @@ export async function prepareStep(
 ): Promise<{ toolChoice: ToolChoice | undefined; stop: boolean }> {
   const { beforeStep } = run.options;
   if (!beforeStep) return { toolChoice: undefined, stop: false };
+  // Not called once the run is stopped (a signal aborted before the run began): its plan would be
+  // dropped, and what it does meanwhile (a summary request, a store read) paid for nothing.
+  throwIfStopped(run);
   const { config } = run;
   // Raced with the run's stop: a beforeStep that stalls (a summariser, a store read) ends with it.
   const plan = readPlan(
@@ -141,7 +145,8 @@ export async function prepareStep(
 /**
  * A step's planned transcript as the run takes it (each call stored without its type given one),
  * or a `TypeError` naming what an endpoint would refuse in it: a message of the wrong shape, a call
- * no tool message answers right after it, a tool message that answers no call.
+ * no tool message answers right after it, a tool message that answers no call, two calls of one
+ * assistant message sharing an id.
  */
 function plannedMessages(messages: readonly ChatMessage[]): ChatMessage[] {
   const shapes = messageFaults(messages);
@@ -155,8 +160,12 @@ function plannedMessages(messages: readonly ChatMessage[]): ChatMessage[] {
   const pairing = unpaired(replaced);
   const missing = pairing.missing.map(({ id }) => id);
   const stray = pairing.stray.map(({ id }) => id);
-  if (missing.length > 0 || stray.length > 0) {
+  const shared = pairing.shared.map(({ id }) => id);
+  if (missing.length > 0 || stray.length > 0 || shared.length > 0) {
     const faults = [
+      ...(shared.length > 0
+        ? [`an assistant message two of whose tool calls share an id (${shared.join(", ")})`]
+        : []),
       ...(missing.length > 0
         ? [`tool calls no tool message answers right after them (${missing.join(", ")})`]
         : []),
@@ -353,7 +362,8 @@ export function measureStep(run: LoopRun, step: LoopStep): void {
       metrics,
     );
   }
-  emitEvent(run, { kind: "usage", usage: run.usage, turn: metrics, ledger: [...run.measure.ledger] });
+  // The run's totals as a copy: a watcher that rewrites the event's usage does not rewrite the run's.
+  emitEvent(run, { kind: "usage", usage: { ...run.usage }, turn: metrics, ledger: [...run.measure.ledger] });
   if (turn.finishReason === "length") notice(run, cutOffNotice(run, step));
 }
 
@@ -518,12 +528,12 @@ function refuseCalls(run: LoopRun, turn: Turn, calls: readonly AssistantToolCall
       name: request.name,
       args: preview(JSON.stringify(request.args)),
     });
-    tell(run.options.onToolCall, request);
+    tell(run.options.onToolCall, { ...request, args: { ...request.args } });
   }
   for (const request of requests) {
     const result: CallResult = { id: request.id, name: request.name, ok: false, content, source: "refused" };
     emitEvent(run, { kind: "tool-result", ...result });
-    tell(run.options.onToolResult, result);
+    tell(run.options.onToolResult, { ...result }); // a copy: what the watcher does to it is its own
     run.toolCalls.push(outcomeOf(result));
   }
 }

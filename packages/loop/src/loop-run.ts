@@ -202,7 +202,10 @@ export function notice(run: LoopRun, text: string): void {
 export function replaceMessages(run: LoopRun, messages: readonly ChatMessage[]): void {
   const reported = run.reported;
   if (reported && !keepsPrefix(run.messages, messages, reported.length)) run.reported = undefined;
-  run.messages.splice(0, run.messages.length, ...messages);
+  // Not splice(0, n, ...messages): a spread that long (some 125,000 messages) overflows the stack.
+  const kept = Array.from(messages);
+  run.messages.length = 0;
+  for (const message of kept) run.messages.push(message);
   run.knownIds = undefined;
 }
 

@@ -798,6 +798,80 @@ function asWrittenFor(
   return undefined;
 }
 
+/**
+ * A call with each lone surrogate in its arguments — a key or a string, written by the model as an
+ * escape (`"\\ud800"`) that parsing made half a pair — written U+FFFD: in what the tool is handed
+ * (an MCP server's JSON reader, a Python tool encoding to UTF-8, refuses it) and in the arguments
+ * text replayed on every later request (llama.cpp's JSON reader refuses the escape with a 500).
+ */
+function wellFormedCall(p: Prepared): Prepared {
+  const text = wellFormedJson(p.call.function.arguments);
+  const args = hasLoneSurrogate(p.request.args)
+    ? (wellFormedValue(p.request.args) as DispatchRequest["args"])
+    : undefined;
+  if (text === p.call.function.arguments && args === undefined) return p;
+  return {
+    ...p,
+    call: { ...p.call, function: { ...p.call.function, arguments: text } },
+    ...(args === undefined ? {} : { request: { ...p.request, args } }),
+    json: wellFormedJson(p.json),
+  };
+}
+
+/** JSON text with each escape of half a surrogate pair (and each lone surrogate itself) written as U+FFFD. */
+function wellFormedJson(text: string): string {
+  if (!text.includes("\\u")) return text.toWellFormed();
+  return text
+    .replace(
+      /\\u(d[89ab][0-9a-f]{2})\\u(d[c-f][0-9a-f]{2})|\\u(d[89a-f][0-9a-f]{2})|\\[\s\S]/gi,
+      (written, _hi, _lo, lone) => (lone === undefined ? written : "\\ufffd"),
+    )
+    .toWellFormed();
+}
+
+/** Whether a string, key or element anywhere in plain data is not well-formed UTF-16. */
+function hasLoneSurrogate(value: unknown): boolean {
+  if (typeof value === "string") return !value.isWellFormed();
+  if (Array.isArray(value)) return value.some(hasLoneSurrogate);
+  if (!isPlainObject(value)) return false;
+  return Object.keys(value).some(
+    (key) => !key.isWellFormed() || hasLoneSurrogate((value as Record<string, unknown>)[key]),
+  );
+}
+
+/** Plain data with every string and key well-formed; anything else (a held number) kept as it is. */
+function wellFormedValue(value: unknown): unknown {
+  return copyPlain(value, (text) => text.toWellFormed());
+}
+
+/** A copy of the plain data (objects and arrays) in `value`; anything else kept as it is. */
+function plainCopy<T>(value: T): T {
+  return copyPlain(value, (text) => text) as T;
+}
+
+function copyPlain(value: unknown, text: (text: string) => string): unknown {
+  if (typeof value === "string") return text(value);
+  if (Array.isArray(value)) return value.map((inner) => copyPlain(inner, text));
+  if (!isPlainObject(value)) return value;
+  const copy: Record<string, unknown> = {};
+  for (const [key, inner] of Object.entries(value)) {
+    // defineProperty: an own "__proto__" key stays a key, as JSON.parse made it, not the copy's prototype.
+    Object.defineProperty(copy, text(key), {
+      value: copyPlain(inner, text),
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
+  }
+  return copy;
+}
+
+function isPlainObject(value: unknown): value is object {
+  if (typeof value !== "object" || value === null) return false;
+  const proto = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null;
+}
+
 /** JSON of a call's arguments with each held number replaced by what it was settled as. */
 function exactJsonOf(args: unknown, values: ReadonlyMap<HeldNumber, unknown>): string {
   return JSON.stringify(args, (_key, value: unknown) =>
@@ -831,7 +905,7 @@ export function replayedCalls(
 ): AssistantToolCall[] {
   const schemas = schemasOf(tools);
   return toolCalls.map(
-    (call) => routed(prepare(call, finishReason, schemas, holds(route)), route, schemas).call,
+    (call) => wellFormedCall(routed(prepare(call, finishReason, schemas, holds(route)), route, schemas)).call,
   );
 }
 
@@ -857,7 +931,9 @@ export async function runCalls(
   const clean = cleanerOf(options.redact);
   const schemas = schemasOf(options.tools);
   const prepared = toolCalls.map((call) =>
-    routed(prepare(call, options.finishReason, schemas, holds(options.route)), options.route, schemas),
+    wellFormedCall(
+      routed(prepare(call, options.finishReason, schemas, holds(options.route)), options.route, schemas),
+    ),
   );
   // Asked of every call that may reach dispatch before any call is told or run: a predicate that
   // throws ends the step with nothing dispatched, rather than half the step run and the rest unanswered.
@@ -893,11 +969,14 @@ export async function runCalls(
   };
   const told = (p: Prepared, outcome: Outcome): CallResult => {
     const result: CallResult = { id: p.call.id, name: p.request.name, ...outcome };
-    tell(options.onToolResult, result);
+    // A copy: a watcher that rewrites what it is told (an id, the content) changes neither the
+    // transcript nor what the run reports.
+    tell(options.onToolResult, { ...result });
     return result;
   };
 
-  for (const p of prepared) tell(options.onToolCall, p.request);
+  // A copy: a watcher that rewrites the request it is told of does not change what is dispatched.
+  for (const p of prepared) tell(options.onToolCall, { ...p.request, args: plainCopy(p.request.args) });
   let outcomes: CallResult[];
   if (options.parallel) {
     outcomes = await Promise.all(prepared.map((p) => start(p).then((outcome) => told(p, outcome))));

@@ -374,11 +374,11 @@ export async function openDiscovery(run: LoopRun): Promise<void> {
     raw: wrote.function.arguments,
   };
   emitEvent(run, { kind: "tool-call", id: request.id, name: request.name, args: preview(request.raw ?? "") });
-  tell(run.options.onToolCall, request);
+  tell(run.options.onToolCall, { ...request, args: { names: [...(request.args.names as string[])] } });
   const content = typeof answer.content === "string" ? answer.content : "";
   const result: CallResult = { id: request.id, name: request.name, ok: true, content, source: "loop" };
   emitEvent(run, { kind: "tool-result", ...result, content: preview(content) });
-  tell(run.options.onToolResult, result);
+  tell(run.options.onToolResult, { ...result }); // a copy: what the watcher does to it is its own
   run.toolCalls.push({ id: request.id, name: request.name, source: "loop", ok: true });
   try {
     await append(run, 0, call);

@@ -188,12 +188,18 @@ export interface Unpaired {
    * already answered (`repeat`): each id and the message's index.
    */
   stray: Array<{ id: string; at: number; repeat: boolean }>;
+  /**
+   * Ids two calls of one assistant message share: each id once, and the assistant message's index.
+   * Such calls cannot each be answered (one tool message answers the id, a second answers it again).
+   */
+  shared: Array<{ id: string; at: number }>;
 }
 
 /** What an endpoint refuses in a transcript's pairing, by id and index (see `Unpaired`). */
 export function unpaired(messages: readonly ChatMessage[]): Unpaired {
   const missing: Unpaired["missing"] = [];
   const stray: Unpaired["stray"] = [];
+  const shared: Unpaired["shared"] = [];
   let asked = new Set<string>();
   let answered = new Set<string>();
   const close = (at: number) => {
@@ -210,10 +216,19 @@ export function unpaired(messages: readonly ChatMessage[]): Unpaired {
       continue;
     }
     close(at);
-    if (message.role === "assistant") asked = new Set((message.tool_calls ?? []).map((call) => call.id));
+    if (message.role !== "assistant") continue;
+    const calls = message.tool_calls ?? [];
+    asked = new Set(calls.map((call) => call.id));
+    if (asked.size < calls.length) {
+      const seen = new Set<string>();
+      for (const { id } of calls) {
+        if (seen.has(id) && !shared.some((s) => s.at === at && s.id === id)) shared.push({ id, at });
+        seen.add(id);
+      }
+    }
   }
   close(messages.length);
-  return { missing, stray };
+  return { missing, stray, shared };
 }
 
 /**
@@ -221,8 +236,8 @@ export function unpaired(messages: readonly ChatMessage[]): Unpaired {
  * stopped after its host stored the assistant message (`onMessage`) and before the tools ran — is
  * answered `NOT_RUN` right after its assistant message's other answers: an endpoint refuses a call
  * left unanswered, and running a call of an earlier run unasked could repeat an effect. A tool
- * message answering no call right before it, or a call answered twice, cannot be repaired without
- * guessing which answer is meant: refused (`LoopOptionError`, `invalid-option`, option `messages`,
+ * message answering no call right before it, a call answered twice, or two calls of one assistant
+ * message sharing an id, cannot be repaired without guessing which answer is meant: refused (`LoopOptionError`, `invalid-option`, option `messages`,
  * naming the index and the id). A function call stored without its type is given
  * `type: "function"` (`withCallTypes`). Returns a copy, the ids answered so, and `read`: the given
  * transcript with those types filled in and nothing answered, index for index (what a given ledger
@@ -234,7 +249,13 @@ export function startingTranscript(given: readonly ChatMessage[]): {
   read: readonly ChatMessage[];
 } {
   const messages = withCallTypes(given);
-  const { missing, stray } = unpaired(messages);
+  const { missing, stray, shared } = unpaired(messages);
+  if (shared.length > 0) {
+    throw refusal(
+      shared.map(({ id, at }) => `messages[${at}] holds two tool calls with the id ${JSON.stringify(id)}`),
+      "An endpoint refuses that, and which answer is meant for which call cannot be told: give each call of an assistant message an id of its own.",
+    );
+  }
   if (stray.length > 0) {
     throw refusal(
       stray.map(({ id, at, repeat }) =>
