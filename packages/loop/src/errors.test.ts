@@ -72,6 +72,7 @@ describe("failedRun", () => {
       toolCalls: [],
       loaded: [],
       preselected: [],
+      used: [],
     };
     expect(failedRun(new AgentLoopError(new Error("x"), run))).toBe(run);
     expect(failedRun(new ToolIterationLimit(3, run))).toBe(run);
@@ -87,6 +88,7 @@ describe("failedRun", () => {
       toolCalls: [],
       loaded: [],
       preselected: [],
+      used: [],
     };
     const bare = new ContextOverflow("too long");
     const loop = new AgentLoopOverflow(bare, run);

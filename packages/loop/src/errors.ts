@@ -22,6 +22,12 @@ export interface RunState {
   loaded: string[];
   /** The shortlist the run opened with (the host's `preselected`, or what `preselect: true` picked); `[]` for none. */
   preselected: string[];
+  /**
+   * The tools the run dispatched, each once, in the order of their first call, under the host's
+   * names: a proxied `call_tool` counts as the tool it named, `load_tools` and calls refused unrun
+   * not at all. Whether a call succeeded does not matter. `[]` when none ran.
+   */
+  used: string[];
 }
 
 /** Token totals of a run: sums of what each turn's endpoint reported (zero where it reported none). */

@@ -106,7 +106,17 @@ export function runState(
     usage: run.usage,
     toolCalls: [...run.toolCalls],
     ...discoveryState(run),
+    used: usedTools(run.toolCalls),
   };
+}
+
+/** The tools `calls` ran, each once, in the order of their first call (a shared repeat ran its tool too). */
+export function usedTools(calls: readonly ToolCallOutcome[]): string[] {
+  const used = new Set<string>();
+  for (const call of calls) {
+    if (call.source === "dispatched" || call.source === "repeat") used.add(call.name);
+  }
+  return [...used];
 }
 
 /** What the loop throws for options refused before the run began: the cause, with the caller's messages as the run. */
@@ -117,6 +127,7 @@ export function refusedAtStart(messages: unknown, error: unknown): AgentLoopErro
     toolCalls: [],
     loaded: [],
     preselected: [],
+    used: [],
   });
 }
 

@@ -283,6 +283,7 @@ describe("errorMessage and runCalls never throw for an odd error", () => {
         toolCalls: [],
         loaded: [],
         preselected: [],
+        used: [],
       };
       expect(new AgentLoopError(make(), run).message, label).toBe(line);
     }
