@@ -77,7 +77,7 @@ describe("r75-1: a catalogue holding a name no load reaches, or one that capture
     expect(message).toMatch(names);
   });
 
-  it("the same reaches a run: createToolLoading and runAgentLoop's rule refuse it before a request", () => {
+  it("the same reaches a run: createToolLoading refuses it before any request", () => {
     const tools = [{ type: "function" as const, function: { name: "read", parameters: { type: "object" } } }];
     expect(
       codeOf(() =>
@@ -86,7 +86,9 @@ describe("r75-1: a catalogue holding a name no load reaches, or one that capture
     ).toMatch(/^invalid-catalog: createToolLoading: the name of catalogue entry 0/);
   });
 
-  it("names with a '*' or a space inside, and the usual names, still load", () => {
+  // A blank inside a name is still taken: expandNames reaches it, though load_tools' reading (loadNames)
+  // splits a written name at blanks, so a load_tools call cannot (left for a later round).
+  it("names with a '*' or a space inside, and the usual names, are still taken and expanded", () => {
     const catalog = [
       { name: "fs", tools: [{ name: "read_file" }, { name: "a*b" }] },
       { name: "git hub", tools: [{ name: "pr" }] },
