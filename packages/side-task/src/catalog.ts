@@ -53,7 +53,8 @@ export interface ReadCatalog {
  * description is not text is listed without one. A server's label is shown by its first line, cut
  * to 120 characters (its name where that leaves nothing). Throws `SideTaskError` (`invalid-input`) for a
  * catalogue that is not an array of servers, a server whose name is not a string, and for a server or tool name holding a line break or
- * control character, which `load_tools` refuses too (it would start a line of its own in the prompt).
+ * control character, which `load_tools` refuses too (it would start a line of its own in the prompt),
+ * and for any other name `checkCatalog` refuses (empty, a blank at either end, only `*`).
  */
 export function readCatalog(catalog: readonly CatalogServerLike[], where: string): ReadCatalog {
   if (!Array.isArray(catalog)) {

@@ -154,28 +154,62 @@ export function transcriptText(messages: readonly SummaryMessageLike[]): string 
   return transcriptBlocks(messages).join("\n\n");
 }
 
-/** The blocks of {@link transcriptText}: one a message, and one a call it made. */
+/**
+ * The blocks of {@link transcriptText}: one a message, and one a call it made. Throws `SideTaskError`
+ * (`invalid-input`) naming the message's index for a message whose role is not a string (an object
+ * without a prototype threw a bare TypeError from `String()`), or one that throws when read (a getter).
+ */
 function transcriptBlocks(messages: readonly SummaryMessageLike[]): string[] {
   const blocks: string[] = [];
-  for (const message of messages) {
-    if (!isPlainObject(message)) continue;
-    const text = shown(contentText(message.content).trim());
-    const role = headerName(String(message.role));
-    if (role === "tool") {
-      const named = typeof message.name === "string" ? headerName(message.name) : "";
-      const name = named ? ` from ${named}` : "";
-      blocks.push(`[tool result${name}]\n${text}`);
-      continue;
-    }
-    if (text) blocks.push(`[${role}]\n${text}`);
-    const calls = Array.isArray(message.tool_calls) ? message.tool_calls : [];
-    for (const call of calls) {
-      const named = call?.function?.name;
-      const name = (typeof named === "string" && headerName(named)) || "a tool";
-      blocks.push(`[${role} called ${name}]\n${shown(argumentsText(call?.function?.arguments))}`);
+  for (let index = 0; index < messages.length; index++) {
+    try {
+      messageBlocks(messages[index], index, blocks);
+    } catch (error) {
+      if (SideTaskError.isInstance(error)) throw error;
+      throw new SideTaskError(
+        "invalid-input",
+        `summariser: message ${index} of the messages to fold could not be read (${thrownText(error)}).`,
+        { cause: error },
+      );
     }
   }
   return blocks;
+}
+
+/** What a getter threw, as text: never a throw of its own (`String()` of an object without a prototype throws). */
+function thrownText(error: unknown): string {
+  try {
+    return errorText(error);
+  } catch {
+    return describeValue(error);
+  }
+}
+
+/** Adds the blocks of the message at `index` to `blocks`: none for an entry that is not a message. */
+function messageBlocks(message: SummaryMessageLike | undefined, index: number, blocks: string[]): void {
+  if (!isPlainObject(message) || message === undefined) return;
+  const given: unknown = message.role;
+  if (typeof given !== "string") {
+    throw new SideTaskError(
+      "invalid-input",
+      `summariser: message ${index} of the messages to fold needs its role as a string ("user", "assistant", "tool"), and was ${describeValue(given)}.`,
+    );
+  }
+  const text = shown(contentText(message.content).trim());
+  const role = headerName(given);
+  if (role === "tool") {
+    const named = typeof message.name === "string" ? headerName(message.name) : "";
+    const name = named ? ` from ${named}` : "";
+    blocks.push(`[tool result${name}]\n${text}`);
+    return;
+  }
+  if (text) blocks.push(`[${role}]\n${text}`);
+  const calls = Array.isArray(message.tool_calls) ? message.tool_calls : [];
+  for (const call of calls) {
+    const named = call?.function?.name;
+    const name = (typeof named === "string" && headerName(named)) || "a tool";
+    blocks.push(`[${role} called ${name}]\n${shown(argumentsText(call?.function?.arguments))}`);
+  }
 }
 
 /**
@@ -260,7 +294,8 @@ function outOfWindow(
  * compaction reads as "no fold", leaving the transcript as it was) and tells `onNotice` why,
  * including for a summary cut off at the ceiling and an empty one (an `onNotice` that throws changes
  * nothing). It throws `SideTaskError` (`invalid-input`) only
- * for messages that are not an array; an entry that is not a message is passed over. `summariser`
+ * for messages that are not an array, and for a message whose role is not a string or that throws
+ * when read (a getter), naming its index; an entry that is not an object is passed over. `summariser`
  * itself throws `invalid-input` for a missing endpoint or model, or options that are not an object
  * or hold an option of the wrong type (a non-function `onNotice`, a `signal` that is not one, a
  * `system` that is not a string, an `inputChars` or `contextLength` that is not a whole number of 1

@@ -1,5 +1,5 @@
 import type { FunctionToolLike } from "@loopwright/schema-compat";
-import { checkCap, checkRecord, describe, echoName, headOf, ToolLoadingError } from "./errors.js";
+import { checkCap, checkRecord, cutName, describe, headOf, ToolLoadingError } from "./errors.js";
 
 /** One tool as the catalogue lists it: its name, and a one-line description where there is one. */
 export interface CatalogTool {
@@ -40,17 +40,38 @@ function checkLine(name: string, what: string, where: string): void {
   if (!breaksLine(name)) return;
   throw new ToolLoadingError(
     "invalid-catalog",
-    `${where}: ${what} holds a line break or control character (${JSON.stringify(echoName(name))}), which would rewrite the system prompt it is listed in. Rename it.`,
+    `${where}: ${what} holds a line break or control character (${JSON.stringify(cutName(name))}), which would rewrite the system prompt it is listed in. Rename it.`,
+  );
+}
+
+/**
+ * Throws `invalid-catalog` for a name a load can never reach or that takes a load meant for others:
+ * blanks at its start or end (a name asked for is read trimmed), or nothing but `*` (a `*` load
+ * reached that server or tool alone, not every tool).
+ */
+function checkReachable(name: string, what: string, where: string): void {
+  const fault =
+    name.trim() !== name
+      ? "has spaces at its start or end, and a name asked for is read trimmed, so no load could reach it"
+      : /^\*+$/.test(name)
+        ? "is only '*', which a load asking for every tool (\"*\") would reach alone"
+        : undefined;
+  if (fault === undefined) return;
+  throw new ToolLoadingError(
+    "invalid-catalog",
+    `${where}: ${what} (${JSON.stringify(cutName(name))}) ${fault}. Rename it.`,
   );
 }
 
 /**
  * Checks a catalogue as every function here reads it, and answers it unchanged.
  *
- * Throws a `ToolLoadingError` (`invalid-catalog`), its message starting with `where`, unless
- * `catalog` is an array of `{ name, tools: [{ name, description? }] }` servers whose tools are named,
- * whose descriptions are text, and whose names hold no line break or control character (a name is
- * listed in the system prompt, where one would start a line of its own). Never changes the catalogue.
+ * Throws a `ToolLoadingError` (`invalid-catalog`), its message starting with `where` and naming the
+ * entry, unless `catalog` is an array of `{ name, tools: [{ name, description? }] }` servers whose
+ * names and tools' names are not empty, whose descriptions are text, and whose names hold no line
+ * break or control character (a name is listed in the system prompt, where one would start a line
+ * of its own), no blank at either end (a name asked for is read trimmed, so no load would reach it),
+ * and are not only `*` (which would take a load of every tool). Never changes the catalogue.
  */
 export function checkCatalog(catalog: unknown, where: string): readonly CatalogServer[] {
   if (!Array.isArray(catalog)) {
@@ -67,7 +88,15 @@ export function checkCatalog(catalog: unknown, where: string): readonly CatalogS
         `${where}: catalogue entry ${i} must be { name: string, tools: [...] }, and is ${describe(server)}.`,
       );
     }
+    if (s.name === "") {
+      // Listed as a line ": a, b" in the catalogue text, with no name a load could give for it.
+      throw new ToolLoadingError(
+        "invalid-catalog",
+        `${where}: the name of catalogue entry ${i} is empty; a server needs a name to be listed and loaded by.`,
+      );
+    }
     checkLine(s.name, `the name of catalogue entry ${i}`, where);
+    checkReachable(s.name, `the name of catalogue entry ${i}`, where);
     s.tools.forEach((tool: unknown, j) => {
       const t = tool as { name?: unknown; description?: unknown } | null;
       if (typeof t !== "object" || t === null || typeof t.name !== "string" || t.name === "") {
@@ -77,6 +106,7 @@ export function checkCatalog(catalog: unknown, where: string): readonly CatalogS
         );
       }
       checkLine(t.name, `the name of tool ${j} of server ${JSON.stringify(s.name)}`, where);
+      checkReachable(t.name, `the name of tool ${j} of server ${JSON.stringify(s.name)}`, where);
       if (t.description !== undefined && typeof t.description !== "string") {
         throw new ToolLoadingError(
           "invalid-catalog",

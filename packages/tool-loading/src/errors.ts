@@ -77,12 +77,34 @@ export function headOf(text: string, end: number): string {
 /** How much of a name the model wrote is echoed back to it. */
 const ECHOED_CHARS = 60;
 
+/** `name` whole up to 60 characters, cut there with its length said past that; otherwise as written. */
+export function cutName(name: string): string {
+  return name.length <= ECHOED_CHARS ? name : `${headOf(name, ECHOED_CHARS)}… (${name.length} characters)`;
+}
+
+/** C0 and C1 controls (line breaks among them, NEL too) and the Unicode line and paragraph separators. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
+const CONTROLS = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g;
+
 /**
- * A name the model wrote, as it is echoed back: whole up to 60 characters, cut there with its
- * length said past that (a made-up name can be any size, and the answer costs tokens every step).
+ * A name the model wrote, as it is echoed back: on one line, as a description is shown — each run
+ * of line breaks and other control characters read as a space, half a surrogate pair as U+FFFD,
+ * trimmed — whole up to 60 characters, cut there with its length said past that (a made-up name can
+ * be any size, and the answer costs tokens every step). A name of nothing but control characters is
+ * shown quoted with each escaped (`"\u0001"`), never as nothing. A name written with a line break
+ * wrote a line of its own into the answer ("Loaded: …" that loaded nothing).
  */
 export function echoName(name: string): string {
-  return name.length <= ECHOED_CHARS ? name : `${headOf(name, ECHOED_CHARS)}… (${name.length} characters)`;
+  const line = name.replace(CONTROLS, " ").toWellFormed().trim();
+  if (line === "") {
+    const escaped = name.replace(CONTROLS, (run) =>
+      [...run].map((c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`).join(""),
+    );
+    return `"${cutName(escaped.toWellFormed())}"`;
+  }
+  return line.length <= ECHOED_CHARS
+    ? line
+    : `${headOf(line, ECHOED_CHARS).trimEnd()}… (${name.length} characters)`;
 }
 
 /** Names the model wrote, echoed: the first `limit`, each through `echoName`, and a count of the rest. */
