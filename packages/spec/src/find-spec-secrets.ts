@@ -2435,7 +2435,7 @@ function shellScriptWords(words: readonly CommandWord[]): Set<number> {
 
 /**
  * For the display only: a POSIX shell's own command holding a run-time part and written in one
- * `'…'` or `"…"` with no backslash (so its text as written is what that shell reads, the outer
+ * `'…'`, or in `"…"` with no backslash (so its text as written is what that shell reads, the outer
  * shell's run-time parts aside), read as a command line of its own, as a top-level line is (a value read partly at run
  * time: its literal text hidden in place, its run-time parts shown), each word also read for what
  * a config line says (see `dataSpans`), and written back in its quotes. Undefined when it is written
@@ -2461,9 +2461,11 @@ function shownScript(line: string, word: CommandWord, hide: SecretHide | undefin
       },
       () => undefined,
     );
-  // A backslash (in "…" it may change what the command's shell reads: `\"`, `\\`, `\$`; in '…' a
-  // value it writes apart would be hidden whole, payload included), or no run-time part (no mixed
-  // value): left to the words.
+  // A backslash in "…" (it may change what the command's shell reads: `\"`, `\\`, `\$`), or no
+  // run-time part (no mixed value): left to the words. In '…' the command's shell reads a backslash
+  // as written, so the command is read as the same command alone is (r74d: `sh -c 'srv
+  // ${V:-TOKEN=Q\${X}J}'`, left to the words, was shown in clear: a data word's value is hidden only
+  // when it reads as a credential).
   if (
     !/[$`]/.test(inner) ||
     inner.includes(MARK) ||
@@ -2471,7 +2473,7 @@ function shownScript(line: string, word: CommandWord, hide: SecretHide | undefin
     (quote !== "'" && quote !== '"') ||
     written.at(-1) !== quote ||
     inner !== word.value ||
-    inner.includes("\\")
+    (quote === '"' && inner.includes("\\"))
   )
     return undefined;
   return deeper(
