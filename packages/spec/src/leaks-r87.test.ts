@@ -1,7 +1,7 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: ${NAME} references, meant literally.
 import { describe, expect, it } from "vitest";
 import { withoutCommandLineSecrets } from "./index.js";
-import { expectHiddenLine } from "./test-support/spec-cases.js";
+import { expectArgs, expectHiddenLine } from "./test-support/spec-cases.js";
 
 // r74d: leaks fix187 left.
 // 1. A POSIX shell's own command in '…' holding a backslash (`sh -c 'srv ${V:-TOKEN=Q\${X}J}'`)
@@ -28,5 +28,62 @@ describe("a shell's own command in '…' holding a backslash", () => {
       "sh -c 'srv ${V:-a\\${X}b}'",
     );
     expect(withoutCommandLineSecrets("sh -c 'srv a\\b $X'", () => "•")).toBe("sh -c 'srv a\\b $X'");
+  });
+});
+
+// 2. A default nested in another's word and closed before that word ends
+//    (`srv ${V:-${W:-TOKEN=Q\${X}J}}`: bash closes `${W:-` at the `}` after `X`, and `J` is the
+//    outer word's) was kept in clear in both views, `${V:-${W:-TOKEN=QJ}x}` too: the innermost
+//    default was read only when the outer ones closed right after it, else the outer word was read
+//    at run time whole. The outermost is read now as a default whose word mixes text, the inner
+//    default's word in it (its `${W:-` and `}` kept as written): each literal piece hidden, as
+//    `${V:-TOKEN=Q\${X}J}`'s are.
+
+describe("a default nested in another's word, closed before that word ends", () => {
+  it.each([
+    [
+      "srv ${V:-${W:-TOKEN=Q\\${X}J}}",
+      "srv ${V:-${W:-TOKEN=•}•}•",
+      "srv ${V:-${W:-TOKEN=${TOKEN}}${TOKEN_2}}${TOKEN_3}",
+    ],
+    [
+      'srv "${V:-${W:-TOKEN=Q\\${X}J}}"',
+      'srv "${V:-${W:-TOKEN=•}•}•"',
+      'srv "${V:-${W:-TOKEN=${TOKEN}}${TOKEN_2}}${TOKEN_3}"',
+    ],
+    [
+      "srv ${V:-${W:---token=Q\\${X}J}}",
+      "srv ${V:-${W:---token=•}•}•",
+      "srv ${V:-${W:---token=${TOKEN}}${TOKEN_2}}${TOKEN_3}",
+    ],
+    ["${V:-${W:-TOKEN=Q\\${X}J}}", "${V:-${W:-TOKEN=•}•}•", "${V:-${W:-TOKEN=${TOKEN}}${TOKEN_2}}${TOKEN_3}"],
+    ["srv ${V:-${W:-TOKEN=QJ}x}", "srv ${V:-${W:-TOKEN=•}•}", "srv ${V:-${W:-TOKEN=${TOKEN}}${TOKEN_2}}"],
+    ["srv ${V:-x${W:-TOKEN=QJ}}", "srv ${V:-x${W:-TOKEN=•}}", "srv ${V:-x${W:-TOKEN=${XTOKEN}}}"],
+    [
+      "srv ${V:-${W:-${U:-TOKEN=QJ}x}y}",
+      "srv ${V:-${W:-${U:-TOKEN=•}•}•}",
+      "srv ${V:-${W:-${U:-TOKEN=${TOKEN}}${TOKEN_2}}${TOKEN_3}}",
+    ],
+    [
+      "srv ${V:-${W:-TOKEN=Q${X}J}y}",
+      "srv ${V:-${W:-TOKEN=•${X}•}•}",
+      "srv ${V:-${W:-TOKEN=${TOKEN}${X}${TOKEN_2}}${TOKEN_3}}",
+    ],
+  ])("%s: each literal piece hidden in both views, filled back byte for byte", (line, shown, exported) => {
+    expectHiddenLine(line, shown, exported);
+  });
+
+  it("as a shell's own command and as a plain argument: the same", () => {
+    expectHiddenLine(
+      "sh -c 'srv ${V:-${W:-TOKEN=Q\\${X}J}}'",
+      "sh -c 'srv ${V:-${W:-TOKEN=•}•}•'",
+      "${SRV_COMMAND}",
+    );
+    expectArgs(["${V:-${W:-TOKEN=QJ}x}"], ["${V:-${W:-TOKEN=•}•}"], ["${V:-${W:-TOKEN=${TOKEN}}${TOKEN_2}}"]);
+  });
+
+  it("a nested default holding no credential is kept as written", () => {
+    expectHiddenLine("srv ${V:-${W:-abc}x}", "srv ${V:-${W:-abc}x}", "srv ${V:-${W:-abc}x}");
+    expectHiddenLine("srv ${V:-${W:-a\\${X}b}}", "srv ${V:-${W:-a\\${X}b}}", "srv ${V:-${W:-a\\${X}b}}");
   });
 });
