@@ -3421,7 +3421,12 @@ function lineSecrets(
   // open as written, so the value filled back never reached the server). Only where the line ends
   // at such a `}`: text after it (`srv TOKEN=${V:-JQ}--Q"QQJJ`) is hidden to the line's end with
   // the value, `}` and all, as before.
-  const hidden = (text: string) => (shown ? shownLeftOpen(text, hide, put) : put(text));
+  // Else each reference tools-mcp fills in the text (`${X}`, a default's `${NAME:-` and `}` opened
+  // in it) is kept as written, the text around it hidden apart (r74d: `srv ${V:-TOKEN=Q"${X}J}` was
+  // exported `${V:-TOKEN=${TOKEN}}`, `${TOKEN}` standing for `Q"${X}J`: tools-mcp does not read a
+  // value it fills again, so the server got `${X}` as written where the original gave it X's value).
+  const hidden = (text: string) =>
+    shown ? shownLeftOpen(text, hide, put) : aroundToolsReferences(text, put);
   const closes = closedDefaults(line, telling.at);
   let safe = read?.safe ?? before;
   let from = telling.at;
@@ -3460,6 +3465,40 @@ function closedDefaults(line: string, at: number): number[] {
 
 /** `${NAME}` or `${NAME:-`, as tools-mcp reads a reference where a `${` stands. Sticky. */
 const TOOLS_REFERENCE = /\$\{[A-Za-z_][A-Za-z0-9_]*(\}|:-)/y;
+
+/**
+ * `text` with each reference tools-mcp reads in it kept as written (`${NAME}`, and a `${NAME:-` with
+ * the `}` that closes it there: see `closedDefaults`) and each stretch of other text between them
+ * written as `literal(stretch)`, so the references filled back give tools-mcp `text` as written and
+ * it fills the references kept as it fills the original's. A `}` closing no `${NAME:-` opened in
+ * `text` is text. One pass.
+ */
+function aroundToolsReferences(text: string, literal: (text: string) => string): string {
+  let out = "";
+  let from = 0;
+  let open = 0;
+  const keep = (start: number, end: number) => {
+    if (start > from) out += literal(text.slice(from, start));
+    out += text.slice(start, end);
+    from = end;
+  };
+  for (let i = 0; i < text.length; i += 1) {
+    if (text[i] === "}" && open > 0) {
+      open -= 1;
+      keep(i, i + 1);
+      continue;
+    }
+    if (text[i] !== "$" || text[i + 1] !== "{") continue;
+    TOOLS_REFERENCE.lastIndex = i;
+    const head = TOOLS_REFERENCE.exec(text);
+    if (head === null) continue;
+    if (head[1] === ":-") open += 1;
+    keep(i, TOOLS_REFERENCE.lastIndex);
+    i = TOOLS_REFERENCE.lastIndex - 1;
+  }
+  if (from === 0) return literal(text);
+  return from < text.length ? out + literal(text.slice(from)) : out;
+}
 
 /**
  * For the display: `text`, a default's word left open (to the line's end, see `lineSecrets`), with

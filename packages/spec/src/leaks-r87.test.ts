@@ -87,3 +87,35 @@ describe("a default nested in another's word, closed before that word ends", () 
     expectHiddenLine("srv ${V:-${W:-a\\${X}b}}", "srv ${V:-${W:-a\\${X}b}}", "srv ${V:-${W:-a\\${X}b}}");
   });
 });
+
+// 3. On a line the shell refuses, a value hidden by the refused-line rule holding a reference
+//    tools-mcp fills (`srv ${V:-TOKEN=Q"${X}J}`) was exported `${V:-TOKEN=${TOKEN}}`, `${TOKEN}`
+//    standing for `Q"${X}J`: tools-mcp does not read a value it fills again, so the export filled
+//    back gave the server `TOKEN=Q"${X}J` where the original gives X's value. Each such reference
+//    is kept as written now, the text around it hidden apart.
+
+describe("a value on a refused line holding a reference tools-mcp fills", () => {
+  it.each([
+    ['srv ${V:-TOKEN=Q"${X}J}', "srv ${V:-TOKEN=•${X}•}", "srv ${V:-TOKEN=${TOKEN}${X}${TOKEN_2}}"],
+    ['srv ${V:---token=Q"${X}J}', "srv ${V:---token=•${X}•}", "srv ${V:---token=${TOKEN}${X}${TOKEN_2}}"],
+    ['srv --token Q"${X}J', "srv --token •${X}•", "srv --token ${TOKEN}${X}${TOKEN_2}"],
+    [
+      'srv ${V:-TOKEN=Q"${X:-a}J}',
+      "srv ${V:-TOKEN=•${X:-•}•}",
+      "srv ${V:-TOKEN=${TOKEN}${X:-${TOKEN_2}}${TOKEN_3}}",
+    ],
+  ])(
+    "%s: the reference kept as written in both views, the text around it hidden",
+    (line, shown, exported) => {
+      expectHiddenLine(line, shown, exported);
+    },
+  );
+
+  it("as one argument's line: the same", () => {
+    expectArgs(
+      ["--run", 'srv ${V:-TOKEN=Q"${X}J}'],
+      ["--run", "srv ${V:-TOKEN=•${X}•}"],
+      ["--run", "srv ${V:-TOKEN=${TOKEN}${X}${TOKEN_2}}"],
+    );
+  });
+});
