@@ -3153,7 +3153,10 @@ function readArgRest(
   // One the shell refuses (a quote left open in the part, `$(TOKEN=X"y)`) goes to the refused-line
   // rule (see `lineSecrets`) as the same text pasted does (fix181: its reading as a command line
   // flagged nothing, `X` kept in clear in both views).
-  if (rules.words && /\$\(|`/.test(arg)) {
+  // Not one whose `$(…)` and backticks all stand in a literal default's word (`${V:-TOKEN=Q$(id)J}`):
+  // tools-mcp passes them as text, part of the value (see `plainArgWord`; r74d: read here, `$(id)`
+  // was shown and exported in clear between the value's pieces).
+  if (rules.words && /\$\(|`/.test(arg) && plainArgWord(arg) === undefined) {
     const line =
       commandLineSecrets(arg, hide, scriptName) ??
       (closesInItself(arg) ? undefined : lineSecrets(arg, hide, scriptName, false));
@@ -3196,7 +3199,8 @@ const PLAIN_WORD = /^(?!#)(?:[^\s'"\\`;&|<>()$]|\$\{)*$/;
 
 /**
  * What a shell reads otherwise than tools-mcp does inside a default's word (tools-mcp reads the
- * word as literal text to its `}`), each given as a letter of its own no argument is read to hold.
+ * word as literal text to its `}`), each given as a letter of its own no argument is read to hold
+ * (the `$` of a `$(` too: see `SUBSTITUTION_LETTER`).
  */
 const AS_LETTER: Readonly<Record<string, string>> = {
   '"': "\uE010",
@@ -3205,20 +3209,26 @@ const AS_LETTER: Readonly<Record<string, string>> = {
   "`": "\uE013",
 };
 
+/** The letter a `$(` inside a default's word has its `$` given as (see `argWordLetters`). */
+const SUBSTITUTION_LETTER = "\uE014";
+
 /** A letter of `AS_LETTER` written back as the character it stands for. */
 const FROM_LETTER: Readonly<Record<string, string>> = {
   "\uE010": '"',
   "\uE011": "'",
   "\uE012": "\\",
   "\uE013": "`",
+  "\uE014": "$",
 };
 
 /**
  * `arg`, a plain argument (see `PLAIN_WORD`) but for what its literal defaults' words hold, as the
- * line's reader is to read it as tools-mcp does: each quote, backslash or backtick inside a
- * default's word given as a letter (`AS_LETTER`; a backslash there no longer keeps the `}` after it
- * from closing the default, as with tools-mcp), an operator, `(` or `$` there left as it is (a
- * shell reads them inside `${…}` as text too, `$X` as a reference). Undefined when a blank, or outside every default
+ * line's reader is to read it as tools-mcp does: each quote, backslash or backtick, and the `$` of a
+ * `$(`, inside a default's word given as a letter (`AS_LETTER`; a backslash there no longer keeps
+ * the `}` after it from closing the default, as with tools-mcp; `$(id)` there is text, part of the
+ * value, r74d), an operator, `(` or another `$` there left as it is (a shell reads them inside
+ * `${…}` as text too, `$X` as a reference).
+ * Undefined when a blank, or outside every default
  * a quote, backslash, run-time part but `${…}`, operator, or comment, is written, or when a
  * default is left open. One pass.
  */
@@ -3233,7 +3243,7 @@ function plainArgWord(arg: string): string | undefined {
  * default a quote, backslash, run-time part but `${…}`, operator, or comment, is written.
  */
 function argWordLetters(arg: string): { word: string; open: number } | undefined {
-  if (arg.startsWith("#") || /[\uE010-\uE013]/.test(arg)) return undefined;
+  if (arg.startsWith("#") || /[\uE010-\uE014]/.test(arg)) return undefined;
   // The `${…}` parts open at the character read: whether each is a default.
   const open: boolean[] = [];
   let defaults = 0;
@@ -3259,7 +3269,7 @@ function argWordLetters(arg: string): { word: string; open: number } | undefined
     if (defaults === 0) {
       if (/['"\\`;&|<>()$]/.test(c)) return undefined;
       out += c;
-    } else out += AS_LETTER[c] ?? c;
+    } else out += c === "$" && arg[i + 1] === "(" ? SUBSTITUTION_LETTER : (AS_LETTER[c] ?? c);
   }
   return { word: out, open: defaults };
 }
@@ -3274,7 +3284,7 @@ function readAsLetters(
   hide: SecretHide | undefined,
   read: (hide: SecretHide | undefined) => ArgFound | undefined,
 ): ArgFound | undefined {
-  const back = (text: string) => text.replace(/[\uE010-\uE013]/g, (letter) => FROM_LETTER[letter] ?? letter);
+  const back = (text: string) => text.replace(/[\uE010-\uE014]/g, (letter) => FROM_LETTER[letter] ?? letter);
   const written =
     hide === undefined ? undefined : (text: string, name: string | undefined) => hide(back(text), name);
   let found: ArgFound | undefined;

@@ -1,7 +1,13 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: ${NAME} references, meant literally.
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { withoutCommandLineSecrets } from "./index.js";
-import { expectArgs, expectHiddenLine } from "./test-support/spec-cases.js";
+import { withoutArgSecrets, withoutCommandLineSecrets } from "./index.js";
+import {
+  expectArgFilledBack,
+  expectArgs,
+  expectHiddenLine,
+  exportedArgs,
+} from "./test-support/spec-cases.js";
 
 // r74d: leaks fix187 left.
 // 1. A POSIX shell's own command in '…' holding a backslash (`sh -c 'srv ${V:-TOKEN=Q\${X}J}'`)
@@ -116,6 +122,65 @@ describe("a value on a refused line holding a reference tools-mcp fills", () => 
       ["--run", 'srv ${V:-TOKEN=Q"${X}J}'],
       ["--run", "srv ${V:-TOKEN=•${X}•}"],
       ["--run", "srv ${V:-TOKEN=${TOKEN}${X}${TOKEN_2}}"],
+    );
+  });
+});
+
+// 4. A plain argument whose default's word holds a `$(…)` or a backtick (`["${V:-TOKEN=Q$(id)J}"]`)
+//    was shown `${V:-TOKEN=•$(id)•}` and exported with `$(id)` between the value's pieces:
+//    tools-mcp passes `$(id)` as text, part of the value, but the word went to the reader of
+//    command substitutions, which reads it as a shell would. Such a word is read as a plain
+//    argument now, the `$` of `$(` given as a letter: the value hidden whole, as `["TOKEN=Q$(id)J"]`'s is.
+
+describe("a plain argument whose default's word holds a `$(…)` or a backtick", () => {
+  it("the literal argument without its default is hidden whole already", () => {
+    expectArgs(["TOKEN=Q$(id)J"], ["TOKEN=•"], ["TOKEN=${TOKEN}"]);
+  });
+
+  it.each([
+    ["${V:-TOKEN=Q$(id)J}", "${V:-TOKEN=•}", "${V:-TOKEN=${TOKEN}}"],
+    ["${V:-TOKEN=Q`id`J}", "${V:-TOKEN=•}", "${V:-TOKEN=${TOKEN}}"],
+    ["${V:---token=Q$(id)J}", "${V:---token=•}", "${V:---token=${TOKEN}}"],
+    ["${V:-${W:-TOKEN=Q$(id)J}}", "${V:-${W:-TOKEN=•}}", "${V:-${W:-TOKEN=${TOKEN}}}"],
+    ['"${V:-TOKEN=Q$(id)J}"', '"${V:-TOKEN=•}"', '"${V:-TOKEN=${TOKEN}}"'],
+    ["${V:-TOKEN=Q${X}J$(id)K}", "${V:-TOKEN=•${X}•}", "${V:-TOKEN=${TOKEN}${X}${TOKEN_2}}"],
+  ])(
+    "%s: the `$(…)` hidden with the value in both views, filled back byte for byte",
+    (arg, shown, exported) => {
+      expectArgs([arg], [shown], [exported]);
+      expectArgs(["--run", "x", arg], ["--run", "x", shown], ["--run", "x", exported]);
+    },
+  );
+
+  it("property: as a plain argument (a `$(Q)` or `` `J` `` in it text to tools-mcp), no letter of the value in clear in either view, filled back byte for byte", () => {
+    const name = fc.constantFrom("TOKEN", "API_KEY", "--password=", "DB_PASSWORD");
+    const part = fc.constantFrom("${X}", "$(Q)", "`J`", "$(QJ)$(J)", "${X:-ab}");
+    const literal = fc.stringMatching(/^[JQ]{1,4}$/);
+    const pieces = fc.array(fc.tuple(part, literal), { minLength: 1, maxLength: 3 });
+    const wrap = fc.constantFrom(
+      (w: string) => `\${V:-${w}}`,
+      (w: string) => `\${V:-\${W:-${w}}}`,
+      (w: string) => `"\${V:-${w}}"`,
+    );
+    fc.assert(
+      fc.property(name, literal, pieces, wrap, (n, first, rest, f) => {
+        const value = first + rest.map(([p, l]) => p + l).join("");
+        const word = f(n.endsWith("=") ? `${n}${value}` : `${n}=${value}`);
+        expect(withoutArgSecrets([word], () => "•")[0]).not.toMatch(/[JQ]/);
+        expect(exportedArgs([word])?.[0]).not.toMatch(/[JQ]/);
+        expectArgFilledBack([word]);
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it("one whose default tells nothing is kept as written; on a command line `$(id)` stays in sight", () => {
+    expectArgs(["${V:-a$(id)b}"], ["${V:-a$(id)b}"], ["${V:-a$(id)b}"]);
+    expectArgs(["${V:-TOKEN=$X}"], ["${V:-TOKEN=$X}"], ["${V:-TOKEN=$X}"]);
+    expectHiddenLine(
+      "srv ${V:-TOKEN=Q$(id)J}",
+      "srv ${V:-TOKEN=•$(id)•}",
+      "srv ${V:-TOKEN=${TOKEN}$(id)${TOKEN_2}}",
     );
   });
 });

@@ -486,6 +486,25 @@ describe("${VAR} in a .mcp.json", () => {
     expect(filled).toBe(commandOf(mcpServers(original, { env: { X: "x1" } })[0]));
   });
 
+  it("fills a plain argument's default whose word holds `$(…)` or a backtick, which it passes as text (r74d)", async () => {
+    const { exportSpec, SPEC_TOKEN } = await import("@loopwright/spec");
+    // Here `$(id)` in a default's word is text, part of the value: spec's export takes it out with
+    // the value, and the reference given back that text gives the server what the original gave.
+    for (const [arg, value] of [
+      ["${V:-TOKEN=Q$(id)J}", "Q$(id)J"],
+      ["${V:-TOKEN=Q`id`J}", "Q`id`J"],
+    ] as const) {
+      const original = [{ name: "db", command: "srv", args: [arg] }];
+      const servers =
+        exportSpec({ spec: SPEC_TOKEN, bundle: { mcpServers: original } }).bundle?.mcpServers ?? [];
+      expect(servers[0]?.args).toEqual(["${V:-TOKEN=${TOKEN}}"]);
+      const argsOf = (server: unknown) => (server as { args?: string[] } | undefined)?.args;
+      const filled = argsOf(mcpServers(servers, { env: { TOKEN: value } })[0]);
+      expect(filled).toEqual([`TOKEN=${value}`]);
+      expect(filled).toEqual(argsOf(mcpServers(original, { env: {} })[0]));
+    }
+  });
+
   it("gives back a plain argument's literal default after spec's export took it out (env and headers it removes)", async () => {
     const { exportSpec, SPEC_TOKEN } = await import("@loopwright/spec");
     const original = [
