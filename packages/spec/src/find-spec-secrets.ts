@@ -3435,9 +3435,11 @@ function lineSecrets(
   // in it) is kept as written, the text around it hidden apart (r74d: `srv ${V:-TOKEN=Q"${X}J}` was
   // exported `${V:-TOKEN=${TOKEN}}`, `${TOKEN}` standing for `Q"${X}J`: tools-mcp does not read a
   // value it fills again, so the server got `${X}` as written where the original gave it X's value).
+  // Not where a `${NAME:-` opened before the value is never closed: tools-mcp keeps the text from
+  // there as written, references and all.
+  const { closes, openBefore } = closedDefaults(line, telling.at);
   const hidden = (text: string) =>
-    shown ? shownLeftOpen(text, hide, put) : aroundToolsReferences(text, put);
-  const closes = closedDefaults(line, telling.at);
+    shown ? shownLeftOpen(text, hide, put) : openBefore ? put(text) : aroundToolsReferences(text, put);
   let safe = read?.safe ?? before;
   let from = telling.at;
   if (closes.at(-1) === line.length - 1)
@@ -3453,9 +3455,10 @@ function lineSecrets(
 /**
  * Where in `line`, from `at` on, a `}` closes a `${NAME:-` opened before `at`, as tools-mcp reads
  * references (`${NAME}` and `${NAME:-…}` only, a default's word text to its first `}` that no inner
- * reference takes; no quote or backslash read). One pass.
+ * reference takes; no quote or backslash read), and whether one opened before `at` is never closed
+ * (`openBefore`). One pass.
  */
-function closedDefaults(line: string, at: number): number[] {
+function closedDefaults(line: string, at: number): { closes: number[]; openBefore: boolean } {
   const closes: number[] = [];
   const open: number[] = [];
   for (let i = 0; i < line.length; i += 1) {
@@ -3470,7 +3473,7 @@ function closedDefaults(line: string, at: number): number[] {
     if (head[1] === ":-") open.push(i);
     i = TOOLS_REFERENCE.lastIndex - 1;
   }
-  return closes;
+  return { closes, openBefore: open.length > 0 && (open[0] as number) < at };
 }
 
 /** `${NAME}` or `${NAME:-`, as tools-mcp reads a reference where a `${` stands. Sticky. */
@@ -3481,9 +3484,22 @@ const TOOLS_REFERENCE = /\$\{[A-Za-z_][A-Za-z0-9_]*(\}|:-)/y;
  * the `}` that closes it there: see `closedDefaults`) and each stretch of other text between them
  * written as `literal(stretch)`, so the references filled back give tools-mcp `text` as written and
  * it fills the references kept as it fills the original's. A `}` closing no `${NAME:-` opened in
- * `text` is text. One pass.
+ * `text` is text; from a `${NAME:-` never closed in it on, the text is one stretch (tools-mcp keeps
+ * it as written, references and all). Two passes.
  */
 function aroundToolsReferences(text: string, literal: (text: string) => string): string {
+  const heads: number[] = [];
+  for (let i = 0; i < text.length; i += 1) {
+    if (text[i] === "}" && heads.length > 0) heads.pop();
+    else if (text[i] === "$" && text[i + 1] === "{") {
+      TOOLS_REFERENCE.lastIndex = i;
+      const head = TOOLS_REFERENCE.exec(text);
+      if (head === null) continue;
+      if (head[1] === ":-") heads.push(i);
+      i = TOOLS_REFERENCE.lastIndex - 1;
+    }
+  }
+  const end = heads[0] ?? text.length;
   let out = "";
   let from = 0;
   let open = 0;
@@ -3492,7 +3508,7 @@ function aroundToolsReferences(text: string, literal: (text: string) => string):
     out += text.slice(start, end);
     from = end;
   };
-  for (let i = 0; i < text.length; i += 1) {
+  for (let i = 0; i < end; i += 1) {
     if (text[i] === "}" && open > 0) {
       open -= 1;
       keep(i, i + 1);

@@ -7,6 +7,7 @@ import {
   expectArgs,
   expectHiddenLine,
   exportedArgs,
+  exportedCommand,
 } from "./test-support/spec-cases.js";
 
 // r74d: leaks fix187 left.
@@ -116,6 +117,18 @@ describe("a value on a refused line holding a reference tools-mcp fills", () => 
       expectHiddenLine(line, shown, exported);
     },
   );
+
+  it("from a `${NAME:-` tools-mcp never closes on, the value is one piece, as tools-mcp keeps it as written", () => {
+    expectHiddenLine('srv TOKEN=Q"${X}J${V:-a', "srv TOKEN=•${X}•", "srv TOKEN=${TOKEN}${X}${TOKEN_2}");
+    // One opened before the value and never closed: tools-mcp fills nothing after it, the value one piece.
+    expectHiddenLine(
+      'srv --token "${V:-J${X}${V:-J${X}"',
+      'srv --token "${V:-•${X}•${X}•',
+      'srv --token "${V:-${TOKEN}',
+    );
+    const long = `srv --token "${"${V:-J${X}".repeat(2000)}"`;
+    expect(exportedCommand(long)).toBe('srv --token "${V:-${TOKEN}');
+  });
 
   it("as one argument's line: the same", () => {
     expectArgs(
