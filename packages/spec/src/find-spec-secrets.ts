@@ -2435,7 +2435,7 @@ function shellScriptWords(words: readonly CommandWord[]): Set<number> {
 
 /**
  * For the display only: a POSIX shell's own command holding a run-time part and written in one
- * `'…'` or `"…"` with no backslash (so its text as written is what that shell reads, the outer
+ * `'…'`, or in `"…"` with no backslash (so its text as written is what that shell reads, the outer
  * shell's run-time parts aside), read as a command line of its own, as a top-level line is (a value read partly at run
  * time: its literal text hidden in place, its run-time parts shown), each word also read for what
  * a config line says (see `dataSpans`), and written back in its quotes. Undefined when it is written
@@ -2461,9 +2461,11 @@ function shownScript(line: string, word: CommandWord, hide: SecretHide | undefin
       },
       () => undefined,
     );
-  // A backslash (in "…" it may change what the command's shell reads: `\"`, `\\`, `\$`; in '…' a
-  // value it writes apart would be hidden whole, payload included), or no run-time part (no mixed
-  // value): left to the words.
+  // A backslash in "…" (it may change what the command's shell reads: `\"`, `\\`, `\$`), or no
+  // run-time part (no mixed value): left to the words. In '…' the command's shell reads a backslash
+  // as written, so the command is read as the same command alone is (r74d: `sh -c 'srv
+  // ${V:-TOKEN=Q\${X}J}'`, left to the words, was shown in clear: a data word's value is hidden only
+  // when it reads as a credential).
   if (
     !/[$`]/.test(inner) ||
     inner.includes(MARK) ||
@@ -2471,7 +2473,7 @@ function shownScript(line: string, word: CommandWord, hide: SecretHide | undefin
     (quote !== "'" && quote !== '"') ||
     written.at(-1) !== quote ||
     inner !== word.value ||
-    inner.includes("\\")
+    (quote === '"' && inner.includes("\\"))
   )
     return undefined;
   return deeper(
@@ -3151,7 +3153,10 @@ function readArgRest(
   // One the shell refuses (a quote left open in the part, `$(TOKEN=X"y)`) goes to the refused-line
   // rule (see `lineSecrets`) as the same text pasted does (fix181: its reading as a command line
   // flagged nothing, `X` kept in clear in both views).
-  if (rules.words && /\$\(|`/.test(arg)) {
+  // Not one whose `$(…)` and backticks all stand in a literal default's word (`${V:-TOKEN=Q$(id)J}`):
+  // tools-mcp passes them as text, part of the value (see `plainArgWord`; r74d: read here, `$(id)`
+  // was shown and exported in clear between the value's pieces).
+  if (rules.words && /\$\(|`/.test(arg) && plainArgWord(arg) === undefined) {
     const line =
       commandLineSecrets(arg, hide, scriptName) ??
       (closesInItself(arg) ? undefined : lineSecrets(arg, hide, scriptName, false));
@@ -3194,7 +3199,8 @@ const PLAIN_WORD = /^(?!#)(?:[^\s'"\\`;&|<>()$]|\$\{)*$/;
 
 /**
  * What a shell reads otherwise than tools-mcp does inside a default's word (tools-mcp reads the
- * word as literal text to its `}`), each given as a letter of its own no argument is read to hold.
+ * word as literal text to its `}`), each given as a letter of its own no argument is read to hold
+ * (the `$` of a `$(` too: see `SUBSTITUTION_LETTER`).
  */
 const AS_LETTER: Readonly<Record<string, string>> = {
   '"': "\uE010",
@@ -3203,20 +3209,26 @@ const AS_LETTER: Readonly<Record<string, string>> = {
   "`": "\uE013",
 };
 
+/** The letter a `$(` inside a default's word has its `$` given as (see `argWordLetters`). */
+const SUBSTITUTION_LETTER = "\uE014";
+
 /** A letter of `AS_LETTER` written back as the character it stands for. */
 const FROM_LETTER: Readonly<Record<string, string>> = {
   "\uE010": '"',
   "\uE011": "'",
   "\uE012": "\\",
   "\uE013": "`",
+  "\uE014": "$",
 };
 
 /**
  * `arg`, a plain argument (see `PLAIN_WORD`) but for what its literal defaults' words hold, as the
- * line's reader is to read it as tools-mcp does: each quote, backslash or backtick inside a
- * default's word given as a letter (`AS_LETTER`; a backslash there no longer keeps the `}` after it
- * from closing the default, as with tools-mcp), an operator, `(` or `$` there left as it is (a
- * shell reads them inside `${…}` as text too, `$X` as a reference). Undefined when a blank, or outside every default
+ * line's reader is to read it as tools-mcp does: each quote, backslash or backtick, and the `$` of a
+ * `$(`, inside a default's word given as a letter (`AS_LETTER`; a backslash there no longer keeps
+ * the `}` after it from closing the default, as with tools-mcp; `$(id)` there is text, part of the
+ * value, r74d), an operator, `(` or another `$` there left as it is (a shell reads them inside
+ * `${…}` as text too, `$X` as a reference).
+ * Undefined when a blank, or outside every default
  * a quote, backslash, run-time part but `${…}`, operator, or comment, is written, or when a
  * default is left open. One pass.
  */
@@ -3231,7 +3243,7 @@ function plainArgWord(arg: string): string | undefined {
  * default a quote, backslash, run-time part but `${…}`, operator, or comment, is written.
  */
 function argWordLetters(arg: string): { word: string; open: number } | undefined {
-  if (arg.startsWith("#") || /[\uE010-\uE013]/.test(arg)) return undefined;
+  if (arg.startsWith("#") || /[\uE010-\uE014]/.test(arg)) return undefined;
   // The `${…}` parts open at the character read: whether each is a default.
   const open: boolean[] = [];
   let defaults = 0;
@@ -3257,7 +3269,7 @@ function argWordLetters(arg: string): { word: string; open: number } | undefined
     if (defaults === 0) {
       if (/['"\\`;&|<>()$]/.test(c)) return undefined;
       out += c;
-    } else out += AS_LETTER[c] ?? c;
+    } else out += c === "$" && arg[i + 1] === "(" ? SUBSTITUTION_LETTER : (AS_LETTER[c] ?? c);
   }
   return { word: out, open: defaults };
 }
@@ -3272,7 +3284,7 @@ function readAsLetters(
   hide: SecretHide | undefined,
   read: (hide: SecretHide | undefined) => ArgFound | undefined,
 ): ArgFound | undefined {
-  const back = (text: string) => text.replace(/[\uE010-\uE013]/g, (letter) => FROM_LETTER[letter] ?? letter);
+  const back = (text: string) => text.replace(/[\uE010-\uE014]/g, (letter) => FROM_LETTER[letter] ?? letter);
   const written =
     hide === undefined ? undefined : (text: string, name: string | undefined) => hide(back(text), name);
   let found: ArgFound | undefined;
@@ -3419,8 +3431,15 @@ function lineSecrets(
   // open as written, so the value filled back never reached the server). Only where the line ends
   // at such a `}`: text after it (`srv TOKEN=${V:-JQ}--Q"QQJJ`) is hidden to the line's end with
   // the value, `}` and all, as before.
-  const hidden = (text: string) => (shown ? shownLeftOpen(text, hide, put) : put(text));
-  const closes = closedDefaults(line, telling.at);
+  // Else each reference tools-mcp fills in the text (`${X}`, a default's `${NAME:-` and `}` opened
+  // in it) is kept as written, the text around it hidden apart (r74d: `srv ${V:-TOKEN=Q"${X}J}` was
+  // exported `${V:-TOKEN=${TOKEN}}`, `${TOKEN}` standing for `Q"${X}J`: tools-mcp does not read a
+  // value it fills again, so the server got `${X}` as written where the original gave it X's value).
+  // Not where a `${NAME:-` opened before the value is never closed: tools-mcp keeps the text from
+  // there as written, references and all.
+  const { closes, openBefore } = closedDefaults(line, telling.at);
+  const hidden = (text: string) =>
+    shown ? shownLeftOpen(text, hide, put) : openBefore ? put(text) : aroundToolsReferences(text, put);
   let safe = read?.safe ?? before;
   let from = telling.at;
   if (closes.at(-1) === line.length - 1)
@@ -3436,9 +3455,10 @@ function lineSecrets(
 /**
  * Where in `line`, from `at` on, a `}` closes a `${NAME:-` opened before `at`, as tools-mcp reads
  * references (`${NAME}` and `${NAME:-…}` only, a default's word text to its first `}` that no inner
- * reference takes; no quote or backslash read). One pass.
+ * reference takes; no quote or backslash read), and whether one opened before `at` is never closed
+ * (`openBefore`). One pass.
  */
-function closedDefaults(line: string, at: number): number[] {
+function closedDefaults(line: string, at: number): { closes: number[]; openBefore: boolean } {
   const closes: number[] = [];
   const open: number[] = [];
   for (let i = 0; i < line.length; i += 1) {
@@ -3453,11 +3473,58 @@ function closedDefaults(line: string, at: number): number[] {
     if (head[1] === ":-") open.push(i);
     i = TOOLS_REFERENCE.lastIndex - 1;
   }
-  return closes;
+  return { closes, openBefore: open.length > 0 && (open[0] as number) < at };
 }
 
 /** `${NAME}` or `${NAME:-`, as tools-mcp reads a reference where a `${` stands. Sticky. */
 const TOOLS_REFERENCE = /\$\{[A-Za-z_][A-Za-z0-9_]*(\}|:-)/y;
+
+/**
+ * `text` with each reference tools-mcp reads in it kept as written (`${NAME}`, and a `${NAME:-` with
+ * the `}` that closes it there: see `closedDefaults`) and each stretch of other text between them
+ * written as `literal(stretch)`, so the references filled back give tools-mcp `text` as written and
+ * it fills the references kept as it fills the original's. A `}` closing no `${NAME:-` opened in
+ * `text` is text; from a `${NAME:-` never closed in it on, the text is one stretch (tools-mcp keeps
+ * it as written, references and all). Two passes.
+ */
+function aroundToolsReferences(text: string, literal: (text: string) => string): string {
+  const heads: number[] = [];
+  for (let i = 0; i < text.length; i += 1) {
+    if (text[i] === "}" && heads.length > 0) heads.pop();
+    else if (text[i] === "$" && text[i + 1] === "{") {
+      TOOLS_REFERENCE.lastIndex = i;
+      const head = TOOLS_REFERENCE.exec(text);
+      if (head === null) continue;
+      if (head[1] === ":-") heads.push(i);
+      i = TOOLS_REFERENCE.lastIndex - 1;
+    }
+  }
+  const end = heads[0] ?? text.length;
+  let out = "";
+  let from = 0;
+  let open = 0;
+  const keep = (start: number, end: number) => {
+    if (start > from) out += literal(text.slice(from, start));
+    out += text.slice(start, end);
+    from = end;
+  };
+  for (let i = 0; i < end; i += 1) {
+    if (text[i] === "}" && open > 0) {
+      open -= 1;
+      keep(i, i + 1);
+      continue;
+    }
+    if (text[i] !== "$" || text[i + 1] !== "{") continue;
+    TOOLS_REFERENCE.lastIndex = i;
+    const head = TOOLS_REFERENCE.exec(text);
+    if (head === null) continue;
+    if (head[1] === ":-") open += 1;
+    keep(i, TOOLS_REFERENCE.lastIndex);
+    i = TOOLS_REFERENCE.lastIndex - 1;
+  }
+  if (from === 0) return literal(text);
+  return from < text.length ? out + literal(text.slice(from)) : out;
+}
 
 /**
  * For the display: `text`, a default's word left open (to the line's end, see `lineSecrets`), with

@@ -110,15 +110,24 @@ export const EXPANSION = /\$[A-Za-z0-9_{([$!?#*@-]|`/;
  * quote left open, or no literal text that says something (`LITERAL_DEFAULT` reads a plain word, or
  * one all in one quote; fix177: a mixed word was read at run time whole, its literal text kept in
  * clear; fix178: one holding a quote or a backslash still was; fix179: so was a literal word
- * holding them that `LITERAL_DEFAULT` does not read, `${T:-'Q9sec'ret}`). `quoted`: the default
- * stands in `"…"`. Each part is passed over once (see `expansionEnd`).
+ * holding them that `LITERAL_DEFAULT` does not read, `${T:-'Q9sec'ret}`). A default nested in the
+ * word outside a quote (`${V:-${W:-TOKEN=QJ}x}`) is no run-time part: its word is read as this one's,
+ * its `${W:-` and `}` listed (`nested`). `quoted`: the default stands in `"…"`. Each part is passed
+ * over once (see `expansionEnd`).
  */
 function mixedDefault(
   line: string,
   at: number,
   quoted = false,
 ):
-  | { name: string; from: number; end: number; parts: { start: number; end: number }[]; quotes: number[] }
+  | {
+      name: string;
+      from: number;
+      end: number;
+      parts: { start: number; end: number }[];
+      quotes: number[];
+      nested: NestedDefault[];
+    }
   | undefined {
   DEFAULT_OPEN.lastIndex = at;
   const head = DEFAULT_OPEN.exec(line);
@@ -126,14 +135,31 @@ function mixedDefault(
   const from = DEFAULT_OPEN.lastIndex;
   const parts: { start: number; end: number }[] = [];
   const quotes: number[] = [];
+  // Defaults nested in the word, outside any quote (`${W:-…}` of `${V:-${W:-TOKEN=QJ}x}`), in the
+  // order they open; `open`: those not closed yet, innermost last.
+  const nested: NestedDefault[] = [];
+  const open: NestedDefault[] = [];
   let literal = false;
   // The quote open at `k`: `'`, `"` or none.
   let inQuote = "";
   let k = from;
-  while (k < line.length && (inQuote !== "" || line[k] !== "}")) {
+  while (k < line.length && (inQuote !== "" || line[k] !== "}" || open.length > 0)) {
     const c = line[k] as string;
     const next = line[k + 1];
-    if (inQuote === "'") {
+    DEFAULT_OPEN.lastIndex = k;
+    const inner = inQuote === "" && c === "$" && next === "{" ? DEFAULT_OPEN.exec(line) : null;
+    if (inner) {
+      // A default nested in the word, its own word read as this one's (r74d: `${V:-${W:-TOKEN=QJ}x}`
+      // and `${V:-${W:-TOKEN=Q\${X}J}}` were read at run time whole, kept in clear): its `${W:-` and
+      // its `}` are the shell's syntax, kept as written out of the literal stretches.
+      const opened = { start: k, from: DEFAULT_OPEN.lastIndex, end: -1, name: inner[1] ?? "" };
+      nested.push(opened);
+      open.push(opened);
+      k = opened.from;
+    } else if (inQuote === "" && c === "}") {
+      (open.pop() as NestedDefault).end = k;
+      k += 1;
+    } else if (inQuote === "'") {
       if (c === "'") {
         quotes.push(k);
         inQuote = "";
@@ -171,7 +197,15 @@ function mixedDefault(
     }
   }
   if (k >= line.length || inQuote !== "" || !literal) return undefined;
-  return { name: head[1] ?? "", from, end: k, parts, quotes };
+  return { name: head[1] ?? "", from, end: k, parts, quotes, nested };
+}
+
+/** A default nested in a mixed default's word (see `mixedDefault`): where its `${` is, where its word starts (`from`) and its `}` (`end`), its `NAME`. */
+interface NestedDefault {
+  start: number;
+  from: number;
+  end: number;
+  name: string;
 }
 
 /** Where bash's `$'…'` whose text starts at `from` ends (past its closing `'`): a backslash escapes the next character. */
@@ -561,21 +595,40 @@ export function commandWords(line: string, depth = 0, nested = false): CommandWo
           if (line[close] !== "}") found = false;
           close += 1;
         }
+        // The innermost default closed before its outer one's word ends (`${V:-${W:-TOKEN=QJ}x}`,
+        // `${V:-${W:-TOKEN=Q\${X}J}}`): the outermost read as a mixed default, the inner ones
+        // nested in its word (see `mixedDefault`).
+        if (!found && !refused && p !== i) {
+          mixed = mixedDefault(line, i, quoted);
+          if (mixed) {
+            fallback = null;
+            depth = 0;
+            names.length = 0;
+            close = mixed.end + 1;
+            found = true;
+          }
+        }
         if (found && mixed) {
           // Its word read as written, each literal stretch a default's word (under the innermost
-          // name that names a credential, as below), each run-time part read at run time.
+          // name that names a credential, as below, a default nested in the word's included),
+          // each run-time part read at run time, each nested default's `${NAME:-` and `}` kept out.
           names.push(mixed.name);
-          let name = names[names.length - 1] as string;
-          for (let k = names.length - 1; k >= 0; k -= 1)
-            if (wholeNameTells(names[k] as string)) {
-              name = names[k] as string;
-              break;
-            }
+          const nameAt = (position: number) => {
+            const around = names.concat(
+              mixed.nested
+                .filter((inner) => inner.from <= position && position < inner.end)
+                .map((inner) => inner.name),
+            );
+            for (let k = around.length - 1; k >= 0; k -= 1)
+              if (wholeNameTells(around[k] as string)) return around[k] as string;
+            return around[around.length - 1] as string;
+          };
           defaults ??= [];
-          const whole = { start: value.length, end: value.length + mixed.end - mixed.from };
+          const whole = { start: value.length, end: value.length };
           let k = mixed.from;
           const stretch = (to: number) => {
             const begin = value.length;
+            const name = nameAt(k);
             for (; k < to; k += 1) put(k);
             if (/\S/.test(value.slice(begin)))
               defaults?.push({ start: begin, end: value.length, name, mixed: whole });
@@ -590,8 +643,24 @@ export function commandWords(line: string, depth = 0, nested = false): CommandWo
             }
             stretch(to);
           };
+          // The nested defaults' `${NAME:-` and `}`, in order, each passed over as the shell's syntax.
+          const syntax = mixed.nested
+            .flatMap((inner) => [
+              { start: inner.start, end: inner.from },
+              { start: inner.end, end: inner.end + 1 },
+            ])
+            .sort((a, b) => a.start - b.start);
+          let skip = 0;
+          const partsTo = (to: number) => {
+            for (; skip < syntax.length && (syntax[skip] as { start: number }).start < to; skip += 1) {
+              const { start: begin, end } = syntax[skip] as { start: number; end: number };
+              stretchTo(begin);
+              k = end;
+            }
+            stretchTo(to);
+          };
           for (const part of mixed.parts) {
-            stretchTo(part.start);
+            partsTo(part.start);
             dynamic = true;
             if (
               line[k + 1] === "(" &&
@@ -603,7 +672,8 @@ export function commandWords(line: string, depth = 0, nested = false): CommandWo
               commands.push({ from: k + 1, to: part.end - 1, backtick: true, quoted });
             for (; k < part.end; k += 1) put(k);
           }
-          stretchTo(mixed.end);
+          partsTo(mixed.end);
+          whole.end = value.length;
           i = close;
           return;
         }

@@ -472,6 +472,39 @@ describe("${VAR} in a .mcp.json", () => {
     }
   });
 
+  it("fills a value spec's export took out of a refused line around a reference it keeps, as the original fills it (r74d)", async () => {
+    const { exportSpec, SPEC_TOKEN } = await import("@loopwright/spec");
+    // The export keeps `${X}` out of what `${TOKEN}` stands for: a value it fills is not read again,
+    // so `${X}` inside it would reach the server as written where the original gives X's value.
+    const original = [{ name: "db", command: 'srv ${V:-TOKEN=Q"${X}J}' }];
+    const servers =
+      exportSpec({ spec: SPEC_TOKEN, bundle: { mcpServers: original } }).bundle?.mcpServers ?? [];
+    expect(servers[0]?.command).toBe("srv ${V:-TOKEN=${TOKEN}${X}${TOKEN_2}}");
+    const commandOf = (server: unknown) => (server as { command?: string } | undefined)?.command;
+    const filled = commandOf(mcpServers(servers, { env: { X: "x1", TOKEN: 'Q"', TOKEN_2: "J" } })[0]);
+    expect(filled).toBe('srv TOKEN=Q"x1J');
+    expect(filled).toBe(commandOf(mcpServers(original, { env: { X: "x1" } })[0]));
+  });
+
+  it("fills a plain argument's default whose word holds `$(…)` or a backtick, which it passes as text (r74d)", async () => {
+    const { exportSpec, SPEC_TOKEN } = await import("@loopwright/spec");
+    // Here `$(id)` in a default's word is text, part of the value: spec's export takes it out with
+    // the value, and the reference given back that text gives the server what the original gave.
+    for (const [arg, value] of [
+      ["${V:-TOKEN=Q$(id)J}", "Q$(id)J"],
+      ["${V:-TOKEN=Q`id`J}", "Q`id`J"],
+    ] as const) {
+      const original = [{ name: "db", command: "srv", args: [arg] }];
+      const servers =
+        exportSpec({ spec: SPEC_TOKEN, bundle: { mcpServers: original } }).bundle?.mcpServers ?? [];
+      expect(servers[0]?.args).toEqual(["${V:-TOKEN=${TOKEN}}"]);
+      const argsOf = (server: unknown) => (server as { args?: string[] } | undefined)?.args;
+      const filled = argsOf(mcpServers(servers, { env: { TOKEN: value } })[0]);
+      expect(filled).toEqual([`TOKEN=${value}`]);
+      expect(filled).toEqual(argsOf(mcpServers(original, { env: {} })[0]));
+    }
+  });
+
   it("gives back a plain argument's literal default after spec's export took it out (env and headers it removes)", async () => {
     const { exportSpec, SPEC_TOKEN } = await import("@loopwright/spec");
     const original = [
