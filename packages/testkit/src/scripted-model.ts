@@ -356,10 +356,7 @@ function valueFor(
   const hint = `${key} ${typeof schema.description === "string" ? schema.description : ""}`.toLowerCase();
   const type = schema.type;
   if (Array.isArray(schema.enum)) {
-    const lower = offer.text.toLowerCase();
-    const mentioned = schema.enum.find(
-      (v) => typeof v === "string" && new RegExp(`\\b${escapeRegExp(v.toLowerCase())}\\b`).test(lower),
-    );
+    const mentioned = namedValue(schema.enum, offer.text);
     if (mentioned !== undefined) return mentioned;
     return required ? (schema.default ?? schema.enum[0]) : undefined;
   }
@@ -391,8 +388,48 @@ function valueFor(
   return properNoun(offer.text, tool) ?? schema.default ?? offer.text.trim();
 }
 
-function escapeRegExp(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+/** True when the character at `at` is a word character (`\w`: ASCII letter, digit, underscore). */
+function isWordChar(text: string, at: number): boolean {
+  const c = text.charCodeAt(at);
+  return (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95;
+}
+
+/**
+ * The first of `values` (in declared order) that `text` names, case-insensitively: a string value
+ * standing in the text without cutting a word (`cat` is not named by "concatenate"; `C++` and
+ * `.NET`, which begin or end with punctuation, are named by "I write C++" and "port it to .NET").
+ * A value found only inside a longer value that is named there does not count: "C++" names `C++`,
+ * not `C`. The values are looked up by their length from each place a word can start, so the time
+ * is the text's length times the number of distinct value lengths, whatever the number of values
+ * (a regular expression per value took seconds for 100,000 values).
+ */
+function namedValue(values: unknown[], text: string): unknown {
+  const lower = text.toLowerCase();
+  const indexOf = new Map<string, number>();
+  values.forEach((value, index) => {
+    if (typeof value !== "string" || value === "") return;
+    const v = value.toLowerCase();
+    if (!indexOf.has(v)) indexOf.set(v, index);
+  });
+  const lengths = [...new Set([...indexOf.keys()].map((v) => v.length))].sort((a, b) => b - a);
+  let first = Number.POSITIVE_INFINITY;
+  let coveredUntil = 0;
+  for (let start = 0; start < lower.length; start++) {
+    if (start > 0 && isWordChar(lower, start - 1) && isWordChar(lower, start)) continue;
+    // The longest value named from `start` (a shorter one there lies inside it); one that ends
+    // within a value named from an earlier start lies inside that one.
+    for (const length of lengths) {
+      const end = start + length;
+      if (end <= coveredUntil) break;
+      if (end > lower.length || (isWordChar(lower, end - 1) && isWordChar(lower, end))) continue;
+      const index = indexOf.get(lower.slice(start, end));
+      if (index === undefined) continue;
+      coveredUntil = end;
+      first = Math.min(first, index);
+      break;
+    }
+  }
+  return Number.isFinite(first) ? values[first] : undefined;
 }
 
 /**
