@@ -3,9 +3,13 @@
  * response left hanging by a client that stopped reading, and the llamacpp personality's budget.
  * Each block names the defect it pins down.
  */
+import { once } from "node:events";
+import { createServer, type Server } from "node:http";
+import { connect } from "node:net";
 import fc from "fast-check";
 import OpenAI from "openai";
 import { afterEach, describe, expect, it } from "vitest";
+import { createResponder } from "./respond.js";
 import { scriptedModel } from "./scripted-model.js";
 import { startServer, type TestServer } from "./server.js";
 
@@ -102,5 +106,67 @@ describe("the scripted model reads an enum value the message names", () => {
       ),
       { numRuns: 2000 },
     );
+  });
+});
+
+/** A client that asks for `path`, reads nothing of the answer, waits `ms`, then leaves. */
+async function abandon(port: number, path: string, body: string, ms: number): Promise<void> {
+  const socket = connect(port, "127.0.0.1");
+  await once(socket, "connect");
+  socket.pause();
+  socket.write(
+    `POST ${path} HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+  );
+  await new Promise((resolve) => setTimeout(resolve, ms));
+  socket.destroy();
+}
+
+describe("a stream whose client stopped reading and left", () => {
+  // Until r75 the frame writer awaited each write's callback only: a client that stopped reading
+  // (the socket's buffer full) and then left made Node drop the callback of the next write (the
+  // socket was destroyed, the response not yet closed), so the writer never returned although its
+  // doc says it stops when the client goes away. close() did not wait on it and nothing leaked,
+  // but anything awaiting the reply would have waited for ever.
+  let http: Server | undefined;
+  afterEach(async () => {
+    http?.closeAllConnections();
+    await new Promise((resolve) => http?.close(resolve) ?? resolve(undefined));
+    http = undefined;
+  });
+
+  it("the writer returns once the client is gone", async () => {
+    const stop = new AbortController();
+    const respond = createResponder(stop.signal);
+    const chunks = Array.from({ length: 100 }, () => new Uint8Array(1 << 20).fill(120));
+    let writing: Promise<"returned"> | undefined;
+    http = createServer((_req, res) => {
+      writing = respond.raw(res, { type: "raw", chunks }).then(() => "returned" as const);
+    });
+    http.listen(0, "127.0.0.1");
+    await once(http, "listening");
+    const { port } = http.address() as { port: number };
+    await abandon(port, "/", "{}", 300);
+    expect(writing).toBeDefined();
+    const timeout = new Promise<"still writing">((resolve) =>
+      setTimeout(() => resolve("still writing"), 2000),
+    );
+    expect(await Promise.race([writing, timeout])).toBe("returned");
+    stop.abort();
+  });
+
+  it("the server's close() returns at once after such a client, scripted or raw", async () => {
+    server = await startServer({
+      replies: [
+        { type: "raw", chunks: Array.from({ length: 40 }, () => `data: ${"x".repeat(1 << 20)}\n\n`) },
+        { content: "y".repeat(8_000_000), chunkChars: 1 << 20, chunkDelayMs: 0 },
+      ],
+    });
+    const body = JSON.stringify({ model: "m", stream: true, messages: [{ role: "user", content: "hi" }] });
+    await abandon(server.port, "/v1/chat/completions", body, 300);
+    await abandon(server.port, "/v1/chat/completions", body, 300);
+    expect(server.pending).toBe(0);
+    const started = performance.now();
+    await server.close();
+    expect(performance.now() - started).toBeLessThan(1000);
   });
 });
