@@ -170,3 +170,90 @@ describe("a stream whose client stopped reading and left", () => {
     expect(performance.now() - started).toBeLessThan(1000);
   });
 });
+
+describe("the llamacpp personality reads the token budget as llama-server b9749 does", () => {
+  // Probed on the live b9749 server (../shared/live/llama-server, 2026-12-05): `n_predict`, then
+  // `max_completion_tokens`, then `max_tokens` (null is absent; the first one present is the only
+  // one read); a value that is not a number or is below -1 is a 400 naming the field; a fraction
+  // is cut (1.7 -> 1), a boolean is 0 or 1, and 0 still generates one token ("length").
+  interface Answer {
+    status: number;
+    body: {
+      error?: { message?: string };
+      choices?: { message?: { content?: string }; finish_reason?: string }[];
+    };
+  }
+  /** Status and body of a plain request with `extra` fields, against a scripted 'hello there, world'. */
+  async function ask(extra: Record<string, unknown>, content = "hi"): Promise<Answer> {
+    server ??= await startServer({ personality: "llamacpp", scriptedModel: { chunkDelayMs: 0 } });
+    server.enqueue({ content: "hello there, world" });
+    const res = await fetch(`${server.baseUrl}/chat/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ model: "tiny", messages: [{ role: "user", content }], ...extra }),
+    });
+    return { status: res.status, body: (await res.json()) as Answer["body"] };
+  }
+  const answer = (r: Answer) => [r.body.choices?.[0]?.message?.content, r.body.choices?.[0]?.finish_reason];
+
+  it("reads max_completion_tokens after n_predict and before max_tokens, null as absent", async () => {
+    expect(answer(await ask({ max_completion_tokens: 1, max_tokens: 3 }))).toEqual(["hello", "length"]);
+    expect(answer(await ask({ n_predict: 1, max_completion_tokens: 3 }))).toEqual(["hello", "length"]);
+    expect(answer(await ask({ max_completion_tokens: null, max_tokens: 1 }))).toEqual(["hello", "length"]);
+    expect(answer(await ask({ max_completion_tokens: -1, max_tokens: 1 }))).toEqual([
+      "hello there, world",
+      "stop",
+    ]);
+    // Only the first one present is read: a bad max_tokens behind n_predict goes unnoticed.
+    expect(answer(await ask({ n_predict: 1, max_tokens: "x" }))).toEqual(["hello", "length"]);
+  });
+
+  it("refuses a budget that is not a number with llama-server's 400 naming the field", async () => {
+    for (const [extra, field, kind] of [
+      [{ max_completion_tokens: "3", max_tokens: 2 }, "max_completion_tokens", "string"],
+      [{ n_predict: "4" }, "n_predict", "string"],
+      [{ max_tokens: [1] }, "max_tokens", "array"],
+      [{ max_tokens: {}, stream: true }, "max_tokens", "object"],
+    ] as const) {
+      const r = await ask(extra);
+      expect(r.status).toBe(400);
+      expect(r.body).toEqual({
+        error: {
+          code: 400,
+          message: `Field '${field}': [json.exception.type_error.302] type must be number, but is ${kind}`,
+          type: "invalid_request_error",
+        },
+      });
+    }
+    expect(server?.pending).toBe(4); // a refused request takes no scripted reply
+  });
+
+  it("refuses a budget below -1 (and one that wraps below it as an int32), before the overflow check", async () => {
+    for (const [extra, field, got] of [
+      [{ max_tokens: -5 }, "max_tokens", -5],
+      [{ max_completion_tokens: -2, stream: true }, "max_completion_tokens", -2],
+      [{ max_tokens: 3_000_000_000 }, "max_tokens", -1294967296],
+    ] as const) {
+      const r = await ask(extra);
+      expect(r.status).toBe(400);
+      expect(r.body.error?.message).toBe(
+        `Field '${field}': Value must be between -1 <= value <= 2147483647, but got ${got}`,
+      );
+    }
+    const long = await ask({ max_tokens: -5 }, "word ".repeat(6000));
+    expect(long.body.error?.message).toMatch(/^Field 'max_tokens': Value must be between/);
+    // A bad response_format is refused first.
+    const format = await ask({ max_tokens: -5, response_format: { type: "xml" } });
+    expect(format.body.error?.message).toMatch(/^response_format type must be one of/);
+  });
+
+  it("cuts a fraction, reads a boolean as 0 or 1, and generates one token for a budget of 0", async () => {
+    expect(answer(await ask({ max_completion_tokens: 1.7 }))).toEqual(["hello", "length"]);
+    expect(answer(await ask({ max_tokens: 2.9 }))).toEqual(["hello ", "length"]);
+    expect(answer(await ask({ max_tokens: true }))).toEqual(["hello", "length"]);
+    expect(answer(await ask({ max_tokens: 0 }))).toEqual(["hello", "length"]);
+    expect(answer(await ask({ n_predict: 0 }))).toEqual(["hello", "length"]);
+    expect(answer(await ask({ max_tokens: false }))).toEqual(["hello", "length"]);
+    expect(answer(await ask({ max_tokens: -1.5 }))).toEqual(["hello there, world", "stop"]);
+  });
+});
