@@ -86,6 +86,17 @@ describe("the scripted model reads an enum value the message names", () => {
     expect(performance.now() - started).toBeLessThan(2500);
   });
 
+  // A lookup per distinct value length (this round's first fix) took 28 s here.
+  it("answers over 1,000 values of 1,000 different lengths and a 20,000-character message within 2.5 s", async () => {
+    server = await startServer({ scriptedModel: { chunkDelayMs: 0 } });
+    const values = Array.from({ length: 1_000 }, (_, i) => `${"a ".repeat(i + 1)}z`);
+    values.push("kotlin");
+    const started = performance.now();
+    expect(await picked(server, `pick ${"a ".repeat(10_000)}in kotlin`, values)).toBe("kotlin");
+    expect(await picked(server, `pick a a a z, not kotlin`, values)).toBe("a a a z");
+    expect(performance.now() - started).toBeLessThan(2500);
+  });
+
   it("for values of word characters only, picks what \\bvalue\\b picked (property)", () => {
     const word = fc.stringMatching(/^[A-Za-z0-9_]{1,4}$/);
     fc.assert(
