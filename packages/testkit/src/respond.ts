@@ -121,7 +121,17 @@ export function createResponder(
       if (i > 0 && pacing.chunkDelayMs && !(await sleep(pacing.chunkDelayMs, res))) return;
       if (res.destroyed) return;
       // Wait until the frame is handed to the socket, so a drop right after it still delivers it.
-      await new Promise<void>((resolve) => res.write(frame, () => resolve()));
+      // A write made after the client left (its socket destroyed, the response not yet closed)
+      // never calls back: the response's close ends the wait instead.
+      const written = await new Promise<boolean>((resolve) => {
+        const gone = () => resolve(false);
+        res.once("close", gone);
+        res.write(frame, (error) => {
+          res.off("close", gone);
+          resolve(!error);
+        });
+      });
+      if (!written) return;
     }
     if (await stopAfter(frames.length)) return;
     res.end();

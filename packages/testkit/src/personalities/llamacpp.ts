@@ -12,19 +12,48 @@ import type { WireUsage } from "../sse.js";
 import { grammarErrors } from "./grammar-schema.js";
 import { checkOptions, durationMs, flag, nonEmptyString, type OptionRule, positiveWhole } from "./options.js";
 import type { Personality, PersonalityContext, TurnFacts } from "./personality.js";
-import { includeUsageRequested, isRecord, jsonError, requestedMaxTokens, swap } from "./recorded.js";
+import { includeUsageRequested, isRecord, jsonError, swap } from "./recorded.js";
 
 /**
- * The most tokens llama-server generates for a request, before the context's room: its own
- * `n_predict`, else `max_tokens` (or `max_completion_tokens`), and -1, its default, means no limit
- * (ggml-org/llama.cpp tools/server: `params.n_predict = json_value(data, "n_predict",
- * json_value(data, "max_tokens", defaults.n_predict))`, and `server_slot::has_budget` answers
- * "limitless" for -1).
+ * llama-server's names for the most tokens to generate, in the order it reads them: b9749's request
+ * schema (ggml-org/llama.cpp tools/server/server-schema.cpp) has the field `n_predict` with the
+ * aliases `max_completion_tokens` and `max_tokens`, and reads only the first one present and not
+ * null (`max_completion_tokens` since PR #19831, Feb 2026).
+ */
+const BUDGET_FIELDS = ["n_predict", "max_completion_tokens", "max_tokens"] as const;
+
+/**
+ * The budget field llama-server reads and the int32 it makes of it (nlohmann's `get<int>`: a
+ * fraction is cut, a boolean is 0 or 1, a wider integer wraps), or the message of its 400: a value
+ * that is not a number ("type must be number, but is string"), or one below -1 (its hard limits are
+ * -1 and INT32_MAX). Undefined when the request names none. Checked on the live b9749 server.
+ */
+function budgetField(body: Record<string, unknown>): { value: number } | { error: string } | undefined {
+  const name = BUDGET_FIELDS.find((n) => body[n] !== undefined && body[n] !== null);
+  if (name === undefined) return undefined;
+  const raw = body[name];
+  if (typeof raw === "boolean") return { value: raw ? 1 : 0 };
+  if (typeof raw !== "number") {
+    const kind = Array.isArray(raw) ? "array" : typeof raw === "object" ? "object" : "string";
+    return { error: `Field '${name}': [json.exception.type_error.302] type must be number, but is ${kind}` };
+  }
+  const value = raw | 0;
+  if (value < -1) {
+    return { error: `Field '${name}': Value must be between -1 <= value <= 2147483647, but got ${value}` };
+  }
+  return { value };
+}
+
+/**
+ * The most tokens llama-server generates for a request, before the context's room: the budget
+ * field's value, where -1 (also its default) means no limit (`server_slot::has_budget` answers
+ * "limitless") and 0 still gives one token (the budget is checked after each token, so b9749
+ * answers `max_tokens: 0` with one token and "length").
  */
 function llamaMaxTokens(request: RecordedRequest): number {
-  const body = isRecord(request.body) ? request.body : {};
-  const asked = typeof body.n_predict === "number" ? body.n_predict : requestedMaxTokens(request);
-  return asked === undefined || asked === -1 ? Number.POSITIVE_INFINITY : asked;
+  const field = budgetField(isRecord(request.body) ? request.body : {});
+  if (field === undefined || "error" in field || field.value === -1) return Number.POSITIVE_INFINITY;
+  return Math.max(field.value, 1);
 }
 
 /** Options of {@link llamacppPersonality}. */
@@ -384,7 +413,8 @@ const LLAMACPP_OPTION_RULES: Record<keyof LlamacppPersonalityOptions, OptionRule
  * (captured 500), a `response_format.type` other than text/json_object/json_schema (captured 400),
  * a `response_format` schema or a tool-parameter schema the grammar converter rejects (400 with
  * the converter's messages), with `thinking` a conversation ending in an assistant message
- * (recorded 400), a prompt of `nCtx` tokens or more (captured 400 `exceed_context_size_error` with
+ * (recorded 400), a token budget (`n_predict`, else `max_completion_tokens`, else `max_tokens`)
+ * that is not a number or is below -1 (b9749's 400 "Field 'max_tokens': …"), a prompt of `nCtx` tokens or more (captured 400 `exceed_context_size_error` with
  * this prompt's `n_prompt_tokens` and `n_ctx`; with `legacyOverflow` the Sept 2025 HTTP 500 body).
  * Unknown routes and methods get llama-server's 404 "File Not Found"; every answer carries the
  * captured headers (`Server: llama.cpp`, JSON with charset). `GET /props`,
@@ -439,6 +469,12 @@ export function llamacppPersonality(options: LlamacppPersonalityOptions = {}): P
     const last = Array.isArray(body.messages) ? body.messages.at(-1) : undefined;
     if (options.thinking && isRecord(last) && last.role === "assistant") {
       return jsonError(400, readFixture(F.prefill), serverHeaders());
+    }
+    // The request's fields are read (and a bad token budget refused) before the prompt is placed.
+    const budget = budgetField(body);
+    if (budget !== undefined && "error" in budget) {
+      const refusal = { error: { code: 400, message: budget.error, type: "invalid_request_error" } };
+      return jsonError(400, JSON.stringify(refusal), serverHeaders());
     }
     if (ctx.promptTokens >= nCtx && options.legacyOverflow) {
       const recorded = JSON.parse(readFixture(F.legacyOverflow)) as { error: Record<string, unknown> };
