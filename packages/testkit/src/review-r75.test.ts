@@ -8,8 +8,7 @@ import { createServer, type Server } from "node:http";
 import { connect } from "node:net";
 import fc from "fast-check";
 import OpenAI from "openai";
-import { afterAll, afterEach, describe, expect, it } from "vitest";
-import { type LiveServer, liveServerPath, startLive } from "./live-llama.js";
+import { afterEach, describe, expect, it } from "vitest";
 import { createResponder } from "./respond.js";
 import { scriptedModel } from "./scripted-model.js";
 import { startServer, type TestServer } from "./server.js";
@@ -269,52 +268,3 @@ describe("the llamacpp personality reads the token budget as llama-server b9749 
     expect(answer(await ask({ max_tokens: -1.5 }))).toEqual(["hello there, world", "stop"]);
   });
 });
-
-// The same bodies sent to the real b9749 server (where LOOPWRIGHT_LIVE_LLAMA names it): the
-// refusals are word for word the personality's, and a budget of 0 gives one token there too.
-(liveServerPath ? describe : describe.skip)(
-  "the token budget on the live llama-server",
-  { timeout: 120_000 },
-  () => {
-    let live: LiveServer | undefined;
-    afterAll(() => live?.stop(), 20_000);
-
-    it("refuses and cuts as the llamacpp personality does", async () => {
-      live = await startLive({ contextSize: 4096 });
-      server = await startServer({ personality: "llamacpp", scriptedModel: { chunkDelayMs: 0 } });
-      const post = async (baseUrl: string, extra: Record<string, unknown>) => {
-        const res = await fetch(`${baseUrl}/chat/completions`, {
-          method: "POST",
-          headers: { "content-type": "application/json" },
-          body: JSON.stringify({
-            model: "tiny",
-            messages: [{ role: "user", content: "Say hello." }],
-            ...extra,
-          }),
-        });
-        const body = (await res.json()) as {
-          error?: unknown;
-          choices?: { finish_reason?: string }[];
-          usage?: { completion_tokens?: number };
-        };
-        const tokens = body.usage?.completion_tokens;
-        return { status: res.status, error: body.error, finish: body.choices?.[0]?.finish_reason, tokens };
-      };
-      for (const extra of [
-        { max_completion_tokens: "3", max_tokens: 2 },
-        { n_predict: "4" },
-        { max_tokens: [1] },
-        { max_tokens: -5 },
-        { max_completion_tokens: -2, stream: true },
-        { max_tokens: 3_000_000_000 },
-        { max_tokens: 0 },
-        { n_predict: 0 },
-        { max_completion_tokens: 1, max_tokens: 40 },
-      ]) {
-        server.enqueue({ content: "hello there, world" });
-        const [real, simulated] = [await post(live.baseUrl, extra), await post(server.baseUrl, extra)];
-        expect({ extra, ...simulated }).toEqual({ extra, ...real });
-      }
-    });
-  },
-);
