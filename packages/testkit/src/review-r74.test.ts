@@ -20,6 +20,23 @@ afterEach(async () => {
 
 const client = (s: TestServer) => new OpenAI({ baseURL: s.baseUrl, apiKey: "k", maxRetries: 0 });
 
+/**
+ * Queues `reply` on a fresh server and returns the message of the `invalid-reply` error that refused
+ * it, having checked nothing was queued.
+ */
+async function enqueueRefusal(reply: unknown): Promise<string> {
+  server = await startServer();
+  let error: unknown;
+  try {
+    server.enqueue(reply as never);
+  } catch (e) {
+    error = e;
+  }
+  expect(TestkitError.isInstance(error) && error.code).toBe("invalid-reply");
+  expect(server.pending).toBe(0);
+  return (error as Error).message;
+}
+
 /** The expression as the scripted model read it until r74 (a regular expression): the oracle. */
 function expressionByRegExp(text: string): string | undefined {
   const runs = text.match(/[-(]*\s*\d[\d.,\s]*(?:\s*(?:[-+*/×÷^%x]|\*\*)\s*[(\s]*-?\d[\d.]*\s*\)*)+/g) ?? [];
@@ -263,16 +280,7 @@ describe("reply headers Node cannot send are refused when the reply is scripted"
   ])(
     "%s: enqueue throws invalid-reply (was: queued, then a 500 the script never asked for)",
     async (_label, reply, message) => {
-      server = await startServer();
-      let error: unknown;
-      try {
-        server.enqueue(reply as never);
-      } catch (e) {
-        error = e;
-      }
-      expect(TestkitError.isInstance(error) && error.code).toBe("invalid-reply");
-      expect((error as Error).message).toMatch(message);
-      expect(server.pending).toBe(0);
+      expect(await enqueueRefusal(reply)).toMatch(message);
     },
   );
 
@@ -367,16 +375,7 @@ describe("a reply field the testkit does not have is refused, not read as left o
   ])(
     "%s: enqueue throws invalid-reply naming it (was: queued, and sent without it)",
     async (_label, reply, message) => {
-      server = await startServer();
-      let error: unknown;
-      try {
-        server.enqueue(reply as never);
-      } catch (e) {
-        error = e;
-      }
-      expect(TestkitError.isInstance(error) && error.code).toBe("invalid-reply");
-      expect((error as Error).message).toContain(message);
-      expect(server.pending).toBe(0);
+      expect(await enqueueRefusal(reply)).toContain(message);
     },
   );
 

@@ -5,9 +5,9 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { CatalogServer } from "./catalog.js";
-import { ToolLoadingError } from "./errors.js";
 import { loadResult, proxyLoadResult } from "./load-result.js";
 import { expandNames, type NameResolution } from "./names.js";
+import { codeOf } from "./test-support/outcome.js";
 import { createToolLoading } from "./tool-loading.js";
 
 describe("r74-1: a load of many distinct patterns against a large catalogue", () => {
@@ -91,14 +91,6 @@ describe("r74-2: a load's answer from a resolution of the wrong shape", () => {
     () => loadResult(resolution as NameResolution, []),
     () => proxyLoadResult(resolution as NameResolution, tools, []),
   ];
-  const codeOf = (fn: () => unknown) => {
-    try {
-      fn();
-    } catch (error) {
-      return ToolLoadingError.isInstance(error) ? `${error.code}: ${error.message}` : `bare ${String(error)}`;
-    }
-    return "answered";
-  };
 
   it.each([
     ["names", { names: [1], unknown: [], overCap: [], cap: 12 }],
@@ -136,14 +128,6 @@ describe("r74-3: a step's input and the options of the wrong type", () => {
   });
   const tools = [tool("read_file", "Read a file."), tool("write_file", "Write a file.")];
   const loading = createToolLoading({ mode: "ondemand", tools });
-  const codeOf = (fn: () => unknown) => {
-    try {
-      fn();
-    } catch (error) {
-      return ToolLoadingError.isInstance(error) ? `${error.code}: ${error.message}` : `bare ${String(error)}`;
-    }
-    return "answered";
-  };
 
   it.each([
     ["the string '0'", "0"],

@@ -4,20 +4,11 @@
  */
 import { describe, expect, it } from "vitest";
 import { type CatalogServer, catalogText, checkCatalog } from "./catalog.js";
-import { ToolLoadingError } from "./errors.js";
 import { loadResult, proxyLoadResult } from "./load-result.js";
 import { expandNames } from "./names.js";
 import { proxiedCall } from "./proxied-call.js";
+import { codeOf } from "./test-support/outcome.js";
 import { createToolLoading } from "./tool-loading.js";
-
-const codeOf = (fn: () => unknown) => {
-  try {
-    fn();
-  } catch (error) {
-    return ToolLoadingError.isInstance(error) ? `${error.code}: ${error.message}` : `bare ${String(error)}`;
-  }
-  return "answered";
-};
 
 describe("r75-1: a catalogue holding a name no load reaches, or one that captures a load", () => {
   it.each([
