@@ -678,14 +678,16 @@ function catalogued(run: LoopRun, wire: string): boolean {
 /**
  * A `load_tools`' arguments with each renamed tool's host name (`fs.read`) as the wire names it
  * (`fs_read`), as `call_tool` and a direct call take it: `{ names }` with the names read as
- * `loadNames` reads them, where one was a host's name. Others as they were (names the load then
- * reads itself, or refuses in words).
+ * `loadNames` reads them with the run's catalogue, where one was a host's name. Others as they
+ * were (names the load then reads itself, or refuses in words).
  */
 function loadWire(run: LoopRun, args: Record<string, unknown>): Record<string, unknown> {
   if (run.names.toWire.size === 0) return args;
   let names: string[];
   try {
-    names = loadNames(args);
+    // With the catalogue, as the load itself reads them: an entry that is a catalogued name whole
+    // (a server `git hub`) stays one name, not split at its blank.
+    names = loadNames(args, run.discovery?.loading.catalog);
   } catch {
     return args;
   }

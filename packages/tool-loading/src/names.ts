@@ -59,10 +59,25 @@ function unquoted(part: string): string {
  * `names` as one string (comma- or space-separated, or a JSON array in a string), or `name` /
  * `tools` in place of `names`. Each name once, in the order written.
  *
+ * Given the run's `catalog`, an array entry that is (trimmed) exactly a catalogued tool's or
+ * server's name is read as that one name before any splitting, so a tool named `read file` or
+ * `a,b`, or a server named `git hub`, loads from `{ "names": ["read file"] }`; a name written as
+ * one string (`"names": "a, b"`) is split as ever.
+ *
  * Throws a `ToolLoadingError` (`invalid-names`) when the arguments hold no name at all, with a
- * message the model can act on. Never consults a catalogue: that is `expandNames`.
+ * message the model can act on, and `invalid-catalog` for a malformed `catalog`. Resolving the
+ * names against a catalogue is `expandNames`.
  */
-export function loadNames(args: unknown): string[] {
+export function loadNames(args: unknown, catalog?: readonly CatalogServer[]): string[] {
+  const whole = catalog === undefined ? undefined : catalogNames(catalog);
+  return namesIn(args, whole ? (name) => whole.has(name) : undefined);
+}
+
+/**
+ * {@link loadNames} for a run whose catalogue is already checked and indexed: `whole` tells a
+ * catalogued tool's or server's name, which an array entry is read as before any splitting.
+ */
+export function namesIn(args: unknown, whole?: (name: string) => boolean): string[] {
   const record =
     typeof args === "object" && args !== null && !Array.isArray(args)
       ? (args as Record<string, unknown>)
@@ -73,7 +88,10 @@ export function loadNames(args: unknown): string[] {
   const seen = new Set<string>();
   for (const item of items) {
     if (typeof item !== "string") continue;
-    for (const name of splitNames(item)) seen.add(name);
+    // Only an entry of an array is a whole name: one string stands for a list as models write it.
+    const trimmed = item.trim();
+    if (items === given && whole?.(trimmed)) seen.add(trimmed);
+    else for (const name of splitNames(item)) seen.add(name);
   }
   const names = [...seen];
   if (names.length === 0) {
@@ -81,6 +99,17 @@ export function loadNames(args: unknown): string[] {
       "invalid-names",
       `load_tools needs the names of the tools to load, as { "names": ["tool_name", ...] }, and was given ${describe(given)}.`,
     );
+  }
+  return names;
+}
+
+/** Every catalogued tool's and server's name, the catalogue checked first. */
+function catalogNames(catalog: readonly CatalogServer[]): Set<string> {
+  checkCatalog(catalog, "loadNames");
+  const names = new Set<string>();
+  for (const server of catalog) {
+    names.add(server.name);
+    for (const tool of server.tools) names.add(tool.name);
   }
   return names;
 }
@@ -256,7 +285,10 @@ export function toolResolver(catalog: readonly CatalogServer[]): ToolResolver {
   }
   return (raw) => {
     if (raw.length > MAX_NAME_LENGTH) return undefined;
-    const name = raw.trim().replace(/^functions\./, "");
+    const trimmed = raw.trim();
+    // A tool whose own name starts "functions." is that tool, not the one the rest names.
+    if (index.has(trimmed)) return trimmed;
+    const name = trimmed.replace(/^functions\./, "");
     if (name === "") return undefined;
     if (index.has(name)) return name;
     for (const [server, tool] of serverSplits(name, servers, longest)) {
@@ -318,7 +350,11 @@ export function nameExpander(
   const match = (raw: string): string[] => {
     // "functions.read_file" is how OpenAI's own templates namespace a tool; models copy it.
     if (raw.length > MAX_NAME_LENGTH) return [];
-    const name = raw.trim().replace(/^functions\./, "");
+    const trimmed = raw.trim();
+    // A catalogued name that starts "functions." (a tool, or a server) is itself first.
+    if (index.has(trimmed)) return [trimmed];
+    if (servers.has(trimmed)) return toolsOf(trimmed);
+    const name = trimmed.replace(/^functions\./, "");
     if (name === "") return [];
     if (index.has(name)) return [name];
     if (servers.has(name)) return toolsOf(name);

@@ -14,9 +14,9 @@ import {
   carryOver,
   DEFAULT_CARRY_CAP,
   DEFAULT_LOAD_CAP,
-  loadNames,
   type NameResolution,
   nameExpander,
+  namesIn,
   toolResolver,
 } from "./names.js";
 import {
@@ -380,6 +380,9 @@ export function createToolLoading<R = unknown>(
     heldWhere(messages, (name, line) => lineOf(name) === line);
   const text = mode === "eager" ? "" : catalogText(catalog, { mode, descriptions, cap: loadCap });
   const loadable = (name: string) => index.has(name);
+  // A name a load's array entry gives whole: a catalogued tool's or server's (`read file`, `git hub`).
+  const serverNames = new Set(catalog.map((server) => server.name));
+  const wholeName = (name: string) => index.has(name) || serverNames.has(name);
   // Each name once: a tool declared twice is a request endpoints refuse (and the loop refuses such a
   // tool list), and a host's `loaded` may name one twice (its own list joined with a route's).
   const definitionsOf = (names: readonly string[]) =>
@@ -438,7 +441,7 @@ export function createToolLoading<R = unknown>(
   ): CallRoute => {
     let names: string[];
     try {
-      names = loadNames(call.args);
+      names = namesIn(call.args, wholeName);
     } catch (error) {
       if (!ToolLoadingError.isInstance(error)) throw error;
       return { kind: "refuse", content: error.message, error, loaded: [...loaded], unknown: [] };
