@@ -6,7 +6,10 @@ import { type BuildRequest, type RunTurnOptions, runTurn } from "./run-turn.js";
 
 /** Options of `continueTurn`: `runTurn`'s, plus how many continuations to spend. */
 export interface ContinueTurnOptions extends RunTurnOptions {
-  /** The most requests to spend carrying the answer on (default 1). */
+  /**
+   * The most requests to spend carrying the answer on (default 1): a whole number from 0, else
+   * `continueTurn` throws a `RangeError` before anything is sent.
+   */
   maxContinuations?: number | undefined;
   /**
    * The context window in tokens, where known (the loop passes `contextLength`). A piece whose own
@@ -375,6 +378,12 @@ export async function continueTurn(
   options: ContinueTurnOptions = {},
 ): Promise<ContinuedTurn> {
   const max = options.maxContinuations ?? 1;
+  // As the loop's config.maxContinuations: NaN, -1 or "abc" spent none silently, 1.5 spent two, "2" two.
+  if (!(typeof max === "number" && Number.isInteger(max) && max >= 0)) {
+    throw new RangeError(
+      `continueTurn: maxContinuations must be a whole number from 0, got ${typeof max === "string" ? JSON.stringify(max) : String(max)}.`,
+    );
+  }
   const model: ModelCapabilities | undefined = options.model
     ? modelCapabilitiesFor(supports, options.model)
     : undefined;
