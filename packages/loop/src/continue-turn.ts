@@ -377,6 +377,21 @@ export async function continueTurn(
   turn: Turn,
   options: ContinueTurnOptions = {},
 ): Promise<ContinuedTurn> {
+  return carryOn(client, supports, build, turn, options);
+}
+
+/**
+ * `continueTurn`, telling `spent` each piece's usage as it comes back (joined or not): what the loop
+ * counts in the run's usage when a stop ends the continuation, which throws the pieces away.
+ */
+export async function carryOn(
+  client: ChatClientLike,
+  supports: EndpointCapabilities,
+  build: BuildRequest,
+  turn: Turn,
+  options: ContinueTurnOptions,
+  spent?: (usage: TurnUsage) => void,
+): Promise<ContinuedTurn> {
   const max = options.maxContinuations ?? 1;
   // As the loop's config.maxContinuations: NaN, -1 or "abc" spent none silently, 1.5 spent two, "2" two.
   if (!(typeof max === "number" && Number.isInteger(max) && max >= 0)) {
@@ -441,6 +456,7 @@ export async function continueTurn(
       }
       break;
     }
+    spent?.(piece.usage);
     // After a lone closing marker the piece's content is a new answer, not the old one again; the
     // answer so far is in its reasoning when the piece started it over or echoed it. Such a piece
     // leaves `prefillEcho` as it was: what came before the marker is reasoning, read as above.

@@ -4,6 +4,8 @@ import { startServer, type TestServer } from "@loopwright/testkit";
 import { afterEach, describe, expect, it } from "vitest";
 import type { ChatMessage } from "./config.js";
 import { continueTurn } from "./continue-turn.js";
+import { failedRun } from "./errors.js";
+import { createRuntime } from "./index.js";
 import { runTurn } from "./run-turn.js";
 
 let server: TestServer | undefined;
@@ -69,5 +71,55 @@ describe("r75: continueTurn's maxContinuations", () => {
       await server?.close();
       server = undefined;
     }
+  });
+});
+
+describe("r75: a stop while a cut-off answer is carried on", () => {
+  /** A reply cut off, `pieces` continuations that came back cut off too, then one the host stops. */
+  async function stopped(pieces: number) {
+    const stop = new AbortController();
+    server = await startServer({
+      replies: (_request, index) => {
+        if (index <= pieces) {
+          return {
+            content: index === 0 ? "The answer begins" : " and goes",
+            finishReason: "length",
+            usage: { prompt_tokens: 100 + index, completion_tokens: 7 },
+          };
+        }
+        setTimeout(() => stop.abort(new Error("stopped by the user")), 50);
+        return { content: " on.", firstByteDelayMs: 2000 };
+      },
+    });
+    const error = await createRuntime()
+      .runAgentLoop({
+        config: { baseUrl: server.baseUrl, model: "m", maxRetries: 0, maxContinuations: pieces + 1 },
+        messages: question,
+        signal: stop.signal,
+        dispatch: () => "unused",
+      })
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+    return { error, stop, sent: server.chatRequests.length };
+  }
+
+  it("ends with the stop, nothing sent after, the transcript as it was before the step", async () => {
+    const { error, stop, sent } = await stopped(0);
+    expect((error as Error).cause).toBe(stop.signal.reason);
+    expect(sent).toBe(2);
+    expect(failedRun(error)?.messages).toEqual(question);
+  });
+
+  it("counts the first request's reported usage in the run's, which it was paid for", async () => {
+    const { error } = await stopped(0);
+    expect(failedRun(error)?.usage).toEqual({ prompt: 100, completion: 7, total: 107, cached: 0 });
+  });
+
+  it("counts each continuation that came back before the stop too", async () => {
+    const { error, sent } = await stopped(2);
+    expect(sent).toBe(4);
+    expect(failedRun(error)?.usage).toEqual({ prompt: 303, completion: 21, total: 324, cached: 0 });
   });
 });
