@@ -359,6 +359,8 @@ function statusOf(error: unknown): number | undefined {
  * short of a stop — an overflow included, which latches nothing — the cut-off answer is kept with
  * a notice. A stop rejects with the signal's reason. A continuation is read as answer even under
  * `startInReasoning`: the prefilled answer is already past the scratchpad the template opened.
+ * A continuation cut off again before it added any text of its own (a server with no room left
+ * stops so) is not carried on further, with a notice: another request would come back the same.
  *
  * Unless it was not: a template that opened the scratchpad in the prompt, served with no reasoning
  * parser and cut off before its closing marker, streams the scratchpad as answer, and the lone
@@ -490,8 +492,18 @@ export async function carryOn(
     // An empty or blank piece shows nothing (a server may send nothing at all, echo included).
     if (model && reading === "continuation" && piece.content.trim() !== "") model.prefillEcho = false;
     // A server that echoes the prefill (llama.cpp) sends the answer so far again before the new text.
-    whole = join(whole, reading === "echo" ? withoutEcho(piece, soFar) : piece);
+    const added = reading === "echo" ? withoutEcho(piece, soFar) : piece;
+    whole = join(whole, added);
     continuations++;
+    // Cut off before a token of its own (a server out of room stops so): another request would
+    // come back the same, and a run allowed many continuations spent them all on nothing.
+    if (added.content === "" && added.reasoning === "" && continuations < max && isContinuable(whole)) {
+      options.onNotice?.(
+        "The continuation was cut off before it added anything (the server has no room left to carry the " +
+          "answer on); the cut-off answer is kept as it was.",
+      );
+      break;
+    }
     const taken = windowTaken(piece.usage, options.contextWindow);
     if (taken !== undefined && continuations < max && isContinuable(whole)) {
       options.onNotice?.(

@@ -123,3 +123,45 @@ describe("r75: a stop while a cut-off answer is carried on", () => {
     expect(failedRun(error)?.usage).toEqual({ prompt: 303, completion: 21, total: 324, cached: 0 });
   });
 });
+
+describe("r75: a continuation cut off before it adds anything", () => {
+  it("is not carried on again: one request, not maxContinuations of them, with a notice", async () => {
+    server = await startServer({
+      replies: (_request, index) =>
+        index === 0
+          ? { content: "The answer begins here and", finishReason: "length" }
+          : { content: "", finishReason: "length" },
+    });
+    const notices: string[] = [];
+    const result = await createRuntime().runAgentLoop({
+      config: { baseUrl: server.baseUrl, model: "m", maxRetries: 0, maxContinuations: 20 },
+      messages: question,
+      dispatch: () => "unused",
+      onEvent: (e) => {
+        if (e.kind === "notice") notices.push(e.text);
+      },
+    });
+    expect(server.chatRequests.length).toBe(2);
+    expect(result.turn.content).toBe("The answer begins here and");
+    expect(result.turn.finishReason).toBe("length");
+    expect(notices.some((n) => n.startsWith("The continuation was cut off before it added anything"))).toBe(
+      true,
+    );
+  });
+
+  it("is carried on while each piece adds something, up to maxContinuations", async () => {
+    server = await startServer({
+      replies: (_request, index) => ({
+        content: index === 0 ? "Counting:" : ` ${index}`,
+        finishReason: "length",
+      }),
+    });
+    const result = await createRuntime().runAgentLoop({
+      config: { baseUrl: server.baseUrl, model: "m", maxRetries: 0, maxContinuations: 3 },
+      messages: question,
+      dispatch: () => "unused",
+    });
+    expect(server.chatRequests.length).toBe(4);
+    expect(result.turn.content).toBe("Counting: 1 2 3");
+  });
+});
