@@ -1,5 +1,6 @@
 import { getClient } from "@loopwright/client";
 import { buildBody, createCapabilityStore } from "@loopwright/negotiate";
+import { SUMMARISER_SYSTEM } from "@loopwright/side-task";
 import { startServer, type TestServer } from "@loopwright/testkit";
 import { afterEach, describe, expect, it } from "vitest";
 import type { ChatMessage } from "./config.js";
@@ -163,5 +164,77 @@ describe("r75: a continuation cut off before it adds anything", () => {
     });
     expect(server.chatRequests.length).toBe(4);
     expect(result.turn.content).toBe("Counting: 1 2 3");
+  });
+});
+
+describe("r75: a stop while the beforeCompact hooks are asked", () => {
+  it("ends the run with the stop, nothing sent after, and no notice calling the hooks failed", async () => {
+    let step = 0;
+    server = await startServer({
+      replies: (request) => {
+        const messages = (request.body as { messages: ChatMessage[] }).messages;
+        if (messages[0]?.content === SUMMARISER_SYSTEM) return { content: "Notes." };
+        step++;
+        return { toolCalls: [{ id: `p${step}`, name: "read_page", arguments: `{"n":${step}}` }] };
+      },
+    });
+    const history: ChatMessage[] = [];
+    for (const chapter of ["one", "two", "three"]) {
+      history.push(
+        { role: "user", content: `Summarise chapter ${chapter}.` },
+        { role: "assistant", content: `Chapter ${chapter}: ${"lorem ".repeat(150).trim()}` },
+      );
+    }
+    history.push({ role: "user", content: "Read pages 1 to 4." });
+    const stop = new AbortController();
+    const notices: string[] = [];
+    const error = await createRuntime()
+      .runAgentLoop({
+        config: {
+          baseUrl: server.baseUrl,
+          model: "m",
+          maxRetries: 0,
+          contextLength: 1600,
+          compact: true,
+          tasks: { compaction: { model: "notes" } },
+        },
+        messages: history,
+        tools: [
+          {
+            type: "function",
+            function: {
+              name: "read_page",
+              parameters: { type: "object", properties: { n: { type: "number" } } },
+            },
+          },
+        ],
+        dispatch: ({ args }) => `page ${args.n}: ${"ipsum ".repeat(70).trim()}`,
+        signal: stop.signal,
+        hooks: {
+          run: (event) => {
+            if (event !== "beforeCompact") return [];
+            setTimeout(() => stop.abort(new Error("stopped by the user")), 20);
+            return new Promise(() => {}); // a hook that never answers: the stop ends the wait
+          },
+        },
+        onEvent: (e) => {
+          if (e.kind === "notice") notices.push(e.text);
+        },
+      })
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+    expect((error as Error).cause).toBe(stop.signal.reason);
+    const sent = server.chatRequests.length;
+    expect(sent).toBeGreaterThan(0);
+    // Nothing after the stop: no summary request, no step sent unfolded.
+    expect(
+      server.chatRequests.some(
+        (r) => (r.body as { messages: ChatMessage[] }).messages[0]?.content === SUMMARISER_SYSTEM,
+      ),
+    ).toBe(false);
+    expect(failedRun(error)?.messages.length).toBeGreaterThan(history.length);
+    expect(notices.filter((n) => n.startsWith("Hooks:"))).toEqual([]);
   });
 });
