@@ -248,8 +248,9 @@ async function fold(
       ...(options.signal ? { signal: options.signal } : {}),
       ...(given.timeoutMs !== undefined ? { timeoutMs: given.timeoutMs } : {}),
     });
+    // A stop is not a veto, nor hooks that failed: what consult says of it would call it one.
+    throwIfStopped(run);
     for (const note of consulted.notes) notice(run, `Hooks: ${note}`);
-    throwIfStopped(run); // a stop is not a veto
     if (!consulted.proceed) {
       compaction.off = "vetoed";
       notice(run, "The transcript was left as it was; this run does not try to compact again.");

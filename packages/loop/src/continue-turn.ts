@@ -6,7 +6,10 @@ import { type BuildRequest, type RunTurnOptions, runTurn } from "./run-turn.js";
 
 /** Options of `continueTurn`: `runTurn`'s, plus how many continuations to spend. */
 export interface ContinueTurnOptions extends RunTurnOptions {
-  /** The most requests to spend carrying the answer on (default 1). */
+  /**
+   * The most requests to spend carrying the answer on (default 1): a whole number from 0, else
+   * `continueTurn` throws a `RangeError` before anything is sent.
+   */
   maxContinuations?: number | undefined;
   /**
    * The context window in tokens, where known (the loop passes `contextLength`). A piece whose own
@@ -356,6 +359,8 @@ function statusOf(error: unknown): number | undefined {
  * short of a stop — an overflow included, which latches nothing — the cut-off answer is kept with
  * a notice. A stop rejects with the signal's reason. A continuation is read as answer even under
  * `startInReasoning`: the prefilled answer is already past the scratchpad the template opened.
+ * A continuation cut off again before it added any text of its own (a server with no room left
+ * stops so) is not carried on further, with a notice: another request would come back the same.
  *
  * Unless it was not: a template that opened the scratchpad in the prompt, served with no reasoning
  * parser and cut off before its closing marker, streams the scratchpad as answer, and the lone
@@ -374,7 +379,28 @@ export async function continueTurn(
   turn: Turn,
   options: ContinueTurnOptions = {},
 ): Promise<ContinuedTurn> {
+  return carryOn(client, supports, build, turn, options);
+}
+
+/**
+ * `continueTurn`, telling `spent` each piece's usage as it comes back (joined or not): what the loop
+ * counts in the run's usage when a stop ends the continuation, which throws the pieces away.
+ */
+export async function carryOn(
+  client: ChatClientLike,
+  supports: EndpointCapabilities,
+  build: BuildRequest,
+  turn: Turn,
+  options: ContinueTurnOptions,
+  spent?: (usage: TurnUsage) => void,
+): Promise<ContinuedTurn> {
   const max = options.maxContinuations ?? 1;
+  // As the loop's config.maxContinuations: NaN, -1 or "abc" spent none silently, 1.5 spent two, "2" two.
+  if (!(typeof max === "number" && Number.isInteger(max) && max >= 0)) {
+    throw new RangeError(
+      `continueTurn: maxContinuations must be a whole number from 0, got ${typeof max === "string" ? JSON.stringify(max) : String(max)}.`,
+    );
+  }
   const model: ModelCapabilities | undefined = options.model
     ? modelCapabilitiesFor(supports, options.model)
     : undefined;
@@ -432,6 +458,7 @@ export async function continueTurn(
       }
       break;
     }
+    spent?.(piece.usage);
     // After a lone closing marker the piece's content is a new answer, not the old one again; the
     // answer so far is in its reasoning when the piece started it over or echoed it. Such a piece
     // leaves `prefillEcho` as it was: what came before the marker is reasoning, read as above.
@@ -465,8 +492,18 @@ export async function continueTurn(
     // An empty or blank piece shows nothing (a server may send nothing at all, echo included).
     if (model && reading === "continuation" && piece.content.trim() !== "") model.prefillEcho = false;
     // A server that echoes the prefill (llama.cpp) sends the answer so far again before the new text.
-    whole = join(whole, reading === "echo" ? withoutEcho(piece, soFar) : piece);
+    const added = reading === "echo" ? withoutEcho(piece, soFar) : piece;
+    whole = join(whole, added);
     continuations++;
+    // Cut off before a token of its own (a server out of room stops so): another request would
+    // come back the same, and a run allowed many continuations spent them all on nothing.
+    if (added.content === "" && added.reasoning === "" && continuations < max && isContinuable(whole)) {
+      options.onNotice?.(
+        "The continuation was cut off before it added anything (the server has no room left to carry the " +
+          "answer on); the cut-off answer is kept as it was.",
+      );
+      break;
+    }
     const taken = windowTaken(piece.usage, options.contextWindow);
     if (taken !== undefined && continuations < max && isContinuable(whole)) {
       options.onNotice?.(

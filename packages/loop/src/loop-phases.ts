@@ -4,7 +4,7 @@ import { buildBody, ContextOverflow, type RequestBody } from "@loopwright/negoti
 import type { Turn } from "@loopwright/stream";
 import type { ToolCallOutcome } from "@loopwright/tool-calls";
 import type { AssistantMessage, AssistantToolCall, ChatMessage, ToolChoice } from "./config.js";
-import { continueTurn, isContinuable, windowTaken } from "./continue-turn.js";
+import { carryOn, isContinuable, windowTaken } from "./continue-turn.js";
 import type { RunUsage } from "./errors.js";
 import { followQuestion, withHookContext } from "./hooks-phase.js";
 import {
@@ -323,12 +323,29 @@ export async function askModel(
   // A reply that filled a known window leaves no room to carry it on: measureStep says so.
   if (continuations > 0 && isContinuable(turn) && !filledWindow(run, turn.usage)) {
     notice(run, `${cutOffAt(lastBody)}; carrying it on.`);
-    turn = await continueTurn(run.client, supports, build, turn, {
-      ...turnOptions,
-      contextLimit: undefined, // the size guard spoke for the first request; the server weighs the rest
-      contextWindow: config.contextLength ?? undefined, // each piece's usage: stop where it filled it
-      maxContinuations: continuations,
-    });
+    // What the first request and each piece that came back reported: counted in the run's usage
+    // when a stop ends the continuation (the turn is not kept, but its requests were paid for).
+    let spent: RunUsage = addUsage(ZERO_USAGE, turn.usage);
+    try {
+      turn = await carryOn(
+        run.client,
+        supports,
+        build,
+        turn,
+        {
+          ...turnOptions,
+          contextLimit: undefined, // the size guard spoke for the first request; the server weighs the rest
+          contextWindow: config.contextLength ?? undefined, // each piece's usage: stop where it filled it
+          maxContinuations: continuations,
+        },
+        (usage) => {
+          spent = addUsage(spent, usage);
+        },
+      );
+    } catch (error) {
+      run.usage = addUsage(run.usage, spent);
+      throw error;
+    }
   }
   return { ...step, turn, firstUsage };
 }
@@ -666,7 +683,9 @@ function usedIds(run: LoopRun): NonNullable<LoopRun["knownIds"]> {
   return known;
 }
 
-function addUsage(total: RunUsage, usage: Turn["usage"]): RunUsage {
+const ZERO_USAGE: RunUsage = { prompt: 0, completion: 0, total: 0, cached: 0 };
+
+function addUsage(total: RunUsage, usage: Turn["usage"] | RunUsage): RunUsage {
   return {
     prompt: total.prompt + usage.prompt,
     completion: total.completion + usage.completion,
