@@ -22,10 +22,10 @@ const catalog: CatalogServer[] = [
 ];
 const tools = [...NAMES, "create_issue", "list_issues"].map(tool);
 
-const loadIn = (mode: "ondemand" | "proxy", args: unknown) => {
+const loadIn = (mode: "ondemand" | "proxy", args: Record<string, unknown>) => {
   const loading = createToolLoading({ mode, tools, catalog });
   const route = loading.route({ id: "c1", name: "load_tools", args }, { loaded: [], messages: [] });
-  if (route.kind !== "load") throw new Error(`expected a load, got ${route.kind}: ${route.content}`);
+  if (route.kind !== "load") throw new Error(`expected a load, got ${route.kind}`);
   return route;
 };
 
