@@ -2890,6 +2890,13 @@ export function readArg(
 ): ArgFound | undefined {
   const named = literalNamer(hide);
   const afterShell = previous !== undefined && SHELL_COMMAND.test(previous);
+  // Empty defaults first (`${X:-}TOKEN=QJ`: tools-mcp, X unset, gives the server `TOKEN=QJ`): the
+  // rest read as the argument alone is, they kept as written (r75c: kept in clear in both views).
+  const empty = rules.words ? EMPTY_DEFAULTS.exec(arg) : null;
+  if (empty && empty[0].length < arg.length) {
+    const rest = readArg(arg.slice(empty[0].length), previous, rules, hide, scriptName);
+    return rest && { sign: rest.sign, safe: empty[0] + rest.safe };
+  }
   // A word in literal quotes (`"TOKEN=X"`, `"${V:-TOKEN=Q${X}J}"`: tools-mcp passes the quotes as
   // text, and what is after `TOKEN=` is still the credential) is read as the word inside them, its
   // quotes kept (fix187: kept in clear in both views).
@@ -3215,6 +3222,9 @@ function readArgRest(
   if (plain === undefined || literalDefaults(plain).length === 0) return value;
   return readAsLetters(hide, (read) => commandLineSecrets(plain, read, scriptName));
 }
+
+/** Empty defaults (`${X:-}`, tools-mcp's empty text while X is unset) starting an argument. */
+const EMPTY_DEFAULTS = /^(?:\$\{[A-Za-z_][A-Za-z0-9_]*:-\})+/;
 
 /** A word in a pair of literal quotes, no blank or quote inside: the quote and the word. */
 const QUOTED_WORD = /^(["'])([^\s"']+)\1$/;

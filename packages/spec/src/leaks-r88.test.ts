@@ -35,3 +35,25 @@ describe("a telling value holding a reference tools-mcp fills, no default around
     expectHiddenLine('srv TOKEN="Q${X}J"', 'srv TOKEN="•${X}•"', 'srv TOKEN="${TOKEN}"');
   });
 });
+
+// 2. `["$(id)${V:-TOKEN=QJ}"]` is kept in clear in both views. tools-mcp passes `$(id)` as text and
+//    fills the default: the server gets `$(id)TOKEN=QJ`, which is read as `["$(id)TOKEN=QJ"]` is (a
+//    name glued after a `$(…)` is no telling name; kept before and after this round). But an argument
+//    starting with empty defaults (`["${X:-}TOKEN=QJ"]`, `["${X:-}${V:-TOKEN=QJ}"]`) was kept in
+//    clear too, where tools-mcp, X unset, gives the server exactly `TOKEN=QJ` (hidden when written so).
+//    The rest of such an argument is read now as the argument alone is, the empty defaults kept.
+
+describe("an argument starting with empty defaults", () => {
+  it.each([
+    [["${X:-}TOKEN=QJ"], ["${X:-}TOKEN=•"], ["${X:-}TOKEN=${TOKEN}"]],
+    [["${X:-}${V:-TOKEN=QJ}"], ["${X:-}${V:-TOKEN=•}"], ["${X:-}${V:-TOKEN=${TOKEN}}"]],
+    [["${X:-}${Y:-}--token=QJ"], ["${X:-}${Y:-}--token=•"], ["${X:-}${Y:-}--token=${TOKEN}"]],
+    [
+      ["--token", "${X:-}QJ"],
+      ["--token", "${X:-}•"],
+      ["--token", "${X:-}${TOKEN}"],
+    ],
+  ])("%j: the rest read as the argument alone is", (args, shown, exported) => {
+    expectArgs(args, shown, exported);
+  });
+});
