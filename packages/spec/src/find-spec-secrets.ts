@@ -1771,8 +1771,16 @@ export function commandLineSecrets(
   display = false,
   script = false,
   shownPairs = display,
+  refused = false,
 ): ArgFound | undefined {
-  const named = (secret: string, name: string) => (hide ? hide(secret, name) : reference(name));
+  // On a line the shell refuses (see `lineSecrets`), each `${NAME}` tools-mcp fills in a value is
+  // kept as written, the text around it hidden apart (see `aroundFilled`; r75c: `srv TOKEN=Q"${X}J`
+  // was exported `TOKEN=${TOKEN}`, `${TOKEN}` standing for `Q"${X}J`: tools-mcp does not read a value
+  // it fills again, so the server got `${X}` as written where the original gave it X's value).
+  const named = (secret: string, name: string) => {
+    const put = (literal: string) => (hide ? hide(literal, name) : reference(name));
+    return refused ? aroundFilled(secret, put) : put(secret);
+  };
   // Read inside a run-time part the display reads (see `shownShellPart`): that deep already.
   const words = commandWords(line, shownDepth);
   let sign: SecretSign | undefined;
@@ -2834,10 +2842,30 @@ function commandWordValues(line: string): string[] {
  * What a telling name's literal value is written as: a reference named after it (or what `hide`
  * returns) in place of the whole value, or of each literal default's word when those are all the
  * value says in clear (`--password ${DB_PASSWORD:-X}` → `${DB_PASSWORD:-${PASSWORD}}`; see `hideLiteral`).
+ * A `${NAME}` tools-mcp fills in what is hidden is kept as written, the text around it hidden apart,
+ * when such references are all it reads at run time (see `aroundFilled`; r75c: `["TOKEN=Q${X}J"]`
+ * was exported `TOKEN=${TOKEN}`, and filled back gave the server `${X}` as written).
  */
 export function literalNamer(hide: SecretHide | undefined): (secret: string, name: string) => string {
-  return (secret, name) => hideLiteral(secret, (text) => (hide ? hide(text, name) : reference(name)));
+  return (secret, name) =>
+    hideLiteral(secret, (text) =>
+      aroundFilled(text, (literal) => (hide ? hide(literal, name) : reference(name))),
+    );
 }
+
+/**
+ * `text`, a value to be hidden, with each `${NAME}` tools-mcp fills in it kept as written and the
+ * text around it hidden apart (see `aroundToolsReferences`), when those are all it reads at run
+ * time; `literal(text)` whole when it holds a default's `${NAME:-`, a `$(` or a backtick, or no
+ * `${NAME}`.
+ */
+function aroundFilled(text: string, literal: (text: string) => string): string {
+  if (!FILLED_REFERENCE.test(text) || /\$\{[A-Za-z_][A-Za-z0-9_]*:-|\$\(|`/.test(text)) return literal(text);
+  return aroundToolsReferences(text, literal);
+}
+
+/** A `${NAME}` tools-mcp fills. */
+const FILLED_REFERENCE = /\$\{[A-Za-z_][A-Za-z0-9_]*\}/;
 
 /**
  * One argument read with the rules for args, given the argument before it: a telling flag's value
@@ -2862,6 +2890,13 @@ export function readArg(
 ): ArgFound | undefined {
   const named = literalNamer(hide);
   const afterShell = previous !== undefined && SHELL_COMMAND.test(previous);
+  // Empty defaults first (`${X:-}TOKEN=QJ`: tools-mcp, X unset, gives the server `TOKEN=QJ`): the
+  // rest read as the argument alone is, they kept as written (r75c: kept in clear in both views).
+  const empty = rules.words ? EMPTY_DEFAULTS.exec(arg) : null;
+  if (empty && empty[0].length < arg.length) {
+    const rest = readArg(arg.slice(empty[0].length), previous, rules, hide, scriptName);
+    return rest && { sign: rest.sign, safe: empty[0] + rest.safe };
+  }
   // A word in literal quotes (`"TOKEN=X"`, `"${V:-TOKEN=Q${X}J}"`: tools-mcp passes the quotes as
   // text, and what is after `TOKEN=` is still the credential) is read as the word inside them, its
   // quotes kept (fix187: kept in clear in both views).
@@ -3188,6 +3223,9 @@ function readArgRest(
   return readAsLetters(hide, (read) => commandLineSecrets(plain, read, scriptName));
 }
 
+/** Empty defaults (`${X:-}`, tools-mcp's empty text while X is unset) starting an argument. */
+const EMPTY_DEFAULTS = /^(?:\$\{[A-Za-z_][A-Za-z0-9_]*:-\})+/;
+
 /** A word in a pair of literal quotes, no blank or quote inside: the quote and the word. */
 const QUOTED_WORD = /^(["'])([^\s"']+)\1$/;
 
@@ -3416,7 +3454,7 @@ function lineSecrets(
       display,
     )?.sign === SecretSign.Query &&
     says;
-  if (readsAsIs && !again) return lineReading(line, hide, scriptName, shell, display);
+  if (readsAsIs && !again) return lineReading(line, hide, scriptName, shell, display, true);
   const before = line.slice(0, telling.at);
   const read = lineReading(before, hide, scriptName, shell, display);
   const put = (text: string) => (hide ? hide(text, telling.name) : reference(telling.name));
@@ -3660,6 +3698,7 @@ function lineReading(
   scriptName: () => string,
   shell: boolean,
   display: boolean,
+  refused = false,
 ): ArgFound | undefined {
   const named = literalNamer(hide);
   // Shown (the display of a pasted line, which a shell reads), a telling pair's value that runs a
@@ -3709,9 +3748,10 @@ function lineReading(
   // `--run "srv https://h/p?b=1&token=\"${X}&J}api_key=-J-J"` kept `-J-J` in both views). A pasted
   // line's export keeps the narrow reading: its later round drops such a pair whole with the URL's query.
   const shownPairs = display || !shell;
-  if (pairs === undefined) return commandLineSecrets(line, hide, scriptName, display, false, shownPairs);
+  if (pairs === undefined)
+    return commandLineSecrets(line, hide, scriptName, display, false, shownPairs, refused);
   // What the pairs' reading leaves, read as a command line (a value holding `--token X`).
-  const rest = commandLineSecrets(pairs.safe, hide, scriptName, display, false, shownPairs);
+  const rest = commandLineSecrets(pairs.safe, hide, scriptName, display, false, shownPairs, refused);
   return { sign: pairs.sign, safe: rest?.safe ?? pairs.safe };
 }
 

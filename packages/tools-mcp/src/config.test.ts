@@ -486,6 +486,43 @@ describe("${VAR} in a .mcp.json", () => {
     expect(filled).toBe(commandOf(mcpServers(original, { env: { X: "x1" } })[0]));
   });
 
+  it("fills a telling value spec's export took out around a reference it keeps, no default around it, as the original fills it (r75c)", async () => {
+    const { exportSpec, SPEC_TOKEN } = await import("@loopwright/spec");
+    // `${X}` is kept out of what `${TOKEN}` stands for, on a line the shell refuses and in an argument.
+    const original = [
+      { name: "db", command: 'srv TOKEN=Q"${X}J' },
+      { name: "api", command: "srv", args: ['TOKEN=Q"${X}J', "--token", "Q${X}J"] },
+    ];
+    const servers =
+      exportSpec({ spec: SPEC_TOKEN, bundle: { mcpServers: original } }).bundle?.mcpServers ?? [];
+    expect(servers[0]?.command).toBe("srv TOKEN=${TOKEN}${X}${TOKEN_2}");
+    expect(servers[1]?.args).toEqual(["TOKEN=${TOKEN}${X}${TOKEN_2}", "--token", "${TOKEN_3}${X}${TOKEN_2}"]);
+    const shape = (list: unknown[]) =>
+      list.map((server) => {
+        const { command, args } = server as { command?: string; args?: string[] };
+        return { command, args };
+      });
+    const filled = shape(mcpServers(servers, { env: { X: "x1", TOKEN: 'Q"', TOKEN_2: "J", TOKEN_3: "Q" } }));
+    expect(filled[0]?.command).toBe('srv TOKEN=Q"x1J');
+    expect(filled[1]?.args).toEqual(['TOKEN=Q"x1J', "--token", "Qx1J"]);
+    expect(filled).toEqual(shape(mcpServers(original, { env: { X: "x1" } })));
+  });
+
+  it("fills an argument starting with an empty default after spec's export took the rest's value out, as the original fills it (r75c)", async () => {
+    const { exportSpec, SPEC_TOKEN } = await import("@loopwright/spec");
+    // X unset, tools-mcp gives the server `TOKEN=QJ`: the export keeps `${X:-}` and takes out `QJ`.
+    const original = [{ name: "db", command: "srv", args: ["${X:-}TOKEN=QJ", "--token", "${X:-}QJ"] }];
+    const servers =
+      exportSpec({ spec: SPEC_TOKEN, bundle: { mcpServers: original } }).bundle?.mcpServers ?? [];
+    expect(servers[0]?.args).toEqual(["${X:-}TOKEN=${TOKEN}", "--token", "${X:-}${TOKEN}"]);
+    const argsOf = (server: unknown) => (server as { args?: string[] } | undefined)?.args;
+    for (const env of [{}, { X: "x1" }]) {
+      const filled = argsOf(mcpServers(servers, { env: { ...env, TOKEN: "QJ" } })[0]);
+      expect(filled).toEqual(argsOf(mcpServers(original, { env })[0]));
+    }
+    expect(argsOf(mcpServers(servers, { env: { TOKEN: "QJ" } })[0])).toEqual(["TOKEN=QJ", "--token", "QJ"]);
+  });
+
   it("fills a plain argument's default whose word holds `$(…)` or a backtick, which it passes as text (r74d)", async () => {
     const { exportSpec, SPEC_TOKEN } = await import("@loopwright/spec");
     // Here `$(id)` in a default's word is text, part of the value: spec's export takes it out with
