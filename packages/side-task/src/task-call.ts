@@ -72,7 +72,8 @@ function pickEndpoint(fields: TaskEndpoint, baseUrl: string, apiKey: string | un
  * object without a non-empty string `baseUrl` — `baseURL` as the `openai` SDK spells it included):
  * such an endpoint is never replaced by the agent's. A URL string's credentials are redacted in the
  * message. Also throws `invalid-input` for an `extraBody` (the task's or the options') that is not
- * an object.
+ * an object, and for a task with a key `TaskSettings` does not have (`timeoutMs`, `max_tokens`…),
+ * named with the spelling that does what was meant, rather than ignored.
  */
 export function taskCall(
   task: TaskSettings | undefined,
@@ -92,6 +93,7 @@ export function taskCall(
     );
   }
   const stated = task ?? {};
+  checkTaskKeys(stated);
   const own = stated.endpoint;
   if (own != null) checkTaskEndpoint(own);
   let endpoint: Endpoint;
@@ -146,6 +148,73 @@ export function taskCall(
     merged.extraBody = { ...hostOptions.extraBody, ...stated.extraBody };
   }
   return { endpoint, model: stated.model ?? hostModel ?? "", options: merged };
+}
+
+/** The keys a task (`TaskSettings`, a spec's `tasks.<key>`) has. */
+const TASK_KEYS: ReadonlySet<string> = new Set([
+  "model",
+  "endpoint",
+  "maxTokens",
+  "temperature",
+  "reasoningEffort",
+  "extraBody",
+]);
+
+const TIME_BOUND = "a time bound is endpoint.requestTimeoutSeconds (in seconds), or options.timeoutMs";
+
+/** Where a key a task does not have belongs, by its spelling folded to lower case without `_` or `-`. */
+const RIGHT_SPELLING: Readonly<Record<string, string>> = {
+  timeoutms: TIME_BOUND,
+  timeout: TIME_BOUND,
+  timeoutseconds: TIME_BOUND,
+  requesttimeoutseconds: "it is endpoint.requestTimeoutSeconds",
+  requesttimeout: TIME_BOUND,
+  firsttokenseconds: "it is endpoint.firstTokenSeconds",
+  baseurl: "it is endpoint.baseUrl",
+  url: "it is endpoint.baseUrl",
+  apikey: "it is endpoint.apiKey",
+  headers: "it is endpoint.headers",
+  maxtokens: "it is maxTokens",
+  maxoutputtokens: "it is maxTokens",
+  maxcompletiontokens: "it is maxTokens",
+  reasoningeffort: "it is reasoningEffort",
+  reasoning: "it is reasoningEffort",
+  effort: "it is reasoningEffort",
+  extrabody: "it is extraBody",
+  body: "it is extraBody",
+  modelname: "it is model",
+  signal: "it is options.signal",
+  onnotice: "it is options.onNotice",
+  capabilities: "it is options.capabilities",
+  clients: "it is options.clients",
+};
+
+/** A key as a message shows it: a plain name as it is, else quoted, escapes and all, and cut. */
+function showKey(key: string): string {
+  if (/^[A-Za-z_$][\w$]{0,59}$/.test(key)) return key;
+  return JSON.stringify(key.length <= 60 ? key : `${key.slice(0, 60)}…`);
+}
+
+/**
+ * A task holds only the keys `TaskSettings` has: any other (`timeoutMs` where the bound is the
+ * endpoint's `requestTimeoutSeconds`) would be ignored without a word, so it is refused by name. A
+ * resolved spec's task never holds one (`parseSpec` drops an unknown field with a warning): only a
+ * host's own object can.
+ */
+function checkTaskKeys(stated: object): void {
+  const unknown = Object.keys(stated).filter((key) => !TASK_KEYS.has(key));
+  if (unknown.length === 0) return;
+  const shown = unknown.slice(0, 5).map((key) => {
+    const hint = RIGHT_SPELLING[key.toLowerCase().replace(/[_-]/g, "")];
+    return hint === undefined ? showKey(key) : `${showKey(key)} (${hint})`;
+  });
+  const more = unknown.length > shown.length ? `, and ${unknown.length - shown.length} more` : "";
+  throw new SideTaskError(
+    "invalid-input",
+    `taskCall: the task has ${unknown.length === 1 ? "a key" : "keys"} it does not take: ${shown.join(", ")}${more}. ` +
+      "A task takes model, endpoint, maxTokens, temperature, reasoningEffort and extraBody; options (the second " +
+      "argument) take the host's own settings. Nothing was sent.",
+  );
 }
 
 /**
