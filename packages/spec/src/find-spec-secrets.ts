@@ -1782,7 +1782,7 @@ export function commandLineSecrets(
     return refused ? aroundFilled(secret, put) : put(secret);
   };
   // Read inside a run-time part the display reads (see `shownShellPart`): that deep already.
-  const words = commandWords(line, shownDepth);
+  const words = commandWords(line, shownDepth).map((word) => afterEmptyDefaults(line, word));
   let sign: SecretSign | undefined;
   let out = "";
   let at = 0;
@@ -3224,6 +3224,32 @@ function readArgRest(
 }
 
 /** Empty defaults (`${X:-}`, tools-mcp's empty text while X is unset) starting an argument. */
+
+/**
+ * A command line's word starting with empty defaults written bare (`${X:-}TOKEN=QJ`, `${X:-}QJ`
+ * after `--token`): tools-mcp, X unset, gives the server the rest alone (`TOKEN=QJ`), so the word is
+ * read as the rest is, the defaults kept as written before it, as `readArg` reads an argument
+ * (r76a: `srv ${X:-}TOKEN=QJ` was kept in clear in both views). Any other word as it is.
+ */
+function afterEmptyDefaults(line: string, word: CommandWord): CommandWord {
+  if (word.operator || word.data || word.nested || !word.dynamic) return word;
+  const empty = EMPTY_DEFAULTS.exec(word.value);
+  if (!empty) return word;
+  const start = word.start + empty[0].length;
+  if (start >= word.end || line.slice(word.start, start) !== empty[0]) return word;
+  const rest = commandWords(line.slice(start, word.end));
+  if (rest.length !== 1) return word;
+  const [own] = rest as [CommandWord];
+  if (own.operator || own.end !== word.end - start) return word;
+  return {
+    ...word,
+    ...own,
+    start,
+    end: word.end,
+    at: own.at.map((k) => k + start),
+    ...(own.defaults ? { defaults: own.defaults } : {}),
+  };
+}
 const EMPTY_DEFAULTS = /^(?:\$\{[A-Za-z_][A-Za-z0-9_]*:-\})+/;
 
 /** A word in a pair of literal quotes, no blank or quote inside: the quote and the word. */

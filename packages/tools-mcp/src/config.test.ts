@@ -523,6 +523,21 @@ describe("${VAR} in a .mcp.json", () => {
     expect(argsOf(mcpServers(servers, { env: { TOKEN: "QJ" } })[0])).toEqual(["TOKEN=QJ", "--token", "QJ"]);
   });
 
+  it("fills a pasted command line's word starting with an empty default after spec's export took the rest's value out, as the original fills it (r76a)", async () => {
+    const { exportSpec, SPEC_TOKEN } = await import("@loopwright/spec");
+    // X unset, tools-mcp gives the server `srv TOKEN=QJ --token QJ`: the export keeps `${X:-}` and takes out `QJ`.
+    const original = [{ name: "db", command: "srv ${X:-}TOKEN=QJ --token ${X:-}QJ" }];
+    const servers =
+      exportSpec({ spec: SPEC_TOKEN, bundle: { mcpServers: original } }).bundle?.mcpServers ?? [];
+    expect(servers[0]?.command).toBe("srv ${X:-}TOKEN=${TOKEN} --token ${X:-}${TOKEN}");
+    const commandOf = (server: unknown) => (server as { command?: string } | undefined)?.command;
+    for (const env of [{}, { X: "x1" }]) {
+      const filled = commandOf(mcpServers(servers, { env: { ...env, TOKEN: "QJ" } })[0]);
+      expect(filled).toBe(commandOf(mcpServers(original, { env })[0]));
+    }
+    expect(commandOf(mcpServers(servers, { env: { TOKEN: "QJ" } })[0])).toBe("srv TOKEN=QJ --token QJ");
+  });
+
   it("fills a plain argument's default whose word holds `$(…)` or a backtick, which it passes as text (r74d)", async () => {
     const { exportSpec, SPEC_TOKEN } = await import("@loopwright/spec");
     // Here `$(id)` in a default's word is text, part of the value: spec's export takes it out with
