@@ -20,3 +20,21 @@ describe("a pasted command line's word starting with empty defaults", () => {
     expectHiddenLine(line, shown, exported);
   });
 });
+
+// The same word in "…" (`srv "${X:-}TOKEN=QJ"`): tools-mcp fills the defaults inside the quotes too
+// and the server gets `srv "TOKEN=QJ"` (hidden when written so, as `srv "${V:-TOKEN=QJ}"` is). In
+// '…' the defaults are the shell's text, and such a word is kept as `srv '${V:-TOKEN=QJ}'` is.
+
+describe("a pasted command line's word in double quotes starting with empty defaults", () => {
+  it.each([
+    ['srv "${X:-}TOKEN=QJ"', 'srv "${X:-}TOKEN=•"', 'srv "${X:-}TOKEN=${TOKEN}"'],
+    ['srv "${X:-}"TOKEN=QJ', 'srv "${X:-}"TOKEN=•', 'srv "${X:-}"TOKEN=${TOKEN}'],
+    ['srv --token "${X:-}QJ"', 'srv --token "${X:-}•"', 'srv --token "${X:-}${TOKEN}"'],
+  ])("%s: the rest read as it is written alone", (line, shown, exported) => {
+    expectHiddenLine(line, shown, exported);
+  });
+
+  it("in single quotes, kept as written, as before (not changed here)", () => {
+    expectHiddenLine("srv '${X:-}TOKEN=QJ'", "srv '${X:-}TOKEN=QJ'", "srv '${X:-}TOKEN=QJ'");
+  });
+});
