@@ -1782,7 +1782,7 @@ export function commandLineSecrets(
     return refused ? aroundFilled(secret, put) : put(secret);
   };
   // Read inside a run-time part the display reads (see `shownShellPart`): that deep already.
-  const words = commandWords(line, shownDepth);
+  const words = commandWords(line, shownDepth).map((word) => afterEmptyDefaults(line, word));
   let sign: SecretSign | undefined;
   let out = "";
   let at = 0;
@@ -3224,6 +3224,39 @@ function readArgRest(
 }
 
 /** Empty defaults (`${X:-}`, tools-mcp's empty text while X is unset) starting an argument. */
+
+/**
+ * A command line's word starting with empty defaults, written bare or just inside the word's `"`
+ * (`${X:-}TOKEN=QJ`, `"${X:-}TOKEN=QJ"`, `${X:-}QJ` after `--token`): tools-mcp, X unset, gives the
+ * server the rest alone (`TOKEN=QJ`), so the word is read as the rest is, the defaults kept as
+ * written, as `readArg` reads an argument (r76a: `srv ${X:-}TOKEN=QJ` was kept in clear in both
+ * views). In `'…'` they are the shell's text, as `'${V:-TOKEN=QJ}'` is. Any other word as it is.
+ */
+function afterEmptyDefaults(line: string, word: CommandWord): CommandWord {
+  if (word.operator || word.data || word.nested || !word.dynamic) return word;
+  const empty = EMPTY_DEFAULTS.exec(word.value);
+  if (!empty) return word;
+  const length = empty[0].length;
+  const from = word.at[0] as number;
+  const quoted = from === word.start + 1 && line[word.start] === '"';
+  if ((from !== word.start && !quoted) || line.slice(from, from + length) !== empty[0]) return word;
+  if (from + length >= word.end) return word;
+  // The word with the defaults cut out, read alone; its positions mapped back to the line.
+  const rest = commandWords(line.slice(word.start, from) + line.slice(from + length, word.end));
+  if (rest.length !== 1) return word;
+  const [own] = rest as [CommandWord];
+  const cut = from - word.start;
+  if (own.operator || own.start !== 0 || own.end !== word.end - word.start - length) return word;
+  const start = quoted ? word.start : from + length;
+  return {
+    ...word,
+    ...own,
+    start,
+    end: word.end,
+    at: own.at.map((k) => k + word.start + (k >= cut ? length : 0)),
+    ...(own.defaults ? { defaults: own.defaults } : {}),
+  };
+}
 const EMPTY_DEFAULTS = /^(?:\$\{[A-Za-z_][A-Za-z0-9_]*:-\})+/;
 
 /** A word in a pair of literal quotes, no blank or quote inside: the quote and the word. */

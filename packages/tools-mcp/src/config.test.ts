@@ -523,6 +523,29 @@ describe("${VAR} in a .mcp.json", () => {
     expect(argsOf(mcpServers(servers, { env: { TOKEN: "QJ" } })[0])).toEqual(["TOKEN=QJ", "--token", "QJ"]);
   });
 
+  it("fills a pasted command line's word starting with an empty default after spec's export took the rest's value out, as the original fills it (r76a)", async () => {
+    const { exportSpec, SPEC_TOKEN } = await import("@loopwright/spec");
+    // X unset, tools-mcp gives the server `srv TOKEN=QJ --token QJ`: the export keeps `${X:-}` and takes out `QJ`.
+    // In "…" too: the server gets `srv "TOKEN=QJ"`.
+    const original = [
+      { name: "db", command: "srv ${X:-}TOKEN=QJ --token ${X:-}QJ" },
+      { name: "api", command: 'srv "${X:-}TOKEN=QJ"' },
+    ];
+    const servers =
+      exportSpec({ spec: SPEC_TOKEN, bundle: { mcpServers: original } }).bundle?.mcpServers ?? [];
+    expect(servers[0]?.command).toBe("srv ${X:-}TOKEN=${TOKEN} --token ${X:-}${TOKEN}");
+    expect(servers[1]?.command).toBe('srv "${X:-}TOKEN=${TOKEN}"');
+    const commands = (list: unknown[]) => list.map((server) => (server as { command?: string }).command);
+    for (const env of [{}, { X: "x1" }]) {
+      const filled = commands(mcpServers(servers, { env: { ...env, TOKEN: "QJ" } }));
+      expect(filled).toEqual(commands(mcpServers(original, { env })));
+    }
+    expect(commands(mcpServers(servers, { env: { TOKEN: "QJ" } }))).toEqual([
+      "srv TOKEN=QJ --token QJ",
+      'srv "TOKEN=QJ"',
+    ]);
+  });
+
   it("fills a plain argument's default whose word holds `$(…)` or a backtick, which it passes as text (r74d)", async () => {
     const { exportSpec, SPEC_TOKEN } = await import("@loopwright/spec");
     // Here `$(id)` in a default's word is text, part of the value: spec's export takes it out with
