@@ -2,9 +2,9 @@
 // speaks HTTP to loopback servers of the test's own.
 
 import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
 import OpenAI from "openai";
 import { afterEach, describe, expect, it } from "vitest";
+import { listenOnLoopback } from "../test/http.js";
 import { keepErrorBodies } from "./error-bodies.js";
 import { createClientPool } from "./pool.js";
 import { secretsOf } from "./redact.js";
@@ -28,15 +28,8 @@ async function origin(host: string, answer: (path: string) => [number, Record<st
     res.writeHead(status, headers);
     res.end(body);
   });
-  await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
-  open.push(
-    () =>
-      new Promise<void>((resolve) => {
-        http.close(() => resolve());
-        http.closeAllConnections();
-      }),
-  );
-  return { url: `http://${host}:${(http.address() as AddressInfo).port}`, seen } satisfies Origin;
+  const port = await listenOnLoopback(http, open);
+  return { url: `http://${host}:${port}`, seen } satisfies Origin;
 }
 
 describe("R72E-1: redactingFetch and keepErrorBodies, as a client of the host's own uses them, follow no redirect to another origin", () => {
@@ -97,15 +90,8 @@ describe("R72E-3: an error body whose connection breaks part way keeps its statu
       res.write(`{"error":{"message":"${words}`);
       if (after === "break") setTimeout(() => res.socket?.destroy(), 20);
     });
-    await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
-    open.push(
-      () =>
-        new Promise<void>((resolve) => {
-          http.close(() => resolve());
-          http.closeAllConnections();
-        }),
-    );
-    return `http://127.0.0.1:${(http.address() as AddressInfo).port}/v1`;
+    const port = await listenOnLoopback(http, open);
+    return `http://127.0.0.1:${port}/v1`;
   }
 
   const ask = async (client: OpenAI, signal?: AbortSignal): Promise<{ status?: number; message: string }> => {

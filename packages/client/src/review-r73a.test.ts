@@ -3,8 +3,8 @@
 // test's own.
 
 import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
+import { listenOnLoopback } from "../test/http.js";
 import { keepErrorBodies } from "./error-bodies.js";
 import { redactingFetch } from "./redact-fetch.js";
 
@@ -30,15 +30,8 @@ async function moving(status: number) {
       else res.writeHead(200, { "content-type": "text/plain" }).end("arrived");
     });
   });
-  await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
-  open.push(
-    () =>
-      new Promise<void>((resolve) => {
-        http.close(() => resolve());
-        http.closeAllConnections();
-      }),
-  );
-  return { url: `http://127.0.0.1:${(http.address() as AddressInfo).port}`, seen };
+  const port = await listenOnLoopback(http, open);
+  return { url: `http://127.0.0.1:${port}`, seen };
 }
 
 /** A body fetch can send only once. */

@@ -1,5 +1,5 @@
 /** Test helpers: a real loopback server that accepts and never answers, and capture bodies. */
-import { createServer, type ServerResponse } from "node:http";
+import { createServer, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { readFixture } from "@loopwright/testkit";
 
@@ -104,4 +104,20 @@ function drainedOrClosed(res: ServerResponse): Promise<void> {
     res.on("drain", done);
     res.on("close", done);
   });
+}
+
+/**
+ * Starts `server` on a free port of 127.0.0.1 and returns the port; pushes onto `closers` what stops
+ * it (every connection ended), for the test file's afterEach to run.
+ */
+export async function listenOnLoopback(server: Server, closers: (() => Promise<void>)[]): Promise<number> {
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  closers.push(
+    () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  );
+  return (server.address() as AddressInfo).port;
 }

@@ -183,7 +183,7 @@ describe("a stream whose client stopped reading and left", () => {
 });
 
 describe("the llamacpp personality reads the token budget as llama-server b9749 does", () => {
-  // Probed on the live b9749 server (../shared/live/llama-server, 2026-12-05): `n_predict`, then
+  // Probed on the live llama-server b9749 (live-llama-budget.test.ts, 2026-12-05): `n_predict`, then
   // `max_completion_tokens`, then `max_tokens` (null is absent; the first one present is the only
   // one read); a value that is not a number or is below -1 is a 400 naming the field; a fraction
   // is cut (1.7 -> 1), a boolean is 0 or 1, and 0 still generates one token ("length").
