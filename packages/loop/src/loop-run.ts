@@ -180,15 +180,23 @@ export function failure(
   return wrapped;
 }
 
-/** Tells the watcher, keeping what `runMetrics` reads. Watchers are not awaited, and what they throw is theirs. */
+/**
+ * Tells the watcher, keeping what `runMetrics` reads. Watchers are not awaited, and what they throw
+ * is theirs. A kept event reaches the watcher as a copy (its ledger entries too, which are the
+ * run's own), so a watcher adjusting what it shows cannot change the run's metrics or ledger.
+ */
 export function emitEvent(run: LoopRun, event: RunEvent): void {
   const delta =
     event.kind === "output" ||
     event.kind === "thinking" ||
     event.kind === "retract" ||
     event.kind === "thinking-retract";
-  if (!delta) run.kept.push(event);
-  tell(run.options.onEvent, event);
+  if (delta) {
+    tell(run.options.onEvent, event);
+    return;
+  }
+  run.kept.push(event);
+  if (run.options.onEvent) tell(run.options.onEvent, structuredClone(event));
 }
 
 /**
