@@ -80,15 +80,18 @@ function partsText(parts: readonly ContentPartLike[], kind: "text" | "thinking")
 }
 
 /**
- * The error a chunk carries when the server put one in the stream in a shape the SDK passed on
- * as a chunk rather than throwing: a bare `{"object":"error","message":…}` (vLLM's error body),
- * or an `event: error` whose data is `{"message":…,"type"|"code":…}` with no `choices`.
- * `undefined` for an ordinary chunk.
+ * The error a chunk carries when the server put one in the stream in a shape the client passed on
+ * as a chunk rather than throwing: a truthy `error` member, with or without `choices` (OpenRouter's
+ * mid-stream error is a chunk with both, its choice finishing with `"error"`; the openai SDK's own
+ * reader throws on it, a host's client may hand it on), a bare `{"object":"error","message":…}`
+ * (vLLM's error body), or an `event: error` whose data is `{"message":…,"type"|"code":…}` with no
+ * `choices`. `undefined` for an ordinary chunk.
  */
 export function chunkError(chunk: ChunkLike): unknown {
-  if (!chunk || typeof chunk !== "object" || Array.isArray(chunk.choices)) return undefined;
+  if (!chunk || typeof chunk !== "object") return undefined;
   const { error } = chunk;
   if (error !== undefined && error !== null && error !== false && error !== "") return error;
+  if (Array.isArray(chunk.choices)) return undefined;
   if (chunk.object === "error") return chunk;
   if (
     typeof chunk.message === "string" &&
