@@ -79,6 +79,17 @@ function leadingSpace(text: string, from: number): number {
   return i;
 }
 
+/**
+ * 1 when `text` ends in the first half of a surrogate pair, else 0: a server that cut a character
+ * outside the Basic Multilingual Plane between two deltas (`"\ud83d"` then `"\ude00"`) has its
+ * first half held back with the next piece, so no callback is told half a character (written out
+ * alone, each half is U+FFFD: "😀" drawn as "��").
+ */
+function halfCharTail(text: string): number {
+  const last = text.charCodeAt(text.length - 1);
+  return last >= 0xd800 && last <= 0xdbff ? 1 : 0;
+}
+
 /** Length of the longest tail of `text` that is a proper prefix of one of `markers`. */
 function heldTail(text: string, markers: readonly string[]): number {
   let best = 0;
@@ -120,7 +131,8 @@ function validateFences(fences: unknown): readonly Fence[] {
  *
  * Feed it the content deltas in order with {@link FenceSplitter.push} and call
  * {@link FenceSplitter.flush} at the end. A piece ending in what could be the start of a marker is
- * held back until the next piece settles it, so half a tag is never released as answer. Blank space
+ * held back until the next piece settles it, so half a tag is never released as answer; so is the
+ * first half of a surrogate pair, so half a character is never released either. Blank space
  * right after an opening or closing marker, and right before a closing one, is dropped. The closing
  * marker of an `implicitOpen` fence arriving before any opening marker (a template that opened the
  * fence in the prompt) moves all answer so far to reasoning and says so in `retracted`. A reply cut off inside a fence leaves the answer as it was
@@ -198,8 +210,10 @@ export class FenceSplitter {
     const out: FenceSplit = { content: "", reasoning: "", retracted: 0 };
     if (typeof text !== "string" || text === "") return out;
     if (this.fences.length === 0) {
-      this.contentTotal += text;
-      out.content = text;
+      const all = this.held === "" ? text : this.held + text;
+      const keep = halfCharTail(all);
+      this.held = keep > 0 ? all.slice(all.length - keep) : "";
+      this.emitContent(all.slice(0, all.length - keep), out);
       return out;
     }
     if (this.heldBlank && this.inside && isBlank(text)) {
@@ -273,7 +287,9 @@ export class FenceSplitter {
       }
     }
     if (quick) {
-      this.emitContent(pos === 0 ? buf : buf.slice(pos), out);
+      const keep = halfCharTail(buf);
+      this.emitContent(pos === 0 && keep === 0 ? buf : buf.slice(pos, buf.length - keep), out);
+      this.held = keep > 0 ? buf.slice(buf.length - keep) : "";
       return buf.length;
     }
     let at = -1;
@@ -297,7 +313,7 @@ export class FenceSplitter {
     }
     if (hit === undefined) {
       const markers = this.sawMarker ? this.openMarkers : this.answerMarkers;
-      const keep = heldTail(buf, markers);
+      const keep = Math.max(heldTail(buf, markers), halfCharTail(buf));
       this.emitContent(buf.slice(pos, buf.length - keep), out);
       this.held = keep > 0 ? buf.slice(buf.length - keep) : "";
       return buf.length;
@@ -338,7 +354,10 @@ export class FenceSplitter {
     }
     if (at === -1 || hit === undefined) {
       // Hold back a possible half marker and the blank space before it, which the marker would drop.
-      const keep = heldTail(buf, this.fence !== undefined ? [this.fence.close] : this.closeMarkers);
+      const keep = Math.max(
+        heldTail(buf, this.fence !== undefined ? [this.fence.close] : this.closeMarkers),
+        halfCharTail(buf),
+      );
       let end = buf.length - keep;
       while (end > pos && isSpace(buf.charCodeAt(end - 1))) end--;
       this.emitReasoning(buf.slice(pos, end), out);

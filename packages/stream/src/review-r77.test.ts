@@ -1,6 +1,8 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { ChunkLike } from "./chunk.js";
 import { StreamError } from "./errors.js";
+import { FenceSplitter, stripThinking } from "./fences.js";
 import { type ChatClientLike, streamTurn } from "./stream-turn.js";
 import { body, harness } from "./test-support/http.js";
 
@@ -80,5 +82,96 @@ describe('R77-1: OpenRouter\'s mid-stream error (an error member beside choices 
     expect(StreamError.isInstance(error)).toBe(true);
     expect((error as StreamError).code).toBe("server-error");
     expect((error as StreamError).message).toContain("Provider disconnected unexpectedly");
+  });
+});
+
+describe("R77-2: a character outside the BMP cut between two deltas (\\ud83d, then \\ude00)", () => {
+  // JSON.stringify writes a lone half as its escape, as a server that slices UTF-16 text does.
+  const delta = (d: Record<string, unknown>, finish: string | null = null) =>
+    chunk([{ index: 0, delta: d, finish_reason: finish }]);
+  const read = async (stream: string[], fences?: []) => {
+    const { client } = await harness([
+      {
+        type: "raw",
+        headers: { "content-type": "text/event-stream" },
+        chunks: [...stream, "data: [DONE]\n\n"],
+      },
+    ]);
+    const output: string[] = [];
+    const thinking: string[] = [];
+    const turn = await streamTurn(client, body(), {
+      onOutput: (text) => output.push(text),
+      onThinking: (text) => thinking.push(text),
+      ...(fences ? { fences } : {}),
+    });
+    return { turn, output, thinking };
+  };
+  const whole = (pieces: string[]) => pieces.every((piece) => piece.isWellFormed());
+
+  it("tells onOutput whole characters only, answer and fences [] alike", async () => {
+    const stream = [delta({ content: "Done \ud83d" }), delta({ content: "\ude00 ok" }, "stop")];
+    for (const fences of [undefined, [] as []]) {
+      const { turn, output } = await read(stream, fences);
+      expect(turn.content).toBe("Done 😀 ok");
+      expect(output.join("")).toBe("Done 😀 ok");
+      expect(whole(output)).toBe(true);
+    }
+  });
+
+  it("tells onThinking whole characters only, from a reasoning field and from a fence", async () => {
+    const field = await read([
+      delta({ reasoning_content: "hmm \ud83e" }),
+      delta({ reasoning_content: "\udd14 so" }),
+      delta({ content: "A" }, "stop"),
+    ]);
+    expect(field.turn.reasoning).toBe("hmm 🤔 so");
+    expect(field.thinking.join("")).toBe("hmm 🤔 so");
+    expect(whole(field.thinking)).toBe(true);
+    const fenced = await read([
+      delta({ content: "<think>hmm \ud83e" }),
+      delta({ content: "\udd14 so</think>A" }, "stop"),
+    ]);
+    expect(fenced.turn.reasoning).toBe("hmm 🤔 so");
+    expect(fenced.thinking.join("")).toBe("hmm 🤔 so");
+    expect(whole(fenced.thinking)).toBe(true);
+  });
+
+  it("still tells a half no second half completes, at the end (nothing is lost)", async () => {
+    const { turn, output } = await read([delta({ content: "cut \ud83d" }, "length")]);
+    expect(turn.content).toBe("cut \ud83d");
+    expect(output.join("")).toBe("cut \ud83d");
+  });
+});
+
+describe("R77-2: FenceSplitter over any cut of a text with astral characters (property)", () => {
+  it("releases only whole characters wherever the text is cut, and the totals equal stripThinking", () => {
+    const unit = fc.constantFrom("a", " ", "<think>", "</think>", "<", "😀", "🤔", "é");
+    fc.assert(
+      fc.property(
+        fc.array(unit, { maxLength: 20 }).map((units) => units.join("")),
+        fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { maxLength: 6 }),
+        fc.boolean(),
+        (text, at, startInReasoning) => {
+          const cuts = [...new Set(at.map((f) => Math.floor(f * text.length)))].sort((x, y) => x - y);
+          const splitter = new FenceSplitter({ startInReasoning });
+          const content: string[] = [];
+          const reasoning: string[] = [];
+          let from = 0;
+          for (const to of [...cuts, text.length]) {
+            const split = splitter.push(text.slice(from, to));
+            content.push(split.content);
+            reasoning.push(split.reasoning);
+            from = to;
+          }
+          const last = splitter.flush();
+          content.push(last.content);
+          reasoning.push(last.reasoning);
+          for (const piece of [...content, ...reasoning]) expect(piece.isWellFormed()).toBe(true);
+          const expected = stripThinking(text, { startInReasoning });
+          expect(splitter.content).toBe(expected.content);
+          expect(splitter.reasoning).toBe(expected.reasoning);
+        },
+      ),
+    );
   });
 });

@@ -124,6 +124,8 @@ export class TurnReader {
   private produced = false;
   /** Whether a lone closing marker ended a template-opened scratchpad (told to `onScratchpadClosed`). */
   private scratchpadClosed = false;
+  /** The first half of a surrogate pair that ended the reasoning so far, told with the next piece. */
+  private thinkingHeld = "";
 
   constructor(options: TurnReaderOptions = {}) {
     this.options = options;
@@ -189,6 +191,11 @@ export class TurnReader {
   /** Ends the reading: releases any held-back text to the callbacks and returns the turn. */
   finish(): Turn {
     this.deliver(this.splitter.flush());
+    if (this.thinkingHeld !== "") {
+      const held = this.thinkingHeld;
+      this.thinkingHeld = "";
+      this.options.onThinking?.(held);
+    }
     return this.snapshot();
   }
 
@@ -219,7 +226,7 @@ export class TurnReader {
       this.markProduced();
       this.reasoning += thought;
       this.reasoningField ??= reasoningFieldOf(delta);
-      this.options.onThinking?.(thought);
+      this.tellThinking(thought);
     }
     let content = delta.content;
     if (content && typeof content === "object" && !Array.isArray(content))
@@ -238,7 +245,7 @@ export class TurnReader {
         carried = true;
         this.markProduced();
         this.reasoning += thinking;
-        this.options.onThinking?.(thinking);
+        this.tellThinking(thinking);
       }
       const text = partsText(parts, "text");
       if (text !== "") {
@@ -305,9 +312,24 @@ export class TurnReader {
     if (split.retracted > 0) this.options.onRetract?.(split.retracted);
     if (split.reasoning !== "") {
       this.reasoning += split.reasoning;
-      this.options.onThinking?.(split.reasoning);
+      this.tellThinking(split.reasoning);
     }
     if (split.content !== "") this.options.onOutput?.(split.content);
+  }
+
+  /**
+   * Tells `onThinking` a piece of reasoning, holding back a first half of a surrogate pair that ends
+   * it until the next piece (a server that cut a character between two deltas): never half a
+   * character, as `onOutput` is never told one. Released at the end if nothing completes it.
+   */
+  private tellThinking(text: string): void {
+    let told = this.thinkingHeld === "" ? text : this.thinkingHeld + text;
+    const last = told.charCodeAt(told.length - 1);
+    if (last >= 0xd800 && last <= 0xdbff) {
+      this.thinkingHeld = told.slice(-1);
+      told = told.slice(0, -1);
+    } else this.thinkingHeld = "";
+    if (told !== "") this.options.onThinking?.(told);
   }
 
   private markProduced(): void {
