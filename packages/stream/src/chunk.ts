@@ -68,6 +68,8 @@ export interface ChoiceLike {
   finish_reason?: string | null | undefined;
   /** Usage some servers put on the choice rather than the chunk. */
   usage?: UsageLike | null | undefined;
+  /** An error on the choice (OpenRouter's, beside `finish_reason: "error"`): read as the server's error. */
+  error?: unknown | undefined;
 }
 
 /**

@@ -188,6 +188,7 @@ interface CompletionLike {
     index?: number | undefined;
     message: Record<string, unknown>;
     finish_reason?: string | null | undefined;
+    error?: unknown;
   }[];
 }
 
@@ -210,7 +211,15 @@ function completionChunks(completion: CompletionLike): ChunkLike[] {
     return {
       id: completion.id,
       model: completion.model,
-      choices: [{ index: choice.index ?? at, delta, finish_reason: choice.finish_reason ?? null }],
+      choices: [
+        {
+          index: choice.index ?? at,
+          delta,
+          finish_reason: choice.finish_reason ?? null,
+          // A choice's error (OpenRouter's NonStreamingChoice) is read as it is in a stream.
+          ...(choice.error !== undefined ? { error: choice.error } : {}),
+        },
+      ],
     } as ChunkLike;
   });
   if (completion.usage) chunks.push({ choices: [], usage: completion.usage } as ChunkLike);

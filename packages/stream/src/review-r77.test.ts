@@ -175,3 +175,69 @@ describe("R77-2: FenceSplitter over any cut of a text with astral characters (pr
     );
   });
 });
+
+describe("R77-3: an error on the choice (OpenRouter's StreamingChoice / NonStreamingChoice `error`)", () => {
+  // OpenRouter's response schema: `StreamingChoice = { finish_reason, native_finish_reason, delta,
+  // error?: ErrorResponse }`, finish_reason "error" when the model finishes the request with an error.
+  const failed = { code: 502, message: "Upstream provider returned an invalid response" };
+
+  it('is the server\'s error in a stream, not a turn that finished with "error"', async () => {
+    const { client } = await harness([
+      {
+        type: "raw",
+        headers: { "content-type": "text/event-stream" },
+        chunks: [
+          chunk([{ index: 0, delta: { role: "assistant", content: "Partial an" }, finish_reason: null }]),
+          chunk([{ index: 0, delta: { content: "" }, finish_reason: "error", error: failed }]),
+          "data: [DONE]\n\n",
+        ],
+      },
+    ]);
+    const error = await streamTurn(client, body()).catch((e: unknown) => e);
+    expect(StreamError.isInstance(error)).toBe(true);
+    expect((error as StreamError).code).toBe("server-error");
+    expect((error as StreamError).serverError).toEqual(failed);
+    expect((error as StreamError).message).toContain(failed.message);
+    expect((error as StreamError).partial?.content).toBe("Partial an");
+  });
+
+  it("is the server's error in a whole completion from a server that ignored stream: true", async () => {
+    const completion = {
+      id: "gen-1",
+      object: "chat.completion",
+      choices: [
+        {
+          index: 0,
+          message: { role: "assistant", content: "" },
+          finish_reason: "error",
+          error: failed,
+        },
+      ],
+    };
+    const { client } = await harness([
+      { type: "raw", headers: { "content-type": "application/json" }, chunks: [JSON.stringify(completion)] },
+    ]);
+    const error = await streamTurn(client, body()).catch((e: unknown) => e);
+    expect(StreamError.isInstance(error)).toBe(true);
+    expect((error as StreamError).code).toBe("server-error");
+    expect((error as StreamError).serverError).toEqual(failed);
+  });
+
+  it("leaves another choice's error to that choice (n: 2), and an error of null is none", async () => {
+    const { client } = await harness([
+      {
+        type: "raw",
+        headers: { "content-type": "text/event-stream" },
+        chunks: [
+          chunk([{ index: 0, delta: { content: "Paris" }, finish_reason: null, error: null }]),
+          chunk([{ index: 1, delta: { content: "" }, finish_reason: "error", error: failed }]),
+          chunk([{ index: 0, delta: {}, finish_reason: "stop" }]),
+          "data: [DONE]\n\n",
+        ],
+      },
+    ]);
+    const turn = await streamTurn(client, body({ n: 2 }));
+    expect(turn.content).toBe("Paris");
+    expect(turn.finishReason).toBe("stop");
+  });
+});

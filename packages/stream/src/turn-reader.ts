@@ -79,19 +79,34 @@ function partsText(parts: readonly ContentPartLike[], kind: "text" | "thinking")
   return out;
 }
 
+/** Whether an `error` member says something went wrong (`null`, `false` and `""` say nothing did). */
+function isError(error: unknown): boolean {
+  return error !== undefined && error !== null && error !== false && error !== "";
+}
+
 /**
  * The error a chunk carries when the server put one in the stream in a shape the client passed on
  * as a chunk rather than throwing: a truthy `error` member, with or without `choices` (OpenRouter's
  * mid-stream error is a chunk with both, its choice finishing with `"error"`; the openai SDK's own
- * reader throws on it, a host's client may hand it on), a bare `{"object":"error","message":…}`
- * (vLLM's error body), or an `event: error` whose data is `{"message":…,"type"|"code":…}` with no
- * `choices`. `undefined` for an ordinary chunk.
+ * reader throws on it, a host's client may hand it on), a truthy `error` on the first choice
+ * (OpenRouter's `StreamingChoice` carries one beside `finish_reason: "error"`, which no client
+ * throws on), a bare `{"object":"error","message":…}` (vLLM's error body), or an `event: error`
+ * whose data is `{"message":…,"type"|"code":…}` with no `choices`. `undefined` for an ordinary chunk.
  */
 export function chunkError(chunk: ChunkLike): unknown {
   if (!chunk || typeof chunk !== "object") return undefined;
   const { error } = chunk;
-  if (error !== undefined && error !== null && error !== false && error !== "") return error;
-  if (Array.isArray(chunk.choices)) return undefined;
+  if (isError(error)) return error;
+  if (Array.isArray(chunk.choices)) {
+    for (const choice of chunk.choices) {
+      if (!choice || typeof choice !== "object") continue;
+      // Only the choice that is read (0, or one without an index): another choice's error is its own.
+      const index = indexOf(choice.index);
+      if (index !== undefined && index !== 0) continue;
+      if (isError(choice.error)) return choice.error;
+    }
+    return undefined;
+  }
   if (chunk.object === "error") return chunk;
   if (
     typeof chunk.message === "string" &&
