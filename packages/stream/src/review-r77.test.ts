@@ -241,3 +241,29 @@ describe("R77-3: an error on the choice (OpenRouter's StreamingChoice / NonStrea
     expect(turn.finishReason).toBe("stop");
   });
 });
+
+describe("R77-4: a server error whose message is not text", () => {
+  for (const [what, serverError, shown] of [
+    ["an object", { message: { detail: "quota exceeded" }, code: 429 }, "quota exceeded"],
+    ["null", { message: null, code: 500, type: "server_error" }, "server_error"],
+    ["empty", { message: "", code: 503, type: "overloaded" }, "overloaded"],
+  ] as const) {
+    it(`quotes the whole error when its message is ${what}, never "[object Object]" or "null"`, async () => {
+      const { client } = await harness([
+        {
+          type: "raw",
+          headers: { "content-type": "text/event-stream" },
+          chunks: [
+            chunk([{ index: 0, delta: { content: "a" }, finish_reason: null }]),
+            `data: ${JSON.stringify({ error: serverError })}\n\n`,
+          ],
+        },
+      ]);
+      const error = await streamTurn(client, body()).catch((e: unknown) => e);
+      expect(StreamError.isInstance(error)).toBe(true);
+      expect((error as StreamError).code).toBe("server-error");
+      expect((error as StreamError).message).toContain(shown);
+      expect((error as StreamError).message).not.toMatch(/\[object Object\]|stream: null\./);
+    });
+  }
+});

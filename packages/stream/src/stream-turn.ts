@@ -454,11 +454,17 @@ function classify(error: unknown, partial: Turn, produced: boolean): StreamError
     (error as { status?: unknown }).status === undefined
   ) {
     const serverError = (error as { error: unknown }).error;
+    const message =
+      typeof serverError === "object" && serverError !== null
+        ? (serverError as { message?: unknown }).message
+        : undefined;
+    // The server's message where it wrote one as text; otherwise the whole error written out (a
+    // message that is an object or null read "[object Object]" or "null", naming nothing).
     const inner =
       typeof serverError === "string"
         ? serverError
-        : typeof serverError === "object" && serverError !== null && "message" in serverError
-          ? String((serverError as { message: unknown }).message)
+        : typeof message === "string" && message !== ""
+          ? message
           : jsonText(serverError);
     return new StreamError(
       "server-error",
