@@ -186,7 +186,7 @@ export class FenceSplitter {
     return this.reasoningTotal;
   }
 
-  /** Text held back as a possible half marker, released by the next piece or by `flush()`. */
+  /** Text held back as a possible half marker (or half a character), released by the next piece or by `flush()`. */
   get pending(): string {
     return this.held;
   }
