@@ -267,3 +267,56 @@ describe("R77-4: a server error whose message is not text", () => {
     });
   }
 });
+
+describe("R77-5: a call whose pieces come under a fresh id and a new index each (no name after the first)", () => {
+  const delta = (d: Record<string, unknown>, finish: string | null = null) =>
+    chunk([{ index: 0, delta: d, finish_reason: finish }]);
+  const piece = (index: number, id: string, fn: Record<string, unknown>) => ({
+    tool_calls: [{ index, id, type: "function", function: fn }],
+  });
+  const read = async (stream: string[]) => {
+    const { client } = await harness([
+      {
+        type: "raw",
+        headers: { "content-type": "text/event-stream" },
+        chunks: [...stream, "data: [DONE]\n\n"],
+      },
+    ]);
+    const turn = await streamTurn(client, body());
+    return turn.toolCalls.map((c) => [c.id, c.function.name, c.function.arguments]);
+  };
+
+  it("reads one call, not a named call with no arguments and nameless ones holding its pieces", async () => {
+    // The shape oracle/langchain-oracle#163 reports for gpt-oss on OCI: each fragment its own id and
+    // index (whether the indexes were on the wire or added by that client is not known).
+    const calls = await read([
+      delta(piece(0, "call_9a15", { name: "sql_get_claim_details", arguments: "" })),
+      delta(piece(1, "cc06dd74", { arguments: '{"claim' })),
+      delta(piece(2, "92765246", { arguments: '_id":' })),
+      delta(piece(3, "9dad210b", { arguments: '"103"}' }), "tool_calls"),
+    ]);
+    expect(calls).toEqual([["call_9a15", "sql_get_claim_details", '{"claim_id":"103"}']]);
+  });
+
+  it("still opens a call for a piece bringing only its id, the name coming in the next piece", async () => {
+    const calls = await read([
+      delta(piece(0, "call_a", { name: "get_weather", arguments: '{"city":"Paris"}' })),
+      delta(piece(1, "call_b", {})),
+      delta({ tool_calls: [{ index: 1, function: { name: "get_time" } }] }),
+      delta({ tool_calls: [{ index: 1, function: { arguments: '{"tz":"UTC"}' } }] }, "tool_calls"),
+    ]);
+    expect(calls).toEqual([
+      ["call_a", "get_weather", '{"city":"Paris"}'],
+      ["call_b", "get_time", '{"tz":"UTC"}'],
+    ]);
+  });
+
+  it("never adds a nameless piece under a new id to a call that is already whole", async () => {
+    const calls = await read([
+      delta(piece(0, "call_a", { name: "f", arguments: '{"a":1}' })),
+      delta(piece(1, "call_b", { arguments: '{"b":2}' }), "tool_calls"),
+    ]);
+    expect(calls[0]).toEqual(["call_a", "f", '{"a":1}']);
+    expect(calls[1]?.[2]).toBe('{"b":2}');
+  });
+});

@@ -213,7 +213,8 @@ function settled(slot: Slot): string {
  * starts a new call (servers that number every call 0), and so does one naming another tool once
  * that call's arguments are whole JSON, or naming the same tool alone before another value opens
  * (the same servers, sending no id), and a nameless piece under a new index
- * continues the call with its `id`, or without one the latest call. Without an `index`, a piece whose `id` was
+ * continues the call with its `id`, or without one the latest call (also with an `id` no call has,
+ * when it brings arguments and the latest call is named and not yet whole JSON). Without an `index`, a piece whose `id` was
  * seen continues that call, a piece with a new `id` and a name starts one, and any other piece
  * continues the latest call (servers that send `index` once, or never) — unless that call is
  * already whole JSON and the piece brings a name and arguments, which starts the next call. A name is appended
@@ -260,7 +261,20 @@ export class ToolCallAssembler {
         // A call is named in its first piece, so a nameless piece under a new index belongs to a
         // call already begun: the one with its id, or without an id the latest. Opening a call for
         // it would leave a nameless call, or two calls with one id, that no endpoint accepts back.
-        slot = id ? this.byId.get(id) : this.slots[this.slots.length - 1];
+        const latest = this.slots[this.slots.length - 1];
+        slot = id ? this.byId.get(id) : latest;
+        // An id seen on no call, on a piece bringing arguments while the latest call is named and its
+        // arguments not yet whole: that call's next piece, under an id and index the server changed
+        // mid-call (fresh per piece). A piece bringing only an id still opens a call: its name comes next.
+        if (
+          !slot &&
+          latest !== undefined &&
+          args.text !== "" &&
+          latest.name !== "" &&
+          latest.shape.whole(latest.arguments) === undefined
+        ) {
+          slot = latest;
+        }
         if (slot) this.byIndex.set(index, slot);
       }
       if (!slot) {
