@@ -5,7 +5,7 @@ import { randomUUID } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { extname, join, normalize, sep } from "node:path";
+import { extname, join, normalize, resolve as resolvePath, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createClientPool } from "@loopwright/client";
 import type { RunEvent, SequencedEvent } from "@loopwright/events";
@@ -116,6 +116,17 @@ const TYPES: Record<string, string> = {
 const MAX_BODY = 1_000_000;
 
 /**
+ * A request body over {@link MAX_BODY}: answered 413 with `connection: close`, since the rest of it is
+ * never read and the connection cannot carry another request.
+ */
+class BodyTooLargeError extends Error {
+  constructor() {
+    super("request body over 1 MB");
+    this.name = "BodyTooLargeError";
+  }
+}
+
+/**
  * A watcher's own last word: a `notice` with `dropped: 0` (the Redis watcher's "the run's stream is
  * gone"). It is never stored in the run, and its seq is the last one the watcher read, so a reader
  * that skips what it has by seq keeps it even at that seq (the Redis package's rule).
@@ -134,11 +145,13 @@ function sendJson(res: ServerResponse, status: number, body: unknown): void {
 }
 
 async function readBody(req: IncomingMessage): Promise<unknown> {
+  // A length said up front is refused before any of it is read.
+  if (Number(req.headers["content-length"] ?? 0) > MAX_BODY) throw new BodyTooLargeError();
   let size = 0;
   const chunks: Buffer[] = [];
   for await (const chunk of req as AsyncIterable<Buffer>) {
     size += chunk.length;
-    if (size > MAX_BODY) throw new Error("request body over 1 MB");
+    if (size > MAX_BODY) throw new BodyTooLargeError();
     chunks.push(chunk);
   }
   const text = Buffer.concat(chunks).toString("utf8");
@@ -379,7 +392,8 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
   };
 
   const page = async (res: ServerResponse, path: string) => {
-    const root = options.pageDir ?? PAGE_DIR;
+    // Resolved: a relative pageDir (`./dist/web`) is compared with the normalized path of each file.
+    const root = resolvePath(options.pageDir ?? PAGE_DIR);
     const file = normalize(join(root, path === "/" ? "index.html" : decodeURIComponent(path)));
     if (!file.startsWith(root.endsWith(sep) ? root : root + sep))
       return sendJson(res, 404, { error: "not found" });
@@ -461,7 +475,14 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
     handle(req, res).catch((error: unknown) => {
       // Redis not answering the shared runs is the server's trouble (503), not the request's.
       if (res.headersSent) res.end();
-      else if (error instanceof SharedRunsError) sendJson(res, 503, { error: error.message });
+      else if (error instanceof BodyTooLargeError) {
+        res.writeHead(413, {
+          "content-type": "application/json; charset=utf-8",
+          "cache-control": "no-store",
+          connection: "close",
+        });
+        res.end(JSON.stringify({ error: error.message }));
+      } else if (error instanceof SharedRunsError) sendJson(res, 503, { error: error.message });
       else sendJson(res, 400, { error: errorMessage(error) });
     });
   });

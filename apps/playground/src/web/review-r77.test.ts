@@ -1,0 +1,85 @@
+// r77c, the playground's first hostile review: its web server as the network sees it, over real
+// loopback HTTP (raw sockets where a browser's client would hide what the server did).
+import { connect } from "node:net";
+import { relative } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startWebServer, type WebServer } from "./server.js";
+
+/** Writes `parts` on one connection; what came back, and whether the server closed it. */
+function exchange(port: number, parts: string[], waitMs = 1500): Promise<{ text: string; closed: boolean }> {
+  return new Promise((resolve) => {
+    const socket = connect(Number(port), "127.0.0.1");
+    let text = "";
+    let closed = false;
+    socket.on("data", (chunk) => {
+      text += chunk.toString("latin1");
+    });
+    socket.on("error", () => {});
+    socket.on("close", () => {
+      closed = true;
+      clearTimeout(timer);
+      resolve({ text, closed });
+    });
+    const timer = setTimeout(() => {
+      socket.destroy();
+      resolve({ text, closed });
+    }, waitMs);
+    socket.on("connect", () => {
+      for (const part of parts) socket.write(part);
+    });
+  });
+}
+
+describe("the web server's answers to hostile requests (r77c)", () => {
+  let server: WebServer;
+  let port: number;
+  beforeAll(async () => {
+    server = await startWebServer({});
+    port = Number(new URL(server.url).port);
+  });
+  afterAll(() => server.close());
+
+  it("answers a body over 1 MB with 413 and closes the connection, which it could not use again", async () => {
+    const body = "x".repeat(1_200_000);
+    const head = (length: string) =>
+      `POST /api/spec HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\ncontent-type: application/json\r\n${length}\r\n`;
+    const state = `GET /api/state HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n\r\n`;
+    // Declared up front, and sent chunked with no length said: both refused as too large, not as bad JSON.
+    const chunked = `${(body.length).toString(16)}\r\n${body}\r\n0\r\n\r\n`;
+    for (const [length, sent] of [
+      [`content-length: ${body.length}\r\n`, body],
+      ["transfer-encoding: chunked\r\n", chunked],
+    ] as const) {
+      const { text, closed } = await exchange(port, [head(length), sent, state]);
+      expect(text.split("\r\n")[0]).toBe("HTTP/1.1 413 Payload Too Large");
+      expect(text).toMatch(/^connection: close$/im);
+      expect(text).toContain("request body over 1 MB");
+      // Said closed, and closed: a client (a browser's keep-alive pool) does not send its next request
+      // on a connection that will never answer it.
+      expect(closed).toBe(true);
+    }
+    // The server still answers on a new connection.
+    expect((await fetch(new URL("api/state", server.url))).status).toBe(200);
+  });
+});
+
+describe("the page served from a pageDir written as a relative path (r77c)", () => {
+  const built = fileURLToPath(new URL("../../dist/web/", import.meta.url));
+  const written = `./${relative(process.cwd(), built)}`;
+  let server: WebServer;
+  beforeAll(async () => {
+    server = await startWebServer({ pageDir: written });
+  });
+  afterAll(() => server.close());
+
+  it("serves index.html for / and refuses a path out of it", async () => {
+    const page = await fetch(server.url);
+    expect(page.status).toBe(200);
+    expect(page.headers.get("content-type")).toBe("text/html; charset=utf-8");
+    const { text } = await exchange(Number(new URL(server.url).port), [
+      `GET /..%2f..%2fpackage.json HTTP/1.1\r\nHost: 127.0.0.1:${new URL(server.url).port}\r\nConnection: close\r\n\r\n`,
+    ]);
+    expect(text.split("\r\n")[0]).toBe("HTTP/1.1 404 Not Found");
+  });
+});
