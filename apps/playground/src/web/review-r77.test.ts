@@ -64,6 +64,23 @@ describe("the web server's answers to hostile requests (r77c)", () => {
   });
 });
 
+describe("framing (r77c)", () => {
+  let server: WebServer;
+  beforeAll(async () => {
+    server = await startWebServer({});
+  });
+  afterAll(() => server.close());
+
+  it("forbids every page of another origin to frame the playground, on the page and on the API", async () => {
+    for (const path of ["", "api/state", "api/runs/nope/events"]) {
+      const res = await fetch(new URL(path, server.url));
+      expect(res.headers.get("x-frame-options")).toBe("DENY");
+      expect(res.headers.get("content-security-policy")).toBe("frame-ancestors 'none'");
+      expect(res.headers.get("x-content-type-options")).toBe("nosniff");
+    }
+  });
+});
+
 describe("the page served from a pageDir written as a relative path (r77c)", () => {
   const built = fileURLToPath(new URL("../../dist/web/", import.meta.url));
   const written = `./${relative(process.cwd(), built)}`;

@@ -421,6 +421,12 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
     // Only this machine's own names (a page on another site cannot rebind its name to us), and only
     // JSON posts (a form or a plain-text post from another site's page is refused).
     const host = req.headers.host ?? "";
+    // Nothing it serves is shown in another page's frame (a page could lay the playground, unseen,
+    // under a decoy and take the user's clicks: Stop, New conversation, a spec dropped in), and no
+    // answer is read as another type than it says.
+    res.setHeader("x-frame-options", "DENY");
+    res.setHeader("content-security-policy", "frame-ancestors 'none'");
+    res.setHeader("x-content-type-options", "nosniff");
     if (!allowedHosts.has(host)) return sendJson(res, 403, { error: `unexpected Host ${host}` });
     if (method === "POST" && !/^application\/json\b/i.test(req.headers["content-type"] ?? ""))
       return sendJson(res, 415, { error: "POST bodies must be application/json" });
