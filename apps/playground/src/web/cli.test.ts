@@ -58,7 +58,23 @@ describe.concurrent("playground --web", () => {
   it("refuses a port that is not a number with one error line and exit 1", async () => {
     const { code, out } = await runCli(["--web", "--port", "http"]);
     expect(code).toBe(1);
-    expect(out.trim()).toBe("error: --port must be a whole number from 0 to 65535, not http");
+    expect(out.trim()).toBe('error: --port must be a whole number from 0 to 65535, not "http"');
+  }, 60_000);
+
+  it("refuses a --port that Number() would read but no one writes as a port: empty, hex, exponent, spaced (r77c)", async () => {
+    // Each was served on another port than asked (an empty one on a random port) before.
+    const results = await Promise.all(
+      ["", "0x1f90", "8e3", " 8080", "8080.0"].map(async (port) => ({
+        port,
+        ...(await runCli(["--web", "--port", port])),
+      })),
+    );
+    for (const { port, code, out } of results) {
+      expect(code).toBe(1);
+      expect(out.trim()).toBe(
+        `error: --port must be a whole number from 0 to 65535, not ${JSON.stringify(port)}`,
+      );
+    }
   }, 60_000);
 
   it("names a --port another program holds in one error line and exits 1, leaving nothing running", async () => {
