@@ -3,7 +3,9 @@
 import { connect } from "node:net";
 import { relative } from "node:path";
 import { fileURLToPath } from "node:url";
+import { createClient } from "@redis/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { HAS_REDIS, RedisServer } from "../../../../packages/redis/test/redis-server.js";
 import { startWebServer, type WebServer } from "./server.js";
 
 /** Writes `parts` on one connection; what came back, and whether the server closed it. */
@@ -100,3 +102,71 @@ describe("the page served from a pageDir written as a relative path (r77c)", () 
     expect(text.split("\r\n")[0]).toBe("HTTP/1.1 404 Not Found");
   });
 });
+
+describe.skipIf(!HAS_REDIS)(
+  "a page that leaves before its event stream is answered, with --redis (r77c)",
+  () => {
+    let redis: RedisServer;
+    let web: WebServer;
+    beforeAll(async () => {
+      redis = await RedisServer.start();
+      web = await startWebServer({ redis: redis.url, hangTool: true });
+    });
+    afterAll(async () => {
+      try {
+        redis?.resume();
+      } catch {
+        // Not paused.
+      }
+      await web?.close();
+      await redis?.kill();
+    });
+
+    /** The connections Redis has open (each Redis watcher holds one of its own for XREAD BLOCK). */
+    const connections = async () => {
+      const client = createClient({ url: redis.url });
+      await client.connect();
+      try {
+        return (await client.sendCommand(["CLIENT", "LIST"])).toString().trim().split("\n").length;
+      } finally {
+        client.destroy();
+      }
+    };
+
+    it("leaves no watcher (and its Redis connection) behind for the run it asked for", async () => {
+      const post = (path: string) =>
+        fetch(new URL(path, web.url), {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ prompt: "call hang_forever" }),
+        });
+      const { id } = (await (await post("api/runs")).json()) as { id: string };
+      // The run is live (its tool call hangs until stopped): a watcher of it would never end by itself.
+      const live = new AbortController();
+      const stream = await fetch(new URL(`api/runs/${id}/events`, web.url), { signal: live.signal });
+      const reader = stream.body!.getReader();
+      let seen = "";
+      while (!seen.includes('"kind":"tool-call"'))
+        seen += new TextDecoder().decode((await reader.read()).value);
+      live.abort();
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      const before = await connections();
+
+      // Redis slow to answer (paused): the page gives up on the request before its headers come.
+      redis.pause();
+      const left = new AbortController();
+      const asked = fetch(new URL(`api/runs/${id}/events`, web.url), { signal: left.signal }).catch(
+        () => "left",
+      );
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      left.abort();
+      expect(await asked).toBe("left");
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      redis.resume();
+      await new Promise((resolve) => setTimeout(resolve, 2000));
+      expect(await connections()).toBe(before);
+
+      await post(`api/runs/${id}/stop`);
+    }, 30_000);
+  },
+);

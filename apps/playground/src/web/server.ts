@@ -347,6 +347,10 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
     const held = stores
       ? (await stores.bus.readHistory(run.id, 0)).length
       : runtime.bus.history(run.id).length;
+    // A page that left while the lookups above waited (Redis slow to answer) is not watched for: its
+    // close came before any listener could hear it, and a watcher (with Redis, a connection of its
+    // own) would follow the run for no one until the run ends.
+    if (req.socket.destroyed) return;
     if (run.ended && held === 0) {
       sendJson(res, 410, { error: "This run ended long enough ago that its events were dropped." });
       return;
