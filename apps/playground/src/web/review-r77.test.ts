@@ -1,6 +1,7 @@
 // r77c, the playground's first hostile review: its web server as the network sees it, over real
 // loopback HTTP (raw sockets where a browser's client would hide what the server did).
-import { connect } from "node:net";
+import { createServer, type Server } from "node:http";
+import { type AddressInfo, connect } from "node:net";
 import { relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createClient } from "@redis/client";
@@ -170,3 +171,92 @@ describe.skipIf(!HAS_REDIS)(
     }, 30_000);
   },
 );
+
+/** An endpoint whose model listing answers only after `listingMs`; its chat requests are counted. */
+async function slowListing(listingMs: number) {
+  const chats: string[] = [];
+  const server: Server = createServer((req, res) => {
+    if (req.url?.includes("/models")) {
+      const timer = setTimeout(() => {
+        res.writeHead(200, { "content-type": "application/json" });
+        res.end(
+          JSON.stringify({ object: "list", data: [{ id: "m", object: "model", context_length: 4096 }] }),
+        );
+      }, listingMs);
+      res.on("close", () => clearTimeout(timer));
+    } else {
+      chats.push(req.url ?? "");
+      res.writeHead(500, { "content-type": "application/json" });
+      res.end(JSON.stringify({ error: { message: "not in this test" } }));
+    }
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
+    chats,
+    close: () => {
+      server.closeAllConnections();
+      return new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
+
+describe("a run stopped while its endpoint's window is looked up (r77c)", () => {
+  it("ends stopped at once, sending the endpoint nothing, rather than when the listing answers", async () => {
+    const endpoint = await slowListing(6000);
+    const web = await startWebServer({ endpoint: { baseUrl: endpoint.baseUrl, model: "m" } });
+    try {
+      const post = (path: string, body: unknown) =>
+        fetch(new URL(path, web.url), {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify(body),
+        });
+      const began = Date.now();
+      const asked = await post("api/runs", { prompt: "hello" });
+      expect(asked.status).toBe(201);
+      const { id } = (await asked.json()) as { id: string };
+      expect((await post(`api/runs/${id}/stop`, {})).status).toBe(202);
+      const events = await (await fetch(new URL(`api/runs/${id}/events`, web.url))).text();
+      expect(Date.now() - began).toBeLessThan(3000);
+      expect(events).toContain('"kind":"done","stopped":true');
+      expect(endpoint.chats).toEqual([]);
+    } finally {
+      await web.close();
+      await endpoint.close();
+    }
+  }, 20_000);
+});
+
+describe.skipIf(!HAS_REDIS)("close() while a run's window is looked up, with --redis (r77c)", () => {
+  it("waits for the run to end stopped, and nothing is emitted on the closed bus (no unhandled rejection)", async () => {
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on("unhandledRejection", onUnhandled);
+    const endpoint = await slowListing(1500);
+    const redis = await RedisServer.start();
+    try {
+      const web = await startWebServer({
+        redis: redis.url,
+        endpoint: { baseUrl: endpoint.baseUrl, model: "m" },
+      });
+      void fetch(new URL("api/runs", web.url), {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ prompt: "hello" }),
+      }).catch(() => {
+        // Closed with the server, or answered: either way not what this test reads.
+      });
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      await web.close();
+      // Past the listing's answer, when the run (before: unawaited) went on to emit its end.
+      await new Promise((resolve) => setTimeout(resolve, 2500));
+      expect(unhandled.map((e) => (e as Error).message)).toEqual([]);
+      expect(endpoint.chats).toEqual([]);
+    } finally {
+      process.off("unhandledRejection", onUnhandled);
+      await endpoint.close();
+      await redis.kill();
+    }
+  }, 20_000);
+});

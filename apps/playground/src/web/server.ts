@@ -217,10 +217,12 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
   const endings = new Set<Promise<void>>();
   let latest: Run | undefined;
   const windows = new Map<string, number>();
+  /** Set by `close()` just before it closes the stores: nothing is emitted after. */
+  let storesClosed = false;
   const allowedHosts = new Set<string>();
 
   const config = (): LoopConfig => ({ ...base, ...(applied?.config ?? {}) });
-  const windowOf = async (cfg: LoopConfig): Promise<number> => {
+  const windowOf = async (cfg: LoopConfig, signal?: AbortSignal): Promise<number> => {
     const key = `${cfg.baseUrl}\u0000${cfg.model}`;
     const known = windows.get(key);
     if (known !== undefined) return known;
@@ -228,6 +230,7 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
       .contextLimitFor(
         { baseUrl: cfg.baseUrl, apiKey: cfg.apiKey, model: cfg.model },
         cfg.contextLength ?? undefined,
+        signal ? { signal } : undefined,
       )
       .catch(() => 0);
     // Only a window found is kept: a server still loading its model (llama.cpp's 503 on /props)
@@ -264,23 +267,31 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
       throw error;
     }
     const cfg = config();
-    const contextLength = await windowOf(cfg);
-    const emit = (event: RunEvent) => runtime.bus.emit(run.id, event);
+    // Past `close()`, a run still ending (one its stop reached late) has no bus to tell: the Redis
+    // bus refuses an emit after its close, and that refusal would be no one's to catch.
+    const emit = (event: RunEvent) => {
+      if (!storesClosed) runtime.bus.emit(run.id, event);
+    };
     const seen = partialAnswer();
     const before = [...history];
-    const ending = runtime
-      .runAgentLoop({
-        config: contextLength > 0 ? { ...cfg, contextLength } : cfg,
-        system: applied?.system ?? WEB_SYSTEM,
-        messages: [...before, { role: "user", content: prompt }],
-        tools,
-        dispatch,
-        signal: run.controller.signal,
-        onEvent: (event) => {
-          seen.see(event);
-          emit(event);
-        },
-      })
+    // The window lookup is part of the run: Stop (and `close()`) ends it there too, at once, rather
+    // than once the endpoint's listing answers (up to the lookup's bound, 10 s), and `close()` waits
+    // for a run still in it as for any other.
+    const ending = windowOf(cfg, run.controller.signal)
+      .then((contextLength) =>
+        runtime.runAgentLoop({
+          config: contextLength > 0 ? { ...cfg, contextLength } : cfg,
+          system: applied?.system ?? WEB_SYSTEM,
+          messages: [...before, { role: "user", content: prompt }],
+          tools,
+          dispatch,
+          signal: run.controller.signal,
+          onEvent: (event) => {
+            seen.see(event);
+            emit(event);
+          },
+        }),
+      )
       .then(
         (result) => {
           history.splice(0, history.length, ...result.messages);
@@ -527,6 +538,7 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
       await new Promise((resolve) => setTimeout(resolve, 50));
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      storesClosed = true;
       await simulator?.close();
       await shared?.close();
       await stores?.close();
