@@ -180,6 +180,14 @@ describe.concurrent("playground --web", () => {
     60_000,
   );
 
+  it("refuses an empty --redis rather than running unshared under a line saying the runs are shared (r77c)", async () => {
+    const { code, out } = await runCli(["--web", "--redis", ""]);
+    expect(code).toBe(1);
+    expect(out.trim()).toBe(
+      "error: --redis needs a Redis URL (as redis://127.0.0.1:6379); it was given an empty one.",
+    );
+  }, 60_000);
+
   it("refuses --redis without --web", async () => {
     const { code, out } = await runCli(["--redis", "redis://127.0.0.1:6379"]);
     expect(code).toBe(1);

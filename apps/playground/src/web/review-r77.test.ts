@@ -260,3 +260,13 @@ describe.skipIf(!HAS_REDIS)("close() while a run's window is looked up, with --r
     }
   }, 20_000);
 });
+
+describe("an empty redis option (r77c)", () => {
+  it("is refused by name, not taken as no Redis (the CLI said the runs were shared through it)", async () => {
+    for (const redis of ["", "  "]) {
+      await expect(startWebServer({ redis })).rejects.toThrow(
+        `startWebServer: \`redis\` must be a Redis URL (as redis://127.0.0.1:6379), or absent, and was given ${JSON.stringify(redis)}.`,
+      );
+    }
+  });
+});

@@ -170,6 +170,13 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
       `startWebServer: \`unwrittenGraceMs\` must be a number of ms, 0 or more, and was given ${typeof grace === "number" ? String(grace) : (JSON.stringify(grace) ?? String(grace))}.`,
     );
   }
+  const redis = options.redis;
+  // Empty (or not text): no Redis at all, where the caller asked for one.
+  if (redis !== undefined && (typeof redis !== "string" || redis.trim() === "")) {
+    throw new TypeError(
+      `startWebServer: \`redis\` must be a Redis URL (as redis://127.0.0.1:6379), or absent, and was given ${JSON.stringify(redis) ?? String(redis)}.`,
+    );
+  }
   const stores: RedisStores | undefined = options.redis
     ? await createRedisStores({ url: options.redis })
     : undefined;
