@@ -177,12 +177,10 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
       `startWebServer: \`redis\` must be a Redis URL (as redis://127.0.0.1:6379), or absent, and was given ${JSON.stringify(redis) ?? String(redis)}.`,
     );
   }
-  const stores: RedisStores | undefined = options.redis
-    ? await createRedisStores({ url: options.redis })
-    : undefined;
+  const stores: RedisStores | undefined = redis ? await createRedisStores({ url: redis }) : undefined;
   let shared: SharedRuns | undefined;
   try {
-    shared = options.redis ? await connectSharedRuns(options.redis) : undefined;
+    shared = redis ? await connectSharedRuns(redis) : undefined;
   } catch (error) {
     await stores?.close();
     throw error;
