@@ -149,6 +149,10 @@ function flagError(
     for (const flag of ["prompt", "session", "session-id"] as const) {
       if (values[flag] !== undefined) return `--${flag} is read at the terminal only, not with --web.`;
     }
+    // An empty one would be no Redis at all, under a line saying the runs are shared through it.
+    if (values.redis !== undefined && values.redis.trim() === "") {
+      return "--redis needs a Redis URL (as redis://127.0.0.1:6379); it was given an empty one.";
+    }
     return undefined;
   }
   if (values.redis !== undefined)

@@ -5,9 +5,10 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createClient } from "@redis/client";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { HAS_REDIS, RedisServer } from "../../../../packages/redis/test/redis-server.js";
 import { cliForFile } from "../cli-build.js";
+import { runWeb } from "./cli.js";
 
 // The current src/main.ts, bundled once for the file (cli-build.ts says why); `node <main()>` starts it.
 const main = cliForFile();
@@ -58,8 +59,35 @@ describe.concurrent("playground --web", () => {
   it("refuses a port that is not a number with one error line and exit 1", async () => {
     const { code, out } = await runCli(["--web", "--port", "http"]);
     expect(code).toBe(1);
-    expect(out.trim()).toBe("error: --port must be a whole number from 0 to 65535, not http");
+    expect(out.trim()).toBe('error: --port must be a whole number from 0 to 65535, not "http"');
   }, 60_000);
+
+  it("refuses an empty --port, which Number() read as 0, a random port (r77c)", async () => {
+    // Served on some port other than the one asked before, with no word of it.
+    const { code, out } = await runCli(["--web", "--port", ""]);
+    expect(code).toBe(1);
+    expect(out.trim()).toBe('error: --port must be a whole number from 0 to 65535, not ""');
+  }, 60_000);
+
+  it("refuses a --port written in hex, with an exponent, a space or a fraction, before starting anything (r77c)", async () => {
+    // In the process: runWeb answers before it starts a server, so no child is needed for each.
+    const written: string[] = [];
+    const write = vi.spyOn(process.stdout, "write").mockImplementation((chunk) => {
+      written.push(String(chunk));
+      return true;
+    });
+    try {
+      for (const port of ["0x1f90", "8e3", " 8080", "8080.0", "99999"]) {
+        written.length = 0;
+        expect(await runWeb({ port })).toBe(1);
+        expect(written.join("").trim()).toBe(
+          `error: --port must be a whole number from 0 to 65535, not ${JSON.stringify(port)}`,
+        );
+      }
+    } finally {
+      write.mockRestore();
+    }
+  });
 
   it("names a --port another program holds in one error line and exits 1, leaving nothing running", async () => {
     const holder = createServer();
@@ -151,6 +179,14 @@ describe.concurrent("playground --web", () => {
     },
     60_000,
   );
+
+  it("refuses an empty --redis rather than running unshared under a line saying the runs are shared (r77c)", async () => {
+    const { code, out } = await runCli(["--web", "--redis", ""]);
+    expect(code).toBe(1);
+    expect(out.trim()).toBe(
+      "error: --redis needs a Redis URL (as redis://127.0.0.1:6379); it was given an empty one.",
+    );
+  }, 60_000);
 
   it("refuses --redis without --web", async () => {
     const { code, out } = await runCli(["--redis", "redis://127.0.0.1:6379"]);

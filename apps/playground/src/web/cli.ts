@@ -15,9 +15,12 @@ export interface WebFlags {
 /** Runs the web playground until SIGINT/SIGTERM; resolves with the exit code. */
 export async function runWeb(flags: WebFlags): Promise<number> {
   const baseUrl = process.env.OPENAI_BASE_URL;
-  const port = flags.port === undefined ? 0 : Number(flags.port);
+  // Digits only: Number() would read "" (and " ") as 0, a random port, "0x1f90" as 8080 and "8e3" as 8000.
+  const port = flags.port === undefined ? 0 : /^\d{1,5}$/.test(flags.port) ? Number(flags.port) : Number.NaN;
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
-    process.stdout.write(`error: --port must be a whole number from 0 to 65535, not ${flags.port}\n`);
+    process.stdout.write(
+      `error: --port must be a whole number from 0 to 65535, not ${JSON.stringify(escapeUnseen(flags.port ?? ""))}\n`,
+    );
     return 1;
   }
   const spec = flags.spec === undefined ? undefined : await readFile(flags.spec, "utf8");

@@ -98,6 +98,46 @@ Promise.allSettled(tries).then((results) => {
   });
 
   describe.skipIf(!existsSync(fileURLToPath(new URL("../../dist/web/index.html", import.meta.url))))(
+    "a page on another origin that frames the playground (r77c)",
+    () => {
+      let web: WebServer;
+      let attacker: Server;
+      beforeAll(async () => {
+        web = await startWebServer({});
+        // The playground in an invisible frame over a decoy button: every click the user gives the
+        // decoy (Stop, New conversation, a spec pasted by drag and drop) would land on the playground.
+        const html = `<!doctype html><button style="position:absolute;top:0">Win a prize</button>
+<iframe id="victim" src="${web.url}" style="opacity:0;position:absolute;top:0;width:800px;height:600px"></iframe>`;
+        attacker = createServer((_req, res) => res.writeHead(200, { "content-type": "text/html" }).end(html));
+        await new Promise<void>((resolve) => attacker.listen(0, "127.0.0.1", resolve));
+      });
+      afterAll(async () => {
+        await web?.close();
+        attacker?.closeAllConnections();
+        await new Promise((resolve) => attacker?.close(resolve));
+      });
+
+      it("is not shown in the frame: the server forbids framing", async () => {
+        const page = await context.newPage();
+        const { port } = attacker.address() as AddressInfo;
+        await page.goto(`http://localhost:${port}/`);
+        await page.waitForLoadState("load");
+        // Given its time to load and run, as the playground's own tests wait for it.
+        await new Promise((resolve) => setTimeout(resolve, 1500));
+        const framed = page.frames().filter((frame) => frame !== page.mainFrame());
+        expect(framed).toHaveLength(1);
+        const ready = await framed[0]!
+          .evaluate(
+            () => document.querySelector("#prompt") !== null || document.body?.dataset.ready === "true",
+          )
+          .catch(() => false);
+        expect(ready).toBe(false);
+        await page.close();
+      }, 30_000);
+    },
+  );
+
+  describe.skipIf(!existsSync(fileURLToPath(new URL("../../dist/web/index.html", import.meta.url))))(
     "markup from a model, a tool and a spec",
     () => {
       let web: WebServer;

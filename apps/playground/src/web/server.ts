@@ -5,7 +5,7 @@ import { randomUUID } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { extname, join, normalize, sep } from "node:path";
+import { extname, join, normalize, resolve as resolvePath, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createClientPool } from "@loopwright/client";
 import type { RunEvent, SequencedEvent } from "@loopwright/events";
@@ -116,6 +116,17 @@ const TYPES: Record<string, string> = {
 const MAX_BODY = 1_000_000;
 
 /**
+ * A request body over {@link MAX_BODY}: answered 413 with `connection: close`, since the rest of it is
+ * never read and the connection cannot carry another request.
+ */
+class BodyTooLargeError extends Error {
+  constructor() {
+    super("request body over 1 MB");
+    this.name = "BodyTooLargeError";
+  }
+}
+
+/**
  * A watcher's own last word: a `notice` with `dropped: 0` (the Redis watcher's "the run's stream is
  * gone"). It is never stored in the run, and its seq is the last one the watcher read, so a reader
  * that skips what it has by seq keeps it even at that seq (the Redis package's rule).
@@ -134,11 +145,13 @@ function sendJson(res: ServerResponse, status: number, body: unknown): void {
 }
 
 async function readBody(req: IncomingMessage): Promise<unknown> {
+  // A length said up front is refused before any of it is read.
+  if (Number(req.headers["content-length"] ?? 0) > MAX_BODY) throw new BodyTooLargeError();
   let size = 0;
   const chunks: Buffer[] = [];
   for await (const chunk of req as AsyncIterable<Buffer>) {
     size += chunk.length;
-    if (size > MAX_BODY) throw new Error("request body over 1 MB");
+    if (size > MAX_BODY) throw new BodyTooLargeError();
     chunks.push(chunk);
   }
   const text = Buffer.concat(chunks).toString("utf8");
@@ -157,12 +170,17 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
       `startWebServer: \`unwrittenGraceMs\` must be a number of ms, 0 or more, and was given ${typeof grace === "number" ? String(grace) : (JSON.stringify(grace) ?? String(grace))}.`,
     );
   }
-  const stores: RedisStores | undefined = options.redis
-    ? await createRedisStores({ url: options.redis })
-    : undefined;
+  const redis = options.redis;
+  // Empty (or not text): no Redis at all, where the caller asked for one.
+  if (redis !== undefined && (typeof redis !== "string" || redis.trim() === "")) {
+    throw new TypeError(
+      `startWebServer: \`redis\` must be a Redis URL (as redis://127.0.0.1:6379), or absent, and was given ${JSON.stringify(redis) ?? String(redis)}.`,
+    );
+  }
+  const stores: RedisStores | undefined = redis ? await createRedisStores({ url: redis }) : undefined;
   let shared: SharedRuns | undefined;
   try {
-    shared = options.redis ? await connectSharedRuns(options.redis) : undefined;
+    shared = redis ? await connectSharedRuns(redis) : undefined;
   } catch (error) {
     await stores?.close();
     throw error;
@@ -204,10 +222,12 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
   const endings = new Set<Promise<void>>();
   let latest: Run | undefined;
   const windows = new Map<string, number>();
+  /** Set by `close()` just before it closes the stores: nothing is emitted after. */
+  let storesClosed = false;
   const allowedHosts = new Set<string>();
 
   const config = (): LoopConfig => ({ ...base, ...(applied?.config ?? {}) });
-  const windowOf = async (cfg: LoopConfig): Promise<number> => {
+  const windowOf = async (cfg: LoopConfig, signal?: AbortSignal): Promise<number> => {
     const key = `${cfg.baseUrl}\u0000${cfg.model}`;
     const known = windows.get(key);
     if (known !== undefined) return known;
@@ -215,6 +235,7 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
       .contextLimitFor(
         { baseUrl: cfg.baseUrl, apiKey: cfg.apiKey, model: cfg.model },
         cfg.contextLength ?? undefined,
+        signal ? { signal } : undefined,
       )
       .catch(() => 0);
     // Only a window found is kept: a server still loading its model (llama.cpp's 503 on /props)
@@ -251,23 +272,31 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
       throw error;
     }
     const cfg = config();
-    const contextLength = await windowOf(cfg);
-    const emit = (event: RunEvent) => runtime.bus.emit(run.id, event);
+    // Past `close()`, a run still ending (one its stop reached late) has no bus to tell: the Redis
+    // bus refuses an emit after its close, and that refusal would be no one's to catch.
+    const emit = (event: RunEvent) => {
+      if (!storesClosed) runtime.bus.emit(run.id, event);
+    };
     const seen = partialAnswer();
     const before = [...history];
-    const ending = runtime
-      .runAgentLoop({
-        config: contextLength > 0 ? { ...cfg, contextLength } : cfg,
-        system: applied?.system ?? WEB_SYSTEM,
-        messages: [...before, { role: "user", content: prompt }],
-        tools,
-        dispatch,
-        signal: run.controller.signal,
-        onEvent: (event) => {
-          seen.see(event);
-          emit(event);
-        },
-      })
+    // The window lookup is part of the run: Stop (and `close()`) ends it there too, at once, rather
+    // than once the endpoint's listing answers (up to the lookup's bound, 10 s), and `close()` waits
+    // for a run still in it as for any other.
+    const ending = windowOf(cfg, run.controller.signal)
+      .then((contextLength) =>
+        runtime.runAgentLoop({
+          config: contextLength > 0 ? { ...cfg, contextLength } : cfg,
+          system: applied?.system ?? WEB_SYSTEM,
+          messages: [...before, { role: "user", content: prompt }],
+          tools,
+          dispatch,
+          signal: run.controller.signal,
+          onEvent: (event) => {
+            seen.see(event);
+            emit(event);
+          },
+        }),
+      )
       .then(
         (result) => {
           history.splice(0, history.length, ...result.messages);
@@ -334,6 +363,10 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
     const held = stores
       ? (await stores.bus.readHistory(run.id, 0)).length
       : runtime.bus.history(run.id).length;
+    // A page that left while the lookups above waited (Redis slow to answer) is not watched for: its
+    // close came before any listener could hear it, and a watcher (with Redis, a connection of its
+    // own) would follow the run for no one until the run ends.
+    if (req.socket.destroyed) return;
     if (run.ended && held === 0) {
       sendJson(res, 410, { error: "This run ended long enough ago that its events were dropped." });
       return;
@@ -379,7 +412,8 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
   };
 
   const page = async (res: ServerResponse, path: string) => {
-    const root = options.pageDir ?? PAGE_DIR;
+    // Resolved: a relative pageDir (`./dist/web`) is compared with the normalized path of each file.
+    const root = resolvePath(options.pageDir ?? PAGE_DIR);
     const file = normalize(join(root, path === "/" ? "index.html" : decodeURIComponent(path)));
     if (!file.startsWith(root.endsWith(sep) ? root : root + sep))
       return sendJson(res, 404, { error: "not found" });
@@ -407,6 +441,12 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
     // Only this machine's own names (a page on another site cannot rebind its name to us), and only
     // JSON posts (a form or a plain-text post from another site's page is refused).
     const host = req.headers.host ?? "";
+    // Nothing it serves is shown in another page's frame (a page could lay the playground, unseen,
+    // under a decoy and take the user's clicks: Stop, New conversation, a spec dropped in), and no
+    // answer is read as another type than it says.
+    res.setHeader("x-frame-options", "DENY");
+    res.setHeader("content-security-policy", "frame-ancestors 'none'");
+    res.setHeader("x-content-type-options", "nosniff");
     if (!allowedHosts.has(host)) return sendJson(res, 403, { error: `unexpected Host ${host}` });
     if (method === "POST" && !/^application\/json\b/i.test(req.headers["content-type"] ?? ""))
       return sendJson(res, 415, { error: "POST bodies must be application/json" });
@@ -461,7 +501,14 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
     handle(req, res).catch((error: unknown) => {
       // Redis not answering the shared runs is the server's trouble (503), not the request's.
       if (res.headersSent) res.end();
-      else if (error instanceof SharedRunsError) sendJson(res, 503, { error: error.message });
+      else if (error instanceof BodyTooLargeError) {
+        res.writeHead(413, {
+          "content-type": "application/json; charset=utf-8",
+          "cache-control": "no-store",
+          connection: "close",
+        });
+        res.end(JSON.stringify({ error: error.message }));
+      } else if (error instanceof SharedRunsError) sendJson(res, 503, { error: error.message });
       else sendJson(res, 400, { error: errorMessage(error) });
     });
   });
@@ -496,6 +543,7 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
       await new Promise((resolve) => setTimeout(resolve, 50));
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      storesClosed = true;
       await simulator?.close();
       await shared?.close();
       await stores?.close();
