@@ -1,5 +1,8 @@
-// Shared by the page's browser tests (page.e2e.test.ts, hostile.e2e.test.ts); not part of the app.
+// Shared by the page's browser tests (page.e2e.test.ts, hostile.e2e.test.ts) and the server's
+// review tests; not part of the app.
 import { existsSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 
 /** Where the machine's Chromium is (TOOLCHAIN.md: Debian's package). */
 export const CHROMIUM = "/usr/bin/chromium";
@@ -15,3 +18,35 @@ export const FLAGS = [
   "--disable-component-update",
   "--disable-sync",
 ];
+
+/** An endpoint whose model listing answers only after `listingMs`; its chat requests are counted. */
+export async function slowListing(listingMs: number) {
+  const chats: string[] = [];
+  let listings = 0;
+  const server: Server = createServer((req, res) => {
+    if (req.url?.includes("/models")) {
+      listings++;
+      const timer = setTimeout(() => {
+        res.writeHead(200, { "content-type": "application/json" });
+        res.end(
+          JSON.stringify({ object: "list", data: [{ id: "m", object: "model", context_length: 4096 }] }),
+        );
+      }, listingMs);
+      res.on("close", () => clearTimeout(timer));
+    } else {
+      chats.push(req.url ?? "");
+      res.writeHead(500, { "content-type": "application/json" });
+      res.end(JSON.stringify({ error: { message: "not in this test" } }));
+    }
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
+    chats,
+    listings: () => listings,
+    close: () => {
+      server.closeAllConnections();
+      return new Promise((resolve) => server.close(resolve));
+    },
+  };
+}

@@ -14,7 +14,7 @@ import { createClient } from "@redis/client";
 import { type BrowserContext, chromium, type Page, type Route } from "playwright-core";
 import { afterAll, beforeAll, beforeEach, describe, expect, it, type TestContext } from "vitest";
 import { HAS_REDIS, RedisServer } from "../../../../packages/redis/test/redis-server.js";
-import { CHROMIUM, FLAGS, hasChromium } from "./e2e-support.js";
+import { CHROMIUM, FLAGS, hasChromium, slowListing } from "./e2e-support.js";
 import { startWebServer, type WebServer } from "./server.js";
 import { connectSharedRuns, SHARED_RUNS_DEADLINE_MS } from "./shared-runs.js";
 
@@ -383,6 +383,29 @@ describe.skipIf(!hasChromium)("the playground page in headless Chromium", () => 
     await mkdir(ARTIFACTS, { recursive: true });
     await page.screenshot({ path: join(ARTIFACTS, "spec-warning.png") });
   }, 60_000);
+
+  it("shows the endpoint's window once its slow listing answers, having loaded without waiting for it", async () => {
+    const endpoint = await slowListing(4000);
+    const web = await startWebServer({ endpoint: { baseUrl: endpoint.baseUrl, model: "m" } });
+    try {
+      const began = Date.now();
+      await page.goto(web.url);
+      await page.waitForSelector("body[data-ready=true]");
+      // Ready before the listing answered (before: the first state read waited for it, 4 s here,
+      // 10 s where a listing never answers), with no window to show yet.
+      expect(Date.now() - began).toBeLessThan(3900);
+      expect(await page.textContent("#where")).toBe(`Endpoint ${endpoint.baseUrl}: m`);
+      // The idle page's next state reads have it, and the page shows it.
+      await page.waitForFunction(
+        () => document.querySelector("#where")?.textContent?.endsWith(", window 4,096 tokens"),
+        undefined,
+        { timeout: 15_000 },
+      );
+    } finally {
+      await web.close();
+      await endpoint.close();
+    }
+  }, 40_000);
 
   it("against an endpoint: reasoning collapsed, a repeated call shown as a repeat, a cache break with its reason", async () => {
     const endpoint = await startServer({

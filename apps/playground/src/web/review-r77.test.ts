@@ -1,12 +1,12 @@
 // r77c, the playground's first hostile review: its web server as the network sees it, over real
 // loopback HTTP (raw sockets where a browser's client would hide what the server did).
-import { createServer, type Server } from "node:http";
-import { type AddressInfo, connect } from "node:net";
+import { connect } from "node:net";
 import { relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createClient } from "@redis/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { HAS_REDIS, RedisServer } from "../../../../packages/redis/test/redis-server.js";
+import { slowListing } from "./e2e-support.js";
 import { startWebServer, type WebServer } from "./server.js";
 
 /** Writes `parts` on one connection; what came back, and whether the server closed it. */
@@ -172,35 +172,6 @@ describe.skipIf(!HAS_REDIS)(
   },
 );
 
-/** An endpoint whose model listing answers only after `listingMs`; its chat requests are counted. */
-async function slowListing(listingMs: number) {
-  const chats: string[] = [];
-  const server: Server = createServer((req, res) => {
-    if (req.url?.includes("/models")) {
-      const timer = setTimeout(() => {
-        res.writeHead(200, { "content-type": "application/json" });
-        res.end(
-          JSON.stringify({ object: "list", data: [{ id: "m", object: "model", context_length: 4096 }] }),
-        );
-      }, listingMs);
-      res.on("close", () => clearTimeout(timer));
-    } else {
-      chats.push(req.url ?? "");
-      res.writeHead(500, { "content-type": "application/json" });
-      res.end(JSON.stringify({ error: { message: "not in this test" } }));
-    }
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return {
-    baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
-    chats,
-    close: () => {
-      server.closeAllConnections();
-      return new Promise((resolve) => server.close(resolve));
-    },
-  };
-}
-
 describe("a run stopped while its endpoint's window is looked up (r77c)", () => {
   it("ends stopped at once, sending the endpoint nothing, rather than when the listing answers", async () => {
     const endpoint = await slowListing(6000);
@@ -269,4 +240,35 @@ describe("an empty redis option (r77c)", () => {
       );
     }
   });
+});
+
+describe("the state read while the endpoint's listing is slow to answer", () => {
+  it("answers without a window rather than waiting out the lookup, and has it once the listing answers", async () => {
+    const endpoint = await slowListing(5000);
+    const web = await startWebServer({ endpoint: { baseUrl: endpoint.baseUrl, model: "m" } });
+    try {
+      const state = async () => {
+        const began = Date.now();
+        const body = (await (await fetch(new URL("api/state", web.url))).json()) as { contextLength: number };
+        return { window: body.contextLength, ms: Date.now() - began };
+      };
+      // Two reads while the listing is pending (the page's first load, then its idle poll): each
+      // answers in the read's bound, where before each waited for the listing (5 s).
+      const [first, second] = await Promise.all([state(), state()]);
+      expect(first.window).toBe(0);
+      expect(second.window).toBe(0);
+      expect(Math.max(first.ms, second.ms)).toBeLessThan(4000);
+      let found = 0;
+      for (let look = 0; look < 60 && found === 0; look++) {
+        await new Promise((resolve) => setTimeout(resolve, 250));
+        found = (await state()).window;
+      }
+      expect(found).toBe(4096);
+      // The reads shared one lookup: the endpoint was asked for its listing once.
+      expect(endpoint.listings()).toBe(1);
+    } finally {
+      await web.close();
+      await endpoint.close();
+    }
+  }, 30_000);
 });

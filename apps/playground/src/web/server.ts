@@ -30,6 +30,9 @@ export const WEB_SYSTEM =
   "You are a helpful assistant shown on a web page. Use the tools when they help: clock for the time, " +
   "calculator for arithmetic, read_file for files under the current directory. Answer briefly.";
 
+/** How long a state read waits for the endpoint's window before answering without one. */
+const STATE_WINDOW_WAIT_MS = 2000;
+
 /** The window the simulator's model listing states, so the page has something to draw against. */
 export const SIMULATOR_WINDOW = 8192;
 
@@ -227,8 +230,11 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
   const allowedHosts = new Set<string>();
 
   const config = (): LoopConfig => ({ ...base, ...(applied?.config ?? {}) });
+  /** The state reads' lookup of each endpoint and model, while one is in flight: they share it. */
+  const lookingUp = new Map<string, { lookup: Promise<number>; began: number }>();
+  const windowKey = (cfg: LoopConfig) => `${cfg.baseUrl}\u0000${cfg.model}`;
   const windowOf = async (cfg: LoopConfig, signal?: AbortSignal): Promise<number> => {
-    const key = `${cfg.baseUrl}\u0000${cfg.model}`;
+    const key = windowKey(cfg);
     const known = windows.get(key);
     if (known !== undefined) return known;
     const found = await runtime.clients
@@ -242,6 +248,29 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
     // answers none yet, and the next state read or run asks again.
     if (found > 0) windows.set(key, found);
     return found;
+  };
+  /**
+   * The window for a state read: the page's first load (and every later read) would otherwise wait
+   * out the lookup's bound, 10 s, on an endpoint whose listing never answers. Reads share the lookup
+   * in flight and wait for it until `STATE_WINDOW_WAIT_MS` after it began, answering 0 (no window
+   * shown) past that; the lookup goes on, and what it finds is there for the next read.
+   */
+  const stateWindow = (cfg: LoopConfig): Promise<number> => {
+    const key = windowKey(cfg);
+    const known = windows.get(key);
+    if (known !== undefined) return Promise.resolve(known);
+    let flight = lookingUp.get(key);
+    if (!flight) {
+      flight = { lookup: windowOf(cfg).finally(() => lookingUp.delete(key)), began: Date.now() };
+      lookingUp.set(key, flight);
+    }
+    const left = flight.began + STATE_WINDOW_WAIT_MS - Date.now();
+    if (left <= 0) return Promise.resolve(0);
+    let timer: NodeJS.Timeout | undefined;
+    const waited = new Promise<number>((resolve) => {
+      timer = setTimeout(() => resolve(0), left);
+    });
+    return Promise.race([flight.lookup, waited]).finally(() => clearTimeout(timer));
   };
 
   const dispatch = (
@@ -340,7 +369,7 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
       mode: onSimulator ? "simulator" : "endpoint",
       baseUrl: onSimulator ? undefined : shownText(cfg.baseUrl),
       model: shownText(cfg.model),
-      contextLength: await windowOf(cfg),
+      contextLength: await stateWindow(cfg),
       spec: lastSpec,
       run: shown,
       shared: shared !== undefined,

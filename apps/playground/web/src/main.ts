@@ -222,10 +222,10 @@ let asking = false;
  * The server's newest run (any tab's, or with --redis any playground's); null when it did not
  * answer; `error` when it answered that it cannot tell (503: Redis not reachable).
  */
-function newestRun(): Promise<{ run?: State["run"]; error?: string } | null> {
+function newestRun(): Promise<{ run?: State["run"]; state?: State; error?: string } | null> {
   return api<State & { error?: string }>("/api/state").then(
     ({ status: code, body }) =>
-      code === 200 ? { run: body.run } : { error: body.error ?? `the server answered ${code}` },
+      code === 200 ? { run: body.run, state: body } : { error: body.error ?? `the server answered ${code}` },
     () => null,
   );
 }
@@ -253,6 +253,9 @@ function watchForRuns(): void {
       serverTroubled = false;
       if (!sticky && !asking) tell("The playground server answers again.");
     }
+    // A window the server could not give when the page loaded (the endpoint's listing slow to
+    // answer) is shown once a later state has it.
+    if (answer.state && answer.state.contextLength > 0 && contextLength === 0) showWhere(answer.state);
     const run = answer.run;
     if (!run || run.id === newest) return;
     newest = run.id;
@@ -378,14 +381,18 @@ async function refreshWhere(): Promise<State> {
   );
   if (answer.status !== 200)
     throw new StateError(answer.body.error ?? `the server answered ${answer.status}`);
-  const state = answer.body;
+  showWhere(answer.body);
+  return answer.body;
+}
+
+/** Where runs go, and the window the page draws against. */
+function showWhere(state: State): void {
   contextLength = state.contextLength;
   const window = state.contextLength > 0 ? `, window ${state.contextLength.toLocaleString("en")} tokens` : "";
   $<HTMLParagraphElement>("where").textContent =
     state.mode === "simulator"
       ? `Simulator (a scripted stand-in, not a model): ${state.model}${window}`
       : `Endpoint ${state.baseUrl}: ${state.model}${window}`;
-  return state;
 }
 
 async function boot(): Promise<void> {
