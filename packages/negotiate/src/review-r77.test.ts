@@ -1,7 +1,10 @@
 import { startServer, type TestServer } from "@loopwright/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { clientFor, rejection } from "../test/wire.js";
+import { clientFor, fixtureError, rejection, streamText } from "../test/wire.js";
+import { createCapabilityStore } from "./capabilities.js";
+import { negotiate } from "./negotiate.js";
 import { readRefusal } from "./refusal.js";
+import { buildBody, type ModelParams, type ToolDefinition } from "./request-body.js";
 import { isOverflow, isTransient } from "./retry.js";
 
 // Review r77 (R77N-…): what a host would notice, over real HTTP to the testkit.
@@ -37,7 +40,7 @@ describe("R77N-1: an error wrapped as another's cause is read in linear time", (
     return new Error("the turn failed", { cause: error });
   };
 
-  it("classifies a 16 × 4,000-line body, wrapped, in well under the 12 s it took", {
+  it("classifies a 16 × 4,000-line body, wrapped, in a fraction of the 12 s it took", {
     timeout: 120_000,
   }, async () => {
     const error = await wrapped(4_000);
@@ -46,7 +49,7 @@ describe("R77N-1: an error wrapped as another's cause is read in linear time", (
     expect(readRefusal(error)).toBeUndefined();
     expect(isOverflow(error)).toBe(false);
     // About 0.1 s here, 12 s before; the bound leaves room for a loaded machine.
-    expect(performance.now() - started).toBeLessThan(3_000);
+    expect(performance.now() - started).toBeLessThan(5_000);
   });
 
   it("still reads the cause's words: a refusal wrapped is answered as it is bare", async () => {
@@ -114,5 +117,97 @@ describe("R77N-2: llama.cpp's 500s for a request it cannot read are not retried"
       error: { code: 500, message: "Failed to tokenize prompt", type: "server_error" },
     });
     expect(isTransient(error)).toBe(true);
+  });
+});
+
+describe("R77N-3: strict schemas latched off for a grammar failure the relaxed tools did not answer are taken back", () => {
+  // llama.cpp (b9749) words a response_format schema it cannot convert, and a grammar of the
+  // caller's own, as it words a tool schema: negotiate latched strictSchemas off for the endpoint,
+  // sent the same failure again, and every later request there went with relaxed tools (a pattern
+  // became a description) although no tool schema was ever at fault.
+  const tools: ToolDefinition[] = [
+    {
+      type: "function",
+      function: {
+        name: "lookup",
+        parameters: {
+          type: "object",
+          properties: { id: { type: "string", pattern: "^[a-z]+$" } },
+          required: ["id"],
+          additionalProperties: false,
+        },
+      },
+    },
+  ];
+  // What b9749 answered a request whose extra body's response_format schema had pattern "abc".
+  const unanchored = {
+    type: "error",
+    status: 400,
+    body: {
+      error: {
+        code: 400,
+        message:
+          "Unable to generate parser for this template. Automatic parser generation failed: JSON schema conversion failed:\nPattern must start with '^' and end with '$'",
+        type: "invalid_request_error",
+      },
+    },
+  } as const;
+  const ok = { type: "turn", content: "fine" } as const;
+
+  const send = (store: ReturnType<typeof createCapabilityStore>, config: ModelParams, withTools: boolean) => {
+    const supports = store.capabilitiesFor(server.baseUrl, "sk-test");
+    const client = clientFor(server.baseUrl);
+    return negotiate(
+      supports,
+      (supports, produced, model) =>
+        streamText(
+          client,
+          buildBody(config, supports, model, [{ role: "user", content: "hi" }], withTools ? tools : []),
+          produced,
+        ),
+      { model: config.model },
+    );
+  };
+  const toolsSent = (from: number) =>
+    server.chatRequests.slice(from).map((r) => JSON.stringify((r.body as { tools?: unknown }).tools ?? null));
+
+  it("a response_format schema llama.cpp cannot convert: refused twice, passed on, tools still strict", async () => {
+    const from = server.chatRequests.length;
+    const store = createCapabilityStore();
+    const config: ModelParams = {
+      model: "tiny",
+      extraBody: {
+        response_format: {
+          type: "json_schema",
+          json_schema: { name: "x", schema: { type: "string", pattern: "abc" } },
+        },
+      },
+    };
+    server.enqueue(unanchored, unanchored);
+    const error = await rejection(send(store, config, true));
+    expect((error as { status?: number }).status).toBe(400);
+    expect(server.chatRequests).toHaveLength(from + 2);
+    expect(store.capabilitiesFor(server.baseUrl, "sk-test").strictSchemas).toBe(true);
+    // The next turn without the bad format goes with the tools as declared, first time.
+    server.enqueue(ok);
+    await send(store, { model: "tiny" }, true);
+    const sent = toolsSent(from);
+    expect(sent[2]).toBe(sent[0]);
+    expect(sent[2]).toContain('"pattern"');
+  });
+
+  it("a grammar of the caller's own that does not parse: the same", async () => {
+    const store = createCapabilityStore();
+    const refused = fixtureError("llamacpp/failed-to-parse-grammar-own-grammar-b9749.json", 400);
+    server.enqueue(refused, refused);
+    await rejection(send(store, { model: "tiny", extraBody: { grammar: "root ::= (" } }, false));
+    expect(store.capabilitiesFor(server.baseUrl, "sk-test").strictSchemas).toBe(true);
+  });
+
+  it("still keeps the latch when the relaxed tools were taken", async () => {
+    const store = createCapabilityStore();
+    server.enqueue(unanchored, ok);
+    await send(store, { model: "tiny" }, true);
+    expect(store.capabilitiesFor(server.baseUrl, "sk-test").strictSchemas).toBe(false);
   });
 });
