@@ -211,3 +211,68 @@ describe("R77N-3: strict schemas latched off for a grammar failure the relaxed t
     expect(store.capabilitiesFor(server.baseUrl, "sk-test").strictSchemas).toBe(false);
   });
 });
+
+describe("R77N-4: buildBody refuses a tool entry no server can read, whatever the latches", () => {
+  // With strict schemas on, a function tool without a name (or with parameters that are no schema,
+  // or an entry that is not an object) went out as given: llama.cpp b9749 answers the nameless one
+  // with a 500 "Failed to parse tools: … key 'name' not found" (read as a server fault then). Once
+  // strictSchemas was latched off, the same tools threw relaxTools' SchemaCompatError instead.
+  const bad: [string, unknown, RegExp][] = [
+    [
+      "no name",
+      { type: "function", function: { parameters: { type: "object" } } },
+      /tools\[1\]\.function\.name/,
+    ],
+    ["an empty name", { type: "function", function: { name: "" } }, /tools\[1\]\.function\.name.*""/],
+    [
+      "parameters that are a string",
+      { type: "function", function: { name: "b", parameters: "{}" } },
+      /tools\[1\]\.function\.parameters.*string/,
+    ],
+    ["a null entry", null, /tools\[1\] must be a tool definition.*null/],
+    ["no type", { function: { name: "b" } }, /tools\[1\]\.type/],
+    [
+      "a function that is null",
+      { type: "function", function: null },
+      /tools\[1\]\.function must be an object/,
+    ],
+  ];
+  const good = { type: "function", function: { name: "a", parameters: { type: "object" } } };
+
+  for (const [what, tool, named] of bad) {
+    it(`throws a TypeError naming the entry for ${what}, before anything is sent, strict or relaxed`, async () => {
+      for (const strict of [true, false]) {
+        const store = createCapabilityStore();
+        const supports = store.capabilitiesFor(server.baseUrl, "sk-test");
+        supports.strictSchemas = strict;
+        const before = server.chatRequests.length;
+        const error = await rejection(
+          negotiate(
+            supports,
+            (supports, produced, model) =>
+              streamText(
+                clientFor(server.baseUrl),
+                buildBody({ model: "tiny" }, supports, model, [{ role: "user", content: "hi" }], [
+                  good,
+                  tool,
+                ] as ToolDefinition[]),
+                produced,
+              ),
+            { model: "tiny" },
+          ),
+        );
+        expect(error).toBeInstanceOf(TypeError);
+        expect((error as Error).message).toMatch(named);
+        expect(server.chatRequests.length).toBe(before);
+      }
+    });
+  }
+
+  it("still sends a custom tool as given, as relaxTools passes it on", async () => {
+    const store = createCapabilityStore();
+    const supports = store.capabilitiesFor(server.baseUrl, "sk-test");
+    const custom = { type: "custom", custom: { name: "grep" } };
+    const body = buildBody({ model: "tiny" }, supports, undefined, [], [good, custom] as ToolDefinition[]);
+    expect(body.tools).toContainEqual(custom);
+  });
+});
