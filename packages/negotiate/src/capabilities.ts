@@ -262,7 +262,13 @@ function looseSpellingOf(text: string): { url: string; hidden: string } {
   // The host starts after `scheme:` and its slashes; with no slash after the colon (`user:pw@host`,
   // `localhost:8080`) the colon is no scheme's, and the host starts at the beginning.
   const scheme = /^[A-Za-z][A-Za-z0-9+.-]*:[/\\]+/.exec(rest)?.[0] ?? "";
-  const afterScheme = rest.slice(scheme.length);
+  let afterScheme = rest.slice(scheme.length);
+  // No scheme read, yet an `@`: a scheme mistyped (`https//user:sk-…@host`, `ht!tp://…`) puts the
+  // host after a slash. The user info is the segment before the first `@`, from the slash before it.
+  const firstAt = scheme === "" ? afterScheme.indexOf("@") : -1;
+  const segmentAt = firstAt < 0 ? -1 : afterScheme.slice(0, firstAt).search(/[^/\\]*$/);
+  const lead = segmentAt > 0 && segmentAt < firstAt ? afterScheme.slice(0, segmentAt) : "";
+  afterScheme = afterScheme.slice(lead.length);
   const slashAt = afterScheme.search(/[/\\]/);
   const authority = slashAt < 0 ? afterScheme : afterScheme.slice(0, slashAt);
   const at = authority.lastIndexOf("@");
@@ -273,7 +279,7 @@ function looseSpellingOf(text: string): { url: string; hidden: string } {
   const search = rawQuery === "" ? "" : `?${rawQuery}`;
   // The same three pieces, in the same form, as a parsed URL's (`["", "", "?key=…"]`).
   const hidden = username || password || search ? JSON.stringify([username, password, search]) : "";
-  const path = `${scheme}${afterScheme.slice(at + 1)}`.replace(/\/+$/, "");
+  const path = `${scheme}${lead}${afterScheme.slice(at + 1)}`.replace(/\/+$/, "");
   return { url: `${path}${queryNames(new URLSearchParams(rawQuery))}${fragment}`, hidden };
 }
 

@@ -276,3 +276,48 @@ describe("R77N-4: buildBody refuses a tool entry no server can read, whatever th
     expect(body.tools).toContainEqual(custom);
   });
 });
+
+describe("R77N-5: a base URL with a mistyped scheme keeps no credential", () => {
+  // Read as text with no scheme, its host was taken to start at the beginning, so the user info
+  // after the slash was kept, and exported, in clear.
+  const typos = [
+    "https//tenant:sk-typo-secret1@host.test/v1", // the colon left out
+    "ht!tp://tenant:sk-typo-secret2@host.test/v1", // a character no scheme has
+    "https//tenant:p@ss-sk-typo-secret3@host.test/v1", // an @ in the password
+  ];
+
+  it("takes the user info out of the stored and exported spelling, and still tells tenants apart", () => {
+    const store = createCapabilityStore();
+    for (const url of typos) store.capabilitiesFor(url).usageInStream = false;
+    const text = JSON.stringify(store.exportCapabilities());
+    for (let i = 1; i <= typos.length; i++) expect(text).not.toContain(`sk-typo-secret${i}`);
+    expect(text).not.toContain("tenant");
+    expect(store.exportCapabilities().endpoints.map((e) => e.baseUrl)).toEqual([
+      "https//host.test/v1",
+      "ht!tp://host.test/v1",
+      "https//host.test/v1",
+    ]);
+    for (const url of typos) expect(store.capabilitiesFor(url).usageInStream).toBe(false);
+    expect(store.capabilitiesFor("https//tenant:sk-other@host.test/v1").usageInStream).toBe(true);
+    // A snapshot written with one verbatim is stripped on import.
+    const restored = createCapabilityStore();
+    restored.importCapabilities({
+      version: 1,
+      endpoints: typos.map((baseUrl) => ({
+        baseUrl,
+        keyId: "",
+        strictSchemas: true,
+        usageInStream: true,
+        models: {},
+      })),
+    });
+    const again = JSON.stringify(restored.exportCapabilities());
+    for (let i = 1; i <= typos.length; i++) expect(again).not.toContain(`sk-typo-secret${i}`);
+  });
+
+  it("keeps an @ that starts a path segment, with no user info before it, as written", () => {
+    const store = createCapabilityStore();
+    store.capabilitiesFor("localhost:8080/v1/@scope");
+    expect(store.exportCapabilities().endpoints[0]?.baseUrl).toBe("localhost:8080/v1/@scope");
+  });
+});
