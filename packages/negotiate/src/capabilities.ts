@@ -149,6 +149,9 @@ export interface CapabilityStoreOptions {
 
 // Model facts hang off the endpoint object itself, so `negotiate` and `modelCapabilitiesFor` need
 // only the `supports` a caller holds, whichever store made it (or none).
+/** Models kept per endpoint (least recently used forgotten first): a forgotten one starts again at the defaults. */
+const MAX_MODELS_PER_ENDPOINT = 1024;
+
 const modelsOf = new WeakMap<EndpointCapabilities, Map<string, ModelCapabilities>>();
 
 function freshModel(): ModelCapabilities {
@@ -179,7 +182,8 @@ function modelsFor(supports: EndpointCapabilities): Map<string, ModelCapabilitie
  *
  * Made at the defaults
  * (everything allowed, `legacyTokenLimit: true`) the first time. Works on any `supports` object,
- * including one a caller built by hand.
+ * including one a caller built by hand. At most 1,024 models are kept per endpoint, the least
+ * recently used forgotten first (it starts again at the defaults).
  */
 export function modelCapabilitiesFor(supports: EndpointCapabilities, model: string): ModelCapabilities {
   if (typeof model !== "string" || model === "") {
@@ -187,10 +191,19 @@ export function modelCapabilitiesFor(supports: EndpointCapabilities, model: stri
   }
   const models = modelsFor(supports);
   let caps = models.get(model);
-  if (!caps) {
+  if (caps) {
+    // Most recently used last, so the bound below forgets the least recently used.
+    models.delete(model);
+  } else {
+    // Each model name a request names gets a record: bounded, as the endpoints are, so a host that
+    // passes names it was given (a gateway) cannot grow the store without end.
+    if (models.size >= MAX_MODELS_PER_ENDPOINT) {
+      const oldest = models.keys().next().value;
+      if (oldest !== undefined) models.delete(oldest);
+    }
     caps = freshModel();
-    models.set(model, caps);
   }
+  models.set(model, caps);
   return caps;
 }
 

@@ -359,3 +359,23 @@ describe("R77N-6: Gemini's nested unknown names are read in linear time", () => 
     });
   });
 });
+
+describe("R77N-7: the models kept per endpoint are bounded", () => {
+  // The store kept at most maxEndpoints endpoints, but under each a record for every model name
+  // ever named (negotiate makes one per request's model): a gateway passing its users' model names
+  // grew it without end, and exported every one.
+  it("keeps 1,024 models per endpoint, forgetting the least recently used, and keeps a model in use", () => {
+    const store = createCapabilityStore();
+    const supports = store.capabilitiesFor("https://gateway.test/v1", "sk-test");
+    store.modelCapabilitiesFor(supports, "gpt-5").legacyTokenLimit = false;
+    store.modelCapabilitiesFor(supports, "old").legacyTokenLimit = false;
+    for (let i = 0; i < 20_000; i++) {
+      store.modelCapabilitiesFor(supports, `user-named-${i}`);
+      if (i % 500 === 0) store.modelCapabilitiesFor(supports, "gpt-5");
+    }
+    const models = store.exportCapabilities().endpoints[0]?.models ?? {};
+    expect(Object.keys(models)).toHaveLength(1_024);
+    expect(store.modelCapabilitiesFor(supports, "gpt-5").legacyTokenLimit).toBe(false);
+    expect(store.modelCapabilitiesFor(supports, "old").legacyTokenLimit).toBe(true);
+  });
+});
