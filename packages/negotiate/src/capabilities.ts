@@ -149,6 +149,9 @@ export interface CapabilityStoreOptions {
 
 // Model facts hang off the endpoint object itself, so `negotiate` and `modelCapabilitiesFor` need
 // only the `supports` a caller holds, whichever store made it (or none).
+/** Models kept per endpoint (least recently used forgotten first): a forgotten one starts again at the defaults. */
+const MAX_MODELS_PER_ENDPOINT = 1024;
+
 const modelsOf = new WeakMap<EndpointCapabilities, Map<string, ModelCapabilities>>();
 
 function freshModel(): ModelCapabilities {
@@ -179,7 +182,8 @@ function modelsFor(supports: EndpointCapabilities): Map<string, ModelCapabilitie
  *
  * Made at the defaults
  * (everything allowed, `legacyTokenLimit: true`) the first time. Works on any `supports` object,
- * including one a caller built by hand.
+ * including one a caller built by hand. At most 1,024 models are kept per endpoint, the least
+ * recently used forgotten first (it starts again at the defaults).
  */
 export function modelCapabilitiesFor(supports: EndpointCapabilities, model: string): ModelCapabilities {
   if (typeof model !== "string" || model === "") {
@@ -187,10 +191,19 @@ export function modelCapabilitiesFor(supports: EndpointCapabilities, model: stri
   }
   const models = modelsFor(supports);
   let caps = models.get(model);
-  if (!caps) {
+  if (caps) {
+    // Most recently used last, so the bound below forgets the least recently used.
+    models.delete(model);
+  } else {
+    // Each model name a request names gets a record: bounded, as the endpoints are, so a host that
+    // passes names it was given (a gateway) cannot grow the store without end.
+    if (models.size >= MAX_MODELS_PER_ENDPOINT) {
+      const oldest = models.keys().next().value;
+      if (oldest !== undefined) models.delete(oldest);
+    }
     caps = freshModel();
-    models.set(model, caps);
   }
+  models.set(model, caps);
   return caps;
 }
 
@@ -262,7 +275,13 @@ function looseSpellingOf(text: string): { url: string; hidden: string } {
   // The host starts after `scheme:` and its slashes; with no slash after the colon (`user:pw@host`,
   // `localhost:8080`) the colon is no scheme's, and the host starts at the beginning.
   const scheme = /^[A-Za-z][A-Za-z0-9+.-]*:[/\\]+/.exec(rest)?.[0] ?? "";
-  const afterScheme = rest.slice(scheme.length);
+  let afterScheme = rest.slice(scheme.length);
+  // No scheme read, yet an `@`: a scheme mistyped (`https//user:sk-…@host`, `ht!tp://…`) puts the
+  // host after a slash. The user info is the segment before the first `@`, from the slash before it.
+  const firstAt = scheme === "" ? afterScheme.indexOf("@") : -1;
+  const segmentAt = firstAt < 0 ? -1 : afterScheme.slice(0, firstAt).search(/[^/\\]*$/);
+  const lead = segmentAt > 0 && segmentAt < firstAt ? afterScheme.slice(0, segmentAt) : "";
+  afterScheme = afterScheme.slice(lead.length);
   const slashAt = afterScheme.search(/[/\\]/);
   const authority = slashAt < 0 ? afterScheme : afterScheme.slice(0, slashAt);
   const at = authority.lastIndexOf("@");
@@ -273,7 +292,7 @@ function looseSpellingOf(text: string): { url: string; hidden: string } {
   const search = rawQuery === "" ? "" : `?${rawQuery}`;
   // The same three pieces, in the same form, as a parsed URL's (`["", "", "?key=…"]`).
   const hidden = username || password || search ? JSON.stringify([username, password, search]) : "";
-  const path = `${scheme}${afterScheme.slice(at + 1)}`.replace(/\/+$/, "");
+  const path = `${scheme}${lead}${afterScheme.slice(at + 1)}`.replace(/\/+$/, "");
   return { url: `${path}${queryNames(new URLSearchParams(rawQuery))}${fragment}`, hidden };
 }
 

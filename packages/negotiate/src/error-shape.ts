@@ -109,6 +109,9 @@ export function readError(error: unknown): ErrorFacts {
 
 function readErrorAt(error: unknown, depth: number): ErrorFacts {
   const texts: string[] = [];
+  // What `texts` holds, for the check before each add: a wrapper's cause comes back line by line,
+  // and a search of the array for each line was quadratic in the lines (a minute for 1 MB).
+  const held = new Set<string>();
   const objects: Record<string, unknown>[] = [];
   const seen = new Set<unknown>();
 
@@ -116,7 +119,10 @@ function readErrorAt(error: unknown, depth: number): ErrorFacts {
     if (typeof raw !== "string") return;
     // A proxy's error page can be megabytes; what a classifier reads is at its start.
     const value = raw.length > MAX_ERROR_TEXT ? raw.slice(0, MAX_ERROR_TEXT) : raw;
-    if (value.trim() !== "" && !texts.includes(value)) texts.push(value);
+    if (value.trim() !== "" && !held.has(value)) {
+      held.add(value);
+      texts.push(value);
+    }
   };
 
   // Walk a body: collect objects that look like error records, and their messages.

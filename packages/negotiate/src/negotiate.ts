@@ -196,7 +196,8 @@ function checkOptions(options: NegotiateOptions): void {
  * it) refusing something the request can do without, latching each refusal so no later request
  * asks again. Never re-sends once `produced` says the model started answering.
  *
- * Answered: strict tool schemas and grammar failures (→ `strictSchemas: false`), `stream_options`
+ * Answered: strict tool schemas and grammar failures (→ `strictSchemas: false`, taken back
+ * when the relaxed request draws the same refusal: no tool schema was at fault), `stream_options`
  * (→ `usageInStream: false`), and — with `model` — a refused effort rung (climb), `max_tokens`
  * (→ `legacyTokenLimit: false`), a temperature only the model's default goes for
  * (→ `chosenTemperature: false`), `response_format` (→ `structuredOutput: false`), `tool_choice`
@@ -224,6 +225,10 @@ export async function negotiate<T>(
   const droppable = new Set(options.droppable ?? []);
   const notice = options.onNotice ?? (() => {});
   const maxAttempts = options.maxAttempts ?? 12;
+  // Whether this call latched strict schemas off: if the relaxed request draws the same refusal,
+  // no tool schema was at fault (a response_format's schema, a grammar of the caller's own), and
+  // the latch is taken back rather than relaxing every later request to the endpoint for nothing.
+  let relaxedHere = false;
   for (let attempt = 1; ; attempt++) {
     const produced = options.produced ?? { value: false };
     // What this attempt's body was built from: a request running beside this one may latch the
@@ -237,8 +242,15 @@ export async function negotiate<T>(
       if (produced.value || attempt >= maxAttempts) throw error;
       const refusal = readRefusal(error);
       if (!refusal) throw error;
+      const wasStrict = supports.strictSchemas;
       const answered = answer(refusal, supports, model, options.model, droppable, notice);
-      if (!answered && latchState(supports, model) === builtFrom) throw error;
+      if (answered && wasStrict && !supports.strictSchemas) relaxedHere = true;
+      if (!answered && latchState(supports, model) === builtFrom) {
+        if (relaxedHere && (refusal.kind === "grammar" || refusal.kind === "strict-schema")) {
+          supports.strictSchemas = true;
+        }
+        throw error;
+      }
     }
   }
 }

@@ -84,6 +84,23 @@ const ROWS: Record<string, Row> = {
     status: 400,
     overflow: true,
   },
+  "errors/llamacpp/failed-to-parse-grammar-own-grammar-b9749.json": {
+    what: "a grammar of the request's own that does not parse: read as a grammar failure (negotiate takes the latch back when relaxing does not help)",
+    status: 400,
+    refusal: { kind: "grammar" },
+  },
+  "errors/llamacpp/failed-to-parse-messages-500-b9749.json": {
+    what: "a message llama.cpp could not read (no role): a 500 that is the same every time",
+    status: 500,
+  },
+  "errors/llamacpp/failed-to-parse-tools-500-b9749.json": {
+    what: "a tool llama.cpp could not read (a custom tool): a 500 that is the same every time",
+    status: 500,
+  },
+  "errors/llamacpp/image-input-not-supported-no-mmproj-500-b9749.json": {
+    what: "an image sent to a model loaded without its projector: a 500 that is the same every time",
+    status: 500,
+  },
   "errors/llamacpp/json-schema-conversion-failed-unrecognized-schema.json": {
     what: "grammar: llama.cpp could not convert a tool schema",
     status: 400,

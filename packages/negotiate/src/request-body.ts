@@ -197,6 +197,35 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
+const FUNCTION_TOOL = '{ type: "function", function: { name, description?, parameters? } }';
+
+/**
+ * Refuses a tool entry a server cannot read, naming its index: sent, llama.cpp answers a function
+ * tool without a name with a 500 ("Failed to parse tools") and parameters that are not a schema
+ * object with a grammar failure, and `relaxTools` throws for both once strict schemas are latched
+ * off. A tool of another `type` (the SDK's custom tools) is passed on as given, as `relaxTools` does.
+ */
+function checkTool(tool: unknown, index: number): void {
+  const where = `tools[${index}]`;
+  if (!isRecord(tool)) throw wrongType(where, `a tool definition ${FUNCTION_TOOL}`, tool);
+  if (typeof tool.type !== "string") {
+    throw wrongType(`${where}.type`, `a string such as "function" (${FUNCTION_TOOL})`, tool.type);
+  }
+  if (tool.type !== "function") return;
+  const fn = tool.function;
+  if (!isRecord(fn)) throw wrongType(`${where}.function`, `an object ${FUNCTION_TOOL}`, fn);
+  if (typeof fn.name !== "string" || fn.name.trim() === "") {
+    throw new TypeError(
+      `buildBody: ${where}.function.name must be the tool's non-empty name; got ${
+        typeof fn.name === "string" ? JSON.stringify(fn.name) : fn.name === null ? "null" : typeof fn.name
+      }.`,
+    );
+  }
+  if (fn.parameters !== undefined && !isRecord(fn.parameters)) {
+    throw wrongType(`${where}.function.parameters`, "a JSON Schema object (or absent)", fn.parameters);
+  }
+}
+
 /**
  * Refuses what would otherwise be spread into a wrong body (a string's characters as messages,
  * tools or body fields) or crash further in, naming the argument.
@@ -210,6 +239,7 @@ function checkArguments(
 ): void {
   if (!Array.isArray(messages)) throw wrongType("messages", "an array of chat messages", messages);
   if (!Array.isArray(tools)) throw wrongType("tools", "an array of tool definitions (or absent)", tools);
+  tools.forEach(checkTool);
   if (!isRecord(supports))
     throw wrongType("supports", "the object capabilitiesFor(baseUrl, apiKey) returned", supports);
   if (
@@ -273,7 +303,9 @@ function checkArguments(
  * replaces it (the same wire id for the same transcript on every step). Never mutates its
  * arguments. Throws `TypeError` naming the argument for a
  * config without a model name and for an argument of the wrong type (`messages` or `tools` not an
- * array, `extraBody` not an object or holding a `"__proto__"` key, `maxTokens` or `temperature` not a number, `reasoningEffort`
+ * array, a function tool with no object `function`, a blank or missing `function.name` or
+ * `parameters` that are not an object, or an entry with no string `type`, named by its index
+ * whatever the latches; a tool of another type goes as given; `extraBody` not an object or holding a `"__proto__"` key, `maxTokens` or `temperature` not a number, `reasoningEffort`
  * not a string, `supports` or `model` not the store's objects), and `RangeError` naming the field
  * and its value for a `maxTokens` that is not a whole number from 0 (`NaN`, `Infinity`, `-5`,
  * `1.5`) or a `temperature` that is not finite — whether or not the model's latches would send it.

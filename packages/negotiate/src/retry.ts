@@ -101,6 +101,12 @@ const DETERMINISTIC_5XX = [
   /tools param requires --jinja/i, // llama.cpp started without --jinja
   /requires more system memory/i, // Ollama cannot load the model at all
   /json\.exception\.parse_error/i, // the body we sent did not parse
+  // llama.cpp (recorded from b9749): a request whose tools or messages it could not read ("Failed to
+  // parse tools: Unsupported tool type", "Failed to parse messages: Missing 'role'"), and an image or
+  // audio part sent to a model loaded without its projector ("image input is not supported - hint: …
+  // provide the mmproj"), each a 500 with type server_error.
+  /Failed to parse (?:tools|messages)\b/i,
+  /\b(?:image|audio) input is not supported\b/i,
   // A schema no grammar could be built from (an older llama.cpp's 500, vLLM's xgrammar, a chat
   // template's parser): `readRefusal` reads it as a refusal under a 5xx too, and a resend fails alike.
   ...GRAMMAR_WORDINGS,
@@ -164,8 +170,9 @@ function isAbort(error: unknown): boolean {
  * OpenAI's `insufficient_quota`, an account out of credit that no wait ends; the
  * "Request too large … tokens per min" one included: it is waited through, never read as an
  * overflow), and 5xx other than a few that are the same every time (llama.cpp's "tools param
- * requires --jinja flag", Ollama's out-of-memory load failure, a body the server could not parse,
- * a schema no grammar could be built from — every wording `readRefusal` reads as a grammar
+ * requires --jinja flag", "Failed to parse tools" / "Failed to parse messages", and "image input is
+ * not supported" for a model loaded without its projector, Ollama's out-of-memory load failure, a
+ * body the server could not parse, a schema no grammar could be built from — every wording `readRefusal` reads as a grammar
  * failure —, oMLX's refusal of a tool-call id that is not nine letters and digits). An error with no status
  * (one a server sent inside a stream) whose `type` or `code` is `server_error`, `internal_error`,
  * `internal_server_error`, `overloaded`, `overloaded_error` or `rate_limit_exceeded` is read as that
