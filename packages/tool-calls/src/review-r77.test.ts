@@ -1,0 +1,102 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { ToolArgumentsError, ToolCallsError } from "./errors.js";
+import { parseJson } from "./parse-json.js";
+import { parseToolArguments } from "./parse-tool-arguments.js";
+
+const anyPlace = () => true;
+
+function refusal(run: () => unknown): ToolArgumentsError {
+  try {
+    run();
+  } catch (error) {
+    if (ToolArgumentsError.isInstance(error)) return error;
+    throw error;
+  }
+  throw new Error("no ToolArgumentsError was thrown");
+}
+
+// R77B-1: a number written with leading zeros (`012345678901234567891`, JSON refuses it) went
+// through a double on the way to strict JSON (`Number(token)`), so an integer past 2^53 reached
+// the tool as another integer with nothing reported (no "inexact", takesString never asked), and
+// `00.5e400` (Infinity) or a leading-zero number beside a word only jsonrepair reads came back as
+// the string "00.5e400" / "0012" at a place the model wrote a number.
+describe("R77B-1: a number written with leading zeros keeps its digits", () => {
+  it("refuses an integer past 2^53 written with a leading zero, naming the digits written", () => {
+    for (const text of ["{'id': 012345678901234567891}", '{"id": 012345678901234567891}']) {
+      const error = refusal(() => parseToolArguments(text, { name: "get_order" }));
+      expect(error.kind).toBe("inexact");
+      expect(error.numbers?.[0]).toMatchObject({ path: ["id"], digits: "012345678901234567891" });
+    }
+  });
+
+  it("hands the digits written over as a string where the tool takes one", () => {
+    const read = parseToolArguments('{"id": -0009007199254740993}', { takesString: anyPlace });
+    expect(read.value).toEqual({ id: "-0009007199254740993" });
+    expect(read.inexact).toEqual([
+      { path: ["id"], digits: "-0009007199254740993", kind: "integer", as: "string" },
+    ]);
+  });
+
+  it("refuses a leading-zero number past a double's range instead of handing over a string", () => {
+    for (const text of ["{'x': 00.5e400}", '{"x": 01e400, "y": 2}']) {
+      const error = refusal(() => parseToolArguments(text));
+      expect(error.kind).toBe("inexact");
+      expect(error.numbers?.[0]?.kind).toBe("range");
+    }
+  });
+
+  it("reads a leading-zero number as that number where only the general repair reads the rest", () => {
+    const read = parseToolArguments('{"count": 0012, "mode": nil}');
+    expect(read.value.count).toBe(12);
+  });
+
+  it("parseJson refuses such an integer under takesString, and reads a small one as its number", () => {
+    let caught: unknown;
+    try {
+      parseJson("Here: {'id': 0009007199254740993}", { takesString: () => false });
+    } catch (error) {
+      caught = error;
+    }
+    expect(ToolCallsError.isInstance(caught) && caught.code).toBe("inexact");
+    expect(parseJson("{'n': 007, 'm': 00.25}")).toEqual({ n: 7, m: 0.25 });
+  });
+
+  it("property: a leading-zero integer reaches the tool as its exact value, or as the digits written, or is refused", () => {
+    const safe = BigInt(Number.MAX_SAFE_INTEGER);
+    // Held: JavaScript writes the double back with the same value (12345678901234567000 is, 2^60 is not).
+    const heldAsWritten = (n: bigint) => {
+      const [mantissa = "", power] = String(Number(n)).replace("-", "").split("e+");
+      const [whole = "", fraction = ""] = mantissa.split(".");
+      const back = BigInt(whole + fraction + "0".repeat(power ? Number(power) - fraction.length : 0));
+      return back === (n < 0n ? -n : n);
+    };
+    fc.assert(
+      fc.property(
+        fc.bigInt(-(10n ** 25n), 10n ** 25n),
+        fc.integer({ min: 1, max: 3 }),
+        fc.constantFrom(
+          "{'n': %}",
+          '{"n": %}',
+          "{n: %, 'k': True}",
+          '{"n": %, "m": nil}',
+          '```json\n{"n": %}\n```',
+        ),
+        (n, zeros, shape) => {
+          const magnitude = n < 0n ? -n : n;
+          const token = `${n < 0n ? "-" : ""}${"0".repeat(zeros)}${magnitude}`;
+          const text = shape.replace("%", token);
+          if (magnitude <= safe || heldAsWritten(n)) {
+            expect(parseToolArguments(text).value.n).toBe(Number(n));
+            return;
+          }
+          const error = refusal(() => parseToolArguments(text));
+          expect(error.kind).toBe("inexact");
+          expect(error.numbers?.[0]?.digits).toBe(token);
+          expect(parseToolArguments(text, { takesString: anyPlace }).value.n).toBe(token);
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+});
