@@ -89,6 +89,56 @@ function openFrom(start: number): Opening {
 }
 
 const THINK_END = "</think>";
+/** Kimi's scratchpad closer, which the stream reads as `</think>` (text before a lone one is reasoning). */
+const KIMI_THINK_END = "◁/think▷";
+
+/**
+ * The scratchpads the stream's default fences take out of the answer, by opener and closer: a
+ * call written inside one is reasoning about a call, never one to run. A `<think>` or `◁think▷`
+ * that never closes runs to the end of the reply, as the stream reads it.
+ */
+const SCRATCHPADS: ReadonlyArray<readonly [string, string]> = [
+  ["<think>", THINK_END],
+  ["◁think▷", KIMI_THINK_END],
+  ["<|channel|>analysis<|message|>", "<|end|>"],
+];
+
+/** The last `</think>` or `◁/think▷` that starts before `before` (`[index, length]`), or `[-1, 0]`. */
+function lastThinkEnd(text: string, before: number): [number, number] {
+  const think = before < 0 ? -1 : text.lastIndexOf(THINK_END, before);
+  const kimi = before < 0 ? -1 : text.lastIndexOf(KIMI_THINK_END, before);
+  return think >= kimi ? [think, THINK_END.length] : [kimi, KIMI_THINK_END.length];
+}
+
+/**
+ * The scratchpads in `text` outside the calls at `regions` (sorted, apart): from each opener of
+ * {@link SCRATCHPADS} not inside a call to its closer not inside a call, or to the end of the text.
+ * Linear: each search starts past the last region found.
+ */
+function scratchpadsIn(text: string, regions: ReadonlyArray<[number, number]>): Array<[number, number]> {
+  const found: Array<[number, number]> = [];
+  for (const [opener, closer] of SCRATCHPADS) {
+    let from = 0;
+    for (;;) {
+      const start = text.indexOf(opener, from);
+      if (start < 0) break;
+      const call = spanAt(start, regions);
+      if (call) {
+        from = call[1];
+        continue;
+      }
+      let close = text.indexOf(closer, start + opener.length);
+      for (let call = close < 0 ? undefined : spanAt(close, regions); call; ) {
+        close = text.indexOf(closer, call[1]);
+        call = close < 0 ? undefined : spanAt(close, regions);
+      }
+      const end = close < 0 ? text.length : close + closer.length;
+      found.push([start, end]);
+      from = end;
+    }
+  }
+  return joinRegions(found);
+}
 
 function readTools(tools: readonly ToolNameLike[]): Known {
   const known: Known = { names: new Set(), schemas: new Map() };
@@ -1279,7 +1329,9 @@ function named(spans: readonly Span[], known: Known): Span[] {
 
 /**
  * Finds tool calls a server's parser missed and left in the reply as text, after its scratchpad:
- * its last `</think>` outside every call (one inside a call's string argument is that argument's text).
+ * its last `</think>` (or `◁/think▷`) outside every call (one inside a call's string argument is
+ * that argument's text); a call after a `<think>` or `◁think▷` that never closes, or inside raw
+ * gpt-oss analysis, is reasoning and stays in the text.
  *
  * Reads the forms models write calls in: Hermes/Qwen `<tool_call>{…}</tool_call>` (closing tag
  * optional, several calls per block allowed), Qwen3-Coder `<function=name><parameter=key>…`,
@@ -1403,13 +1455,13 @@ function thinkingEnd(text: string, spans: readonly Span[]): number {
   // Only a call's closed part counts: brackets that never close after a `</think>` (a call sketched
   // in the reasoning) do not make the rest of the reply that call's text.
   const regions = spans.map((span): [number, number] => [span.start, span.open ? span.open.end : span.end]);
-  let at = text.lastIndexOf(THINK_END);
+  let [at, length] = lastThinkEnd(text, text.length);
   // Bounded: each step moves back past a span or ends; a reply of many `</think>`s inside one
   // call's argument skips the rest of that call at once.
   while (at >= 0) {
     const inside = spanAt(at, regions);
-    if (inside === undefined) return at + THINK_END.length;
-    at = inside[0] > 0 ? text.lastIndexOf(THINK_END, inside[0] - 1) : -1;
+    if (inside === undefined) return at + length;
+    [at, length] = lastThinkEnd(text, inside[0] - 1);
   }
   return 0;
 }
@@ -1514,7 +1566,7 @@ function recoverFrom(text: string, known: Known): RecoveredToolCalls {
   if (known.names.size === 0 || text.trim() === "") return { calls: [], text };
   let headEnd = 0;
   let accepted: Span[] | undefined;
-  if (text.includes(THINK_END)) {
+  if (text.includes(THINK_END) || text.includes(KIMI_THINK_END)) {
     // Read from the whole reply first: a `</think>` inside a call's argument does not end the
     // scratchpad, so the reply is cut only at one outside every call.
     const spans = spansIn(text, known);
@@ -1526,6 +1578,13 @@ function recoverFrom(text: string, known: Known): RecoveredToolCalls {
   const tail = text.slice(headEnd);
   if (tail.trim() === "") return { calls: [], text };
   accepted ??= spansIn(tail, known);
+  // A call inside a scratchpad the answer opens again (`<think>` never closed, gpt-oss analysis)
+  // is reasoning, as the stream takes it out of the answer: left in the text, never run.
+  const pads = scratchpadsIn(
+    tail,
+    accepted.map((span): [number, number] => [span.start, span.end]),
+  );
+  if (pads.length > 0) accepted = accepted.filter((span) => spanAt(span.start, pads) === undefined);
   if (accepted.length === 0 || accepted.every((span) => span.calls.length === 0)) return { calls: [], text };
 
   const calls: ToolCallRequest[] = [];

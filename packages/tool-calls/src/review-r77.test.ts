@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { ToolArgumentsError, ToolCallsError } from "./errors.js";
 import { parseJson } from "./parse-json.js";
 import { parseToolArguments } from "./parse-tool-arguments.js";
+import { recoverToolCalls } from "./recover-tool-calls.js";
 
 const anyPlace = () => true;
 
@@ -96,6 +97,54 @@ describe("R77B-1: a number written with leading zeros keeps its digits", () => {
           expect(parseToolArguments(text, { takesString: anyPlace }).value.n).toBe(token);
         },
       ),
+      { numRuns: 300 },
+    );
+  });
+});
+
+// R77B-2: a call written inside a scratchpad that never closes (`Answer.<think><tool_call>…`), in
+// Kimi's `◁think▷…◁/think▷` or in raw gpt-oss analysis (`<|channel|>analysis<|message|>…<|end|>`)
+// was recovered and run, where the stream takes exactly that text out of the answer as reasoning:
+// only `</think>` ended a scratchpad, and only when written.
+describe("R77B-2: no call is recovered from a scratchpad the stream reads as reasoning", () => {
+  const tools = ["get_weather", "write_file"];
+  const call = '<tool_call>{"name": "get_weather", "arguments": {"city": "Oslo"}}</tool_call>';
+
+  for (const [label, reply] of [
+    ["a <think> never closed", `<think>I could do ${call} but first`],
+    ["a <think> opened after the answer", `Answer.<think>${call}`],
+    ["Kimi's ◁think▷ closed", `◁think▷I could call ${call}◁/think▷Done.`],
+    ["text before a lone ◁/think▷", `I could call ${call}◁/think▷Done.`],
+    [
+      "gpt-oss analysis",
+      `<|channel|>analysis<|message|>I could call ${call}<|end|><|start|>assistant<|channel|>final<|message|>Done.`,
+    ],
+  ] as const) {
+    it(`leaves the call in ${label} as text`, () => {
+      const read = recoverToolCalls(reply, tools);
+      expect(read.calls).toEqual([]);
+      expect(read.text).toBe(reply);
+    });
+  }
+
+  it("still recovers a call after Kimi's scratchpad, and one whose argument holds <think>", () => {
+    const after = recoverToolCalls(`◁think▷plan◁/think▷${call}`, tools);
+    expect(after.calls.map((c) => c.args)).toEqual([{ city: "Oslo" }]);
+    expect(after.text).toBe("◁think▷plan◁/think▷");
+    const write =
+      '<tool_call>{"name": "write_file", "arguments": {"path": "t.md", "content": "<think>"}}</tool_call>';
+    const both = recoverToolCalls(`${write}\n${call}`, tools);
+    expect(both.calls.map((c) => c.args)).toEqual([{ path: "t.md", content: "<think>" }, { city: "Oslo" }]);
+  });
+
+  it("property: nothing written after a <think> that never closes is recovered; what precedes it is", () => {
+    const piece = fc.constantFrom(call, " ", "\n", "text", "```", "`", "</tool_call>", "<tool_call>", "{");
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 6 }), fc.boolean(), (parts, before) => {
+        const lead = before ? `${call}\n` : "";
+        const read = recoverToolCalls(`${lead}<think>${parts.join("")}`, tools);
+        expect(read.calls.length).toBe(before ? 1 : 0);
+      }),
       { numRuns: 300 },
     );
   });
