@@ -631,7 +631,89 @@ interface Block {
 // Names are bounded: an unbounded run would be read again from every `<function=` in junk.
 const FUNCTION_OPEN = /<function=([^>\n]{1,256})>/g;
 const FUNCTION_CLOSE = "</function>";
-const PARAMETER = /<parameter=([^>\n]{1,256})>([\s\S]*?)(?:<\/parameter>|(?=<parameter=)|$)/g;
+const FUNCTION_START = /<function=([^>\n]{1,256})>/y;
+const PARAMETER_OPEN = /<parameter=([^>\n]{1,256})>/y;
+const PARAMETER_CLOSE = "</parameter>";
+
+/** Qwen3-Coder parameters read from a block's body: see {@link readParameters}. */
+interface Parameters {
+  pairs: Pair[];
+  /** Index of the block's `</function>`, or -1 when the body ran to `limit`. */
+  close: number;
+  /** True when the last value met no closing tag (it ran to `</function>`, the next parameter or `limit`). */
+  lastOpen: boolean;
+}
+
+/**
+ * `(from) => text.indexOf(needle, from)` for `from` that never decreases, each search starting
+ * where the last one stopped: a needle that is not there is looked for once, not from every
+ * value of a long run of them.
+ */
+function finder(text: string, needle: string): (from: number) => number {
+  let found = -2;
+  return (from) => {
+    if (found === -1 || found >= from) return found;
+    found = text.indexOf(needle, from);
+    return found;
+  };
+}
+
+/**
+ * Qwen3-Coder's `<parameter=key>value</parameter>` markup from `at` to `limit` (the next block),
+ * read as markup is written: a value ends at the first `</parameter>` the markup goes on from —
+ * another `<parameter=`, the block's `</function>` or its end — so a file whose text holds
+ * `</parameter>` or `</function>` is read whole, never cut there with the rest dropped (or a
+ * parameter after it lost). A value with no closing tag runs to the next `<parameter=` or
+ * `</function>`. `undefined` when the body is not such markup or cannot be read one way only:
+ * text outside every parameter, or a `</parameter>` followed by text that is no markup where no
+ * later one ends the value. Linear: each value's closing tags are looked at once.
+ */
+function readParameters(whole: string, at: number, limit: number): Parameters | undefined {
+  // Searches stop at `limit` (a slice is a view, not a copy): each block reads its own text only.
+  const text = whole.slice(0, limit);
+  const closeAfter = finder(text, PARAMETER_CLOSE);
+  const parameterAfter = finder(text, "<parameter=");
+  const functionCloseAfter = finder(text, FUNCTION_CLOSE);
+  const pairs: Pair[] = [];
+  let lastOpen = false;
+  let noneAfter = false;
+  for (let i = skipSpace(text, at); ; i = skipSpace(text, i)) {
+    if (i >= limit) return { pairs, close: -1, lastOpen };
+    if (text.startsWith(FUNCTION_CLOSE, i)) return { pairs, close: i, lastOpen };
+    PARAMETER_OPEN.lastIndex = i;
+    const open = PARAMETER_OPEN.exec(text);
+    if (!open) return undefined;
+    const valueAt = i + open[0].length;
+    let end = -1;
+    // Once a search found no closing tag the markup goes on from, none lies further on either.
+    const first = closeAfter(valueAt);
+    let close = noneAfter ? -1 : first;
+    noneAfter = true;
+    for (; close >= 0 && close < limit; close = text.indexOf(PARAMETER_CLOSE, close + 1)) {
+      const k = skipSpace(text, close + PARAMETER_CLOSE.length);
+      if (k >= limit || text.startsWith("<parameter=", k) || text.startsWith(FUNCTION_CLOSE, k)) {
+        noneAfter = false;
+        end = close;
+        break;
+      }
+    }
+    if (end >= 0) {
+      pairs.push([open[1] as string, text.slice(valueAt, end)]);
+      lastOpen = false;
+      i = end + PARAMETER_CLOSE.length;
+      continue;
+    }
+    // No closing tag: the value runs to the next parameter or the block's end.
+    const nextParameter = parameterAfter(valueAt);
+    const blockClose = functionCloseAfter(valueAt);
+    end = Math.min(nextParameter >= 0 ? nextParameter : limit, blockClose >= 0 ? blockClose : limit);
+    // A closing tag inside it with other text after it: where the value ends cannot be told.
+    if (first >= 0 && first < end) return undefined;
+    pairs.push([open[1] as string, text.slice(valueAt, end)]);
+    lastOpen = true;
+    i = end;
+  }
+}
 
 /**
  * `<function=name>…</function>` blocks: Qwen3-Coder's `<parameter=key>value</parameter>` markup
@@ -655,18 +737,35 @@ function functionBlocks(text: string, known: Known, endsReply = true): Block[] {
       from = end;
       return;
     }
-    const close = text.indexOf(FUNCTION_CLOSE, bodyAt);
-    const bodyEnd = close >= 0 && close < next ? close : next;
-    const end = bodyEnd === close ? close + FUNCTION_CLOSE.length : bodyEnd;
-    const body = text.slice(bodyAt, bodyEnd);
-    if (body.trim() !== "" && !body.includes("<parameter=")) return;
+    const read = readParameters(text, bodyAt, next);
+    if (!read) return;
+    const bodyEnd = read.close >= 0 ? read.close : next;
+    const end = read.close >= 0 ? read.close + FUNCTION_CLOSE.length : next;
     const unclosed = endsReply && bodyEnd === text.length;
-    if (unclosed && lastValueOpen(body, "<parameter=", "</parameter>")) return;
-    const call = pairArguments(pairsOf(body, PARAMETER), known, name, true);
+    // Cut inside the last value (or its key): its end was never written.
+    if (unclosed && read.lastOpen) return;
+    // A `</parameter>` after the block's end, before the next block: the block ended at a
+    // `</function>` written in a value's text, and what followed it would be dropped.
+    if (read.close >= 0 && text.slice(0, next).includes(PARAMETER_CLOSE, end)) return;
+    const call = pairArguments(read.pairs, known, name, true);
     blocks.push({ start: open.index, end, call, open: unclosed });
     from = end;
   });
   return blocks;
+}
+
+/**
+ * Index just past the `</function>` of the Qwen3-Coder block that opens at `at` (read as
+ * {@link functionBlocks} reads it, up to `limit`), or -1 when none opens there or it never closes.
+ */
+function functionEnd(text: string, at: number, limit: number): number {
+  FUNCTION_START.lastIndex = at;
+  const open = FUNCTION_START.exec(text);
+  if (!open) return -1;
+  const bodyAt = at + open[0].length;
+  const next = text.slice(0, limit).indexOf("<function=", bodyAt);
+  const read = readParameters(text, bodyAt, next >= 0 ? next : limit);
+  return read && read.close >= 0 ? read.close + FUNCTION_CLOSE.length : -1;
 }
 
 /** The optional `｜DSML｜` tag prefix DeepSeek V3.2 writes its markup with. */
@@ -818,7 +917,14 @@ function markupCalls(
   }
   const ofBlocks = (blocks: Block[]) =>
     blocks.length > 0 ? { calls: blocks.map((b) => b.call), open: blocks.some((b) => b.open) } : undefined;
-  if (body.includes("<function=")) return ofBlocks(functionBlocks(body, known, endsReply));
+  if (body.includes("<function=")) {
+    const blocks = functionBlocks(body, known, endsReply);
+    // Text after the last block's `</function>` inside the wrapper: that block ended early, at a
+    // tag written in its value's text, and what the model wrote after it would be dropped.
+    const last = blocks[blocks.length - 1];
+    if (last && body.slice(last.end).trim() !== "") return undefined;
+    return ofBlocks(blocks);
+  }
   if (new RegExp(`<${DSML}invoke\\b`).test(body)) return ofBlocks(invokeBlocks(body, known));
   const glm = glmCall(body, known, endsReply);
   return glm ? { calls: [glm], open: false } : undefined;
@@ -877,7 +983,13 @@ function tagSpans(text: string, known: Known): Span[] {
       opening = json?.open;
     } else {
       const closer = closerOf(open[0]);
-      const close = closer === undefined ? -1 : text.indexOf(closer, bodyAt);
+      let close = closer === undefined ? -1 : text.indexOf(closer, bodyAt);
+      // Qwen3-Coder markup closes its wrapper after the block's own `</function>`, read as the block
+      // reads its values: a closing tag before that is written in a value's text (a file about it).
+      if (close >= 0 && closer !== undefined) {
+        const block = functionEnd(text, bodyAt, nextOpen);
+        if (block > close) close = text.indexOf(closer, block);
+      }
       end = close >= 0 && close < nextOpen ? close : nextOpen;
       let body = text.slice(bodyAt, end);
       // A reply cut inside the wrapper's closing tag (`</function></tool_ca`): the calls end before

@@ -149,3 +149,60 @@ describe("R77B-2: no call is recovered from a scratchpad the stream reads as rea
     );
   });
 });
+
+// R77B-3: Qwen3-Coder markup has no escapes, and a value ended at the first `</parameter>`, the
+// block at the first `</function>`: a write_file whose content held either tag (a file about the
+// format, a chat template) was run with the content cut there, the rest dropped without a word
+// — and a parameter written after it (`path`) lost.
+describe("R77B-3: a Qwen3-Coder value holding </parameter> or </function> is read whole", () => {
+  const tools = ["write_file"];
+  const call = (...parameters: [string, string][]) =>
+    `<tool_call>\n<function=write_file>\n${parameters.map(([k, v]) => `<parameter=${k}>\n${v}\n</parameter>\n`).join("")}</function>\n</tool_call>`;
+
+  for (const content of ["Close it with </parameter> then go on.", "End with </function>."]) {
+    it(`keeps ${JSON.stringify(content)} and the parameter after it`, () => {
+      const read = recoverToolCalls(call(["content", content], ["path", "notes.md"]), tools);
+      expect(read.calls.map((c) => c.args)).toEqual([{ content, path: "notes.md" }]);
+      expect(read.text).toBe("");
+    });
+  }
+
+  it("recovers no call where a closing tag is followed by text that no later tag ends", () => {
+    const reply = "<function=write_file>\n<parameter=content>\nx\n</parameter> junk\n</function>";
+    expect(recoverToolCalls(reply, tools).calls).toEqual([]);
+    // The markup's own end written in the text, then more: not run with the text cut there.
+    const early = call(["path", "p.md"], ["content", "a </parameter>\n</function> b"]);
+    expect(recoverToolCalls(early, tools)).toEqual({ calls: [], text: early });
+    // The wrapper's closing tag written in the text is the text's: the wrapper closes after </function>.
+    const wrapper = recoverToolCalls(call(["path", "p.md"], ["content", "a </tool_call> b"]), tools);
+    expect(wrapper.calls.map((c) => c.args)).toEqual([{ path: "p.md", content: "a </tool_call> b" }]);
+    expect(wrapper.text).toBe("");
+  });
+
+  it("property: any content of tags and text reaches the tool exactly, or no call is recovered", () => {
+    const piece = fc.constantFrom(
+      "</parameter>",
+      "</function>",
+      "<parameter=x>",
+      "</tool_call>",
+      "\n",
+      " ",
+      "a",
+      "<",
+    );
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 8 }), (parts) => {
+        const content = `c${parts.join("")}c`;
+        // The markup's own separators written in the text (`</parameter><parameter=x>`) read as
+        // markup: no reader can tell them from the model's next parameter.
+        fc.pre(!/<\/parameter>\s*(?:<parameter=|<\/function>)/.test(content));
+        const reply = call(["path", "p.md"], ["content", content]);
+        const read = recoverToolCalls(reply, tools);
+        // Recovered whole, or left in the text as written: never run with another content.
+        if (read.calls.length > 0) expect(read.calls.map((c) => c.args)).toEqual([{ path: "p.md", content }]);
+        else expect(read.text).toBe(reply);
+      }),
+      { numRuns: 400 },
+    );
+  });
+});
