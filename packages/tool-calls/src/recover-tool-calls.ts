@@ -605,10 +605,6 @@ function pairArguments(pairs: Iterable<Pair>, known: Known, name: string, framed
   return { name, args, raw: exactJson(args) };
 }
 
-function pairsOf(body: string, pattern: RegExp): Pair[] {
-  return [...body.matchAll(pattern)].map((m) => [m[1] as string, m[2] as string]);
-}
-
 /**
  * True when the last value of key/value markup runs to the end of `body` with no closing tag
  * (`closer`), or a key opened there has no value: where `body` is also where the reply ends, that
@@ -804,7 +800,22 @@ function invokeBlocks(text: string, known: Known): Block[] {
   return blocks;
 }
 
-const GLM_PAIR = /<arg_key>([\s\S]*?)<\/arg_key>\s*<arg_value>([\s\S]*?)(?:<\/arg_value>|(?=<arg_key>)|$)/g;
+// A value ends at the first `</arg_value>` the markup goes on from (the next `<arg_key>` or the
+// body's end): one written in the value's text is the text's (group 3 marks a value so closed).
+const GLM_PAIR =
+  /<arg_key>([\s\S]*?)<\/arg_key>\s*<arg_value>([\s\S]*?)(?:(<\/arg_value>)(?=\s*(?:<arg_key>|$))|(?=<arg_key>)|$)/g;
+
+/**
+ * Index of the first `closer` after `from` in `text` that follows a `</arg_value>` and blank
+ * space only, or -1. Linear: each `</arg_value>` is looked at once.
+ */
+function glmClose(text: string, from: number, closer: string): number {
+  for (let at = text.indexOf("</arg_value>", from); at >= 0; at = text.indexOf("</arg_value>", at + 1)) {
+    const next = skipSpace(text, at + "</arg_value>".length);
+    if (text.startsWith(closer, next)) return next;
+  }
+  return -1;
+}
 
 /** GLM-4.5/4.6/4.7: `name` then `<arg_key>k</arg_key><arg_value>v</arg_value>` pairs. */
 function glmCall(body: string, known: Known, endsReply: boolean): Found | undefined {
@@ -817,7 +828,14 @@ function glmCall(body: string, known: Known, endsReply: boolean): Found | undefi
     if (body.indexOf("<arg_value>", lastKey) < 0 || lastValueOpen(body, "<arg_value>", "</arg_value>"))
       return undefined;
   }
-  return pairArguments(keyAt < 0 ? [] : pairsOf(body.slice(keyAt), GLM_PAIR), known, name);
+  const matched = keyAt < 0 ? [] : [...body.slice(keyAt).matchAll(GLM_PAIR)];
+  // A value holding `</arg_value>` that no later closing tag ends: where it ends cannot be told.
+  if (matched.some((m) => m[3] === undefined && (m[2] as string).includes("</arg_value>"))) return undefined;
+  return pairArguments(
+    matched.map((m): Pair => [m[1] as string, m[2] as string]),
+    known,
+    name,
+  );
 }
 
 /** Index just past the `)` closing the `(` at `open`, skipping quoted text; -1 when it never closes. */
@@ -989,6 +1007,12 @@ function tagSpans(text: string, known: Known): Span[] {
       if (close >= 0 && closer !== undefined) {
         const block = functionEnd(text, bodyAt, nextOpen);
         if (block > close) close = text.indexOf(closer, block);
+        else if (lastValueOpen(text.slice(bodyAt, close), "<arg_value>", "</arg_value>")) {
+          // GLM's last value left open where the wrapper closes, and its own `</arg_value>` right
+          // before a later closing tag: the first closing tag was written in the value's text.
+          const later = glmClose(text.slice(0, nextOpen), close, closer);
+          if (later > close) close = later;
+        }
       }
       end = close >= 0 && close < nextOpen ? close : nextOpen;
       let body = text.slice(bodyAt, end);

@@ -206,3 +206,46 @@ describe("R77B-3: a Qwen3-Coder value holding </parameter> or </function> is rea
     );
   });
 });
+
+// R77B-4: the same for GLM-4.5+: a value ended at the first `</arg_value>` and the wrapper at the
+// first `</tool_call>`, so `{content: "a </arg_value> b"}` ran as "a " (the rest dropped) and one
+// holding `</tool_call>` as "a " with "b</arg_value></tool_call>" left in the answer.
+describe("R77B-4: a GLM value holding </arg_value> or </tool_call> is read whole", () => {
+  const tools = ["write_file"];
+  const glm = (content: string) =>
+    `<tool_call>write_file<arg_key>content</arg_key><arg_value>${content}</arg_value><arg_key>path</arg_key><arg_value>x.md</arg_value></tool_call>`;
+  const glmLast = (content: string) =>
+    `<tool_call>write_file<arg_key>path</arg_key><arg_value>x.md</arg_value><arg_key>content</arg_key><arg_value>${content}</arg_value></tool_call>`;
+
+  for (const content of ["a </arg_value> b", "a </tool_call> b"]) {
+    it(`keeps ${JSON.stringify(content)}, first or last`, () => {
+      for (const reply of [glm(content), glmLast(content)]) {
+        const read = recoverToolCalls(reply, tools);
+        expect(read.calls.map((c) => c.args)).toEqual([{ content, path: "x.md" }]);
+        expect(read.text).toBe("");
+      }
+    });
+  }
+
+  it("recovers no call whose value holds a </arg_value> no later tag ends", () => {
+    const reply =
+      "<tool_call>write_file<arg_key>content</arg_key><arg_value>a</arg_value> b<arg_key>path</arg_key><arg_value>x.md</arg_value></tool_call>";
+    expect(recoverToolCalls(reply, tools)).toEqual({ calls: [], text: reply });
+  });
+
+  it("property: any content of tags and text reaches the tool exactly, or stays in the text", () => {
+    const piece = fc.constantFrom("</arg_value>", "</tool_call>", "</arg_key>", "\n", " ", "a", "<");
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 8 }), fc.boolean(), (parts, last) => {
+        const content = `c${parts.join("")}c`;
+        // The markup's own separator written in the text reads as markup.
+        fc.pre(!/<\/arg_value>\s*(?:<arg_key>|<\/tool_call>)/.test(content));
+        const reply = last ? glmLast(content) : glm(content);
+        const read = recoverToolCalls(reply, tools);
+        if (read.calls.length > 0) expect(read.calls.map((c) => c.args)).toEqual([{ content, path: "x.md" }]);
+        else expect(read.text).toBe(reply);
+      }),
+      { numRuns: 400 },
+    );
+  });
+});
