@@ -771,11 +771,49 @@ const INVOKE = new RegExp(
   "g",
 );
 const INVOKE_PARAMETER = new RegExp(
-  `<${DSML}parameter\\s+name\\s*=\\s*["']?([^"'>\\s]{1,256})["']?(?:\\s+string\\s*=\\s*["']?(true|false)["']?)?\\s*>([\\s\\S]*?)</${DSML}parameter>`,
+  `<${DSML}parameter\\s+name\\s*=\\s*["']?([^"'>\\s]{1,256})["']?(?:\\s+string\\s*=\\s*["']?(true|false)["']?)?\\s*>`,
   "g",
 );
+const INVOKE_PARAMETER_CLOSE = new RegExp(`</${DSML}parameter>`, "g");
 
 const INVOKE_PARAMETER_OPEN = new RegExp(`<${DSML}parameter\\s+name\\b`, "g");
+
+/**
+ * The parameters of an `<invoke>` body, each value ending at the first `</parameter>` the markup
+ * goes on from — the next parameter's opening tag or the body's end — so a value whose text holds
+ * `</parameter>` (or a parameter's opening tag) is read whole. `undefined` when a parameter has
+ * no such end (cut, its tag left out, or a `</parameter>` followed by text no later tag ends):
+ * running the call without it, or with its text cut, would not be what the model wrote. Linear:
+ * each tag is looked at once.
+ */
+function invokeParameters(body: string): Pair[] | undefined {
+  const opens = [...body.matchAll(INVOKE_PARAMETER)];
+  const starts = new Set(opens.map((m) => m.index));
+  const closes = [...body.matchAll(INVOKE_PARAMETER_CLOSE)];
+  // Every opening tag is read as one, or as a value's text: none is left unread.
+  if ((body.match(INVOKE_PARAMETER_OPEN) ?? []).length !== opens.length) return undefined;
+  const pairs: Pair[] = [];
+  let c = 0;
+  for (let o = 0; o < opens.length; ) {
+    const open = opens[o] as RegExpExecArray;
+    const valueAt = open.index + open[0].length;
+    while (c < closes.length && (closes[c] as RegExpExecArray).index < valueAt) c++;
+    let end = -1;
+    for (; c < closes.length; c++) {
+      const close = closes[c] as RegExpExecArray;
+      const next = skipSpace(body, close.index + close[0].length);
+      if (next >= body.length || starts.has(next)) {
+        end = close.index;
+        break;
+      }
+    }
+    if (end < 0) return undefined;
+    pairs.push([open[1] as string, body.slice(valueAt, end), open[2]]);
+    const after = (closes[c] as RegExpExecArray).index + (closes[c] as RegExpExecArray)[0].length;
+    while (o < opens.length && (opens[o] as RegExpExecArray).index < after) o++;
+  }
+  return pairs;
+}
 
 /**
  * `<invoke name="x"><parameter name="k">v</parameter></invoke>`: the markup MiniMax-M2,
@@ -787,12 +825,10 @@ function invokeBlocks(text: string, known: Known): Block[] {
   for (const match of matches(text, INVOKE)) {
     const name = unquote(match[1] as string);
     const body = match[2] as string;
-    const pairs = [...body.matchAll(INVOKE_PARAMETER)].map(
-      (m): Pair => [m[1] as string, m[3] as string, m[2]],
-    );
     // A parameter opened and never closed (the reply cut inside it, or its tag left out) would be
     // dropped and the call run without it: the block is not a call that can be read.
-    if ((body.match(INVOKE_PARAMETER_OPEN) ?? []).length !== pairs.length) continue;
+    const pairs = invokeParameters(body);
+    if (!pairs) continue;
     const end = match.index + match[0].length;
     const open = end === text.length && !/invoke>$/.test(match[0]);
     blocks.push({ start: match.index, end, call: pairArguments(pairs, known, name), open });

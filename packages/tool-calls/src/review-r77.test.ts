@@ -249,3 +249,40 @@ describe("R77B-4: a GLM value holding </arg_value> or </tool_call> is read whole
     );
   });
 });
+
+// R77B-5: `<invoke>` markup (MiniMax-M2, DeepSeek V3.2) likewise: a value ended at the first
+// `</parameter>`, so `{content: "a </parameter> b"}` ran as "a " with " b</parameter>" dropped.
+describe("R77B-5: an <invoke> value holding </parameter> is read whole", () => {
+  const tools = ["write_file"];
+  const invoke = (content: string, dsml = "") =>
+    `<${dsml}invoke name="write_file"><${dsml}parameter name="content">${content}</${dsml}parameter><${dsml}parameter name="path">x.md</${dsml}parameter></${dsml}invoke>`;
+
+  for (const dsml of ["", "｜DSML｜"]) {
+    it(`keeps the text and the parameter after it${dsml ? " (DSML)" : ""}`, () => {
+      const content = `a </${dsml}parameter> b <${dsml}parameter name="x"> c`;
+      const read = recoverToolCalls(invoke(content, dsml), tools);
+      expect(read.calls.map((c) => c.args)).toEqual([{ content, path: "x.md" }]);
+    });
+  }
+
+  it("recovers no call whose value holds a </parameter> no later tag ends", () => {
+    const reply = '<invoke name="write_file"><parameter name="content">a</parameter> b</invoke>';
+    expect(recoverToolCalls(reply, tools)).toEqual({ calls: [], text: reply });
+  });
+
+  it("property: any content of tags and text reaches the tool exactly, or stays in the text", () => {
+    const piece = fc.constantFrom("</parameter>", '<parameter name="k">', "</invoke>", "\n", " ", "a", "<");
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 8 }), (parts) => {
+        const content = `c${parts.join("")}c`;
+        // The markup's own separator written in the text reads as markup.
+        fc.pre(!/<\/parameter>\s*(?:<parameter name=|<\/invoke>)/.test(content));
+        const reply = invoke(content);
+        const read = recoverToolCalls(reply, tools);
+        if (read.calls.length > 0) expect(read.calls.map((c) => c.args)).toEqual([{ content, path: "x.md" }]);
+        else expect(read.text).toBe(reply);
+      }),
+      { numRuns: 400 },
+    );
+  });
+});
