@@ -286,3 +286,35 @@ describe("R77B-5: an <invoke> value holding </parameter> is read whole", () => {
     );
   });
 });
+
+// R77B-6: parseJson handed a number JSON refuses (`0012`, `+5`) to jsonrepair where the rest needed
+// it, which makes a string of it: {"a": 0012, "b": nil} read a as "0012", and an integer past 2^53
+// written so came back as a string even where takesString answered false, never refused.
+describe("R77B-6: parseJson reads a number JSON refuses as the number it means", () => {
+  it("reads 0012 and +5 as numbers beside a word only the general repair reads", () => {
+    expect(parseJson('Here: {"a": 0012, "b": nil}')).toEqual({ a: 12, b: "nil" });
+    expect(parseJson('{"x": +5, "y": .5}')).toEqual({ x: 5, y: 0.5 });
+  });
+
+  it("property: a leading-zero integer is its number, or refused under takesString, never a string", () => {
+    const safe = BigInt(Number.MAX_SAFE_INTEGER);
+    fc.assert(
+      fc.property(fc.bigInt(-(10n ** 22n), 10n ** 22n), fc.integer({ min: 1, max: 3 }), (n, zeros) => {
+        const magnitude = n < 0n ? -n : n;
+        const token = `${n < 0n ? "-" : ""}${"0".repeat(zeros)}${magnitude}`;
+        const text = `Result: {"n": ${token}, "k": nil}`;
+        let caught: unknown;
+        let read: { n?: unknown } | undefined;
+        try {
+          read = parseJson(text, { takesString: () => false });
+        } catch (error) {
+          caught = error;
+        }
+        if (magnitude <= safe) expect(read?.n).toBe(Number(n));
+        else if (caught === undefined) expect(read?.n).toBe(Number(n));
+        else expect(ToolCallsError.isInstance(caught) && caught.code).toBe("inexact");
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
