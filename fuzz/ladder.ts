@@ -303,6 +303,22 @@ export const SHAPES: Shape[] = [
     build: (n) => repeat("<function=a><parameter=k>v", n),
     run: (text: unknown) => recoverToolCalls(text as string, TOOLS, { finishReason: "length" }),
   },
+  {
+    name: "recoverToolCalls: Qwen3-Coder values then stray '</parameter>j' repeated",
+    build: (n) => `<function=a>${repeat("<parameter=k>x", n / 2)}${repeat("</parameter>j", n / 2)}`,
+    run: recover,
+  },
+  {
+    name: "recoverToolCalls: '<tool_call>' Qwen3-Coder blocks left open, one '</function>' at the end",
+    build: (n) => `${repeat("<tool_call>\n<function=a>\n<parameter=k>\nv\n</tool_call>", n)}</function>`,
+    run: recover,
+  },
+  {
+    name: "recoverToolCalls: GLM values left open to '</tool_call>' repeated, one '</arg_value></tool_call>' at the end",
+    build: (n) =>
+      `${repeat("<tool_call>a<arg_key>k</arg_key><arg_value>x</tool_call>", n)}</arg_value></tool_call>`,
+    run: recover,
+  },
   { name: "parseJson: junk", build: junk, run: json },
   { name: "parseJson: '[' repeated", build: (n) => `x ${repeat("[", n)}`, run: json },
   { name: "parseJson: fences repeated", build: (n) => repeat("```\n{", n), run: json },

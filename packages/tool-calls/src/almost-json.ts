@@ -164,6 +164,18 @@ export function nonJsonNumber(text: string): string | undefined {
   return undefined;
 }
 
+/**
+ * A number token JSON refuses (`007`, `.5`, `1.`, `012345678901234567891`) written as JSON writes
+ * the same number, digit for digit: leading zeros dropped, a `0` before a bare point, a bare point
+ * at the end dropped. Never through a double, which would round an integer past 2^53 and make
+ * `00.5e400` Infinity before the caller could see the digits the model wrote.
+ */
+function jsonNumeral(token: string): string {
+  const [, sign, whole, fraction, exponent] = /^(-?)(\d*)(?:\.(\d*))?(.*)$/.exec(token) as RegExpExecArray;
+  const digits = (whole as string).replace(/^0+(?=\d)/, "") || "0";
+  return `${sign}${digits}${fraction ? `.${fraction}` : ""}${exponent}`;
+}
+
 /** Rewrites almost-JSON into strict JSON text, or answers `undefined` when it is something else. */
 export function normalizeAlmostJson(text: string): string | undefined {
   const out: string[] = [];
@@ -234,12 +246,7 @@ export function normalizeAlmostJson(text: string): string | undefined {
     if (number) {
       const token = number[0];
       if (stack.length > 0) separate();
-      if (JSON_NUMBER.test(token)) out.push(token);
-      else {
-        const value = Number(token);
-        if (!Number.isFinite(value)) return undefined;
-        out.push(JSON.stringify(value));
-      }
+      out.push(JSON_NUMBER.test(token) ? token : jsonNumeral(token));
       i += token.length;
       if (stack.length === 0) started = true;
       continue;

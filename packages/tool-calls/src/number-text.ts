@@ -179,7 +179,9 @@ export function jsonNumbers(text: string): { text: string; rewritten: RewrittenN
   const rewritten: RewrittenNumber[] = [];
   const result = rewriteNumberTokens(text, ({ token, path }) => {
     const [, sign, whole, rest] = /^([+-]?)(\d*)(.*)$/.exec(token) as RegExpExecArray;
-    if (sign !== "+" && whole !== "") return undefined;
+    // `02134` too: a repair would make the string "02134" of it, or round `012345678901234567891`
+    // through a double before its digits were weighed.
+    if (sign !== "+" && whole !== "" && !/^0\d/.test(whole as string)) return undefined;
     // The whole part as JSON writes it: no leading zeros (`+007` is 7), `0` before a bare point.
     const json = `${sign === "-" ? "-" : ""}${(whole as string).replace(/^0+(?=\d)/, "") || "0"}${rest}`;
     rewritten.push({ path: path(), token, json });

@@ -11,6 +11,7 @@ import {
   tryParse,
   withinDepth,
 } from "./json-text.js";
+import { withJsonNumbers } from "./number-text.js";
 import { readTakesString } from "./parse-tool-arguments.js";
 
 /** Options for {@link parseJson}. */
@@ -49,7 +50,10 @@ function isStructure(value: unknown): boolean {
 function structureIn(fragment: string): Parsed | undefined {
   const text = fragment.trim();
   if (text === "") return undefined;
-  const found = tryParse(text) ?? (/^[{[]/.test(text) ? repairParse(text) : undefined);
+  // A number JSON refuses but whose meaning is plain (`0012`, `+5`, `.5`) is written as JSON writes
+  // it first: the general repair would make a string of it (`"0012"`), at a place the reply wrote a number.
+  const found =
+    tryParse(text) ?? (/^[{[]/.test(text) ? repairParse(withJsonNumbers(text) ?? text) : undefined);
   return found && isStructure(found.value) && withinDepth(found.value) ? found : undefined;
 }
 

@@ -89,6 +89,56 @@ function openFrom(start: number): Opening {
 }
 
 const THINK_END = "</think>";
+/** Kimi's scratchpad closer, which the stream reads as `</think>` (text before a lone one is reasoning). */
+const KIMI_THINK_END = "◁/think▷";
+
+/**
+ * The scratchpads the stream's default fences take out of the answer, by opener and closer: a
+ * call written inside one is reasoning about a call, never one to run. A `<think>` or `◁think▷`
+ * that never closes runs to the end of the reply, as the stream reads it.
+ */
+const SCRATCHPADS: ReadonlyArray<readonly [string, string]> = [
+  ["<think>", THINK_END],
+  ["◁think▷", KIMI_THINK_END],
+  ["<|channel|>analysis<|message|>", "<|end|>"],
+];
+
+/** The last `</think>` or `◁/think▷` that starts before `before` (`[index, length]`), or `[-1, 0]`. */
+function lastThinkEnd(text: string, before: number): [number, number] {
+  const think = before < 0 ? -1 : text.lastIndexOf(THINK_END, before);
+  const kimi = before < 0 ? -1 : text.lastIndexOf(KIMI_THINK_END, before);
+  return think >= kimi ? [think, THINK_END.length] : [kimi, KIMI_THINK_END.length];
+}
+
+/**
+ * The scratchpads in `text` outside the calls at `regions` (sorted, apart): from each opener of
+ * {@link SCRATCHPADS} not inside a call to its closer not inside a call, or to the end of the text.
+ * Linear: each search starts past the last region found.
+ */
+function scratchpadsIn(text: string, regions: ReadonlyArray<[number, number]>): Array<[number, number]> {
+  const found: Array<[number, number]> = [];
+  for (const [opener, closer] of SCRATCHPADS) {
+    let from = 0;
+    for (;;) {
+      const start = text.indexOf(opener, from);
+      if (start < 0) break;
+      const call = spanAt(start, regions);
+      if (call) {
+        from = call[1];
+        continue;
+      }
+      let close = text.indexOf(closer, start + opener.length);
+      for (let call = close < 0 ? undefined : spanAt(close, regions); call; ) {
+        close = text.indexOf(closer, call[1]);
+        call = close < 0 ? undefined : spanAt(close, regions);
+      }
+      const end = close < 0 ? text.length : close + closer.length;
+      found.push([start, end]);
+      from = end;
+    }
+  }
+  return joinRegions(found);
+}
 
 function readTools(tools: readonly ToolNameLike[]): Known {
   const known: Known = { names: new Set(), schemas: new Map() };
@@ -555,10 +605,6 @@ function pairArguments(pairs: Iterable<Pair>, known: Known, name: string, framed
   return { name, args, raw: exactJson(args) };
 }
 
-function pairsOf(body: string, pattern: RegExp): Pair[] {
-  return [...body.matchAll(pattern)].map((m) => [m[1] as string, m[2] as string]);
-}
-
 /**
  * True when the last value of key/value markup runs to the end of `body` with no closing tag
  * (`closer`), or a key opened there has no value: where `body` is also where the reply ends, that
@@ -581,7 +627,89 @@ interface Block {
 // Names are bounded: an unbounded run would be read again from every `<function=` in junk.
 const FUNCTION_OPEN = /<function=([^>\n]{1,256})>/g;
 const FUNCTION_CLOSE = "</function>";
-const PARAMETER = /<parameter=([^>\n]{1,256})>([\s\S]*?)(?:<\/parameter>|(?=<parameter=)|$)/g;
+const FUNCTION_START = /<function=([^>\n]{1,256})>/y;
+const PARAMETER_OPEN = /<parameter=([^>\n]{1,256})>/y;
+const PARAMETER_CLOSE = "</parameter>";
+
+/** Qwen3-Coder parameters read from a block's body: see {@link readParameters}. */
+interface Parameters {
+  pairs: Pair[];
+  /** Index of the block's `</function>`, or -1 when the body ran to `limit`. */
+  close: number;
+  /** True when the last value met no closing tag (it ran to `</function>`, the next parameter or `limit`). */
+  lastOpen: boolean;
+}
+
+/**
+ * `(from) => text.indexOf(needle, from)` for `from` that never decreases, each search starting
+ * where the last one stopped: a needle that is not there is looked for once, not from every
+ * value of a long run of them.
+ */
+function finder(text: string, needle: string): (from: number) => number {
+  let found = -2;
+  return (from) => {
+    if (found === -1 || found >= from) return found;
+    found = text.indexOf(needle, from);
+    return found;
+  };
+}
+
+/**
+ * Qwen3-Coder's `<parameter=key>value</parameter>` markup from `at` to `limit` (the next block),
+ * read as markup is written: a value ends at the first `</parameter>` the markup goes on from —
+ * another `<parameter=`, the block's `</function>` or its end — so a file whose text holds
+ * `</parameter>` or `</function>` is read whole, never cut there with the rest dropped (or a
+ * parameter after it lost). A value with no closing tag runs to the next `<parameter=` or
+ * `</function>`. `undefined` when the body is not such markup or cannot be read one way only:
+ * text outside every parameter, or a `</parameter>` followed by text that is no markup where no
+ * later one ends the value. Linear: each value's closing tags are looked at once.
+ */
+function readParameters(whole: string, at: number, limit: number): Parameters | undefined {
+  // Searches stop at `limit` (a slice is a view, not a copy): each block reads its own text only.
+  const text = whole.slice(0, limit);
+  const closeAfter = finder(text, PARAMETER_CLOSE);
+  const parameterAfter = finder(text, "<parameter=");
+  const functionCloseAfter = finder(text, FUNCTION_CLOSE);
+  const pairs: Pair[] = [];
+  let lastOpen = false;
+  let noneAfter = false;
+  for (let i = skipSpace(text, at); ; i = skipSpace(text, i)) {
+    if (i >= limit) return { pairs, close: -1, lastOpen };
+    if (text.startsWith(FUNCTION_CLOSE, i)) return { pairs, close: i, lastOpen };
+    PARAMETER_OPEN.lastIndex = i;
+    const open = PARAMETER_OPEN.exec(text);
+    if (!open) return undefined;
+    const valueAt = i + open[0].length;
+    let end = -1;
+    // Once a search found no closing tag the markup goes on from, none lies further on either.
+    const first = closeAfter(valueAt);
+    let close = noneAfter ? -1 : first;
+    noneAfter = true;
+    for (; close >= 0 && close < limit; close = text.indexOf(PARAMETER_CLOSE, close + 1)) {
+      const k = skipSpace(text, close + PARAMETER_CLOSE.length);
+      if (k >= limit || text.startsWith("<parameter=", k) || text.startsWith(FUNCTION_CLOSE, k)) {
+        noneAfter = false;
+        end = close;
+        break;
+      }
+    }
+    if (end >= 0) {
+      pairs.push([open[1] as string, text.slice(valueAt, end)]);
+      lastOpen = false;
+      i = end + PARAMETER_CLOSE.length;
+      continue;
+    }
+    // No closing tag: the value runs to the next parameter or the block's end.
+    const nextParameter = parameterAfter(valueAt);
+    const blockClose = functionCloseAfter(valueAt);
+    end = Math.min(nextParameter >= 0 ? nextParameter : limit, blockClose >= 0 ? blockClose : limit);
+    // A closing tag inside it with other text after it: where the value ends cannot be told.
+    if (first >= 0 && first < end) return undefined;
+    pairs.push([open[1] as string, text.slice(valueAt, end)]);
+    lastOpen = true;
+    i = end;
+  }
+}
 
 /**
  * `<function=name>…</function>` blocks: Qwen3-Coder's `<parameter=key>value</parameter>` markup
@@ -605,18 +733,35 @@ function functionBlocks(text: string, known: Known, endsReply = true): Block[] {
       from = end;
       return;
     }
-    const close = text.indexOf(FUNCTION_CLOSE, bodyAt);
-    const bodyEnd = close >= 0 && close < next ? close : next;
-    const end = bodyEnd === close ? close + FUNCTION_CLOSE.length : bodyEnd;
-    const body = text.slice(bodyAt, bodyEnd);
-    if (body.trim() !== "" && !body.includes("<parameter=")) return;
+    const read = readParameters(text, bodyAt, next);
+    if (!read) return;
+    const bodyEnd = read.close >= 0 ? read.close : next;
+    const end = read.close >= 0 ? read.close + FUNCTION_CLOSE.length : next;
     const unclosed = endsReply && bodyEnd === text.length;
-    if (unclosed && lastValueOpen(body, "<parameter=", "</parameter>")) return;
-    const call = pairArguments(pairsOf(body, PARAMETER), known, name, true);
+    // Cut inside the last value (or its key): its end was never written.
+    if (unclosed && read.lastOpen) return;
+    // A `</parameter>` after the block's end, before the next block: the block ended at a
+    // `</function>` written in a value's text, and what followed it would be dropped.
+    if (read.close >= 0 && text.slice(0, next).includes(PARAMETER_CLOSE, end)) return;
+    const call = pairArguments(read.pairs, known, name, true);
     blocks.push({ start: open.index, end, call, open: unclosed });
     from = end;
   });
   return blocks;
+}
+
+/**
+ * Index just past the `</function>` of the Qwen3-Coder block that opens at `at` (read as
+ * {@link functionBlocks} reads it, up to `limit`), or -1 when none opens there or it never closes.
+ */
+function functionEnd(text: string, at: number, limit: number): number {
+  FUNCTION_START.lastIndex = at;
+  const open = FUNCTION_START.exec(text);
+  if (!open) return -1;
+  const bodyAt = at + open[0].length;
+  const next = text.slice(0, limit).indexOf("<function=", bodyAt);
+  const read = readParameters(text, bodyAt, next >= 0 ? next : limit);
+  return read && read.close >= 0 ? read.close + FUNCTION_CLOSE.length : -1;
 }
 
 /** The optional `｜DSML｜` tag prefix DeepSeek V3.2 writes its markup with. */
@@ -626,11 +771,49 @@ const INVOKE = new RegExp(
   "g",
 );
 const INVOKE_PARAMETER = new RegExp(
-  `<${DSML}parameter\\s+name\\s*=\\s*["']?([^"'>\\s]{1,256})["']?(?:\\s+string\\s*=\\s*["']?(true|false)["']?)?\\s*>([\\s\\S]*?)</${DSML}parameter>`,
+  `<${DSML}parameter\\s+name\\s*=\\s*["']?([^"'>\\s]{1,256})["']?(?:\\s+string\\s*=\\s*["']?(true|false)["']?)?\\s*>`,
   "g",
 );
+const INVOKE_PARAMETER_CLOSE = new RegExp(`</${DSML}parameter>`, "g");
 
 const INVOKE_PARAMETER_OPEN = new RegExp(`<${DSML}parameter\\s+name\\b`, "g");
+
+/**
+ * The parameters of an `<invoke>` body, each value ending at the first `</parameter>` the markup
+ * goes on from — the next parameter's opening tag or the body's end — so a value whose text holds
+ * `</parameter>` (or a parameter's opening tag) is read whole. `undefined` when a parameter has
+ * no such end (cut, its tag left out, or a `</parameter>` followed by text no later tag ends):
+ * running the call without it, or with its text cut, would not be what the model wrote. Linear:
+ * each tag is looked at once.
+ */
+function invokeParameters(body: string): Pair[] | undefined {
+  const opens = [...body.matchAll(INVOKE_PARAMETER)];
+  const starts = new Set(opens.map((m) => m.index));
+  const closes = [...body.matchAll(INVOKE_PARAMETER_CLOSE)];
+  // Every opening tag is read as one, or as a value's text: none is left unread.
+  if ((body.match(INVOKE_PARAMETER_OPEN) ?? []).length !== opens.length) return undefined;
+  const pairs: Pair[] = [];
+  let c = 0;
+  for (let o = 0; o < opens.length; ) {
+    const open = opens[o] as RegExpExecArray;
+    const valueAt = open.index + open[0].length;
+    while (c < closes.length && (closes[c] as RegExpExecArray).index < valueAt) c++;
+    let end = -1;
+    for (; c < closes.length; c++) {
+      const close = closes[c] as RegExpExecArray;
+      const next = skipSpace(body, close.index + close[0].length);
+      if (next >= body.length || starts.has(next)) {
+        end = close.index;
+        break;
+      }
+    }
+    if (end < 0) return undefined;
+    pairs.push([open[1] as string, body.slice(valueAt, end), open[2]]);
+    const after = (closes[c] as RegExpExecArray).index + (closes[c] as RegExpExecArray)[0].length;
+    while (o < opens.length && (opens[o] as RegExpExecArray).index < after) o++;
+  }
+  return pairs;
+}
 
 /**
  * `<invoke name="x"><parameter name="k">v</parameter></invoke>`: the markup MiniMax-M2,
@@ -642,12 +825,10 @@ function invokeBlocks(text: string, known: Known): Block[] {
   for (const match of matches(text, INVOKE)) {
     const name = unquote(match[1] as string);
     const body = match[2] as string;
-    const pairs = [...body.matchAll(INVOKE_PARAMETER)].map(
-      (m): Pair => [m[1] as string, m[3] as string, m[2]],
-    );
     // A parameter opened and never closed (the reply cut inside it, or its tag left out) would be
     // dropped and the call run without it: the block is not a call that can be read.
-    if ((body.match(INVOKE_PARAMETER_OPEN) ?? []).length !== pairs.length) continue;
+    const pairs = invokeParameters(body);
+    if (!pairs) continue;
     const end = match.index + match[0].length;
     const open = end === text.length && !/invoke>$/.test(match[0]);
     blocks.push({ start: match.index, end, call: pairArguments(pairs, known, name), open });
@@ -655,7 +836,22 @@ function invokeBlocks(text: string, known: Known): Block[] {
   return blocks;
 }
 
-const GLM_PAIR = /<arg_key>([\s\S]*?)<\/arg_key>\s*<arg_value>([\s\S]*?)(?:<\/arg_value>|(?=<arg_key>)|$)/g;
+// A value ends at the first `</arg_value>` the markup goes on from (the next `<arg_key>` or the
+// body's end): one written in the value's text is the text's (group 3 marks a value so closed).
+const GLM_PAIR =
+  /<arg_key>([\s\S]*?)<\/arg_key>\s*<arg_value>([\s\S]*?)(?:(<\/arg_value>)(?=\s*(?:<arg_key>|$))|(?=<arg_key>)|$)/g;
+
+/**
+ * Index of the first `closer` after `from` in `text` that follows a `</arg_value>` and blank
+ * space only, or -1. Linear: each `</arg_value>` is looked at once.
+ */
+function glmClose(text: string, from: number, closer: string): number {
+  for (let at = text.indexOf("</arg_value>", from); at >= 0; at = text.indexOf("</arg_value>", at + 1)) {
+    const next = skipSpace(text, at + "</arg_value>".length);
+    if (text.startsWith(closer, next)) return next;
+  }
+  return -1;
+}
 
 /** GLM-4.5/4.6/4.7: `name` then `<arg_key>k</arg_key><arg_value>v</arg_value>` pairs. */
 function glmCall(body: string, known: Known, endsReply: boolean): Found | undefined {
@@ -668,7 +864,14 @@ function glmCall(body: string, known: Known, endsReply: boolean): Found | undefi
     if (body.indexOf("<arg_value>", lastKey) < 0 || lastValueOpen(body, "<arg_value>", "</arg_value>"))
       return undefined;
   }
-  return pairArguments(keyAt < 0 ? [] : pairsOf(body.slice(keyAt), GLM_PAIR), known, name);
+  const matched = keyAt < 0 ? [] : [...body.slice(keyAt).matchAll(GLM_PAIR)];
+  // A value holding `</arg_value>` that no later closing tag ends: where it ends cannot be told.
+  if (matched.some((m) => m[3] === undefined && (m[2] as string).includes("</arg_value>"))) return undefined;
+  return pairArguments(
+    matched.map((m): Pair => [m[1] as string, m[2] as string]),
+    known,
+    name,
+  );
 }
 
 /** Index just past the `)` closing the `(` at `open`, skipping quoted text; -1 when it never closes. */
@@ -768,7 +971,14 @@ function markupCalls(
   }
   const ofBlocks = (blocks: Block[]) =>
     blocks.length > 0 ? { calls: blocks.map((b) => b.call), open: blocks.some((b) => b.open) } : undefined;
-  if (body.includes("<function=")) return ofBlocks(functionBlocks(body, known, endsReply));
+  if (body.includes("<function=")) {
+    const blocks = functionBlocks(body, known, endsReply);
+    // Text after the last block's `</function>` inside the wrapper: that block ended early, at a
+    // tag written in its value's text, and what the model wrote after it would be dropped.
+    const last = blocks[blocks.length - 1];
+    if (last && body.slice(last.end).trim() !== "") return undefined;
+    return ofBlocks(blocks);
+  }
   if (new RegExp(`<${DSML}invoke\\b`).test(body)) return ofBlocks(invokeBlocks(body, known));
   const glm = glmCall(body, known, endsReply);
   return glm ? { calls: [glm], open: false } : undefined;
@@ -827,7 +1037,19 @@ function tagSpans(text: string, known: Known): Span[] {
       opening = json?.open;
     } else {
       const closer = closerOf(open[0]);
-      const close = closer === undefined ? -1 : text.indexOf(closer, bodyAt);
+      let close = closer === undefined ? -1 : text.indexOf(closer, bodyAt);
+      // Qwen3-Coder markup closes its wrapper after the block's own `</function>`, read as the block
+      // reads its values: a closing tag before that is written in a value's text (a file about it).
+      if (close >= 0 && closer !== undefined) {
+        const block = functionEnd(text, bodyAt, nextOpen);
+        if (block > close) close = text.indexOf(closer, block);
+        else if (lastValueOpen(text.slice(bodyAt, close), "<arg_value>", "</arg_value>")) {
+          // GLM's last value left open where the wrapper closes, and its own `</arg_value>` right
+          // before a later closing tag: the first closing tag was written in the value's text.
+          const later = glmClose(text.slice(0, nextOpen), close, closer);
+          if (later > close) close = later;
+        }
+      }
       end = close >= 0 && close < nextOpen ? close : nextOpen;
       let body = text.slice(bodyAt, end);
       // A reply cut inside the wrapper's closing tag (`</function></tool_ca`): the calls end before
@@ -1279,7 +1501,9 @@ function named(spans: readonly Span[], known: Known): Span[] {
 
 /**
  * Finds tool calls a server's parser missed and left in the reply as text, after its scratchpad:
- * its last `</think>` outside every call (one inside a call's string argument is that argument's text).
+ * its last `</think>` (or `◁/think▷`) outside every call (one inside a call's string argument is
+ * that argument's text); a call after a `<think>` or `◁think▷` that never closes, or inside raw
+ * gpt-oss analysis, is reasoning and stays in the text.
  *
  * Reads the forms models write calls in: Hermes/Qwen `<tool_call>{…}</tool_call>` (closing tag
  * optional, several calls per block allowed), Qwen3-Coder `<function=name><parameter=key>…`,
@@ -1403,13 +1627,13 @@ function thinkingEnd(text: string, spans: readonly Span[]): number {
   // Only a call's closed part counts: brackets that never close after a `</think>` (a call sketched
   // in the reasoning) do not make the rest of the reply that call's text.
   const regions = spans.map((span): [number, number] => [span.start, span.open ? span.open.end : span.end]);
-  let at = text.lastIndexOf(THINK_END);
+  let [at, length] = lastThinkEnd(text, text.length);
   // Bounded: each step moves back past a span or ends; a reply of many `</think>`s inside one
   // call's argument skips the rest of that call at once.
   while (at >= 0) {
     const inside = spanAt(at, regions);
-    if (inside === undefined) return at + THINK_END.length;
-    at = inside[0] > 0 ? text.lastIndexOf(THINK_END, inside[0] - 1) : -1;
+    if (inside === undefined) return at + length;
+    [at, length] = lastThinkEnd(text, inside[0] - 1);
   }
   return 0;
 }
@@ -1514,7 +1738,7 @@ function recoverFrom(text: string, known: Known): RecoveredToolCalls {
   if (known.names.size === 0 || text.trim() === "") return { calls: [], text };
   let headEnd = 0;
   let accepted: Span[] | undefined;
-  if (text.includes(THINK_END)) {
+  if (text.includes(THINK_END) || text.includes(KIMI_THINK_END)) {
     // Read from the whole reply first: a `</think>` inside a call's argument does not end the
     // scratchpad, so the reply is cut only at one outside every call.
     const spans = spansIn(text, known);
@@ -1526,6 +1750,13 @@ function recoverFrom(text: string, known: Known): RecoveredToolCalls {
   const tail = text.slice(headEnd);
   if (tail.trim() === "") return { calls: [], text };
   accepted ??= spansIn(tail, known);
+  // A call inside a scratchpad the answer opens again (`<think>` never closed, gpt-oss analysis)
+  // is reasoning, as the stream takes it out of the answer: left in the text, never run.
+  const pads = scratchpadsIn(
+    tail,
+    accepted.map((span): [number, number] => [span.start, span.end]),
+  );
+  if (pads.length > 0) accepted = accepted.filter((span) => spanAt(span.start, pads) === undefined);
   if (accepted.length === 0 || accepted.every((span) => span.calls.length === 0)) return { calls: [], text };
 
   const calls: ToolCallRequest[] = [];
