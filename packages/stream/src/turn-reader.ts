@@ -79,6 +79,10 @@ function partsText(parts: readonly ContentPartLike[], kind: "text" | "thinking")
   return out;
 }
 
+/** The server's error for a choice that finished `"error"` with no error object beside it. */
+const FINISHED_IN_ERROR =
+  'the server ended the turn with finish_reason "error" and sent no error saying why (a router\'s provider failed mid-answer, most often)';
+
 /** Whether an `error` member says something went wrong (`null`, `false` and `""` say nothing did). */
 function isError(error: unknown): boolean {
   return error !== undefined && error !== null && error !== false && error !== "";
@@ -90,7 +94,8 @@ function isError(error: unknown): boolean {
  * mid-stream error is a chunk with both, its choice finishing with `"error"`; the openai SDK's own
  * reader throws on it, a host's client may hand it on), a truthy `error` on the first choice
  * (OpenRouter's `StreamingChoice` carries one beside `finish_reason: "error"`, which no client
- * throws on), a bare `{"object":"error","message":…}` (vLLM's error body), or an `event: error`
+ * throws on), a first choice finishing `"error"` with no error object (an error saying so stands
+ * for it), a bare `{"object":"error","message":…}` (vLLM's error body), or an `event: error`
  * whose data is `{"message":…,"type"|"code":…}` with no `choices`. `undefined` for an ordinary chunk.
  */
 export function chunkError(chunk: ChunkLike): unknown {
@@ -104,6 +109,11 @@ export function chunkError(chunk: ChunkLike): unknown {
       const index = indexOf(choice.index);
       if (index !== undefined && index !== 0) continue;
       if (isError(choice.error)) return choice.error;
+      // A choice that finishes "error" failed whether or not an error object came with it: what it
+      // wrote is a partial turn, never a whole one (a tool call cut mid-arguments would be run).
+      if (typeof choice.finish_reason === "string" && choice.finish_reason.toLowerCase() === "error") {
+        return { message: FINISHED_IN_ERROR };
+      }
     }
     return undefined;
   }
