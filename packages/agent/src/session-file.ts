@@ -59,7 +59,24 @@ export interface SessionMeta {
   updatedAt: string;
 }
 
-/** The file of a session id inside a directory. Throws `AgentError` (`invalid-input`) for an id that is not one path segment. */
+/**
+ * The longest name the store gives a file of a session: `<id>.jsonl.dropped.<pid>.tmp` (a rewrite's
+ * temporary file of the `.dropped` file), with a pid of 7 digits (Linux's largest is 4194304).
+ */
+const LONGEST_SUFFIX = ".jsonl.dropped.4194304.tmp";
+
+/**
+ * The most UTF-8 bytes a session id may take: every file the store names after it (the session
+ * file, `.lock`, `.dropped` and the rewrites' temporary files) then fits a file name of 255 bytes.
+ */
+const MAX_SESSION_ID_BYTES = 255 - LONGEST_SUFFIX.length;
+
+/**
+ * The file of a session id inside a directory. Throws `AgentError` (`invalid-input`) for an id that
+ * is not one path segment, that holds a lone UTF-16 surrogate (the file system would name its file
+ * with U+FFFD, the file of every other such id), or that takes more than 229 bytes in UTF-8
+ * (so that every file named after it fits a file name of 255 bytes).
+ */
 export function sessionPath(dir: string, sessionId: string): string {
   if (
     sessionId === "" ||
@@ -71,6 +88,19 @@ export function sessionPath(dir: string, sessionId: string): string {
     throw new AgentError(
       "invalid-input",
       `A session id must be one path segment (no "/", "\\\\" or NUL, not "." or ".."); got ${JSON.stringify(sessionId)}.`,
+    );
+  }
+  if (!sessionId.isWellFormed()) {
+    throw new AgentError(
+      "invalid-input",
+      `A session id must be well-formed text; got ${JSON.stringify(sessionId)}, which holds a lone UTF-16 surrogate (its file would be named with U+FFFD in its place, the file of other such ids).`,
+    );
+  }
+  const bytes = Buffer.byteLength(sessionId);
+  if (bytes > MAX_SESSION_ID_BYTES) {
+    throw new AgentError(
+      "invalid-input",
+      `A session id must take at most ${MAX_SESSION_ID_BYTES} bytes in UTF-8 (the names of its files, up to <id>${LONGEST_SUFFIX}, must fit 255 bytes); got one of ${bytes} bytes starting ${JSON.stringify(sessionId.slice(0, 40))}.`,
     );
   }
   return join(dir, `${sessionId}.jsonl`);

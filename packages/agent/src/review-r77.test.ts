@@ -1,0 +1,71 @@
+import { readdirSync } from "node:fs";
+import { startServer, type TestServer } from "@loopwright/testkit";
+import { afterEach, describe, expect, it } from "vitest";
+import { AgentError, createSession, listSessions, sessionPath } from "./test-exports.js";
+import { useTempDirs } from "./test-support/temp-dirs.js";
+
+// Review round r77: the session file store, runs on one session, tools and options.
+
+let server: TestServer | undefined;
+const tmpDir = useTempDirs("r77");
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+/** A server answering every request "ok". */
+async function okServer(): Promise<TestServer> {
+  return startServer({ replies: () => ({ content: "ok" }) });
+}
+
+/** What `f` throws, as an `AgentError` (the test fails on anything else, or on no throw). */
+async function refusal(f: () => unknown): Promise<AgentError> {
+  try {
+    await f();
+  } catch (error) {
+    expect(error).toBeInstanceOf(AgentError);
+    return error as AgentError;
+  }
+  throw new Error("expected a refusal, got none");
+}
+
+describe("session ids the file system cannot name as given", () => {
+  it("an id holding a lone surrogate is refused, not opened as the U+FFFD file of every such id", async () => {
+    server = await okServer();
+    const dir = tmpDir();
+    const config = { baseUrl: server.baseUrl, model: "sim", maxRetries: 0 };
+    for (const sessionId of ["\uD800", "a\uDBFFb", "\uDC00"]) {
+      const error = await refusal(() => createSession({ config, sessionDir: dir, sessionId }));
+      expect(error.code).toBe("invalid-input");
+      expect(error.message).toMatch(/lone UTF-16 surrogate/);
+      expect(() => sessionPath(dir, sessionId)).toThrow(/lone UTF-16 surrogate/);
+    }
+    expect(readdirSync(dir)).toEqual([]);
+    // A well-formed id with a surrogate pair (an emoji) is one path segment like any other.
+    const s = await createSession({ config, sessionDir: dir, sessionId: "chat-\u{1F600}" });
+    await s.prompt("hi");
+    await s.close();
+    expect(listSessions(dir).map((m) => m.id)).toEqual(["chat-\u{1F600}"]);
+  });
+
+  it("an id too long for its files' names is refused with the limit named, nothing created", async () => {
+    server = await okServer();
+    const dir = tmpDir();
+    const config = { baseUrl: server.baseUrl, model: "sim", maxRetries: 0 };
+    for (const sessionId of ["x".repeat(240), "é".repeat(120)]) {
+      const error = await refusal(() => createSession({ config, sessionDir: dir, sessionId }));
+      expect(error.code).toBe("invalid-input");
+      expect(error.message).toMatch(/at most 229 bytes in UTF-8/);
+    }
+    expect(readdirSync(dir)).toEqual([]);
+    // The longest id taken works through every write of the file (the rewrite's temporary file too).
+    const longest = `${"é".repeat(114)}x`;
+    const s = await createSession({ config, sessionDir: dir, sessionId: longest });
+    expect((await s.prompt("hi")).status).toBe("ok");
+    await s.save();
+    await s.close();
+    const again = await createSession({ config, sessionDir: dir, sessionId: longest });
+    expect(again.messages.map((m) => m.role)).toEqual(["user", "assistant"]);
+    await again.close();
+  });
+});
