@@ -69,3 +69,18 @@ describe("session ids the file system cannot name as given", () => {
     await again.close();
   });
 });
+
+describe("a path option given as empty text (an environment variable set to nothing)", () => {
+  for (const name of ["sessionDir", "importPath"] as const) {
+    it(`${name}: "" is refused, naming it, not read as "none" with nothing stored or seeded`, async () => {
+      server = await okServer();
+      const config = { baseUrl: server.baseUrl, model: "sim", maxRetries: 0 };
+      const error = await refusal(() => createSession({ config, sessionId: "kept", [name]: "" }));
+      expect(error.code).toBe("invalid-input");
+      expect(error.message).toBe(
+        `createSession: ${name} must be a non-empty path; got "" (leave ${name} out, or give it as undefined or null, for none).`,
+      );
+      expect(server.chatRequests).toHaveLength(0);
+    });
+  }
+});

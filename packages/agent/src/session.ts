@@ -195,7 +195,7 @@ export interface SessionOptions {
   /** Names the session's file; one path segment. A fresh UUID when absent. */
   sessionId?: string | null | undefined;
   /**
-   * Where `<sessionId>.jsonl` lives. Absent: nothing is stored. The file is held by one open session
+   * Where `<sessionId>.jsonl` lives. Absent: nothing is stored. `""` is refused (`invalid-input`). The file is held by one open session
    * at a time (its lock `<file>.lock`): opening it while another process, or another open session of
    * this one, holds it throws `AgentError` `locked`.
    */
@@ -214,7 +214,8 @@ export interface SessionOptions {
    * is not applied (a notice says so): opening with the same options again never replaces the
    * conversation. Prompts the seed ends in that no assistant message answered (app-only messages
    * after them answer nothing) are not carried over, with a notice; the seed file is only read. A
-   * seed that does not exist, when it would be applied, is refused (`AgentError` `invalid-input`).
+   * seed that does not exist, when it would be applied, is refused (`AgentError` `invalid-input`),
+   * and so is `""`.
    */
   importPath?: string | null | undefined;
   /** Tool-calling turns per prompt (default 50); the turn after is reserved for the answer. */
@@ -367,6 +368,21 @@ function text(value: unknown, name: string, what: string): string | undefined {
   if (typeof value === "string") return value;
   const kind = Array.isArray(value) ? "an array" : `a ${typeof value}`;
   throw invalid(`createSession: ${name} must be ${what}; got ${kind}.`);
+}
+
+/**
+ * A path option: absent (`undefined` or `null`) is undefined; otherwise non-empty text or
+ * `invalid-input` — an empty one (an environment variable set to nothing) would store nothing, or
+ * seed from nothing, with no word said.
+ */
+function pathOption(value: unknown, name: string): string | undefined {
+  const given = text(value, name, "a path (a string)");
+  if (given === "") {
+    throw invalid(
+      `createSession: ${name} must be a non-empty path; got "" (leave ${name} out, or give it as undefined or null, for none).`,
+    );
+  }
+  return given;
 }
 
 /**
@@ -821,8 +837,8 @@ export class Session {
     // session's own options are not the Agent's, and it reads `system` and `tools` above first.
     checkAgentOptions(options, "createSession");
     // Checked before any is used as a path: a number given to `fs` is read as an open file descriptor.
-    const sessionDir = text(options.sessionDir, "sessionDir", "a path (a string)");
-    const importPath = text(options.importPath, "importPath", "a path (a string)");
+    const sessionDir = pathOption(options.sessionDir, "sessionDir");
+    const importPath = pathOption(options.importPath, "importPath");
     this.sessionId = text(options.sessionId, "sessionId", "a string") ?? randomUUID();
     this.filePath = sessionDir ? sessionPath(sessionDir, this.sessionId) : undefined;
     const leaseMs = lockLease(options.lockLeaseMs);
