@@ -1,4 +1,5 @@
-import { readdirSync } from "node:fs";
+import { readdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { startServer, type TestServer } from "@loopwright/testkit";
 import { afterEach, describe, expect, it } from "vitest";
 import { AgentError, createSession, listSessions, sessionPath } from "./test-exports.js";
@@ -83,4 +84,39 @@ describe("a path option given as empty text (an environment variable set to noth
       expect(server.chatRequests).toHaveLength(0);
     });
   }
+});
+
+describe("a lock file of another host holding fields no loopwright writes", () => {
+  const lock = (fields: Record<string, unknown>) =>
+    JSON.stringify({ pid: 4242, host: "build-box-7", token: "t-1", leaseMs: 2_147_483_647, ...fields });
+
+  it("a since that is not text (an object whose toString is no function) is refused as locked, not a TypeError", async () => {
+    const dir = tmpDir();
+    writeFileSync(join(dir, "s.jsonl.lock"), lock({ since: { toString: 1 } }));
+    const error = await refusal(() =>
+      createSession({
+        config: { baseUrl: "http://127.0.0.1:9/v1", model: "m" },
+        sessionDir: dir,
+        sessionId: "s",
+      }),
+    );
+    expect(error.code).toBe("locked");
+    expect(error.message).toMatch(/is open in process 4242 on host build-box-7\. /);
+  });
+
+  it("a since or host of a megabyte is shown cut short in the refusal", async () => {
+    const dir = tmpDir();
+    const host = `h${"o".repeat(1_000_000)}`;
+    writeFileSync(join(dir, "s.jsonl.lock"), lock({ host, since: `2026-${"9".repeat(1_000_000)}` }));
+    const error = await refusal(() =>
+      createSession({
+        config: { baseUrl: "http://127.0.0.1:9/v1", model: "m" },
+        sessionDir: dir,
+        sessionId: "s",
+      }),
+    );
+    expect(error.code).toBe("locked");
+    expect(error.message).toContain(`on host ${host.slice(0, 99)}…, since 2026-${"9".repeat(94)}…`);
+    expect(error.message.length).toBeLessThan(1500);
+  });
 });
