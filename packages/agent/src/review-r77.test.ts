@@ -120,3 +120,36 @@ describe("a lock file of another host holding fields no loopwright writes", () =
     expect(error.message.length).toBeLessThan(1500);
   });
 });
+
+describe("an AskUser question's header longer than 12 code units", () => {
+  it("is cut before a character it would split (an emoji), so the header shown holds no lone surrogate", async () => {
+    const ask = (header: string, id: string) => ({
+      id,
+      name: "AskUser",
+      arguments: JSON.stringify({
+        questions: [{ question: `Pick ${id}?`, header, options: [{ label: "A" }, { label: "B" }] }],
+      }),
+    });
+    server = await startServer({
+      replies: [
+        { toolCalls: [ask("a\u{1F4C5}\u{1F4C5}\u{1F4C5}\u{1F4C5}\u{1F4C5}\u{1F4C5}", "c1")] },
+        { toolCalls: [ask("\u{1F4C5}".repeat(7), "c2")] },
+        { content: "Done." },
+      ],
+    });
+    const session = await createSession({
+      config: { baseUrl: server.baseUrl, model: "sim", maxRetries: 0 },
+      builtInTools: { askUser: true },
+    });
+    const headers: (string | undefined)[] = [];
+    session.onEvent((event) => {
+      if (event.type !== "question") return;
+      headers.push(event.questions[0]?.header);
+      session.submitAnswer(event.id, ["A"]);
+    });
+    expect((await session.prompt("Go")).status).toBe("ok");
+    expect(headers).toEqual([`a${"\u{1F4C5}".repeat(5)}`, "\u{1F4C5}".repeat(6)]);
+    expect(headers.every((header) => header?.isWellFormed())).toBe(true);
+    await session.close();
+  });
+});
