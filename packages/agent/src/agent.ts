@@ -26,7 +26,7 @@ import type {
 } from "./agent-events.js";
 import { type AgentBackend, loopBackend } from "./backend.js";
 import { AgentError, errorText, kindOf } from "./errors.js";
-import { type AgentMessage, defaultConvertToLlm, messageProblem, userMessage } from "./messages.js";
+import { type AgentMessage, cutText, defaultConvertToLlm, messageProblem, userMessage } from "./messages.js";
 import { type AgentTool, type ToolExecutionMode, ToolRegistry } from "./tools.js";
 
 /** How many queued messages a drain point delivers: the oldest only (default), or all of them. */
@@ -577,7 +577,7 @@ function thrownDetail(thrown: unknown): string {
   } catch {
     text = "something that could not be read";
   }
-  return text.length > 200 ? `${text.slice(0, 200)}…` : text;
+  return text.length > 200 ? `${cutText(text, 200)}…` : text;
 }
 
 /**

@@ -1,3 +1,4 @@
+import { cutText } from "./messages.js";
 import type { Todo, TodoStatus } from "./session-file.js";
 import type { AgentTool } from "./tools.js";
 
@@ -60,21 +61,12 @@ export function readQuestions(args: Record<string, unknown>): AskQuestion[] {
       };
     });
     return {
-      ...(typeof q.header === "string" ? { header: shortHeader(q.header) } : {}),
+      ...(typeof q.header === "string" ? { header: cutText(q.header, 12) } : {}),
       question: q.question,
       options: read,
       multiSelect: q.multiSelect === true,
     };
   });
-}
-
-/**
- * A question's header cut to 12 UTF-16 code units, never inside a character: a pair (an emoji)
- * that would be cut in two is left out whole, so the header shown holds no lone surrogate.
- */
-function shortHeader(header: string): string {
-  const cut = header.slice(0, 12);
-  return /[\uD800-\uDBFF]$/.test(cut) && /[\uDC00-\uDFFF]/.test(header[12] ?? "") ? cut.slice(0, -1) : cut;
 }
 
 /** The AskUser tool: asks the user 1–4 questions through `ask`, which resolves with one answer each. */

@@ -2,7 +2,7 @@ import { readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { startServer, type TestServer } from "@loopwright/testkit";
 import { afterEach, describe, expect, it } from "vitest";
-import { AgentError, createSession, listSessions, sessionPath } from "./test-exports.js";
+import { AgentError, createSession, listSessions, readSessionFile, sessionPath } from "./test-exports.js";
 import { useTempDirs } from "./test-support/temp-dirs.js";
 
 // Review round r77: the session file store, runs on one session, tools and options.
@@ -151,5 +151,38 @@ describe("an AskUser question's header longer than 12 code units", () => {
     expect(headers).toEqual([`a${"\u{1F4C5}".repeat(5)}`, "\u{1F4C5}".repeat(6)]);
     expect(headers.every((header) => header?.isWellFormed())).toBe(true);
     await session.close();
+  });
+});
+
+describe("text the store cuts short for a title or a notice", () => {
+  it("never ends inside a character: an emoji on the cut is left out whole, no lone surrogate", async () => {
+    const dir = tmpDir();
+    // The 60th and 61st code units of the prompt are one emoji, as are the 74th and 75th.
+    const prompt = `${"p".repeat(59)}\u{1F4C5}${"q".repeat(12)}\u{1F4C5}tail`;
+    const header = JSON.stringify({
+      type: "session",
+      version: 1,
+      id: "t",
+      createdAt: "2026-01-01T00:00:00.000Z",
+    });
+    const asked = JSON.stringify({ type: "message", message: { role: "user", content: prompt } });
+    writeFileSync(join(dir, "t.jsonl"), `${header}\n${asked}\n`);
+    const [meta] = listSessions(dir);
+    expect(meta?.title).toBe("p".repeat(59));
+    expect(meta?.title?.isWellFormed()).toBe(true);
+    // Read as a session opening its own file: the unanswered prompt is dropped, named in a notice.
+    const loaded = readSessionFile(join(dir, "t.jsonl"));
+    expect(loaded.messages).toHaveLength(1);
+    server = await okServer();
+    const session = await createSession({
+      config: { baseUrl: server.baseUrl, model: "sim", maxRetries: 0 },
+      sessionDir: dir,
+      sessionId: "t",
+    });
+    const notices = session.getSnapshot().timeline.flatMap((e) => (e.type === "notice" ? [e.text] : []));
+    await session.close();
+    const named = notices.find((text) => text.includes("never answered"));
+    expect(named).toContain(`"${"p".repeat(59)}\u{1F4C5}${"q".repeat(12)}…"`);
+    expect(notices.every((text) => text.isWellFormed())).toBe(true);
   });
 });

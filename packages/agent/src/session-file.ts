@@ -16,6 +16,7 @@ import {
   type AgentMessage,
   answeredPrefix,
   callProblem,
+  cutText,
   isRecord as isObject,
   isPart,
   LLM_ROLES,
@@ -109,7 +110,7 @@ export function sessionPath(dir: string, sessionId: string): string {
 /** `text` cut to `max` characters for a notice. */
 function clip(text: string, max = 75): string {
   const flat = text.replace(/\s+/g, " ").trim();
-  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+  return flat.length > max ? `${cutText(flat, max - 1)}…` : flat;
 }
 
 /**
@@ -855,7 +856,7 @@ export function listSessions(dir: string): SessionMeta[] {
     if (!isObject(first) || first.type !== "session") continue;
     const loaded = readSessionFile(path);
     const user = loaded.messages.find((m) => (m as { role?: string }).role === "user");
-    const title = user ? messageText(user).replace(/\s+/g, " ").trim().slice(0, 60) : "";
+    const title = user ? cutText(messageText(user).replace(/\s+/g, " ").trim(), 60) : "";
     let updatedAt: string;
     try {
       updatedAt = statSync(path).mtime.toISOString();

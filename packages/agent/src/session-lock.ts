@@ -18,6 +18,7 @@ import { hostname } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
 import { threadId } from "node:worker_threads";
 import { AgentError, errorText } from "./errors.js";
+import { cutText } from "./messages.js";
 
 /** Who holds a session file's lock, as its `.lock` file says. */
 interface LockHolder {
@@ -396,7 +397,7 @@ function parseHolder(text: string): LockHolder | undefined {
 
 /** Text a lock file holds, as a message shows it: at most 100 characters, a longer one cut with "…". */
 function shortText(text: string): string {
-  return text.length > 100 ? `${text.slice(0, 99)}…` : text;
+  return text.length > 100 ? `${cutText(text, 99)}…` : text;
 }
 
 /**

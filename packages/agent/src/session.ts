@@ -41,7 +41,7 @@ import {
   todoWriteTool,
 } from "./builtin-tools.js";
 import { AgentError, errorText, SessionBusyError } from "./errors.js";
-import { type AgentMessage, LLM_ROLES, messageText, userMessage } from "./messages.js";
+import { type AgentMessage, cutText, LLM_ROLES, messageText, userMessage } from "./messages.js";
 import type { DroppedLine } from "./session-dropped.js";
 import {
   depthProblem,
@@ -501,7 +501,7 @@ function answerFault(question: AskQuestion, answer: unknown): string | undefined
 
 function summarize(text: string, max = 75): string {
   const flat = text.replace(/\s+/g, " ").trim();
-  return flat.length > max ? `${flat.slice(0, max)}…` : flat;
+  return flat.length > max ? `${cutText(flat, max)}…` : flat;
 }
 
 /** Where the last summary an `autoCompact` fold put into the transcript is, or -1. */
