@@ -186,3 +186,35 @@ describe("text the store cuts short for a title or a notice", () => {
     expect(notices.every((text) => text.isWellFormed())).toBe(true);
   });
 });
+
+describe("a session file of many lines the reader drops (each told in a notice)", () => {
+  it("opens in time linear in them: the notices join the timeline in one go, not copying it once each", async () => {
+    const dir = tmpDir();
+    const header = JSON.stringify({
+      type: "session",
+      version: 1,
+      id: "x",
+      createdAt: "2026-01-01T00:00:00.000Z",
+    });
+    const open = async (lines: number): Promise<number> => {
+      const id = `bad${lines}`;
+      const body = Array.from({ length: lines }, (_, at) => `not json ${at}`).join("\n");
+      writeFileSync(join(dir, `${id}.jsonl`), `${header}\n${body}\n`);
+      const started = performance.now();
+      const session = await createSession({
+        config: { baseUrl: "http://127.0.0.1:9/v1", model: "m" },
+        sessionDir: dir,
+        sessionId: id,
+      });
+      const took = performance.now() - started;
+      expect(session.getSnapshot().timeline).toHaveLength(lines + 1); // and the .dropped notice
+      await session.close();
+      return took;
+    };
+    await open(500); // warm-up
+    const small = await open(2_500);
+    const large = await open(20_000);
+    // 8 times the lines: about 8 times the time when linear; the quadratic copy took 60-100 times.
+    expect(large / small).toBeLessThan(25);
+  }, 120_000);
+});

@@ -1005,7 +1005,15 @@ export class Session {
         this.#rewrite(messages, todos, loaded);
       }
       this.#stored = messages.length;
-      for (const text of notices) this.addNotice(text);
+      // Added in one go: no listener can be subscribed yet, and a notice at a time copies the
+      // timeline each time (a file of thousands of unreadable lines took minutes to open).
+      this.#view = {
+        ...this.#view,
+        timeline: [
+          ...this.#view.timeline,
+          ...notices.map((text): TimelineEvent => ({ type: "notice", text })),
+        ],
+      };
       if (this.#mcp) {
         this.#byItself(() => {
           this.agent.catalog = this.#catalog();
