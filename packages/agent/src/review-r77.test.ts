@@ -2,7 +2,16 @@ import { readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { startServer, type TestServer } from "@loopwright/testkit";
 import { afterEach, describe, expect, it } from "vitest";
-import { AgentError, createSession, listSessions, readSessionFile, sessionPath } from "./test-exports.js";
+import {
+  Agent,
+  AgentError,
+  type AgentTool,
+  createSession,
+  listSessions,
+  readSessionFile,
+  sessionPath,
+  ToolRegistry,
+} from "./test-exports.js";
 import { useTempDirs } from "./test-support/temp-dirs.js";
 
 // Review round r77: the session file store, runs on one session, tools and options.
@@ -217,4 +226,62 @@ describe("a session file of many lines the reader drops (each told in a notice)"
     // 8 times the lines: about 8 times the time when linear; the quadratic copy took 60-100 times.
     expect(large / small).toBeLessThan(25);
   }, 120_000);
+});
+
+describe("a tool whose parameters, description or executionMode is of the wrong kind", () => {
+  const base = {
+    name: "deploy",
+    description: "Deploys",
+    parameters: { type: "object", properties: {} },
+    execute: () => "ok",
+  };
+  const cases: [string, Record<string, unknown>, string][] = [
+    [
+      "parameters given as the schema's JSON text",
+      { parameters: '{"type":"object","properties":{"env":{"type":"string"}}}' },
+      'The tool "deploy" has parameters that are not a JSON Schema object; got a string ("{\\"type\\":\\"object\\",\\"properties\\":{\\"env\\":{\\"t…") (give the schema object, not its JSON text); it was not registered.',
+    ],
+    [
+      "parameters given as a list",
+      { parameters: [] },
+      'The tool "deploy" has parameters that are not a JSON Schema object; got a list; it was not registered.',
+    ],
+    [
+      "a description that is a number",
+      { description: 5 },
+      'The tool "deploy" has a description that is not text; got a number (5); it was not registered.',
+    ],
+    [
+      'executionMode misspelt "serial" (its calls would run together)',
+      { executionMode: "serial" },
+      'The tool "deploy" has executionMode a string ("serial"); it must be "parallel" or "sequential"; it was not registered.',
+    ],
+  ];
+  for (const [name, fields, message] of cases) {
+    it(`${name}: refused with invalid-input naming the tool, by new Agent, createSession and register`, async () => {
+      server = await okServer();
+      const config = { baseUrl: server.baseUrl, model: "sim", maxRetries: 0 };
+      const tool = { ...base, ...fields } as unknown as AgentTool;
+      const byAgent = await refusal(() => new Agent({ config, tools: [tool] }));
+      expect([byAgent.code, byAgent.message]).toEqual(["invalid-input", message]);
+      const bySession = await refusal(() => createSession({ config, tools: [tool] }));
+      expect([bySession.code, bySession.message]).toEqual(["invalid-input", `createSession: ${message}`]);
+      const registry = new ToolRegistry();
+      const byRegister = await refusal(() => registry.register(tool));
+      expect(byRegister.message).toBe(message);
+      expect(registry.list()).toEqual([]);
+      expect(server.chatRequests).toHaveLength(0);
+    });
+  }
+
+  it("left out or null, each is taken as before (no description, an empty schema, parallel)", async () => {
+    server = await okServer();
+    const config = { baseUrl: server.baseUrl, model: "sim", maxRetries: 0 };
+    const { description: _, ...bare } = base;
+    const tool = { ...bare, parameters: null, executionMode: null } as unknown as AgentTool;
+    expect((await new Agent({ config, tools: [tool] }).prompt("hi")).status).toBe("ok");
+    const sent = (server.chatRequests[0]!.body as { tools: { function: Record<string, unknown> }[] }).tools;
+    expect(sent[0]!.function.name).toBe("deploy");
+    expect(sent[0]!.function.description).toBeUndefined();
+  });
 });
