@@ -1,4 +1,4 @@
-import { readdirSync, writeFileSync } from "node:fs";
+import { readdirSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { startServer, type TestServer } from "@loopwright/testkit";
 import { afterEach, describe, expect, it } from "vitest";
@@ -283,5 +283,31 @@ describe("a tool whose parameters, description or executionMode is of the wrong 
     const sent = (server.chatRequests[0]!.body as { tools: { function: Record<string, unknown> }[] }).tools;
     expect(sent[0]!.function.name).toBe("deploy");
     expect(sent[0]!.function.description).toBeUndefined();
+  });
+});
+
+describe("a session file deleted while its session is open", () => {
+  it("is written whole again at the next write, not restarted without its header and its first exchanges", async () => {
+    server = await okServer();
+    const dir = tmpDir();
+    const config = { baseUrl: server.baseUrl, model: "sim", maxRetries: 0 };
+    const session = await createSession({ config, sessionDir: dir, sessionId: "kept" });
+    await session.prompt("first question");
+    unlinkSync(session.filePath as string);
+    expect((await session.prompt("second question")).status).toBe("ok");
+    const notices = session.getSnapshot().timeline.flatMap((e) => (e.type === "notice" ? [e.text] : []));
+    expect(notices).toEqual([
+      `The session file ${session.filePath} was gone (deleted while this session was open); it was written again whole from the conversation this session holds, so it resumes from it.`,
+    ]);
+    await session.close();
+    expect(listSessions(dir).map((meta) => [meta.id, meta.title])).toEqual([["kept", "first question"]]);
+    const resumed = await createSession({ config, sessionDir: dir, sessionId: "kept" });
+    expect(resumed.messages.map((m) => [m.role, (m as { content?: unknown }).content])).toEqual([
+      ["user", "first question"],
+      ["assistant", "ok"],
+      ["user", "second question"],
+      ["assistant", "ok"],
+    ]);
+    await resumed.close();
   });
 });

@@ -731,6 +731,16 @@ export class SessionFile {
     }
   }
 
+  /** Whether the file is there; true too when that cannot be told (a failure other than ENOENT). */
+  exists(): boolean {
+    try {
+      statSync(this.path);
+      return true;
+    } catch (error) {
+      return (error as { code?: string }).code !== "ENOENT";
+    }
+  }
+
   #append(record: SessionRecord): void {
     let size: number | undefined;
     try {

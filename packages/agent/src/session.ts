@@ -757,6 +757,8 @@ export class Session {
    * place, `agent.reset()`): the file no longer holds its head, so the next write rewrites it whole.
    */
   #resync = false;
+  /** True while `#regrow` writes the file whole again (its own writes are not checked for a deleted file). */
+  #regrowing = false;
   /** The calls of the last assistant message in the file that the file holds no answer to yet. */
   #fileOpen = new Set<string>();
   /**
@@ -1868,7 +1870,7 @@ export class Session {
    */
   #rewrite(messages: readonly AgentMessage[], todos: readonly Todo[], loaded: readonly string[]): void {
     const early = [...this.#early];
-    if (!this.#write((file) => file.rewrite(this.sessionId, this.#createdAt, messages, todos, loaded)))
+    if (!this.#write((file) => file.rewrite(this.sessionId, this.#createdAt, messages, todos, loaded), false))
       return;
     this.#fileOpen = new Set();
     for (const message of messages) this.#track(message);
@@ -1899,15 +1901,37 @@ export class Session {
    * tells the lock how the file now stands (a later change by another writer is then told apart).
    * Returns false when nothing was written (no file, or no longer this session's).
    */
-  #write(write: (file: SessionFile) => void): boolean {
+  #write(write: (file: SessionFile) => void, append = true): boolean {
     const file = this.#writable();
     if (!file) return false;
+    // An append to a file deleted while the session is open would start a new one without its
+    // header or the conversation before it (listSessions would not list it; it would resume from
+    // the middle): it is written whole again first, from what the session had written.
+    if (append && !this.#regrowing && !file.exists()) this.#regrow();
     try {
       write(file);
     } finally {
       this.#lock?.wrote();
     }
     return true;
+  }
+
+  /**
+   * Writes the session file whole again, with the messages it held (`#stored` of them; one too deep
+   * for the file is left out, as it was), the todos and what is loaded, after it was found deleted
+   * while the session was open; a notice says so.
+   */
+  #regrow(): void {
+    this.#regrowing = true;
+    try {
+      const held = this.agent.messages.slice(0, this.#stored).filter((message) => !depthProblem(message));
+      this.#rewrite(held, this.#todos, this.agent.loaded);
+      this.addNotice(
+        `The session file ${this.filePath} was gone (deleted while this session was open); it was written again whole from the conversation this session holds, so it resumes from it.`,
+      );
+    } finally {
+      this.#regrowing = false;
+    }
   }
 
   #closeOpenTools(): void {
