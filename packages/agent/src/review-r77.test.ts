@@ -311,3 +311,62 @@ describe("a session file deleted while its session is open", () => {
     await resumed.close();
   });
 });
+
+describe("Agent.messages assigned while a run's loop goes", () => {
+  const wipeReplies = () => [
+    { toolCalls: [{ id: "c1", name: "wipe", arguments: "{}" }] },
+    { content: "After the wipe." },
+    { content: "Next answer." },
+  ];
+
+  it("from a session tool's execute: refused (busy), the run and every later prompt go on with one whole transcript", async () => {
+    server = await startServer({ replies: wipeReplies() });
+    const dir = tmpDir();
+    let session: Awaited<ReturnType<typeof createSession>> | undefined;
+    let refused: unknown;
+    session = await createSession({
+      config: { baseUrl: server.baseUrl, model: "sim", maxRetries: 0 },
+      sessionDir: dir,
+      sessionId: "w",
+      tools: [
+        {
+          name: "wipe",
+          description: "Starts the conversation over",
+          parameters: { type: "object", properties: {} },
+          execute: () => {
+            try {
+              (session as NonNullable<typeof session>).agent.messages = [];
+            } catch (error) {
+              refused = error;
+              throw error;
+            }
+            return "wiped";
+          },
+        },
+      ],
+    });
+    expect(await session.prompt("Go")).toEqual({ status: "ok", reply: "After the wipe." });
+    expect(refused).toBeInstanceOf(AgentError);
+    expect((refused as AgentError).code).toBe("busy");
+    expect(session.messages.map((m) => m.role)).toEqual(["user", "assistant", "tool", "assistant"]);
+    expect(await session.prompt("And now?")).toEqual({ status: "ok", reply: "Next answer." });
+    await session.close();
+    const resumed = await createSession({
+      config: { baseUrl: server.baseUrl, model: "sim" },
+      sessionDir: dir,
+      sessionId: "w",
+    });
+    expect(resumed.messages).toHaveLength(6);
+    await resumed.close();
+  });
+
+  it("in an agent_end listener: taken, as before", async () => {
+    server = await okServer();
+    const agent = new Agent({ config: { baseUrl: server.baseUrl, model: "sim", maxRetries: 0 } });
+    agent.subscribe((event) => {
+      if (event.type === "agent_end") agent.messages = agent.messages.slice(-1);
+    });
+    expect((await agent.prompt("Hello")).status).toBe("ok");
+    expect(agent.messages).toEqual([{ role: "assistant", content: "ok" }]);
+  });
+});
