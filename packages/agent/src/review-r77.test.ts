@@ -1,4 +1,4 @@
-import { readdirSync, unlinkSync, writeFileSync } from "node:fs";
+import { closeSync, openSync, readdirSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { startServer, type TestServer } from "@loopwright/testkit";
 import { afterEach, describe, expect, it } from "vitest";
@@ -368,5 +368,52 @@ describe("Agent.messages assigned while a run's loop goes", () => {
     });
     expect((await agent.prompt("Hello")).status).toBe("ok");
     expect(agent.messages).toEqual([{ role: "assistant", content: "ok" }]);
+  });
+});
+
+describe("the file store's functions given a path that is not text", () => {
+  it("refuse it (invalid-input) rather than read a number as an open file descriptor or list nothing for undefined", () => {
+    const dir = tmpDir();
+    const file = join(dir, "s.jsonl");
+    const header = JSON.stringify({
+      type: "session",
+      version: 1,
+      id: "s",
+      createdAt: "2026-01-01T00:00:00.000Z",
+    });
+    writeFileSync(
+      file,
+      `${header}\n${JSON.stringify({ type: "message", message: { role: "user", content: "Private note" } })}\n`,
+    );
+    const fd = openSync(file, "r");
+    try {
+      const refused = (f: () => unknown) => {
+        try {
+          f();
+        } catch (error) {
+          expect(error).toBeInstanceOf(AgentError);
+          return [(error as AgentError).code, (error as AgentError).message];
+        }
+        return ["no refusal"];
+      };
+      expect(refused(() => readSessionFile(fd as unknown as string))).toEqual([
+        "invalid-input",
+        `readSessionFile: path must be a path (a non-empty string); got a number (${fd}).`,
+      ]);
+      expect(refused(() => listSessions(undefined as unknown as string))).toEqual([
+        "invalid-input",
+        "listSessions: dir must be a path (a non-empty string); got undefined.",
+      ]);
+      expect(refused(() => sessionPath(dir, 5 as unknown as string))).toEqual([
+        "invalid-input",
+        "sessionPath: sessionId must be a string; got a number (5).",
+      ]);
+      expect(refused(() => sessionPath(7 as unknown as string, "s"))).toEqual([
+        "invalid-input",
+        "sessionPath: dir must be a path (a non-empty string); got a number (7).",
+      ]);
+    } finally {
+      closeSync(fd);
+    }
   });
 });

@@ -11,7 +11,7 @@ import {
 import { basename, dirname, join } from "node:path";
 import { types } from "node:util";
 import type { ChatMessage } from "@loopwright/loop";
-import { AgentError, errorText } from "./errors.js";
+import { AgentError, errorText, kindOf } from "./errors.js";
 import {
   type AgentMessage,
   answeredPrefix,
@@ -79,6 +79,13 @@ const MAX_SESSION_ID_BYTES = 255 - LONGEST_SUFFIX.length;
  * (so that every file named after it fits a file name of 255 bytes).
  */
 export function sessionPath(dir: string, sessionId: string): string {
+  pathArgument("sessionPath", "dir", dir);
+  if (typeof sessionId !== "string") {
+    throw new AgentError(
+      "invalid-input",
+      `sessionPath: sessionId must be a string; got ${kindOf(sessionId)}.`,
+    );
+  }
   if (
     sessionId === "" ||
     sessionId === "." ||
@@ -107,6 +114,20 @@ export function sessionPath(dir: string, sessionId: string): string {
   return join(dir, `${sessionId}.jsonl`);
 }
 
+/**
+ * Throws `AgentError` (`invalid-input`) for a path argument that is not a non-empty string: `fs`
+ * reads a number as an open file descriptor (0 is stdin, where a read waits), and an `undefined`
+ * directory would list nothing as a missing one does.
+ */
+function pathArgument(fn: string, name: string, value: unknown): void {
+  if (typeof value !== "string" || value === "") {
+    throw new AgentError(
+      "invalid-input",
+      `${fn}: ${name} must be a path (a non-empty string); got ${value === "" ? '""' : kindOf(value)}.`,
+    );
+  }
+}
+
 /** `text` cut to `max` characters for a notice. */
 function clip(text: string, max = 75): string {
   const flat = text.replace(/\s+/g, " ").trim();
@@ -131,9 +152,11 @@ function clip(text: string, max = 75): string {
  * with a notice, as is everything after an answer to no call. A step's answers are read in the order
  * of its calls. A stored call whose `type` is another string (`"tool"`, `"function_call"`, `""`) but
  * which holds a well-formed `function` is read as that function call, with a notice. Returns an
- * empty session for a missing file. Throws `AgentError` (`storage`) when the file cannot be read.
+ * empty session for a missing file. Throws `AgentError` (`storage`) when the file cannot be read, and
+ * (`invalid-input`) for a path that is not a non-empty string (a number would be read as a file descriptor).
  */
 export function readSessionFile(path: string): LoadedSession {
+  pathArgument("readSessionFile", "path", path);
   const { lost: _, ...loaded } = readSession(path);
   return loaded;
 }
@@ -835,9 +858,11 @@ function sameNames(a: readonly string[], b: readonly string[]): boolean {
  * time instead. Files that are not session files (no session header on the first line, or a name
  * `sessionPath` would not take) are skipped, and so is anything not named `.jsonl` (a
  * `<file>.lock`, a `<file>.dropped`); a missing directory lists nothing, and a session deleted
- * while this lists the directory is left out.
+ * while this lists the directory is left out. Throws `AgentError` (`invalid-input`) for a `dir` that
+ * is not a non-empty string.
  */
 export function listSessions(dir: string): SessionMeta[] {
+  pathArgument("listSessions", "dir", dir);
   let names: string[];
   try {
     names = readdirSync(dir).filter((n) => n.endsWith(".jsonl"));
