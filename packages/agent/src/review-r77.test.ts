@@ -388,13 +388,14 @@ describe("the file store's functions given a path that is not text", () => {
     const fd = openSync(file, "r");
     try {
       const refused = (f: () => unknown) => {
+        let caught: unknown = "no refusal";
         try {
           f();
         } catch (error) {
-          expect(error).toBeInstanceOf(AgentError);
-          return [(error as AgentError).code, (error as AgentError).message];
+          caught = error;
         }
-        return ["no refusal"];
+        expect(caught).toBeInstanceOf(AgentError);
+        return [(caught as AgentError).code, (caught as AgentError).message];
       };
       expect(refused(() => readSessionFile(fd as unknown as string))).toEqual([
         "invalid-input",
