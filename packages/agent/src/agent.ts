@@ -26,7 +26,7 @@ import type {
 } from "./agent-events.js";
 import { type AgentBackend, loopBackend } from "./backend.js";
 import { AgentError, errorText, kindOf } from "./errors.js";
-import { type AgentMessage, defaultConvertToLlm, messageProblem, userMessage } from "./messages.js";
+import { type AgentMessage, cutText, defaultConvertToLlm, messageProblem, userMessage } from "./messages.js";
 import { type AgentTool, type ToolExecutionMode, ToolRegistry } from "./tools.js";
 
 /** How many queued messages a drain point delivers: the oldest only (default), or all of them. */
@@ -577,7 +577,7 @@ function thrownDetail(thrown: unknown): string {
   } catch {
     text = "something that could not be read";
   }
-  return text.length > 200 ? `${text.slice(0, 200)}…` : text;
+  return text.length > 200 ? `${cutText(text, 200)}…` : text;
 }
 
 /**
@@ -1195,12 +1195,21 @@ export const AFTER_RUN: unique symbol = Symbol("Agent.afterRun");
 export class Agent {
   /**
    * The transcript. Assigning copies the array; a value that is not a list of messages throws
-   * `AgentError` (`invalid-input`) naming the first that is not one, the transcript unchanged.
+   * `AgentError` (`invalid-input`) naming the first that is not one, the transcript unchanged, and
+   * so does (`busy`) an assignment while a run's loop goes (from a tool's `execute`, a hook, a
+   * listener before `agent_end`): the run appends to the transcript. In an `agent_end` listener it
+   * is taken.
    */
   get messages(): AgentMessage[] {
     return this.#messages;
   }
   set messages(messages: readonly AgentMessage[]) {
+    if (this.#looping) {
+      throw new AgentError(
+        "busy",
+        "Agent.messages was assigned while a run is going; the transcript was not changed (the run appends its messages to it, and would leave its calls unanswered). Assign it once the run has ended — after prompt() resolves, or in an agent_end listener —, or add a message with steer()/followUp().",
+      );
+    }
     this.#messages = [...checkedMessages("Agent.messages", messages)];
     // A replacement that dropped the messages a tool was loaded in drops it from what is loaded.
     this.#loaded = stillShown(this.#loaded, this.#messages);
@@ -1315,6 +1324,8 @@ export class Agent {
   #batch: Batch | undefined;
   /** Where the running run's messages start in the transcript. */
   #from = 0;
+  /** True while a run's loop goes: from its start until its `agent_end` is told (the transcript is the run's to append to). */
+  #looping = false;
   /** The messages of the loop's transcript this agent knows of: the view it handed over, and each one `onMessage` told. */
   #known = new Set<ChatMessage>();
   /** How many leading messages of the loop's transcript the agent knows of: what follows, a failed run added unannounced. */
@@ -1699,6 +1710,7 @@ export class Agent {
 
   async #run(first: AgentMessage[], firstQueued: boolean): Promise<AgentRunResult> {
     const signal = this.#abort?.signal;
+    this.#looping = true;
     this.#from = this.#messages.length;
     this.#ending = undefined;
     let status: AgentRunStatus = "ok";
@@ -1789,6 +1801,7 @@ export class Agent {
     this.#closeTurn(this.#batch?.message, this.#batch?.results ?? []);
     this.#batch = undefined;
     const messages = this.#messages.slice(this.#from);
+    this.#looping = false;
     this.#emit({ type: "agent_end", messages, status, ...(error !== undefined ? { error } : {}) });
     await this.#delivery;
     this.#abort = undefined;

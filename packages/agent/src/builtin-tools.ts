@@ -1,3 +1,4 @@
+import { cutText } from "./messages.js";
 import type { Todo, TodoStatus } from "./session-file.js";
 import type { AgentTool } from "./tools.js";
 
@@ -60,7 +61,7 @@ export function readQuestions(args: Record<string, unknown>): AskQuestion[] {
       };
     });
     return {
-      ...(typeof q.header === "string" ? { header: q.header.slice(0, 12) } : {}),
+      ...(typeof q.header === "string" ? { header: cutText(q.header, 12) } : {}),
       question: q.question,
       options: read,
       multiSelect: q.multiSelect === true,

@@ -85,6 +85,17 @@ export function isPart(part: unknown): boolean {
   return true;
 }
 
+/**
+ * `text`'s first `max` UTF-16 code units, never ending inside a character: a surrogate pair (an
+ * emoji) the cut would split is left out whole, so what is shown holds no lone surrogate.
+ */
+export function cutText(text: string, max: number): string {
+  const cut = text.slice(0, max);
+  const last = cut.charCodeAt(cut.length - 1);
+  const next = text.charCodeAt(max);
+  return last >= 0xd800 && last <= 0xdbff && next >= 0xdc00 && next <= 0xdfff ? cut.slice(0, -1) : cut;
+}
+
 export function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }

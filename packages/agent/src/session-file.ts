@@ -11,11 +11,12 @@ import {
 import { basename, dirname, join } from "node:path";
 import { types } from "node:util";
 import type { ChatMessage } from "@loopwright/loop";
-import { AgentError, errorText } from "./errors.js";
+import { AgentError, errorText, kindOf } from "./errors.js";
 import {
   type AgentMessage,
   answeredPrefix,
   callProblem,
+  cutText,
   isRecord as isObject,
   isPart,
   LLM_ROLES,
@@ -59,8 +60,32 @@ export interface SessionMeta {
   updatedAt: string;
 }
 
-/** The file of a session id inside a directory. Throws `AgentError` (`invalid-input`) for an id that is not one path segment. */
+/**
+ * The longest name the store gives a file of a session: `<id>.jsonl.dropped.<pid>.tmp` (a rewrite's
+ * temporary file of the `.dropped` file), with a pid of 7 digits (Linux's largest is 4194304).
+ */
+const LONGEST_SUFFIX = ".jsonl.dropped.4194304.tmp";
+
+/**
+ * The most UTF-8 bytes a session id may take: every file the store names after it (the session
+ * file, `.lock`, `.dropped` and the rewrites' temporary files) then fits a file name of 255 bytes.
+ */
+const MAX_SESSION_ID_BYTES = 255 - LONGEST_SUFFIX.length;
+
+/**
+ * The file of a session id inside a directory. Throws `AgentError` (`invalid-input`) for an id that
+ * is not one path segment, that holds a lone UTF-16 surrogate (the file system would name its file
+ * with U+FFFD, the file of every other such id), or that takes more than 229 bytes in UTF-8
+ * (so that every file named after it fits a file name of 255 bytes).
+ */
 export function sessionPath(dir: string, sessionId: string): string {
+  pathArgument("sessionPath", "dir", dir);
+  if (typeof sessionId !== "string") {
+    throw new AgentError(
+      "invalid-input",
+      `sessionPath: sessionId must be a string; got ${kindOf(sessionId)}.`,
+    );
+  }
   if (
     sessionId === "" ||
     sessionId === "." ||
@@ -73,13 +98,40 @@ export function sessionPath(dir: string, sessionId: string): string {
       `A session id must be one path segment (no "/", "\\\\" or NUL, not "." or ".."); got ${JSON.stringify(sessionId)}.`,
     );
   }
+  if (!sessionId.isWellFormed()) {
+    throw new AgentError(
+      "invalid-input",
+      `A session id must be well-formed text; got ${JSON.stringify(sessionId)}, which holds a lone UTF-16 surrogate (its file would be named with U+FFFD in its place, the file of other such ids).`,
+    );
+  }
+  const bytes = Buffer.byteLength(sessionId);
+  if (bytes > MAX_SESSION_ID_BYTES) {
+    throw new AgentError(
+      "invalid-input",
+      `A session id must take at most ${MAX_SESSION_ID_BYTES} bytes in UTF-8 (the names of its files, up to <id>${LONGEST_SUFFIX}, must fit 255 bytes); got one of ${bytes} bytes starting ${JSON.stringify(sessionId.slice(0, 40))}.`,
+    );
+  }
   return join(dir, `${sessionId}.jsonl`);
+}
+
+/**
+ * Throws `AgentError` (`invalid-input`) for a path argument that is not a non-empty string: `fs`
+ * reads a number as an open file descriptor (0 is stdin, where a read waits), and an `undefined`
+ * directory would list nothing as a missing one does.
+ */
+function pathArgument(fn: string, name: string, value: unknown): void {
+  if (typeof value !== "string" || value === "") {
+    throw new AgentError(
+      "invalid-input",
+      `${fn}: ${name} must be a path (a non-empty string); got ${value === "" ? '""' : kindOf(value)}.`,
+    );
+  }
 }
 
 /** `text` cut to `max` characters for a notice. */
 function clip(text: string, max = 75): string {
   const flat = text.replace(/\s+/g, " ").trim();
-  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+  return flat.length > max ? `${cutText(flat, max - 1)}…` : flat;
 }
 
 /**
@@ -100,9 +152,11 @@ function clip(text: string, max = 75): string {
  * with a notice, as is everything after an answer to no call. A step's answers are read in the order
  * of its calls. A stored call whose `type` is another string (`"tool"`, `"function_call"`, `""`) but
  * which holds a well-formed `function` is read as that function call, with a notice. Returns an
- * empty session for a missing file. Throws `AgentError` (`storage`) when the file cannot be read.
+ * empty session for a missing file. Throws `AgentError` (`storage`) when the file cannot be read, and
+ * (`invalid-input`) for a path that is not a non-empty string (a number would be read as a file descriptor).
  */
 export function readSessionFile(path: string): LoadedSession {
+  pathArgument("readSessionFile", "path", path);
   const { lost: _, ...loaded } = readSession(path);
   return loaded;
 }
@@ -700,6 +754,16 @@ export class SessionFile {
     }
   }
 
+  /** Whether the file is there; true too when that cannot be told (a failure other than ENOENT). */
+  exists(): boolean {
+    try {
+      statSync(this.path);
+      return true;
+    } catch (error) {
+      return (error as { code?: string }).code !== "ENOENT";
+    }
+  }
+
   #append(record: SessionRecord): void {
     let size: number | undefined;
     try {
@@ -794,9 +858,11 @@ function sameNames(a: readonly string[], b: readonly string[]): boolean {
  * time instead. Files that are not session files (no session header on the first line, or a name
  * `sessionPath` would not take) are skipped, and so is anything not named `.jsonl` (a
  * `<file>.lock`, a `<file>.dropped`); a missing directory lists nothing, and a session deleted
- * while this lists the directory is left out.
+ * while this lists the directory is left out. Throws `AgentError` (`invalid-input`) for a `dir` that
+ * is not a non-empty string.
  */
 export function listSessions(dir: string): SessionMeta[] {
+  pathArgument("listSessions", "dir", dir);
   let names: string[];
   try {
     names = readdirSync(dir).filter((n) => n.endsWith(".jsonl"));
@@ -825,7 +891,7 @@ export function listSessions(dir: string): SessionMeta[] {
     if (!isObject(first) || first.type !== "session") continue;
     const loaded = readSessionFile(path);
     const user = loaded.messages.find((m) => (m as { role?: string }).role === "user");
-    const title = user ? messageText(user).replace(/\s+/g, " ").trim().slice(0, 60) : "";
+    const title = user ? cutText(messageText(user).replace(/\s+/g, " ").trim(), 60) : "";
     let updatedAt: string;
     try {
       updatedAt = statSync(path).mtime.toISOString();

@@ -18,6 +18,7 @@ import { hostname } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
 import { threadId } from "node:worker_threads";
 import { AgentError, errorText } from "./errors.js";
+import { cutText } from "./messages.js";
 
 /** Who holds a session file's lock, as its `.lock` file says. */
 interface LockHolder {
@@ -246,16 +247,16 @@ function lookedUp(holder: LockHolder): boolean {
 
 /** Where a holder judged by its lease is, for a person: " on host X", with why it is not looked up here. */
 function whereOf(holder: LockHolder): string {
-  if (holder.host !== hostname()) return ` on host ${holder.host}`;
+  if (holder.host !== hostname()) return ` on host ${shortText(holder.host)}`;
   const mine = thisSystem();
   if (typeof holder.bootId === "string" && holder.bootId !== mine.bootId) {
-    return ` on host ${holder.host} (another boot: another machine of that name, or before a restart)`;
+    return ` on host ${shortText(holder.host)} (another boot: another machine of that name, or before a restart)`;
   }
   if (typeof holder.pidNs === "string" && holder.pidNs !== mine.pidNs) {
-    return ` on host ${holder.host} in another PID namespace (another container sharing the hostname)`;
+    return ` on host ${shortText(holder.host)} in another PID namespace (another container sharing the hostname)`;
   }
   if (placeOf(holder) === "unknown") {
-    return ` on host ${holder.host} (a lock of an older version, which records no PID namespace: it may be another container's)`;
+    return ` on host ${shortText(holder.host)} (a lock of an older version, which records no PID namespace: it may be another container's)`;
   }
   return "";
 }
@@ -385,10 +386,18 @@ function parseHolder(text: string): LockHolder | undefined {
       typeof value.host === "string" &&
       typeof value.token === "string"
     ) {
-      return value as LockHolder;
+      // `since` is only shown: what is not text (an object whose toString is no function would throw
+      // in the message) is left out, and text is shown cut short, as is the host's name.
+      const { since, ...rest } = value as LockHolder;
+      return { ...rest, since: typeof since === "string" ? shortText(since) : "" } as LockHolder;
     }
   } catch {}
   return undefined;
+}
+
+/** Text a lock file holds, as a message shows it: at most 100 characters, a longer one cut with "…". */
+function shortText(text: string): string {
+  return text.length > 100 ? `${cutText(text, 99)}…` : text;
 }
 
 /**
@@ -487,7 +496,7 @@ function busy(file: string, path: string, text: string, ownLeaseMs: number): Age
         : closing().has(holder.token)
           ? `a session of this process that is closing (pid ${holder.pid}; its stopped run is still writing its last messages); await its close() first`
           : `another open session of this process (pid ${holder.pid}); close() it first`
-      : `process ${holder.pid}${byLease ? whereOf(holder) : ""}, since ${holder.since}`
+      : `process ${holder.pid}${byLease ? whereOf(holder) : ""}${holder.since ? `, since ${holder.since}` : ""}`
     : "a process that is taking its lock right now";
   return new AgentError(
     "locked",

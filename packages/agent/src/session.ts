@@ -41,7 +41,7 @@ import {
   todoWriteTool,
 } from "./builtin-tools.js";
 import { AgentError, errorText, SessionBusyError } from "./errors.js";
-import { type AgentMessage, LLM_ROLES, messageText, userMessage } from "./messages.js";
+import { type AgentMessage, cutText, LLM_ROLES, messageText, userMessage } from "./messages.js";
 import type { DroppedLine } from "./session-dropped.js";
 import {
   depthProblem,
@@ -195,7 +195,7 @@ export interface SessionOptions {
   /** Names the session's file; one path segment. A fresh UUID when absent. */
   sessionId?: string | null | undefined;
   /**
-   * Where `<sessionId>.jsonl` lives. Absent: nothing is stored. The file is held by one open session
+   * Where `<sessionId>.jsonl` lives. Absent: nothing is stored. `""` is refused (`invalid-input`). The file is held by one open session
    * at a time (its lock `<file>.lock`): opening it while another process, or another open session of
    * this one, holds it throws `AgentError` `locked`.
    */
@@ -214,7 +214,8 @@ export interface SessionOptions {
    * is not applied (a notice says so): opening with the same options again never replaces the
    * conversation. Prompts the seed ends in that no assistant message answered (app-only messages
    * after them answer nothing) are not carried over, with a notice; the seed file is only read. A
-   * seed that does not exist, when it would be applied, is refused (`AgentError` `invalid-input`).
+   * seed that does not exist, when it would be applied, is refused (`AgentError` `invalid-input`),
+   * and so is `""`.
    */
   importPath?: string | null | undefined;
   /** Tool-calling turns per prompt (default 50); the turn after is reserved for the answer. */
@@ -370,6 +371,21 @@ function text(value: unknown, name: string, what: string): string | undefined {
 }
 
 /**
+ * A path option: absent (`undefined` or `null`) is undefined; otherwise non-empty text or
+ * `invalid-input` — an empty one (an environment variable set to nothing) would store nothing, or
+ * seed from nothing, with no word said.
+ */
+function pathOption(value: unknown, name: string): string | undefined {
+  const given = text(value, name, "a path (a string)");
+  if (given === "") {
+    throw invalid(
+      `createSession: ${name} must be a non-empty path; got "" (leave ${name} out, or give it as undefined or null, for none).`,
+    );
+  }
+  return given;
+}
+
+/**
  * Builds what `make` builds; an `invalid-input` it throws names `createSession`, the call the host
  * made, where it named `new Agent`.
  */
@@ -485,7 +501,7 @@ function answerFault(question: AskQuestion, answer: unknown): string | undefined
 
 function summarize(text: string, max = 75): string {
   const flat = text.replace(/\s+/g, " ").trim();
-  return flat.length > max ? `${flat.slice(0, max)}…` : flat;
+  return flat.length > max ? `${cutText(flat, max)}…` : flat;
 }
 
 /** Where the last summary an `autoCompact` fold put into the transcript is, or -1. */
@@ -741,6 +757,8 @@ export class Session {
    * place, `agent.reset()`): the file no longer holds its head, so the next write rewrites it whole.
    */
   #resync = false;
+  /** True while `#regrow` writes the file whole again (its own writes are not checked for a deleted file). */
+  #regrowing = false;
   /** The calls of the last assistant message in the file that the file holds no answer to yet. */
   #fileOpen = new Set<string>();
   /**
@@ -821,8 +839,8 @@ export class Session {
     // session's own options are not the Agent's, and it reads `system` and `tools` above first.
     checkAgentOptions(options, "createSession");
     // Checked before any is used as a path: a number given to `fs` is read as an open file descriptor.
-    const sessionDir = text(options.sessionDir, "sessionDir", "a path (a string)");
-    const importPath = text(options.importPath, "importPath", "a path (a string)");
+    const sessionDir = pathOption(options.sessionDir, "sessionDir");
+    const importPath = pathOption(options.importPath, "importPath");
     this.sessionId = text(options.sessionId, "sessionId", "a string") ?? randomUUID();
     this.filePath = sessionDir ? sessionPath(sessionDir, this.sessionId) : undefined;
     const leaseMs = lockLease(options.lockLeaseMs);
@@ -989,7 +1007,15 @@ export class Session {
         this.#rewrite(messages, todos, loaded);
       }
       this.#stored = messages.length;
-      for (const text of notices) this.addNotice(text);
+      // Added in one go: no listener can be subscribed yet, and a notice at a time copies the
+      // timeline each time (a file of thousands of unreadable lines took minutes to open).
+      this.#view = {
+        ...this.#view,
+        timeline: [
+          ...this.#view.timeline,
+          ...notices.map((text): TimelineEvent => ({ type: "notice", text })),
+        ],
+      };
       if (this.#mcp) {
         this.#byItself(() => {
           this.agent.catalog = this.#catalog();
@@ -1844,7 +1870,7 @@ export class Session {
    */
   #rewrite(messages: readonly AgentMessage[], todos: readonly Todo[], loaded: readonly string[]): void {
     const early = [...this.#early];
-    if (!this.#write((file) => file.rewrite(this.sessionId, this.#createdAt, messages, todos, loaded)))
+    if (!this.#write((file) => file.rewrite(this.sessionId, this.#createdAt, messages, todos, loaded), false))
       return;
     this.#fileOpen = new Set();
     for (const message of messages) this.#track(message);
@@ -1875,15 +1901,37 @@ export class Session {
    * tells the lock how the file now stands (a later change by another writer is then told apart).
    * Returns false when nothing was written (no file, or no longer this session's).
    */
-  #write(write: (file: SessionFile) => void): boolean {
+  #write(write: (file: SessionFile) => void, append = true): boolean {
     const file = this.#writable();
     if (!file) return false;
+    // An append to a file deleted while the session is open would start a new one without its
+    // header or the conversation before it (listSessions would not list it; it would resume from
+    // the middle): it is written whole again first, from what the session had written.
+    if (append && !this.#regrowing && !file.exists()) this.#regrow();
     try {
       write(file);
     } finally {
       this.#lock?.wrote();
     }
     return true;
+  }
+
+  /**
+   * Writes the session file whole again, with the messages it held (`#stored` of them; one too deep
+   * for the file is left out, as it was), the todos and what is loaded, after it was found deleted
+   * while the session was open; a notice says so.
+   */
+  #regrow(): void {
+    this.#regrowing = true;
+    try {
+      const held = this.agent.messages.slice(0, this.#stored).filter((message) => !depthProblem(message));
+      this.#rewrite(held, this.#todos, this.agent.loaded);
+      this.addNotice(
+        `The session file ${this.filePath} was gone (deleted while this session was open); it was written again whole from the conversation this session holds, so it resumes from it.`,
+      );
+    } finally {
+      this.#regrowing = false;
+    }
   }
 
   #closeOpenTools(): void {

@@ -8,7 +8,7 @@ import {
   mapAlongSchema,
   sanitizeTools,
 } from "@loopwright/schema-compat";
-import { AgentError } from "./errors.js";
+import { AgentError, kindOf } from "./errors.js";
 
 /** What a tool's `execute` is handed besides its arguments. */
 export interface AgentToolContext {
@@ -144,7 +144,9 @@ export class ToolRegistry {
   }
 
   /**
-   * Adds a tool. Throws `AgentError` (`invalid-input`) for a tool without a name or execute,
+   * Adds a tool. Throws `AgentError` (`invalid-input`) for a tool without a name or execute, or
+   * whose `parameters` (given) are not an object, `description` (given) not text, or
+   * `executionMode` (given) neither "parallel" nor "sequential" — each would be dropped in silence,
    * (`duplicate-tool`) for a taken name unless `replace`, and (`duplicate-tool`, whatever `replace`
    * says) for a name another tool's becomes on the wire (the model could not tell a call to one from
    * a call to the other). Nothing is registered when it throws.
@@ -154,6 +156,13 @@ export class ToolRegistry {
       throw new AgentError(
         "invalid-input",
         `A tool needs a non-empty name and an execute function; got ${JSON.stringify(tool?.name)}.`,
+      );
+    }
+    const fault = toolFault(tool);
+    if (fault) {
+      throw new AgentError(
+        "invalid-input",
+        `The tool ${JSON.stringify(tool.name)} ${fault}; it was not registered.`,
       );
     }
     if (this.#tools.has(tool.name) && !options.replace) {
@@ -211,4 +220,29 @@ export class ToolRegistry {
       function: { name: tool.name, description: tool.description, parameters: tool.parameters },
     }));
   }
+}
+
+/**
+ * What is wrong with a named tool's other fields, or undefined. Each left out (`undefined` or
+ * `null`) is fine; given, `parameters` must be a JSON Schema object (its JSON text, a list, would
+ * be declared as taking no arguments), `description` text (another value is not declared) and
+ * `executionMode` one of its values (a misspelt "serial" would run the tool's calls together).
+ */
+function toolFault(tool: AgentTool): string | undefined {
+  const { parameters, description, executionMode } = tool as {
+    parameters?: unknown;
+    description?: unknown;
+    executionMode?: unknown;
+  };
+  if (parameters != null && (typeof parameters !== "object" || Array.isArray(parameters))) {
+    const hint = typeof parameters === "string" ? " (give the schema object, not its JSON text)" : "";
+    return `has parameters that are not a JSON Schema object; got ${kindOf(parameters)}${hint}`;
+  }
+  if (description != null && typeof description !== "string") {
+    return `has a description that is not text; got ${kindOf(description)}`;
+  }
+  if (executionMode != null && executionMode !== "parallel" && executionMode !== "sequential") {
+    return `has executionMode ${kindOf(executionMode)}; it must be "parallel" or "sequential"`;
+  }
+  return undefined;
 }
