@@ -161,9 +161,16 @@ const IMAGE_REFUSALS = [
   /\bAt most 0 image/i, // vLLM with the image limit at zero
   /\bmmproj\b/i, // llama.cpp without a projector
   /\bcontent must be a string\b/i, // servers that take no content parts at all
+  /\bOnly ['"`]?text['"`]? content(?: type| parts?)? (?:is|are) (?:supported|allowed)/i, // mlx_lm.server, a 404
+  /\bunknown variant [`'"]?image_url\b/i, // DeepSeek: serde reading the body ("expected `text`")
+  /\bmissing data required for image input\b/i, // Ollama, a model with no vision tower
+  /\bNo endpoints found that support image input\b/i, // OpenRouter, a 404
 ];
 
-/** A refusal of the image parts: a 4xx, or llama.cpp's 500, naming images. */
+/**
+ * A refusal of the image parts: a 4xx, or a 5xx (llama.cpp's, Ollama's) that names them. Asked only
+ * of an attempt that carried an image.
+ */
 function isImageRefusal(error: unknown): boolean {
   const status = statusOf(error);
   if (status === undefined || status < 400 || status === 429) return false;

@@ -1,0 +1,117 @@
+/**
+ * r78 review of side-task's own readings of refusals, over HTTP against the testkit serving the
+ * servers' bodies: an image part a text-only model refuses is left out and the text sent alone
+ * (README: "an image part refused … the text alone"), whatever server words the refusal. Four real
+ * wordings were read as a failure of the side task (`request-failed`, the answer lost) before.
+ */
+import { readFixtureJson, startServer, type TestServer } from "@loopwright/testkit";
+import { afterEach, describe, expect, it } from "vitest";
+import { bodies, isolated, userContent } from "../test/wire.js";
+import { ask, askJson } from "./ask.js";
+import { SideTaskError } from "./errors.js";
+import { IMAGE_LEFT_OUT, type SideTaskInput } from "./input.js";
+
+let server: TestServer | undefined;
+afterEach(() => server?.close());
+
+const page: SideTaskInput = [
+  { type: "text", text: "Transcribe this page." },
+  { type: "image_url", image_url: { url: "data:image/png;base64,iVBORw0KGgo=" } },
+];
+
+/** How text-only servers refuse an image part, as each answers it. */
+const REFUSALS: { server: string; status: number; body: unknown }[] = [
+  {
+    // mlx_lm.server (mlx-lm, and servers built on it): process_message_content's ValueError,
+    // answered with a 404 and the error as a bare string.
+    server: "mlx-lm",
+    status: 404,
+    body: { error: "Only 'text' content type is supported." },
+  },
+  {
+    // DeepSeek's API (serde refusing the part's type while reading the body).
+    server: "DeepSeek",
+    status: 400,
+    body: {
+      error: {
+        message:
+          "Failed to deserialize the JSON body into the target type: messages[1]: unknown variant `image_url`, expected `text` at line 1 column 312",
+        type: "invalid_request_error",
+        param: null,
+        code: "invalid_request_error",
+      },
+    },
+  },
+  {
+    // Ollama (ErrNoVisionModel) for a model with no vision tower.
+    server: "Ollama",
+    status: 500,
+    body: {
+      error: {
+        message: "this model is missing data required for image input",
+        type: "api_error",
+        param: null,
+        code: null,
+      },
+    },
+  },
+  {
+    // OpenRouter, where no provider of the model takes images.
+    server: "OpenRouter",
+    status: 404,
+    body: { error: { message: "No endpoints found that support image input", code: 404 } },
+  },
+  {
+    // llama.cpp b9749 without a projector (recorded).
+    server: "llama.cpp b9749",
+    status: 500,
+    body: readFixtureJson("errors/llamacpp/image-input-not-supported-no-mmproj-500-b9749.json"),
+  },
+];
+
+describe("r78: an image part refused by a text-only model, in each server's words", () => {
+  for (const { server: name, status, body } of REFUSALS) {
+    it(`${name} (${status}): ask sends the text alone once, and not the image again`, async () => {
+      server = await startServer({
+        replies: [{ type: "error", status, body }, { content: "text read" }, { content: "again" }],
+      });
+      const notices: string[] = [];
+      const options = { ...isolated(), onNotice: (m: string) => notices.push(m) };
+      const endpoint = { baseUrl: server.baseUrl };
+      await expect(ask(endpoint, "text-only", "You are an OCR engine.", page, options)).resolves.toBe(
+        "text read",
+      );
+      const sent = bodies(server);
+      expect(userContent(sent[0] ?? {})).toEqual(page);
+      expect(userContent(sent[1] ?? {})).toBe(`Transcribe this page.\n\n${IMAGE_LEFT_OUT}`);
+      expect(notices.join("\n")).toMatch(/text-only refused the image/);
+      await ask(endpoint, "text-only", "", page, options);
+      expect(server.chatRequests).toHaveLength(3);
+      expect(typeof userContent(bodies(server)[2] ?? {})).toBe("string");
+    });
+  }
+
+  it("askJson too: the structured task is answered from the text alone", async () => {
+    const { status, body } = REFUSALS[0] as (typeof REFUSALS)[number];
+    server = await startServer({ replies: [{ type: "error", status, body }, { content: '{"title":"x"}' }] });
+    const answer = await askJson(
+      { baseUrl: server.baseUrl },
+      "text-only",
+      "",
+      page,
+      { type: "object", properties: { title: { type: "string" } }, required: ["title"] },
+      isolated(),
+    );
+    expect(answer).toEqual({ title: "x" });
+    expect(server.chatRequests).toHaveLength(2);
+  });
+
+  it("the same words with no image sent are the server's to tell: request-failed, sent once", async () => {
+    const { status, body } = REFUSALS[1] as (typeof REFUSALS)[number];
+    server = await startServer({ replies: [{ type: "error", status, body }, { content: "never" }] });
+    const error = await ask({ baseUrl: server.baseUrl }, "m", "", "x", isolated()).catch((e: unknown) => e);
+    expect(SideTaskError.isInstance(error) && error.code).toBe("request-failed");
+    expect((error as Error).message).toContain("unknown variant `image_url`");
+    expect(server.chatRequests).toHaveLength(1);
+  });
+});
