@@ -635,6 +635,10 @@ export async function sideCall(
     let loadingSince: number | undefined;
     for (;;) {
       const sent = { images: false, format: "" };
+      // The body and error of this negotiation's last attempt: a latch negotiate turns for a refusal
+      // can change nothing a side task sends (a grammar of the caller's own in extraBody, a tool-call
+      // id it has none of), and that body sent again draws the same refusal, a 500 as well.
+      let last: { body: string; error: unknown } | undefined;
       try {
         return await negotiate(
           supports,
@@ -656,6 +660,8 @@ export async function sideCall(
             ];
             const { stream_options: _usage, ...built } = buildBody(params, supports, modelCaps, messages);
             const body = { ...built, stream: false, ...(format ? { response_format: format } : {}) };
+            const text = JSON.stringify(body);
+            if (last?.body === text) throw last.error;
             // Each attempt has a signal of its own, linked to the bound only while it is in flight,
             // so what the client attaches to it goes with it (a model loading for minutes is asked
             // again every second: one signal for all would pile up listeners).
@@ -676,6 +682,9 @@ export async function sideCall(
               });
               const completion = await untilAborted(request, attempt.signal);
               return readReply(completion, model);
+            } catch (error) {
+              last = { body: text, error };
+              throw error;
             } finally {
               timing.watch(() => false);
               timing.signal.removeEventListener("abort", link);

@@ -115,3 +115,34 @@ describe("r78: an image part refused by a text-only model, in each server's word
     expect(server.chatRequests).toHaveLength(1);
   });
 });
+
+describe("r78: a refusal negotiate answers by a latch that changes nothing in a side task's body", () => {
+  // An older llama.cpp's 500 for a grammar it could not read: here the caller's own, in extraBody.
+  const grammar500 = {
+    type: "error" as const,
+    status: 500,
+    body: { error: { code: 500, message: "failed to parse grammar", type: "server_error" } },
+  };
+
+  it("is not sent again as it was (the same 500 again): request-failed in the server's words, once", async () => {
+    server = await startServer({ replies: [grammar500, grammar500, { content: "never" }] });
+    const options = { ...isolated(), extraBody: { grammar: "root ::= (" } };
+    const error = await ask({ baseUrl: server.baseUrl }, "m", "", "x", options).catch((e: unknown) => e);
+    expect(SideTaskError.isInstance(error) && error.code).toBe("request-failed");
+    expect((error as Error).message).toContain("failed to parse grammar");
+    expect(server.chatRequests).toHaveLength(1);
+    expect(options.capabilities.capabilitiesFor(server.baseUrl).strictSchemas).toBe(true);
+  });
+
+  it("is still sent again where the latch changes the body (a schema relaxed)", async () => {
+    server = await startServer({ replies: [grammar500, { content: '{"id":"ab"}' }] });
+    const options = isolated();
+    const schema = { type: "object", properties: { id: { type: "string", pattern: "^[a-z]+$" } } };
+    await expect(askJson({ baseUrl: server.baseUrl }, "m", "", "x", schema, options)).resolves.toEqual({
+      id: "ab",
+    });
+    const [first, second] = bodies(server);
+    expect(JSON.stringify(first?.response_format)).toContain("pattern");
+    expect(JSON.stringify(second?.response_format)).not.toContain('"pattern"');
+  });
+});
