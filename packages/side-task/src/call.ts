@@ -12,7 +12,7 @@ import {
 import { ALL_FENCES, stripThinking } from "@loopwright/stream";
 import { describeValue, errorText, isPlainObject, SideTaskError } from "./errors.js";
 import { checkInput, hasImages, type SideTaskInput, textOnly } from "./input.js";
-import { wellFormed } from "./text.js";
+import { headOf, wellFormed } from "./text.js";
 
 /** The narrow client a side task calls: `chat.completions.create`, as the `openai` SDK has it. */
 export interface SideTaskClient {
@@ -183,6 +183,21 @@ function isResponseFormatRefusal(error: unknown): boolean {
   const status = statusOf(error);
   if (status === undefined || status < 400 || status >= 500 || status === 429) return false;
   return /response_format/i.test(errorWords(error));
+}
+
+/** How much of a server's error a `request-failed` message quotes; the whole error is its `cause`. */
+const ERROR_WORDS_CHARS = 2000;
+
+/**
+ * The server's words for a refusal, as a message quotes them: the first `ERROR_WORDS_CHARS`, and how
+ * many more there were (llama.cpp's "Failed to parse messages: …" echoes the message it could not
+ * read, an image's data URL and all).
+ */
+function serverWords(error: unknown): string {
+  const words = errorText(error);
+  if (words.length <= ERROR_WORDS_CHARS) return words;
+  const head = headOf(words, ERROR_WORDS_CHARS);
+  return `${head}… [${words.length - head.length} more characters; the whole error is the cause]`;
 }
 
 /** The message text of a non-streamed completion, content parts joined. */
@@ -738,7 +753,7 @@ export async function sideCall(
         }
         throw new SideTaskError(
           "request-failed",
-          `${where}: ${model} refused the side task: ${errorText(error)}`,
+          `${where}: ${model} refused the side task: ${serverWords(error)}`,
           {
             cause: error,
           },

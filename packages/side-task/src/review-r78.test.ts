@@ -146,3 +146,23 @@ describe("r78: a refusal negotiate answers by a latch that changes nothing in a 
     expect(JSON.stringify(second?.response_format)).not.toContain('"pattern"');
   });
 });
+
+describe("r78: a refusal whose words run long", () => {
+  it("is quoted in request-failed up to 2,000 characters, the whole error on cause", async () => {
+    // llama.cpp b9749 echoes the message it could not read; here one holding a 10^6-character image.
+    const echoed = `Failed to parse messages: Missing 'role' in message: {"content":"${"A".repeat(1_000_000)}"}`;
+    server = await startServer({
+      replies: [
+        { type: "error", status: 500, body: { error: { code: 500, message: echoed, type: "server_error" } } },
+      ],
+    });
+    const error = await ask({ baseUrl: server.baseUrl }, "m", "", "x", isolated()).catch((e: unknown) => e);
+    expect(SideTaskError.isInstance(error) && error.code).toBe("request-failed");
+    const message = (error as Error).message;
+    expect(message).toContain("Failed to parse messages: Missing 'role' in message");
+    expect(message.length).toBeLessThan(2200);
+    expect(message).toMatch(/more characters; the whole error is the cause\]$/);
+    expect(String((error as Error & { cause: Error }).cause.message)).toContain("A".repeat(1_000_000));
+    expect(server.chatRequests).toHaveLength(1);
+  });
+});
