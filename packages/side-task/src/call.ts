@@ -649,7 +649,13 @@ export async function sideCall(
     let round = 0;
     let loadingSince: number | undefined;
     for (;;) {
-      const sent = { images: false, format: "" };
+      // What the last attempt sent, and the model record it was built from: a latch goes on that
+      // record, the one the next attempt reads (the store may have forgotten `latches` meanwhile).
+      const sent: { images: boolean; format: string; caps: ModelCapabilities } = {
+        images: false,
+        format: "",
+        caps: latches,
+      };
       // The body and error of this negotiation's last attempt: a latch negotiate turns for a refusal
       // can change nothing a side task sends (a grammar of the caller's own in extraBody, a tool-call
       // id it has none of), and that body sent again draws the same refusal, a 500 as well.
@@ -659,6 +665,7 @@ export async function sideCall(
           supports,
           async (supports, _produced, caps) => {
             const modelCaps = caps ?? latches;
+            sent.caps = modelCaps;
             sent.images = hasImages(input) && !refusesImages.has(modelCaps);
             const format = shape ? responseFormat(shape, supports, modelCaps) : undefined;
             sent.format = typeof format?.type === "string" ? format.type : "";
@@ -741,13 +748,13 @@ export async function sideCall(
         }
         if (round < 3 && sent.images && isImageRefusal(error)) {
           round++;
-          refusesImages.add(latches);
+          refusesImages.add(sent.caps);
           notice(`${model} refused the image in a side task; sending it the text alone from now on.`);
           continue;
         }
         if (round < 3 && sent.format === "json_object" && isResponseFormatRefusal(error)) {
           round++;
-          latches.droppedFields.push("response_format");
+          sent.caps.droppedFields.push("response_format");
           notice(`${model} refused response_format; asking it for JSON in words from now on.`);
           continue;
         }

@@ -4,6 +4,7 @@
  * (README: "an image part refused … the text alone"), whatever server words the refusal. Four real
  * wordings were read as a failure of the side task (`request-failed`, the answer lost) before.
  */
+import { modelCapabilitiesFor } from "@loopwright/negotiate";
 import { readFixtureJson, startServer, type TestServer } from "@loopwright/testkit";
 import { afterEach, describe, expect, it } from "vitest";
 import { bodies, isolated, userContent } from "../test/wire.js";
@@ -164,5 +165,30 @@ describe("r78: a refusal whose words run long", () => {
     expect(message).toMatch(/more characters; the whole error is the cause\]$/);
     expect(String((error as Error & { cause: Error }).cause.message)).toContain("A".repeat(1_000_000));
     expect(server.chatRequests).toHaveLength(1);
+  });
+});
+
+describe("r78: an image refusal latched on the record the request was built from", () => {
+  it("a model's record forgotten mid-task (a gateway naming 1024 more models): the image is sent once more, then the text alone", async () => {
+    const { status, body } = REFUSALS[4] as (typeof REFUSALS)[number];
+    const refusal = { type: "error" as const, status, body };
+    server = await startServer({
+      replies: [refusal, refusal, { content: "text read" }, { content: "image read" }],
+    });
+    const options = isolated();
+    const baseUrl = server.baseUrl;
+    let forgotten = false;
+    const answer = await ask({ baseUrl }, "text-only", "", page, {
+      ...options,
+      // Requests beside this one name 1024 other models on the endpoint: its record is the oldest.
+      onNotice: () => {
+        if (forgotten) return;
+        forgotten = true;
+        const supports = options.capabilities.capabilitiesFor(baseUrl);
+        for (let i = 0; i < 1024; i++) modelCapabilitiesFor(supports, `other-${i}`);
+      },
+    }).catch((e: unknown) => e);
+    expect(answer).toBe("text read");
+    expect(bodies(server).map((b) => typeof userContent(b))).toEqual(["object", "object", "string"]);
   });
 });
