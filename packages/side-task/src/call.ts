@@ -12,7 +12,7 @@ import {
 import { ALL_FENCES, stripThinking } from "@loopwright/stream";
 import { describeValue, errorText, isPlainObject, SideTaskError } from "./errors.js";
 import { checkInput, hasImages, type SideTaskInput, textOnly } from "./input.js";
-import { wellFormed } from "./text.js";
+import { headOf, wellFormed } from "./text.js";
 
 /** The narrow client a side task calls: `chat.completions.create`, as the `openai` SDK has it. */
 export interface SideTaskClient {
@@ -161,9 +161,16 @@ const IMAGE_REFUSALS = [
   /\bAt most 0 image/i, // vLLM with the image limit at zero
   /\bmmproj\b/i, // llama.cpp without a projector
   /\bcontent must be a string\b/i, // servers that take no content parts at all
+  /\bOnly ['"`]?text['"`]? content(?: type| parts?)? (?:is|are) (?:supported|allowed)/i, // mlx_lm.server, a 404
+  /\bunknown variant [`'"]?image_url\b/i, // DeepSeek: serde reading the body ("expected `text`")
+  /\bmissing data required for image input\b/i, // Ollama, a model with no vision tower
+  /\bNo endpoints found that support image input\b/i, // OpenRouter, a 404
 ];
 
-/** A refusal of the image parts: a 4xx, or llama.cpp's 500, naming images. */
+/**
+ * A refusal of the image parts: a 4xx, or a 5xx (llama.cpp's, Ollama's) that names them. Asked only
+ * of an attempt that carried an image.
+ */
 function isImageRefusal(error: unknown): boolean {
   const status = statusOf(error);
   if (status === undefined || status < 400 || status === 429) return false;
@@ -176,6 +183,21 @@ function isResponseFormatRefusal(error: unknown): boolean {
   const status = statusOf(error);
   if (status === undefined || status < 400 || status >= 500 || status === 429) return false;
   return /response_format/i.test(errorWords(error));
+}
+
+/** How much of a server's error a `request-failed` message quotes; the whole error is its `cause`. */
+const ERROR_WORDS_CHARS = 2000;
+
+/**
+ * The server's words for a refusal, as a message quotes them: the first `ERROR_WORDS_CHARS`, and how
+ * many more there were (llama.cpp's "Failed to parse messages: …" echoes the message it could not
+ * read, an image's data URL and all).
+ */
+function serverWords(error: unknown): string {
+  const words = errorText(error);
+  if (words.length <= ERROR_WORDS_CHARS) return words;
+  const head = headOf(words, ERROR_WORDS_CHARS);
+  return `${head}… [${words.length - head.length} more characters; the whole error is the cause]`;
 }
 
 /** The message text of a non-streamed completion, content parts joined. */
@@ -627,12 +649,23 @@ export async function sideCall(
     let round = 0;
     let loadingSince: number | undefined;
     for (;;) {
-      const sent = { images: false, format: "" };
+      // What the last attempt sent, and the model record it was built from: a latch goes on that
+      // record, the one the next attempt reads (the store may have forgotten `latches` meanwhile).
+      const sent: { images: boolean; format: string; caps: ModelCapabilities } = {
+        images: false,
+        format: "",
+        caps: latches,
+      };
+      // The body and error of this negotiation's last attempt: a latch negotiate turns for a refusal
+      // can change nothing a side task sends (a grammar of the caller's own in extraBody, a tool-call
+      // id it has none of), and that body sent again draws the same refusal, a 500 as well.
+      let last: { body: string; error: unknown } | undefined;
       try {
         return await negotiate(
           supports,
           async (supports, _produced, caps) => {
             const modelCaps = caps ?? latches;
+            sent.caps = modelCaps;
             sent.images = hasImages(input) && !refusesImages.has(modelCaps);
             const format = shape ? responseFormat(shape, supports, modelCaps) : undefined;
             sent.format = typeof format?.type === "string" ? format.type : "";
@@ -649,6 +682,8 @@ export async function sideCall(
             ];
             const { stream_options: _usage, ...built } = buildBody(params, supports, modelCaps, messages);
             const body = { ...built, stream: false, ...(format ? { response_format: format } : {}) };
+            const text = JSON.stringify(body);
+            if (last?.body === text) throw last.error;
             // Each attempt has a signal of its own, linked to the bound only while it is in flight,
             // so what the client attaches to it goes with it (a model loading for minutes is asked
             // again every second: one signal for all would pile up listeners).
@@ -669,6 +704,9 @@ export async function sideCall(
               });
               const completion = await untilAborted(request, attempt.signal);
               return readReply(completion, model);
+            } catch (error) {
+              last = { body: text, error };
+              throw error;
             } finally {
               timing.watch(() => false);
               timing.signal.removeEventListener("abort", link);
@@ -710,19 +748,19 @@ export async function sideCall(
         }
         if (round < 3 && sent.images && isImageRefusal(error)) {
           round++;
-          refusesImages.add(latches);
+          refusesImages.add(sent.caps);
           notice(`${model} refused the image in a side task; sending it the text alone from now on.`);
           continue;
         }
         if (round < 3 && sent.format === "json_object" && isResponseFormatRefusal(error)) {
           round++;
-          latches.droppedFields.push("response_format");
+          sent.caps.droppedFields.push("response_format");
           notice(`${model} refused response_format; asking it for JSON in words from now on.`);
           continue;
         }
         throw new SideTaskError(
           "request-failed",
-          `${where}: ${model} refused the side task: ${errorText(error)}`,
+          `${where}: ${model} refused the side task: ${serverWords(error)}`,
           {
             cause: error,
           },
