@@ -88,26 +88,34 @@ function openFrom(start: number): Opening {
   return { end: start, calls: 0 };
 }
 
-const THINK_END = "</think>";
-/** Kimi's scratchpad closer, which the stream reads as `</think>` (text before a lone one is reasoning). */
-const KIMI_THINK_END = "◁/think▷";
-
 /**
- * The scratchpads the stream's default fences take out of the answer, by opener and closer: a
- * call written inside one is reasoning about a call, never one to run. A `<think>` or `◁think▷`
- * that never closes runs to the end of the reply, as the stream reads it.
+ * The scratchpads the stream takes out of an answer (`ALL_FENCES` of `@loopwright/stream`: its
+ * default fences and `<thinking>`, `<reasoning>`), by opener and closer: a call written inside one
+ * is reasoning about a call, never one to run. One that never closes runs to the end of the reply,
+ * as the stream reads it; the closer of an `implicitOpen` one (`</think>`, Kimi's `◁/think▷`) with
+ * no opener before it ends a scratchpad the chat template opened in the prompt. Kept equal to the
+ * stream's table by a test that reads both (tool-calls does not depend on stream).
  */
-const SCRATCHPADS: ReadonlyArray<readonly [string, string]> = [
-  ["<think>", THINK_END],
-  ["◁think▷", KIMI_THINK_END],
-  ["<|channel|>analysis<|message|>", "<|end|>"],
+export const SCRATCHPADS: ReadonlyArray<{ open: string; close: string; implicitOpen?: true }> = [
+  { open: "<think>", close: "</think>", implicitOpen: true },
+  { open: "<|channel|>analysis<|message|>", close: "<|end|>" },
+  { open: "◁think▷", close: "◁/think▷", implicitOpen: true },
+  { open: "<thinking>", close: "</thinking>" },
+  { open: "<reasoning>", close: "</reasoning>" },
 ];
 
-/** The last `</think>` or `◁/think▷` that starts before `before` (`[index, length]`), or `[-1, 0]`. */
+/** The closers that end a scratchpad opened in the prompt: `</think>`, Kimi's `◁/think▷`. */
+const THINK_ENDS: readonly string[] = SCRATCHPADS.flatMap((pad) => (pad.implicitOpen ? [pad.close] : []));
+
+/** The last closer of {@link THINK_ENDS} that starts before `before` (`[index, length]`), or `[-1, 0]`. */
 function lastThinkEnd(text: string, before: number): [number, number] {
-  const think = before < 0 ? -1 : text.lastIndexOf(THINK_END, before);
-  const kimi = before < 0 ? -1 : text.lastIndexOf(KIMI_THINK_END, before);
-  return think >= kimi ? [think, THINK_END.length] : [kimi, KIMI_THINK_END.length];
+  let found: [number, number] = [-1, 0];
+  if (before < 0) return found;
+  for (const end of THINK_ENDS) {
+    const at = text.lastIndexOf(end, before);
+    if (at > found[0]) found = [at, end.length];
+  }
+  return found;
 }
 
 /**
@@ -117,7 +125,7 @@ function lastThinkEnd(text: string, before: number): [number, number] {
  */
 function scratchpadsIn(text: string, regions: ReadonlyArray<[number, number]>): Array<[number, number]> {
   const found: Array<[number, number]> = [];
-  for (const [opener, closer] of SCRATCHPADS) {
+  for (const { open: opener, close: closer } of SCRATCHPADS) {
     let from = 0;
     for (;;) {
       const start = text.indexOf(opener, from);
@@ -1738,7 +1746,7 @@ function recoverFrom(text: string, known: Known): RecoveredToolCalls {
   if (known.names.size === 0 || text.trim() === "") return { calls: [], text };
   let headEnd = 0;
   let accepted: Span[] | undefined;
-  if (text.includes(THINK_END) || text.includes(KIMI_THINK_END)) {
+  if (THINK_ENDS.some((end) => text.includes(end))) {
     // Read from the whole reply first: a `</think>` inside a call's argument does not end the
     // scratchpad, so the reply is cut only at one outside every call.
     const spans = spansIn(text, known);
