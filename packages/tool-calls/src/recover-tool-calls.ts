@@ -1717,7 +1717,12 @@ function spansIn(tail: string, known: Known): Span[] {
   // the whole reply. Backticks inside a call's own arguments open neither.
   const outside = withoutSpans(tail, spans);
   const code = inlineCode(outside);
-  const fences = findFences(outside, MAX_MATCHES).map((f): [number, number] => [f.start, f.end]);
+  const ticks = findFences(outside, MAX_MATCHES).map((f): [number, number] => [f.start, f.end]);
+  // A `~~~` fence is a fenced code block as much as a backtick one (not one opened inside a
+  // backtick fence or inline code, which is that block's text).
+  const quotedByTicks = joinRegions(code, ticks);
+  const tildes = tildeFences(outside).filter(([start]) => spanAt(start, quotedByTicks) === undefined);
+  const fences = joinRegions(ticks, tildes);
   const onlyFence =
     fences.length === 1 && blank(tail.slice(0, fences[0]?.[0])) && blank(tail.slice(fences[0]?.[1]));
   const quoted = onlyFence ? code : joinRegions(code, fences);
@@ -1728,6 +1733,37 @@ function spansIn(tail: string, known: Known): Span[] {
     return named([fenced], known);
   }
   return named(unquoted, known);
+}
+
+/**
+ * Fenced code blocks written with tildes (`~~~`, `~~~xml`), as [start, end) pairs in order: a line
+ * of three or more `~` (after at most three spaces) to the next line of at least as many `~` and
+ * nothing else, or to the end of the text when none closes it. Linear: each line is read once.
+ */
+function tildeFences(text: string): Array<[number, number]> {
+  const regions: Array<[number, number]> = [];
+  if (!text.includes("~~~")) return regions;
+  let open = -1;
+  let width = 0;
+  for (let line = 0; line < text.length; ) {
+    let next = text.indexOf("\n", line);
+    if (next < 0) next = text.length;
+    let i = line;
+    while (i < next && i - line < 3 && text[i] === " ") i++;
+    const tildesAt = i;
+    while (i < next && text[i] === "~") i++;
+    const run = i - tildesAt;
+    if (open < 0 && run >= 3) {
+      open = line;
+      width = run;
+    } else if (open >= 0 && run >= width && text.slice(i, next).trim() === "") {
+      regions.push([open, next]);
+      open = -1;
+    }
+    line = next + 1;
+  }
+  if (open >= 0) regions.push([open, text.length]);
+  return regions;
 }
 
 /** `regions` (each sorted, apart) as one sorted list of regions apart, overlapping ones joined. */

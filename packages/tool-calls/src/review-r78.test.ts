@@ -72,3 +72,46 @@ describe("R78B-1: no call is recovered from any scratchpad the stream can read a
     );
   });
 });
+
+// R78B-3: the README says markup quoted in a fenced code block with prose around it is an example,
+// not a call; a fence written with tildes (`~~~`, `~~~xml`, CommonMark's other fence) was not read
+// as one, so `Example:\n~~~\n<tool_call>{"name": "rm", …}</tool_call>\n~~~\nThat is how.` had its
+// example recovered and run where the same text in a backtick fence stays.
+describe("R78B-3: markup in a ~~~ fence with prose around it is an example, as in a ``` fence", () => {
+  const tools = ["rm"];
+  const call = '<tool_call>\n{"name": "rm", "arguments": {"path": "/"}}\n</tool_call>';
+
+  for (const fence of ["~~~", "~~~xml", "~~~~ text", "  ~~~"]) {
+    it(`leaves the call in ${JSON.stringify(fence)} … with prose around it`, () => {
+      const reply = `Example:\n${fence}\n${call}\n${fence.trim().replace(/[^~].*$/, "")}\nThat is how.`;
+      const read = recoverToolCalls(reply, tools);
+      expect(read.calls).toEqual([]);
+      expect(read.text).toBe(reply);
+    });
+  }
+
+  it("recovers a call after a closed ~~~ fence, one in a reply that is only that fence, and one after ~~~ quoted in backticks", () => {
+    expect(recoverToolCalls(`Like this:\n~~~\nexample\n~~~\n${call}`, tools).calls).toHaveLength(1);
+    expect(recoverToolCalls(`~~~\n${call}\n~~~`, tools).calls).toHaveLength(1);
+    expect(recoverToolCalls(`\`\`\`\n~~~\n\`\`\`\n${call}`, tools).calls).toHaveLength(1);
+    expect(recoverToolCalls(`Write \`~~~\` to fence code.\n${call}`, tools).calls).toHaveLength(1);
+    // A shorter tilde line does not close a longer fence.
+    const read = recoverToolCalls(`Note:\n~~~~\n~~~\n${call}\n~~~~\nNow: ${call}`, tools);
+    expect(read.calls).toHaveLength(1);
+    expect(read.text).toBe(`Note:\n~~~~\n~~~\n${call}\n~~~~\nNow:`);
+  });
+
+  it("property: a reply of prose, fence lines and calls recovers the same calls with ~~~ as with ```", () => {
+    const piece = fc.constantFrom("Some prose.\n", "FENCE\n", "FENCE\n", `${call}\n`, "\n");
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 8 }), (parts) => {
+        const reply = parts.join("");
+        const ticks = recoverToolCalls(reply.replaceAll("FENCE", "```"), tools);
+        const tildes = recoverToolCalls(reply.replaceAll("FENCE", "~~~"), tools);
+        expect(tildes.calls).toEqual(ticks.calls);
+        expect(tildes.text).toBe(ticks.text.replaceAll("```", "~~~"));
+      }),
+      { numRuns: 500 },
+    );
+  });
+});
