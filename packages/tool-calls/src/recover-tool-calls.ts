@@ -646,6 +646,13 @@ interface Parameters {
   close: number;
   /** True when the last value met no closing tag (it ran to `</function>`, the next parameter or `limit`). */
   lastOpen: boolean;
+  /** Where the body ends: its `</function>`, the next block's opener read as markup, or `limit`. */
+  stop: number;
+  /**
+   * Set where the body can be read two ways (a value left open before a block, or holding it):
+   * no call is read from it, nor from a block inside it.
+   */
+  unsure?: true;
 }
 
 /**
@@ -678,12 +685,15 @@ function readParameters(whole: string, at: number, limit: number): Parameters | 
   const closeAfter = finder(text, PARAMETER_CLOSE);
   const parameterAfter = finder(text, "<parameter=");
   const functionCloseAfter = finder(text, FUNCTION_CLOSE);
+  const functionOpenAfter = finder(text, "<function=");
   const pairs: Pair[] = [];
   let lastOpen = false;
   let noneAfter = false;
   for (let i = skipSpace(text, at); ; i = skipSpace(text, i)) {
-    if (i >= limit) return { pairs, close: -1, lastOpen };
-    if (text.startsWith(FUNCTION_CLOSE, i)) return { pairs, close: i, lastOpen };
+    if (i >= limit) return { pairs, close: -1, lastOpen, stop: limit };
+    if (text.startsWith(FUNCTION_CLOSE, i)) return { pairs, close: i, lastOpen, stop: i };
+    // The next block, the one before it never closed: read where its opener is markup only.
+    if (i > at && text.startsWith("<function=", i)) return { pairs, close: -1, lastOpen, stop: i };
     PARAMETER_OPEN.lastIndex = i;
     const open = PARAMETER_OPEN.exec(text);
     if (!open) return undefined;
@@ -695,7 +705,12 @@ function readParameters(whole: string, at: number, limit: number): Parameters | 
     noneAfter = true;
     for (; close >= 0 && close < limit; close = text.indexOf(PARAMETER_CLOSE, close + 1)) {
       const k = skipSpace(text, close + PARAMETER_CLOSE.length);
-      if (k >= limit || text.startsWith("<parameter=", k) || text.startsWith(FUNCTION_CLOSE, k)) {
+      if (
+        k >= limit ||
+        text.startsWith("<parameter=", k) ||
+        text.startsWith(FUNCTION_CLOSE, k) ||
+        text.startsWith("<function=", k)
+      ) {
         noneAfter = false;
         end = close;
         break;
@@ -710,7 +725,12 @@ function readParameters(whole: string, at: number, limit: number): Parameters | 
     // No closing tag: the value runs to the next parameter or the block's end.
     const nextParameter = parameterAfter(valueAt);
     const blockClose = functionCloseAfter(valueAt);
-    end = Math.min(nextParameter >= 0 ? nextParameter : limit, blockClose >= 0 ? blockClose : limit);
+    const nextBlock = functionOpenAfter(valueAt);
+    end = Math.min(
+      nextParameter >= 0 ? nextParameter : limit,
+      blockClose >= 0 ? blockClose : limit,
+      nextBlock >= 0 ? nextBlock : limit,
+    );
     // A closing tag inside it with other text after it: where the value ends cannot be told.
     if (first >= 0 && first < end) return undefined;
     pairs.push([open[1] as string, text.slice(valueAt, end)]);
@@ -720,12 +740,41 @@ function readParameters(whole: string, at: number, limit: number): Parameters | 
 }
 
 /**
+ * The parameters of the Qwen3-Coder block whose body starts at `bodyAt`, `next` the next
+ * `<function=` after it and `limit` the end of the text it may read. Read first up to `next`;
+ * where that read fails, or its last value runs open into `next`, the opener at `next` may be
+ * text of a value (a file about the format: `Use <function=name> to call`), and the body is read
+ * on past it to its `</function>` or an opener the markup goes on to. A value left open up to a
+ * block that reads, where reading on reads as well, can be either: that reading, `unsure`. Reading
+ * on is charged to {@link scanBudget}; once that is spent the first read stands.
+ */
+function parametersOf(text: string, bodyAt: number, next: number, limit: number): Parameters | undefined {
+  const read = readParameters(text, bodyAt, next);
+  if (next >= limit || scanBudget <= 0) return read;
+  if (read && !(read.close < 0 && read.lastOpen)) return read;
+  scanBudget -= limit - bodyAt;
+  const on = readParameters(text, bodyAt, limit);
+  if (!read) return on;
+  if (!on) return read;
+  // A block that reads at `next`: the model may have left the value open before it.
+  FUNCTION_START.lastIndex = next;
+  const opener = FUNCTION_START.exec(text);
+  const after = text.slice(0, limit).indexOf("<function=", next + 1);
+  const block = opener && readParameters(text, next + opener[0].length, after >= 0 ? after : limit);
+  return block && (block.pairs.length > 0 || block.close >= 0) ? { ...on, unsure: true } : on;
+}
+
+/**
  * `<function=name>…</function>` blocks: Qwen3-Coder's `<parameter=key>value</parameter>` markup
  * inside, or a JSON object (Llama 3.1's custom tool format, Functionary v3.1).
  */
 function functionBlocks(text: string, known: Known, endsReply = true): Block[] {
   const blocks: Block[] = [];
   const opens = matches(text, FUNCTION_OPEN);
+  /** Blocks whose last value ran open to the opener of the next (start → that opener). */
+  const leadsTo = new Map<number, number>();
+  /** Markup blocks that ended at a `</function>`. */
+  const closed = new Set<number>();
   let from = 0;
   opens.forEach((open, n) => {
     // An opener inside the block before it (in a string argument) is that block's text.
@@ -741,21 +790,42 @@ function functionBlocks(text: string, known: Known, endsReply = true): Block[] {
       from = end;
       return;
     }
-    const read = readParameters(text, bodyAt, next);
+    const read = parametersOf(text, bodyAt, next, text.length);
     if (!read) return;
-    const bodyEnd = read.close >= 0 ? read.close : next;
-    const end = read.close >= 0 ? read.close + FUNCTION_CLOSE.length : next;
+    const bodyEnd = read.close >= 0 ? read.close : read.stop;
+    const end = read.close >= 0 ? read.close + FUNCTION_CLOSE.length : read.stop;
+    if (read.unsure) {
+      from = end;
+      return;
+    }
     const unclosed = endsReply && bodyEnd === text.length;
     // Cut inside the last value (or its key): its end was never written.
     if (unclosed && read.lastOpen) return;
     // A `</parameter>` after the block's end, before the next block: the block ended at a
     // `</function>` written in a value's text, and what followed it would be dropped.
-    if (read.close >= 0 && text.slice(0, next).includes(PARAMETER_CLOSE, end)) return;
+    // (Looked for up to the next block kept, below.)
+    if (read.close >= 0) closed.add(open.index);
     const call = pairArguments(read.pairs, known, name, true);
     blocks.push({ start: open.index, end, call, open: unclosed });
+    // A last value left open up to the next block's opener (or a block of no parameters that runs
+    // into it) is read as ending there only if that block is one; where it is not, the opener was
+    // text of a value and where the value ends is unknown.
+    if (read.close < 0 && (read.lastOpen || read.pairs.length === 0) && end < text.length) {
+      leadsTo.set(open.index, end);
+    }
     from = end;
   });
-  return blocks;
+  const kept = new Set<number>();
+  let nextKept = text.length;
+  for (let k = blocks.length - 1; k >= 0; k--) {
+    const block = blocks[k] as Block;
+    const to = leadsTo.get(block.start);
+    if (to !== undefined && !kept.has(to)) continue;
+    if (closed.has(block.start) && text.slice(0, nextKept).includes(PARAMETER_CLOSE, block.end)) continue;
+    kept.add(block.start);
+    nextKept = block.start;
+  }
+  return blocks.filter((block) => kept.has(block.start));
 }
 
 /**
@@ -768,7 +838,7 @@ function functionEnd(text: string, at: number, limit: number): number {
   if (!open) return -1;
   const bodyAt = at + open[0].length;
   const next = text.slice(0, limit).indexOf("<function=", bodyAt);
-  const read = readParameters(text, bodyAt, next >= 0 ? next : limit);
+  const read = parametersOf(text, bodyAt, next >= 0 ? next : limit, limit);
   return read && read.close >= 0 ? read.close + FUNCTION_CLOSE.length : -1;
 }
 
@@ -1068,6 +1138,10 @@ function tagSpans(text: string, known: Known): Span[] {
       }
       const markup = markupCalls(body, known, end === text.length);
       calls = markup?.calls;
+      // A `</parameter>` after the wrapper, before the next: the wrapper closed at a tag written in
+      // a value's text (`c</function></tool_call>…`), and what followed would be dropped.
+      if (body.includes("<function=") && text.slice(0, nextOpen).includes(PARAMETER_CLOSE, end))
+        calls = undefined;
       // A body that runs to the end of the reply never met its closing tag: open, unless its last
       // call met its own end (`</function>`, `</invoke>`, a pythonic call's `)`). Then only the
       // wrapper's closing tag is missing, which is optional, as after a JSON call.

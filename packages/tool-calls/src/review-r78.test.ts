@@ -115,3 +115,138 @@ describe("R78B-3: markup in a ~~~ fence with prose around it is an example, as i
     );
   });
 });
+
+// R78B-2: Qwen3-Coder markup has no escapes, and a `<function=` written in a parameter's value (a
+// file about the format: `Use <function=name> to call`) ended the block there: write_file ran with
+// {content: 'Use '} and no path, the rest of the markup left in the answer. The other families'
+// own tokens inside a JSON string value were untested.
+describe("R78B-2: a call's own markup written inside its values is that value's text", () => {
+  const tools = ["write_file", "rm", "foo"];
+  const qwen = (wrapped: boolean, ...parameters: [string, string][]) => {
+    const block = `<function=write_file>\n${parameters.map(([k, v]) => `<parameter=${k}>\n${v}\n</parameter>\n`).join("")}</function>`;
+    return wrapped ? `<tool_call>\n${block}\n</tool_call>` : block;
+  };
+
+  for (const content of [
+    "Use <function=foo> to call foo.",
+    "x <function=write_file> y",
+    "a <function=rm>\nb",
+  ]) {
+    for (const wrapped of [true, false]) {
+      it(`Qwen3-Coder keeps ${JSON.stringify(content)} and the parameter after it${wrapped ? "" : " (no wrapper)"}`, () => {
+        const read = recoverToolCalls(qwen(wrapped, ["content", content], ["path", "a.txt"]), tools);
+        expect(read.calls.map((c) => [c.name, c.args])).toEqual([["write_file", { content, path: "a.txt" }]]);
+        expect(read.text).toBe("");
+      });
+    }
+  }
+
+  it("reads a block after one never closed as the next call, and recovers nothing where a value may hold it", () => {
+    const closed =
+      "<function=write_file>\n<parameter=path>\na.txt\n</parameter>\n<function=rm>\n<parameter=path>\nb.txt\n</parameter>\n</function>";
+    expect(recoverToolCalls(closed, tools).calls.map((c) => [c.name, c.args])).toEqual([
+      ["write_file", { path: "a.txt" }],
+      ["rm", { path: "b.txt" }],
+    ]);
+    // path left open before <function=rm>, or path holding '<function=rm>…b.txt': never run cut.
+    const open =
+      "<function=write_file>\n<parameter=path>\na.txt\n<function=rm>\n<parameter=path>\nb.txt\n</parameter>\n</function>";
+    expect(recoverToolCalls(open, tools)).toEqual({ calls: [], text: open });
+  });
+
+  it("recovers nothing from a value holding a whole block and text after it (where it ends cannot be told)", () => {
+    const content = "x <function=write_file>\n<parameter=path>\nb\n</parameter>\n</function> y";
+    for (const wrapped of [true, false]) {
+      const reply = qwen(wrapped, ["content", content], ["path", "a.txt"]);
+      expect(recoverToolCalls(reply, tools)).toEqual({ calls: [], text: reply });
+    }
+  });
+
+  const tokens: Array<[string, (value: string) => string]> = [
+    [
+      "Gemma 4",
+      (v) => `<|tool_call>call:write_file{content:<|"|>${v}<|"|>,path:<|"|>a.txt<|"|>}<tool_call|>`,
+    ],
+    [
+      "FunctionGemma",
+      (v) =>
+        `<start_function_call>call:write_file{content:<escape>${v}<escape>,path:<escape>a.txt<escape>}<end_function_call>`,
+    ],
+    [
+      "Harmony",
+      (v) =>
+        `<|start|>assistant<|channel|>commentary to=functions.write_file <|constrain|>json<|message|>${JSON.stringify({ content: v, path: "a.txt" })}<|call|>`,
+    ],
+    [
+      "DeepSeek V3",
+      (v) =>
+        `<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>write_file\n\`\`\`json\n${JSON.stringify({ content: v, path: "a.txt" })}\n\`\`\`<｜tool▁call▁end｜><｜tool▁calls▁end｜>`,
+    ],
+    [
+      "DeepSeek V3.1",
+      (v) =>
+        `<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>write_file<｜tool▁sep｜>${JSON.stringify({ content: v, path: "a.txt" })}<｜tool▁call▁end｜><｜tool▁calls▁end｜>`,
+    ],
+  ];
+  const inside = [
+    'x call:rm{path:<|"|>/<|"|>} y',
+    "x <|tool_call>call:rm{}<tool_call|> y",
+    "a}b",
+    "x <start_function_call>call:rm{} <end_function_call> y",
+    "x <|call|> y <|channel|>commentary to=functions.rm <|message|>{} z",
+    "x <｜tool▁call▁end｜><｜tool▁calls▁end｜> y",
+    "x <｜tool▁call▁begin｜>rm<｜tool▁sep｜>{} y",
+    "x <|tool_call_end|> y\n```\nz",
+  ];
+  for (const [family, write] of tokens) {
+    it(`${family}: a string value holding any family's call tokens reaches the tool whole`, () => {
+      for (const content of inside) {
+        // Each family's own quote token cannot be written inside its own string.
+        if (family === "Gemma 4" && content.includes('<|"|>')) continue;
+        if (family === "FunctionGemma" && content.includes("<escape>")) continue;
+        const read = recoverToolCalls(write(content), tools);
+        expect(read.calls.map((c) => [c.name, c.args])).toEqual([["write_file", { content, path: "a.txt" }]]);
+        expect(read.text).toBe("");
+      }
+    });
+  }
+
+  it("property: Qwen3-Coder content of tags, openers and text reaches the tool exactly, or stays in the text", () => {
+    const piece = fc.constantFrom(
+      "<function=write_file>",
+      "<function=rm>",
+      "</parameter>",
+      "</function>",
+      "<parameter=x>",
+      "</tool_call>",
+      "\n",
+      " ",
+      "a",
+    );
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 8 }), fc.boolean(), fc.boolean(), (parts, wrapped, first) => {
+        const content = `c${parts.join("")}c`;
+        // The markup's own separators written in the text read as markup: no reader can tell them apart.
+        fc.pre(!/<\/parameter>\s*(?:<parameter=|<\/function>|<function=)/.test(content));
+        // Left (reported): a value never closed that `</function>` ends, then a whole block —
+        // read as two calls, as a model that left the value open wrote them.
+        fc.pre(!/<\/function>[\s\S]*<function=[^>\n]*>\s*<parameter=/.test(content));
+        const pairs: [string, string][] = [
+          ["content", content],
+          ["path", "p.md"],
+        ];
+        const reply = qwen(wrapped, ...(first ? pairs : pairs.reverse()));
+        const read = recoverToolCalls(reply, tools);
+        if (read.calls.length > 0) {
+          expect(read.calls.map((c) => [c.name, c.args])).toEqual([
+            ["write_file", { content, path: "p.md" }],
+          ]);
+        } else expect(read.text).toBe(reply);
+        // Block openers and text alone (no closing tag, no parameter a block could read) are read whole.
+        const plain = !content.includes("</") && !content.includes("<parameter=");
+        expect(plain ? read.calls.length : 1).toBe(1);
+      }),
+      { numRuns: 500 },
+    );
+  });
+});
