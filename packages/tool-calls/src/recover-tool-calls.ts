@@ -2,6 +2,7 @@ import { quotedEnd } from "./almost-json.js";
 import { describeValue, readOptions, ToolCallsError } from "./errors.js";
 import { digitsAt, exactJson, rememberDigits, rememberDigitsAt } from "./exact-numbers.js";
 import {
+  type Fence,
   findFences,
   isRecord,
   isUnterminated,
@@ -1537,7 +1538,9 @@ function pythonicSpan(text: string): Span | undefined {
 
 /** The one fenced block of a reply, when it holds a JSON call (or a `tool_calls` list) or a Python call. */
 function fencedSpan(text: string): Span | undefined {
-  const fences = findFences(text, 2);
+  let fences = findFences(text, 2);
+  // A reply with no backtick fence may fence its call with tildes.
+  if (fences.length === 0) fences = tildeFences(text).slice(0, 2);
   if (fences.length !== 1 || !fences[0]?.closed) return undefined;
   const fence = fences[0];
   // A fenced call the reply goes on after is an example it explains, not a call — except in
@@ -1795,7 +1798,9 @@ function spansIn(tail: string, known: Known): Span[] {
   // A `~~~` fence is a fenced code block as much as a backtick one (not one opened inside a
   // backtick fence or inline code, which is that block's text).
   const quotedByTicks = joinRegions(code, ticks);
-  const tildes = tildeFences(outside).filter(([start]) => spanAt(start, quotedByTicks) === undefined);
+  const tildes = tildeFences(outside)
+    .map((f): [number, number] => [f.start, f.end])
+    .filter(([start]) => spanAt(start, quotedByTicks) === undefined);
   const fences = joinRegions(ticks, tildes);
   const onlyFence =
     fences.length === 1 && blank(tail.slice(0, fences[0]?.[0])) && blank(tail.slice(fences[0]?.[1]));
@@ -1810,14 +1815,15 @@ function spansIn(tail: string, known: Known): Span[] {
 }
 
 /**
- * Fenced code blocks written with tildes (`~~~`, `~~~xml`), as [start, end) pairs in order: a line
+ * Fenced code blocks written with tildes (`~~~`, `~~~xml`), in order: a line
  * of three or more `~` (after at most three spaces) to the next line of at least as many `~` and
  * nothing else, or to the end of the text when none closes it. Linear: each line is read once.
  */
-function tildeFences(text: string): Array<[number, number]> {
-  const regions: Array<[number, number]> = [];
+function tildeFences(text: string): Fence[] {
+  const regions: Fence[] = [];
   if (!text.includes("~~~")) return regions;
   let open = -1;
+  let bodyAt = 0;
   let width = 0;
   for (let line = 0; line < text.length; ) {
     let next = text.indexOf("\n", line);
@@ -1829,14 +1835,15 @@ function tildeFences(text: string): Array<[number, number]> {
     const run = i - tildesAt;
     if (open < 0 && run >= 3) {
       open = line;
+      bodyAt = next + 1;
       width = run;
     } else if (open >= 0 && run >= width && text.slice(i, next).trim() === "") {
-      regions.push([open, next]);
+      regions.push({ start: open, end: next, body: text.slice(bodyAt, line), closed: true });
       open = -1;
     }
     line = next + 1;
   }
-  if (open >= 0) regions.push([open, text.length]);
+  if (open >= 0) regions.push({ start: open, end: text.length, body: text.slice(bodyAt), closed: false });
   return regions;
 }
 

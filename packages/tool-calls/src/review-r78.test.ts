@@ -101,8 +101,20 @@ describe("R78B-3: markup in a ~~~ fence with prose around it is an example, as i
     expect(read.text).toBe(`Note:\n~~~~\n~~~\n${call}\n~~~~\nNow:`);
   });
 
+  it("recovers a JSON call a reply ends with in a ~~~json fence, as in a ```json one", () => {
+    const json = '{"name": "rm", "arguments": {"path": "/"}}';
+    for (const reply of [`I will call it:\n~~~json\n${json}\n~~~`, `~~~\n${json}\n~~~\n`]) {
+      const read = recoverToolCalls(reply, tools);
+      expect(read.calls.map((c) => c.args)).toEqual([{ path: "/" }]);
+      expect(read.text).toBe(reply.startsWith("I") ? "I will call it:" : "");
+    }
+    const example = `Example:\n~~~json\n${json}\n~~~\nThat is the format.`;
+    expect(recoverToolCalls(example, tools)).toEqual({ calls: [], text: example });
+  });
+
   it("property: a reply of prose, fence lines and calls recovers the same calls with ~~~ as with ```", () => {
-    const piece = fc.constantFrom("Some prose.\n", "FENCE\n", "FENCE\n", `${call}\n`, "\n");
+    const json = '{"name": "rm", "arguments": {"path": "/"}}';
+    const piece = fc.constantFrom("Some prose.\n", "FENCE\n", "FENCE\n", `${call}\n`, `${json}\n`, "\n");
     fc.assert(
       fc.property(fc.array(piece, { maxLength: 8 }), (parts) => {
         const reply = parts.join("");
