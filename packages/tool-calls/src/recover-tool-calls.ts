@@ -752,7 +752,7 @@ function readParameters(whole: string, at: number, limit: number): Parameters | 
 function parametersOf(text: string, bodyAt: number, next: number, limit: number): Parameters | undefined {
   const read = readParameters(text, bodyAt, next);
   if (next >= limit || scanBudget <= 0) return read;
-  if (read && !(read.close < 0 && read.lastOpen)) return read;
+  if (read && !read.lastOpen) return read;
   scanBudget -= limit - bodyAt;
   const on = readParameters(text, bodyAt, limit);
   if (!read) return on;

@@ -166,6 +166,14 @@ describe("R78B-2: a call's own markup written inside its values is that value's 
     expect(recoverToolCalls(open, tools)).toEqual({ calls: [], text: open });
   });
 
+  it("recovers nothing from a value </function> ends, then a block it could as well hold; one alone still reads", () => {
+    const reply =
+      "<function=write_file>\n<parameter=path>\np.md\n</parameter>\n<parameter=content>\nc</function><function=write_file><parameter=x>c\n</parameter>\n</function>";
+    expect(recoverToolCalls(reply, tools)).toEqual({ calls: [], text: reply });
+    const alone = recoverToolCalls("<function=write_file>\n<parameter=path>\na.txt\n</function>", tools);
+    expect(alone.calls.map((c) => c.args)).toEqual([{ path: "a.txt" }]);
+  });
+
   it("recovers nothing from a value holding a whole block and text after it (where it ends cannot be told)", () => {
     const content = "x <function=write_file>\n<parameter=path>\nb\n</parameter>\n</function> y";
     for (const wrapped of [true, false]) {
@@ -240,9 +248,6 @@ describe("R78B-2: a call's own markup written inside its values is that value's 
         const content = `c${parts.join("")}c`;
         // The markup's own separators written in the text read as markup: no reader can tell them apart.
         fc.pre(!/<\/parameter>\s*(?:<parameter=|<\/function>|<function=)/.test(content));
-        // Left (reported): a value never closed that `</function>` ends, then a whole block —
-        // read as two calls, as a model that left the value open wrote them.
-        fc.pre(!/<\/function>[\s\S]*<function=[^>\n]*>\s*<parameter=/.test(content));
         const pairs: [string, string][] = [
           ["content", content],
           ["path", "p.md"],
