@@ -2,6 +2,7 @@ import { quotedEnd } from "./almost-json.js";
 import { describeValue, readOptions, ToolCallsError } from "./errors.js";
 import { digitsAt, exactJson, rememberDigits, rememberDigitsAt } from "./exact-numbers.js";
 import {
+  type Fence,
   findFences,
   isRecord,
   isUnterminated,
@@ -88,26 +89,34 @@ function openFrom(start: number): Opening {
   return { end: start, calls: 0 };
 }
 
-const THINK_END = "</think>";
-/** Kimi's scratchpad closer, which the stream reads as `</think>` (text before a lone one is reasoning). */
-const KIMI_THINK_END = "◁/think▷";
-
 /**
- * The scratchpads the stream's default fences take out of the answer, by opener and closer: a
- * call written inside one is reasoning about a call, never one to run. A `<think>` or `◁think▷`
- * that never closes runs to the end of the reply, as the stream reads it.
+ * The scratchpads the stream takes out of an answer (`ALL_FENCES` of `@loopwright/stream`: its
+ * default fences and `<thinking>`, `<reasoning>`), by opener and closer: a call written inside one
+ * is reasoning about a call, never one to run. One that never closes runs to the end of the reply,
+ * as the stream reads it; the closer of an `implicitOpen` one (`</think>`, Kimi's `◁/think▷`) with
+ * no opener before it ends a scratchpad the chat template opened in the prompt. Kept equal to the
+ * stream's table by a test that reads both (tool-calls does not depend on stream).
  */
-const SCRATCHPADS: ReadonlyArray<readonly [string, string]> = [
-  ["<think>", THINK_END],
-  ["◁think▷", KIMI_THINK_END],
-  ["<|channel|>analysis<|message|>", "<|end|>"],
+export const SCRATCHPADS: ReadonlyArray<{ open: string; close: string; implicitOpen?: true }> = [
+  { open: "<think>", close: "</think>", implicitOpen: true },
+  { open: "<|channel|>analysis<|message|>", close: "<|end|>" },
+  { open: "◁think▷", close: "◁/think▷", implicitOpen: true },
+  { open: "<thinking>", close: "</thinking>" },
+  { open: "<reasoning>", close: "</reasoning>" },
 ];
 
-/** The last `</think>` or `◁/think▷` that starts before `before` (`[index, length]`), or `[-1, 0]`. */
+/** The closers that end a scratchpad opened in the prompt: `</think>`, Kimi's `◁/think▷`. */
+const THINK_ENDS: readonly string[] = SCRATCHPADS.flatMap((pad) => (pad.implicitOpen ? [pad.close] : []));
+
+/** The last closer of {@link THINK_ENDS} that starts before `before` (`[index, length]`), or `[-1, 0]`. */
 function lastThinkEnd(text: string, before: number): [number, number] {
-  const think = before < 0 ? -1 : text.lastIndexOf(THINK_END, before);
-  const kimi = before < 0 ? -1 : text.lastIndexOf(KIMI_THINK_END, before);
-  return think >= kimi ? [think, THINK_END.length] : [kimi, KIMI_THINK_END.length];
+  let found: [number, number] = [-1, 0];
+  if (before < 0) return found;
+  for (const end of THINK_ENDS) {
+    const at = text.lastIndexOf(end, before);
+    if (at > found[0]) found = [at, end.length];
+  }
+  return found;
 }
 
 /**
@@ -117,7 +126,7 @@ function lastThinkEnd(text: string, before: number): [number, number] {
  */
 function scratchpadsIn(text: string, regions: ReadonlyArray<[number, number]>): Array<[number, number]> {
   const found: Array<[number, number]> = [];
-  for (const [opener, closer] of SCRATCHPADS) {
+  for (const { open: opener, close: closer } of SCRATCHPADS) {
     let from = 0;
     for (;;) {
       const start = text.indexOf(opener, from);
@@ -638,6 +647,13 @@ interface Parameters {
   close: number;
   /** True when the last value met no closing tag (it ran to `</function>`, the next parameter or `limit`). */
   lastOpen: boolean;
+  /** Where the body ends: its `</function>`, the next block's opener read as markup, or `limit`. */
+  stop: number;
+  /**
+   * Set where the body can be read two ways (a value left open before a block, or holding it):
+   * no call is read from it, nor from a block inside it.
+   */
+  unsure?: true;
 }
 
 /**
@@ -670,12 +686,15 @@ function readParameters(whole: string, at: number, limit: number): Parameters | 
   const closeAfter = finder(text, PARAMETER_CLOSE);
   const parameterAfter = finder(text, "<parameter=");
   const functionCloseAfter = finder(text, FUNCTION_CLOSE);
+  const functionOpenAfter = finder(text, "<function=");
   const pairs: Pair[] = [];
   let lastOpen = false;
   let noneAfter = false;
   for (let i = skipSpace(text, at); ; i = skipSpace(text, i)) {
-    if (i >= limit) return { pairs, close: -1, lastOpen };
-    if (text.startsWith(FUNCTION_CLOSE, i)) return { pairs, close: i, lastOpen };
+    if (i >= limit) return { pairs, close: -1, lastOpen, stop: limit };
+    if (text.startsWith(FUNCTION_CLOSE, i)) return { pairs, close: i, lastOpen, stop: i };
+    // The next block, the one before it never closed: read where its opener is markup only.
+    if (i > at && text.startsWith("<function=", i)) return { pairs, close: -1, lastOpen, stop: i };
     PARAMETER_OPEN.lastIndex = i;
     const open = PARAMETER_OPEN.exec(text);
     if (!open) return undefined;
@@ -687,7 +706,12 @@ function readParameters(whole: string, at: number, limit: number): Parameters | 
     noneAfter = true;
     for (; close >= 0 && close < limit; close = text.indexOf(PARAMETER_CLOSE, close + 1)) {
       const k = skipSpace(text, close + PARAMETER_CLOSE.length);
-      if (k >= limit || text.startsWith("<parameter=", k) || text.startsWith(FUNCTION_CLOSE, k)) {
+      if (
+        k >= limit ||
+        text.startsWith("<parameter=", k) ||
+        text.startsWith(FUNCTION_CLOSE, k) ||
+        text.startsWith("<function=", k)
+      ) {
         noneAfter = false;
         end = close;
         break;
@@ -702,7 +726,12 @@ function readParameters(whole: string, at: number, limit: number): Parameters | 
     // No closing tag: the value runs to the next parameter or the block's end.
     const nextParameter = parameterAfter(valueAt);
     const blockClose = functionCloseAfter(valueAt);
-    end = Math.min(nextParameter >= 0 ? nextParameter : limit, blockClose >= 0 ? blockClose : limit);
+    const nextBlock = functionOpenAfter(valueAt);
+    end = Math.min(
+      nextParameter >= 0 ? nextParameter : limit,
+      blockClose >= 0 ? blockClose : limit,
+      nextBlock >= 0 ? nextBlock : limit,
+    );
     // A closing tag inside it with other text after it: where the value ends cannot be told.
     if (first >= 0 && first < end) return undefined;
     pairs.push([open[1] as string, text.slice(valueAt, end)]);
@@ -712,12 +741,41 @@ function readParameters(whole: string, at: number, limit: number): Parameters | 
 }
 
 /**
+ * The parameters of the Qwen3-Coder block whose body starts at `bodyAt`, `next` the next
+ * `<function=` after it and `limit` the end of the text it may read. Read first up to `next`;
+ * where that read fails, or its last value runs open into `next`, the opener at `next` may be
+ * text of a value (a file about the format: `Use <function=name> to call`), and the body is read
+ * on past it to its `</function>` or an opener the markup goes on to. A value left open up to a
+ * block that reads, where reading on reads as well, can be either: that reading, `unsure`. Reading
+ * on is charged to {@link scanBudget}; once that is spent the first read stands.
+ */
+function parametersOf(text: string, bodyAt: number, next: number, limit: number): Parameters | undefined {
+  const read = readParameters(text, bodyAt, next);
+  if (next >= limit || scanBudget <= 0) return read;
+  if (read && !read.lastOpen) return read;
+  scanBudget -= limit - bodyAt;
+  const on = readParameters(text, bodyAt, limit);
+  if (!read) return on;
+  if (!on) return read;
+  // A block that reads at `next`: the model may have left the value open before it.
+  FUNCTION_START.lastIndex = next;
+  const opener = FUNCTION_START.exec(text);
+  const after = text.slice(0, limit).indexOf("<function=", next + 1);
+  const block = opener && readParameters(text, next + opener[0].length, after >= 0 ? after : limit);
+  return block && (block.pairs.length > 0 || block.close >= 0) ? { ...on, unsure: true } : on;
+}
+
+/**
  * `<function=name>…</function>` blocks: Qwen3-Coder's `<parameter=key>value</parameter>` markup
  * inside, or a JSON object (Llama 3.1's custom tool format, Functionary v3.1).
  */
 function functionBlocks(text: string, known: Known, endsReply = true): Block[] {
   const blocks: Block[] = [];
   const opens = matches(text, FUNCTION_OPEN);
+  /** Blocks whose last value ran open to the opener of the next (start → that opener). */
+  const leadsTo = new Map<number, number>();
+  /** Markup blocks that ended at a `</function>`. */
+  const closed = new Set<number>();
   let from = 0;
   opens.forEach((open, n) => {
     // An opener inside the block before it (in a string argument) is that block's text.
@@ -733,21 +791,42 @@ function functionBlocks(text: string, known: Known, endsReply = true): Block[] {
       from = end;
       return;
     }
-    const read = readParameters(text, bodyAt, next);
+    const read = parametersOf(text, bodyAt, next, text.length);
     if (!read) return;
-    const bodyEnd = read.close >= 0 ? read.close : next;
-    const end = read.close >= 0 ? read.close + FUNCTION_CLOSE.length : next;
+    const bodyEnd = read.close >= 0 ? read.close : read.stop;
+    const end = read.close >= 0 ? read.close + FUNCTION_CLOSE.length : read.stop;
+    if (read.unsure) {
+      from = end;
+      return;
+    }
     const unclosed = endsReply && bodyEnd === text.length;
     // Cut inside the last value (or its key): its end was never written.
     if (unclosed && read.lastOpen) return;
     // A `</parameter>` after the block's end, before the next block: the block ended at a
     // `</function>` written in a value's text, and what followed it would be dropped.
-    if (read.close >= 0 && text.slice(0, next).includes(PARAMETER_CLOSE, end)) return;
+    // (Looked for up to the next block kept, below.)
+    if (read.close >= 0) closed.add(open.index);
     const call = pairArguments(read.pairs, known, name, true);
     blocks.push({ start: open.index, end, call, open: unclosed });
+    // A last value left open up to the next block's opener (or a block of no parameters that runs
+    // into it) is read as ending there only if that block is one; where it is not, the opener was
+    // text of a value and where the value ends is unknown.
+    if (read.close < 0 && (read.lastOpen || read.pairs.length === 0) && end < text.length) {
+      leadsTo.set(open.index, end);
+    }
     from = end;
   });
-  return blocks;
+  const kept = new Set<number>();
+  let nextKept = text.length;
+  for (let k = blocks.length - 1; k >= 0; k--) {
+    const block = blocks[k] as Block;
+    const to = leadsTo.get(block.start);
+    if (to !== undefined && !kept.has(to)) continue;
+    if (closed.has(block.start) && text.slice(0, nextKept).includes(PARAMETER_CLOSE, block.end)) continue;
+    kept.add(block.start);
+    nextKept = block.start;
+  }
+  return blocks.filter((block) => kept.has(block.start));
 }
 
 /**
@@ -760,7 +839,7 @@ function functionEnd(text: string, at: number, limit: number): number {
   if (!open) return -1;
   const bodyAt = at + open[0].length;
   const next = text.slice(0, limit).indexOf("<function=", bodyAt);
-  const read = readParameters(text, bodyAt, next >= 0 ? next : limit);
+  const read = parametersOf(text, bodyAt, next >= 0 ? next : limit, limit);
   return read && read.close >= 0 ? read.close + FUNCTION_CLOSE.length : -1;
 }
 
@@ -1060,6 +1139,10 @@ function tagSpans(text: string, known: Known): Span[] {
       }
       const markup = markupCalls(body, known, end === text.length);
       calls = markup?.calls;
+      // A `</parameter>` after the wrapper, before the next: the wrapper closed at a tag written in
+      // a value's text (`c</function></tool_call>…`), and what followed would be dropped.
+      if (body.includes("<function=") && text.slice(0, nextOpen).includes(PARAMETER_CLOSE, end))
+        calls = undefined;
       // A body that runs to the end of the reply never met its closing tag: open, unless its last
       // call met its own end (`</function>`, `</invoke>`, a pythonic call's `)`). Then only the
       // wrapper's closing tag is missing, which is optional, as after a JSON call.
@@ -1455,7 +1538,9 @@ function pythonicSpan(text: string): Span | undefined {
 
 /** The one fenced block of a reply, when it holds a JSON call (or a `tool_calls` list) or a Python call. */
 function fencedSpan(text: string): Span | undefined {
-  const fences = findFences(text, 2);
+  let fences = findFences(text, 2);
+  // A reply with no backtick fence may fence its call with tildes.
+  if (fences.length === 0) fences = tildeFences(text).slice(0, 2);
   if (fences.length !== 1 || !fences[0]?.closed) return undefined;
   const fence = fences[0];
   // A fenced call the reply goes on after is an example it explains, not a call — except in
@@ -1709,7 +1794,14 @@ function spansIn(tail: string, known: Known): Span[] {
   // the whole reply. Backticks inside a call's own arguments open neither.
   const outside = withoutSpans(tail, spans);
   const code = inlineCode(outside);
-  const fences = findFences(outside, MAX_MATCHES).map((f): [number, number] => [f.start, f.end]);
+  const ticks = findFences(outside, MAX_MATCHES).map((f): [number, number] => [f.start, f.end]);
+  // A `~~~` fence is a fenced code block as much as a backtick one (not one opened inside a
+  // backtick fence or inline code, which is that block's text).
+  const quotedByTicks = joinRegions(code, ticks);
+  const tildes = tildeFences(outside)
+    .map((f): [number, number] => [f.start, f.end])
+    .filter(([start]) => spanAt(start, quotedByTicks) === undefined);
+  const fences = joinRegions(ticks, tildes);
   const onlyFence =
     fences.length === 1 && blank(tail.slice(0, fences[0]?.[0])) && blank(tail.slice(fences[0]?.[1]));
   const quoted = onlyFence ? code : joinRegions(code, fences);
@@ -1720,6 +1812,39 @@ function spansIn(tail: string, known: Known): Span[] {
     return named([fenced], known);
   }
   return named(unquoted, known);
+}
+
+/**
+ * Fenced code blocks written with tildes (`~~~`, `~~~xml`), in order: a line
+ * of three or more `~` (after at most three spaces) to the next line of at least as many `~` and
+ * nothing else, or to the end of the text when none closes it. Linear: each line is read once.
+ */
+function tildeFences(text: string): Fence[] {
+  const regions: Fence[] = [];
+  if (!text.includes("~~~")) return regions;
+  let open = -1;
+  let bodyAt = 0;
+  let width = 0;
+  for (let line = 0; line < text.length; ) {
+    let next = text.indexOf("\n", line);
+    if (next < 0) next = text.length;
+    let i = line;
+    while (i < next && i - line < 3 && text[i] === " ") i++;
+    const tildesAt = i;
+    while (i < next && text[i] === "~") i++;
+    const run = i - tildesAt;
+    if (open < 0 && run >= 3) {
+      open = line;
+      bodyAt = next + 1;
+      width = run;
+    } else if (open >= 0 && run >= width && text.slice(i, next).trim() === "") {
+      regions.push({ start: open, end: next, body: text.slice(bodyAt, line), closed: true });
+      open = -1;
+    }
+    line = next + 1;
+  }
+  if (open >= 0) regions.push({ start: open, end: text.length, body: text.slice(bodyAt), closed: false });
+  return regions;
 }
 
 /** `regions` (each sorted, apart) as one sorted list of regions apart, overlapping ones joined. */
@@ -1738,7 +1863,7 @@ function recoverFrom(text: string, known: Known): RecoveredToolCalls {
   if (known.names.size === 0 || text.trim() === "") return { calls: [], text };
   let headEnd = 0;
   let accepted: Span[] | undefined;
-  if (text.includes(THINK_END) || text.includes(KIMI_THINK_END)) {
+  if (THINK_ENDS.some((end) => text.includes(end))) {
     // Read from the whole reply first: a `</think>` inside a call's argument does not end the
     // scratchpad, so the reply is cut only at one outside every call.
     const spans = spansIn(text, known);
