@@ -138,6 +138,10 @@ function flagError(
       return `OPENAI_BASE_URL must be an http:// or https:// URL (as http://localhost:8080/v1), not ${JSON.stringify(shownBaseUrl(baseUrl))}: ${baseUrlFault(baseUrl)}.`;
     }
   }
+  // An empty --model names no model: every request would be refused, each only once it is sent.
+  if (values.model !== undefined && values.model.trim() === "") {
+    return "--model needs a model's name at the endpoint (as gpt-4o-mini); it was given an empty one.";
+  }
   const window = env.LOOPWRIGHT_CONTEXT_LENGTH;
   if (window !== undefined && window.trim() !== "" && !/^[1-9]\d*$/.test(window.trim())) {
     return `LOOPWRIGHT_CONTEXT_LENGTH must be a whole number of tokens above 0 (as 8192), not ${JSON.stringify(window)}.`;
@@ -167,6 +171,15 @@ function flagError(
     return "--prompt needs some text to send.";
   }
   return undefined;
+}
+
+/**
+ * `LOOPWRIGHT_MODEL`, where it names a model: an empty (or blank) one is read as unset, as an
+ * empty `OPENAI_BASE_URL` and `LOOPWRIGHT_CONTEXT_LENGTH` are.
+ */
+function envModel(env: Record<string, string | undefined>): string | undefined {
+  const model = env.LOOPWRIGHT_MODEL;
+  return model === undefined || model.trim() === "" ? undefined : model;
 }
 
 /** One question at the terminal: the line typed, or "" on Ctrl-C or Ctrl-D. */
@@ -234,14 +247,14 @@ async function main(): Promise<number> {
     : {
         baseUrl: baseUrl!,
         apiKey: process.env.OPENAI_API_KEY ?? "",
-        model: values.model ?? process.env.LOOPWRIGHT_MODEL ?? "gpt-4o-mini",
+        model: values.model ?? envModel(process.env) ?? "gpt-4o-mini",
         maxToolIterations: 8,
       };
   console.log(
     dim(
       simulator
         ? `Simulator: the testkit's scripted model at ${simulator.baseUrl} (set OPENAI_BASE_URL to use a real endpoint).`
-        : `Endpoint: ${shownUrl(config.baseUrl)}, model ${config.model}`,
+        : `Endpoint: ${shownUrl(config.baseUrl)}, model ${escapeUnseen(config.model)}`,
     ),
   );
 

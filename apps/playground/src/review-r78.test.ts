@@ -1,0 +1,90 @@
+// Review r78: the terminal side (main.ts, interactive.ts, mcp.ts), each test driving the CLI as a
+// child process against the testkit's loopback server, as main.test.ts does.
+import { execFile } from "node:child_process";
+import { startServer } from "@loopwright/testkit";
+import { describe, expect, it } from "vitest";
+import { cliForFile } from "./cli-build.js";
+
+const main = cliForFile();
+
+function run(args: string[], env: Record<string, string | undefined> = {}, input?: string) {
+  return new Promise<{ code: number; out: string }>((resolve) => {
+    const child = execFile(
+      process.execPath,
+      [main(), ...args],
+      {
+        env: {
+          ...process.env,
+          OPENAI_BASE_URL: undefined,
+          LOOPWRIGHT_MODEL: undefined,
+          NO_COLOR: "1",
+          ...env,
+        },
+        timeout: 60_000,
+      },
+      (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, out: stdout + stderr }),
+    );
+    child.stdin?.end(input);
+  });
+}
+
+/** The `model` of each chat request the server received. */
+const modelsAsked = (server: { chatRequests: { body: unknown }[] }) =>
+  server.chatRequests.map((r) => (r.body as { model?: unknown }).model);
+
+describe("the model the terminal playground names", () => {
+  it("reads an empty LOOPWRIGHT_MODEL as unset, as an empty OPENAI_BASE_URL is: the default model answers", async () => {
+    const server = await startServer({ scriptedModel: true });
+    try {
+      const { code, out } = await run(["--prompt", "hi"], {
+        OPENAI_BASE_URL: server.baseUrl,
+        LOOPWRIGHT_MODEL: "",
+      });
+      expect(out).toContain("model gpt-4o-mini");
+      expect(out).not.toContain("error:");
+      expect(code).toBe(0);
+      expect(modelsAsked(server)).toEqual(["gpt-4o-mini"]);
+    } finally {
+      await server.close();
+    }
+  }, 60_000);
+
+  it.each([[[]], [["--web"]]])(
+    "refuses an empty --model at start, in one line, before anything is sent (%j)",
+    async (mode) => {
+      const server = await startServer({ scriptedModel: true });
+      try {
+        for (const model of ["", "  "]) {
+          const { code, out } = await run(
+            [...mode, "--model", model, ...(mode.length ? [] : ["--prompt", "hi"])],
+            {
+              OPENAI_BASE_URL: server.baseUrl,
+            },
+          );
+          expect(code).toBe(1);
+          expect(out.trim()).toBe(
+            "error: --model needs a model's name at the endpoint (as gpt-4o-mini); it was given an empty one.",
+          );
+        }
+        expect(server.chatRequests).toHaveLength(0);
+      } finally {
+        await server.close();
+      }
+    },
+    60_000,
+  );
+
+  it("prints a --model holding control characters escaped, as --web prints a spec's model", async () => {
+    const server = await startServer({ scriptedModel: true });
+    try {
+      const { code, out } = await run(["--prompt", "hi", "--model", "m\x1b]0;pwned\x07\u202e"], {
+        OPENAI_BASE_URL: server.baseUrl,
+      });
+      expect(code).toBe(0);
+      expect(out).toContain("model m\\x1b]0;pwned\\x07\\u202e");
+      expect(out).not.toMatch(/[\x1b\x07\u202e]/);
+    } finally {
+      await server.close();
+    }
+  }, 60_000);
+});
