@@ -339,7 +339,8 @@ main().then(
     process.exitCode = code;
   },
   (error: unknown) => {
-    process.stdout.write(`error: ${errorMessage(error)}\n`);
+    // A path from the command line (--mcp, --session) may be quoted in it.
+    process.stdout.write(`error: ${printable(errorMessage(error))}\n`);
     process.exitCode = 1;
   },
 );

@@ -1,6 +1,9 @@
 // Review r78: the terminal side (main.ts, interactive.ts, mcp.ts), each test driving the CLI as a
 // child process against the testkit's loopback server, as main.test.ts does.
 import { execFile } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { startServer } from "@loopwright/testkit";
 import { describe, expect, it } from "vitest";
 import { cliForFile } from "./cli-build.js";
@@ -86,5 +89,34 @@ describe("the model the terminal playground names", () => {
     } finally {
       await server.close();
     }
+  }, 60_000);
+});
+
+describe("paths and ids from the command line, as the terminal prints them", () => {
+  it("escapes a --session directory and --session-id holding control characters in the session line", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "r78-session-"));
+    try {
+      const { code, out } = await run([
+        "--session",
+        join(dir, "s\x1b]0;T\x07"),
+        "--session-id",
+        "a\x1b[2Jb",
+        "--prompt",
+        "hi",
+      ]);
+      expect(code).toBe(0);
+      expect(out).toContain("(session a\\x1b[2Jb: new, stored in ");
+      expect(out).toContain("s\\x1b]0;T\\x07");
+      for (const raw of ["\x1b", "\x07"]) expect(out).not.toContain(raw);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+
+  it("escapes a missing --mcp file's path in the error line", async () => {
+    const { code, out } = await run(["--mcp", "/nonexistent/m\x1b]0;T\x07.json", "--prompt", "hi"]);
+    expect(code).toBe(1);
+    expect(out).toMatch(/^error: .*\/nonexistent\/m\\x1b\]0;T\\x07\.json/m);
+    for (const raw of ["\x1b", "\x07"]) expect(out).not.toContain(raw);
   }, 60_000);
 });
