@@ -119,6 +119,7 @@ function flagError(
     model?: string | undefined;
     web?: boolean | undefined;
     spec?: string | undefined;
+    mcp?: string | undefined;
     port?: string | undefined;
     session?: string | undefined;
     "session-id"?: string | undefined;
@@ -163,6 +164,13 @@ function flagError(
     return "--redis is read with --web only (the web page's runs are what it shares).";
   for (const flag of ["spec", "port"] as const) {
     if (values[flag] !== undefined) return `--${flag} is read with --web only.`;
+  }
+  // An empty --session would store nothing, under a session the user asked to keep.
+  if (values.session !== undefined && values.session.trim() === "") {
+    return "--session needs a directory to keep the conversation in (as .sessions); it was given an empty one.";
+  }
+  if (values.mcp !== undefined && values.mcp.trim() === "") {
+    return "--mcp needs the path of a .mcp.json file (as servers.json); it was given an empty one.";
   }
   if (values["session-id"] !== undefined && values.session === undefined) {
     return "--session-id names a session in a --session directory: give --session <dir> too.";

@@ -120,3 +120,26 @@ describe("paths and ids from the command line, as the terminal prints them", () 
     for (const raw of ["\x1b", "\x07"]) expect(out).not.toContain(raw);
   }, 60_000);
 });
+
+describe("empty paths on the command line", () => {
+  it('refuses --session "" at start instead of keeping nothing, and --mcp "" instead of reading the directory', async () => {
+    for (const [args, line] of [
+      [
+        ["--session", "", "--prompt", "hi"],
+        "error: --session needs a directory to keep the conversation in (as .sessions); it was given an empty one.",
+      ],
+      [
+        ["--session", " ", "--prompt", "hi"],
+        "error: --session needs a directory to keep the conversation in (as .sessions); it was given an empty one.",
+      ],
+      [
+        ["--mcp", "", "--prompt", "hi"],
+        "error: --mcp needs the path of a .mcp.json file (as servers.json); it was given an empty one.",
+      ],
+    ] as const) {
+      const { code, out } = await run([...args]);
+      expect(code).toBe(1);
+      expect(out.trim()).toBe(line);
+    }
+  }, 60_000);
+});
