@@ -25,6 +25,14 @@ const SYSTEM =
   "You are a helpful assistant in a terminal. Use the tools when they help: clock for the time, " +
   "calculator for arithmetic, read_file for files under the current directory. Answer briefly.";
 
+// Output piped into a reader that has gone (`--prompt … | head -1`): nothing more can be shown.
+// Leave at once with exit 1, not with a stack trace for the unhandled EPIPE; the MCP pool's reaper
+// stops the servers it started.
+process.stdout.on("error", (error: NodeJS.ErrnoException) => {
+  if (error.code !== "EPIPE") throw error;
+  process.exit(1);
+});
+
 const color = process.stdout.isTTY && !process.env.NO_COLOR;
 const dim = (text: string) => (color ? `\x1b[2m${text}\x1b[22m` : text);
 const bold = (text: string) => (color ? `\x1b[1m${text}\x1b[22m` : text);

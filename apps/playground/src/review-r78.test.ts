@@ -1,6 +1,6 @@
 // Review r78: the terminal side (main.ts, interactive.ts, mcp.ts), each test driving the CLI as a
 // child process against the testkit's loopback server, as main.test.ts does.
-import { execFile } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -142,4 +142,28 @@ describe("empty paths on the command line", () => {
       expect(out.trim()).toBe(line);
     }
   }, 60_000);
+});
+
+describe("output piped into a reader that leaves", () => {
+  // `pnpm playground --prompt … | head -1`: before, the next write threw an unhandled EPIPE, and its
+  // stack trace was what the user saw.
+  it.each([[["--prompt", "What is 17 * 23?"]], [[]]])(
+    "exits 1 without a stack trace when stdout's reader is gone (%j)",
+    async (args) => {
+      const child = spawn(process.execPath, [main(), ...args], {
+        env: { ...process.env, OPENAI_BASE_URL: undefined, NO_COLOR: "1" },
+      });
+      let stderr = "";
+      child.stderr.on("data", (d: Buffer) => {
+        stderr += d.toString();
+      });
+      // The reader takes the first piece, then leaves; piped questions keep the interactive mode writing.
+      child.stdout.once("data", () => child.stdout.destroy());
+      child.stdin.end(args.length ? undefined : "What is 17 * 23?\nwhat is 6 * 7\n");
+      const code = await new Promise<number | null>((resolve) => child.on("exit", resolve));
+      expect(stderr).toBe("");
+      expect(code).toBe(1);
+    },
+    60_000,
+  );
 });
