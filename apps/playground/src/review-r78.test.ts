@@ -167,3 +167,28 @@ describe("output piped into a reader that leaves", () => {
     60_000,
   );
 });
+
+describe("/steer with odd arguments", () => {
+  it("says /steer with no text needs some, and sends it to no one; /steer text with no run is asked", async () => {
+    const server = await startServer({ scriptedModel: true });
+    try {
+      const { code, out } = await run(
+        [],
+        { OPENAI_BASE_URL: server.baseUrl },
+        "/steer\n  /steer   \n  /steer what is 6 * 7\n",
+      );
+      expect(code).toBe(0);
+      expect(out.match(/\(\/steer needs the text to steer with: \/steer <text>\)/g)).toHaveLength(2);
+      // Before, "/steer" was asked as a question twice, and the indented `/steer …` as it was written.
+      const asked = server.chatRequests.map((r) => {
+        const messages = (r.body as { messages: { role: string; content: unknown }[] }).messages;
+        return messages.filter((m) => m.role === "user").at(-1)?.content;
+      });
+      expect(asked.filter((c) => JSON.stringify(c).includes("/steer"))).toEqual([]);
+      expect(JSON.stringify(asked)).toContain("what is 6 * 7");
+      expect(out).toContain("← calculator: 42");
+    } finally {
+      await server.close();
+    }
+  }, 60_000);
+});
