@@ -142,8 +142,8 @@ export async function runInteractive(options: InteractiveOptions): Promise<numbe
     write(
       `${dim(
         count > 0
-          ? `(session ${escapeUnseen(session.sessionId)}: resumed, ${count} message${count === 1 ? "" : "s"} from ${escapeUnseen(session.filePath)})`
-          : `(session ${escapeUnseen(session.sessionId)}: new, stored in ${escapeUnseen(session.filePath)})`,
+          ? `(session ${escapeUnseen(session.sessionId)}: resumed, ${count} message${count === 1 ? "" : "s"} from ${escapeUnseen(session.filePath ?? "")})`
+          : `(session ${escapeUnseen(session.sessionId)}: new, stored in ${escapeUnseen(session.filePath ?? "")})`,
       )}\n`,
     );
     // Notices from resuming (a torn last line dropped) are already in the timeline.
