@@ -337,9 +337,12 @@ export async function runInteractive(options: InteractiveOptions): Promise<numbe
     for (;;) {
       if (!inputEnded) write(`\n${bold("you>")} `);
       const line = await nextLine();
-      if (line === undefined || line.trim() === "/exit") break;
+      if (line === undefined) break;
+      // Scripted lines (--prompt with --session) are questions as written, as --prompt alone sends
+      // its text: `/exit` there is not a command that ends the session with nothing asked.
+      if (!scripted && line.trim() === "/exit") break;
       // `/steer text` with no run to steer is asked as a question; `/steer` alone asks nothing.
-      const steer = steerCommand(line);
+      const steer = scripted ? undefined : steerCommand(line);
       if (steer === "") {
         write(`${dim(STEER_USAGE)}\n`);
         continue;

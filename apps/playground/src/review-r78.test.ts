@@ -192,3 +192,30 @@ describe("/steer with odd arguments", () => {
     }
   }, 60_000);
 });
+
+describe("--prompt with --session", () => {
+  it("asks a prompt that reads like a command as written, as --prompt alone does", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "r78-scripted-"));
+    const server = await startServer({ replies: [{ content: "one." }, { content: "two." }] });
+    try {
+      for (const prompt of ["/exit", "/steer"]) {
+        const { code, out } = await run(["--session", dir, "--prompt", prompt], {
+          OPENAI_BASE_URL: server.baseUrl,
+        });
+        // Before: `/exit` ended the session with nothing asked and exit 0; `/steer` said it needs text.
+        expect(code).toBe(0);
+        expect(out).not.toContain("/steer needs");
+      }
+      const asked = server.chatRequests.map((r) =>
+        (r.body as { messages: { role: string; content: unknown }[] }).messages.at(-1),
+      );
+      expect(asked).toEqual([
+        { role: "user", content: "/exit" },
+        { role: "user", content: "/steer" },
+      ]);
+    } finally {
+      await server.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+});
