@@ -1,6 +1,12 @@
 // Review r78: what the web server keeps of the runs it ran, over real loopback HTTP.
+import { spawn } from "node:child_process";
+import { startServer } from "@loopwright/testkit";
 import { describe, expect, it } from "vitest";
+import { cliForFile } from "../cli-build.js";
 import { startWebServer } from "./server.js";
+
+// The current src/main.ts, bundled once for the file (cli-build.ts says why).
+const main = cliForFile();
 
 describe("the web server's memory of its runs (r78d)", () => {
   it("forgets an ended run, its prompt with it, once its events are let go, and still knows its latest run", async () => {
@@ -44,4 +50,34 @@ describe("the web server's memory of its runs (r78d)", () => {
       await web.close();
     }
   }, 30_000);
+});
+
+describe("playground --web and LOOPWRIGHT_MODEL (r78d)", () => {
+  it("reads an empty LOOPWRIGHT_MODEL as unset, as an empty OPENAI_BASE_URL is: the page's model is the default", async () => {
+    const endpoint = await startServer({ scriptedModel: true });
+    const child = spawn(process.execPath, [main(), "--web"], {
+      env: { ...process.env, OPENAI_BASE_URL: endpoint.baseUrl, LOOPWRIGHT_MODEL: "", NO_COLOR: "1" },
+    });
+    try {
+      let out = "";
+      const url = await new Promise<string>((resolve, reject) => {
+        child.stdout.on("data", (chunk: Buffer) => {
+          out += chunk.toString();
+          const found = /Playground page: (http:\/\/127\.0\.0\.1:\d+\/)/.exec(out)?.[1];
+          if (found) resolve(found);
+        });
+        child.once("exit", () => reject(new Error(`exited early: ${out}`)));
+      });
+      // Before, the model was "": every prompt refused once sent.
+      const state = (await (await fetch(`${url}api/state`)).json()) as { model: string };
+      expect(state.model).toBe("gpt-4o-mini");
+    } finally {
+      if (child.exitCode === null && child.signalCode === null) {
+        const exited = new Promise((resolve) => child.once("exit", resolve));
+        child.kill("SIGINT");
+        await exited;
+      }
+      await endpoint.close();
+    }
+  }, 60_000);
 });
