@@ -105,6 +105,18 @@ function answerFor(
   return { answer: chosen };
 }
 
+/** What `/steer` without text is told. */
+const STEER_USAGE = "(/steer needs the text to steer with: /steer <text>)";
+
+/**
+ * The text of a `/steer` line (`""` for `/steer` with none), read as the line is trimmed;
+ * `undefined` for a line that is not one (`/steering` is not).
+ */
+function steerCommand(line: string): string | undefined {
+  const match = /^\/steer(?:\s+(.*))?$/s.exec(line.trim());
+  return match ? (match[1] ?? "").trim() : undefined;
+}
+
 export async function runInteractive(options: InteractiveOptions): Promise<number> {
   const { dim, bold } = options;
   const write = (text: string) => process.stdout.write(text);
@@ -130,8 +142,8 @@ export async function runInteractive(options: InteractiveOptions): Promise<numbe
     write(
       `${dim(
         count > 0
-          ? `(session ${session.sessionId}: resumed, ${count} message${count === 1 ? "" : "s"} from ${session.filePath})`
-          : `(session ${session.sessionId}: new, stored in ${session.filePath})`,
+          ? `(session ${escapeUnseen(session.sessionId)}: resumed, ${count} message${count === 1 ? "" : "s"} from ${escapeUnseen(session.filePath ?? "")})`
+          : `(session ${escapeUnseen(session.sessionId)}: new, stored in ${escapeUnseen(session.filePath ?? "")})`,
       )}\n`,
     );
     // Notices from resuming (a torn last line dropped) are already in the timeline.
@@ -282,9 +294,11 @@ export async function runInteractive(options: InteractiveOptions): Promise<numbe
       answers = [];
     }
     if (question) return answerLine(line);
-    const steer = /^\/steer\s+(.*)$/s.exec(line.trim());
-    if (session.running && (steer || (steerable && line.trim() && line.trim() !== "/exit"))) {
-      const text = steer ? steer[1]! : line.trim();
+    const steer = steerCommand(line);
+    // `/steer` with no text steers nothing (and is no question for the model either).
+    if (steer === "") return write(`${dim(STEER_USAGE)}\n`);
+    if (session.running && (steer !== undefined || (steerable && line.trim() && line.trim() !== "/exit"))) {
+      const text = steer ?? line.trim();
       session.agent.steer(text);
       write(`${dim(`(steering: ${clip(text, 80)})`)}\n`);
       return;
@@ -323,8 +337,17 @@ export async function runInteractive(options: InteractiveOptions): Promise<numbe
     for (;;) {
       if (!inputEnded) write(`\n${bold("you>")} `);
       const line = await nextLine();
-      if (line === undefined || line.trim() === "/exit") break;
-      const text = line.replace(/^\/steer\s+/, "").trim();
+      if (line === undefined) break;
+      // Scripted lines (--prompt with --session) are questions as written, as --prompt alone sends
+      // its text: `/exit` there is not a command that ends the session with nothing asked.
+      if (!scripted && line.trim() === "/exit") break;
+      // `/steer text` with no run to steer is asked as a question; `/steer` alone asks nothing.
+      const steer = scripted ? undefined : steerCommand(line);
+      if (steer === "") {
+        write(`${dim(STEER_USAGE)}\n`);
+        continue;
+      }
+      const text = steer ?? line.trim();
       if (!text) continue;
       toolCalls = 0;
       metrics = undefined;

@@ -25,6 +25,14 @@ const SYSTEM =
   "You are a helpful assistant in a terminal. Use the tools when they help: clock for the time, " +
   "calculator for arithmetic, read_file for files under the current directory. Answer briefly.";
 
+// Output piped into a reader that has gone (`--prompt … | head -1`): nothing more can be shown.
+// Leave at once with exit 1, not with a stack trace for the unhandled EPIPE; the MCP pool's reaper
+// stops the servers it started.
+process.stdout.on("error", (error: NodeJS.ErrnoException) => {
+  if (error.code !== "EPIPE") throw error;
+  process.exit(1);
+});
+
 const color = process.stdout.isTTY && !process.env.NO_COLOR;
 const dim = (text: string) => (color ? `\x1b[2m${text}\x1b[22m` : text);
 const bold = (text: string) => (color ? `\x1b[1m${text}\x1b[22m` : text);
@@ -119,6 +127,7 @@ function flagError(
     model?: string | undefined;
     web?: boolean | undefined;
     spec?: string | undefined;
+    mcp?: string | undefined;
     port?: string | undefined;
     session?: string | undefined;
     "session-id"?: string | undefined;
@@ -137,6 +146,10 @@ function flagError(
     if (protocol !== "http:" && protocol !== "https:") {
       return `OPENAI_BASE_URL must be an http:// or https:// URL (as http://localhost:8080/v1), not ${JSON.stringify(shownBaseUrl(baseUrl))}: ${baseUrlFault(baseUrl)}.`;
     }
+  }
+  // An empty --model names no model: every request would be refused, each only once it is sent.
+  if (values.model !== undefined && values.model.trim() === "") {
+    return "--model needs a model's name at the endpoint (as gpt-4o-mini); it was given an empty one.";
   }
   const window = env.LOOPWRIGHT_CONTEXT_LENGTH;
   if (window !== undefined && window.trim() !== "" && !/^[1-9]\d*$/.test(window.trim())) {
@@ -160,6 +173,13 @@ function flagError(
   for (const flag of ["spec", "port"] as const) {
     if (values[flag] !== undefined) return `--${flag} is read with --web only.`;
   }
+  // An empty --session would store nothing, under a session the user asked to keep.
+  if (values.session !== undefined && values.session.trim() === "") {
+    return "--session needs a directory to keep the conversation in (as .sessions); it was given an empty one.";
+  }
+  if (values.mcp !== undefined && values.mcp.trim() === "") {
+    return "--mcp needs the path of a .mcp.json file (as servers.json); it was given an empty one.";
+  }
   if (values["session-id"] !== undefined && values.session === undefined) {
     return "--session-id names a session in a --session directory: give --session <dir> too.";
   }
@@ -167,6 +187,15 @@ function flagError(
     return "--prompt needs some text to send.";
   }
   return undefined;
+}
+
+/**
+ * `LOOPWRIGHT_MODEL`, where it names a model: an empty (or blank) one is read as unset, as an
+ * empty `OPENAI_BASE_URL` and `LOOPWRIGHT_CONTEXT_LENGTH` are.
+ */
+function envModel(env: Record<string, string | undefined>): string | undefined {
+  const model = env.LOOPWRIGHT_MODEL;
+  return model === undefined || model.trim() === "" ? undefined : model;
 }
 
 /** One question at the terminal: the line typed, or "" on Ctrl-C or Ctrl-D. */
@@ -234,14 +263,14 @@ async function main(): Promise<number> {
     : {
         baseUrl: baseUrl!,
         apiKey: process.env.OPENAI_API_KEY ?? "",
-        model: values.model ?? process.env.LOOPWRIGHT_MODEL ?? "gpt-4o-mini",
+        model: values.model ?? envModel(process.env) ?? "gpt-4o-mini",
         maxToolIterations: 8,
       };
   console.log(
     dim(
       simulator
         ? `Simulator: the testkit's scripted model at ${simulator.baseUrl} (set OPENAI_BASE_URL to use a real endpoint).`
-        : `Endpoint: ${shownUrl(config.baseUrl)}, model ${config.model}`,
+        : `Endpoint: ${shownUrl(config.baseUrl)}, model ${escapeUnseen(config.model)}`,
     ),
   );
 
@@ -326,7 +355,8 @@ main().then(
     process.exitCode = code;
   },
   (error: unknown) => {
-    process.stdout.write(`error: ${errorMessage(error)}\n`);
+    // A path from the command line (--mcp, --session) may be quoted in it.
+    process.stdout.write(`error: ${printable(errorMessage(error))}\n`);
     process.exitCode = 1;
   },
 );

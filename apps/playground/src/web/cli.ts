@@ -34,7 +34,10 @@ export async function runWeb(flags: WebFlags): Promise<number> {
           endpoint: {
             baseUrl,
             apiKey: process.env.OPENAI_API_KEY ?? "",
-            model: flags.model ?? process.env.LOOPWRIGHT_MODEL ?? "gpt-4o-mini",
+            // An empty LOOPWRIGHT_MODEL is read as unset, as an empty OPENAI_BASE_URL is.
+            model:
+              flags.model ??
+              (process.env.LOOPWRIGHT_MODEL?.trim() ? process.env.LOOPWRIGHT_MODEL : "gpt-4o-mini"),
             ...(contextLength > 0 ? { contextLength } : {}),
           },
         }

@@ -76,6 +76,9 @@ export interface WebServerOptions {
   unwrittenGraceMs?: number;
 }
 
+/** The event bus's default `retainEndedMs` (@loopwright/events): how long this instance keeps an ended run. */
+const DEFAULT_RETAIN_ENDED_MS = 10 * 60_000;
+
 /** The default of {@link WebServerOptions.unwrittenGraceMs}: a minute. */
 export const DEFAULT_UNWRITTEN_GRACE_MS = 60_000;
 
@@ -220,7 +223,15 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
   let lastSpec: SpecReport | undefined;
   const tools = options.hangTool ? [...TOOLS, HANG_TOOL] : TOOLS;
   const history: ChatMessage[] = [];
+  /**
+   * This instance's runs: each kept until its events are let go (the bus's `retainEndedMs` after its
+   * end), then forgotten — its prompt (up to a 1 MB body) is not held for the life of the process. The
+   * latest run stays known (`latest`), so a page opened later is told it ended (410).
+   */
   const runs = new Map<string, Run>();
+  const retainEnded = options.retainEndedMs ?? DEFAULT_RETAIN_ENDED_MS;
+  /** A run of this instance's by id: one still kept, or the latest. */
+  const local = (id: string): Run | undefined => runs.get(id) ?? (latest?.id === id ? latest : undefined);
   /** The runs still going, each settled once its conversation is kept and its `done` emitted. */
   const endings = new Set<Promise<void>>();
   let latest: Run | undefined;
@@ -343,6 +354,8 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
       )
       .then((stopped) => {
         run.ended = true;
+        // Forgotten with its events: the bus lets them go `retainEndedMs` after its end.
+        setTimeout(() => runs.delete(run.id), retainEnded).unref();
         emit(stopped ? { kind: "done", stopped: true } : { kind: "done" });
         shared?.put(infoOf(run)).catch(() => {
           // The record only tells other instances the run ended; their watchers see `done` anyway.
@@ -356,8 +369,8 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
 
   /** A run by id: this instance's, else (with Redis) one another instance started. */
   const find = async (id: string): Promise<RunInfo | undefined> => {
-    const local = runs.get(id);
-    return local ? infoOf(local) : await shared?.get(id);
+    const mine = local(id);
+    return mine ? infoOf(mine) : await shared?.get(id);
   };
 
   const state = async (runId: string | null) => {
@@ -414,7 +427,7 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
     // record outlives it). The watcher says so (a `notice` with `dropped: 0`) and ends, once the
     // stream stays missing with no claim for the grace (a run may not have written its first event
     // yet; a live run's stream lost to a Redis restart or an eviction comes back with its next write).
-    const unwritten = held === 0 && !run.ended && !runs.has(run.id);
+    const unwritten = held === 0 && !run.ended && !local(run.id);
     // The Redis watcher gives each event an id naming the run it read (`idOf`): a page resuming from it
     // reads on through that run's batch sent again after Redis lost its stream, and not another run's.
     const watched: AsyncIterable<SequencedEvent<RunEvent>> & { idOf?: (event: SequencedEvent) => string } =
@@ -509,7 +522,7 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
       const info = await find(match[1]!);
       if (!info) return sendJson(res, 404, { error: "no such run" });
       if (match[2] === "events" && method === "GET") return events(req, res, info, url);
-      const run = runs.get(info.id);
+      const run = local(info.id);
       if (!run) return sendJson(res, 409, { error: "this run is running on another playground instance" });
       if (match[2] === "stop" && method === "POST") {
         if (!run.ended) run.controller.abort(new Error("Stopped from the page."));
