@@ -169,6 +169,8 @@ export class ServerConnection {
   #error: McpPoolError | undefined;
   #ready: Promise<void> | undefined;
   #stderr: string[] = [];
+  /** The stderr tail of the process that died last, as its death was noticed (masked). */
+  #deathTail = "";
   #partial = "";
   #serverInfo: ServerStatus["serverInfo"];
 
@@ -539,6 +541,8 @@ export class ServerConnection {
     this.#client = undefined;
     this.#pid = undefined;
     const tail = this.#stderrTail();
+    // Kept for the calls the death cut short: the restart below starts a new stderr.
+    this.#deathTail = tail;
     if (this.#restarts < this.#options.maxRestarts) {
       this.#restarts++;
       this.#options.onNotice(
@@ -706,7 +710,7 @@ export class ServerConnection {
       return new McpPoolError(
         "server-died",
         this.redact(
-          `MCP server "${this.name}" stopped while ${tool} was running, so the call has no answer.${next}${this.#stderrTail()}`,
+          `MCP server "${this.name}" stopped while ${tool} was running, so the call has no answer.${next}${this.#deathTail}`,
         ),
         where,
       );
