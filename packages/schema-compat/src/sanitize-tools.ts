@@ -187,7 +187,14 @@ function mapTools(
     const out: Record<string, unknown> = { ...rest, name };
     // A lone surrogate (a description cut inside an emoji) would have the whole request refused.
     const text = typeof description === "string" ? wellFormed(description.trim()) : "";
-    const parameters = schemaFn(schema, options);
+    // Notices name the tool (as the host declared it): one tool's schema among many is otherwise unfindable.
+    const { onNotice } = options;
+    const parameters = schemaFn(
+      schema,
+      typeof onNotice === "function"
+        ? { ...options, onNotice: (notice: string) => onNotice(`Tool "${original}": ${notice}`) }
+        : options,
+    );
     const [head, overflow] = splitDescription(text);
     if (head !== "") out.description = head;
     if (overflow !== "") {
