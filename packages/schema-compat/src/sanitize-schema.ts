@@ -18,7 +18,9 @@ export interface SanitizeOptions {
    * Told, in a sentence for a log, when inlining `$ref`s would have made the schema larger than
    * `MAX_EXPANDED_CHARS` and references were expanded less (or asked for as JSON text) instead,
    * when the keywords beside a wide `anyOf` were kept once rather than copied into each branch,
-   * and when repeated parts past {@link MAX_EXPANDED_NODES} were asked for as JSON text.
+   * when repeated parts past {@link MAX_EXPANDED_NODES} were asked for as JSON text, and when a
+   * part admits no value (bounds, item counts or lengths that contradict, an empty enum or one of
+   * another type) and was sent without the contradiction, written into its description.
    */
   onNotice?: ((notice: string) => void) | undefined;
 }

@@ -212,7 +212,8 @@ function mapTools(
  * outside printable ASCII as its letters and digits and a hash of it, the same on every run),
  * descriptions that are not text dropped, a description over OpenAI's 1,024 characters cut at a
  * sentence or word with the rest moved into the parameters' description. Other tool kinds and other fields (such as `strict`)
- * pass through unchanged.
+ * pass through unchanged. `onNotice` hears each notice after the tool's name as declared
+ * (`Tool "pick": …`).
  *
  * Returns a new array in the same order; never mutates its input. Throws a `SchemaCompatError`
  * (`code: "invalid-tools"`) when `tools` is not an array or holds something that is not an object
