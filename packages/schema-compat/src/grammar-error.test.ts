@@ -52,6 +52,17 @@ describe("isGrammarError on recorded refusals", () => {
     expect(isGrammarError(Object.assign(midStream, { serverError: { code: 500, message } }))).toBe(true);
   });
 
+  it("recognises llama.cpp's 500 for a grammar that admits nothing further (r78)", () => {
+    // llama.cpp b9749, live (unsatisfiable-live.test.ts): a tool parameter `{ type: "integer",
+    // minimum: 5, maximum: 3 }` with tool_choice "required"; relaxTools' form is answered.
+    const message = "got exception: Unexpected empty grammar stack after accepting piece: ? (30)";
+    const body = JSON.stringify({ error: { code: 500, message, type: "server_error" } });
+    expect(isGrammarError(body)).toBe(true);
+    expect(isGrammarError(apiErrorLike(500, body))).toBe(true);
+    // The same words with another status are not a refusal this function knows.
+    expect(isGrammarError(apiErrorLike(503, body))).toBe(false);
+  });
+
   it("recognises llama.cpp's 'Unrecognized schema' for a property without a type", () => {
     const body = read("errors/llamacpp/json-schema-conversion-failed-unrecognized-schema.json");
     expect(isGrammarError(body)).toBe(true);

@@ -13,6 +13,9 @@ const GRAMMAR_REFUSALS: readonly RegExp[] = [
   // llama.cpp's PEG tool-call parser (b9749): the grammar built from a schema let the model out of a
   // string, and the output no longer parsed — a 500, as the reply or as an error event mid-stream.
   /output that does not match the expected peg-native format/i,
+  // llama.cpp (b9749) on a grammar that admits nothing from some point on (an integer range with no
+  // integer in it: `minimum: 5, maximum: 3`), a 500 once the model reaches it.
+  /\bunexpected empty grammar stack\b/i,
   /error resolving ref\b/i,
   // llama.cpp's PEG tool-call parser (b9749) on an integer bound it cannot build a range from.
   /\bat least one of min_value or max_value must be set\b/i,
@@ -107,7 +110,8 @@ function gather(value: unknown, into: Gathered, depth: number, seen: Set<object>
  * Recognises llama.cpp's and LM Studio's "JSON schema conversion failed" / "failed to parse
  * grammar" (and an older build's bare converter sentence), llama.cpp's 500 "The model produced output
  * that does not match the expected peg-native format" (its grammar admitted what its parser could
- * not read), vLLM's and SGLang's xgrammar,
+ * not read) and its 500 "Unexpected empty grammar stack after accepting piece" (its grammar admitted
+ * nothing further: a range no integer is in), vLLM's and SGLang's xgrammar,
  * outlines and guidance refusals ("features not supported by xgrammar", "Grammar error: …",
  * `json_schema_converter.cc`), OpenAI's "Invalid schema for function", Groq's "invalid schema
  * for response format" and "invalid JSON schema for tool", Cerebras's "Unsupported JSON schema

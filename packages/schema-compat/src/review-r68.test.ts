@@ -32,10 +32,10 @@ describe("an integer bound llama.cpp cannot build a range for goes into the desc
 
   it("keeps a bound of fifteen digits, and a number's bounds of any size", () => {
     const limit = INTEGER_BOUND_LIMIT - 1;
-    expect(sanitizedParameter({ type: "integer", minimum: limit, maximum: -limit })).toEqual({
+    expect(sanitizedParameter({ type: "integer", minimum: -limit, maximum: limit })).toEqual({
       type: "integer",
-      minimum: limit,
-      maximum: -limit,
+      minimum: -limit,
+      maximum: limit,
     });
     expect(sanitizedParameter({ type: "number", minimum: 1e16, exclusiveMaximum: 1e300 })).toEqual({
       type: "number",

@@ -18,7 +18,9 @@ export interface SanitizeOptions {
    * Told, in a sentence for a log, when inlining `$ref`s would have made the schema larger than
    * `MAX_EXPANDED_CHARS` and references were expanded less (or asked for as JSON text) instead,
    * when the keywords beside a wide `anyOf` were kept once rather than copied into each branch,
-   * and when repeated parts past {@link MAX_EXPANDED_NODES} were asked for as JSON text.
+   * when repeated parts past {@link MAX_EXPANDED_NODES} were asked for as JSON text, and when a
+   * part admits no value (bounds, item counts or lengths that contradict, an empty enum or one of
+   * another type) and was sent without the contradiction, written into its description.
    */
   onNotice?: ((notice: string) => void) | undefined;
 }
@@ -614,6 +616,12 @@ function convertObject(input: Raw, ctx: Context, depth: number, refs: RefCounts)
     }
     if (types.length === 0) types = [...new Set(enumValues.map(typeOfValue))];
     if (enumValues.length === 0) enumValues = undefined;
+  } else if (Array.isArray(rawEnum)) {
+    // `enum: []` admits no value; sent, it is a grammar of nothing (llama.cpp answers a 500).
+    notes.push(EMPTY_ENUM_NOTE);
+    ctx.notices.push(
+      `${EMPTY_ENUM_NOTE.slice(0, -1)}; the schema is sent without it (the model reads it), as no server can answer a schema nothing satisfies.`,
+    );
   }
   if (types.length === 0) types = inferTypes(schema);
   if (schema.nullable === true && types.length > 0 && !types.includes("null")) types.push("null");
@@ -624,6 +632,18 @@ function convertObject(input: Raw, ctx: Context, depth: number, refs: RefCounts)
   const nonNull = types.filter((t) => t !== "null");
   if (enumValues) {
     const fitting = enumValues.filter((v) => types.some((t) => valueFits(v, t)));
+    if (fitting.length === 0) {
+      // `{ type: "string", enum: [1, 2] }`: no value is both. Sent as the type alone, with the
+      // values in words, so the request can be answered and the model still reads them.
+      const shown = enumValues.slice(0, 20).map((v) => JSON.stringify(v));
+      const listed = shown.length < enumValues.length ? `${shown.join(", ")}, …` : shown.join(", ");
+      const words = Object.hasOwn(schema, "const") ? `Must be exactly ${listed}.` : `One of: ${listed}.`;
+      notes.push(words);
+      ctx.notices.push(
+        `A schema's ${Object.hasOwn(schema, "const") ? "const" : "enum"} holds no value of its type ` +
+          `(${types.join(" or ")}): ${words} The type is sent without it and the values written into its description, as no server can answer a schema nothing satisfies.`,
+      );
+    }
     enumValues = fitting.length > 0 ? fitting : undefined;
   }
 
@@ -801,6 +821,11 @@ function buildType(
       }
       const minLength = count(schema.minLength);
       const maxLength = count(schema.maxLength);
+      if (minLength !== undefined && maxLength !== undefined && minLength > maxLength)
+        // Always words (below), so never sent; told because no string satisfies them.
+        ctx.notices.push(
+          `A string's lengths admit no value (at least ${minLength}, at most ${maxLength} characters); they are written into its description only, as always.`,
+        );
       if (minLength !== undefined && minLength > 0)
         notes.push(`At least ${minLength} character${minLength === 1 ? "" : "s"}.`);
       if (maxLength !== undefined) notes.push(`At most ${maxLength} characters.`);
@@ -814,6 +839,7 @@ function buildType(
       // Draft 4 spelled exclusive bounds as booleans beside minimum and maximum.
       if (exclusiveMinimum === true && finite(minimum)) [exclusiveMinimum, minimum] = [minimum, undefined];
       if (exclusiveMaximum === true && finite(maximum)) [exclusiveMaximum, maximum] = [maximum, undefined];
+      const given = { minimum, maximum, exclusiveMinimum, exclusiveMaximum };
       if (type === "integer")
         [minimum, maximum, exclusiveMinimum, exclusiveMaximum] = wholeBounds(
           minimum,
@@ -822,6 +848,21 @@ function buildType(
           exclusiveMaximum,
         );
       const bounds = { minimum, maximum, exclusiveMinimum, exclusiveMaximum };
+      if (admitsNone(type, bounds)) {
+        // No number lies between them: a grammar built from them admits no value, and llama.cpp
+        // (b9749) then never answers a call to the tool (nor, its slot spinning, anything after).
+        // Sent without them, the value can be written; the model still reads them.
+        const words = Object.entries(given)
+          .filter(([, value]) => finite(value))
+          .map(([key, value]) => (BOUND_NOTES[key] as (v: unknown) => string)(value));
+        notes.push(...words);
+        ctx.notices.push(
+          `${type === "integer" ? "An integer" : "A number"}'s bounds admit no value (${words.join(" ")}); ` +
+            "they are left out of the schema and written into its description, as no server can answer a schema nothing satisfies.",
+        );
+        if (finite(schema.multipleOf) && schema.multipleOf > 0) out.multipleOf = schema.multipleOf;
+        return out;
+      }
       for (const [key, value] of Object.entries(bounds)) {
         if (!finite(value)) continue;
         if (type === "number" || Math.abs(value) < INTEGER_BOUND_LIMIT) setKey(out, key, value);
@@ -840,6 +881,32 @@ function buildType(
       return out;
     }
   }
+}
+
+/**
+ * Whether no number of the type lies within the bounds (an integer's already whole, as
+ * {@link wholeBounds} makes them): `minimum: 5, maximum: 3`, `exclusiveMinimum: 3,
+ * exclusiveMaximum: 3`, an integer strictly between 3 and 4.
+ */
+function admitsNone(
+  type: "number" | "integer",
+  { minimum, maximum, exclusiveMinimum, exclusiveMaximum }: Record<string, unknown>,
+): boolean {
+  let low = -Infinity;
+  let lowOpen = false;
+  let high = Infinity;
+  let highOpen = false;
+  if (finite(minimum)) low = minimum;
+  if (finite(exclusiveMinimum) && exclusiveMinimum >= low) [low, lowOpen] = [exclusiveMinimum, true];
+  if (finite(maximum)) high = maximum;
+  if (finite(exclusiveMaximum) && exclusiveMaximum <= high) [high, highOpen] = [exclusiveMaximum, true];
+  if (type === "integer") {
+    // Whole bounds here: an open one shuts out that integer alone.
+    const first = lowOpen ? low + 1 : low;
+    const last = highOpen ? high - 1 : high;
+    return first > last;
+  }
+  return low > high || (low === high && (lowOpen || highOpen));
 }
 
 /**
@@ -952,6 +1019,13 @@ function buildArray(schema: Raw, ctx: Context, depth: number, refs: RefCounts, n
   }
   const out: JsonSchema = { type: "array", items };
   if (minItems !== undefined && maxItems !== undefined && minItems > maxItems) {
+    // No array has that many items: sent, the pair admits no value and a grammar built from it
+    // none either. Left out and told, so the model still reads it and the host can find the tool.
+    const words = `At least ${minItems} item${minItems === 1 ? "" : "s"}. At most ${maxItems} item${maxItems === 1 ? "" : "s"}.`;
+    notes.push(words);
+    ctx.notices.push(
+      `An array's item counts admit no value (${words}); they are left out of the schema and written into its description, as no server can answer a schema nothing satisfies.`,
+    );
     minItems = undefined;
     maxItems = undefined;
   }
@@ -1173,6 +1247,8 @@ function convertRoot(
   }
   return { schema: out, refsFollowed: ctx.refsFollowed, notices: ctx.notices };
 }
+
+const EMPTY_ENUM_NOTE = "An empty enum: no value is valid here.";
 
 const BOUND_NOTES: Record<string, (value: unknown) => string> = {
   minimum: (v) => `At least ${v}.`,

@@ -187,7 +187,14 @@ function mapTools(
     const out: Record<string, unknown> = { ...rest, name };
     // A lone surrogate (a description cut inside an emoji) would have the whole request refused.
     const text = typeof description === "string" ? wellFormed(description.trim()) : "";
-    const parameters = schemaFn(schema, options);
+    // Notices name the tool (as the host declared it): one tool's schema among many is otherwise unfindable.
+    const { onNotice } = options;
+    const parameters = schemaFn(
+      schema,
+      typeof onNotice === "function"
+        ? { ...options, onNotice: (notice: string) => onNotice(`Tool "${original}": ${notice}`) }
+        : options,
+    );
     const [head, overflow] = splitDescription(text);
     if (head !== "") out.description = head;
     if (overflow !== "") {
@@ -205,7 +212,8 @@ function mapTools(
  * outside printable ASCII as its letters and digits and a hash of it, the same on every run),
  * descriptions that are not text dropped, a description over OpenAI's 1,024 characters cut at a
  * sentence or word with the rest moved into the parameters' description. Other tool kinds and other fields (such as `strict`)
- * pass through unchanged.
+ * pass through unchanged. `onNotice` hears each notice after the tool's name as declared
+ * (`Tool "pick": …`).
  *
  * Returns a new array in the same order; never mutates its input. Throws a `SchemaCompatError`
  * (`code: "invalid-tools"`) when `tools` is not an array or holds something that is not an object
