@@ -65,6 +65,8 @@ export interface LoopRun {
   readonly redactCredentials: (text: string) => string;
   /** The events `runMetrics` reads (every event but the output and thinking deltas). */
   readonly kept: RunEvent[];
+  /** The tool notices `tellToolNotices` has told this run, so a step plan repeats none. */
+  readonly toolNotices: Set<string>;
   /** The transcript: the caller's messages plus what the run appended. */
   messages: ChatMessage[];
   usage: RunUsage;
@@ -381,6 +383,7 @@ export function startRun(services: LoopServices, options: AgentLoopOptions): Loo
     redact,
     redactCredentials: credentialRedactor(config),
     kept: [],
+    toolNotices: new Set(),
     messages,
     usage: NO_USAGE,
     toolCalls: [],
@@ -392,6 +395,7 @@ export function startRun(services: LoopServices, options: AgentLoopOptions): Loo
     ...(compaction ? { compaction } : {}),
     discovery,
   };
+  tellToolNotices(run, declared);
   if (start.answered.length > 0) {
     const ids = start.answered.map((id) => JSON.stringify(id)).join(", ");
     const one = start.answered.length === 1;
@@ -403,6 +407,18 @@ export function startRun(services: LoopServices, options: AgentLoopOptions): Loo
     );
   }
   return run;
+}
+
+/**
+ * Tells the watcher what sanitizing the run's tools changed that the host should hear of (a bound no
+ * value meets, sent as words): once a run for each, however often a step plan declares the tools again.
+ */
+export function tellToolNotices(run: LoopRun, declared: DeclaredTools): void {
+  for (const text of declared.notices) {
+    if (run.toolNotices.has(text)) continue;
+    run.toolNotices.add(text);
+    notice(run, text);
+  }
 }
 
 /** `system`, or the resolved agent config's prompt entries joined; both at once is refused. */

@@ -21,7 +21,7 @@ import type { AgentLoopOptions } from "./agent-loop.js";
 import type { ChatMessage, ToolChoice, ToolDefinition } from "./config.js";
 import { LoopOptionError } from "./errors.js";
 import { preview } from "./loop-phases.js";
-import { append, emitEvent, type LoopRun, notice, throwIfStopped } from "./loop-run.js";
+import { append, emitEvent, type LoopRun, notice, tellToolNotices, throwIfStopped } from "./loop-run.js";
 import {
   type CallResult,
   type CallRouting,
@@ -256,6 +256,7 @@ export function planTools(
   run.catalog = nextCatalog;
   run.tools = declared.tools;
   run.names = declared;
+  tellToolNotices(run, declared);
 }
 
 /**

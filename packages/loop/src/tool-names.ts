@@ -11,6 +11,11 @@ export interface DeclaredTools {
   tools: ToolDefinition[];
   toHost: ReadonlyMap<string, string>;
   toWire: ReadonlyMap<string, string>;
+  /**
+   * What `sanitizeTools` said it changed in a way the host should hear of (a part no value satisfies
+   * sent without it, in words; refs expanded less than they could be), each after the tool's name.
+   */
+  notices: readonly string[];
 }
 
 /**
@@ -27,9 +32,11 @@ export function declareTools(tools: readonly ToolDefinition[]): DeclaredTools {
   const toHost = new Map<string, string>();
   const seen = new Map<string, string>(); // wire name → host name
   const declared: ToolDefinition[] = [];
+  const notices: string[] = [];
+  const onNotice = (text: string) => notices.push(text);
   for (const tool of tools) {
     // One at a time: a name is legalised alone, so a collision shows instead of becoming `fs_read_2`.
-    const legal = sanitizeTools([tool])[0] as ToolDefinition;
+    const legal = sanitizeTools([tool], { onNotice })[0] as ToolDefinition;
     if (legal.type !== "function") {
       declared.push(legal);
       continue;
@@ -54,7 +61,7 @@ export function declareTools(tools: readonly ToolDefinition[]): DeclaredTools {
       toHost.set(name, host);
     }
   }
-  return { tools: declared, toHost, toWire };
+  return { tools: declared, toHost, toWire, notices };
 }
 
 /** The calls with every name the map holds replaced; the others as they were. */

@@ -207,9 +207,15 @@ describe("a server that dies mid-call", () => {
     const second = pool.status()[0];
     expect(second).toMatchObject({ state: "connected", restarts: 1 });
     expect(second?.pid).not.toBe(firstPid);
-    expect(
-      notices.some((n) => n.startsWith('MCP server "everything" stopped; restarting it (restart 1).')),
-    ).toBe(true);
+    const restarted = notices.find((n) =>
+      n.startsWith('MCP server "everything" stopped; restarting it (restart 1).'),
+    );
+    expect(restarted).toBeDefined();
+    // The call's error quotes the dead process's stderr, as the notice does (the published server
+    // announces itself there), not the restarted one's: before, it said "It wrote nothing to stderr".
+    const tail = restarted?.split(" Its stderr ended with:\n")[1];
+    expect(tail).toBeTruthy();
+    expect(error.message.endsWith(` Its stderr ended with:\n${tail}`)).toBe(true);
 
     // Dead again: not restarted a second time, and calls say why.
     process.kill(second?.pid as number, "SIGKILL");

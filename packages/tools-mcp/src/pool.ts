@@ -427,6 +427,14 @@ export function createMcpPool(
       // A listener's failure is its own.
     }
   };
+  // What sanitizing a server's schemas changed that the host should hear of (a part no value
+  // satisfies, sent as words): told once for the pool's life, though every rebuild sanitizes again.
+  const told = new Set<string>();
+  const toldOnce = (text: string) => {
+    if (told.has(text)) return;
+    told.add(text);
+    notice(text);
+  };
   // One gate per server: writes on different servers cannot conflict, so they never wait for each other.
   const gates = new Map<ServerConnection, CallGate>();
   let closed = false;
@@ -498,6 +506,7 @@ export function createMcpPool(
           parameters: tool.inputSchema as Record<string, unknown>,
         },
       })),
+      { onNotice: toldOnce },
     ) as McpToolDefinition[];
     const entries = raw.map(({ connection, tool, exposed }, index) => {
       const entry = { connection, tool, name: sanitized[index]?.function.name ?? exposed };

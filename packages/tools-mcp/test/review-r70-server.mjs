@@ -13,7 +13,7 @@
 //   DAEMON_FILE=<file>  does the same as it starts, before it answers anything, writing the pid there.
 import { execFileSync } from "node:child_process";
 import { appendFileSync } from "node:fs";
-import { createInterface } from "node:readline";
+import { send, serveLines, text } from "./line-server.mjs";
 
 /** Starts `sleep 600` through a shell that exits at once (a double fork); returns its pid. */
 const daemon = () =>
@@ -22,9 +22,6 @@ if (process.env.DAEMON_FILE) appendFileSync(process.env.DAEMON_FILE, `${daemon()
 // Alive after stdin ends, so a close has to signal it; gone by itself after two minutes.
 setInterval(() => {}, 1_000);
 setTimeout(() => process.exit(0), 120_000).unref();
-
-const send = (message) => process.stdout.write(`${JSON.stringify(message)}\n`);
-const text = (t) => ({ content: [{ type: "text", text: t }] });
 
 const TOOLS = [
   {
@@ -61,43 +58,22 @@ function names(value) {
   return out;
 }
 
-const lines = createInterface({ input: process.stdin });
-lines.on("line", (line) => {
-  if (!line.trim()) return;
-  const message = JSON.parse(line);
-  const { id, method, params } = message;
-  if (method === "initialize") {
-    send({
-      jsonrpc: "2.0",
-      id,
-      result: {
-        protocolVersion: params.protocolVersion,
-        capabilities: { tools: {} },
-        serverInfo: { name: "review70", version: "1.0.0" },
+serveLines("review70", TOOLS, (id, name, args, lines) => {
+  if (name === "keys") send({ jsonrpc: "2.0", id, result: text(JSON.stringify(names(args))) });
+  else if (name === "nap") {
+    // Nothing more is read (the pipe from the client fills) until the nap is over.
+    lines.pause();
+    process.stdin.pause();
+    setTimeout(
+      () => {
+        send({ jsonrpc: "2.0", id, result: text("rested") });
+        lines.resume();
+        process.stdin.resume();
       },
-    });
-  } else if (method === "tools/list") {
-    send({ jsonrpc: "2.0", id, result: { tools: TOOLS } });
-  } else if (method === "tools/call") {
-    const args = params.arguments ?? {};
-    if (params.name === "keys") send({ jsonrpc: "2.0", id, result: text(JSON.stringify(names(args))) });
-    else if (params.name === "nap") {
-      // Nothing more is read (the pipe from the client fills) until the nap is over.
-      lines.pause();
-      process.stdin.pause();
-      setTimeout(
-        () => {
-          send({ jsonrpc: "2.0", id, result: text("rested") });
-          lines.resume();
-          process.stdin.resume();
-        },
-        Number(args.ms ?? 1500),
-      );
-    } else if (params.name === "daemon") send({ jsonrpc: "2.0", id, result: text(String(daemon())) });
-    else if (params.name === "echo")
-      send({ jsonrpc: "2.0", id, result: text(String(String(args.text ?? "").length)) });
-    else send({ jsonrpc: "2.0", id, error: { code: -32602, message: `no tool ${params.name}` } });
-  } else if (id !== undefined) {
-    send({ jsonrpc: "2.0", id, result: {} });
-  }
+      Number(args.ms ?? 1500),
+    );
+  } else if (name === "daemon") send({ jsonrpc: "2.0", id, result: text(String(daemon())) });
+  else if (name === "echo")
+    send({ jsonrpc: "2.0", id, result: text(String(String(args.text ?? "").length)) });
+  else send({ jsonrpc: "2.0", id, error: { code: -32602, message: `no tool ${name}` } });
 });

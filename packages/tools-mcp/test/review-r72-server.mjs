@@ -11,11 +11,9 @@
 //           object: `{type:"object"}`, no properties), `map` (an object whose `additionalProperties`
 //           are objects with an optional `<token>`) and `list` (an array of `$defs/item`, an object
 //           with an optional `<token>`).
-import { createInterface } from "node:readline";
+import { send, serveLines, text } from "./line-server.mjs";
 
 const token = process.env.API_TOKEN ?? "no-token";
-const send = (message) => process.stdout.write(`${JSON.stringify(message)}\n`);
-const text = (t) => ({ content: [{ type: "text", text: t }] });
 
 const TOOLS = [
   {
@@ -52,28 +50,8 @@ const TOOLS = [
   },
 ];
 
-const lines = createInterface({ input: process.stdin });
-lines.on("line", (line) => {
-  if (!line.trim()) return;
-  const { id, method, params } = JSON.parse(line);
-  if (method === "initialize") {
-    send({
-      jsonrpc: "2.0",
-      id,
-      result: {
-        protocolVersion: params.protocolVersion,
-        capabilities: { tools: {} },
-        serverInfo: { name: "review72", version: "1.0.0" },
-      },
-    });
-  } else if (method === "tools/list") {
-    send({ jsonrpc: "2.0", id, result: { tools: TOOLS } });
-  } else if (method === "tools/call") {
-    const args = params.arguments ?? {};
-    if (params.name === "args" || params.name === "free")
-      send({ jsonrpc: "2.0", id, result: text(JSON.stringify(args).replaceAll(token, "<token>")) });
-    else send({ jsonrpc: "2.0", id, error: { code: -32602, message: `no tool ${params.name}` } });
-  } else if (id !== undefined) {
-    send({ jsonrpc: "2.0", id, result: {} });
-  }
+serveLines("review72", TOOLS, (id, name, args) => {
+  if (name === "args" || name === "free")
+    send({ jsonrpc: "2.0", id, result: text(JSON.stringify(args).replaceAll(token, "<token>")) });
+  else send({ jsonrpc: "2.0", id, error: { code: -32602, message: `no tool ${name}` } });
 });
