@@ -6,6 +6,7 @@
 // test file bundles the current source once (Vite, a dev dependency here already) and starts
 // `node <bundle>`: the playground's own modules are in the bundle, and every package it imports
 // (@loopwright/*, openai, …) stays an import, loaded from node_modules exactly as under tsx.
+import { type ChildProcess, execFile } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { rm } from "node:fs/promises";
 import { isAbsolute, join } from "node:path";
@@ -69,4 +70,52 @@ export function cliForFile(): () => string {
     if (!cli) throw new Error("cliForFile: the bundle is made in beforeAll; call this inside a test.");
     return cli.file;
   };
+}
+
+/**
+ * Runs the bundled CLI (`main()`, from {@link cliForFile}) with `args` to its exit, `input` on its
+ * stdin: its exit code and what it printed (stdout, then stderr). No endpoint or model comes from the
+ * test's own environment (`OPENAI_BASE_URL`, `LOOPWRIGHT_MODEL` unset) unless `env` gives one.
+ */
+export function runCli(
+  main: () => string,
+  args: string[],
+  env: Record<string, string | undefined> = {},
+  input?: string,
+): Promise<{ code: number; out: string }> {
+  return new Promise((resolve) => {
+    const child = execFile(
+      process.execPath,
+      [main(), ...args],
+      {
+        env: {
+          ...process.env,
+          OPENAI_BASE_URL: undefined,
+          LOOPWRIGHT_MODEL: undefined,
+          NO_COLOR: "1",
+          ...env,
+        },
+        timeout: 60_000,
+      },
+      (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, out: stdout + stderr }),
+    );
+    child.stdin?.end(input);
+  });
+}
+
+/**
+ * The page's URL a `playground --web` child prints (`Playground page: http://127.0.0.1:<port>/`);
+ * rejects if the child exits first. `printed()` is all it has printed on stdout so far.
+ */
+export function pageUrlOf(child: ChildProcess): { url: Promise<string>; printed: () => string } {
+  let out = "";
+  const url = new Promise<string>((resolve, reject) => {
+    child.stdout?.on("data", (chunk: Buffer) => {
+      out += chunk.toString();
+      const found = /Playground page: (http:\/\/127\.0\.0\.1:\d+\/)/.exec(out)?.[1];
+      if (found) resolve(found);
+    });
+    child.once("exit", () => reject(new Error(`exited early: ${out}`)));
+  });
+  return { url, printed: () => out };
 }

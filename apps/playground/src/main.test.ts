@@ -1,26 +1,17 @@
-import { execFile, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startServer } from "@loopwright/testkit";
 import { describe, expect, it } from "vitest";
-import { cliForFile } from "./cli-build.js";
+import { cliForFile, runCli } from "./cli-build.js";
 import { phaseMarks } from "./printable.js";
 
 // The current src/main.ts, bundled once for the file (cli-build.ts says why); `node <main()>` starts it.
 const main = cliForFile();
 
-function run(args: string[], env: Record<string, string | undefined> = {}, input?: string) {
-  return new Promise<{ code: number; out: string }>((resolve) => {
-    const child = execFile(
-      process.execPath,
-      [main(), ...args],
-      { env: { ...process.env, OPENAI_BASE_URL: undefined, NO_COLOR: "1", ...env }, timeout: 60_000 },
-      (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, out: stdout + stderr }),
-    );
-    child.stdin?.end(input);
-  });
-}
+const run = (args: string[], env: Record<string, string | undefined> = {}, input?: string) =>
+  runCli(main, args, env, input);
 
 type Sent = { role: string; content: unknown }[];
 /** The messages of the `index`th chat request the server received. */

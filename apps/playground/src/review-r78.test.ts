@@ -1,35 +1,17 @@
 // Review r78: the terminal side (main.ts, interactive.ts, mcp.ts), each test driving the CLI as a
 // child process against the testkit's loopback server, as main.test.ts does.
-import { execFile, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startServer } from "@loopwright/testkit";
 import { describe, expect, it } from "vitest";
-import { cliForFile } from "./cli-build.js";
+import { cliForFile, runCli } from "./cli-build.js";
 
 const main = cliForFile();
 
-function run(args: string[], env: Record<string, string | undefined> = {}, input?: string) {
-  return new Promise<{ code: number; out: string }>((resolve) => {
-    const child = execFile(
-      process.execPath,
-      [main(), ...args],
-      {
-        env: {
-          ...process.env,
-          OPENAI_BASE_URL: undefined,
-          LOOPWRIGHT_MODEL: undefined,
-          NO_COLOR: "1",
-          ...env,
-        },
-        timeout: 60_000,
-      },
-      (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, out: stdout + stderr }),
-    );
-    child.stdin?.end(input);
-  });
-}
+const run = (args: string[], env: Record<string, string | undefined> = {}, input?: string) =>
+  runCli(main, args, env, input);
 
 /** The `model` of each chat request the server received. */
 const modelsAsked = (server: { chatRequests: { body: unknown }[] }) =>

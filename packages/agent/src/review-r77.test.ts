@@ -98,32 +98,28 @@ describe("a path option given as empty text (an environment variable set to noth
 describe("a lock file of another host holding fields no loopwright writes", () => {
   const lock = (fields: Record<string, unknown>) =>
     JSON.stringify({ pid: 4242, host: "build-box-7", token: "t-1", leaseMs: 2_147_483_647, ...fields });
-
-  it("a since that is not text (an object whose toString is no function) is refused as locked, not a TypeError", async () => {
+  /** Why opening session `s` in a folder holding only that lock file (with `fields`) is refused. */
+  const openRefused = (fields: Record<string, unknown>) => {
     const dir = tmpDir();
-    writeFileSync(join(dir, "s.jsonl.lock"), lock({ since: { toString: 1 } }));
-    const error = await refusal(() =>
+    writeFileSync(join(dir, "s.jsonl.lock"), lock(fields));
+    return refusal(() =>
       createSession({
         config: { baseUrl: "http://127.0.0.1:9/v1", model: "m" },
         sessionDir: dir,
         sessionId: "s",
       }),
     );
+  };
+
+  it("a since that is not text (an object whose toString is no function) is refused as locked, not a TypeError", async () => {
+    const error = await openRefused({ since: { toString: 1 } });
     expect(error.code).toBe("locked");
     expect(error.message).toMatch(/is open in process 4242 on host build-box-7\. /);
   });
 
   it("a since or host of a megabyte is shown cut short in the refusal", async () => {
-    const dir = tmpDir();
     const host = `h${"o".repeat(1_000_000)}`;
-    writeFileSync(join(dir, "s.jsonl.lock"), lock({ host, since: `2026-${"9".repeat(1_000_000)}` }));
-    const error = await refusal(() =>
-      createSession({
-        config: { baseUrl: "http://127.0.0.1:9/v1", model: "m" },
-        sessionDir: dir,
-        sessionId: "s",
-      }),
-    );
+    const error = await openRefused({ host, since: `2026-${"9".repeat(1_000_000)}` });
     expect(error.code).toBe("locked");
     expect(error.message).toContain(`on host ${host.slice(0, 99)}…, since 2026-${"9".repeat(94)}…`);
     expect(error.message.length).toBeLessThan(1500);

@@ -7,11 +7,11 @@
  */
 import { type LiveServer, liveServerPath, readFixture, startLive } from "@loopwright/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { clientFor, rejection } from "../test/wire.js";
+import { clientFor, LOOKUP_TOOLS, rejection } from "../test/wire.js";
 import { createCapabilityStore } from "./capabilities.js";
 import { negotiate } from "./negotiate.js";
 import { readRefusal } from "./refusal.js";
-import { buildBody, type ModelParams, type ToolDefinition } from "./request-body.js";
+import { buildBody, type ModelParams } from "./request-body.js";
 import { isTransient } from "./retry.js";
 
 if (!liveServerPath)
@@ -59,20 +59,7 @@ const RECORDED: { file: string; request: Record<string, unknown>; grammar: boole
   },
 ];
 
-const TOOLS: ToolDefinition[] = [
-  {
-    type: "function",
-    function: {
-      name: "lookup",
-      parameters: {
-        type: "object",
-        properties: { id: { type: "string", pattern: "^[a-z]+$" } },
-        required: ["id"],
-        additionalProperties: false,
-      },
-    },
-  },
-];
+const TOOLS = LOOKUP_TOOLS;
 
 (liveServerPath ? describe : describe.skip)(
   "negotiate against the live llama-server",

@@ -2,7 +2,7 @@ import { streamTurn } from "@loopwright/stream";
 import { startServer, type TestServer } from "@loopwright/testkit";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { clientFor, rejection } from "../test/wire.js";
+import { clientFor, refusedBy, rejection } from "../test/wire.js";
 import { createCapabilityStore } from "./capabilities.js";
 import { negotiate } from "./negotiate.js";
 import { readRefusal } from "./refusal.js";
@@ -18,15 +18,7 @@ beforeAll(async () => {
 afterAll(() => server.close());
 
 /** What the real openai client rejects with when the testkit answers `status` with `body`. */
-function refused(status: number, body: unknown): Promise<unknown> {
-  server.enqueue({ type: "error", status, body });
-  return rejection(
-    clientFor(server.baseUrl).chat.completions.create({
-      model: "m",
-      messages: [{ role: "user", content: "x" }],
-    }),
-  );
-}
+const refused = (status: number, body: unknown) => refusedBy(server, status, body);
 
 describe("R67N-3: a 429 for an account out of credit is never retried", () => {
   it("reads OpenAI's insufficient_quota 429 as not transient, and a rate limit's 429 still as transient", async () => {

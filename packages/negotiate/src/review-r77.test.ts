@@ -1,6 +1,14 @@
 import { startServer, type TestServer } from "@loopwright/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { clientFor, fixtureError, rejection, streamText } from "../test/wire.js";
+import {
+  clientFor,
+  exportedAfterImport,
+  fixtureError,
+  LOOKUP_TOOLS,
+  refusedBy,
+  rejection,
+  streamText,
+} from "../test/wire.js";
 import { createCapabilityStore } from "./capabilities.js";
 import { negotiate } from "./negotiate.js";
 import { readRefusal } from "./refusal.js";
@@ -16,15 +24,7 @@ beforeAll(async () => {
 afterAll(() => server.close());
 
 /** What the real openai client rejects with when the testkit answers `status` with `body`. */
-function refused(status: number, body: unknown): Promise<unknown> {
-  server.enqueue({ type: "error", status, body });
-  return rejection(
-    clientFor(server.baseUrl).chat.completions.create({
-      model: "m",
-      messages: [{ role: "user", content: "x" }],
-    }),
-  );
-}
+const refused = (status: number, body: unknown) => refusedBy(server, status, body);
 
 describe("R77N-1: an error wrapped as another's cause is read in linear time", () => {
   // The cause's words come back line by line, and each line was searched for among all before it:
@@ -125,20 +125,7 @@ describe("R77N-3: strict schemas latched off for a grammar failure the relaxed t
   // caller's own, as it words a tool schema: negotiate latched strictSchemas off for the endpoint,
   // sent the same failure again, and every later request there went with relaxed tools (a pattern
   // became a description) although no tool schema was ever at fault.
-  const tools: ToolDefinition[] = [
-    {
-      type: "function",
-      function: {
-        name: "lookup",
-        parameters: {
-          type: "object",
-          properties: { id: { type: "string", pattern: "^[a-z]+$" } },
-          required: ["id"],
-          additionalProperties: false,
-        },
-      },
-    },
-  ];
+  const tools = LOOKUP_TOOLS;
   // What b9749 answered a request whose extra body's response_format schema had pattern "abc".
   const unanchored = {
     type: "error",
@@ -300,18 +287,7 @@ describe("R77N-5: a base URL with a mistyped scheme keeps no credential", () => 
     for (const url of typos) expect(store.capabilitiesFor(url).usageInStream).toBe(false);
     expect(store.capabilitiesFor("https//tenant:sk-other@host.test/v1").usageInStream).toBe(true);
     // A snapshot written with one verbatim is stripped on import.
-    const restored = createCapabilityStore();
-    restored.importCapabilities({
-      version: 1,
-      endpoints: typos.map((baseUrl) => ({
-        baseUrl,
-        keyId: "",
-        strictSchemas: true,
-        usageInStream: true,
-        models: {},
-      })),
-    });
-    const again = JSON.stringify(restored.exportCapabilities());
+    const again = exportedAfterImport(typos);
     for (let i = 1; i <= typos.length; i++) expect(again).not.toContain(`sk-typo-secret${i}`);
   });
 

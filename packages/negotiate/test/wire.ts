@@ -2,9 +2,11 @@
  * Test helpers: a minimal stream reader over the real `openai` client (the stream package's
  * `streamTurn` is not a dependency of negotiate), and fixture bodies as testkit error replies.
  */
-import { readFixture } from "@loopwright/testkit";
+import { readFixture, type TestServer } from "@loopwright/testkit";
 import OpenAI from "openai";
+import { createCapabilityStore } from "../src/capabilities.js";
 import type { Produced } from "../src/negotiate.js";
+import type { ToolDefinition } from "../src/request-body.js";
 
 /** A real client for a testkit server: no SDK retries, so each request on the wire is one of ours. */
 export function clientFor(baseURL: string, apiKey = "test-key"): OpenAI {
@@ -52,4 +54,50 @@ export async function rejection(promise: Promise<unknown>): Promise<unknown> {
     return error;
   }
   throw new Error("expected the promise to reject");
+}
+
+/** What the real openai client rejects with when the testkit `server` answers `status` with `body`. */
+export function refusedBy(server: TestServer, status: number, body: unknown): Promise<unknown> {
+  server.enqueue({ type: "error", status, body });
+  return rejection(
+    clientFor(server.baseUrl).chat.completions.create({
+      model: "m",
+      messages: [{ role: "user", content: "x" }],
+    }),
+  );
+}
+
+/** One tool whose `id` parameter has a grammar-safe pattern: what relaxed tools would turn into words. */
+export const LOOKUP_TOOLS: ToolDefinition[] = [
+  {
+    type: "function",
+    function: {
+      name: "lookup",
+      parameters: {
+        type: "object",
+        properties: { id: { type: "string", pattern: "^[a-z]+$" } },
+        required: ["id"],
+        additionalProperties: false,
+      },
+    },
+  },
+];
+
+/**
+ * A snapshot naming `baseUrls` verbatim (as an older version wrote one), imported into a new store
+ * and exported again: the text of that export.
+ */
+export function exportedAfterImport(baseUrls: readonly string[]): string {
+  const restored = createCapabilityStore();
+  restored.importCapabilities({
+    version: 1,
+    endpoints: baseUrls.map((baseUrl) => ({
+      baseUrl,
+      keyId: "",
+      strictSchemas: true,
+      usageInStream: true,
+      models: {},
+    })),
+  });
+  return JSON.stringify(restored.exportCapabilities());
 }

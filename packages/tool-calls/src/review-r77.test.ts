@@ -178,33 +178,7 @@ describe("R77B-3: a Qwen3-Coder value holding </parameter> or </function> is rea
     expect(wrapper.calls.map((c) => c.args)).toEqual([{ path: "p.md", content: "a </tool_call> b" }]);
     expect(wrapper.text).toBe("");
   });
-
-  it("property: any content of tags and text reaches the tool exactly, or no call is recovered", () => {
-    const piece = fc.constantFrom(
-      "</parameter>",
-      "</function>",
-      "<parameter=x>",
-      "</tool_call>",
-      "\n",
-      " ",
-      "a",
-      "<",
-    );
-    fc.assert(
-      fc.property(fc.array(piece, { maxLength: 8 }), (parts) => {
-        const content = `c${parts.join("")}c`;
-        // The markup's own separators written in the text (`</parameter><parameter=x>`) read as
-        // markup: no reader can tell them from the model's next parameter.
-        fc.pre(!/<\/parameter>\s*(?:<parameter=|<\/function>)/.test(content));
-        const reply = call(["path", "p.md"], ["content", content]);
-        const read = recoverToolCalls(reply, tools);
-        // Recovered whole, or left in the text as written: never run with another content.
-        if (read.calls.length > 0) expect(read.calls.map((c) => c.args)).toEqual([{ path: "p.md", content }]);
-        else expect(read.text).toBe(reply);
-      }),
-      { numRuns: 400 },
-    );
-  });
+  // The property over any content of tags and text is review-r78.test.ts's (a wider piece set).
 });
 
 // R77B-4: the same for GLM-4.5+: a value ended at the first `</arg_value>` and the wrapper at the

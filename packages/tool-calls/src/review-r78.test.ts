@@ -242,6 +242,7 @@ describe("R78B-2: a call's own markup written inside its values is that value's 
       "\n",
       " ",
       "a",
+      "<",
     );
     fc.assert(
       fc.property(fc.array(piece, { maxLength: 8 }), fc.boolean(), fc.boolean(), (parts, wrapped, first) => {

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { createClient } from "@redis/client";
 import { describe, expect, it, vi } from "vitest";
 import { HAS_REDIS, RedisServer } from "../../../../packages/redis/test/redis-server.js";
-import { cliForFile } from "../cli-build.js";
+import { cliForFile, pageUrlOf } from "../cli-build.js";
 import { runWeb } from "./cli.js";
 
 // The current src/main.ts, bundled once for the file (cli-build.ts says why); `node <main()>` starts it.
@@ -20,16 +20,9 @@ describe.concurrent("playground --web", () => {
     const child = spawn(process.execPath, [main(), "--web"], {
       env: { ...process.env, OPENAI_BASE_URL: "", NO_COLOR: "1" },
     });
-    let out = "";
-    const url = await new Promise<string>((resolve, reject) => {
-      child.stdout.on("data", (chunk: Buffer) => {
-        out += chunk.toString();
-        const found = /Playground page: (http:\/\/127\.0\.0\.1:\d+\/)/.exec(out)?.[1];
-        if (found) resolve(found);
-      });
-      child.once("exit", () => reject(new Error(`exited early: ${out}`)));
-    });
-    expect(out).toContain("Simulator:");
+    const page = pageUrlOf(child);
+    const url = await page.url;
+    expect(page.printed()).toContain("Simulator:");
     const state = (await (await fetch(`${url}api/state`)).json()) as { mode: string; contextLength: number };
     expect(state).toMatchObject({ mode: "simulator", contextLength: 8192 });
     const code = await new Promise<number | null>((resolve) => {

@@ -2,7 +2,7 @@
 import { spawn } from "node:child_process";
 import { startServer } from "@loopwright/testkit";
 import { describe, expect, it } from "vitest";
-import { cliForFile } from "../cli-build.js";
+import { cliForFile, pageUrlOf } from "../cli-build.js";
 import { startWebServer } from "./server.js";
 
 // The current src/main.ts, bundled once for the file (cli-build.ts says why).
@@ -59,15 +59,7 @@ describe("playground --web and LOOPWRIGHT_MODEL (r78d)", () => {
       env: { ...process.env, OPENAI_BASE_URL: endpoint.baseUrl, LOOPWRIGHT_MODEL: "", NO_COLOR: "1" },
     });
     try {
-      let out = "";
-      const url = await new Promise<string>((resolve, reject) => {
-        child.stdout.on("data", (chunk: Buffer) => {
-          out += chunk.toString();
-          const found = /Playground page: (http:\/\/127\.0\.0\.1:\d+\/)/.exec(out)?.[1];
-          if (found) resolve(found);
-        });
-        child.once("exit", () => reject(new Error(`exited early: ${out}`)));
-      });
+      const url = await pageUrlOf(child).url;
       // Before, the model was "": every prompt refused once sent.
       const state = (await (await fetch(`${url}api/state`)).json()) as { model: string };
       expect(state.model).toBe("gpt-4o-mini");
