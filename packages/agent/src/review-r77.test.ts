@@ -193,7 +193,7 @@ describe("text the store cuts short for a title or a notice", () => {
 });
 
 describe("a session file of many lines the reader drops (each told in a notice)", () => {
-  it("opens in time linear in them: the notices join the timeline in one go, not copying it once each", async () => {
+  it("opens in well under the 31 s it took: the notices join the timeline in one go, not copying it once each", async () => {
     const dir = tmpDir();
     const header = JSON.stringify({
       type: "session",
@@ -216,11 +216,10 @@ describe("a session file of many lines the reader drops (each told in a notice)"
       await session.close();
       return took;
     };
-    await open(500); // warm-up
-    const small = await open(2_500);
-    const large = await open(20_000);
-    // 8 times the lines: about 8 times the time when linear; the quadratic copy took 60-100 times.
-    expect(large / small).toBeLessThan(25);
+    // 20,000 such lines took 31 s when each notice copied the timeline (40,000: 135 s); well under
+    // a second now. A bound far from both, so a loaded machine cannot fail it: a ratio of two short
+    // timings (an earlier form of this test) could.
+    expect(await open(20_000)).toBeLessThan(10_000);
   }, 120_000);
 });
 

@@ -189,7 +189,7 @@ describe("a run stopped while its endpoint's window is looked up (r77c)", () => 
       const { id } = (await asked.json()) as { id: string };
       expect((await post(`api/runs/${id}/stop`, {})).status).toBe(202);
       const events = await (await fetch(new URL(`api/runs/${id}/events`, web.url))).text();
-      expect(Date.now() - began).toBeLessThan(3000);
+      expect(Date.now() - began).toBeLessThan(5000);
       expect(events).toContain('"kind":"done","stopped":true');
       expect(endpoint.chats).toEqual([]);
     } finally {
@@ -244,7 +244,7 @@ describe("an empty redis option (r77c)", () => {
 
 describe("the state read while the endpoint's listing is slow to answer", () => {
   it("answers without a window rather than waiting out the lookup, and has it once the listing answers", async () => {
-    const endpoint = await slowListing(5000);
+    const endpoint = await slowListing(8000);
     const web = await startWebServer({ endpoint: { baseUrl: endpoint.baseUrl, model: "m" } });
     try {
       const state = async () => {
@@ -253,13 +253,13 @@ describe("the state read while the endpoint's listing is slow to answer", () => 
         return { window: body.contextLength, ms: Date.now() - began };
       };
       // Two reads while the listing is pending (the page's first load, then its idle poll): each
-      // answers in the read's bound, where before each waited for the listing (5 s).
+      // answers in the read's bound (2 s), where before each waited for the listing (8 s).
       const [first, second] = await Promise.all([state(), state()]);
       expect(first.window).toBe(0);
       expect(second.window).toBe(0);
-      expect(Math.max(first.ms, second.ms)).toBeLessThan(4000);
+      expect(Math.max(first.ms, second.ms)).toBeLessThan(6000);
       let found = 0;
-      for (let look = 0; look < 60 && found === 0; look++) {
+      for (let look = 0; look < 100 && found === 0; look++) {
         await new Promise((resolve) => setTimeout(resolve, 250));
         found = (await state()).window;
       }
@@ -270,5 +270,5 @@ describe("the state read while the endpoint's listing is slow to answer", () => 
       await web.close();
       await endpoint.close();
     }
-  }, 30_000);
+  }, 60_000);
 });
