@@ -117,6 +117,41 @@ function steerCommand(line: string): string | undefined {
   return match ? (match[1] ?? "").trim() : undefined;
 }
 
+/** What a line naming no command is told (`/quit`): nothing is sent to the model. */
+function unknownCommand(name: string): string {
+  return `(no command ${printable(name)}: /help lists them; nothing was sent. To ask it as written, start the line with //)`;
+}
+
+/** What `/help` prints: the commands the interactive mode reads. */
+const HELP = [
+  "/steer <text>  steer the run in progress (with none going, ask <text>)",
+  "/exit          leave (as Ctrl-D, or Ctrl-C at the prompt)",
+  "/help          this list",
+  "//text         ask /text as written (a line starting with one slash is read as a command)",
+].join("\n");
+
+/**
+ * A line that reads as a command other than `/steer`: `help`, `exit`, an unknown command's
+ * `/name` (a first word of one slash then letters, `/quit`: not `/etc/hosts`), or `undefined`.
+ */
+function otherCommand(
+  line: string,
+): { kind: "help" | "exit" } | { kind: "unknown"; name: string } | undefined {
+  const match = /^\/([A-Za-z][\w-]*)(?=\s|$)/.exec(line.trim());
+  if (!match) return undefined;
+  const name = match[1]!;
+  if (name === "steer") return undefined;
+  if (name === "help" && line.trim() === "/help") return { kind: "help" };
+  if (name === "exit" && line.trim() === "/exit") return { kind: "exit" };
+  return { kind: "unknown", name: `/${name}` };
+}
+
+/** A line beginning `//`: the question it asks, with one slash taken off (`//tmp is full` asks `/tmp is full`). */
+function escapedSlash(line: string): string | undefined {
+  const trimmed = line.trim();
+  return trimmed.startsWith("//") ? trimmed.slice(1) : undefined;
+}
+
 export async function runInteractive(options: InteractiveOptions): Promise<number> {
   const { dim, bold } = options;
   const write = (text: string) => process.stdout.write(text);
@@ -297,8 +332,14 @@ export async function runInteractive(options: InteractiveOptions): Promise<numbe
     const steer = steerCommand(line);
     // `/steer` with no text steers nothing (and is no question for the model either).
     if (steer === "") return write(`${dim(STEER_USAGE)}\n`);
-    if (session.running && (steer !== undefined || (steerable && line.trim() && line.trim() !== "/exit"))) {
-      const text = steer ?? line.trim();
+    const command = otherCommand(line);
+    // Typed during a run, `/help` and a mistyped command answer at once: neither is text to steer
+    // with. Otherwise (piped, or nothing running) they wait their turn in the queue below.
+    if (session.running && steerable && command?.kind === "help") return write(`${dim(HELP)}\n`);
+    if (session.running && steerable && command?.kind === "unknown")
+      return write(`${dim(unknownCommand(command.name))}\n`);
+    if (session.running && (steer !== undefined || (steerable && line.trim() && command?.kind !== "exit"))) {
+      const text = steer ?? escapedSlash(line) ?? line.trim();
       session.agent.steer(text);
       write(`${dim(`(steering: ${clip(text, 80)})`)}\n`);
       return;
@@ -347,7 +388,17 @@ export async function runInteractive(options: InteractiveOptions): Promise<numbe
         write(`${dim(STEER_USAGE)}\n`);
         continue;
       }
-      const text = steer ?? line.trim();
+      // Piped lines reach here whole (the line handler above only answers a terminal's at once).
+      const command = scripted ? undefined : otherCommand(line);
+      if (command?.kind === "help") {
+        write(`${dim(HELP)}\n`);
+        continue;
+      }
+      if (command?.kind === "unknown") {
+        write(`${dim(unknownCommand(command.name))}\n`);
+        continue;
+      }
+      const text = steer ?? (scripted ? undefined : escapedSlash(line)) ?? line.trim();
       if (!text) continue;
       toolCalls = 0;
       metrics = undefined;

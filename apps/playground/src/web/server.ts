@@ -164,6 +164,11 @@ async function readBody(req: IncomingMessage): Promise<unknown> {
   return text ? (JSON.parse(text) as unknown) : {};
 }
 
+/** An option's value as an error quotes it: a number as written, anything else as JSON. */
+function shownOption(value: unknown): string {
+  return typeof value === "number" ? String(value) : (JSON.stringify(value) ?? String(value));
+}
+
 /**
  * Starts the web playground: the built page, `POST /api/runs` to ask, `POST /api/runs/<id>/stop`,
  * `GET /api/runs/<id>/events` (SSE, replayed after `Last-Event-ID` or `?after=`), `GET /api/state`,
@@ -174,6 +179,21 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
   if (grace !== undefined && (typeof grace !== "number" || !Number.isFinite(grace) || grace < 0)) {
     throw new TypeError(
       `startWebServer: \`unwrittenGraceMs\` must be a number of ms, 0 or more, and was given ${typeof grace === "number" ? String(grace) : (JSON.stringify(grace) ?? String(grace))}.`,
+    );
+  }
+  // The bus would read NaN, 0 or a negative as its default while this server's own map of runs forgot
+  // an ended run at once (a timer of NaN fires now): a page reloading it was told 404 for events kept.
+  const retain = options.retainEndedMs;
+  if (retain !== undefined && (typeof retain !== "number" || !Number.isFinite(retain) || retain <= 0)) {
+    throw new TypeError(
+      `startWebServer: \`retainEndedMs\` must be a number of ms above 0, or absent, and was given ${shownOption(retain)}.`,
+    );
+  }
+  // A window of -5 or 1.5 tokens went to every run as it stood (and a 0 or NaN read as none, unsaid).
+  const window = options.endpoint?.contextLength;
+  if (window !== undefined && !(Number.isSafeInteger(window) && window > 0)) {
+    throw new TypeError(
+      `startWebServer: \`endpoint.contextLength\` must be a whole number of tokens above 0 (as 8192), or absent, and was given ${shownOption(window)}.`,
     );
   }
   const redis = options.redis;
@@ -217,7 +237,7 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
         apiKey: options.endpoint!.apiKey ?? "",
         model: options.endpoint!.model ?? "gpt-4o-mini",
         maxToolIterations: 8,
-        ...(options.endpoint!.contextLength ? { contextLength: options.endpoint!.contextLength } : {}),
+        ...(window !== undefined ? { contextLength: window } : {}),
       };
   let applied: AppliedSpec | undefined;
   let lastSpec: SpecReport | undefined;

@@ -184,7 +184,7 @@ function follow(id: string, prompt: string): void {
       setRunning(false);
       status.textContent =
         known === "unknown"
-          ? "The server no longer has this run (it was restarted); ask again."
+          ? "The server no longer has this run (it was restarted, or the run ended long enough ago to be forgotten); ask again."
           : "The last run has ended; its events are no longer kept.";
       return;
     }
