@@ -225,14 +225,12 @@ describe("r62-5 and r62-6: huge and many unknown names", () => {
       );
       return { result, ms: performance.now() - started };
     };
-    // The baseline, in the same test on the same machine: the same run with a name as long as the
-    // cut (the loop reads 256 characters of a name). Measured before: about 16 s for the huge name
-    // (5.9 s of matching, routed twice) against well under a second for the baseline; after, the
-    // two take about as long. A ratio, not a bound in ms: on a loaded machine both slow alike.
-    const baseline = await timed(`${"*".repeat(256)}q`);
-    await close(); // the next run gets a server of its own, with its own script
+    // Measured before: about 16 s for the huge name (5.9 s of matching, routed twice) on an idle
+    // machine; after, about 3 s of which nearly all is the 10,000-tool catalogue, 5 s under a full
+    // suite's load. A bound well under the before-fix time, not a ratio of two short timings (one
+    // such ratio, to a 256-character baseline run, failed a loaded run at 5.2 s against 4×0.9 s + 1 s).
     const { result, ms } = await timed(`${"*".repeat(100_000)}q`);
-    expect(ms).toBeLessThan(baseline.ms * 4 + 1000);
+    expect(ms).toBeLessThan(12_000);
     expect(toolAnswer(bodies().at(-1), "c1")).toContain("A name is read up to 256 characters");
     expect(result.metrics.unknownToolNames).toHaveLength(1);
     expect(result.metrics.unknownToolNames[0]?.length).toBeLessThanOrEqual(257);

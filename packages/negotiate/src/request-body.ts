@@ -227,6 +227,29 @@ function checkTool(tool: unknown, index: number): void {
 }
 
 /**
+ * A message no chat endpoint reads — not an object, or no `role` — refused by its index before
+ * anything is sent: llama.cpp answers a 500 that never changes ("Failed to parse messages: Missing
+ * 'role'"), OpenAI a 400, either only once the request went.
+ */
+function checkMessage(message: unknown, index: number): void {
+  const where = `messages[${index}]`;
+  if (!isRecord(message)) throw wrongType(where, 'a chat message ({ role: "user", content: "…" })', message);
+  if (typeof message.role !== "string" || message.role === "") {
+    throw new TypeError(
+      `buildBody: ${where}.role must be the message's role ("system", "user", "assistant", "tool" …); got ${
+        typeof message.role === "string"
+          ? '""'
+          : message.role === undefined
+            ? "no role"
+            : message.role === null
+              ? "null"
+              : typeof message.role
+      }.`,
+    );
+  }
+}
+
+/**
  * Refuses what would otherwise be spread into a wrong body (a string's characters as messages,
  * tools or body fields) or crash further in, naming the argument.
  */
@@ -238,6 +261,7 @@ function checkArguments(
   tools: unknown,
 ): void {
   if (!Array.isArray(messages)) throw wrongType("messages", "an array of chat messages", messages);
+  messages.forEach(checkMessage);
   if (!Array.isArray(tools)) throw wrongType("tools", "an array of tool definitions (or absent)", tools);
   tools.forEach(checkTool);
   if (!isRecord(supports))
@@ -303,7 +327,7 @@ function checkArguments(
  * replaces it (the same wire id for the same transcript on every step). Never mutates its
  * arguments. Throws `TypeError` naming the argument for a
  * config without a model name and for an argument of the wrong type (`messages` or `tools` not an
- * array, a function tool with no object `function`, a blank or missing `function.name` or
+ * array, a message that is not an object or has no string `role`, named by its index, a function tool with no object `function`, a blank or missing `function.name` or
  * `parameters` that are not an object, or an entry with no string `type`, named by its index
  * whatever the latches; a tool of another type goes as given; `extraBody` not an object or holding a `"__proto__"` key, `maxTokens` or `temperature` not a number, `reasoningEffort`
  * not a string, `supports` or `model` not the store's objects), and `RangeError` naming the field
