@@ -122,6 +122,11 @@ const wellFormed = (text: string): string => text.toWellFormed();
 /** The most pages of `tools/list` read from one server; past them the rest is left out, with a notice. */
 const MAX_TOOL_PAGES = 100;
 
+/** Two listings of one server's tools, the same tool for tool as the server wrote them. */
+function sameTools(a: readonly Tool[], b: readonly Tool[]): boolean {
+  return a.length === b.length && a.every((tool, i) => JSON.stringify(tool) === JSON.stringify(b[i]));
+}
+
 /** A count of bytes as people read it (`10,485,760`). */
 const bytes = (n: number) => n.toLocaleString("en-US");
 
@@ -433,6 +438,9 @@ export class ServerConnection {
         try {
           const tools = await this.#listTools(client);
           if (!current()) return;
+          // A notification that changed nothing (server-everything sends one as it starts, with the
+          // list it first gave) is no change to tell: no notice, and no re-planning of the tools.
+          if (sameTools(tools, this.#tools)) continue;
           this.#tools = tools;
           this.#options.onNotice(`MCP server "${this.name}" changed its tools: ${this.#tools.length} now.`);
           this.#options.onToolsChanged();

@@ -212,6 +212,7 @@ describe("r69-10: a server that says its tools changed 2,000 times in a row", ()
     await new Promise((resolve) => setTimeout(resolve, 300));
     // Before: 2,001 listings (one each, all at once), with no bound.
     expect(await p.call("r__listed", {})).toBe("3");
-    expect(changes).toBe(3);
+    // The start's listing only: the two after it found the same tools, which is no change (r79).
+    expect(changes).toBe(1);
   });
 });
