@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import {
   assembleContext,
   consult,
+  createHooks,
   gather,
   type HookOutcome,
   type HookRunner,
@@ -170,5 +171,47 @@ describe("R79H-5: a revoked Proxy among the messages is invalid-messages, not a 
       );
       expect(call).toThrow(HooksError);
     }
+  });
+});
+
+describe("R79H-6: settings and options read only their own fields, and ones that throw are a HooksError", () => {
+  it("a polluted Object.prototype moves no setting and no call's option", async () => {
+    const proto = Object.prototype as Record<string, unknown>;
+    proto.timeoutMs = 1;
+    try {
+      const hooks = createHooks({ preface: "Mine:" });
+      // Before: { timeoutMs: 1 } from the prototype, so every hook timed out.
+      expect(hooks.settings()).toEqual({ maxTokens: 2000, preface: "Mine:", timeoutMs: 30_000 });
+      expect(hooks.configure({})).toEqual({ maxTokens: 2000, preface: "Mine:", timeoutMs: 30_000 });
+      const run: HookRunner = async () => {
+        await sleep(30);
+        return [{ id: "m", context: "recalled" }];
+      };
+      const gathered = await hooks.gather(run, "beforeTurn", {}, {}, {});
+      expect(gathered.notes).toEqual([]);
+      expect(gathered.context).toBe('<context hook="m">\nrecalled\n</context>');
+    } finally {
+      delete proto.timeoutMs;
+    }
+  });
+
+  it("configure and createHooks with settings that throw when read are HooksError invalid-option", () => {
+    const { proxy, revoke } = Proxy.revocable({}, {});
+    revoke();
+    const throwing = {
+      get maxTokens(): number {
+        throw new Error("not loaded");
+      },
+    };
+    const hooks = createHooks();
+    for (const attempt of [
+      () => createHooks(proxy),
+      () => hooks.configure(proxy),
+      () => hooks.configure(throwing),
+    ]) {
+      expect(attempt).toThrow(expect.objectContaining({ code: "invalid-option" }));
+      expect(attempt).toThrow(HooksError);
+    }
+    expect(hooks.settings().maxTokens).toBe(2000);
   });
 });

@@ -53,10 +53,12 @@ function readOptions<Options extends object>(
   fields: readonly (keyof Options & string)[],
   where: string,
 ): Options {
-  const copy: Partial<Options> = {};
+  // No prototype: a field left out reads as undefined, not as one a polluted Object.prototype holds.
+  const copy: Partial<Options> = Object.create(null);
   if (given === undefined || given === null) return copy as Options;
   try {
-    for (const field of fields) copy[field] = given[field];
+    // Own fields only: one inherited from a polluted Object.prototype is not the caller's option.
+    for (const field of fields) if (Object.hasOwn(given, field)) copy[field] = given[field];
   } catch (error) {
     throw new HooksError(
       "invalid-option",
