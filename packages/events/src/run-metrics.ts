@@ -87,7 +87,8 @@ const num = (value: unknown): number | undefined =>
  * tool time, the slowest turn, mean time to first token, draft acceptance, the largest prompt
  * (against `contextLength`), turns cut off, tool errors by name, and an outcome. Pure; never
  * throws on malformed events (what it cannot read is not counted, nor is a count or a time that is
- * negative or past 2^53 - 1). A stopped run is told by its
+ * negative or past 2^53 - 1; an event that throws while it is read, at any depth read, counts for
+nothing at all, and each field is read once). A stopped run is told by its
  * `done` (`stopped: true`, as the host that stopped it marks it); whether the host compacted is not in
  * the events. Throws
  * `EventsError` (`invalid-argument`) when `events` is not iterable, `options` is given and is
@@ -123,11 +124,15 @@ export function runMetrics(events: Iterable<RunEvent>, options?: RunMetricsOptio
   const breaksByReason = new Map<string, number>();
 
   for (const event of events) {
+    let read: RunEvent;
     try {
-      countEvent(event);
+      read = readEvent(event);
     } catch {
-      // An event a getter or Proxy will not let be read is not counted.
+      // An event a getter or Proxy will not let be read is not counted: read whole before any of it
+      // is, so none of it is (a usage event's turn was counted before its tokens threw).
+      continue;
     }
+    countEvent(read);
   }
 
   function countEvent(event: RunEvent): void {
@@ -197,6 +202,46 @@ export function runMetrics(events: Iterable<RunEvent>, options?: RunMetricsOptio
   if (draftReported && drafted > 0) metrics.draftAcceptance = accepted / drafted;
   metrics.outcome = stopped ? "stopped" : metrics.errors > 0 ? "failed" : done ? "completed" : "unfinished";
   return metrics;
+}
+
+/** The fields `runMetrics` reads, at each depth of an event. */
+const EVENT_FIELDS = ["kind", "turn", "ms", "ok", "name", "stopped"] as const;
+const TURN_FIELDS = ["usage", "timings", "finishReason", "cacheBroken", "cacheBreakReason"] as const;
+const USAGE_FIELDS = ["prompt", "completion", "total", "cached", "uncached", "reasoningTokens"] as const;
+const TIMING_FIELDS = [
+  "prefillMs",
+  "decodeMs",
+  "totalMs",
+  "firstTokenMs",
+  "draftTokens",
+  "draftAccepted",
+] as const;
+
+/** `value`'s `fields` read once into a plain object (inherited ones too); `value` itself when not an object. */
+function pick(value: unknown, fields: readonly string[]): unknown {
+  if (typeof value !== "object" || value === null) return value;
+  const copy: Record<string, unknown> = {};
+  for (const field of fields) {
+    const read = (value as Record<string, unknown>)[field];
+    if (read !== undefined) copy[field] = read;
+  }
+  return copy;
+}
+
+/**
+ * Every field `runMetrics` reads of `event`, read once into plain objects; throws what a getter or a
+ * revoked Proxy throws, before anything of the event is counted.
+ */
+function readEvent(event: unknown): RunEvent {
+  const read = pick(event, EVENT_FIELDS) as Record<string, unknown> | null | undefined;
+  if (typeof read !== "object" || read === null || read.kind !== "usage") return read as unknown as RunEvent;
+  const turn = pick(read.turn, TURN_FIELDS);
+  if (typeof turn === "object" && turn !== null) {
+    const fields = turn as Record<string, unknown>;
+    if ("usage" in fields) fields.usage = pick(fields.usage, USAGE_FIELDS);
+    if ("timings" in fields) fields.timings = pick(fields.timings, TIMING_FIELDS);
+  }
+  return { ...read, turn } as RunEvent;
 }
 
 function addTurn(

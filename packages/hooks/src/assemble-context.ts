@@ -139,14 +139,21 @@ function attribute(value: string): string {
 }
 
 /**
- * A `<` that opens a `<context` or `</context` tag, in any case and spacing, and with invisible format
- * characters (a zero-width space, a soft hyphen, a bidirectional control: `\p{Cf}`) anywhere in it,
- * which a reader that ignores them would read as the tag. One run of spaces can be read only one way
- * here (`G*(?:\/G*)?` rather than `G*\/?G*`, which tries every split of it), and no letter is a
- * format character: linear, where the other is quadratic in a long run after a `<`.
+ * Characters a reader may drop as drawing nothing: format characters (a zero-width space, a soft
+ * hyphen, a bidirectional control: `\p{Cf}`) and the other default-ignorable ones (a combining
+ * grapheme joiner, a variation selector, a Hangul filler), as a regex class body.
+ */
+const INVISIBLE = "\\p{Cf}\\p{Default_Ignorable_Code_Point}";
+
+/**
+ * A `<` that opens a `<context` or `</context` tag, in any case and spacing, and with invisible
+ * characters ({@link INVISIBLE}) anywhere in it, which a reader that ignores them would read as the
+ * tag. One run of spaces can be read only one way here (`G*(?:\/G*)?` rather than `G*\/?G*`, which
+ * tries every split of it), and no letter of `context` is invisible: linear, where the other is
+ * quadratic in a long run after a `<`.
  */
 const CONTEXT_TAG = new RegExp(
-  `<(?=[\\s\\p{Cf}]*(?:\\/[\\s\\p{Cf}]*)?${[..."context"].join("\\p{Cf}*")})`,
+  `<(?=[\\s${INVISIBLE}]*(?:\\/[\\s${INVISIBLE}]*)?${[..."context"].join(`[${INVISIBLE}]*`)})`,
   "giu",
 );
 
@@ -254,10 +261,19 @@ export function assembleBlocks(
   maxTokens: number,
   given?: AssembleOptions | null,
 ): string {
-  const options: AssembleOptions = given ?? {};
-  const charsPerToken = positive(options.charsPerToken) ? options.charsPerToken : DEFAULT_CHARS_PER_TOKEN;
+  // Each option read once; options that throw when read (a getter, a revoked Proxy) are none given.
+  let givenRatio: unknown;
+  let onNote: unknown;
+  try {
+    givenRatio = given?.charsPerToken;
+    onNote = given?.onNote;
+  } catch {
+    givenRatio = undefined;
+    onNote = undefined;
+  }
+  const charsPerToken = positive(givenRatio) ? givenRatio : DEFAULT_CHARS_PER_TOKEN;
   const note = (text: string): void => {
-    if (typeof options.onNote === "function") options.onNote(text);
+    if (typeof onNote === "function") onNote(text);
   };
   const budget = charsWithin(maxTokens, charsPerToken);
   let out = "";

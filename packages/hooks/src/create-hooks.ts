@@ -1,5 +1,6 @@
 import type { MessageLike } from "@loopwright/ledger";
 import { assembleBlocks } from "./assemble-context.js";
+import { arrayOrRevoked } from "./errors.js";
 import { consultWith, gatherWith, notifyWith } from "./run-hooks.js";
 import { aboveZero, DEFAULT_HOOK_SETTINGS, type HookSettings, mergeSettings } from "./settings.js";
 import type {
@@ -78,7 +79,8 @@ export function createHooks(settings?: Partial<HookSettings>): Hooks {
       putContext(messages, index, context, typeof preface === "string" ? preface : current.preface),
     assembleContext: (outcomes, maxTokens, options) =>
       assembleBlocks(
-        Array.isArray(outcomes) ? outcomes : [],
+        // A revoked Proxy goes on, where reading it is a note: this never throws.
+        arrayOrRevoked(outcomes) === false ? [] : outcomes,
         aboveZero(maxTokens) ? Math.max(1, Math.floor(maxTokens)) : current.maxTokens,
         options,
       ),

@@ -141,7 +141,7 @@ export function withContext<Message extends MessageLike>(
  * `charsPerToken` (4 unless given), as the ledger's `estimateTokens` counts, so the result never
  * estimates above the budget. A block cut to fit ends in " […]" (never cut inside a character or an
  * escape; an `untrusted` fence the cut falls in is closed before the mark); one with no room is left out;
- * `onNote` hears of both. A `<context` tag inside a hook's text (any case or spacing, invisible format characters in it) is disarmed (`&lt;`) so a block cannot
+ * `onNote` hears of both. A `<context` tag inside a hook's text (any case or spacing, invisible characters in it: format and other default-ignorable ones) is disarmed (`&lt;`) so a block cannot
  * be closed early. Outcomes without text, and failed ones (`ok: false`, an `error`, `timedOut`), are
  * skipped, and so is an outcome that throws when read (noted); never throws.
  */

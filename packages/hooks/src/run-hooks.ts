@@ -53,10 +53,12 @@ function readOptions<Options extends object>(
   fields: readonly (keyof Options & string)[],
   where: string,
 ): Options {
-  const copy: Partial<Options> = {};
+  // No prototype: a field left out reads as undefined, not as one a polluted Object.prototype holds.
+  const copy: Partial<Options> = Object.create(null);
   if (given === undefined || given === null) return copy as Options;
   try {
-    for (const field of fields) copy[field] = given[field];
+    // Own fields only: one inherited from a polluted Object.prototype is not the caller's option.
+    for (const field of fields) if (Object.hasOwn(given, field)) copy[field] = given[field];
   } catch (error) {
     throw new HooksError(
       "invalid-option",
@@ -93,7 +95,8 @@ function checkSignal(signal: unknown, where: string): void {
 }
 
 /**
- * Calls the runner once, never rejecting: a throw, a rejection, no answer within `timeoutMs`, or the
+ * Calls the runner once, never rejecting for the runner's sake (only with `HooksError`
+ * `invalid-option` for a `signal` whose `addEventListener` throws, before the runner is called): a throw, a rejection, no answer within `timeoutMs`, or the
  * caller's `signal` aborting each settle it as unanswered. The runner's own signal aborts in the last
  * two cases, so a runner that can cancel its hooks does. `input` is handed on with each lone surrogate
  * in its text written U+FFFD (a copy where it held one): a runner relays it to hook servers and
@@ -106,11 +109,12 @@ function callRunner<Context>(
   context: Context,
   timeoutMs: number,
   signal: AbortSignal | undefined,
+  where: string,
 ): Promise<Called> {
   if (signal?.aborted)
     return Promise.resolve({ answered: false, why: "the run was stopped before they ran" });
   const controller = new AbortController();
-  return new Promise<Called>((resolve) => {
+  return new Promise<Called>((resolve, reject) => {
     let settled = false;
     const onAbort = (): void => {
       controller.abort(signal?.reason);
@@ -132,10 +136,30 @@ function callRunner<Context>(
       signal?.removeEventListener("abort", onAbort);
       resolve(called);
     }
-    signal?.addEventListener("abort", onAbort, { once: true });
+    try {
+      signal?.addEventListener("abort", onAbort, { once: true });
+    } catch (error) {
+      // A signal-like that cannot be listened to: the caller's mistake, said before the runner is
+      // called, and no timer left behind to hold the process.
+      settled = true;
+      clearTimeout(timer);
+      reject(
+        new HooksError(
+          "invalid-option",
+          `${where}: could not listen on signal, its addEventListener threw (${errorText(error)}); pass an AbortSignal (the run's, or controller.signal).`,
+          { cause: error },
+        ),
+      );
+      return;
+    }
     try {
       Promise.resolve(run(event, wellFormedDeep(input), context, controller.signal)).then(
-        (raw) => finish({ answered: true, raw }),
+        (raw) => {
+          // An answer after the timeout or the stop is never read: its promises are handled here,
+          // or one that rejects would end the process as an unhandled rejection.
+          if (settled) handleLate(raw);
+          else finish({ answered: true, raw });
+        },
         (error: unknown) => finish({ answered: false, why: `the runner failed: ${errorText(error)}` }),
       );
     } catch (error) {
@@ -164,6 +188,27 @@ function isThenable(entry: object): boolean {
     // A thenable whose `then` throws: nothing to handle, and still no outcome.
   }
   return true;
+}
+
+/**
+ * A runner's answer that came too late to be read (after the timeout, or once the run was stopped):
+ * each entry that is a promise gets a handler, as `readOutcomes` gives one, so a runner that mapped
+ * its hooks with an async function and answered late cannot end the process with their rejections.
+ * Never throws: a list that throws while walked is left where it threw.
+ */
+function handleLate(raw: unknown): void {
+  try {
+    if (!Array.isArray(raw)) return;
+    const length = raw.length;
+    const held = heldPlaces(raw, length);
+    const count = held === undefined ? length : held.length;
+    for (let at = 0; at < count; at++) {
+      const entry: unknown = raw[held === undefined ? at : (held[at] as number)];
+      if (typeof entry === "object" && entry !== null) isThenable(entry);
+    }
+  } catch {
+    // Nothing of a late answer is read; what could not be walked is the runner's own.
+  }
 }
 
 /**
@@ -318,12 +363,18 @@ export async function gatherWith<Context>(
   const timeoutMs = timeoutOf(options, settings);
   const calls = await Promise.all(
     events.map((name) =>
-      callRunner(run, name as HookEvent, input, context, timeoutMs, options.signal ?? undefined).then(
-        (called) => ({
-          name: name as HookEvent,
-          called,
-        }),
-      ),
+      callRunner(
+        run,
+        name as HookEvent,
+        input,
+        context,
+        timeoutMs,
+        options.signal ?? undefined,
+        "gather",
+      ).then((called) => ({
+        name: name as HookEvent,
+        called,
+      })),
     ),
   );
   const notes: string[] = [];
@@ -356,7 +407,15 @@ export async function notifyWith<Context>(
       `notify runs the hooks that only read (afterTurn, beforeCompact, sessionEnd, sessionDelete), and was given ${describe(event)}; use gather for sessionStart and beforeTurn.`,
     );
   }
-  const called = await callRunner(run, event, input, context, timeoutOf(options, settings), undefined);
+  const called = await callRunner(
+    run,
+    event,
+    input,
+    context,
+    timeoutOf(options, settings),
+    undefined,
+    "notify",
+  );
   const notes: string[] = [];
   const outcomes = readOutcomes(event, called, notes);
   return { outcomes, notes };
@@ -380,6 +439,7 @@ export async function consultWith<Context>(
     context,
     timeoutOf(options, settings),
     options.signal ?? undefined,
+    "consult",
   );
   const notes: string[] = [];
   const outcomes = readOutcomes("beforeCompact", called, notes);

@@ -1,3 +1,5 @@
+import { errorText, HooksError } from "./errors.js";
+
 /** The shared budget every injecting hook's context fits inside, in tokens, unless configured. */
 export const HOOK_CONTEXT_TOKENS = 2000;
 
@@ -49,7 +51,20 @@ export function aboveZero(value: unknown): value is number {
 export function mergeSettings(current: HookSettings, changes: unknown): HookSettings {
   const next = { ...current };
   if (typeof changes !== "object" || changes === null) return next;
-  const record = changes as Record<string, unknown>;
+  // Only the object's own fields, each read once: a field inherited from a polluted Object.prototype
+  // (`Object.prototype.timeoutMs = 1`) is not the caller's setting, and would time every hook out.
+  const record: Record<string, unknown> = Object.create(null);
+  try {
+    for (const key of ["maxTokens", "timeoutMs", "preface"]) {
+      if (Object.hasOwn(changes, key)) record[key] = (changes as Record<string, unknown>)[key];
+    }
+  } catch (error) {
+    throw new HooksError(
+      "invalid-option",
+      `The hook settings could not be read (${errorText(error)}); pass a plain object such as { maxTokens: 4000 }.`,
+      { cause: error },
+    );
+  }
   if (aboveZero(record.maxTokens)) next.maxTokens = Math.floor(record.maxTokens) || 1;
   if (aboveZero(record.timeoutMs)) next.timeoutMs = record.timeoutMs;
   if (typeof record.preface === "string") next.preface = record.preface;

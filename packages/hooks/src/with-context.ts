@@ -15,7 +15,8 @@ export function checkMessages(messages: unknown, where: string): asserts message
   // skipped here and read as `undefined` further in.
   for (let i = 0; i < messages.length; i++) {
     const message: unknown = messages[i];
-    if (typeof message !== "object" || message === null || Array.isArray(message)) {
+    // arrayOrRevoked: a revoked Proxy entry is refused here by its place, not a bare TypeError.
+    if (typeof message !== "object" || message === null || arrayOrRevoked(message) !== false) {
       throw new HooksError(
         "invalid-messages",
         `${where}: messages[${i}] must be a message object ({ role, content }), and was ${i in messages ? describe(message) : "a hole (no entry at all)"}.`,
