@@ -116,7 +116,7 @@ function stopIfAborted(signal: AbortSignalLike | undefined, when: string): void 
   if (aborted !== true) return;
   throw new LedgerError(
     "aborted",
-    `runCompaction: the signal was aborted ${when}; no summariser was called and the transcript was left as it was.`,
+    `runCompaction: the signal was aborted ${when}; ${when.startsWith("while the summary") ? "no fold was made" : "no summariser was called"} and the transcript was left as it was.`,
     reason === undefined ? undefined : { cause: reason },
   );
 }
@@ -295,8 +295,11 @@ async function consultHooks<Context>(
  * nothing waits on them; with `hooks.honourVeto` they run first, and a veto from any hook that ran
  * (one that failed vetoes nothing) leaves everything as it was, with a note naming the hook —
  * unless `forced`, where the veto is noted and the fold goes ahead. A runner that throws is noted
- * and costs nothing else, as does an `onNote` that throws. Throws `LedgerError` (`summary-failed`, with the cause) when the
- * summariser throws, and (`invalid-option`, before anything runs) for options that are not an
+ * and costs nothing else, as does an `onNote` that throws. The summary is trimmed, a lone surrogate
+ * in it written U+FFFD (a server reading UTF-8 refuses the request whole). Throws `LedgerError`
+ * (`summary-failed`, with the cause) when the summariser throws, (`aborted`, the signal's reason on
+ * `cause`) when `signal` is aborted before the hooks, while honoured hooks run, or while the summary
+ * is written (no fold is made), and (`invalid-option`, before anything runs) for options that are not an
  * object or a plan that does not fit the messages — one whose `through` is not a user message, or is
  * a user message between a tool call and its answer, since the kept part would then start
  * mid-exchange, holding a tool result whose call was folded away.
@@ -352,17 +355,23 @@ export async function runCompaction<Context = unknown>(
   try {
     summary = await summarise(stretch, previous, signal);
   } catch (error) {
+    // A summariser that gave up because the signal fired was stopped, not failed.
+    stopIfAborted(signal, "while the summary was written");
     throw new LedgerError(
       "summary-failed",
       `The summariser failed while folding messages ${plan.from} to ${plan.through - 1}: ${errorText(error)}. The transcript was left as it was.`,
       { cause: error },
     );
   }
+  // A caller that stopped while the summary was written is not handed a fold to apply.
+  stopIfAborted(signal, "while the summary was written");
   if (typeof summary !== "string" || summary.trim() === "") {
     note(hooks, "Compaction skipped: the summary came back empty.");
     return undefined;
   }
-  return { summary: summary.trim(), through: plan.through, at: Date.now() };
+  // A lone surrogate (a summariser's cut inside an emoji) would ride on every later request, and a
+  // server reading UTF-8 (llama.cpp) refuses the request whole: written U+FFFD.
+  return { summary: summary.trim().toWellFormed(), through: plan.through, at: Date.now() };
 }
 
 /**
@@ -377,8 +386,8 @@ export interface SummaryMessage {
 /**
  * A transcript with a fold applied: the leading system messages (an earlier summary among them
  * dropped, since the new one continues it), the summary as a system message starting with
- * `SUMMARY_LEAD`, then everything from `fold.through`. No fold hands back `messages` itself. Throws
- * `LedgerError` for a fold that is not one, or that does not fit `messages`: a `through` past their
+ * `SUMMARY_LEAD` (a lone surrogate in a stored summary written U+FFFD), then everything from
+ * `fold.through`. No fold hands back `messages` itself. Throws `LedgerError` for a fold that is not one, or that does not fit `messages`: a `through` past their
  * end, or on a message other than a user one, or on a user message between a tool call and its
  * answer (the kept part would start mid-exchange, a tool result without its call). Generic in
  * the message type: the caller's messages come back as the type they were given (an `openai` SDK
@@ -413,7 +422,10 @@ export function applyCompaction<M extends MessageLike>(
     if (!isSystem(message)) break;
     if (!contentText(message.content).startsWith(SUMMARY_LEAD)) lead.push(message);
   }
-  const summary: SummaryMessage = { role: "system", content: `${SUMMARY_LEAD}\n\n${fold.summary}` };
+  const summary: SummaryMessage = {
+    role: "system",
+    content: `${SUMMARY_LEAD}\n\n${fold.summary.toWellFormed()}`,
+  };
   return [...lead, summary, ...messages.slice(fold.through)] as ((KeptMessage<M> | SummaryMessage) &
     MessageLike)[];
 }

@@ -1,0 +1,107 @@
+// Review r79 (ledger): a summary holding a lone surrogate, and a stop while the summary is written.
+
+import { describe, expect, it } from "vitest";
+import { LedgerError } from "./errors.js";
+import type { MessageLike } from "./messages.js";
+import type { CompactionPlan } from "./plan-compaction.js";
+import { applyCompaction, compactTranscript, runCompaction } from "./run-compaction.js";
+
+const messages: MessageLike[] = [
+  { role: "system", content: "You are terse." },
+  { role: "user", content: "x".repeat(200) },
+  { role: "assistant", content: "Done." },
+  { role: "user", content: "And now?" },
+];
+
+/** A plan folding messages 1 and 2 of a 100-token window. */
+const plan: CompactionPlan = {
+  from: 1,
+  through: 3,
+  limit: 100,
+  used: 90,
+  folded: 60,
+  kept: 30,
+  after: 30,
+  summaryTokens: 10,
+};
+
+/** Rejects with a LedgerError of `code`, answering it. */
+async function rejectsWith(work: Promise<unknown>, code: string): Promise<LedgerError> {
+  const error = await work.then(
+    () => undefined,
+    (thrown: unknown) => thrown,
+  );
+  expect(LedgerError.isInstance(error)).toBe(true);
+  expect((error as LedgerError).code).toBe(code);
+  return error as LedgerError;
+}
+
+describe("R79L-1: a summary holding a lone surrogate", () => {
+  it("runCompaction writes it U+FFFD: the fold rides on every later request, and llama.cpp refuses invalid UTF-8", async () => {
+    const fold = await runCompaction(messages, plan, () => "Read NOTES.md \ud83d and stopped.");
+    expect(fold?.summary).toBe("Read NOTES.md \ufffd and stopped.");
+    expect(fold?.summary.isWellFormed()).toBe(true);
+  });
+
+  it("applyCompaction writes a stored fold's lone surrogate U+FFFD, and keeps a whole emoji", () => {
+    const after = applyCompaction(messages, { summary: "cut \udc00 here, kept 😀", through: 3, at: 0 });
+    const summary = after[1]?.content as string;
+    expect(summary.isWellFormed()).toBe(true);
+    expect(summary.endsWith("cut \ufffd here, kept 😀")).toBe(true);
+  });
+});
+
+describe("R79L-2: a stop while the summary is written", () => {
+  it("a summariser that gives up because the signal fired rejects as aborted, not summary-failed", async () => {
+    const controller = new AbortController();
+    const reason = new Error("the user stopped the run");
+    const error = await rejectsWith(
+      runCompaction(
+        messages,
+        plan,
+        async () => {
+          controller.abort(reason);
+          throw new DOMException("This operation was aborted", "AbortError");
+        },
+        { signal: controller.signal },
+      ),
+      "aborted",
+    );
+    expect(error.cause).toBe(reason);
+  });
+
+  it("a summary that comes back after the stop is no fold: compactTranscript rejects as aborted", async () => {
+    const controller = new AbortController();
+    await rejectsWith(
+      compactTranscript(
+        messages,
+        plan,
+        async () => {
+          controller.abort();
+          return "The user asked twice.";
+        },
+        { signal: controller.signal },
+      ),
+      "aborted",
+    );
+  });
+
+  it("a summariser that fails with the signal still live is summary-failed, and one that succeeds folds", async () => {
+    const controller = new AbortController();
+    await rejectsWith(
+      runCompaction(
+        messages,
+        plan,
+        () => {
+          throw new Error("502 from the summary model");
+        },
+        { signal: controller.signal },
+      ),
+      "summary-failed",
+    );
+    const fold = await runCompaction(messages, plan, () => "The user asked twice.", {
+      signal: controller.signal,
+    });
+    expect(fold?.summary).toBe("The user asked twice.");
+  });
+});
