@@ -19,6 +19,37 @@ function stopIfAborted(signal: AbortSignal | undefined): void {
 }
 
 /**
+ * The dispatches waiting on one signal, behind the one listener added to it: a run hands every
+ * call of a step the same signal, and a listener per call in flight made Node print
+ * `MaxListenersExceededWarning` past ten parallel calls.
+ */
+const waiting = new WeakMap<AbortSignal, { callbacks: Set<() => void>; detach: () => void }>();
+
+/** Calls `onAbort` once when `signal` fires; answers the function that stops listening. */
+function listen(signal: AbortSignal, onAbort: () => void): () => void {
+  let entry = waiting.get(signal);
+  if (entry === undefined) {
+    const callbacks = new Set<() => void>();
+    const fire = () => {
+      waiting.delete(signal);
+      for (const callback of [...callbacks]) callback();
+      callbacks.clear();
+    };
+    signal.addEventListener("abort", fire, { once: true });
+    entry = { callbacks, detach: () => signal.removeEventListener("abort", fire) };
+    waiting.set(signal, entry);
+  }
+  const held = entry;
+  held.callbacks.add(onAbort);
+  // The listener goes with the last dispatch waiting on it.
+  return () => {
+    if (!held.callbacks.delete(onAbort) || held.callbacks.size > 0) return;
+    held.detach();
+    if (waiting.get(signal) === held) waiting.delete(signal);
+  };
+}
+
+/**
  * `work`, or a rejection with the signal's reason as soon as `signal` fires, whichever comes first.
  * The listener goes when either wins; `work` is left to settle, and a late rejection of it is handled.
  */
@@ -30,14 +61,14 @@ function untilStopped<T>(work: Promise<T>, signal: AbortSignal | undefined): Pro
       reject(signal.reason);
     };
     if (signal.aborted) return stop();
-    signal.addEventListener("abort", stop, { once: true });
+    const unlisten = listen(signal, stop);
     work.then(
       (value) => {
-        signal.removeEventListener("abort", stop);
+        unlisten();
         resolve(value);
       },
       (error: unknown) => {
-        signal.removeEventListener("abort", stop);
+        unlisten();
         reject(error);
       },
     );
