@@ -75,6 +75,9 @@ function untilStopped<T>(work: Promise<T>, signal: AbortSignal | undefined): Pro
   });
 }
 
+/** How many of a set's tool names an `unknown-tool` refusal names before it only counts the rest. */
+const NAMED_TOOLS = 40;
+
 /** A tool call as a loop hands it to `dispatch` (structurally `@loopwright/tool-calls`' `ToolCallRequest`). */
 export interface ToolCall {
   id: string;
@@ -134,7 +137,22 @@ export function createToolset(tools: readonly Tool<any>[]): Toolset {
     }
     byName.set(name, tool);
   }
-  const known = () => [...byName.keys()].join(", ");
+  // A set can hold hundreds of tools (an MCP pool's): a refusal names the first few and counts the
+  // rest, as every one is declared to the model anyway.
+  // Those whose name holds the one called or is held by it (letters and digits only, any case) come
+  // first: the tool it meant, written another way (github_create_issue for github__create_issue).
+  const known = (called: string) => {
+    const names = [...byName.keys()];
+    if (names.length <= NAMED_TOOLS) return names.join(", ");
+    const bare = (name: string) => name.toLowerCase().replace(/[^a-z0-9]/g, "");
+    const wanted = bare(called.slice(0, 200));
+    const near = (name: string) => {
+      const other = bare(name);
+      return wanted !== "" && other !== "" && (other.includes(wanted) || wanted.includes(other));
+    };
+    const ordered = [...names.filter(near), ...names.filter((name) => !near(name))];
+    return `${ordered.slice(0, NAMED_TOOLS).join(", ")} and ${names.length - NAMED_TOOLS} more`;
+  };
   return {
     tools: [...byName.values()].map((tool) => tool.declaration),
     get: (name) => byName.get(name),
@@ -174,7 +192,7 @@ export function createToolset(tools: readonly Tool<any>[]): Toolset {
         throw new ToolInputError(
           "unknown-tool",
           call.name,
-          `There is no tool named ${JSON.stringify(name)}; the tools are: ${known()}.`,
+          `There is no tool named ${JSON.stringify(name)}; the tools are: ${known(call.name)}.`,
         );
       }
       // A stopped run checks nothing: an asynchronous refinement may have effects of its own.
