@@ -1,5 +1,6 @@
 // Review r79 (ledger): a summary holding a lone surrogate, and a stop while the summary is written.
 
+import { getEventListeners } from "node:events";
 import { describe, expect, it } from "vitest";
 import { LedgerError } from "./errors.js";
 import type { MessageLike } from "./messages.js";
@@ -103,5 +104,67 @@ describe("R79L-2: a stop while the summary is written", () => {
       signal: controller.signal,
     });
     expect(fold?.summary).toBe("The user asked twice.");
+  });
+});
+
+/** What `work` settled to within `ms`, or "still pending". */
+async function within(work: Promise<unknown>, ms: number): Promise<unknown> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise((resolve) => {
+    timer = setTimeout(() => resolve("still pending"), ms);
+  });
+  try {
+    return await Promise.race([
+      work.then(
+        (value) => value,
+        (error: unknown) => error,
+      ),
+      late,
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+describe("R79L-3: a stop while a hook or the summariser never answers", () => {
+  it("an honoured hook runner that never settles does not hold a stopped compaction: it rejects as aborted", async () => {
+    const controller = new AbortController();
+    let summarised = false;
+    const work = runCompaction(
+      messages,
+      plan,
+      () => {
+        summarised = true;
+        return "The user asked twice.";
+      },
+      { signal: controller.signal, hooks: { run: () => new Promise(() => {}), honourVeto: true } },
+    );
+    setTimeout(() => controller.abort(new Error("the user stopped the run")), 20);
+    const error = await within(work, 2_000);
+    expect(LedgerError.isInstance(error)).toBe(true);
+    expect((error as LedgerError).code).toBe("aborted");
+    expect(((error as LedgerError).cause as Error).message).toBe("the user stopped the run");
+    expect(summarised).toBe(false);
+  });
+
+  it("a summariser that ignores the signal does not hold compactTranscript either", async () => {
+    const controller = new AbortController();
+    const work = compactTranscript(messages, plan, () => new Promise<string>(() => {}), {
+      signal: controller.signal,
+    });
+    setTimeout(() => controller.abort(), 20);
+    const error = await within(work, 2_000);
+    expect(LedgerError.isInstance(error)).toBe(true);
+    expect((error as LedgerError).code).toBe("aborted");
+  });
+
+  it("takes its listener off the signal once the fold is made", async () => {
+    const controller = new AbortController();
+    const fold = await runCompaction(messages, plan, async () => "The user asked twice.", {
+      signal: controller.signal,
+      hooks: { run: async () => [], honourVeto: true },
+    });
+    expect(fold?.summary).toBe("The user asked twice.");
+    expect(getEventListeners(controller.signal, "abort")).toHaveLength(0);
   });
 });

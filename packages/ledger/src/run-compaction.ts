@@ -83,7 +83,10 @@ export interface RunCompactionOptions<Context = unknown> {
   hooks?: CompactionHooks<Context> | undefined;
   /** The fold is needed (a request was already refused as too big): a veto is noted and not honoured. */
   forced?: boolean | undefined;
-  /** Handed to the summariser. */
+  /**
+   * Handed to the summariser. Once aborted, no hook or summariser is started; an `AbortSignal`
+   * firing while the honoured hooks or the summariser are awaited rejects at once (`aborted`).
+   */
   signal?: AbortSignalLike | undefined;
 }
 
@@ -114,11 +117,57 @@ function stopIfAborted(signal: AbortSignalLike | undefined, when: string): void 
     });
   }
   if (aborted !== true) return;
-  throw new LedgerError(
+  throw abortedError(reason, when);
+}
+
+/** The `aborted` error for a signal that fired `when`, its reason on `cause`. */
+function abortedError(reason: unknown, when: string): LedgerError {
+  return new LedgerError(
     "aborted",
     `runCompaction: the signal was aborted ${when}; ${when.startsWith("while the summary") ? "no fold was made" : "no summariser was called"} and the transcript was left as it was.`,
     reason === undefined ? undefined : { cause: reason },
   );
+}
+
+/**
+ * `work`, or a rejection with `LedgerError` `aborted` as soon as `signal` fires, for a signal that
+ * can be listened to (an `AbortSignal`; a bare `{ aborted }` is read before and after instead): a
+ * hook runner or summariser that never settles must not hold a stopped compaction. `work` is left
+ * to settle, and a late rejection of it is handled.
+ */
+function untilAborted<T>(
+  work: PromiseLike<T> | T,
+  signal: AbortSignalLike | undefined,
+  when: string,
+): Promise<T> {
+  const pending = Promise.resolve(work);
+  const target = signal as Partial<AbortSignal> | undefined;
+  let listens = false;
+  try {
+    listens =
+      typeof target?.addEventListener === "function" && typeof target.removeEventListener === "function";
+  } catch {
+    // A signal whose fields throw when read: read before and after, as a bare one is.
+  }
+  if (!listens) return pending;
+  const events = target as AbortSignal;
+  return new Promise<T>((resolve, reject) => {
+    const stop = () => {
+      pending.catch(() => undefined);
+      reject(abortedError(events.reason, when));
+    };
+    events.addEventListener("abort", stop, { once: true });
+    pending.then(
+      (value) => {
+        events.removeEventListener("abort", stop);
+        resolve(value);
+      },
+      (error: unknown) => {
+        events.removeEventListener("abort", stop);
+        reject(error);
+      },
+    );
+  });
 }
 
 function checkPlan(
@@ -299,7 +348,8 @@ async function consultHooks<Context>(
  * in it written U+FFFD (a server reading UTF-8 refuses the request whole). Throws `LedgerError`
  * (`summary-failed`, with the cause) when the summariser throws, (`aborted`, the signal's reason on
  * `cause`) when `signal` is aborted before the hooks, while honoured hooks run, or while the summary
- * is written (no fold is made), and (`invalid-option`, before anything runs) for options that are not an
+ * is written (no fold is made; an `AbortSignal` rejects the moment it fires, whether or not the hook
+ * runner or summariser ever settles), and (`invalid-option`, before anything runs) for options that are not an
  * object or a plan that does not fit the messages — one whose `through` is not a user message, or is
  * a user message between a tool call and its answer, since the kept part would then start
  * mid-exchange, holding a tool result whose call was folded away.
@@ -338,7 +388,11 @@ export async function runCompaction<Context = unknown>(
   };
   if (hooks && typeof hooks.run === "function") {
     if (hooks.honourVeto) {
-      const vetoedBy = await consultHooks(hooks, input);
+      const vetoedBy = await untilAborted(
+        consultHooks(hooks, input),
+        signal,
+        "while the beforeCompact hooks ran",
+      );
       if (vetoedBy !== undefined && !options.forced) {
         note(hooks, vetoNote(vetoedBy));
         return undefined;
@@ -353,8 +407,13 @@ export async function runCompaction<Context = unknown>(
   }
   let summary: string | undefined;
   try {
-    summary = await summarise(stretch, previous, signal);
+    summary = await untilAborted(
+      summarise(stretch, previous, signal),
+      signal,
+      "while the summary was written",
+    );
   } catch (error) {
+    if (LedgerError.isInstance(error) && error.code === "aborted") throw error;
     // A summariser that gave up because the signal fired was stopped, not failed.
     stopIfAborted(signal, "while the summary was written");
     throw new LedgerError(
