@@ -168,3 +168,36 @@ describe("R79L-3: a stop while a hook or the summariser never answers", () => {
     expect(getEventListeners(controller.signal, "abort")).toHaveLength(0);
   });
 });
+
+describe("R79L-4: a hook runner or summariser that throws a megabyte of text", () => {
+  const page = `<html>${"x".repeat(1_000_000)}</html>`;
+
+  it("costs a line in the summary-failed message, not the megabyte (a server's error page quoted whole)", async () => {
+    const error = await rejectsWith(
+      runCompaction(messages, plan, () => {
+        throw new Error(page);
+      }),
+      "summary-failed",
+    );
+    expect(error.message.length).toBeLessThan(500);
+    expect(error.message).toContain("<html>xxx");
+    expect((error.cause as Error).message).toBe(page);
+  });
+
+  it("costs a line in the note a failed hook runner makes, written well-formed", async () => {
+    const notes: string[] = [];
+    await runCompaction(messages, plan, () => "The user asked twice.", {
+      hooks: {
+        run: () => {
+          throw new Error(`\ud83d${page}`);
+        },
+        honourVeto: true,
+        onNote: (text) => notes.push(text),
+      },
+    });
+    expect(notes).toHaveLength(1);
+    expect(notes[0]?.length).toBeLessThan(400);
+    expect(notes[0]?.isWellFormed()).toBe(true);
+    expect(notes[0]).toContain("could not be run: \ufffd<html>");
+  });
+});

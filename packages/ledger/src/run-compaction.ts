@@ -90,10 +90,21 @@ export interface RunCompactionOptions<Context = unknown> {
   signal?: AbortSignalLike | undefined;
 }
 
-/** A thrown value as text for a note or message; never throws (a message getter that throws, no prototype). */
+/** The most characters of a thrown value's text a note or an error message quotes. */
+const ERROR_CHARS = 300;
+
+/**
+ * A thrown value as text for a note or message, cut to `ERROR_CHARS` (ending in `…`) and with each
+ * lone surrogate written U+FFFD: a runner or summariser that throws a megabyte of text (a server's
+ * error page) costs a line in a note. Never throws (a message getter that throws, no prototype).
+ */
 function errorText(error: unknown): string {
   try {
-    return error instanceof Error ? String(error.message) : String(error);
+    const text = (error instanceof Error ? String(error.message) : String(error)).toWellFormed();
+    if (text.length <= ERROR_CHARS) return text;
+    const end = ERROR_CHARS - 1;
+    const last = text.charCodeAt(end - 1);
+    return `${text.slice(0, last >= 0xd800 && last <= 0xdbff ? end - 1 : end)}…`;
   } catch {
     return "an error that could not be read";
   }
