@@ -201,3 +201,39 @@ describe("R79L-4: a hook runner or summariser that throws a megabyte of text", (
     expect(notes[0]).toContain("could not be run: \ufffd<html>");
   });
 });
+
+describe("R79L-5: hooks that are not a runner", () => {
+  for (const [label, hooks] of [
+    ["no run (a misspelt runner)", { runner: () => [{ name: "Guard", veto: true }], honourVeto: true }],
+    ["a run that is not a function", { run: "beforeCompact", honourVeto: true }],
+    ["an onNote that is not a function", { run: () => [], onNote: { log: () => {} } }],
+    ["a string", "guard"],
+  ] as const) {
+    it(`are refused as invalid-option before the summariser runs: ${label} (the fold went ahead unasked)`, async () => {
+      let summarised = false;
+      const error = await rejectsWith(
+        runCompaction(
+          messages,
+          plan,
+          () => {
+            summarised = true;
+            return "The user asked twice.";
+          },
+          { hooks: hooks as never },
+        ),
+        "invalid-option",
+      );
+      expect(error.message).toContain("runCompaction: hooks must be { run,");
+      expect(summarised).toBe(false);
+    });
+  }
+
+  it("none, null, and a runner with no onNote still fold", async () => {
+    for (const hooks of [undefined, null, { run: () => [] }]) {
+      const fold = await runCompaction(messages, plan, () => "The user asked twice.", {
+        hooks: hooks as never,
+      });
+      expect(fold?.summary).toBe("The user asked twice.");
+    }
+  });
+});

@@ -331,6 +331,34 @@ function note(hooks: { onNote?: ((note: string) => void) | undefined } | undefin
   }
 }
 
+/**
+ * Throws `invalid-option` unless `hooks` is left out or is `{ run, context?, onNote?, honourVeto? }`
+ * with `run` a function and `onNote` one or absent: hooks with no runner (`{ runner, honourVeto:
+ * true }`, a misspelling) were passed over, and the fold they were to be asked about went ahead.
+ */
+function checkHooks(hooks: unknown): void {
+  if (hooks === undefined || hooks === null) return;
+  let problem: string | undefined;
+  try {
+    const given = hooks as { run?: unknown; onNote?: unknown };
+    if (typeof hooks !== "object" || Array.isArray(hooks)) problem = `was ${describe(hooks)}`;
+    else if (typeof given.run !== "function") problem = `has a run that is ${describe(given.run)}`;
+    else if (given.onNote !== undefined && typeof given.onNote !== "function") {
+      problem = `has an onNote that is ${describe(given.onNote)}`;
+    }
+  } catch (cause) {
+    throw new LedgerError("invalid-option", "runCompaction: hooks could not be read (it threw when read).", {
+      cause,
+    });
+  }
+  if (problem !== undefined) {
+    throw new LedgerError(
+      "invalid-option",
+      `runCompaction: hooks must be { run, context?, onNote?, honourVeto? } with run the hook runner (a function), or left out; it ${problem}, and no hook would have been asked.`,
+    );
+  }
+}
+
 /** Runs the hooks, answering the name of a hook that vetoed (one that ran), if any. */
 async function consultHooks<Context>(
   hooks: CompactionHooks<Context>,
@@ -361,7 +389,7 @@ async function consultHooks<Context>(
  * `cause`) when `signal` is aborted before the hooks, while honoured hooks run, or while the summary
  * is written (no fold is made; an `AbortSignal` rejects the moment it fires, whether or not the hook
  * runner or summariser ever settles), and (`invalid-option`, before anything runs) for options that are not an
- * object or a plan that does not fit the messages — one whose `through` is not a user message, or is
+ * object, hooks given with no `run` function (or an `onNote` that is not one), or a plan that does not fit the messages — one whose `through` is not a user message, or is
  * a user message between a tool call and its answer, since the kept part would then start
  * mid-exchange, holding a tool result whose call was folded away.
  */
@@ -385,6 +413,7 @@ export async function runCompaction<Context = unknown>(
       "runCompaction needs a summarise function (messages, previous) => summary.",
     );
   }
+  checkHooks(options.hooks);
   const signal = options.signal;
   stopIfAborted(signal, "before anything ran");
   const stretch = messages.slice(plan.from, plan.through);
