@@ -100,7 +100,10 @@ const ERROR_CHARS = 300;
  */
 function errorText(error: unknown): string {
   try {
-    const text = (error instanceof Error ? String(error.message) : String(error)).toWellFormed();
+    // On one line, as the hooks package's notes are (a stack or an error page's lines a space).
+    const text = (error instanceof Error ? String(error.message) : String(error))
+      .toWellFormed()
+      .replace(/[\p{Cc}\u2028\u2029]+/gu, " ");
     if (text.length <= ERROR_CHARS) return text;
     const end = ERROR_CHARS - 1;
     const last = text.charCodeAt(end - 1);
