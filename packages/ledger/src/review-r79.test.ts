@@ -5,6 +5,7 @@ import { describe, expect, it } from "vitest";
 import { LedgerError } from "./errors.js";
 import type { MessageLike } from "./messages.js";
 import type { CompactionPlan } from "./plan-compaction.js";
+import { pruneToolResults } from "./prune.js";
 import { applyCompaction, compactTranscript, runCompaction } from "./run-compaction.js";
 
 const messages: MessageLike[] = [
@@ -237,5 +238,46 @@ describe("R79L-5: hooks that are not a runner", () => {
       });
       expect(fold?.summary).toBe("The user asked twice.");
     }
+  });
+});
+
+describe("R79L-6: a tool result carrying a screenshot", () => {
+  const shot = (id: string): MessageLike => ({
+    role: "tool",
+    tool_call_id: id,
+    content: [
+      { type: "text", text: "Screenshot taken." },
+      { type: "image_url", image_url: { url: `data:image/png;base64,${"A".repeat(200_000)}` } },
+    ],
+  });
+  const transcript: MessageLike[] = [
+    { role: "user", content: "Check the page after each click." },
+    shot("1"),
+    shot("2"),
+    shot("3"),
+  ];
+
+  it("is cleared beyond keepLast however short its text (the image costs the server hundreds of tokens)", () => {
+    const pruned = pruneToolResults(transcript, { keepLast: 1 });
+    expect(pruned[1]).toEqual({
+      role: "tool",
+      tool_call_id: "1",
+      content: "[tool result cleared: 17 characters and 1 media part]",
+    });
+    expect(pruned[2]?.content).toBe("[tool result cleared: 17 characters and 1 media part]");
+    expect(pruned[3]).toBe(transcript[3]);
+  });
+
+  it("and pruning again changes nothing: the stub is known as one", () => {
+    const once = pruneToolResults(transcript, { keepLast: 1 });
+    const twice = pruneToolResults([...once, shot("4")], { keepLast: 1, maxChars: 0 });
+    expect(twice.slice(0, 3)).toEqual(once.slice(0, 3));
+    expect(twice[1]).toBe(once[1]);
+    expect(twice[3]?.content).toBe("[tool result cleared: 17 characters and 1 media part]");
+  });
+
+  it("a short text-only result is still left alone", () => {
+    const short: MessageLike = { role: "tool", tool_call_id: "9", content: [{ type: "text", text: "ok" }] };
+    expect(pruneToolResults([short, shot("1")], { keepLast: 0 })[0]).toBe(short);
   });
 });
