@@ -143,6 +143,13 @@ function abortedError(reason: unknown, when: string): LedgerError {
   );
 }
 
+/** The part of an `AbortSignal` `untilAborted` listens with (no DOM or Node types here). */
+interface ListenedSignal {
+  readonly reason?: unknown;
+  addEventListener(type: "abort", listener: () => void, options?: { once?: boolean }): void;
+  removeEventListener(type: "abort", listener: () => void): void;
+}
+
 /**
  * `work`, or a rejection with `LedgerError` `aborted` as soon as `signal` fires, for a signal that
  * can be listened to (an `AbortSignal`; a bare `{ aborted }` is read before and after instead): a
@@ -155,7 +162,7 @@ function untilAborted<T>(
   when: string,
 ): Promise<T> {
   const pending = Promise.resolve(work);
-  const target = signal as Partial<AbortSignal> | undefined;
+  const target = signal as Partial<ListenedSignal> | undefined;
   let listens = false;
   try {
     listens =
@@ -164,7 +171,7 @@ function untilAborted<T>(
     // A signal whose fields throw when read: read before and after, as a bare one is.
   }
   if (!listens) return pending;
-  const events = target as AbortSignal;
+  const events = target as ListenedSignal;
   return new Promise<T>((resolve, reject) => {
     const stop = () => {
       pending.catch(() => undefined);
