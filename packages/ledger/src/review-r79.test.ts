@@ -160,6 +160,23 @@ describe("R79L-3: a stop while a hook or the summariser never answers", () => {
     expect((error as LedgerError).code).toBe("aborted");
   });
 
+  it("nor one that fires the signal itself as it starts and never answers", async () => {
+    const controller = new AbortController();
+    const work = runCompaction(
+      messages,
+      plan,
+      () => {
+        controller.abort();
+        return new Promise<string>(() => {});
+      },
+      { signal: controller.signal },
+    );
+    const error = await within(work, 2_000);
+    expect(LedgerError.isInstance(error)).toBe(true);
+    expect((error as LedgerError).code).toBe("aborted");
+    expect(getEventListeners(controller.signal, "abort")).toHaveLength(0);
+  });
+
   it("takes its listener off the signal once the fold is made", async () => {
     const controller = new AbortController();
     const fold = await runCompaction(messages, plan, async () => "The user asked twice.", {

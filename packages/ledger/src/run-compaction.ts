@@ -178,6 +178,13 @@ function untilAborted<T>(
       reject(abortedError(events.reason, when));
     };
     events.addEventListener("abort", stop, { once: true });
+    // Fired already, while `work` was being started (a summariser that stops its own signal): its
+    // event has come and gone.
+    if ((signal as { aborted?: unknown }).aborted === true) {
+      events.removeEventListener("abort", stop);
+      stop();
+      return;
+    }
     pending.then(
       (value) => {
         events.removeEventListener("abort", stop);
