@@ -14,7 +14,8 @@ export type LedgerErrorCode =
   | "summary-failed"
   /**
    * `runCompaction` or `compactTranscript` was handed a signal already aborted (or aborted while the
-   * honoured hooks ran): no summariser was called; the signal's `reason` is on `cause`.
+   * honoured hooks ran, or while the summary was written): no fold was made; the signal's `reason`
+   * is on `cause`.
    */
   | "aborted";
 

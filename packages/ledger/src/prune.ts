@@ -1,5 +1,5 @@
 import { checkMessages, checkNumber, describe, LedgerError } from "./errors.js";
-import { contentChars, contentText, type KeptMessage, type MessageLike } from "./messages.js";
+import { contentChars, contentText, isMediaPart, type KeptMessage, type MessageLike } from "./messages.js";
 
 /** Options for {@link pruneToolResults}. */
 export interface PruneOptions {
@@ -48,21 +48,35 @@ function grouped(n: number): string {
   return String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
 }
 
-/** The text a cleared tool result is replaced with: it says how many characters were there. */
-export function clearedStub(chars: number): string {
-  return `[tool result cleared: ${grouped(chars)} characters]`;
+/**
+ * The text a cleared tool result is replaced with: it says how many characters were there, and how
+ * many media parts (images, audio, files) where there were any.
+ */
+export function clearedStub(chars: number, media = 0): string {
+  const parts = media === 0 ? "" : ` and ${grouped(media)} media ${media === 1 ? "part" : "parts"}`;
+  return `[tool result cleared: ${grouped(chars)} characters${parts}]`;
 }
 
 /** A stub `clearedStub` wrote: pruned again, it stays as it is, its count and the prefix with it. */
-const STUB = /^\[tool result cleared: \d{1,3}(?:,\d{3})* characters\]$/;
+const STUB =
+  /^\[tool result cleared: \d{1,3}(?:,\d{3})* characters(?: and \d{1,3}(?:,\d{3})* media parts?)?\]$/;
+
+/** How many media parts (an image, audio, a file: see `isMediaPart`) a message's content holds. */
+function mediaParts(content: MessageLike["content"]): number {
+  if (!Array.isArray(content)) return 0;
+  let count = 0;
+  for (const part of content as readonly unknown[]) if (isMediaPart(part)) count++;
+  return count;
+}
 
 /**
  * Replaces every tool result but the latest `keepLast` with a short stub saying how many
  * characters were cleared, so the call stays answered and the model knows something was there.
  *
  * The array that comes back has the same length and every index in place (a compaction plan made
- * before pruning still applies); messages it does not clear are the same objects. Never cleared: a
- * result of `maxChars` or fewer, one that holds tool definitions (`holdsDefinitions`), and a stub an
+ * before pruning still applies); messages it does not clear are the same objects. A result carrying
+ * media (an image part, audio, a file) is cleared however short its text, the stub counting its
+ * media parts too. Never cleared: a result of `maxChars` or fewer and no media, one that holds tool definitions (`holdsDefinitions`), and a stub an
  * earlier prune wrote (so pruning again changes nothing, whatever `maxChars` says). Pure —
  * the messages given are not changed. Throws `LedgerError` for a malformed transcript, options that
  * are not an object, a negative or fractional `keepLast`/`maxChars`, or a `holdsDefinitions` that is
@@ -103,10 +117,13 @@ export function pruneToolResults<M extends MessageLike>(
       continue;
     }
     const chars = contentChars(message.content);
-    if (chars <= maxChars || holds(message)) continue;
+    // An image (a screenshot a browser tool returned) costs the server hundreds of tokens however
+    // short the text beside it: a result carrying media is never too small to clear.
+    const media = mediaParts(message.content);
+    if ((chars <= maxChars && media === 0) || holds(message)) continue;
     if (typeof message.content === "string" && STUB.test(message.content)) continue;
     // A tool message with string content: still the caller's message type.
-    out[i] = { ...message, content: clearedStub(chars) } as KeptMessage<M> & MessageLike;
+    out[i] = { ...message, content: clearedStub(chars, media) } as KeptMessage<M> & MessageLike;
   }
   return out;
 }

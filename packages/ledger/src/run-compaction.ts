@@ -83,14 +83,31 @@ export interface RunCompactionOptions<Context = unknown> {
   hooks?: CompactionHooks<Context> | undefined;
   /** The fold is needed (a request was already refused as too big): a veto is noted and not honoured. */
   forced?: boolean | undefined;
-  /** Handed to the summariser. */
+  /**
+   * Handed to the summariser. Once aborted, no hook or summariser is started; an `AbortSignal`
+   * firing while the honoured hooks or the summariser are awaited rejects at once (`aborted`).
+   */
   signal?: AbortSignalLike | undefined;
 }
 
-/** A thrown value as text for a note or message; never throws (a message getter that throws, no prototype). */
+/** The most characters of a thrown value's text a note or an error message quotes. */
+const ERROR_CHARS = 300;
+
+/**
+ * A thrown value as text for a note or message, cut to `ERROR_CHARS` (ending in `…`) and with each
+ * lone surrogate written U+FFFD: a runner or summariser that throws a megabyte of text (a server's
+ * error page) costs a line in a note. Never throws (a message getter that throws, no prototype).
+ */
 function errorText(error: unknown): string {
   try {
-    return error instanceof Error ? String(error.message) : String(error);
+    // On one line, as the hooks package's notes are (a stack or an error page's lines a space).
+    const text = (error instanceof Error ? String(error.message) : String(error))
+      .toWellFormed()
+      .replace(/[\p{Cc}\u2028\u2029]+/gu, " ");
+    if (text.length <= ERROR_CHARS) return text;
+    const end = ERROR_CHARS - 1;
+    const last = text.charCodeAt(end - 1);
+    return `${text.slice(0, last >= 0xd800 && last <= 0xdbff ? end - 1 : end)}…`;
   } catch {
     return "an error that could not be read";
   }
@@ -114,11 +131,71 @@ function stopIfAborted(signal: AbortSignalLike | undefined, when: string): void 
     });
   }
   if (aborted !== true) return;
-  throw new LedgerError(
+  throw abortedError(reason, when);
+}
+
+/** The `aborted` error for a signal that fired `when`, its reason on `cause`. */
+function abortedError(reason: unknown, when: string): LedgerError {
+  return new LedgerError(
     "aborted",
-    `runCompaction: the signal was aborted ${when}; no summariser was called and the transcript was left as it was.`,
+    `runCompaction: the signal was aborted ${when}; ${when.startsWith("while the summary") ? "no fold was made" : "no summariser was called"} and the transcript was left as it was.`,
     reason === undefined ? undefined : { cause: reason },
   );
+}
+
+/** The part of an `AbortSignal` `untilAborted` listens with (no DOM or Node types here). */
+interface ListenedSignal {
+  readonly reason?: unknown;
+  addEventListener(type: "abort", listener: () => void, options?: { once?: boolean }): void;
+  removeEventListener(type: "abort", listener: () => void): void;
+}
+
+/**
+ * `work`, or a rejection with `LedgerError` `aborted` as soon as `signal` fires, for a signal that
+ * can be listened to (an `AbortSignal`; a bare `{ aborted }` is read before and after instead): a
+ * hook runner or summariser that never settles must not hold a stopped compaction. `work` is left
+ * to settle, and a late rejection of it is handled.
+ */
+function untilAborted<T>(
+  work: PromiseLike<T> | T,
+  signal: AbortSignalLike | undefined,
+  when: string,
+): Promise<T> {
+  const pending = Promise.resolve(work);
+  const target = signal as Partial<ListenedSignal> | undefined;
+  let listens = false;
+  try {
+    listens =
+      typeof target?.addEventListener === "function" && typeof target.removeEventListener === "function";
+  } catch {
+    // A signal whose fields throw when read: read before and after, as a bare one is.
+  }
+  if (!listens) return pending;
+  const events = target as ListenedSignal;
+  return new Promise<T>((resolve, reject) => {
+    const stop = () => {
+      pending.catch(() => undefined);
+      reject(abortedError(events.reason, when));
+    };
+    events.addEventListener("abort", stop, { once: true });
+    // Fired already, while `work` was being started (a summariser that stops its own signal): its
+    // event has come and gone.
+    if ((signal as { aborted?: unknown }).aborted === true) {
+      events.removeEventListener("abort", stop);
+      stop();
+      return;
+    }
+    pending.then(
+      (value) => {
+        events.removeEventListener("abort", stop);
+        resolve(value);
+      },
+      (error: unknown) => {
+        events.removeEventListener("abort", stop);
+        reject(error);
+      },
+    );
+  });
 }
 
 function checkPlan(
@@ -271,6 +348,34 @@ function note(hooks: { onNote?: ((note: string) => void) | undefined } | undefin
   }
 }
 
+/**
+ * Throws `invalid-option` unless `hooks` is left out or is `{ run, context?, onNote?, honourVeto? }`
+ * with `run` a function and `onNote` one or absent: hooks with no runner (`{ runner, honourVeto:
+ * true }`, a misspelling) were passed over, and the fold they were to be asked about went ahead.
+ */
+function checkHooks(hooks: unknown): void {
+  if (hooks === undefined || hooks === null) return;
+  let problem: string | undefined;
+  try {
+    const given = hooks as { run?: unknown; onNote?: unknown };
+    if (typeof hooks !== "object" || Array.isArray(hooks)) problem = `was ${describe(hooks)}`;
+    else if (typeof given.run !== "function") problem = `has a run that is ${describe(given.run)}`;
+    else if (given.onNote !== undefined && typeof given.onNote !== "function") {
+      problem = `has an onNote that is ${describe(given.onNote)}`;
+    }
+  } catch (cause) {
+    throw new LedgerError("invalid-option", "runCompaction: hooks could not be read (it threw when read).", {
+      cause,
+    });
+  }
+  if (problem !== undefined) {
+    throw new LedgerError(
+      "invalid-option",
+      `runCompaction: hooks must be { run, context?, onNote?, honourVeto? } with run the hook runner (a function), or left out; it ${problem}, and no hook would have been asked.`,
+    );
+  }
+}
+
 /** Runs the hooks, answering the name of a hook that vetoed (one that ran), if any. */
 async function consultHooks<Context>(
   hooks: CompactionHooks<Context>,
@@ -295,9 +400,13 @@ async function consultHooks<Context>(
  * nothing waits on them; with `hooks.honourVeto` they run first, and a veto from any hook that ran
  * (one that failed vetoes nothing) leaves everything as it was, with a note naming the hook —
  * unless `forced`, where the veto is noted and the fold goes ahead. A runner that throws is noted
- * and costs nothing else, as does an `onNote` that throws. Throws `LedgerError` (`summary-failed`, with the cause) when the
- * summariser throws, and (`invalid-option`, before anything runs) for options that are not an
- * object or a plan that does not fit the messages — one whose `through` is not a user message, or is
+ * and costs nothing else, as does an `onNote` that throws. The summary is trimmed, a lone surrogate
+ * in it written U+FFFD (a server reading UTF-8 refuses the request whole). Throws `LedgerError`
+ * (`summary-failed`, with the cause) when the summariser throws, (`aborted`, the signal's reason on
+ * `cause`) when `signal` is aborted before the hooks, while honoured hooks run, or while the summary
+ * is written (no fold is made; an `AbortSignal` rejects the moment it fires, whether or not the hook
+ * runner or summariser ever settles), and (`invalid-option`, before anything runs) for options that are not an
+ * object, hooks given with no `run` function (or an `onNote` that is not one), or a plan that does not fit the messages — one whose `through` is not a user message, or is
  * a user message between a tool call and its answer, since the kept part would then start
  * mid-exchange, holding a tool result whose call was folded away.
  */
@@ -321,6 +430,7 @@ export async function runCompaction<Context = unknown>(
       "runCompaction needs a summarise function (messages, previous) => summary.",
     );
   }
+  checkHooks(options.hooks);
   const signal = options.signal;
   stopIfAborted(signal, "before anything ran");
   const stretch = messages.slice(plan.from, plan.through);
@@ -335,7 +445,11 @@ export async function runCompaction<Context = unknown>(
   };
   if (hooks && typeof hooks.run === "function") {
     if (hooks.honourVeto) {
-      const vetoedBy = await consultHooks(hooks, input);
+      const vetoedBy = await untilAborted(
+        consultHooks(hooks, input),
+        signal,
+        "while the beforeCompact hooks ran",
+      );
       if (vetoedBy !== undefined && !options.forced) {
         note(hooks, vetoNote(vetoedBy));
         return undefined;
@@ -350,19 +464,30 @@ export async function runCompaction<Context = unknown>(
   }
   let summary: string | undefined;
   try {
-    summary = await summarise(stretch, previous, signal);
+    summary = await untilAborted(
+      summarise(stretch, previous, signal),
+      signal,
+      "while the summary was written",
+    );
   } catch (error) {
+    if (LedgerError.isInstance(error) && error.code === "aborted") throw error;
+    // A summariser that gave up because the signal fired was stopped, not failed.
+    stopIfAborted(signal, "while the summary was written");
     throw new LedgerError(
       "summary-failed",
       `The summariser failed while folding messages ${plan.from} to ${plan.through - 1}: ${errorText(error)}. The transcript was left as it was.`,
       { cause: error },
     );
   }
+  // A caller that stopped while the summary was written is not handed a fold to apply.
+  stopIfAborted(signal, "while the summary was written");
   if (typeof summary !== "string" || summary.trim() === "") {
     note(hooks, "Compaction skipped: the summary came back empty.");
     return undefined;
   }
-  return { summary: summary.trim(), through: plan.through, at: Date.now() };
+  // A lone surrogate (a summariser's cut inside an emoji) would ride on every later request, and a
+  // server reading UTF-8 (llama.cpp) refuses the request whole: written U+FFFD.
+  return { summary: summary.trim().toWellFormed(), through: plan.through, at: Date.now() };
 }
 
 /**
@@ -377,8 +502,8 @@ export interface SummaryMessage {
 /**
  * A transcript with a fold applied: the leading system messages (an earlier summary among them
  * dropped, since the new one continues it), the summary as a system message starting with
- * `SUMMARY_LEAD`, then everything from `fold.through`. No fold hands back `messages` itself. Throws
- * `LedgerError` for a fold that is not one, or that does not fit `messages`: a `through` past their
+ * `SUMMARY_LEAD` (a lone surrogate in a stored summary written U+FFFD), then everything from
+ * `fold.through`. No fold hands back `messages` itself. Throws `LedgerError` for a fold that is not one, or that does not fit `messages`: a `through` past their
  * end, or on a message other than a user one, or on a user message between a tool call and its
  * answer (the kept part would start mid-exchange, a tool result without its call). Generic in
  * the message type: the caller's messages come back as the type they were given (an `openai` SDK
@@ -413,7 +538,10 @@ export function applyCompaction<M extends MessageLike>(
     if (!isSystem(message)) break;
     if (!contentText(message.content).startsWith(SUMMARY_LEAD)) lead.push(message);
   }
-  const summary: SummaryMessage = { role: "system", content: `${SUMMARY_LEAD}\n\n${fold.summary}` };
+  const summary: SummaryMessage = {
+    role: "system",
+    content: `${SUMMARY_LEAD}\n\n${fold.summary.toWellFormed()}`,
+  };
   return [...lead, summary, ...messages.slice(fold.through)] as ((KeptMessage<M> | SummaryMessage) &
     MessageLike)[];
 }

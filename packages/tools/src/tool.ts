@@ -458,6 +458,26 @@ export function shorten(text: string, max: number): string {
   return `${sound.slice(0, code >= 0xd800 && code <= 0xdbff ? max - 1 : max)}… (${text.length} characters)`;
 }
 
+/** How much of an argument path a refusal shows: its start and its end. */
+const PATH_CHARS = 240;
+const PATH_HEAD = 80;
+
+/**
+ * An argument path cut to `PATH_CHARS`: its start and its end (where the wrong value is), joined by
+ * `…`. Each key in it is already cut to `KEY_CHARS`, but arguments nested 500 deep made a path of
+ * 30,000 characters, ten of them in one refusal the model reads. Never cuts a surrogate pair.
+ */
+function shortenPath(path: string): string {
+  if (path.length <= PATH_CHARS) return path;
+  let head = PATH_HEAD;
+  const last = path.charCodeAt(head - 1);
+  if (last >= 0xd800 && last <= 0xdbff) head--;
+  let tail = path.length - (PATH_CHARS - PATH_HEAD - 1);
+  const first = path.charCodeAt(tail);
+  if (first >= 0xdc00 && first <= 0xdfff) tail++;
+  return `${path.slice(0, head)}…${path.slice(tail)}`;
+}
+
 /**
  * Where `value` (a call's arguments) holds an own key named `__proto__`, as an argument path
  * (`__proto__`, `opts.__proto__`, `list[2].__proto__`), or `undefined`. `JSON.parse` makes such a
@@ -480,7 +500,7 @@ function protoKeyPath(value: unknown): string | undefined {
       }
       for (const key of Object.keys(item)) {
         const at = path === "" ? shorten(key, KEY_CHARS) : `${path}.${shorten(key, KEY_CHARS)}`;
-        if (key === "__proto__") return at;
+        if (key === "__proto__") return shortenPath(at);
         next.push([(item as SchemaNode)[key], at]);
       }
     }
@@ -545,12 +565,14 @@ function shapeRefusal(name: string, args: unknown): ToolInputError | undefined {
 /** The `invalid-arguments` error for `error`'s issues: each in `issues`, the first few in the message. */
 function refusal(name: string, error: z.ZodError): ToolInputError {
   const issues: ArgumentIssue[] = error.issues.map((found) => ({
-    path: found.path
-      .map((part, at) => {
-        const key = shorten(String(part), KEY_CHARS);
-        return typeof part === "number" ? `[${part}]` : at === 0 ? key : `.${key}`;
-      })
-      .join(""),
+    path: shortenPath(
+      found.path
+        .map((part, at) => {
+          const key = shorten(String(part), KEY_CHARS);
+          return typeof part === "number" ? `[${part}]` : at === 0 ? key : `.${key}`;
+        })
+        .join(""),
+    ),
     // zod quotes unrecognised keys in its message, and the model made those up.
     message: shorten(found.message, MESSAGE_CHARS),
   }));

@@ -19,6 +19,37 @@ function stopIfAborted(signal: AbortSignal | undefined): void {
 }
 
 /**
+ * The dispatches waiting on one signal, behind the one listener added to it: a run hands every
+ * call of a step the same signal, and a listener per call in flight made Node print
+ * `MaxListenersExceededWarning` past ten parallel calls.
+ */
+const waiting = new WeakMap<AbortSignal, { callbacks: Set<() => void>; detach: () => void }>();
+
+/** Calls `onAbort` once when `signal` fires; answers the function that stops listening. */
+function listen(signal: AbortSignal, onAbort: () => void): () => void {
+  let entry = waiting.get(signal);
+  if (entry === undefined) {
+    const callbacks = new Set<() => void>();
+    const fire = () => {
+      waiting.delete(signal);
+      for (const callback of [...callbacks]) callback();
+      callbacks.clear();
+    };
+    signal.addEventListener("abort", fire, { once: true });
+    entry = { callbacks, detach: () => signal.removeEventListener("abort", fire) };
+    waiting.set(signal, entry);
+  }
+  const held = entry;
+  held.callbacks.add(onAbort);
+  // The listener goes with the last dispatch waiting on it.
+  return () => {
+    if (!held.callbacks.delete(onAbort) || held.callbacks.size > 0) return;
+    held.detach();
+    if (waiting.get(signal) === held) waiting.delete(signal);
+  };
+}
+
+/**
  * `work`, or a rejection with the signal's reason as soon as `signal` fires, whichever comes first.
  * The listener goes when either wins; `work` is left to settle, and a late rejection of it is handled.
  */
@@ -30,19 +61,22 @@ function untilStopped<T>(work: Promise<T>, signal: AbortSignal | undefined): Pro
       reject(signal.reason);
     };
     if (signal.aborted) return stop();
-    signal.addEventListener("abort", stop, { once: true });
+    const unlisten = listen(signal, stop);
     work.then(
       (value) => {
-        signal.removeEventListener("abort", stop);
+        unlisten();
         resolve(value);
       },
       (error: unknown) => {
-        signal.removeEventListener("abort", stop);
+        unlisten();
         reject(error);
       },
     );
   });
 }
+
+/** How many of a set's tool names an `unknown-tool` refusal names before it only counts the rest. */
+const NAMED_TOOLS = 40;
 
 /** A tool call as a loop hands it to `dispatch` (structurally `@loopwright/tool-calls`' `ToolCallRequest`). */
 export interface ToolCall {
@@ -103,7 +137,22 @@ export function createToolset(tools: readonly Tool<any>[]): Toolset {
     }
     byName.set(name, tool);
   }
-  const known = () => [...byName.keys()].join(", ");
+  // A set can hold hundreds of tools (an MCP pool's): a refusal names the first few and counts the
+  // rest, as every one is declared to the model anyway.
+  // Those whose name holds the one called or is held by it (letters and digits only, any case) come
+  // first: the tool it meant, written another way (github_create_issue for github__create_issue).
+  const known = (called: string) => {
+    const names = [...byName.keys()];
+    if (names.length <= NAMED_TOOLS) return names.join(", ");
+    const bare = (name: string) => name.toLowerCase().replace(/[^a-z0-9]/g, "");
+    const wanted = bare(called.slice(0, 200));
+    const near = (name: string) => {
+      const other = bare(name);
+      return wanted !== "" && other !== "" && (other.includes(wanted) || wanted.includes(other));
+    };
+    const ordered = [...names.filter(near), ...names.filter((name) => !near(name))];
+    return `${ordered.slice(0, NAMED_TOOLS).join(", ")} and ${names.length - NAMED_TOOLS} more`;
+  };
   return {
     tools: [...byName.values()].map((tool) => tool.declaration),
     get: (name) => byName.get(name),
@@ -143,7 +192,7 @@ export function createToolset(tools: readonly Tool<any>[]): Toolset {
         throw new ToolInputError(
           "unknown-tool",
           call.name,
-          `There is no tool named ${JSON.stringify(name)}; the tools are: ${known()}.`,
+          `There is no tool named ${JSON.stringify(name)}; the tools are: ${known(call.name)}.`,
         );
       }
       // A stopped run checks nothing: an asynchronous refinement may have effects of its own.
