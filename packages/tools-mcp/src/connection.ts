@@ -19,6 +19,7 @@ import {
 import { type McpServerConfig, unfilledReferences } from "./config.js";
 import type { McpToolOutput } from "./content.js";
 import { McpPoolError, messageOf } from "./errors.js";
+import { onAbort } from "./on-abort.js";
 import type { Reaper } from "./reaper.js";
 import {
   describeServer,
@@ -608,8 +609,9 @@ export class ServerConnection {
     const caller = options.signal;
     const own = caller ? new AbortController() : undefined;
     const forward = () => own?.abort(caller?.reason);
+    let unhook = () => {};
     if (caller?.aborted) forward();
-    else caller?.addEventListener("abort", forward, { once: true });
+    else if (caller) unhook = onAbort(caller, forward);
     const requestOptions = {
       timeout: options.timeoutMs,
       ...(own ? { signal: own.signal } : {}),
@@ -626,7 +628,7 @@ export class ServerConnection {
     } catch (error) {
       throw this.#callError(error, tool, deaths, options);
     } finally {
-      caller?.removeEventListener("abort", forward);
+      unhook();
     }
   }
 
@@ -648,8 +650,9 @@ export class ServerConnection {
       options.timeoutMs,
     );
     const stop = () => controller.abort(options.signal?.reason);
+    let unhook = () => {};
     if (options.signal?.aborted) stop();
-    else options.signal?.addEventListener("abort", stop, { once: true });
+    else if (options.signal) unhook = onAbort(options.signal, stop);
     const ended = new Promise<never>((_resolve, reject) => {
       const fail = () => reject(controller.signal.reason);
       if (controller.signal.aborted) fail();
@@ -678,7 +681,7 @@ export class ServerConnection {
       throw controller.signal.reason;
     } finally {
       clearTimeout(timer);
-      options.signal?.removeEventListener("abort", stop);
+      unhook();
       if (!controller.signal.aborted) controller.abort();
       stream.return(undefined).catch(() => {});
     }

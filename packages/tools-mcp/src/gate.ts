@@ -1,3 +1,5 @@
+import { onAbort } from "./on-abort.js";
+
 /**
  * A readers–writer gate for tool calls: any number of shared (read-only) holders at once, or one
  * exclusive holder alone. Waiters are served in arrival order, so a stream of reads cannot starve
@@ -13,20 +15,21 @@ export class CallGate {
     if (signal?.aborted) return Promise.reject(signal.reason);
     if (this.#queue.length === 0 && this.#free(shared)) return Promise.resolve(this.#take(shared));
     return new Promise((resolve, reject) => {
+      let stopWaiting = () => {};
       const waiter = {
         shared,
         grant: () => {
-          signal?.removeEventListener("abort", onAbort);
+          stopWaiting();
           resolve(this.#take(shared));
         },
       };
-      const onAbort = () => {
-        const at = this.#queue.indexOf(waiter);
-        if (at >= 0) this.#queue.splice(at, 1);
-        reject(signal?.reason);
-        this.#drain();
-      };
-      signal?.addEventListener("abort", onAbort, { once: true });
+      if (signal)
+        stopWaiting = onAbort(signal, () => {
+          const at = this.#queue.indexOf(waiter);
+          if (at >= 0) this.#queue.splice(at, 1);
+          reject(signal.reason);
+          this.#drain();
+        });
       this.#queue.push(waiter);
     });
   }

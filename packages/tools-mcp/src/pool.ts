@@ -11,6 +11,7 @@ import { type McpToolOutput, type ToolContentPart, toolOutput } from "./content.
 import { describeValue, McpPoolError, messageOf } from "./errors.js";
 import { CallGate } from "./gate.js";
 import type { HookEvent, HookOutcome, HookRunner, McpHookSpec } from "./hooks.js";
+import { onAbort } from "./on-abort.js";
 import { Reaper } from "./reaper.js";
 import { serverNamesOf, toServerNames } from "./redact.js";
 import { untilStopped } from "./stop.js";
@@ -597,8 +598,9 @@ export function createMcpPool(
     if (bound) {
       const controller = new AbortController();
       const stop = () => controller.abort(signal?.reason);
+      let unhook = () => {};
       if (signal?.aborted) stop();
-      else signal?.addEventListener("abort", stop, { once: true });
+      else if (signal) unhook = onAbort(signal, stop);
       const timer = setTimeout(
         () => {
           outOfTime = true;
@@ -609,7 +611,7 @@ export function createMcpPool(
       waitSignal = controller.signal;
       stopWaiting = () => {
         clearTimeout(timer);
-        signal?.removeEventListener("abort", stop);
+        unhook();
       };
     }
     const neverStarted = () =>

@@ -52,3 +52,37 @@ describe("a list_changed that changed nothing", () => {
     expect((await pool.tools()).map((t) => t.function.name)).toContain("fx__added_tool");
   }, 30_000);
 });
+
+describe("many calls in parallel on one signal (a run's step)", () => {
+  it("adds one abort listener to it, not one per call: no leak warning at the eleventh, and a stop still stops them all", async () => {
+    const warnings: string[] = [];
+    const onWarning = (warning: Error) => warnings.push(`${warning.name}: ${warning.message}`);
+    process.on("warning", onWarning);
+    try {
+      const { pool } = watched("fx", [FIXTURE]);
+      await pool.tools();
+      const run = new AbortController();
+      const answers = await Promise.all(
+        Array.from({ length: 30 }, () => pool.call("fx__whoami", {}, run.signal)),
+      );
+      expect(answers).toHaveLength(30);
+      // Thirty calls that hang, then the run stopped: every one ends, told it was stopped.
+      const hung = Array.from({ length: 30 }, () =>
+        pool.call("fx__hang", {}, run.signal).then(
+          () => "answered",
+          (error: Error) => error.message,
+        ),
+      );
+      await settle(200);
+      run.abort();
+      const ends = await Promise.all(hung);
+      expect(ends.every((end) => /stopped/.test(end))).toBe(true);
+      await settle(50);
+      // Before: "MaxListenersExceededWarning: Possible EventTarget memory leak detected. 11 abort
+      // listeners added to [AbortSignal]" — each call hung a listener of its own on the run's signal.
+      expect(warnings.filter((w) => w.includes("MaxListeners"))).toEqual([]);
+    } finally {
+      process.off("warning", onWarning);
+    }
+  }, 30_000);
+});

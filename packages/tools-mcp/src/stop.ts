@@ -1,3 +1,5 @@
+import { onAbort } from "./on-abort.js";
+
 /**
  * Waits for `work`, or rejects with `stopped()` as soon as `signal` fires (at once when it already
  * has). The work itself goes on: this ends the wait, not the work.
@@ -12,16 +14,15 @@ export async function untilStopped<T>(
     work.catch(() => {});
     throw stopped();
   }
-  let onAbort: (() => void) | undefined;
+  let stopWaiting: (() => void) | undefined;
   try {
     return await Promise.race([
       work,
       new Promise<never>((_resolve, reject) => {
-        onAbort = () => reject(stopped());
-        signal.addEventListener("abort", onAbort, { once: true });
+        stopWaiting = onAbort(signal, () => reject(stopped()));
       }),
     ]);
   } finally {
-    if (onAbort) signal.removeEventListener("abort", onAbort);
+    stopWaiting?.();
   }
 }
