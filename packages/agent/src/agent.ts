@@ -339,6 +339,14 @@ function stillShown(names: readonly string[], messages: readonly AgentMessage[])
   );
 }
 
+/** The refusal of a change to `Agent.messages` (`how`: "assigned", "changed in place") while a run's loop goes. */
+function busyChange(how: string): AgentError {
+  return new AgentError(
+    "busy",
+    `Agent.messages was ${how} while a run is going; the transcript was not changed (the run appends its messages to it, and would leave its calls unanswered). Change it once the run has ended — after prompt() resolves, or in an agent_end listener —, or add a message with steer()/followUp().`,
+  );
+}
+
 /** A transcript given whole, checked: a list, each entry a message (`messageProblem`); else `AgentError` (`invalid-input`). */
 function checkedMessages(what: string, messages: unknown): readonly AgentMessage[] {
   if (!Array.isArray(messages)) {
@@ -1198,18 +1206,37 @@ export class Agent {
    * `AgentError` (`invalid-input`) naming the first that is not one, the transcript unchanged, and
    * so does (`busy`) an assignment while a run's loop goes (from a tool's `execute`, a hook, a
    * listener before `agent_end`): the run appends to the transcript. In an `agent_end` listener it
-   * is taken.
+   * is taken. The list read is the live transcript; changing it in place (`push`, `splice`, an index
+   * or `length` assigned) while a run's loop goes throws `busy` the same way, nothing changed.
    */
   get messages(): AgentMessage[] {
-    return this.#messages;
+    const live = this.#messages;
+    if (this.#guard?.of !== live) {
+      const refuse = (how: string) => {
+        if (this.#looping) throw busyChange(how);
+      };
+      this.#guard = {
+        of: live,
+        guarded: new Proxy(live, {
+          set(target, key, value) {
+            refuse("changed in place");
+            return Reflect.set(target, key, value);
+          },
+          defineProperty(target, key, descriptor) {
+            refuse("changed in place");
+            return Reflect.defineProperty(target, key, descriptor);
+          },
+          deleteProperty(target, key) {
+            refuse("changed in place");
+            return Reflect.deleteProperty(target, key);
+          },
+        }),
+      };
+    }
+    return this.#guard.guarded;
   }
   set messages(messages: readonly AgentMessage[]) {
-    if (this.#looping) {
-      throw new AgentError(
-        "busy",
-        "Agent.messages was assigned while a run is going; the transcript was not changed (the run appends its messages to it, and would leave its calls unanswered). Assign it once the run has ended — after prompt() resolves, or in an agent_end listener —, or add a message with steer()/followUp().",
-      );
-    }
+    if (this.#looping) throw busyChange("assigned");
     this.#messages = [...checkedMessages("Agent.messages", messages)];
     // A replacement that dropped the messages a tool was loaded in drops it from what is loaded.
     this.#loaded = stillShown(this.#loaded, this.#messages);
@@ -1297,6 +1324,8 @@ export class Agent {
   errorMessage: string | undefined;
 
   #messages: AgentMessage[];
+  /** The transcript as `messages` gives it (guarded against in-place changes during a run), and the array it stands for. */
+  #guard: { of: AgentMessage[]; guarded: AgentMessage[] } | undefined;
   #system: string | undefined;
   #catalog: AgentOptions["catalog"];
   /** Moves on every assignment of `catalog`. */

@@ -274,6 +274,13 @@ export function readSession(
       );
       lost.set(at + 1, { line: at + 1, text: line, rewritten: true });
     }
+    if (record.type === "message") {
+      const sent = withSentFieldsOnly(record.message, at + 1, notices, file);
+      if (sent !== record.message) {
+        lost.set(at + 1, { line: at + 1, text: line, rewritten: true });
+        record = { ...record, message: sent };
+      }
+    }
     if (record.type === "session") createdAt = record.createdAt;
     else if (record.type === "message") {
       messages.push(record.message);
@@ -581,6 +588,88 @@ function withFunctionTypes(
     return { ...call, type: "function" };
   });
   return changed ? ({ ...record, message: { ...message, tool_calls: calls } } as SessionRecord) : record;
+}
+
+/** The fields the endpoint takes of a chat message, by role (the SDK's message params; reasoning replayed as it came). */
+const SENT_FIELDS: Readonly<Record<string, readonly string[]>> = {
+  system: ["role", "content", "name"],
+  developer: ["role", "content", "name"],
+  user: ["role", "content", "name"],
+  assistant: [
+    "role",
+    "content",
+    "name",
+    "tool_calls",
+    "refusal",
+    "audio",
+    "function_call",
+    "reasoning_content",
+    "reasoning",
+  ],
+  tool: ["role", "content", "tool_call_id"],
+};
+/** The fields of a stored tool call, and of its `function` or `custom` part. */
+const CALL_FIELDS = ["id", "type", "function", "custom"];
+const CALL_PART_FIELDS: Readonly<Record<string, readonly string[]>> = {
+  function: ["name", "arguments"],
+  custom: ["name", "input"],
+};
+
+/** `value`'s own keys not in `keep`, each prefixed with `at` (`__proto__` included: `JSON.parse` makes it an own key). */
+function otherKeys(value: Record<string, unknown>, keep: readonly string[], at: string): string[] {
+  return Object.keys(value)
+    .filter((key) => !keep.includes(key))
+    .map((key) => `${at}${key}`);
+}
+
+/** A copy of `value` holding only its own `keep` keys (a `__proto__` key is never among them). */
+function picked(value: Record<string, unknown>, keep: readonly string[]): Record<string, unknown> {
+  const copy: Record<string, unknown> = {};
+  for (const key of keep) if (Object.hasOwn(value, key)) copy[key] = value[key];
+  return copy;
+}
+
+/**
+ * A chat message read from a file (checked by `recordProblem`) with only the fields an endpoint
+ * takes of its role, in it and in its tool calls: a field another program or version wrote (a
+ * `__proto__` key, a timestamp, a note) was sent to the model as it was read, and a strict endpoint
+ * refuses a message with a field it does not know. Each field left out is named in a notice. An
+ * app-only message (never sent) is returned as it is, as is a message with nothing to leave out.
+ */
+function withSentFieldsOnly(
+  message: AgentMessage,
+  line: number,
+  notices: string[],
+  file: string,
+): AgentMessage {
+  const m = message as unknown as Record<string, unknown>;
+  const keep = SENT_FIELDS[m.role as string];
+  if (!keep) return message;
+  const extra = otherKeys(m, keep, "");
+  const calls = Array.isArray(m.tool_calls) ? (m.tool_calls as Record<string, unknown>[]) : undefined;
+  calls?.forEach((call, k) => {
+    extra.push(...otherKeys(call, CALL_FIELDS, `tool_calls[${k}].`));
+    for (const [part, fields] of Object.entries(CALL_PART_FIELDS)) {
+      const inner = call[part];
+      if (isObject(inner)) extra.push(...otherKeys(inner, fields, `tool_calls[${k}].${part}.`));
+    }
+  });
+  if (extra.length === 0) return message;
+  notices.push(
+    `Line ${line} of ${file} holds ${m.role === "assistant" ? "an" : "a"} ${m.role} message with field(s) ${extra.map((key) => JSON.stringify(key)).join(", ")} that no endpoint takes of it; it was read without them (they would have been sent to the model).`,
+  );
+  const copy = picked(m, keep);
+  if (calls) {
+    copy.tool_calls = calls.map((call) => {
+      const c = picked(call, CALL_FIELDS);
+      for (const [part, fields] of Object.entries(CALL_PART_FIELDS)) {
+        const inner = call[part];
+        if (isObject(inner)) c[part] = picked(inner, fields);
+      }
+      return c;
+    });
+  }
+  return copy as unknown as AgentMessage;
 }
 
 /** True for a (malformed) message record of an assistant message, as far as it can be read. */

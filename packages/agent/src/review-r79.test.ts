@@ -1,0 +1,144 @@
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { startServer, type TestServer } from "@loopwright/testkit";
+import { afterEach, describe, expect, it } from "vitest";
+import { AgentError, createSession } from "./test-exports.js";
+import { useTempDirs } from "./test-support/temp-dirs.js";
+
+// Review round r79: what r77d left of the agent's transcript, session file and runs.
+
+let server: TestServer | undefined;
+const tmpDir = useTempDirs("r79");
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+describe("agent.messages changed in place while a run's loop goes", () => {
+  it("a push from a session tool's execute is refused (busy) as an assignment is; the prompt and the next go on", async () => {
+    server = await startServer({
+      replies: [
+        { toolCalls: [{ id: "c1", name: "note", arguments: "{}" }] },
+        { content: "After the note." },
+        { content: "Next answer." },
+      ],
+    });
+    const dir = tmpDir();
+    let session: Awaited<ReturnType<typeof createSession>> | undefined;
+    let refused: unknown;
+    session = await createSession({
+      config: { baseUrl: server.baseUrl, model: "sim", maxRetries: 0 },
+      sessionDir: dir,
+      sessionId: "p",
+      tools: [
+        {
+          name: "note",
+          description: "Adds a note to the conversation",
+          parameters: { type: "object", properties: {} },
+          execute: () => {
+            try {
+              (session as NonNullable<typeof session>).agent.messages.push({
+                role: "user",
+                content: "pushed",
+              });
+            } catch (error) {
+              refused = error;
+              throw error;
+            }
+            return "noted";
+          },
+        },
+      ],
+    });
+    expect(await session.prompt("Go")).toEqual({ status: "ok", reply: "After the note." });
+    expect(refused).toBeInstanceOf(AgentError);
+    expect((refused as AgentError).code).toBe("busy");
+    expect((refused as AgentError).message).toMatch(
+      /^Agent\.messages was changed in place while a run is going/,
+    );
+    expect(session.messages.map((m) => m.role)).toEqual(["user", "assistant", "tool", "assistant"]);
+    // Between runs an in-place change is taken, as before.
+    session.agent.messages.push({ role: "user", content: "Added between runs" });
+    expect(await session.prompt("And now?")).toEqual({ status: "ok", reply: "Next answer." });
+    expect(session.messages.map((m) => m.role)).toEqual([
+      "user",
+      "assistant",
+      "tool",
+      "assistant",
+      "user",
+      "user",
+      "assistant",
+    ]);
+    await session.close();
+  });
+});
+
+/** A session file at `dir/<id>.jsonl` holding a header and these messages. */
+function sessionFile(dir: string, id: string, messages: readonly string[]): string {
+  const header = JSON.stringify({ type: "session", version: 1, id, createdAt: "2026-01-01T00:00:00.000Z" });
+  const file = join(dir, `${id}.jsonl`);
+  writeFileSync(
+    file,
+    `${[header, ...messages.map((m) => `{"type":"message","message":${m}}`)].join("\n")}\n`,
+  );
+  return file;
+}
+
+/** The notices of a session's timeline. */
+function noticesOf(session: { getSnapshot(): { timeline: readonly { type: string }[] } }): string[] {
+  return session
+    .getSnapshot()
+    .timeline.filter((e): e is { type: "notice"; text: string } => e.type === "notice")
+    .map((e) => e.text);
+}
+
+describe("message fields a session file holds that no endpoint takes", () => {
+  it("are read without them, named in a notice, and never reach the wire (a __proto__ key included)", async () => {
+    server = await startServer({ replies: () => ({ content: "ok" }) });
+    const dir = tmpDir();
+    const file = sessionFile(dir, "f", [
+      '{"role":"user","content":"hi","__proto__":{"polluted":1},"timestamp":5}',
+      '{"role":"assistant","content":"","tool_calls":[{"id":"c1","type":"function","index":0,"function":{"name":"t","arguments":"{}","extra":1}}],"reasoning_content":"why"}',
+      '{"role":"tool","tool_call_id":"c1","content":"r","isError":false}',
+      '{"role":"assistant","content":"done"}',
+    ]);
+    const written = readFileSync(file, "utf8");
+    const session = await createSession({
+      config: { baseUrl: server.baseUrl, model: "sim", maxRetries: 0 },
+      sessionDir: dir,
+      sessionId: "f",
+    });
+    const notices = noticesOf(session);
+    expect(notices).toContain(
+      'Line 2 of the session file holds a user message with field(s) "__proto__", "timestamp" that no endpoint takes of it; it was read without them (they would have been sent to the model).',
+    );
+    expect(notices.some((n) => n.includes('"tool_calls[0].index", "tool_calls[0].function.extra"'))).toBe(
+      true,
+    );
+    expect(
+      notices.some((n) =>
+        n.startsWith('Line 4 of the session file holds a tool message with field(s) "isError"'),
+      ),
+    ).toBe(true);
+    expect(await session.prompt("next")).toEqual({ status: "ok", reply: "ok" });
+    const sent = (server.chatRequests[0]?.body as { messages?: unknown[] } | undefined)?.messages;
+    expect(sent).toEqual([
+      { role: "user", content: "hi" },
+      {
+        role: "assistant",
+        content: "",
+        tool_calls: [{ id: "c1", type: "function", function: { name: "t", arguments: "{}" } }],
+        reasoning_content: "why",
+      },
+      { role: "tool", tool_call_id: "c1", content: "r" },
+      { role: "assistant", content: "done" },
+      { role: "user", content: "next" },
+    ]);
+    expect(server.chatRequests[0]?.raw).not.toMatch(/__proto__|polluted|timestamp|isError|"index"|"extra"/);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    await session.close();
+    // The lines as they were are kept beside the file.
+    expect(readFileSync(`${file}.dropped`, "utf8")).toContain('\\"__proto__\\":{\\"polluted\\":1}');
+    expect(written).toContain("timestamp");
+  });
+});
