@@ -339,6 +339,10 @@ function stillShown(names: readonly string[], messages: readonly AgentMessage[])
   );
 }
 
+/** The notice of a stop that came once the model's answer was whole: the run ends `ok`. */
+const STOPPED_AFTER_ANSWER =
+  "The stop came after the model's answer was complete: the answer is kept and the run ended ok.";
+
 /** The refusal of a change to `Agent.messages` (`how`: "assigned", "changed in place") while a run's loop goes. */
 function busyChange(how: string): AgentError {
   return new AgentError(
@@ -1361,6 +1365,8 @@ export class Agent {
   #told = 0;
   /** With compaction on: for each message of the last view, the agent's own message it stands for (a view's copy included). */
   #owners = new Map<ChatMessage, AgentMessage>();
+  /** The model's answer (an assistant message without calls) the running loop run told, if it told one. */
+  #answered: ChatMessage | undefined;
   /** Why the running run asked the loop to stop after its last tool step, if it did. */
   #ending: "terminated" | "stopped" | undefined;
 
@@ -1793,6 +1799,7 @@ export class Agent {
           continue;
         }
         this.#sentView(view, llm);
+        this.#answered = undefined;
         const result = await this.#backend.run(this.#loopOptions(llm, signal));
         this.#carry(result.loaded);
         this.#adopt(result.messages);
@@ -1813,7 +1820,12 @@ export class Agent {
       }
     } catch (caught) {
       this.#recover(caught);
-      if (signal?.aborted) status = "aborted";
+      // A stop that came once the model's answer was whole and in the transcript (a listener of its
+      // message_end or turn_end, a stop button pressed as the answer ended) stopped nothing: the
+      // loop's wait on the agent's own onMessage was all it ended. The run answered.
+      if (signal?.aborted && this.#answered !== undefined && this.#messages.at(-1) === this.#answered) {
+        this.#emit({ type: "notice", text: STOPPED_AFTER_ANSWER });
+      } else if (signal?.aborted) status = "aborted";
       else {
         status = "error";
         // The agent's own refusal from inside its beforeStep (a toolChoice that returned a promise)
@@ -2074,6 +2086,7 @@ export class Agent {
       this.#emit({ type: "message_end", message });
       const ids = (message.tool_calls ?? []).map((c) => c.id);
       if (ids.length === 0) {
+        this.#answered = message;
         this.#batch = undefined;
         this.#closeTurn(message, []);
       } else {

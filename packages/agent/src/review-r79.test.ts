@@ -2,7 +2,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { startServer, type TestServer } from "@loopwright/testkit";
 import { afterEach, describe, expect, it } from "vitest";
-import { AgentError, createSession } from "./test-exports.js";
+import { Agent, AgentError, createSession } from "./test-exports.js";
 import { useTempDirs } from "./test-support/temp-dirs.js";
 
 // Review round r79: what r77d left of the agent's transcript, session file and runs.
@@ -140,5 +140,82 @@ describe("message fields a session file holds that no endpoint takes", () => {
     // The lines as they were are kept beside the file.
     expect(readFileSync(`${file}.dropped`, "utf8")).toContain('\\"__proto__\\":{\\"polluted\\":1}');
     expect(written).toContain("timestamp");
+  });
+});
+
+describe("an assistant message in a session file that says nothing", () => {
+  it("is kept, and a notice says the user turns around it reach the model as one", async () => {
+    server = await startServer({ replies: () => ({ content: "ok" }) });
+    const dir = tmpDir();
+    sessionFile(dir, "e", [
+      '{"role":"user","content":"first"}',
+      '{"role":"assistant","content":""}',
+      '{"role":"user","content":"second"}',
+      '{"role":"assistant","content":"answer"}',
+    ]);
+    const session = await createSession({
+      config: { baseUrl: server.baseUrl, model: "sim", maxRetries: 0 },
+      sessionDir: dir,
+      sessionId: "e",
+    });
+    expect(noticesOf(session)).toEqual([
+      "Line 3 of the session file holds an assistant message that says nothing (no text, no tool calls): kept, but never sent to the model (endpoints refuse an empty answer), so the user messages on either side of it — or the next prompt — reach the model as one message.",
+    ]);
+    expect(session.messages).toHaveLength(4);
+    expect(await session.prompt("third")).toEqual({ status: "ok", reply: "ok" });
+    // What the notice said: the two questions went as one.
+    const sent = (server.chatRequests[0]?.body as { messages?: unknown[] } | undefined)?.messages;
+    expect(sent?.[0]).toEqual({ role: "user", content: "first\n\nsecond" });
+    await session.close();
+  });
+});
+
+describe("a stop that comes once the model's answer is whole", () => {
+  it("ends the prompt ok, the answer kept (agent, session and its file), no interruption shown, a notice", async () => {
+    server = await startServer({ replies: [{ content: "The full answer." }, { content: "Next." }] });
+    const dir = tmpDir();
+    const session = await createSession({
+      config: { baseUrl: server.baseUrl, model: "sim", maxRetries: 0 },
+      sessionDir: dir,
+      sessionId: "a",
+    });
+    let once = true;
+    session.agent.subscribe((event) => {
+      // The stop button pressed as the answer ended: after its message_end, before the run's end.
+      if (once && event.type === "message_end" && (event.message as { role?: string }).role === "assistant") {
+        once = false;
+        session.abort();
+      }
+    });
+    expect(await session.prompt("Q")).toEqual({ status: "ok", reply: "The full answer." });
+    expect(session.getSnapshot().timeline.map((e) => e.type)).toEqual(["user", "assistant", "notice"]);
+    expect(await session.prompt("Q2")).toEqual({ status: "ok", reply: "Next." });
+    await session.close();
+    const lines = readFileSync(join(dir, "a.jsonl"), "utf8").trim().split("\n").slice(1);
+    expect(lines.map((l) => (JSON.parse(l) as { message: { content: string } }).message.content)).toEqual([
+      "Q",
+      "The full answer.",
+      "Q2",
+      "Next.",
+    ]);
+  });
+
+  it("on an Agent: in a turn_end listener, the run ends ok with a notice", async () => {
+    server = await startServer({ replies: [{ content: "Whole." }] });
+    const agent = new Agent({ config: { baseUrl: server.baseUrl, model: "sim", maxRetries: 0 } });
+    const notices: string[] = [];
+    agent.subscribe((event) => {
+      if (event.type === "turn_end") agent.abort();
+      if (event.type === "notice") notices.push(event.text);
+    });
+    const result = await agent.prompt("Q");
+    expect(result.status).toBe("ok");
+    expect(result.messages).toEqual([
+      { role: "user", content: "Q" },
+      { role: "assistant", content: "Whole." },
+    ]);
+    expect(notices).toEqual([
+      "The stop came after the model's answer was complete: the answer is kept and the run ended ok.",
+    ]);
   });
 });

@@ -230,6 +230,8 @@ export function readSession(
    * tool message: the tool messages in between answer its calls, whatever their ids say.
    */
   let inDroppedStep = false;
+  /** The line numbers of the messages read that say nothing (`saysNothing`). */
+  const silent: number[] = [];
   lines.forEach((line, at) => {
     if (line.trim() === "") return;
     let record: SessionRecord;
@@ -283,6 +285,7 @@ export function readSession(
     }
     if (record.type === "session") createdAt = record.createdAt;
     else if (record.type === "message") {
+      if (saysNothing(record.message)) silent.push(at + 1);
       messages.push(record.message);
       from.push(at);
     } else if (record.type === "todos") todos = record.todos;
@@ -331,6 +334,15 @@ export function readSession(
       for (const at of prompts) drop(from[at] as number);
       for (const at of [...prompts].reverse()) messages.splice(at, 1);
     }
+  }
+  // Kept (the session writes the empty answer a model gave), but never sent: the loop leaves it out
+  // of every request, and the user messages around it (or the next prompt) reach the model as one.
+  const empty = silent.filter((line) => !lost.has(line) || lost.get(line)?.rewritten === true);
+  if (empty.length > 0) {
+    const one = empty.length === 1;
+    notices.push(
+      `${one ? "Line" : "Lines"} ${empty.join(", ")} of ${file} ${one ? "holds an assistant message" : "hold assistant messages"} that ${one ? "says" : "say"} nothing (no text, no tool calls): kept, but never sent to the model (endpoints refuse an empty answer), so the user messages on either side of ${one ? "it" : "each"} — or the next prompt — reach the model as one message.`,
+    );
   }
   inCallOrder(messages);
   return {
@@ -646,7 +658,12 @@ function withSentFieldsOnly(
   const keep = SENT_FIELDS[m.role as string];
   if (!keep) return message;
   const extra = otherKeys(m, keep, "");
-  const calls = Array.isArray(m.tool_calls) ? (m.tool_calls as Record<string, unknown>[]) : undefined;
+  // Only an assistant message's calls are sent (`recordProblem` checked each is an object); another
+  // role's `tool_calls` is a field its role does not take, left out whole.
+  const calls =
+    m.role === "assistant" && Array.isArray(m.tool_calls) && m.tool_calls.every(isObject)
+      ? (m.tool_calls as Record<string, unknown>[])
+      : undefined;
   calls?.forEach((call, k) => {
     extra.push(...otherKeys(call, CALL_FIELDS, `tool_calls[${k}].`));
     for (const [part, fields] of Object.entries(CALL_PART_FIELDS)) {
@@ -670,6 +687,21 @@ function withSentFieldsOnly(
     });
   }
   return copy as unknown as AgentMessage;
+}
+
+/**
+ * Whether `message` is an assistant message that says nothing — no tool calls, no refusal, no text
+ * (only blanks) — which the loop leaves out of every request, as endpoints refuse one.
+ */
+function saysNothing(message: AgentMessage): boolean {
+  const m = message as ChatMessage;
+  if (m.role !== "assistant" || (m.tool_calls?.length ?? 0) > 0 || m.refusal) return false;
+  const { content } = m;
+  if (content === null || content === undefined) return true;
+  if (typeof content === "string") return content.trim() === "";
+  return content.every(
+    (part) => part?.type === "text" && (typeof part.text !== "string" || part.text.trim() === ""),
+  );
 }
 
 /** True for a (malformed) message record of an assistant message, as far as it can be read. */
