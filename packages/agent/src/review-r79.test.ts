@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { startServer, type TestServer } from "@loopwright/testkit";
 import { afterEach, describe, expect, it } from "vitest";
@@ -217,5 +217,38 @@ describe("a stop that comes once the model's answer is whole", () => {
     expect(notices).toEqual([
       "The stop came after the model's answer was complete: the answer is kept and the run ended ok.",
     ]);
+  });
+});
+
+describe("session ids that differ only by case", () => {
+  it("a new id differing from a stored session's only by case is refused, nothing created; each pair already apart opens", async () => {
+    server = await startServer({ replies: () => ({ content: "ok" }) });
+    const dir = tmpDir();
+    const config = { baseUrl: server.baseUrl, model: "sim", maxRetries: 0 };
+    const first = await createSession({ config, sessionDir: dir, sessionId: "Chat" });
+    await first.prompt("Private question");
+    await first.close();
+    for (const sessionId of ["chat", "CHAT"]) {
+      let refused: unknown;
+      try {
+        await createSession({ config, sessionDir: dir, sessionId });
+      } catch (error) {
+        refused = error;
+      }
+      expect(refused).toBeInstanceOf(AgentError);
+      expect((refused as AgentError).code).toBe("invalid-input");
+      expect((refused as AgentError).message).toBe(
+        `Session id ${JSON.stringify(sessionId)} differs from the session "Chat" in ${dir} only by case (or Unicode normalization): a file system that ignores case opens that session's file for it, so it is refused everywhere. Open "Chat", or choose an id that differs by more than case.`,
+      );
+    }
+    expect(readdirSync(dir).sort()).toEqual(["Chat.jsonl"]);
+    // The stored session opens as before, and so does a pair a case-telling file system already holds apart.
+    const again = await createSession({ config, sessionDir: dir, sessionId: "Chat" });
+    expect(again.messages).toHaveLength(2);
+    await again.close();
+    sessionFile(dir, "chat", ['{"role":"user","content":"mine"}', '{"role":"assistant","content":"yours"}']);
+    const apart = await createSession({ config, sessionDir: dir, sessionId: "chat" });
+    expect(apart.messages.map((m) => (m as { content: string }).content)).toEqual(["mine", "yours"]);
+    await apart.close();
   });
 });

@@ -114,6 +114,39 @@ export function sessionPath(dir: string, sessionId: string): string {
   return join(dir, `${sessionId}.jsonl`);
 }
 
+/** A file name as a file system that ignores case and Unicode normalization (macOS, Windows) compares it. */
+function folded(name: string): string {
+  return name.normalize("NFC").toLowerCase();
+}
+
+/**
+ * Throws `AgentError` (`invalid-input`) when `dir` holds the file of another session whose id
+ * differs from `sessionId` only by case or Unicode normalization ("Chat" for "chat") and none of
+ * `sessionId`'s own: a file system that ignores case (macOS, Windows) opens that session's file for
+ * `sessionId`, resuming another conversation under its lock, so such an id is refused on every file
+ * system alike (a directory copied there keeps working). A pair that exists already, each its own
+ * file on a file system that tells case apart, opens as before. A directory that cannot be listed
+ * (missing) refuses nothing.
+ */
+export function refuseCaseTwin(dir: string, sessionId: string): void {
+  const own = `${sessionId}.jsonl`;
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return;
+  }
+  if (names.includes(own)) return;
+  const key = folded(own);
+  const twin = names.find((name) => name.endsWith(".jsonl") && folded(name) === key);
+  if (twin === undefined) return;
+  const other = twin.slice(0, -".jsonl".length);
+  throw new AgentError(
+    "invalid-input",
+    `Session id ${JSON.stringify(sessionId)} differs from the session ${JSON.stringify(other)} in ${dir} only by case (or Unicode normalization): a file system that ignores case opens that session's file for it, so it is refused everywhere. Open ${JSON.stringify(other)}, or choose an id that differs by more than case.`,
+  );
+}
+
 /**
  * Throws `AgentError` (`invalid-input`) for a path argument that is not a non-empty string: `fs`
  * reads a number as an open file descriptor (0 is stdin, where a read waits), and an `undefined`
