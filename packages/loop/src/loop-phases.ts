@@ -660,9 +660,31 @@ function outcomeOf(result: CallResult): ToolCallOutcome {
  * every step, and a transcript whose results cannot be told apart is refused on the next request.
  */
 export function takeCalls(run: LoopRun, step: LoopStep): void {
-  const calls = renameCalls(step.turn.toolCalls, callNames(run));
+  const calls = shortIds(run, renameCalls(step.turn.toolCalls, callNames(run)));
   const known = usedIds(run);
   step.turn = { ...step.turn, toolCalls: distinctIds(calls, known.ids, known.next) };
+}
+
+/** The longest tool-call id the loop keeps as a server gave it (real ones are some 30 characters). */
+const MAX_TOOL_CALL_ID = 128;
+
+/**
+ * The calls with each id longer than `MAX_TOOL_CALL_ID` replaced by `call_long` (made distinct by
+ * `distinctIds`), with a notice: the transcript keeps the id, and every later request would send it
+ * twice (the call and its answer) — a 100,000-character id took some 50,000 tokens of each.
+ */
+function shortIds<T extends { id: string }>(run: LoopRun, calls: T[]): T[] {
+  const long = calls.filter((call) => call.id.length > MAX_TOOL_CALL_ID);
+  if (long.length === 0) return calls;
+  const longest = Math.max(...long.map((call) => call.id.length));
+  const one = long.length === 1;
+  notice(
+    run,
+    `The server gave ${one ? "a tool call id" : `${long.length} tool call ids`} longer than ${MAX_TOOL_CALL_ID} characters ` +
+      `(${one ? "" : "the longest "}${longest}); ${one ? "it was" : "each was"} replaced by a short one (call_long…) in the transcript: ` +
+      "kept, it would be sent again with every later request.",
+  );
+  return calls.map((call) => (call.id.length > MAX_TOOL_CALL_ID ? { ...call, id: "call_long" } : call));
 }
 
 /**

@@ -96,3 +96,76 @@ describe("a server's usage no token counts can be", () => {
     expect(notices).toEqual([]);
   });
 });
+
+const tools = [
+  { type: "function" as const, function: { name: "t", parameters: { type: "object", properties: {} } } },
+];
+
+/** The tool-call ids each request carried, message by message (assistant: its calls'; tool: the one it answers). */
+function sentIds(request: { body: unknown } | undefined): unknown[] {
+  const messages = (request?.body as { messages?: ChatMessage[] } | undefined)?.messages ?? [];
+  return messages.map((m) =>
+    m.role === "assistant"
+      ? (m.tool_calls ?? []).map((c) => c.id)
+      : m.role === "tool"
+        ? m.tool_call_id
+        : m.role,
+  );
+}
+
+describe("tool-call ids across a transcript's messages", () => {
+  it("an id a host's transcript uses in two assistant messages goes as a distinct one in the later (and its answer), the same on every request", async () => {
+    server = await startServer({
+      replies: [{ toolCalls: [{ id: "c1", name: "t", arguments: "{}" }] }, { content: "done" }],
+    });
+    const call = (args: string) => ({
+      role: "assistant" as const,
+      content: null,
+      tool_calls: [{ id: "c1", type: "function" as const, function: { name: "t", arguments: args } }],
+    });
+    const given: ChatMessage[] = [
+      { role: "user", content: "q" },
+      call("{}"),
+      { role: "tool", tool_call_id: "c1", content: "r1" },
+      call('{"x":1}'),
+      { role: "tool", tool_call_id: "c1", content: "r2" },
+      { role: "assistant", content: "ok" },
+      { role: "user", content: "again" },
+    ];
+    const result = await createRuntime().runAgentLoop({
+      config: { baseUrl: server.baseUrl, model: "sim" },
+      messages: given,
+      tools,
+      dispatch: () => "R",
+    });
+    const head = ["user", ["c1"], "c1", ["c1_2"], "c1_2", [], "user"];
+    expect(sentIds(server.chatRequests[0])).toEqual(head);
+    // The loop's own new call (c1_2 in its transcript, beside the host's c1) is distinct on the wire too.
+    expect(sentIds(server.chatRequests[1])).toEqual([...head, ["c1_2_2"], "c1_2_2"]);
+    // The transcript is the host's, ids as given.
+    expect(result.messages.slice(0, given.length)).toEqual(given);
+  });
+
+  it("a 100,000-character id from the server is replaced by a short one, with a notice, not replayed", async () => {
+    const long = "x".repeat(100_000);
+    server = await startServer({
+      replies: [{ toolCalls: [{ id: long, name: "t", arguments: "{}" }] }, { content: "done" }],
+    });
+    const notices: string[] = [];
+    const result = await createRuntime().runAgentLoop({
+      config: { baseUrl: server.baseUrl, model: "sim" },
+      messages: question,
+      tools,
+      dispatch: () => "R",
+      onEvent: (event: RunEvent) => {
+        if (event.kind === "notice") notices.push(event.text);
+      },
+    });
+    expect(sentIds(server.chatRequests[1])).toEqual(["user", ["call_long"], "call_long"]);
+    expect((server.chatRequests[1]?.raw.length ?? Infinity) < 2_000).toBe(true);
+    expect(result.toolCalls.map((c) => c.id)).toEqual(["call_long"]);
+    expect(notices).toEqual([
+      "The server gave a tool call id longer than 128 characters (100000); it was replaced by a short one (call_long…) in the transcript: kept, it would be sent again with every later request.",
+    ]);
+  });
+});
