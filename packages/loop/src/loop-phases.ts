@@ -15,6 +15,7 @@ import {
   noteOverflow,
   notice,
   replaceMessages,
+  runWindow,
   throwIfStopped,
 } from "./loop-run.js";
 import { type CallResult, type DispatchRequest, NOT_RUN, replayedCalls, runCalls } from "./run-calls.js";
@@ -115,7 +116,7 @@ export async function prepareStep(
     await hostCallback(run, "beforeStep", () =>
       beforeStep([...run.messages], step, {
         ...(run.used !== undefined ? { used: run.used } : {}),
-        ...(config.contextLength ? { limit: config.contextLength } : {}),
+        ...(runWindow(run) ? { limit: runWindow(run) } : {}),
         ledger: [...run.measure.ledger],
       }),
     ),
@@ -278,7 +279,7 @@ export async function askModel(
       : {}),
     loadingTimeoutMs:
       config.loadingTimeoutSeconds === undefined ? undefined : config.loadingTimeoutSeconds * 1000,
-    contextLimit: config.contextLength ?? undefined,
+    contextLimit: runWindow(run),
     charsPerToken: step.charsPerToken,
     calibration: run.services.calibration,
     onNotice: (text) => notice(run, text),
@@ -335,7 +336,7 @@ export async function askModel(
         {
           ...turnOptions,
           contextLimit: undefined, // the size guard spoke for the first request; the server weighs the rest
-          contextWindow: config.contextLength ?? undefined, // each piece's usage: stop where it filled it
+          contextWindow: runWindow(run), // each piece's usage: stop where it filled it
           maxContinuations: continuations,
         },
         (usage) => {
@@ -386,7 +387,7 @@ export function measureStep(run: LoopRun, step: LoopStep): void {
 
 /** `windowTaken` against the run's `contextLength`: where it is reached, no continuation fits (r55-3). */
 function filledWindow(run: LoopRun, usage: Turn["usage"]): number | undefined {
-  return windowTaken(usage, run.config.contextLength ?? undefined);
+  return windowTaken(usage, runWindow(run));
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { RunEvent } from "@loopwright/events";
+import { SUMMARISER_SYSTEM } from "@loopwright/side-task";
 import { startServer, type TestServer } from "@loopwright/testkit";
 import { afterEach, describe, expect, it } from "vitest";
 import type { ChatMessage } from "./config.js";
@@ -167,5 +168,85 @@ describe("tool-call ids across a transcript's messages", () => {
     expect(notices).toEqual([
       "The server gave a tool call id longer than 128 characters (100000); it was replaced by a short one (call_long…) in the transcript: kept, it would be sent again with every later request.",
     ]);
+  });
+});
+
+describe("a window smaller than contextLength that a refusal named (llama.cpp's n_ctx)", () => {
+  it("is the run's window from then on: beforeStep's limit says it, so a host that prunes against it finishes", async () => {
+    const N_CTX = 1024;
+    const seen: string[] = [];
+    let step = 0;
+    server = await startServer({
+      replies: (request) => {
+        const messages = (request.body as { messages: ChatMessage[] }).messages;
+        if (messages[0]?.content === SUMMARISER_SYSTEM)
+          return { content: "Notes: four chapters summarised." };
+        const tokens = Math.ceil(request.raw.length / 4);
+        if (tokens > N_CTX) {
+          seen.push("refused");
+          return {
+            type: "error",
+            status: 400,
+            body: {
+              error: {
+                code: 400,
+                message: `request (${tokens} tokens) exceeds the available context size (${N_CTX} tokens), try increasing it`,
+                type: "exceed_context_size_error",
+                n_prompt_tokens: tokens,
+                n_ctx: N_CTX,
+              },
+            },
+          };
+        }
+        seen.push("answered");
+        step++;
+        return step <= 3
+          ? { toolCalls: [{ id: `p${step}`, name: "read_page", arguments: `{"n":${step}}` }] }
+          : { content: "Done." };
+      },
+    });
+    const history: ChatMessage[] = [];
+    for (const chapter of ["one", "two", "three", "four"]) {
+      history.push(
+        { role: "user", content: `Summarise chapter ${chapter}.` },
+        { role: "assistant", content: `Chapter ${chapter}: ${"lorem ".repeat(150).trim()}` },
+      );
+    }
+    history.push({ role: "user", content: "Read pages 1 to 3." });
+    const limits: unknown[] = [];
+    const result = await createRuntime().runAgentLoop({
+      config: {
+        baseUrl: server.baseUrl,
+        model: "sim",
+        maxRetries: 0,
+        contextLength: 8000,
+        compact: true,
+        tasks: { compaction: { model: "sim" } },
+      },
+      messages: history,
+      tools: [
+        {
+          type: "function",
+          function: {
+            name: "read_page",
+            parameters: { type: "object", properties: { n: { type: "number" } } },
+          },
+        },
+      ],
+      dispatch: ({ args }) => `page ${args.n}: ${"ipsum ".repeat(250).trim()}`,
+      // A host that clears older tool results once the last request took half the window.
+      beforeStep: (messages, _step, { used, limit }) => {
+        limits.push(limit);
+        if (used === undefined || limit === undefined || used < limit / 2) return undefined;
+        const last = messages.findLastIndex((m) => m.role === "tool");
+        return messages.map((m, at) =>
+          m.role === "tool" && at !== last ? { ...m, content: "(cleared)" } : m,
+        );
+      },
+    });
+    expect(result.turn.content).toBe("Done.");
+    expect(limits).toEqual([8000, N_CTX, N_CTX, N_CTX]);
+    // One refusal, the first request's (folded for and sent again); none after the window was known.
+    expect(seen).toEqual(["refused", "answered", "answered", "answered", "answered"]);
   });
 });
