@@ -110,13 +110,13 @@ export async function prepareStep(
   // Not called once the run is stopped (a signal aborted before the run began): its plan would be
   // dropped, and what it does meanwhile (a summary request, a store read) paid for nothing.
   throwIfStopped(run);
-  const { config } = run;
+  const limit = runWindow(run);
   // Raced with the run's stop: a beforeStep that stalls (a summariser, a store read) ends with it.
   const plan = readPlan(
     await hostCallback(run, "beforeStep", () =>
       beforeStep([...run.messages], step, {
         ...(run.used !== undefined ? { used: run.used } : {}),
-        ...(runWindow(run) ? { limit: runWindow(run) } : {}),
+        ...(limit ? { limit } : {}),
         ledger: [...run.measure.ledger],
       }),
     ),
