@@ -339,6 +339,18 @@ function stillShown(names: readonly string[], messages: readonly AgentMessage[])
   );
 }
 
+/** The notice of a stop that came once the model's answer was whole: the run ends `ok`. */
+const STOPPED_AFTER_ANSWER =
+  "The stop came after the model's answer was complete: the answer is kept and the run ended ok.";
+
+/** The refusal of a change to `Agent.messages` (`how`: "assigned", "changed in place") while a run's loop goes. */
+function busyChange(how: string): AgentError {
+  return new AgentError(
+    "busy",
+    `Agent.messages was ${how} while a run is going; the transcript was not changed (the run appends its messages to it, and would leave its calls unanswered). Change it once the run has ended — after prompt() resolves, or in an agent_end listener —, or add a message with steer()/followUp().`,
+  );
+}
+
 /** A transcript given whole, checked: a list, each entry a message (`messageProblem`); else `AgentError` (`invalid-input`). */
 function checkedMessages(what: string, messages: unknown): readonly AgentMessage[] {
   if (!Array.isArray(messages)) {
@@ -1198,18 +1210,37 @@ export class Agent {
    * `AgentError` (`invalid-input`) naming the first that is not one, the transcript unchanged, and
    * so does (`busy`) an assignment while a run's loop goes (from a tool's `execute`, a hook, a
    * listener before `agent_end`): the run appends to the transcript. In an `agent_end` listener it
-   * is taken.
+   * is taken. The list read is the live transcript; changing it in place (`push`, `splice`, an index
+   * or `length` assigned) while a run's loop goes throws `busy` the same way, nothing changed.
    */
   get messages(): AgentMessage[] {
-    return this.#messages;
+    const live = this.#messages;
+    if (this.#guard?.of !== live) {
+      const refuse = (how: string) => {
+        if (this.#looping) throw busyChange(how);
+      };
+      this.#guard = {
+        of: live,
+        guarded: new Proxy(live, {
+          set(target, key, value) {
+            refuse("changed in place");
+            return Reflect.set(target, key, value);
+          },
+          defineProperty(target, key, descriptor) {
+            refuse("changed in place");
+            return Reflect.defineProperty(target, key, descriptor);
+          },
+          deleteProperty(target, key) {
+            refuse("changed in place");
+            return Reflect.deleteProperty(target, key);
+          },
+        }),
+      };
+    }
+    return this.#guard.guarded;
   }
   set messages(messages: readonly AgentMessage[]) {
-    if (this.#looping) {
-      throw new AgentError(
-        "busy",
-        "Agent.messages was assigned while a run is going; the transcript was not changed (the run appends its messages to it, and would leave its calls unanswered). Assign it once the run has ended — after prompt() resolves, or in an agent_end listener —, or add a message with steer()/followUp().",
-      );
-    }
+    if (this.#looping) throw busyChange("assigned");
     this.#messages = [...checkedMessages("Agent.messages", messages)];
     // A replacement that dropped the messages a tool was loaded in drops it from what is loaded.
     this.#loaded = stillShown(this.#loaded, this.#messages);
@@ -1297,6 +1328,8 @@ export class Agent {
   errorMessage: string | undefined;
 
   #messages: AgentMessage[];
+  /** The transcript as `messages` gives it (guarded against in-place changes during a run), and the array it stands for. */
+  #guard: { of: AgentMessage[]; guarded: AgentMessage[] } | undefined;
   #system: string | undefined;
   #catalog: AgentOptions["catalog"];
   /** Moves on every assignment of `catalog`. */
@@ -1332,6 +1365,8 @@ export class Agent {
   #told = 0;
   /** With compaction on: for each message of the last view, the agent's own message it stands for (a view's copy included). */
   #owners = new Map<ChatMessage, AgentMessage>();
+  /** The model's answer (an assistant message without calls) the running loop run told, if it told one. */
+  #answered: ChatMessage | undefined;
   /** Why the running run asked the loop to stop after its last tool step, if it did. */
   #ending: "terminated" | "stopped" | undefined;
 
@@ -1764,6 +1799,7 @@ export class Agent {
           continue;
         }
         this.#sentView(view, llm);
+        this.#answered = undefined;
         const result = await this.#backend.run(this.#loopOptions(llm, signal));
         this.#carry(result.loaded);
         this.#adopt(result.messages);
@@ -1784,7 +1820,12 @@ export class Agent {
       }
     } catch (caught) {
       this.#recover(caught);
-      if (signal?.aborted) status = "aborted";
+      // A stop that came once the model's answer was whole and in the transcript (a listener of its
+      // message_end or turn_end, a stop button pressed as the answer ended) stopped nothing: the
+      // loop's wait on the agent's own onMessage was all it ended. The run answered.
+      if (signal?.aborted && this.#answered !== undefined && this.#messages.at(-1) === this.#answered) {
+        this.#emit({ type: "notice", text: STOPPED_AFTER_ANSWER });
+      } else if (signal?.aborted) status = "aborted";
       else {
         status = "error";
         // The agent's own refusal from inside its beforeStep (a toolChoice that returned a promise)
@@ -2045,6 +2086,7 @@ export class Agent {
       this.#emit({ type: "message_end", message });
       const ids = (message.tool_calls ?? []).map((c) => c.id);
       if (ids.length === 0) {
+        this.#answered = message;
         this.#batch = undefined;
         this.#closeTurn(message, []);
       } else {

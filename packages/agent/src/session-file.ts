@@ -114,6 +114,39 @@ export function sessionPath(dir: string, sessionId: string): string {
   return join(dir, `${sessionId}.jsonl`);
 }
 
+/** A file name as a file system that ignores case and Unicode normalization (macOS, Windows) compares it. */
+function folded(name: string): string {
+  return name.normalize("NFC").toLowerCase();
+}
+
+/**
+ * Throws `AgentError` (`invalid-input`) when `dir` holds the file of another session whose id
+ * differs from `sessionId` only by case or Unicode normalization ("Chat" for "chat") and none of
+ * `sessionId`'s own: a file system that ignores case (macOS, Windows) opens that session's file for
+ * `sessionId`, resuming another conversation under its lock, so such an id is refused on every file
+ * system alike (a directory copied there keeps working). A pair that exists already, each its own
+ * file on a file system that tells case apart, opens as before. A directory that cannot be listed
+ * (missing) refuses nothing.
+ */
+export function refuseCaseTwin(dir: string, sessionId: string): void {
+  const own = `${sessionId}.jsonl`;
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return;
+  }
+  if (names.includes(own)) return;
+  const key = folded(own);
+  const twin = names.find((name) => name.endsWith(".jsonl") && folded(name) === key);
+  if (twin === undefined) return;
+  const other = twin.slice(0, -".jsonl".length);
+  throw new AgentError(
+    "invalid-input",
+    `Session id ${JSON.stringify(sessionId)} differs from the session ${JSON.stringify(other)} in ${dir} only by case (or Unicode normalization): a file system that ignores case opens that session's file for it, so it is refused everywhere. Open ${JSON.stringify(other)}, or choose an id that differs by more than case.`,
+  );
+}
+
 /**
  * Throws `AgentError` (`invalid-input`) for a path argument that is not a non-empty string: `fs`
  * reads a number as an open file descriptor (0 is stdin, where a read waits), and an `undefined`
@@ -230,6 +263,8 @@ export function readSession(
    * tool message: the tool messages in between answer its calls, whatever their ids say.
    */
   let inDroppedStep = false;
+  /** The line numbers of the messages read that say nothing (`saysNothing`). */
+  const silent: number[] = [];
   lines.forEach((line, at) => {
     if (line.trim() === "") return;
     let record: SessionRecord;
@@ -274,8 +309,16 @@ export function readSession(
       );
       lost.set(at + 1, { line: at + 1, text: line, rewritten: true });
     }
+    if (record.type === "message") {
+      const sent = withSentFieldsOnly(record.message, at + 1, notices, file);
+      if (sent !== record.message) {
+        lost.set(at + 1, { line: at + 1, text: line, rewritten: true });
+        record = { ...record, message: sent };
+      }
+    }
     if (record.type === "session") createdAt = record.createdAt;
     else if (record.type === "message") {
+      if (saysNothing(record.message)) silent.push(at + 1);
       messages.push(record.message);
       from.push(at);
     } else if (record.type === "todos") todos = record.todos;
@@ -324,6 +367,15 @@ export function readSession(
       for (const at of prompts) drop(from[at] as number);
       for (const at of [...prompts].reverse()) messages.splice(at, 1);
     }
+  }
+  // Kept (the session writes the empty answer a model gave), but never sent: the loop leaves it out
+  // of every request, and the user messages around it (or the next prompt) reach the model as one.
+  const empty = silent.filter((line) => !lost.has(line) || lost.get(line)?.rewritten === true);
+  if (empty.length > 0) {
+    const one = empty.length === 1;
+    notices.push(
+      `${one ? "Line" : "Lines"} ${empty.join(", ")} of ${file} ${one ? "holds an assistant message" : "hold assistant messages"} that ${one ? "says" : "say"} nothing (no text, no tool calls): kept, but never sent to the model (endpoints refuse an empty answer), so the user messages on either side of ${one ? "it" : "each"} — or the next prompt — reach the model as one message.`,
+    );
   }
   inCallOrder(messages);
   return {
@@ -581,6 +633,108 @@ function withFunctionTypes(
     return { ...call, type: "function" };
   });
   return changed ? ({ ...record, message: { ...message, tool_calls: calls } } as SessionRecord) : record;
+}
+
+/** The fields the endpoint takes of a chat message, by role (the SDK's message params; reasoning replayed as it came). */
+const SENT_FIELDS: Readonly<Record<string, readonly string[]>> = {
+  system: ["role", "content", "name"],
+  developer: ["role", "content", "name"],
+  user: ["role", "content", "name"],
+  assistant: [
+    "role",
+    "content",
+    "name",
+    "tool_calls",
+    "refusal",
+    "audio",
+    "function_call",
+    "reasoning_content",
+    "reasoning",
+  ],
+  tool: ["role", "content", "tool_call_id"],
+};
+/** The fields of a stored tool call, and of its `function` or `custom` part. */
+const CALL_FIELDS = ["id", "type", "function", "custom"];
+const CALL_PART_FIELDS: Readonly<Record<string, readonly string[]>> = {
+  function: ["name", "arguments"],
+  custom: ["name", "input"],
+};
+
+/** `value`'s own keys not in `keep`, each prefixed with `at` (`__proto__` included: `JSON.parse` makes it an own key). */
+function otherKeys(value: Record<string, unknown>, keep: readonly string[], at: string): string[] {
+  return Object.keys(value)
+    .filter((key) => !keep.includes(key))
+    .map((key) => `${at}${key}`);
+}
+
+/** A copy of `value` holding only its own `keep` keys (a `__proto__` key is never among them). */
+function picked(value: Record<string, unknown>, keep: readonly string[]): Record<string, unknown> {
+  const copy: Record<string, unknown> = {};
+  for (const key of keep) if (Object.hasOwn(value, key)) copy[key] = value[key];
+  return copy;
+}
+
+/**
+ * A chat message read from a file (checked by `recordProblem`) with only the fields an endpoint
+ * takes of its role, in it and in its tool calls: a field another program or version wrote (a
+ * `__proto__` key, a timestamp, a note) was sent to the model as it was read, and a strict endpoint
+ * refuses a message with a field it does not know. Each field left out is named in a notice. An
+ * app-only message (never sent) is returned as it is, as is a message with nothing to leave out.
+ */
+function withSentFieldsOnly(
+  message: AgentMessage,
+  line: number,
+  notices: string[],
+  file: string,
+): AgentMessage {
+  const m = message as unknown as Record<string, unknown>;
+  const keep = SENT_FIELDS[m.role as string];
+  if (!keep) return message;
+  const extra = otherKeys(m, keep, "");
+  // Only an assistant message's calls are sent (`recordProblem` checked each is an object); another
+  // role's `tool_calls` is a field its role does not take, left out whole.
+  const calls =
+    m.role === "assistant" && Array.isArray(m.tool_calls) && m.tool_calls.every(isObject)
+      ? (m.tool_calls as Record<string, unknown>[])
+      : undefined;
+  calls?.forEach((call, k) => {
+    extra.push(...otherKeys(call, CALL_FIELDS, `tool_calls[${k}].`));
+    for (const [part, fields] of Object.entries(CALL_PART_FIELDS)) {
+      const inner = call[part];
+      if (isObject(inner)) extra.push(...otherKeys(inner, fields, `tool_calls[${k}].${part}.`));
+    }
+  });
+  if (extra.length === 0) return message;
+  notices.push(
+    `Line ${line} of ${file} holds ${m.role === "assistant" ? "an" : "a"} ${m.role} message with field(s) ${extra.map((key) => JSON.stringify(key)).join(", ")} that no endpoint takes of it; it was read without them (they would have been sent to the model).`,
+  );
+  const copy = picked(m, keep);
+  if (calls) {
+    copy.tool_calls = calls.map((call) => {
+      const c = picked(call, CALL_FIELDS);
+      for (const [part, fields] of Object.entries(CALL_PART_FIELDS)) {
+        const inner = call[part];
+        if (isObject(inner)) c[part] = picked(inner, fields);
+      }
+      return c;
+    });
+  }
+  return copy as unknown as AgentMessage;
+}
+
+/**
+ * Whether `message` is an assistant message that says nothing — no tool calls, no refusal, no text
+ * (only blanks) — which the loop leaves out of every request, as endpoints refuse one.
+ */
+function saysNothing(message: AgentMessage): boolean {
+  const m = message as ChatMessage;
+  if (m.role !== "assistant" || (m.tool_calls?.length ?? 0) > 0 || m.refusal) return false;
+  const { content } = m;
+  if (content === null || content === undefined) return true;
+  if (typeof content === "string") return content.trim() === "";
+  return content.every(
+    (part) => part?.type === "text" && (typeof part.text !== "string" || part.text.trim() === ""),
+  );
 }
 
 /** True for a (malformed) message record of an assistant message, as far as it can be read. */

@@ -48,6 +48,7 @@ import {
   describeMessage,
   NOT_RECORDED,
   readSession,
+  refuseCaseTwin,
   removeLeftTemps,
   SessionFile,
   sessionPath,
@@ -843,6 +844,7 @@ export class Session {
     const importPath = pathOption(options.importPath, "importPath");
     this.sessionId = text(options.sessionId, "sessionId", "a string") ?? randomUUID();
     this.filePath = sessionDir ? sessionPath(sessionDir, this.sessionId) : undefined;
+    if (sessionDir) refuseCaseTwin(sessionDir, this.sessionId);
     const leaseMs = lockLease(options.lockLeaseMs);
     // One process at a time: the file is locked before it is read, and let go again if the session
     // is refused below (`AgentError` `locked` while another process, or session, holds it).

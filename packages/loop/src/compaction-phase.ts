@@ -21,7 +21,14 @@ import {
 import type { ChatMessage, LoopConfig, ToolChoice } from "./config.js";
 import { LoopOptionError } from "./errors.js";
 import { stepSize } from "./loop-phases.js";
-import { type LoopRun, noteOverflow, notice, replaceMessages, throwIfStopped } from "./loop-run.js";
+import {
+  type LoopRun,
+  noteOverflow,
+  notice,
+  replaceMessages,
+  runWindow,
+  throwIfStopped,
+} from "./loop-run.js";
 
 /** A run's compaction: the side task that writes the summary, and whether the run still tries. */
 export interface RunCompaction {
@@ -83,9 +90,7 @@ export function startCompaction(config: LoopConfig): RunCompaction | undefined {
 
 /** The window the run's folds are planned against: `contextLength`, or a smaller one a refusal named. */
 function windowOf(run: LoopRun): number {
-  const limit = run.config.contextLength as number;
-  const named = run.compaction?.window;
-  return named !== undefined && named < limit ? named : limit;
+  return runWindow(run) as number;
 }
 
 /**

@@ -15,6 +15,7 @@ import {
   noteOverflow,
   notice,
   replaceMessages,
+  runWindow,
   throwIfStopped,
 } from "./loop-run.js";
 import { type CallResult, type DispatchRequest, NOT_RUN, replayedCalls, runCalls } from "./run-calls.js";
@@ -109,13 +110,13 @@ export async function prepareStep(
   // Not called once the run is stopped (a signal aborted before the run began): its plan would be
   // dropped, and what it does meanwhile (a summary request, a store read) paid for nothing.
   throwIfStopped(run);
-  const { config } = run;
+  const limit = runWindow(run);
   // Raced with the run's stop: a beforeStep that stalls (a summariser, a store read) ends with it.
   const plan = readPlan(
     await hostCallback(run, "beforeStep", () =>
       beforeStep([...run.messages], step, {
         ...(run.used !== undefined ? { used: run.used } : {}),
-        ...(config.contextLength ? { limit: config.contextLength } : {}),
+        ...(limit ? { limit } : {}),
         ledger: [...run.measure.ledger],
       }),
     ),
@@ -278,7 +279,7 @@ export async function askModel(
       : {}),
     loadingTimeoutMs:
       config.loadingTimeoutSeconds === undefined ? undefined : config.loadingTimeoutSeconds * 1000,
-    contextLimit: config.contextLength ?? undefined,
+    contextLimit: runWindow(run),
     charsPerToken: step.charsPerToken,
     calibration: run.services.calibration,
     onNotice: (text) => notice(run, text),
@@ -335,7 +336,7 @@ export async function askModel(
         {
           ...turnOptions,
           contextLimit: undefined, // the size guard spoke for the first request; the server weighs the rest
-          contextWindow: config.contextLength ?? undefined, // each piece's usage: stop where it filled it
+          contextWindow: runWindow(run), // each piece's usage: stop where it filled it
           maxContinuations: continuations,
         },
         (usage) => {
@@ -386,7 +387,7 @@ export function measureStep(run: LoopRun, step: LoopStep): void {
 
 /** `windowTaken` against the run's `contextLength`: where it is reached, no continuation fits (r55-3). */
 function filledWindow(run: LoopRun, usage: Turn["usage"]): number | undefined {
-  return windowTaken(usage, run.config.contextLength ?? undefined);
+  return windowTaken(usage, runWindow(run));
 }
 
 /**
@@ -660,9 +661,31 @@ function outcomeOf(result: CallResult): ToolCallOutcome {
  * every step, and a transcript whose results cannot be told apart is refused on the next request.
  */
 export function takeCalls(run: LoopRun, step: LoopStep): void {
-  const calls = renameCalls(step.turn.toolCalls, callNames(run));
+  const calls = shortIds(run, renameCalls(step.turn.toolCalls, callNames(run)));
   const known = usedIds(run);
   step.turn = { ...step.turn, toolCalls: distinctIds(calls, known.ids, known.next) };
+}
+
+/** The longest tool-call id the loop keeps as a server gave it (real ones are some 30 characters). */
+const MAX_TOOL_CALL_ID = 128;
+
+/**
+ * The calls with each id longer than `MAX_TOOL_CALL_ID` replaced by `call_long` (made distinct by
+ * `distinctIds`), with a notice: the transcript keeps the id, and every later request would send it
+ * twice (the call and its answer) — a 100,000-character id took some 50,000 tokens of each.
+ */
+function shortIds<T extends { id: string }>(run: LoopRun, calls: T[]): T[] {
+  const long = calls.filter((call) => call.id.length > MAX_TOOL_CALL_ID);
+  if (long.length === 0) return calls;
+  const longest = Math.max(...long.map((call) => call.id.length));
+  const one = long.length === 1;
+  notice(
+    run,
+    `The server gave ${one ? "a tool call id" : `${long.length} tool call ids`} longer than ${MAX_TOOL_CALL_ID} characters ` +
+      `(${one ? "" : "the longest "}${longest}); ${one ? "it was" : "each was"} replaced by a short one (call_long…) in the transcript: ` +
+      "kept, it would be sent again with every later request.",
+  );
+  return calls.map((call) => (call.id.length > MAX_TOOL_CALL_ID ? { ...call, id: "call_long" } : call));
 }
 
 /**

@@ -500,3 +500,15 @@ function checkOptions(options: AgentLoopOptions): void {
     }
   }
 }
+
+/**
+ * The run's context window: `contextLength`, or the smaller one an endpoint's refusal named in this
+ * run (with compact on, where the run goes on past such a refusal); `undefined` without a
+ * `contextLength`. What the folds are planned against, and what `beforeStep` is told as `limit`,
+ * the size guard holds each request to and a continuation stops at: the window the server has.
+ */
+export function runWindow(run: LoopRun): number | undefined {
+  const limit = run.config.contextLength ?? undefined;
+  const named = run.compaction?.window;
+  return limit !== undefined && named !== undefined && named < limit ? named : limit;
+}

@@ -156,6 +156,52 @@ export function firstBody(
 }
 
 /**
+ * `turn` with its usage held to what token counts can be, each change told through `onNotice`
+ * (and `turn` itself when nothing needed one): a count that is not whole (a relay that averaged or
+ * scaled it) rounded; a cache count above the prompt it is part of, or a reasoning count above the
+ * completion, cut to it (the cache hit ratio read 500 % and the uncached part 0); a total below the
+ * prompt and completion it adds up raised to their sum. The run's usage, metrics, the ledger and the
+ * size guard's calibration all read the held counts.
+ */
+function heldUsage(turn: Turn, onNotice: ((message: string) => void) | undefined): Turn {
+  const given = turn.usage;
+  const usage = { ...given };
+  const said: string[] = [];
+  const fractional: string[] = [];
+  for (const key of ["prompt", "completion", "total", "cached", "uncached", "reasoningTokens"] as const) {
+    const value = usage[key];
+    if (value !== undefined && !Number.isInteger(value)) {
+      fractional.push(`${key} ${value}`);
+      usage[key] = Math.round(value);
+    }
+  }
+  if (fractional.length > 0)
+    said.push(`counts that are not whole numbers (${fractional.join(", ")}) were rounded`);
+  if (usage.cached > usage.prompt) {
+    said.push(
+      `its cached count (${usage.cached}) is more than the prompt it is part of (${usage.prompt}), so it was cut to it`,
+    );
+    usage.cached = usage.prompt;
+    if (usage.uncached !== undefined) usage.uncached = 0;
+  }
+  if (usage.reasoningTokens !== undefined && usage.reasoningTokens > usage.completion) {
+    said.push(
+      `its reasoning count (${usage.reasoningTokens}) is more than the completion it is part of (${usage.completion}), so it was cut to it`,
+    );
+    usage.reasoningTokens = usage.completion;
+  }
+  if (usage.total < usage.prompt + usage.completion) {
+    said.push(
+      `its total (${usage.total}) is less than the prompt and completion it adds up (${usage.prompt} + ${usage.completion}), so it was taken as their sum`,
+    );
+    usage.total = usage.prompt + usage.completion;
+  }
+  if (said.length === 0) return turn;
+  onNotice?.(`The server's token usage for this turn was not one it can be: ${said.join("; ")}.`);
+  return { ...turn, usage };
+}
+
+/**
  * One turn against an endpoint: the retry loop around the negotiation around the stream.
  *
  * Each attempt's body comes from `build`, so whatever `negotiate` latched is left out of the next.
@@ -195,7 +241,7 @@ export async function runTurn(
     sent = build(supports, model);
     return sent;
   };
-  const turn = await attempts(client, supports, track, options);
+  const turn = heldUsage(await attempts(client, supports, track, options), options.onNotice);
   if (sent && turn.usage.prompt > 0) {
     calibration.calibrate(
       supports,

@@ -145,13 +145,67 @@ export function wireMessages(
       said[said.length - 1] = joinQuestions(before, message);
     } else said.push(withoutNoCalls(message));
   }
-  if (toWire.size === 0) return said;
-  return said.map((message) =>
+  const distinct = distinctAcrossMessages(said);
+  if (toWire.size === 0) return distinct;
+  return distinct.map((message) =>
     message.role === "assistant" &&
     message.tool_calls?.some((call) => call.type === "function" && toWire.has(call.function.name))
       ? { ...message, tool_calls: renameCalls(message.tool_calls, toWire) }
       : message,
   );
+}
+
+/**
+ * The transcript with a tool-call id an earlier assistant message already used given, in the later
+ * message and in the tool messages right after it that answer it, an id no message holds
+ * (`<id>_2`, `<id>_3` …). A host's transcript may reuse one (a client that numbers each step's calls
+ * from `call_0`, two stored conversations joined); endpoints that check the transcript (Anthropic's,
+ * behind OpenAI-compatible relays) refuse an id used twice, and the pairs are told apart by place
+ * alone. The same transcript gives the same ids on every request (a prompt cache keeps hitting);
+ * messages that need no change are the caller's objects, and a transcript with none is returned as
+ * it was.
+ */
+function distinctAcrossMessages(messages: ChatMessage[]): ChatMessage[] {
+  const used = new Set<string>();
+  let again = false;
+  for (const message of messages) {
+    if (message.role !== "assistant") continue;
+    const ids = (message.tool_calls ?? []).map((call) => call.id);
+    if (ids.some((id) => used.has(id))) again = true;
+    for (const id of ids) used.add(id);
+  }
+  if (!again) return messages;
+  // Each message's ids are chosen from what the messages before it sent alone, so a request that
+  // appends keeps every earlier id as the last request sent it.
+  const sent = new Set<string>();
+  /** The renaming of the last assistant message's calls, for the tool messages that answer them. */
+  let renamed = new Map<string, string>();
+  return messages.map((message) => {
+    if (message.role === "tool") {
+      const id = renamed.get(message.tool_call_id);
+      return id === undefined ? message : { ...message, tool_call_id: id };
+    }
+    renamed = new Map();
+    if (message.role !== "assistant" || !message.tool_calls?.length) return message;
+    const own = new Set(message.tool_calls.map((call) => call.id));
+    for (const call of message.tool_calls) {
+      if (!sent.has(call.id)) continue;
+      let n = 2;
+      while (sent.has(`${call.id}_${n}`) || own.has(`${call.id}_${n}`)) n++;
+      const id = `${call.id}_${n}`;
+      own.add(id);
+      renamed.set(call.id, id);
+    }
+    for (const call of message.tool_calls) sent.add(renamed.get(call.id) ?? call.id);
+    if (renamed.size === 0) return message;
+    return {
+      ...message,
+      tool_calls: message.tool_calls.map((call) => {
+        const id = renamed.get(call.id);
+        return id === undefined ? call : { ...call, id };
+      }),
+    };
+  });
 }
 
 /**
