@@ -71,7 +71,10 @@ const extraBody = z
       .regex(
         new RegExp(`^(?!(?:${RESERVED_BODY_FIELDS.join("|")})$)`),
         "the loop owns this request field; extraBody may not set it",
-      ),
+      )
+      // JSON.parse makes it an own key, but no request body can carry it as a field (set on the
+      // body it is the body's prototype), so the loop's buildBody refuses a config holding one.
+      .regex(/^(?!__proto__$)/, "a request body cannot carry a __proto__ field"),
     FREE_JSON,
   )
   .describe("Fields merged into the request body last. Replaced whole by a stronger layer.");
