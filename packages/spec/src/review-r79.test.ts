@@ -1,4 +1,5 @@
 /// <reference types="node" />
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: ${NAME} references, meant literally.
 import { readFileSync } from "node:fs";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import { describe, expect, it } from "vitest";
@@ -46,5 +47,82 @@ describe("an extraBody __proto__ key (r79a #1)", () => {
     expect(JSON.stringify(exportSpec(spec as NonNullable<typeof spec>).model)).toBe(
       '{"extraBody":{"chat_template_kwargs":{"__proto__":1}}}',
     );
+  });
+});
+
+describe("what a host connecting the bundled servers refuses (r79a #2, #3)", () => {
+  // tools-mcp's mcpServers refuses the whole list for one such entry ("a server needs a non-empty
+  // name", "not an absolute URL"), and the client refuses such a baseUrl on its first request, where
+  // parseSpec kept each without a word.
+  const parsed = (document: Record<string, unknown>) =>
+    parseSpec({ spec: SPEC_TOKEN, ...document }, { bundle: true });
+
+  it("drops a bundled server whose name or command is only blanks, naming the field", () => {
+    const document = {
+      bundle: {
+        mcpServers: [
+          { name: "  ", command: "npx" },
+          { name: "a", command: " \t" },
+          { name: "b", command: "npx" },
+        ],
+      },
+    };
+    const { spec, warnings } = parsed(document);
+    expect(warnings.map((warning) => `${warning.path} ${warning.code}`)).toEqual([
+      "bundle.mcpServers[0].name invalid-value",
+      "bundle.mcpServers[0] incomplete",
+      "bundle.mcpServers[1].command invalid-value",
+      "bundle.mcpServers[1] incomplete",
+    ]);
+    expect(String(warnings[0])).toContain("expected a name of 1 to 200 characters, not only blanks");
+    expect(spec?.bundle?.mcpServers).toEqual([{ name: "b", command: "npx" }]);
+    expect(validate({ spec: SPEC_TOKEN, ...document })).toBe(false);
+    expect(validate({ spec: SPEC_TOKEN, bundle: { mcpServers: [{ name: " b ", command: " npx" }] } })).toBe(
+      true,
+    );
+  });
+
+  it("drops a URL the URL parser does not read: a port past 65535, a ^ or | in the host", () => {
+    for (const url of [
+      "http://127.0.0.1:99999/v1",
+      "http://a^b/v1",
+      "https://a|b.example/v1",
+      "http://[::1/v1",
+    ]) {
+      const { spec, warnings } = parsed({
+        model: { endpoint: { baseUrl: url } },
+        tasks: { title: { model: "t", endpoint: { baseUrl: url } } },
+        bundle: { mcpServers: [{ name: "web", url }] },
+      });
+      expect(warnings.map((warning) => warning.path)).toEqual([
+        "model.endpoint.baseUrl",
+        "tasks.title.endpoint.baseUrl",
+        "tasks.title.endpoint",
+        "bundle.mcpServers[0].url",
+        "bundle.mcpServers[0]",
+      ]);
+      expect(String(warnings[0])).toContain("expected an absolute http(s) URL, got a string");
+      expect(resolveAgentSpec([spec as NonNullable<typeof spec>])).toMatchObject({
+        baseUrl: "",
+        tasks: { title: { model: "t" } },
+      });
+    }
+  });
+
+  it("keeps a server URL holding a reference the host fills, and every URL the parser reads", () => {
+    const urls = [
+      "http://h:${PORT}/mcp",
+      "http://${HOST}/mcp",
+      "http://[::1]:8080/v1",
+      "https://xn--bcher-kva.example/v1",
+    ];
+    for (const url of urls) {
+      const { warnings } = parsed({ bundle: { mcpServers: [{ name: "web", url }] } });
+      expect(warnings).toEqual([]);
+    }
+    // A baseUrl is never filled in (the format has no interpolation): as written, it is not a URL.
+    expect(
+      parsed({ model: { endpoint: { baseUrl: "http://h:${PORT}/v1" } } }).warnings.map(String),
+    ).toHaveLength(1);
   });
 });

@@ -55,10 +55,31 @@ const seconds = z
 const count = z.int().min(0);
 // The host and what follows it share no character (the rest starts at a `/`, `?` or `#`), so a
 // long string that fails is read once, not retried at every split point between the two.
+const urlShape = /^https?:\/\/[^\s/?#]+(?:[/?#]\S*)?$/;
+/** Whether the URL parser (the client's, fetch's, tools-mcp's) reads `text`: a port over 65535 or a `^` in a host it does not. */
+function parses(text: string): boolean {
+  try {
+    new URL(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+// The JSON Schema carries the shape; parseSpec also asks the URL parser, which no pattern can say.
 const httpUrl = z
   .string()
-  .regex(/^https?:\/\/[^\s/?#]+(?:[/?#]\S*)?$/, "expected an absolute http(s) URL")
+  .regex(urlShape, "expected an absolute http(s) URL")
+  .refine(parses, "expected an absolute http(s) URL")
   .describe("An absolute http(s) URL.");
+// A bundled server's URL may hold `${NAME}` references a host fills before it connects
+// (tools-mcp's mcpServers(…, { env })), so only one without them is asked of the URL parser.
+const serverUrl = z
+  .string()
+  .regex(urlShape, "expected an absolute http(s) URL")
+  .refine((text) => text.includes("${") || parses(text), "expected an absolute http(s) URL")
+  .describe("An absolute http(s) URL.");
+// Not only blanks: a host connecting the server refuses a blank name or command (tools-mcp does).
+const notBlank = /\S/;
 const id = z.string().min(1).max(200);
 const effort = z
   .enum(["off", "none", "minimal", "low", "medium", "high", "xhigh", "max"])
@@ -173,13 +194,20 @@ const limits = z
 
 const bundledServer = z
   .strictObject({
-    name: id,
+    name: id
+      .regex(notBlank, "expected a name that is not only blanks")
+      .describe("A name of 1 to 200 characters, not only blanks."),
     type: opt(z.enum(["stdio", "http", "sse"])),
-    command: opt(z.string().min(1)),
+    command: opt(
+      z
+        .string()
+        .regex(notBlank, "expected a command that is not only blanks")
+        .describe("A program to run, not empty and not only blanks."),
+    ),
     args: opt(z.array(z.string())),
     env: opt(z.record(z.string(), z.string().nullable())),
     cwd: opt(z.string()),
-    url: opt(httpUrl),
+    url: opt(serverUrl),
     headers: opt(z.record(z.string(), z.string().nullable())),
     enabled: opt(z.boolean()),
   })
