@@ -380,13 +380,10 @@ function checkRequires(
       return;
     }
     if (!options.anyRequires && !features.includes(entry)) {
-      const shown = quotable(entry);
+      // As JSON writes it: a line break or a lone half of a pair in the entry is escaped, not echoed.
+      const shown = JSON.stringify(quotable(entry));
       ctx.errors.push(
-        issue(
-          at,
-          "requires",
-          `this host does not understand "${shown}", so it cannot run the agent as meant.`,
-        ),
+        issue(at, "requires", `this host does not understand ${shown}, so it cannot run the agent as meant.`),
       );
     }
   });

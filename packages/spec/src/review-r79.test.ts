@@ -126,3 +126,25 @@ describe("what a host connecting the bundled servers refuses (r79a #2, #3)", () 
     ).toHaveLength(1);
   });
 });
+
+describe("a requires entry quoted in an error (r79a #4)", () => {
+  const said = (entry: string) => String(parseSpec({ spec: SPEC_TOKEN, requires: [entry] }).errors[0]);
+
+  it("is cut between characters, never between the halves of an emoji", () => {
+    const message = said(`${"a".repeat(59)}😀 and more`);
+    expect(message.isWellFormed()).toBe(true);
+    expect(message).toBe(
+      `requires[0]: this host does not understand "${"a".repeat(59)}…", so it cannot run the agent as meant.`,
+    );
+    // A path quoting a field name is cut the same way.
+    const { warnings } = parseSpec({ spec: SPEC_TOKEN, model: { [`${"a".repeat(59)}😀x`]: 1 } });
+    expect(warnings[0]?.path).toBe(`model["${"a".repeat(59)}…"]`);
+  });
+
+  it("has a line break or a lone half of a pair escaped, so a log line stays one line", () => {
+    expect(said("x-host.memory\nERROR forged line")).toBe(
+      'requires[0]: this host does not understand "x-host.memory\\nERROR forged line", so it cannot run the agent as meant.',
+    );
+    expect(said("x-\uD800").isWellFormed()).toBe(true);
+  });
+});
