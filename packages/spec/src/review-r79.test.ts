@@ -109,7 +109,7 @@ describe("what a host connecting the bundled servers refuses (r79a #2, #3)", () 
     }
   });
 
-  it("keeps a server URL holding a reference the host fills, and every URL the parser reads", () => {
+  it("keeps a URL holding a reference a host fills before it reads it, and every URL the parser reads", () => {
     const urls = [
       "http://h:${PORT}/mcp",
       "http://${HOST}/mcp",
@@ -117,13 +117,12 @@ describe("what a host connecting the bundled servers refuses (r79a #2, #3)", () 
       "https://xn--bcher-kva.example/v1",
     ];
     for (const url of urls) {
-      const { warnings } = parsed({ bundle: { mcpServers: [{ name: "web", url }] } });
+      const { warnings } = parsed({
+        model: { endpoint: { baseUrl: url } },
+        bundle: { mcpServers: [{ name: "web", url }] },
+      });
       expect(warnings).toEqual([]);
     }
-    // A baseUrl is never filled in (the format has no interpolation): as written, it is not a URL.
-    expect(
-      parsed({ model: { endpoint: { baseUrl: "http://h:${PORT}/v1" } } }).warnings.map(String),
-    ).toHaveLength(1);
   });
 });
 

@@ -65,15 +65,10 @@ function parses(text: string): boolean {
     return false;
   }
 }
-// The JSON Schema carries the shape; parseSpec also asks the URL parser, which no pattern can say.
+// The JSON Schema carries the shape; parseSpec also asks the URL parser, which no pattern can say,
+// of a URL holding no `${NAME}` reference: one that does is filled in by a host before it is read
+// (tools-mcp's mcpServers(…, { env }) fills a bundled server's; `http://${HOST}:${PORT}/v1`).
 const httpUrl = z
-  .string()
-  .regex(urlShape, "expected an absolute http(s) URL")
-  .refine(parses, "expected an absolute http(s) URL")
-  .describe("An absolute http(s) URL.");
-// A bundled server's URL may hold `${NAME}` references a host fills before it connects
-// (tools-mcp's mcpServers(…, { env })), so only one without them is asked of the URL parser.
-const serverUrl = z
   .string()
   .regex(urlShape, "expected an absolute http(s) URL")
   .refine((text) => text.includes("${") || parses(text), "expected an absolute http(s) URL")
@@ -207,7 +202,7 @@ const bundledServer = z
     args: opt(z.array(z.string())),
     env: opt(z.record(z.string(), z.string().nullable())),
     cwd: opt(z.string()),
-    url: opt(serverUrl),
+    url: opt(httpUrl),
     headers: opt(z.record(z.string(), z.string().nullable())),
     enabled: opt(z.boolean()),
   })
