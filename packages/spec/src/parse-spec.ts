@@ -127,18 +127,31 @@ function walk(schema: z.ZodType, value: unknown, path: string, ctx: Walk): unkno
       const out: unknown[] = [];
       // Each accepted entry's index in the document, so a warning about it names that entry.
       const places: number[] = [];
-      (value as unknown[]).forEach((item, index) => {
+      const list = value as unknown[];
+      // Every index, a hole in a list built in code included (forEach skipped one without a word):
+      // a run of holes is one warning, so `new Array(1e9)` is not a billion of them.
+      for (let index = 0; index < list.length; index += 1) {
         const at = child(path, index);
+        if (!(index in list)) {
+          let end = index + 1;
+          while (end < list.length && !(end in list)) end += 1;
+          const more = end - index - 1;
+          const said = more === 0 ? "is empty" : `is empty, and so are the ${more} after it`;
+          ctx.warnings.push(issue(at, "null-entry", said, "dropped."));
+          index = end - 1;
+          continue;
+        }
+        const item = list[index];
         if (item === null || item === undefined) {
           ctx.warnings.push(issue(at, "null-entry", "is empty", "dropped."));
-          return;
+          continue;
         }
         const accepted = walk(def.element as z.ZodType, item, at, ctx);
         if (accepted !== DROPPED) {
           out.push(accepted);
           places.push(index);
         }
-      });
+      }
       const keyField = KEYED[path];
       return keyField ? dedupe(out as Record<string, unknown>[], places, keyField, path, ctx) : out;
     }

@@ -147,3 +147,31 @@ describe("a requires entry quoted in an error (r79a #4)", () => {
     expect(said("x-\uD800").isWellFormed()).toBe(true);
   });
 });
+
+describe("a hole in a list built in code (r79a #5)", () => {
+  it("is dropped with a warning naming its index, as null is, never silently", () => {
+    // biome-ignore lint/suspicious/noSparseArray: the hole is the case.
+    const servers = ["a", , "b"];
+    const { spec, warnings } = parseSpec({
+      spec: SPEC_TOKEN,
+      tools: { servers },
+      prompt: [undefined, { id: "p", text: "t" }],
+    });
+    expect(warnings.map(String)).toEqual([
+      "tools.servers[1]: is empty; dropped.",
+      "prompt[0]: is empty; dropped.",
+    ]);
+    expect(spec?.tools?.servers).toEqual(["a", "b"]);
+  });
+
+  it("says a run of holes once, however long", () => {
+    const servers: string[] = new Array(10_000_000);
+    servers[5] = "a";
+    const { spec, warnings } = parseSpec({ spec: SPEC_TOKEN, tools: { servers } });
+    expect(warnings.map(String)).toEqual([
+      "tools.servers[0]: is empty, and so are the 4 after it; dropped.",
+      "tools.servers[6]: is empty, and so are the 9999993 after it; dropped.",
+    ]);
+    expect(spec?.tools?.servers).toEqual(["a"]);
+  });
+});
