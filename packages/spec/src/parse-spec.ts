@@ -217,7 +217,13 @@ function walkObject(
       field !== undefined && !Object.hasOwn(out, field)
         ? `${field} is missing`
         : `${field === undefined ? "" : `${field}: `}${firstMessage(whole.error)}`;
-    ctx.warnings.push(issue(path, "incomplete", reason, "dropped whole."));
+    // An entry written only to switch off a weaker layer's (`{ "name": "github", "enabled": false }`)
+    // switches nothing off once dropped: say so, or the server or hook runs with only this warning.
+    const consequence =
+      out.enabled === false
+        ? `dropped whole, so it switches nothing off: a weaker layer's entry of that ${path.startsWith("bundle.") ? "name" : "id"} stays on (write the whole entry with enabled: false).`
+        : "dropped whole.";
+    ctx.warnings.push(issue(path, "incomplete", reason, consequence));
     return DROPPED;
   }
   return out;
