@@ -10,7 +10,7 @@ import {
   SPEC_TOKEN,
   SPEC_TOKEN_PATTERN,
 } from "./schema.js";
-import { looksSecretName } from "./secret-signs.js";
+import { looksLikeKey, looksSecretName } from "./secret-signs.js";
 import type { AgentSpec } from "./types.js";
 
 /** Options for `parseSpec`. */
@@ -71,6 +71,30 @@ const KEYED: Record<string, string> = { prompt: "id", hooks: "id", "bundle.mcpSe
 
 const DROPPED = Symbol("dropped");
 
+/** A key pasted as a name (`ghp_…`, `sk-…`); no key shape is shorter than 14 characters. */
+const keyShaped = (name: string): boolean => name.length >= 14 && looksLikeKey(name);
+
+/**
+ * Whether a JSON value (`cloneJson`'s copy: at most 65 levels deep) has a key-shaped name at any
+ * depth. `findSpecSecrets` reads values, not names, so `exportSpec` would hand such a name on.
+ */
+function holdsKeyName(value: unknown): boolean {
+  if (typeof value !== "object" || value === null) return false;
+  if (Array.isArray(value)) return value.some(holdsKeyName);
+  return Object.keys(value).some(
+    (key) => keyShaped(key) || holdsKeyName((value as Record<string, unknown>)[key]),
+  );
+}
+
+/** The warning for a key pasted where the document takes a name (its path shows it as `${SECRET}`). */
+const keyNamed = (path: string, what: string): SpecIssue =>
+  issue(
+    path,
+    "credential",
+    `${what}; a document never carries a credential`,
+    "dropped; the host supplies keys.",
+  );
+
 /**
  * Walks `value` against `schema`, returning the accepted part or DROPPED. A container of the
  * wrong kind is an error; anything else that does not pass is a warning and is left out.
@@ -84,6 +108,10 @@ function walk(schema: z.ZodType, value: unknown, path: string, ctx: Walk): unkno
     if (copy === undefined) {
       const why = problem.reason === undefined ? "" : ` (${problem.reason})`;
       ctx.warnings.push(issue(path, "invalid-value", `is not a JSON value${why}`, "dropped."));
+      return DROPPED;
+    }
+    if (holdsKeyName(copy)) {
+      ctx.warnings.push(keyNamed(path, "holds a name shaped like a key"));
       return DROPPED;
     }
     return copy;
@@ -106,6 +134,10 @@ function walk(schema: z.ZodType, value: unknown, path: string, ctx: Walk): unkno
         const at = child(path, key);
         const item = source[key];
         if (item === null || item === undefined) continue;
+        if (keyShaped(key)) {
+          ctx.warnings.push(keyNamed(at, "is a name shaped like a key"));
+          continue;
+        }
         const keyCheck = def.keyType?.safeParse(key);
         if (keyCheck && !keyCheck.success) {
           ctx.warnings.push(

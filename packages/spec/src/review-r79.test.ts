@@ -208,3 +208,47 @@ describe("an entry written only to switch one off (r79a #6)", () => {
     );
   });
 });
+
+describe("a key pasted as a name where the document takes any name (r79a #7)", () => {
+  // findSpecSecrets reads values, not names, so exportSpec handed such a document on with the key
+  // in clear: a task named ghp_…, an extraBody field named sk-…, at any depth.
+  const github = "ghp_abcdefghijklmnopqrstuvwxyz0123";
+  const openai = "sk-proj-abcdefghijklmnopqrstuvwx";
+
+  it("is dropped with a credential warning that never quotes it, and never reaches an export", () => {
+    const { spec, warnings } = parseSpec(
+      {
+        spec: SPEC_TOKEN,
+        model: { extraBody: { [openai]: true, top_k: 5, kwargs: { [github]: 1 } } },
+        tasks: { [github]: { model: "m" }, title: { model: "t" } },
+        bundle: { mcpServers: [{ name: "s", command: "srv", env: { [openai]: "1", DEBUG: "1" } }] },
+      },
+      { bundle: true },
+    );
+    expect(warnings.map((warning) => `${warning.path} ${warning.code}`)).toEqual([
+      'model.extraBody["${SECRET}"] credential',
+      "model.extraBody.kwargs credential",
+      'tasks["${SECRET}"] credential',
+      'bundle.mcpServers[0].env["${SECRET}"] credential',
+    ]);
+    const said = warnings.join("\n");
+    expect(said).not.toContain("abcdefghijklmnop");
+    expect(said).toContain("a document never carries a credential");
+    const exported = JSON.stringify(exportSpec(spec as NonNullable<typeof spec>));
+    expect(exported).not.toContain("abcdefghijklmnop");
+    expect(exported).toBe(
+      `{"spec":"${SPEC_TOKEN}","model":{"extraBody":{"top_k":5}},"tasks":{"title":{"model":"t"}},"bundle":{"mcpServers":[{"name":"s","command":"srv"}]}}`,
+    );
+  });
+
+  it("keeps a name that is no key: a reference, a short or plain one", () => {
+    const { warnings } = parseSpec({
+      spec: SPEC_TOKEN,
+      model: {
+        extraBody: { "${SECRET}": 1, chat_template_kwargs: { enable_thinking: false }, "sk-short": 2 },
+      },
+      tasks: { ghp_title: { model: "m" } },
+    });
+    expect(warnings).toEqual([]);
+  });
+});
