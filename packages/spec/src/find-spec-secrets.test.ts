@@ -414,23 +414,37 @@ describe("findSpecSecrets names the places a credential may be, with the reason"
     ];
     const spec: AgentSpec = {
       spec: SPEC_TOKEN,
-      model: { endpoint: { baseUrl: urls[1] } },
-      bundle: {
-        mcpServers: [
-          { name: "db", command: "pg-mcp", args: [urls[0] as string] },
-          { name: "web", url: urls[2] },
-        ],
-      },
+      bundle: { mcpServers: [{ name: "db", command: "pg-mcp", args: urls }] },
     };
-    expect(findSpecSecrets(spec)).toEqual([
-      { path: "model.endpoint.baseUrl", sign: SecretSign.Userinfo },
-      { path: "bundle.mcpServers[0].args[0]", server: "db", sign: SecretSign.Userinfo },
-      { path: "bundle.mcpServers[1].url", server: "web", sign: SecretSign.Userinfo },
+    expect(findSpecSecrets(spec)).toEqual(
+      urls.map((_, index) => ({
+        path: `bundle.mcpServers[0].args[${index}]`,
+        server: "db",
+        sign: SecretSign.Userinfo,
+      })),
+    );
+    expect(exportSpec(spec).bundle?.mcpServers?.[0]?.args).toEqual([
+      "postgres://db.example/app",
+      "https://mcp.example/mcp",
+      "https://mcp.example/mcp",
     ]);
-    const out = exportSpec(spec);
-    expect(out.model?.endpoint?.baseUrl).toBe("https://mcp.example/mcp");
-    expect(out.bundle?.mcpServers?.[0]?.args).toEqual(["postgres://db.example/app"]);
-    expect(out.bundle?.mcpServers?.[1]?.url).toBe("https://mcp.example/mcp");
+    // As an endpoint's baseUrl or a server's url, the client and tools-mcp refuse such a URL, so
+    // parseSpec drops it (r79a #3), naming the field and never the value.
+    const { spec: parsed, warnings } = parseSpec(
+      {
+        spec: SPEC_TOKEN,
+        model: { endpoint: { baseUrl: urls[1] } },
+        bundle: { mcpServers: [{ name: "web", url: urls[2] }] },
+      },
+      { bundle: true },
+    );
+    expect(warnings.map((warning) => warning.path)).toEqual([
+      "model.endpoint.baseUrl",
+      "bundle.mcpServers[0].url",
+      "bundle.mcpServers[0]",
+    ]);
+    expect(warnings.join("\n")).not.toMatch(/pa\/ss|what\?now/);
+    expect(findSpecSecrets(parsed as AgentSpec)).toEqual([]);
     expect(withoutSecrets(urls[0] as string, undefined, () => "(hidden)")).toBe(
       "postgres://(hidden)@db.example/app",
     );

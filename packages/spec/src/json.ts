@@ -83,7 +83,11 @@ export const MAX_QUOTED = 60;
 export function quotable(name: string): string {
   // No key shape matches fewer than 14 characters ("Basic " and 8), and most names are shorter.
   const safe = name.length < 14 ? name : withoutKeys(name);
-  return safe.length > MAX_QUOTED ? `${safe.slice(0, MAX_QUOTED)}…` : safe;
+  if (safe.length <= MAX_QUOTED) return safe;
+  // Never between the two halves of a pair (an emoji): a lone half is not text a log can write.
+  const high = safe.charCodeAt(MAX_QUOTED - 1);
+  const cut = high >= 0xd800 && high <= 0xdbff ? MAX_QUOTED - 1 : MAX_QUOTED;
+  return `${safe.slice(0, cut)}…`;
 }
 
 /** `a.b`, `a["odd key"]`, `a[3]`: how a path names a child (its name as `quotable` shows it). */

@@ -10,7 +10,7 @@ import {
   SPEC_TOKEN,
   SPEC_TOKEN_PATTERN,
 } from "./schema.js";
-import { looksSecretName } from "./secret-signs.js";
+import { looksLikeKey, looksSecretName } from "./secret-signs.js";
 import type { AgentSpec } from "./types.js";
 
 /** Options for `parseSpec`. */
@@ -71,6 +71,30 @@ const KEYED: Record<string, string> = { prompt: "id", hooks: "id", "bundle.mcpSe
 
 const DROPPED = Symbol("dropped");
 
+/** A key pasted as a name (`ghp_…`, `sk-…`); no key shape is shorter than 14 characters. */
+const keyShaped = (name: string): boolean => name.length >= 14 && looksLikeKey(name);
+
+/**
+ * Whether a JSON value (`cloneJson`'s copy: at most 65 levels deep) has a key-shaped name at any
+ * depth. `findSpecSecrets` reads values, not names, so `exportSpec` would hand such a name on.
+ */
+function holdsKeyName(value: unknown): boolean {
+  if (typeof value !== "object" || value === null) return false;
+  if (Array.isArray(value)) return value.some(holdsKeyName);
+  return Object.keys(value).some(
+    (key) => keyShaped(key) || holdsKeyName((value as Record<string, unknown>)[key]),
+  );
+}
+
+/** The warning for a key pasted where the document takes a name (its path shows it as `${SECRET}`). */
+const keyNamed = (path: string, what: string): SpecIssue =>
+  issue(
+    path,
+    "credential",
+    `${what}; a document never carries a credential`,
+    "dropped; the host supplies keys.",
+  );
+
 /**
  * Walks `value` against `schema`, returning the accepted part or DROPPED. A container of the
  * wrong kind is an error; anything else that does not pass is a warning and is left out.
@@ -84,6 +108,10 @@ function walk(schema: z.ZodType, value: unknown, path: string, ctx: Walk): unkno
     if (copy === undefined) {
       const why = problem.reason === undefined ? "" : ` (${problem.reason})`;
       ctx.warnings.push(issue(path, "invalid-value", `is not a JSON value${why}`, "dropped."));
+      return DROPPED;
+    }
+    if (holdsKeyName(copy)) {
+      ctx.warnings.push(keyNamed(path, "holds a name shaped like a key"));
       return DROPPED;
     }
     return copy;
@@ -106,6 +134,10 @@ function walk(schema: z.ZodType, value: unknown, path: string, ctx: Walk): unkno
         const at = child(path, key);
         const item = source[key];
         if (item === null || item === undefined) continue;
+        if (keyShaped(key)) {
+          ctx.warnings.push(keyNamed(at, "is a name shaped like a key"));
+          continue;
+        }
         const keyCheck = def.keyType?.safeParse(key);
         if (keyCheck && !keyCheck.success) {
           ctx.warnings.push(
@@ -127,18 +159,31 @@ function walk(schema: z.ZodType, value: unknown, path: string, ctx: Walk): unkno
       const out: unknown[] = [];
       // Each accepted entry's index in the document, so a warning about it names that entry.
       const places: number[] = [];
-      (value as unknown[]).forEach((item, index) => {
+      const list = value as unknown[];
+      // Every index, a hole in a list built in code included (forEach skipped one without a word):
+      // a run of holes is one warning, so `new Array(1e9)` is not a billion of them.
+      for (let index = 0; index < list.length; index += 1) {
         const at = child(path, index);
+        if (!(index in list)) {
+          let end = index + 1;
+          while (end < list.length && !(end in list)) end += 1;
+          const more = end - index - 1;
+          const said = more === 0 ? "is empty" : `is empty, and so are the ${more} after it`;
+          ctx.warnings.push(issue(at, "null-entry", said, "dropped."));
+          index = end - 1;
+          continue;
+        }
+        const item = list[index];
         if (item === null || item === undefined) {
           ctx.warnings.push(issue(at, "null-entry", "is empty", "dropped."));
-          return;
+          continue;
         }
         const accepted = walk(def.element as z.ZodType, item, at, ctx);
         if (accepted !== DROPPED) {
           out.push(accepted);
           places.push(index);
         }
-      });
+      }
       const keyField = KEYED[path];
       return keyField ? dedupe(out as Record<string, unknown>[], places, keyField, path, ctx) : out;
     }
@@ -204,7 +249,13 @@ function walkObject(
       field !== undefined && !Object.hasOwn(out, field)
         ? `${field} is missing`
         : `${field === undefined ? "" : `${field}: `}${firstMessage(whole.error)}`;
-    ctx.warnings.push(issue(path, "incomplete", reason, "dropped whole."));
+    // An entry written only to switch off a weaker layer's (`{ "name": "github", "enabled": false }`)
+    // switches nothing off once dropped: say so, or the server or hook runs with only this warning.
+    const consequence =
+      out.enabled === false
+        ? `dropped whole, so it switches nothing off: a weaker layer's entry of that ${path.startsWith("bundle.") ? "name" : "id"} stays on (write the whole entry with enabled: false).`
+        : "dropped whole.";
+    ctx.warnings.push(issue(path, "incomplete", reason, consequence));
     return DROPPED;
   }
   return out;
@@ -380,13 +431,10 @@ function checkRequires(
       return;
     }
     if (!options.anyRequires && !features.includes(entry)) {
-      const shown = quotable(entry);
+      // As JSON writes it: a line break or a lone half of a pair in the entry is escaped, not echoed.
+      const shown = JSON.stringify(quotable(entry));
       ctx.errors.push(
-        issue(
-          at,
-          "requires",
-          `this host does not understand "${shown}", so it cannot run the agent as meant.`,
-        ),
+        issue(at, "requires", `this host does not understand ${shown}, so it cannot run the agent as meant.`),
       );
     }
   });

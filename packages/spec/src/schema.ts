@@ -55,10 +55,26 @@ const seconds = z
 const count = z.int().min(0);
 // The host and what follows it share no character (the rest starts at a `/`, `?` or `#`), so a
 // long string that fails is read once, not retried at every split point between the two.
+const urlShape = /^https?:\/\/[^\s/?#]+(?:[/?#]\S*)?$/;
+/** Whether the URL parser (the client's, fetch's, tools-mcp's) reads `text`: a port over 65535 or a `^` in a host it does not. */
+function parses(text: string): boolean {
+  try {
+    new URL(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+// The JSON Schema carries the shape; parseSpec also asks the URL parser, which no pattern can say,
+// of a URL holding no `${NAME}` reference: one that does is filled in by a host before it is read
+// (tools-mcp's mcpServers(…, { env }) fills a bundled server's; `http://${HOST}:${PORT}/v1`).
 const httpUrl = z
   .string()
-  .regex(/^https?:\/\/[^\s/?#]+(?:[/?#]\S*)?$/, "expected an absolute http(s) URL")
+  .regex(urlShape, "expected an absolute http(s) URL")
+  .refine((text) => text.includes("${") || parses(text), "expected an absolute http(s) URL")
   .describe("An absolute http(s) URL.");
+// Not only blanks: a host connecting the server refuses a blank name or command (tools-mcp does).
+const notBlank = /\S/;
 const id = z.string().min(1).max(200);
 const effort = z
   .enum(["off", "none", "minimal", "low", "medium", "high", "xhigh", "max"])
@@ -71,7 +87,10 @@ const extraBody = z
       .regex(
         new RegExp(`^(?!(?:${RESERVED_BODY_FIELDS.join("|")})$)`),
         "the loop owns this request field; extraBody may not set it",
-      ),
+      )
+      // JSON.parse makes it an own key, but no request body can carry it as a field (set on the
+      // body it is the body's prototype), so the loop's buildBody refuses a config holding one.
+      .regex(/^(?!__proto__$)/, "a request body cannot carry a __proto__ field"),
     FREE_JSON,
   )
   .describe("Fields merged into the request body last. Replaced whole by a stronger layer.");
@@ -170,9 +189,16 @@ const limits = z
 
 const bundledServer = z
   .strictObject({
-    name: id,
+    name: id
+      .regex(notBlank, "expected a name that is not only blanks")
+      .describe("A name of 1 to 200 characters, not only blanks."),
     type: opt(z.enum(["stdio", "http", "sse"])),
-    command: opt(z.string().min(1)),
+    command: opt(
+      z
+        .string()
+        .regex(notBlank, "expected a command that is not only blanks")
+        .describe("A program to run, not empty and not only blanks."),
+    ),
     args: opt(z.array(z.string())),
     env: opt(z.record(z.string(), z.string().nullable())),
     cwd: opt(z.string()),
