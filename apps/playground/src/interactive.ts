@@ -127,7 +127,7 @@ const HELP = [
   "/steer <text>  steer the run in progress (with none going, ask <text>)",
   "/exit          leave (as Ctrl-D, or Ctrl-C at the prompt)",
   "/help          this list",
-  "//name …       ask \"/name …\" as written (a first word of one slash and a name is read as a command)",
+  '//name …       ask "/name …" as written (a first word of one slash and a name is read as a command)',
 ].join("\n");
 
 /**

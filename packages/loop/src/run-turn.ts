@@ -109,7 +109,7 @@ export function sleep(ms: number, signal: AbortSignal | undefined, maxStepMs = M
     };
     const step = (): void => {
       // Always one timer, even for 0 (or NaN, as Node reads it): a retry is never sent in the same tick.
-      const now = left > most ? most : left;
+      const now = Math.min(left, most);
       left -= now;
       timer = setTimeout(left > 0 ? step : done, now);
     };
