@@ -116,6 +116,14 @@ function walk(
   if ((type === "number" || type === "integer") && boundsAdmitNone(type, schema))
     report(`has bounds no ${type} meets (a grammar server cannot answer a schema nothing satisfies)`);
   if (
+    nonNegativeInteger(schema.minLength) &&
+    nonNegativeInteger(schema.maxLength) &&
+    (schema.minLength as number) > (schema.maxLength as number)
+  )
+    report(
+      "has a minLength above its maxLength (llama.cpp b9749 never answers it: its slot spins, and every later request waits)",
+    );
+  if (
     nonNegativeInteger(schema.minItems) &&
     nonNegativeInteger(schema.maxItems) &&
     (schema.minItems as number) > (schema.maxItems as number)
@@ -188,7 +196,7 @@ export interface CheckStrictOptions {
  * nullable only through `[T, "null"]` type lists or a null `anyOf` branch, no `anyOf` at the root
  * or beside other keywords, no `$ref`, anchored grammar-safe patterns, formats both OpenAI and
  * llama.cpp know, at most 10 levels of objects, integer bounds whole and under 10^15 in size,
- * nothing no value satisfies (bounds or item counts that contradict, an empty enum, an enum value
+ * nothing no value satisfies (bounds, lengths or item counts that contradict, an empty enum, an enum value
  * the bounds or multipleOf beside it refuse), and no property name, description or enum
  * value holding half a surrogate pair alone.
  *

@@ -180,3 +180,18 @@ describe("checkStrictSchema and what no value satisfies", () => {
       expect(checkStrictSchema(wrap(v))).toEqual([]);
   });
 });
+
+describe("checkStrictSchema and a string's contradictory lengths (llama.cpp b9749 never answers them)", () => {
+  it("names minLength above maxLength, which a host sending schemas unsanitized must not send", () => {
+    const schema = {
+      type: "object",
+      properties: { v: { type: "string", minLength: 5, maxLength: 3 } },
+      required: ["v"],
+      additionalProperties: false,
+    };
+    expect(checkStrictSchema(schema, { relaxed: true }).map((issue) => issue.message)).toContain(
+      "has a minLength above its maxLength (llama.cpp b9749 never answers it: its slot spins, and every later request waits)",
+    );
+    expect(checkStrictSchema(sanitizeSchema(schema))).toEqual([]);
+  });
+});
