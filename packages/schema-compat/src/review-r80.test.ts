@@ -195,3 +195,25 @@ describe("checkStrictSchema and a string's contradictory lengths (llama.cpp b974
     expect(checkStrictSchema(sanitizeSchema(schema))).toEqual([]);
   });
 });
+
+describe("a pattern holding an empty class [] (no character in ECMAScript)", () => {
+  // llama.cpp's converter reads `[]` as the empty string (`^[]$` → the model writes "") or,
+  // quantified, refuses the grammar (a 400): see review-r80-live.test.ts.
+  it.each(["^[]$", "^a[]b$", "^[]?$", "^(a|[])$", "[]"])("moves %j into the description", (pattern) => {
+    const out = sanitizeSchema({
+      type: "object",
+      properties: { v: { type: "string", pattern } },
+      required: ["v"],
+    });
+    expect((out.properties as Raw).v).toEqual({
+      type: "string",
+      description: `Must match the regular expression ${pattern}.`,
+    });
+    expect(checkStrictSchema(out)).toEqual([]);
+  });
+
+  it("keeps [^] (any character), closed to the quote and backslash", () => {
+    const out = sanitizeSchema({ type: "object", properties: { v: { type: "string", pattern: "^[^]*$" } } });
+    expect(((out.properties as Raw).v as Raw).pattern).toBe('^[^"\\\\]*$');
+  });
+});
