@@ -109,3 +109,36 @@ describe("r80-5: an array entry that reaches one catalogued name whole is not sp
     );
   });
 });
+
+describe("r80-h: a catalogued name holding half a surrogate pair alone", () => {
+  // Listed raw in the system prompt (and echoed in an ondemand load's answer), it made every
+  // request one llama.cpp refuses with a 500; refused now as a line break in a name is.
+  it.each([
+    [[{ name: "s", tools: [{ name: "q\uD800" }] }], 'the name of tool 0 of server "s"'],
+    [[{ name: "s\uDC00", tools: [{ name: "q" }] }], "the name of catalogue entry 0"],
+  ])("is invalid-catalog, named well-formed, from createToolLoading (%#)", (catalog, what) => {
+    let caught: unknown;
+    try {
+      createToolLoading({ mode: "ondemand", tools: [tool("q")], catalog: catalog as CatalogServer[] });
+    } catch (error) {
+      caught = error;
+    }
+    expect(caught).toMatchObject({ code: "invalid-catalog" });
+    const message = (caught as Error).message;
+    expect(message).toContain(`${what} holds half a surrogate pair alone`);
+    expect(message.isWellFormed()).toBe(true);
+  });
+
+  it("a whole pair (an emoji) is a name as before", () => {
+    const loading = createToolLoading({
+      mode: "ondemand",
+      tools: [tool("q😀")],
+      catalog: [{ name: "s", tools: [{ name: "q😀" }] }],
+    });
+    const route = loading.route(
+      { id: "c", name: "load_tools", args: { names: ["q😀"] } },
+      { loaded: [], messages: [] },
+    );
+    expect(route).toMatchObject({ kind: "load", fresh: ["q😀"] });
+  });
+});
