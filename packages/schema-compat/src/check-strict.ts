@@ -1,6 +1,6 @@
 import { STRICT_FORMATS, STRICT_KEYWORDS, STRICT_MAX_DEPTH, TYPE_NAMES } from "./keywords.js";
 import { isGrammarSafePattern, REPETITION_LIMIT } from "./pattern.js";
-import { INTEGER_BOUND_LIMIT } from "./sanitize-schema.js";
+import { besideTester, boundsAdmitNone, INTEGER_BOUND_LIMIT } from "./sanitize-schema.js";
 
 /** One way a schema falls outside the strict subset: where (a JSON pointer) and what. */
 export interface StrictSchemaIssue {
@@ -111,6 +111,33 @@ function walk(
   }
   if (typeof schema.multipleOf === "number" && !(schema.multipleOf > 0))
     report("has a multipleOf that is not > 0");
+  // What no value satisfies: a grammar built from it admits nothing (llama.cpp b9749 answers a
+  // 500, or for a string's contradictory lengths never answers at all).
+  if ((type === "number" || type === "integer") && boundsAdmitNone(type, schema))
+    report(`has bounds no ${type} meets (a grammar server cannot answer a schema nothing satisfies)`);
+  if (
+    nonNegativeInteger(schema.minLength) &&
+    nonNegativeInteger(schema.maxLength) &&
+    (schema.minLength as number) > (schema.maxLength as number)
+  )
+    report(
+      "has a minLength above its maxLength (llama.cpp b9749 never answers it: its slot spins, and every later request waits)",
+    );
+  if (
+    nonNegativeInteger(schema.minItems) &&
+    nonNegativeInteger(schema.maxItems) &&
+    (schema.minItems as number) > (schema.maxItems as number)
+  )
+    report("has a minItems above its maxItems (a grammar server cannot answer a schema nothing satisfies)");
+  if (Array.isArray(schema.enum) && schema.enum.length > 0) {
+    // Not the pattern: sanitizeSchema weighs an enum against the source's, and sends the
+    // pattern rewritten for a grammar (kept inside the string), which a value may not match.
+    const meets = besideTester(schema, false);
+    if (schema.enum.some((v) => (typeof v === "number" || typeof v === "string") && !meets(v)))
+      report(
+        "has an enum value the bounds or multipleOf beside it refuse (a grammar server follows the enum alone)",
+      );
+  }
   if (schema.pattern !== undefined) {
     if (typeof schema.pattern !== "string" || !isGrammarSafePattern(schema.pattern)) {
       report("has a pattern a grammar builder cannot take (it must be anchored ^…$, with no lookaround)");
@@ -168,8 +195,10 @@ export interface CheckStrictOptions {
  * root, every object closed (`additionalProperties: false`) with all its properties required,
  * nullable only through `[T, "null"]` type lists or a null `anyOf` branch, no `anyOf` at the root
  * or beside other keywords, no `$ref`, anchored grammar-safe patterns, formats both OpenAI and
- * llama.cpp know, at most 10 levels of objects, integer bounds whole and under 10^15 in size, and
- * no property name, description or enum value holding half a surrogate pair alone.
+ * llama.cpp know, at most 10 levels of objects, integer bounds whole and under 10^15 in size,
+ * nothing no value satisfies (bounds, lengths or item counts that contradict, an empty enum, an enum value
+ * the bounds or multipleOf beside it refuse), and no property name, description or enum
+ * value holding half a surrogate pair alone.
  *
  * Reads any value; never throws. Returns an empty array for a schema inside the subset.
  */

@@ -124,7 +124,10 @@ function gather(value: unknown, into: Gathered, depth: number, seen: Set<object>
  * `body`, `error` or `message`, a plain `Error` (its `cause` too), or a string holding the body or
  * the message. Answers false for everything else, including other 400s (context overflow,
  * unknown parameters) and a model whose call failed the schema (Groq's `tool_use_failed`).
- * Never throws.
+ * Never throws. A request that never comes back is nothing to recognise: llama.cpp (b9749) never
+ * answers a schema holding a string's `minLength` above its `maxLength` (its slot spins, and every
+ * later request waits), so a host sending schemas unsanitized must refuse such a schema itself
+ * (`checkStrictSchema` reports it).
  */
 export function isGrammarError(error: unknown): boolean {
   const found: Gathered = { texts: [], codes: [] };

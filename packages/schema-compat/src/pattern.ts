@@ -251,6 +251,10 @@ function readClass(pattern: string, start: number): { text: string; end: number 
     body += text;
   }
   if (i >= pattern.length) return undefined;
+  // `[]`: no character, in ECMAScript. llama.cpp's converter reads it as the empty string
+  // (`^[]$` lets the model write `""`, `^(a|[])$` too) or, quantified (`[]?`), refuses the whole
+  // grammar; no grammar says "no character", so the pattern is not sent.
+  if (!negated && body === "") return undefined;
   const extra = negated ? `${excludesQuote ? "" : '"'}${excludesBackslash ? "" : "\\\\"}` : "";
   return { text: `[${negated ? "^" : ""}${body}${extra}]`, end: i };
 }

@@ -1,3 +1,4 @@
+import { mayBacktrack, PATTERN_KEY_LIMIT } from "./backtracking.js";
 import { STRICT_FORMATS, STRICT_MAX_DEPTH, TYPE_NAMES, type TypeName } from "./keywords.js";
 import { anchorPattern, REPETITION_LIMIT } from "./pattern.js";
 import type { JsonSchema } from "./types.js";
@@ -19,8 +20,9 @@ export interface SanitizeOptions {
    * `MAX_EXPANDED_CHARS` and references were expanded less (or asked for as JSON text) instead,
    * when the keywords beside a wide `anyOf` were kept once rather than copied into each branch,
    * when repeated parts past {@link MAX_EXPANDED_NODES} were asked for as JSON text, and when a
-   * part admits no value (bounds, item counts or lengths that contradict, an empty enum or one of
-   * another type) and was sent without the contradiction, written into its description.
+   * part admits no value (bounds, item counts or lengths that contradict, an empty enum, one of
+   * another type or one no value of which meets the bounds, pattern or multipleOf beside it) and
+   * was sent without the contradiction, written into its description.
    */
   onNotice?: ((notice: string) => void) | undefined;
 }
@@ -646,6 +648,35 @@ function convertObject(input: Raw, ctx: Context, depth: number, refs: RefCounts)
     }
     enumValues = fitting.length > 0 ? fitting : undefined;
   }
+  if (enumValues) {
+    // The enum beside bounds, a pattern or a multipleOf: only the values meeting them are valid.
+    // A grammar server follows the enum alone (llama.cpp lets the model write `1` for
+    // `{ enum: [1, 2], minimum: 5 }`), so the values that fail are left out of it.
+    const meets = besideTester(schema);
+    const meeting = enumValues.filter((v) => v === null || meets(v));
+    if (meeting.length === 0) {
+      // None meets them: no value is valid. The enum and what it contradicts are left out and
+      // written into the description, as bounds no value meets are.
+      const shown = enumValues.slice(0, 20).map((v) => JSON.stringify(v));
+      const listed = shown.length < enumValues.length ? `${shown.join(", ")}, …` : shown.join(", ");
+      const words = [Object.hasOwn(schema, "const") ? `Must be exactly ${listed}.` : `One of: ${listed}.`];
+      const left: Raw = { ...schema };
+      for (const [key, word] of besideWords(schema)) {
+        if (key !== "minLength" && key !== "maxLength") {
+          delete left[key];
+          notes.push(word);
+        }
+        words.push(word);
+      }
+      notes.unshift(words[0] as string);
+      ctx.notices.push(
+        `A schema's ${Object.hasOwn(schema, "const") ? "const" : "enum"} holds no value its bounds, pattern or ` +
+          `multipleOf admit (${words.join(" ")}); they are left out of the schema and written into its description, as no server can answer a schema nothing satisfies.`,
+      );
+      schema = left;
+      enumValues = undefined;
+    } else enumValues = meeting;
+  }
 
   if (nonNull.length === 0) return withDescription({ type: "null" }, describe(base, notes));
 
@@ -881,6 +912,93 @@ function buildType(
       return out;
     }
   }
+}
+
+/**
+ * Whether an enum value meets the keywords beside it that constrain its kind: a number's bounds
+ * (draft 4's boolean exclusives too) and `multipleOf`, a string's lengths (in code points) and
+ * `pattern` (read as JSON Schema reads it; an invalid one, one `mayBacktrack` calls risky, and a
+ * value over `PATTERN_KEY_LIMIT` characters count as met, never run; `withPattern: false` reads
+ * no pattern). In doubt, met.
+ */
+export function besideTester(schema: Raw, withPattern = true): (value: string | number | boolean) => boolean {
+  let { minimum, maximum, exclusiveMinimum, exclusiveMaximum } = schema;
+  if (exclusiveMinimum === true && finite(minimum)) [exclusiveMinimum, minimum] = [minimum, undefined];
+  if (exclusiveMaximum === true && finite(maximum)) [exclusiveMaximum, maximum] = [maximum, undefined];
+  const step = finite(schema.multipleOf) && schema.multipleOf > 0 ? schema.multipleOf : undefined;
+  const minLength = count(schema.minLength);
+  const maxLength = count(schema.maxLength);
+  let pattern: RegExp | undefined;
+  if (withPattern && typeof schema.pattern === "string" && !mayBacktrack(schema.pattern)) {
+    try {
+      pattern = new RegExp(schema.pattern);
+    } catch {
+      pattern = undefined;
+    }
+  }
+  return (value) => {
+    if (typeof value === "number") {
+      if (finite(minimum) && value < minimum) return false;
+      if (finite(maximum) && value > maximum) return false;
+      if (finite(exclusiveMinimum) && value <= exclusiveMinimum) return false;
+      if (finite(exclusiveMaximum) && value >= exclusiveMaximum) return false;
+      if (step !== undefined) {
+        // A decimal step (0.1) meets its multiples only approximately: near enough counts.
+        const q = value / step;
+        if (Number.isFinite(q) && Math.abs(q - Math.round(q)) > 1e-9 * Math.max(1, Math.abs(q))) return false;
+      }
+      return true;
+    }
+    if (typeof value === "string") {
+      if (minLength !== undefined || maxLength !== undefined) {
+        let length = 0;
+        for (const _ of value) length++;
+        if (minLength !== undefined && length < minLength) return false;
+        if (maxLength !== undefined && length > maxLength) return false;
+      }
+      if (pattern && value.length <= PATTERN_KEY_LIMIT && !pattern.test(value)) return false;
+    }
+    return true;
+  };
+}
+
+/** The constraining keywords beside an enum, each with its words (`At least 5.`). */
+function besideWords(schema: Raw): Array<[string, string]> {
+  const out: Array<[string, string]> = [];
+  for (const key of ["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"]) {
+    const value = schema[key];
+    if (finite(value)) out.push([key, (BOUND_NOTES[key] as (v: unknown) => string)(value)]);
+    else if (value === true && key.startsWith("exclusive")) {
+      const bound = schema[key === "exclusiveMinimum" ? "minimum" : "maximum"];
+      if (finite(bound)) out.push([key, `Not ${bound} itself.`]);
+    }
+  }
+  if (typeof schema.pattern === "string")
+    out.push(["pattern", (BOUND_NOTES.pattern as (v: unknown) => string)(schema.pattern)]);
+  const minLength = count(schema.minLength);
+  const maxLength = count(schema.maxLength);
+  if (minLength !== undefined && minLength > 0)
+    out.push(["minLength", `At least ${minLength} character${minLength === 1 ? "" : "s"}.`]);
+  if (maxLength !== undefined) out.push(["maxLength", `At most ${maxLength} characters.`]);
+  return out;
+}
+
+/**
+ * Whether a number or integer schema's bounds (draft 4's boolean exclusives read, an integer's
+ * fractional bound as the whole one it means) admit no value of its type.
+ */
+export function boundsAdmitNone(type: "number" | "integer", schema: Raw): boolean {
+  let { minimum, maximum, exclusiveMinimum, exclusiveMaximum } = schema;
+  if (exclusiveMinimum === true && finite(minimum)) [exclusiveMinimum, minimum] = [minimum, undefined];
+  if (exclusiveMaximum === true && finite(maximum)) [exclusiveMaximum, maximum] = [maximum, undefined];
+  if (type === "integer")
+    [minimum, maximum, exclusiveMinimum, exclusiveMaximum] = wholeBounds(
+      minimum,
+      maximum,
+      exclusiveMinimum,
+      exclusiveMaximum,
+    );
+  return admitsNone(type, { minimum, maximum, exclusiveMinimum, exclusiveMaximum });
 }
 
 /**

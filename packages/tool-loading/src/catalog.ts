@@ -37,6 +37,14 @@ function breaksLine(text: string): boolean {
 
 /** Throws `invalid-catalog` for a name that would break the catalogue's lines in the system prompt. */
 function checkLine(name: string, what: string, where: string): void {
+  if (!name.isWellFormed()) {
+    // Listed in the system prompt (and echoed in load answers), it makes every request one a
+    // server reading UTF-8 refuses: llama.cpp answers a 500, even for the escape JSON writes.
+    throw new ToolLoadingError(
+      "invalid-catalog",
+      `${where}: ${what} holds half a surrogate pair alone (${JSON.stringify(cutName(name))}), which no server reading UTF-8 takes in the system prompt it is listed in. Rename it.`,
+    );
+  }
   if (!breaksLine(name)) return;
   throw new ToolLoadingError(
     "invalid-catalog",

@@ -59,23 +59,26 @@ function unquoted(part: string): string {
  * `names` as one string (comma- or space-separated, or a JSON array in a string), or `name` /
  * `tools` in place of `names`. Each name once, in the order written.
  *
- * Given the run's `catalog`, an array entry that is (trimmed) exactly a catalogued tool's or
- * server's name is read as that one name before any splitting, so a tool named `read file` or
- * `a,b`, or a server named `git hub`, loads from `{ "names": ["read file"] }`; a name written as
- * one string (`"names": "a, b"`) is split as ever.
+ * Given the run's `catalog`, an array entry that, taken whole, reaches a catalogued tool or server
+ * (as `expandNames` reads a name, but for `*` patterns: exactly, `functions.`, `server.tool`, a
+ * case-insensitive match) is read as that one name before any splitting, so a tool named
+ * `read file` or `a,b`, or a server named `git hub`, loads from `{ "names": ["read file"] }`,
+ * `["Read File"]` or `["git hub.list_pods"]`; a name written as one string (`"names": "a, b"`) is
+ * split as ever.
  *
  * Throws a `ToolLoadingError` (`invalid-names`) when the arguments hold no name at all, with a
  * message the model can act on, and `invalid-catalog` for a malformed `catalog`. Resolving the
  * names against a catalogue is `expandNames`.
  */
 export function loadNames(args: unknown, catalog?: readonly CatalogServer[]): string[] {
-  const whole = catalog === undefined ? undefined : catalogNames(catalog);
-  return namesIn(args, whole ? (name) => whole.has(name) : undefined);
+  if (catalog === undefined) return namesIn(args);
+  checkCatalog(catalog, "loadNames");
+  return namesIn(args, nameReader(catalog).readsWhole);
 }
 
 /**
- * {@link loadNames} for a run whose catalogue is already checked and indexed: `whole` tells a
- * catalogued tool's or server's name, which an array entry is read as before any splitting.
+ * {@link loadNames} for a run whose catalogue is already checked and indexed: `whole` tells an
+ * array entry that reaches a catalogued tool or server taken whole, read so before any splitting.
  */
 export function namesIn(args: unknown, whole?: (name: string) => boolean): string[] {
   const record =
@@ -99,17 +102,6 @@ export function namesIn(args: unknown, whole?: (name: string) => boolean): strin
       "invalid-names",
       `load_tools needs the names of the tools to load, as { "names": ["tool_name", ...] }, and was given ${describe(given)}.`,
     );
-  }
-  return names;
-}
-
-/** Every catalogued tool's and server's name, the catalogue checked first. */
-function catalogNames(catalog: readonly CatalogServer[]): Set<string> {
-  checkCatalog(catalog, "loadNames");
-  const names = new Set<string>();
-  for (const server of catalog) {
-    names.add(server.name);
-    for (const tool of server.tools) names.add(tool.name);
   }
   return names;
 }
@@ -326,6 +318,19 @@ export function expandNames(
 export function nameExpander(
   catalog: readonly CatalogServer[],
 ): (requested: readonly string[], cap: number) => NameResolution {
+  return nameReader(catalog).expand;
+}
+
+/**
+ * {@link nameExpander}'s expander, and beside it `readsWhole(name)`: whether a load's array entry,
+ * taken whole, reaches a catalogued tool or server by any reading but a `*` pattern — its exact
+ * name, `functions.`, `server.tool` (and `/`, `:`, `__`, `server.*`), or a case-insensitive match —
+ * so that `git hub.list_pods` or `Read File` is read as one name before it is split at blanks.
+ */
+export function nameReader(catalog: readonly CatalogServer[]): {
+  expand: (requested: readonly string[], cap: number) => NameResolution;
+  readsWhole: (name: string) => boolean;
+} {
   const index = catalogIndex(catalog);
   const servers = serverTools(catalog);
   const longest = longestName(servers);
@@ -347,7 +352,7 @@ export function nameExpander(
   let toolsByCase: Map<string, string[]> | undefined;
   let serversByCase: Map<string, string[]> | undefined;
 
-  const match = (raw: string): string[] => {
+  const match = (raw: string, patterns = true): string[] => {
     // "functions.read_file" is how OpenAI's own templates namespace a tool; models copy it.
     if (raw.length > MAX_NAME_LENGTH) return [];
     const trimmed = raw.trim();
@@ -363,6 +368,7 @@ export function nameExpander(
       if (tool === "*" || tool === "") return toolsOf(server);
     }
     if (name.includes("*")) {
+      if (!patterns) return [];
       matchPattern ??= patternMatches([...index.keys()]);
       return matchPattern(name);
     }
@@ -376,7 +382,7 @@ export function nameExpander(
     return [];
   };
 
-  return (requested, cap) => {
+  const expand = (requested: readonly string[], cap: number): NameResolution => {
     const names: string[] = [];
     const unknown = new Set<string>();
     const overCap: string[] = [];
@@ -401,6 +407,7 @@ export function nameExpander(
     }
     return { names, unknown: [...unknown], overCap, cap };
   };
+  return { expand, readsWhole: (name) => match(name, false).length > 0 };
 }
 
 /**

@@ -15,7 +15,7 @@ import {
   DEFAULT_CARRY_CAP,
   DEFAULT_LOAD_CAP,
   type NameResolution,
-  nameExpander,
+  nameReader,
   namesIn,
   toolResolver,
 } from "./names.js";
@@ -362,7 +362,7 @@ export function createToolLoading<R = unknown>(
   // Built once: every call_tool and every unloaded call resolves its name through it.
   const resolve = toolResolver(catalog);
   // Built once as well: every load and the preselection expand their names through it.
-  const expand = nameExpander(catalog);
+  const { expand, readsWhole } = nameReader(catalog);
   // Each tool's definition line, written once when first needed (the definitions never change in a run).
   const lines = new Map<string, string>();
   const lineOf = (name: string): string | undefined => {
@@ -380,9 +380,6 @@ export function createToolLoading<R = unknown>(
     heldWhere(messages, (name, line) => lineOf(name) === line);
   const text = mode === "eager" ? "" : catalogText(catalog, { mode, descriptions, cap: loadCap });
   const loadable = (name: string) => index.has(name);
-  // A name a load's array entry gives whole: a catalogued tool's or server's (`read file`, `git hub`).
-  const serverNames = new Set(catalog.map((server) => server.name));
-  const wholeName = (name: string) => index.has(name) || serverNames.has(name);
   // Each name once: a tool declared twice is a request endpoints refuse (and the loop refuses such a
   // tool list), and a host's `loaded` may name one twice (its own list joined with a route's).
   const definitionsOf = (names: readonly string[]) =>
@@ -441,7 +438,7 @@ export function createToolLoading<R = unknown>(
   ): CallRoute => {
     let names: string[];
     try {
-      names = namesIn(call.args, wholeName);
+      names = namesIn(call.args, readsWhole);
     } catch (error) {
       if (!ToolLoadingError.isInstance(error)) throw error;
       return { kind: "refuse", content: error.message, error, loaded: [...loaded], unknown: [] };
