@@ -13,6 +13,7 @@ export type {
   RunMetrics,
   RunMetricsOptions,
   SequencedEvent,
+  UsageEvent,
 } from "@loopwright/events";
 export { fold, runMetrics } from "@loopwright/events";
 export type { HookEvent, HookInput, HookReport, HookRunner, HookSettings, Hooks } from "@loopwright/hooks";
