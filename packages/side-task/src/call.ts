@@ -78,7 +78,7 @@ export interface SideTaskOptions {
    * Told what each request cost: called once for every answer a server sent back (a request sent
    * again after a refusal or a window that ran out reports each answer), with the side task, the
    * model and the server's token counts (`SideTaskUsage`; zero where it reported none). A request
-   * refused or never answered reports nothing. What it throws is ignored.
+   * refused or never answered reports nothing. What it throws (or, async, rejects with) is ignored.
    */
   onUsage?: ((report: SideTaskUsage) => void) | null | undefined;
   /** The capability latches to read and write; default `@loopwright/negotiate`'s default store. */
@@ -278,7 +278,11 @@ function tellUsage(
     raw = undefined;
   }
   try {
-    onUsage({ task, model, usage: readSideUsage(raw) });
+    const told: unknown = onUsage({ task, model, usage: readSideUsage(raw) });
+    // An async sink that rejects would be an unhandled rejection (which ends a Node process).
+    if (typeof (told as { then?: unknown } | null)?.then === "function") {
+      Promise.resolve(told).catch(() => {});
+    }
   } catch {
     // The report was the host's to take; the side task's answer stands.
   }

@@ -150,16 +150,32 @@ describe("onUsage: what each side-task request cost", () => {
   });
 
   it("an onUsage that throws changes nothing; one that is not a function is invalid-input, nothing sent", async () => {
-    server = await startServer({ personality: HOSTED, replies: [{ content: "fine" }] });
+    server = await startServer({ personality: HOSTED, replies: [{ content: "fine" }, { content: "fine" }] });
     const endpoint = { baseUrl: server.baseUrl };
     const throwing = () => {
       throw new Error("sink down");
     };
     await expect(ask(endpoint, "tiny", "", "Hi", { ...isolated(), onUsage: throwing })).resolves.toBe("fine");
+    // An async sink that rejects: no unhandled rejection (vitest fails the run on one).
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on("unhandledRejection", onUnhandled);
+    try {
+      const rejecting = async () => {
+        throw new Error("async sink down");
+      };
+      await expect(ask(endpoint, "tiny", "", "Hi", { ...isolated(), onUsage: rejecting })).resolves.toBe(
+        "fine",
+      );
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    } finally {
+      process.off("unhandledRejection", onUnhandled);
+    }
+    expect(unhandled).toEqual([]);
     const wrong = { ...isolated(), onUsage: "log" as unknown as () => void };
     const refused = await ask(endpoint, "tiny", "", "Hi", wrong).catch((error: unknown) => error);
     expect(SideTaskError.isInstance(refused) && refused.code).toBe("invalid-input");
     expect(String((refused as Error).message)).toMatch(/onUsage must be a function/);
-    expect(server.chatRequests).toHaveLength(1);
+    expect(server.chatRequests).toHaveLength(2);
   });
 });
