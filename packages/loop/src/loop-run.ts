@@ -124,18 +124,22 @@ function sum(a: RunUsage, b: RunUsage): RunUsage {
 
 /**
  * Adds what one side request cost (`onUsage`'s report) to the run's side usage, under its kind and
- * in the sum: a new object, so a `RunState` or event handed out earlier keeps what it said.
+ * in the sum: a new object, so a `RunState` or event handed out earlier keeps what it said. The
+ * counts are held as a turn's are (`runTurn`): rounded to whole numbers, the cached count to at most
+ * the prompt, the total to at least prompt plus completion.
  */
 export function addSideUsage(
   run: Pick<LoopRun, "sideUsage">,
   kind: "summary" | "preselect",
   usage: RunUsage,
 ): void {
+  const prompt = Math.round(usage.prompt);
+  const completion = Math.round(usage.completion);
   const counts: RunUsage = {
-    prompt: usage.prompt,
-    completion: usage.completion,
-    total: usage.total,
-    cached: usage.cached,
+    prompt,
+    completion,
+    total: Math.max(Math.round(usage.total), prompt + completion),
+    cached: Math.min(Math.round(usage.cached), prompt),
   };
   const side = run.sideUsage;
   run.sideUsage = {

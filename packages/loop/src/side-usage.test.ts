@@ -39,7 +39,51 @@ function longHistory(): ChatMessage[] {
 const isSummary = (request: { body: unknown }) =>
   (request.body as { messages: ChatMessage[] }).messages[0]?.content === SUMMARISER_SYSTEM;
 
+/** A non-streamed completion (what a side task asks for) whose `usage` is as the server wrote it. */
+function rawCompletion(content: string, usage: object) {
+  const body = {
+    id: "s",
+    object: "chat.completion",
+    choices: [{ index: 0, message: { role: "assistant", content }, finish_reason: "stop" }],
+    usage,
+  };
+  return {
+    type: "raw" as const,
+    headers: { "content-type": "application/json" },
+    chunks: [JSON.stringify(body)],
+  };
+}
+
 describe("r80b: side tasks' token usage on the run", () => {
+  it("a side request's counts are held as a turn's are: rounded, the cache cut to the prompt, the total at least their sum", async () => {
+    const server = await startServer({
+      replies: (request) =>
+        isSummary(request)
+          ? rawCompletion("Notes: chapters one to four.", {
+              prompt_tokens: 899.6,
+              completion_tokens: 40.2,
+              total_tokens: 12,
+              prompt_tokens_details: { cached_tokens: 5000 },
+            })
+          : { content: "Chapter five is next.", usage: TURN_USAGE },
+    });
+    servers.push(server);
+    const result = await createRuntime().runAgentLoop({
+      config: {
+        baseUrl: server.baseUrl,
+        model: "m",
+        maxRetries: 0,
+        contextLength: 1600,
+        compact: true,
+        tasks: { compaction: { model: "m" } },
+      },
+      messages: longHistory(),
+      dispatch: () => "unused",
+    });
+    const held = { prompt: 900, completion: 40, total: 940, cached: 900 };
+    expect(result.sideUsage).toEqual({ ...held, summary: held, preselect: ZERO });
+  });
+
   it("a compaction's summary is counted in sideUsage.summary, not in usage; the usage event carries it and runMetrics counts it nowhere", async () => {
     const server = await startServer({
       replies: (request) =>
