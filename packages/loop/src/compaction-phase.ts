@@ -22,6 +22,7 @@ import type { ChatMessage, LoopConfig, ToolChoice } from "./config.js";
 import { LoopOptionError } from "./errors.js";
 import { stepSize } from "./loop-phases.js";
 import {
+  addSideUsage,
   type LoopRun,
   noteOverflow,
   notice,
@@ -276,6 +277,8 @@ async function fold(
     ...(options.signal ? { signal: options.signal } : {}),
     clients: services.clients,
     capabilities: services.capabilities,
+    // Each summary request's cost, kept apart from the turns' usage (result.sideUsage, usage events).
+    onUsage: (report) => addSideUsage(run, "summary", report.usage),
     // What the summariser says of a stop would call it a failure: the stop speaks for itself.
     onNotice: (text) => {
       if (!options.signal?.aborted) notice(run, text);

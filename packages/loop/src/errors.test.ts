@@ -4,6 +4,9 @@ import { afterEach, describe, expect, it } from "vitest";
 import { AgentLoopError, AgentLoopOverflow, errorMessage, failedRun, ToolIterationLimit } from "./errors.js";
 import { createRuntime } from "./index.js";
 
+const ZERO = { prompt: 0, completion: 0, total: 0, cached: 0 };
+const NO_SIDE = { ...ZERO, summary: { ...ZERO }, preselect: { ...ZERO } };
+
 let server: TestServer | undefined;
 afterEach(async () => {
   await server?.close();
@@ -69,6 +72,7 @@ describe("failedRun", () => {
     const run = {
       messages: [],
       usage: { prompt: 1, completion: 2, total: 3, cached: 0 },
+      sideUsage: NO_SIDE,
       toolCalls: [],
       loaded: [],
       preselected: [],
@@ -85,6 +89,7 @@ describe("failedRun", () => {
     const run = {
       messages: [],
       usage: { prompt: 0, completion: 0, total: 0, cached: 0 },
+      sideUsage: NO_SIDE,
       toolCalls: [],
       loaded: [],
       preselected: [],

@@ -1,4 +1,5 @@
 import { isCredentialParam, REDACTED } from "@loopwright/client";
+import type { UsageEvent } from "@loopwright/events";
 import { ContextOverflow } from "@loopwright/negotiate";
 import type { ToolCallOutcome } from "@loopwright/tool-calls";
 import type { ChatMessage } from "./config.js";
@@ -9,6 +10,12 @@ export interface RunState {
   messages: ChatMessage[];
   /** Token totals over every turn of the run so far. */
   usage: RunUsage;
+  /**
+   * What the run's side tasks cost, apart from `usage` (which is the turns' alone): the compaction
+   * summaries (`summary`) and the preselection (`preselect`), each request the side task made that a
+   * server answered, and their sum at the top. Zero where none was made or none reported tokens.
+   */
+  sideUsage: SideUsage;
   /**
    * Every tool call the model made, in transcript order: its id and (the host's) tool name, whether
    * it was dispatched, shared a repeat's answer, or was refused unrun, whether it succeeded, and how
@@ -36,6 +43,27 @@ export interface RunUsage {
   completion: number;
   total: number;
   cached: number;
+}
+
+/**
+ * Token totals of a run's side tasks: the sum of every side request (the shape of `RunUsage`), and
+ * the same by kind — `summary` for compaction's summaries, `preselect` for the preselection.
+ */
+export interface SideUsage extends RunUsage {
+  /** The summaries `config.compact`'s folds asked `tasks.compaction` for. */
+  summary: RunUsage;
+  /** The preselection `preselect: true` asked `tasks.toolSelect` (or `toolSelectModel`) for. */
+  preselect: RunUsage;
+}
+
+/**
+ * The `usage` event as the loop emits it: `@loopwright/events`' `UsageEvent`, and — once a side task
+ * of the run was answered — `sideUsage`, what the side tasks cost so far. `usage` and `turn` stay the
+ * turns' own, so a watcher adding up usage events counts no side request, and none twice.
+ */
+export interface LoopUsageEvent extends UsageEvent {
+  /** The run's side usage so far (`RunState.sideUsage`); absent until a side task was answered. */
+  sideUsage?: SideUsage;
 }
 
 const RUN = Symbol.for("@loopwright/loop.run");

@@ -13,6 +13,7 @@ export type {
   RunMetrics,
   RunMetricsOptions,
   SequencedEvent,
+  UsageEvent,
 } from "@loopwright/events";
 export { fold, runMetrics } from "@loopwright/events";
 export type { HookEvent, HookInput, HookReport, HookRunner, HookSettings, Hooks } from "@loopwright/hooks";
@@ -65,7 +66,7 @@ export type {
 export { DEFAULT_MAX_TOOL_ITERATIONS } from "./config.js";
 export type { ContinuedTurn, ContinueTurnOptions } from "./continue-turn.js";
 export { continueTurn, isContinuable } from "./continue-turn.js";
-export type { LoopOptionErrorCode, RunState, RunUsage } from "./errors.js";
+export type { LoopOptionErrorCode, LoopUsageEvent, RunState, RunUsage, SideUsage } from "./errors.js";
 export {
   AgentLoopError,
   AgentLoopOverflow,

@@ -5,13 +5,15 @@ import type { Turn } from "@loopwright/stream";
 import type { ToolCallOutcome } from "@loopwright/tool-calls";
 import type { AssistantMessage, AssistantToolCall, ChatMessage, ToolChoice } from "./config.js";
 import { carryOn, isContinuable, windowTaken } from "./continue-turn.js";
-import type { RunUsage } from "./errors.js";
+import type { LoopUsageEvent, RunUsage } from "./errors.js";
 import { followQuestion, withHookContext } from "./hooks-phase.js";
 import {
   append,
+  copySideUsage,
   emitEvent,
   hostCallback,
   type LoopRun,
+  NO_SIDE_USAGE,
   noteOverflow,
   notice,
   replaceMessages,
@@ -381,7 +383,15 @@ export function measureStep(run: LoopRun, step: LoopStep): void {
     );
   }
   // The run's totals as a copy: a watcher that rewrites the event's usage does not rewrite the run's.
-  emitEvent(run, { kind: "usage", usage: { ...run.usage }, turn: metrics, ledger: [...run.measure.ledger] });
+  const event: LoopUsageEvent = {
+    kind: "usage",
+    usage: { ...run.usage },
+    turn: metrics,
+    ledger: [...run.measure.ledger],
+    // Once a side task was answered: what the side tasks cost so far, apart from the turns' totals.
+    ...(run.sideUsage !== NO_SIDE_USAGE ? { sideUsage: copySideUsage(run.sideUsage) } : {}),
+  };
+  emitEvent(run, event);
   if (turn.finishReason === "length") notice(run, cutOffNotice(run, step));
 }
 

@@ -19,6 +19,7 @@ import {
   LoopOptionError,
   type RunState,
   type RunUsage,
+  type SideUsage,
 } from "./errors.js";
 import { type RunHooks, startHooks } from "./hooks-phase.js";
 import { checkCatalogOption, checkOptionTypes, checkToolEntries, refuseUnbuilt } from "./loop-options.js";
@@ -70,6 +71,11 @@ export interface LoopRun {
   /** The transcript: the caller's messages plus what the run appended. */
   messages: ChatMessage[];
   usage: RunUsage;
+  /**
+   * What the run's side tasks cost (`addSideUsage`), apart from `usage`; `NO_SIDE_USAGE` itself
+   * until a side request was answered, so usage events carry it only from then on.
+   */
+  sideUsage: SideUsage;
   /** Every call the model made, as it was answered. */
   toolCalls: ToolCallOutcome[];
   /** Steps that ran tools so far. */
@@ -99,13 +105,66 @@ export interface LoopRun {
 
 const NO_USAGE: RunUsage = { prompt: 0, completion: 0, total: 0, cached: 0 };
 
+/** A run's side usage before any side request was answered (never changed: `addSideUsage` copies). */
+export const NO_SIDE_USAGE: SideUsage = Object.freeze({
+  ...NO_USAGE,
+  summary: Object.freeze({ ...NO_USAGE }),
+  preselect: Object.freeze({ ...NO_USAGE }),
+});
+
+/** The four counts of `a` and `b` added. */
+function sum(a: RunUsage, b: RunUsage): RunUsage {
+  return {
+    prompt: a.prompt + b.prompt,
+    completion: a.completion + b.completion,
+    total: a.total + b.total,
+    cached: a.cached + b.cached,
+  };
+}
+
+/**
+ * Adds what one side request cost (`onUsage`'s report) to the run's side usage, under its kind and
+ * in the sum: a new object, so a `RunState` or event handed out earlier keeps what it said. The
+ * counts are held as a turn's are (`runTurn`): rounded to whole numbers, the cached count to at most
+ * the prompt, the total to at least prompt plus completion.
+ */
+export function addSideUsage(
+  run: Pick<LoopRun, "sideUsage">,
+  kind: "summary" | "preselect",
+  usage: RunUsage,
+): void {
+  const prompt = Math.round(usage.prompt);
+  const completion = Math.round(usage.completion);
+  const counts: RunUsage = {
+    prompt,
+    completion,
+    total: Math.max(Math.round(usage.total), prompt + completion),
+    cached: Math.min(Math.round(usage.cached), prompt),
+  };
+  const side = run.sideUsage;
+  run.sideUsage = {
+    ...sum(side, counts),
+    summary: kind === "summary" ? sum(side.summary, counts) : { ...side.summary },
+    preselect: kind === "preselect" ? sum(side.preselect, counts) : { ...side.preselect },
+  };
+}
+
+/** A copy of `side` a caller may keep (and change) without touching the run's. */
+export function copySideUsage(side: SideUsage): SideUsage {
+  return { ...side, summary: { ...side.summary }, preselect: { ...side.preselect } };
+}
+
 /** The run as the errors and the result carry it: a copy a caller may keep. */
 export function runState(
-  run: Pick<LoopRun, "messages" | "usage" | "toolCalls" | "names"> & { discovery?: Discovery | undefined },
+  run: Pick<LoopRun, "messages" | "usage" | "toolCalls" | "names"> & {
+    sideUsage?: SideUsage | undefined;
+    discovery?: Discovery | undefined;
+  },
 ): RunState {
   return {
     messages: [...run.messages],
     usage: run.usage,
+    sideUsage: copySideUsage(run.sideUsage ?? NO_SIDE_USAGE),
     toolCalls: [...run.toolCalls],
     ...discoveryState(run),
     used: usedTools(run.toolCalls),
@@ -126,6 +185,7 @@ export function refusedAtStart(messages: unknown, error: unknown): AgentLoopErro
   return new AgentLoopError(error, {
     messages: Array.isArray(messages) ? [...(messages as ChatMessage[])] : [],
     usage: NO_USAGE,
+    sideUsage: copySideUsage(NO_SIDE_USAGE),
     toolCalls: [],
     loaded: [],
     preselected: [],
@@ -151,6 +211,7 @@ export function noteOverflow(overflow: ContextOverflow, note: string): ContextOv
  */
 export function failure(
   run: Pick<LoopRun, "messages" | "usage" | "toolCalls" | "names"> & {
+    sideUsage?: SideUsage | undefined;
     redact?: LoopRun["redact"];
     discovery?: Discovery | undefined;
   },
@@ -386,6 +447,7 @@ export function startRun(services: LoopServices, options: AgentLoopOptions): Loo
     toolNotices: new Set(),
     messages,
     usage: NO_USAGE,
+    sideUsage: NO_SIDE_USAGE,
     toolCalls: [],
     toolSteps: 0,
     used: undefined,

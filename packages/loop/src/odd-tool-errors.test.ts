@@ -13,6 +13,9 @@ import { runCalls } from "./run-calls.js";
 import { createRuntime } from "./runtime.js";
 import { ADD_TOOL, QUESTION, STRICT_TRANSCRIPT } from "./test-support/transcript.js";
 
+const ZERO = { prompt: 0, completion: 0, total: 0, cached: 0 };
+const NO_SIDE = { ...ZERO, summary: { ...ZERO }, preselect: { ...ZERO } };
+
 const KEY = "sk-live-4f9Qx7TzR2mLw8Vb3NcY";
 const TOOL_TOKEN = "wx-tool-own-token-7Hd2Kq";
 const TOOL_HEADER = "tool-header-secret-5Pz8";
@@ -280,6 +283,7 @@ describe("errorMessage and runCalls never throw for an odd error", () => {
       const run = {
         messages: [],
         usage: { prompt: 0, completion: 0, total: 0, cached: 0 },
+        sideUsage: NO_SIDE,
         toolCalls: [],
         loaded: [],
         preselected: [],

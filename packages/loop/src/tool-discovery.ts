@@ -21,7 +21,15 @@ import type { AgentLoopOptions } from "./agent-loop.js";
 import type { ChatMessage, ToolChoice, ToolDefinition } from "./config.js";
 import { LoopOptionError } from "./errors.js";
 import { preview } from "./loop-phases.js";
-import { append, emitEvent, type LoopRun, notice, tellToolNotices, throwIfStopped } from "./loop-run.js";
+import {
+  addSideUsage,
+  append,
+  emitEvent,
+  type LoopRun,
+  notice,
+  tellToolNotices,
+  throwIfStopped,
+} from "./loop-run.js";
 import {
   type CallResult,
   type CallRouting,
@@ -331,6 +339,8 @@ async function selectTools(run: LoopRun, discovery: Discovery): Promise<string[]
       },
       capabilities: services.capabilities,
       clients: services.clients,
+      // The preselection's cost, kept apart from the turns' usage (result.sideUsage, usage events).
+      onUsage: (report) => addSideUsage(run, "preselect", report.usage),
     },
     config,
   );

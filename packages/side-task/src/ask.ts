@@ -5,6 +5,7 @@ import { type JsonShape, type SideTaskOptions, type SideTaskReply, sideCall } fr
 import { describeValue, isPlainObject, SideTaskError } from "./errors.js";
 import type { SideTaskInput } from "./input.js";
 import { headOf } from "./text.js";
+import type { SideTaskKind } from "./usage.js";
 
 /** `ask`'s reply ceiling when none is given: a side task's answer is short. */
 export const ASK_MAX_TOKENS = 512;
@@ -159,6 +160,7 @@ export async function askJsonReading<T = unknown>(
   schema: Readonly<Record<string, unknown>>,
   options: AskJsonOptions,
   exact: boolean,
+  task: SideTaskKind = "askJson",
 ): Promise<T | undefined> {
   if (typeof schema !== "object" || schema === null || Array.isArray(schema)) {
     throw new SideTaskError(
@@ -202,6 +204,7 @@ export async function askJsonReading<T = unknown>(
     ASK_DEFAULTS,
     "askJson",
     shape,
+    task,
   );
   if (reply.text === "" && reply.refusal !== undefined) {
     options.onNotice?.(

@@ -13,6 +13,7 @@ import { ALL_FENCES, stripThinking } from "@loopwright/stream";
 import { describeValue, errorText, isPlainObject, SideTaskError } from "./errors.js";
 import { checkInput, hasImages, type SideTaskInput, textOnly } from "./input.js";
 import { headOf, wellFormed } from "./text.js";
+import { readSideUsage, type SideTaskKind, type SideTaskUsage } from "./usage.js";
 
 /** The narrow client a side task calls: `chat.completions.create`, as the `openai` SDK has it. */
 export interface SideTaskClient {
@@ -73,6 +74,13 @@ export interface SideTaskOptions {
   timeoutMs?: number | null | undefined;
   /** Told, in words, when a request is changed to get past a refusal. */
   onNotice?: ((message: string) => void) | null | undefined;
+  /**
+   * Told what each request cost: called once for every answer a server sent back (a request sent
+   * again after a refusal or a window that ran out reports each answer), with the side task, the
+   * model and the server's token counts (`SideTaskUsage`; zero where it reported none). A request
+   * refused or never answered reports nothing. What it throws (or, async, rejects with) is ignored.
+   */
+  onUsage?: ((report: SideTaskUsage) => void) | null | undefined;
   /** The capability latches to read and write; default `@loopwright/negotiate`'s default store. */
   capabilities?: SideTaskCapabilities | null | undefined;
   /** The clients to call through; default `@loopwright/client`'s default pool. */
@@ -250,6 +258,34 @@ function readReply(completion: unknown, model: string): SideCallReply {
     };
   }
   return reply;
+}
+
+/**
+ * Tells `onUsage` what an answer cost (zeros where the server counted nothing). What the host's
+ * sink throws is ignored: the answer is still read.
+ */
+function tellUsage(
+  onUsage: SideTaskOptions["onUsage"],
+  task: SideTaskKind,
+  model: string,
+  completion: unknown,
+): void {
+  if (typeof onUsage !== "function") return;
+  let raw: unknown;
+  try {
+    raw = isObject(completion) ? completion.usage : undefined;
+  } catch {
+    raw = undefined;
+  }
+  try {
+    const told: unknown = onUsage({ task, model, usage: readSideUsage(raw) });
+    // An async sink that rejects would be an unhandled rejection (which ends a Node process).
+    if (typeof (told as { then?: unknown } | null)?.then === "function") {
+      Promise.resolve(told).catch(() => {});
+    }
+  } catch {
+    // The report was the host's to take; the side task's answer stands.
+  }
 }
 
 /** Checks the endpoint and model every side task is handed. */
@@ -537,6 +573,12 @@ export function checkOptions(given: unknown, where: string): asserts given is Si
       `${where}: clients must be a client pool with a getClient function (as @loopwright/client's createClientPool makes), and was ${describeValue(clients)}.`,
     );
   }
+  if (options.onUsage != null && typeof options.onUsage !== "function") {
+    throw new SideTaskError(
+      "invalid-input",
+      `${where}: onUsage must be a function (report) => void, and was ${describeValue(options.onUsage)}.`,
+    );
+  }
   if (options.onNotice != null && typeof options.onNotice !== "function") {
     throw new SideTaskError(
       "invalid-input",
@@ -575,6 +617,7 @@ export async function sideCall(
   defaults: TaskDefaults,
   where: string,
   shape?: JsonShape,
+  task: SideTaskKind = where as SideTaskKind,
 ): Promise<SideCallReply> {
   checkTarget(endpoint, model, where);
   if (typeof system !== "string") {
@@ -703,6 +746,7 @@ export async function sideCall(
                 answered = true;
               });
               const completion = await untilAborted(request, attempt.signal);
+              tellUsage(options.onUsage, task, model, completion);
               return readReply(completion, model);
             } catch (error) {
               last = { body: text, error };

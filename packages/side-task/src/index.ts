@@ -2,6 +2,7 @@
 // @loopwright/side-task can name them. scripts/check-reexports.mjs holds this.
 export type { Endpoint } from "@loopwright/client";
 export type { EndpointCapabilities } from "@loopwright/negotiate";
+export type { TurnUsage } from "@loopwright/stream";
 export type { AskJsonOptions } from "./ask.js";
 export { ASK_MAX_TOKENS, ASK_TEMPERATURE, ask, askJson, askReply } from "./ask.js";
 export type {
@@ -46,4 +47,5 @@ export {
 } from "./summariser.js";
 export type { TaskCall, TaskCallOptions, TaskEndpoint, TaskSettings } from "./task-call.js";
 export { taskCall } from "./task-call.js";
+export type { SideTaskKind, SideTaskUsage } from "./usage.js";
 export { FUNCTION_WORDS } from "./words.js";

@@ -27,6 +27,7 @@ const row: Row<SideTaskOptions> = {
   signal: null,
   timeoutMs: null,
   onNotice: null,
+  onUsage: null,
   capabilities: null,
   clients: null,
 };

@@ -287,6 +287,7 @@ export async function preselect(
         name: "preselection",
       },
       false,
+      "preselect",
     );
     const list = Array.isArray(reply)
       ? reply
