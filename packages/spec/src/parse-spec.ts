@@ -253,7 +253,7 @@ function walkObject(
     // switches nothing off once dropped: say so, or the server or hook runs with only this warning.
     const consequence =
       out.enabled === false
-        ? `dropped whole, so it switches nothing off: a weaker layer's entry of that ${path.startsWith("bundle.") ? "name" : "id"} stays on (write the whole entry with enabled: false).`
+        ? `dropped whole, so it switches nothing off: a weaker layer's entry of that ${path.startsWith("bundle.") ? "name" : "id"} stays on (its ${path.startsWith("bundle.") ? "name" : "id"} and enabled: false are enough).`
         : "dropped whole.";
     ctx.warnings.push(issue(path, "incomplete", reason, consequence));
     return DROPPED;

@@ -1,0 +1,86 @@
+/// <reference types="node" />
+import { readFileSync } from "node:fs";
+import { Ajv2020 } from "ajv/dist/2020.js";
+import { describe, expect, it } from "vitest";
+import { exportSpec } from "./export-spec.js";
+import { parseSpec } from "./parse-spec.js";
+import { resolveAgentSpec } from "./resolve-agent-spec.js";
+import { agentSpecSchema, SPEC_TOKEN } from "./schema.js";
+import type { AgentSpec } from "./types.js";
+
+// Review r80e: what r79a left on the document side.
+
+/** The shipped JSON Schema, as an editor reads it. */
+const validate = new Ajv2020({ strict: false }).compile(
+  JSON.parse(readFileSync(new URL("../schema/agent.schema.json", import.meta.url), "utf8")),
+);
+
+/** Parses a layer the way a host does (bundled servers accepted), failing on any warning. */
+function layer(document: Record<string, unknown>): AgentSpec {
+  const { spec, errors, warnings } = parseSpec({ spec: SPEC_TOKEN, ...document }, { bundle: true });
+  expect([...errors, ...warnings].map(String)).toEqual([]);
+  return spec as AgentSpec;
+}
+
+describe("a switch-off entry in a stronger layer (r80e #1)", () => {
+  // SPEC.md: "enabled: false switches off a server a weaker layer bundled" (and a hook a weaker
+  // layer declared). Written as { name, enabled: false }, it was dropped for lacking command/url
+  // (events for a hook), so the weaker layer's server and hook kept running.
+  const host = {
+    hooks: [
+      { id: "audit", events: ["afterTurn"], server: "log", tool: "write" },
+      { id: "greet", events: ["sessionStart"] },
+    ],
+    bundle: {
+      mcpServers: [
+        { name: "github", command: "npx", args: ["-y", "github-mcp"] },
+        { name: "docs", url: "http://127.0.0.1:9000/mcp" },
+      ],
+    },
+  };
+  const off = {
+    hooks: [{ id: "audit", enabled: false }],
+    bundle: { mcpServers: [{ name: "github", enabled: false }] },
+  };
+
+  it("switches the weaker layer's server and hook off, end to end", () => {
+    const config = resolveAgentSpec([layer(host), layer(off)]);
+    expect(config.hooks.map((hook) => hook.id)).toEqual(["greet"]);
+    expect(config.mcpServers?.map((server) => server.name)).toEqual(["docs"]);
+  });
+
+  it("is what the zod schema and the shipped JSON Schema accept, and an export keeps", () => {
+    const document = { spec: SPEC_TOKEN, ...off };
+    expect(agentSpecSchema.safeParse(document).success).toBe(true);
+    expect(validate(document)).toBe(true);
+    const exported = exportSpec(layer(off));
+    expect(exported).toEqual(document);
+    expect(resolveAgentSpec([layer(host), exported]).mcpServers?.map((server) => server.name)).toEqual([
+      "docs",
+    ]);
+  });
+
+  it("a still stronger layer turns back on with a whole entry; a bare id without enabled: false is still dropped", () => {
+    const again = layer({ hooks: [{ id: "audit", events: ["beforeTurn"] }] });
+    const config = resolveAgentSpec([layer(host), layer(off), again]);
+    expect(config.hooks).toEqual([
+      { id: "audit", events: ["beforeTurn"] },
+      { id: "greet", events: ["sessionStart"] },
+    ]);
+    for (const entry of [{ id: "audit" }, { id: "audit", enabled: true }]) {
+      const { warnings } = parseSpec({ spec: SPEC_TOKEN, hooks: [entry] });
+      expect(warnings.map(String)).toEqual(["hooks[0]: events is missing; dropped whole."]);
+      expect(validate({ spec: SPEC_TOKEN, hooks: [entry] })).toBe(false);
+    }
+    for (const entry of [{ name: "github" }, { name: "github", enabled: true }]) {
+      const document = { spec: SPEC_TOKEN, bundle: { mcpServers: [entry] } };
+      expect(parseSpec(document, { bundle: true }).warnings.map((warning) => warning.code)).toEqual([
+        "incomplete",
+      ]);
+      expect(validate(document)).toBe(false);
+    }
+    // A switch-off still holds to the other rules: not both command and url.
+    const both = { name: "github", command: "x", url: "http://h/", enabled: false };
+    expect(validate({ spec: SPEC_TOKEN, bundle: { mcpServers: [both] } })).toBe(false);
+  });
+});
