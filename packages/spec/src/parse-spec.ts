@@ -196,7 +196,10 @@ function walk(schema: z.ZodType, value: unknown, path: string, ctx: Walk): unkno
             path,
             "invalid-value",
             `expected ${allowed}, got ${describeKind(value)}`,
-            "dropped, not corrected, so a weaker layer's value applies.",
+            // A task is replaced whole across layers, so a dropped field of one is its own default.
+            path.startsWith("tasks")
+              ? "dropped, not corrected, so the side task's own default applies."
+              : "dropped, not corrected, so a weaker layer's value applies.",
           ),
         );
         return DROPPED;

@@ -84,3 +84,36 @@ describe("a switch-off entry in a stronger layer (r80e #1)", () => {
     expect(validate({ spec: SPEC_TOKEN, bundle: { mcpServers: [both] } })).toBe(false);
   });
 });
+
+describe("an empty task model (r80e #2)", () => {
+  // "" passed as a value and overrode the host's default for the task (toolSelectModel): the side
+  // task then refused a call with no model at run time. No model has an empty or blank name.
+  it("is dropped with a warning, so the side task's default model applies", () => {
+    for (const name of ["", " ", "\t\n"]) {
+      const document = { spec: SPEC_TOKEN, tasks: { toolSelect: { model: name, maxTokens: 64 } } };
+      const { spec, warnings } = parseSpec(document);
+      expect(warnings.map(String)).toEqual([
+        "tasks.toolSelect.model: expected a model name, not empty and not only blanks, got a string; dropped, not corrected, so the side task's own default applies.",
+      ]);
+      expect(validate(document)).toBe(false);
+      const config = resolveAgentSpec([
+        layer({ tasks: { toolSelect: { model: "small" } } }),
+        spec as AgentSpec,
+      ]);
+      expect(config.tasks).toEqual({ toolSelect: { maxTokens: 64 } });
+    }
+  });
+
+  it("keeps any model name that has a character, and the main model's empty name (a value there)", () => {
+    const { spec, warnings } = parseSpec({
+      spec: SPEC_TOKEN,
+      model: { name: "" },
+      tasks: { title: { model: " qwen3:0.6b " } },
+    });
+    expect(warnings).toEqual([]);
+    expect(resolveAgentSpec([spec as AgentSpec])).toMatchObject({
+      model: "",
+      tasks: { title: { model: " qwen3:0.6b " } },
+    });
+  });
+});

@@ -177,7 +177,14 @@ const hook = z
 
 const task = z
   .strictObject({
-    model: opt(z.string()),
+    // No model has an empty or blank name, and a stated one replaces the host's default for the
+    // task (toolSelectModel), which the side task then refuses: it is dropped instead.
+    model: opt(
+      z
+        .string()
+        .regex(notBlank, "expected a model name that is not only blanks")
+        .describe("A model name, not empty and not only blanks."),
+    ),
     endpoint: opt(taskEndpoint),
     maxTokens: opt(count),
     temperature: opt(temperature),

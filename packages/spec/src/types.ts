@@ -105,6 +105,7 @@ export interface ResolvedHook extends HookSpec {
 
 /** A side task's own model settings; anything absent is the side task's default, never the agent's. */
 export interface TaskSpec {
+  /** The model the task runs on; not empty and not only blanks (absent: the side task's default). */
   model?: string | undefined;
   endpoint?: TaskEndpointSpec | undefined;
   maxTokens?: number | undefined;
