@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import { describe, expect, it } from "vitest";
 import { exportSpec } from "./export-spec.js";
+import { findSpecSecrets } from "./find-spec-secrets.js";
 import { parseSpec } from "./parse-spec.js";
 import { resolveAgentSpec } from "./resolve-agent-spec.js";
 import { agentSpecSchema, SPEC_TOKEN } from "./schema.js";
@@ -115,5 +116,67 @@ describe("an empty task model (r80e #2)", () => {
       model: "",
       tasks: { title: { model: " qwen3:0.6b " } },
     });
+  });
+});
+
+describe("a credential pasted as a name, other than a key shape (r80e #3)", () => {
+  // r79a dropped a key-shaped name (ghp_…) in env, headers, tasks and extraBody; a name holding a
+  // URL's credentials or a telling pair was kept: findSpecSecrets read values, not names, so it
+  // said nothing, and exportSpec handed an extraBody field named so on in clear.
+  const names = [
+    "postgres://app:Zq7xW2pLm9@db/app",
+    "https://h/mcp?api_key=Zq7xW2pLm9",
+    "password=Zq7xW2pLm9",
+    "--api-key=Zq7xW2pLm9",
+  ];
+
+  it("is dropped with a credential warning whose path never quotes it, and never reaches an export", () => {
+    for (const name of names) {
+      const { spec, warnings } = parseSpec(
+        {
+          spec: SPEC_TOKEN,
+          model: { extraBody: { [name]: 1, top_k: 5, kwargs: { [name]: "x" } } },
+          bundle: {
+            mcpServers: [{ name: "s", command: "srv", env: { [name]: "1" }, headers: { [name]: "v" } }],
+          },
+        },
+        { bundle: true },
+      );
+      expect(warnings.map((warning) => warning.code)).toEqual([
+        "credential",
+        "credential",
+        "credential",
+        "credential",
+      ]);
+      expect(warnings.join("\n")).not.toContain("Zq7xW2pLm9");
+      expect(warnings.join("\n")).toContain("is a name holding a credential");
+      const parsed = spec as AgentSpec;
+      expect(findSpecSecrets(parsed)).toEqual([]);
+      expect(exportSpec(parsed)).toEqual({
+        spec: SPEC_TOKEN,
+        model: { extraBody: { top_k: 5 } },
+        bundle: { mcpServers: [{ name: "s", command: "srv" }] },
+      });
+      // Built in code, such a spec is refused by both, as one with a key-shaped name is.
+      const built = { spec: SPEC_TOKEN, model: { extraBody: { [name]: 1 } } } as AgentSpec;
+      expect(() => exportSpec(built)).toThrow(/name holding a credential/);
+      expect(() => findSpecSecrets(built)).toThrow(/name holding a credential/);
+      expect(() => exportSpec(built)).not.toThrow(/Zq7xW2pLm9/);
+    }
+  });
+
+  it("keeps a name that holds none: a reference in the pair, a URL without credentials, a plain field", () => {
+    const { warnings } = parseSpec({
+      spec: SPEC_TOKEN,
+      model: {
+        extraBody: {
+          "password=${DB_PASSWORD}": 1,
+          "https://example.com/schema": 2,
+          "mode=fast": 3,
+          api_key_header: 4,
+        },
+      },
+    });
+    expect(warnings).toEqual([]);
   });
 });
