@@ -34,6 +34,7 @@ export type {
   PromptEntry,
   ReasoningEffort,
   ResolvedAgentConfig,
+  ResolvedHook,
   ResolvedTask,
   ResolvedTaskEndpoint,
   TaskEndpointSpec,

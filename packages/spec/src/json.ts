@@ -1,5 +1,5 @@
 // Small JSON helpers shared by the parser, the resolver and the exporter.
-import { withoutKeys } from "./secret-signs.js";
+import { tellingPair, urlSign, withoutKeys, withoutUrlSecrets } from "./secret-signs.js";
 
 /** A plain object as JSON.parse makes one (or one with no prototype). */
 export function isPlainObject(value: unknown): value is Record<string, unknown> {
@@ -75,6 +75,31 @@ export function cloneJson(
 /** How much of a name a path or a message quotes; a longer one is cut and ends in `…`. */
 export const MAX_QUOTED = 60;
 
+/** A `name=value` pasted as a name: its leading dashes (`--api-key=X`) and the pair. */
+const PAIR_NAME = /^(-*)([^=]*=)/;
+
+/**
+ * @internal Whether a name (an object key) holds a credential other than a key shape: a URL's
+ * (`postgres://app:X@db/app`, `https://h/?api_key=X`) or a telling pair's (`password=X`,
+ * `--api-key=X`), as `findSpecSecrets` reads a value. No field or variable is named so.
+ */
+export function credentialInName(name: string): boolean {
+  if (urlSign(name) !== undefined) return true;
+  const pair = PAIR_NAME.exec(name);
+  return pair !== null && tellingPair(name.slice(pair[1]?.length ?? 0));
+}
+
+// biome-ignore lint/suspicious/noTemplateCurlyInString: the ${SECRET} reference, meant literally.
+const SECRET = "${SECRET}";
+
+/** The name with a URL's or a telling pair's credential written `${SECRET}` (see `credentialInName`). */
+function withoutNameSecrets(name: string): string {
+  if (urlSign(name) !== undefined) return withoutUrlSecrets(name, () => SECRET);
+  const pair = PAIR_NAME.exec(name);
+  if (pair === null || !tellingPair(name.slice(pair[1]?.length ?? 0))) return name;
+  return `${pair[0]}${SECRET}`;
+}
+
 /**
  * A name from the document as a path or message may quote it: a key-shaped part written
  * `${SECRET}` (a key pasted where a name goes is not echoed into a log) and at most
@@ -82,7 +107,7 @@ export const MAX_QUOTED = 60;
  */
 export function quotable(name: string): string {
   // No key shape matches fewer than 14 characters ("Basic " and 8), and most names are shorter.
-  const safe = name.length < 14 ? name : withoutKeys(name);
+  const safe = withoutNameSecrets(name.length < 14 ? name : withoutKeys(name));
   if (safe.length <= MAX_QUOTED) return safe;
   // Never between the two halves of a pair (an emoji): a lone half is not text a log can write.
   const high = safe.charCodeAt(MAX_QUOTED - 1);

@@ -1,7 +1,15 @@
 import type { z } from "zod";
 import { expected } from "./expected.js";
 import { describeKind, issue, type SpecIssue } from "./issues.js";
-import { child, cloneJson, isPlainObject, type JsonProblem, quotable, setOwn } from "./json.js";
+import {
+  child,
+  cloneJson,
+  credentialInName,
+  isPlainObject,
+  type JsonProblem,
+  quotable,
+  setOwn,
+} from "./json.js";
 import {
   agentSpecSchema,
   FREE_JSON,
@@ -74,6 +82,12 @@ const DROPPED = Symbol("dropped");
 /** A key pasted as a name (`ghp_…`, `sk-…`); no key shape is shorter than 14 characters. */
 const keyShaped = (name: string): boolean => name.length >= 14 && looksLikeKey(name);
 
+/** What a name holding a credential is, for its warning; `undefined` for a name that holds none. */
+function nameCredential(name: string): string | undefined {
+  if (keyShaped(name)) return "is a name shaped like a key";
+  return credentialInName(name) ? "is a name holding a credential" : undefined;
+}
+
 /**
  * Whether a JSON value (`cloneJson`'s copy: at most 65 levels deep) has a key-shaped name at any
  * depth. `findSpecSecrets` reads values, not names, so `exportSpec` would hand such a name on.
@@ -82,7 +96,7 @@ function holdsKeyName(value: unknown): boolean {
   if (typeof value !== "object" || value === null) return false;
   if (Array.isArray(value)) return value.some(holdsKeyName);
   return Object.keys(value).some(
-    (key) => keyShaped(key) || holdsKeyName((value as Record<string, unknown>)[key]),
+    (key) => nameCredential(key) !== undefined || holdsKeyName((value as Record<string, unknown>)[key]),
   );
 }
 
@@ -134,8 +148,9 @@ function walk(schema: z.ZodType, value: unknown, path: string, ctx: Walk): unkno
         const at = child(path, key);
         const item = source[key];
         if (item === null || item === undefined) continue;
-        if (keyShaped(key)) {
-          ctx.warnings.push(keyNamed(at, "is a name shaped like a key"));
+        const credential = nameCredential(key);
+        if (credential !== undefined) {
+          ctx.warnings.push(keyNamed(at, credential));
           continue;
         }
         const keyCheck = def.keyType?.safeParse(key);
@@ -196,7 +211,10 @@ function walk(schema: z.ZodType, value: unknown, path: string, ctx: Walk): unkno
             path,
             "invalid-value",
             `expected ${allowed}, got ${describeKind(value)}`,
-            "dropped, not corrected, so a weaker layer's value applies.",
+            // A task is replaced whole across layers, so a dropped field of one is its own default.
+            path.startsWith("tasks")
+              ? "dropped, not corrected, so the side task's own default applies."
+              : "dropped, not corrected, so a weaker layer's value applies.",
           ),
         );
         return DROPPED;
@@ -253,7 +271,7 @@ function walkObject(
     // switches nothing off once dropped: say so, or the server or hook runs with only this warning.
     const consequence =
       out.enabled === false
-        ? `dropped whole, so it switches nothing off: a weaker layer's entry of that ${path.startsWith("bundle.") ? "name" : "id"} stays on (write the whole entry with enabled: false).`
+        ? `dropped whole, so it switches nothing off: a weaker layer's entry of that ${path.startsWith("bundle.") ? "name" : "id"} stays on (its ${path.startsWith("bundle.") ? "name" : "id"} and enabled: false are enough).`
         : "dropped whole.";
     ctx.warnings.push(issue(path, "incomplete", reason, consequence));
     return DROPPED;

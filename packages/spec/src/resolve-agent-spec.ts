@@ -7,6 +7,7 @@ import type {
   HookSpec,
   PromptEntry,
   ResolvedAgentConfig,
+  ResolvedHook,
   ResolvedTask,
   TaskSpec,
 } from "./types.js";
@@ -127,7 +128,8 @@ export function resolveAgentSpec(layers: readonly AgentSpec[]): ResolvedAgentCon
   }
   config.prompt = prompt.items.map((entry) => ({ ...entry }));
   config.hooks = hooks.items
-    .filter((hook) => hook.enabled !== false)
+    // A hook that is not switched off has its events (parseSpec drops one without).
+    .filter((hook): hook is ResolvedHook => hook.enabled !== false && hook.events !== undefined)
     .map((hook) => ({ ...hook, events: [...hook.events] }));
   if (bundled) {
     config.mcpServers = servers.items

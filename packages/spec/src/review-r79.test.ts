@@ -177,31 +177,19 @@ describe("a hole in a list built in code (r79a #5)", () => {
 });
 
 describe("an entry written only to switch one off (r79a #6)", () => {
-  it("says, when it is dropped for a missing field, that it switches nothing off", () => {
-    const host = parseSpec(
+  // r80e made the short form ({ name, enabled: false }) valid (review-r80.test.ts); a switch-off
+  // entry still dropped for another fault says it switches nothing off.
+  it("says, when it is dropped for a fault, that it switches nothing off", () => {
+    const { warnings } = parseSpec(
       {
         spec: SPEC_TOKEN,
-        hooks: [{ id: "audit", events: ["afterTurn"], server: "log", tool: "write" }],
-        bundle: { mcpServers: [{ name: "github", command: "npx" }] },
-      },
-      { bundle: true },
-    ).spec;
-    const { spec, warnings } = parseSpec(
-      {
-        spec: SPEC_TOKEN,
-        hooks: [{ id: "audit", enabled: false }],
-        bundle: { mcpServers: [{ name: "github", enabled: false }] },
+        bundle: { mcpServers: [{ name: "github", command: "x", url: "http://h/", enabled: false }] },
       },
       { bundle: true },
     );
     expect(warnings.map(String)).toEqual([
-      "hooks[0]: events is missing; dropped whole, so it switches nothing off: a weaker layer's entry of that id stays on (write the whole entry with enabled: false).",
-      "bundle.mcpServers[0]: a bundled server needs exactly one of command (stdio) or url (http); dropped whole, so it switches nothing off: a weaker layer's entry of that name stays on (write the whole entry with enabled: false).",
+      "bundle.mcpServers[0]: a bundled server needs exactly one of command (stdio) or url (http); dropped whole, so it switches nothing off: a weaker layer's entry of that name stays on (its name and enabled: false are enough).",
     ]);
-    // What the warning says: both still run.
-    const config = resolveAgentSpec([host, spec].map((layer) => layer as NonNullable<typeof layer>));
-    expect(config.hooks.map((hook) => hook.id)).toEqual(["audit"]);
-    expect(config.mcpServers?.map((server) => server.name)).toEqual(["github"]);
     // An entry that is not a switch-off is dropped as before.
     expect(String(parseSpec({ spec: SPEC_TOKEN, hooks: [{ id: "a" }] }).warnings[0])).toBe(
       "hooks[0]: events is missing; dropped whole.",

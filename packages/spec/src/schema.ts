@@ -151,20 +151,40 @@ const tools = z
 const hook = z
   .strictObject({
     id,
-    events: z.array(
-      z.enum(["sessionStart", "beforeTurn", "afterTurn", "beforeCompact", "sessionEnd", "sessionDelete"]),
+    events: opt(
+      z
+        .array(
+          z.enum(["sessionStart", "beforeTurn", "afterTurn", "beforeCompact", "sessionEnd", "sessionDelete"]),
+        )
+        .describe("When it runs; [] is never. Required, except in an entry with enabled: false."),
     ),
     server: opt(z.string().min(1)),
     tool: opt(z.string().min(1)),
     maxTokens: opt(count),
     timeoutSeconds: opt(seconds),
-    enabled: opt(z.boolean().describe("false switches off a hook a weaker layer declared.")),
+    enabled: opt(
+      z
+        .boolean()
+        .describe('false switches off a hook a weaker layer declared; { "id", "enabled": false } is enough.'),
+    ),
+  })
+  // An entry that only switches off a weaker layer's hook needs nothing but its id.
+  .refine((entry) => entry.events != null || entry.enabled === false, {
+    message: "events is missing",
+    path: ["events"],
   })
   .describe("A hook the host runs. Layers merge hooks by id.");
 
 const task = z
   .strictObject({
-    model: opt(z.string()),
+    // No model has an empty or blank name, and a stated one replaces the host's default for the
+    // task (toolSelectModel), which the side task then refuses: it is dropped instead.
+    model: opt(
+      z
+        .string()
+        .regex(notBlank, "expected a model name that is not only blanks")
+        .describe("A model name, not empty and not only blanks."),
+    ),
     endpoint: opt(taskEndpoint),
     maxTokens: opt(count),
     temperature: opt(temperature),
@@ -204,14 +224,28 @@ const bundledServer = z
     cwd: opt(z.string()),
     url: opt(httpUrl),
     headers: opt(z.record(z.string(), z.string().nullable())),
-    enabled: opt(z.boolean()),
+    enabled: opt(
+      z
+        .boolean()
+        .describe(
+          'false switches off a server a weaker layer bundled; { "name", "enabled": false } is enough.',
+        ),
+    ),
   })
-  .refine((server) => (server.command != null) !== (server.url != null), {
-    message: "a bundled server needs exactly one of command (stdio) or url (http)",
-  })
-  .refine((server) => server.type == null || (server.type === "stdio") === (server.command != null), {
-    message: 'type "stdio" goes with command, "http" and "sse" with url',
-  })
+  // An entry that only switches off a weaker layer's server (enabled: false) may give neither.
+  .refine(
+    (server) =>
+      (server.command != null) !== (server.url != null) ||
+      (server.enabled === false && server.command == null && server.url == null),
+    { message: "a bundled server needs exactly one of command (stdio) or url (http)" },
+  )
+  .refine(
+    (server) =>
+      server.type == null ||
+      (server.command == null && server.url == null) ||
+      (server.type === "stdio") === (server.command != null),
+    { message: 'type "stdio" goes with command, "http" and "sse" with url' },
+  )
   .describe("An MCP server shipped with the agent. Read only by parseSpec(document, { bundle: true }).");
 
 /**
@@ -260,12 +294,18 @@ export function agentSpecJsonSchema(): Record<string, unknown> {
     // The rule across a bundled server's fields is a refinement, which JSON Schema cannot read
     // from zod; say it in JSON Schema's own terms so an editor flags it too.
     override: ({ zodSchema, jsonSchema }) => {
-      if (zodSchema !== (bundledServer as unknown)) return;
       // null reads as absent, so "has a command" means a string is there.
-      const has = (field: string) => ({
+      const has = (field: string, type: "string" | "array" = "string") => ({
         required: [field],
-        properties: { [field]: { type: "string" as const } },
+        properties: { [field]: { type } },
       });
+      // An entry that only switches off a weaker layer's (enabled: false) needs only its key.
+      const switchOff = { required: ["enabled"], properties: { enabled: { const: false } } };
+      if (zodSchema === (hook as unknown)) {
+        jsonSchema.anyOf = [has("events", "array"), switchOff];
+        return;
+      }
+      if (zodSchema !== (bundledServer as unknown)) return;
       jsonSchema.oneOf = [
         {
           ...has("command"),
@@ -277,6 +317,7 @@ export function agentSpecJsonSchema(): Record<string, unknown> {
           not: has("command"),
           properties: { url: { type: "string" as const }, type: { enum: ["http", "sse", null] } },
         },
+        { ...switchOff, not: { anyOf: [has("command"), has("url")] } },
       ];
     },
   }) as Record<string, unknown>;

@@ -82,8 +82,11 @@ export interface ToolsSpec {
 /** A hook the host runs at some points of a session, merged across layers by `id`. */
 export interface HookSpec {
   id: string;
-  /** When it runs; `[]` is never. */
-  events: HookEvent[];
+  /**
+   * When it runs; `[]` is never. Required, except in an entry that only switches off a weaker
+   * layer's hook (`{ "id": "audit", "enabled": false }`).
+   */
+  events?: HookEvent[] | undefined;
   /** The MCP server that runs it, where a server does. */
   server?: string | undefined;
   /** The tool on that server. */
@@ -91,12 +94,18 @@ export interface HookSpec {
   /** Its share of the hook context budget, in tokens. */
   maxTokens?: number | undefined;
   timeoutSeconds?: number | undefined;
-  /** `false` switches off a hook a weaker layer declared. */
+  /** `false` switches off a hook a weaker layer declared; `{ id, enabled: false }` is enough. */
   enabled?: boolean | undefined;
+}
+
+/** A hook of the resolved config: an enabled one, so its `events` are always there. */
+export interface ResolvedHook extends HookSpec {
+  events: HookEvent[];
 }
 
 /** A side task's own model settings; anything absent is the side task's default, never the agent's. */
 export interface TaskSpec {
+  /** The model the task runs on; not empty and not only blanks (absent: the side task's default). */
   model?: string | undefined;
   endpoint?: TaskEndpointSpec | undefined;
   maxTokens?: number | undefined;
@@ -132,7 +141,10 @@ export interface BundledServer {
   url?: string | undefined;
   /** Request headers: where credentials go, and what `exportSpec` removes. */
   headers?: Record<string, string> | undefined;
-  /** `false` switches off a server a weaker layer bundled. */
+  /**
+   * `false` switches off a server a weaker layer bundled; `{ name, enabled: false }` is enough
+   * (neither `command` nor `url`).
+   */
   enabled?: boolean | undefined;
 }
 
@@ -216,7 +228,7 @@ export interface ResolvedAgentConfig {
   /** System prompt parts in order; join them to get the system prompt. */
   prompt: PromptEntry[];
   /** Enabled hooks in order. */
-  hooks: HookSpec[];
+  hooks: ResolvedHook[];
   tasks: Record<string, ResolvedTask>;
   /** Enabled bundled servers, present only when a layer bundled any. */
   mcpServers?: BundledServer[];

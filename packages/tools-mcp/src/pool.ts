@@ -210,6 +210,18 @@ function shown(value: unknown): string {
   return describeValue(value);
 }
 
+/**
+ * A name from the caller (a hook's id, server or tool) as a message quotes it: as JSON writes it
+ * (a line break or a lone half of a pair escaped, never echoed) and cut at `QUOTED_CHARS`, never
+ * between the halves of a pair.
+ */
+function quoted(name: string): string {
+  if (name.length <= QUOTED_CHARS) return JSON.stringify(name);
+  const high = name.charCodeAt(QUOTED_CHARS - 1);
+  const cut = high >= 0xd800 && high <= 0xdbff ? QUOTED_CHARS - 1 : QUOTED_CHARS;
+  return `${JSON.stringify(name.slice(0, cut))}… (${name.length} characters)`;
+}
+
 function refuse(what: string, value: unknown): never {
   throw new McpPoolError("invalid-config", `${what}; got ${shown(value)}.`);
 }
@@ -419,7 +431,10 @@ export function createMcpPool(
       seconds !== null &&
       (typeof seconds !== "number" || !(seconds >= 0) || !Number.isFinite(seconds))
     )
-      refuse(`hooks[${i}] ("${hook.id}").timeoutSeconds must be a non-negative number of seconds`, seconds);
+      refuse(
+        `hooks[${i}] (${quoted(hook.id)}).timeoutSeconds must be a non-negative number of seconds`,
+        seconds,
+      );
   });
   const notice = (text: string) => {
     try {
@@ -700,10 +715,11 @@ export function createMcpPool(
         };
         const connection = connections.find((c) => c.name === hook.server);
         try {
-          if (!hook.server || !hook.tool) throw new Error(`hook "${hook.id}" names no MCP server and tool.`);
+          if (!hook.server || !hook.tool)
+            throw new Error(`hook ${quoted(hook.id)} names no MCP server and tool.`);
           if (!connection)
             throw new Error(
-              `hook "${hook.id}" names MCP server "${hook.server}", which the pool does not have.`,
+              `hook ${quoted(hook.id)} names MCP server ${quoted(hook.server)}, which the pool does not have.`,
             );
           // A stop while the server is still starting ends the wait, as it does for a call.
           await untilStopped(
@@ -712,13 +728,15 @@ export function createMcpPool(
             () =>
               new McpPoolError(
                 "aborted",
-                `hook "${hook.id}" was stopped before MCP server "${connection.name}" had started.`,
+                `hook ${quoted(hook.id)} was stopped before MCP server ${quoted(connection.name)} had started.`,
                 { server: connection.name, ...(hook.tool ? { tool: hook.tool } : {}) },
               ),
           );
           const found = connection.tools.find((t) => t.name === hook.tool);
           if (!found)
-            throw new Error(`MCP server "${hook.server}" has no tool "${hook.tool}" for hook "${hook.id}".`);
+            throw new Error(
+              `MCP server ${quoted(hook.server)} has no tool ${quoted(hook.tool)} for hook ${quoted(hook.id)}.`,
+            );
           const given = typeof hook.timeoutSeconds === "number" ? hook.timeoutSeconds * 1000 : hookTimeoutMs;
           const limitMs = given > 0 ? Math.min(given, MAX_TIMER_MS) : hookTimeoutMs;
           // From here, not from the call: the wait for a turn at the server's gate counts too.
