@@ -526,6 +526,33 @@ function untilStopped<T>(pending: T | Promise<T>, signal: AbortSignal | undefine
   });
 }
 
+/** A made-up tool name as an unknown-tool answer quotes it: its first 200 characters, then "…". */
+function calledName(name: string): string {
+  return name.length <= 200 ? name : `${cutText(name, 200)}…`;
+}
+
+/** How many tool names an unknown-tool answer lists; the rest are counted. */
+const NAMED_TOOLS = 40;
+
+/**
+ * The tools an unknown-tool answer names: every one of a small set; of a larger one (an MCP pool's
+ * hundreds) the first forty, those whose name holds the one called or is held by it (letters and
+ * digits, any case) first — the tool it meant, written another way — and a count of the rest. Each
+ * is declared to the model anyway; listing 2,000 made one made-up call an 85 kB answer.
+ */
+function knownTools(called: string, names: readonly string[]): string {
+  if (names.length === 0) return "none";
+  if (names.length <= NAMED_TOOLS) return names.join(", ");
+  const bare = (name: string) => name.toLowerCase().replace(/[^a-z0-9]/g, "");
+  const wanted = bare(called.slice(0, 200));
+  const near = (name: string) => {
+    const other = bare(name);
+    return wanted !== "" && other !== "" && (other.includes(wanted) || wanted.includes(other));
+  };
+  const ordered = [...names.filter(near), ...names.filter((name) => !near(name))];
+  return `${ordered.slice(0, NAMED_TOOLS).join(", ")} and ${names.length - NAMED_TOOLS} more`;
+}
+
 /**
  * The agent's own `AgentError` a loop error carries as its cause (thrown inside the agent's
  * `beforeStep`), or `undefined`; never throws, whatever was thrown.
@@ -2260,12 +2287,10 @@ export class Agent {
         result = await this.#dispatch({ ...request, args }, signal);
       } else {
         throw new Error(
-          `Unknown tool "${request.name}". Available tools: ${
-            this.tools
-              .list()
-              .map((t) => t.name)
-              .join(", ") || "none"
-          }.`,
+          `Unknown tool "${calledName(request.name)}". Available tools: ${knownTools(
+            request.name,
+            this.tools.list().map((t) => t.name),
+          )}.`,
         );
       }
     } catch (thrown) {
