@@ -502,6 +502,47 @@ function handledThenable(value: unknown): boolean {
   return true;
 }
 
+/** The calls in flight on a run's signal, and the one listener that stops them. */
+const callsOf = new WeakMap<AbortSignal, { calls: Set<AbortController>; stop: () => void }>();
+
+/**
+ * A signal of one tool call's own that aborts, with the run's reason, when the run's `signal`
+ * does. The calls in flight share one listener on the run's signal, removed with the last
+ * (`release`): a tool that listens to its signal, as `AgentToolContext.signal` invites, adds its
+ * listener to its call's, so eleven parallel calls no longer make Node warn of a leak
+ * (`MaxListenersExceededWarning`) on the run's.
+ */
+function callOf(signal: AbortSignal): { signal: AbortSignal; release: () => void } {
+  const call = new AbortController();
+  if (signal.aborted) {
+    call.abort(signal.reason);
+    return { signal: call.signal, release: () => {} };
+  }
+  let entry = callsOf.get(signal);
+  if (!entry) {
+    const calls = new Set<AbortController>();
+    const stop = () => {
+      callsOf.delete(signal);
+      for (const each of [...calls]) each.abort(signal.reason);
+    };
+    entry = { calls, stop };
+    callsOf.set(signal, entry);
+    signal.addEventListener("abort", stop, { once: true });
+  }
+  const { calls, stop } = entry;
+  calls.add(call);
+  return {
+    signal: call.signal,
+    release: () => {
+      calls.delete(call);
+      if (calls.size === 0 && callsOf.get(signal)?.calls === calls) {
+        callsOf.delete(signal);
+        signal.removeEventListener("abort", stop);
+      }
+    },
+  };
+}
+
 /**
  * `pending`, or the run's stop if the signal aborts first: a host callback the agent awaits
  * (`transformContext`) that stalls cannot keep a stopped run going. What it settles with after the
@@ -1939,7 +1980,13 @@ export class Agent {
       ...(this.#loaded.length > 0 ? { loaded: [...this.#loaded] } : {}),
       tools,
       ...(this.catalog ? { catalog: this.catalog } : {}),
-      dispatch: (request, callSignal) => this.#callOne(request, callSignal, this.#batch),
+      dispatch: (request, callSignal) => {
+        // The run's own signal (no time limit: the loop hands it on as it is): each call gets one of
+        // its own, so a step's thirty tools that each listen to theirs hang no listener on the run's.
+        if (!signal || callSignal !== signal) return this.#callOne(request, callSignal, this.#batch);
+        const call = callOf(signal);
+        return this.#callOne(request, call.signal, this.#batch).finally(call.release);
+      },
       ...(signal ? { signal } : {}),
       ...(this.#dedupeToolCalls !== undefined ? { dedupeToolCalls: this.#dedupeToolCalls } : {}),
       // Read by the loop as each step's calls start, after `onMessage` made the step's batch: a

@@ -66,3 +66,51 @@ describe("a call to a tool the agent does not have", () => {
     expect(answerTo(agent.messages, "c1")).toBe('Error: Unknown tool "ghost". Available tools: none.');
   });
 });
+
+describe("thirty tool calls of one step, each listening to its signal", () => {
+  it("hang no listener each on the run's signal (no MaxListenersExceededWarning at the eleventh), and a stop still ends every one", async () => {
+    const calls = Array.from({ length: 30 }, (_, i) => ({
+      id: `c${i}`,
+      name: "wait",
+      arguments: JSON.stringify({ n: i }),
+    }));
+    server = await startServer({ replies: [{ toolCalls: calls }, { content: "never asked" }] });
+    const warnings: string[] = [];
+    const onWarning = (warning: Error) => warnings.push(`${warning.name}: ${warning.message}`);
+    process.on("warning", onWarning);
+    let started = 0;
+    let stopped = 0;
+    const agent: Agent = new Agent({
+      // No time limit: the loop hands each call the run's own signal.
+      config: { baseUrl: server.baseUrl, model: "sim", maxRetries: 0, toolTimeoutSeconds: 0 },
+      tools: [
+        tool("wait", (_args, { signal }) => {
+          if (++started === 30) setTimeout(() => agent.abort(), 20);
+          return new Promise((_resolve, reject) => {
+            signal?.addEventListener(
+              "abort",
+              () => {
+                stopped++;
+                reject(new Error("stopped"));
+              },
+              { once: true },
+            );
+          });
+        }),
+      ],
+    });
+    try {
+      const result = await agent.prompt("go");
+      expect(result.status).toBe("aborted");
+      expect(started).toBe(30);
+      expect(stopped).toBe(30);
+      for (const call of calls) expect(answerTo(agent.messages, call.id)).not.toBe("undefined");
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      // Before: "MaxListenersExceededWarning: Possible EventTarget memory leak detected. 11 abort
+      // listeners added to [AbortSignal]": each tool's listener went on the run's signal.
+      expect(warnings.filter((w) => w.includes("MaxListeners"))).toEqual([]);
+    } finally {
+      process.off("warning", onWarning);
+    }
+  });
+});
