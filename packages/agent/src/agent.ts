@@ -91,7 +91,7 @@ export interface AgentOptions {
   toolExecution?: ToolExecutionMode | null | undefined;
   steeringMode?: QueueMode | null | undefined;
   followUpMode?: QueueMode | null | undefined;
-  /** Rewrites the transcript before each request (pruning, injected context). Must leave every tool call answered. */
+  /** Rewrites the transcript before each request (pruning, injected context); handed a copy, so what it changes in place goes with that request only. Must leave every tool call answered. */
   transformContext?:
     | ((
         messages: readonly AgentMessage[],
@@ -1852,7 +1852,7 @@ export class Agent {
         await this.#delivery;
         // Raced with the stop: a transformContext that stalls cannot keep a stopped run going.
         const view = this.transformContext
-          ? await untilStopped(this.transformContext(this.#messages, signal, { step: 1 }), signal)
+          ? await untilStopped(this.transformContext([...this.#messages], signal, { step: 1 }), signal)
           : this.#messages;
         const llm = this.#convert(view);
         // A queued message that leaves the model nothing to answer (an app-only note the converter
@@ -2198,7 +2198,7 @@ export class Agent {
   ): Promise<boolean> {
     if (!this.shouldStopAfterTurn) return false;
     const message = messages.findLast((m) => m.role === "assistant");
-    return this.shouldStopAfterTurn({ messages: this.#messages, message, toolResults: [] }, signal);
+    return this.shouldStopAfterTurn({ messages: this.messages, message, toolResults: [] }, signal);
   }
 
   /**
@@ -2226,7 +2226,7 @@ export class Agent {
     else if (
       this.shouldStopAfterTurn &&
       (await this.shouldStopAfterTurn(
-        { messages: this.#messages, message: batch?.message, toolResults: batch?.results ?? [] },
+        { messages: this.messages, message: batch?.message, toolResults: batch?.results ?? [] },
         signal,
       ))
     ) {
@@ -2240,7 +2240,7 @@ export class Agent {
     for (const message of steering) this.#add(message);
     await this.#delivery;
     const view = this.transformContext
-      ? await untilStopped(this.transformContext(this.#messages, signal, info), signal)
+      ? await untilStopped(this.transformContext([...this.#messages], signal, info), signal)
       : this.#messages;
     // Stopped while it ran: the loop has ended the run, and nothing of this step may change the agent.
     stopIfAborted(signal);
@@ -2289,7 +2289,7 @@ export class Agent {
     const beforeToolCall = this.beforeToolCall;
     if (beforeToolCall) {
       const answer = await hookAnswer(() =>
-        beforeToolCall({ toolCall: request, args, messages: this.#messages }, signal),
+        beforeToolCall({ toolCall: request, args, messages: this.messages }, signal),
       );
       if ("failed" in answer) {
         // A stop while the hook ran answers the call with the stop, whatever the hook threw for it.
@@ -2350,7 +2350,7 @@ export class Agent {
       const toolResult = result;
       const after = await hookAnswer(() =>
         afterToolCall(
-          { toolCall: request, args, messages: this.#messages, result: toolResult, isError: toolIsError },
+          { toolCall: request, args, messages: this.messages, result: toolResult, isError: toolIsError },
           signal,
         ),
       );

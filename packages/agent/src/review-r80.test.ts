@@ -1,6 +1,12 @@
 import { startServer, type TestServer } from "@loopwright/testkit";
 import { afterEach, describe, expect, it } from "vitest";
-import { Agent, type AgentTool, type ChatMessageLike } from "./test-exports.js";
+import {
+  Agent,
+  type AgentError,
+  type AgentMessage,
+  type AgentTool,
+  type ChatMessageLike,
+} from "./test-exports.js";
 
 // Review round r80: the agent's listeners, its tool errors, what reaches the wire, compaction.
 
@@ -113,4 +119,71 @@ describe("thirty tool calls of one step, each listening to its signal", () => {
       process.off("warning", onWarning);
     }
   });
+});
+
+describe("the transcript handed to transformContext and the hooks, changed in place", () => {
+  it("transformContext's in-place addition goes with that request only (was stored: each prompt stacked another)", async () => {
+    server = await startServer({ replies: [{ content: "one" }, { content: "two" }] });
+    let n = 0;
+    const agent = new Agent({
+      config: { baseUrl: server.baseUrl, model: "sim", maxRetries: 0 },
+      transformContext: (messages) => {
+        (messages as AgentMessage[]).unshift({ role: "system", content: `Context ${++n}` });
+        return messages;
+      },
+    });
+    expect((await agent.prompt("a")).status).toBe("ok");
+    expect((await agent.prompt("b")).status).toBe("ok");
+    const sent = server.chatRequests.map((request) =>
+      (request.body as { messages: ChatMessageLike[] }).messages.map((m) => `${m.role}:${String(m.content)}`),
+    );
+    expect(sent).toEqual([
+      ["system:Context 1", "user:a"],
+      // Before: "system:Context 2\n\nContext 1" — the first request's context had become the transcript's.
+      ["system:Context 2", "user:a", "assistant:one", "user:b"],
+    ]);
+    expect(agent.messages.map((m) => (m as ChatMessageLike).role)).toEqual([
+      "user",
+      "assistant",
+      "user",
+      "assistant",
+    ]);
+  });
+
+  for (const hook of ["beforeToolCall", "afterToolCall"] as const) {
+    it(`a push from ${hook} is refused (busy), as agent.messages' is: the call's answer stays right after it and the next prompt goes`, async () => {
+      server = await startServer({
+        replies: [
+          { toolCalls: [{ id: "c1", name: "look", arguments: "{}" }] },
+          { content: "Looked." },
+          { content: "Again." },
+        ],
+      });
+      let refused: unknown;
+      const push = ({ messages }: { messages: readonly AgentMessage[] }) => {
+        try {
+          (messages as AgentMessage[]).push({ role: "user", content: "pushed" });
+        } catch (error) {
+          refused = error;
+        }
+        return undefined;
+      };
+      const agent = new Agent({
+        config: { baseUrl: server.baseUrl, model: "sim", maxRetries: 0 },
+        tools: [tool("look")],
+        [hook]: push,
+      });
+      expect(await agent.prompt("go")).toMatchObject({ status: "ok" });
+      expect((refused as AgentError | undefined)?.code).toBe("busy");
+      expect(agent.messages.map((m) => (m as ChatMessageLike).role)).toEqual([
+        "user",
+        "assistant",
+        "tool",
+        "assistant",
+      ]);
+      // Before: the push landed between the call and its answer, and every later prompt failed
+      // ("messages[3] is a tool message for "c1", which no call of the assistant message right before it made").
+      expect(await agent.prompt("And?")).toMatchObject({ status: "ok" });
+    });
+  }
 });
