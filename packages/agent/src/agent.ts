@@ -2314,18 +2314,24 @@ export class Agent {
     stopIfAborted(signal);
     let result: unknown;
     let isError = false;
+    // A report after the call settled, or after it was stopped (answered at once, its
+    // tool_execution_end told, while a tool that ignores its signal goes on) would come after that
+    // end, even after agent_end: it is not told.
+    let running = true;
     try {
       if (tool) {
         result = await tool.execute(args, {
           toolCallId: request.id,
           ...(signal ? { signal } : {}),
-          onUpdate: (partialResult) =>
+          onUpdate: (partialResult) => {
+            if (!running || signal?.aborted) return;
             this.#emit({
               type: "tool_execution_update",
               toolCallId: request.id,
               toolName: request.name,
               partialResult,
-            }),
+            });
+          },
           terminate: () => {
             batch?.terminate.add(request.id);
           },
@@ -2343,6 +2349,8 @@ export class Agent {
     } catch (thrown) {
       isError = true;
       result = thrown;
+    } finally {
+      running = false;
     }
     const afterToolCall = this.afterToolCall;
     if (afterToolCall) {

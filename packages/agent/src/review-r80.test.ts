@@ -187,3 +187,56 @@ describe("the transcript handed to transformContext and the hooks, changed in pl
     });
   }
 });
+
+describe("a tool's progress report after its call ended", () => {
+  it("is not told: none after the call's tool_execution_end, from a tool that ignores its stop or reports once it returned", async () => {
+    server = await startServer({
+      replies: [
+        {
+          toolCalls: [
+            { id: "c1", name: "quick", arguments: "{}" },
+            { id: "c2", name: "stubborn", arguments: "{}" },
+          ],
+        },
+        { content: "never asked" },
+      ],
+    });
+    const reporters: ((partial: unknown) => void)[] = [];
+    let finish: (() => void) | undefined;
+    const agent: Agent = new Agent({
+      config: { baseUrl: server.baseUrl, model: "sim", maxRetries: 0 },
+      tools: [
+        tool("quick", (_args, { onUpdate }) => {
+          reporters.push(onUpdate);
+          onUpdate("quick: working");
+          return "done";
+        }),
+        // Ignores its signal: goes on after the stop, reporting.
+        tool("stubborn", (_args, { onUpdate }) => {
+          reporters.push(onUpdate);
+          onUpdate("stubborn: working");
+          setTimeout(() => agent.abort(), 20);
+          return new Promise<string>((resolve) => {
+            finish = () => resolve("finished anyway");
+          });
+        }),
+      ],
+    });
+    const told: string[] = [];
+    agent.subscribe((event) => {
+      if (event.type === "tool_execution_update") told.push(`update ${String(event.partialResult)}`);
+      if (event.type === "tool_execution_end") told.push(`end ${event.toolCallId}`);
+      if (event.type === "agent_end") told.push("agent_end");
+    });
+    expect((await agent.prompt("go")).status).toBe("aborted");
+    for (const report of reporters) report("late");
+    finish?.();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    // Before: "update late" twice after agent_end, for calls long ended.
+    expect(told.filter((t) => t.startsWith("update"))).toEqual([
+      "update quick: working",
+      "update stubborn: working",
+    ]);
+    expect(told.at(-1)).toBe("agent_end");
+  });
+});

@@ -16,7 +16,7 @@ export interface AgentToolContext {
   toolCallId: string;
   /** Fires when the run is aborted; a long tool should stop. */
   signal?: AbortSignal;
-  /** Reports progress: each call becomes a `tool_execution_update` event (never sent to the model). */
+  /** Reports progress: each call becomes a `tool_execution_update` event (never sent to the model); once `execute` settled or the run was stopped, a report is dropped. */
   onUpdate: (partial: unknown) => void;
   /** Asks the run to end after this step; it does only when every call of the step asked (as `afterToolCall`'s `terminate`). */
   terminate: () => void;
