@@ -6,6 +6,7 @@ import {
   type AgentMessage,
   type AgentTool,
   type ChatMessageLike,
+  ToolRegistry,
 } from "./test-exports.js";
 
 // Review round r80: the agent's listeners, its tool errors, what reaches the wire, compaction.
@@ -238,5 +239,22 @@ describe("a tool's progress report after its call ended", () => {
       "update stubborn: working",
     ]);
     expect(told.at(-1)).toBe("agent_end");
+  });
+});
+
+describe("registering many tools", () => {
+  it("takes time in proportion: 30,000 tools in under 6 s (a search of every registered one per register: 20,000 took 8 to 11 s)", () => {
+    const registry = new ToolRegistry();
+    const started = performance.now();
+    for (let i = 0; i < 30_000; i++) registry.register(tool(`tool_${i}`));
+    expect(performance.now() - started).toBeLessThan(6_000);
+    expect(registry.list()).toHaveLength(30_000);
+    // The wire-name clash is still refused, and freed by unregister.
+    expect(() => registry.register(tool("tool.7"))).toThrow(
+      /would both be declared to the model as "tool_7"/,
+    );
+    expect(registry.unregister("tool_7")).toBe(true);
+    registry.register(tool("tool.7"));
+    expect(registry.get("tool.7")?.name).toBe("tool.7");
   });
 });
