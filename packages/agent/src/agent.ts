@@ -572,6 +572,36 @@ function calledName(name: string): string {
   return name.length <= 200 ? name : `${cutText(name, 200)}…`;
 }
 
+/**
+ * A failure that is no Error (a tool threw it, or `afterToolCall` marked it an error) as the model
+ * reads it: its JSON; where `JSON.stringify` throws, a bigint as its digits and an object met again
+ * (a cycle) as "[Circular]". Before, the model read the crash ("Do not know how to serialize a
+ * BigInt", "Converting circular structure to JSON …") instead of what failed.
+ */
+function failureText(value: unknown): string {
+  if (typeof value === "bigint") return value.toString();
+  try {
+    const text = JSON.stringify(value);
+    if (text !== undefined) return text;
+  } catch {
+    const seen = new WeakSet<object>();
+    try {
+      const text = JSON.stringify(value, (_key, item: unknown) => {
+        if (typeof item === "bigint") return item.toString();
+        if (typeof item === "object" && item !== null) {
+          if (seen.has(item)) return "[Circular]";
+          seen.add(item);
+        }
+        return item;
+      });
+      if (text !== undefined) return text;
+    } catch {
+      // A getter or toJSON that throws: said below as the value's kind.
+    }
+  }
+  return kindOf(value);
+}
+
 /** How many tool names an unknown-tool answer lists; the rest are counted. */
 const NAMED_TOOLS = 40;
 
@@ -2387,7 +2417,7 @@ export class Agent {
     if (isError)
       throw result instanceof Error
         ? result
-        : new Error(typeof result === "string" ? result : JSON.stringify(result));
+        : new Error(typeof result === "string" ? result : failureText(result));
     return result;
   }
 }

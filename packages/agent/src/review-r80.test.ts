@@ -258,3 +258,38 @@ describe("registering many tools", () => {
     expect(registry.get("tool.7")?.name).toBe("tool.7");
   });
 });
+
+describe("a tool that throws what JSON cannot write", () => {
+  it("is answered with what it threw, not JSON.stringify's crash", async () => {
+    const cycle: Record<string, unknown> = { why: "disk full" };
+    cycle.self = cycle;
+    const thrown: unknown[] = [5n, cycle, { code: 7n }];
+    server = await startServer({
+      replies: [
+        {
+          toolCalls: thrown.map((_, n) => ({ id: `c${n}`, name: "fail", arguments: JSON.stringify({ n }) })),
+        },
+        { content: "done" },
+      ],
+    });
+    const agent = new Agent({
+      config: { baseUrl: server.baseUrl, model: "sim", maxRetries: 0 },
+      tools: [
+        {
+          ...tool("fail"),
+          parameters: { type: "object", properties: { n: { type: "number" } } },
+          execute: (args) => {
+            throw thrown[(args as { n: number }).n];
+          },
+        },
+      ],
+    });
+    expect((await agent.prompt("go")).status).toBe("ok");
+    // Before: "Error: Do not know how to serialize a BigInt", "Error: Converting circular structure to JSON …".
+    expect([0, 1, 2].map((n) => answerTo(agent.messages, `c${n}`))).toEqual([
+      "Error: 5",
+      'Error: {"why":"disk full","self":"[Circular]"}',
+      'Error: {"code":"7"}',
+    ]);
+  });
+});

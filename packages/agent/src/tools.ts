@@ -25,7 +25,8 @@ export interface AgentToolContext {
 /**
  * A tool an agent can run. `parameters` is the JSON Schema the model is shown; `execute` gets the
  * parsed (repaired) arguments and returns what the model reads — a string as it is, anything else
- * as JSON. A thrown error is what the model reads as the failure (`Error: <message>`).
+ * as JSON. A thrown error is what the model reads as the failure (`Error: <message>`; a thrown
+ * value that is no Error as its text or JSON, a bigint as its digits, a cycle as "[Circular]").
  */
 export interface AgentTool<Args extends object = Record<string, unknown>> {
   name: string;
