@@ -91,7 +91,7 @@ export interface AgentOptions {
   toolExecution?: ToolExecutionMode | null | undefined;
   steeringMode?: QueueMode | null | undefined;
   followUpMode?: QueueMode | null | undefined;
-  /** Rewrites the transcript before each request (pruning, injected context). Must leave every tool call answered. */
+  /** Rewrites the transcript before each request (pruning, injected context); handed a copy, so what it changes in place goes with that request only. Must leave every tool call answered. */
   transformContext?:
     | ((
         messages: readonly AgentMessage[],
@@ -502,6 +502,47 @@ function handledThenable(value: unknown): boolean {
   return true;
 }
 
+/** The calls in flight on a run's signal, and the one listener that stops them. */
+const callsOf = new WeakMap<AbortSignal, { calls: Set<AbortController>; stop: () => void }>();
+
+/**
+ * A signal of one tool call's own that aborts, with the run's reason, when the run's `signal`
+ * does. The calls in flight share one listener on the run's signal, removed with the last
+ * (`release`): a tool that listens to its signal, as `AgentToolContext.signal` invites, adds its
+ * listener to its call's, so eleven parallel calls no longer make Node warn of a leak
+ * (`MaxListenersExceededWarning`) on the run's.
+ */
+function callOf(signal: AbortSignal): { signal: AbortSignal; release: () => void } {
+  const call = new AbortController();
+  if (signal.aborted) {
+    call.abort(signal.reason);
+    return { signal: call.signal, release: () => {} };
+  }
+  let entry = callsOf.get(signal);
+  if (!entry) {
+    const calls = new Set<AbortController>();
+    const stop = () => {
+      callsOf.delete(signal);
+      for (const each of [...calls]) each.abort(signal.reason);
+    };
+    entry = { calls, stop };
+    callsOf.set(signal, entry);
+    signal.addEventListener("abort", stop, { once: true });
+  }
+  const { calls, stop } = entry;
+  calls.add(call);
+  return {
+    signal: call.signal,
+    release: () => {
+      calls.delete(call);
+      if (calls.size === 0 && callsOf.get(signal)?.calls === calls) {
+        callsOf.delete(signal);
+        signal.removeEventListener("abort", stop);
+      }
+    },
+  };
+}
+
 /**
  * `pending`, or the run's stop if the signal aborts first: a host callback the agent awaits
  * (`transformContext`) that stalls cannot keep a stopped run going. What it settles with after the
@@ -524,6 +565,63 @@ function untilStopped<T>(pending: T | Promise<T>, signal: AbortSignal | undefine
       },
     );
   });
+}
+
+/** A made-up tool name as an unknown-tool answer quotes it: its first 200 characters, then "…". */
+function calledName(name: string): string {
+  return name.length <= 200 ? name : `${cutText(name, 200)}…`;
+}
+
+/**
+ * A failure that is no Error (a tool threw it, or `afterToolCall` marked it an error) as the model
+ * reads it: its JSON; where `JSON.stringify` throws, a bigint as its digits and an object met again
+ * (a cycle) as "[Circular]". Before, the model read the crash ("Do not know how to serialize a
+ * BigInt", "Converting circular structure to JSON …") instead of what failed.
+ */
+function failureText(value: unknown): string {
+  if (typeof value === "bigint") return value.toString();
+  try {
+    const text = JSON.stringify(value);
+    if (text !== undefined) return text;
+  } catch {
+    const seen = new WeakSet<object>();
+    try {
+      const text = JSON.stringify(value, (_key, item: unknown) => {
+        if (typeof item === "bigint") return item.toString();
+        if (typeof item === "object" && item !== null) {
+          if (seen.has(item)) return "[Circular]";
+          seen.add(item);
+        }
+        return item;
+      });
+      if (text !== undefined) return text;
+    } catch {
+      // A getter or toJSON that throws: said below as the value's kind.
+    }
+  }
+  return kindOf(value);
+}
+
+/** How many tool names an unknown-tool answer lists; the rest are counted. */
+const NAMED_TOOLS = 40;
+
+/**
+ * The tools an unknown-tool answer names: every one of a small set; of a larger one (an MCP pool's
+ * hundreds) the first forty, those whose name holds the one called or is held by it (letters and
+ * digits, any case) first — the tool it meant, written another way — and a count of the rest. Each
+ * is declared to the model anyway; listing 2,000 made one made-up call an 85 kB answer.
+ */
+function knownTools(called: string, names: readonly string[]): string {
+  if (names.length === 0) return "none";
+  if (names.length <= NAMED_TOOLS) return names.join(", ");
+  const bare = (name: string) => name.toLowerCase().replace(/[^a-z0-9]/g, "");
+  const wanted = bare(called.slice(0, 200));
+  const near = (name: string) => {
+    const other = bare(name);
+    return wanted !== "" && other !== "" && (other.includes(wanted) || wanted.includes(other));
+  };
+  const ordered = [...names.filter(near), ...names.filter((name) => !near(name))];
+  return `${ordered.slice(0, NAMED_TOOLS).join(", ")} and ${names.length - NAMED_TOOLS} more`;
 }
 
 /**
@@ -1784,7 +1882,7 @@ export class Agent {
         await this.#delivery;
         // Raced with the stop: a transformContext that stalls cannot keep a stopped run going.
         const view = this.transformContext
-          ? await untilStopped(this.transformContext(this.#messages, signal, { step: 1 }), signal)
+          ? await untilStopped(this.transformContext([...this.#messages], signal, { step: 1 }), signal)
           : this.#messages;
         const llm = this.#convert(view);
         // A queued message that leaves the model nothing to answer (an app-only note the converter
@@ -1912,7 +2010,13 @@ export class Agent {
       ...(this.#loaded.length > 0 ? { loaded: [...this.#loaded] } : {}),
       tools,
       ...(this.catalog ? { catalog: this.catalog } : {}),
-      dispatch: (request, callSignal) => this.#callOne(request, callSignal, this.#batch),
+      dispatch: (request, callSignal) => {
+        // The run's own signal (no time limit: the loop hands it on as it is): each call gets one of
+        // its own, so a step's thirty tools that each listen to theirs hang no listener on the run's.
+        if (!signal || callSignal !== signal) return this.#callOne(request, callSignal, this.#batch);
+        const call = callOf(signal);
+        return this.#callOne(request, call.signal, this.#batch).finally(call.release);
+      },
       ...(signal ? { signal } : {}),
       ...(this.#dedupeToolCalls !== undefined ? { dedupeToolCalls: this.#dedupeToolCalls } : {}),
       // Read by the loop as each step's calls start, after `onMessage` made the step's batch: a
@@ -2124,7 +2228,7 @@ export class Agent {
   ): Promise<boolean> {
     if (!this.shouldStopAfterTurn) return false;
     const message = messages.findLast((m) => m.role === "assistant");
-    return this.shouldStopAfterTurn({ messages: this.#messages, message, toolResults: [] }, signal);
+    return this.shouldStopAfterTurn({ messages: this.messages, message, toolResults: [] }, signal);
   }
 
   /**
@@ -2152,7 +2256,7 @@ export class Agent {
     else if (
       this.shouldStopAfterTurn &&
       (await this.shouldStopAfterTurn(
-        { messages: this.#messages, message: batch?.message, toolResults: batch?.results ?? [] },
+        { messages: this.messages, message: batch?.message, toolResults: batch?.results ?? [] },
         signal,
       ))
     ) {
@@ -2166,7 +2270,7 @@ export class Agent {
     for (const message of steering) this.#add(message);
     await this.#delivery;
     const view = this.transformContext
-      ? await untilStopped(this.transformContext(this.#messages, signal, info), signal)
+      ? await untilStopped(this.transformContext([...this.#messages], signal, info), signal)
       : this.#messages;
     // Stopped while it ran: the loop has ended the run, and nothing of this step may change the agent.
     stopIfAborted(signal);
@@ -2215,7 +2319,7 @@ export class Agent {
     const beforeToolCall = this.beforeToolCall;
     if (beforeToolCall) {
       const answer = await hookAnswer(() =>
-        beforeToolCall({ toolCall: request, args, messages: this.#messages }, signal),
+        beforeToolCall({ toolCall: request, args, messages: this.messages }, signal),
       );
       if ("failed" in answer) {
         // A stop while the hook ran answers the call with the stop, whatever the hook threw for it.
@@ -2240,18 +2344,24 @@ export class Agent {
     stopIfAborted(signal);
     let result: unknown;
     let isError = false;
+    // A report after the call settled, or after it was stopped (answered at once, its
+    // tool_execution_end told, while a tool that ignores its signal goes on) would come after that
+    // end, even after agent_end: it is not told.
+    let running = true;
     try {
       if (tool) {
         result = await tool.execute(args, {
           toolCallId: request.id,
           ...(signal ? { signal } : {}),
-          onUpdate: (partialResult) =>
+          onUpdate: (partialResult) => {
+            if (!running || signal?.aborted) return;
             this.#emit({
               type: "tool_execution_update",
               toolCallId: request.id,
               toolName: request.name,
               partialResult,
-            }),
+            });
+          },
           terminate: () => {
             batch?.terminate.add(request.id);
           },
@@ -2260,17 +2370,17 @@ export class Agent {
         result = await this.#dispatch({ ...request, args }, signal);
       } else {
         throw new Error(
-          `Unknown tool "${request.name}". Available tools: ${
-            this.tools
-              .list()
-              .map((t) => t.name)
-              .join(", ") || "none"
-          }.`,
+          `Unknown tool "${calledName(request.name)}". Available tools: ${knownTools(
+            request.name,
+            this.tools.list().map((t) => t.name),
+          )}.`,
         );
       }
     } catch (thrown) {
       isError = true;
       result = thrown;
+    } finally {
+      running = false;
     }
     const afterToolCall = this.afterToolCall;
     if (afterToolCall) {
@@ -2278,7 +2388,7 @@ export class Agent {
       const toolResult = result;
       const after = await hookAnswer(() =>
         afterToolCall(
-          { toolCall: request, args, messages: this.#messages, result: toolResult, isError: toolIsError },
+          { toolCall: request, args, messages: this.messages, result: toolResult, isError: toolIsError },
           signal,
         ),
       );
@@ -2307,7 +2417,7 @@ export class Agent {
     if (isError)
       throw result instanceof Error
         ? result
-        : new Error(typeof result === "string" ? result : JSON.stringify(result));
+        : new Error(typeof result === "string" ? result : failureText(result));
     return result;
   }
 }
