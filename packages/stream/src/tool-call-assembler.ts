@@ -7,7 +7,8 @@ import type { ToolCall } from "./turn.js";
  *
  * `index` is the call's position in the turn's `toolCalls` (0 for the first call the model
  * started), `id` and `name` what has arrived so far (possibly empty), `argumentsDelta` the piece
- * of arguments this delta added (possibly empty), and `arguments` all of them so far.
+ * of arguments this delta added (possibly empty), and `arguments` all of them so far. `streamTurn`
+ * never tells half a character: a first half of a surrogate pair ending a piece comes with the next.
  */
 export interface ToolCallProgress {
   index: number;

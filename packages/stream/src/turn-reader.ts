@@ -151,6 +151,11 @@ export class TurnReader {
   private scratchpadClosed = false;
   /** The first half of a surrogate pair that ended the reasoning so far, told with the next piece. */
   private thinkingHeld = "";
+  /**
+   * Per call (by position), the first half of a surrogate pair that ended its arguments so far, with
+   * the progress it was held from: told with the call's next piece, or at the end.
+   */
+  private readonly argumentsHeld = new Map<number, { half: string; progress: ToolCallProgress }>();
 
   constructor(options: TurnReaderOptions = {}) {
     this.options = options;
@@ -221,6 +226,10 @@ export class TurnReader {
       this.thinkingHeld = "";
       this.options.onThinking?.(held);
     }
+    for (const { half, progress } of this.argumentsHeld.values()) {
+      this.options.onToolCallDelta?.({ ...progress, argumentsDelta: half });
+    }
+    this.argumentsHeld.clear();
     return this.snapshot();
   }
 
@@ -307,8 +316,29 @@ export class TurnReader {
     const progress = this.calls.push(piece);
     if (progress === undefined) return false;
     this.markProduced();
-    this.options.onToolCallDelta?.(progress);
+    this.tellCall(progress);
     return true;
+  }
+
+  /**
+   * Tells `onToolCallDelta` a piece of a call, holding back a first half of a surrogate pair that
+   * ends its arguments until the call's next piece, as `onOutput` and `onThinking` do: neither
+   * `argumentsDelta` nor `arguments` ends in half a character. Released at the end if nothing
+   * completes it.
+   */
+  private tellCall(progress: ToolCallProgress): void {
+    const tell = this.options.onToolCallDelta;
+    if (tell === undefined) return;
+    const before = this.argumentsHeld.get(progress.index);
+    let delta = before === undefined ? progress.argumentsDelta : before.half + progress.argumentsDelta;
+    if (endsInFirstHalf(progress.arguments) && endsInFirstHalf(delta)) {
+      this.argumentsHeld.set(progress.index, { half: delta.slice(-1), progress });
+      delta = delta.slice(0, -1);
+      tell({ ...progress, argumentsDelta: delta, arguments: progress.arguments.slice(0, -1) });
+      return;
+    }
+    this.argumentsHeld.delete(progress.index);
+    tell(delta === progress.argumentsDelta ? progress : { ...progress, argumentsDelta: delta });
   }
 
   /**
@@ -362,6 +392,12 @@ export class TurnReader {
     this.produced = true;
     this.options.onProduced?.();
   }
+}
+
+/** Whether `text` ends in the first half of a surrogate pair (its second yet to come). */
+function endsInFirstHalf(text: string): boolean {
+  const last = text.charCodeAt(text.length - 1);
+  return last >= 0xd800 && last <= 0xdbff;
 }
 
 /** A whole message's fields as a delta: its tool calls numbered by position, as a stream numbers them. */

@@ -1,0 +1,91 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { streamTurn } from "./stream-turn.js";
+import { body, harness } from "./test-support/http.js";
+import type { ToolCallProgress } from "./tool-call-assembler.js";
+
+// Review r79: what r77e/r78b left, each over real HTTP to the testkit.
+
+const chunk = (choices: unknown[], extra: Record<string, unknown> = {}) =>
+  `data: ${JSON.stringify({ id: "c1", object: "chat.completion.chunk", choices, ...extra })}\n\n`;
+const sse = { "content-type": "text/event-stream" };
+
+const hasLoneSurrogate = (text: string) =>
+  /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(text);
+
+/** A stream of one call whose arguments arrive in `pieces` (JSON.stringify escapes a lone half as \ud83d). */
+function callStream(pieces: string[]): string[] {
+  return [
+    chunk([{ index: 0, delta: { role: "assistant", content: null } }]),
+    chunk([
+      {
+        index: 0,
+        delta: {
+          tool_calls: [
+            { index: 0, id: "call_1", type: "function", function: { name: "say", arguments: "" } },
+          ],
+        },
+      },
+    ]),
+    ...pieces.map((arguments_) =>
+      chunk([{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: arguments_ } }] } }]),
+    ),
+    chunk([{ index: 0, delta: {}, finish_reason: "tool_calls" }]),
+    "data: [DONE]\n\n",
+  ];
+}
+
+describe("R79-1: onToolCallDelta is never told half a character", () => {
+  it("holds a first half that ends an arguments piece until the piece with its second half", async () => {
+    const { client } = await harness([
+      { type: "raw", headers: sse, chunks: callStream(['{"e": "\ud83d', '\ude00"}']) },
+    ]);
+    const told: ToolCallProgress[] = [];
+    const turn = await streamTurn(client, body(), { onToolCallDelta: (p) => told.push({ ...p }) });
+    expect(turn.toolCalls[0]?.function.arguments).toBe('{"e": "😀"}');
+    for (const p of told) {
+      expect(hasLoneSurrogate(p.argumentsDelta)).toBe(false);
+      expect(hasLoneSurrogate(p.arguments)).toBe(false);
+    }
+    expect(told.map((p) => p.argumentsDelta).join("")).toBe('{"e": "😀"}');
+    expect(told.at(-1)?.arguments).toBe('{"e": "😀"}');
+  });
+});
+
+describe("R79-1 (more)", () => {
+  it("tells a first half the server never completes at the end, so the pieces still add up", async () => {
+    const { client } = await harness([{ type: "raw", headers: sse, chunks: callStream(['{"e": "a\ud83d']) }]);
+    const told: ToolCallProgress[] = [];
+    const turn = await streamTurn(client, body(), { onToolCallDelta: (p) => told.push({ ...p }) });
+    expect(told.map((p) => p.argumentsDelta).join("")).toBe(turn.toolCalls[0]?.function.arguments);
+    expect(told.at(-1)?.argumentsDelta).toBe("\ud83d");
+    expect(told.slice(0, -1).every((p) => !hasLoneSurrogate(p.argumentsDelta))).toBe(true);
+  });
+
+  it("property: arguments with astral characters cut anywhere are told whole characters that add up", async () => {
+    // Opened by the one "[" in it, so no later piece repeats the text before it (which reads as a
+    // server resending the arguments whole, a case of its own).
+    const text = fc
+      .array(fc.constantFrom("a", '"', "😀", "𝄞", " ", "é", "{"), { minLength: 1, maxLength: 12 })
+      .map((parts) => `[${parts.join("")}`);
+    await fc.assert(
+      fc.asyncProperty(text, fc.array(fc.nat(), { maxLength: 6 }), async (whole, cuts) => {
+        const at = [...new Set(cuts.map((c) => c % whole.length))].sort((a, b) => a - b);
+        const pieces = [0, ...at, whole.length]
+          .slice(0, -1)
+          .map((start, i, all) => whole.slice(start, all[i + 1] ?? whole.length))
+          .filter((piece) => piece !== "");
+        const { client } = await harness([{ type: "raw", headers: sse, chunks: callStream(pieces) }]);
+        const told: ToolCallProgress[] = [];
+        const turn = await streamTurn(client, body(), { onToolCallDelta: (p) => told.push({ ...p }) });
+        expect(turn.toolCalls[0]?.function.arguments).toBe(whole);
+        for (const p of told) {
+          expect(hasLoneSurrogate(p.argumentsDelta)).toBe(false);
+          expect(hasLoneSurrogate(p.arguments)).toBe(false);
+        }
+        expect(told.map((p) => p.argumentsDelta).join("")).toBe(whole);
+      }),
+      { numRuns: 40 },
+    );
+  });
+});
