@@ -1,5 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { StreamError } from "./errors.js";
 import { streamTurn } from "./stream-turn.js";
 import { body, harness } from "./test-support/http.js";
 import type { ToolCallProgress } from "./tool-call-assembler.js";
@@ -87,5 +88,42 @@ describe("R79-1 (more)", () => {
       }),
       { numRuns: 40 },
     );
+  });
+});
+
+describe("R79-2: a stream whose events are JSON but no chunk object", () => {
+  const stray = ["null", "42", '"x"', "[]", "true"];
+
+  it("of only those is not-a-stream, not an empty finished turn", async () => {
+    for (const data of stray) {
+      const { client } = await harness([
+        { type: "raw", headers: sse, chunks: [`data: ${data}\n\n`, `data: ${data}\n\n`, "data: [DONE]\n\n"] },
+      ]);
+      const failure = await streamTurn(client, body()).then(
+        (turn) => turn,
+        (error: unknown) => error,
+      );
+      expect(StreamError.isInstance(failure), data).toBe(true);
+      expect((failure as StreamError).code).toBe("not-a-stream");
+      expect((failure as StreamError).message).toContain(data);
+    }
+  });
+
+  it("one stray among good chunks is skipped, the turn read", async () => {
+    const { client } = await harness([
+      {
+        type: "raw",
+        headers: sse,
+        chunks: [
+          chunk([{ index: 0, delta: { role: "assistant", content: "Hel" } }]),
+          "data: null\n\n",
+          chunk([{ index: 0, delta: { content: "lo" }, finish_reason: "stop" }]),
+          "data: [DONE]\n\n",
+        ],
+      },
+    ]);
+    const turn = await streamTurn(client, body());
+    expect(turn.content).toBe("Hello");
+    expect(turn.finishReason).toBe("stop");
   });
 });
