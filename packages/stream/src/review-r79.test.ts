@@ -127,3 +127,60 @@ describe("R79-2: a stream whose events are JSON but no chunk object", () => {
     expect(turn.finishReason).toBe("stop");
   });
 });
+
+describe("R79-3: old llama.cpp's `error: {…}` line first in a body labelled other than text/event-stream", () => {
+  const overflow =
+    'error: {"code":400,"message":"the request exceeds the available context size. try increasing the context size or enable context shift","type":"invalid_request_error"}\n\n';
+
+  it("is the server's error, as under text/event-stream, whatever a proxy labelled it", async () => {
+    for (const type of ["text/plain; charset=utf-8", "application/octet-stream", "application/x-ndjson"]) {
+      const { client } = await harness([
+        { type: "raw", headers: { "content-type": type }, chunks: [overflow] },
+      ]);
+      const failure = await streamTurn(client, body()).then(
+        (turn) => turn,
+        (error: unknown) => error,
+      );
+      expect(StreamError.isInstance(failure), type).toBe(true);
+      expect(failure).toMatchObject({
+        code: "server-error",
+        serverError: { code: 400, type: "invalid_request_error" },
+      });
+      expect((failure as StreamError).message).toContain("exceeds the available context size");
+    }
+  });
+
+  it("also when the first network read stops inside the field's name or after its colon", async () => {
+    for (const cut of [2, 5, 6, 7]) {
+      const { client } = await harness([
+        {
+          type: "raw",
+          headers: { "content-type": "text/plain" },
+          chunks: [overflow.slice(0, cut), overflow.slice(cut)],
+          chunkDelayMs: 30,
+        },
+      ]);
+      const failure = await streamTurn(client, body()).then(
+        (turn) => turn,
+        (error: unknown) => error,
+      );
+      expect(failure, `cut at ${cut}`).toMatchObject({ code: "server-error" });
+    }
+  });
+
+  it("a plain-text body that only starts with the word is still not a stream", async () => {
+    const { client } = await harness([
+      {
+        type: "raw",
+        headers: { "content-type": "text/plain" },
+        chunks: ["error: upstream connect error or disconnect"],
+      },
+    ]);
+    const failure = await streamTurn(client, body()).then(
+      (turn) => turn,
+      (error: unknown) => error,
+    );
+    expect(failure).toMatchObject({ code: "not-a-stream" });
+    expect((failure as StreamError).message).toContain("upstream connect error");
+  });
+});
