@@ -2,7 +2,6 @@ import { quotedEnd } from "./almost-json.js";
 import { describeValue, readOptions, ToolCallsError } from "./errors.js";
 import { digitsAt, exactJson, rememberDigits, rememberDigitsAt } from "./exact-numbers.js";
 import {
-  type Fence,
   findFences,
   isRecord,
   isUnterminated,
@@ -10,6 +9,7 @@ import {
   repairLeading,
   repairParse,
   scanBrackets,
+  tildeFences,
   tryParse,
   withinDepth,
 } from "./json-text.js";
@@ -1812,39 +1812,6 @@ function spansIn(tail: string, known: Known): Span[] {
     return named([fenced], known);
   }
   return named(unquoted, known);
-}
-
-/**
- * Fenced code blocks written with tildes (`~~~`, `~~~xml`), in order: a line
- * of three or more `~` (after at most three spaces) to the next line of at least as many `~` and
- * nothing else, or to the end of the text when none closes it. Linear: each line is read once.
- */
-function tildeFences(text: string): Fence[] {
-  const regions: Fence[] = [];
-  if (!text.includes("~~~")) return regions;
-  let open = -1;
-  let bodyAt = 0;
-  let width = 0;
-  for (let line = 0; line < text.length; ) {
-    let next = text.indexOf("\n", line);
-    if (next < 0) next = text.length;
-    let i = line;
-    while (i < next && i - line < 3 && text[i] === " ") i++;
-    const tildesAt = i;
-    while (i < next && text[i] === "~") i++;
-    const run = i - tildesAt;
-    if (open < 0 && run >= 3) {
-      open = line;
-      bodyAt = next + 1;
-      width = run;
-    } else if (open >= 0 && run >= width && text.slice(i, next).trim() === "") {
-      regions.push({ start: open, end: next, body: text.slice(bodyAt, line), closed: true });
-      open = -1;
-    }
-    line = next + 1;
-  }
-  if (open >= 0) regions.push({ start: open, end: text.length, body: text.slice(bodyAt), closed: false });
-  return regions;
 }
 
 /** `regions` (each sorted, apart) as one sorted list of regions apart, overlapping ones joined. */
