@@ -1,3 +1,5 @@
+import { GrownText } from "./grown-text.js";
+
 /**
  * A pair of markers a model writes around its scratchpad when the server leaves it in `content`.
  *
@@ -158,8 +160,8 @@ export class FenceSplitter {
   private sawMarker = false;
   private dropSpace = false;
   private resume: string | undefined;
-  private contentTotal = "";
-  private reasoningTotal = "";
+  private readonly contentTotal = new GrownText();
+  private readonly reasoningTotal = new GrownText();
   private closedUnopened = false;
 
   constructor(options: FenceOptions = {}) {
@@ -178,12 +180,12 @@ export class FenceSplitter {
 
   /** All answer text released so far (after any retraction). */
   get content(): string {
-    return this.contentTotal;
+    return this.contentTotal.text;
   }
 
   /** All scratchpad text released so far. */
   get reasoning(): string {
-    return this.reasoningTotal;
+    return this.reasoningTotal.text;
   }
 
   /** Text held back as a possible half marker (or half a character), released by the next piece or by `flush()`. */
@@ -268,13 +270,13 @@ export class FenceSplitter {
   private emitContent(text: string, out: FenceSplit): void {
     if (text === "") return;
     out.content += text;
-    this.contentTotal += text;
+    this.contentTotal.add(text);
   }
 
   private emitReasoning(text: string, out: FenceSplit): void {
     if (text === "") return;
     out.reasoning += text;
-    this.reasoningTotal += text;
+    this.reasoningTotal.add(text);
   }
 
   /** Reads answer text from `pos`; returns the position after what it consumed. */
@@ -322,10 +324,10 @@ export class FenceSplitter {
     if (closing) {
       // A closing marker with no opening one: the answer so far was scratchpad.
       this.closedUnopened = true;
-      const moved = this.contentTotal;
+      const moved = this.contentTotal.text;
       out.retracted += moved.length - out.content.length;
       out.content = "";
-      this.contentTotal = "";
+      this.contentTotal.text = "";
       this.emitReasoning(withoutTrailingBlank(moved + buf.slice(pos, at)), out);
       this.enterAnswer(hit);
       return at + hit.close.length;

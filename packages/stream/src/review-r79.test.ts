@@ -1,15 +1,20 @@
+import v8 from "node:v8";
+import vm from "node:vm";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { StreamError } from "./errors.js";
 import { streamTurn } from "./stream-turn.js";
 import { body, harness } from "./test-support/http.js";
 import type { ToolCallProgress } from "./tool-call-assembler.js";
+import { TurnReader } from "./turn-reader.js";
 
 // Review r79: what r77e/r78b left, each over real HTTP to the testkit.
 
 const chunk = (choices: unknown[], extra: Record<string, unknown> = {}) =>
   `data: ${JSON.stringify({ id: "c1", object: "chat.completion.chunk", choices, ...extra })}\n\n`;
 const sse = { "content-type": "text/event-stream" };
+/** A two-character delta. */
+const two = (i: number) => (i % 2 ? "ab" : "cd");
 
 const hasLoneSurrogate = (text: string) =>
   /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(text);
@@ -182,5 +187,58 @@ describe("R79-3: old llama.cpp's `error: {…}` line first in a body labelled ot
     );
     expect(failure).toMatchObject({ code: "not-a-stream" });
     expect((failure as StreamError).message).toContain("upstream connect error");
+  });
+});
+
+describe("R79-5: memory held per delta while a turn streams", () => {
+  v8.setFlagsFromString("--expose-gc");
+  const gc = vm.runInNewContext("gc") as () => void;
+  const heldBy = (deltas: number, delta: (i: number) => Record<string, unknown>) => {
+    gc();
+    gc();
+    const before = process.memoryUsage().heapUsed;
+    const reader = new TurnReader({ onOutput: () => {}, onThinking: () => {}, onToolCallDelta: () => {} });
+    reader.read({
+      choices: [{ index: 0, delta: { tool_calls: [{ index: 0, id: "c", function: { name: "f" } }] } }],
+    });
+    for (let i = 0; i < deltas; i++) reader.read({ choices: [{ index: 0, delta: delta(i) }] });
+    gc();
+    gc();
+    const held = process.memoryUsage().heapUsed - before;
+    const turn = reader.snapshot();
+    return { perDelta: held / deltas, turn };
+  };
+  const N = 200_000;
+
+  // Each `+=` of a two-character delta was kept by V8 as a 32-byte pair until the text was read:
+  // 32 bytes a delta per running copy (answer and raw content: 64; with a <think> fence: 96).
+  it.each([
+    ["answer text", (i: number) => ({ content: two(i) })],
+    ["fenced reasoning", (i: number) => ({ content: i === 0 ? `<think>${two(i)}` : two(i) })],
+    ["reasoning_content", (i: number) => ({ reasoning_content: two(i) })],
+    ["tool-call arguments", (i: number) => ({ tool_calls: [{ index: 0, function: { arguments: two(i) } }] })],
+  ])("is about the text itself for %s (two-character deltas), not 32 bytes a delta per copy", (_, delta) => {
+    const { perDelta, turn } = heldBy(N, delta);
+    const chars =
+      turn.content.length + turn.reasoning.length + (turn.toolCalls[0]?.function.arguments.length ?? 0);
+    expect(chars).toBeGreaterThanOrEqual(2 * N);
+    expect(perDelta).toBeLessThan(16);
+  });
+});
+
+describe("R79-1 (time): holding back half a character reads only the piece", () => {
+  it("tells 10^5 argument pieces in linear time (reading the end of the whole arguments copied them each time)", () => {
+    const reader = new TurnReader({ onToolCallDelta: () => {} });
+    reader.read({
+      choices: [{ index: 0, delta: { tool_calls: [{ index: 0, id: "c", function: { name: "f" } }] } }],
+    });
+    const started = performance.now();
+    for (let i = 0; i < 100_000; i++) {
+      reader.read({
+        choices: [{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: two(i) } }] } }],
+      });
+    }
+    expect(performance.now() - started).toBeLessThan(4000);
+    expect(reader.finish().toolCalls[0]?.function.arguments.length).toBe(200_000);
   });
 });

@@ -1,5 +1,6 @@
 import type { ToolCallDeltaLike } from "./chunk.js";
 import { jsonText } from "./errors.js";
+import { grown } from "./grown-text.js";
 import type { ToolCall } from "./turn.js";
 
 /**
@@ -23,6 +24,8 @@ interface Slot {
   id: string;
   name: string;
   arguments: string;
+  /** Pieces appended to `arguments` since it was last one flat string (see `grown`). */
+  pieces: number;
   /** The server resends the whole arguments so far on every piece, rather than the new part. */
   cumulative: boolean;
   /**
@@ -186,6 +189,7 @@ function sameJson(a: unknown, b: unknown): boolean {
 /** Replaces a call's arguments with `text`. */
 function setArguments(slot: Slot, text: string): void {
   slot.arguments = text;
+  slot.pieces = 0;
   slot.shape = new JsonShape();
   slot.shape.add(text);
 }
@@ -193,6 +197,7 @@ function setArguments(slot: Slot, text: string): void {
 /** Adds `piece` to the end of a call's arguments. */
 function appendArguments(slot: Slot, piece: string): void {
   slot.arguments += piece;
+  slot.pieces = grown(slot.arguments, slot.pieces + 1);
   slot.shape.add(piece);
 }
 
@@ -449,6 +454,7 @@ export class ToolCallAssembler {
       id: "",
       name: "",
       arguments: "",
+      pieces: 0,
       cumulative: false,
       alt: undefined,
       shape: new JsonShape(),

@@ -7,6 +7,7 @@ import type {
   UsageLike,
 } from "./chunk.js";
 import { type Fence, type FenceSplit, FenceSplitter } from "./fences.js";
+import { GrownText } from "./grown-text.js";
 import { indexOf, ToolCallAssembler, type ToolCallProgress } from "./tool-call-assembler.js";
 import { normalizeFinishReason, type Turn, type TurnTimings } from "./turn.js";
 import { laterUsage, readUsage, reportsUsage } from "./usage.js";
@@ -139,9 +140,9 @@ export class TurnReader {
   private contentRead = false;
   private readonly calls = new ToolCallAssembler();
   private readonly options: TurnReaderOptions;
-  private reasoning = "";
+  private readonly reasoning = new GrownText();
   /** The content as it arrived, before the fences split it. */
-  private written = "";
+  private readonly written = new GrownText();
   private reasoningField: Turn["reasoningField"];
   private usage: UsageLike | undefined;
   private timings: TimingsLike | undefined;
@@ -243,10 +244,10 @@ export class TurnReader {
       toolCalls: this.calls.calls(),
       usage: readUsage(this.usage),
       finishReason: this.finishReason,
-      reasoning: inside ? this.reasoning + pending : this.reasoning,
+      reasoning: inside ? this.reasoning.text + pending : this.reasoning.text,
       ...(this.reasoningField ? { reasoningField: this.reasoningField } : {}),
       ...(this.scratchpadClosed ? { scratchpadClosed: true as const } : {}),
-      ...(this.written !== content ? { rawContent: this.written } : {}),
+      ...(this.written.text !== content ? { rawContent: this.written.text } : {}),
       ...readTimings(this.timings),
     };
   }
@@ -258,7 +259,7 @@ export class TurnReader {
       this.parsedByServer();
       carried = true;
       this.markProduced();
-      this.reasoning += thought;
+      this.reasoning.add(thought);
       this.reasoningField ??= reasoningFieldOf(delta);
       this.tellThinking(thought);
     }
@@ -278,7 +279,7 @@ export class TurnReader {
         this.parsedByServer();
         carried = true;
         this.markProduced();
-        this.reasoning += thinking;
+        this.reasoning.add(thinking);
         this.tellThinking(thinking);
       }
       const text = partsText(parts, "text");
@@ -330,11 +331,12 @@ export class TurnReader {
     const tell = this.options.onToolCallDelta;
     if (tell === undefined) return;
     const before = this.argumentsHeld.get(progress.index);
-    let delta = before === undefined ? progress.argumentsDelta : before.half + progress.argumentsDelta;
-    if (endsInFirstHalf(progress.arguments) && endsInFirstHalf(delta)) {
+    const delta = before === undefined ? progress.argumentsDelta : before.half + progress.argumentsDelta;
+    // Only the piece is looked at: reading the end of the whole arguments (a string built piece by
+    // piece) makes V8 copy all of it each time, the square of their length over a call.
+    if (endsInFirstHalf(delta)) {
       this.argumentsHeld.set(progress.index, { half: delta.slice(-1), progress });
-      delta = delta.slice(0, -1);
-      tell({ ...progress, argumentsDelta: delta, arguments: progress.arguments.slice(0, -1) });
+      tell(withoutLastHalf(progress, delta.slice(0, -1)));
       return;
     }
     this.argumentsHeld.delete(progress.index);
@@ -354,7 +356,7 @@ export class TurnReader {
 
   private readContent(text: string): void {
     this.contentRead = true;
-    this.written += text;
+    this.written.add(text);
     this.deliver(this.splitter.push(text));
   }
 
@@ -366,7 +368,7 @@ export class TurnReader {
     // Before the reasoning it turned out to be, so a display takes the text back, then shows it as reasoning.
     if (split.retracted > 0) this.options.onRetract?.(split.retracted);
     if (split.reasoning !== "") {
-      this.reasoning += split.reasoning;
+      this.reasoning.add(split.reasoning);
       this.tellThinking(split.reasoning);
     }
     if (split.content !== "") this.options.onOutput?.(split.content);
@@ -392,6 +394,25 @@ export class TurnReader {
     this.produced = true;
     this.options.onProduced?.();
   }
+}
+
+/**
+ * `progress` told with `argumentsDelta` and its `arguments` without the first half of a surrogate
+ * pair that ends them, cut only when read (cutting the arguments copies them all).
+ */
+function withoutLastHalf(progress: ToolCallProgress, argumentsDelta: string): ToolCallProgress {
+  let cut: string | undefined;
+  const whole = progress.arguments;
+  return {
+    index: progress.index,
+    id: progress.id,
+    name: progress.name,
+    argumentsDelta,
+    get arguments(): string {
+      cut ??= endsInFirstHalf(whole) ? whole.slice(0, -1) : whole;
+      return cut;
+    },
+  };
 }
 
 /** Whether `text` ends in the first half of a surrogate pair (its second yet to come). */
