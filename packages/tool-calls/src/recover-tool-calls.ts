@@ -999,11 +999,36 @@ function pythonValue(text: string): { value: unknown; digits?: string | undefine
   const trimmed = text.trim();
   // A bare name or an expression is code, not a value the model means literally.
   if (!/^(?:["'[{\d.+-]|(?:True|False|None|true|false|null)$)/.test(trimmed)) return undefined;
+  const number = pythonNumber(trimmed);
+  if (number !== undefined) return number;
   const strict = readWritten(trimmed, tryParse);
   if (strict) return { value: strict.value, digits: strict.digits };
   const wrapped = readWritten(`{"v": ${trimmed}}`, repair);
   if (!wrapped || !isRecord(wrapped.value) || !Object.hasOwn(wrapped.value, "v")) return undefined;
   return { value: wrapped.value.v, digits: digitsAt(wrapped.value, "v") };
+}
+
+/** Python's integer literals JSON has no spelling of: hex, octal, binary (`_` between digits allowed). */
+const PYTHON_BASED = /^([+-]?)(0[xX](?:_?[\da-fA-F])+|0[oO](?:_?[0-7])+|0[bB](?:_?[01])+)$/;
+/** A decimal with `_` between digits, as Python writes `1_000_000` or `0.000_1`. */
+const PYTHON_GROUPED = /^[+-]?\d+(?:_\d+)*(?:\.\d+(?:_\d+)*)?(?:[eE][+-]?\d+(?:_\d+)*)?$/;
+
+/**
+ * A Python number literal JSON cannot read (`0x10`, `0o17`, `0b101`, `1_000`) as the number Python
+ * reads it as, through the decimal digits it stands for (so one past what a double holds exactly is
+ * recorded as such, as the same number written in decimal is); `undefined` for any other text.
+ */
+function pythonNumber(text: string): { value: unknown; digits?: string | undefined } | undefined {
+  let decimal: string | undefined;
+  const based = PYTHON_BASED.exec(text);
+  if (based) {
+    // 0x10 is 16; a literal too long to be a number a model means is left as it was.
+    if (text.length > 400) return undefined;
+    decimal = `${based[1] === "-" ? "-" : ""}${BigInt((based[2] as string).replaceAll("_", "")).toString()}`;
+  } else if (text.includes("_") && PYTHON_GROUPED.test(text)) decimal = text.replaceAll("_", "");
+  if (decimal === undefined) return undefined;
+  const read = readWritten(decimal.replace(/^\+/, ""), tryParse);
+  return read ? { value: read.value, digits: read.digits } : undefined;
 }
 
 /**

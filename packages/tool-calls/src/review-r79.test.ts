@@ -2,6 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { findFences } from "./json-text.js";
 import { parseJson } from "./parse-json.js";
+import { parseToolArguments } from "./parse-tool-arguments.js";
 import { recoverToolCalls } from "./recover-tool-calls.js";
 
 // Review r79: what r77b/r78b left in @loopwright/tool-calls.
@@ -71,5 +72,78 @@ describe("R79-4: parseJson reads a ~~~ fence as it reads a backtick one", () => 
         },
       ),
     );
+  });
+});
+
+const tool = (name: string, properties: Record<string, unknown> = {}) => ({
+  type: "function" as const,
+  function: { name, parameters: { type: "object", properties } },
+});
+
+describe("R79-6: a negative zero", () => {
+  // Decided: JSON.parse keeps -0, and so does every reader here; the text written from a value
+  // (`json`, a `raw` the library writes) is JSON.stringify's, `0`. Benign (the same number to any
+  // arithmetic but division), and documented; these hold it.
+  it("is -0 in the value of every reader, plain or repaired, and 0 in the text written from it", () => {
+    expect(Object.is((parseJson('{"x": -0}') as { x: number }).x, -0)).toBe(true);
+    for (const text of ['{"x": -0}', "{'x': -0}", '{"x": -0.0, y: nil}']) {
+      const read = parseToolArguments(text);
+      expect(Object.is((read.value as { x: number }).x, -0), text).toBe(true);
+      expect(read.json.startsWith('{"x":0')).toBe(true);
+    }
+    for (const reply of [
+      '<tool_call>{"name": "f", "arguments": {"x": -0}}</tool_call>',
+      "<tool_call>{'name': 'f', 'arguments': {'x': -0}}</tool_call>",
+      "[f(x=-0)]",
+      "<tool_call><function=f><parameter=x>-0</parameter></function></tool_call>",
+    ]) {
+      const [call] = recoverToolCalls(reply, [tool("f", { x: { type: "number" } })]).calls;
+      expect(Object.is(call?.args.x, -0), reply).toBe(true);
+      // `raw` as the model wrote it (-0), or written from the value (0): the same number either way.
+      expect((parseToolArguments(call?.raw ?? "").value as { x: number }).x === 0).toBe(true);
+    }
+  });
+});
+
+describe("R79-7: pythonic literals and keywords given twice", () => {
+  it("reads Python's hex, octal, binary and grouped literals as the numbers Python reads", () => {
+    const [call] = recoverToolCalls("[f(a=0x10, b=-0o17, c=0b11, d=1_000, e=0.000_1, s='0x10')]", [
+      "f",
+    ]).calls;
+    expect(call?.args).toEqual({ a: 16, b: -15, c: 3, d: 1000, e: 0.0001, s: "0x10" });
+    expect(parseToolArguments(call?.raw ?? "").value).toEqual(call?.args);
+    // Past a double: recorded with its digits, as the decimal spelling is.
+    const [big] = recoverToolCalls("[f(a=0xFFFFFFFFFFFFFFFFFF)]", ["f"]).calls;
+    expect(big?.raw).toBe('{"a":4722366482869645213695}');
+    expect(parseToolArguments(big?.raw ?? "", { takesString: () => true }).value).toEqual({
+      a: "4722366482869645213695",
+    });
+  });
+
+  it("property: any integer written in hex, octal, binary or decimal reads the same", () => {
+    fc.assert(
+      fc.property(fc.integer({ min: -(2 ** 40), max: 2 ** 40 }), fc.constantFrom(16, 8, 2, 10), (n, base) => {
+        const prefix = { 16: "0x", 8: "0o", 2: "0b", 10: "" }[base];
+        const written = `${n < 0 ? "-" : ""}${prefix}${Math.abs(n).toString(base)}`;
+        const [call] = recoverToolCalls(`[f(a=${written})]`, ["f"]).calls;
+        expect(call?.args.a).toBe(n === 0 ? 0 : n);
+      }),
+    );
+  });
+
+  it("keeps the last value of a keyword given twice, as every format keeps a key given twice", () => {
+    const replies = [
+      "[f(a=1, a=2)]",
+      '<tool_call>{"name": "f", "arguments": {"a": 1, "a": 2}}</tool_call>',
+      "<tool_call>{'name': 'f', 'arguments': {'a': 1, 'a': 2}}</tool_call>",
+      "<tool_call><function=f><parameter=a>1</parameter><parameter=a>2</parameter></function></tool_call>",
+    ];
+    for (const reply of replies) {
+      expect(
+        recoverToolCalls(reply, [tool("f", { a: { type: "integer" } })]).calls.map((c) => c.args),
+        reply,
+      ).toEqual([{ a: 2 }]);
+    }
+    expect(parseToolArguments("{'a': 1, 'a': 2}").value).toEqual({ a: 2 });
   });
 });
