@@ -1456,7 +1456,7 @@ function harmonySpans(text: string, known: Known): Span[] {
     if (!json) continue;
     const lead = harmonyLead(text, match.index);
     const recipient = /to=(?:functions\.)?([^\s<]+)/.exec(`${lead.to} ${match[1] ?? ""}`);
-    const name = recipient ? (recipient[1] as string) : inferTool(json.found.args, known);
+    const name = recipient ? harmonyName(recipient[1] as string, known) : inferTool(json.found.args, known);
     if (name === undefined) continue;
     const tail = /^\s*<\|(?:call|end)\|>/.exec(text.slice(json.end));
     spans.push({
@@ -1476,7 +1476,7 @@ function harmonySpans(text: string, known: Known): Span[] {
 const HARMONY_PLAIN =
   /(?:assistant\s*)?(?:commentary\s*)?\bto=functions\.([\w.-]+)(?:\s*(?:<\|channel\|>\s*)?commentary)?\s*(?:<\|constrain\|>\s*)?(?:json\b)?\s*(?:<\|message\|>)?/g;
 
-function plainHarmonySpans(text: string): Span[] {
+function plainHarmonySpans(text: string, known: Known): Span[] {
   const spans: Span[] = [];
   for (const match of matches(text, HARMONY_PLAIN)) {
     const json = jsonArgumentsAt(text, match.index + match[0].length);
@@ -1485,7 +1485,7 @@ function plainHarmonySpans(text: string): Span[] {
     spans.push({
       start: match.index,
       end: json.end + (tail ? tail[0].length : 0),
-      calls: [{ name: match[1] as string, ...json.found }],
+      calls: [{ name: harmonyName(match[1] as string, known), ...json.found }],
       ...(json.open ? { open: openFrom(match.index) } : {}),
     });
   }
@@ -1593,9 +1593,17 @@ function knownName(name: string, known: Known): string {
     .replace(/^functions\./, "")
     .replace(/:\d+$/, "")
     .replace(/\.call$/, "");
-  if (known.names.has(bare)) return bare;
-  // gpt-oss sometimes glues Harmony's `json` content type to the name (`to=functions.shelljson`).
-  const unglued = bare.replace(/json$/, "");
+  return known.names.has(bare) ? bare : name;
+}
+
+/**
+ * A Harmony recipient's name: gpt-oss sometimes glues the `json` content type to it
+ * (`to=functions.shelljson`), read as the tool without it where no tool has the glued name. Only
+ * in Harmony: `searchjson` written in another format is that name (a tool that does not exist).
+ */
+function harmonyName(name: string, known: Known): string {
+  if (!name.endsWith("json") || knownName(name, known) !== name || known.names.has(name)) return name;
+  const unglued = knownName(name.slice(0, -4), known);
   return known.names.has(unglued) ? unglued : name;
 }
 
@@ -1801,7 +1809,7 @@ function spansIn(tail: string, known: Known): Span[] {
     bareBlockSpans(tail, known),
     mistralSpans(tail),
     harmonySpans(tail, known),
-    plainHarmonySpans(tail),
+    plainHarmonySpans(tail, known),
     functionarySpans(tail, known),
   ].map((spans) => spans.flatMap((span) => closedPart(span) ?? []));
   // The span that starts first wins (the earlier family on a tie): one starting inside another

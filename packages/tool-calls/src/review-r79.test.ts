@@ -147,3 +147,38 @@ describe("R79-7: pythonic literals and keywords given twice", () => {
     expect(parseToolArguments("{'a': 1, 'a': 2}").value).toEqual({ a: 2 });
   });
 });
+
+describe("R79-8: the glued `namejson` is read as `name` only in Harmony, where gpt-oss writes it", () => {
+  it("reads gpt-oss's to=functions.shelljson as shell, with its tokens or stripped of them", () => {
+    for (const reply of [
+      '<|channel|>commentary to=functions.shelljson <|constrain|>json<|message|>{"cmd":"ls"}<|call|>',
+      'commentary to=functions.shelljson json{"cmd":"ls"}',
+    ]) {
+      expect(
+        recoverToolCalls(reply, ["shell"]).calls.map((c) => [c.name, c.args]),
+        reply,
+      ).toEqual([["shell", { cmd: "ls" }]]);
+    }
+    // A tool that is named so is itself.
+    expect(
+      recoverToolCalls(
+        '<|channel|>commentary to=functions.shelljson <|constrain|>json<|message|>{"cmd":"ls"}<|call|>',
+        ["shell", "shelljson"],
+      ).calls.map((c) => c.name),
+    ).toEqual(["shelljson"]);
+  });
+
+  it("leaves a call to `searchjson` in any other format as a call to a tool that does not exist", () => {
+    for (const reply of [
+      '<tool_call>{"name": "searchjson", "arguments": {"q": "x"}}</tool_call>',
+      '[TOOL_CALLS]searchjson[ARGS]{"q": "x"}',
+      '[searchjson(q="x")]',
+      '{"name": "searchjson", "arguments": {"q": "x"}}',
+      "<tool_call><function=searchjson><parameter=q>x</parameter></function></tool_call>",
+    ]) {
+      const read = recoverToolCalls(reply, ["search"]);
+      expect(read.calls, reply).toEqual([]);
+      expect(read.text).toBe(reply);
+    }
+  });
+});
