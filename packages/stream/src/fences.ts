@@ -163,6 +163,8 @@ export class FenceSplitter {
   private readonly contentTotal = new GrownText();
   private readonly reasoningTotal = new GrownText();
   private closedUnopened = false;
+  /** The last character read before `held` (answer, reasoning or a marker), to tell a marker right after a backtick. */
+  private lastRead = "";
 
   constructor(options: FenceOptions = {}) {
     this.fences = validateFences(options.fences ?? DEFAULT_FENCES);
@@ -252,6 +254,8 @@ export class FenceSplitter {
         pos = this.readAnswer(buf, pos, out);
       }
     }
+    const read = buf.length - this.held.length;
+    if (read > 0) this.lastRead = buf[read - 1] as string;
     return out;
   }
 
@@ -265,6 +269,18 @@ export class FenceSplitter {
     if (this.inside) this.emitReasoning(rest, out);
     else this.emitContent(rest, out);
     return out;
+  }
+
+  /**
+   * Whether the marker of `length` at `at` is written as inline code, a backtick right before it
+   * and right after it: `true`, `false`, or `undefined` when the backtick before it is there and
+   * the text ends with the marker (the next piece says).
+   */
+  private inlineCode(buf: string, at: number, length: number): boolean | undefined {
+    const before = at > 0 ? buf[at - 1] : this.lastRead;
+    if (before !== "`") return false;
+    if (at + length === buf.length) return undefined;
+    return buf[at + length] === "`";
   }
 
   private emitContent(text: string, out: FenceSplit): void {
@@ -297,21 +313,37 @@ export class FenceSplitter {
     let at = -1;
     let hit: Fence | undefined;
     let closing = false;
-    for (const fence of this.fences) {
-      const i = buf.indexOf(fence.open, pos);
-      if (i !== -1 && (at === -1 || i < at)) {
-        at = i;
-        hit = fence;
-        closing = false;
-      }
-      if (!this.sawMarker && fence.implicitOpen === true) {
-        const j = buf.indexOf(fence.close, pos);
+    // Where each fence's marker is next, searched again only past one written as inline code.
+    const opens = this.fences.map((fence) => buf.indexOf(fence.open, pos));
+    const closes = this.fences.map((fence) =>
+      !this.sawMarker && fence.implicitOpen === true ? buf.indexOf(fence.close, pos) : -1,
+    );
+    for (;;) {
+      at = -1;
+      hit = undefined;
+      let which = 0;
+      for (let k = 0; k < this.fences.length; k++) {
+        const i = opens[k] as number;
+        if (i !== -1 && (at === -1 || i < at)) {
+          [at, hit, closing, which] = [i, this.fences[k], false, k];
+        }
+        const j = closes[k] as number;
         if (j !== -1 && (at === -1 || j < at)) {
-          at = j;
-          hit = fence;
-          closing = true;
+          [at, hit, closing, which] = [j, this.fences[k], true, k];
         }
       }
+      if (hit === undefined) break;
+      const marker = closing ? hit.close : hit.open;
+      const quoted = this.inlineCode(buf, at, marker.length);
+      if (quoted === false) break;
+      if (quoted === undefined) {
+        // A backtick before it and nothing after it yet: whether it is inline code comes next.
+        this.emitContent(buf.slice(pos, at), out);
+        this.held = buf.slice(at);
+        return buf.length;
+      }
+      // Written between backticks (`` `<think>` ``): text about the marker, not the marker.
+      (closing ? closes : opens)[which] = buf.indexOf(marker, at + marker.length);
     }
     if (hit === undefined) {
       const markers = this.sawMarker ? this.openMarkers : this.answerMarkers;

@@ -3,6 +3,7 @@ import vm from "node:vm";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { StreamError } from "./errors.js";
+import { ALL_FENCES, DEFAULT_FENCES, FenceSplitter, stripThinking } from "./fences.js";
 import { streamTurn } from "./stream-turn.js";
 import { body, harness } from "./test-support/http.js";
 import type { ToolCallProgress } from "./tool-call-assembler.js";
@@ -240,5 +241,75 @@ describe("R79-1 (time): holding back half a character reads only the piece", () 
     }
     expect(performance.now() - started).toBeLessThan(4000);
     expect(reader.finish().toolCalls[0]?.function.arguments.length).toBe(200_000);
+  });
+});
+
+describe("R79-9: a fence's marker written as inline code is text about it, not the marker", () => {
+  it("leaves `<think>` (and each ALL_FENCES opener) between backticks in the answer", () => {
+    for (const fence of ALL_FENCES) {
+      const text = `Qwen writes \`${fence.open}\` first. Then the answer.`;
+      expect(stripThinking(text, { fences: ALL_FENCES }), fence.open).toEqual({
+        content: text,
+        reasoning: "",
+      });
+    }
+    const text = "Models open with `<think>`. Here:";
+    expect(stripThinking(text, { fences: DEFAULT_FENCES })).toEqual({ content: text, reasoning: "" });
+    // A lone closer quoted so takes nothing back.
+    const closer = "The answer. Models end with `</think>` there.";
+    expect(stripThinking(closer)).toEqual({ content: closer, reasoning: "" });
+    // A marker after it, not in backticks, still opens the scratchpad; one with a backtick on one side only too.
+    expect(stripThinking("Use `<think>`.<think>plan</think>Done.")).toEqual({
+      content: "Use `<think>`.Done.",
+      reasoning: "plan",
+    });
+    expect(stripThinking("a `<think>plan</think>b")).toEqual({ content: "a `b", reasoning: "plan" });
+  });
+
+  it("over HTTP, a quoted marker cut between deltas stays answer, told to onOutput", async () => {
+    const { client } = await harness([
+      {
+        type: "raw",
+        headers: sse,
+        chunks: [
+          chunk([{ index: 0, delta: { role: "assistant", content: "Qwen writes `" } }]),
+          chunk([{ index: 0, delta: { content: "<thi" } }]),
+          chunk([{ index: 0, delta: { content: "nk>" } }]),
+          chunk([{ index: 0, delta: { content: "` first." }, finish_reason: "stop" }]),
+          "data: [DONE]\n\n",
+        ],
+      },
+    ]);
+    let told = "";
+    const turn = await streamTurn(client, body(), { onOutput: (t) => (told += t) });
+    expect(turn.content).toBe("Qwen writes `<think>` first.");
+    expect(turn.reasoning).toBe("");
+    expect(told).toBe(turn.content);
+  });
+
+  it("property: cut anywhere, the splitter reads what stripThinking reads of the whole", () => {
+    const piece = fc.constantFrom("`", "<think>", "</think>", "<thinking>", "</thinking>", "x", " ", "``");
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 12 }), fc.array(fc.nat(), { maxLength: 5 }), (parts, cuts) => {
+        const text = parts.join("");
+        const whole = stripThinking(text, { fences: ALL_FENCES });
+        const splitter = new FenceSplitter({ fences: ALL_FENCES });
+        const at = [...new Set(cuts.map((c) => (text.length === 0 ? 0 : c % text.length)))].sort(
+          (a, b) => a - b,
+        );
+        let from = 0;
+        for (const cut of [...at, text.length]) {
+          splitter.push(text.slice(from, cut));
+          from = cut;
+        }
+        splitter.flush();
+        expect({ content: splitter.content, reasoning: splitter.reasoning }).toEqual(whole);
+        // A marker between backticks never opens: with every marker quoted, all is answer.
+        const quoted = parts.map((p) => (p.startsWith("<") ? `\`${p}\`` : p)).join("");
+        if (!quoted.includes("``<") && !quoted.includes(">``")) {
+          expect(stripThinking(quoted, { fences: ALL_FENCES }).reasoning).toBe("");
+        }
+      }),
+    );
   });
 });

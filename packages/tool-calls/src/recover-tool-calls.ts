@@ -136,6 +136,11 @@ function scratchpadsIn(text: string, regions: ReadonlyArray<[number, number]>): 
         from = call[1];
         continue;
       }
+      // Written between backticks (`` `<thinking>` ``): text about the marker, as the stream reads it.
+      if (text[start - 1] === "`" && text[start + opener.length] === "`") {
+        from = start + opener.length;
+        continue;
+      }
       let close = text.indexOf(closer, start + opener.length);
       for (let call = close < 0 ? undefined : spanAt(close, regions); call; ) {
         close = text.indexOf(closer, call[1]);

@@ -182,3 +182,23 @@ describe("R79-8: the glued `namejson` is read as `name` only in Harmony, where g
     }
   });
 });
+
+describe("R79-9: a scratchpad opener written as inline code opens nothing (as the stream reads it)", () => {
+  const call = '<tool_call>{"name": "rm", "arguments": {"path": "x"}}</tool_call>';
+
+  it("recovers the call after `<thinking>`, `<think>` or `<reasoning>` mentioned in a sentence", () => {
+    for (const marker of ["<thinking>", "<think>", "<reasoning>"]) {
+      const reply = `Models wrap reasoning in \`${marker}\` tags.\n${call}`;
+      expect(
+        recoverToolCalls(reply, ["rm"]).calls.map((c) => c.name),
+        reply,
+      ).toEqual(["rm"]);
+    }
+  });
+
+  it("still hides a call in a scratchpad opened without backticks, or with one on one side only", () => {
+    for (const reply of [`Use \`<thinking>\`. <thinking>maybe ${call}`, `a \`<thinking>maybe ${call}`]) {
+      expect(recoverToolCalls(reply, ["rm"]).calls, reply).toEqual([]);
+    }
+  });
+});
