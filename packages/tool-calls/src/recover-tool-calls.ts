@@ -113,7 +113,11 @@ function lastThinkEnd(text: string, before: number): [number, number] {
   let found: [number, number] = [-1, 0];
   if (before < 0) return found;
   for (const end of THINK_ENDS) {
-    const at = text.lastIndexOf(end, before);
+    let at = text.lastIndexOf(end, before);
+    // Written between backticks (`` `</think>` ``): text about the marker, as the stream reads it.
+    // Each is passed once: a later search starts before the region it stopped in.
+    while (at > 0 && text[at - 1] === "`" && text[at + end.length] === "`")
+      at = text.lastIndexOf(end, at - 1);
     if (at > found[0]) found = [at, end.length];
   }
   return found;

@@ -202,3 +202,21 @@ describe("R79-9: a scratchpad opener written as inline code opens nothing (as th
     }
   });
 });
+
+describe("R79-9: a lone closer written as inline code ends no scratchpad (as the stream reads it)", () => {
+  const call = '<tool_call>{"name": "rm", "arguments": {"path": "x"}}</tool_call>';
+
+  it("recovers a call before `</think>` mentioned in a sentence; a bare </think> still ends the scratchpad", () => {
+    const quoted = `Checking.\n${call}\nQwen ends its scratchpad with \`</think>\`.`;
+    expect(recoverToolCalls(quoted, ["rm"]).calls.map((c) => c.name)).toEqual(["rm"]);
+    expect(recoverToolCalls(`${call} plan</think>done`, ["rm"]).calls).toEqual([]);
+    expect(recoverToolCalls(`${call} \`</think>\` plan</think>done`, ["rm"]).calls).toEqual([]);
+  });
+
+  it("stays linear on many quoted closers", () => {
+    const text = `${"`</think>` ".repeat(100_000)}${call}`;
+    const started = performance.now();
+    expect(recoverToolCalls(text, ["rm"]).calls.length).toBe(1);
+    expect(performance.now() - started).toBeLessThan(3000);
+  });
+});
