@@ -163,6 +163,8 @@ export class FenceSplitter {
   private readonly contentTotal = new GrownText();
   private readonly reasoningTotal = new GrownText();
   private closedUnopened = false;
+  /** For the piece being read: where each marker searched for is next (see `next`). */
+  private readonly found = new Map<string, number>();
   /** The last character read before `held` (answer, reasoning or a marker), to tell a marker right after a backtick. */
   private lastRead = "";
 
@@ -226,6 +228,7 @@ export class FenceSplitter {
     }
     this.heldBlank = false;
     const buf = this.held === "" ? text : this.held + text;
+    this.found.clear();
     this.held = "";
     let pos = 0;
     while (pos < buf.length) {
@@ -272,6 +275,20 @@ export class FenceSplitter {
   }
 
   /**
+   * Where `needle` is next in `buf` from `pos` on, or -1: remembered for the piece being read, so a
+   * marker that is absent (or far ahead) is not searched for again from every marker read before it
+   * (`<think>x</think>` repeated, with `ALL_FENCES`, searched the rest of the text for `<thinking>`
+   * once per marker: the square of its length).
+   */
+  private next(buf: string, needle: string, pos: number): number {
+    const known = this.found.get(needle);
+    if (known !== undefined && (known === -1 || known >= pos)) return known;
+    const at = buf.indexOf(needle, pos);
+    this.found.set(needle, at);
+    return at;
+  }
+
+  /**
    * Whether the marker of `length` at `at` is written as inline code, a backtick right before it
    * and right after it: `true`, `false`, or `undefined` when the backtick before it is there and
    * the text ends with the marker (the next piece says).
@@ -299,7 +316,7 @@ export class FenceSplitter {
   private readAnswer(buf: string, pos: number, out: FenceSplit): number {
     let quick = true;
     for (let i = 0; i < this.markerStarts.length; i++) {
-      if (buf.indexOf(this.markerStarts[i]!, pos) !== -1) {
+      if (this.next(buf, this.markerStarts[i]!, pos) !== -1) {
         quick = false;
         break;
       }
@@ -314,9 +331,9 @@ export class FenceSplitter {
     let hit: Fence | undefined;
     let closing = false;
     // Where each fence's marker is next, searched again only past one written as inline code.
-    const opens = this.fences.map((fence) => buf.indexOf(fence.open, pos));
+    const opens = this.fences.map((fence) => this.next(buf, fence.open, pos));
     const closes = this.fences.map((fence) =>
-      !this.sawMarker && fence.implicitOpen === true ? buf.indexOf(fence.close, pos) : -1,
+      !this.sawMarker && fence.implicitOpen === true ? this.next(buf, fence.close, pos) : -1,
     );
     for (;;) {
       at = -1;
@@ -343,7 +360,7 @@ export class FenceSplitter {
         return buf.length;
       }
       // Written between backticks (`` `<think>` ``): text about the marker, not the marker.
-      (closing ? closes : opens)[which] = buf.indexOf(marker, at + marker.length);
+      (closing ? closes : opens)[which] = this.next(buf, marker, at + marker.length);
     }
     if (hit === undefined) {
       const markers = this.sawMarker ? this.openMarkers : this.answerMarkers;
@@ -379,7 +396,7 @@ export class FenceSplitter {
       hit = this.fence;
     } else {
       for (const fence of this.fences) {
-        const i = buf.indexOf(fence.close, pos);
+        const i = this.next(buf, fence.close, pos);
         if (i !== -1 && (at === -1 || i < at)) {
           at = i;
           hit = fence;
