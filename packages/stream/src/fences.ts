@@ -1,3 +1,5 @@
+import { GrownText } from "./grown-text.js";
+
 /**
  * A pair of markers a model writes around its scratchpad when the server leaves it in `content`.
  *
@@ -158,9 +160,13 @@ export class FenceSplitter {
   private sawMarker = false;
   private dropSpace = false;
   private resume: string | undefined;
-  private contentTotal = "";
-  private reasoningTotal = "";
+  private readonly contentTotal = new GrownText();
+  private readonly reasoningTotal = new GrownText();
   private closedUnopened = false;
+  /** For the piece being read: where each marker searched for is next (see `next`). */
+  private readonly found = new Map<string, number>();
+  /** The last character read before `held` (answer, reasoning or a marker), to tell a marker right after a backtick. */
+  private lastRead = "";
 
   constructor(options: FenceOptions = {}) {
     this.fences = validateFences(options.fences ?? DEFAULT_FENCES);
@@ -178,12 +184,12 @@ export class FenceSplitter {
 
   /** All answer text released so far (after any retraction). */
   get content(): string {
-    return this.contentTotal;
+    return this.contentTotal.text;
   }
 
   /** All scratchpad text released so far. */
   get reasoning(): string {
-    return this.reasoningTotal;
+    return this.reasoningTotal.text;
   }
 
   /** Text held back as a possible half marker (or half a character), released by the next piece or by `flush()`. */
@@ -222,6 +228,7 @@ export class FenceSplitter {
     }
     this.heldBlank = false;
     const buf = this.held === "" ? text : this.held + text;
+    this.found.clear();
     this.held = "";
     let pos = 0;
     while (pos < buf.length) {
@@ -250,6 +257,8 @@ export class FenceSplitter {
         pos = this.readAnswer(buf, pos, out);
       }
     }
+    const read = buf.length - this.held.length;
+    if (read > 0) this.lastRead = buf[read - 1] as string;
     return out;
   }
 
@@ -265,23 +274,49 @@ export class FenceSplitter {
     return out;
   }
 
+  /**
+   * Where `needle` is next in `buf` from `pos` on, or -1: remembered for the piece being read, so a
+   * marker that is absent (or far ahead) is not searched for again from every marker read before it
+   * (`<think>x</think>` repeated, with `ALL_FENCES`, searched the rest of the text for `<thinking>`
+   * once per marker: the square of its length).
+   */
+  private next(buf: string, needle: string, pos: number): number {
+    const known = this.found.get(needle);
+    if (known !== undefined && (known === -1 || known >= pos)) return known;
+    const at = buf.indexOf(needle, pos);
+    this.found.set(needle, at);
+    return at;
+  }
+
+  /**
+   * Whether the marker of `length` at `at` is written as inline code, a backtick right before it
+   * and right after it: `true`, `false`, or `undefined` when the backtick before it is there and
+   * the text ends with the marker (the next piece says).
+   */
+  private inlineCode(buf: string, at: number, length: number): boolean | undefined {
+    const before = at > 0 ? buf[at - 1] : this.lastRead;
+    if (before !== "`") return false;
+    if (at + length === buf.length) return undefined;
+    return buf[at + length] === "`";
+  }
+
   private emitContent(text: string, out: FenceSplit): void {
     if (text === "") return;
     out.content += text;
-    this.contentTotal += text;
+    this.contentTotal.add(text);
   }
 
   private emitReasoning(text: string, out: FenceSplit): void {
     if (text === "") return;
     out.reasoning += text;
-    this.reasoningTotal += text;
+    this.reasoningTotal.add(text);
   }
 
   /** Reads answer text from `pos`; returns the position after what it consumed. */
   private readAnswer(buf: string, pos: number, out: FenceSplit): number {
     let quick = true;
     for (let i = 0; i < this.markerStarts.length; i++) {
-      if (buf.indexOf(this.markerStarts[i]!, pos) !== -1) {
+      if (this.next(buf, this.markerStarts[i]!, pos) !== -1) {
         quick = false;
         break;
       }
@@ -295,21 +330,37 @@ export class FenceSplitter {
     let at = -1;
     let hit: Fence | undefined;
     let closing = false;
-    for (const fence of this.fences) {
-      const i = buf.indexOf(fence.open, pos);
-      if (i !== -1 && (at === -1 || i < at)) {
-        at = i;
-        hit = fence;
-        closing = false;
-      }
-      if (!this.sawMarker && fence.implicitOpen === true) {
-        const j = buf.indexOf(fence.close, pos);
+    // Where each fence's marker is next, searched again only past one written as inline code.
+    const opens = this.fences.map((fence) => this.next(buf, fence.open, pos));
+    const closes = this.fences.map((fence) =>
+      !this.sawMarker && fence.implicitOpen === true ? this.next(buf, fence.close, pos) : -1,
+    );
+    for (;;) {
+      at = -1;
+      hit = undefined;
+      let which = 0;
+      for (let k = 0; k < this.fences.length; k++) {
+        const i = opens[k] as number;
+        if (i !== -1 && (at === -1 || i < at)) {
+          [at, hit, closing, which] = [i, this.fences[k], false, k];
+        }
+        const j = closes[k] as number;
         if (j !== -1 && (at === -1 || j < at)) {
-          at = j;
-          hit = fence;
-          closing = true;
+          [at, hit, closing, which] = [j, this.fences[k], true, k];
         }
       }
+      if (hit === undefined) break;
+      const marker = closing ? hit.close : hit.open;
+      const quoted = this.inlineCode(buf, at, marker.length);
+      if (quoted === false) break;
+      if (quoted === undefined) {
+        // A backtick before it and nothing after it yet: whether it is inline code comes next.
+        this.emitContent(buf.slice(pos, at), out);
+        this.held = buf.slice(at);
+        return buf.length;
+      }
+      // Written between backticks (`` `<think>` ``): text about the marker, not the marker.
+      (closing ? closes : opens)[which] = this.next(buf, marker, at + marker.length);
     }
     if (hit === undefined) {
       const markers = this.sawMarker ? this.openMarkers : this.answerMarkers;
@@ -322,10 +373,10 @@ export class FenceSplitter {
     if (closing) {
       // A closing marker with no opening one: the answer so far was scratchpad.
       this.closedUnopened = true;
-      const moved = this.contentTotal;
+      const moved = this.contentTotal.text;
       out.retracted += moved.length - out.content.length;
       out.content = "";
-      this.contentTotal = "";
+      this.contentTotal.text = "";
       this.emitReasoning(withoutTrailingBlank(moved + buf.slice(pos, at)), out);
       this.enterAnswer(hit);
       return at + hit.close.length;
@@ -345,7 +396,7 @@ export class FenceSplitter {
       hit = this.fence;
     } else {
       for (const fence of this.fences) {
-        const i = buf.indexOf(fence.close, pos);
+        const i = this.next(buf, fence.close, pos);
         if (i !== -1 && (at === -1 || i < at)) {
           at = i;
           hit = fence;

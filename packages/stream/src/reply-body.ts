@@ -25,10 +25,16 @@ function hasWithResponse(value: unknown): value is WithResponse {
   );
 }
 
-const SSE_START = /^(?:data|event|id|retry)\s*:|^:/;
+/**
+ * How a stream opens: a field or a comment — or old llama.cpp's `error: {…}` line (its mid-stream
+ * error, which `SseDecoder` reads as `event: error`), first in the body when the request failed at
+ * once (a context overflow), so a proxy that relabelled the stream does not lose the server's error.
+ * Only one holding JSON: a plain-text body opening `error: upstream …` is not taken for a stream.
+ */
+const SSE_START = /^(?:data|event|id|retry)\s*:|^:|^error[ \t]*:[ \t]*\{/;
 
 /** The fields whose line opens a stream `SSE_START` knows, for a first read cut before its colon. */
-const SSE_FIELDS = ["data", "event", "id", "retry"];
+const SSE_FIELDS = ["data", "event", "id", "retry", "error"];
 
 /**
  * Whether `start` (the body so far, blank space before it dropped) may still become the opening
@@ -37,6 +43,8 @@ const SSE_FIELDS = ["data", "event", "id", "retry"];
  */
 function mayOpenField(start: string): boolean {
   if (start.length > 32) return false;
+  // `error:` opens a stream only with JSON after it: read on to its first character.
+  if (/^error[ \t]*:[ \t]*$/.test(start)) return true;
   const opening = /^([a-z]+)(\s*)$/.exec(start);
   if (!opening) return false;
   const [, name = "", space = ""] = opening;

@@ -626,7 +626,15 @@ export async function streamTurn<Body extends ChatBody>(
     }
     iterator = stream[Symbol.asyncIterator]();
     let chunks = 0;
+    // An event whose JSON is no object (`null`, `42`, `"x"`, `[]`) is no chunk: skipped among good
+    // ones, but a stream of nothing else has no turn in it.
+    let stray: unknown;
+    let strays = 0;
     const take = (chunk: ChunkLike): void => {
+      if (chunk === null || typeof chunk !== "object" || Array.isArray(chunk)) {
+        if (strays++ === 0) stray = chunk;
+        return;
+      }
       chunks++;
       const serverError = chunkError(chunk);
       if (serverError !== undefined) throw new Failure("stream", new ErrorChunk(serverError));
@@ -648,6 +656,14 @@ export async function streamTurn<Body extends ChatBody>(
         }
         if (stopped === undefined) throw classify(error.error, reader.snapshot(), reader.hasProduced);
       } else if (error !== STOPPED) throw error;
+    }
+    if (stopped === undefined && chunks === 0 && strays > 0) {
+      const first = jsonText(stray);
+      throw new StreamError(
+        "not-a-stream",
+        `The server answered a stream with no chunk in it: its ${strays === 1 ? "one event was" : `${strays} events were`} JSON but no chunk object (the first: ${first.length > 200 ? `${first.slice(0, 200)}…` : first}), so there is no turn to read. Check the base URL and any proxy in front of the server.`,
+        { partial: reader.snapshot() },
+      );
     }
     if (stopped === undefined && chunks === 0) {
       throw new StreamError(

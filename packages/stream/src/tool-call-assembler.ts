@@ -1,5 +1,6 @@
 import type { ToolCallDeltaLike } from "./chunk.js";
 import { jsonText } from "./errors.js";
+import { grown } from "./grown-text.js";
 import type { ToolCall } from "./turn.js";
 
 /**
@@ -7,7 +8,8 @@ import type { ToolCall } from "./turn.js";
  *
  * `index` is the call's position in the turn's `toolCalls` (0 for the first call the model
  * started), `id` and `name` what has arrived so far (possibly empty), `argumentsDelta` the piece
- * of arguments this delta added (possibly empty), and `arguments` all of them so far.
+ * of arguments this delta added (possibly empty), and `arguments` all of them so far. `streamTurn`
+ * never tells half a character: a first half of a surrogate pair ending a piece comes with the next.
  */
 export interface ToolCallProgress {
   index: number;
@@ -22,6 +24,8 @@ interface Slot {
   id: string;
   name: string;
   arguments: string;
+  /** Pieces appended to `arguments` since it was last one flat string (see `grown`). */
+  pieces: number;
   /** The server resends the whole arguments so far on every piece, rather than the new part. */
   cumulative: boolean;
   /**
@@ -185,6 +189,7 @@ function sameJson(a: unknown, b: unknown): boolean {
 /** Replaces a call's arguments with `text`. */
 function setArguments(slot: Slot, text: string): void {
   slot.arguments = text;
+  slot.pieces = 0;
   slot.shape = new JsonShape();
   slot.shape.add(text);
 }
@@ -192,6 +197,7 @@ function setArguments(slot: Slot, text: string): void {
 /** Adds `piece` to the end of a call's arguments. */
 function appendArguments(slot: Slot, piece: string): void {
   slot.arguments += piece;
+  slot.pieces = grown(slot.arguments, slot.pieces + 1);
   slot.shape.add(piece);
 }
 
@@ -448,6 +454,7 @@ export class ToolCallAssembler {
       id: "",
       name: "",
       arguments: "",
+      pieces: 0,
       cumulative: false,
       alt: undefined,
       shape: new JsonShape(),

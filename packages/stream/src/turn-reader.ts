@@ -7,6 +7,7 @@ import type {
   UsageLike,
 } from "./chunk.js";
 import { type Fence, type FenceSplit, FenceSplitter } from "./fences.js";
+import { GrownText } from "./grown-text.js";
 import { indexOf, ToolCallAssembler, type ToolCallProgress } from "./tool-call-assembler.js";
 import { normalizeFinishReason, type Turn, type TurnTimings } from "./turn.js";
 import { laterUsage, readUsage, reportsUsage } from "./usage.js";
@@ -139,9 +140,9 @@ export class TurnReader {
   private contentRead = false;
   private readonly calls = new ToolCallAssembler();
   private readonly options: TurnReaderOptions;
-  private reasoning = "";
+  private readonly reasoning = new GrownText();
   /** The content as it arrived, before the fences split it. */
-  private written = "";
+  private readonly written = new GrownText();
   private reasoningField: Turn["reasoningField"];
   private usage: UsageLike | undefined;
   private timings: TimingsLike | undefined;
@@ -151,6 +152,11 @@ export class TurnReader {
   private scratchpadClosed = false;
   /** The first half of a surrogate pair that ended the reasoning so far, told with the next piece. */
   private thinkingHeld = "";
+  /**
+   * Per call (by position), the first half of a surrogate pair that ended its arguments so far, with
+   * the progress it was held from: told with the call's next piece, or at the end.
+   */
+  private readonly argumentsHeld = new Map<number, { half: string; progress: ToolCallProgress }>();
 
   constructor(options: TurnReaderOptions = {}) {
     this.options = options;
@@ -221,6 +227,10 @@ export class TurnReader {
       this.thinkingHeld = "";
       this.options.onThinking?.(held);
     }
+    for (const { half, progress } of this.argumentsHeld.values()) {
+      this.options.onToolCallDelta?.({ ...progress, argumentsDelta: half });
+    }
+    this.argumentsHeld.clear();
     return this.snapshot();
   }
 
@@ -234,10 +244,10 @@ export class TurnReader {
       toolCalls: this.calls.calls(),
       usage: readUsage(this.usage),
       finishReason: this.finishReason,
-      reasoning: inside ? this.reasoning + pending : this.reasoning,
+      reasoning: inside ? this.reasoning.text + pending : this.reasoning.text,
       ...(this.reasoningField ? { reasoningField: this.reasoningField } : {}),
       ...(this.scratchpadClosed ? { scratchpadClosed: true as const } : {}),
-      ...(this.written !== content ? { rawContent: this.written } : {}),
+      ...(this.written.text !== content ? { rawContent: this.written.text } : {}),
       ...readTimings(this.timings),
     };
   }
@@ -249,7 +259,7 @@ export class TurnReader {
       this.parsedByServer();
       carried = true;
       this.markProduced();
-      this.reasoning += thought;
+      this.reasoning.add(thought);
       this.reasoningField ??= reasoningFieldOf(delta);
       this.tellThinking(thought);
     }
@@ -269,7 +279,7 @@ export class TurnReader {
         this.parsedByServer();
         carried = true;
         this.markProduced();
-        this.reasoning += thinking;
+        this.reasoning.add(thinking);
         this.tellThinking(thinking);
       }
       const text = partsText(parts, "text");
@@ -307,8 +317,30 @@ export class TurnReader {
     const progress = this.calls.push(piece);
     if (progress === undefined) return false;
     this.markProduced();
-    this.options.onToolCallDelta?.(progress);
+    this.tellCall(progress);
     return true;
+  }
+
+  /**
+   * Tells `onToolCallDelta` a piece of a call, holding back a first half of a surrogate pair that
+   * ends its arguments until the call's next piece, as `onOutput` and `onThinking` do: neither
+   * `argumentsDelta` nor `arguments` ends in half a character. Released at the end if nothing
+   * completes it.
+   */
+  private tellCall(progress: ToolCallProgress): void {
+    const tell = this.options.onToolCallDelta;
+    if (tell === undefined) return;
+    const before = this.argumentsHeld.get(progress.index);
+    const delta = before === undefined ? progress.argumentsDelta : before.half + progress.argumentsDelta;
+    // Only the piece is looked at: reading the end of the whole arguments (a string built piece by
+    // piece) makes V8 copy all of it each time, the square of their length over a call.
+    if (endsInFirstHalf(delta)) {
+      this.argumentsHeld.set(progress.index, { half: delta.slice(-1), progress });
+      tell(withoutLastHalf(progress, delta.slice(0, -1)));
+      return;
+    }
+    this.argumentsHeld.delete(progress.index);
+    tell(delta === progress.argumentsDelta ? progress : { ...progress, argumentsDelta: delta });
   }
 
   /**
@@ -324,7 +356,7 @@ export class TurnReader {
 
   private readContent(text: string): void {
     this.contentRead = true;
-    this.written += text;
+    this.written.add(text);
     this.deliver(this.splitter.push(text));
   }
 
@@ -336,7 +368,7 @@ export class TurnReader {
     // Before the reasoning it turned out to be, so a display takes the text back, then shows it as reasoning.
     if (split.retracted > 0) this.options.onRetract?.(split.retracted);
     if (split.reasoning !== "") {
-      this.reasoning += split.reasoning;
+      this.reasoning.add(split.reasoning);
       this.tellThinking(split.reasoning);
     }
     if (split.content !== "") this.options.onOutput?.(split.content);
@@ -362,6 +394,31 @@ export class TurnReader {
     this.produced = true;
     this.options.onProduced?.();
   }
+}
+
+/**
+ * `progress` told with `argumentsDelta` and its `arguments` without the first half of a surrogate
+ * pair that ends them, cut only when read (cutting the arguments copies them all).
+ */
+function withoutLastHalf(progress: ToolCallProgress, argumentsDelta: string): ToolCallProgress {
+  let cut: string | undefined;
+  const whole = progress.arguments;
+  return {
+    index: progress.index,
+    id: progress.id,
+    name: progress.name,
+    argumentsDelta,
+    get arguments(): string {
+      cut ??= endsInFirstHalf(whole) ? whole.slice(0, -1) : whole;
+      return cut;
+    },
+  };
+}
+
+/** Whether `text` ends in the first half of a surrogate pair (its second yet to come). */
+function endsInFirstHalf(text: string): boolean {
+  const last = text.charCodeAt(text.length - 1);
+  return last >= 0xd800 && last <= 0xdbff;
 }
 
 /** A whole message's fields as a delta: its tool calls numbered by position, as a stream numbers them. */

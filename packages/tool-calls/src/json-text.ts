@@ -441,12 +441,46 @@ export interface Fence {
   closed: boolean;
 }
 
-const FENCE_OPEN = /^```[\w-]{0,64}[^\S\n]{0,64}\n?/;
+const FENCE_OPEN = /^(`{3,})[\w-]{0,64}[^\S\n]{0,64}\n?/;
 
 /**
- * The first `max` code fences in `text`, in order. A fence whose body begins with `{` or `[`
- * closes after that value's brackets close, so a fence written inside one of its strings (a
- * README in a `write_file` call) cannot end it early. Linear in the text for each fence read.
+ * Where the backticks at `at` end, when they close a fence opened with `width` of them: a run of at
+ * least as many with no info string after it (CommonMark: a closing fence has none, so a
+ * ```` ```json ```` or ```` ``` python ```` line inside a block is that block's text); -1 otherwise.
+ * An end-of-turn token right after it (```` ```<end_of_turn> ````) is no info string. Only the
+ * blank space after the run is read.
+ */
+function closerEnd(text: string, at: number, width: number): number {
+  let end = at;
+  while (text[end] === "`") end++;
+  if (end - at < width) return -1;
+  let i = end;
+  while (text[i] === " " || text[i] === "\t") i++;
+  return INFO_START.test(text[i] ?? "") ? -1 : end;
+}
+
+/** The first character of an info string (a language name). */
+const INFO_START = /^[\w-]$/;
+
+/** The first fence closer (see `closerEnd`) from `from` on: where it starts and ends, or undefined. */
+function nextCloser(text: string, from: number, width: number): { at: number; end: number } | undefined {
+  for (let at = text.indexOf("```", from); at >= 0; ) {
+    const end = closerEnd(text, at, width);
+    if (end >= 0) return { at, end };
+    let past = at;
+    while (text[past] === "`") past++;
+    at = text.indexOf("```", past);
+  }
+  return undefined;
+}
+
+/**
+ * The first `max` code fences in `text`, in order. A fence opened with three or more backticks
+ * closes at a run of at least as many with no info string after it (`` }``` `` closes one; a
+ * ```` ```json ```` line, which opens a block in CommonMark but never closes one, does not). A
+ * fence whose body begins with `{` or `[` closes after that value's brackets close, so a fence
+ * written inside one of its strings (a README in a `write_file` call) cannot end it early. Linear
+ * in the text for each fence read.
  */
 export function findFences(text: string, max: number): Fence[] {
   const fences: Fence[] = [];
@@ -458,8 +492,9 @@ export function findFences(text: string, max: number): Fence[] {
     const start = text.indexOf("```", from);
     if (start < 0) break;
     const info = FENCE_OPEN.exec(text.slice(start, start + 160)) as RegExpExecArray;
+    const width = (info[1] as string).length;
     const bodyAt = start + info[0].length;
-    let close = -1;
+    let close: { at: number; end: number } | undefined;
     let i = bodyAt;
     while (i < text.length && /\s/.test(text[i] as string)) i++;
     if (allowance.chars > 0 && (text[i] === "{" || text[i] === "[")) {
@@ -467,16 +502,65 @@ export function findFences(text: string, max: number): Fence[] {
       if (end > 0) {
         let j = end;
         while (j < text.length && /\s/.test(text[j] as string)) j++;
-        if (text.startsWith("```", j)) close = j;
+        const closed = text.startsWith("```", j) ? closerEnd(text, j, width) : -1;
+        if (closed >= 0) close = { at: j, end: closed };
       }
     }
-    if (close < 0) close = text.indexOf("```", bodyAt);
-    if (close < 0) {
+    close ??= nextCloser(text, bodyAt, width);
+    if (close === undefined) {
       fences.push({ start, end: text.length, body: text.slice(bodyAt), closed: false });
       break;
     }
-    fences.push({ start, end: close + 3, body: text.slice(bodyAt, close), closed: true });
-    from = close + 3;
+    fences.push({ start, end: close.end, body: text.slice(bodyAt, close.at), closed: true });
+    from = close.end;
+  }
+  return fences;
+}
+
+/**
+ * Fenced code blocks written with tildes (`~~~`, `~~~xml`), in order: a line
+ * of three or more `~` (after at most three spaces) to the next line of at least as many `~` and
+ * nothing else, or to the end of the text when none closes it. Linear: each line is read once.
+ */
+export function tildeFences(text: string): Fence[] {
+  const regions: Fence[] = [];
+  if (!text.includes("~~~")) return regions;
+  let open = -1;
+  let bodyAt = 0;
+  let width = 0;
+  for (let line = 0; line < text.length; ) {
+    let next = text.indexOf("\n", line);
+    if (next < 0) next = text.length;
+    let i = line;
+    while (i < next && i - line < 3 && text[i] === " ") i++;
+    const tildesAt = i;
+    while (i < next && text[i] === "~") i++;
+    const run = i - tildesAt;
+    if (open < 0 && run >= 3) {
+      open = line;
+      bodyAt = next + 1;
+      width = run;
+    } else if (open >= 0 && run >= width && text.slice(i, next).trim() === "") {
+      regions.push({ start: open, end: next, body: text.slice(bodyAt, line), closed: true });
+      open = -1;
+    }
+    line = next + 1;
+  }
+  if (open >= 0) regions.push({ start: open, end: text.length, body: text.slice(bodyAt), closed: false });
+  return regions;
+}
+
+/**
+ * The first `max` fenced code blocks in `text`, backtick (`findFences`) and tilde (`tildeFences`)
+ * alike, in order; a fence of one kind opened inside one of the other is that block's text.
+ */
+export function codeFences(text: string, max: number): Fence[] {
+  const all = [...findFences(text, max), ...tildeFences(text)].sort((a, b) => a.start - b.start);
+  const fences: Fence[] = [];
+  for (const fence of all) {
+    if (fences.length >= max) break;
+    const last = fences[fences.length - 1];
+    if (!last || fence.start >= last.end) fences.push(fence);
   }
   return fences;
 }

@@ -1,7 +1,7 @@
 import { describeValue, ToolCallsError } from "./errors.js";
 import { type ArgumentPath, findInexactNumbers, listNumbers, settleNumbers } from "./exact-numbers.js";
 import {
-  findFences,
+  codeFences,
   isRecord,
   MAX_DEPTH,
   type Parsed,
@@ -231,7 +231,7 @@ function findJson(text: string): Parsed | undefined {
   if (whole) return withinDepth(whole.value) ? whole : undefined;
 
   const budget: Budget = { unclosed: 4, ...scanAllowance(reply) };
-  const fences = findFences(reply, MAX_CANDIDATES);
+  const fences = codeFences(reply, MAX_CANDIDATES);
   if (fences.length > 0) {
     // A fence written inside a JSON value's string is part of that value, not a block of its own.
     const outer = enclosing(reply, (fences[0] as { start: number }).start, budget);

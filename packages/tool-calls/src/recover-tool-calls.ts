@@ -2,7 +2,6 @@ import { quotedEnd } from "./almost-json.js";
 import { describeValue, readOptions, ToolCallsError } from "./errors.js";
 import { digitsAt, exactJson, rememberDigits, rememberDigitsAt } from "./exact-numbers.js";
 import {
-  type Fence,
   findFences,
   isRecord,
   isUnterminated,
@@ -10,6 +9,7 @@ import {
   repairLeading,
   repairParse,
   scanBrackets,
+  tildeFences,
   tryParse,
   withinDepth,
 } from "./json-text.js";
@@ -113,7 +113,11 @@ function lastThinkEnd(text: string, before: number): [number, number] {
   let found: [number, number] = [-1, 0];
   if (before < 0) return found;
   for (const end of THINK_ENDS) {
-    const at = text.lastIndexOf(end, before);
+    let at = text.lastIndexOf(end, before);
+    // Written between backticks (`` `</think>` ``): text about the marker, as the stream reads it.
+    // Each is passed once: a later search starts before the region it stopped in.
+    while (at > 0 && text[at - 1] === "`" && text[at + end.length] === "`")
+      at = text.lastIndexOf(end, at - 1);
     if (at > found[0]) found = [at, end.length];
   }
   return found;
@@ -134,6 +138,11 @@ function scratchpadsIn(text: string, regions: ReadonlyArray<[number, number]>): 
       const call = spanAt(start, regions);
       if (call) {
         from = call[1];
+        continue;
+      }
+      // Written between backticks (`` `<thinking>` ``): text about the marker, as the stream reads it.
+      if (text[start - 1] === "`" && text[start + opener.length] === "`") {
+        from = start + opener.length;
         continue;
       }
       let close = text.indexOf(closer, start + opener.length);
@@ -999,11 +1008,36 @@ function pythonValue(text: string): { value: unknown; digits?: string | undefine
   const trimmed = text.trim();
   // A bare name or an expression is code, not a value the model means literally.
   if (!/^(?:["'[{\d.+-]|(?:True|False|None|true|false|null)$)/.test(trimmed)) return undefined;
+  const number = pythonNumber(trimmed);
+  if (number !== undefined) return number;
   const strict = readWritten(trimmed, tryParse);
   if (strict) return { value: strict.value, digits: strict.digits };
   const wrapped = readWritten(`{"v": ${trimmed}}`, repair);
   if (!wrapped || !isRecord(wrapped.value) || !Object.hasOwn(wrapped.value, "v")) return undefined;
   return { value: wrapped.value.v, digits: digitsAt(wrapped.value, "v") };
+}
+
+/** Python's integer literals JSON has no spelling of: hex, octal, binary (`_` between digits allowed). */
+const PYTHON_BASED = /^([+-]?)(0[xX](?:_?[\da-fA-F])+|0[oO](?:_?[0-7])+|0[bB](?:_?[01])+)$/;
+/** A decimal with `_` between digits, as Python writes `1_000_000` or `0.000_1`. */
+const PYTHON_GROUPED = /^[+-]?\d+(?:_\d+)*(?:\.\d+(?:_\d+)*)?(?:[eE][+-]?\d+(?:_\d+)*)?$/;
+
+/**
+ * A Python number literal JSON cannot read (`0x10`, `0o17`, `0b101`, `1_000`) as the number Python
+ * reads it as, through the decimal digits it stands for (so one past what a double holds exactly is
+ * recorded as such, as the same number written in decimal is); `undefined` for any other text.
+ */
+function pythonNumber(text: string): { value: unknown; digits?: string | undefined } | undefined {
+  let decimal: string | undefined;
+  const based = PYTHON_BASED.exec(text);
+  if (based) {
+    // 0x10 is 16; a literal too long to be a number a model means is left as it was.
+    if (text.length > 400) return undefined;
+    decimal = `${based[1] === "-" ? "-" : ""}${BigInt((based[2] as string).replaceAll("_", "")).toString()}`;
+  } else if (text.includes("_") && PYTHON_GROUPED.test(text)) decimal = text.replaceAll("_", "");
+  if (decimal === undefined) return undefined;
+  const read = readWritten(decimal.replace(/^\+/, ""), tryParse);
+  return read ? { value: read.value, digits: read.digits } : undefined;
 }
 
 /**
@@ -1431,7 +1465,7 @@ function harmonySpans(text: string, known: Known): Span[] {
     if (!json) continue;
     const lead = harmonyLead(text, match.index);
     const recipient = /to=(?:functions\.)?([^\s<]+)/.exec(`${lead.to} ${match[1] ?? ""}`);
-    const name = recipient ? (recipient[1] as string) : inferTool(json.found.args, known);
+    const name = recipient ? harmonyName(recipient[1] as string, known) : inferTool(json.found.args, known);
     if (name === undefined) continue;
     const tail = /^\s*<\|(?:call|end)\|>/.exec(text.slice(json.end));
     spans.push({
@@ -1451,7 +1485,7 @@ function harmonySpans(text: string, known: Known): Span[] {
 const HARMONY_PLAIN =
   /(?:assistant\s*)?(?:commentary\s*)?\bto=functions\.([\w.-]+)(?:\s*(?:<\|channel\|>\s*)?commentary)?\s*(?:<\|constrain\|>\s*)?(?:json\b)?\s*(?:<\|message\|>)?/g;
 
-function plainHarmonySpans(text: string): Span[] {
+function plainHarmonySpans(text: string, known: Known): Span[] {
   const spans: Span[] = [];
   for (const match of matches(text, HARMONY_PLAIN)) {
     const json = jsonArgumentsAt(text, match.index + match[0].length);
@@ -1460,7 +1494,7 @@ function plainHarmonySpans(text: string): Span[] {
     spans.push({
       start: match.index,
       end: json.end + (tail ? tail[0].length : 0),
-      calls: [{ name: match[1] as string, ...json.found }],
+      calls: [{ name: harmonyName(match[1] as string, known), ...json.found }],
       ...(json.open ? { open: openFrom(match.index) } : {}),
     });
   }
@@ -1568,9 +1602,17 @@ function knownName(name: string, known: Known): string {
     .replace(/^functions\./, "")
     .replace(/:\d+$/, "")
     .replace(/\.call$/, "");
-  if (known.names.has(bare)) return bare;
-  // gpt-oss sometimes glues Harmony's `json` content type to the name (`to=functions.shelljson`).
-  const unglued = bare.replace(/json$/, "");
+  return known.names.has(bare) ? bare : name;
+}
+
+/**
+ * A Harmony recipient's name: gpt-oss sometimes glues the `json` content type to it
+ * (`to=functions.shelljson`), read as the tool without it where no tool has the glued name. Only
+ * in Harmony: `searchjson` written in another format is that name (a tool that does not exist).
+ */
+function harmonyName(name: string, known: Known): string {
+  if (!name.endsWith("json") || knownName(name, known) !== name || known.names.has(name)) return name;
+  const unglued = knownName(name.slice(0, -4), known);
   return known.names.has(unglued) ? unglued : name;
 }
 
@@ -1776,7 +1818,7 @@ function spansIn(tail: string, known: Known): Span[] {
     bareBlockSpans(tail, known),
     mistralSpans(tail),
     harmonySpans(tail, known),
-    plainHarmonySpans(tail),
+    plainHarmonySpans(tail, known),
     functionarySpans(tail, known),
   ].map((spans) => spans.flatMap((span) => closedPart(span) ?? []));
   // The span that starts first wins (the earlier family on a tie): one starting inside another
@@ -1812,39 +1854,6 @@ function spansIn(tail: string, known: Known): Span[] {
     return named([fenced], known);
   }
   return named(unquoted, known);
-}
-
-/**
- * Fenced code blocks written with tildes (`~~~`, `~~~xml`), in order: a line
- * of three or more `~` (after at most three spaces) to the next line of at least as many `~` and
- * nothing else, or to the end of the text when none closes it. Linear: each line is read once.
- */
-function tildeFences(text: string): Fence[] {
-  const regions: Fence[] = [];
-  if (!text.includes("~~~")) return regions;
-  let open = -1;
-  let bodyAt = 0;
-  let width = 0;
-  for (let line = 0; line < text.length; ) {
-    let next = text.indexOf("\n", line);
-    if (next < 0) next = text.length;
-    let i = line;
-    while (i < next && i - line < 3 && text[i] === " ") i++;
-    const tildesAt = i;
-    while (i < next && text[i] === "~") i++;
-    const run = i - tildesAt;
-    if (open < 0 && run >= 3) {
-      open = line;
-      bodyAt = next + 1;
-      width = run;
-    } else if (open >= 0 && run >= width && text.slice(i, next).trim() === "") {
-      regions.push({ start: open, end: next, body: text.slice(bodyAt, line), closed: true });
-      open = -1;
-    }
-    line = next + 1;
-  }
-  if (open >= 0) regions.push({ start: open, end: text.length, body: text.slice(bodyAt), closed: false });
-  return regions;
 }
 
 /** `regions` (each sorted, apart) as one sorted list of regions apart, overlapping ones joined. */
