@@ -1,0 +1,85 @@
+// Review r80 (client): a pooled client's requests sharing one caller's signal. Every case speaks
+// HTTP to the testkit's loopback server.
+
+import { getEventListeners } from "node:events";
+import { startServer, type TestServer } from "@loopwright/testkit";
+import { APIUserAbortError } from "openai";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createClientPool } from "./pool.js";
+
+let server: TestServer;
+beforeEach(async () => {
+  server = await startServer();
+});
+afterEach(() => server.close());
+
+const chat = { model: "m", messages: [{ role: "user" as const, content: "hi" }] };
+
+describe("R80C-1: requests sharing one signal (a run's, a host's shutdown signal)", () => {
+  it("12 concurrent requests and 20 more one after another leave at most one listener, and no warning", async () => {
+    const warnings: string[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning.name);
+    process.on("warning", onWarning);
+    try {
+      const client = createClientPool().getClient({ baseUrl: server.baseUrl });
+      const run = new AbortController();
+      for (let i = 0; i < 12; i++) server.enqueue({ type: "turn", content: "ok", firstByteDelayMs: 50 });
+      const answers = await Promise.all(
+        Array.from({ length: 12 }, () => client.chat.completions.create(chat, { signal: run.signal })),
+      );
+      expect(answers.map((a) => a.choices[0]?.message.content)).toEqual(Array(12).fill("ok"));
+      for (let i = 0; i < 20; i++) {
+        server.enqueue({ type: "turn", content: "ok" });
+        await client.chat.completions.create(chat, { signal: run.signal });
+      }
+      // Before: 32 listeners (one per request, none taken off), and Node's MaxListenersExceededWarning.
+      expect(getEventListeners(run.signal, "abort").length).toBeLessThanOrEqual(1);
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(warnings).not.toContain("MaxListenersExceededWarning");
+    } finally {
+      process.off("warning", onWarning);
+    }
+  });
+
+  it("aborting the shared signal still stops every request on it, waiting or streaming", async () => {
+    const client = createClientPool().getClient({ baseUrl: server.baseUrl });
+    const run = new AbortController();
+    for (let i = 0; i < 12; i++) server.enqueue({ type: "turn", content: "late", firstByteDelayMs: 5_000 });
+    server.enqueue({ type: "turn", content: "a long streamed answer ".repeat(200), chunkDelayMs: 50 });
+    const waiting = Array.from({ length: 12 }, () =>
+      client.chat.completions.create(chat, { signal: run.signal }).then(
+        () => "answered",
+        (error: unknown) => error,
+      ),
+    );
+    // The streamed one is under way (its first chunk read) when the signal aborts.
+    const stream = await client.chat.completions.create({ ...chat, stream: true }, { signal: run.signal });
+    const read = (async () => {
+      let chunks = 0;
+      try {
+        for await (const _ of stream) {
+          chunks++;
+          if (chunks === 1) run.abort();
+        }
+        return chunks;
+      } catch (error) {
+        return error;
+      }
+    })();
+    const started = Date.now();
+    const results = await Promise.all(waiting);
+    // The SDK ends a stream whose signal aborted as a finished one: a chunk or two, not the answer's hundreds.
+    expect(await read).toBeLessThan(5);
+    expect(Date.now() - started).toBeLessThan(4_000);
+    for (const result of results) expect(result).toBeInstanceOf(APIUserAbortError);
+  });
+
+  it("a signal aborted before the request is honoured: nothing is sent", async () => {
+    const client = createClientPool().getClient({ baseUrl: server.baseUrl });
+    const before = server.requests.length;
+    await expect(
+      client.chat.completions.create(chat, { signal: AbortSignal.abort() }),
+    ).rejects.toBeInstanceOf(APIUserAbortError);
+    expect(server.requests.length).toBe(before);
+  });
+});
