@@ -11,7 +11,7 @@ import {
   type SignalLike,
   withSeq,
 } from "@loopwright/events";
-import { TimeoutError } from "@redis/client";
+import { ErrorReply, TimeoutError } from "@redis/client";
 import {
   call,
   connectStore,
@@ -918,7 +918,15 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
                 "They are kept and sent again (told once per batch).",
               { cause: reason },
             )
-          : reason,
+          : new RedisStoreError(
+              reason instanceof ErrorReply ? "refused" : "connect",
+              `Redis at ${shownUrl(resolved.url)} did not take ${kept} events of a batch of ${batch.length}` +
+                (reason instanceof ErrorReply
+                  ? ` for now: it answered ${errorText(reason)}`
+                  : `: the connection failed (${errorText(reason)})`) +
+                ". They are kept and sent again (told once per try).",
+              { cause: reason },
+            ),
       );
     }
     await Promise.all(checks);
