@@ -5,6 +5,7 @@ import { getEventListeners } from "node:events";
 import { startServer, type TestServer } from "@loopwright/testkit";
 import { APIUserAbortError } from "openai";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { EndpointConfigError } from "./errors.js";
 import { createClientPool } from "./pool.js";
 
 let server: TestServer;
@@ -81,5 +82,23 @@ describe("R80C-1: requests sharing one signal (a run's, a host's shutdown signal
       client.chat.completions.create(chat, { signal: AbortSignal.abort() }),
     ).rejects.toBeInstanceOf(APIUserAbortError);
     expect(server.requests.length).toBe(before);
+  });
+});
+
+describe("R80C-2: an operator's context length that is NaN or past 2^53 - 1", () => {
+  it("rejects NaN (Number('8k')), Infinity and 1e308 before asking anything; a negative is still none", async () => {
+    const pool = createClientPool();
+    for (const given of [Number("8k"), Number.POSITIVE_INFINITY, 1e308, Number.MAX_SAFE_INTEGER + 2]) {
+      const error = await pool.contextLimitFor({ baseUrl: server.baseUrl }, given).catch((e: unknown) => e);
+      // Before: passed over in silence, the server's listing read instead (a window the operator never chose).
+      expect(EndpointConfigError.isInstance(error), String(given)).toBe(true);
+      expect((error as EndpointConfigError).field).toBe("operatorNumber");
+      expect((error as EndpointConfigError).message).toContain(String(given));
+    }
+    expect(server.requests).toHaveLength(0);
+    expect(await pool.contextLimitFor({ baseUrl: server.baseUrl }, 32768)).toBe(32768);
+    expect(await pool.contextLimitFor({ baseUrl: server.baseUrl }, Number.NEGATIVE_INFINITY)).toBeTypeOf(
+      "number",
+    );
   });
 });
