@@ -28,6 +28,7 @@ import {
 } from "./connection.js";
 import { RedisStoreError } from "./errors.js";
 import { readEventId } from "./event-id.js";
+import { onAbort } from "./on-abort.js";
 import { MAX_OWED, Owed } from "./owed.js";
 import {
   decode,
@@ -545,12 +546,11 @@ function evalScript<T>(writer: RedisConnection, sha: string, script: string, key
 function untilAborted<T>(work: Promise<T>, signal: SignalLike | undefined): Promise<T> {
   if (!signal) return work;
   if (signal.aborted) return Promise.reject((signal as { reason?: unknown }).reason);
-  let onAbort: () => void = () => {};
+  let stop: () => void = () => {};
   const aborted = new Promise<never>((_, reject) => {
-    onAbort = () => reject((signal as { reason?: unknown }).reason);
-    signal.addEventListener("abort", onAbort, { once: true });
+    stop = onAbort(signal, () => reject((signal as { reason?: unknown }).reason));
   });
-  return Promise.race([work, aborted]).finally(() => signal.removeEventListener("abort", onAbort));
+  return Promise.race([work, aborted]).finally(() => stop());
 }
 
 /**

@@ -1,5 +1,6 @@
 // Review round 80 (redis): what the bus tells onError when a batch fails for a reason that passes
 // (Redis out of memory, the connection lost mid-write). Each test starts its own redis-server.
+import { getEventListeners } from "node:events";
 import { createClient } from "@redis/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CutProxy } from "../test/cut-proxy.js";
@@ -97,3 +98,49 @@ describe.skipIf(!HAS_REDIS)("R80-1: a batch that fails for now is told as RedisS
     }
   }, 20_000);
 });
+
+describe.skipIf(!HAS_REDIS)(
+  "R80-2: watchers and claims sharing one signal (a host's shutdown signal)",
+  () => {
+    let server: RedisServer;
+    beforeAll(async () => {
+      server = await RedisServer.start();
+    });
+    afterAll(async () => {
+      await server.kill();
+    });
+
+    it("30 watchers and 30 claims on one signal add one listener between them, no warning; the abort still ends each", async () => {
+      const warnings: string[] = [];
+      const onWarning = (warning: Error) => warnings.push(warning.name);
+      process.on("warning", onWarning);
+      const bus = await createRedisBus({ url: server.url, prefix: "shared:", onError: () => {} });
+      try {
+        const host = new AbortController();
+        const watchers = Array.from({ length: 30 }, (_, i) => bus.watch(`w${i}`, host.signal));
+        const claims = Array.from({ length: 30 }, (_, i) => bus.claimRun(`c${i}`, host.signal));
+        // Before: 30 listeners on the signal (one per watcher), and Node's MaxListenersExceededWarning.
+        expect(getEventListeners(host.signal, "abort").length).toBeLessThanOrEqual(1);
+        await Promise.all(claims);
+        const reads = watchers.map((watcher) => watcher.next());
+        await pause(100);
+        host.abort();
+        expect((await Promise.all(reads)).every((r) => r.done === true)).toBe(true);
+        expect(getEventListeners(host.signal, "abort")).toHaveLength(0);
+        await new Promise((resolve) => setImmediate(resolve));
+        expect(warnings).not.toContain("MaxListenersExceededWarning");
+        // A watcher that leaves on its own takes its share off; the last one takes the listener off.
+        const later = new AbortController();
+        const two = [bus.watch("x1", later.signal), bus.watch("x2", later.signal)];
+        expect(getEventListeners(later.signal, "abort")).toHaveLength(1);
+        await two[0]?.return?.();
+        expect(getEventListeners(later.signal, "abort")).toHaveLength(1);
+        await two[1]?.return?.();
+        expect(getEventListeners(later.signal, "abort")).toHaveLength(0);
+      } finally {
+        process.off("warning", onWarning);
+        await bus.close();
+      }
+    });
+  },
+);
