@@ -102,3 +102,34 @@ describe("R80C-2: an operator's context length that is NaN or past 2^53 - 1", ()
     );
   });
 });
+
+describe("R80C-3: a whole header line pasted as a header's name", () => {
+  const KEY = "sk-r80c-live-4f9a2b7c1d8e3f60aa51";
+  it("is refused naming its start and length, never the credential after it", () => {
+    const pool = createClientPool();
+    for (const headers of [
+      { [`Authorization: Bearer ${KEY}`]: "" },
+      { [`api-key:${KEY}`]: "" },
+      { [`Authorization: Bearer ${KEY}`]: 1 },
+    ]) {
+      let error: unknown;
+      try {
+        pool.getClient({ baseUrl: server.baseUrl, headers: headers as never });
+      } catch (e) {
+        error = e;
+      }
+      expect(EndpointConfigError.isInstance(error)).toBe(true);
+      const { message, field } = error as EndpointConfigError;
+      expect(field).toBe("headers");
+      // Before: 'The endpoint's header name "Authorization: Bearer sk-r80c-live-…" is not an HTTP token'.
+      expect(message).not.toContain(KEY);
+      expect(message).not.toContain(KEY.slice(0, 12));
+      expect(message).toMatch(/starting "(Authorization|api-key)"/);
+      expect(message).toContain(`${Object.keys(headers)[0]?.length} characters`);
+    }
+    // A name that is a token is still quoted whole.
+    expect(() => pool.getClient({ baseUrl: server.baseUrl, headers: { "X-Team": 5 as never } })).toThrow(
+      /header "X-Team" must be a string/,
+    );
+  });
+});
