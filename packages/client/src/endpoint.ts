@@ -253,6 +253,18 @@ function namedParameters(search: string): (string | undefined)[] {
  * fields: read as an object it has none. Told by its `get` and `entries`, so a plain object made in
  * another realm (a `vm` context) is still read.
  */
+/**
+ * A header name as an error may quote it: whole when it is an HTTP token, or a short slip with no
+ * colon (`"bad name"`, 16 characters at most: shorter than a key); else only the token it starts
+ * with (up to 40 characters) and its length. A longer name that is no token is most often a whole
+ * header line pasted as the name (`"Authorization: Bearer sk-…"`), its credential and all.
+ */
+function shownName(name: string): string {
+  if (TOKEN.test(name) || (name.length <= 16 && !name.includes(":"))) return JSON.stringify(name);
+  const start = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,40}/.exec(name)?.[0];
+  return `${start === undefined ? "" : `starting ${JSON.stringify(start)} `}(${name.length} characters; the rest not shown, as it may hold a credential)`;
+}
+
 function isEntriesCollection(value: object): boolean {
   const { get, entries } = value as { get?: unknown; entries?: unknown };
   return typeof get === "function" && typeof entries === "function";
@@ -285,15 +297,12 @@ export function checkedHeaders(headers: unknown): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [name, value] of Object.entries(headers)) {
     if (typeof value !== "string") {
-      throw new EndpointConfigError(
-        "headers",
-        `The endpoint's header ${JSON.stringify(name)} must be a string.`,
-      );
+      throw new EndpointConfigError("headers", `The endpoint's header ${shownName(name)} must be a string.`);
     }
     if (!TOKEN.test(name)) {
       throw new EndpointConfigError(
         "headers",
-        `The endpoint's header name ${JSON.stringify(name)} is not an HTTP token (letters, digits and !#$%&'*+.^_\`|~-, no spaces).`,
+        `The endpoint's header name ${shownName(name)} is not an HTTP token (letters, digits and !#$%&'*+.^_\`|~-, no spaces, no colon: give the name alone, its value as the value).`,
       );
     }
     if (name === "__proto__") {

@@ -116,7 +116,7 @@ export function servedWindow(
  * its reason, closes the open request and remembers nothing; nothing else makes it reject except an
  * endpoint it cannot use (a base URL, key or headers `getClient` would refuse), a `model` that is
  * not a string (a listing entry in place of its id), an operator's
- * number that is not a number (a string such as `"8192"`), or options whose `signal` is not an
+ * number that is not a number (a string such as `"8192"`, or `NaN`) or is past 2^53 − 1 (`Infinity`), or options whose `signal` is not an
  * `AbortSignal` (`EndpointConfigError`). Leaves no timer or listener behind.
  */
 export function contextLimitFor(

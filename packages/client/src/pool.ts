@@ -14,6 +14,7 @@ import { EndpointConfigError } from "./errors.js";
 import { patternsOf, redactDeep, redactText } from "./redact.js";
 import { splitRedactingFetch } from "./redact-fetch.js";
 import { sameOriginRedirects } from "./redirects.js";
+import { abortWith } from "./shared-abort.js";
 import {
   createWindowDiscovery,
   type LookupOptions,
@@ -186,7 +187,7 @@ export function createClientPool(given: ClientPoolOptions = {}): ClientPool {
       // Every setting the SDK would otherwise read from the environment is given here, explicitly:
       // OPENAI_BASE_URL, OPENAI_API_KEY, OPENAI_ADMIN_KEY, OPENAI_ORG_ID, OPENAI_PROJECT_ID,
       // OPENAI_WEBHOOK_SECRET, OPENAI_LOG, and OPENAI_CUSTOM_HEADERS (its names nulled).
-      const client = new OpenAI({
+      const client = new PooledOpenAI({
         baseURL,
         apiKey,
         adminAPIKey: null,
@@ -241,6 +242,24 @@ export function createClientPool(given: ClientPoolOptions = {}): ClientPool {
       windows.reset();
     },
   };
+}
+
+/**
+ * The SDK's client, its requests reaching the caller's signal through one listener a signal
+ * (`abortWith`) instead of one per request left on it for good.
+ */
+class PooledOpenAI extends OpenAI {
+  override fetchWithTimeout(
+    url: Parameters<OpenAI["fetchWithTimeout"]>[0],
+    init: RequestInit | undefined,
+    ms: number,
+    controller: AbortController,
+  ): Promise<Response> {
+    const signal = init?.signal;
+    if (!signal) return super.fetchWithTimeout(url, init, ms, controller);
+    abortWith(signal, controller);
+    return super.fetchWithTimeout(url, { ...init, signal: null }, ms, controller);
+  }
 }
 
 /**

@@ -761,6 +761,17 @@ export function createWindowDiscovery(options: WindowDiscoveryOptions = {}): Win
           `The operator's context length must be a number of tokens (0 or absent for none); it is a ${typeof operatorNumber}.`,
         );
       }
+      if (
+        typeof operatorNumber === "number" &&
+        (Number.isNaN(operatorNumber) || operatorNumber > Number.MAX_SAFE_INTEGER)
+      ) {
+        // NaN is what `Number("8k")` reads from the environment; Infinity or 1e308 is a "no limit"
+        // no window is. Each was passed over for the server's word, without a word said.
+        throw new EndpointConfigError(
+          "operatorNumber",
+          `The operator's context length must be a whole number of tokens up to ${Number.MAX_SAFE_INTEGER} (0 or absent for none); it is ${String(operatorNumber)}.`,
+        );
+      }
       const own = positive(operatorNumber);
       if (own !== undefined) return own;
       checkedBaseUrl(settings);

@@ -11,7 +11,7 @@ import {
   type SignalLike,
   withSeq,
 } from "@loopwright/events";
-import { TimeoutError } from "@redis/client";
+import { ErrorReply, TimeoutError } from "@redis/client";
 import {
   call,
   connectStore,
@@ -28,6 +28,7 @@ import {
 } from "./connection.js";
 import { RedisStoreError } from "./errors.js";
 import { readEventId } from "./event-id.js";
+import { onAbort } from "./on-abort.js";
 import { MAX_OWED, Owed } from "./owed.js";
 import {
   decode,
@@ -545,12 +546,11 @@ function evalScript<T>(writer: RedisConnection, sha: string, script: string, key
 function untilAborted<T>(work: Promise<T>, signal: SignalLike | undefined): Promise<T> {
   if (!signal) return work;
   if (signal.aborted) return Promise.reject((signal as { reason?: unknown }).reason);
-  let onAbort: () => void = () => {};
+  let stop: () => void = () => {};
   const aborted = new Promise<never>((_, reject) => {
-    onAbort = () => reject((signal as { reason?: unknown }).reason);
-    signal.addEventListener("abort", onAbort, { once: true });
+    stop = onAbort(signal, () => reject((signal as { reason?: unknown }).reason));
   });
-  return Promise.race([work, aborted]).finally(() => signal.removeEventListener("abort", onAbort));
+  return Promise.race([work, aborted]).finally(() => stop());
 }
 
 /**
@@ -918,7 +918,15 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
                 "They are kept and sent again (told once per batch).",
               { cause: reason },
             )
-          : reason,
+          : new RedisStoreError(
+              reason instanceof ErrorReply ? "refused" : "connect",
+              `Redis at ${shownUrl(resolved.url)} did not take ${kept} events of a batch of ${batch.length}` +
+                (reason instanceof ErrorReply
+                  ? ` for now: it answered ${errorText(reason)}`
+                  : `: the connection failed (${errorText(reason)})`) +
+                ". They are kept and sent again (told once per try).",
+              { cause: reason },
+            ),
       );
     }
     await Promise.all(checks);

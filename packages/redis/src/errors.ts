@@ -10,7 +10,8 @@ export type RedisStoreErrorCode = "invalid-option" | "connect" | "closed" | "ref
  * `code` is `invalid-option` for options it cannot use, `connect` when it cannot reach
  * its server when it is made, or the server does not answer within `connectTimeoutMs` (as it starts, or a bus's
  * `readHistory`; the client's error on `cause`; through `onError`, also a write left unanswered or events dropped while Redis was away), `closed` when used after `close()`, `refused` (told to `onError`; thrown only by the capability store's `sync()`, for latch writes Redis answered with an error) when Redis answered
- * that it will not store a run's events, such as a key that already holds another type, or a reload
+ * that it will not store a run's events, such as a key that already holds another type (or, through
+ * `onError`, not for now: out of memory, loading, read-only; the events are kept and sent again), or a reload
  * passed over a tenant key it could not read (another type, or an id no instance writes). The message names the option or the URL (its password as `***`) and says what to do.
  */
 export class RedisStoreError extends Error {

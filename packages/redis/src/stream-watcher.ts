@@ -2,6 +2,7 @@ import type { EventStream, EventsSettings, RunEvent, SequencedEvent, SignalLike 
 import { EventsError } from "@loopwright/events";
 import { call, type RedisConnection, refusedForGood, whenReady } from "./connection.js";
 import { formatEventId } from "./event-id.js";
+import { onAbort } from "./on-abort.js";
 
 type Result = IteratorResult<SequencedEvent, undefined>;
 const FINISHED: Result = Object.freeze({ done: true, value: undefined }) as Result;
@@ -231,12 +232,14 @@ export class StreamWatcher implements RedisEventStream {
   private readonly started: boolean;
   private readonly startedGraceMs: number;
   private readonly onAbort = (): void => this.close();
+  /** Takes this watcher off its signal (one listener there, however many watchers share it). */
+  private readonly stopWaiting: (() => void) | undefined;
 
   constructor(
     private readonly host: StreamWatcherHost,
     private readonly key: string,
     after: number,
-    private readonly signal: SignalLike | undefined,
+    signal: SignalLike | undefined,
     options: StreamWatcherOptions = {},
   ) {
     this.claimKey = options.claimKey;
@@ -250,7 +253,7 @@ export class StreamWatcher implements RedisEventStream {
     this.owner = options.token;
     this.cursor = after;
     this.readFrom = `${after}-0`;
-    signal?.addEventListener("abort", this.onAbort, { once: true });
+    this.stopWaiting = signal ? onAbort(signal, this.onAbort) : undefined;
     void this.run();
   }
 
@@ -305,7 +308,7 @@ export class StreamWatcher implements RedisEventStream {
     this.closed = true;
     this.queue = [];
     this.head = 0;
-    this.signal?.removeEventListener("abort", this.onAbort);
+    this.stopWaiting?.();
     this.stopReading();
     this.host.detach(this);
     const waiters = this.waiters;
