@@ -273,3 +273,43 @@ describe("Session with MCP servers", { timeout: 30_000 }, () => {
     });
   });
 });
+
+describe("the MCP servers of layered specs (r80)", () => {
+  const layer = (baseUrl: string, mcpServers: unknown[]) => ({
+    spec: SPEC_TOKEN,
+    model: { name: "sim", endpoint: { baseUrl } },
+    bundle: { mcpServers },
+  });
+
+  it("leaves out a server a stronger layer switches off", async () => {
+    server = await startServer({ replies: [{ content: "ok" }] });
+    const session = await createSession({
+      spec: [
+        layer(server.baseUrl, [{ name: "ev", command: NODE, args: [EVERYTHING, "stdio"] }]),
+        layer(server.baseUrl, [{ name: "ev", enabled: false }]),
+      ] as never,
+    });
+    sessions.push(session);
+    // Before: the layers' entries were joined as written, so server-everything started and its
+    // tools were declared although the stronger layer switched it off.
+    expect(await session.mcpReady()).toEqual([]);
+    expect(await session.prompt("hi")).toEqual({ status: "ok", reply: "ok" });
+    expect(declared(server, 0).filter((name) => name.startsWith("ev__"))).toEqual([]);
+  });
+
+  it("takes a stronger layer's server of the same name in place of the weaker one", async () => {
+    server = await startServer({ replies: [{ content: "ok" }] });
+    const session = await createSession({
+      spec: [
+        layer(server.baseUrl, [{ name: "ev", command: NODE, args: ["/nonexistent/server.js"] }]),
+        layer(server.baseUrl, [{ name: "ev", command: NODE, args: [EVERYTHING, "stdio"] }]),
+      ] as never,
+    });
+    sessions.push(session);
+    // Before: createSession refused two servers named "ev" (the pool takes each name once).
+    const servers = await session.mcpReady();
+    expect(servers).toHaveLength(1);
+    expect(servers[0]).toMatchObject({ name: "ev", state: "connected" });
+    expect(servers[0]?.tools).toContain("ev__get-sum");
+  });
+});

@@ -12,7 +12,7 @@ import {
   STOPPED_DURING,
   ToolIterationLimit,
 } from "@loopwright/loop";
-import type { AgentSpec } from "@loopwright/spec";
+import { type AgentSpec, resolveAgentSpec } from "@loopwright/spec";
 import {
   type CatalogServer,
   createMcpPool,
@@ -2128,10 +2128,20 @@ export class Session {
   }
 }
 
-/** The `bundle.mcpServers` entries of the given spec(s), in order. */
+/**
+ * The MCP servers the given spec(s) bundle, layered as `resolveAgentSpec` layers them (weakest
+ * first): a later layer's server of a name replaces the earlier one in place, and `enabled: false`
+ * switches it off. Joined as written, a stronger layer's switch-off left the weaker layer's server
+ * running, and one redefining a server gave the pool two of one name, which it refused.
+ */
 function specServers(spec: AgentSpec | readonly AgentSpec[] | null | undefined): McpServerConfig[] {
   const specs: readonly AgentSpec[] = spec == null ? [] : Array.isArray(spec) ? spec : [spec as AgentSpec];
-  return specs.flatMap((one) => (one.bundle?.mcpServers ?? []) as McpServerConfig[]);
+  if (!specs.some((one) => one?.bundle?.mcpServers !== undefined)) return [];
+  try {
+    return (resolveAgentSpec(specs).mcpServers ?? []) as McpServerConfig[];
+  } catch (error) {
+    throw new AgentError("invalid-input", `createSession: spec: ${errorText(error)}`, { cause: error });
+  }
 }
 
 /** The last assistant text among messages, "" for none. */
