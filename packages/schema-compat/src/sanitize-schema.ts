@@ -866,19 +866,7 @@ function buildType(
     case "integer": {
       const out: JsonSchema = { type };
       if (values && keepEnum(values, ctx, notes)) out.enum = values;
-      let { minimum, maximum, exclusiveMinimum, exclusiveMaximum } = schema;
-      // Draft 4 spelled exclusive bounds as booleans beside minimum and maximum.
-      if (exclusiveMinimum === true && finite(minimum)) [exclusiveMinimum, minimum] = [minimum, undefined];
-      if (exclusiveMaximum === true && finite(maximum)) [exclusiveMaximum, maximum] = [maximum, undefined];
-      const given = { minimum, maximum, exclusiveMinimum, exclusiveMaximum };
-      if (type === "integer")
-        [minimum, maximum, exclusiveMinimum, exclusiveMaximum] = wholeBounds(
-          minimum,
-          maximum,
-          exclusiveMinimum,
-          exclusiveMaximum,
-        );
-      const bounds = { minimum, maximum, exclusiveMinimum, exclusiveMaximum };
+      const { given, bounds } = boundsOf(type, schema);
       if (admitsNone(type, bounds)) {
         // No number lies between them: a grammar built from them admits no value, and llama.cpp
         // (b9749) then never answers a call to the tool (nor, its slot spinning, anything after).
@@ -984,13 +972,19 @@ function besideWords(schema: Raw): Array<[string, string]> {
 }
 
 /**
- * Whether a number or integer schema's bounds (draft 4's boolean exclusives read, an integer's
- * fractional bound as the whole one it means) admit no value of its type.
+ * A number's or integer's four bounds as written (`given`: draft 4's boolean `exclusiveMinimum` /
+ * `exclusiveMaximum` read as the bound beside it) and as they hold (`bounds`: an integer's moved to
+ * the whole numbers they admit), for the sanitizer and for `boundsAdmitNone` alike.
  */
-export function boundsAdmitNone(type: "number" | "integer", schema: Raw): boolean {
+function boundsOf(
+  type: "number" | "integer",
+  schema: Raw,
+): { given: Record<string, unknown>; bounds: Record<string, unknown> } {
   let { minimum, maximum, exclusiveMinimum, exclusiveMaximum } = schema;
+  // Draft 4 spelled exclusive bounds as booleans beside minimum and maximum.
   if (exclusiveMinimum === true && finite(minimum)) [exclusiveMinimum, minimum] = [minimum, undefined];
   if (exclusiveMaximum === true && finite(maximum)) [exclusiveMaximum, maximum] = [maximum, undefined];
+  const given = { minimum, maximum, exclusiveMinimum, exclusiveMaximum };
   if (type === "integer")
     [minimum, maximum, exclusiveMinimum, exclusiveMaximum] = wholeBounds(
       minimum,
@@ -998,7 +992,15 @@ export function boundsAdmitNone(type: "number" | "integer", schema: Raw): boolea
       exclusiveMinimum,
       exclusiveMaximum,
     );
-  return admitsNone(type, { minimum, maximum, exclusiveMinimum, exclusiveMaximum });
+  return { given, bounds: { minimum, maximum, exclusiveMinimum, exclusiveMaximum } };
+}
+
+/**
+ * Whether a number or integer schema's bounds (draft 4's boolean exclusives read, an integer's
+ * fractional bound as the whole one it means) admit no value of its type.
+ */
+export function boundsAdmitNone(type: "number" | "integer", schema: Raw): boolean {
+  return admitsNone(type, boundsOf(type, schema).bounds);
 }
 
 /**
