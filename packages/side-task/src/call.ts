@@ -9,11 +9,11 @@ import {
   modelCapabilitiesFor,
   negotiate,
 } from "@loopwright/negotiate";
-import { ALL_FENCES, stripThinking } from "@loopwright/stream";
+import { ALL_FENCES, readUsage, stripThinking, type UsageLike } from "@loopwright/stream";
 import { describeValue, errorText, isPlainObject, SideTaskError } from "./errors.js";
 import { checkInput, hasImages, type SideTaskInput, textOnly } from "./input.js";
 import { headOf, wellFormed } from "./text.js";
-import { readSideUsage, type SideTaskKind, type SideTaskUsage } from "./usage.js";
+import type { SideTaskKind, SideTaskUsage } from "./usage.js";
 
 /** The narrow client a side task calls: `chat.completions.create`, as the `openai` SDK has it. */
 export interface SideTaskClient {
@@ -278,7 +278,7 @@ function tellUsage(
     raw = undefined;
   }
   try {
-    const told: unknown = onUsage({ task, model, usage: readSideUsage(raw) });
+    const told: unknown = onUsage({ task, model, usage: readUsage(raw as UsageLike | undefined) });
     // An async sink that rejects would be an unhandled rejection (which ends a Node process).
     if (typeof (told as { then?: unknown } | null)?.then === "function") {
       Promise.resolve(told).catch(() => {});

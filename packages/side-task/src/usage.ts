@@ -20,38 +20,3 @@ export interface SideTaskUsage {
    */
   usage: TurnUsage;
 }
-
-/** A token count: a number from 0 to 2^53 − 1, or none (as `@loopwright/stream` counts). */
-function count(value: unknown): number | undefined {
-  return typeof value === "number" && value >= 0 && value <= Number.MAX_SAFE_INTEGER ? value : undefined;
-}
-
-function field(value: unknown, key: string): unknown {
-  return typeof value === "object" && value !== null ? (value as Record<string, unknown>)[key] : undefined;
-}
-
-/**
- * A completion's `usage` read into a `TurnUsage`, by the rules `@loopwright/stream` reads a streamed
- * turn's with: the chat spellings, else the Responses ones (`input_tokens`, `output_tokens`); the
- * total as reported, else the sum; the cache count from `prompt_tokens_details.cached_tokens`,
- * DeepSeek's `prompt_cache_hit_tokens` or a top-level `cached_tokens`; anything missing zero.
- */
-export function readSideUsage(raw: unknown): TurnUsage {
-  const prompt = count(field(raw, "prompt_tokens")) ?? count(field(raw, "input_tokens")) ?? 0;
-  const completion = count(field(raw, "completion_tokens")) ?? count(field(raw, "output_tokens")) ?? 0;
-  const total = count(field(raw, "total_tokens")) ?? prompt + completion;
-  const details = field(raw, "prompt_tokens_details") ?? field(raw, "input_tokens_details");
-  const cached =
-    count(field(details, "cached_tokens")) ??
-    count(field(raw, "prompt_cache_hit_tokens")) ??
-    count(field(raw, "cached_tokens"));
-  const usage: TurnUsage = { prompt, completion, total, cached: cached ?? 0 };
-  const miss = count(field(raw, "prompt_cache_miss_tokens"));
-  if (miss !== undefined) usage.uncached = miss;
-  else if (cached !== undefined) usage.uncached = Math.max(0, prompt - cached);
-  const completionDetails = field(raw, "completion_tokens_details") ?? field(raw, "output_tokens_details");
-  const reasoning =
-    count(field(completionDetails, "reasoning_tokens")) ?? count(field(raw, "reasoning_tokens"));
-  if (reasoning !== undefined) usage.reasoningTokens = reasoning;
-  return usage;
-}

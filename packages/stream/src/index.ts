@@ -24,3 +24,4 @@ export { streamTurn } from "./stream-turn.js";
 export type { ToolCallProgress } from "./tool-call-assembler.js";
 export type { ToolCall, Turn, TurnTimings, TurnUsage } from "./turn.js";
 export { FinishReason } from "./turn.js";
+export { readUsage } from "./usage.js";
