@@ -54,6 +54,26 @@ function rawCompletion(content: string, usage: object) {
   };
 }
 
+/**
+ * A run on `server` whose 1600-token window folds {@link longHistory} before its first request (the
+ * summary a side task on model `m`), watched by `onEvent` where given.
+ */
+function compactingRun(server: TestServer, onEvent?: (event: RunEvent) => void) {
+  return createRuntime().runAgentLoop({
+    config: {
+      baseUrl: server.baseUrl,
+      model: "m",
+      maxRetries: 0,
+      contextLength: 1600,
+      compact: true,
+      tasks: { compaction: { model: "m" } },
+    },
+    messages: longHistory(),
+    dispatch: () => "unused",
+    ...(onEvent ? { onEvent } : {}),
+  });
+}
+
 describe("r80b: side tasks' token usage on the run", () => {
   it("a side request's counts are held as a turn's are: rounded, the cache cut to the prompt, the total at least their sum", async () => {
     const server = await startServer({
@@ -68,18 +88,7 @@ describe("r80b: side tasks' token usage on the run", () => {
           : { content: "Chapter five is next.", usage: TURN_USAGE },
     });
     servers.push(server);
-    const result = await createRuntime().runAgentLoop({
-      config: {
-        baseUrl: server.baseUrl,
-        model: "m",
-        maxRetries: 0,
-        contextLength: 1600,
-        compact: true,
-        tasks: { compaction: { model: "m" } },
-      },
-      messages: longHistory(),
-      dispatch: () => "unused",
-    });
+    const result = await compactingRun(server);
     const held = { prompt: 900, completion: 40, total: 940, cached: 900 };
     expect(result.sideUsage).toEqual({ ...held, summary: held, preselect: ZERO });
   });
@@ -93,19 +102,7 @@ describe("r80b: side tasks' token usage on the run", () => {
     });
     servers.push(server);
     const events: RunEvent[] = [];
-    const result = await createRuntime().runAgentLoop({
-      config: {
-        baseUrl: server.baseUrl,
-        model: "m",
-        maxRetries: 0,
-        contextLength: 1600,
-        compact: true,
-        tasks: { compaction: { model: "m" } },
-      },
-      messages: longHistory(),
-      dispatch: () => "unused",
-      onEvent: (event) => events.push(event),
-    });
+    const result = await compactingRun(server, (event) => events.push(event));
     expect(server.chatRequests.filter(isSummary)).toHaveLength(1);
     expect(result.usage).toEqual({ prompt: 200, completion: 5, total: 205, cached: 0 });
     expect(result.sideUsage).toEqual({
@@ -184,20 +181,7 @@ describe("r80b: side tasks' token usage on the run", () => {
           : { type: "error", status: 400, body: { error: { message: "model m is not served here" } } },
     });
     servers.push(server);
-    const error = await createRuntime()
-      .runAgentLoop({
-        config: {
-          baseUrl: server.baseUrl,
-          model: "m",
-          maxRetries: 0,
-          contextLength: 1600,
-          compact: true,
-          tasks: { compaction: { model: "m" } },
-        },
-        messages: longHistory(),
-        dispatch: () => "unused",
-      })
-      .catch((e: unknown) => e);
+    const error = await compactingRun(server).catch((e: unknown) => e);
     const run = failedRun(error);
     expect(run?.usage).toEqual(ZERO);
     expect(run?.sideUsage).toEqual({
