@@ -8,27 +8,9 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { type Raw, sent } from "../test-support/sent.js";
 import { checkStrictSchema } from "./check-strict.js";
 import { sanitizeSchema } from "./sanitize-schema.js";
-import { sanitizeTools } from "./sanitize-tools.js";
-
-type Raw = Record<string, unknown>;
-
-function sent(v: unknown): { v: Raw; notices: string[] } {
-  const notices: string[] = [];
-  const [tool] = sanitizeTools(
-    [
-      {
-        type: "function",
-        function: { name: "pick", parameters: { type: "object", properties: { v }, required: ["v"] } },
-      },
-    ],
-    { onNotice: (notice) => notices.push(notice) },
-  );
-  const parameters = (tool as { function: { parameters: Raw } }).function.parameters;
-  expect(checkStrictSchema(parameters)).toEqual([]);
-  return { v: (parameters.properties as Raw).v as Raw, notices };
-}
 
 const NOTICE = 'Tool "pick": A schema\'s enum holds no value its bounds, pattern or multipleOf admit';
 

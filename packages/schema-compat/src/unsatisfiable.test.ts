@@ -8,28 +8,8 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { checkStrictSchema } from "./check-strict.js";
+import { type Raw, sent } from "../test-support/sent.js";
 import { relaxSchema, sanitizeSchema } from "./sanitize-schema.js";
-import { sanitizeTools } from "./sanitize-tools.js";
-
-type Raw = Record<string, unknown>;
-
-/** A tool whose one parameter `v` has this schema, through sanitizeTools: the parameter sent, and the notices. */
-function sent(v: unknown): { v: Raw; notices: string[] } {
-  const notices: string[] = [];
-  const [tool] = sanitizeTools(
-    [
-      {
-        type: "function",
-        function: { name: "pick", parameters: { type: "object", properties: { v }, required: ["v"] } },
-      },
-    ],
-    { onNotice: (notice) => notices.push(notice) },
-  );
-  const parameters = (tool as { function: { parameters: Raw } }).function.parameters;
-  expect(checkStrictSchema(parameters)).toEqual([]);
-  return { v: (parameters.properties as Raw).v as Raw, notices };
-}
 
 /** The cases: the schema, what is sent for it, and the words of the notice. */
 const CASES: [name: string, schema: Raw, expected: Raw, notice: string][] = [
