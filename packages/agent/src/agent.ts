@@ -2011,8 +2011,9 @@ export class Agent {
       tools,
       ...(this.catalog ? { catalog: this.catalog } : {}),
       dispatch: (request, callSignal) => {
-        // The run's own signal (no time limit: the loop hands it on as it is): each call gets one of
-        // its own, so a step's thirty tools that each listen to theirs hang no listener on the run's.
+        // The run's own signal (a loop before r81 handed it on as it was with no time limit): each
+        // call gets one of its own, so a step's thirty tools that each listen to theirs hang no
+        // listener on the run's. The loop now gives every call its own, so this is a guard only.
         if (!signal || callSignal !== signal) return this.#callOne(request, callSignal, this.#batch);
         const call = callOf(signal);
         return this.#callOne(request, call.signal, this.#batch).finally(call.release);

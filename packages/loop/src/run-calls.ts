@@ -1019,20 +1019,24 @@ async function runOne(
   clean: Clean,
 ): Promise<Outcome> {
   const started = Date.now();
-  // The call's own signal: the run's stop, or its time running out.
-  const call = limit === undefined ? undefined : new AbortController();
+  // The call's own signal: the run's stop, or its time running out. Its own even with no time limit:
+  // a tool that listens to the signal it is handed listens to its call's, and the calls in flight
+  // share one listener on the run's (listenForAbort), so a step's eleventh call makes no
+  // MaxListenersExceededWarning on a host's signal.
+  const call = limit === undefined && !signal ? undefined : new AbortController();
   const unlink = call && signal ? listenForAbort(signal, () => call.abort(signal.reason)) : undefined;
   // A timer that comes due while the host's event loop was held up (a long synchronous task) runs
   // before the reads that came meanwhile — a tool's answer among them: the call is stopped one
   // round later, once those reads were taken (Node reads between two rounds of timers).
   let timer: ReturnType<typeof setTimeout> | undefined =
-    call &&
-    setTimeout(() => {
-      timer = setTimeout(
-        () => call.abort(new DOMException(`The ${request.name} tool ran out of time`, "TimeoutError")),
-        0,
-      );
-    }, limit);
+    call && limit !== undefined
+      ? setTimeout(() => {
+          timer = setTimeout(
+            () => call.abort(new DOMException(`The ${request.name} tool ran out of time`, "TimeoutError")),
+            0,
+          );
+        }, limit)
+      : undefined;
   const callSignal = call?.signal ?? signal;
   try {
     const value = await raceSignal(
