@@ -1,5 +1,5 @@
 import { isCredentialParam, REDACTED } from "@loopwright/client";
-import type { UsageEvent } from "@loopwright/events";
+import type { ErrorEvent, UsageEvent } from "@loopwright/events";
 import { ContextOverflow } from "@loopwright/negotiate";
 import type { ToolCallOutcome } from "@loopwright/tool-calls";
 import type { ChatMessage } from "./config.js";
@@ -63,6 +63,18 @@ export interface SideUsage extends RunUsage {
  */
 export interface LoopUsageEvent extends UsageEvent {
   /** The run's side usage so far (`RunState.sideUsage`); absent until a side task was answered. */
+  sideUsage?: SideUsage;
+}
+
+/**
+ * The `error` event a run under a `runId` closes with before its `done`: `@loopwright/events`'
+ * `ErrorEvent`, and — where the run's side tasks cost anything — `sideUsage`, their totals at the
+ * end (`failedRun(error).sideUsage`). A side request made after the run's last usage event (the
+ * summary of a fold for a request that then failed) is counted there, so a watcher of the bus ends
+ * with what the failed run says.
+ */
+export interface LoopErrorEvent extends ErrorEvent {
+  /** The run's side usage at its end (`failedRun(error).sideUsage`); absent where it is all zero. */
   sideUsage?: SideUsage;
 }
 

@@ -66,7 +66,14 @@ export type {
 export { DEFAULT_MAX_TOOL_ITERATIONS } from "./config.js";
 export type { ContinuedTurn, ContinueTurnOptions } from "./continue-turn.js";
 export { continueTurn, isContinuable } from "./continue-turn.js";
-export type { LoopOptionErrorCode, LoopUsageEvent, RunState, RunUsage, SideUsage } from "./errors.js";
+export type {
+  LoopErrorEvent,
+  LoopOptionErrorCode,
+  LoopUsageEvent,
+  RunState,
+  RunUsage,
+  SideUsage,
+} from "./errors.js";
 export {
   AgentLoopError,
   AgentLoopOverflow,

@@ -2,9 +2,12 @@
  * Review round r81: what the loop hands a tool call to listen to, and what a run's side costs tell
  * the host. Over HTTP against the testkit.
  */
+import type { RunEvent } from "@loopwright/events";
+import { SUMMARISER_SYSTEM } from "@loopwright/side-task";
 import { startServer, type TestServer } from "@loopwright/testkit";
 import { afterEach, describe, expect, it } from "vitest";
-import { createRuntime } from "./index.js";
+import type { ChatMessage } from "./config.js";
+import { createRuntime, failedRun, type SideUsage } from "./index.js";
 
 let servers: TestServer[] = [];
 afterEach(async () => {
@@ -81,4 +84,78 @@ describe("thirty parallel tool calls with no time limit, each listening to its s
       }
     });
   }
+});
+
+/** A history long enough that a 1600-token window folds it before the first request. */
+function longHistory(): ChatMessage[] {
+  const history: ChatMessage[] = [];
+  for (const chapter of ["one", "two", "three", "four"]) {
+    history.push(
+      { role: "user", content: `Summarise chapter ${chapter}.` },
+      { role: "assistant", content: `Chapter ${chapter}: ${"lorem ".repeat(250).trim()}` },
+    );
+  }
+  history.push({ role: "user", content: "And chapter five?" });
+  return history;
+}
+
+const isSummary = (request: { body: unknown }) =>
+  (request.body as { messages: ChatMessage[] }).messages[0]?.content === SUMMARISER_SYSTEM;
+
+describe("a fold's summary for a request that then failed", () => {
+  it("is on the run's error event for a bus watcher, as on failedRun(error).sideUsage", async () => {
+    const server = await serve({
+      replies: (request) =>
+        isSummary(request)
+          ? { content: "Notes: chapters one to four.", usage: { prompt_tokens: 900, completion_tokens: 40 } }
+          : { type: "error", status: 400, body: { error: { message: "model m is not served here" } } },
+    });
+    const runtime = createRuntime();
+    const error = await runtime
+      .runAgentLoop({
+        runId: "folded-then-failed",
+        config: {
+          baseUrl: server.baseUrl,
+          model: "m",
+          maxRetries: 0,
+          contextLength: 1600,
+          compact: true,
+          tasks: { compaction: { model: "m" } },
+        },
+        messages: longHistory(),
+        dispatch: () => "unused",
+      })
+      .catch((e: unknown) => e);
+    expect(server.chatRequests.filter(isSummary)).toHaveLength(1);
+    const side = failedRun(error)?.sideUsage;
+    expect(side?.summary).toEqual({ prompt: 900, completion: 40, total: 940, cached: 0 });
+    const events = runtime.bus.history("folded-then-failed") as Array<RunEvent & { sideUsage?: SideUsage }>;
+    // What a watcher saw last of the side costs: before, nothing (the summary was on no event).
+    const seen = events.filter((e) => e.sideUsage !== undefined).at(-1);
+    expect(seen?.kind).toBe("error");
+    expect(seen?.sideUsage).toEqual(side);
+    expect(events.at(-1)?.kind).toBe("done");
+    runtime.close();
+  });
+
+  it("a run with no side task has no sideUsage on its error event", async () => {
+    const server = await serve({
+      replies: [{ type: "error", status: 400, body: { error: { message: "no such model" } } }],
+    });
+    const runtime = createRuntime();
+    await runtime
+      .runAgentLoop({
+        runId: "plain-failed",
+        config: { baseUrl: server.baseUrl, model: "m", maxRetries: 0 },
+        messages: [{ role: "user", content: "hi" }],
+        dispatch: () => "unused",
+      })
+      .catch(() => undefined);
+    const events = runtime.bus.history("plain-failed");
+    const failed = events.find((e) => e.kind === "error");
+    expect(failed).toMatchObject({ kind: "error" });
+    expect(Object.hasOwn(failed ?? {}, "sideUsage")).toBe(false);
+    expect(events.at(-1)?.kind).toBe("done");
+    runtime.close();
+  });
 });

@@ -20,7 +20,7 @@ import {
   defaultCapabilityStore,
 } from "@loopwright/negotiate";
 import { type AgentLoopOptions, type AgentLoopResult, type LoopServices, runLoop } from "./agent-loop.js";
-import { errorMessage } from "./errors.js";
+import { errorMessage, failedRun, type LoopErrorEvent } from "./errors.js";
 import { refusedAtStart } from "./loop-run.js";
 
 /** `runAgentLoop`'s options on a runtime: the loop's, plus the id to emit the run under. */
@@ -236,7 +236,16 @@ async function runOwned(
       bus.emit(runId, { kind: "done" });
       return result;
     } catch (error) {
-      bus.emit(runId, { kind: "error", message: errorMessage(error) });
+      // What the side tasks cost in all, where anything: a fold's summary for a request that then
+      // failed came after the last usage event, and a watcher would otherwise never see it.
+      const side = failedRun(error)?.sideUsage;
+      const spent = side !== undefined && (side.prompt > 0 || side.completion > 0 || side.total > 0);
+      const failed: LoopErrorEvent = {
+        kind: "error",
+        message: errorMessage(error),
+        ...(spent ? { sideUsage: side } : {}),
+      };
+      bus.emit(runId, failed);
       bus.emit(runId, { kind: "done" });
       throw error;
     }
