@@ -1,5 +1,5 @@
 import type { TurnUsage } from "@loopwright/events";
-import type { ChatMessage, DispatchRequest } from "@loopwright/loop";
+import type { ChatMessage, DispatchRequest, SideUsage } from "@loopwright/loop";
 import type { AgentMessage } from "./messages.js";
 
 /** How an agent run ended. */
@@ -23,7 +23,18 @@ export type AgentRunStatus =
  */
 export type AgentEvent =
   | { type: "agent_start" }
-  | { type: "agent_end"; messages: AgentMessage[]; status: AgentRunStatus; error?: string }
+  | {
+      type: "agent_end";
+      messages: AgentMessage[];
+      status: AgentRunStatus;
+      error?: string;
+      /**
+       * What the run's side tasks (compaction summaries, the preselection) cost in all, apart from
+       * the turns' usage; absent where they cost nothing. Counts a side request no usage event came
+       * after (a fold's summary for a request that then failed).
+       */
+      sideUsage?: SideUsage;
+    }
   | { type: "turn_start" }
   | { type: "turn_end"; message: ChatMessage | undefined; toolResults: ChatMessage[] }
   | { type: "message_start"; message: AgentMessage }
@@ -66,8 +77,12 @@ export type AgentEvent =
     }
   | { type: "tool_execution_update"; toolCallId: string; toolName: string; partialResult: unknown }
   | { type: "tool_execution_end"; toolCallId: string; toolName: string; result: string; isError: boolean }
-  /** A turn's token counts as the endpoint reported them. */
-  | { type: "usage"; usage: TurnUsage }
+  /**
+   * A turn's token counts as the endpoint reported them; `sideUsage`, once the run's side tasks
+   * (compaction summaries, the preselection) cost anything, their totals over the run so far — not
+   * in `usage`, so a listener adding up `usage` counts no side request.
+   */
+  | { type: "usage"; usage: TurnUsage; sideUsage?: SideUsage }
   /** Something the loop wants a person to know (a retry, a recovered call). */
   | { type: "notice"; text: string }
   /** `autoCompact`: the loop folded the transcript; `messages` is the agent's transcript from now on. */
@@ -170,4 +185,9 @@ export interface AgentRunResult {
   error?: string;
   /** What was thrown, when `status` is `"error"` (the loop's `AgentLoopError`, `ToolIterationLimit`…). */
   cause?: unknown;
+  /**
+   * What the run's side tasks (compaction summaries, the preselection) cost in all, summed over its
+   * loop runs, apart from the turns' usage; absent where they cost nothing. A failed run's too.
+   */
+  sideUsage?: SideUsage;
 }

@@ -9,6 +9,8 @@ import {
   failedRun,
   type LoopConfig,
   NOT_RUN,
+  type RunUsage,
+  type SideUsage,
   type StepPlan,
   type ToolChoice,
 } from "@loopwright/loop";
@@ -500,6 +502,66 @@ function handledThenable(value: unknown): boolean {
     // A `then` that throws: nothing left to handle.
   }
   return true;
+}
+
+const NO_USAGE: RunUsage = { prompt: 0, completion: 0, total: 0, cached: 0 };
+
+/** No side request answered yet. */
+const NO_SIDE: SideUsage = { ...NO_USAGE, summary: { ...NO_USAGE }, preselect: { ...NO_USAGE } };
+
+/** The four counts of `value`, where it has them as whole numbers from 0; else none. */
+function countsOf(value: unknown): RunUsage | undefined {
+  if (typeof value !== "object" || value === null) return undefined;
+  const counts = value as Record<string, unknown>;
+  const read = (key: string) => {
+    const n = counts[key];
+    return typeof n === "number" && Number.isFinite(n) && n >= 0 ? n : undefined;
+  };
+  const prompt = read("prompt");
+  const completion = read("completion");
+  const total = read("total");
+  const cached = read("cached");
+  return prompt === undefined || completion === undefined || total === undefined || cached === undefined
+    ? undefined
+    : { prompt, completion, total, cached };
+}
+
+/**
+ * A loop run's side usage (`result.sideUsage`, `failedRun(error).sideUsage`, a usage event's), read
+ * field by field: what a backend leaves out or writes as no count (a backend of its own, an older
+ * loop) is zero, never `NaN` in the host's totals.
+ */
+function sideUsageOf(value: unknown): SideUsage {
+  const all = countsOf(value);
+  if (!all) return NO_SIDE;
+  const { summary, preselect } = value as { summary?: unknown; preselect?: unknown };
+  return {
+    ...all,
+    summary: countsOf(summary) ?? { ...NO_USAGE },
+    preselect: countsOf(preselect) ?? { ...NO_USAGE },
+  };
+}
+
+function addCounts(a: RunUsage, b: RunUsage): RunUsage {
+  return {
+    prompt: a.prompt + b.prompt,
+    completion: a.completion + b.completion,
+    total: a.total + b.total,
+    cached: a.cached + b.cached,
+  };
+}
+
+function addSide(a: SideUsage, b: SideUsage): SideUsage {
+  return {
+    ...addCounts(a, b),
+    summary: addCounts(a.summary, b.summary),
+    preselect: addCounts(a.preselect, b.preselect),
+  };
+}
+
+/** Whether any side request cost anything. */
+function spent(side: SideUsage): boolean {
+  return side.prompt > 0 || side.completion > 0 || side.total > 0;
 }
 
 /** The calls in flight on a run's signal, and the one listener that stops them. */
@@ -1467,6 +1529,10 @@ export class Agent {
   #answered: ChatMessage | undefined;
   /** Why the running run asked the loop to stop after its last tool step, if it did. */
   #ending: "terminated" | "stopped" | undefined;
+  /** What the side tasks of the running run's finished loop runs cost (a run loops again for a queued message). */
+  #sideDone: SideUsage = NO_SIDE;
+  /** What the side tasks of its running loop run cost so far (its last usage event's `sideUsage`). */
+  #sideNow: SideUsage = NO_SIDE;
 
   constructor(options: AgentOptions) {
     if (typeof options !== "object" || options === null) {
@@ -1846,6 +1912,8 @@ export class Agent {
     this.#looping = true;
     this.#from = this.#messages.length;
     this.#ending = undefined;
+    this.#sideDone = NO_SIDE;
+    this.#sideNow = NO_SIDE;
     let status: AgentRunStatus = "ok";
     let error: string | undefined;
     let cause: unknown;
@@ -1899,6 +1967,7 @@ export class Agent {
         this.#sentView(view, llm);
         this.#answered = undefined;
         const result = await this.#backend.run(this.#loopOptions(llm, signal));
+        this.#endSide(result.sideUsage);
         this.#carry(result.loaded);
         this.#adopt(result.messages);
         // The loop ended after a tool step at this agent's word: nothing queued is delivered.
@@ -1941,10 +2010,25 @@ export class Agent {
     this.#batch = undefined;
     const messages = this.#messages.slice(this.#from);
     this.#looping = false;
-    this.#emit({ type: "agent_end", messages, status, ...(error !== undefined ? { error } : {}) });
+    // What the run's side tasks cost in all, where anything: a fold's summary for a request that
+    // then failed came after the run's last usage event.
+    // Each its own copy: a listener that rewrites the event's changes nothing the result says.
+    const sideUsage = spent(this.#side()) ? () => ({ sideUsage: this.#side() }) : () => ({});
+    this.#emit({
+      type: "agent_end",
+      messages,
+      status,
+      ...(error !== undefined ? { error } : {}),
+      ...sideUsage(),
+    });
     await this.#delivery;
     this.#abort = undefined;
-    const result: AgentRunResult = { status, messages, ...(error !== undefined ? { error, cause } : {}) };
+    const result: AgentRunResult = {
+      status,
+      messages,
+      ...(error !== undefined ? { error, cause } : {}),
+      ...sideUsage(),
+    };
     try {
       (this as { [AFTER_RUN]?: (result: AgentRunResult) => void })[AFTER_RUN]?.(result);
     } catch {
@@ -1979,6 +2063,7 @@ export class Agent {
   #recover(caught: unknown): void {
     const run = failedRun(caught);
     if (!run) return;
+    this.#endSide(run.sideUsage);
     this.#carry(run.loaded);
     this.#adopt(run.messages);
     // By place, not by object: a backend may hand back its run's messages as copies.
@@ -1987,6 +2072,17 @@ export class Agent {
       this.#add(message);
       if (message.role === "tool") this.#batch?.results.push(message);
     }
+  }
+
+  /** A loop run ended: what its side tasks cost in all (its result's or its failure's `sideUsage`) joins the run's. */
+  #endSide(side: unknown): void {
+    this.#sideDone = addSide(this.#sideDone, sideUsageOf(side));
+    this.#sideNow = NO_SIDE;
+  }
+
+  /** What the running run's side tasks cost so far. */
+  #side(): SideUsage {
+    return addSide(this.#sideDone, this.#sideNow);
   }
 
   /** What a run (or a failed one) says is loaded, kept for the next; a backend that says nothing leaves it. */
@@ -2165,9 +2261,14 @@ export class Agent {
         if (!this.#partial) break;
         this.#emit({ type: "thinking_retract", message: { ...this.#partial }, chars: event.chars });
         break;
-      case "usage":
-        this.#emit({ type: "usage", usage: event.turn.usage });
+      case "usage": {
+        // The loop's totals so far for its side tasks (`LoopUsageEvent`), where one was answered.
+        const told = (event as { sideUsage?: unknown }).sideUsage;
+        if (told !== undefined) this.#sideNow = sideUsageOf(told);
+        const side = this.#side();
+        this.#emit({ type: "usage", usage: event.turn.usage, ...(spent(side) ? { sideUsage: side } : {}) });
         break;
+      }
       case "notice":
         this.#emit({ type: "notice", text: event.text });
         break;

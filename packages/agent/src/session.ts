@@ -9,6 +9,7 @@ import {
   type DedupePolicy,
   type DispatchRequest,
   type LoopConfig,
+  type RunUsage,
   STOPPED_DURING,
   ToolIterationLimit,
 } from "@loopwright/loop";
@@ -115,6 +116,13 @@ export interface RunMetrics {
   missInputTokens: number;
   /** Completion tokens over the run. */
   outputTokens: number;
+  /**
+   * The run's side requests (`autoCompact`'s summaries, the preselection), apart from the three
+   * above: their prompt tokens served from cache, not served from cache, and their completion tokens.
+   */
+  sideCacheInputTokens: number;
+  sideMissInputTokens: number;
+  sideOutputTokens: number;
 }
 
 /** The all-zero, not-running metrics. */
@@ -126,6 +134,9 @@ export const INITIAL_RUN_METRICS: RunMetrics = Object.freeze({
   cacheInputTokens: 0,
   missInputTokens: 0,
   outputTokens: 0,
+  sideCacheInputTokens: 0,
+  sideMissInputTokens: 0,
+  sideOutputTokens: 0,
 });
 
 /** Transient events: delivered to `onEvent` listeners, never stored. */
@@ -807,6 +818,8 @@ export class Session {
   /** `#firstText` as it stood when the streaming assistant message began. */
   #firstTextBefore = 0;
   #metrics: RunMetrics = INITIAL_RUN_METRICS;
+  /** The side usage the agent's running run last told (its totals so far): what `#addSide` adds to. */
+  #sideSeen: RunUsage | undefined;
   #ticker: ReturnType<typeof setInterval> | undefined;
   // MCP.
   readonly #mcp: McpPool | undefined;
@@ -1944,6 +1957,31 @@ export class Session {
     );
   }
 
+  /**
+   * Adds what the agent's run's side tasks cost since it last said (`sideUsage` is the run's totals
+   * so far, told on its usage events and on `agent_end`) to the metrics; whether anything was added.
+   */
+  #addSide(side: RunUsage): boolean {
+    const seen = this.#sideSeen ?? { prompt: 0, completion: 0, total: 0, cached: 0 };
+    const cached = Math.max(0, side.cached - seen.cached);
+    const prompt = Math.max(0, side.prompt - seen.prompt);
+    const completion = Math.max(0, side.completion - seen.completion);
+    this.#sideSeen = {
+      prompt: side.prompt,
+      completion: side.completion,
+      total: side.total,
+      cached: side.cached,
+    };
+    if (cached === 0 && prompt === 0 && completion === 0) return false;
+    this.#metrics = {
+      ...this.#metrics,
+      sideCacheInputTokens: this.#metrics.sideCacheInputTokens + cached,
+      sideMissInputTokens: this.#metrics.sideMissInputTokens + Math.max(0, prompt - cached),
+      sideOutputTokens: this.#metrics.sideOutputTokens + completion,
+    };
+    return true;
+  }
+
   #emitMetrics(): void {
     const now = Date.now();
     const elapsed = this.#started ? (now - this.#started) / 1000 : 0;
@@ -1960,6 +1998,12 @@ export class Session {
 
   #onAgentEvent(event: AgentEvent): void {
     switch (event.type) {
+      case "agent_start":
+        this.#sideSeen = undefined;
+        break;
+      case "agent_end":
+        if (event.sideUsage && this.#addSide(event.sideUsage)) this.#emitMetrics();
+        break;
       case "compacted":
         if (this.#running) this.#folded = true;
         // The folded transcript replaces the stored one whole; appends continue after it.
@@ -2059,6 +2103,7 @@ export class Session {
             this.#metrics.missInputTokens + Math.max(0, event.usage.prompt - event.usage.cached),
           outputTokens: this.#metrics.outputTokens + event.usage.completion,
         };
+        if (event.sideUsage) this.#addSide(event.sideUsage);
         this.#emitMetrics();
         break;
       case "notice":
