@@ -10,6 +10,7 @@ export type {
   DispatchRequest,
   LoopConfig,
   Runtime,
+  SideUsage,
   ToolChoice,
   ToolDefinition,
 } from "@loopwright/loop";

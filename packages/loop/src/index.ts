@@ -7,6 +7,7 @@
 export type { ClientPool, ClientPoolOptions } from "@loopwright/client";
 export type {
   DisplayBlock,
+  ErrorEvent,
   EventBus,
   EventsSettings,
   RunEvent,
