@@ -1598,6 +1598,12 @@ export class Agent {
 
   /** Registers a listener; returns the function that removes it. */
   subscribe(listener: AgentListener): () => void {
+    if (typeof listener !== "function") {
+      throw new AgentError(
+        "invalid-input",
+        `Agent.subscribe: the listener must be a function (event, signal) => void, and was ${kindOf(listener)}.`,
+      );
+    }
     this.#listeners.push(listener);
     return () => {
       const at = this.#listeners.indexOf(listener);

@@ -5,6 +5,7 @@ import {
   type AgentEvent,
   type ChatMessageLike,
   createSession,
+  type Session,
   type SessionEvent,
 } from "./test-exports.js";
 
@@ -193,11 +194,48 @@ describe("a long session's timeline", () => {
     expect((await session.prompt("go")).status).toBe("ok");
     // Taken while the call ran: its entry is still running there, however the timeline went on.
     expect(during?.timeline.at(-1)).toMatchObject({ type: "tool", id: "c1", result: null });
-    expect(session.getSnapshot().timeline.find((e) => e.type === "tool")).toMatchObject({ result: "seen" });
+    expect(session.getSnapshot().timeline.find((e) => e.type === "tool")).toMatchObject({
+      result: "seen",
+    });
     const last = session.getSnapshot();
     session.addNotice("later");
     expect(last.timeline.at(-1)).toEqual({ type: "assistant", text: "done" });
     expect(session.getSnapshot().timeline.at(-1)).toEqual({ type: "notice", text: "later" });
+    await session.close();
+  });
+});
+
+describe("what a host hands the session's and the agent's entry points", () => {
+  it("a notice or error that is not text, and a listener that is not a function, are refused with invalid-input, nothing added", async () => {
+    const session = await createSession({ config: { baseUrl: "http://127.0.0.1:9", model: "sim" } });
+    const agent = new Agent({ config: { baseUrl: "http://127.0.0.1:9", model: "sim" } });
+    const told: SessionEvent[] = [];
+    session.onEvent((event) => told.push(event));
+    const loose = session as unknown as Record<string, (value: unknown) => unknown>;
+    for (const value of [undefined, 42, { text: "hi" }]) {
+      // Before: {"type":"notice"}, {"type":"notice","text":42}… went onto the timeline for a UI to render.
+      expect(() => loose.addNotice?.call(session, value)).toThrow(
+        expect.objectContaining({ code: "invalid-input", message: expect.stringContaining("addNotice") }),
+      );
+      expect(() => loose.addError?.call(session, value)).toThrow(
+        expect.objectContaining({ code: "invalid-input", message: expect.stringContaining("addError") }),
+      );
+    }
+    expect(session.getSnapshot().timeline).toEqual([]);
+    expect(told).toEqual([]);
+    // Before: taken, and each later event's call of it failed in silence.
+    for (const [name, target] of [
+      ["onEvent", session],
+      ["subscribe", session],
+      ["subscribe", agent],
+    ] as const) {
+      const method = (target as unknown as Record<string, (value: unknown) => unknown>)[name];
+      expect(() => method?.call(target, "render")).toThrow(
+        expect.objectContaining({ code: "invalid-input", message: expect.stringContaining(name) }),
+      );
+    }
+    session.addNotice("still taken");
+    expect(session.getSnapshot().timeline).toEqual([{ type: "notice", text: "still taken" }]);
     await session.close();
   });
 });

@@ -1107,12 +1107,18 @@ export class Session {
 
   /** Listens to every timeline and stream event; returns the function that stops it. */
   onEvent(listener: (event: SessionEvent) => void): () => void {
+    if (typeof listener !== "function") {
+      throw invalid(`Session.onEvent: the listener must be a function, and was ${kindOf(listener)}.`);
+    }
     this.#eventListeners.add(listener);
     return () => this.#eventListeners.delete(listener);
   }
 
   /** Listens for snapshot changes (for `useSyncExternalStore`); returns the function that stops it. */
   subscribe(listener: () => void): () => void {
+    if (typeof listener !== "function") {
+      throw invalid(`Session.subscribe: the listener must be a function, and was ${kindOf(listener)}.`);
+    }
     this.#viewListeners.add(listener);
     return () => this.#viewListeners.delete(listener);
   }
@@ -1368,11 +1374,19 @@ export class Session {
 
   /** Adds a notice to the timeline. */
   addNotice(text: string): void {
+    if (typeof text !== "string") {
+      throw invalid(
+        `Session.addNotice: the notice must be text, and was ${kindOf(text)}; nothing was added.`,
+      );
+    }
     this.#push({ type: "notice", text });
   }
 
   /** Adds an error entry to the timeline. */
   addError(text: string): void {
+    if (typeof text !== "string") {
+      throw invalid(`Session.addError: the error must be text, and was ${kindOf(text)}; nothing was added.`);
+    }
     this.#push({ type: "error", text });
   }
 
