@@ -3,9 +3,11 @@
 
 import { getEventListeners } from "node:events";
 import { startServer, type TestServer } from "@loopwright/testkit";
+import fc from "fast-check";
 import { APIUserAbortError } from "openai";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createClientPool } from "./pool.js";
+import { findEntry, listingEntries, type ModelEntry } from "./window.js";
 
 let server: TestServer;
 beforeEach(async () => {
@@ -54,5 +56,87 @@ describe("R81C-1: a long-lived signal (a host's shutdown signal) between request
     host.abort();
     await expect(waiting).rejects.toBeInstanceOf(APIUserAbortError);
     expect(listeners(host.signal)).toBe(0);
+  });
+});
+
+describe("R81C-2: a big model listing read for one model (contextLimitFor, servedWindow)", () => {
+  it("searching a 2·10^5-entry listing for a model it lacks costs a few plain passes over it, not twenty", () => {
+    const body = {
+      data: Array.from({ length: 200_000 }, (_, i) => ({
+        id: `org/model-${i}`,
+        name: `Org: Model ${i}`,
+        aliases: [`m${i}`],
+        context_length: 4096,
+      })),
+    };
+    const entries = listingEntries(body) ?? [];
+    expect(findEntry(entries, "models/org/model-199999")?.id).toBe("org/model-199999");
+    /** The least of five timings of `work` (load and collections fall on some, rarely on all). */
+    const least = (work: () => unknown): number => {
+      let best = Number.POSITIVE_INFINITY;
+      for (let i = 0; i < 5; i++) {
+        const started = performance.now();
+        work();
+        best = Math.min(best, performance.now() - started);
+      }
+      return best;
+    };
+    // The yardstick: three plain passes comparing two of each entry's names (the machine's speed cancels out).
+    const plain = least(() => {
+      for (let pass = 0; pass < 3; pass++) entries.find((e) => e.id === "nope" || e.name === "nope");
+    });
+    const search = least(() => findEntry(entries, "nope"));
+    // Before: every entry's names gathered in two fresh arrays per pass over three passes, the
+    // model's bare name worked out again per name: 8-15 times the yardstick (after: about 1).
+    expect(search, `yardstick ${plain.toFixed(1)} ms, findEntry ${search.toFixed(1)} ms`).toBeLessThan(
+      plain * 5,
+    );
+  }, 20_000);
+
+  /** findEntry as it was before r81, three passes: the order it picks in is kept. */
+  const reference = (entries: readonly ModelEntry[], model: string): ModelEntry | undefined => {
+    const bare = (name: string) => name.replace(/^models\//, "");
+    const names = (e: ModelEntry): unknown[] => [
+      e.id,
+      ...(Array.isArray(e.aliases) ? e.aliases : []),
+      e.name,
+      e.model,
+      e.key,
+      e.canonical_slug,
+      ...(Array.isArray(e.loaded_instances)
+        ? e.loaded_instances.map((i) =>
+            typeof i === "object" && i !== null ? (i as { id?: unknown }).id : undefined,
+          )
+        : []),
+    ];
+    return (
+      entries.find((e) => e.id === model) ??
+      entries.find((e) => names(e).includes(model)) ??
+      entries.find((e) => names(e).some((n) => typeof n === "string" && bare(n) === bare(model)))
+    );
+  };
+
+  it("picks the entry it picked before: an id first, then a name or alias, then a name without models/ (property)", () => {
+    const name = fc.constantFrom("a", "b", "models/a", "models/b", "models/models/a", "");
+    const entry = fc.record(
+      {
+        id: name,
+        aliases: fc.array(fc.oneof(name, fc.integer()), { maxLength: 2 }),
+        name: fc.oneof(name, fc.constant(null)),
+        model: name,
+        key: name,
+        canonical_slug: name,
+        loaded_instances: fc.array(fc.record({ id: fc.oneof(name, fc.integer()) }), { maxLength: 2 }),
+      },
+      { requiredKeys: ["id"] },
+    );
+    fc.assert(
+      fc.property(fc.array(entry, { maxLength: 6 }), name, (entries, model) => {
+        expect(findEntry(entries, model)).toBe(
+          model === "" ? findEntry(entries, undefined) : reference(entries, model),
+        );
+      }),
+      { numRuns: 2_000 },
+    );
   });
 });
