@@ -652,6 +652,8 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
    * took a write.
    */
   const told = teller(resolved, "The bus");
+  /** What the bus tells of its watchers' reads failing: once across them while the same failure lasts. */
+  const reads = teller(resolved, "The bus");
   const ends = new Owed<{ runId: string; tokens: string[]; all: boolean }>({
     link: writer,
     // Told after the stream is gone (the script may go twice, as EVALSHA then EVAL): an instance
@@ -1095,6 +1097,12 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
       if (set?.delete(watcher) && set.size === 0) watchers.delete(runId as string);
     },
     report,
+    readFailed: (error) =>
+      reads.fail(
+        error,
+        "read a watched run's events (its watchers read on from where they were once Redis answers)",
+      ),
+    readOk: () => reads.ok(),
   };
 
   /** `all`: `endRun` (the run is over, whoever holds it); else `releaseRun` (only what is this instance's). */
