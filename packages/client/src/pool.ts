@@ -14,7 +14,7 @@ import { EndpointConfigError } from "./errors.js";
 import { patternsOf, redactDeep, redactText } from "./redact.js";
 import { splitRedactingFetch } from "./redact-fetch.js";
 import { sameOriginRedirects } from "./redirects.js";
-import { abortWith } from "./shared-abort.js";
+import { abortWith, releasedWhenRead } from "./shared-abort.js";
 import {
   createWindowDiscovery,
   type LookupOptions,
@@ -249,7 +249,7 @@ export function createClientPool(given: ClientPoolOptions = {}): ClientPool {
  * (`abortWith`) instead of one per request left on it for good.
  */
 class PooledOpenAI extends OpenAI {
-  override fetchWithTimeout(
+  override async fetchWithTimeout(
     url: Parameters<OpenAI["fetchWithTimeout"]>[0],
     init: RequestInit | undefined,
     ms: number,
@@ -257,8 +257,17 @@ class PooledOpenAI extends OpenAI {
   ): Promise<Response> {
     const signal = init?.signal;
     if (!signal) return super.fetchWithTimeout(url, init, ms, controller);
-    abortWith(signal, controller);
-    return super.fetchWithTimeout(url, { ...init, signal: null }, ms, controller);
+    const release = abortWith(signal, controller);
+    let response: Response;
+    try {
+      response = await super.fetchWithTimeout(url, { ...init, signal: null }, ms, controller);
+    } catch (error) {
+      release();
+      throw error;
+    }
+    // The listener stays while the body is read (an abort must still stop a stream), and goes with
+    // the last request on the signal to settle.
+    return releasedWhenRead(response, release);
   }
 }
 

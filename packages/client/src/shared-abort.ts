@@ -14,42 +14,108 @@ interface Relay {
   controllers: Set<WeakRef<AbortController>>;
   /** How many may be held before the collected ones are swept out (doubling: amortised O(1)). */
   sweepAt: number;
+  /** The one listener on the signal, taken off once no request uses it. */
+  listener: () => void;
 }
 
 const relays = new WeakMap<AbortSignal, Relay>();
 
 const FIRST_SWEEP = 64;
 
+/** Takes `relay`'s listener off `signal` once it reaches no request. */
+function leaveIfUnused(signal: AbortSignal, relay: Relay): void {
+  if (relay.controllers.size > 0 || relays.get(signal) !== relay) return;
+  relays.delete(signal);
+  signal.removeEventListener("abort", relay.listener);
+}
+
 /**
- * Aborts `controller` when `signal` aborts (at once if it already has). A request holds its
- * controller as long as it runs (its body read, its stream iterated), so a controller held weakly
- * is reached while it matters, and a finished request's is collected instead of being kept by the
- * signal.
+ * Aborts `controller` when `signal` aborts (at once if it already has), until the returned release
+ * is called (the request settled: its body read to the end, cancelled or failed). The last request
+ * of a signal released takes the listener off it, so a long-lived signal (a host's shutdown signal)
+ * holds nothing between requests. A request holds its controller as long as it runs (its body
+ * read, its stream iterated), so a controller held weakly is reached while it matters, and one
+ * whose request was dropped unread is collected instead of being kept by the signal.
  */
-export function abortWith(signal: AbortSignal, controller: AbortController): void {
+export function abortWith(signal: AbortSignal, controller: AbortController): () => void {
   if (signal.aborted) {
     controller.abort();
-    return;
+    return () => {};
   }
   let relay = relays.get(signal);
   if (!relay) {
-    const made: Relay = { controllers: new Set(), sweepAt: FIRST_SWEEP };
+    const controllers = new Set<WeakRef<AbortController>>();
+    const made: Relay = {
+      controllers,
+      sweepAt: FIRST_SWEEP,
+      listener: () => {
+        relays.delete(signal);
+        for (const held of controllers) held.deref()?.abort();
+        controllers.clear();
+      },
+    };
     relay = made;
     relays.set(signal, made);
-    signal.addEventListener(
-      "abort",
-      () => {
-        relays.delete(signal);
-        for (const held of made.controllers) held.deref()?.abort();
-        made.controllers.clear();
+    signal.addEventListener("abort", made.listener, { once: true });
+  }
+  const held = relay;
+  const { controllers } = held;
+  if (controllers.size >= held.sweepAt) {
+    for (const ref of controllers) if (ref.deref() === undefined) controllers.delete(ref);
+    held.sweepAt = Math.max(FIRST_SWEEP, controllers.size * 2);
+  }
+  const ref = new WeakRef(controller);
+  controllers.add(ref);
+  const release = (): void => {
+    if (!controllers.delete(ref)) return;
+    leaveIfUnused(signal, held);
+  };
+  // A request the SDK ends itself (a stream the caller broke out of, its timeout) is settled too,
+  // though its body may never be read again.
+  controller.signal.addEventListener("abort", release, { once: true });
+  return release;
+}
+
+/**
+ * `response`, calling `release` once its body has been read to the end, cancelled or has failed
+ * (at once for a response without a body). The body is relayed as it is read, chunk by chunk: what
+ * the SDK reads, and when, is unchanged.
+ */
+export function releasedWhenRead(response: Response, release: () => void): Response {
+  const { body } = response;
+  if (body === null) {
+    release();
+    return response;
+  }
+  const reader = body.getReader();
+  const relayed = new ReadableStream<Uint8Array>(
+    {
+      async pull(into) {
+        try {
+          const { done, value } = await reader.read();
+          if (done) {
+            release();
+            into.close();
+          } else into.enqueue(value);
+        } catch (error) {
+          release();
+          into.error(error);
+        }
       },
-      { once: true },
-    );
-  }
-  const { controllers } = relay;
-  if (controllers.size >= relay.sweepAt) {
-    for (const held of controllers) if (held.deref() === undefined) controllers.delete(held);
-    relay.sweepAt = Math.max(FIRST_SWEEP, controllers.size * 2);
-  }
-  controllers.add(new WeakRef(controller));
+      cancel(reason) {
+        release();
+        return reader.cancel(reason);
+      },
+    },
+    { highWaterMark: 0 },
+  );
+  const wrapped = new Response(relayed, {
+    status: response.status,
+    statusText: response.statusText,
+    headers: response.headers,
+  });
+  // The SDK logs and quotes the URL on its errors.
+  Object.defineProperty(wrapped, "url", { value: response.url });
+  Object.defineProperty(wrapped, "redirected", { value: response.redirected });
+  return wrapped;
 }

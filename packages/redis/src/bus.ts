@@ -37,6 +37,7 @@ import {
   StreamWatcher,
   type StreamWatcherHost,
 } from "./stream-watcher.js";
+import { teller } from "./tell.js";
 import { afterClose } from "./tenant-keys.js";
 
 /** Options for {@link createRedisBus}: where Redis is, and the bus's own limits. */
@@ -645,6 +646,14 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
    * Runs ended here (`endRun`, `reset`) until Redis has had their stream deleted and every instance
    * told. The flush sends them before any event, so a run started afresh under the same id comes after.
    */
+  /**
+   * What the bus tells of its writes failing for a reason that passes: once while the same failure
+   * lasts (each retry, up to one a second, was told before), again when it changes or after Redis
+   * took a write.
+   */
+  const told = teller(resolved, "The bus");
+  /** What the bus tells of its watchers' reads failing: once across them while the same failure lasts. */
+  const reads = teller(resolved, "The bus");
   const ends = new Owed<{ runId: string; tokens: string[]; all: boolean }>({
     link: writer,
     // Told after the stream is gone (the script may go twice, as EVALSHA then EVAL): an instance
@@ -669,6 +678,7 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
     }),
     max: MAX_OWED,
     report,
+    teller: told,
     what: "ended runs",
     onSettled: () => settle(),
   });
@@ -909,13 +919,13 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
     }
     if (passing) {
       const { reason } = passing;
-      report(
+      told.tell(
         reason instanceof TimeoutError
           ? new RedisStoreError(
               "connect",
               `Redis at ${shownUrl(resolved.url)} did not take ${kept} events of a batch of ${batch.length} in time: ` +
                 "the client's command timeout passed while they waited to be written (Redis silent, or reading slowly). " +
-                "They are kept and sent again (told once per batch).",
+                "They are kept and sent again (told once while the same failure lasts).",
               { cause: reason },
             )
           : new RedisStoreError(
@@ -924,9 +934,10 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
                 (reason instanceof ErrorReply
                   ? ` for now: it answered ${errorText(reason)}`
                   : `: the connection failed (${errorText(reason)})`) +
-                ". They are kept and sent again (told once per try).",
+                ". They are kept and sent again (told once while the same failure lasts: again when it changes, or after Redis took a write).",
               { cause: reason },
             ),
+        reason,
       );
     }
     await Promise.all(checks);
@@ -1042,7 +1053,10 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
         }
         writesFailing = failed;
         // Redis took the writes: events dropped from now on are another outage's, told afresh.
-        if (!failed) droppedWhileAway = 0;
+        if (!failed) {
+          droppedWhileAway = 0;
+          told.ok();
+        }
         if (failed) {
           // Redis could not take it yet (or the connection went): wait a little, longer each time,
           // rather than ask again at once.
@@ -1083,6 +1097,12 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
       if (set?.delete(watcher) && set.size === 0) watchers.delete(runId as string);
     },
     report,
+    readFailed: (error) =>
+      reads.fail(
+        error,
+        "read a watched run's events (its watchers read on from where they were once Redis answers)",
+      ),
+    readOk: () => reads.ok(),
   };
 
   /** `all`: `endRun` (the run is over, whoever holds it); else `releaseRun` (only what is this instance's). */

@@ -128,7 +128,7 @@ export async function openCalibration(
     endpointIdOfOption(options.endpointIdOf, where),
   );
   const { writer, subscriber, ask, starting, listen, retainMs, renewMs } = started;
-  const { prefix, report, channel, indexKey, keyOf } = started;
+  const { prefix, report, tell, channel, indexKey, keyOf } = started;
   const generationKey = `${prefix}calibration:generation`;
   /**
    * This instance's mark on the readings it announces: its own, echoed back, were taken when made,
@@ -248,11 +248,12 @@ export async function openCalibration(
     touched.set(id, now);
     runScript<number>(writer, TOUCH_SCRIPT, [keyOf(id), indexKey], [id, String(retainMs)]).then(
       (renewed) => {
+        tell.ok();
         if (renewed !== 1 && shared.has(id)) lapsed.add(id);
       },
       (error: unknown) => {
         touched.delete(id);
-        report(error);
+        tell.fail(error, "renew the expiry of a calibration list");
       },
     );
   };
@@ -295,6 +296,7 @@ export async function openCalibration(
     merge: (earlier, later) => ({ ...later, ids: [...new Set([...earlier.ids, ...later.ids])] }),
     max: MAX_OWED,
     report,
+    teller: tell,
     what: "forgotten endpoints",
     // A forget let go before it was ever sent (past MAX_OWED while Redis is away or silent), or
     // folded into a later forget of the same endpoint (which carries the later mark), never reaches
@@ -306,7 +308,7 @@ export async function openCalibration(
     void whenReady(writer)
       .then(() => owed.flush())
       .then((sent) => (sent ? reload() : undefined))
-      .catch(report);
+      .catch((error: unknown) => tell.fail(error, "read the shared readings again after reconnecting"));
   });
   await starting("read the readings already shared", reload());
 
@@ -341,12 +343,13 @@ export async function openCalibration(
           (written) => {
             // Refused: a forget this instance has not heard of yet. The reading is let go here too,
             // so this instance divides by what every other one does.
+            tell.ok();
             if (written !== 1) unTake(id, reading);
           },
           (error: unknown) => {
             touched.delete(id);
             if (whole) lapsed.add(id);
-            report(error);
+            tell.fail(error, "write a calibration reading");
           },
         );
       }

@@ -273,7 +273,7 @@ export async function openCapabilityStore(
     syncMs = syncMsOption(options.syncMs, where);
   });
   const { writer, subscriber, ask, starting, listen, retainMs, renewMs } = started;
-  const { prefix, report, channel, indexKey, keyOf } = started;
+  const { prefix, report, tell, channel, indexKey, keyOf } = started;
   const generationKey = `${prefix}caps:generation`;
   const forgottenKey = `${prefix}caps:forgotten`;
   /**
@@ -396,6 +396,7 @@ export async function openCapabilityStore(
           ...[...changed].flat(),
         ],
       );
+      tell.ok();
       if (written === 1) {
         entry.touchedAt = Date.now();
       } else {
@@ -409,7 +410,7 @@ export async function openCapabilityStore(
       // Not written: forget that it was, so the next comparison tries again.
       for (const field of changed.keys()) entry.shared.delete(field);
       // After close() the connections are gone: close() tells onError of these, once for all.
-      if (!closed) report(error);
+      if (!closed) tell.fail(error, "write a tenant's latches");
       return { error };
     } finally {
       shareDone();
@@ -602,6 +603,7 @@ export async function openCapabilityStore(
       "forget" in work ? sendForget(work.forget, work.mark, work.at) : sendReset(work.mark, work.at),
     max: MAX_OWED,
     report,
+    teller: tell,
     what: "forgotten tenants",
     // A forget let go before it was ever sent (past MAX_OWED while Redis is away or silent, or
     // superseded) never reaches Redis: its mark goes too. So the marks of forgets made during an
@@ -675,7 +677,8 @@ export async function openCapabilityStore(
       })
       .catch((error: unknown) => {
         if (closed) return;
-        if (!(error instanceof Error && error.message === "owed forgets not yet sent")) report(error);
+        if (!(error instanceof Error && error.message === "owed forgets not yet sent"))
+          tell.fail(error, "read the shared latches again after reconnecting");
         // Still away (nothing is written meanwhile): tried again while the subscription stays up.
         if (away && subscriber.isReady) {
           retry = setTimeout(resync, 1000);
@@ -741,6 +744,7 @@ export async function openCapabilityStore(
     entry.touchedAt = now;
     runScript<number>(writer, TOUCH_SCRIPT, [keyOf(entry.id), indexKey], [entry.id, String(retainMs)]).then(
       (renewed) => {
+        tell.ok();
         if (renewed === 1 || entry.dropped) return;
         // The key is gone (it expired while this instance held the tenant): nothing of it is shared
         // any more, so the whole tenant is written again, not only the next field learned.
@@ -750,7 +754,7 @@ export async function openCapabilityStore(
       },
       (error: unknown) => {
         entry.touchedAt = 0;
-        report(error);
+        tell.fail(error, "renew the expiry of a tenant's latches");
       },
     );
   };

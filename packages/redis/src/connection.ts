@@ -236,8 +236,26 @@ const discarded = new WeakSet<object>();
  * still holding them.
  */
 export function reportErrors(client: RedisConnection, resolved: Resolved): void {
+  // One connection's failure is told once while it lasts (a Redis down for an hour made the client
+  // raise ECONNREFUSED at each reconnect, twice a second), again once it is back or fails otherwise.
+  let last: string | undefined;
   client.on("error", (error: unknown) => {
-    if (!discarded.has(client)) resolved.report(error);
+    if (discarded.has(client)) return;
+    const kind = `${error instanceof Error ? error.name : typeof error}|${String((error as { code?: unknown } | null)?.code ?? "")}`;
+    if (kind === last) return;
+    last = kind;
+    resolved.report(
+      new RedisStoreError(
+        "connect",
+        `A connection to Redis at ${shownUrl(resolved.url)} failed (${
+          error instanceof Error ? error.message : String(error)
+        }); it reconnects on its own. Told once while the same failure lasts.`,
+        { cause: error },
+      ),
+    );
+  });
+  client.on("ready", () => {
+    last = undefined;
   });
 }
 

@@ -1,5 +1,6 @@
 import { DEFAULT_CONNECT_TIMEOUT_MS, type RedisConnection } from "./connection.js";
 import { RedisStoreError } from "./errors.js";
+import type { Teller } from "./tell.js";
 
 /** What {@link Owed} needs: the link its work goes over, how to send one piece, and its bound. */
 export interface OwedOptions<T> {
@@ -23,6 +24,11 @@ export interface OwedOptions<T> {
   silentAfterMs?: number | undefined;
   /** Told of each failed send (it is kept and sent again) and of work dropped past `max`. */
   report(error: unknown): void;
+  /**
+   * When given, told of a failed send instead of `report` (as `RedisStoreError`, a failure like the
+   * last told held back) and of each send that went through: the store's own teller.
+   */
+  teller?: Teller | undefined;
   /** What the work is, in words, for the message about dropped work ("ended runs"). */
   what: string;
   /** Called whenever a flush stops: everything sent, or a send failed, or the link is away. */
@@ -280,13 +286,16 @@ export class Owed<T> {
         this.onWire = undefined;
         this.silent = false;
         this.failing = true;
-        this.options.report(error);
+        if (this.options.teller)
+          this.options.teller.fail(error, `send the ${this.options.what} it owes Redis`);
+        else this.options.report(error);
         this.later();
         return false;
       }
       this.onWire = undefined;
       this.silent = false;
       this.failing = false;
+      this.options.teller?.ok();
       if (this.entries.get(key) === entry) this.entries.delete(key);
     }
     this.backoff = 0;

@@ -79,7 +79,7 @@ export async function openRouteLatches(
 ): Promise<RedisRouteLatches> {
   const started = await startTenantStore(options, where, "routes");
   const { writer, subscriber, ask, starting, listen, retainMs, renewMs } = started;
-  const { report, channel, indexKey, keyOf } = started;
+  const { report, tell, channel, indexKey, keyOf } = started;
   const idOf = (base: string) => createHash("sha256").update(base).digest("hex").slice(0, 32);
 
   /** This instance's mark on what it announces: its own announcements are not laid on again. */
@@ -142,6 +142,7 @@ export async function openRouteLatches(
     },
     max: MAX_OWED,
     report,
+    teller: tell,
     what: "learned route latches",
   });
 
@@ -164,13 +165,14 @@ export async function openRouteLatches(
     touched.set(id, now);
     runScript<number>(writer, TOUCH_SCRIPT, [keyOf(id), indexKey], [id, String(retainMs)]).then(
       (renewed) => {
+        tell.ok();
         // The key is gone (it expired while this instance held the server): written again whole.
         const state = states.get(base);
         if (renewed !== 1 && state) share(base, state);
       },
       (error: unknown) => {
         touched.set(id, 0);
-        report(error);
+        tell.fail(error, "renew the expiry of a server's route latches");
       },
     );
   };
@@ -259,7 +261,7 @@ export async function openRouteLatches(
         for (const [base, state] of states) share(base, state);
         return reload();
       })
-      .catch(report);
+      .catch((error: unknown) => tell.fail(error, "read the shared route latches again after reconnecting"));
   });
   await starting("read the latches already shared", reload());
 

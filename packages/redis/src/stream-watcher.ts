@@ -18,6 +18,13 @@ export interface StreamWatcherHost {
   settings(): EventsSettings;
   detach(watcher: StreamWatcher): void;
   report(error: unknown): void;
+  /**
+   * Told of a read that failed and will be tried again (the connection lost, a refusal that passes),
+   * `report` when not given.
+   */
+  readFailed?(error: unknown): void;
+  /** A read went through: a failure told through `readFailed` is told again when it recurs. */
+  readOk?(): void;
 }
 
 /** What a watcher knows of its run beyond `after`, and where its claim is kept. */
@@ -687,12 +694,14 @@ export class StreamWatcher implements RedisEventStream {
       if (refusedForGood(error)) throw error;
       // The server went away (or restarted), or answered with a refusal that passes (loading, busy):
       // read on from the same seq once it is back, after a pause that grows while it lasts.
-      this.host.report(error);
+      if (this.host.readFailed) this.host.readFailed(error);
+      else this.host.report(error);
       this.backoff = Math.min(Math.max(this.backoff * 2, 25), 1000);
       await new Promise((resolve) => setTimeout(resolve, this.backoff).unref());
       await whenReady(conn);
       return;
     }
+    if (this.backoff > 0) this.host.readOk?.();
     this.backoff = 0;
     const entries = reply?.[0]?.[1] ?? [];
     if (entries.length > 0) await this.noteRead(conn, connects);

@@ -9,6 +9,7 @@ import {
   resolveOptions,
 } from "./connection.js";
 import { RedisStoreError } from "./errors.js";
+import { type Teller, teller } from "./tell.js";
 
 /** The error a tenant store's call rejects with after `close()`: its connections are gone. */
 export function afterClose(call: string, store: string): RedisStoreError {
@@ -104,6 +105,8 @@ export interface TenantStoreStart extends Connections {
   /** The store's key prefix and `onError`, as resolved. */
   prefix: string;
   report: (error: unknown) => void;
+  /** How the store tells `onError` of the commands it sends on its own (see {@link Teller}). */
+  tell: Teller;
   /** `<prefix><space>`: the channel the store announces on. */
   channel: string;
   /** `<prefix><space>:index`: the set of tenant ids. */
@@ -111,6 +114,13 @@ export interface TenantStoreStart extends Connections {
   /** `<prefix><space>:<id>`: one tenant's key. */
   keyOf: (id: string) => string;
 }
+
+/** How messages name each tenant store, by its space. */
+const STORE_NAMES: Record<string, string> = {
+  caps: "The capability store",
+  calibration: "The calibration store",
+  routes: "The route latch store",
+};
 
 /**
  * How the three tenant stores start: the common options and `retainTenantMs` checked, then `check`
@@ -136,6 +146,7 @@ export async function startTenantStore(
     renewMs: renewEveryMs(retainMs),
     prefix,
     report,
+    tell: teller(connections.resolved, STORE_NAMES[space] ?? `The ${space} store`),
     channel: `${prefix}${space}`,
     indexKey: `${prefix}${space}:index`,
     keyOf: (id) => `${prefix}${space}:${id}`,

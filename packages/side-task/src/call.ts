@@ -11,7 +11,14 @@ import {
 } from "@loopwright/negotiate";
 import { ALL_FENCES, readUsage, stripThinking, type UsageLike } from "@loopwright/stream";
 import { describeValue, errorText, isPlainObject, SideTaskError } from "./errors.js";
-import { checkInput, hasImages, type SideTaskInput, textOnly } from "./input.js";
+import {
+  checkInput,
+  hasImages,
+  IMAGE_URL_LEFT_OUT,
+  isRemoteImage,
+  type SideTaskInput,
+  textOnly,
+} from "./input.js";
 import { headOf, wellFormed } from "./text.js";
 import type { SideTaskKind, SideTaskUsage } from "./usage.js";
 
@@ -126,6 +133,11 @@ export interface JsonShape {
 
 /** Per (endpoint, model): a model that refused an image part. Lives on the store's own objects. */
 const refusesImages = new WeakSet<ModelCapabilities>();
+/**
+ * Per (endpoint, model): a model whose endpoint refused an image given by URL ("Image URLs are not
+ * supported") and takes images only inline, as `data:` URLs. Lives on the store's own objects.
+ */
+const refusesImageUrls = new WeakSet<ModelCapabilities>();
 
 /** The `response_format` lesser forms, as the latches allow: json_schema, json_object, then none. */
 function responseFormat(
@@ -174,6 +186,24 @@ const IMAGE_REFUSALS = [
   /\bmissing data required for image input\b/i, // Ollama, a model with no vision tower
   /\bNo endpoints found that support image input\b/i, // OpenRouter, a 404
 ];
+
+/**
+ * A refusal of images given by URL, not of images: "Image URLs are not supported" (Moonshot's Kimi;
+ * Bedrock's Anthropic models, "remote image URLs are not supported"), which take a `data:` URL. The
+ * same words read as a refusal of images (`IMAGE_REFUSALS`) when no image was sent by URL.
+ */
+const IMAGE_URL_REFUSALS = [
+  /\bimage urls\b[^\n]{0,40}\b(?:not supported|unsupported|not allowed)/i,
+  /\b(?:remote|external|http|https|public|web) (?:image )?urls?\b[^\n]{0,40}\b(?:not supported|unsupported|not allowed)/i,
+];
+
+/** A 4xx refusing images given by URL (asked only of an attempt that sent one). */
+function isImageUrlRefusal(error: unknown): boolean {
+  const status = statusOf(error);
+  if (status === undefined || status < 400 || status >= 500 || status === 429) return false;
+  const words = errorWords(error);
+  return IMAGE_URL_REFUSALS.some((re) => re.test(words));
+}
 
 /**
  * A refusal of the image parts: a 4xx, or a 5xx (llama.cpp's, Ollama's) that names them. Asked only
@@ -694,8 +724,9 @@ export async function sideCall(
     for (;;) {
       // What the last attempt sent, and the model record it was built from: a latch goes on that
       // record, the one the next attempt reads (the store may have forgotten `latches` meanwhile).
-      const sent: { images: boolean; format: string; caps: ModelCapabilities } = {
+      const sent: { images: boolean; byUrl: boolean; format: string; caps: ModelCapabilities } = {
         images: false,
+        byUrl: false,
         format: "",
         caps: latches,
       };
@@ -709,16 +740,24 @@ export async function sideCall(
           async (supports, _produced, caps) => {
             const modelCaps = caps ?? latches;
             sent.caps = modelCaps;
-            sent.images = hasImages(input) && !refusesImages.has(modelCaps);
+            const images = hasImages(input) && !refusesImages.has(modelCaps);
+            // An endpoint that takes images only inline: those given by URL are left out, said so.
+            const inlineOnly = refusesImageUrls.has(modelCaps);
             const format = shape ? responseFormat(shape, supports, modelCaps) : undefined;
             sent.format = typeof format?.type === "string" ? format.type : "";
             // A lone surrogate anywhere in the text has a server reading UTF-8 refuse the request whole.
             const content =
-              sent.images && typeof input !== "string"
+              images && typeof input !== "string"
                 ? input.map((part) =>
-                    part.type === "text" ? { ...part, text: wellFormed(part.text) } : part,
+                    part.type === "text"
+                      ? { ...part, text: wellFormed(part.text) }
+                      : inlineOnly && isRemoteImage(part)
+                        ? { type: "text" as const, text: IMAGE_URL_LEFT_OUT }
+                        : part,
                   )
                 : wellFormed(textOnly(input));
+            sent.images = typeof content !== "string" && content.some((part) => part.type === "image_url");
+            sent.byUrl = typeof content !== "string" && content.some(isRemoteImage);
             const messages = [
               ...(system.trim() ? [{ role: "system", content: wellFormed(system) }] : []),
               { role: "user", content },
@@ -789,6 +828,14 @@ export async function sideCall(
             await pause(LOADING_POLL_MS, timing.signal);
             continue;
           }
+        }
+        if (round < 3 && sent.byUrl && isImageUrlRefusal(error)) {
+          round++;
+          refusesImageUrls.add(sent.caps);
+          notice(
+            `${model} refused an image given by URL in a side task; sending images only inline (data: URLs) from now on, those given by URL left out.`,
+          );
+          continue;
         }
         if (round < 3 && sent.images && isImageRefusal(error)) {
           round++;

@@ -18,7 +18,7 @@ export { PRESELECT_MAX } from "./catalog.js";
 export type { SideTaskErrorCode } from "./errors.js";
 export { SideTaskError } from "./errors.js";
 export type { SideTaskImagePart, SideTaskInput, SideTaskPart, SideTaskTextPart } from "./input.js";
-export { IMAGE_LEFT_OUT } from "./input.js";
+export { IMAGE_LEFT_OUT, IMAGE_URL_LEFT_OUT } from "./input.js";
 export type { KeywordOptions, KeywordPreselection, KeywordScore } from "./keywords.js";
 export { KEYWORD_DROPOFF, KEYWORD_MIN_SCORE, preselectByKeywords } from "./keywords.js";
 export type { PreselectOptions } from "./preselect.js";

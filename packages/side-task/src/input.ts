@@ -61,6 +61,19 @@ export function hasImages(input: SideTaskInput): boolean {
 export const IMAGE_LEFT_OUT = "[An image was attached here, but this model cannot take images.]";
 
 /**
+ * Said in place of each image given by a URL other than `data:` (an `http(s)` address), sent to a
+ * model whose endpoint takes images only inline ("Image URLs are not supported": Moonshot's Kimi,
+ * Bedrock's Anthropic models): its `data:` images are still sent.
+ */
+export const IMAGE_URL_LEFT_OUT =
+  "[An image was attached here by URL, but this model takes images only inline (as data: URLs).]";
+
+/** True for an image part given by an address to fetch (`http(s)://…`), not inline as a `data:` URL. */
+export function isRemoteImage(part: SideTaskPart): boolean {
+  return part.type === "image_url" && !/^data:/i.test(part.image_url.url.trimStart());
+}
+
+/**
  * The user turn as text alone, for a model that refused images: the text parts joined, with a
  * marker where each image was so the model knows something is missing.
  */

@@ -477,6 +477,14 @@ describe("a length reply short of its ceiling that reaches no window known (a ho
 
 describe("fitStretch", () => {
   it("stays within the room, keeps the question and the newest entry, in order (fast-check)", () => {
+    // The case a random run found once (r81): a cut that leaves "[            ]" alone on its line.
+    const cut = fitStretch(
+      [`[tool result]\n[            ]${" ".repeat(76)}`, `[tool result]\n${" ".repeat(293)}`],
+      412,
+    );
+    expect(
+      cut.startsWith("[tool result]\n\\[            ]\n[… 48 characters of this entry left out …]"),
+    ).toBe(true);
     // size "max": blocks up to 600 characters, so stretches overflow rooms of 400 and more and the
     // cutting code runs (fast-check's default size keeps strings far shorter).
     const block = fc
@@ -503,11 +511,15 @@ describe("fitStretch", () => {
           const found = blocks.findIndex((b) => b.startsWith("[user]\n"));
           const question = blocks[Math.max(found, 0)] as string;
           const head = question.slice(0, Math.min(question.length, 20));
+          // A line a cut leaves looking like a header ("[    ]" cut off the rest of its line) is
+          // shown with a backslash before its bracket, as documented: read past it here (seed
+          // 1917180145 drew one within the question's first 20 characters).
+          const read = out.replace(/(^|\n)\\(?=\[)/g, "$1");
           // The question opens the text, or follows the marker where it closes the stretch.
-          if (found === blocks.length - 1 && found > 0) expect(out).toContain(`window …]\n\n${head}`);
-          else expect(out.startsWith(head)).toBe(true);
+          if (found === blocks.length - 1 && found > 0) expect(read).toContain(`window …]\n\n${head}`);
+          else expect(read.startsWith(head)).toBe(true);
           const newest = blocks.at(-1) as string;
-          expect(out.endsWith(newest.slice(-Math.min(newest.length, 20)))).toBe(true);
+          expect(read.endsWith(newest.slice(-Math.min(newest.length, 20)))).toBe(true);
         },
       ),
     );

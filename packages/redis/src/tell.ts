@@ -1,0 +1,85 @@
+import { ErrorReply, TimeoutError } from "@redis/client";
+import { type Resolved, refusedForGood, shownUrl } from "./connection.js";
+import { RedisStoreError } from "./errors.js";
+
+/**
+ * What a store tells `onError` of the Redis commands it sends on its own (writes, renewals, reloads
+ * after a reconnect), none of which a caller awaits: each failure as `RedisStoreError` naming the
+ * URL (its password as `***`) and what failed, the client's error on `cause`; and a failure of the
+ * same kind as the last one told (the same error reply, `OOM`, `LOADING`, …, or the same connection
+ * error) not told again until Redis takes a command ({@link Teller.ok}) or fails otherwise. A retry
+ * every second while Redis is out of memory for an hour is told once, not 3 600 times.
+ */
+export interface Teller {
+  /** Tells `onError` that `what` (a phrase: "write a tenant's latches") failed with `error`. */
+  fail(error: unknown, what: string): void;
+  /** Tells `error` (already this package's), unless its kind (`kindOf(cause)`) is the one last told. */
+  tell(error: RedisStoreError, cause: unknown): void;
+  /** Redis took a command: the next failure is told, whatever it is. */
+  ok(): void;
+}
+
+/** The kind of failure `error` is, for telling a repeat from a change: the reply's first word, or the error's name. */
+export function kindOf(error: unknown): string {
+  if (error instanceof ErrorReply)
+    return `reply:${error.message.match(/^[A-Z]+/)?.[0] ?? error.message.slice(0, 40)}`;
+  if (error instanceof TimeoutError) return "timeout";
+  if (error instanceof Error) return `error:${error.name}:${error.constructor.name}`;
+  return `other:${String(error).slice(0, 40)}`;
+}
+
+/** The client's error as a message quotes it: its first 500 characters. */
+export function quoted(error: unknown): string {
+  const text = error instanceof Error ? error.message : String(error);
+  return text.length > 500 ? `${text.slice(0, 500)}… (${text.length - 500} more characters)` : text;
+}
+
+/** The typed error for `what` failing with the client's `error` (passed through when already typed). */
+export function storeFailure(resolved: Resolved, error: unknown, what: string, who: string): RedisStoreError {
+  if (RedisStoreError.isInstance(error)) return error;
+  const at = `Redis at ${shownUrl(resolved.url)}`;
+  if (error instanceof ErrorReply) {
+    return new RedisStoreError(
+      "refused",
+      refusedForGood(error)
+        ? `${who} could not ${what}: ${at} refused it (${quoted(error)}).`
+        : `${who} could not ${what} for now: ${at} answered ${quoted(error)}. It is tried again; ` +
+            "told once while the same refusal lasts.",
+      { cause: error },
+    );
+  }
+  return new RedisStoreError(
+    "connect",
+    `${who} could not ${what}: ${at} ${
+      error instanceof TimeoutError
+        ? "did not answer in time"
+        : "could not be reached or the connection failed"
+    } (${quoted(error)}). It is tried again once Redis is back; told once while the same failure lasts.`,
+    { cause: error },
+  );
+}
+
+/** A {@link Teller} for one store (`who`, as messages name it: "The capability store"). */
+export function teller(resolved: Resolved, who: string): Teller {
+  let last: string | undefined;
+  const tell = (error: RedisStoreError, cause: unknown): void => {
+    const kind = `${error.code}|${kindOf(cause)}`;
+    if (kind === last) return;
+    last = kind;
+    resolved.report(error);
+  };
+  return {
+    tell,
+    fail(error, what) {
+      // Already this package's (a drop past the bound, a write after close): told as it is, always.
+      if (RedisStoreError.isInstance(error)) {
+        resolved.report(error);
+        return;
+      }
+      tell(storeFailure(resolved, error, what, who), error);
+    },
+    ok() {
+      last = undefined;
+    },
+  };
+}
