@@ -60,7 +60,7 @@ describe("R81C-1: a long-lived signal (a host's shutdown signal) between request
 });
 
 describe("R81C-2: a big model listing read for one model (contextLimitFor, servedWindow)", () => {
-  it("searching a 2·10^5-entry listing for a model it lacks costs a few plain passes over it, not twenty", () => {
+  it("finds the model in a 2·10^5-entry listing (its time beside plain passes is in `pnpm bench`)", () => {
     const body = {
       data: Array.from({ length: 200_000 }, (_, i) => ({
         id: `org/model-${i}`,
@@ -70,27 +70,10 @@ describe("R81C-2: a big model listing read for one model (contextLimitFor, serve
       })),
     };
     const entries = listingEntries(body) ?? [];
+    expect(entries).toHaveLength(200_000);
     expect(findEntry(entries, "models/org/model-199999")?.id).toBe("org/model-199999");
-    /** The least of five timings of `work` (load and collections fall on some, rarely on all). */
-    const least = (work: () => unknown): number => {
-      let best = Number.POSITIVE_INFINITY;
-      for (let i = 0; i < 5; i++) {
-        const started = performance.now();
-        work();
-        best = Math.min(best, performance.now() - started);
-      }
-      return best;
-    };
-    // The yardstick: three plain passes comparing two of each entry's names (the machine's speed cancels out).
-    const plain = least(() => {
-      for (let pass = 0; pass < 3; pass++) entries.find((e) => e.id === "nope" || e.name === "nope");
-    });
-    const search = least(() => findEntry(entries, "nope"));
-    // Before: every entry's names gathered in two fresh arrays per pass over three passes, the
-    // model's bare name worked out again per name: 8-15 times the yardstick (after: about 1).
-    expect(search, `yardstick ${plain.toFixed(1)} ms, findEntry ${search.toFixed(1)} ms`).toBeLessThan(
-      plain * 5,
-    );
+    expect(findEntry(entries, "m150000")?.id).toBe("org/model-150000");
+    expect(findEntry(entries, "nope")).toBeUndefined();
   }, 20_000);
 
   /** findEntry as it was before r81, three passes: the order it picks in is kept. */
