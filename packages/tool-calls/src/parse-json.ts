@@ -114,17 +114,29 @@ function enclosing(text: string, at: number, budget: Budget): Parsed | undefined
 const MAX_THINK_ENDS = 32;
 
 /**
- * The reply after its scratchpad: after the last `</think>` that is not inside a string of a JSON
- * value opening before it and closing after it (`{"note": "ends with </think> here"}`); the whole
- * text when there is no such marker.
+ * The last `</think>` that starts at or before `before` and is not written as inline code, between
+ * two backticks (`` `</think>` `` in a sentence is text about the marker, as the stream and
+ * `recoverToolCalls` read it); -1 for none. Each quoted one is passed once: linear.
+ */
+function lastThinkEnd(text: string, before: number): number {
+  let at = before < 0 ? -1 : text.lastIndexOf(THINK_END, before);
+  while (at > 0 && text[at - 1] === "`" && text[at + THINK_END.length] === "`")
+    at = text.lastIndexOf(THINK_END, at - 1);
+  return at;
+}
+
+/**
+ * The reply after its scratchpad: after the last `</think>` that is not written as inline code
+ * (`` `</think>` ``) nor inside a string of a JSON value opening before it and closing after it
+ * (`{"note": "ends with </think> here"}`); the whole text when there is no such marker.
  */
 function afterThinking(text: string): string {
   const budget: Budget = { unclosed: 0, ...scanAllowance(text) };
-  let at = text.lastIndexOf(THINK_END);
+  let at = lastThinkEnd(text, text.length);
   for (let tries = 0; at >= 0 && tries < MAX_THINK_ENDS; tries++) {
     const inside = stringAround(text, at, budget);
     if (inside === undefined) return text.slice(at + THINK_END.length);
-    at = inside > 0 ? text.lastIndexOf(THINK_END, inside - 1) : -1;
+    at = lastThinkEnd(text, inside - 1);
   }
   return at >= 0 ? text.slice(at + THINK_END.length) : text;
 }
@@ -166,7 +178,8 @@ function inString(text: string, start: number, at: number): boolean {
 
 /**
  * Finds the JSON a model put in its reply — the whole reply, a fenced block, or an object or
- * array inside prose (after the scratchpad: its last `</think>` outside the JSON's strings) — and reads it, repairing what a local model
+ * array inside prose (after the scratchpad: its last `</think>` outside the JSON's strings and not written
+ * as inline code, `` `</think>` ``) — and reads it, repairing what a local model
  * gets nearly right: single quotes, Python `True`/`None`, bare keys, trailing commas, comments,
  * a bracket left open at the end.
  *
