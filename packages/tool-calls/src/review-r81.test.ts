@@ -1,6 +1,9 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { ToolArgumentsError } from "./errors.js";
 import { parseJson } from "./parse-json.js";
+import { parseToolArguments } from "./parse-tool-arguments.js";
+import { recoverToolCalls } from "./recover-tool-calls.js";
 
 // Review r81: what r79c left in @loopwright/tool-calls, then a hostile review.
 
@@ -44,5 +47,54 @@ describe("R81-1: parseJson does not cut the reply at a `</think>` written as inl
     const started = performance.now();
     expect(parseJson(text)).toEqual({ a: 1 });
     expect(performance.now() - started).toBeLessThan(3000);
+  });
+});
+
+describe("R81-3: the argument repair reads Python's number literals as the pythonic call parser does", () => {
+  it("reads {'a': 0x10} (a Python dict) as 16, where it was refused as 'unfinished'", () => {
+    const read = parseToolArguments(
+      "{'a': 0x10, 'b': 0o17, 'c': 0b11, 'd': 1_000, 'e': -0X1f, 'f': 1_000.5}",
+    );
+    expect(read.value).toEqual({ a: 16, b: 15, c: 3, d: 1000, e: -31, f: 1000.5 });
+    expect(read.repaired).toBe(true);
+    expect(parseToolArguments('[{"a": [0x10, +0b1]}]').value).toEqual({ a: [16, 1] });
+  });
+
+  it("reads them alike in parseJson and in a JSON call recoverToolCalls finds (never the string '0x10')", () => {
+    expect(parseJson('Result: {"a": 0x10, "b": 1_000}')).toEqual({ a: 16, b: 1000 });
+    const calls = recoverToolCalls('<tool_call>{"name": "f", "arguments": {"a": 0x10}}</tool_call>', [
+      "f",
+    ]).calls;
+    expect(calls.map((c) => c.args)).toEqual([{ a: 16 }]);
+    expect(recoverToolCalls("[f(a=0x10)]", ["f"]).calls.map((c) => c.args)).toEqual([{ a: 16 }]);
+  });
+
+  it("keeps the text where only a string is taken, and weighs one past a double as written", () => {
+    const read = parseToolArguments('{"zip": 0x10, "n": 0x10}', { takesOnlyString: (p) => p[0] === "zip" });
+    expect(read.value).toEqual({ zip: "0x10", n: 16 });
+    expect(() => parseToolArguments('{"a": 0x10000000000000001}')).toThrow(/0x10000000000000001/);
+  });
+
+  it("leaves what is no Python literal as before", () => {
+    expect(() => parseToolArguments('{"a": 0x}')).toThrow(ToolArgumentsError);
+    expect(() => parseToolArguments('{"a": 1__0}')).toThrow(ToolArgumentsError);
+    expect(parseJson('{"a": 0x}')).toEqual({ a: "0x" });
+  });
+
+  it("property: a Python integer literal reads as BigInt reads it", () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 0, max: Number.MAX_SAFE_INTEGER }),
+        fc.constantFrom(["0x", 16], ["0o", 8], ["0b", 2], ["0X", 16]) as fc.Arbitrary<[string, number]>,
+        fc.boolean(),
+        (n, [prefix, radix], negative) => {
+          const literal = `${negative ? "-" : ""}${prefix}${n.toString(radix)}`;
+          expect(parseToolArguments(`{"a": ${literal}, "b": 1}`).value).toEqual({
+            a: negative ? -n : n,
+            b: 1,
+          });
+        },
+      ),
+    );
   });
 });
