@@ -124,8 +124,21 @@ function lastThinkEnd(text: string, before: number): [number, number] {
 }
 
 /**
+ * The first `closer` in `text` from `from` on that is not written as inline code (`` `</thinking>` ``
+ * in reasoning about the tag is reasoning, as the stream reads it); -1 for none. Linear: each
+ * quoted one is passed once.
+ */
+function closerFrom(text: string, closer: string, from: number): number {
+  let at = text.indexOf(closer, from);
+  while (at > 0 && text[at - 1] === "`" && text[at + closer.length] === "`")
+    at = text.indexOf(closer, at + closer.length);
+  return at;
+}
+
+/**
  * The scratchpads in `text` outside the calls at `regions` (sorted, apart): from each opener of
- * {@link SCRATCHPADS} not inside a call to its closer not inside a call, or to the end of the text.
+ * {@link SCRATCHPADS} not inside a call to its closer not inside a call nor written as inline code,
+ * or to the end of the text.
  * Linear: each search starts past the last region found.
  */
 function scratchpadsIn(text: string, regions: ReadonlyArray<[number, number]>): Array<[number, number]> {
@@ -145,9 +158,9 @@ function scratchpadsIn(text: string, regions: ReadonlyArray<[number, number]>): 
         from = start + opener.length;
         continue;
       }
-      let close = text.indexOf(closer, start + opener.length);
+      let close = closerFrom(text, closer, start + opener.length);
       for (let call = close < 0 ? undefined : spanAt(close, regions); call; ) {
-        close = text.indexOf(closer, call[1]);
+        close = closerFrom(text, closer, call[1]);
         call = close < 0 ? undefined : spanAt(close, regions);
       }
       const end = close < 0 ? text.length : close + closer.length;

@@ -98,3 +98,40 @@ describe("R81-3: the argument repair reads Python's number literals as the pytho
     );
   });
 });
+
+describe("R81-2: inside a scratchpad, a closer written as inline code closes nothing (as the stream now reads it)", () => {
+  const call = '<tool_call>{"name": "rm", "arguments": {"path": "/"}}</tool_call>';
+
+  it("leaves a call written after a quoted closer inside the scratchpad as reasoning", () => {
+    for (const reply of [
+      `<thinking>Tags end with \`</thinking>\`. Maybe:\n${call}\n</thinking>I will not.`,
+      `<reasoning>It ends with \`</reasoning>\`. ${call}`,
+      `<think>It ends with \`</think>\`. ${call}`,
+      `<think>It ends with \`</think>\`. ${call}</think>No call.`,
+    ]) {
+      const read = recoverToolCalls(reply, ["rm"]);
+      expect(read.calls, reply).toEqual([]);
+      expect(read.text).toBe(reply);
+    }
+  });
+
+  it("still recovers a call after the bare closer, and after one with a backtick on one side only", () => {
+    for (const reply of [
+      `<thinking>about \`</thinking>\`</thinking>${call}`,
+      `<thinking>use \`x\`</thinking>${call}`,
+      `<reasoning>plan</reasoning>\`${call}`,
+    ]) {
+      expect(
+        recoverToolCalls(reply, ["rm"]).calls.map((c) => c.name),
+        reply,
+      ).toEqual(["rm"]);
+    }
+  });
+
+  it("stays linear on many quoted closers inside a scratchpad", () => {
+    const text = `<thinking>${"`</thinking>` ".repeat(100_000)}</thinking>${call}`;
+    const started = performance.now();
+    expect(recoverToolCalls(text, ["rm"]).calls.length).toBe(1);
+    expect(performance.now() - started).toBeLessThan(5000);
+  });
+});

@@ -1,0 +1,126 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { ALL_FENCES, FenceSplitter, stripThinking } from "./fences.js";
+import { streamTurn } from "./stream-turn.js";
+import { body, harness } from "./test-support/http.js";
+
+// Review r81: what r79c left in @loopwright/stream, then a hostile review, over real HTTP to the testkit.
+
+const chunk = (choices: unknown[], extra: Record<string, unknown> = {}) =>
+  `data: ${JSON.stringify({ id: "c1", object: "chat.completion.chunk", choices, ...extra })}\n\n`;
+const sse = { "content-type": "text/event-stream" };
+
+/** What a FenceSplitter reads of `text` cut at `cuts` (taken modulo its length). */
+function splitAt(text: string, cuts: number[], options: ConstructorParameters<typeof FenceSplitter>[0]) {
+  const splitter = new FenceSplitter(options);
+  const at = [...new Set(cuts.map((c) => (text.length === 0 ? 0 : c % text.length)))].sort((a, b) => a - b);
+  let from = 0;
+  for (const cut of [...at, text.length]) {
+    splitter.push(text.slice(from, cut));
+    from = cut;
+  }
+  splitter.flush();
+  return { content: splitter.content, reasoning: splitter.reasoning };
+}
+
+describe("R81-2: inside a scratchpad, a closer written as inline code is reasoning about it, not its end", () => {
+  it("keeps reasoning that quotes `</think>` (and each ALL_FENCES closer) in the scratchpad", () => {
+    for (const fence of ALL_FENCES) {
+      const reasoning = `Why does Qwen write \`${fence.close}\` at the end? I explain.`;
+      const text = `${fence.open}${reasoning}${fence.close}It ends the scratchpad.`;
+      expect(stripThinking(text, { fences: ALL_FENCES }), fence.close).toEqual({
+        content: "It ends the scratchpad.",
+        reasoning,
+      });
+    }
+    // The scratchpad the template opened in the prompt.
+    expect(stripThinking("About `</think>`. Explain.</think>Answer.", { startInReasoning: true })).toEqual({
+      content: "Answer.",
+      reasoning: "About `</think>`. Explain.",
+    });
+  });
+
+  it("still closes at a closer with a backtick on one side only", () => {
+    expect(stripThinking("<think>use `x`</think>Answer.")).toEqual({
+      content: "Answer.",
+      reasoning: "use `x`",
+    });
+    expect(stripThinking("<think>plan</think>`code` first.")).toEqual({
+      content: "`code` first.",
+      reasoning: "plan",
+    });
+  });
+
+  it("over HTTP, a quoted closer cut between deltas stays reasoning, told to onThinking", async () => {
+    const { client } = await harness([
+      {
+        type: "raw",
+        headers: sse,
+        chunks: [
+          chunk([{ index: 0, delta: { role: "assistant", content: "<think>Qwen ends with `" } }]),
+          chunk([{ index: 0, delta: { content: "</think>" } }]),
+          chunk([{ index: 0, delta: { content: "` there.</think>" } }]),
+          chunk([{ index: 0, delta: { content: "The answer." }, finish_reason: "stop" }]),
+          "data: [DONE]\n\n",
+        ],
+      },
+    ]);
+    let output = "";
+    let thinking = "";
+    const turn = await streamTurn(client, body(), {
+      onOutput: (t) => (output += t),
+      onThinking: (t) => (thinking += t),
+    });
+    expect(turn.content).toBe("The answer.");
+    expect(turn.reasoning).toBe("Qwen ends with `</think>` there.");
+    expect(output).toBe(turn.content);
+    expect(thinking).toBe(turn.reasoning);
+  });
+
+  it("property: cut anywhere, the splitter reads what stripThinking reads of the whole", () => {
+    const piece = fc.constantFrom("`", "<think>", "</think>", "<thinking>", "</thinking>", "x", " ", "``");
+    fc.assert(
+      fc.property(
+        fc.array(piece, { maxLength: 14 }),
+        fc.array(fc.nat(), { maxLength: 6 }),
+        fc.boolean(),
+        (parts, cuts, startInReasoning) => {
+          const text = parts.join("");
+          const options = { fences: ALL_FENCES, startInReasoning };
+          expect(splitAt(text, cuts, options)).toEqual(stripThinking(text, options));
+        },
+      ),
+    );
+  });
+
+  it("property: reasoning whose closers are all quoted is all reasoning", () => {
+    const piece = fc.constantFrom("`</think>`", "x", " ", "`y`", "\n");
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 10 }), fc.array(fc.nat(), { maxLength: 4 }), (parts, cuts) => {
+        const inner = `r${parts.join("")}r`;
+        const text = `<think>${inner}</think>answer`;
+        expect(stripThinking(text)).toEqual({ content: "answer", reasoning: inner });
+        expect(splitAt(text, cuts, {})).toEqual({ content: "answer", reasoning: inner });
+      }),
+    );
+  });
+
+  it("stays linear on many quoted closers inside, whole and in two-character pieces", () => {
+    const text = (n: number) => `<think>${"`</think>` ".repeat(n)}</think>done`;
+    let started = performance.now();
+    // 1.1 M characters: a search from the scratchpad's start again past each quoted closer takes minutes.
+    expect(stripThinking(text(100_000)).content).toBe("done");
+    expect(performance.now() - started).toBeLessThan(3000);
+    // 275 K two-character pieces: about 0.5 s alone; reading held text again each piece, minutes.
+    const pieces = text(50_000);
+    started = performance.now();
+    expect(
+      splitAt(
+        pieces,
+        Array.from({ length: pieces.length / 2 }, (_, i) => i * 2),
+        {},
+      ).content,
+    ).toBe("done");
+    expect(performance.now() - started).toBeLessThan(15_000);
+  }, 60_000);
+});
