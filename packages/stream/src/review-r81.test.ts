@@ -1,5 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { StreamError } from "./errors.js";
 import { ALL_FENCES, FenceSplitter, stripThinking } from "./fences.js";
 import { streamTurn } from "./stream-turn.js";
 import { body, harness } from "./test-support/http.js";
@@ -123,4 +124,60 @@ describe("R81-2: inside a scratchpad, a closer written as inline code is reasoni
     ).toBe("done");
     expect(performance.now() - started).toBeLessThan(15_000);
   }, 60_000);
+});
+
+describe("R81-4: a stream of only objects with nothing a chunk carries (`data: {}`)", () => {
+  it("is not-a-stream quoting the first, not an empty finished turn", async () => {
+    for (const data of ["{}", '{"hello":1}', '{"id":"x"}']) {
+      const { client } = await harness([
+        { type: "raw", headers: sse, chunks: [`data: ${data}\n\n`, `data: ${data}\n\n`, "data: [DONE]\n\n"] },
+      ]);
+      const failure = await streamTurn(client, body()).then(
+        (turn) => turn,
+        (error: unknown) => error,
+      );
+      expect(StreamError.isInstance(failure), data).toBe(true);
+      expect((failure as StreamError).code).toBe("not-a-stream");
+      expect((failure as StreamError).message).toContain(data);
+    }
+  });
+
+  it("skips one straying among good chunks, and still reads a chunk that carries only usage", async () => {
+    const usage = { prompt_tokens: 5, completion_tokens: 2, total_tokens: 7 };
+    const { client } = await harness([
+      {
+        type: "raw",
+        headers: sse,
+        chunks: [
+          "data: {}\n\n",
+          chunk([{ index: 0, delta: { role: "assistant", content: "Hi" }, finish_reason: "stop" }]),
+          "data: {}\n\n",
+          `data: ${JSON.stringify({ usage })}\n\n`,
+          "data: [DONE]\n\n",
+        ],
+      },
+    ]);
+    const turn = await streamTurn(client, body());
+    expect(turn.content).toBe("Hi");
+    expect(turn.finishReason).toBe("stop");
+    expect(turn.usage.total).toBe(7);
+  });
+
+  it("an error object among them is still the server's error", async () => {
+    const { client } = await harness([
+      {
+        type: "raw",
+        headers: sse,
+        chunks: [
+          "data: {}\n\n",
+          'data: {"error": {"message": "upstream overloaded"}}\n\n',
+          "data: [DONE]\n\n",
+        ],
+      },
+    ]);
+    const failure = await streamTurn(client, body()).catch((error: unknown) => error);
+    expect(StreamError.isInstance(failure)).toBe(true);
+    expect((failure as StreamError).code).toBe("server-error");
+    expect((failure as StreamError).message).toContain("upstream overloaded");
+  });
 });

@@ -431,6 +431,14 @@ function close(
   }
 }
 
+/**
+ * Whether an event's object carries a member a chunk is read for (`choices`, `usage`, Groq's
+ * `x_groq`, llama.cpp's `timings`): `{}`, or `{"hello": 1}`, is no chunk.
+ */
+function carriesChunk(chunk: object): boolean {
+  return "choices" in chunk || "usage" in chunk || "x_groq" in chunk || "timings" in chunk;
+}
+
 function isAsyncIterable(value: unknown): value is AsyncIterable<ChunkLike> {
   return (
     typeof value === "object" &&
@@ -626,8 +634,9 @@ export async function streamTurn<Body extends ChatBody>(
     }
     iterator = stream[Symbol.asyncIterator]();
     let chunks = 0;
-    // An event whose JSON is no object (`null`, `42`, `"x"`, `[]`) is no chunk: skipped among good
-    // ones, but a stream of nothing else has no turn in it.
+    // An event whose JSON is no object (`null`, `42`, `"x"`, `[]`), or an object with nothing a
+    // chunk carries (`{}`), is no chunk: skipped among good ones, but a stream of nothing else has no
+    // turn in it.
     let stray: unknown;
     let strays = 0;
     const take = (chunk: ChunkLike): void => {
@@ -635,9 +644,16 @@ export async function streamTurn<Body extends ChatBody>(
         if (strays++ === 0) stray = chunk;
         return;
       }
-      chunks++;
       const serverError = chunkError(chunk);
-      if (serverError !== undefined) throw new Failure("stream", new ErrorChunk(serverError));
+      if (serverError !== undefined) {
+        chunks++;
+        throw new Failure("stream", new ErrorChunk(serverError));
+      }
+      if (!carriesChunk(chunk)) {
+        if (strays++ === 0) stray = chunk;
+        return;
+      }
+      chunks++;
       const carried = reader.read(chunk);
       watchdog?.tick(carried);
       if (reader.finished) grace.arm();
@@ -661,7 +677,7 @@ export async function streamTurn<Body extends ChatBody>(
       const first = jsonText(stray);
       throw new StreamError(
         "not-a-stream",
-        `The server answered a stream with no chunk in it: its ${strays === 1 ? "one event was" : `${strays} events were`} JSON but no chunk object (the first: ${first.length > 200 ? `${first.slice(0, 200)}…` : first}), so there is no turn to read. Check the base URL and any proxy in front of the server.`,
+        `The server answered a stream with no chunk in it: its ${strays === 1 ? "one event was" : `${strays} events were`} JSON but no chunk object, one with choices or usage (the first: ${first.length > 200 ? `${first.slice(0, 200)}…` : first}), so there is no turn to read. Check the base URL and any proxy in front of the server.`,
         { partial: reader.snapshot() },
       );
     }
