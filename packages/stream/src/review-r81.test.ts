@@ -181,3 +181,51 @@ describe("R81-4: a stream of only objects with nothing a chunk carries (`data: {
     expect((failure as StreamError).message).toContain("upstream overloaded");
   });
 });
+
+describe("R81-5: a count that is none (negative, a string, past 2^53 - 1) in a later usage object", () => {
+  it("does not replace the count an earlier object reported (a prompt of 100 read as 0)", async () => {
+    for (const bad of [-5, "12", 1e308]) {
+      const { client } = await harness([
+        {
+          type: "raw",
+          headers: sse,
+          chunks: [
+            chunk([{ index: 0, delta: { role: "assistant", content: "Hi" } }], {
+              usage: { prompt_tokens: 100, prompt_tokens_details: { cached_tokens: 40 } },
+            }),
+            chunk([{ index: 0, delta: {}, finish_reason: "stop" }]),
+            `data: ${JSON.stringify({ choices: [], usage: { prompt_tokens: bad, completion_tokens: 3, prompt_tokens_details: { cached_tokens: bad } } })}\n\n`,
+            "data: [DONE]\n\n",
+          ],
+        },
+      ]);
+      const turn = await streamTurn(client, body());
+      expect(turn.usage, String(bad)).toEqual({
+        prompt: 100,
+        completion: 3,
+        total: 103,
+        cached: 40,
+        uncached: 60,
+      });
+    }
+  });
+
+  it("a later good count still replaces an earlier one, and a lone negative is none (zero)", async () => {
+    const { client } = await harness([
+      {
+        type: "raw",
+        headers: sse,
+        chunks: [
+          chunk([{ index: 0, delta: { role: "assistant", content: "Hi" } }], {
+            usage: { prompt_tokens: -5 },
+          }),
+          chunk([{ index: 0, delta: {}, finish_reason: "stop" }], { usage: { completion_tokens: -1 } }),
+          `data: ${JSON.stringify({ choices: [], usage: { completion_tokens: 3 } })}\n\n`,
+          "data: [DONE]\n\n",
+        ],
+      },
+    ]);
+    const turn = await streamTurn(client, body());
+    expect(turn.usage).toEqual({ prompt: 0, completion: 3, total: 3, cached: 0 });
+  });
+});
