@@ -129,3 +129,65 @@ describe("R81-6b: a ContextOverflow quotes the server's words on one line, a few
     expect(emoji.serverMessage.length).toBeLessThanOrEqual(301);
   });
 });
+
+describe("R81-7: buildBody refuses an extraBody value JSON cannot send as given, naming where it is", () => {
+  const send = (extraBody: Record<string, unknown>) => {
+    const supports = createCapabilityStore().capabilitiesFor(server.baseUrl, "k");
+    const openai = client();
+    return negotiate(supports, (s, produced, caps) =>
+      streamText(
+        openai,
+        buildBody({ model: "m", extraBody }, s, caps, [{ role: "user", content: "hi" }]),
+        produced,
+      ),
+    );
+  };
+
+  it("NaN or Infinity (sent as null: the knob silently back at the server's default): RangeError, nothing sent", async () => {
+    server.enqueue({ type: "turn", content: "fine" }, { type: "turn", content: "fine" });
+    for (const [extraBody, path] of [
+      [{ top_p: Number.NaN }, "config.extraBody.top_p is NaN"],
+      [
+        { chat_template_kwargs: { budget: Number.POSITIVE_INFINITY } },
+        "config.extraBody.chat_template_kwargs.budget is Infinity",
+      ],
+      [{ logit_bias: { "50256": -Infinity } }, 'config.extraBody.logit_bias["50256"] is -Infinity'],
+    ] as const) {
+      const failure = await rejection(send(extraBody));
+      expect(failure).toBeInstanceOf(RangeError);
+      expect(String(failure)).toContain(path);
+    }
+    expect(server.chatRequests.length).toBe(0);
+  });
+
+  it("a BigInt or a cycle (the client threw deep inside, naming nothing): TypeError naming the place, nothing sent", async () => {
+    const cycle: Record<string, unknown> = { a: 1 };
+    cycle.self = cycle;
+    for (const [extraBody, path] of [
+      [{ seed: 42n }, "config.extraBody.seed is a BigInt"],
+      [{ stop: ["a", { x: [1n] }] }, "config.extraBody.stop[1].x[0] is a BigInt"],
+      [{ metadata: cycle }, "config.extraBody.metadata.self is a cycle"],
+    ] as const) {
+      const failure = await rejection(send(extraBody));
+      expect(failure).toBeInstanceOf(TypeError);
+      expect(String(failure)).toContain(path);
+    }
+    expect(server.chatRequests.length).toBe(0);
+  });
+
+  it("an object shared by two fields, a Date, and a deep nest go as before", async () => {
+    server.enqueue({ type: "turn", content: "fine" });
+    const shared = { k: 1 };
+    let deep: unknown = 1;
+    for (let i = 0; i < 100_000; i++) deep = [deep];
+    const body = buildBody(
+      { model: "m", extraBody: { a: shared, b: shared, at: new Date(0), deep } },
+      createCapabilityStore().capabilitiesFor(server.baseUrl, "k"),
+      undefined,
+      [{ role: "user", content: "hi" }],
+    );
+    expect(body.a).toBe(shared);
+    await expect(send({ a: shared, b: [shared], at: new Date(0) })).resolves.toBe("fine");
+    expect((server.chatRequests[0]?.body as Record<string, unknown> | undefined)?.b).toEqual([{ k: 1 }]);
+  });
+});
