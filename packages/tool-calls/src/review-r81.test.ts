@@ -135,3 +135,16 @@ describe("R81-2: inside a scratchpad, a closer written as inline code closes not
     expect(performance.now() - started).toBeLessThan(5000);
   });
 });
+
+describe("R81-8: parseJson reads after Kimi's ◁/think▷ as after </think> (as recoverToolCalls does)", () => {
+  it("never reads the JSON a Kimi scratchpad sketched", () => {
+    expect(parseJson('◁think▷plan {"b": 2}◁/think▷{"a": 1}')).toEqual({ a: 1 });
+    expect(parseJson('plan {"b": 2}◁/think▷Answer: {"a": 1}')).toEqual({ a: 1 });
+    // The later of the two closers counts; one inside a JSON string or quoted as inline code does not.
+    expect(parseJson('◁/think▷{"b": 2}</think>{"a": 1}')).toEqual({ a: 1 });
+    expect(parseJson('x</think>{"note": "ends with ◁/think▷ here"}')).toEqual({
+      note: "ends with ◁/think▷ here",
+    });
+    expect(parseJson('{"a": 1} Kimi ends with `◁/think▷`.')).toEqual({ a: 1 });
+  });
+});
