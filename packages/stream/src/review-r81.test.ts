@@ -229,3 +229,46 @@ describe("R81-5: a count that is none (negative, a string, past 2^53 - 1) in a l
     expect(turn.usage).toEqual({ prompt: 0, completion: 3, total: 3, cached: 0 });
   });
 });
+
+describe("R81-9: a server's error sent in the stream is quoted on one line, a few hundred characters at most", () => {
+  const big = `upstream failed: ${"<p>line\n</p>".repeat(50_000)}`;
+
+  it("in each form the stream carries one, keeping the whole error as serverError", async () => {
+    for (const event of [
+      `event: error\ndata: ${big.replace(/\n/g, " ")}\n\n`,
+      `data: ${JSON.stringify({ error: { message: big } })}\n\n`,
+      `error: ${JSON.stringify({ message: big })}\n\n`,
+    ]) {
+      const { client } = await harness([
+        {
+          type: "raw",
+          headers: sse,
+          chunks: [chunk([{ index: 0, delta: { role: "assistant", content: "Hi" } }]), event],
+        },
+      ]);
+      const failure = await streamTurn(client, body()).catch((error: unknown) => error);
+      expect(StreamError.isInstance(failure)).toBe(true);
+      const error = failure as StreamError;
+      expect(error.code).toBe("server-error");
+      expect(error.message.length).toBeLessThan(600);
+      expect(error.message).not.toMatch(/[\r\n]/);
+      expect(error.message).toMatch(
+        /middle of the stream: upstream failed: <p>line <\/p>.*…\. The reply so far/,
+      );
+      expect(JSON.stringify(error.serverError).length).toBeGreaterThan(500_000);
+      expect(error.partial?.content).toBe("Hi");
+    }
+  });
+
+  it("a short error is quoted as it was", async () => {
+    const { client } = await harness([
+      {
+        type: "raw",
+        headers: sse,
+        chunks: [`data: ${JSON.stringify({ error: { message: "Overloaded" } })}\n\n`],
+      },
+    ]);
+    const failure = (await streamTurn(client, body()).catch((error: unknown) => error)) as StreamError;
+    expect(failure.message).toContain("middle of the stream: Overloaded. The reply");
+  });
+});

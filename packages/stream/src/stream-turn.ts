@@ -1,6 +1,6 @@
 import { isAbortSignal, listenForAbort } from "./abort-listeners.js";
 import type { ChunkLike } from "./chunk.js";
-import { EndpointSilent, type EndpointSilentCode, jsonText, StreamError } from "./errors.js";
+import { EndpointSilent, type EndpointSilentCode, jsonText, quotedText, StreamError } from "./errors.js";
 import type { Fence } from "./fences.js";
 import { CutShort, openReply, streamErrorMaker } from "./reply-body.js";
 import type { ToolCallProgress } from "./tool-call-assembler.js";
@@ -476,7 +476,7 @@ function classify(error: unknown, partial: Turn, produced: boolean): StreamError
           : jsonText(serverError);
     return new StreamError(
       "server-error",
-      `The server sent an error in the middle of the stream: ${inner}. The reply so far is in \`partial\`; what to do depends on the error (a context or token limit, an overloaded server).`,
+      `The server sent an error in the middle of the stream: ${quotedText(inner)}. The reply so far is in \`partial\`; what to do depends on the error (a context or token limit, an overloaded server).`,
       { cause: error, serverError, partial, produced },
     );
   }
