@@ -6,6 +6,7 @@ import {
   holdsNumber,
   type InexactNumber,
   listNumbers,
+  SHOWN_CHARS,
   settleNumbers,
 } from "./exact-numbers.js";
 import {
@@ -178,7 +179,7 @@ function inexact(raw: string, name: string | undefined, numbers: InexactNumber[]
     "inexact",
     `The arguments for ${name ? `the ${name} call` : "this call"} hold ${list}, past what a number can carry ` +
       `exactly here (integers up to ±${Number.MAX_SAFE_INTEGER}, about 17 significant digits), so the call was not ` +
-      `run with a different number. Write the value as a string (${JSON.stringify(first.digits)}) if the tool takes ` +
+      `run with a different number. Write the value as a string (${first.digits.length <= SHOWN_CHARS ? JSON.stringify(first.digits) : "its digits in quotes"}) if the tool takes ` +
       "text there; otherwise give a number within that range.",
     raw,
     { numbers },

@@ -148,3 +148,36 @@ describe("R81-8: parseJson reads after Kimi's ◁/think▷ as after </think> (as
     expect(parseJson('{"a": 1} Kimi ends with `◁/think▷`.')).toEqual({ a: 1 });
   });
 });
+
+describe("R81-10: an inexact refusal's message shows each number and path at most 40 characters long", () => {
+  const long = "9".repeat(5000);
+
+  it("five 5,000-digit numbers, or a 100,000-character key, no longer make a message of that size", () => {
+    const many = (() => {
+      try {
+        return parseToolArguments(`{"a": [${Array(2000).fill(long).join(",")}]}`);
+      } catch (error) {
+        return error;
+      }
+    })();
+    expect(ToolArgumentsError.isInstance(many)).toBe(true);
+    const error = many as ToolArgumentsError;
+    expect(error.kind).toBe("inexact");
+    expect(error.message.length).toBeLessThan(1000);
+    expect(error.message).toContain("… (5000 characters) at a[0]");
+    expect(error.message).toContain("and 1995 more");
+    // The whole digits stay on the error.
+    expect(error.numbers?.[0]?.digits).toBe(long);
+    const key = "k".repeat(100_000);
+    expect(() => parseToolArguments(`{"${key}": ${long}}`)).toThrow(/^(?!.{2000})/s);
+    expect(() => parseJson(`{"${key}": ${long}}`, { takesString: () => false })).toThrow(
+      /\(100000 characters\)/,
+    );
+  });
+
+  it("a short number is still named whole, with the string to write", () => {
+    expect(() => parseToolArguments('{"id": 12345678901234567891}')).toThrow(
+      /12345678901234567891 at id.*as a string \("12345678901234567891"\)/s,
+    );
+  });
+});
