@@ -20,6 +20,25 @@ function safeString(value: unknown): string {
   }
 }
 
+/** The most of the server's words a message quotes: a 1 MB error page is not a sentence. */
+const QUOTED_CHARS = 300;
+
+/**
+ * The server's words as a message quotes them: on one line (each run of blanks holding a line break
+ * is one space), cut to {@link QUOTED_CHARS} characters and `…`, never inside a character, and
+ * well formed (a lone surrogate half is U+FFFD). The whole text stays on the error's `cause`.
+ */
+function quoted(words: string): string {
+  // Only the head is read: the blanks are collapsed in time bound by it, however long the page.
+  const head = words.length > 4 * QUOTED_CHARS ? words.slice(0, 4 * QUOTED_CHARS) : words;
+  const line = head.replace(/\s*[\r\n]\s*/g, " ").trim();
+  if (line.length <= QUOTED_CHARS && head === words) return line.toWellFormed();
+  let end = Math.min(line.length, QUOTED_CHARS);
+  const last = line.charCodeAt(end - 1);
+  if (last >= 0xd800 && last <= 0xdbff) end--;
+  return `${line.slice(0, end).trimEnd()}…`.toWellFormed();
+}
+
 /** The server's words ending as a sentence does (llama.cpp's end "…try increasing it", no stop). */
 function asSentence(words: string): string {
   const trimmed = words.trimEnd();
@@ -166,7 +185,7 @@ export class ContextOverflow extends Error {
       );
     }
     super(
-      `The request does not fit the model's context window: ${asSentence(serverMessage)} ` +
+      `The request does not fit the model's context window: ${asSentence(quoted(serverMessage))} ` +
         "Shorten the transcript (prune tool results or compact it) or raise the window, then send again.",
       options?.cause === undefined ? undefined : { cause: options.cause },
     );
@@ -185,12 +204,15 @@ export class ContextOverflow extends Error {
 
   /**
    * The `ContextOverflow` for an endpoint's refusal (one `isOverflow` accepts): its own message as
-   * `serverMessage` (the body's, not the client's "400 …" line), the error as `cause`, and the
+   * `serverMessage` (the body's, not the client's "400 …" line; on one line, cut to 300 characters
+   * and `…`), the error as `cause`, and the
    * window and prompt sizes the refusal names as `window` and `promptTokens`.
    */
   static fromError(error: unknown): ContextOverflow {
     if (ContextOverflow.isInstance(error)) return error;
-    const said = readError(error).primary || safeString(error);
+    // Quoted as a message quotes it (one line, 300 characters): a proxy's 1 MB error page is not
+    // carried whole into every notice and error that names the overflow; `cause` keeps it.
+    const said = quoted(readError(error).primary || safeString(error));
     return new ContextOverflow(said, { cause: error, ...overflowSizes(error) });
   }
 }

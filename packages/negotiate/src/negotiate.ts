@@ -202,7 +202,8 @@ function checkOptions(options: NegotiateOptions): void {
  * (→ `legacyTokenLimit: false`), a temperature only the model's default goes for
  * (→ `chosenTemperature: false`), `response_format` (→ `structuredOutput: false`), `tool_choice`
  * no provider of the model takes (→ `toolChoice: false`, with a notice), a tool-call id the model
- * refused for its form or length, also as a 500 (→ `anyToolCallIds: false`, with a notice), an unknown
+ * refused for its form or length, also as a 500 (→ `anyToolCallIds: false`, with a notice; taken
+ * back, with a notice, when the re-sent request draws the same refusal: no id was at fault), an unknown
  * `reasoning_effort`, and unknown fields named in `droppable`. Everything else — a refusal of a
  * value, an overflow, a rate limit, a server error — is rethrown as it came. Throws `TypeError`
  * naming the argument, before anything is sent, for a `supports`, `send` or option of the wrong
@@ -229,6 +230,10 @@ export async function negotiate<T>(
   // no tool schema was at fault (a response_format's schema, a grammar of the caller's own), and
   // the latch is taken back rather than relaxing every later request to the endpoint for nothing.
   let relaxedHere = false;
+  // Likewise for tool-call ids: a request with no id the latch changes (a side task's, with no
+  // tool calls at all) that draws the refusal again was not refused for its ids, and the latch is
+  // taken back rather than renaming every later request's ids for the model.
+  let idsHere = false;
   for (let attempt = 1; ; attempt++) {
     const produced = options.produced ?? { value: false };
     // What this attempt's body was built from: a request running beside this one may latch the
@@ -243,11 +248,20 @@ export async function negotiate<T>(
       const refusal = readRefusal(error);
       if (!refusal) throw error;
       const wasStrict = supports.strictSchemas;
+      const anyIds = model?.anyToolCallIds;
       const answered = answer(refusal, supports, model, options.model, droppable, notice);
       if (answered && wasStrict && !supports.strictSchemas) relaxedHere = true;
+      if (answered && anyIds && model?.anyToolCallIds === false) idsHere = true;
       if (!answered && latchState(supports, model) === builtFrom) {
         if (relaxedHere && (refusal.kind === "grammar" || refusal.kind === "strict-schema")) {
           supports.strictSchemas = true;
+        }
+        if (idsHere && model && refusal.kind === "tool-call-ids") {
+          model.anyToolCallIds = true;
+          notice(
+            `${options.model} refused the request again with tool-call ids it takes, so the ids were not ` +
+              "at fault; sending them as they are again.",
+          );
         }
         throw error;
       }

@@ -193,6 +193,51 @@ function wrongType(name: string, what: string, value: unknown): TypeError {
   return new TypeError(`buildBody: ${name} must be ${what}; got ${got}.`);
 }
 
+/**
+ * The first place in `value` (a path such as `.chat_template_kwargs.top_k` or `.stop[2]`) holding
+ * what JSON cannot send as given — a BigInt (`JSON.stringify` throws, inside the client), `NaN` or
+ * `±Infinity` (written as `null`: a knob silently back at the server's default), or an object that
+ * holds itself (a cycle) — with what it is; `undefined` when there is none. Plain arrays and
+ * objects only (a `Date` or a class with `toJSON` is sent as its JSON says). Iterative, so any
+ * depth; an object reached twice on two paths is read once.
+ */
+function unsendableIn(value: Record<string, unknown>): [string, string] | undefined {
+  const done = new Set<object>();
+  const open = new Set<object>();
+  // Each entry: a value and its path, or the marker that its object's members are all read.
+  const stack: Array<{ item: unknown; path: string } | { leave: object }> = [{ item: value, path: "" }];
+  while (stack.length > 0) {
+    const top = stack.pop() as { item: unknown; path: string } | { leave: object };
+    if ("leave" in top) {
+      open.delete(top.leave);
+      done.add(top.leave);
+      continue;
+    }
+    const { item, path } = top;
+    if (typeof item === "bigint") return [path, "a BigInt"];
+    if (typeof item === "number" && !Number.isFinite(item)) return [path, String(item)];
+    if (typeof item !== "object" || item === null || done.has(item)) continue;
+    if (open.has(item)) return [path, "a cycle"];
+    const proto = Object.getPrototypeOf(item);
+    if (!Array.isArray(item) && proto !== Object.prototype && proto !== null) continue;
+    open.add(item);
+    stack.push({ leave: item });
+    if (Array.isArray(item)) {
+      for (let i = item.length - 1; i >= 0; i--) stack.push({ item: item[i], path: `${path}[${i}]` });
+    } else {
+      const entries = Object.entries(item);
+      for (let i = entries.length - 1; i >= 0; i--) {
+        const [key, entry] = entries[i] as [string, unknown];
+        stack.push({
+          item: entry,
+          path: `${path}${/^[A-Za-z_$][\w$]*$/.test(key) ? `.${key}` : `[${JSON.stringify(key)}]`}`,
+        });
+      }
+    }
+  }
+  return undefined;
+}
+
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
@@ -287,6 +332,18 @@ function checkArguments(
       'buildBody: config.extraBody must not have a "__proto__" key (a config read from JSON can): it cannot be sent as a body field.',
     );
   }
+  const unsendable = extraBody == null ? undefined : unsendableIn(extraBody);
+  if (unsendable) {
+    const [path, what] = unsendable;
+    const why =
+      what === "a BigInt"
+        ? "which JSON cannot write (the client would throw while sending)"
+        : what === "a cycle"
+          ? "an object that holds itself, which JSON cannot write"
+          : "which JSON writes as null (the server would use its default, unsaid)";
+    const error = what === "a BigInt" || what === "a cycle" ? TypeError : RangeError;
+    throw new error(`buildBody: config.extraBody${path} is ${what}, ${why}.`);
+  }
   if (maxTokens != null && typeof maxTokens !== "number") {
     throw wrongType("config.maxTokens", "a number of tokens", maxTokens);
   }
@@ -333,6 +390,9 @@ function checkArguments(
  * not a string, `supports` or `model` not the store's objects), and `RangeError` naming the field
  * and its value for a `maxTokens` that is not a whole number from 0 (`NaN`, `Infinity`, `-5`,
  * `1.5`) or a `temperature` that is not finite — whether or not the model's latches would send it.
+ * An `extraBody` value JSON cannot send as given is refused by its path (`config.extraBody.top_p`),
+ * at any depth: `NaN` or `±Infinity` (JSON writes `null`) a `RangeError`, a BigInt or an object
+ * holding itself (the client would throw while sending) a `TypeError`.
  *
  * `options.toolChoice` (one request's `tool_choice`) is sent only beside tools, and wins over an
  * `extraBody.tool_choice`. Once the model refused `tool_choice` (`model.toolChoice === false`)

@@ -20,6 +20,25 @@ export function jsonText(value: unknown): string {
   }
 }
 
+/** The most of a server's words an error message quotes: a 1 MB error page is not a sentence. */
+const QUOTED_CHARS = 300;
+
+/**
+ * A server's words as an error message quotes them: on one line (each run of blanks holding a
+ * line break is one space), cut to 300 characters and `…`, never inside a character, and well
+ * formed (a lone surrogate half is U+FFFD). The whole error stays where the error keeps it.
+ */
+export function quotedText(words: string): string {
+  // Only the head is read: the blanks are collapsed in time bound by it, however long the text.
+  const head = words.length > 4 * QUOTED_CHARS ? words.slice(0, 4 * QUOTED_CHARS) : words;
+  const line = head.replace(/\s*[\r\n]\s*/g, " ").trim();
+  if (line.length <= QUOTED_CHARS && head === words) return line.toWellFormed();
+  let end = Math.min(line.length, QUOTED_CHARS);
+  const last = line.charCodeAt(end - 1);
+  if (last >= 0xd800 && last <= 0xdbff) end--;
+  return `${line.slice(0, end).trimEnd()}…`.toWellFormed();
+}
+
 /** Which allowance ran out: the wait for the first chunk that carried something, or a later gap. */
 export type EndpointSilentCode = "first-chunk" | "idle";
 

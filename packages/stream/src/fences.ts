@@ -391,17 +391,28 @@ export class FenceSplitter {
   private readInside(buf: string, pos: number, out: FenceSplit): number {
     let at = -1;
     let hit: Fence | undefined;
-    if (this.fence !== undefined) {
-      at = buf.indexOf(this.fence.close, pos);
-      hit = this.fence;
-    } else {
-      for (const fence of this.fences) {
-        const i = this.next(buf, fence.close, pos);
-        if (i !== -1 && (at === -1 || i < at)) {
-          at = i;
-          hit = fence;
-        }
+    // The fences that may close here, and where each one's closer is next: searched again only past
+    // one written as inline code (reasoning about `` `</think>` `` is still reasoning).
+    const fences = this.fence !== undefined ? [this.fence] : this.fences;
+    const closes = fences.map((fence) => this.next(buf, fence.close, pos));
+    for (;;) {
+      at = -1;
+      hit = undefined;
+      let which = 0;
+      for (let k = 0; k < fences.length; k++) {
+        const i = closes[k] as number;
+        if (i !== -1 && (at === -1 || i < at)) [at, hit, which] = [i, fences[k], k];
       }
+      if (hit === undefined) break;
+      const quoted = this.inlineCode(buf, at, hit.close.length);
+      if (quoted === false) break;
+      if (quoted === undefined) {
+        // A backtick before it and nothing after it yet: whether it closes the fence comes next.
+        this.emitReasoning(buf.slice(pos, at), out);
+        this.held = buf.slice(at);
+        return buf.length;
+      }
+      closes[which] = this.next(buf, hit.close, at + hit.close.length);
     }
     if (at === -1 || hit === undefined) {
       // Hold back a possible half marker and the blank space before it, which the marker would drop.

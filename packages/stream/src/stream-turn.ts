@@ -1,6 +1,6 @@
 import { isAbortSignal, listenForAbort } from "./abort-listeners.js";
 import type { ChunkLike } from "./chunk.js";
-import { EndpointSilent, type EndpointSilentCode, jsonText, StreamError } from "./errors.js";
+import { EndpointSilent, type EndpointSilentCode, jsonText, quotedText, StreamError } from "./errors.js";
 import type { Fence } from "./fences.js";
 import { CutShort, openReply, streamErrorMaker } from "./reply-body.js";
 import type { ToolCallProgress } from "./tool-call-assembler.js";
@@ -431,6 +431,14 @@ function close(
   }
 }
 
+/**
+ * Whether an event's object carries a member a chunk is read for (`choices`, `usage`, Groq's
+ * `x_groq`, llama.cpp's `timings`): `{}`, or `{"hello": 1}`, is no chunk.
+ */
+function carriesChunk(chunk: object): boolean {
+  return "choices" in chunk || "usage" in chunk || "x_groq" in chunk || "timings" in chunk;
+}
+
 function isAsyncIterable(value: unknown): value is AsyncIterable<ChunkLike> {
   return (
     typeof value === "object" &&
@@ -468,7 +476,7 @@ function classify(error: unknown, partial: Turn, produced: boolean): StreamError
           : jsonText(serverError);
     return new StreamError(
       "server-error",
-      `The server sent an error in the middle of the stream: ${inner}. The reply so far is in \`partial\`; what to do depends on the error (a context or token limit, an overloaded server).`,
+      `The server sent an error in the middle of the stream: ${quotedText(inner)}. The reply so far is in \`partial\`; what to do depends on the error (a context or token limit, an overloaded server).`,
       { cause: error, serverError, partial, produced },
     );
   }
@@ -626,8 +634,9 @@ export async function streamTurn<Body extends ChatBody>(
     }
     iterator = stream[Symbol.asyncIterator]();
     let chunks = 0;
-    // An event whose JSON is no object (`null`, `42`, `"x"`, `[]`) is no chunk: skipped among good
-    // ones, but a stream of nothing else has no turn in it.
+    // An event whose JSON is no object (`null`, `42`, `"x"`, `[]`), or an object with nothing a
+    // chunk carries (`{}`), is no chunk: skipped among good ones, but a stream of nothing else has no
+    // turn in it.
     let stray: unknown;
     let strays = 0;
     const take = (chunk: ChunkLike): void => {
@@ -635,9 +644,16 @@ export async function streamTurn<Body extends ChatBody>(
         if (strays++ === 0) stray = chunk;
         return;
       }
-      chunks++;
       const serverError = chunkError(chunk);
-      if (serverError !== undefined) throw new Failure("stream", new ErrorChunk(serverError));
+      if (serverError !== undefined) {
+        chunks++;
+        throw new Failure("stream", new ErrorChunk(serverError));
+      }
+      if (!carriesChunk(chunk)) {
+        if (strays++ === 0) stray = chunk;
+        return;
+      }
+      chunks++;
       const carried = reader.read(chunk);
       watchdog?.tick(carried);
       if (reader.finished) grace.arm();
@@ -661,7 +677,7 @@ export async function streamTurn<Body extends ChatBody>(
       const first = jsonText(stray);
       throw new StreamError(
         "not-a-stream",
-        `The server answered a stream with no chunk in it: its ${strays === 1 ? "one event was" : `${strays} events were`} JSON but no chunk object (the first: ${first.length > 200 ? `${first.slice(0, 200)}…` : first}), so there is no turn to read. Check the base URL and any proxy in front of the server.`,
+        `The server answered a stream with no chunk in it: its ${strays === 1 ? "one event was" : `${strays} events were`} JSON but no chunk object, one with choices or usage (the first: ${first.length > 200 ? `${first.slice(0, 200)}…` : first}), so there is no turn to read. Check the base URL and any proxy in front of the server.`,
         { partial: reader.snapshot() },
       );
     }

@@ -27,6 +27,20 @@ const DETAILS = [
   ["output_tokens_details", "reasoning_tokens"],
 ] as const;
 
+/**
+ * Whether `value` at `field` of a usage object is a token count: a count where `field` is one of
+ * {@link COUNTS}, a details object holding one where it is one of {@link DETAILS}; any other
+ * field is not one this package reads, and always counts.
+ */
+function reportsCount(field: string, value: unknown): boolean {
+  if ((COUNTS as readonly string[]).includes(field)) return count(value) !== undefined;
+  const inner = DETAILS.find(([name]) => name === field)?.[1];
+  if (inner === undefined) return true;
+  return (
+    !!value && typeof value === "object" && count((value as Record<string, unknown>)[inner]) !== undefined
+  );
+}
+
 /** Whether `raw` is a usage object with at least one token count in it (`{}` reports nothing). */
 export function reportsUsage(raw: unknown): raw is UsageLike {
   if (!raw || typeof raw !== "object") return false;
@@ -56,7 +70,11 @@ export function laterUsage(before: UsageLike | undefined, next: UsageLike): Usag
   // written as a field of its own, never as the prototype its counts would be read from.
   const merged: Record<string, unknown> = Object.assign(Object.create(null), before);
   for (const [field, value] of Object.entries(next)) {
-    if (value !== undefined && value !== null) merged[field] = value;
+    if (value === undefined || value === null) continue;
+    // A count that is none (`-5`, `"12"`, `1e308`) reports nothing, as a missing one: it never
+    // replaces a count an earlier object reported (a prompt of 100 read as 0).
+    if (!reportsCount(field, value) && reportsCount(field, merged[field])) continue;
+    merged[field] = value;
   }
   if (count(next.total_tokens) === undefined) delete merged.total_tokens;
   return merged as UsageLike;

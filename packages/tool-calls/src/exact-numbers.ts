@@ -232,9 +232,28 @@ export function formatPath(path: ArgumentPath, root = "(the arguments)"): string
 /** The most numbers one refusal names; the rest are counted. */
 const NAMED_NUMBERS = 5;
 
-/** `"1 at a, 2 at b and 3 more"`: the numbers a refusal names (the empty path called `root`). */
+/** The most of one number's digits, or of its path, a refusal's message shows. */
+export const SHOWN_CHARS = 40;
+
+/** `text` as a message shows it: whole up to {@link SHOWN_CHARS} characters, else its start, `…` and its length. */
+export function shownText(text: string): string {
+  if (text.length <= SHOWN_CHARS) return text;
+  let end = SHOWN_CHARS - 8;
+  const last = text.charCodeAt(end - 1);
+  if (last >= 0xd800 && last <= 0xdbff) end--;
+  return `${text.slice(0, end)}… (${text.length} characters)`;
+}
+
+/**
+ * `"1 at a, 2 at b and 3 more"`: the numbers a refusal names (the empty path called `root`), each
+ * number and path shown as {@link shownText} shows it (five numbers of 5,000 digits, or a key of
+ * 100,000 characters, made a message of that size, handed to the model and kept in the transcript);
+ * the whole digits and paths stay on the error's `numbers`.
+ */
 export function listNumbers(numbers: readonly InexactNumber[], root?: string): string {
-  const named = numbers.slice(0, NAMED_NUMBERS).map((n) => `${n.digits} at ${formatPath(n.path, root)}`);
+  const named = numbers
+    .slice(0, NAMED_NUMBERS)
+    .map((n) => `${shownText(n.digits)} at ${shownText(formatPath(n.path, root))}`);
   const more = numbers.length - named.length;
   if (more > 0) return `${named.join(", ")} and ${more} more`;
   return named.length > 1

@@ -7,6 +7,33 @@ import { type JsonPlace, walkJsonLike } from "./json-text.js";
  */
 const NUMBER_WORD = /^[+-]?(?:\d+(?:\.\d+)?|\.\d+)(?:[eE][+-]?\d+)?$/;
 
+/** Python's integer literals JSON has no spelling of: hex, octal, binary (`_` between digits allowed). */
+const PYTHON_BASED = /^([+-]?)(0[xX](?:_?[\da-fA-F])+|0[oO](?:_?[0-7])+|0[bB](?:_?[01])+)$/;
+/** Past this a based literal is too long to be a number a model means: left as written. */
+const MAX_BASED_CHARS = 400;
+/** A decimal with `_` between digits, as Python writes `1_000_000` or `0.000_1`. */
+const PYTHON_GROUPED = /^[+-]?\d+(?:_\d+)*(?:\.\d+(?:_\d+)*)?(?:[eE][+-]?\d+(?:_\d+)*)?$/;
+
+/**
+ * The decimal spelling of a Python number literal JSON cannot read (`0x10` is `16`, `-0o17` is
+ * `-15`, `0b101` is `5`, `1_000` is `1000`, `+0x1` is `+1`); `undefined` for any other text, and for a
+ * based literal past 400 characters (too long to be a number a model means).
+ */
+export function pythonDecimal(text: string): string | undefined {
+  const based = PYTHON_BASED.exec(text);
+  if (based) {
+    if (text.length > MAX_BASED_CHARS) return undefined;
+    return `${based[1]}${BigInt((based[2] as string).replaceAll("_", "")).toString()}`;
+  }
+  return text.includes("_") && PYTHON_GROUPED.test(text) ? text.replaceAll("_", "") : undefined;
+}
+
+/** A number token JSON's reader is given, written as JSON writes it: see {@link jsonNumbers}. */
+const asJsonNumber = (token: string): boolean =>
+  NUMBER_WORD.test(token) ||
+  (PYTHON_BASED.test(token) && token.length <= MAX_BASED_CHARS) ||
+  (token.includes("_") && PYTHON_GROUPED.test(token));
+
 /** A number written where only a string is taken, quoted so it reaches the tool as written. */
 export interface NumberAsText {
   /** Where it sits in the arguments. */
@@ -47,7 +74,11 @@ export interface NumberToken {
  * nests deeper than `MAX_DEPTH` (the walk stops there). Linear in the text and the paths of the
  * numbers asked for (each key is decoded once, however many tokens' paths it is part of).
  */
-export function forEachNumberToken(text: string, visit: (token: NumberToken) => void): boolean {
+export function forEachNumberToken(
+  text: string,
+  visit: (token: NumberToken) => void,
+  isNumber: (token: string) => boolean = (token) => NUMBER_WORD.test(token),
+): boolean {
   // Each place's key as last decoded, with the text it was decoded from (the same string while
   // the walk stands at that key, so the check costs nothing).
   const decoded = new WeakMap<JsonPlace, { written: string; key: string }>();
@@ -60,12 +91,7 @@ export function forEachNumberToken(text: string, visit: (token: NumberToken) => 
   };
   const walk = walkJsonLike(text, (step, stack) => {
     const top = stack[stack.length - 1];
-    if (
-      step.kind === "token" &&
-      top?.phase === "value" &&
-      step.end < text.length &&
-      NUMBER_WORD.test(step.text)
-    ) {
+    if (step.kind === "token" && top?.phase === "value" && step.end < text.length && isNumber(step.text)) {
       // Keys are read only for the tokens a caller asks about (most numbers write back as written),
       // and each key once: a long key over many such tokens is not decoded again for each.
       const path = () =>
@@ -92,12 +118,16 @@ function rewriteNumberTokens(
 ): string | undefined {
   const parts: string[] = [];
   let copied = 0;
-  const whole = forEachNumberToken(text, (token) => {
-    const written = replace(token);
-    if (written === undefined) return;
-    parts.push(text.slice(copied, token.start), written);
-    copied = token.end;
-  });
+  const whole = forEachNumberToken(
+    text,
+    (token) => {
+      const written = replace(token);
+      if (written === undefined) return;
+      parts.push(text.slice(copied, token.start), written);
+      copied = token.end;
+    },
+    asJsonNumber,
+  );
   if (!whole || parts.length === 0) return undefined;
   parts.push(text.slice(copied));
   return parts.join("");
@@ -106,7 +136,8 @@ function rewriteNumberTokens(
 /**
  * Quotes each bare number token in the JSON-like arguments `text` whose place `onlyText` says
  * takes a string and no number, and that a number would not write back as written, so a reader
- * keeps the model's text (`02134`, `1.10`, `1e3`, `1e21`, `+5`, `.5`) instead of a number. A token
+ * keeps the model's text (`02134`, `1.10`, `1e3`, `1e21`, `+5`, `.5`, Python's `0x10`, `1_000`) instead
+ * of a number. A token
  * JavaScript writes back the same (`7`, `-3.5`, `1e+21`) is left a number, for the tool's
  * validation. Reads the text as {@link forEachNumberToken} does, from {@link argumentsBracket} (a
  * list's first item is the arguments, as the reader takes `[{…}]`; after prose, the `{` the reader
@@ -152,8 +183,8 @@ export function argumentsBracket(text: string): number {
 
 /**
  * JSON-like `text` that begins with its `{` or `[` with each number token JSON refuses but whose
- * meaning is plain (`+5`, `.5`, `-.5`, `+007`) written as JSON writes it (`5`, `0.5`, `-0.5`,
- * `7`), for a reader that refuses them; `undefined` when there is none, or when the text begins
+ * meaning is plain (`+5`, `.5`, `-.5`, `+007`, and Python's `0x10`, `0o17`, `0b11`, `1_000`) written
+ * as JSON writes it (`5`, `0.5`, `-0.5`, `7`, `16`, `15`, `3`, `1000`), for a reader that refuses them; `undefined` when there is none, or when the text begins
  * with anything else (a string whose text holds a bracket is not walked from inside it).
  */
 export function withJsonNumbers(text: string): string | undefined {
@@ -178,10 +209,14 @@ export function jsonNumbers(text: string): { text: string; rewritten: RewrittenN
   if (!/^\s*[{[]/.test(text)) return undefined;
   const rewritten: RewrittenNumber[] = [];
   const result = rewriteNumberTokens(text, ({ token, path }) => {
-    const [, sign, whole, rest] = /^([+-]?)(\d*)(.*)$/.exec(token) as RegExpExecArray;
+    // Python's `0x10`, `0o17`, `0b11`, `1_000` as the decimal numbers Python reads them as, as a
+    // pythonic call's are: a repair would make strings of them, the strict reader refuses them.
+    const python = pythonDecimal(token);
+    const [, sign, whole, rest] = /^([+-]?)(\d*)(.*)$/.exec(python ?? token) as RegExpExecArray;
     // `02134` too: a repair would make the string "02134" of it, or round `012345678901234567891`
     // through a double before its digits were weighed.
-    if (sign !== "+" && whole !== "" && !/^0\d/.test(whole as string)) return undefined;
+    if (python === undefined && sign !== "+" && whole !== "" && !/^0\d/.test(whole as string))
+      return undefined;
     // The whole part as JSON writes it: no leading zeros (`+007` is 7), `0` before a bare point.
     const json = `${sign === "-" ? "-" : ""}${(whole as string).replace(/^0+(?=\d)/, "") || "0"}${rest}`;
     rewritten.push({ path: path(), token, json });

@@ -29,7 +29,8 @@ export interface ParseJsonOptions {
   takesString?: ((path: ArgumentPath) => boolean) | undefined;
 }
 
-const THINK_END = "</think>";
+/** The closers that end a scratchpad the chat template opened: `</think>`, Kimi's `◁/think▷`. */
+const THINK_ENDS = ["</think>", "◁/think▷"] as const;
 const MAX_CANDIDATES = 32;
 
 /**
@@ -114,19 +115,38 @@ function enclosing(text: string, at: number, budget: Budget): Parsed | undefined
 const MAX_THINK_ENDS = 32;
 
 /**
- * The reply after its scratchpad: after the last `</think>` that is not inside a string of a JSON
- * value opening before it and closing after it (`{"note": "ends with </think> here"}`); the whole
- * text when there is no such marker.
+ * The last closer of {@link THINK_ENDS} that starts at or before `before` and is not written as
+ * inline code, between two backticks (`` `</think>` `` in a sentence is text about the marker, as
+ * the stream and `recoverToolCalls` read it): `[index, length]`, or `[-1, 0]` for none. Each quoted
+ * one is passed once: linear.
+ */
+function lastThinkEnd(text: string, before: number): [number, number] {
+  let found: [number, number] = [-1, 0];
+  if (before < 0) return found;
+  for (const end of THINK_ENDS) {
+    let at = text.lastIndexOf(end, before);
+    while (at > 0 && text[at - 1] === "`" && text[at + end.length] === "`")
+      at = text.lastIndexOf(end, at - 1);
+    if (at > found[0]) found = [at, end.length];
+  }
+  return found;
+}
+
+/**
+ * The reply after its scratchpad: after the last `</think>` (or Kimi's `◁/think▷`) that is not
+ * written as inline code (`` `</think>` ``) nor inside a string of a JSON value opening before it
+ * and closing after it (`{"note": "ends with </think> here"}`); the whole text when there is no
+ * such marker.
  */
 function afterThinking(text: string): string {
   const budget: Budget = { unclosed: 0, ...scanAllowance(text) };
-  let at = text.lastIndexOf(THINK_END);
+  let [at, length] = lastThinkEnd(text, text.length);
   for (let tries = 0; at >= 0 && tries < MAX_THINK_ENDS; tries++) {
     const inside = stringAround(text, at, budget);
-    if (inside === undefined) return text.slice(at + THINK_END.length);
-    at = inside > 0 ? text.lastIndexOf(THINK_END, inside - 1) : -1;
+    if (inside === undefined) return text.slice(at + length);
+    [at, length] = lastThinkEnd(text, inside - 1);
   }
-  return at >= 0 ? text.slice(at + THINK_END.length) : text;
+  return at >= 0 ? text.slice(at + length) : text;
 }
 
 /**
@@ -166,7 +186,8 @@ function inString(text: string, start: number, at: number): boolean {
 
 /**
  * Finds the JSON a model put in its reply — the whole reply, a fenced block, or an object or
- * array inside prose (after the scratchpad: its last `</think>` outside the JSON's strings) — and reads it, repairing what a local model
+ * array inside prose (after the scratchpad: its last `</think>` or Kimi's `◁/think▷` outside the JSON's
+ * strings and not written as inline code, `` `</think>` ``) — and reads it, repairing what a local model
  * gets nearly right: single quotes, Python `True`/`None`, bare keys, trailing commas, comments,
  * a bracket left open at the end.
  *

@@ -6,6 +6,7 @@ import {
   holdsNumber,
   type InexactNumber,
   listNumbers,
+  SHOWN_CHARS,
   settleNumbers,
 } from "./exact-numbers.js";
 import {
@@ -59,7 +60,7 @@ export interface ParseToolArgumentsOptions {
   takesString?: ((path: ArgumentPath) => boolean) | undefined;
   /**
    * Asked, for each number token the model wrote in the arguments (`02134`, `1.10`, `1e3`, and
-   * `+5` or `.5`, which JSON refuses), whether the tool takes a string at its place and no number
+   * `+5`, `.5` or Python's `0x10`, which JSON refuses), whether the tool takes a string at its place and no number
    * — `path` as for `takesString`. `true`: a token a number would not write back as written
    * reaches the tool as the text written (`"02134"`, `"1.10"`), listed in `inexact` with kind
    * `"text"`, never as a number that drops a leading zero or the form the model wrote; one it
@@ -178,7 +179,7 @@ function inexact(raw: string, name: string | undefined, numbers: InexactNumber[]
     "inexact",
     `The arguments for ${name ? `the ${name} call` : "this call"} hold ${list}, past what a number can carry ` +
       `exactly here (integers up to ±${Number.MAX_SAFE_INTEGER}, about 17 significant digits), so the call was not ` +
-      `run with a different number. Write the value as a string (${JSON.stringify(first.digits)}) if the tool takes ` +
+      `run with a different number. Write the value as a string (${first.digits.length <= SHOWN_CHARS ? JSON.stringify(first.digits) : "its digits in quotes"}) if the tool takes ` +
       "text there; otherwise give a number within that range.",
     raw,
     { numbers },
@@ -356,7 +357,7 @@ function readSlow(
   if (trimmed === "") return { ...EMPTY, value: {} };
   let parsed = strict;
   if (!parsed) {
-    // `+5`, `.5`, `-.5` where a number is taken read as the numbers they are, as a recovered call's
+    // `+5`, `.5`, `-.5`, Python's `0x10` where a number is taken read as the numbers they are, as a recovered call's
     // do (a string-only place was quoted before). Once: the rewritten text holds none of them.
     // After a fence or prose, from the object's bracket (never from inside a string the text begins with).
     // From the brace the object is taken from: a bracket in the prose before it is not walked.

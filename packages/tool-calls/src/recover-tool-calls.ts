@@ -13,7 +13,7 @@ import {
   tryParse,
   withinDepth,
 } from "./json-text.js";
-import { rememberWrittenNumbers, withJsonNumbers } from "./number-text.js";
+import { pythonDecimal, rememberWrittenNumbers, withJsonNumbers } from "./number-text.js";
 import { readToolArguments } from "./parse-tool-arguments.js";
 import type { ToolCallRequest } from "./types.js";
 
@@ -124,8 +124,21 @@ function lastThinkEnd(text: string, before: number): [number, number] {
 }
 
 /**
+ * The first `closer` in `text` from `from` on that is not written as inline code (`` `</thinking>` ``
+ * in reasoning about the tag is reasoning, as the stream reads it); -1 for none. Linear: each
+ * quoted one is passed once.
+ */
+function closerFrom(text: string, closer: string, from: number): number {
+  let at = text.indexOf(closer, from);
+  while (at > 0 && text[at - 1] === "`" && text[at + closer.length] === "`")
+    at = text.indexOf(closer, at + closer.length);
+  return at;
+}
+
+/**
  * The scratchpads in `text` outside the calls at `regions` (sorted, apart): from each opener of
- * {@link SCRATCHPADS} not inside a call to its closer not inside a call, or to the end of the text.
+ * {@link SCRATCHPADS} not inside a call to its closer not inside a call nor written as inline code,
+ * or to the end of the text.
  * Linear: each search starts past the last region found.
  */
 function scratchpadsIn(text: string, regions: ReadonlyArray<[number, number]>): Array<[number, number]> {
@@ -145,9 +158,9 @@ function scratchpadsIn(text: string, regions: ReadonlyArray<[number, number]>): 
         from = start + opener.length;
         continue;
       }
-      let close = text.indexOf(closer, start + opener.length);
+      let close = closerFrom(text, closer, start + opener.length);
       for (let call = close < 0 ? undefined : spanAt(close, regions); call; ) {
-        close = text.indexOf(closer, call[1]);
+        close = closerFrom(text, closer, call[1]);
         call = close < 0 ? undefined : spanAt(close, regions);
       }
       const end = close < 0 ? text.length : close + closer.length;
@@ -1017,24 +1030,13 @@ function pythonValue(text: string): { value: unknown; digits?: string | undefine
   return { value: wrapped.value.v, digits: digitsAt(wrapped.value, "v") };
 }
 
-/** Python's integer literals JSON has no spelling of: hex, octal, binary (`_` between digits allowed). */
-const PYTHON_BASED = /^([+-]?)(0[xX](?:_?[\da-fA-F])+|0[oO](?:_?[0-7])+|0[bB](?:_?[01])+)$/;
-/** A decimal with `_` between digits, as Python writes `1_000_000` or `0.000_1`. */
-const PYTHON_GROUPED = /^[+-]?\d+(?:_\d+)*(?:\.\d+(?:_\d+)*)?(?:[eE][+-]?\d+(?:_\d+)*)?$/;
-
 /**
  * A Python number literal JSON cannot read (`0x10`, `0o17`, `0b101`, `1_000`) as the number Python
  * reads it as, through the decimal digits it stands for (so one past what a double holds exactly is
  * recorded as such, as the same number written in decimal is); `undefined` for any other text.
  */
 function pythonNumber(text: string): { value: unknown; digits?: string | undefined } | undefined {
-  let decimal: string | undefined;
-  const based = PYTHON_BASED.exec(text);
-  if (based) {
-    // 0x10 is 16; a literal too long to be a number a model means is left as it was.
-    if (text.length > 400) return undefined;
-    decimal = `${based[1] === "-" ? "-" : ""}${BigInt((based[2] as string).replaceAll("_", "")).toString()}`;
-  } else if (text.includes("_") && PYTHON_GROUPED.test(text)) decimal = text.replaceAll("_", "");
+  const decimal = pythonDecimal(text);
   if (decimal === undefined) return undefined;
   const read = readWritten(decimal.replace(/^\+/, ""), tryParse);
   return read ? { value: read.value, digits: read.digits } : undefined;
