@@ -12,7 +12,34 @@ import type { AssembleOptions, HookOutcome } from "./types.js";
  * A failed outcome's context is never used. The same rule as the ledger's `vetoedBy` reads.
  */
 export function failed(outcome: HookOutcome): boolean {
-  return outcome.ok === false || Boolean(outcome.error) || outcome.timedOut === true;
+  return (
+    outcomeField(outcome, "ok") === false ||
+    Boolean(outcomeField(outcome, "error")) ||
+    outcomeField(outcome, "timedOut") === true
+  );
+}
+
+/** How deep a prototype chain {@link outcomeField} follows: a Proxy's trap can make one endless. */
+const MAX_CHAIN = 64;
+
+/**
+ * A field of an outcome where the outcome holds it itself, or a prototype of its own does (a class's
+ * getter); `undefined` where only `Object.prototype` does. A field some code set on a polluted
+ * `Object.prototype` (`Object.prototype.veto = true`) is no hook's answer: read through, it would veto
+ * every compaction, or put the same context on every question. Throws what the outcome throws.
+ */
+export function outcomeField(outcome: object, field: string): unknown {
+  return holdsField(outcome, field) ? (outcome as Record<string, unknown>)[field] : undefined;
+}
+
+/** Whether {@link outcomeField} reads `field` of `outcome`: it, or a prototype short of `Object.prototype`, holds it. */
+function holdsField(outcome: object, field: string): boolean {
+  let at: object | null = outcome;
+  for (let depth = 0; at !== null && at !== Object.prototype && depth < MAX_CHAIN; depth++) {
+    if (Object.hasOwn(at, field)) return true;
+    at = Object.getPrototypeOf(at) as object | null;
+  }
+  return false;
 }
 
 /** The status fields read only as `true`/`false`, in the order a note names them. */
@@ -25,7 +52,7 @@ const FLAG_FIELDS = ["ok", "timedOut", "veto"] as const;
  */
 export function nonBooleanFlags(outcome: HookOutcome): (typeof FLAG_FIELDS)[number][] {
   return FLAG_FIELDS.filter((field) => {
-    const value: unknown = outcome[field];
+    const value: unknown = outcomeField(outcome, field);
     return value !== undefined && value !== null && typeof value !== "boolean";
   });
 }
@@ -51,7 +78,8 @@ function otherKeys(entry: object): (string | symbol)[] {
 
 /**
  * An outcome copied once, so each getter is read a single time and every later read sees the same
- * values: every field this package reads wherever it lives (a getter on a prototype), then the
+ * values: every field this package reads wherever it lives (a getter on a prototype) short of
+ * `Object.prototype` (see {@link outcomeField}), then the
  * outcome's other own enumerable fields. A read field that throws (a revoked Proxy, a throwing
  * getter) makes the whole outcome unreadable, the reason kept; another field that throws is left
  * out of the copy and costs nothing else. The answer is tagged by its wrapper, never by the
@@ -61,7 +89,7 @@ export function snapshotOutcome(entry: object): OutcomeSnapshot {
   const copy: Record<string | symbol, unknown> = {};
   try {
     for (const field of READ_FIELDS) {
-      if (field in entry) copy[field] = (entry as HookOutcome)[field];
+      if (holdsField(entry, field)) copy[field] = (entry as HookOutcome)[field];
     }
   } catch (error) {
     return { unreadable: error };
@@ -100,8 +128,10 @@ const CUT_MARK = " […]";
 
 /** A hook's label for its `<context hook="…">` block: its id, else its name, else its place. */
 export function hookLabel(outcome: HookOutcome, place: number): string {
-  if (typeof outcome.id === "string" && outcome.id !== "") return outcome.id;
-  if (typeof outcome.name === "string" && outcome.name !== "") return outcome.name;
+  const id = outcomeField(outcome, "id");
+  if (typeof id === "string" && id !== "") return id;
+  const name = outcomeField(outcome, "name");
+  if (typeof name === "string" && name !== "") return name;
   return `hook ${place + 1}`;
 }
 
@@ -122,8 +152,10 @@ function noteName(label: string): string {
  * place, as `noteName` quotes it.
  */
 export function noteLabel(outcome: HookOutcome, place: number): string {
-  if (typeof outcome.name === "string" && outcome.name !== "") return noteName(outcome.name);
-  if (typeof outcome.id === "string" && outcome.id !== "") return noteName(outcome.id);
+  const name = outcomeField(outcome, "name");
+  if (typeof name === "string" && name !== "") return noteName(name);
+  const id = outcomeField(outcome, "id");
+  if (typeof id === "string" && id !== "") return noteName(id);
   return `hook ${place + 1}`;
 }
 
@@ -285,14 +317,15 @@ export function assembleBlocks(
       }
       return;
     }
-    if (typeof outcome.context !== "string" || failed(outcome)) return;
-    const text = disarm(wellFormed(outcome.context.trim()));
+    const context = outcomeField(outcome, "context");
+    if (typeof context !== "string" || failed(outcome)) return;
+    const text = disarm(wellFormed(context.trim()));
     if (text === "") return;
     const open = `<context hook="${attribute(hookLabel(outcome, place))}">\n`;
     const label = noteLabel(outcome, place);
     const close = "\n</context>";
     const separator = out === "" ? "" : "\n\n";
-    const own = ownLimit(outcome.maxTokens, label, note);
+    const own = ownLimit(outcomeField(outcome, "maxTokens"), label, note);
     const ownChars = own === undefined ? Number.POSITIVE_INFINITY : charsWithin(own, charsPerToken);
     const room = budget - out.length - separator.length - open.length - close.length;
     const limit = Math.min(ownChars, room);

@@ -5,6 +5,7 @@ import {
   heldPlaces,
   nonBooleanFlags,
   noteLabel,
+  outcomeField,
   snapshotOutcome,
 } from "./assemble-context.js";
 import { describe, errorText, HooksError } from "./errors.js";
@@ -291,25 +292,27 @@ function readOutcome(
   const outcome = read.outcome;
   outcomes.push(outcome);
   const label = noteLabel(outcome, place);
+  const error = outcomeField(outcome, "error");
+  const context = outcomeField(outcome, "context");
   if (failed(outcome)) {
-    const reason = outcome.error ? errorText(outcome.error).trim() : "";
+    const reason = error ? errorText(error).trim() : "";
     const why =
-      outcome.timedOut === true ? "it timed out" : reason !== "" ? `it failed: ${reason}` : "it failed";
+      outcomeField(outcome, "timedOut") === true
+        ? "it timed out"
+        : reason !== ""
+          ? `it failed: ${reason}`
+          : "it failed";
     // A beforeCompact hook adds nothing when it works either: what a failed one loses is its veto.
     const lost = event === "beforeCompact" ? "vetoes nothing" : "added nothing";
     notes.push(`Hook ${label} (${event}) ${lost}: ${why}.`);
-  } else if (
-    outcome.context !== undefined &&
-    outcome.context !== null &&
-    typeof outcome.context !== "string"
-  ) {
+  } else if (context !== undefined && context !== null && typeof context !== "string") {
     notes.push(
-      `Hook ${label} (${event}) answered context that is not text (${describe(outcome.context)}); it was ignored.`,
+      `Hook ${label} (${event}) answered context that is not text (${describe(context)}); it was ignored.`,
     );
   }
   for (const field of nonBooleanFlags(outcome)) {
     notes.push(
-      `Hook ${label} (${event}) answered ${field} ${describe(outcome[field])}, not true or false; it was read as left out.`,
+      `Hook ${label} (${event}) answered ${field} ${describe(outcomeField(outcome, field))}, not true or false; it was read as left out.`,
     );
   }
 }

@@ -256,7 +256,9 @@ function checkKeptStart(messages: readonly MessageLike[], through: number, what:
  * The hook that vetoed a compaction, by its outcomes: the first that ran (neither `ok: false` nor an
  * `error` that says something — a non-empty string, an object, `true`, a non-zero number: any truthy
  * value; `""`, `false`, `0`, `null` and none are no error, as JSON runners write them) and set
- * `veto: true`, named by its `name`, else its `id`, else "a beforeCompact hook".
+ * `veto: true`, named by its `name`, else its `id`, else "a beforeCompact hook". Each field is read
+ * where the outcome or a prototype of its own (a class's getter) holds it, never from
+ * `Object.prototype`, so a polluted `Object.prototype.veto` vetoes nothing.
  * `undefined` when none did, and for anything that is not an array; an outcome that throws when read
  * is skipped, a list that throws while walked is read up to there, and a sparse list is walked by the
  * places it holds (its holes veto nothing). The one rule both this package and the hooks package's
@@ -293,15 +295,35 @@ export function vetoedBy(outcomes: unknown): string | undefined {
   return undefined;
 }
 
+/** How deep a prototype chain {@link field} follows: a Proxy's trap can make one endless. */
+const MAX_CHAIN = 64;
+
+/**
+ * A field of an outcome where the outcome holds it itself, or a prototype of its own does (a class's
+ * getter); `undefined` where only `Object.prototype` does: `Object.prototype.veto = true`, set by some
+ * polluting code, is no hook's veto, and read through it would refuse every compaction. Throws what
+ * the outcome throws.
+ */
+function field(outcome: object, name: string): unknown {
+  let at: object | null = outcome;
+  for (let depth = 0; at !== null && at !== Object.prototype && depth < MAX_CHAIN; depth++) {
+    if (Object.hasOwn(at, name)) return (outcome as Record<string, unknown>)[name];
+    at = Object.getPrototypeOf(at) as object | null;
+  }
+  return undefined;
+}
+
 /** One outcome's veto, by name; `undefined` for none, and for junk or an outcome that throws when read. */
 function vetoOf(outcome: HookOutcomeLike | null | undefined): string | undefined {
   try {
     if (typeof outcome !== "object" || outcome === null) return undefined;
     // `error: null`, `""`, `false` or `0` is a JSON runner's "no error" (a Go struct writes `""`).
-    const failed = outcome.ok === false || Boolean(outcome.error);
-    if (outcome.veto !== true || failed) return undefined;
-    if (typeof outcome.name === "string" && outcome.name !== "") return outcome.name;
-    if (typeof outcome.id === "string" && outcome.id !== "") return outcome.id;
+    const failed = field(outcome, "ok") === false || Boolean(field(outcome, "error"));
+    if (field(outcome, "veto") !== true || failed) return undefined;
+    const name = field(outcome, "name");
+    if (typeof name === "string" && name !== "") return name;
+    const id = field(outcome, "id");
+    if (typeof id === "string" && id !== "") return id;
     return "a beforeCompact hook";
   } catch {
     // A revoked Proxy or a throwing getter: junk from the runner, which vetoes nothing.
