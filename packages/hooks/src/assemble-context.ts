@@ -1,5 +1,6 @@
 import { DEFAULT_CHARS_PER_TOKEN } from "@loopwright/ledger";
 import { describe } from "./errors.js";
+import { NoteSink } from "./notes.js";
 import { positive } from "./settings.js";
 import { cutTo, oneLine, wellFormed } from "./text.js";
 import type { AssembleOptions, HookOutcome } from "./types.js";
@@ -19,27 +20,31 @@ export function failed(outcome: HookOutcome): boolean {
   );
 }
 
-/** How deep a prototype chain {@link outcomeField} follows: a Proxy's trap can make one endless. */
+/** How deep a prototype chain {@link snapshotOutcome} follows: a Proxy's trap can make one endless. */
 const MAX_CHAIN = 64;
 
 /**
- * A field of an outcome where the outcome holds it itself, or a prototype of its own does (a class's
- * getter); `undefined` where only `Object.prototype` does. A field some code set on a polluted
- * `Object.prototype` (`Object.prototype.veto = true`) is no hook's answer: read through, it would veto
- * every compaction, or put the same context on every question. Throws what the outcome throws.
+ * A field of an outcome as {@link snapshotOutcome} copied it, which holds every field it read as its
+ * own: `undefined` where the copy does not hold it, never the value a polluted `Object.prototype`
+ * holds (`Object.prototype.veto = true`, set by some other code, is no hook's answer: read through,
+ * it would veto every compaction, or put the same context on every question).
  */
 export function outcomeField(outcome: object, field: string): unknown {
-  return holdsField(outcome, field) ? (outcome as Record<string, unknown>)[field] : undefined;
+  return Object.hasOwn(outcome, field) ? (outcome as Record<string, unknown>)[field] : undefined;
 }
 
-/** Whether {@link outcomeField} reads `field` of `outcome`: it, or a prototype short of `Object.prototype`, holds it. */
-function holdsField(outcome: object, field: string): boolean {
-  let at: object | null = outcome;
-  for (let depth = 0; at !== null && at !== Object.prototype && depth < MAX_CHAIN; depth++) {
-    if (Object.hasOwn(at, field)) return true;
+/**
+ * The prototypes of `entry` a field is read from besides `entry` itself: its own class's (a getter),
+ * up to but not including `Object.prototype`. Throws what the entry throws.
+ */
+function ownPrototypes(entry: object): object[] {
+  const chain: object[] = [];
+  let at = Object.getPrototypeOf(entry) as object | null;
+  while (at !== null && at !== Object.prototype && chain.length < MAX_CHAIN) {
+    chain.push(at);
     at = Object.getPrototypeOf(at) as object | null;
   }
-  return false;
+  return chain;
 }
 
 /** The status fields read only as `true`/`false`, in the order a note names them. */
@@ -79,7 +84,7 @@ function otherKeys(entry: object): (string | symbol)[] {
 /**
  * An outcome copied once, so each getter is read a single time and every later read sees the same
  * values: every field this package reads wherever it lives (a getter on a prototype) short of
- * `Object.prototype` (see {@link outcomeField}), then the
+ * `Object.prototype` (a polluted one holds no hook's answer), then the
  * outcome's other own enumerable fields. A read field that throws (a revoked Proxy, a throwing
  * getter) makes the whole outcome unreadable, the reason kept; another field that throws is left
  * out of the copy and costs nothing else. The answer is tagged by its wrapper, never by the
@@ -88,8 +93,12 @@ function otherKeys(entry: object): (string | symbol)[] {
 export function snapshotOutcome(entry: object): OutcomeSnapshot {
   const copy: Record<string | symbol, unknown> = {};
   try {
+    // A plain outcome (JSON's) has no prototypes to read from, so each field costs one look.
+    const chain = ownPrototypes(entry);
     for (const field of READ_FIELDS) {
-      if (holdsField(entry, field)) copy[field] = (entry as HookOutcome)[field];
+      if (Object.hasOwn(entry, field) || chain.some((proto) => Object.hasOwn(proto, field))) {
+        copy[field] = (entry as HookOutcome)[field];
+      }
     }
   } catch (error) {
     return { unreadable: error };
@@ -285,7 +294,8 @@ function ownLimit(value: unknown, label: string, note: (text: string) => void): 
  * The outcomes' context as `<context hook="id">` blocks, in order (failed ones skipped), held to `maxTokens` in all and
  * each to its own `maxTokens`. Sizes are characters over `charsPerToken`, the way the ledger's
  * `estimateTokens` counts, so `estimateTokens(result) <= maxTokens` always holds; a block that does
- * not fit is cut (ending in " […]") or left out, and `onNote` is told which. A cut falls between
+ * not fit is cut (ending in " […]") or left out, and `onNote` is told which: the first
+ * `MAX_HOOK_NOTES` (40) such notes, then one saying how many more there were. A cut falls between
  * characters and escapes, and closes an `untrusted` fence it falls in, the mark after it (see `cutBlock`).
  */
 export function assembleBlocks(
@@ -303,10 +313,31 @@ export function assembleBlocks(
     givenRatio = undefined;
     onNote = undefined;
   }
-  const charsPerToken = positive(givenRatio) ? givenRatio : DEFAULT_CHARS_PER_TOKEN;
-  const note = (text: string): void => {
+  const sink = new NoteSink((text) => {
     if (typeof onNote === "function") onNote(text);
-  };
+  });
+  const text = assembleInto(outcomes, maxTokens, ratioOf(givenRatio), sink);
+  sink.finish();
+  return text;
+}
+
+/** The characters per token a call sizes blocks by: `given` where it is a number above zero, else the default. */
+export function ratioOf(given: unknown): number {
+  return positive(given) ? given : DEFAULT_CHARS_PER_TOKEN;
+}
+
+/**
+ * {@link assembleBlocks} with its options read: each note about a hook goes to `notes`, the caller's
+ * sink, which the caller finishes (so `gather` holds the notes of the runners' answers and of the
+ * blocks to one cap).
+ */
+export function assembleInto(
+  outcomes: readonly HookOutcome[],
+  maxTokens: number,
+  charsPerToken: number,
+  notes: NoteSink,
+): string {
+  const note = (text: string): void => notes.push(text);
   const budget = charsWithin(maxTokens, charsPerToken);
   let out = "";
   const add = (entry: unknown, place: number): void => {
@@ -350,7 +381,7 @@ export function assembleBlocks(
     length = outcomes.length;
     held = heldPlaces(outcomes, length);
   } catch {
-    note("The outcomes could not be read (the list threw when read); they were left out.");
+    notes.always("The outcomes could not be read (the list threw when read); they were left out.");
     return out;
   }
   const count = held === undefined ? length : held.length;

@@ -52,3 +52,66 @@ describe("R81H-1: outcome fields inherited from a polluted Object.prototype", ()
     expect(consulted.vetoedBy).toBe("guard");
   });
 });
+
+describe("R81H-2: a note per outcome, uncapped", () => {
+  const many = 20_000;
+
+  it("gather keeps 40 notes about hooks and one line counting the rest", async () => {
+    const run: HookRunner = () =>
+      Array.from({ length: many }, (_, i) => ({ id: `h${i}`, context: "x".repeat(50) }));
+    const gathered = await gather(run, "beforeTurn", {}, {}, { maxTokens: 100 });
+    expect(gathered.notes).toHaveLength(41);
+    expect(gathered.notes[0]).toBe(
+      "Hook h4's context was cut from 50 to 37 characters to fit the 100-token hook budget.",
+    );
+    expect(gathered.notes[40]).toBe(
+      "… and 19,956 more notes like these, left out: only the first 40 are kept.",
+    );
+    expect(gathered.outcomes).toHaveLength(many);
+  });
+
+  it("notify and consult cap failed hooks' notes the same way, and consult still says who vetoed", async () => {
+    const failing: HookRunner = () =>
+      Array.from({ length: many }, (_, i) => ({ id: `h${i}`, ok: false, error: "down" }));
+    const report = await notify(failing, "afterTurn", {}, {});
+    expect(report.notes).toHaveLength(41);
+    expect(report.notes[39]).toBe("Hook h39 (afterTurn) added nothing: it failed: down.");
+    expect(report.notes[40]).toBe(
+      "… and 19,960 more notes like these, left out: only the first 40 are kept.",
+    );
+
+    const vetoing: HookRunner = () => [
+      ...Array.from({ length: many }, (_, i) => ({ id: `h${i}`, veto: "yes" as never })),
+      { name: "Guard", veto: true },
+    ];
+    const consulted = await consult(vetoing, {} as never, {});
+    expect(consulted.proceed).toBe(false);
+    expect(consulted.notes).toHaveLength(42);
+    expect(consulted.notes.slice(40)).toEqual([
+      "… and 19,960 more notes like these, left out: only the first 40 are kept.",
+      "Compaction skipped: Guard vetoed it.",
+    ]);
+  });
+
+  it("a note about the whole answer is never held back, and 41 notes say 1 more", async () => {
+    const run: HookRunner = () => {
+      const list: unknown[] = Array.from({ length: 41 }, () => 7);
+      list.length = 50;
+      return list as never;
+    };
+    const report = await notify(run, "sessionEnd", {}, {});
+    expect(report.notes.slice(39)).toEqual([
+      "Outcome 40 of the sessionEnd hooks is the number 7, not an outcome; it was ignored.",
+      "The sessionEnd hook runner's list has 9 holes (places with no entry at all); they were ignored.",
+      "… and 1 more note like these, left out: only the first 40 are kept.",
+    ]);
+  });
+
+  it("assembleContext tells onNote 40 times and then the count", () => {
+    const told: string[] = [];
+    const outcomes = Array.from({ length: 1000 }, (_, i) => ({ id: `h${i}`, context: "x".repeat(50) }));
+    assembleContext(outcomes, 10, { onNote: (note) => told.push(note) });
+    expect(told).toHaveLength(41);
+    expect(told[40]).toBe("… and 960 more notes like these, left out: only the first 40 are kept.");
+  });
+});
