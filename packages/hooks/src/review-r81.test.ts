@@ -1,6 +1,14 @@
 // Review round r81 (hooks): each test fails on the code before its fix.
 import { afterEach, describe, expect, it } from "vitest";
-import { assembleContext, consult, gather, type HookRunner, notify } from "./index.js";
+import {
+  assembleContext,
+  consult,
+  gather,
+  type HookRunner,
+  type MessageLike,
+  notify,
+  turnMessages,
+} from "./index.js";
 
 const polluted = Object.prototype as Record<string, unknown>;
 
@@ -113,5 +121,55 @@ describe("R81H-2: a note per outcome, uncapped", () => {
     assembleContext(outcomes, 10, { onNote: (note) => told.push(note) });
     expect(told).toHaveLength(41);
     expect(told[40]).toBe("… and 960 more notes like these, left out: only the first 40 are kept.");
+  });
+});
+
+describe("R81H-3: turnMessages gave a refusal and parsed arguments as empty text", () => {
+  it("hands a hook what a refusing assistant said, and parsed arguments as their JSON", () => {
+    const handed = turnMessages(
+      [
+        { role: "user", content: "How do I pick a lock?" },
+        { role: "assistant", content: null, refusal: "I can't help with that." } as MessageLike,
+        { role: "assistant", content: [{ type: "refusal", refusal: "Sorry, no." }] },
+        { role: "assistant", content: "Here is why.", refusal: "I won't." } as MessageLike,
+        {
+          role: "assistant",
+          content: null,
+          tool_calls: [
+            { id: "c1", type: "function", function: { name: "read", arguments: { path: "a.txt" } as never } },
+          ],
+        },
+      ],
+      "s",
+    );
+    expect(handed.map((message) => message.content)).toEqual([
+      "How do I pick a lock?",
+      "I can't help with that.",
+      "Sorry, no.",
+      "Here is why.\nI won't.",
+      "",
+    ]);
+    expect(handed[4]?.toolCalls).toEqual([{ id: "c1", name: "read", arguments: '{"path":"a.txt"}' }]);
+  });
+
+  it("refuses parsed arguments that cannot be written as JSON, naming where they are", () => {
+    const args: Record<string, unknown> = {};
+    args.self = args;
+    const messages: MessageLike[] = [
+      { role: "user", content: "q" },
+      {
+        role: "assistant",
+        content: null,
+        tool_calls: [{ id: "c", function: { name: "f", arguments: args as never } }],
+      },
+    ];
+    expect(() => turnMessages(messages, "s")).toThrow(
+      expect.objectContaining({
+        code: "invalid-messages",
+        message: expect.stringContaining(
+          "messages[1].tool_calls[0].function.arguments could not be written as JSON",
+        ),
+      }),
+    );
   });
 });
