@@ -2,6 +2,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { MessageLike } from "./messages.js";
 import type { CompactionPlan } from "./plan-compaction.js";
+import { pruneToolResults } from "./prune.js";
 import { runCompaction, vetoedBy } from "./run-compaction.js";
 
 const messages: MessageLike[] = [
@@ -54,5 +55,30 @@ describe("R81L-1: a hook outcome's fields inherited from a polluted Object.proto
       }
     }
     expect(vetoedBy([new Outcome()])).toBe("Guard");
+  });
+});
+
+describe("R81L-2: the cleared-result stub in the specification's words", () => {
+  const call = (id: string): MessageLike => ({
+    role: "assistant",
+    content: null,
+    tool_calls: [{ id, type: "function", function: { name: "read_file", arguments: "{}" } }],
+  });
+  const result = (id: string, content: string): MessageLike => ({ role: "tool", tool_call_id: id, content });
+
+  it("writes [result cleared, 10,412 chars], and leaves a stub of the older wording alone", () => {
+    const transcript: MessageLike[] = [
+      { role: "user", content: "Read them." },
+      call("a"),
+      result("a", "x".repeat(10_412)),
+      call("b"),
+      result("b", "[tool result cleared: 40,000 characters]"),
+      call("c"),
+      result("c", "kept"),
+    ];
+    const pruned = pruneToolResults(transcript, { keepLast: 1, maxChars: 0 });
+    expect(pruned[2]?.content).toBe("[result cleared, 10,412 chars]");
+    expect(pruned[4]).toBe(transcript[4]);
+    expect(pruneToolResults(pruned, { keepLast: 1, maxChars: 0 })[2]).toBe(pruned[2]);
   });
 });
