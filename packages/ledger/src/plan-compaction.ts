@@ -129,7 +129,9 @@ export function splitsAGroup(messages: readonly MessageLike[]): Uint8Array {
  * (a `from` given inside them moves past them), and an earlier summary is continued (`previous`).
  * Given a `target`, the cut also has to bring `used`, less what is folded, plus `summaryTokens`, to
  * `target` of the window or under; where no user message does, the plan folds as far as the last
- * user message and `after` says how far short it fell. One long tool run under a single question has no cut, so no plan: pruning is what keeps
+ * user message and `after` says how far short it fell. Without a `target`, where no kept tail fits
+ * `keepRatio` (every message huge) and `used` has reached `limit` (the request does not fit at all),
+ * the plan folds as far as the last user message too, when that folds more than `summaryTokens`. One long tool run under a single question has no cut, so no plan: pruning is what keeps
  * that going. Linear in the transcript. Throws `LedgerError` for a malformed transcript, an option
  * out of range, or an `estimate` that answers anything but a finite number of tokens, 0 or more.
  */
@@ -230,8 +232,17 @@ export function planCompaction(
   if (lastUser === undefined) return undefined;
   let through: number;
   if (targetTokens === undefined) {
-    if (keepCut === undefined) return undefined;
-    through = keepCut;
+    if (keepCut !== undefined) through = keepCut;
+    else {
+      // No kept tail fits keepRatio (the last question, or what followed it, is huge). While the
+      // request still fits the window that is no plan, as the keepRatio rule says; once it does not
+      // (`used` at or past `limit`), the request is refused as it stands, so fold as far as the last
+      // question where that saves more than the summary costs. Without this the run went on to a
+      // request the server refused before a forced fold brought it down.
+      const folded = (suffix[from] as number) - (suffix[lastUser] as number);
+      if (used < limit || !(folded > summaryTokens)) return undefined;
+      through = lastUser;
+    }
   } else {
     through = Math.max(keepCut ?? lastUser, targetCut ?? lastUser);
   }

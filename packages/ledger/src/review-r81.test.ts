@@ -1,7 +1,7 @@
 // Review round r81 (ledger): each test fails on the code before its fix.
 import { afterEach, describe, expect, it } from "vitest";
 import type { MessageLike } from "./messages.js";
-import type { CompactionPlan } from "./plan-compaction.js";
+import { type CompactionPlan, planCompaction } from "./plan-compaction.js";
 import { pruneToolResults } from "./prune.js";
 import { runCompaction, vetoedBy } from "./run-compaction.js";
 
@@ -80,5 +80,39 @@ describe("R81L-2: the cleared-result stub in the specification's words", () => {
     expect(pruned[2]?.content).toBe("[result cleared, 10,412 chars]");
     expect(pruned[4]).toBe(transcript[4]);
     expect(pruneToolResults(pruned, { keepLast: 1, maxChars: 0 })[2]).toBe(pruned[2]);
+  });
+});
+
+describe("R81L-3: planCompaction without target where every message is huge", () => {
+  const huge: MessageLike[] = [
+    { role: "system", content: "Be brief." },
+    { role: "user", content: "a".repeat(160_000) },
+    { role: "assistant", content: "b".repeat(80_000) },
+    { role: "user", content: "c".repeat(160_000) },
+  ];
+
+  it("folds as far as the last question rather than leaving the next request to be refused", () => {
+    expect(planCompaction(huge, { limit: 100_000 })).toEqual({
+      from: 1,
+      through: 3,
+      limit: 100_000,
+      used: 100_003,
+      folded: 60_000,
+      kept: 40_000,
+      after: 41_027,
+      summaryTokens: 1024,
+    });
+  });
+
+  it("but not where the fold would save no more than the summary costs, nor while the request fits", () => {
+    const small: MessageLike[] = [
+      { role: "user", content: "a".repeat(2_000) },
+      { role: "assistant", content: "b".repeat(2_000) },
+      { role: "user", content: "c".repeat(400_000) },
+    ];
+    expect(planCompaction(small, { limit: 100_000 })).toBeUndefined();
+    expect(planCompaction(small, { limit: 100_000, summaryTokens: 500 })?.through).toBe(2);
+    // 90% of the window, the last question alone over 35% of it: sent as it is, no plan.
+    expect(planCompaction(huge, { limit: 100_000, used: 90_000 })).toBeUndefined();
   });
 });
