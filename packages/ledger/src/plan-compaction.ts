@@ -1,6 +1,6 @@
 import { checkMessages, checkNumber, describe, LedgerError } from "./errors.js";
 import type { MessageEstimate } from "./ledger.js";
-import { contentText, isSystem, type MessageLike, messageChars } from "./messages.js";
+import { contentText, isSystem, type MessageLike, messageEstimate } from "./messages.js";
 import { checkedCharsPerToken } from "./tokens.js";
 
 /**
@@ -164,8 +164,7 @@ export function planCompaction(
       "planCompaction: estimate must be a function (message, index) => tokens.",
     );
   }
-  const estimate: MessageEstimate =
-    options.estimate ?? ((message) => Math.ceil(messageChars(message) / perToken));
+  const estimate: MessageEstimate = options.estimate ?? ((message) => messageEstimate(message, perToken));
   // The summary to continue is text: a number or an object went into the plan and on to the
   // summariser's prompt. `null` (a plan option stored as a row) is none.
   const givenPrevious = options.previous ?? undefined;

@@ -1,9 +1,11 @@
 // Review round r81 (ledger): each test fails on the code before its fix.
 import { afterEach, describe, expect, it } from "vitest";
-import type { MessageLike } from "./messages.js";
+import { estimateFrom } from "./ledger.js";
+import { IMAGE_TOKENS, type MessageLike } from "./messages.js";
 import { type CompactionPlan, planCompaction } from "./plan-compaction.js";
 import { pruneToolResults } from "./prune.js";
 import { runCompaction, vetoedBy } from "./run-compaction.js";
+import { contextTokens, messageTokens, requestTokens } from "./tokens.js";
 
 const messages: MessageLike[] = [
   { role: "system", content: "You are terse." },
@@ -114,5 +116,45 @@ describe("R81L-3: planCompaction without target where every message is huge", ()
     expect(planCompaction(small, { limit: 100_000, summaryTokens: 500 })?.through).toBe(2);
     // 90% of the window, the last question alone over 35% of it: sent as it is, no plan.
     expect(planCompaction(huge, { limit: 100_000, used: 90_000 })).toBeUndefined();
+  });
+});
+
+describe("R81L-4: an image counted 0 tokens in every estimate", () => {
+  const screenshot = (detail?: "low" | "high"): MessageLike => ({
+    role: "tool",
+    tool_call_id: "s",
+    content: [
+      { type: "text", text: "Screenshot taken." },
+      { type: "image_url", image_url: { url: "data:image/png;base64,AAAA", ...(detail ? { detail } : {}) } },
+    ] as never,
+  });
+  const call: MessageLike = {
+    role: "assistant",
+    content: null,
+    tool_calls: [{ id: "s", type: "function", function: { name: "screenshot", arguments: "{}" } }],
+  };
+
+  it("counts IMAGE_TOKENS (765) an image, 85 at low detail, in messageTokens, requestTokens and contextTokens", () => {
+    expect(IMAGE_TOKENS).toBe(765);
+    expect(messageTokens(screenshot())).toBe(5 + 765);
+    expect(messageTokens(screenshot("low"))).toBe(5 + 85);
+    const body = { messages: [{ role: "user", content: "Look." }, call, screenshot()] };
+    const estimated = requestTokens(body);
+    expect(estimated).toBeGreaterThan(765);
+    const parts = contextTokens(body);
+    expect(parts.toolResults).toBe(770);
+    expect(parts.total).toBe(estimated);
+    // A reported prompt is shared with the image's weight: the tool result holds most of it.
+    const reported = contextTokens(body, { promptTokens: 1000 });
+    expect(reported.toolResults).toBeGreaterThan(900);
+  });
+
+  it("planCompaction and estimateFrom count them too", () => {
+    const turns: MessageLike[] = [{ role: "user", content: "Browse." }];
+    for (let i = 0; i < 6; i++) turns.push(call, screenshot());
+    turns.push({ role: "user", content: "And now?" });
+    const plan = planCompaction(turns, { limit: 4000, summaryTokens: 100 });
+    expect(plan?.used).toBeGreaterThan(6 * 765);
+    expect(estimateFrom([], turns)(turns[2] as MessageLike, 2)).toBe(770);
   });
 });
