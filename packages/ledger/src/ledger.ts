@@ -1,4 +1,4 @@
-import { checkMessages, describe, LedgerError } from "./errors.js";
+import { checkMessages, describe, LedgerError, setting } from "./errors.js";
 import {
   canonicalJson,
   imageTokens,
@@ -200,7 +200,16 @@ function messageCosts(
 }
 
 function perTokenOf(options: EstimateOptions | undefined, where: string): number {
-  return checkedCharsPerToken(options?.charsPerToken, where);
+  // Never one a polluted Object.prototype holds.
+  let given: unknown;
+  try {
+    given = setting(options, "charsPerToken");
+  } catch (cause) {
+    throw new LedgerError("invalid-option", `${where}: the options could not be read (it threw when read).`, {
+      cause,
+    });
+  }
+  return checkedCharsPerToken(given, where);
 }
 
 /**

@@ -1,4 +1,4 @@
-import { checkMessages, checkNumber, describe, LedgerError } from "./errors.js";
+import { checkMessages, checkNumber, describe, LedgerError, readSettings } from "./errors.js";
 import type { MessageEstimate } from "./ledger.js";
 import { contentText, isSystem, type MessageLike, messageEstimate } from "./messages.js";
 import { checkedCharsPerToken } from "./tokens.js";
@@ -40,6 +40,19 @@ export interface PlanCompactionOptions {
   estimate?: MessageEstimate | undefined;
 }
 
+/** The fields of {@link PlanCompactionOptions}. */
+const OPTION_FIELDS = [
+  "limit",
+  "used",
+  "keepRatio",
+  "target",
+  "summaryTokens",
+  "from",
+  "previous",
+  "charsPerToken",
+  "estimate",
+];
+
 /** Where to fold: `messages.slice(from, through)` goes into a summary, from `through` on is kept. */
 export interface CompactionPlan {
   /** The first folded index. */
@@ -70,7 +83,7 @@ function leadingCount(messages: readonly MessageLike[]): number {
 }
 
 /** The leading system messages, and the earlier summary among them where there is one. */
-function leadingSystem(messages: readonly MessageLike[]): { count: number; previous?: string } {
+function leadingSystem(messages: readonly MessageLike[]): { count: number; previous: string | undefined } {
   let count = 0;
   let previous: string | undefined;
   while (count < messages.length && isSystem(messages[count] as MessageLike)) {
@@ -78,7 +91,8 @@ function leadingSystem(messages: readonly MessageLike[]): { count: number; previ
     if (text.startsWith(SUMMARY_LEAD)) previous = text.slice(SUMMARY_LEAD.length).trim();
     count++;
   }
-  return previous === undefined ? { count } : { count, previous };
+  // `previous` always set: left out, it would read as one a polluted Object.prototype holds.
+  return { count, previous };
 }
 
 /**
@@ -137,16 +151,19 @@ export function splitsAGroup(messages: readonly MessageLike[]): Uint8Array {
  */
 export function planCompaction(
   messages: readonly MessageLike[],
-  options: PlanCompactionOptions,
+  given: PlanCompactionOptions,
 ): CompactionPlan | undefined {
   checkMessages(messages, "planCompaction");
-  if (typeof options !== "object" || options === null) {
+  if (typeof given !== "object" || given === null) {
     throw new LedgerError(
       "invalid-option",
       "planCompaction needs options with at least { limit }, the window in tokens.",
     );
   }
   const where = "planCompaction";
+  // Read once, and never from a polluted Object.prototype: an inherited `previous` put its text into
+  // every plan, and so into every summary.
+  const options = readSettings(given, OPTION_FIELDS, "planCompaction: the options");
   const limit = checkNumber(options.limit, "limit", where, { exclusiveMin: true });
   const keepRatio = checkNumber(options.keepRatio ?? 0.35, "keepRatio", where, {
     exclusiveMin: true,

@@ -1,4 +1,4 @@
-import { checkMessages, checkNumber, describe, LedgerError } from "./errors.js";
+import { checkMessages, checkNumber, describe, LedgerError, readSettings } from "./errors.js";
 import { contentChars, contentText, isMediaPart, type KeptMessage, type MessageLike } from "./messages.js";
 
 /** Options for {@link pruneToolResults}. */
@@ -93,15 +93,21 @@ function mediaParts(content: MessageLike["content"]): number {
  */
 export function pruneToolResults<M extends MessageLike>(
   messages: readonly M[],
-  options: PruneOptions = {},
+  given: PruneOptions = {},
 ): (KeptMessage<M> & MessageLike)[] {
   checkMessages(messages, "pruneToolResults");
-  if (typeof options !== "object" || options === null || Array.isArray(options)) {
+  if (typeof given !== "object" || given === null || Array.isArray(given)) {
     throw new LedgerError(
       "invalid-option",
-      `pruneToolResults: options must be an object ({ keepLast?, maxChars?, holdsDefinitions? }) or left out, and was ${describe(options)}.`,
+      `pruneToolResults: options must be an object ({ keepLast?, maxChars?, holdsDefinitions? }) or left out, and was ${describe(given)}.`,
     );
   }
+  // Never from a polluted Object.prototype (an inherited `keepLast: 0` cleared every result).
+  const options = readSettings(
+    given,
+    ["keepLast", "maxChars", "holdsDefinitions"],
+    "pruneToolResults: the options",
+  );
   if (options.holdsDefinitions !== undefined && typeof options.holdsDefinitions !== "function") {
     throw new LedgerError(
       "invalid-option",

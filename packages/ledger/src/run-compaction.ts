@@ -1,4 +1,4 @@
-import { checkMessages, describe, LedgerError } from "./errors.js";
+import { checkMessages, describe, LedgerError, readSettings } from "./errors.js";
 import { contentText, isSystem, type KeptMessage, type MessageLike } from "./messages.js";
 import { type CompactionPlan, SUMMARY_LEAD, splitsAGroup } from "./plan-compaction.js";
 
@@ -370,22 +370,53 @@ function note(hooks: { onNote?: ((note: string) => void) | undefined } | undefin
   }
 }
 
+/** The fields of a `CompactionPlan`, as `runCompaction` reads a plan (one stored as a row included). */
+const PLAN_FIELDS = [
+  "from",
+  "through",
+  "previous",
+  "limit",
+  "used",
+  "folded",
+  "kept",
+  "after",
+  "summaryTokens",
+];
+
 /**
  * Throws `invalid-option` unless `hooks` is left out or is `{ run, context?, onNote?, honourVeto? }`
  * with `run` a function and `onNote` one or absent: hooks with no runner (`{ runner, honourVeto:
  * true }`, a misspelling) were passed over, and the fold they were to be asked about went ahead.
  */
-function checkHooks(hooks: unknown): void {
-  if (hooks === undefined || hooks === null) return;
+function checkHooks<Context>(hooks: unknown): CompactionHooks<Context> | undefined {
+  if (hooks === undefined || hooks === null) return undefined;
   let problem: string | undefined;
+  let read: CompactionHooks<Context> | undefined;
   try {
-    const given = hooks as { run?: unknown; onNote?: unknown };
+    // Each field read once, and never from a polluted Object.prototype (`honourVeto`, an `onNote`).
+    const given = readSettings(
+      hooks as { run?: unknown; onNote?: unknown; context?: unknown; honourVeto?: unknown },
+      ["run", "onNote", "context", "honourVeto"],
+      "runCompaction: hooks",
+    );
     if (typeof hooks !== "object" || Array.isArray(hooks)) problem = `was ${describe(hooks)}`;
     else if (typeof given.run !== "function") problem = `has a run that is ${describe(given.run)}`;
     else if (given.onNote !== undefined && typeof given.onNote !== "function") {
       problem = `has an onNote that is ${describe(given.onNote)}`;
+    } else {
+      // Called on the host's own object, as `hooks.run(…)` would be: a runner that is a method keeps its `this`.
+      const run = given.run as (...args: unknown[]) => unknown;
+      const onNote = given.onNote as ((text: string) => void) | undefined;
+      // No prototype, every field set: none of them can read as one a polluted Object.prototype holds.
+      read = Object.assign(Object.create(null) as CompactionHooks<Context>, {
+        run: ((...args: unknown[]) => run.apply(hooks, args)) as CompactionHooks<Context>["run"],
+        context: given.context as Context,
+        onNote: onNote === undefined ? undefined : (text: string) => onNote.call(hooks, text),
+        honourVeto: Boolean(given.honourVeto),
+      });
     }
   } catch (cause) {
+    if (LedgerError.isInstance(cause)) throw cause;
     throw new LedgerError("invalid-option", "runCompaction: hooks could not be read (it threw when read).", {
       cause,
     });
@@ -396,6 +427,7 @@ function checkHooks(hooks: unknown): void {
       `runCompaction: hooks must be { run, context?, onNote?, honourVeto? } with run the hook runner (a function), or left out; it ${problem}, and no hook would have been asked.`,
     );
   }
+  return read;
 }
 
 /** Runs the hooks, answering the name of a hook that vetoed (one that ran), if any. */
@@ -434,17 +466,24 @@ async function consultHooks<Context>(
  */
 export async function runCompaction<Context = unknown>(
   messages: readonly MessageLike[],
-  plan: CompactionPlan,
+  givenPlan: CompactionPlan,
   summarise: Summarise,
-  options: RunCompactionOptions<Context> = {},
+  given: RunCompactionOptions<Context> = {},
 ): Promise<Fold | undefined> {
   checkMessages(messages, "runCompaction");
-  if (typeof options !== "object" || options === null || Array.isArray(options)) {
+  if (typeof given !== "object" || given === null || Array.isArray(given)) {
     throw new LedgerError(
       "invalid-option",
-      `runCompaction: options must be an object ({ hooks?, forced?, signal? }) or left out, and was ${describe(options)}.`,
+      `runCompaction: options must be an object ({ hooks?, forced?, signal? }) or left out, and was ${describe(given)}.`,
     );
   }
+  // The options' and the plan's fields read once, and never from a polluted Object.prototype: an
+  // inherited `forced` overrode every veto, and an inherited `previous` went into every summary.
+  const options = readSettings(given, ["hooks", "forced", "signal"], "runCompaction: the options");
+  const plan =
+    typeof givenPlan === "object" && givenPlan !== null
+      ? readSettings(givenPlan, PLAN_FIELDS, "runCompaction: the plan")
+      : givenPlan;
   checkPlan(plan, messages, "runCompaction");
   if (typeof summarise !== "function") {
     throw new LedgerError(
@@ -452,11 +491,10 @@ export async function runCompaction<Context = unknown>(
       "runCompaction needs a summarise function (messages, previous) => summary.",
     );
   }
-  checkHooks(options.hooks);
+  const hooks = checkHooks<Context>(options.hooks);
   const signal = options.signal;
   stopIfAborted(signal, "before anything ran");
   const stretch = messages.slice(plan.from, plan.through);
-  const hooks = options.hooks;
   // `null` (a plan stored as a row) is no summary to continue.
   const previous = plan.previous ?? undefined;
   const input: BeforeCompactInput = {

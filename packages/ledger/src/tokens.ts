@@ -1,4 +1,4 @@
-import { checkMessages, checkNumber, describe, LedgerError } from "./errors.js";
+import { checkMessages, checkNumber, describe, LedgerError, setting } from "./errors.js";
 import {
   imageTokens,
   isSystem,
@@ -60,8 +60,19 @@ export function checkedCharsPerToken(value: unknown, where: string): number {
   return checkNumber(value, "charsPerToken", where, { min: MIN_CHARS_PER_TOKEN });
 }
 
+/** An option's own value (or its class's): never one a polluted `Object.prototype` holds. */
+function optionOf(options: unknown, name: string, where: string): unknown {
+  try {
+    return setting(options, name);
+  } catch (cause) {
+    throw new LedgerError("invalid-option", `${where}: the options could not be read (it threw when read).`, {
+      cause,
+    });
+  }
+}
+
 function divisor(options: EstimateOptions | undefined, where: string): number {
-  return checkedCharsPerToken(options?.charsPerToken, where);
+  return checkedCharsPerToken(optionOf(options, "charsPerToken", where), where);
 }
 
 function checkBody(body: unknown, where: string): asserts body is RequestBodyLike {
@@ -168,7 +179,7 @@ const PART_KEYS = ["system", "tools", "history", "toolResults"] as const;
 export function contextTokens(body: RequestBodyLike, options?: ContextTokensOptions): ContextParts {
   checkBody(body, "contextTokens");
   const perToken = divisor(options, "contextTokens");
-  const reported = options?.promptTokens;
+  const reported = optionOf(options, "promptTokens", "contextTokens") as number | undefined;
   // Past 2^53 no count is exact, and `total * chars` runs out of range: the parts came back NaN.
   if (reported !== undefined) {
     checkNumber(reported, "promptTokens", "contextTokens", { max: Number.MAX_SAFE_INTEGER });
