@@ -1,6 +1,6 @@
 // Review round r81 (events): each test fails on the code before its fix.
-import { describe, expect, it } from "vitest";
-import { createBus, type RunEvent, type SequencedEvent, type UsageEvent } from "./index.js";
+import { afterEach, describe, expect, it } from "vitest";
+import { createBus, type RunEvent, runMetrics, type SequencedEvent, type UsageEvent } from "./index.js";
 
 describe("R81E-1: the events watch and history hand out cannot be written", () => {
   it("a watcher that writes an event changes nothing for other watchers, history or the emitter", async () => {
@@ -82,5 +82,49 @@ describe("R81E-1: the events watch and history hand out cannot be written", () =
       deep: Record<string, unknown>;
     };
     expect(Object.isFrozen(deepStored.deep.deep)).toBe(true);
+  });
+});
+
+describe("R81E-2: runMetrics read event fields inherited from a polluted Object.prototype", () => {
+  const polluted = Object.prototype as Record<string, unknown>;
+  afterEach(() => {
+    for (const field of ["stopped", "finishReason", "cacheBroken", "ms"]) delete polluted[field];
+  });
+
+  it("makes no run stopped, no turn cut off or cache-broken, and adds no tool time", () => {
+    polluted.stopped = true;
+    polluted.finishReason = "length";
+    polluted.cacheBroken = true;
+    polluted.ms = 5;
+    const events = [
+      { kind: "turn", step: 1, seq: 1 },
+      { kind: "tool-call", id: "c", name: "f", args: "{}", seq: 2 },
+      { kind: "tool-result", id: "c", name: "f", ok: true, content: "x", seq: 3 },
+      {
+        kind: "usage",
+        usage: { prompt: 10, completion: 2, total: 12, cached: 0 },
+        turn: { usage: { prompt: 10, completion: 2, total: 12, cached: 0 } },
+        seq: 4,
+      },
+      { kind: "usage", usage: { prompt: 10, completion: 2, total: 12, cached: 0 }, seq: 5 },
+      { kind: "done", seq: 6 },
+    ] as unknown as RunEvent[];
+    const metrics = runMetrics(events);
+    expect(metrics.outcome).toBe("completed");
+    expect(metrics.cutOff).toBe(0);
+    expect(metrics.cacheBreaks).toBe(0);
+    expect(metrics.toolMs).toBeUndefined();
+  });
+
+  it("still reads a field a class's own prototype holds", () => {
+    class Done {
+      get kind(): string {
+        return "done";
+      }
+      get stopped(): boolean {
+        return true;
+      }
+    }
+    expect(runMetrics([new Done() as unknown as RunEvent]).outcome).toBe("stopped");
   });
 });
