@@ -307,8 +307,10 @@ export function assembleBlocks(
   let givenRatio: unknown;
   let onNote: unknown;
   try {
-    givenRatio = given?.charsPerToken;
-    onNote = given?.onNote;
+    // Own fields only: an `onNote` or `charsPerToken` on a polluted Object.prototype is no caller's.
+    const own = given ?? undefined;
+    givenRatio = own !== undefined && Object.hasOwn(own, "charsPerToken") ? own.charsPerToken : undefined;
+    onNote = own !== undefined && Object.hasOwn(own, "onNote") ? own.onNote : undefined;
   } catch {
     givenRatio = undefined;
     onNote = undefined;

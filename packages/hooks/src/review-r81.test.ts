@@ -8,6 +8,7 @@ import {
   type MessageLike,
   notify,
   turnMessages,
+  untrusted,
 } from "./index.js";
 
 const polluted = Object.prototype as Record<string, unknown>;
@@ -171,5 +172,29 @@ describe("R81H-3: turnMessages gave a refusal and parsed arguments as empty text
         ),
       }),
     );
+  });
+});
+
+describe("R81H-4: untrusted and assembleContext read options from a polluted Object.prototype", () => {
+  afterEach(() => {
+    for (const field of ["source", "charsPerToken", "onNote"]) delete polluted[field];
+  });
+
+  it("an inherited source vouches for no fence", () => {
+    polluted.source = "trusted-admin";
+    expect(untrusted("page text")).toBe("<untrusted>\npage text\n</untrusted>");
+    expect(untrusted("page text", {})).toBe("<untrusted>\npage text\n</untrusted>");
+    expect(untrusted("page text", { source: "https://example.com" })).toContain(
+      'source="https://example.com"',
+    );
+  });
+
+  it("an inherited charsPerToken or onNote moves no budget and hears nothing", () => {
+    const heard: string[] = [];
+    polluted.charsPerToken = 0.01;
+    polluted.onNote = (note: string) => heard.push(note);
+    const text = assembleContext([{ id: "a", context: "x".repeat(10) }], 100, {});
+    expect(text).toBe('<context hook="a">\nxxxxxxxxxx\n</context>');
+    expect(heard).toEqual([]);
   });
 });
