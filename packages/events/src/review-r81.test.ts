@@ -25,7 +25,7 @@ describe("R81E-1: the events watch and history hand out cannot be written", () =
       (read.usage as { prompt: number }).prompt = 0;
     }).toThrow(TypeError);
     expect(() => {
-      (read.ledger as { through: number }[]).push({ through: 9 });
+      (read.ledger as unknown as { through: number }[]).push({ through: 9 });
     }).toThrow(TypeError);
     expect(() => {
       (read.turn.usage as { cached: number }).cached = 999;
