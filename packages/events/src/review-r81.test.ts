@@ -1,6 +1,6 @@
 // Review round r81 (events): each test fails on the code before its fix.
 import { afterEach, describe, expect, it } from "vitest";
-import { createBus, type RunEvent, runMetrics, type SequencedEvent, type UsageEvent } from "./index.js";
+import { createBus, fold, type RunEvent, runMetrics, type SequencedEvent, type UsageEvent } from "./index.js";
 
 describe("R81E-1: the events watch and history hand out cannot be written", () => {
   it("a watcher that writes an event changes nothing for other watchers, history or the emitter", async () => {
@@ -126,5 +126,23 @@ describe("R81E-2: runMetrics read event fields inherited from a polluted Object.
       }
     }
     expect(runMetrics([new Done() as unknown as RunEvent]).outcome).toBe("stopped");
+  });
+});
+
+describe("R81E-3: fold read event fields inherited from a polluted Object.prototype", () => {
+  const polluted = Object.prototype as Record<string, unknown>;
+  afterEach(() => {
+    delete polluted.ms;
+  });
+
+  it("shows no tool time the event did not carry", () => {
+    polluted.ms = 5;
+    const blocks = fold([
+      { kind: "tool-call", id: "c", name: "f", args: "{}", seq: 1 },
+      { kind: "tool-result", id: "c", name: "f", ok: true, content: "x", seq: 2 },
+    ] as SequencedEvent[]);
+    expect(blocks).toEqual([
+      { kind: "tool", id: "c", name: "f", args: "{}", result: { ok: true, content: "x" } },
+    ]);
   });
 });
