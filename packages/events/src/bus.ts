@@ -1,4 +1,5 @@
 import { checkEvent, checkRunId, checkSignal, EventsError } from "./errors.js";
+import { freezeStored } from "./frozen.js";
 import { DEFAULT_EVENTS_SETTINGS, type EventsSettings, mergeSettings } from "./settings.js";
 import type { RunEvent, SequencedEvent } from "./types.js";
 import { type EventStream, type SignalLike, Watcher } from "./watcher.js";
@@ -8,7 +9,9 @@ import { withSeq } from "./with-seq.js";
 export interface EventBus {
   /**
    * Appends `event` to run `runId`, numbering it with the run's next `seq` (from 1), and hands it
-   * to every watcher. Returns the stored event. Throws `EventsError` for a bad id or event.
+   * to every watcher. Returns the stored event: a copy, frozen with every plain object and array in
+   * it (copied too), so no watcher can change what the others read. Throws `EventsError` for a bad
+   * id or event.
    */
   emit(runId: string, event: RunEvent): SequencedEvent;
   /**
@@ -16,7 +19,7 @@ export interface EventBus {
    * the run is dropped). Aborting `signal`, or `return()`, ends it at once, even mid-wait.
    */
   watch(runId: string, signal?: SignalLike): EventStream;
-  /** A copy of what run `runId` has emitted, without subscribing; empty for a run it does not hold. */
+  /** A copy of the list of what run `runId` has emitted (the events frozen), without subscribing; empty for a run it does not hold. */
   history(runId: string): SequencedEvent[];
   /** Drops run `runId`'s buffer now. Its watchers finish once they have read what they hold. */
   endRun(runId: string): void;
@@ -185,7 +188,8 @@ export function createBus(settings?: Partial<EventsSettings>): EventBus {
       checkRunId(runId, "emit");
       checkEvent(event, "emit");
       const run = open(runId);
-      const stored = withSeq(event, run.events.length + 1);
+      // Frozen through, so no watcher can change what the others and `history` read.
+      const stored = freezeStored(withSeq(event, run.events.length + 1));
       run.events.push(stored);
       run.touched = elapsed();
       if (stored.kind === "done") run.ended = true;

@@ -48,10 +48,15 @@ function text(value: unknown): string {
   }
 }
 
+/**
+ * `event`'s own fields copied once into an object with no prototype: a field it leaves out reads as
+ * `undefined`, never as one a polluted `Object.prototype` holds (`ms`, which every tool card showed;
+ * `dropped`, which made every notice a gap notice). `undefined` where reading it throws.
+ */
 function readable<T>(event: T): T | undefined {
   if (typeof event !== "object" || event === null) return undefined;
   try {
-    return { ...event };
+    return Object.assign(Object.create(null) as T & object, event);
   } catch {
     return undefined;
   }

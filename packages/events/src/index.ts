@@ -45,7 +45,9 @@ export const defaultBus: EventBus = createBus();
  * Appends an event to a run on the default bus and hands it to the run's watchers.
  *
  * Reads `runId` (a non-empty string) and `event` (an object with a string `kind`); stores a copy
- * with `seq` set to the run's next number, from 1, and returns it. Throws `EventsError` for a bad
+ * with `seq` set to the run's next number, from 1, and returns it. The copy is frozen, and so is a
+ * copy of each plain object and array in it, so no watcher can change what another, or `history`,
+ * reads; the objects passed in are never frozen or written to. Throws `EventsError` for a bad
  * id or event. A `done` event marks the run finished: its buffer is kept for `retainEndedMs`
  * (unless a watcher is still on it), then swept.
  */
@@ -65,7 +67,7 @@ export function watch(runId: string, signal?: SignalLike): EventStream {
   return defaultBus.watch(runId, signal);
 }
 
-/** A copy of everything a run on the default bus has emitted, without subscribing. */
+/** A copy of the list of everything a run on the default bus has emitted (the events frozen), without subscribing. */
 export function history(runId: string): SequencedEvent[] {
   return defaultBus.history(runId);
 }

@@ -139,7 +139,8 @@ export function runMetrics(events: Iterable<RunEvent>, options?: RunMetricsOptio
     switch (event?.kind) {
       case "usage": {
         metrics.turns++;
-        const turn = (event.turn ?? {}) as Partial<TurnMetrics>;
+        // No prototype: a turn left out has no fields, not a polluted Object.prototype's.
+        const turn = (event.turn ?? Object.create(null)) as Partial<TurnMetrics>;
         addTurn(metrics, turn, metrics.turns, window, breaksByReason);
         const usage = turn.usage;
         // `uncached` is there wherever a cache count was reported, zero included; a host with its
@@ -217,11 +218,32 @@ const TIMING_FIELDS = [
   "draftAccepted",
 ] as const;
 
-/** `value`'s `fields` read once into a plain object (inherited ones too); `value` itself when not an object. */
+/** How deep a prototype chain {@link held} follows: a Proxy's trap can make one endless. */
+const MAX_CHAIN = 64;
+
+/**
+ * Whether `value` holds `field` itself or through a prototype of its own (a class's getter), short of
+ * `Object.prototype`: a field some code set on a polluted `Object.prototype` (`stopped = true`, which
+ * made every run "stopped"; `finishReason = "length"`) is no event's.
+ */
+function held(value: object, field: string): boolean {
+  let at: object | null = value;
+  for (let depth = 0; at !== null && at !== Object.prototype && depth < MAX_CHAIN; depth++) {
+    if (Object.hasOwn(at, field)) return true;
+    at = Object.getPrototypeOf(at) as object | null;
+  }
+  return false;
+}
+
+/**
+ * `value`'s `fields` (its own, or its class's: see {@link held}) read once into an object with no
+ * prototype, so a field left out reads as `undefined`; `value` itself when not an object.
+ */
 function pick(value: unknown, fields: readonly string[]): unknown {
   if (typeof value !== "object" || value === null) return value;
-  const copy: Record<string, unknown> = {};
+  const copy = Object.create(null) as Record<string, unknown>;
   for (const field of fields) {
+    if (!held(value, field)) continue;
     const read = (value as Record<string, unknown>)[field];
     if (read !== undefined) copy[field] = read;
   }
@@ -241,7 +263,7 @@ function readEvent(event: unknown): RunEvent {
     if ("usage" in fields) fields.usage = pick(fields.usage, USAGE_FIELDS);
     if ("timings" in fields) fields.timings = pick(fields.timings, TIMING_FIELDS);
   }
-  return { ...read, turn } as RunEvent;
+  return Object.assign(Object.create(null) as Record<string, unknown>, read, { turn }) as unknown as RunEvent;
 }
 
 function addTurn(

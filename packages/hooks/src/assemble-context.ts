@@ -1,5 +1,6 @@
 import { DEFAULT_CHARS_PER_TOKEN } from "@loopwright/ledger";
 import { describe } from "./errors.js";
+import { NoteSink } from "./notes.js";
 import { positive } from "./settings.js";
 import { cutTo, oneLine, wellFormed } from "./text.js";
 import type { AssembleOptions, HookOutcome } from "./types.js";
@@ -12,7 +13,38 @@ import type { AssembleOptions, HookOutcome } from "./types.js";
  * A failed outcome's context is never used. The same rule as the ledger's `vetoedBy` reads.
  */
 export function failed(outcome: HookOutcome): boolean {
-  return outcome.ok === false || Boolean(outcome.error) || outcome.timedOut === true;
+  return (
+    outcomeField(outcome, "ok") === false ||
+    Boolean(outcomeField(outcome, "error")) ||
+    outcomeField(outcome, "timedOut") === true
+  );
+}
+
+/** How deep a prototype chain {@link snapshotOutcome} follows: a Proxy's trap can make one endless. */
+const MAX_CHAIN = 64;
+
+/**
+ * A field of an outcome as {@link snapshotOutcome} copied it, which holds every field it read as its
+ * own: `undefined` where the copy does not hold it, never the value a polluted `Object.prototype`
+ * holds (`Object.prototype.veto = true`, set by some other code, is no hook's answer: read through,
+ * it would veto every compaction, or put the same context on every question).
+ */
+export function outcomeField(outcome: object, field: string): unknown {
+  return Object.hasOwn(outcome, field) ? (outcome as Record<string, unknown>)[field] : undefined;
+}
+
+/**
+ * The prototypes of `entry` a field is read from besides `entry` itself: its own class's (a getter),
+ * up to but not including `Object.prototype`. Throws what the entry throws.
+ */
+function ownPrototypes(entry: object): object[] {
+  const chain: object[] = [];
+  let at = Object.getPrototypeOf(entry) as object | null;
+  while (at !== null && at !== Object.prototype && chain.length < MAX_CHAIN) {
+    chain.push(at);
+    at = Object.getPrototypeOf(at) as object | null;
+  }
+  return chain;
 }
 
 /** The status fields read only as `true`/`false`, in the order a note names them. */
@@ -25,7 +57,7 @@ const FLAG_FIELDS = ["ok", "timedOut", "veto"] as const;
  */
 export function nonBooleanFlags(outcome: HookOutcome): (typeof FLAG_FIELDS)[number][] {
   return FLAG_FIELDS.filter((field) => {
-    const value: unknown = outcome[field];
+    const value: unknown = outcomeField(outcome, field);
     return value !== undefined && value !== null && typeof value !== "boolean";
   });
 }
@@ -51,7 +83,8 @@ function otherKeys(entry: object): (string | symbol)[] {
 
 /**
  * An outcome copied once, so each getter is read a single time and every later read sees the same
- * values: every field this package reads wherever it lives (a getter on a prototype), then the
+ * values: every field this package reads wherever it lives (a getter on a prototype) short of
+ * `Object.prototype` (a polluted one holds no hook's answer), then the
  * outcome's other own enumerable fields. A read field that throws (a revoked Proxy, a throwing
  * getter) makes the whole outcome unreadable, the reason kept; another field that throws is left
  * out of the copy and costs nothing else. The answer is tagged by its wrapper, never by the
@@ -60,8 +93,12 @@ function otherKeys(entry: object): (string | symbol)[] {
 export function snapshotOutcome(entry: object): OutcomeSnapshot {
   const copy: Record<string | symbol, unknown> = {};
   try {
+    // A plain outcome (JSON's) has no prototypes to read from, so each field costs one look.
+    const chain = ownPrototypes(entry);
     for (const field of READ_FIELDS) {
-      if (field in entry) copy[field] = (entry as HookOutcome)[field];
+      if (Object.hasOwn(entry, field) || chain.some((proto) => Object.hasOwn(proto, field))) {
+        copy[field] = (entry as HookOutcome)[field];
+      }
     }
   } catch (error) {
     return { unreadable: error };
@@ -100,8 +137,10 @@ const CUT_MARK = " […]";
 
 /** A hook's label for its `<context hook="…">` block: its id, else its name, else its place. */
 export function hookLabel(outcome: HookOutcome, place: number): string {
-  if (typeof outcome.id === "string" && outcome.id !== "") return outcome.id;
-  if (typeof outcome.name === "string" && outcome.name !== "") return outcome.name;
+  const id = outcomeField(outcome, "id");
+  if (typeof id === "string" && id !== "") return id;
+  const name = outcomeField(outcome, "name");
+  if (typeof name === "string" && name !== "") return name;
   return `hook ${place + 1}`;
 }
 
@@ -122,8 +161,10 @@ function noteName(label: string): string {
  * place, as `noteName` quotes it.
  */
 export function noteLabel(outcome: HookOutcome, place: number): string {
-  if (typeof outcome.name === "string" && outcome.name !== "") return noteName(outcome.name);
-  if (typeof outcome.id === "string" && outcome.id !== "") return noteName(outcome.id);
+  const name = outcomeField(outcome, "name");
+  if (typeof name === "string" && name !== "") return noteName(name);
+  const id = outcomeField(outcome, "id");
+  if (typeof id === "string" && id !== "") return noteName(id);
   return `hook ${place + 1}`;
 }
 
@@ -253,7 +294,8 @@ function ownLimit(value: unknown, label: string, note: (text: string) => void): 
  * The outcomes' context as `<context hook="id">` blocks, in order (failed ones skipped), held to `maxTokens` in all and
  * each to its own `maxTokens`. Sizes are characters over `charsPerToken`, the way the ledger's
  * `estimateTokens` counts, so `estimateTokens(result) <= maxTokens` always holds; a block that does
- * not fit is cut (ending in " […]") or left out, and `onNote` is told which. A cut falls between
+ * not fit is cut (ending in " […]") or left out, and `onNote` is told which: the first
+ * `MAX_HOOK_NOTES` (40) such notes, then one saying how many more there were. A cut falls between
  * characters and escapes, and closes an `untrusted` fence it falls in, the mark after it (see `cutBlock`).
  */
 export function assembleBlocks(
@@ -265,16 +307,39 @@ export function assembleBlocks(
   let givenRatio: unknown;
   let onNote: unknown;
   try {
-    givenRatio = given?.charsPerToken;
-    onNote = given?.onNote;
+    // Own fields only: an `onNote` or `charsPerToken` on a polluted Object.prototype is no caller's.
+    const own = given ?? undefined;
+    givenRatio = own !== undefined && Object.hasOwn(own, "charsPerToken") ? own.charsPerToken : undefined;
+    onNote = own !== undefined && Object.hasOwn(own, "onNote") ? own.onNote : undefined;
   } catch {
     givenRatio = undefined;
     onNote = undefined;
   }
-  const charsPerToken = positive(givenRatio) ? givenRatio : DEFAULT_CHARS_PER_TOKEN;
-  const note = (text: string): void => {
+  const sink = new NoteSink((text) => {
     if (typeof onNote === "function") onNote(text);
-  };
+  });
+  const text = assembleInto(outcomes, maxTokens, ratioOf(givenRatio), sink);
+  sink.finish();
+  return text;
+}
+
+/** The characters per token a call sizes blocks by: `given` where it is a number above zero, else the default. */
+export function ratioOf(given: unknown): number {
+  return positive(given) ? given : DEFAULT_CHARS_PER_TOKEN;
+}
+
+/**
+ * {@link assembleBlocks} with its options read: each note about a hook goes to `notes`, the caller's
+ * sink, which the caller finishes (so `gather` holds the notes of the runners' answers and of the
+ * blocks to one cap).
+ */
+export function assembleInto(
+  outcomes: readonly HookOutcome[],
+  maxTokens: number,
+  charsPerToken: number,
+  notes: NoteSink,
+): string {
+  const note = (text: string): void => notes.push(text);
   const budget = charsWithin(maxTokens, charsPerToken);
   let out = "";
   const add = (entry: unknown, place: number): void => {
@@ -285,14 +350,15 @@ export function assembleBlocks(
       }
       return;
     }
-    if (typeof outcome.context !== "string" || failed(outcome)) return;
-    const text = disarm(wellFormed(outcome.context.trim()));
+    const context = outcomeField(outcome, "context");
+    if (typeof context !== "string" || failed(outcome)) return;
+    const text = disarm(wellFormed(context.trim()));
     if (text === "") return;
     const open = `<context hook="${attribute(hookLabel(outcome, place))}">\n`;
     const label = noteLabel(outcome, place);
     const close = "\n</context>";
     const separator = out === "" ? "" : "\n\n";
-    const own = ownLimit(outcome.maxTokens, label, note);
+    const own = ownLimit(outcomeField(outcome, "maxTokens"), label, note);
     const ownChars = own === undefined ? Number.POSITIVE_INFINITY : charsWithin(own, charsPerToken);
     const room = budget - out.length - separator.length - open.length - close.length;
     const limit = Math.min(ownChars, room);
@@ -317,7 +383,7 @@ export function assembleBlocks(
     length = outcomes.length;
     held = heldPlaces(outcomes, length);
   } catch {
-    note("The outcomes could not be read (the list threw when read); they were left out.");
+    notes.always("The outcomes could not be read (the list threw when read); they were left out.");
     return out;
   }
   const count = held === undefined ? length : held.length;

@@ -1,13 +1,16 @@
 import { vetoedBy, vetoNote } from "@loopwright/ledger";
 import {
-  assembleBlocks,
+  assembleInto,
   failed,
   heldPlaces,
   nonBooleanFlags,
   noteLabel,
+  outcomeField,
+  ratioOf,
   snapshotOutcome,
 } from "./assemble-context.js";
 import { describe, errorText, HooksError } from "./errors.js";
+import { type NoteSink, noteList } from "./notes.js";
 import { aboveZero, type HookSettings } from "./settings.js";
 import { wellFormedDeep } from "./text.js";
 import type {
@@ -216,15 +219,15 @@ function handleLate(raw: unknown): void {
  * a list, an entry that is not an object or throws when read, a hook that failed or timed out, context
  * that is not text.
  */
-function readOutcomes(event: HookEvent, called: Called, notes: string[]): HookOutcome[] {
+function readOutcomes(event: HookEvent, called: Called, notes: NoteSink): HookOutcome[] {
   if (!called.answered) {
-    notes.push(`The ${event} hooks could not be run: ${called.why}.`);
+    notes.always(`The ${event} hooks could not be run: ${called.why}.`);
     return [];
   }
   const raw = called.raw;
   if (raw === undefined || raw === null) return [];
   if (!Array.isArray(raw)) {
-    notes.push(
+    notes.always(
       `The ${event} hook runner answered ${describe(raw)} instead of a list of outcomes; it was ignored.`,
     );
     return [];
@@ -248,12 +251,12 @@ function readOutcomes(event: HookEvent, called: Called, notes: string[]): HookOu
       }
       place = length;
       const holes = length - held.length;
-      notes.push(
+      notes.always(
         `The ${event} hook runner's list has ${holes === 1 ? "1 hole" : `${holes} holes`} (places with no entry at all); ${holes === 1 ? "it was" : "they were"} ignored.`,
       );
     }
   } catch (error) {
-    notes.push(
+    notes.always(
       `The ${event} hook runner's answer could not be read past outcome ${place} (${errorText(error)}); the rest was ignored.`,
     );
   }
@@ -266,7 +269,7 @@ function readOutcome(
   entry: unknown,
   place: number,
   outcomes: HookOutcome[],
-  notes: string[],
+  notes: NoteSink,
 ): void {
   if (typeof entry !== "object" || entry === null || Array.isArray(entry)) {
     notes.push(
@@ -291,25 +294,27 @@ function readOutcome(
   const outcome = read.outcome;
   outcomes.push(outcome);
   const label = noteLabel(outcome, place);
+  const error = outcomeField(outcome, "error");
+  const context = outcomeField(outcome, "context");
   if (failed(outcome)) {
-    const reason = outcome.error ? errorText(outcome.error).trim() : "";
+    const reason = error ? errorText(error).trim() : "";
     const why =
-      outcome.timedOut === true ? "it timed out" : reason !== "" ? `it failed: ${reason}` : "it failed";
+      outcomeField(outcome, "timedOut") === true
+        ? "it timed out"
+        : reason !== ""
+          ? `it failed: ${reason}`
+          : "it failed";
     // A beforeCompact hook adds nothing when it works either: what a failed one loses is its veto.
     const lost = event === "beforeCompact" ? "vetoes nothing" : "added nothing";
     notes.push(`Hook ${label} (${event}) ${lost}: ${why}.`);
-  } else if (
-    outcome.context !== undefined &&
-    outcome.context !== null &&
-    typeof outcome.context !== "string"
-  ) {
+  } else if (context !== undefined && context !== null && typeof context !== "string") {
     notes.push(
-      `Hook ${label} (${event}) answered context that is not text (${describe(outcome.context)}); it was ignored.`,
+      `Hook ${label} (${event}) answered context that is not text (${describe(context)}); it was ignored.`,
     );
   }
   for (const field of nonBooleanFlags(outcome)) {
     notes.push(
-      `Hook ${label} (${event}) answered ${field} ${describe(outcome[field])}, not true or false; it was read as left out.`,
+      `Hook ${label} (${event}) answered ${field} ${describe(outcomeField(outcome, field))}, not true or false; it was read as left out.`,
     );
   }
 }
@@ -377,16 +382,18 @@ export async function gatherWith<Context>(
       })),
     ),
   );
-  const notes: string[] = [];
+  // One cap for the call: a note about each hook the runners answered, then each block cut or left out.
+  const { notes, sink } = noteList();
   const outcomes: HookOutcome[] = [];
   for (const { name, called } of calls) {
-    for (const outcome of readOutcomes(name, called, notes)) outcomes.push(outcome);
+    for (const outcome of readOutcomes(name, called, sink)) outcomes.push(outcome);
   }
-  if (options.signal?.aborted) return { context: "", preface, outcomes, notes };
-  const text = assembleBlocks(outcomes, maxTokens, {
-    ...(options.charsPerToken != null ? { charsPerToken: options.charsPerToken } : {}),
-    onNote: (note) => notes.push(note),
-  });
+  if (options.signal?.aborted) {
+    sink.finish();
+    return { context: "", preface, outcomes, notes };
+  }
+  const text = assembleInto(outcomes, maxTokens, ratioOf(options.charsPerToken), sink);
+  sink.finish();
   return { context: text, preface, outcomes, notes };
 }
 
@@ -416,8 +423,9 @@ export async function notifyWith<Context>(
     undefined,
     "notify",
   );
-  const notes: string[] = [];
-  const outcomes = readOutcomes(event, called, notes);
+  const { notes, sink } = noteList();
+  const outcomes = readOutcomes(event, called, sink);
+  sink.finish();
   return { outcomes, notes };
 }
 
@@ -441,8 +449,9 @@ export async function consultWith<Context>(
     options.signal ?? undefined,
     "consult",
   );
-  const notes: string[] = [];
-  const outcomes = readOutcomes("beforeCompact", called, notes);
+  const { notes, sink } = noteList();
+  const outcomes = readOutcomes("beforeCompact", called, sink);
+  sink.finish();
   const by = vetoedBy(outcomes);
   // A stopped run folds nothing, forced or not: the compaction it was for is not going ahead.
   if (options.signal?.aborted) {

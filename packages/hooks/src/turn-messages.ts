@@ -29,27 +29,58 @@ function messageUuid(session: string, index: number): string {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-8${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
 }
 
-function text(content: MessageLike["content"]): string {
-  if (typeof content === "string") return content;
-  if (!Array.isArray(content)) return "";
+/**
+ * What a message said, as text: its content (a string, or its text parts joined — an assistant's
+ * refusal part `{ type: "refusal", refusal }` is what it said too), then the assistant's own
+ * `refusal` (the openai SDK's message field, where a refusal comes with `content: null`), on a line
+ * of its own after any content.
+ */
+function text(message: MessageLike): string {
+  const content = message.content;
   let out = "";
-  for (const part of content as readonly ContentPartLike[]) {
-    if (part && typeof part.text === "string") out += part.text;
+  if (typeof content === "string") out = content;
+  else if (Array.isArray(content)) {
+    for (const part of content as readonly ContentPartLike[]) {
+      if (part && typeof part.text === "string") out += part.text;
+      else if (part?.type === "refusal" && typeof part.refusal === "string") out += part.refusal;
+    }
   }
+  const refusal: unknown = (message as { refusal?: unknown }).refusal;
+  if (typeof refusal === "string" && refusal !== "") out = out === "" ? refusal : `${out}\n${refusal}`;
   return out;
+}
+
+/**
+ * A tool call's arguments as sent: a string as it is, arguments a host stored parsed (an object) as
+ * their JSON, anything else none. Throws `invalid-messages` for an object that cannot be written as
+ * JSON (a cycle, a BigInt), which no server could be sent either.
+ */
+function argumentsText(args: unknown, place: number, call: number): string {
+  if (typeof args === "string") return args;
+  if (typeof args !== "object" || args === null) return "";
+  try {
+    return JSON.stringify(args) ?? "";
+  } catch (cause) {
+    throw new HooksError(
+      "invalid-messages",
+      `turnMessages: messages[${place}].tool_calls[${call}].function.arguments could not be written as JSON (${cause instanceof Error ? cause.message : "it threw"}); store them as the JSON text the model sent.`,
+      { cause },
+    );
+  }
 }
 
 /**
  * `messages` as a hook is handed them: each a `HookMessage` with its text, its stored index
  * (`offset` + its place in the array) and a uuid made from `session` and that index. System and
  * developer messages (the operator's prompt, a fold's summary) are left out; tool calls and tool call
- * ids are kept.
+ * ids are kept. An assistant's refusal (a `refusal` part, or the message's `refusal` field) is its
+ * text, and tool-call arguments a host stored parsed are handed over as their JSON.
  *
  * Pass `offset` when the array does not start at the stored transcript's first message — after a
  * fold, or for one turn's slice — so a message keeps the uuid it had before, and a memory server
  * de-duplicating on it files each message once. Throws `HooksError` for messages that are not an
- * array of objects (or one whose `role` is not a string), a session that is not a string, or an
- * offset that is not a whole number ≥ 0.
+ * array of objects (or one whose `role` is not a string, or whose parsed tool-call arguments cannot
+ * be written as JSON), a session that is not a string, or an offset that is not a whole number ≥ 0.
  */
 export function turnMessages(messages: readonly MessageLike[], session: string, offset = 0): HookMessage[] {
   checkMessages(messages, "turnMessages");
@@ -77,13 +108,13 @@ export function turnMessages(messages: readonly MessageLike[], session: string, 
       uuid: messageUuid(session, index),
       index,
       role: wellFormed(message.role),
-      content: wellFormed(text(message.content)),
+      content: wellFormed(text(message)),
     };
     if (Array.isArray(message.tool_calls) && message.tool_calls.length > 0) {
-      entry.toolCalls = (message.tool_calls as readonly ToolCallLike[]).map((call) => ({
+      entry.toolCalls = (message.tool_calls as readonly ToolCallLike[]).map((call, at) => ({
         ...(typeof call?.id === "string" ? { id: wellFormed(call.id) } : {}),
         name: typeof call?.function?.name === "string" ? wellFormed(call.function.name) : "",
-        arguments: typeof call?.function?.arguments === "string" ? wellFormed(call.function.arguments) : "",
+        arguments: wellFormed(argumentsText(call?.function?.arguments, place, at)),
       }));
     }
     if (typeof message.tool_call_id === "string") entry.toolCallId = wellFormed(message.tool_call_id);

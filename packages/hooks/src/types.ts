@@ -29,9 +29,12 @@ export interface HookMessage {
   /** The message's index in the host's stored transcript. */
   index: number;
   role: string;
-  /** The content's text (text parts joined; images and other media left out). */
+  /**
+   * The content's text (text parts joined; images and other media left out). An assistant's refusal
+   * is its text: a `refusal` part, and the message's own `refusal` on a line after any content.
+   */
   content: string;
-  /** An assistant's tool calls: name and arguments as sent. */
+  /** An assistant's tool calls: name and arguments as sent (arguments a host stored parsed, as their JSON). */
   toolCalls?: { id?: string; name: string; arguments: string }[];
   /** A tool result's call id. */
   toolCallId?: string;

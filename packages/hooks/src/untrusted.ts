@@ -137,7 +137,8 @@ export function untrusted(text: string, options: UntrustedOptions = {}): string 
   }
   let source: unknown;
   try {
-    source = options?.source;
+    // Own only: a `source` on a polluted Object.prototype would vouch for every fence's text.
+    source = options != null && Object.hasOwn(options, "source") ? options.source : undefined;
   } catch (error) {
     throw new HooksError(
       "invalid-option",

@@ -52,6 +52,43 @@ export function describe(value: unknown): string {
   return typeof value === "object" ? "an object" : String(typeof value);
 }
 
+/** How deep a prototype chain {@link setting} follows: a Proxy's trap can make one endless. */
+const MAX_CHAIN = 64;
+
+/**
+ * `given[name]` where `given` holds it itself, or a prototype of its own does (a class's getter or
+ * method); `undefined` for anything that is not an object, and where only `Object.prototype` holds
+ * it: a field some code set on a polluted `Object.prototype` (`forced = true`, which overrode every
+ * veto; `previous`, whose text went into every summary) is nobody's option. Throws what `given` throws.
+ */
+export function setting(given: unknown, name: string): unknown {
+  if (typeof given !== "object" || given === null) return undefined;
+  let at: object | null = given;
+  for (let depth = 0; at !== null && at !== Object.prototype && depth < MAX_CHAIN; depth++) {
+    if (Object.hasOwn(at, name)) return (given as Record<string, unknown>)[name];
+    at = Object.getPrototypeOf(at) as object | null;
+  }
+  return undefined;
+}
+
+/**
+ * The fields `names` of `given` as {@link setting} reads them, each once, into an object with no
+ * prototype (a field left out reads as `undefined`). Options that throw when read (a getter, a
+ * revoked Proxy) are `invalid-option`, naming `what`.
+ */
+export function readSettings<T extends object>(given: T, names: readonly string[], what: string): T {
+  const copy = Object.create(null) as Record<string, unknown>;
+  try {
+    for (const name of names) {
+      const value = setting(given, name);
+      if (value !== undefined) copy[name] = value;
+    }
+  } catch (cause) {
+    throw new LedgerError("invalid-option", `${what} could not be read (it threw when read).`, { cause });
+  }
+  return copy as T;
+}
+
 /** Throws `invalid-option` unless `value` is a finite number inside [min, max] (and > min when open). */
 export function checkNumber(
   value: unknown,

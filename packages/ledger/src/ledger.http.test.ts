@@ -170,7 +170,7 @@ describe("a 20-request run against a server with a prefix cache", () => {
       if (a.epoch !== b.epoch) continue;
       pairs++;
       const stretch = transcript.slice(a.through + 1, b.through + 1);
-      expect(stretch.some((m) => String(m.content).startsWith("[tool result cleared"))).toBe(false);
+      expect(stretch.some((m) => String(m.content).startsWith("[result cleared"))).toBe(false);
       expect(tokensBetween(ledger, a.through + 1, b.through + 1, transcript)).toBe(trueCost(stretch));
     }
     expect(pairs).toBeGreaterThanOrEqual(1);
@@ -178,7 +178,7 @@ describe("a 20-request run against a server with a prefix cache", () => {
 
   it("estimates a stretch the prune rewrote rather than charging it the old count", () => {
     const cleared = transcript.findIndex(
-      (m) => typeof m.content === "string" && m.content.startsWith("[tool result cleared"),
+      (m) => typeof m.content === "string" && m.content.startsWith("[result cleared"),
     );
     expect(cleared).toBeGreaterThan(0);
     const cost = tokensBetween(ledger, cleared, cleared + 1, transcript);

@@ -1,5 +1,13 @@
-import { checkMessages, describe, LedgerError } from "./errors.js";
-import { canonicalJson, type MessageLike, messageChars, messageJson, sameMessage } from "./messages.js";
+import { checkMessages, describe, LedgerError, setting } from "./errors.js";
+import {
+  canonicalJson,
+  imageTokens,
+  type MessageLike,
+  messageChars,
+  messageEstimate,
+  messageJson,
+  sameMessage,
+} from "./messages.js";
 import { checkedCharsPerToken, type EstimateOptions } from "./tokens.js";
 
 /**
@@ -145,8 +153,16 @@ function messageCosts(
   perToken: number,
 ): number[] {
   const n = messages.length;
-  const chars = messages.map((message) => messageChars(message));
-  const costs = chars.map((count) => Math.ceil(count / perToken));
+  // A message's weight in a measured group: its characters, and its images as the characters their
+  // estimate comes to, so a screenshot's share of a group is not nothing.
+  const chars: number[] = [];
+  const costs: number[] = [];
+  for (const message of messages) {
+    const text = messageChars(message);
+    const images = imageTokens(message);
+    chars.push(text + images * perToken);
+    costs.push(Math.ceil(text / perToken) + images);
+  }
   // before[i]: the characters of messages[0..i), so a group's characters are one subtraction.
   const before = new Float64Array(n + 1);
   for (let i = 0; i < n; i++) before[i + 1] = (before[i] as number) + (chars[i] as number);
@@ -184,7 +200,16 @@ function messageCosts(
 }
 
 function perTokenOf(options: EstimateOptions | undefined, where: string): number {
-  return checkedCharsPerToken(options?.charsPerToken, where);
+  // Never one a polluted Object.prototype holds.
+  let given: unknown;
+  try {
+    given = setting(options, "charsPerToken");
+  } catch (cause) {
+    throw new LedgerError("invalid-option", `${where}: the options could not be read (it threw when read).`, {
+      cause,
+    });
+  }
+  return checkedCharsPerToken(given, where);
 }
 
 /**
@@ -242,7 +267,7 @@ export function estimateFrom(
   return (message, index) =>
     Number.isInteger(index) && index >= 0 && index < costs.length && sameMessage(messages[index], message)
       ? (costs[index] as number)
-      : Math.ceil(messageChars(message) / perToken);
+      : messageEstimate(message, perToken);
 }
 
 /** For each index of `before`, where the same message sits in `after` (in order), or -1. */

@@ -99,6 +99,62 @@ export function contentText(content: MessageLike["content"]): string {
 }
 
 /**
+ * The tokens an estimate counts for an image part: OpenAI's documented count for a 1024×1024 image
+ * at `detail: "high"` (85 tokens, and 170 for each of its four 512-pixel tiles). Other servers count
+ * an image their own way (a LLaVA-1.5 image is 576 tokens, one resized for more tiles costs more), so
+ * this is an estimate, as characters over a divisor are; what it replaces is 0.
+ */
+export const IMAGE_TOKENS = 765;
+
+/** The tokens OpenAI documents for an image sent with `detail: "low"`, whatever its size. */
+export const LOW_DETAIL_IMAGE_TOKENS = 85;
+
+/** Whether a content part is an image: an `image_url` (or `input_image`, `image`) part or field. */
+function isImagePart(record: Record<string, unknown>): boolean {
+  const type = record.type;
+  if (type === "image_url" || type === "input_image" || type === "image") return true;
+  if (typeof type === "string") return false;
+  return record.image_url != null || record.input_image != null || record.image != null;
+}
+
+/** Whether an image part asks for low detail (`image_url.detail` or the part's own `detail`). */
+function lowDetail(record: Record<string, unknown>): boolean {
+  const url = record.image_url;
+  const detail =
+    typeof url === "object" && url !== null ? (url as { detail?: unknown }).detail : record.detail;
+  return detail === "low";
+}
+
+/**
+ * The tokens a message's images count in an estimate: {@link IMAGE_TOKENS} each, or
+ * {@link LOW_DETAIL_IMAGE_TOKENS} for one sent with `detail: "low"`. Other media (audio, a file) count
+ * nothing. Throws `LedgerError` for content that throws when read.
+ */
+export function imageTokens(message: MessageLike): number {
+  try {
+    const content = message.content;
+    if (!Array.isArray(content)) return 0;
+    let tokens = 0;
+    for (const part of content as readonly unknown[]) {
+      if (typeof part !== "object" || part === null) continue;
+      const record = part as Record<string, unknown>;
+      if (isImagePart(record)) tokens += lowDetail(record) ? LOW_DETAIL_IMAGE_TOKENS : IMAGE_TOKENS;
+    }
+    return tokens;
+  } catch (cause) {
+    throw unreadable("a message", cause);
+  }
+}
+
+/**
+ * The estimated tokens of one message: its characters ({@link messageChars}) over `perToken`,
+ * rounded up, and its images ({@link imageTokens}).
+ */
+export function messageEstimate(message: MessageLike, perToken: number): number {
+  return Math.ceil(messageChars(message) / perToken) + imageTokens(message);
+}
+
+/**
  * The characters a message puts in front of a model: its content's text, replayed reasoning, and
  * each tool call's name and arguments.
  */

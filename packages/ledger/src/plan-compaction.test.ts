@@ -178,7 +178,10 @@ describe("planCompaction", () => {
         const answered = new Set(folded.filter((m) => m.role === "tool").map((m) => m.tool_call_id));
         expect(answered).toEqual(asked);
         const tail = messages.slice(plan.through).reduce((sum, m) => sum + messageTokens(m), 0);
-        expect(tail).toBeLessThanOrEqual(0.35 * limit);
+        // Within 35% while the request fits; one past the window folds to its last question however long.
+        if (plan.used < limit) expect(tail).toBeLessThanOrEqual(0.35 * limit);
+        else if (tail > 0.35 * limit)
+          expect(plan.through).toBe(messages.findLastIndex((m) => m.role === "user"));
         expect(plan.kept).toBe(tail);
       }),
       { numRuns: 300 },

@@ -1,6 +1,6 @@
-import { checkMessages, checkNumber, describe, LedgerError } from "./errors.js";
+import { checkMessages, checkNumber, describe, LedgerError, readSettings } from "./errors.js";
 import type { MessageEstimate } from "./ledger.js";
-import { contentText, isSystem, type MessageLike, messageChars } from "./messages.js";
+import { contentText, isSystem, type MessageLike, messageEstimate } from "./messages.js";
 import { checkedCharsPerToken } from "./tokens.js";
 
 /**
@@ -40,6 +40,19 @@ export interface PlanCompactionOptions {
   estimate?: MessageEstimate | undefined;
 }
 
+/** The fields of {@link PlanCompactionOptions}. */
+const OPTION_FIELDS = [
+  "limit",
+  "used",
+  "keepRatio",
+  "target",
+  "summaryTokens",
+  "from",
+  "previous",
+  "charsPerToken",
+  "estimate",
+];
+
 /** Where to fold: `messages.slice(from, through)` goes into a summary, from `through` on is kept. */
 export interface CompactionPlan {
   /** The first folded index. */
@@ -70,7 +83,7 @@ function leadingCount(messages: readonly MessageLike[]): number {
 }
 
 /** The leading system messages, and the earlier summary among them where there is one. */
-function leadingSystem(messages: readonly MessageLike[]): { count: number; previous?: string } {
+function leadingSystem(messages: readonly MessageLike[]): { count: number; previous: string | undefined } {
   let count = 0;
   let previous: string | undefined;
   while (count < messages.length && isSystem(messages[count] as MessageLike)) {
@@ -78,7 +91,8 @@ function leadingSystem(messages: readonly MessageLike[]): { count: number; previ
     if (text.startsWith(SUMMARY_LEAD)) previous = text.slice(SUMMARY_LEAD.length).trim();
     count++;
   }
-  return previous === undefined ? { count } : { count, previous };
+  // `previous` always set: left out, it would read as one a polluted Object.prototype holds.
+  return { count, previous };
 }
 
 /**
@@ -129,22 +143,27 @@ export function splitsAGroup(messages: readonly MessageLike[]): Uint8Array {
  * (a `from` given inside them moves past them), and an earlier summary is continued (`previous`).
  * Given a `target`, the cut also has to bring `used`, less what is folded, plus `summaryTokens`, to
  * `target` of the window or under; where no user message does, the plan folds as far as the last
- * user message and `after` says how far short it fell. One long tool run under a single question has no cut, so no plan: pruning is what keeps
+ * user message and `after` says how far short it fell. Without a `target`, where no kept tail fits
+ * `keepRatio` (every message huge) and `used` has reached `limit` (the request does not fit at all),
+ * the plan folds as far as the last user message too, when that folds more than `summaryTokens`. One long tool run under a single question has no cut, so no plan: pruning is what keeps
  * that going. Linear in the transcript. Throws `LedgerError` for a malformed transcript, an option
  * out of range, or an `estimate` that answers anything but a finite number of tokens, 0 or more.
  */
 export function planCompaction(
   messages: readonly MessageLike[],
-  options: PlanCompactionOptions,
+  given: PlanCompactionOptions,
 ): CompactionPlan | undefined {
   checkMessages(messages, "planCompaction");
-  if (typeof options !== "object" || options === null) {
+  if (typeof given !== "object" || given === null) {
     throw new LedgerError(
       "invalid-option",
       "planCompaction needs options with at least { limit }, the window in tokens.",
     );
   }
   const where = "planCompaction";
+  // Read once, and never from a polluted Object.prototype: an inherited `previous` put its text into
+  // every plan, and so into every summary.
+  const options = readSettings(given, OPTION_FIELDS, "planCompaction: the options");
   const limit = checkNumber(options.limit, "limit", where, { exclusiveMin: true });
   const keepRatio = checkNumber(options.keepRatio ?? 0.35, "keepRatio", where, {
     exclusiveMin: true,
@@ -162,8 +181,7 @@ export function planCompaction(
       "planCompaction: estimate must be a function (message, index) => tokens.",
     );
   }
-  const estimate: MessageEstimate =
-    options.estimate ?? ((message) => Math.ceil(messageChars(message) / perToken));
+  const estimate: MessageEstimate = options.estimate ?? ((message) => messageEstimate(message, perToken));
   // The summary to continue is text: a number or an object went into the plan and on to the
   // summariser's prompt. `null` (a plan option stored as a row) is none.
   const givenPrevious = options.previous ?? undefined;
@@ -230,8 +248,17 @@ export function planCompaction(
   if (lastUser === undefined) return undefined;
   let through: number;
   if (targetTokens === undefined) {
-    if (keepCut === undefined) return undefined;
-    through = keepCut;
+    if (keepCut !== undefined) through = keepCut;
+    else {
+      // No kept tail fits keepRatio (the last question, or what followed it, is huge). While the
+      // request still fits the window that is no plan, as the keepRatio rule says; once it does not
+      // (`used` at or past `limit`), the request is refused as it stands, so fold as far as the last
+      // question where that saves more than the summary costs. Without this the run went on to a
+      // request the server refused before a forced fold brought it down.
+      const folded = (suffix[from] as number) - (suffix[lastUser] as number);
+      if (used < limit || !(folded > summaryTokens)) return undefined;
+      through = lastUser;
+    }
   } else {
     through = Math.max(keepCut ?? lastUser, targetCut ?? lastUser);
   }

@@ -17,8 +17,8 @@ describe("pruneToolResults", () => {
 
   it("replaces every result but the latest few with a stub saying how much was cleared", () => {
     const pruned = pruneToolResults(transcript, { keepLast: 2 });
-    expect(pruned[1]?.content).toBe("[tool result cleared: 10,412 characters]");
-    expect(pruned[2]?.content).toBe("[tool result cleared: 300 characters]");
+    expect(pruned[1]?.content).toBe("[result cleared, 10,412 chars]");
+    expect(pruned[2]?.content).toBe("[result cleared, 300 chars]");
     expect(pruned[4]).toBe(transcript[4]);
     expect(pruned[5]).toBe(transcript[5]);
   });
@@ -40,7 +40,7 @@ describe("pruneToolResults", () => {
   it("leaves a stub it wrote alone when pruned again, even with a maxChars under the stub's length", () => {
     const once = pruneToolResults(transcript, { keepLast: 0, maxChars: 0 });
     const twice = pruneToolResults(once, { keepLast: 0, maxChars: 0 });
-    expect(twice[1]?.content).toBe("[tool result cleared: 10,412 characters]");
+    expect(twice[1]?.content).toBe("[result cleared, 10,412 chars]");
     expect(twice).toEqual(once);
     expect(twice[1]).toBe(once[1]);
   });

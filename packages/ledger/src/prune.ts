@@ -1,4 +1,4 @@
-import { checkMessages, checkNumber, describe, LedgerError } from "./errors.js";
+import { checkMessages, checkNumber, describe, LedgerError, readSettings } from "./errors.js";
 import { contentChars, contentText, isMediaPart, type KeptMessage, type MessageLike } from "./messages.js";
 
 /** Options for {@link pruneToolResults}. */
@@ -49,17 +49,22 @@ function grouped(n: number): string {
 }
 
 /**
- * The text a cleared tool result is replaced with: it says how many characters were there, and how
- * many media parts (images, audio, files) where there were any.
+ * The text a cleared tool result is replaced with, in the specification's words — `[result cleared,
+ * 10,412 chars]` — and how many media parts (images, audio, files) there were, where any:
+ * `[result cleared, 17 chars, 1 media part]`.
  */
 export function clearedStub(chars: number, media = 0): string {
-  const parts = media === 0 ? "" : ` and ${grouped(media)} media ${media === 1 ? "part" : "parts"}`;
-  return `[tool result cleared: ${grouped(chars)} characters${parts}]`;
+  const parts = media === 0 ? "" : `, ${grouped(media)} media ${media === 1 ? "part" : "parts"}`;
+  return `[result cleared, ${grouped(chars)} chars${parts}]`;
 }
 
-/** A stub `clearedStub` wrote: pruned again, it stays as it is, its count and the prefix with it. */
+/**
+ * A stub `clearedStub` wrote, or the wording it wrote before (`[tool result cleared: 10,412
+ * characters]`, in transcripts stored then): pruned again, it stays as it is, its count and the
+ * prefix with it.
+ */
 const STUB =
-  /^\[tool result cleared: \d{1,3}(?:,\d{3})* characters(?: and \d{1,3}(?:,\d{3})* media parts?)?\]$/;
+  /^\[(?:result cleared, \d{1,3}(?:,\d{3})* chars(?:, \d{1,3}(?:,\d{3})* media parts?)?|tool result cleared: \d{1,3}(?:,\d{3})* characters(?: and \d{1,3}(?:,\d{3})* media parts?)?)\]$/;
 
 /** How many media parts (an image, audio, a file: see `isMediaPart`) a message's content holds. */
 function mediaParts(content: MessageLike["content"]): number {
@@ -88,15 +93,21 @@ function mediaParts(content: MessageLike["content"]): number {
  */
 export function pruneToolResults<M extends MessageLike>(
   messages: readonly M[],
-  options: PruneOptions = {},
+  given: PruneOptions = {},
 ): (KeptMessage<M> & MessageLike)[] {
   checkMessages(messages, "pruneToolResults");
-  if (typeof options !== "object" || options === null || Array.isArray(options)) {
+  if (typeof given !== "object" || given === null || Array.isArray(given)) {
     throw new LedgerError(
       "invalid-option",
-      `pruneToolResults: options must be an object ({ keepLast?, maxChars?, holdsDefinitions? }) or left out, and was ${describe(options)}.`,
+      `pruneToolResults: options must be an object ({ keepLast?, maxChars?, holdsDefinitions? }) or left out, and was ${describe(given)}.`,
     );
   }
+  // Never from a polluted Object.prototype (an inherited `keepLast: 0` cleared every result).
+  const options = readSettings(
+    given,
+    ["keepLast", "maxChars", "holdsDefinitions"],
+    "pruneToolResults: the options",
+  );
   if (options.holdsDefinitions !== undefined && typeof options.holdsDefinitions !== "function") {
     throw new LedgerError(
       "invalid-option",

@@ -280,9 +280,9 @@ describe("R79L-6: a tool result carrying a screenshot", () => {
     expect(pruned[1]).toEqual({
       role: "tool",
       tool_call_id: "1",
-      content: "[tool result cleared: 17 characters and 1 media part]",
+      content: "[result cleared, 17 chars, 1 media part]",
     });
-    expect(pruned[2]?.content).toBe("[tool result cleared: 17 characters and 1 media part]");
+    expect(pruned[2]?.content).toBe("[result cleared, 17 chars, 1 media part]");
     expect(pruned[3]).toBe(transcript[3]);
   });
 
@@ -291,7 +291,7 @@ describe("R79L-6: a tool result carrying a screenshot", () => {
     const twice = pruneToolResults([...once, shot("4")], { keepLast: 1, maxChars: 0 });
     expect(twice.slice(0, 3)).toEqual(once.slice(0, 3));
     expect(twice[1]).toBe(once[1]);
-    expect(twice[3]?.content).toBe("[tool result cleared: 17 characters and 1 media part]");
+    expect(twice[3]?.content).toBe("[result cleared, 17 chars, 1 media part]");
   });
 
   it("a short text-only result is still left alone", () => {

@@ -1,4 +1,4 @@
-import { checkMessages, describe, LedgerError } from "./errors.js";
+import { checkMessages, describe, LedgerError, readSettings } from "./errors.js";
 import { contentText, isSystem, type KeptMessage, type MessageLike } from "./messages.js";
 import { type CompactionPlan, SUMMARY_LEAD, splitsAGroup } from "./plan-compaction.js";
 
@@ -256,7 +256,9 @@ function checkKeptStart(messages: readonly MessageLike[], through: number, what:
  * The hook that vetoed a compaction, by its outcomes: the first that ran (neither `ok: false` nor an
  * `error` that says something — a non-empty string, an object, `true`, a non-zero number: any truthy
  * value; `""`, `false`, `0`, `null` and none are no error, as JSON runners write them) and set
- * `veto: true`, named by its `name`, else its `id`, else "a beforeCompact hook".
+ * `veto: true`, named by its `name`, else its `id`, else "a beforeCompact hook". Each field is read
+ * where the outcome or a prototype of its own (a class's getter) holds it, never from
+ * `Object.prototype`, so a polluted `Object.prototype.veto` vetoes nothing.
  * `undefined` when none did, and for anything that is not an array; an outcome that throws when read
  * is skipped, a list that throws while walked is read up to there, and a sparse list is walked by the
  * places it holds (its holes veto nothing). The one rule both this package and the hooks package's
@@ -293,15 +295,35 @@ export function vetoedBy(outcomes: unknown): string | undefined {
   return undefined;
 }
 
+/** How deep a prototype chain {@link field} follows: a Proxy's trap can make one endless. */
+const MAX_CHAIN = 64;
+
+/**
+ * A field of an outcome where the outcome holds it itself, or a prototype of its own does (a class's
+ * getter); `undefined` where only `Object.prototype` does: `Object.prototype.veto = true`, set by some
+ * polluting code, is no hook's veto, and read through it would refuse every compaction. Throws what
+ * the outcome throws.
+ */
+function field(outcome: object, name: string): unknown {
+  let at: object | null = outcome;
+  for (let depth = 0; at !== null && at !== Object.prototype && depth < MAX_CHAIN; depth++) {
+    if (Object.hasOwn(at, name)) return (outcome as Record<string, unknown>)[name];
+    at = Object.getPrototypeOf(at) as object | null;
+  }
+  return undefined;
+}
+
 /** One outcome's veto, by name; `undefined` for none, and for junk or an outcome that throws when read. */
 function vetoOf(outcome: HookOutcomeLike | null | undefined): string | undefined {
   try {
     if (typeof outcome !== "object" || outcome === null) return undefined;
     // `error: null`, `""`, `false` or `0` is a JSON runner's "no error" (a Go struct writes `""`).
-    const failed = outcome.ok === false || Boolean(outcome.error);
-    if (outcome.veto !== true || failed) return undefined;
-    if (typeof outcome.name === "string" && outcome.name !== "") return outcome.name;
-    if (typeof outcome.id === "string" && outcome.id !== "") return outcome.id;
+    const failed = field(outcome, "ok") === false || Boolean(field(outcome, "error"));
+    if (field(outcome, "veto") !== true || failed) return undefined;
+    const name = field(outcome, "name");
+    if (typeof name === "string" && name !== "") return name;
+    const id = field(outcome, "id");
+    if (typeof id === "string" && id !== "") return id;
     return "a beforeCompact hook";
   } catch {
     // A revoked Proxy or a throwing getter: junk from the runner, which vetoes nothing.
@@ -348,22 +370,53 @@ function note(hooks: { onNote?: ((note: string) => void) | undefined } | undefin
   }
 }
 
+/** The fields of a `CompactionPlan`, as `runCompaction` reads a plan (one stored as a row included). */
+const PLAN_FIELDS = [
+  "from",
+  "through",
+  "previous",
+  "limit",
+  "used",
+  "folded",
+  "kept",
+  "after",
+  "summaryTokens",
+];
+
 /**
  * Throws `invalid-option` unless `hooks` is left out or is `{ run, context?, onNote?, honourVeto? }`
  * with `run` a function and `onNote` one or absent: hooks with no runner (`{ runner, honourVeto:
  * true }`, a misspelling) were passed over, and the fold they were to be asked about went ahead.
  */
-function checkHooks(hooks: unknown): void {
-  if (hooks === undefined || hooks === null) return;
+function checkHooks<Context>(hooks: unknown): CompactionHooks<Context> | undefined {
+  if (hooks === undefined || hooks === null) return undefined;
   let problem: string | undefined;
+  let read: CompactionHooks<Context> | undefined;
   try {
-    const given = hooks as { run?: unknown; onNote?: unknown };
+    // Each field read once, and never from a polluted Object.prototype (`honourVeto`, an `onNote`).
+    const given = readSettings(
+      hooks as { run?: unknown; onNote?: unknown; context?: unknown; honourVeto?: unknown },
+      ["run", "onNote", "context", "honourVeto"],
+      "runCompaction: hooks",
+    );
     if (typeof hooks !== "object" || Array.isArray(hooks)) problem = `was ${describe(hooks)}`;
     else if (typeof given.run !== "function") problem = `has a run that is ${describe(given.run)}`;
     else if (given.onNote !== undefined && typeof given.onNote !== "function") {
       problem = `has an onNote that is ${describe(given.onNote)}`;
+    } else {
+      // Called on the host's own object, as `hooks.run(…)` would be: a runner that is a method keeps its `this`.
+      const run = given.run as (...args: unknown[]) => unknown;
+      const onNote = given.onNote as ((text: string) => void) | undefined;
+      // No prototype, every field set: none of them can read as one a polluted Object.prototype holds.
+      read = Object.assign(Object.create(null) as CompactionHooks<Context>, {
+        run: ((...args: unknown[]) => run.apply(hooks, args)) as CompactionHooks<Context>["run"],
+        context: given.context as Context,
+        onNote: onNote === undefined ? undefined : (text: string) => onNote.call(hooks, text),
+        honourVeto: Boolean(given.honourVeto),
+      });
     }
   } catch (cause) {
+    if (LedgerError.isInstance(cause)) throw cause;
     throw new LedgerError("invalid-option", "runCompaction: hooks could not be read (it threw when read).", {
       cause,
     });
@@ -374,6 +427,7 @@ function checkHooks(hooks: unknown): void {
       `runCompaction: hooks must be { run, context?, onNote?, honourVeto? } with run the hook runner (a function), or left out; it ${problem}, and no hook would have been asked.`,
     );
   }
+  return read;
 }
 
 /** Runs the hooks, answering the name of a hook that vetoed (one that ran), if any. */
@@ -412,17 +466,24 @@ async function consultHooks<Context>(
  */
 export async function runCompaction<Context = unknown>(
   messages: readonly MessageLike[],
-  plan: CompactionPlan,
+  givenPlan: CompactionPlan,
   summarise: Summarise,
-  options: RunCompactionOptions<Context> = {},
+  given: RunCompactionOptions<Context> = {},
 ): Promise<Fold | undefined> {
   checkMessages(messages, "runCompaction");
-  if (typeof options !== "object" || options === null || Array.isArray(options)) {
+  if (typeof given !== "object" || given === null || Array.isArray(given)) {
     throw new LedgerError(
       "invalid-option",
-      `runCompaction: options must be an object ({ hooks?, forced?, signal? }) or left out, and was ${describe(options)}.`,
+      `runCompaction: options must be an object ({ hooks?, forced?, signal? }) or left out, and was ${describe(given)}.`,
     );
   }
+  // The options' and the plan's fields read once, and never from a polluted Object.prototype: an
+  // inherited `forced` overrode every veto, and an inherited `previous` went into every summary.
+  const options = readSettings(given, ["hooks", "forced", "signal"], "runCompaction: the options");
+  const plan =
+    typeof givenPlan === "object" && givenPlan !== null
+      ? readSettings(givenPlan, PLAN_FIELDS, "runCompaction: the plan")
+      : givenPlan;
   checkPlan(plan, messages, "runCompaction");
   if (typeof summarise !== "function") {
     throw new LedgerError(
@@ -430,11 +491,10 @@ export async function runCompaction<Context = unknown>(
       "runCompaction needs a summarise function (messages, previous) => summary.",
     );
   }
-  checkHooks(options.hooks);
+  const hooks = checkHooks<Context>(options.hooks);
   const signal = options.signal;
   stopIfAborted(signal, "before anything ran");
   const stretch = messages.slice(plan.from, plan.through);
-  const hooks = options.hooks;
   // `null` (a plan stored as a row) is no summary to continue.
   const previous = plan.previous ?? undefined;
   const input: BeforeCompactInput = {

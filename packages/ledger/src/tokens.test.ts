@@ -21,7 +21,7 @@ describe("estimates", () => {
     expect(estimateTokens("abcdef", { charsPerToken: 2 })).toBe(3);
   });
 
-  it("counts a message's text, replayed reasoning and tool calls, but not its images", () => {
+  it("counts a message's text, replayed reasoning and tool calls, and an image as IMAGE_TOKENS", () => {
     const message: MessageLike = {
       role: "assistant",
       content: [
@@ -31,7 +31,7 @@ describe("estimates", () => {
       reasoning_content: "abcd",
       tool_calls: [{ id: "1", type: "function", function: { name: "ab", arguments: '{"x":1}' } }],
     };
-    expect(messageTokens(message)).toBe(Math.ceil((8 + 4 + 2 + 7) / 4));
+    expect(messageTokens(message)).toBe(Math.ceil((8 + 4 + 2 + 7) / 4) + 765);
   });
 
   it("counts a request's tools by their JSON, on top of its messages", () => {

@@ -1,5 +1,13 @@
-import { checkMessages, checkNumber, describe, LedgerError } from "./errors.js";
-import { isSystem, type MessageLike, messageChars, type RequestBodyLike, toolsChars } from "./messages.js";
+import { checkMessages, checkNumber, describe, LedgerError, setting } from "./errors.js";
+import {
+  imageTokens,
+  isSystem,
+  type MessageLike,
+  messageChars,
+  messageEstimate,
+  type RequestBodyLike,
+  toolsChars,
+} from "./messages.js";
 
 /** The divisor every estimate here uses until a calibrated one is given: characters per token. */
 export const DEFAULT_CHARS_PER_TOKEN = 4;
@@ -52,8 +60,19 @@ export function checkedCharsPerToken(value: unknown, where: string): number {
   return checkNumber(value, "charsPerToken", where, { min: MIN_CHARS_PER_TOKEN });
 }
 
+/** An option's own value (or its class's): never one a polluted `Object.prototype` holds. */
+function optionOf(options: unknown, name: string, where: string): unknown {
+  try {
+    return setting(options, name);
+  } catch (cause) {
+    throw new LedgerError("invalid-option", `${where}: the options could not be read (it threw when read).`, {
+      cause,
+    });
+  }
+}
+
 function divisor(options: EstimateOptions | undefined, where: string): number {
-  return checkedCharsPerToken(options?.charsPerToken, where);
+  return checkedCharsPerToken(optionOf(options, "charsPerToken", where), where);
 }
 
 function checkBody(body: unknown, where: string): asserts body is RequestBodyLike {
@@ -85,12 +104,12 @@ export function estimateTokens(text: string, options?: EstimateOptions): number 
 /**
  * Estimates one message: the characters of its content's text, its replayed reasoning and its tool
  * calls' names and arguments, over `charsPerToken`, rounded up. A refusal part counts its
- * `refusal` text, and arguments a host stored as an object count as their JSON. Images are not
- * counted.
+ * `refusal` text, and arguments a host stored as an object count as their JSON. Each image part adds
+ * `IMAGE_TOKENS` (765), or 85 with `detail: "low"`; other media (audio, a file) add nothing.
  */
 export function messageTokens(message: MessageLike, options?: EstimateOptions): number {
   checkMessages([message], "messageTokens", "message");
-  return Math.ceil(messageChars(message) / divisor(options, "messageTokens"));
+  return messageEstimate(message, divisor(options, "messageTokens"));
 }
 
 /** The estimated tokens of a tool array: its JSON's characters over the divisor, rounded up. */
@@ -107,7 +126,7 @@ export function requestTokens(body: RequestBodyLike, options?: EstimateOptions):
   checkBody(body, "requestTokens");
   const perToken = divisor(options, "requestTokens");
   let total = Math.ceil(toolsChars(body.tools) / perToken);
-  for (const message of body.messages) total += Math.ceil(messageChars(message) / perToken);
+  for (const message of body.messages) total += messageEstimate(message, perToken);
   return total;
 }
 
@@ -160,7 +179,7 @@ const PART_KEYS = ["system", "tools", "history", "toolResults"] as const;
 export function contextTokens(body: RequestBodyLike, options?: ContextTokensOptions): ContextParts {
   checkBody(body, "contextTokens");
   const perToken = divisor(options, "contextTokens");
-  const reported = options?.promptTokens;
+  const reported = optionOf(options, "promptTokens", "contextTokens") as number | undefined;
   // Past 2^53 no count is exact, and `total * chars` runs out of range: the parts came back NaN.
   if (reported !== undefined) {
     checkNumber(reported, "promptTokens", "contextTokens", { max: Number.MAX_SAFE_INTEGER });
@@ -176,12 +195,20 @@ export function contextTokens(body: RequestBodyLike, options?: ContextTokensOpti
       toolResults: 0,
       total: 0,
     };
-    for (const message of body.messages)
-      parts[partOf(message)] += Math.ceil(messageChars(message) / perToken);
+    for (const message of body.messages) parts[partOf(message)] += messageEstimate(message, perToken);
     parts.total = parts.system + parts.tools + parts.history + parts.toolResults;
     return parts;
   }
+  // Shared by characters, an image weighing what its estimate does in characters (`IMAGE_TOKENS` at
+  // the divisor): a screenshot's tokens go to the part that carries it, not to the others by their text.
   const chars = charsOf(body);
+  for (const message of body.messages) {
+    const images = imageTokens(message);
+    if (images === 0) continue;
+    const weight = images * perToken;
+    chars[partOf(message)] += weight;
+    chars.total += weight;
+  }
   const parts = { system: 0, tools: 0, history: 0, toolResults: 0, total };
   // With nothing to divide by, the whole prompt is history: the part compaction would fold.
   let largest: (typeof PART_KEYS)[number] = "history";
