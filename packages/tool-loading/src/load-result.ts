@@ -52,6 +52,16 @@ function checkNames(names: Iterable<string>, where: string): Set<string> {
   return new Set(names);
 }
 
+/**
+ * A load's answer lines as the text the model is sent, half a surrogate pair alone read as U+FFFD:
+ * a resolution built by hand (not by `expandNames` over a checked catalogue) can name one, and
+ * llama.cpp, which takes only valid UTF-8, refuses a request holding it. Definition lines are JSON,
+ * which escapes one, so they are unchanged.
+ */
+function answerText(lines: readonly string[]): string {
+  return lines.join("\n").toWellFormed();
+}
+
 /** The last line of a proxied load that handed over definitions; part of what `holdsDefinitions` reads. */
 const CALL_HINT = 'Run these with call_tool: { "name": "<tool>", "arguments": { ... } }.';
 
@@ -96,7 +106,8 @@ function tail(resolution: NameResolution, lines: string[]): void {
  * Reads `resolution` (from `expandNames`) and the names loaded before this call. Throws a
  * `ToolLoadingError` for arguments of the wrong shape: `invalid-names` for a resolution whose lists
  * are not arrays of strings, `invalid-cap` for a cap that is not a whole number of at least 1.
- * Never changes either.
+ * Never changes either. Half a surrogate pair alone in a name (a resolution built by hand) is
+ * written as U+FFFD, so the answer is text a server reading UTF-8 takes.
  */
 export function loadResult(resolution: NameResolution, alreadyLoaded: Iterable<string>): string {
   checkResolution(resolution, "loadResult");
@@ -109,7 +120,7 @@ export function loadResult(resolution: NameResolution, alreadyLoaded: Iterable<s
     lines.push(`Already loaded: ${listed(repeated)}. Call them by name; no need to load them again.`);
   if (fresh.length === 0 && repeated.length === 0) lines.push("No tool was loaded.");
   tail(resolution, lines);
-  return lines.join("\n");
+  return answerText(lines);
 }
 
 /**
@@ -136,6 +147,7 @@ export function definitionLine(tool: FunctionToolLike): string {
  * Reads `resolution` (from `expandNames`), the run's tool definitions, and the names whose
  * definitions the conversation already holds (`heldDefinitions`). Throws a `ToolLoadingError` for
  * arguments of the wrong shape (as `loadResult` does for the resolution). The definition lines are what `holdsDefinitions` recognises.
+ * Half a surrogate pair alone in a name is written as U+FFFD (a definition line escapes one, as JSON does).
  */
 export function proxyLoadResult(
   resolution: NameResolution,
@@ -183,7 +195,7 @@ export function proxyAnswer(
   if (loaded === 0 && earlier.length === 0) lines.push("No tool was loaded.");
   tail(resolution, lines);
   if (loaded > 0) lines.push(CALL_HINT);
-  return lines.join("\n");
+  return answerText(lines);
 }
 
 function textOf(content: unknown): string {
