@@ -1,6 +1,6 @@
 import type { FunctionToolLike } from "@loopwright/schema-compat";
 import { definitionsByName } from "./catalog.js";
-import { checkCap, checkNameList, describe, echoNames, ToolLoadingError } from "./errors.js";
+import { checkCap, checkNameList, cutName, describe, echoNames, ToolLoadingError } from "./errors.js";
 import { LOAD_TOOLS_NAME } from "./meta-tools.js";
 import { MAX_NAME_LENGTH, type NameResolution } from "./names.js";
 
@@ -40,7 +40,22 @@ function checkResolution(resolution: NameResolution, where: string): void {
     checkNameList(r[key], `the resolution's ${key}`, where);
   }
   checkCap(r.cap, "the resolution's cap", where);
+  // Its names and overCap are catalogued names, written raw into the answer (the model's own
+  // `unknown` are echoed escaped): one holding a line break (a resolution built by hand) wrote a
+  // line of its own there ("Loaded: a\nLoaded: rm_rf").
+  for (const key of ["names", "overCap"] as const) {
+    const bad = (r[key] as string[]).find((name) => LINE_BREAKING.test(name));
+    if (bad === undefined) continue;
+    throw new ToolLoadingError(
+      "invalid-names",
+      `${where}: the resolution's ${key} holds ${JSON.stringify(cutName(bad))}, a name with a line break or control character, which no catalogued name holds.`,
+    );
+  }
 }
+
+/** C0 and C1 controls (line breaks among them) and the Unicode line and paragraph separators. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
+const LINE_BREAKING = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
 
 function checkNames(names: Iterable<string>, where: string): Set<string> {
   if (names === null || typeof names !== "object" || !(Symbol.iterator in names)) {
@@ -105,7 +120,7 @@ function tail(resolution: NameResolution, lines: string[]): void {
  *
  * Reads `resolution` (from `expandNames`) and the names loaded before this call. Throws a
  * `ToolLoadingError` for arguments of the wrong shape: `invalid-names` for a resolution whose lists
- * are not arrays of strings, `invalid-cap` for a cap that is not a whole number of at least 1.
+ * are not arrays of strings or whose `names` or `overCap` hold a line break or control character, `invalid-cap` for a cap that is not a whole number of at least 1.
  * Never changes either. Half a surrogate pair alone in a name (a resolution built by hand) is
  * written as U+FFFD, so the answer is text a server reading UTF-8 takes.
  */
