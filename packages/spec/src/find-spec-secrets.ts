@@ -2912,7 +2912,7 @@ export function readArg(
   // keys, unless it is all a telling flag's or name's value (`--token '{"a":"b"}'`), taken whole below.
   const json =
     rules.words && !tellingValue(arg, previous, rules) ? jsonArgSecrets(arg, rules, hide, scriptName) : null;
-  if (json) return json;
+  if (json !== null) return json;
   // PowerShell's `$env:API_KEY=X` as one word: read as a pasted line is, its quotes too, and a value
   // that never closes (`$env:API_KEY="X`"b`) hidden to the end (r64-2: read as the command-line
   // reader reads it alone, such a value was kept in clear).

@@ -46,7 +46,8 @@ interface JsonFrame {
  * array's strings are read as argv, by the rules for args (`{"args":["--api-key","X"]}`, see
  * `scanArgs`); any other string is read as an argument is (see `readArg`): a command line when it
  * holds whitespace (`{"cmd":"mysql -pX db"}`, kept or replaced whole when it holds a shell's own
- * command, see `pastedScript`), a URL's credentials, a key shape, a nested JSON. A replacement is
+ * command, see `pastedScript`), a URL's credentials, a key shape, a nested JSON; a key is read as
+ * such a string is (`{"PASSWORD=X":1}`). A replacement is
  * written JSON-escaped inside the string's quotes; a string written with escapes is replaced
  * whole, as its parts are not where they are read. A number under a key that tells (see
  * `numberTells`; in an array, the key the array is written under, `{"password":[12345678]}`)
@@ -80,6 +81,10 @@ export function jsonEdits(
         : reference(name ?? "");
     edits.push({ start, end, safe });
   };
+  // A string outside a telling key and an array: a pasted command line, else read as an argument is.
+  const readString = (value: string) =>
+    (/\s/.test(value) ? pastedScript(value, hide, scriptName) : null) ??
+    readArg(value, undefined, rules, hide, scriptName);
   const stack: JsonFrame[] = [];
   // The name a value about to be read is a credential under, given the container it is in.
   const tellingFor = (frame: JsonFrame | undefined): string | undefined => {
@@ -161,6 +166,12 @@ export function jsonEdits(
     if (frame === undefined) continue;
     if (!frame.array && text[next] === ":") {
       frame.key = value;
+      // A key is read as any other string is (a URL's credentials, a key shape, `-uuser:X`, a
+      // command line): the argument is not read again as a whole once it is JSON (r81: a credential
+      // in a key was found only by reading the whole JSON as a command line, which cost as much
+      // again and rewrote it into text that no longer parsed).
+      const key = readString(value);
+      if (key) put(start, end, key, undefined);
       continue;
     }
     const telling = tellingFor(frame);
@@ -174,9 +185,7 @@ export function jsonEdits(
       frame.entries.push({ value, raw: [start, end] });
       continue;
     }
-    const read =
-      (/\s/.test(value) ? pastedScript(value, hide, scriptName) : null) ??
-      readArg(value, undefined, rules, hide, scriptName);
+    const read = readString(value);
     if (read) put(start, end, read, frame.key);
   }
   if (sign === undefined) return undefined;
@@ -308,7 +317,8 @@ function withBareReferencesAsNumbers(text: string): string {
  * One line of JSON given as an argument (`{"apiKey":"X"}`, `--config={"password":"X"}`,
  * `MCP_CONFIG={"token":"X"}`), read by its string values and its numbers under a telling key (see
  * `jsonEdits`), every other character kept as written, so the result still parses (a bare
- * reference read as a value) and, filled back, is the argument again. Null when
+ * reference read as a value) and, filled back, is the argument again; `readArg` does not read
+ * such an argument again as a command line. Null when
  * the argument is no such JSON (or holds a line break: a script, see `lineSecrets`); undefined
  * when nothing is flagged.
  */

@@ -88,7 +88,10 @@ export function checkCatalog(catalog: unknown, where: string): readonly CatalogS
       `${where} needs a catalogue (an array of { name, tools: [{ name }] } servers), and was given ${describe(catalog)}.`,
     );
   }
-  catalog.forEach((server: unknown, i) => {
+  // Every index, holes too: forEach skips a hole (an array built in code), which then crashed the
+  // lookups with a TypeError.
+  for (let i = 0; i < catalog.length; i++) {
+    const server: unknown = catalog[i];
     const s = server as { name?: unknown; tools?: unknown } | null;
     if (typeof s !== "object" || s === null || typeof s.name !== "string" || !Array.isArray(s.tools)) {
       throw new ToolLoadingError(
@@ -105,7 +108,9 @@ export function checkCatalog(catalog: unknown, where: string): readonly CatalogS
     }
     checkLine(s.name, `the name of catalogue entry ${i}`, where);
     checkReachable(s.name, `the name of catalogue entry ${i}`, where);
-    s.tools.forEach((tool: unknown, j) => {
+    const tools: readonly unknown[] = s.tools;
+    for (let j = 0; j < tools.length; j++) {
+      const tool = tools[j];
       const t = tool as { name?: unknown; description?: unknown } | null;
       if (typeof t !== "object" || t === null || typeof t.name !== "string" || t.name === "") {
         throw new ToolLoadingError(
@@ -121,8 +126,8 @@ export function checkCatalog(catalog: unknown, where: string): readonly CatalogS
           `${where}: the description of "${t.name}" on server "${s.name}" must be a string, and is ${describe(t.description)}.`,
         );
       }
-    });
-  });
+    }
+  }
   return catalog as readonly CatalogServer[];
 }
 
@@ -146,7 +151,8 @@ export function definitionsByName(tools: unknown, where: string): Map<string, Fu
     );
   }
   const byName = new Map<string, FunctionToolLike>();
-  tools.forEach((tool: unknown, i) => {
+  for (let i = 0; i < tools.length; i++) {
+    const tool: unknown = tools[i];
     const fn = (tool as { function?: { name?: unknown } } | null)?.function;
     if (typeof fn !== "object" || fn === null || typeof fn.name !== "string" || fn.name === "") {
       throw new ToolLoadingError(
@@ -155,7 +161,7 @@ export function definitionsByName(tools: unknown, where: string): Map<string, Fu
       );
     }
     if (!byName.has(fn.name)) byName.set(fn.name, tool as FunctionToolLike);
-  });
+  }
   return byName;
 }
 

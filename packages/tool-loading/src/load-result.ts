@@ -1,6 +1,6 @@
 import type { FunctionToolLike } from "@loopwright/schema-compat";
 import { definitionsByName } from "./catalog.js";
-import { checkCap, checkNameList, describe, echoNames, ToolLoadingError } from "./errors.js";
+import { checkCap, checkNameList, cutName, describe, echoNames, ToolLoadingError } from "./errors.js";
 import { LOAD_TOOLS_NAME } from "./meta-tools.js";
 import { MAX_NAME_LENGTH, type NameResolution } from "./names.js";
 
@@ -40,7 +40,22 @@ function checkResolution(resolution: NameResolution, where: string): void {
     checkNameList(r[key], `the resolution's ${key}`, where);
   }
   checkCap(r.cap, "the resolution's cap", where);
+  // Its names and overCap are catalogued names, written raw into the answer (the model's own
+  // `unknown` are echoed escaped): one holding a line break (a resolution built by hand) wrote a
+  // line of its own there ("Loaded: a\nLoaded: rm_rf").
+  for (const key of ["names", "overCap"] as const) {
+    const bad = (r[key] as string[]).find((name) => LINE_BREAKING.test(name));
+    if (bad === undefined) continue;
+    throw new ToolLoadingError(
+      "invalid-names",
+      `${where}: the resolution's ${key} holds ${JSON.stringify(cutName(bad))}, a name with a line break or control character, which no catalogued name holds.`,
+    );
+  }
 }
+
+/** C0 and C1 controls (line breaks among them) and the Unicode line and paragraph separators. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
+const LINE_BREAKING = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
 
 function checkNames(names: Iterable<string>, where: string): Set<string> {
   if (names === null || typeof names !== "object" || !(Symbol.iterator in names)) {
@@ -50,6 +65,16 @@ function checkNames(names: Iterable<string>, where: string): Set<string> {
     );
   }
   return new Set(names);
+}
+
+/**
+ * A load's answer lines as the text the model is sent, half a surrogate pair alone read as U+FFFD:
+ * a resolution built by hand (not by `expandNames` over a checked catalogue) can name one, and
+ * llama.cpp, which takes only valid UTF-8, refuses a request holding it. Definition lines are JSON,
+ * which escapes one, so they are unchanged.
+ */
+function answerText(lines: readonly string[]): string {
+  return lines.join("\n").toWellFormed();
 }
 
 /** The last line of a proxied load that handed over definitions; part of what `holdsDefinitions` reads. */
@@ -95,8 +120,9 @@ function tail(resolution: NameResolution, lines: string[]): void {
  *
  * Reads `resolution` (from `expandNames`) and the names loaded before this call. Throws a
  * `ToolLoadingError` for arguments of the wrong shape: `invalid-names` for a resolution whose lists
- * are not arrays of strings, `invalid-cap` for a cap that is not a whole number of at least 1.
- * Never changes either.
+ * are not arrays of strings or whose `names` or `overCap` hold a line break or control character, `invalid-cap` for a cap that is not a whole number of at least 1.
+ * Never changes either. Half a surrogate pair alone in a name (a resolution built by hand) is
+ * written as U+FFFD, so the answer is text a server reading UTF-8 takes.
  */
 export function loadResult(resolution: NameResolution, alreadyLoaded: Iterable<string>): string {
   checkResolution(resolution, "loadResult");
@@ -109,7 +135,7 @@ export function loadResult(resolution: NameResolution, alreadyLoaded: Iterable<s
     lines.push(`Already loaded: ${listed(repeated)}. Call them by name; no need to load them again.`);
   if (fresh.length === 0 && repeated.length === 0) lines.push("No tool was loaded.");
   tail(resolution, lines);
-  return lines.join("\n");
+  return answerText(lines);
 }
 
 /**
@@ -136,6 +162,7 @@ export function definitionLine(tool: FunctionToolLike): string {
  * Reads `resolution` (from `expandNames`), the run's tool definitions, and the names whose
  * definitions the conversation already holds (`heldDefinitions`). Throws a `ToolLoadingError` for
  * arguments of the wrong shape (as `loadResult` does for the resolution). The definition lines are what `holdsDefinitions` recognises.
+ * Half a surrogate pair alone in a name is written as U+FFFD (a definition line escapes one, as JSON does).
  */
 export function proxyLoadResult(
   resolution: NameResolution,
@@ -183,7 +210,7 @@ export function proxyAnswer(
   if (loaded === 0 && earlier.length === 0) lines.push("No tool was loaded.");
   tail(resolution, lines);
   if (loaded > 0) lines.push(CALL_HINT);
-  return lines.join("\n");
+  return answerText(lines);
 }
 
 function textOf(content: unknown): string {

@@ -1,4 +1,5 @@
 import { type CatalogServer, catalogIndex, checkCatalog, compare } from "./catalog.js";
+import { catalogMemo } from "./catalog-readers.js";
 import { checkCap, checkNameList, describe, ToolLoadingError } from "./errors.js";
 
 /** Tools one `load_tools` call may load unless a cap is given. */
@@ -72,8 +73,7 @@ function unquoted(part: string): string {
  */
 export function loadNames(args: unknown, catalog?: readonly CatalogServer[]): string[] {
   if (catalog === undefined) return namesIn(args);
-  checkCatalog(catalog, "loadNames");
-  return namesIn(args, nameReader(catalog).readsWhole);
+  return namesIn(args, catalogMemo(catalog, "loadNames", "reader", nameReader).readsWhole);
 }
 
 /**
@@ -300,15 +300,20 @@ export function toolResolver(catalog: readonly CatalogServer[]): ToolResolver {
  *
  * Throws a `ToolLoadingError` for a malformed catalogue (`invalid-catalog`), a `requested` that is
  * not an array of strings (`invalid-names`) or a cap that is not a whole number ≥ 1
- * (`invalid-cap`). Pure: reads nothing but its arguments.
+ * (`invalid-cap`). Pure: reads nothing but its arguments. The catalogue is checked and indexed on
+ * the first call and kept while it lists the same servers, tools, names and descriptions.
  */
 export function expandNames(
   requested: readonly string[],
   catalog: readonly CatalogServer[],
   cap: number = DEFAULT_LOAD_CAP,
 ): NameResolution {
-  checkArguments("expandNames", "the requested names", requested, catalog, cap, "a load cap");
-  return nameExpander(catalog)(requested, cap);
+  // Checked and indexed once per catalogue (again if it changes): a host calling this on its own
+  // for every load paid for both on each call.
+  const { expand } = catalogMemo(catalog, "expandNames", "reader", nameReader);
+  checkCap(cap, "a load cap", "expandNames");
+  checkNameList(requested, "the requested names", "expandNames");
+  return expand(requested, cap);
 }
 
 /**
@@ -321,20 +326,33 @@ export function nameExpander(
   return nameReader(catalog).expand;
 }
 
+/** What {@link nameReader} answers: a load's expander, and whether an entry is read whole. */
+export interface NameReader {
+  expand: (requested: readonly string[], cap: number) => NameResolution;
+  readsWhole: (name: string) => boolean;
+}
+
 /**
  * {@link nameExpander}'s expander, and beside it `readsWhole(name)`: whether a load's array entry,
  * taken whole, reaches a catalogued tool or server by any reading but a `*` pattern — its exact
  * name, `functions.`, `server.tool` (and `/`, `:`, `__`, `server.*`), or a case-insensitive match —
  * so that `git hub.list_pods` or `Read File` is read as one name before it is split at blanks.
  */
-export function nameReader(catalog: readonly CatalogServer[]): {
-  expand: (requested: readonly string[], cap: number) => NameResolution;
-  readsWhole: (name: string) => boolean;
-} {
+export function nameReader(catalog: readonly CatalogServer[]): NameReader {
   const index = catalogIndex(catalog);
   const servers = serverTools(catalog);
   const longest = longestName(servers);
-  const toolsOf = (server: string) => [...(servers.get(server) ?? [])].sort(compare);
+  // Each server's tools in name order, sorted once when first loaded by the server's name: a run's
+  // every load of a server by name sorted all of its tools again.
+  const sortedTools = new Map<string, readonly string[]>();
+  const toolsOf = (server: string): readonly string[] => {
+    let sorted = sortedTools.get(server);
+    if (sorted === undefined) {
+      sorted = [...(servers.get(server) ?? [])].sort(compare);
+      sortedTools.set(server, sorted);
+    }
+    return sorted;
+  };
   // Lower-cased name → every tool (or server) it folds from, built once: a load of many names
   // written in capitals looked each one up by scanning the whole catalogue.
   const folded = (names: Iterable<string>) => {
@@ -352,7 +370,7 @@ export function nameReader(catalog: readonly CatalogServer[]): {
   let toolsByCase: Map<string, string[]> | undefined;
   let serversByCase: Map<string, string[]> | undefined;
 
-  const match = (raw: string, patterns = true): string[] => {
+  const match = (raw: string, patterns = true): readonly string[] => {
     // "functions.read_file" is how OpenAI's own templates namespace a tool; models copy it.
     if (raw.length > MAX_NAME_LENGTH) return [];
     const trimmed = raw.trim();

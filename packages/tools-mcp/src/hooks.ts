@@ -13,7 +13,11 @@ export type HookEvent =
  */
 export interface McpHookSpec {
   id: string;
-  events: readonly string[];
+  /**
+   * The events it runs on. Required, but in an entry with `enabled: false` (`{ id, enabled: false }`,
+   * a stronger spec layer switching a hook off), which runs on none.
+   */
+  events?: readonly string[] | null | undefined;
   server?: string | undefined;
   tool?: string | undefined;
   /** Its share of the hook context budget, in tokens; passed on in its outcome. */
@@ -24,7 +28,8 @@ export interface McpHookSpec {
    * `createMcpPool` refuses any other value (`invalid-config`), and takes `null` as not given.
    */
   timeoutSeconds?: number | undefined;
-  enabled?: boolean | undefined;
+  /** `false` switches the hook off (it never runs); `createMcpPool` refuses anything but a boolean or `null`. */
+  enabled?: boolean | null | undefined;
 }
 
 /**

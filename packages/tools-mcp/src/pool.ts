@@ -419,9 +419,21 @@ export function createMcpPool(
   const naming = settings.toolNames ?? "prefixed";
   const hooks = [...(settings.hooks ?? [])];
   hooks.forEach((hook, i) => {
-    if (typeof hook?.id !== "string" || !Array.isArray(hook.events)) {
+    if (typeof hook?.id !== "string") {
       throw new McpPoolError("invalid-config", "each hook needs an id (a string) and events (an array).");
     }
+    const enabled = hook.enabled as unknown;
+    // Read as `!== false`, "false" (a string) ran the hook it was written to switch off.
+    if (enabled !== undefined && enabled !== null && typeof enabled !== "boolean")
+      refuse(`hooks[${i}] (${quoted(hook.id)}).enabled must be true or false`, enabled);
+    // A switch-off entry ({ id, enabled: false }, as a stronger spec layer writes one) needs no
+    // events: it runs on none. It was refused as a hook without events.
+    const events = hook.events as unknown;
+    if (!Array.isArray(events) && !(enabled === false && (events === undefined || events === null)))
+      refuse(
+        `hooks[${i}] (${quoted(hook.id)}).events must be an array of events (only an entry with enabled: false may leave it out)`,
+        events,
+      );
     // Read as seconds times 1000: NaN, a negative or a string would otherwise pass unseen (NaN and a
     // negative took the default bound, "5" ran as 5 s). `null`, as from JSON, is not given; 0 takes
     // the default, as the spec's schema allows it.
@@ -703,7 +715,7 @@ export function createMcpPool(
     context?: unknown,
     signal?: AbortSignal,
   ) => {
-    const due = hooks.filter((h) => h.enabled !== false && h.events.includes(event));
+    const due = hooks.filter((h) => h.enabled !== false && h.events?.includes(event) === true);
     return Promise.all(
       due.map(async (hook): Promise<HookOutcome> => {
         const started = Date.now();

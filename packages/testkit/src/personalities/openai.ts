@@ -32,6 +32,11 @@ export interface OpenAiPersonalityOptions {
   contextWindow?: number | null | undefined;
   /** When set, other model names get the 404 model_not_found refusal. */
   models?: readonly string[] | null | undefined;
+  /**
+   * The longest message `content` string, in characters, before the `string_above_max_length`
+   * refusal (default 10485760, as recorded; OpenAI's older limit was 1048576).
+   */
+  maxContentLength?: number | null | undefined;
 }
 
 /** The chat-completions body fields OpenAI documents (reasoning_effort only for reasoning models). */
@@ -87,7 +92,26 @@ const F = {
   contextCompletion: "errors/openai/context-length-exceeded-requested-with-completion.json",
   contextFunctions: "errors/openai/context-length-exceeded-messages-functions-completion.json",
   notFound: "errors/openai/404-model-not-found-chat.json",
+  belowMin: "errors/openai/400-max-tokens-integer-below-min-value.json",
+  streamType: "errors/openai/400-stream-not-of-type-boolean.json",
+  tooLong: "errors/openai/400-input-content-string-above-max-length-responses.json",
 } as const;
+
+/** The longest message `content` string OpenAI takes unless `maxContentLength` says otherwise (recorded). */
+const MAX_CONTENT_LENGTH = 10_485_760;
+
+/** A JSON value as the recorded type refusal quotes it (Python's repr: `'false'` for a string). */
+function quotedValue(value: unknown): string {
+  return typeof value === "string" ? `'${value}'` : JSON.stringify(value);
+}
+
+/** The number of characters (code points, as OpenAI counts) in `text`, counted only past `over`. */
+function longerThan(text: string, over: number): number | undefined {
+  if (text.length <= over) return undefined;
+  let count = 0;
+  for (const _ of text) count++;
+  return count > over ? count : undefined;
+}
 
 /** Every fixture the openai personality reads, for the README and tests. */
 export const OPENAI_FIXTURES: readonly string[] = Object.values(F);
@@ -220,13 +244,17 @@ const OPENAI_OPTION_RULES: Record<keyof OpenAiPersonalityOptions, OptionRule> = 
   unknownParams: stringList,
   contextWindow: positiveWhole,
   models: stringList,
+  maxContentLength: positiveWhole,
 };
 
 /**
  * Makes the `openai` personality.
  *
  * Refuses, in this order: a body that is not JSON (OpenAI's "We could not parse the JSON body"
- * 400), unknown body fields (`reasoning_effort` counts as unknown on non-reasoning models),
+ * 400), unknown body fields (`reasoning_effort` counts as unknown on non-reasoning models), a
+ * `stream` that is not a boolean (`"true"`: "'true' is not of type 'boolean' - 'stream'"), a
+ * `max_tokens` or `max_completion_tokens` below 1 (`integer_below_min_value`), a message `content`
+ * string over `maxContentLength` characters (`string_above_max_length`, 10485760 unless given),
  * `max_tokens` on reasoning models, unsupported `reasoning_effort` values, a `temperature` other
  * than 1 on reasoning models, `stream_options` without `stream`, `web_search_options` on a
  * non-search model, strict tool / response_format schemas that break the strict rules, an unknown
@@ -252,6 +280,46 @@ export function openaiPersonality(options: OpenAiPersonalityOptions = {}): Perso
       const unknown = !known.has(key) || refused.has(key) || (key === "reasoning_effort" && !isReasoning);
       if (unknown) {
         return jsonError(400, withMessage(F.unrecognized, [["reasoning_effort", key]]));
+      }
+    }
+    // Types and ranges first, as OpenAI reads the body against its schema before what it means.
+    if (body.stream !== undefined && body.stream !== null && typeof body.stream !== "boolean") {
+      return jsonError(400, withMessage(F.streamType, [["'false'", quotedValue(body.stream)]]));
+    }
+    for (const param of ["max_tokens", "max_completion_tokens"]) {
+      const value = body[param];
+      if (typeof value !== "number" || !Number.isInteger(value) || value >= 1) continue;
+      return jsonError(
+        400,
+        withMessage(
+          F.belowMin,
+          [
+            ["'max_tokens'", `'${param}'`],
+            ["got -15335", `got ${value}`],
+          ],
+          { param },
+        ),
+      );
+    }
+    if (Array.isArray(body.messages)) {
+      const limit = options.maxContentLength ?? MAX_CONTENT_LENGTH;
+      for (const [i, message] of body.messages.entries()) {
+        const content = isRecord(message) ? message.content : undefined;
+        const length = typeof content === "string" ? longerThan(content, limit) : undefined;
+        if (length === undefined) continue;
+        const param = `messages[${i}].content`;
+        return jsonError(
+          400,
+          withMessage(
+            F.tooLong,
+            [
+              ["'input[0].content'", `'${param}'`],
+              ["maximum length 10485760", `maximum length ${limit}`],
+              ["length 62114761", `length ${length}`],
+            ],
+            { param },
+          ),
+        );
       }
     }
     if (isReasoning && "max_tokens" in body) return jsonError(400, readFixture(F.maxTokens));
