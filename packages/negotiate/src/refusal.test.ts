@@ -170,8 +170,20 @@ const ROWS: Record<string, Row> = {
     status: 500,
     refusal: { kind: "tool-call-ids" },
   },
+  "errors/openai/400-input-content-string-above-max-length-responses.json": {
+    what: "one content string over 10,485,760 characters (string_above_max_length on input[0].content): not a tool-call id, not the window",
+    status: 400,
+  },
   "errors/openai/400-invalid-content-block-in-tool-message.json": {
     what: "an invalid message: the caller's to fix",
+    status: 400,
+  },
+  "errors/openai/400-max-tokens-integer-below-min-value.json": {
+    what: "max_tokens below 1 (integer_below_min_value): the caller's own mistake, nothing to drop and re-send",
+    status: 400,
+  },
+  "errors/openai/400-stream-not-of-type-boolean.json": {
+    what: "stream given as a string ('false' is not of type 'boolean'): nothing to drop and re-send",
     status: 400,
   },
   "errors/openai/400-tool-call-id-string-above-max-length.json": {
