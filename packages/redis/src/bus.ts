@@ -1133,7 +1133,7 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
         storeFailure(
           resolved,
           error,
-          `read run ${JSON.stringify(key.slice(prefix.length + 4, prefix.length + 204))}'s events, so its watcher ended`,
+          `read run ${shownRun(key.slice(prefix.length + 4))}'s events, so its watcher ended`,
           "The bus",
         ),
       ),
