@@ -22,6 +22,14 @@ const relays = new WeakMap<AbortSignal, Relay>();
 
 const FIRST_SWEEP = 64;
 
+/**
+ * Releases a request whose controller was collected unreleased: its response was dropped with its
+ * body never read (a stream the caller never iterated), so neither the end of the body nor the SDK's
+ * abort will ever release it. Without this, the signal kept its listener until it aborted (for a
+ * host's signal, for good). No timer: garbage collection tells.
+ */
+const dropped = new FinalizationRegistry<() => void>((release) => release());
+
 /** Takes `relay`'s listener off `signal` once it reaches no request. */
 function leaveIfUnused(signal: AbortSignal, relay: Relay): void {
   if (relay.controllers.size > 0 || relays.get(signal) !== relay) return;
@@ -35,7 +43,9 @@ function leaveIfUnused(signal: AbortSignal, relay: Relay): void {
  * of a signal released takes the listener off it, so a long-lived signal (a host's shutdown signal)
  * holds nothing between requests. A request holds its controller as long as it runs (its body
  * read, its stream iterated), so a controller held weakly is reached while it matters, and one
- * whose request was dropped unread is collected instead of being kept by the signal.
+ * whose request was dropped unread is collected instead of being kept by the signal — and, once
+ * collected, releases its request (the listener goes with the last, at the next garbage collection
+ * after the response was dropped).
  */
 export function abortWith(signal: AbortSignal, controller: AbortController): () => void {
   if (signal.aborted) {
@@ -68,8 +78,11 @@ export function abortWith(signal: AbortSignal, controller: AbortController): () 
   controllers.add(ref);
   const release = (): void => {
     if (!controllers.delete(ref)) return;
+    dropped.unregister(ref);
     leaveIfUnused(signal, held);
   };
+  // Held by the registry, `release` reaches the signal but not the controller.
+  dropped.register(controller, release, ref);
   // A request the SDK ends itself (a stream the caller broke out of, its timeout) is settled too,
   // though its body may never be read again.
   controller.signal.addEventListener("abort", release, { once: true });
@@ -80,6 +93,11 @@ export function abortWith(signal: AbortSignal, controller: AbortController): () 
  * `response`, calling `release` once its body has been read to the end, cancelled or has failed
  * (at once for a response without a body). The body is relayed as it is read, chunk by chunk: what
  * the SDK reads, and when, is unchanged.
+ *
+ * The relay costs a stream step a chunk: measured (r82) on 10^5 in-memory chunks, about 1.3 µs a
+ * chunk, about 3x reading the bare stream; through the SDK, which spends 8-9 µs a chunk decoding
+ * server-sent events and parsing each JSON, the difference was within the noise of a busy machine.
+ * A `then`-chain pull instead of an `async` one measured no better, a `pipeThrough` worse.
  */
 export function releasedWhenRead(response: Response, release: () => void): Response {
   const { body } = response;

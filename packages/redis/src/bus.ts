@@ -37,7 +37,7 @@ import {
   StreamWatcher,
   type StreamWatcherHost,
 } from "./stream-watcher.js";
-import { teller } from "./tell.js";
+import { storeFailure, teller } from "./tell.js";
 import { afterClose } from "./tenant-keys.js";
 
 /** Options for {@link createRedisBus}: where Redis is, and the bus's own limits. */
@@ -266,6 +266,26 @@ function checkEvent(event: unknown): asserts event is RunEvent {
       `emit needs an event object with a string \`kind\`, and was given ${describe(event)}.`,
     );
   }
+}
+
+/**
+ * `json` (an event as written) read back with every object and array in it frozen: what `history`
+ * holds and `emit` returns, so a reader writing what it was handed (a display rewriting `text`) does
+ * not change it for the next, and the emitter reusing its own objects (a `usage` it fills again each
+ * turn) does not change what was emitted — as the in-memory bus stores a frozen copy. A parsed text
+ * is a tree (no cycle, nothing shared): one pass with a list of its own, so deep nesting cannot
+ * overflow the stack.
+ */
+function frozenFrom(json: string): SequencedEvent {
+  const event = JSON.parse(json) as SequencedEvent;
+  const pending: object[] = [event];
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    for (const value of Object.values(next)) {
+      if (typeof value === "object" && value !== null) pending.push(value);
+    }
+    Object.freeze(next);
+  }
+  return event;
 }
 
 /**
@@ -592,6 +612,10 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
   const { prefix, report } = resolved;
   const endChannel = `${prefix}bus:end`;
   const keyOf = (runId: string) => `${prefix}run:${runId}`;
+  /** What the bus's tellers name (and tell apart) as the kind of command that failed. */
+  const WRITE_EVENTS = "write events";
+  const READ_EVENTS =
+    "read a watched run's events (its watchers read on from where they were once Redis answers)";
   const claimKeyOf = (runId: string) => `${prefix}claim:${runId}`;
 
   let current = mergeSettings(DEFAULT_EVENTS_SETTINGS, options.settings);
@@ -877,7 +901,10 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
     const results = await Promise.allSettled(sends);
     const handled = new Set<Pending>();
     const refusedRuns = new Set<string>();
-    /** The first failure of the batch that passes (told once per batch), and how many events it kept. */
+    /**
+     * The first failure of the batch that passes (told at most once per batch, through `told`: once
+     * while the same failure lasts), and how many events it kept.
+     */
     let passing: { reason: unknown } | undefined;
     let kept = 0;
     const checks: Promise<void>[] = [];
@@ -887,7 +914,7 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
       if (result.status === "rejected") {
         if (mayHaveRun(result.reason)) for (const item of group) item.unanswered = true;
         if (!refusedForGood(result.reason)) {
-          // Kept, to be sent again first; told once per batch.
+          // Kept, to be sent again first; told at most once per batch.
           passing ??= { reason: result.reason };
           kept += group.length;
           continue;
@@ -938,6 +965,7 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
               { cause: reason },
             ),
         reason,
+        WRITE_EVENTS,
       );
     }
     await Promise.all(checks);
@@ -1055,7 +1083,7 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
         // Redis took the writes: events dropped from now on are another outage's, told afresh.
         if (!failed) {
           droppedWhileAway = 0;
-          told.ok();
+          told.ok(WRITE_EVENTS);
         }
         if (failed) {
           // Redis could not take it yet (or the connection went): wait a little, longer each time,
@@ -1097,12 +1125,18 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
       if (set?.delete(watcher) && set.size === 0) watchers.delete(runId as string);
     },
     report,
-    readFailed: (error) =>
-      reads.fail(
-        error,
-        "read a watched run's events (its watchers read on from where they were once Redis answers)",
+    readFailed: (error) => reads.fail(error, READ_EVENTS),
+    readOk: () => reads.ok(READ_EVENTS),
+    // Each watcher that ends is told (its reader stops hearing the run), as this package's error.
+    readEnded: (error, key) =>
+      report(
+        storeFailure(
+          resolved,
+          error,
+          `read run ${shownRun(key.slice(prefix.length + 4))}'s events, so its watcher ended`,
+          "The bus",
+        ),
       ),
-    readOk: () => reads.ok(),
   };
 
   /** `all`: `endRun` (the run is over, whoever holds it); else `releaseRun` (only what is this instance's). */
@@ -1270,6 +1304,8 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
           { cause },
         );
       }
+      // Kept and handed out as written, frozen through (see `frozenFrom`).
+      stored = frozenFrom(json);
       if (!run) {
         run = newRun();
         runs.set(runId, run);

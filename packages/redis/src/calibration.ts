@@ -38,6 +38,9 @@ export interface RedisCalibration extends Calibration {
 
 /** As `@loopwright/ledger` keeps them: the last four readings choose the divisor. */
 const KEPT = 4;
+/** What the calibration's teller names (and tells apart) as the kinds of command that failed. */
+const WRITE = "write a calibration reading";
+const RENEW = "renew the expiry of a calibration list";
 const DEFAULT_DIVISOR = 4;
 /** The characters-per-token range `@loopwright/ledger` takes a reading in (its MIN_READING, MAX_READING). */
 const MIN_READING = 1;
@@ -248,12 +251,12 @@ export async function openCalibration(
     touched.set(id, now);
     runScript<number>(writer, TOUCH_SCRIPT, [keyOf(id), indexKey], [id, String(retainMs)]).then(
       (renewed) => {
-        tell.ok();
+        tell.ok(RENEW);
         if (renewed !== 1 && shared.has(id)) lapsed.add(id);
       },
       (error: unknown) => {
         touched.delete(id);
-        tell.fail(error, "renew the expiry of a calibration list");
+        tell.fail(error, RENEW);
       },
     );
   };
@@ -343,13 +346,13 @@ export async function openCalibration(
           (written) => {
             // Refused: a forget this instance has not heard of yet. The reading is let go here too,
             // so this instance divides by what every other one does.
-            tell.ok();
+            tell.ok(WRITE);
             if (written !== 1) unTake(id, reading);
           },
           (error: unknown) => {
             touched.delete(id);
             if (whole) lapsed.add(id);
-            tell.fail(error, "write a calibration reading");
+            tell.fail(error, WRITE);
           },
         );
       }

@@ -107,6 +107,9 @@ interface WriteFailed {
  * tick with 16 000 held, a third of a core with nothing happening.
  */
 const ACTIVE_MS = 10 * 60 * 1000;
+/** What the store's teller names (and tells apart) as the kinds of command that failed. */
+const WRITE = "write a tenant's latches";
+const RENEW = "renew the expiry of a tenant's latches";
 
 /** How many latch writes a capability store has on their way at once (see `share`). */
 const MAX_SHARING = 256;
@@ -396,7 +399,7 @@ export async function openCapabilityStore(
           ...[...changed].flat(),
         ],
       );
-      tell.ok();
+      tell.ok(WRITE);
       if (written === 1) {
         entry.touchedAt = Date.now();
       } else {
@@ -410,7 +413,7 @@ export async function openCapabilityStore(
       // Not written: forget that it was, so the next comparison tries again.
       for (const field of changed.keys()) entry.shared.delete(field);
       // After close() the connections are gone: close() tells onError of these, once for all.
-      if (!closed) tell.fail(error, "write a tenant's latches");
+      if (!closed) tell.fail(error, WRITE);
       return { error };
     } finally {
       shareDone();
@@ -744,7 +747,7 @@ export async function openCapabilityStore(
     entry.touchedAt = now;
     runScript<number>(writer, TOUCH_SCRIPT, [keyOf(entry.id), indexKey], [entry.id, String(retainMs)]).then(
       (renewed) => {
-        tell.ok();
+        tell.ok(RENEW);
         if (renewed === 1 || entry.dropped) return;
         // The key is gone (it expired while this instance held the tenant): nothing of it is shared
         // any more, so the whole tenant is written again, not only the next field learned.
@@ -754,7 +757,7 @@ export async function openCapabilityStore(
       },
       (error: unknown) => {
         entry.touchedAt = 0;
-        tell.fail(error, "renew the expiry of a tenant's latches");
+        tell.fail(error, RENEW);
       },
     );
   };

@@ -167,6 +167,11 @@ export class Owed<T> {
    * unanswered for `silentAfterMs` (see {@link check}). Only then is what is owed bounded: a burst owed while Redis
    * takes the work is sent whole.
    */
+  /** What this queue's teller names (and tells apart) as its kind of command. */
+  private sending(): string {
+    return `send the ${this.options.what} it owes Redis`;
+  }
+
   private stuck(): boolean {
     return !this.options.link.isReady || this.failing || this.silent;
   }
@@ -286,8 +291,7 @@ export class Owed<T> {
         this.onWire = undefined;
         this.silent = false;
         this.failing = true;
-        if (this.options.teller)
-          this.options.teller.fail(error, `send the ${this.options.what} it owes Redis`);
+        if (this.options.teller) this.options.teller.fail(error, this.sending());
         else this.options.report(error);
         this.later();
         return false;
@@ -295,7 +299,7 @@ export class Owed<T> {
       this.onWire = undefined;
       this.silent = false;
       this.failing = false;
-      this.options.teller?.ok();
+      this.options.teller?.ok(this.sending());
       if (this.entries.get(key) === entry) this.entries.delete(key);
     }
     this.backoff = 0;

@@ -40,6 +40,9 @@ type Fields = Partial<Record<keyof RouteLatches, string>>;
  * channel, the announcement, then field and value pairs): the fields, the index entry, both expiries
  * and the announcement in one call.
  */
+/** What the store's teller names as the kind of command a renewal is. */
+const RENEW = "renew the expiry of a server's route latches";
+
 const LATCH_SCRIPT = script(`${INDEX_EXPIRY_LUA}
 redis.call('HSET', KEYS[1], unpack(ARGV, 5))
 keepIndexed(KEYS[1], KEYS[2], ARGV[1], ARGV[2])
@@ -165,14 +168,14 @@ export async function openRouteLatches(
     touched.set(id, now);
     runScript<number>(writer, TOUCH_SCRIPT, [keyOf(id), indexKey], [id, String(retainMs)]).then(
       (renewed) => {
-        tell.ok();
+        tell.ok(RENEW);
         // The key is gone (it expired while this instance held the server): written again whole.
         const state = states.get(base);
         if (renewed !== 1 && state) share(base, state);
       },
       (error: unknown) => {
         touched.set(id, 0);
-        tell.fail(error, "renew the expiry of a server's route latches");
+        tell.fail(error, RENEW);
       },
     );
   };

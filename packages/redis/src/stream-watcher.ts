@@ -25,6 +25,11 @@ export interface StreamWatcherHost {
   readFailed?(error: unknown): void;
   /** A read went through: a failure told through `readFailed` is told again when it recurs. */
   readOk?(): void;
+  /**
+   * Told of what ended the watcher for good (Redis refusing to read its key as a stream, `WRONGTYPE`),
+   * with the watcher's key; `report` when not given.
+   */
+  readEnded?(error: unknown, key: string): void;
 }
 
 /** What a watcher knows of its run beyond `after`, and where its claim is kept. */
@@ -415,7 +420,10 @@ export class StreamWatcher implements RedisEventStream {
         await this.readOnce();
       }
     } catch (error) {
-      if (!this.closed && !this.ending) this.host.report(error);
+      if (!this.closed && !this.ending) {
+        if (this.host.readEnded) this.host.readEnded(error, this.key);
+        else this.host.report(error);
+      }
       if (!this.closed) this.end();
     } finally {
       // Read to the end (or told to stop): the connection has nothing more to wait for.

@@ -7,16 +7,24 @@ import { RedisStoreError } from "./errors.js";
  * after a reconnect), none of which a caller awaits: each failure as `RedisStoreError` naming the
  * URL (its password as `***`) and what failed, the client's error on `cause`; and a failure of the
  * same kind as the last one told (the same error reply, `OOM`, `LOADING`, …, or the same connection
- * error) not told again until Redis takes a command ({@link Teller.ok}) or fails otherwise. A retry
- * every second while Redis is out of memory for an hour is told once, not 3 600 times.
+ * error) not told again until Redis takes a kind of command that failed so ({@link Teller.ok};
+ * any command, after a lost connection) or fails otherwise. A retry every second while Redis is out of memory for an hour is
+ * told once, not 3 600 times — also while another kind of command (an expiry renewal, which Redis
+ * takes out of memory) goes through between the retries.
  */
 export interface Teller {
   /** Tells `onError` that `what` (a phrase: "write a tenant's latches") failed with `error`. */
   fail(error: unknown, what: string): void;
-  /** Tells `error` (already this package's), unless its kind (`kindOf(cause)`) is the one last told. */
-  tell(error: RedisStoreError, cause: unknown): void;
-  /** Redis took a command: the next failure is told, whatever it is. */
-  ok(): void;
+  /**
+   * Tells `error` (already this package's), unless its kind (`kindOf(cause)`) is the one last told;
+   * `what` names the kind of command, as {@link Teller.ok} is given it.
+   */
+  tell(error: RedisStoreError, cause: unknown, what: string): void;
+  /**
+   * Redis took a `what` command: when that kind of command failed with the failure last told (or
+   * that failure was a lost connection), the next failure is told, whatever it is.
+   */
+  ok(what: string): void;
 }
 
 /** The kind of failure `error` is, for telling a repeat from a change: the reply's first word, or the error's name. */
@@ -62,11 +70,18 @@ export function storeFailure(resolved: Resolved, error: unknown, what: string, w
 /** A {@link Teller} for one store (`who`, as messages name it: "The capability store"). */
 export function teller(resolved: Resolved, who: string): Teller {
   let last: string | undefined;
-  const tell = (error: RedisStoreError, cause: unknown): void => {
+  /** The kinds of command that failed with `last` and have not gone through since. */
+  const failing = new Set<string>();
+  const tell = (error: RedisStoreError, cause: unknown, what: string): void => {
     const kind = `${error.code}|${kindOf(cause)}`;
-    if (kind === last) return;
-    last = kind;
-    resolved.report(error);
+    if (kind !== last) {
+      last = kind;
+      failing.clear();
+      failing.add(what);
+      resolved.report(error);
+      return;
+    }
+    failing.add(what);
   };
   return {
     tell,
@@ -76,10 +91,16 @@ export function teller(resolved: Resolved, who: string): Teller {
         resolved.report(error);
         return;
       }
-      tell(storeFailure(resolved, error, what, who), error);
+      tell(storeFailure(resolved, error, what, who), error, what);
     },
-    ok() {
+    ok(what) {
+      // Another kind of command going through (a renewal while writes are refused) says nothing of
+      // the failure told: before, it let the same refusal be told again at every retry.
+      // A kind of command that failed so went through (or, after a lost connection, any command):
+      // the failure passed.
+      if (last === undefined || !(failing.has(what) || last.startsWith("connect|error:"))) return;
       last = undefined;
+      failing.clear();
     },
   };
 }
