@@ -6,6 +6,7 @@ import { createClient } from "@redis/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { HAS_REDIS, RedisServer, SKIP_MESSAGE } from "../test/redis-server.js";
 import { createRedisBus, createRedisCapabilityStore, RedisStoreError } from "./index.js";
+import { quoted } from "./tell.js";
 
 if (!HAS_REDIS) console.warn(SKIP_MESSAGE);
 
@@ -122,5 +123,16 @@ describe.skipIf(!HAS_REDIS)("R82", () => {
     } finally {
       await bus.close();
     }
+  });
+});
+
+describe("the client's error as a RedisStoreError quotes it", () => {
+  it("cuts a long message before a character, never inside one, and writes no lone surrogate", () => {
+    // 499 characters, then an emoji (two UTF-16 units) across the 500-character cut.
+    const text = `${"x".repeat(499)}\u{1F600}${"y".repeat(100)}`;
+    const shown = quoted(new Error(text));
+    expect(shown).toBe(`${"x".repeat(499)}… (102 more characters)`);
+    expect(shown.isWellFormed()).toBe(true);
+    expect(quoted(new Error("a\ud800b"))).toBe("a\ufffdb");
   });
 });

@@ -39,7 +39,10 @@ export function kindOf(error: unknown): string {
 /** The client's error as a message quotes it: its first 500 characters. */
 export function quoted(error: unknown): string {
   const text = error instanceof Error ? error.message : String(error);
-  return text.length > 500 ? `${text.slice(0, 500)}… (${text.length - 500} more characters)` : text;
+  if (text.length <= 500) return text.toWellFormed();
+  // Never cut inside a character: a high surrogate at the cut goes with the rest.
+  const end = /[\uD800-\uDBFF]/.test(text[499]!) ? 499 : 500;
+  return `${text.slice(0, end)}… (${text.length - end} more characters)`.toWellFormed();
 }
 
 /** The typed error for `what` failing with the client's `error` (passed through when already typed). */
