@@ -110,3 +110,39 @@ describe("R82-2: parseJson reads no JSON inside a scratchpad, closed or not, of 
     }
   });
 });
+
+describe("R82-3: recoverToolCalls reads scratchpads left to right: another kind's opener inside one opens nothing", () => {
+  const call = '<tool_call>{"name": "ls", "arguments": {"p": "."}}</tool_call>';
+
+  it("runs the call after a <reasoning> that mentions <think> (the stream shows it as the answer)", () => {
+    for (const reply of [
+      `<reasoning>Qwen opens with <think> first.</reasoning>\n${call}`,
+      `<thinking>I write ◁think▷ here</thinking>${call}`,
+      `<|channel|>analysis<|message|>no <thinking> needed<|end|>${call}`,
+    ]) {
+      expect(stripThinking(reply, { fences: ALL_FENCES }).content, reply).toContain(call);
+      expect(recoverToolCalls(reply, ["ls"]).calls, reply).toEqual([
+        { id: "call_recovered_0", name: "ls", args: { p: "." }, raw: '{"p":"."}' },
+      ]);
+    }
+  });
+
+  it("property: a call is run exactly where the stream's ALL_FENCES content shows it", () => {
+    // A lone `</think>` / `◁/think▷` is left out: recoverToolCalls reads only after the last one
+    // (its documented cut), where the stream keeps an answer written before a closed <think>.
+    const marker = fc.constantFrom(
+      ...SCRATCHPADS.flatMap((k) => (k.implicitOpen ? [k.open] : [k.open, k.close])),
+    );
+    fc.assert(
+      fc.property(
+        fc.array(fc.oneof(marker, fc.constantFrom(call, "prose ", "\n")), { maxLength: 8 }),
+        (parts) => {
+          const reply = parts.join("");
+          const shown = stripThinking(reply, { fences: ALL_FENCES }).content.split(call).length - 1;
+          expect(recoverToolCalls(reply, ["ls"]).calls).toHaveLength(shown);
+        },
+      ),
+      { numRuns: 1000 },
+    );
+  });
+});
