@@ -15,14 +15,14 @@ afterEach(async () => {
 const question: ChatMessage[] = [{ role: "user", content: "Hello?" }];
 
 /** A streamed answer "hi" whose last chunk carries `usage` as the server wrote it. */
-function answerWithUsage(usage: object): { type: "raw"; chunks: string[] } {
+function answerWithUsage(usage: object, content = "hi", finish = "stop"): { type: "raw"; chunks: string[] } {
   const chunk = (body: object) =>
     `data: ${JSON.stringify({ id: "x", object: "chat.completion.chunk", ...body })}\n\n`;
   return {
     type: "raw",
     chunks: [
-      chunk({ choices: [{ index: 0, delta: { role: "assistant", content: "hi" }, finish_reason: null }] }),
-      chunk({ choices: [{ index: 0, delta: {}, finish_reason: "stop" }] }),
+      chunk({ choices: [{ index: 0, delta: { role: "assistant", content }, finish_reason: null }] }),
+      chunk({ choices: [{ index: 0, delta: {}, finish_reason: finish }] }),
       chunk({ choices: [], usage }),
       "data: [DONE]\n\n",
     ],
@@ -74,5 +74,29 @@ describe("R82-1: a usage count the stream read as none is told as a notice, with
   it("a well-formed usage tells nothing", async () => {
     const { notices } = await runWithUsage({ prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 });
     expect(notices).toEqual([]);
+  });
+
+  it("a continued turn keeps what each piece's usage discarded, each told when its piece came back", async () => {
+    server = await startServer({
+      replies: [
+        answerWithUsage({ prompt_tokens: -5, completion_tokens: 5 }, "The answer is", "length"),
+        answerWithUsage({ prompt_tokens: 16, completion_tokens: "3" }, " forty-two."),
+      ],
+    });
+    const notices: string[] = [];
+    const result = await createRuntime().runAgentLoop({
+      config: { baseUrl: server.baseUrl, model: "sim", maxTokens: 5, maxContinuations: 1 },
+      messages: question,
+      dispatch: () => "",
+      onEvent: (event: RunEvent) => {
+        if (event.kind === "notice") notices.push(event.text);
+      },
+    });
+    expect(result.turn.content).toBe("The answer is forty-two.");
+    expect(result.turn.discardedUsage).toEqual([
+      { field: "prompt_tokens", sent: "-5" },
+      { field: "completion_tokens", sent: '"3"' },
+    ]);
+    expect(notices.filter((n) => n.includes("no token count can be"))).toHaveLength(2);
   });
 });
