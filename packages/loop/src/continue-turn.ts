@@ -181,6 +181,9 @@ function join(whole: Turn, piece: Turn, repeated = false): Turn {
   // The text as written, for a call recovered from it (see `recoverWrittenCalls`).
   const written = (whole.rawContent ?? whole.content) + (piece.rawContent ?? piece.content);
   if (written !== joined.content) joined.rawContent = written;
+  // What each request's usage discarded (each told as a notice when it came back), together.
+  const discarded = [...(whole.discardedUsage ?? []), ...(piece.discardedUsage ?? [])];
+  if (discarded.length > 0) joined.discardedUsage = discarded;
   if (whole.timings && piece.timings) {
     const timings: NonNullable<Turn["timings"]> = {};
     for (const key of ["prefillMs", "decodeMs", "draftTokens", "draftAccepted"] as const) {

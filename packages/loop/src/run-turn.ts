@@ -160,8 +160,9 @@ export function firstBody(
  * (and `turn` itself when nothing needed one): a count that is not whole (a relay that averaged or
  * scaled it) rounded; a cache count above the prompt it is part of, or a reasoning count above the
  * completion, cut to it (the cache hit ratio read 500 % and the uncached part 0); a total below the
- * prompt and completion it adds up raised to their sum. The run's usage, metrics, the ledger and the
- * size guard's calibration all read the held counts.
+ * prompt and completion it adds up raised to their sum; and a count the stream read as none because
+ * the server sent no count there (a negative, a string: `turn.discardedUsage`) named with the value
+ * sent. The run's usage, metrics, the ledger and the size guard's calibration all read the held counts.
  */
 function heldUsage(turn: Turn, onNotice: ((message: string) => void) | undefined): Turn {
   const given = turn.usage;
@@ -195,6 +196,14 @@ function heldUsage(turn: Turn, onNotice: ((message: string) => void) | undefined
       `its total (${usage.total}) is less than the prompt and completion it adds up (${usage.prompt} + ${usage.completion}), so it was taken as their sum`,
     );
     usage.total = usage.prompt + usage.completion;
+  }
+  const discarded = turn.discardedUsage ?? [];
+  if (discarded.length > 0) {
+    said.push(
+      `${discarded.length === 1 ? "a count" : "counts"} no token count can be (${discarded
+        .map(({ field, sent }) => `${field} ${sent}`)
+        .join(", ")}) ${discarded.length === 1 ? "was" : "were"} read as none`,
+    );
   }
   if (said.length === 0) return turn;
   onNotice?.(`The server's token usage for this turn was not one it can be: ${said.join("; ")}.`);

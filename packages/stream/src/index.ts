@@ -22,6 +22,6 @@ export type {
 } from "./stream-turn.js";
 export { streamTurn } from "./stream-turn.js";
 export type { ToolCallProgress } from "./tool-call-assembler.js";
-export type { ToolCall, Turn, TurnTimings, TurnUsage } from "./turn.js";
+export type { DiscardedCount, ToolCall, Turn, TurnTimings, TurnUsage } from "./turn.js";
 export { FinishReason } from "./turn.js";
 export { readUsage } from "./usage.js";

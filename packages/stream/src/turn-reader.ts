@@ -10,7 +10,7 @@ import { type Fence, type FenceSplit, FenceSplitter } from "./fences.js";
 import { GrownText } from "./grown-text.js";
 import { indexOf, ToolCallAssembler, type ToolCallProgress } from "./tool-call-assembler.js";
 import { normalizeFinishReason, type Turn, type TurnTimings } from "./turn.js";
-import { laterUsage, readUsage, reportsUsage } from "./usage.js";
+import { discardedOf, laterUsage, noteDiscarded, readUsage, reportsUsage } from "./usage.js";
 
 /** The slot a legacy `function_call` delta goes to, apart from any `tool_calls` index. */
 const LEGACY_INDEX = -1;
@@ -145,6 +145,8 @@ export class TurnReader {
   private readonly written = new GrownText();
   private reasoningField: Turn["reasoningField"];
   private usage: UsageLike | undefined;
+  /** Each usage field sent a value no count can be, with the last such value as text. */
+  private readonly discarded = new Map<string, string>();
   private timings: TimingsLike | undefined;
   private finishReason = "";
   private produced = false;
@@ -184,6 +186,8 @@ export class TurnReader {
       : reportsUsage(chunk.x_groq?.usage)
         ? chunk.x_groq?.usage
         : undefined;
+    noteDiscarded(this.discarded, chunk.usage);
+    noteDiscarded(this.discarded, chunk.x_groq?.usage);
     if (usage) {
       this.usage = laterUsage(this.usage, usage);
       carried = true;
@@ -211,6 +215,7 @@ export class TurnReader {
         this.finishReason = normalizeFinishReason(finish);
         carried = true;
       }
+      noteDiscarded(this.discarded, choice.usage);
       if (!usage && reportsUsage(choice.usage)) {
         this.usage = laterUsage(this.usage, choice.usage);
         carried = true;
@@ -249,7 +254,15 @@ export class TurnReader {
       ...(this.scratchpadClosed ? { scratchpadClosed: true as const } : {}),
       ...(this.written.text !== content ? { rawContent: this.written.text } : {}),
       ...readTimings(this.timings),
+      ...this.discardedUsage(),
     };
+  }
+
+  /** `{ discardedUsage }` where a usage count the turn has none of was sent as no count can be. */
+  private discardedUsage(): { discardedUsage?: Turn["discardedUsage"] } {
+    if (this.discarded.size === 0) return {};
+    const discarded = discardedOf(this.discarded, this.usage);
+    return discarded.length > 0 ? { discardedUsage: discarded } : {};
   }
 
   private readDelta(delta: DeltaLike): boolean {

@@ -55,6 +55,18 @@ export interface TurnUsage {
 }
 
 /**
+ * A count in a server's usage object that no token count can be — a negative, a string, a number
+ * past 2^53 − 1 — and that the turn therefore read none from. `field` is where it was sent
+ * (`prompt_tokens`, `prompt_tokens_details.cached_tokens`, or `prompt_tokens_details` for a details
+ * field that is no object) and `sent` the value as the server wrote it, as JSON text cut to 40
+ * characters and `…`.
+ */
+export interface DiscardedCount {
+  field: string;
+  sent: string;
+}
+
+/**
  * Where a turn's time went, as the server measured it (llama.cpp's `timings`): milliseconds spent
  * reading the prompt and generating the reply, and speculative decoding's drafted and accepted
  * tokens. Each field is present only where the server reported it.
@@ -103,6 +115,12 @@ export interface Turn {
    */
   rawContent?: string;
   timings?: TurnTimings;
+  /**
+   * The usage counts the server sent that no token count can be, which `usage` reads as none (zero,
+   * or the other spelling's count where one was sent), each with its value as sent. Present only
+   * where there is one; a field another usage object of the stream gave a count is not named.
+   */
+  discardedUsage?: DiscardedCount[];
 }
 
 /**

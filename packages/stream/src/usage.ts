@@ -1,5 +1,6 @@
 import type { UsageLike } from "./chunk.js";
-import type { TurnUsage } from "./turn.js";
+import { jsonText } from "./errors.js";
+import type { DiscardedCount, TurnUsage } from "./turn.js";
 
 /**
  * A token count: a number from 0 to 2^53 - 1. Anything else is none — a count past 2^53 - 1 is no
@@ -80,6 +81,64 @@ export function laterUsage(before: UsageLike | undefined, next: UsageLike): Usag
   return merged as UsageLike;
 }
 
+/** The most of a discarded value's text a {@link DiscardedCount} quotes. */
+const SENT_CHARS = 40;
+
+/**
+ * A value a server sent as a count, as JSON text cut to {@link SENT_CHARS} characters and `…`:
+ * never inside a character, and well formed (a lone surrogate half is U+FFFD). A long string is
+ * cut before it is written out, so a megabyte sent on every chunk costs a few characters each time.
+ */
+function sentText(value: unknown): string {
+  const text = typeof value === "string" ? JSON.stringify(value.slice(0, SENT_CHARS + 1)) : jsonText(value);
+  if (text.length <= SENT_CHARS) return text.toWellFormed();
+  let end = SENT_CHARS;
+  const last = text.charCodeAt(end - 1);
+  if (last >= 0xd800 && last <= 0xdbff) end--;
+  return `${text.slice(0, end)}…`.toWellFormed();
+}
+
+/**
+ * Notes in `noted` each count field of the usage object `raw` whose value is no token count (not
+ * `null`, which is a count left out): `prompt_tokens` for a top-level one,
+ * `prompt_tokens_details.cached_tokens` for one in a details object, `prompt_tokens_details` for
+ * a details field that is no object. The last value a field was sent is kept, as text.
+ */
+export function noteDiscarded(noted: Map<string, string>, raw: unknown): void {
+  if (!raw || typeof raw !== "object") return;
+  const usage = raw as Record<string, unknown>;
+  for (const field of COUNTS) {
+    const value = usage[field];
+    if (value !== undefined && value !== null && count(value) === undefined)
+      noted.set(field, sentText(value));
+  }
+  for (const [field, inner] of DETAILS) {
+    const details = usage[field];
+    if (details === undefined || details === null) continue;
+    if (typeof details !== "object" || Array.isArray(details)) {
+      noted.set(field, sentText(details));
+      continue;
+    }
+    const value = (details as Record<string, unknown>)[inner];
+    if (value !== undefined && value !== null && count(value) === undefined)
+      noted.set(`${field}.${inner}`, sentText(value));
+  }
+}
+
+/**
+ * Of the fields `noted` holds, those the usage a turn read (`usage`) has no count for: a count
+ * sent before or after the discarded value (in another usage object) leaves nothing lost.
+ */
+export function discardedOf(noted: Map<string, string>, usage: UsageLike | undefined): DiscardedCount[] {
+  const read = (usage ?? {}) as Record<string, unknown>;
+  const out: DiscardedCount[] = [];
+  for (const [path, sent] of noted) {
+    const [field = path] = path.split(".", 1);
+    if (!reportsCount(field, read[field])) out.push({ field: path, sent });
+  }
+  return out;
+}
+
 /** Usage of a turn whose server reported nothing: every always-present count at zero. */
 export function emptyUsage(): TurnUsage {
   return { prompt: 0, completion: 0, total: 0, cached: 0 };
@@ -94,7 +153,8 @@ export function emptyUsage(): TurnUsage {
  * from `completion_tokens_details.reasoning_tokens` or a top-level `reasoning_tokens`, and only
  * when reported. The Responses-API spellings (`input_tokens`, `output_tokens` and their details)
  * that some relays pass through are read where the chat ones are missing. Missing or non-numeric
- * counts read as zero; `total` falls back to the sum.
+ * counts read as zero (a streamed turn names the ones it discarded, `Turn.discardedUsage`);
+ * `total` falls back to the sum.
  */
 export function readUsage(raw: UsageLike | null | undefined): TurnUsage {
   if (!raw || typeof raw !== "object") return emptyUsage();

@@ -13,6 +13,7 @@ import {
 } from "./json-text.js";
 import { withJsonNumbers } from "./number-text.js";
 import { readTakesString } from "./parse-tool-arguments.js";
+import { SCRATCHPADS } from "./recover-tool-calls.js";
 
 /** Options for {@link parseJson}. */
 export interface ParseJsonOptions {
@@ -185,9 +186,110 @@ function inString(text: string, start: number, at: number): boolean {
 }
 
 /**
+ * The first `closer` in `text` from `from` on that is not written as inline code (`` `</thinking>` ``
+ * in reasoning about the tag is reasoning, as the stream reads it); -1 for none. Linear: each
+ * quoted one is passed once.
+ */
+function closerFrom(text: string, closer: string, from: number): number {
+  let at = text.indexOf(closer, from);
+  while (at > 0 && text[at - 1] === "`" && text[at + closer.length] === "`")
+    at = text.indexOf(closer, at + closer.length);
+  return at;
+}
+
+/**
+ * Where the JSON value holding `at` inside one of its double-quoted strings ends (the end of the
+ * text for one that never closes), or `undefined` when no value opening before `at` holds it so.
+ * `cursor.from` is where the values are looked for: past each one that closes before `at`, so a
+ * caller asking about ever later places reads each value once. What it reads is charged to
+ * `budget`; past it, `undefined`.
+ */
+function stringValueEnd(
+  text: string,
+  at: number,
+  cursor: { from: number },
+  budget: Budget,
+): number | undefined {
+  for (let tries = 0; tries < MAX_CANDIDATES && budget.chars > 0; tries++) {
+    OPENER.lastIndex = cursor.from;
+    const start = OPENER.exec(text)?.index ?? -1;
+    if (start < 0 || start >= at) {
+      // No value opens before `at`: none will before a later place either, until `at`.
+      budget.chars -= Math.min(at, start < 0 ? text.length : start) - cursor.from;
+      cursor.from = Math.max(cursor.from, Math.min(at, start < 0 ? text.length : start));
+      return undefined;
+    }
+    const { end } = scanCharged(text, start, budget);
+    if (end >= 0 && end <= at) {
+      cursor.from = end;
+      continue;
+    }
+    // Closing after `at`, or never (it runs to the end): `at` is inside it.
+    budget.chars -= at - start;
+    return inString(text, start, at) ? (end < 0 ? text.length : end) : undefined;
+  }
+  return undefined;
+}
+
+/**
+ * `reply` with its scratchpads taken out, as the stream takes them out of an answer (`ALL_FENCES`,
+ * which `recoverToolCalls` skips too): from each opener of {@link SCRATCHPADS} to its closer, or to
+ * the end where it never closes. An opener or closer written as inline code (`` `<thinking>` ``)
+ * is text about the marker, and an opener inside a string of a JSON value around it is that
+ * string's text. JSON inside a scratchpad is the model's draft, not its answer. Linear: each
+ * search starts past the last scratchpad or JSON value found, and the JSON read is charged to one
+ * allowance.
+ */
+function withoutScratchpads(reply: string): string {
+  const budget: Budget = { unclosed: 0, ...scanAllowance(reply) };
+  const values = { from: 0 };
+  // Where each kind's opener is next found from `from` on (-1: nowhere): each search starts past
+  // the last, so each kind's openers are looked for once over the reply.
+  const next = SCRATCHPADS.map(() => -2);
+  let out = "";
+  let kept = 0;
+  let from = 0;
+  for (;;) {
+    // The earliest opener: inside a scratchpad another kind's opener is reasoning, as the stream reads it.
+    let start = -1;
+    let pad: (typeof SCRATCHPADS)[number] | undefined;
+    SCRATCHPADS.forEach((kind, i) => {
+      let at = next[i] as number;
+      if (at !== -1 && at < from) {
+        at = reply.indexOf(kind.open, from);
+        next[i] = at;
+      }
+      if (at >= 0 && (start < 0 || at < start)) {
+        start = at;
+        pad = kind;
+      }
+    });
+    if (start < 0 || pad === undefined) break;
+    const { open: opener, close: closer } = pad;
+    if (reply[start - 1] === "`" && reply[start + opener.length] === "`") {
+      from = start + opener.length;
+      continue;
+    }
+    const valueEnd = stringValueEnd(reply, start, values, budget);
+    if (valueEnd !== undefined) {
+      from = Math.max(valueEnd, start + opener.length);
+      continue;
+    }
+    const close = closerFrom(reply, closer, start + opener.length);
+    const end = close < 0 ? reply.length : close + closer.length;
+    out += reply.slice(kept, start);
+    kept = end;
+    from = end;
+  }
+  return kept === 0 ? reply : out + reply.slice(kept);
+}
+
+/**
  * Finds the JSON a model put in its reply — the whole reply, a fenced block, or an object or
- * array inside prose (after the scratchpad: its last `</think>` or Kimi's `◁/think▷` outside the JSON's
- * strings and not written as inline code, `` `</think>` ``) — and reads it, repairing what a local model
+ * array inside prose (outside every scratchpad `recoverToolCalls` skips and the stream's
+ * `ALL_FENCES` take out, closed or not, and after a lone `</think>` or Kimi's `◁/think▷`; a marker
+ * inside the JSON's strings or written as inline code, `` `</think>` ``, is text: JSON in a
+ * scratchpad is the model's draft, never its answer) — and reads it, repairing what a local model
  * gets nearly right: single quotes, Python `True`/`None`, bare keys, trailing commas, comments,
  * a bracket left open at the end.
  *
@@ -246,7 +348,7 @@ function findJson(text: string): Parsed | undefined {
   // The whole reply first: a `</think>` written in one of its strings is that string's text.
   const all = tryParse(text.trim());
   if (all) return withinDepth(all.value) ? all : undefined;
-  const reply = afterThinking(text).trim();
+  const reply = afterThinking(withoutScratchpads(text)).trim();
   if (reply === "") return undefined;
   const whole = tryParse(reply);
   if (whole) return withinDepth(whole.value) ? whole : undefined;

@@ -136,39 +136,55 @@ function closerFrom(text: string, closer: string, from: number): number {
 }
 
 /**
- * The scratchpads in `text` outside the calls at `regions` (sorted, apart): from each opener of
- * {@link SCRATCHPADS} not inside a call to its closer not inside a call nor written as inline code,
- * or to the end of the text.
- * Linear: each search starts past the last region found.
+ * The scratchpads in `text` outside the calls at `regions` (sorted, apart), read left to right as
+ * the stream reads them: from the earliest opener of {@link SCRATCHPADS} not inside a call nor
+ * written as inline code to its closer not inside a call nor written as inline code, or to the end
+ * of the text; inside one, another kind's opener is reasoning and opens nothing (a `<think>`
+ * mentioned in `<reasoning>` made the rest of the reply a scratchpad, and a call after it was
+ * never run).
+ * Linear: each kind's opener is looked for from past the last one found, once over the text.
  */
 function scratchpadsIn(text: string, regions: ReadonlyArray<[number, number]>): Array<[number, number]> {
   const found: Array<[number, number]> = [];
-  for (const { open: opener, close: closer } of SCRATCHPADS) {
-    let from = 0;
-    for (;;) {
-      const start = text.indexOf(opener, from);
-      if (start < 0) break;
-      const call = spanAt(start, regions);
-      if (call) {
-        from = call[1];
-        continue;
+  // Where each kind's opener is next found from `from` on (-1: nowhere, -2: not looked for yet).
+  const next = SCRATCHPADS.map(() => -2);
+  let from = 0;
+  for (;;) {
+    let start = -1;
+    let pad: (typeof SCRATCHPADS)[number] | undefined;
+    SCRATCHPADS.forEach((kind, i) => {
+      let at = next[i] as number;
+      if (at !== -1 && at < from) {
+        at = text.indexOf(kind.open, from);
+        next[i] = at;
       }
-      // Written between backticks (`` `<thinking>` ``): text about the marker, as the stream reads it.
-      if (text[start - 1] === "`" && text[start + opener.length] === "`") {
-        from = start + opener.length;
-        continue;
+      if (at >= 0 && (start < 0 || at < start)) {
+        start = at;
+        pad = kind;
       }
-      let close = closerFrom(text, closer, start + opener.length);
-      for (let call = close < 0 ? undefined : spanAt(close, regions); call; ) {
-        close = closerFrom(text, closer, call[1]);
-        call = close < 0 ? undefined : spanAt(close, regions);
-      }
-      const end = close < 0 ? text.length : close + closer.length;
-      found.push([start, end]);
-      from = end;
+    });
+    if (start < 0 || pad === undefined) break;
+    const { open: opener, close: closer } = pad;
+    const call = spanAt(start, regions);
+    if (call) {
+      from = call[1];
+      continue;
     }
+    // Written between backticks (`` `<thinking>` ``): text about the marker, as the stream reads it.
+    if (text[start - 1] === "`" && text[start + opener.length] === "`") {
+      from = start + opener.length;
+      continue;
+    }
+    let close = closerFrom(text, closer, start + opener.length);
+    for (let call = close < 0 ? undefined : spanAt(close, regions); call; ) {
+      close = closerFrom(text, closer, call[1]);
+      call = close < 0 ? undefined : spanAt(close, regions);
+    }
+    const end = close < 0 ? text.length : close + closer.length;
+    found.push([start, end]);
+    from = end;
   }
-  return joinRegions(found);
+  return found;
 }
 
 function readTools(tools: readonly ToolNameLike[]): Known {
