@@ -13,7 +13,7 @@ import {
 } from "./json-text.js";
 import { withJsonNumbers } from "./number-text.js";
 import { readTakesString } from "./parse-tool-arguments.js";
-import { SCRATCHPADS } from "./recover-tool-calls.js";
+import { lastThinkEnd, SCRATCHPADS } from "./recover-tool-calls.js";
 
 /** Options for {@link parseJson}. */
 export interface ParseJsonOptions {
@@ -30,8 +30,6 @@ export interface ParseJsonOptions {
   takesString?: ((path: ArgumentPath) => boolean) | undefined;
 }
 
-/** The closers that end a scratchpad the chat template opened: `</think>`, Kimi's `◁/think▷`. */
-const THINK_ENDS = ["</think>", "◁/think▷"] as const;
 const MAX_CANDIDATES = 32;
 
 /**
@@ -114,24 +112,6 @@ function enclosing(text: string, at: number, budget: Budget): Parsed | undefined
 
 /** `</think>` markers looked at before the reply is read from its start. */
 const MAX_THINK_ENDS = 32;
-
-/**
- * The last closer of {@link THINK_ENDS} that starts at or before `before` and is not written as
- * inline code, between two backticks (`` `</think>` `` in a sentence is text about the marker, as
- * the stream and `recoverToolCalls` read it): `[index, length]`, or `[-1, 0]` for none. Each quoted
- * one is passed once: linear.
- */
-function lastThinkEnd(text: string, before: number): [number, number] {
-  let found: [number, number] = [-1, 0];
-  if (before < 0) return found;
-  for (const end of THINK_ENDS) {
-    let at = text.lastIndexOf(end, before);
-    while (at > 0 && text[at - 1] === "`" && text[at + end.length] === "`")
-      at = text.lastIndexOf(end, at - 1);
-    if (at > found[0]) found = [at, end.length];
-  }
-  return found;
-}
 
 /**
  * The reply after its scratchpad: after the last `</think>` (or Kimi's `◁/think▷`) that is not

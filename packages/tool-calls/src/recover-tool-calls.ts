@@ -108,8 +108,12 @@ export const SCRATCHPADS: ReadonlyArray<{ open: string; close: string; implicitO
 /** The closers that end a scratchpad opened in the prompt: `</think>`, Kimi's `◁/think▷`. */
 const THINK_ENDS: readonly string[] = SCRATCHPADS.flatMap((pad) => (pad.implicitOpen ? [pad.close] : []));
 
-/** The last closer of {@link THINK_ENDS} that starts before `before` (`[index, length]`), or `[-1, 0]`. */
-function lastThinkEnd(text: string, before: number): [number, number] {
+/**
+ * The last closer of {@link THINK_ENDS} that starts at or before `before` and is not written as
+ * inline code (`[index, length]`), or `[-1, 0]`; parseJson cuts at it too. Internal: not exported
+ * from the package.
+ */
+export function lastThinkEnd(text: string, before: number): [number, number] {
   let found: [number, number] = [-1, 0];
   if (before < 0) return found;
   for (const end of THINK_ENDS) {
