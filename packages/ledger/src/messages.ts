@@ -1,4 +1,4 @@
-import { LedgerError } from "./errors.js";
+import { LedgerError, setting } from "./errors.js";
 /** One part of a message's content array: text, an image, or anything else a server takes. */
 export interface ContentPartLike {
   type?: string;
@@ -155,8 +155,8 @@ export function messageEstimate(message: MessageLike, perToken: number): number 
 }
 
 /**
- * The characters a message puts in front of a model: its content's text, replayed reasoning, and
- * each tool call's name and arguments.
+ * The characters a message puts in front of a model: its content's text, an assistant's `refusal`,
+ * replayed reasoning, and each tool call's name and arguments.
  */
 export function messageChars(message: MessageLike): number {
   try {
@@ -178,6 +178,11 @@ function unreadable(what: string, cause: unknown): LedgerError {
 
 function countMessageChars(message: MessageLike): number {
   let chars = contentChars(message.content);
+  // An assistant message's `refusal` (the openai SDK's `ChatCompletionAssistantMessageParam.refusal`,
+  // as a response's message carries it) is sent back with the transcript, and costs what its text does.
+  // Its own field only: never one a polluted Object.prototype holds.
+  const refusal = setting(message, "refusal");
+  if (typeof refusal === "string") chars += refusal.length;
   if (typeof message.reasoning_content === "string") chars += message.reasoning_content.length;
   else if (typeof message.reasoning === "string") chars += message.reasoning.length;
   if (Array.isArray(message.tool_calls)) {
