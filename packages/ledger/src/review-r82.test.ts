@@ -2,6 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { createCalibration } from "./calibration.js";
 import { LedgerError } from "./errors.js";
+import { type LedgerEntry, recordRequest, tokensBetween } from "./ledger.js";
 import type { MessageLike } from "./messages.js";
 import { applyCompaction, type Fold, requestIndex } from "./run-compaction.js";
 import { contextTokens, messageTokens, requestTokens } from "./tokens.js";
@@ -83,5 +84,39 @@ describe("R82L-2: an assistant message's refusal field counted nothing", () => {
   it("a refusal on Object.prototype counts nothing", () =>
     withPolluted({ refusal: "x".repeat(400) }, () => {
       expect(messageTokens({ role: "assistant", content: "abcd" })).toBe(1);
+    }));
+});
+
+describe("R82L-3: recordRequest and the ledger's entries read through a polluted Object.prototype", () => {
+  const sent = [{ role: "user", content: "hi" }];
+
+  it("an inherited prompt records nothing, an inherited cached drops no recording", () => {
+    withPolluted({ prompt: 5000 }, () => {
+      expect(recordRequest([], undefined, { messages: sent })).toEqual([]);
+    });
+    withPolluted({ cached: 1e9 }, () => {
+      expect(recordRequest([], undefined, { messages: sent, prompt: 100 })).toEqual([
+        { through: 0, prompt: 100, epoch: 0 },
+      ]);
+    });
+  });
+
+  it("an entry whose fields only Object.prototype holds is refused", () =>
+    withPolluted({ through: 0, prompt: 10, epoch: 0 }, () => {
+      expect(() => recordRequest([{} as LedgerEntry], undefined, { messages: sent, prompt: 100 })).toThrow(
+        LedgerError,
+      );
+      expect(() => tokensBetween([{} as LedgerEntry], 0, 1, sent)).toThrow(LedgerError);
+      // An entry of a class with getters is its own.
+      class Entry {
+        get through(): number {
+          return 0;
+        }
+        get prompt(): number {
+          return 10;
+        }
+        epoch = 0;
+      }
+      expect(tokensBetween([new Entry()], 0, 1, sent)).toBe(1);
     }));
 });
