@@ -1,6 +1,6 @@
 // Review round r82 (events): each test fails on the code before its fix.
 import { describe, expect, it } from "vitest";
-import { type RunEvent, runMetrics } from "./index.js";
+import { createBus, EventsError, type RunEvent, runMetrics } from "./index.js";
 
 const polluted = Object.prototype as Record<string, unknown>;
 
@@ -35,6 +35,27 @@ describe("R82E-1: runMetrics read a non-object turn's fields through a polluted 
       expect(metrics.outcome).toBe("unfinished");
     } finally {
       for (const field of Object.keys(fields)) delete polluted[field];
+    }
+  });
+});
+
+describe("R82E-2: emit took an event's kind from a polluted Object.prototype", () => {
+  it("refuses an event with no kind of its own (nor a class's getter, which the stored copy left out)", () => {
+    const bus = createBus();
+    try {
+      polluted.kind = "done";
+      expect(() => bus.emit("r", {} as RunEvent)).toThrow(EventsError);
+      expect(bus.history("r")).toEqual([]);
+      class Output {
+        get kind(): string {
+          return "output";
+        }
+        text = "hi";
+      }
+      expect(() => bus.emit("r", new Output() as unknown as RunEvent)).toThrow(EventsError);
+      expect(bus.emit("r", { kind: "output", text: "hi" }).kind).toBe("output");
+    } finally {
+      delete polluted.kind;
     }
   });
 });
