@@ -120,3 +120,30 @@ describe("R82L-3: recordRequest and the ledger's entries read through a polluted
       expect(tokensBetween([new Entry()], 0, 1, sent)).toBe(1);
     }));
 });
+
+describe("R82L-4: a message's fields read through a polluted Object.prototype", () => {
+  it("an inherited reasoning_content, tool_calls or image content costs no message anything", () => {
+    withPolluted({ reasoning_content: "x".repeat(400_000) }, () => {
+      expect(messageTokens({ role: "user", content: "hi" })).toBe(1);
+    });
+    withPolluted({ tool_calls: [{ function: { name: "f", arguments: "y".repeat(4000) } }] }, () => {
+      expect(requestTokens({ messages: [{ role: "user", content: "hi" }] })).toBe(1);
+    });
+    withPolluted({ content: [{ type: "image_url", image_url: { url: "https://x/y.png" } }] }, () => {
+      expect(messageTokens({ role: "assistant", tool_calls: [] })).toBe(0);
+    });
+  });
+
+  it("a message of a class with getters still counts its own fields", () => {
+    class Stored {
+      role = "assistant";
+      get content(): string {
+        return "abcd";
+      }
+      get reasoning_content(): string {
+        return "efgh";
+      }
+    }
+    expect(messageTokens(new Stored())).toBe(2);
+  });
+});
