@@ -88,3 +88,31 @@ describe("R82A-2: submitAnswer echoed the id it was given whole", () => {
     await session.close();
   });
 });
+
+describe("R82A-3: a tool's name echoed whole in the registry's errors", () => {
+  const tool = (name: unknown) =>
+    ({ name, description: "d", parameters: { type: "object" }, execute: () => "x" }) as never;
+
+  it("a taken name of a megabyte with control characters and a lone surrogate is cut and escaped", () => {
+    const agent = new Agent({ config: { baseUrl: "http://127.0.0.1:9", model: "sim" } });
+    const name = `a\u0000\u001b[31m\ud800${"x".repeat(1_000_000)}`;
+    agent.tools.register(tool(name));
+    let error: unknown;
+    try {
+      agent.tools.register(tool(name));
+    } catch (caught) {
+      error = caught;
+    }
+    expect(AgentError.isInstance(error) && error.code).toBe("duplicate-tool");
+    const message = (error as Error).message;
+    expect(message.length).toBeLessThan(250);
+    expect(message).toContain('"a\\u0000\\u001b[31m\\ud800xx');
+    expect([...message].some((c) => c.charCodeAt(0) < 0x20)).toBe(false);
+    expect(message.isWellFormed()).toBe(true);
+  });
+
+  it("a BigInt name is an AgentError naming its kind, not a TypeError from JSON", () => {
+    const agent = new Agent({ config: { baseUrl: "http://127.0.0.1:9", model: "sim" } });
+    expect(() => agent.tools.register(tool(10n))).toThrow(/a bigint \(10\)/);
+  });
+});
