@@ -175,7 +175,16 @@ export function checkMetricsArguments(events: unknown, options: unknown): number
   // named as such rather than escaping as its own error.
   let contextLength: unknown;
   try {
-    contextLength = (options as { contextLength?: unknown }).contextLength;
+    // Its own (or its class's), never one a polluted Object.prototype holds: an inherited
+    // contextLength set every largest prompt's share against a window nobody gave.
+    let at: object | null = options;
+    for (let depth = 0; at !== null && at !== Object.prototype && depth < 64; depth++) {
+      if (Object.hasOwn(at, "contextLength")) {
+        contextLength = (options as { contextLength?: unknown }).contextLength;
+        break;
+      }
+      at = Object.getPrototypeOf(at) as object | null;
+    }
   } catch (cause) {
     throw new EventsError(
       "invalid-argument",

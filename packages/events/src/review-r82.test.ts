@@ -59,3 +59,23 @@ describe("R82E-2: emit took an event's kind from a polluted Object.prototype", (
     }
   });
 });
+
+describe("R82E-3: runMetrics took contextLength from a polluted Object.prototype", () => {
+  it("measures no prompt's share against an inherited window", () => {
+    const events = [
+      { kind: "usage", turn: { usage: { prompt: 500, completion: 1, total: 501 } } },
+    ] as RunEvent[];
+    try {
+      polluted.contextLength = 1000;
+      expect(runMetrics(events, {}).largestPrompt).toEqual({ turn: 1, tokens: 500 });
+      class Options {
+        get contextLength(): number {
+          return 2000;
+        }
+      }
+      expect(runMetrics(events, new Options()).largestPrompt).toEqual({ turn: 1, tokens: 500, share: 0.25 });
+    } finally {
+      delete polluted.contextLength;
+    }
+  });
+});
