@@ -1349,13 +1349,16 @@ export class Session {
    */
   submitAnswer(id: string, answers: readonly AskAnswer[]): void {
     const pending = this.#pending.get(id);
+    // Quoted, cut and escaped as other values in these errors are: an id of a megabyte, control
+    // characters or a lone surrogate was echoed whole (and a symbol threw a TypeError instead).
+    const shown = typeof id === "string" ? shortQuote(id) : kindOf(id);
     if (!pending) {
-      throw new AgentError("unknown-question", `No question group "${id}" is waiting for an answer.`);
+      throw new AgentError("unknown-question", `No question group ${shown} is waiting for an answer.`);
     }
     if (!Array.isArray(answers) || answers.length !== pending.entry.questions.length) {
       throw new AgentError(
         "invalid-input",
-        `Question group "${id}" has ${pending.entry.questions.length} question(s); submitAnswer got ${Array.isArray(answers) ? answers.length : "no list of"} answer(s).`,
+        `Question group ${shown} has ${pending.entry.questions.length} question(s); submitAnswer got ${Array.isArray(answers) ? answers.length : "no list of"} answer(s).`,
       );
     }
     const questions = pending.entry.questions;
@@ -1364,7 +1367,7 @@ export class Session {
       const fault = answerFault(question, answer);
       if (fault) {
         throw invalid(
-          `submitAnswer: question group "${id}", answers[${at}] (${shortQuote(question.question)}) ${fault}`,
+          `submitAnswer: question group ${shown}, answers[${at}] (${shortQuote(question.question)}) ${fault}`,
         );
       }
     });
@@ -2113,18 +2116,19 @@ export class Session {
         break;
       case "message_end": {
         const message = event.message as ChatMessage;
-        if (
-          message.role === "assistant" &&
-          messageText(message).trim() !== "" &&
-          this.agent.messages.includes(message)
-        ) {
+        // Looked for from the end, once: the message just ended is the last one added (or one of the
+        // last), where `includes` read the whole transcript through its guard, twice per answer
+        // (a 10^4-message session spent ~2 ms a message on it).
+        const kept =
+          (message.role === "assistant" || (message.role === "user" && message !== this.#asked)) &&
+          this.agent.messages.lastIndexOf(message) >= 0;
+        if (message.role === "assistant" && kept && messageText(message).trim() !== "") {
           this.#push({ type: "assistant", text: messageText(message) });
         }
         // The turn a stop or a failure cut short: what it had streamed, for #settle.
-        if (message.role === "assistant" && !this.agent.messages.includes(message))
-          this.#cut = messageText(message);
+        if (message.role === "assistant" && !kept) this.#cut = messageText(message);
         // A message steered in or followed up during the run, as a resumed session shows it.
-        if (message.role === "user" && message !== this.#asked && this.agent.messages.includes(message)) {
+        if (message.role === "user" && kept) {
           this.#push({ type: "user", text: messageText(message) });
         }
         this.#persist();

@@ -9,6 +9,7 @@ import {
   sanitizeTools,
 } from "@loopwright/schema-compat";
 import { AgentError, kindOf } from "./errors.js";
+import { cutText } from "./messages.js";
 
 /** What a tool's `execute` is handed besides its arguments. */
 export interface AgentToolContext {
@@ -44,6 +45,16 @@ export interface AgentTool<Args extends object = Record<string, unknown>> {
 export type ToolExecutionMode = "parallel" | "sequential";
 
 /**
+ * A tool's name as its errors show it: as JSON (control characters and lone surrogates escaped), cut to
+ * 60 characters; anything else by its kind. A name was echoed whole (a megabyte, raw control
+ * characters), and a BigInt one made the error a `TypeError` from `JSON.stringify`.
+ */
+function quotedName(name: unknown): string {
+  if (typeof name !== "string") return kindOf(name);
+  return JSON.stringify(name.length > 60 ? `${cutText(name, 60)}…` : name);
+}
+
+/**
  * Types a tool's arguments for `execute` while keeping it assignable to `AgentTool`. Returns the tool.
  * `Args` may be an interface or a type alias: the model's arguments are a parsed JSON object.
  *
@@ -70,7 +81,7 @@ export function defineTool<Args extends object = Record<string, unknown>>(tool: 
   }
   const refusal = backtrackingRefusal(tool.parameters);
   if (refusal !== undefined) {
-    throw new AgentError("invalid-input", `defineTool: the tool ${JSON.stringify(tool.name)} ${refusal}`);
+    throw new AgentError("invalid-input", `defineTool: the tool ${quotedName(tool.name)} ${refusal}`);
   }
   const execute = tool.execute;
   return {
@@ -158,20 +169,20 @@ export class ToolRegistry {
     if (!tool || typeof tool.name !== "string" || tool.name === "" || typeof tool.execute !== "function") {
       throw new AgentError(
         "invalid-input",
-        `A tool needs a non-empty name and an execute function; got ${JSON.stringify(tool?.name)}.`,
+        `A tool needs a non-empty name and an execute function; got ${quotedName(tool?.name)}.`,
       );
     }
     const fault = toolFault(tool);
     if (fault) {
       throw new AgentError(
         "invalid-input",
-        `The tool ${JSON.stringify(tool.name)} ${fault}; it was not registered.`,
+        `The tool ${quotedName(tool.name)} ${fault}; it was not registered.`,
       );
     }
     if (this.#tools.has(tool.name) && !options.replace) {
       throw new AgentError(
         "duplicate-tool",
-        `Two tools are named "${tool.name}". Rename one, or register with { replace: true } to override.`,
+        `Two tools are named ${quotedName(tool.name)}. Rename one, or register with { replace: true } to override.`,
       );
     }
     const wire = wireName(tool.name);
@@ -181,9 +192,9 @@ export class ToolRegistry {
     if (other !== undefined && other !== tool.name) {
       throw new AgentError(
         "duplicate-tool",
-        `The tools "${other}" and "${tool.name}" would both be declared to the model as "${wire}" (a tool name ` +
+        `The tools ${quotedName(other)} and ${quotedName(tool.name)} would both be declared to the model as ${quotedName(wire)} (a tool name ` +
           "on the wire is letters, digits, _ and - only), so a call to one could not be told from a call to the " +
-          `other; "${tool.name}" was not registered. Rename one of them.`,
+          `other; ${quotedName(tool.name)} was not registered. Rename one of them.`,
       );
     }
     this.#tools.set(tool.name, tool);

@@ -55,11 +55,21 @@ export function checkRunId(runId: unknown, where: string): asserts runId is stri
   }
 }
 
-/** Checks an event, throwing an `EventsError` when it has no string `kind`. */
+/**
+ * Checks an event, throwing an `EventsError` when it has no string `kind` of its own: an own enumerable
+ * field, as the copy a bus stores holds (a class's getter was left out of it, and the event stored
+ * with no kind), never one a polluted `Object.prototype` holds (with `Object.prototype.kind = "done"`,
+ * `{}` was stored with no kind and ended its run).
+ */
 export function checkEvent(event: unknown, where: string): void {
+  let own = false;
   try {
     // Every field read once: a throwing getter or a revoked Proxy is refused here, not mid-store.
     Object.assign({}, event);
+    own =
+      typeof event === "object" &&
+      event !== null &&
+      Object.prototype.propertyIsEnumerable.call(event, "kind");
   } catch (cause) {
     throw new EventsError(
       "invalid-event",
@@ -71,6 +81,7 @@ export function checkEvent(event: unknown, where: string): void {
     typeof event !== "object" ||
     event === null ||
     Array.isArray(event) ||
+    !own ||
     typeof (event as { kind?: unknown }).kind !== "string"
   ) {
     throw new EventsError(
@@ -164,7 +175,16 @@ export function checkMetricsArguments(events: unknown, options: unknown): number
   // named as such rather than escaping as its own error.
   let contextLength: unknown;
   try {
-    contextLength = (options as { contextLength?: unknown }).contextLength;
+    // Its own (or its class's), never one a polluted Object.prototype holds: an inherited
+    // contextLength set every largest prompt's share against a window nobody gave.
+    let at: object | null = options;
+    for (let depth = 0; at !== null && at !== Object.prototype && depth < 64; depth++) {
+      if (Object.hasOwn(at, "contextLength")) {
+        contextLength = (options as { contextLength?: unknown }).contextLength;
+        break;
+      }
+      at = Object.getPrototypeOf(at) as object | null;
+    }
   } catch (cause) {
     throw new EventsError(
       "invalid-argument",

@@ -237,10 +237,12 @@ function held(value: object, field: string): boolean {
 
 /**
  * `value`'s `fields` (its own, or its class's: see {@link held}) read once into an object with no
- * prototype, so a field left out reads as `undefined`; `value` itself when not an object.
+ * prototype, so a field left out reads as `undefined`; `undefined` when `value` is not an object or a
+ * function: a field read on a number or a string (a `turn: 5`) is its wrapper's, and so a polluted
+ * Object.prototype's (`finishReason = "length"` cut off every turn sent so).
  */
 function pick(value: unknown, fields: readonly string[]): unknown {
-  if (typeof value !== "object" || value === null) return value;
+  if ((typeof value !== "object" && typeof value !== "function") || value === null) return undefined;
   const copy = Object.create(null) as Record<string, unknown>;
   for (const field of fields) {
     if (!held(value, field)) continue;

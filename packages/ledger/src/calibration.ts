@@ -1,4 +1,4 @@
-import { describe, LedgerError } from "./errors.js";
+import { describe, LedgerError, readSettings } from "./errors.js";
 import { hasMedia, type RequestBodyLike } from "./messages.js";
 import { contextChars, DEFAULT_CHARS_PER_TOKEN } from "./tokens.js";
 
@@ -109,8 +109,11 @@ export function createCalibration(options: CalibrationOptions = {}): Calibration
       `createCalibration takes its options as an object ({ maxEndpoints?, maxModels? }) or nothing, and was given ${describe(options)}.`,
     );
   }
-  const maxEndpoints = bound("maxEndpoints", options.maxEndpoints, DEFAULT_MAX_CALIBRATED_ENDPOINTS);
-  const maxModels = bound("maxModels", options.maxModels, DEFAULT_MAX_CALIBRATED_MODELS);
+  // Each read once, and never from a polluted Object.prototype (an inherited `maxModels: 1` made every
+  // store forget all but one model's readings; an inherited `maxEndpoints: 0` refused every store).
+  const read = readSettings(options, ["maxEndpoints", "maxModels"], "createCalibration: the options");
+  const maxEndpoints = bound("maxEndpoints", read.maxEndpoints, DEFAULT_MAX_CALIBRATED_ENDPOINTS);
+  const maxModels = bound("maxModels", read.maxModels, DEFAULT_MAX_CALIBRATED_MODELS);
   let byObject = new WeakMap<object, Map<string, number[]>>();
   let byString = new Map<string, Map<string, number[]>>();
 

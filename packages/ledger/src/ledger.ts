@@ -1,4 +1,4 @@
-import { checkMessages, describe, LedgerError, setting } from "./errors.js";
+import { checkMessages, describe, LedgerError, readSettings, setting } from "./errors.js";
 import {
   canonicalJson,
   imageTokens,
@@ -46,7 +46,20 @@ function checkLedger(ledger: unknown, where: string): asserts ledger is readonly
   };
   if (!Array.isArray(ledger)) fail(`it was given ${describe(ledger)}`);
   (ledger as unknown[]).forEach((entry, i) => {
-    const e = entry as Partial<LedgerEntry> | null;
+    // Its own fields (or its class's): an entry whose fields only a polluted Object.prototype holds
+    // (`{}` with Object.prototype.through = 0) is none.
+    let e: Partial<LedgerEntry> | null = entry as Partial<LedgerEntry> | null;
+    if (typeof entry === "object" && entry !== null) {
+      try {
+        e = {
+          through: setting(entry, "through"),
+          prompt: setting(entry, "prompt"),
+          epoch: setting(entry, "epoch"),
+        } as Partial<LedgerEntry>;
+      } catch {
+        fail(`entry ${i} could not be read (it threw when read)`);
+      }
+    }
     if (
       typeof e !== "object" ||
       e === null ||
@@ -120,10 +133,21 @@ const nextEpoch = (ledger: readonly LedgerEntry[]): number => epochSource(ledger
  */
 export function recordRequest(
   ledger: readonly LedgerEntry[],
-  previous: LedgerRequest | undefined,
-  next: RecordedLedgerRequest,
+  givenPrevious: LedgerRequest | undefined,
+  givenNext: RecordedLedgerRequest,
 ): LedgerEntry[] {
+  let previous = givenPrevious;
+  let next = givenNext;
   checkLedger(ledger, "recordRequest");
+  // Each field read once, and never from a polluted Object.prototype: an inherited `prompt` recorded
+  // a count no endpoint reported, an inherited `cached` above it recorded nothing ever again.
+  const REQUEST_FIELDS = ["messages", "tools", "prompt", "cached"];
+  if (typeof givenNext === "object" && givenNext !== null) {
+    next = readSettings(givenNext, REQUEST_FIELDS, "recordRequest: next");
+  }
+  if (typeof givenPrevious === "object" && givenPrevious !== null) {
+    previous = readSettings(givenPrevious, REQUEST_FIELDS, "recordRequest: previous");
+  }
   checkMessages(next?.messages, "recordRequest", "next.messages");
   if (previous !== undefined) checkMessages(previous?.messages, "recordRequest", "previous.messages");
   const prompt = next.prompt;

@@ -1,4 +1,4 @@
-import { LedgerError } from "./errors.js";
+import { LedgerError, setting } from "./errors.js";
 /** One part of a message's content array: text, an image, or anything else a server takes. */
 export interface ContentPartLike {
   type?: string;
@@ -132,7 +132,9 @@ function lowDetail(record: Record<string, unknown>): boolean {
  */
 export function imageTokens(message: MessageLike): number {
   try {
-    const content = message.content;
+    // Its own content, never one a polluted Object.prototype holds (an inherited image counted 765 on
+    // every message without content).
+    const content = setting(message, "content");
     if (!Array.isArray(content)) return 0;
     let tokens = 0;
     for (const part of content as readonly unknown[]) {
@@ -155,8 +157,8 @@ export function messageEstimate(message: MessageLike, perToken: number): number 
 }
 
 /**
- * The characters a message puts in front of a model: its content's text, replayed reasoning, and
- * each tool call's name and arguments.
+ * The characters a message puts in front of a model: its content's text, an assistant's `refusal`,
+ * replayed reasoning, and each tool call's name and arguments.
  */
 export function messageChars(message: MessageLike): number {
   try {
@@ -177,11 +179,20 @@ function unreadable(what: string, cause: unknown): LedgerError {
 }
 
 function countMessageChars(message: MessageLike): number {
-  let chars = contentChars(message.content);
-  if (typeof message.reasoning_content === "string") chars += message.reasoning_content.length;
-  else if (typeof message.reasoning === "string") chars += message.reasoning.length;
-  if (Array.isArray(message.tool_calls)) {
-    for (const call of message.tool_calls as readonly ToolCallLike[]) {
+  // Each field the message's own (or its class's), never one a polluted Object.prototype holds: an
+  // inherited `reasoning_content` of 400,000 characters made every message 100,000 tokens.
+  let chars = contentChars(setting(message, "content") as MessageLike["content"]);
+  // An assistant message's `refusal` (the openai SDK's `ChatCompletionAssistantMessageParam.refusal`,
+  // as a response's message carries it) is sent back with the transcript, and costs what its text does.
+  const refusal = setting(message, "refusal");
+  if (typeof refusal === "string") chars += refusal.length;
+  const reasoningContent = setting(message, "reasoning_content");
+  const reasoning = setting(message, "reasoning");
+  if (typeof reasoningContent === "string") chars += reasoningContent.length;
+  else if (typeof reasoning === "string") chars += reasoning.length;
+  const calls = setting(message, "tool_calls");
+  if (Array.isArray(calls)) {
+    for (const call of calls as readonly ToolCallLike[]) {
       const fn = call?.function;
       if (typeof fn?.name === "string") chars += fn.name.length;
       const args: unknown = fn?.arguments;

@@ -1,4 +1,4 @@
-import { checkMessages, describe, LedgerError, readSettings } from "./errors.js";
+import { checkMessages, describe, LedgerError, readSettings, setting } from "./errors.js";
 import { contentText, isSystem, type KeptMessage, type MessageLike } from "./messages.js";
 import { type CompactionPlan, SUMMARY_LEAD, splitsAGroup } from "./plan-compaction.js";
 
@@ -573,11 +573,17 @@ export interface SummaryMessage {
  */
 export function applyCompaction<M extends MessageLike>(
   messages: readonly M[],
-  fold: Fold | undefined,
+  given: Fold | undefined,
 ): ((KeptMessage<M> | SummaryMessage) & MessageLike)[] {
   checkMessages(messages, "applyCompaction");
   // `KeptMessage<M>` is `M` or `MessageLike`, and the messages are `M`s either way.
-  if (fold === undefined) return messages as (KeptMessage<M> & MessageLike)[];
+  if (given === undefined) return messages as (KeptMessage<M> & MessageLike)[];
+  // Each field read once, and never from a polluted Object.prototype: an inherited `through` or
+  // `summary` made a fold of an object that holds neither.
+  const fold =
+    typeof given === "object" && given !== null
+      ? readSettings(given, ["summary", "through", "at"], "applyCompaction: the fold")
+      : given;
   if (
     typeof fold !== "object" ||
     fold === null ||
@@ -588,7 +594,7 @@ export function applyCompaction<M extends MessageLike>(
   ) {
     throw new LedgerError(
       "invalid-option",
-      `applyCompaction needs a fold ({ summary, through, at }) as runCompaction answers it for these ${messages.length} messages (through at most ${messages.length}), and was given ${describe(fold)}${typeof fold === "object" && fold !== null && Number.isInteger(fold.through) ? ` with through ${fold.through}` : ""}.`,
+      `applyCompaction needs a fold ({ summary, through, at }) as runCompaction answers it for these ${messages.length} messages (through at most ${messages.length}), and was given ${describe(given)}${typeof fold === "object" && fold !== null && Number.isInteger(fold.through) ? ` with through ${fold.through}` : ""}.`,
     );
   }
   checkKeptStart(messages, fold.through, "applyCompaction: the fold");
@@ -631,15 +637,28 @@ export function requestIndex(
     );
   }
   if (fold === undefined || fold === null) return index;
-  if (typeof fold !== "object" || !Number.isInteger(fold.through) || fold.through < 0) {
+  // Its own `through` (or its class's), never one a polluted Object.prototype holds.
+  let through: unknown;
+  try {
+    through = setting(fold, "through");
+  } catch (cause) {
+    throw new LedgerError(
+      "invalid-option",
+      "requestIndex: the fold could not be read (it threw when read).",
+      {
+        cause,
+      },
+    );
+  }
+  if (typeof fold !== "object" || !Number.isInteger(through) || (through as number) < 0) {
     throw new LedgerError(
       "invalid-option",
       `requestIndex needs a fold ({ through, ... }) as runCompaction answers it, or undefined for none, and was given ${describe(fold)}.`,
     );
   }
   if (index < lead) return index;
-  if (index < fold.through) return undefined;
-  return lead + 1 + (index - fold.through);
+  if (index < (through as number)) return undefined;
+  return lead + 1 + (index - (through as number));
 }
 
 /**

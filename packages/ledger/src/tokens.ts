@@ -104,7 +104,7 @@ export function estimateTokens(text: string, options?: EstimateOptions): number 
 /**
  * Estimates one message: the characters of its content's text, its replayed reasoning and its tool
  * calls' names and arguments, over `charsPerToken`, rounded up. A refusal part counts its
- * `refusal` text, and arguments a host stored as an object count as their JSON. Each image part adds
+ * `refusal` text, as does an assistant message's own `refusal` field, and arguments a host stored as an object count as their JSON. Each image part adds
  * `IMAGE_TOKENS` (765), or 85 with `detail: "low"`; other media (audio, a file) add nothing.
  */
 export function messageTokens(message: MessageLike, options?: EstimateOptions): number {
