@@ -1,5 +1,6 @@
 import type { FunctionToolLike } from "@loopwright/schema-compat";
 import { definitionsByName } from "./catalog.js";
+import { definitionsOf } from "./catalog-readers.js";
 import { checkCap, checkNameList, cutName, describe, echoNames, ToolLoadingError } from "./errors.js";
 import { LOAD_TOOLS_NAME } from "./meta-tools.js";
 import { MAX_NAME_LENGTH, type NameResolution } from "./names.js";
@@ -170,7 +171,7 @@ export function proxyLoadResult(
   inConversation: Iterable<string>,
 ): string {
   checkResolution(resolution, "proxyLoadResult");
-  const byName = definitionsByName(tools, "proxyLoadResult");
+  const byName = definitionsOf(tools, "proxyLoadResult");
   const held = checkNames(inConversation, "proxyLoadResult");
   return proxyAnswer(
     resolution,
@@ -337,7 +338,7 @@ export function heldDefinitions(
     );
   }
   if (tools === undefined) return heldWhere(messages, () => true);
-  const byName = definitionsByName(tools, "heldDefinitions");
+  const byName = definitionsOf(tools, "heldDefinitions");
   return heldWhere(messages, (name, line) => {
     const tool = byName.get(name);
     return tool !== undefined && definitionLine(tool) === line;

@@ -119,3 +119,64 @@ describe("r82-1: an answer changed after it was read is read again", () => {
     expect([...heldDefinitions(messages)]).toEqual([]);
   });
 });
+
+describe("r82-2: heldDefinitions and proxyLoadResult index the run's tools once, not on every call", () => {
+  const N = 100_000;
+  const many = () =>
+    Array.from({ length: N }, (_, i) => ({
+      type: "function" as const,
+      function: { name: `tool_${i}`, description: `tool ${i}`, parameters: { type: "object" } },
+    }));
+  const time = (f: () => unknown) => {
+    const started = performance.now();
+    f();
+    return performance.now() - started;
+  };
+  const transcript = (text: string): MessageLike[] => [
+    {
+      role: "assistant",
+      content: null,
+      tool_calls: [{ id: "c", type: "function", function: { name: "load_tools", arguments: "{}" } }],
+    },
+    { role: "tool", tool_call_id: "c", content: text },
+  ];
+
+  it("twenty more calls on the same tools (10^5) cost less than five firsts", () => {
+    const big = many();
+    const messages = transcript(proxyLoadResult(resolution(["tool_7"]), many(), []));
+    const first = time(() => expect([...heldDefinitions(messages, big)]).toEqual(["tool_7"]));
+    const more = time(() => {
+      for (let i = 0; i < 20; i++) expect(heldDefinitions(messages, big).size).toBe(1);
+    });
+    // Before: each call built a map of the 10^5 tools again (twenty calls, twenty firsts).
+    expect(more).toBeLessThan(first * 5);
+    const other = many();
+    const load = time(() => proxyLoadResult(resolution(["tool_1"]), other, []));
+    const loads = time(() => {
+      for (let i = 0; i < 20; i++)
+        expect(proxyLoadResult(resolution([`tool_${i}`]), other, [])).toContain(`"name":"tool_${i}"`);
+    });
+    expect(loads).toBeLessThan(load * 5);
+  });
+
+  it("a tool renamed, replaced or removed in place is read again", () => {
+    const list = tools.map((tool) => ({ ...tool, function: { ...tool.function } }));
+    const messages = transcript(proxyLoadResult(resolution(["t3"]), list, []));
+    expect([...heldDefinitions(messages, list)]).toEqual(["t3"]);
+    (list[3] as (typeof list)[number]).function.name = "t3_renamed";
+    expect([...heldDefinitions(messages, list)]).toEqual([]);
+    (list[3] as (typeof list)[number]).function.name = "t3";
+    expect([...heldDefinitions(messages, list)]).toEqual(["t3"]);
+    list[3] = {
+      ...(list[3] as (typeof list)[number]),
+      function: { ...tools[3]!.function, description: "changed" },
+    };
+    expect([...heldDefinitions(messages, list)]).toEqual([]);
+    list.splice(3, 1);
+    expect([...heldDefinitions(messages, list)]).toEqual([]);
+    expect(proxyLoadResult(resolution(["t3"]), list, [])).toContain("No definition is available for: t3");
+    // And a tool array made invalid in place is refused again, naming the function asked.
+    (list as unknown[]).push({ type: "function" });
+    expect(() => heldDefinitions(messages, list)).toThrow(/heldDefinitions: tool 11/);
+  });
+});
