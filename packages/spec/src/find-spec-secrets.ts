@@ -1782,7 +1782,7 @@ export function commandLineSecrets(
     return refused ? aroundFilled(secret, put) : put(secret);
   };
   // Read inside a run-time part the display reads (see `shownShellPart`): that deep already.
-  const words = commandWords(line, shownDepth).map((word) => afterEmptyDefaults(line, word));
+  const words = lineWords(line, shownDepth).map((word) => afterEmptyDefaults(line, word));
   let sign: SecretSign | undefined;
   let out = "";
   let at = 0;
@@ -2809,8 +2809,7 @@ export function pastedScript(
   hide: SecretHide | undefined,
   scriptName: () => string,
 ): ArgFound | undefined | null {
-  const words = commandWordValues(command);
-  const places = scriptPlaces(words);
+  const { words, places } = commandScripts(command);
   if (places.size === 0) return null;
   const found = shellScript(
     command,
@@ -2833,9 +2832,44 @@ export function pastedScript(
 /** A command line's words as a shell reads them (quotes read), operators and words read again left out. */
 function commandWordValues(line: string): string[] {
   if (!/\s/.test(line)) return [line];
-  return commandWords(line)
+  return lineWords(line)
     .filter((word) => !word.operator && !word.data)
     .map((word) => word.value);
+}
+
+/**
+ * The longest line whose reading `lineWords` and `commandScripts` keep: one string of a JSON
+ * argument, a short argument or pasted line, read as a line by several readers in turn; a longer
+ * one costs its own length each time anyway, and is not held once read.
+ */
+const KEPT_LINE = 4096;
+
+/** The last line `lineWords` split, and at what depth (see `KEPT_LINE`). */
+let keptWords: { line: string; depth: number; words: readonly CommandWord[] } | undefined;
+
+/**
+ * `commandWords(line, depth)`, the last short line's kept: a string holding whitespace is split by
+ * `pastedScript` (twice: `jsonEdits` asks it, then `readArgRest`) and by `commandLineSecrets` in
+ * turn (r82d: three splits of each string of a JSON argument, a fifth of its cost). No reader
+ * changes the words it is given (each maps or filters them into arrays of its own).
+ */
+function lineWords(line: string, depth = 0): readonly CommandWord[] {
+  if (line.length > KEPT_LINE) return commandWords(line, depth);
+  if (keptWords?.line !== line || keptWords.depth !== depth)
+    keptWords = { line, depth, words: commandWords(line, depth) };
+  return keptWords.words;
+}
+
+/** The last short line `commandScripts` read (see `KEPT_LINE`). */
+let keptScripts: { line: string; words: string[]; places: ReturnType<typeof scriptPlaces> } | undefined;
+
+/** A command line's word values (see `commandWordValues`) and where a script is given in them (see `scriptPlaces`), the last short line's kept. */
+function commandScripts(line: string): { words: string[]; places: ReturnType<typeof scriptPlaces> } {
+  if (keptScripts?.line === line) return keptScripts;
+  const words = commandWordValues(line);
+  const read = { line, words, places: scriptPlaces(words) };
+  if (line.length <= KEPT_LINE) keptScripts = read;
+  return read;
 }
 
 /**

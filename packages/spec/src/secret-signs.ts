@@ -477,8 +477,17 @@ export const KEY_SHAPES: readonly RegExp[] = [
 
 const GLOBAL_SHAPES = KEY_SHAPES.map((shape) => new RegExp(shape.source, `${shape.flags}g`));
 
+/**
+ * Text every match of a key shape holds (each shape's literal start, any case): a text without
+ * it holds no key, so `withoutKeys` gives it back after one scan, not one a shape (r82d: the
+ * command-line reader asks it of every stretch between the values it hides).
+ */
+const KEY_TEXT =
+  /sk-|[rs]k_|gh[pousr]_|github_pat_|glpat-|xox[abposr]-|akia|aiza|hf_|gsk_|xai-|pplx-|csk-|fw_|r8_|lsv2_|tvly-|bsa|npm_|lin_api_|sbp_|ntn_|secret_|eyj|bearer|basic|token/i;
+
 /** The string with every key-shaped part replaced by the reference `${SECRET}`, or by what `hide` returns for it. */
 export function withoutKeys(value: string, hide?: SecretHide): string {
+  if (value.length < 14 || !KEY_TEXT.test(value)) return value;
   // biome-ignore lint/suspicious/noTemplateCurlyInString: the ${SECRET} reference, meant literally.
   const put = hide ?? (() => "${SECRET}");
   let out = value;
@@ -498,7 +507,9 @@ export function looksLikeKey(value: string): boolean {
   const literal = withoutReferences(value);
   // A literal default's word is written in the document too (`${GITHUB_TOKEN:-ghp_…}`).
   const words = [literal, ...literalDefaults(value).map(({ start, end }) => value.slice(start, end))];
-  return words.some((word) => KEY_SHAPES.some((shape) => shape.test(word)));
+  return words.some(
+    (word) => word.length >= 14 && KEY_TEXT.test(word) && KEY_SHAPES.some((shape) => shape.test(word)),
+  );
 }
 
 /** The sign a URL carries, if any: credentials before the host, or a telling query parameter. */

@@ -1,5 +1,6 @@
 import type { FunctionToolLike } from "@loopwright/schema-compat";
 import { definitionsByName } from "./catalog.js";
+import { definitionsOf } from "./catalog-readers.js";
 import { checkCap, checkNameList, cutName, describe, echoNames, ToolLoadingError } from "./errors.js";
 import { LOAD_TOOLS_NAME } from "./meta-tools.js";
 import { MAX_NAME_LENGTH, type NameResolution } from "./names.js";
@@ -170,7 +171,7 @@ export function proxyLoadResult(
   inConversation: Iterable<string>,
 ): string {
   checkResolution(resolution, "proxyLoadResult");
-  const byName = definitionsByName(tools, "proxyLoadResult");
+  const byName = definitionsOf(tools, "proxyLoadResult");
   const held = checkNames(inConversation, "proxyLoadResult");
   return proxyAnswer(
     resolution,
@@ -215,14 +216,15 @@ export function proxyAnswer(
 
 function textOf(content: unknown): string {
   if (typeof content === "string") return content;
-  if (Array.isArray(content)) {
-    return content
-      .map((part) =>
-        typeof (part as { text?: unknown })?.text === "string" ? (part as { text: string }).text : "",
-      )
-      .join("");
-  }
+  if (Array.isArray(content)) return partTexts(content).join("");
   return "";
+}
+
+/** Each part's text (`""` for a part that holds none), in order: what `textOf` joins. */
+function partTexts(content: readonly unknown[]): string[] {
+  return Array.from(content, (part) =>
+    typeof (part as { text?: unknown })?.text === "string" ? (part as { text: string }).text : "",
+  );
 }
 
 /** The tool named by a line exactly as `definitionLine` writes one, else `undefined`. */
@@ -252,9 +254,27 @@ function definitionName(line: string): string | undefined {
 /**
  * What a message's text was read as, by message: a transcript is read again on every proxied load,
  * and each earlier answer is parsed once rather than on every load. An entry counts only while the
- * message's text is the text it was read from (a message whose content was replaced is read again).
+ * message's text is the text it was read from (a message whose content was replaced is read again):
+ * a string content the same string, an array of parts the same array holding as many parts, each
+ * with the same text (`texts`: a part added, removed or given another text in place is read again).
  */
-const readLines = new WeakMap<object, { content: string; lines: ReadonlyMap<string, string> }>();
+const readLines = new WeakMap<
+  object,
+  { content: unknown; texts?: readonly string[]; lines: ReadonlyMap<string, string> }
+>();
+
+/** Whether `content` is still what `read` was read from (see `readLines`). */
+function sameContent(read: { content: unknown; texts?: readonly string[] }, content: unknown): boolean {
+  if (read.content !== content) return false;
+  if (read.texts === undefined) return typeof content === "string";
+  const parts = content as readonly unknown[];
+  if (parts.length !== read.texts.length) return false;
+  for (let i = 0; i < parts.length; i += 1) {
+    const text = (parts[i] as { text?: unknown } | null | undefined)?.text;
+    if ((typeof text === "string" ? text : "") !== read.texts[i]) return false;
+  }
+  return true;
+}
 
 const NO_LINES: ReadonlyMap<string, string> = new Map();
 
@@ -265,9 +285,12 @@ const NO_LINES: ReadonlyMap<string, string> = new Map();
 function definedLines(message: MessageLike): ReadonlyMap<string, string> {
   if (message?.role !== "tool") return NO_LINES;
   const content = message.content;
-  const cached = typeof content === "string" ? readLines.get(message) : undefined;
-  if (cached !== undefined && cached.content === content) return cached.lines;
-  const lines = textOf(content).split("\n");
+  const cached = typeof message === "object" ? readLines.get(message) : undefined;
+  if (cached !== undefined && sameContent(cached, content)) return cached.lines;
+  // An array of parts is read by its parts' texts, kept to tell a part changed in place (r82d: only
+  // a string content was kept, so every proxied load parsed each earlier such answer again).
+  const texts = Array.isArray(content) ? partTexts(content) : undefined;
+  const lines = (texts ? texts.join("") : textOf(content)).split("\n");
   const found = new Map<string, string>();
   if (lines.at(-1)?.trim() === CALL_HINT) {
     for (const raw of lines) {
@@ -277,8 +300,8 @@ function definedLines(message: MessageLike): ReadonlyMap<string, string> {
     }
   }
   const read = found.size > 0 ? found : NO_LINES;
-  if (typeof content === "string" && typeof message === "object")
-    readLines.set(message, { content, lines: read });
+  if (typeof message === "object" && message !== null && (typeof content === "string" || texts))
+    readLines.set(message, { content, ...(texts ? { texts } : {}), lines: read });
   return read;
 }
 
@@ -315,7 +338,7 @@ export function heldDefinitions(
     );
   }
   if (tools === undefined) return heldWhere(messages, () => true);
-  const byName = definitionsByName(tools, "heldDefinitions");
+  const byName = definitionsOf(tools, "heldDefinitions");
   return heldWhere(messages, (name, line) => {
     const tool = byName.get(name);
     return tool !== undefined && definitionLine(tool) === line;
