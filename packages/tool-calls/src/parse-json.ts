@@ -13,7 +13,7 @@ import {
 } from "./json-text.js";
 import { withJsonNumbers } from "./number-text.js";
 import { readTakesString } from "./parse-tool-arguments.js";
-import { lastThinkEnd, SCRATCHPADS } from "./recover-tool-calls.js";
+import { earliestOpener, lastThinkEnd, SCRATCHPADS } from "./recover-tool-calls.js";
 
 /** Options for {@link parseJson}. */
 export interface ParseJsonOptions {
@@ -231,20 +231,8 @@ function withoutScratchpads(reply: string): string {
   let from = 0;
   for (;;) {
     // The earliest opener: inside a scratchpad another kind's opener is reasoning, as the stream reads it.
-    let start = -1;
-    let pad: (typeof SCRATCHPADS)[number] | undefined;
-    SCRATCHPADS.forEach((kind, i) => {
-      let at = next[i] as number;
-      if (at !== -1 && at < from) {
-        at = reply.indexOf(kind.open, from);
-        next[i] = at;
-      }
-      if (at >= 0 && (start < 0 || at < start)) {
-        start = at;
-        pad = kind;
-      }
-    });
-    if (start < 0 || pad === undefined) break;
+    const { start, pad } = earliestOpener(reply, from, next);
+    if (pad === undefined) break;
     const { open: opener, close: closer } = pad;
     if (reply[start - 1] === "`" && reply[start + opener.length] === "`") {
       from = start + opener.length;

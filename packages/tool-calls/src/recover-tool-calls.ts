@@ -140,6 +140,34 @@ function closerFrom(text: string, closer: string, from: number): number {
 }
 
 /**
+ * The earliest opener of {@link SCRATCHPADS} in `text` from `from` on, and its kind (`pad`
+ * undefined: none). `next` holds where each kind's opener was last found (-1: nowhere, -2: not
+ * looked for yet) and is updated: a kind is searched again only once `from` has passed where it was
+ * found, so over a left-to-right read each kind's openers are looked for once (linear).
+ * parseJson's scratchpad removal reads with it too.
+ */
+export function earliestOpener(
+  text: string,
+  from: number,
+  next: number[],
+): { start: number; pad: (typeof SCRATCHPADS)[number] | undefined } {
+  let start = -1;
+  let pad: (typeof SCRATCHPADS)[number] | undefined;
+  SCRATCHPADS.forEach((kind, i) => {
+    let at = next[i] as number;
+    if (at !== -1 && at < from) {
+      at = text.indexOf(kind.open, from);
+      next[i] = at;
+    }
+    if (at >= 0 && (start < 0 || at < start)) {
+      start = at;
+      pad = kind;
+    }
+  });
+  return { start, pad };
+}
+
+/**
  * The scratchpads in `text` outside the calls at `regions` (sorted, apart), read left to right as
  * the stream reads them: from the earliest opener of {@link SCRATCHPADS} not inside a call nor
  * written as inline code to its closer not inside a call nor written as inline code, or to the end
@@ -154,20 +182,8 @@ function scratchpadsIn(text: string, regions: ReadonlyArray<[number, number]>): 
   const next = SCRATCHPADS.map(() => -2);
   let from = 0;
   for (;;) {
-    let start = -1;
-    let pad: (typeof SCRATCHPADS)[number] | undefined;
-    SCRATCHPADS.forEach((kind, i) => {
-      let at = next[i] as number;
-      if (at !== -1 && at < from) {
-        at = text.indexOf(kind.open, from);
-        next[i] = at;
-      }
-      if (at >= 0 && (start < 0 || at < start)) {
-        start = at;
-        pad = kind;
-      }
-    });
-    if (start < 0 || pad === undefined) break;
+    const { start, pad } = earliestOpener(text, from, next);
+    if (pad === undefined) break;
     const { open: opener, close: closer } = pad;
     const call = spanAt(start, regions);
     if (call) {
