@@ -4,6 +4,7 @@ import { startServer, type TestServer } from "@loopwright/testkit";
 import { afterEach, describe, expect, it } from "vitest";
 import type { ChatMessage } from "./config.js";
 import { createRuntime } from "./index.js";
+import { question, runWithUsage as runUsage } from "./test-support/usage-answer.js";
 
 // Review round r79: what the loop takes from a server's usage, tool-call ids across messages, the
 // summary request's usage, and the window it learnt.
@@ -14,37 +15,10 @@ afterEach(async () => {
   server = undefined;
 });
 
-const question: ChatMessage[] = [{ role: "user", content: "Hello?" }];
-
-/** A streamed answer "hi" whose last chunk carries `usage` as the server wrote it. */
-function answerWithUsage(usage: object): { type: "raw"; chunks: string[] } {
-  const chunk = (body: object) =>
-    `data: ${JSON.stringify({ id: "x", object: "chat.completion.chunk", ...body })}\n\n`;
-  return {
-    type: "raw",
-    chunks: [
-      chunk({ choices: [{ index: 0, delta: { role: "assistant", content: "hi" }, finish_reason: null }] }),
-      chunk({ choices: [{ index: 0, delta: {}, finish_reason: "stop" }] }),
-      chunk({ choices: [], usage }),
-      "data: [DONE]\n\n",
-    ],
-  };
-}
-
-/** One run answered with `usage`: its result and the notices it told. */
-async function runWithUsage(usage: object) {
-  server = await startServer({ replies: [answerWithUsage(usage)] });
-  const notices: string[] = [];
-  const result = await createRuntime().runAgentLoop({
-    config: { baseUrl: server.baseUrl, model: "sim", contextLength: 8000 },
-    messages: question,
-    dispatch: () => "",
-    onEvent: (event: RunEvent) => {
-      if (event.kind === "notice") notices.push(event.text);
-    },
+const runWithUsage = (usage: object) =>
+  runUsage(usage, (started) => {
+    server = started;
   });
-  return { result, notices };
-}
 
 describe("a server's usage no token counts can be", () => {
   it("a cached count above the prompt is cut to it, with a notice: the cache hit ratio is at most 1", async () => {

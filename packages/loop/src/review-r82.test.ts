@@ -1,8 +1,8 @@
 import type { RunEvent } from "@loopwright/events";
 import { startServer, type TestServer } from "@loopwright/testkit";
 import { afterEach, describe, expect, it } from "vitest";
-import type { ChatMessage } from "./config.js";
 import { createRuntime } from "./index.js";
+import { answerWithUsage, question, runWithUsage as runUsage } from "./test-support/usage-answer.js";
 
 // Review r82: the usage counts a stream discarded reach the host as a notice.
 
@@ -12,37 +12,10 @@ afterEach(async () => {
   server = undefined;
 });
 
-const question: ChatMessage[] = [{ role: "user", content: "Hello?" }];
-
-/** A streamed answer "hi" whose last chunk carries `usage` as the server wrote it. */
-function answerWithUsage(usage: object, content = "hi", finish = "stop"): { type: "raw"; chunks: string[] } {
-  const chunk = (body: object) =>
-    `data: ${JSON.stringify({ id: "x", object: "chat.completion.chunk", ...body })}\n\n`;
-  return {
-    type: "raw",
-    chunks: [
-      chunk({ choices: [{ index: 0, delta: { role: "assistant", content }, finish_reason: null }] }),
-      chunk({ choices: [{ index: 0, delta: {}, finish_reason: finish }] }),
-      chunk({ choices: [], usage }),
-      "data: [DONE]\n\n",
-    ],
-  };
-}
-
-/** One run answered with `usage`: its result and the notices it told. */
-async function runWithUsage(usage: object) {
-  server = await startServer({ replies: [answerWithUsage(usage)] });
-  const notices: string[] = [];
-  const result = await createRuntime().runAgentLoop({
-    config: { baseUrl: server.baseUrl, model: "sim", contextLength: 8000 },
-    messages: question,
-    dispatch: () => "",
-    onEvent: (event: RunEvent) => {
-      if (event.kind === "notice") notices.push(event.text);
-    },
+const runWithUsage = (usage: object) =>
+  runUsage(usage, (started) => {
+    server = started;
   });
-  return { result, notices };
-}
 
 describe("R82-1: a usage count the stream read as none is told as a notice, with the value sent", () => {
   it("a negative prompt count: the run's prompt is 0 and the notice names prompt_tokens -5", async () => {
