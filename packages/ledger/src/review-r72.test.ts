@@ -8,28 +8,11 @@ import type { MessageLike } from "./messages.js";
 import { type CompactionPlan, planCompaction } from "./plan-compaction.js";
 import { pruneToolResults } from "./prune.js";
 import { applyCompaction, compactTranscript, runCompaction } from "./run-compaction.js";
+import { messages, plan } from "./test-support/fold.js";
 import { contextTokens, estimateTokens, messageTokens, requestTokens, toolTokens } from "./tokens.js";
 
-const messages: MessageLike[] = [
-  { role: "system", content: "You are terse." },
-  { role: "user", content: "x".repeat(200) },
-  { role: "assistant", content: "Done." },
-  { role: "user", content: "And now?" },
-];
 const tools = [{ type: "function", function: { name: "read_file", parameters: { type: "object" } } }];
 const ledger: LedgerEntry[] = [{ through: 1, prompt: 60, epoch: 0 }];
-
-/** A plan folding messages 1 and 2 of a 100-token window, for the compaction functions. */
-const plan = {
-  from: 1,
-  through: 3,
-  limit: 100,
-  used: 90,
-  folded: 60,
-  kept: 30,
-  after: 30,
-  summaryTokens: 10,
-};
 
 describe("R72L-1: a charsPerToken so small the estimates overflow is refused like 0 and NaN", () => {
   // 1e-320 is a denormal: 1 / 1e-320 is Infinity. 1e-306 gives a finite count per text but sums past

@@ -5,28 +5,9 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { LedgerError } from "./errors.js";
 import { canonicalJson, type MessageLike, sameMessage } from "./messages.js";
-import type { CompactionPlan } from "./plan-compaction.js";
 import { pruneToolResults } from "./prune.js";
 import { applyCompaction, compactTranscript, runCompaction } from "./run-compaction.js";
-
-const messages: MessageLike[] = [
-  { role: "system", content: "You are terse." },
-  { role: "user", content: "x".repeat(200) },
-  { role: "assistant", content: "Done." },
-  { role: "user", content: "And now?" },
-];
-
-/** A plan folding messages 1 and 2 of a 100-token window. */
-const plan: CompactionPlan = {
-  from: 1,
-  through: 3,
-  limit: 100,
-  used: 90,
-  folded: 60,
-  kept: 30,
-  after: 30,
-  summaryTokens: 10,
-};
+import { messages, plan } from "./test-support/fold.js";
 
 /** Rejects with a LedgerError of `code`, answering it. */
 async function rejectsWith(work: Promise<unknown>, code: string): Promise<LedgerError> {

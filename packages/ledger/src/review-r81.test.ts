@@ -5,26 +5,8 @@ import { IMAGE_TOKENS, type MessageLike } from "./messages.js";
 import { type CompactionPlan, planCompaction } from "./plan-compaction.js";
 import { pruneToolResults } from "./prune.js";
 import { runCompaction, vetoedBy } from "./run-compaction.js";
+import { messages, plan } from "./test-support/fold.js";
 import { contextTokens, messageTokens, requestTokens } from "./tokens.js";
-
-const messages: MessageLike[] = [
-  { role: "system", content: "You are terse." },
-  { role: "user", content: "x".repeat(200) },
-  { role: "assistant", content: "Done." },
-  { role: "user", content: "And now?" },
-];
-
-/** A plan folding messages 1 and 2 of a 100-token window. */
-const plan: CompactionPlan = {
-  from: 1,
-  through: 3,
-  limit: 100,
-  used: 90,
-  folded: 60,
-  kept: 30,
-  after: 30,
-  summaryTokens: 10,
-};
 
 const polluted = Object.prototype as Record<string, unknown>;
 
