@@ -25,7 +25,7 @@ import {
   runTools,
   takeCalls,
 } from "./loop-phases.js";
-import { failure, type LoopRun, runState, startRun } from "./loop-run.js";
+import { failure, type LoopRun, readOptions, runState, startRun } from "./loop-run.js";
 import type { CallResult, DedupePolicy, Dispatch, DispatchRequest } from "./run-calls.js";
 import { loadMetrics, openDiscovery, type ToolLoadMetrics } from "./tool-discovery.js";
 
@@ -277,7 +277,7 @@ export interface AgentLoopResult extends RunState, HookResult {
  * answered, so it can be stored or sent again as it is.
  */
 export async function runLoop(services: LoopServices, options: AgentLoopOptions): Promise<AgentLoopResult> {
-  const run = startRun(services, options);
+  const run = startRun(services, readOptions(options));
   try {
     await openDiscovery(run); // a preselection made, carried tools loaded, a proxied one written in
   } catch (error) {

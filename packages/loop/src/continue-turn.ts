@@ -2,6 +2,7 @@ import type { EndpointCapabilities } from "@loopwright/negotiate";
 import { isOverflow, type ModelCapabilities, modelCapabilitiesFor } from "@loopwright/negotiate";
 import type { ChatClientLike, Turn, TurnUsage } from "@loopwright/stream";
 import { errorMessage } from "./errors.js";
+import { ownView } from "./own.js";
 import { type BuildRequest, type RunTurnOptions, runTurn } from "./run-turn.js";
 
 /** Options of `continueTurn`: `runTurn`'s, plus how many continuations to spend. */
@@ -382,7 +383,8 @@ export async function continueTurn(
   turn: Turn,
   options: ContinueTurnOptions = {},
 ): Promise<ContinuedTurn> {
-  return carryOn(client, supports, build, turn, options);
+  // Its own fields only (never one a polluted Object.prototype holds).
+  return carryOn(client, supports, build, turn, ownView(options));
 }
 
 /**

@@ -24,6 +24,7 @@ import {
 import { type RunHooks, startHooks } from "./hooks-phase.js";
 import { checkCatalogOption, checkOptionTypes, checkToolEntries, refuseUnbuilt } from "./loop-options.js";
 import { RunMeasure } from "./measure-turn.js";
+import { ownOptions } from "./own.js";
 import { NOT_RUN } from "./run-calls.js";
 import { tell } from "./tell.js";
 import { type Discovery, discoveryState, startDiscovery } from "./tool-discovery.js";
@@ -520,6 +521,25 @@ function checkLedgerOption(ledger: unknown): void {
       "runAgentLoop: ledger must be the ledger a previous run handed back (its result.ledger, an array of " +
         `{ through, prompt, epoch } entries, parsed if it was stored as JSON), [] or absent; ${detail}`,
     );
+  }
+}
+
+/**
+ * The options as the loop reads them (`ownOptions`: the options, their config and its side tasks,
+ * never a field only a polluted `Object.prototype` holds). What reading them throws (a getter, a
+ * revoked Proxy) is thrown as the loop throws a refusal at the start, with the transcript given.
+ */
+export function readOptions<T>(options: T): T {
+  try {
+    return ownOptions(options);
+  } catch (error) {
+    let messages: unknown;
+    try {
+      messages = (options as { messages?: unknown }).messages;
+    } catch {
+      messages = undefined;
+    }
+    throw refusedAtStart(messages, error);
   }
 }
 

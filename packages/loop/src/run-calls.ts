@@ -19,6 +19,7 @@ import type { AssistantToolCall, ChatMessage, DedupePolicy, ToolDefinition } fro
 export type { DedupePolicy };
 
 import { errorMessage, isError, readErrorMessage, UNREADABLE_ERROR } from "./errors.js";
+import { ownView } from "./own.js";
 import { tell } from "./tell.js";
 
 /** A tool call as `dispatch` is handed it: arguments repaired and parsed, the model's own text as `raw`. */
@@ -926,6 +927,8 @@ export async function runCalls(
   toolCalls: ReadonlyArray<AssistantToolCall>,
   options: RunCallsOptions,
 ): Promise<RunCallsResult> {
+  // Its own fields only (never one a polluted Object.prototype holds: an inherited `parallel` or `dedupe`).
+  options = ownView(options);
   const { signal, dispatch } = options;
   const limit = toolLimit(options.timeoutMs);
   const clean = cleanerOf(options.redact);

@@ -28,6 +28,7 @@ import {
   type Turn,
 } from "@loopwright/stream";
 import { errorMessage } from "./errors.js";
+import { ownView } from "./own.js";
 
 /** Builds one attempt's body from what the endpoint and the model have refused so far. */
 export type BuildRequest = (
@@ -230,6 +231,8 @@ export async function runTurn(
   build: BuildRequest,
   options: RunTurnOptions = {},
 ): Promise<Turn> {
+  // Its own fields only (never one a polluted Object.prototype holds: an inherited `contextLimit`).
+  options = ownView(options);
   const calibration = options.calibration ?? defaultCalibration;
   if (options.contextLimit && options.contextLimit > 0) {
     // Sized once: a downgraded re-send is never larger, and the transcript does not change between retries.

@@ -21,7 +21,7 @@ import {
 } from "@loopwright/negotiate";
 import { type AgentLoopOptions, type AgentLoopResult, type LoopServices, runLoop } from "./agent-loop.js";
 import { errorMessage, failedRun, type LoopErrorEvent } from "./errors.js";
-import { refusedAtStart } from "./loop-run.js";
+import { readOptions, refusedAtStart } from "./loop-run.js";
 
 /** `runAgentLoop`'s options on a runtime: the loop's, plus the id to emit the run under. */
 export interface RunOptions<Context = unknown> extends AgentLoopOptions<Context> {
@@ -176,11 +176,9 @@ function signalLike(signal: unknown): AbortSignal | undefined {
  * anything is sent, and its refusal — another host's run under the id in progress — is thrown the
  * same way, carrying the bus's error.
  */
-async function runOwned(
-  services: LoopServices,
-  bus: EventBus,
-  options: RunOptions,
-): Promise<AgentLoopResult> {
+async function runOwned(services: LoopServices, bus: EventBus, given: RunOptions): Promise<AgentLoopResult> {
+  // Read as the host wrote them: never a field only a polluted Object.prototype holds (`runId`, `signal`).
+  const options = readOptions(given);
   if (!options || !Object.hasOwn(options, "runId")) return runLoop(services, options);
   const { runId, ...rest } = options;
   if (typeof runId !== "string" || runId === "") {

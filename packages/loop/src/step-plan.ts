@@ -5,6 +5,7 @@ import type { StepPlan } from "./agent-loop.js";
 import type { ChatMessage, ToolChoice, ToolDefinition } from "./config.js";
 import { LoopOptionError } from "./errors.js";
 import { checkCatalogOption, checkToolEntries } from "./loop-options.js";
+import { ownView } from "./own.js";
 
 /**
  * A step's plan as `prepareStep` read it: a replacement (if any), the step's `tool_choice`, a stop,
@@ -79,7 +80,9 @@ export function readPlan(value: unknown, step: number): ReadPlan {
       );
     }
   }
-  const { messages, toolChoice, stop, tools, catalog } = value as StepPlan;
+  // Its own fields (or its class's getters): an inherited `stop` (Object.prototype.stop = true, set by
+  // polluting code) stopped every run whose plan left it out.
+  const { messages, toolChoice, stop, tools, catalog } = ownView(value) as StepPlan;
   if (messages !== undefined && !Array.isArray(messages)) {
     throw refused(`planned messages of ${shown(messages)}; messages must be an array of chat messages.`);
   }

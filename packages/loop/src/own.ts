@@ -1,0 +1,60 @@
+/**
+ * Reading what a host gave (the options, their config, a step plan) as the host wrote it: a field
+ * counts where the object holds it itself, or a prototype of its own does (a class's getter), never
+ * where only `Object.prototype` does. Some code in the host's process setting
+ * `Object.prototype.maxToolIterations = 0` (prototype pollution) otherwise ends every run before its
+ * first tool, `Object.prototype.stop = true` stops every run whose `beforeStep` plans anything, and
+ * `Object.prototype.system` puts its text on every request.
+ */
+
+/** How deep a prototype chain is followed: a Proxy's trap can make one endless. */
+const MAX_CHAIN = 64;
+
+/** Whether `value` is an object whose fields are read as a host's settings (not an array, not null). */
+function isFields(value: unknown): value is object {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/**
+ * `value`'s fields, each read once, in an object with no prototype: its own enumerable fields, and
+ * the getters a prototype of its own (below `Object.prototype`) defines. A field only a polluted
+ * `Object.prototype` holds reads as `undefined` there. Anything that is not such an object (an
+ * array, `null`, a string) is handed back as it is, for the checks that refuse it to name it. Throws
+ * what `value` throws when read (a revoked Proxy, a getter that throws).
+ */
+export function ownView<T>(value: T): T {
+  if (!isFields(value) || Object.getPrototypeOf(value) === null) return value;
+  const view = Object.create(null) as Record<string, unknown>;
+  const source = value as Record<string, unknown>;
+  for (const name of Object.keys(value)) view[name] = source[name];
+  let at = Object.getPrototypeOf(value) as object | null;
+  for (let depth = 0; at !== null && at !== Object.prototype && depth < MAX_CHAIN; depth++) {
+    for (const name of Object.getOwnPropertyNames(at)) {
+      if (name in view || name === "constructor") continue;
+      const described = Object.getOwnPropertyDescriptor(at, name);
+      if (described?.get) view[name] = source[name];
+    }
+    at = Object.getPrototypeOf(at) as object | null;
+  }
+  return view as T;
+}
+
+/**
+ * The options of a run as the loop reads them: `ownView` of the options, of their `config`, and of
+ * the config's `tasks` and each task there (a side task's model and endpoint). Read once, at the
+ * start of a run.
+ */
+export function ownOptions<T>(options: T): T {
+  if (!isFields(options)) return options;
+  const view = ownView(options) as Record<string, unknown>;
+  if (isFields(view.config)) {
+    const config = ownView(view.config) as Record<string, unknown>;
+    if (isFields(config.tasks)) {
+      const tasks = ownView(config.tasks) as Record<string, unknown>;
+      for (const name of Object.keys(tasks)) tasks[name] = ownView(tasks[name]);
+      config.tasks = tasks;
+    }
+    view.config = config;
+  }
+  return view as T;
+}
