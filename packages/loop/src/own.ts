@@ -16,33 +16,48 @@ function isFields(value: unknown): value is object {
 }
 
 /**
- * `value`'s fields, each read once, in an object with no prototype: its own enumerable fields, and
- * the getters a prototype of its own (below `Object.prototype`) defines. A field only a polluted
- * `Object.prototype` holds reads as `undefined` there. Anything that is not such an object (an
- * array, `null`, a string) is handed back as it is, for the checks that refuse it to name it. Throws
- * what `value` throws when read (a revoked Proxy, a getter that throws).
+ * `value`'s fields in an object with no prototype: its own enumerable data fields, read once, and
+ * its getters — its own, and those a prototype of its own (below `Object.prototype`) defines — as
+ * getters that ask `value` each time they are read (a host's `get parallel()` is read as each
+ * step's calls start). A field only a polluted `Object.prototype` holds reads as `undefined`
+ * there. Anything that is not such an object (an array, `null`, a string) is handed back as it is,
+ * for the checks that refuse it to name it. Throws what `value` throws when read (a revoked Proxy, a
+ * data field's getter-less trap that throws).
  */
 export function ownView<T>(value: T): T {
   if (!isFields(value) || Object.getPrototypeOf(value) === null) return value;
   const view = Object.create(null) as Record<string, unknown>;
   const source = value as Record<string, unknown>;
-  for (const name of Object.keys(value)) view[name] = source[name];
+  const asked = (name: string): PropertyDescriptor => ({
+    get: () => source[name],
+    enumerable: true,
+    configurable: true,
+  });
+  for (const name of Object.keys(value)) {
+    const described = Object.getOwnPropertyDescriptor(value, name);
+    if (described?.get) Object.defineProperty(view, name, asked(name));
+    else view[name] = source[name];
+  }
   let at = Object.getPrototypeOf(value) as object | null;
   for (let depth = 0; at !== null && at !== Object.prototype && depth < MAX_CHAIN; depth++) {
     for (const name of Object.getOwnPropertyNames(at)) {
       if (name in view || name === "constructor") continue;
-      const described = Object.getOwnPropertyDescriptor(at, name);
-      if (described?.get) view[name] = source[name];
+      if (Object.getOwnPropertyDescriptor(at, name)?.get) Object.defineProperty(view, name, asked(name));
     }
     at = Object.getPrototypeOf(at) as object | null;
   }
   return view as T;
 }
 
+/** Sets `name` on a view to `value`, a plain field from then on (where it was a getter too). */
+function settle(view: Record<string, unknown>, name: string, value: unknown): void {
+  Object.defineProperty(view, name, { value, enumerable: true, writable: true, configurable: true });
+}
+
 /**
  * The options of a run as the loop reads them: `ownView` of the options, of their `config`, and of
- * the config's `tasks` and each task there (a side task's model and endpoint). Read once, at the
- * start of a run.
+ * the config's `tasks` and each task there (a side task's model and endpoint), each read once at
+ * the start of a run (their getters asked each time the loop reads them).
  */
 export function ownOptions<T>(options: T): T {
   if (!isFields(options)) return options;
@@ -51,10 +66,10 @@ export function ownOptions<T>(options: T): T {
     const config = ownView(view.config) as Record<string, unknown>;
     if (isFields(config.tasks)) {
       const tasks = ownView(config.tasks) as Record<string, unknown>;
-      for (const name of Object.keys(tasks)) tasks[name] = ownView(tasks[name]);
-      config.tasks = tasks;
+      for (const name of Object.keys(tasks)) settle(tasks, name, ownView(tasks[name]));
+      settle(config, "tasks", tasks);
     }
-    view.config = config;
+    settle(view, "config", config);
   }
   return view as T;
 }

@@ -147,6 +147,29 @@ describe("R83-1: runAgentLoop reads its options and config as the host wrote the
     expect((server.chatRequests[0]?.body as { model?: string } | undefined)?.model).toBe("from-a-getter");
   });
 
+  it("asks an options getter each time the loop reads it (a host's parallel, read as each step's calls start)", async () => {
+    server = await startServer({
+      replies: [
+        { toolCalls: [{ name: "get_weather", arguments: '{"city": "Paris"}' }] },
+        { toolCalls: [{ name: "get_weather", arguments: '{"city": "Rome"}' }] },
+        { content: "Both sunny." },
+      ],
+    });
+    let asked = 0;
+    const result = await createRuntime().runAgentLoop({
+      config: { baseUrl: server.baseUrl, model: "m" },
+      messages: [{ role: "user", content: "Paris, then Rome?" }],
+      tools: [WEATHER],
+      dispatch: () => "sunny",
+      get parallel() {
+        asked++;
+        return false;
+      },
+    });
+    expect(result.turn.content).toBe("Both sunny.");
+    expect(asked).toBeGreaterThanOrEqual(2);
+  });
+
   it("an options getter that throws is the loop's refusal at the start, with the transcript given", async () => {
     const messages = [{ role: "user" as const, content: "hi" }];
     const options = {
