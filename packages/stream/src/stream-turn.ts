@@ -2,6 +2,7 @@ import { isAbortSignal, listenForAbort } from "./abort-listeners.js";
 import type { ChunkLike } from "./chunk.js";
 import { EndpointSilent, type EndpointSilentCode, jsonText, quotedText, StreamError } from "./errors.js";
 import type { Fence } from "./fences.js";
+import { ownChunk } from "./own-chunk.js";
 import { CutShort, openReply, streamErrorMaker } from "./reply-body.js";
 import type { ToolCallProgress } from "./tool-call-assembler.js";
 import type { Turn } from "./turn.js";
@@ -639,11 +640,13 @@ export async function streamTurn<Body extends ChatBody>(
     // turn in it.
     let stray: unknown;
     let strays = 0;
-    const take = (chunk: ChunkLike): void => {
-      if (chunk === null || typeof chunk !== "object" || Array.isArray(chunk)) {
-        if (strays++ === 0) stray = chunk;
+    const take = (sent: ChunkLike): void => {
+      if (sent === null || typeof sent !== "object" || Array.isArray(sent)) {
+        if (strays++ === 0) stray = sent;
         return;
       }
+      // Its own fields only: never one a polluted Object.prototype holds.
+      const chunk = ownChunk(sent);
       const serverError = chunkError(chunk);
       if (serverError !== undefined) {
         chunks++;

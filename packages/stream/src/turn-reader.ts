@@ -8,6 +8,7 @@ import type {
 } from "./chunk.js";
 import { type Fence, type FenceSplit, FenceSplitter } from "./fences.js";
 import { GrownText } from "./grown-text.js";
+import { ownChunk } from "./own-chunk.js";
 import { indexOf, ToolCallAssembler, type ToolCallProgress } from "./tool-call-assembler.js";
 import { normalizeFinishReason, type Turn, type TurnTimings } from "./turn.js";
 import { discardedOf, laterUsage, noteDiscarded, readUsage, reportsUsage } from "./usage.js";
@@ -176,8 +177,11 @@ export class TurnReader {
   }
 
   /** Reads one chunk; returns whether it carried anything (text, reasoning, calls, a finish, usage). */
-  read(chunk: ChunkLike): boolean {
-    if (!chunk || typeof chunk !== "object") return false;
+  read(sent: ChunkLike): boolean {
+    if (!sent || typeof sent !== "object") return false;
+    // Its own fields only (a chunk streamTurn already read so is taken as it is): an inherited
+    // `content` (Object.prototype.content = "x", set by polluting code) went onto every answer.
+    const chunk = ownChunk(sent);
     let carried = false;
     // A usage object with no count in it (`"usage": {}`) reports nothing: it must not replace one
     // that did.
