@@ -1,4 +1,4 @@
-import { NO_KEY, withoutTrailingSlashes } from "./endpoint.js";
+import { endpointField, NO_KEY, withoutTrailingSlashes } from "./endpoint.js";
 
 /** The parts of an endpoint `resolveApiKey` reads. */
 export interface KeyedEndpoint {
@@ -43,13 +43,16 @@ function urlText(value: unknown): string | undefined {
  * another endpoint (`NO_KEY`), never none.
  */
 export function resolveApiKey(endpoint: KeyedEndpoint, settings: KeyedEndpoint): string {
-  const own = typeof endpoint?.apiKey === "string" ? endpoint.apiKey.trim() : "";
-  if (own) return endpoint.apiKey as string;
-  const ownUrl = urlText(endpoint?.baseUrl);
+  // Fields each holds itself (or its class): never one a polluted Object.prototype holds.
+  const ownKey = endpointField(endpoint, "apiKey");
+  const own = typeof ownKey === "string" ? ownKey.trim() : "";
+  if (own) return ownKey as string;
+  const ownUrl = urlText(endpointField(endpoint, "baseUrl"));
   // A base URL that is there but cannot be read names some server: not the operator's to assume.
   if (ownUrl === undefined) return NO_KEY;
-  const inheritedUrl = urlText(settings?.baseUrl) ?? "";
+  const inheritedUrl = urlText(endpointField(settings, "baseUrl")) ?? "";
   if (ownUrl && (!inheritedUrl || comparable(ownUrl) !== comparable(inheritedUrl))) return NO_KEY;
-  const inherited = typeof settings?.apiKey === "string" ? settings.apiKey.trim() : "";
-  return inherited ? (settings.apiKey as string) : NO_KEY;
+  const settingsKey = endpointField(settings, "apiKey");
+  const inherited = typeof settingsKey === "string" ? settingsKey.trim() : "";
+  return inherited ? (settingsKey as string) : NO_KEY;
 }

@@ -58,12 +58,31 @@ function timerMs(ms: number): number {
   return Math.min(ms, MAX_TIMER_MS);
 }
 
+/** How deep a prototype chain {@link endpointField} follows: a Proxy's trap can make one endless. */
+const MAX_CHAIN = 64;
+
+/**
+ * `endpoint[name]` where the endpoint holds it itself or a prototype of its own does (a class's
+ * getter); `undefined` where only `Object.prototype` does. Some code in the process setting
+ * `Object.prototype.apiKey` (prototype pollution) otherwise sent that key, as a bearer token, to
+ * every endpoint given none; `.headers` went with every request.
+ */
+export function endpointField(endpoint: unknown, name: string): unknown {
+  if (typeof endpoint !== "object" || endpoint === null) return undefined;
+  let at: object | null = endpoint;
+  for (let depth = 0; at !== null && at !== Object.prototype && depth < MAX_CHAIN; depth++) {
+    if (Object.hasOwn(at, name)) return (endpoint as Record<string, unknown>)[name];
+    at = Object.getPrototypeOf(at) as object | null;
+  }
+  return undefined;
+}
+
 /** The field as written: `undefined` when absent, the number (0 included) otherwise. */
 function seconds(
   endpoint: Partial<Endpoint>,
   field: "requestTimeoutSeconds" | "firstTokenSeconds",
 ): number | undefined {
-  const value = endpoint?.[field];
+  const value = endpointField(endpoint, field);
   if (value === undefined || value === null) return undefined;
   if (typeof value !== "number" || !Number.isFinite(value) || value < 0) {
     throw new EndpointConfigError(
@@ -138,7 +157,7 @@ const UNSENDABLE_WORDS =
  * value (it may be a key).
  */
 export function apiKeyOf(endpoint: { apiKey?: unknown } | undefined): string {
-  const apiKey = endpoint?.apiKey;
+  const apiKey = endpointField(endpoint, "apiKey");
   if (apiKey === undefined || apiKey === null) return NO_KEY;
   if (typeof apiKey !== "string") {
     const kind = Array.isArray(apiKey) ? "an array" : `a ${typeof apiKey}`;
@@ -166,7 +185,7 @@ export function apiKeyOf(endpoint: { apiKey?: unknown } | undefined): string {
  * the URL; it names the host and the parameter names, and says where credentials go instead.
  */
 export function checkedBaseUrl(endpoint: Partial<Endpoint> | undefined): string {
-  const raw = endpoint?.baseUrl as unknown;
+  const raw = endpointField(endpoint, "baseUrl");
   if (raw !== undefined && raw !== null && typeof raw !== "string") {
     // Given, but not as text: say so (the value is not shown; a URL object may carry credentials).
     const kind = raw instanceof URL ? "a URL object" : Array.isArray(raw) ? "an array" : `a ${typeof raw}`;

@@ -5,6 +5,7 @@ import {
   checkedBaseUrl,
   checkedHeaders,
   type Endpoint,
+  endpointField,
   NO_KEY,
   timeoutMs,
   type WindowSettings,
@@ -163,7 +164,7 @@ export function createClientPool(given: ClientPoolOptions = {}): ClientPool {
     getClient(endpoint) {
       const baseURL = checkedBaseUrl(endpoint);
       const apiKey = apiKeyOf(endpoint);
-      const headers = checkedHeaders(endpoint.headers);
+      const headers = checkedHeaders(endpointField(endpoint, "headers"));
       const timeout = timeoutMs(endpoint) ?? NO_TIMEOUT_MS;
       const tenant = tenantOf(baseURL, apiKey);
       const sent = sentText(headers);
@@ -225,7 +226,7 @@ export function createClientPool(given: ClientPoolOptions = {}): ClientPool {
       const baseURL = checkedBaseUrl(endpoint);
       const tenant = tenantOf(baseURL, apiKeyOf(endpoint));
       // Absent or null headers: the tenant is the base URL and key, whatever it was sent besides.
-      const given = endpoint.headers;
+      const given = endpointField(endpoint, "headers");
       const sent = given === undefined || given === null ? undefined : sentText(checkedHeaders(given));
       let dropped = 0;
       for (const [id, entry] of clients) {

@@ -1,4 +1,4 @@
-import { NO_KEY } from "./endpoint.js";
+import { endpointField, NO_KEY } from "./endpoint.js";
 
 /** The endpoint fields `secretsOf` reads. */
 export interface SecretBearer {
@@ -292,9 +292,13 @@ function pathCredentials(pathname: string): string[] {
  */
 export function patternsOf(endpoint: SecretBearer | undefined, credentialsOnly = false): Pattern[] {
   const out = new Map<string, Pattern>();
-  if (typeof endpoint?.apiKey === "string") addForms(out, endpoint.apiKey, "credential");
-  if (endpoint?.headers && typeof endpoint.headers === "object") {
-    for (const [name, value] of Object.entries(endpoint.headers)) {
+  // Fields the endpoint holds itself (or its class): never one a polluted Object.prototype holds.
+  const apiKey = endpointField(endpoint, "apiKey");
+  const headers = endpointField(endpoint, "headers");
+  const baseUrl = endpointField(endpoint, "baseUrl");
+  if (typeof apiKey === "string") addForms(out, apiKey, "credential");
+  if (headers && typeof headers === "object") {
+    for (const [name, value] of Object.entries(headers)) {
       if (typeof value !== "string") continue;
       // `Bearer <token>`, `Basic <base64>`: a server may quote the credential without its scheme.
       const credentials = AUTH_SCHEME.exec(value)?.[1];
@@ -310,9 +314,9 @@ export function patternsOf(endpoint: SecretBearer | undefined, credentialsOnly =
       if (schemed && credentials) addForms(out, credentials, "credential");
     }
   }
-  if (typeof endpoint?.baseUrl === "string") {
+  if (typeof baseUrl === "string") {
     try {
-      const url = new URL(endpoint.baseUrl.trim());
+      const url = new URL(baseUrl.trim());
       // As the URL holds them (percent-encoded) and as they read.
       for (const part of [url.username, url.password]) {
         if (!part) continue;

@@ -1,4 +1,11 @@
-import { apiKeyOf, checkedBaseUrl, checkedHeaders, timeoutMs, type WindowSettings } from "./endpoint.js";
+import {
+  apiKeyOf,
+  checkedBaseUrl,
+  checkedHeaders,
+  endpointField,
+  timeoutMs,
+  type WindowSettings,
+} from "./endpoint.js";
 import { EndpointConfigError, ModelListingError } from "./errors.js";
 import { type Pattern, patternsOf, redactText } from "./redact.js";
 import { sameOriginRedirects } from "./redirects.js";
@@ -130,7 +137,7 @@ function authHeaders(settings: WindowSettings): Record<string, string> {
   return {
     authorization: `Bearer ${apiKeyOf(settings)}`,
     accept: "application/json",
-    ...checkedHeaders(settings.headers),
+    ...checkedHeaders(endpointField(settings, "headers")),
   };
 }
 
@@ -636,7 +643,8 @@ export function createWindowDiscovery(options: WindowDiscoveryOptions = {}): Win
     let propsAbsent = false;
     // llama.cpp: /props (?model= for a router build, which answers n_ctx 0 without it).
     try {
-      const query = settings.model ? `?model=${encodeURIComponent(settings.model)}` : "";
+      const model = endpointField(settings, "model") as string | null | undefined;
+      const query = model ? `?model=${encodeURIComponent(model)}` : "";
       const response = await get(`${base}/props${query}`, settings, deadline);
       if (response.ok) {
         const body = await readJson(response, deadline);
@@ -682,7 +690,8 @@ export function createWindowDiscovery(options: WindowDiscoveryOptions = {}): Win
     }
     const entries = listingEntries(body) ?? [];
     let entry: ModelEntry | undefined;
-    if (settings.model) entry = findEntry(entries, settings.model);
+    const model = endpointField(settings, "model") as string | null | undefined;
+    if (model) entry = findEntry(entries, model);
     else {
       const loaded = entries.filter((e) => loadedWindow(e) !== undefined);
       entry = loaded.length === 1 ? loaded[0] : undefined;
@@ -703,8 +712,8 @@ export function createWindowDiscovery(options: WindowDiscoveryOptions = {}): Win
   ): { signal?: AbortSignal } => {
     const lookup = lookupOptions(given);
     apiKeyOf(settings);
-    checkedHeaders(settings?.headers);
-    const model: unknown = settings?.model;
+    checkedHeaders(endpointField(settings, "headers"));
+    const model: unknown = endpointField(settings, "model");
     if (model != null && typeof model !== "string") {
       // A listing entry passed in place of its id would be sent as `?model=[object Object]`.
       const kind = Array.isArray(model) ? "an array" : `a ${typeof model}`;
@@ -790,7 +799,10 @@ export function createWindowDiscovery(options: WindowDiscoveryOptions = {}): Win
         const latches: Latch[] = [];
         let entry: ModelEntry | undefined;
         try {
-          entry = findEntry(await list(settings, deadline), settings.model ?? undefined);
+          entry = findEntry(
+            await list(settings, deadline),
+            (endpointField(settings, "model") as string | null | undefined) ?? undefined,
+          );
         } catch (error) {
           deadline.throwIfStopped();
           if (deadline.expired) return 0;
