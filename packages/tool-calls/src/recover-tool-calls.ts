@@ -1665,10 +1665,11 @@ function named(spans: readonly Span[], known: Known): Span[] {
 }
 
 /**
- * Finds tool calls a server's parser missed and left in the reply as text, after its scratchpad:
- * its last `</think>` (or `◁/think▷`) outside every call (one inside a call's string argument is
- * that argument's text); a call after a `<think>` or `◁think▷` that never closes, or inside raw
- * gpt-oss analysis, is reasoning and stays in the text.
+ * Finds tool calls a server's parser missed and left in the reply as text, outside its
+ * scratchpads: before a first `</think>` (or `◁/think▷`) that comes ahead of every `<think>` and
+ * `◁think▷` (the template opened the scratchpad in the prompt), and inside any scratchpad the reply
+ * opens — closed or not, raw gpt-oss analysis too — a call is reasoning and stays in the text; a
+ * marker inside a call's string argument is that argument's text.
  *
  * Reads the forms models write calls in: Hermes/Qwen `<tool_call>{…}</tool_call>` (closing tag
  * optional, several calls per block allowed), Qwen3-Coder `<function=name><parameter=key>…`,
@@ -1782,25 +1783,74 @@ function inlineCode(text: string): Array<[number, number]> {
   return regions;
 }
 
+/** The markers of the scratchpads a chat template may open in the prompt: `<think>`, `◁think▷` and their closers. */
+const THINK_MARKERS: ReadonlyArray<{ marker: string; closes: boolean }> = SCRATCHPADS.flatMap((pad) =>
+  pad.implicitOpen
+    ? [
+        { marker: pad.open, closes: false },
+        { marker: pad.close, closes: true },
+      ]
+    : [],
+);
+
 /**
- * Where the reply's scratchpad ends: just past its last `</think>` that is not inside a closed call
- * read from the whole reply (a `</think>` written in a call's string argument is that argument's text,
- * not the end of the reasoning), or 0 when there is none. `spans`: the calls read from the whole
- * reply.
+ * Where the scratchpad the chat template opened in the prompt ends: just past the reply's first
+ * `</think>` (or Kimi's `◁/think▷`) when it comes before any `<think>` or `◁think▷` — the reply
+ * began inside reasoning, as the stream reads a lone closer ahead of every opener — else 0 (the
+ * reply began as answer; its scratchpads are the ones it opens, {@link scratchpadsIn}). A marker
+ * inside the closed part of a call read from the whole reply (a `</think>` written in a call's
+ * string argument is that argument's text) or written as inline code (`` `</think>` ``) is not
+ * one. `spans`: the calls read from the whole reply. Linear: each marker is looked for once from
+ * the start, passing over each call once.
  */
 function thinkingEnd(text: string, spans: readonly Span[]): number {
   // Only a call's closed part counts: brackets that never close after a `</think>` (a call sketched
   // in the reasoning) do not make the rest of the reply that call's text.
   const regions = spans.map((span): [number, number] => [span.start, span.open ? span.open.end : span.end]);
-  let [at, length] = lastThinkEnd(text, text.length);
-  // Bounded: each step moves back past a span or ends; a reply of many `</think>`s inside one
-  // call's argument skips the rest of that call at once.
-  while (at >= 0) {
-    const inside = spanAt(at, regions);
-    if (inside === undefined) return at + length;
-    [at, length] = lastThinkEnd(text, inside[0] - 1);
+  let first = -1;
+  let end = 0;
+  for (const { marker, closes } of THINK_MARKERS) {
+    let at = text.indexOf(marker);
+    while (at >= 0 && (first < 0 || at < first)) {
+      const call = spanAt(at, regions);
+      if (call) at = text.indexOf(marker, call[1]);
+      else if (at > 0 && text[at - 1] === "`" && text[at + marker.length] === "`")
+        at = text.indexOf(marker, at + marker.length);
+      else {
+        first = at;
+        end = closes ? at + marker.length : 0;
+        break;
+      }
+    }
   }
-  return 0;
+  return afterLeadingScratchpads(text, end, regions);
+}
+
+/**
+ * Past the closed scratchpads the reply opens with from `from` on, blank space between them
+ * (`<think>plan</think>\n\n[get_weather(city="Oslo")]`: the answer, read as a whole reply, is
+ * the call), or `from` when none opens there. A closer inside a call's closed part (`regions`) or
+ * written as inline code closes nothing. Linear: each search starts past the last.
+ */
+function afterLeadingScratchpads(
+  text: string,
+  from: number,
+  regions: ReadonlyArray<[number, number]>,
+): number {
+  let end = from;
+  for (;;) {
+    let at = end;
+    while (at < text.length && /\s/.test(text[at] as string)) at++;
+    const pad = SCRATCHPADS.find((kind) => text.startsWith(kind.open, at));
+    if (pad === undefined || (text[at - 1] === "`" && text[at + pad.open.length] === "`")) return end;
+    let close = closerFrom(text, pad.close, at + pad.open.length);
+    for (let call = close < 0 ? undefined : spanAt(close, regions); call; ) {
+      close = closerFrom(text, pad.close, call[1]);
+      call = close < 0 ? undefined : spanAt(close, regions);
+    }
+    if (close < 0) return end;
+    end = close + pad.close.length;
+  }
 }
 
 /** The region of `regions` (sorted, apart) that holds `at` strictly inside it, if any. */

@@ -1,0 +1,73 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { ALL_FENCES, stripThinking } from "../../stream/src/fences.js";
+import { recoverToolCalls, SCRATCHPADS } from "./recover-tool-calls.js";
+
+// R83-1: recoverToolCalls read calls only after the reply's LAST `</think>` (or `◁/think▷`), even
+// when that closer closed a `<think>` the answer opened after its call:
+// `<tool_call>{…}</tool_call><think>done</think>` recovered nothing, while the stream (and so the
+// user) shows the call as the answer — the model's call was never run. The cut is for a template
+// that opens the scratchpad in the prompt (the reply begins inside reasoning, with no `<think>`):
+// that is so only when the reply's first such marker is a closer.
+describe("R83-1: a </think> ends a scratchpad the template opened only when it comes before any <think>", () => {
+  const call = '<tool_call>{"name": "ls", "arguments": {"p": "."}}</tool_call>';
+  const ls = { id: "call_recovered_0", name: "ls", args: { p: "." }, raw: '{"p":"."}' };
+
+  it("runs a call written before a scratchpad the answer opens and closes (the stream shows it)", () => {
+    for (const reply of [
+      `${call}<think>done</think>`,
+      `${call}\n◁think▷done◁/think▷`,
+      `Plan made.</think>\n${call}\n<think>Now I wait.</think>`,
+      `Plan made.</think>${call} more</think>x`,
+      `<think>a</think>b</think>${call}`,
+    ]) {
+      expect(stripThinking(reply, { fences: ALL_FENCES }).content, reply).toContain(call);
+      expect(recoverToolCalls(reply, ["ls"]).calls, reply).toEqual([ls]);
+    }
+    expect(recoverToolCalls(`${call}<think>done</think>`, ["ls"]).text).toBe("<think>done</think>");
+  });
+
+  it("still reads a reply that begins inside the template's scratchpad from its first closer on", () => {
+    const sketched = `I could run ${call} here.</think>Nothing to run.`;
+    expect(recoverToolCalls(sketched, ["ls"])).toEqual({ calls: [], text: sketched });
+    expect(recoverToolCalls(`Plan.</think>\n${call}`, ["ls"]).calls).toEqual([ls]);
+    // A whole-reply form after a scratchpad: the answer is only the call.
+    expect(recoverToolCalls('<think>plan</think>\n\n[ls(p=".")]', ["ls"]).calls).toEqual([ls]);
+  });
+
+  it("property: a call is run exactly where the stream's ALL_FENCES content shows it, lone closers included", () => {
+    // Where the reply's first `<think>`/`◁think▷` marker is a closer, the template opened that
+    // scratchpad in the prompt: the stream reads it so with the opener put back.
+    const implicit = SCRATCHPADS.filter((k) => k.implicitOpen);
+    const marker = fc.constantFrom(...SCRATCHPADS.flatMap((k) => [k.open, k.close]));
+    fc.assert(
+      fc.property(
+        fc.array(fc.oneof(marker, fc.constantFrom(call, "prose ", "\n")), { maxLength: 9 }),
+        (parts) => {
+          const reply = parts.join("");
+          const first = parts.findIndex((p) => implicit.some((k) => p === k.open || p === k.close));
+          const opened = implicit.find((k) => parts[first] === k.close);
+          const read = opened ? `${opened.open}${reply}` : reply;
+          const shown = stripThinking(read, { fences: ALL_FENCES }).content.split(call).length - 1;
+          expect(recoverToolCalls(reply, ["ls"]).calls).toHaveLength(shown);
+        },
+      ),
+      { numRuns: 600 },
+    );
+  });
+
+  it("stays linear over 10^6 characters of markers", () => {
+    // About 10^6 characters each: a reply opening with many closed scratchpads, an opener repeated
+    // after a call, and a `</think>` inside each of many calls' arguments.
+    const cases = [
+      `${"<think>x</think>\n".repeat(60_000)}${call}`,
+      `${call}${"<think>".repeat(140_000)}`,
+      '<tool_call>{"name": "ls", "arguments": {"p": "</think>"}}</tool_call>'.repeat(14_000),
+    ];
+    for (const text of cases) {
+      const started = performance.now();
+      recoverToolCalls(text, ["ls"]);
+      expect(performance.now() - started, text.slice(0, 40)).toBeLessThan(2000);
+    }
+  });
+});
