@@ -1960,9 +1960,11 @@ function recoverFrom(text: string, known: Known): RecoveredToolCalls {
   if (known.names.size === 0 || text.trim() === "") return { calls: [], text };
   let headEnd = 0;
   let accepted: Span[] | undefined;
-  if (THINK_ENDS.some((end) => text.includes(end))) {
+  if (THINK_ENDS.some((end) => text.includes(end)) || SCRATCHPADS.some((pad) => text.includes(pad.open))) {
     // Read from the whole reply first: a `</think>` inside a call's argument does not end the
-    // scratchpad, so the reply is cut only at one outside every call.
+    // scratchpad, so the reply is cut only at one outside every call (and past the closed
+    // scratchpads it opens with, of any kind: `<reasoning>plan</reasoning>\n{"name": …}` is a
+    // whole-reply call as the stream shows it).
     const spans = spansIn(text, known);
     headEnd = thinkingEnd(text, spans);
     if (headEnd === 0) accepted = spans;
