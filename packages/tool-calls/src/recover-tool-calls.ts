@@ -97,35 +97,35 @@ function openFrom(start: number): Opening {
  * no opener before it ends a scratchpad the chat template opened in the prompt. Kept equal to the
  * stream's table by a test that reads both (tool-calls does not depend on stream).
  */
-export const SCRATCHPADS: ReadonlyArray<{ open: string; close: string; implicitOpen?: true }> = [
+export const SCRATCHPADS: ReadonlyArray<{
+  open: string;
+  close: string;
+  implicitOpen?: true;
+  quotable?: true;
+}> = [
   { open: "<think>", close: "</think>", implicitOpen: true },
   { open: "<|channel|>analysis<|message|>", close: "<|end|>" },
   { open: "◁think▷", close: "◁/think▷", implicitOpen: true },
-  { open: "<thinking>", close: "</thinking>" },
-  { open: "<reasoning>", close: "</reasoning>" },
+  { open: "<thinking>", close: "</thinking>", quotable: true },
+  { open: "<reasoning>", close: "</reasoning>", quotable: true },
 ];
+
+/**
+ * The markers that tell whether a reply began inside a scratchpad its chat template opened in the
+ * prompt: the closers of the `implicitOpen` kinds and the openers a model never writes as answer
+ * (the stream's default fences; a `quotable` one, `<thinking>`, `<reasoning>`, outside them, is
+ * often reasoning about the tag). The reply began inside one when the first of them is a closer.
+ * Internal: parseJson reads with it too.
+ */
+export const TEMPLATE_MARKERS: ReadonlyArray<{ marker: string; closes: boolean }> = SCRATCHPADS.flatMap(
+  (pad) => [
+    ...(pad.quotable ? [] : [{ marker: pad.open, closes: false }]),
+    ...(pad.implicitOpen ? [{ marker: pad.close, closes: true }] : []),
+  ],
+);
 
 /** The closers that end a scratchpad opened in the prompt: `</think>`, Kimi's `◁/think▷`. */
 const THINK_ENDS: readonly string[] = SCRATCHPADS.flatMap((pad) => (pad.implicitOpen ? [pad.close] : []));
-
-/**
- * The last closer of {@link THINK_ENDS} that starts at or before `before` and is not written as
- * inline code (`[index, length]`), or `[-1, 0]`; parseJson cuts at it too. Internal: not exported
- * from the package.
- */
-export function lastThinkEnd(text: string, before: number): [number, number] {
-  let found: [number, number] = [-1, 0];
-  if (before < 0) return found;
-  for (const end of THINK_ENDS) {
-    let at = text.lastIndexOf(end, before);
-    // Written between backticks (`` `</think>` ``): text about the marker, as the stream reads it.
-    // Each is passed once: a later search starts before the region it stopped in.
-    while (at > 0 && text[at - 1] === "`" && text[at + end.length] === "`")
-      at = text.lastIndexOf(end, at - 1);
-    if (at > found[0]) found = [at, end.length];
-  }
-  return found;
-}
 
 /**
  * The first `closer` in `text` from `from` on that is not written as inline code (`` `</thinking>` ``
@@ -1783,20 +1783,11 @@ function inlineCode(text: string): Array<[number, number]> {
   return regions;
 }
 
-/** The markers of the scratchpads a chat template may open in the prompt: `<think>`, `◁think▷` and their closers. */
-const THINK_MARKERS: ReadonlyArray<{ marker: string; closes: boolean }> = SCRATCHPADS.flatMap((pad) =>
-  pad.implicitOpen
-    ? [
-        { marker: pad.open, closes: false },
-        { marker: pad.close, closes: true },
-      ]
-    : [],
-);
-
 /**
  * Where the scratchpad the chat template opened in the prompt ends: just past the reply's first
- * `</think>` (or Kimi's `◁/think▷`) when it comes before any `<think>` or `◁think▷` — the reply
- * began inside reasoning, as the stream reads a lone closer ahead of every opener — else 0 (the
+ * `</think>` (or Kimi's `◁/think▷`) when it comes before any `<think>`, `◁think▷` or gpt-oss
+ * analysis opener ({@link TEMPLATE_MARKERS}) — the reply began inside reasoning, as the stream
+ * reads a lone closer ahead of every opener — else 0 (the
  * reply began as answer; its scratchpads are the ones it opens, {@link scratchpadsIn}). A marker
  * inside the closed part of a call read from the whole reply (a `</think>` written in a call's
  * string argument is that argument's text) or written as inline code (`` `</think>` ``) is not
@@ -1809,7 +1800,7 @@ function thinkingEnd(text: string, spans: readonly Span[]): number {
   const regions = spans.map((span): [number, number] => [span.start, span.open ? span.open.end : span.end]);
   let first = -1;
   let end = 0;
-  for (const { marker, closes } of THINK_MARKERS) {
+  for (const { marker, closes } of TEMPLATE_MARKERS) {
     let at = text.indexOf(marker);
     while (at >= 0 && (first < 0 || at < first)) {
       const call = spanAt(at, regions);

@@ -1,7 +1,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { ALL_FENCES, stripThinking } from "../../stream/src/fences.js";
-import { recoverToolCalls, SCRATCHPADS } from "./recover-tool-calls.js";
+import { parseJson } from "./parse-json.js";
+import { recoverToolCalls, SCRATCHPADS, TEMPLATE_MARKERS } from "./recover-tool-calls.js";
 
 // R83-1: recoverToolCalls read calls only after the reply's LAST `</think>` (or `◁/think▷`), even
 // when that closer closed a `<think>` the answer opened after its call:
@@ -36,16 +37,18 @@ describe("R83-1: a </think> ends a scratchpad the template opened only when it c
   });
 
   it("property: a call is run exactly where the stream's ALL_FENCES content shows it, lone closers included", () => {
-    // Where the reply's first `<think>`/`◁think▷` marker is a closer, the template opened that
-    // scratchpad in the prompt: the stream reads it so with the opener put back.
+    // Where the reply's first `<think>`/`◁think▷`/analysis marker is a closer, the template opened
+    // that scratchpad in the prompt: the stream reads it so with the opener put back. (A
+    // `<thinking>` or `<reasoning>` before it is a tag the reasoning may mention: it decides nothing.)
     const implicit = SCRATCHPADS.filter((k) => k.implicitOpen);
+    const templateMarkers = new Set(TEMPLATE_MARKERS.map((m) => m.marker));
     const marker = fc.constantFrom(...SCRATCHPADS.flatMap((k) => [k.open, k.close]));
     fc.assert(
       fc.property(
         fc.array(fc.oneof(marker, fc.constantFrom(call, "prose ", "\n")), { maxLength: 9 }),
         (parts) => {
           const reply = parts.join("");
-          const first = parts.findIndex((p) => implicit.some((k) => p === k.open || p === k.close));
+          const first = parts.findIndex((p) => templateMarkers.has(p));
           const opened = implicit.find((k) => parts[first] === k.close);
           const read = opened ? `${opened.open}${reply}` : reply;
           const shown = stripThinking(read, { fences: ALL_FENCES }).content.split(call).length - 1;
@@ -95,5 +98,50 @@ describe("R83-3: a whole-reply call after closed scratchpads of any kind is reco
       }),
       { numRuns: 200 },
     );
+  });
+});
+
+// R83-4 (found on the way): parseJson cut the reply at its LAST lone `</think>` (after taking out
+// the scratchpads it opens), as recoverToolCalls did: '<think>a</think>{"a": 1} b</think>c' and
+// 'a</think>{"a": 1} b</think>c' read nothing while the stream shows '{"a": 1} b</think>c' — the
+// JSON the model answered with was lost. It now reads with the same rule as recoverToolCalls.
+describe("R83-4: parseJson cuts only at a first closer ahead of every opener, as the stream reads it", () => {
+  it("reads the answer before a later lone closer", () => {
+    for (const reply of [
+      'a</think>{"a": 1} b</think>c',
+      '<think>a</think>{"a": 1} b</think>c',
+      '{"a": 1}<think>x</think> then </think>',
+      '◁think▷x◁/think▷{"a": 1} and ◁/think▷',
+    ]) {
+      expect(stripThinking(reply, { fences: ALL_FENCES }).content, reply).toMatch(/^\{"a": 1\}/);
+      expect(parseJson(reply), reply).toEqual({ a: 1 });
+    }
+  });
+
+  it("still reads past the scratchpad the template opened; a <thinking> mentioned in it decides nothing", () => {
+    expect(parseJson('plan {"b": 2}</think>{"a": 1}')).toEqual({ a: 1 });
+    expect(parseJson('I write <thinking> tags? No. {"b": 2}</think>{"a": 1}')).toEqual({ a: 1 });
+    expect(parseJson('{"a": 1} is wrong.</think>Nothing.')).toBeUndefined();
+    expect(parseJson('x</think>{"note": "ends with </think> here"}')).toEqual({
+      note: "ends with </think> here",
+    });
+  });
+
+  // R83-5 (found on the way, older than r83): each scratchpad's opener searched for a JSON value
+  // around it from the last place passed to the next `{` — the answer at the end of the reply —
+  // so many scratchpads with text between them read in the square of the length ('<think>x</think>
+  // b\n' x 10^4 then '{"a": 1}', 190 K chars: 1.5 s; x 2*10^4: 4.5 s). The bracket found is kept.
+  it("stays linear over 10^6 characters of markers", () => {
+    const cases = [
+      `${"<think>x</think> b\n".repeat(50_000)}{"a": 1}`,
+      `${"<think>x</think> b</think>\n".repeat(40_000)}{"a": 1}`,
+      `${'{"s": "</think>"} '.repeat(55_000)}`,
+      `${"`</think>` ".repeat(90_000)}{"a": 1}`,
+    ];
+    for (const text of cases) {
+      const started = performance.now();
+      parseJson(text);
+      expect(performance.now() - started, text.slice(0, 40)).toBeLessThan(2000);
+    }
   });
 });
