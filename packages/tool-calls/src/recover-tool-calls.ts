@@ -102,9 +102,14 @@ export const SCRATCHPADS: ReadonlyArray<{
   close: string;
   implicitOpen?: true;
   quotable?: true;
+  resume?: string;
 }> = [
   { open: "<think>", close: "</think>", implicitOpen: true },
-  { open: "<|channel|>analysis<|message|>", close: "<|end|>" },
+  {
+    open: "<|channel|>analysis<|message|>",
+    close: "<|end|>",
+    resume: "<|start|>assistant<|channel|>final<|message|>",
+  },
   { open: "◁think▷", close: "◁/think▷", implicitOpen: true },
   { open: "<thinking>", close: "</thinking>", quotable: true },
   { open: "<reasoning>", close: "</reasoning>", quotable: true },
@@ -1818,7 +1823,8 @@ function thinkingEnd(text: string, spans: readonly Span[]): number {
 }
 
 /**
- * Past the closed scratchpads the reply opens with from `from` on, blank space between them
+ * Past the closed scratchpads the reply opens with from `from` on, blank space between them and
+ * the header a kind resumes its answer with (gpt-oss's final channel) after them
  * (`<think>plan</think>\n\n[get_weather(city="Oslo")]`: the answer, read as a whole reply, is
  * the call), or `from` when none opens there. A closer inside a call's closed part (`regions`) or
  * written as inline code closes nothing. Linear: each search starts past the last.
@@ -1841,6 +1847,10 @@ function afterLeadingScratchpads(
     }
     if (close < 0) return end;
     end = close + pad.close.length;
+    // gpt-oss's final-channel header after its analysis: the stream drops it with the scratchpad.
+    let resume = end;
+    while (resume < text.length && /\s/.test(text[resume] as string)) resume++;
+    if (pad.resume !== undefined && text.startsWith(pad.resume, resume)) end = resume + pad.resume.length;
   }
 }
 

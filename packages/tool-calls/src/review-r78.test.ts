@@ -18,6 +18,7 @@ describe("R78B-1: no call is recovered from any scratchpad the stream can read a
       open: f.open,
       close: f.close,
       ...(f.implicitOpen ? { implicitOpen: true } : {}),
+      ...(f.resume ? { resume: f.resume } : {}),
       // Outside the default fences: a tag a model may be quoting (r83b).
       ...(DEFAULT_FENCES.some((d) => d.open === f.open) ? {} : { quotable: true }),
     }));

@@ -99,6 +99,16 @@ describe("R83-3: a whole-reply call after closed scratchpads of any kind is reco
       { numRuns: 200 },
     );
   });
+
+  // R83-6: gpt-oss served raw writes its final channel's header after the analysis; the stream
+  // drops it with the scratchpad, so the answer is the call alone, and it was never run.
+  it("reads past gpt-oss's final-channel header after its analysis", () => {
+    for (const form of forms) {
+      const reply = `<|channel|>analysis<|message|>plan<|end|>\n<|start|>assistant<|channel|>final<|message|>${form}`;
+      expect(stripThinking(reply).content).toBe(form);
+      expect(recoverToolCalls(reply, ["ls"]).calls, reply).toEqual([ls]);
+    }
+  });
 });
 
 // R83-4 (found on the way): parseJson cut the reply at its LAST lone `</think>` (after taking out
