@@ -144,6 +144,13 @@ export function emptyUsage(): TurnUsage {
   return { prompt: 0, completion: 0, total: 0, cached: 0 };
 }
 
+/** The count `details` (a usage details object, or whatever was sent there) holds at `inner`, if any. */
+function detailCount(details: unknown, inner: string): number | undefined {
+  return details && typeof details === "object"
+    ? count((details as Record<string, unknown>)[inner])
+    : undefined;
+}
+
 /**
  * Reads a server's usage object into a {@link TurnUsage}.
  *
@@ -152,7 +159,8 @@ export function emptyUsage(): TurnUsage {
  * when one of them (or DeepSeek's `prompt_cache_miss_tokens`) was reported. `reasoningTokens` comes
  * from `completion_tokens_details.reasoning_tokens` or a top-level `reasoning_tokens`, and only
  * when reported. The Responses-API spellings (`input_tokens`, `output_tokens` and their details)
- * that some relays pass through are read where the chat ones are missing. Missing or non-numeric
+ * that some relays pass through are read where the chat ones are missing or hold no count (a
+ * negative or string count in `prompt_tokens_details` leaves a good `input_tokens_details` one). Missing or non-numeric
  * counts read as zero (a streamed turn names the ones it discarded, `Turn.discardedUsage`);
  * `total` falls back to the sum.
  */
@@ -161,22 +169,20 @@ export function readUsage(raw: UsageLike | null | undefined): TurnUsage {
   const prompt = count(raw.prompt_tokens) ?? count(raw.input_tokens) ?? 0;
   const completion = count(raw.completion_tokens) ?? count(raw.output_tokens) ?? 0;
   const total = count(raw.total_tokens) ?? prompt + completion;
-  const details = raw.prompt_tokens_details ?? raw.input_tokens_details;
+  // Each spelling on its own: a bad count in one (`{cached_tokens: -3}`, `"40"`) leaves the other's.
   const cachedReported =
-    count(details && typeof details === "object" ? details.cached_tokens : undefined) ??
+    detailCount(raw.prompt_tokens_details, "cached_tokens") ??
+    detailCount(raw.input_tokens_details, "cached_tokens") ??
     count(raw.prompt_cache_hit_tokens) ??
     count(raw.cached_tokens);
   const usage: TurnUsage = { prompt, completion, total, cached: cachedReported ?? 0 };
   const miss = count(raw.prompt_cache_miss_tokens);
   if (miss !== undefined) usage.uncached = miss;
   else if (cachedReported !== undefined) usage.uncached = Math.max(0, prompt - cachedReported);
-  const completionDetails = raw.completion_tokens_details ?? raw.output_tokens_details;
   const reasoning =
-    count(
-      completionDetails && typeof completionDetails === "object"
-        ? completionDetails.reasoning_tokens
-        : undefined,
-    ) ?? count(raw.reasoning_tokens);
+    detailCount(raw.completion_tokens_details, "reasoning_tokens") ??
+    detailCount(raw.output_tokens_details, "reasoning_tokens") ??
+    count(raw.reasoning_tokens);
   if (reasoning !== undefined) usage.reasoningTokens = reasoning;
   return usage;
 }

@@ -13,7 +13,7 @@ import {
 } from "./json-text.js";
 import { withJsonNumbers } from "./number-text.js";
 import { readTakesString } from "./parse-tool-arguments.js";
-import { earliestOpener, lastThinkEnd, SCRATCHPADS } from "./recover-tool-calls.js";
+import { earliestOpener, SCRATCHPADS, TEMPLATE_MARKERS } from "./recover-tool-calls.js";
 
 /** Options for {@link parseJson}. */
 export interface ParseJsonOptions {
@@ -110,48 +110,38 @@ function enclosing(text: string, at: number, budget: Budget): Parsed | undefined
   return undefined;
 }
 
-/** `</think>` markers looked at before the reply is read from its start. */
-const MAX_THINK_ENDS = 32;
-
 /**
- * The reply after its scratchpad: after the last `</think>` (or Kimi's `◁/think▷`) that is not
- * written as inline code (`` `</think>` ``) nor inside a string of a JSON value opening before it
- * and closing after it (`{"note": "ends with </think> here"}`); the whole text when there is no
- * such marker.
+ * The reply after the scratchpad its chat template opened in the prompt: after its first
+ * `</think>` (or Kimi's `◁/think▷`) when that comes before any `<think>`, `◁think▷` or gpt-oss
+ * analysis opener ({@link TEMPLATE_MARKERS}), as the stream reads a lone closer; the whole text otherwise (its scratchpads are the ones it opens,
+ * {@link withoutScratchpads}, and a lone closer after them is text). A marker written as inline
+ * code (`` `</think>` ``) or inside a string of a JSON value around it (`{"note": "</think>"}`) is
+ * not one. Linear: the markers are read left to right, each looked for once past the last, and
+ * the JSON read is charged to one allowance.
  */
-function afterThinking(text: string): string {
+function afterTemplateScratchpad(text: string): string {
   const budget: Budget = { unclosed: 0, ...scanAllowance(text) };
-  let [at, length] = lastThinkEnd(text, text.length);
-  for (let tries = 0; at >= 0 && tries < MAX_THINK_ENDS; tries++) {
-    const inside = stringAround(text, at, budget);
-    if (inside === undefined) return text.slice(at + length);
-    [at, length] = lastThinkEnd(text, inside - 1);
-  }
-  return at >= 0 ? text.slice(at + length) : text;
-}
-
-/**
- * The start of a JSON value that opens before `at`, closes after it, and holds `at` inside one of
- * its double-quoted strings; `undefined` for none.
- */
-function stringAround(text: string, at: number, budget: Budget): number | undefined {
-  let from = 0;
-  for (let tries = 0; tries < MAX_CANDIDATES && budget.chars > 0; tries++) {
-    OPENER.lastIndex = from;
-    const start = OPENER.exec(text)?.index ?? -1;
-    if (start < 0 || start >= at) return undefined;
-    const { end } = scanCharged(text, start, budget);
-    if (end < 0) {
-      from = start + 1;
-      continue;
+  const values = { from: 0 };
+  const next = TEMPLATE_MARKERS.map(({ marker }) => text.indexOf(marker));
+  for (;;) {
+    let k = -1;
+    next.forEach((at, i) => {
+      if (at >= 0 && (k < 0 || at < (next[k] as number))) k = i;
+    });
+    if (k < 0) return text;
+    const at = next[k] as number;
+    const { marker, closes } = TEMPLATE_MARKERS[k] as { marker: string; closes: boolean };
+    let past = at + marker.length;
+    if (!(text[at - 1] === "`" && text[past] === "`")) {
+      const valueEnd = stringValueEnd(text, at, values, budget);
+      if (valueEnd === undefined) return closes ? text.slice(past) : text;
+      past = Math.max(past, valueEnd);
     }
-    if (end <= at) {
-      from = end;
-      continue;
-    }
-    return inString(text, start, at) ? start : undefined;
+    next.forEach((found, i) => {
+      if (found >= 0 && found < past)
+        next[i] = text.indexOf((TEMPLATE_MARKERS[i] as { marker: string }).marker, past);
+    });
   }
-  return undefined;
 }
 
 /** Whether `at` lies inside a double-quoted string of the JSON text that opens at `start`. */
@@ -187,12 +177,19 @@ function closerFrom(text: string, closer: string, from: number): number {
 function stringValueEnd(
   text: string,
   at: number,
-  cursor: { from: number },
+  cursor: { from: number; next?: number },
   budget: Budget,
 ): number | undefined {
   for (let tries = 0; tries < MAX_CANDIDATES && budget.chars > 0; tries++) {
-    OPENER.lastIndex = cursor.from;
-    const start = OPENER.exec(text)?.index ?? -1;
+    // The first `{` or `[` from `cursor.from` on, searched again only once passed: a bracket far
+    // ahead (the answer after many scratchpads) was searched for from every opener, each search
+    // to it (the square of the reply's length).
+    let start = cursor.next;
+    if (start === undefined || (start >= 0 && start < cursor.from)) {
+      OPENER.lastIndex = cursor.from;
+      start = OPENER.exec(text)?.index ?? -1;
+      cursor.next = start;
+    }
     if (start < 0 || start >= at) {
       // No value opens before `at`: none will before a later place either, until `at`.
       budget.chars -= Math.min(at, start < 0 ? text.length : start) - cursor.from;
@@ -255,7 +252,8 @@ function withoutScratchpads(reply: string): string {
 /**
  * Finds the JSON a model put in its reply — the whole reply, a fenced block, or an object or
  * array inside prose (outside every scratchpad `recoverToolCalls` skips and the stream's
- * `ALL_FENCES` take out, closed or not, and after a lone `</think>` or Kimi's `◁/think▷`; a marker
+ * `ALL_FENCES` take out, closed or not, and after a first `</think>` or Kimi's `◁/think▷` ahead of
+ * every opener (the scratchpad the chat template opened); a marker
  * inside the JSON's strings or written as inline code, `` `</think>` ``, is text: JSON in a
  * scratchpad is the model's draft, never its answer) — and reads it, repairing what a local model
  * gets nearly right: single quotes, Python `True`/`None`, bare keys, trailing commas, comments,
@@ -316,7 +314,7 @@ function findJson(text: string): Parsed | undefined {
   // The whole reply first: a `</think>` written in one of its strings is that string's text.
   const all = tryParse(text.trim());
   if (all) return withinDepth(all.value) ? all : undefined;
-  const reply = afterThinking(withoutScratchpads(text)).trim();
+  const reply = withoutScratchpads(afterTemplateScratchpad(text)).trim();
   if (reply === "") return undefined;
   const whole = tryParse(reply);
   if (whole) return withinDepth(whole.value) ? whole : undefined;

@@ -97,35 +97,40 @@ function openFrom(start: number): Opening {
  * no opener before it ends a scratchpad the chat template opened in the prompt. Kept equal to the
  * stream's table by a test that reads both (tool-calls does not depend on stream).
  */
-export const SCRATCHPADS: ReadonlyArray<{ open: string; close: string; implicitOpen?: true }> = [
+export const SCRATCHPADS: ReadonlyArray<{
+  open: string;
+  close: string;
+  implicitOpen?: true;
+  quotable?: true;
+  resume?: string;
+}> = [
   { open: "<think>", close: "</think>", implicitOpen: true },
-  { open: "<|channel|>analysis<|message|>", close: "<|end|>" },
+  {
+    open: "<|channel|>analysis<|message|>",
+    close: "<|end|>",
+    resume: "<|start|>assistant<|channel|>final<|message|>",
+  },
   { open: "◁think▷", close: "◁/think▷", implicitOpen: true },
-  { open: "<thinking>", close: "</thinking>" },
-  { open: "<reasoning>", close: "</reasoning>" },
+  { open: "<thinking>", close: "</thinking>", quotable: true },
+  { open: "<reasoning>", close: "</reasoning>", quotable: true },
 ];
+
+/**
+ * The markers that tell whether a reply began inside a scratchpad its chat template opened in the
+ * prompt: the closers of the `implicitOpen` kinds and the openers a model never writes as answer
+ * (the stream's default fences; a `quotable` one, `<thinking>`, `<reasoning>`, outside them, is
+ * often reasoning about the tag). The reply began inside one when the first of them is a closer.
+ * Internal: parseJson reads with it too.
+ */
+export const TEMPLATE_MARKERS: ReadonlyArray<{ marker: string; closes: boolean }> = SCRATCHPADS.flatMap(
+  (pad) => [
+    ...(pad.quotable ? [] : [{ marker: pad.open, closes: false }]),
+    ...(pad.implicitOpen ? [{ marker: pad.close, closes: true }] : []),
+  ],
+);
 
 /** The closers that end a scratchpad opened in the prompt: `</think>`, Kimi's `◁/think▷`. */
 const THINK_ENDS: readonly string[] = SCRATCHPADS.flatMap((pad) => (pad.implicitOpen ? [pad.close] : []));
-
-/**
- * The last closer of {@link THINK_ENDS} that starts at or before `before` and is not written as
- * inline code (`[index, length]`), or `[-1, 0]`; parseJson cuts at it too. Internal: not exported
- * from the package.
- */
-export function lastThinkEnd(text: string, before: number): [number, number] {
-  let found: [number, number] = [-1, 0];
-  if (before < 0) return found;
-  for (const end of THINK_ENDS) {
-    let at = text.lastIndexOf(end, before);
-    // Written between backticks (`` `</think>` ``): text about the marker, as the stream reads it.
-    // Each is passed once: a later search starts before the region it stopped in.
-    while (at > 0 && text[at - 1] === "`" && text[at + end.length] === "`")
-      at = text.lastIndexOf(end, at - 1);
-    if (at > found[0]) found = [at, end.length];
-  }
-  return found;
-}
 
 /**
  * The first `closer` in `text` from `from` on that is not written as inline code (`` `</thinking>` ``
@@ -1665,10 +1670,11 @@ function named(spans: readonly Span[], known: Known): Span[] {
 }
 
 /**
- * Finds tool calls a server's parser missed and left in the reply as text, after its scratchpad:
- * its last `</think>` (or `◁/think▷`) outside every call (one inside a call's string argument is
- * that argument's text); a call after a `<think>` or `◁think▷` that never closes, or inside raw
- * gpt-oss analysis, is reasoning and stays in the text.
+ * Finds tool calls a server's parser missed and left in the reply as text, outside its
+ * scratchpads: before a first `</think>` (or `◁/think▷`) that comes ahead of every `<think>` and
+ * `◁think▷` (the template opened the scratchpad in the prompt), and inside any scratchpad the reply
+ * opens — closed or not, raw gpt-oss analysis too — a call is reasoning and stays in the text; a
+ * marker inside a call's string argument is that argument's text.
  *
  * Reads the forms models write calls in: Hermes/Qwen `<tool_call>{…}</tool_call>` (closing tag
  * optional, several calls per block allowed), Qwen3-Coder `<function=name><parameter=key>…`,
@@ -1783,24 +1789,69 @@ function inlineCode(text: string): Array<[number, number]> {
 }
 
 /**
- * Where the reply's scratchpad ends: just past its last `</think>` that is not inside a closed call
- * read from the whole reply (a `</think>` written in a call's string argument is that argument's text,
- * not the end of the reasoning), or 0 when there is none. `spans`: the calls read from the whole
- * reply.
+ * Where the scratchpad the chat template opened in the prompt ends: just past the reply's first
+ * `</think>` (or Kimi's `◁/think▷`) when it comes before any `<think>`, `◁think▷` or gpt-oss
+ * analysis opener ({@link TEMPLATE_MARKERS}) — the reply began inside reasoning, as the stream
+ * reads a lone closer ahead of every opener — else 0 (the
+ * reply began as answer; its scratchpads are the ones it opens, {@link scratchpadsIn}). A marker
+ * inside the closed part of a call read from the whole reply (a `</think>` written in a call's
+ * string argument is that argument's text) or written as inline code (`` `</think>` ``) is not
+ * one. `spans`: the calls read from the whole reply. Linear: each marker is looked for once from
+ * the start, passing over each call once.
  */
 function thinkingEnd(text: string, spans: readonly Span[]): number {
   // Only a call's closed part counts: brackets that never close after a `</think>` (a call sketched
   // in the reasoning) do not make the rest of the reply that call's text.
   const regions = spans.map((span): [number, number] => [span.start, span.open ? span.open.end : span.end]);
-  let [at, length] = lastThinkEnd(text, text.length);
-  // Bounded: each step moves back past a span or ends; a reply of many `</think>`s inside one
-  // call's argument skips the rest of that call at once.
-  while (at >= 0) {
-    const inside = spanAt(at, regions);
-    if (inside === undefined) return at + length;
-    [at, length] = lastThinkEnd(text, inside[0] - 1);
+  let first = -1;
+  let end = 0;
+  for (const { marker, closes } of TEMPLATE_MARKERS) {
+    let at = text.indexOf(marker);
+    while (at >= 0 && (first < 0 || at < first)) {
+      const call = spanAt(at, regions);
+      if (call) at = text.indexOf(marker, call[1]);
+      else if (at > 0 && text[at - 1] === "`" && text[at + marker.length] === "`")
+        at = text.indexOf(marker, at + marker.length);
+      else {
+        first = at;
+        end = closes ? at + marker.length : 0;
+        break;
+      }
+    }
   }
-  return 0;
+  return afterLeadingScratchpads(text, end, regions);
+}
+
+/**
+ * Past the closed scratchpads the reply opens with from `from` on, blank space between them and
+ * the header a kind resumes its answer with (gpt-oss's final channel) after them
+ * (`<think>plan</think>\n\n[get_weather(city="Oslo")]`: the answer, read as a whole reply, is
+ * the call), or `from` when none opens there. A closer inside a call's closed part (`regions`) or
+ * written as inline code closes nothing. Linear: each search starts past the last.
+ */
+function afterLeadingScratchpads(
+  text: string,
+  from: number,
+  regions: ReadonlyArray<[number, number]>,
+): number {
+  let end = from;
+  for (;;) {
+    let at = end;
+    while (at < text.length && /\s/.test(text[at] as string)) at++;
+    const pad = SCRATCHPADS.find((kind) => text.startsWith(kind.open, at));
+    if (pad === undefined || (text[at - 1] === "`" && text[at + pad.open.length] === "`")) return end;
+    let close = closerFrom(text, pad.close, at + pad.open.length);
+    for (let call = close < 0 ? undefined : spanAt(close, regions); call; ) {
+      close = closerFrom(text, pad.close, call[1]);
+      call = close < 0 ? undefined : spanAt(close, regions);
+    }
+    if (close < 0) return end;
+    end = close + pad.close.length;
+    // gpt-oss's final-channel header after its analysis: the stream drops it with the scratchpad.
+    let resume = end;
+    while (resume < text.length && /\s/.test(text[resume] as string)) resume++;
+    if (pad.resume !== undefined && text.startsWith(pad.resume, resume)) end = resume + pad.resume.length;
+  }
 }
 
 /** The region of `regions` (sorted, apart) that holds `at` strictly inside it, if any. */
@@ -1910,9 +1961,11 @@ function recoverFrom(text: string, known: Known): RecoveredToolCalls {
   if (known.names.size === 0 || text.trim() === "") return { calls: [], text };
   let headEnd = 0;
   let accepted: Span[] | undefined;
-  if (THINK_ENDS.some((end) => text.includes(end))) {
+  if (THINK_ENDS.some((end) => text.includes(end)) || SCRATCHPADS.some((pad) => text.includes(pad.open))) {
     // Read from the whole reply first: a `</think>` inside a call's argument does not end the
-    // scratchpad, so the reply is cut only at one outside every call.
+    // scratchpad, so the reply is cut only at one outside every call (and past the closed
+    // scratchpads it opens with, of any kind: `<reasoning>plan</reasoning>\n{"name": …}` is a
+    // whole-reply call as the stream shows it).
     const spans = spansIn(text, known);
     headEnd = thinkingEnd(text, spans);
     if (headEnd === 0) accepted = spans;
