@@ -37,7 +37,7 @@ import {
   StreamWatcher,
   type StreamWatcherHost,
 } from "./stream-watcher.js";
-import { storeFailure, teller } from "./tell.js";
+import { kindOf, storeFailure, teller } from "./tell.js";
 import { afterClose } from "./tenant-keys.js";
 
 /** Options for {@link createRedisBus}: where Redis is, and the bus's own limits. */
@@ -215,6 +215,9 @@ interface Pending {
 }
 
 const FLUSH_BATCH = 512;
+
+/** How many runs ended by a failure (`WRONGTYPE`) the bus remembers having told, so as not to tell them again. */
+const MAX_ENDED_RUNS = 1024;
 
 /** How long a write may go unanswered before it counts as failed, by default (`writeTimeoutMs`). */
 const DEFAULT_WRITE_TIMEOUT_MS = 5000;
@@ -678,6 +681,12 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
   const told = teller(resolved, "The bus");
   /** What the bus tells of its watchers' reads failing: once across them while the same failure lasts. */
   const reads = teller(resolved, "The bus");
+  /**
+   * Runs whose watchers a failure ended (their key holding another type, `WRONGTYPE`), with the
+   * failure's kind (`kindOf`): told once for the run until a watcher reads its key again, the run
+   * is dropped here, or it fails otherwise. The last {@link MAX_ENDED_RUNS} are held.
+   */
+  const endedRuns = new Map<string, string>();
   const ends = new Owed<{ runId: string; tokens: string[]; all: boolean }>({
     link: writer,
     // Told after the stream is gone (the script may go twice, as EVALSHA then EVAL): an instance
@@ -1127,22 +1136,35 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
     report,
     readFailed: (error) => reads.fail(error, READ_EVENTS),
     readOk: () => reads.ok(READ_EVENTS),
-    // Each watcher that ends is told (its reader stops hearing the run), as this package's error.
-    readEnded: (error, key) =>
+    // What ends a run's watchers (its reader stops hearing the run) is told as this package's error,
+    // once for the run while it lasts: not once per watcher of it, nor again for a watcher that
+    // comes meanwhile.
+    readEnded: (error, key) => {
+      const runId = key.slice(prefix.length + 4);
+      const kind = kindOf(error);
+      if (endedRuns.get(runId) === kind) return;
+      endedRuns.delete(runId);
+      endedRuns.set(runId, kind);
+      if (endedRuns.size > MAX_ENDED_RUNS) endedRuns.delete(endedRuns.keys().next().value as string);
       report(
         storeFailure(
           resolved,
           error,
-          `read run ${shownRun(key.slice(prefix.length + 4))}'s events, so its watcher ended`,
+          `read run ${shownRun(runId)}'s events, so its watchers ended`,
           "The bus",
         ),
-      ),
+      );
+    },
+    readKey: (key) => {
+      if (endedRuns.size > 0) endedRuns.delete(key.slice(prefix.length + 4));
+    },
   };
 
   /** `all`: `endRun` (the run is over, whoever holds it); else `releaseRun` (only what is this instance's). */
   const dropRun = (runId: string, all: boolean): void => {
     const token = runs.get(runId)?.token;
     runs.delete(runId);
+    endedRuns.delete(runId);
     // Its events queued so far go at the next `purge`, before the queue is read again.
     droppedBefore.set(runId, queued);
     // A release leaves watchers to the announcement: sent only when it deleted this instance's

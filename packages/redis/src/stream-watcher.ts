@@ -30,6 +30,8 @@ export interface StreamWatcherHost {
    * with the watcher's key; `report` when not given.
    */
   readEnded?(error: unknown, key: string): void;
+  /** The watcher's `XREAD` of `key` went through: the key is a stream again (or none), as a run's is. */
+  readKey?(key: string): void;
 }
 
 /** What a watcher knows of its run beyond `after`, and where its claim is kept. */
@@ -647,6 +649,7 @@ export class StreamWatcher implements RedisEventStream {
         this.key,
         this.readFrom,
       ]);
+      this.host.readKey?.(this.key);
       // The first entries read by a watcher that does not know whose run the stream holds: a run
       // started afresh under the id has written at or below its position (see `unplaced`) and
       // these are that run's, not the continuation of the run its reader read — unless what is
