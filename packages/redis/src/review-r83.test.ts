@@ -4,7 +4,7 @@
 import { createClient } from "@redis/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { HAS_REDIS, RedisServer, SKIP_MESSAGE } from "../test/redis-server.js";
-import { createRedisBus, type RedisStoreError } from "./index.js";
+import { createRedisBus, createRedisRouteLatches, RedisStoreError } from "./index.js";
 
 if (!HAS_REDIS) console.warn(SKIP_MESSAGE);
 
@@ -73,6 +73,46 @@ describe.skipIf(!HAS_REDIS)("R83", () => {
       expect(await until(() => told.filter((e) => /WRONGTYPE/.test(String(e))).length === 3)).toBe(true);
     } finally {
       await bus.close();
+    }
+  });
+
+  it("R83-2: a reload after reconnecting that failed (it runs once) does not keep a later, separate failure of the same kind from being told", async () => {
+    const told: unknown[] = [];
+    const routes = await createRedisRouteLatches({
+      url: server.url,
+      prefix: "r83b:",
+      onError: (e) => told.push(e),
+    });
+    const written = async (base: string) => {
+      const keys = (await raw.sendCommand(["KEYS", "r83b:*"])) as string[];
+      return keys.length > 0 && routes.get(base) !== undefined;
+    };
+    try {
+      routes.set("http://one.test", { neither: true, lmstudioGone: false, lmstudioMissUntil: 0 });
+      expect(await until(() => false, 100)).toBe(false);
+      expect(await written("http://one.test")).toBe(true);
+      // The shared latches read again after a reconnect: Redis refuses the read (an ACL change).
+      await raw.sendCommand(["ACL", "SETUSER", "default", "-smembers"]);
+      await raw.sendCommand(["CLIENT", "KILL", "TYPE", "pubsub"]);
+      // (the connection killed is told too: it is not counted here)
+      const refused = () => told.filter((e) => /NOPERM/.test(String(e)));
+      expect(await until(() => refused().length === 1)).toBe(true);
+      expect(String(refused()[0])).toMatch(/read the shared route latches again after reconnecting.*NOPERM/s);
+      await raw.sendCommand(["ACL", "SETUSER", "default", "+@all"]);
+      // Redis takes writes again: another latch is written.
+      routes.set("http://two.test", { neither: true, lmstudioGone: false, lmstudioMissUntil: 0 });
+      await until(() => false, 200);
+      expect(((await raw.sendCommand(["KEYS", "r83b:*"])) as string[]).length).toBeGreaterThan(2);
+      // A later, separate refusal of the same kind (NOPERM), of a write this time.
+      await raw.sendCommand(["ACL", "SETUSER", "default", "-evalsha", "-eval"]);
+      routes.set("http://three.test", { neither: true, lmstudioGone: false, lmstudioMissUntil: 0 });
+      // Before: not told (the reload's failure, never run again, held the kind as told for good).
+      expect(await until(() => refused().length === 2), told.map(String).join("\n")).toBe(true);
+      expect(RedisStoreError.isInstance(refused()[1])).toBe(true);
+      expect(String(refused()[1])).toMatch(/could not send the learned route latches.*NOPERM/s);
+    } finally {
+      await raw.sendCommand(["ACL", "SETUSER", "default", "+@all"]);
+      await routes.close();
     }
   });
 });
