@@ -2,8 +2,10 @@
 // a failure of a kind of command that runs once (a reload after reconnecting) does not keep a later,
 // separate failure of the same kind from being told. One redis-server for the file.
 import { createClient } from "@redis/client";
+import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { HAS_REDIS, RedisServer, SKIP_MESSAGE } from "../test/redis-server.js";
+import { frozenFrom, plainFrozen } from "./bus.js";
 import { createRedisBus, createRedisRouteLatches, RedisStoreError } from "./index.js";
 
 if (!HAS_REDIS) console.warn(SKIP_MESSAGE);
@@ -113,6 +115,73 @@ describe.skipIf(!HAS_REDIS)("R83", () => {
     } finally {
       await raw.sendCommand(["ACL", "SETUSER", "default", "+@all"]);
       await routes.close();
+    }
+  });
+});
+
+describe("the frozen copy emit keeps and hands back (R83-3: without writing the event and reading it back)", () => {
+  const asWritten = (event: object) => frozenFrom(JSON.stringify(event));
+  const deeplyFrozen = (value: unknown): boolean =>
+    typeof value !== "object" ||
+    value === null ||
+    (Object.isFrozen(value) && Object.values(value).every(deeplyFrozen));
+
+  it("is the event as written and read back, frozen through, for any plain data", () => {
+    fc.assert(
+      fc.property(
+        fc.dictionary(fc.string(), fc.anything({ withNullPrototype: true, withObjectString: false }), {
+          maxKeys: 6,
+        }),
+        fc.boolean(),
+        (fields, proto) => {
+          const event: Record<string, unknown> = { kind: "output", ...fields, seq: 3 };
+          if (proto) Object.defineProperty(event, "__proto__", { value: { x: 1 }, enumerable: true });
+          const copy = plainFrozen(event);
+          // fc.anything never makes a toJSON, a class or a BigInt here: always copied.
+          expect(copy).toBeDefined();
+          expect(JSON.stringify(copy)).toBe(JSON.stringify(event));
+          expect(copy).toStrictEqual(asWritten(event));
+          expect(deeplyFrozen(copy)).toBe(true);
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it("writes what JSON writes: -0 as 0, NaN and Infinity as null, undefined, functions and holes left out or null", () => {
+    const holed: unknown[] = [Infinity, undefined, () => 1];
+    // A hole at 3, which JSON writes as null.
+    holed[4] = 2;
+    const event = {
+      kind: "x",
+      seq: 1,
+      z: -0,
+      n: Number.NaN,
+      i: holed,
+      u: undefined,
+      f() {},
+    };
+    const copy = plainFrozen(event);
+    expect(copy).toStrictEqual(asWritten(event));
+    expect(Object.is((copy as unknown as { z: number }).z, 0)).toBe(true);
+    expect(Object.hasOwn(copy as object, "u")).toBe(false);
+  });
+
+  it("leaves to the written text what plain data is not: a toJSON, a Date, a boxed string, a BigInt, a cycle or deep nesting", () => {
+    const deep: Record<string, unknown> = {};
+    let at = deep;
+    for (let i = 0; i < 100; i++) at = at.a = {} as Record<string, unknown>;
+    const cyclic: Record<string, unknown> = {};
+    cyclic.self = cyclic;
+    for (const odd of [
+      { toJSON: () => ({ kind: "y", seq: 1 }) },
+      { when: new Date(0) },
+      { text: new String("s") },
+      { big: 1n },
+      { deep },
+      { cyclic },
+    ]) {
+      expect(plainFrozen({ kind: "x", seq: 1, ...odd })).toBeUndefined();
     }
   });
 });
