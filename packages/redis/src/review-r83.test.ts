@@ -117,6 +117,31 @@ describe.skipIf(!HAS_REDIS)("R83", () => {
       await routes.close();
     }
   });
+
+  it("R83-5: Redis refusing to read every tenant (an ACL without HGETALL): one report per reload, not one per tenant, and not blamed on the keys", async () => {
+    const told: unknown[] = [];
+    const routes = await createRedisRouteLatches({
+      url: server.url,
+      prefix: "r83e:",
+      onError: (e) => told.push(e),
+    });
+    try {
+      for (let i = 0; i < 30; i++) {
+        routes.set(`http://s${i}.test`, { neither: true, lmstudioGone: false, lmstudioMissUntil: 0 });
+      }
+      expect(await until(() => false, 300)).toBe(false);
+      await raw.sendCommand(["ACL", "SETUSER", "default", "-hgetall"]);
+      await routes.reload();
+      const refused = told.filter((e) => /NOPERM/.test(String(e)));
+      // Before: 30 reports, each saying its key "holds what this store cannot read".
+      expect(refused).toHaveLength(1);
+      expect(String(refused[0])).toMatch(/30 keys/);
+      expect(String(refused[0])).not.toMatch(/holds what this store cannot read/);
+    } finally {
+      await raw.sendCommand(["ACL", "SETUSER", "default", "+@all"]);
+      await routes.close();
+    }
+  });
 });
 
 describe("the frozen copy emit keeps and hands back (R83-3: without writing the event and reading it back)", () => {
