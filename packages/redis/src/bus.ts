@@ -746,10 +746,16 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
   const reads = teller(resolved, "The bus");
   /**
    * Runs whose watchers a failure ended (their key holding another type, `WRONGTYPE`), with the
-   * failure's kind (`kindOf`): told once for the run until a watcher reads its key again, the run
-   * is dropped here, or it fails otherwise. The last {@link MAX_ENDED_RUNS} are held.
+   * failure's kind (`kindOf`): told once for the run until a watcher reads entries of its key or a
+   * write of it goes through, the run is dropped here, or it fails otherwise. The last {@link MAX_ENDED_RUNS} are held.
    */
   const endedRuns = new Map<string, string>();
+  /**
+   * Runs whose writes Redis refused for good (their key holding another type), with the refusal's
+   * kind: told once for the run until a write of it goes through, it is dropped here, or it is
+   * refused otherwise. The last {@link MAX_ENDED_RUNS} are held.
+   */
+  const refusedWrites = new Map<string, string>();
   const ends = new Owed<{ runId: string; tokens: string[]; all: boolean }>({
     link: writer,
     // Told after the stream is gone (the script may go twice, as EVALSHA then EVAL): an instance
@@ -991,13 +997,19 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
           kept += group.length;
           continue;
         }
-        if (!refusedRuns.has(runId)) {
+        const kind = kindOf(result.reason);
+        if (!refusedRuns.has(runId) && refusedWrites.get(runId) !== kind) {
           refusedRuns.add(runId);
+          refusedWrites.delete(runId);
+          refusedWrites.set(runId, kind);
+          if (refusedWrites.size > MAX_ENDED_RUNS)
+            refusedWrites.delete(refusedWrites.keys().next().value as string);
           report(
             new RedisStoreError(
               "refused",
               `Redis refused to store run ${shownRun(runId)}'s events ` +
-                `(${errorText(result.reason)}); they were dropped, and the other runs' events are written as usual.`,
+                `(${errorText(result.reason)}); they were dropped, and so are its next ones while Redis refuses them ` +
+                "(told once while it lasts); the other runs' events are written as usual.",
               { cause: result.reason },
             ),
           );
@@ -1005,6 +1017,8 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
         for (const item of group) handled.add(item);
         continue;
       }
+      if (refusedWrites.size > 0) refusedWrites.delete(runId);
+      if (endedRuns.size > 0) endedRuns.delete(runId);
       const below: Pending[] = [];
       for (const [i, item] of group.entries()) {
         const answer = result.value[i];
@@ -1228,6 +1242,7 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
     const token = runs.get(runId)?.token;
     runs.delete(runId);
     endedRuns.delete(runId);
+    refusedWrites.delete(runId);
     // Its events queued so far go at the next `purge`, before the queue is read again.
     droppedBefore.set(runId, queued);
     // A release leaves watchers to the announcement: sent only when it deleted this instance's

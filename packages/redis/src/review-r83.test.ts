@@ -142,6 +142,32 @@ describe.skipIf(!HAS_REDIS)("R83", () => {
       await routes.close();
     }
   });
+
+  it("R83-6: a run emitting, token by token, into a key something else took: told once for the run while it lasts, not once per batch", async () => {
+    const told: unknown[] = [];
+    const bus = await createRedisBus({ url: server.url, prefix: "r83f:", onError: (e) => told.push(e) });
+    try {
+      await raw.sendCommand(["SET", "r83f:run:taken", "not a stream"]);
+      for (let i = 0; i < 20; i++) {
+        bus.emit("taken", { kind: "output", text: `token ${i}` });
+        await bus.flushed();
+      }
+      // Before: 20, one per batch.
+      expect(told.filter((e) => /WRONGTYPE/.test(String(e)))).toHaveLength(1);
+      // The key given back: the run's next events are written, and a later refusal is told anew.
+      await raw.sendCommand(["DEL", "r83f:run:taken"]);
+      bus.emit("taken", { kind: "output", text: "written" });
+      await bus.flushed();
+      expect((await bus.readHistory("taken")).map((e) => e.seq)).toEqual([21]);
+      await raw.sendCommand(["DEL", "r83f:run:taken"]);
+      await raw.sendCommand(["SET", "r83f:run:taken", "not a stream"]);
+      bus.emit("taken", { kind: "output", text: "refused again" });
+      await bus.flushed();
+      expect(told.filter((e) => /WRONGTYPE/.test(String(e)))).toHaveLength(2);
+    } finally {
+      await bus.close();
+    }
+  });
 });
 
 describe("the frozen copy emit keeps and hands back (R83-3: without writing the event and reading it back)", () => {

@@ -30,7 +30,10 @@ export interface StreamWatcherHost {
    * with the watcher's key; `report` when not given.
    */
   readEnded?(error: unknown, key: string): void;
-  /** The watcher's `XREAD` of `key` went through: the key is a stream again (or none), as a run's is. */
+  /**
+   * The watcher read entries of `key`: it is a stream, as a run's is. (Not an empty read: one asked
+   * before the key was taken may answer after another watcher found it taken.)
+   */
   readKey?(key: string): void;
 }
 
@@ -649,7 +652,6 @@ export class StreamWatcher implements RedisEventStream {
         this.key,
         this.readFrom,
       ]);
-      this.host.readKey?.(this.key);
       // The first entries read by a watcher that does not know whose run the stream holds: a run
       // started afresh under the id has written at or below its position (see `unplaced`) and
       // these are that run's, not the continuation of the run its reader read — unless what is
@@ -715,7 +717,10 @@ export class StreamWatcher implements RedisEventStream {
     if (this.backoff > 0) this.host.readOk?.();
     this.backoff = 0;
     const entries = reply?.[0]?.[1] ?? [];
-    if (entries.length > 0) await this.noteRead(conn, connects);
+    if (entries.length > 0) {
+      this.host.readKey?.(this.key);
+      await this.noteRead(conn, connects);
+    }
     for (const entry of entries) {
       const owner = ownerOf(entry);
       if (owner !== undefined) {
