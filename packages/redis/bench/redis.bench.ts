@@ -6,11 +6,15 @@
 //     and how many commands Redis processed meanwhile (the target is none); and the store's id
 //     lookup alone as it was (a Map keyed by the key in clear) against as it is (a digest, LRU);
 //  4. a burst: N events emitted in one synchronous stretch, time until all are in Redis, per event,
-//     at 50 000 and 400 000 (the per-event time should not grow with N).
+//     at 50 000 and 400 000 (the per-event time should not grow with N);
+//  5. the frozen copy `emit` keeps and hands back, per event of three shapes: an emit's time, the
+//     copy's (`plainFrozen`) and that of reading the written text back (`frozenFrom`, as every emit
+//     did before), each alone, and each's share of an emit.
 // Numbers are printed, never asserted.
 import { createBus, type SequencedEvent } from "@loopwright/events";
 import { createCapabilityStore, modelCapabilitiesFor } from "@loopwright/negotiate";
 import { createClient } from "@redis/client";
+import { frozenFrom, plainFrozen } from "../src/bus.js";
 import { cacheKeyOf } from "../src/capabilities.js";
 import { createRedisBus, createRedisCapabilityStore } from "../src/index.js";
 import { HAS_REDIS, RedisServer, SKIP_MESSAGE } from "../test/redis-server.js";
@@ -160,6 +164,61 @@ try {
     `  50 000: ${fmt(perEvent[0] as number)} µs/event; 400 000: ${fmt(perEvent[1] as number)} µs/event (${fmt((perEvent[1] as number) / (perEvent[0] as number))}x)`,
   );
   await burstBus.close();
+
+  // 5. the frozen copy emit keeps
+  const shapes: [string, Record<string, unknown>][] = [
+    ["a token", event],
+    [
+      "a usage",
+      {
+        kind: "usage",
+        usage: {
+          prompt_tokens: 1234,
+          completion_tokens: 56,
+          total_tokens: 1290,
+          prompt_tokens_details: { cached_tokens: 1000 },
+        },
+      },
+    ],
+    [
+      "an 8 KB tool result",
+      { kind: "tool_result", id: "call_1", name: "read_file", result: "x".repeat(8000) },
+    ],
+  ];
+  const copyBus = await createRedisBus({ url: server.url, prefix: "copy:", maxStreamLength: 1_000_000 });
+  // The least of five rounds, the three measured in turn: on a busy machine one round swings by 2x.
+  const each = (n: number, work: () => void) => {
+    for (let i = 0; i < 2000; i++) work();
+    const t = performance.now();
+    for (let i = 0; i < n; i++) work();
+    return ((performance.now() - t) * 1000) / n;
+  };
+  console.log(`the frozen copy emit keeps, per event (${fmt(EVENTS)} each)`);
+  for (const [name, shape] of shapes) {
+    const stored = { ...shape, seq: 7 };
+    const text = JSON.stringify(stored);
+    let [emitUs, copyUs, parseUs] = [Infinity, Infinity, Infinity];
+    for (let round = 0; round < 5; round++) {
+      emitUs = Math.min(
+        emitUs,
+        each(EVENTS / 5, () => copyBus.emit(`copy-${name}`, shape as never)),
+      );
+      await copyBus.flushed();
+      copyUs = Math.min(
+        copyUs,
+        each(EVENTS / 5, () => plainFrozen(stored)),
+      );
+      parseUs = Math.min(
+        parseUs,
+        each(EVENTS / 5, () => frozenFrom(text)),
+      );
+    }
+    console.log(
+      `  ${name.padEnd(20)} emit ${fmt(emitUs)} µs; its copy ${fmt(copyUs)} µs (${fmt((copyUs / emitUs) * 100)}%), ` +
+        `read back from the text as before ${fmt(parseUs)} µs (${fmt((parseUs / (emitUs - copyUs + parseUs)) * 100)}% of an emit so)`,
+    );
+  }
+  await copyBus.close();
 } finally {
   await server.kill();
 }

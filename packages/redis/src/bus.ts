@@ -37,7 +37,7 @@ import {
   StreamWatcher,
   type StreamWatcherHost,
 } from "./stream-watcher.js";
-import { storeFailure, teller } from "./tell.js";
+import { kindOf, storeFailure, teller } from "./tell.js";
 import { afterClose } from "./tenant-keys.js";
 
 /** Options for {@link createRedisBus}: where Redis is, and the bus's own limits. */
@@ -216,6 +216,9 @@ interface Pending {
 
 const FLUSH_BATCH = 512;
 
+/** How many runs ended by a failure (`WRONGTYPE`) the bus remembers having told, so as not to tell them again. */
+const MAX_ENDED_RUNS = 1024;
+
 /** How long a write may go unanswered before it counts as failed, by default (`writeTimeoutMs`). */
 const DEFAULT_WRITE_TIMEOUT_MS = 5000;
 
@@ -276,7 +279,7 @@ function checkEvent(event: unknown): asserts event is RunEvent {
  * is a tree (no cycle, nothing shared): one pass with a list of its own, so deep nesting cannot
  * overflow the stack.
  */
-function frozenFrom(json: string): SequencedEvent {
+export function frozenFrom(json: string): SequencedEvent {
   const event = JSON.parse(json) as SequencedEvent;
   const pending: object[] = [event];
   for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
@@ -286,6 +289,69 @@ function frozenFrom(json: string): SequencedEvent {
     Object.freeze(next);
   }
   return event;
+}
+
+/** What {@link plainFrozen} answers for a value JSON would not write as it is. */
+const NOT_PLAIN = Symbol("not plain");
+/** What it answers for a value JSON leaves out of an object (and writes as `null` in an array). */
+const LEFT_OUT = Symbol("left out");
+/** How deep {@link plainFrozen} copies: deeper (or a cycle), the event takes {@link frozenFrom}'s way. */
+const MAX_PLAIN_DEPTH = 64;
+
+/**
+ * `event` copied as JSON writes it, each object and array frozen: the same tree as `frozenFrom` of
+ * `JSON.stringify(event)` gives — a number that is not finite as `null`, `-0` as `0`, a property
+ * whose value is `undefined`, a function or a symbol left out (`null` in an array, as a hole is) —
+ * without writing the text and reading it back (a parse per event cost up to a third of an `emit`).
+ * `undefined` when the event is not plain data, which that way alone copies faithfully: a `toJSON`
+ * anywhere, an object of a class (a `Date`, a boxed string), a `BigInt`, nesting past
+ * {@link MAX_PLAIN_DEPTH} (or a cycle). Each getter is read once; the text written is then made
+ * from the copy, so it is what the copy holds.
+ */
+export function plainFrozen(event: object): SequencedEvent | undefined {
+  const copy = plainValue(event, 0);
+  return typeof copy === "object" && copy !== null ? (copy as SequencedEvent) : undefined;
+}
+
+function plainValue(value: unknown, depth: number): unknown {
+  switch (typeof value) {
+    case "string":
+    case "boolean":
+      return value;
+    case "number":
+      return Number.isFinite(value) ? (value === 0 ? 0 : value) : null;
+    case "undefined":
+    case "function":
+    case "symbol":
+      return LEFT_OUT;
+    case "bigint":
+      return NOT_PLAIN;
+  }
+  if (value === null) return null;
+  const object = value as Record<string, unknown>;
+  if (depth >= MAX_PLAIN_DEPTH || typeof object.toJSON === "function") return NOT_PLAIN;
+  if (Array.isArray(object)) {
+    const out: unknown[] = new Array(object.length);
+    for (let i = 0; i < object.length; i++) {
+      const item = plainValue(object[i], depth + 1);
+      if (item === NOT_PLAIN) return NOT_PLAIN;
+      out[i] = item === LEFT_OUT ? null : item;
+    }
+    return Object.freeze(out);
+  }
+  const proto = Object.getPrototypeOf(object);
+  if (proto !== Object.prototype && proto !== null) return NOT_PLAIN;
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(object)) {
+    const item = plainValue(object[key], depth + 1);
+    if (item === NOT_PLAIN) return NOT_PLAIN;
+    if (item === LEFT_OUT) continue;
+    // As JSON.parse makes it: an own property, never the copy's prototype.
+    if (key === "__proto__") {
+      Object.defineProperty(out, key, { value: item, enumerable: true, writable: true, configurable: true });
+    } else out[key] = item;
+  }
+  return Object.freeze(out);
 }
 
 /**
@@ -678,6 +744,18 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
   const told = teller(resolved, "The bus");
   /** What the bus tells of its watchers' reads failing: once across them while the same failure lasts. */
   const reads = teller(resolved, "The bus");
+  /**
+   * Runs whose watchers a failure ended (their key holding another type, `WRONGTYPE`), with the
+   * failure's kind (`kindOf`): told once for the run until a watcher reads entries of its key or a
+   * write of it goes through, the run is dropped here, or it fails otherwise. The last {@link MAX_ENDED_RUNS} are held.
+   */
+  const endedRuns = new Map<string, string>();
+  /**
+   * Runs whose writes Redis refused for good (their key holding another type), with the refusal's
+   * kind: told once for the run until a write of it goes through, it is dropped here, or it is
+   * refused otherwise. The last {@link MAX_ENDED_RUNS} are held.
+   */
+  const refusedWrites = new Map<string, string>();
   const ends = new Owed<{ runId: string; tokens: string[]; all: boolean }>({
     link: writer,
     // Told after the stream is gone (the script may go twice, as EVALSHA then EVAL): an instance
@@ -919,13 +997,19 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
           kept += group.length;
           continue;
         }
-        if (!refusedRuns.has(runId)) {
+        const kind = kindOf(result.reason);
+        if (!refusedRuns.has(runId) && refusedWrites.get(runId) !== kind) {
           refusedRuns.add(runId);
+          refusedWrites.delete(runId);
+          refusedWrites.set(runId, kind);
+          if (refusedWrites.size > MAX_ENDED_RUNS)
+            refusedWrites.delete(refusedWrites.keys().next().value as string);
           report(
             new RedisStoreError(
               "refused",
               `Redis refused to store run ${shownRun(runId)}'s events ` +
-                `(${errorText(result.reason)}); they were dropped, and the other runs' events are written as usual.`,
+                `(${errorText(result.reason)}); they were dropped, and so are its next ones while Redis refuses them ` +
+                "(told once while it lasts); the other runs' events are written as usual.",
               { cause: result.reason },
             ),
           );
@@ -933,6 +1017,8 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
         for (const item of group) handled.add(item);
         continue;
       }
+      if (refusedWrites.size > 0) refusedWrites.delete(runId);
+      if (endedRuns.size > 0) endedRuns.delete(runId);
       const below: Pending[] = [];
       for (const [i, item] of group.entries()) {
         const answer = result.value[i];
@@ -1127,22 +1213,36 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
     report,
     readFailed: (error) => reads.fail(error, READ_EVENTS),
     readOk: () => reads.ok(READ_EVENTS),
-    // Each watcher that ends is told (its reader stops hearing the run), as this package's error.
-    readEnded: (error, key) =>
+    // What ends a run's watchers (its reader stops hearing the run) is told as this package's error,
+    // once for the run while it lasts: not once per watcher of it, nor again for a watcher that
+    // comes meanwhile.
+    readEnded: (error, key) => {
+      const runId = key.slice(prefix.length + 4);
+      const kind = kindOf(error);
+      if (endedRuns.get(runId) === kind) return;
+      endedRuns.delete(runId);
+      endedRuns.set(runId, kind);
+      if (endedRuns.size > MAX_ENDED_RUNS) endedRuns.delete(endedRuns.keys().next().value as string);
       report(
         storeFailure(
           resolved,
           error,
-          `read run ${shownRun(key.slice(prefix.length + 4))}'s events, so its watcher ended`,
+          `read run ${shownRun(runId)}'s events, so its watchers ended`,
           "The bus",
         ),
-      ),
+      );
+    },
+    readKey: (key) => {
+      if (endedRuns.size > 0) endedRuns.delete(key.slice(prefix.length + 4));
+    },
   };
 
   /** `all`: `endRun` (the run is over, whoever holds it); else `releaseRun` (only what is this instance's). */
   const dropRun = (runId: string, all: boolean): void => {
     const token = runs.get(runId)?.token;
     runs.delete(runId);
+    endedRuns.delete(runId);
+    refusedWrites.delete(runId);
     // Its events queued so far go at the next `purge`, before the queue is read again.
     droppedBefore.set(runId, queued);
     // A release leaves watchers to the announcement: sent only when it deleted this instance's
@@ -1285,9 +1385,13 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
       // failing the flush that carries every run's events.
       let stored: SequencedEvent;
       let json: string;
+      // Kept and handed out as written, frozen through: copied so when the event is plain data,
+      // else read back from what was written (see `plainFrozen`, `frozenFrom`).
+      let frozen: SequencedEvent | undefined;
       try {
         stored = withSeq(event, (run?.seq ?? 0) + 1);
-        json = JSON.stringify(stored);
+        frozen = plainFrozen(stored);
+        json = JSON.stringify(frozen ?? stored);
         // A `toJSON` on the event decides what is written: nothing at all (undefined, which no
         // write can carry: the flush would try it again for ever, holding up `flushed()`), or text
         // that is not this event (no `seq`, no `kind`: every reader would skip it as another
@@ -1304,8 +1408,7 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
           { cause },
         );
       }
-      // Kept and handed out as written, frozen through (see `frozenFrom`).
-      stored = frozenFrom(json);
+      stored = frozen ?? frozenFrom(json);
       if (!run) {
         run = newRun();
         runs.set(runId, run);

@@ -41,6 +41,8 @@ const KEPT = 4;
 /** What the calibration's teller names (and tells apart) as the kinds of command that failed. */
 const WRITE = "write a calibration reading";
 const RENEW = "renew the expiry of a calibration list";
+/** The reload after a reconnect: a kind that runs once (see `Teller.fail`). */
+const RELOAD = "read the shared readings again after reconnecting";
 const DEFAULT_DIVISOR = 4;
 /** The characters-per-token range `@loopwright/ledger` takes a reading in (its MIN_READING, MAX_READING). */
 const MIN_READING = 1;
@@ -310,8 +312,12 @@ export async function openCalibration(
   subscriber.on("ready", () => {
     void whenReady(writer)
       .then(() => owed.flush())
-      .then((sent) => (sent ? reload() : undefined))
-      .catch((error: unknown) => tell.fail(error, "read the shared readings again after reconnecting"));
+      .then(async (sent) => {
+        if (!sent) return;
+        await reload();
+        tell.ok(RELOAD);
+      })
+      .catch((error: unknown) => tell.fail(error, RELOAD, true));
   });
   await starting("read the readings already shared", reload());
 

@@ -110,6 +110,8 @@ const ACTIVE_MS = 10 * 60 * 1000;
 /** What the store's teller names (and tells apart) as the kinds of command that failed. */
 const WRITE = "write a tenant's latches";
 const RENEW = "renew the expiry of a tenant's latches";
+/** The reload after a reconnect: a kind that runs once (see `Teller.fail`). */
+const RELOAD = "read the shared latches again after reconnecting";
 
 /** How many latch writes a capability store has on their way at once (see `share`). */
 const MAX_SHARING = 256;
@@ -677,11 +679,12 @@ export async function openCapabilityStore(
           soon(entry);
         }
         await readLatches();
+        tell.ok(RELOAD);
       })
       .catch((error: unknown) => {
         if (closed) return;
         if (!(error instanceof Error && error.message === "owed forgets not yet sent"))
-          tell.fail(error, "read the shared latches again after reconnecting");
+          tell.fail(error, RELOAD, true);
         // Still away (nothing is written meanwhile): tried again while the subscription stays up.
         if (away && subscriber.isReady) {
           retry = setTimeout(resync, 1000);

@@ -42,6 +42,8 @@ type Fields = Partial<Record<keyof RouteLatches, string>>;
  */
 /** What the store's teller names as the kind of command a renewal is. */
 const RENEW = "renew the expiry of a server's route latches";
+/** The reload after a reconnect: a kind that runs once (see `Teller.fail`). */
+const RELOAD = "read the shared route latches again after reconnecting";
 
 const LATCH_SCRIPT = script(`${INDEX_EXPIRY_LUA}
 redis.call('HSET', KEYS[1], unpack(ARGV, 5))
@@ -264,7 +266,10 @@ export async function openRouteLatches(
         for (const [base, state] of states) share(base, state);
         return reload();
       })
-      .catch((error: unknown) => tell.fail(error, "read the shared route latches again after reconnecting"));
+      .then(
+        () => tell.ok(RELOAD),
+        (error: unknown) => tell.fail(error, RELOAD, true),
+      );
   });
   await starting("read the latches already shared", reload());
 

@@ -30,6 +30,11 @@ export interface StreamWatcherHost {
    * with the watcher's key; `report` when not given.
    */
   readEnded?(error: unknown, key: string): void;
+  /**
+   * The watcher read entries of `key`: it is a stream, as a run's is. (Not an empty read: one asked
+   * before the key was taken may answer after another watcher found it taken.)
+   */
+  readKey?(key: string): void;
 }
 
 /** What a watcher knows of its run beyond `after`, and where its claim is kept. */
@@ -712,7 +717,10 @@ export class StreamWatcher implements RedisEventStream {
     if (this.backoff > 0) this.host.readOk?.();
     this.backoff = 0;
     const entries = reply?.[0]?.[1] ?? [];
-    if (entries.length > 0) await this.noteRead(conn, connects);
+    if (entries.length > 0) {
+      this.host.readKey?.(this.key);
+      await this.noteRead(conn, connects);
+    }
     for (const entry of entries) {
       const owner = ownerOf(entry);
       if (owner !== undefined) {

@@ -13,16 +13,21 @@ import { RedisStoreError } from "./errors.js";
  * takes out of memory) goes through between the retries.
  */
 export interface Teller {
-  /** Tells `onError` that `what` (a phrase: "write a tenant's latches") failed with `error`. */
-  fail(error: unknown, what: string): void;
+  /**
+   * Tells `onError` that `what` (a phrase: "write a tenant's latches") failed with `error`. `once`:
+   * a kind of command that is not tried again until something else brings it back (the reload after
+   * a reconnect), so its going through may never come to say the failure passed.
+   */
+  fail(error: unknown, what: string, once?: boolean): void;
   /**
    * Tells `error` (already this package's), unless its kind (`kindOf(cause)`) is the one last told;
-   * `what` names the kind of command, as {@link Teller.ok} is given it.
+   * `what` names the kind of command, as {@link Teller.ok} is given it; `once` as for {@link Teller.fail}.
    */
-  tell(error: RedisStoreError, cause: unknown, what: string): void;
+  tell(error: RedisStoreError, cause: unknown, what: string, once?: boolean): void;
   /**
    * Redis took a `what` command: when that kind of command failed with the failure last told (or
-   * that failure was a lost connection), the next failure is told, whatever it is.
+   * that failure was a lost connection, or only kinds that run once failed so), the next failure is
+   * told, whatever it is.
    */
   ok(what: string): void;
 }
@@ -75,35 +80,47 @@ export function teller(resolved: Resolved, who: string): Teller {
   let last: string | undefined;
   /** The kinds of command that failed with `last` and have not gone through since. */
   const failing = new Set<string>();
-  const tell = (error: RedisStoreError, cause: unknown, what: string): void => {
+  /** Those of `failing` that run once (`once`): not tried again, they would hold `last` for good. */
+  const once = new Set<string>();
+  const tell = (error: RedisStoreError, cause: unknown, what: string, runsOnce = false): void => {
     const kind = `${error.code}|${kindOf(cause)}`;
     if (kind !== last) {
       last = kind;
       failing.clear();
-      failing.add(what);
+      once.clear();
       resolved.report(error);
-      return;
     }
     failing.add(what);
+    if (runsOnce) once.add(what);
   };
   return {
     tell,
-    fail(error, what) {
+    fail(error, what, runsOnce) {
       // Already this package's (a drop past the bound, a write after close): told as it is, always.
       if (RedisStoreError.isInstance(error)) {
         resolved.report(error);
         return;
       }
-      tell(storeFailure(resolved, error, what, who), error, what);
+      tell(storeFailure(resolved, error, what, who), error, what, runsOnce);
     },
     ok(what) {
       // Another kind of command going through (a renewal while writes are refused) says nothing of
       // the failure told: before, it let the same refusal be told again at every retry.
       // A kind of command that failed so went through (or, after a lost connection, any command):
       // the failure passed.
-      if (last === undefined || !(failing.has(what) || last.startsWith("connect|error:"))) return;
+      if (last === undefined) return;
+      if (!(failing.has(what) || last.startsWith("connect|error:"))) {
+        // A kind that runs once is not tried again to say the failure passed (a reload after a
+        // reconnect refused): before, its failure was held as told for good, and a later, separate
+        // failure of the same kind (of a write, hours on) was never told. Once only such kinds failed
+        // so, another kind going through says Redis takes commands again.
+        for (const kind of once) failing.delete(kind);
+        once.clear();
+        if (failing.size > 0) return;
+      }
       last = undefined;
       failing.clear();
+      once.clear();
     },
   };
 }

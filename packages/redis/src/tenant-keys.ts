@@ -9,7 +9,7 @@ import {
   resolveOptions,
 } from "./connection.js";
 import { RedisStoreError } from "./errors.js";
-import { type Teller, teller } from "./tell.js";
+import { quoted, type Teller, teller } from "./tell.js";
 
 /** The error a tenant store's call rejects with after `close()`: its connections are gone. */
 export function afterClose(call: string, store: string): RedisStoreError {
@@ -286,6 +286,8 @@ function shownKey(key: string): string {
  * under the prefix), or `take` throws on what it holds (an id or a value no instance of this package
  * writes) — is passed over and told to `report` (`RedisStoreError`, `refused`), and the others are
  * read: it never fails the reload, and so every factory's start, on its own. Its index entry stays.
+ * Reads Redis refuses for a reason of its own, not the key's (`NOPERM`: an ACL without the read
+ * command), are passed over the same way and told once for the reload, with how many there were.
  */
 export async function readIndexed<T extends unknown[]>(
   { writer, ask, indexKey, keyOf, retainMs, report }: IndexedKeys,
@@ -304,40 +306,67 @@ export async function readIndexed<T extends unknown[]>(
   const ids = await ask<string[]>(["SMEMBERS", indexKey]);
   const gone: string[] = [];
   let given = 0;
-  for (let start = 0; start < ids.length; start += CHUNK) {
-    const chunk = ids.slice(start, start + CHUNK);
-    // On the same connection as the reads, so bounded with them: a silent Redis fails the reads.
-    const [answers, retained] = await Promise.all([
-      Promise.all(
-        chunk.map((id) =>
-          read(id).catch((error: unknown) => {
-            // Redis's answer, which reading again cannot change: this tenant only is passed over.
-            if (!refusedForGood(error)) throw error;
-            passedOver(id, error);
-            return undefined;
-          }),
+  /**
+   * The reads Redis refused for a reason that is not the key's (`NOPERM`: an ACL without the read
+   * command): one report for the reload, not one per tenant blaming each key (30 tenants, 30 reports).
+   */
+  let refused: { count: number; first: string; cause: unknown } | undefined;
+  try {
+    await readChunks();
+  } finally {
+    if (refused) {
+      const { count, first, cause } = refused;
+      report(
+        new RedisStoreError(
+          "refused",
+          `Redis refused to read ${count} ${count === 1 ? "key" : "keys"} indexed in ${shownKey(indexKey)} ` +
+            `(${quoted(cause)}; the first ${shownKey(keyOf(first))}): ${count === 1 ? "it was" : "they were"} passed over, and the other tenants were read.`,
+          { cause },
         ),
-      ),
-      runScript<number>(writer, RETAIN_SCRIPT, chunk.map(keyOf), [String(retainMs)]),
-    ]);
-    given += retained;
-    chunk.forEach((id, i) => {
-      const answer = answers[i];
-      if (answer === undefined) return;
-      if (answer.length === 0) gone.push(id);
-      else {
-        try {
-          take(id, answer);
-        } catch (error) {
-          passedOver(id, error);
-        }
-      }
-    });
+      );
+    }
   }
   if (given > 0) await runScript(writer, INDEX_RETAIN_SCRIPT, [indexKey], [String(retainMs)]);
   for (let start = 0; start < gone.length; start += CHUNK) {
     const chunk = gone.slice(start, start + CHUNK);
     await runScript(writer, PRUNE_SCRIPT, [indexKey, ...chunk.map(keyOf)], chunk);
+  }
+
+  async function readChunks(): Promise<void> {
+    for (let start = 0; start < ids.length; start += CHUNK) {
+      const chunk = ids.slice(start, start + CHUNK);
+      // On the same connection as the reads, so bounded with them: a silent Redis fails the reads.
+      const [answers, retained] = await Promise.all([
+        Promise.all(
+          chunk.map((id) =>
+            read(id).catch((error: unknown) => {
+              // Redis's answer, which reading again cannot change: this tenant only is passed over.
+              if (!refusedForGood(error)) throw error;
+              if (/^WRONGTYPE\b/.test((error as Error).message)) passedOver(id, error);
+              else {
+                refused ??= { count: 0, first: id, cause: error };
+                refused.count++;
+              }
+              return undefined;
+            }),
+          ),
+        ),
+        runScript<number>(writer, RETAIN_SCRIPT, chunk.map(keyOf), [String(retainMs)]),
+      ]);
+      given += retained;
+      chunk.forEach((id, i) => {
+        const answer = answers[i];
+        if (answer === undefined) return;
+        if (answer.length === 0) gone.push(id);
+        else {
+          try {
+            take(id, answer);
+          } catch (error) {
+            passedOver(id, error);
+          }
+        }
+      });
+    }
   }
 }
 
