@@ -21,6 +21,30 @@ export interface ModelParams {
   extraBody?: Record<string, unknown> | undefined;
 }
 
+/** How deep a prototype chain {@link ownParam} follows: a Proxy's trap can make one endless. */
+const MAX_CHAIN = 64;
+
+/** `config[name]` where the config or a prototype of its own holds it; never `Object.prototype`'s. */
+function ownParam(config: object, name: string): unknown {
+  let at: object | null = config;
+  for (let depth = 0; at !== null && at !== Object.prototype && depth < MAX_CHAIN; depth++) {
+    if (Object.hasOwn(at, name)) return (config as Record<string, unknown>)[name];
+    at = Object.getPrototypeOf(at) as object | null;
+  }
+  return undefined;
+}
+
+/** The `ModelParams` fields of `config`, each read once by {@link ownParam}; a non-object as it is. */
+function paramsOf<C extends ModelParams>(config: C): C {
+  if (typeof config !== "object" || config === null) return config;
+  // Every field set (an absent one as undefined): left out, it would read through Object.prototype again.
+  const read: Record<string, unknown> = {};
+  for (const name of ["model", "temperature", "maxTokens", "reasoningEffort", "extraBody"]) {
+    read[name] = ownParam(config, name);
+  }
+  return read as C;
+}
+
 /**
  * A function tool as the chat-completions API declares it. The `openai` SDK's
  * `ChatCompletionFunctionTool` is one (`strict: boolean | null` included), and so is what
@@ -410,7 +434,10 @@ export function buildBody<M = unknown, Effort extends string = never>(
   tools: readonly ToolDefinition[] = [],
   last?: ToolOrder | BuildBodyOptions,
 ): RequestBody<KeptMessage<M>, Exclude<Effort, "off" | ""> | EffortRung> {
-  if (typeof config?.model !== "string" || config.model === "") {
+  // The five fields read once each, where the config (or its class) holds them: never one a polluted
+  // Object.prototype holds (an inherited maxTokens or extraBody went into every body).
+  config = paramsOf(config);
+  if (typeof config.model !== "string" || config.model === "") {
     throw new TypeError("buildBody: config.model must be the model's non-empty name at the endpoint.");
   }
   checkArguments(config, supports, model, messages, tools);
