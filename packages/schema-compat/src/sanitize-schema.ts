@@ -411,6 +411,25 @@ function mergeParts(parts: readonly Raw[]): Raw {
   return merged;
 }
 
+/**
+ * Whether `value` is, or holds at any depth, a number JSON cannot carry (NaN, ±Infinity), which
+ * `JSON.stringify` would write as `null`. Iterative; a cycle is read once.
+ */
+function holdsNonFinite(value: unknown): boolean {
+  const stack: unknown[] = [value];
+  const seen = new Set<object>();
+  while (stack.length > 0) {
+    const v = stack.pop();
+    if (typeof v === "number") {
+      if (!Number.isFinite(v)) return true;
+    } else if (typeof v === "object" && v !== null && !seen.has(v)) {
+      seen.add(v);
+      for (const item of Array.isArray(v) ? v : Object.values(v)) stack.push(item);
+    }
+  }
+  return false;
+}
+
 function isScalar(value: unknown): value is string | number | boolean | null {
   return value === null || typeof value === "string" || typeof value === "boolean" || finite(value);
 }
@@ -582,7 +601,8 @@ function convertObject(input: Raw, ctx: Context, depth: number, refs: RefCounts)
   }
 
   const notes: string[] = [];
-  if (Object.hasOwn(schema, "default") && schema.default !== undefined) {
+  // A number JSON cannot carry (Infinity, what `1e309` parses to; NaN) would be written `null`.
+  if (Object.hasOwn(schema, "default") && schema.default !== undefined && !holdsNonFinite(schema.default)) {
     notes.push(`Default: ${JSON.stringify(schema.default)}.`);
   }
   const base = baseDescription(schema);
@@ -598,7 +618,15 @@ function convertObject(input: Raw, ctx: Context, depth: number, refs: RefCounts)
     (TYPE_NAMES as readonly string[]).includes(t),
   );
   let enumValues: Array<string | number | boolean | null> | undefined;
-  const rawEnum = Object.hasOwn(schema, "const") ? [schema.const] : schema.enum;
+  const givenEnum: unknown = Object.hasOwn(schema, "const") ? [schema.const] : schema.enum;
+  // A value holding a number JSON cannot carry (`1e309` parsed to Infinity, a host's NaN) is no
+  // value the model can send, and written out it reads as `null`: it is left out, onNotice told.
+  const rawEnum = Array.isArray(givenEnum) ? givenEnum.filter((v) => !holdsNonFinite(v)) : givenEnum;
+  if (Array.isArray(givenEnum) && Array.isArray(rawEnum) && rawEnum.length < givenEnum.length) {
+    ctx.notices.push(
+      `A schema's ${Object.hasOwn(schema, "const") ? "const" : "enum"} holds a number JSON cannot carry (Infinity, -Infinity or NaN; JSON text such as 1e309 parses to Infinity): ${givenEnum.length - rawEnum.length === 1 ? "that value is" : `${givenEnum.length - rawEnum.length} values are`} left out, as no model can send ${givenEnum.length - rawEnum.length === 1 ? "it" : "them"}.`,
+    );
+  }
   if (Array.isArray(rawEnum) && rawEnum.length > 0) {
     const scalars = rawEnum.filter(isScalar);
     enumValues = [...new Set(scalars)];

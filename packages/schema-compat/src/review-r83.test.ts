@@ -1,0 +1,76 @@
+/**
+ * r83: a number JSON cannot carry — what `JSON.parse` makes of `1e309` (Infinity), or a host's
+ * NaN — in an enum, a const or a default was written into the description by `JSON.stringify`,
+ * which writes it `null`: `{ type: "number", const: 1e309 }` went out as "Must be exactly null.",
+ * `enum: [1e309, 2]` as "Also allowed: null.", `default: 1e309` as "Default: null." — the model
+ * told a value the schema never named. Such a value is left out (no model can send it), onNotice
+ * told; a default holding one is not written.
+ */
+import { describe, expect, it } from "vitest";
+import { checkStrictSchema } from "./check-strict.js";
+import { sanitizeSchema } from "./sanitize-schema.js";
+
+const sanitized = (text: string) => {
+  const notices: string[] = [];
+  const schema = sanitizeSchema(JSON.parse(text), { onNotice: (n) => notices.push(n) });
+  return { schema, notices, json: JSON.stringify(schema) };
+};
+
+describe("a number JSON cannot carry (1e309 parsed to Infinity) in an enum, const or default", () => {
+  it("is never written as null: the value is left out of an enum, onNotice told", () => {
+    const { schema, notices } = sanitized(
+      '{"type":"object","properties":{"a":{"type":"number","enum":[1e309,2,-1e309]}},"required":["a"]}',
+    );
+    expect(schema.properties).toEqual({ a: { type: "number", enum: [2] } });
+    expect(notices).toEqual([
+      "A schema's enum holds a number JSON cannot carry (Infinity, -Infinity or NaN; JSON text such as 1e309 parses to Infinity): 2 values are left out, as no model can send them.",
+    ]);
+  });
+
+  it("an enum with no type: its type read from the values left", () => {
+    const { schema } = sanitized('{"type":"object","properties":{"c":{"enum":[1e309,1]}},"required":["c"]}');
+    expect(schema.properties).toEqual({ c: { type: "integer", enum: [1] } });
+  });
+
+  it("a const of one: no value is valid (never 'Must be exactly null')", () => {
+    const { json, notices } = sanitized(
+      '{"type":"object","properties":{"d":{"type":"number","const":1e309}},"required":["d"]}',
+    );
+    expect(json).not.toMatch(/null/);
+    expect(json).toContain("no value is valid here");
+    expect(notices[0]).toMatch(
+      /^A schema's const holds a number JSON cannot carry .*: that value is left out/,
+    );
+  });
+
+  it("an object or array value holding one is left out too (never written with null inside)", () => {
+    const { json } = sanitized(
+      '{"type":"object","properties":{"o":{"enum":[{"x":1e309},{"x":1}]},"l":{"const":[1,1e309]}},"required":["o","l"]}',
+    );
+    expect(json).toContain('Also allowed: {\\"x\\":1}.');
+    expect(json).not.toMatch(/\{\\"x\\":null\}|\[1,null\]/);
+  });
+
+  it("a default holding one is not written", () => {
+    const { schema } = sanitized(
+      '{"type":"object","properties":{"h":{"type":"number","default":1e309},"i":{"type":"array","items":{"type":"number"},"default":[1,-1e309]},"j":{"type":"number","default":3}},"required":["h","i","j"]}',
+    );
+    expect(schema.properties).toEqual({
+      h: { type: "number" },
+      i: { type: "array", items: { type: "number" } },
+      j: { type: "number", description: "Default: 3." },
+    });
+  });
+
+  it("a host's NaN likewise, and the result is strict, and the same sanitized again", () => {
+    const raw = {
+      type: "object",
+      properties: { n: { type: "number", enum: [Number.NaN, 4], default: Number.NaN } },
+      required: ["n"],
+    };
+    const once = sanitizeSchema(raw);
+    expect(once.properties).toEqual({ n: { type: "number", enum: [4] } });
+    expect(checkStrictSchema(once)).toEqual([]);
+    expect(sanitizeSchema(once)).toEqual(once);
+  });
+});
