@@ -74,3 +74,55 @@ describe("a number JSON cannot carry (1e309 parsed to Infinity) in an enum, cons
     expect(sanitizeSchema(once)).toEqual(once);
   });
 });
+
+/**
+ * r83: an enum's object values, a const object and a default were written into the description
+ * whole, however large: an enum of 100,000 objects went out as a 1.5 MB schema with every request
+ * (an enum of scalars that large is listed "among them", 1,500 characters). Each is now listed as
+ * far as those 1,500 characters go, then "… (N values in all)" / "… (N characters in all)".
+ */
+describe("an enum of objects, a const object or a default of megabytes", () => {
+  const sized = (property: Record<string, unknown>) => {
+    const schema = sanitizeSchema({ type: "object", properties: { a: property }, required: ["a"] });
+    return {
+      text: JSON.stringify(schema),
+      description: String((schema.properties as Record<string, { description?: unknown }>).a?.description),
+    };
+  };
+
+  it("lists as many enum objects as 1,500 characters hold, and how many there are", () => {
+    const { text, description } = sized({ enum: Array.from({ length: 20_000 }, (_, k) => ({ k })) });
+    expect(text.length).toBeLessThan(2500);
+    expect(description).toMatch(
+      /^Also allowed: \{"k":0\}, \{"k":1\}, .*\{"k":\d+\}, … \(20000 values in all\)\. Give this value as JSON text\.$/,
+    );
+  });
+
+  it("cuts a const object's or a default's JSON text, saying how long it is", () => {
+    const big = Object.fromEntries(Array.from({ length: 10_000 }, (_, i) => [`k${i}`, i]));
+    const length = JSON.stringify(big).length;
+    const asConst = sized({ const: big });
+    expect(asConst.text.length).toBeLessThan(2500);
+    expect(asConst.description).toMatch(
+      new RegExp(
+        `^Must be exactly \\{"k0":0,"k1":1,.*… \\(${length} characters in all\\)\\. Give this value as JSON text\\.$`,
+      ),
+    );
+    const asDefault = sized({
+      type: "array",
+      items: { type: "integer" },
+      default: Array.from({ length: 20_000 }, (_, i) => i),
+    });
+    expect(asDefault.text.length).toBeLessThan(2500);
+    expect(asDefault.description).toMatch(/^Default: \[0,1,2,.*… \(\d+ characters in all\)\.$/);
+  });
+
+  it("writes a short one whole, as before", () => {
+    expect(sized({ type: "array", items: { type: "integer" }, default: [1, 2] }).description).toBe(
+      "Default: [1,2].",
+    );
+    expect(sized({ enum: [{ k: 1 }, { k: 2 }] }).description).toBe(
+      'Also allowed: {"k":1}, {"k":2}. Give this value as JSON text.',
+    );
+  });
+});

@@ -603,7 +603,7 @@ function convertObject(input: Raw, ctx: Context, depth: number, refs: RefCounts)
   const notes: string[] = [];
   // A number JSON cannot carry (Infinity, what `1e309` parses to; NaN) would be written `null`.
   if (Object.hasOwn(schema, "default") && schema.default !== undefined && !holdsNonFinite(schema.default)) {
-    notes.push(`Default: ${JSON.stringify(schema.default)}.`);
+    notes.push(`Default: ${cutJson(schema.default)}.`);
   }
   const base = baseDescription(schema);
 
@@ -634,8 +634,8 @@ function convertObject(input: Raw, ctx: Context, depth: number, refs: RefCounts)
       const others = rawEnum.filter((v) => !isScalar(v));
       notes.push(
         Object.hasOwn(schema, "const")
-          ? `Must be exactly ${JSON.stringify(others[0])}.`
-          : `Also allowed: ${others.map((v) => JSON.stringify(v)).join(", ")}.`,
+          ? `Must be exactly ${cutJson(others[0])}.`
+          : `Also allowed: ${listedValues(others)}.`,
       );
       if (types.length === 0) {
         for (const v of others) {
@@ -795,6 +795,33 @@ function rawSize(value: unknown): number {
   } catch {
     return 0;
   }
+}
+
+/**
+ * A value's JSON text for a description, cut after `ENUM_NOTE_CHARS` characters ("… (N characters
+ * in all)"): a default, const or enum object of megabytes would otherwise be sent whole with every
+ * request.
+ */
+function cutJson(value: unknown): string {
+  const text = JSON.stringify(value) ?? "null";
+  return text.length <= ENUM_NOTE_CHARS
+    ? text
+    : `${text.slice(0, ENUM_NOTE_CHARS)}… (${text.length} characters in all)`;
+}
+
+/** Values in words, as many as `ENUM_NOTE_CHARS` holds, then "… (N values in all)". */
+function listedValues(values: readonly unknown[]): string {
+  let listed = "";
+  let shown = 0;
+  for (const value of values) {
+    const text = JSON.stringify(value) ?? "null";
+    if (listed.length + text.length + 2 > ENUM_NOTE_CHARS) break;
+    listed += listed === "" ? text : `, ${text}`;
+    shown++;
+  }
+  if (shown === values.length) return listed;
+  if (shown === 0) return `${cutJson(values[0])}, … (${values.length} values in all)`;
+  return `${listed}, … (${values.length} values in all)`;
 }
 
 /** A union's alternatives in words, as much of them as reads well. */
