@@ -23,7 +23,7 @@ describe("a number JSON cannot carry (1e309 parsed to Infinity) in an enum, cons
     );
     expect(schema.properties).toEqual({ a: { type: "number", enum: [2] } });
     expect(notices).toEqual([
-      "A schema's enum holds a number JSON cannot carry (Infinity, -Infinity or NaN; JSON text such as 1e309 parses to Infinity): 2 values are left out, as no model can send them.",
+      "A schema's enum holds a number JSON cannot carry (Infinity, -Infinity, NaN or a BigInt; JSON text such as 1e309 parses to Infinity): 2 values are left out, as no model can send them.",
     ]);
   });
 
@@ -72,6 +72,31 @@ describe("a number JSON cannot carry (1e309 parsed to Infinity) in an enum, cons
     expect(once.properties).toEqual({ n: { type: "number", enum: [4] } });
     expect(checkStrictSchema(once)).toEqual([]);
     expect(sanitizeSchema(once)).toEqual(once);
+  });
+});
+
+describe("a BigInt in an enum, const or default (r83)", () => {
+  // Before, JSON.stringify threw on it and the whole schema was read as a closed empty object:
+  // every other property lost, onNotice told nothing.
+  it("is left out (onNotice told) and every other property kept", () => {
+    for (const extra of [{ default: 10n }, { enum: [1, 10n] }, { const: 10n }]) {
+      const notices: string[] = [];
+      const schema = sanitizeSchema(
+        {
+          type: "object",
+          properties: { keep: { type: "string" }, b: { type: "integer", ...extra } },
+          required: ["keep", "b"],
+        },
+        { onNotice: (n) => notices.push(n) },
+      );
+      const properties = schema.properties as Record<string, unknown>;
+      expect(properties.keep, JSON.stringify(Object.keys(extra))).toEqual({ type: "string" });
+      expect(properties.b).toMatchObject({ type: "integer" });
+      expect(JSON.stringify(schema)).not.toMatch(/10/);
+      if ("default" in extra) expect(notices).toEqual([]);
+      else
+        expect(notices[0]).toMatch(/holds a number JSON cannot carry \(Infinity, -Infinity, NaN or a BigInt/);
+    }
   });
 });
 

@@ -412,14 +412,16 @@ function mergeParts(parts: readonly Raw[]): Raw {
 }
 
 /**
- * Whether `value` is, or holds at any depth, a number JSON cannot carry (NaN, ±Infinity), which
- * `JSON.stringify` would write as `null`. Iterative; a cycle is read once.
+ * Whether `value` is, or holds at any depth, a number JSON cannot carry: NaN or ±Infinity, which
+ * `JSON.stringify` would write as `null`, or a BigInt, which it throws for. Iterative; a cycle is
+ * read once.
  */
 function holdsNonFinite(value: unknown): boolean {
   const stack: unknown[] = [value];
   const seen = new Set<object>();
   while (stack.length > 0) {
     const v = stack.pop();
+    if (typeof v === "bigint") return true;
     if (typeof v === "number") {
       if (!Number.isFinite(v)) return true;
     } else if (typeof v === "object" && v !== null && !seen.has(v)) {
@@ -601,7 +603,8 @@ function convertObject(input: Raw, ctx: Context, depth: number, refs: RefCounts)
   }
 
   const notes: string[] = [];
-  // A number JSON cannot carry (Infinity, what `1e309` parses to; NaN) would be written `null`.
+  // A number JSON cannot carry (Infinity, what `1e309` parses to; NaN) would be written `null`, and
+  // a BigInt would throw while writing it (and the whole schema read as nothing).
   if (Object.hasOwn(schema, "default") && schema.default !== undefined && !holdsNonFinite(schema.default)) {
     notes.push(`Default: ${cutJson(schema.default)}.`);
   }
@@ -619,12 +622,13 @@ function convertObject(input: Raw, ctx: Context, depth: number, refs: RefCounts)
   );
   let enumValues: Array<string | number | boolean | null> | undefined;
   const givenEnum: unknown = Object.hasOwn(schema, "const") ? [schema.const] : schema.enum;
-  // A value holding a number JSON cannot carry (`1e309` parsed to Infinity, a host's NaN) is no
-  // value the model can send, and written out it reads as `null`: it is left out, onNotice told.
+  // A value holding a number JSON cannot carry (`1e309` parsed to Infinity, a host's NaN or BigInt)
+  // is no value the model can send, and written out it reads as `null` (a BigInt throws, and the
+  // whole schema was read as nothing): it is left out, onNotice told.
   const rawEnum = Array.isArray(givenEnum) ? givenEnum.filter((v) => !holdsNonFinite(v)) : givenEnum;
   if (Array.isArray(givenEnum) && Array.isArray(rawEnum) && rawEnum.length < givenEnum.length) {
     ctx.notices.push(
-      `A schema's ${Object.hasOwn(schema, "const") ? "const" : "enum"} holds a number JSON cannot carry (Infinity, -Infinity or NaN; JSON text such as 1e309 parses to Infinity): ${givenEnum.length - rawEnum.length === 1 ? "that value is" : `${givenEnum.length - rawEnum.length} values are`} left out, as no model can send ${givenEnum.length - rawEnum.length === 1 ? "it" : "them"}.`,
+      `A schema's ${Object.hasOwn(schema, "const") ? "const" : "enum"} holds a number JSON cannot carry (Infinity, -Infinity, NaN or a BigInt; JSON text such as 1e309 parses to Infinity): ${givenEnum.length - rawEnum.length === 1 ? "that value is" : `${givenEnum.length - rawEnum.length} values are`} left out, as no model can send ${givenEnum.length - rawEnum.length === 1 ? "it" : "them"}.`,
     );
   }
   if (Array.isArray(rawEnum) && rawEnum.length > 0) {
