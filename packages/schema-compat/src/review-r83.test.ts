@@ -151,3 +151,44 @@ describe("an enum of objects, a const object or a default of megabytes", () => {
     );
   });
 });
+
+/**
+ * r83: a tool whose arguments are a map (`{ type: "object", additionalProperties: { type: "string" } }`,
+ * or `patternProperties`) is sent closed with no properties — the model can give it only {} —
+ * and onNotice was told nothing (below the root such an object is asked for as JSON text; the
+ * root cannot be).
+ */
+describe("a root object that takes only keys it does not name", () => {
+  const told = (schema: Record<string, unknown>) => {
+    const notices: string[] = [];
+    const out = sanitizeSchema(schema, { onNotice: (n) => notices.push(n) });
+    return { out, notices };
+  };
+
+  it("is sent closed, and onNotice says the model can give the tool only {}", () => {
+    for (const schema of [
+      { type: "object", additionalProperties: { type: "string" } },
+      { type: "object", additionalProperties: true },
+      { type: "object", patternProperties: { "^env_": { type: "string" } } },
+    ]) {
+      const { out, notices } = told(schema);
+      expect(out).toEqual({ type: "object", properties: {}, required: [], additionalProperties: false });
+      expect(notices, JSON.stringify(schema)).toEqual([
+        expect.stringMatching(
+          /^The root object takes only keys it does not name .*the model can give the tool only \{\}/,
+        ),
+      ]);
+    }
+  });
+
+  it("tells nothing for a tool with no parameters, a closed object, or a map below the root", () => {
+    for (const schema of [
+      { type: "object" },
+      { type: "object", properties: {} },
+      { type: "object", additionalProperties: false },
+      { type: "object", properties: { env: { type: "object", additionalProperties: { type: "string" } } } },
+    ]) {
+      expect(told(schema).notices, JSON.stringify(schema)).toEqual([]);
+    }
+  });
+});

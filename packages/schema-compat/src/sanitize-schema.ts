@@ -1153,6 +1153,15 @@ function buildObject(schema: Raw, ctx: Context, depth: number, refs: RefCounts, 
     notes.push(JSON_TEXT_NOTE);
     return asking({ type: "string" }, "text");
   }
+  // The root cannot be asked for as JSON text: a root map (`additionalProperties: { type: "string" }`,
+  // `patternProperties`) closed with no properties takes only {}, and the tool none of its keys.
+  // Said where the schema says outright that it takes other keys (a bare `type: "object"` is most
+  // often a tool with no parameters).
+  if (depth === 0 && keys.length === 0 && takesOtherKeys(schema) && saysOtherKeys(schema)) {
+    ctx.notices.push(
+      "The root object takes only keys it does not name (additionalProperties or patternProperties), which strict mode cannot send: it is sent closed with no properties, so the model can give the tool only {}. Name the keys in properties, or put the map under a property (which is then asked for as JSON text).",
+    );
+  }
   const named = wellFormedNames(properties);
   const out = {
     type: "object",
@@ -1162,6 +1171,16 @@ function buildObject(schema: Raw, ctx: Context, depth: number, refs: RefCounts, 
   };
   if (named.renamed) RENAMED.set(out, named.renamed);
   return out;
+}
+
+/** Whether an object schema says outright that it takes keys it does not list (a schema or `true`, or a pattern). */
+function saysOtherKeys(schema: Raw): boolean {
+  const extra = schema.additionalProperties;
+  return (
+    extra === true ||
+    (isObject(extra) && !isNever(extra)) ||
+    (isObject(schema.patternProperties) && Object.keys(schema.patternProperties).length > 0)
+  );
 }
 
 /** Whether an object schema takes keys it does not list in `properties`. */
