@@ -107,6 +107,9 @@ const DETERMINISTIC_5XX = [
   // provide the mmproj"), each a 500 with type server_error.
   /Failed to parse (?:tools|messages)\b/i,
   /\b(?:image|audio) input is not supported\b/i,
+  // llama.cpp: a request with `n` other than 1 ("Only one completion choice is allowed", a 500
+  // server_error in b3000-era builds, "Illegal param: only one …" in older ones).
+  /\bonly one completion choice is allowed\b/i,
   // A schema no grammar could be built from (an older llama.cpp's 500, vLLM's xgrammar, a chat
   // template's parser): `readRefusal` reads it as a refusal under a 5xx too, and a resend fails alike.
   ...GRAMMAR_WORDINGS,
@@ -171,7 +174,8 @@ function isAbort(error: unknown): boolean {
  * "Request too large … tokens per min" one included: it is waited through, never read as an
  * overflow), and 5xx other than a few that are the same every time (llama.cpp's "tools param
  * requires --jinja flag", "Failed to parse tools" / "Failed to parse messages", and "image input is
- * not supported" for a model loaded without its projector, Ollama's out-of-memory load failure, a
+ * not supported" for a model loaded without its projector, "Only one completion choice is allowed"
+ * for an `n` other than 1, Ollama's out-of-memory load failure, a
  * body the server could not parse, a schema no grammar could be built from — every wording `readRefusal` reads as a grammar
  * failure —, oMLX's refusal of a tool-call id that is not nine letters and digits). An error with no status
  * (one a server sent inside a stream) whose `type` or `code` is `server_error`, `internal_error`,

@@ -2,7 +2,7 @@ import { startServer, type TestServer } from "@loopwright/testkit";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { clientFor, fixtureError, rejection } from "../test/wire.js";
-import { backoffMs, retryAfterMs } from "./retry.js";
+import { backoffMs, isTransient, retryAfterMs } from "./retry.js";
 
 let server: TestServer;
 beforeAll(async () => {
@@ -175,5 +175,36 @@ describe("r83-1: OpenAI's x-ratelimit-reset-* on a 429 without retry-after", () 
         );
       }),
     );
+  });
+});
+
+describe("r83-4: llama.cpp's 500 for n other than 1 is not transient", () => {
+  it("'Only one completion choice is allowed' (a 500 server_error) is the same on every resend: not retried", async () => {
+    // llama-server's body for { n: 2 } (its oaicompat params parser throws; the handler answers 500).
+    server.enqueue({
+      type: "error",
+      status: 500,
+      body: { error: { code: 500, message: "Only one completion choice is allowed", type: "server_error" } },
+    });
+    const refused = await rejection(
+      clientFor(server.baseUrl).chat.completions.create({
+        model: "m",
+        messages: [{ role: "user", content: "x" }],
+      }),
+    );
+    expect(isTransient(refused)).toBe(false);
+    // An ordinary 500 still is.
+    server.enqueue({
+      type: "error",
+      status: 500,
+      body: { error: { message: "boom", type: "server_error" } },
+    });
+    const boom = await rejection(
+      clientFor(server.baseUrl).chat.completions.create({
+        model: "m",
+        messages: [{ role: "user", content: "x" }],
+      }),
+    );
+    expect(isTransient(boom)).toBe(true);
   });
 });
