@@ -107,6 +107,9 @@ const DETERMINISTIC_5XX = [
   // provide the mmproj"), each a 500 with type server_error.
   /Failed to parse (?:tools|messages)\b/i,
   /\b(?:image|audio) input is not supported\b/i,
+  // llama.cpp: a request with `n` other than 1 ("Only one completion choice is allowed", a 500
+  // server_error in b3000-era builds, "Illegal param: only one …" in older ones).
+  /\bonly one completion choice is allowed\b/i,
   // A schema no grammar could be built from (an older llama.cpp's 500, vLLM's xgrammar, a chat
   // template's parser): `readRefusal` reads it as a refusal under a 5xx too, and a resend fails alike.
   ...GRAMMAR_WORDINGS,
@@ -171,7 +174,8 @@ function isAbort(error: unknown): boolean {
  * "Request too large … tokens per min" one included: it is waited through, never read as an
  * overflow), and 5xx other than a few that are the same every time (llama.cpp's "tools param
  * requires --jinja flag", "Failed to parse tools" / "Failed to parse messages", and "image input is
- * not supported" for a model loaded without its projector, Ollama's out-of-memory load failure, a
+ * not supported" for a model loaded without its projector, "Only one completion choice is allowed"
+ * for an `n` other than 1, Ollama's out-of-memory load failure, a
  * body the server could not parse, a schema no grammar could be built from — every wording `readRefusal` reads as a grammar
  * failure —, oMLX's refusal of a tool-call id that is not nine letters and digits). An error with no status
  * (one a server sent inside a stream) whose `type` or `code` is `server_error`, `internal_error`,
@@ -401,7 +405,67 @@ function statedMs(error: unknown, now: () => number): number | undefined {
     const scale = unit === "ms" || unit.startsWith("milli") ? 1 : unit.startsWith("s") ? 1000 : 60_000;
     return Number(words[1]) * scale;
   }
-  return undefined;
+  return statedReset(facts);
+}
+
+// Go's duration units, longest first as a duration prints them ("1h2m3.5s", "20ms", "6m0s").
+const DURATION_UNITS: Record<string, number> = {
+  h: 3_600_000,
+  m: 60_000,
+  s: 1000,
+  ms: 1,
+  us: 1e-3,
+  µs: 1e-3,
+  μs: 1e-3,
+  ns: 1e-6,
+};
+const DURATION_ORDER = ["h", "m", "s", "ms", "us", "ns"];
+const DURATION_PART = /(\d+(?:\.\d+)?)(ms|us|µs|μs|ns|h|m|s)/y;
+
+/**
+ * A duration as OpenAI's `x-ratelimit-reset-*` headers print it (Go's form: `1s`, `6m0s`, `20ms`,
+ * `1h2m3.5s`) in ms, or `undefined` for anything else: parts of a whole or decimal number and a unit
+ * (`h`, `m`, `s`, `ms`, `us`/`µs`, `ns`), each unit at most once and longest first, nothing around
+ * them (a sign, a space, a bare number, an exponent), at most 64 characters, and a finite sum.
+ */
+function resetDurationMs(value: string | undefined): number | undefined {
+  if (value === undefined || value.length === 0 || value.length > 64) return undefined;
+  let at = 0;
+  let last = -1;
+  let ms = 0;
+  while (at < value.length) {
+    DURATION_PART.lastIndex = at;
+    const part = DURATION_PART.exec(value);
+    if (!part) return undefined;
+    const unit = part[2] as string;
+    const rank = DURATION_ORDER.indexOf(unit === "µs" || unit === "μs" ? "us" : unit);
+    if (rank <= last) return undefined;
+    last = rank;
+    ms += Number(part[1]) * (DURATION_UNITS[unit] as number);
+    at = DURATION_PART.lastIndex;
+  }
+  return Number.isFinite(ms) ? ms : undefined;
+}
+
+/**
+ * OpenAI's own "when the limit resets" on a 429 that carries no `retry-after` / `retry-after-ms`:
+ * `x-ratelimit-reset-requests` where `x-ratelimit-remaining-requests` is 0, `-tokens` where
+ * `x-ratelimit-remaining-tokens` is 0, the larger where both or neither say so. A malformed reset
+ * (or one of 0: a limit that has reset refuses nothing, and Azure sends 0 beside a remaining of -1)
+ * is no hint.
+ */
+function statedReset(facts: ReturnType<typeof readError>): number | undefined {
+  const header = facts.headers;
+  if (facts.status !== 429 || !header) return undefined;
+  if (header("retry-after") !== undefined || header("retry-after-ms") !== undefined) return undefined;
+  const kinds = ["requests", "tokens"];
+  const exhausted = kinds.filter((kind) => /^\s*0+\s*$/.test(header(`x-ratelimit-remaining-${kind}`) ?? ""));
+  let most: number | undefined;
+  for (const kind of exhausted.length > 0 ? exhausted : kinds) {
+    const ms = resetDurationMs(header(`x-ratelimit-reset-${kind}`)?.trim());
+    if (ms !== undefined && ms > 0 && (most === undefined || ms > most)) most = ms;
+  }
+  return most;
 }
 
 /**
@@ -410,8 +474,11 @@ function statedMs(error: unknown, now: () => number): number | undefined {
  *
  * Reads `retry-after-ms`, `retry-after` (seconds, or an HTTP date in one of RFC 9110's three forms
  * — IMF-fixdate, RFC 850, asctime — measured against the response's own `Date` header, else `now`,
- * default `Date.now`; any other value, such as `-1`, is no hint), Hugging Face's `estimated_time`, and "Please try again in 644ms" or Azure's "Please
- * retry after 20 seconds" in the message —
+ * default `Date.now`; any other value, such as `-1`, is no hint), Hugging Face's `estimated_time`, "Please try again in 644ms" or Azure's "Please
+ * retry after 20 seconds" in the message, and, on a 429 with no `retry-after` / `retry-after-ms`,
+ * OpenAI's `x-ratelimit-reset-requests` / `-tokens` (Go durations: `20ms`, `6m0s`, `1h2m3.5s`) —
+ * the reset of what `x-ratelimit-remaining-*: 0` says ran out, else the larger; a malformed or
+ * zero reset is no hint —
  * the same hints `backoffMs` honours. A caller that caps the wait compares this with its cap to
  * tell the user what was asked and what it will wait. Never throws for any error it is given; a
  * `now` that throws is the caller's own exception, and is passed on.
@@ -443,7 +510,8 @@ function msOption(name: string, value: unknown, fallback: number, unbounded: boo
  * For retry number `attempt` (0 for the first retry): the server's own hint
  * when the error carries one (`retry-after-ms`, `retry-after` in seconds or as an HTTP date read as
  * `retryAfterMs` reads it, or OpenAI's
- * "Please try again in 644ms", Azure's "Please retry after 20 seconds"), capped at `maxHintMs`; otherwise exponential from `baseMs` with
+ * "Please try again in 644ms", Azure's "Please retry after 20 seconds", or on a 429 without a
+ * retry-after OpenAI's `x-ratelimit-reset-requests` / `-tokens`), capped at `maxHintMs`; otherwise exponential from `baseMs` with
  * equal jitter (between half and all of `baseMs · 2^attempt`, capped at `maxMs`). Throws
  * `RangeError` for an `attempt` that is not a whole number from 0, and for a `baseMs` or `maxMs`
  * that is not a finite number from 0 or a `maxHintMs` that is not a number from 0 (`Infinity`

@@ -411,6 +411,27 @@ function mergeParts(parts: readonly Raw[]): Raw {
   return merged;
 }
 
+/**
+ * Whether `value` is, or holds at any depth, a number JSON cannot carry: NaN or ±Infinity, which
+ * `JSON.stringify` would write as `null`, or a BigInt, which it throws for. Iterative; a cycle is
+ * read once.
+ */
+function holdsNonFinite(value: unknown): boolean {
+  const stack: unknown[] = [value];
+  const seen = new Set<object>();
+  while (stack.length > 0) {
+    const v = stack.pop();
+    if (typeof v === "bigint") return true;
+    if (typeof v === "number") {
+      if (!Number.isFinite(v)) return true;
+    } else if (typeof v === "object" && v !== null && !seen.has(v)) {
+      seen.add(v);
+      for (const item of Array.isArray(v) ? v : Object.values(v)) stack.push(item);
+    }
+  }
+  return false;
+}
+
 function isScalar(value: unknown): value is string | number | boolean | null {
   return value === null || typeof value === "string" || typeof value === "boolean" || finite(value);
 }
@@ -582,8 +603,10 @@ function convertObject(input: Raw, ctx: Context, depth: number, refs: RefCounts)
   }
 
   const notes: string[] = [];
-  if (Object.hasOwn(schema, "default") && schema.default !== undefined) {
-    notes.push(`Default: ${JSON.stringify(schema.default)}.`);
+  // A number JSON cannot carry (Infinity, what `1e309` parses to; NaN) would be written `null`, and
+  // a BigInt would throw while writing it (and the whole schema read as nothing).
+  if (Object.hasOwn(schema, "default") && schema.default !== undefined && !holdsNonFinite(schema.default)) {
+    notes.push(`Default: ${cutJson(schema.default)}.`);
   }
   const base = baseDescription(schema);
 
@@ -598,7 +621,16 @@ function convertObject(input: Raw, ctx: Context, depth: number, refs: RefCounts)
     (TYPE_NAMES as readonly string[]).includes(t),
   );
   let enumValues: Array<string | number | boolean | null> | undefined;
-  const rawEnum = Object.hasOwn(schema, "const") ? [schema.const] : schema.enum;
+  const givenEnum: unknown = Object.hasOwn(schema, "const") ? [schema.const] : schema.enum;
+  // A value holding a number JSON cannot carry (`1e309` parsed to Infinity, a host's NaN or BigInt)
+  // is no value the model can send, and written out it reads as `null` (a BigInt throws, and the
+  // whole schema was read as nothing): it is left out, onNotice told.
+  const rawEnum = Array.isArray(givenEnum) ? givenEnum.filter((v) => !holdsNonFinite(v)) : givenEnum;
+  if (Array.isArray(givenEnum) && Array.isArray(rawEnum) && rawEnum.length < givenEnum.length) {
+    ctx.notices.push(
+      `A schema's ${Object.hasOwn(schema, "const") ? "const" : "enum"} holds a number JSON cannot carry (Infinity, -Infinity, NaN or a BigInt; JSON text such as 1e309 parses to Infinity): ${givenEnum.length - rawEnum.length === 1 ? "that value is" : `${givenEnum.length - rawEnum.length} values are`} left out, as no model can send ${givenEnum.length - rawEnum.length === 1 ? "it" : "them"}.`,
+    );
+  }
   if (Array.isArray(rawEnum) && rawEnum.length > 0) {
     const scalars = rawEnum.filter(isScalar);
     enumValues = [...new Set(scalars)];
@@ -606,8 +638,8 @@ function convertObject(input: Raw, ctx: Context, depth: number, refs: RefCounts)
       const others = rawEnum.filter((v) => !isScalar(v));
       notes.push(
         Object.hasOwn(schema, "const")
-          ? `Must be exactly ${JSON.stringify(others[0])}.`
-          : `Also allowed: ${others.map((v) => JSON.stringify(v)).join(", ")}.`,
+          ? `Must be exactly ${cutJson(others[0])}.`
+          : `Also allowed: ${listedValues(others)}.`,
       );
       if (types.length === 0) {
         for (const v of others) {
@@ -767,6 +799,33 @@ function rawSize(value: unknown): number {
   } catch {
     return 0;
   }
+}
+
+/**
+ * A value's JSON text for a description, cut after `ENUM_NOTE_CHARS` characters ("… (N characters
+ * in all)"): a default, const or enum object of megabytes would otherwise be sent whole with every
+ * request.
+ */
+function cutJson(value: unknown): string {
+  const text = JSON.stringify(value) ?? "null";
+  return text.length <= ENUM_NOTE_CHARS
+    ? text
+    : `${text.slice(0, ENUM_NOTE_CHARS)}… (${text.length} characters in all)`;
+}
+
+/** Values in words, as many as `ENUM_NOTE_CHARS` holds, then "… (N values in all)". */
+function listedValues(values: readonly unknown[]): string {
+  let listed = "";
+  let shown = 0;
+  for (const value of values) {
+    const text = JSON.stringify(value) ?? "null";
+    if (listed.length + text.length + 2 > ENUM_NOTE_CHARS) break;
+    listed += listed === "" ? text : `, ${text}`;
+    shown++;
+  }
+  if (shown === values.length) return listed;
+  if (shown === 0) return `${cutJson(values[0])}, … (${values.length} values in all)`;
+  return `${listed}, … (${values.length} values in all)`;
 }
 
 /** A union's alternatives in words, as much of them as reads well. */
@@ -1094,6 +1153,15 @@ function buildObject(schema: Raw, ctx: Context, depth: number, refs: RefCounts, 
     notes.push(JSON_TEXT_NOTE);
     return asking({ type: "string" }, "text");
   }
+  // The root cannot be asked for as JSON text: a root map (`additionalProperties: { type: "string" }`,
+  // `patternProperties`) closed with no properties takes only {}, and the tool none of its keys.
+  // Said where the schema says outright that it takes other keys (a bare `type: "object"` is most
+  // often a tool with no parameters).
+  if (depth === 0 && keys.length === 0 && takesOtherKeys(schema) && saysOtherKeys(schema)) {
+    ctx.notices.push(
+      "The root object takes only keys it does not name (additionalProperties or patternProperties), which strict mode cannot send: it is sent closed with no properties, so the model can give the tool only {}. Name the keys in properties, or put the map under a property (which is then asked for as JSON text).",
+    );
+  }
   const named = wellFormedNames(properties);
   const out = {
     type: "object",
@@ -1103,6 +1171,16 @@ function buildObject(schema: Raw, ctx: Context, depth: number, refs: RefCounts, 
   };
   if (named.renamed) RENAMED.set(out, named.renamed);
   return out;
+}
+
+/** Whether an object schema says outright that it takes keys it does not list (a schema or `true`, or a pattern). */
+function saysOtherKeys(schema: Raw): boolean {
+  const extra = schema.additionalProperties;
+  return (
+    extra === true ||
+    (isObject(extra) && !isNever(extra)) ||
+    (isObject(schema.patternProperties) && Object.keys(schema.patternProperties).length > 0)
+  );
 }
 
 /** Whether an object schema takes keys it does not list in `properties`. */

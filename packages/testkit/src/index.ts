@@ -26,6 +26,7 @@ export type {
   PersonalityContext,
   TurnFacts,
 } from "./personalities/personality.js";
+export { MAX_CHOICES, requestedChoices } from "./personalities/personality.js";
 export type { PersonalityConfig, PersonalityName, PersonalitySpec } from "./personalities/resolve.js";
 export type { VllmPersonalityOptions } from "./personalities/vllm.js";
 export { VLLM_FIXTURES, vllmPersonality } from "./personalities/vllm.js";

@@ -7,7 +7,7 @@ import type { AddressInfo, Socket } from "node:net";
 import { TestkitError } from "./errors.js";
 import { guardPersonality } from "./personalities/guard.js";
 import { checkOptions, finiteMs, type OptionRule, positiveWhole } from "./personalities/options.js";
-import type { Personality } from "./personalities/personality.js";
+import { type Personality, requestedChoices } from "./personalities/personality.js";
 import { type PersonalitySpec, resolvePersonality } from "./personalities/resolve.js";
 import { countTokens, createPrefixCache, renderPrompt } from "./prefix-cache.js";
 import type { RecordedRequest } from "./recorded-request.js";
@@ -276,6 +276,8 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
           promptTokens: counted.promptTokens,
           cachedTokens: counted.cachedTokens,
           toolCallId: (i) => personality?.toolCallId?.(n, i) ?? `call_sim${n}_${i}`,
+          // n choices: without a personality as OpenAI does, with one as that server does.
+          choices: personality ? (personality.choices?.(request) ?? 1) : requestedChoices(request),
         };
         const includeUsage = personality?.streamsUsage?.(request) ?? true;
         const budget = personality?.completionBudget?.(request, {

@@ -19,6 +19,18 @@ export interface TurnContext {
   cachedTokens?: number | undefined;
   /** Makes the default id of the n-th tool call of this turn. */
   toolCallId: (index: number) => string;
+  /**
+   * How many choices to answer with (the request's `n` where the server honours it; default 1):
+   * each the same scripted turn, at `index` 0..choices-1, its default tool-call ids numbered on
+   * from the choice before's.
+   */
+  choices?: number | undefined;
+}
+
+/** The number of choices a context asks for: a whole number from 1, else 1. */
+function choiceCount(ctx: TurnContext): number {
+  const n = ctx.choices;
+  return typeof n === "number" && Number.isInteger(n) && n >= 1 ? n : 1;
 }
 
 /** Usage object as OpenAI sends it. */
@@ -50,10 +62,11 @@ function visibleContent(turn: TurnReply): string | undefined {
   return turn.content;
 }
 
-/** The turn's tool calls with their ids decided. */
-function resolvedCalls(turn: TurnReply, ctx: TurnContext): Required<ScriptedToolCall>[] {
-  return (turn.toolCalls ?? []).map((c, i) => ({
-    id: c.id ?? ctx.toolCallId(i),
+/** The turn's tool calls with their ids decided, for choice `choice` (its default ids after the choices before it). */
+function resolvedCalls(turn: TurnReply, ctx: TurnContext, choice = 0): Required<ScriptedToolCall>[] {
+  const calls = turn.toolCalls ?? [];
+  return calls.map((c, i) => ({
+    id: c.id ?? ctx.toolCallId(choice * calls.length + i),
     name: c.name,
     arguments: c.arguments,
   }));
@@ -74,10 +87,13 @@ export function turnUsage(turn: TurnReply, ctx: TurnContext): WireUsage | undefi
   // A computed number never contradicts a scripted one (`validateReply` refuses scripted numbers
   // that contradict each other): a computed whole is at least its scripted part, a computed part
   // at most its scripted whole, so cached ≤ prompt and reasoning ≤ completion always hold.
+  // Every choice is generated, and counted: n choices of the turn are n times its tokens.
+  const n = choiceCount(ctx);
   const prompt = u.prompt_tokens ?? Math.max(ctx.promptTokens, u.cached_tokens ?? 0);
-  const completion = u.completion_tokens ?? Math.max(countTokens(generated), u.reasoning_tokens ?? 0);
+  const completion = u.completion_tokens ?? Math.max(n * countTokens(generated), u.reasoning_tokens ?? 0);
   const reasoningTokens =
-    u.reasoning_tokens ?? (turn.reasoning ? Math.min(countTokens(turn.reasoning), completion) : undefined);
+    u.reasoning_tokens ??
+    (turn.reasoning ? Math.min(n * countTokens(turn.reasoning), completion) : undefined);
   const usage: WireUsage = {
     prompt_tokens: prompt,
     completion_tokens: completion,
@@ -124,32 +140,12 @@ function interleave<T>(lists: T[][]): T[] {
 /**
  * The chunk objects of a streamed turn, in order: optional role opener, reasoning deltas, content
  * deltas, tool-call deltas, the finish chunk, and a usage chunk (`choices: []`) unless usage is off.
+ * With more than one choice (`ctx.choices`), each chunk carries one choice, the choices' chunks
+ * taken in turn (0, 1, …, 0, 1, …), and the one usage chunk comes last.
  */
 export function turnChunks(turn: TurnReply, ctx: TurnContext, options: { includeUsage: boolean }): object[] {
-  const size = turn.chunkChars ?? 8;
-  const chunk = (delta: Delta, finish: string | null = null): object => ({
-    id: ctx.id,
-    object: "chat.completion.chunk",
-    created: ctx.created,
-    model: ctx.model,
-    choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
-  });
-  const out: object[] = [];
-  if (turn.roleChunk !== false) out.push(chunk({ role: "assistant", content: "" }));
-  const target = reasoningTarget(turn);
-  if (turn.reasoning !== undefined && target !== "fence") {
-    for (const piece of splitChars(turn.reasoning, size)) out.push(chunk({ [target]: piece }));
-  }
-  const content = visibleContent(turn);
-  if (content !== undefined)
-    for (const piece of splitChars(content, size)) out.push(chunk({ content: piece }));
-  const perCall = resolvedCalls(turn, ctx).map((c, i) =>
-    toolCallDeltas(c, i, size, turn.splitNames !== false),
-  );
-  const toolDeltas = turn.interleave ? interleave(perCall) : perCall.flat();
-  for (const d of toolDeltas) out.push(chunk({ tool_calls: [d] }));
-  const finish = defaultFinish(turn);
-  if (finish !== null) out.push(chunk({}, finish));
+  const perChoice = Array.from({ length: choiceCount(ctx) }, (_, choice) => choiceChunks(turn, ctx, choice));
+  const out = interleave(perChoice);
   const usage = options.includeUsage ? turnUsage(turn, ctx) : undefined;
   if (usage) {
     out.push({
@@ -164,25 +160,57 @@ export function turnChunks(turn: TurnReply, ctx: TurnContext, options: { include
   return out;
 }
 
-/** The body of a plain (non-streamed) completion for a turn. */
-export function turnCompletion(turn: TurnReply, ctx: TurnContext): object {
-  const message: Record<string, unknown> = { role: "assistant", content: visibleContent(turn) ?? null };
+/** The chunks of one choice of a streamed turn, its finish chunk last. */
+function choiceChunks(turn: TurnReply, ctx: TurnContext, choice: number): object[] {
+  const size = turn.chunkChars ?? 8;
+  const chunk = (delta: Delta, finish: string | null = null): object => ({
+    id: ctx.id,
+    object: "chat.completion.chunk",
+    created: ctx.created,
+    model: ctx.model,
+    choices: [{ index: choice, delta, logprobs: null, finish_reason: finish }],
+  });
+  const out: object[] = [];
+  if (turn.roleChunk !== false) out.push(chunk({ role: "assistant", content: "" }));
   const target = reasoningTarget(turn);
-  if (turn.reasoning !== undefined && target !== "fence") message[target] = turn.reasoning;
-  const calls = resolvedCalls(turn, ctx);
-  if (calls.length > 0) {
-    message.tool_calls = calls.map((c) => ({
-      id: c.id,
-      type: "function",
-      function: { name: c.name, arguments: c.arguments },
-    }));
+  if (turn.reasoning !== undefined && target !== "fence") {
+    for (const piece of splitChars(turn.reasoning, size)) out.push(chunk({ [target]: piece }));
   }
+  const content = visibleContent(turn);
+  if (content !== undefined)
+    for (const piece of splitChars(content, size)) out.push(chunk({ content: piece }));
+  const perCall = resolvedCalls(turn, ctx, choice).map((c, i) =>
+    toolCallDeltas(c, i, size, turn.splitNames !== false),
+  );
+  const toolDeltas = turn.interleave ? interleave(perCall) : perCall.flat();
+  for (const d of toolDeltas) out.push(chunk({ tool_calls: [d] }));
+  const finish = defaultFinish(turn);
+  if (finish !== null) out.push(chunk({}, finish));
+  return out;
+}
+
+/** The body of a plain (non-streamed) completion for a turn: one choice per `ctx.choices`. */
+export function turnCompletion(turn: TurnReply, ctx: TurnContext): object {
+  const choice = (index: number) => {
+    const message: Record<string, unknown> = { role: "assistant", content: visibleContent(turn) ?? null };
+    const target = reasoningTarget(turn);
+    if (turn.reasoning !== undefined && target !== "fence") message[target] = turn.reasoning;
+    const calls = resolvedCalls(turn, ctx, index);
+    if (calls.length > 0) {
+      message.tool_calls = calls.map((c) => ({
+        id: c.id,
+        type: "function",
+        function: { name: c.name, arguments: c.arguments },
+      }));
+    }
+    return { index, message, logprobs: null, finish_reason: defaultFinish(turn) };
+  };
   const body: Record<string, unknown> = {
     id: ctx.id,
     object: "chat.completion",
     created: ctx.created,
     model: ctx.model,
-    choices: [{ index: 0, message, logprobs: null, finish_reason: defaultFinish(turn) }],
+    choices: Array.from({ length: choiceCount(ctx) }, (_, index) => choice(index)),
   };
   const usage = turnUsage(turn, ctx);
   if (usage) body.usage = usage;

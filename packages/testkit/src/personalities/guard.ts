@@ -18,6 +18,7 @@ export const PERSONALITY_HOOKS = [
   "chunks",
   "completion",
   "checkReply",
+  "choices",
 ] as const satisfies readonly (keyof Personality)[];
 
 /**

@@ -7,7 +7,7 @@ import { countTokens, renderPrompt } from "../prefix-cache.js";
 import type { RecordedRequest } from "../recorded-request.js";
 import type { ErrorReply } from "../replies.js";
 import { checkOptions, type OptionRule, positiveWhole, regExp, stringList } from "./options.js";
-import type { Personality, PersonalityContext } from "./personality.js";
+import { type Personality, type PersonalityContext, requestedChoices } from "./personality.js";
 import {
   includeUsageRequested,
   isRecord,
@@ -401,5 +401,6 @@ export function openaiPersonality(options: OpenAiPersonalityOptions = {}): Perso
     }),
     completionBudget: (request) => requestedMaxTokens(request),
     streamsUsage: includeUsageRequested,
+    choices: requestedChoices,
   };
 }

@@ -87,4 +87,22 @@ export interface Personality {
   checkReply?(reply: TurnReply): void;
   /** Whether a streamed reply ends with a usage chunk for this request (default: always). */
   streamsUsage?(request: RecordedRequest): boolean;
+  /**
+   * How many choices this server answers the request with (OpenAI and vLLM: its `n`, see
+   * `requestedChoices`); a personality without this hook answers with one.
+   */
+  choices?(request: RecordedRequest): number;
+}
+
+/** OpenAI's most choices per request (`n` from 1 to 128). */
+export const MAX_CHOICES = 128;
+
+/**
+ * The choices a request's `n` asks for: a whole number from 1, at most 128 (OpenAI's most); any
+ * other `n` (absent, `null`, `0`, `2.5`, `"2"`) is one choice.
+ */
+export function requestedChoices(request: RecordedRequest): number {
+  const body = request.body as { n?: unknown } | undefined;
+  const n = body && typeof body === "object" ? body.n : undefined;
+  return typeof n === "number" && Number.isInteger(n) && n >= 1 ? Math.min(n, MAX_CHOICES) : 1;
 }

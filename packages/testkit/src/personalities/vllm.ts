@@ -7,7 +7,12 @@ import { readFixture } from "../fixtures.js";
 import type { RecordedRequest } from "../recorded-request.js";
 import type { ErrorReply } from "../replies.js";
 import { checkOptions, flag, nonEmptyString, type OptionRule, oneOf, positiveWhole } from "./options.js";
-import type { HttpAnswer, Personality, PersonalityContext } from "./personality.js";
+import {
+  type HttpAnswer,
+  type Personality,
+  type PersonalityContext,
+  requestedChoices,
+} from "./personality.js";
 import { includeUsageRequested, isRecord, jsonError, requestedMaxTokens, swap } from "./recorded.js";
 
 /** Options of {@link vllmPersonality}. */
@@ -178,5 +183,6 @@ export function vllmPersonality(options: VllmPersonalityOptions = {}): Personali
         : { status: 404, body: { detail: "Not Found" } },
     completionBudget: (request, ctx) => requestedMaxTokens(request) ?? maxModelLen - ctx.promptTokens,
     streamsUsage: includeUsageRequested,
+    choices: requestedChoices,
   };
 }
