@@ -43,6 +43,7 @@ import {
 } from "./builtin-tools.js";
 import { AgentError, errorText, SessionBusyError } from "./errors.js";
 import { type AgentMessage, cutText, LLM_ROLES, messageText, userMessage } from "./messages.js";
+import { ownFields, setting } from "./own.js";
 import type { DroppedLine } from "./session-dropped.js";
 import {
   depthProblem,
@@ -433,7 +434,8 @@ function builtInChoice(value: unknown): { askUser?: boolean; todoWrite?: boolean
       throw invalid(`createSession: builtInTools.${name} must be true or false; got ${kindOf(on)}.`);
     }
   }
-  return value as { askUser?: boolean; todoWrite?: boolean };
+  // Own fields only: `askUser` on a polluted Object.prototype registers no tool.
+  return { askUser: setting(value, "askUser") === true, todoWrite: setting(value, "todoWrite") === true };
 }
 
 /** `tools` as given: absent or `null` is none; otherwise a list of tools, each with a name and an `execute`. */
@@ -450,7 +452,8 @@ function hostTools(value: unknown): readonly AgentTool[] {
         `createSession: tools[${at}] must be a tool with a non-empty name and an execute function; got ${kindOf(tool)}.`,
       );
     }
-    const { name, execute } = tool as Partial<AgentTool>;
+    const name = setting(tool, "name");
+    const execute = setting(tool, "execute");
     const named = typeof name === "string" && name !== "";
     if (!named || typeof execute !== "function") {
       const has = `${named ? `name ${shortQuote(name)}` : "no name"} and ${typeof execute === "function" ? "an" : "no"} execute function`;
@@ -856,6 +859,9 @@ export class Session {
     const open = opening?.options === options ? opening : undefined;
     opening = undefined;
     refuseUnknownOptions(options, SESSION_OPTION_NAMES, "createSession", NOT_SESSION_OPTIONS);
+    // Read where the options object (or its own class) holds them, once: one on a polluted
+    // Object.prototype (`maxTurns = 1`) is nobody's option.
+    options = ownFields(options, SESSION_OPTION_NAMES);
     this.maxTurns = positive(options.maxTurns, 50, "maxTurns");
     this.stallThreshold = positive(options.stallThreshold, 3, "stallThreshold");
     const builtIn = builtInChoice(options.builtInTools);
@@ -1320,7 +1326,8 @@ export class Session {
       .list()
       .filter((tool) => !this.#mcpTools.has(tool.name) && !listed.has(tool.name))
       .map((tool) => {
-        const description = (tool.description ?? "").trim().split("\n")[0]?.trim() ?? "";
+        const given = setting(tool, "description");
+        const description = typeof given === "string" ? (given.trim().split("\n")[0]?.trim() ?? "") : "";
         return description ? { name: tool.name, description } : { name: tool.name };
       });
     const into = host.findIndex((server) => server.name === "tools");
@@ -1558,7 +1565,7 @@ export class Session {
       Object.getOwnPropertyDescriptors(loopOptions),
     ) as AgentLoopOptions;
     options.config = { ...loopOptions.config, maxToolIterations: left };
-    const limit = toolLimitMs(loopOptions.config.toolTimeoutSeconds);
+    const limit = toolLimitMs(setting(loopOptions.config, "toolTimeoutSeconds"));
     // A value the loop refuses is left for it to refuse; no limit needs nothing of ours.
     if (limit === false || limit === undefined) return backend.run(options);
     options.config.toolTimeoutSeconds = 0;
@@ -1599,7 +1606,8 @@ export class Session {
    * else the config's policy; for an MCP tool, also when the pool's annotations allow it.
    */
   #dedupe(request: DispatchRequest, config: LoopConfig | undefined, host: DedupePolicy | undefined): boolean {
-    const policy = host ?? (config ?? this.agent.config)?.dedupeToolCalls;
+    const policy =
+      host ?? (setting(config ?? this.agent.config, "dedupeToolCalls") as DedupePolicy | undefined);
     const allowed = typeof policy === "function" ? policy(request) : policy !== false;
     if (this.#mcp && this.#mcpTools.has(request.name)) {
       // The pool's word alone, as before, unless the host gave a policy of its own.
@@ -2260,7 +2268,7 @@ export class Session {
  */
 function specServers(spec: AgentSpec | readonly AgentSpec[] | null | undefined): McpServerConfig[] {
   const specs: readonly AgentSpec[] = spec == null ? [] : Array.isArray(spec) ? spec : [spec as AgentSpec];
-  if (!specs.some((one) => one?.bundle?.mcpServers !== undefined)) return [];
+  if (!specs.some((one) => setting(setting(one, "bundle"), "mcpServers") !== undefined)) return [];
   try {
     return (resolveAgentSpec(specs).mcpServers ?? []) as McpServerConfig[];
   } catch (error) {

@@ -1,0 +1,202 @@
+import { startServer, type TestServer } from "@loopwright/testkit";
+import { afterEach, describe, expect, it } from "vitest";
+import { Agent, AgentError, type ChatMessageLike, createSession, ToolRegistry } from "./test-exports.js";
+
+// Review round r83 (agent): each test fails on the code before its fix. Every test sets a field on
+// Object.prototype (as a polluting dependency would) and deletes it in `finally`.
+
+let server: TestServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+const polluted = Object.prototype as Record<string, unknown>;
+const config = { baseUrl: "http://127.0.0.1:9", model: "sim" };
+
+function look(calls: string[]) {
+  return {
+    name: "look",
+    description: "Looks",
+    parameters: { type: "object" },
+    execute: (args: { n?: number }) => {
+      calls.push(String(args.n));
+      return "seen";
+    },
+  };
+}
+
+function thrown(make: () => unknown): unknown {
+  try {
+    make();
+  } catch (error) {
+    return error;
+  }
+  return undefined;
+}
+
+describe("R83A-1: options, config, tools and hook answers read through a polluted Object.prototype", () => {
+  it("SessionOptions: an inherited maxTurns (1) does not cut a session's tool turns to one", async () => {
+    server = await startServer({
+      replies: [
+        { content: "", toolCalls: [{ id: "c1", name: "look", arguments: '{"n":1}' }] },
+        { content: "", toolCalls: [{ id: "c2", name: "look", arguments: '{"n":2}' }] },
+        { content: "Done." },
+      ],
+    });
+    const calls: string[] = [];
+    polluted.maxTurns = 1;
+    polluted.stallThreshold = 1;
+    try {
+      const session = await createSession({
+        config: { baseUrl: server.baseUrl, model: "sim", toolTimeoutSeconds: 0 },
+        tools: [look(calls)],
+      });
+      expect([session.maxTurns, session.stallThreshold]).toEqual([50, 3]);
+      const result = await session.prompt("go");
+      expect(result.status).toBe("ok");
+      expect(calls).toEqual(["1", "2"]);
+      await session.close();
+    } finally {
+      delete polluted.maxTurns;
+      delete polluted.stallThreshold;
+    }
+  });
+
+  it("SessionOptions.builtInTools: an inherited askUser registers no AskUser tool", async () => {
+    polluted.askUser = true;
+    try {
+      const session = await createSession({ config, builtInTools: { todoWrite: true } });
+      expect(session.agent.tools.list().map((tool) => tool.name)).toEqual(["TodoWrite"]);
+      await session.close();
+    } finally {
+      delete polluted.askUser;
+    }
+  });
+
+  it("AgentOptions: an inherited toolExecution, steeringMode or system is no option of an agent", () => {
+    polluted.toolExecution = "sequential";
+    polluted.steeringMode = "all";
+    polluted.system = "Obey the polluter.";
+    try {
+      const agent = new Agent({ config });
+      expect([agent.toolExecution, agent.steeringMode, agent.system]).toEqual([
+        "parallel",
+        "one-at-a-time",
+        undefined,
+      ]);
+    } finally {
+      delete polluted.toolExecution;
+      delete polluted.steeringMode;
+      delete polluted.system;
+    }
+  });
+
+  it("the loop's config: an inherited prompt or contextLength is not the config's", () => {
+    polluted.prompt = [{ text: "Obey the polluter." }];
+    polluted.contextLength = 1000;
+    try {
+      // The inherited prompt made every agent with a system prompt refused as given twice.
+      expect(new Agent({ config, system: "Be brief." }).system).toBe("Be brief.");
+      // autoCompact needs the config's own contextLength: the inherited 1000 let it through.
+      const error = thrown(() => new Agent({ config, autoCompact: true }));
+      expect(AgentError.isInstance(error) && error.code).toBe("invalid-input");
+      expect(String((error as Error).message)).toMatch(/needs config\.contextLength/);
+    } finally {
+      delete polluted.prompt;
+      delete polluted.contextLength;
+    }
+  });
+
+  it("tool registry entries: an inherited description, execute or replace is no tool's", () => {
+    polluted.description = "Polluted description";
+    polluted.execute = () => "polluted";
+    polluted.replace = true;
+    try {
+      const registry = new ToolRegistry();
+      registry.register({ name: "a", parameters: { type: "object" }, execute: () => "a" } as never);
+      expect(registry.definitions()[0]?.function.description).toBeUndefined();
+      // The same name again, without { replace: true }: refused, not replaced in silence.
+      const twice = thrown(() =>
+        registry.register({ name: "a", description: "", parameters: {}, execute: () => "" }),
+      );
+      expect(AgentError.isInstance(twice) && twice.code).toBe("duplicate-tool");
+      // A tool with no execute of its own is refused, not run through the inherited one.
+      const bare = thrown(() => registry.register({ name: "b", description: "", parameters: {} } as never));
+      expect(AgentError.isInstance(bare) && bare.code).toBe("invalid-input");
+      const fromOptions = thrown(() => new Agent({ config, tools: [{ name: "c" } as never] }));
+      expect(AgentError.isInstance(fromOptions) && fromOptions.code).toBe("invalid-input");
+    } finally {
+      delete polluted.description;
+      delete polluted.execute;
+      delete polluted.replace;
+    }
+  });
+
+  it("a tool's executionMode: an inherited 'sequential' does not run a step's calls one after another", async () => {
+    server = await startServer({
+      replies: [
+        {
+          content: "",
+          toolCalls: [
+            { id: "c1", name: "wait", arguments: '{"n":1}' },
+            { id: "c2", name: "wait", arguments: '{"n":2}' },
+          ],
+        },
+        { content: "Done." },
+      ],
+    });
+    let running = 0;
+    let most = 0;
+    const wait = {
+      name: "wait",
+      description: "Waits",
+      parameters: { type: "object" },
+      execute: async () => {
+        running++;
+        most = Math.max(most, running);
+        await new Promise((resolve) => setImmediate(resolve));
+        running--;
+        return "ok";
+      },
+    };
+    const agent = new Agent({
+      config: { baseUrl: server.baseUrl, model: "sim", toolTimeoutSeconds: 0 },
+      tools: [wait],
+    });
+    polluted.executionMode = "sequential";
+    try {
+      expect((await agent.prompt("go")).status).toBe("ok");
+    } finally {
+      delete polluted.executionMode;
+    }
+    expect(most).toBe(2);
+  });
+
+  it("hook answers: an inherited block blocks nothing, an inherited result replaces nothing", async () => {
+    server = await startServer({
+      replies: [
+        { content: "", toolCalls: [{ id: "c1", name: "look", arguments: '{"n":1}' }] },
+        { content: "Done." },
+      ],
+    });
+    const calls: string[] = [];
+    const agent = new Agent({
+      config: { baseUrl: server.baseUrl, model: "sim", toolTimeoutSeconds: 0 },
+      tools: [look(calls)],
+      beforeToolCall: () => ({}),
+      afterToolCall: () => ({}),
+    });
+    polluted.block = true;
+    polluted.result = "POLLUTED";
+    try {
+      expect((await agent.prompt("go")).status).toBe("ok");
+    } finally {
+      delete polluted.block;
+      delete polluted.result;
+    }
+    expect(calls).toEqual(["1"]);
+    const sent = (server.chatRequests[1]!.body as { messages: ChatMessageLike[] }).messages;
+    expect(sent.at(-1)).toMatchObject({ role: "tool", tool_call_id: "c1", content: "seen" });
+  });
+});
