@@ -200,3 +200,70 @@ describe("R83A-1: options, config, tools and hook answers read through a pollute
     expect(sent.at(-1)).toMatchObject({ role: "tool", tool_call_id: "c1", content: "seen" });
   });
 });
+
+describe("R83A-2: AskUser and TodoWrite read the model's arguments through a polluted Object.prototype", () => {
+  it("an inherited multiSelect, header or description is no question's", async () => {
+    const session = await createSession({ config, builtInTools: { askUser: true } });
+    const askUser = session.agent.tools.get("AskUser");
+    const asked: unknown[] = [];
+    session.onEvent((event) => {
+      if (event.type === "question") {
+        asked.push(event.questions);
+        session.submitAnswer(event.id, ["prod"]);
+      }
+    });
+    polluted.multiSelect = true;
+    polluted.header = "Polluted";
+    polluted.description = "Polluted";
+    let answer: unknown;
+    try {
+      answer = await askUser?.execute(
+        { questions: [{ question: "Which environment?", options: [{ label: "prod" }, "staging"] }] },
+        { toolCallId: "a1", onUpdate: () => {}, terminate: () => {} },
+      );
+    } finally {
+      delete polluted.multiSelect;
+      delete polluted.header;
+      delete polluted.description;
+    }
+    // Before: a multi-select question headed "Polluted", each option described "Polluted"; the
+    // single answer "prod" was refused for it.
+    expect(asked).toEqual([
+      [
+        {
+          question: "Which environment?",
+          options: [{ label: "prod" }, { label: "staging" }],
+          multiSelect: false,
+          answer: null,
+        },
+      ],
+    ]);
+    expect(answer).toBe(JSON.stringify({ "Which environment?": "prod" }));
+    await session.close();
+  });
+
+  it("an inherited status is no todo's: a todo without one is refused, not saved as that status", async () => {
+    const session = await createSession({ config, builtInTools: { todoWrite: true } });
+    const todoWrite = session.agent.tools.get("TodoWrite");
+    polluted.status = "completed";
+    let error: unknown;
+    try {
+      await todoWrite?.execute(
+        { todos: [{ content: "Ship it" }] },
+        {
+          toolCallId: "t1",
+          onUpdate: () => {},
+          terminate: () => {},
+        },
+      );
+    } catch (caught) {
+      error = caught;
+    } finally {
+      delete polluted.status;
+    }
+    // Before: saved as completed.
+    expect(String((error as Error | undefined)?.message)).toMatch(/todos\[0\]\.status must be one of/);
+    expect(session.getSnapshot().todos).toEqual([]);
+    await session.close();
+  });
+});
