@@ -1,6 +1,19 @@
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { startServer, type TestServer } from "@loopwright/testkit";
 import { afterEach, describe, expect, it } from "vitest";
-import { Agent, AgentError, type ChatMessageLike, createSession, ToolRegistry } from "./test-exports.js";
+import {
+  Agent,
+  AgentError,
+  answeredPrefix,
+  type ChatMessageLike,
+  createSession,
+  messageText,
+  ToolRegistry,
+} from "./test-exports.js";
+import { useTempDirs } from "./test-support/temp-dirs.js";
+
+const tempDir = useTempDirs("r83a");
 
 // Review round r83 (agent): each test fails on the code before its fix. Every test sets a field on
 // Object.prototype (as a polluting dependency would) and deletes it in `finally`.
@@ -265,5 +278,85 @@ describe("R83A-2: AskUser and TodoWrite read the model's arguments through a pol
     expect(String((error as Error | undefined)?.message)).toMatch(/todos\[0\]\.status must be one of/);
     expect(session.getSnapshot().todos).toEqual([]);
     await session.close();
+  });
+});
+
+describe("R83A-3: a transcript's messages read through a polluted Object.prototype", () => {
+  it("an inherited tool_calls, tool_call_id or text is no message's", () => {
+    const chat = [
+      { role: "user", content: "q" },
+      { role: "assistant", content: "a" },
+      { role: "user", content: "q2" },
+      { role: "assistant", content: "a2" },
+    ] as ChatMessageLike[];
+    const call = { id: "c1", type: "function" as const, function: { name: "f", arguments: "{}" } };
+    polluted.tool_calls = [call];
+    try {
+      // Before: 1 (every assistant message read as calling c1, which nothing answered).
+      expect(answeredPrefix(chat)).toBe(4);
+    } finally {
+      delete polluted.tool_calls;
+    }
+    polluted.tool_call_id = "c1";
+    polluted.text = "Polluted";
+    try {
+      // Before: accepted, and sent as a tool message without its tool_call_id (an endpoint refuses it).
+      const error = thrown(
+        () =>
+          new Agent({
+            config,
+            messages: [
+              { role: "user", content: "q" },
+              { role: "assistant", content: null, tool_calls: [call] },
+              { role: "tool", content: "ok" } as never,
+            ],
+          }),
+      );
+      expect(AgentError.isInstance(error) && error.message).toMatch(
+        /messages\[2\] is a tool message without its tool_call_id/,
+      );
+      // Before: "Polluted", an image part's inherited text.
+      expect(messageText({ role: "user", content: [{ type: "image_url", image_url: { url: "x" } }] })).toBe(
+        "",
+      );
+    } finally {
+      delete polluted.tool_call_id;
+      delete polluted.text;
+    }
+  });
+});
+
+describe("R83A-4: a session file's lines read through a polluted Object.prototype", () => {
+  it("a tool line without its own tool_call_id is dropped with a notice, and the session opens", async () => {
+    const dir = tempDir();
+    const call = { id: "c1", type: "function", function: { name: "f", arguments: "{}" } };
+    const lines = [
+      { type: "session", createdAt: "2026-01-01T00:00:00.000Z" },
+      { type: "message", message: { role: "user", content: "q" } },
+      { type: "message", message: { role: "assistant", content: null, tool_calls: [call] } },
+      { type: "message", message: { role: "tool", content: "ok" } },
+      { type: "message", message: { role: "assistant", content: "Done." } },
+    ];
+    writeFileSync(join(dir, "s1.jsonl"), `${lines.map((line) => JSON.stringify(line)).join("\n")}\n`);
+    polluted.tool_call_id = "c1";
+    let opened: Awaited<ReturnType<typeof createSession>> | undefined;
+    let error: unknown;
+    try {
+      opened = await createSession({ config, sessionDir: dir, sessionId: "s1" });
+    } catch (caught) {
+      error = caught;
+    } finally {
+      delete polluted.tool_call_id;
+    }
+    // Before: the line was read as answering c1, and the agent refused the whole transcript.
+    expect(error).toBeUndefined();
+    const notices = opened?.getSnapshot().timeline.filter((entry) => entry.type === "notice") ?? [];
+    expect(JSON.stringify(notices)).toMatch(
+      /Line 4 of .* is a tool message without its tool_call_id and was dropped/,
+    );
+    // Every tool message the transcript holds answers its call by its own id.
+    const tools = opened?.agent.messages.filter((message) => message.role === "tool") ?? [];
+    expect(tools.every((message) => Object.hasOwn(message, "tool_call_id"))).toBe(true);
+    await opened?.close();
   });
 });
