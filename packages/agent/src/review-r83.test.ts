@@ -359,4 +359,24 @@ describe("R83A-4: a session file's lines read through a polluted Object.prototyp
     expect(tools.every((message) => Object.hasOwn(message, "tool_call_id"))).toBe(true);
     await opened?.close();
   });
+
+  it("a resumed timeline shows no tool entry an inherited tool_calls makes up", async () => {
+    const dir = tempDir();
+    const lines = [
+      { type: "session", createdAt: "2026-01-01T00:00:00.000Z" },
+      { type: "message", message: { role: "user", content: "q" } },
+      { type: "message", message: { role: "assistant", content: "Done." } },
+    ];
+    writeFileSync(join(dir, "s2.jsonl"), `${lines.map((line) => JSON.stringify(line)).join("\n")}\n`);
+    polluted.tool_calls = [{ id: "c9", type: "function", function: { name: "rm", arguments: "{}" } }];
+    let session: Awaited<ReturnType<typeof createSession>> | undefined;
+    try {
+      session = await createSession({ config, sessionDir: dir, sessionId: "s2" });
+    } finally {
+      delete polluted.tool_calls;
+    }
+    // Before: a "tool" entry for rm, never called, with no result, under the answer.
+    expect(session.getSnapshot().timeline.map((entry) => entry.type)).toEqual(["user", "assistant"]);
+    await session.close();
+  });
 });

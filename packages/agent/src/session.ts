@@ -2301,29 +2301,36 @@ function failedResult(result: string): boolean {
 /** The timeline a resumed transcript shows: its user, assistant and tool entries. */
 function timelineOf(messages: readonly AgentMessage[]): TimelineEvent[] {
   const timeline: TimelineEvent[] = [];
-  const chat = messages as ChatMessage[];
-  chat.forEach((m, at) => {
-    if (m.role === "user") timeline.push({ type: "user", text: messageText(m) });
-    if (m.role === "assistant") {
+  // Every field the message's own (or its class's), never a polluted Object.prototype's: an
+  // inherited `tool_calls` showed a tool entry under every answer.
+  const roles = messages.map((m) => setting(m, "role"));
+  messages.forEach((m, at) => {
+    const role = roles[at];
+    if (role === "user") timeline.push({ type: "user", text: messageText(m) });
+    if (role === "assistant") {
       if (messageText(m).trim() !== "") timeline.push({ type: "assistant", text: messageText(m) });
       // This step's answers only: those after it up to the next chat message that is no tool message
       // (a transcript from elsewhere may give a later step's call the same id).
       const results = new Map<string, string>();
-      for (let next = at + 1; next < chat.length; next++) {
-        const answer = chat[next] as ChatMessage;
-        if (answer.role === "tool") {
-          if (typeof answer.tool_call_id === "string" && !results.has(answer.tool_call_id))
-            results.set(answer.tool_call_id, messageText(answer));
-        } else if (LLM_ROLES.has(answer.role)) break;
+      for (let next = at + 1; next < messages.length; next++) {
+        const answer = messages[next] as AgentMessage;
+        if (roles[next] === "tool") {
+          const id = setting(answer, "tool_call_id");
+          if (typeof id === "string" && !results.has(id)) results.set(id, messageText(answer));
+        } else if (LLM_ROLES.has(roles[next] as string)) break;
       }
-      for (const call of m.tool_calls ?? []) {
-        const result = results.get(call.id) ?? null;
+      const calls = setting(m, "tool_calls");
+      for (const call of Array.isArray(calls) ? calls : []) {
+        const id = setting(call, "id") as string;
+        const result = results.get(id) ?? null;
+        // A stored call without its type (or with a null one) is a function call, as the loop reads it.
+        const custom = setting(call, "type") === "custom";
+        const fn = setting(call, custom ? "custom" : "function");
         timeline.push({
           type: "tool",
-          id: call.id,
-          // A stored call without its type (or with a null one) is a function call, as the loop reads it.
-          name: call.type === "custom" ? call.custom.name : call.function.name,
-          argsSummary: summarize(call.type === "custom" ? call.custom.input : call.function.arguments),
+          id,
+          name: setting(fn, "name") as string,
+          argsSummary: summarize(setting(fn, custom ? "input" : "arguments") as string),
           result,
           ...(result !== null ? { resultSummary: summarize(result), isError: failedResult(result) } : {}),
         });

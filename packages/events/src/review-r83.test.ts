@@ -7,7 +7,7 @@ const polluted = Object.prototype as Record<string, unknown>;
 describe("R83E-1: a signal-like's aborted and listener methods were read through a polluted Object.prototype", () => {
   it("an inherited aborted = true does not finish a watcher at once: the signal is refused as none", async () => {
     const bus = createBus();
-    bus.emit("r", { kind: "text", text: "hi" } as RunEvent);
+    bus.emit("r", { kind: "notice", text: "hi" } as RunEvent);
     const listening = { addEventListener() {}, removeEventListener() {} } as unknown as SignalLike;
     polluted.aborted = true;
     let error: unknown;
@@ -47,10 +47,10 @@ describe("R83E-1: a signal-like's aborted and listener methods were read through
       const controller = new AbortController();
       expect(() => checkSignal(controller.signal, "watch")).not.toThrow();
       const bus = createBus();
-      bus.emit("r", { kind: "text", text: "hi" } as RunEvent);
+      bus.emit("r", { kind: "notice", text: "hi" } as RunEvent);
       const stream = bus.watch("r", controller.signal);
       const iterator = stream[Symbol.asyncIterator]();
-      expect((await iterator.next()).value).toMatchObject({ kind: "text", text: "hi" });
+      expect((await iterator.next()).value).toMatchObject({ kind: "notice", text: "hi" });
       controller.abort();
       expect((await iterator.next()).done).toBe(true);
       // A class's own getter counts as the object's own, as AbortSignal's does.
