@@ -989,8 +989,10 @@ const ERROR_LOST =
  * `Object.prototype.toString` (`[object Error]` for an Error made in another realm).
  */
 function isAnyError(item: object): boolean {
-  const isError = (Error as { isError?: (value: unknown) => boolean }).isError;
-  if (typeof isError === "function" && isError(item)) return true;
+  // The runtime's own `Error.isError`, never a function a polluted Object.prototype holds (which
+  // made every object a hook answered an Error, its data refused).
+  const isError = setting(Error, "isError");
+  if (typeof isError === "function" && isError.call(Error, item) === true) return true;
   return item instanceof Error || Object.prototype.toString.call(item) === "[object Error]";
 }
 
@@ -2538,10 +2540,18 @@ export class Agent {
         });
         throw new Error(`Result withheld: the host's policy hook failed on this call to ${request.name}.`);
       }
-      const read = readAfterAnswer(after, request.name, isError);
+      // Read by its own fields: `isError` and `withheld` left out of it are nobody's (a polluted
+      // Object.prototype's `isError` made every replaced result a failure).
+      const read = ownFields(readAfterAnswer(after, request.name, isError), [
+        "withheld",
+        "result",
+        "isError",
+        "terminate",
+        "notes",
+      ]) as AfterRead;
       // A key it does not read, a bare value or `isError: "false"` is never used in silence: the host
       // is told; without a `result` beside it, the tool's result is withheld.
-      for (const text of read.notes) this.#emit({ type: "notice", text });
+      for (const text of read.notes ?? []) this.#emit({ type: "notice", text });
       if (read.withheld !== undefined) {
         isError = true;
         result = new Error(read.withheld);

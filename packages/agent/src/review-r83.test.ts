@@ -380,3 +380,28 @@ describe("R83A-4: a session file's lines read through a polluted Object.prototyp
     await session.close();
   });
 });
+
+describe("R83A-5: an Error.isError inherited from a polluted Object.prototype", () => {
+  it("does not make a hook's plain result an Error, refused", async () => {
+    server = await startServer({
+      replies: [
+        { content: "", toolCalls: [{ id: "c1", name: "look", arguments: '{"n":1}' }] },
+        { content: "Done." },
+      ],
+    });
+    const agent = new Agent({
+      config: { baseUrl: server.baseUrl, model: "sim", toolTimeoutSeconds: 0 },
+      tools: [look([])],
+      afterToolCall: () => ({ result: { redacted: true } }),
+    });
+    polluted.isError = () => true;
+    try {
+      expect((await agent.prompt("go")).status).toBe("ok");
+    } finally {
+      delete polluted.isError;
+    }
+    const sent = (server.chatRequests[1]!.body as { messages: ChatMessageLike[] }).messages;
+    // Before: "Result withheld: …" (the plain object read as an Error, which JSON cannot write).
+    expect(sent.at(-1)).toMatchObject({ role: "tool", tool_call_id: "c1", content: '{"redacted":true}' });
+  });
+});
