@@ -29,6 +29,7 @@ import type {
 import { type AgentBackend, loopBackend } from "./backend.js";
 import { AgentError, errorText, kindOf } from "./errors.js";
 import { type AgentMessage, cutText, defaultConvertToLlm, messageProblem, userMessage } from "./messages.js";
+import { ownFields, setting } from "./own.js";
 import { type AgentTool, type ToolExecutionMode, ToolRegistry } from "./tools.js";
 
 /** How many queued messages a drain point delivers: the oldest only (default), or all of them. */
@@ -258,7 +259,7 @@ export function checkAgentOptions(options: object, who = "new Agent"): void {
   const autoCompact = given.autoCompact;
   if (present("autoCompact") && typeof autoCompact !== "boolean") {
     if (!isRecord(autoCompact)) refuse("autoCompact", "true, false or { model }");
-    const model = (autoCompact as Record<string, unknown>).model;
+    const model = setting(autoCompact, "model");
     if (model != null && (typeof model !== "string" || model === "")) {
       refuse("autoCompact.model", "a model name (a non-empty string)", model);
     }
@@ -270,9 +271,9 @@ export function checkAgentOptions(options: object, who = "new Agent"): void {
       (tools as unknown[]).forEach((tool, at) => {
         if (
           !isRecord(tool) ||
-          typeof tool.name !== "string" ||
-          tool.name === "" ||
-          typeof tool.execute !== "function"
+          typeof setting(tool, "name") !== "string" ||
+          setting(tool, "name") === "" ||
+          typeof setting(tool, "execute") !== "function"
         ) {
           refuse(`tools[${at}]`, "a tool with a non-empty name and an execute function", tool);
         }
@@ -282,11 +283,15 @@ export function checkAgentOptions(options: object, who = "new Agent"): void {
   if (present("catalog")) {
     if (!Array.isArray(given.catalog)) refuse("catalog", "a list of servers ({ name, tools: [{ name }] })");
     (given.catalog as unknown[]).forEach((server, at) => {
-      if (!isRecord(server) || typeof server.name !== "string" || !Array.isArray(server.tools)) {
+      if (
+        !isRecord(server) ||
+        typeof setting(server, "name") !== "string" ||
+        !Array.isArray(setting(server, "tools"))
+      ) {
         refuse(`catalog[${at}]`, "a server ({ name, tools: [{ name }] })", server);
       }
-      ((server as Record<string, unknown[]>).tools as unknown[]).forEach((tool, j) => {
-        if (!isRecord(tool) || typeof tool.name !== "string" || tool.name === "") {
+      (setting(server, "tools") as unknown[]).forEach((tool, j) => {
+        if (!isRecord(tool) || typeof setting(tool, "name") !== "string" || setting(tool, "name") === "") {
           refuse(`catalog[${at}].tools[${j}]`, "a tool ({ name, description? }) with a non-empty name", tool);
         }
       });
@@ -301,7 +306,10 @@ export function checkAgentOptions(options: object, who = "new Agent"): void {
   }
   if (present("messages")) checkedMessages(`${who}: messages`, given.messages);
   if (present("loaded") && !isNameList(given.loaded)) refuse("loaded", "a list of tool names");
-  if (present("backend") && !(isRecord(given.backend) && typeof given.backend.run === "function")) {
+  if (
+    present("backend") &&
+    !(isRecord(given.backend) && typeof setting(given.backend, "run") === "function")
+  ) {
     refuse("backend", "an AgentBackend (an object with a run function)");
   }
   const oneOf = (name: string, values: readonly string[]) => {
@@ -408,10 +416,13 @@ function pairingFault(view: readonly ChatMessage[]): { at: number; text: string 
 
 /** Whether a config's `prompt` has text the loop sends as the system prompt (`system` beside it, the loop refuses). */
 function hasPromptText(config: LoopConfig): boolean {
-  const prompt: unknown = config.prompt;
+  const prompt = setting(config, "prompt");
   return (
     Array.isArray(prompt) &&
-    prompt.some((entry: unknown) => isRecord(entry) && typeof entry.text === "string" && entry.text !== "")
+    prompt.some((entry: unknown) => {
+      const text = setting(entry, "text");
+      return typeof text === "string" && text !== "";
+    })
   );
 }
 
@@ -455,7 +466,7 @@ function withAutoCompact(
   autoCompact: NonNullable<AgentOptions["autoCompact"]> | undefined,
 ): LoopConfig {
   if (autoCompact === undefined || autoCompact === false) return config;
-  const limit = config.contextLength;
+  const limit = setting(config, "contextLength");
   if (!(typeof limit === "number" && Number.isFinite(limit) && limit > 0)) {
     throw new AgentError(
       "invalid-input",
@@ -463,14 +474,16 @@ function withAutoCompact(
         `(the window in tokens, above zero); it was ${typeof limit === "number" ? String(limit) : kindOf(limit)}.`,
     );
   }
-  const given = (config.tasks?.compaction ?? {}) as Record<string, unknown>;
+  const tasks = setting(config, "tasks") as LoopConfig["tasks"];
+  const given = (setting(tasks, "compaction") ?? {}) as Record<string, unknown>;
+  const givenModel = setting(given, "model");
   const model =
-    (typeof autoCompact === "object" ? autoCompact.model : undefined) ??
-    (typeof given.model === "string" && given.model !== "" ? given.model : config.model);
+    (typeof autoCompact === "object" ? (setting(autoCompact, "model") as string | undefined) : undefined) ??
+    (typeof givenModel === "string" && givenModel !== "" ? givenModel : (setting(config, "model") as string));
   return {
     ...config,
     compact: true,
-    tasks: { ...config.tasks, compaction: { ...given, model } },
+    tasks: { ...tasks, compaction: { ...given, model } },
   };
 }
 
@@ -976,8 +989,10 @@ const ERROR_LOST =
  * `Object.prototype.toString` (`[object Error]` for an Error made in another realm).
  */
 function isAnyError(item: object): boolean {
-  const isError = (Error as { isError?: (value: unknown) => boolean }).isError;
-  if (typeof isError === "function" && isError(item)) return true;
+  // The runtime's own `Error.isError`, never a function a polluted Object.prototype holds (which
+  // made every object a hook answered an Error, its data refused).
+  const isError = setting(Error, "isError");
+  if (typeof isError === "function" && isError.call(Error, item) === true) return true;
   return item instanceof Error || Object.prototype.toString.call(item) === "[object Error]";
 }
 
@@ -1070,7 +1085,13 @@ function readBeforeAnswer(decision: unknown, name: string, args: unknown): Befor
   if (!isPlainObject(decision)) {
     return refused(`${notPlain(decision)}, not undefined, { block: true, reason } or { args }`);
   }
-  const answer = decision as { block?: unknown; reason?: unknown; terminate?: unknown; args?: unknown };
+  // Each field read once, where the answer holds it: `block` on a polluted Object.prototype blocks nothing.
+  const answer = ownFields(decision, BEFORE_FIELDS) as {
+    block?: unknown;
+    reason?: unknown;
+    terminate?: unknown;
+    args?: unknown;
+  };
   const { block } = answer;
   const unknown = unknownFields(decision, BEFORE_FIELDS);
   // A key it does not read may be a "no" or arguments in the host's own words: only an explicit
@@ -1111,7 +1132,7 @@ function readBeforeAnswer(decision: unknown, name: string, args: unknown): Befor
       `${listed(blockOnly)} without block: true; give block: true to block, or leave ${keys} out (the host's own notes go in ${META})`,
     );
   }
-  if (!Object.hasOwn(answer, "args")) return { run: true, args, notes };
+  if (!Object.hasOwn(decision, "args")) return { run: true, args, notes };
   const given = answer.args;
   // An own `args` key holding nothing is a rewrite that produced nothing (`{ args: sanitize(args) }`
   // whose sanitizer returned undefined): the model's own arguments are not run in its place.
@@ -1184,8 +1205,13 @@ function readAfterFields(answer: unknown, name: string, toolIsError: boolean): A
   if (!isPlainObject(answer)) {
     return withheld(`${notPlain(answer)}, not undefined or { result, isError, terminate }`);
   }
-  const given = answer as { result?: unknown; isError?: unknown; terminate?: unknown };
-  // The replacement is read once, here: a getter on `result` is not asked again.
+  // Each field read once, here, where the answer holds it: a getter on `result` is not asked again,
+  // and a `result` on a polluted Object.prototype replaces nothing.
+  const given = ownFields(answer, AFTER_FIELDS) as {
+    result?: unknown;
+    isError?: unknown;
+    terminate?: unknown;
+  };
   const result = given.result;
   // An own `result` key holding `undefined` is a replacement that produced nothing (`{ result:
   // redact(result) }` whose redactor returned nothing): the tool's raw result is not sent in its
@@ -1542,11 +1568,14 @@ export class Agent {
       );
     }
     refuseUnknownOptions(options, OPTION_NAMES, "new Agent");
-    checkAgentOptions(options);
+    // Read where the options object (or its own class) holds them: one on a polluted
+    // Object.prototype is nobody's option.
+    const own = ownFields(options, OPTION_NAMES);
+    checkAgentOptions(own);
     // A null option is absent, as an undefined one is: dropped here, so what follows sees only values.
-    const set: { [K in keyof AgentOptions]?: NonNullable<AgentOptions[K]> } = {};
+    const set: { [K in keyof AgentOptions]?: NonNullable<AgentOptions[K]> } = Object.create(null);
     for (const name of OPTION_NAMES) {
-      const value = options[name];
+      const value = own[name];
       if (value !== null && value !== undefined) (set as Record<string, unknown>)[name] = value;
     }
     if ((set.config === undefined) === (set.spec === undefined)) {
@@ -2160,7 +2189,7 @@ export class Agent {
     this.#known = new Set(llm);
     this.#told = llm.length;
     this.#owners = new Map();
-    if (this.config.compact !== true) return;
+    if (setting(this.config, "compact") !== true) return;
     const own = this.#messages;
     const toOwn = view === own ? undefined : standsFor(own, view);
     const toView = standsFor(view, llm);
@@ -2181,7 +2210,7 @@ export class Agent {
    * transcript whole.
    */
   #adopt(loopMessages: readonly ChatMessage[]): void {
-    if (this.config.compact !== true) return;
+    if (setting(this.config, "compact") !== true) return;
     const summary = foldedSummary(loopMessages);
     if (!summary || this.#known.has(summary as ChatMessage)) return;
     const own = this.#messages;
@@ -2305,7 +2334,9 @@ export class Agent {
         const sequential =
           this.toolExecution === "sequential" ||
           (message.tool_calls ?? []).some(
-            (c) => c.type === "function" && this.tools.get(c.function.name)?.executionMode === "sequential",
+            (c) =>
+              c.type === "function" &&
+              setting(this.tools.get(c.function.name), "executionMode") === "sequential",
           );
         this.#batch = {
           message,
@@ -2405,7 +2436,7 @@ export class Agent {
         plan.tools = tools;
       }
     }
-    const mode = this.config.toolDiscovery;
+    const mode = setting(this.config, "toolDiscovery");
     if (declared.catalog !== this.#catalogVersion && (mode === "ondemand" || mode === "proxy")) {
       declared.catalog = this.#catalogVersion;
       const text = textOf(this.catalog ?? null);
@@ -2509,10 +2540,18 @@ export class Agent {
         });
         throw new Error(`Result withheld: the host's policy hook failed on this call to ${request.name}.`);
       }
-      const read = readAfterAnswer(after, request.name, isError);
+      // Read by its own fields: `isError` and `withheld` left out of it are nobody's (a polluted
+      // Object.prototype's `isError` made every replaced result a failure).
+      const read = ownFields(readAfterAnswer(after, request.name, isError), [
+        "withheld",
+        "result",
+        "isError",
+        "terminate",
+        "notes",
+      ]) as AfterRead;
       // A key it does not read, a bare value or `isError: "false"` is never used in silence: the host
       // is told; without a `result` beside it, the tool's result is withheld.
-      for (const text of read.notes) this.#emit({ type: "notice", text });
+      for (const text of read.notes ?? []) this.#emit({ type: "notice", text });
       if (read.withheld !== undefined) {
         isError = true;
         result = new Error(read.withheld);

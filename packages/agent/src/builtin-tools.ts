@@ -1,4 +1,5 @@
 import { cutText } from "./messages.js";
+import { ownFields, setting } from "./own.js";
 import type { Todo, TodoStatus } from "./session-file.js";
 import type { AgentTool } from "./tools.js";
 
@@ -31,13 +32,18 @@ function fail(message: string): never {
  * and one would be lost.
  */
 export function readQuestions(args: Record<string, unknown>): AskQuestion[] {
-  const list = args.questions;
+  // Every field the model's own (parsed JSON, so a plain object's), never a polluted
+  // Object.prototype's: an inherited `multiSelect = true` made every question a multi-select.
+  const list = setting(args, "questions");
   if (!Array.isArray(list) || list.length < 1 || list.length > 4) {
     fail("AskUser takes `questions`: a list of 1 to 4 questions.");
   }
   const texts: string[] = [];
   return list.map((raw: unknown, at) => {
-    const q = (raw ?? {}) as Record<string, unknown>;
+    const q = ownFields(Object(raw ?? {}), ["question", "header", "options", "multiSelect"]) as Record<
+      string,
+      unknown
+    >;
     if (typeof q.question !== "string" || q.question.trim() === "")
       fail(`questions[${at}].question must be non-empty text.`);
     const before = texts.indexOf(q.question.trim());
@@ -52,7 +58,10 @@ export function readQuestions(args: Record<string, unknown>): AskQuestion[] {
       fail(`questions[${at}].options must list 2 to 4 options.`);
     }
     const read = options.map((o: unknown, i) => {
-      const opt = (typeof o === "string" ? { label: o } : (o ?? {})) as Record<string, unknown>;
+      const opt = ownFields(Object(typeof o === "string" ? { label: o } : (o ?? {})), [
+        "label",
+        "description",
+      ]) as Record<string, unknown>;
       if (typeof opt.label !== "string" || opt.label === "")
         fail(`questions[${at}].options[${i}].label must be text.`);
       return {
@@ -120,10 +129,10 @@ const STATUSES: readonly TodoStatus[] = ["pending", "inProgress", "completed"];
 
 /** Reads TodoWrite's arguments; throws an error the model reads, naming what was wrong. */
 export function readTodos(args: Record<string, unknown>): Todo[] {
-  const list = args.todos;
+  const list = setting(args, "todos");
   if (!Array.isArray(list)) fail("TodoWrite takes `todos`: the whole list, each { content, status }.");
   return list.map((raw: unknown, at) => {
-    const t = (raw ?? {}) as Record<string, unknown>;
+    const t = ownFields(Object(raw ?? {}), ["content", "status"]) as Record<string, unknown>;
     if (typeof t.content !== "string" || t.content.trim() === "")
       fail(`todos[${at}].content must be non-empty text.`);
     // Normalise the spellings models use for the middle state.

@@ -1,5 +1,6 @@
 import type { ChatMessage } from "@loopwright/loop";
 import { kindOf } from "./errors.js";
+import { setting } from "./own.js";
 
 /**
  * App-only message types, added by declaration merging: each property's type is one more member
@@ -26,7 +27,7 @@ export const LLM_ROLES: ReadonlySet<string> = new Set(["system", "developer", "u
 export function defaultConvertToLlm(messages: readonly AgentMessage[]): ChatMessage[] {
   return messages.filter(
     (m): m is ChatMessage =>
-      typeof m === "object" && m !== null && LLM_ROLES.has((m as { role?: unknown }).role as string),
+      typeof m === "object" && m !== null && LLM_ROLES.has(setting(m, "role") as string),
   );
 }
 
@@ -37,13 +38,14 @@ export function userMessage(text: string): ChatMessage {
 
 /** The text of a chat message's content (parts joined), "" for none. */
 export function messageText(message: AgentMessage): string {
-  const content = (message as ChatMessage).content;
+  const content = setting(message, "content");
   if (typeof content === "string") return content;
   if (Array.isArray(content)) {
     return content
-      .map((part) =>
-        typeof part === "object" && part && "text" in part && typeof part.text === "string" ? part.text : "",
-      )
+      .map((part: unknown) => {
+        const text = setting(part, "text");
+        return typeof text === "string" ? text : "";
+      })
       .join("");
   }
   return "";
@@ -60,15 +62,20 @@ export function answeredPrefix(messages: readonly AgentMessage[]): number {
   let good = 0;
   let open = new Set<string>();
   for (let at = 0; at < messages.length; at++) {
-    const m = messages[at] as ChatMessage;
-    if (!LLM_ROLES.has((m as { role?: unknown }).role as string)) {
+    // Each field the message's own (or its class's), never a polluted Object.prototype's: an
+    // inherited `tool_calls` left every answer unanswered.
+    const m = messages[at];
+    const role = setting(m, "role");
+    if (!LLM_ROLES.has(role as string)) {
       // Never sent: it neither ends an open step nor needs an answer.
-    } else if (m.role === "assistant") {
+    } else if (role === "assistant") {
       if (open.size > 0) break;
-      open = new Set((m.tool_calls ?? []).map((c) => c.id));
-    } else if (m.role === "tool") {
-      if (typeof m.tool_call_id !== "string" || !open.has(m.tool_call_id)) break;
-      open.delete(m.tool_call_id);
+      const calls = setting(m, "tool_calls");
+      open = new Set(Array.isArray(calls) ? calls.map((c: unknown) => setting(c, "id") as string) : []);
+    } else if (role === "tool") {
+      const id = setting(m, "tool_call_id");
+      if (typeof id !== "string" || !open.has(id)) break;
+      open.delete(id);
     } else if (open.size > 0) {
       break;
     }
@@ -79,9 +86,13 @@ export function answeredPrefix(messages: readonly AgentMessage[]): number {
 
 /** A content part an endpoint takes the shape of: a string `type`, and a text part's text or an image part's url. */
 export function isPart(part: unknown): boolean {
-  if (!isRecord(part) || typeof part.type !== "string") return false;
-  if (part.type === "text") return typeof part.text === "string";
-  if (part.type === "image_url") return isRecord(part.image_url) && typeof part.image_url.url === "string";
+  const type = setting(part, "type");
+  if (!isRecord(part) || typeof type !== "string") return false;
+  if (type === "text") return typeof setting(part, "text") === "string";
+  if (type === "image_url") {
+    const image = setting(part, "image_url");
+    return isRecord(image) && typeof setting(image, "url") === "string";
+  }
   return true;
 }
 
@@ -102,17 +113,19 @@ export function isRecord(value: unknown): value is Record<string, unknown> {
 
 /** What is wrong with one tool call of an assistant message, or undefined. */
 export function callProblem(call: unknown): string | undefined {
-  if (!isRecord(call) || typeof call.id !== "string") return "a tool call without a string id";
+  // Its own fields (or its class's), never a polluted Object.prototype's.
+  const id = setting(call, "id");
+  if (!isRecord(call) || typeof id !== "string") return "a tool call without a string id";
   // The loop's rule: a function call (its type absent or null read as one) or a custom one.
-  if (call.type !== undefined && call.type !== null && call.type !== "function" && call.type !== "custom") {
-    const type =
-      typeof call.type === "string" ? `type ${JSON.stringify(call.type)}` : "a type that is no string";
-    return `tool call ${JSON.stringify(call.id)} with ${type} (a call's type is "function" or "custom")`;
+  const kind = setting(call, "type");
+  if (kind !== undefined && kind !== null && kind !== "function" && kind !== "custom") {
+    const type = typeof kind === "string" ? `type ${JSON.stringify(kind)}` : "a type that is no string";
+    return `tool call ${JSON.stringify(id)} with ${type} (a call's type is "function" or "custom")`;
   }
-  const fn = call.type === "custom" ? call.custom : call.function;
-  const body = call.type === "custom" ? "input" : "arguments";
-  if (!isRecord(fn) || typeof fn.name !== "string" || typeof fn[body] !== "string") {
-    return `tool call ${JSON.stringify(call.id)} without a string name and ${body}`;
+  const fn = setting(call, kind === "custom" ? "custom" : "function");
+  const body = kind === "custom" ? "input" : "arguments";
+  if (!isRecord(fn) || typeof setting(fn, "name") !== "string" || typeof setting(fn, body) !== "string") {
+    return `tool call ${JSON.stringify(id)} without a string name and ${body}`;
   }
   return undefined;
 }
@@ -126,7 +139,10 @@ export function callProblem(call: unknown): string | undefined {
  */
 export function messageProblem(message: unknown, needContent: boolean): string | undefined {
   if (!isRecord(message)) return `is not a message (an object with a role); got ${kindOf(message)}`;
-  const { role, content } = message;
+  // Its own fields (or its class's), never a polluted Object.prototype's: an inherited
+  // `tool_call_id` let a tool message without one through, for the endpoint to refuse.
+  const role = setting(message, "role");
+  const content = setting(message, "content");
   if (typeof role !== "string" || role === "") return `has no role (a non-empty string); got ${kindOf(role)}`;
   if (!LLM_ROLES.has(role)) return undefined;
   const absent = content === undefined || content === null;
@@ -136,13 +152,14 @@ export function messageProblem(message: unknown, needContent: boolean): string |
   if (Array.isArray(content) && !content.every(isPart)) {
     return "has a content part that is not { type, … } (a text part without its text, an image part without its url)";
   }
-  if (role === "tool" && typeof message.tool_call_id !== "string") {
-    return `is a tool message without its tool_call_id (a string); got ${kindOf(message.tool_call_id)}`;
+  const toolCallId = setting(message, "tool_call_id");
+  if (role === "tool" && typeof toolCallId !== "string") {
+    return `is a tool message without its tool_call_id (a string); got ${kindOf(toolCallId)}`;
   }
-  if (role === "assistant" && message.tool_calls !== undefined && message.tool_calls !== null) {
-    if (!Array.isArray(message.tool_calls))
-      return `has tool_calls that is not a list; got ${kindOf(message.tool_calls)}`;
-    for (const call of message.tool_calls) {
+  const calls = setting(message, "tool_calls");
+  if (role === "assistant" && calls !== undefined && calls !== null) {
+    if (!Array.isArray(calls)) return `has tool_calls that is not a list; got ${kindOf(calls)}`;
+    for (const call of calls) {
       const problem = callProblem(call);
       if (problem) return `has ${problem}`;
     }

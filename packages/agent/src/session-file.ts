@@ -22,6 +22,7 @@ import {
   LLM_ROLES,
   messageText,
 } from "./messages.js";
+import { setting } from "./own.js";
 import { type DroppedLine, keepDroppedLines } from "./session-dropped.js";
 
 /** One item of a session's todo list. */
@@ -757,58 +758,67 @@ function recordProblem(record: unknown): string | undefined {
   // Read and written again whole on opening: a nesting far deeper would overflow the stack there.
   // The session never writes one (it refuses such a message), so it came from elsewhere.
   if (tooDeep(record, "", 1)) return `a record nested deeper than ${MAX_RECORD_DEPTH} levels`;
-  if (record.type === "session") {
-    return typeof record.createdAt === "string" ? undefined : "a session header without its createdAt";
+  // Every field the line's own, never a polluted Object.prototype's (`tool_call_id` let a tool
+  // message without one through, and the agent then refused the whole transcript).
+  const type = setting(record, "type");
+  if (type === "session") {
+    return typeof setting(record, "createdAt") === "string"
+      ? undefined
+      : "a session header without its createdAt";
   }
-  if (record.type === "todos") {
+  if (type === "todos") {
+    const todos = setting(record, "todos");
     const ok =
-      Array.isArray(record.todos) &&
-      record.todos.every((t) => isObject(t) && typeof t.content === "string" && TODO_STATUSES.has(t.status));
+      Array.isArray(todos) &&
+      todos.every(
+        (t) =>
+          isObject(t) &&
+          typeof setting(t, "content") === "string" &&
+          TODO_STATUSES.has(setting(t, "status") as TodoStatus),
+      );
     return ok ? undefined : "a todo list that is not a list of { content, status }";
   }
-  if (record.type === "loaded") {
-    const ok = Array.isArray(record.loaded) && record.loaded.every((name) => typeof name === "string");
+  if (type === "loaded") {
+    const loaded = setting(record, "loaded");
+    const ok = Array.isArray(loaded) && loaded.every((name) => typeof name === "string");
     return ok ? undefined : "a loaded list that is not a list of tool names";
   }
-  if (record.type !== "message") return "a record of no known type";
-  const message = record.message;
+  if (type !== "message") return "a record of no known type";
+  const message = setting(record, "message");
+  const role = setting(message, "role");
   // An empty role is no role: the agent refuses a transcript holding one, so the session would not open.
-  if (!isObject(message) || typeof message.role !== "string" || message.role === "")
-    return "a message without a role";
-  const content = message.content;
+  if (!isObject(message) || typeof role !== "string" || role === "") return "a message without a role";
+  const content = setting(message, "content");
   if (content !== undefined && content !== null && typeof content !== "string" && !Array.isArray(content)) {
     return "a message whose content is neither text nor a list of parts";
   }
   // Only an assistant message goes without content (its tool calls say it all); the loop refuses a
   // system, developer, user or tool message without it, so every later prompt of the session would fail.
-  if (
-    (content === undefined || content === null) &&
-    LLM_ROLES.has(message.role) &&
-    message.role !== "assistant"
-  ) {
-    return `a ${message.role} message without content (text or a list of parts)`;
+  if ((content === undefined || content === null) && LLM_ROLES.has(role) && role !== "assistant") {
+    return `a ${role} message without content (text or a list of parts)`;
   }
   // A chat message is sent to the endpoint as it is read: a part it would refuse would fail every
   // later request of the session. An app-only message (any other role) is never sent.
-  if (Array.isArray(content) && LLM_ROLES.has(message.role) && !content.every(isPart)) {
+  if (Array.isArray(content) && LLM_ROLES.has(role) && !content.every(isPart)) {
     return "a message with a content part that is not { type, … } (a text part without its text, an image part without its url)";
   }
-  if (message.role === "tool" && typeof message.tool_call_id !== "string") {
+  if (role === "tool" && typeof setting(message, "tool_call_id") !== "string") {
     return "a tool message without its tool_call_id";
   }
-  if (message.role === "assistant" && message.tool_calls !== undefined && message.tool_calls !== null) {
-    if (!Array.isArray(message.tool_calls)) return "an assistant message whose tool_calls is not a list";
-    for (const call of message.tool_calls) {
+  const calls = setting(message, "tool_calls");
+  if (role === "assistant" && calls !== undefined && calls !== null) {
+    if (!Array.isArray(calls)) return "an assistant message whose tool_calls is not a list";
+    for (const call of calls) {
       const problem = callProblem(call);
       if (problem) return `an assistant message with ${problem}`;
     }
     // One answer would stand for two calls (strict endpoints refuse a repeated id); the loop never
     // gives two calls of one message the same id.
     const seen = new Set<string>();
-    for (const call of message.tool_calls as { id: string }[]) {
-      if (seen.has(call.id))
-        return `an assistant message that gives tool call id ${JSON.stringify(call.id)} twice`;
-      seen.add(call.id);
+    for (const call of calls) {
+      const id = setting(call, "id") as string;
+      if (seen.has(id)) return `an assistant message that gives tool call id ${JSON.stringify(id)} twice`;
+      seen.add(id);
     }
   }
   return undefined;

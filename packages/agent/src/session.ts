@@ -43,6 +43,7 @@ import {
 } from "./builtin-tools.js";
 import { AgentError, errorText, SessionBusyError } from "./errors.js";
 import { type AgentMessage, cutText, LLM_ROLES, messageText, userMessage } from "./messages.js";
+import { ownFields, setting } from "./own.js";
 import type { DroppedLine } from "./session-dropped.js";
 import {
   depthProblem,
@@ -433,7 +434,8 @@ function builtInChoice(value: unknown): { askUser?: boolean; todoWrite?: boolean
       throw invalid(`createSession: builtInTools.${name} must be true or false; got ${kindOf(on)}.`);
     }
   }
-  return value as { askUser?: boolean; todoWrite?: boolean };
+  // Own fields only: `askUser` on a polluted Object.prototype registers no tool.
+  return { askUser: setting(value, "askUser") === true, todoWrite: setting(value, "todoWrite") === true };
 }
 
 /** `tools` as given: absent or `null` is none; otherwise a list of tools, each with a name and an `execute`. */
@@ -450,7 +452,8 @@ function hostTools(value: unknown): readonly AgentTool[] {
         `createSession: tools[${at}] must be a tool with a non-empty name and an execute function; got ${kindOf(tool)}.`,
       );
     }
-    const { name, execute } = tool as Partial<AgentTool>;
+    const name = setting(tool, "name");
+    const execute = setting(tool, "execute");
     const named = typeof name === "string" && name !== "";
     if (!named || typeof execute !== "function") {
       const has = `${named ? `name ${shortQuote(name)}` : "no name"} and ${typeof execute === "function" ? "an" : "no"} execute function`;
@@ -856,6 +859,9 @@ export class Session {
     const open = opening?.options === options ? opening : undefined;
     opening = undefined;
     refuseUnknownOptions(options, SESSION_OPTION_NAMES, "createSession", NOT_SESSION_OPTIONS);
+    // Read where the options object (or its own class) holds them, once: one on a polluted
+    // Object.prototype (`maxTurns = 1`) is nobody's option.
+    options = ownFields(options, SESSION_OPTION_NAMES);
     this.maxTurns = positive(options.maxTurns, 50, "maxTurns");
     this.stallThreshold = positive(options.stallThreshold, 3, "stallThreshold");
     const builtIn = builtInChoice(options.builtInTools);
@@ -1320,7 +1326,8 @@ export class Session {
       .list()
       .filter((tool) => !this.#mcpTools.has(tool.name) && !listed.has(tool.name))
       .map((tool) => {
-        const description = (tool.description ?? "").trim().split("\n")[0]?.trim() ?? "";
+        const given = setting(tool, "description");
+        const description = typeof given === "string" ? (given.trim().split("\n")[0]?.trim() ?? "") : "";
         return description ? { name: tool.name, description } : { name: tool.name };
       });
     const into = host.findIndex((server) => server.name === "tools");
@@ -1558,7 +1565,7 @@ export class Session {
       Object.getOwnPropertyDescriptors(loopOptions),
     ) as AgentLoopOptions;
     options.config = { ...loopOptions.config, maxToolIterations: left };
-    const limit = toolLimitMs(loopOptions.config.toolTimeoutSeconds);
+    const limit = toolLimitMs(setting(loopOptions.config, "toolTimeoutSeconds"));
     // A value the loop refuses is left for it to refuse; no limit needs nothing of ours.
     if (limit === false || limit === undefined) return backend.run(options);
     options.config.toolTimeoutSeconds = 0;
@@ -1599,7 +1606,8 @@ export class Session {
    * else the config's policy; for an MCP tool, also when the pool's annotations allow it.
    */
   #dedupe(request: DispatchRequest, config: LoopConfig | undefined, host: DedupePolicy | undefined): boolean {
-    const policy = host ?? (config ?? this.agent.config)?.dedupeToolCalls;
+    const policy =
+      host ?? (setting(config ?? this.agent.config, "dedupeToolCalls") as DedupePolicy | undefined);
     const allowed = typeof policy === "function" ? policy(request) : policy !== false;
     if (this.#mcp && this.#mcpTools.has(request.name)) {
       // The pool's word alone, as before, unless the host gave a policy of its own.
@@ -2260,7 +2268,7 @@ export class Session {
  */
 function specServers(spec: AgentSpec | readonly AgentSpec[] | null | undefined): McpServerConfig[] {
   const specs: readonly AgentSpec[] = spec == null ? [] : Array.isArray(spec) ? spec : [spec as AgentSpec];
-  if (!specs.some((one) => one?.bundle?.mcpServers !== undefined)) return [];
+  if (!specs.some((one) => setting(setting(one, "bundle"), "mcpServers") !== undefined)) return [];
   try {
     return (resolveAgentSpec(specs).mcpServers ?? []) as McpServerConfig[];
   } catch (error) {
@@ -2293,29 +2301,36 @@ function failedResult(result: string): boolean {
 /** The timeline a resumed transcript shows: its user, assistant and tool entries. */
 function timelineOf(messages: readonly AgentMessage[]): TimelineEvent[] {
   const timeline: TimelineEvent[] = [];
-  const chat = messages as ChatMessage[];
-  chat.forEach((m, at) => {
-    if (m.role === "user") timeline.push({ type: "user", text: messageText(m) });
-    if (m.role === "assistant") {
+  // Every field the message's own (or its class's), never a polluted Object.prototype's: an
+  // inherited `tool_calls` showed a tool entry under every answer.
+  const roles = messages.map((m) => setting(m, "role"));
+  messages.forEach((m, at) => {
+    const role = roles[at];
+    if (role === "user") timeline.push({ type: "user", text: messageText(m) });
+    if (role === "assistant") {
       if (messageText(m).trim() !== "") timeline.push({ type: "assistant", text: messageText(m) });
       // This step's answers only: those after it up to the next chat message that is no tool message
       // (a transcript from elsewhere may give a later step's call the same id).
       const results = new Map<string, string>();
-      for (let next = at + 1; next < chat.length; next++) {
-        const answer = chat[next] as ChatMessage;
-        if (answer.role === "tool") {
-          if (typeof answer.tool_call_id === "string" && !results.has(answer.tool_call_id))
-            results.set(answer.tool_call_id, messageText(answer));
-        } else if (LLM_ROLES.has(answer.role)) break;
+      for (let next = at + 1; next < messages.length; next++) {
+        const answer = messages[next] as AgentMessage;
+        if (roles[next] === "tool") {
+          const id = setting(answer, "tool_call_id");
+          if (typeof id === "string" && !results.has(id)) results.set(id, messageText(answer));
+        } else if (LLM_ROLES.has(roles[next] as string)) break;
       }
-      for (const call of m.tool_calls ?? []) {
-        const result = results.get(call.id) ?? null;
+      const calls = setting(m, "tool_calls");
+      for (const call of Array.isArray(calls) ? calls : []) {
+        const id = setting(call, "id") as string;
+        const result = results.get(id) ?? null;
+        // A stored call without its type (or with a null one) is a function call, as the loop reads it.
+        const custom = setting(call, "type") === "custom";
+        const fn = setting(call, custom ? "custom" : "function");
         timeline.push({
           type: "tool",
-          id: call.id,
-          // A stored call without its type (or with a null one) is a function call, as the loop reads it.
-          name: call.type === "custom" ? call.custom.name : call.function.name,
-          argsSummary: summarize(call.type === "custom" ? call.custom.input : call.function.arguments),
+          id,
+          name: setting(fn, "name") as string,
+          argsSummary: summarize(setting(fn, custom ? "input" : "arguments") as string),
           result,
           ...(result !== null ? { resultSummary: summarize(result), isError: failedResult(result) } : {}),
         });

@@ -10,6 +10,7 @@ import {
 } from "@loopwright/schema-compat";
 import { AgentError, kindOf } from "./errors.js";
 import { cutText } from "./messages.js";
+import { setting } from "./own.js";
 
 /** What a tool's `execute` is handed besides its arguments. */
 export interface AgentToolContext {
@@ -166,10 +167,13 @@ export class ToolRegistry {
    * a call to the other). Nothing is registered when it throws.
    */
   register(tool: AgentTool, options: { replace?: boolean } = {}): void {
-    if (!tool || typeof tool.name !== "string" || tool.name === "" || typeof tool.execute !== "function") {
+    // A tool's fields, and `replace`, are read where the object (or its own class) holds them: one
+    // on a polluted Object.prototype is no tool's.
+    const name = setting(tool, "name");
+    if (typeof name !== "string" || name === "" || typeof setting(tool, "execute") !== "function") {
       throw new AgentError(
         "invalid-input",
-        `A tool needs a non-empty name and an execute function; got ${quotedName(tool?.name)}.`,
+        `A tool needs a non-empty name and an execute function; got ${quotedName(name)}.`,
       );
     }
     const fault = toolFault(tool);
@@ -179,7 +183,7 @@ export class ToolRegistry {
         `The tool ${quotedName(tool.name)} ${fault}; it was not registered.`,
       );
     }
-    if (this.#tools.has(tool.name) && !options.replace) {
+    if (this.#tools.has(tool.name) && !setting(options, "replace")) {
       throw new AgentError(
         "duplicate-tool",
         `Two tools are named ${quotedName(tool.name)}. Rename one, or register with { replace: true } to override.`,
@@ -236,7 +240,11 @@ export class ToolRegistry {
   definitions(): ToolDefinition[] {
     return this.list().map((tool) => ({
       type: "function",
-      function: { name: tool.name, description: tool.description, parameters: tool.parameters },
+      function: {
+        name: tool.name,
+        description: setting(tool, "description") as string,
+        parameters: setting(tool, "parameters") as Record<string, unknown>,
+      },
     }));
   }
 }
@@ -248,11 +256,9 @@ export class ToolRegistry {
  * `executionMode` one of its values (a misspelt "serial" would run the tool's calls together).
  */
 function toolFault(tool: AgentTool): string | undefined {
-  const { parameters, description, executionMode } = tool as {
-    parameters?: unknown;
-    description?: unknown;
-    executionMode?: unknown;
-  };
+  const parameters = setting(tool, "parameters");
+  const description = setting(tool, "description");
+  const executionMode = setting(tool, "executionMode");
   if (parameters != null && (typeof parameters !== "object" || Array.isArray(parameters))) {
     const hint = typeof parameters === "string" ? " (give the schema object, not its JSON text)" : "";
     return `has parameters that are not a JSON Schema object; got ${kindOf(parameters)}${hint}`;

@@ -1,3 +1,4 @@
+import { held } from "./held.js";
 import type { SignalLike } from "./watcher.js";
 
 const EVENTS_ERROR = Symbol.for("@loopwright/events.EventsError");
@@ -94,9 +95,14 @@ export function checkEvent(event: unknown, where: string): void {
   }
 }
 
+/** What `watch` reads of a signal. */
+const SIGNAL_FIELDS = ["aborted", "addEventListener", "removeEventListener"] as const;
+
 /**
- * Checks `watch`'s signal: absent, or an object with `aborted` and the two listener methods. Throws
- * an `EventsError` (`invalid-signal`) that names `where` (the function it was passed to).
+ * Checks `watch`'s signal: absent, or an object with `aborted` and the two listener methods, each
+ * held by the object itself or a prototype of its own (an `AbortSignal`'s, on `AbortSignal.prototype`
+ * and `EventTarget.prototype`), never only by `Object.prototype`: a polluted `aborted = true` is no
+ * signal's. Throws an `EventsError` (`invalid-signal`) that names `where` (the function it was passed to).
  */
 export function checkSignal(signal: unknown, where: string): asserts signal is SignalLike | undefined {
   if (signal === undefined) return;
@@ -106,6 +112,7 @@ export function checkSignal(signal: unknown, where: string): asserts signal is S
     fits =
       typeof signal === "object" &&
       signal !== null &&
+      SIGNAL_FIELDS.every((field) => held(signal, field)) &&
       typeof like.aborted === "boolean" &&
       typeof like.addEventListener === "function" &&
       typeof like.removeEventListener === "function";
@@ -115,7 +122,7 @@ export function checkSignal(signal: unknown, where: string): asserts signal is S
   if (!fits) {
     throw new EventsError(
       "invalid-signal",
-      `${where} takes an AbortSignal (or an object with \`aborted\`, \`addEventListener\` and ` +
+      `${where} takes an AbortSignal (or an object with its own \`aborted\`, \`addEventListener\` and ` +
         `\`removeEventListener\`) as its signal, or none, and was given ${describe(signal)}. ` +
         "Pass the request's signal (request.signal), not the request.",
     );
@@ -177,14 +184,8 @@ export function checkMetricsArguments(events: unknown, options: unknown): number
   try {
     // Its own (or its class's), never one a polluted Object.prototype holds: an inherited
     // contextLength set every largest prompt's share against a window nobody gave.
-    let at: object | null = options;
-    for (let depth = 0; at !== null && at !== Object.prototype && depth < 64; depth++) {
-      if (Object.hasOwn(at, "contextLength")) {
-        contextLength = (options as { contextLength?: unknown }).contextLength;
-        break;
-      }
-      at = Object.getPrototypeOf(at) as object | null;
-    }
+    if (held(options, "contextLength"))
+      contextLength = (options as { contextLength?: unknown }).contextLength;
   } catch (cause) {
     throw new EventsError(
       "invalid-argument",

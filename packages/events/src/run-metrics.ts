@@ -1,4 +1,5 @@
 import { checkMetricsArguments } from "./errors.js";
+import { held } from "./held.js";
 import type { CacheBreakReason, RunEvent, RunUsageTotals, TurnMetrics } from "./types.js";
 
 /** How a run ended, as far as its events say. */
@@ -217,23 +218,6 @@ const TIMING_FIELDS = [
   "draftTokens",
   "draftAccepted",
 ] as const;
-
-/** How deep a prototype chain {@link held} follows: a Proxy's trap can make one endless. */
-const MAX_CHAIN = 64;
-
-/**
- * Whether `value` holds `field` itself or through a prototype of its own (a class's getter), short of
- * `Object.prototype`: a field some code set on a polluted `Object.prototype` (`stopped = true`, which
- * made every run "stopped"; `finishReason = "length"`) is no event's.
- */
-function held(value: object, field: string): boolean {
-  let at: object | null = value;
-  for (let depth = 0; at !== null && at !== Object.prototype && depth < MAX_CHAIN; depth++) {
-    if (Object.hasOwn(at, field)) return true;
-    at = Object.getPrototypeOf(at) as object | null;
-  }
-  return false;
-}
 
 /**
  * `value`'s `fields` (its own, or its class's: see {@link held}) read once into an object with no

@@ -71,18 +71,27 @@ export interface RequestBodyLike {
 
 /** Whether a message is a system prompt: the `system` and `developer` roles. */
 export function isSystem(message: MessageLike): boolean {
-  return message.role === "system" || message.role === "developer";
+  const role = setting(message, "role");
+  return role === "system" || role === "developer";
 }
 
-/** The characters of a message's content: text parts counted, images and other parts not. */
+/**
+ * The characters of a message's content: text parts counted, images and other parts not. A part's
+ * fields are its own (or its class's), never a polluted Object.prototype's: an inherited `text` made
+ * every image part count its characters.
+ */
 export function contentChars(content: MessageLike["content"]): number {
   if (typeof content === "string") return content.length;
   if (!Array.isArray(content)) return 0;
   let chars = 0;
   for (const part of content as readonly ContentPartLike[]) {
-    if (part && typeof part.text === "string") chars += part.text.length;
+    const text = setting(part, "text");
+    if (typeof text === "string") chars += text.length;
     // The openai SDK's assistant refusal part carries its text as `refusal`, and is sent as it is.
-    else if (part?.type === "refusal" && typeof part.refusal === "string") chars += part.refusal.length;
+    else if (setting(part, "type") === "refusal") {
+      const refusal = setting(part, "refusal");
+      if (typeof refusal === "string") chars += refusal.length;
+    }
   }
   return chars;
 }
@@ -93,7 +102,8 @@ export function contentText(content: MessageLike["content"]): string {
   if (!Array.isArray(content)) return "";
   let text = "";
   for (const part of content as readonly ContentPartLike[]) {
-    if (part && typeof part.text === "string") text += part.text;
+    const own = setting(part, "text");
+    if (typeof own === "string") text += own;
   }
   return text;
 }
@@ -111,17 +121,20 @@ export const LOW_DETAIL_IMAGE_TOKENS = 85;
 
 /** Whether a content part is an image: an `image_url` (or `input_image`, `image`) part or field. */
 function isImagePart(record: Record<string, unknown>): boolean {
-  const type = record.type;
+  const type = setting(record, "type");
   if (type === "image_url" || type === "input_image" || type === "image") return true;
   if (typeof type === "string") return false;
-  return record.image_url != null || record.input_image != null || record.image != null;
+  return (
+    setting(record, "image_url") != null ||
+    setting(record, "input_image") != null ||
+    setting(record, "image") != null
+  );
 }
 
 /** Whether an image part asks for low detail (`image_url.detail` or the part's own `detail`). */
 function lowDetail(record: Record<string, unknown>): boolean {
-  const url = record.image_url;
-  const detail =
-    typeof url === "object" && url !== null ? (url as { detail?: unknown }).detail : record.detail;
+  const url = setting(record, "image_url");
+  const detail = typeof url === "object" && url !== null ? setting(url, "detail") : setting(record, "detail");
   return detail === "low";
 }
 
@@ -192,10 +205,13 @@ function countMessageChars(message: MessageLike): number {
   else if (typeof reasoning === "string") chars += reasoning.length;
   const calls = setting(message, "tool_calls");
   if (Array.isArray(calls)) {
+    // A call's fields, and its function's, are its own too: an inherited `arguments` of 40,000
+    // characters counted 10,000 tokens on every call sent without arguments.
     for (const call of calls as readonly ToolCallLike[]) {
-      const fn = call?.function;
-      if (typeof fn?.name === "string") chars += fn.name.length;
-      const args: unknown = fn?.arguments;
+      const fn = setting(call, "function");
+      const name = setting(fn, "name");
+      if (typeof name === "string") chars += name.length;
+      const args = setting(fn, "arguments");
       if (typeof args === "string") chars += args.length;
       // Arguments a host stored parsed (as an object) are sent as their JSON: counted so, not as nothing.
       else if (typeof args === "object" && args !== null) chars += JSON.stringify(args)?.length ?? 0;
@@ -236,9 +252,9 @@ const MEDIA_FIELDS = [
 /** Whether a content part is media rather than text: an image, audio, video or a file. */
 export function isMediaPart(part: unknown): boolean {
   if (typeof part !== "object" || part === null) return false;
-  const record = part as Record<string, unknown>;
-  if (typeof record.type === "string") return !TEXT_PART_TYPES.has(record.type);
-  return MEDIA_FIELDS.some((field) => record[field] !== undefined && record[field] !== null);
+  const type = setting(part, "type");
+  if (typeof type === "string") return !TEXT_PART_TYPES.has(type);
+  return MEDIA_FIELDS.some((field) => setting(part, field) != null);
 }
 
 /**
@@ -247,8 +263,9 @@ export function isMediaPart(part: unknown): boolean {
  */
 export function hasMedia(messages: readonly MessageLike[]): boolean {
   for (const message of messages) {
-    if (!Array.isArray(message.content)) continue;
-    for (const part of message.content as readonly unknown[]) if (isMediaPart(part)) return true;
+    const content = setting(message, "content");
+    if (!Array.isArray(content)) continue;
+    for (const part of content as readonly unknown[]) if (isMediaPart(part)) return true;
   }
   return false;
 }

@@ -1,4 +1,4 @@
-import { checkMessages, checkNumber, describe, LedgerError, readSettings } from "./errors.js";
+import { checkMessages, checkNumber, describe, LedgerError, readSettings, setting } from "./errors.js";
 import type { MessageEstimate } from "./ledger.js";
 import { contentText, isSystem, type MessageLike, messageEstimate } from "./messages.js";
 import { checkedCharsPerToken } from "./tokens.js";
@@ -87,7 +87,7 @@ function leadingSystem(messages: readonly MessageLike[]): { count: number; previ
   let count = 0;
   let previous: string | undefined;
   while (count < messages.length && isSystem(messages[count] as MessageLike)) {
-    const text = contentText((messages[count] as MessageLike).content);
+    const text = contentText(setting(messages[count], "content") as MessageLike["content"]);
     if (text.startsWith(SUMMARY_LEAD)) previous = text.slice(SUMMARY_LEAD.length).trim();
     count++;
   }
@@ -107,14 +107,19 @@ export function splitsAGroup(messages: readonly MessageLike[]): Uint8Array {
   const callAt = new Map<string, number>();
   let lastCaller = -1;
   for (let j = 0; j < n; j++) {
+    // Each field the message's own (or its class's), never a polluted Object.prototype's: an
+    // inherited `tool_calls` made every message a caller, so no tool message answered a call and a
+    // cut could fall between a call and its answer.
     const message = messages[j] as MessageLike;
-    if (Array.isArray(message.tool_calls) && message.tool_calls.length > 0) {
+    const calls = setting(message, "tool_calls");
+    if (Array.isArray(calls) && calls.length > 0) {
       lastCaller = j;
-      for (const call of message.tool_calls) {
-        if (typeof call?.id === "string") callAt.set(call.id, j);
+      for (const call of calls as readonly unknown[]) {
+        const id = setting(call, "id");
+        if (typeof id === "string") callAt.set(id, j);
       }
-    } else if (message.role === "tool") {
-      const id = message.tool_call_id;
+    } else if (setting(message, "role") === "tool") {
+      const id = setting(message, "tool_call_id");
       const i = (typeof id === "string" ? callAt.get(id) : undefined) ?? lastCaller;
       if (i >= 0 && i < j) {
         (open[i + 1] as number)++;
@@ -237,7 +242,7 @@ export function planCompaction(
   // no cut: the kept part would open on a tool result whose call was folded away.
   const blocked = splitsAGroup(messages);
   for (let c = from + 1; c < n; c++) {
-    if ((messages[c] as MessageLike).role !== "user" || blocked[c] === 1) continue;
+    if (setting(messages[c], "role") !== "user" || blocked[c] === 1) continue;
     lastUser = c;
     if (keepCut === undefined && (suffix[c] as number) <= keepBudget) keepCut = c;
     if (targetTokens !== undefined && targetCut === undefined) {

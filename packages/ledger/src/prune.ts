@@ -1,4 +1,4 @@
-import { checkMessages, checkNumber, describe, LedgerError, readSettings } from "./errors.js";
+import { checkMessages, checkNumber, describe, LedgerError, readSettings, setting } from "./errors.js";
 import { contentChars, contentText, isMediaPart, type KeptMessage, type MessageLike } from "./messages.js";
 
 /** Options for {@link pruneToolResults}. */
@@ -22,18 +22,21 @@ export interface PruneOptions {
  * Kept local: the tool-loading package owns the exported `holdsDefinitions`.
  */
 export function carriesDefinitions(message: MessageLike): boolean {
-  if (message.role !== "tool") return false;
-  const text = contentText(message.content);
+  if (setting(message, "role") !== "tool") return false;
+  const text = contentText(setting(message, "content") as MessageLike["content"]);
   if (!text.includes('"parameters"')) return false;
   for (const line of text.split("\n")) {
     const trimmed = line.trim();
     if (!trimmed.startsWith("{")) continue;
     try {
-      const value = JSON.parse(trimmed) as { name?: unknown; parameters?: unknown };
+      // The line's own fields: a polluted Object.prototype's `name` made every JSON result with a
+      // "parameters" key a definition, never cleared.
+      const value: unknown = JSON.parse(trimmed);
+      const parameters = setting(value, "parameters");
       if (
-        typeof value?.name === "string" &&
-        typeof value.parameters === "object" &&
-        value.parameters !== null
+        typeof setting(value, "name") === "string" &&
+        typeof parameters === "object" &&
+        parameters !== null
       ) {
         return true;
       }
@@ -122,17 +125,18 @@ export function pruneToolResults<M extends MessageLike>(
   const out = messages.slice() as (KeptMessage<M> & MessageLike)[];
   for (let i = out.length - 1; i >= 0; i--) {
     const message = out[i] as KeptMessage<M> & MessageLike;
-    if (message.role !== "tool") continue;
+    if (setting(message, "role") !== "tool") continue;
     if (kept < keepLast) {
       kept++;
       continue;
     }
-    const chars = contentChars(message.content);
+    const content = setting(message, "content") as MessageLike["content"];
+    const chars = contentChars(content);
     // An image (a screenshot a browser tool returned) costs the server hundreds of tokens however
     // short the text beside it: a result carrying media is never too small to clear.
-    const media = mediaParts(message.content);
+    const media = mediaParts(content);
     if ((chars <= maxChars && media === 0) || holds(message)) continue;
-    if (typeof message.content === "string" && STUB.test(message.content)) continue;
+    if (typeof content === "string" && STUB.test(content)) continue;
     // A tool message with string content: still the caller's message type.
     out[i] = { ...message, content: clearedStub(chars, media) } as KeptMessage<M> & MessageLike;
   }

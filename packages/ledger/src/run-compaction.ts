@@ -236,10 +236,11 @@ function checkPlan(
 function checkKeptStart(messages: readonly MessageLike[], through: number, what: string): void {
   const first = messages[through];
   if (first === undefined) return;
-  if (first.role !== "user") {
+  const role = setting(first, "role");
+  if (role !== "user") {
     throw new LedgerError(
       "invalid-option",
-      `${what} keeps messages from index ${through}, a ${JSON.stringify(first.role)} message; the kept part has to start on a user message (as planCompaction cuts), or a tool result could be sent without its call.`,
+      `${what} keeps messages from index ${through}, a ${JSON.stringify(role)} message; the kept part has to start on a user message (as planCompaction cuts), or a tool result could be sent without its call.`,
     );
   }
   // A user message between a call and its answer (a host's interjection mid-run) is no cut either,
@@ -602,7 +603,9 @@ export function applyCompaction<M extends MessageLike>(
   for (let i = 0; i < Math.min(fold.through, messages.length); i++) {
     const message = messages[i] as M;
     if (!isSystem(message)) break;
-    if (!contentText(message.content).startsWith(SUMMARY_LEAD)) lead.push(message);
+    if (!contentText(setting(message, "content") as MessageLike["content"]).startsWith(SUMMARY_LEAD)) {
+      lead.push(message);
+    }
   }
   const summary: SummaryMessage = {
     role: "system",

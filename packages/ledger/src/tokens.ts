@@ -146,7 +146,7 @@ export function contextChars(body: RequestBodyLike): ContextParts {
 function partOf(message: MessageLike): "system" | "toolResults" | "history" {
   let role: unknown;
   try {
-    role = message.role;
+    role = setting(message, "role");
   } catch (cause) {
     throw new LedgerError("invalid-messages", "a message could not be read (its role threw when read).", {
       cause,
