@@ -1,6 +1,8 @@
 /// <reference types="node" />
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { withoutArgSecrets } from "./find-spec-secrets.js";
+import { exportSpec } from "./export-spec.js";
+import { findSpecSecrets, withoutArgSecrets } from "./find-spec-secrets.js";
+import { parseSpec } from "./parse-spec.js";
 
 // Review r83d: what the command-line reader costs on the fuzz ladder's slowest shape, and the
 // export's second round. Nothing the reader returns changes except where a fix says so (a
@@ -45,5 +47,53 @@ describe("a word of many URLs with blanks between them (fuzz ladder: 1.7 s at 64
     const [, out] = withoutArgSecrets(["--note", word]);
     expect(out).toMatch(/^see x:\/\/ then https:\/\/h\/p/);
     expect(out).not.toContain("a9Qz");
+  });
+});
+
+/** A spec bundling one server given `config` as its JSON argument, exported: that argument, and what `findSpecSecrets` finds in the export. */
+function exportConfig(config: unknown): { arg: string; references: string[]; again: number } {
+  const doc = {
+    spec: "loopwright.agent/1",
+    bundle: { mcpServers: [{ name: "s", command: "srv", args: ["--config", JSON.stringify(config)] }] },
+  };
+  const { spec } = parseSpec(doc, { bundle: true });
+  const out = exportSpec(spec);
+  const references = findSpecSecrets(spec).flatMap((hint) => hint.references ?? []);
+  return {
+    arg: out.bundle?.mcpServers?.[0]?.args?.[1] ?? "",
+    references,
+    again: findSpecSecrets(out).length,
+  };
+}
+
+describe("a JSON argument's key holding a credential, exported", () => {
+  it("keeps the values under a key the first round wrote a ${PASSWORD} into (no second round takes them)", () => {
+    // The key did not tell as written; written back as `-p${PASSWORD}` it did, so the export's
+    // second round took `fastmode` out too (and `--token ${TOKEN}` under it became two references).
+    const { arg, again } = exportConfig({
+      "mysql -uroot -pS3cret db": { mode: "fastmode", cmd: "--token Zq7pwabc" },
+    });
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: references, meant literally.
+    expect(JSON.parse(arg)).toEqual({
+      "mysql -uroot -p${PASSWORD} db": { mode: "fastmode", cmd: "--token ${TOKEN}" },
+    });
+    expect(again).toBe(0);
+  });
+
+  it("names the values under it after the key as written back, never after its credential", () => {
+    for (const [key, secret] of [
+      ["--api-key=ZQ7PWABC9", "ZQ7PWABC9"],
+      ["PGPASSWORD=ZQ7PWABC9 psql", "ZQ7PWABC9"],
+      ["postgres://u:ZQ7PW9@db/x", "ZQ7PW9"],
+      ["Authorization: Bearer ABCDEFGHIJKLMNOP", "ABCDEFGHIJKLMNOP"],
+    ] as const) {
+      const { arg, references, again } = exportConfig({
+        [key]: { mode: "fastmode" },
+        [`${key} `]: "fastmode",
+      });
+      expect(arg, key).not.toContain(secret);
+      expect(references.join(" "), key).not.toContain(secret);
+      expect(again, key).toBe(0);
+    }
   });
 });
