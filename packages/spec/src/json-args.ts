@@ -88,9 +88,14 @@ export function jsonEdits(
     edits.push({ start, end, safe });
   };
   // A string outside a telling key and an array: a pasted command line, else read as an argument is.
+  // A short word of letters, digits and `_` (`mode`, `apiKey`, `k12`: most keys and many values)
+  // holds none of what the reader flags (a key shape is longer, a flag starts with `-`, a pair holds
+  // `=` or `:`), so it is not read (r83d: half of an entry's cost where its value is a number).
   const readString = (value: string) =>
-    (/\s/.test(value) ? pastedScript(value, hide, scriptName) : null) ??
-    readArg(value, undefined, rules, hide, scriptName);
+    PLAIN_WORD.test(value)
+      ? undefined
+      : ((/\s/.test(value) ? pastedScript(value, hide, scriptName) : null) ??
+        readArg(value, undefined, rules, hide, scriptName));
   const stack: JsonFrame[] = [];
   // The name a value about to be read is a credential under, given the container it is in.
   const tellingFor = (frame: JsonFrame | undefined): string | undefined => {
@@ -206,8 +211,12 @@ export function jsonEdits(
   return { sign, edits };
 }
 
+/** A word no rule of the argument reader flags: up to 13 letters, digits and `_`, not starting with a digit. */
+const PLAIN_WORD = /^[A-Za-z_][A-Za-z0-9_]{0,12}$/;
+
 /** `key` without the `${NAME}` references in it (a default's `${NAME:-word}` kept: its word is the key's). */
-const withoutNamedReferences = (key: string) => key.replace(/\$\{[A-Za-z_][A-Za-z0-9_]*\}/g, "");
+const withoutNamedReferences = (key: string) =>
+  key.includes("${") ? key.replace(/\$\{[A-Za-z_][A-Za-z0-9_]*\}/g, "") : key;
 
 /** A JSON number, or a `${NAME}` reference written bare where a value goes (as an export writes a number it took out). */
 const BARE_VALUE = /-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|\$\{[A-Za-z_][A-Za-z0-9_]*\}/y;
