@@ -62,6 +62,7 @@ function exportConfig(config: unknown): { arg: string; references: string[]; aga
     bundle: { mcpServers: [{ name: "s", command: "srv", args: ["--config", JSON.stringify(config)] }] },
   };
   const { spec } = parseSpec(doc, { bundle: true });
+  if (spec === undefined) throw new Error("the document did not parse");
   const out = exportSpec(spec);
   const references = findSpecSecrets(spec).flatMap((hint) => hint.references ?? []);
   return {
