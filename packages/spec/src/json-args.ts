@@ -30,6 +30,12 @@ interface JsonFrame {
   array: boolean;
   /** In an object, the key the next value is given under. */
   key?: string;
+  /**
+   * That key as the values under it are named after: as the export writes it, a credential in it
+   * replaced by its reference (`PASSWORD=${PASSWORD}`, not `PASSWORD=X`), so no reference name
+   * carries the credential (r83d: `{"--api-key=X":"v"}` was written `${API_KEY_X}`).
+   */
+  name?: string;
   /** The name every string under this container is a credential under: a telling key above it (`{"auth":{…}}`), else none. */
   telling?: string;
   /** In an array outside a telling key: its entries in order, a string's value and where its raw text is (a non-string as `""`). */
@@ -82,18 +88,25 @@ export function jsonEdits(
     edits.push({ start, end, safe });
   };
   // A string outside a telling key and an array: a pasted command line, else read as an argument is.
+  // A short word of letters, digits and `_` (`mode`, `apiKey`, `k12`: most keys and many values)
+  // holds none of what the reader flags (a key shape is longer, a flag starts with `-`, a pair holds
+  // `=` or `:`), so it is not read (r83d: half of an entry's cost where its value is a number).
   const readString = (value: string) =>
-    (/\s/.test(value) ? pastedScript(value, hide, scriptName) : null) ??
-    readArg(value, undefined, rules, hide, scriptName);
+    PLAIN_WORD.test(value)
+      ? undefined
+      : ((/\s/.test(value) ? pastedScript(value, hide, scriptName) : null) ??
+        readArg(value, undefined, rules, hide, scriptName));
   const stack: JsonFrame[] = [];
   // The name a value about to be read is a credential under, given the container it is in.
   const tellingFor = (frame: JsonFrame | undefined): string | undefined => {
     if (frame === undefined) return undefined;
     if (frame.array) return frame.telling;
-    const key = frame.key ?? "";
-    // A key that is only a reference (`{"${SECRET}":"admin"}`, an export's own) tells nothing.
-    if (rules.telling(key) && !/^\$\{[A-Za-z_][A-Za-z0-9_]*\}$/.test(key)) return key;
-    return frame.telling === undefined ? undefined : `${frame.telling}_${key}`;
+    const name = frame.name ?? "";
+    // A reference in a key tells nothing (`{"${SECRET}":"admin"}`, an export's own): its name is
+    // the variable's, not the key's (r83d: `{"mysql -uroot -pX db":{"mode":"fast"}}` was written
+    // `-p${PASSWORD}` in the export's first round and `fast` taken out in its second).
+    if (rules.telling(withoutNamedReferences(frame.key ?? ""))) return name;
+    return frame.telling === undefined ? undefined : `${frame.telling}_${name}`;
   };
   for (let i = 0; i < text.length; i += 1) {
     const c = text[i] as string;
@@ -112,10 +125,10 @@ export function jsonEdits(
       const end = i + bare[0].length;
       // In an array, the key the array is written under (`{"password":[12345678]}`), as its strings
       // are read; its plural names one of them (`{"api_keys":[…]}` as `api_key`).
-      const key = top === undefined ? "" : top.array ? (top.telling ?? "") : (top.key ?? "");
+      const key = top === undefined ? "" : top.array ? (top.telling ?? "") : (top.name ?? "");
       const tells = top?.array
         ? numberTells(key.replace(/([^sS])[sS]$/, "$1"), bare[0])
-        : numberTells(key, bare[0]);
+        : numberTells(withoutNamedReferences(top?.key ?? ""), bare[0]);
       if (c !== "$" && tells) {
         sign ??= SecretSign.Flag;
         edits.push({ start: i, end, safe: named(bare[0], key) });
@@ -140,7 +153,7 @@ export function jsonEdits(
       const entries = frame?.entries;
       if (entries === undefined || entries.length === 0) continue;
       // An array's strings are argv: read as a server's args are.
-      const name = parent && !parent.array ? parent.key : undefined;
+      const name = parent && !parent.array ? parent.name : undefined;
       scanArgs(
         "",
         entries.map((entry) => entry.value),
@@ -166,12 +179,16 @@ export function jsonEdits(
     if (frame === undefined) continue;
     if (!frame.array && text[next] === ":") {
       frame.key = value;
+      frame.name = value;
       // A key is read as any other string is (a URL's credentials, a key shape, `-uuser:X`, a
       // command line): the argument is not read again as a whole once it is JSON (r81: a credential
       // in a key was found only by reading the whole JSON as a command line, which cost as much
       // again and rewrote it into text that no longer parsed).
       const key = readString(value);
-      if (key) put(start, end, key, undefined);
+      if (key) {
+        put(start, end, key, undefined);
+        frame.name = key.safe;
+      }
       continue;
     }
     const telling = tellingFor(frame);
@@ -186,13 +203,20 @@ export function jsonEdits(
       continue;
     }
     const read = readString(value);
-    if (read) put(start, end, read, frame.key);
+    if (read) put(start, end, read, frame.name);
   }
   if (sign === undefined) return undefined;
   // An array's edits are made when it closes, after those of the strings inside it: in the order written.
   edits.sort((a, b) => a.start - b.start);
   return { sign, edits };
 }
+
+/** A word no rule of the argument reader flags: up to 13 letters, digits and `_`, not starting with a digit. */
+const PLAIN_WORD = /^[A-Za-z_][A-Za-z0-9_]{0,12}$/;
+
+/** `key` without the `${NAME}` references in it (a default's `${NAME:-word}` kept: its word is the key's). */
+const withoutNamedReferences = (key: string) =>
+  key.includes("${") ? key.replace(/\$\{[A-Za-z_][A-Za-z0-9_]*\}/g, "") : key;
 
 /** A JSON number, or a `${NAME}` reference written bare where a value goes (as an export writes a number it took out). */
 const BARE_VALUE = /-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|\$\{[A-Za-z_][A-Za-z0-9_]*\}/y;
