@@ -58,6 +58,17 @@ export function reportsUsage(raw: unknown): raw is UsageLike {
 }
 
 /**
+ * The fields that spell one count — the chat spelling, the Responses-API one, other servers' — in
+ * the order {@link readUsage} prefers them within one usage object.
+ */
+const SAME_COUNT = [
+  ["prompt_tokens", "input_tokens"],
+  ["completion_tokens", "output_tokens"],
+  ["prompt_tokens_details", "input_tokens_details", "prompt_cache_hit_tokens", "cached_tokens"],
+  ["completion_tokens_details", "output_tokens_details", "reasoning_tokens"],
+] as const;
+
+/**
  * The usage a turn has read once `next` arrives after `before`: `next`'s counts where it reports them,
  * `before`'s where it does not — a relay that splits the counts over two chunks (the prompt's in an
  * early one, the completion's at the end, as Portkey's Anthropic translation did) keeps both; only
@@ -70,6 +81,16 @@ export function laterUsage(before: UsageLike | undefined, next: UsageLike): Usag
   // No prototype: a `__proto__` key a later object carries as data (JSON.parse keeps it so) is
   // written as a field of its own, never as the prototype its counts would be read from.
   const merged: Record<string, unknown> = Object.assign(Object.create(null), before);
+  // A count `next` reports in one spelling is the turn's latest for it: an earlier one in another
+  // spelling (`prompt_tokens` before a later `input_tokens`) would be read first and win.
+  for (const fields of SAME_COUNT) {
+    if (!fields.some((field) => reportsCount(field, next[field]))) continue;
+    for (const field of fields) if (!reportsCount(field, next[field])) delete merged[field];
+    // DeepSeek's miss count goes with its hit count: a later cache count in another spelling
+    // leaves no earlier miss to read the uncached count from.
+    if (fields[0] === "prompt_tokens_details" && count(next.prompt_cache_miss_tokens) === undefined)
+      delete merged.prompt_cache_miss_tokens;
+  }
   for (const [field, value] of Object.entries(next)) {
     if (value === undefined || value === null) continue;
     // A count that is none (`-5`, `"12"`, `1e308`) reports nothing, as a missing one: it never
