@@ -1893,10 +1893,39 @@ function blank(text: string): boolean {
   return withoutEndTokens(text).trim() === "";
 }
 
+/**
+ * The whole-reply call (JSON or pythonic) a reply holds before the scratchpads it ends with — closed
+ * ones, blank space between, the last maybe never closed: `{"name": "ls", …}<think>done</think>`
+ * is the call alone as the stream shows the answer. The scratchpads are read as the stream reads
+ * them, from the first opener on: one inside the call's strings cuts the call there, as the stream
+ * shows it, and leaves no call (the call is not closed). They stay in the reply's text. Linear: one pass over the scratchpads, one parse.
+ */
+function beforeTrailingScratchpads(text: string): Span | undefined {
+  if (!/^\s*[{[A-Za-z_]/.test(text)) return undefined;
+  const pads = scratchpadsIn(text, []);
+  const first = pads[0];
+  if (first === undefined) return undefined;
+  // What the stream shows after the call: the text between and after the scratchpads, read with
+  // the call as its whole-reply form reads it (end-of-turn tokens it allows, nothing else).
+  let shown = "";
+  let at = first[0];
+  for (const [start, end] of [...pads, [text.length, text.length] as [number, number]]) {
+    const between = text.slice(at, start);
+    if (!blank(between)) return undefined;
+    shown += between;
+    at = end;
+  }
+  const call = text.slice(0, first[0]);
+  // A call the first opener cuts open (one written in its strings) is no call the model closed.
+  const json = wholeReplySpan(call + shown);
+  const span = json ? (json.open ? undefined : json) : pythonicSpan(call + shown);
+  return span && { ...span, end: call.trimEnd().length };
+}
+
 /** The calls of a reply that holds no scratchpad (or the part of one after it), in written order. */
 function spansIn(tail: string, known: Known): Span[] {
   // A reply that is nothing but JSON (or pythonic) calls holds any markup in its strings.
-  const whole = closedPart(wholeReplySpan(tail)) ?? pythonicSpan(tail);
+  const whole = closedPart(wholeReplySpan(tail)) ?? pythonicSpan(tail) ?? beforeTrailingScratchpads(tail);
   const accepted = whole ? named([whole], known) : [];
   if (accepted.length > 0) return accepted;
   const families = [
