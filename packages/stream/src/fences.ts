@@ -129,11 +129,35 @@ function validateFences(fences: unknown): readonly Fence[] {
 }
 
 /**
+ * Where a closer of `fences` that would outrank `hit`'s closer found at `at` may begin, its first
+ * part at the end of `buf`: one starting earlier, or at `at` and of a fence listed before `hit`'s.
+ * -1 when none may. Only the last `longest` characters are looked at.
+ */
+function outrankedCloser(
+  buf: string,
+  pos: number,
+  at: number,
+  hit: Fence,
+  fences: readonly Fence[],
+  longest: number,
+): number {
+  for (let q = Math.max(pos, buf.length - longest + 1); q <= at; q++) {
+    const tail = buf.slice(q);
+    for (const fence of fences) {
+      if (q === at && fence === hit) break;
+      if (fence.close.length > tail.length && fence.close.startsWith(tail)) return q;
+    }
+  }
+  return -1;
+}
+
+/**
  * Splits a streamed reply into answer and scratchpad as it arrives, fenced text going to reasoning.
  *
  * Feed it the content deltas in order with {@link FenceSplitter.push} and call
  * {@link FenceSplitter.flush} at the end. A piece ending in what could be the start of a marker is
- * held back until the next piece settles it, so half a tag is never released as answer; so is the
+ * held back until the next piece settles it, so half a tag is never released as answer (and one
+ * ending in a whole marker a longer one of the table could still outrank); so is the
  * first half of a surrogate pair, so half a character is never released either. Blank space
  * right after an opening or closing marker, and right before a closing one, is dropped. The closing
  * marker of an `implicitOpen` fence arriving before any opening marker (a template that opened the
@@ -167,6 +191,12 @@ export class FenceSplitter {
   private readonly found = new Map<string, number>();
   /** The last character read before `held` (answer, reasoning or a marker), to tell a marker right after a backtick. */
   private lastRead = "";
+  /** `held` holds a whole marker another one may still outrank (see `outranked`): `flush` reads it. */
+  private heldWhole = false;
+  /** Set by `flush`: the text has ended, so no marker can still grow. */
+  private ended = false;
+  /** The longest marker of the table. */
+  private readonly longest: number;
 
   constructor(options: FenceOptions = {}) {
     this.fences = validateFences(options.fences ?? DEFAULT_FENCES);
@@ -177,6 +207,7 @@ export class FenceSplitter {
     let starts = "";
     for (const marker of this.answerMarkers) if (!starts.includes(marker[0]!)) starts += marker[0];
     this.markerStarts = starts;
+    this.longest = Math.max(0, ...this.fences.flatMap((f) => [f.open.length, f.close.length]));
     this.inside = options.startInReasoning === true && this.fences.length > 0;
     this.sawMarker = this.inside;
     this.dropSpace = this.inside;
@@ -227,6 +258,7 @@ export class FenceSplitter {
       return out;
     }
     this.heldBlank = false;
+    this.heldWhole = false;
     const buf = this.held === "" ? text : this.held + text;
     this.found.clear();
     this.held = "";
@@ -265,6 +297,17 @@ export class FenceSplitter {
   /** Releases what was held back as a possible half marker, at the end of the text. */
   flush(): FenceSplit {
     const out: FenceSplit = { content: "", reasoning: "", retracted: 0 };
+    if (this.heldWhole) {
+      // A whole marker was held for a longer one that could have outranked it: the text ended
+      // without it, so the held text is read as the whole text reads it.
+      this.heldWhole = false;
+      this.ended = true;
+      const held = this.push(this.held);
+      this.ended = false;
+      out.content += held.content;
+      out.reasoning += held.reasoning;
+      out.retracted += held.retracted;
+    }
     const rest = this.held;
     this.held = "";
     this.heldBlank = false;
@@ -369,6 +412,13 @@ export class FenceSplitter {
       this.held = keep > 0 ? buf.slice(buf.length - keep) : "";
       return buf.length;
     }
+    const undecided = this.outranked(buf, pos, at, hit, closing);
+    if (undecided >= 0) {
+      this.emitContent(buf.slice(pos, undecided), out);
+      this.held = buf.slice(undecided);
+      this.heldWhole = true;
+      return buf.length;
+    }
     this.sawMarker = true;
     if (closing) {
       // A closing marker with no opening one: the answer so far was scratchpad.
@@ -386,6 +436,32 @@ export class FenceSplitter {
     this.inside = true;
     this.dropSpace = true;
     return at + hit.open.length;
+  }
+
+  /**
+   * Where a marker that would outrank the one found at `at` (`hit`'s opener, or its closer when
+   * `closing`) may begin, its first part at the end of `buf` and the rest to come: one starting
+   * earlier, or at `at` and read first (the table's order, each fence's opener before its closer) —
+   * with `<a>` and an `implicitOpen` closer `<`, a piece ending in `<` is not yet the closer. -1 when
+   * none may (or the text has ended). Only the last {@link longest} characters are looked at.
+   */
+  private outranked(buf: string, pos: number, at: number, hit: Fence, closing: boolean): number {
+    if (this.ended) return -1;
+    const from = Math.max(pos, buf.length - this.longest + 1);
+    for (let q = from; q <= at; q++) {
+      const tail = buf.slice(q);
+      // At `at` itself only the markers read before the one found outrank it.
+      for (const fence of this.fences) {
+        const markers =
+          !this.sawMarker && fence.implicitOpen === true ? [fence.open, fence.close] : [fence.open];
+        for (const marker of markers) {
+          if (q === at && fence === hit && marker === (closing ? hit.close : hit.open)) break;
+          if (marker.length > tail.length && marker.startsWith(tail)) return q;
+        }
+        if (q === at && fence === hit) break;
+      }
+    }
+    return -1;
   }
 
   private readInside(buf: string, pos: number, out: FenceSplit): number {
@@ -425,6 +501,15 @@ export class FenceSplitter {
       this.emitReasoning(buf.slice(pos, end), out);
       this.held = end < buf.length ? buf.slice(end) : "";
       this.heldBlank = keep === 0 && this.held !== "";
+      return buf.length;
+    }
+    const undecided = this.ended ? -1 : outrankedCloser(buf, pos, at, hit, fences, this.longest);
+    if (undecided >= 0) {
+      let end = undecided;
+      while (end > pos && isSpace(buf.charCodeAt(end - 1))) end--;
+      this.emitReasoning(buf.slice(pos, end), out);
+      this.held = buf.slice(end);
+      this.heldWhole = true;
       return buf.length;
     }
     // Inside with no fence of its own: the scratchpad `startInReasoning` said the template opened.

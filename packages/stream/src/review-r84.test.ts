@@ -1,4 +1,6 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { type Fence, FenceSplitter, stripThinking } from "./fences.js";
 import { streamTurn } from "./stream-turn.js";
 import { body, harness } from "./test-support/http.js";
 
@@ -73,5 +75,76 @@ describe("R84-2: the later report of a count wins whichever spelling it is in", 
       { input_tokens: -1, output_tokens: 30 },
     );
     expect(turn.usage).toEqual({ prompt: 100, completion: 30, total: 130, cached: 0 });
+  });
+});
+
+// R84-3: custom fence tables where one marker is a prefix of another (`<<` and `<<<`, an opener
+// that begins with another fence's closer): the splitter holds back a piece ending in part of a
+// marker, and over any split of a text its totals must equal stripThinking of the whole.
+describe("R84-3: FenceSplitter with markers that are prefixes of one another", () => {
+  const tables: Fence[][] = [
+    [
+      { open: "<<", close: ">>" },
+      { open: "<<<", close: ">>>" },
+    ],
+    [
+      { open: "[t]", close: "[/t]", implicitOpen: true },
+      { open: "[t]]", close: "[/t]]" },
+    ],
+    [
+      { open: "<a>", close: "<a>/", resume: "<a>//" },
+      { open: "<a>x", close: "<", implicitOpen: true },
+    ],
+    [{ open: "@@", close: "@", implicitOpen: true }],
+  ];
+
+  it("property: any split of a text reads as stripThinking of the whole", () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 0, max: tables.length - 1 }).chain((i) => {
+          const fences = tables[i] as Fence[];
+          const markers = fences.flatMap((f) => [f.open, f.close, f.resume ?? "", f.open.slice(0, -1)]);
+          const part = fc.constantFrom(
+            ...markers.filter((m) => m !== ""),
+            "a",
+            " ",
+            "\n",
+            "x",
+            "<",
+            "/",
+            "]",
+          );
+          return fc.tuple(
+            fc.constant(fences),
+            fc.array(part, { maxLength: 16 }).map((p) => p.join("")),
+          );
+        }),
+        fc.array(fc.nat(), { maxLength: 8 }),
+        fc.boolean(),
+        ([fences, whole], cuts, startInReasoning) => {
+          const options = { fences, startInReasoning };
+          const points = [...new Set(cuts.map((c) => c % (whole.length + 1)))].sort((a, b) => a - b);
+          const splitter = new FenceSplitter(options);
+          let shown = "";
+          let thought = "";
+          let last = 0;
+          for (const piece of [
+            ...[...points, whole.length].map((p) => {
+              const text = whole.slice(last, p);
+              last = p;
+              return splitter.push(text);
+            }),
+            splitter.flush(),
+          ]) {
+            shown = shown.slice(0, shown.length - piece.retracted) + piece.content;
+            thought += piece.reasoning;
+          }
+          const expected = stripThinking(whole, options);
+          expect({ content: shown, reasoning: thought }, JSON.stringify([whole, points])).toEqual(expected);
+          expect({ content: splitter.content, reasoning: splitter.reasoning }).toEqual(expected);
+        },
+      ),
+      { numRuns: 1500 },
+    );
   });
 });
