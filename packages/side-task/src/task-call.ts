@@ -1,6 +1,7 @@
 import { type Endpoint, redactor, resolveApiKey } from "@loopwright/client";
 import type { SideTaskOptions } from "./call.js";
 import { describeValue, isPlainObject, SideTaskError } from "./errors.js";
+import { ownView } from "./own.js";
 
 /** A side task's endpoint as an agent spec resolves it (`ResolvedTaskEndpoint`), or any `Endpoint`. */
 export interface TaskEndpoint {
@@ -45,7 +46,8 @@ function sameEndpoint(a: string, b: string): boolean {
   return resolveApiKey({ baseUrl: a }, { baseUrl: b, apiKey: probe }) === probe;
 }
 
-function pickEndpoint(fields: TaskEndpoint, baseUrl: string, apiKey: string | undefined): Endpoint {
+function pickEndpoint(given: TaskEndpoint, baseUrl: string, apiKey: string | undefined): Endpoint {
+  const fields = ownView(given);
   const out: Endpoint = { baseUrl };
   if (apiKey !== undefined) out.apiKey = apiKey;
   if (fields.headers !== undefined) out.headers = fields.headers;
@@ -76,10 +78,15 @@ function pickEndpoint(fields: TaskEndpoint, baseUrl: string, apiKey: string | un
  * named with the spelling that does what was meant, rather than ignored.
  */
 export function taskCall(
-  task: TaskSettings | undefined,
-  options: TaskCallOptions = {},
-  agent?: TaskEndpoint,
+  given: TaskSettings | undefined,
+  hostGiven: TaskCallOptions = {},
+  agentGiven?: TaskEndpoint,
 ): TaskCall {
+  // Read as the host wrote them: never a field only a polluted Object.prototype holds
+  // (`Object.prototype.endpoint` sending every task to another server).
+  const task = ownView(given);
+  const options = ownView(hostGiven);
+  const agent = ownView(agentGiven);
   if (task !== undefined && !isPlainObject(task)) {
     throw new SideTaskError(
       "invalid-input",
@@ -93,8 +100,8 @@ export function taskCall(
     );
   }
   const stated = task ?? {};
-  checkTaskKeys(stated);
-  const own = stated.endpoint;
+  checkTaskKeys(given ?? {});
+  const own = ownView(stated.endpoint);
   if (own != null) checkTaskEndpoint(own);
   let endpoint: Endpoint;
   if (own != null) {
@@ -135,7 +142,7 @@ export function taskCall(
   // as ask refuses one handed to it directly.
   for (const [extra, whose] of [
     [stated.extraBody, "the task's extraBody"],
-    [hostOptions.extraBody, "options.extraBody"],
+    [options.extraBody, "options.extraBody"],
   ] as const) {
     if (extra != null && !isPlainObject(extra)) {
       throw new SideTaskError(
@@ -144,8 +151,8 @@ export function taskCall(
       );
     }
   }
-  if (stated.extraBody != null || hostOptions.extraBody != null) {
-    merged.extraBody = { ...hostOptions.extraBody, ...stated.extraBody };
+  if (stated.extraBody != null || options.extraBody != null) {
+    merged.extraBody = { ...options.extraBody, ...stated.extraBody };
   }
   return { endpoint, model: stated.model ?? hostModel ?? "", options: merged };
 }
