@@ -17,8 +17,8 @@ function isFields(value: unknown): value is object {
 
 /**
  * `value`'s fields in an object with no prototype: its own enumerable data fields, read once, and
- * its getters — its own, and those a prototype of its own (below `Object.prototype`) defines — as
- * getters that ask `value` each time they are read. A field only a polluted `Object.prototype`
+ * its getters and the fields a prototype of its own (below `Object.prototype`: a class's getter,
+ * `Object.create(defaults)`'s defaults) holds, as getters that ask `value` each time they are read. A field only a polluted `Object.prototype`
  * holds reads as `undefined` there. Anything that is not such an object (an array, `null`, a
  * string) is handed back as it is, for the checks that refuse it to name it.
  */
@@ -40,7 +40,7 @@ export function ownView<T>(value: T): T {
   for (let depth = 0; at !== null && at !== Object.prototype && depth < MAX_CHAIN; depth++) {
     for (const name of Object.getOwnPropertyNames(at)) {
       if (name in view || name === "constructor") continue;
-      if (Object.getOwnPropertyDescriptor(at, name)?.get) Object.defineProperty(view, name, asked(name));
+      Object.defineProperty(view, name, asked(name));
     }
     at = Object.getPrototypeOf(at) as object | null;
   }
