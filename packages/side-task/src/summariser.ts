@@ -305,10 +305,10 @@ function outOfWindow(
 export function summariser(
   endpoint: Endpoint,
   model: string,
-  given: SummariserOptions = {},
+  options: SummariserOptions = {},
 ): SummariseFunction {
   // Read as the host wrote them: never a field only a polluted Object.prototype holds.
-  const options = ownView(given);
+  options = ownView(options);
   const target = ownView(endpoint);
   checkTarget(target, model, "summariser");
   checkOptions(options, "summariser");

@@ -78,15 +78,16 @@ function pickEndpoint(given: TaskEndpoint, baseUrl: string, apiKey: string | und
  * named with the spelling that does what was meant, rather than ignored.
  */
 export function taskCall(
-  given: TaskSettings | undefined,
-  hostGiven: TaskCallOptions = {},
-  agentGiven?: TaskEndpoint,
+  task: TaskSettings | undefined,
+  options: TaskCallOptions = {},
+  agent?: TaskEndpoint,
 ): TaskCall {
   // Read as the host wrote them: never a field only a polluted Object.prototype holds
-  // (`Object.prototype.endpoint` sending every task to another server).
-  const task = ownView(given);
-  const options = ownView(hostGiven);
-  const agent = ownView(agentGiven);
+  // (`Object.prototype.endpoint` sending every task to another server). Its keys are checked as given.
+  const given = task;
+  task = ownView(task);
+  options = ownView(options);
+  const hostAgent = ownView(agent);
   if (task !== undefined && !isPlainObject(task)) {
     throw new SideTaskError(
       "invalid-input",
@@ -106,20 +107,22 @@ export function taskCall(
   let endpoint: Endpoint;
   if (own != null) {
     const shared =
-      agent !== undefined && typeof agent.baseUrl === "string" && sameEndpoint(own.baseUrl, agent.baseUrl);
+      hostAgent !== undefined &&
+      typeof hostAgent.baseUrl === "string" &&
+      sameEndpoint(own.baseUrl, hostAgent.baseUrl);
     if (shared) {
-      const key = typeof own.apiKey === "string" && own.apiKey.trim() ? own.apiKey : agent.apiKey;
-      endpoint = pickEndpoint({ ...agent, ...definedOnly(own) }, agent.baseUrl, key);
+      const key = typeof own.apiKey === "string" && own.apiKey.trim() ? own.apiKey : hostAgent.apiKey;
+      endpoint = pickEndpoint({ ...hostAgent, ...definedOnly(own) }, hostAgent.baseUrl, key);
     } else {
-      endpoint = pickEndpoint(own, own.baseUrl, resolveApiKey(own, agent ?? {}));
+      endpoint = pickEndpoint(own, own.baseUrl, resolveApiKey(own, hostAgent ?? {}));
     }
   } else if (
-    agent !== undefined &&
-    isPlainObject(agent) &&
-    typeof agent.baseUrl === "string" &&
-    agent.baseUrl.trim() !== ""
+    hostAgent !== undefined &&
+    isPlainObject(hostAgent) &&
+    typeof hostAgent.baseUrl === "string" &&
+    hostAgent.baseUrl.trim() !== ""
   ) {
-    endpoint = pickEndpoint(agent, agent.baseUrl, agent.apiKey);
+    endpoint = pickEndpoint(hostAgent, hostAgent.baseUrl, hostAgent.apiKey);
   } else {
     throw new SideTaskError(
       "invalid-input",

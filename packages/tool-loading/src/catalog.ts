@@ -238,9 +238,9 @@ export interface CatalogTextOptions {
  * (`invalid-catalog`), a mode other than the two (`invalid-mode`) or a cap that is not a whole
  * number of at least 1 (`invalid-cap`). An empty catalogue gives an empty string.
  */
-export function catalogText(catalog: readonly CatalogServer[], given: CatalogTextOptions = {}): string {
+export function catalogText(catalog: readonly CatalogServer[], options: CatalogTextOptions = {}): string {
   // Read as the host wrote them: never a mode, cap or switch only a polluted Object.prototype holds.
-  const options = ownView(given);
+  options = ownView(options);
   checkCatalog(catalog, "catalogText");
   checkRecord(options, "options ({ mode, descriptions, cap })", "catalogText");
   const { mode = "ondemand", descriptions = false, cap = 12 } = options;

@@ -317,11 +317,11 @@ function plainObject(value: unknown): value is Record<string, unknown> {
  * or a `descriptions` that is not a boolean (`invalid-call`).
  */
 export function createToolLoading<R = unknown>(
-  hostOptions: ToolLoadingOptions<R> & ReaderAnswersArguments<R>,
+  options: ToolLoadingOptions<R> & ReaderAnswersArguments<R>,
 ): ToolLoading {
   // Read as the host wrote them (and each step's input and call's state below): never a field only
   // a polluted Object.prototype holds (`loadCap = 1`, `system`, `routing`).
-  const options = ownView(hostOptions);
+  options = ownView(options);
   checkRecord(options, "options ({ mode, tools, catalog?, ... })", "createToolLoading");
   const { mode, order = true, descriptions = false, parse } = options;
   if (!MODES.includes(mode)) {

@@ -48,6 +48,7 @@ describe("r84: a polluted Object.prototype is not read as a host's settings", ()
     expect(() =>
       polluted("mcpServers", { evil: { command: "evil" } }, () => mcpServers({} as never)),
     ).toThrow(/expected an array of servers or a \.mcp\.json document/);
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: a .mcp.json reference, not a template.
     const doc = { mcpServers: { a: { command: "node", args: ["${X:-d}"] } } };
     expect(polluted("env", { X: "evil" }, () => mcpServers(doc, {}))).toEqual(mcpServers(doc));
   });
