@@ -4,6 +4,7 @@ import { parseJson, ToolCallsError } from "@loopwright/tool-calls";
 import { type JsonShape, type SideTaskOptions, type SideTaskReply, sideCall } from "./call.js";
 import { describeValue, isPlainObject, SideTaskError } from "./errors.js";
 import type { SideTaskInput } from "./input.js";
+import { ownView } from "./own.js";
 import { headOf } from "./text.js";
 import type { SideTaskKind } from "./usage.js";
 
@@ -41,16 +42,18 @@ export async function ask(
   input: SideTaskInput,
   options: SideTaskOptions = {},
 ): Promise<string> {
-  const reply = await sideCall(endpoint, model, system, input, options, ASK_DEFAULTS, "ask");
-  tellRefusal(reply, model, options);
+  const own = ownView(options);
+  const reply = await sideCall(endpoint, model, system, input, own, ASK_DEFAULTS, "ask");
+  tellRefusal(reply, model, own);
   return reply.text;
 }
 
 /** A refusal sent in place of content, told to `onNotice` in the model's words. */
 function tellRefusal(reply: SideTaskReply, model: string, options: SideTaskOptions): void {
-  if (reply.text === "" && reply.refusal !== undefined) {
+  const refusal = Object.hasOwn(reply, "refusal") ? reply.refusal : undefined;
+  if (reply.text === "" && refusal !== undefined) {
     options.onNotice?.(
-      `${model} refused to answer: ${JSON.stringify(headOf(reply.refusal, REFUSAL_CHARS))}. The answer is empty.`,
+      `${model} refused to answer: ${JSON.stringify(headOf(refusal, REFUSAL_CHARS))}. The answer is empty.`,
     );
   }
 }
@@ -69,17 +72,18 @@ export async function askReply(
   input: SideTaskInput,
   options: SideTaskOptions = {},
 ): Promise<SideTaskReply> {
+  const own = ownView(options);
   const { text, finishReason, refusal } = await sideCall(
     endpoint,
     model,
     system,
     input,
-    options,
+    own,
     ASK_DEFAULTS,
     "askReply",
   );
   const reply: SideTaskReply = { text, finishReason, ...(refusal !== undefined ? { refusal } : {}) };
-  tellRefusal(reply, model, options);
+  tellRefusal(reply, model, own);
   return reply;
 }
 
@@ -158,10 +162,12 @@ export async function askJsonReading<T = unknown>(
   system: string,
   input: SideTaskInput,
   schema: Readonly<Record<string, unknown>>,
-  options: AskJsonOptions,
+  given: AskJsonOptions,
   exact: boolean,
   task: SideTaskKind = "askJson",
 ): Promise<T | undefined> {
+  // Read as the host wrote them: never a field only a polluted Object.prototype holds.
+  const options = ownView(given);
   if (typeof schema !== "object" || schema === null || Array.isArray(schema)) {
     throw new SideTaskError(
       "invalid-input",

@@ -19,6 +19,7 @@ import {
   type SideTaskInput,
   textOnly,
 } from "./input.js";
+import { ownField, ownView } from "./own.js";
 import { headOf, wellFormed } from "./text.js";
 import type { SideTaskKind, SideTaskUsage } from "./usage.js";
 
@@ -271,12 +272,13 @@ function readReply(completion: unknown, model: string): SideCallReply {
     );
   }
   const { content } = stripThinking(messageText(choice.message.content), { fences: ALL_FENCES });
-  const finish = choice.finish_reason;
-  const reply: SideCallReply = {
+  const finish = ownField(choice, "finish_reason");
+  // No prototype: a `refusal` or `usage` only a polluted Object.prototype holds is never read as the model's.
+  const reply: SideCallReply = Object.assign(Object.create(null) as SideCallReply, {
     text: content.trim(),
     finishReason: typeof finish === "string" ? finish : undefined,
-  };
-  const refusal = choice.message.refusal;
+  });
+  const refusal = ownField(choice.message, "refusal");
   if (typeof refusal === "string" && refusal.trim() !== "") reply.refusal = refusal.trim();
   const usage = isObject(completion) && isObject(completion.usage) ? completion.usage : undefined;
   const prompt = tokens(usage?.prompt_tokens);
@@ -649,6 +651,9 @@ export async function sideCall(
   shape?: JsonShape,
   task: SideTaskKind = where as SideTaskKind,
 ): Promise<SideCallReply> {
+  // Read as the host wrote them: never a field only a polluted Object.prototype holds.
+  endpoint = ownView(endpoint);
+  options = ownView(options);
   checkTarget(endpoint, model, where);
   if (typeof system !== "string") {
     throw new SideTaskError(

@@ -5,6 +5,7 @@ import {
   ToolLoadingError,
 } from "@loopwright/tool-loading";
 import { describeValue, SideTaskError } from "./errors.js";
+import { ownView } from "./own.js";
 
 /** One tool as the catalogue lists it: a name and what it does. */
 export interface CatalogToolLike {
@@ -66,7 +67,10 @@ export function readCatalog(catalog: readonly CatalogServerLike[], where: string
   const seen = new Set<string>();
   const entries: CatalogEntry[] = [];
   const servers: CatalogServer[] = [];
-  catalog.forEach((server, index) => {
+  catalog.forEach((given, index) => {
+    // Read as the host wrote it: never a label, tool list or description only a polluted
+    // Object.prototype holds.
+    const server = ownView(given);
     if (typeof server !== "object" || server === null || !Array.isArray(server.tools)) {
       throw new SideTaskError(
         "invalid-input",
@@ -85,10 +89,12 @@ export function readCatalog(catalog: readonly CatalogServerLike[], where: string
     // server's title cannot write lines of the catalogue (a tool that is not there) or fill the prompt.
     const label =
       (typeof server.label === "string" ? descriptionLine(server.label, LABEL_CHARS) : "") || server.name;
-    const named = (server.tools as readonly unknown[]).filter(
-      (tool): tool is CatalogToolLike =>
-        typeof (tool as CatalogToolLike | null)?.name === "string" && (tool as CatalogToolLike).name !== "",
-    );
+    const named = (server.tools as readonly unknown[])
+      .map((tool) => ownView(tool))
+      .filter(
+        (tool): tool is CatalogToolLike =>
+          typeof (tool as CatalogToolLike | null)?.name === "string" && (tool as CatalogToolLike).name !== "",
+      );
     servers.push({
       name: server.name,
       tools: named.map((tool) => ({ name: tool.name })),

@@ -1,5 +1,6 @@
 import { type CatalogServerLike, catalogEntries, checkCap, PRESELECT_MAX } from "./catalog.js";
 import { describeValue, SideTaskError } from "./errors.js";
+import { ownField } from "./own.js";
 import { terms } from "./words.js";
 
 /** Where keyword matching draws its line. */
@@ -123,8 +124,9 @@ export function preselectByKeywords(
     );
   }
   const cap = checkCap(max, "preselectByKeywords");
-  const minScore = positive(options?.minScore, "minScore", KEYWORD_MIN_SCORE);
-  const dropoff = positive(options?.dropoff, "dropoff", KEYWORD_DROPOFF);
+  // Read as the host wrote them: never a bar only a polluted Object.prototype holds.
+  const minScore = positive(ownField(options, "minScore"), "minScore", KEYWORD_MIN_SCORE);
+  const dropoff = positive(ownField(options, "dropoff"), "dropoff", KEYWORD_DROPOFF);
   const n = docs.length;
   const idf = (word: string) => {
     const d = df.get(word) ?? 0;

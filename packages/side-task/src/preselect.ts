@@ -13,6 +13,7 @@ import {
 } from "./catalog.js";
 import { describeValue, errorText, isPlainObject, SideTaskError } from "./errors.js";
 import { type KeywordOptions, preselectByKeywords } from "./keywords.js";
+import { ownView } from "./own.js";
 import { headOf } from "./text.js";
 
 /** The shape a preselection answer is held to: `{ "tools": ["name", …] }`. */
@@ -249,7 +250,9 @@ export async function preselect(
   const cap = checkCap(max, "preselect");
   if (typeof model !== "string" || model.trim() === "") return [];
   if (read.entries.length === 0 || prompt.trim() === "") return [];
-  const { keywords, ...rest } = options ?? {};
+  // Read as the host wrote them: never a field only a polluted Object.prototype holds.
+  const own = ownView(options ?? {});
+  const { keywords, ...rest } = own;
   if (keywords != null && typeof keywords !== "boolean" && !isPlainObject(keywords)) {
     throw new SideTaskError(
       "invalid-input",
@@ -265,7 +268,7 @@ export async function preselect(
   // side task is still [] (it rejected with the sink's error, and the preselection was lost).
   const notice = (text: string) => {
     try {
-      rest.onNotice?.(text);
+      own.onNotice?.(text);
     } catch {
       // The notice is only told; the preselection stands.
     }
@@ -281,9 +284,9 @@ export async function preselect(
       {
         ...rest,
         // Wrapped only where it is a function: anything else is askJson's to refuse by name.
-        ...(typeof rest.onNotice === "function" ? { onNotice: notice } : {}),
-        maxTokens: rest.maxTokens ?? PRESELECT_MAX_TOKENS,
-        temperature: rest.temperature ?? 0,
+        ...(typeof own.onNotice === "function" ? { onNotice: notice } : {}),
+        maxTokens: own.maxTokens ?? PRESELECT_MAX_TOKENS,
+        temperature: own.temperature ?? 0,
         name: "preselection",
       },
       false,

@@ -3,6 +3,7 @@ import { REFUSAL_CHARS } from "./ask.js";
 import { checkOptions, checkTarget, type SideTaskOptions, sideCall } from "./call.js";
 import { describeValue, errorText, isPlainObject, SideTaskError } from "./errors.js";
 import { escapeHeaders, headerName, keepEndsEscaped } from "./headers.js";
+import { ownView } from "./own.js";
 import {
   checkWhole,
   fitStretch,
@@ -306,7 +307,10 @@ export function summariser(
   model: string,
   options: SummariserOptions = {},
 ): SummariseFunction {
-  checkTarget(endpoint, model, "summariser");
+  // Read as the host wrote them: never a field only a polluted Object.prototype holds.
+  options = ownView(options);
+  const target = ownView(endpoint);
+  checkTarget(target, model, "summariser");
   checkOptions(options, "summariser");
   const { system: givenSystem, inputChars, contextLength, ...rest } = options;
   if (givenSystem != null && typeof givenSystem !== "string") {
@@ -320,7 +324,7 @@ export function summariser(
   const givenBudget = checkWhole(inputChars, "inputChars", "summariser");
   const window = checkWhole(contextLength, "contextLength", "summariser");
   // The reply's room: the ceiling sent, or the task's own where none is sent.
-  const ceiling = rest.maxTokens || SUMMARY_MAX_TOKENS;
+  const ceiling = options.maxTokens || SUMMARY_MAX_TOKENS;
   const budget =
     givenBudget ??
     (window === undefined ? undefined : inputBudget(window, ceiling, system.length, SUMMARY_CHARS_PER_TOKEN));
@@ -337,7 +341,7 @@ export function summariser(
     // A host's notice sink that throws changes nothing: the answer is still `undefined`, not its error.
     const notice = (text: string) => {
       try {
-        rest.onNotice?.(text);
+        options.onNotice?.(text);
       } catch {
         // ignored: the notice was the host's to take
       }
@@ -354,11 +358,11 @@ export function summariser(
         : "The conversation to take notes of:\n\n";
       return lead + (room === undefined ? blocks.join("\n\n") : fitStretch(blocks, room - lead.length));
     };
-    const callerSignal = rest.signal ?? (signal instanceof AbortSignal ? signal : undefined);
+    const callerSignal = options.signal ?? (signal instanceof AbortSignal ? signal : undefined);
     // The compaction's signal in the narrow shape it is typed as ({ aborted }, another realm's or a
     // polyfill's AbortSignal): read before each request, so an abandoned compaction sends nothing more.
     const narrow =
-      rest.signal == null && signal != null && !(signal instanceof AbortSignal) ? signal : undefined;
+      options.signal == null && signal != null && !(signal instanceof AbortSignal) ? signal : undefined;
     /**
      * Asks for the summary of `input`. Where the window is known, the reply asked for is the room
      * the input was budgeted beside, not the whole ceiling: vLLM refuses prompt + max_tokens past it.

@@ -1,6 +1,7 @@
 import { type Endpoint, redactor, resolveApiKey } from "@loopwright/client";
 import type { SideTaskOptions } from "./call.js";
 import { describeValue, isPlainObject, SideTaskError } from "./errors.js";
+import { ownView } from "./own.js";
 
 /** A side task's endpoint as an agent spec resolves it (`ResolvedTaskEndpoint`), or any `Endpoint`. */
 export interface TaskEndpoint {
@@ -45,7 +46,8 @@ function sameEndpoint(a: string, b: string): boolean {
   return resolveApiKey({ baseUrl: a }, { baseUrl: b, apiKey: probe }) === probe;
 }
 
-function pickEndpoint(fields: TaskEndpoint, baseUrl: string, apiKey: string | undefined): Endpoint {
+function pickEndpoint(given: TaskEndpoint, baseUrl: string, apiKey: string | undefined): Endpoint {
+  const fields = ownView(given);
   const out: Endpoint = { baseUrl };
   if (apiKey !== undefined) out.apiKey = apiKey;
   if (fields.headers !== undefined) out.headers = fields.headers;
@@ -80,6 +82,12 @@ export function taskCall(
   options: TaskCallOptions = {},
   agent?: TaskEndpoint,
 ): TaskCall {
+  // Read as the host wrote them: never a field only a polluted Object.prototype holds
+  // (`Object.prototype.endpoint` sending every task to another server). Its keys are checked as given.
+  const given = task;
+  task = ownView(task);
+  options = ownView(options);
+  const hostAgent = ownView(agent);
   if (task !== undefined && !isPlainObject(task)) {
     throw new SideTaskError(
       "invalid-input",
@@ -93,26 +101,28 @@ export function taskCall(
     );
   }
   const stated = task ?? {};
-  checkTaskKeys(stated);
-  const own = stated.endpoint;
+  checkTaskKeys(given ?? {});
+  const own = ownView(stated.endpoint);
   if (own != null) checkTaskEndpoint(own);
   let endpoint: Endpoint;
   if (own != null) {
     const shared =
-      agent !== undefined && typeof agent.baseUrl === "string" && sameEndpoint(own.baseUrl, agent.baseUrl);
+      hostAgent !== undefined &&
+      typeof hostAgent.baseUrl === "string" &&
+      sameEndpoint(own.baseUrl, hostAgent.baseUrl);
     if (shared) {
-      const key = typeof own.apiKey === "string" && own.apiKey.trim() ? own.apiKey : agent.apiKey;
-      endpoint = pickEndpoint({ ...agent, ...definedOnly(own) }, agent.baseUrl, key);
+      const key = typeof own.apiKey === "string" && own.apiKey.trim() ? own.apiKey : hostAgent.apiKey;
+      endpoint = pickEndpoint({ ...hostAgent, ...definedOnly(own) }, hostAgent.baseUrl, key);
     } else {
-      endpoint = pickEndpoint(own, own.baseUrl, resolveApiKey(own, agent ?? {}));
+      endpoint = pickEndpoint(own, own.baseUrl, resolveApiKey(own, hostAgent ?? {}));
     }
   } else if (
-    agent !== undefined &&
-    isPlainObject(agent) &&
-    typeof agent.baseUrl === "string" &&
-    agent.baseUrl.trim() !== ""
+    hostAgent !== undefined &&
+    isPlainObject(hostAgent) &&
+    typeof hostAgent.baseUrl === "string" &&
+    hostAgent.baseUrl.trim() !== ""
   ) {
-    endpoint = pickEndpoint(agent, agent.baseUrl, agent.apiKey);
+    endpoint = pickEndpoint(hostAgent, hostAgent.baseUrl, hostAgent.apiKey);
   } else {
     throw new SideTaskError(
       "invalid-input",
@@ -135,7 +145,7 @@ export function taskCall(
   // as ask refuses one handed to it directly.
   for (const [extra, whose] of [
     [stated.extraBody, "the task's extraBody"],
-    [hostOptions.extraBody, "options.extraBody"],
+    [options.extraBody, "options.extraBody"],
   ] as const) {
     if (extra != null && !isPlainObject(extra)) {
       throw new SideTaskError(
@@ -144,8 +154,8 @@ export function taskCall(
       );
     }
   }
-  if (stated.extraBody != null || hostOptions.extraBody != null) {
-    merged.extraBody = { ...hostOptions.extraBody, ...stated.extraBody };
+  if (stated.extraBody != null || options.extraBody != null) {
+    merged.extraBody = { ...options.extraBody, ...stated.extraBody };
   }
   return { endpoint, model: stated.model ?? hostModel ?? "", options: merged };
 }

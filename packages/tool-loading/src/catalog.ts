@@ -1,5 +1,6 @@
 import type { FunctionToolLike } from "@loopwright/schema-compat";
 import { checkCap, checkRecord, cutName, describe, headOf, ToolLoadingError } from "./errors.js";
+import { ownView } from "./own.js";
 
 /** One tool as the catalogue lists it: its name, and a one-line description where there is one. */
 export interface CatalogTool {
@@ -238,6 +239,8 @@ export interface CatalogTextOptions {
  * number of at least 1 (`invalid-cap`). An empty catalogue gives an empty string.
  */
 export function catalogText(catalog: readonly CatalogServer[], options: CatalogTextOptions = {}): string {
+  // Read as the host wrote them: never a mode, cap or switch only a polluted Object.prototype holds.
+  options = ownView(options);
   checkCatalog(catalog, "catalogText");
   checkRecord(options, "options ({ mode, descriptions, cap })", "catalogText");
   const { mode = "ondemand", descriptions = false, cap = 12 } = options;

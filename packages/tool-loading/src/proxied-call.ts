@@ -3,6 +3,7 @@ import type { CatalogServer } from "./catalog.js";
 import { catalogMemo, definitionsOf } from "./catalog-readers.js";
 import { describe, echoName, ToolLoadingError } from "./errors.js";
 import { type ToolResolver, toolResolver } from "./names.js";
+import { ownView } from "./own.js";
 
 /** The inner call a `call_tool` stands for: the tool it names and its arguments as an object. */
 export interface ProxiedCall {
@@ -123,7 +124,8 @@ export function proxiedCall<R = unknown>(
   catalog: readonly CatalogServer[],
   given?: ProxiedCallOptions<R> & ReaderAnswersArguments<R>,
 ): ProxiedCall {
-  const options: ProxiedCallOptions<R> = given ?? {};
+  // Read as the host wrote them: never a `parse` or `tools` only a polluted Object.prototype holds.
+  const options: ProxiedCallOptions<R> = ownView(given ?? {});
   // Checked and indexed once per catalogue (and tool array), again only when one changes: called on
   // its own, each call built the name lookups anew (half a second at 10^5 tools).
   const resolve = catalogMemo(catalog, "proxiedCall", "resolver", toolResolver);
@@ -174,8 +176,10 @@ const jsonParse = (text: string): unknown => JSON.parse(text);
 export function readProxiedCall(
   args: unknown,
   resolve: ToolResolver,
-  options: ReadOptions = {},
+  readGiven: ReadOptions = {},
 ): ProxiedCall {
+  // Built without a `parse` where none was given: never the one a polluted Object.prototype holds.
+  const options = ownView(readGiven);
   const parse = options.parse ?? jsonParse;
   let outer = args;
   if (typeof outer === "string") {

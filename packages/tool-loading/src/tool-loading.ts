@@ -19,6 +19,7 @@ import {
   namesIn,
   toolResolver,
 } from "./names.js";
+import { ownView } from "./own.js";
 import {
   type OtherReaderOptions,
   type ProxiedParseOptions,
@@ -318,6 +319,9 @@ function plainObject(value: unknown): value is Record<string, unknown> {
 export function createToolLoading<R = unknown>(
   options: ToolLoadingOptions<R> & ReaderAnswersArguments<R>,
 ): ToolLoading {
+  // Read as the host wrote them (and each step's input and call's state below): never a field only
+  // a polluted Object.prototype holds (`loadCap = 1`, `system`, `routing`).
+  options = ownView(options);
   checkRecord(options, "options ({ mode, tools, catalog?, ... })", "createToolLoading");
   const { mode, order = true, descriptions = false, parse } = options;
   if (!MODES.includes(mode)) {
@@ -476,7 +480,8 @@ export function createToolLoading<R = unknown>(
     catalog,
     catalogText: text,
 
-    start(input = {}) {
+    start(startGiven = {}) {
+      const input = ownView(startGiven);
       checkRecord(input, "{ loaded?, preselected? }", "start");
       if (mode !== "ondemand") {
         return { loaded: [], preselected: mode === "proxy" ? usablePreselection(input.preselected) : [] };
@@ -491,7 +496,8 @@ export function createToolLoading<R = unknown>(
       return { loaded, preselected };
     },
 
-    request(input) {
+    request(requestGiven) {
+      const input = ownView(requestGiven);
       checkRecord(input, "{ step, loaded, preselected?, routing?, system? }", "request");
       checkStep(input.step, "request", false);
       if (input.system !== undefined && typeof input.system !== "string") {
@@ -515,7 +521,9 @@ export function createToolLoading<R = unknown>(
       return { tools: orderTools([LOAD_TOOLS, ...declared], order), system: withCatalog(input.system) };
     },
 
-    route(call, state) {
+    route(callGiven, stateGiven) {
+      const call = ownView(callGiven);
+      const state = ownView(stateGiven);
       checkCall(call);
       checkRecord(state, "the run's state ({ loaded, messages, step?, preselected?, routing? })", "route");
       checkStep(state.step, "route", true);

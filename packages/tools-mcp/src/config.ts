@@ -1,5 +1,6 @@
 import { readFile } from "node:fs/promises";
 import { describeValue, McpPoolError, messageOf } from "./errors.js";
+import { ownField, ownView } from "./own.js";
 
 /** A server the pool starts as a child process and talks to over stdin and stdout. */
 export interface McpStdioServer {
@@ -167,10 +168,12 @@ export function unfilledReferences(config: McpServerConfig): string[] {
 }
 
 function expandConfig(
-  config: McpServerConfig,
+  given: McpServerConfig,
   env: Readonly<Record<string, string | undefined>>,
   at: string,
 ): McpServerConfig {
+  // Built by entryToConfig with only the fields given: a `cwd` it has none of is not Object.prototype's.
+  const config = ownView(given);
   const masked: string[] = [];
   const expand = (text: string, where: string): string =>
     expandReferences(
@@ -265,7 +268,8 @@ function entryToConfig(
       `expected a server object ({ command, args } or { url }), got ${describeValue(entry)}.`,
     );
   }
-  const e = entry as Record<string, unknown>;
+  // Read as the host wrote it: never a field only a polluted Object.prototype holds.
+  const e = ownView(entry) as Record<string, unknown>;
   if (e.enabled === false) return undefined;
   if (name.trim() === "") throw invalid(at, "a server needs a non-empty name.");
   const type = e.type;
@@ -327,18 +331,18 @@ function entryToConfig(
  */
 export function mcpServers(input: McpServersInput, options: McpServersOptions = {}): McpServerConfig[] {
   const out: McpServerConfig[] = [];
-  const env = options.env;
+  const env = ownField(options, "env") as McpServersOptions["env"];
   const settle = (config: McpServerConfig | undefined, at: string) => {
     if (config) out.push(env ? expandConfig(config, env, at) : config);
   };
   if (Array.isArray(input)) {
     input.forEach((entry, index) => {
-      const name = (entry as McpServerEntry | null)?.name;
+      const name = ownField(entry, "name");
       if (typeof name !== "string") throw invalid(`[${index}].name`, "each server needs a name (a string).");
       settle(entryToConfig(entry, name, `[${index}]`, env !== undefined), `[${index}]`);
     });
-  } else if (typeof input === "object" && input !== null && "mcpServers" in input) {
-    const servers = (input as { mcpServers: unknown }).mcpServers;
+  } else if (typeof input === "object" && input !== null && "mcpServers" in ownView(input)) {
+    const servers = ownField(input, "mcpServers");
     if (typeof servers !== "object" || servers === null || Array.isArray(servers)) {
       throw invalid("mcpServers", `expected an object of servers by name, got ${describeValue(servers)}.`);
     }

@@ -12,6 +12,7 @@ import { describeValue, McpPoolError, messageOf } from "./errors.js";
 import { CallGate } from "./gate.js";
 import type { HookEvent, HookOutcome, HookRunner, McpHookSpec } from "./hooks.js";
 import { onAbort } from "./on-abort.js";
+import { ownField, ownView } from "./own.js";
 import { Reaper } from "./reaper.js";
 import { serverNamesOf, toServerNames } from "./redact.js";
 import { untilStopped } from "./stop.js";
@@ -258,11 +259,13 @@ function withoutNulls(options: unknown): PoolSettings {
   if (options === undefined || options === null) return {};
   if (typeof options !== "object" || Array.isArray(options)) refuse("options must be an object", options);
   void EVERY_OPTION_READ;
-  const read: Record<string, unknown> = {};
+  // No prototype, and read from the options' own fields (and a class's getters): an option only a
+  // polluted Object.prototype holds (`timeoutMs = -1`, `reaper = false`) is not the host's.
+  const read = Object.create(null) as Record<string, unknown>;
   for (const key of POOL_OPTION_KEYS) {
     let value: unknown;
     try {
-      value = (options as Record<string, unknown>)[key];
+      value = ownField(options, key);
     } catch (error) {
       throw new McpPoolError(
         "invalid-config",
@@ -402,7 +405,8 @@ export function createMcpPool(
   input: McpServersInput | readonly McpServerConfig[],
   options: McpPoolOptions | null = {},
 ): McpPool {
-  const configs = mcpServers(input as McpServersInput);
+  // No prototype: a field a config has none of (`cwd`, `env`, `headers`) is not Object.prototype's.
+  const configs = mcpServers(input as McpServersInput).map((config) => ownView(config));
   const settings = withoutNulls(options);
   checkOptions(settings);
   const timeoutMs = positive(settings.timeoutMs, DEFAULT_TIMEOUT_MS, "timeoutMs");
@@ -417,7 +421,9 @@ export function createMcpPool(
   const serializeWrites = settings.serializeWrites !== false;
   const maxMessageBytes = count(settings.maxMessageBytes, DEFAULT_MAX_MESSAGE_BYTES, "maxMessageBytes", 1);
   const naming = settings.toolNames ?? "prefixed";
-  const hooks = [...(settings.hooks ?? [])];
+  // Each hook read as the host wrote it: never an `enabled`, `events` or `server` only a polluted
+  // Object.prototype holds.
+  const hooks = [...(settings.hooks ?? [])].map((hook) => ownView(hook));
   hooks.forEach((hook, i) => {
     if (typeof hook?.id !== "string") {
       throw new McpPoolError("invalid-config", "each hook needs an id (a string) and events (an array).");

@@ -1,0 +1,54 @@
+/**
+ * Reading what a host gave (options, task settings, an endpoint, a catalogue's servers and tools)
+ * as the host wrote it: a field counts where the object holds it itself, or a prototype of its own
+ * does (a class's getter), never where only `Object.prototype` does. Some code in the host's
+ * process setting `Object.prototype.maxTokens = 1` (prototype pollution) otherwise cut every side
+ * task's reply to one token, `Object.prototype.extraBody` put its fields on every request, and
+ * `Object.prototype.endpoint` sent every task named without an endpoint to another server.
+ */
+
+/** How deep a prototype chain is followed: a Proxy's trap can make one endless. */
+const MAX_CHAIN = 64;
+
+/** Whether `value` is an object whose fields are read as a host's settings (not an array, not null). */
+function isFields(value: unknown): value is object {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/**
+ * `value`'s fields in an object with no prototype: its own enumerable data fields, read once, and
+ * its getters and the fields a prototype of its own (below `Object.prototype`: a class's getter,
+ * `Object.create(defaults)`'s defaults) holds, as getters that ask `value` each time they are read. A field only a polluted `Object.prototype`
+ * holds reads as `undefined` there. Anything that is not such an object (an array, `null`, a
+ * string) is handed back as it is, for the checks that refuse it to name it.
+ */
+export function ownView<T>(value: T): T {
+  if (!isFields(value) || Object.getPrototypeOf(value) === null) return value;
+  const view = Object.create(null) as Record<string, unknown>;
+  const source = value as Record<string, unknown>;
+  const asked = (name: string): PropertyDescriptor => ({
+    get: () => source[name],
+    enumerable: true,
+    configurable: true,
+  });
+  for (const name of Object.keys(value)) {
+    const described = Object.getOwnPropertyDescriptor(value, name);
+    if (described?.get) Object.defineProperty(view, name, asked(name));
+    else view[name] = source[name];
+  }
+  let at = Object.getPrototypeOf(value) as object | null;
+  for (let depth = 0; at !== null && at !== Object.prototype && depth < MAX_CHAIN; depth++) {
+    for (const name of Object.getOwnPropertyNames(at)) {
+      if (name in view || name === "constructor") continue;
+      Object.defineProperty(view, name, asked(name));
+    }
+    at = Object.getPrototypeOf(at) as object | null;
+  }
+  return view as T;
+}
+
+/** `value[name]` where `value` (or a prototype of its own) holds it, else `undefined`. */
+export function ownField(value: unknown, name: string): unknown {
+  if (!isFields(value)) return undefined;
+  return (ownView(value) as Record<string, unknown>)[name];
+}
