@@ -669,8 +669,7 @@ function convertObject(input: Raw, ctx: Context, depth: number, refs: RefCounts)
     if (fitting.length === 0) {
       // `{ type: "string", enum: [1, 2] }`: no value is both. Sent as the type alone, with the
       // values in words, so the request can be answered and the model still reads them.
-      const shown = enumValues.slice(0, 20).map((v) => JSON.stringify(v));
-      const listed = shown.length < enumValues.length ? `${shown.join(", ")}, …` : shown.join(", ");
+      const listed = listedValues(enumValues);
       const words = Object.hasOwn(schema, "const") ? `Must be exactly ${listed}.` : `One of: ${listed}.`;
       notes.push(words);
       ctx.notices.push(
@@ -689,8 +688,7 @@ function convertObject(input: Raw, ctx: Context, depth: number, refs: RefCounts)
     if (meeting.length === 0) {
       // None meets them: no value is valid. The enum and what it contradicts are left out and
       // written into the description, as bounds no value meets are.
-      const shown = enumValues.slice(0, 20).map((v) => JSON.stringify(v));
-      const listed = shown.length < enumValues.length ? `${shown.join(", ")}, …` : shown.join(", ");
+      const listed = listedValues(enumValues);
       const words = [Object.hasOwn(schema, "const") ? `Must be exactly ${listed}.` : `One of: ${listed}.`];
       const left: Raw = { ...schema };
       for (const [key, word] of besideWords(schema)) {
@@ -1315,18 +1313,80 @@ function toRootObject(schema: JsonSchema, original: unknown): JsonSchema {
  * branches) past `MAX_EXPANDED_NODES` nodes is asked for as JSON text where it is an object, an
  * array or a union, and `onNotice` is told. Schemas nested deeper than `MAX_NESTING` (64) are asked for as
  * JSON text from there; a value JSON cannot hold (a throwing getter, a revoked Proxy) reads as any
- * object. No text it writes holds half a surrogate pair alone: in a property name it is written
+ * object, and `onNotice` is told where it threw and what. No text it writes holds half a surrogate pair alone: in a property name it is written
  * U+FFFD (then `_2`, `_3`, … where that name is taken), which `restoreArguments` maps back.
  * Idempotent; never throws; never mutates its input.
  */
 export function sanitizeSchema(schema: unknown, options: SanitizeOptions = {}): JsonSchema {
+  const given = isObject(options) ? options : {};
   try {
-    return sanitizeBounded(schema, isObject(options) ? options : {});
-  } catch {
-    // Only a value no JSON holds gets here: a throwing getter, a revoked Proxy, a BigInt where a
-    // number is read. What cannot be read is asked for as any object, as a non-schema is.
+    return sanitizeBounded(schema, given);
+  } catch (error) {
+    // Only a value no JSON holds gets here: a throwing getter, a revoked Proxy. What cannot be
+    // read is asked for as any object, as a non-schema is; at the root that is a tool taking no
+    // arguments, so the host is told where and what threw.
+    const where = unreadableAt(schema);
+    tell(
+      given,
+      `This schema could not be read (${shortText(where?.path ?? "#", UNREADABLE_NOTE_CHARS)}: ` +
+        `${shortText(thrownText(where ? where.error : error), UNREADABLE_NOTE_CHARS)}); it is sent as an object ` +
+        "with no properties, so the model can call the tool only with {}.",
+    );
     return toRootObject(anyValue(undefined), undefined);
   }
+}
+
+/** How many characters of a path or an error message a notice about an unreadable schema holds. */
+const UNREADABLE_NOTE_CHARS = 200;
+
+/** `text` cut after `max` characters ("…"), with no half surrogate pair left at the cut. */
+function shortText(text: string, max: number): string {
+  return text.length <= max ? wellFormed(text) : `${wellFormed(text.slice(0, max))}…`;
+}
+
+/** What a thrown value says, never throwing itself (a hostile error's getters may). */
+function thrownText(error: unknown): string {
+  try {
+    if (error instanceof Error) return `${String(error.name)}: ${String(error.message)}`;
+    return typeof error === "string" ? error : typeof error;
+  } catch {
+    return "an unreadable error";
+  }
+}
+
+type Place = { node: unknown; path: string; depth: number };
+
+/**
+ * The JSON pointer of the first place in `value` that cannot be read (a throwing getter, a
+ * revoked Proxy) and what it threw; undefined if none is found within a bounded walk.
+ */
+function unreadableAt(value: unknown): { path: string; error: unknown } | undefined {
+  const seen = new Set<object>();
+  const stack: Place[] = [{ node: value, path: "#", depth: 0 }];
+  for (let visits = 0; stack.length > 0 && visits < MAX_EXPANDED_NODES; visits++) {
+    const { node, path, depth } = stack.pop() as Place;
+    if (typeof node !== "object" || node === null || seen.has(node)) continue;
+    seen.add(node);
+    let keys: string[];
+    try {
+      keys = Array.isArray(node) ? node.map((_, i) => String(i)) : Object.keys(node);
+    } catch (error) {
+      return { path, error };
+    }
+    const children: Place[] = [];
+    for (const key of keys) {
+      const at = `${path}/${key.replace(/~/g, "~0").replace(/\//g, "~1")}`;
+      let child: unknown;
+      try {
+        child = (node as Record<string, unknown>)[key];
+      } catch (error) {
+        return { path: at, error };
+      }
+      if (depth < MAX_NESTING * 4) children.push({ node: child, path: at, depth: depth + 1 });
+    }
+    stack.push(...children.reverse());
+  }
+  return undefined;
 }
 
 function sanitizeBounded(schema: unknown, options: SanitizeOptions): JsonSchema {

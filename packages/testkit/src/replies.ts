@@ -216,6 +216,53 @@ const FIELDS: {
   raw: ["type", "status", "headers", "chunks", "chunkDelayMs"],
 };
 
+/** Every field any kind of reply has. */
+const ALL_FIELDS: readonly string[] = [...new Set(Object.values(FIELDS).flat())];
+const CALL_FIELDS = ["id", "name", "arguments"] as const;
+
+/** How deep a prototype chain is followed: a Proxy's trap can make one endless. */
+const MAX_CHAIN = 64;
+
+/**
+ * Whether `value` holds `field` itself or a prototype of its own does (a class's getter), never
+ * where only `Object.prototype` does: `Object.prototype.content = "x"` set by some code in the
+ * test's process must not become every reply's content.
+ */
+function holds(value: object, field: string): boolean {
+  let level: object | null = value;
+  for (let depth = 0; level !== null && level !== Object.prototype && depth < MAX_CHAIN; depth++) {
+    if (Object.hasOwn(level, field)) return true;
+    level = Object.getPrototypeOf(level) as object | null;
+  }
+  return false;
+}
+
+/**
+ * `value`'s `fields` as the script wrote them, in an object with no prototype (a field it does not
+ * hold reads as undefined there, whatever `Object.prototype` holds); anything but an object as it is.
+ */
+function ownFields(value: unknown, fields: readonly string[]): unknown {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return value;
+  const view = Object.create(null) as Record<string, unknown>;
+  for (const field of fields)
+    if (holds(value, field)) view[field] = (value as Record<string, unknown>)[field];
+  return view;
+}
+
+/**
+ * A checked reply's fields read as the script wrote them, its tool calls', usage's, pause's and
+ * errorMidStream's too: what the server sends from. A field only a polluted `Object.prototype`
+ * holds is left out (`Object.prototype.id = "forged"` gave every tool call that id).
+ */
+export function ownReply(reply: Reply): Reply {
+  const r = ownFields(reply, ALL_FIELDS) as Record<string, unknown>;
+  if (Array.isArray(r.toolCalls)) r.toolCalls = r.toolCalls.map((c: unknown) => ownFields(c, CALL_FIELDS));
+  if (r.usage !== undefined) r.usage = ownFields(r.usage, USAGE_FIELDS);
+  if (r.pause !== undefined) r.pause = ownFields(r.pause, ["afterChunk", "ms"]);
+  if (r.errorMidStream !== undefined) r.errorMidStream = ownFields(r.errorMidStream, ["afterChunk", "error"]);
+  return r as unknown as Reply;
+}
+
 /** What a script may have meant by a field a reply does not have: the wire's names for the turn's. */
 const MEANT: Record<string, string> = {
   tool_calls: "toolCalls",
@@ -250,11 +297,11 @@ export function validateReply(reply: unknown): Reply {
   if (typeof reply !== "object" || reply === null) {
     throw new TestkitError("invalid-reply", `A reply must be an object, got ${String(reply)}.`);
   }
-  const r = reply as Record<string, unknown>;
+  const r = ownFields(reply, ALL_FIELDS) as Record<string, unknown>;
   switch (r.type) {
     case undefined:
     case "turn": {
-      onlyKnown(r, FIELDS.turn, "A turn reply");
+      onlyKnown(reply, FIELDS.turn, "A turn reply");
       for (const f of ["chunkDelayMs", "firstByteDelayMs"]) nonNegative(r[f], f);
       for (const f of ["silentAfterChunk", "dropAfterChunk"]) wholeNumber(r[f], f);
       wholeNumber(r.chunkChars, "chunkChars", 1);
@@ -262,8 +309,8 @@ export function validateReply(reply: unknown): Reply {
         if (typeof r.usage !== "object" || r.usage === null || Array.isArray(r.usage)) {
           throw invalid("Reply field usage must be an object of token numbers or false.");
         }
-        const usage = r.usage as Record<string, unknown>;
-        onlyKnown(usage, USAGE_FIELDS, "Reply field usage");
+        onlyKnown(r.usage, USAGE_FIELDS, "Reply field usage");
+        const usage = ownFields(r.usage, USAGE_FIELDS) as Record<string, unknown>;
         for (const f of USAGE_FIELDS) wholeNumber(usage[f], `usage.${f}`);
         // Cached tokens are part of the prompt, reasoning tokens part of the completion: no server
         // reports more of them than of the whole.
@@ -297,7 +344,7 @@ export function validateReply(reply: unknown): Reply {
           throw new TestkitError("invalid-reply", "Reply field toolCalls must be an array.");
         }
         r.toolCalls.forEach((c: unknown, i) => {
-          const call = c as Record<string, unknown> | null;
+          const call = ownFields(c, CALL_FIELDS) as Record<string, unknown> | null;
           if (!call || typeof call.name !== "string" || typeof call.arguments !== "string") {
             throw invalid(
               `toolCalls[${i}] needs a string name and a string arguments (JSON text), got ${shown(c)}.`,
@@ -317,25 +364,25 @@ export function validateReply(reply: unknown): Reply {
         }
       }
       if (r.pause !== undefined) {
-        const p = r.pause as Record<string, unknown>;
-        onlyKnown(p, ["afterChunk", "ms"], "Reply field pause");
+        onlyKnown(r.pause as object, ["afterChunk", "ms"], "Reply field pause");
+        const p = ownFields(r.pause, ["afterChunk", "ms"]) as Record<string, unknown>;
         wholeNumber(present(p.afterChunk, "pause.afterChunk"), "pause.afterChunk");
         nonNegative(present(p.ms, "pause.ms"), "pause.ms");
       }
       if (r.errorMidStream !== undefined) {
-        const e = r.errorMidStream as Record<string, unknown>;
-        onlyKnown(e, ["afterChunk", "error"], "Reply field errorMidStream");
+        onlyKnown(r.errorMidStream as object, ["afterChunk", "error"], "Reply field errorMidStream");
+        const e = ownFields(r.errorMidStream, ["afterChunk", "error"]) as Record<string, unknown>;
         wholeNumber(present(e.afterChunk, "errorMidStream.afterChunk"), "errorMidStream.afterChunk");
       }
       return reply as TurnReply;
     }
     case "error":
-      onlyKnown(r, FIELDS.error, "An error reply");
+      onlyKnown(reply, FIELDS.error, "An error reply");
       httpStatus(r.status, "An error reply", true);
       replyHeaders(r.headers, "An error reply's");
       return reply as ErrorReply;
     case "replay":
-      onlyKnown(r, FIELDS.replay, "A replay reply");
+      onlyKnown(reply, FIELDS.replay, "A replay reply");
       if (typeof r.fixture !== "string") {
         throw new TestkitError(
           "invalid-reply",
@@ -347,7 +394,7 @@ export function validateReply(reply: unknown): Reply {
       nonNegative(r.chunkDelayMs, "chunkDelayMs");
       return reply as ReplayReply;
     case "raw":
-      onlyKnown(r, FIELDS.raw, "A raw reply");
+      onlyKnown(reply, FIELDS.raw, "A raw reply");
       if (!Array.isArray(r.chunks)) {
         throw new TestkitError(
           "invalid-reply",

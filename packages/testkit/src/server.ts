@@ -12,7 +12,7 @@ import { type PersonalitySpec, resolvePersonality } from "./personalities/resolv
 import { countTokens, createPrefixCache, renderPrompt } from "./prefix-cache.js";
 import type { RecordedRequest } from "./recorded-request.js";
 import type { ErrorReply, Reply } from "./replies.js";
-import { validateReply } from "./replies.js";
+import { ownReply, validateReply } from "./replies.js";
 import { createResponder } from "./respond.js";
 import { type ScriptedModelOptions, scriptedModel } from "./scripted-model.js";
 import type { TurnContext } from "./sse.js";
@@ -187,7 +187,8 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
 
   /** The testkit's checks of a reply, then the personality's own for a scripted turn. */
   const checked = (value: unknown): Reply => {
-    const reply = validateReply(value);
+    // Sent from the fields the script wrote, never from a polluted Object.prototype.
+    const reply = ownReply(validateReply(value));
     if (reply.type === undefined || reply.type === "turn") personality?.checkReply?.(reply);
     return reply;
   };
