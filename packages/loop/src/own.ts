@@ -16,13 +16,13 @@ function isFields(value: unknown): value is object {
 }
 
 /**
- * `value`'s fields in an object with no prototype: its own enumerable data fields, read once, and
- * its getters — its own, and those a prototype of its own (below `Object.prototype`) defines — as
- * getters that ask `value` each time they are read (a host's `get parallel()` is read as each
- * step's calls start). A field only a polluted `Object.prototype` holds reads as `undefined`
- * there. Anything that is not such an object (an array, `null`, a string) is handed back as it is,
- * for the checks that refuse it to name it. Throws what `value` throws when read (a revoked Proxy, a
- * data field's getter-less trap that throws).
+ * `value`'s fields in an object with no prototype: its own enumerable data fields, read once; its
+ * own getters, and every field a prototype of its own holds (below `Object.prototype`: a class's
+ * getter or method, `Object.create(defaults)`'s defaults), as getters that ask `value` each time
+ * they are read — a method so read is bound to `value`, so its `this` (and a class's `#private`
+ * fields) are the host's object's, not the view's. A field only a polluted `Object.prototype` holds
+ * reads as `undefined` there. Anything that is not such an object (an array, `null`, a string) is
+ * handed back as it is, for the checks that refuse it to name it.
  */
 export function ownView<T>(value: T): T {
   if (!isFields(value) || Object.getPrototypeOf(value) === null) return value;
@@ -30,6 +30,21 @@ export function ownView<T>(value: T): T {
   const source = value as Record<string, unknown>;
   const asked = (name: string): PropertyDescriptor => ({
     get: () => source[name],
+    enumerable: true,
+    configurable: true,
+  });
+  // A method, bound once per function it is found to be (a getter may hand back another).
+  const bound = new Map<string, { method: unknown; bound: unknown }>();
+  const inherited = (name: string): PropertyDescriptor => ({
+    get: () => {
+      const found = source[name];
+      if (typeof found !== "function") return found;
+      const known = bound.get(name);
+      if (known?.method === found) return known.bound;
+      const made = (found as (...args: unknown[]) => unknown).bind(value);
+      bound.set(name, { method: found, bound: made });
+      return made;
+    },
     enumerable: true,
     configurable: true,
   });
@@ -42,7 +57,7 @@ export function ownView<T>(value: T): T {
   for (let depth = 0; at !== null && at !== Object.prototype && depth < MAX_CHAIN; depth++) {
     for (const name of Object.getOwnPropertyNames(at)) {
       if (name in view || name === "constructor") continue;
-      if (Object.getOwnPropertyDescriptor(at, name)?.get) Object.defineProperty(view, name, asked(name));
+      Object.defineProperty(view, name, inherited(name));
     }
     at = Object.getPrototypeOf(at) as object | null;
   }
