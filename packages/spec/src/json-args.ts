@@ -219,9 +219,11 @@ export function jsonEdits(
 /**
  * A telling pair in a key: a name, `=` or `:` (quotes and blanks around it as a JSON or a config
  * writes them), a value, the pair set apart by a query string's `&`, a connection string's `;`, a
- * `,`, a `?`, a quote or a blank from what is around it (`a=1&password=X`, `"password":"X"`).
+ * `,`, a `?`, a quote or a blank from what is around it (`a=1&password=X`, `"password":"X"`). A
+ * name is tried only where its run starts, so a long run with no `=` or `:` after it is read once,
+ * not once from each of its characters (its square in time).
  */
-const KEY_PAIR = /([^\s&;,?=:"'{}]+)(["']?\s*[=:]\s*["']?)([^\s&;,?"']+)/g;
+const KEY_PAIR = /(?<![^\s&;,?=:"'{}])([^\s&;,?=:"'{}]+)(["']?\s*[=:]\s*["']?)([^\s&;,?"']+)/g;
 
 /**
  * `key` (a JSON argument's key, as the reader wrote it back) with the value of each telling pair
