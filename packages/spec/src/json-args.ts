@@ -53,7 +53,8 @@ interface JsonFrame {
  * `scanArgs`); any other string is read as an argument is (see `readArg`): a command line when it
  * holds whitespace (`{"cmd":"mysql -pX db"}`, kept or replaced whole when it holds a shell's own
  * command, see `pastedScript`), a URL's credentials, a key shape, a nested JSON; a key is read as
- * such a string is (`{"PASSWORD=X":1}`). A replacement is
+ * such a string is (`{"PASSWORD=X":1}`), and one telling by a pair after others has each telling
+ * pair's value replaced (`{"a=1&password=X":1}`, see `keyPairs`). A replacement is
  * written JSON-escaped inside the string's quotes; a string written with escapes is replaced
  * whole, as its parts are not where they are read. A number under a key that tells (see
  * `numberTells`; in an array, the key the array is written under, `{"password":[12345678]}`)
@@ -184,7 +185,11 @@ export function jsonEdits(
       // command line): the argument is not read again as a whole once it is JSON (r81: a credential
       // in a key was found only by reading the whole JSON as a command line, which cost as much
       // again and rewrote it into text that no longer parsed).
-      const key = readString(value);
+      // A pair the reader takes only at a word's start, written after others in a key
+      // (`{"a=1&password=X":…}`, `{"\"password\":\"X\"":…}`: r84a, kept in clear and lent to the
+      // names under it): its value replaced as a value under a telling key is.
+      const read = readString(value);
+      const key = keyPairs(read?.safe ?? value, rules, named) ?? read;
       if (key) {
         put(start, end, key, undefined);
         frame.name = key.safe;
@@ -209,6 +214,38 @@ export function jsonEdits(
   // An array's edits are made when it closes, after those of the strings inside it: in the order written.
   edits.sort((a, b) => a.start - b.start);
   return { sign, edits };
+}
+
+/**
+ * A telling pair in a key: a name, `=` or `:` (quotes and blanks around it as a JSON or a config
+ * writes them), a value, the pair set apart by a query string's `&`, a connection string's `;`, a
+ * `,`, a `?`, a quote or a blank from what is around it (`a=1&password=X`, `"password":"X"`). A
+ * name is tried only where its run starts, so a long run with no `=` or `:` after it is read once,
+ * not once from each of its characters (its square in time).
+ */
+const KEY_PAIR = /(?<![^\s&;,?=:"'{}])([^\s&;,?=:"'{}]+)(["']?\s*[=:]\s*["']?)([^\s&;,?"']+)/g;
+
+/**
+ * `key` (a JSON argument's key, as the reader wrote it back) with the value of each telling pair
+ * in it (see `KEY_PAIR`) written as `named` writes a value under its name, when the key tells
+ * still (see `ArgRules.telling`: a word of it names a credential, its `${NAME}` references left
+ * out). Undefined when it does not, or holds no telling pair with a literal value.
+ */
+function keyPairs(
+  key: string,
+  rules: ArgRules,
+  named: (secret: string, name: string) => string,
+): ArgFound | undefined {
+  if (!(key.includes("=") || key.includes(":")) || !rules.telling(withoutNamedReferences(key)))
+    return undefined;
+  let found = false;
+  const safe = key.replace(KEY_PAIR, (pair, name: string, between: string, value: string) => {
+    if (!rules.telling(name) || !rules.literal(value) || /^\$\{[A-Za-z_][A-Za-z0-9_]*\}$/.test(value))
+      return pair;
+    found = true;
+    return name + between + named(value, name);
+  });
+  return found ? { sign: SecretSign.Flag, safe } : undefined;
 }
 
 /** A word no rule of the argument reader flags: up to 13 letters, digits and `_`, not starting with a digit. */
