@@ -170,6 +170,35 @@ describe("R83-1: runAgentLoop reads its options and config as the host wrote the
     expect(asked).toBeGreaterThanOrEqual(2);
   });
 
+  it("reads a config's defaults from Object.create(defaults), and a class's dispatch method with its private fields", async () => {
+    server = await startServer({
+      replies: [
+        { toolCalls: [{ name: "get_weather", arguments: '{"city": "Paris"}' }] },
+        { content: "It is sunny." },
+      ],
+    });
+    const defaults = { baseUrl: server.baseUrl, model: "from-defaults" };
+    const config = Object.create(defaults) as typeof defaults;
+    class Host {
+      readonly #ran: string[] = [];
+      readonly config = config;
+      readonly messages = [{ role: "user" as const, content: "The weather in Paris?" }];
+      readonly tools = [WEATHER];
+      dispatch({ name }: { name: string }) {
+        this.#ran.push(name);
+        return "sunny";
+      }
+      get ran() {
+        return this.#ran;
+      }
+    }
+    const host = new Host();
+    const result = await createRuntime().runAgentLoop(host as never);
+    expect(result.turn.content).toBe("It is sunny.");
+    expect(host.ran).toEqual(["get_weather"]);
+    expect((server.chatRequests[0]?.body as { model?: string } | undefined)?.model).toBe("from-defaults");
+  });
+
   it("an options getter that throws is the loop's refusal at the start, with the transcript given", async () => {
     const messages = [{ role: "user" as const, content: "hi" }];
     const options = {

@@ -19,7 +19,7 @@ function isFields(value: unknown): value is object {
  * `value`'s fields in an object with no prototype: its own enumerable data fields, read once; its
  * own getters, and every field a prototype of its own holds (below `Object.prototype`: a class's
  * getter or method, `Object.create(defaults)`'s defaults), as getters that ask `value` each time
- * they are read — a method so read is bound to `value`, so its `this` (and a class's `#private`
+ * they are read (not among the view's keys, as they are not among the object's) — a method so read is bound to `value`, so its `this` (and a class's `#private`
  * fields) are the host's object's, not the view's. A field only a polluted `Object.prototype` holds
  * reads as `undefined` there. Anything that is not such an object (an array, `null`, a string) is
  * handed back as it is, for the checks that refuse it to name it.
@@ -45,7 +45,8 @@ export function ownView<T>(value: T): T {
       bound.set(name, { method: found, bound: made });
       return made;
     },
-    enumerable: true,
+    // As on the host's object: not among its keys (a spread or Object.keys of it has none of them).
+    enumerable: false,
     configurable: true,
   });
   for (const name of Object.keys(value)) {
