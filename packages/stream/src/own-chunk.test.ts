@@ -1,15 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { ownChunk } from "./own-chunk.js";
 import { streamTurn } from "./stream-turn.js";
-import { body, harness } from "./test-support/http.js";
+import { body, chunk, harness, sse } from "./test-support/http.js";
 import { TurnReader } from "./turn-reader.js";
 
 // A chunk parsed from JSON inherits from Object.prototype: a field some code in the process set
 // there (prototype pollution) was read as part of every chunk that left it out.
-
-const chunk = (choices: unknown[], extra: Record<string, unknown> = {}) =>
-  `data: ${JSON.stringify({ id: "c1", object: "chat.completion.chunk", choices, ...extra })}\n\n`;
-const sse = { "content-type": "text/event-stream" };
 
 /** A streamed tool call, then an answer chunk, a finish and a usage chunk, over HTTP. */
 const STREAM = [

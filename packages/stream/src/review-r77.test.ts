@@ -4,12 +4,9 @@ import type { ChunkLike } from "./chunk.js";
 import { StreamError } from "./errors.js";
 import { FenceSplitter, stripThinking } from "./fences.js";
 import { type ChatClientLike, streamTurn } from "./stream-turn.js";
-import { body, harness } from "./test-support/http.js";
+import { body, chunk, harness } from "./test-support/http.js";
 
 // Review r77: what real servers send that the reader got wrong, each over real HTTP to the testkit.
-
-const chunk = (choices: unknown[], extra: Record<string, unknown> = {}) =>
-  `data: ${JSON.stringify({ id: "c1", object: "chat.completion.chunk", choices, ...extra })}\n\n`;
 
 /**
  * A host's own client (not the openai SDK): posts the request with fetch and hands on every `data:`

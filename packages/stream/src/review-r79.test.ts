@@ -5,15 +5,12 @@ import { describe, expect, it } from "vitest";
 import { StreamError } from "./errors.js";
 import { ALL_FENCES, DEFAULT_FENCES, FenceSplitter, stripThinking } from "./fences.js";
 import { streamTurn } from "./stream-turn.js";
-import { body, harness } from "./test-support/http.js";
+import { body, chunk, harness, sse } from "./test-support/http.js";
 import type { ToolCallProgress } from "./tool-call-assembler.js";
 import { TurnReader } from "./turn-reader.js";
 
 // Review r79: what r77e/r78b left, each over real HTTP to the testkit.
 
-const chunk = (choices: unknown[], extra: Record<string, unknown> = {}) =>
-  `data: ${JSON.stringify({ id: "c1", object: "chat.completion.chunk", choices, ...extra })}\n\n`;
-const sse = { "content-type": "text/event-stream" };
 /** A two-character delta. */
 const two = (i: number) => (i % 2 ? "ab" : "cd");
 

@@ -3,13 +3,9 @@ import { describe, expect, it } from "vitest";
 import { StreamError } from "./errors.js";
 import { ALL_FENCES, FenceSplitter, stripThinking } from "./fences.js";
 import { streamTurn } from "./stream-turn.js";
-import { body, harness } from "./test-support/http.js";
+import { body, chunk, harness, sse } from "./test-support/http.js";
 
 // Review r81: what r79c left in @loopwright/stream, then a hostile review, over real HTTP to the testkit.
-
-const chunk = (choices: unknown[], extra: Record<string, unknown> = {}) =>
-  `data: ${JSON.stringify({ id: "c1", object: "chat.completion.chunk", choices, ...extra })}\n\n`;
-const sse = { "content-type": "text/event-stream" };
 
 /** What a FenceSplitter reads of `text` cut at `cuts` (taken modulo its length). */
 function splitAt(text: string, cuts: number[], options: ConstructorParameters<typeof FenceSplitter>[0]) {

@@ -1,12 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { streamTurn } from "./stream-turn.js";
-import { body, harness } from "./test-support/http.js";
+import { body, chunk, harness, sse } from "./test-support/http.js";
 
 // Review r82: the usage values a stream discarded, over real HTTP to the testkit.
-
-const chunk = (choices: unknown[], extra: Record<string, unknown> = {}) =>
-  `data: ${JSON.stringify({ id: "c1", object: "chat.completion.chunk", choices, ...extra })}\n\n`;
-const sse = { "content-type": "text/event-stream" };
 
 /** The turn a stream answering "Hi" reads when its usage objects are `usages`, one chunk each. */
 async function turnWith(...usages: unknown[]) {

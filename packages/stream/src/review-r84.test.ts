@@ -2,13 +2,9 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { type Fence, FenceSplitter, stripThinking } from "./fences.js";
 import { streamTurn } from "./stream-turn.js";
-import { body, harness } from "./test-support/http.js";
+import { body, chunk, harness, sse } from "./test-support/http.js";
 
 // Review r84, over real HTTP to the testkit.
-
-const chunk = (choices: unknown[], extra: Record<string, unknown> = {}) =>
-  `data: ${JSON.stringify({ id: "c1", object: "chat.completion.chunk", choices, ...extra })}\n\n`;
-const sse = { "content-type": "text/event-stream" };
 
 /** The turn a stream answering "Hi" reads when it sends the usage objects `usages`, one a chunk. */
 async function turnWith(...usages: unknown[]) {

@@ -46,3 +46,10 @@ export async function harness(
 export function body(extra: Record<string, unknown> = {}) {
   return { model: "sim", messages: [{ role: "user", content: "hi" }], ...extra };
 }
+
+/** One SSE frame of a chat-completion chunk holding `choices` (and `extra` top-level fields). */
+export const chunk = (choices: unknown[], extra: Record<string, unknown> = {}) =>
+  `data: ${JSON.stringify({ id: "c1", object: "chat.completion.chunk", choices, ...extra })}\n\n`;
+
+/** The header a raw reply needs to be read as an event stream. */
+export const sse = { "content-type": "text/event-stream" };
