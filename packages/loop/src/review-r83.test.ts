@@ -170,6 +170,30 @@ describe("R83-1: runAgentLoop reads its options and config as the host wrote the
     expect(asked).toBeGreaterThanOrEqual(2);
   });
 
+  it("asks it each time under a runId too (the bus's run: its options are not spread into values)", async () => {
+    server = await startServer({
+      replies: [
+        { toolCalls: [{ name: "get_weather", arguments: '{"city": "Paris"}' }] },
+        { toolCalls: [{ name: "get_weather", arguments: '{"city": "Rome"}' }] },
+        { content: "Both sunny." },
+      ],
+    });
+    let asked = 0;
+    const result = await createRuntime().runAgentLoop({
+      runId: "getter-run",
+      config: { baseUrl: server.baseUrl, model: "m" },
+      messages: [{ role: "user", content: "Paris, then Rome?" }],
+      tools: [WEATHER],
+      dispatch: () => "sunny",
+      get parallel() {
+        asked++;
+        return false;
+      },
+    });
+    expect(result.turn.content).toBe("Both sunny.");
+    expect(asked).toBeGreaterThanOrEqual(2);
+  });
+
   it("reads a config's defaults from Object.create(defaults), and a class's dispatch method with its private fields", async () => {
     server = await startServer({
       replies: [

@@ -156,6 +156,15 @@ function runtimeOf(
  */
 const inProgress = new WeakMap<EventBus, Set<string>>();
 
+/** `options` without `runId`, in an object with no prototype, each field copied as it is defined. */
+function withoutRunId(options: RunOptions): AgentLoopOptions {
+  const rest = Object.create(null) as AgentLoopOptions;
+  for (const [name, described] of Object.entries(Object.getOwnPropertyDescriptors(options))) {
+    if (name !== "runId") Object.defineProperty(rest, name, described);
+  }
+  return rest;
+}
+
 /** The run's signal for the bus's claim, when it is one; a bad one is left for the loop to refuse. */
 function signalLike(signal: unknown): AbortSignal | undefined {
   return typeof signal === "object" &&
@@ -180,7 +189,10 @@ async function runOwned(services: LoopServices, bus: EventBus, given: RunOptions
   // Read as the host wrote them: never a field only a polluted Object.prototype holds (`runId`, `signal`).
   const options = readOptions(given);
   if (!options || !Object.hasOwn(options, "runId")) return runLoop(services, options);
-  const { runId, ...rest } = options;
+  const runId = options.runId;
+  // The options as read, less runId, their getters kept as getters (a rest spread would call each
+  // once, here, and the loop would read that first value for the whole run).
+  const rest = withoutRunId(options);
   if (typeof runId !== "string" || runId === "") {
     const refused = new EventsError(
       "invalid-run-id",
@@ -230,7 +242,13 @@ async function runOwned(services: LoopServices, bus: EventBus, given: RunOptions
       forward?.(event);
     };
     try {
-      const result = await runLoop(services, { ...rest, onEvent });
+      Object.defineProperty(rest, "onEvent", {
+        value: onEvent,
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+      const result = await runLoop(services, rest);
       bus.emit(runId, { kind: "done" });
       return result;
     } catch (error) {
