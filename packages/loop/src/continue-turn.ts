@@ -2,7 +2,7 @@ import type { EndpointCapabilities } from "@loopwright/negotiate";
 import { isOverflow, type ModelCapabilities, modelCapabilitiesFor } from "@loopwright/negotiate";
 import type { ChatClientLike, Turn, TurnUsage } from "@loopwright/stream";
 import { errorMessage } from "./errors.js";
-import { ownView } from "./own.js";
+import { ownField, ownView } from "./own.js";
 import { type BuildRequest, type RunTurnOptions, runTurn } from "./run-turn.js";
 
 /** Options of `continueTurn`: `runTurn`'s, plus how many continuations to spend. */
@@ -26,7 +26,7 @@ export interface ContinueTurnOptions extends RunTurnOptions {
  * prompt and the answer so far, does not send the reasoning again.
  */
 export function windowTaken(usage: TurnUsage, window: number | undefined): number | undefined {
-  const taken = usage.prompt + usage.completion - (usage.reasoningTokens ?? 0);
+  const taken = usage.prompt + usage.completion - (ownField(usage, "reasoningTokens") ?? 0);
   return window !== undefined && window > 0 && usage.prompt > 0 && taken >= window ? taken : undefined;
 }
 
@@ -132,11 +132,11 @@ function openingReader(soFar: string, echoes: boolean) {
  * reasoning, and is left there: `join` then adds the answer so far to the reasoning only once.
  */
 function withoutEcho(piece: Turn, soFar: string): Turn {
-  if (piece.scratchpadClosed) return piece;
+  if (ownField(piece, "scratchpadClosed")) return piece;
   const content = piece.content.slice(soFar.length);
   const rest: Turn = { ...piece, content };
   delete rest.rawContent;
-  const written = piece.rawContent ?? piece.content;
+  const written = ownField(piece, "rawContent") ?? piece.content;
   const writtenRest = written.startsWith(soFar) ? written.slice(soFar.length) : written;
   if (writtenRest !== content) rest.rawContent = writtenRest;
   return rest;
@@ -154,8 +154,8 @@ function joinUsage(a: TurnUsage, b: TurnUsage): TurnUsage {
     cached: a.cached + b.cached,
   };
   // A field only one piece reported is dropped rather than half-counted.
-  const uncached = sumOptional(a.uncached, b.uncached);
-  const reasoningTokens = sumOptional(a.reasoningTokens, b.reasoningTokens);
+  const uncached = sumOptional(ownField(a, "uncached"), ownField(b, "uncached"));
+  const reasoningTokens = sumOptional(ownField(a, "reasoningTokens"), ownField(b, "reasoningTokens"));
   if (uncached !== undefined) usage.uncached = uncached;
   if (reasoningTokens !== undefined) usage.reasoningTokens = reasoningTokens;
   return usage;
@@ -168,7 +168,7 @@ function joinUsage(a: TurnUsage, b: TurnUsage): TurnUsage {
  * piece had started it over or echoed it (`repeated`), whose own reasoning already holds it.
  */
 function join(whole: Turn, piece: Turn, repeated = false): Turn {
-  const closed = piece.scratchpadClosed === true;
+  const closed = ownField(piece, "scratchpadClosed") === true;
   const joined: Turn = {
     content: closed ? piece.content : whole.content + piece.content,
     toolCalls: piece.toolCalls,
@@ -176,19 +176,25 @@ function join(whole: Turn, piece: Turn, repeated = false): Turn {
     finishReason: piece.finishReason,
     reasoning: whole.reasoning + (closed && !repeated ? whole.content : "") + piece.reasoning,
   };
-  if (closed || whole.scratchpadClosed) joined.scratchpadClosed = true;
-  const reasoningField = whole.reasoningField ?? piece.reasoningField;
+  if (closed || ownField(whole, "scratchpadClosed")) joined.scratchpadClosed = true;
+  const reasoningField = ownField(whole, "reasoningField") ?? ownField(piece, "reasoningField");
   if (reasoningField) joined.reasoningField = reasoningField;
   // The text as written, for a call recovered from it (see `recoverWrittenCalls`).
-  const written = (whole.rawContent ?? whole.content) + (piece.rawContent ?? piece.content);
+  const written =
+    (ownField(whole, "rawContent") ?? whole.content) + (ownField(piece, "rawContent") ?? piece.content);
   if (written !== joined.content) joined.rawContent = written;
   // What each request's usage discarded (each told as a notice when it came back), together.
-  const discarded = [...(whole.discardedUsage ?? []), ...(piece.discardedUsage ?? [])];
+  const discarded = [
+    ...(ownField(whole, "discardedUsage") ?? []),
+    ...(ownField(piece, "discardedUsage") ?? []),
+  ];
   if (discarded.length > 0) joined.discardedUsage = discarded;
-  if (whole.timings && piece.timings) {
+  const wholeTimings = ownField(whole, "timings");
+  const pieceTimings = ownField(piece, "timings");
+  if (wholeTimings && pieceTimings) {
     const timings: NonNullable<Turn["timings"]> = {};
     for (const key of ["prefillMs", "decodeMs", "draftTokens", "draftAccepted"] as const) {
-      const sum = sumOptional(whole.timings[key], piece.timings[key]);
+      const sum = sumOptional(ownField(wholeTimings, key), ownField(pieceTimings, key));
       if (sum !== undefined) timings[key] = sum;
     }
     if (Object.keys(timings).length > 0) joined.timings = timings;
@@ -467,13 +473,13 @@ export async function carryOn(
     // After a lone closing marker the piece's content is a new answer, not the old one again; the
     // answer so far is in its reasoning when the piece started it over or echoed it. Such a piece
     // leaves `prefillEcho` as it was: what came before the marker is reasoning, read as above.
-    if (piece.scratchpadClosed) {
+    if (ownField(piece, "scratchpadClosed")) {
       shown.flush();
       const repeated =
         shown.repeated ||
         ((echoes || showsRepeat(soFar)) &&
           piece.reasoning.startsWith(soFar) &&
-          (piece.rawContent ?? "").startsWith(soFar));
+          (ownField(piece, "rawContent") ?? "").startsWith(soFar));
       whole = join(whole, piece, repeated);
       continuations++;
       continue;

@@ -20,6 +20,7 @@ import {
   runWindow,
   throwIfStopped,
 } from "./loop-run.js";
+import { ownField } from "./own.js";
 import { type CallResult, type DispatchRequest, NOT_RUN, replayedCalls, runCalls } from "./run-calls.js";
 import {
   type BuildRequest,
@@ -364,7 +365,7 @@ export function measureStep(run: LoopRun, step: LoopStep): void {
     usage: turn.usage,
     finishReason: turn.finishReason,
     timings: {
-      ...turn.timings, // what the server measured (llama.cpp: prefill, decode, draft acceptance)
+      ...ownField(turn, "timings"), // what the server measured (llama.cpp: prefill, decode, draft acceptance)
       totalMs: Date.now() - step.started,
       ...(step.firstAt ? { firstTokenMs: step.firstAt - step.started } : {}),
     },
@@ -441,7 +442,11 @@ export function recoverCalls(run: LoopRun, step: LoopStep): void {
   if ((run.options.recoverToolCalls ?? run.config.recoverToolCalls) === false) return;
   if (step.toolChoice === "none") return;
   const { turn } = step;
-  if (turn.toolCalls.length > 0 || run.tools.length === 0 || !(turn.rawContent ?? turn.content).trim())
+  if (
+    turn.toolCalls.length > 0 ||
+    run.tools.length === 0 ||
+    !(ownField(turn, "rawContent") ?? turn.content).trim()
+  )
     return;
   // A reply cut at the token ceiling inside a call leaves that call in the text, never closed up and
   // run; a call is read from the text as written, before the fences took `<think>…</think>` out.
@@ -635,7 +640,8 @@ async function appendCalls(
 ): Promise<void> {
   const { turn } = step;
   const message: AssistantMessage = { role: "assistant", content: turn.content || null, tool_calls: calls };
-  if (turn.reasoning.trim() !== "") message[turn.reasoningField ?? "reasoning_content"] = turn.reasoning;
+  if (turn.reasoning.trim() !== "")
+    message[ownField(turn, "reasoningField") ?? "reasoning_content"] = turn.reasoning;
   try {
     await append(run, step.number, message, turn);
   } catch (error) {

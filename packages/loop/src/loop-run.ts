@@ -97,9 +97,9 @@ export interface LoopRun {
    */
   knownIds: { ids: Set<string>; read: number; next: Map<string, number> } | undefined;
   /** The `hooks` option, and what they added once gathered; absent without hooks. */
-  readonly hooks?: RunHooks;
+  readonly hooks: RunHooks | undefined;
   /** `config.compact`'s summariser and state; absent when the loop does not compact. */
-  readonly compaction?: RunCompaction;
+  readonly compaction: RunCompaction | undefined;
   /** On-demand or proxied tool loading (`tool-discovery.ts`); `undefined` in eager mode. */
   readonly discovery: Discovery | undefined;
 }
@@ -454,8 +454,10 @@ export function startRun(services: LoopServices, options: AgentLoopOptions): Loo
     used: undefined,
     reported: undefined,
     knownIds: undefined,
-    ...(hooks ? { hooks } : {}),
-    ...(compaction ? { compaction } : {}),
+    // Written even when absent: a LoopRun leaving one out would read a polluted
+    // `Object.prototype.hooks` or `.compaction` as the run's.
+    hooks,
+    compaction,
     discovery,
   };
   tellToolNotices(run, declared);

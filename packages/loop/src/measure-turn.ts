@@ -11,6 +11,7 @@ import {
 import type { RequestBody } from "@loopwright/negotiate";
 import type { Turn } from "@loopwright/stream";
 import type { ChatMessage } from "./config.js";
+import { ownField } from "./own.js";
 
 /** The previous request of a run, as the cache and ledger bookkeeping compare against it. */
 interface Sent {
@@ -109,7 +110,7 @@ export class RunMeasure {
     const previous = this.previous;
     if (previous) {
       metrics.cacheExpected = previous.prompt + previous.completion;
-      if (reported.uncached !== undefined && previous.prompt > 0) {
+      if (ownField(reported, "uncached") !== undefined && previous.prompt > 0) {
         metrics.cacheBroken = reported.cached < 0.9 * previous.prompt;
         if (metrics.cacheBroken) metrics.cacheBreakReason = breakReason(previous, now);
       }
@@ -121,7 +122,7 @@ export class RunMeasure {
     const recorded = recordRequest(this.ledger, this.previousForLedger, {
       ...request,
       prompt: reported.prompt,
-      ...(reported.uncached !== undefined ? { cached: reported.cached } : {}),
+      ...(ownField(reported, "uncached") !== undefined ? { cached: reported.cached } : {}),
     });
     // `previous` is the request the last entry was recorded from: a step with no entry (its prompt
     // not reported) leaves it, so a rewrite made at that step still starts a new epoch.

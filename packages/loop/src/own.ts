@@ -89,3 +89,13 @@ export function ownOptions<T>(options: T): T {
   }
   return view as T;
 }
+
+/**
+ * `value[name]` where `value` holds it itself, else `undefined`: for plain data a package built (a
+ * turn the stream read back, its usage, the loop's own records), whose optional fields left out
+ * would otherwise be read through `Object.prototype` (a polluted `rawContent` read as every
+ * turn's text, `uncached` as every turn's count).
+ */
+export function ownField<T extends object, K extends keyof T>(value: T, name: K): T[K] | undefined {
+  return Object.hasOwn(value, name) ? value[name] : undefined;
+}

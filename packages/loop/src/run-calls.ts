@@ -105,7 +105,10 @@ export interface RunCallsResult {
   results: ChatMessage[];
   /** The same, as outcomes. */
   outcomes: CallResult[];
-  /** Set when the signal stopped the step; every call is still answered. */
+  /**
+   * The signal's reason where it stopped the step (every call is still answered); `undefined`,
+   * still present, where nothing stopped it.
+   */
   stopped?: unknown;
 }
 
@@ -159,19 +162,28 @@ function kindOf(value: unknown): string {
 
 type Outcome = { ok: boolean; content: string; source: ToolCallSource; ms?: number };
 
+// Every field is always written, `undefined` where absent: a field a Prepared left out would be
+// read through `Object.prototype`, where a polluted `answer` answered every call unrun, with nothing.
 interface Prepared {
   call: AssistantToolCall;
   request: DispatchRequest;
   json: string;
-  unreadable?: string | undefined;
-  answer?: { ok: boolean; content: string } | undefined;
-  onRun?: (() => void) | undefined;
+  unreadable: string | undefined;
+  answer: { ok: boolean; content: string } | undefined;
+  onRun: (() => void) | undefined;
   /**
    * Where the call's own schema refused a number JS cannot hold and a `route` may hand the call to
    * another tool: that refusal (what the call is answered with if it reaches no other tool), and
    * the numbers held in `request.args` meanwhile.
    */
-  held?: { refusal: string; numbers: readonly HeldNumber[] } | undefined;
+  held: { refusal: string; numbers: readonly HeldNumber[] } | undefined;
+}
+
+/** A {@link Prepared} with the fields `fields` leaves out written as `undefined`. */
+function made(
+  fields: Pick<Prepared, "call" | "request" | "json"> & Partial<Omit<Prepared, "call" | "request" | "json">>,
+): Prepared {
+  return { unreadable: undefined, answer: undefined, onRun: undefined, held: undefined, ...fields };
 }
 
 /** The routes that take a routed call's held numbers: the loop's own, never a host's. */
@@ -650,12 +662,12 @@ function prepare(
     } catch {
       // Unreadable as well: {} as any unreadable call is replayed.
     }
-    return {
+    return made({
       call: { id: call.id, type: "function", function: { name: UNNAMED, arguments: json } },
       request: { id: call.id, name, args: {}, raw },
       json,
       unreadable: unnamed(name),
-    };
+    });
   }
   const schema = schemas.get(name);
   try {
@@ -673,45 +685,45 @@ function prepare(
           }),
     });
     const args = schema === undefined ? parsed.value : restoreArguments(parsed.value, schema);
-    return {
+    return made({
       call: { id: call.id, type: "function", function: { name, arguments: parsed.json } },
       request: { id: call.id, name, args, raw },
       // What the dedupe compares: the arguments the tool is handed (a dropped null and a left-out
       // parameter reach it the same), as a proxied call's inner arguments are.
       json: args === parsed.value ? parsed.json : JSON.stringify(args),
       ...(finishReason === "" ? { unreadable: cutOff(name) } : {}),
-    };
+    });
   } catch (error) {
     if (!ToolArgumentsError.isInstance(error)) throw error;
     // A call the route may hand to another tool (call_tool, another spelling) keeps its numbers
     // held until that tool's schema settles them.
     if (routing && error.kind === "inexact" && finishReason !== "") {
       const read = readHolding(raw, { finishReason, name });
-      return {
+      return made({
         call: { id: call.id, type: "function", function: { name, arguments: "{}" } },
         request: { id: call.id, name, args: read.value, raw },
         json: "{}",
         held: { refusal: error.message, numbers: read.held },
-      };
+      });
     }
     // Replayed as {}: a server that parses replayed arguments refuses the originals on every later request.
-    return {
+    return made({
       call: { id: call.id, type: "function", function: { name, arguments: "{}" } },
       request: { id: call.id, name, args: {}, raw },
       json: "{}",
       unreadable: finishReason === "" ? cutOff(name) : error.message,
-    };
+    });
   }
 }
 
 /** A call answered with `refusal` and never run; replayed as `{}`, as unreadable arguments are. */
 function refused(p: Prepared, refusal: string): Prepared {
-  return {
+  return made({
     call: { ...p.call, function: { ...p.call.function, arguments: "{}" } },
     request: { ...p.request, args: {} },
     json: "{}",
     unreadable: refusal,
-  };
+  });
 }
 
 /** A call whose held numbers reach no other tool: refused, as its own schema refused them. */
@@ -742,13 +754,13 @@ function routed(p: Prepared, route: RunCallsOptions["route"], schemas: Schemas):
   const schema = schemas.get(inner.name);
   const args = schema === undefined ? settled.request.args : restoreArguments(settled.request.args, schema);
   const written = p.held ? exactJsonOf(p.request.args, settled.values) : undefined;
-  return {
+  return made({
     call: written === undefined ? call : { ...call, function: { ...call.function, arguments: written } },
     request: { ...settled.request, id: p.request.id, args },
     json: JSON.stringify(args),
     ...(p.unreadable === undefined ? {} : { unreadable: p.unreadable }),
     ...(decision.onRun ? { onRun: decision.onRun } : {}),
-  };
+  });
 }
 
 /**
@@ -997,7 +1009,9 @@ export async function runCalls(
     calls: prepared.map((p) => p.call),
     results,
     outcomes,
-    ...(stopped !== undefined ? { stopped } : {}),
+    // Always written (undefined where the signal stopped nothing): a host reading `stopped` of a
+    // result without it would read a polluted `Object.prototype.stopped` as the step's stop.
+    stopped,
   };
 }
 

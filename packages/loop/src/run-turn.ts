@@ -28,7 +28,7 @@ import {
   type Turn,
 } from "@loopwright/stream";
 import { errorMessage } from "./errors.js";
-import { ownView } from "./own.js";
+import { ownField, ownView } from "./own.js";
 
 /** Builds one attempt's body from what the endpoint and the model have refused so far. */
 export type BuildRequest = (
@@ -171,7 +171,7 @@ function heldUsage(turn: Turn, onNotice: ((message: string) => void) | undefined
   const said: string[] = [];
   const fractional: string[] = [];
   for (const key of ["prompt", "completion", "total", "cached", "uncached", "reasoningTokens"] as const) {
-    const value = usage[key];
+    const value = ownField(usage, key);
     if (value !== undefined && !Number.isInteger(value)) {
       fractional.push(`${key} ${value}`);
       usage[key] = Math.round(value);
@@ -184,11 +184,12 @@ function heldUsage(turn: Turn, onNotice: ((message: string) => void) | undefined
       `its cached count (${usage.cached}) is more than the prompt it is part of (${usage.prompt}), so it was cut to it`,
     );
     usage.cached = usage.prompt;
-    if (usage.uncached !== undefined) usage.uncached = 0;
+    if (ownField(usage, "uncached") !== undefined) usage.uncached = 0;
   }
-  if (usage.reasoningTokens !== undefined && usage.reasoningTokens > usage.completion) {
+  const reasoningTokens = ownField(usage, "reasoningTokens");
+  if (reasoningTokens !== undefined && reasoningTokens > usage.completion) {
     said.push(
-      `its reasoning count (${usage.reasoningTokens}) is more than the completion it is part of (${usage.completion}), so it was cut to it`,
+      `its reasoning count (${reasoningTokens}) is more than the completion it is part of (${usage.completion}), so it was cut to it`,
     );
     usage.reasoningTokens = usage.completion;
   }
@@ -198,7 +199,7 @@ function heldUsage(turn: Turn, onNotice: ((message: string) => void) | undefined
     );
     usage.total = usage.prompt + usage.completion;
   }
-  const discarded = turn.discardedUsage ?? [];
+  const discarded = ownField(turn, "discardedUsage") ?? [];
   if (discarded.length > 0) {
     said.push(
       `${discarded.length === 1 ? "a count" : "counts"} no token count can be (${discarded

@@ -22,6 +22,7 @@ import {
 import { type AgentLoopOptions, type AgentLoopResult, type LoopServices, runLoop } from "./agent-loop.js";
 import { errorMessage, failedRun, type LoopErrorEvent } from "./errors.js";
 import { readOptions, refusedAtStart } from "./loop-run.js";
+import { ownView } from "./own.js";
 
 /** `runAgentLoop`'s options on a runtime: the loop's, plus the id to emit the run under. */
 export interface RunOptions<Context = unknown> extends AgentLoopOptions<Context> {
@@ -276,14 +277,16 @@ async function runOwned(services: LoopServices, bus: EventBus, given: RunOptions
  * bounded as `options` says (every package's documented default where absent) — or with the
  * stores `options.stores` hands it (a Redis-backed set shared by many processes).
  */
-export function createRuntime(options: RuntimeOptions = {}): Runtime {
-  const given = options.stores ?? {};
+export function createRuntime(given: RuntimeOptions = {}): Runtime {
+  // Their own fields only: a polluted `Object.prototype.clients` is no store, and no pool's options.
+  const options = ownView(given);
+  const stores = ownView(options.stores ?? {});
   return runtimeOf(
-    given.clients ?? createClientPool(options.clients),
-    given.capabilities ?? createCapabilityStore(options.capabilities),
-    given.calibration ?? createCalibration(options.calibration),
-    given.bus ?? createBus(options.events),
-    given.hooks ?? createHooks(options.hooks),
+    stores.clients ?? createClientPool(options.clients),
+    stores.capabilities ?? createCapabilityStore(options.capabilities),
+    stores.calibration ?? createCalibration(options.calibration),
+    stores.bus ?? createBus(options.events),
+    stores.hooks ?? createHooks(options.hooks),
   );
 }
 

@@ -1,5 +1,6 @@
 import { stripThinking, type Turn } from "@loopwright/stream";
 import { recoverToolCalls, type ToolCallRequest, type ToolNameLike } from "@loopwright/tool-calls";
+import { ownField } from "./own.js";
 
 /** What {@link recoverWrittenCalls} made of a turn's text. */
 export type WrittenCalls =
@@ -21,7 +22,7 @@ export type WrittenCalls =
  */
 export function recoverWrittenCalls(turn: Turn, tools: readonly ToolNameLike[]): WrittenCalls | undefined {
   const options = { finishReason: turn.finishReason };
-  const written = turn.rawContent;
+  const written = ownField(turn, "rawContent");
   if (written === undefined) {
     const { calls, text } = recoverToolCalls(turn.content, tools, options);
     return calls.length === 0 ? undefined : { calls, turn: { ...turn, content: text } };
