@@ -62,6 +62,14 @@ export interface RunMetricsOptions {
   contextLength?: number | undefined;
 }
 
+/**
+ * What the metrics being counted hold so far under `key`: their own field, never one a polluted
+ * `Object.prototype` holds (`toolMs = "x"` made every run's tool time a string).
+ */
+function so<K extends keyof RunMetrics>(metrics: RunMetrics, key: K): RunMetrics[K] | undefined {
+  return Object.hasOwn(metrics, key) ? metrics[key] : undefined;
+}
+
 function count(counts: Map<string, number>, key: string): void {
   counts.set(key, (counts.get(key) ?? 0) + 1);
 }
@@ -170,7 +178,7 @@ export function runMetrics(events: Iterable<RunEvent>, options?: RunMetricsOptio
         break;
       case "tool-result": {
         const ms = num(event.ms);
-        if (ms !== undefined) metrics.toolMs = (metrics.toolMs ?? 0) + ms;
+        if (ms !== undefined) metrics.toolMs = (so(metrics, "toolMs") ?? 0) + ms;
         if (event.ok === false) {
           metrics.toolErrors++;
           count(errorsByName, typeof event.name === "string" ? event.name : safeString(event.name));
@@ -266,7 +274,7 @@ function addTurn(
   metrics.tokens.total += num(usage?.total) ?? 0;
   metrics.tokens.cached += num(usage?.cached) ?? 0;
   const reasoning = num(usage?.reasoningTokens);
-  if (reasoning !== undefined) metrics.reasoningTokens = (metrics.reasoningTokens ?? 0) + reasoning;
+  if (reasoning !== undefined) metrics.reasoningTokens = (so(metrics, "reasoningTokens") ?? 0) + reasoning;
 
   if (turn.finishReason === "length") metrics.cutOff++;
   if (turn.cacheBroken === true) {
@@ -277,17 +285,19 @@ function addTurn(
   const timings = turn.timings;
   const prefill = num(timings?.prefillMs);
   const decode = num(timings?.decodeMs);
-  if (prefill !== undefined) metrics.prefillMs = (metrics.prefillMs ?? 0) + prefill;
-  if (decode !== undefined) metrics.decodeMs = (metrics.decodeMs ?? 0) + decode;
+  if (prefill !== undefined) metrics.prefillMs = (so(metrics, "prefillMs") ?? 0) + prefill;
+  if (decode !== undefined) metrics.decodeMs = (so(metrics, "decodeMs") ?? 0) + decode;
   const ms =
     num(timings?.totalMs) ??
     (prefill !== undefined || decode !== undefined ? (prefill ?? 0) + (decode ?? 0) : undefined);
-  if (ms !== undefined && (!metrics.slowestTurn || ms > metrics.slowestTurn.ms)) {
+  const slowest = so(metrics, "slowestTurn");
+  if (ms !== undefined && (!slowest || ms > slowest.ms)) {
     metrics.slowestTurn = { turn: index, ms };
   }
 
   if (usage && num(usage.prompt) !== undefined && prompt > 0) {
-    if (!metrics.largestPrompt || prompt > metrics.largestPrompt.tokens) {
+    const largest = so(metrics, "largestPrompt");
+    if (!largest || prompt > largest.tokens) {
       metrics.largestPrompt = {
         turn: index,
         tokens: prompt,

@@ -1,5 +1,6 @@
 import { checkCatalog } from "@loopwright/tool-loading";
 import { LoopOptionError } from "./errors.js";
+import { ownField } from "./own.js";
 
 /**
  * How `runAgentLoop` treats an option:
@@ -104,17 +105,24 @@ export function refuseUnbuilt(options: object, config: object): void {
   }
   for (const [key, value] of Object.entries(config)) {
     const option = BY_NAME.get(`config.${key}`);
-    if (option && (option.asks ? option.asks(value) : value !== undefined)) refuseIfUnbuilt(option, value);
+    const asked = option && asks(option);
+    if (option && (asked ? asked(value) : value !== undefined)) refuseIfUnbuilt(option, value);
   }
+}
+
+/** The option's own test of a value, never one a polluted `Object.prototype.asks` holds. */
+function asks(option: LoopOption): LoopOption["asks"] {
+  return ownField(option, "asks");
 }
 
 function refuseIfUnbuilt(option: LoopOption, value: unknown): void {
   if (option.handling !== "not-built") return;
-  if (option.asks && !option.asks(value)) return;
+  const asked = asks(option);
+  if (asked && !asked(value)) return;
   throw new LoopOptionError(
     "not-built",
     option.name,
-    `${option.name} asks for ${option.what}, which this loop does not do yet; it is refused rather than ` +
+    `${option.name} asks for ${ownField(option, "what")}, which this loop does not do yet; it is refused rather than ` +
       `ignored. Leave ${option.name} out${option.name.startsWith("config.") ? " of the config" : ""} for now.`,
   );
 }

@@ -8,7 +8,8 @@ import { createRuntime, runCalls } from "./index.js";
 // prototype where a field was left out: an inherited `answer` answered every tool call unrun and sent
 // tool messages with no content (a transcript every endpoint refuses); `stopped` failed every run
 // with its value; `hooks`, `compaction`, `calibration`, `capabilities`, `clients` broke every run;
-// `rawContent`, `discardedUsage`, `uncached`, `reasoningTokens` were read as every turn's.
+// `rawContent`, `discardedUsage`, `uncached`, `reasoningTokens` were read as every turn's; `asks`
+// (the option table's own test of a value) refused every run.
 
 const TOOLS: ToolDefinition[] = [
   {
@@ -38,8 +39,9 @@ async function weatherRun() {
   const notices: string[] = [];
   try {
     const result = await createRuntime().runAgentLoop({
-      config: { baseUrl: server.baseUrl, model: "m", apiKey: "k" },
+      config: { baseUrl: server.baseUrl, model: "m", apiKey: "k", contextLength: 8192, temperature: 0.2 },
       messages: [{ role: "user", content: "The weather in Paris?" }],
+      system: "Be brief.",
       tools: TOOLS,
       dispatch: ({ name }) => {
         ran.push(name);
@@ -99,6 +101,8 @@ describe("R85-1: the loop reads what it built itself as it built it", () => {
       "reasoningField",
       "scratchpadClosed",
       "timings",
+      "asks",
+      "what",
     ];
     for (const name of names) {
       for (const value of ["P0LLUTED", true, 1]) {
