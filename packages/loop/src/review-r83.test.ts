@@ -2,6 +2,7 @@ import { startServer, type TestServer } from "@loopwright/testkit";
 import { afterEach, describe, expect, it } from "vitest";
 import type { AssistantToolCall, ToolDefinition } from "./config.js";
 import { AgentLoopError, createRuntime, failedRun, runCalls } from "./index.js";
+import { polluted } from "./test-support/polluted.js";
 
 // Review r83: the loop read its options, their config, a step plan and runCalls' options through a
 // polluted Object.prototype. Some code in the host's process setting a field there (prototype
@@ -21,21 +22,6 @@ const WEATHER: ToolDefinition = {
     parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
   },
 };
-
-/** Runs `body` with `Object.prototype[name] = value`, taken out again however it ends. */
-async function polluted<T>(name: string, value: unknown, body: () => Promise<T>): Promise<T> {
-  Object.defineProperty(Object.prototype, name, {
-    value,
-    configurable: true,
-    writable: true,
-    enumerable: true,
-  });
-  try {
-    return await body();
-  } finally {
-    delete (Object.prototype as Record<string, unknown>)[name];
-  }
-}
 
 /** A run over a tool call and its answer, `extra` merged into the options. */
 async function weatherRun(extra: Record<string, unknown> = {}) {
