@@ -90,12 +90,29 @@ export class ToolCallsError extends Error {
   }
 }
 
-/** Names a value's kind for an error message. */
+/**
+ * Names a value's kind for an error message: `undefined`, `null`, `an array`, `a string`, `an
+ * object`, `a function`, `a symbol`, or a number, boolean or bigint with its value (`the number 5`).
+ */
 export function describeValue(value: unknown): string {
+  if (value === undefined) return "undefined";
   if (value === null) return "null";
   if (Array.isArray(value)) return "an array";
-  if (typeof value === "string") return value === "" ? "an empty string" : "a string";
-  return typeof value === "object" ? "an object" : `${typeof value} ${String(value)}`;
+  switch (typeof value) {
+    case "string":
+      return value === "" ? "an empty string" : "a string";
+    case "number":
+    case "boolean":
+      return `the ${typeof value} ${String(value)}`;
+    case "bigint":
+      return `the bigint ${String(value)}n`;
+    case "function":
+      return "a function";
+    case "symbol":
+      return "a symbol";
+    default:
+      return "an object";
+  }
 }
 
 /**

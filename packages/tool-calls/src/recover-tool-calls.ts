@@ -2,6 +2,7 @@ import { quotedEnd } from "./almost-json.js";
 import { describeValue, readOptions, ToolCallsError } from "./errors.js";
 import { digitsAt, exactJson, rememberDigits, rememberDigitsAt } from "./exact-numbers.js";
 import {
+  type Fence,
   findFences,
   isRecord,
   isUnterminated,
@@ -607,6 +608,14 @@ function localRef(root: unknown, ref: string): unknown {
 }
 
 /**
+ * A Qwen3-Coder value without the line break the markup puts on each side of it (`\n`, or `\r\n`
+ * from a model or server writing CRLF): the format's, not the value's.
+ */
+function unframed(text: string): string {
+  return text.replace(/^\r?\n/, "").replace(/\r?\n$/, "");
+}
+
+/**
  * Reads one parameter's text the way its schema types it (text is a string unless typed
  * otherwise). `framed`: the markup puts the value on its own line, so one newline each side is
  * the format's, not the value's (Qwen3-Coder).
@@ -616,7 +625,7 @@ function parameterValue(
   types: readonly string[],
   framed: boolean,
 ): { value: unknown; digits?: string | undefined } {
-  const value = framed ? text.replace(/^\n/, "").replace(/\n$/, "") : text;
+  const value = framed ? unframed(text) : text;
   if (types.includes("string") || (types.length > 0 && !types.some((t) => t !== "null" && t !== "string"))) {
     if (types.includes("null") && value.trim() === "null") return { value: null };
     return { value };
@@ -637,7 +646,7 @@ function listedValue(
   framed: boolean,
 ): { value: unknown; digits?: string } | undefined {
   if (listed.length === 0) return undefined;
-  const value = (framed ? text.replace(/^\n/, "").replace(/\n$/, "") : text).trim();
+  const value = (framed ? unframed(text) : text).trim();
   if (listed.includes(value)) return { value };
   const parsed = tryParse(value);
   if (parsed && typeof parsed.value !== "object" && listed.includes(parsed.value))
@@ -1089,7 +1098,9 @@ function pythonNumber(text: string): { value: unknown; digits?: string | undefin
  * only; anything else (a positional argument, an expression) is not read as a call.
  */
 function pythonicCalls(body: string): Found[] | undefined {
-  const text = body.trim().replace(/<\|(?:eom_id|eot_id)\|>\s*$/, "");
+  // End-of-turn tokens a server printing special tokens leaves after the calls (`<|eot_id|>`,
+  // `<|im_end|>`, `</s>`, `<end_of_turn>` …): the list is the calls before them.
+  const text = withoutEndTokens(body.trim()).trimEnd();
   const calls: Found[] = [];
   let i = 0;
   while (calls.length < MAX_MATCHES) {
@@ -1114,6 +1125,9 @@ function pythonicCalls(body: string): Found[] | undefined {
   }
   return calls.length > 0 ? calls : undefined;
 }
+
+/** A list of pythonic calls opening: `[name(`. */
+const PYTHONIC_LIST = /^\[\s*[A-Za-z_][\w.-]*\s*\(/;
 
 /** The calls a tag's markup body holds, in whichever markup it is written; `open` when one was still open. */
 function markupCalls(
@@ -1186,7 +1200,11 @@ function tagSpans(text: string, known: Known): Span[] {
     let calls: Found[] | undefined;
     let end: number;
     let opening: Opening | undefined;
-    if (text[bodyAt] === "{" || text[bodyAt] === "[") {
+    // A list of pythonic calls (`<tool_call>[ls(path='x')]`, `<|python_tag|>[ls(…)]`) is markup, not JSON.
+    if (
+      text[bodyAt] === "{" ||
+      (text[bodyAt] === "[" && !PYTHONIC_LIST.test(text.slice(bodyAt, bodyAt + 300)))
+    ) {
       const json = jsonCallsAt(text, bodyAt);
       calls = json?.calls;
       end = json ? json.end : bodyAt;
@@ -1618,8 +1636,9 @@ function fencedSpan(text: string): Span | undefined {
   let fences = findFences(text, 2);
   // A reply with no backtick fence may fence its call with tildes.
   if (fences.length === 0) fences = tildeFences(text).slice(0, 2);
-  if (fences.length !== 1 || !fences[0]?.closed) return undefined;
   const fence = fences[0];
+  if (fences.length !== 1 || fence === undefined) return undefined;
+  if (!fence.closed) return unclosedFenceSpan(text, fence);
   // A fenced call the reply goes on after is an example it explains, not a call — except in
   // Gemma 3's ```tool_code fence, which only ever holds a call.
   if (fenceInfo(text, fence.start) !== "tool_code" && !blank(text.slice(fence.end))) return undefined;
@@ -1632,6 +1651,27 @@ function fencedSpan(text: string): Span | undefined {
     calls = parsed ? callsIn(parsed.value) : undefined;
   }
   return calls ? { start: fence.start, end: fence.end, calls } : undefined;
+}
+
+/**
+ * The reply's one fence when the reply ended inside it (its closing fence never came) and it holds
+ * nothing but calls, as a whole reply would (JSON or pythonic, end-of-turn tokens after them): the
+ * fence's closing line is as optional as `</tool_call>` after a call that closed itself. Calls
+ * still open where the reply ends (JSON whose brackets never close) are `open`, so a reply cut at
+ * the token ceiling never runs them; so cut, a piece of the closing fence after the calls (`` `` ``)
+ * goes with them.
+ */
+function unclosedFenceSpan(text: string, fence: Fence): Span | undefined {
+  let body = fence.body;
+  if (cutAtLimit) body = body.replace(/\n[^\S\n]*(?:`{1,2}|~{1,2})[^\S\n]*$/, "");
+  const whole = wholeReplySpan(body) ?? pythonicSpan(body);
+  if (!whole) return undefined;
+  return {
+    start: fence.start,
+    end: text.length,
+    calls: whole.calls,
+    ...(whole.open ? { open: openFrom(fence.start) } : {}),
+  };
 }
 
 /**
@@ -1721,7 +1761,7 @@ export function recoverToolCalls(
     if (!Array.isArray(tools)) {
       throw new ToolCallsError(
         "invalid-tools",
-        `recoverToolCalls needs the tools the model may call as an array (names or tool definitions), and was given ${describeValue(tools)}.`,
+        `recoverToolCalls needs the tools the model may call as an array (names or tool definitions), and was given ${describeValue(tools)}${toolsHint(tools)}.`,
       );
     }
     known = readTools(tools);
@@ -1742,6 +1782,16 @@ export function recoverToolCalls(
     scanBudget = Number.POSITIVE_INFINITY;
     cutAtLimit = false;
   }
+}
+
+/** What to pass instead, for `tools` that are not an array: one name or one tool not in a list, or none. */
+function toolsHint(tools: unknown): string {
+  if (tools === undefined || tools === null) return " (pass [] for a turn with no tools)";
+  if (typeof tools === "string")
+    return ` (one tool's name: pass it in an array, [${JSON.stringify(tools.slice(0, 64))}])`;
+  if (isRecord(tools) && (typeof tools.name === "string" || isRecord(tools.function)))
+    return " (one tool's definition: pass it in an array, [tool])";
+  return "";
 }
 
 /** Sets the work one reading of `text` may spend ({@link repairBudget}, {@link scanBudget}). */
@@ -1966,7 +2016,7 @@ function spansIn(tail: string, known: Known): Span[] {
     fences.length === 1 && blank(tail.slice(0, fences[0]?.[0])) && blank(tail.slice(fences[0]?.[1]));
   const quoted = onlyFence ? code : joinRegions(code, fences);
   const unquoted = spans.filter((span) => spanAt(span.start, quoted) === undefined);
-  const fenced = fencedSpan(tail);
+  const fenced = closedPart(fencedSpan(tail));
   // Markup found only inside the reply's one fenced call is that call's text.
   if (fenced && unquoted.every((span) => span.start >= fenced.start && span.end <= fenced.end)) {
     return named([fenced], known);
