@@ -1103,10 +1103,13 @@ function pythonicCalls(body: string): Found[] | undefined {
   const text = withoutEndTokens(body.trim()).trimEnd();
   const calls: Found[] = [];
   let i = 0;
-  while (calls.length < MAX_MATCHES) {
+  for (;;) {
     // Calls are apart by commas, whitespace and the brackets of their lists, and nothing else.
     while (i < text.length && /[\s,[\]]/.test(text[i] as string)) i++;
     if (i >= text.length) break;
+    // More than MAX_MATCHES calls (junk, or a loop): not read, the list stays in the text. Stopping
+    // there and answering the calls read took the rest out of the text unread, never run.
+    if (calls.length >= MAX_MATCHES) return undefined;
     const head = /^([A-Za-z_][\w.-]*)\s*\(/.exec(text.slice(i));
     if (!head) return undefined;
     const open = i + head[0].length - 1;
@@ -1727,7 +1730,9 @@ function named(spans: readonly Span[], known: Known): Span[] {
  * `<|tool_call>call:name{k:<|"|>v<|"|>}<tool_call|>` and FunctionGemma, gpt-oss Harmony
  * (`to=functions.name` with its tokens, or stripped of them), Functionary `>>>name` and
  * `<|recipient|>name`, pythonic `[name(k=v), …]` inside a tag — and, when none of those appear,
- * a reply that is only a JSON call or only pythonic calls (Llama 3.2/4), or ends with one fenced JSON call (a `tool_calls` or `tool_uses` list counts). Markup values are typed by the
+ * a reply that is only a JSON call or only pythonic calls (Llama 3.2/4; end-of-turn tokens after
+ * them allowed), or ends with one fenced JSON call (a `tool_calls` or `tool_uses` list counts; the
+ * closing fence may be missing where the reply ends, as `</tool_call>` may). Markup values are typed by the
  * tool's parameter schema where one is given.
  *
  * Only calls naming a tool in `tools` are recovered (a `functions.` prefix or `:0` suffix is

@@ -61,6 +61,8 @@ describe("R85-1: a call followed by the end-of-turn tokens a template leaks is r
       "<tool_call>[ls(path='x')]</tool_call>",
       "<tool_call>[ls(path='x')]</tool_call><|im_end|>",
       '<|python_tag|>[ls(path="x")]<|eom_id|>',
+      // A tilde fence closed with an end-of-turn token after it, as ```<end_of_turn> closes one.
+      "~~~\nls(path='x')\n~~~<|end|>",
     ]) {
       expect(recoverToolCalls(reply, ["ls"]), reply).toEqual({ calls: [ls], text: "" });
     }
@@ -235,5 +237,17 @@ describe("R85-4: Qwen3-Coder markup written with CRLF line ends", () => {
     // A value's own line breaks stay.
     const two = "<function=ls>\r\n<parameter=path>\r\na\r\nb\r\n</parameter>\r\n</function>";
     expect(recoverToolCalls(two, ["ls"]).calls.map((c) => c.args)).toEqual([{ path: "a\r\nb" }]);
+  });
+});
+
+// Found on the way: a pythonic list read at most 256 calls and answered those, the rest taken out
+// of the text with them, never run (a JSON list of 300 runs all 300).
+describe("R85-5: a pythonic list of more calls than are read stays in the text, none dropped unseen", () => {
+  it("257 calls: none recovered and the reply kept; 256: all of them", () => {
+    const list = (n: number) => `[${"ls(path='x'), ".repeat(n)}]`;
+    const over = list(257);
+    expect(recoverToolCalls(over, ["ls"])).toEqual({ calls: [], text: over });
+    expect(recoverToolCalls(`<tool_call>${over}</tool_call>`, ["ls"]).calls).toEqual([]);
+    expect(recoverToolCalls(list(256), ["ls"]).calls).toHaveLength(256);
   });
 });
