@@ -95,24 +95,14 @@ export class ToolCallsError extends Error {
  * object`, `a function`, `a symbol`, or a number, boolean or bigint with its value (`the number 5`).
  */
 export function describeValue(value: unknown): string {
-  if (value === undefined) return "undefined";
-  if (value === null) return "null";
+  if (value === undefined || value === null) return String(value);
   if (Array.isArray(value)) return "an array";
-  switch (typeof value) {
-    case "string":
-      return value === "" ? "an empty string" : "a string";
-    case "number":
-    case "boolean":
-      return `the ${typeof value} ${String(value)}`;
-    case "bigint":
-      return `the bigint ${String(value)}n`;
-    case "function":
-      return "a function";
-    case "symbol":
-      return "a symbol";
-    default:
-      return "an object";
-  }
+  const kind = typeof value;
+  if (kind === "string") return value === "" ? "an empty string" : "a string";
+  if (kind === "number" || kind === "boolean") return `the ${kind} ${String(value)}`;
+  if (kind === "bigint") return `the bigint ${String(value)}n`;
+  // `a function`, `a symbol`.
+  return kind === "object" ? "an object" : `a ${kind}`;
 }
 
 /**

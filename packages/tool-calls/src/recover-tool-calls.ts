@@ -1228,7 +1228,9 @@ function tagSpans(text: string, known: Known): Span[] {
         }
       }
       end = close >= 0 && close < nextOpen ? close : nextOpen;
-      let body = text.slice(bodyAt, end);
+      // The end-of-turn tokens a reply ends with are not the body's (`…</arg_value><|im_end|>`
+      // read as the last value's text left GLM's call with no end).
+      let body = end === text.length ? withoutEndTokens(text.slice(bodyAt, end)) : text.slice(bodyAt, end);
       // A reply cut inside the wrapper's closing tag (`</function></tool_ca`): the calls end before
       // the piece of tag, which goes with the span.
       if (end === text.length) {
@@ -1949,19 +1951,16 @@ function blank(text: string): boolean {
 }
 
 /**
- * The whole-reply call (JSON or pythonic) a reply holds before the scratchpads it ends with — closed
- * ones, blank space between, the last maybe never closed: `{"name": "ls", …}<think>done</think>`
- * is the call alone as the stream shows the answer. The scratchpads are read as the stream reads
- * them, from the first opener on: one inside the call's strings cuts the call there, as the stream
- * shows it, and leaves no call (the call is not closed). They stay in the reply's text. Linear: one pass over the scratchpads, one parse.
+ * Where the scratchpads a reply ends with begin — closed ones, blank space and end-of-turn tokens
+ * between and after them, the last maybe never closed — and the text the stream shows among them
+ * (that blank space and those tokens), read as the stream reads them, from the first opener on: one
+ * inside a call's strings cuts the call there, as the stream shows it. Undefined when the reply ends
+ * with none, or shows more than that after the first. Linear: one pass over the scratchpads.
  */
-function beforeTrailingScratchpads(text: string): Span | undefined {
-  if (!/^\s*[{[A-Za-z_]/.test(text)) return undefined;
+function trailingScratchpads(text: string): { at: number; shown: string } | undefined {
   const pads = scratchpadsIn(text, []);
   const first = pads[0];
   if (first === undefined) return undefined;
-  // What the stream shows after the call: the text between and after the scratchpads, read with
-  // the call as its whole-reply form reads it (end-of-turn tokens it allows, nothing else).
   let shown = "";
   let at = first[0];
   for (const [start, end] of [...pads, [text.length, text.length] as [number, number]]) {
@@ -1970,15 +1969,54 @@ function beforeTrailingScratchpads(text: string): Span | undefined {
     shown += between;
     at = end;
   }
-  const call = text.slice(0, first[0]);
+  return { at: first[0], shown };
+}
+
+/**
+ * The whole-reply call (JSON or pythonic) a reply holds before the scratchpads it ends with — closed
+ * ones, blank space between, the last maybe never closed: `{"name": "ls", …}<think>done</think>`
+ * is the call alone as the stream shows the answer ({@link trailingScratchpads}): an opener inside
+ * the call's strings leaves no call (the call is not closed). They stay in the reply's text.
+ * Linear: one pass over the scratchpads, one parse.
+ */
+function beforeTrailingScratchpads(text: string): Span | undefined {
+  if (!/^\s*[{[A-Za-z_]/.test(text)) return undefined;
+  const trailing = trailingScratchpads(text);
+  if (trailing === undefined) return undefined;
+  // What the stream shows: the call, with the call as its whole-reply form reads it (end-of-turn
+  // tokens it allows, nothing else).
+  const call = text.slice(0, trailing.at);
   // A call the first opener cuts open (one written in its strings) is no call the model closed.
-  const json = wholeReplySpan(call + shown);
-  const span = json ? (json.open ? undefined : json) : pythonicSpan(call + shown);
+  const json = wholeReplySpan(call + trailing.shown);
+  const span = json ? (json.open ? undefined : json) : pythonicSpan(call + trailing.shown);
   return span && { ...span, end: call.trimEnd().length };
 }
 
+/**
+ * The calls a reply shows before the scratchpads it ends with ({@link trailingScratchpads}), in a
+ * form that runs to the end of the reply — its one fence (closed or not), `<|python_tag|>` and
+ * other wrappers with no closing tag (`<|python_tag|>ls(path="x")<think>done</think>`): read as the
+ * stream shows the answer, the call then the end. A call left open there (the opener cut it) is
+ * none. Read only where the reply read whole held none; the spans end before the scratchpads, which
+ * stay in the text. Linear: one more reading of the text before them.
+ */
+function callsBeforeTrailingScratchpads(tail: string, known: Known): Span[] {
+  const trailing = trailingScratchpads(tail);
+  if (trailing === undefined || tail.slice(0, trailing.at).trim() === "") return [];
+  const head = tail.slice(0, trailing.at);
+  return spansIn(head + trailing.shown, known, false)
+    .filter((span) => !span.open)
+    .map((span) => ({ ...span, end: Math.min(span.end, head.length) }));
+}
+
 /** The calls of a reply that holds no scratchpad (or the part of one after it), in written order. */
-function spansIn(tail: string, known: Known): Span[] {
+function spansIn(tail: string, known: Known, beforePads = true): Span[] {
+  const spans = spansOf(tail, known);
+  return spans.length === 0 && beforePads ? callsBeforeTrailingScratchpads(tail, known) : spans;
+}
+
+/** {@link spansIn} of the reply as it is. */
+function spansOf(tail: string, known: Known): Span[] {
   // A reply that is nothing but JSON (or pythonic) calls holds any markup in its strings.
   const whole = closedPart(wholeReplySpan(tail)) ?? pythonicSpan(tail) ?? beforeTrailingScratchpads(tail);
   const accepted = whole ? named([whole], known) : [];

@@ -47,6 +47,17 @@ const SHAPES: Record<string, string> = {
   GLM: "<tool_call>ls<arg_key>path</arg_key><arg_value>x</arg_value></tool_call>",
   "Llama 3.1 function": '<function=ls>{"path": "x"}</function>',
   Mistral: '[TOOL_CALLS] [{"name": "ls", "arguments": {"path": "x"}}]',
+  "GLM, no closing tag": "<tool_call>ls<arg_key>path</arg_key><arg_value>x</arg_value>",
+  "Qwen3-Coder, no wrapper close":
+    "<tool_call>\n<function=ls>\n<parameter=path>\nx\n</parameter>\n</function>",
+  MiniMax: '<minimax:tool_call><invoke name="ls"><parameter name="path">x</parameter></invoke>',
+  "LM Studio": '[TOOL_REQUEST]{"name": "ls", "arguments": {"path": "x"}}',
+  Granite: '<|tool_call|>[{"name": "ls", "arguments": {"path": "x"}}]',
+  "Gemma 4": '<|tool_call>call:ls{path:<|"|>x<|"|>}',
+  FunctionGemma: "<start_function_call>call:ls{path:<escape>x<escape>}",
+  Kimi: '<|tool_calls_section_begin|><|tool_call_begin|>functions.ls:0<|tool_call_argument_begin|>{"path": "x"}',
+  "Functionary v3": '>>>ls\n{"path": "x"}',
+  "Harmony, tokens stripped": 'commentary to=functions.ls json{"path": "x"}',
 };
 
 describe("R85-1: a call followed by the end-of-turn tokens a template leaks is recovered, in every shape", () => {
@@ -133,6 +144,44 @@ describe("R85-1: a call followed by the end-of-turn tokens a template leaks is r
       ),
       { numRuns: 500 },
     );
+  });
+});
+
+describe("R85-1b: a call in a form that runs to the end of the reply, then scratchpads, as the stream shows it", () => {
+  const call = '{"name": "ls", "arguments": {"path": "x"}}';
+
+  it("recovers it and keeps the scratchpads in the text", () => {
+    for (const [reply, text] of [
+      ['<|python_tag|>ls(path="x")<think>done</think>', "<think>done</think>"],
+      ['<|python_tag|>ls(path="x")<|eot_id|><think>done', "<think>done"],
+      [`\`\`\`json\n${call}\n\`\`\`\n<think>done</think>`, "<think>done</think>"],
+      [
+        `I will call it:\n\`\`\`json\n${call}\n\`\`\`\n<think>done</think>`,
+        "I will call it:\n\n<think>done</think>",
+      ],
+      [
+        `\`\`\`json\n${call}\n<reasoning>done</reasoning>\n◁think▷more`,
+        "<reasoning>done</reasoning>\n◁think▷more",
+      ],
+    ] as const) {
+      expect(
+        stripThinking(reply, { fences: ALL_FENCES }).content.replace(TRAILING_END_TOKENS, "").trim(),
+      ).not.toBe(reply.trim());
+      expect(recoverToolCalls(reply, ["ls"]), reply).toEqual({
+        calls: [{ ...ls, raw: expect.any(String) }],
+        text,
+      });
+    }
+  });
+
+  it("recovers nothing where the scratchpad's opener cuts the call open, as the stream shows it", () => {
+    for (const reply of [
+      '```json\n{"name": "ls", "arguments": {"path": "<think>x"}}\n```<think>y</think>',
+      '```json\n{"name": "ls", "arguments": {"path": "x"}\n<think>done</think>',
+      "<tool_call>\n<function=ls>\n<parameter=path>\nx<think>done</think>",
+    ]) {
+      expect(recoverToolCalls(reply, ["ls"]), reply).toEqual({ calls: [], text: reply });
+    }
   });
 });
 
