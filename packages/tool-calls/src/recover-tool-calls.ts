@@ -1602,9 +1602,13 @@ function functionarySpans(text: string, known: Known): Span[] {
   return [...calls, ...markers.map((m) => (closed ? m : { ...m, open: openFrom(m.start) }))];
 }
 
-/** End-of-turn tokens a server may leave after a reply: Llama, ChatML, Phi, Mistral, Gemma, DeepSeek. */
+/**
+ * End-of-turn tokens a server may leave after a reply: Llama 3 (`<|eot_id|>`, `<|eom_id|>`) and 4
+ * (`<|eot|>`, `<|eom|>`), ChatML, Phi, gpt-oss, Mistral, Gemma (`<end_of_turn>`, `<eos>`), DeepSeek,
+ * GLM (`<|observation|>`, after its calls), Command R.
+ */
 const END_TOKENS =
-  /(?:\s*(?:<\|(?:eot_id|eom_id|im_end|end|endoftext|end_of_text|return)\|>|<\/s>|<end_of_turn>|<[|｜]end[▁_]of[▁_]sentence[|｜]>))+\s*$/;
+  /(?:\s*(?:<\|(?:eot_id|eom_id|eot|eom|im_end|end|endoftext|end_of_text|return|observation|END_OF_TURN_TOKEN)\|>|<\/s>|<end_of_turn>|<eos>|<[|｜]end[▁_]of[▁_]sentence[|｜]>))+\s*$/;
 
 /**
  * A reply that is nothing but a call, a list of calls, or several calls one after another (Llama
@@ -2155,6 +2159,11 @@ const CLOSERS = [
   "<|stop|>",
   "<|eot_id|>",
   "<|eom_id|>",
+  "<|eot|>",
+  "<|eom|>",
+  "<|observation|>",
+  "<|END_OF_TURN_TOKEN|>",
+  "<eos>",
   "<|im_end|>",
   "<|endoftext|>",
   "<|end_of_text|>",

@@ -18,6 +18,12 @@ const END_TOKENS = [
   "<end_of_turn>",
   "<|return|>",
   "<｜end▁of▁sentence｜>",
+  // Llama 4's own (its pythonic calls were lost after them), Gemma's end of sequence, GLM's.
+  "<|eot|>",
+  "<|eom|>",
+  "<eos>",
+  "<|observation|>",
+  "<|END_OF_TURN_TOKEN|>",
 ];
 /** The same at the end of a text, with the blank space around them (what the stream shows after the call). */
 const TRAILING_END_TOKENS = new RegExp(
@@ -68,6 +74,9 @@ describe("R85-1: a call followed by the end-of-turn tokens a template leaks is r
       "[ls(path='x')]<|im_end|>\n",
       "ls(path='x')</s>",
       "[ls(path='x')]<end_of_turn>\n\n",
+      // Llama 4 writes pythonic calls and ends its turn with <|eot|> (Llama 3's is <|eot_id|>).
+      "[ls(path='x')]<|eot|>",
+      "[ls(path='x')]<end_of_turn><eos>",
       '<|python_tag|>ls(path="x")<|endoftext|>',
       "<tool_call>[ls(path='x')]</tool_call>",
       "<tool_call>[ls(path='x')]</tool_call><|im_end|>",
