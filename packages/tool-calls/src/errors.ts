@@ -90,12 +90,19 @@ export class ToolCallsError extends Error {
   }
 }
 
-/** Names a value's kind for an error message. */
+/**
+ * Names a value's kind for an error message: `undefined`, `null`, `an array`, `a string`, `an
+ * object`, `a function`, `a symbol`, or a number, boolean or bigint with its value (`the number 5`).
+ */
 export function describeValue(value: unknown): string {
-  if (value === null) return "null";
+  if (value === undefined || value === null) return String(value);
   if (Array.isArray(value)) return "an array";
-  if (typeof value === "string") return value === "" ? "an empty string" : "a string";
-  return typeof value === "object" ? "an object" : `${typeof value} ${String(value)}`;
+  const kind = typeof value;
+  if (kind === "string") return value === "" ? "an empty string" : "a string";
+  if (kind === "number" || kind === "boolean") return `the ${kind} ${String(value)}`;
+  if (kind === "bigint") return `the bigint ${String(value)}n`;
+  // `a function`, `a symbol`.
+  return kind === "object" ? "an object" : `a ${kind}`;
 }
 
 /**

@@ -504,6 +504,12 @@ export function findFences(text: string, max: number): Fence[] {
         while (j < text.length && /\s/.test(text[j] as string)) j++;
         const closed = text.startsWith("```", j) ? closerEnd(text, j, width) : -1;
         if (closed >= 0) close = { at: j, end: closed };
+        // The text ends after the value (the reply stopped before the closing fence): a fence
+        // written in one of its strings does not close it.
+        else if (j === text.length) {
+          fences.push({ start, end: text.length, body: text.slice(bodyAt), closed: false });
+          break;
+        }
       }
     }
     close ??= nextCloser(text, bodyAt, width);
@@ -520,7 +526,8 @@ export function findFences(text: string, max: number): Fence[] {
 /**
  * Fenced code blocks written with tildes (`~~~`, `~~~xml`), in order: a line
  * of three or more `~` (after at most three spaces) to the next line of at least as many `~` and
- * nothing else, or to the end of the text when none closes it. Linear: each line is read once.
+ * no info string (an end-of-turn token after them, `~~~<|end|>`, is none, as after backticks), or
+ * to the end of the text when none closes it. Linear: each line is read once.
  */
 export function tildeFences(text: string): Fence[] {
   const regions: Fence[] = [];
@@ -540,7 +547,7 @@ export function tildeFences(text: string): Fence[] {
       open = line;
       bodyAt = next + 1;
       width = run;
-    } else if (open >= 0 && run >= width && text.slice(i, next).trim() === "") {
+    } else if (open >= 0 && run >= width && !INFO_START.test(text.slice(i, next).trimStart()[0] ?? "")) {
       regions.push({ start: open, end: next, body: text.slice(bodyAt, line), closed: true });
       open = -1;
     }

@@ -2,6 +2,7 @@ import { quotedEnd } from "./almost-json.js";
 import { describeValue, readOptions, ToolCallsError } from "./errors.js";
 import { digitsAt, exactJson, rememberDigits, rememberDigitsAt } from "./exact-numbers.js";
 import {
+  type Fence,
   findFences,
   isRecord,
   isUnterminated,
@@ -607,6 +608,14 @@ function localRef(root: unknown, ref: string): unknown {
 }
 
 /**
+ * A Qwen3-Coder value without the line break the markup puts on each side of it (`\n`, or `\r\n`
+ * from a model or server writing CRLF): the format's, not the value's.
+ */
+function unframed(text: string): string {
+  return text.replace(/^\r?\n/, "").replace(/\r?\n$/, "");
+}
+
+/**
  * Reads one parameter's text the way its schema types it (text is a string unless typed
  * otherwise). `framed`: the markup puts the value on its own line, so one newline each side is
  * the format's, not the value's (Qwen3-Coder).
@@ -616,7 +625,7 @@ function parameterValue(
   types: readonly string[],
   framed: boolean,
 ): { value: unknown; digits?: string | undefined } {
-  const value = framed ? text.replace(/^\n/, "").replace(/\n$/, "") : text;
+  const value = framed ? unframed(text) : text;
   if (types.includes("string") || (types.length > 0 && !types.some((t) => t !== "null" && t !== "string"))) {
     if (types.includes("null") && value.trim() === "null") return { value: null };
     return { value };
@@ -637,7 +646,7 @@ function listedValue(
   framed: boolean,
 ): { value: unknown; digits?: string } | undefined {
   if (listed.length === 0) return undefined;
-  const value = (framed ? text.replace(/^\n/, "").replace(/\n$/, "") : text).trim();
+  const value = (framed ? unframed(text) : text).trim();
   if (listed.includes(value)) return { value };
   const parsed = tryParse(value);
   if (parsed && typeof parsed.value !== "object" && listed.includes(parsed.value))
@@ -1089,13 +1098,18 @@ function pythonNumber(text: string): { value: unknown; digits?: string | undefin
  * only; anything else (a positional argument, an expression) is not read as a call.
  */
 function pythonicCalls(body: string): Found[] | undefined {
-  const text = body.trim().replace(/<\|(?:eom_id|eot_id)\|>\s*$/, "");
+  // End-of-turn tokens a server printing special tokens leaves after the calls (`<|eot_id|>`,
+  // `<|im_end|>`, `</s>`, `<end_of_turn>` …): the list is the calls before them.
+  const text = withoutEndTokens(body.trim()).trimEnd();
   const calls: Found[] = [];
   let i = 0;
-  while (calls.length < MAX_MATCHES) {
+  for (;;) {
     // Calls are apart by commas, whitespace and the brackets of their lists, and nothing else.
     while (i < text.length && /[\s,[\]]/.test(text[i] as string)) i++;
     if (i >= text.length) break;
+    // More than MAX_MATCHES calls (junk, or a loop): not read, the list stays in the text. Stopping
+    // there and answering the calls read took the rest out of the text unread, never run.
+    if (calls.length >= MAX_MATCHES) return undefined;
     const head = /^([A-Za-z_][\w.-]*)\s*\(/.exec(text.slice(i));
     if (!head) return undefined;
     const open = i + head[0].length - 1;
@@ -1114,6 +1128,9 @@ function pythonicCalls(body: string): Found[] | undefined {
   }
   return calls.length > 0 ? calls : undefined;
 }
+
+/** A list of pythonic calls opening: `[name(`. */
+const PYTHONIC_LIST = /^\[\s*[A-Za-z_][\w.-]*\s*\(/;
 
 /** The calls a tag's markup body holds, in whichever markup it is written; `open` when one was still open. */
 function markupCalls(
@@ -1186,7 +1203,11 @@ function tagSpans(text: string, known: Known): Span[] {
     let calls: Found[] | undefined;
     let end: number;
     let opening: Opening | undefined;
-    if (text[bodyAt] === "{" || text[bodyAt] === "[") {
+    // A list of pythonic calls (`<tool_call>[ls(path='x')]`, `<|python_tag|>[ls(…)]`) is markup, not JSON.
+    if (
+      text[bodyAt] === "{" ||
+      (text[bodyAt] === "[" && !PYTHONIC_LIST.test(text.slice(bodyAt, bodyAt + 300)))
+    ) {
       const json = jsonCallsAt(text, bodyAt);
       calls = json?.calls;
       end = json ? json.end : bodyAt;
@@ -1207,7 +1228,9 @@ function tagSpans(text: string, known: Known): Span[] {
         }
       }
       end = close >= 0 && close < nextOpen ? close : nextOpen;
-      let body = text.slice(bodyAt, end);
+      // The end-of-turn tokens a reply ends with are not the body's (`…</arg_value><|im_end|>`
+      // read as the last value's text left GLM's call with no end).
+      let body = end === text.length ? withoutEndTokens(text.slice(bodyAt, end)) : text.slice(bodyAt, end);
       // A reply cut inside the wrapper's closing tag (`</function></tool_ca`): the calls end before
       // the piece of tag, which goes with the span.
       if (end === text.length) {
@@ -1579,9 +1602,13 @@ function functionarySpans(text: string, known: Known): Span[] {
   return [...calls, ...markers.map((m) => (closed ? m : { ...m, open: openFrom(m.start) }))];
 }
 
-/** End-of-turn tokens a server may leave after a reply: Llama, ChatML, Phi, Mistral, Gemma, DeepSeek. */
+/**
+ * End-of-turn tokens a server may leave after a reply: Llama 3 (`<|eot_id|>`, `<|eom_id|>`) and 4
+ * (`<|eot|>`, `<|eom|>`), ChatML, Phi, gpt-oss, Mistral, Gemma (`<end_of_turn>`, `<eos>`), DeepSeek,
+ * GLM (`<|observation|>`, after its calls), Command R.
+ */
 const END_TOKENS =
-  /(?:\s*(?:<\|(?:eot_id|eom_id|im_end|end|endoftext|end_of_text|return)\|>|<\/s>|<end_of_turn>|<[|｜]end[▁_]of[▁_]sentence[|｜]>))+\s*$/;
+  /(?:\s*(?:<\|(?:eot_id|eom_id|eot|eom|im_end|end|endoftext|end_of_text|return|observation|END_OF_TURN_TOKEN)\|>|<\/s>|<end_of_turn>|<eos>|<[|｜]end[▁_]of[▁_]sentence[|｜]>))+\s*$/;
 
 /**
  * A reply that is nothing but a call, a list of calls, or several calls one after another (Llama
@@ -1618,8 +1645,9 @@ function fencedSpan(text: string): Span | undefined {
   let fences = findFences(text, 2);
   // A reply with no backtick fence may fence its call with tildes.
   if (fences.length === 0) fences = tildeFences(text).slice(0, 2);
-  if (fences.length !== 1 || !fences[0]?.closed) return undefined;
   const fence = fences[0];
+  if (fences.length !== 1 || fence === undefined) return undefined;
+  if (!fence.closed) return unclosedFenceSpan(text, fence);
   // A fenced call the reply goes on after is an example it explains, not a call — except in
   // Gemma 3's ```tool_code fence, which only ever holds a call.
   if (fenceInfo(text, fence.start) !== "tool_code" && !blank(text.slice(fence.end))) return undefined;
@@ -1632,6 +1660,27 @@ function fencedSpan(text: string): Span | undefined {
     calls = parsed ? callsIn(parsed.value) : undefined;
   }
   return calls ? { start: fence.start, end: fence.end, calls } : undefined;
+}
+
+/**
+ * The reply's one fence when the reply ended inside it (its closing fence never came) and it holds
+ * nothing but calls, as a whole reply would (JSON or pythonic, end-of-turn tokens after them): the
+ * fence's closing line is as optional as `</tool_call>` after a call that closed itself. Calls
+ * still open where the reply ends (JSON whose brackets never close) are `open`, so a reply cut at
+ * the token ceiling never runs them; so cut, a piece of the closing fence after the calls (`` `` ``)
+ * goes with them.
+ */
+function unclosedFenceSpan(text: string, fence: Fence): Span | undefined {
+  let body = fence.body;
+  if (cutAtLimit) body = body.replace(/\n[^\S\n]*(?:`{1,2}|~{1,2})[^\S\n]*$/, "");
+  const whole = wholeReplySpan(body) ?? pythonicSpan(body);
+  if (!whole) return undefined;
+  return {
+    start: fence.start,
+    end: text.length,
+    calls: whole.calls,
+    ...(whole.open ? { open: openFrom(fence.start) } : {}),
+  };
 }
 
 /**
@@ -1687,7 +1736,9 @@ function named(spans: readonly Span[], known: Known): Span[] {
  * `<|tool_call>call:name{k:<|"|>v<|"|>}<tool_call|>` and FunctionGemma, gpt-oss Harmony
  * (`to=functions.name` with its tokens, or stripped of them), Functionary `>>>name` and
  * `<|recipient|>name`, pythonic `[name(k=v), …]` inside a tag — and, when none of those appear,
- * a reply that is only a JSON call or only pythonic calls (Llama 3.2/4), or ends with one fenced JSON call (a `tool_calls` or `tool_uses` list counts). Markup values are typed by the
+ * a reply that is only a JSON call or only pythonic calls (Llama 3.2/4; end-of-turn tokens after
+ * them allowed), or ends with one fenced JSON call (a `tool_calls` or `tool_uses` list counts; the
+ * closing fence may be missing where the reply ends, as `</tool_call>` may). Markup values are typed by the
  * tool's parameter schema where one is given.
  *
  * Only calls naming a tool in `tools` are recovered (a `functions.` prefix or `:0` suffix is
@@ -1721,7 +1772,7 @@ export function recoverToolCalls(
     if (!Array.isArray(tools)) {
       throw new ToolCallsError(
         "invalid-tools",
-        `recoverToolCalls needs the tools the model may call as an array (names or tool definitions), and was given ${describeValue(tools)}.`,
+        `recoverToolCalls needs the tools the model may call as an array (names or tool definitions), and was given ${describeValue(tools)}${toolsHint(tools)}.`,
       );
     }
     known = readTools(tools);
@@ -1742,6 +1793,16 @@ export function recoverToolCalls(
     scanBudget = Number.POSITIVE_INFINITY;
     cutAtLimit = false;
   }
+}
+
+/** What to pass instead, for `tools` that are not an array: one name or one tool not in a list, or none. */
+function toolsHint(tools: unknown): string {
+  if (tools === undefined || tools === null) return " (pass [] for a turn with no tools)";
+  if (typeof tools === "string")
+    return ` (one tool's name: pass it in an array, [${JSON.stringify(tools.slice(0, 64))}])`;
+  if (isRecord(tools) && (typeof tools.name === "string" || isRecord(tools.function)))
+    return " (one tool's definition: pass it in an array, [tool])";
+  return "";
 }
 
 /** Sets the work one reading of `text` may spend ({@link repairBudget}, {@link scanBudget}). */
@@ -1894,19 +1955,16 @@ function blank(text: string): boolean {
 }
 
 /**
- * The whole-reply call (JSON or pythonic) a reply holds before the scratchpads it ends with — closed
- * ones, blank space between, the last maybe never closed: `{"name": "ls", …}<think>done</think>`
- * is the call alone as the stream shows the answer. The scratchpads are read as the stream reads
- * them, from the first opener on: one inside the call's strings cuts the call there, as the stream
- * shows it, and leaves no call (the call is not closed). They stay in the reply's text. Linear: one pass over the scratchpads, one parse.
+ * Where the scratchpads a reply ends with begin — closed ones, blank space and end-of-turn tokens
+ * between and after them, the last maybe never closed — and the text the stream shows among them
+ * (that blank space and those tokens), read as the stream reads them, from the first opener on: one
+ * inside a call's strings cuts the call there, as the stream shows it. Undefined when the reply ends
+ * with none, or shows more than that after the first. Linear: one pass over the scratchpads.
  */
-function beforeTrailingScratchpads(text: string): Span | undefined {
-  if (!/^\s*[{[A-Za-z_]/.test(text)) return undefined;
+function trailingScratchpads(text: string): { at: number; shown: string } | undefined {
   const pads = scratchpadsIn(text, []);
   const first = pads[0];
   if (first === undefined) return undefined;
-  // What the stream shows after the call: the text between and after the scratchpads, read with
-  // the call as its whole-reply form reads it (end-of-turn tokens it allows, nothing else).
   let shown = "";
   let at = first[0];
   for (const [start, end] of [...pads, [text.length, text.length] as [number, number]]) {
@@ -1915,15 +1973,54 @@ function beforeTrailingScratchpads(text: string): Span | undefined {
     shown += between;
     at = end;
   }
-  const call = text.slice(0, first[0]);
+  return { at: first[0], shown };
+}
+
+/**
+ * The whole-reply call (JSON or pythonic) a reply holds before the scratchpads it ends with — closed
+ * ones, blank space between, the last maybe never closed: `{"name": "ls", …}<think>done</think>`
+ * is the call alone as the stream shows the answer ({@link trailingScratchpads}): an opener inside
+ * the call's strings leaves no call (the call is not closed). They stay in the reply's text.
+ * Linear: one pass over the scratchpads, one parse.
+ */
+function beforeTrailingScratchpads(text: string): Span | undefined {
+  if (!/^\s*[{[A-Za-z_]/.test(text)) return undefined;
+  const trailing = trailingScratchpads(text);
+  if (trailing === undefined) return undefined;
+  // What the stream shows: the call, with the call as its whole-reply form reads it (end-of-turn
+  // tokens it allows, nothing else).
+  const call = text.slice(0, trailing.at);
   // A call the first opener cuts open (one written in its strings) is no call the model closed.
-  const json = wholeReplySpan(call + shown);
-  const span = json ? (json.open ? undefined : json) : pythonicSpan(call + shown);
+  const json = wholeReplySpan(call + trailing.shown);
+  const span = json ? (json.open ? undefined : json) : pythonicSpan(call + trailing.shown);
   return span && { ...span, end: call.trimEnd().length };
 }
 
+/**
+ * The calls a reply shows before the scratchpads it ends with ({@link trailingScratchpads}), in a
+ * form that runs to the end of the reply — its one fence (closed or not), `<|python_tag|>` and
+ * other wrappers with no closing tag (`<|python_tag|>ls(path="x")<think>done</think>`): read as the
+ * stream shows the answer, the call then the end. A call left open there (the opener cut it) is
+ * none. Read only where the reply read whole held none; the spans end before the scratchpads, which
+ * stay in the text. Linear: one more reading of the text before them.
+ */
+function callsBeforeTrailingScratchpads(tail: string, known: Known): Span[] {
+  const trailing = trailingScratchpads(tail);
+  if (trailing === undefined || tail.slice(0, trailing.at).trim() === "") return [];
+  const head = tail.slice(0, trailing.at);
+  return spansIn(head + trailing.shown, known, false)
+    .filter((span) => !span.open)
+    .map((span) => ({ ...span, end: Math.min(span.end, head.length) }));
+}
+
 /** The calls of a reply that holds no scratchpad (or the part of one after it), in written order. */
-function spansIn(tail: string, known: Known): Span[] {
+function spansIn(tail: string, known: Known, beforePads = true): Span[] {
+  const spans = spansOf(tail, known);
+  return spans.length === 0 && beforePads ? callsBeforeTrailingScratchpads(tail, known) : spans;
+}
+
+/** {@link spansIn} of the reply as it is. */
+function spansOf(tail: string, known: Known): Span[] {
   // A reply that is nothing but JSON (or pythonic) calls holds any markup in its strings.
   const whole = closedPart(wholeReplySpan(tail)) ?? pythonicSpan(tail) ?? beforeTrailingScratchpads(tail);
   const accepted = whole ? named([whole], known) : [];
@@ -1966,7 +2063,7 @@ function spansIn(tail: string, known: Known): Span[] {
     fences.length === 1 && blank(tail.slice(0, fences[0]?.[0])) && blank(tail.slice(fences[0]?.[1]));
   const quoted = onlyFence ? code : joinRegions(code, fences);
   const unquoted = spans.filter((span) => spanAt(span.start, quoted) === undefined);
-  const fenced = fencedSpan(tail);
+  const fenced = closedPart(fencedSpan(tail));
   // Markup found only inside the reply's one fenced call is that call's text.
   if (fenced && unquoted.every((span) => span.start >= fenced.start && span.end <= fenced.end)) {
     return named([fenced], known);
@@ -2062,6 +2159,11 @@ const CLOSERS = [
   "<|stop|>",
   "<|eot_id|>",
   "<|eom_id|>",
+  "<|eot|>",
+  "<|eom|>",
+  "<|observation|>",
+  "<|END_OF_TURN_TOKEN|>",
+  "<eos>",
   "<|im_end|>",
   "<|endoftext|>",
   "<|end_of_text|>",

@@ -142,13 +142,19 @@ describe("R82-3: recoverToolCalls reads scratchpads left to right: another kind'
     const marker = fc.constantFrom(
       ...SCRATCHPADS.flatMap((k) => (k.implicitOpen ? [k.open] : [k.open, k.close])),
     );
+    // r85: a pythonic list in the tag, and end-of-turn tokens a template leaks, anywhere.
+    const pythonic = `<tool_call>[ls(p=".")]</tool_call>`;
+    const endToken = fc.constantFrom("<|eot_id|>", "<|eot|>", "<|im_end|>", "</s>", "<end_of_turn>", "<eos>");
     fc.assert(
       fc.property(
-        fc.array(fc.oneof(marker, fc.constantFrom(call, "prose ", "\n")), { maxLength: 8 }),
+        fc.array(fc.oneof(marker, endToken, fc.constantFrom(call, pythonic, "prose ", "\n")), {
+          maxLength: 8,
+        }),
         (parts) => {
           const reply = parts.join("");
-          const shown = stripThinking(reply, { fences: ALL_FENCES }).content.split(call).length - 1;
-          expect(recoverToolCalls(reply, ["ls"]).calls).toHaveLength(shown);
+          const content = stripThinking(reply, { fences: ALL_FENCES }).content;
+          const shown = content.split(call).length + content.split(pythonic).length - 2;
+          expect(recoverToolCalls(reply, ["ls"]).calls, reply).toHaveLength(shown);
         },
       ),
       { numRuns: 1000 },

@@ -43,16 +43,23 @@ describe("R83-1: a </think> ends a scratchpad the template opened only when it c
     const implicit = SCRATCHPADS.filter((k) => k.implicitOpen);
     const templateMarkers = new Set(TEMPLATE_MARKERS.map((m) => m.marker));
     const marker = fc.constantFrom(...SCRATCHPADS.flatMap((k) => [k.open, k.close]));
+    // r85: a pythonic call list in the tag too, and the end-of-turn tokens a template leaks, after
+    // a call or anywhere (`<tool_call>[ls(p=".")]</tool_call>` was lost, with or without one).
+    const pythonic = `<tool_call>[ls(p=".")]</tool_call>`;
+    const endToken = fc.constantFrom("<|eot_id|>", "<|im_end|>", "</s>", "<end_of_turn>", "<|endoftext|>");
     fc.assert(
       fc.property(
-        fc.array(fc.oneof(marker, fc.constantFrom(call, "prose ", "\n")), { maxLength: 9 }),
+        fc.array(fc.oneof(marker, endToken, fc.constantFrom(call, pythonic, "prose ", "\n")), {
+          maxLength: 9,
+        }),
         (parts) => {
           const reply = parts.join("");
           const first = parts.findIndex((p) => templateMarkers.has(p));
           const opened = implicit.find((k) => parts[first] === k.close);
           const read = opened ? `${opened.open}${reply}` : reply;
-          const shown = stripThinking(read, { fences: ALL_FENCES }).content.split(call).length - 1;
-          expect(recoverToolCalls(reply, ["ls"]).calls).toHaveLength(shown);
+          const content = stripThinking(read, { fences: ALL_FENCES }).content;
+          const shown = content.split(call).length + content.split(pythonic).length - 2;
+          expect(recoverToolCalls(reply, ["ls"]).calls, reply).toHaveLength(shown);
         },
       ),
       { numRuns: 400 },

@@ -53,11 +53,12 @@ describe("R84-1: a whole-reply call followed by scratchpads is recovered", () =>
         const opened = implicit.find((k) => parts[first] === k.close);
         const read = opened ? `${opened.open}${reply}` : reply;
         // gpt-oss's `<|end|>` closes its analysis and ends a turn: after the answer it is the
-        // end-of-turn token a whole-reply JSON call may have (the pythonic form, Llama's, allows
-        // only Llama's own: `[ls(p=".")]<|end|>` is no whole-reply call, with or without the
-        // scratchpads).
-        let content = stripThinking(read, { fences: ALL_FENCES }).content;
-        if (form.startsWith("{")) content = content.replace(/(?:\s*<\|end\|>)+\s*$/, "");
+        // end-of-turn token a whole-reply call may have, JSON or pythonic (r85: the pythonic form
+        // allowed only Llama's own, and `[ls(p=".")]<|end|>` was lost).
+        const content = stripThinking(read, { fences: ALL_FENCES }).content.replace(
+          /(?:\s*<\|end\|>)+\s*$/,
+          "",
+        );
         const shown = content.trim() === form;
         expect(recoverToolCalls(reply, ["ls"]).calls, reply).toEqual(shown ? [ls] : []);
       }),
