@@ -99,3 +99,40 @@ describe("R85E-1: messages read through a polluted Object.prototype", () => {
     }
   });
 });
+
+describe("R85E-2: what a session hands out is not its own state to change", () => {
+  it("a snapshot's timeline entries and todos, and session.todos, are frozen: a host's write changes nothing", async () => {
+    const todos = [{ content: "Write the report", status: "pending" }];
+    server = await startServer({
+      replies: [
+        { content: "", toolCalls: [{ id: "t1", name: "TodoWrite", arguments: JSON.stringify({ todos }) }] },
+        { content: "Done." },
+      ],
+    });
+    const session = await createSession({
+      config: { baseUrl: server.baseUrl, model: "sim" },
+      builtInTools: { todoWrite: true },
+      stallThreshold: 2,
+    });
+    // One reply for the session's open-todos nudge, then the run stalls with the todo still open.
+    server.enqueue({ content: "Later." });
+    await session.prompt("go");
+    const snapshot = session.getSnapshot();
+    const before = JSON.stringify(snapshot);
+    // Before: each write went through to the session's own entry and list (and the todos to its file).
+    expect(() => {
+      (snapshot.timeline[0] as { text: string }).text = "edited";
+    }).toThrow(TypeError);
+    expect(() =>
+      (session.todos as { content: string; status: string }[]).push({ content: "x", status: "pending" }),
+    ).toThrow(TypeError);
+    expect(() => {
+      (snapshot.todos[0] as { status: string }).status = "completed";
+    }).toThrow(TypeError);
+    session.addNotice("next");
+    const next = session.getSnapshot();
+    expect(JSON.stringify({ timeline: next.timeline.slice(0, -1), todos: next.todos })).toBe(before);
+    expect(session.todos).toEqual(todos);
+    await session.close();
+  });
+});

@@ -780,10 +780,10 @@ export class Session {
   /** Where each question entry stands in `#timeline`, by its id. */
   #questionAt = new Map<string, number[]>();
   /** The snapshot's todos (a copy made when they change). */
-  #shownTodos: readonly Todo[] = [];
+  #shownTodos: readonly Todo[] = frozen([]);
   /** What `getSnapshot` returns until the next change; made when asked. */
   #snapshot: SessionView | undefined;
-  #todos: Todo[];
+  #todos: readonly Todo[];
   #file: SessionFile | undefined;
   /** The lock of the session's file while it is open (undefined without `sessionDir`, and once let go). */
   #lock: SessionLock | undefined;
@@ -940,7 +940,7 @@ export class Session {
         createdAt = own.createdAt;
       }
       this.#createdAt = createdAt ?? new Date().toISOString();
-      this.#todos = todos;
+      this.#todos = frozen(todos);
       const tools: AgentTool[] = [];
       if (builtIn.askUser) {
         this.#askUser = askUserTool((questions, signal) => this.#ask(questions, signal));
@@ -1432,7 +1432,7 @@ export class Session {
     // Lost between the check and the write (it wrote nothing): memory stays as the file does.
     if (this.#lockLost !== undefined) throw this.#lockedError("Session.clear", "nothing was cleared");
     this.#byItself(() => this.agent.reset());
-    this.#todos = [];
+    this.#todos = frozen([]);
     this.#stored = 0;
     this.#setTimeline([], []);
     this.#early.clear();
@@ -1721,12 +1721,17 @@ export class Session {
     this.#openTools.clear();
     this.#questionAt.clear();
     for (const entry of entries) this.#append(entry);
-    this.#shownTodos = todos;
+    this.#shownTodos = frozen(todos);
     this.#snapshot = undefined;
   }
 
-  /** Appends `entry` to the timeline, told to no one. */
+  /**
+   * Appends `entry` to the timeline, told to no one. Frozen, as every entry is: the snapshots, the
+   * `onEvent` listeners and `pendingQuestion` hand out the timeline's own entries, so a host that
+   * wrote to one (an entry's text, a question's options) changed every snapshot, past and next.
+   */
   #append(entry: TimelineEvent): void {
+    frozen(entry);
     this.#place(entry, this.#timeline.push(entry) - 1);
     this.#snapshot = undefined;
   }
@@ -1770,7 +1775,7 @@ export class Session {
       if (!places) continue;
       index.delete(key);
       for (const at of places) {
-        const entry = next(this.#timeline[at] as TimelineEvent);
+        const entry = frozen(next(this.#timeline[at] as TimelineEvent));
         this.#timeline[at] = entry;
         this.#place(entry, at);
         changed = true;
@@ -1782,8 +1787,9 @@ export class Session {
   }
 
   #setTodos(todos: Todo[]): void {
-    this.#todos = todos;
-    this.#shownTodos = [...todos];
+    // Frozen: `todos` and the snapshot hand the list out, and a host's push went to the file.
+    this.#todos = frozen(todos);
+    this.#shownTodos = this.#todos;
     this.#snapshot = undefined;
     try {
       this.#write((file) => file.appendTodos(todos));
@@ -2288,6 +2294,17 @@ function specServers(spec: AgentSpec | readonly AgentSpec[] | null | undefined):
   } catch (error) {
     throw new AgentError("invalid-input", `createSession: spec: ${errorText(error)}`, { cause: error });
   }
+}
+
+/**
+ * `value` frozen with every object and list it holds (plain data the session made: a timeline
+ * entry, a todo list), so what the session hands out cannot be changed under it. Returns `value`.
+ */
+function frozen<T>(value: T): T {
+  if (typeof value !== "object" || value === null || Object.isFrozen(value)) return value;
+  Object.freeze(value);
+  for (const inner of Object.values(value)) frozen(inner);
+  return value;
 }
 
 /** The last assistant text among messages, "" for none. */
