@@ -1,6 +1,6 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { startServer, type TestServer } from "@loopwright/testkit";
+import { type Reply, startServer, type TestServer } from "@loopwright/testkit";
 import { afterEach, describe, expect, it } from "vitest";
 import { Agent, AgentError, createSession, readSessionFile } from "./test-exports.js";
 import { useTempDirs } from "./test-support/temp-dirs.js";
@@ -10,19 +10,22 @@ const tempDir = useTempDirs("r85e");
 // Review round r85 (agent): each test fails on the code before its fix. Every test sets a field on
 // Object.prototype (as a polluting dependency would) and deletes it in `finally`.
 
-let server: TestServer | undefined;
-afterEach(async () => {
-  await server?.close();
-  server = undefined;
-});
-
 const polluted = Object.prototype as Record<string, unknown>;
-const config = { baseUrl: "http://127.0.0.1:9", model: "sim" };
+const servers: TestServer[] = [];
+afterEach(() => Promise.all(servers.splice(0).map((one) => one.close())));
+
+/** A testkit server with `replies`, closed after the test. */
+async function serve(...replies: Reply[]): Promise<TestServer> {
+  const made = await startServer({ replies });
+  servers.push(made);
+  return made;
+}
+
 const ghost = [{ id: "ghost", type: "function", function: { name: "look", arguments: "{}" } }];
 
 describe("R85E-1: messages read through a polluted Object.prototype", () => {
   it("a session's text answers take no inherited tool_calls: no 'Not run' answer to a call never made", async () => {
-    server = await startServer({ replies: [{ content: "One." }, { content: "Two." }] });
+    const server = await serve({ content: "One." }, { content: "Two." });
     polluted.tool_calls = ghost;
     try {
       const session = await createSession({ config: { baseUrl: server.baseUrl, model: "sim" } });
@@ -47,7 +50,7 @@ describe("R85E-1: messages read through a polluted Object.prototype", () => {
     polluted.tool_calls = ghost;
     try {
       const agent = new Agent({
-        config,
+        config: { baseUrl: "http://127.0.0.1:9", model: "sim" },
         messages: [
           { role: "user", content: "a" },
           { role: "assistant", content: "b" },
@@ -103,12 +106,10 @@ describe("R85E-1: messages read through a polluted Object.prototype", () => {
 describe("R85E-2: what a session hands out is not its own state to change", () => {
   it("a snapshot's timeline entries and todos, and session.todos, are frozen: a host's write changes nothing", async () => {
     const todos = [{ content: "Write the report", status: "pending" }];
-    server = await startServer({
-      replies: [
-        { content: "", toolCalls: [{ id: "t1", name: "TodoWrite", arguments: JSON.stringify({ todos }) }] },
-        { content: "Done." },
-      ],
-    });
+    const server = await serve(
+      { content: "", toolCalls: [{ id: "t1", name: "TodoWrite", arguments: JSON.stringify({ todos }) }] },
+      { content: "Done." },
+    );
     const session = await createSession({
       config: { baseUrl: server.baseUrl, model: "sim" },
       builtInTools: { todoWrite: true },
