@@ -28,7 +28,16 @@ import type {
 } from "./agent-events.js";
 import { type AgentBackend, loopBackend } from "./backend.js";
 import { AgentError, errorText, kindOf } from "./errors.js";
-import { type AgentMessage, cutText, defaultConvertToLlm, messageProblem, userMessage } from "./messages.js";
+import {
+  type AgentMessage,
+  cutText,
+  defaultConvertToLlm,
+  fieldOf,
+  hasCalls,
+  messageProblem,
+  toolCallsOf,
+  userMessage,
+} from "./messages.js";
 import { ownFields, setting } from "./own.js";
 import { type AgentTool, type ToolExecutionMode, ToolRegistry } from "./tools.js";
 
@@ -336,9 +345,8 @@ function stillShown(names: readonly string[], messages: readonly AgentMessage[])
   if (names.length === 0) return [];
   const calls: { name: unknown; args: string }[] = [];
   for (const message of messages) {
-    const m = message as ChatMessage;
-    if (m.role !== "assistant" || !Array.isArray(m.tool_calls)) continue;
-    for (const call of m.tool_calls) {
+    if (fieldOf(message, "role") !== "assistant") continue;
+    for (const call of toolCallsOf(message)) {
       if (call.type !== "function") continue;
       const args: unknown = call.function.arguments;
       calls.push({ name: call.function.name, args: typeof args === "string" ? args : JSON.stringify(args) });
@@ -384,8 +392,8 @@ function pairingFault(view: readonly ChatMessage[]): { at: number; text: string 
   const open = () => asked.filter((id) => !answered.has(id));
   for (let at = 0; at < view.length; at++) {
     const message = view[at] as ChatMessage;
-    if (message.role === "tool") {
-      const id = message.tool_call_id;
+    if (fieldOf(message, "role") === "tool") {
+      const id = fieldOf(message, "tool_call_id") as string;
       if (asked.includes(id) && !answered.has(id)) {
         answered.add(id);
         continue;
@@ -401,7 +409,7 @@ function pairingFault(view: readonly ChatMessage[]): { at: number; text: string 
         text: `has tool calls no tool message answers right after it (${open().join(", ")})`,
       };
     }
-    asked = message.role === "assistant" ? (message.tool_calls ?? []).map((call) => call.id) : [];
+    asked = fieldOf(message, "role") === "assistant" ? toolCallsOf(message).map((call) => call.id) : [];
     askedAt = at;
     answered.clear();
   }
@@ -443,12 +451,14 @@ function givenTwice(who: string, where: string): AgentError {
 function trailingOpenCalls(messages: readonly ChatMessage[]): string[] {
   const answered = new Set<string>();
   let at = messages.length - 1;
-  for (; at >= 0 && (messages[at] as ChatMessage).role === "tool"; at--) {
-    answered.add((messages[at] as { tool_call_id: string }).tool_call_id);
+  for (; at >= 0 && fieldOf(messages[at], "role") === "tool"; at--) {
+    answered.add(fieldOf(messages[at], "tool_call_id") as string);
   }
-  const last = messages[at] as ChatMessage | undefined;
-  if (last?.role !== "assistant") return [];
-  return (last.tool_calls ?? []).map((call) => call.id).filter((id) => !answered.has(id));
+  const last = messages[at];
+  if (fieldOf(last, "role") !== "assistant") return [];
+  return toolCallsOf(last)
+    .map((call) => call.id)
+    .filter((id) => !answered.has(id));
 }
 
 /** The loop config the agent specs resolve to; what `resolveAgentSpec` refuses is `AgentError` (`invalid-input`) naming `spec`. */
@@ -1282,8 +1292,10 @@ function readAfterFields(answer: unknown, name: string, toolIsError: boolean): A
 
 /** Whether a message is the summary a loop's fold writes. */
 function isSummary(message: AgentMessage): boolean {
-  const m = message as ChatMessage;
-  return m.role === "system" && typeof m.content === "string" && m.content.startsWith(SUMMARY_LEAD);
+  const content = fieldOf(message, "content");
+  return (
+    fieldOf(message, "role") === "system" && typeof content === "string" && content.startsWith(SUMMARY_LEAD)
+  );
 }
 
 /** The summary message a loop's fold put into `messages`, if any. */
@@ -1294,10 +1306,12 @@ function foldedSummary(messages: readonly AgentMessage[]): AgentMessage | undefi
 /** What a copy of a chat message keeps however a view rewrote it: the call it answers, or the calls it makes. */
 function callKey(message: unknown): string | undefined {
   if (!isRecord(message)) return undefined;
-  if (message.role === "tool" && typeof message.tool_call_id === "string")
-    return `tool ${message.tool_call_id}`;
-  if (message.role === "assistant" && Array.isArray(message.tool_calls) && message.tool_calls.length > 0) {
-    return `calls ${message.tool_calls.map((call) => (isRecord(call) ? String(call.id) : "")).join(" ")}`;
+  const answers = fieldOf(message, "tool_call_id");
+  if (fieldOf(message, "role") === "tool" && typeof answers === "string") return `tool ${answers}`;
+  if (hasCalls(message)) {
+    return `calls ${toolCallsOf(message)
+      .map((call: unknown) => (isRecord(call) ? String(setting(call, "id")) : ""))
+      .join(" ")}`;
   }
   return undefined;
 }
@@ -1753,7 +1767,7 @@ export class Agent {
         );
       }
     }
-    if (view.length === 0 || view.at(-1)?.role === "assistant") {
+    if (view.length === 0 || fieldOf(view.at(-1), "role") === "assistant") {
       throw new AgentError(
         "invalid-input",
         "Agent.prompt: the messages given leave nothing for the model to answer: what the model is sent " +
@@ -1771,12 +1785,12 @@ export class Agent {
     }
     const problem = messageProblem(message, true);
     if (problem) throw new AgentError("invalid-input", `Agent.${method}: the message ${problem}.`);
-    const chat = message as ChatMessage;
-    if (chat.role === "tool" || (chat.role === "assistant" && (chat.tool_calls ?? []).length > 0)) {
+    const tool = fieldOf(message, "role") === "tool";
+    if (tool || hasCalls(message)) {
       throw new AgentError(
         "invalid-input",
         `Agent.${method}: a queued message is delivered after every call of a step was answered, so it ` +
-          `cannot be a ${chat.role === "tool" ? "tool message" : "tool call"}; give a user message.`,
+          `cannot be a ${tool ? "tool message" : "tool call"}; give a user message.`,
       );
     }
     return message;
@@ -1801,7 +1815,7 @@ export class Agent {
     this.#notBusy("continue");
     this.#systemOnce("continue");
     const last = this.#convert(this.#messages).at(-1);
-    if (last === undefined || (last.role === "assistant" && (last.tool_calls ?? []).length === 0)) {
+    if (last === undefined || (fieldOf(last, "role") === "assistant" && !hasCalls(last))) {
       const queued = this.#drain(this.#steering, this.steeringMode);
       const next = queued.length > 0 ? queued : this.#drain(this.#followUp, this.followUpMode);
       if (next.length === 0) {
@@ -1959,7 +1973,7 @@ export class Agent {
     // A restored transcript whose last assistant message's calls were never answered (stored before
     // its tools ran): each is answered as not run, in the agent's transcript and so in every request
     // after, before what this run adds. A tool message given to answer one is the host's answer instead.
-    const open = (first[0] as ChatMessage | undefined)?.role === "tool" ? [] : this.#openAtEnd();
+    const open = fieldOf(first[0], "role") === "tool" ? [] : this.#openAtEnd();
     if (open.length > 0) {
       const ids = open.map((id) => JSON.stringify(id)).join(", ");
       this.#emit({
@@ -1993,7 +2007,7 @@ export class Agent {
         // made for it: one ending in the model's own answer asks it to answer itself (and some
         // endpoints refuse a request ending in an assistant message).
         const last = llm.at(-1);
-        if (queued && last?.role === "assistant" && (last.tool_calls ?? []).length === 0) {
+        if (queued && fieldOf(last, "role") === "assistant" && !hasCalls(last)) {
           const steering = this.#drain(this.#steering, this.steeringMode);
           pending = steering.length > 0 ? steering : this.#drain(this.#followUp, this.followUpMode);
           if (pending.length === 0) break;
@@ -2087,7 +2101,9 @@ export class Agent {
       const tail = after.slice(-open.length) as Partial<ChatMessage & { tool_call_id: string }>[];
       const lands =
         trailingOpenCalls(after).length === 0 &&
-        tail.every((message, k) => message.role === "tool" && message.tool_call_id === open[k]);
+        tail.every(
+          (message, k) => fieldOf(message, "role") === "tool" && fieldOf(message, "tool_call_id") === open[k],
+        );
       return lands ? open : [];
     } catch {
       return []; // the run reports a convertToLlm that throws
@@ -2105,7 +2121,7 @@ export class Agent {
     for (const message of run.messages.slice(this.#told)) {
       this.#known.add(message);
       this.#add(message);
-      if (message.role === "tool") this.#batch?.results.push(message);
+      if (fieldOf(message, "role") === "tool") this.#batch?.results.push(message);
     }
   }
 
@@ -2321,11 +2337,13 @@ export class Agent {
       // part of the turn the prompt opened, no model turn of its own, so no turn_end for it.
       this.#emit({ type: "message_start", message });
       this.#emit({ type: "message_end", message });
-    } else if (message.role === "assistant") {
+    } else if (fieldOf(message, "role") === "assistant") {
       if (!this.#partial) this.#emit({ type: "message_start", message });
       this.#partial = undefined;
       this.#emit({ type: "message_end", message });
-      const ids = (message.tool_calls ?? []).map((c) => c.id);
+      // The loop's message: an answer in text holds no tool_calls of its own.
+      const calls = toolCallsOf(message);
+      const ids = calls.map((c) => c.id);
       if (ids.length === 0) {
         this.#answered = message;
         this.#batch = undefined;
@@ -2333,7 +2351,7 @@ export class Agent {
       } else {
         const sequential =
           this.toolExecution === "sequential" ||
-          (message.tool_calls ?? []).some(
+          calls.some(
             (c) =>
               c.type === "function" &&
               setting(this.tools.get(c.function.name), "executionMode") === "sequential",
@@ -2347,7 +2365,7 @@ export class Agent {
           sequential,
         };
       }
-    } else if (message.role === "tool") {
+    } else if (fieldOf(message, "role") === "tool") {
       this.#emit({ type: "message_start", message });
       this.#emit({ type: "message_end", message });
       const batch = this.#batch;
@@ -2366,7 +2384,7 @@ export class Agent {
     signal: AbortSignal | undefined,
   ): Promise<boolean> {
     if (!this.shouldStopAfterTurn) return false;
-    const message = messages.findLast((m) => m.role === "assistant");
+    const message = messages.findLast((m) => fieldOf(m, "role") === "assistant");
     return this.shouldStopAfterTurn({ messages: this.messages, message, toolResults: [] }, signal);
   }
 

@@ -31,6 +31,33 @@ export function defaultConvertToLlm(messages: readonly AgentMessage[]): ChatMess
   );
 }
 
+/** A tool call as an assistant message holds it. */
+export type MessageToolCall = NonNullable<Extract<ChatMessage, { role: "assistant" }>["tool_calls"]>[number];
+
+/**
+ * A message's `role`, `content` or `tool_call_id` where the message holds it itself (or its class
+ * does), never a polluted `Object.prototype`'s: with `Object.prototype.tool_call_id` set, every
+ * message read as answering that call. `undefined` for anything that is not an object.
+ */
+export function fieldOf(message: unknown, name: "role" | "content" | "tool_call_id"): unknown {
+  return setting(message, name);
+}
+
+/**
+ * A message's own tool calls (or its class's), `[]` where it holds none or not a list: an
+ * assistant answer in text holds no `tool_calls`, and `Object.prototype.tool_calls` gave every one
+ * a call nothing answered (the agent appended a "Not run" answer to it, for the endpoint to refuse).
+ */
+export function toolCallsOf(message: unknown): MessageToolCall[] {
+  const calls = setting(message, "tool_calls");
+  return Array.isArray(calls) ? (calls as MessageToolCall[]) : [];
+}
+
+/** Whether `message` is an assistant message with at least one tool call of its own. */
+export function hasCalls(message: unknown): boolean {
+  return setting(message, "role") === "assistant" && toolCallsOf(message).length > 0;
+}
+
 /** A user message with the given text. */
 export function userMessage(text: string): ChatMessage {
   return { role: "user", content: text };

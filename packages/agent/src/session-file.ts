@@ -17,10 +17,13 @@ import {
   answeredPrefix,
   callProblem,
   cutText,
+  fieldOf,
+  hasCalls,
   isRecord as isObject,
   isPart,
   LLM_ROLES,
   messageText,
+  toolCallsOf,
 } from "./messages.js";
 import { setting } from "./own.js";
 import { type DroppedLine, keepDroppedLines } from "./session-dropped.js";
@@ -290,17 +293,17 @@ export function readSession(
       return;
     }
     if (inDroppedStep && record.type === "message") {
-      const role = (record.message as { role: string }).role;
+      const role = fieldOf(record.message, "role");
       if (role === "tool") {
         notices.push(
-          `Line ${at + 1} of ${file} answers tool call ${JSON.stringify((record.message as { tool_call_id: string }).tool_call_id)} of a message that was dropped, and was dropped with it.`,
+          `Line ${at + 1} of ${file} answers tool call ${JSON.stringify(fieldOf(record.message, "tool_call_id"))} of a message that was dropped, and was dropped with it.`,
         );
         drop(at);
         return;
       }
       // An app-only message is never sent and does not end the step (the Agent writes one between
       // a call and its answer); any other chat message does.
-      if (LLM_ROLES.has(role)) inDroppedStep = false;
+      if (LLM_ROLES.has(role as string)) inDroppedStep = false;
     }
     const extra = unwrittenFields(record);
     if (extra.length > 0) {
@@ -353,7 +356,7 @@ export function readSession(
     let end = messages.length;
     const prompts: number[] = [];
     for (; end > 0; end--) {
-      const role = (messages[end - 1] as { role?: string }).role;
+      const role = fieldOf(messages[end - 1], "role");
       if (role === "user") prompts.unshift(end - 1);
       else if (typeof role === "string" && LLM_ROLES.has(role)) break;
     }
@@ -429,15 +432,15 @@ function closeCutStep(
   messages: readonly AgentMessage[],
   from: number,
 ): { kept: AgentMessage[]; end: number; missing: string[] } | undefined {
-  const head = messages[from] as ChatMessage;
-  if (head.role !== "assistant" || !head.tool_calls || head.tool_calls.length === 0) return undefined;
-  const ids = head.tool_calls.map((call) => call.id);
+  const head = messages[from];
+  if (!hasCalls(head)) return undefined;
+  const ids = toolCallsOf(head).map((call) => call.id);
   const open = new Set(ids);
   let end = from + 1;
   for (; end < messages.length; end++) {
-    const m = messages[end] as ChatMessage;
-    if (!LLM_ROLES.has((m as { role: string }).role)) continue;
-    if (m.role === "tool" && open.delete(m.tool_call_id)) continue;
+    const role = fieldOf(messages[end], "role");
+    if (!LLM_ROLES.has(role as string)) continue;
+    if (role === "tool" && open.delete(fieldOf(messages[end], "tool_call_id") as string)) continue;
     break;
   }
   const missing = ids.filter((id) => open.has(id));
@@ -455,18 +458,18 @@ function closeCutStep(
  */
 function inCallOrder(messages: AgentMessage[]): void {
   for (let at = 0; at < messages.length; at++) {
-    const m = messages[at] as ChatMessage;
-    if (m.role !== "assistant" || !m.tool_calls || m.tool_calls.length < 2) continue;
-    const rank = new Map(m.tool_calls.map((call, k) => [call.id, k]));
+    const calls = fieldOf(messages[at], "role") === "assistant" ? toolCallsOf(messages[at]) : [];
+    if (calls.length < 2) continue;
+    const rank = new Map(calls.map((call, k) => [call.id, k]));
     const places: number[] = [];
     let end = at + 1;
     for (; end < messages.length; end++) {
-      const role = (messages[end] as { role: string }).role;
+      const role = fieldOf(messages[end], "role");
       if (role === "tool") places.push(end);
-      else if (LLM_ROLES.has(role)) break;
+      else if (LLM_ROLES.has(role as string)) break;
     }
     const rankOf = (k: number) =>
-      rank.get((messages[k] as { tool_call_id: string }).tool_call_id) ?? Number.MAX_SAFE_INTEGER;
+      rank.get(fieldOf(messages[k], "tool_call_id") as string) ?? Number.MAX_SAFE_INTEGER;
     const answers = [...places].sort((x, y) => rankOf(x) - rankOf(y)).map((k) => messages[k] as AgentMessage);
     places.forEach((place, k) => {
       messages[place] = answers[k] as AgentMessage;
@@ -614,9 +617,11 @@ function withFunctionTypes(
 ): SessionRecord {
   if (!isObject(record) || record.type !== "message") return record;
   const message = record.message as unknown;
-  if (!isObject(message) || message.role !== "assistant" || !Array.isArray(message.tool_calls)) return record;
+  if (!isObject(message) || fieldOf(message, "role") !== "assistant") return record;
+  const own = setting(message, "tool_calls");
+  if (!Array.isArray(own)) return record;
   let changed = false;
-  const calls = message.tool_calls.map((call: unknown) => {
+  const calls = own.map((call: unknown) => {
     if (
       !isObject(call) ||
       typeof call.type !== "string" ||
@@ -689,15 +694,15 @@ function withSentFieldsOnly(
   file: string,
 ): AgentMessage {
   const m = message as unknown as Record<string, unknown>;
-  const keep = SENT_FIELDS[m.role as string];
+  const role = fieldOf(m, "role") as string;
+  const keep = Object.hasOwn(SENT_FIELDS, role) ? SENT_FIELDS[role] : undefined;
   if (!keep) return message;
   const extra = otherKeys(m, keep, "");
-  // Only an assistant message's calls are sent (`recordProblem` checked each is an object); another
-  // role's `tool_calls` is a field its role does not take, left out whole.
-  const calls =
-    m.role === "assistant" && Array.isArray(m.tool_calls) && m.tool_calls.every(isObject)
-      ? (m.tool_calls as Record<string, unknown>[])
-      : undefined;
+  // Only an assistant message's own calls are sent (`recordProblem` checked each is an object);
+  // another role's `tool_calls` is a field its role does not take, left out whole. Never
+  // Object.prototype's: a text answer with a field to leave out was written back with its calls.
+  const own = role === "assistant" ? setting(m, "tool_calls") : undefined;
+  const calls = Array.isArray(own) && own.every(isObject) ? (own as Record<string, unknown>[]) : undefined;
   calls?.forEach((call, k) => {
     extra.push(...otherKeys(call, CALL_FIELDS, `tool_calls[${k}].`));
     for (const [part, fields] of Object.entries(CALL_PART_FIELDS)) {
@@ -707,7 +712,7 @@ function withSentFieldsOnly(
   });
   if (extra.length === 0) return message;
   notices.push(
-    `Line ${line} of ${file} holds ${m.role === "assistant" ? "an" : "a"} ${m.role} message with field(s) ${extra.map((key) => JSON.stringify(key)).join(", ")} that no endpoint takes of it; it was read without them (they would have been sent to the model).`,
+    `Line ${line} of ${file} holds ${role === "assistant" ? "an" : "a"} ${role} message with field(s) ${extra.map((key) => JSON.stringify(key)).join(", ")} that no endpoint takes of it; it was read without them (they would have been sent to the model).`,
   );
   const copy = picked(m, keep);
   if (calls) {
@@ -728,9 +733,13 @@ function withSentFieldsOnly(
  * (only blanks) — which the loop leaves out of every request, as endpoints refuse one.
  */
 function saysNothing(message: AgentMessage): boolean {
-  const m = message as ChatMessage;
-  if (m.role !== "assistant" || (m.tool_calls?.length ?? 0) > 0 || m.refusal) return false;
-  const { content } = m;
+  if (
+    fieldOf(message, "role") !== "assistant" ||
+    toolCallsOf(message).length > 0 ||
+    setting(message, "refusal")
+  )
+    return false;
+  const content = fieldOf(message, "content") as ChatMessage["content"];
   if (content === null || content === undefined) return true;
   if (typeof content === "string") return content.trim() === "";
   return content.every(
@@ -744,7 +753,7 @@ function isAssistantRecord(record: unknown): boolean {
     isObject(record) &&
     record.type === "message" &&
     isObject(record.message) &&
-    record.message.role === "assistant"
+    fieldOf(record.message, "role") === "assistant"
   );
 }
 
@@ -1005,9 +1014,10 @@ export function removeLeftTemps(path: string): string | undefined {
 }
 
 export function describeMessage(message: unknown): string {
-  const m = (isObject(message) ? message : {}) as { role?: unknown; tool_call_id?: unknown };
-  const role = typeof m.role === "string" ? `message with role ${JSON.stringify(m.role)}` : "message";
-  return typeof m.tool_call_id === "string" ? `${role} (answering ${JSON.stringify(m.tool_call_id)})` : role;
+  const given = fieldOf(message, "role");
+  const answers = fieldOf(message, "tool_call_id");
+  const role = typeof given === "string" ? `message with role ${JSON.stringify(given)}` : "message";
+  return typeof answers === "string" ? `${role} (answering ${JSON.stringify(answers)})` : role;
 }
 
 function sameNames(a: readonly string[], b: readonly string[]): boolean {
@@ -1054,7 +1064,7 @@ export function listSessions(dir: string): SessionMeta[] {
     }
     if (!isObject(first) || first.type !== "session") continue;
     const loaded = readSessionFile(path);
-    const user = loaded.messages.find((m) => (m as { role?: string }).role === "user");
+    const user = loaded.messages.find((m) => fieldOf(m, "role") === "user");
     const title = user ? cutText(messageText(user).replace(/\s+/g, " ").trim(), 60) : "";
     let updatedAt: string;
     try {

@@ -31,7 +31,7 @@ const children: ChildProcess[] = [];
 
 beforeAll(async () => {
   server = await startServer({ replies: (_request, index) => ({ content: `reply ${index}` }) });
-  child = await bundleChild(join(here, "test-support/lock-host.ts"));
+  child = await bundleChild(join(here, "test-support/lock-host.ts"), { withoutMcp: true });
 }, 60_000);
 
 afterAll(async () => {
@@ -689,7 +689,7 @@ describe("a session file is held by one thread at a time (r25 #2)", () => {
   let worker: { file: string; remove(): Promise<void> };
   const workers: Worker[] = [];
   beforeAll(async () => {
-    worker = await bundleChild(join(here, "test-support/lock-worker.ts"));
+    worker = await bundleChild(join(here, "test-support/lock-worker.ts"), { withoutMcp: true });
   }, 60_000);
   afterAll(async () => {
     for (const w of workers) await w.terminate();

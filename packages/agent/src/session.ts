@@ -42,7 +42,15 @@ import {
   todoWriteTool,
 } from "./builtin-tools.js";
 import { AgentError, errorText, SessionBusyError } from "./errors.js";
-import { type AgentMessage, cutText, LLM_ROLES, messageText, userMessage } from "./messages.js";
+import {
+  type AgentMessage,
+  cutText,
+  fieldOf,
+  LLM_ROLES,
+  messageText,
+  toolCallsOf,
+  userMessage,
+} from "./messages.js";
 import { ownFields, setting } from "./own.js";
 import type { DroppedLine } from "./session-dropped.js";
 import {
@@ -522,8 +530,13 @@ function summarize(text: string, max = 75): string {
 /** Where the last summary an `autoCompact` fold put into the transcript is, or -1. */
 function lastFold(messages: readonly AgentMessage[]): number {
   for (let at = messages.length - 1; at >= 0; at--) {
-    const m = messages[at] as ChatMessage;
-    if (m.role === "system" && typeof m.content === "string" && m.content.startsWith(SUMMARY_LEAD)) return at;
+    const content = fieldOf(messages[at], "content");
+    if (
+      fieldOf(messages[at], "role") === "system" &&
+      typeof content === "string" &&
+      content.startsWith(SUMMARY_LEAD)
+    )
+      return at;
   }
   return -1;
 }
@@ -767,10 +780,10 @@ export class Session {
   /** Where each question entry stands in `#timeline`, by its id. */
   #questionAt = new Map<string, number[]>();
   /** The snapshot's todos (a copy made when they change). */
-  #shownTodos: readonly Todo[] = [];
+  #shownTodos: readonly Todo[] = frozen([]);
   /** What `getSnapshot` returns until the next change; made when asked. */
   #snapshot: SessionView | undefined;
-  #todos: Todo[];
+  #todos: readonly Todo[];
   #file: SessionFile | undefined;
   /** The lock of the session's file while it is open (undefined without `sessionDir`, and once let go). */
   #lock: SessionLock | undefined;
@@ -927,7 +940,7 @@ export class Session {
         createdAt = own.createdAt;
       }
       this.#createdAt = createdAt ?? new Date().toISOString();
-      this.#todos = todos;
+      this.#todos = frozen(todos);
       const tools: AgentTool[] = [];
       if (builtIn.askUser) {
         this.#askUser = askUserTool((questions, signal) => this.#ask(questions, signal));
@@ -1419,7 +1432,7 @@ export class Session {
     // Lost between the check and the write (it wrote nothing): memory stays as the file does.
     if (this.#lockLost !== undefined) throw this.#lockedError("Session.clear", "nothing was cleared");
     this.#byItself(() => this.agent.reset());
-    this.#todos = [];
+    this.#todos = frozen([]);
     this.#stored = 0;
     this.#setTimeline([], []);
     this.#early.clear();
@@ -1708,12 +1721,17 @@ export class Session {
     this.#openTools.clear();
     this.#questionAt.clear();
     for (const entry of entries) this.#append(entry);
-    this.#shownTodos = todos;
+    this.#shownTodos = frozen(todos);
     this.#snapshot = undefined;
   }
 
-  /** Appends `entry` to the timeline, told to no one. */
+  /**
+   * Appends `entry` to the timeline, told to no one. Frozen, as every entry is: the snapshots, the
+   * `onEvent` listeners and `pendingQuestion` hand out the timeline's own entries, so a host that
+   * wrote to one (an entry's text, a question's options) changed every snapshot, past and next.
+   */
   #append(entry: TimelineEvent): void {
+    frozen(entry);
     this.#place(entry, this.#timeline.push(entry) - 1);
     this.#snapshot = undefined;
   }
@@ -1757,7 +1775,7 @@ export class Session {
       if (!places) continue;
       index.delete(key);
       for (const at of places) {
-        const entry = next(this.#timeline[at] as TimelineEvent);
+        const entry = frozen(next(this.#timeline[at] as TimelineEvent));
         this.#timeline[at] = entry;
         this.#place(entry, at);
         changed = true;
@@ -1769,8 +1787,9 @@ export class Session {
   }
 
   #setTodos(todos: Todo[]): void {
-    this.#todos = todos;
-    this.#shownTodos = [...todos];
+    // Frozen: `todos` and the snapshot hand the list out, and a host's push went to the file.
+    this.#todos = frozen(todos);
+    this.#shownTodos = this.#todos;
     this.#snapshot = undefined;
     try {
       this.#write((file) => file.appendTodos(todos));
@@ -1811,7 +1830,7 @@ export class Session {
     let answer = -1;
     for (let at = messages.length - 1; at > start; at--) {
       const m = messages[at] as ChatMessage;
-      if (m.role === "assistant" && this.#answered.has(m)) {
+      if (fieldOf(m, "role") === "assistant" && this.#answered.has(m)) {
         answer = at;
         break;
       }
@@ -1823,7 +1842,7 @@ export class Session {
       // A message the host steered before the prompt went with it: named, as it goes too.
       const told = messages
         .slice(asked + 1)
-        .filter((m) => (m as ChatMessage).role === "user")
+        .filter((m) => fieldOf(m, "role") === "user")
         .map(messageText)
         .filter((t) => t !== OPEN_TODOS_NOTE);
       const also =
@@ -1838,16 +1857,16 @@ export class Session {
       // The answer's own tool messages stay; from the first user message after it (after the fold's
       // summary when no turn after it answered), nothing was answered.
       const after = answer >= 0 ? answer : start;
-      const from = messages.findIndex((m, at) => at > after && (m as ChatMessage).role === "user");
+      const from = messages.findIndex((m, at) => at > after && fieldOf(m, "role") === "user");
       if (from < 0) return undefined;
-      const said = messages[after] as ChatMessage;
-      const calls = new Set(said.role === "assistant" ? (said.tool_calls ?? []).map((c) => c.id) : []);
-      const dropped = messages.slice(from).filter((m) => (m as ChatMessage).role === "user");
+      const said = messages[after];
+      const calls = new Set(fieldOf(said, "role") === "assistant" ? toolCallsOf(said).map((c) => c.id) : []);
+      const dropped = messages.slice(from).filter((m) => fieldOf(m, "role") === "user");
       kept = [
         ...messages.slice(0, from),
         ...messages.slice(from).filter((m) => {
-          const t = m as ChatMessage;
-          return t.role === "tool" && typeof t.tool_call_id === "string" && calls.has(t.tool_call_id);
+          const id = fieldOf(m, "tool_call_id");
+          return fieldOf(m, "role") === "tool" && typeof id === "string" && calls.has(id);
         }),
       ];
       // The session's own open-todos nudge goes silently; a message the host sent is named.
@@ -1926,21 +1945,21 @@ export class Session {
 
   /** The id under which `message`, a tool message, was written as its call finished; undefined for any other. */
   #earlyOf(message: AgentMessage): string | undefined {
-    const m = message as ChatMessage;
-    if (m.role !== "tool" || typeof m.tool_call_id !== "string") return undefined;
-    return this.#early.has(m.tool_call_id) ? m.tool_call_id : undefined;
+    const id = fieldOf(message, "tool_call_id");
+    if (fieldOf(message, "role") !== "tool" || typeof id !== "string") return undefined;
+    return this.#early.has(id) ? id : undefined;
   }
 
   /** Keeps `#fileOpen` as the file's end stands after `message` was written. */
   #track(message: AgentMessage): void {
-    const m = message as ChatMessage;
-    const role = (m as { role?: unknown }).role;
+    const role = fieldOf(message, "role");
     if (typeof role !== "string" || !LLM_ROLES.has(role)) return; // app-only: never sent, ends no step
-    if (m.role === "tool") {
-      if (typeof m.tool_call_id === "string") this.#fileOpen.delete(m.tool_call_id);
+    if (role === "tool") {
+      const id = fieldOf(message, "tool_call_id");
+      if (typeof id === "string") this.#fileOpen.delete(id);
       return;
     }
-    this.#fileOpen = new Set(m.role === "assistant" ? (m.tool_calls ?? []).map((call) => call.id) : []);
+    this.#fileOpen = new Set(role === "assistant" ? toolCallsOf(message).map((call) => call.id) : []);
     // Answers the transcript never took (none is expected) stay in the file, which they answer.
     this.#early.clear();
   }
@@ -2103,7 +2122,7 @@ export class Session {
         }
         break;
       case "message_start":
-        if (event.message.role === "assistant") this.#firstTextBefore = this.#firstText;
+        if (fieldOf(event.message, "role") === "assistant") this.#firstTextBefore = this.#firstText;
         break;
       case "message_retract":
         // All the text this message streamed was reasoning after all (a late </think>): its first
@@ -2124,19 +2143,20 @@ export class Session {
         break;
       case "message_end": {
         const message = event.message as ChatMessage;
+        const role = fieldOf(message, "role");
         // Looked for from the end, once: the message just ended is the last one added (or one of the
         // last), where `includes` read the whole transcript through its guard, twice per answer
         // (a 10^4-message session spent ~2 ms a message on it).
         const kept =
-          (message.role === "assistant" || (message.role === "user" && message !== this.#asked)) &&
+          (role === "assistant" || (role === "user" && message !== this.#asked)) &&
           this.agent.messages.lastIndexOf(message) >= 0;
-        if (message.role === "assistant" && kept && messageText(message).trim() !== "") {
+        if (role === "assistant" && kept && messageText(message).trim() !== "") {
           this.#push({ type: "assistant", text: messageText(message) });
         }
         // The turn a stop or a failure cut short: what it had streamed, for #settle.
-        if (message.role === "assistant" && !kept) this.#cut = messageText(message);
+        if (role === "assistant" && !kept) this.#cut = messageText(message);
         // A message steered in or followed up during the run, as a resumed session shows it.
-        if (message.role === "user" && kept) {
+        if (role === "user" && kept) {
           this.#push({ type: "user", text: messageText(message) });
         }
         this.#persist();
@@ -2222,7 +2242,7 @@ export class Session {
 
   /** After a tool step: identical call sets in a row, past the threshold, stop the run. */
   #stallCheck(message: ChatMessage | undefined): boolean {
-    const calls = (message?.role === "assistant" ? (message.tool_calls ?? []) : [])
+    const calls = (fieldOf(message, "role") === "assistant" ? toolCallsOf(message) : [])
       .map((c) => (c.type === "function" ? `${c.function.name}\u0000${c.function.arguments}` : c.id))
       .sort();
     const key = calls.join("\u0001");
@@ -2276,11 +2296,22 @@ function specServers(spec: AgentSpec | readonly AgentSpec[] | null | undefined):
   }
 }
 
+/**
+ * `value` frozen with every object and list it holds (plain data the session made: a timeline
+ * entry, a todo list), so what the session hands out cannot be changed under it. Returns `value`.
+ */
+function frozen<T>(value: T): T {
+  if (typeof value !== "object" || value === null || Object.isFrozen(value)) return value;
+  Object.freeze(value);
+  for (const inner of Object.values(value)) frozen(inner);
+  return value;
+}
+
 /** The last assistant text among messages, "" for none. */
 function lastReply(messages: readonly AgentMessage[]): string {
   for (let at = messages.length - 1; at >= 0; at--) {
     const m = messages[at] as ChatMessage;
-    if (m.role === "assistant" && messageText(m).trim() !== "") return messageText(m);
+    if (fieldOf(m, "role") === "assistant" && messageText(m).trim() !== "") return messageText(m);
   }
   return "";
 }

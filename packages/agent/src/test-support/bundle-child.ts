@@ -11,8 +11,24 @@ import { build } from "tsup";
 
 const pkg = fileURLToPath(new URL("../..", import.meta.url));
 
-/** Bundles `entry` (a .ts file of this package) into a fresh folder of its own; `node <file>` runs it. */
-export async function bundleChild(entry: string): Promise<{ file: string; remove(): Promise<void> }> {
+/**
+ * What stands for `@loopwright/tools-mcp` in a child bundled `withoutMcp`: the MCP SDK it loads took
+ * about 300 ms of each lock host's start (1.13 s -> 0.82 s, median of 6, on a loaded two-core
+ * machine), and the lock tests start some twenty hosts that never open an MCP server.
+ */
+const NO_MCP = `export function createMcpPool() {
+  throw new Error("This test child was bundled without @loopwright/tools-mcp (bundleChild withoutMcp).");
+}`;
+
+/**
+ * Bundles `entry` (a .ts file of this package) into a fresh folder of its own; `node <file>` runs it.
+ * `withoutMcp`: `@loopwright/tools-mcp` is replaced by a stub whose `createMcpPool` throws, for a
+ * child that opens no MCP server.
+ */
+export async function bundleChild(
+  entry: string,
+  { withoutMcp = false }: { withoutMcp?: boolean } = {},
+): Promise<{ file: string; remove(): Promise<void> }> {
   // Under the package's node_modules, so the bundle's imports resolve as the source's do.
   const outDir = join(pkg, "node_modules", `.child-test-${process.pid}-${randomUUID().slice(0, 8)}`);
   const name = basename(entry, extname(entry));
@@ -27,6 +43,25 @@ export async function bundleChild(entry: string): Promise<{ file: string; remove
     sourcemap: false,
     skipNodeModulesBundle: true,
     outExtension: () => ({ js: ".mjs" }),
+    // Kept from the external list (every other package stays an import), for the stub to take its place.
+    noExternal: withoutMcp ? ["@loopwright/tools-mcp"] : [],
+    esbuildPlugins: withoutMcp
+      ? [
+          {
+            name: "without-mcp",
+            setup(bundle) {
+              bundle.onResolve({ filter: /^@loopwright\/tools-mcp$/ }, () => ({
+                path: "no-mcp",
+                namespace: "no-mcp",
+              }));
+              bundle.onLoad({ filter: /.*/, namespace: "no-mcp" }, () => ({
+                contents: NO_MCP,
+                loader: "js",
+              }));
+            },
+          },
+        ]
+      : [],
   });
   return { file: join(outDir, `${name}.mjs`), remove: () => rm(outDir, { recursive: true, force: true }) };
 }
