@@ -717,7 +717,7 @@ function usedIds(run: LoopRun): NonNullable<LoopRun["knownIds"]> {
     const message = messages[known.read] as ChatMessage;
     if (message.role === "tool") known.ids.add(message.tool_call_id);
     else if (message.role === "assistant")
-      for (const call of message.tool_calls ?? []) known.ids.add(call.id);
+      for (const call of ownField(message, "tool_calls") ?? []) known.ids.add(call.id);
   }
   return known;
 }

@@ -113,3 +113,37 @@ describe("R85-1: the loop reads what it built itself as it built it", () => {
     expect(result.results).toEqual([{ role: "tool", tool_call_id: "c1", content: "12:00" }]);
   });
 });
+
+describe("R85-2: a message's tool calls are the ones it holds itself", () => {
+  it("an inherited tool_calls makes no text answer in the transcript given an open call", async () => {
+    const given = [
+      { role: "user" as const, content: "Hello" },
+      { role: "assistant" as const, content: "Hi." },
+      { role: "user" as const, content: "The time?" },
+    ];
+    const run = async () => {
+      const server = await startServer({ replies: [{ content: "Noon." }] });
+      const notices: string[] = [];
+      try {
+        const result = await createRuntime().runAgentLoop({
+          config: { baseUrl: server.baseUrl, model: "m", apiKey: "k" },
+          messages: given,
+          tools: TOOLS,
+          dispatch: () => "12:00",
+          onEvent: (event) => {
+            if (event.kind === "notice") notices.push(event.text);
+          },
+        });
+        return { messages: result.messages, notices, sent: server.chatRequests.map((r) => r.raw) };
+      } finally {
+        await server.close();
+      }
+    };
+    const clean = await run();
+    const ghost = [{ id: "ghost", type: "function", function: { name: "clock", arguments: "{}" } }];
+    // Before: the run said the transcript had a call no tool message answered and sent
+    // {"role":"tool","tool_call_id":"ghost","content":"Not run…"} after "Hi.".
+    expect(await polluted("tool_calls", ghost, run)).toEqual(clean);
+    expect(clean.sent[0]).not.toContain("ghost");
+  });
+});

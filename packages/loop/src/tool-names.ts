@@ -2,6 +2,7 @@ import { sanitizeTools } from "@loopwright/schema-compat";
 import type { ChatCompletionMessageToolCall } from "openai/resources/chat/completions";
 import type { ChatMessage, ToolDefinition } from "./config.js";
 import { LoopOptionError } from "./errors.js";
+import { ownField } from "./own.js";
 
 /**
  * A run's tools as every request declares them — sanitized (`sanitizeTools`), names made legal —
@@ -82,7 +83,12 @@ export function renameCalls<T extends ChatCompletionMessageToolCall>(
  * ("either content or tool_calls"), and it tells the model nothing.
  */
 function saysNothing(message: ChatMessage): boolean {
-  if (message.role !== "assistant" || (message.tool_calls?.length ?? 0) > 0 || message.refusal) return false;
+  if (
+    message.role !== "assistant" ||
+    (ownField(message, "tool_calls")?.length ?? 0) > 0 ||
+    ownField(message, "refusal")
+  )
+    return false;
   const { content } = message;
   if (content === null || content === undefined) return true;
   if (typeof content === "string") return content.trim() === "";
@@ -117,9 +123,9 @@ function joinQuestions(first: UserMessage, second: UserMessage): UserMessage {
  * SDK's parse) without the empty array, which OpenAI (`empty_array`), DashScope and DeepSeek refuse.
  */
 function withoutNoCalls(message: ChatMessage): ChatMessage {
-  if (message.role !== "assistant" || !Array.isArray(message.tool_calls) || message.tool_calls.length > 0) {
-    return message;
-  }
+  if (message.role !== "assistant") return message;
+  const calls = ownField(message, "tool_calls");
+  if (!Array.isArray(calls) || calls.length > 0) return message;
   const { tool_calls: _none, ...rest } = message;
   return rest;
 }
@@ -147,12 +153,12 @@ export function wireMessages(
   }
   const distinct = distinctAcrossMessages(said);
   if (toWire.size === 0) return distinct;
-  return distinct.map((message) =>
-    message.role === "assistant" &&
-    message.tool_calls?.some((call) => call.type === "function" && toWire.has(call.function.name))
-      ? { ...message, tool_calls: renameCalls(message.tool_calls, toWire) }
-      : message,
-  );
+  return distinct.map((message) => {
+    const calls = message.role === "assistant" ? ownField(message, "tool_calls") : undefined;
+    return calls?.some((call) => call.type === "function" && toWire.has(call.function.name))
+      ? { ...message, tool_calls: renameCalls(calls, toWire) }
+      : message;
+  });
 }
 
 /**
@@ -170,7 +176,7 @@ function distinctAcrossMessages(messages: ChatMessage[]): ChatMessage[] {
   let again = false;
   for (const message of messages) {
     if (message.role !== "assistant") continue;
-    const ids = (message.tool_calls ?? []).map((call) => call.id);
+    const ids = (ownField(message, "tool_calls") ?? []).map((call) => call.id);
     if (ids.some((id) => used.has(id))) again = true;
     for (const id of ids) used.add(id);
   }
@@ -190,9 +196,10 @@ function distinctAcrossMessages(messages: ChatMessage[]): ChatMessage[] {
       return id === undefined ? message : { ...message, tool_call_id: id };
     }
     renamed = new Map();
-    if (message.role !== "assistant" || !message.tool_calls?.length) return message;
-    const own = new Set(message.tool_calls.map((call) => call.id));
-    for (const call of message.tool_calls) {
+    const calls = message.role === "assistant" ? ownField(message, "tool_calls") : undefined;
+    if (!calls?.length) return message;
+    const own = new Set(calls.map((call) => call.id));
+    for (const call of calls) {
       if (!sent.has(call.id)) continue;
       let n = nextSuffix.get(call.id) ?? 2;
       while (sent.has(`${call.id}_${n}`) || own.has(`${call.id}_${n}`)) n++;
@@ -201,11 +208,11 @@ function distinctAcrossMessages(messages: ChatMessage[]): ChatMessage[] {
       own.add(id);
       renamed.set(call.id, id);
     }
-    for (const call of message.tool_calls) sent.add(renamed.get(call.id) ?? call.id);
+    for (const call of calls) sent.add(renamed.get(call.id) ?? call.id);
     if (renamed.size === 0) return message;
     return {
       ...message,
-      tool_calls: message.tool_calls.map((call) => {
+      tool_calls: calls.map((call) => {
         const id = renamed.get(call.id);
         return id === undefined ? call : { ...call, id };
       }),

@@ -1,5 +1,6 @@
 import type { ChatMessage } from "./config.js";
 import { LoopOptionError } from "./errors.js";
+import { ownField } from "./own.js";
 import { NOT_RUN } from "./run-calls.js";
 
 /**
@@ -67,8 +68,9 @@ function untypedFunctionCall(call: Record<string, unknown>): boolean {
  */
 export function withCallTypes(messages: readonly ChatMessage[]): ChatMessage[] {
   return messages.map((message) => {
-    if (message.role !== "assistant" || !Array.isArray(message.tool_calls)) return message;
-    const calls = message.tool_calls as unknown as Record<string, unknown>[];
+    const given = message.role === "assistant" ? ownField(message, "tool_calls") : undefined;
+    if (!Array.isArray(given)) return message;
+    const calls = given as unknown as Record<string, unknown>[];
     if (!calls.some(untypedFunctionCall)) return message;
     const typed = calls.map((call) => (untypedFunctionCall(call) ? { ...call, type: "function" } : call));
     return { ...message, tool_calls: typed } as unknown as ChatMessage;
@@ -118,7 +120,8 @@ function messageFault(message: unknown): string | undefined {
     case "assistant": {
       const fault = contentFault("assistant", message.content, true);
       if (fault) return fault;
-      const calls = message.tool_calls;
+      // Its own calls: a text answer holds none, whatever a polluted Object.prototype.tool_calls says.
+      const calls = ownField(message, "tool_calls");
       if (calls === undefined || calls === null) return undefined;
       if (!Array.isArray(calls)) return `has tool_calls that is ${kindOf(calls)}, not an array of calls`;
       for (let at = 0; at < calls.length; at++) {
@@ -128,8 +131,8 @@ function messageFault(message: unknown): string | undefined {
       return undefined;
     }
     case "tool":
-      if (typeof message.tool_call_id !== "string") {
-        return `is a tool message whose tool_call_id is ${kindOf(message.tool_call_id)}, not the string id of the call it answers`;
+      if (typeof ownField(message, "tool_call_id") !== "string") {
+        return `is a tool message whose tool_call_id is ${kindOf(ownField(message, "tool_call_id"))}, not the string id of the call it answers`;
       }
       return contentFault("tool", message.content, false);
     case "function":
@@ -217,7 +220,7 @@ export function unpaired(messages: readonly ChatMessage[]): Unpaired {
     }
     close(at);
     if (message.role !== "assistant") continue;
-    const calls = message.tool_calls ?? [];
+    const calls = ownField(message, "tool_calls") ?? [];
     asked = new Set(calls.map((call) => call.id));
     if (asked.size < calls.length) {
       const seen = new Set<string>();
