@@ -99,7 +99,10 @@ describe("llamacpp: n from 1 to the slots is answered with that many choices", (
     const request = capturedRequest("39-n2-tools-nonstream");
     const client = new OpenAI({ baseURL: server?.baseUrl, apiKey: "k", maxRetries: 0 });
     const streamed = await client.chat.completions
-      .stream({ ...(request as never), stream: true })
+      .stream({
+        ...(request as object),
+        stream: true,
+      } as unknown as OpenAI.ChatCompletionCreateParamsStreaming)
       .finalChatCompletion();
     const calls = streamed.choices.map((c) =>
       c.message.tool_calls?.map((t) => t.type === "function" && [t.function.name, t.function.arguments]),
@@ -179,7 +182,7 @@ describe("llamacpp: any other n is refused with the captured 400", () => {
     await start([], { slots: 1 });
     const answer = JSON.parse((await post({ model: "tiny", messages: user, n: 2 })).text);
     expect(answer.error.message).toBe("Field 'n': Value must be between 1 <= value <= 1, but got 2");
-    const props = await (await fetch(`${server?.origin}/props`)).json();
+    const props = (await (await fetch(`${server?.origin}/props`)).json()) as Json;
     expect(props.total_slots).toBe(1);
   });
 });
