@@ -16,14 +16,14 @@ const proto = Object.prototype as unknown as Record<string, unknown>;
 
 /** `run()` with `fields` set on Object.prototype (not enumerable), deleted again whatever happens. */
 async function polluted<T>(fields: Record<string, unknown>, run: () => Promise<T>): Promise<T> {
-  for (const [key, value] of Object.entries(fields)) {
-    Object.defineProperty(proto, key, { value, configurable: true, writable: true, enumerable: false });
-  }
-  try {
-    return await run();
-  } finally {
-    for (const key of Object.keys(fields)) delete proto[key];
-  }
+  const names = Object.keys(fields);
+  Object.defineProperties(
+    proto,
+    Object.fromEntries(
+      names.map((name) => [name, { value: fields[name], configurable: true, writable: true }]),
+    ),
+  );
+  return run().finally(() => names.forEach((name) => delete proto[name]));
 }
 
 let server: HttpMcpServer;
