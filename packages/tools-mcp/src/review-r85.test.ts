@@ -23,7 +23,9 @@ async function polluted<T>(fields: Record<string, unknown>, run: () => Promise<T
       names.map((name) => [name, { value: fields[name], configurable: true, writable: true }]),
     ),
   );
-  return run().finally(() => names.forEach((name) => delete proto[name]));
+  return run().finally(() => {
+    for (const name of names) delete proto[name];
+  });
 }
 
 let server: HttpMcpServer;
