@@ -362,6 +362,14 @@ const ROWS: Record<string, Row> = {
     what: "live llama.cpp: our body did not parse (a 500 that repeats)",
     status: 500,
   },
+  "llamacpp-live/36-n-over-slots.response.txt": {
+    what: "live llama.cpp b9749: n past its slot count (a 400 that repeats; not a field negotiate sends)",
+    status: 400,
+  },
+  "llamacpp-live/37-n-over-slots-stream.response.txt": {
+    what: "live llama.cpp b9749: the same n refusal to a streamed request (JSON, not SSE)",
+    status: 400,
+  },
   "llamacpp-live/no-jinja/nj04-tools-required.response.txt": {
     what: "live llama.cpp --no-jinja: tools refused with a 500",
     status: 500,

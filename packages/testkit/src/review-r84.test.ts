@@ -9,26 +9,13 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { Reply } from "./replies.js";
 import { validateReply } from "./replies.js";
 import { startServer, type TestServer } from "./server.js";
+import { polluted } from "./test-support/polluted.js";
 
 let server: TestServer | undefined;
 afterEach(async () => {
   await server?.close();
   server = undefined;
 });
-
-const proto = Object.prototype as unknown as Record<string, unknown>;
-
-/** Runs `body` with `fields` set on Object.prototype, removed after whatever happens. */
-async function polluted<T>(fields: Record<string, unknown>, body: () => Promise<T>): Promise<T> {
-  for (const [key, value] of Object.entries(fields)) {
-    Object.defineProperty(proto, key, { value, configurable: true, writable: true, enumerable: false });
-  }
-  try {
-    return await body();
-  } finally {
-    for (const key of Object.keys(fields)) delete proto[key];
-  }
-}
 
 /** Posts a chat request and answers the body as text (the SSE stream, or the JSON). */
 async function post(stream: boolean): Promise<string> {

@@ -5,6 +5,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { TestkitError } from "./errors.js";
+import { parseOwnBody } from "./own-body.js";
 import { guardPersonality } from "./personalities/guard.js";
 import { checkOptions, finiteMs, type OptionRule, positiveWhole } from "./personalities/options.js";
 import { type Personality, requestedChoices } from "./personalities/personality.js";
@@ -209,12 +210,16 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
     ? checkedList(options.replies, (i) => `startServer: replies[${i}]`)
     : [];
 
-  const nextReply = async (request: RecordedRequest, index: number): Promise<Reply> => {
+  const nextReply = async (
+    request: RecordedRequest,
+    recorded: RecordedRequest,
+    index: number,
+  ): Promise<Reply> => {
     const queued = queue.shift();
     if (queued) return queued;
     if (replyFn) {
       try {
-        return checked(await replyFn(request, index));
+        return checked(await replyFn(recorded, index));
       } catch (cause) {
         const message = cause instanceof Error ? cause.message : String(cause);
         throw new TestkitError(
@@ -235,7 +240,12 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
     );
   };
 
-  const handleChat = async (res: ServerResponse, request: RecordedRequest, index: number) => {
+  const handleChat = async (
+    res: ServerResponse,
+    request: RecordedRequest,
+    recorded: RecordedRequest,
+    index: number,
+  ) => {
     const promptTokens = isRecord(request.body) ? countTokens(renderPrompt(request.body)) : 0;
     const refusal = personality?.check?.(request, { promptTokens, uptimeMs: Date.now() - startedAt });
     if (refusal) {
@@ -249,7 +259,7 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
       );
       return;
     }
-    const reply = checked(await nextReply(request, index));
+    const reply = checked(await nextReply(request, recorded, index));
     // A prompt enters the prefix cache once the server answers it; an error reply (a scripted 429,
     // the script running out) is a request the server never processed, as a personality's refusal is.
     const counted =
@@ -319,10 +329,14 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
     return [];
   };
 
-  const route = async (res: ServerResponse, request: RecordedRequest) => {
+  /**
+   * Answers `request` (its body holding only the fields the client sent); `recorded` is the same
+   * request as the host reads it back (a plain parse), recorded and handed to the reply function.
+   */
+  const route = async (res: ServerResponse, request: RecordedRequest, recorded: RecordedRequest) => {
     const isChat = request.method === "POST" && request.path === "/v1/chat/completions";
     const chatIndex = chatRequests.length;
-    if (isChat) chatRequests.push(request);
+    if (isChat) chatRequests.push(recorded);
     // A CORS preflight is answered before anything else, as llama-server does (even while loading).
     if (request.method === "OPTIONS") {
       const allow = allowedMethods(request.path);
@@ -347,7 +361,7 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
     // HEAD is answered as GET; Node leaves the body out.
     const method = request.method === "HEAD" ? "GET" : request.method;
     if (isChat) {
-      await handleChat(res, request, chatIndex);
+      await handleChat(res, request, recorded, chatIndex);
       return;
     }
     if (method === "GET" && path === "/v1/models") {
@@ -446,7 +460,8 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
         raw,
       };
       requests.push(request);
-      await route(res, request);
+      // Read as sent: the personality, the script and the answer read the body's own fields.
+      await route(res, { ...request, body: parseOwnBody(raw) }, request);
     })().catch((error: unknown) => failed(res, error));
   });
   server.on("connection", (socket) => {

@@ -20,6 +20,7 @@ import { type McpServerConfig, unfilledReferences } from "./config.js";
 import type { McpToolOutput } from "./content.js";
 import { McpPoolError, messageOf } from "./errors.js";
 import { onAbort } from "./on-abort.js";
+import { bareOptions, ownFetch, ownJson, ownMessages } from "./own-json.js";
 import type { Reaper } from "./reaper.js";
 import {
   describeServer,
@@ -364,12 +365,15 @@ export class ServerConnection {
       return;
     }
     const url = new URL(config.url);
-    const requestInit: RequestInit = config.headers ? { headers: { ...config.headers } } : {};
+    // The SDK reads its options (requestInit, authProvider, fetch, …) and the request's init where
+    // they are found: only what is given here is there, and the fetch reads only what the SDK set.
+    const requestInit = bareOptions<RequestInit>(config.headers ? { headers: { ...config.headers } } : {});
+    const options = bareOptions({ requestInit, fetch: ownFetch });
     if (config.type === "http") {
       try {
         await this.#start(
           generation,
-          new StreamableHTTPClientTransport(url, { requestInit }),
+          new StreamableHTTPClientTransport(url, options),
           "streamable-http",
           timeout,
         );
@@ -385,7 +389,7 @@ export class ServerConnection {
         );
       }
     }
-    await this.#start(generation, new SSEClientTransport(url, { requestInit }), "sse", timeout);
+    await this.#start(generation, new SSEClientTransport(url, options), "sse", timeout);
   }
 
   async #start(
@@ -398,7 +402,8 @@ export class ServerConnection {
     this.#starting = client;
     try {
       if (this.#isClosed()) throw this.#closedError();
-      await client.connect(transport, { timeout });
+      // Every options object the SDK is handed holds only what is given (not a polluted `.signal`).
+      await client.connect(ownMessages(transport), bareOptions({ timeout }));
       const tools = await this.#listTools(client);
       if (generation !== this.#generation) throw new Error("superseded");
       this.#client = client;
@@ -473,9 +478,13 @@ export class ServerConnection {
     do {
       let result: Awaited<ReturnType<Client["listTools"]>>;
       try {
-        result = await client.listTools(cursor ? { cursor } : undefined, {
-          timeout: Math.max(1, deadline - Date.now()),
-        });
+        // The SDK's answer is a copy its schema made, each field it knows read through the prototype.
+        result = ownJson(
+          await client.listTools(
+            cursor ? bareOptions({ cursor }) : undefined,
+            bareOptions({ timeout: Math.max(1, deadline - Date.now()) }),
+          ),
+        );
       } catch (error) {
         if (!(error instanceof McpError && error.code === ErrorCode.RequestTimeout)) throw error;
         throw new Error(
@@ -612,19 +621,21 @@ export class ServerConnection {
     let unhook = () => {};
     if (caller?.aborted) forward();
     else if (caller) unhook = onAbort(caller, forward);
-    const requestOptions = {
+    const requestOptions = bareOptions({
       timeout: options.timeoutMs,
       ...(own ? { signal: own.signal } : {}),
-    };
+    });
     try {
       const required = this.#tools.find((t) => t.name === tool)?.execution?.taskSupport === "required";
       if (!required)
-        return (await client.callTool(
-          { name: tool, arguments: args },
-          undefined,
-          requestOptions,
-        )) as CallToolResult;
-      return await this.#callTask(client, tool, args, options);
+        return ownJson(
+          (await client.callTool(
+            bareOptions({ name: tool, arguments: args }),
+            undefined,
+            requestOptions,
+          )) as CallToolResult,
+        );
+      return ownJson(await this.#callTask(client, tool, args, options));
     } catch (error) {
       throw this.#callError(error, tool, deaths, options);
     } finally {
@@ -659,10 +670,11 @@ export class ServerConnection {
       else controller.signal.addEventListener("abort", fail, { once: true });
     });
     ended.catch(() => {});
-    const stream = client.experimental.tasks.callToolStream({ name: tool, arguments: args }, undefined, {
-      timeout: options.timeoutMs,
-      signal: controller.signal,
-    });
+    const stream = client.experimental.tasks.callToolStream(
+      bareOptions({ name: tool, arguments: args }),
+      undefined,
+      bareOptions({ timeout: options.timeoutMs, signal: controller.signal }),
+    );
     let taskId: string | undefined;
     try {
       for (;;) {
@@ -677,7 +689,7 @@ export class ServerConnection {
     } catch (error) {
       if (!controller.signal.aborted) throw error;
       if (taskId !== undefined)
-        client.experimental.tasks.cancelTask(taskId, { timeout: 5_000 }).catch(() => {});
+        client.experimental.tasks.cancelTask(taskId, bareOptions({ timeout: 5_000 })).catch(() => {});
       throw controller.signal.reason;
     } finally {
       clearTimeout(timer);

@@ -1,3 +1,5 @@
+import { ownJsonCopy } from "./own-json.js";
+
 /** A text part of a tool result, as an OpenAI content part. */
 export interface TextPart {
   type: "text";
@@ -99,7 +101,9 @@ export const EMPTY_RESULT = "(the tool returned no content)";
  * answers that call with `call-failed`); a value built in code may also be one `JSON.stringify`
  * refuses (circular, a BigInt), and then it throws what that throws.
  */
-export function toolOutput(result: CallToolResultLike): McpToolOutput {
+export function toolOutput(given: CallToolResultLike): McpToolOutput {
+  // Read as the server wrote it: a result from elsewhere is read through a copy holding its own fields.
+  const result = ownJsonCopy(given);
   const items = Array.isArray(result?.content) ? (result.content as unknown[]) : [];
   const texts: string[] = [];
   const parts: ToolContentPart[] = [];

@@ -347,7 +347,8 @@ const legalAsWritten = (name: string) => /^[A-Za-z0-9_-]{1,64}$/.test(name);
 const byText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 function policyOf(tool: Tool): McpToolPolicy {
-  const a = tool.annotations ?? {};
+  // Read as the server wrote it (the tool is on a prototype-less base; so is this default).
+  const a = tool.annotations ?? (Object.create(null) as NonNullable<Tool["annotations"]>);
   const readOnly = a.readOnlyHint === true;
   const idempotent = a.idempotentHint === true;
   return {
@@ -703,7 +704,9 @@ export function createMcpPool(
     }
   };
 
-  const callTool: McpPool["callTool"] = async (name, args, callOptions = {}) => {
+  const callTool: McpPool["callTool"] = async (name, args, given = {}) => {
+    // The host's options as written: a signal or timeoutMs only Object.prototype holds is not theirs.
+    const callOptions = ownView(given);
     const entry = await untilStopped(
       lookup(name),
       callOptions.signal,

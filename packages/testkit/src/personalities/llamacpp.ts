@@ -45,6 +45,30 @@ function budgetField(body: Record<string, unknown>): { value: number } | { error
 }
 
 /**
+ * The completions llama-server (b9749) makes for a request's `n`, or the message of its 400: read
+ * as the budget is (`get<int>`: a fraction cut, a boolean 0 or 1, a wider integer wrapped; a
+ * string, array or object "type must be number"), absent or null 1, and it must be from 1 to the
+ * server's slot count (`--parallel`: "Field 'n': Value must be between 1 <= value <= 4, but got
+ * 5", captures 34-39; older builds answered any `n` other than 1 with a 500 "Only one completion
+ * choice is allowed").
+ */
+function choicesField(body: Record<string, unknown>, slots: number): { value: number } | { error: string } {
+  const raw = body.n;
+  if (raw === undefined || raw === null) return { value: 1 };
+  let value: number;
+  if (typeof raw === "boolean") value = raw ? 1 : 0;
+  else if (typeof raw === "number") value = raw | 0;
+  else {
+    const kind = Array.isArray(raw) ? "array" : typeof raw === "object" ? "object" : "string";
+    return { error: `Field 'n': [json.exception.type_error.302] type must be number, but is ${kind}` };
+  }
+  if (value < 1 || value > slots) {
+    return { error: `Field 'n': Value must be between 1 <= value <= ${slots}, but got ${value}` };
+  }
+  return { value };
+}
+
+/**
  * The most tokens llama-server generates for a request, before the context's room: the budget
  * field's value, where -1 (also its default) means no limit (`server_slot::has_budget` answers
  * "limitless") and 0 still gives one token (the budget is checked after each token, so b9749
@@ -79,6 +103,12 @@ export interface LlamacppPersonalityOptions {
    * captured current 400 with the counts in the message.
    */
   legacyOverflow?: boolean | null | undefined;
+  /**
+   * Slots (`--parallel`), reported as `/props`' `total_slots`: a request's `n` may ask for 1 to this
+   * many choices, each answered, and more is refused with b9749's 400 "Field 'n': Value must be
+   * between 1 <= value <= 4, but got 5". Default 4, as captured.
+   */
+  slots?: number | null | undefined;
 }
 
 const F = {
@@ -91,6 +121,7 @@ const F = {
   patternRejected: "llamacpp-live/20-schema-rejected-pattern.response.txt",
   badFormatType: "llamacpp-live/23-bad-response-format-type.response.txt",
   invalidJson: "llamacpp-live/24-invalid-json-body.response.txt",
+  nOverSlots: "llamacpp-live/36-n-over-slots.response.txt",
   noJinjaTools: "llamacpp-live/no-jinja/nj04-tools-required.response.txt",
   toolSchemaRejected: "errors/llamacpp/json-schema-conversion-failed-unrecognized-schema.json",
   prefill: "errors/llamacpp/assistant-prefill-incompatible-with-enable-thinking.json",
@@ -194,6 +225,24 @@ function timingsFor(usage: WireUsage): Record<string, number> {
 }
 
 /**
+ * One choice's part of a turn's usage, where the testkit counts all `n` choices' tokens together
+ * (each choice is the same scripted turn): its generated (and reasoning) tokens over `n`, rounded,
+ * the prompt as it is. llama-server reports each choice's count on its own (captures 34, 35, 39).
+ */
+function choiceShare(usage: WireUsage, n: number): WireUsage {
+  const completion = Math.round(usage.completion_tokens / n);
+  const reasoning = usage.completion_tokens_details?.reasoning_tokens;
+  return {
+    ...usage,
+    completion_tokens: completion,
+    total_tokens: usage.prompt_tokens + completion,
+    ...(reasoning === undefined
+      ? {}
+      : { completion_tokens_details: { reasoning_tokens: Math.min(Math.round(reasoning / n), completion) } }),
+  };
+}
+
+/**
  * A usage object in llama-server's key order, `prompt_tokens_details.cached_tokens` always
  * present (0 when nothing was reused), as captures 04-07 send it.
  */
@@ -225,27 +274,29 @@ type CallDelta = {
  * and so does the first arguments piece (its own chunk is dropped).
  */
 function llamaCallDeltas(chunks: WireChunk[]): (CallDelta | undefined)[] {
-  const names = new Map<number, string>();
-  const firstArgs = new Map<number, number>(); // call index → position of its first arguments piece
+  // Keyed by choice and call index: with `n` choices, each choice's first call has index 0.
+  const names = new Map<string, string>();
+  const firstArgs = new Map<string, number>(); // call → position of its first arguments piece
   const calls = chunks.map((c) => (c.choices?.[0]?.delta?.tool_calls as CallDelta[] | undefined)?.[0]);
+  const keyAt = (at: number): string => `${chunks[at]?.choices?.[0]?.index ?? 0}:${calls[at]?.index ?? 0}`;
   calls.forEach((call, at) => {
     if (!call) return;
-    const i = call.index ?? 0;
-    if (call.function?.name !== undefined) names.set(i, (names.get(i) ?? "") + call.function.name);
-    else if (call.function?.arguments !== undefined && !firstArgs.has(i)) firstArgs.set(i, at);
+    const key = keyAt(at);
+    if (call.function?.name !== undefined) names.set(key, (names.get(key) ?? "") + call.function.name);
+    else if (call.function?.arguments !== undefined && !firstArgs.has(key)) firstArgs.set(key, at);
   });
   const dropped = new Set(firstArgs.values());
   return calls.map((call, at) => {
     if (!call) return undefined;
     const i = call.index ?? 0;
     if (call.id !== undefined) {
-      const first = firstArgs.get(i);
+      const first = firstArgs.get(keyAt(at));
       const args = first === undefined ? "" : (calls[first]?.function?.arguments ?? "");
       return {
         index: i,
         id: call.id,
         type: "function",
-        function: { name: names.get(i) ?? "", arguments: args },
+        function: { name: names.get(keyAt(at)) ?? "", arguments: args },
       };
     }
     if (call.function?.name !== undefined || dropped.has(at)) return undefined;
@@ -280,6 +331,11 @@ function llamaChunks(chunks: object[], facts: TurnFacts, answering: Answering): 
   const usageAt = list.findIndex((c) => c.usage !== undefined && (c.choices?.length ?? 0) === 0);
   const finishAt = list.findIndex((c) => c.choices?.[0]?.finish_reason != null);
   const timingsAt = usageAt >= 0 ? usageAt : finishAt;
+  // With `n` choices each is reported when it ends (captures 35, 38): its finish chunk, then its
+  // own usage chunk (with include_usage), else `timings` on that finish chunk; each counts its share.
+  const n = new Set(list.map((c) => c.choices?.[0]?.index ?? 0)).size;
+  const perChoice = n > 1;
+  const usage = facts.usage && perChoice ? choiceShare(facts.usage, n) : facts.usage;
   const out: object[] = [];
   list.forEach((chunk, at) => {
     const shaped = (choices: unknown[]): Record<string, unknown> => ({
@@ -293,6 +349,7 @@ function llamaChunks(chunks: object[], facts: TurnFacts, answering: Answering): 
     const choice = chunk.choices?.[0];
     let body: Record<string, unknown>;
     if (choice === undefined) {
+      if (perChoice) return; // sent after each choice's finish instead
       body = shaped([]);
       if (chunk.usage) body.usage = llamaUsage(chunk.usage);
     } else {
@@ -306,8 +363,13 @@ function llamaChunks(chunks: object[], facts: TurnFacts, answering: Answering): 
       }
       body = shaped([{ finish_reason: choice.finish_reason ?? null, index: choice.index ?? 0, delta }]);
     }
-    if (at === timingsAt && facts.usage) body.timings = timingsFor(facts.usage);
+    const finishing = choice?.finish_reason != null;
+    if (usage && (at === timingsAt || (perChoice && finishing && usageAt < 0)))
+      body.timings = timingsFor(usage);
     out.push(body);
+    if (usage && perChoice && finishing && usageAt >= 0) {
+      out.push({ ...shaped([]), usage: llamaUsage(usage), timings: timingsFor(usage) });
+    }
   });
   return echoInStream(out, echoedPrefill(facts.request));
 }
@@ -377,9 +439,11 @@ function llamaCompletion(body: object, facts: TurnFacts, answering: Answering): 
     system_fingerprint: answering.fingerprint,
     object: "chat.completion",
   };
-  if (plain.usage) out.usage = llamaUsage(plain.usage);
+  // With `n` choices the usage and timings are one choice's (captures 34, 39), not the sum.
+  const share = (u: WireUsage): WireUsage => (choices.length > 1 ? choiceShare(u, choices.length) : u);
+  if (plain.usage) out.usage = llamaUsage(share(plain.usage));
   out.id = completionId(facts.completion);
-  if (facts.usage) out.timings = timingsFor(facts.usage);
+  if (facts.usage) out.timings = timingsFor(share(facts.usage));
   return out;
 }
 
@@ -403,6 +467,7 @@ const LLAMACPP_OPTION_RULES: Record<keyof LlamacppPersonalityOptions, OptionRule
   model: nonEmptyString,
   thinking: flag,
   legacyOverflow: flag,
+  slots: positiveWhole,
 };
 
 /**
@@ -414,7 +479,8 @@ const LLAMACPP_OPTION_RULES: Record<keyof LlamacppPersonalityOptions, OptionRule
  * a `response_format` schema or a tool-parameter schema the grammar converter rejects (400 with
  * the converter's messages), with `thinking` a conversation ending in an assistant message
  * (recorded 400), a token budget (`n_predict`, else `max_completion_tokens`, else `max_tokens`)
- * that is not a number or is below -1 (b9749's 400 "Field 'max_tokens': …"), a prompt of `nCtx` tokens or more (captured 400 `exceed_context_size_error` with
+ * that is not a number or is below -1 (b9749's 400 "Field 'max_tokens': …"), an `n` that is not a
+ * number or not from 1 to `slots` (b9749's 400 "Field 'n': …"), a prompt of `nCtx` tokens or more (captured 400 `exceed_context_size_error` with
  * this prompt's `n_prompt_tokens` and `n_ctx`; with `legacyOverflow` the Sept 2025 HTTP 500 body).
  * Unknown routes and methods get llama-server's 404 "File Not Found"; every answer carries the
  * captured headers (`Server: llama.cpp`, JSON with charset). `GET /props`,
@@ -429,13 +495,15 @@ const LLAMACPP_OPTION_RULES: Record<keyof LlamacppPersonalityOptions, OptionRule
  * scripted tool call with an empty name is refused (`invalid-reply`): llama-server never sends one.
  * A request ending in an assistant message (a prefill) gets that message's text again at the start
  * of the scripted content, as b9749 sends it (captures 31, 32; not with `continue_final_message`
- * and `add_generation_prompt: false`, 33); the usage counts only the scripted tokens.
+ * and `add_generation_prompt: false`, 33); the usage counts only the scripted tokens. An `n` of 2
+ * to `slots` is answered with that many choices, each reported as it ends (captures 34-39).
  */
 export function llamacppPersonality(options: LlamacppPersonalityOptions = {}): Personality {
   checkOptions("llamacpp personality", options, LLAMACPP_OPTION_RULES);
   const nCtx = options.nCtx ?? 4096;
   const loadingMs = options.loadingMs ?? 0;
   const model = options.model ?? "tiny.gguf";
+  const slots = options.slots ?? 4;
   let base: Record<string, string> | undefined;
 
   const check = (request: RecordedRequest, ctx: PersonalityContext): ErrorReply | undefined => {
@@ -475,6 +543,16 @@ export function llamacppPersonality(options: LlamacppPersonalityOptions = {}): P
     if (budget !== undefined && "error" in budget) {
       const refusal = { error: { code: 400, message: budget.error, type: "invalid_request_error" } };
       return jsonError(400, JSON.stringify(refusal), serverHeaders());
+    }
+    const choices = choicesField(body, slots);
+    if ("error" in choices) {
+      return capturedWith(F.nOverSlots, (m) =>
+        swap(
+          m,
+          [["Field 'n': Value must be between 1 <= value <= 4, but got 5", choices.error]],
+          F.nOverSlots,
+        ),
+      );
     }
     if (ctx.promptTokens >= nCtx && options.legacyOverflow) {
       const recorded = JSON.parse(readFixture(F.legacyOverflow)) as { error: Record<string, unknown> };
@@ -530,7 +608,7 @@ export function llamacppPersonality(options: LlamacppPersonalityOptions = {}): P
         default_generation_settings: Record<string, unknown>;
       };
       body.default_generation_settings.n_ctx = nCtx;
-      Object.assign(body, { model_alias: model, model_path: model });
+      Object.assign(body, { model_alias: model, model_path: model, total_slots: slots });
       return body;
     },
     route(request) {
@@ -559,6 +637,11 @@ export function llamacppPersonality(options: LlamacppPersonalityOptions = {}): P
     // Generation stops at max_tokens or when the context is full (capture 29-near-context-limit).
     completionBudget: (request, ctx) => Math.min(llamaMaxTokens(request), nCtx - ctx.promptTokens),
     streamsUsage: includeUsageRequested,
+    // b9749 answers each of the `n` choices (captures 34, 35, 38, 39); check refused any other n.
+    choices: (request) => {
+      const choices = isRecord(request.body) ? choicesField(request.body, slots) : undefined;
+      return choices && "value" in choices ? choices.value : 1;
+    },
     // A scripted answer goes out as llama-server words it: its own model name, its ids, timings.
     chunks: (chunks, facts) => llamaChunks(chunks, facts, answering()),
     completion: (body, facts) => llamaCompletion(body, facts, answering()),
