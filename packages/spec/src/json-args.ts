@@ -92,11 +92,14 @@ export function jsonEdits(
   // A short word of letters, digits and `_` (`mode`, `apiKey`, `k12`: most keys and many values)
   // holds none of what the reader flags (a key shape is longer, a flag starts with `-`, a pair holds
   // `=` or `:`), so it is not read (r83d: half of an entry's cost where its value is a number).
+  // One starting with a telling assignment is a command line too (`PGPASSWORD=X psql -h db`: only X
+  // hidden; r85a: the words after X were taken with it, lost from a key and a value alike).
+  const lines: ArgRules = { ...rules, lines: true };
   const readString = (value: string) =>
     PLAIN_WORD.test(value)
       ? undefined
       : ((/\s/.test(value) ? pastedScript(value, hide, scriptName) : null) ??
-        readArg(value, undefined, rules, hide, scriptName));
+        readArg(value, undefined, lines, hide, scriptName));
   const stack: JsonFrame[] = [];
   // The name a value about to be read is a credential under, given the container it is in.
   const tellingFor = (frame: JsonFrame | undefined): string | undefined => {

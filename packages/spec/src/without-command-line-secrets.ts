@@ -1,5 +1,5 @@
 import { shownLineSecrets } from "./find-spec-secrets.js";
-import type { SecretHide } from "./secret-signs.js";
+import { givenHide, type SecretHide } from "./secret-signs.js";
 
 /**
  * A command line as it may be SHOWN — for display, never for export: `line` read in place as a
@@ -26,9 +26,9 @@ import type { SecretHide } from "./secret-signs.js";
  * `"password": "X"`, a program's own code) may not be found. A host that shows the result should say so; `findSpecSecrets` (and `withoutArgSecrets`,
  * asking `hide` for the whole command) tells whether a shell's command may hold one.
  *
- * Never throws; a non-string is returned as it is.
+ * Never throws; a non-string is returned as it is, and a `hide` that is no function is read as none.
  */
 export function withoutCommandLineSecrets(line: string, hide?: SecretHide): string {
   if (typeof line !== "string") return line;
-  return shownLineSecrets(line, hide)?.safe ?? line;
+  return shownLineSecrets(line, givenHide(hide))?.safe ?? line;
 }
