@@ -3477,8 +3477,13 @@ function readAssignment(text: string, rules: ArgRules, hide: SecretHide | undefi
   const pairs = connectionPairs(text, rules, named, hide);
   if (pairs) return pairs;
   // Pairs after a `&` or `,` (`user=a&password=X`, `-o user=a,password=X`): each telling one's value.
+  // The rest read alone too (a URL's credentials, a key shape), only when it holds some: the text
+  // written back holds a reference per pair, slower to read again than the text as it was.
   const listed = listPairs(text, rules, named);
-  if (listed) return { sign: listed.sign, safe: readValue(listed.safe, hide)?.safe ?? listed.safe };
+  if (listed)
+    return readValue(text, undefined)
+      ? { sign: listed.sign, safe: readValue(listed.safe, hide)?.safe ?? listed.safe }
+      : listed;
   if (!assignment) return undefined;
   const inner = readValue(value, hide);
   return inner && { sign: inner.sign, safe: `${variable}${operator}${inner.safe}` };
