@@ -260,7 +260,7 @@ const LIST_PAIR_NAME = /^[A-Za-z_][\w.%[\]-]*$/;
  * `[start, end)` of each telling pair's literal value in a list of `name=value` pairs set apart by
  * `&` (a form body or query string with no URL before it, curl's `-d user=a&password=X`) or, in a
  * text with no `&`, by `,` (mount's `-o username=a,password=X,ro`): the value runs to the next
- * separator (a form writes a `&` in a value as `%26`, mount takes no `,` in one). A part that is
+ * separator or blank (a form writes a `&` in a value as `%26`, mount takes no `,` in one). A part that is
  * no pair (`ro`, `flag`) says nothing. None when `text` holds no separator or starts with a URL
  * (whose query `withoutUrlSecrets` reads); a `${NAME}` reference is no literal, so what an export
  * writes here reads as nothing the second time. One pass.
@@ -273,9 +273,10 @@ export function listSpans(text: string, rules: ArgRules): Span[] {
   for (const part of text.split(separator)) {
     const eq = part.indexOf("=");
     const name = part.slice(0, Math.max(eq, 0));
-    const value = part.slice(eq + 1);
+    // A blank ends the value too: what follows is no pair's (a quoted word's text, a line's words).
+    const value = /^\S*/.exec(part.slice(eq + 1))?.[0] ?? "";
     if (eq > 0 && value !== "" && LIST_PAIR_NAME.test(name) && rules.telling(name) && rules.literal(value))
-      spans.push({ start: from + eq + 1, end: from + part.length, name, sign: SecretSign.Flag });
+      spans.push({ start: from + eq + 1, end: from + eq + 1 + value.length, name, sign: SecretSign.Flag });
     from += part.length + 1;
   }
   return spans;

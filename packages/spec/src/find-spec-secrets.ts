@@ -1556,7 +1556,8 @@ function ruleSpans(
   const pairs = connectionSpans(value.slice(from), word.dynamic ? ANY_VALUE : ARG_RULES, word.dynamic);
   // Else a form's or an option list's pairs (`-d "user=a&password=X"`, `-o user=a,password=X`), in
   // a word read wholly as written, as an argument's are (see `listPairs`).
-  if (pairs.length === 0 && !word.dynamic) pairs.push(...listSpans(value.slice(from), ARG_RULES));
+  // A name tells as a command line's assignment's does, by its whole name (see `LINE_RULES`).
+  if (pairs.length === 0 && !word.dynamic) pairs.push(...listSpans(value.slice(from), LINE_RULES));
   const spans = pairs
     .map((span) => ({ ...span, start: span.start + from, end: span.end + from }))
     // A shell's own command (`sh -c "srv --api-key=X | tee \$(id);"`, literal to the line's shell)
