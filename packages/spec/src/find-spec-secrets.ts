@@ -3916,12 +3916,15 @@ function scanFree(
     const field = typeof key === "string" ? key : name;
     if (typeof value === "string") {
       const sign = stringSign(value, field !== undefined && looksSecretName(field));
-      if (sign)
-        visit(
-          { path, sign },
-          (next) => ((container as Record<string | number, unknown>)[key] = next),
-          safeString(value, sign, field, hide),
-        );
+      const put = (next: string) => ((container as Record<string | number, unknown>)[key] = next);
+      if (sign) visit({ path, sign }, put, safeString(value, sign, field, hide));
+      else {
+        // Pairs in a value under a name that tells nothing, as an argument's are read: a connection
+        // string's (`Server=db;Password=X`), a form's or an option list's (`a=1&password=X`), an
+        // assignment's (`API_KEY=X`) (r85a: kept in clear in an export).
+        const pairs = value.includes("=") ? readAssignment(value, ARG_RULES, hide) : undefined;
+        if (pairs) visit({ path, sign: pairs.sign }, put, pairs.safe);
+      }
     } else if (Array.isArray(value) || isPlainObject(value)) {
       scanFree(path, value, field, visit, hide);
     }

@@ -25,6 +25,8 @@ import { expectArgs, expectHiddenLine } from "./test-support/spec-cases.js";
 //    deep inside ("args.forEach is not a function", "word.split is not a function"), and it,
 //    `withoutSecrets` and `withoutCommandLineSecrets` threw "hide is not a function" for a `hide`
 //    that is no function, where each says it never throws.
+// 4. An `extraBody` string under a name that tells nothing was read for URLs and key shapes only:
+//    a connection string's `Password=X`, a form's `password=X`, an `API_KEY=X` were exported in clear.
 
 describe("a telling pair after others, set apart by `&` or `,`", () => {
   it.each([
@@ -108,6 +110,41 @@ describe("a telling pair after others, set apart by `&` or `,`", () => {
       ),
       { numRuns: 150 },
     );
+  });
+});
+
+describe("an `extraBody` string holding pairs under a name that tells nothing", () => {
+  it("a connection string's, a form's, an option list's and an assignment's telling value: found and exported as references", () => {
+    const { spec } = parseSpec({
+      spec: "loopwright.agent/1",
+      model: {
+        name: "m",
+        extraBody: {
+          conn: "Server=db;Password=Zq7pwabc9",
+          q: "a=1&token=Qj4tokn77",
+          opts: [{ mount: "ro,password=Wx5pass123" }],
+          env: "API_KEY=Rk8apikey5",
+          plain: "a=1&b=2",
+        },
+      },
+    });
+    if (spec === undefined) throw new Error("the document did not parse");
+    expect(findSpecSecrets(spec).map((hint) => `${hint.path} ${hint.references?.join(" ")}`)).toEqual([
+      "model.extraBody.conn ${PASSWORD}",
+      "model.extraBody.q ${TOKEN}",
+      "model.extraBody.opts[0].mount ${PASSWORD_2}",
+      "model.extraBody.env ${API_KEY}",
+    ]);
+    const out = exportSpec(spec);
+    expect(out.model?.extraBody).toEqual({
+      conn: "Server=db;Password=${PASSWORD}",
+      q: "a=1&token=${TOKEN}",
+      opts: [{ mount: "ro,password=${PASSWORD_2}" }],
+      env: "API_KEY=${API_KEY}",
+      plain: "a=1&b=2",
+    });
+    expect(findSpecSecrets(out)).toEqual([]);
+    expect(exportSpec(out)).toEqual(out);
   });
 });
 
