@@ -18,7 +18,13 @@ import {
   USER_PASSWORD,
   userPassword,
 } from "./client-args.js";
-import { connectionPairs, connectionSpans, connectionString, listPairs, listSpans } from "./connection-strings.js";
+import {
+  connectionPairs,
+  connectionSpans,
+  connectionString,
+  listPairs,
+  listSpans,
+} from "./connection-strings.js";
 import { child, isPlainObject } from "./json.js";
 import { JSON_ARG, jsonArgSecrets, jsonEdits } from "./json-args.js";
 import {
@@ -707,7 +713,8 @@ export function withoutSecrets(value: string, name?: string, hide?: SecretHide):
  * `findSpecSecrets` flags in a bundled server's `args` taken out — the value of a flag, assignment
  * or header named like a credential (`--token X`, `--api-key=X`, `-e GITHUB_TOKEN=X`,
  * `--env=GITHUB_TOKEN=X`, `X-Api-Key: X`), a connection string's telling pair
- * (`Server=db;Password=X;`), curl's `-u user:X`, a URL's userinfo and telling query values, each
+ * (`Server=db;Password=X;`), a telling pair in a list set apart by `&` or `,` (`user=a&password=X`,
+ * `-o ro,password=X`), curl's `-u user:X`, a URL's userinfo and telling query values, each
  * key-shaped part — and the rest kept as written. A shell's own command (after `sh -c`, `bash
  * -lc`, `cmd /c`, `pwsh -Command`, …; a program's text and ssh's remote command when `args` name
  * the program), and any other argument that is a script (it holds a line break or a heredoc's
@@ -715,7 +722,8 @@ export function withoutSecrets(value: string, name?: string, hide?: SecretHide):
  * {@link findSpecSecrets}), replaced whole: `${SHELL_COMMAND}` (`_2`, `_3`, … for more), or what
  * `hide(command, "SHELL_COMMAND")` returns (ssh's remote command given as several words: each word
  * by a reference of its own). One line of JSON has its telling keys' string values replaced inside
- * their quotes, still JSON. One connection string (each `;`-part a `key=value`
+ * their quotes, still JSON, and its other strings read as arguments are (one starting with a
+ * telling assignment as a command line: `PGPASSWORD=${PGPASSWORD} psql -h db`). One connection string (each `;`-part a `key=value`
  * pair) has its telling pairs' values replaced; any other argument holding whitespace is read as a
  * command line and kept byte for byte but for each secret's value. One pass: what it returns,
  * given again, comes back as it is. Replacements as {@link withoutSecrets}. Never throws; never
@@ -724,7 +732,8 @@ export function withoutSecrets(value: string, name?: string, hide?: SecretHide):
  * function is read as none.
  */
 export function withoutArgSecrets(args: readonly string[], hide?: SecretHide): string[] {
-  if (!Array.isArray(args)) return args;
+  // Not a list (a string, `null`): returned as it is, as `withoutSecrets` returns a non-string.
+  if (!Array.isArray(args)) return args as unknown as string[];
   // An entry that is no string (a number, `null`, a hole) is kept as it is and read as an empty word.
   const out: string[] = Array.from(args);
   const words = out.map((arg) => (typeof arg === "string" ? arg : ""));

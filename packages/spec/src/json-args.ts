@@ -52,7 +52,8 @@ interface JsonFrame {
  * array's strings are read as argv, by the rules for args (`{"args":["--api-key","X"]}`, see
  * `scanArgs`); any other string is read as an argument is (see `readArg`): a command line when it
  * holds whitespace (`{"cmd":"mysql -pX db"}`, kept or replaced whole when it holds a shell's own
- * command, see `pastedScript`), a URL's credentials, a key shape, a nested JSON; a key is read as
+ * command, see `pastedScript`; one starting with a telling assignment too, `PGPASSWORD=X psql`:
+ * only X hidden, see `ArgRules.lines`), a list of pairs (`a=1&password=X`, see `listPairs`), a URL's credentials, a key shape, a nested JSON; a key is read as
  * such a string is (`{"PASSWORD=X":1}`), and one telling by a pair after others has each telling
  * pair's value replaced (`{"a=1&password=X":1}`, see `keyPairs`). A replacement is
  * written JSON-escaped inside the string's quotes; a string written with escapes is replaced

@@ -29,19 +29,37 @@ import { expectArgs, expectHiddenLine } from "./test-support/spec-cases.js";
 //    a connection string's `Password=X`, a form's `password=X`, an `API_KEY=X` were exported in clear.
 
 describe("a telling pair after others, set apart by `&` or `,`", () => {
+  // Each row: the words before the argument, then the argument as given, shown and exported.
   it.each([
-    [["user=a&password=Zq7pwabc9"], ["user=a&password=•"], ["user=a&password=${PASSWORD}"]],
-    [["-d", "user=a&password=Zq7pwabc9&next=1"], ["-d", "user=a&password=•&next=1"], ["-d", "user=a&password=${PASSWORD}&next=1"]],
-    [["--data=grant_type=password&client_secret=Zq7pwabc9"], ["--data=grant_type=password&client_secret=•"], ["--data=grant_type=password&client_secret=${CLIENT_SECRET}"]],
-    [["x&token=Zq7pwabc9"], ["x&token=•"], ["x&token=${TOKEN}"]],
-    [["-o", "ro,username=bob,password=Zq7pwabc9,rw"], ["-o", "ro,username=bob,password=•,rw"], ["-o", "ro,username=bob,password=${PASSWORD},rw"]],
-    [["DATA=a=1&password=Zq7pwabc9"], ["DATA=a=1&password=•"], ["DATA=a=1&password=${PASSWORD}"]],
-  ])("%j: only the value changes, in both views", (args, shown, exported) => {
-    expectArgs(args, shown, exported);
+    [[], "user=a&password=Zq7pwabc9", "user=a&password=•", "user=a&password=${PASSWORD}"],
+    [
+      ["-d"],
+      "user=a&password=Zq7pwabc9&next=1",
+      "user=a&password=•&next=1",
+      "user=a&password=${PASSWORD}&next=1",
+    ],
+    [
+      [],
+      "--data=grant_type=password&client_secret=Zq7pwabc9",
+      "--data=grant_type=password&client_secret=•",
+      "--data=grant_type=password&client_secret=${CLIENT_SECRET}",
+    ],
+    [[], "x&token=Zq7pwabc9", "x&token=•", "x&token=${TOKEN}"],
+    [
+      ["-o"],
+      "ro,username=bob,password=Zq7pwabc9,rw",
+      "ro,username=bob,password=•,rw",
+      "ro,username=bob,password=${PASSWORD},rw",
+    ],
+    [[], "DATA=a=1&password=Zq7pwabc9", "DATA=a=1&password=•", "DATA=a=1&password=${PASSWORD}"],
+  ])("%j %s: only the value changes, in both views", (lead, arg, shown, exported) => {
+    expectArgs([...lead, arg], [...lead, shown], [...lead, exported]);
   });
 
   it("in a JSON string value, and as an argv entry of a JSON list", () => {
-    expect(withoutArgSecrets(['{"k":"a=1&password=Zq7pwabc9"}'])).toEqual(['{"k":"a=1&password=${PASSWORD}"}']);
+    expect(withoutArgSecrets(['{"k":"a=1&password=Zq7pwabc9"}'])).toEqual([
+      '{"k":"a=1&password=${PASSWORD}"}',
+    ]);
     expect(withoutArgSecrets(['{"k":"a=1,password=Zq7pwabc9","j":2}'])).toEqual([
       '{"k":"a=1,password=${PASSWORD}","j":2}',
     ]);
@@ -74,7 +92,11 @@ describe("a telling pair after others, set apart by `&` or `,`", () => {
         spec: "loopwright.agent/1",
         bundle: {
           mcpServers: [
-            { name: "s", command: "curl", args: ["-d", "user=a&password=Zq7pwabc9", '{"k":"a=1,token=Qj4tokn77"}'] },
+            {
+              name: "s",
+              command: "curl",
+              args: ["-d", "user=a&password=Zq7pwabc9", '{"k":"a=1,token=Qj4tokn77"}'],
+            },
           ],
         },
       },
@@ -86,7 +108,11 @@ describe("a telling pair after others, set apart by `&` or `,`", () => {
       "bundle.mcpServers[0].args[2]",
     ]);
     const out = exportSpec(spec);
-    expect(out.bundle?.mcpServers?.[0]?.args).toEqual(["-d", "user=a&password=${PASSWORD}", '{"k":"a=1,token=${TOKEN}"}']);
+    expect(out.bundle?.mcpServers?.[0]?.args).toEqual([
+      "-d",
+      "user=a&password=${PASSWORD}",
+      '{"k":"a=1,token=${TOKEN}"}',
+    ]);
     expect(findSpecSecrets(out)).toEqual([]);
   });
 
@@ -150,8 +176,12 @@ describe("an `extraBody` string holding pairs under a name that tells nothing", 
 
 describe("a JSON string holding a telling assignment and words after it", () => {
   it("as a value: only the assignment's value changes", () => {
-    expect(withoutArgSecrets(['{"k":"PGPASSWORD=Zq7pwabc9 psql"}'])).toEqual(['{"k":"PGPASSWORD=${PGPASSWORD} psql"}']);
-    expect(withoutArgSecrets(['{"k":"TOKEN=Zq7pwabc9 srv --x"}'])).toEqual(['{"k":"TOKEN=${TOKEN} srv --x"}']);
+    expect(withoutArgSecrets(['{"k":"PGPASSWORD=Zq7pwabc9 psql"}'])).toEqual([
+      '{"k":"PGPASSWORD=${PGPASSWORD} psql"}',
+    ]);
+    expect(withoutArgSecrets(['{"k":"TOKEN=Zq7pwabc9 srv --x"}'])).toEqual([
+      '{"k":"TOKEN=${TOKEN} srv --x"}',
+    ]);
   });
 
   it("as a key: its words kept", () => {

@@ -10,7 +10,8 @@ import { givenHide, type SecretHide } from "./secret-signs.js";
  * assignment to its environment in its text (`process.env.TOKEN='X'`, `os.environ['API_KEY']='X'`,
  * `os.environ.setdefault('TOKEN', 'X')`, `os.putenv(…)`: the value inside its quotes, named by the
  * variable), curl's `-u user:X`, a header's value, a
- * connection string's telling pair's value, a literal default's word (`${DB_PASSWORD:-X}`), a
+ * connection string's telling pair's value, a telling pair's value in a word listing pairs set
+ * apart by `&` or `,` (`curl -d "user=a&password=X"`, `mount -o ro,password=X`), a literal default's word (`${DB_PASSWORD:-X}`), a
  * URL's credentials and each key shape. By default a value becomes a `${NAME}` reference
  * (`${SECRET}` for a key shape; a URL's userinfo is dropped); with `hide`, what `hide(secret, name)`
  * returns. A value read at run time (`"$PW"`, `$(…)`, a backtick, `${NAME}`) is no secret and is
