@@ -628,6 +628,24 @@ export const SHAPES: Shape[] = [
     run: (list) => withoutArgSecrets(list as string[]),
   },
   {
+    // r85a: pairs set apart by `&` or `,` (a form body, mount's options) read for a telling pair
+    // after others, in an argument, a JSON string and a command line's quoted word; a JSON string
+    // starting with a telling assignment read as a command line.
+    name: "withoutArgSecrets and withoutCommandLineSecrets: &- and ,-lists of pairs, and JSON strings of assignments",
+    build: (n) => [
+      repeat("a=1&password=x9&", n / 4),
+      `-o${repeat("ro,user=b,password=x9,", n / 4)}`,
+      `{"k":"${repeat("a=1,token=x9,", n / 12)}","PGPASSWORD=x9 ${repeat("psql -h ", n / 12)}":"TOKEN=x9 ${repeat("a=b&c ", n / 12)}"}`,
+      `curl -d "${repeat("u=a&password=x9&", n / 8)}" -o ${repeat("=,", n / 8)}`,
+    ],
+    run: (list) => {
+      const [form = "", options = "", json = "", line = ""] = list as string[];
+      withoutArgSecrets([form, options, json]);
+      withoutArgSecrets(["-d", form], (text) => text);
+      withoutCommandLineSecrets(line);
+    },
+  },
+  {
     // r43 #3: a JSON word of a pasted command line read as a JSON argument is.
     name: "exportSpec: a pasted command line of JSON words with argv arrays and telling keys",
     build: (n) => ({

@@ -252,3 +252,52 @@ export function connectionPairs(
     (first.includes("=") && PAIR_NAME.test(first.split("=")[0] ?? ""));
   return sign !== undefined && opens ? { sign, safe: out.join(";") } : undefined;
 }
+
+/** A form's or an option list's pair name (`password`, `user[password]`, `client_secret`, `x-api-key`). */
+const LIST_PAIR_NAME = /^[A-Za-z_][\w.%[\]-]*$/;
+
+/**
+ * `[start, end)` of each telling pair's literal value in a list of `name=value` pairs set apart by
+ * `&` (a form body or query string with no URL before it, curl's `-d user=a&password=X`) or, in a
+ * text with no `&`, by `,` (mount's `-o username=a,password=X,ro`): the value runs to the next
+ * separator or blank (a form writes a `&` in a value as `%26`, mount takes no `,` in one). A part that is
+ * no pair (`ro`, `flag`) says nothing. None when `text` holds no separator or starts with a URL
+ * (whose query `withoutUrlSecrets` reads); a `${NAME}` reference is no literal, so what an export
+ * writes here reads as nothing the second time. One pass.
+ */
+export function listSpans(text: string, rules: ArgRules): Span[] {
+  const separator = text.includes("&") ? "&" : text.includes(",") ? "," : "";
+  if (separator === "" || /^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(text)) return [];
+  const spans: Span[] = [];
+  let from = 0;
+  for (const part of text.split(separator)) {
+    const eq = part.indexOf("=");
+    const name = part.slice(0, Math.max(eq, 0));
+    // A blank ends the value too: what follows is no pair's (a quoted word's text, a line's words).
+    const value = /^\S*/.exec(part.slice(eq + 1))?.[0] ?? "";
+    if (eq > 0 && value !== "" && LIST_PAIR_NAME.test(name) && rules.telling(name) && rules.literal(value))
+      spans.push({ start: from + eq + 1, end: from + eq + 1 + value.length, name, sign: SecretSign.Flag });
+    from += part.length + 1;
+  }
+  return spans;
+}
+
+/**
+ * `text` with each telling pair's value in a list of pairs (see `listSpans`) written as `named`
+ * writes a value under its name, every other character kept; undefined when there is none.
+ */
+export function listPairs(
+  text: string,
+  rules: ArgRules,
+  named: (secret: string, name: string) => string,
+): ArgFound | undefined {
+  const spans = listSpans(text, rules);
+  if (spans.length === 0) return undefined;
+  let safe = "";
+  let from = 0;
+  for (const { start, end, name = "" } of spans) {
+    safe += text.slice(from, start) + named(text.slice(start, end), name);
+    from = end;
+  }
+  return { sign: SecretSign.Flag, safe: safe + text.slice(from) };
+}

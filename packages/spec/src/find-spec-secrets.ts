@@ -18,7 +18,13 @@ import {
   USER_PASSWORD,
   userPassword,
 } from "./client-args.js";
-import { connectionPairs, connectionSpans, connectionString } from "./connection-strings.js";
+import {
+  connectionPairs,
+  connectionSpans,
+  connectionString,
+  listPairs,
+  listSpans,
+} from "./connection-strings.js";
 import { child, isPlainObject } from "./json.js";
 import { JSON_ARG, jsonArgSecrets, jsonEdits } from "./json-args.js";
 import {
@@ -58,6 +64,7 @@ import {
 import {
   DEFAULT_OPEN,
   fragmentTells,
+  givenHide,
   hideLiteral,
   isLiteral,
   literalDefaults,
@@ -691,12 +698,14 @@ function safeString(
  * literal default's word, `${DB_PASSWORD:-X}`, just that word); else a URL's userinfo and telling
  * query values, and each key-shaped part. The rest is kept as written. By default a taken-out
  * credential becomes a `${NAME}` reference (`${SECRET}` for a key shape), a URL's part is dropped;
- * with `hide`, each becomes what `hide(secret, name)` returns. Never throws; a non-string is returned as it is.
+ * with `hide`, each becomes what `hide(secret, name)` returns. Never throws; a non-string is returned as it is
+ * (a `name` that is no string is read as none given, a `hide` that is no function as none).
  */
 export function withoutSecrets(value: string, name?: string, hide?: SecretHide): string {
   if (typeof value !== "string") return value;
-  const sign = stringSign(value, name !== undefined && looksSecretName(name));
-  return sign ? safeString(value, sign, name, hide) : value;
+  const given = typeof name === "string" ? name : undefined;
+  const sign = stringSign(value, given !== undefined && looksSecretName(given));
+  return sign ? safeString(value, sign, given, givenHide(hide)) : value;
 }
 
 /**
@@ -704,7 +713,8 @@ export function withoutSecrets(value: string, name?: string, hide?: SecretHide):
  * `findSpecSecrets` flags in a bundled server's `args` taken out — the value of a flag, assignment
  * or header named like a credential (`--token X`, `--api-key=X`, `-e GITHUB_TOKEN=X`,
  * `--env=GITHUB_TOKEN=X`, `X-Api-Key: X`), a connection string's telling pair
- * (`Server=db;Password=X;`), curl's `-u user:X`, a URL's userinfo and telling query values, each
+ * (`Server=db;Password=X;`), a telling pair in a list set apart by `&` or `,` (`user=a&password=X`,
+ * `-o ro,password=X`), curl's `-u user:X`, a URL's userinfo and telling query values, each
  * key-shaped part — and the rest kept as written. A shell's own command (after `sh -c`, `bash
  * -lc`, `cmd /c`, `pwsh -Command`, …; a program's text and ssh's remote command when `args` name
  * the program), and any other argument that is a script (it holds a line break or a heredoc's
@@ -712,20 +722,27 @@ export function withoutSecrets(value: string, name?: string, hide?: SecretHide):
  * {@link findSpecSecrets}), replaced whole: `${SHELL_COMMAND}` (`_2`, `_3`, … for more), or what
  * `hide(command, "SHELL_COMMAND")` returns (ssh's remote command given as several words: each word
  * by a reference of its own). One line of JSON has its telling keys' string values replaced inside
- * their quotes, still JSON. One connection string (each `;`-part a `key=value`
+ * their quotes, still JSON, and its other strings read as arguments are (one starting with a
+ * telling assignment as a command line: `PGPASSWORD=${PGPASSWORD} psql -h db`). One connection string (each `;`-part a `key=value`
  * pair) has its telling pairs' values replaced; any other argument holding whitespace is read as a
  * command line and kept byte for byte but for each secret's value. One pass: what it returns,
  * given again, comes back as it is. Replacements as {@link withoutSecrets}. Never throws; never
- * changes `args`.
+ * changes `args`. A non-list is returned as it is (as `withoutSecrets` returns a non-string), an
+ * entry that is no string is kept as it is and read as an empty word, and a `hide` that is no
+ * function is read as none.
  */
 export function withoutArgSecrets(args: readonly string[], hide?: SecretHide): string[] {
-  const out = [...args];
-  const names = referenceNames(args);
+  // Not a list (a string, `null`): returned as it is, as `withoutSecrets` returns a non-string.
+  if (!Array.isArray(args)) return args as unknown as string[];
+  // An entry that is no string (a number, `null`, a hole) is kept as it is and read as an empty word.
+  const out: string[] = Array.from(args);
+  const words = out.map((arg) => (typeof arg === "string" ? arg : ""));
+  const names = referenceNames(words);
   scanArgs(
     "args",
-    args,
+    words,
     (_path, _sign, index, safe) => (out[index] = safe),
-    hide,
+    givenHide(hide),
     () => names.fresh("SHELL_COMMAND"),
   );
   return out;
@@ -808,6 +825,12 @@ export interface ArgRules {
   header: (value: string, name: string) => boolean;
   telling: (name: string) => boolean;
   words: boolean;
+  /**
+   * A text holding whitespace that starts with a telling assignment is a command line too
+   * (`PGPASSWORD=X psql -h db`: only X hidden), not one assignment whose value runs to its end as
+   * an argument's does (`-e "DB_PASS=two words"`): a JSON string's reading (see `jsonEdits`).
+   */
+  lines?: boolean;
 }
 
 const ARG_RULES: ArgRules = {
@@ -1539,7 +1562,12 @@ function ruleSpans(
   // passed over whole, and a pair's value is one when its literal text says something, beside
   // run-time parts or not, as a `NAME=value`'s does (quotes around a reference say nothing; r61-1:
   // such a word's pairs were never read, so `Password=X` stayed in clear in both views).
-  const spans = connectionSpans(value.slice(from), word.dynamic ? ANY_VALUE : ARG_RULES, word.dynamic)
+  const pairs = connectionSpans(value.slice(from), word.dynamic ? ANY_VALUE : ARG_RULES, word.dynamic);
+  // Else a form's or an option list's pairs (`-d "user=a&password=X"`, `-o user=a,password=X`), in
+  // a word read wholly as written, as an argument's are (see `listPairs`).
+  // A name tells as a command line's assignment's does, by its whole name (see `LINE_RULES`).
+  if (pairs.length === 0 && !word.dynamic) pairs.push(...listSpans(value.slice(from), LINE_RULES));
+  const spans = pairs
     .map((span) => ({ ...span, start: span.start + from, end: span.end + from }))
     // A shell's own command (`sh -c "srv --api-key=X | tee \$(id);"`, literal to the line's shell)
     // read as one connection string: a pair's value may run over a `$(…)` the shell it is given to
@@ -3202,7 +3230,7 @@ function readArgRest(
   if (SPACED_USERINFO.exec(arg)?.[0] === arg) return readValue(arg, hide);
   if (rules.words && (/\s/.test(arg) || (!afterShell && arg.includes(";")))) {
     const assignment = ASSIGNMENT.exec(arg);
-    const whole = assignment !== null && rules.telling(assignment[1] ?? "") && !afterShell;
+    const whole = assignment !== null && rules.telling(assignment[1] ?? "") && !afterShell && !rules.lines;
     if (!whole) {
       // One holding a program's own command that may hold a credential (see `pastedScript`) is
       // replaced whole, as the same line pasted as a `command` is, when what the line's reading
@@ -3458,6 +3486,14 @@ function readAssignment(text: string, rules: ArgRules, hide: SecretHide | undefi
     return { sign: SecretSign.Flag, safe: `${variable}${operator}${named(value, variable)}` };
   const pairs = connectionPairs(text, rules, named, hide);
   if (pairs) return pairs;
+  // Pairs after a `&` or `,` (`user=a&password=X`, `-o user=a,password=X`): each telling one's value.
+  // The rest read alone too (a URL's credentials, a key shape), only when it holds some: the text
+  // written back holds a reference per pair, slower to read again than the text as it was.
+  const listed = listPairs(text, rules, named);
+  if (listed)
+    return readValue(text, undefined)
+      ? { sign: listed.sign, safe: readValue(listed.safe, hide)?.safe ?? listed.safe }
+      : listed;
   if (!assignment) return undefined;
   const inner = readValue(value, hide);
   return inner && { sign: inner.sign, safe: `${variable}${operator}${inner.safe}` };
@@ -3889,12 +3925,15 @@ function scanFree(
     const field = typeof key === "string" ? key : name;
     if (typeof value === "string") {
       const sign = stringSign(value, field !== undefined && looksSecretName(field));
-      if (sign)
-        visit(
-          { path, sign },
-          (next) => ((container as Record<string | number, unknown>)[key] = next),
-          safeString(value, sign, field, hide),
-        );
+      const put = (next: string) => ((container as Record<string | number, unknown>)[key] = next);
+      if (sign) visit({ path, sign }, put, safeString(value, sign, field, hide));
+      else {
+        // Pairs in a value under a name that tells nothing, as an argument's are read: a connection
+        // string's (`Server=db;Password=X`), a form's or an option list's (`a=1&password=X`), an
+        // assignment's (`API_KEY=X`) (r85a: kept in clear in an export).
+        const pairs = value.includes("=") ? readAssignment(value, ARG_RULES, hide) : undefined;
+        if (pairs) visit({ path, sign: pairs.sign }, put, pairs.safe);
+      }
     } else if (Array.isArray(value) || isPlainObject(value)) {
       scanFree(path, value, field, visit, hide);
     }

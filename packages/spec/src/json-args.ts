@@ -52,7 +52,8 @@ interface JsonFrame {
  * array's strings are read as argv, by the rules for args (`{"args":["--api-key","X"]}`, see
  * `scanArgs`); any other string is read as an argument is (see `readArg`): a command line when it
  * holds whitespace (`{"cmd":"mysql -pX db"}`, kept or replaced whole when it holds a shell's own
- * command, see `pastedScript`), a URL's credentials, a key shape, a nested JSON; a key is read as
+ * command, see `pastedScript`; one starting with a telling assignment too, `PGPASSWORD=X psql`:
+ * only X hidden, see `ArgRules.lines`), a list of pairs (`a=1&password=X`, see `listPairs`), a URL's credentials, a key shape, a nested JSON; a key is read as
  * such a string is (`{"PASSWORD=X":1}`), and one telling by a pair after others has each telling
  * pair's value replaced (`{"a=1&password=X":1}`, see `keyPairs`). A replacement is
  * written JSON-escaped inside the string's quotes; a string written with escapes is replaced
@@ -92,11 +93,14 @@ export function jsonEdits(
   // A short word of letters, digits and `_` (`mode`, `apiKey`, `k12`: most keys and many values)
   // holds none of what the reader flags (a key shape is longer, a flag starts with `-`, a pair holds
   // `=` or `:`), so it is not read (r83d: half of an entry's cost where its value is a number).
+  // One starting with a telling assignment is a command line too (`PGPASSWORD=X psql -h db`: only X
+  // hidden; r85a: the words after X were taken with it, lost from a key and a value alike).
+  const lines: ArgRules = { ...rules, lines: true };
   const readString = (value: string) =>
     PLAIN_WORD.test(value)
       ? undefined
       : ((/\s/.test(value) ? pastedScript(value, hide, scriptName) : null) ??
-        readArg(value, undefined, rules, hide, scriptName));
+        readArg(value, undefined, lines, hide, scriptName));
   const stack: JsonFrame[] = [];
   // The name a value about to be read is a credential under, given the container it is in.
   const tellingFor = (frame: JsonFrame | undefined): string | undefined => {

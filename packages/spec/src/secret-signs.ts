@@ -433,6 +433,10 @@ function putDefaults(
  */
 export type SecretHide = (secret: string, name: string | undefined) => string;
 
+/** @internal `hide` as the public functions take it: one that is not a function is read as none given (they never throw). */
+export const givenHide = (hide: unknown): SecretHide | undefined =>
+  typeof hide === "function" ? (hide as SecretHide) : undefined;
+
 /**
  * Where a key shape written with a leading `\b` may start: at a word's edge, or tight after a short
  * flag's letter (`-pghp_…`, `-ksk-…`: mysql's `-pX` and any program's `-kX`), the flag a word of its own.

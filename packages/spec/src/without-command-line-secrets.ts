@@ -1,5 +1,5 @@
 import { shownLineSecrets } from "./find-spec-secrets.js";
-import type { SecretHide } from "./secret-signs.js";
+import { givenHide, type SecretHide } from "./secret-signs.js";
 
 /**
  * A command line as it may be SHOWN — for display, never for export: `line` read in place as a
@@ -10,7 +10,8 @@ import type { SecretHide } from "./secret-signs.js";
  * assignment to its environment in its text (`process.env.TOKEN='X'`, `os.environ['API_KEY']='X'`,
  * `os.environ.setdefault('TOKEN', 'X')`, `os.putenv(…)`: the value inside its quotes, named by the
  * variable), curl's `-u user:X`, a header's value, a
- * connection string's telling pair's value, a literal default's word (`${DB_PASSWORD:-X}`), a
+ * connection string's telling pair's value, a telling pair's value in a word listing pairs set
+ * apart by `&` or `,` (`curl -d "user=a&password=X"`, `mount -o ro,password=X`), a literal default's word (`${DB_PASSWORD:-X}`), a
  * URL's credentials and each key shape. By default a value becomes a `${NAME}` reference
  * (`${SECRET}` for a key shape; a URL's userinfo is dropped); with `hide`, what `hide(secret, name)`
  * returns. A value read at run time (`"$PW"`, `$(…)`, a backtick, `${NAME}`) is no secret and is
@@ -26,9 +27,9 @@ import type { SecretHide } from "./secret-signs.js";
  * `"password": "X"`, a program's own code) may not be found. A host that shows the result should say so; `findSpecSecrets` (and `withoutArgSecrets`,
  * asking `hide` for the whole command) tells whether a shell's command may hold one.
  *
- * Never throws; a non-string is returned as it is.
+ * Never throws; a non-string is returned as it is, and a `hide` that is no function is read as none.
  */
 export function withoutCommandLineSecrets(line: string, hide?: SecretHide): string {
   if (typeof line !== "string") return line;
-  return shownLineSecrets(line, hide)?.safe ?? line;
+  return shownLineSecrets(line, givenHide(hide))?.safe ?? line;
 }
