@@ -203,7 +203,7 @@ function walk(schema: z.ZodType, value: unknown, path: string, ctx: Walk): unkno
       return keyField ? dedupe(out as Record<string, unknown>[], places, keyField, path, ctx) : out;
     }
     default: {
-      const checked = node.safeParse(value);
+      const checked = node.safeParse(bare(value));
       if (!checked.success) {
         const allowed = expected(node) ?? firstMessage(checked.error);
         ctx.warnings.push(
@@ -220,9 +220,34 @@ function walk(schema: z.ZodType, value: unknown, path: string, ctx: Walk): unkno
         return DROPPED;
       }
       // -0 is 0 in JSON; keep it so, or a round trip through text would change the spec.
-      return Object.is(checked.data, -0) ? 0 : checked.data;
+      return Object.is(checked.data, -0) ? 0 : plain(checked.data);
     }
   }
+}
+
+/**
+ * `value` as zod is handed it to check: each object (at any depth) copied onto no prototype. A
+ * strict object counts every key `for…in` finds as one of the value's own, so one field some code
+ * set on a polluted `Object.prototype` ("Unrecognized key") dropped every part of every document.
+ * What zod answers is built by zod, on plain objects.
+ */
+function bare(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(bare);
+  if (typeof value !== "object" || value === null) return value;
+  const copy = Object.create(null) as Record<string, unknown>;
+  for (const key of Object.keys(value)) copy[key] = bare((value as Record<string, unknown>)[key]);
+  return copy;
+}
+
+/** `bare`'s copies (what zod hands back of them as it was given) as plain objects again. */
+function plain(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(plain);
+  if (typeof value !== "object" || value === null) return value;
+  const proto = Object.getPrototypeOf(value);
+  if (proto !== null && proto !== Object.prototype) return value;
+  const copy: Record<string, unknown> = {};
+  for (const key of Object.keys(value)) setOwn(copy, key, plain((value as Record<string, unknown>)[key]));
+  return copy;
 }
 
 function walkObject(
@@ -259,7 +284,7 @@ function walkObject(
   // Required fields and rules across fields: a part missing one is dropped whole. The document
   // itself is not checked here: its one required field, the token, is refused by parseInto.
   if (path === "") return out;
-  const whole = node.safeParse(out);
+  const whole = node.safeParse(bare(out));
   if (!whole.success) {
     const problem = whole.error.issues[0];
     const field = problem?.path.length === 1 ? String(problem.path[0]) : undefined;
