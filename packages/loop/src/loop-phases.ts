@@ -20,7 +20,7 @@ import {
   runWindow,
   throwIfStopped,
 } from "./loop-run.js";
-import { ownField } from "./own.js";
+import { hasOwnKey, ownField } from "./own.js";
 import { type CallResult, type DispatchRequest, NOT_RUN, replayedCalls, runCalls } from "./run-calls.js";
 import {
   type BuildRequest,
@@ -452,7 +452,7 @@ export function recoverCalls(run: LoopRun, step: LoopStep): void {
   // run; a call is read from the text as written, before the fences took `<think>…</think>` out.
   const found = recoverWrittenCalls(turn, recoverableTools(run));
   if (!found) return;
-  if ("unread" in found) {
+  if (hasOwnKey(found, "unread")) {
     notice(
       run,
       `Left ${found.unread} tool call${found.unread === 1 ? "" : "s"} written into the reply as text unrun: its text could not be read as written.`,

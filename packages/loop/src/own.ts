@@ -99,3 +99,21 @@ export function ownOptions<T>(options: T): T {
 export function ownField<T extends object, K extends keyof T>(value: T, name: K): T[K] | undefined {
   return Object.hasOwn(value, name) ? value[name] : undefined;
 }
+
+/**
+ * Whether `value` holds `key` itself or a prototype of its own does (a class's getter): `key in
+ * value` without what only a polluted `Object.prototype` holds (an inherited `answer` made every
+ * routed call an answer the loop gave, unrun). Narrows a union by its members that have `key`, as
+ * `in` does.
+ */
+export function hasOwnKey<T extends object, K extends string>(
+  value: T,
+  key: K,
+): value is Extract<T, Record<K, unknown>> {
+  let at: object | null = value;
+  for (let depth = 0; at !== null && at !== Object.prototype && depth < MAX_CHAIN; depth++) {
+    if (Object.hasOwn(at, key)) return true;
+    at = Object.getPrototypeOf(at) as object | null;
+  }
+  return false;
+}

@@ -147,3 +147,47 @@ describe("R85-2: a message's tool calls are the ones it holds itself", () => {
     expect(clean.sent[0]).not.toContain("ghost");
   });
 });
+
+describe("R85-3: a route's decision is read by the keys it holds", () => {
+  it("on demand: an inherited answer or refusal changes neither the load nor the calls it routes", async () => {
+    const tool = (name: string): ToolDefinition => ({
+      type: "function",
+      function: { name, parameters: { type: "object", properties: { path: { type: "string" } } } },
+    });
+    const run = async () => {
+      const server = await startServer({
+        replies: [
+          { toolCalls: [{ id: "l1", name: "load_tools", arguments: '{"names":["fs.read"]}' }] },
+          {
+            toolCalls: [
+              { id: "c1", name: "call_tool", arguments: '{"name":"fs.read","arguments":{"path":"a.txt"}}' },
+              { id: "c2", name: "fs_read", arguments: '{"path":"b.txt"}' },
+            ],
+          },
+          { content: "done" },
+        ],
+      });
+      const ran: string[] = [];
+      try {
+        const result = await createRuntime().runAgentLoop({
+          config: { baseUrl: server.baseUrl, model: "m", apiKey: "k", toolDiscovery: "ondemand" },
+          messages: [{ role: "user", content: "Read the notes." }],
+          tools: [tool("fs.read"), tool("fs.write")],
+          dispatch: ({ name, args }) => {
+            ran.push(`${name} ${JSON.stringify(args)}`);
+            return "ran";
+          },
+        });
+        return { ran, messages: result.messages, sent: server.chatRequests.map((r) => r.raw) };
+      } finally {
+        await server.close();
+      }
+    };
+    const clean = await run();
+    expect(clean.ran).toEqual(['fs.read {"path":"a.txt"}', 'fs.read {"path":"b.txt"}']);
+    // Before: with `answer` every routed call was answered by the loop, unrun and with no content.
+    for (const name of ["answer", "refusal"]) {
+      expect({ name, run: await polluted(name, "P0LLUTED", run) }).toEqual({ name, run: clean });
+    }
+  });
+});

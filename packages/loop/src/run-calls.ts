@@ -19,7 +19,7 @@ import type { AssistantToolCall, ChatMessage, DedupePolicy, ToolDefinition } fro
 export type { DedupePolicy };
 
 import { errorMessage, isError, readErrorMessage, UNREADABLE_ERROR } from "./errors.js";
-import { ownView } from "./own.js";
+import { hasOwnKey, ownView } from "./own.js";
 import { tell } from "./tell.js";
 
 /** A tool call as `dispatch` is handed it: arguments repaired and parsed, the model's own text as `raw`. */
@@ -739,7 +739,7 @@ function routed(p: Prepared, route: RunCallsOptions["route"], schemas: Schemas):
   if (!route || p.unreadable !== undefined) return p;
   const decision = route(p.request);
   if (decision === undefined) return refusedAsWritten(p);
-  if ("answer" in decision) return { ...p, answer: decision.answer, onRun: decision.onRun };
+  if (hasOwnKey(decision, "answer")) return { ...p, answer: decision.answer, onRun: decision.onRun };
   if (decision.dispatch === p.request) return p.held ? refusedAsWritten(p) : { ...p, onRun: decision.onRun };
   const rewritten = p.held ? undefined : asWrittenFor(p.request, decision.dispatch, schemas);
   const call =
@@ -748,7 +748,7 @@ function routed(p: Prepared, route: RunCallsOptions["route"], schemas: Schemas):
       : { ...p.call, function: { ...p.call.function, arguments: rewritten.json } };
   const inner = rewritten?.inner ?? decision.dispatch;
   const settled = settleHeld(inner, schemas);
-  if ("refusal" in settled) return refused(p, settled.refusal);
+  if (hasOwnKey(settled, "refusal")) return refused(p, settled.refusal);
   // A number the call held outside what reaches the tool is refused as the call's own schema refused it.
   if (p.held?.numbers.some((held) => !settled.values.has(held))) return refusedAsWritten(p);
   const schema = schemas.get(inner.name);

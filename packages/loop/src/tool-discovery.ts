@@ -30,6 +30,7 @@ import {
   tellToolNotices,
   throwIfStopped,
 } from "./loop-run.js";
+import { hasOwnKey } from "./own.js";
 import {
   type CallResult,
   type CallRouting,
@@ -568,7 +569,7 @@ export function callRouter(
     if (heldInner || holdsHeld(request.args)) {
       if (route.kind !== "dispatch" || (!route.proxied && route.name === name)) return undefined;
       const settled = settleHeld(innerCall(run, request.id, route), run.hostTools);
-      if ("refusal" in settled) return { dispatch: innerCall(run, request.id, route) };
+      if (hasOwnKey(settled, "refusal")) return { dispatch: innerCall(run, request.id, route) };
       // A number held outside what reaches the tool (beside call_tool's name and arguments): runCalls
       // refuses the call as written, so it loads nothing, and a later call of the step does not
       // carry its load.
@@ -765,14 +766,14 @@ export function routedOnce(
     if (entry === undefined || entry.key !== keyOf(request) || holdsHeld(request.args))
       return afresh(request);
     const { routing } = entry;
-    if (!routing || !("dispatch" in routing)) return routing;
+    if (!routing || !hasOwnKey(routing, "dispatch")) return routing;
     // The decision to run the call as written names the request it was handed: this one, now.
     if (routing.dispatch === entry.request) return { ...routing, dispatch: request };
     // Handed on as another tool: that tool and its arguments read out of this request, by a
     // router of its own (the calls before it change nothing of it); what running it loads and
     // counts (onRun) is the first routing's, made after the calls before it.
     const handed = router()(request);
-    if (!handed || !("dispatch" in handed) || handed.dispatch.name !== routing.dispatch.name) {
+    if (!handed || !hasOwnKey(handed, "dispatch") || handed.dispatch.name !== routing.dispatch.name) {
       return afresh(request);
     }
     return { ...routing, dispatch: handed.dispatch };
@@ -804,10 +805,10 @@ export function watchedCall(run: LoopRun): (request: DispatchRequest) => Dispatc
   const route = callRouter(run);
   return (request) => {
     const decision = route?.(request);
-    if (!decision || !("dispatch" in decision)) return request;
+    if (!decision || !hasOwnKey(decision, "dispatch")) return request;
     // Numbers held in the inner arguments are settled by the inner tool's schema, as when it runs.
     const settled = settleHeld(decision.dispatch, run.hostTools);
-    return "refusal" in settled ? request : { ...settled.request, id: request.id };
+    return hasOwnKey(settled, "refusal") ? request : { ...settled.request, id: request.id };
   };
 }
 
