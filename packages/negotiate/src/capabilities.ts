@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { CapabilitySnapshotError } from "./errors.js";
+import { ownOptions } from "./own.js";
 
 /**
  * What one endpoint (base URL and API key) turned out to take.
@@ -450,8 +451,8 @@ export function parseCapabilitySnapshot(snapshot: unknown): CapabilitySnapshot {
  * endpoint refused makes one per tenant. The top-level functions use a default store.
  */
 export function createCapabilityStore(given: CapabilityStoreOptions = {}): CapabilityStore {
-  // A null options object is no options.
-  const options: CapabilityStoreOptions = given ?? {};
+  // A null options object is no options; its own fields only, never a polluted Object.prototype's.
+  const options = ownOptions<CapabilityStoreOptions>(given, ["maxEndpoints"]);
   const maxEndpoints = options.maxEndpoints ?? DEFAULT_MAX_ENDPOINTS;
   if (!Number.isInteger(maxEndpoints) || maxEndpoints < 1) {
     throw new RangeError(

@@ -1,6 +1,7 @@
 import { inspect } from "node:util";
 import { orderTools, relaxTools } from "@loopwright/schema-compat";
 import { type EndpointCapabilities, effortFor, type ModelCapabilities } from "./capabilities.js";
+import { own } from "./own.js";
 import { shortToolCallIds } from "./tool-call-ids.js";
 import { wellFormedItems } from "./well-formed.js";
 
@@ -127,7 +128,9 @@ function readLast(last: unknown): { order: ToolOrder; toolChoice: ToolChoice | u
       );
     }
   }
-  const { order, toolChoice } = last;
+  // Its own fields, never a polluted Object.prototype's (an inherited `order` refused every call).
+  const order = own(last, "order");
+  const toolChoice = own(last, "toolChoice");
   if (order !== undefined && typeof order !== "boolean" && typeof order !== "function") {
     throw new TypeError(
       `buildBody: options.order must be true (by name), false (as given) or a comparator; got ${shown(order)}.`,

@@ -1,5 +1,6 @@
 import { readError } from "./error-shape.js";
 import { ContextOverflow } from "./errors.js";
+import { own, ownOptions } from "./own.js";
 import { GRAMMAR_WORDINGS, TOOL_CALL_ID_WORDINGS } from "./refusal.js";
 
 // Every server's wording for "the request does not fit the window". Patterns are on meaning (a
@@ -487,7 +488,8 @@ export function retryAfterMs(
   error: unknown,
   options: { now?: (() => number) | undefined } = {},
 ): number | undefined {
-  const hint = hintMs(error, options?.now ?? Date.now);
+  const now = own(options, "now") as (() => number) | undefined;
+  const hint = hintMs(error, now ?? Date.now);
   return hint === undefined ? undefined : Math.ceil(hint);
 }
 
@@ -521,8 +523,9 @@ export function backoffMs(attempt: number, error?: unknown, given: BackoffOption
   if (!Number.isInteger(attempt) || attempt < 0) {
     throw new RangeError(`backoffMs: attempt must be a whole number from 0, got ${String(attempt)}.`);
   }
-  // A null options object is no options.
-  const options: BackoffOptions = given ?? {};
+  // A null options object is no options; its own fields only, never a polluted Object.prototype's
+  // (an inherited `now` or `random` that is no function threw inside).
+  const options = ownOptions<BackoffOptions>(given, ["baseMs", "maxMs", "maxHintMs", "random", "now"]);
   const baseMs = msOption("baseMs", options.baseMs, 1000, false);
   const maxMs = msOption("maxMs", options.maxMs, 30_000, false);
   const maxHintMs = msOption("maxHintMs", options.maxHintMs, 120_000, true);

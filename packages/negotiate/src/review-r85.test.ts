@@ -1,0 +1,142 @@
+// Review round r85 (negotiate): options read through a polluted Object.prototype. Each test fails on
+// the code before its fix.
+import { startServer, type TestServer } from "@loopwright/testkit";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { clientFor, fixtureError, rejection, streamText } from "../test/wire.js";
+import { createCapabilityStore } from "./capabilities.js";
+import { ContextOverflow } from "./errors.js";
+import { negotiate } from "./negotiate.js";
+import { buildBody, type ToolDefinition } from "./request-body.js";
+import { backoffMs, retryAfterMs } from "./retry.js";
+
+let server: TestServer;
+beforeAll(async () => {
+  server = await startServer();
+});
+afterAll(() => server.close());
+
+/**
+ * Runs `body` with `fields` set on Object.prototype (enumerable, as `a[k] = v` sets them), taken off
+ * again once it has settled.
+ */
+async function withPolluted<T>(fields: Record<string, unknown>, body: () => T | Promise<T>): Promise<T> {
+  try {
+    for (const [name, value] of Object.entries(fields)) {
+      Object.defineProperty(Object.prototype, name, {
+        value,
+        configurable: true,
+        writable: true,
+        enumerable: true,
+      });
+    }
+    return await body();
+  } finally {
+    for (const name of Object.keys(fields)) delete (Object.prototype as Record<string, unknown>)[name];
+  }
+}
+
+const messages = [{ role: "user", content: "hi" }];
+const TOOLS: ToolDefinition[] = [
+  { type: "function", function: { name: "clock", parameters: { type: "object", properties: {} } } },
+];
+
+describe("R85N-1: negotiate's options, never a polluted Object.prototype's", () => {
+  /** One turn over the testkit server: a max_tokens refusal, answered, then the reply. */
+  async function turn(options: Parameters<typeof negotiate>[2]): Promise<string> {
+    server.enqueue(fixtureError("openai/max-tokens-unsupported-use-max-completion-tokens.json", 400), {
+      type: "turn",
+      content: "fine",
+    });
+    const supports = createCapabilityStore().capabilitiesFor(server.baseUrl, "sk-test");
+    const client = clientFor(server.baseUrl);
+    return negotiate(
+      supports,
+      (supports, produced, model) =>
+        streamText(client, buildBody({ model: "m", maxTokens: 10 }, supports, model, messages), produced),
+      options,
+    );
+  }
+
+  it("an inherited maxAttempts neither refuses the call nor cuts its attempts", async () => {
+    // Before: "negotiate: maxAttempts must be a whole number from 1." before anything was sent.
+    await expect(withPolluted({ maxAttempts: true }, () => turn({ model: "m" }))).resolves.toBe("fine");
+    // Before: one attempt, and the refusal the second would have answered thrown.
+    await expect(withPolluted({ maxAttempts: 1 }, () => turn({ model: "m" }))).resolves.toBe("fine");
+    // Before: "onNotice must be a function"; an options object given none, or none at all.
+    await expect(withPolluted({ onNotice: "P0LLUTED" }, () => turn({ model: "m" }))).resolves.toBe("fine");
+  });
+
+  it("backoffMs and retryAfterMs take no inherited base, cap, random or clock", async () => {
+    const clean = backoffMs(3, undefined, { random: () => 0.5 });
+    expect(clean).toBe(6000);
+    // Before: 1 (an inherited baseMs and maxMs), and "random is not a function".
+    await expect(
+      withPolluted({ baseMs: 1, maxMs: 1 }, () => backoffMs(3, undefined, { random: () => 0.5 })),
+    ).resolves.toBe(clean);
+    await expect(withPolluted({ random: "P0LLUTED" }, () => Number.isFinite(backoffMs(3)))).resolves.toBe(
+      true,
+    );
+    // An HTTP-date retry-after on a response without a Date header is measured with `now`.
+    server.enqueue({
+      ...fixtureError("openai/429-request-too-large-tpm-gpt-4o.json", 429),
+      headers: { "retry-after": new Date(Date.now() + 60_000).toUTCString() },
+    });
+    const refused = await rejection(
+      clientFor(server.baseUrl).chat.completions.create({
+        model: "m",
+        messages: [{ role: "user", content: "x" }],
+      }),
+    );
+    // Before: "now is not a function" from each.
+    const waits = await withPolluted({ now: "P0LLUTED" }, () => [
+      retryAfterMs(refused),
+      backoffMs(0, refused),
+    ]);
+    for (const wait of waits) expect(wait).toBeGreaterThan(0);
+  });
+});
+
+describe("R85N-2: a capability store's and buildBody's options, never a polluted Object.prototype's", () => {
+  it("createCapabilityStore takes no inherited maxEndpoints", async () => {
+    // Before: "createCapabilityStore: maxEndpoints must be a whole number from 1, got P0LLUTED."
+    await expect(
+      withPolluted({ maxEndpoints: "P0LLUTED" }, () => createCapabilityStore().size),
+    ).resolves.toBe(0);
+    // Before: a store of one endpoint, each lookup forgetting the one before (a's latches lost).
+    const same = await withPolluted({ maxEndpoints: 1 }, () => {
+      const store = createCapabilityStore({});
+      const a = store.capabilitiesFor("http://a.example/v1", "k");
+      store.capabilitiesFor("http://b.example/v1", "k");
+      return store.capabilitiesFor("http://a.example/v1", "k") === a;
+    });
+    expect(same).toBe(true);
+  });
+
+  it("buildBody takes no inherited order or toolChoice", async () => {
+    const supports = createCapabilityStore().capabilitiesFor("http://h.example/v1", "k");
+    const build = () => buildBody({ model: "m" }, supports, undefined, messages, TOOLS, { order: false });
+    const clean = build();
+    expect(clean.tool_choice).toBeUndefined();
+    // Before: an inherited toolChoice "none" went out as every request's tool_choice.
+    await expect(withPolluted({ toolChoice: "none" }, build)).resolves.toEqual(clean);
+    // Before: "buildBody: options.order must be true (by name), false (as given) or a comparator".
+    await expect(
+      withPolluted({ order: "P0LLUTED" }, () =>
+        buildBody({ model: "m" }, supports, undefined, messages, TOOLS, {}),
+      ),
+    ).resolves.toEqual(clean);
+  });
+
+  it("a ContextOverflow takes no inherited window, prompt size or cause", async () => {
+    const made = await withPolluted(
+      { window: 1, promptTokens: 2, cause: "P0LLUTED" },
+      () => new ContextOverflow("too long", {}),
+    );
+    // Before: window 1, promptTokens 2 and the cause "P0LLUTED" on every overflow made without them.
+    expect([made.window, made.promptTokens, Object.hasOwn(made, "cause")]).toEqual([
+      undefined,
+      undefined,
+      false,
+    ]);
+  });
+});
