@@ -98,7 +98,12 @@ interface NumberRule {
 }
 
 /** Every field of a {@link NumberRule}, at what a rule leaving it out means. */
-const ANY_NUMBER: Required<NumberRule> = { min: 0, max: Number.POSITIVE_INFINITY, exclusiveMin: false, integer: false };
+const ANY_NUMBER: Required<NumberRule> = {
+  min: 0,
+  max: Number.POSITIVE_INFINITY,
+  exclusiveMin: false,
+  integer: false,
+};
 
 /** Throws `invalid-option` unless `value` is a finite number inside [min, max] (and > min when open). */
 export function checkNumber(value: unknown, name: string, where: string, rule: NumberRule = {}): number {

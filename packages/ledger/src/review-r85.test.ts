@@ -9,7 +9,12 @@ import { contextTokens, estimateTokens, requestTokens } from "./tokens.js";
 function withPolluted<T>(fields: Record<string, unknown>, body: () => T): T {
   try {
     for (const [name, value] of Object.entries(fields)) {
-      Object.defineProperty(Object.prototype, name, { value, configurable: true, writable: true, enumerable: true });
+      Object.defineProperty(Object.prototype, name, {
+        value,
+        configurable: true,
+        writable: true,
+        enumerable: true,
+      });
     }
     return body();
   } finally {
@@ -20,7 +25,11 @@ function withPolluted<T>(fields: Record<string, unknown>, body: () => T): T {
 const messages: MessageLike[] = [
   { role: "system", content: "Be brief." },
   { role: "user", content: "The weather in Paris?" },
-  { role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "w", arguments: "{}" } }] },
+  {
+    role: "assistant",
+    content: null,
+    tool_calls: [{ id: "c1", type: "function", function: { name: "w", arguments: "{}" } }],
+  },
   { role: "tool", tool_call_id: "c1", content: "sunny ".repeat(200) },
   { role: "assistant", content: "It is sunny." },
 ] as MessageLike[];
@@ -36,7 +45,12 @@ describe("R85L-1: the number checks' own rule, never a polluted Object.prototype
     ];
     // Before: "charsPerToken must be an integer at least 0.01", "… at most 1", "promptTokens must be
     // a finite number at least P0LLUTED".
-    for (const fields of [{ integer: true }, { max: 1 }, { min: "P0LLUTED" }, { max: "P0LLUTED", min: 1e9 }]) {
+    for (const fields of [
+      { integer: true },
+      { max: 1 },
+      { min: "P0LLUTED" },
+      { max: "P0LLUTED", min: 1e9 },
+    ]) {
       const polluted = withPolluted(fields, () => [
         contextTokens(body, { charsPerToken: 2.5 }),
         contextTokens(body, { promptTokens: 300 }),
@@ -60,8 +74,8 @@ describe("R85L-1: the number checks' own rule, never a polluted Object.prototype
     expect(() => withPolluted({ max: 1 }, () => contextTokens(body, { charsPerToken: 0 }))).toThrow(
       "contextTokens: charsPerToken must be a finite number at least 0.01, and was the number 0.",
     );
-    expect(() => withPolluted({ integer: true }, () => pruneToolResults(messages, { keepLast: 1.5 }))).toThrow(
-      "pruneToolResults: keepLast must be an integer at least 0, and was the number 1.5.",
-    );
+    expect(() =>
+      withPolluted({ integer: true }, () => pruneToolResults(messages, { keepLast: 1.5 })),
+    ).toThrow("pruneToolResults: keepLast must be an integer at least 0, and was the number 1.5.");
   });
 });

@@ -94,7 +94,10 @@ export function isModelLoading(error: unknown): boolean {
   if (facts.status !== 503) return false;
   if (/\bfailed to load\b|\bunable to (?:start|load)\b|\berror loading model\b/i.test(facts.text))
     return false;
-  return LOADING_WORDINGS.test(facts.text) || facts.objects.some((o) => typeof o.estimated_time === "number");
+  return (
+    LOADING_WORDINGS.test(facts.text) ||
+    facts.objects.some((o) => typeof own(o, "estimated_time") === "number")
+  );
 }
 
 // Errors that are the same however often they are sent, though the status says "server error".
@@ -382,7 +385,8 @@ function statedMs(error: unknown, now: () => number): number | undefined {
     if (date !== undefined) return Math.max(0, date - (httpDate(facts.headers?.("date"), local) ?? local));
   }
   // Hugging Face's loading 503: { error: "Model … is currently loading", estimated_time: 20.0 } (seconds).
-  const estimated = facts.objects.find((o) => typeof o.estimated_time === "number")?.estimated_time;
+  // The body's own field, never a polluted Object.prototype's (an inherited one was every error's wait).
+  const estimated = facts.objects.map((o) => own(o, "estimated_time")).find((t) => typeof t === "number");
   if (typeof estimated === "number" && Number.isFinite(estimated) && estimated >= 0) return estimated * 1000;
   // OpenAI "Please try again in 644ms" / "in 20s", Groq "in 1m23.5s", "in 2h1m".
   // Each part read by this one match: searched for again in what it matched, a part's `\d+` was

@@ -6,8 +6,10 @@ import { clientFor, fixtureError, rejection, streamText } from "../test/wire.js"
 import { createCapabilityStore } from "./capabilities.js";
 import { ContextOverflow } from "./errors.js";
 import { negotiate } from "./negotiate.js";
+import { readRefusal } from "./refusal.js";
 import { buildBody, type ToolDefinition } from "./request-body.js";
-import { backoffMs, retryAfterMs } from "./retry.js";
+import { backoffMs, isModelLoading, isOverflow, isTransient, retryAfterMs } from "./retry.js";
+import { shortToolCallIds } from "./tool-call-ids.js";
 
 let server: TestServer;
 beforeAll(async () => {
@@ -138,5 +140,76 @@ describe("R85N-2: a capability store's and buildBody's options, never a polluted
       undefined,
       false,
     ]);
+  });
+});
+
+describe("R85N-3: what a server sent and a host's messages, never a polluted Object.prototype's fields", () => {
+  it("an error body's own words, status and wait: no inherited estimated_time, message or body", async () => {
+    const files = [
+      ["mistral/422-stream-options-extra-forbidden-message-is-object.json", 422],
+      ["groq/404-model-not-found.json", 404],
+      ["llamacpp/exceed-context-size-new-format-8708-of-8192.json", 400],
+      ["moonshot/kimi-code-reasoning-effort-none-unsupported.json", 400],
+    ] as const;
+    const errors: unknown[] = [];
+    for (const [file, status] of files) {
+      const { body } = fixtureError(file, status);
+      errors.push({ status, body }, { response: { status, data: body } });
+      server.enqueue(fixtureError(file, status));
+      errors.push(
+        await rejection(clientFor(server.baseUrl).chat.completions.create({ model: "m", messages })),
+      );
+    }
+    const read = () =>
+      errors.map((error) => [
+        readRefusal(error),
+        isOverflow(error),
+        isTransient(error),
+        isModelLoading(error),
+        retryAfterMs(error),
+      ]);
+    const clean = read();
+    // Before: an inherited estimated_time was every error's wait (1000 ms) and made each a loading
+    // model; an inherited `message` object named the field refused "P0LLUTED"; an inherited `body` or
+    // `responseBody` was read as what the server said.
+    for (const fields of [
+      { estimated_time: 1 },
+      { message: "P0LLUTED" },
+      { msg: "Unknown parameter: 'polluted'" },
+      { body: { error: { message: "Unsupported parameter: 'polluted'" } } },
+      { responseBody: "Unsupported parameter: 'polluted'" },
+    ]) {
+      expect(await withPolluted(fields, read)).toEqual(clean);
+    }
+  });
+
+  it("shortToolCallIds gives no message an inherited tool_call_id; buildBody takes no inherited role or parameters", async () => {
+    const transcript = [
+      { role: "user", content: "hi" },
+      {
+        role: "assistant",
+        content: null,
+        tool_calls: [
+          { id: "call_abcdefghijklmnop", type: "function", function: { name: "clock", arguments: "{}" } },
+        ],
+      },
+      { role: "tool", tool_call_id: "call_abcdefghijklmnop", content: "12:00" },
+    ];
+    const clean = shortToolCallIds(transcript);
+    // Before: the user and assistant messages came back with a tool_call_id of their own.
+    expect(await withPolluted({ tool_call_id: "P0LLUTED" }, () => shortToolCallIds(transcript))).toEqual(
+      clean,
+    );
+    const supports = createCapabilityStore().capabilitiesFor("http://h.example/v1", "k");
+    const bare: ToolDefinition[] = [{ type: "function", function: { name: "clock" } }];
+    const build = () => buildBody({ model: "m" }, supports, undefined, messages, bare);
+    // Before: "tools[0].function.parameters must be a JSON Schema object (or absent); got string".
+    expect(await withPolluted({ parameters: "P0LLUTED" }, build)).toEqual(build());
+    // Before: a message with no role was sent (and refused by the server) rather than named here.
+    await expect(
+      withPolluted({ role: "user" }, () =>
+        buildBody({ model: "m" }, supports, undefined, [{ content: "x" }], []),
+      ),
+    ).rejects.toThrow("buildBody: messages[0].role must be the message's role");
   });
 });
