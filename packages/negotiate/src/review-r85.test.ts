@@ -3,7 +3,7 @@
 import { startServer, type TestServer } from "@loopwright/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { clientFor, fixtureError, rejection, streamText } from "../test/wire.js";
-import { createCapabilityStore } from "./capabilities.js";
+import { createCapabilityStore, modelCapabilitiesFor } from "./capabilities.js";
 import { ContextOverflow } from "./errors.js";
 import { negotiate } from "./negotiate.js";
 import { readRefusal } from "./refusal.js";
@@ -156,9 +156,11 @@ describe("R85N-3: what a server sent and a host's messages, never a polluted Obj
       const { body } = fixtureError(file, status);
       errors.push({ status, body }, { response: { status, data: body } });
       server.enqueue(fixtureError(file, status));
-      errors.push(
-        await rejection(clientFor(server.baseUrl).chat.completions.create({ model: "m", messages })),
-      );
+      const asked = clientFor(server.baseUrl).chat.completions.create({
+        model: "m",
+        messages: [{ role: "user", content: "x" }],
+      });
+      errors.push(await rejection(asked));
     }
     const read = () =>
       errors.map((error) => [
@@ -211,5 +213,31 @@ describe("R85N-3: what a server sent and a host's messages, never a polluted Obj
         buildBody({ model: "m" }, supports, undefined, [{ content: "x" }], []),
       ),
     ).rejects.toThrow("buildBody: messages[0].role must be the message's role");
+  });
+});
+
+describe("R85N-4: a capability snapshot's own fields, never a polluted Object.prototype's", () => {
+  it("a snapshot written before a latch existed imports it at its default", async () => {
+    const store = createCapabilityStore();
+    const supports = store.capabilitiesFor("http://h.example/v1", "k");
+    modelCapabilitiesFor(supports, "m").legacyTokenLimit = false;
+    const snapshot = JSON.parse(JSON.stringify(store.exportCapabilities()));
+    for (const model of Object.values(snapshot.endpoints[0].models) as Record<string, unknown>[]) {
+      delete model.toolChoice;
+      delete model.anyToolCallIds;
+      delete model.prefillEcho;
+    }
+    const imported = () => {
+      const fresh = createCapabilityStore();
+      fresh.importCapabilities(snapshot);
+      return fresh.exportCapabilities();
+    };
+    const clean = imported();
+    // Before: every model of the snapshot latched tool_choice, any tool-call id and the prefill echo
+    // off; a string one ("P0LLUTED") refused the snapshot as malformed.
+    expect(
+      await withPolluted({ toolChoice: false, anyToolCallIds: false, prefillEcho: false }, imported),
+    ).toEqual(clean);
+    expect(await withPolluted({ toolChoice: "P0LLUTED" }, imported)).toEqual(clean);
   });
 });
