@@ -8,33 +8,28 @@ import { createClientPool } from "./pool.js";
 import { findEntry, listedWindow, listingEntries } from "./window.js";
 
 const servers: TestServer[] = [];
-afterEach(async () => {
-  await Promise.all(servers.splice(0).map((s) => s.close()));
-});
-async function testkit(options: Parameters<typeof startServer>[0]): Promise<TestServer> {
-  const server = await startServer(options);
-  servers.push(server);
-  return server;
-}
+afterEach(() => Promise.all(servers.splice(0).map((server) => server.close())));
+
+/** A testkit server, closed after the test. */
+const testkit = async (options: Parameters<typeof startServer>[0]): Promise<TestServer> =>
+  servers[servers.push(await startServer(options)) - 1] as TestServer;
 
 /**
- * Runs `body` with `fields` set on Object.prototype (enumerable, as `a[k] = v` sets them), taken off
- * again once it has settled.
+ * Runs `body` with `fields` set on Object.prototype (enumerable, as `Object.prototype.name = value`
+ * sets them), taken off again once it has settled.
  */
-async function withPolluted<T>(fields: Record<string, unknown>, body: () => T | Promise<T>): Promise<T> {
-  try {
-    for (const [name, value] of Object.entries(fields)) {
-      Object.defineProperty(Object.prototype, name, {
-        value,
-        configurable: true,
-        writable: true,
-        enumerable: true,
-      });
-    }
-    return await body();
-  } finally {
-    for (const name of Object.keys(fields)) delete (Object.prototype as Record<string, unknown>)[name];
-  }
+function withPolluted<T>(fields: Record<string, unknown>, body: () => T | Promise<T>): Promise<T> {
+  const names = Object.keys(fields);
+  const described = names.map((name) => [
+    name,
+    { value: fields[name], configurable: true, writable: true, enumerable: true },
+  ]);
+  Object.defineProperties(Object.prototype, Object.fromEntries(described));
+  return Promise.resolve()
+    .then(body)
+    .finally(() => {
+      for (const name of names) Reflect.deleteProperty(Object.prototype, name);
+    });
 }
 
 describe("R85C-1: a pool's options, never a polluted Object.prototype's", () => {

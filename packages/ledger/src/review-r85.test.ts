@@ -5,20 +5,22 @@ import { planCompaction } from "./plan-compaction.js";
 import { pruneToolResults } from "./prune.js";
 import { contextTokens, estimateTokens, requestTokens } from "./tokens.js";
 
-/** Runs `body` with `fields` set on Object.prototype (enumerable, as `a[k] = v` sets them), taken off in `finally`. */
+/** A field as `Object.prototype.name = value` (prototype pollution) sets it: enumerable. */
+const pollution = (value: unknown): PropertyDescriptor => ({
+  value,
+  configurable: true,
+  writable: true,
+  enumerable: true,
+});
+
+/** Runs `body` with `fields` set on Object.prototype, taken off in `finally`. */
 function withPolluted<T>(fields: Record<string, unknown>, body: () => T): T {
+  for (const [name, value] of Object.entries(fields))
+    Object.defineProperty(Object.prototype, name, pollution(value));
   try {
-    for (const [name, value] of Object.entries(fields)) {
-      Object.defineProperty(Object.prototype, name, {
-        value,
-        configurable: true,
-        writable: true,
-        enumerable: true,
-      });
-    }
     return body();
   } finally {
-    for (const name of Object.keys(fields)) delete (Object.prototype as Record<string, unknown>)[name];
+    for (const name of Object.keys(fields)) Reflect.deleteProperty(Object.prototype, name);
   }
 }
 

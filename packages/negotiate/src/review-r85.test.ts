@@ -17,23 +17,28 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-/**
- * Runs `body` with `fields` set on Object.prototype (enumerable, as `a[k] = v` sets them), taken off
- * again once it has settled.
- */
+/** Sets `fields` on Object.prototype (enumerable, as `Object.prototype.name = value` does); answers what takes them off. */
+function pollute(fields: Record<string, unknown>): () => void {
+  for (const [name, value] of Object.entries(fields)) {
+    Reflect.defineProperty(Object.prototype, name, {
+      value,
+      configurable: true,
+      writable: true,
+      enumerable: true,
+    });
+  }
+  return () => {
+    for (const name of Object.keys(fields)) Reflect.deleteProperty(Object.prototype, name);
+  };
+}
+
+/** Runs `body` polluted by `fields`, taken off again once it has settled. */
 async function withPolluted<T>(fields: Record<string, unknown>, body: () => T | Promise<T>): Promise<T> {
+  const clean = pollute(fields);
   try {
-    for (const [name, value] of Object.entries(fields)) {
-      Object.defineProperty(Object.prototype, name, {
-        value,
-        configurable: true,
-        writable: true,
-        enumerable: true,
-      });
-    }
     return await body();
   } finally {
-    for (const name of Object.keys(fields)) delete (Object.prototype as Record<string, unknown>)[name];
+    clean();
   }
 }
 
