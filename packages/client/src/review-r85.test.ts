@@ -3,6 +3,7 @@
 import { startServer, type TestServer } from "@loopwright/testkit";
 import { afterEach, describe, expect, it } from "vitest";
 import { fixtureJson } from "../test/http.js";
+import { keepErrorBodies } from "./error-bodies.js";
 import { EndpointConfigError, ModelListingError } from "./errors.js";
 import { createClientPool } from "./pool.js";
 import { findEntry, listedWindow, listingEntries } from "./window.js";
@@ -141,5 +142,36 @@ describe("R85C-3: OPENAI_CUSTOM_HEADERS read through a polluted Object.prototype
         .chat.completions.create({ model: "m", messages: [{ role: "user", content: "x" }] }),
     );
     expect(server.chatRequests[0]?.headers["x-polluted"]).toBeUndefined();
+  });
+});
+
+describe("R85C-4: keepErrorBodies reads an error body's own error and message", () => {
+  it("no inherited message sets the server's words aside", async () => {
+    const server = await testkit({});
+    const bodies = [
+      { error: "Model m is currently loading", estimated_time: 3 },
+      { message: "model not found" },
+    ];
+    const read = async () => {
+      const kept: unknown[] = [];
+      for (const body of bodies) {
+        server.enqueue({ type: "error", status: 400, body });
+        const response = await keepErrorBodies()(`${server.baseUrl}/chat/completions`, {
+          method: "POST",
+          body: "{}",
+        });
+        kept.push(await response.json());
+      }
+      return kept;
+    };
+    const clean = await read();
+    expect(clean).toEqual([
+      { error: { estimated_time: 3, message: "Model m is currently loading" } },
+      { error: { message: "model not found" } },
+    ]);
+    // Before: { error: { estimated_time: 3, error: "Model m is currently loading" } }, the words
+    // taken for a status text beside an inherited message. (An inherited `error` fails Node's own
+    // fetch before any body is read, so it is not tried here.)
+    expect(await withPolluted({ message: "P0LLUTED" }, read)).toEqual(clean);
   });
 });
