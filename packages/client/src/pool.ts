@@ -217,6 +217,15 @@ export function createClientPool(given: ClientPoolOptions = {}): ClientPool {
         organization: null,
         project: null,
         webhookSecret: null,
+        // Every other option the SDK reads, set, so that none is read from a polluted
+        // Object.prototype through this literal: an inherited `fetchOptions` sent its headers with
+        // every request, `defaultQuery` its parameters, and `provider` or `workloadIdentity`
+        // refused every client.
+        fetchOptions: undefined,
+        defaultQuery: undefined,
+        dangerouslyAllowBrowser: false,
+        workloadIdentity: undefined,
+        provider: undefined,
         defaultHeaders: { ...environmentHeaders(headers), ...headers },
         timeout,
         maxRetries: 0,

@@ -175,3 +175,24 @@ describe("R85C-4: keepErrorBodies reads an error body's own error and message", 
     expect(await withPolluted({ message: "P0LLUTED" }, read)).toEqual(clean);
   });
 });
+
+describe("R85C-5: the options a pooled client is made with shadow every SDK option", () => {
+  it("no inherited provider, workloadIdentity or defaultQuery reaches the SDK", async () => {
+    const server = await testkit({ replies: [{ content: "a" }, { content: "b" }] });
+    const ask = (fields: Record<string, unknown>) =>
+      withPolluted(fields, () =>
+        createClientPool()
+          .getClient({ baseUrl: server.baseUrl })
+          .chat.completions.create({ model: "m", messages: [{ role: "user", content: "x" }] }),
+      );
+    // Before: "The `provider` option cannot be used with `apiKey`, `baseURL`…" and "The `apiKey` and
+    // `workloadIdentity` options are mutually exclusive".
+    await expect(ask({ provider: "P0LLUTED", workloadIdentity: "P0LLUTED" })).resolves.toBeDefined();
+    // Before: every request went to /v1/chat/completions?polluted=1.
+    await ask({ defaultQuery: { polluted: "1" } });
+    expect(server.chatRequests.map((request) => request.url)).toEqual([
+      "/v1/chat/completions",
+      "/v1/chat/completions",
+    ]);
+  });
+});
