@@ -19,13 +19,9 @@ afterAll(() => server.close());
 
 /** Sets `fields` on Object.prototype (enumerable, as `Object.prototype.name = value` does); answers what takes them off. */
 function pollute(fields: Record<string, unknown>): () => void {
+  const assigned = { configurable: true, writable: true, enumerable: true };
   for (const [name, value] of Object.entries(fields)) {
-    Reflect.defineProperty(Object.prototype, name, {
-      value,
-      configurable: true,
-      writable: true,
-      enumerable: true,
-    });
+    Reflect.defineProperty(Object.prototype, name, { ...assigned, value });
   }
   return () => {
     for (const name of Object.keys(fields)) Reflect.deleteProperty(Object.prototype, name);
