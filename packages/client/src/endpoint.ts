@@ -77,6 +77,23 @@ export function endpointField(endpoint: unknown, name: string): unknown {
   return undefined;
 }
 
+/**
+ * An options object's fields `names`, each read once as {@link endpointField} reads it, in an object
+ * with no prototype (a field absent or `undefined` is left out; `null` and a non-object are no
+ * options). A pool's options so read take no `maxClients`, `logLevel`, `now` or `routeLatches` some
+ * code set on a polluted `Object.prototype` (each refused every pool made without its own).
+ */
+export function ownFields<T extends object>(
+  given: T | null | undefined,
+  names: readonly (keyof T & string)[],
+): T {
+  const pairs = names.map((name) => [name, endpointField(given, name)] as const);
+  return Object.assign(
+    Object.create(null),
+    Object.fromEntries(pairs.filter(([, value]) => value !== undefined)),
+  );
+}
+
 /** The field as written: `undefined` when absent, the number (0 included) otherwise. */
 function seconds(
   endpoint: Partial<Endpoint>,
@@ -285,7 +302,9 @@ function shownName(name: string): string {
 }
 
 function isEntriesCollection(value: object): boolean {
-  const { get, entries } = value as { get?: unknown; entries?: unknown };
+  // A `Headers`' or a `Map`'s own methods (its class's), never a polluted Object.prototype's.
+  const get = endpointField(value, "get");
+  const entries = endpointField(value, "entries");
   return typeof get === "function" && typeof entries === "function";
 }
 

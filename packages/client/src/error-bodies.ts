@@ -33,7 +33,10 @@ function wrapped(text: string): string | undefined {
     return wrapped(JSON.stringify(first)) ?? JSON.stringify(first);
   }
   if (typeof body !== "object" || body === null) return undefined;
-  const { error, ...rest } = body as { error?: unknown } & Record<string, unknown>;
+  const { error: _error, ...rest } = body as { error?: unknown } & Record<string, unknown>;
+  // The body's own `error` and `message`, never a polluted Object.prototype's: an inherited `message`
+  // put the server's words aside as a status text, an inherited `error` string became the message.
+  const error = Object.hasOwn(body, "error") ? _error : undefined;
   if (typeof error === "object" && error !== null && !Array.isArray(error)) return undefined;
   // Hugging Face / LM Studio: { "error": "Model … is currently loading", "estimated_time": 20 }.
   // The SDK keeps only `error`, so the words go in as its message and the siblings beside them.
@@ -41,7 +44,7 @@ function wrapped(text: string): string | undefined {
   // { "statusCode": 400, "error": "Bad Request", "message": "model 'm' is not loaded" } keeps its
   // message, with the status text beside it.
   if (typeof error === "string" && error !== "") {
-    const { message } = rest;
+    const message = Object.hasOwn(rest, "message") ? rest.message : undefined;
     if (message === undefined || message === null || message === "") {
       return JSON.stringify({ error: { ...rest, message: error } });
     }

@@ -1,3 +1,5 @@
+import { endpointField } from "./endpoint.js";
+
 const CONFIG_MARK = Symbol.for("@loopwright/client.EndpointConfigError");
 const LISTING_MARK = Symbol.for("@loopwright/client.ModelListingError");
 
@@ -16,7 +18,8 @@ export class EndpointConfigError extends Error {
   readonly field: string;
 
   constructor(field: string, message: string, options?: { cause?: unknown }) {
-    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
+    const cause = endpointField(options, "cause");
+    super(message, cause === undefined ? undefined : { cause });
     this.field = field;
     Object.defineProperty(this, CONFIG_MARK, { value: true });
   }
@@ -52,10 +55,12 @@ export class ModelListingError extends Error {
     message: string,
     options?: { status?: number; cause?: unknown },
   ) {
-    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
+    // Its own fields: a polluted Object.prototype's `status` or `cause` went on every listing error.
+    const cause = endpointField(options, "cause");
+    super(message, cause === undefined ? undefined : { cause });
     this.code = code;
     this.url = url;
-    this.status = options?.status;
+    this.status = endpointField(options, "status") as number | undefined;
     Object.defineProperty(this, LISTING_MARK, { value: true });
   }
 

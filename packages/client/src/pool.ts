@@ -7,6 +7,7 @@ import {
   type Endpoint,
   endpointField,
   NO_KEY,
+  ownFields,
   timeoutMs,
   type WindowSettings,
 } from "./endpoint.js";
@@ -20,6 +21,7 @@ import {
   createWindowDiscovery,
   type LookupOptions,
   type ModelEntry,
+  WINDOW_OPTIONS,
   type WindowDiscoveryOptions,
 } from "./window.js";
 
@@ -86,9 +88,20 @@ export interface ClientPool {
  * set to `null` unless the endpoint sends it itself: a null default header is never sent.
  */
 function environmentHeaders(own: Record<string, string>): Record<string, string | null> {
-  const raw = typeof process === "undefined" ? undefined : process.env?.OPENAI_CUSTOM_HEADERS;
+  // Read as the SDK reads it, through `process.env`'s prototype: a polluted
+  // `Object.prototype.OPENAI_CUSTOM_HEADERS` string is a header the SDK adds, so its names are
+  // nulled too.
+  const raw: unknown = typeof process === "undefined" ? undefined : process.env?.OPENAI_CUSTOM_HEADERS;
+  if (raw !== undefined && typeof raw !== "string") {
+    // Only a polluted Object.prototype gives an environment variable that is not text; the SDK
+    // would throw "trim is not a function" reading it (here, "raw?.split is not a function").
+    throw new EndpointConfigError(
+      "OPENAI_CUSTOM_HEADERS",
+      `process.env.OPENAI_CUSTOM_HEADERS reads as a ${typeof raw}, not text (something set it on Object.prototype): the openai SDK cannot read it, so no client can be made.`,
+    );
+  }
   const nulls: Record<string, string | null> = {};
-  for (const line of raw?.split("\n") ?? []) {
+  for (const line of typeof raw === "string" ? raw.split("\n") : []) {
     const colon = line.indexOf(":");
     const name = colon >= 0 ? line.slice(0, colon).trim() : "";
     // Own keys only, and written as a field: a name such as `constructor` or `__proto__` is a header.
@@ -105,6 +118,13 @@ function environmentHeaders(own: Record<string, string>): Record<string, string 
 }
 
 const LEVELS = ["off", "error", "warn", "info", "debug"] as const;
+
+const POOL_OPTIONS = [
+  "maxClients",
+  "onLog",
+  "logLevel",
+  ...WINDOW_OPTIONS,
+] as const satisfies readonly (keyof ClientPoolOptions)[];
 
 function logLine(args: unknown[]): string {
   return args
@@ -135,8 +155,10 @@ function positiveWhole(name: string, value: number | undefined, fallback: number
  * default one; a host whose tenants must not share clients makes one each.
  */
 export function createClientPool(given: ClientPoolOptions = {}): ClientPool {
-  // A null options object is no options.
-  const options: ClientPoolOptions = given ?? {};
+  // A null options object is no options. Each field read once, where the options (or their class)
+  // hold it: never one a polluted Object.prototype holds (an inherited `maxClients`, `logLevel`,
+  // `now` or `routeLatches` refused every pool made without its own).
+  const options = ownFields<ClientPoolOptions>(given, POOL_OPTIONS);
   const maxClients = positiveWhole("maxClients", options.maxClients, DEFAULT_MAX_CLIENTS);
   // Insertion order is recency: a hit is moved to the end, the first entry is the one to drop.
   const clients = new Map<string, { client: OpenAI; tenant: string; sent: string }>();
@@ -195,6 +217,15 @@ export function createClientPool(given: ClientPoolOptions = {}): ClientPool {
         organization: null,
         project: null,
         webhookSecret: null,
+        // Every other option the SDK reads, set, so that none is read from a polluted
+        // Object.prototype through this literal: an inherited `fetchOptions` sent its headers with
+        // every request, `defaultQuery` its parameters, and `provider` or `workloadIdentity`
+        // refused every client.
+        fetchOptions: undefined,
+        defaultQuery: undefined,
+        dangerouslyAllowBrowser: false,
+        workloadIdentity: undefined,
+        provider: undefined,
         defaultHeaders: { ...environmentHeaders(headers), ...headers },
         timeout,
         maxRetries: 0,

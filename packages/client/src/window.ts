@@ -3,6 +3,7 @@ import {
   checkedBaseUrl,
   checkedHeaders,
   endpointField,
+  ownFields,
   timeoutMs,
   type WindowSettings,
 } from "./endpoint.js";
@@ -124,6 +125,18 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
+/**
+ * A field of what a server sent (a listing, an entry, a `/props` body) or of an entry a host
+ * passed: where the object (or a prototype of its own) holds it, never where only a polluted
+ * `Object.prototype` does; `undefined` for anything that is not an object (or is an array).
+ */
+function field(value: unknown, key: string): unknown {
+  return isRecord(value) ? endpointField(value, key) : undefined;
+}
+
+/** The names an entry may go by besides its `id`, read in this order. */
+const NAME_KEYS = ["name", "model", "key", "canonical_slug"] as const;
+
 /** The server's own origin (the base URL without a trailing `/v1`), where `/props` and `/api/v0` live. */
 function nativeBase(baseUrl: string): string {
   return baseUrl.replace(/\/v1$/, "");
@@ -150,13 +163,16 @@ function bareName(name: string): string {
  * A lookup's options: absent or `null` are none; anything else must be an object whose `signal`,
  * where given, is an `AbortSignal` (`EndpointConfigError` naming it otherwise). A `null` signal is
  * none: what comes back holds a signal only where one was given, so no `null` reaches the deadline.
+ * Its `signal` is always set (`undefined` for none): an object without one, destructured, read a
+ * polluted `Object.prototype.signal`.
  */
-function lookupOptions(given: LookupOptions | null | undefined): { signal?: AbortSignal } {
-  if (given == null) return {};
+function lookupOptions(given: LookupOptions | null | undefined): { signal: AbortSignal | undefined } {
+  if (given == null) return { signal: undefined };
   if (typeof given !== "object") {
     throw new EndpointConfigError("options", "The lookup options must be an object ({ signal? }).");
   }
-  const signal = given.signal as unknown;
+  // Its own signal, never a polluted Object.prototype's.
+  const signal = endpointField(given, "signal");
   if (
     signal != null &&
     !(
@@ -167,7 +183,7 @@ function lookupOptions(given: LookupOptions | null | undefined): { signal?: Abor
   ) {
     throw new EndpointConfigError("signal", "The lookup's signal must be an AbortSignal.");
   }
-  return signal == null ? {} : { signal: signal as AbortSignal };
+  return { signal: signal == null ? undefined : (signal as AbortSignal) };
 }
 
 /**
@@ -193,16 +209,16 @@ export function findEntry(entries: readonly ModelEntry[], model: string | undefi
       bare = entry;
   };
   for (const entry of entries) {
-    if (entry.id === model) return entry;
+    // The entry's own fields: a polluted Object.prototype's `name` or `aliases` named every entry.
+    const id = field(entry, "id");
+    if (id === model) return entry;
     if (named !== undefined) continue;
-    consider(entry, entry.id);
-    if (Array.isArray(entry.aliases)) for (const alias of entry.aliases) consider(entry, alias);
-    consider(entry, entry.name);
-    consider(entry, entry.model);
-    consider(entry, entry.key);
-    consider(entry, entry.canonical_slug);
-    if (Array.isArray(entry.loaded_instances))
-      for (const instance of entry.loaded_instances) if (isRecord(instance)) consider(entry, instance.id);
+    consider(entry, id);
+    const aliases = field(entry, "aliases");
+    if (Array.isArray(aliases)) for (const alias of aliases) consider(entry, alias);
+    for (const name of NAME_KEYS) consider(entry, field(entry, name));
+    const instances = field(entry, "loaded_instances");
+    if (Array.isArray(instances)) for (const instance of instances) consider(entry, field(instance, "id"));
   }
   return named ?? bare;
 }
@@ -210,7 +226,7 @@ export function findEntry(entries: readonly ModelEntry[], model: string | undefi
 /** A positive whole number at `path` under `entry`, if there is one. */
 function at(entry: Record<string, unknown>, ...path: string[]): number | undefined {
   let value: unknown = entry;
-  for (const key of path) value = isRecord(value) ? value[key] : undefined;
+  for (const key of path) value = isRecord(value) ? field(value, key) : undefined;
   return positive(value);
 }
 
@@ -219,9 +235,10 @@ function at(entry: Record<string, unknown>, ...path: string[]): number | undefin
  * first loaded instance's `config.context_length` (`/api/v1/models`).
  */
 function loadedWindow(entry: Record<string, unknown>): number | undefined {
-  const loaded = positive(entry.loaded_context_length);
+  const loaded = positive(field(entry, "loaded_context_length"));
   if (loaded !== undefined) return loaded;
-  const instances = Array.isArray(entry.loaded_instances) ? entry.loaded_instances : [];
+  const listed = field(entry, "loaded_instances");
+  const instances = Array.isArray(listed) ? listed : [];
   for (const instance of instances) {
     const n = isRecord(instance) ? at(instance, "config", "context_length") : undefined;
     if (n !== undefined) return n;
@@ -234,7 +251,7 @@ function loadedWindow(entry: Record<string, unknown>): number | undefined {
  * (`model_info["<arch>.context_length"]` beside it is the trained window, and is not read.)
  */
 function ollamaNumCtx(entry: Record<string, unknown>): number | undefined {
-  const parameters = entry.parameters;
+  const parameters = field(entry, "parameters");
   if (typeof parameters !== "string") return undefined;
   // Within one line only: `\s*` at each line start would run on through every blank line after it.
   const n = /^[ \t]*num_ctx[ \t]+(\d+)[ \t]*\r?$/m.exec(parameters)?.[1];
@@ -243,9 +260,8 @@ function ollamaNumCtx(entry: Record<string, unknown>): number | undefined {
 
 /** The `--ctx-size` / `-c` a llama.cpp router will start (or started) the model with. */
 function routerCtxSize(entry: Record<string, unknown>): number | undefined {
-  const status = isRecord(entry.status) ? entry.status : undefined;
-  const args = Array.isArray(status?.args) ? status.args : undefined;
-  if (!args) return undefined;
+  const args = field(field(entry, "status"), "args");
+  if (!Array.isArray(args)) return undefined;
   for (let i = 0; i < args.length; i++) {
     const arg = args[i];
     if (typeof arg !== "string") continue;
@@ -280,10 +296,11 @@ export function listedWindow(entry: ModelEntry | undefined): number | undefined 
   if (loaded !== undefined) return loaded;
   // LM Studio's entries (a load `state`, or `loaded_instances`) give `max_context_length` as what the
   // model could take: a model it has not loaded has no window yet (it loads with its own default).
-  const lmstudio = typeof entry.state === "string" || Array.isArray(entry.loaded_instances);
+  const lmstudio =
+    typeof field(entry, "state") === "string" || Array.isArray(field(entry, "loaded_instances"));
   for (const key of WINDOW_KEYS) {
     if (lmstudio && key === "max_context_length") continue;
-    const n = positive(entry[key]);
+    const n = positive(field(entry, key));
     if (n !== undefined) return n;
   }
   return (
@@ -305,22 +322,26 @@ export function listedWindow(entry: ModelEntry | undefined): number | undefined 
  * as one; entries with none of them are left out.
  */
 export function listingEntries(body: unknown): ModelEntry[] | undefined {
+  // The body's and each entry's own fields: a polluted Object.prototype's `data` or `name` is none.
+  const data = field(body, "data");
+  const models = field(body, "models");
   const list = Array.isArray(body)
     ? body
-    : isRecord(body) && Array.isArray(body.data)
-      ? body.data
-      : isRecord(body) && Array.isArray(body.models)
-        ? body.models
+    : Array.isArray(data)
+      ? data
+      : Array.isArray(models)
+        ? models
         : undefined;
   if (!list) return undefined;
   const entries: ModelEntry[] = [];
   for (const item of list) {
     if (!isRecord(item)) continue;
-    const id = [item.id, item.key, item.name, item.model].find(
+    const own = field(item, "id");
+    const id = [own, field(item, "key"), field(item, "name"), field(item, "model")].find(
       (v): v is string => typeof v === "string" && v !== "",
     );
     // Copied only to give it an id: 10^5 entries that have one were each copied whole.
-    if (id !== undefined) entries.push(item.id === id ? (item as ModelEntry) : { ...item, id });
+    if (id !== undefined) entries.push(own === id ? (item as ModelEntry) : { ...item, id });
   }
   return entries;
 }
@@ -468,6 +489,16 @@ async function cappedText(response: Response, limit: number): Promise<string | t
   return new TextDecoder().decode(whole);
 }
 
+/** The fields of {@link WindowDiscoveryOptions}. */
+export const WINDOW_OPTIONS = [
+  "lookupBoundMs",
+  "listingMissMs",
+  "now",
+  "maxRoutes",
+  "maxLookupBodyBytes",
+  "routeLatches",
+] as const satisfies readonly (keyof WindowDiscoveryOptions)[];
+
 /** A pool option a lookup reads, checked when the pool is made (`EndpointConfigError` naming it). */
 function checkedOptions(options: WindowDiscoveryOptions) {
   const {
@@ -523,7 +554,9 @@ function checkedOptions(options: WindowDiscoveryOptions) {
 }
 
 /** Makes the window lookups and the route latches they keep. */
-export function createWindowDiscovery(options: WindowDiscoveryOptions = {}): WindowDiscovery {
+export function createWindowDiscovery(given: WindowDiscoveryOptions = {}): WindowDiscovery {
+  // Its own fields, never a polluted Object.prototype's (an inherited `now` refused every pool).
+  const options = ownFields(given, WINDOW_OPTIONS);
   const { boundMs, missMs, now, maxBodyBytes } = checkedOptions(options);
   const maxRoutes = options.maxRoutes ?? DEFAULT_MAX_ROUTES;
   if (!Number.isInteger(maxRoutes) || maxRoutes < 1) {
@@ -648,8 +681,8 @@ export function createWindowDiscovery(options: WindowDiscoveryOptions = {}): Win
       const response = await get(`${base}/props${query}`, settings, deadline);
       if (response.ok) {
         const body = await readJson(response, deadline);
-        const generation = isRecord(body) ? body.default_generation_settings : undefined;
-        const n = positive(isRecord(generation) ? generation.n_ctx : undefined);
+        // Its own fields: a polluted Object.prototype's `n_ctx` was every server's window.
+        const n = positive(field(field(body, "default_generation_settings"), "n_ctx"));
         if (n !== undefined) return n;
       } else {
         await response.body?.cancel().catch(() => {});
@@ -709,7 +742,7 @@ export function createWindowDiscovery(options: WindowDiscoveryOptions = {}): Win
   const checked = (
     settings: WindowSettings,
     given: LookupOptions | null | undefined,
-  ): { signal?: AbortSignal } => {
+  ): { signal: AbortSignal | undefined } => {
     const lookup = lookupOptions(given);
     apiKeyOf(settings);
     checkedHeaders(endpointField(settings, "headers"));
@@ -816,8 +849,8 @@ export function createWindowDiscovery(options: WindowDiscoveryOptions = {}): Win
         apply(settings, latches);
         if (native !== undefined) return native;
         // The allocated context a newer llama.cpp lists under meta, then the trained window.
-        const meta = isRecord(entry?.meta) ? entry.meta : undefined;
-        return positive(meta?.n_ctx) ?? positive(meta?.n_ctx_train) ?? 0;
+        const meta = field(entry, "meta");
+        return positive(field(meta, "n_ctx")) ?? positive(field(meta, "n_ctx_train")) ?? 0;
       });
     },
 

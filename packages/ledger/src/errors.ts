@@ -89,13 +89,28 @@ export function readSettings<T extends object>(given: T, names: readonly string[
   return copy as T;
 }
 
+/** What {@link checkNumber} takes: a range (`min` open where `exclusiveMin`), and whole numbers only where `integer`. */
+interface NumberRule {
+  min?: number;
+  max?: number;
+  exclusiveMin?: boolean;
+  integer?: boolean;
+}
+
+/** Every field of a {@link NumberRule}, at what a rule leaving it out means. */
+const ANY_NUMBER: Required<NumberRule> = {
+  min: 0,
+  max: Number.POSITIVE_INFINITY,
+  exclusiveMin: false,
+  integer: false,
+};
+
 /** Throws `invalid-option` unless `value` is a finite number inside [min, max] (and > min when open). */
-export function checkNumber(
-  value: unknown,
-  name: string,
-  where: string,
-  { min = 0, max = Number.POSITIVE_INFINITY, exclusiveMin = false, integer = false } = {},
-): number {
+export function checkNumber(value: unknown, name: string, where: string, rule: NumberRule = {}): number {
+  // The rule's fields over every default, so none is read from a polluted Object.prototype: a
+  // destructuring default (`{ max = Infinity }`) reads an inherited `max`, and
+  // `Object.prototype.max = 1` refused every charsPerToken above 1, `.integer` a fractional one.
+  const { min, max, exclusiveMin, integer } = { ...ANY_NUMBER, ...rule };
   const ok =
     typeof value === "number" &&
     Number.isFinite(value) &&

@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { CapabilitySnapshotError } from "./errors.js";
+import { own, ownOptions } from "./own.js";
 
 /**
  * What one endpoint (base URL and API key) turned out to take.
@@ -361,14 +362,17 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
+// A snapshot's own fields only: JSON's objects inherit from Object.prototype, and a polluted
+// `Object.prototype.toolChoice = false` latched tool_choice off for every model of a snapshot
+// written before that latch existed.
 function readBool(record: Record<string, unknown>, key: string, path: string): boolean {
-  const value = record[key];
+  const value = own(record, key);
   if (typeof value !== "boolean") throw malformed(`${path}.${key}`, "expected true or false");
   return value;
 }
 
 function readStrings(record: Record<string, unknown>, key: string, path: string): string[] {
-  const value = record[key];
+  const value = own(record, key);
   if (!Array.isArray(value) || !value.every((v) => typeof v === "string")) {
     throw malformed(`${path}.${key}`, "expected an array of strings");
   }
@@ -385,9 +389,10 @@ function readModel(value: unknown, path: string): ModelCapabilities {
     structuredOutput: readBool(value, "structuredOutput", path),
     droppedFields: readStrings(value, "droppedFields", path),
     // Absent from a snapshot written before this latch existed: nothing was refused then.
-    toolChoice: value.toolChoice === undefined ? true : readBool(value, "toolChoice", path),
-    anyToolCallIds: value.anyToolCallIds === undefined ? true : readBool(value, "anyToolCallIds", path),
-    prefillEcho: value.prefillEcho === undefined ? true : readBool(value, "prefillEcho", path),
+    toolChoice: own(value, "toolChoice") === undefined ? true : readBool(value, "toolChoice", path),
+    anyToolCallIds:
+      own(value, "anyToolCallIds") === undefined ? true : readBool(value, "anyToolCallIds", path),
+    prefillEcho: own(value, "prefillEcho") === undefined ? true : readBool(value, "prefillEcho", path),
   };
 }
 
@@ -407,34 +412,39 @@ export function parseCapabilitySnapshot(snapshot: unknown): CapabilitySnapshot {
     }
   }
   if (!isRecord(value)) throw malformed("$", "expected an object");
-  if (value.version !== CAPABILITY_SNAPSHOT_VERSION) {
+  const version = own(value, "version");
+  if (version !== CAPABILITY_SNAPSHOT_VERSION) {
     throw new CapabilitySnapshotError(
       "version",
       "$.version",
-      `Capability snapshot version ${JSON.stringify(value.version)} is not ${CAPABILITY_SNAPSHOT_VERSION}, ` +
+      `Capability snapshot version ${JSON.stringify(version)} is not ${CAPABILITY_SNAPSHOT_VERSION}, ` +
         "the only version this package reads. Discard it; the latches are learned again on first use.",
     );
   }
-  if (!Array.isArray(value.endpoints)) throw malformed("$.endpoints", "expected an array");
-  const endpoints = value.endpoints.map((raw, i): CapabilitySnapshotEndpoint => {
+  const listed = own(value, "endpoints");
+  if (!Array.isArray(listed)) throw malformed("$.endpoints", "expected an array");
+  const endpoints = listed.map((raw: unknown, i): CapabilitySnapshotEndpoint => {
     const path = `$.endpoints[${i}]`;
     if (!isRecord(raw)) throw malformed(path, "expected an object");
-    if (typeof raw.baseUrl !== "string" || raw.baseUrl.trim() === "") {
+    const baseUrl = own(raw, "baseUrl");
+    if (typeof baseUrl !== "string" || baseUrl.trim() === "") {
       throw malformed(`${path}.baseUrl`, "expected a non-empty string");
     }
-    if (typeof raw.keyId !== "string" || !/^([0-9a-f]{32})?$/.test(raw.keyId)) {
+    const keyId = own(raw, "keyId");
+    if (typeof keyId !== "string" || !/^([0-9a-f]{32})?$/.test(keyId)) {
       throw malformed(`${path}.keyId`, "expected a key digest or an empty string");
     }
-    if (!isRecord(raw.models)) throw malformed(`${path}.models`, "expected an object");
+    const held = own(raw, "models");
+    if (!isRecord(held)) throw malformed(`${path}.models`, "expected an object");
     const models: Record<string, ModelCapabilities> = {};
-    for (const [name, model] of Object.entries(raw.models)) {
+    for (const [name, model] of Object.entries(held)) {
       // modelCapabilitiesFor refuses an empty name: caught here, before the first write.
       if (name === "") throw malformed(`${path}.models`, "a model name must be non-empty");
       setOwn(models, name, readModel(model, `${path}.models[${JSON.stringify(name)}]`));
     }
     return {
-      baseUrl: spellingOf(raw.baseUrl).url,
-      keyId: raw.keyId,
+      baseUrl: spellingOf(baseUrl).url,
+      keyId,
       strictSchemas: readBool(raw, "strictSchemas", path),
       usageInStream: readBool(raw, "usageInStream", path),
       models,
@@ -450,8 +460,8 @@ export function parseCapabilitySnapshot(snapshot: unknown): CapabilitySnapshot {
  * endpoint refused makes one per tenant. The top-level functions use a default store.
  */
 export function createCapabilityStore(given: CapabilityStoreOptions = {}): CapabilityStore {
-  // A null options object is no options.
-  const options: CapabilityStoreOptions = given ?? {};
+  // A null options object is no options; its own fields only, never a polluted Object.prototype's.
+  const options = ownOptions<CapabilityStoreOptions>(given, ["maxEndpoints"]);
   const maxEndpoints = options.maxEndpoints ?? DEFAULT_MAX_ENDPOINTS;
   if (!Number.isInteger(maxEndpoints) || maxEndpoints < 1) {
     throw new RangeError(

@@ -5,6 +5,8 @@
  * importing any client, so two installed copies of a client, or a fetch wrapper, read the same.
  */
 
+import { own } from "./own.js";
+
 /** What a failed request said, read off any error-like value. */
 export interface ErrorFacts {
   /** HTTP status: the error's own, else a numeric `code` in the body that looks like one. */
@@ -50,7 +52,7 @@ function statusLike(value: unknown): number | undefined {
 
 function headerReader(headers: unknown): HeaderReader | undefined {
   if (!headers || typeof headers !== "object") return undefined;
-  const getter = (headers as { get?: unknown }).get;
+  const getter = own(headers, "get");
   if (typeof getter === "function") {
     return (name) => {
       const value = (getter as (name: string) => unknown).call(headers, name);
@@ -141,22 +143,28 @@ function readErrorAt(error: unknown, depth: number): ErrorFacts {
     if (!isRecord(value)) return;
     seen.add(value);
     objects.push(value);
+    // The body's own fields, never a polluted Object.prototype's (an inherited `message` object was
+    // read as the server's words, and named the field it refused).
+    const message = own(value, "message");
     // A relay that put the upstream's whole JSON body in `message` (Ollama, one-api) is read as that
     // body, so its own words come first; `visit` keeps a string that does not parse as text.
-    if (typeof value.message === "string" && !/^\s*[{[]/.test(value.message)) addText(value.message);
-    else if (value.message !== undefined) visit(value.message, depth + 1);
-    if (typeof value.msg === "string") addText(value.msg);
-    if (typeof value.detail === "string") addText(value.detail);
-    else if (value.detail !== undefined) visit(value.detail, depth + 1);
-    if (value.error !== undefined) visit(value.error, depth + 1);
+    if (typeof message === "string" && !/^\s*[{[]/.test(message)) addText(message);
+    else if (message !== undefined) visit(message, depth + 1);
+    addText(own(value, "msg"));
+    const detail = own(value, "detail");
+    if (typeof detail === "string") addText(detail);
+    else if (detail !== undefined) visit(detail, depth + 1);
+    const inner = own(value, "error");
+    if (inner !== undefined) visit(inner, depth + 1);
     // DeepInfra's { error_message }, Gemini's errors[] and details[].fieldViolations[].description,
     // pydantic's detail[] — every place a server tucked the words that say what was wrong.
-    if (typeof value.error_message === "string") addText(value.error_message);
-    if (typeof value.description === "string") addText(value.description);
+    addText(own(value, "error_message"));
+    addText(own(value, "description"));
     for (const key of ["errors", "details", "fieldViolations"]) {
-      if (Array.isArray(value[key])) visit(value[key], depth + 1);
+      const list = own(value, key);
+      if (Array.isArray(list)) visit(list, depth + 1);
     }
-    if (isRecord(value.metadata) && typeof value.metadata.raw === "string") addText(value.metadata.raw);
+    addText(own(own(value, "metadata"), "raw"));
   };
 
   let status: number | undefined;
@@ -164,17 +172,26 @@ function readErrorAt(error: unknown, depth: number): ErrorFacts {
   if (typeof error === "string") {
     addText(error);
   } else if (isRecord(error) || error instanceof Error) {
-    const e = error as Record<string, unknown>;
-    status = statusLike(e.status) ?? statusLike(e.statusCode);
-    const response = isRecord(e.response) ? e.response : undefined;
-    if (status === undefined && response) status = statusLike(response.status);
-    headers = headerReader(e.headers) ?? headerReader(e.responseHeaders) ?? headerReader(response?.headers);
+    // The error's own fields (or its class's: an `Error`'s `message`), never a polluted
+    // Object.prototype's: an inherited `body` or `responseBody` was read as what the server said.
+    const e = (name: string): unknown => own(error, name);
+    status = statusLike(e("status")) ?? statusLike(e("statusCode"));
+    const given = e("response");
+    const response = isRecord(given) ? given : undefined;
+    if (status === undefined && response) status = statusLike(own(response, "status"));
+    headers =
+      headerReader(e("headers")) ??
+      headerReader(e("responseHeaders")) ??
+      headerReader(own(response, "headers"));
     // `serverError`: an error object a server put inside a stream, as a stream reader keeps it.
-    for (const body of [e.error, e.body, e.responseBody, response?.data, e.serverError]) visit(body, 0);
-    addText(e.message);
+    for (const body of [e("error"), e("body"), e("responseBody"), own(response, "data"), e("serverError")]) {
+      visit(body, 0);
+    }
+    addText(e("message"));
     // A wrapper (a stream reader's error, an `Error` with `cause`) is read through to what it wraps.
-    if (depth < 3 && e.cause !== undefined && e.cause !== error) {
-      const inner = readErrorAt(e.cause, depth + 1);
+    const cause = e("cause");
+    if (depth < 3 && cause !== undefined && cause !== error) {
+      const inner = readErrorAt(cause, depth + 1);
       for (const text of inner.text.split("\n")) addText(text);
       objects.push(...inner.objects);
       status ??= inner.status;
@@ -182,7 +199,13 @@ function readErrorAt(error: unknown, depth: number): ErrorFacts {
     }
   }
 
-  const first = (key: string): unknown => objects.find((o) => o[key] !== undefined && o[key] !== null)?.[key];
+  const first = (key: string): unknown => {
+    for (const object of objects) {
+      const value = own(object, key);
+      if (value !== undefined && value !== null) return value;
+    }
+    return undefined;
+  };
   const code = first("code");
   const type = first("type");
   const param = first("param");

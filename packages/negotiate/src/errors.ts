@@ -1,4 +1,5 @@
 import { readError } from "./error-shape.js";
+import { own } from "./own.js";
 
 const OVERFLOW_MARK = Symbol.for("@loopwright/negotiate.ContextOverflow");
 const SNAPSHOT_MARK = Symbol.for("@loopwright/negotiate.CapabilitySnapshotError");
@@ -187,11 +188,12 @@ export class ContextOverflow extends Error {
     super(
       `The request does not fit the model's context window: ${asSentence(quoted(serverMessage))} ` +
         "Shorten the transcript (prune tool results or compact it) or raise the window, then send again.",
-      options?.cause === undefined ? undefined : { cause: options.cause },
+      own(options, "cause") === undefined ? undefined : { cause: own(options, "cause") },
     );
     this.serverMessage = serverMessage;
-    const window = tokenCount(options?.window);
-    const promptTokens = tokenCount(options?.promptTokens);
+    // Its own sizes, never a polluted Object.prototype's (an inherited `window: 1` on every overflow).
+    const window = tokenCount(own(options, "window"));
+    const promptTokens = tokenCount(own(options, "promptTokens"));
     if (window !== undefined) this.window = window;
     if (promptTokens !== undefined) this.promptTokens = promptTokens;
     Object.defineProperty(this, OVERFLOW_MARK, { value: true });
@@ -239,7 +241,7 @@ export class CapabilitySnapshotError extends Error {
     message: string,
     options?: { cause?: unknown },
   ) {
-    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
+    super(message, own(options, "cause") === undefined ? undefined : { cause: own(options, "cause") });
     this.code = code;
     this.path = path;
     Object.defineProperty(this, SNAPSHOT_MARK, { value: true });

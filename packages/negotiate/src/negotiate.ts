@@ -5,6 +5,7 @@ import {
   type ModelCapabilities,
   modelCapabilitiesFor,
 } from "./capabilities.js";
+import { ownOptions } from "./own.js";
 import { type Refusal, readRefusal } from "./refusal.js";
 
 /**
@@ -171,10 +172,22 @@ function noticeNoneClimb(
 }
 
 /** Refuses options of the wrong type before anything is sent, naming the option. */
-function checkOptions(options: NegotiateOptions): void {
+const NEGOTIATE_OPTIONS = [
+  "model",
+  "droppable",
+  "onNotice",
+  "reasoningEffort",
+  "produced",
+  "maxAttempts",
+] as const satisfies readonly (keyof NegotiateOptions)[];
+
+function checkOptions(given: NegotiateOptions): void {
   const invalid = (name: string, what: string) => new TypeError(`negotiate: ${name} must be ${what}.`);
-  if (typeof options !== "object") throw invalid("options", "an object");
-  const { model, droppable, onNotice, produced, maxAttempts, reasoningEffort } = options;
+  if (typeof given !== "object") throw invalid("options", "an object");
+  const { model, droppable, onNotice, produced, maxAttempts, reasoningEffort } = ownOptions(
+    given,
+    NEGOTIATE_OPTIONS,
+  );
   if (model != null && typeof model !== "string") throw invalid("model", "the model's name as a string");
   if (droppable != null && !(Array.isArray(droppable) && droppable.every((f) => typeof f === "string"))) {
     throw invalid("droppable", "an array of field names");
@@ -221,7 +234,9 @@ export async function negotiate<T>(
     throw new TypeError("negotiate: send must be a function (supports, produced, model) => Promise.");
   }
   checkOptions(options ?? {});
-  options = options ?? {};
+  // Its own fields (or its class's), each read once: never one a polluted Object.prototype holds
+  // (an inherited `maxAttempts: true` refused every call, `model` latched another model's refusals).
+  options = ownOptions(options, NEGOTIATE_OPTIONS);
   const model = options.model ? modelCapabilitiesFor(supports, options.model) : undefined;
   const droppable = new Set(options.droppable ?? []);
   const notice = options.onNotice ?? (() => {});

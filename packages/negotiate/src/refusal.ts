@@ -1,5 +1,6 @@
 import { isGrammarError } from "@loopwright/schema-compat";
 import { type ErrorFacts, readError } from "./error-shape.js";
+import { own } from "./own.js";
 
 /**
  * A refusal `negotiate` knows how to answer, read off a failed request.
@@ -69,14 +70,17 @@ function effortRefusal(facts: ErrorFacts): Refusal | undefined {
  */
 function pydanticEffort(facts: ErrorFacts): Refusal | undefined {
   for (const object of facts.objects) {
-    const loc = Array.isArray(object.loc) ? object.loc : undefined;
+    // Its own fields, never a polluted Object.prototype's.
+    const listed = own(object, "loc");
+    const loc = Array.isArray(listed) ? listed : undefined;
     const last = loc?.[loc.length - 1];
     if (last !== "reasoning_effort" && !(last === "effort" && loc?.includes("reasoning"))) continue;
-    if (typeof object.input !== "string" && object.input !== null) continue;
-    const ctx = isRecord(object.ctx) ? object.ctx : {};
-    const expected =
-      typeof ctx.expected === "string" ? ctx.expected : typeof object.msg === "string" ? object.msg : "";
-    return { kind: "effort", refused: object.input as string | null, supported: quoted(expected) };
+    const input = own(object, "input");
+    if (typeof input !== "string" && input !== null) continue;
+    const expected = own(own(object, "ctx"), "expected");
+    const msg = own(object, "msg");
+    const words = typeof expected === "string" ? expected : typeof msg === "string" ? msg : "";
+    return { kind: "effort", refused: input, supported: quoted(words) };
   }
   // The same error as vLLM prints it into `message` (a Python repr of the list).
   const text = facts.text;
@@ -110,10 +114,6 @@ function thinkingOnly(facts: ErrorFacts): Refusal | undefined {
   return /only works in thinking mode|thinking cannot be disabled|Budget 0 is invalid/i.test(facts.text)
     ? { kind: "effort", refused: "none", supported: [] }
     : undefined;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 /**
@@ -210,10 +210,9 @@ function unknownFields(facts: ErrorFacts): string[] {
   if (both?.[2]) names.push(both[2]);
   // Pydantic/FastAPI detail (Mistral): { type: "extra_forbidden", loc: ["body", "stream_options", …] }.
   for (const object of facts.objects) {
-    if (object.type === "extra_forbidden" && Array.isArray(object.loc)) {
-      const loc = object.loc.filter(
-        (p): p is string | number => typeof p === "string" || typeof p === "number",
-      );
+    const listed = own(object, "loc");
+    if (own(object, "type") === "extra_forbidden" && Array.isArray(listed)) {
+      const loc = listed.filter((p): p is string | number => typeof p === "string" || typeof p === "number");
       const path = loc[0] === "body" ? loc.slice(1) : loc;
       if (path.length > 0) names.push(path.join("."));
     }

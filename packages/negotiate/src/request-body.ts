@@ -1,6 +1,7 @@
 import { inspect } from "node:util";
 import { orderTools, relaxTools } from "@loopwright/schema-compat";
 import { type EndpointCapabilities, effortFor, type ModelCapabilities } from "./capabilities.js";
+import { own } from "./own.js";
 import { shortToolCallIds } from "./tool-call-ids.js";
 import { wellFormedItems } from "./well-formed.js";
 
@@ -127,7 +128,9 @@ function readLast(last: unknown): { order: ToolOrder; toolChoice: ToolChoice | u
       );
     }
   }
-  const { order, toolChoice } = last;
+  // Its own fields, never a polluted Object.prototype's (an inherited `order` refused every call).
+  const order = own(last, "order");
+  const toolChoice = own(last, "toolChoice");
   if (order !== undefined && typeof order !== "boolean" && typeof order !== "function") {
     throw new TypeError(
       `buildBody: options.order must be true (by name), false (as given) or a comparator; got ${shown(order)}.`,
@@ -277,21 +280,26 @@ const FUNCTION_TOOL = '{ type: "function", function: { name, description?, param
 function checkTool(tool: unknown, index: number): void {
   const where = `tools[${index}]`;
   if (!isRecord(tool)) throw wrongType(where, `a tool definition ${FUNCTION_TOOL}`, tool);
-  if (typeof tool.type !== "string") {
-    throw wrongType(`${where}.type`, `a string such as "function" (${FUNCTION_TOOL})`, tool.type);
+  // The tool's own fields, never a polluted Object.prototype's (an inherited `parameters` refused
+  // every tool declared without any).
+  const type = own(tool, "type");
+  if (typeof type !== "string") {
+    throw wrongType(`${where}.type`, `a string such as "function" (${FUNCTION_TOOL})`, type);
   }
-  if (tool.type !== "function") return;
-  const fn = tool.function;
+  if (type !== "function") return;
+  const fn = own(tool, "function");
   if (!isRecord(fn)) throw wrongType(`${where}.function`, `an object ${FUNCTION_TOOL}`, fn);
-  if (typeof fn.name !== "string" || fn.name.trim() === "") {
+  const name = own(fn, "name");
+  if (typeof name !== "string" || name.trim() === "") {
     throw new TypeError(
       `buildBody: ${where}.function.name must be the tool's non-empty name; got ${
-        typeof fn.name === "string" ? JSON.stringify(fn.name) : fn.name === null ? "null" : typeof fn.name
+        typeof name === "string" ? JSON.stringify(name) : name === null ? "null" : typeof name
       }.`,
     );
   }
-  if (fn.parameters !== undefined && !isRecord(fn.parameters)) {
-    throw wrongType(`${where}.function.parameters`, "a JSON Schema object (or absent)", fn.parameters);
+  const parameters = own(fn, "parameters");
+  if (parameters !== undefined && !isRecord(parameters)) {
+    throw wrongType(`${where}.function.parameters`, "a JSON Schema object (or absent)", parameters);
   }
 }
 
@@ -303,16 +311,18 @@ function checkTool(tool: unknown, index: number): void {
 function checkMessage(message: unknown, index: number): void {
   const where = `messages[${index}]`;
   if (!isRecord(message)) throw wrongType(where, 'a chat message ({ role: "user", content: "…" })', message);
-  if (typeof message.role !== "string" || message.role === "") {
+  // Its own role, never a polluted Object.prototype's (a message without one was sent, and refused).
+  const role = own(message, "role");
+  if (typeof role !== "string" || role === "") {
     throw new TypeError(
       `buildBody: ${where}.role must be the message's role ("system", "user", "assistant", "tool" …); got ${
-        typeof message.role === "string"
+        typeof role === "string"
           ? '""'
-          : message.role === undefined
+          : role === undefined
             ? "no role"
-            : message.role === null
+            : role === null
               ? "null"
-              : typeof message.role
+              : typeof role
       }.`,
     );
   }

@@ -1,5 +1,6 @@
 import { readError } from "./error-shape.js";
 import { ContextOverflow } from "./errors.js";
+import { own, ownOptions } from "./own.js";
 import { GRAMMAR_WORDINGS, TOOL_CALL_ID_WORDINGS } from "./refusal.js";
 
 // Every server's wording for "the request does not fit the window". Patterns are on meaning (a
@@ -93,7 +94,10 @@ export function isModelLoading(error: unknown): boolean {
   if (facts.status !== 503) return false;
   if (/\bfailed to load\b|\bunable to (?:start|load)\b|\berror loading model\b/i.test(facts.text))
     return false;
-  return LOADING_WORDINGS.test(facts.text) || facts.objects.some((o) => typeof o.estimated_time === "number");
+  return (
+    LOADING_WORDINGS.test(facts.text) ||
+    facts.objects.some((o) => typeof own(o, "estimated_time") === "number")
+  );
 }
 
 // Errors that are the same however often they are sent, though the status says "server error".
@@ -381,7 +385,8 @@ function statedMs(error: unknown, now: () => number): number | undefined {
     if (date !== undefined) return Math.max(0, date - (httpDate(facts.headers?.("date"), local) ?? local));
   }
   // Hugging Face's loading 503: { error: "Model … is currently loading", estimated_time: 20.0 } (seconds).
-  const estimated = facts.objects.find((o) => typeof o.estimated_time === "number")?.estimated_time;
+  // The body's own field, never a polluted Object.prototype's (an inherited one was every error's wait).
+  const estimated = facts.objects.map((o) => own(o, "estimated_time")).find((t) => typeof t === "number");
   if (typeof estimated === "number" && Number.isFinite(estimated) && estimated >= 0) return estimated * 1000;
   // OpenAI "Please try again in 644ms" / "in 20s", Groq "in 1m23.5s", "in 2h1m".
   // Each part read by this one match: searched for again in what it matched, a part's `\d+` was
@@ -487,7 +492,8 @@ export function retryAfterMs(
   error: unknown,
   options: { now?: (() => number) | undefined } = {},
 ): number | undefined {
-  const hint = hintMs(error, options?.now ?? Date.now);
+  const now = own(options, "now") as (() => number) | undefined;
+  const hint = hintMs(error, now ?? Date.now);
   return hint === undefined ? undefined : Math.ceil(hint);
 }
 
@@ -521,8 +527,9 @@ export function backoffMs(attempt: number, error?: unknown, given: BackoffOption
   if (!Number.isInteger(attempt) || attempt < 0) {
     throw new RangeError(`backoffMs: attempt must be a whole number from 0, got ${String(attempt)}.`);
   }
-  // A null options object is no options.
-  const options: BackoffOptions = given ?? {};
+  // A null options object is no options; its own fields only, never a polluted Object.prototype's
+  // (an inherited `now` or `random` that is no function threw inside).
+  const options = ownOptions<BackoffOptions>(given, ["baseMs", "maxMs", "maxHintMs", "random", "now"]);
   const baseMs = msOption("baseMs", options.baseMs, 1000, false);
   const maxMs = msOption("maxMs", options.maxMs, 30_000, false);
   const maxHintMs = msOption("maxHintMs", options.maxHintMs, 120_000, true);

@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { own } from "./own.js";
 
 /** Exactly nine ASCII letters and digits: the one id form every server takes. */
 const SHORT_ID = /^[A-Za-z0-9]{9}$/;
@@ -28,17 +29,31 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
+/**
+ * A message's `tool_calls` and `tool_call_id`, a call's `id`: where the object (or its class) holds
+ * them, never a polluted Object.prototype's (an inherited `tool_call_id` went onto every user
+ * message, renamed).
+ */
+function callsOf(message: Record<string, unknown>): unknown[] | undefined {
+  const calls = own(message, "tool_calls");
+  return Array.isArray(calls) ? calls : undefined;
+}
+function idOf(value: unknown, name: "id" | "tool_call_id"): string | undefined {
+  const id = own(value, name);
+  return typeof id === "string" ? id : undefined;
+}
+
 /** Every id in the transcript, in order of appearance: assistant `tool_calls[].id`, tool `tool_call_id`. */
 function idsOf(messages: readonly unknown[]): string[] {
   const ids: string[] = [];
   for (const message of messages) {
     if (!isRecord(message)) continue;
-    if (Array.isArray(message.tool_calls)) {
-      for (const call of message.tool_calls) {
-        if (isRecord(call) && typeof call.id === "string") ids.push(call.id);
-      }
+    for (const call of callsOf(message) ?? []) {
+      const id = isRecord(call) ? idOf(call, "id") : undefined;
+      if (id !== undefined) ids.push(id);
     }
-    if (typeof message.tool_call_id === "string") ids.push(message.tool_call_id);
+    const answered = idOf(message, "tool_call_id");
+    if (answered !== undefined) ids.push(answered);
   }
   return ids;
 }
@@ -89,21 +104,22 @@ export function shortToolCallIds<M>(messages: readonly M[]): M[] {
   return messages.map((message) => {
     if (!isRecord(message)) return message;
     let copy: Record<string, unknown> | undefined;
-    if (Array.isArray(message.tool_calls)) {
-      const calls = message.tool_calls;
-      if (calls.some((call) => isRecord(call) && typeof call.id === "string" && map.has(call.id))) {
-        copy = {
-          ...message,
-          tool_calls: calls.map((call) =>
-            isRecord(call) && typeof call.id === "string" && map.has(call.id)
-              ? { ...call, id: map.get(call.id) }
-              : call,
-          ),
-        };
-      }
+    const calls = callsOf(message);
+    const renamed = (call: unknown): string | undefined => {
+      const id = isRecord(call) ? idOf(call, "id") : undefined;
+      return id === undefined ? undefined : map.get(id);
+    };
+    if (calls?.some((call) => renamed(call) !== undefined)) {
+      copy = {
+        ...message,
+        tool_calls: calls.map((call) => {
+          const wire = renamed(call);
+          return wire === undefined ? call : { ...(call as object), id: wire };
+        }),
+      };
     }
-    const answered = message.tool_call_id;
-    if (typeof answered === "string" && map.has(answered)) {
+    const answered = idOf(message, "tool_call_id");
+    if (answered !== undefined && map.has(answered)) {
       copy = { ...(copy ?? message), tool_call_id: map.get(answered) };
     }
     // A copy differs from its message only in string ids: still the caller's message type.
