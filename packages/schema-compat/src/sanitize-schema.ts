@@ -54,6 +54,8 @@ interface Context {
   level: number;
   /** Sentences for `onNotice` about what this conversion could not keep as it was. */
   notices: string[];
+  /** Whether `Object.prototype` holds names of its own beyond the standard ones ({@link isPolluted}). */
+  polluted: boolean;
 }
 
 /**
@@ -194,6 +196,86 @@ export function isObject(value: unknown): value is Raw {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
+/** How deep a prototype chain is followed for a schema's fields: a Proxy's trap can make one endless. */
+const MAX_CHAIN = 64;
+
+/**
+ * `node[key]` where the node holds it itself, or a prototype of its own does (a class's getter),
+ * never where only `Object.prototype` does. A schema is JSON from a tool author or an MCP server;
+ * some code in the host's process setting `Object.prototype.description` (prototype pollution)
+ * otherwise wrote that text into every node of every schema, and `Object.prototype.$ref` read every
+ * schema as a reference to nothing.
+ */
+export function own(node: object, key: string): unknown {
+  if (Object.hasOwn(node, key)) return (node as Raw)[key];
+  let at = Object.getPrototypeOf(node) as object | null;
+  for (let depth = 0; at !== null && at !== Object.prototype && depth < MAX_CHAIN; depth++) {
+    if (Object.hasOwn(at, key)) return (node as Raw)[key];
+    at = Object.getPrototypeOf(at) as object | null;
+  }
+  return undefined;
+}
+
+/** The names `Object.prototype` holds in a process no code has added to (ECMAScript's and Annex B's). */
+const STANDARD_NAMES: ReadonlySet<string> = new Set([
+  "constructor",
+  "__defineGetter__",
+  "__defineSetter__",
+  "hasOwnProperty",
+  "__lookupGetter__",
+  "__lookupSetter__",
+  "isPrototypeOf",
+  "propertyIsEnumerable",
+  "toString",
+  "valueOf",
+  "__proto__",
+  "toLocaleString",
+]);
+
+/**
+ * Whether `Object.prototype` holds a name beyond {@link STANDARD_NAMES} (prototype pollution, or a
+ * library's addition): then every schema object is read through {@link fields}, and otherwise as
+ * it is, which reads the same fields and costs nothing extra (copying each node cost about 5%).
+ */
+function isPolluted(): boolean {
+  const names = Object.getOwnPropertyNames(Object.prototype);
+  return names.length !== STANDARD_NAMES.size || names.some((name) => !STANDARD_NAMES.has(name));
+}
+
+/**
+ * The prototype of what {@link fields} makes: an empty object with no prototype of its own, so a
+ * read of a field the copy lacks ends there (an object made with `Object.create(null)` itself is
+ * slower to read from).
+ */
+const NO_FIELDS: object = Object.freeze(Object.create(null));
+
+/**
+ * A schema object's fields in an object with no prototype, read once: its own enumerable fields,
+ * and those a prototype of its own holds (below `Object.prototype`: a class's getter), so nothing
+ * read from it afterwards can come from a polluted `Object.prototype`.
+ */
+export function fields(node: Raw, all = true): Raw {
+  const out = Object.create(NO_FIELDS) as Raw;
+  const keys = Object.keys(node);
+  for (const key of keys) out[key] = node[key];
+  const names = all ? Object.getOwnPropertyNames(node) : keys;
+  if (names.length !== keys.length) {
+    // Its own fields that are not among its keys: read as the schema's, and still not among its keys.
+    for (const name of names) {
+      if (!Object.hasOwn(out, name))
+        Object.defineProperty(out, name, { value: node[name], writable: true, configurable: true });
+    }
+  }
+  let at = Object.getPrototypeOf(node) as object | null;
+  for (let depth = 0; at !== null && at !== Object.prototype && depth < MAX_CHAIN; depth++) {
+    for (const name of Object.getOwnPropertyNames(at)) {
+      if (name !== "constructor" && !Object.hasOwn(out, name)) out[name] = node[name];
+    }
+    at = Object.getPrototypeOf(at) as object | null;
+  }
+  return out;
+}
+
 /** Sets an own enumerable key, safe for `__proto__` and friends. */
 export function setKey(target: Raw, key: string, value: unknown): void {
   Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
@@ -253,9 +335,10 @@ function describe(base: unknown, notes: readonly string[]): string | undefined {
 }
 
 function baseDescription(schema: Raw): string | undefined {
-  if (typeof schema.description === "string" && schema.description.trim() !== "")
-    return wellFormed(schema.description);
-  if (typeof schema.title === "string" && schema.title.trim() !== "") return wellFormed(schema.title);
+  const description = own(schema, "description");
+  if (typeof description === "string" && description.trim() !== "") return wellFormed(description);
+  const title = own(schema, "title");
+  if (typeof title === "string" && title.trim() !== "") return wellFormed(title);
   return undefined;
 }
 
@@ -282,21 +365,23 @@ function anyValue(description: string | undefined): JsonSchema {
 
 /** Adds `null` to what a sanitized schema accepts, in the form the strict subset uses. */
 export function makeNullable(schema: JsonSchema): JsonSchema {
-  if (Array.isArray(schema.anyOf)) {
-    const branches = schema.anyOf as JsonSchema[];
-    if (branches.some((b) => b.type === "null")) return schema;
+  const anyOf = own(schema, "anyOf");
+  if (Array.isArray(anyOf)) {
+    const branches = anyOf as JsonSchema[];
+    if (branches.some((b) => own(b, "type") === "null")) return schema;
     return carried(schema, { ...schema, anyOf: [...branches, { type: "null" }] });
   }
-  const type = schema.type;
+  const type = own(schema, "type");
   if (type === "null") return schema;
+  const values = own(schema, "enum");
   if (typeof type === "string") {
     const out: JsonSchema = carried(schema, { ...schema, type: [type, "null"] });
-    if (Array.isArray(schema.enum) && !schema.enum.includes(null)) out.enum = [...schema.enum, null];
+    if (Array.isArray(values) && !values.includes(null)) out.enum = [...values, null];
     return out;
   }
   if (Array.isArray(type) && !type.includes("null")) {
     const out: JsonSchema = carried(schema, { ...schema, type: [...type, "null"] });
-    if (Array.isArray(schema.enum) && !schema.enum.includes(null)) out.enum = [...schema.enum, null];
+    if (Array.isArray(values) && !values.includes(null)) out.enum = [...values, null];
     return out;
   }
   return schema;
@@ -319,7 +404,7 @@ function flattenAllOf(
   let cut = false;
   const stack: Raw[] = [schema];
   while (stack.length > 0) {
-    const { allOf, ...rest } = stack.pop() as Raw;
+    const { allOf, ...rest } = fields(stack.pop() as Raw);
     out.push(rest);
     if (!Array.isArray(allOf)) continue;
     const children: Raw[] = [];
@@ -327,8 +412,8 @@ function flattenAllOf(
       if (seen.has(entry)) continue;
       seen.add(entry);
       let sub: unknown = entry;
-      for (let hops = 0; isObject(sub) && typeof sub.$ref === "string" && hops < 16; hops++) {
-        const { $ref, ...siblings } = sub;
+      for (let hops = 0; isObject(sub) && typeof own(sub, "$ref") === "string" && hops < 16; hops++) {
+        const { $ref, ...siblings } = fields(sub);
         const ref = $ref as string;
         const target = resolvePointer(ctx.root, ref);
         const times = counts.get(ref) ?? 0;
@@ -353,12 +438,13 @@ function flattenAllOf(
  * description, a default — the siblings' wins.
  */
 function withReferenced(target: Raw, siblings: Raw): Raw {
-  if (Object.keys(siblings).length === 0) return { ...target };
+  if (Object.keys(siblings).length === 0) return fields(target);
   const merged = mergeParts([target, siblings]);
+  const targetAllOf = own(target, "allOf");
   for (const [key, value] of Object.entries(siblings)) {
     if (key === "properties" || key === "required" || key === "type") continue;
-    if (key === "allOf" && Array.isArray(value) && Array.isArray(target.allOf)) {
-      merged.allOf = [...target.allOf, ...value];
+    if (key === "allOf" && Array.isArray(value) && Array.isArray(targetAllOf)) {
+      merged.allOf = [...targetAllOf, ...value];
     } else {
       setKey(merged, key, value);
     }
@@ -377,7 +463,8 @@ function typesOf(value: unknown): string[] {
  * property several parts describe takes all their schemas (`allOf`). Linear in the parts.
  */
 function mergeParts(parts: readonly Raw[]): Raw {
-  const merged: Raw = {};
+  // No prototype: nothing read from it can come from a polluted `Object.prototype`.
+  const merged = Object.create(null) as Raw;
   const properties = new Map<string, unknown[]>();
   let required: Set<unknown> | undefined;
   for (const part of parts) {
@@ -402,7 +489,7 @@ function mergeParts(parts: readonly Raw[]): Raw {
       }
     }
   }
-  if (properties.size > 0 || parts.some((p) => isObject(p.properties))) {
+  if (properties.size > 0 || parts.some((p) => isObject(own(p, "properties")))) {
     const props: Raw = {};
     for (const [name, subs] of properties) setKey(props, name, subs.length === 1 ? subs[0] : { allOf: subs });
     merged.properties = props;
@@ -475,8 +562,8 @@ function inferTypes(schema: Raw): TypeName[] {
  */
 function unionSchema(union: readonly JsonSchema[]): JsonSchema {
   if (union.length === 1) return union[0] as JsonSchema;
-  const typed = union.filter((b) => b.type !== "null");
-  if (union.length === 2 && typed.length === 1 && typeof typed[0]?.type === "string") {
+  const typed = union.filter((b) => own(b, "type") !== "null");
+  if (union.length === 2 && typed.length === 1 && typeof own(typed[0] as JsonSchema, "type") === "string") {
     return makeNullable(typed[0] as JsonSchema);
   }
   return { anyOf: [...union] };
@@ -495,8 +582,9 @@ function unionOf(schemas: readonly JsonSchema[]): JsonSchema[] {
   };
   for (const schema of schemas) {
     const keysOf = Object.keys(schema);
-    if (Array.isArray(schema.anyOf) && keysOf.every((k) => k === "anyOf" || k === "description")) {
-      for (const branch of schema.anyOf as JsonSchema[]) push(branch);
+    const anyOf = own(schema, "anyOf");
+    if (Array.isArray(anyOf) && keysOf.every((k) => k === "anyOf" || k === "description")) {
+      for (const branch of anyOf as JsonSchema[]) push(branch);
     } else {
       push(schema);
     }
@@ -528,7 +616,7 @@ const SCALAR_TYPES: readonly string[] = ["string", "number", "integer", "boolean
 function isLeaf(input: unknown): boolean {
   if (!isObject(input)) return true;
   if (["$ref", "allOf", "anyOf", "oneOf"].some((k) => Object.hasOwn(input, k))) return false;
-  const types = typesOf(input.type);
+  const types = typesOf(own(input, "type"));
   return types.length > 0 && types.every((t) => SCALAR_TYPES.includes(t));
 }
 
@@ -536,9 +624,9 @@ function isLeaf(input: unknown): boolean {
 function isPlainString(input: unknown): boolean {
   return (
     isObject(input) &&
-    input.type === "string" &&
+    own(input, "type") === "string" &&
     Object.keys(input).every(
-      (k) => k === "type" || (k === "description" && typeof input.description === "string"),
+      (k) => k === "type" || (k === "description" && typeof own(input, "description") === "string"),
     )
   );
 }
@@ -572,7 +660,9 @@ function convert(input: unknown, ctx: Context, depth: number, refs: RefCounts): 
 }
 
 function convertObject(input: Raw, ctx: Context, depth: number, refs: RefCounts): JsonSchema {
-  let schema: Raw = input;
+  // Every field read below is one the schema holds: where Object.prototype holds more than its own
+  // names, the schema's fields are read into a copy that cannot read through to it.
+  let schema: Raw = ctx.polluted ? fields(input) : input;
   let counts = refs;
   for (let hops = 0; typeof schema.$ref === "string" && hops < 32; hops++) {
     const { $ref, ...rest } = schema;
@@ -586,11 +676,11 @@ function convertObject(input: Raw, ctx: Context, depth: number, refs: RefCounts)
     next.set(ref, seen + 1);
     counts = next;
     ctx.refsFollowed++;
-    schema = isObject(target) ? withReferenced(target, rest) : rest;
+    schema = isObject(target) ? withReferenced(target, rest) : fields(rest);
   }
   if (typeof schema.$ref === "string") {
     const { $ref: _dropped, ...rest } = schema;
-    schema = rest;
+    schema = fields(rest);
   }
   if (Array.isArray(schema.allOf)) {
     const parts: Raw[] = [];
@@ -690,7 +780,7 @@ function convertObject(input: Raw, ctx: Context, depth: number, refs: RefCounts)
       // written into the description, as bounds no value meets are.
       const listed = listedValues(enumValues);
       const words = [Object.hasOwn(schema, "const") ? `Must be exactly ${listed}.` : `One of: ${listed}.`];
-      const left: Raw = { ...schema };
+      const left = fields(schema);
       for (const [key, word] of besideWords(schema)) {
         if (key !== "minLength" && key !== "maxLength") {
           delete left[key];
@@ -726,7 +816,9 @@ function convertObject(input: Raw, ctx: Context, depth: number, refs: RefCounts)
   const description = describe(base, notes);
   return withDescription(
     merged,
-    Array.isArray(merged.anyOf) ? description : (description ?? (merged.description as string | undefined)),
+    Array.isArray(own(merged, "anyOf"))
+      ? description
+      : (description ?? (own(merged, "description") as string | undefined)),
   );
 }
 
@@ -758,8 +850,9 @@ function convertUnion(
         `(about ${copies} characters); they are kept once and the alternatives described in words instead.`,
     );
     const alone = convert(constraints, ctx, depth, refs);
-    const own = typeof alone.description === "string" ? [alone.description] : [];
-    return withDescription(alone, describe(base, [...notes, ...own, alternativesNote(branches)]));
+    const said = own(alone, "description");
+    const its = typeof said === "string" ? [said] : [];
+    return withDescription(alone, describe(base, [...notes, ...its, alternativesNote(branches)]));
   }
   const converted = branches.map((branch) =>
     convert(shared && isObject(branch) ? { allOf: [constraints, branch] } : branch, ctx, depth, refs),
@@ -771,20 +864,23 @@ function convertUnion(
   const unionNotes = told ? [...notes, ANY_NOTE] : notes;
   const asked = (node: JsonSchema) => (anyAlternative ? asking(node, "any") : node);
   let union = unionOf(converted);
-  if (schema.nullable === true && !union.some((b) => b.type === "null")) {
+  if (schema.nullable === true && !union.some((b) => own(b, "type") === "null")) {
     union = [...union, { type: "null" }];
   }
   if (union.length === 1) {
     const only = union[0] as JsonSchema;
     return asked(
-      withDescription(only, describe(base, unionNotes) ?? (only.description as string | undefined)),
+      withDescription(only, describe(base, unionNotes) ?? (own(only, "description") as string | undefined)),
     );
   }
   // One type or null (pydantic's Optional[T]) is that type made nullable: `type: [T, "null"]`.
   const merged = unionSchema(union);
-  if (!Array.isArray(merged.anyOf)) {
+  if (!Array.isArray(own(merged, "anyOf"))) {
     return asked(
-      withDescription(merged, describe(base, unionNotes) ?? (merged.description as string | undefined)),
+      withDescription(
+        merged,
+        describe(base, unionNotes) ?? (own(merged, "description") as string | undefined),
+      ),
     );
   }
   return asked(withDescription(merged, describe(base, unionNotes)));
@@ -1202,8 +1298,10 @@ function buildArray(schema: Raw, ctx: Context, depth: number, refs: RefCounts, n
     const union = unionOf(elements);
     items = union.length === 0 ? anyValue(undefined) : unionSchema(union);
     if (elements.length > 0) {
-      const label = (s: JsonSchema) =>
-        typeof s.type === "string" ? s.type : Array.isArray(s.type) ? s.type.join(" or ") : "value";
+      const label = (s: JsonSchema) => {
+        const type = own(s, "type");
+        return typeof type === "string" ? type : Array.isArray(type) ? type.join(" or ") : "value";
+      };
       notes.push(`Items in this order: ${elements.map(label).join(", ")}.`);
       const closed = schema.items === false || schema.additionalItems === false;
       if (closed && maxItems === undefined) maxItems = elements.length;
@@ -1239,30 +1337,34 @@ function buildArray(schema: Raw, ctx: Context, depth: number, refs: RefCounts, n
 
 /** Turns whatever the conversion produced into the object root strict mode insists on. */
 function toRootObject(schema: JsonSchema, original: unknown): JsonSchema {
-  const description = typeof schema.description === "string" ? schema.description : undefined;
-  if (schema.type === "object") return schema;
-  if (Array.isArray(schema.type) && schema.type.includes("object"))
-    return carried(schema, { ...schema, type: "object" });
-  if (Array.isArray(schema.anyOf)) {
+  const said = own(schema, "description");
+  const description = typeof said === "string" ? said : undefined;
+  const type = own(schema, "type");
+  if (type === "object") return schema;
+  if (Array.isArray(type) && type.includes("object")) return carried(schema, { ...schema, type: "object" });
+  const anyOf = own(schema, "anyOf");
+  if (Array.isArray(anyOf)) {
     // A tool's arguments are an object: the union's other alternatives (a string, null) never apply.
-    const branches = (schema.anyOf as JsonSchema[])
-      .filter((b) => b.type === "object" || (Array.isArray(b.type) && b.type.includes("object")))
-      .map((b) => (b.type === "object" ? b : carried<JsonSchema>(b, { ...b, type: "object" })));
+    const isObjectType = (t: unknown) => t === "object" || (Array.isArray(t) && t.includes("object"));
+    const branches = (anyOf as JsonSchema[])
+      .filter((b) => isObjectType(own(b, "type")))
+      .map((b) => (own(b, "type") === "object" ? b : carried<JsonSchema>(b, { ...b, type: "object" })));
     if (branches.length === 1) {
       const only = branches[0] as JsonSchema;
-      return withDescription(only, description ?? (only.description as string | undefined));
+      return withDescription(only, description ?? (own(only, "description") as string | undefined));
     }
     if (branches.length > 0) {
       const names: string[] = [];
       for (const branch of branches) {
-        for (const key of Object.keys(branch.properties as Raw)) if (!names.includes(key)) names.push(key);
+        for (const key of Object.keys(own(branch, "properties") as Raw))
+          if (!names.includes(key)) names.push(key);
       }
       const properties: Raw = {};
       for (const name of names) {
         const variants: JsonSchema[] = [];
         let everywhere = true;
         for (const branch of branches) {
-          const props = branch.properties as Raw;
+          const props = own(branch, "properties") as Raw;
           if (Object.hasOwn(props, name)) variants.push(props[name] as JsonSchema);
           else everywhere = false;
         }
@@ -1318,7 +1420,7 @@ function toRootObject(schema: JsonSchema, original: unknown): JsonSchema {
  * Idempotent; never throws; never mutates its input.
  */
 export function sanitizeSchema(schema: unknown, options: SanitizeOptions = {}): JsonSchema {
-  const given = isObject(options) ? options : {};
+  const given = ownOptions(options);
   try {
     return sanitizeBounded(schema, given);
   } catch (error) {
@@ -1334,6 +1436,21 @@ export function sanitizeSchema(schema: unknown, options: SanitizeOptions = {}): 
     );
     return toRootObject(anyValue(undefined), undefined);
   }
+}
+
+/**
+ * The options as the host wrote them: a field only a polluted `Object.prototype` holds is not one
+ * (`Object.prototype.onNotice`, `.maxDepth`); `onNotice` is called on the host's object.
+ */
+function ownOptions(options: unknown): SanitizeOptions {
+  if (!isObject(options)) return {};
+  const onNotice = own(options, "onNotice");
+  return {
+    recursionLimit: own(options, "recursionLimit") as number | undefined,
+    maxDepth: own(options, "maxDepth") as number | undefined,
+    onNotice:
+      typeof onNotice === "function" ? (notice: string) => void onNotice.call(options, notice) : undefined,
+  };
 }
 
 /** How many characters of a path or an error message a notice about an unreadable schema holds. */
@@ -1494,6 +1611,7 @@ function convertRoot(
     refsFollowed: 0,
     level: 0,
     notices: [],
+    polluted: isPolluted(),
   };
   const out = toRootObject(convert(schema, ctx, 0, new Map()), schema);
   if (ctx.cut > 0) {
@@ -1508,17 +1626,18 @@ function convertRoot(
 
 const EMPTY_ENUM_NOTE = "An empty enum: no value is valid here.";
 
-const BOUND_NOTES: Record<string, (value: unknown) => string> = {
-  minimum: (v) => `At least ${v}.`,
-  maximum: (v) => `At most ${v}.`,
-  exclusiveMinimum: (v) => `More than ${v}.`,
-  exclusiveMaximum: (v) => `Less than ${v}.`,
-  multipleOf: (v) => `A multiple of ${v}.`,
-  minItems: (v) => `At least ${v} items.`,
-  maxItems: (v) => `At most ${v} items.`,
-  pattern: (v) => `Must match the regular expression ${v}.`,
-  format: (v) => `Format: ${v}.`,
-};
+// No prototype: a key of a schema's (`description`, `constructor`) never finds a note on Object.prototype.
+const BOUND_NOTES: Record<string, (value: unknown) => string> = Object.assign(Object.create(null), {
+  minimum: (v: unknown) => `At least ${v}.`,
+  maximum: (v: unknown) => `At most ${v}.`,
+  exclusiveMinimum: (v: unknown) => `More than ${v}.`,
+  exclusiveMaximum: (v: unknown) => `Less than ${v}.`,
+  multipleOf: (v: unknown) => `A multiple of ${v}.`,
+  minItems: (v: unknown) => `At least ${v} items.`,
+  maxItems: (v: unknown) => `At most ${v} items.`,
+  pattern: (v: unknown) => `Must match the regular expression ${v}.`,
+  format: (v: unknown) => `Format: ${v}.`,
+});
 
 function relaxNode(schema: JsonSchema): JsonSchema {
   const out: JsonSchema = {};
@@ -1535,7 +1654,7 @@ function relaxNode(schema: JsonSchema): JsonSchema {
       out.anyOf = value.map((b) => relaxNode(b as JsonSchema));
     else if (key !== "description") setKey(out, key, value);
   }
-  const description = describe(schema.description, notes);
+  const description = describe(own(schema, "description"), notes);
   if (description !== undefined) out.description = description;
   return out;
 }
