@@ -6,6 +6,7 @@
  * `Object.prototype.$ref` read every schema as a reference to nothing (an object with no
  * properties), and `relaxSchema` threw "note is not a function".
  */
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { checkStrictSchema } from "./check-strict.js";
 import { restoreArguments, takesStringAt } from "./optional-nulls.js";
@@ -146,5 +147,109 @@ describe("r85: a polluted Object.prototype is not read as a schema's fields", ()
     };
     expect(sanitizeSchema(wrapped)).toEqual(expected);
     expect(polluted("description", "POLLUTED", () => sanitizeSchema(wrapped))).toEqual(expected);
+  });
+});
+
+/** `{ x: { type, [keyword]: value } }` sanitized, with what `onNotice` was told. */
+function sanitizedAt(type: string, keyword: string, value: unknown) {
+  const notices: string[] = [];
+  const extra = type === "array" ? { items: { type: "string" } } : {};
+  const out = sanitizeSchema(
+    { type: "object", properties: { x: { type, [keyword]: value, ...extra } }, required: ["x"] },
+    { onNotice: (n) => notices.push(n) },
+  );
+  return { x: (out.properties as Record<string, Record<string, unknown>>).x ?? {}, notices, out };
+}
+
+const NUMERIC: Array<[string, string]> = [
+  ["number", "minimum"],
+  ["number", "maximum"],
+  ["number", "exclusiveMinimum"],
+  ["number", "exclusiveMaximum"],
+  ["number", "multipleOf"],
+  ["integer", "minimum"],
+  ["integer", "multipleOf"],
+  ["string", "minLength"],
+  ["string", "maxLength"],
+  ["array", "minItems"],
+  ["array", "maxItems"],
+];
+
+describe("r85: a numeric keyword JSON cannot carry is told, never dropped silently", () => {
+  it("minimum: 1e309 (Infinity) is named with its path and written into the description", () => {
+    const schema = JSON.parse('{"type":"object","properties":{"n":{"type":"number","minimum":1e309}}}');
+    const notices: string[] = [];
+    const out = sanitizeSchema(schema, { onNotice: (n) => notices.push(n) });
+    expect(out.properties).toEqual({ n: { type: ["number", "null"], description: "At least Infinity." } });
+    expect(notices).toHaveLength(1);
+    expect(notices[0]).toContain("minimum at #/properties/n is Infinity");
+  });
+
+  it("a bound on the side that bounds nothing (-Infinity, NaN) is left out, told", () => {
+    for (const value of [Number.NEGATIVE_INFINITY, Number.NaN]) {
+      const { x, notices } = sanitizedAt("number", "minimum", value);
+      expect(x).toEqual({ type: "number" });
+      expect(notices, String(value)).toEqual([expect.stringContaining("minimum at #/properties/x")]);
+    }
+  });
+
+  it("a BigInt an exact number holds is that number; a numeric string is written into the description", () => {
+    expect(sanitizedAt("integer", "minimum", 5n).x).toEqual({ type: "integer", minimum: 5 });
+    expect(sanitizedAt("array", "maxItems", 3n).x).toMatchObject({ maxItems: 3 });
+    expect(sanitizedAt("string", "minLength", 2n).x).toEqual({
+      type: "string",
+      description: "At least 2 characters.",
+    });
+    const step = sanitizedAt("number", "multipleOf", "5");
+    expect(step.x).toEqual({ type: "number", description: "A multiple of 5." });
+    expect(step.notices).toEqual([expect.stringContaining('multipleOf at #/properties/x is the string "5"')]);
+  });
+
+  it("a fractional count is the whole count it means, told", () => {
+    const { x, notices } = sanitizedAt("array", "minItems", 2.5);
+    expect(x).toMatchObject({ minItems: 3 });
+    expect(notices).toEqual([expect.stringContaining("read as 3")]);
+  });
+
+  it("names the place below items and anyOf branches", () => {
+    const notices: string[] = [];
+    sanitizeSchema(
+      {
+        type: "object",
+        properties: {
+          list: {
+            type: "array",
+            items: { anyOf: [{ type: "string" }, { type: "number", maximum: Number.NaN }] },
+          },
+        },
+      },
+      { onNotice: (n) => notices.push(n) },
+    );
+    expect(notices).toEqual([expect.stringContaining("maximum at #/properties/list/items/anyOf/1 is NaN")]);
+  });
+
+  it("property: any value of any numeric keyword sends JSON whose numbers are finite, and one not read as given is told", () => {
+    const value = fc.oneof(
+      fc.double(),
+      fc.constantFrom(Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY, Number.NaN, -1, 0, 2.5),
+      fc.bigInt({ min: -(2n ** 70n), max: 2n ** 70n }),
+      fc.string({ maxLength: 6 }),
+      fc.constantFrom(null, true, false, [], {}),
+    );
+    fc.assert(
+      fc.property(fc.constantFrom(...NUMERIC), value, ([type, keyword], given) => {
+        const { out, x, notices } = sanitizedAt(type, keyword, given);
+        const text = JSON.stringify(out);
+        expect(text).not.toMatch(/:null[,}]/);
+        expect(JSON.parse(text)).toEqual(out);
+        const kept = x[keyword];
+        if (kept !== undefined) expect(Number.isFinite(kept)).toBe(true);
+        const exact = typeof given === "number" && Number.isFinite(given);
+        if (!exact && !(typeof given === "boolean" && keyword.startsWith("exclusive"))) {
+          expect(notices.length).toBeGreaterThan(0);
+        }
+      }),
+      { numRuns: 300 },
+    );
   });
 });

@@ -56,6 +56,8 @@ interface Context {
   notices: string[];
   /** Whether `Object.prototype` holds names of its own beyond the standard ones ({@link isPolluted}). */
   polluted: boolean;
+  /** The JSON pointer tokens of the place being converted (`properties`, `x`), for notices. */
+  path: string[];
 }
 
 /**
@@ -854,8 +856,11 @@ function convertUnion(
     const its = typeof said === "string" ? [said] : [];
     return withDescription(alone, describe(base, [...notes, ...its, alternativesNote(branches)]));
   }
-  const converted = branches.map((branch) =>
-    convert(shared && isObject(branch) ? { allOf: [constraints, branch] } : branch, ctx, depth, refs),
+  const word = Array.isArray(schema.anyOf) ? "anyOf" : "oneOf";
+  const converted = branches.map((branch, i) =>
+    at(ctx, [word, String(i)], () =>
+      convert(shared && isObject(branch) ? { allOf: [constraints, branch] } : branch, ctx, depth, refs),
+    ),
   );
   // An alternative that takes any value is flattened into this union: its note ("give an object or
   // an array as JSON text") moves to the union, or the model is never told an object may go there.
@@ -977,6 +982,160 @@ function keepEnum(
   return false;
 }
 
+/**
+ * `build()`, with `tokens` on the path notices name while it runs. Not taken off where it throws:
+ * a throw ends the whole conversion, and its context with it.
+ */
+function at<T>(ctx: Context, tokens: readonly string[], build: () => T): T {
+  for (const token of tokens) ctx.path.push(token);
+  const built = build();
+  ctx.path.length -= tokens.length;
+  return built;
+}
+
+/** The JSON pointer of the place being converted (`#/properties/x`), as a notice names it. */
+function placeOf(ctx: Context): string {
+  return `#${ctx.path.map((token) => `/${shortText(token, 80).replace(/~/g, "~0").replace(/\//g, "~1")}`).join("")}`;
+}
+
+/** The numeric keywords each type reads. */
+const NUMERIC_KEYWORDS: Readonly<Record<string, readonly string[]>> = {
+  number: ["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"],
+  integer: ["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"],
+  string: ["minLength", "maxLength"],
+  array: ["minItems", "maxItems"],
+};
+
+/** The keywords that count something (a whole number of 0 or more), with the words for what they count. */
+const COUNTED: Readonly<Record<string, string>> = {
+  minLength: "character",
+  maxLength: "character",
+  minItems: "item",
+  maxItems: "item",
+};
+
+/** The keywords that bound from below: a value of -Infinity (or a count of 0 or less) bounds nothing. */
+const LOWER = new Set(["minimum", "exclusiveMinimum", "minLength", "minItems"]);
+
+/** A keyword's value as a notice names it. */
+function valueText(value: unknown): string {
+  if (typeof value === "bigint") return `the BigInt ${value}n`;
+  if (typeof value === "string") return `the string ${JSON.stringify(shortText(value, 40))}`;
+  if (typeof value === "number")
+    return Number.isFinite(value) || Number.isNaN(value)
+      ? String(value)
+      : `${value} (what JSON text such as ${value > 0 ? "" : "-"}1e309 parses to)`;
+  if (value === null) return "null";
+  return Array.isArray(value) ? "an array" : typeof value === "object" ? "an object" : String(value);
+}
+
+/** What a keyword's value says as a number: a BigInt's, a numeric string's, ±Infinity; else NaN. */
+function numericOf(value: unknown): number {
+  if (typeof value === "number") return value;
+  if (typeof value === "bigint") return Number(value);
+  if (typeof value === "string" && value.trim() !== "") return Number(value);
+  return Number.NaN;
+}
+
+/**
+ * `schema` with each numeric keyword its types read (bounds, `multipleOf`, lengths, item counts)
+ * that is not a number JSON can carry in its range made one or left out, `onNotice` told where
+ * (`#/properties/x`) and what: a BigInt an exact number holds is that number; a fractional count
+ * the whole one it means (`minLength: 2.5` → 3); anything else (`1e309` parsed to Infinity, NaN,
+ * a string such as `"5"`, a negative count, a `multipleOf` of 0) is left out, and where it still
+ * says something the model can read (`"5"`, Infinity on the side that bounds) written into the
+ * description. Before, each was dropped silently: the value left unbounded and nobody told.
+ */
+function readableNumbers(schema: Raw, type: string, ctx: Context, notes: string[]): Raw {
+  let out = schema;
+  for (const key of NUMERIC_KEYWORDS[type] ?? [])
+    if (key in out) out = readableNumber(schema, out, key, ctx, notes);
+  return out;
+}
+
+/** Whether a value given for a count (`minLength`, `maxItems`) is there and not a whole number of 0 or more. */
+function unreadableCount(value: unknown): boolean {
+  return value !== undefined && count(value) === undefined;
+}
+
+/**
+ * Whether a number's bounds and `multipleOf` are each absent or a number JSON can carry (an
+ * exclusive bound also `true`/`false`, draft 4's form; `multipleOf` above 0): the builder reads
+ * them as they are, and {@link readableNumbers} is not needed.
+ */
+function boundsReadable(schema: Raw): boolean {
+  const { minimum, maximum, exclusiveMinimum, exclusiveMaximum, multipleOf } = schema;
+  return (
+    (minimum === undefined || finite(minimum)) &&
+    (maximum === undefined || finite(maximum)) &&
+    (exclusiveMinimum === undefined || finite(exclusiveMinimum) || typeof exclusiveMinimum === "boolean") &&
+    (exclusiveMaximum === undefined || finite(exclusiveMaximum) || typeof exclusiveMaximum === "boolean") &&
+    (multipleOf === undefined || (finite(multipleOf) && multipleOf > 0))
+  );
+}
+
+/** `out` (`schema`, or the copy made of it) with `key` set to `value`, or taken out for `undefined`. */
+function changed(schema: Raw, out: Raw, key: string, value: unknown): Raw {
+  const copy = out === schema ? fields(schema) : out;
+  if (value === undefined) delete copy[key];
+  else copy[key] = value;
+  return copy;
+}
+
+/** {@link readableNumbers} for one keyword `out` holds. */
+function readableNumber(schema: Raw, given: Raw, key: string, ctx: Context, notes: string[]): Raw {
+  let out = given;
+  // A data field is read without a getter's call; a getter (its own or a class's) is called once,
+  // into a copy the sanitizer reads from then on.
+  const value: unknown = out[key];
+  if (value === undefined) return out;
+  const counted = Object.hasOwn(COUNTED, key);
+  if (key.startsWith("exclusive") && typeof value === "boolean") return out; // draft 4's form
+  if (counted ? count(value) !== undefined : finite(value) && (key !== "multipleOf" || value > 0)) return out;
+  const n = numericOf(value);
+  const kind = counted
+    ? "a whole number of 0 or more"
+    : key === "multipleOf"
+      ? "a number above 0"
+      : "a number JSON can carry";
+  const said = `A schema's ${key} at ${placeOf(ctx)} is ${valueText(value)}, not ${kind}`;
+  if (
+    typeof value === "bigint" &&
+    Number.isSafeInteger(n) &&
+    (counted ? n >= 0 : key !== "multipleOf" || n > 0)
+  ) {
+    out = changed(schema, out, key, n);
+    ctx.notices.push(`${said}: read as ${n}.`);
+    return out;
+  }
+  if (counted && typeof value === "number" && Number.isFinite(value) && value >= 0) {
+    const whole = LOWER.has(key) ? Math.ceil(value) : Math.floor(value);
+    out = changed(schema, out, key, whole);
+    ctx.notices.push(`${said}: read as ${whole}, the whole count it means.`);
+    return out;
+  }
+  out = changed(schema, out, key, undefined);
+  const bounds =
+    !Number.isNaN(n) &&
+    (key === "multipleOf"
+      ? Number.isFinite(n) && n > 0
+      : LOWER.has(key)
+        ? n !== -Number.POSITIVE_INFINITY && !(counted && n <= 0)
+        : n !== Number.POSITIVE_INFINITY);
+  if (!bounds) {
+    ctx.notices.push(`${said}: it is left out, as it bounds nothing a model can send.`);
+    return out;
+  }
+  const counts = COUNTED[key];
+  notes.push(
+    counts === undefined
+      ? (BOUND_NOTES[key] as (v: unknown) => string)(n)
+      : `${LOWER.has(key) ? "At least" : "At most"} ${n} ${counts}${n === 1 ? "" : "s"}.`,
+  );
+  ctx.notices.push(`${said}: it is left out of the schema and written into its description.`);
+  return out;
+}
+
 function buildType(
   type: Exclude<TypeName, "null">,
   schema: Raw,
@@ -1003,8 +1162,15 @@ function buildType(
         if (STRICT_FORMATS.includes(schema.format)) out.format = schema.format;
         else notes.push(`Format: ${schema.format}.`);
       }
-      const minLength = count(schema.minLength);
-      const maxLength = count(schema.maxLength);
+      let minGiven = schema.minLength;
+      let maxGiven = schema.maxLength;
+      if (unreadableCount(minGiven) || unreadableCount(maxGiven)) {
+        const read = readableNumbers(schema, type, ctx, notes);
+        minGiven = read.minLength;
+        maxGiven = read.maxLength;
+      }
+      const minLength = count(minGiven);
+      const maxLength = count(maxGiven);
       if (minLength !== undefined && maxLength !== undefined && minLength > maxLength)
         // Always words (below), so never sent; told because no string satisfies them.
         ctx.notices.push(
@@ -1019,7 +1185,8 @@ function buildType(
     case "integer": {
       const out: JsonSchema = { type };
       if (values && keepEnum(values, ctx, notes)) out.enum = values;
-      const { given, bounds } = boundsOf(type, schema);
+      const read = boundsReadable(schema) ? schema : readableNumbers(schema, type, ctx, notes);
+      const { given, bounds } = boundsOf(type, read);
       if (admitsNone(type, bounds)) {
         // No number lies between them: a grammar built from them admits no value, and llama.cpp
         // (b9749) then never answers a call to the tool (nor, its slot spinning, anything after).
@@ -1032,7 +1199,7 @@ function buildType(
           `${type === "integer" ? "An integer" : "A number"}'s bounds admit no value (${words.join(" ")}); ` +
             "they are left out of the schema and written into its description, as no server can answer a schema nothing satisfies.",
         );
-        if (finite(schema.multipleOf) && schema.multipleOf > 0) out.multipleOf = schema.multipleOf;
+        if (finite(read.multipleOf) && read.multipleOf > 0) out.multipleOf = read.multipleOf;
         return out;
       }
       for (const [key, value] of Object.entries(bounds)) {
@@ -1044,7 +1211,7 @@ function buildType(
         )
           notes.push((BOUND_NOTES[key] as (v: unknown) => string)(value));
       }
-      if (finite(schema.multipleOf) && schema.multipleOf > 0) out.multipleOf = schema.multipleOf;
+      if (finite(read.multipleOf) && read.multipleOf > 0) out.multipleOf = read.multipleOf;
       return out;
     }
     case "boolean": {
@@ -1224,7 +1391,9 @@ function buildObject(schema: Raw, ctx: Context, depth: number, refs: RefCounts, 
   );
   const properties: Raw = {};
   for (const [key, sub] of Object.entries(source)) {
+    ctx.path.push("properties", key);
     const converted = convert(sub, ctx, depth + 1, refs);
+    ctx.path.length -= 2;
     setKey(properties, key, required.has(key) ? converted : makeNullable(converted));
   }
   // A required name no property describes: every value the schema takes has it, so it stays a
@@ -1235,7 +1404,13 @@ function buildObject(schema: Raw, ctx: Context, depth: number, refs: RefCounts, 
       // Paid when repeated; never dropped: a required name left out is one the tool never gets.
       if (ctx.repeating > 0) ctx.budget -= 1;
       const extra = schema.additionalProperties;
-      setKey(properties, key, isObject(extra) ? convert(extra, ctx, depth + 1, refs) : anyValue(undefined));
+      setKey(
+        properties,
+        key,
+        isObject(extra)
+          ? at(ctx, ["additionalProperties"], () => convert(extra, ctx, depth + 1, refs))
+          : anyValue(undefined),
+      );
     }
   }
   const keys = Object.keys(properties);
@@ -1291,10 +1466,18 @@ function buildArray(schema: Raw, ctx: Context, depth: number, refs: RefCounts, n
       ? schema.items
       : undefined;
   let items: JsonSchema;
-  let minItems = count(schema.minItems);
-  let maxItems = count(schema.maxItems);
+  let minGiven = schema.minItems;
+  let maxGiven = schema.maxItems;
+  if (unreadableCount(minGiven) || unreadableCount(maxGiven)) {
+    const read = readableNumbers(schema, "array", ctx, notes);
+    minGiven = read.minItems;
+    maxGiven = read.maxItems;
+  }
+  let minItems = count(minGiven);
+  let maxItems = count(maxGiven);
   if (tuple) {
-    const elements = tuple.map((el) => convert(el, ctx, depth, refs));
+    const word = Array.isArray(schema.prefixItems) ? "prefixItems" : "items";
+    const elements = tuple.map((el, i) => at(ctx, [word, String(i)], () => convert(el, ctx, depth, refs)));
     const union = unionOf(elements);
     items = union.length === 0 ? anyValue(undefined) : unionSchema(union);
     if (elements.length > 0) {
@@ -1307,7 +1490,8 @@ function buildArray(schema: Raw, ctx: Context, depth: number, refs: RefCounts, n
       if (closed && maxItems === undefined) maxItems = elements.length;
     }
   } else if (isObject(schema.items)) {
-    items = convert(schema.items, ctx, depth, refs);
+    const given = schema.items;
+    items = at(ctx, ["items"], () => convert(given, ctx, depth, refs));
   } else {
     items = anyValue(undefined);
   }
@@ -1612,6 +1796,7 @@ function convertRoot(
     level: 0,
     notices: [],
     polluted: isPolluted(),
+    path: [],
   };
   const out = toRootObject(convert(schema, ctx, 0, new Map()), schema);
   if (ctx.cut > 0) {
