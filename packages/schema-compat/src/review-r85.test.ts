@@ -253,3 +253,55 @@ describe("r85: a numeric keyword JSON cannot carry is told, never dropped silent
     );
   });
 });
+
+describe("r85: a keyword the sanitizer cannot read is told, not turned silently into any value", () => {
+  const told = (property: unknown) => {
+    const notices: string[] = [];
+    const out = sanitizeSchema(
+      { type: "object", properties: { x: property }, required: ["x"] },
+      { onNotice: (n) => notices.push(n) },
+    );
+    return { x: (out.properties as Record<string, unknown>).x, notices };
+  };
+
+  it("a $ref that names nothing in the schema", () => {
+    const { notices } = told({ $ref: "#/$defs/Missing" });
+    expect(notices).toEqual([
+      expect.stringContaining('$ref at #/properties/x ("#/$defs/Missing") names nothing'),
+    ]);
+    expect(told({ $ref: "https://example.com/schema.json" }).notices).toHaveLength(1);
+  });
+
+  it("a type that is no JSON Schema type", () => {
+    const { x, notices } = told({ type: "int" });
+    expect(x).toMatchObject({ anyOf: expect.any(Array) });
+    expect(notices).toEqual([
+      expect.stringContaining('type at #/properties/x ("int") is no JSON Schema type'),
+    ]);
+    expect(told({ type: ["string", "str"] }).notices).toEqual([expect.stringContaining("read as string")]);
+  });
+
+  it("a pattern, format, enum, properties or items of the wrong kind", () => {
+    expect(told({ type: "string", pattern: 5 }).notices).toEqual([
+      expect.stringContaining("pattern at #/properties/x is 5"),
+    ]);
+    expect(told({ type: "string", format: ["email"] }).notices).toEqual([
+      expect.stringContaining("format at #/properties/x"),
+    ]);
+    expect(told({ type: "string", enum: "a" }).notices).toEqual([
+      expect.stringContaining("enum at #/properties/x"),
+    ]);
+    expect(told({ type: "object", properties: [] }).notices).toEqual([
+      expect.stringContaining("properties at #/properties/x is an array"),
+    ]);
+    expect(told({ type: "array", items: "string" }).notices).toEqual([
+      expect.stringContaining("items at #/properties/x"),
+    ]);
+  });
+
+  it("tells nothing of a schema that reads as written", () => {
+    expect(told({ type: "array", items: { type: "string" }, minItems: 1 }).notices).toEqual([]);
+    expect(told({ type: ["string", "null"], format: "email", enum: ["a@b.c", null] }).notices).toEqual([]);
+    expect(told({ $ref: "#", description: "recursive" }).notices).toEqual([]);
+  });
+});

@@ -466,7 +466,7 @@ function typesOf(value: unknown): string[] {
  */
 function mergeParts(parts: readonly Raw[]): Raw {
   // No prototype: nothing read from it can come from a polluted `Object.prototype`.
-  const merged = Object.create(null) as Raw;
+  const merged = Object.create(NO_FIELDS) as Raw;
   const properties = new Map<string, unknown[]>();
   let required: Set<unknown> | undefined;
   for (const part of parts) {
@@ -678,6 +678,13 @@ function convertObject(input: Raw, ctx: Context, depth: number, refs: RefCounts)
     next.set(ref, seen + 1);
     counts = next;
     ctx.refsFollowed++;
+    if (target === undefined) {
+      // A reference to nothing in this schema (a typo, a remote URL, which is never fetched) reads
+      // as the keywords beside it, any value where there are none: said, not guessed at.
+      ctx.notices.push(
+        `A schema's $ref at ${placeOf(ctx)} (${JSON.stringify(shortText(ref, 120))}) names nothing in this schema (only local references such as #/$defs/Name are read): it is read as the keywords beside it, any value where there are none.`,
+      );
+    }
     schema = isObject(target) ? withReferenced(target, rest) : fields(rest);
   }
   if (typeof schema.$ref === "string") {
@@ -709,11 +716,21 @@ function convertObject(input: Raw, ctx: Context, depth: number, refs: RefCounts)
       : [];
   if (branches.length > 0) return convertUnion(schema, branches, base, notes, ctx, depth, counts);
 
-  let types = [...new Set(typesOf(schema.type))].filter((t): t is TypeName =>
-    (TYPE_NAMES as readonly string[]).includes(t),
-  );
+  const named = typesOf(schema.type);
+  let types = [...new Set(named)].filter((t): t is TypeName => (TYPE_NAMES as readonly string[]).includes(t));
+  if (types.length < new Set(named).size || (schema.type !== undefined && named.length === 0)) {
+    // `type: "int"`, `type: ["str"]`, `type: 5`: read as no type (inferred from the other keywords, else any value).
+    const unknown = named.filter((t) => !(TYPE_NAMES as readonly string[]).includes(t));
+    ctx.notices.push(
+      `A schema's type at ${placeOf(ctx)} (${unknown.length > 0 ? unknown.map((t) => JSON.stringify(shortText(t, 40))).join(", ") : valueText(schema.type)}) is no JSON Schema type (string, number, integer, boolean, object, array, null): ${types.length > 0 ? `it is read as ${types.join(" or ")}` : "the type is inferred from the other keywords, any value where they say none"}.`,
+    );
+  }
   let enumValues: Array<string | number | boolean | null> | undefined;
   const givenEnum: unknown = Object.hasOwn(schema, "const") ? [schema.const] : schema.enum;
+  if (givenEnum !== undefined && !Array.isArray(givenEnum))
+    ctx.notices.push(
+      `A schema's enum at ${placeOf(ctx)} is ${valueText(givenEnum)}, not a list of values: it is read as none.`,
+    );
   // A value holding a number JSON cannot carry (`1e309` parsed to Infinity, a host's NaN or BigInt)
   // is no value the model can send, and written out it reads as `null` (a BigInt throws, and the
   // whole schema was read as nothing): it is left out, onNotice told.
@@ -1053,6 +1070,13 @@ function readableNumbers(schema: Raw, type: string, ctx: Context, notes: string[
   return out;
 }
 
+/** Tells `onNotice` of a `pattern` or `format` that is not a string (read as none, any string). */
+function unreadableText(schema: Raw, key: "pattern" | "format", ctx: Context): void {
+  ctx.notices.push(
+    `A schema's ${key} at ${placeOf(ctx)} is ${valueText(schema[key])}, not a string: it is read as none, so any string is taken there.`,
+  );
+}
+
 /** Whether a value given for a count (`minLength`, `maxItems`) is there and not a whole number of 0 or more. */
 function unreadableCount(value: unknown): boolean {
   return value !== undefined && count(value) === undefined;
@@ -1157,11 +1181,11 @@ function buildType(
         const anchored = anchorPattern(schema.pattern);
         if (anchored === undefined) notes.push(`Must match the regular expression ${schema.pattern}.`);
         else if (anchored !== "") out.pattern = anchored;
-      }
+      } else if (schema.pattern !== undefined) unreadableText(schema, "pattern", ctx);
       if (typeof schema.format === "string") {
         if (STRICT_FORMATS.includes(schema.format)) out.format = schema.format;
         else notes.push(`Format: ${schema.format}.`);
-      }
+      } else if (schema.format !== undefined) unreadableText(schema, "format", ctx);
       let minGiven = schema.minLength;
       let maxGiven = schema.maxLength;
       if (unreadableCount(minGiven) || unreadableCount(maxGiven)) {
@@ -1386,6 +1410,10 @@ function buildObject(schema: Raw, ctx: Context, depth: number, refs: RefCounts, 
     return asking({ type: "string" }, "text");
   }
   const source = isObject(schema.properties) ? schema.properties : {};
+  if (schema.properties !== undefined && !isObject(schema.properties))
+    ctx.notices.push(
+      `A schema's properties at ${placeOf(ctx)} is ${valueText(schema.properties)}, not an object of property schemas: it is read as none.`,
+    );
   const required = new Set(
     Array.isArray(schema.required) ? schema.required.filter((k) => typeof k === "string") : [],
   );
@@ -1493,6 +1521,10 @@ function buildArray(schema: Raw, ctx: Context, depth: number, refs: RefCounts, n
     const given = schema.items;
     items = at(ctx, ["items"], () => convert(given, ctx, depth, refs));
   } else {
+    if (schema.items !== undefined && typeof schema.items !== "boolean")
+      ctx.notices.push(
+        `A schema's items at ${placeOf(ctx)} is ${valueText(schema.items)}, not a schema: the items are read as any value.`,
+      );
     items = anyValue(undefined);
   }
   const out: JsonSchema = { type: "array", items };
