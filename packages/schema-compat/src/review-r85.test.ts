@@ -7,22 +7,26 @@
  * properties), and `relaxSchema` threw "note is not a function".
  */
 import fc from "fast-check";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { checkStrictSchema } from "./check-strict.js";
 import { restoreArguments, takesStringAt } from "./optional-nulls.js";
 import { relaxSchema, sanitizeSchema } from "./sanitize-schema.js";
 
 const proto = Object.prototype as Record<string, unknown>;
 
-/** Runs `body` with `Object.prototype[field]` set to `value`, taken away again whatever happens. */
-function polluted<T>(field: string, value: unknown, body: () => T): T {
+/** The fields a test set on Object.prototype: `clean()` (and the end of every test) takes them away. */
+const polluting: string[] = [];
+
+function pollute(field: string, value: unknown): void {
   proto[field] = value;
-  try {
-    return body();
-  } finally {
-    delete proto[field];
-  }
+  polluting.push(field);
 }
+
+function clean(): void {
+  for (const field of polluting.splice(0)) delete proto[field];
+}
+
+afterEach(clean);
 
 const schema = () => ({
   $defs: { Place: { type: "object", properties: { city: { type: "string" } }, required: ["city"] } },
@@ -81,12 +85,12 @@ describe("r85: a polluted Object.prototype is not read as a schema's fields", ()
     const relaxed = JSON.stringify(relaxSchema(schema()));
     for (const [keyword, value] of KEYWORDS) {
       const notices: string[] = [];
-      polluted(keyword, value, () => {
-        expect(JSON.stringify(sanitizeSchema(schema(), { onNotice: (n) => notices.push(n) })), keyword).toBe(
-          strict,
-        );
-        expect(JSON.stringify(relaxSchema(schema())), keyword).toBe(relaxed);
-      });
+      pollute(keyword, value);
+      expect(JSON.stringify(sanitizeSchema(schema(), { onNotice: (n) => notices.push(n) })), keyword).toBe(
+        strict,
+      );
+      expect(JSON.stringify(relaxSchema(schema())), keyword).toBe(relaxed);
+      clean();
       expect(notices, keyword).toEqual([]);
     }
   });
@@ -98,11 +102,10 @@ describe("r85: a polluted Object.prototype is not read as a schema's fields", ()
       properties: { a: { type: "object", properties: { b: { type: "string" } } } },
     };
     const plain = JSON.stringify(sanitizeSchema(deep));
-    polluted(
-      "onNotice",
-      (n: string) => told.push(n),
-      () => polluted("maxDepth", 1, () => expect(JSON.stringify(sanitizeSchema(deep, {}))).toBe(plain)),
-    );
+    pollute("onNotice", (n: string) => told.push(n));
+    pollute("maxDepth", 1);
+    expect(JSON.stringify(sanitizeSchema(deep, {}))).toBe(plain);
+    clean();
     expect(told).toEqual([]);
   });
 
@@ -110,10 +113,10 @@ describe("r85: a polluted Object.prototype is not read as a schema's fields", ()
     const sanitized = sanitizeSchema(schema());
     const raw = checkStrictSchema(schema());
     for (const [keyword, value] of KEYWORDS) {
-      polluted(keyword, value, () => {
-        expect(checkStrictSchema(sanitized), keyword).toEqual([]);
-        expect(checkStrictSchema(schema()), keyword).toEqual(raw);
-      });
+      pollute(keyword, value);
+      expect(checkStrictSchema(sanitized), keyword).toEqual([]);
+      expect(checkStrictSchema(schema()), keyword).toEqual(raw);
+      clean();
     }
   });
 
@@ -121,11 +124,11 @@ describe("r85: a polluted Object.prototype is not read as a schema's fields", ()
     const args = { name: "a@b.c", count: null, maybe: null, map: '{"k":"v"}', place: { city: "Oslo" } };
     const restored = restoreArguments(args, schema());
     for (const [keyword, value] of KEYWORDS) {
-      polluted(keyword, value, () => {
-        expect(restoreArguments(args, schema()), keyword).toEqual(restored);
-        expect(takesStringAt(schema(), ["name"]), keyword).toBe(true);
-        expect(takesStringAt(schema(), ["count"]), keyword).toBe(false);
-      });
+      pollute(keyword, value);
+      expect(restoreArguments(args, schema()), keyword).toEqual(restored);
+      expect(takesStringAt(schema(), ["name"]), keyword).toBe(true);
+      expect(takesStringAt(schema(), ["count"]), keyword).toBe(false);
+      clean();
     }
   });
 
@@ -146,7 +149,10 @@ describe("r85: a polluted Object.prototype is not read as a schema's fields", ()
       additionalProperties: false,
     };
     expect(sanitizeSchema(wrapped)).toEqual(expected);
-    expect(polluted("description", "POLLUTED", () => sanitizeSchema(wrapped))).toEqual(expected);
+    pollute("description", "POLLUTED");
+    const read = sanitizeSchema(wrapped);
+    clean();
+    expect(read).toEqual(expected);
   });
 });
 
