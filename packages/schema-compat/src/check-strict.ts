@@ -1,6 +1,6 @@
 import { STRICT_FORMATS, STRICT_KEYWORDS, STRICT_MAX_DEPTH, TYPE_NAMES } from "./keywords.js";
 import { isGrammarSafePattern, REPETITION_LIMIT } from "./pattern.js";
-import { besideTester, boundsAdmitNone, INTEGER_BOUND_LIMIT } from "./sanitize-schema.js";
+import { besideTester, boundsAdmitNone, fields, INTEGER_BOUND_LIMIT, own } from "./sanitize-schema.js";
 
 /** One way a schema falls outside the strict subset: where (a JSON pointer) and what. */
 export interface StrictSchemaIssue {
@@ -33,17 +33,19 @@ function fits(value: unknown, type: string): boolean {
 }
 
 function walk(
-  schema: unknown,
+  given: unknown,
   path: string,
   depth: number,
   allowed: readonly string[],
   issues: StrictSchemaIssue[],
 ): void {
   const report = (message: string) => issues.push({ path, message });
-  if (!isObject(schema)) {
+  if (!isObject(given)) {
     report("is not a schema object");
     return;
   }
+  // The fields the schema holds: none read through a polluted Object.prototype.
+  const schema = fields(given);
   for (const key of Object.keys(schema)) {
     if (!allowed.includes(key)) report(`uses the keyword "${key}", which is outside the subset`);
   }
@@ -205,11 +207,11 @@ export interface CheckStrictOptions {
 export function checkStrictSchema(schema: unknown, options: CheckStrictOptions = {}): StrictSchemaIssue[] {
   const issues: StrictSchemaIssue[] = [];
   const allowed =
-    isObject(options) && options.relaxed
+    isObject(options) && own(options, "relaxed")
       ? ["type", "description", "properties", "required", "additionalProperties", "items", "enum", "anyOf"]
       : STRICT_KEYWORDS;
   try {
-    if (!isObject(schema) || schema.type !== "object") {
+    if (!isObject(schema) || own(schema, "type") !== "object") {
       issues.push({ path: "", message: 'the root is not an object schema (type: "object")' });
     }
     walk(schema, "", 0, allowed, issues);

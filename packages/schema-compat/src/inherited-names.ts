@@ -140,7 +140,7 @@ export function declaresInheritedName(schema: unknown): boolean {
     const node = stack.pop();
     if (typeof node !== "object" || node === null || seen.has(node)) continue;
     seen.add(node);
-    const properties = (node as { properties?: unknown }).properties;
+    const properties = own(node, "properties");
     if (typeof properties === "object" && properties !== null && !Array.isArray(properties)) {
       for (const key of Object.keys(properties)) if (INHERITED_NAMES.has(key)) return true;
     }

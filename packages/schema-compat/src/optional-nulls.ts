@@ -1,7 +1,9 @@
 import {
   type Asked,
   askedAt,
+  fields,
   isObject,
+  own,
   renamedAt,
   resolvePointer,
   type SanitizeOptions,
@@ -89,7 +91,11 @@ function flatten(schema: unknown, walk: Walk): Flat {
     if (isNever(node)) flat.never = true;
     if (!isObject(node) || seen.has(node)) continue;
     seen.add(node);
-    const { $ref, allOf, ...rest } = node;
+    // The fields the schema holds (no prototype): none read through a polluted Object.prototype.
+    const rest = fields(node, false);
+    const { $ref, allOf } = rest;
+    delete rest.$ref;
+    delete rest.allOf;
     flat.parts.push(rest);
     if (Array.isArray(allOf)) for (let i = allOf.length - 1; i >= 0; i--) stack.push(allOf[i]);
     if (typeof $ref === "string") stack.push(resolvePointer(walk.root, $ref));
@@ -431,7 +437,8 @@ function ownName(place: Place, key: string, walk: Walk): string | undefined {
 /** A sanitized schema's alternatives: itself, or the branches of its (nested) `anyOf`s. */
 function alternatives(node: unknown, out: Raw[], depth: number): Raw[] {
   if (!isObject(node) || depth > MAX_DEPTH) return out;
-  if (Array.isArray(node.anyOf)) for (const branch of node.anyOf) alternatives(branch, out, depth + 1);
+  const anyOf = own(node, "anyOf");
+  if (Array.isArray(anyOf)) for (const branch of anyOf) alternatives(branch, out, depth + 1);
   else out.push(node);
   return out;
 }
@@ -444,10 +451,12 @@ function step(node: unknown, key: string | typeof ITEM, walk: Walk, restore: Res
   if (--walk.budget < 0) throw new Exhausted();
   const subs: unknown[] = [];
   for (const alt of alternatives(node, [], 0)) {
+    const items = own(alt, "items");
+    const properties = own(alt, "properties");
     if (key === ITEM) {
-      if (isObject(alt.items)) subs.push(alt.items);
-    } else if (isObject(alt.properties) && Object.hasOwn(alt.properties, key)) {
-      subs.push(alt.properties[key]);
+      if (isObject(items)) subs.push(items);
+    } else if (isObject(properties) && Object.hasOwn(properties, key)) {
+      subs.push(properties[key]);
     }
   }
   const sub = combined("anyOf", subs);
@@ -472,8 +481,9 @@ function asks(node: unknown, restore: Restore, depth: number): Ask {
   if (known !== undefined || restore.asks.has(node)) return known;
   let ask: Ask = askedAt(node);
   if (ask !== "text") {
-    if (Array.isArray(node.anyOf)) {
-      for (const branch of node.anyOf) {
+    const anyOf = own(node, "anyOf");
+    if (Array.isArray(anyOf)) {
+      for (const branch of anyOf) {
         const inner = asks(branch, restore, depth + 1);
         if (inner === "text") {
           ask = inner;
@@ -612,7 +622,12 @@ function newWalk(root: unknown): Walk {
 
 function newRestore(options: SanitizeOptions | null | undefined): Restore {
   return {
-    options: { recursionLimit: options?.recursionLimit, maxDepth: options?.maxDepth },
+    options: isObject(options)
+      ? {
+          recursionLimit: own(options, "recursionLimit") as number | undefined,
+          maxDepth: own(options, "maxDepth") as number | undefined,
+        }
+      : {},
     kinds: new Map(),
     steps: new Map(),
     asks: new Map(),

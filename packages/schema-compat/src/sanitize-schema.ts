@@ -54,6 +54,10 @@ interface Context {
   level: number;
   /** Sentences for `onNotice` about what this conversion could not keep as it was. */
   notices: string[];
+  /** Whether `Object.prototype` holds names of its own beyond the standard ones ({@link isPolluted}). */
+  polluted: boolean;
+  /** The JSON pointer tokens of the place being converted (`properties`, `x`), for notices. */
+  path: string[];
 }
 
 /**
@@ -194,6 +198,86 @@ export function isObject(value: unknown): value is Raw {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
+/** How deep a prototype chain is followed for a schema's fields: a Proxy's trap can make one endless. */
+const MAX_CHAIN = 64;
+
+/**
+ * `node[key]` where the node holds it itself, or a prototype of its own does (a class's getter),
+ * never where only `Object.prototype` does. A schema is JSON from a tool author or an MCP server;
+ * some code in the host's process setting `Object.prototype.description` (prototype pollution)
+ * otherwise wrote that text into every node of every schema, and `Object.prototype.$ref` read every
+ * schema as a reference to nothing.
+ */
+export function own(node: object, key: string): unknown {
+  if (Object.hasOwn(node, key)) return (node as Raw)[key];
+  let at = Object.getPrototypeOf(node) as object | null;
+  for (let depth = 0; at !== null && at !== Object.prototype && depth < MAX_CHAIN; depth++) {
+    if (Object.hasOwn(at, key)) return (node as Raw)[key];
+    at = Object.getPrototypeOf(at) as object | null;
+  }
+  return undefined;
+}
+
+/** The names `Object.prototype` holds in a process no code has added to (ECMAScript's and Annex B's). */
+const STANDARD_NAMES: ReadonlySet<string> = new Set([
+  "constructor",
+  "__defineGetter__",
+  "__defineSetter__",
+  "hasOwnProperty",
+  "__lookupGetter__",
+  "__lookupSetter__",
+  "isPrototypeOf",
+  "propertyIsEnumerable",
+  "toString",
+  "valueOf",
+  "__proto__",
+  "toLocaleString",
+]);
+
+/**
+ * Whether `Object.prototype` holds a name beyond {@link STANDARD_NAMES} (prototype pollution, or a
+ * library's addition): then every schema object is read through {@link fields}, and otherwise as
+ * it is, which reads the same fields and costs nothing extra (copying each node cost about 5%).
+ */
+function isPolluted(): boolean {
+  const names = Object.getOwnPropertyNames(Object.prototype);
+  return names.length !== STANDARD_NAMES.size || names.some((name) => !STANDARD_NAMES.has(name));
+}
+
+/**
+ * The prototype of what {@link fields} makes: an empty object with no prototype of its own, so a
+ * read of a field the copy lacks ends there (an object made with `Object.create(null)` itself is
+ * slower to read from).
+ */
+const NO_FIELDS: object = Object.freeze(Object.create(null));
+
+/**
+ * A schema object's fields in an object with no prototype, read once: its own enumerable fields,
+ * and those a prototype of its own holds (below `Object.prototype`: a class's getter), so nothing
+ * read from it afterwards can come from a polluted `Object.prototype`.
+ */
+export function fields(node: Raw, all = true): Raw {
+  const out = Object.create(NO_FIELDS) as Raw;
+  const keys = Object.keys(node);
+  for (const key of keys) out[key] = node[key];
+  const names = all ? Object.getOwnPropertyNames(node) : keys;
+  if (names.length !== keys.length) {
+    // Its own fields that are not among its keys: read as the schema's, and still not among its keys.
+    for (const name of names) {
+      if (!Object.hasOwn(out, name))
+        Object.defineProperty(out, name, { value: node[name], writable: true, configurable: true });
+    }
+  }
+  let at = Object.getPrototypeOf(node) as object | null;
+  for (let depth = 0; at !== null && at !== Object.prototype && depth < MAX_CHAIN; depth++) {
+    for (const name of Object.getOwnPropertyNames(at)) {
+      if (name !== "constructor" && !Object.hasOwn(out, name)) out[name] = node[name];
+    }
+    at = Object.getPrototypeOf(at) as object | null;
+  }
+  return out;
+}
+
 /** Sets an own enumerable key, safe for `__proto__` and friends. */
 export function setKey(target: Raw, key: string, value: unknown): void {
   Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
@@ -253,9 +337,10 @@ function describe(base: unknown, notes: readonly string[]): string | undefined {
 }
 
 function baseDescription(schema: Raw): string | undefined {
-  if (typeof schema.description === "string" && schema.description.trim() !== "")
-    return wellFormed(schema.description);
-  if (typeof schema.title === "string" && schema.title.trim() !== "") return wellFormed(schema.title);
+  const description = own(schema, "description");
+  if (typeof description === "string" && description.trim() !== "") return wellFormed(description);
+  const title = own(schema, "title");
+  if (typeof title === "string" && title.trim() !== "") return wellFormed(title);
   return undefined;
 }
 
@@ -282,21 +367,23 @@ function anyValue(description: string | undefined): JsonSchema {
 
 /** Adds `null` to what a sanitized schema accepts, in the form the strict subset uses. */
 export function makeNullable(schema: JsonSchema): JsonSchema {
-  if (Array.isArray(schema.anyOf)) {
-    const branches = schema.anyOf as JsonSchema[];
-    if (branches.some((b) => b.type === "null")) return schema;
+  const anyOf = own(schema, "anyOf");
+  if (Array.isArray(anyOf)) {
+    const branches = anyOf as JsonSchema[];
+    if (branches.some((b) => own(b, "type") === "null")) return schema;
     return carried(schema, { ...schema, anyOf: [...branches, { type: "null" }] });
   }
-  const type = schema.type;
+  const type = own(schema, "type");
   if (type === "null") return schema;
+  const values = own(schema, "enum");
   if (typeof type === "string") {
     const out: JsonSchema = carried(schema, { ...schema, type: [type, "null"] });
-    if (Array.isArray(schema.enum) && !schema.enum.includes(null)) out.enum = [...schema.enum, null];
+    if (Array.isArray(values) && !values.includes(null)) out.enum = [...values, null];
     return out;
   }
   if (Array.isArray(type) && !type.includes("null")) {
     const out: JsonSchema = carried(schema, { ...schema, type: [...type, "null"] });
-    if (Array.isArray(schema.enum) && !schema.enum.includes(null)) out.enum = [...schema.enum, null];
+    if (Array.isArray(values) && !values.includes(null)) out.enum = [...values, null];
     return out;
   }
   return schema;
@@ -319,7 +406,7 @@ function flattenAllOf(
   let cut = false;
   const stack: Raw[] = [schema];
   while (stack.length > 0) {
-    const { allOf, ...rest } = stack.pop() as Raw;
+    const { allOf, ...rest } = fields(stack.pop() as Raw);
     out.push(rest);
     if (!Array.isArray(allOf)) continue;
     const children: Raw[] = [];
@@ -327,8 +414,8 @@ function flattenAllOf(
       if (seen.has(entry)) continue;
       seen.add(entry);
       let sub: unknown = entry;
-      for (let hops = 0; isObject(sub) && typeof sub.$ref === "string" && hops < 16; hops++) {
-        const { $ref, ...siblings } = sub;
+      for (let hops = 0; isObject(sub) && typeof own(sub, "$ref") === "string" && hops < 16; hops++) {
+        const { $ref, ...siblings } = fields(sub);
         const ref = $ref as string;
         const target = resolvePointer(ctx.root, ref);
         const times = counts.get(ref) ?? 0;
@@ -353,12 +440,13 @@ function flattenAllOf(
  * description, a default — the siblings' wins.
  */
 function withReferenced(target: Raw, siblings: Raw): Raw {
-  if (Object.keys(siblings).length === 0) return { ...target };
+  if (Object.keys(siblings).length === 0) return fields(target);
   const merged = mergeParts([target, siblings]);
+  const targetAllOf = own(target, "allOf");
   for (const [key, value] of Object.entries(siblings)) {
     if (key === "properties" || key === "required" || key === "type") continue;
-    if (key === "allOf" && Array.isArray(value) && Array.isArray(target.allOf)) {
-      merged.allOf = [...target.allOf, ...value];
+    if (key === "allOf" && Array.isArray(value) && Array.isArray(targetAllOf)) {
+      merged.allOf = [...targetAllOf, ...value];
     } else {
       setKey(merged, key, value);
     }
@@ -377,7 +465,8 @@ function typesOf(value: unknown): string[] {
  * property several parts describe takes all their schemas (`allOf`). Linear in the parts.
  */
 function mergeParts(parts: readonly Raw[]): Raw {
-  const merged: Raw = {};
+  // No prototype: nothing read from it can come from a polluted `Object.prototype`.
+  const merged = Object.create(NO_FIELDS) as Raw;
   const properties = new Map<string, unknown[]>();
   let required: Set<unknown> | undefined;
   for (const part of parts) {
@@ -402,7 +491,7 @@ function mergeParts(parts: readonly Raw[]): Raw {
       }
     }
   }
-  if (properties.size > 0 || parts.some((p) => isObject(p.properties))) {
+  if (properties.size > 0 || parts.some((p) => isObject(own(p, "properties")))) {
     const props: Raw = {};
     for (const [name, subs] of properties) setKey(props, name, subs.length === 1 ? subs[0] : { allOf: subs });
     merged.properties = props;
@@ -475,8 +564,8 @@ function inferTypes(schema: Raw): TypeName[] {
  */
 function unionSchema(union: readonly JsonSchema[]): JsonSchema {
   if (union.length === 1) return union[0] as JsonSchema;
-  const typed = union.filter((b) => b.type !== "null");
-  if (union.length === 2 && typed.length === 1 && typeof typed[0]?.type === "string") {
+  const typed = union.filter((b) => own(b, "type") !== "null");
+  if (union.length === 2 && typed.length === 1 && typeof own(typed[0] as JsonSchema, "type") === "string") {
     return makeNullable(typed[0] as JsonSchema);
   }
   return { anyOf: [...union] };
@@ -495,8 +584,9 @@ function unionOf(schemas: readonly JsonSchema[]): JsonSchema[] {
   };
   for (const schema of schemas) {
     const keysOf = Object.keys(schema);
-    if (Array.isArray(schema.anyOf) && keysOf.every((k) => k === "anyOf" || k === "description")) {
-      for (const branch of schema.anyOf as JsonSchema[]) push(branch);
+    const anyOf = own(schema, "anyOf");
+    if (Array.isArray(anyOf) && keysOf.every((k) => k === "anyOf" || k === "description")) {
+      for (const branch of anyOf as JsonSchema[]) push(branch);
     } else {
       push(schema);
     }
@@ -528,7 +618,7 @@ const SCALAR_TYPES: readonly string[] = ["string", "number", "integer", "boolean
 function isLeaf(input: unknown): boolean {
   if (!isObject(input)) return true;
   if (["$ref", "allOf", "anyOf", "oneOf"].some((k) => Object.hasOwn(input, k))) return false;
-  const types = typesOf(input.type);
+  const types = typesOf(own(input, "type"));
   return types.length > 0 && types.every((t) => SCALAR_TYPES.includes(t));
 }
 
@@ -536,9 +626,9 @@ function isLeaf(input: unknown): boolean {
 function isPlainString(input: unknown): boolean {
   return (
     isObject(input) &&
-    input.type === "string" &&
+    own(input, "type") === "string" &&
     Object.keys(input).every(
-      (k) => k === "type" || (k === "description" && typeof input.description === "string"),
+      (k) => k === "type" || (k === "description" && typeof own(input, "description") === "string"),
     )
   );
 }
@@ -572,7 +662,9 @@ function convert(input: unknown, ctx: Context, depth: number, refs: RefCounts): 
 }
 
 function convertObject(input: Raw, ctx: Context, depth: number, refs: RefCounts): JsonSchema {
-  let schema: Raw = input;
+  // Every field read below is one the schema holds: where Object.prototype holds more than its own
+  // names, the schema's fields are read into a copy that cannot read through to it.
+  let schema: Raw = ctx.polluted ? fields(input) : input;
   let counts = refs;
   for (let hops = 0; typeof schema.$ref === "string" && hops < 32; hops++) {
     const { $ref, ...rest } = schema;
@@ -586,11 +678,18 @@ function convertObject(input: Raw, ctx: Context, depth: number, refs: RefCounts)
     next.set(ref, seen + 1);
     counts = next;
     ctx.refsFollowed++;
-    schema = isObject(target) ? withReferenced(target, rest) : rest;
+    if (target === undefined) {
+      // A reference to nothing in this schema (a typo, a remote URL, which is never fetched) reads
+      // as the keywords beside it, any value where there are none: said, not guessed at.
+      ctx.notices.push(
+        `A schema's $ref at ${placeOf(ctx)} (${JSON.stringify(shortText(ref, 120))}) names nothing in this schema (only local references such as #/$defs/Name are read): it is read as the keywords beside it, any value where there are none.`,
+      );
+    }
+    schema = isObject(target) ? withReferenced(target, rest) : fields(rest);
   }
   if (typeof schema.$ref === "string") {
     const { $ref: _dropped, ...rest } = schema;
-    schema = rest;
+    schema = fields(rest);
   }
   if (Array.isArray(schema.allOf)) {
     const parts: Raw[] = [];
@@ -617,11 +716,24 @@ function convertObject(input: Raw, ctx: Context, depth: number, refs: RefCounts)
       : [];
   if (branches.length > 0) return convertUnion(schema, branches, base, notes, ctx, depth, counts);
 
-  let types = [...new Set(typesOf(schema.type))].filter((t): t is TypeName =>
-    (TYPE_NAMES as readonly string[]).includes(t),
-  );
+  const named = typesOf(schema.type);
+  let types = [...new Set(named)].filter((t): t is TypeName => (TYPE_NAMES as readonly string[]).includes(t));
+  if (
+    (types.length !== named.length && named.some((t) => !(TYPE_NAMES as readonly string[]).includes(t))) ||
+    (named.length === 0 && schema.type !== undefined)
+  ) {
+    // `type: "int"`, `type: ["str"]`, `type: 5`: read as no type (inferred from the other keywords, else any value).
+    const unknown = named.filter((t) => !(TYPE_NAMES as readonly string[]).includes(t));
+    ctx.notices.push(
+      `A schema's type at ${placeOf(ctx)} (${unknown.length > 0 ? unknown.map((t) => JSON.stringify(shortText(t, 40))).join(", ") : valueText(schema.type)}) is no JSON Schema type (string, number, integer, boolean, object, array, null): ${types.length > 0 ? `it is read as ${types.join(" or ")}` : "the type is inferred from the other keywords, any value where they say none"}.`,
+    );
+  }
   let enumValues: Array<string | number | boolean | null> | undefined;
   const givenEnum: unknown = Object.hasOwn(schema, "const") ? [schema.const] : schema.enum;
+  if (givenEnum !== undefined && !Array.isArray(givenEnum))
+    ctx.notices.push(
+      `A schema's enum at ${placeOf(ctx)} is ${valueText(givenEnum)}, not a list of values: it is read as none.`,
+    );
   // A value holding a number JSON cannot carry (`1e309` parsed to Infinity, a host's NaN or BigInt)
   // is no value the model can send, and written out it reads as `null` (a BigInt throws, and the
   // whole schema was read as nothing): it is left out, onNotice told.
@@ -690,7 +802,7 @@ function convertObject(input: Raw, ctx: Context, depth: number, refs: RefCounts)
       // written into the description, as bounds no value meets are.
       const listed = listedValues(enumValues);
       const words = [Object.hasOwn(schema, "const") ? `Must be exactly ${listed}.` : `One of: ${listed}.`];
-      const left: Raw = { ...schema };
+      const left = fields(schema);
       for (const [key, word] of besideWords(schema)) {
         if (key !== "minLength" && key !== "maxLength") {
           delete left[key];
@@ -726,7 +838,9 @@ function convertObject(input: Raw, ctx: Context, depth: number, refs: RefCounts)
   const description = describe(base, notes);
   return withDescription(
     merged,
-    Array.isArray(merged.anyOf) ? description : (description ?? (merged.description as string | undefined)),
+    Array.isArray(own(merged, "anyOf"))
+      ? description
+      : (description ?? (own(merged, "description") as string | undefined)),
   );
 }
 
@@ -758,11 +872,15 @@ function convertUnion(
         `(about ${copies} characters); they are kept once and the alternatives described in words instead.`,
     );
     const alone = convert(constraints, ctx, depth, refs);
-    const own = typeof alone.description === "string" ? [alone.description] : [];
-    return withDescription(alone, describe(base, [...notes, ...own, alternativesNote(branches)]));
+    const said = own(alone, "description");
+    const its = typeof said === "string" ? [said] : [];
+    return withDescription(alone, describe(base, [...notes, ...its, alternativesNote(branches)]));
   }
-  const converted = branches.map((branch) =>
-    convert(shared && isObject(branch) ? { allOf: [constraints, branch] } : branch, ctx, depth, refs),
+  const word = Array.isArray(schema.anyOf) ? "anyOf" : "oneOf";
+  const converted = branches.map((branch, i) =>
+    at(ctx, [word, String(i)], () =>
+      convert(shared && isObject(branch) ? { allOf: [constraints, branch] } : branch, ctx, depth, refs),
+    ),
   );
   // An alternative that takes any value is flattened into this union: its note ("give an object or
   // an array as JSON text") moves to the union, or the model is never told an object may go there.
@@ -771,20 +889,23 @@ function convertUnion(
   const unionNotes = told ? [...notes, ANY_NOTE] : notes;
   const asked = (node: JsonSchema) => (anyAlternative ? asking(node, "any") : node);
   let union = unionOf(converted);
-  if (schema.nullable === true && !union.some((b) => b.type === "null")) {
+  if (schema.nullable === true && !union.some((b) => own(b, "type") === "null")) {
     union = [...union, { type: "null" }];
   }
   if (union.length === 1) {
     const only = union[0] as JsonSchema;
     return asked(
-      withDescription(only, describe(base, unionNotes) ?? (only.description as string | undefined)),
+      withDescription(only, describe(base, unionNotes) ?? (own(only, "description") as string | undefined)),
     );
   }
   // One type or null (pydantic's Optional[T]) is that type made nullable: `type: [T, "null"]`.
   const merged = unionSchema(union);
-  if (!Array.isArray(merged.anyOf)) {
+  if (!Array.isArray(own(merged, "anyOf"))) {
     return asked(
-      withDescription(merged, describe(base, unionNotes) ?? (merged.description as string | undefined)),
+      withDescription(
+        merged,
+        describe(base, unionNotes) ?? (own(merged, "description") as string | undefined),
+      ),
     );
   }
   return asked(withDescription(merged, describe(base, unionNotes)));
@@ -881,6 +1002,167 @@ function keepEnum(
   return false;
 }
 
+/**
+ * `build()`, with `tokens` on the path notices name while it runs. Not taken off where it throws:
+ * a throw ends the whole conversion, and its context with it.
+ */
+function at<T>(ctx: Context, tokens: readonly string[], build: () => T): T {
+  for (const token of tokens) ctx.path.push(token);
+  const built = build();
+  for (let i = 0; i < tokens.length; i++) ctx.path.pop();
+  return built;
+}
+
+/** The JSON pointer of the place being converted (`#/properties/x`), as a notice names it. */
+function placeOf(ctx: Context): string {
+  return `#${ctx.path.map((token) => `/${shortText(token, 80).replace(/~/g, "~0").replace(/\//g, "~1")}`).join("")}`;
+}
+
+/** The numeric keywords each type reads. */
+const NUMERIC_KEYWORDS: Readonly<Record<string, readonly string[]>> = {
+  number: ["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"],
+  integer: ["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"],
+  string: ["minLength", "maxLength"],
+  array: ["minItems", "maxItems"],
+};
+
+/** The keywords that count something (a whole number of 0 or more), with the words for what they count. */
+const COUNTED: Readonly<Record<string, string>> = {
+  minLength: "character",
+  maxLength: "character",
+  minItems: "item",
+  maxItems: "item",
+};
+
+/** The keywords that bound from below: a value of -Infinity (or a count of 0 or less) bounds nothing. */
+const LOWER = new Set(["minimum", "exclusiveMinimum", "minLength", "minItems"]);
+
+/** A keyword's value as a notice names it. */
+function valueText(value: unknown): string {
+  if (typeof value === "bigint") return `the BigInt ${value}n`;
+  if (typeof value === "string") return `the string ${JSON.stringify(shortText(value, 40))}`;
+  if (typeof value === "number")
+    return Number.isFinite(value) || Number.isNaN(value)
+      ? String(value)
+      : `${value} (what JSON text such as ${value > 0 ? "" : "-"}1e309 parses to)`;
+  if (value === null) return "null";
+  return Array.isArray(value) ? "an array" : typeof value === "object" ? "an object" : String(value);
+}
+
+/** What a keyword's value says as a number: a BigInt's, a numeric string's, ±Infinity; else NaN. */
+function numericOf(value: unknown): number {
+  if (typeof value === "number") return value;
+  if (typeof value === "bigint") return Number(value);
+  if (typeof value === "string" && value.trim() !== "") return Number(value);
+  return Number.NaN;
+}
+
+/**
+ * `schema` with each numeric keyword its types read (bounds, `multipleOf`, lengths, item counts)
+ * that is not a number JSON can carry in its range made one or left out, `onNotice` told where
+ * (`#/properties/x`) and what: a BigInt an exact number holds is that number; a fractional count
+ * the whole one it means (`minLength: 2.5` → 3); anything else (`1e309` parsed to Infinity, NaN,
+ * a string such as `"5"`, a negative count, a `multipleOf` of 0) is left out, and where it still
+ * says something the model can read (`"5"`, Infinity on the side that bounds) written into the
+ * description. Before, each was dropped silently: the value left unbounded and nobody told.
+ */
+function readableNumbers(schema: Raw, type: string, ctx: Context, notes: string[]): Raw {
+  let out = schema;
+  for (const key of NUMERIC_KEYWORDS[type] ?? [])
+    if (key in out) out = readableNumber(schema, out, key, ctx, notes);
+  return out;
+}
+
+/** Tells `onNotice` of a `pattern` or `format` that is not a string (read as none, any string). */
+function unreadableText(schema: Raw, key: "pattern" | "format", ctx: Context): void {
+  ctx.notices.push(
+    `A schema's ${key} at ${placeOf(ctx)} is ${valueText(schema[key])}, not a string: it is read as none, so any string is taken there.`,
+  );
+}
+
+/** Whether a value given for a count (`minLength`, `maxItems`) is there and not a whole number of 0 or more. */
+function unreadableCount(value: unknown): boolean {
+  return value !== undefined && count(value) === undefined;
+}
+
+/**
+ * Whether a number's bounds and `multipleOf` are each absent or a number JSON can carry (an
+ * exclusive bound also `true`/`false`, draft 4's form; `multipleOf` above 0): the builder reads
+ * them as they are, and {@link readableNumbers} is not needed.
+ */
+function boundsReadable(schema: Raw): boolean {
+  const { minimum, maximum, exclusiveMinimum, exclusiveMaximum, multipleOf } = schema;
+  return (
+    (minimum === undefined || finite(minimum)) &&
+    (maximum === undefined || finite(maximum)) &&
+    (exclusiveMinimum === undefined || finite(exclusiveMinimum) || typeof exclusiveMinimum === "boolean") &&
+    (exclusiveMaximum === undefined || finite(exclusiveMaximum) || typeof exclusiveMaximum === "boolean") &&
+    (multipleOf === undefined || (finite(multipleOf) && multipleOf > 0))
+  );
+}
+
+/** `out` (`schema`, or the copy made of it) with `key` set to `value`, or taken out for `undefined`. */
+function changed(schema: Raw, out: Raw, key: string, value: unknown): Raw {
+  const copy = out === schema ? fields(schema) : out;
+  if (value === undefined) delete copy[key];
+  else copy[key] = value;
+  return copy;
+}
+
+/** {@link readableNumbers} for one keyword `out` holds. */
+function readableNumber(schema: Raw, given: Raw, key: string, ctx: Context, notes: string[]): Raw {
+  let out = given;
+  // A data field is read without a getter's call; a getter (its own or a class's) is called once,
+  // into a copy the sanitizer reads from then on.
+  const value: unknown = out[key];
+  if (value === undefined) return out;
+  const counted = Object.hasOwn(COUNTED, key);
+  if (key.startsWith("exclusive") && typeof value === "boolean") return out; // draft 4's form
+  if (counted ? count(value) !== undefined : finite(value) && (key !== "multipleOf" || value > 0)) return out;
+  const n = numericOf(value);
+  const kind = counted
+    ? "a whole number of 0 or more"
+    : key === "multipleOf"
+      ? "a number above 0"
+      : "a number JSON can carry";
+  const said = `A schema's ${key} at ${placeOf(ctx)} is ${valueText(value)}, not ${kind}`;
+  if (
+    typeof value === "bigint" &&
+    Number.isSafeInteger(n) &&
+    (counted ? n >= 0 : key !== "multipleOf" || n > 0)
+  ) {
+    out = changed(schema, out, key, n);
+    ctx.notices.push(`${said}: read as ${n}.`);
+    return out;
+  }
+  if (counted && typeof value === "number" && Number.isFinite(value) && value >= 0) {
+    const whole = LOWER.has(key) ? Math.ceil(value) : Math.floor(value);
+    out = changed(schema, out, key, whole);
+    ctx.notices.push(`${said}: read as ${whole}, the whole count it means.`);
+    return out;
+  }
+  out = changed(schema, out, key, undefined);
+  const bounds =
+    !Number.isNaN(n) &&
+    (key === "multipleOf"
+      ? Number.isFinite(n) && n > 0
+      : LOWER.has(key)
+        ? n !== -Number.POSITIVE_INFINITY && !(counted && n <= 0)
+        : n !== Number.POSITIVE_INFINITY);
+  if (!bounds) {
+    ctx.notices.push(`${said}: it is left out, as it bounds nothing a model can send.`);
+    return out;
+  }
+  const counts = COUNTED[key];
+  notes.push(
+    counts === undefined
+      ? (BOUND_NOTES[key] as (v: unknown) => string)(n)
+      : `${LOWER.has(key) ? "At least" : "At most"} ${n} ${counts}${n === 1 ? "" : "s"}.`,
+  );
+  ctx.notices.push(`${said}: it is left out of the schema and written into its description.`);
+  return out;
+}
+
 function buildType(
   type: Exclude<TypeName, "null">,
   schema: Raw,
@@ -902,13 +1184,20 @@ function buildType(
         const anchored = anchorPattern(schema.pattern);
         if (anchored === undefined) notes.push(`Must match the regular expression ${schema.pattern}.`);
         else if (anchored !== "") out.pattern = anchored;
-      }
+      } else if (schema.pattern !== undefined) unreadableText(schema, "pattern", ctx);
       if (typeof schema.format === "string") {
         if (STRICT_FORMATS.includes(schema.format)) out.format = schema.format;
         else notes.push(`Format: ${schema.format}.`);
+      } else if (schema.format !== undefined) unreadableText(schema, "format", ctx);
+      let minGiven = schema.minLength;
+      let maxGiven = schema.maxLength;
+      if (unreadableCount(minGiven) || unreadableCount(maxGiven)) {
+        const read = readableNumbers(schema, type, ctx, notes);
+        minGiven = read.minLength;
+        maxGiven = read.maxLength;
       }
-      const minLength = count(schema.minLength);
-      const maxLength = count(schema.maxLength);
+      const minLength = count(minGiven);
+      const maxLength = count(maxGiven);
       if (minLength !== undefined && maxLength !== undefined && minLength > maxLength)
         // Always words (below), so never sent; told because no string satisfies them.
         ctx.notices.push(
@@ -923,7 +1212,8 @@ function buildType(
     case "integer": {
       const out: JsonSchema = { type };
       if (values && keepEnum(values, ctx, notes)) out.enum = values;
-      const { given, bounds } = boundsOf(type, schema);
+      const read = boundsReadable(schema) ? schema : readableNumbers(schema, type, ctx, notes);
+      const { given, bounds } = boundsOf(type, read);
       if (admitsNone(type, bounds)) {
         // No number lies between them: a grammar built from them admits no value, and llama.cpp
         // (b9749) then never answers a call to the tool (nor, its slot spinning, anything after).
@@ -936,7 +1226,7 @@ function buildType(
           `${type === "integer" ? "An integer" : "A number"}'s bounds admit no value (${words.join(" ")}); ` +
             "they are left out of the schema and written into its description, as no server can answer a schema nothing satisfies.",
         );
-        if (finite(schema.multipleOf) && schema.multipleOf > 0) out.multipleOf = schema.multipleOf;
+        if (finite(read.multipleOf) && read.multipleOf > 0) out.multipleOf = read.multipleOf;
         return out;
       }
       for (const [key, value] of Object.entries(bounds)) {
@@ -948,7 +1238,7 @@ function buildType(
         )
           notes.push((BOUND_NOTES[key] as (v: unknown) => string)(value));
       }
-      if (finite(schema.multipleOf) && schema.multipleOf > 0) out.multipleOf = schema.multipleOf;
+      if (finite(read.multipleOf) && read.multipleOf > 0) out.multipleOf = read.multipleOf;
       return out;
     }
     case "boolean": {
@@ -1123,12 +1413,20 @@ function buildObject(schema: Raw, ctx: Context, depth: number, refs: RefCounts, 
     return asking({ type: "string" }, "text");
   }
   const source = isObject(schema.properties) ? schema.properties : {};
+  if (schema.properties !== undefined && !isObject(schema.properties))
+    ctx.notices.push(
+      `A schema's properties at ${placeOf(ctx)} is ${valueText(schema.properties)}, not an object of property schemas: it is read as none.`,
+    );
   const required = new Set(
     Array.isArray(schema.required) ? schema.required.filter((k) => typeof k === "string") : [],
   );
   const properties: Raw = {};
   for (const [key, sub] of Object.entries(source)) {
+    ctx.path.push("properties", key);
     const converted = convert(sub, ctx, depth + 1, refs);
+    // pop, not `length -= 2`: setting an array's length is a slow call in V8 (it cost ~5% here).
+    ctx.path.pop();
+    ctx.path.pop();
     setKey(properties, key, required.has(key) ? converted : makeNullable(converted));
   }
   // A required name no property describes: every value the schema takes has it, so it stays a
@@ -1139,7 +1437,13 @@ function buildObject(schema: Raw, ctx: Context, depth: number, refs: RefCounts, 
       // Paid when repeated; never dropped: a required name left out is one the tool never gets.
       if (ctx.repeating > 0) ctx.budget -= 1;
       const extra = schema.additionalProperties;
-      setKey(properties, key, isObject(extra) ? convert(extra, ctx, depth + 1, refs) : anyValue(undefined));
+      setKey(
+        properties,
+        key,
+        isObject(extra)
+          ? at(ctx, ["additionalProperties"], () => convert(extra, ctx, depth + 1, refs))
+          : anyValue(undefined),
+      );
     }
   }
   const keys = Object.keys(properties);
@@ -1195,22 +1499,37 @@ function buildArray(schema: Raw, ctx: Context, depth: number, refs: RefCounts, n
       ? schema.items
       : undefined;
   let items: JsonSchema;
-  let minItems = count(schema.minItems);
-  let maxItems = count(schema.maxItems);
+  let minGiven = schema.minItems;
+  let maxGiven = schema.maxItems;
+  if (unreadableCount(minGiven) || unreadableCount(maxGiven)) {
+    const read = readableNumbers(schema, "array", ctx, notes);
+    minGiven = read.minItems;
+    maxGiven = read.maxItems;
+  }
+  let minItems = count(minGiven);
+  let maxItems = count(maxGiven);
   if (tuple) {
-    const elements = tuple.map((el) => convert(el, ctx, depth, refs));
+    const word = Array.isArray(schema.prefixItems) ? "prefixItems" : "items";
+    const elements = tuple.map((el, i) => at(ctx, [word, String(i)], () => convert(el, ctx, depth, refs)));
     const union = unionOf(elements);
     items = union.length === 0 ? anyValue(undefined) : unionSchema(union);
     if (elements.length > 0) {
-      const label = (s: JsonSchema) =>
-        typeof s.type === "string" ? s.type : Array.isArray(s.type) ? s.type.join(" or ") : "value";
+      const label = (s: JsonSchema) => {
+        const type = own(s, "type");
+        return typeof type === "string" ? type : Array.isArray(type) ? type.join(" or ") : "value";
+      };
       notes.push(`Items in this order: ${elements.map(label).join(", ")}.`);
       const closed = schema.items === false || schema.additionalItems === false;
       if (closed && maxItems === undefined) maxItems = elements.length;
     }
   } else if (isObject(schema.items)) {
-    items = convert(schema.items, ctx, depth, refs);
+    const given = schema.items;
+    items = at(ctx, ["items"], () => convert(given, ctx, depth, refs));
   } else {
+    if (schema.items !== undefined && typeof schema.items !== "boolean")
+      ctx.notices.push(
+        `A schema's items at ${placeOf(ctx)} is ${valueText(schema.items)}, not a schema: the items are read as any value.`,
+      );
     items = anyValue(undefined);
   }
   const out: JsonSchema = { type: "array", items };
@@ -1239,30 +1558,34 @@ function buildArray(schema: Raw, ctx: Context, depth: number, refs: RefCounts, n
 
 /** Turns whatever the conversion produced into the object root strict mode insists on. */
 function toRootObject(schema: JsonSchema, original: unknown): JsonSchema {
-  const description = typeof schema.description === "string" ? schema.description : undefined;
-  if (schema.type === "object") return schema;
-  if (Array.isArray(schema.type) && schema.type.includes("object"))
-    return carried(schema, { ...schema, type: "object" });
-  if (Array.isArray(schema.anyOf)) {
+  const said = own(schema, "description");
+  const description = typeof said === "string" ? said : undefined;
+  const type = own(schema, "type");
+  if (type === "object") return schema;
+  if (Array.isArray(type) && type.includes("object")) return carried(schema, { ...schema, type: "object" });
+  const anyOf = own(schema, "anyOf");
+  if (Array.isArray(anyOf)) {
     // A tool's arguments are an object: the union's other alternatives (a string, null) never apply.
-    const branches = (schema.anyOf as JsonSchema[])
-      .filter((b) => b.type === "object" || (Array.isArray(b.type) && b.type.includes("object")))
-      .map((b) => (b.type === "object" ? b : carried<JsonSchema>(b, { ...b, type: "object" })));
+    const isObjectType = (t: unknown) => t === "object" || (Array.isArray(t) && t.includes("object"));
+    const branches = (anyOf as JsonSchema[])
+      .filter((b) => isObjectType(own(b, "type")))
+      .map((b) => (own(b, "type") === "object" ? b : carried<JsonSchema>(b, { ...b, type: "object" })));
     if (branches.length === 1) {
       const only = branches[0] as JsonSchema;
-      return withDescription(only, description ?? (only.description as string | undefined));
+      return withDescription(only, description ?? (own(only, "description") as string | undefined));
     }
     if (branches.length > 0) {
       const names: string[] = [];
       for (const branch of branches) {
-        for (const key of Object.keys(branch.properties as Raw)) if (!names.includes(key)) names.push(key);
+        for (const key of Object.keys(own(branch, "properties") as Raw))
+          if (!names.includes(key)) names.push(key);
       }
       const properties: Raw = {};
       for (const name of names) {
         const variants: JsonSchema[] = [];
         let everywhere = true;
         for (const branch of branches) {
-          const props = branch.properties as Raw;
+          const props = own(branch, "properties") as Raw;
           if (Object.hasOwn(props, name)) variants.push(props[name] as JsonSchema);
           else everywhere = false;
         }
@@ -1318,7 +1641,7 @@ function toRootObject(schema: JsonSchema, original: unknown): JsonSchema {
  * Idempotent; never throws; never mutates its input.
  */
 export function sanitizeSchema(schema: unknown, options: SanitizeOptions = {}): JsonSchema {
-  const given = isObject(options) ? options : {};
+  const given = ownOptions(options);
   try {
     return sanitizeBounded(schema, given);
   } catch (error) {
@@ -1334,6 +1657,21 @@ export function sanitizeSchema(schema: unknown, options: SanitizeOptions = {}): 
     );
     return toRootObject(anyValue(undefined), undefined);
   }
+}
+
+/**
+ * The options as the host wrote them: a field only a polluted `Object.prototype` holds is not one
+ * (`Object.prototype.onNotice`, `.maxDepth`); `onNotice` is called on the host's object.
+ */
+function ownOptions(options: unknown): SanitizeOptions {
+  if (!isObject(options)) return {};
+  const onNotice = own(options, "onNotice");
+  return {
+    recursionLimit: own(options, "recursionLimit") as number | undefined,
+    maxDepth: own(options, "maxDepth") as number | undefined,
+    onNotice:
+      typeof onNotice === "function" ? (notice: string) => void onNotice.call(options, notice) : undefined,
+  };
 }
 
 /** How many characters of a path or an error message a notice about an unreadable schema holds. */
@@ -1494,6 +1832,8 @@ function convertRoot(
     refsFollowed: 0,
     level: 0,
     notices: [],
+    polluted: isPolluted(),
+    path: [],
   };
   const out = toRootObject(convert(schema, ctx, 0, new Map()), schema);
   if (ctx.cut > 0) {
@@ -1508,17 +1848,18 @@ function convertRoot(
 
 const EMPTY_ENUM_NOTE = "An empty enum: no value is valid here.";
 
-const BOUND_NOTES: Record<string, (value: unknown) => string> = {
-  minimum: (v) => `At least ${v}.`,
-  maximum: (v) => `At most ${v}.`,
-  exclusiveMinimum: (v) => `More than ${v}.`,
-  exclusiveMaximum: (v) => `Less than ${v}.`,
-  multipleOf: (v) => `A multiple of ${v}.`,
-  minItems: (v) => `At least ${v} items.`,
-  maxItems: (v) => `At most ${v} items.`,
-  pattern: (v) => `Must match the regular expression ${v}.`,
-  format: (v) => `Format: ${v}.`,
-};
+// No prototype: a key of a schema's (`description`, `constructor`) never finds a note on Object.prototype.
+const BOUND_NOTES: Record<string, (value: unknown) => string> = Object.assign(Object.create(null), {
+  minimum: (v: unknown) => `At least ${v}.`,
+  maximum: (v: unknown) => `At most ${v}.`,
+  exclusiveMinimum: (v: unknown) => `More than ${v}.`,
+  exclusiveMaximum: (v: unknown) => `Less than ${v}.`,
+  multipleOf: (v: unknown) => `A multiple of ${v}.`,
+  minItems: (v: unknown) => `At least ${v} items.`,
+  maxItems: (v: unknown) => `At most ${v} items.`,
+  pattern: (v: unknown) => `Must match the regular expression ${v}.`,
+  format: (v: unknown) => `Format: ${v}.`,
+});
 
 function relaxNode(schema: JsonSchema): JsonSchema {
   const out: JsonSchema = {};
@@ -1535,7 +1876,7 @@ function relaxNode(schema: JsonSchema): JsonSchema {
       out.anyOf = value.map((b) => relaxNode(b as JsonSchema));
     else if (key !== "description") setKey(out, key, value);
   }
-  const description = describe(schema.description, notes);
+  const description = describe(own(schema, "description"), notes);
   if (description !== undefined) out.description = description;
   return out;
 }

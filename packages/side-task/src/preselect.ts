@@ -13,7 +13,7 @@ import {
 } from "./catalog.js";
 import { describeValue, errorText, isPlainObject, SideTaskError } from "./errors.js";
 import { type KeywordOptions, preselectByKeywords } from "./keywords.js";
-import { ownView } from "./own.js";
+import { ownField, ownView } from "./own.js";
 import { headOf } from "./text.js";
 
 /** The shape a preselection answer is held to: `{ "tools": ["name", …] }`. */
@@ -165,17 +165,14 @@ interface Reading {
 function readReply(reply: unknown, catalog: ReadCatalog, cap: number): Reading {
   let value = reply;
   if (typeof value === "string") value = parseJson(value);
-  const list = Array.isArray(value)
-    ? value
-    : typeof value === "object" && value !== null
-      ? (value as { tools?: unknown }).tools
-      : undefined;
+  // The reply's own fields: never a list or a name only a polluted Object.prototype holds.
+  const list = Array.isArray(value) ? value : ownField(value, "tools");
   if (!Array.isArray(list)) return { names: [], unknown: [], overCap: [], unreadable: [] };
   const written: string[] = [];
   const unreadable: string[] = [];
   for (const item of list) {
     // A model shown tool declarations often writes { "name": … } for a tool: read as its name.
-    const name = isPlainObject(item) ? (item as { name?: unknown }).name : item;
+    const name = isPlainObject(item) ? ownField(item, "name") : item;
     if (typeof name === "string") written.push(name);
     else unreadable.push(describeValue(item));
   }
@@ -292,11 +289,7 @@ export async function preselect(
       false,
       "preselect",
     );
-    const list = Array.isArray(reply)
-      ? reply
-      : isPlainObject(reply)
-        ? (reply as { tools?: unknown }).tools
-        : undefined;
+    const list = Array.isArray(reply) ? reply : isPlainObject(reply) ? ownField(reply, "tools") : undefined;
     if (!Array.isArray(list)) {
       // No JSON, or JSON without a list (a bare name, null, the schema echoed): no answer, said so.
       notice(`${model} gave no list of tools for the preselection; the run starts without one.`);

@@ -3,7 +3,7 @@ import { REFUSAL_CHARS } from "./ask.js";
 import { checkOptions, checkTarget, type SideTaskOptions, sideCall } from "./call.js";
 import { describeValue, errorText, isPlainObject, SideTaskError } from "./errors.js";
 import { escapeHeaders, headerName, keepEndsEscaped } from "./headers.js";
-import { ownView } from "./own.js";
+import { ownField, ownView } from "./own.js";
 import {
   checkWhole,
   fitStretch,
@@ -75,9 +75,10 @@ function contentText(content: unknown): string {
   if (Array.isArray(content)) {
     return content
       .map((part) => {
-        const p = part as { type?: unknown; text?: unknown } | null;
-        if (p && typeof p.text === "string") return p.text;
-        return p && p.type === "image_url" ? "[image]" : "";
+        // A part's own fields: never a text or type only a polluted Object.prototype holds.
+        const text = ownField(part, "text");
+        if (typeof text === "string") return text;
+        return ownField(part, "type") === "image_url" ? "[image]" : "";
       })
       .join("\n");
   }
@@ -125,23 +126,24 @@ function stretchChars(messages: readonly SummaryMessageLike[], blocks: readonly 
         content,
         reasoning_content: replayed,
         reasoning,
-      } = message as SummaryMessageLike & {
+      } = ownView(message) as SummaryMessageLike & {
         reasoning_content?: unknown;
         reasoning?: unknown;
       };
       if (typeof content === "string") chars += content.length;
       else if (Array.isArray(content)) {
-        for (const part of content as readonly ({ text?: unknown } | null)[]) {
-          if (part && typeof part.text === "string") chars += part.text.length;
+        for (const part of content as readonly unknown[]) {
+          const text = ownField(part, "text");
+          if (typeof text === "string") chars += text.length;
         }
       }
       if (typeof replayed === "string") chars += replayed.length;
       else if (typeof reasoning === "string") chars += reasoning.length;
-      const calls = Array.isArray(message.tool_calls) ? message.tool_calls : [];
-      for (const call of calls) {
-        const name = call?.function?.name;
+      const calls = ownField(message, "tool_calls");
+      for (const call of Array.isArray(calls) ? calls : []) {
+        const name = callField(call, "name");
         if (typeof name === "string") chars += name.length;
-        chars += argumentsText(call?.function?.arguments).length;
+        chars += argumentsText(callField(call, "arguments")).length;
       }
     }
     return chars;
@@ -186,9 +188,16 @@ function thrownText(error: unknown): string {
   }
 }
 
+/** `call.function[name]`, each read where the host's object holds it (never from Object.prototype). */
+function callField(call: unknown, name: "name" | "arguments"): unknown {
+  return ownField(ownField(call, "function"), name);
+}
+
 /** Adds the blocks of the message at `index` to `blocks`: none for an entry that is not a message. */
-function messageBlocks(message: SummaryMessageLike | undefined, index: number, blocks: string[]): void {
-  if (!isPlainObject(message) || message === undefined) return;
+function messageBlocks(entry: SummaryMessageLike | undefined, index: number, blocks: string[]): void {
+  if (!isPlainObject(entry) || entry === undefined) return;
+  // The message's own fields: never a role, name or tool call only a polluted Object.prototype holds.
+  const message = ownView(entry);
   const given: unknown = message.role;
   if (typeof given !== "string") {
     throw new SideTaskError(
@@ -207,9 +216,9 @@ function messageBlocks(message: SummaryMessageLike | undefined, index: number, b
   if (text) blocks.push(`[${role}]\n${text}`);
   const calls = Array.isArray(message.tool_calls) ? message.tool_calls : [];
   for (const call of calls) {
-    const named = call?.function?.name;
+    const named = callField(call, "name");
     const name = (typeof named === "string" && headerName(named)) || "a tool";
-    blocks.push(`[${role} called ${name}]\n${shown(argumentsText(call?.function?.arguments))}`);
+    blocks.push(`[${role} called ${name}]\n${shown(argumentsText(callField(call, "arguments")))}`);
   }
 }
 
