@@ -1,4 +1,5 @@
 import { GrownText } from "./grown-text.js";
+import { held } from "./own-field.js";
 
 /**
  * A pair of markers a model writes around its scratchpad when the server leaves it in `content`.
@@ -107,10 +108,20 @@ function heldTail(text: string, markers: readonly string[]): number {
   return best;
 }
 
-function validateFences(fences: unknown): readonly Fence[] {
-  if (!Array.isArray(fences)) throw new TypeError("fences must be an array of { open, close } markers.");
-  for (const fence of fences as unknown[]) {
-    const f = fence as Partial<Fence> | null;
+function validateFences(given: unknown): readonly Fence[] {
+  if (!Array.isArray(given)) throw new TypeError("fences must be an array of { open, close } markers.");
+  const fences: Fence[] = [];
+  for (const fence of given as unknown[]) {
+    // Each fence read once, by its own fields: the table the splitter keeps has all four written.
+    const f: Partial<Fence> | null =
+      typeof fence === "object" && fence !== null
+        ? {
+            open: held(fence, "open") as string,
+            close: held(fence, "close") as string,
+            resume: held(fence, "resume") as string,
+            implicitOpen: held(fence, "implicitOpen") as boolean,
+          }
+        : null;
     if (
       !f ||
       typeof f.open !== "string" ||
@@ -124,8 +135,9 @@ function validateFences(fences: unknown): readonly Fence[] {
         `Each fence needs non-empty string "open" and "close" markers (and "resume", if given); got ${JSON.stringify(fence)}.`,
       );
     }
+    fences.push(f as Fence);
   }
-  return fences as readonly Fence[];
+  return fences;
 }
 
 /**
@@ -199,7 +211,7 @@ export class FenceSplitter {
   private readonly longest: number;
 
   constructor(options: FenceOptions = {}) {
-    this.fences = validateFences(options.fences ?? DEFAULT_FENCES);
+    this.fences = validateFences(held(options, "fences") ?? DEFAULT_FENCES);
     this.openMarkers = this.fences.map((f) => f.open);
     this.closeMarkers = this.fences.map((f) => f.close);
     this.implicit = this.fences.filter((f) => f.implicitOpen === true);
@@ -208,7 +220,7 @@ export class FenceSplitter {
     for (const marker of this.answerMarkers) if (!starts.includes(marker[0]!)) starts += marker[0];
     this.markerStarts = starts;
     this.longest = Math.max(0, ...this.fences.flatMap((f) => [f.open.length, f.close.length]));
-    this.inside = options.startInReasoning === true && this.fences.length > 0;
+    this.inside = held(options, "startInReasoning") === true && this.fences.length > 0;
     this.sawMarker = this.inside;
     this.dropSpace = this.inside;
   }

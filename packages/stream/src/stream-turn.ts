@@ -3,6 +3,7 @@ import type { ChunkLike } from "./chunk.js";
 import { EndpointSilent, type EndpointSilentCode, jsonText, quotedText, StreamError } from "./errors.js";
 import type { Fence } from "./fences.js";
 import { ownChunk } from "./own-chunk.js";
+import { held } from "./own-field.js";
 import { CutShort, openReply, streamErrorMaker } from "./reply-body.js";
 import type { ToolCallProgress } from "./tool-call-assembler.js";
 import type { Turn } from "./turn.js";
@@ -534,7 +535,15 @@ export async function streamTurn<Body extends ChatBody>(
       `streamTurn: options must be an object of options (or absent); got ${kindOf(options)}.`,
     );
   }
-  const opts: StreamTurnOptions = options ?? {};
+  // The keys the host gave are checked as given; each option then read once, where the options
+  // hold it: never one a polluted Object.prototype holds (`startInReasoning = true` read every
+  // answer as reasoning).
+  checkOptionKeys(options ?? {});
+  // Every key written, `undefined` where absent: a key left out of the copy would be read through
+  // Object.prototype again.
+  const read: Record<string, unknown> = {};
+  for (const key of OPTION_KEYS) read[key] = options == null ? undefined : held(options, key);
+  const opts = read as StreamTurnOptions;
   checkOptions(opts);
   const idleMs = allowance("idleMs", opts.idleMs);
   const firstChunkMs = allowance("firstChunkMs", opts.firstChunkMs);

@@ -9,6 +9,7 @@ import type {
 import { type Fence, type FenceSplit, FenceSplitter } from "./fences.js";
 import { GrownText } from "./grown-text.js";
 import { ownChunk } from "./own-chunk.js";
+import { held } from "./own-field.js";
 import { indexOf, ToolCallAssembler, type ToolCallProgress } from "./tool-call-assembler.js";
 import { normalizeFinishReason, type Turn, type TurnTimings } from "./turn.js";
 import { discardedOf, laterUsage, noteDiscarded, readUsage, reportsUsage } from "./usage.js";
@@ -162,8 +163,24 @@ export class TurnReader {
   private readonly argumentsHeld = new Map<number, { half: string; progress: ToolCallProgress }>();
 
   constructor(options: TurnReaderOptions = {}) {
-    this.options = options;
-    this.splitter = new FenceSplitter({ fences: options.fences, startInReasoning: options.startInReasoning });
+    // Read once, by the fields the options hold: an option left out is absent, whatever a polluted
+    // Object.prototype holds under its name (an inherited onThinking string was called).
+    const read = (key: keyof TurnReaderOptions) =>
+      typeof options === "object" && options !== null ? held(options, key) : undefined;
+    this.options = {
+      fences: read("fences") as TurnReaderOptions["fences"],
+      startInReasoning: read("startInReasoning") as boolean | undefined,
+      onOutput: read("onOutput") as TurnReaderOptions["onOutput"],
+      onRetract: read("onRetract") as TurnReaderOptions["onRetract"],
+      onScratchpadClosed: read("onScratchpadClosed") as TurnReaderOptions["onScratchpadClosed"],
+      onThinking: read("onThinking") as TurnReaderOptions["onThinking"],
+      onToolCallDelta: read("onToolCallDelta") as TurnReaderOptions["onToolCallDelta"],
+      onProduced: read("onProduced") as TurnReaderOptions["onProduced"],
+    };
+    this.splitter = new FenceSplitter({
+      fences: this.options.fences,
+      startInReasoning: this.options.startInReasoning,
+    });
   }
 
   /** Whether a chunk carrying text, reasoning or a piece of a tool call has been read. */
