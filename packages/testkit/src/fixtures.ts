@@ -21,7 +21,10 @@ function packagedRecordings(): string {
  * Throws a `TestkitError` (`fixtures-dir-not-found`) when the folder does not exist.
  */
 export function fixturesDir(): string {
-  const fromEnv = process.env.LOOPWRIGHT_FIXTURES;
+  // Only the environment's own variable: process.env reads a polluted Object.prototype too.
+  const fromEnv = Object.hasOwn(process.env, "LOOPWRIGHT_FIXTURES")
+    ? process.env.LOOPWRIGHT_FIXTURES
+    : undefined;
   if (fromEnv) {
     const dir = resolve(fromEnv);
     if (!existsSync(dir)) {

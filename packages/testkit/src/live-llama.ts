@@ -12,7 +12,8 @@ import { join } from "node:path";
 import { TestkitError } from "./errors.js";
 
 function liveFolder(): string | undefined {
-  const folder = process.env.LOOPWRIGHT_LIVE_LLAMA ?? "";
+  const folder =
+    (Object.hasOwn(process.env, "LOOPWRIGHT_LIVE_LLAMA") ? process.env.LOOPWRIGHT_LIVE_LLAMA : "") ?? "";
   return folder !== "" && existsSync(join(folder, "llama-server")) && existsSync(join(folder, "tiny.gguf"))
     ? folder
     : undefined;

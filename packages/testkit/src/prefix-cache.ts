@@ -2,6 +2,7 @@
  * The prefix-cache model: a deterministic chat-template-like rendering of a request, a documented
  * token rule, and a cache that reports how many leading tokens a request shares with earlier ones.
  */
+import { ownRequest } from "./own-body.js";
 
 /** The parts of a chat-completions body that the rendering reads. */
 export interface PromptLike {
@@ -87,8 +88,10 @@ function jsonText(value: unknown): string {
  * `<|role|>\n<content>\n`; an assistant's tool calls follow its content as
  * `<|tool_call|>name\n<arguments>\n`; a tool message starts with its `tool_call_id`. The prompt
  * ends with `<|assistant|>\n`, the generation prompt. Never throws: unknown shapes render as JSON.
+ * Reads only the fields the request holds, never a polluted `Object.prototype`'s (see `ownRequest`).
  */
-export function renderPrompt(request: PromptLike): string {
+export function renderPrompt(given: PromptLike): string {
+  const request = ownRequest(given) as PromptLike;
   let out = "";
   if (Array.isArray(request.tools) && request.tools.length > 0) {
     out += `<|tools|>\n${jsonText(request.tools)}\n`;

@@ -1,5 +1,6 @@
 import { validateHeaderName, validateHeaderValue } from "node:http";
 import { TestkitError } from "./errors.js";
+import { ownFields } from "./own-body.js";
 
 /** One tool call a scripted turn streams. */
 export interface ScriptedToolCall {
@@ -219,35 +220,6 @@ const FIELDS: {
 /** Every field any kind of reply has. */
 const ALL_FIELDS: readonly string[] = [...new Set(Object.values(FIELDS).flat())];
 const CALL_FIELDS = ["id", "name", "arguments"] as const;
-
-/** How deep a prototype chain is followed: a Proxy's trap can make one endless. */
-const MAX_CHAIN = 64;
-
-/**
- * Whether `value` holds `field` itself or a prototype of its own does (a class's getter), never
- * where only `Object.prototype` does: `Object.prototype.content = "x"` set by some code in the
- * test's process must not become every reply's content.
- */
-function holds(value: object, field: string): boolean {
-  let level: object | null = value;
-  for (let depth = 0; level !== null && level !== Object.prototype && depth < MAX_CHAIN; depth++) {
-    if (Object.hasOwn(level, field)) return true;
-    level = Object.getPrototypeOf(level) as object | null;
-  }
-  return false;
-}
-
-/**
- * `value`'s `fields` as the script wrote them, in an object with no prototype (a field it does not
- * hold reads as undefined there, whatever `Object.prototype` holds); anything but an object as it is.
- */
-function ownFields(value: unknown, fields: readonly string[]): unknown {
-  if (typeof value !== "object" || value === null || Array.isArray(value)) return value;
-  const view = Object.create(null) as Record<string, unknown>;
-  for (const field of fields)
-    if (holds(value, field)) view[field] = (value as Record<string, unknown>)[field];
-  return view;
-}
 
 /**
  * A checked reply's fields read as the script wrote them, its tool calls', usage's, pause's and

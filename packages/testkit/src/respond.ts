@@ -6,6 +6,7 @@ import { setMaxListeners } from "node:events";
 import type { ServerResponse } from "node:http";
 import { setTimeout as sleepFor } from "node:timers/promises";
 import { readFixtureBytes, splitCapture } from "./fixtures.js";
+import { ownedOnly } from "./own-body.js";
 import type { HttpAnswer, TurnFacts } from "./personalities/personality.js";
 import type { RecordedRequest } from "./recorded-request.js";
 import type { RawReply, ReplayReply, TurnReply } from "./replies.js";
@@ -153,9 +154,12 @@ export function createResponder(
     answer,
     async turn(res, turn, ctx, stream, includeUsage, completion, request) {
       if (turn.firstByteDelayMs && !(await sleep(turn.firstByteDelayMs, res))) return;
+      // A hook reads only what the testkit wrote: its chunks, body and usage are `ownedOnly`, so a
+      // field one leaves out (a delta's tool_calls, a usage's details) is absent, not a polluted
+      // Object.prototype's.
       const facts = (): TurnFacts => ({
         completion,
-        usage: turnUsage(turn, ctx),
+        usage: ownedOnly(turnUsage(turn, ctx)),
         ...(request ? { request } : {}),
       });
       if (!stream) {
@@ -165,11 +169,14 @@ export function createResponder(
           return;
         }
         const body = turnCompletion(turn, ctx);
-        answer(res, { status: 200, body: shapeCompletion ? shapeCompletion(body, facts()) : body });
+        answer(res, {
+          status: 200,
+          body: shapeCompletion ? shapeCompletion(ownedOnly(body), facts()) : body,
+        });
         return;
       }
       const made = turnChunks(turn, ctx, { includeUsage });
-      const frames = (shapeChunks ? shapeChunks(made, facts()) : made).map((c) => sseFrame(c));
+      const frames = (shapeChunks ? shapeChunks(ownedOnly(made), facts()) : made).map((c) => sseFrame(c));
       if (!turn.noDone) frames.push(sseFrame("[DONE]"));
       res.writeHead(200, { ...SSE_HEADERS, ...serverHeaders?.(SSE_HEADERS["content-type"]) });
       res.flushHeaders();

@@ -3,6 +3,7 @@
  * user's words name it, answers from the tool's result, and otherwise replies plainly — always
  * saying that it is a simulator. Deterministic: the same request gives the same reply.
  */
+import { ownFields, ownRequest, parseOwnBody } from "./own-body.js";
 import { contentText } from "./prefix-cache.js";
 import type { ScriptedToolCall, TurnReply } from "./replies.js";
 
@@ -41,6 +42,9 @@ interface Message {
 const SIMULATOR_NOTE =
   "I am the loopwright testkit's scripted model, a rule-based simulator, not a language model.";
 
+/** An empty object that reads nothing from a polluted `Object.prototype` (a missing schema, no arguments). */
+const NOTHING: Record<string, never> = Object.freeze(Object.create(null));
+
 function record(value: unknown): Record<string, unknown> | undefined {
   return typeof value === "object" && value !== null && !Array.isArray(value)
     ? (value as Record<string, unknown>)
@@ -54,11 +58,11 @@ function declaredTools(tools: unknown): ToolInfo[] {
   for (const tool of tools) {
     const fn = record(record(tool)?.function);
     if (!fn || typeof fn.name !== "string") continue;
-    const params = record(fn.parameters) ?? {};
-    const props = record(params.properties) ?? {};
+    const params = record(fn.parameters) ?? NOTHING;
+    const props = record(params.properties) ?? NOTHING;
     // No prototype: a parameter named __proto__ is an entry like any other, not the object's prototype.
     const properties: Record<string, Record<string, unknown>> = Object.create(null);
-    for (const [k, v] of Object.entries(props)) properties[k] = record(v) ?? {};
+    for (const [k, v] of Object.entries(props)) properties[k] = record(v) ?? NOTHING;
     out.push({
       name: fn.name,
       own: fn.name.includes("__") ? fn.name.slice(fn.name.lastIndexOf("__") + 2) || fn.name : fn.name,
@@ -252,11 +256,11 @@ function toolWords(tool: ToolInfo): string {
 /** True when every required parameter of `tool` takes numbers (a number, an integer, or an array of them). */
 function takesOnlyNumbers(tool: ToolInfo): boolean {
   // A required parameter that allows null is an optional one in the strict form: it does not count.
-  const needed = tool.required.filter((key) => !nullable(tool.properties[key] ?? {}));
+  const needed = tool.required.filter((key) => !nullable(tool.properties[key] ?? NOTHING));
   return (
     needed.length > 0 &&
     needed.every((key) => {
-      const schema = tool.properties[key] ?? {};
+      const schema = tool.properties[key] ?? NOTHING;
       const items = record(schema.items);
       return isNumberType(schema.type) || (schema.type === "array" && isNumberType(items?.type));
     })
@@ -465,14 +469,14 @@ function argumentsFor(
   const keys = Object.keys(tool.properties);
   const missing: string[] = [];
   for (const key of tool.required) {
-    const value = valueFor(key, tool.properties[key] ?? {}, tool, kind, offer, true);
+    const value = valueFor(key, tool.properties[key] ?? NOTHING, tool, kind, offer, true);
     if (value === undefined) missing.push(key);
     else args[key] = value;
   }
   if (missing.length > 0) return { missing };
   for (const key of keys) {
     if (key in args) continue;
-    const value = valueFor(key, tool.properties[key] ?? {}, tool, kind, offer, false);
+    const value = valueFor(key, tool.properties[key] ?? NOTHING, tool, kind, offer, false);
     if (value !== undefined) args[key] = value;
   }
   // Keep the schema's order in the JSON the model sends.
@@ -492,12 +496,8 @@ function missingArgumentAnswer(tool: ToolInfo, kind: ToolKind, missing: string[]
 
 function toolCallArgs(call: unknown): { name: string; args: Record<string, unknown> } {
   const fn = record(record(call)?.function);
-  let args: Record<string, unknown> = {};
-  try {
-    args = record(JSON.parse(String(fn?.arguments ?? "{}"))) ?? {};
-  } catch {
-    // arguments that are not JSON are reported as given
-  }
+  // Arguments that are not JSON are reported as given; those that are hold only their own fields.
+  const args = record(parseOwnBody(String(fn?.arguments ?? "{}"))) ?? NOTHING;
   return { name: typeof fn?.name === "string" ? fn.name : "tool", args };
 }
 
@@ -566,16 +566,18 @@ function plainAnswer(text: string, tools: ToolInfo[]): string {
  * `undefined` for an empty body, a value that is not an object — is read as a request with no
  * messages and gets the plain answer. Never throws.
  */
-export function scriptedModel(request: unknown, options: ScriptedModelOptions = {}): TurnReply {
+export function scriptedModel(request: unknown, given: ScriptedModelOptions = {}): TurnReply {
+  // The request and options as written, never a polluted Object.prototype's fields (see ownRequest).
+  const options = ownFields(given, ["chunkChars", "chunkDelayMs"]) as ScriptedModelOptions;
   // Tool names go whole in the first delta, as OpenAI sends them; text and arguments in small pieces.
   const stream = {
     chunkChars: options.chunkChars ?? 4,
     chunkDelayMs: options.chunkDelayMs ?? 10,
     splitNames: false,
   };
-  const body: ScriptedModelRequest = record(request) ?? {};
+  const body: ScriptedModelRequest = record(ownRequest(request)) ?? Object.create(null);
   const messages = (Array.isArray(body.messages) ? body.messages : []).map(
-    (m) => (record(m) ?? {}) as Message,
+    (m) => (record(m) ?? NOTHING) as Message,
   );
   const tools = declaredTools(body.tools);
   if (messages.at(-1)?.role === "tool") return { ...stream, content: answerFromResults(messages, tools) };

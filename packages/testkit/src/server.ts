@@ -5,7 +5,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { TestkitError } from "./errors.js";
-import { parseOwnBody } from "./own-body.js";
+import { ownFields, parseOwnBody } from "./own-body.js";
 import { guardPersonality } from "./personalities/guard.js";
 import { checkOptions, finiteMs, type OptionRule, positiveWhole } from "./personalities/options.js";
 import { type Personality, requestedChoices } from "./personalities/personality.js";
@@ -50,6 +50,18 @@ export interface ServerOptions {
   /** Port to listen on (default 0: a free one). */
   port?: number | null | undefined;
 }
+
+/** Every option of `startServer`. */
+const SERVER_OPTIONS: readonly (keyof ServerOptions)[] = [
+  "replies",
+  "personality",
+  "prefixCache",
+  "models",
+  "props",
+  "lmstudio",
+  "scriptedModel",
+  "port",
+];
 
 /** What each field of `scriptedModel: { … }` must be. */
 const SCRIPTED_MODEL_RULES: Record<keyof ScriptedModelOptions, OptionRule> = {
@@ -118,10 +130,13 @@ function isRecord(value: unknown): value is Record<string, unknown> {
  * Throws a `TestkitError` (`invalid-option` naming the option, `invalid-reply` for a bad queued
  * reply) before listening for options it cannot honour; never leaves a listener behind on failure.
  */
-export async function startServer(options: ServerOptions = {}): Promise<TestServer> {
-  if (typeof options !== "object" || options === null || Array.isArray(options)) {
+export async function startServer(given: ServerOptions = {}): Promise<TestServer> {
+  if (typeof given !== "object" || given === null || Array.isArray(given)) {
     throw new TestkitError("invalid-option", "startServer: options must be an object.");
   }
+  // Read where the caller's object holds them (a class's getters too), never from a polluted
+  // Object.prototype: `Object.prototype.port = "x"` must not become every server's port.
+  const options = ownFields(given, SERVER_OPTIONS) as ServerOptions;
   const resolved = resolvePersonality(options.personality);
   // null reads as absent, as everywhere in the project (a field read back from JSON).
   if (options.prefixCache != null && typeof options.prefixCache !== "boolean") {

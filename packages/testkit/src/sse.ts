@@ -72,6 +72,9 @@ function resolvedCalls(turn: TurnReply, ctx: TurnContext, choice = 0): Required<
   }));
 }
 
+/** A turn's usage when it scripts none: holds no number, whatever `Object.prototype` holds. */
+const NO_USAGE: Exclude<TurnReply["usage"], false | undefined> = Object.freeze(Object.create(null));
+
 /**
  * The usage a turn reports: scripted numbers win; missing ones are computed — prompt tokens from the
  * rendered request, completion tokens from reasoning + content + tool names and arguments by the
@@ -79,7 +82,7 @@ function resolvedCalls(turn: TurnReply, ctx: TurnContext, choice = 0): Required<
  */
 export function turnUsage(turn: TurnReply, ctx: TurnContext): WireUsage | undefined {
   if (turn.usage === false) return undefined;
-  const u = turn.usage ?? {};
+  const u = turn.usage ?? NO_USAGE;
   const generated =
     (turn.reasoning ?? "") +
     (turn.content ?? "") +

@@ -1,5 +1,6 @@
 /** Wraps a personality so a failing hook reports which personality and hook failed. */
 import { TestkitError } from "../errors.js";
+import { holds } from "../own-body.js";
 import type { Personality } from "./personality.js";
 
 /** The hooks a personality may have (see `Personality`). */
@@ -25,10 +26,14 @@ export const PERSONALITY_HOOKS = [
  * The same personality with each hook wrapped: a hook that throws is rethrown as a `TestkitError`
  * (`server-fault`) whose message names the personality and the hook and quotes the original
  * message (kept as `cause`); a `TestkitError` `invalid-reply` (a `checkReply` refusal) passes as is. Hooks the personality lacks stay absent; `this` is the original.
+ * A hook is read where the personality holds it (its class's methods too), never from a polluted
+ * `Object.prototype`, and the wrapper has no prototype: a hook it lacks reads as absent.
  */
 export function guardPersonality(personality: Personality): Personality {
-  const guarded: Record<string, unknown> = { name: personality.name };
+  const guarded = Object.create(null) as Record<string, unknown>;
+  guarded.name = personality.name;
   for (const key of PERSONALITY_HOOKS) {
+    if (!holds(personality, key)) continue;
     const value = (personality as unknown as Record<string, unknown>)[key];
     if (typeof value !== "function") continue;
     guarded[key] = (...args: unknown[]) => {

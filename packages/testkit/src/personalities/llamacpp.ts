@@ -10,7 +10,7 @@ import type { RecordedRequest } from "../recorded-request.js";
 import type { ErrorReply, TurnReply } from "../replies.js";
 import type { WireUsage } from "../sse.js";
 import { grammarErrors } from "./grammar-schema.js";
-import { checkOptions, durationMs, flag, nonEmptyString, type OptionRule, positiveWhole } from "./options.js";
+import { durationMs, flag, nonEmptyString, type OptionRule, ownOptions, positiveWhole } from "./options.js";
 import type { Personality, PersonalityContext, TurnFacts } from "./personality.js";
 import { includeUsageRequested, isRecord, jsonError, swap } from "./recorded.js";
 
@@ -498,8 +498,8 @@ const LLAMACPP_OPTION_RULES: Record<keyof LlamacppPersonalityOptions, OptionRule
  * and `add_generation_prompt: false`, 33); the usage counts only the scripted tokens. An `n` of 2
  * to `slots` is answered with that many choices, each reported as it ends (captures 34-39).
  */
-export function llamacppPersonality(options: LlamacppPersonalityOptions = {}): Personality {
-  checkOptions("llamacpp personality", options, LLAMACPP_OPTION_RULES);
+export function llamacppPersonality(given: LlamacppPersonalityOptions = {}): Personality {
+  const options = ownOptions("llamacpp personality", given, LLAMACPP_OPTION_RULES);
   const nCtx = options.nCtx ?? 4096;
   const loadingMs = options.loadingMs ?? 0;
   const model = options.model ?? "tiny.gguf";

@@ -6,7 +6,7 @@
 import { readFixture } from "../fixtures.js";
 import type { RecordedRequest } from "../recorded-request.js";
 import type { ErrorReply } from "../replies.js";
-import { checkOptions, nonEmptyString, type OptionRule, positiveWhole } from "./options.js";
+import { nonEmptyString, type OptionRule, ownOptions, positiveWhole } from "./options.js";
 import type { Personality, PersonalityContext } from "./personality.js";
 import { includeUsageRequested, isRecord, jsonError, requestedMaxTokens, swap } from "./recorded.js";
 
@@ -47,8 +47,8 @@ const LMSTUDIO_OPTION_RULES: Record<keyof LmstudioPersonalityOptions, OptionRule
  * `contextLength` (the recorded "Trying to keep the first N tokens…" string as `{"error": "…"}`,
  * status 400 — the status was not recorded). `GET /api/v0/models` answers the documented listing.
  */
-export function lmstudioPersonality(options: LmstudioPersonalityOptions = {}): Personality {
-  checkOptions("lmstudio personality", options, LMSTUDIO_OPTION_RULES);
+export function lmstudioPersonality(given: LmstudioPersonalityOptions = {}): Personality {
+  const options = ownOptions("lmstudio personality", given, LMSTUDIO_OPTION_RULES);
   const contextLength = options.contextLength ?? 4096;
 
   const check = (request: RecordedRequest, ctx: PersonalityContext): ErrorReply | undefined => {

@@ -7,7 +7,7 @@ import { createHash } from "node:crypto";
 import { readFixture } from "../fixtures.js";
 import type { RecordedRequest } from "../recorded-request.js";
 import type { ErrorReply } from "../replies.js";
-import { checkOptions, flag, type OptionRule } from "./options.js";
+import { flag, type OptionRule, ownOptions } from "./options.js";
 import type { Personality } from "./personality.js";
 import { isRecord, jsonError, swap } from "./recorded.js";
 
@@ -112,8 +112,8 @@ const MISTRAL_OPTION_RULES: Record<keyof MistralPersonalityOptions, OptionRule> 
  * (`gSIMJiOkT`; a scripted id is sent as scripted), each whole in the finish chunk without `index`
  * or `type`, and the usage rides on the finish chunk, as the recorded streams show.
  */
-export function mistralPersonality(options: MistralPersonalityOptions = {}): Personality {
-  checkOptions("mistral personality", options, MISTRAL_OPTION_RULES);
+export function mistralPersonality(given: MistralPersonalityOptions = {}): Personality {
+  const options = ownOptions("mistral personality", given, MISTRAL_OPTION_RULES);
   const refuseStreamOptions = options.refuseStreamOptions ?? true;
 
   const check = (request: RecordedRequest): ErrorReply | undefined => {

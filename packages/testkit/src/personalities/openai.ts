@@ -6,7 +6,7 @@ import { readFixture } from "../fixtures.js";
 import { countTokens, renderPrompt } from "../prefix-cache.js";
 import type { RecordedRequest } from "../recorded-request.js";
 import type { ErrorReply } from "../replies.js";
-import { checkOptions, type OptionRule, positiveWhole, regExp, stringList } from "./options.js";
+import { type OptionRule, ownOptions, positiveWhole, regExp, stringList } from "./options.js";
 import { type Personality, type PersonalityContext, requestedChoices } from "./personality.js";
 import {
   includeUsageRequested,
@@ -263,8 +263,8 @@ const OPENAI_OPTION_RULES: Record<keyof OpenAiPersonalityOptions, OptionRule> = 
  * streamed reply carries a usage chunk only when `stream_options.include_usage` is true, as OpenAI
  * does.
  */
-export function openaiPersonality(options: OpenAiPersonalityOptions = {}): Personality {
-  checkOptions("openai personality", options, OPENAI_OPTION_RULES);
+export function openaiPersonality(given: OpenAiPersonalityOptions = {}): Personality {
+  const options = ownOptions("openai personality", given, OPENAI_OPTION_RULES);
   const reasoning = options.reasoningModels ?? /^(o\d|gpt-5)/;
   const efforts = options.reasoningEffortValues ?? ["none", "low", "medium", "high"];
   const refused = new Set(options.unknownParams ?? []);

@@ -4,6 +4,7 @@
  * a nonsense answer to every request later.
  */
 import { TestkitError } from "../errors.js";
+import { ownFields } from "../own-body.js";
 
 /** One option's rule: what the value must be (for the message) and the test it must pass. */
 export interface OptionRule {
@@ -95,4 +96,18 @@ export function checkOptions(owner: string, options: unknown, rules: Record<stri
       );
     }
   }
+}
+
+/**
+ * Checks `options` (see `checkOptions`) and returns them as the caller wrote them: each option of
+ * `rules` where `options` holds it (a class instance's getter too), in an object with no prototype,
+ * so an option left out reads as absent whatever a polluted `Object.prototype` holds.
+ */
+export function ownOptions<T extends object>(
+  owner: string,
+  options: T,
+  rules: Record<string, OptionRule>,
+): T {
+  checkOptions(owner, options, rules);
+  return ownFields(options, Object.keys(rules)) as T;
 }

@@ -1,4 +1,5 @@
 import { TestkitError } from "../errors.js";
+import { holds } from "../own-body.js";
 import { PERSONALITY_HOOKS } from "./guard.js";
 import { type LlamacppPersonalityOptions, llamacppPersonality } from "./llamacpp.js";
 import { type LmstudioPersonalityOptions, lmstudioPersonality } from "./lmstudio.js";
@@ -69,7 +70,7 @@ export function resolvePersonality(spec: PersonalitySpec | null | undefined): Pe
   }
   if (typeof spec !== "object" || spec === null || typeof spec.name !== "string") throw unknown();
   const record = spec as unknown as Record<string, unknown>;
-  const hasHooks = PERSONALITY_HOOKS.some((h) => typeof record[h] === "function");
+  const hasHooks = PERSONALITY_HOOKS.some((h) => holds(record, h) && typeof record[h] === "function");
   if (hasHooks) return spec as Personality;
   if (!NAMES.includes(spec.name)) throw unknown();
   return fromConfig(spec as PersonalityConfig);

@@ -6,7 +6,7 @@
 import { readFixture } from "../fixtures.js";
 import type { RecordedRequest } from "../recorded-request.js";
 import type { ErrorReply } from "../replies.js";
-import { checkOptions, flag, nonEmptyString, type OptionRule, oneOf, positiveWhole } from "./options.js";
+import { flag, nonEmptyString, type OptionRule, oneOf, ownOptions, positiveWhole } from "./options.js";
 import {
   type HttpAnswer,
   type Personality,
@@ -75,8 +75,8 @@ const VLLM_OPTION_RULES: Record<keyof VllmPersonalityOptions, OptionRule> = {
  * with `max_model_len` and the id set from the options. Unknown routes answer FastAPI's
  * `{"detail":"Not Found"}` (404) or `{"detail":"Method Not Allowed"}` (405).
  */
-export function vllmPersonality(options: VllmPersonalityOptions = {}): Personality {
-  checkOptions("vllm personality", options, VLLM_OPTION_RULES);
+export function vllmPersonality(given: VllmPersonalityOptions = {}): Personality {
+  const options = ownOptions("vllm personality", given, VLLM_OPTION_RULES);
   const maxModelLen = options.maxModelLen ?? 8096;
   const nested = options.errorFormat === "nested";
 
