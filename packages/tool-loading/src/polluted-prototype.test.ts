@@ -1,5 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { loadNames } from "./names.js";
+import { catalogText } from "./catalog.js";
+import { definitionLine } from "./load-result.js";
+import { expandNames, loadNames } from "./names.js";
 import { proxiedCall } from "./proxied-call.js";
 import { createToolLoading } from "./tool-loading.js";
 
@@ -61,5 +63,18 @@ describe("the model's arguments: only the keys it wrote", () => {
   it("Object.prototype.names is not load_tools' names", () => {
     pollute("names", ["fs_write"]);
     expect(loadNames({ tools: ["fs_read"] }, CATALOG)).toEqual(["fs_read"]);
+  });
+});
+
+describe("a description left out is none", () => {
+  it("Object.prototype.description = true: the catalogue is still a catalogue", () => {
+    pollute("description", true);
+    expect(expandNames(["fs_read"], CATALOG).names).toEqual(["fs_read"]);
+  });
+
+  it("Object.prototype.description = 'P0LLUTED': not in the catalogue text, nor a definition", () => {
+    pollute("description", "P0LLUTED");
+    expect(catalogText(CATALOG, { descriptions: true })).not.toContain("P0LLUTED");
+    expect(definitionLine(tool("fs_read"))).not.toContain("P0LLUTED");
   });
 });
