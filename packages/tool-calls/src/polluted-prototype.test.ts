@@ -94,24 +94,25 @@ describe("parseToolArguments: the package's own records", () => {
 });
 
 describe("recoverToolCalls and parseJson", () => {
-  it.each([
-    ["arguments", '<|python_tag|>{"name": "clock", "parameters": {}}', "clock"],
-    [
-      "description",
-      '<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>',
-      "get_weather",
-    ],
-    ["tool", '{"tool_calls":[{"function":{"name":"clock","arguments":"{}"}}]}', "clock"],
-    ["tool_name", '{"tool_calls":[{"function":{"name":"clock","arguments":"{}"}}]}', "clock"],
-    [
-      "unsure",
-      "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n</function>\n</tool_call>",
-      "get_weather",
-    ],
-  ])("Object.prototype.%s: the call is still recovered", (key, text, name) => {
-    pollute(key, "P0LLUTED");
-    expect(recoverToolCalls(text, TOOLS as never).calls.map((c) => c.name)).toEqual([name]);
-  });
+  const TAGGED = '<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>';
+  const WRAPPED = '{"tool_calls":[{"function":{"name":"clock","arguments":"{}"}}]}';
+  const MARKUP =
+    "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n</function>\n</tool_call>";
+  /** Each key polluted, a reply whose call was lost to it, and the call's name. */
+  const LOST: Record<string, [string, string]> = {
+    arguments: ['<|python_tag|>{"name": "clock", "parameters": {}}', "clock"],
+    description: [TAGGED, "get_weather"],
+    tool: [WRAPPED, "clock"],
+    tool_name: [WRAPPED, "clock"],
+    unsure: [MARKUP, "get_weather"],
+  };
+  it.each(Object.entries(LOST).map(([key, [text, name]]) => ({ key, text, name })))(
+    "Object.prototype.$key: the call is still recovered",
+    ({ key, text, name }) => {
+      pollute(key, "P0LLUTED");
+      expect(recoverToolCalls(text, TOOLS as never).calls.map((c) => c.name)).toEqual([name]);
+    },
+  );
 
   it("Object.prototype.open: a closed call leaves no text behind, cut at the limit or not", () => {
     pollute("open", true);

@@ -8,19 +8,15 @@ import { createToolLoading } from "./tool-loading.js";
 // Review r85h: what a route answers, and the model's call_tool / load_tools arguments, read through
 // a polluted Object.prototype.
 
-const proto = Object.prototype as Record<string, unknown>;
-const set: string[] = [];
-function pollute(name: string, value: unknown): void {
-  set.push(name);
-  Object.defineProperty(Object.prototype, name, {
-    value,
-    configurable: true,
-    writable: true,
-    enumerable: false,
-  });
+/** Every key a test set on Object.prototype, taken off after it. */
+const polluted = new Set<string>();
+function pollute(key: string, held: unknown): void {
+  Object.defineProperty(Object.prototype, key, { value: held, writable: true, configurable: true });
+  polluted.add(key);
 }
 afterEach(() => {
-  for (const name of set.splice(0)) delete proto[name];
+  polluted.forEach((key) => Reflect.deleteProperty(Object.prototype, key));
+  polluted.clear();
 });
 
 const tool = (name: string) => ({
