@@ -15,7 +15,9 @@ function pollute(key: string, held: unknown): void {
   polluted.add(key);
 }
 afterEach(() => {
-  polluted.forEach((key) => Reflect.deleteProperty(Object.prototype, key));
+  polluted.forEach((key) => {
+    Reflect.deleteProperty(Object.prototype, key);
+  });
   polluted.clear();
 });
 
