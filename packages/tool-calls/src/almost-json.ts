@@ -171,7 +171,12 @@ export function nonJsonNumber(text: string): string | undefined {
  * `00.5e400` Infinity before the caller could see the digits the model wrote.
  */
 function jsonNumeral(token: string): string {
-  const [, sign, whole, fraction, exponent] = /^(-?)(\d*)(?:\.(\d*))?(.*)$/.exec(token) as RegExpExecArray;
+  // By index, not destructured (see `withinDepth`): never a polluted `Object.prototype.return` called.
+  const parts = /^(-?)(\d*)(?:\.(\d*))?(.*)$/.exec(token) as RegExpExecArray;
+  const sign = parts[1];
+  const whole = parts[2];
+  const fraction = parts[3];
+  const exponent = parts[4];
   const digits = (whole as string).replace(/^0+(?=\d)/, "") || "0";
   return `${sign}${digits}${fraction ? `.${fraction}` : ""}${exponent}`;
 }

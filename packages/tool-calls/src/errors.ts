@@ -1,4 +1,5 @@
 import type { InexactNumber } from "./exact-numbers.js";
+import { ownOption } from "./own.js";
 
 const TOOL_ARGUMENTS_ERROR = Symbol.for("@loopwright/tool-calls.ToolArgumentsError");
 const TOOL_CALLS_ERROR = Symbol.for("@loopwright/tool-calls.ToolCallsError");
@@ -124,13 +125,14 @@ export function readOptions<K extends string>(
       cause === undefined ? undefined : { cause },
     );
   if (given === undefined || given === null) return {};
-  const read: Partial<Record<K, string | null>> = {};
+  // No prototype: a field left out reads as absent, never as a polluted `Object.prototype`'s.
+  const read = Object.create(null) as Partial<Record<K, string | null>>;
   let value: unknown;
   let field: K | undefined;
   try {
     if (typeof given !== "object" || Array.isArray(given)) throw refuse(`was given ${describeValue(given)}`);
     for (field of fields) {
-      value = (given as Record<string, unknown>)[field];
+      value = ownOption(given, field);
       if (value === undefined) continue;
       if (value !== null && typeof value !== "string")
         throw refuse(`its ${field} was ${describeValue(value)}`);

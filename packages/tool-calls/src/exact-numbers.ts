@@ -1,3 +1,4 @@
+import { dataField } from "./own.js";
 /**
  * Numbers JavaScript cannot hold as the model wrote them. Node 20's `JSON.parse` gives no access
  * to a number's source text, so the JSON text that was parsed is read again here, token by token,
@@ -122,7 +123,7 @@ interface Frame {
    * An object's keys read so far, each with the numbers recorded under it (their path keys in
    * `found`), so a key written again forgets exactly those, without a search.
    */
-  keys?: Map<string, string[] | undefined>;
+  keys: Map<string, string[] | undefined> | undefined;
 }
 
 /** True when a parsed value holds a number anywhere (most arguments hold only text). Iterative. */
@@ -174,7 +175,7 @@ export function findInexactNumbers(text: string, value: unknown): Omit<InexactNu
       continue;
     }
     if (c === "{" || c === "[") {
-      stack.push({ at: c === "{" ? "" : 0, object: c === "{" });
+      stack.push({ at: c === "{" ? "" : 0, object: c === "{", keys: undefined });
       expectingKey = c === "{";
       i++;
       continue;
@@ -314,7 +315,7 @@ export function setAt(root: unknown, path: ArgumentPath, value: unknown): boolea
   const last = path[path.length - 1];
   if (last === undefined || typeof node !== "object" || node === null) return false;
   if (!Object.hasOwn(node, last)) return false;
-  Object.defineProperty(node, last, { value, enumerable: true, writable: true, configurable: true });
+  Object.defineProperty(node, last, dataField(value));
   return true;
 }
 
@@ -385,7 +386,8 @@ export function exactJson(value: unknown): string {
     if (typeof node === "object" && node !== null) {
       const keys = WRITTEN.get(node);
       const parts: string[] = [];
-      for (const [key, item] of Object.entries(node)) {
+      for (const key of Object.keys(node)) {
+        const item = (node as Record<string, unknown>)[key];
         if (item === undefined || typeof item === "function" || typeof item === "symbol") continue;
         parts.push(`${JSON.stringify(key)}:${written(item, keys?.get(key)) ?? write(item)}`);
       }

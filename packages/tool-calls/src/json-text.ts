@@ -308,7 +308,11 @@ export const MAX_DEPTH = 512;
 export function withinDepth(value: unknown, max = MAX_DEPTH): boolean {
   const stack: [unknown, number][] = [[value, 0]];
   while (stack.length > 0) {
-    const [item, depth] = stack.pop() as [unknown, number];
+    // Read by index, not destructured: destructuring closes the pair's iterator, calling a polluted
+    // `Object.prototype.return`.
+    const pair = stack.pop() as [unknown, number];
+    const item = pair[0];
+    const depth = pair[1];
     if (typeof item !== "object" || item === null) continue;
     if (depth >= max) return false;
     for (const child of Array.isArray(item) ? item : Object.values(item)) {

@@ -212,7 +212,11 @@ export function jsonNumbers(text: string): { text: string; rewritten: RewrittenN
     // Python's `0x10`, `0o17`, `0b11`, `1_000` as the decimal numbers Python reads them as, as a
     // pythonic call's are: a repair would make strings of them, the strict reader refuses them.
     const python = pythonDecimal(token);
-    const [, sign, whole, rest] = /^([+-]?)(\d*)(.*)$/.exec(python ?? token) as RegExpExecArray;
+    // By index, not destructured: never a polluted `Object.prototype.return` called.
+    const parts = /^([+-]?)(\d*)(.*)$/.exec(python ?? token) as RegExpExecArray;
+    const sign = parts[1];
+    const whole = parts[2];
+    const rest = parts[3];
     // `02134` too: a repair would make the string "02134" of it, or round `012345678901234567891`
     // through a double before its digits were weighed.
     if (python === undefined && sign !== "+" && whole !== "" && !/^0\d/.test(whole as string))

@@ -30,6 +30,7 @@ import {
   quoteNumbersAsText,
   type RewrittenNumber,
 } from "./number-text.js";
+import { ownOption } from "./own.js";
 
 /**
  * The longest argument text `parseToolArguments` will repair (1 MiB). Valid JSON of any length
@@ -192,7 +193,7 @@ function inexact(raw: string, name: string | undefined, numbers: InexactNumber[]
  */
 function settle(read: Read, raw: string, options: ParseToolArgumentsOptions): ParsedToolArguments {
   const { value, json, repaired, found } = read;
-  const texts = asText(value, read.quoted);
+  const texts = asText(value, quotedOf(read));
   if (found.length === 0) return { value, json, repaired, inexact: texts };
   // The arguments' root is an object, never a number: only paths inside it are settled.
   const { kept, refused, changed } = settleNumbers(
@@ -204,10 +205,15 @@ function settle(read: Read, raw: string, options: ParseToolArgumentsOptions): Pa
   return { value, json: changed ? JSON.stringify(value) : json, repaired, inexact: [...texts, ...kept] };
 }
 
+/** The number tokens a read took as text: its own field only (never a polluted `Object.prototype.quoted`). */
+function quotedOf(read: Read): readonly NumberAsText[] {
+  return (Object.hasOwn(read, "quoted") && read.quoted) || [];
+}
+
 /** The tokens read as text that the arguments still hold there (a key written twice keeps its last). */
-function asText(value: unknown, quoted: readonly NumberAsText[] | undefined): InexactNumber[] {
+function asText(value: unknown, quoted: readonly NumberAsText[]): InexactNumber[] {
   const kept: InexactNumber[] = [];
-  for (const token of quoted ?? []) {
+  for (const token of quoted) {
     let node = value;
     for (const step of token.path) {
       node =
@@ -235,7 +241,7 @@ function readPathQuestion(
   if (typeof given !== "object" || given === null) return undefined;
   let value: unknown;
   try {
-    value = (given as Record<string, unknown>)[key];
+    value = ownOption(given, key);
   } catch (error) {
     throw new ToolCallsError("invalid-options", `${caller}: its options' ${key} could not be read.`, {
       cause: error,
@@ -282,11 +288,12 @@ function readArgumentOptions(caller: string, given: unknown): ParseToolArguments
   const read = readOptions(caller, given, ["finishReason", "name"]);
   const takesString = readTakesString(caller, given);
   const takesOnlyString = readPathQuestion(caller, given, "takesOnlyString");
+  // Every field its own (undefined where left out), never read through a polluted `Object.prototype`.
   return {
     finishReason: read.finishReason,
-    ...(typeof read.name === "string" ? { name: read.name } : {}),
-    ...(takesString ? { takesString } : {}),
-    ...(takesOnlyString ? { takesOnlyString } : {}),
+    name: typeof read.name === "string" ? read.name : undefined,
+    takesString,
+    takesOnlyString,
   };
 }
 
@@ -311,7 +318,7 @@ export function readToolArguments(raw: unknown, options: ParseToolArgumentsOptio
     strict && isRecord(strict.value)
       ? done(strict.value, false, raw, options.name, text)
       : readSlow(text, raw, options, strict, 0);
-  return quoting ? { ...read, quoted: [...quoting.quoted, ...(read.quoted ?? [])] } : read;
+  return quoting ? { ...read, quoted: [...quoting.quoted, ...quotedOf(read)] } : read;
 }
 
 /** Arguments handed over as an object: a JSON copy of it, which must itself be an object. */
@@ -410,7 +417,7 @@ function readSlow(
         : undefined;
       const held = quoting?.text ?? value;
       const inner = readSlow(held, raw, options, tryParse(held), layer + 1);
-      return { ...inner, repaired: true, quoted: [...(quoting?.quoted ?? []), ...(inner.quoted ?? [])] };
+      return { ...inner, repaired: true, quoted: [...(quoting?.quoted ?? []), ...quotedOf(inner)] };
     }
     // A list of argument objects: one is the call's arguments; more are several calls in one,
     // and running the first alone would drop the others.

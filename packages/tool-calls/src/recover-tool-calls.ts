@@ -15,6 +15,7 @@ import {
   withinDepth,
 } from "./json-text.js";
 import { pythonDecimal, rememberWrittenNumbers, withJsonNumbers } from "./number-text.js";
+import { dataField, ownKey, ownOption } from "./own.js";
 import { readToolArguments } from "./parse-tool-arguments.js";
 import type { ToolCallRequest } from "./types.js";
 
@@ -83,6 +84,11 @@ interface Span {
 interface Opening {
   end: number;
   calls: number;
+}
+
+/** A span's {@link Span.open}: its own field only (a polluted `Object.prototype.open` is no opening). */
+function openOf(span: Pick<Span, "open">): Opening | undefined {
+  return Object.hasOwn(span, "open") ? span.open : undefined;
 }
 
 /** A span open from its start: nothing of it is closed. */
@@ -223,12 +229,18 @@ function readTools(tools: readonly ToolNameLike[]): Known {
     // Read as a plain record: another kind of tool (`{ type: "custom", … }`) names no function.
     const entry: unknown = tool;
     if (!isRecord(entry)) continue;
-    const fn = isRecord(entry.function) ? entry.function : undefined;
-    const name =
-      typeof fn?.name === "string" ? fn.name : typeof entry.name === "string" ? entry.name : undefined;
+    // Its fields as the host wrote them (its own, or a class's), never a polluted `Object.prototype`'s.
+    const inner = ownOption(entry, "function");
+    const fn = isRecord(inner) ? inner : undefined;
+    const named = fn && ownOption(fn, "name");
+    const plain = ownOption(entry, "name");
+    const name = typeof named === "string" ? named : typeof plain === "string" ? plain : undefined;
     if (name === undefined) continue;
     known.names.add(name);
-    const schema = fn?.parameters ?? entry.parameters ?? entry.inputSchema;
+    const schema =
+      (fn && ownOption(fn, "parameters")) ??
+      ownOption(entry, "parameters") ??
+      ownOption(entry, "inputSchema");
     if (isRecord(schema)) known.schemas.set(name, schema);
   }
   return known;
@@ -257,28 +269,26 @@ const ARGUMENT_KEYS = ["arguments", "parameters", "args", "input", "tool_input",
 
 /** One call written as JSON: `{name, arguments}` and the other spellings models use for both. */
 function callOf(entry: Record<string, unknown>): Found | undefined {
+  // Only the keys the model wrote: a polluted `Object.prototype.arguments` is no call's arguments.
+  const field = (key: string) => ownKey(entry, key);
   // A tool's definition (a model listing its tools as JSON) describes it; a call never does. Read
   // as a call, its parameters schema was handed to the tool as the arguments.
-  if (typeof entry.description === "string") return undefined;
-  if (entry.name === undefined && isRecord(entry.function)) return callOf(entry.function);
-  if (entry.name === undefined && isRecord(entry.function_call)) return callOf(entry.function_call);
+  if (typeof field("description") === "string") return undefined;
+  const inner = field("function");
+  if (field("name") === undefined && isRecord(inner)) return callOf(inner);
+  const legacy = field("function_call");
+  if (field("name") === undefined && isRecord(legacy)) return callOf(legacy);
+  // Indexed loops: leaving a for-of early closes its iterator, calling a polluted `Object.prototype.return`.
   let name: string | undefined;
-  for (const key of NAME_KEYS) {
-    const value = entry[key];
-    if (typeof value === "string" && value.trim() !== "") {
-      name = value.trim();
-      break;
-    }
+  for (let i = 0; i < NAME_KEYS.length && name === undefined; i++) {
+    const value = field(NAME_KEYS[i] as string);
+    if (typeof value === "string" && value.trim() !== "") name = value.trim();
   }
-  if (name === undefined && typeof entry.function === "string") name = entry.function.trim();
+  if (name === undefined && typeof inner === "string") name = inner.trim();
   if (!name) return undefined;
   let value: unknown;
-  for (const key of ARGUMENT_KEYS) {
-    if (entry[key] !== undefined) {
-      value = entry[key];
-      break;
-    }
-  }
+  for (let i = 0; i < ARGUMENT_KEYS.length && value === undefined; i++)
+    value = field(ARGUMENT_KEYS[i] as string);
   const read = readArguments(value);
   return read ? { name, ...read } : undefined;
 }
@@ -289,9 +299,10 @@ function callOf(entry: Record<string, unknown>): Found | undefined {
  * `multi_tool_use.parallel` writes them).
  */
 function callsIn(value: unknown): Found[] | undefined {
-  if (isRecord(value) && !NAME_KEYS.some((k) => typeof value[k] === "string")) {
+  if (isRecord(value) && !NAME_KEYS.some((k) => typeof ownKey(value, k) === "string")) {
     for (const key of ["tool_calls", "tool_uses", "function_calls"]) {
-      if (Array.isArray(value[key])) return callsIn(value[key]);
+      const listed = ownKey(value, key);
+      if (Array.isArray(listed)) return callsIn(listed);
     }
   }
   const list = Array.isArray(value) ? value : [value];
@@ -378,8 +389,9 @@ let cutAtLimit = false;
  * — only its calls closed before the text ended (`undefined` when none was).
  */
 function closedPart(span: Span | undefined): Span | undefined {
-  if (!span?.open || !cutAtLimit) return span;
-  const { end, calls } = span.open;
+  const open = span && openOf(span);
+  if (!span || !open || !cutAtLimit) return span;
+  const { end, calls } = open;
   return calls === 0 ? undefined : { start: span.start, end, calls: span.calls.slice(0, calls) };
 }
 
@@ -656,7 +668,7 @@ function listedValue(
 }
 
 function setArg(args: Record<string, unknown>, key: string, value: unknown): void {
-  Object.defineProperty(args, key, { value, enumerable: true, writable: true, configurable: true });
+  Object.defineProperty(args, key, dataField(value));
 }
 
 /** Takes a quoted name's quotes off. */
@@ -673,7 +685,11 @@ function pairArguments(pairs: Iterable<Pair>, known: Known, name: string, framed
   // What each schema object types, read once for all of the call's parameters.
   const seen = typeReads();
   const args: Record<string, unknown> = {};
-  for (const [rawKey, text, flag] of pairs) {
+  for (const pair of pairs) {
+    // By index, not destructured: never a polluted `Object.prototype.return` called.
+    const rawKey = pair[0];
+    const text = pair[1];
+    const flag = pair[2];
     const key = unquote(rawKey);
     const { types, listed } =
       flag === "true" || flag === "false"
@@ -867,7 +883,7 @@ function functionBlocks(text: string, known: Known, endsReply = true): Block[] {
     if (!read) return;
     const bodyEnd = read.close >= 0 ? read.close : read.stop;
     const end = read.close >= 0 ? read.close + FUNCTION_CLOSE.length : read.stop;
-    if (read.unsure) {
+    if (Object.hasOwn(read, "unsure")) {
       from = end;
       return;
     }
@@ -1211,7 +1227,7 @@ function tagSpans(text: string, known: Known): Span[] {
       const json = jsonCallsAt(text, bodyAt);
       calls = json?.calls;
       end = json ? json.end : bodyAt;
-      opening = json?.open;
+      opening = json && openOf(json);
     } else {
       const closer = closerOf(open[0]);
       let close = closer === undefined ? -1 : text.indexOf(closer, bodyAt);
@@ -1280,7 +1296,8 @@ function mistralSpans(text: string): Span[] {
     let span: Span | undefined;
     if (text[at] === "[" || text[at] === "{") {
       const json = jsonCallsAt(text, at);
-      if (json) span = { start, end: json.end, calls: json.calls, ...(json.open ? { open: json.open } : {}) };
+      if (json)
+        span = { start, end: json.end, calls: json.calls, ...(openOf(json) ? { open: openOf(json) } : {}) };
     } else {
       const named = /^([^\s[\]{]+)\s*(?:\[CALL_ID\][^[]*)?\[ARGS\]/.exec(text.slice(at));
       const json = named ? jsonArgumentsAt(text, at + named[0].length) : undefined;
@@ -1482,7 +1499,8 @@ function kimiSpans(text: string): Span[] {
 function inferTool(args: Record<string, unknown>, known: Known): string | undefined {
   const keys = Object.keys(args);
   let match: string | undefined;
-  for (const [name, schema] of known.schemas) {
+  for (const name of known.schemas.keys()) {
+    const schema = known.schemas.get(name) as Record<string, unknown>;
     const props = isRecord(schema.properties) ? schema.properties : {};
     const required = Array.isArray(schema.required) ? schema.required : [];
     const fits =
@@ -1598,7 +1616,7 @@ function functionarySpans(text: string, known: Known): Span[] {
   const recovered = calls.filter((s) => s.calls.every((c) => known.names.has(c.name)));
   if (recovered.length === 0) return calls;
   // The `>>>all` markers go with the calls: with a cut reply, only if a closed call is recovered.
-  const closed = recovered.some((s) => !s.open);
+  const closed = recovered.some((s) => !openOf(s));
   return [...calls, ...markers.map((m) => (closed ? m : { ...m, open: openFrom(m.start) }))];
 }
 
@@ -1628,7 +1646,7 @@ function wholeReplySpan(text: string): Span | undefined {
     const sequence = jsonCallsAt(trimmed, 0);
     if (sequence && trimmed.slice(sequence.end).trim() === "") {
       calls = sequence.calls;
-      open ||= sequence.open !== undefined;
+      open ||= openOf(sequence) !== undefined;
     }
   }
   return calls ? { start: 0, end: text.length, calls, ...(open ? { open: openFrom(0) } : {}) } : undefined;
@@ -1679,7 +1697,7 @@ function unclosedFenceSpan(text: string, fence: Fence): Span | undefined {
     start: fence.start,
     end: text.length,
     calls: whole.calls,
-    ...(whole.open ? { open: openFrom(fence.start) } : {}),
+    ...(openOf(whole) ? { open: openFrom(fence.start) } : {}),
   };
 }
 
@@ -1863,7 +1881,7 @@ function inlineCode(text: string): Array<[number, number]> {
 function thinkingEnd(text: string, spans: readonly Span[]): number {
   // Only a call's closed part counts: brackets that never close after a `</think>` (a call sketched
   // in the reasoning) do not make the rest of the reply that call's text.
-  const regions = spans.map((span): [number, number] => [span.start, span.open ? span.open.end : span.end]);
+  const regions = spans.map((span): [number, number] => [span.start, openOf(span)?.end ?? span.end]);
   let first = -1;
   let end = 0;
   for (const { marker, closes } of TEMPLATE_MARKERS) {
@@ -1967,7 +1985,9 @@ function trailingScratchpads(text: string): { at: number; shown: string } | unde
   if (first === undefined) return undefined;
   let shown = "";
   let at = first[0];
-  for (const [start, end] of [...pads, [text.length, text.length] as [number, number]]) {
+  for (const pad of [...pads, [text.length, text.length] as [number, number]]) {
+    const start = pad[0];
+    const end = pad[1];
     const between = text.slice(at, start);
     if (!blank(between)) return undefined;
     shown += between;
@@ -1992,7 +2012,7 @@ function beforeTrailingScratchpads(text: string): Span | undefined {
   const call = text.slice(0, trailing.at);
   // A call the first opener cuts open (one written in its strings) is no call the model closed.
   const json = wholeReplySpan(call + trailing.shown);
-  const span = json ? (json.open ? undefined : json) : pythonicSpan(call + trailing.shown);
+  const span = json ? (openOf(json) ? undefined : json) : pythonicSpan(call + trailing.shown);
   return span && { ...span, end: call.trimEnd().length };
 }
 
@@ -2009,7 +2029,7 @@ function callsBeforeTrailingScratchpads(tail: string, known: Known): Span[] {
   if (trailing === undefined || tail.slice(0, trailing.at).trim() === "") return [];
   const head = tail.slice(0, trailing.at);
   return spansIn(head + trailing.shown, known, false)
-    .filter((span) => !span.open)
+    .filter((span) => !openOf(span))
     .map((span) => ({ ...span, end: Math.min(span.end, head.length) }));
 }
 
@@ -2075,7 +2095,9 @@ function spansOf(tail: string, known: Known): Span[] {
 function joinRegions(...lists: ReadonlyArray<[number, number]>[]): Array<[number, number]> {
   const all = lists.flat().sort((a, b) => a[0] - b[0]);
   const joined: Array<[number, number]> = [];
-  for (const [start, end] of all) {
+  for (const region of all) {
+    const start = region[0];
+    const end = region[1];
     const last = joined[joined.length - 1];
     if (last && start < last[1]) last[1] = Math.max(last[1], end);
     else joined.push([start, end]);

@@ -1,5 +1,6 @@
 import type { FunctionToolLike } from "@loopwright/schema-compat";
 import { type CatalogServer, checkCatalog, definitionsByName } from "./catalog.js";
+import { descriptionOf } from "./own.js";
 
 /**
  * What a catalogue was checked and indexed as, kept by catalogue for the functions called on their
@@ -21,7 +22,7 @@ function shapeOf(catalog: readonly CatalogServer[]): unknown[] {
   const shape: unknown[] = [catalog.length];
   for (const server of catalog) {
     shape.push(server, server.name, server.tools, server.tools.length);
-    for (const tool of server.tools) shape.push(tool, tool.name, tool.description);
+    for (const tool of server.tools) shape.push(tool, tool.name, descriptionOf(tool));
   }
   return shape;
 }
@@ -38,7 +39,8 @@ function holdsShape(catalog: unknown, shape: readonly unknown[]): boolean {
     for (let j = 0; j < tools.length; j++) {
       const tool = tools[j];
       if (tool !== shape[at++]) return false;
-      if (tool?.name !== shape[at++] || tool?.description !== shape[at++]) return false;
+      if (tool?.name !== shape[at++] || (tool ? descriptionOf(tool) : undefined) !== shape[at++])
+        return false;
     }
   }
   return true;

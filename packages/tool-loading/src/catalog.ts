@@ -1,6 +1,6 @@
 import type { FunctionToolLike } from "@loopwright/schema-compat";
 import { checkCap, checkRecord, cutName, describe, headOf, ToolLoadingError } from "./errors.js";
-import { ownView } from "./own.js";
+import { descriptionOf, heldField, ownView } from "./own.js";
 
 /** One tool as the catalogue lists it: its name, and a one-line description where there is one. */
 export interface CatalogTool {
@@ -121,10 +121,11 @@ export function checkCatalog(catalog: unknown, where: string): readonly CatalogS
       }
       checkLine(t.name, `the name of tool ${j} of server ${JSON.stringify(s.name)}`, where);
       checkReachable(t.name, `the name of tool ${j} of server ${JSON.stringify(s.name)}`, where);
-      if (t.description !== undefined && typeof t.description !== "string") {
+      const description = heldField(t, "description");
+      if (description !== undefined && typeof description !== "string") {
         throw new ToolLoadingError(
           "invalid-catalog",
-          `${where}: the description of "${t.name}" on server "${s.name}" must be a string, and is ${describe(t.description)}.`,
+          `${where}: the description of "${t.name}" on server "${s.name}" must be a string, and is ${describe(description)}.`,
         );
       }
     }
@@ -208,7 +209,7 @@ export function catalogFromTools(tools: readonly FunctionToolLike[], server = "t
   return {
     name: server,
     tools: [...byName.values()].map(({ function: fn }) => {
-      const description = descriptionLine(fn.description);
+      const description = descriptionLine(descriptionOf(fn));
       return description ? { name: fn.name, description } : { name: fn.name };
     }),
   };
@@ -260,8 +261,8 @@ export function catalogText(catalog: readonly CatalogServer[], options: CatalogT
       const seen = tools.get(tool.name);
       // A tool listed twice shows one description, whichever came first: a written one before none,
       // then the first in code-unit order.
-      const line = descriptionLine(tool.description);
-      const held = seen ? descriptionLine(seen.description) : "";
+      const line = descriptionLine(descriptionOf(tool));
+      const held = seen ? descriptionLine(descriptionOf(seen)) : "";
       if (!seen || (line !== "" && (held === "" || compare(line, held) < 0))) tools.set(tool.name, tool);
     }
     byServer.set(server.name, tools);
@@ -281,7 +282,7 @@ export function catalogText(catalog: readonly CatalogServer[], options: CatalogT
     if (descriptions) {
       lines.push(`## ${server.name}`);
       for (const tool of tools) {
-        const line = descriptionLine(tool.description);
+        const line = descriptionLine(descriptionOf(tool));
         lines.push(line ? `- ${tool.name}: ${line}` : `- ${tool.name}`);
       }
     } else {

@@ -4,6 +4,7 @@ import { definitionsOf } from "./catalog-readers.js";
 import { checkCap, checkNameList, cutName, describe, echoNames, ToolLoadingError } from "./errors.js";
 import { LOAD_TOOLS_NAME } from "./meta-tools.js";
 import { MAX_NAME_LENGTH, type NameResolution } from "./names.js";
+import { descriptionOf } from "./own.js";
 
 /** The narrowest message shape this package reads: a role, content, and a tool call's answer id. */
 export interface MessageLike {
@@ -145,7 +146,9 @@ export function loadResult(resolution: NameResolution, alreadyLoaded: Iterable<s
  */
 export function definitionLine(tool: FunctionToolLike): string {
   definitionsByName([tool], "definitionLine");
-  const { name, description, parameters } = tool.function;
+  const { name, parameters } = tool.function;
+  // Its own description (or a class's): never a polluted `Object.prototype.description`.
+  const description = descriptionOf(tool.function);
   return JSON.stringify({
     name,
     description: description ?? "",
@@ -364,12 +367,18 @@ function keptLine(tool: FunctionToolLike): string {
     kept !== undefined &&
     kept.fn === fn &&
     kept.name === fn.name &&
-    kept.description === fn.description &&
+    kept.description === descriptionOf(fn) &&
     kept.parameters === fn.parameters
   )
     return kept.line;
   const line = definitionLine(tool);
-  linesByTool.set(tool, { fn, name: fn.name, description: fn.description, parameters: fn.parameters, line });
+  linesByTool.set(tool, {
+    fn,
+    name: fn.name,
+    description: descriptionOf(fn),
+    parameters: fn.parameters,
+    line,
+  });
   return line;
 }
 

@@ -1,6 +1,7 @@
 import { type CatalogServer, catalogIndex, checkCatalog, compare } from "./catalog.js";
 import { catalogMemo } from "./catalog-readers.js";
 import { checkCap, checkNameList, describe, ToolLoadingError } from "./errors.js";
+import { ownView } from "./own.js";
 
 /** Tools one `load_tools` call may load unless a cap is given. */
 export const DEFAULT_LOAD_CAP = 12;
@@ -83,8 +84,9 @@ export function loadNames(args: unknown, catalog?: readonly CatalogServer[]): st
 export function namesIn(args: unknown, whole?: (name: string) => boolean): string[] {
   const record =
     typeof args === "object" && args !== null && !Array.isArray(args)
-      ? (args as Record<string, unknown>)
-      : {};
+      ? // The keys the model wrote: never a `names` only a polluted Object.prototype holds.
+        ownView(args as Record<string, unknown>)
+      : Object.create(null);
   const given =
     Array.isArray(args) || typeof args === "string" ? args : (record.names ?? record.tools ?? record.name);
   const items = Array.isArray(given) ? given : [given];

@@ -64,3 +64,23 @@ export function ownView<T>(value: T): T {
   }
   return view as T;
 }
+
+/**
+ * `value[key]` where `value` or a prototype of its own (a class's getter) holds `key`, else
+ * `undefined`: a catalogue tool's `description` left out is no description, whatever a polluted
+ * `Object.prototype.description` holds.
+ */
+export function heldField(value: object, key: string): unknown {
+  let at: object | null = value;
+  let depth = 0;
+  while (at !== null && at !== Object.prototype && depth++ < MAX_CHAIN) {
+    if (Object.hasOwn(at, key)) return (value as Record<string, unknown>)[key];
+    at = Object.getPrototypeOf(at) as object | null;
+  }
+  return undefined;
+}
+
+/** A tool's (or a function's) `description` as the host wrote it: see {@link heldField}. */
+export function descriptionOf(tool: { description?: string | undefined }): string | undefined {
+  return heldField(tool, "description") as string | undefined;
+}

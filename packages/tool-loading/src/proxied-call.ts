@@ -195,7 +195,8 @@ export function readProxiedCall(
     }
     outer = readerAnswer(read);
   }
-  const record = isRecord(outer) ? outer : {};
+  // The keys the model wrote (or a class of the host's holds): never a polluted Object.prototype's `name`.
+  const record: Record<string, unknown> = isRecord(outer) ? ownView(outer) : Object.create(null);
   const given = record.name ?? record.tool ?? record.tool_name;
   if (typeof given !== "string" || given.trim() === "") {
     throw new ToolLoadingError(

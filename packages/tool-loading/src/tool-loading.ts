@@ -127,7 +127,7 @@ export type CallRoute =
       /** What is loaded after this call: on demand, a catalogued tool called unloaded is now loaded. */
       loaded: string[];
       /** The name this call loaded on the way (on demand), if it did. */
-      loadedNow?: string;
+      loadedNow?: string | undefined;
       /** Whether `call_tool` was unwrapped to get here. */
       proxied: boolean;
     }
@@ -559,7 +559,8 @@ export function createToolLoading<R = unknown>(
             proxied,
           };
         }
-        return { kind: "dispatch", id: call.id, name, args, raw, loaded, proxied };
+        // `loadedNow` held as undefined: a reader of the route never finds a polluted `Object.prototype`'s.
+        return { kind: "dispatch", id: call.id, name, args, raw, loaded, loadedNow: undefined, proxied };
       };
       if (mode === "eager") return dispatch(call.name, call.args, call.raw, false);
       if (call.name === LOAD_TOOLS_NAME) return loadRoute(call, loaded, state.messages);
