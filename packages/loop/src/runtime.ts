@@ -277,16 +277,16 @@ async function runOwned(services: LoopServices, bus: EventBus, given: RunOptions
  * bounded as `options` says (every package's documented default where absent) — or with the
  * stores `options.stores` hands it (a Redis-backed set shared by many processes).
  */
-export function createRuntime(given: RuntimeOptions = {}): Runtime {
+export function createRuntime(options: RuntimeOptions = {}): Runtime {
   // Their own fields only: a polluted `Object.prototype.clients` is no store, and no pool's options.
-  const options = ownView(given);
-  const stores = ownView(options.stores ?? {});
+  const own = ownView(options);
+  const stores = ownView(own.stores ?? {});
   return runtimeOf(
-    stores.clients ?? createClientPool(options.clients),
-    stores.capabilities ?? createCapabilityStore(options.capabilities),
-    stores.calibration ?? createCalibration(options.calibration),
-    stores.bus ?? createBus(options.events),
-    stores.hooks ?? createHooks(options.hooks),
+    stores.clients ?? createClientPool(own.clients),
+    stores.capabilities ?? createCapabilityStore(own.capabilities),
+    stores.calibration ?? createCalibration(own.calibration),
+    stores.bus ?? createBus(own.events),
+    stores.hooks ?? createHooks(own.hooks),
   );
 }
 
