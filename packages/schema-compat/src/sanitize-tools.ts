@@ -139,7 +139,16 @@ function readTool(tool: Record<string, unknown>):
   }
   const { description, parameters, ...rest } = fn;
   const original = typeof rest.name === "string" ? rest.name : "";
-  return { base, original, description, schema: parameters, rest };
+  // `other` written as absent, and the fields a tool may leave out read where it holds them: an
+  // inherited `other` made every tool that string, and an inherited `description` every tool's.
+  return {
+    other: undefined,
+    base,
+    original,
+    description: Object.hasOwn(fn, "description") ? description : undefined,
+    schema: Object.hasOwn(fn, "parameters") ? parameters : undefined,
+    rest,
+  };
 }
 
 function mapTools(
@@ -183,7 +192,8 @@ function mapTools(
     const { base, original, description, schema, rest } = read;
     const name = uniqueName(legalName(original), taken, next);
     taken.add(name);
-    if (name !== original && typeof options.onRename === "function") options.onRename(original, name);
+    const onRename = Object.hasOwn(options, "onRename") ? options.onRename : undefined;
+    if (name !== original && typeof onRename === "function") onRename(original, name);
     const out: Record<string, unknown> = { ...rest, name };
     // A lone surrogate (a description cut inside an emoji) would have the whole request refused.
     const text = typeof description === "string" ? wellFormed(description.trim()) : "";
