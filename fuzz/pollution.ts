@@ -33,6 +33,14 @@ type Scenario = (typeof SCENARIOS)[number];
  * theirs. Checked in this sweep's runs on 2026-12-06.
  */
 const OUTSIDE = new Set([
+  // The openai SDK reads this from process.env (which inherits from Object.prototype) as the client
+  // does; the client refuses one that is not a string, by name (EndpointConfigError).
+  "OPENAI_CUSTOM_HEADERS",
+  // The SDK's per-request options (a polluted maxRetries has it retry on its own).
+  "maxRetries",
+  // Node's fetch (undici): its Request constructor reads these of the init it builds.
+  "required",
+  "type",
   "aborted",
   "body",
   "cancel",
@@ -94,15 +102,19 @@ const tool = (name: string, properties: Record<string, unknown> = {}) => ({
   function: { name, description: `The ${name} tool.`, parameters: { type: "object", properties } },
 });
 
-/** The script and options of one scenario. */
+/**
+ * The script and options of one scenario, every key written (`undefined` where unused): this file
+ * reads them by destructuring, which would read a key left out through the prototype it pollutes.
+ */
 function scenario(which: Scenario): {
   replies: Reply[];
-  personality?: PersonalityName;
+  personality: PersonalityName | undefined;
   options: Record<string, unknown>;
 } {
   switch (which) {
     case "plain":
       return {
+        personality: undefined,
         replies: [
           {
             toolCalls: [
@@ -113,6 +125,7 @@ function scenario(which: Scenario): {
           { content: "It is sunny." },
         ],
         options: {
+          config: {},
           messages: [
             { role: "system", content: "Be brief." },
             { role: "user", content: "The weather in Paris?" },
@@ -158,6 +171,7 @@ function scenario(which: Scenario): {
     default: {
       const proxy = which === "proxy";
       return {
+        personality: undefined,
         replies: [
           { toolCalls: [{ id: "l1", name: "load_tools", arguments: '{"names":["fs.read","nope"]}' }] },
           {
