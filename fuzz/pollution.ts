@@ -22,7 +22,12 @@
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { createRuntime } from "../packages/loop/src/index.js";
-import { type PersonalityName, type Reply, startServer } from "../packages/testkit/src/index.js";
+import {
+  type PersonalityName,
+  type Reply,
+  startServer,
+  withPollutedPrototype,
+} from "../packages/testkit/src/index.js";
 
 const SCENARIOS = ["plain", "llamacpp", "ondemand", "proxy"] as const;
 type Scenario = (typeof SCENARIOS)[number];
@@ -240,22 +245,15 @@ async function run(which: Scenario): Promise<string> {
 
 /** `run(which)` with `Object.prototype[name] = value`, taken out again; a crash or a hang as text. */
 async function pollutedRun(which: Scenario, name: string, value: unknown): Promise<string> {
-  Object.defineProperty(Object.prototype, name, {
-    value,
-    configurable: true,
-    writable: true,
-    enumerable: true,
-  });
-  try {
-    return await Promise.race([
+  const answered = withPollutedPrototype({ [name]: value }, () =>
+    Promise.race([
       run(which),
       new Promise<string>((resolve) => setTimeout(() => resolve("no answer in 5 s"), 5_000).unref()),
-    ]);
-  } catch (error) {
-    return `threw: ${error instanceof Error ? error.message : String(error)}`;
-  } finally {
-    delete (Object.prototype as Record<string, unknown>)[name];
-  }
+    ]),
+  );
+  return answered.catch(
+    (error: unknown) => `threw: ${error instanceof Error ? error.message : String(error)}`,
+  );
 }
 
 function flag(name: string): string | undefined {

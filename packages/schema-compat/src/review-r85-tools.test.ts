@@ -2,6 +2,7 @@
 // Object.prototype: an inherited `other` made every function tool that value (the loop then sent
 // `tools: ["P0LLUTED"]` and buildBody refused every run), an inherited `description` went onto
 // every tool that has none. Fails before the fix.
+import { withPollutedPrototype } from "@loopwright/testkit";
 import { describe, expect, it } from "vitest";
 import { relaxTools, sanitizeTools } from "./index.js";
 
@@ -18,17 +19,7 @@ const TOOLS = [
 ];
 
 function polluted<T>(name: string, value: unknown, body: () => T): T {
-  Object.defineProperty(Object.prototype, name, {
-    value,
-    configurable: true,
-    writable: true,
-    enumerable: true,
-  });
-  try {
-    return body();
-  } finally {
-    delete (Object.prototype as Record<string, unknown>)[name];
-  }
+  return withPollutedPrototype({ [name]: value }, body);
 }
 
 describe("R85T-1: a tool is read by the fields it holds", () => {

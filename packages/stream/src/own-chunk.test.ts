@@ -1,3 +1,4 @@
+import { withPollutedPrototype } from "@loopwright/testkit";
 import { describe, expect, it } from "vitest";
 import { ownChunk } from "./own-chunk.js";
 import { streamTurn } from "./stream-turn.js";
@@ -26,21 +27,7 @@ const STREAM = [
   "data: [DONE]\n\n",
 ];
 
-async function polluted<T>(fields: Record<string, unknown>, body: () => Promise<T>): Promise<T> {
-  for (const [name, value] of Object.entries(fields)) {
-    Object.defineProperty(Object.prototype, name, {
-      value,
-      configurable: true,
-      writable: true,
-      enumerable: true,
-    });
-  }
-  try {
-    return await body();
-  } finally {
-    for (const name of Object.keys(fields)) delete (Object.prototype as Record<string, unknown>)[name];
-  }
-}
+const polluted = withPollutedPrototype;
 
 describe("a streamed turn reads the chunk's own fields, never a polluted Object.prototype's", () => {
   it("content, refusal, reasoning, a call's name, arguments and id, and usage counts come out as sent", async () => {

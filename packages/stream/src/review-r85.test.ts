@@ -1,3 +1,4 @@
+import { withPollutedPrototype } from "@loopwright/testkit";
 import { describe, expect, it } from "vitest";
 import { DEFAULT_FENCES, FenceSplitter } from "./fences.js";
 import { streamTurn } from "./stream-turn.js";
@@ -8,18 +9,8 @@ import { body, chunk, harness, sse } from "./test-support/http.js";
 // every table refused ("Each fence needs …"), the default one too, so every streamed turn failed;
 // an inherited `onThinking` string was called as the reader's callback.
 
-async function polluted<T>(name: string, value: unknown, body: () => T | Promise<T>): Promise<T> {
-  Object.defineProperty(Object.prototype, name, {
-    value,
-    configurable: true,
-    writable: true,
-    enumerable: true,
-  });
-  try {
-    return await body();
-  } finally {
-    delete (Object.prototype as Record<string, unknown>)[name];
-  }
+function polluted<T>(name: string, value: unknown, body: () => T | Promise<T>): Promise<T> {
+  return Promise.resolve(withPollutedPrototype({ [name]: value }, body));
 }
 
 /** A turn streaming a scratchpad in its content, then the answer. */

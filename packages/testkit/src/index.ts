@@ -30,6 +30,7 @@ export { MAX_CHOICES, requestedChoices } from "./personalities/personality.js";
 export type { PersonalityConfig, PersonalityName, PersonalitySpec } from "./personalities/resolve.js";
 export type { VllmPersonalityOptions } from "./personalities/vllm.js";
 export { VLLM_FIXTURES, vllmPersonality } from "./personalities/vllm.js";
+export { withPollutedPrototype } from "./pollute.js";
 export type { PrefixCache, PromptCount, PromptLike } from "./prefix-cache.js";
 export {
   commonPrefixLength,

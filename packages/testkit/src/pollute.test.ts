@@ -1,0 +1,36 @@
+import { describe, expect, it } from "vitest";
+import { withPollutedPrototype } from "./index.js";
+
+const read = (name: string) => (({}) as Record<string, unknown>)[name];
+
+describe("withPollutedPrototype", () => {
+  it("sets the fields for the body alone, enumerable, and hands back what it returned", () => {
+    const seen = withPollutedPrototype({ answer: "x", stop: true }, () => {
+      const keys: string[] = [];
+      for (const key in {}) keys.push(key);
+      return { answer: read("answer"), stop: read("stop"), keys };
+    });
+    expect(seen).toEqual({ answer: "x", stop: true, keys: ["answer", "stop"] });
+    expect([read("answer"), read("stop")]).toEqual([undefined, undefined]);
+  });
+
+  it("takes them out when the body throws, and once its promise settles either way", async () => {
+    expect(() =>
+      withPollutedPrototype({ answer: 1 }, () => {
+        throw new Error("boom");
+      }),
+    ).toThrow("boom");
+    expect(read("answer")).toBeUndefined();
+    const pending = withPollutedPrototype({ answer: 2 }, async () => {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      return read("answer");
+    });
+    expect(read("answer")).toBe(2); // still set while the body runs
+    expect(await pending).toBe(2);
+    expect(read("answer")).toBeUndefined();
+    await expect(withPollutedPrototype({ answer: 3 }, () => Promise.reject(new Error("no")))).rejects.toThrow(
+      "no",
+    );
+    expect(read("answer")).toBeUndefined();
+  });
+});
