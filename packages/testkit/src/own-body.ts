@@ -99,6 +99,23 @@ export function ownFields(value: unknown, fields: readonly string[]): unknown {
 }
 
 /**
+ * A view of `value`'s `fields` that reads each where `value` holds it (see {@link holds}) each time it
+ * is read, `undefined` where it does not (whatever a polluted `Object.prototype` holds); anything
+ * that is not such an object as it is.
+ */
+export function liveFields(value: unknown, fields: readonly string[]): unknown {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return value;
+  const view = Object.create(null) as Record<string, unknown>;
+  for (const field of fields) {
+    Object.defineProperty(view, field, {
+      get: () => (holds(value, field) ? (value as Record<string, unknown>)[field] : undefined),
+      enumerable: true,
+    });
+  }
+  return view;
+}
+
+/**
  * `raw` parsed as JSON with every object holding only the fields written in it (see above);
  * undefined for an empty or unparseable body, as the recorded request's `body` is.
  */

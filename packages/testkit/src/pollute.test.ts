@@ -34,3 +34,19 @@ describe("withPollutedPrototype", () => {
     expect(read("answer")).toBeUndefined();
   });
 });
+
+describe("startServer reads its options as they are used", () => {
+  it("serves /props set on its options after it started, and never one only Object.prototype holds", async () => {
+    const { startServer } = await import("./index.js");
+    const options: { props?: unknown } = {};
+    const server = await startServer(options);
+    try {
+      const props = () => fetch(`${server.origin}/props`).then((r) => r.status);
+      expect(await withPollutedPrototype({ props: { n: 1 } }, props)).toBe(404);
+      options.props = { default_generation_settings: { n_ctx: 8192 } };
+      expect(await props()).toBe(200);
+    } finally {
+      await server.close();
+    }
+  });
+});

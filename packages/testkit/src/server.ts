@@ -5,7 +5,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { TestkitError } from "./errors.js";
-import { ownFields, parseOwnBody } from "./own-body.js";
+import { liveFields, parseOwnBody } from "./own-body.js";
 import { guardPersonality } from "./personalities/guard.js";
 import { checkOptions, finiteMs, type OptionRule, positiveWhole } from "./personalities/options.js";
 import { type Personality, requestedChoices } from "./personalities/personality.js";
@@ -135,8 +135,10 @@ export async function startServer(given: ServerOptions = {}): Promise<TestServer
     throw new TestkitError("invalid-option", "startServer: options must be an object.");
   }
   // Read where the caller's object holds them (a class's getters too), never from a polluted
-  // Object.prototype: `Object.prototype.port = "x"` must not become every server's port.
-  const options = ownFields(given, SERVER_OPTIONS) as ServerOptions;
+  // Object.prototype: `Object.prototype.port = "x"` must not become every server's port. Read as
+  // they are used, not copied once: a test may give a listing or `/props` to a running server by
+  // setting it on the options it started with (a server upgraded behind the same address).
+  const options = liveFields(given, SERVER_OPTIONS) as ServerOptions;
   const resolved = resolvePersonality(options.personality);
   // null reads as absent, as everywhere in the project (a field read back from JSON).
   if (options.prefixCache != null && typeof options.prefixCache !== "boolean") {
