@@ -245,15 +245,20 @@ async function run(which: Scenario): Promise<string> {
 
 /** `run(which)` with `Object.prototype[name] = value`, taken out again; a crash or a hang as text. */
 async function pollutedRun(which: Scenario, name: string, value: unknown): Promise<string> {
+  // A run that hangs is a finding too: the timer keeps the process alive until it answers for it
+  // (an unref'd one let the process end, silently, once a hung run held nothing else open).
+  let timer: NodeJS.Timeout | undefined;
   const answered = withPollutedPrototype({ [name]: value }, () =>
     Promise.race([
       run(which),
-      new Promise<string>((resolve) => setTimeout(() => resolve("no answer in 5 s"), 5_000).unref()),
+      new Promise<string>((resolve) => {
+        timer = setTimeout(() => resolve("no answer in 5 s"), 5_000);
+      }),
     ]),
   );
-  return answered.catch(
-    (error: unknown) => `threw: ${error instanceof Error ? error.message : String(error)}`,
-  );
+  return answered
+    .catch((error: unknown) => `threw: ${error instanceof Error ? error.message : String(error)}`)
+    .finally(() => clearTimeout(timer));
 }
 
 function flag(name: string): string | undefined {
