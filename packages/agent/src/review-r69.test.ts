@@ -19,8 +19,18 @@ describe("listSessions while a session is deleted", () => {
       const fifo = join(dir, "gone.jsonl");
       execFileSync("mkfifo", [fifo]);
       const header = `${JSON.stringify({ type: "session", version: 1, id: "gone", createdAt: new Date().toISOString() })}\n`;
+      // Before its second open the writer waits until the lister has closed its first read of the
+      // FIFO (no descriptor of the lister's process names it any more): opened sooner, the second
+      // write could go to the first read as it closed (EPIPE under load, the child exiting 1 —
+      // seen once in CI) instead of to the full read. The lister's second open waits for this
+      // writer, so it cannot be missed. Where /proc cannot be read, a short wait stands in.
       const script = `const fs = require("fs"); const p = ${JSON.stringify(fifo)}; const h = ${JSON.stringify(header)};
+const real = fs.realpathSync(p); const fds = "/proc/" + process.ppid + "/fd";
+const pause = (ms) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+const listerHolds = () => { let names; try { names = fs.readdirSync(fds); } catch { pause(100); return false; }
+  return names.some((n) => { try { return fs.readlinkSync(fds + "/" + n) === real; } catch { return false; } }); };
 let fd = fs.openSync(p, "w"); fs.writeSync(fd, h); fs.closeSync(fd);
+while (listerHolds()) pause(2);
 fd = fs.openSync(p, "w"); fs.writeSync(fd, h); fs.unlinkSync(p); fs.closeSync(fd);`;
       const child = spawn(process.execPath, ["-e", script], { stdio: "ignore" });
       const exited = new Promise((resolve) => child.on("exit", resolve));
