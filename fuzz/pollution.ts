@@ -1,6 +1,6 @@
 /**
  * The polluted-prototype sweep: `pnpm fuzz:pollution [--scenario plain|llamacpp|ondemand|proxy]
- * [--names a,b,…]`.
+ * [--names a,b,…] [--values string,true,1,object,array,function]`.
  *
  * Some code in a host's process that sets `Object.prototype.x` (prototype pollution: a vulnerable
  * merge or query parser in any dependency hands it to an attacker) must change nothing loopwright
@@ -270,6 +270,27 @@ const which = (flag("--scenario") ?? "plain") as Scenario;
 if (!SCENARIOS.includes(which))
   throw new Error(`--scenario is one of ${SCENARIOS.join(", ")}; got ${which}.`);
 const names = flag("--names")?.split(",") ?? fieldNames();
+/**
+ * What each name is set to, in turn (`--values`, comma-separated; the first three by default). An
+ * object, an array or a function reaches further than a primitive: code that checks `typeof x ===
+ * "object"` or calls what it finds takes it in. Each is a fresh value per run.
+ */
+const VALUES: Record<string, () => unknown> = {
+  string: () => "P0LLUTED",
+  true: () => true,
+  "1": () => 1,
+  object: () => ({ p0lluted: "P0LLUTED" }),
+  array: () => ["P0LLUTED"],
+  function: () =>
+    function polluted() {
+      return "P0LLUTED";
+    },
+};
+const valueKinds = flag("--values")?.split(",") ?? ["string", "true", "1"];
+for (const kind of valueKinds)
+  if (!Object.hasOwn(VALUES, kind))
+    throw new Error(`--values takes ${Object.keys(VALUES).join(", ")}; got ${kind}.`);
+const values = valueKinds.map((kind) => [kind, VALUES[kind] as () => unknown] as const);
 // Node's own code may throw where a polluted name reaches it outside any run (a socket's listener):
 // the process goes on, and the name is reported with what its runs gave.
 process.on("uncaughtException", () => {});
@@ -278,13 +299,9 @@ process.on("unhandledRejection", () => {});
 const clean = await run(which);
 const found = new Map<string, string[]>();
 for (const [index, name] of names.entries()) {
-  for (const [kind, value] of [
-    ["a string", "P0LLUTED"],
-    ["true", true],
-    ["1", 1],
-  ] as const) {
-    if ((await pollutedRun(which, name, value)) === clean) continue;
-    if ((await pollutedRun(which, name, value)) === clean) continue; // once only: timing under load
+  for (const [kind, make] of values) {
+    if ((await pollutedRun(which, name, make())) === clean) continue;
+    if ((await pollutedRun(which, name, make())) === clean) continue; // once only: timing under load
     found.set(name, [...(found.get(name) ?? []), kind]);
   }
   if ((index + 1) % 200 === 0) console.error(`${index + 1} of ${names.length} names`);
@@ -293,7 +310,7 @@ const ours = [...found].filter(([name]) => !OUTSIDE.has(name));
 const theirs = [...found].filter(([name]) => OUTSIDE.has(name));
 const list = (entries: [string, string[]][]) =>
   entries.map(([name, kinds]) => `${name} (${kinds.join(", ")})`);
-console.log(`scenario ${which}: ${names.length} names, each set to a string, true and 1.`);
+console.log(`scenario ${which}: ${names.length} names, each set to ${valueKinds.join(", ")} in turn.`);
 console.log(`Changed the run, in loopwright's code: ${ours.length}`);
 for (const line of list(ours)) console.log(`  ${line}`);
 console.log(`Changed the run, read only by Node, undici or the openai SDK: ${theirs.length}`);
