@@ -408,7 +408,8 @@ describe.skipIf(!HAS_REDIS)("two hosts starting runs under one runId", () => {
     const own = await RedisServer.start();
     try {
       const [silent, other] = await Promise.all(
-        [0, 1].map(() => createRedisBus({ url: own.url, prefix: "silent:", connectTimeoutMs: 400 })),
+        // 1.5 s: the handshake is timed by this too (a tight one fails under load).
+        [0, 1].map(() => createRedisBus({ url: own.url, prefix: "silent:", connectTimeoutMs: 1500 })),
       );
       if (!silent || !other) throw new Error("two buses");
       closers.push(silent, other);
