@@ -1,6 +1,7 @@
 /**
  * The polluted-prototype sweep: `pnpm fuzz:pollution [--scenario plain|llamacpp|ondemand|proxy]
- * [--names a,b,…] [--values string,true,1,object,array,function]`.
+ * [--names a,b,…] [--values string,true,1,object,array,function] [--verbose] [--show]`
+ * (`--verbose`: each name as it is set; `--show`: where each finding's run first differs).
  *
  * Some code in a host's process that sets `Object.prototype.x` (prototype pollution: a vulnerable
  * merge or query parser in any dependency hands it to an attacker) must change nothing loopwright
@@ -21,13 +22,16 @@
  */
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
-import { createRuntime } from "../packages/loop/src/index.js";
+// The built packages, as a host runs them (`pnpm fuzz:pollution` builds them first): run from
+// source through tsx, each named function is made by a helper that calls Object.defineProperty
+// with a literal descriptor, which a polluted `get` or `set` breaks in the tool, not in the packages.
+import { createRuntime } from "../packages/loop/dist/index.js";
 import {
   type PersonalityName,
   type Reply,
   startServer,
   withPollutedPrototype,
-} from "../packages/testkit/src/index.js";
+} from "../packages/testkit/dist/index.js";
 
 const SCENARIOS = ["plain", "llamacpp", "ondemand", "proxy"] as const;
 type Scenario = (typeof SCENARIOS)[number];
@@ -257,7 +261,9 @@ async function pollutedRun(which: Scenario, name: string, value: unknown): Promi
     ]),
   );
   return answered
-    .catch((error: unknown) => `threw: ${error instanceof Error ? error.message : String(error)}`)
+    .catch((error: unknown) =>
+      error instanceof Error ? `threw: ${show ? error.stack : error.message}` : `threw: ${String(error)}`,
+    )
     .finally(() => clearTimeout(timer));
 }
 
@@ -296,16 +302,42 @@ const values = valueKinds.map((kind) => [kind, VALUES[kind] as () => unknown] as
 process.on("uncaughtException", () => {});
 process.on("unhandledRejection", () => {});
 
+const verbose = process.argv.includes("--verbose");
+const show = process.argv.includes("--show");
+
+/** Where `polluted` first parts from `clean`, with some text either side of it, for `--show`. */
+function firstDifference(clean: string, polluted: string): string {
+  let at = 0;
+  while (at < clean.length && clean[at] === polluted[at]) at++;
+  const from = Math.max(0, at - 120);
+  return `clean …${clean.slice(from, at + 200)}… / polluted …${polluted.slice(from, at + 200)}…`;
+}
+// Where the sweep is, for the guard below. A run whose pollution leaves the process with nothing to
+// wait on (its promise pending, no socket, no timer) would otherwise end it silently, mid-sweep,
+// with exit code 0: it is reported instead, with the name that did it.
+let current = "the clean run";
+let finished = false;
+process.on("beforeExit", () => {
+  if (finished) return;
+  console.error(`The sweep stopped at ${current}: the run left nothing to wait on and never answered.`);
+  process.exit(2);
+});
+
 const clean = await run(which);
 const found = new Map<string, string[]>();
 for (const [index, name] of names.entries()) {
   for (const [kind, make] of values) {
+    current = `${name} (${kind}), name ${index + 1} of ${names.length}`;
+    if (verbose) console.error(current);
     if ((await pollutedRun(which, name, make())) === clean) continue;
-    if ((await pollutedRun(which, name, make())) === clean) continue; // once only: timing under load
+    const again = await pollutedRun(which, name, make());
+    if (again === clean) continue; // once only: timing under load
     found.set(name, [...(found.get(name) ?? []), kind]);
+    if (show) console.error(`${name} (${kind}): ${firstDifference(clean, again)}`);
   }
   if ((index + 1) % 200 === 0) console.error(`${index + 1} of ${names.length} names`);
 }
+finished = true;
 const ours = [...found].filter(([name]) => !OUTSIDE.has(name));
 const theirs = [...found].filter(([name]) => OUTSIDE.has(name));
 const list = (entries: [string, string[]][]) =>
