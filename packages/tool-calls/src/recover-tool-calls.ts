@@ -1254,9 +1254,77 @@ function closerOf(open: string): string | undefined {
   return `</${open.slice(1)}`;
 }
 
+/** Where a needle occurs in a text, in order: found once, then searched by {@link nextAt}. */
+type Occurrences = readonly number[];
+
+function occurrences(text: string, needle: string): Occurrences {
+  const found: number[] = [];
+  for (let at = text.indexOf(needle); at >= 0; at = text.indexOf(needle, at + needle.length)) found.push(at);
+  return found;
+}
+
+/** The first of `list` at or after `from`, or -1 (a binary search). */
+function nextAt(list: Occurrences, from: number): number {
+  let lo = 0;
+  let hi = list.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if ((list[mid] as number) < from) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < list.length ? (list[lo] as number) : -1;
+}
+
+/** The tags a markup value is made of, each found once per reply ({@link valueHolder}). */
+interface ValueTags {
+  parameter: Occurrences;
+  parameterClose: Occurrences;
+  argKey: Occurrences;
+  argValue: Occurrences;
+  argValueClose: Occurrences;
+}
+
+function valueTags(text: string): ValueTags {
+  return {
+    parameter: occurrences(text, "<parameter"),
+    parameterClose: occurrences(text, PARAMETER_CLOSE),
+    argKey: occurrences(text, "<arg_key>"),
+    argValue: occurrences(text, "<arg_value>"),
+    argValueClose: occurrences(text, "</arg_value>"),
+  };
+}
+
+/**
+ * For positions that never decrease, from `from` on: the end of the markup value (`<parameter=k>`,
+ * `<parameter name="k">`, GLM's `<arg_value>`) holding that position — opened before it, its
+ * closer after it, and no other key or value opening between the two, so the value plainly holds
+ * what lies between — or -1. The walk goes on from where it stopped, each step a binary search.
+ */
+function valueHolder(tags: ValueTags, from: number): (at: number) => number {
+  let i = from;
+  return (at) => {
+    for (;;) {
+      const p = nextAt(tags.parameter, i);
+      const a = nextAt(tags.argValue, i);
+      const open = p < 0 ? a : a < 0 ? p : Math.min(p, a);
+      if (open < 0 || open >= at) return -1;
+      const glm = open === a;
+      const inner = open + (glm ? "<arg_value>" : "<parameter").length;
+      const closer = glm ? "</arg_value>" : PARAMETER_CLOSE;
+      const close = nextAt(glm ? tags.argValueClose : tags.parameterClose, inner);
+      if (close < 0) return -1;
+      const inside = [nextAt(tags.parameter, inner), nextAt(tags.argValue, inner), nextAt(tags.argKey, open)];
+      const clean = inside.every((other) => other < 0 || other > close);
+      if (close > at) return clean ? close + closer.length : -1;
+      i = close + closer.length;
+    }
+  };
+}
+
 function tagSpans(text: string, known: Known): Span[] {
   const spans: Span[] = [];
   const opens = matches(text, OPEN_TAG);
+  const tags = valueTags(text);
   let from = 0;
   opens.forEach((open, n) => {
     const start = open.index;
@@ -1265,7 +1333,17 @@ function tagSpans(text: string, known: Known): Span[] {
     // Pythonic calls end at their own `)`: a tag written in one's string argument is its text.
     const pythonic = PYTHONIC_START.test(text.slice(bodyAt, bodyAt + 300)) ? pythonicEnd(text, bodyAt) : -1;
     const bodyEnd = Math.max(bodyAt, pythonic);
-    const nextOpen = opens.slice(n + 1).find((o) => o.index >= bodyEnd)?.index ?? text.length;
+    // A wrapper's opener written inside a markup value (`<parameter=text>put <tool_call> in
+    // </parameter>`) is that value's text, not the next block.
+    const held = valueHolder(tags, bodyEnd);
+    let nextOpen = text.length;
+    for (let k = n + 1; k < opens.length; k++) {
+      const at = (opens[k] as RegExpExecArray).index;
+      if (at >= bodyEnd && held(at) < 0) {
+        nextOpen = at;
+        break;
+      }
+    }
     let calls: Found[] | undefined;
     let end: number;
     let opening: Opening | undefined;
@@ -1281,6 +1359,12 @@ function tagSpans(text: string, known: Known): Span[] {
     } else {
       const closer = closerOf(open[0]);
       let close = closer === undefined ? -1 : text.indexOf(closer, bodyEnd);
+      // So is its closing tag (`<parameter name="text">put </minimax:tool_call> in</parameter>`).
+      const closeHeld = valueHolder(tags, bodyEnd);
+      for (let past = close < 0 ? -1 : closeHeld(close); past >= 0 && close >= 0 && close < nextOpen; ) {
+        close = text.indexOf(closer as string, past);
+        past = close < 0 ? -1 : closeHeld(close);
+      }
       // Qwen3-Coder markup closes its wrapper after the block's own `</function>`, read as the block
       // reads its values: a closing tag before that is written in a value's text (a file about it).
       if (close >= 0 && closer !== undefined) {
