@@ -1692,9 +1692,11 @@ const HARMONY_HEADER = /<\|channel\|>commentary([^<]{0,256}?)(?:<\|constrain\|>[
  * gpt-oss's header of its answer, the final channel's: `<|channel|>final<|message|>`, with the
  * `<|start|>assistant` a message after another opens with. Markup, never the answer's text.
  */
-const HARMONY_FINAL = /(?:<\|start\|>assistant[^\S\n]*)?<\|channel\|>final\b[^<]{0,64}(?:<\|constrain\|>[^<]{0,64})?<\|message\|>/y;
+const HARMONY_FINAL =
+  /(?:<\|start\|>assistant[^\S\n]*)?<\|channel\|>final\b[^<]{0,64}(?:<\|constrain\|>[^<]{0,64})?<\|message\|>/y;
 /** A Harmony call's end, and the final channel's header when the answer follows it in the reply. */
-const HARMONY_TAIL = /^\s*<\|(?:call|end)\|>(?:\s*(?:<\|start\|>assistant[^\S\n]*)?<\|channel\|>final\b[^<]{0,64}(?:<\|constrain\|>[^<]{0,64})?<\|message\|>)?/;
+const HARMONY_TAIL =
+  /^\s*<\|(?:call|end)\|>(?:\s*(?:<\|start\|>assistant[^\S\n]*)?<\|channel\|>final\b[^<]{0,64}(?:<\|constrain\|>[^<]{0,64})?<\|message\|>)?/;
 
 function harmonySpans(text: string, known: Known): Span[] {
   const spans: Span[] = [];
