@@ -1166,6 +1166,14 @@ function pythonicCalls(body: string): Found[] | undefined {
 /** A list of pythonic calls opening: `[name(`. */
 const PYTHONIC_LIST = /^\[\s*[A-Za-z_][\w.-]*\s*\(/;
 
+/**
+ * Characters the current `recoverToolCalls` call may still walk looking for where pythonic calls in
+ * a tag end ({@link pythonicEnd}). A real reply walks each call once; a junk reply of calls whose
+ * strings never close (`<tool_call>[f(a='x ` repeated) would walk to its end from each, so about
+ * twice its length, then the tags are read as before, up to the next one.
+ */
+let pythonicBudget = Number.POSITIVE_INFINITY;
+
 /** Pythonic calls opening, one or a list: `name(`, `[name(`. */
 const PYTHONIC_START = /^\s*(?:\[\s*)?[A-Za-z_][\w.-]*\s*\(/;
 
@@ -1173,19 +1181,18 @@ const PYTHONIC_START = /^\s*(?:\[\s*)?[A-Za-z_][\w.-]*\s*\(/;
  * Where the pythonic calls written from `at` end: just past the last `)` (and the list's `]`) of
  * calls apart by commas and blank space, each call's strings skipped as its value reads them, so a
  * `</tool_call>` or `<|python_tag|>` written in a string argument is that string's text; -1 when
- * the first call never closes. Within the scan budget (a junk reply of unclosed calls walks each
- * once), so linear.
+ * the first call never closes. Within {@link pythonicBudget}, so linear.
  */
 function pythonicEnd(text: string, at: number): number {
   let end = -1;
   let i = at;
-  for (let seen = 0; seen < MAX_MATCHES && scanBudget > 0; seen++) {
+  for (let seen = 0; seen < MAX_MATCHES && pythonicBudget > 0; seen++) {
     while (i < text.length && /[\s,[]/.test(text[i] as string)) i++;
     const head = /^[A-Za-z_][\w.-]*\s*\(/.exec(text.slice(i, i + 300));
     if (!head) break;
     const open = i + head[0].length - 1;
     const close = closeParen(text, open);
-    scanBudget -= (close < 0 ? text.length : close) - i;
+    pythonicBudget -= (close < 0 ? text.length : close) - i;
     if (close < 0) break;
     end = close;
     i = close;
@@ -1926,7 +1933,13 @@ function named(spans: readonly Span[], known: Known): Span[] {
  * it reads the same arguments streamed as a call; `args` holds the numbers they read as. A markup value running to the end of the reply without its
  * closing tag is never recovered; with `finishReason: "length"` neither is any call still open
  * where the reply ends, and a piece of a closing tag the reply was cut inside after its last call
- * (`</tool_ca`) goes with that call, out of the text. Never throws on any string; throws a `ToolCallsError` when `text` is not
+ * (`</tool_ca`) goes with that call, out of the text. The reply ends at an end-of-turn token
+ * followed by another turn's header (`<|im_end|>` then `<|im_start|>`, `<|eot_id|>` then
+ * `<|start_header_id|>` …; in gpt-oss's Harmony only after `<|return|>`, a message with no Harmony
+ * header, or another role's `<|start|>`): a call the model wrote in the turn it invented there is
+ * never run, and the text stops before the token. gpt-oss's final-channel header and end tokens
+ * around a raw answer are markup (`<|channel|>final<|message|>The answer.<|return|>` gives the text
+ * `The answer.`). Never throws on any string; throws a `ToolCallsError` when `text` is not
  * a string, `tools` not an array, or options (`null` reads as none) not an object.
  */
 export function recoverToolCalls(
@@ -1965,6 +1978,7 @@ export function recoverToolCalls(
   } finally {
     repairBudget = Number.POSITIVE_INFINITY;
     scanBudget = Number.POSITIVE_INFINITY;
+    pythonicBudget = Number.POSITIVE_INFINITY;
     cutAtLimit = false;
   }
 }
@@ -1983,6 +1997,7 @@ function toolsHint(tools: unknown): string {
 function resetBudgets(text: string): void {
   repairBudget = 2 * text.length + 4096;
   scanBudget = 8 * text.length + 65_536;
+  pythonicBudget = 2 * text.length + 4096;
 }
 
 /**
