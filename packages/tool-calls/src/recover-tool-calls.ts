@@ -2299,7 +2299,7 @@ const TURN_BREAK = new RegExp(
  * after a call); another role's `<|start|>` (the tool's answer, a user's), anything after
  * `<|return|>`, and `<|start|>assistant` after a message with no Harmony header (`Sure.<|end|>`) do
  * begin an invented turn. A break written in a call's string argument (a file holding a chat
- * template) or as inline code is text. Calls are read from the whole reply only when a break is
+ * template), in a fenced code block or as inline code is text. Calls are read from the whole reply only when a break is
  * found, so a reply without one costs one search; linear (each stretch between two breaks is read
  * once for a Harmony header).
  */
@@ -2314,7 +2314,11 @@ function inventedTurn(text: string, known: Known): number {
     if (header === "<|start|>assistant" && (token === "<|end|>" || token === "<|call|>") && message) continue;
     if (regions === undefined) {
       const calls = spansIn(text, known).map((span): [number, number] => [span.start, span.end]);
-      regions = joinRegions(calls, inlineCode(text));
+      // A model explaining a chat template writes its tokens in a code block or inline code.
+      const blocks = [...findFences(text, MAX_MATCHES), ...tildeFences(text)].map(
+        (fence): [number, number] => [fence.start, fence.end],
+      );
+      regions = joinRegions(calls, inlineCode(text), joinRegions(blocks));
       resetBudgets(text);
     }
     // The header's place decides: a call's span may end past the end-of-turn token it ate, and a

@@ -216,6 +216,8 @@ describe("R86-3: a reply running past its end-of-turn token into a turn it inven
     const template = "a<|im_end|>\n<|im_start|>user\nb";
     const reply = `<tool_call>{"name": "write", "arguments": {"text": ${JSON.stringify(template)}}}</tool_call><|im_end|>`;
     expect(only(reply)).toEqual({ calls: [{ name: "write", args: { text: template } }], text: "" });
+    const explained = "ChatML:\n```\nhi<|im_end|>\n<|im_start|>assistant\nhello<|im_end|>\n```\nThat is all.";
+    expect(only(explained)).toEqual({ calls: [], text: explained });
     expect(only("Write `<|im_end|><|im_start|>` between turns.")).toEqual({
       calls: [],
       text: "Write `<|im_end|><|im_start|>` between turns.",
@@ -292,9 +294,11 @@ describe("R86: still linear", () => {
       "<tool_call>g<arg_key>k</arg_key><arg_value>v</arg_value> x ",
       "<|channel|>final<|message|>",
     ]) {
-      const small = unit.repeat(2_000);
-      const large = unit.repeat(8_000);
-      const ratio = time(large) / Math.max(time(small), 0.5);
+      // Past the first few thousand (where the compiler is still warming up), and a floor under
+      // the small reading, so a timer's grain does not make the ratio.
+      const small = unit.repeat(4_000);
+      const large = unit.repeat(16_000);
+      const ratio = time(large) / Math.max(time(small), 2);
       expect(ratio, unit).toBeLessThan(12);
     }
   }, 60_000);
