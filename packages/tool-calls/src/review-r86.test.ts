@@ -273,13 +273,17 @@ describe("R86-4: gpt-oss answering on its final channel with no analysis before 
 });
 
 describe("R86: still linear", () => {
-  /** Milliseconds for one reading of `text` (the best of three, to ride out a busy machine). */
-  function time(text: string): number {
-    let best = Number.POSITIVE_INFINITY;
-    for (let i = 0; i < 3; i++) {
-      const started = performance.now();
-      recoverToolCalls(text, TOOLS);
-      best = Math.min(best, performance.now() - started);
+  /** Milliseconds for one reading of each text: the best of three rounds, taken in turn, to ride out a busy machine. */
+  function times(texts: readonly string[]): number[] {
+    const best = texts.map(() => Number.POSITIVE_INFINITY);
+    // A first reading warms the compiler up, so the rounds time the code and not its compilation.
+    recoverToolCalls(texts[0] as string, TOOLS);
+    for (let round = 0; round < 3; round++) {
+      texts.forEach((text, i) => {
+        const started = performance.now();
+        recoverToolCalls(text, TOOLS);
+        best[i] = Math.min(best[i] as number, performance.now() - started);
+      });
     }
     return best;
   }
@@ -294,12 +298,10 @@ describe("R86: still linear", () => {
       "<tool_call>g<arg_key>k</arg_key><arg_value>v</arg_value> x ",
       "<|channel|>final<|message|>",
     ]) {
-      // Past the first few thousand (where the compiler is still warming up), and a floor under
-      // the small reading, so a timer's grain does not make the ratio.
-      const small = unit.repeat(4_000);
-      const large = unit.repeat(16_000);
-      const ratio = time(large) / Math.max(time(small), 2);
-      expect(ratio, unit).toBeLessThan(12);
+      // 64 KiB against 256 KiB, and a floor under the small reading, so a timer's grain does not make the ratio.
+      const count = Math.ceil(65_536 / unit.length);
+      const [small, large] = times([unit.repeat(count), unit.repeat(4 * count)]) as [number, number];
+      expect(large / Math.max(small, 3), unit).toBeLessThan(12);
     }
-  }, 60_000);
+  }, 120_000);
 });
