@@ -1020,6 +1020,24 @@ function glmClose(text: string, from: number, closer: string): number {
   return -1;
 }
 
+/**
+ * Where a GLM call whose wrapper never closed ends when text follows its last value: just past the
+ * `</arg_value>` that closes that value, when it is the only one after the value's `<arg_value>`
+ * and what follows it (a `<think>` block, prose) is more than blank space and end-of-turn tokens
+ * and holds no `<arg_key>`. -1 otherwise: nothing follows (the usual reading), or two closers leave
+ * where the value ends untold. Read so, the call is whole; read the other way (the value holding
+ * the closer and running on), it never ended and no call would run.
+ */
+function glmTrailing(body: string): number {
+  if (body.includes("<function=") || new RegExp(`<${DSML}invoke\\b`).test(body)) return -1;
+  const value = body.lastIndexOf("<arg_value>");
+  if (value < 0 || body.lastIndexOf("<arg_key>") > value) return -1;
+  const close = body.indexOf("</arg_value>", value);
+  if (close < 0 || body.indexOf("</arg_value>", close + 1) >= 0) return -1;
+  const end = close + "</arg_value>".length;
+  return blank(body.slice(end)) ? -1 : end;
+}
+
 /** GLM-4.5/4.6/4.7: `name` then `<arg_key>k</arg_key><arg_value>v</arg_value>` pairs. */
 function glmCall(body: string, known: Known, endsReply: boolean): Found | undefined {
   const keyAt = body.indexOf("<arg_key>");
@@ -1148,6 +1166,42 @@ function pythonicCalls(body: string): Found[] | undefined {
 /** A list of pythonic calls opening: `[name(`. */
 const PYTHONIC_LIST = /^\[\s*[A-Za-z_][\w.-]*\s*\(/;
 
+/**
+ * Characters the current `recoverToolCalls` call may still walk looking for where pythonic calls in
+ * a tag end ({@link pythonicEnd}). A real reply walks each call once; a junk reply of calls whose
+ * strings never close (`<tool_call>[f(a='x ` repeated) would walk to its end from each, so about
+ * twice its length, then the tags are read as before, up to the next one.
+ */
+let pythonicBudget = Number.POSITIVE_INFINITY;
+
+/** Pythonic calls opening, one or a list: `name(`, `[name(`. */
+const PYTHONIC_START = /^\s*(?:\[\s*)?[A-Za-z_][\w.-]*\s*\(/;
+
+/**
+ * Where the pythonic calls written from `at` end: just past the last `)` (and the list's `]`) of
+ * calls apart by commas and blank space, each call's strings skipped as its value reads them, so a
+ * `</tool_call>` or `<|python_tag|>` written in a string argument is that string's text; -1 when
+ * the first call never closes. Within {@link pythonicBudget}, so linear.
+ */
+function pythonicEnd(text: string, at: number): number {
+  let end = -1;
+  let i = at;
+  for (let seen = 0; seen < MAX_MATCHES && pythonicBudget > 0; seen++) {
+    while (i < text.length && /[\s,[]/.test(text[i] as string)) i++;
+    const head = /^[A-Za-z_][\w.-]*\s*\(/.exec(text.slice(i, i + 300));
+    if (!head) break;
+    const open = i + head[0].length - 1;
+    const close = closeParen(text, open);
+    pythonicBudget -= (close < 0 ? text.length : close) - i;
+    if (close < 0) break;
+    end = close;
+    i = close;
+  }
+  if (end < 0) return -1;
+  const after = skipSpace(text, end);
+  return text[after] === "]" ? after + 1 : end;
+}
+
 /** The calls a tag's markup body holds, in whichever markup it is written; `open` when one was still open. */
 function markupCalls(
   body: string,
@@ -1207,15 +1261,96 @@ function closerOf(open: string): string | undefined {
   return `</${open.slice(1)}`;
 }
 
+/** Where a needle occurs in a text, in order: found once, then searched by {@link nextAt}. */
+type Occurrences = readonly number[];
+
+function occurrences(text: string, needle: string): Occurrences {
+  const found: number[] = [];
+  for (let at = text.indexOf(needle); at >= 0; at = text.indexOf(needle, at + needle.length)) found.push(at);
+  return found;
+}
+
+/** The first of `list` at or after `from`, or -1 (a binary search). */
+function nextAt(list: Occurrences, from: number): number {
+  let lo = 0;
+  let hi = list.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if ((list[mid] as number) < from) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < list.length ? (list[lo] as number) : -1;
+}
+
+/** The tags a markup value is made of, each found once per reply ({@link valueHolder}). */
+interface ValueTags {
+  parameter: Occurrences;
+  parameterClose: Occurrences;
+  argKey: Occurrences;
+  argValue: Occurrences;
+  argValueClose: Occurrences;
+}
+
+function valueTags(text: string): ValueTags {
+  return {
+    parameter: occurrences(text, "<parameter"),
+    parameterClose: occurrences(text, PARAMETER_CLOSE),
+    argKey: occurrences(text, "<arg_key>"),
+    argValue: occurrences(text, "<arg_value>"),
+    argValueClose: occurrences(text, "</arg_value>"),
+  };
+}
+
+/**
+ * For positions that never decrease, from `from` on: the end of the markup value (`<parameter=k>`,
+ * `<parameter name="k">`, GLM's `<arg_value>`) holding that position — opened before it, its
+ * closer after it, and no other key or value opening between the two, so the value plainly holds
+ * what lies between — or -1. The walk goes on from where it stopped, each step a binary search.
+ */
+function valueHolder(tags: ValueTags, from: number): (at: number) => number {
+  let i = from;
+  return (at) => {
+    for (;;) {
+      const p = nextAt(tags.parameter, i);
+      const a = nextAt(tags.argValue, i);
+      const open = p < 0 ? a : a < 0 ? p : Math.min(p, a);
+      if (open < 0 || open >= at) return -1;
+      const glm = open === a;
+      const inner = open + (glm ? "<arg_value>" : "<parameter").length;
+      const closer = glm ? "</arg_value>" : PARAMETER_CLOSE;
+      const close = nextAt(glm ? tags.argValueClose : tags.parameterClose, inner);
+      if (close < 0) return -1;
+      const inside = [nextAt(tags.parameter, inner), nextAt(tags.argValue, inner), nextAt(tags.argKey, open)];
+      const clean = inside.every((other) => other < 0 || other > close);
+      if (close > at) return clean ? close + closer.length : -1;
+      i = close + closer.length;
+    }
+  };
+}
+
 function tagSpans(text: string, known: Known): Span[] {
   const spans: Span[] = [];
   const opens = matches(text, OPEN_TAG);
+  const tags = valueTags(text);
   let from = 0;
   opens.forEach((open, n) => {
     const start = open.index;
     if (start < from) return;
     const bodyAt = skipSpace(text, start + open[0].length);
-    const nextOpen = opens.slice(n + 1).find((o) => o.index >= bodyAt)?.index ?? text.length;
+    // Pythonic calls end at their own `)`: a tag written in one's string argument is its text.
+    const pythonic = PYTHONIC_START.test(text.slice(bodyAt, bodyAt + 300)) ? pythonicEnd(text, bodyAt) : -1;
+    const bodyEnd = Math.max(bodyAt, pythonic);
+    // A wrapper's opener written inside a markup value (`<parameter=text>put <tool_call> in
+    // </parameter>`) is that value's text, not the next block.
+    const held = valueHolder(tags, bodyEnd);
+    let nextOpen = text.length;
+    for (let k = n + 1; k < opens.length; k++) {
+      const at = (opens[k] as RegExpExecArray).index;
+      if (at >= bodyEnd && held(at) < 0) {
+        nextOpen = at;
+        break;
+      }
+    }
     let calls: Found[] | undefined;
     let end: number;
     let opening: Opening | undefined;
@@ -1230,7 +1365,13 @@ function tagSpans(text: string, known: Known): Span[] {
       opening = json && openOf(json);
     } else {
       const closer = closerOf(open[0]);
-      let close = closer === undefined ? -1 : text.indexOf(closer, bodyAt);
+      let close = closer === undefined ? -1 : text.indexOf(closer, bodyEnd);
+      // So is its closing tag (`<parameter name="text">put </minimax:tool_call> in</parameter>`).
+      const closeHeld = valueHolder(tags, bodyEnd);
+      for (let past = close < 0 ? -1 : closeHeld(close); past >= 0 && close >= 0 && close < nextOpen; ) {
+        close = text.indexOf(closer as string, past);
+        past = close < 0 ? -1 : closeHeld(close);
+      }
       // Qwen3-Coder markup closes its wrapper after the block's own `</function>`, read as the block
       // reads its values: a closing tag before that is written in a value's text (a file about it).
       if (close >= 0 && closer !== undefined) {
@@ -1253,6 +1394,17 @@ function tagSpans(text: string, known: Known): Span[] {
         const kept = withoutCloserPiece(body);
         if (kept !== body && CALL_ENDED.test(withoutEndTokens(kept).trimEnd().slice(-64))) body = kept;
       }
+      // GLM's wrapper never closed, and text follows its last `</arg_value>` (`<think>…`, prose):
+      // the call ends there, and the text after it is the reply's.
+      let trailing = false;
+      if (!(close >= 0 && close < nextOpen)) {
+        const cut = glmTrailing(body);
+        if (cut >= 0) {
+          trailing = end === text.length;
+          body = body.slice(0, cut);
+          end = bodyAt + cut;
+        }
+      }
       const markup = markupCalls(body, known, end === text.length);
       calls = markup?.calls;
       // A `</parameter>` after the wrapper, before the next: the wrapper closed at a tag written in
@@ -1263,7 +1415,9 @@ function tagSpans(text: string, known: Known): Span[] {
       // call met its own end (`</function>`, `</invoke>`, a pythonic call's `)`). Then only the
       // wrapper's closing tag is missing, which is optional, as after a JSON call.
       const ended = end === text.length && CALL_ENDED.test(withoutEndTokens(body).trimEnd().slice(-64));
-      if (markup && (markup.open || (end === text.length && !ended))) opening = openFrom(start);
+      // Where the reply ends after that text, the value may as well have held it and not ended
+      // (`Use </arg_value> to close one, like th`): a reply cut at the ceiling does not run it.
+      if (markup && (markup.open || trailing || (end === text.length && !ended))) opening = openFrom(start);
     }
     if (!calls) return;
     const tail = CLOSE_TAG.exec(text.slice(end));
@@ -1541,6 +1695,15 @@ function harmonyLead(text: string, at: number): { start: number; to: string } {
 
 const HARMONY_START = "<|start|>assistant";
 const HARMONY_HEADER = /<\|channel\|>commentary([^<]{0,256}?)(?:<\|constrain\|>[^<]{0,64})?<\|message\|>/g;
+/**
+ * gpt-oss's header of its answer, the final channel's: `<|channel|>final<|message|>`, with the
+ * `<|start|>assistant` a message after another opens with. Markup, never the answer's text.
+ */
+const HARMONY_FINAL =
+  /(?:<\|start\|>assistant[^\S\n]*)?<\|channel\|>final\b[^<]{0,64}(?:<\|constrain\|>[^<]{0,64})?<\|message\|>/y;
+/** A Harmony call's end, and the final channel's header when the answer follows it in the reply. */
+const HARMONY_TAIL =
+  /^\s*<\|(?:call|end)\|>(?:\s*(?:<\|start\|>assistant[^\S\n]*)?<\|channel\|>final\b[^<]{0,64}(?:<\|constrain\|>[^<]{0,64})?<\|message\|>)?/;
 
 function harmonySpans(text: string, known: Known): Span[] {
   const spans: Span[] = [];
@@ -1551,7 +1714,7 @@ function harmonySpans(text: string, known: Known): Span[] {
     const recipient = /to=(?:functions\.)?([^\s<]+)/.exec(`${lead.to} ${match[1] ?? ""}`);
     const name = recipient ? harmonyName(recipient[1] as string, known) : inferTool(json.found.args, known);
     if (name === undefined) continue;
-    const tail = /^\s*<\|(?:call|end)\|>/.exec(text.slice(json.end));
+    const tail = HARMONY_TAIL.exec(text.slice(json.end, json.end + 400));
     spans.push({
       start: lead.start,
       end: json.end + (tail ? tail[0].length : 0),
@@ -1770,7 +1933,13 @@ function named(spans: readonly Span[], known: Known): Span[] {
  * it reads the same arguments streamed as a call; `args` holds the numbers they read as. A markup value running to the end of the reply without its
  * closing tag is never recovered; with `finishReason: "length"` neither is any call still open
  * where the reply ends, and a piece of a closing tag the reply was cut inside after its last call
- * (`</tool_ca`) goes with that call, out of the text. Never throws on any string; throws a `ToolCallsError` when `text` is not
+ * (`</tool_ca`) goes with that call, out of the text. The reply ends at an end-of-turn token
+ * followed by another turn's header (`<|im_end|>` then `<|im_start|>`, `<|eot_id|>` then
+ * `<|start_header_id|>` …; in gpt-oss's Harmony only after `<|return|>`, a message with no Harmony
+ * header, or another role's `<|start|>`): a call the model wrote in the turn it invented there is
+ * never run, and the text stops before the token. gpt-oss's final-channel header and end tokens
+ * around a raw answer are markup (`<|channel|>final<|message|>The answer.<|return|>` gives the text
+ * `The answer.`). Never throws on any string; throws a `ToolCallsError` when `text` is not
  * a string, `tools` not an array, or options (`null` reads as none) not an object.
  */
 export function recoverToolCalls(
@@ -1809,6 +1978,7 @@ export function recoverToolCalls(
   } finally {
     repairBudget = Number.POSITIVE_INFINITY;
     scanBudget = Number.POSITIVE_INFINITY;
+    pythonicBudget = Number.POSITIVE_INFINITY;
     cutAtLimit = false;
   }
 }
@@ -1827,6 +1997,7 @@ function toolsHint(tools: unknown): string {
 function resetBudgets(text: string): void {
   repairBudget = 2 * text.length + 4096;
   scanBudget = 8 * text.length + 65_536;
+  pythonicBudget = 2 * text.length + 4096;
 }
 
 /**
@@ -2105,7 +2276,78 @@ function joinRegions(...lists: ReadonlyArray<[number, number]>[]): Array<[number
   return joined;
 }
 
-function recoverFrom(text: string, known: Known): RecoveredToolCalls {
+/**
+ * An end-of-turn token (group 1) followed by the header of a turn (group 2): Llama 3's
+ * `<|start_header_id|>`, ChatML's `<|im_start|>`, Gemma's `<start_of_turn>`, Phi's and GLM's
+ * `<|user|>`/`<|assistant|>`/`<|system|>`, Mistral's `[INST]`, DeepSeek's `<｜User｜>`/`<｜Assistant｜>`,
+ * Command R's `<|START_OF_TURN_TOKEN|>`, Harmony's `<|start|>` (see {@link inventedTurn}).
+ */
+const TURN_BREAK = new RegExp(
+  [
+    "(<\\|(?:eot_id|eom_id|eot|eom|im_end|end|call|return|endoftext|end_of_text|END_OF_TURN_TOKEN)\\|>|</s>|<end_of_turn>|<eos>|<[|｜]end[▁_]of[▁_]sentence[|｜]>)",
+    "\\s*",
+    "(<\\|start_header_id\\|>|<\\|im_start\\|>|<start_of_turn>|<\\|(?:user|assistant|system)\\|>|\\[INST\\]|<[|｜](?:User|Assistant)[|｜]>|<\\|START_OF_TURN_TOKEN\\|>|<\\|start\\|>(?:assistant\\b)?)",
+  ].join(""),
+  "g",
+);
+
+/**
+ * Where the reply ends when the model ran on past its end-of-turn token into a turn it invented
+ * ({@link TURN_BREAK}): at that token, or -1. In gpt-oss's Harmony, `<|end|>` and `<|call|>` end a
+ * message, not the turn: after a message with its Harmony header (`…<|message|>`), a
+ * `<|start|>assistant` is the same turn's next message (its call after the analysis, its answer
+ * after a call); another role's `<|start|>` (the tool's answer, a user's), anything after
+ * `<|return|>`, and `<|start|>assistant` after a message with no Harmony header (`Sure.<|end|>`) do
+ * begin an invented turn. A break written in a call's string argument (a file holding a chat
+ * template), in a fenced code block or as inline code is text. Calls are read from the whole reply only when a break is
+ * found, so a reply without one costs one search; linear (each stretch between two breaks is read
+ * once for a Harmony header).
+ */
+function inventedTurn(text: string, known: Known): number {
+  let regions: Array<[number, number]> | undefined;
+  let from = 0;
+  for (const match of matches(text, TURN_BREAK)) {
+    const token = match[1] as string;
+    const header = match[2] as string;
+    const message = text.slice(from, match.index).includes("<|message|>");
+    from = match.index + match[0].length;
+    if (header === "<|start|>assistant" && (token === "<|end|>" || token === "<|call|>") && message) continue;
+    if (regions === undefined) {
+      const calls = spansIn(text, known).map((span): [number, number] => [span.start, span.end]);
+      // A model explaining a chat template writes its tokens in a code block or inline code.
+      const blocks = [...findFences(text, MAX_MATCHES), ...tildeFences(text)].map(
+        (fence): [number, number] => [fence.start, fence.end],
+      );
+      regions = joinRegions(calls, inlineCode(text), joinRegions(blocks));
+      resetBudgets(text);
+    }
+    // The header's place decides: a call's span may end past the end-of-turn token it ate, and a
+    // Harmony call's starts at the header.
+    if (spanAt(from - header.length, regions) === undefined) return match.index;
+  }
+  return -1;
+}
+
+/**
+ * {@link recoverToolCalls}' reading: the reply up to a turn the model invented after it
+ * ({@link inventedTurn}), without gpt-oss's final-channel header it may open with.
+ */
+function recoverFrom(whole: string, known: Known): RecoveredToolCalls {
+  // What follows an end-of-turn token and a new turn's header is not this reply: a call written
+  // there is the model imagining the next turn, never run, and the text stops at the token.
+  const cut = inventedTurn(whole, known);
+  const text = cut >= 0 ? whole.slice(0, cut) : whole;
+  // gpt-oss served raw, answering on its final channel with no analysis before it: the header and
+  // the `<|return|>` after the answer are markup; the answer is what lies between them.
+  HARMONY_FINAL.lastIndex = skipSpace(text, 0);
+  const final = HARMONY_FINAL.exec(text);
+  const answer = recoverAnswer(final ? text.slice(HARMONY_FINAL.lastIndex) : text, known);
+  // Cut or opened so, the reply's text is what the model answered, trimmed as a recovery trims it.
+  return final || cut >= 0 ? { calls: answer.calls, text: withoutEndTokens(answer.text).trim() } : answer;
+}
+
+/** {@link recoverFrom} of a reply that does not open with gpt-oss's final-channel header. */
+function recoverAnswer(text: string, known: Known): RecoveredToolCalls {
   if (known.names.size === 0 || text.trim() === "") return { calls: [], text };
   let headEnd = 0;
   let accepted: Span[] | undefined;
