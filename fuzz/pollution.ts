@@ -59,7 +59,6 @@ const OUTSIDE = new Set([
   "fetchOptions",
   "finish",
   "format",
-  "get",
   "handle",
   "headers",
   "mode",
@@ -67,7 +66,6 @@ const OUTSIDE = new Set([
   "reset",
   "resume",
   "return",
-  "set",
   "signal",
   "size",
   "socket",
@@ -75,6 +73,14 @@ const OUTSIDE = new Set([
   "status",
   "timeout",
   "window",
+  // Node's bundled undici names its functions through Object.defineProperty with a literal
+  // descriptor as it first loads a part of itself, which a polluted `get` or `set` breaks
+  // ("Getter must be a function", in node:internal/deps/undici). loopwright's own descriptors have
+  // no prototype (scripts/check-descriptors.mjs); the openai SDK reads `value` of the result
+  // objects of its header iterator.
+  "get",
+  "set",
+  "value",
 ]);
 
 /** Names the process cannot run with at all (every promise, every conversion). */
@@ -208,12 +214,24 @@ function scenario(which: Scenario): {
   }
 }
 
+// The host's callbacks, made once, here: a function made while a name is set would be named by
+// tsx's helper (Object.defineProperty with a literal descriptor), which a polluted `get` breaks.
+// What the sweep runs while a name is set makes no named function of its own.
+const ran: string[] = [];
+const told: string[] = [];
+const dispatch = ({ name, args }: { name: string; args: unknown }) => {
+  ran.push(`${name} ${JSON.stringify(args)}`);
+  return name === "clock" ? "12:00" : "sunny";
+};
+const onEvent = (event: { kind: string; text?: string }) =>
+  void told.push(event.kind === "notice" ? `notice: ${event.text}` : event.kind);
+
 /** One run of `which`, as text: what it returned, ran, told and sent (server-measured times as 0). */
 async function run(which: Scenario): Promise<string> {
   const { replies, personality, options } = scenario(which);
   const server = await startServer({ replies, ...(personality ? { personality } : {}), prefixCache: true });
-  const ran: string[] = [];
-  const told: string[] = [];
+  ran.length = 0;
+  told.length = 0;
   let out: unknown;
   try {
     const runtime = createRuntime();
@@ -221,11 +239,8 @@ async function run(which: Scenario): Promise<string> {
     const result = await runtime.runAgentLoop({
       ...(rest as { messages: never; tools: never }),
       config: { baseUrl: server.baseUrl, model: "m", apiKey: "k", ...config },
-      dispatch: ({ name, args }) => {
-        ran.push(`${name} ${JSON.stringify(args)}`);
-        return name === "clock" ? "12:00" : "sunny";
-      },
-      onEvent: (event) => void told.push(event.kind === "notice" ? `notice: ${event.text}` : event.kind),
+      dispatch,
+      onEvent,
     });
     out = {
       stop: result.stopReason,

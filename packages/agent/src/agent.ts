@@ -39,6 +39,7 @@ import {
   userMessage,
 } from "./messages.js";
 import { ownFields, setting } from "./own.js";
+import { protoless } from "./protoless.js";
 import { type AgentTool, type ToolExecutionMode, ToolRegistry } from "./tools.js";
 
 /** How many queued messages a drain point delivers: the oldest only (default), or all of them. */
@@ -1421,20 +1422,23 @@ export class Agent {
       };
       this.#guard = {
         of: live,
-        guarded: new Proxy(live, {
-          set(target, key, value) {
-            refuse("changed in place");
-            return Reflect.set(target, key, value);
-          },
-          defineProperty(target, key, descriptor) {
-            refuse("changed in place");
-            return Reflect.defineProperty(target, key, descriptor);
-          },
-          deleteProperty(target, key) {
-            refuse("changed in place");
-            return Reflect.deleteProperty(target, key);
-          },
-        }),
+        guarded: new Proxy(
+          live,
+          protoless({
+            set(target, key, value) {
+              refuse("changed in place");
+              return Reflect.set(target, key, value);
+            },
+            defineProperty(target, key, descriptor) {
+              refuse("changed in place");
+              return Reflect.defineProperty(target, key, protoless({ ...descriptor }));
+            },
+            deleteProperty(target, key) {
+              refuse("changed in place");
+              return Reflect.deleteProperty(target, key);
+            },
+          }),
+        ),
       };
     }
     return this.#guard.guarded;

@@ -52,6 +52,7 @@ import {
   userMessage,
 } from "./messages.js";
 import { ownFields, setting } from "./own.js";
+import { ownDescriptors, protoless } from "./protoless.js";
 import type { DroppedLine } from "./session-dropped.js";
 import {
   depthProblem,
@@ -673,20 +674,23 @@ class SessionAgent extends Agent {
       const change = () => this.#change("Agent.messages");
       this.#view = {
         of: live,
-        guarded: new Proxy(live, {
-          set(target, key, value) {
-            change();
-            return Reflect.set(target, key, value);
-          },
-          defineProperty(target, key, descriptor) {
-            change();
-            return Reflect.defineProperty(target, key, descriptor);
-          },
-          deleteProperty(target, key) {
-            change();
-            return Reflect.deleteProperty(target, key);
-          },
-        }),
+        guarded: new Proxy(
+          live,
+          protoless({
+            set(target, key, value) {
+              change();
+              return Reflect.set(target, key, value);
+            },
+            defineProperty(target, key, descriptor) {
+              change();
+              return Reflect.defineProperty(target, key, protoless({ ...descriptor }));
+            },
+            deleteProperty(target, key) {
+              change();
+              return Reflect.deleteProperty(target, key);
+            },
+          }),
+        ),
       };
     }
     return this.#view.guarded;
@@ -1573,10 +1577,7 @@ export class Session {
    * copied with their getters (`parallel` is read as each step's calls start).
    */
   #timedRun(backend: AgentBackend, loopOptions: AgentLoopOptions, left: number): Promise<AgentLoopResult> {
-    const options = Object.defineProperties(
-      {},
-      Object.getOwnPropertyDescriptors(loopOptions),
-    ) as AgentLoopOptions;
+    const options = Object.defineProperties({}, ownDescriptors(loopOptions)) as AgentLoopOptions;
     options.config = { ...loopOptions.config, maxToolIterations: left };
     const limit = toolLimitMs(setting(loopOptions.config, "toolTimeoutSeconds"));
     // A value the loop refuses is left for it to refuse; no limit needs nothing of ours.

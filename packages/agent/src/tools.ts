@@ -11,6 +11,7 @@ import {
 import { AgentError, kindOf } from "./errors.js";
 import { cutText } from "./messages.js";
 import { setting } from "./own.js";
+import { protoless } from "./protoless.js";
 
 /** What a tool's `execute` is handed besides its arguments. */
 export interface AgentToolContext {
@@ -97,7 +98,11 @@ type SchemaNode = { [keyword: string]: unknown };
 
 /** `key` of `target` set as an ordinary own data property (an own `__proto__` key too, never the setter). */
 function put(target: object, key: string, value: unknown): void {
-  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+  Object.defineProperty(
+    target,
+    key,
+    protoless({ value, enumerable: true, writable: true, configurable: true }),
+  );
 }
 
 /**

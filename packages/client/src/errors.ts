@@ -1,4 +1,5 @@
 import { endpointField } from "./endpoint.js";
+import { protoless } from "./protoless.js";
 
 const CONFIG_MARK = Symbol.for("@loopwright/client.EndpointConfigError");
 const LISTING_MARK = Symbol.for("@loopwright/client.ModelListingError");
@@ -21,7 +22,7 @@ export class EndpointConfigError extends Error {
     const cause = endpointField(options, "cause");
     super(message, cause === undefined ? undefined : { cause });
     this.field = field;
-    Object.defineProperty(this, CONFIG_MARK, { value: true });
+    Object.defineProperty(this, CONFIG_MARK, protoless({ value: true }));
   }
 
   /** True for an `EndpointConfigError` from any installed copy of this package. */
@@ -61,7 +62,7 @@ export class ModelListingError extends Error {
     this.code = code;
     this.url = url;
     this.status = endpointField(options, "status") as number | undefined;
-    Object.defineProperty(this, LISTING_MARK, { value: true });
+    Object.defineProperty(this, LISTING_MARK, protoless({ value: true }));
   }
 
   /** True for a `ModelListingError` from any installed copy of this package. */

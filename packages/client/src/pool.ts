@@ -13,6 +13,7 @@ import {
 } from "./endpoint.js";
 import { keepErrorBodies } from "./error-bodies.js";
 import { EndpointConfigError } from "./errors.js";
+import { protoless } from "./protoless.js";
 import { patternsOf, redactDeep, redactText } from "./redact.js";
 import { splitRedactingFetch } from "./redact-fetch.js";
 import { sameOriginRedirects } from "./redirects.js";
@@ -106,12 +107,16 @@ function environmentHeaders(own: Record<string, string>): Record<string, string 
     const name = colon >= 0 ? line.slice(0, colon).trim() : "";
     // Own keys only, and written as a field: a name such as `constructor` or `__proto__` is a header.
     if (name && !Object.hasOwn(own, name.toLowerCase())) {
-      Object.defineProperty(nulls, name, {
-        value: null,
-        enumerable: true,
-        writable: true,
-        configurable: true,
-      });
+      Object.defineProperty(
+        nulls,
+        name,
+        protoless({
+          value: null,
+          enumerable: true,
+          writable: true,
+          configurable: true,
+        }),
+      );
     }
   }
   return nulls;

@@ -1,4 +1,5 @@
 import { endpointField, NO_KEY } from "./endpoint.js";
+import { NOT_DATA, ownDataValue, ownDescriptor, protoless } from "./protoless.js";
 
 /** The endpoint fields `secretsOf` reads. */
 export interface SecretBearer {
@@ -944,7 +945,7 @@ export function redactDeep<T>(value: T, patterns: readonly Pattern[]): T {
     made.add(copy);
     if (String.prototype.valueOf.call(box).length > STRING_OBJECT_NAMES_UP_TO) walk.unlisted(box);
     for (const key of boxKeys(box)) {
-      const descriptor = Reflect.getOwnPropertyDescriptor(box, key);
+      const descriptor = ownDescriptor(box, key);
       if (descriptor) Reflect.defineProperty(copy, key, descriptor);
     }
     boxes.set(box, copy);
@@ -1027,8 +1028,8 @@ function objectsIn(value: object, shape: Shape): unknown[] {
       return [...(Set.prototype.values.call(value) as Iterable<unknown>)];
     default:
       return (shape === "string" ? boxKeys(value) : ownKeys(value)).map((key) => {
-        const descriptor = Reflect.getOwnPropertyDescriptor(value, key);
-        return descriptor && "value" in descriptor ? descriptor.value : undefined;
+        const found = ownDataValue(value, key);
+        return found === NOT_DATA ? undefined : found;
       });
   }
 }
@@ -1231,7 +1232,7 @@ function wrote(record: Record<PropertyKey, unknown>, key: PropertyKey, clean: un
     // Read-only: redefined below where it may be.
   }
   try {
-    Object.defineProperty(record, key, { value: clean });
+    Object.defineProperty(record, key, protoless({ value: clean }));
     return record[key] === clean;
   } catch {
     return false;
@@ -1359,9 +1360,9 @@ function redactOne(entry: Visit, walk: Walk): void {
     try {
       if (live) {
         // A live instance's own accessors are not run: only its data is read.
-        const descriptor = Object.getOwnPropertyDescriptor(value, key);
-        if (!descriptor || !("value" in descriptor)) continue;
-        current = descriptor.value;
+        const found = ownDataValue(value, key);
+        if (found === NOT_DATA) continue;
+        current = found;
       } else current = record[key];
     } catch {
       walk.leave(value, name, UNREADABLE);
@@ -1389,12 +1390,12 @@ function redactOne(entry: Visit, walk: Walk): void {
  */
 function renamed(holder: object, key: string, name: string, clean: unknown): boolean {
   try {
-    const descriptor = Reflect.getOwnPropertyDescriptor(holder, key);
+    const descriptor = ownDescriptor(holder, key);
     if (!descriptor || !("value" in descriptor) || !descriptor.configurable) return false;
     if (!Object.isExtensible(holder)) return false;
     let to = name;
     for (let n = 2; Object.hasOwn(holder, to); n++) to = `${name} (${n})`;
-    if (!Reflect.defineProperty(holder, to, { ...descriptor, value: clean })) return false;
+    if (!Reflect.defineProperty(holder, to, protoless({ ...descriptor, value: clean }))) return false;
     if (Reflect.deleteProperty(holder, key)) return true;
     Reflect.deleteProperty(holder, to);
     return false;

@@ -8,6 +8,7 @@
  * signal, a run of a thousand steps) left its listener, and the request's controller, on it until
  * the signal aborted.
  */
+import { protoless } from "./protoless.js";
 
 /** The requests' controllers reached through one signal's listener, held weakly. */
 interface Relay {
@@ -133,7 +134,7 @@ export function releasedWhenRead(response: Response, release: () => void): Respo
     headers: response.headers,
   });
   // The SDK logs and quotes the URL on its errors.
-  Object.defineProperty(wrapped, "url", { value: response.url });
-  Object.defineProperty(wrapped, "redirected", { value: response.redirected });
+  Object.defineProperty(wrapped, "url", protoless({ value: response.url }));
+  Object.defineProperty(wrapped, "redirected", protoless({ value: response.redirected }));
   return wrapped;
 }

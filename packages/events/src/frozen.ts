@@ -12,6 +12,7 @@
  * value that cannot even be told apart (a revoked Proxy) is kept as it is. Costs one pass over the
  * event's data, once, at `emit`.
  */
+import { protoless } from "./protoless.js";
 export function freezeStored<T extends object>(event: T): T {
   // Most events (a delta's text, a turn's step) hold no object at all: frozen as they are.
   if (!holdsObject(event)) return Object.freeze(event);
@@ -77,12 +78,16 @@ function fill(source: object, target: object, copyOf: (value: unknown) => unknow
     }
     if (key === "__proto__") {
       // Defined, not assigned: a `__proto__` key stays a field, never the copy's prototype.
-      Object.defineProperty(target, key, {
-        value: copyOf(value),
-        enumerable: true,
-        writable: true,
-        configurable: true,
-      });
+      Object.defineProperty(
+        target,
+        key,
+        protoless({
+          value: copyOf(value),
+          enumerable: true,
+          writable: true,
+          configurable: true,
+        }),
+      );
     } else {
       fields[key] = copyOf(value);
     }

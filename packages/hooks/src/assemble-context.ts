@@ -1,6 +1,7 @@
 import { DEFAULT_CHARS_PER_TOKEN } from "@loopwright/ledger";
 import { describe } from "./errors.js";
 import { NoteSink } from "./notes.js";
+import { protoless } from "./protoless.js";
 import { positive } from "./settings.js";
 import { cutTo, oneLine, wellFormed } from "./text.js";
 import type { AssembleOptions, HookOutcome } from "./types.js";
@@ -107,12 +108,16 @@ export function snapshotOutcome(entry: object): OutcomeSnapshot {
     try {
       // Defined, not assigned: `copy.__proto__ = …` would set the copy's prototype (a JSON outcome's
       // `"__proto__": { "veto": true }` then vetoing through it) and leave the field out.
-      Object.defineProperty(copy, key, {
-        value: (entry as Record<string | symbol, unknown>)[key],
-        enumerable: true,
-        writable: true,
-        configurable: true,
-      });
+      Object.defineProperty(
+        copy,
+        key,
+        protoless({
+          value: (entry as Record<string | symbol, unknown>)[key],
+          enumerable: true,
+          writable: true,
+          configurable: true,
+        }),
+      );
     } catch {
       // Not a field this package reads: the outcome stands without it.
     }

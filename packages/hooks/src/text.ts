@@ -2,6 +2,7 @@
  * `text` with each lone surrogate written U+FFFD. A request carrying one is refused by llama.cpp's
  * JSON reader (and serde_json's), and hook context stored beside its question would fail every turn.
  */
+import { protoless } from "./protoless.js";
 export function wellFormed(text: string): string {
   return text.toWellFormed();
 }
@@ -89,7 +90,11 @@ function clean(value: unknown, seen: Map<object, unknown>): unknown {
 
 /** Sets a field by definition, so a `"__proto__"` key stays a field and never becomes the prototype. */
 function define(target: Record<string, unknown>, key: string, value: unknown): void {
-  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+  Object.defineProperty(
+    target,
+    key,
+    protoless({ value, enumerable: true, writable: true, configurable: true }),
+  );
 }
 
 /** A copy of the sparse list `list` holding what it holds at `places`, its holes left holes. */

@@ -15,6 +15,7 @@ import {
   type ToolCallSource,
 } from "@loopwright/tool-calls";
 import type { AssistantToolCall, ChatMessage, DedupePolicy, ToolDefinition } from "./config.js";
+import { protoless } from "./protoless.js";
 
 export type { DedupePolicy };
 
@@ -252,7 +253,11 @@ function placeAt(root: unknown, path: ArgumentPath, value: unknown): boolean {
   const last = path[path.length - 1];
   if (last === undefined || typeof node !== "object" || node === null || !Object.hasOwn(node, last))
     return false;
-  Object.defineProperty(node, last, { value, enumerable: true, writable: true, configurable: true });
+  Object.defineProperty(
+    node,
+    last,
+    protoless({ value, enumerable: true, writable: true, configurable: true }),
+  );
   return true;
 }
 
@@ -459,12 +464,16 @@ function jsonReady(value: unknown, key: string, writing: Writing): unknown {
       const ready = jsonReady((item as Record<string, unknown>)[field], field, writing);
       if (ready === undefined) continue;
       if (field === "__proto__") {
-        Object.defineProperty(copy, field, {
-          value: ready,
-          enumerable: true,
-          writable: true,
-          configurable: true,
-        });
+        Object.defineProperty(
+          copy,
+          field,
+          protoless({
+            value: ready,
+            enumerable: true,
+            writable: true,
+            configurable: true,
+          }),
+        );
       } else copy[field] = ready;
     }
     return copy;
@@ -869,12 +878,16 @@ function copyPlain(value: unknown, text: (text: string) => string): unknown {
   const copy: Record<string, unknown> = {};
   for (const [key, inner] of Object.entries(value)) {
     // defineProperty: an own "__proto__" key stays a key, as JSON.parse made it, not the copy's prototype.
-    Object.defineProperty(copy, text(key), {
-      value: copyPlain(inner, text),
-      enumerable: true,
-      writable: true,
-      configurable: true,
-    });
+    Object.defineProperty(
+      copy,
+      text(key),
+      protoless({
+        value: copyPlain(inner, text),
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      }),
+    );
   }
   return copy;
 }

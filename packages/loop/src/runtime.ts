@@ -23,6 +23,7 @@ import { type AgentLoopOptions, type AgentLoopResult, type LoopServices, runLoop
 import { errorMessage, failedRun, type LoopErrorEvent } from "./errors.js";
 import { readOptions, refusedAtStart } from "./loop-run.js";
 import { ownView } from "./own.js";
+import { ownDescriptors, protoless } from "./protoless.js";
 
 /** `runAgentLoop`'s options on a runtime: the loop's, plus the id to emit the run under. */
 export interface RunOptions<Context = unknown> extends AgentLoopOptions<Context> {
@@ -160,7 +161,7 @@ const inProgress = new WeakMap<EventBus, Set<string>>();
 /** `options` without `runId`, in an object with no prototype, each field copied as it is defined. */
 function withoutRunId(options: RunOptions): AgentLoopOptions {
   const rest = Object.create(null) as AgentLoopOptions;
-  for (const [name, described] of Object.entries(Object.getOwnPropertyDescriptors(options))) {
+  for (const [name, described] of Object.entries(ownDescriptors(options))) {
     if (name !== "runId") Object.defineProperty(rest, name, described);
   }
   return rest;
@@ -243,12 +244,16 @@ async function runOwned(services: LoopServices, bus: EventBus, given: RunOptions
       forward?.(event);
     };
     try {
-      Object.defineProperty(rest, "onEvent", {
-        value: onEvent,
-        enumerable: true,
-        writable: true,
-        configurable: true,
-      });
+      Object.defineProperty(
+        rest,
+        "onEvent",
+        protoless({
+          value: onEvent,
+          enumerable: true,
+          writable: true,
+          configurable: true,
+        }),
+      );
       const result = await runLoop(services, rest);
       bus.emit(runId, { kind: "done" });
       return result;

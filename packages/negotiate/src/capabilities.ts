@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import { CapabilitySnapshotError } from "./errors.js";
 import { own, ownOptions } from "./own.js";
+import { protoless } from "./protoless.js";
 
 /**
  * What one endpoint (base URL and API key) turned out to take.
@@ -68,7 +69,11 @@ export const CAPABILITY_SNAPSHOT_VERSION = 1;
  * would replace the record's prototype instead, and be missing from the snapshot's JSON.
  */
 function setOwn<V>(record: Record<string, V>, key: string, value: V): void {
-  Object.defineProperty(record, key, { value, enumerable: true, writable: true, configurable: true });
+  Object.defineProperty(
+    record,
+    key,
+    protoless({ value, enumerable: true, writable: true, configurable: true }),
+  );
 }
 
 /** A capability snapshot: every latch of a store as plain JSON (see `exportCapabilities`). */

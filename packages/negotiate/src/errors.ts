@@ -1,5 +1,6 @@
 import { readError } from "./error-shape.js";
 import { own } from "./own.js";
+import { protoless } from "./protoless.js";
 
 const OVERFLOW_MARK = Symbol.for("@loopwright/negotiate.ContextOverflow");
 const SNAPSHOT_MARK = Symbol.for("@loopwright/negotiate.CapabilitySnapshotError");
@@ -196,7 +197,7 @@ export class ContextOverflow extends Error {
     const promptTokens = tokenCount(own(options, "promptTokens"));
     if (window !== undefined) this.window = window;
     if (promptTokens !== undefined) this.promptTokens = promptTokens;
-    Object.defineProperty(this, OVERFLOW_MARK, { value: true });
+    Object.defineProperty(this, OVERFLOW_MARK, protoless({ value: true }));
   }
 
   /** True for a `ContextOverflow` from any installed copy of this package. */
@@ -244,7 +245,7 @@ export class CapabilitySnapshotError extends Error {
     super(message, own(options, "cause") === undefined ? undefined : { cause: own(options, "cause") });
     this.code = code;
     this.path = path;
-    Object.defineProperty(this, SNAPSHOT_MARK, { value: true });
+    Object.defineProperty(this, SNAPSHOT_MARK, protoless({ value: true }));
   }
 
   /** True for a `CapabilitySnapshotError` from any installed copy of this package. */

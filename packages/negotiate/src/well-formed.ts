@@ -4,6 +4,7 @@
  * (`"\ud83d"`) that llama.cpp's JSON reader (and serde_json's) refuses with a 500, on that request
  * and on every later one that carries the same transcript. These write each one U+FFFD, on a copy.
  */
+import { protoless } from "./protoless.js";
 
 /** Whether `value`, as JSON would write it, holds a lone surrogate in a string or a key. Any depth, any cycle. */
 function holdsLoneHalf(value: unknown): boolean {
@@ -65,12 +66,16 @@ function wellFormedCopy(value: unknown): unknown {
     }
     for (const [key, entry] of Object.entries(item)) {
       // defineProperty: a `__proto__` key the host's message holds stays a field, as JSON writes it.
-      Object.defineProperty(copy, key.toWellFormed(), {
-        value: copyOf(entry),
-        enumerable: true,
-        writable: true,
-        configurable: true,
-      });
+      Object.defineProperty(
+        copy,
+        key.toWellFormed(),
+        protoless({
+          value: copyOf(entry),
+          enumerable: true,
+          writable: true,
+          configurable: true,
+        }),
+      );
     }
   }
   return root;

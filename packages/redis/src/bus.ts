@@ -30,6 +30,7 @@ import { RedisStoreError } from "./errors.js";
 import { readEventId } from "./event-id.js";
 import { onAbort } from "./on-abort.js";
 import { MAX_OWED, Owed } from "./owed.js";
+import { protoless } from "./protoless.js";
 import {
   decode,
   ownerOf,
@@ -348,7 +349,11 @@ function plainValue(value: unknown, depth: number): unknown {
     if (item === LEFT_OUT) continue;
     // As JSON.parse makes it: an own property, never the copy's prototype.
     if (key === "__proto__") {
-      Object.defineProperty(out, key, { value: item, enumerable: true, writable: true, configurable: true });
+      Object.defineProperty(
+        out,
+        key,
+        protoless({ value: item, enumerable: true, writable: true, configurable: true }),
+      );
     } else out[key] = item;
   }
   return Object.freeze(out);

@@ -12,6 +12,7 @@ import { type RedisOptions, timeoutOption, whenReady } from "./connection.js";
 import { RedisStoreError } from "./errors.js";
 import { ForgetLog, REMEMBER_LUA, registerForgetLog } from "./forgets.js";
 import { CLOSE_BOUND_MS, MAX_OWED, Owed } from "./owed.js";
+import { protoless } from "./protoless.js";
 import {
   afterClose,
   INDEX_EXPIRY_LUA,
@@ -460,18 +461,22 @@ export async function openCapabilityStore(
       usedTick: Number.NEGATIVE_INFINITY,
     };
     for (const flag of ["strictSchemas", "usageInStream"] as const) {
-      Object.defineProperty(raw, flag, {
-        enumerable: true,
-        configurable: false,
-        get: () => {
-          soon(created);
-          return values[flag];
-        },
-        set: (value: boolean) => {
-          values[flag] = value;
-          soon(created);
-        },
-      });
+      Object.defineProperty(
+        raw,
+        flag,
+        protoless({
+          enumerable: true,
+          configurable: false,
+          get: () => {
+            soon(created);
+            return values[flag];
+          },
+          set: (value: boolean) => {
+            values[flag] = value;
+            soon(created);
+          },
+        }),
+      );
     }
     ids.set(raw, id);
     entries.set(id, created);

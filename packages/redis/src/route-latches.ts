@@ -2,6 +2,7 @@ import { createHash, randomBytes } from "node:crypto";
 import type { RouteLatches, RouteLatchStore } from "@loopwright/client";
 import { type RedisOptions, whenReady } from "./connection.js";
 import { closeOnce, MAX_OWED, Owed } from "./owed.js";
+import { protoless } from "./protoless.js";
 import {
   afterClose,
   INDEX_EXPIRY_LUA,
@@ -200,16 +201,20 @@ export async function openRouteLatches(
       lmstudioMissUntil: state.lmstudioMissUntil,
     };
     for (const key of ["neither", "lmstudioGone", "lmstudioMissUntil"] as const) {
-      Object.defineProperty(state, key, {
-        enumerable: true,
-        configurable: true,
-        get: () => values[key],
-        set: (value: never) => {
-          if (values[key] === value) return;
-          values[key] = value;
-          share(base, state);
-        },
-      });
+      Object.defineProperty(
+        state,
+        key,
+        protoless({
+          enumerable: true,
+          configurable: true,
+          get: () => values[key],
+          set: (value: never) => {
+            if (values[key] === value) return;
+            values[key] = value;
+            share(base, state);
+          },
+        }),
+      );
     }
     return state;
   };

@@ -1,4 +1,5 @@
 import { backtracks, mayBacktrack, PATTERN_KEY_LIMIT, regexOf } from "./backtracking.js";
+import { ownDescriptor, ownDescriptors } from "./protoless.js";
 import type { JsonSchema } from "./types.js";
 
 /**
@@ -33,7 +34,7 @@ export function argumentsPrototype(names: Iterable<string>): object {
   const key = left.join(" ");
   let prototype = prototypes.get(key);
   if (prototype === undefined) {
-    const members = Object.getOwnPropertyDescriptors(Object.prototype) as {
+    const members = ownDescriptors(Object.prototype) as {
       [name: string]: PropertyDescriptor;
     };
     for (const name of left) delete members[name];
@@ -61,14 +62,14 @@ export function isArgumentsPrototype(prototype: unknown): boolean {
     if (Object.getPrototypeOf(prototype) !== null) return false;
     // The realm the accessor is from: its getter is a function of that realm, whose prototype's
     // prototype is that realm's `Object.prototype`.
-    const getter = Object.getOwnPropertyDescriptor(prototype, "__proto__")?.get;
+    const getter = ownDescriptor(prototype, "__proto__")?.get;
     if (typeof getter !== "function") return false;
     const root = Object.getPrototypeOf(Object.getPrototypeOf(getter)) as unknown;
     if (root === prototype || !isObjectPrototype(root)) return false;
     for (const key of Reflect.ownKeys(prototype)) {
       if (typeof key !== "string") return false;
-      const mine = Object.getOwnPropertyDescriptor(prototype, key);
-      const theirs = Object.getOwnPropertyDescriptor(root, key);
+      const mine = ownDescriptor(prototype, key);
+      const theirs = ownDescriptor(root, key);
       if (
         mine === undefined ||
         theirs === undefined ||
@@ -96,9 +97,9 @@ function isObjectPrototype(prototype: unknown): prototype is object {
   if (typeof prototype !== "object" || prototype === null) return false;
   try {
     if (Object.getPrototypeOf(prototype) !== null) return false;
-    const builtIn = Object.getOwnPropertyDescriptor(prototype, "constructor")?.value as unknown;
+    const builtIn = ownDescriptor(prototype, "constructor")?.value as unknown;
     if (typeof builtIn !== "function") return false;
-    const described = Object.getOwnPropertyDescriptor(builtIn, "prototype");
+    const described = ownDescriptor(builtIn, "prototype");
     return (
       described !== undefined &&
       described.value === prototype &&

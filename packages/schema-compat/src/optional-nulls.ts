@@ -1,3 +1,4 @@
+import { protoless } from "./protoless.js";
 import {
   type Asked,
   askedAt,
@@ -309,12 +310,16 @@ function strip(value: unknown, schema: unknown, walk: Walk, depth: number, place
       }
     }
     if (inner === null && info.described && !info.nullOk && info.absentOk) continue;
-    Object.defineProperty(out, name, {
-      value: strip(inner, info.sub, walk, depth + 1, place ? below(place, key) : undefined),
-      enumerable: true,
-      writable: true,
-      configurable: true,
-    });
+    Object.defineProperty(
+      out,
+      name,
+      protoless({
+        value: strip(inner, info.sub, walk, depth + 1, place ? below(place, key) : undefined),
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      }),
+    );
   }
   return out;
 }

@@ -1,6 +1,7 @@
 import { mayBacktrack, PATTERN_KEY_LIMIT } from "./backtracking.js";
 import { STRICT_FORMATS, STRICT_MAX_DEPTH, TYPE_NAMES, type TypeName } from "./keywords.js";
 import { anchorPattern, REPETITION_LIMIT } from "./pattern.js";
+import { protoless } from "./protoless.js";
 import type { JsonSchema } from "./types.js";
 
 /** Options for {@link sanitizeSchema} and {@link relaxSchema}. */
@@ -265,7 +266,11 @@ export function fields(node: Raw, all = true): Raw {
     // Its own fields that are not among its keys: read as the schema's, and still not among its keys.
     for (const name of names) {
       if (!Object.hasOwn(out, name))
-        Object.defineProperty(out, name, { value: node[name], writable: true, configurable: true });
+        Object.defineProperty(
+          out,
+          name,
+          protoless({ value: node[name], writable: true, configurable: true }),
+        );
     }
   }
   let at = Object.getPrototypeOf(node) as object | null;
@@ -280,7 +285,11 @@ export function fields(node: Raw, all = true): Raw {
 
 /** Sets an own enumerable key, safe for `__proto__` and friends. */
 export function setKey(target: Raw, key: string, value: unknown): void {
-  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+  Object.defineProperty(
+    target,
+    key,
+    protoless({ value, enumerable: true, writable: true, configurable: true }),
+  );
 }
 
 function finite(value: unknown): value is number {

@@ -1,4 +1,5 @@
 import type { SpecIssue } from "./issues.js";
+import { protoless } from "./protoless.js";
 
 const MARKER = Symbol.for("@loopwright/spec.AgentSpecError");
 
@@ -25,7 +26,7 @@ export class AgentSpecError extends Error {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.code = code;
     this.issues = options.issues ?? [];
-    Object.defineProperty(this, MARKER, { value: true });
+    Object.defineProperty(this, MARKER, protoless({ value: true }));
   }
 
   /** True for an `AgentSpecError` from any installed copy of this package. */

@@ -1,4 +1,5 @@
 // Small JSON helpers shared by the parser, the resolver and the exporter.
+import { protoless } from "./protoless.js";
 import { tellingPair, urlSign, withoutKeys, withoutUrlSecrets } from "./secret-signs.js";
 
 /** A plain object as JSON.parse makes one (or one with no prototype). */
@@ -10,7 +11,11 @@ export function isPlainObject(value: unknown): value is Record<string, unknown> 
 
 /** Sets an own, enumerable property, so a key such as `__proto__` is data rather than a prototype. */
 export function setOwn(target: Record<string, unknown>, key: string, value: unknown): void {
-  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+  Object.defineProperty(
+    target,
+    key,
+    protoless({ value, enumerable: true, writable: true, configurable: true }),
+  );
 }
 
 const MAX_DEPTH = 64;

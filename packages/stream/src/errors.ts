@@ -1,3 +1,4 @@
+import { protoless } from "./protoless.js";
 import type { Turn } from "./turn.js";
 
 const SILENT_MARKER = Symbol.for("@loopwright/stream.EndpointSilent");
@@ -82,7 +83,7 @@ export class EndpointSilent extends Error {
     this.waitedMs = waitedMs;
     this.partial = partial;
     this.produced = produced;
-    Object.defineProperty(this, SILENT_MARKER, { value: true });
+    Object.defineProperty(this, SILENT_MARKER, protoless({ value: true }));
   }
 
   /** True when `value` is an EndpointSilent from any copy of this package. */
@@ -131,7 +132,7 @@ export class StreamError extends Error {
     this.serverError = options.serverError;
     this.partial = options.partial;
     this.produced = options.produced ?? false;
-    Object.defineProperty(this, STREAM_MARKER, { value: true });
+    Object.defineProperty(this, STREAM_MARKER, protoless({ value: true }));
   }
 
   /** True when `value` is a StreamError from any copy of this package. */

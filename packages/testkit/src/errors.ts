@@ -1,3 +1,5 @@
+import { protoless } from "./protoless.js";
+
 const MARKER = Symbol.for("@loopwright/testkit.TestkitError");
 
 /** What kind of misuse a {@link TestkitError} reports. */
@@ -23,7 +25,7 @@ export class TestkitError extends Error {
   constructor(code: TestkitErrorCode, message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.code = code;
-    Object.defineProperty(this, MARKER, { value: true });
+    Object.defineProperty(this, MARKER, protoless({ value: true }));
   }
 
   /** True when `value` is a TestkitError from any copy of this package. */

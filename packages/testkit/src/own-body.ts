@@ -6,6 +6,7 @@
  * client never sent. The server reads each body through a second parse whose objects hold only the
  * fields the client wrote; `RecordedRequest.body` stays the plain parse, for the host to compare.
  */
+import { protoless } from "./protoless.js";
 
 /**
  * The prototype of every object of such a body: its chain ends without `Object.prototype` (so a
@@ -15,9 +16,9 @@
  */
 const BARE: object = Object.freeze(
   Object.create(null, {
-    toString: {
+    toString: protoless({
       value: () => "[object Object]",
-    },
+    }),
   }),
 );
 
@@ -107,10 +108,14 @@ export function liveFields(value: unknown, fields: readonly string[]): unknown {
   if (typeof value !== "object" || value === null || Array.isArray(value)) return value;
   const view = Object.create(null) as Record<string, unknown>;
   for (const field of fields) {
-    Object.defineProperty(view, field, {
-      get: () => (holds(value, field) ? (value as Record<string, unknown>)[field] : undefined),
-      enumerable: true,
-    });
+    Object.defineProperty(
+      view,
+      field,
+      protoless({
+        get: () => (holds(value, field) ? (value as Record<string, unknown>)[field] : undefined),
+        enumerable: true,
+      }),
+    );
   }
   return view;
 }

@@ -50,3 +50,30 @@ describe("startServer reads its options as they are used", () => {
     }
   });
 });
+
+describe("startServer under a polluted descriptor field", () => {
+  // Its options are read through getters it defines (liveFields): written as a literal, that
+  // descriptor took an inherited `writable` or `value` as its own, and startServer threw
+  // "Invalid property descriptor" before it listened.
+  it("starts and answers with Object.prototype.writable set", async () => {
+    const { startServer } = await import("./index.js");
+    const started = await withPollutedPrototype({ writable: "P0LLUTED" }, () =>
+      startServer({ replies: [{ content: "Hello." }] }).then(
+        (server) => server,
+        (error: unknown) => String(error),
+      ),
+    );
+    expect(typeof started).not.toBe("string");
+    if (typeof started === "string") return;
+    try {
+      const answer = await fetch(`${started.baseUrl}/chat/completions`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ model: "m", messages: [{ role: "user", content: "Hi" }] }),
+      }).then((response) => response.json() as Promise<{ choices: { message: { content: string } }[] }>);
+      expect(answer.choices[0]?.message.content).toBe("Hello.");
+    } finally {
+      await started.close();
+    }
+  });
+});

@@ -10,16 +10,21 @@
  * expect(await withPollutedPrototype({ answer: "x" }, run)).toEqual(clean);
  * ```
  */
+import { protoless } from "./protoless.js";
 export function withPollutedPrototype<T>(fields: Readonly<Record<string, unknown>>, body: () => T): T {
   const names = Object.keys(fields);
   const proto = Object.prototype as unknown as Record<string, unknown>;
   for (const name of names) {
-    Object.defineProperty(proto, name, {
-      value: fields[name],
-      configurable: true,
-      writable: true,
-      enumerable: true,
-    });
+    Object.defineProperty(
+      proto,
+      name,
+      protoless({
+        value: fields[name],
+        configurable: true,
+        writable: true,
+        enumerable: true,
+      }),
+    );
   }
   const clean = () => {
     for (const name of names) delete proto[name];

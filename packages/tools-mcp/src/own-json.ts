@@ -8,14 +8,18 @@
  * object of a message is put on {@link BARE} as it arrives, before the SDK reads it, and every
  * result the SDK hands back likewise, so only the fields the server wrote are read.
  */
+
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import { protoless } from "./protoless.js";
 
 /**
  * The prototype of every object so read: its chain ends without `Object.prototype`, and it holds
  * only `toString` (not enumerable), so such an object written into a message reads
  * `[object Object]`, as a parsed one would, rather than throwing. Frozen.
  */
-const BARE: object = Object.freeze(Object.create(null, { toString: { value: () => "[object Object]" } }));
+const BARE: object = Object.freeze(
+  Object.create(null, { toString: protoless({ value: () => "[object Object]" }) }),
+);
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null;
@@ -68,12 +72,16 @@ export function ownJsonCopy<T>(value: T): T {
     const to = copies.get(from) as Record<string, unknown>;
     for (const key of Object.keys(from)) {
       const inner = from[key];
-      Object.defineProperty(to, key, {
-        value: isObject(inner) ? copyOf(inner) : inner,
-        enumerable: true,
-        writable: true,
-        configurable: true,
-      });
+      Object.defineProperty(
+        to,
+        key,
+        protoless({
+          value: isObject(inner) ? copyOf(inner) : inner,
+          enumerable: true,
+          writable: true,
+          configurable: true,
+        }),
+      );
     }
   }
   return root as T;
@@ -85,14 +93,18 @@ export function ownJsonCopy<T>(value: T): T {
  */
 export function ownMessages<T extends Transport>(transport: T): T {
   let handler: Transport["onmessage"];
-  Object.defineProperty(transport, "onmessage", {
-    get: () => handler,
-    set: (given: Transport["onmessage"]) => {
-      handler = given && ((message, extra) => given(ownJson(message), extra));
-    },
-    enumerable: true,
-    configurable: true,
-  });
+  Object.defineProperty(
+    transport,
+    "onmessage",
+    protoless({
+      get: () => handler,
+      set: (given: Transport["onmessage"]) => {
+        handler = given && ((message, extra) => given(ownJson(message), extra));
+      },
+      enumerable: true,
+      configurable: true,
+    }),
+  );
   return transport;
 }
 

@@ -1,3 +1,5 @@
+import { ownDescriptor, protoless } from "./protoless.js";
+
 /**
  * Reading what a host gave (server entries and configs, pool options, hooks, clientInfo)
  * as the host wrote it: a field counts where the object holds it itself, or a prototype of its own
@@ -28,29 +30,31 @@ export function ownView<T>(value: T): T {
   if (!isFields(value) || Object.getPrototypeOf(value) === null) return value;
   const view = Object.create(null) as Record<string, unknown>;
   const source = value as Record<string, unknown>;
-  const asked = (name: string): PropertyDescriptor => ({
-    get: () => source[name],
-    enumerable: true,
-    configurable: true,
-  });
+  const asked = (name: string): PropertyDescriptor =>
+    protoless({
+      get: () => source[name],
+      enumerable: true,
+      configurable: true,
+    });
   // A method, bound once per function it is found to be (a getter may hand back another).
   const bound = new Map<string, { method: unknown; bound: unknown }>();
-  const inherited = (name: string): PropertyDescriptor => ({
-    get: () => {
-      const found = source[name];
-      if (typeof found !== "function") return found;
-      const known = bound.get(name);
-      if (known?.method === found) return known.bound;
-      const made = (found as (...args: unknown[]) => unknown).bind(value);
-      bound.set(name, { method: found, bound: made });
-      return made;
-    },
-    // As on the host's object: not among its keys (a spread or Object.keys of it has none of them).
-    enumerable: false,
-    configurable: true,
-  });
+  const inherited = (name: string): PropertyDescriptor =>
+    protoless({
+      get: () => {
+        const found = source[name];
+        if (typeof found !== "function") return found;
+        const known = bound.get(name);
+        if (known?.method === found) return known.bound;
+        const made = (found as (...args: unknown[]) => unknown).bind(value);
+        bound.set(name, { method: found, bound: made });
+        return made;
+      },
+      // As on the host's object: not among its keys (a spread or Object.keys of it has none of them).
+      enumerable: false,
+      configurable: true,
+    });
   for (const name of Object.keys(value)) {
-    const described = Object.getOwnPropertyDescriptor(value, name);
+    const described = ownDescriptor(value, name);
     if (described?.get) Object.defineProperty(view, name, asked(name));
     else view[name] = source[name];
   }

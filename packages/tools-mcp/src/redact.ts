@@ -1,6 +1,7 @@
 import { mayBacktrack, PATTERN_KEY_LIMIT } from "@loopwright/schema-compat";
 import type { McpServerConfig } from "./config.js";
 import type { McpToolOutput } from "./content.js";
+import { ownDescriptor, protoless } from "./protoless.js";
 
 const SHORTEST_SECRET = 4;
 /**
@@ -469,7 +470,7 @@ export function redactError(error: unknown, mask: Mask, depth = 0): unknown {
   let changed = false;
   const copy = Object.create(Object.getPrototypeOf(error) as object) as Error;
   for (const key of Reflect.ownKeys(error)) {
-    const descriptor = Object.getOwnPropertyDescriptor(error, key) as PropertyDescriptor;
+    const descriptor = ownDescriptor(error, key) as PropertyDescriptor;
     let value: unknown = descriptor.value;
     if (typeof value === "string") value = mask(value);
     else if (key === "cause" && depth < 4) value = redactError(value, mask, depth + 1);
@@ -480,7 +481,11 @@ export function redactError(error: unknown, mask: Mask, depth = 0): unknown {
       if (masked.some((v, i) => v !== list[i])) value = masked;
     }
     if (value !== descriptor.value) changed = true;
-    Object.defineProperty(copy, key, "value" in descriptor ? { ...descriptor, value } : descriptor);
+    Object.defineProperty(
+      copy,
+      key,
+      "value" in descriptor ? protoless({ ...descriptor, value }) : descriptor,
+    );
   }
   return changed ? copy : error;
 }
@@ -668,12 +673,16 @@ export function toServerNames<T>(
       const name = declared && !Object.hasOwn(value, own) ? own : key;
       const walked = walk(item, expanded(propertySchemas(places, key), schema), depth + 1);
       if (name !== key || walked !== item) changed = true;
-      Object.defineProperty(out, name, {
-        value: walked,
-        enumerable: true,
-        writable: true,
-        configurable: true,
-      });
+      Object.defineProperty(
+        out,
+        name,
+        protoless({
+          value: walked,
+          enumerable: true,
+          writable: true,
+          configurable: true,
+        }),
+      );
     }
     return changed ? out : value;
   };
@@ -820,17 +829,25 @@ function maskedNames(
       if (key === "properties" && local) {
         const props: Record<string, unknown> = {};
         for (const [name, sub] of Object.entries(item as Record<string, unknown>))
-          Object.defineProperty(props, shown.get(name) ?? name, {
-            value: sub,
-            enumerable: true,
-            writable: true,
-            configurable: true,
-          });
+          Object.defineProperty(
+            props,
+            shown.get(name) ?? name,
+            protoless({
+              value: sub,
+              enumerable: true,
+              writable: true,
+              configurable: true,
+            }),
+          );
         item = props;
       } else if (key === "required" && local && Array.isArray(item)) {
         item = item.map((name) => (typeof name === "string" ? (shown.get(name) ?? name) : name));
       }
-      Object.defineProperty(out, key, { value: item, enumerable: true, writable: true, configurable: true });
+      Object.defineProperty(
+        out,
+        key,
+        protoless({ value: item, enumerable: true, writable: true, configurable: true }),
+      );
     }
     return out;
   };

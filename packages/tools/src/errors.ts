@@ -1,3 +1,5 @@
+import { protoless } from "./protoless.js";
+
 const MARKER = Symbol.for("@loopwright/tools.ToolInputError");
 
 /** What was wrong with a call a toolset was handed. */
@@ -41,7 +43,7 @@ export class ToolInputError extends Error {
     this.code = code;
     this.tool = tool;
     this.issues = options.issues ?? [];
-    Object.defineProperty(this, MARKER, { value: true });
+    Object.defineProperty(this, MARKER, protoless({ value: true }));
   }
 
   /** True for a `ToolInputError` from any installed copy of this package. */

@@ -7,6 +7,7 @@ import {
 } from "@loopwright/schema-compat";
 import { z } from "zod";
 import { type ArgumentIssue, ToolInputError } from "./errors.js";
+import { ownDescriptor, ownDescriptors, protoless } from "./protoless.js";
 
 /** What `execute` is handed besides its arguments. */
 export interface ToolContext {
@@ -207,7 +208,7 @@ function namesInherited(schema: object): boolean {
 
 /** `key` of `target` set as an ordinary own data property (an own `__proto__` key too, never the setter). */
 function put(target: object, key: string, value: unknown, enumerable: boolean): void {
-  Object.defineProperty(target, key, { value, enumerable, writable: true, configurable: true });
+  Object.defineProperty(target, key, protoless({ value, enumerable, writable: true, configurable: true }));
 }
 
 /**
@@ -221,12 +222,12 @@ function copyOf(value: object): SchemaNode {
     Object.getOwnPropertyNames(value).length === keys.length &&
     Object.getOwnPropertySymbols(value).length === 0;
   for (let at = 0; plain && at < keys.length; at++) {
-    plain = "value" in (Object.getOwnPropertyDescriptor(value, keys[at] as string) as PropertyDescriptor);
+    plain = "value" in (ownDescriptor(value, keys[at] as string) as PropertyDescriptor);
   }
   if (plain) return { ...(value as SchemaNode) };
   const out: SchemaNode = {};
   for (const key of Reflect.ownKeys(value)) {
-    const descriptor = Object.getOwnPropertyDescriptor(value, key) as PropertyDescriptor;
+    const descriptor = ownDescriptor(value, key) as PropertyDescriptor;
     if ("value" in descriptor) descriptor.writable = true;
     descriptor.configurable = true;
     Object.defineProperty(out, key, descriptor);
@@ -245,7 +246,7 @@ function mendAlong(value: unknown, schema: SchemaNode): unknown {
     if (!isPlain(object)) return object;
     const changed = new Map<string, unknown>();
     for (const key of Object.keys(object)) {
-      const descriptor = Object.getOwnPropertyDescriptor(object, key);
+      const descriptor = ownDescriptor(object, key);
       if (descriptor === undefined || !("value" in descriptor)) continue;
       const mended = place.walk(descriptor.value, key);
       if (mended !== descriptor.value) changed.set(key, mended);
@@ -324,7 +325,7 @@ function fieldsOf(node: z.ZodType): Map<string, z.ZodType | z.ZodType[] | Map<st
       fields.set(key, entries);
       continue;
     }
-    const descriptor = Object.getOwnPropertyDescriptor(def, key);
+    const descriptor = ownDescriptor(def, key);
     const field = descriptor !== undefined && "value" in descriptor ? descriptor.value : undefined;
     if (field instanceof z.ZodType) fields.set(key, field);
     else if (Array.isArray(field) && field.length > 0 && field.every((item) => item instanceof z.ZodType)) {
@@ -422,12 +423,12 @@ function readerOf(schema: z.ZodType): z.ZodType {
         z.preprocess((value) => withAbsentKeys(value, fill.declared), replaced.get(fill.field) as z.ZodType),
       );
     }
-    const descriptors = Object.getOwnPropertyDescriptors(def) as { [key: string]: PropertyDescriptor };
+    const descriptors = ownDescriptors(def) as { [key: string]: PropertyDescriptor };
     // A lazy caches what its getter gave on its definition; the copy must ask the new getter.
     delete descriptors._cachedInner;
     for (const [key, value] of replaced) {
       const field = key === "getter" && def.type === "lazy" ? () => value : value;
-      descriptors[key] = { value: field, enumerable: true, writable: true, configurable: true };
+      descriptors[key] = protoless({ value: field, enumerable: true, writable: true, configurable: true });
     }
     const copy = node.clone(Object.defineProperties({}, descriptors) as typeof node._zod.def);
     rebuilt.set(node, copy);
