@@ -450,13 +450,14 @@ function visitNamed(checked: AgentSpec, report: SecretVisit, names: ReferenceNam
       const entries = server[field] ?? {};
       for (const key of Object.keys(entries)) {
         const value = entries[key] as string;
-        const sign = stringSign(value, looksSecretName(key));
-        if (sign)
+        // Read as `withoutSecrets(value, key)` hides it: the export removes the field whatever it holds.
+        const read = namedValueSecrets(value, key, undefined, () => "SHELL_COMMAND");
+        if (read)
           found(
             child(child(at, field), key),
-            sign,
+            read.sign,
             (next) => (entries[key] = next),
-            safeString(value, sign, key),
+            read.safe,
             report,
           );
       }
@@ -704,8 +705,37 @@ function safeString(
 export function withoutSecrets(value: string, name?: string, hide?: SecretHide): string {
   if (typeof value !== "string") return value;
   const given = typeof name === "string" ? name : undefined;
-  const sign = stringSign(value, given !== undefined && looksSecretName(given));
-  return sign ? safeString(value, sign, given, givenHide(hide)) : value;
+  const names = referenceNames(value);
+  return (
+    namedValueSecrets(value, given, givenHide(hide), () => names.fresh("SHELL_COMMAND"))?.safe ?? value
+  );
+}
+
+/**
+ * A value given under `name` (an env variable, a header, an `extraBody` field; none for a string
+ * given alone), read as `findSpecSecrets` reads it there and `withoutSecrets` hides it: under a
+ * telling name its literal value whole (see `stringSign`); else — a name that tells nothing, a
+ * value of references only under a telling one — as one argument is read (see `scanArgs`): a
+ * connection string's telling pair, a list's telling pair, a telling assignment, a command line's
+ * telling flag value, a URL's credentials, key shapes (r86d: `CONN: "Server=db;Password=X;"` was
+ * shown and reported clear, where the same text as an argument was hidden). Undefined when nothing is.
+ */
+function namedValueSecrets(
+  value: string,
+  name: string | undefined,
+  hide: SecretHide | undefined,
+  scriptName: () => string,
+): ArgFound | undefined {
+  const sign = name !== undefined && looksSecretName(name) ? stringSign(value, true) : undefined;
+  if (sign) return { sign, safe: safeString(value, sign, name, hide) };
+  // Text over several lines (a script, a YAML block, a prompt of a few paragraphs) is read in place a
+  // line at a time, as the display reads a script, never replaced whole: prose mentioning a
+  // password is no script to hide (the argument reader would export "Never reveal the password.\n…"
+  // as `${SHELL_COMMAND}`).
+  if (LINE_BREAK.test(value) || HEREDOC.test(value)) return shownLineSecrets(value, hide);
+  let found: ArgFound | undefined;
+  scanArgs("", [value], (_path, sign, _index, safe) => (found = { sign, safe }), hide, scriptName);
+  return found;
 }
 
 /**
@@ -3924,16 +3954,13 @@ function scanFree(
     const path = child(at, key);
     const field = typeof key === "string" ? key : name;
     if (typeof value === "string") {
-      const sign = stringSign(value, field !== undefined && looksSecretName(field));
       const put = (next: string) => ((container as Record<string | number, unknown>)[key] = next);
-      if (sign) visit({ path, sign }, put, safeString(value, sign, field, hide));
-      else {
-        // Pairs in a value under a name that tells nothing, as an argument's are read: a connection
-        // string's (`Server=db;Password=X`), a form's or an option list's (`a=1&password=X`), an
-        // assignment's (`API_KEY=X`) (r85a: kept in clear in an export).
-        const pairs = value.includes("=") ? readAssignment(value, ARG_RULES, hide) : undefined;
-        if (pairs) visit({ path, sign: pairs.sign }, put, pairs.safe);
-      }
+      // Under a name that tells nothing, read as an argument is (see `namedValueSecrets`): a
+      // connection string's pair (`Server=db;Password=X`), a list's (`a=1&password=X`), an
+      // assignment's (`API_KEY=X`) (r85a), and a string holding blanks as a command line
+      // (`mysql -u root -pX db`, `PGPASSWORD=X psql`; r86d: exported in clear).
+      const read = namedValueSecrets(value, field, hide, () => "SHELL_COMMAND");
+      if (read) visit({ path, sign: read.sign }, put, read.safe);
     } else if (Array.isArray(value) || isPlainObject(value)) {
       scanFree(path, value, field, visit, hide);
     }
