@@ -704,16 +704,20 @@ function safeString(
  */
 export function withoutSecrets(value: string, name?: string, hide?: SecretHide): string {
   if (typeof value !== "string") return value;
-  const given = typeof name === "string" ? name : undefined;
+  const shown = givenHide(hide);
+  // A string given alone is text of no known meaning (a message, a model's name, a path): only
+  // what stands out in any text is taken out, a URL's credentials and key shapes. The argument
+  // reader would take `A=x b c` for one assignment holding `x b c`.
+  if (typeof name !== "string") {
+    const sign = stringSign(value, false);
+    return sign ? safeString(value, sign, undefined, shown) : value;
+  }
   const names = referenceNames(value);
-  return (
-    namedValueSecrets(value, given, givenHide(hide), () => names.fresh("SHELL_COMMAND"))?.safe ?? value
-  );
+  return namedValueSecrets(value, name, shown, () => names.fresh("SHELL_COMMAND"))?.safe ?? value;
 }
 
 /**
- * A value given under `name` (an env variable, a header, an `extraBody` field; none for a string
- * given alone), read as `findSpecSecrets` reads it there and `withoutSecrets` hides it: under a
+ * A value given under `name` (an env variable, a header, an `extraBody` field), read as `findSpecSecrets` reads it there and `withoutSecrets` hides it: under a
  * telling name its literal value whole (see `stringSign`); else — a name that tells nothing, a
  * value of references only under a telling one — as one argument is read (see `scanArgs`): a
  * connection string's telling pair, a list's telling pair, a telling assignment, a command line's
@@ -722,11 +726,11 @@ export function withoutSecrets(value: string, name?: string, hide?: SecretHide):
  */
 function namedValueSecrets(
   value: string,
-  name: string | undefined,
+  name: string,
   hide: SecretHide | undefined,
   scriptName: () => string,
 ): ArgFound | undefined {
-  const sign = name !== undefined && looksSecretName(name) ? stringSign(value, true) : undefined;
+  const sign = looksSecretName(name) ? stringSign(value, true) : undefined;
   if (sign) return { sign, safe: safeString(value, sign, name, hide) };
   // Text over several lines (a script, a YAML block, a prompt of a few paragraphs) is read in place a
   // line at a time, as the display reads a script, never replaced whole: prose mentioning a
@@ -3959,7 +3963,7 @@ function scanFree(
       // connection string's pair (`Server=db;Password=X`), a list's (`a=1&password=X`), an
       // assignment's (`API_KEY=X`) (r85a), and a string holding blanks as a command line
       // (`mysql -u root -pX db`, `PGPASSWORD=X psql`; r86d: exported in clear).
-      const read = namedValueSecrets(value, field, hide, () => "SHELL_COMMAND");
+      const read = namedValueSecrets(value, field ?? "", hide, () => "SHELL_COMMAND");
       if (read) visit({ path, sign: read.sign }, put, read.safe);
     } else if (Array.isArray(value) || isPlainObject(value)) {
       scanFree(path, value, field, visit, hide);
