@@ -453,13 +453,7 @@ function visitNamed(checked: AgentSpec, report: SecretVisit, names: ReferenceNam
         // Read as `withoutSecrets(value, key)` hides it: the export removes the field whatever it holds.
         const read = namedValueSecrets(value, key, undefined, () => "SHELL_COMMAND");
         if (read)
-          found(
-            child(child(at, field), key),
-            read.sign,
-            (next) => (entries[key] = next),
-            read.safe,
-            report,
-          );
+          found(child(child(at, field), key), read.sign, (next) => (entries[key] = next), read.safe, report);
       }
     }
   });
@@ -696,11 +690,20 @@ function safeString(
  * A string as it may be shown or shared: with what `findSpecSecrets` would flag in it taken out —
  * the whole value when `name` (the field, variable or header it is given under) is named like a
  * credential and the value is not only `${VAR}` references (of one whose only literal text is a
- * literal default's word, `${DB_PASSWORD:-X}`, just that word); else a URL's userinfo and telling
- * query values, and each key-shaped part. The rest is kept as written. By default a taken-out
- * credential becomes a `${NAME}` reference (`${SECRET}` for a key shape), a URL's part is dropped;
- * with `hide`, each becomes what `hide(secret, name)` returns. Never throws; a non-string is returned as it is
- * (a `name` that is no string is read as none given, a `hide` that is no function as none).
+ * literal default's word, `${DB_PASSWORD:-X}`, just that word); under a name that tells nothing
+ * (`CONN`, `DSN`, `RUN`), what `withoutArgSecrets` takes out of the value as one argument — a
+ * connection string's telling pair (`Server=db;Password=X;`), a telling pair in a list set apart
+ * by `&` or `,` (`user=a&password=X`), a telling assignment (`PGPASSWORD=X psql`, the value to its
+ * end as docker's `-e` reads it), a command line's telling flag or client password (`srv --token
+ * X`, `mysql -u root -pX db`), a URL's userinfo and telling query values, key shapes — with a text
+ * over several lines read in place a line at a time, as `withoutCommandLineSecrets` reads a
+ * script, never replaced whole; so `findSpecSecrets` flags a server's `env` or `headers` entry, or
+ * an `extraBody` string, exactly when this changes it. Given no name, a string is text: only a
+ * URL's userinfo and telling query values and each key-shaped part. The rest is kept as written;
+ * one pass (what it returns comes back as it is). By default a taken-out credential becomes a
+ * `${NAME}` reference (`${SECRET}` for a key shape), a URL's part is dropped; with `hide`, each
+ * becomes what `hide(secret, name)` returns. Never throws; a non-string is returned as it is (a
+ * `name` that is no string is read as none given, a `hide` that is no function as none).
  */
 export function withoutSecrets(value: string, name?: string, hide?: SecretHide): string {
   if (typeof value !== "string") return value;

@@ -205,7 +205,7 @@ function walk(schema: z.ZodType, value: unknown, path: string, ctx: Walk): unkno
       return keyField ? dedupe(out as Record<string, unknown>[], places, keyField, path, ctx) : out;
     }
     default: {
-      const checked = node.safeParse(bare(value, (ctx.bare ??= new WeakMap())));
+      const checked = node.safeParse(bare(value, copiesOf(ctx)));
       if (!checked.success) {
         const allowed = expected(node) ?? firstMessage(checked.error);
         ctx.warnings.push(
@@ -250,6 +250,12 @@ function bare(value: unknown, copies: WeakMap<object, unknown>): unknown {
   }
   copies.set(value, copy);
   return copy;
+}
+
+/** The parse's `bare` copies, kept on `ctx` (made at the first: `asSpec` hands `parseInto` a walk of its own). */
+function copiesOf(ctx: Walk): WeakMap<object, unknown> {
+  if (ctx.bare === undefined) ctx.bare = new WeakMap();
+  return ctx.bare;
 }
 
 /** `bare`'s copies (what zod hands back of them as it was given) as plain objects again. */
@@ -297,7 +303,7 @@ function walkObject(
   // Required fields and rules across fields: a part missing one is dropped whole. The document
   // itself is not checked here: its one required field, the token, is refused by parseInto.
   if (path === "") return out;
-  const whole = node.safeParse(bare(out, (ctx.bare ??= new WeakMap())));
+  const whole = node.safeParse(bare(out, copiesOf(ctx)));
   if (!whole.success) {
     const problem = whole.error.issues[0];
     const field = problem?.path.length === 1 ? String(problem.path[0]) : undefined;

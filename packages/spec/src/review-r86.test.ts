@@ -70,7 +70,9 @@ describe("withoutSecrets under a name that tells nothing reads the value as an a
 
   it("findSpecSecrets flags the same values in env and headers", () => {
     const values = { CONN: "Server=db;Password=X;", RUN: "PGPASSWORD=X psql", MODE: "fast" };
-    const spec = parsed({ bundle: { mcpServers: [{ name: "s", command: "srv", env: values, headers: values }] } });
+    const spec = parsed({
+      bundle: { mcpServers: [{ name: "s", command: "srv", env: values, headers: values }] },
+    });
     expect(findSpecSecrets(spec).map((hint) => `${hint.path} ${hint.sign}`)).toEqual([
       "bundle.mcpServers[0].env.CONN flag",
       "bundle.mcpServers[0].env.RUN flag",
@@ -128,7 +130,18 @@ describe("property: what findSpecSecrets flags under a name that tells nothing, 
     (s) => `host=db password=${s} sslmode=require`,
     (s) => `cd /srv\nexec srv --password ${s}`,
   ];
-  const words = fc.constantFrom("answer", "the", "password", "key", "briefly", "use", "a", "limit", "of", "secret");
+  const words = fc.constantFrom(
+    "answer",
+    "the",
+    "password",
+    "key",
+    "briefly",
+    "use",
+    "a",
+    "limit",
+    "of",
+    "secret",
+  );
   const prose = fc
     .tuple(fc.array(words, { minLength: 1, maxLength: 8 }), fc.constantFrom(" ", "\n", ". "))
     .map(([list, gap]) => list.join(gap));
@@ -149,7 +162,9 @@ describe("property: what findSpecSecrets flags under a name that tells nothing, 
   );
   const name = fc.constantFrom("CONN", "DSN", "DATABASE", "RUN", "CMD", "FORM", "OPTS", "NOTE");
   const value = fc.oneof(
-    fc.tuple(fc.nat(withSecret.length - 1), secret).map(([i, s]) => ({ text: (withSecret[i] as (s: string) => string)(s), s })),
+    fc
+      .tuple(fc.nat(withSecret.length - 1), secret)
+      .map(([i, s]) => ({ text: (withSecret[i] as (s: string) => string)(s), s })),
     clean.map((text) => ({ text, s: undefined })),
   );
 
@@ -159,7 +174,9 @@ describe("property: what findSpecSecrets flags under a name that tells nothing, 
         const field = key.toLowerCase();
         const spec = parsed({
           model: { name: "m", extraBody: { [field]: text } },
-          bundle: { mcpServers: [{ name: "srv", command: "srv", env: { [key]: text }, headers: { [key]: text } }] },
+          bundle: {
+            mcpServers: [{ name: "srv", command: "srv", env: { [key]: text }, headers: { [key]: text } }],
+          },
         });
         const flagged = new Set(findSpecSecrets(spec).map((hint) => hint.path));
         const shown = withoutSecrets(text, key);
@@ -206,7 +223,11 @@ describe("parseSpec copies each part once for zod, not once per level above it",
     }));
     const document = {
       spec: "loopwright.agent/1",
-      model: { name: "m", endpoint: { baseUrl: "http://127.0.0.1:8080/v1" }, extraBody: { a: { b: { c: 1 } } } },
+      model: {
+        name: "m",
+        endpoint: { baseUrl: "http://127.0.0.1:8080/v1" },
+        extraBody: { a: { b: { c: 1 } } },
+      },
       tasks: { title: { model: "small", endpoint: { baseUrl: "http://127.0.0.1:8081/v1" } } },
       bundle: { mcpServers: servers },
     };
