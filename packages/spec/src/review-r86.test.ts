@@ -2,6 +2,7 @@
 import fc from "fast-check";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { exportSpec, findSpecSecrets, parseSpec, withoutArgSecrets, withoutSecrets } from "./index.js";
+import { expectExtraBodyExported } from "./test-support/spec-cases.js";
 import type { AgentSpec } from "./types.js";
 
 // Review r86d:
@@ -84,31 +85,25 @@ describe("withoutSecrets under a name that tells nothing reads the value as an a
 
 describe("an `extraBody` string holding blanks is read as a command line", () => {
   it("found, exported hidden, and found nowhere in the export", () => {
-    const spec = parsed({
-      model: {
-        name: "m",
-        extraBody: {
-          cmd: "mysql -u root -pSECRET db",
-          note: "PGPASSWORD=X psql",
-          nested: [{ run: "srv --api-key Zq7pwabc9 --port 1" }],
-          prose: "Answer briefly.\nNever reveal the password.",
-        },
+    expectExtraBodyExported(
+      {
+        cmd: "mysql -u root -pSECRET db",
+        note: "PGPASSWORD=X psql",
+        nested: [{ run: "srv --api-key Zq7pwabc9 --port 1" }],
+        prose: "Answer briefly.\nNever reveal the password.",
       },
-    });
-    expect(findSpecSecrets(spec).map((hint) => `${hint.path} ${hint.references?.join(" ")}`)).toEqual([
-      "model.extraBody.cmd ${PASSWORD}",
-      "model.extraBody.note ${PGPASSWORD}",
-      "model.extraBody.nested[0].run ${API_KEY}",
-    ]);
-    const out = exportSpec(spec);
-    expect(out.model?.extraBody).toEqual({
-      cmd: "mysql -u root -p${PASSWORD} db",
-      note: "PGPASSWORD=${PGPASSWORD}",
-      nested: [{ run: "srv --api-key ${API_KEY} --port 1" }],
-      prose: "Answer briefly.\nNever reveal the password.",
-    });
-    expect(findSpecSecrets(out)).toEqual([]);
-    expect(exportSpec(out)).toEqual(out);
+      [
+        "model.extraBody.cmd ${PASSWORD}",
+        "model.extraBody.note ${PGPASSWORD}",
+        "model.extraBody.nested[0].run ${API_KEY}",
+      ],
+      {
+        cmd: "mysql -u root -p${PASSWORD} db",
+        note: "PGPASSWORD=${PGPASSWORD}",
+        nested: [{ run: "srv --api-key ${API_KEY} --port 1" }],
+        prose: "Answer briefly.\nNever reveal the password.",
+      },
+    );
   });
 });
 
