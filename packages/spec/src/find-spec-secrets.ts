@@ -720,12 +720,13 @@ export function withoutSecrets(value: string, name?: string, hide?: SecretHide):
 }
 
 /**
- * A value given under `name` (an env variable, a header, an `extraBody` field), read as `findSpecSecrets` reads it there and `withoutSecrets` hides it: under a
- * telling name its literal value whole (see `stringSign`); else — a name that tells nothing, a
- * value of references only under a telling one — as one argument is read (see `scanArgs`): a
- * connection string's telling pair, a list's telling pair, a telling assignment, a command line's
- * telling flag value, a URL's credentials, key shapes (r86d: `CONN: "Server=db;Password=X;"` was
- * shown and reported clear, where the same text as an argument was hidden). Undefined when nothing is.
+ * A value given under `name` (an env variable, a header, an `extraBody` field), read as
+ * `findSpecSecrets` reads it there and `withoutSecrets` hides it: under a telling name its literal
+ * value whole (see `stringSign`); else — a name that tells nothing, a value of references only
+ * under a telling one — as one argument is read (see `scanArgs`): a connection string's telling
+ * pair, a list's telling pair, a telling assignment, a command line's telling flag value, a URL's
+ * credentials, key shapes (r86d: `CONN: "Server=db;Password=X;"` was shown and reported clear,
+ * where the same text as an argument was hidden). Undefined when nothing is.
  */
 function namedValueSecrets(
   value: string,
@@ -739,10 +740,19 @@ function namedValueSecrets(
   // line at a time, as the display reads a script, never replaced whole: prose mentioning a
   // password is no script to hide (the argument reader would export "Never reveal the password.\n…"
   // as `${SHELL_COMMAND}`).
-  if (LINE_BREAK.test(value) || HEREDOC.test(value)) return shownLineSecrets(value, hide);
-  let found: ArgFound | undefined;
-  scanArgs("", [value], (_path, sign, _index, safe) => (found = { sign, safe }), hide, scriptName);
-  return found;
+  const script = (text: string) => LINE_BREAK.test(text) || HEREDOC.test(text);
+  const asArg = (text: string): ArgFound | undefined => {
+    let found: ArgFound | undefined;
+    scanArgs("", [text], (_path, sign, _index, safe) => (found = { sign, safe }), hide, scriptName);
+    return found;
+  };
+  if (!script(value)) return asArg(value);
+  const lines = shownLineSecrets(value, hide);
+  // A value hidden with the line break inside it (a quote left open across it) leaves one line: read
+  // again it is read as an argument, so it is read so now, and what is written comes back as it is.
+  if (lines === undefined || script(lines.safe)) return lines;
+  const rest = asArg(lines.safe);
+  return rest ? { sign: lines.sign, safe: rest.safe } : lines;
 }
 
 /**

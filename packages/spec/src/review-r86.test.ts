@@ -63,6 +63,14 @@ describe("withoutSecrets under a name that tells nothing reads the value as an a
     expect(withoutSecrets(value, "CONN")).toBe(value);
   });
 
+  it("one pass for a quoted value across a line break (read in place, then as the one line it leaves)", () => {
+    for (const value of ['PGPASSWORD="Zq7\npwabc9" psql', 'srv --password "Zq7\npwabc9" --x']) {
+      const shown = withoutSecrets(value, "RUN");
+      expect(shown).not.toMatch(/Zq7|pwabc9/);
+      expect(withoutSecrets(shown, "RUN")).toBe(shown);
+    }
+  });
+
   it("under a telling name the value is hidden whole, as before", () => {
     expect(withoutSecrets("Server=db;Password=X", "DB_PASSWORD")).toBe("${DB_PASSWORD}");
     expect(withoutSecrets("mysql -pX db", "API_TOKEN", () => "•")).toBe("•");
