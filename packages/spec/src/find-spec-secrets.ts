@@ -450,15 +450,10 @@ function visitNamed(checked: AgentSpec, report: SecretVisit, names: ReferenceNam
       const entries = server[field] ?? {};
       for (const key of Object.keys(entries)) {
         const value = entries[key] as string;
-        const sign = stringSign(value, looksSecretName(key));
-        if (sign)
-          found(
-            child(child(at, field), key),
-            sign,
-            (next) => (entries[key] = next),
-            safeString(value, sign, key),
-            report,
-          );
+        // Read as `withoutSecrets(value, key)` hides it: the export removes the field whatever it holds.
+        const read = namedValueSecrets(value, key, undefined, () => "SHELL_COMMAND");
+        if (read)
+          found(child(child(at, field), key), read.sign, (next) => (entries[key] = next), read.safe, report);
       }
     }
   });
@@ -695,17 +690,69 @@ function safeString(
  * A string as it may be shown or shared: with what `findSpecSecrets` would flag in it taken out —
  * the whole value when `name` (the field, variable or header it is given under) is named like a
  * credential and the value is not only `${VAR}` references (of one whose only literal text is a
- * literal default's word, `${DB_PASSWORD:-X}`, just that word); else a URL's userinfo and telling
- * query values, and each key-shaped part. The rest is kept as written. By default a taken-out
- * credential becomes a `${NAME}` reference (`${SECRET}` for a key shape), a URL's part is dropped;
- * with `hide`, each becomes what `hide(secret, name)` returns. Never throws; a non-string is returned as it is
- * (a `name` that is no string is read as none given, a `hide` that is no function as none).
+ * literal default's word, `${DB_PASSWORD:-X}`, just that word); under a name that tells nothing
+ * (`CONN`, `DSN`, `RUN`), what `withoutArgSecrets` takes out of the value as one argument — a
+ * connection string's telling pair (`Server=db;Password=X;`), a telling pair in a list set apart
+ * by `&` or `,` (`user=a&password=X`), a telling assignment (`PGPASSWORD=X psql`, the value to its
+ * end as docker's `-e` reads it), a command line's telling flag or client password (`srv --token
+ * X`, `mysql -u root -pX db`), a URL's userinfo and telling query values, key shapes — with a text
+ * over several lines read in place a line at a time, as `withoutCommandLineSecrets` reads a
+ * script, never replaced whole; so `findSpecSecrets` flags a server's `env` or `headers` entry, or
+ * an `extraBody` string, exactly when this changes it. Given no name, a string is text: only a
+ * URL's userinfo and telling query values and each key-shaped part. The rest is kept as written;
+ * one pass (what it returns comes back as it is). By default a taken-out credential becomes a
+ * `${NAME}` reference (`${SECRET}` for a key shape), a URL's part is dropped; with `hide`, each
+ * becomes what `hide(secret, name)` returns. Never throws; a non-string is returned as it is (a
+ * `name` that is no string is read as none given, a `hide` that is no function as none).
  */
 export function withoutSecrets(value: string, name?: string, hide?: SecretHide): string {
   if (typeof value !== "string") return value;
-  const given = typeof name === "string" ? name : undefined;
-  const sign = stringSign(value, given !== undefined && looksSecretName(given));
-  return sign ? safeString(value, sign, given, givenHide(hide)) : value;
+  const shown = givenHide(hide);
+  // A string given alone is text of no known meaning (a message, a model's name, a path): only
+  // what stands out in any text is taken out, a URL's credentials and key shapes. The argument
+  // reader would take `A=x b c` for one assignment holding `x b c`.
+  if (typeof name !== "string") {
+    const sign = stringSign(value, false);
+    return sign ? safeString(value, sign, undefined, shown) : value;
+  }
+  const names = referenceNames(value);
+  return namedValueSecrets(value, name, shown, () => names.fresh("SHELL_COMMAND"))?.safe ?? value;
+}
+
+/**
+ * A value given under `name` (an env variable, a header, an `extraBody` field), read as
+ * `findSpecSecrets` reads it there and `withoutSecrets` hides it: under a telling name its literal
+ * value whole (see `stringSign`); else — a name that tells nothing, a value of references only
+ * under a telling one — as one argument is read (see `scanArgs`): a connection string's telling
+ * pair, a list's telling pair, a telling assignment, a command line's telling flag value, a URL's
+ * credentials, key shapes (r86d: `CONN: "Server=db;Password=X;"` was shown and reported clear,
+ * where the same text as an argument was hidden). Undefined when nothing is.
+ */
+function namedValueSecrets(
+  value: string,
+  name: string,
+  hide: SecretHide | undefined,
+  scriptName: () => string,
+): ArgFound | undefined {
+  const sign = looksSecretName(name) ? stringSign(value, true) : undefined;
+  if (sign) return { sign, safe: safeString(value, sign, name, hide) };
+  // Text over several lines (a script, a YAML block, a prompt of a few paragraphs) is read in place a
+  // line at a time, as the display reads a script, never replaced whole: prose mentioning a
+  // password is no script to hide (the argument reader would export "Never reveal the password.\n…"
+  // as `${SHELL_COMMAND}`).
+  const script = (text: string) => LINE_BREAK.test(text) || HEREDOC.test(text);
+  const asArg = (text: string): ArgFound | undefined => {
+    let found: ArgFound | undefined;
+    scanArgs("", [text], (_path, sign, _index, safe) => (found = { sign, safe }), hide, scriptName);
+    return found;
+  };
+  if (!script(value)) return asArg(value);
+  const lines = shownLineSecrets(value, hide);
+  // A value hidden with the line break inside it (a quote left open across it) leaves one line: read
+  // again it is read as an argument, so it is read so now, and what is written comes back as it is.
+  if (lines === undefined || script(lines.safe)) return lines;
+  const rest = asArg(lines.safe);
+  return rest ? { sign: lines.sign, safe: rest.safe } : lines;
 }
 
 /**
@@ -3924,16 +3971,13 @@ function scanFree(
     const path = child(at, key);
     const field = typeof key === "string" ? key : name;
     if (typeof value === "string") {
-      const sign = stringSign(value, field !== undefined && looksSecretName(field));
       const put = (next: string) => ((container as Record<string | number, unknown>)[key] = next);
-      if (sign) visit({ path, sign }, put, safeString(value, sign, field, hide));
-      else {
-        // Pairs in a value under a name that tells nothing, as an argument's are read: a connection
-        // string's (`Server=db;Password=X`), a form's or an option list's (`a=1&password=X`), an
-        // assignment's (`API_KEY=X`) (r85a: kept in clear in an export).
-        const pairs = value.includes("=") ? readAssignment(value, ARG_RULES, hide) : undefined;
-        if (pairs) visit({ path, sign: pairs.sign }, put, pairs.safe);
-      }
+      // Under a name that tells nothing, read as an argument is (see `namedValueSecrets`): a
+      // connection string's pair (`Server=db;Password=X`), a list's (`a=1&password=X`), an
+      // assignment's (`API_KEY=X`) (r85a), and a string holding blanks as a command line
+      // (`mysql -u root -pX db`, `PGPASSWORD=X psql`; r86d: exported in clear).
+      const read = namedValueSecrets(value, field ?? "", hide, () => "SHELL_COMMAND");
+      if (read) visit({ path, sign: read.sign }, put, read.safe);
     } else if (Array.isArray(value) || isPlainObject(value)) {
       scanFree(path, value, field, visit, hide);
     }

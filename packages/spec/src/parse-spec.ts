@@ -45,6 +45,8 @@ export interface ParseSpecResult {
 interface Walk {
   errors: SpecIssue[];
   warnings: SpecIssue[];
+  /** Each object and list `bare` copied in this parse, by the original (made at the first copy): see `bare`. */
+  bare?: WeakMap<object, unknown>;
 }
 
 // Parts of the schema the walker reads; zod keeps these on every schema's `def`.
@@ -203,7 +205,7 @@ function walk(schema: z.ZodType, value: unknown, path: string, ctx: Walk): unkno
       return keyField ? dedupe(out as Record<string, unknown>[], places, keyField, path, ctx) : out;
     }
     default: {
-      const checked = node.safeParse(bare(value));
+      const checked = node.safeParse(bare(value, copiesOf(ctx)));
       if (!checked.success) {
         const allowed = expected(node) ?? firstMessage(checked.error);
         ctx.warnings.push(
@@ -231,12 +233,29 @@ function walk(schema: z.ZodType, value: unknown, path: string, ctx: Walk): unkno
  * set on a polluted `Object.prototype` ("Unrecognized key") dropped every part of every document.
  * What zod answers is built by zod, on plain objects.
  */
-function bare(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(bare);
+function bare(value: unknown, copies: WeakMap<object, unknown>): unknown {
   if (typeof value !== "object" || value === null) return value;
-  const copy = Object.create(null) as Record<string, unknown>;
-  for (const key of Object.keys(value)) copy[key] = bare((value as Record<string, unknown>)[key]);
+  // Each part is checked, then checked again inside its parent (a server, then the bundle holding
+  // it): the copy made for the part is the one its parent's copy holds, so a parse copies each
+  // object once, not once per level above it (r86d: O(depth × size)). A part is finished, never
+  // changed again, before it is checked.
+  const known = copies.get(value);
+  if (known !== undefined) return known;
+  let copy: unknown;
+  if (Array.isArray(value)) copy = value.map((item) => bare(item, copies));
+  else {
+    const fields = Object.create(null) as Record<string, unknown>;
+    for (const key of Object.keys(value)) fields[key] = bare((value as Record<string, unknown>)[key], copies);
+    copy = fields;
+  }
+  copies.set(value, copy);
   return copy;
+}
+
+/** The parse's `bare` copies, kept on `ctx` (made at the first: `asSpec` hands `parseInto` a walk of its own). */
+function copiesOf(ctx: Walk): WeakMap<object, unknown> {
+  if (ctx.bare === undefined) ctx.bare = new WeakMap();
+  return ctx.bare;
 }
 
 /** `bare`'s copies (what zod hands back of them as it was given) as plain objects again. */
@@ -284,7 +303,7 @@ function walkObject(
   // Required fields and rules across fields: a part missing one is dropped whole. The document
   // itself is not checked here: its one required field, the token, is refused by parseInto.
   if (path === "") return out;
-  const whole = node.safeParse(bare(out));
+  const whole = node.safeParse(bare(out, copiesOf(ctx)));
   if (!whole.success) {
     const problem = whole.error.issues[0];
     const field = problem?.path.length === 1 ? String(problem.path[0]) : undefined;

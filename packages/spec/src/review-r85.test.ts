@@ -10,7 +10,7 @@ import {
   withoutSecrets,
 } from "./index.js";
 import type { SecretHide } from "./secret-signs.js";
-import { expectArgs, expectHiddenLine } from "./test-support/spec-cases.js";
+import { expectArgs, expectExtraBodyExported, expectHiddenLine } from "./test-support/spec-cases.js";
 
 // Review r85a:
 // 1. Pairs set apart by `&` (a form body, curl's `-d user=a&password=X`) or `,` (mount's
@@ -141,36 +141,28 @@ describe("a telling pair after others, set apart by `&` or `,`", () => {
 
 describe("an `extraBody` string holding pairs under a name that tells nothing", () => {
   it("a connection string's, a form's, an option list's and an assignment's telling value: found and exported as references", () => {
-    const { spec } = parseSpec({
-      spec: "loopwright.agent/1",
-      model: {
-        name: "m",
-        extraBody: {
-          conn: "Server=db;Password=Zq7pwabc9",
-          q: "a=1&token=Qj4tokn77",
-          opts: [{ mount: "ro,password=Wx5pass123" }],
-          env: "API_KEY=Rk8apikey5",
-          plain: "a=1&b=2",
-        },
+    expectExtraBodyExported(
+      {
+        conn: "Server=db;Password=Zq7pwabc9",
+        q: "a=1&token=Qj4tokn77",
+        opts: [{ mount: "ro,password=Wx5pass123" }],
+        env: "API_KEY=Rk8apikey5",
+        plain: "a=1&b=2",
       },
-    });
-    if (spec === undefined) throw new Error("the document did not parse");
-    expect(findSpecSecrets(spec).map((hint) => `${hint.path} ${hint.references?.join(" ")}`)).toEqual([
-      "model.extraBody.conn ${PASSWORD}",
-      "model.extraBody.q ${TOKEN}",
-      "model.extraBody.opts[0].mount ${PASSWORD_2}",
-      "model.extraBody.env ${API_KEY}",
-    ]);
-    const out = exportSpec(spec);
-    expect(out.model?.extraBody).toEqual({
-      conn: "Server=db;Password=${PASSWORD}",
-      q: "a=1&token=${TOKEN}",
-      opts: [{ mount: "ro,password=${PASSWORD_2}" }],
-      env: "API_KEY=${API_KEY}",
-      plain: "a=1&b=2",
-    });
-    expect(findSpecSecrets(out)).toEqual([]);
-    expect(exportSpec(out)).toEqual(out);
+      [
+        "model.extraBody.conn ${PASSWORD}",
+        "model.extraBody.q ${TOKEN}",
+        "model.extraBody.opts[0].mount ${PASSWORD_2}",
+        "model.extraBody.env ${API_KEY}",
+      ],
+      {
+        conn: "Server=db;Password=${PASSWORD}",
+        q: "a=1&token=${TOKEN}",
+        opts: [{ mount: "ro,password=${PASSWORD_2}" }],
+        env: "API_KEY=${API_KEY}",
+        plain: "a=1&b=2",
+      },
+    );
   });
 });
 

@@ -5,7 +5,13 @@
 // Test-only: not in the build (tsup's entry is src/index.ts) nor in the package ("!src/test-support").
 import { expect } from "vitest";
 import { exportSpec } from "../export-spec.js";
-import { commandLineSecrets, withoutArgSecrets, withoutSecrets } from "../find-spec-secrets.js";
+import {
+  commandLineSecrets,
+  findSpecSecrets,
+  withoutArgSecrets,
+  withoutSecrets,
+} from "../find-spec-secrets.js";
+import { parseSpec } from "../parse-spec.js";
 import { SPEC_TOKEN } from "../schema.js";
 import type { AgentSpec } from "../types.js";
 import { withoutCommandLineSecrets } from "../without-command-line-secrets.js";
@@ -85,3 +91,22 @@ export const outsideReferences = (text: string) =>
 
 /** How often `text` writes the payload `curl e|sh`. */
 export const payloadsIn = (text: string) => text.split("curl e|sh").length - 1;
+
+/**
+ * A spec whose `model.extraBody` is `extraBody`: `findSpecSecrets` reports `found` (each place's
+ * path and the references written there, `"model.extraBody.q ${TOKEN}"`), the export writes
+ * `exported` there, and the export is found nowhere and exports as it is.
+ */
+export function expectExtraBodyExported(
+  extraBody: Record<string, unknown>,
+  found: string[],
+  exported: Record<string, unknown>,
+): void {
+  const { spec } = parseSpec({ spec: SPEC_TOKEN, model: { name: "m", extraBody } });
+  if (spec === undefined) throw new Error("the document did not parse");
+  expect(findSpecSecrets(spec).map((hint) => `${hint.path} ${hint.references?.join(" ")}`)).toEqual(found);
+  const out = exportSpec(spec);
+  expect(out.model?.extraBody).toEqual(exported);
+  expect(findSpecSecrets(out)).toEqual([]);
+  expect(exportSpec(out)).toEqual(out);
+}
