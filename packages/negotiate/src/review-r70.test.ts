@@ -6,6 +6,7 @@ import { ContextOverflow } from "./errors.js";
 import { readRefusal } from "./refusal.js";
 import { buildBody } from "./request-body.js";
 import { backoffMs, isOverflow, retryAfterMs } from "./retry.js";
+import { bestTimes, growth } from "./test-support/growth.js";
 
 // Review r70 (R70F-…): what a host would notice, over real HTTP to the testkit.
 
@@ -56,37 +57,58 @@ describe("R70F-2: a long run of digits in a refusal is read in linear time", () 
   // The classifiers read 64 KiB of each message; a proxy's page or a looping model's echo can be
   // digits. "try again in <digits>s" made retryAfterMs (and so backoffMs) search each part again
   // from every digit: 16 s for 64 KiB. ContextOverflow.fromError's "(\\d+) of text input" did the
-  // same over any run of digits anywhere: 8 s. The bound is a hang guard (both now take milliseconds).
-  const digits = "7".repeat(60_000);
+  // same over any run of digits anywhere: 8 s. A bound in ms failed under load: the time for 60,000
+  // digits is read against the time for 7,500 in the same run, about 8 times as long when linear,
+  // 64 when quadratic.
+  const digits = (n: number) => "7".repeat(n);
+  const sizes = [7_500, 60_000];
 
-  it("answers retryAfterMs and backoffMs for a 429 whose 'try again in' runs 60,000 digits, in well under a second", {
+  it("answers retryAfterMs and backoffMs for a 429 whose 'try again in' runs 60,000 digits, in linear time", {
     timeout: 60_000,
   }, async () => {
-    const error = await refused(429, {
-      error: { message: `Rate limit reached. Please try again in ${digits}s.` },
-    });
-    const started = performance.now();
-    expect(retryAfterMs(error)).toBeUndefined();
-    expect(backoffMs(1, error, { random: () => 1 })).toBe(2000);
-    expect(performance.now() - started).toBeLessThan(1500);
+    const errors = new Map<number, unknown>();
+    for (const n of sizes)
+      errors.set(
+        n,
+        await refused(429, { error: { message: `Rate limit reached. Please try again in ${digits(n)}s.` } }),
+      );
+    // A hundred reads a size: one takes well under a millisecond, too little to time.
+    const read = (n: number) => {
+      const error = errors.get(n);
+      for (let k = 0; k < 100; k++) {
+        expect(retryAfterMs(error)).toBeUndefined();
+        expect(backoffMs(1, error, { random: () => 1 })).toBe(2000);
+      }
+    };
+    expect(await growth(read, 7_500)).toBeLessThan(24);
   });
 
-  it("reads the window and the prompt of an overflow that carries 60,000 digits, in well under a second", {
+  it("reads the window and the prompt of an overflow that carries 60,000 digits, in linear time", {
     timeout: 60_000,
   }, async () => {
-    const error = await refused(400, {
-      error: {
-        message: `This model's maximum context length is 8192 tokens. Please reduce the length of the messages. ${digits}`,
-        type: "invalid_request_error",
-        param: "messages",
-        code: "context_length_exceeded",
-      },
-    });
-    const started = performance.now();
-    expect(isOverflow(error)).toBe(true);
-    const overflow = ContextOverflow.fromError(error);
-    expect([overflow.window, overflow.promptTokens]).toEqual([8192, undefined]);
-    expect(performance.now() - started).toBeLessThan(1500);
+    const errors = new Map<number, unknown>();
+    for (const n of sizes)
+      errors.set(
+        n,
+        await refused(400, {
+          error: {
+            message: `This model's maximum context length is 8192 tokens. Please reduce the length of the messages. ${digits(n)}`,
+            type: "invalid_request_error",
+            param: "messages",
+            code: "context_length_exceeded",
+          },
+        }),
+      );
+    // A hundred reads a size: one takes well under a millisecond, too little to time.
+    const read = (n: number) => {
+      const error = errors.get(n);
+      for (let k = 0; k < 100; k++) {
+        expect(isOverflow(error)).toBe(true);
+        const overflow = ContextOverflow.fromError(error);
+        expect([overflow.window, overflow.promptTokens]).toEqual([8192, undefined]);
+      }
+    };
+    expect(await growth(read, 7_500)).toBeLessThan(24);
   });
 
   it("still reads each part of 'try again in' as before", async () => {
@@ -100,23 +122,30 @@ describe("R70F-2: a long run of digits in a refusal is read in linear time", () 
 
 describe("R70F-4: buildBody is linear in the dropped fields and the extra body", () => {
   // Each extraBody field was looked up in the model's droppedFields array: 100,000 of each (a
-  // snapshot carries every field a model refused) took 8 s. The bound is a hang guard.
-  it("builds a body from 100,000 extra fields, all dropped but two, in well under 3 s", {
+  // snapshot carries every field a model refused) took 8 s, about 40 times the same body built for
+  // a model that dropped none. A bound in ms failed under load, and the time for 12,500 against
+  // 100,000 grows by more than 8 on its own (memory: measured 13 to 24), so the baseline is the
+  // same 100,000 fields sent to a model that dropped none, measured in the same run: about as long
+  // (measured 0.5 to 1.5 times).
+  it("builds a body from 100,000 extra fields, all dropped but two, about as fast as one that drops none", {
     timeout: 60_000,
-  }, () => {
+  }, async () => {
+    const fields = Array.from({ length: 100_000 }, (_, i) => `x_${i}`);
+    const extraBody = Object.fromEntries([...fields, "kept_a", "kept_b"].map((f) => [f, 1]));
     const store = createCapabilityStore();
     const supports = store.capabilitiesFor(server.baseUrl);
-    const model = store.modelCapabilitiesFor(supports, "m");
-    const fields = Array.from({ length: 100_000 }, (_, i) => `x_${i}`);
-    model.droppedFields.push(...fields);
-    const extraBody = Object.fromEntries([...fields, "kept_a", "kept_b"].map((f) => [f, 1]));
-    const started = performance.now();
-    const body = buildBody({ model: "m", extraBody }, supports, model, []);
-    expect(performance.now() - started).toBeLessThan(3000);
-    expect(Object.keys(body).filter((k) => k.startsWith("kept_") || k.startsWith("x_"))).toEqual([
-      "kept_a",
-      "kept_b",
+    const dropping = store.modelCapabilitiesFor(supports, "dropping");
+    dropping.droppedFields.push(...fields);
+    const keeping = store.modelCapabilitiesFor(supports, "keeping");
+    const sent = (model: typeof dropping) =>
+      Object.keys(buildBody({ model: "m", extraBody }, supports, model, [])).filter(
+        (k) => k.startsWith("kept_") || k.startsWith("x_"),
+      );
+    const [dropped, kept] = await bestTimes([
+      () => expect(sent(dropping)).toEqual(["kept_a", "kept_b"]),
+      () => expect(sent(keeping)).toHaveLength(100_002),
     ]);
+    expect((dropped as number) / (kept as number)).toBeLessThan(5);
   });
 });
 
@@ -124,18 +153,25 @@ describe("R70F-6: readRefusal reads a long line of repeated wording in linear ti
   // Two patterns ran from each occurrence of their opening words to the end of the line: Ollama's
   // "Expected 'reasoning_effort' to be one of: …; found …" and OpenAI's "'temperature' does not
   // support … Only the default (1) value is supported". A 64 KiB line of either opening, over and
-  // over, took about half a second to read (the README says the patterns run in linear time).
-  it("reads 64 KiB lines of each opening, over and over, in a fraction of the time", async () => {
-    const lines = [
-      "Expected 'reasoning_effort' to be one of:".repeat(1_600),
-      "Unsupported value: 'temperature' does not support ".repeat(1_300),
-    ];
-    const errors = [];
-    for (const message of lines)
-      errors.push(await refused(400, { error: { message, type: "invalid_request_error" } }));
-    const started = performance.now();
-    for (const error of errors) expect(readRefusal(error)).toBeUndefined();
-    expect(performance.now() - started).toBeLessThan(400);
+  // over, took about half a second to read (the README says the patterns run in linear time). A
+  // bound in ms failed under load: 64 KiB lines are read against 8 KiB ones in the same run (about 8
+  // times as long when linear, 64 when quadratic).
+  it("reads 64 KiB lines of each opening, over and over, in linear time", async () => {
+    const errors = new Map<number, unknown[]>();
+    for (const n of [200, 1_600]) {
+      const lines = [
+        "Expected 'reasoning_effort' to be one of:".repeat(n),
+        "Unsupported value: 'temperature' does not support ".repeat((n * 13) / 16),
+      ];
+      const read = [];
+      for (const message of lines)
+        read.push(await refused(400, { error: { message, type: "invalid_request_error" } }));
+      errors.set(n, read);
+    }
+    const read = (n: number) => {
+      for (const error of errors.get(n) ?? []) expect(readRefusal(error)).toBeUndefined();
+    };
+    expect(await growth(read, 200)).toBeLessThan(24);
   });
 
   it("still reads both refusals as they are worded", async () => {
