@@ -248,7 +248,7 @@ describe("R70N-5: a 200 that is not a stream, full of `<`, is named in time line
       expect(error).toMatchObject({ code: "not-a-stream", message: expect.stringContaining(named) });
     };
     expect(await growth(read, 8_000)).toBeLessThan(24);
-  });
+  }, 60_000);
 
   it("still names a page by its title and quotes its words, scripts and styles left out", async () => {
     const page = `<!doctype html><html><head><TITLE>Gateway Timeout</TITLE><style>p{color:red}</style><script type="x">var k = "<b>";</script></head><body><h1>504</h1> <p>upstream   timed out</p></body></html>`;
@@ -286,7 +286,7 @@ describe("R70N-6: a scratchpad holding a long run of blanks before a lone </thin
       expect(turn).toMatchObject({ content: "The answer.", reasoning: thought(n), scratchpadClosed: true });
     };
     expect(await growth(read, 5_000)).toBeLessThan(24);
-  });
+  }, 60_000);
 
   it("drops only the blanks that end the scratchpad, as before (property)", () => {
     fc.assert(
