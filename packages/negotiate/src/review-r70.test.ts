@@ -6,6 +6,7 @@ import { ContextOverflow } from "./errors.js";
 import { readRefusal } from "./refusal.js";
 import { buildBody } from "./request-body.js";
 import { backoffMs, isOverflow, retryAfterMs } from "./retry.js";
+import { bestTimes } from "./test-support/growth.js";
 
 // Review r70 (R70F-…): what a host would notice, over real HTTP to the testkit.
 
@@ -100,23 +101,30 @@ describe("R70F-2: a long run of digits in a refusal is read in linear time", () 
 
 describe("R70F-4: buildBody is linear in the dropped fields and the extra body", () => {
   // Each extraBody field was looked up in the model's droppedFields array: 100,000 of each (a
-  // snapshot carries every field a model refused) took 8 s. The bound is a hang guard.
-  it("builds a body from 100,000 extra fields, all dropped but two, in well under 3 s", {
+  // snapshot carries every field a model refused) took 8 s, about 40 times the same body built for
+  // a model that dropped none. A bound in ms failed under load, and the time for 12,500 against
+  // 100,000 grows by more than 8 on its own (memory: measured 13 to 24), so the baseline is the
+  // same 100,000 fields sent to a model that dropped none, measured in the same run: about as long
+  // (measured 0.5 to 1.5 times).
+  it("builds a body from 100,000 extra fields, all dropped but two, about as fast as one that drops none", {
     timeout: 60_000,
-  }, () => {
+  }, async () => {
+    const fields = Array.from({ length: 100_000 }, (_, i) => `x_${i}`);
+    const extraBody = Object.fromEntries([...fields, "kept_a", "kept_b"].map((f) => [f, 1]));
     const store = createCapabilityStore();
     const supports = store.capabilitiesFor(server.baseUrl);
-    const model = store.modelCapabilitiesFor(supports, "m");
-    const fields = Array.from({ length: 100_000 }, (_, i) => `x_${i}`);
-    model.droppedFields.push(...fields);
-    const extraBody = Object.fromEntries([...fields, "kept_a", "kept_b"].map((f) => [f, 1]));
-    const started = performance.now();
-    const body = buildBody({ model: "m", extraBody }, supports, model, []);
-    expect(performance.now() - started).toBeLessThan(3000);
-    expect(Object.keys(body).filter((k) => k.startsWith("kept_") || k.startsWith("x_"))).toEqual([
-      "kept_a",
-      "kept_b",
+    const dropping = store.modelCapabilitiesFor(supports, "dropping");
+    dropping.droppedFields.push(...fields);
+    const keeping = store.modelCapabilitiesFor(supports, "keeping");
+    const sent = (model: typeof dropping) =>
+      Object.keys(buildBody({ model: "m", extraBody }, supports, model, [])).filter(
+        (k) => k.startsWith("kept_") || k.startsWith("x_"),
+      );
+    const [dropped, kept] = await bestTimes([
+      () => expect(sent(dropping)).toEqual(["kept_a", "kept_b"]),
+      () => expect(sent(keeping)).toHaveLength(100_002),
     ]);
+    expect((dropped as number) / (kept as number)).toBeLessThan(5);
   });
 });
 

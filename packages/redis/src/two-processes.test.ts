@@ -32,13 +32,30 @@ async function otherInstance(): Promise<ChildProcess> {
   return child;
 }
 
+type Reply = Ran | { type: "holding" } | { type: "failed"; message: string; stack: string };
+
 function runThere(child: ChildProcess, command: Record<string, unknown>): Promise<Ran> {
   return new Promise((resolve, reject) => {
-    child.once("message", (reply: Ran | { type: "failed"; message: string; stack: string }) => {
+    const answered = (reply: Reply) => {
+      if (reply.type === "holding") return;
+      child.off("message", answered);
       if (reply.type === "ran") resolve(reply);
       else reject(new Error(`the run failed in the second instance: ${reply.stack}`));
-    });
+    };
+    child.on("message", answered);
     child.send({ type: "run", ...command });
+  });
+}
+
+/** Resolves when the run there holds at its `holdAt` tool call, every event before it in Redis. */
+function holding(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    const heard = (reply: Reply) => {
+      if (reply.type !== "holding") return;
+      child.off("message", heard);
+      resolve();
+    };
+    child.on("message", heard);
   });
 }
 
@@ -154,22 +171,29 @@ describe.skipIf(!HAS_REDIS)("two instances on one Redis", { timeout: 30_000 }, (
     const first = new AbortController();
     const seen: SequencedEvent[] = [];
     const watcher = bus.watch(runId, first.signal);
+    // The run holds at its third tool call until told to go on: killed after a time instead (the
+    // tool calls' 100 ms each), Redis could go after the run's `done` on a loaded machine, and the
+    // watcher then waited for events that never came (the restart test's CI failure).
+    const held = holding(child);
     const ran = runThere(child, {
       url: redis.url,
       prefix: "restart:",
       baseUrl: llm.baseUrl,
       runId,
-      toolMs: 100,
+      toolMs: 1,
+      holdAt: 3,
     });
 
     await readUntil(watcher, seen, (e) => e.kind === "tool-result");
     first.abort();
     const lastRead = seen.at(-1)?.seq ?? 0;
-    // Let events this watcher has not read reach Redis, then lose them with the server.
-    while ((await bus.readHistory(runId, lastRead)).length < 3) await new Promise((r) => setTimeout(r, 10));
+    // Events this watcher has not read are in Redis (two more tool steps): lose them with the server.
+    await held;
+    expect((await bus.readHistory(runId, lastRead)).length).toBeGreaterThanOrEqual(3);
     await redis.kill();
     await new Promise((resolve) => setTimeout(resolve, 150));
     await redis.start();
+    child.send({ type: "go" });
 
     const again = bus.watch(runId, undefined, { after: lastRead });
     await readUntil(again, seen, () => false);

@@ -10,12 +10,19 @@ interface RunCommand {
   runId: string;
   /** How long each tool call takes, so a run lasts long enough to be interrupted. */
   toolMs: number;
+  /**
+   * The tool call (from 1) that waits for a `{ type: "go" }` message before it answers, once
+   * every event emitted so far is written to Redis and `{ type: "holding" }` was sent: a test
+   * acts on the run (restarts Redis) at that point whatever the machine's load, not after a time.
+   */
+  holdAt?: number;
 }
 
 const send = (message: unknown) => process.send?.(message);
 
-process.on("message", async (message: RunCommand | { type: "exit" }) => {
+process.on("message", async (message: RunCommand | { type: "exit" } | { type: "go" }) => {
   if (message.type === "exit") process.exit(0);
+  if (message.type === "go") return;
   const errors: string[] = [];
   const runtime = await redisHost({
     url: message.url,
@@ -24,6 +31,7 @@ process.on("message", async (message: RunCommand | { type: "exit" }) => {
   });
   try {
     const { runId } = message;
+    let calls = 0;
     const result = await runtime.runAgentLoop({
       config: { baseUrl: message.baseUrl, model: "sim" },
       messages: [{ role: "user", content: "work" }],
@@ -32,6 +40,12 @@ process.on("message", async (message: RunCommand | { type: "exit" }) => {
       ],
       dispatch: async () => {
         await new Promise((resolve) => setTimeout(resolve, message.toolMs));
+        if (++calls === message.holdAt) {
+          await runtime.bus.flushed();
+          const go = new Promise((resolve) => process.once("message", resolve));
+          send({ type: "holding" });
+          await go;
+        }
         return "ok";
       },
       onEvent: (event) => runtime.bus.emit(runId, event),

@@ -12,6 +12,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { createResponder } from "./respond.js";
 import { scriptedModel } from "./scripted-model.js";
 import { startServer, type TestServer } from "./server.js";
+import { bestTimes, growth } from "./test-support/growth.js";
 
 let server: TestServer | undefined;
 afterEach(async () => {
@@ -21,11 +22,11 @@ afterEach(async () => {
 
 const client = (s: TestServer) => new OpenAI({ baseURL: s.baseUrl, apiKey: "k", maxRetries: 0 });
 
-const picker = (values: unknown[]): OpenAI.ChatCompletionTool => ({
+const picker = (values: unknown[], description = "Picks a language."): OpenAI.ChatCompletionTool => ({
   type: "function",
   function: {
     name: "pick",
-    description: "Picks a language.",
+    description,
     parameters: {
       type: "object",
       properties: { lang: { type: "string", enum: values } },
@@ -35,11 +36,16 @@ const picker = (values: unknown[]): OpenAI.ChatCompletionTool => ({
 });
 
 /** The enum value the scripted model picks for `content`, over HTTP. */
-async function picked(s: TestServer, content: string, values: unknown[]): Promise<unknown> {
+async function picked(
+  s: TestServer,
+  content: string,
+  values: unknown[],
+  description?: string,
+): Promise<unknown> {
   const reply = await client(s).chat.completions.create({
     model: "sim",
     messages: [{ role: "user", content }],
-    tools: [picker(values)],
+    tools: [picker(values, description)],
   });
   const call = reply.choices[0]?.message.tool_calls?.[0];
   return call?.type === "function" ? JSON.parse(call.function.arguments).lang : undefined;
@@ -73,28 +79,43 @@ describe("the scripted model reads an enum value the message names", () => {
     expect(await picked(server, "pick York, not New York", ["New York", "York"])).toBe("New York");
   });
 
-  // 100,000 values took 4.3 s in-process before r75 (a regular expression built and run per value:
-  // 10,000 values 0.47 s, 1,000 46 ms); now about 0.1 s in-process (the request itself is 1.2 MB).
-  it("answers over an enum of 100,000 values and a 20,000-character message within 2.5 s, over HTTP", async () => {
+  // 100,000 values took 4.3 s in-process before r75 (a regular expression built and run per value);
+  // now about 0.1 s in-process (the request itself is 1.2 MB). A bound in ms failed under load, so
+  // the cost is read against a baseline measured in the same run: the same 100,000 strings carried
+  // in the tool's description, where the request is as large but no value is looked for. Measured:
+  // the enum takes 1 to 1.5 times the baseline; a regular expression per value took 10 times it.
+  it("answers over an enum of 100,000 values and a 20,000-character message about as fast as it carries them, over HTTP", async () => {
     server = await startServer({ scriptedModel: { chunkDelayMs: 0 } });
+    const s = server;
     const values = Array.from({ length: 100_000 }, (_, i) => `value${i}x`);
     values.push("kotlin");
     const content = `pick ${"some words ".repeat(2_000)} I write Kotlin`;
-    const started = performance.now();
-    expect(await picked(server, content, values)).toBe("kotlin");
-    expect(performance.now() - started).toBeLessThan(2500);
-  });
+    const times = await bestTimes([
+      async () => expect(await picked(s, content, values)).toBe("kotlin"),
+      async () => expect(await picked(s, content, ["kotlin"], values.join(" "))).toBe("kotlin"),
+    ]);
+    expect((times[0] as number) / (times[1] as number)).toBeLessThan(5);
+  }, 60_000);
 
-  // A lookup per distinct value length (this round's first fix) took 28 s here.
-  it("answers over 1,000 values of 1,000 different lengths and a 20,000-character message within 2.5 s", async () => {
+  // A lookup per distinct value length (this round's first fix) took 28 s for 1,000 values of 1,000
+  // different lengths: its time grew with the number of lengths. The trie's walk from each word
+  // start is bounded by the longest value, the same here for 125 lengths as for 1,000 (values up to
+  // 2,000 characters), so eight times the lengths costs about the reading of eight times the
+  // values (measured 1.5 to 3 times as long), where the lookups took eight times as long.
+  it("answers over values of 1,000 different lengths and a 20,000-character message in time that barely grows with the lengths", async () => {
     server = await startServer({ scriptedModel: { chunkDelayMs: 0 } });
-    const values = Array.from({ length: 1_000 }, (_, i) => `${"a ".repeat(i + 1)}z`);
-    values.push("kotlin");
-    const started = performance.now();
-    expect(await picked(server, `pick ${"a ".repeat(10_000)}in kotlin`, values)).toBe("kotlin");
-    expect(await picked(server, `pick a a a z, not kotlin`, values)).toBe("a a a z");
-    expect(performance.now() - started).toBeLessThan(2500);
-  });
+    const s = server;
+    const ask = async (lengths: number) => {
+      const values = Array.from(
+        { length: lengths },
+        (_, i) => `${"a ".repeat(Math.round(((i + 1) * 1_000) / lengths))}z`,
+      );
+      values.push("kotlin");
+      expect(await picked(s, `pick ${"a ".repeat(10_000)}in kotlin`, values)).toBe("kotlin");
+      expect(await picked(s, `pick ${values[0]}, not kotlin`, values)).toBe(values[0]);
+    };
+    expect(await growth(ask, 125)).toBeLessThan(5);
+  }, 120_000);
 
   it("for values of word characters only, picks what \\bvalue\\b picked (property)", () => {
     const word = fc.stringMatching(/^[A-Za-z0-9_]{1,4}$/);

@@ -8,23 +8,24 @@ import { describe, expect, it } from "vitest";
 import { descriptionLine } from "./catalog.js";
 import { ToolLoadingError } from "./errors.js";
 import { loadNames } from "./names.js";
+import { growth } from "./test-support/growth.js";
 import { createToolLoading } from "./tool-loading.js";
 
 describe("r68-1: a load_tools name with a long run of quotes inside it", () => {
-  const time = (n: number) => {
+  // Fifty reads a size: one takes a fraction of a millisecond, too little to time.
+  const read = (n: number) => {
     const names = `a${"'".repeat(n)}b`;
-    const started = performance.now();
-    expect(loadNames({ names })).toEqual([names]);
-    return performance.now() - started;
+    for (let k = 0; k < 50; k++) expect(loadNames({ names })).toEqual([names]);
   };
 
-  it("is read in time linear in its length (the quote-stripping regex was quadratic)", () => {
-    time(1_000);
-    // Measured before the fix: 77 ms for 10,000 quotes, 250 ms for 20,000, 1,020 ms for 40,000.
-    expect(time(100_000)).toBeLessThan(200);
+  it("is read in time linear in its length (the quote-stripping regex was quadratic)", async () => {
+    // Measured before the fix: 77 ms for 10,000 quotes, 250 ms for 20,000, 1,020 ms for 40,000. A
+    // bound of 200 ms on 100,000 failed under load: 100,000 quotes are read against 12,500 in the
+    // same run, about 8 times as long when linear, 64 when quadratic.
+    expect(await growth(read, 12_500)).toBeLessThan(24);
   });
 
-  it("still loses only the quotes and brackets around a name, as a load answers it", () => {
+  it("still loses only the quotes and brackets around a name, as a load answers it", async () => {
     expect(loadNames({ names: `"read_file", ['write_file'], \`x\`` })).toEqual([
       "read_file",
       "write_file",
@@ -36,15 +37,20 @@ describe("r68-1: a load_tools name with a long run of quotes inside it", () => {
       tools: [{ type: "function", function: { name: "read_file", parameters: { type: "object" } } }],
     });
     const names = `read_file ${"a".repeat(10)}${"'".repeat(50_000)}z`;
-    const started = performance.now();
     const route = loading.route(
       { id: "c1", name: "load_tools", args: { names } },
       { loaded: [], messages: [] },
     );
-    expect(performance.now() - started).toBeLessThan(200);
     expect(route.kind === "load" && route.content).toMatch(
       /^Loaded: read_file\. Call them by name\.\nNot in the catalogue: a{10}'+… \(50011 characters\)/,
     );
+    // The load's answer is read in linear time too (a bound of 200 ms failed under load).
+    const load = (n: number) => {
+      const names = `read_file ${"a".repeat(10)}${"'".repeat(n)}z`;
+      for (let k = 0; k < 50; k++)
+        loading.route({ id: "c1", name: "load_tools", args: { names } }, { loaded: [], messages: [] });
+    };
+    expect(await growth(load, 12_500)).toBeLessThan(24);
   });
 });
 
