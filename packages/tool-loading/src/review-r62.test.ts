@@ -136,9 +136,9 @@ describe("r62-2: a tool whose definition changed since it was loaded (proxy)", (
     // to be read, so the splits by line made during the loads count the answers read.
     const split = String.prototype.split;
     let splits = 0;
-    String.prototype.split = function (this: string, ...args: Parameters<typeof split>) {
-      if (args[0] === "\n") splits++;
-      return split.apply(this, args);
+    String.prototype.split = function (this: string, separator: unknown, limit?: number) {
+      if (separator === "\n") splits++;
+      return split.call(this, separator as string, limit);
     } as typeof split;
     try {
       for (let i = 0; i < 600; i++) {
