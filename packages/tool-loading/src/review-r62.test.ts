@@ -138,7 +138,7 @@ describe("r62-2: a tool whose definition changed since it was loaded (proxy)", (
     let splits = 0;
     String.prototype.split = function (this: string, separator: unknown, limit?: number) {
       if (separator === "\n") splits++;
-      return split.call(this, separator as string, limit);
+      return Reflect.apply(split, this, [separator, limit]) as string[];
     } as typeof split;
     try {
       for (let i = 0; i < 600; i++) {
