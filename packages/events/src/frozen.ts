@@ -1,3 +1,5 @@
+import { protoless } from "./protoless.js";
+
 /**
  * `event` (the bus's own copy, as `withSeq` made it) frozen, with every plain object and array in it
  * replaced by a frozen copy, so what `watch` and `history` hand out cannot be written: a watcher that
@@ -12,7 +14,6 @@
  * value that cannot even be told apart (a revoked Proxy) is kept as it is. Costs one pass over the
  * event's data, once, at `emit`.
  */
-import { protoless } from "./protoless.js";
 export function freezeStored<T extends object>(event: T): T {
   // Most events (a delta's text, a turn's step) hold no object at all: frozen as they are.
   if (!holdsObject(event)) return Object.freeze(event);

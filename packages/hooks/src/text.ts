@@ -1,8 +1,9 @@
+import { protoless } from "./protoless.js";
+
 /**
  * `text` with each lone surrogate written U+FFFD. A request carrying one is refused by llama.cpp's
  * JSON reader (and serde_json's), and hook context stored beside its question would fail every turn.
  */
-import { protoless } from "./protoless.js";
 export function wellFormed(text: string): string {
   return text.toWellFormed();
 }

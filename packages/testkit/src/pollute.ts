@@ -1,3 +1,5 @@
+import { protoless } from "./protoless.js";
+
 /**
  * Runs `body` with each of `fields` set on `Object.prototype` — what some code in a host's process
  * does when a vulnerable merge or query parser hands it prototype pollution — and takes them out
@@ -10,7 +12,6 @@
  * expect(await withPollutedPrototype({ answer: "x" }, run)).toEqual(clean);
  * ```
  */
-import { protoless } from "./protoless.js";
 export function withPollutedPrototype<T>(fields: Readonly<Record<string, unknown>>, body: () => T): T {
   const names = Object.keys(fields);
   const proto = Object.prototype as unknown as Record<string, unknown>;
