@@ -20,16 +20,33 @@
  * themselves, are reported apart (`OUTSIDE`): loopwright cannot hand those a prototype-less object.
  */
 import { execFileSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import {
+  type AgentTool,
+  createSession,
+  listSessions,
+  readSessionFile,
+  type Session,
+  sessionPath,
+} from "../packages/agent/src/index.js";
+import { createClientPool } from "../packages/client/src/index.js";
 import { createRuntime } from "../packages/loop/src/index.js";
+import { createCapabilityStore } from "../packages/negotiate/src/index.js";
+import { preselect, SUMMARISER_SYSTEM } from "../packages/side-task/src/index.js";
 import {
   type PersonalityName,
+  type RecordedRequest,
   type Reply,
   startServer,
   withPollutedPrototype,
 } from "../packages/testkit/src/index.js";
+import { createMcpPool, type McpPool } from "../packages/tools-mcp/src/index.js";
 
-const SCENARIOS = ["plain", "llamacpp", "ondemand", "proxy"] as const;
+const LOOP_SCENARIOS = ["plain", "llamacpp", "ondemand", "proxy"] as const;
+const SCENARIOS = [...LOOP_SCENARIOS, "agent", "sidetask", "mcp"] as const;
+type LoopScenario = (typeof LOOP_SCENARIOS)[number];
 type Scenario = (typeof SCENARIOS)[number];
 
 /**
@@ -111,7 +128,7 @@ const tool = (name: string, properties: Record<string, unknown> = {}) => ({
  * The script and options of one scenario, every key written (`undefined` where unused): this file
  * reads them by destructuring, which would read a key left out through the prototype it pollutes.
  */
-function scenario(which: Scenario): {
+function scenario(which: LoopScenario): {
   replies: Reply[];
   personality: PersonalityName | undefined;
   options: Record<string, unknown>;
@@ -204,8 +221,36 @@ function scenario(which: Scenario): {
   }
 }
 
-/** One run of `which`, as text: what it returned, ran, told and sent (server-measured times as 0). */
+/** What differs from run to run whatever is set: times, ids made fresh, which turn was the slowest. */
+function normalise(text: string): string {
+  return text
+    .replace(/(\\?"slowestTurn\\?":\{\\?"turn\\?"):\d+/g, "$1:0")
+    .replace(/(\\?"(?:[A-Za-z]*Ms|ms|[A-Za-z]*[Ee]lapsed|[A-Za-z]*At|at|time|timestamp|pid)\\?"):[\d.]+/g, "$1:0")
+    .replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z/g, "<time>")
+    .replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, "<uuid>")
+    .replace(/\/tmp\/pollution-[\w-]+/g, "<dir>")
+    .replace(/127\.0\.0\.1:\d+/g, "<host>");
+}
+
+/** A thrown error as text: its message, or what was thrown. */
+const said = (error: unknown) => ({ error: error instanceof Error ? error.message : String(error) });
+
+/** One run of `which`, as text: what it returned, ran, told and sent (times and fresh ids made alike). */
 async function run(which: Scenario): Promise<string> {
+  switch (which) {
+    case "agent":
+      return normalise(await runAgent());
+    case "sidetask":
+      return normalise(await runSideTask());
+    case "mcp":
+      return normalise(await runMcp());
+    default:
+      return normalise(await runLoop(which));
+  }
+}
+
+/** One `runAgentLoop` of a loop scenario: its result, the tools it ran, its events, every request body. */
+async function runLoop(which: LoopScenario): Promise<string> {
   const { replies, personality, options } = scenario(which);
   const server = await startServer({ replies, ...(personality ? { personality } : {}), prefixCache: true });
   const ran: string[] = [];
@@ -232,15 +277,279 @@ async function run(which: Scenario): Promise<string> {
       bus: runtime.bus.history("sweep").map((event) => event.kind),
     };
   } catch (error) {
-    out = { error: error instanceof Error ? error.message : String(error) };
+    out = said(error);
   } finally {
     await server.close();
   }
-  const text = JSON.stringify({ out, ran, told, sent: server.chatRequests.map((request) => request.raw) });
-  // What differs from run to run whatever is set: times, and which turn was the slowest.
-  return text
-    .replace(/(\\?"slowestTurn\\?":\{\\?"turn\\?"):\d+/g, "$1:0")
-    .replace(/(\\?"(?:[A-Za-z]*Ms|ms)\\?"):[\d.]+/g, "$1:0");
+  return JSON.stringify({ out, ran, told, sent: server.chatRequests.map((request) => request.raw) });
+}
+
+const QUESTIONS = JSON.stringify({
+  questions: [
+    { header: "Units", question: "Which units?", options: [{ label: "metric" }, { label: "imperial" }] },
+    { question: "Which days?", options: [{ label: "today" }, { label: "tomorrow" }], multiSelect: true },
+  ],
+});
+
+/**
+ * `agent`: a session with a file in a fresh folder. The first prompt's run calls the host's tool
+ * (which steers a message in while it runs), the built-in AskUser (answered by the host) and
+ * TodoWrite, then answers; a second prompt; the file read back. Its messages, snapshot, events, the
+ * file's text, what reading it gives and every request body.
+ */
+async function runAgent(): Promise<string> {
+  const server = await startServer({
+    replies: [
+      { toolCalls: [{ id: "w1", name: "get_weather", arguments: '{"city":"Paris"}' }] },
+      { toolCalls: [{ id: "a1", name: "AskUser", arguments: QUESTIONS }] },
+      {
+        toolCalls: [
+          {
+            id: "t1",
+            name: "TodoWrite",
+            arguments: JSON.stringify({
+              todos: [
+                { content: "Look up Paris", status: "completed" },
+                { content: "Tell the user", status: "completed" },
+              ],
+            }),
+          },
+        ],
+      },
+      { content: "Sunny, 21 degrees." },
+      { content: "You are welcome." },
+    ],
+  });
+  const dir = mkdtempSync(join(tmpdir(), "pollution-agent-"));
+  const events: unknown[] = [];
+  let out: unknown;
+  try {
+    let session: Session | undefined;
+    const weather: AgentTool = {
+      name: "get_weather",
+      description: "The weather in a city.",
+      parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
+      execute: (args) => {
+        session?.agent.steer("Also say the temperature.");
+        return `sunny in ${(args as { city: string }).city}`;
+      },
+    };
+    session = await createSession({
+      config: { baseUrl: server.baseUrl, model: "m", apiKey: "k" },
+      sessionDir: dir,
+      sessionId: "sweep",
+      tools: [weather],
+      builtInTools: { askUser: true, todoWrite: true },
+    });
+    const open = session;
+    open.onEvent((event) => {
+      events.push(event);
+      if (event.type === "question") open.submitAnswer(event.id, ["metric", ["today"]]);
+    });
+    const first = await open.prompt("The weather in Paris?");
+    const second = await open.prompt("Thanks.");
+    const snapshot = open.getSnapshot();
+    const messages = open.messages;
+    const todos = open.todos;
+    await open.close();
+    const file = sessionPath(dir, "sweep");
+    out = {
+      first,
+      second,
+      messages,
+      snapshot,
+      todos,
+      text: readFileSync(file, "utf8"),
+      read: readSessionFile(file),
+      listed: listSessions(dir),
+    };
+  } catch (error) {
+    out = said(error);
+  } finally {
+    await server.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+  return JSON.stringify({ out, events, sent: server.chatRequests.map((request) => request.raw) });
+}
+
+/** A long history: a 1600-token window folds it before the first request. */
+function longHistory(): { role: string; content: string }[] {
+  const history: { role: string; content: string }[] = [];
+  for (const chapter of ["one", "two", "three", "four"]) {
+    history.push(
+      { role: "user", content: `Summarise chapter ${chapter}.` },
+      { role: "assistant", content: `Chapter ${chapter}: ${"lorem ".repeat(250).trim()}` },
+    );
+  }
+  history.push({ role: "user", content: "Read chapter five from notes.txt, then summarise it." });
+  return history;
+}
+
+const CATALOG = [
+  {
+    name: "fs",
+    label: "Files",
+    tools: [
+      { name: "read_file", description: "Read a file" },
+      { name: "write_file", description: "Write a file" },
+    ],
+  },
+  { name: "maps", tools: [{ name: "maps_elevation", description: "Get elevation data for a place" }] },
+];
+
+/** The side task a request is, by its system prompt: the summary, the preselection, or the run's turn. */
+function sideTaskOf(request: RecordedRequest): "summary" | "preselect" | "turn" {
+  const body = request.body as { messages?: { content?: unknown }[] } | undefined;
+  const system = String(body?.messages?.[0]?.content ?? "");
+  if (system === SUMMARISER_SYSTEM) return "summary";
+  return system.startsWith("You choose which tools") ? "preselect" : "turn";
+}
+
+/**
+ * `sidetask`: a run whose small window folds its history into a summary asked of the model (the
+ * compaction side task), with `preselect` choosing its tools from a catalogue first; then
+ * `preselect` itself over the catalogue. The run's result, the preselection's answer and notices,
+ * and every request body.
+ */
+async function runSideTask(): Promise<string> {
+  let turns = 0;
+  const server = await startServer({
+    replies: (request) => {
+      const task = sideTaskOf(request);
+      if (task === "summary") return { content: "<think>hmm</think>Notes: chapters one to four." };
+      if (task === "preselect") return { content: '{"tools":["read_file","no_such_tool"]}' };
+      turns += 1;
+      return turns === 1
+        ? { toolCalls: [{ id: "r1", name: "read_file", arguments: '{"path":"notes.txt"}' }] }
+        : { content: "Chapter five: the end." };
+    },
+  });
+  const ran: string[] = [];
+  const told: string[] = [];
+  const notices: string[] = [];
+  let out: unknown;
+  try {
+    const result = await createRuntime().runAgentLoop({
+      config: {
+        baseUrl: server.baseUrl,
+        model: "m",
+        apiKey: "k",
+        maxRetries: 0,
+        contextLength: 1600,
+        compact: true,
+        toolDiscovery: "ondemand",
+        preselect: true,
+        tasks: { compaction: { model: "m" }, toolSelect: { model: "small" } },
+      },
+      messages: longHistory() as never,
+      tools: [
+        tool("read_file", { path: { type: "string" } }),
+        tool("write_file", { path: { type: "string" } }),
+        tool("maps_elevation"),
+      ],
+      catalog: CATALOG,
+      dispatch: ({ name, args }) => {
+        ran.push(`${name} ${JSON.stringify(args)}`);
+        return "Chapter five: the end.";
+      },
+      onEvent: (event) => void told.push(event.kind === "notice" ? `notice: ${event.text}` : event.kind),
+    });
+    const chosen = await preselect(
+      { baseUrl: server.baseUrl, apiKey: "k" },
+      "small",
+      CATALOG,
+      "How high above sea level is Denver?",
+      {
+        keywords: true,
+        clients: createClientPool(),
+        capabilities: createCapabilityStore(),
+        onNotice: (text: string) => void notices.push(text),
+      },
+    );
+    out = {
+      stop: result.stopReason,
+      messages: result.messages,
+      usage: result.usage,
+      sideUsage: result.sideUsage,
+      preselected: result.preselected,
+      loaded: result.loaded,
+      metrics: result.metrics,
+      chosen,
+      notices,
+    };
+  } catch (error) {
+    out = said(error);
+  } finally {
+    await server.close();
+  }
+  return JSON.stringify({ out, ran, told, sent: server.chatRequests.map((request) => request.raw) });
+}
+
+const EVERYTHING = "packages/tools-mcp/node_modules/@modelcontextprotocol/server-everything/dist/index.js";
+/**
+ * The MCP pool of the `mcp` scenario: started once, clean, and kept (a stdio server takes half a
+ * second to start: one per run would make a sweep of 1,500 names take an hour), or one per run with
+ * `--fresh-pool` (for `--names`, to sweep the connection itself). Replaced when a run left it broken.
+ */
+let sharedPool: McpPool | undefined;
+const freshPool = process.argv.includes("--fresh-pool");
+const newPool = () =>
+  createMcpPool([{ name: "everything", command: process.execPath, args: [EVERYTHING, "stdio"] }]);
+
+/**
+ * `mcp`: server-everything's tools, listed through `@loopwright/tools-mcp`'s pool over stdio, handed
+ * to a run that calls two of them (through `pool.call`, deduped by `pool.dedupe`). What the pool
+ * listed, what the run returned, ran and told, and every request body.
+ */
+async function runMcp(): Promise<string> {
+  const server = await startServer({
+    replies: [
+      {
+        toolCalls: [
+          { id: "e1", name: "everything__echo", arguments: '{"message":"hello"}' },
+          { id: "s1", name: "everything__get-sum", arguments: '{"a":2,"b":40}' },
+        ],
+      },
+      { content: "42, and hello." },
+    ],
+  });
+  const pool = freshPool ? newPool() : (sharedPool ??= newPool());
+  const ran: string[] = [];
+  const told: string[] = [];
+  let out: unknown;
+  try {
+    const tools = await pool.tools();
+    const result = await createRuntime().runAgentLoop({
+      config: { baseUrl: server.baseUrl, model: "m", apiKey: "k", maxToolIterations: 3 },
+      messages: [{ role: "user", content: "Echo hello, and add 2 and 40." }],
+      tools,
+      dispatch: ({ name, args }, signal) => {
+        ran.push(`${name} ${JSON.stringify(args)}`);
+        return pool.call(name, args, signal);
+      },
+      dedupeToolCalls: (request) => pool.dedupe(request),
+      onEvent: (event) => void told.push(event.kind === "notice" ? `notice: ${event.text}` : event.kind),
+    });
+    out = {
+      tools,
+      status: pool.status(),
+      policy: pool.policy("everything__get-sum"),
+      stop: result.stopReason,
+      messages: result.messages,
+      usage: result.usage,
+    };
+  } catch (error) {
+    out = said(error);
+  } finally {
+    await server.close();
+    if (freshPool) await pool.close();
+    else if (pool.status()[0]?.state !== "connected") {
+      // A run that broke the connection would fail every run after it: the next one starts afresh.
+      sharedPool = undefined;
+      await pool.close();
+    }
+  }
+  return JSON.stringify({ out, ran, told, sent: server.chatRequests.map((request) => request.raw) });
 }
 
 /** `run(which)` with `Object.prototype[name] = value`, taken out again; a crash or a hang as text. */
@@ -296,13 +605,30 @@ const values = valueKinds.map((kind) => [kind, VALUES[kind] as () => unknown] as
 process.on("uncaughtException", () => {});
 process.on("unhandledRejection", () => {});
 
+/** With `--show`: where a polluted run first parted from the clean one, a little of each. */
+const show = process.argv.includes("--show");
+function parting(clean: string, polluted: string): string {
+  let at = 0;
+  while (at < clean.length && clean[at] === polluted[at]) at += 1;
+  const from = Math.max(0, at - 80);
+  return `    clean:    …${clean.slice(from, at + 220)}\n    polluted: …${polluted.slice(from, at + 220)}`;
+}
+
 const clean = await run(which);
+if (process.argv.includes("--print-clean")) {
+  // What the scenario compares, to check that it reaches what it means to.
+  console.log(clean);
+  await sharedPool?.close();
+  process.exit(0);
+}
 const found = new Map<string, string[]>();
 for (const [index, name] of names.entries()) {
   for (const [kind, make] of values) {
     if ((await pollutedRun(which, name, make())) === clean) continue;
-    if ((await pollutedRun(which, name, make())) === clean) continue; // once only: timing under load
+    const again = await pollutedRun(which, name, make());
+    if (again === clean) continue; // once only: timing under load
     found.set(name, [...(found.get(name) ?? []), kind]);
+    if (show) console.error(`${name} (${kind}):\n${parting(clean, again)}`);
   }
   if ((index + 1) % 200 === 0) console.error(`${index + 1} of ${names.length} names`);
 }
@@ -315,4 +641,5 @@ console.log(`Changed the run, in loopwright's code: ${ours.length}`);
 for (const line of list(ours)) console.log(`  ${line}`);
 console.log(`Changed the run, read only by Node, undici or the openai SDK: ${theirs.length}`);
 console.log(`  ${list(theirs).join(", ")}`);
+await sharedPool?.close();
 process.exit(ours.length > 0 ? 1 : 0);
