@@ -225,7 +225,10 @@ function scenario(which: LoopScenario): {
 function normalise(text: string): string {
   return text
     .replace(/(\\?"slowestTurn\\?":\{\\?"turn\\?"):\d+/g, "$1:0")
-    .replace(/(\\?"(?:[A-Za-z]*Ms|ms|[A-Za-z]*[Ee]lapsed|[A-Za-z]*At|at|time|timestamp|pid)\\?"):[\d.]+/g, "$1:0")
+    .replace(
+      /(\\?"(?:[A-Za-z]*Ms|ms|[A-Za-z]*[Ee]lapsed|[A-Za-z]*At|at|time|timestamp|pid)\\?"):[\d.]+/g,
+      "$1:0",
+    )
     .replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z/g, "<time>")
     .replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, "<uuid>")
     .replace(/\/tmp\/pollution-[\w-]+/g, "<dir>")

@@ -2,13 +2,9 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { PassThrough } from "node:stream";
 import { getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
-import {
-  deserializeMessage,
-  STDIO_DEFAULT_MAX_BUFFER_SIZE,
-  serializeMessage,
-} from "@modelcontextprotocol/sdk/shared/stdio.js";
+import { STDIO_DEFAULT_MAX_BUFFER_SIZE, serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import { type JSONRPCMessage, JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js";
 import {
   alive,
   CLOSE_TIMINGS,
@@ -28,6 +24,7 @@ import {
   unlisted,
   until,
 } from "./process-table.js";
+import { ownJson } from "./own-json.js";
 import type { ReaperLink } from "./reaper.js";
 
 export { CLOSE_TIMINGS, listSync, listTree, parsePs, treeOf } from "./process-table.js";
@@ -278,6 +275,20 @@ function untrack(kill: KillSync): void {
 const REFRESH_MS = 1_000;
 
 /**
+ * One line of the server's, as a JSON-RPC message. Its objects are put on `ownJson`'s bare
+ * prototype before the SDK's schema checks it, and that object is what the SDK is handed. The
+ * SDK's own reading (`deserializeMessage`) checks the parsed object, which inherits from
+ * `Object.prototype`, with a strict schema that counts inherited enumerable fields as unknown ones:
+ * with any field set on `Object.prototype` (prototype pollution) every answer was refused, and every
+ * call waited for its timeout. Throws (as the SDK's would) for a line that is no message.
+ */
+function readMessage(text: string): JSONRPCMessage {
+  const message = ownJson(JSON.parse(text) as unknown);
+  JSONRPCMessageSchema.parse(message);
+  return message as JSONRPCMessage;
+}
+
+/**
  * An MCP client transport over a child process's stdin and stdout (POSIX), like the SDK's
  * `StdioClientTransport` except in two things. A message longer than `maxMessageBytes` is skipped
  * (the SDK's transport throws and closes): the call it answered gets an error in its place, and
@@ -398,7 +409,7 @@ export class TreeStdioTransport implements Transport {
           }
           let message: JSONRPCMessage;
           try {
-            message = deserializeMessage(line.text.replace(/\r$/, ""));
+            message = readMessage(line.text.replace(/\r$/, ""));
           } catch (error) {
             this.onerror?.(error as Error);
             continue;

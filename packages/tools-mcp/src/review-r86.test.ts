@@ -1,0 +1,36 @@
+/**
+ * r86c: tools-mcp's stdio transport under an enumerable field on `Object.prototype`, as prototype
+ * pollution leaves one (`obj.__proto__.x = …` makes it enumerable; r84b and r85d set theirs not
+ * enumerable). The server runs in a process of its own (server-everything), so only the host's
+ * side is polluted. Before: the transport read each line with the SDK's `deserializeMessage`, whose
+ * strict schema counts inherited enumerable fields as unknown ones, so every answer was refused
+ * and every call waited for its timeout.
+ */
+import { withPollutedPrototype } from "@loopwright/testkit";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { EVERYTHING, NODE } from "../test/support.js";
+import { createMcpPool, type McpPool } from "./pool.js";
+
+let pool: McpPool;
+beforeAll(async () => {
+  pool = createMcpPool([{ name: "everything", command: NODE, args: [EVERYTHING, "stdio"] }], {
+    timeoutMs: 5_000,
+  });
+  // Connected and listed before any field is set: the SDK's own validator (Ajv), made as its
+  // client starts, refuses to start with any enumerable field on Object.prototype (its, reported).
+  expect(await pool.tools()).toHaveLength(13);
+});
+afterAll(() => pool.close());
+
+describe("R86C-1: a stdio server's answers are read with an enumerable field on Object.prototype", () => {
+  it("a call is answered, not left to its timeout, whatever name is set", async () => {
+    for (const fields of [{ p0lluted: "P0LLUTED" }, { isError: true }, { extra: 1 }]) {
+      const answer = await withPollutedPrototype(fields, () =>
+        pool.call("everything__get-sum", { a: 2, b: 40 }).then(String, (error: Error) => error.message),
+      );
+      // Before: "get-sum on MCP server \"everything\" did not answer within 5 s; …" (any name set).
+      expect(answer).toMatch(/42/);
+      expect(pool.status()[0]).toMatchObject({ state: "connected", restarts: 0 });
+    }
+  });
+});
