@@ -1,20 +1,28 @@
 /**
- * The polluted-prototype sweep: `pnpm fuzz:pollution [--scenario plain|llamacpp|ondemand|proxy]
- * [--names a,b,…] [--values string,true,1,object,array,function]`.
+ * The polluted-prototype sweep: `pnpm fuzz:pollution [--scenario plain|llamacpp|ondemand|proxy|
+ * agent|sidetask|mcp] [--names a,b,…] [--values string,true,1,object,array,function] [--show]
+ * [--print-clean] [--fresh-pool]`.
  *
  * Some code in a host's process that sets `Object.prototype.x` (prototype pollution: a vulnerable
  * merge or query parser in any dependency hands it to an attacker) must change nothing loopwright
  * does. This sweep reads every field name the packages' sources name (`.name`, `["name"]`,
- * `"name":`), sets each on `Object.prototype` in turn (a string, `true`, then `1`), runs one whole
- * `runAgentLoop` over the testkit's loopback server, and compares what the run returned, which tools
- * it ran, the events it told and every raw request body with a clean run's. A name that changes
+ * `"name":`), sets each on `Object.prototype` in turn (a string, `true`, then `1`), runs the whole
+ * scenario over the testkit's loopback server, and compares what it returned, which tools it ran,
+ * the events it told and every raw request body with a clean run's. A name that changes
  * anything is run again before it is reported (a timing difference under load is not a finding).
  *
- * Four scenarios: `plain` (two tool calls, then an answer), `llamacpp` (the llamacpp personality,
- * a 429 first, fenced reasoning, almost-JSON arguments, parallel calls, a prefix cache), `ondemand`
- * and `proxy` (a load, then `call_tool` and a loaded tool called directly). About four minutes a
- * scenario on two cores. It is a finding tool, not a CI step: what it found is pinned by the
- * packages' review tests.
+ * Seven scenarios. Four are one `runAgentLoop`: `plain` (two tool calls, then an answer),
+ * `llamacpp` (the llamacpp personality, a 429 first, fenced reasoning, almost-JSON arguments,
+ * parallel calls, a prefix cache), `ondemand` and `proxy` (a load, then `call_tool` and a loaded
+ * tool called directly). `agent` is a session with a file (a host tool that steers a message in,
+ * AskUser answered, TodoWrite, two prompts, the file read back); `sidetask` a run that compacts
+ * (the summary a side task) after a preselection, then `preselect` over a catalogue; `mcp`
+ * server-everything's tools through the MCP pool over stdio, two called by a run (the pool started
+ * once, clean, and kept: `--fresh-pool` starts one per run, for `--names`, though the SDK's Ajv
+ * fails every listing under any enumerable field). Four minutes or more a
+ * scenario on two cores. `--show` prints where each polluted run parted from the clean one,
+ * `--print-clean` the clean run alone. It is a finding tool, not a CI step: what it found is pinned
+ * by the packages' review tests.
  *
  * Names only Node's HTTP stack, its fetch (undici) or the openai SDK read, on objects they build
  * themselves, are reported apart (`OUTSIDE`): loopwright cannot hand those a prototype-less object.
