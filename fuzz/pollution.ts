@@ -27,6 +27,10 @@
  * Names only Node's HTTP stack, its fetch (undici) or the openai SDK read, on objects they build
  * themselves, are reported apart (`OUTSIDE`): loopwright cannot hand those a prototype-less object.
  */
+// The packages as built (`pnpm fuzz:pollution` builds them first), not their sources through tsx:
+// tsx keeps function names with a helper that calls `Object.defineProperty` with a descriptor
+// inheriting from Object.prototype, so a polluted `.get` or `.set` threw in code the published
+// packages do not have (and ended a sweep at `get`, with no word, its prototype left polluted).
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -38,19 +42,19 @@ import {
   readSessionFile,
   type Session,
   sessionPath,
-} from "../packages/agent/src/index.js";
-import { createClientPool } from "../packages/client/src/index.js";
-import { createRuntime } from "../packages/loop/src/index.js";
-import { createCapabilityStore } from "../packages/negotiate/src/index.js";
-import { preselect, SUMMARISER_SYSTEM } from "../packages/side-task/src/index.js";
+} from "../packages/agent/dist/index.js";
+import { createClientPool } from "../packages/client/dist/index.js";
+import { createRuntime } from "../packages/loop/dist/index.js";
+import { createCapabilityStore } from "../packages/negotiate/dist/index.js";
+import { preselect, SUMMARISER_SYSTEM } from "../packages/side-task/dist/index.js";
 import {
   type PersonalityName,
   type RecordedRequest,
   type Reply,
   startServer,
   withPollutedPrototype,
-} from "../packages/testkit/src/index.js";
-import { createMcpPool, type McpPool } from "../packages/tools-mcp/src/index.js";
+} from "../packages/testkit/dist/index.js";
+import { createMcpPool, type McpPool } from "../packages/tools-mcp/dist/index.js";
 
 const LOOP_SCENARIOS = ["plain", "llamacpp", "ondemand", "proxy"] as const;
 const SCENARIOS = [...LOOP_SCENARIOS, "agent", "sidetask", "mcp"] as const;
@@ -68,7 +72,9 @@ const OUTSIDE = new Set([
   "OPENAI_CUSTOM_HEADERS",
   // The SDK's per-request options (a polluted maxRetries has it retry on its own).
   "maxRetries",
-  // Node's fetch (undici): its Request constructor reads these of the init it builds.
+  // Node's fetch (undici): its Request constructor reads these of the init it builds. (`get` and
+  // `set` are not here: loopwright's own property descriptors read them too, as `value` and
+  // `writable`, found in r86 once the sweep ran the built packages.)
   "required",
   "type",
   "aborted",
@@ -80,7 +86,6 @@ const OUTSIDE = new Set([
   "fetchOptions",
   "finish",
   "format",
-  "get",
   "handle",
   "headers",
   "mode",
@@ -88,7 +93,6 @@ const OUTSIDE = new Set([
   "reset",
   "resume",
   "return",
-  "set",
   "signal",
   "size",
   "socket",
@@ -568,17 +572,26 @@ async function pollutedRun(which: Scenario, name: string, value: unknown): Promi
   // A run that hangs is a finding too: the timer keeps the process alive until it answers for it
   // (an unref'd one let the process end, silently, once a hung run held nothing else open).
   let timer: NodeJS.Timeout | undefined;
-  const answered = withPollutedPrototype({ [name]: value }, () =>
-    Promise.race([
-      run(which),
-      new Promise<string>((resolve) => {
-        timer = setTimeout(() => resolve("no answer in 5 s"), 5_000);
-      }),
-    ]),
-  );
+  let answered: Promise<string>;
+  try {
+    answered = withPollutedPrototype({ [name]: value }, () =>
+      Promise.race([
+        run(which),
+        new Promise<string>((resolve) => {
+          timer = setTimeout(() => resolve("no answer in 5 s"), 5_000);
+        }),
+      ]),
+    );
+  } catch (error) {
+    answered = Promise.reject(error);
+  }
   return answered
     .catch((error: unknown) => `threw: ${error instanceof Error ? error.message : String(error)}`)
-    .finally(() => clearTimeout(timer));
+    .finally(() => {
+      clearTimeout(timer);
+      // Whatever threw where, the next name starts from a clean prototype.
+      delete (Object.prototype as Record<string, unknown>)[name];
+    });
 }
 
 function flag(name: string): string | undefined {
@@ -625,6 +638,13 @@ function parting(clean: string, polluted: string): string {
   return `    clean:    …${clean.slice(from, at + 220)}\n    polluted: …${polluted.slice(from, at + 220)}`;
 }
 
+// A polluted run that ends the process (something read calls `process.exit`, or leaves the event
+// loop empty) would end the sweep with no word: it names the name it was running.
+let running: string | undefined;
+process.on("exit", () => {
+  if (running !== undefined) console.error(`The sweep ended while running ${running}.`);
+});
+
 const clean = await run(which);
 if (process.argv.includes("--print-clean")) {
   // What the scenario compares, to check that it reaches what it means to.
@@ -635,6 +655,7 @@ if (process.argv.includes("--print-clean")) {
 const found = new Map<string, string[]>();
 for (const [index, name] of names.entries()) {
   for (const [kind, make] of values) {
+    running = `${name} (${kind})`;
     if ((await pollutedRun(which, name, make())) === clean) continue;
     const again = await pollutedRun(which, name, make());
     if (again === clean) continue; // once only: timing under load
@@ -643,6 +664,7 @@ for (const [index, name] of names.entries()) {
   }
   if ((index + 1) % 200 === 0) console.error(`${index + 1} of ${names.length} names`);
 }
+running = undefined;
 const ours = [...found].filter(([name]) => !OUTSIDE.has(name));
 const theirs = [...found].filter(([name]) => OUTSIDE.has(name));
 const list = (entries: [string, string[]][]) =>

@@ -38,7 +38,7 @@ import {
   toolCallsOf,
   userMessage,
 } from "./messages.js";
-import { ownFields, setting } from "./own.js";
+import { bareDescriptor, ownFields, setting } from "./own.js";
 import { type AgentTool, type ToolExecutionMode, ToolRegistry } from "./tools.js";
 
 /** How many queued messages a drain point delivers: the oldest only (default), or all of them. */
@@ -1421,14 +1421,17 @@ export class Agent {
       };
       this.#guard = {
         of: live,
+        // The handler on no prototype: a trap it leaves out is read through its chain, so a polluted
+        // `Object.prototype.get` was taken for a get trap and every read of the messages threw.
         guarded: new Proxy(live, {
+          __proto__: null,
           set(target, key, value) {
             refuse("changed in place");
             return Reflect.set(target, key, value);
           },
           defineProperty(target, key, descriptor) {
             refuse("changed in place");
-            return Reflect.defineProperty(target, key, descriptor);
+            return Reflect.defineProperty(target, key, bareDescriptor(descriptor));
           },
           deleteProperty(target, key) {
             refuse("changed in place");

@@ -30,3 +30,24 @@ export function ownFields<T extends object>(given: T, names: readonly string[]):
   }
   return copy as T;
 }
+
+/**
+ * `descriptor`'s own fields in an object with no prototype. `Object.defineProperty` reads a
+ * descriptor through its chain, and the descriptors the engine hands out (to a Proxy's trap, from
+ * `Object.getOwnPropertyDescriptors`) inherit from `Object.prototype`: with a polluted `.get`,
+ * `.set`, `.value` or `.writable` defining one threw ("Invalid property descriptor"), which failed
+ * every prompt of a session and every change to its messages.
+ */
+export function bareDescriptor(descriptor: PropertyDescriptor): PropertyDescriptor {
+  return Object.assign(Object.create(null) as PropertyDescriptor, descriptor);
+}
+
+/** Every own field's descriptor of `value`, each as {@link bareDescriptor} makes it, for `Object.defineProperties`. */
+export function bareDescriptors(value: object): PropertyDescriptorMap {
+  const map = Object.create(null) as PropertyDescriptorMap;
+  for (const key of Reflect.ownKeys(value)) {
+    const descriptor = Object.getOwnPropertyDescriptor(value, key);
+    if (descriptor !== undefined) map[key as string] = bareDescriptor(descriptor);
+  }
+  return map;
+}

@@ -42,6 +42,7 @@ import {
   todoWriteTool,
 } from "./builtin-tools.js";
 import { AgentError, errorText, SessionBusyError } from "./errors.js";
+import { MAKE_DIRS } from "./fs-options.js";
 import {
   type AgentMessage,
   cutText,
@@ -51,7 +52,7 @@ import {
   toolCallsOf,
   userMessage,
 } from "./messages.js";
-import { ownFields, setting } from "./own.js";
+import { bareDescriptor, bareDescriptors, ownFields, setting } from "./own.js";
 import type { DroppedLine } from "./session-dropped.js";
 import {
   depthProblem,
@@ -578,7 +579,7 @@ function lockSessionDir(dir: string, file: string, open: Opening | undefined, le
     return given;
   }
   try {
-    mkdirSync(dir, { recursive: true });
+    mkdirSync(dir, MAKE_DIRS);
   } catch (error) {
     throw new AgentError("storage", `Could not create the session directory ${dir}: ${errorText(error)}`, {
       cause: error,
@@ -673,14 +674,17 @@ class SessionAgent extends Agent {
       const change = () => this.#change("Agent.messages");
       this.#view = {
         of: live,
+        // The handler on no prototype: a trap it leaves out is read through its chain, so a polluted
+        // `Object.prototype.get` was taken for a get trap and every read of the messages threw.
         guarded: new Proxy(live, {
+          __proto__: null,
           set(target, key, value) {
             change();
             return Reflect.set(target, key, value);
           },
           defineProperty(target, key, descriptor) {
             change();
-            return Reflect.defineProperty(target, key, descriptor);
+            return Reflect.defineProperty(target, key, bareDescriptor(descriptor));
           },
           deleteProperty(target, key) {
             change();
@@ -1573,10 +1577,7 @@ export class Session {
    * copied with their getters (`parallel` is read as each step's calls start).
    */
   #timedRun(backend: AgentBackend, loopOptions: AgentLoopOptions, left: number): Promise<AgentLoopResult> {
-    const options = Object.defineProperties(
-      {},
-      Object.getOwnPropertyDescriptors(loopOptions),
-    ) as AgentLoopOptions;
+    const options = Object.defineProperties({}, bareDescriptors(loopOptions)) as AgentLoopOptions;
     options.config = { ...loopOptions.config, maxToolIterations: left };
     const limit = toolLimitMs(setting(loopOptions.config, "toolTimeoutSeconds"));
     // A value the loop refuses is left for it to refuse; no limit needs nothing of ours.

@@ -97,7 +97,14 @@ type SchemaNode = { [keyword: string]: unknown };
 
 /** `key` of `target` set as an ordinary own data property (an own `__proto__` key too, never the setter). */
 function put(target: object, key: string, value: unknown): void {
-  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+  // On no prototype: a descriptor is read through its chain (a polluted `.get` made it an accessor's).
+  Object.defineProperty(target, key, {
+    __proto__: null,
+    value,
+    enumerable: true,
+    writable: true,
+    configurable: true,
+  } as PropertyDescriptor);
 }
 
 /**

@@ -28,7 +28,10 @@ export function ownView<T>(value: T): T {
   if (!isFields(value) || Object.getPrototypeOf(value) === null) return value;
   const view = Object.create(null) as Record<string, unknown>;
   const source = value as Record<string, unknown>;
+  // Descriptors on no prototype: one is read through its chain, so an ordinary literal took a
+  // polluted `Object.prototype.value` (or `.writable`) into a getter's and was refused.
   const asked = (name: string): PropertyDescriptor => ({
+    __proto__: null,
     get: () => source[name],
     enumerable: true,
     configurable: true,
@@ -36,6 +39,7 @@ export function ownView<T>(value: T): T {
   // A method, bound once per function it is found to be (a getter may hand back another).
   const bound = new Map<string, { method: unknown; bound: unknown }>();
   const inherited = (name: string): PropertyDescriptor => ({
+    __proto__: null,
     get: () => {
       const found = source[name];
       if (typeof found !== "function") return found;
@@ -51,7 +55,9 @@ export function ownView<T>(value: T): T {
   });
   for (const name of Object.keys(value)) {
     const described = Object.getOwnPropertyDescriptor(value, name);
-    if (described?.get) Object.defineProperty(view, name, asked(name));
+    // Its own `get` only: the descriptor Node makes inherits a polluted one.
+    if (described !== undefined && Object.hasOwn(described, "get"))
+      Object.defineProperty(view, name, asked(name));
     else view[name] = source[name];
   }
   let at = Object.getPrototypeOf(value) as object | null;
@@ -69,4 +75,20 @@ export function ownView<T>(value: T): T {
 export function ownField(value: unknown, name: string): unknown {
   if (!isFields(value)) return undefined;
   return (ownView(value) as Record<string, unknown>)[name];
+}
+
+/**
+ * A copy of `value` (a server's JSON, such as a reply's `usage`) holding only the fields each object
+ * holds itself, every object on no prototype, `depth` levels down (deeper objects left out). The
+ * usage reader (`@loopwright/stream`'s `readUsage`) reads its fields through the chain, so a polluted
+ * `Object.prototype.cached_tokens = 1` counted a cached token in every side task's usage.
+ */
+export function ownData(value: unknown, depth = 4): unknown {
+  if (typeof value !== "object" || value === null) return value;
+  if (depth <= 0) return undefined;
+  if (Array.isArray(value)) return value.map((item: unknown) => ownData(item, depth - 1));
+  const copy = Object.create(null) as Record<string, unknown>;
+  for (const name of Object.keys(value))
+    copy[name] = ownData((value as Record<string, unknown>)[name], depth - 1);
+  return copy;
 }

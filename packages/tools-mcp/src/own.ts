@@ -28,7 +28,10 @@ export function ownView<T>(value: T): T {
   if (!isFields(value) || Object.getPrototypeOf(value) === null) return value;
   const view = Object.create(null) as Record<string, unknown>;
   const source = value as Record<string, unknown>;
+  // Descriptors on no prototype: one is read through its chain, so an ordinary literal took a
+  // polluted `Object.prototype.value` (or `.writable`) into a getter's and was refused.
   const asked = (name: string): PropertyDescriptor => ({
+    __proto__: null,
     get: () => source[name],
     enumerable: true,
     configurable: true,
@@ -36,6 +39,7 @@ export function ownView<T>(value: T): T {
   // A method, bound once per function it is found to be (a getter may hand back another).
   const bound = new Map<string, { method: unknown; bound: unknown }>();
   const inherited = (name: string): PropertyDescriptor => ({
+    __proto__: null,
     get: () => {
       const found = source[name];
       if (typeof found !== "function") return found;
@@ -51,7 +55,9 @@ export function ownView<T>(value: T): T {
   });
   for (const name of Object.keys(value)) {
     const described = Object.getOwnPropertyDescriptor(value, name);
-    if (described?.get) Object.defineProperty(view, name, asked(name));
+    // Its own `get` only: the descriptor Node makes inherits a polluted one.
+    if (described !== undefined && Object.hasOwn(described, "get"))
+      Object.defineProperty(view, name, asked(name));
     else view[name] = source[name];
   }
   let at = Object.getPrototypeOf(value) as object | null;

@@ -34,3 +34,22 @@ describe("R86C-1: a stdio server's answers are read with an enumerable field on 
     }
   });
 });
+
+describe("R86C-2: options with a getter are read under a polluted Object.prototype.value", () => {
+  for (const name of ["value", "writable"]) {
+    it(`a pool is made from options holding a getter with Object.prototype.${name} set`, async () => {
+      const options = {
+        get timeoutMs() {
+          return 5_000;
+        },
+      };
+      // Before: "Invalid property descriptor. Cannot both specify accessors and a value or writable
+      // attribute" (the view of the options gave its getter a descriptor that inherited the field).
+      const made = withPollutedPrototype({ [name]: "P0LLUTED" }, () =>
+        createMcpPool([{ name: "everything", command: NODE, args: [EVERYTHING, "stdio"] }], options),
+      );
+      expect(made.status()).toMatchObject([{ name: "everything", tools: 0 }]);
+      await made.close();
+    });
+  }
+});
