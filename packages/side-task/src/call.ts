@@ -711,13 +711,15 @@ export async function sideCall(
       ...(kwargs as Record<string, unknown>),
     };
   }
-  const params: ModelParams = {
+  // On no prototype: with thinking off it holds no reasoningEffort, and a polluted
+  // `Object.prototype.reasoningEffort = true` was read as the one asked (every side task refused).
+  const params: ModelParams = Object.assign(Object.create(null) as ModelParams, {
     model,
     maxTokens: options.maxTokens ?? defaults.maxTokens,
     temperature: options.temperature ?? defaults.temperature,
     ...(thinkingOff ? {} : { reasoningEffort: effort }),
     extraBody,
-  };
+  });
   let timing: ReturnType<typeof bound>;
   try {
     timing = bound(options, endpoint);

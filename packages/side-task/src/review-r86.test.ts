@@ -9,6 +9,7 @@ import { startServer, type TestServer, withPollutedPrototype } from "@loopwright
 import { afterEach, describe, expect, it } from "vitest";
 import { realCatalog } from "../bench/load-catalog.js";
 import { isolated } from "../test/wire.js";
+import { ask } from "./ask.js";
 import { preselect } from "./preselect.js";
 import type { SideTaskUsage } from "./usage.js";
 
@@ -65,4 +66,16 @@ describe("R86C-2: options with a getter are read under a polluted Object.prototy
       expect(chosen).toContain("uninstall_helm_chart");
     });
   }
+});
+
+describe("R86C-3: a side task with thinking off asks for no reasoning effort it was not given", () => {
+  it("ask answers with Object.prototype.reasoningEffort = true", async () => {
+    server = await startServer({ replies: [{ content: "Notes." }] });
+    // Before: "negotiate: reasoningEffort must be the asked reasoning_effort as a string" — the
+    // request's settings held none, and the polluted one was read (every summary failed with it).
+    const answer = await withPollutedPrototype({ reasoningEffort: true }, () =>
+      ask({ baseUrl: server?.baseUrl ?? "" }, "small", "Be brief.", "Summarise.", isolated()),
+    );
+    expect(answer).toBe("Notes.");
+  });
 });
