@@ -528,7 +528,8 @@ async function runMcp(): Promise<string> {
       { content: "42, and hello." },
     ],
   });
-  const pool = freshPool ? newPool() : (sharedPool ??= newPool());
+  if (!freshPool) sharedPool ??= newPool();
+  const pool = sharedPool !== undefined && !freshPool ? sharedPool : newPool();
   const ran: string[] = [];
   const told: string[] = [];
   let out: unknown;

@@ -1437,7 +1437,7 @@ export class Agent {
             refuse("changed in place");
             return Reflect.deleteProperty(target, key);
           },
-        }),
+        } as ProxyHandler<AgentMessage[]>),
       };
     }
     return this.#guard.guarded;

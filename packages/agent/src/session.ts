@@ -690,7 +690,7 @@ class SessionAgent extends Agent {
             change();
             return Reflect.deleteProperty(target, key);
           },
-        }),
+        } as ProxyHandler<AgentMessage[]>),
       };
     }
     return this.#view.guarded;

@@ -30,29 +30,31 @@ export function ownView<T>(value: T): T {
   const source = value as Record<string, unknown>;
   // Descriptors on no prototype: one is read through its chain, so an ordinary literal took a
   // polluted `Object.prototype.value` (or `.writable`) into a getter's and was refused.
-  const asked = (name: string): PropertyDescriptor => ({
-    __proto__: null,
-    get: () => source[name],
-    enumerable: true,
-    configurable: true,
-  });
+  const asked = (name: string): PropertyDescriptor =>
+    ({
+      __proto__: null,
+      get: () => source[name],
+      enumerable: true,
+      configurable: true,
+    }) as PropertyDescriptor;
   // A method, bound once per function it is found to be (a getter may hand back another).
   const bound = new Map<string, { method: unknown; bound: unknown }>();
-  const inherited = (name: string): PropertyDescriptor => ({
-    __proto__: null,
-    get: () => {
-      const found = source[name];
-      if (typeof found !== "function") return found;
-      const known = bound.get(name);
-      if (known?.method === found) return known.bound;
-      const made = (found as (...args: unknown[]) => unknown).bind(value);
-      bound.set(name, { method: found, bound: made });
-      return made;
-    },
-    // As on the host's object: not among its keys (a spread or Object.keys of it has none of them).
-    enumerable: false,
-    configurable: true,
-  });
+  const inherited = (name: string): PropertyDescriptor =>
+    ({
+      __proto__: null,
+      get: () => {
+        const found = source[name];
+        if (typeof found !== "function") return found;
+        const known = bound.get(name);
+        if (known?.method === found) return known.bound;
+        const made = (found as (...args: unknown[]) => unknown).bind(value);
+        bound.set(name, { method: found, bound: made });
+        return made;
+      },
+      // As on the host's object: not among its keys (a spread or Object.keys of it has none of them).
+      enumerable: false,
+      configurable: true,
+    }) as PropertyDescriptor;
   for (const name of Object.keys(value)) {
     const described = Object.getOwnPropertyDescriptor(value, name);
     // Its own `get` only: the descriptor Node makes inherits a polluted one.

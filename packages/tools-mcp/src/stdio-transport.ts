@@ -5,6 +5,7 @@ import { getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js
 import { STDIO_DEFAULT_MAX_BUFFER_SIZE, serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { type JSONRPCMessage, JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js";
+import { ownJson } from "./own-json.js";
 import {
   alive,
   CLOSE_TIMINGS,
@@ -24,7 +25,6 @@ import {
   unlisted,
   until,
 } from "./process-table.js";
-import { ownJson } from "./own-json.js";
 import type { ReaperLink } from "./reaper.js";
 
 export { CLOSE_TIMINGS, listSync, listTree, parsePs, treeOf } from "./process-table.js";
