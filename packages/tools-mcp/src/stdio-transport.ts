@@ -4,7 +4,13 @@ import { PassThrough } from "node:stream";
 import { getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { STDIO_DEFAULT_MAX_BUFFER_SIZE, serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import { type JSONRPCMessage, JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js";
+import {
+  JSONRPCErrorResponseSchema,
+  type JSONRPCMessage,
+  JSONRPCNotificationSchema,
+  JSONRPCRequestSchema,
+  JSONRPCResultResponseSchema,
+} from "@modelcontextprotocol/sdk/types.js";
 import { ownJson } from "./own-json.js";
 import {
   alive,
@@ -79,6 +85,14 @@ const TAIL_BYTES = 1024;
 
 /** A line of the stream: whole, or skipped as too long with its size and its two ends. */
 export type StdioLine = { text: string } | { bytes: number; head: string; tail: string };
+
+/**
+ * Whether `line` is one skipped as too long: by its own `bytes` (`in` follows the chain, and a
+ * polluted `Object.prototype.bytes` made every line of every server one skipped, every call failed).
+ */
+function isSkipped(line: StdioLine): line is Extract<StdioLine, { bytes: number }> {
+  return Object.hasOwn(line, "bytes");
+}
 
 /**
  * Splits a byte stream into lines of at most `limit` bytes (not counting the newline). A longer
@@ -280,11 +294,23 @@ const REFRESH_MS = 1_000;
  * SDK's own reading (`deserializeMessage`) checks the parsed object, which inherits from
  * `Object.prototype`, with a strict schema that counts inherited enumerable fields as unknown ones:
  * with any field set on `Object.prototype` (prototype pollution) every answer was refused, and every
- * call waited for its timeout. Throws (as the SDK's would) for a line that is no message.
+ * call waited for its timeout. The one schema its own fields name is used, not the SDK's union of
+ * four: the union records each option that fails, and zod reads such a record's `path` through the
+ * chain (a polluted `Object.prototype.path = true` made every line throw). Throws, as the SDK's
+ * reading does, for a line that is no message.
  */
 function readMessage(text: string): JSONRPCMessage {
   const message = ownJson(JSON.parse(text) as unknown);
-  JSONRPCMessageSchema.parse(message);
+  const has = (name: string) =>
+    typeof message === "object" && message !== null && Object.hasOwn(message, name);
+  const schema = has("method")
+    ? has("id")
+      ? JSONRPCRequestSchema
+      : JSONRPCNotificationSchema
+    : has("error")
+      ? JSONRPCErrorResponseSchema
+      : JSONRPCResultResponseSchema;
+  schema.parse(message);
   return message as JSONRPCMessage;
 }
 
@@ -403,7 +429,7 @@ export class TreeStdioTransport implements Transport {
       child.stdout?.on("error", (error) => this.onerror?.(error));
       child.stdout?.on("data", (chunk: Buffer) => {
         for (const line of this.#lines.push(chunk)) {
-          if ("bytes" in line) {
+          if (isSkipped(line)) {
             this.#oversized(line);
             continue;
           }
