@@ -1,33 +1,10 @@
-/**
- * Review r86c (the compaction path), found by `pnpm fuzz:pollution --scenario sidetask`: a run's
- * compaction state was an ordinary object whose optional fields were read where unset, so a
- * polluted `Object.prototype.summarise` was taken for the run's summariser (the fold failed and the
- * run ended as too big for its window) and `.off` for a veto (no fold was ever tried).
- */
-import { SUMMARISER_SYSTEM } from "@loopwright/side-task";
 import { startServer, type TestServer, withPollutedPrototype } from "@loopwright/testkit";
 import { afterEach, describe, expect, it } from "vitest";
-import type { ChatMessage } from "./config.js";
 import { createRuntime } from "./runtime.js";
+import { isSummary, longHistory } from "./test-support/long-history.js";
 
 const servers: TestServer[] = [];
 afterEach(() => Promise.all(servers.splice(0).map((one) => one.close())));
-
-/** A history long enough that a 1600-token window folds it before the first request. */
-function longHistory(): ChatMessage[] {
-  const history: ChatMessage[] = [];
-  for (const chapter of ["one", "two", "three", "four"]) {
-    history.push(
-      { role: "user", content: `Summarise chapter ${chapter}.` },
-      { role: "assistant", content: `Chapter ${chapter}: ${"lorem ".repeat(250).trim()}` },
-    );
-  }
-  history.push({ role: "user", content: "And chapter five?" });
-  return history;
-}
-
-const isSummary = (request: { body: unknown }) =>
-  (request.body as { messages: ChatMessage[] }).messages[0]?.content === SUMMARISER_SYSTEM;
 
 describe("R86C-3: a run's compaction state takes nothing from Object.prototype", () => {
   for (const name of ["summarise", "off"]) {
