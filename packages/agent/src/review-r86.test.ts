@@ -113,3 +113,23 @@ describe("R86C-2: descriptors and Proxy handlers of the agent's own take nothing
     expect(answer).toBe("Paris: undefined");
   });
 });
+
+describe("R86C-3: a run's side-task counts read only an event's own sideUsage", () => {
+  it("a session's run metrics stay numbers with Object.prototype.sideUsage set", async () => {
+    const server = await serve({ content: "Done." });
+    const session = await createSession({ config: { baseUrl: server.baseUrl, model: "sim" } });
+    const metrics: unknown[] = [];
+    session.onEvent((event) => {
+      if (event.type === "run_metrics") metrics.push(event);
+    });
+    const result = await withPollutedPrototype({ sideUsage: "P0LLUTED" }, () => session.prompt("go"));
+    expect(result).toEqual({ status: "ok", reply: "Done." });
+    // Before: every usage event with no side task read the polluted field: null (NaN) here.
+    expect(metrics.at(-1)).toMatchObject({
+      sideCacheInputTokens: 0,
+      sideMissInputTokens: 0,
+      sideOutputTokens: 0,
+    });
+    await session.close();
+  });
+});

@@ -76,6 +76,11 @@ import {
 } from "./session-lock.js";
 import type { AgentTool, ToolExecutionMode } from "./tools.js";
 
+/** An event's own `sideUsage`, where it holds one (never `Object.prototype`'s). */
+function ownSide(event: object): unknown {
+  return setting(event, "sideUsage");
+}
+
 /** How a session run ended. */
 /**
  * How a session run ended. `stopped`: the host's `shouldStopAfterTurn` ended it (`stalled` is the
@@ -2110,7 +2115,9 @@ export class Session {
         this.#sideSeen = undefined;
         break;
       case "agent_end":
-        if (event.sideUsage && this.#addSide(event.sideUsage)) this.#emitMetrics();
+        // Its own sideUsage only (an event with no side task has none): a polluted
+        // `Object.prototype.sideUsage` made every run's side-task counts NaN in the metrics.
+        if (ownSide(event) && this.#addSide(ownSide(event) as RunUsage)) this.#emitMetrics();
         break;
       case "compacted":
         if (this.#running) this.#folded = true;
@@ -2214,7 +2221,7 @@ export class Session {
             this.#metrics.missInputTokens + Math.max(0, event.usage.prompt - event.usage.cached),
           outputTokens: this.#metrics.outputTokens + event.usage.completion,
         };
-        if (event.sideUsage) this.#addSide(event.sideUsage);
+        if (ownSide(event)) this.#addSide(ownSide(event) as RunUsage);
         this.#emitMetrics();
         break;
       case "notice":
