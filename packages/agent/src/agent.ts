@@ -2020,7 +2020,7 @@ export class Agent {
         this.#sentView(view, llm);
         this.#answered = undefined;
         const result = await this.#backend.run(this.#loopOptions(llm, signal));
-        this.#endSide(result.sideUsage);
+        this.#endSide(setting(result, "sideUsage"));
         this.#carry(result.loaded);
         this.#adopt(result.messages);
         // The loop ended after a tool step at this agent's word: nothing queued is delivered.
@@ -2118,7 +2118,7 @@ export class Agent {
   #recover(caught: unknown): void {
     const run = failedRun(caught);
     if (!run) return;
-    this.#endSide(run.sideUsage);
+    this.#endSide(setting(run, "sideUsage"));
     this.#carry(run.loaded);
     this.#adopt(run.messages);
     // By place, not by object: a backend may hand back its run's messages as copies.
@@ -2318,7 +2318,7 @@ export class Agent {
         break;
       case "usage": {
         // The loop's totals so far for its side tasks (`LoopUsageEvent`), where one was answered.
-        const told = (event as { sideUsage?: unknown }).sideUsage;
+        const told = setting(event, "sideUsage");
         if (told !== undefined) this.#sideNow = sideUsageOf(told);
         const side = this.#side();
         this.#emit({ type: "usage", usage: event.turn.usage, ...(spent(side) ? { sideUsage: side } : {}) });

@@ -3,6 +3,7 @@
 // removing the oldest opens' drops first.
 import { appendFileSync, readFileSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
 import { AgentError, errorText } from "./errors.js";
+import { APPEND, READ_UTF8, REPLACE } from "./fs-options.js";
 import { isRecord } from "./messages.js";
 
 /**
@@ -116,7 +117,7 @@ export function keepDroppedLines(
     .join("");
   let existing = "";
   try {
-    existing = readFileSync(target, "utf8");
+    existing = readFileSync(target, READ_UTF8);
   } catch (error) {
     if ((error as { code?: string }).code !== "ENOENT") {
       throw new AgentError("storage", `Could not read ${target}: ${errorText(error)}`, { cause: error });
@@ -137,7 +138,7 @@ export function keepDroppedLines(
     // A last line cut off (by hand, or a crash mid-append) stays a line of its own.
     const torn = existing !== "" && !existing.endsWith("\n");
     if (size(existing) + size(block) + 1 <= limit) {
-      appendFileSync(target, torn ? `\n${block}` : block);
+      appendFileSync(target, torn ? `\n${block}` : block, APPEND);
     } else {
       const older = blocks(existing);
       let total = older.reduce((sum, b) => sum + size(b), 0) + size(block);
@@ -147,7 +148,7 @@ export function keepDroppedLines(
       }
       const temp = `${target}.${process.pid}.tmp`;
       try {
-        writeFileSync(temp, older.join("") + block);
+        writeFileSync(temp, older.join("") + block, REPLACE);
         renameSync(temp, target);
       } catch (error) {
         // What was written of it is not left behind.

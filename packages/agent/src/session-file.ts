@@ -12,6 +12,7 @@ import { basename, dirname, join } from "node:path";
 import { types } from "node:util";
 import type { ChatMessage } from "@loopwright/loop";
 import { AgentError, errorText, kindOf } from "./errors.js";
+import { APPEND, READ_UTF8, REPLACE } from "./fs-options.js";
 import {
   type AgentMessage,
   answeredPrefix,
@@ -228,7 +229,7 @@ export function readSession(
 ): LoadedSession & { lost: DroppedLine[] } {
   let text: string;
   try {
-    text = readFileSync(path, "utf8");
+    text = readFileSync(path, READ_UTF8);
   } catch (error) {
     if ((error as { code?: string }).code === "ENOENT")
       return { messages: [], todos: [], loaded: [], createdAt: undefined, notices: [], lost: [] };
@@ -914,7 +915,7 @@ export class SessionFile {
     ];
     const temp = `${this.path}.${process.pid}.tmp`;
     try {
-      writeFileSync(temp, records.map((r) => `${JSON.stringify(r)}\n`).join(""));
+      writeFileSync(temp, records.map((r) => `${JSON.stringify(r)}\n`).join(""), REPLACE);
       renameSync(temp, this.path);
       this.#loaded = [...loaded];
       this.#torn = false;
@@ -947,7 +948,7 @@ export class SessionFile {
     try {
       // After a failed append the file may end in part of a line: a newline first keeps that part
       // a line of its own (dropped on reading as not JSON), not the head of this record's line.
-      appendFileSync(this.path, `${this.#torn ? "\n" : ""}${JSON.stringify(record)}\n`);
+      appendFileSync(this.path, `${this.#torn ? "\n" : ""}${JSON.stringify(record)}\n`, APPEND);
       this.#torn = false;
     } catch (error) {
       // What it wrote of its line (all of it but the newline, even) is taken back where it can be,
@@ -1055,7 +1056,7 @@ export function listSessions(dir: string): SessionMeta[] {
     let first: unknown;
     try {
       first = JSON.parse(
-        readFileSync(path, "utf8")
+        readFileSync(path, READ_UTF8)
           .replace(/^\uFEFF/, "")
           .split("\n", 1)[0] ?? "",
       );

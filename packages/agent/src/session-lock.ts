@@ -18,6 +18,7 @@ import { hostname } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
 import { threadId } from "node:worker_threads";
 import { AgentError, errorText } from "./errors.js";
+import { CREATE_NEW, READ_LATIN1, READ_UTF8 } from "./fs-options.js";
 import { cutText } from "./messages.js";
 
 /** Who holds a session file's lock, as its `.lock` file says. */
@@ -174,7 +175,7 @@ function lockKey(path: string): string {
 function startTime(pid: number): string | undefined {
   if (process.platform !== "linux") return undefined;
   try {
-    return startField(readFileSync(`/proc/${pid}/stat`, "latin1"));
+    return startField(readFileSync(`/proc/${pid}/stat`, READ_LATIN1));
   } catch {
     return undefined;
   }
@@ -194,7 +195,7 @@ function thisSystem(): { bootId?: string; pidNs?: string } {
   system = {};
   if (process.platform !== "linux") return system;
   try {
-    const bootId = readFileSync("/proc/sys/kernel/random/boot_id", "latin1").trim();
+    const bootId = readFileSync("/proc/sys/kernel/random/boot_id", READ_LATIN1).trim();
     if (bootId) system.bootId = bootId;
   } catch {}
   try {
@@ -268,7 +269,7 @@ function thisTask(): { task: number; taskStarted?: string } | undefined {
     // "<pid>/task/<tid>"
     const task = Number(readlinkSync("/proc/thread-self").split("/").pop());
     if (!Number.isSafeInteger(task) || task <= 0) return undefined;
-    const taskStarted = startField(readFileSync(`/proc/self/task/${task}/stat`, "latin1"));
+    const taskStarted = startField(readFileSync(`/proc/self/task/${task}/stat`, READ_LATIN1));
     return { task, ...(taskStarted !== undefined ? { taskStarted } : {}) };
   } catch {
     return undefined;
@@ -357,7 +358,7 @@ function threadRuns(holder: LockHolder): boolean {
   }
   let stat: string;
   try {
-    stat = readFileSync(`/proc/self/task/${holder.task}/stat`, "latin1");
+    stat = readFileSync(`/proc/self/task/${holder.task}/stat`, READ_LATIN1);
   } catch {
     return false;
   }
@@ -633,7 +634,7 @@ function* takeOver(
   // gate that stays (held, or one nobody can remove) never makes this loop spin.
   for (;;) {
     try {
-      writeFileSync(gate, gateText, { flag: "wx" });
+      writeFileSync(gate, gateText, CREATE_NEW);
       break;
     } catch (error) {
       if ((error as { code?: string }).code !== "EEXIST") throw storageError(file, gate, error);
@@ -643,7 +644,7 @@ function* takeOver(
     // file): thrown once that has lasted past the deadline, or the gate is old.
     let unreadable: unknown;
     try {
-      holder = readFileSync(gate, "utf8");
+      holder = readFileSync(gate, READ_UTF8);
     } catch (error) {
       const code = (error as { code?: string }).code;
       if (code === "ENOENT") {
@@ -657,7 +658,7 @@ function* takeOver(
     }
     if (holder !== undefined && gateLeft(gate, holder)) {
       try {
-        if (readFileSync(gate, "utf8") === holder) unlinkSync(gate);
+        if (readFileSync(gate, READ_UTF8) === holder) unlinkSync(gate);
       } catch (error) {
         // Gone already is fine; one left behind that cannot be removed stays: say so.
         if ((error as { code?: string }).code !== "ENOENT")
@@ -673,7 +674,7 @@ function* takeOver(
   try {
     let now: string;
     try {
-      now = readFileSync(path, "utf8");
+      now = readFileSync(path, READ_UTF8);
     } catch {
       return "changed"; // Let go: the next pass creates it.
     }
@@ -687,7 +688,7 @@ function* takeOver(
       return "changed";
     }
     try {
-      writeFileSync(path, text, { flag: "wx" });
+      writeFileSync(path, text, CREATE_NEW);
       return "taken";
     } catch (error) {
       if ((error as { code?: string }).code === "EEXIST") return "removed";
@@ -700,7 +701,7 @@ function* takeOver(
 
 function removeIfOurs(path: string, token: string): void {
   try {
-    if (parseHolder(readFileSync(path, "utf8"))?.token === token) unlinkSync(path);
+    if (parseHolder(readFileSync(path, READ_UTF8))?.token === token) unlinkSync(path);
   } catch {
     // Already gone.
   }
@@ -822,7 +823,7 @@ export class SessionLock {
     const since = at - this.#renewedAt;
     let text: string;
     try {
-      text = readFileSync(this.path, "utf8");
+      text = readFileSync(this.path, READ_UTF8);
     } catch (error) {
       // Any failure but ENOENT is tried again next time.
       if ((error as { code?: string }).code !== "ENOENT") return;
@@ -837,7 +838,7 @@ export class SessionLock {
       // Deleted by hand within the lease: created again, unless another opener has created one
       // meanwhile (the next renewal finds it).
       try {
-        writeFileSync(this.path, this.#text, { flag: "wx" });
+        writeFileSync(this.path, this.#text, CREATE_NEW);
       } catch {
         return;
       }
@@ -961,7 +962,7 @@ function* lockSteps(file: string, leaseMs: number): Steps<SessionLock> {
   // over by another opener, or let go).
   for (let attempt = 0; attempt < 8; attempt++) {
     try {
-      writeFileSync(path, text, { flag: "wx" });
+      writeFileSync(path, text, CREATE_NEW);
       held().set(lockKey(path), token);
       return new SessionLock(path, token, text, leaseMs, notice);
     } catch (error) {
@@ -969,7 +970,7 @@ function* lockSteps(file: string, leaseMs: number): Steps<SessionLock> {
     }
     let current: string;
     try {
-      current = readFileSync(path, "utf8");
+      current = readFileSync(path, READ_UTF8);
     } catch {
       continue; // Removed in between: try again.
     }
@@ -990,7 +991,7 @@ function* lockSteps(file: string, leaseMs: number): Steps<SessionLock> {
   }
   let last = "";
   try {
-    last = readFileSync(path, "utf8");
+    last = readFileSync(path, READ_UTF8);
   } catch {}
   throw busy(file, path, last, leaseMs);
 }

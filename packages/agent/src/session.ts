@@ -42,6 +42,7 @@ import {
   todoWriteTool,
 } from "./builtin-tools.js";
 import { AgentError, errorText, SessionBusyError } from "./errors.js";
+import { MAKE_DIRS } from "./fs-options.js";
 import {
   type AgentMessage,
   cutText,
@@ -75,6 +76,11 @@ import {
   validLease,
 } from "./session-lock.js";
 import type { AgentTool, ToolExecutionMode } from "./tools.js";
+
+/** An event's own `sideUsage`, where it holds one (never `Object.prototype`'s). */
+function ownSide(event: object): unknown {
+  return setting(event, "sideUsage");
+}
 
 /** How a session run ended. */
 /**
@@ -579,7 +585,7 @@ function lockSessionDir(dir: string, file: string, open: Opening | undefined, le
     return given;
   }
   try {
-    mkdirSync(dir, { recursive: true });
+    mkdirSync(dir, MAKE_DIRS);
   } catch (error) {
     throw new AgentError("storage", `Could not create the session directory ${dir}: ${errorText(error)}`, {
       cause: error,
@@ -2110,7 +2116,9 @@ export class Session {
         this.#sideSeen = undefined;
         break;
       case "agent_end":
-        if (event.sideUsage && this.#addSide(event.sideUsage)) this.#emitMetrics();
+        // Its own sideUsage only (an event with no side task has none): a polluted
+        // `Object.prototype.sideUsage` made every run's side-task counts NaN in the metrics.
+        if (ownSide(event) && this.#addSide(ownSide(event) as RunUsage)) this.#emitMetrics();
         break;
       case "compacted":
         if (this.#running) this.#folded = true;
@@ -2214,7 +2222,7 @@ export class Session {
             this.#metrics.missInputTokens + Math.max(0, event.usage.prompt - event.usage.cached),
           outputTokens: this.#metrics.outputTokens + event.usage.completion,
         };
-        if (event.sideUsage) this.#addSide(event.sideUsage);
+        if (ownSide(event)) this.#addSide(ownSide(event) as RunUsage);
         this.#emitMetrics();
         break;
       case "notice":

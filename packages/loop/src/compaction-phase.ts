@@ -86,7 +86,13 @@ export function startCompaction(config: LoopConfig): RunCompaction | undefined {
         "never used for it. Give tasks.compaction.model, or leave compact off.",
     );
   }
-  return { task, sameModel: task.model === config.model && task.endpoint.baseUrl === config.baseUrl };
+  // On no prototype: its optional fields are read where unset, and a polluted
+  // `Object.prototype.summarise` was taken for the run's summariser (every fold failed), `.off` for
+  // a veto (no fold was tried), `.window` for a window a refusal named.
+  return Object.assign(Object.create(null) as RunCompaction, {
+    task,
+    sameModel: task.model === config.model && task.endpoint.baseUrl === config.baseUrl,
+  });
 }
 
 /** The window the run's folds are planned against: `contextLength`, or a smaller one a refusal named. */

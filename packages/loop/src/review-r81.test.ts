@@ -3,11 +3,10 @@
  * the host. Over HTTP against the testkit.
  */
 import type { RunEvent } from "@loopwright/events";
-import { SUMMARISER_SYSTEM } from "@loopwright/side-task";
 import { startServer, type TestServer } from "@loopwright/testkit";
 import { afterEach, describe, expect, it } from "vitest";
-import type { ChatMessage } from "./config.js";
 import { createRuntime, failedRun, type SideUsage } from "./index.js";
+import { isSummary, longHistory } from "./test-support/long-history.js";
 
 let servers: TestServer[] = [];
 afterEach(async () => {
@@ -85,22 +84,6 @@ describe("thirty parallel tool calls with no time limit, each listening to its s
     });
   }
 });
-
-/** A history long enough that a 1600-token window folds it before the first request. */
-function longHistory(): ChatMessage[] {
-  const history: ChatMessage[] = [];
-  for (const chapter of ["one", "two", "three", "four"]) {
-    history.push(
-      { role: "user", content: `Summarise chapter ${chapter}.` },
-      { role: "assistant", content: `Chapter ${chapter}: ${"lorem ".repeat(250).trim()}` },
-    );
-  }
-  history.push({ role: "user", content: "And chapter five?" });
-  return history;
-}
-
-const isSummary = (request: { body: unknown }) =>
-  (request.body as { messages: ChatMessage[] }).messages[0]?.content === SUMMARISER_SYSTEM;
 
 describe("a fold's summary for a request that then failed", () => {
   it("is on the run's error event for a bus watcher, as on failedRun(error).sideUsage", async () => {

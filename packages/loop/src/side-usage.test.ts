@@ -5,13 +5,12 @@
  * missing from everything the host saw. Over HTTP against the testkit.
  */
 import { type RunEvent, runMetrics } from "@loopwright/events";
-import { SUMMARISER_SYSTEM } from "@loopwright/side-task";
 import { startServer, type TestServer } from "@loopwright/testkit";
 import { afterEach, describe, expect, it } from "vitest";
-import type { ChatMessage } from "./config.js";
 import { failedRun } from "./errors.js";
 import type { LoopUsageEvent } from "./index.js";
 import { createRuntime } from "./runtime.js";
+import { isSummary, longHistory } from "./test-support/long-history.js";
 
 let servers: TestServer[] = [];
 afterEach(async () => {
@@ -22,22 +21,6 @@ afterEach(async () => {
 const ZERO = { prompt: 0, completion: 0, total: 0, cached: 0 };
 const SUMMARY_USAGE = { prompt_tokens: 900, completion_tokens: 40, cached_tokens: 0 };
 const TURN_USAGE = { prompt_tokens: 200, completion_tokens: 5, cached_tokens: 0 };
-
-/** A history long enough that a 1600-token window folds it before the first request. */
-function longHistory(): ChatMessage[] {
-  const history: ChatMessage[] = [];
-  for (const chapter of ["one", "two", "three", "four"]) {
-    history.push(
-      { role: "user", content: `Summarise chapter ${chapter}.` },
-      { role: "assistant", content: `Chapter ${chapter}: ${"lorem ".repeat(250).trim()}` },
-    );
-  }
-  history.push({ role: "user", content: "And chapter five?" });
-  return history;
-}
-
-const isSummary = (request: { body: unknown }) =>
-  (request.body as { messages: ChatMessage[] }).messages[0]?.content === SUMMARISER_SYSTEM;
 
 /** A non-streamed completion (what a side task asks for) whose `usage` is as the server wrote it. */
 function rawCompletion(content: string, usage: object) {

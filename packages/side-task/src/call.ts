@@ -19,7 +19,7 @@ import {
   type SideTaskInput,
   textOnly,
 } from "./input.js";
-import { ownField, ownView } from "./own.js";
+import { ownData, ownField, ownView } from "./own.js";
 import { headOf, wellFormed } from "./text.js";
 import type { SideTaskKind, SideTaskUsage } from "./usage.js";
 
@@ -280,7 +280,8 @@ function readReply(completion: unknown, model: string): SideCallReply {
   });
   const refusal = ownField(choice.message, "refusal");
   if (typeof refusal === "string" && refusal.trim() !== "") reply.refusal = refusal.trim();
-  const usage = isObject(completion) && isObject(completion.usage) ? completion.usage : undefined;
+  const given = ownData(ownField(completion, "usage"));
+  const usage = isObject(given) ? given : undefined;
   const prompt = tokens(usage?.prompt_tokens);
   const generated = tokens(usage?.completion_tokens);
   if (prompt !== undefined || generated !== undefined) {
@@ -305,7 +306,8 @@ function tellUsage(
   if (typeof onUsage !== "function") return;
   let raw: unknown;
   try {
-    raw = isObject(completion) ? completion.usage : undefined;
+    // Its own fields only: the reader below follows the chain (a polluted `.cached_tokens`).
+    raw = ownData(ownField(completion, "usage"));
   } catch {
     raw = undefined;
   }
@@ -709,13 +711,15 @@ export async function sideCall(
       ...(kwargs as Record<string, unknown>),
     };
   }
-  const params: ModelParams = {
+  // On no prototype: with thinking off it holds no reasoningEffort, and a polluted
+  // `Object.prototype.reasoningEffort = true` was read as the one asked (every side task refused).
+  const params: ModelParams = Object.assign(Object.create(null) as ModelParams, {
     model,
     maxTokens: options.maxTokens ?? defaults.maxTokens,
     temperature: options.temperature ?? defaults.temperature,
     ...(thinkingOff ? {} : { reasoningEffort: effort }),
     extraBody,
-  };
+  });
   let timing: ReturnType<typeof bound>;
   try {
     timing = bound(options, endpoint);

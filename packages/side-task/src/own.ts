@@ -74,3 +74,19 @@ export function ownField(value: unknown, name: string): unknown {
   if (!isFields(value)) return undefined;
   return (ownView(value) as Record<string, unknown>)[name];
 }
+
+/**
+ * A copy of `value` (a server's JSON, such as a reply's `usage`) holding only the fields each object
+ * holds itself, every object on no prototype, `depth` levels down (deeper objects left out). The
+ * usage reader (`@loopwright/stream`'s `readUsage`) reads its fields through the chain, so a polluted
+ * `Object.prototype.cached_tokens = 1` counted a cached token in every side task's usage.
+ */
+export function ownData(value: unknown, depth = 4): unknown {
+  if (typeof value !== "object" || value === null) return value;
+  if (depth <= 0) return undefined;
+  if (Array.isArray(value)) return value.map((item: unknown) => ownData(item, depth - 1));
+  const copy = Object.create(null) as Record<string, unknown>;
+  for (const name of Object.keys(value))
+    copy[name] = ownData((value as Record<string, unknown>)[name], depth - 1);
+  return copy;
+}

@@ -2,13 +2,16 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { PassThrough } from "node:stream";
 import { getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
-import {
-  deserializeMessage,
-  STDIO_DEFAULT_MAX_BUFFER_SIZE,
-  serializeMessage,
-} from "@modelcontextprotocol/sdk/shared/stdio.js";
+import { STDIO_DEFAULT_MAX_BUFFER_SIZE, serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import {
+  JSONRPCErrorResponseSchema,
+  type JSONRPCMessage,
+  JSONRPCNotificationSchema,
+  JSONRPCRequestSchema,
+  JSONRPCResultResponseSchema,
+} from "@modelcontextprotocol/sdk/types.js";
+import { ownJson } from "./own-json.js";
 import {
   alive,
   CLOSE_TIMINGS,
@@ -82,6 +85,14 @@ const TAIL_BYTES = 1024;
 
 /** A line of the stream: whole, or skipped as too long with its size and its two ends. */
 export type StdioLine = { text: string } | { bytes: number; head: string; tail: string };
+
+/**
+ * Whether `line` is one skipped as too long: by its own `bytes` (`in` follows the chain, and a
+ * polluted `Object.prototype.bytes` made every line of every server one skipped, every call failed).
+ */
+function isSkipped(line: StdioLine): line is Extract<StdioLine, { bytes: number }> {
+  return Object.hasOwn(line, "bytes");
+}
 
 /**
  * Splits a byte stream into lines of at most `limit` bytes (not counting the newline). A longer
@@ -278,6 +289,32 @@ function untrack(kill: KillSync): void {
 const REFRESH_MS = 1_000;
 
 /**
+ * One line of the server's, as a JSON-RPC message. Its objects are put on `ownJson`'s bare
+ * prototype before the SDK's schema checks it, and that object is what the SDK is handed. The
+ * SDK's own reading (`deserializeMessage`) checks the parsed object, which inherits from
+ * `Object.prototype`, with a strict schema that counts inherited enumerable fields as unknown ones:
+ * with any field set on `Object.prototype` (prototype pollution) every answer was refused, and every
+ * call waited for its timeout. The one schema its own fields name is used, not the SDK's union of
+ * four: the union records each option that fails, and zod reads such a record's `path` through the
+ * chain (a polluted `Object.prototype.path = true` made every line throw). Throws, as the SDK's
+ * reading does, for a line that is no message.
+ */
+function readMessage(text: string): JSONRPCMessage {
+  const message = ownJson(JSON.parse(text) as unknown);
+  const has = (name: string) =>
+    typeof message === "object" && message !== null && Object.hasOwn(message, name);
+  const schema = has("method")
+    ? has("id")
+      ? JSONRPCRequestSchema
+      : JSONRPCNotificationSchema
+    : has("error")
+      ? JSONRPCErrorResponseSchema
+      : JSONRPCResultResponseSchema;
+  schema.parse(message);
+  return message as JSONRPCMessage;
+}
+
+/**
  * An MCP client transport over a child process's stdin and stdout (POSIX), like the SDK's
  * `StdioClientTransport` except in two things. A message longer than `maxMessageBytes` is skipped
  * (the SDK's transport throws and closes): the call it answered gets an error in its place, and
@@ -392,13 +429,13 @@ export class TreeStdioTransport implements Transport {
       child.stdout?.on("error", (error) => this.onerror?.(error));
       child.stdout?.on("data", (chunk: Buffer) => {
         for (const line of this.#lines.push(chunk)) {
-          if ("bytes" in line) {
+          if (isSkipped(line)) {
             this.#oversized(line);
             continue;
           }
           let message: JSONRPCMessage;
           try {
-            message = deserializeMessage(line.text.replace(/\r$/, ""));
+            message = readMessage(line.text.replace(/\r$/, ""));
           } catch (error) {
             this.onerror?.(error as Error);
             continue;
