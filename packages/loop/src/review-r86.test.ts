@@ -7,7 +7,9 @@ const servers: TestServer[] = [];
 afterEach(() => Promise.all(servers.splice(0).map((one) => one.close())));
 
 describe("R86C-3: a run's compaction state takes nothing from Object.prototype", () => {
-  for (const name of ["summarise", "off"]) {
+  // max_tokens, max_completion_tokens: a body that sets no ceiling read the inherited one as its
+  // ceiling (NaN for a string), and planCompaction refused every compacting run.
+  for (const name of ["summarise", "off", "max_tokens", "max_completion_tokens"]) {
     it(`the history is folded with Object.prototype.${name} set`, async () => {
       const server = await startServer({
         replies: (request) =>

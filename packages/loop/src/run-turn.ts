@@ -135,7 +135,9 @@ function asking(ms: number): string {
 
 /** The reply ceiling a body asks for; 0 for none. */
 export function ceilingOf(body: RequestBody): number {
-  return body.max_completion_tokens ?? body.max_tokens ?? 0;
+  // The body's own fields: one that sets no ceiling read a polluted Object.prototype.max_tokens as
+  // its ceiling (NaN for a string, and every compacting run refused by planCompaction).
+  return ownField(body, "max_completion_tokens") ?? ownField(body, "max_tokens") ?? 0;
 }
 
 /**
