@@ -1,5 +1,5 @@
 import { backtracks, mayBacktrack, PATTERN_KEY_LIMIT, regexOf } from "./backtracking.js";
-import { ownDescriptor, ownDescriptors } from "./protoless.js";
+import { ownDescriptor } from "./protoless.js";
 import type { JsonSchema } from "./types.js";
 
 /**
@@ -34,10 +34,15 @@ export function argumentsPrototype(names: Iterable<string>): object {
   const key = left.join(" ");
   let prototype = prototypes.get(key);
   if (prototype === undefined) {
-    const members = ownDescriptors(Object.prototype) as {
-      [name: string]: PropertyDescriptor;
-    };
-    for (const name of left) delete members[name];
+    // The standard members only (and the `__proto__` accessor): made while some code in the
+    // process had set a field on Object.prototype, the copy of all its members took that field too
+    // and kept it for good in this cache.
+    const members = Object.create(null) as { [name: string]: PropertyDescriptor };
+    for (const name of [...INHERITED_NAMES, "__proto__"]) {
+      if (left.includes(name)) continue;
+      const described = ownDescriptor(Object.prototype, name);
+      if (described !== undefined) members[name] = described;
+    }
     prototype = Object.preventExtensions(Object.create(null, members)) as object;
     prototypes.set(key, prototype);
     made.add(prototype);
