@@ -805,7 +805,8 @@ function convertObject(input: Raw, ctx: Context, depth: number, refs: RefCounts)
     // A grammar server follows the enum alone (llama.cpp lets the model write `1` for
     // `{ enum: [1, 2], minimum: 5 }`), so the values that fail are left out of it.
     const meets = besideTester(schema);
-    const meeting = enumValues.filter((v) => v === null || meets(v));
+    const sent = sentPatternTester(schema);
+    const meeting = enumValues.filter((v) => v === null || (meets(v) && sent(v)));
     if (meeting.length === 0) {
       // None meets them: no value is valid. The enum and what it contradicts are left out and
       // written into the description, as bounds no value meets are.
@@ -1256,6 +1257,27 @@ function buildType(
       return out;
     }
   }
+}
+
+/**
+ * Whether a string value can be written under `schema.pattern` as it is sent (`anchorPattern`'s
+ * form, where `.` and a negated class leave out the quote and the backslash a grammar server cannot
+ * write raw): a value the given pattern admits may not be one the sent pattern does (`"\\"` under
+ * `^.*$`). Kept in the enum, it made a second sanitizing drop the enum a first one had kept (not
+ * idempotent: a property test found it). True for a non-string, where no pattern is sent, and as
+ * `besideTester` counts a risky pattern or a long value.
+ */
+function sentPatternTester(schema: Raw): (value: string | number | boolean) => boolean {
+  if (typeof schema.pattern !== "string" || mayBacktrack(schema.pattern)) return () => true;
+  const anchored = anchorPattern(schema.pattern);
+  if (anchored === undefined || anchored === "" || mayBacktrack(anchored)) return () => true;
+  let sentPattern: RegExp;
+  try {
+    sentPattern = new RegExp(anchored);
+  } catch {
+    return () => true;
+  }
+  return (value) => typeof value !== "string" || value.length > PATTERN_KEY_LIMIT || sentPattern.test(value);
 }
 
 /**

@@ -27,35 +27,56 @@ const time = (f: () => unknown) => {
   f();
   return performance.now() - started;
 };
+/**
+ * The first call on a fresh catalogue and ten more on one already read, each the best of three,
+ * measured in the same run. Each later call still checks that the catalogue lists what it listed
+ * (a walk of its tools), so ten cost about one first here; before, each built the lookups again and
+ * ten cost about ten firsts. A ratio under 4 tells the two apart with room for a loaded machine.
+ */
+const firstAndMore = (
+  first: (catalog: CatalogServer[]) => unknown,
+  more: (catalog: CatalogServer[]) => void,
+) => {
+  const firsts: number[] = [];
+  const mores: number[] = [];
+  for (let round = 0; round < 3; round++) {
+    const catalog = bigCatalog();
+    firsts.push(time(() => first(catalog)));
+    mores.push(time(() => more(catalog)));
+  }
+  return { first: Math.min(...firsts), more: Math.min(...mores) };
+};
 
 describe("r81-1: a catalogue is checked and indexed once, not on every call on its own", () => {
-  it("proxiedCall: ten more calls on the same catalogue cost less than the first", () => {
-    const catalog = bigCatalog();
-    const first = time(() => proxiedCall({ name: "tool_000005", arguments: {} }, catalog));
-    const more = time(() => {
-      for (let i = 0; i < 10; i++) {
-        expect(proxiedCall({ name: `big.tool_00000${i}`, arguments: {} }, catalog).name).toBe(
-          `tool_00000${i}`,
-        );
-      }
-    });
+  it("proxiedCall: ten more calls on the same catalogue cost under four firsts", () => {
+    const { first, more } = firstAndMore(
+      (catalog) => proxiedCall({ name: "tool_000005", arguments: {} }, catalog),
+      (catalog) => {
+        for (let i = 0; i < 10; i++) {
+          expect(proxiedCall({ name: `big.tool_00000${i}`, arguments: {} }, catalog).name).toBe(
+            `tool_00000${i}`,
+          );
+        }
+      },
+    );
     // Before: each call built the lookups again, so ten cost about ten firsts.
-    expect(more).toBeLessThan(first);
+    expect(more / first).toBeLessThan(4);
   });
 
-  it("expandNames and loadNames: ten more calls on the same catalogue cost less than the first", () => {
-    const catalog = bigCatalog();
-    const first = time(() => expandNames(["tool_000001"], catalog));
-    const more = time(() => {
-      for (let i = 0; i < 5; i++) {
-        expect(expandNames([`big.tool_00000${i}`, "Tool_000009"], catalog).names).toEqual([
-          `tool_00000${i}`,
-          "tool_000009",
-        ]);
-        expect(loadNames({ names: ["Big.Tool_000001"] }, catalog)).toEqual(["Big.Tool_000001"]);
-      }
-    });
-    expect(more).toBeLessThan(first);
+  it("expandNames and loadNames: ten more calls on the same catalogue cost under four firsts", () => {
+    const { first, more } = firstAndMore(
+      (catalog) => expandNames(["tool_000001"], catalog),
+      (catalog) => {
+        for (let i = 0; i < 5; i++) {
+          expect(expandNames([`big.tool_00000${i}`, "Tool_000009"], catalog).names).toEqual([
+            `tool_00000${i}`,
+            "tool_000009",
+          ]);
+          expect(loadNames({ names: ["Big.Tool_000001"] }, catalog)).toEqual(["Big.Tool_000001"]);
+        }
+      },
+    );
+    expect(more / first).toBeLessThan(4);
   });
 
   it("a catalogue changed in place is read as it is now", () => {
