@@ -108,6 +108,13 @@ const OUTSIDE = new Set([
   "get",
   "set",
   "value",
+  // As functions (`--values function`): Node's stream constructors take an inherited `read`,
+  // `write` or `destroy` function as the stream's own (options.read → _read), so every socket,
+  // every fetch body and process.stdout itself stop working: a plain fetch from Node, with no
+  // loopwright code, hangs the same way (checked 2026-12-06).
+  "read",
+  "write",
+  "destroy",
 ]);
 
 /** Names the process cannot run with at all (every promise, every conversion). */
