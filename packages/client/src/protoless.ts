@@ -19,13 +19,6 @@ export function ownDescriptor(target: object, key: PropertyKey): PropertyDescrip
   return found === undefined ? undefined : protoless(found);
 }
 
-/** `Object.getOwnPropertyDescriptors(target)`, each descriptor with no prototype (as `ownDescriptor`). */
-export function ownDescriptors(target: object): { [key: PropertyKey]: PropertyDescriptor } {
-  const all = Object.getOwnPropertyDescriptors(target) as { [key: PropertyKey]: PropertyDescriptor };
-  for (const key of Reflect.ownKeys(all)) protoless(all[key] as PropertyDescriptor);
-  return all;
-}
-
 /** What `ownDataValue` gives for an accessor (not run) or a property `target` does not have. */
 export const NOT_DATA: unique symbol = Symbol("not a data property");
 

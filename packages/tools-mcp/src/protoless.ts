@@ -18,10 +18,3 @@ export function ownDescriptor(target: object, key: PropertyKey): PropertyDescrip
   const found = Object.getOwnPropertyDescriptor(target, key);
   return found === undefined ? undefined : protoless(found);
 }
-
-/** `Object.getOwnPropertyDescriptors(target)`, each descriptor with no prototype (as `ownDescriptor`). */
-export function ownDescriptors(target: object): { [key: PropertyKey]: PropertyDescriptor } {
-  const all = Object.getOwnPropertyDescriptors(target) as { [key: PropertyKey]: PropertyDescriptor };
-  for (const key of Reflect.ownKeys(all)) protoless(all[key] as PropertyDescriptor);
-  return all;
-}
