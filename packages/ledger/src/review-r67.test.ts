@@ -1,3 +1,4 @@
+import { growth } from "@loopwright/testkit";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { LedgerError } from "./errors.js";
@@ -5,7 +6,6 @@ import { estimateFrom, type LedgerEntry, rebaseLedger, tokensBetween } from "./l
 import type { MessageLike } from "./messages.js";
 import { planCompaction } from "./plan-compaction.js";
 import { applyCompaction, compactTranscript, type Fold, runCompaction } from "./run-compaction.js";
-import { growth } from "./test-support/growth.js";
 import { contextChars, messageTokens, requestTokens } from "./tokens.js";
 
 const call = (id: string): MessageLike => ({

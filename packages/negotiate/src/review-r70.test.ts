@@ -1,4 +1,4 @@
-import { startServer, type TestServer } from "@loopwright/testkit";
+import { bestTimes, startServer, type TestServer } from "@loopwright/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { clientFor, rejection } from "../test/wire.js";
 import { createCapabilityStore } from "./capabilities.js";
@@ -6,7 +6,6 @@ import { ContextOverflow } from "./errors.js";
 import { readRefusal } from "./refusal.js";
 import { buildBody } from "./request-body.js";
 import { backoffMs, isOverflow, retryAfterMs } from "./retry.js";
-import { bestTimes } from "./test-support/growth.js";
 
 // Review r70 (R70F-…): what a host would notice, over real HTTP to the testkit.
 

@@ -1,6 +1,7 @@
 import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { fileURLToPath } from "node:url";
+import { growth } from "@loopwright/testkit";
 import fc from "fast-check";
 import OpenAI from "openai";
 import { describe, expect, it } from "vitest";
@@ -8,7 +9,6 @@ import type { ChunkLike } from "./chunk.js";
 import { stripThinking } from "./fences.js";
 import { openReply } from "./reply-body.js";
 import { streamTurn } from "./stream-turn.js";
-import { growth } from "./test-support/growth.js";
 import { body, harness } from "./test-support/http.js";
 import { splitAt } from "./test-support/rechunk.js";
 import { TurnReader } from "./turn-reader.js";

@@ -10,6 +10,7 @@ export {
   readRecordedResponse,
   splitCapture,
 } from "./fixtures.js";
+export { bestTimes, growth } from "./growth.js";
 export type { LiveOptions, LiveServer } from "./live-llama.js";
 export { liveServerPath, startLive } from "./live-llama.js";
 export type { LlamacppPersonalityOptions } from "./personalities/llamacpp.js";

@@ -9,10 +9,10 @@ import { connect } from "node:net";
 import fc from "fast-check";
 import OpenAI from "openai";
 import { afterEach, describe, expect, it } from "vitest";
+import { bestTimes, growth } from "./growth.js";
 import { createResponder } from "./respond.js";
 import { scriptedModel } from "./scripted-model.js";
 import { startServer, type TestServer } from "./server.js";
-import { bestTimes, growth } from "./test-support/growth.js";
 
 let server: TestServer | undefined;
 afterEach(async () => {

@@ -1,10 +1,10 @@
+import { growth } from "@loopwright/testkit";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { findFences } from "./json-text.js";
 import { parseJson } from "./parse-json.js";
 import { parseToolArguments } from "./parse-tool-arguments.js";
 import { recoverToolCalls } from "./recover-tool-calls.js";
-import { growth } from "./test-support/growth.js";
 
 // Review r79: what r77b/r78b left in @loopwright/tool-calls.
 

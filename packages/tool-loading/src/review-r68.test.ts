@@ -4,11 +4,11 @@
  * system prompt, and `descriptionLine`'s `max` checked.
  */
 import type { FunctionToolLike } from "@loopwright/schema-compat";
+import { growth } from "@loopwright/testkit";
 import { describe, expect, it } from "vitest";
 import { descriptionLine } from "./catalog.js";
 import { ToolLoadingError } from "./errors.js";
 import { loadNames } from "./names.js";
-import { growth } from "./test-support/growth.js";
 import { createToolLoading } from "./tool-loading.js";
 
 describe("r68-1: a load_tools name with a long run of quotes inside it", () => {
