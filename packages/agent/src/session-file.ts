@@ -623,18 +623,13 @@ function withFunctionTypes(
   if (!Array.isArray(own)) return record;
   let changed = false;
   const calls = own.map((call: unknown) => {
-    if (
-      !isObject(call) ||
-      typeof call.type !== "string" ||
-      call.type === "function" ||
-      call.type === "custom"
-    ) {
-      return call;
-    }
-    const fn = call.function;
-    if (!isObject(fn) || typeof fn.name !== "string" || typeof fn.arguments !== "string") return call;
+    // Own fields only, as everywhere a line is read: the file's text made them.
+    const type = setting(call, "type");
+    if (!isObject(call) || typeof type !== "string" || type === "function" || type === "custom") return call;
+    const fn = setting(call, "function");
+    if (typeof setting(fn, "name") !== "string" || typeof setting(fn, "arguments") !== "string") return call;
     notices.push(
-      `Line ${line} of ${file} has tool call ${JSON.stringify(call.id)} with type ${JSON.stringify(call.type)}; it was read as the function call it holds.`,
+      `Line ${line} of ${file} has tool call ${JSON.stringify(setting(call, "id"))} with type ${JSON.stringify(type)}; it was read as the function call it holds.`,
     );
     changed = true;
     return { ...call, type: "function" };
@@ -707,7 +702,9 @@ function withSentFieldsOnly(
   calls?.forEach((call, k) => {
     extra.push(...otherKeys(call, CALL_FIELDS, `tool_calls[${k}].`));
     for (const [part, fields] of Object.entries(CALL_PART_FIELDS)) {
-      const inner = call[part];
+      // The call's own part only: a `custom` object on Object.prototype was read as every function
+      // call's custom part, its fields reported as extra and the call rewritten with `custom: {}`.
+      const inner = setting(call, part);
       if (isObject(inner)) extra.push(...otherKeys(inner, fields, `tool_calls[${k}].${part}.`));
     }
   });
@@ -720,7 +717,7 @@ function withSentFieldsOnly(
     copy.tool_calls = calls.map((call) => {
       const c = picked(call, CALL_FIELDS);
       for (const [part, fields] of Object.entries(CALL_PART_FIELDS)) {
-        const inner = call[part];
+        const inner = setting(call, part);
         if (isObject(inner)) c[part] = picked(inner, fields);
       }
       return c;
