@@ -178,7 +178,10 @@ describe("R70F-6: readRefusal reads a long line of repeated wording in linear ti
   it("reads 32 KiB lines of each opening, over and over, about as fast as lines of other words", {
     timeout: 60_000,
   }, async () => {
-    const openings = ["Expected 'reasoning_effort' to be one of:", "Unsupported value: 'temperature' does not support "];
+    const openings = [
+      "Expected 'reasoning_effort' to be one of:",
+      "Unsupported value: 'temperature' does not support ",
+    ];
     const line = (words: string) => words.repeat(Math.ceil(32_768 / words.length));
     const [repeated, other] = await ownServer(async (refused) => {
       const read = async (lines: string[]) => {
@@ -189,7 +192,7 @@ describe("R70F-6: readRefusal reads a long line of repeated wording in linear ti
       };
       return [
         await read(openings.map(line)),
-        await read(openings.map((words) => line("x".repeat(words.length - 1) + " "))),
+        await read(openings.map((words) => line(`${"x".repeat(words.length - 1)} `))),
       ];
     });
     const read = (errors: unknown[]) => () => {

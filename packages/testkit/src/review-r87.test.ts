@@ -18,7 +18,8 @@ function exchange(socket: ReturnType<typeof connect>): Promise<string> {
     const onData = (chunk: Buffer) => {
       got += chunk.toString();
       // The reply is chunked: it is all in at the last, empty chunk.
-      if (got.endsWith("\r\n0\r\n\r\n")) done(`${got.split("\r\n")[0]} ${got.slice(got.indexOf("\r\n\r\n") + 4)}`);
+      if (got.endsWith("\r\n0\r\n\r\n"))
+        done(`${got.split("\r\n")[0]} ${got.slice(got.indexOf("\r\n\r\n") + 4)}`);
     };
     const onClose = () => done(`closed after ${JSON.stringify(got.slice(0, 40))}`);
     const done = (answer: string) => {
