@@ -42,10 +42,14 @@ describe("R80C-1: requests sharing one signal (a run's, a host's shutdown signal
     }
   });
 
-  it("aborting the shared signal still stops every request on it, waiting or streaming", async () => {
+  // The waiting requests' replies are held a minute: each settling as an abort error (not
+  // "answered") shows the abort ended it before its reply, with no bound in ms to fail under load.
+  it("aborting the shared signal still stops every request on it, waiting or streaming", {
+    timeout: 30_000,
+  }, async () => {
     const client = createClientPool().getClient({ baseUrl: server.baseUrl });
     const run = new AbortController();
-    for (let i = 0; i < 12; i++) server.enqueue({ type: "turn", content: "late", firstByteDelayMs: 5_000 });
+    for (let i = 0; i < 12; i++) server.enqueue({ type: "turn", content: "late", firstByteDelayMs: 60_000 });
     server.enqueue({ type: "turn", content: "a long streamed answer ".repeat(200), chunkDelayMs: 50 });
     const waiting = Array.from({ length: 12 }, () =>
       client.chat.completions.create(chat, { signal: run.signal }).then(
@@ -67,11 +71,9 @@ describe("R80C-1: requests sharing one signal (a run's, a host's shutdown signal
         return error;
       }
     })();
-    const started = Date.now();
     const results = await Promise.all(waiting);
     // The SDK ends a stream whose signal aborted as a finished one: a chunk or two, not the answer's hundreds.
     expect(await read).toBeLessThan(5);
-    expect(Date.now() - started).toBeLessThan(4_000);
     for (const result of results) expect(result).toBeInstanceOf(APIUserAbortError);
   });
 

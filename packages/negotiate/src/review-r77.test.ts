@@ -1,4 +1,4 @@
-import { startServer, type TestServer } from "@loopwright/testkit";
+import { bestTimes, startServer, type TestServer } from "@loopwright/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   clientFor,
@@ -40,16 +40,28 @@ describe("R77N-1: an error wrapped as another's cause is read in linear time", (
     return new Error("the turn failed", { cause: error });
   };
 
-  it("classifies a 16 × 4,000-line body, wrapped, in a fraction of the 12 s it took", {
+  // A bound in ms can fail under load, and n lines against 4n is no measure here (what the
+  // classifiers keep of a body is capped, and below the cap their time grows faster than the lines
+  // on its own: 15 to 44 times for 8 times the lines). So the body wrapped is timed against the
+  // same error bare, read 20 times, in the same run: the bare error's words are whole messages,
+  // never merged line by line, so its time is the same in any version. Measured: the wrapped read
+  // takes 0.6 to 0.7 times the baseline now; with the merge by search put back, 45 times.
+  it("classifies a 16 × 1,000-line body, wrapped, in about the time of 20 reads of it bare", {
     timeout: 120_000,
   }, async () => {
-    const error = await wrapped(4_000);
-    const started = performance.now();
-    expect(isTransient(error)).toBe(true);
-    expect(readRefusal(error)).toBeUndefined();
-    expect(isOverflow(error)).toBe(false);
-    // About 0.1 s here, 12 s before; the bound leaves room for a loaded machine.
-    expect(performance.now() - started).toBeLessThan(5_000);
+    const error = await wrapped(1_000);
+    const classify = (error: unknown) => {
+      expect(isTransient(error)).toBe(true);
+      expect(readRefusal(error)).toBeUndefined();
+      expect(isOverflow(error)).toBe(false);
+    };
+    const [slow, baseline] = await bestTimes([
+      () => classify(error),
+      () => {
+        for (let k = 0; k < 20; k++) classify(error.cause);
+      },
+    ]);
+    expect((slow as number) / (baseline as number)).toBeLessThan(8);
   });
 
   it("still reads the cause's words: a refusal wrapped is answered as it is bare", async () => {
@@ -300,25 +312,32 @@ describe("R77N-5: a base URL with a mistyped scheme keeps no credential", () => 
 
 describe("R77N-6: Gemini's nested unknown names are read in linear time", () => {
   // Each `Unknown name "x" at 'parent'` searched the whole list of names read so far for its bare
-  // entry: quadratic in the names, 16 s for a 5 MB body of 100,000 of them (1.5 s for 1.4 MB).
-  it("reads 72 messages of 1,400 nested names each in a fraction of the 16 s it took", {
+  // entry: quadratic in the names, 16 s for a 5 MB body of 100,000 of them (1.5 s for 1.4 MB). A
+  // bound in ms can fail under load, so 50,400 nested names are timed against the same names bare
+  // (no parent, so never searched for) in the same run. Measured: 1.6 to 2.1 times the baseline
+  // now; with the search put back, 35 times (46 at twice the names).
+  it("reads 72 messages of nested names about as fast as the same names bare", {
     timeout: 120_000,
   }, async () => {
-    const names = (i: number) =>
-      Array.from({ length: 1_400 }, (_, j) => `Unknown name "f${i}_${j}" at 'x': Cannot find field.`).join(
-        "\n",
-      );
-    const details = Array.from({ length: 8 }, (_, i) => ({
-      message: names(i),
-      details: Array.from({ length: 8 }, (_, j) => ({ message: names(100 + i * 8 + j) })),
-    }));
-    const error = await refused(400, {
-      error: { code: 400, message: "Invalid JSON payload received.", details },
+    const names = (i: number, at: string) =>
+      Array.from({ length: 700 }, (_, j) => `Unknown name "f${i}_${j}"${at}: Cannot find field.`).join("\n");
+    const body = (at: string) => ({
+      error: {
+        code: 400,
+        message: "Invalid JSON payload received.",
+        details: Array.from({ length: 8 }, (_, i) => ({
+          message: names(i, at),
+          details: Array.from({ length: 8 }, (_, j) => ({ message: names(100 + i * 8 + j, at) })),
+        })),
+      },
     });
-    const started = performance.now();
-    expect(readRefusal(error)).toEqual({ kind: "unknown-field", field: "x", name: "x.f0_0" });
-    // About 1 s here, 16 s before; the bound leaves room for a loaded machine.
-    expect(performance.now() - started).toBeLessThan(6_000);
+    const nested = await refused(400, body(" at 'x'"));
+    const bare = await refused(400, body(""));
+    const [slow, baseline] = await bestTimes([
+      () => expect(readRefusal(nested)).toEqual({ kind: "unknown-field", field: "x", name: "x.f0_0" }),
+      () => expect(readRefusal(bare)).toEqual({ kind: "unknown-field", field: "f0_0", name: "f0_0" }),
+    ]);
+    expect((slow as number) / (baseline as number)).toBeLessThan(8);
   });
 
   it("still names each one by its parent, in the order given", async () => {

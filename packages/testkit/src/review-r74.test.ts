@@ -6,6 +6,7 @@ import fc from "fast-check";
 import OpenAI from "openai";
 import { afterEach, describe, expect, it } from "vitest";
 import { TestkitError } from "./errors.js";
+import { bestTimes } from "./growth.js";
 import { createPrefixCache, renderPrompt } from "./prefix-cache.js";
 import { validateReply } from "./replies.js";
 import { extractExpression, extractPath, scriptedModel } from "./scripted-model.js";
@@ -96,7 +97,10 @@ describe("the scripted model reads a long message in time linear in its length",
   };
   // Each took seconds at 40,000 characters before r74 (digits and spaces: 6 s; a run of dots in
   // one token: 2 s; a long gap before a capitalised word: 2 s) and four times that at twice the
-  // length; now each is a few milliseconds.
+  // length; now each is a few milliseconds. A bound in ms can fail under load, so each is asked
+  // against a message as long of plain words, over HTTP in the same run: about as long now
+  // (measured 0.5 to 1.1 times). With the scripted model from before r74 each fails: the token of
+  // dots at 820 times, the other three at the test's timeout (seconds a request).
   const messages: Record<string, string> = {
     "numbers with no operator (a pasted column)": "1 ".repeat(25_000),
     "a number, a long gap, an operator and no operand": `1${" ".repeat(50_000)}+`,
@@ -104,17 +108,21 @@ describe("the scripted model reads a long message in time linear in its length",
     "a long gap before a name": `lookup x${" ".repeat(50_000)}Paris`,
   };
   for (const [what, content] of Object.entries(messages)) {
-    it(`answers ${what} (50,000 characters) within two seconds, over HTTP`, async () => {
-      server = await startServer({ scriptedModel: { chunkDelayMs: 0 } });
-      const started = performance.now();
-      const reply = await client(server).chat.completions.create({
-        model: "sim",
-        messages: [{ role: "user", content }],
-        tools: [calculator, lookup, reader],
-      });
-      expect(performance.now() - started).toBeLessThan(2000);
-      expect(reply.choices[0]?.finish_reason).toMatch(/^(stop|tool_calls)$/);
-    });
+    it(`answers ${what} (50,000 characters) about as fast as plain words, over HTTP`, async () => {
+      const s = await startServer({ scriptedModel: { chunkDelayMs: 0 } });
+      server = s;
+      const ask = (content: string) => async () => {
+        const reply = await client(s).chat.completions.create({
+          model: "sim",
+          messages: [{ role: "user", content }],
+          tools: [calculator, lookup, reader],
+        });
+        expect(reply.choices[0]?.finish_reason).toMatch(/^(stop|tool_calls)$/);
+      };
+      const plain = "word ".repeat(Math.ceil(content.length / 5)).slice(0, content.length);
+      const [slow, baseline] = await bestTimes([ask(content), ask(plain)]);
+      expect((slow as number) / (baseline as number)).toBeLessThan(8);
+    }, 60_000);
   }
 
   it("still finds the city after the gap and the expression after the numbers", async () => {
@@ -133,16 +141,22 @@ describe("the scripted model reads a long message in time linear in its length",
     ]);
   });
 
-  it("a tool description of 200,000 characters is judged at once", async () => {
-    server = await startServer({ scriptedModel: { chunkDelayMs: 0 } });
-    const started = performance.now();
-    await client(server).chat.completions.create({
-      model: "sim",
-      messages: [{ role: "user", content: "hello" }],
-      tools: [{ type: "function", function: { name: "thing", description: "read ".repeat(40_000) } }],
-    });
-    expect(performance.now() - started).toBeLessThan(2000);
-  });
+  // /read.*file/ ran from each "read" to the end: 40 s for this description. Asked against one as
+  // long whose words never start a match, over HTTP in the same run: measured 1.6 times
+  // now; with /read.*file/ put back, the test times out (40 s a request).
+  it("a tool description of 200,000 characters is judged about as fast as one of other words", async () => {
+    const s = await startServer({ scriptedModel: { chunkDelayMs: 0 } });
+    server = s;
+    const ask = (description: string) => async () => {
+      await client(s).chat.completions.create({
+        model: "sim",
+        messages: [{ role: "user", content: "hello" }],
+        tools: [{ type: "function", function: { name: "thing", description } }],
+      });
+    };
+    const [slow, baseline] = await bestTimes([ask("read ".repeat(40_000)), ask("rend ".repeat(40_000))]);
+    expect((slow as number) / (baseline as number)).toBeLessThan(8);
+  }, 60_000);
 
   it("extractExpression reads what the regular expression read (property, short texts)", () => {
     const char = fc.constantFrom(..."0 19.,-+*/x×÷^%()a\n");
@@ -435,31 +449,45 @@ describe("prefix cache: a request answered by an error reply was never processed
 });
 
 describe("the scripted model answers a long run of tool results in time linear in its length", () => {
-  it("30,000 results of one assistant turn: answered within three seconds (was: 7 s over HTTP, growing with the square)", async () => {
-    server = await startServer({ scriptedModel: { chunkDelayMs: 0 } });
+  // Each result was matched to its call with find + indexOf over the whole turn: 7 s over HTTP. A
+  // bound in ms can fail under load, and over HTTP the request's own cost hides the matching (the
+  // search put back took only 5 times as long there), so the turn is answered over HTTP once and
+  // timed in-process against the same 30,000 results all answering its first call (a search that
+  // stops at the first call is cheap in any version), in the same run. Measured: 0.74 times
+  // the baseline now; with find put back by hand, 8 times (6.3 s against 0.8 s), hence the bound of 3.
+  it("30,000 results of one assistant turn: answered about as fast as 30,000 results of its first call", async () => {
     const calls = Array.from({ length: 30_000 }, (_, i) => ({
       id: `c${i}`,
       type: "function" as const,
       function: { name: "echo", arguments: "{}" },
     }));
-    const started = performance.now();
-    const reply = await client(server).chat.completions.create({
+    const turn = (of: (i: number) => string) => ({
       model: "sim",
       messages: [
-        { role: "user", content: "go" },
-        { role: "assistant", content: null, tool_calls: calls },
+        { role: "user" as const, content: "go" },
+        { role: "assistant" as const, content: null, tool_calls: calls },
         // Out of order: each result is matched to its call by id.
-        ...calls.map((c, i) => ({
+        ...calls.map((_, i) => ({
           role: "tool" as const,
-          tool_call_id: c.id,
+          tool_call_id: of(i),
           content: `r${(i * 7) % 30_000}`,
         })),
       ],
     });
-    expect(performance.now() - started).toBeLessThan(3000);
+    const matched = turn((i) => `c${(i * 7) % 30_000}`);
+    const first = turn(() => "c0");
+    server = await startServer({ scriptedModel: { chunkDelayMs: 0 } });
+    const reply = await client(server).chat.completions.create(matched);
     const lines = reply.choices[0]?.message.content?.split("\n") ?? [];
     expect(lines.slice(0, 2)).toEqual(["The echo tool returned: r0", "The echo tool returned: r7"]);
-  });
+    const [slow, baseline] = await bestTimes([
+      () =>
+        expect(scriptedModel(matched, { chunkDelayMs: 0 }).content).toMatch(/^The echo tool returned: r0\n/),
+      () =>
+        expect(scriptedModel(first, { chunkDelayMs: 0 }).content).toMatch(/^The echo tool returned: r0\n/),
+    ]);
+    expect((slow as number) / (baseline as number)).toBeLessThan(3);
+  }, 60_000);
 });
 
 describe("the scripted model keeps a parameter named __proto__", () => {

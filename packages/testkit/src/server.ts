@@ -481,6 +481,12 @@ export async function startServer(given: ServerOptions = {}): Promise<TestServer
       await route(res, { ...request, body: parseOwnBody(raw) }, request);
     })().catch((error: unknown) => failed(res, error));
   });
+  // Only the client closes an idle kept-alive connection. Node's server closes one after 5 s; the
+  // server and the test's client share one event loop, so a test that keeps that loop busy past
+  // 5 s (a timing loop, a big parse) woke both timers at once: the server hung up as the client
+  // wrote its next request on the same socket, which failed with "Connection error" and left its
+  // queued reply for the request after (one reply out of step). close() still ends every socket.
+  server.keepAliveTimeout = 0;
   server.on("connection", (socket) => {
     sockets.add(socket);
     socket.on("close", () => sockets.delete(socket));
