@@ -139,10 +139,10 @@ describe("r72: a side task's time bound falls due while the host's event loop is
     const error = await ask({ baseUrl }, "small", "", "x", { ...isolated(), timeoutMs: 300 }).catch(
       (e: unknown) => e,
     );
-    const took = Date.now() - started;
     expect(SideTaskError.isInstance(error) && error.code).toBe("timeout");
-    expect(took).toBeGreaterThanOrEqual(1250);
-    expect(took).toBeLessThan(3000);
+    // The grace is promised, so a lower bound (a few ms of Node's timer slack allowed); its end comes
+    // long before the body's next chunk (30 s), where a wait past it would end at vitest's timeout.
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1250);
   });
 });
 
@@ -150,6 +150,8 @@ describe("r72: a side task's time bound falls due while the host's event loop is
 const HEADER_LINE = /^((?:[\t\v\f\p{Zs}\p{Cf}]|\\)*)(\[[^[\]\n\r\u2028\u2029]*\][\t\v\f\r\p{Zs}\p{Cf}]*)$/gmu;
 
 describe("r72: header-like lines behind millions of blanks", () => {
+  // About 0.8 s idle, near vitest's 5 s under load: the timeout leaves room (the size is what the
+  // stack overflowed at).
   it("a tool result whose line holds twelve million blanks before a bracket is shown, not a RangeError", () => {
     // Before: the header pattern backtracked over the whole run of blanks and, past some ten
     // million characters (eight million in a tsx script), threw "Maximum call stack size exceeded" out of transcriptText.
@@ -161,7 +163,7 @@ describe("r72: header-like lines behind millions of blanks", () => {
     const [first, second] = shown.split("\n\n[tool result]\n");
     expect(first).toMatch(/never closed$/);
     expect(second).toMatch(/\\\[user\]$/);
-  });
+  }, 30_000);
 
   it("escapes the lines the pattern escaped, and only those (fast-check)", () => {
     const piece = fc.constantFrom(
