@@ -38,9 +38,9 @@ describe("tool-call ids reused across many messages", () => {
     return (server?.chatRequests[at]?.body as { messages: ChatMessage[] } | undefined)?.messages ?? [];
   };
 
-  it("4,000 steps all calling call_0 are sent with distinct ids in linear time", async () => {
+  it("6,000 steps all calling call_0 are sent with distinct ids in linear time", async () => {
     server = await startServer({ replies: () => ({ content: "done" }) });
-    const steps = 4_000;
+    const steps = 6_000;
     const reused = transcript(steps, () => "call_0");
     const sent = await send(reused);
     const ids = sent.flatMap((m) => (m.role === "assistant" ? (m.tool_calls ?? []).map((c) => c.id) : []));
@@ -51,11 +51,11 @@ describe("tool-call ids reused across many messages", () => {
     const answers = sent.flatMap((m) => (m.role === "tool" ? [m.tool_call_id] : []));
     expect(answers).toEqual(ids);
     // The cost, against the same transcript with ids already distinct (nothing to rename), timed in
-    // the same run: a bound in ms breaks on a loaded machine. Each repeat searched the suffixes from
-    // _2 up before (10,000 steps took 6.6 s a request, r80a profiled it): 8,000 took 28 times
-    // the distinct run; linear, about as long.
+    // the same run: a bound in ms breaks on a loaded machine. Linear: about 1.3. Each repeat searched
+    // the suffixes from _2 up before (10,000 steps took 6.6 s a request, r80a profiled it): 4,000
+    // steps measured 7.8 times the distinct run, 8,000 steps 28 times.
     const distinct = transcript(steps, (step) => `call_${step}`);
     const [renaming, baseline] = await bestTimes([() => send(reused), () => send(distinct)]);
-    expect((renaming as number) / (baseline as number)).toBeLessThan(5);
+    expect((renaming as number) / (baseline as number)).toBeLessThan(4);
   }, 120_000);
 });
