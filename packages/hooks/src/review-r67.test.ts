@@ -13,6 +13,7 @@ import {
   untrusted,
   withContext,
 } from "./index.js";
+import { tagCost } from "./test-support/tag-cost.js";
 
 const LONE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
@@ -345,11 +346,8 @@ describe("R67H-8: a context tag split by invisible format characters cannot clos
     );
   }, 20_000);
 
-  it("stays linear: a megabyte of < and invisible characters", () => {
-    const text = "<\u200B".repeat(250_000) + "</\u00AD".repeat(250_000);
-    const started = performance.now();
-    assembleContext([{ id: "m", context: text }], 1_000_000);
-    expect(performance.now() - started).toBeLessThan(2000);
+  it("stays linear: a run of < and invisible characters costs about what plain text of its length does", async () => {
+    expect(await tagCost("\u200B", "\u00AD")).toBeLessThan(40);
   });
 });
 

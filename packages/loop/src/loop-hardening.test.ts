@@ -373,7 +373,6 @@ describe("a stop racing the run", () => {
       ],
     });
     const controller = new AbortController();
-    const started = Date.now();
     const error = await createRuntime()
       .runAgentLoop({
         config: { baseUrl: server.baseUrl, model: "sim" },
@@ -387,7 +386,7 @@ describe("a stop racing the run", () => {
       })
       .catch((e: unknown) => e);
     expect((error as Error).message).toBe("stop");
-    expect(Date.now() - started).toBeLessThan(20_000); // a hang guard, not a speed claim
+    // No clock: a run that waited out the 30 s retry-after would end at vitest's test timeout.
     expect(server.chatRequests).toHaveLength(1);
     expect(getEventListeners(controller.signal, "abort")).toHaveLength(0);
   });

@@ -33,7 +33,6 @@ describe("runTurn against a faulty endpoint", () => {
       ],
     });
     const notices: string[] = [];
-    const started = performance.now();
     const error = await turnAgainst(server, {
       firstChunkMs: 300,
       idleMs: 300,
@@ -44,7 +43,8 @@ describe("runTurn against a faulty endpoint", () => {
     expect(EndpointSilent.isInstance(error)).toBe(true);
     expect(error).toMatchObject({ code: "first-chunk", limitMs: 300 });
     expect(server.chatRequests).toHaveLength(2);
-    expect(performance.now() - started).toBeLessThan(5000);
+    // No clock: the replies come after 30 s, so a turn that waited for them instead of giving up at
+    // firstChunkMs would end at vitest's test timeout.
     expect(notices.join("\n")).toMatch(/once more|retrying/);
   });
 
@@ -86,9 +86,9 @@ describe("runTurn against a faulty endpoint", () => {
     const started = performance.now();
     const turn = await turnAgainst(server, { backoff: { maxHintMs: 400 }, onNotice: (m) => notices.push(m) });
     expect(turn.content).toBe("Hello.");
-    const elapsed = performance.now() - started;
-    expect(elapsed).toBeGreaterThanOrEqual(380);
-    expect(elapsed).toBeLessThan(3000);
+    // It waited the cap (a wait is promised, so a lower bound; Node's timers may fire a few ms early
+    // against the clock), not the hour asked: that would end at vitest's test timeout.
+    expect(performance.now() - started).toBeGreaterThanOrEqual(380);
     expect(notices[0]).toMatch(/asked to wait 3600 s/);
     expect(notices[0]).toMatch(/waiting 0\.4 s/);
   });

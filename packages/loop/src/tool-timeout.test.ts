@@ -48,14 +48,14 @@ describe("a tool that never finishes", () => {
         { content: "The tool timed out." },
       ],
     });
-    const started = performance.now();
     const result = await createRuntime().runAgentLoop({
       config: { baseUrl: server.baseUrl, model: "m", toolTimeoutSeconds: 0.3 },
       messages: QUESTION,
       tools: [ADD_TOOL],
       dispatch: () => new Promise(() => undefined),
     });
-    expect(performance.now() - started).toBeLessThan(5000);
+    // No clock: the tool never settles, so a run that did not time it out would end only at vitest's
+    // test timeout; the answer below names the 0.3 s.
     expect(result.turn.content).toBe("The tool timed out.");
     const tool = server.chatRequests[1]?.body as { messages: Array<{ role: string; content: string }> };
     expect(tool.messages.find((m) => m.role === "tool")?.content).toMatch(/did not finish within 0\.3 s/);

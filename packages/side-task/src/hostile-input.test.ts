@@ -165,7 +165,9 @@ describe("injected capabilities and clients", () => {
   });
 
   it("holds the time bound even when the client does not honour the signal it is handed", async () => {
-    const server = await serve({ replies: [{ content: "late", firstByteDelayMs: 4000 }] });
+    // The answer comes after 30 s: a wait the bound did not end would end at vitest's test timeout
+    // (or with the answer), so no clock is read.
+    const server = await serve({ replies: [{ content: "late", firstByteDelayMs: 30_000 }] });
     const pool = createClientPool();
     const deaf = {
       getClient(endpoint: { baseUrl: string }): SideTaskClient {
@@ -180,14 +182,12 @@ describe("injected capabilities and clients", () => {
         };
       },
     };
-    const started = Date.now();
     const error = await ask({ baseUrl: server.baseUrl }, "m", "", "x", {
       ...isolated(),
       clients: deaf,
       timeoutMs: 300,
     }).catch((e: unknown) => e);
     expect(codeOf(error)).toBe("timeout");
-    expect(Date.now() - started).toBeLessThan(2500);
   });
 });
 
@@ -431,7 +431,8 @@ describe("waiting for a loading model", () => {
 });
 
 describe("waiting more than ten seconds for a loading model", () => {
-  it("prints no MaxListenersExceededWarning over 11 and more attempts", { timeout: 30_000 }, async () => {
+  // About 11 s of the model loading, idle: the timeout leaves five times that.
+  it("prints no MaxListenersExceededWarning over 11 and more attempts", { timeout: 60_000 }, async () => {
     // Asked again every second: 10.5 s of loading is the shortest wait that makes 11 attempts and
     // put the 11th listener on one shared signal (what the warning counts).
     const server = await serve({
