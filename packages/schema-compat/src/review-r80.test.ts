@@ -74,10 +74,11 @@ describe("an enum none of whose values meets the keywords beside it", () => {
 
   it("never runs a pattern that may backtrack, nor on a value past 256 characters", () => {
     const long = "a".repeat(300);
-    const started = performance.now();
-    const { v } = sent({ type: "string", enum: [`${"a".repeat(40)}!`, long], pattern: "^(a+)+$" });
-    expect(performance.now() - started).toBeLessThan(1000);
-    expect(v.enum).toHaveLength(2);
+    // The pattern does not admit the first value: run, it would leave it out (after 2^24 steps of
+    // backtracking, a second or so; at 40 characters, hours). Kept, it was not run: no clock needed.
+    const short = `${"a".repeat(24)}!`;
+    const { v } = sent({ type: "string", enum: [short, long], pattern: "^(a+)+$" });
+    expect(v.enum).toEqual([short, long]);
     expect(sent({ type: "string", enum: [long], pattern: "^b" }).v.enum).toEqual([long]);
   });
 

@@ -1,6 +1,6 @@
 import { readFixtureJson } from "@loopwright/testkit";
 import OpenAI, { APIConnectionTimeoutError, APIError } from "openai";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it, vi } from "vitest";
 import { listenForAbort } from "./abort-listeners.js";
 import { EndpointSilent, StreamError } from "./errors.js";
 import {
@@ -297,8 +297,9 @@ describe.concurrent("the watchdog", () => {
     ]);
     const started = performance.now();
     // Prefill gets an allowance of its own, so a machine under load slow to the first chunk is not
-    // reported as `first-chunk`: what this checks is the silence after text arrived.
-    const error = await rejection(streamTurn(client, body(), { idleMs: 200, firstChunkMs: 5000 }));
+    // reported as `first-chunk`: what this checks is the silence after text arrived. It is far longer
+    // than the bound below, which is 15 times the idle allowance (a loaded machine's timers run late).
+    const error = await rejection(streamTurn(client, body(), { idleMs: 200, firstChunkMs: 30_000 }));
     const elapsed = performance.now() - started;
     expect(EndpointSilent.isInstance(error)).toBe(true);
     expect(error).toMatchObject({ code: "idle", limitMs: 200, partial: { content: "partial " } });
@@ -323,13 +324,15 @@ describe.concurrent("the watchdog", () => {
     const seen: string[] = [];
     const started = performance.now();
     const error = await rejection(
-      streamTurn(client, body(), { idleMs: 300, firstChunkMs: 3000, onOutput: (t) => seen.push(t) }),
+      streamTurn(client, body(), { idleMs: 300, firstChunkMs: 30_000, onOutput: (t) => seen.push(t) }),
     );
     const elapsed = performance.now() - started;
     expect(seen.join("")).toBe("abcdefghij");
     expect(error).toMatchObject({ name: "EndpointSilent", code: "idle", limitMs: 300, produced: true });
     expect(elapsed).toBeGreaterThanOrEqual(290);
-    expect(elapsed).toBeLessThan(2000);
+    // Ten times the idle allowance, and a tenth of the prefill one it is told from (a bound of 2 s
+    // against a 3 s prefill allowance left a loaded machine little room either side).
+    expect(elapsed).toBeLessThan(3000);
     await relay.drained();
   });
 
@@ -459,15 +462,17 @@ describe("abort by signal", () => {
   });
 
   it("ends the read and closes the connection when aborted before the headers arrive", async () => {
-    const { client, relay } = await harness([{ content: "late", firstByteDelayMs: 5000 }]);
+    // The server would answer after 30 s (it stops waiting when the connection closes).
+    const { client, relay, server } = await harness([{ content: "late", firstByteDelayMs: 30_000 }]);
     const controller = new AbortController();
-    const run = streamTurn(client, body(), { signal: controller.signal, idleMs: 10_000 });
-    await sleep(150);
+    const run = streamTurn(client, body(), { signal: controller.signal, idleMs: 60_000 });
+    // Once the server has the request (a fixed 150 ms sleep could end first on a loaded machine).
+    await vi.waitFor(() => expect(server.chatRequests).toHaveLength(1), { timeout: 4000, interval: 10 });
     expect(relay.open).toBe(1);
     const started = performance.now();
     controller.abort(new Error("stop before headers"));
     await expect(run).rejects.toThrow("stop before headers");
-    expect(performance.now() - started).toBeLessThan(2500); // well inside the 5 s the server would take
+    expect(performance.now() - started).toBeLessThan(2500); // settles in milliseconds; the server takes 30 s
     await relay.drained();
   });
 

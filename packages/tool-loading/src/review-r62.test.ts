@@ -5,6 +5,7 @@
  * taken by call_tool and load_tools, and what counts as a redundant load.
  */
 import type { FunctionToolLike } from "@loopwright/schema-compat";
+import { bestTimes } from "@loopwright/testkit";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { MessageLike } from "./load-result.js";
@@ -210,35 +211,42 @@ describe("r62-5: a requested name's length and its stars", () => {
     catalog: [{ name: "srv", tools: many.map((t) => ({ name: t.function.name })) }],
   });
 
-  it("answers a 100,000-character pattern at once, says names are read up to 256 characters, and loads nothing", () => {
+  const route = (name: string) =>
+    big.route({ id: "c1", name: "load_tools", args: { names: [name] } }, { loaded: [], messages: [] });
+  /** How many times as long loading `name` takes as loading `baseline`, the best of three each, in turn. */
+  const against = async (name: string, baseline: string) => {
+    const [time, base] = await bestTimes([
+      () => {
+        for (let i = 0; i < 20; i++) route(name);
+      },
+      () => {
+        for (let i = 0; i < 20; i++) route(baseline);
+      },
+    ]);
+    return (time as number) / (base as number);
+  };
+
+  it("answers a 100,000-character pattern at once, says names are read up to 256 characters, and loads nothing", async () => {
     const huge = `${"*".repeat(100_000)}q`;
-    const started = performance.now();
-    const route = big.route(
-      { id: "c1", name: "load_tools", args: { names: [huge] } },
-      { loaded: [], messages: [] },
-    );
-    // Measured: 5.3 s before (a step back per star, against every tool); a few ms after.
-    expect(performance.now() - started).toBeLessThan(500);
-    expect(route.kind === "load" && route.fresh).toEqual([]);
-    const content = route.kind === "load" ? route.content : "";
+    const route1 = route(huge);
+    expect(route1.kind === "load" && route1.fresh).toEqual([]);
+    const content = route1.kind === "load" ? route1.content : "";
     expect(content).toContain("A name is read up to 256 characters; a longer one matches nothing.");
     expect(content.length).toBeLessThan(600);
-  });
+    // Measured: 5.3 s before (a step back per star, against every tool); now about what a name of
+    // the same length without a star costs, measured beside it (a fixed 500 ms failed under load).
+    expect(await against(huge, "q".repeat(100_001))).toBeLessThan(30);
+  }, 30_000);
 
-  it("matches a pattern of many stars under the cap quickly, each run of stars as one", () => {
+  it("matches a pattern of many stars under the cap quickly, each run of stars as one", async () => {
     const pattern = `${"*".repeat(200)}_9999${"*".repeat(40)}`;
-    const started = performance.now();
-    const route = big.route(
-      { id: "c1", name: "load_tools", args: { names: [pattern] } },
-      { loaded: [], messages: [] },
-    );
-    expect(performance.now() - started).toBeLessThan(500);
-    expect(route.kind === "load" && route.fresh).toEqual(["tool_9999"]);
-    const worst = `${"*a".repeat(120)}*`;
-    const slow = performance.now();
-    big.route({ id: "c2", name: "load_tools", args: { names: [worst] } }, { loaded: [], messages: [] });
-    expect(performance.now() - slow).toBeLessThan(500);
-  });
+    const found = route(pattern);
+    expect(found.kind === "load" && found.fresh).toEqual(["tool_9999"]);
+    // Each against the same pattern with its runs of stars written once, in the same run: about the
+    // same cost now; a step back per star against every tool, hundreds of times it.
+    expect(await against(pattern, "*_9999*")).toBeLessThan(30);
+    expect(await against(`${"*a".repeat(120)}*`, "*a*")).toBeLessThan(30);
+  }, 30_000);
 
   it("reads patterns as before: a prefix, a suffix, parts in order, and a star standing for nothing", () => {
     const loading = createToolLoading({ mode: "ondemand", tools: TOOLS, catalog: CATALOG });

@@ -2,6 +2,7 @@
  * Review r74 of tool loading: a load of thousands of distinct `*` patterns (a looping model
  * counting `a1*`, `a2*`, …) costs about what as many plain names do, not patterns × catalogue tools.
  */
+import { bestTimes } from "@loopwright/testkit";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { CatalogServer } from "./catalog.js";
@@ -14,16 +15,22 @@ describe("r74-1: a load of many distinct patterns against a large catalogue", ()
   const tools = Array.from({ length: 20_000 }, (_, i) => ({ name: `tool_${i}` }));
   const catalog: CatalogServer[] = [{ name: "s", tools }];
 
-  it("is answered in time about linear in the names, whatever the catalogue's size", () => {
-    const names = Array.from({ length: 5_000 }, (_, i) => [`a${i}*`, `*x${i}*`, `q*${i}`][i % 3] as string);
-    expandNames(names.slice(0, 100), catalog);
-    const started = performance.now();
-    const resolution = expandNames(names, catalog);
-    // Measured before: about 14 s here (each pattern tested against all 20,000 tools); about 100 ms after, most of it reading the catalogue.
-    expect(performance.now() - started).toBeLessThan(2_000);
+  it("is answered in time about linear in the names, whatever the catalogue's size", async () => {
+    const names = (count: number) =>
+      Array.from({ length: count }, (_, i) => [`a${i}*`, `*x${i}*`, `q*${i}`][i % 3] as string);
+    const resolution = expandNames(names(5_000), catalog);
     expect(resolution.names).toEqual([]);
     expect(resolution.unknown).toHaveLength(5_000);
-  });
+    // Measured before: about 14 s here (each pattern tested against all 20,000 tools); about 100 ms
+    // after, most of it reading the catalogue. Against as many plain names in the same run (a fixed
+    // 2 s failed under load): about as long now, a hundred times as long when each meets every tool.
+    const plain = Array.from({ length: 5_000 }, (_, i) => `a${i}x`);
+    const [starred, unstarred] = await bestTimes([
+      () => expandNames(names(5_000), catalog),
+      () => expandNames(plain, catalog),
+    ]);
+    expect((starred as number) / (unstarred as number)).toBeLessThan(30);
+  }, 30_000);
 
   it("still loads what the patterns reach, in name order, held to the cap, through a load_tools call", () => {
     const loading = createToolLoading({

@@ -5,6 +5,7 @@
  * hand raw (llama.cpp refuses invalid UTF-8), and a catalogue or tool array with a hole in it (an
  * array built in code) crashed with a TypeError deep inside instead of a typed error.
  */
+import { bestTimes } from "@loopwright/testkit";
 import { describe, expect, it } from "vitest";
 import type { CatalogServer } from "./catalog.js";
 import { catalogText } from "./catalog.js";
@@ -113,16 +114,14 @@ describe("r81-1: a catalogue is checked and indexed once, not on every call on i
 });
 
 describe("r81-2: a load by a server's name sorts its tools once a run", () => {
-  it("loading a server again costs less than its first load, which sorts (ondemand)", {
-    timeout: 60_000,
-  }, () => {
-    // Two servers of 10^4 tools each, listed out of name order, whose names share a long head (so
-    // sorting them costs more than the rest of a load). The first load of `warm` warms the code up;
-    // then `big`'s first load sorts its names, and later ones, before, sorted them again.
+  it("loading a server again costs less than its first load, which sorts (ondemand)", async () => {
+    // Two servers of 3,000 tools each, listed out of name order, whose names share a long head (so
+    // sorting them costs more than the rest of a load). Each run's first load of `warm` warms the
+    // code up; then `big`'s first load sorts its names, and later ones, before, sorted them again.
     const head = "x".repeat(1000);
     const names = (server: string) =>
-      Array.from({ length: 10_000 }, (_, i) => ({
-        name: `${server}_${head}${String((i * 7919) % 10_000).padStart(5, "0")}`,
+      Array.from({ length: 3_000 }, (_, i) => ({
+        name: `${server}_${head}${String((i * 7919) % 3_000).padStart(5, "0")}`,
       }));
     const catalog = [
       { name: "warm", tools: names("w") },
@@ -131,18 +130,26 @@ describe("r81-2: a load by a server's name sorts its tools once a run", () => {
     const tools = catalog.flatMap((server) =>
       server.tools.map((t) => ({ type: "function" as const, function: { name: t.name, parameters: {} } })),
     );
-    const run = createToolLoading({ mode: "ondemand", tools, catalog, loadCap: 2 });
-    const load = (id: string, server: string) =>
+    // A fresh run for each first load bestTimes times (once to warm up, then three), each warmed.
+    const runs = Array.from({ length: 4 }, () =>
+      createToolLoading({ mode: "ondemand", tools, catalog, loadCap: 2 }),
+    );
+    const load = (run: (typeof runs)[number], id: string, server: string) =>
       run.route({ id, name: "load_tools", args: { names: [server] } }, { loaded: [], messages: [] });
-    for (let i = 0; i < 2; i++) load(`w${i}`, "warm");
-    let route: ReturnType<typeof load> | undefined;
-    const first = time(() => {
-      route = load("b0", "big");
-    });
-    expect(route?.kind === "load" ? route.fresh : []).toEqual([`b_${head}00000`, `b_${head}00001`]);
-    const later = Math.min(...[1, 2, 3].map((i) => time(() => load(`b${i}`, "big"))));
-    expect(later).toBeLessThan(first * 0.6);
-  });
+    for (const run of runs) for (let i = 0; i < 2; i++) load(run, `w${i}`, "warm");
+    let fresh = 0;
+    let later = 0;
+    const [first, again] = await bestTimes([
+      () => {
+        const route = load(runs[fresh++] as (typeof runs)[number], "b0", "big");
+        expect(route.kind === "load" ? route.fresh : []).toEqual([`b_${head}00000`, `b_${head}00001`]);
+      },
+      () => load(runs[0] as (typeof runs)[number], `b${++later}`, "big"),
+    ]);
+    // Best of three each, in the same run (a first load timed once came to 0.42 of it idle, too near
+    // the bound for a loaded machine): about a sixth now; before, each load sorted again (about 1).
+    expect(again).toBeLessThan((first as number) * 0.6);
+  }, 60_000);
 });
 
 describe("r81-3: a load's answer never holds half a surrogate pair", () => {

@@ -726,12 +726,13 @@ describe("a stop while an asynchronous refinement is awaited", () => {
     });
     const stop = new AbortController();
     setTimeout(() => stop.abort(new Error("user pressed stop")), 50);
-    const started = Date.now();
+    // The refinement answers only below, after dispatch settled: settling at all shows it did not
+    // wait for the refinement (a 1 s bound on the wait added a clock and nothing else; waiting, the
+    // test times out).
     const outcome = await createToolset([tool])
       .dispatch({ id: "c", name: "open_remote", args: { path: "/share/a" } }, stop.signal)
       .catch((error: unknown) => error);
     expect(String(outcome)).toMatch(/user pressed stop/);
-    expect(Date.now() - started).toBeLessThan(1000);
     settle(true);
     await new Promise((done) => setTimeout(done, 10));
     expect(executed).toBe(0);
