@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { ALL_FENCES, stripThinking } from "../../stream/src/fences.js";
 import { parseJson } from "./parse-json.js";
 import { recoverToolCalls, SCRATCHPADS, TEMPLATE_MARKERS } from "./recover-tool-calls.js";
+import { partsInTurn } from "./test-support/turn-end.js";
 
 // Review r82: parseJson skips the scratchpads recoverToolCalls skips (JSON there is the model's
 // draft, not its answer), then a hostile review.
@@ -152,7 +153,9 @@ describe("R82-3: recoverToolCalls reads scratchpads left to right: another kind'
         }),
         (parts) => {
           const reply = parts.join("");
-          const content = stripThinking(reply, { fences: ALL_FENCES }).content;
+          // r87: an end-of-turn token with text after it ends the reply (the server should have
+          // stopped there); what the stream shows before it is what runs.
+          const content = stripThinking(partsInTurn(parts).join(""), { fences: ALL_FENCES }).content;
           const shown = content.split(call).length + content.split(pythonic).length - 2;
           expect(recoverToolCalls(reply, ["ls"]).calls, reply).toHaveLength(shown);
         },

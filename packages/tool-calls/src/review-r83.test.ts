@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { ALL_FENCES, stripThinking } from "../../stream/src/fences.js";
 import { parseJson } from "./parse-json.js";
 import { recoverToolCalls, SCRATCHPADS, TEMPLATE_MARKERS } from "./recover-tool-calls.js";
+import { partsInTurn } from "./test-support/turn-end.js";
 
 // R83-1: recoverToolCalls read calls only after the reply's LAST `</think>` (or `◁/think▷`), even
 // when that closer closed a `<think>` the answer opened after its call:
@@ -56,7 +57,9 @@ describe("R83-1: a </think> ends a scratchpad the template opened only when it c
           const reply = parts.join("");
           const first = parts.findIndex((p) => templateMarkers.has(p));
           const opened = implicit.find((k) => parts[first] === k.close);
-          const read = opened ? `${opened.open}${reply}` : reply;
+          // r87: an end-of-turn token with text after it ends the reply (outside reasoning).
+          const inTurn = partsInTurn(parts, opened?.open).join("");
+          const read = opened ? `${opened.open}${inTurn}` : inTurn;
           const content = stripThinking(read, { fences: ALL_FENCES }).content;
           const shown = content.split(call).length + content.split(pythonic).length - 2;
           expect(recoverToolCalls(reply, ["ls"]).calls, reply).toHaveLength(shown);

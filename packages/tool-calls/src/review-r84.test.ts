@@ -2,6 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { ALL_FENCES, stripThinking } from "../../stream/src/fences.js";
 import { recoverToolCalls, SCRATCHPADS, TEMPLATE_MARKERS } from "./recover-tool-calls.js";
+import { partsInTurn } from "./test-support/turn-end.js";
 
 // R84-1: a reply that is only a call (bare JSON, pythonic) but ends with a scratchpad —
 // `{"name":"ls","arguments":{}}<think>done</think>` — recovered nothing, while the stream takes the
@@ -51,7 +52,9 @@ describe("R84-1: a whole-reply call followed by scratchpads is recovered", () =>
         const reply = parts.join("");
         const first = parts.findIndex((p) => templateMarkers.has(p));
         const opened = implicit.find((k) => parts[first] === k.close);
-        const read = opened ? `${opened.open}${reply}` : reply;
+        // r87: a Phi-style `<|end|>` (after no Harmony message) with text after it ends the reply.
+        const inTurn = partsInTurn(parts, opened?.open).join("");
+        const read = opened ? `${opened.open}${inTurn}` : inTurn;
         // gpt-oss's `<|end|>` closes its analysis and ends a turn: after the answer it is the
         // end-of-turn token a whole-reply call may have, JSON or pythonic (r85: the pythonic form
         // allowed only Llama's own, and `[ls(p=".")]<|end|>` was lost).
