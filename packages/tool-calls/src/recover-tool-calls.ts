@@ -1715,7 +1715,8 @@ function harmonySpans(text: string, known: Known): Span[] {
     const json = jsonArgumentsAt(text, message);
     const lead = harmonyLead(text, match.index);
     const recipient = /to=(?:functions\.)?([^\s<]+)/.exec(`${lead.to} ${match[1] ?? ""}`);
-    const name = json && (recipient ? harmonyName(recipient[1] as string, known) : inferTool(json.found.args, known));
+    const name =
+      json && (recipient ? harmonyName(recipient[1] as string, known) : inferTool(json.found.args, known));
     if (!json || name === undefined) {
       if (!recipient) preambleAt(text, lead.start, message, headers[i + 1]?.index ?? text.length, preambles);
       return;
@@ -1769,7 +1770,9 @@ function withPreambles(
 ): Span[] {
   if (preambles.length === 0) return calls;
   const starts = new Set(
-    calls.filter((span) => span.calls.every((call) => known.names.has(knownName(call.name, known)))).map((s) => s.start),
+    calls
+      .filter((span) => span.calls.every((call) => known.names.has(knownName(call.name, known))))
+      .map((s) => s.start),
   );
   const markup = preambles
     .filter((p) => starts.has(p.next))
@@ -2377,9 +2380,10 @@ function endTokensStart(text: string): number {
   let end = text.length;
   for (;;) {
     while (end > 0 && /\s/.test(text[end - 1] as string)) end--;
-    const token = /(?:<\|[A-Za-z_]{1,24}\|>|<\/s>|<end_of_turn>|<eos>|<[|｜]end[▁_]of[▁_]sentence[|｜]>)$/.exec(
-      text.slice(Math.max(0, end - 32), end),
-    );
+    const token =
+      /(?:<\|[A-Za-z_]{1,24}\|>|<\/s>|<end_of_turn>|<eos>|<[|｜]end[▁_]of[▁_]sentence[|｜]>)$/.exec(
+        text.slice(Math.max(0, end - 32), end),
+      );
     if (token === null || !END_TOKENS.test(token[0])) return end;
     end -= token[0].length;
   }
@@ -2435,8 +2439,8 @@ function inventedTurn(text: string, known: Known): number {
       // (up to the first `</think>`) and those the reply opens are reasoning.
       // The scratchpads the answer opens are read after that one, as recoverAnswer reads them.
       head = thinkingEnd(text, spans);
-      const after = calls.flatMap(([start, end]): Array<[number, number]> =>
-        start >= head ? [[start - head, end - head]] : [],
+      const after = calls.flatMap(
+        ([start, end]): Array<[number, number]> => (start >= head ? [[start - head, end - head]] : []),
       );
       pads = scratchpadsIn(text.slice(head), after).map(([start, end]): [number, number] => [
         start + head,
