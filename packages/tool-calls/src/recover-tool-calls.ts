@@ -2009,10 +2009,12 @@ function named(spans: readonly Span[], known: Known): Span[] {
  * (`</tool_ca`) goes with that call, out of the text. The reply ends at an end-of-turn token
  * followed by another turn's header (`<|im_end|>` then `<|im_start|>`, `<|eot_id|>` then
  * `<|start_header_id|>` …; in gpt-oss's Harmony only after `<|return|>`, a message with no Harmony
- * header, or another role's `<|start|>`): a call the model wrote in the turn it invented there is
- * never run, and the text stops before the token. gpt-oss's final-channel header and end tokens
- * around a raw answer are markup (`<|channel|>final<|message|>The answer.<|return|>` gives the text
- * `The answer.`). Never throws on any string; throws a `ToolCallsError` when `text` is not
+ * header, or another role's `<|start|>`), and so it does at one with text and no header after it
+ * (`Sure.<|eot_id|><tool_call>…`; not at `<|eom_id|>`, `<|call|>` or Harmony's `<|end|>`, which end
+ * a message, nor at one in reasoning): a call the model wrote past its turn is never run, and the
+ * text stops before the token. gpt-oss's final-channel header and end tokens around a raw answer
+ * are markup (`<|channel|>final<|message|>The answer.<|return|>` gives the text `The answer.`), as
+ * are a preamble's header and `<|end|>` before its call (its words stay in the text). Never throws on any string; throws a `ToolCallsError` when `text` is not
  * a string, `tools` not an array, or options (`null` reads as none) not an object.
  */
 export function recoverToolCalls(
