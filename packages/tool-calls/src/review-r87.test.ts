@@ -1,7 +1,7 @@
-import { growth } from "@loopwright/testkit";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { recoverToolCalls } from "./recover-tool-calls.js";
+import { splitGrowth } from "./test-support/split-growth.js";
 
 // Review r87: two gaps r86 left in where a reply ends and what of it a user sees.
 
@@ -182,8 +182,13 @@ describe("R87-2: text after an end-of-turn token with no turn header after it", 
   it("stays linear in the number of tokens", async () => {
     // Each token has text after it, so each is looked at; the first ends the reply.
     for (const unit of ["a<|im_end|>b ", "x<s>y</s>z ", "<|python_tag|>ls()<|eom_id|> "]) {
-      const ratio = await growth((n) => recoverToolCalls(unit.repeat(n), TOOLS), 4_000);
-      expect(ratio, unit).toBeLessThan(30);
+      // One reading of eight times the text against eight readings of it: linear ~1, quadratic ~8.
+      const ratio = await splitGrowth(
+        (reply) => recoverToolCalls(reply, TOOLS),
+        (n) => unit.repeat(n),
+      );
+      expect(ratio, unit).toBeLessThan(4);
     }
-  });
+    // Seconds on a loaded machine (six agents on two cores); the default 5 s was too tight.
+  }, 60_000);
 });
