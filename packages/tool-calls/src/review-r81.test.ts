@@ -3,8 +3,8 @@ import { describe, expect, it } from "vitest";
 import { ToolArgumentsError } from "./errors.js";
 import { parseJson } from "./parse-json.js";
 import { parseToolArguments } from "./parse-tool-arguments.js";
-import { splitGrowth } from "./test-support/split-growth.js";
 import { recoverToolCalls } from "./recover-tool-calls.js";
+import { splitGrowth } from "./test-support/split-growth.js";
 
 // Review r81: what r79c left in @loopwright/tool-calls, then a hostile review.
 

@@ -2,8 +2,8 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { ALL_FENCES, stripThinking } from "../../stream/src/fences.js";
 import { parseJson } from "./parse-json.js";
-import { splitGrowth } from "./test-support/split-growth.js";
 import { recoverToolCalls, SCRATCHPADS, TEMPLATE_MARKERS } from "./recover-tool-calls.js";
+import { splitGrowth } from "./test-support/split-growth.js";
 import { partsInTurn } from "./test-support/turn-end.js";
 
 // R83-1: recoverToolCalls read calls only after the reply's LAST `</think>` (or `◁/think▷`), even

@@ -1,8 +1,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { ALL_FENCES, stripThinking } from "../../stream/src/fences.js";
-import { splitGrowth } from "./test-support/split-growth.js";
 import { recoverToolCalls, SCRATCHPADS, TEMPLATE_MARKERS } from "./recover-tool-calls.js";
+import { splitGrowth } from "./test-support/split-growth.js";
 import { partsInTurn } from "./test-support/turn-end.js";
 
 // R84-1: a reply that is only a call (bare JSON, pythonic) but ends with a scratchpad —

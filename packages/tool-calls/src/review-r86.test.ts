@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { splitGrowth } from "./test-support/split-growth.js";
 import { recoverToolCalls } from "./recover-tool-calls.js";
+import { splitGrowth } from "./test-support/split-growth.js";
 
 // Review r86: the four parser cases r85 named and left.
 
