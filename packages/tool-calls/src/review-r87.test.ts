@@ -90,7 +90,7 @@ describe("R87-2: text after an end-of-turn token with no turn header after it", 
     "<|observation|>",
   ];
 
-  it("runs no call written after the token, and the text stops before it, in every family", () => {
+  it("in every family, a call after a bare end token is past the turn: none runs, the text stops at the token", () => {
     // Each ran the call: `Sure.<|eot_id|><tool_call>…` gave ls and the text `Sure.`.
     for (const token of TURN_ENDS) {
       for (const after of [
