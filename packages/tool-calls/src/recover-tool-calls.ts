@@ -1707,13 +1707,20 @@ const HARMONY_TAIL =
 
 function harmonySpans(text: string, known: Known): Span[] {
   const spans: Span[] = [];
-  for (const match of matches(text, HARMONY_HEADER)) {
-    const json = jsonArgumentsAt(text, match.index + match[0].length);
-    if (!json) continue;
+  const headers = matches(text, HARMONY_HEADER);
+  // Commentary messages with no recipient and no call: a preamble each, if a call comes next.
+  const preambles: Array<{ start: number; message: number; end: number }> = [];
+  headers.forEach((match, i) => {
+    const message = match.index + match[0].length;
+    const json = jsonArgumentsAt(text, message);
     const lead = harmonyLead(text, match.index);
     const recipient = /to=(?:functions\.)?([^\s<]+)/.exec(`${lead.to} ${match[1] ?? ""}`);
-    const name = recipient ? harmonyName(recipient[1] as string, known) : inferTool(json.found.args, known);
-    if (name === undefined) continue;
+    const name =
+      json && (recipient ? harmonyName(recipient[1] as string, known) : inferTool(json.found.args, known));
+    if (!json || name === undefined) {
+      if (!recipient) preambleAt(text, lead.start, message, headers[i + 1]?.index ?? text.length, preambles);
+      return;
+    }
     const tail = HARMONY_TAIL.exec(text.slice(json.end, json.end + 400));
     spans.push({
       start: lead.start,
@@ -1721,8 +1728,59 @@ function harmonySpans(text: string, known: Known): Span[] {
       calls: [{ name, ...json.found }],
       ...(json.open ? { open: openFrom(lead.start) } : {}),
     });
-  }
-  return spans;
+  });
+  return withPreambles(
+    spans,
+    preambles.map((p) => ({ start: p.start, header: p.message, end: p.end, next: skipSpace(text, p.end) })),
+    known,
+  );
+}
+
+/**
+ * A gpt-oss preamble's place, when the commentary message whose header runs from `start` to
+ * `message` holds text and no Harmony token up to its `<|end|>` (looked for before `limit`, the
+ * next header: each stretch is read once).
+ */
+function preambleAt(
+  text: string,
+  start: number,
+  message: number,
+  limit: number,
+  found: Array<{ start: number; message: number; end: number }>,
+): void {
+  const body = text.slice(message, limit);
+  const end = body.indexOf("<|end|>");
+  if (end <= 0 || body.slice(0, end).includes("<|") || body.slice(0, end).trim() === "") return;
+  found.push({ start, message, end: message + end + "<|end|>".length });
+}
+
+/**
+ * `calls` with the markup of the gpt-oss preambles written just before one of them: a message on
+ * the commentary channel with no recipient, words to the user before the call (Harmony's
+ * "preamble", shown to the user, unlike the analysis channel's reasoning). Its header
+ * (`start`…`header`) and the end token before the call (`header`'s message ends at `end`) are
+ * markup spans with no call; its words stay in the text. Only before a call to a tool in `tools`
+ * (`next`: where the call after the preamble must start), so with no call recovered the reply's
+ * text stays as written.
+ */
+function withPreambles(
+  calls: Span[],
+  preambles: ReadonlyArray<{ start: number; header: number; end: number; next: number }>,
+  known: Known,
+): Span[] {
+  if (preambles.length === 0) return calls;
+  const starts = new Set(
+    calls
+      .filter((span) => span.calls.every((call) => known.names.has(knownName(call.name, known))))
+      .map((s) => s.start),
+  );
+  const markup = preambles
+    .filter((p) => starts.has(p.next))
+    .flatMap((p): Span[] => [
+      { start: p.start, end: p.header, calls: [] },
+      ...(p.end > p.header ? [{ start: p.end - "<|end|>".length, end: p.end, calls: [] }] : []),
+    ]);
+  return markup.length === 0 ? calls : [...calls, ...markup].sort((a, b) => a.start - b.start);
 }
 
 /**
@@ -1734,10 +1792,25 @@ const HARMONY_PLAIN =
 
 function plainHarmonySpans(text: string, known: Known): Span[] {
   const spans: Span[] = [];
+  const preambles: Array<{ start: number; header: number; end: number; next: number }> = [];
+  let from = 0;
   for (const match of matches(text, HARMONY_PLAIN)) {
     const json = jsonArgumentsAt(text, match.index + match[0].length);
     if (!json) continue;
     const tail = /^\s*(?:<\|(?:call|end)\|>|\bcall\b)?/.exec(text.slice(json.end));
+    // A preamble before the call, stripped of its tokens: `assistantcommentary` then its words
+    // (`commentary` alone where the reply opens with it), from the last call on.
+    const before = text.slice(from, match.index);
+    const glued = before.lastIndexOf("assistantcommentary");
+    const header =
+      glued >= 0
+        ? { start: from + glued, end: from + glued + "assistantcommentary".length }
+        : from === 0 && before.trimStart().startsWith("commentary")
+          ? { start: skipSpace(text, 0), end: skipSpace(text, 0) + "commentary".length }
+          : undefined;
+    if (header && text.slice(header.end, match.index).trim() !== "")
+      preambles.push({ start: header.start, header: header.end, end: header.end, next: match.index });
+    from = json.end;
     spans.push({
       start: match.index,
       end: json.end + (tail ? tail[0].length : 0),
@@ -1745,7 +1818,7 @@ function plainHarmonySpans(text: string, known: Known): Span[] {
       ...(json.open ? { open: openFrom(match.index) } : {}),
     });
   }
-  return spans;
+  return withPreambles(spans, preambles, known);
 }
 
 /**
@@ -1936,10 +2009,12 @@ function named(spans: readonly Span[], known: Known): Span[] {
  * (`</tool_ca`) goes with that call, out of the text. The reply ends at an end-of-turn token
  * followed by another turn's header (`<|im_end|>` then `<|im_start|>`, `<|eot_id|>` then
  * `<|start_header_id|>` …; in gpt-oss's Harmony only after `<|return|>`, a message with no Harmony
- * header, or another role's `<|start|>`): a call the model wrote in the turn it invented there is
- * never run, and the text stops before the token. gpt-oss's final-channel header and end tokens
- * around a raw answer are markup (`<|channel|>final<|message|>The answer.<|return|>` gives the text
- * `The answer.`). Never throws on any string; throws a `ToolCallsError` when `text` is not
+ * header, or another role's `<|start|>`), and so it does at one with text and no header after it
+ * (`Sure.<|eot_id|><tool_call>…`; not at `<|eom_id|>`, `<|call|>` or Harmony's `<|end|>`, which end
+ * a message, nor at one in reasoning): a call the model wrote past its turn is never run, and the
+ * text stops before the token. gpt-oss's final-channel header and end tokens around a raw answer
+ * are markup (`<|channel|>final<|message|>The answer.<|return|>` gives the text `The answer.`), as
+ * are a preamble's header and `<|end|>` before its call (its words stay in the text). Never throws on any string; throws a `ToolCallsError` when `text` is not
  * a string, `tools` not an array, or options (`null` reads as none) not an object.
  */
 export function recoverToolCalls(
@@ -2277,49 +2352,107 @@ function joinRegions(...lists: ReadonlyArray<[number, number]>[]): Array<[number
 }
 
 /**
- * An end-of-turn token (group 1) followed by the header of a turn (group 2): Llama 3's
- * `<|start_header_id|>`, ChatML's `<|im_start|>`, Gemma's `<start_of_turn>`, Phi's and GLM's
- * `<|user|>`/`<|assistant|>`/`<|system|>`, Mistral's `[INST]`, DeepSeek's `<｜User｜>`/`<｜Assistant｜>`,
- * Command R's `<|START_OF_TURN_TOKEN|>`, Harmony's `<|start|>` (see {@link inventedTurn}).
+ * An end-of-turn token (group 1), and the header of a turn after it (group 2, absent when none
+ * follows): Llama 3's `<|start_header_id|>`, ChatML's `<|im_start|>`, Gemma's `<start_of_turn>`,
+ * Phi's and GLM's `<|user|>`/`<|assistant|>`/`<|system|>`, Mistral's `[INST]`, DeepSeek's
+ * `<｜User｜>`/`<｜Assistant｜>`, Command R's `<|START_OF_TURN_TOKEN|>`, Harmony's `<|start|>` (see
+ * {@link inventedTurn}).
  */
 const TURN_BREAK = new RegExp(
   [
-    "(<\\|(?:eot_id|eom_id|eot|eom|im_end|end|call|return|endoftext|end_of_text|END_OF_TURN_TOKEN)\\|>|</s>|<end_of_turn>|<eos>|<[|｜]end[▁_]of[▁_]sentence[|｜]>)",
-    "\\s*",
-    "(<\\|start_header_id\\|>|<\\|im_start\\|>|<start_of_turn>|<\\|(?:user|assistant|system)\\|>|\\[INST\\]|<[|｜](?:User|Assistant)[|｜]>|<\\|START_OF_TURN_TOKEN\\|>|<\\|start\\|>(?:assistant\\b)?)",
+    "(<\\|(?:eot_id|eom_id|eot|eom|im_end|end|call|return|endoftext|end_of_text|observation|END_OF_TURN_TOKEN)\\|>|</s>|<end_of_turn>|<eos>|<[|｜]end[▁_]of[▁_]sentence[|｜]>)",
+    "(?:\\s*",
+    "(<\\|start_header_id\\|>|<\\|im_start\\|>|<start_of_turn>|<\\|(?:user|assistant|system)\\|>|\\[INST\\]|<[|｜](?:User|Assistant)[|｜]>|<\\|START_OF_TURN_TOKEN\\|>|<\\|start\\|>(?:assistant\\b)?))?",
   ].join(""),
   "g",
 );
 
 /**
- * Where the reply ends when the model ran on past its end-of-turn token into a turn it invented
- * ({@link TURN_BREAK}): at that token, or -1. In gpt-oss's Harmony, `<|end|>` and `<|call|>` end a
- * message, not the turn: after a message with its Harmony header (`…<|message|>`), a
- * `<|start|>assistant` is the same turn's next message (its call after the analysis, its answer
- * after a call); another role's `<|start|>` (the tool's answer, a user's), anything after
- * `<|return|>`, and `<|start|>assistant` after a message with no Harmony header (`Sure.<|end|>`) do
- * begin an invented turn. A break written in a call's string argument (a file holding a chat
- * template), in a fenced code block or as inline code is text. Calls are read from the whole reply only when a break is
- * found, so a reply without one costs one search; linear (each stretch between two breaks is read
- * once for a Harmony header).
+ * Tokens that end a message but not the turn when no header follows them: Llama's `<|eom_id|>`
+ * (Llama 4's `<|eom|>`) after a `<|python_tag|>` call, the tool's answer still to come, and
+ * Harmony's `<|call|>`. Harmony's `<|end|>` is one too after a message with its Harmony header.
+ */
+const MESSAGE_ENDS: ReadonlySet<string> = new Set(["<|eom_id|>", "<|eom|>", "<|call|>"]);
+
+/**
+ * Where the blank space and end-of-turn tokens `text` ends with begin (`text.length` when it ends
+ * with neither). Linear: each step takes a token or the space off the end.
+ */
+function endTokensStart(text: string): number {
+  let end = text.length;
+  for (;;) {
+    while (end > 0 && /\s/.test(text[end - 1] as string)) end--;
+    const token =
+      /(?:<\|[A-Za-z_]{1,24}\|>|<\/s>|<end_of_turn>|<eos>|<[|｜]end[▁_]of[▁_]sentence[|｜]>)$/.exec(
+        text.slice(Math.max(0, end - 32), end),
+      );
+    if (token === null || !END_TOKENS.test(token[0])) return end;
+    end -= token[0].length;
+  }
+}
+
+/**
+ * Where the reply ends when the model ran on past its end-of-turn token ({@link TURN_BREAK}): at
+ * that token, or -1. Followed by another turn's header, what comes after is a turn the model
+ * invented (the user's words, a tool's answer, its next call). Followed by text and no header, it
+ * is as much past the turn: the server should have stopped at the token (`Sure.<|eot_id|><tool_call>…`
+ * is no call of this turn). In gpt-oss's Harmony, `<|end|>` and `<|call|>` end a message, not the
+ * turn: after a message with its Harmony header (`…<|message|>`), a `<|start|>assistant` is the same
+ * turn's next message (its call after the analysis, its answer after a call); another role's
+ * `<|start|>` (the tool's answer, a user's), anything after `<|return|>`, and `<|start|>assistant`
+ * after a message with no Harmony header (`Sure.<|end|>`) do begin an invented turn. With no header
+ * after them, these do not end the reply: `<|eom_id|>`/`<|eom|>` and `<|call|>` (each ends a call's
+ * message, the tool's answer to come), `<|end|>` after a Harmony message, a `</s>` after an `<s>`
+ * (HTML strikethrough), and a token inside a scratchpad (reasoning about a template). A break
+ * written in a call's string argument (a file holding a chat template), in a fenced code block or
+ * as inline code is text. Calls are read from the whole reply only when a break is found, so a
+ * reply without one costs one search; linear (each stretch between two breaks is read once for a
+ * Harmony header).
  */
 function inventedTurn(text: string, known: Known): number {
   let regions: Array<[number, number]> | undefined;
+  let pads: Array<[number, number]> = [];
+  let head = 0;
   let from = 0;
+  const tail = endTokensStart(text);
+  const strike = text.indexOf("<s>");
   for (const match of matches(text, TURN_BREAK)) {
     const token = match[1] as string;
-    const header = match[2] as string;
+    const header = match[2];
     const message = text.slice(from, match.index).includes("<|message|>");
     from = match.index + match[0].length;
-    if (header === "<|start|>assistant" && (token === "<|end|>" || token === "<|call|>") && message) continue;
+    if (header === undefined) {
+      // Nothing but blank space and end tokens after it: the reply's own end.
+      if (match.index + token.length >= tail) continue;
+      if (MESSAGE_ENDS.has(token) || (token === "<|end|>" && message)) continue;
+      if (token === "</s>" && strike >= 0 && strike < match.index) continue;
+    } else if (header === "<|start|>assistant" && (token === "<|end|>" || token === "<|call|>") && message)
+      continue;
     if (regions === undefined) {
-      const calls = spansIn(text, known).map((span): [number, number] => [span.start, span.end]);
+      const spans = spansIn(text, known);
+      const calls = spans.map((span): [number, number] => [span.start, span.end]);
       // A model explaining a chat template writes its tokens in a code block or inline code.
       const blocks = [...findFences(text, MAX_MATCHES), ...tildeFences(text)].map(
         (fence): [number, number] => [fence.start, fence.end],
       );
       regions = joinRegions(calls, inlineCode(text), joinRegions(blocks));
       resetBudgets(text);
+      // Reasoning may name a token with no header after it; the scratchpad the template opened
+      // (up to the first `</think>`) and those the reply opens are reasoning.
+      // The scratchpads the answer opens are read after that one, as recoverAnswer reads them.
+      head = thinkingEnd(text, spans);
+      const after = calls.flatMap(
+        ([start, end]): Array<[number, number]> => (start >= head ? [[start - head, end - head]] : []),
+      );
+      pads = scratchpadsIn(text.slice(head), after).map(([start, end]): [number, number] => [
+        start + head,
+        end + head,
+      ]);
+    }
+    if (header === undefined) {
+      const reasoning = match.index < head || spanAt(match.index, pads) !== undefined;
+      if (!reasoning && spanAt(match.index, regions) === undefined) return match.index;
+      continue;
     }
     // The header's place decides: a call's span may end past the end-of-turn token it ate, and a
     // Harmony call's starts at the header.

@@ -3,6 +3,8 @@ import { describe, expect, it } from "vitest";
 import { ALL_FENCES, stripThinking } from "../../stream/src/fences.js";
 import { parseJson } from "./parse-json.js";
 import { recoverToolCalls, SCRATCHPADS, TEMPLATE_MARKERS } from "./recover-tool-calls.js";
+import { splitGrowth } from "./test-support/split-growth.js";
+import { partsInTurn } from "./test-support/turn-end.js";
 
 // Review r82: parseJson skips the scratchpads recoverToolCalls skips (JSON there is the model's
 // draft, not its answer), then a hostile review.
@@ -104,20 +106,20 @@ describe("R82-2: parseJson reads no JSON inside a scratchpad, closed or not, of 
     expect(parseJson('<reasoning>say <think> first</reasoning>{"a": 1}')).toEqual({ a: 1 });
   });
 
-  it("stays linear on many scratchpads, openers inside JSON strings, and quoted openers", () => {
+  it("stays linear on many scratchpads, openers inside JSON strings, and quoted openers", async () => {
     const cases = [
       (n: number) => `${'<thinking>x {"b":1}</thinking>'.repeat(n)}{"a":1}`,
       (n: number) => `${'note {"a": "<thinking>"} '.repeat(n)}{"a":1}`,
       (n: number) => `${"`<thinking>` ".repeat(n)}{"a":1}`,
       (n: number) => '{ <think> [ <thinking> " '.repeat(n),
     ];
+    // One reading of eight times the text against eight readings of it, in the same run
+    // (splitGrowth): linear ~1, quadratic ~8.
     for (const make of cases) {
-      const text = make(100_000);
-      const started = performance.now();
-      parseJson(text);
-      expect(performance.now() - started, text.slice(0, 40)).toBeLessThan(3000);
+      expect(await splitGrowth(parseJson, make), make(1).slice(0, 40)).toBeLessThan(4);
     }
-  });
+    // Seconds on a loaded machine (six agents on two cores); the default 5 s was too tight.
+  }, 60_000);
 });
 
 describe("R82-3: recoverToolCalls reads scratchpads left to right: another kind's opener inside one opens nothing", () => {
@@ -152,7 +154,9 @@ describe("R82-3: recoverToolCalls reads scratchpads left to right: another kind'
         }),
         (parts) => {
           const reply = parts.join("");
-          const content = stripThinking(reply, { fences: ALL_FENCES }).content;
+          // r87: an end-of-turn token with text after it ends the reply (the server should have
+          // stopped there); what the stream shows before it is what runs.
+          const content = stripThinking(partsInTurn(parts).join(""), { fences: ALL_FENCES }).content;
           const shown = content.split(call).length + content.split(pythonic).length - 2;
           expect(recoverToolCalls(reply, ["ls"]).calls, reply).toHaveLength(shown);
         },

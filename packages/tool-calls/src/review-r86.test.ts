@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { recoverToolCalls } from "./recover-tool-calls.js";
+import { splitGrowth } from "./test-support/split-growth.js";
 
 // Review r86: the four parser cases r85 named and left.
 
@@ -162,9 +163,13 @@ describe("R86-2: GLM with no </tool_call>, then a scratchpad or prose", () => {
     );
     fc.assert(
       fc.property(fc.array(word, { minLength: 1, maxLength: 8 }), (words) => {
-        const after = `\n${words.join(" ")}`;
+        // r87: GLM's `<|observation|>` opens the tool's answer: with text after it, the reply ends there.
+        const cut = words.findIndex(
+          (w, i) => w === "<|observation|>" && words.slice(i + 1).some((v) => v.trim() !== "" && v !== w),
+        );
+        const after = `\n${(cut < 0 ? words : words.slice(0, cut)).join(" ")}`;
         const shown = after.replace(/(?:\s*<\|observation\|>)+\s*$/, "").trim();
-        fc.pre(shown !== "");
+        fc.pre(cut >= 0 || shown !== "");
         expect(only(call + after), after).toEqual({ calls: [paris], text: shown });
       }),
       { numRuns: 400 },
@@ -273,35 +278,25 @@ describe("R86-4: gpt-oss answering on its final channel with no analysis before 
 });
 
 describe("R86: still linear", () => {
-  /** Milliseconds for one reading of each text: the best of three rounds, taken in turn, to ride out a busy machine. */
-  function times(texts: readonly string[]): number[] {
-    const best = texts.map(() => Number.POSITIVE_INFINITY);
-    // A first reading warms the compiler up, so the rounds time the code and not its compilation.
-    recoverToolCalls(texts[0] as string, TOOLS);
-    for (let round = 0; round < 3; round++) {
-      texts.forEach((text, i) => {
-        const started = performance.now();
-        recoverToolCalls(text, TOOLS);
-        best[i] = Math.min(best[i] as number, performance.now() - started);
-      });
+  it("one reading of eight times the junk costs about what eight readings of it cost", async () => {
+    // splitGrowth: linear ~1, quadratic ~8. The markup readers, slower per character, read 4 KB.
+    const units: Array<[string, number]> = [
+      ["a<|im_end|><|im_start|>", 32_000],
+      ["<|end|><|start|>assistant x", 32_000],
+      ['<tool_call>write(text="</tool_call>', 64_000],
+      ["<tool_call>w<arg_key>k</arg_key><arg_value>v<tool_call>", 4_000],
+      ["<tool_call>\n<function=w>\n<parameter=k>\nv <tool_call>", 4_000],
+      ["<tool_call>g<arg_key>k</arg_key><arg_value>v</arg_value> x ", 4_000],
+      ["<|channel|>final<|message|>", 32_000],
+    ];
+    for (const [unit, bytes] of units) {
+      const ratio = await splitGrowth(
+        (reply) => recoverToolCalls(reply, TOOLS),
+        (n) => unit.repeat(n),
+        bytes,
+      );
+      expect(ratio, unit).toBeLessThan(4);
     }
-    return best;
-  }
-
-  it("four times the junk costs about four times as much, not sixteen", () => {
-    for (const unit of [
-      "a<|im_end|><|im_start|>",
-      "<|end|><|start|>assistant x",
-      '<tool_call>write(text="</tool_call>',
-      "<tool_call>w<arg_key>k</arg_key><arg_value>v<tool_call>",
-      "<tool_call>\n<function=w>\n<parameter=k>\nv <tool_call>",
-      "<tool_call>g<arg_key>k</arg_key><arg_value>v</arg_value> x ",
-      "<|channel|>final<|message|>",
-    ]) {
-      // 64 KiB against 256 KiB, and a floor under the small reading, so a timer's grain does not make the ratio.
-      const count = Math.ceil(65_536 / unit.length);
-      const [small, large] = times([unit.repeat(count), unit.repeat(4 * count)]) as [number, number];
-      expect(large / Math.max(small, 3), unit).toBeLessThan(12);
-    }
-  }, 120_000);
+    // Seconds on a loaded machine (six agents on two cores); the default 5 s was too tight.
+  }, 60_000);
 });
