@@ -1391,13 +1391,14 @@ describe("a stop while transformContext is pending", () => {
               })
             : messages,
       });
-      const started = Date.now();
       const running = agent.prompt("Get it");
       setTimeout(() => agent.abort(), 200);
       const unhandled = await unhandledDuring(async () => {
         const result = await running;
         expect(result.status).toBe("aborted");
-        expect(Date.now() - started).toBeLessThan(1_200);
+        // Settled by the stop, before the hook's stall ended: an order of events, not a number of
+        // ms (the bound of 1.2 s here could be stretched by a loaded machine).
+        expect(late).toBe(false);
         await sleep(1_500);
       });
       expect(late).toBe(true);
