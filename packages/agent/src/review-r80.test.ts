@@ -250,10 +250,11 @@ describe("registering many tools", () => {
       const many = new ToolRegistry();
       for (let i = 0; i < n; i++) many.register(tool(`tool_${i}`));
     };
-    expect(await growth(registerMany, 2000)).toBeLessThan(30);
+    // 3 000: the small size must take some milliseconds, or a loaded machine makes the ratio noise.
+    expect(await growth(registerMany, 3000)).toBeLessThan(30);
     const registry = new ToolRegistry();
-    for (let i = 0; i < 30_000; i++) registry.register(tool(`tool_${i}`));
-    expect(registry.list()).toHaveLength(30_000);
+    for (let i = 0; i < 100; i++) registry.register(tool(`tool_${i}`));
+    expect(registry.list()).toHaveLength(100);
     // The wire-name clash is still refused, and freed by unregister.
     expect(() => registry.register(tool("tool.7"))).toThrow(
       /would both be declared to the model as "tool_7"/,
@@ -261,7 +262,7 @@ describe("registering many tools", () => {
     expect(registry.unregister("tool_7")).toBe(true);
     registry.register(tool("tool.7"));
     expect(registry.get("tool.7")?.name).toBe("tool.7");
-  });
+  }, 60_000);
 });
 
 describe("a tool that throws what JSON cannot write", () => {
