@@ -439,7 +439,9 @@ describe("playground CLI", () => {
   it("steers a line sent with /steer during a run into that run's next request", async () => {
     const server = await startServer({
       replies: [
-        { toolCalls: [{ name: "clock", arguments: "{}" }], firstByteDelayMs: 1500 },
+        // Held back long enough for the /steer line to reach the CLI while the run is on: the line
+        // is sent once the request has arrived, and a loaded machine is slow to pass it along.
+        { toolCalls: [{ name: "clock", arguments: "{}" }], firstByteDelayMs: 4000 },
         { content: "Noted, in French." },
       ],
     });

@@ -1,4 +1,4 @@
-import { startServer, type TestServer } from "@loopwright/testkit";
+import { growth, startServer, type TestServer } from "@loopwright/testkit";
 import { afterEach, describe, expect, it } from "vitest";
 import {
   Agent,
@@ -243,12 +243,18 @@ describe("a tool's progress report after its call ended", () => {
 });
 
 describe("registering many tools", () => {
-  it("takes time in proportion: 30,000 tools in under 6 s (a search of every registered one per register: 20,000 took 8 to 11 s)", () => {
+  it("takes time in proportion: 8 times the tools, about 8 times as long (a search of every registered one per register: 20,000 took 8 to 11 s)", async () => {
+    // Timed against 8 times as many in the same run (a bound in ms failed on a loaded machine):
+    // about 8 when each register costs the same, about 64 with a search of every tool held.
+    const registerMany = (n: number) => {
+      const many = new ToolRegistry();
+      for (let i = 0; i < n; i++) many.register(tool(`tool_${i}`));
+    };
+    // 3 000: the small size must take some milliseconds, or a loaded machine makes the ratio noise.
+    expect(await growth(registerMany, 3000)).toBeLessThan(30);
     const registry = new ToolRegistry();
-    const started = performance.now();
-    for (let i = 0; i < 30_000; i++) registry.register(tool(`tool_${i}`));
-    expect(performance.now() - started).toBeLessThan(6_000);
-    expect(registry.list()).toHaveLength(30_000);
+    for (let i = 0; i < 100; i++) registry.register(tool(`tool_${i}`));
+    expect(registry.list()).toHaveLength(100);
     // The wire-name clash is still refused, and freed by unregister.
     expect(() => registry.register(tool("tool.7"))).toThrow(
       /would both be declared to the model as "tool_7"/,
@@ -256,7 +262,7 @@ describe("registering many tools", () => {
     expect(registry.unregister("tool_7")).toBe(true);
     registry.register(tool("tool.7"));
     expect(registry.get("tool.7")?.name).toBe("tool.7");
-  });
+  }, 60_000);
 });
 
 describe("a tool that throws what JSON cannot write", () => {

@@ -403,8 +403,11 @@ describe("a session file is held by one process at a time", () => {
       const began = Date.now();
       await a.close();
       const waited = Date.now() - began;
+      // Its 5 s, less a timer's slack; and then it goes on, though the run never settles (the
+      // listener holds it until released below). The upper bound only tells "about 5 s" from
+      // "until the run settles": three times the wait, as a loaded machine may stretch it.
       expect(waited).toBeGreaterThanOrEqual(4500);
-      expect(waited).toBeLessThan(8000);
+      expect(waited).toBeLessThan(15_000);
       expect(existsSync(`${file}.lock`)).toBe(false);
       expect(noticesOf(a)).toContainEqual(expect.stringContaining("had not ended 5 s after close()"));
       const b = await open();
@@ -626,7 +629,10 @@ describe("waiting on another opener's takeover gate (r31 #7)", () => {
       expect(removedAt).toBeGreaterThan(0);
       expect(ticksDuring).toBeGreaterThan(5);
       expect(took).toBeGreaterThanOrEqual(250);
-      expect(took).toBeLessThan(3000);
+      // Gone on once the gate was let go, before the gate was old enough (5 s) to be taken for left
+      // behind: the timer and the ticks above show the thread was free; this, that the open did not
+      // just wait out the gate's age. (About 0.3 s on an idle machine.)
+      expect(took).toBeLessThan(4_500);
       expect(noticesOf(session)).toContainEqual(
         expect.stringContaining(`process ${donePid} is no longer running`),
       );
@@ -655,10 +661,11 @@ describe("a takeover gate that cannot be read or removed (r25 #1)", () => {
       writeFileSync(lockPath, stale);
       make();
       // The old code looped at full speed here for good: the open runs in a child (the lock host),
-      // killed after 15 s, so a spin fails the test instead of hanging it.
+      // killed after 25 s, so a spin fails the test (no refusal said) instead of hanging it. The
+      // refusal comes once the gate is 5 s old; the rest is the child's start, slow under load.
       const began = Date.now();
       const opener = host("stuck");
-      const killer = setTimeout(() => opener.proc.kill("SIGKILL"), 15_000);
+      const killer = setTimeout(() => opener.proc.kill("SIGKILL"), 25_000);
       const said = (await opener.next().catch(() => ({ killed: Date.now() - began }))) as {
         code?: string;
         message?: string;
@@ -669,7 +676,6 @@ describe("a takeover gate that cannot be read or removed (r25 #1)", () => {
       expect(said.code, what).toBe("storage");
       expect(said.message).toContain(`the takeover gate ${gate} cannot be read`);
       expect(said.message).toContain(`delete ${gate} by hand, then open the session again.`);
-      expect(Date.now() - began).toBeLessThan(14_000);
       // The stale lock and the gate are as they were.
       expect(readFileSync(lockPath, "utf8")).toBe(stale);
       expect(lstatSync(gate).isDirectory() || lstatSync(gate).isSymbolicLink()).toBe(true);
@@ -682,7 +688,7 @@ describe("a takeover gate that cannot be read or removed (r25 #1)", () => {
     );
     await session.close();
     expect(leftBeside("stuck")).toEqual([]);
-  }, 60_000);
+  }, 90_000);
 });
 
 describe("a session file is held by one thread at a time (r25 #2)", () => {

@@ -110,7 +110,9 @@ describe.skipIf(!HAS_REDIS)("a second close()", () => {
     const stores = await createRedisStores({
       url: server.url,
       prefix: "twice:",
-      connectTimeoutMs: 1000,
+      // The stores' handshakes are timed by this too: a loaded machine can take 1 s for them (300 ms
+      // failed owed.test in CI). close() does not wait on it here (the test takes as long at 1 s).
+      connectTimeoutMs: 3000,
       onError: (error) => {
         if (RedisStoreError.isInstance(error) && error.code === "closed") told.push(error.message);
       },
@@ -169,8 +171,10 @@ describe.skipIf(!HAS_REDIS)(
         server.pause();
         const started = Date.now();
         await store.close();
-        // The 256 writes on their way and the rest waiting for a slot: the bound (2 s), then closed.
-        expect(Date.now() - started).toBeLessThan(5000);
+        // The 256 writes on their way and the rest waiting for a slot: the bound (2 s), then closed;
+        // not held until Redis answers (never, while it is stalled). Five times the bound: a
+        // loaded machine stretches the rest.
+        expect(Date.now() - started).toBeLessThan(10_000);
         // Before: 2 000 errors, each the client's bare DisconnectsClientError or ClientClosedError.
         expect(errors.map(String)).toEqual([
           "RedisStoreError: 2000 tenants' latches were not shared before close(): Redis did not answer their writes within 2 s (a write already sent may still land).",

@@ -82,9 +82,11 @@ describe("r70-2: a server that stops reading its stdin while many calls are writ
     );
     const started = Date.now();
     await p.close();
-    expect(Date.now() - started).toBeLessThan(3_000);
+    // Not held by the 60 s nap nor by the writes the server never reads: a bound far below the nap
+    // and far above the fraction of a second it takes, so a loaded machine cannot fail it.
+    expect(Date.now() - started).toBeLessThan(15_000);
     for (const outcome of await Promise.all(calls)) expect(outcome).toMatchObject({ code: "closed" });
-  });
+  }, 30_000);
 });
 
 describe.skipIf(process.platform !== "linux")(
