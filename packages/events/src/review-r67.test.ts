@@ -3,10 +3,10 @@
 
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
+// Relative: events has no testkit dependency (adding one would touch the lockfile); growth.ts needs nothing.
+import { bestTimes } from "@loopwright/testkit";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-// Relative: events has no testkit dependency (adding one would touch the lockfile); growth.ts needs nothing.
-import { bestTimes } from "../../testkit/src/growth.js";
 import { createBus } from "./bus.js";
 import { EventsError } from "./errors.js";
 import { type DisplayBlock, fold } from "./fold.js";

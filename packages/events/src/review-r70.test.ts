@@ -1,8 +1,8 @@
 // Review r70: counts and times no server reports (negative, NaN, past 2^53) in runMetrics and fold.
 
-import { describe, expect, it } from "vitest";
 // Relative: events has no testkit dependency (adding one would touch the lockfile); growth.ts needs nothing.
-import { bestTimes } from "../../testkit/src/growth.js";
+import { bestTimes } from "@loopwright/testkit";
+import { describe, expect, it } from "vitest";
 import { createBus } from "./bus.js";
 import { fold } from "./fold.js";
 import { runMetrics } from "./run-metrics.js";

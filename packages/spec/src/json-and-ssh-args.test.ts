@@ -185,9 +185,7 @@ describe("a one-line JSON argument is read by its keys", () => {
     // one, under 8 times plus 500 ms, left a loaded machine little room): linear is about 8 times
     // that, quadratic 64.
     const args = new Map([500, 4_000].map((n) => [n, config(n)]));
-    expect(await growth((n) => withoutArgSecrets(["--config", args.get(n) as string]), 500)).toBeLessThan(
-      30,
-    );
+    expect(await growth((n) => withoutArgSecrets(["--config", args.get(n) as string]), 500)).toBeLessThan(30);
     const out = withoutArgSecrets(["--config", args.get(4_000) as string]);
     expect(out[1]?.endsWith('"password": "${PASSWORD}"}')).toBe(true);
   });
