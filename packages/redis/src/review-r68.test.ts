@@ -391,23 +391,11 @@ describe.skipIf(!HAS_REDIS)("the stores on a real Redis", () => {
   it("20 000 watchers leaving cost each the same, not as much as there are runs watched", async () => {
     const bus = await createRedisBus({ url: server.url, prefix: "manywatchers:" });
     try {
-      /** The CPU time (ms) `n` watchers of as many runs take to leave; making them is not timed. */
-      const leaving = (n: number) => {
-        const streams = Array.from({ length: n }, (_, i) => bus.watch(`run-${i}`));
-        const before = process.cpuUsage();
-        for (const stream of streams) void stream.return?.();
-        const spent = process.cpuUsage(before);
-        return (spent.user + spent.system) / 1000;
-      };
-      // 20,000 leaving against 2,500, best of three each, in turn: about 8 when each leaving costs
-      // the same, 64 when each looks through every run watched (6 s for the 20,000 before). Only
-      // the leaving is timed: making 20,000 watchers wakes the garbage collector, whose time
-      // alone once read 37 for linear work under load.
-      const best = [Infinity, Infinity];
-      leaving(2_500);
-      for (let round = 0; round < 3; round++)
-        for (const [i, n] of [2_500, 20_000].entries()) best[i] = Math.min(best[i] as number, leaving(n));
-      expect((best[1] as number) / (best[0] as number)).toBeLessThan(30);
+      const streams = Array.from({ length: 20_000 }, (_, i) => bus.watch(`run-${i}`));
+      const started = performance.now();
+      for (const stream of streams) void stream.return?.();
+      // Each leaving looked through every run watched: 6 s here.
+      expect(performance.now() - started).toBeLessThan(1500);
     } finally {
       await bus.close();
     }
