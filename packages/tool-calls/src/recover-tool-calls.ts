@@ -1859,10 +1859,10 @@ function functionarySpans(text: string, known: Known): Span[] {
 /**
  * End-of-turn tokens a server may leave after a reply: Llama 3 (`<|eot_id|>`, `<|eom_id|>`) and 4
  * (`<|eot|>`, `<|eom|>`), ChatML, Phi, gpt-oss, Mistral, Gemma (`<end_of_turn>`, `<eos>`), DeepSeek,
- * GLM (`<|observation|>`, after its calls), Command R.
+ * GLM (`<|observation|>`, after its calls), Command R. Matches one token whole.
  */
 const END_TOKENS =
-  /(?:\s*(?:<\|(?:eot_id|eom_id|eot|eom|im_end|end|endoftext|end_of_text|return|observation|END_OF_TURN_TOKEN)\|>|<\/s>|<end_of_turn>|<eos>|<[|｜]end[▁_]of[▁_]sentence[|｜]>))+\s*$/;
+  /^(?:<\|(?:eot_id|eom_id|eot|eom|im_end|end|endoftext|end_of_text|return|observation|END_OF_TURN_TOKEN)\|>|<\/s>|<end_of_turn>|<eos>|<[|｜]end[▁_]of[▁_]sentence[|｜]>)$/;
 
 /**
  * A reply that is nothing but a call, a list of calls, or several calls one after another (Llama
@@ -2586,14 +2586,14 @@ function withoutCloserPiece(text: string): string {
 }
 
 /**
- * The text without the end-of-turn tokens it ends with (a server that prints special tokens
- * leaves `</s>` or `<|im_end|>` after the calls); only its last 256 characters are looked at, so
- * the pattern stays linear.
+ * The text without the end-of-turn tokens it ends with and the blank space among them (a server
+ * that prints special tokens leaves `</s>` or `<|im_end|>` after the calls; one that ignores the
+ * end of the turn leaves them over and over, up to its token limit); `text` as it was when it ends
+ * with no such token. Linear in the tokens and space taken off ({@link endTokensStart}).
  */
 function withoutEndTokens(text: string): string {
-  const lead = Math.max(0, text.length - 256);
-  const end = END_TOKENS.exec(text.slice(lead));
-  return end ? text.slice(0, lead + end.index) : text;
+  const at = endTokensStart(text);
+  return /\S/.test(text.slice(at)) ? text.slice(0, at) : text;
 }
 
 /**

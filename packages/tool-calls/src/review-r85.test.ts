@@ -128,6 +128,27 @@ describe("R85-1: a call followed by the end-of-turn tokens a template leaks is r
     );
   });
 
+  it("a run of end-of-turn tokens longer than 256 characters (a server that ignores the end of the turn)", () => {
+    // A server told to ignore the end-of-sequence token (`ignore_eos`), or a template that does
+    // not stop on it, leaves the token over and over up to its token limit. Only the last 256
+    // characters were looked at: a whole-reply call was lost, and the tokens stayed in the text.
+    for (const run of [
+      "<|im_end|>\n".repeat(40),
+      "</s>".repeat(80),
+      `<|eot_id|>${" ".repeat(300)}<|eot_id|>`,
+      "<end_of_turn>\n<eos>".repeat(30),
+    ]) {
+      for (const [shape, call] of Object.entries(SHAPES)) {
+        const { calls, text } = recoverToolCalls(call + run, ["ls"]);
+        expect(
+          calls.map(({ name, args }) => ({ name, args })),
+          `${shape} + ${run.slice(0, 12)}…`,
+        ).toEqual([{ name: "ls", args: ls.args }]);
+        expect(text, `${shape} + ${run.slice(0, 12)}…`).toBe("");
+      }
+    }
+  });
+
   it("property: an end-of-turn token (or a scratchpad marker) inside a string argument is the argument's text", () => {
     const piece = fc.constantFrom(...END_TOKENS, "</think>", "<think>", "```", "\n", "a", " ", "'");
     fc.assert(
