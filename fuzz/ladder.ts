@@ -299,6 +299,21 @@ export const SHAPES: Shape[] = [
     run: recover,
   },
   {
+    // A server ignoring the end of the turn repeats its end token up to its token limit.
+    name: "recoverToolCalls: a JSON call, then '<|im_end|>' lines repeated",
+    build: (n) => `{"name":"f","arguments":{}}${repeat("<|im_end|>\n", n)}`,
+    run: recover,
+  },
+  {
+    name: "recoverToolCalls: Kimi calls, each after an opener and a long run of blank lines",
+    build: (n) =>
+      repeat(
+        `x<|tool_calls_section_begin|>${"\n".repeat(512)}<|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{}<|tool_call_end|>`,
+        n,
+      ),
+    run: recover,
+  },
+  {
     name: "recoverToolCalls: '<function=a><parameter=k>' repeated, cut at the limit",
     build: (n) => repeat("<function=a><parameter=k>v", n),
     run: (text: unknown) => recoverToolCalls(text as string, TOOLS, { finishReason: "length" }),

@@ -1555,7 +1555,7 @@ function deepseekToken(word: string): string {
 const DS_CALL_BEGIN = new RegExp(deepseekToken("tool_call_begin"), "g");
 const DS_CALL_END = new RegExp(deepseekToken("tool_call_end"));
 const DS_SEP = new RegExp(deepseekToken("tool_sep"));
-const DS_BEFORE = new RegExp(`${deepseekToken("tool_calls_begin")}\\s*$`);
+const DS_BEFORE = new RegExp(`${deepseekToken("tool_calls_begin")}$`);
 const DS_AFTER = new RegExp(
   `^\\s*${deepseekToken("tool_calls_end")}(?:\\s*${deepseekToken("end_of_sentence")})?`,
 );
@@ -1604,10 +1604,7 @@ function deepseekSpans(text: string): Span[] {
     }
     const close = DS_CALL_END.exec(text.slice(end, limit));
     if (close && text.slice(end, end + close.index).trim() === "") end += close.index + close[0].length;
-    let start = begin.index;
-    const lead = Math.max(0, start - 64);
-    const before = DS_BEFORE.exec(text.slice(lead, start));
-    if (before) start = lead + before.index;
+    const start = openerBefore(text, begin.index, DS_BEFORE);
     const after = DS_AFTER.exec(text.slice(end));
     if (after) end += after[0].length;
     spans.push({ start, end, calls: [{ name, ...found }], ...(open ? { open: openFrom(start) } : {}) });
@@ -1616,9 +1613,23 @@ function deepseekSpans(text: string): Span[] {
   return spans;
 }
 
+/**
+ * Where a call at `start` begins once the section opener written before it (`opener`, anchored at
+ * its end) is counted in: at that opener when only blank space stands between them, however much
+ * (a model may put any number of blank lines there), else `start`. Linear: the space is stepped
+ * over once and the opener looked for in the few characters before it.
+ */
+function openerBefore(text: string, start: number, opener: RegExp): number {
+  let at = start;
+  while (at > 0 && /\s/.test(text[at - 1] as string)) at--;
+  const lead = Math.max(0, at - 48);
+  const found = opener.exec(text.slice(lead, at));
+  return found ? lead + found.index : start;
+}
+
 // One bounded run for the name, trimmed after: `\s*` on both sides of a lazy run was cubic on spaces.
 const KIMI_CALL = /<\|tool_call_begin\|>([^<]{0,256}?)<\|tool_call_argument_begin\|>/g;
-const KIMI_BEFORE = /<\|tool_calls_section_begin\|>\s*$/;
+const KIMI_BEFORE = /<\|tool_calls_section_begin\|>$/;
 const KIMI_AFTER = /^\s*<\|tool_call_end\|>(?:\s*<\|tool_calls_section_end\|>)?/;
 
 /** Kimi K2's `<|tool_call_begin|>functions.name:0<|tool_call_argument_begin|>{…}<|tool_call_end|>`. */
@@ -1628,10 +1639,7 @@ function kimiSpans(text: string): Span[] {
     const id = /^(?:functions\.)?(.+?)(?::\d+)?$/.exec((match[1] as string).trim());
     const json = jsonArgumentsAt(text, match.index + match[0].length);
     if (!id || !json) continue;
-    let start = match.index;
-    const lead = Math.max(0, start - 64);
-    const before = KIMI_BEFORE.exec(text.slice(lead, start));
-    if (before) start = lead + before.index;
+    const start = openerBefore(text, match.index, KIMI_BEFORE);
     let end = json.end;
     const after = KIMI_AFTER.exec(text.slice(end));
     if (after) end += after[0].length;
