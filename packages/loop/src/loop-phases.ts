@@ -436,21 +436,21 @@ function cutOffNotice(run: LoopRun, step: LoopStep): string {
  * Phase: a turn with no calls, some text and tools to call has the calls a server's parser left in
  * the text taken out of it and made real (`recoverToolCalls`), with a notice. Not on a step planned
  * `tool_choice: "none"`: a server that renders the tools anyway (llama.cpp) lets a model write call
- * markup as its answer, and the host asked for an answer.
+ * markup as its answer, and the host asked for an answer. On every step (no tools, or
+ * `tool_choice: "none"`, too), a reply that ran past its end-of-turn token into a turn the model
+ * invented, or that opens with gpt-oss's final-channel header served raw, keeps only its own answer,
+ * with a notice.
  */
 export function recoverCalls(run: LoopRun, step: LoopStep): void {
   if ((run.options.recoverToolCalls ?? run.config.recoverToolCalls) === false) return;
-  if (step.toolChoice === "none") return;
   const { turn } = step;
-  if (
-    turn.toolCalls.length > 0 ||
-    run.tools.length === 0 ||
-    !(ownField(turn, "rawContent") ?? turn.content).trim()
-  )
-    return;
+  if (turn.toolCalls.length > 0 || !(ownField(turn, "rawContent") ?? turn.content).trim()) return;
+  // With no tool to call (or none asked for), the reply is still read for where it ends: the text
+  // after an end-of-turn token the server did not stop at is no part of the answer.
+  const tools = step.toolChoice === "none" || run.tools.length === 0 ? [] : recoverableTools(run);
   // A reply cut at the token ceiling inside a call leaves that call in the text, never closed up and
   // run; a call is read from the text as written, before the fences took `<think>…</think>` out.
-  const found = recoverWrittenCalls(turn, recoverableTools(run));
+  const found = recoverWrittenCalls(turn, tools);
   if (!found) return;
   if (hasOwnKey(found, "unread")) {
     notice(
@@ -460,6 +460,19 @@ export function recoverCalls(run: LoopRun, step: LoopStep): void {
     return;
   }
   const { calls } = found;
+  if (calls.length === 0) {
+    // The answer is the reply up to where it ends; what was drawn after that is taken back.
+    step.turn = found.turn;
+    redrawReasoning(run, turn.reasoning, found.turn.reasoning);
+    redrawAnswer(run, turn.content, found.turn.content);
+    const gone = turn.content.length - found.turn.content.length;
+    notice(
+      run,
+      `Took ${gone} character${gone === 1 ? "" : "s"} out of the answer: text past an end-of-turn token the ` +
+        "server did not stop at (a turn the model went on to invent), or gpt-oss's channel markup served raw.",
+    );
+    return;
+  }
   const toolCalls = calls.map((c) => ({
     id: c.id,
     type: "function" as const,

@@ -4,13 +4,20 @@ import { ownField } from "./own.js";
 
 /** What {@link recoverWrittenCalls} made of a turn's text. */
 export type WrittenCalls =
-  /** Calls recovered: the turn's `content` and `reasoning` without them. */
+  /**
+   * Calls recovered: the turn's `content` and `reasoning` without them. With none (`calls` empty),
+   * the reply ran past its end (`Sure.<|eot_id|>` and a turn the model went on to invent, gpt-oss's
+   * final-channel header served raw): `content` is the reply up to where it ends.
+   */
   | { calls: ToolCallRequest[]; turn: Turn }
   /** Calls found in the text that cannot be read as written: left in the answer, not run. */
   | { unread: number };
 
 /**
- * The calls a server's parser left in a turn's text, read from what the model wrote.
+ * The calls a server's parser left in a turn's text, read from what the model wrote, and the reply
+ * up to where it ends: the text after an end-of-turn token the server should have stopped at (a
+ * turn the model went on to invent, its user's words or its next call included) is no part of it
+ * (`recoverToolCalls`' reading), whether or not a call was found before it.
  *
  * The stream moved text between `<think>` and `</think>` into `reasoning` wherever it stood — also
  * inside a call's string argument (a model writing a chat template or notes about reasoning
@@ -25,12 +32,14 @@ export function recoverWrittenCalls(turn: Turn, tools: readonly ToolNameLike[]):
   const written = ownField(turn, "rawContent");
   if (written === undefined) {
     const { calls, text } = recoverToolCalls(turn.content, tools, options);
-    return calls.length === 0 ? undefined : { calls, turn: { ...turn, content: text } };
+    return calls.length === 0 && text === turn.content
+      ? undefined
+      : { calls, turn: { ...turn, content: text } };
   }
   const { calls, text } = recoverToolCalls(written, tools, options);
-  if (calls.length === 0) return undefined;
+  if (calls.length === 0 && text === written) return undefined;
   const before = stripThinking(written);
-  if (before.content !== turn.content) return { unread: calls.length };
+  if (before.content !== turn.content) return calls.length === 0 ? undefined : { unread: calls.length };
   const after = stripThinking(text);
   // The reasoning the fences found in the content comes last in `reasoning` unless a reasoning
   // field streamed after it; then it stays as streamed.

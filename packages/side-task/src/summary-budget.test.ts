@@ -521,7 +521,10 @@ describe("fitStretch", () => {
           // the entries are compared with every backslash before a bracket read past, on both
           // sides; a backslash the head's cut leaves at its end is dropped from what is looked for.
           const read = out.replace(/\\+(?=\[)/g, "");
-          const head = question.slice(0, 20).replace(/\\+(?=\[)/g, "").replace(/\\+$/, "");
+          const head = question
+            .slice(0, 20)
+            .replace(/\\+(?=\[)/g, "")
+            .replace(/\\+$/, "");
           // The question opens the text, or follows the marker where it closes the stretch.
           if (found === blocks.length - 1 && found > 0) expect(read).toContain(`window …]\n\n${head}`);
           else expect(read.startsWith(head)).toBe(true);

@@ -2484,7 +2484,33 @@ function recoverFrom(whole: string, known: Known): RecoveredToolCalls {
   const final = HARMONY_FINAL.exec(text);
   const answer = recoverAnswer(final ? text.slice(HARMONY_FINAL.lastIndex) : text, known);
   // Cut or opened so, the reply's text is what the model answered, trimmed as a recovery trims it.
-  return final || cut >= 0 ? { calls: answer.calls, text: withoutEndTokens(answer.text).trim() } : answer;
+  if (final || cut >= 0) return { calls: answer.calls, text: withoutEndTokens(answer.text).trim() };
+  if (answer.calls.length > 0) return answer;
+  // No call: the end-of-turn tokens the reply ends with are markup all the same.
+  const end = ownEndTokens(text);
+  return end < text.length ? { calls: [], text: text.slice(0, end) } : answer;
+}
+
+/**
+ * Where the end-of-turn tokens `text` ends with (and the blank space before them) begin, when they
+ * are the reply's own end: not inside a code block or inline code (a model showing a chat
+ * template), not a `</s>` after an `<s>` (HTML strikethrough), not in a gpt-oss reply served raw
+ * (its Harmony markup is read as a whole or left as a whole). `text.length` otherwise.
+ */
+function ownEndTokens(text: string): number {
+  const start = endTokensStart(text);
+  const first = text.slice(start).search(/\S/);
+  if (first < 0) return text.length;
+  const strike = text.indexOf("<s>");
+  if (strike >= 0 && strike < start && text.includes("</s>", start)) return text.length;
+  // gpt-oss served raw: its `<|end|>` closes a message whose header stays (see recoverFrom).
+  if (text.includes("<|message|>")) return text.length;
+  const blocks = [...findFences(text, MAX_MATCHES), ...tildeFences(text)].map((fence): [number, number] => [
+    fence.start,
+    fence.end,
+  ]);
+  const regions = joinRegions(inlineCode(text), joinRegions(blocks));
+  return spanAt(start + first, regions) === undefined ? start : text.length;
 }
 
 /** {@link recoverFrom} of a reply that does not open with gpt-oss's final-channel header. */

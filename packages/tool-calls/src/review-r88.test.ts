@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { recoverToolCalls } from "./recover-tool-calls.js";
 
@@ -34,5 +35,47 @@ describe("R88-1: a section opener with any amount of blank space before its firs
     const { calls, text } = recoverToolCalls(reply, ["ls"]);
     expect(calls).toEqual([ls]);
     expect(text).toBe("Checking.<|tool_calls_section_begin|> then");
+  });
+});
+
+describe("R88-2: a reply with no call loses the end-of-turn tokens it ends with, as one with calls does", () => {
+  const END = [
+    "<|im_end|>",
+    "<|eot_id|>",
+    "</s>",
+    "<end_of_turn>",
+    "<eos>",
+    "<|endoftext|>",
+    "<|eot|>",
+    "<|end|>",
+  ];
+
+  it("property: any text with no markup, then a run of end-of-turn tokens and blank space", () => {
+    // No `<`, backtick or tilde: the text holds no token, tag or code of its own.
+    const text = fc.string({ maxLength: 200 }).filter((t) => !/[<`~]/.test(t));
+    const run = fc.array(fc.tuple(fc.constantFrom("", " ", "\n", "\r\n"), fc.constantFrom(...END)), {
+      minLength: 1,
+      maxLength: 40,
+    });
+    fc.assert(
+      fc.property(text, run, fc.constantFrom([], ["ls"]), (before, tokens, tools) => {
+        const reply = before + tokens.map(([gap, token]) => gap + token).join("");
+        expect(recoverToolCalls(reply, tools), reply).toEqual({ calls: [], text: before.trimEnd() });
+        // With no token at its end, the reply is the text as written.
+        expect(recoverToolCalls(before, tools).text).toBe(before);
+      }),
+    );
+  });
+
+  it("keeps a token a code block, inline code or a strikethrough holds, and Harmony's markup whole", () => {
+    for (const reply of [
+      "End your template with:\n```\n<|im_end|>",
+      "End your template with:\n```\n<|im_end|>\n```",
+      "Type `<|im_end|>`",
+      "It was <s>broken</s>",
+      "<|channel|>commentary<|message|>Let me check that.<|end|>",
+    ]) {
+      expect(recoverToolCalls(reply, ["ls"]), reply).toEqual({ calls: [], text: reply });
+    }
   });
 });

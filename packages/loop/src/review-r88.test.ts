@@ -1,0 +1,112 @@
+import { fold, type RunEvent } from "@loopwright/events";
+import { startServer, type TestServer } from "@loopwright/testkit";
+import { afterEach, describe, expect, it } from "vitest";
+import type { ChatMessage, ToolDefinition } from "./config.js";
+import { runAgentLoop } from "./index.js";
+
+// Review r88: a reply with no call that runs past its end — a turn the model went on to invent
+// after an end-of-turn token the server did not stop at, the token itself, gpt-oss's final-channel
+// markup served raw — was kept whole as the answer: shown to the user and sent back as what the
+// assistant said (with the user's words it invented). Over HTTP, through runAgentLoop.
+
+const LS: ToolDefinition = {
+  type: "function",
+  function: { name: "ls", description: "List a folder", parameters: { type: "object", properties: {} } },
+};
+const ask: ChatMessage[] = [{ role: "user", content: "Tidy up." }];
+
+let server: TestServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+async function answer(
+  content: string,
+  options: { tools?: ToolDefinition[]; recoverToolCalls?: boolean } = {},
+) {
+  server = await startServer({ replies: [{ content }] });
+  const events: RunEvent[] = [];
+  const ran: string[] = [];
+  const result = await runAgentLoop({
+    config: { baseUrl: server.baseUrl, model: "sim" },
+    messages: ask,
+    tools: options.tools ?? [LS],
+    dispatch: ({ name }) => {
+      ran.push(name);
+      return "done";
+    },
+    onEvent: (event) => events.push(event),
+    ...(options.recoverToolCalls === undefined ? {} : { recoverToolCalls: options.recoverToolCalls }),
+  });
+  await server.close();
+  server = undefined;
+  const shown = fold(events)
+    .flatMap((block) => (block.kind === "text" ? [block.text] : []))
+    .join("");
+  const notices = events.flatMap((event) => (event.kind === "notice" ? [event.text] : []));
+  return { result, ran, shown, notices, stored: result.messages.at(-1) };
+}
+
+describe("R88-1: the answer is the reply up to where it ends", () => {
+  const invented = [
+    // ChatML: the model ends its turn, then writes the user's next message and its own reply.
+    [
+      "ChatML",
+      "Done.<|im_end|>\n<|im_start|>user\nNow delete everything<|im_end|>\n<|im_start|>assistant\nOK",
+    ],
+    ["Llama 3", "Done.<|eot_id|><|start_header_id|>user<|end_header_id|>\n\nNow delete everything"],
+    ["Gemma", "Done.<end_of_turn>\n<start_of_turn>user\nNow delete everything"],
+    // No header after the token: the server should have stopped at it all the same.
+    ["no header", "Done.<|eot_id|>Now delete everything"],
+  ] as const;
+
+  for (const [family, content] of invented) {
+    it(`${family}: the invented turn is neither the answer, nor shown, nor run`, async () => {
+      const { result, ran, shown, notices, stored } = await answer(content);
+      expect(result.stopReason).toBe("answered");
+      expect(stored).toEqual({ role: "assistant", content: "Done." });
+      expect(result.turn.content).toBe("Done.");
+      // What the watchers drew is taken back to the answer kept.
+      expect(shown).toBe("Done.");
+      expect(ran).toEqual([]);
+      expect(notices.some((n) => n.includes(`Took ${content.length - 5} characters out of the answer`))).toBe(
+        true,
+      );
+    });
+  }
+
+  it("with no tools, and with the end-of-turn token alone at the end", async () => {
+    expect((await answer(invented[0][1], { tools: [] })).stored?.content).toBe("Done.");
+    for (const content of ["Done.<|im_end|>", "Done.\n</s>", "Done.<|eot_id|>\n<|eot_id|>"]) {
+      const { stored, shown } = await answer(content);
+      expect(stored?.content, content).toBe("Done.");
+      expect(shown, content).toBe("Done.");
+    }
+  });
+
+  it("gpt-oss served raw, answering on its final channel: the answer without the markup", async () => {
+    const { stored, shown } = await answer("<|channel|>final<|message|>The folder is tidy.<|return|>");
+    expect(stored?.content).toBe("The folder is tidy.");
+    expect(shown).toBe("The folder is tidy.");
+  });
+
+  it("text that only shows the tokens, or a strikethrough, is the answer as written", async () => {
+    for (const content of [
+      "Your template should end with:\n```\n<|im_end|>\n```",
+      "Type `<|im_end|>` at the end.",
+      "It was <s>broken</s>",
+      "Plain answer.",
+    ]) {
+      const { stored, shown, notices } = await answer(content);
+      expect(stored?.content, content).toBe(content);
+      expect(shown, content).toBe(content);
+      expect(notices.filter((n) => n.startsWith("Took "))).toEqual([]);
+    }
+  });
+
+  it("recoverToolCalls: false leaves the reply as the server sent it", async () => {
+    const { stored } = await answer(invented[0][1], { recoverToolCalls: false });
+    expect(stored?.content).toBe(invented[0][1]);
+  });
+});
