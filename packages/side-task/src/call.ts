@@ -10,6 +10,7 @@ import {
   negotiate,
 } from "@loopwright/negotiate";
 import { ALL_FENCES, readUsage, stripThinking, type UsageLike } from "@loopwright/stream";
+import { replyText } from "@loopwright/tool-calls";
 import { describeValue, errorText, isPlainObject, SideTaskError } from "./errors.js";
 import {
   checkInput,
@@ -271,7 +272,9 @@ function readReply(completion: unknown, model: string): SideCallReply {
       `${model} answered without a message (${describeValue(completion)} with no choices[0].message).`,
     );
   }
-  const { content } = stripThinking(messageText(choice.message.content), { fences: ALL_FENCES });
+  // The reply up to where it ends: a turn the model went on to invent past an end-of-turn token the
+  // server did not stop at (its user's words, say) is no part of an answer or a summary.
+  const { content } = stripThinking(replyText(messageText(choice.message.content)), { fences: ALL_FENCES });
   const finish = ownField(choice, "finish_reason");
   // No prototype: a `refusal` or `usage` only a polluted Object.prototype holds is never read as the model's.
   const reply: SideCallReply = Object.assign(Object.create(null) as SideCallReply, {
