@@ -3,6 +3,7 @@ import type { TurnMetrics } from "@loopwright/events";
 import { buildBody, ContextOverflow, type RequestBody } from "@loopwright/negotiate";
 import type { Turn } from "@loopwright/stream";
 import type { ToolCallOutcome } from "@loopwright/tool-calls";
+import type { ChatCompletionMessageToolCall } from "openai/resources/chat/completions";
 import type { AssistantMessage, AssistantToolCall, ChatMessage, ToolChoice } from "./config.js";
 import { carryOn, isContinuable, windowTaken } from "./continue-turn.js";
 import type { LoopUsageEvent, RunUsage } from "./errors.js";
@@ -690,9 +691,52 @@ function outcomeOf(result: CallResult): ToolCallOutcome {
  * every step, and a transcript whose results cannot be told apart is refused on the next request.
  */
 export function takeCalls(run: LoopRun, step: LoopStep): void {
-  const calls = shortIds(run, renameCalls(step.turn.toolCalls, callNames(run)));
+  const calls = shortIds(run, renameCalls(spelledCalls(run, step.turn.toolCalls), callNames(run)));
   const known = usedIds(run);
   step.turn = { ...step.turn, toolCalls: distinctIds(calls, known.ids, known.next) };
+}
+
+/**
+ * Eager mode: the calls with a name no declared tool has, that names exactly one of them another way,
+ * under that tool's wire name, with a notice — blank space around it, OpenAI's `functions.`
+ * namespace (`functions.read_file`, which models trained on their own transcripts write), or a
+ * difference in case alone from one tool (`Read_File`). Such a call ran nowhere before: `dispatch`
+ * was handed a name no tool has. The transcript keeps the name it ran under, so the model reads the
+ * tool's own spelling back. On demand and proxied, the catalogue's resolver reads other spellings.
+ */
+function spelledCalls<T extends ChatCompletionMessageToolCall>(
+  run: LoopRun,
+  calls: readonly T[],
+): readonly T[] {
+  if (run.discovery || calls.length === 0) return calls;
+  const wire = new Set<string>();
+  const byCase = new Map<string, string | null>();
+  for (const tool of run.tools) {
+    if (tool.type !== "function") continue;
+    const name = tool.function.name;
+    wire.add(name);
+    const lower = name.toLowerCase();
+    byCase.set(lower, byCase.has(lower) ? null : name);
+  }
+  const resolve = (written: string): string | undefined => {
+    if (wire.has(written) || written.length > 256) return undefined;
+    const bare = written.trim().replace(/^functions\./, "");
+    if (wire.has(bare)) return bare;
+    return byCase.get(bare.toLowerCase()) ?? undefined;
+  };
+  let changed = false;
+  const spelled = calls.map((call) => {
+    if (call.type !== "function") return call;
+    const name = resolve(call.function.name);
+    if (name === undefined) return call;
+    changed = true;
+    notice(
+      run,
+      `The model called ${JSON.stringify(call.function.name)}, which no tool is named; it ran as ${JSON.stringify(run.names.toHost.get(name) ?? name)}, the one tool that name spells.`,
+    );
+    return { ...call, function: { ...call.function, name } } as T;
+  });
+  return changed ? spelled : calls;
 }
 
 /** The longest tool-call id the loop keeps as a server gave it (real ones are some 30 characters). */

@@ -110,3 +110,75 @@ describe("R88-1: the answer is the reply up to where it ends", () => {
     expect(stored?.content).toBe(invented[0][1]);
   });
 });
+
+describe("R88-2: eager, a call to a declared tool under another spelling runs that tool", () => {
+  const READ: ToolDefinition = {
+    type: "function",
+    function: {
+      name: "read_file",
+      description: "Read a file",
+      parameters: { type: "object", properties: { path: { type: "string" } }, required: ["path"] },
+    },
+  };
+  // A renamed tool: `fs.read` goes on the wire as `fs_read`.
+  const FS_READ: ToolDefinition = { ...READ, function: { ...READ.function, name: "fs.read" } };
+
+  async function called(name: string, tools: ToolDefinition[]) {
+    server = await startServer({
+      replies: [{ toolCalls: [{ id: "c1", name, arguments: '{"path":"a.txt"}' }] }, { content: "Read." }],
+    });
+    const events: RunEvent[] = [];
+    const dispatched: string[] = [];
+    const result = await runAgentLoop({
+      config: { baseUrl: server.baseUrl, model: "sim" },
+      messages: ask,
+      tools,
+      dispatch: ({ name }) => {
+        dispatched.push(name);
+        return "hello";
+      },
+      onEvent: (event) => events.push(event),
+    });
+    const second = server.chatRequests[1]?.body as { messages: Array<Record<string, unknown>> };
+    await server.close();
+    server = undefined;
+    return { result, events, dispatched, sent: second.messages[1] };
+  }
+
+  it("OpenAI's functions. namespace, blank space around the name, a difference in case alone", async () => {
+    for (const [written, tools, host, wire] of [
+      ["functions.read_file", [READ], "read_file", "read_file"],
+      [" read_file\n", [READ], "read_file", "read_file"],
+      ["Read_File", [READ], "read_file", "read_file"],
+      ["functions.fs_read", [FS_READ], "fs.read", "fs_read"],
+    ] as const) {
+      const { result, events, dispatched, sent } = await called(written, [...tools]);
+      expect(dispatched, written).toEqual([host]);
+      expect(result.toolCalls.map((c) => c.name)).toEqual([host]);
+      const shown = events.flatMap((e) =>
+        e.kind === "tool-call" || e.kind === "tool-result" ? [e.name] : [],
+      );
+      expect(shown).toEqual([host, host]);
+      // The model reads the tool's own spelling back.
+      expect(sent).toMatchObject({ role: "assistant", tool_calls: [{ id: "c1", function: { name: wire } }] });
+      const notices = events.flatMap((e) => (e.kind === "notice" ? [e.text] : []));
+      expect(notices).toContain(
+        `The model called ${JSON.stringify(written)}, which no tool is named; it ran as "${host}", the one tool that name spells.`,
+      );
+    }
+  });
+
+  it("a name that spells no tool, or two, is handed to dispatch as written", async () => {
+    const upper: ToolDefinition = { ...READ, function: { ...READ.function, name: "Read_file" } };
+    for (const [written, tools] of [
+      ["default_api.read_file", [READ]],
+      ["read-file", [READ]],
+      // Two tools differ only in case: which one was meant cannot be told.
+      ["READ_FILE", [READ, upper]],
+    ] as const) {
+      const { dispatched, events } = await called(written, [...tools]);
+      expect(dispatched, written).toEqual([written]);
+      expect(events.some((e) => e.kind === "notice" && e.text.startsWith("The model called"))).toBe(false);
+    }
+  });
+});
