@@ -699,8 +699,9 @@ export function takeCalls(run: LoopRun, step: LoopStep): void {
 /**
  * Eager mode: the calls with a name no declared tool has, that names exactly one of them another way,
  * under that tool's wire name, with a notice — blank space around it, OpenAI's `functions.`
- * namespace (`functions.read_file`, which models trained on their own transcripts write), or a
- * difference in case alone from one tool (`Read_File`). Such a call ran nowhere before: `dispatch`
+ * namespace (`functions.read_file`, which models trained on their own transcripts write), gpt-oss's
+ * Harmony markup after it (`create_event<|channel|>analysis`) or its `json` glued on (`shelljson`),
+ * or a difference in case alone from one tool (`Read_File`). Such a call ran nowhere before: `dispatch`
  * was handed a name no tool has. The transcript keeps the name it ran under, so the model reads the
  * tool's own spelling back. On demand and proxied, the catalogue's resolver reads other spellings.
  */
@@ -720,8 +721,13 @@ function spelledCalls<T extends ChatCompletionMessageToolCall>(
   }
   const resolve = (written: string): string | undefined => {
     if (wire.has(written) || written.length > 256) return undefined;
-    const bare = written.trim().replace(/^functions\./, "");
+    // gpt-oss's Harmony header leaking into the name (`create_event<|channel|>analysis`, Ollama).
+    const markup = written.indexOf("<|");
+    const bare = (markup > 0 ? written.slice(0, markup) : written).trim().replace(/^functions\./, "");
     if (wire.has(bare)) return bare;
+    // Harmony's `json` content type glued to the name (`shelljson`, `get_weather json`).
+    const glued = /^(.+?)\s*json$/.exec(bare)?.[1];
+    if (glued !== undefined && wire.has(glued)) return glued;
     return byCase.get(bare.toLowerCase()) ?? undefined;
   };
   let changed = false;

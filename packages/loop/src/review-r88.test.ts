@@ -150,6 +150,10 @@ describe("R88-2: eager, a call to a declared tool under another spelling runs th
       ["functions.read_file", [READ], "read_file", "read_file"],
       [" read_file\n", [READ], "read_file", "read_file"],
       ["Read_File", [READ], "read_file", "read_file"],
+      // gpt-oss's Harmony header leaking into the name (Ollama), and its `json` glued on (llama.cpp).
+      ["read_file<|channel|>analysis", [READ], "read_file", "read_file"],
+      ["functions.read_file <|constrain|>json", [READ], "read_file", "read_file"],
+      ["read_filejson", [READ], "read_file", "read_file"],
       ["functions.fs_read", [FS_READ], "fs.read", "fs_read"],
     ] as const) {
       const { result, events, dispatched, sent } = await called(written, [...tools]);
@@ -173,6 +177,8 @@ describe("R88-2: eager, a call to a declared tool under another spelling runs th
     for (const [written, tools] of [
       ["default_api.read_file", [READ]],
       ["read-file", [READ]],
+      ["assistant<|channel|>analysis", [READ]],
+      ["json", [READ]],
       // Two tools differ only in case: which one was meant cannot be told.
       ["READ_FILE", [READ, upper]],
     ] as const) {
