@@ -257,7 +257,9 @@ function serverTools(catalog: readonly CatalogServer[]): Map<string, Set<string>
 
 /**
  * The one catalogued tool a name stands for, or `undefined`: its exact name, `functions.tool`,
- * `server.tool` (or `/`, `:`, `__`), or a name that differs only in case from exactly one tool.
+ * `server.tool` (or `/`, `:`, `__`), the name with gpt-oss's Harmony markup after it
+ * (`tool<|channel|>analysis`) or its `json` glued on (`tooljson`), or a name that differs only in
+ * case from exactly one tool.
  * Never a server's name or a pattern, which stand for a set of tools rather than one.
  */
 export type ToolResolver = (raw: string) => string | undefined;
@@ -282,12 +284,17 @@ export function toolResolver(catalog: readonly CatalogServer[]): ToolResolver {
     const trimmed = raw.trim();
     // A tool whose own name starts "functions." is that tool, not the one the rest names.
     if (index.has(trimmed)) return trimmed;
-    const name = trimmed.replace(/^functions\./, "");
+    // gpt-oss's Harmony header leaking into the name (`create_event<|channel|>analysis`, Ollama).
+    const markup = trimmed.indexOf("<|");
+    const name = (markup > 0 ? trimmed.slice(0, markup).trimEnd() : trimmed).replace(/^functions\./, "");
     if (name === "") return undefined;
     if (index.has(name)) return name;
     for (const [server, tool] of serverSplits(name, servers, longest)) {
       if (servers.get(server)?.has(tool)) return tool;
     }
+    // Harmony's `json` content type glued to the name (`shelljson`, `get_weather json`).
+    const glued = /^(.+?)\s*json$/.exec(name)?.[1];
+    if (glued !== undefined && index.has(glued)) return glued;
     return byCase.get(name.toLowerCase()) ?? undefined;
   };
 }
