@@ -445,7 +445,7 @@ function cutOffNotice(run: LoopRun, step: LoopStep): string {
 export function recoverCalls(run: LoopRun, step: LoopStep): void {
   if ((run.options.recoverToolCalls ?? run.config.recoverToolCalls) === false) return;
   const { turn } = step;
-  if (turn.toolCalls.length > 0 || !(ownField(turn, "rawContent") ?? turn.content).trim()) return;
+  if (!(ownField(turn, "rawContent") ?? turn.content).trim()) return;
   // With no tool to call (or none asked for), the reply is still read for where it ends: the text
   // after an end-of-turn token the server did not stop at is no part of the answer.
   const tools = step.toolChoice === "none" || run.tools.length === 0 ? [] : recoverableTools(run);
@@ -453,6 +453,23 @@ export function recoverCalls(run: LoopRun, step: LoopStep): void {
   // run; a call is read from the text as written, before the fences took `<think>…</think>` out.
   const found = recoverWrittenCalls(turn, tools);
   if (!found) return;
+  if (turn.toolCalls.length > 0) {
+    // The server sent calls: the text is read only for what is no part of the answer — where the
+    // reply ends, and calls written there that are the calls sent (a server streaming the markup as
+    // text too). A call written there and not sent is left as the model wrote it, and not run.
+    if (hasOwnKey(found, "unread") || !sameCalls(found.calls, turn.toolCalls)) return;
+    step.turn = { ...found.turn, toolCalls: turn.toolCalls };
+    redrawReasoning(run, turn.reasoning, found.turn.reasoning);
+    redrawAnswer(run, turn.content, found.turn.content);
+    const n = found.calls.length;
+    notice(
+      run,
+      n === 0
+        ? tookOut(turn.content.length - found.turn.content.length)
+        : `Took ${n === 1 ? "the tool call" : `the ${n} tool calls`} the reply also wrote as text out of its answer: the server sent ${n === 1 ? "it as a call" : "them as calls"} too.`,
+    );
+    return;
+  }
   if (hasOwnKey(found, "unread")) {
     notice(
       run,
@@ -466,12 +483,7 @@ export function recoverCalls(run: LoopRun, step: LoopStep): void {
     step.turn = found.turn;
     redrawReasoning(run, turn.reasoning, found.turn.reasoning);
     redrawAnswer(run, turn.content, found.turn.content);
-    const gone = turn.content.length - found.turn.content.length;
-    notice(
-      run,
-      `Took ${gone} character${gone === 1 ? "" : "s"} out of the answer: text past an end-of-turn token the ` +
-        "server did not stop at (a turn the model went on to invent), or gpt-oss's channel markup served raw.",
-    );
+    notice(run, tookOut(turn.content.length - found.turn.content.length));
     return;
   }
   const toolCalls = calls.map((c) => ({
@@ -488,6 +500,49 @@ export function recoverCalls(run: LoopRun, step: LoopStep): void {
     `Recovered ${calls.length} tool call${calls.length === 1 ? "" : "s"} written into the reply as text ` +
       "(the server's tool-call parser missed them).",
   );
+}
+
+/** The notice for `gone` characters of a reply read as no part of its answer. */
+function tookOut(gone: number): string {
+  return (
+    `Took ${gone} character${gone === 1 ? "" : "s"} out of the answer: the end-of-turn tokens it ends with, ` +
+    "text past one the server did not stop at (a turn the model went on to invent), or gpt-oss's channel markup served raw."
+  );
+}
+
+/**
+ * Whether each call read from a reply's text is one of the calls the server sent (the same name and
+ * the same arguments, each sent call matched once): then the text was that markup written twice.
+ */
+function sameCalls(
+  written: ReadonlyArray<{ name: string; args: unknown }>,
+  sent: ReadonlyArray<{ type?: string; function?: { name: string; arguments: string } }>,
+): boolean {
+  const left = sent.map((call) => {
+    if (call.function === undefined) return undefined;
+    try {
+      return { name: call.function.name, args: canonical(JSON.parse(call.function.arguments || "{}")) };
+    } catch {
+      return undefined;
+    }
+  });
+  for (const call of written) {
+    const args = canonical(call.args);
+    const at = left.findIndex((one) => one !== undefined && one.name === call.name && one.args === args);
+    if (at < 0) return false;
+    left[at] = undefined;
+  }
+  return true;
+}
+
+/** A JSON value as text with every object's keys in order, so two readings of one value compare equal. */
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(",")}]`;
+  if (value !== null && typeof value === "object") {
+    const keys = Object.keys(value).sort();
+    return `{${keys.map((key) => `${JSON.stringify(key)}:${canonical((value as Record<string, unknown>)[key])}`).join(",")}}`;
+  }
+  return JSON.stringify(value) ?? "null";
 }
 
 /** How many leading UTF-16 units `drawn` and `kept` share, never parting a surrogate pair. */

@@ -188,3 +188,87 @@ describe("R88-2: eager, a call to a declared tool under another spelling runs th
     }
   });
 });
+
+describe("R88-3: a server that sends calls and streams their markup as text too", () => {
+  // Seen from text-generation-webui's and LocalAI's OpenAI APIs: the model's `<tool_call>` text is
+  // streamed as content, and the same calls arrive as tool_calls. Kept, the markup was the answer
+  // shown, and the model read its calls twice on every later request.
+  const hermes = (name: string, args: Record<string, unknown>) =>
+    `<tool_call>\n${JSON.stringify({ name, arguments: args })}\n</tool_call>`;
+
+  async function sent(content: string, calls: Array<{ id: string; name: string; arguments: string }>) {
+    server = await startServer({ replies: [{ content, toolCalls: calls }, { content: "Done." }] });
+    const events: RunEvent[] = [];
+    const ran: unknown[] = [];
+    const result = await runAgentLoop({
+      config: { baseUrl: server.baseUrl, model: "sim" },
+      messages: ask,
+      tools: [LS],
+      dispatch: ({ id, args }) => {
+        ran.push([id, args]);
+        return "listed";
+      },
+      onEvent: (event) => events.push(event),
+    });
+    const second = server.chatRequests[1]?.body as { messages: Array<Record<string, unknown>> };
+    await server.close();
+    server = undefined;
+    // What the watchers see of the first answer: the text before the first tool card.
+    const blocks = fold(events);
+    const card = blocks.findIndex((block) => block.kind === "tool");
+    const shown = blocks
+      .slice(0, card < 0 ? blocks.length : card)
+      .flatMap((block) => (block.kind === "text" ? [block.text] : []));
+    const notices = events.flatMap((event) => (event.kind === "notice" ? [event.text] : []));
+    return { result, ran, replayed: second.messages[1], shown: shown.join(""), notices };
+  }
+
+  it("the markup of the calls sent is taken out of the answer; the calls run once", async () => {
+    const { ran, replayed, shown, notices } = await sent(`Let me look.\n${hermes("ls", { path: "src" })}`, [
+      { id: "c1", name: "ls", arguments: '{"path":"src"}' },
+    ]);
+    expect(ran).toEqual([["c1", { path: "src" }]]);
+    expect(replayed).toMatchObject({
+      role: "assistant",
+      content: "Let me look.",
+      tool_calls: [{ id: "c1" }],
+    });
+    expect(shown).toBe("Let me look.");
+    expect(notices).toContain(
+      "Took the tool call the reply also wrote as text out of its answer: the server sent it as a call too.",
+    );
+  });
+
+  it("two calls, written in another order and with the keys of their arguments in another order", async () => {
+    const content = `${hermes("ls", { path: "b", all: true })}\n${hermes("ls", { path: "a" })}`;
+    const { ran, replayed, shown } = await sent(content, [
+      { id: "c1", name: "ls", arguments: '{"path":"a"}' },
+      { id: "c2", name: "ls", arguments: '{"all":true,"path":"b"}' },
+    ]);
+    expect(ran).toEqual([
+      ["c1", { path: "a" }],
+      ["c2", { path: "b", all: true }],
+    ]);
+    // Nothing left to say: the assistant message holds the calls alone.
+    expect(replayed?.content ?? null).toBeNull();
+    expect(shown).toBe("");
+  });
+
+  it("markup of a call the server did not send is left as written, and not run", async () => {
+    const content = `${hermes("ls", { path: "a" })}\n${hermes("ls", { path: "b" })}`;
+    const { ran, replayed, notices } = await sent(content, [
+      { id: "c1", name: "ls", arguments: '{"path":"a"}' },
+    ]);
+    expect(ran).toEqual([["c1", { path: "a" }]]);
+    expect(replayed).toMatchObject({ content });
+    expect(notices.filter((n) => n.startsWith("Took"))).toEqual([]);
+  });
+
+  it("the end-of-turn token a reply with calls ends with is no part of its answer either", async () => {
+    const { replayed, shown } = await sent("Checking.<|im_end|>", [
+      { id: "c1", name: "ls", arguments: "{}" },
+    ]);
+    expect(replayed).toMatchObject({ content: "Checking." });
+    expect(shown).toBe("Checking.");
+  });
+});
