@@ -196,6 +196,17 @@ export const SHAPES: Shape[] = [
     build: (n) => `\`\`\`json\n${" ".repeat(n)}{"a": 1}`,
     run: args,
   },
+  // One call's arguments sent over and over (a proxy streaming the whole object again), the last different.
+  {
+    name: "parseToolArguments: one object repeated, the last one different",
+    build: (n) => `${repeat('{"path":"a"}\n', n)}{"path":"b"}`,
+    run: args,
+  },
+  {
+    name: "parseToolArguments: '{}' repeated, then an object",
+    build: (n) => `${repeat("{}", n)}{"a":1}`,
+    run: args,
+  },
   { name: "parseToolArguments: '{' repeated", build: (n) => repeat("{", n), run: args },
   { name: "parseToolArguments: '[' repeated", build: (n) => repeat("[", n), run: args },
   { name: "parseToolArguments: \"{'a':\" repeated", build: (n) => repeat("{'a':", n), run: args },

@@ -405,7 +405,11 @@ function readSlow(
   if (parsed) {
     const { value, source } = parsed;
     if (isRecord(value)) {
-      if (secondObjectAfter(trimmed, 0)) throw twoObjects(raw, name);
+      if (secondObjectAfter(trimmed, 0)) {
+        const sole = soleObject(trimmed, 0);
+        if (sole === undefined) throw twoObjects(raw, name);
+        return done(sole.value as Record<string, unknown>, true, raw, name, sole.source);
+      }
       return done(value, true, raw, name, source);
     }
     if (value === null) return { ...EMPTY, value: {}, repaired: true };
@@ -434,7 +438,11 @@ function readSlow(
     const candidate = trimmed.slice(open, end < 0 ? undefined : end);
     const found = tryParse(candidate) ?? repairParse(candidate);
     if (found && isRecord(found.value)) {
-      if (secondObjectAfter(trimmed, open)) throw twoObjects(raw, name);
+      if (secondObjectAfter(trimmed, open)) {
+        const sole = soleObject(trimmed, open);
+        if (sole === undefined) throw twoObjects(raw, name);
+        return done(sole.value as Record<string, unknown>, true, raw, name, sole.source);
+      }
       return done(found.value, true, raw, name, found.source);
     }
   }
@@ -489,6 +497,61 @@ function twoObjects(raw: string, name: string | undefined): ToolArgumentsError {
     name,
     "they hold more than one JSON object; a call takes one, so make one call for each",
   );
+}
+
+/**
+ * The one call's arguments a run of objects from the `{` at `open` to the end of `text` stands for
+ * (set apart by nothing, spaces, commas or semicolons), or `undefined` where it stands for more
+ * than one: the object sent again, once or more (a server or proxy that streams the whole object
+ * again after its pieces, `{"a":1}{"a":1}`), and an empty object before it (a proxy that writes the
+ * `{}` a tool call opens with, then the arguments, `{}{"a":1}`). The same object: the same value,
+ * its keys in any order. Linear: each object is scanned once.
+ */
+function soleObject(text: string, open: number): Parsed | undefined {
+  let sole: { parsed: Parsed; canonical: string } | undefined;
+  let at = open;
+  for (;;) {
+    const next = text[at] === "{" ? objectAt(text, at) : undefined;
+    if (next === undefined) return undefined;
+    // Empty objects before the first that holds something stand for nothing; after it, for a call.
+    if (sole === undefined || (sole.canonical === "{}" && next.canonical !== "{}")) sole = next;
+    else if (next.canonical !== sole.canonical) return undefined;
+    at = next.end + (/^[\s,;]*/.exec(text.slice(next.end)) as RegExpExecArray)[0].length;
+    if (at >= text.length) return sole.parsed;
+  }
+}
+
+/** The object whose `{` is at `open`: where it ends, as read, and its value with its keys in order. */
+function objectAt(
+  text: string,
+  open: number,
+): { end: number; parsed: Parsed; canonical: string } | undefined {
+  const { end } = scanBrackets(text, open);
+  if (end < 0) return undefined;
+  const candidate = text.slice(open, end);
+  const parsed = tryParse(candidate) ?? repairParse(candidate);
+  if (parsed === undefined || !isRecord(parsed.value)) return undefined;
+  // Numbers JavaScript cannot hold compare by their digits as written, not by the double they read as.
+  const digits = findInexactNumbers(parsed.source, parsed.value)
+    .map((n) => `${JSON.stringify(n.path)}=${n.digits}`)
+    .sort();
+  return {
+    end,
+    parsed,
+    canonical: `${canonical(parsed.value)}${digits.length > 0 ? ` ${digits.join(" ")}` : ""}`,
+  };
+}
+
+/** A JSON value as text with every object's keys in order. */
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(",")}]`;
+  if (value !== null && typeof value === "object") {
+    return `{${Object.keys(value)
+      .sort()
+      .map((key) => `${JSON.stringify(key)}:${canonical((value as Record<string, unknown>)[key])}`)
+      .join(",")}}`;
+  }
+  return String(JSON.stringify(value));
 }
 
 /**

@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { ToolCallsError } from "./errors.js";
+import { ToolArgumentsError, ToolCallsError } from "./errors.js";
+import { parseToolArguments } from "./parse-tool-arguments.js";
 import { recoverToolCalls, replyText } from "./recover-tool-calls.js";
 
 // Review r88: markup left in the text around calls that were recovered.
@@ -102,5 +103,69 @@ describe("replyText: the reply up to where it ends, for text no call is taken fr
         /^replyText needs the reply as a string, and was given /,
       );
     }
+  });
+});
+
+describe("R88-3: one call's arguments sent twice, or after the {} a call opens with", () => {
+  // A server or proxy that streams the whole object again after its pieces leaves
+  // `{"a":1}{"a":1}` (reported of OpenAI-compatible proxies in front of Anthropic and Gemini, and
+  // of opencodex); LiteLLM in front of Claude wrote the `{}` a tool call opens with before the
+  // arguments. Each was refused as two calls run together, and the model, asked to make one call
+  // for each, sent the same again.
+  const object = fc.dictionary(
+    fc.string({ minLength: 1, maxLength: 8 }),
+    fc.oneof(fc.string({ maxLength: 10 }), fc.integer(), fc.boolean(), fc.constant(null)),
+    { minKeys: 1, maxKeys: 5 },
+  );
+  const gap = fc.constantFrom("", " ", "\n", ",", ";\n", ", ");
+
+  it("property: the same object one to four times over, its keys in any order, is that object", () => {
+    fc.assert(
+      fc.property(
+        object,
+        fc.array(fc.tuple(gap, fc.boolean()), { minLength: 1, maxLength: 3 }),
+        fc.boolean(),
+        (value, again, empty) => {
+          const reversed = Object.fromEntries(Object.entries(value).reverse());
+          const text =
+            (empty ? "{}" : "") +
+            JSON.stringify(value) +
+            again.map(([g, flip]) => g + JSON.stringify(flip ? reversed : value)).join("");
+          const read = parseToolArguments(text);
+          expect(read.value, text).toEqual(value);
+          expect(read.repaired).toBe(true);
+        },
+      ),
+    );
+  });
+
+  it("property: two different objects are still two calls run together, refused", () => {
+    fc.assert(
+      fc.property(object, object, gap, (first, second, g) => {
+        fc.pre(JSON.stringify(first) !== JSON.stringify(second));
+        fc.pre(
+          JSON.stringify(first) !== JSON.stringify(Object.fromEntries(Object.entries(second).reverse())),
+        );
+        const text = JSON.stringify(first) + g + JSON.stringify(second);
+        expect(() => parseToolArguments(text), text).toThrow(/more than one JSON object/);
+      }),
+    );
+  });
+
+  it("an empty object after one that holds something is a call of its own; a number's digits decide", () => {
+    expect(() => parseToolArguments('{"a":1}{}')).toThrow(ToolArgumentsError);
+    expect(parseToolArguments("{}{}").value).toEqual({});
+    // Two integers JavaScript reads as one double are two different arguments.
+    expect(() => parseToolArguments('{"n":12345678901234567891}{"n":12345678901234567892}')).toThrow(
+      /more than one JSON object/,
+    );
+    const takesString = () => true;
+    expect(
+      parseToolArguments('{"n":12345678901234567891}{"n":12345678901234567891}', { takesString }).value,
+    ).toEqual({
+      n: "12345678901234567891",
+    });
+    // Prose before the repeated object, as before for one object.
+    expect(parseToolArguments('Sure: {"a":1}\n{"a":1}').value).toEqual({ a: 1 });
   });
 });
