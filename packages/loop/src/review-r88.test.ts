@@ -1,5 +1,5 @@
 import { fold, type RunEvent } from "@loopwright/events";
-import { startServer, type TestServer } from "@loopwright/testkit";
+import { readFixture, startServer, type TestServer } from "@loopwright/testkit";
 import { afterEach, describe, expect, it } from "vitest";
 import type { ChatMessage, ToolDefinition } from "./config.js";
 import { runAgentLoop } from "./index.js";
@@ -270,5 +270,70 @@ describe("R88-3: a server that sends calls and streams their markup as text too"
     ]);
     expect(replayed).toMatchObject({ content: "Checking." });
     expect(shown).toBe("Checking.");
+  });
+});
+
+describe("R88-4: a chat template that refuses a role order, through the loop", () => {
+  const recorded = (file: string) => ({
+    type: "error" as const,
+    status: 400,
+    body: JSON.parse(readFixture(`errors/${file}`)),
+  });
+
+  it("Gemma 2 on vLLM: no system message; the run goes on with the system text in the question", async () => {
+    server = await startServer();
+    server.enqueue(recorded("vllm/system-role-not-supported-chat-template.json"), {
+      type: "turn",
+      content: "Blue.",
+    });
+    const notices: string[] = [];
+    const result = await runAgentLoop({
+      config: { baseUrl: server.baseUrl, model: "gemma-2-9b-it" },
+      system: "You are terse.",
+      messages: [{ role: "user", content: "Name a colour." }],
+      dispatch: () => "unused",
+      onEvent: (event) => {
+        if (event.kind === "notice") notices.push(event.text);
+      },
+    });
+    expect(result.turn.content).toBe("Blue.");
+    expect((server.chatRequests[1]?.body as { messages?: unknown[] } | undefined)?.messages).toEqual([
+      { role: "user", content: "You are terse.\n\nName a colour." },
+    ]);
+    // The transcript keeps the question as the host asked it.
+    expect(result.messages[0]).toEqual({ role: "user", content: "Name a colour." });
+    expect(notices.some((n) => n.startsWith("gemma-2-9b-it takes no system message"))).toBe(true);
+  });
+
+  it("Mistral: a question after a tool result goes with an assistant message between them", async () => {
+    server = await startServer();
+    server.enqueue(recorded("mistral/400-unexpected-role-user-after-tool.json"), {
+      type: "turn",
+      content: "Two tests.",
+    });
+    const history: ChatMessage[] = [
+      { role: "user", content: "What is in src?" },
+      {
+        role: "assistant",
+        content: null,
+        tool_calls: [{ id: "gSIMJiOkT", type: "function", function: { name: "ls", arguments: "{}" } }],
+      },
+      { role: "tool", tool_call_id: "gSIMJiOkT", content: "a.test.ts b.test.ts" },
+      { role: "user", content: "Only the tests: how many?" },
+    ];
+    const result = await runAgentLoop({
+      config: { baseUrl: server.baseUrl, model: "mistral-small-latest" },
+      messages: history,
+      tools: [LS],
+      dispatch: () => "unused",
+    });
+    expect(result.turn.content).toBe("Two tests.");
+    const body = server.chatRequests[1]?.body as
+      | { messages: { role: string; content?: unknown }[] }
+      | undefined;
+    const wire = body?.messages ?? [];
+    expect(wire.map((m) => m.role)).toEqual(["user", "assistant", "tool", "assistant", "user"]);
+    expect(wire[3]).toEqual({ role: "assistant", content: "(Tool results read.)" });
+    expect(result.messages.slice(0, 4)).toEqual(history);
   });
 });

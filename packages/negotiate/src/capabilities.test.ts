@@ -40,6 +40,8 @@ describe("capabilitiesFor", () => {
       droppedFields: [],
       toolChoice: true,
       anyToolCallIds: true,
+      systemRole: true,
+      userAfterTool: true,
     });
   });
 

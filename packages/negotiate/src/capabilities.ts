@@ -56,6 +56,18 @@ export interface ModelCapabilities {
    * characters `shortToolCallIds` derives from it.
    */
   anyToolCallIds: boolean;
+  /**
+   * A `system` message goes as it is (the start). `false` once the model's chat template refused
+   * one (Gemma 2's "System role not supported", Mistral v0.1's "Only user and assistant roles are
+   * supported"): `buildBody` then sends the system text at the head of the first user message.
+   */
+  systemRole: boolean;
+  /**
+   * A `user` message may follow a `tool` message (the start). `false` once the model refused that
+   * order (Mistral's "Unexpected role 'user' after role 'tool'", its API and `mistral_common` behind
+   * vLLM): `buildBody` then sends a short assistant message between the two.
+   */
+  userAfterTool: boolean;
 }
 
 /** The ladder `reasoning_effort` is climbed on, cheapest first: one rung per refusal, upward only. */
@@ -171,6 +183,8 @@ function freshModel(): ModelCapabilities {
     droppedFields: [],
     toolChoice: true,
     anyToolCallIds: true,
+    systemRole: true,
+    userAfterTool: true,
   };
 }
 
@@ -398,6 +412,8 @@ function readModel(value: unknown, path: string): ModelCapabilities {
     anyToolCallIds:
       own(value, "anyToolCallIds") === undefined ? true : readBool(value, "anyToolCallIds", path),
     prefillEcho: own(value, "prefillEcho") === undefined ? true : readBool(value, "prefillEcho", path),
+    systemRole: own(value, "systemRole") === undefined ? true : readBool(value, "systemRole", path),
+    userAfterTool: own(value, "userAfterTool") === undefined ? true : readBool(value, "userAfterTool", path),
   };
 }
 

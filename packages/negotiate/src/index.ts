@@ -35,6 +35,7 @@ export type {
 export { buildBody, isToolChoice } from "./request-body.js";
 export type { BackoffOptions } from "./retry.js";
 export { backoffMs, isModelLoading, isOverflow, isTransient, retryAfterMs } from "./retry.js";
+export { TOOL_RESULTS_READ, withTemplateRoles } from "./template-roles.js";
 export { isShortToolCallId, shortToolCallIds } from "./tool-call-ids.js";
 
 /** The capability store the top-level functions use; `createCapabilityStore()` makes another. */

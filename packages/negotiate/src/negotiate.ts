@@ -7,6 +7,7 @@ import {
 } from "./capabilities.js";
 import { ownOptions } from "./own.js";
 import { type Refusal, readRefusal } from "./refusal.js";
+import { TOOL_RESULTS_READ } from "./template-roles.js";
 
 /**
  * A per-attempt box that says whether the model has started answering.
@@ -105,6 +106,22 @@ function answer(
       notice(
         `${modelName} refused a tool-call id in the transcript; sending each id that is not nine letters ` +
           "and digits as nine derived from it from now on (the transcript keeps its own).",
+      );
+      return true;
+    case "system-role":
+      if (!model?.systemRole) return false;
+      model.systemRole = false;
+      notice(
+        `${modelName} takes no system message (its chat template refused one); sending the system text at ` +
+          "the head of the first user message from now on.",
+      );
+      return true;
+    case "user-after-tool":
+      if (!model?.userAfterTool) return false;
+      model.userAfterTool = false;
+      notice(
+        `${modelName} takes no user message straight after a tool result; sending a short assistant message ` +
+          `between them from now on (${JSON.stringify(TOOL_RESULTS_READ)}).`,
       );
       return true;
     case "effort":
@@ -216,7 +233,9 @@ function checkOptions(given: NegotiateOptions): void {
  * (→ `chosenTemperature: false`), `response_format` (→ `structuredOutput: false`), `tool_choice`
  * no provider of the model takes (→ `toolChoice: false`, with a notice), a tool-call id the model
  * refused for its form or length, also as a 500 (→ `anyToolCallIds: false`, with a notice; taken
- * back, with a notice, when the re-sent request draws the same refusal: no id was at fault), an unknown
+ * back, with a notice, when the re-sent request draws the same refusal: no id was at fault), a
+ * system message the model's chat template takes none of (→ `systemRole: false`, with a notice), a
+ * user message straight after a tool result (→ `userAfterTool: false`, with a notice), an unknown
  * `reasoning_effort`, and unknown fields named in `droppable`. Everything else — a refusal of a
  * value, an overflow, a rate limit, a server error — is rethrown as it came. Throws `TypeError`
  * naming the argument, before anything is sent, for a `supports`, `send` or option of the wrong

@@ -144,6 +144,12 @@ const ROWS: Record<string, Row> = {
     refusal: { kind: "tool-call-ids" },
     sdkLoses: true,
   },
+  "errors/mistral/400-unexpected-role-user-after-tool.json": {
+    what: "Mistral API: a user message straight after a tool message",
+    status: 400,
+    refusal: { kind: "user-after-tool" },
+    sdkLoses: true,
+  },
   "errors/mistral/422-stream-options-extra-forbidden-message-is-object.json": {
     what: "stream_options.include_usage refused (Mistral pydantic detail, nested name)",
     status: 422,
@@ -332,6 +338,17 @@ const ROWS: Record<string, Row> = {
     status: 400,
     refusal: { kind: "tool-call-ids" },
     sdkLoses: true,
+  },
+  "errors/vllm/system-role-not-supported-chat-template.json": {
+    what: "vLLM rendering Gemma's template: it takes no system message",
+    status: 400,
+    refusal: { kind: "system-role" },
+    sdkLoses: true,
+  },
+  "errors/vllm/user-after-tool-mistral-common.json": {
+    what: "vLLM with mistral_common: a user message straight after a tool message",
+    status: 400,
+    refusal: { kind: "user-after-tool" },
   },
   "llamacpp-live/00-loading-503.response.txt": {
     what: "live llama.cpp: 503 Loading model",

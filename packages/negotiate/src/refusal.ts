@@ -24,6 +24,12 @@ import { own } from "./own.js";
  *   letters and digits (Mistral's API, `mistral_common` behind vLLM or oMLX, a Mistral v3 chat
  *   template's exception), or longer than the endpoint takes (Azure's and OpenAI's "string too
  *   long" on `tool_calls[].id`); answered for the model by sending nine-character ids.
+ * - `system-role`: the model's chat template takes no `system` message (Gemma 2's "System role not
+ *   supported", Mistral v0.1's "Only user and assistant roles are supported"); answered for the
+ *   model by sending the system text in the first user message.
+ * - `user-after-tool`: the model refused a `user` message straight after a `tool` message (Mistral's
+ *   "Unexpected role 'user' after role 'tool'"); answered for the model by sending an assistant
+ *   message between them.
  */
 export type Refusal =
   | { kind: "strict-schema" }
@@ -35,7 +41,9 @@ export type Refusal =
   | { kind: "structured-output" }
   | { kind: "unknown-field"; field: string; name: string }
   | { kind: "tool-choice" }
-  | { kind: "tool-call-ids" };
+  | { kind: "tool-call-ids" }
+  | { kind: "system-role" }
+  | { kind: "user-after-tool" };
 
 const EFFORT_PARAMS = new Set(["reasoning_effort", "reasoning.effort"]);
 
@@ -284,6 +292,27 @@ export const TOOL_CALL_ID_WORDINGS: readonly RegExp[] = [
   /messages\[\d+\]\.(?:tool_calls\[\d+\]\.id|tool_call_id)'?:\s*string too long/i,
 ];
 
+/**
+ * How servers word a chat template that takes no `system` message, or a model that takes no `user`
+ * message after a `tool` one; `retry.ts` reads the same list (never retried: the same messages fail
+ * alike).
+ */
+export const ROLE_WORDINGS: readonly { kind: "system-role" | "user-after-tool"; re: RegExp }[] = [
+  // Gemma 2's template raise_exception, as vLLM (a 400), SGLang (a 500), llama-cpp-python and mlx
+  // pass it on.
+  { kind: "system-role", re: /\bSystem role not supported\b/i },
+  // Mistral-7B-Instruct v0.1's template.
+  { kind: "system-role", re: /\bOnly user and assistant roles are supported\b/i },
+  // Mistral's API and mistral_common's validator (vLLM), with or without quotes around the roles.
+  { kind: "user-after-tool", re: /\bUnexpected role '?user'? after role '?tool'?/i },
+];
+
+/** The role refusal the words make, if any. */
+function roleRefusal(facts: ErrorFacts): Refusal | undefined {
+  const found = ROLE_WORDINGS.find((wording) => wording.re.test(facts.text));
+  return found === undefined ? undefined : { kind: found.kind };
+}
+
 /** True when the words say a tool-call id in the transcript was refused for its form or length. */
 function refusesToolCallIds(facts: ErrorFacts): boolean {
   if (
@@ -310,11 +339,17 @@ export function readRefusal(error: unknown): Refusal | undefined {
   if (status !== undefined && (status < 400 || status === 429)) return undefined;
   if (status !== undefined && status >= 500) {
     if (refusesToolCallIds(facts)) return { kind: "tool-call-ids" };
+    // SGLang answers a chat template's exception with a 500 and its traceback.
+    const role = roleRefusal(facts);
+    if (role) return role;
     return isGrammarRefusal(error, facts) ? { kind: "grammar" } : undefined;
   }
   // Before the grammar wordings: llama.cpp puts "Automatic parser generation failed" in front of a
   // template's exception about the ids, and no schema is at fault there.
   if (refusesToolCallIds(facts)) return { kind: "tool-call-ids" };
+  // Before the grammar wordings too: the template's exception is about the messages.
+  const role = roleRefusal(facts);
+  if (role) return role;
   if (isStrictSchemaRefusal(facts)) return { kind: "strict-schema" };
   // A response_format schema the server found invalid is the caller's to see, never a latch.
   if (/Invalid schema for response_format/i.test(facts.text)) return undefined;

@@ -2,6 +2,7 @@ import { inspect } from "node:util";
 import { orderTools, relaxTools } from "@loopwright/schema-compat";
 import { type EndpointCapabilities, effortFor, type ModelCapabilities } from "./capabilities.js";
 import { own } from "./own.js";
+import { withTemplateRoles } from "./template-roles.js";
 import { shortToolCallIds } from "./tool-call-ids.js";
 import { wellFormedItems } from "./well-formed.js";
 
@@ -415,7 +416,11 @@ function checkArguments(
  * refused (a `temperature` in it too, once the model refused one) and minus `model`, `messages`,
  * `stream` and `tools`. Once the model refused a tool-call id (`model.anyToolCallIds === false`),
  * `messages` go with every id that is not nine letters and digits replaced as `shortToolCallIds`
- * replaces it (the same wire id for the same transcript on every step). Never mutates its
+ * replaces it (the same wire id for the same transcript on every step). Once the model's chat
+ * template refused a system message (`model.systemRole === false`) or a user message straight after
+ * a tool result (`model.userAfterTool === false`), `messages` go as `withTemplateRoles` writes them:
+ * the system text at the head of the next user message, an assistant message between a tool result
+ * and a user message. Never mutates its
  * arguments. Throws `TypeError` naming the argument for a
  * config without a model name and for an argument of the wrong type (`messages` or `tools` not an
  * array, a message that is not an object or has no string `role`, named by its index, a function tool with no object `function`, a blank or missing `function.name` or
@@ -454,8 +459,12 @@ export function buildBody<M = unknown, Effort extends string = never>(
   const { order, toolChoice } = readLast(last);
   // A model that refused a tool-call id is sent nine-character ones, and a message holding half a
   // surrogate pair is sent with it U+FFFD (see well-formed.ts); the caller's messages keep theirs.
+  // A model whose chat template refused a system message, or a user message after a tool result,
+  // is sent its messages in an order it takes (see template-roles.ts).
   const wireMessages = [
-    ...wellFormedItems(model?.anyToolCallIds === false ? shortToolCallIds(messages) : messages),
+    ...wellFormedItems(
+      withTemplateRoles(model?.anyToolCallIds === false ? shortToolCallIds(messages) : messages, model),
+    ),
   ];
   // `KeptMessage<M>` is `M` or `unknown`, and the messages are `M`s either way.
   const body: RequestBody<KeptMessage<M>, Exclude<Effort, "off" | ""> | EffortRung> = {

@@ -1,7 +1,7 @@
 import { readError } from "./error-shape.js";
 import { ContextOverflow } from "./errors.js";
 import { own, ownOptions } from "./own.js";
-import { GRAMMAR_WORDINGS, TOOL_CALL_ID_WORDINGS } from "./refusal.js";
+import { GRAMMAR_WORDINGS, ROLE_WORDINGS, TOOL_CALL_ID_WORDINGS } from "./refusal.js";
 
 // Every server's wording for "the request does not fit the window". Patterns are on meaning (a
 // prompt/input/request that is too long/large/exceeds a context/window/length/limit), not on one
@@ -120,6 +120,8 @@ const DETERMINISTIC_5XX = [
   /unable to start process|upstream command exited/i, // llama-swap: the model's server would not start
   // oMLX: a tool-call id the model's tokenizer refuses (mistral_common), the same on every resend.
   ...TOOL_CALL_ID_WORDINGS,
+  // A chat template that takes no system message (SGLang's 500), a user message after a tool one.
+  ...ROLE_WORDINGS.map((wording) => wording.re),
 ];
 
 // The `type` or `code` of a server's error that says "a fault of ours, or too many requests: ask

@@ -176,6 +176,8 @@ const FLAGS = [
   "toolChoice",
   "anyToolCallIds",
   "prefillEcho",
+  "systemRole",
+  "userAfterTool",
 ] as const;
 const LISTS = ["refusedEfforts", "droppedFields"] as const;
 
