@@ -1,0 +1,409 @@
+// The Redis stores behave as the in-process ones: each property runs one random sequence of
+// operations against the in-process store (`@loopwright/events`' bus, `@loopwright/negotiate`'s
+// capability store, `@loopwright/ledger`'s calibration, a `Map` of route latches) and against two
+// Redis instances sharing one Redis under a fresh prefix, and compares what a user can observe.
+//
+// Where the README lets the Redis side differ — a change made on one instance reaches the other
+// through pub/sub, so it is seen there a little later; a watcher that falls behind is cut where its
+// reads happen to stand — the property waits for the change to arrive (bounded, never timed) or
+// allows exactly the difference the README names, and no more.
+import { createBus, type EventBus, fold, type RunEvent, type SequencedEvent } from "@loopwright/events";
+import { createCalibration } from "@loopwright/ledger";
+import {
+  type CapabilitySnapshot,
+  type CapabilityStore,
+  createCapabilityStore,
+  type EndpointCapabilities,
+} from "@loopwright/negotiate";
+import type { RouteLatches } from "@loopwright/client";
+import fc from "fast-check";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { HAS_REDIS, RedisServer, SKIP_MESSAGE } from "../test/redis-server.js";
+import { createRedisBus, type RedisEventBus } from "./bus.js";
+import { createRedisCalibration, type RedisCalibration } from "./calibration.js";
+import { createRedisCapabilityStore, type RedisCapabilityStore } from "./capabilities.js";
+import { createRedisRouteLatches, type RedisRouteLatches } from "./route-latches.js";
+
+if (!HAS_REDIS) console.warn(SKIP_MESSAGE);
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Waits until `ready()` holds, looking every 10 ms for at most `rounds` looks: a change that
+ * travels through pub/sub is there "soon", and the property then compares; never an assertion on
+ * how long it took.
+ */
+async function until(ready: () => boolean, rounds = 500): Promise<void> {
+  for (let i = 0; i < rounds && !ready(); i++) await pause(10);
+}
+
+/** What a user sees of an event: its fields, as JSON (key order aside). */
+const shown = (event: SequencedEvent): string =>
+  JSON.stringify(Object.fromEntries(Object.entries(event).sort(([x], [y]) => (x < y ? -1 : 1))));
+
+const RUNS = ["r0", "r1"] as const;
+
+const eventArb: fc.Arbitrary<RunEvent> = fc.oneof(
+  fc.record({ kind: fc.constant("output" as const), text: fc.string({ maxLength: 6 }) }),
+  fc.record({ kind: fc.constant("thinking" as const), text: fc.string({ maxLength: 6 }) }),
+  fc.record({ kind: fc.constant("turn" as const), step: fc.nat(9) }),
+  fc.record({
+    kind: fc.constant("tool-call" as const),
+    id: fc.constantFrom("c1", "c2"),
+    name: fc.constant("read"),
+    args: fc.constant("{}"),
+  }),
+  fc.record({
+    kind: fc.constant("tool-result" as const),
+    id: fc.constantFrom("c1", "c2"),
+    name: fc.constant("read"),
+    ok: fc.boolean(),
+    content: fc.string({ maxLength: 4 }),
+  }),
+  fc.record({ kind: fc.constant("retract" as const), chars: fc.nat(4) }),
+  fc.record({ kind: fc.constant("notice" as const), text: fc.string({ maxLength: 4 }) }),
+  fc.record({ kind: fc.constant("error" as const), message: fc.constant("failed") }),
+);
+
+type Side = "a" | "b";
+type BusOp =
+  | { op: "emit"; run: number; event: RunEvent }
+  | { op: "done"; run: number }
+  | { op: "watch"; run: number; on: Side; after: number }
+  | { op: "endRun"; run: number; on: Side }
+  | { op: "read"; run: number; on: Side; after: number };
+
+const sideArb = fc.constantFrom<Side>("a", "b");
+const runArb = fc.nat(RUNS.length - 1);
+const busOpArb: fc.Arbitrary<BusOp> = fc.oneof(
+  { weight: 6, arbitrary: fc.record({ op: fc.constant("emit" as const), run: runArb, event: eventArb }) },
+  { weight: 1, arbitrary: fc.record({ op: fc.constant("done" as const), run: runArb }) },
+  {
+    weight: 3,
+    // `after` is a fraction of the run's top at that moment (see below), so it is always a seq the
+    // reader could have read.
+    arbitrary: fc.record({ op: fc.constant("watch" as const), run: runArb, on: sideArb, after: fc.nat(100) }),
+  },
+  { weight: 1, arbitrary: fc.record({ op: fc.constant("endRun" as const), run: runArb, on: sideArb }) },
+  { weight: 2, arbitrary: fc.record({ op: fc.constant("read" as const), run: runArb, on: sideArb, after: fc.nat(100) }) },
+);
+
+/** A watcher read to its end into `seen`, on either bus. */
+interface Reading {
+  label: string;
+  run: string;
+  after: number;
+  seen: SequencedEvent[];
+  ended: boolean;
+  stop: AbortController;
+  finished: Promise<void>;
+}
+
+function read(label: string, run: string, after: number, stream: AsyncIterable<SequencedEvent>, stop: AbortController): Reading {
+  const reading: Reading = { label, run, after, seen: [], ended: false, stop, finished: Promise.resolve() };
+  reading.finished = (async () => {
+    for await (const event of stream) reading.seen.push(event);
+    reading.ended = true;
+  })();
+  return reading;
+}
+
+describe.skipIf(!HAS_REDIS)("the Redis stores answer as the in-process ones", () => {
+  let server: RedisServer;
+  let made = 0;
+  const fresh = () => `eq${made++}:`;
+
+  beforeAll(async () => {
+    server = await RedisServer.start();
+  });
+  afterAll(async () => {
+    await server.kill();
+  });
+
+  it("bus: emit, watch from a seq on either instance, read back, done and endRun, as the in-memory bus", async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(busOpArb, { minLength: 1, maxLength: 14 }), async (ops) => {
+        const prefix = fresh();
+        const errors: unknown[] = [];
+        const onError = (error: unknown) => errors.push(error);
+        const a = await createRedisBus({ url: server.url, prefix, onError });
+        const b = await createRedisBus({ url: server.url, prefix, onError });
+        const on = (side: Side): RedisEventBus => (side === "a" ? a : b);
+        const mem: EventBus = createBus();
+        const pairs: { redis: Reading; mem: Reading }[] = [];
+        try {
+          for (const step of ops) {
+            const run = RUNS[step.run] as string;
+            const top = mem.history(run).length;
+            switch (step.op) {
+              case "emit":
+              case "done": {
+                const event: RunEvent = step.op === "done" ? { kind: "done" } : step.event;
+                const fromMem = mem.emit(run, event);
+                const fromRedis = a.emit(run, event);
+                expect(shown(fromRedis), "emit's answer").toBe(shown(fromMem));
+                break;
+              }
+              case "watch": {
+                // At or past a `done` a Redis watcher waits for the id's next run and reads what
+                // comes after the `done` as that run (README, "A run id used again"), where the
+                // in-memory bus's watchers stop at the `done`: resume before it.
+                const doneAt = mem.history(run).find((e) => e.kind === "done")?.seq ?? top + 1;
+                const after = Math.min(Math.floor((step.after / 100) * top), doneAt - 1);
+                const stop = new AbortController();
+                const memStop = new AbortController();
+                pairs.push({
+                  redis: read(`${step.on}.watch(${run}, after ${after})`, run, after, on(step.on).watch(run, stop.signal, { after }), stop),
+                  mem: read("mem", run, after, mem.watch(run, memStop.signal), memStop),
+                });
+                break;
+              }
+              case "endRun": {
+                // A user ends a run once its watchers have what was emitted: wait for them to read it
+                // (the in-memory watchers hold it at once), so what they end with is comparable.
+                await a.flushed();
+                await until(() =>
+                  pairs.every(
+                    (p) =>
+                      p.redis.run !== run ||
+                      p.redis.ended ||
+                      p.redis.seen.length >= p.mem.seen.filter((e) => e.seq > p.mem.after).length,
+                  ),
+                );
+                // The other instance hears of the end through pub/sub (README: "The announcement is
+                // pub/sub"): a watcher of its own, started before, shows when it has.
+                const other = step.on === "a" ? b : a;
+                const probeStop = new AbortController();
+                const probe = read("probe", run, 0, other.watch(run, probeStop.signal, { after: top }), probeStop);
+                mem.endRun(run);
+                on(step.on).endRun(run);
+                await on(step.on).flushed();
+                await until(() => probe.ended && pairs.every((p) => p.redis.run !== run || p.redis.ended || !p.mem.ended));
+                probeStop.abort();
+                expect(probe.ended, "the other instance heard the end").toBe(true);
+                break;
+              }
+              case "read": {
+                await a.flushed();
+                const after = Math.floor((step.after / 100) * top);
+                const fromRedis = await on(step.on).readHistory(run, after);
+                const fromMem = mem.history(run).filter((e) => e.seq > after);
+                expect(fromRedis.map(shown), `${step.on}.readHistory(${run}, ${after})`).toEqual(fromMem.map(shown));
+                break;
+              }
+            }
+            // The emitting instance's own copy is the in-memory bus's history.
+            for (const r of RUNS) expect(a.history(r).map(shown), `a.history(${r})`).toEqual(mem.history(r).map(shown));
+          }
+          // Every run ends with `done`, so every watcher finishes.
+          for (const r of RUNS) {
+            const held = mem.history(r);
+            if (held.at(-1)?.kind !== "done") {
+              mem.emit(r, { kind: "done" });
+              a.emit(r, { kind: "done" });
+            }
+          }
+          await a.flushed();
+          const guard = setTimeout(() => {
+            for (const p of pairs) p.redis.stop.abort();
+          }, 15_000);
+          await Promise.all(pairs.map((p) => Promise.all([p.redis.finished, p.mem.finished])));
+          clearTimeout(guard);
+          for (const p of pairs) {
+            const expected = p.mem.seen.filter((e) => e.seq > p.mem.after);
+            expect(p.redis.seen.map(shown), p.redis.label).toEqual(expected.map(shown));
+            expect(fold(p.redis.seen), `fold of ${p.redis.label}`).toEqual(fold(expected));
+          }
+          expect(errors, "onError").toEqual([]);
+        } finally {
+          for (const p of pairs) {
+            p.redis.stop.abort();
+            p.mem.stop.abort();
+          }
+          mem.close();
+          await Promise.all([a.close(), b.close()]);
+        }
+      }),
+      { numRuns: 200 },
+    );
+  }, 120_000);
+
+  // ---------------------------------------------------------------------------------------------
+  // Capability latches: per endpoint and per (endpoint, model), export/import, forget, reset.
+
+  /** Tenants as a host names them: two spellings of one server are one tenant. */
+  const TENANTS: { baseUrl: string; apiKey?: string; headers?: Record<string, string> }[] = [
+    { baseUrl: "http://h1.test/v1" },
+    { baseUrl: "HTTP://H1.test:80/v1/" },
+    { baseUrl: "http://h1.test/v1", apiKey: "sk-one" },
+    { baseUrl: "http://h2.test/v1", apiKey: "sk-two", headers: { "X-Org": "a" } },
+  ];
+  const MODELS = ["m1", "m2"];
+  const ENDPOINT_LATCHES = ["strictSchemas", "usageInStream"] as const;
+  const MODEL_LATCHES = [
+    "legacyTokenLimit",
+    "chosenTemperature",
+    "structuredOutput",
+    "toolChoice",
+    "anyToolCallIds",
+    "refusedEfforts",
+    "droppedFields",
+  ] as const;
+
+  type CapsOp =
+    | { op: "endpoint"; on: Side; tenant: number; field: (typeof ENDPOINT_LATCHES)[number] }
+    | { op: "model"; on: Side; tenant: number; model: number; field: (typeof MODEL_LATCHES)[number] }
+    | { op: "forget"; on: Side; tenant: number }
+    | { op: "reset"; on: Side }
+    | { op: "import"; on: Side; latches: { tenant: number; model: number; field: (typeof MODEL_LATCHES)[number] }[] };
+
+  const tenantArb = fc.nat(TENANTS.length - 1);
+  const modelArb = fc.nat(MODELS.length - 1);
+  const capsOpArb: fc.Arbitrary<CapsOp> = fc.oneof(
+    { weight: 3, arbitrary: fc.record({ op: fc.constant("endpoint" as const), on: sideArb, tenant: tenantArb, field: fc.constantFrom(...ENDPOINT_LATCHES) }) },
+    { weight: 4, arbitrary: fc.record({ op: fc.constant("model" as const), on: sideArb, tenant: tenantArb, model: modelArb, field: fc.constantFrom(...MODEL_LATCHES) }) },
+    { weight: 1, arbitrary: fc.record({ op: fc.constant("forget" as const), on: sideArb, tenant: tenantArb }) },
+    { weight: 1, arbitrary: fc.record({ op: fc.constant("reset" as const), on: sideArb }) },
+    {
+      weight: 1,
+      arbitrary: fc.record({
+        op: fc.constant("import" as const),
+        on: sideArb,
+        latches: fc.array(fc.record({ tenant: tenantArb, model: modelArb, field: fc.constantFrom(...MODEL_LATCHES) }), { maxLength: 3 }),
+      }),
+    },
+  );
+
+  /** A model latch, as `negotiate` sets it on the live object. */
+  const latchModel = (caps: ReturnType<CapabilityStore["modelCapabilitiesFor"]>, field: (typeof MODEL_LATCHES)[number]) => {
+    if (field === "refusedEfforts") {
+      if (!caps.refusedEfforts.includes("low")) caps.refusedEfforts.push("low");
+    } else if (field === "droppedFields") {
+      if (!caps.droppedFields.includes("seed")) caps.droppedFields.push("seed");
+    } else caps[field] = false;
+  };
+  const supportsOf = (store: CapabilityStore, tenant: number): EndpointCapabilities => {
+    const t = TENANTS[tenant] as (typeof TENANTS)[number];
+    return store.capabilitiesFor(t.baseUrl, t.apiKey, t.headers);
+  };
+
+  /**
+   * What a snapshot says was refused: the endpoints and models with a latch, each as JSON, sorted.
+   * An endpoint met but never refused anything is left out: only refusals are shared (README, "The
+   * capability store"), so another instance never holds it; nor does it change a request.
+   */
+  const refusals = (snapshot: CapabilitySnapshot): string[] =>
+    snapshot.endpoints
+      .map((endpoint) => {
+        const models = Object.entries(endpoint.models)
+          .filter(
+            ([, m]) =>
+              m.refusedEfforts.length > 0 ||
+              m.droppedFields.length > 0 ||
+              !m.legacyTokenLimit ||
+              !m.chosenTemperature ||
+              !m.structuredOutput ||
+              !m.toolChoice ||
+              !m.anyToolCallIds ||
+              !m.assistantPrefill ||
+              !m.prefillEcho,
+          )
+          .sort(([x], [y]) => (x < y ? -1 : 1));
+        if (endpoint.strictSchemas && endpoint.usageInStream && models.length === 0) return undefined;
+        return JSON.stringify({ ...endpoint, models: Object.fromEntries(models) });
+      })
+      .filter((shown) => shown !== undefined)
+      .sort();
+
+  it("capability latches: per endpoint and per (endpoint, model), forget, reset, export and import, on either instance", async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(capsOpArb, { minLength: 1, maxLength: 10 }), async (ops) => {
+        const prefix = fresh();
+        const errors: unknown[] = [];
+        const onError = (error: unknown) => errors.push(error);
+        const a = await createRedisCapabilityStore({ url: server.url, prefix, onError });
+        const b = await createRedisCapabilityStore({ url: server.url, prefix, onError });
+        const on = (side: Side): RedisCapabilityStore => (side === "a" ? a : b);
+        const mem = createCapabilityStore();
+        try {
+          for (const step of ops) {
+            const store = on(step.on);
+            switch (step.op) {
+              case "endpoint":
+                supportsOf(mem, step.tenant)[step.field] = false;
+                supportsOf(store, step.tenant)[step.field] = false;
+                break;
+              case "model": {
+                const model = MODELS[step.model] as string;
+                latchModel(mem.modelCapabilitiesFor(supportsOf(mem, step.tenant), model), step.field);
+                latchModel(store.modelCapabilitiesFor(supportsOf(store, step.tenant), model), step.field);
+                break;
+              }
+              case "forget": {
+                const t = TENANTS[step.tenant] as (typeof TENANTS)[number];
+                mem.forget(t.baseUrl, t.apiKey, t.headers);
+                store.forget(t.baseUrl, t.apiKey, t.headers);
+                break;
+              }
+              case "reset":
+                mem.reset();
+                store.reset();
+                break;
+              case "import": {
+                // A snapshot another store exported, laid over both.
+                const source = createCapabilityStore();
+                for (const l of step.latches) {
+                  latchModel(source.modelCapabilitiesFor(supportsOf(source, l.tenant), MODELS[l.model] as string), l.field);
+                }
+                const snapshot = source.exportCapabilities();
+                mem.importCapabilities(snapshot);
+                store.importCapabilities(snapshot);
+                break;
+              }
+            }
+            // The change reaches Redis (sync) and the other instance (pub/sub): wait for both to
+            // hold what the one in-memory store holds, then compare.
+            await store.sync();
+            const want = refusals(mem.exportCapabilities());
+            await until(
+              () =>
+                JSON.stringify(refusals(a.exportCapabilities())) === JSON.stringify(want) &&
+                JSON.stringify(refusals(b.exportCapabilities())) === JSON.stringify(want),
+            );
+            expect(refusals(a.exportCapabilities()), `a after ${JSON.stringify(step)}`).toEqual(want);
+            expect(refusals(b.exportCapabilities()), `b after ${JSON.stringify(step)}`).toEqual(want);
+            // An instance that hears of a forget or reset later than it latches keeps a latch it
+            // learned after it, but "a latch of the forget's own millisecond goes with it" (README,
+            // "A forget or reset racing another instance's latch"): the next step comes a
+            // millisecond on, as a request after a forget does.
+            if (step.op === "forget" || step.op === "reset") await pause(2);
+          }
+          // What each instance hands a request: the live objects, tenant by tenant and model by model.
+          for (const side of ["a", "b"] as const) {
+            for (let t = 0; t < TENANTS.length; t++) {
+              const got = supportsOf(on(side), t);
+              const wanted = supportsOf(mem, t);
+              expect({ ...got }, `${side} tenant ${t}`).toEqual({ ...wanted });
+              for (const model of MODELS) {
+                expect({ ...on(side).modelCapabilitiesFor(got, model) }, `${side} tenant ${t} ${model}`).toEqual({
+                  ...mem.modelCapabilitiesFor(wanted, model),
+                });
+              }
+            }
+          }
+          // A host that starts now reads the same from Redis.
+          const late = await createRedisCapabilityStore({ url: server.url, prefix, onError });
+          try {
+            expect(refusals(late.exportCapabilities()), "a host started later").toEqual(refusals(mem.exportCapabilities()));
+          } finally {
+            await late.close();
+          }
+          expect(errors, "onError").toEqual([]);
+        } finally {
+          await Promise.all([a.close(), b.close()]);
+        }
+      }),
+      { numRuns: 30 },
+    );
+  }, 120_000);
+});
