@@ -22,6 +22,7 @@ import { HAS_REDIS, RedisServer, SKIP_MESSAGE } from "../test/redis-server.js";
 import { createRedisBus, type RedisEventBus } from "./bus.js";
 import { createRedisCalibration, type RedisCalibration } from "./calibration.js";
 import { createRedisCapabilityStore, type RedisCapabilityStore } from "./capabilities.js";
+import { marksKnown } from "./forgets.js";
 import { createRedisRouteLatches, type RedisRouteLatches } from "./route-latches.js";
 
 if (!HAS_REDIS) console.warn(SKIP_MESSAGE);
@@ -224,7 +225,7 @@ describe.skipIf(!HAS_REDIS)("the Redis stores answer as the in-process ones", ()
           await Promise.all([a.close(), b.close()]);
         }
       }),
-      { numRuns: 200 },
+      { numRuns: 40 },
     );
   }, 120_000);
 
@@ -255,6 +256,7 @@ describe.skipIf(!HAS_REDIS)("the Redis stores answer as the in-process ones", ()
     | { op: "model"; on: Side; tenant: number; model: number; field: (typeof MODEL_LATCHES)[number] }
     | { op: "forget"; on: Side; tenant: number }
     | { op: "reset"; on: Side }
+    | { op: "race"; on: Side; tenant: number; field: (typeof ENDPOINT_LATCHES)[number]; dropOn: Side; reset: boolean }
     | { op: "import"; on: Side; latches: { tenant: number; model: number; field: (typeof MODEL_LATCHES)[number] }[] };
 
   const tenantArb = fc.nat(TENANTS.length - 1);
@@ -264,6 +266,18 @@ describe.skipIf(!HAS_REDIS)("the Redis stores answer as the in-process ones", ()
     { weight: 4, arbitrary: fc.record({ op: fc.constant("model" as const), on: sideArb, tenant: tenantArb, model: modelArb, field: fc.constantFrom(...MODEL_LATCHES) }) },
     { weight: 1, arbitrary: fc.record({ op: fc.constant("forget" as const), on: sideArb, tenant: tenantArb }) },
     { weight: 1, arbitrary: fc.record({ op: fc.constant("reset" as const), on: sideArb }) },
+    {
+      // A latch shared and, before it is heard anywhere, a forget or reset on either instance.
+      weight: 2,
+      arbitrary: fc.record({
+        op: fc.constant("race" as const),
+        on: sideArb,
+        tenant: tenantArb,
+        field: fc.constantFrom(...ENDPOINT_LATCHES),
+        dropOn: sideArb,
+        reset: fc.boolean(),
+      }),
+    },
     {
       weight: 1,
       arbitrary: fc.record({
@@ -285,6 +299,34 @@ describe.skipIf(!HAS_REDIS)("the Redis stores answer as the in-process ones", ()
   const supportsOf = (store: CapabilityStore, tenant: number): EndpointCapabilities => {
     const t = TENANTS[tenant] as (typeof TENANTS)[number];
     return store.capabilitiesFor(t.baseUrl, t.apiKey, t.headers);
+  };
+
+  /** One snapshot with every refusal of two: flags and'd, refused lists joined. */
+  const refusedInEither = (x: CapabilitySnapshot, y: CapabilitySnapshot): CapabilitySnapshot => {
+    const byTenant = new Map<string, CapabilitySnapshot["endpoints"][number]>();
+    for (const endpoint of [...x.endpoints, ...y.endpoints]) {
+      const key = `${endpoint.baseUrl} ${endpoint.keyId}`;
+      const held = byTenant.get(key);
+      if (!held) {
+        byTenant.set(key, structuredClone(endpoint));
+        continue;
+      }
+      held.strictSchemas &&= endpoint.strictSchemas;
+      held.usageInStream &&= endpoint.usageInStream;
+      for (const [name, caps] of Object.entries(endpoint.models)) {
+        const mine = held.models[name];
+        if (!mine) {
+          held.models[name] = structuredClone(caps);
+          continue;
+        }
+        for (const field of Object.keys(caps) as (keyof typeof caps)[]) {
+          const value = caps[field];
+          if (Array.isArray(value)) (mine[field] as string[]) = [...new Set([...(mine[field] as string[]), ...value])];
+          else (mine[field] as boolean) = (mine[field] as boolean) && (value as boolean);
+        }
+      }
+    }
+    return { version: x.version, endpoints: [...byTenant.values()] };
   };
 
   /**
@@ -310,7 +352,11 @@ describe.skipIf(!HAS_REDIS)("the Redis stores answer as the in-process ones", ()
           )
           .sort(([x], [y]) => (x < y ? -1 : 1));
         if (endpoint.strictSchemas && endpoint.usageInStream && models.length === 0) return undefined;
-        return JSON.stringify({ ...endpoint, models: Object.fromEntries(models) });
+        const sorted = models.map(([name, m]) => [
+          name,
+          { ...m, refusedEfforts: [...m.refusedEfforts].sort(), droppedFields: [...m.droppedFields].sort() },
+        ]);
+        return JSON.stringify({ ...endpoint, models: Object.fromEntries(sorted) });
       })
       .filter((shown) => shown !== undefined)
       .sort();
@@ -328,6 +374,11 @@ describe.skipIf(!HAS_REDIS)("the Redis stores answer as the in-process ones", ()
         try {
           for (const step of ops) {
             const store = on(step.on);
+            // A forget or reset reaches the other instance through pub/sub: it has heard it once it
+            // knows one mark more (see below).
+            const dropOn = step.op === "race" ? step.dropOn : step.on;
+            const other = dropOn === "a" ? b : a;
+            const marksBefore = marksKnown(other) ?? 0;
             switch (step.op) {
               case "endpoint":
                 supportsOf(mem, step.tenant)[step.field] = false;
@@ -349,14 +400,34 @@ describe.skipIf(!HAS_REDIS)("the Redis stores answer as the in-process ones", ()
                 mem.reset();
                 store.reset();
                 break;
+              case "race": {
+                supportsOf(mem, step.tenant)[step.field] = false;
+                supportsOf(store, step.tenant)[step.field] = false;
+                const sharing = store.sync();
+                const t = TENANTS[step.tenant] as (typeof TENANTS)[number];
+                if (step.reset) {
+                  mem.reset();
+                  on(step.dropOn).reset();
+                } else {
+                  mem.forget(t.baseUrl, t.apiKey, t.headers);
+                  on(step.dropOn).forget(t.baseUrl, t.apiKey, t.headers);
+                }
+                await sharing;
+                break;
+              }
               case "import": {
+                const before = mem.exportCapabilities();
                 // A snapshot another store exported, laid over both.
                 const source = createCapabilityStore();
                 for (const l of step.latches) {
                   latchModel(source.modelCapabilitiesFor(supportsOf(source, l.tenant), MODELS[l.model] as string), l.field);
                 }
                 const snapshot = source.exportCapabilities();
+                // The in-memory store sets each field as the snapshot says; the Redis store only
+                // lays on its refusals, since a shared latch only closes (README, "The capability
+                // store"): the model is the in-memory store given what it held and the snapshot both.
                 mem.importCapabilities(snapshot);
+                mem.importCapabilities(refusedInEither(before, snapshot));
                 store.importCapabilities(snapshot);
                 break;
               }
@@ -376,7 +447,11 @@ describe.skipIf(!HAS_REDIS)("the Redis stores answer as the in-process ones", ()
             // learned after it, but "a latch of the forget's own millisecond goes with it" (README,
             // "A forget or reset racing another instance's latch"): the next step comes a
             // millisecond on, as a request after a forget does.
-            if (step.op === "forget" || step.op === "reset") await pause(2);
+            if (step.op === "forget" || step.op === "reset" || step.op === "race") {
+              await until(() => (marksKnown(other) ?? 0) > marksBefore);
+              expect(marksKnown(other), "the other instance heard the forget").toBeGreaterThan(marksBefore);
+              await pause(2);
+            }
           }
           // What each instance hands a request: the live objects, tenant by tenant and model by model.
           for (const side of ["a", "b"] as const) {
@@ -401,6 +476,130 @@ describe.skipIf(!HAS_REDIS)("the Redis stores answer as the in-process ones", ()
           expect(errors, "onError").toEqual([]);
         } finally {
           await Promise.all([a.close(), b.close()]);
+        }
+      }),
+      { numRuns: 40 },
+    );
+  }, 120_000);
+
+  // ---------------------------------------------------------------------------------------------
+  // Calibration: readings taken and read on either instance, per endpoint (a string, or the
+  // capability object the loop passes) and model, forgotten per endpoint.
+
+  type CalOp =
+    | { op: "calibrate"; on: Side; endpoint: number; model: number; chars: number; tokens: number }
+    | { op: "forget"; on: Side; endpoint: number; thenCalibrate?: number };
+  /** Two endpoints named by a string, two by a tenant's capability object. */
+  const CAL_ENDPOINTS = 4;
+  const CAL_MODELS = [undefined, "m1", "m2"] as const;
+  const calOpArb: fc.Arbitrary<CalOp> = fc.oneof(
+    {
+      weight: 5,
+      arbitrary: fc.record({
+        op: fc.constant("calibrate" as const),
+        on: sideArb,
+        endpoint: fc.nat(CAL_ENDPOINTS - 1),
+        model: fc.nat(CAL_MODELS.length - 1),
+        chars: fc.integer({ min: 8, max: 90 }),
+        tokens: fc.integer({ min: 1, max: 30 }),
+      }),
+    },
+    {
+      // `thenCalibrate`: a reading of that endpoint taken on the same instance right after, before
+      // the forget is heard back.
+      weight: 2,
+      arbitrary: fc.record(
+        { op: fc.constant("forget" as const), on: sideArb, endpoint: fc.nat(CAL_ENDPOINTS - 1), thenCalibrate: fc.nat(CAL_ENDPOINTS - 1) },
+        { requiredKeys: ["op", "on", "endpoint"] },
+      ),
+    },
+  );
+
+  it("calibration: readings taken on either instance answer as one in-memory store, tenants apart, forget per endpoint", async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(calOpArb, { minLength: 1, maxLength: 12 }), async (ops) => {
+        const prefix = fresh();
+        const errors: unknown[] = [];
+        const onError = (error: unknown) => errors.push(error);
+        const capsA = await createRedisCapabilityStore({ url: server.url, prefix, onError });
+        const capsB = await createRedisCapabilityStore({ url: server.url, prefix, onError });
+        const a = await createRedisCalibration({ url: server.url, prefix, onError, endpointIdOf: capsA.endpointIdOf });
+        const b = await createRedisCalibration({ url: server.url, prefix, onError, endpointIdOf: capsB.endpointIdOf });
+        const memCaps = createCapabilityStore();
+        const mem = createCalibration();
+        /** An endpoint of the test's own (never compared): see the probe below. */
+        const PROBE = "http://probe.test/v1";
+        let probes = 0;
+        const on = (side: Side): RedisCalibration => (side === "a" ? a : b);
+        /** The endpoint as each side names it: the same string, or that side's object of the tenant. */
+        const endpointOf = (side: Side | "mem", n: number): string | object => {
+          if (n < 2) return `http://cal${n}.test/v1`;
+          const caps = side === "mem" ? memCaps : side === "a" ? capsA : capsB;
+          return caps.capabilitiesFor(`http://cal${n}.test/v1`, "sk");
+        };
+        const divisors = (side: Side | "mem"): number[] => {
+          const store = side === "mem" ? mem : on(side);
+          const seen: number[] = [];
+          for (let n = 0; n < CAL_ENDPOINTS; n++) for (const model of CAL_MODELS) seen.push(store.charsPerTokenFor(endpointOf(side, n), model));
+          return seen;
+        };
+        try {
+          for (const step of ops) {
+            if (step.op === "calibrate") {
+              const model = CAL_MODELS[step.model];
+              const body = { messages: [{ role: "user" as const, content: "x".repeat(step.chars) }] };
+              const fromMem = mem.calibrate(endpointOf("mem", step.endpoint), model, body, step.tokens);
+              const fromRedis = on(step.on).calibrate(endpointOf(step.on, step.endpoint), model, body, step.tokens);
+              expect(fromRedis, `calibrate ${JSON.stringify(step)}`).toBe(fromMem);
+            } else {
+              const other = step.on === "a" ? b : a;
+              const marksBefore = marksKnown(other) ?? 0;
+              const fromMem = mem.forget(endpointOf("mem", step.endpoint));
+              const fromRedis = on(step.on).forget(endpointOf(step.on, step.endpoint));
+              expect(fromRedis, `forget ${JSON.stringify(step)}`).toBe(fromMem);
+              if (step.thenCalibrate !== undefined) {
+                const body = { messages: [{ role: "user" as const, content: "x".repeat(30) }] };
+                const n = step.thenCalibrate;
+                expect(on(step.on).calibrate(endpointOf(step.on, n), "m1", body, 6)).toBe(
+                  mem.calibrate(endpointOf("mem", n), "m1", body, 6),
+                );
+              }
+              // The other instance drops the endpoint's readings when it hears the forget, whenever
+              // it took them ("a reading on its way across a forget never outlives it", README,
+              // "Calibration"): a reading there comes once it has heard, as one after the forget.
+              await until(() => (marksKnown(other) ?? 0) > marksBefore);
+              expect(marksKnown(other), "the other instance heard the forget").toBeGreaterThan(marksBefore);
+            }
+            // The reading reaches the other instance through pub/sub, and may not change what it
+            // answers (a reading below the highest of the last four, or of 4 itself): a reading of a
+            // probe endpoint of this instance's, higher each time and announced after it, shows
+            // when the other has heard it (announcements arrive in the order Redis ran them).
+            probes++;
+            const here = on(step.on);
+            const there = step.on === "a" ? b : a;
+            here.calibrate(PROBE, undefined, { messages: [{ role: "user" as const, content: "x".repeat(100 + probes) }] }, 50);
+            const probed = here.charsPerTokenFor(PROBE);
+            await until(() => there.charsPerTokenFor(PROBE) === probed);
+            expect(there.charsPerTokenFor(PROBE), "the other instance heard the probe").toBe(probed);
+            expect(divisors("a"), `a after ${JSON.stringify(step)}`).toEqual(divisors("mem"));
+            expect(divisors("b"), `b after ${JSON.stringify(step)}`).toEqual(divisors("mem"));
+          }
+          // A host that starts now reads the same readings from Redis.
+          const lateCaps = await createRedisCapabilityStore({ url: server.url, prefix, onError });
+          const late = await createRedisCalibration({ url: server.url, prefix, onError, endpointIdOf: lateCaps.endpointIdOf });
+          try {
+            const seen: number[] = [];
+            for (let n = 0; n < CAL_ENDPOINTS; n++) {
+              const endpoint = n < 2 ? `http://cal${n}.test/v1` : lateCaps.capabilitiesFor(`http://cal${n}.test/v1`, "sk");
+              for (const model of CAL_MODELS) seen.push(late.charsPerTokenFor(endpoint, model));
+            }
+            expect(seen, "a host started later").toEqual(divisors("mem"));
+          } finally {
+            await Promise.all([late.close(), lateCaps.close()]);
+          }
+          expect(errors, "onError").toEqual([]);
+        } finally {
+          await Promise.all([a.close(), b.close(), capsA.close(), capsB.close()]);
         }
       }),
       { numRuns: 30 },

@@ -177,6 +177,8 @@ export async function openRouteLatches(
         if (renewed !== 1 && state) share(base, state);
       },
       (error: unknown) => {
+        // Cut by this store's own close(), not a failure of Redis: nothing to tell.
+        if (closed) return;
         touched.set(id, 0);
         tell.fail(error, RENEW);
       },
