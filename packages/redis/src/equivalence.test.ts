@@ -605,4 +605,107 @@ describe.skipIf(!HAS_REDIS)("the Redis stores answer as the in-process ones", ()
       { numRuns: 30 },
     );
   }, 120_000);
+  // ---------------------------------------------------------------------------------------------
+  // Window-route latches: what one instance's lookups learn, every instance's `get` answers, as one
+  // pool's `Map` would; `delete` is this instance's only (README, "Window-route latches").
+
+  type RouteOp =
+    | { op: "learn"; on: Side; base: number; field: "neither" | "lmstudioGone" | "lmstudioMissUntil" }
+    | { op: "delete"; on: Side; base: number };
+  const BASES = ["http://r0.test", "http://r1.test:8080", "http://user:pw@r2.test"];
+  const routeOpArb: fc.Arbitrary<RouteOp> = fc.oneof(
+    {
+      weight: 5,
+      arbitrary: fc.record({
+        op: fc.constant("learn" as const),
+        on: sideArb,
+        base: fc.nat(BASES.length - 1),
+        field: fc.constantFrom("neither" as const, "lmstudioGone" as const, "lmstudioMissUntil" as const),
+      }),
+    },
+    { weight: 1, arbitrary: fc.record({ op: fc.constant("delete" as const), on: sideArb, base: fc.nat(BASES.length - 1) }) },
+  );
+  const NONE: RouteLatches = { neither: false, lmstudioGone: false, lmstudioMissUntil: 0 };
+  const latchesOf = (state: RouteLatches | undefined): RouteLatches => ({ ...NONE, ...(state && { ...state }) });
+
+  it("window-route latches: learned on either instance, read on both as one pool's Map; delete here only", async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(routeOpArb, { minLength: 1, maxLength: 12 }), async (ops) => {
+        const prefix = fresh();
+        const errors: unknown[] = [];
+        const onError = (error: unknown) => errors.push(error);
+        const a = await createRedisRouteLatches({ url: server.url, prefix, onError });
+        const b = await createRedisRouteLatches({ url: server.url, prefix, onError });
+        const on = (side: Side): RedisRouteLatches => (side === "a" ? a : b);
+        // What was learned, anywhere: a pool's `Map` that never forgot a server.
+        const mem = new Map<string, RouteLatches>();
+        /**
+         * Servers each instance dropped (its pool's forget): from then on it holds at most what was
+         * learned — nothing, what it learns again, or what another instance announces.
+         */
+        const dropped = { a: new Set<string>(), b: new Set<string>() };
+        // The LM Studio retry time a lookup sets moves on with the clock: later each time.
+        let clock = 1_000_000;
+        try {
+          for (const step of ops) {
+            const base = BASES[step.base] as string;
+            const store = on(step.on);
+            const other: Side = step.on === "a" ? "b" : "a";
+            if (step.op === "delete") {
+              store.delete(base);
+              dropped[step.on].add(base);
+              expect(store.get(base), `${step.on}.get after its delete`).toBeUndefined();
+              continue;
+            }
+            // As a lookup does: the server's latches, or a fresh set it stores, then one latch.
+            const learn = (map: { get(base: string): RouteLatches | undefined; set(base: string, l: RouteLatches): unknown }) => {
+              let state = map.get(base);
+              if (!state) {
+                state = { ...NONE };
+                map.set(base, state);
+              }
+              if (step.field === "lmstudioMissUntil") state.lmstudioMissUntil = clock;
+              else state[step.field] = true;
+            };
+            clock += 1000;
+            learn(mem);
+            learn(store);
+            // The other instance hears it through pub/sub: wait for its `get` to hold it.
+            const want = latchesOf(mem.get(base));
+            if (!dropped[other].has(base)) {
+              await until(() => JSON.stringify(latchesOf(on(other).get(base))) === JSON.stringify(want));
+            }
+            for (const side of ["a", "b"] as const) {
+              for (const each of BASES) {
+                const got = latchesOf(on(side).get(each));
+                const shared = latchesOf(mem.get(each));
+                if (!dropped[side].has(each)) {
+                  expect(got, `${side}.get(${each}) after ${JSON.stringify(step)}`).toEqual(shared);
+                } else {
+                  // Dropped here: nothing, or what another instance announced since — never more
+                  // than what was learned.
+                  expect(!got.neither || shared.neither, `${side} ${each}`).toBe(true);
+                  expect(!got.lmstudioGone || shared.lmstudioGone, `${side} ${each}`).toBe(true);
+                  expect(got.lmstudioMissUntil <= shared.lmstudioMissUntil, `${side} ${each}`).toBe(true);
+                }
+              }
+            }
+          }
+          // A host that starts now reads every latch learned, whatever an instance dropped.
+          const late = await createRedisRouteLatches({ url: server.url, prefix, onError });
+          try {
+            for (const each of BASES) {
+              expect(latchesOf(late.get(each)), `a host started later: ${each}`).toEqual(latchesOf(mem.get(each)));
+            }
+          } finally {
+            await late.close();
+          }
+          expect(errors, "onError").toEqual([]);
+        } finally {
+          await Promise.all([a.close(), b.close()]);
+        }
+      }),
+      { numRuns: 30 },
+    );
+  }, 120_000);
 });

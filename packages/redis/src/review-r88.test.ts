@@ -289,6 +289,34 @@ describe.skipIf(!HAS_REDIS)("review r88: calibration and closing", () => {
     expect(errors.map(String)).toEqual([]);
   });
 
+  it("the LM Studio retry time Redis holds is the later of two, as every instance's copy takes it", async () => {
+    const prefix = `r88routes-${made++}:`;
+    const a = await createRedisRouteLatches({ url: server.url, prefix, onError: () => {} });
+    const b = await createRedisRouteLatches({ url: server.url, prefix, onError: () => {} });
+    const base = "http://lmstudio.test:1234";
+    try {
+      // B's lookup: the listing failed, leave it alone until T2.
+      b.set(base, { neither: false, lmstudioGone: false, lmstudioMissUntil: 2_000_000 });
+      await until(() => a.get(base)?.lmstudioMissUntil === 2_000_000);
+      // A's pool forgets the server, and its next lookup (its clock a little behind B's) sets an
+      // earlier time with another latch: its whole state is written.
+      a.delete(base);
+      a.set(base, { neither: true, lmstudioGone: false, lmstudioMissUntil: 1_000_000 });
+      await until(() => b.get(base)?.neither === true);
+      expect(b.get(base)?.lmstudioMissUntil).toBe(2_000_000);
+      const late = await createRedisRouteLatches({ url: server.url, prefix, onError: () => {} });
+      try {
+        // Before: 1 000 000, written over the later time, so a host started now asked the route
+        // again at T1 where every running instance waited until T2.
+        expect(late.get(base)).toEqual({ neither: true, lmstudioGone: false, lmstudioMissUntil: 2_000_000 });
+      } finally {
+        await late.close();
+      }
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+    }
+  }, 30_000);
+
   /** The three tenant stores on one prefix. */
   async function createRedisStores(prefix: string, errors: unknown[] = []) {
     const onError = (error: unknown) => errors.push(error);
