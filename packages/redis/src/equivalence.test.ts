@@ -229,6 +229,102 @@ describe.skipIf(!HAS_REDIS)("the Redis stores answer as the in-process ones", ()
     );
   }, 120_000);
 
+  /**
+   * What a watcher that fell behind delivers, checked against the run's history: real events in
+   * order, each stretch it skipped announced once, just before the event after it, by a notice
+   * whose `dropped` counts it and whose `seq` is inside it; the run's `done` last; and at least the
+   * `maxEvents` most recent events (README: "a watcher that falls behind keeps the most recent
+   * `maxEvents`, and the skipped stretch is announced once").
+   */
+  const capped = (label: string, seen: SequencedEvent[], history: SequencedEvent[], maxEvents: number): void => {
+    const real = history.map(shown);
+    let next = 0; // index in history of the next event not yet delivered or skipped
+    let pending: SequencedEvent | undefined; // a gap notice waiting for its event
+    for (const event of seen) {
+      if (event.kind === "notice" && typeof (event as { dropped?: unknown }).dropped === "number") {
+        expect(pending, `${label}: two gap notices in a row`).toBeUndefined();
+        pending = event;
+        continue;
+      }
+      const at = real.indexOf(shown(event), next);
+      expect(at, `${label}: ${shown(event)} is a later event of the run`).toBeGreaterThanOrEqual(next);
+      const skipped = at - next;
+      if (skipped > 0) {
+        expect(pending, `${label}: ${skipped} skipped before seq ${event.seq} untold`).toBeDefined();
+        const notice = pending as SequencedEvent & { dropped: number };
+        expect(notice.dropped, `${label}: the notice's count`).toBe(skipped);
+        expect(notice.seq, `${label}: the notice's seq`).toBeGreaterThanOrEqual((history[next] as SequencedEvent).seq);
+        expect(notice.seq, `${label}: the notice's seq`).toBeLessThan(event.seq);
+      } else {
+        expect(pending, `${label}: a gap notice with nothing skipped`).toBeUndefined();
+      }
+      pending = undefined;
+      next = at + 1;
+    }
+    expect(pending, `${label}: a gap notice at the end`).toBeUndefined();
+    expect(next, `${label}: read to the run's done`).toBe(history.length);
+    const tail = Math.min(maxEvents, history.length);
+    expect(seen.slice(-tail).map(shown), `${label}: the ${tail} most recent events`).toEqual(real.slice(-tail));
+  };
+
+  it("bus: a watcher that does not read keeps the most recent maxEvents and tells the gap once, on either instance, as in memory", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: 5 }),
+        fc.integer({ min: 1, max: 3 }),
+        fc.array(eventArb, { minLength: 1, maxLength: 30 }),
+        sideArb,
+        async (maxEvents, trimSlack, burst, side) => {
+          const settings = { maxEvents, trimSlack };
+          const prefix = fresh();
+          const errors: unknown[] = [];
+          const onError = (error: unknown) => errors.push(error);
+          const a = await createRedisBus({ url: server.url, prefix, onError, settings });
+          const b = await createRedisBus({ url: server.url, prefix, onError, settings });
+          const mem = createBus(settings);
+          const stop = new AbortController();
+          const guard = setTimeout(() => stop.abort(), 15_000);
+          try {
+            // The watcher has read the run's first event, so what follows is live on both buses.
+            const first: RunEvent = { kind: "turn", step: 1 };
+            mem.emit("r", first);
+            a.emit("r", first);
+            const watchers = {
+              mem: mem.watch("r", stop.signal)[Symbol.asyncIterator](),
+              redis: (side === "a" ? a : b).watch("r", stop.signal)[Symbol.asyncIterator](),
+            };
+            const seen = { mem: [] as SequencedEvent[], redis: [] as SequencedEvent[] };
+            for (const key of ["mem", "redis"] as const) {
+              const step = await watchers[key].next();
+              if (!step.done) seen[key].push(step.value);
+            }
+            for (const event of [...burst, { kind: "done" } as RunEvent]) {
+              mem.emit("r", event);
+              a.emit("r", event);
+            }
+            await a.flushed();
+            // Not read meanwhile: give the Redis watcher's reads time to bring the burst in (how
+            // much it caps then depends on where its reads stand; the property allows any).
+            await pause(50);
+            for (const key of ["mem", "redis"] as const) {
+              for (let step = await watchers[key].next(); !step.done; step = await watchers[key].next()) seen[key].push(step.value);
+            }
+            expect(stop.signal.aborted, "the watchers ended on done").toBe(false);
+            capped("in memory", seen.mem, mem.history("r"), maxEvents);
+            capped(`redis (${side})`, seen.redis, mem.history("r"), maxEvents);
+            expect(errors, "onError").toEqual([]);
+          } finally {
+            clearTimeout(guard);
+            stop.abort();
+            mem.close();
+            await Promise.all([a.close(), b.close()]);
+          }
+        },
+      ),
+      { numRuns: 25 },
+    );
+  }, 120_000);
+
   // ---------------------------------------------------------------------------------------------
   // Capability latches: per endpoint and per (endpoint, model), export/import, forget, reset.
 
