@@ -7,6 +7,8 @@
 // through pub/sub, so it is seen there a little later; a watcher that falls behind is cut where its
 // reads happen to stand — the property waits for the change to arrive (bounded, never timed) or
 // allows exactly the difference the README names, and no more.
+
+import type { RouteLatches } from "@loopwright/client";
 import { createBus, type EventBus, fold, type RunEvent, type SequencedEvent } from "@loopwright/events";
 import { createCalibration } from "@loopwright/ledger";
 import {
@@ -15,7 +17,6 @@ import {
   createCapabilityStore,
   type EndpointCapabilities,
 } from "@loopwright/negotiate";
-import type { RouteLatches } from "@loopwright/client";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { HAS_REDIS, RedisServer, SKIP_MESSAGE } from "../test/redis-server.js";
@@ -86,7 +87,10 @@ const busOpArb: fc.Arbitrary<BusOp> = fc.oneof(
     arbitrary: fc.record({ op: fc.constant("watch" as const), run: runArb, on: sideArb, after: fc.nat(100) }),
   },
   { weight: 1, arbitrary: fc.record({ op: fc.constant("endRun" as const), run: runArb, on: sideArb }) },
-  { weight: 2, arbitrary: fc.record({ op: fc.constant("read" as const), run: runArb, on: sideArb, after: fc.nat(100) }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({ op: fc.constant("read" as const), run: runArb, on: sideArb, after: fc.nat(100) }),
+  },
 );
 
 /** A watcher read to its end into `seen`, on either bus. */
@@ -100,7 +104,13 @@ interface Reading {
   finished: Promise<void>;
 }
 
-function read(label: string, run: string, after: number, stream: AsyncIterable<SequencedEvent>, stop: AbortController): Reading {
+function read(
+  label: string,
+  run: string,
+  after: number,
+  stream: AsyncIterable<SequencedEvent>,
+  stop: AbortController,
+): Reading {
   const reading: Reading = { label, run, after, seen: [], ended: false, stop, finished: Promise.resolve() };
   reading.finished = (async () => {
     for await (const event of stream) reading.seen.push(event);
@@ -154,7 +164,13 @@ describe.skipIf(!HAS_REDIS)("the Redis stores answer as the in-process ones", ()
                 const stop = new AbortController();
                 const memStop = new AbortController();
                 pairs.push({
-                  redis: read(`${step.on}.watch(${run}, after ${after})`, run, after, on(step.on).watch(run, stop.signal, { after }), stop),
+                  redis: read(
+                    `${step.on}.watch(${run}, after ${after})`,
+                    run,
+                    after,
+                    on(step.on).watch(run, stop.signal, { after }),
+                    stop,
+                  ),
                   mem: read("mem", run, after, mem.watch(run, memStop.signal), memStop),
                 });
                 break;
@@ -175,11 +191,20 @@ describe.skipIf(!HAS_REDIS)("the Redis stores answer as the in-process ones", ()
                 // pub/sub"): a watcher of its own, started before, shows when it has.
                 const other = step.on === "a" ? b : a;
                 const probeStop = new AbortController();
-                const probe = read("probe", run, 0, other.watch(run, probeStop.signal, { after: top }), probeStop);
+                const probe = read(
+                  "probe",
+                  run,
+                  0,
+                  other.watch(run, probeStop.signal, { after: top }),
+                  probeStop,
+                );
                 mem.endRun(run);
                 on(step.on).endRun(run);
                 await on(step.on).flushed();
-                await until(() => probe.ended && pairs.every((p) => p.redis.run !== run || p.redis.ended || !p.mem.ended));
+                await until(
+                  () =>
+                    probe.ended && pairs.every((p) => p.redis.run !== run || p.redis.ended || !p.mem.ended),
+                );
                 probeStop.abort();
                 expect(probe.ended, "the other instance heard the end").toBe(true);
                 break;
@@ -189,12 +214,15 @@ describe.skipIf(!HAS_REDIS)("the Redis stores answer as the in-process ones", ()
                 const after = Math.floor((step.after / 100) * top);
                 const fromRedis = await on(step.on).readHistory(run, after);
                 const fromMem = mem.history(run).filter((e) => e.seq > after);
-                expect(fromRedis.map(shown), `${step.on}.readHistory(${run}, ${after})`).toEqual(fromMem.map(shown));
+                expect(fromRedis.map(shown), `${step.on}.readHistory(${run}, ${after})`).toEqual(
+                  fromMem.map(shown),
+                );
                 break;
               }
             }
             // The emitting instance's own copy is the in-memory bus's history.
-            for (const r of RUNS) expect(a.history(r).map(shown), `a.history(${r})`).toEqual(mem.history(r).map(shown));
+            for (const r of RUNS)
+              expect(a.history(r).map(shown), `a.history(${r})`).toEqual(mem.history(r).map(shown));
           }
           // Every run ends with `done`, so every watcher finishes.
           for (const r of RUNS) {
@@ -236,7 +264,12 @@ describe.skipIf(!HAS_REDIS)("the Redis stores answer as the in-process ones", ()
    * `maxEvents` most recent events (README: "a watcher that falls behind keeps the most recent
    * `maxEvents`, and the skipped stretch is announced once").
    */
-  const capped = (label: string, seen: SequencedEvent[], history: SequencedEvent[], maxEvents: number): void => {
+  const capped = (
+    label: string,
+    seen: SequencedEvent[],
+    history: SequencedEvent[],
+    maxEvents: number,
+  ): void => {
     const real = history.map(shown);
     let next = 0; // index in history of the next event not yet delivered or skipped
     let pending: SequencedEvent | undefined; // a gap notice waiting for its event
@@ -253,7 +286,9 @@ describe.skipIf(!HAS_REDIS)("the Redis stores answer as the in-process ones", ()
         expect(pending, `${label}: ${skipped} skipped before seq ${event.seq} untold`).toBeDefined();
         const notice = pending as SequencedEvent & { dropped: number };
         expect(notice.dropped, `${label}: the notice's count`).toBe(skipped);
-        expect(notice.seq, `${label}: the notice's seq`).toBeGreaterThanOrEqual((history[next] as SequencedEvent).seq);
+        expect(notice.seq, `${label}: the notice's seq`).toBeGreaterThanOrEqual(
+          (history[next] as SequencedEvent).seq,
+        );
         expect(notice.seq, `${label}: the notice's seq`).toBeLessThan(event.seq);
       } else {
         expect(pending, `${label}: a gap notice with nothing skipped`).toBeUndefined();
@@ -264,7 +299,9 @@ describe.skipIf(!HAS_REDIS)("the Redis stores answer as the in-process ones", ()
     expect(pending, `${label}: a gap notice at the end`).toBeUndefined();
     expect(next, `${label}: read to the run's done`).toBe(history.length);
     const tail = Math.min(maxEvents, history.length);
-    expect(seen.slice(-tail).map(shown), `${label}: the ${tail} most recent events`).toEqual(real.slice(-tail));
+    expect(seen.slice(-tail).map(shown), `${label}: the ${tail} most recent events`).toEqual(
+      real.slice(-tail),
+    );
   };
 
   it("bus: a watcher that does not read keeps the most recent maxEvents and tells the gap once, on either instance, as in memory", async () => {
@@ -307,7 +344,8 @@ describe.skipIf(!HAS_REDIS)("the Redis stores answer as the in-process ones", ()
             // much it caps then depends on where its reads stand; the property allows any).
             await pause(50);
             for (const key of ["mem", "redis"] as const) {
-              for (let step = await watchers[key].next(); !step.done; step = await watchers[key].next()) seen[key].push(step.value);
+              for (let step = await watchers[key].next(); !step.done; step = await watchers[key].next())
+                seen[key].push(step.value);
             }
             expect(stop.signal.aborted, "the watchers ended on done").toBe(false);
             capped("in memory", seen.mem, mem.history("r"), maxEvents);
@@ -352,15 +390,46 @@ describe.skipIf(!HAS_REDIS)("the Redis stores answer as the in-process ones", ()
     | { op: "model"; on: Side; tenant: number; model: number; field: (typeof MODEL_LATCHES)[number] }
     | { op: "forget"; on: Side; tenant: number }
     | { op: "reset"; on: Side }
-    | { op: "race"; on: Side; tenant: number; field: (typeof ENDPOINT_LATCHES)[number]; dropOn: Side; reset: boolean }
-    | { op: "import"; on: Side; latches: { tenant: number; model: number; field: (typeof MODEL_LATCHES)[number] }[] };
+    | {
+        op: "race";
+        on: Side;
+        tenant: number;
+        field: (typeof ENDPOINT_LATCHES)[number];
+        dropOn: Side;
+        reset: boolean;
+      }
+    | {
+        op: "import";
+        on: Side;
+        latches: { tenant: number; model: number; field: (typeof MODEL_LATCHES)[number] }[];
+      };
 
   const tenantArb = fc.nat(TENANTS.length - 1);
   const modelArb = fc.nat(MODELS.length - 1);
   const capsOpArb: fc.Arbitrary<CapsOp> = fc.oneof(
-    { weight: 3, arbitrary: fc.record({ op: fc.constant("endpoint" as const), on: sideArb, tenant: tenantArb, field: fc.constantFrom(...ENDPOINT_LATCHES) }) },
-    { weight: 4, arbitrary: fc.record({ op: fc.constant("model" as const), on: sideArb, tenant: tenantArb, model: modelArb, field: fc.constantFrom(...MODEL_LATCHES) }) },
-    { weight: 1, arbitrary: fc.record({ op: fc.constant("forget" as const), on: sideArb, tenant: tenantArb }) },
+    {
+      weight: 3,
+      arbitrary: fc.record({
+        op: fc.constant("endpoint" as const),
+        on: sideArb,
+        tenant: tenantArb,
+        field: fc.constantFrom(...ENDPOINT_LATCHES),
+      }),
+    },
+    {
+      weight: 4,
+      arbitrary: fc.record({
+        op: fc.constant("model" as const),
+        on: sideArb,
+        tenant: tenantArb,
+        model: modelArb,
+        field: fc.constantFrom(...MODEL_LATCHES),
+      }),
+    },
+    {
+      weight: 1,
+      arbitrary: fc.record({ op: fc.constant("forget" as const), on: sideArb, tenant: tenantArb }),
+    },
     { weight: 1, arbitrary: fc.record({ op: fc.constant("reset" as const), on: sideArb }) },
     {
       // A latch shared and, before it is heard anywhere, a forget or reset on either instance.
@@ -379,13 +448,19 @@ describe.skipIf(!HAS_REDIS)("the Redis stores answer as the in-process ones", ()
       arbitrary: fc.record({
         op: fc.constant("import" as const),
         on: sideArb,
-        latches: fc.array(fc.record({ tenant: tenantArb, model: modelArb, field: fc.constantFrom(...MODEL_LATCHES) }), { maxLength: 3 }),
+        latches: fc.array(
+          fc.record({ tenant: tenantArb, model: modelArb, field: fc.constantFrom(...MODEL_LATCHES) }),
+          { maxLength: 3 },
+        ),
       }),
     },
   );
 
   /** A model latch, as `negotiate` sets it on the live object. */
-  const latchModel = (caps: ReturnType<CapabilityStore["modelCapabilitiesFor"]>, field: (typeof MODEL_LATCHES)[number]) => {
+  const latchModel = (
+    caps: ReturnType<CapabilityStore["modelCapabilitiesFor"]>,
+    field: (typeof MODEL_LATCHES)[number],
+  ) => {
     if (field === "refusedEfforts") {
       if (!caps.refusedEfforts.includes("low")) caps.refusedEfforts.push("low");
     } else if (field === "droppedFields") {
@@ -417,7 +492,8 @@ describe.skipIf(!HAS_REDIS)("the Redis stores answer as the in-process ones", ()
         }
         for (const field of Object.keys(caps) as (keyof typeof caps)[]) {
           const value = caps[field];
-          if (Array.isArray(value)) (mine[field] as string[]) = [...new Set([...(mine[field] as string[]), ...value])];
+          if (Array.isArray(value))
+            (mine[field] as string[]) = [...new Set([...(mine[field] as string[]), ...value])];
           else (mine[field] as boolean) = (mine[field] as boolean) && (value as boolean);
         }
       }
@@ -516,7 +592,10 @@ describe.skipIf(!HAS_REDIS)("the Redis stores answer as the in-process ones", ()
                 // A snapshot another store exported, laid over both.
                 const source = createCapabilityStore();
                 for (const l of step.latches) {
-                  latchModel(source.modelCapabilitiesFor(supportsOf(source, l.tenant), MODELS[l.model] as string), l.field);
+                  latchModel(
+                    source.modelCapabilitiesFor(supportsOf(source, l.tenant), MODELS[l.model] as string),
+                    l.field,
+                  );
                 }
                 const snapshot = source.exportCapabilities();
                 // The in-memory store sets each field as the snapshot says; the Redis store only
@@ -556,7 +635,10 @@ describe.skipIf(!HAS_REDIS)("the Redis stores answer as the in-process ones", ()
               const wanted = supportsOf(mem, t);
               expect({ ...got }, `${side} tenant ${t}`).toEqual({ ...wanted });
               for (const model of MODELS) {
-                expect({ ...on(side).modelCapabilitiesFor(got, model) }, `${side} tenant ${t} ${model}`).toEqual({
+                expect(
+                  { ...on(side).modelCapabilitiesFor(got, model) },
+                  `${side} tenant ${t} ${model}`,
+                ).toEqual({
                   ...mem.modelCapabilitiesFor(wanted, model),
                 });
               }
@@ -565,7 +647,9 @@ describe.skipIf(!HAS_REDIS)("the Redis stores answer as the in-process ones", ()
           // A host that starts now reads the same from Redis.
           const late = await createRedisCapabilityStore({ url: server.url, prefix, onError });
           try {
-            expect(refusals(late.exportCapabilities()), "a host started later").toEqual(refusals(mem.exportCapabilities()));
+            expect(refusals(late.exportCapabilities()), "a host started later").toEqual(
+              refusals(mem.exportCapabilities()),
+            );
           } finally {
             await late.close();
           }
@@ -605,7 +689,12 @@ describe.skipIf(!HAS_REDIS)("the Redis stores answer as the in-process ones", ()
       // the forget is heard back.
       weight: 2,
       arbitrary: fc.record(
-        { op: fc.constant("forget" as const), on: sideArb, endpoint: fc.nat(CAL_ENDPOINTS - 1), thenCalibrate: fc.nat(CAL_ENDPOINTS - 1) },
+        {
+          op: fc.constant("forget" as const),
+          on: sideArb,
+          endpoint: fc.nat(CAL_ENDPOINTS - 1),
+          thenCalibrate: fc.nat(CAL_ENDPOINTS - 1),
+        },
         { requiredKeys: ["op", "on", "endpoint"] },
       ),
     },
@@ -619,8 +708,18 @@ describe.skipIf(!HAS_REDIS)("the Redis stores answer as the in-process ones", ()
         const onError = (error: unknown) => errors.push(error);
         const capsA = await createRedisCapabilityStore({ url: server.url, prefix, onError });
         const capsB = await createRedisCapabilityStore({ url: server.url, prefix, onError });
-        const a = await createRedisCalibration({ url: server.url, prefix, onError, endpointIdOf: capsA.endpointIdOf });
-        const b = await createRedisCalibration({ url: server.url, prefix, onError, endpointIdOf: capsB.endpointIdOf });
+        const a = await createRedisCalibration({
+          url: server.url,
+          prefix,
+          onError,
+          endpointIdOf: capsA.endpointIdOf,
+        });
+        const b = await createRedisCalibration({
+          url: server.url,
+          prefix,
+          onError,
+          endpointIdOf: capsB.endpointIdOf,
+        });
         const memCaps = createCapabilityStore();
         const mem = createCalibration();
         /** An endpoint of the test's own (never compared): see the probe below. */
@@ -636,7 +735,8 @@ describe.skipIf(!HAS_REDIS)("the Redis stores answer as the in-process ones", ()
         const divisors = (side: Side | "mem"): number[] => {
           const store = side === "mem" ? mem : on(side);
           const seen: number[] = [];
-          for (let n = 0; n < CAL_ENDPOINTS; n++) for (const model of CAL_MODELS) seen.push(store.charsPerTokenFor(endpointOf(side, n), model));
+          for (let n = 0; n < CAL_ENDPOINTS; n++)
+            for (const model of CAL_MODELS) seen.push(store.charsPerTokenFor(endpointOf(side, n), model));
           return seen;
         };
         try {
@@ -645,7 +745,12 @@ describe.skipIf(!HAS_REDIS)("the Redis stores answer as the in-process ones", ()
               const model = CAL_MODELS[step.model];
               const body = { messages: [{ role: "user" as const, content: "x".repeat(step.chars) }] };
               const fromMem = mem.calibrate(endpointOf("mem", step.endpoint), model, body, step.tokens);
-              const fromRedis = on(step.on).calibrate(endpointOf(step.on, step.endpoint), model, body, step.tokens);
+              const fromRedis = on(step.on).calibrate(
+                endpointOf(step.on, step.endpoint),
+                model,
+                body,
+                step.tokens,
+              );
               expect(fromRedis, `calibrate ${JSON.stringify(step)}`).toBe(fromMem);
             } else {
               const other = step.on === "a" ? b : a;
@@ -673,7 +778,12 @@ describe.skipIf(!HAS_REDIS)("the Redis stores answer as the in-process ones", ()
             probes++;
             const here = on(step.on);
             const there = step.on === "a" ? b : a;
-            here.calibrate(PROBE, undefined, { messages: [{ role: "user" as const, content: "x".repeat(100 + probes) }] }, 50);
+            here.calibrate(
+              PROBE,
+              undefined,
+              { messages: [{ role: "user" as const, content: "x".repeat(100 + probes) }] },
+              50,
+            );
             const probed = here.charsPerTokenFor(PROBE);
             await until(() => there.charsPerTokenFor(PROBE) === probed);
             expect(there.charsPerTokenFor(PROBE), "the other instance heard the probe").toBe(probed);
@@ -682,11 +792,17 @@ describe.skipIf(!HAS_REDIS)("the Redis stores answer as the in-process ones", ()
           }
           // A host that starts now reads the same readings from Redis.
           const lateCaps = await createRedisCapabilityStore({ url: server.url, prefix, onError });
-          const late = await createRedisCalibration({ url: server.url, prefix, onError, endpointIdOf: lateCaps.endpointIdOf });
+          const late = await createRedisCalibration({
+            url: server.url,
+            prefix,
+            onError,
+            endpointIdOf: lateCaps.endpointIdOf,
+          });
           try {
             const seen: number[] = [];
             for (let n = 0; n < CAL_ENDPOINTS; n++) {
-              const endpoint = n < 2 ? `http://cal${n}.test/v1` : lateCaps.capabilitiesFor(`http://cal${n}.test/v1`, "sk");
+              const endpoint =
+                n < 2 ? `http://cal${n}.test/v1` : lateCaps.capabilitiesFor(`http://cal${n}.test/v1`, "sk");
               for (const model of CAL_MODELS) seen.push(late.charsPerTokenFor(endpoint, model));
             }
             expect(seen, "a host started later").toEqual(divisors("mem"));
@@ -719,10 +835,20 @@ describe.skipIf(!HAS_REDIS)("the Redis stores answer as the in-process ones", ()
         field: fc.constantFrom("neither" as const, "lmstudioGone" as const, "lmstudioMissUntil" as const),
       }),
     },
-    { weight: 1, arbitrary: fc.record({ op: fc.constant("delete" as const), on: sideArb, base: fc.nat(BASES.length - 1) }) },
+    {
+      weight: 1,
+      arbitrary: fc.record({
+        op: fc.constant("delete" as const),
+        on: sideArb,
+        base: fc.nat(BASES.length - 1),
+      }),
+    },
   );
   const NONE: RouteLatches = { neither: false, lmstudioGone: false, lmstudioMissUntil: 0 };
-  const latchesOf = (state: RouteLatches | undefined): RouteLatches => ({ ...NONE, ...(state && { ...state }) });
+  const latchesOf = (state: RouteLatches | undefined): RouteLatches => ({
+    ...NONE,
+    ...(state && { ...state }),
+  });
 
   it("window-route latches: learned on either instance, read on both as one pool's Map; delete here only", async () => {
     await fc.assert(
@@ -754,7 +880,10 @@ describe.skipIf(!HAS_REDIS)("the Redis stores answer as the in-process ones", ()
               continue;
             }
             // As a lookup does: the server's latches, or a fresh set it stores, then one latch.
-            const learn = (map: { get(base: string): RouteLatches | undefined; set(base: string, l: RouteLatches): unknown }) => {
+            const learn = (map: {
+              get(base: string): RouteLatches | undefined;
+              set(base: string, l: RouteLatches): unknown;
+            }) => {
               let state = map.get(base);
               if (!state) {
                 state = { ...NONE };
@@ -791,7 +920,9 @@ describe.skipIf(!HAS_REDIS)("the Redis stores answer as the in-process ones", ()
           const late = await createRedisRouteLatches({ url: server.url, prefix, onError });
           try {
             for (const each of BASES) {
-              expect(latchesOf(late.get(each)), `a host started later: ${each}`).toEqual(latchesOf(mem.get(each)));
+              expect(latchesOf(late.get(each)), `a host started later: ${each}`).toEqual(
+                latchesOf(mem.get(each)),
+              );
             }
           } finally {
             await late.close();

@@ -246,8 +246,18 @@ describe.skipIf(!HAS_REDIS)("review r88: calibration and closing", () => {
     const prefix = `r88cal-${made++}:`;
     const capsA = await createRedisCapabilityStore({ url: server.url, prefix, onError: () => {} });
     const capsB = await createRedisCapabilityStore({ url: server.url, prefix, onError: () => {} });
-    const a = await createRedisCalibration({ url: server.url, prefix, onError: () => {}, endpointIdOf: capsA.endpointIdOf });
-    const b = await createRedisCalibration({ url: server.url, prefix, onError: () => {}, endpointIdOf: capsB.endpointIdOf });
+    const a = await createRedisCalibration({
+      url: server.url,
+      prefix,
+      onError: () => {},
+      endpointIdOf: capsA.endpointIdOf,
+    });
+    const b = await createRedisCalibration({
+      url: server.url,
+      prefix,
+      onError: () => {},
+      endpointIdOf: capsB.endpointIdOf,
+    });
     try {
       const onA = capsA.capabilitiesFor("http://cal.test/v1", "sk");
       const onB = capsB.capabilitiesFor("http://cal.test/v1", "sk");
@@ -269,7 +279,12 @@ describe.skipIf(!HAS_REDIS)("review r88: calibration and closing", () => {
     const prefix = `r88close-${made++}:`;
     // Something shared to read: a reading, a latch, a route latch.
     const seed = await createRedisStores(prefix);
-    seed.calibration.calibrate("http://cal.test/v1", undefined, { messages: [{ role: "user", content: "x".repeat(38) }] }, 5);
+    seed.calibration.calibrate(
+      "http://cal.test/v1",
+      undefined,
+      { messages: [{ role: "user", content: "x".repeat(38) }] },
+      5,
+    );
     seed.capabilities.capabilitiesFor("http://caps.test/v1").usageInStream = false;
     await seed.capabilities.sync();
     seed.routes.set("http://routes.test", { neither: true, lmstudioGone: false, lmstudioMissUntil: 0 });
@@ -321,7 +336,12 @@ describe.skipIf(!HAS_REDIS)("review r88: calibration and closing", () => {
   async function createRedisStores(prefix: string, errors: unknown[] = []) {
     const onError = (error: unknown) => errors.push(error);
     const capabilities = await createRedisCapabilityStore({ url: server.url, prefix, onError });
-    const calibration = await createRedisCalibration({ url: server.url, prefix, onError, endpointIdOf: capabilities.endpointIdOf });
+    const calibration = await createRedisCalibration({
+      url: server.url,
+      prefix,
+      onError,
+      endpointIdOf: capabilities.endpointIdOf,
+    });
     const routes = await createRedisRouteLatches({ url: server.url, prefix, onError });
     return {
       capabilities,
