@@ -25,6 +25,7 @@ import { createRedisCalibration, type RedisCalibration } from "./calibration.js"
 import { createRedisCapabilityStore, type RedisCapabilityStore } from "./capabilities.js";
 import { marksKnown } from "./forgets.js";
 import { createRedisRouteLatches, type RedisRouteLatches } from "./route-latches.js";
+import type { RedisEventStream } from "./stream-watcher.js";
 
 if (!HAS_REDIS) console.warn(SKIP_MESSAGE);
 
@@ -71,7 +72,7 @@ type Side = "a" | "b";
 type BusOp =
   | { op: "emit"; run: number; event: RunEvent }
   | { op: "done"; run: number }
-  | { op: "watch"; run: number; on: Side; after: number }
+  | { op: "watch"; run: number; on: Side; after: number; byId: boolean }
   | { op: "endRun"; run: number; on: Side }
   | { op: "read"; run: number; on: Side; after: number };
 
@@ -84,7 +85,15 @@ const busOpArb: fc.Arbitrary<BusOp> = fc.oneof(
     weight: 3,
     // `after` is a fraction of the run's top at that moment (see below), so it is always a seq the
     // reader could have read.
-    arbitrary: fc.record({ op: fc.constant("watch" as const), run: runArb, on: sideArb, after: fc.nat(100) }),
+    arbitrary: fc.record({
+      op: fc.constant("watch" as const),
+      run: runArb,
+      on: sideArb,
+      after: fc.nat(100),
+      // From the event id an earlier watcher handed out for that seq (as a page's Last-Event-ID),
+      // or the bare seq as text, rather than the number.
+      byId: fc.boolean(),
+    }),
   },
   { weight: 1, arbitrary: fc.record({ op: fc.constant("endRun" as const), run: runArb, on: sideArb }) },
   {
@@ -92,6 +101,12 @@ const busOpArb: fc.Arbitrary<BusOp> = fc.oneof(
     arbitrary: fc.record({ op: fc.constant("read" as const), run: runArb, on: sideArb, after: fc.nat(100) }),
   },
 );
+
+/** How many of `history`'s events a watcher from `after` reads: those after it, to the first `done`. */
+function owedTo(history: SequencedEvent[], after: number): number {
+  const done = history.findIndex((e) => e.kind === "done");
+  return (done < 0 ? history : history.slice(0, done + 1)).filter((e) => e.seq > after).length;
+}
 
 /** A watcher read to its end into `seen`, on either bus. */
 interface Reading {
@@ -141,7 +156,9 @@ describe.skipIf(!HAS_REDIS)("the Redis stores answer as the in-process ones", ()
         const b = await createRedisBus({ url: server.url, prefix, onError });
         const on = (side: Side): RedisEventBus => (side === "a" ? a : b);
         const mem: EventBus = createBus();
-        const pairs: { redis: Reading; mem: Reading }[] = [];
+        const pairs: { redis: Reading; mem: Reading; stream: RedisEventStream; generation: number }[] = [];
+        /** How often each run was ended (`endRun`): an id names a seq of one run, not of the next. */
+        const generations = RUNS.map(() => 0);
         try {
           for (const step of ops) {
             const run = RUNS[step.run] as string;
@@ -163,12 +180,24 @@ describe.skipIf(!HAS_REDIS)("the Redis stores answer as the in-process ones", ()
                 const after = Math.min(Math.floor((step.after / 100) * top), doneAt - 1);
                 const stop = new AbortController();
                 const memStop = new AbortController();
+                // An id from a watcher of this very run (not one ended since and started afresh).
+                const named = pairs.find(
+                  (p) =>
+                    p.redis.run === run &&
+                    p.generation === generations[step.run] &&
+                    p.redis.seen.some((e) => e.seq === after),
+                );
+                const event = named?.redis.seen.find((e) => e.seq === after);
+                const from = !step.byId ? after : named && event ? named.stream.idOf(event) : String(after);
+                const stream = on(step.on).watch(run, stop.signal, { after: from });
                 pairs.push({
+                  generation: generations[step.run] as number,
+                  stream,
                   redis: read(
-                    `${step.on}.watch(${run}, after ${after})`,
+                    `${step.on}.watch(${run}, after ${JSON.stringify(from)})`,
                     run,
                     after,
-                    on(step.on).watch(run, stop.signal, { after }),
+                    stream,
                     stop,
                   ),
                   mem: read("mem", run, after, mem.watch(run, memStop.signal), memStop),
@@ -184,7 +213,9 @@ describe.skipIf(!HAS_REDIS)("the Redis stores answer as the in-process ones", ()
                     (p) =>
                       p.redis.run !== run ||
                       p.redis.ended ||
-                      p.redis.seen.length >= p.mem.seen.filter((e) => e.seq > p.mem.after).length,
+                      // What the in-memory bus holds for it (its watcher may not have taken it yet):
+                      // the run's events after its position, up to the first `done`.
+                      p.redis.seen.length >= owedTo(mem.history(run), p.redis.after),
                   ),
                 );
                 // The other instance hears of the end through pub/sub (README: "The announcement is
@@ -200,6 +231,7 @@ describe.skipIf(!HAS_REDIS)("the Redis stores answer as the in-process ones", ()
                 );
                 mem.endRun(run);
                 on(step.on).endRun(run);
+                generations[step.run] = (generations[step.run] as number) + 1;
                 await on(step.on).flushed();
                 await until(
                   () =>
@@ -753,7 +785,7 @@ describe.skipIf(!HAS_REDIS)("the Redis stores answer as the in-process ones", ()
               );
               expect(fromRedis, `calibrate ${JSON.stringify(step)}`).toBe(fromMem);
             } else {
-              const other = step.on === "a" ? b : a;
+              const other: RedisCalibration = step.on === "a" ? b : a;
               const marksBefore = marksKnown(other) ?? 0;
               const fromMem = mem.forget(endpointOf("mem", step.endpoint));
               const fromRedis = on(step.on).forget(endpointOf(step.on, step.endpoint));
@@ -787,6 +819,13 @@ describe.skipIf(!HAS_REDIS)("the Redis stores answer as the in-process ones", ()
             const probed = here.charsPerTokenFor(PROBE);
             await until(() => there.charsPerTokenFor(PROBE) === probed);
             expect(there.charsPerTokenFor(PROBE), "the other instance heard the probe").toBe(probed);
+            // A reading taken right after its instance's own forget of the endpoint is sent behind
+            // the forget, once Redis has taken it, so the probe may overtake it: wait for what the
+            // other instance answers too.
+            const want = JSON.stringify(divisors("mem"));
+            await until(
+              () => JSON.stringify(divisors("a")) === want && JSON.stringify(divisors("b")) === want,
+            );
             expect(divisors("a"), `a after ${JSON.stringify(step)}`).toEqual(divisors("mem"));
             expect(divisors("b"), `b after ${JSON.stringify(step)}`).toEqual(divisors("mem"));
           }
@@ -806,6 +845,24 @@ describe.skipIf(!HAS_REDIS)("the Redis stores answer as the in-process ones", ()
               for (const model of CAL_MODELS) seen.push(late.charsPerTokenFor(endpoint, model));
             }
             expect(seen, "a host started later").toEqual(divisors("mem"));
+            // Another tenant of the same Redis (its own prefix) holds none of these readings.
+            const elsewhere = await createRedisCalibration({
+              url: server.url,
+              prefix: fresh(),
+              onError,
+              endpointIdOf: lateCaps.endpointIdOf,
+            });
+            try {
+              const apart: number[] = [];
+              for (let n = 0; n < CAL_ENDPOINTS; n++) {
+                const endpoint =
+                  n < 2 ? `http://cal${n}.test/v1` : lateCaps.capabilitiesFor(`http://cal${n}.test/v1`, "sk");
+                for (const model of CAL_MODELS) apart.push(elsewhere.charsPerTokenFor(endpoint, model));
+              }
+              expect(apart, "another prefix").toEqual(apart.map(() => 4));
+            } finally {
+              await elsewhere.close();
+            }
           } finally {
             await Promise.all([late.close(), lateCaps.close()]);
           }
