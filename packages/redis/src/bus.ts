@@ -681,7 +681,15 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
   const { maxPending, maxStreamLength, writeTimeoutMs } = busLimits(options, where);
   const { resolved, writer, subscriber, bounded, starting } = await connectStore(options, where);
   const { prefix, report } = resolved;
+  /** Where an earlier version announced an ended run, by its id alone (still sent, never read). */
   const endChannel = `${prefix}bus:end`;
+  /**
+   * Where an ended run is announced: `[instance, all, runId]`, so an instance passes over its own
+   * announcement heard back (see `heardEnd`) and knows an `endRun` (1) from a `releaseRun` (0).
+   */
+  const endedChannel = `${prefix}bus:ended`;
+  /** This instance, in the announcements it sends. */
+  const self = randomBytes(9).toString("base64url");
   const keyOf = (runId: string) => `${prefix}run:${runId}`;
   /** What the bus's tellers name (and tell apart) as the kind of command that failed. */
   const WRITE_EVENTS = "write events";
@@ -761,12 +769,12 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
    * refused otherwise. The last {@link MAX_ENDED_RUNS} are held.
    */
   const refusedWrites = new Map<string, string>();
-  const ends = new Owed<{ runId: string; tokens: string[]; all: boolean }>({
+  const ends = new Owed<{ runId: string; tokens: string[]; all: boolean; watching: Set<StreamWatcher> }>({
     link: writer,
     // Told after the stream is gone (the script may go twice, as EVALSHA then EVAL): an instance
     // told reads the run deleted. A `releaseRun` that deleted nothing (the stream another emitter's,
     // or not there) tells nobody: another host may have claimed the id, and its watchers read on.
-    send: async (_key, { runId, tokens, all }) => {
+    send: async (_key, { runId, tokens, all, watching }) => {
       const deleted = await evalScript<number>(writer, END_SHA, END_SCRIPT, [
         "2",
         keyOf(runId),
@@ -774,7 +782,18 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
         all ? "all" : "own",
         ...tokens,
       ]);
-      if (all || deleted === 1) await call(writer, ["PUBLISH", endChannel, runId]);
+      if (!all && deleted !== 1) return;
+      // This instance's watchers are ended here, not by the announcement heard back: that comes
+      // later, and by then a watcher of the run started afresh under the id may be waiting (a page
+      // watching the id again right after `releaseRun` or `endRun`), which it must not end. Only the
+      // watchers there when the release was asked for end; an `endRun` ended its own at once.
+      for (const watcher of watching) if (watchers.get(runId)?.has(watcher)) watcher.end();
+      await Promise.all([
+        call(writer, ["PUBLISH", endedChannel, JSON.stringify([self, all ? 1 : 0, runId])]),
+        // The plain id on the channel an earlier version listens on, for its instances beside this
+        // one in a rolling upgrade.
+        call(writer, ["PUBLISH", endChannel, runId]),
+      ]);
     },
     // Every token the id was run under here, so each claim of them is let go; an `endRun` among
     // them makes it one.
@@ -782,6 +801,7 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
       runId: later.runId,
       tokens: [...new Set([...earlier.tokens, ...later.tokens])],
       all: earlier.all || later.all,
+      watching: new Set([...earlier.watching, ...later.watching]),
     }),
     max: MAX_OWED,
     report,
@@ -830,12 +850,40 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
     watchers.delete(runId);
     for (const watcher of [...set]) watcher.end();
   };
+  /**
+   * Another instance ended or released a run: its watchers here end after what they hold. An
+   * `endRun` (the run is over, whoever ran it) also drops this instance's own copy of the run, as
+   * `endRun` here would, so its `history` is empty and its next `emit` under the id starts a new run
+   * from seq 1 — it went on numbering the old run into the deleted stream, which a watcher then read
+   * as a gap. What it emitted into the run before it heard (written after the deletion, or still
+   * queued) goes with the run: queued events are dropped, written ones deleted by a release of its
+   * own mark, which leaves another emitter's run under the id alone. Its own announcement, heard
+   * back, is passed over: it acted on it when it sent it, and a run or watcher started since is not
+   * the one it ended.
+   */
+  const heardEnd = (message: string): void => {
+    let told: unknown;
+    try {
+      told = JSON.parse(message);
+    } catch {
+      return;
+    }
+    if (!Array.isArray(told) || told.length !== 3) return;
+    const [from, all, runId] = told as unknown[];
+    if (typeof from !== "string" || typeof runId !== "string" || from === self) return;
+    const run = runs.get(runId);
+    if (all === 1 && run) {
+      runs.delete(runId);
+      endedRuns.delete(runId);
+      refusedWrites.delete(runId);
+      droppedBefore.set(runId, queued);
+      if (run.seq > 0) ends.owe(runId, { runId, tokens: [run.token], all: false, watching: new Set() });
+    }
+    endLocal(runId);
+  };
   await starting(
-    `subscribe to ${endChannel}`,
-    bounded(
-      subscriber.subscribe(endChannel, (runId) => endLocal(runId)),
-      "SUBSCRIBE",
-    ),
+    `subscribe to ${endedChannel}`,
+    bounded(subscriber.subscribe(endedChannel, heardEnd), "SUBSCRIBE"),
   );
 
   const deadline = (run: LocalRun) =>
@@ -1256,7 +1304,14 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
     // that read none of it reads whichever run comes under the id next.
     if (all) endLocal(runId);
     // Owed until Redis has it: the stream deleted and every instance told, even if Redis is away now.
-    ends.owe(runId, { runId, tokens: token === undefined ? [] : [token], all });
+    // A release ends this instance's watchers of the id only once it deleted the stream: those
+    // watching now, not one that starts meanwhile.
+    ends.owe(runId, {
+      runId,
+      tokens: token === undefined ? [] : [token],
+      all,
+      watching: all ? new Set() : new Set(watchers.get(runId) ?? []),
+    });
   };
 
   const newRun = (): LocalRun => ({

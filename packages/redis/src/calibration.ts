@@ -202,15 +202,6 @@ export async function openCalibration(
     hold(id, readings);
   };
 
-  /** Lets go of one reading taken here that Redis refused (its latest copy, if still held). */
-  const unTake = (id: string, reading: number): void => {
-    const readings = shared.get(id);
-    const at = readings?.lastIndexOf(reading) ?? -1;
-    if (!readings || at < 0) return;
-    readings.splice(at, 1);
-    if (readings.length === 0) release(id);
-  };
-
   /** Drops every shared reading of the endpoint named `name` here; answers whether there were any. */
   const dropLocal = (name: string): boolean => {
     let held = false;
@@ -257,10 +248,25 @@ export async function openCalibration(
         if (renewed !== 1 && shared.has(id)) lapsed.add(id);
       },
       (error: unknown) => {
+        // Cut by this store's own close(), not a failure of Redis: nothing to tell.
+        if (closed) return;
         touched.delete(id);
         tell.fail(error, RENEW);
       },
     );
+  };
+
+  /**
+   * This instance's own forgets not yet heard back, by mark: the endpoint's name. A reading
+   * announced meanwhile of an endpoint one of them forgets was written before that forget ran in
+   * Redis (announcements arrive in the order Redis ran them), so the forget deleted it: it is passed
+   * over, not taken into the copy the forget emptied here (it was, and this instance alone divided by
+   * a reading no other instance, nor Redis, held any more).
+   */
+  const unheard = new Map<string, string>();
+  const forgetsUnheard = (id: string): boolean => {
+    for (const name of unheard.values()) if (id.startsWith(`${name}\u0000`)) return true;
+    return false;
   };
 
   await listen(channel, (message) => {
@@ -280,9 +286,15 @@ export async function openCalibration(
       generation?: number;
     };
     // Its own forget, echoed back, was carried out when it was made: a reading taken since stays.
-    if (forgets.announced(moved, mark)) return;
-    if (typeof forget === "string") dropLocal(forget);
-    else if (typeof id === "string" && from !== self) take(id, reading as number);
+    if (forgets.announced(moved, mark)) {
+      if (typeof mark === "string") unheard.delete(mark);
+      writeRefused();
+      return;
+    }
+    if (typeof forget === "string") {
+      dropLocal(forget);
+      writeRefused();
+    } else if (typeof id === "string" && from !== self && !forgetsUnheard(id)) take(id, reading as number);
   });
   /**
    * Forgotten endpoints, with the reading lists they had, until Redis has the deletion and every
@@ -306,7 +318,10 @@ export async function openCalibration(
     // A forget let go before it was ever sent (past MAX_OWED while Redis is away or silent), or
     // folded into a later forget of the same endpoint (which carries the later mark), never reaches
     // Redis under its mark: the mark goes too, so an outage holds as many marks as forgets owed.
-    dropped: (_name, work) => forgets.unsent(work.mark),
+    dropped: (_name, work) => {
+      unheard.delete(work.mark);
+      forgets.unsent(work.mark);
+    },
   });
   // What was forgotten while Redis was out of reach goes first, or the reload would bring it back.
   subscriber.on("ready", () => {
@@ -314,12 +329,70 @@ export async function openCalibration(
       .then(() => owed.flush())
       .then(async (sent) => {
         if (!sent) return;
+        // Read whole from Redis after this instance's forgets went: their echoes, possibly lost
+        // with the link, need not be waited for.
+        unheard.clear();
         await reload();
         tell.ok(RELOAD);
       })
       .catch((error: unknown) => tell.fail(error, RELOAD, true));
   });
   await starting("read the readings already shared", reload());
+
+  /**
+   * Readings Redis refused for the generation: taken here before this instance heard of a forget
+   * (its own, or another's) that Redis had already run. Written again once the next forget is heard
+   * (the generation known here has moved on), each only while this instance still holds it: one of
+   * the forgotten endpoint was dropped with it when the forget was heard, so it never outlives the
+   * forget; one of another endpoint, or taken after its own instance's forget of the same one, is
+   * a reading the in-memory store keeps, and is kept and shared. It was let go at the refusal:
+   * a reading of any endpoint taken while this instance's forget of another was on its way was lost,
+   * here and everywhere, though `calibrate` had answered with it.
+   */
+  let refusedReadings: { id: string; reading: number }[] = [];
+  const writeRefused = (): void => {
+    const again = refusedReadings;
+    refusedReadings = [];
+    for (const { id, reading } of again) {
+      if (shared.get(id)?.includes(reading) && writer.isReady) write(id, reading, [reading], false);
+    }
+  };
+
+  const write = (id: string, reading: number, readings: number[], whole: boolean): void => {
+    const generation = forgets.generation;
+    runScript<number>(
+      writer,
+      READING_SCRIPT,
+      [keyOf(id), indexKey, generationKey],
+      [
+        id,
+        String(generation),
+        String(KEPT),
+        String(retainMs),
+        channel,
+        JSON.stringify({ id, reading, from: self }),
+        ...readings.map(String),
+      ],
+    ).then(
+      (written) => {
+        tell.ok(WRITE);
+        if (written === 1) return;
+        // The list it found gone goes back whole with the next reading written.
+        if (whole) lapsed.add(id);
+        refusedReadings.push({ id, reading });
+        // The forget that refused it may have been heard already (the announcement and this answer
+        // come on two connections, in either order): then it is written again now.
+        if (forgets.generation > generation) writeRefused();
+      },
+      (error: unknown) => {
+        // Cut by this store's own close(), not a failure of Redis: nothing to tell.
+        if (closed) return;
+        touched.delete(id);
+        if (whole) lapsed.add(id);
+        tell.fail(error, WRITE);
+      },
+    );
+  };
 
   let closed = false;
   const store: RedisCalibration = {
@@ -335,32 +408,14 @@ export async function openCalibration(
         // The list expired under this instance: every reading held goes back with this one.
         const whole = lapsed.delete(id);
         const readings = whole ? [...(shared.get(id) ?? [reading])] : [reading];
-        runScript<number>(
-          writer,
-          READING_SCRIPT,
-          [keyOf(id), indexKey, generationKey],
-          [
-            id,
-            String(forgets.generation),
-            String(KEPT),
-            String(retainMs),
-            channel,
-            JSON.stringify({ id, reading, from: self }),
-            ...readings.map(String),
-          ],
-        ).then(
-          (written) => {
-            // Refused: a forget this instance has not heard of yet. The reading is let go here too,
-            // so this instance divides by what every other one does.
-            tell.ok(WRITE);
-            if (written !== 1) unTake(id, reading);
-          },
-          (error: unknown) => {
-            touched.delete(id);
-            if (whole) lapsed.add(id);
-            tell.fail(error, WRITE);
-          },
-        );
+        if (owed.has(name)) {
+          // A forget of this endpoint made here is still on its way: the reading, taken after it,
+          // goes behind it. Sent first, it landed before the forget, which then deleted it from
+          // Redis and from every other instance while this one kept it.
+          void owed.flush().then(() => {
+            if (shared.get(id)?.includes(reading) && writer.isReady) write(id, reading, readings, whole);
+          });
+        } else write(id, reading, readings, whole);
       }
       return Math.max(...(shared.get(id) as number[]));
     },
@@ -382,7 +437,10 @@ export async function openCalibration(
       const name = nameOf(endpoint);
       if (name === undefined) return heldLocally;
       const ids = idsOf(name);
-      const held = dropLocal(name) || heldLocally;
+      // What this instance answers from: the shared readings. The local store's copy of its own
+      // readings outlives another instance's forget heard here (only the shared ones go then), so
+      // counted, it answered that there were readings to forget where none was held any more.
+      const held = dropLocal(name);
       for (const id of ids) {
         touched.delete(id);
         lapsed.delete(id);
@@ -391,6 +449,7 @@ export async function openCalibration(
       // until Redis has it, so a reconnect's reload does not bring the readings back; remembered in
       // Redis, so an instance away meanwhile drops its copy when it is back.
       const { mark, at } = forgets.own(name);
+      unheard.set(mark, name);
       owed.owe(name, { ids, mark, at });
       return held;
     },

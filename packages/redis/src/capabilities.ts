@@ -74,9 +74,14 @@ interface Entry {
   /** Every field as last shared or received, so only a change is written and nothing echoes. */
   shared: Map<string, string>;
   /**
-   * When (this host's clock, ms) each latched field was first noticed here — learned, imported or
-   * received. A forget this instance missed drops the fields it held from before the forget and keeps
-   * those it learned after it.
+   * When (this host's clock, ms) each latched field was first noticed here — learned or imported;
+   * 0 for one received from Redis (an announcement or a reload). A forget this instance missed drops
+   * the fields it held from before the forget and keeps those it learned after it. A field received
+   * is always from before a forget heard or read after it: Redis ran its write before that forget
+   * (announcements arrive in the order Redis ran them, and a reload reads after the forgets it caught
+   * up on), whatever the time it arrived here. Taken at its arrival, a latch whose announcement
+   * reached this instance a moment after another host forgot the tenant was kept past the forget and
+   * written back to every instance.
    */
   learned: Map<string, number>;
   /**
@@ -503,7 +508,7 @@ export async function openCapabilityStore(
    */
   const idCache = new Map<string, string>();
 
-  const receive = (id: string, fields: [string, string][]): void => {
+  const receive = (id: string, fields: [string, string][], at = 0): void => {
     const [baseUrl, keyId] = id.split(SEP);
     if (!baseUrl || keyId === undefined) return;
     // An endpoint first met elsewhere is made here from its id alone: the API key stays a digest.
@@ -516,7 +521,7 @@ export async function openCapabilityStore(
     }
     for (const [field, value] of fields) {
       entry.shared.set(field, value);
-      if (!entry.learned.has(field)) entry.learned.set(field, Date.now());
+      if (!entry.learned.has(field)) entry.learned.set(field, at);
     }
   };
 
@@ -604,6 +609,21 @@ export async function openCapabilityStore(
     });
 
   /**
+   * This instance's own forgets and resets not yet heard back, by mark: the tenant's id, or "" for a
+   * reset. A latch announcement heard meanwhile about a tenant one of them drops was published before
+   * that forget ran in Redis (announcements arrive in the order Redis ran them), so the forget undoes
+   * it: it is passed over, not laid on the local copy the forget emptied. Laid on, it brought the
+   * latch back here only — its own latch heard back right after a `forget` or `reset`, or another
+   * instance's that crossed it — while Redis and every other instance dropped it, so this instance
+   * answered otherwise than the rest (and than an in-memory store after the same calls) for good.
+   */
+  const unheard = new Map<string, string>();
+  const forgetsUnheard = (id: string): boolean => {
+    for (const forgotten of unheard.values()) if (forgotten === "" || forgotten === id) return true;
+    return false;
+  };
+
+  /**
    * Forgets and a reset, until Redis has them: sent at once when the link is up, else when it is
    * back, in the order they were made and before any reload. A reset supersedes the forgets before it.
    */
@@ -620,7 +640,10 @@ export async function openCapabilityStore(
     // A forget let go before it was ever sent (past MAX_OWED while Redis is away or silent, or
     // superseded) never reaches Redis: its mark goes too. So the marks of forgets made during an
     // outage are held only while the forget itself is owed.
-    dropped: (_key, work) => forgets.unsent(work.mark),
+    dropped: (_key, work) => {
+      unheard.delete(work.mark);
+      forgets.unsent(work.mark);
+    },
   });
 
   // Each read bounded, pipelined; an index entry whose key expired is dropped from the index.
@@ -644,6 +667,7 @@ export async function openCapabilityStore(
     };
     // Its own forget, echoed back, was carried out when it was made: a latch learned since stays.
     if (forgets.announced(parsed.generation, parsed.mark)) {
+      if (typeof parsed.mark === "string") unheard.delete(parsed.mark);
       retryRefused();
       return;
     }
@@ -662,7 +686,7 @@ export async function openCapabilityStore(
     } else if (parsed.forget) {
       if (at === undefined) dropLocal(parsed.id);
       else missedForget(parsed.id, at);
-    } else if (Array.isArray(parsed.fields)) receive(parsed.id, parsed.fields);
+    } else if (Array.isArray(parsed.fields) && !forgetsUnheard(parsed.id)) receive(parsed.id, parsed.fields);
     if (parsed.reset || parsed.forget) retryRefused();
   });
   // Back from a lost connection: the server may have restarted empty, so every local latch is
@@ -685,6 +709,9 @@ export async function openCapabilityStore(
           entry.shared.clear();
           soon(entry);
         }
+        // What Redis holds now is read whole, after this instance's forgets went: their echoes,
+        // possibly lost with the link, need not be waited for.
+        unheard.clear();
         await readLatches();
         tell.ok(RELOAD);
       })
@@ -766,6 +793,8 @@ export async function openCapabilityStore(
         soon(entry);
       },
       (error: unknown) => {
+        // Cut by this store's own close(), not a failure of Redis: nothing to tell.
+        if (closed) return;
         entry.touchedAt = 0;
         tell.fail(error, RENEW);
       },
@@ -833,7 +862,8 @@ export async function openCapabilityStore(
       parsed.importCapabilities(snapshot); // validates whole, throws CapabilitySnapshotError before any write
       for (const endpoint of parsed.exportCapabilities().endpoints) {
         const id = `${endpoint.baseUrl}${SEP}${endpoint.keyId}`;
-        receive(id, [...fieldsOf(endpoint)]);
+        // Learned here, now: not taken as a field received from Redis.
+        receive(id, [...fieldsOf(endpoint)], Date.now());
         const entry = entries.get(id) as Entry;
         // Received as if from Redis so it lands locally; now mark it unshared so it is written.
         entry.shared.clear();
@@ -848,6 +878,7 @@ export async function openCapabilityStore(
       // Owed until Redis has it, so a reconnect's reload does not bring the tenant back; remembered
       // in Redis (`FORGOTTEN_MS`), so an instance away meanwhile drops its copy when it is back.
       const { mark, at } = forgets.own(id);
+      unheard.set(mark, id);
       owed.owe(`forget:${id}`, { forget: id, mark, at });
       return held;
     },
@@ -858,6 +889,7 @@ export async function openCapabilityStore(
       dropAll();
       owed.clear();
       const { mark, at } = forgets.own("");
+      unheard.set(mark, "");
       owed.owe("reset", { reset: true, mark, at });
     },
     sync: async () => {

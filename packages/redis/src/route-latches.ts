@@ -36,18 +36,24 @@ export interface RedisRouteLatches extends RouteLatchStore {
 
 type Fields = Partial<Record<keyof RouteLatches, string>>;
 
-/**
- * Writes a server's latches (KEYS: its key, the index; ARGV: its digest, the expiry in ms, the
- * channel, the announcement, then field and value pairs): the fields, the index entry, both expiries
- * and the announcement in one call.
- */
 /** What the store's teller names as the kind of command a renewal is. */
 const RENEW = "renew the expiry of a server's route latches";
 /** The reload after a reconnect: a kind that runs once (see `Teller.fail`). */
 const RELOAD = "read the shared route latches again after reconnecting";
 
+/**
+ * Writes a server's latches (KEYS: its key, the index; ARGV: its digest, the expiry in ms, the
+ * channel, the announcement, then field and value pairs): the fields, the index entry, both expiries
+ * and the announcement in one call. The LM Studio retry time keeps the later of the one held and the
+ * one sent, as every instance's copy does: an instance that had not yet heard of a later time, and
+ * wrote its whole state for another latch, put its earlier one over it, so a host started after read
+ * a retry time already past and asked the route again.
+ */
 const LATCH_SCRIPT = script(`${INDEX_EXPIRY_LUA}
-redis.call('HSET', KEYS[1], unpack(ARGV, 5))
+for i = 5, #ARGV - 1, 2 do
+  local held = ARGV[i] == 'lmstudioMissUntil' and tonumber(redis.call('HGET', KEYS[1], ARGV[i]))
+  if not (held and held >= tonumber(ARGV[i + 1])) then redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
+end
 keepIndexed(KEYS[1], KEYS[2], ARGV[1], ARGV[2])
 redis.call('PUBLISH', ARGV[3], ARGV[4])
 return 1
@@ -177,6 +183,8 @@ export async function openRouteLatches(
         if (renewed !== 1 && state) share(base, state);
       },
       (error: unknown) => {
+        // Cut by this store's own close(), not a failure of Redis: nothing to tell.
+        if (closed) return;
         touched.set(id, 0);
         tell.fail(error, RENEW);
       },
