@@ -52,7 +52,10 @@ export interface NegotiateOptions {
    * know whether the model had started answering. Without it each attempt gets a fresh box.
    */
   produced?: Produced | undefined;
-  /** Upper bound on attempts (default 12); every latch changes at most once, so this is a backstop. */
+  /**
+   * Upper bound on attempts; every latch changes at most once, so this is a backstop. Default: one
+   * more than the latches the call can change, and at least 12 (see `defaultMaxAttempts`).
+   */
   maxAttempts?: number | undefined;
 }
 
@@ -123,6 +126,18 @@ function answer(
       return true;
     }
   }
+}
+
+/**
+ * The default bound on attempts: one more than the latches one call can change — the endpoint's
+ * two, and with a model its five flags, its effort (a rung per refusal where the refusal lists
+ * nothing, up the whole ladder, then dropped) and one per droppable field — and never under 12.
+ * A fixed 12 cut short a request refused once for each of twelve things: the twelfth refusal, which
+ * the latches answer, went to the caller unlatched instead of being answered by a thirteenth send.
+ */
+function defaultMaxAttempts(named: boolean, droppable: number): number {
+  const latches = 2 + (named ? 5 + EFFORT_LADDER.length + droppable : 0);
+  return Math.max(12, latches + 1);
 }
 
 /** Every latch a body is built from, as one comparable string. */
@@ -240,7 +255,7 @@ export async function negotiate<T>(
   const model = options.model ? modelCapabilitiesFor(supports, options.model) : undefined;
   const droppable = new Set(options.droppable ?? []);
   const notice = options.onNotice ?? (() => {});
-  const maxAttempts = options.maxAttempts ?? 12;
+  const maxAttempts = options.maxAttempts ?? defaultMaxAttempts(model !== undefined, droppable.size);
   // Whether this call latched strict schemas off: if the relaxed request draws the same refusal,
   // no tool schema was at fault (a response_format's schema, a grammar of the caller's own), and
   // the latch is taken back rather than relaxing every later request to the endpoint for nothing.

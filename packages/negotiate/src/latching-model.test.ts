@@ -1,0 +1,1157 @@
+/**
+ * A model of what `negotiate` latches, where, and what is never sent twice — checked over HTTP.
+ *
+ * Two endpoints, each serving the same two model names, are testkit servers whose reply function
+ * plays a quirky server: each endpoint and each (endpoint, model) has hidden things it refuses,
+ * answered with the recorded refusal bodies (the request-specific part — a field name, a value —
+ * put in, as the personalities do). Random faults (429s, 5xx, a 401, a 400 that is no refusal, a
+ * cut connection, a stream cut after text) are scripted onto random attempts. Requests of random
+ * shape go through `negotiate` → `buildBody` → the real `streamTurn` → a pooled `@loopwright/client`
+ * client, inside the caller's retry loop the client's README prescribes (`isTransient` and
+ * `backoffMs`, the client itself never retrying).
+ *
+ * A plain reference keeps what should be latched where. After every request it is checked that
+ * each body the server received was the one the reference predicts (lacking exactly what is
+ * latched for that endpoint and model), that a refusal latched on its own key and nowhere else,
+ * that the request took exactly the attempts the reference predicts (so an error documented as
+ * never retried was sent once), that the waits asked of the caller are the documented backoff,
+ * and that the store's snapshot, imported into a new store, builds the same next body.
+ */
+import { createClientPool } from "@loopwright/client";
+import { streamTurn } from "@loopwright/stream";
+import {
+  type RecordedRequest,
+  type Reply,
+  readFixture,
+  startServer,
+  type TestServer,
+} from "@loopwright/testkit";
+import fc from "fast-check";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  type CapabilityStore,
+  createCapabilityStore,
+  EFFORT_LADDER,
+  effortFor,
+  type ModelCapabilities,
+} from "./capabilities.js";
+import { negotiate } from "./negotiate.js";
+import { buildBody, type ModelParams, type ToolChoice, type ToolDefinition } from "./request-body.js";
+import { backoffMs, isTransient } from "./retry.js";
+
+// ---------------------------------------------------------------------------------------------
+// The recorded wordings, as the servers here send them.
+
+type ErrorReply = { type: "error"; status: number; body: unknown };
+const json = (file: string): Record<string, unknown> => JSON.parse(readFixture(`errors/${file}`));
+const text = (file: string): string => readFixture(`errors/${file}`);
+/** A recorded body with the recorded field name or value put in for this request's. */
+const swapped = (file: string, from: string, to: string): unknown =>
+  JSON.parse(readFixture(`errors/${file}`).split(from).join(to));
+
+/** Wordings that name a field the server does not know (an unknown-field refusal). */
+const UNKNOWN_FIELD: Record<string, (field: string) => ErrorReply> = {
+  openaiUnrecognized: (field) => ({
+    type: "error",
+    status: 400,
+    body: swapped(
+      "openai/unrecognized-argument-reasoning-effort-gpt-4o-mini.json",
+      "reasoning_effort",
+      field,
+    ),
+  }),
+  groqProperty: (field) => ({
+    type: "error",
+    status: 400,
+    body: swapped("groq/property-unsupported-did-you-mean.json", "chat_template_kwargs", field),
+  }),
+  mistralExtraForbidden: (field) => ({
+    type: "error",
+    status: 422,
+    body: JSON.parse(
+      readFixture("errors/mistral/422-stream-options-extra-forbidden-message-is-object.json").replace(
+        '"stream_options", "include_usage"',
+        `"${field}", "inner"`,
+      ),
+    ),
+  }),
+  fireworksExtraInputs: (field) => ({
+    type: "error",
+    status: 400,
+    body: text("fireworks/extra-inputs-not-permitted-stream-options.message.txt").replace(
+      "stream_options",
+      field,
+    ),
+  }),
+  relayUnknownParameter: (field) => ({
+    type: "error",
+    status: 400,
+    body: swapped(
+      "relay-new-api/unknown-parameter-stream-options-with-request-ids.json",
+      "stream_options",
+      field,
+    ),
+  }),
+};
+const UNKNOWN_FIELD_NAMES = Object.keys(UNKNOWN_FIELD);
+
+const STREAM_OPTIONS: Record<string, () => ErrorReply> = {
+  openaiOnlyWhenStreaming: () => ({
+    type: "error",
+    status: 400,
+    body: json("openai/stream-options-only-when-stream-enabled.json"),
+  }),
+  groq2024: () => ({ type: "error", status: 400, body: json("groq/stream-options-unsupported-2024.json") }),
+  relay: () => ({
+    type: "error",
+    status: 400,
+    body: json("relay-new-api/unknown-parameter-stream-options-with-request-ids.json"),
+  }),
+  mistral422: () => ({
+    type: "error",
+    status: 422,
+    body: json("mistral/422-stream-options-extra-forbidden-message-is-object.json"),
+  }),
+  fireworks: () => ({
+    type: "error",
+    status: 400,
+    body: text("fireworks/extra-inputs-not-permitted-stream-options.message.txt"),
+  }),
+};
+
+const STRICT: Record<string, () => ErrorReply> = {
+  openaiInvalidSchema: () => ({
+    type: "error",
+    status: 400,
+    body: json("openai/strict-schema-root-additionalproperties-chat.json"),
+  }),
+  llamacppConversion: () => ({
+    type: "error",
+    status: 400,
+    body: json("llamacpp/json-schema-conversion-failed-unrecognized-schema.json"),
+  }),
+};
+
+const TEMPERATURE: Record<string, (value: number) => ErrorReply> = {
+  onlyTheDefault: (value) => ({
+    type: "error",
+    status: 400,
+    body: swapped("openai/temperature-0-unsupported-value.json", "support 0 ", `support ${value} `),
+  }),
+  unsupportedParameter: () => ({
+    type: "error",
+    status: 400,
+    body: json("openai/temperature-unsupported-parameter-responses-api.json"),
+  }),
+};
+
+const TOOL_CALL_IDS: Record<string, (id: string) => ErrorReply> = {
+  mistral: (id) => ({
+    type: "error",
+    status: 400,
+    body: swapped("mistral/400-tool-call-id-must-be-nine-alphanumerics.json", "2968-LWy3uasib", id),
+  }),
+  openaiTooLong: () => ({
+    type: "error",
+    status: 400,
+    body: json("openai/400-tool-call-id-string-above-max-length.json"),
+  }),
+  omlx500: (id) => ({
+    type: "error",
+    status: 500,
+    body: text("omlx/500-tool-call-id-must-be-nine-alphanumerics.message.txt").replace("call_49c89af0", id),
+  }),
+};
+
+/** "'a', 'b', and 'c'" as OpenAI lists the efforts a model takes. */
+function listed(values: readonly string[]): string {
+  const quoted = values.map((v) => `'${v}'`);
+  if (quoted.length <= 2) return quoted.join(" and ");
+  return `${quoted.slice(0, -1).join(", ")}, and ${quoted.at(-1)}`;
+}
+
+const EFFORT_WORDINGS = ["kimi", "responses", "vllm", "ollama", "gemini"] as const;
+type EffortWording = (typeof EFFORT_WORDINGS)[number];
+
+/**
+ * An effort refusal for the value sent and what this model takes: the recorded Kimi / OpenAI and
+ * Responses bodies with the values put in, vLLM's and Ollama's as their tests quote them, and
+ * Gemini's, which refuses `none` and lists nothing.
+ */
+function effortRefusal(
+  wording: EffortWording,
+  model: string,
+  sent: string,
+  takes: readonly string[],
+): ErrorReply {
+  if (wording === "gemini") {
+    const message = "Budget 0 is invalid. This model only works in thinking mode.";
+    return {
+      type: "error",
+      status: 400,
+      body: { error: { code: 400, message, status: "INVALID_ARGUMENT" } },
+    };
+  }
+  if (wording === "responses") {
+    const recorded = json("openai/reasoning-effort-none-unsupported-gpt-5.1-codex-responses.json");
+    const message = `Unsupported value: '${sent}' is not supported with the '${model}' model. Supported values are: ${listed(takes)}.`;
+    return { type: "error", status: 400, body: { error: { ...(recorded.error as object), message } } };
+  }
+  if (wording === "vllm") {
+    const quoted = takes.map((v) => `'${v}'`);
+    const list =
+      quoted.length > 1 ? `${quoted.slice(0, -1).join(", ")} or ${quoted.at(-1)}` : quoted.join("");
+    const message = `[{'type': 'literal_error', 'loc': ('body', 'reasoning_effort'), 'msg': "Input should be ${list}", 'input': '${sent}', 'ctx': {'expected': "${list}"}}]`;
+    return {
+      type: "error",
+      status: 400,
+      body: { error: { message, type: "BadRequestError", param: null, code: 400 } },
+    };
+  }
+  if (wording === "ollama") {
+    const message = `Expected 'reasoning_effort' to be one of: ${[...takes]
+      .sort()
+      .map((v) => `'${v}'`)
+      .join(", ")}; found '${sent}'.`;
+    return { type: "error", status: 400, body: { error: { message } } };
+  }
+  const recorded = json("moonshot/kimi-code-reasoning-effort-none-unsupported.json");
+  const message =
+    `Unsupported value: 'reasoning_effort' does not support '${sent}' with this model. ` +
+    `Supported values are: ${listed(takes)}.`;
+  const error = recorded.error as Record<string, unknown>;
+  return { type: "error", status: 400, body: { error: { ...error, message } } };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Faults that are not refusals.
+
+const FAULTS = {
+  "429-try-again": {
+    transient: true,
+    hintMs: 644,
+    reply: (): Reply => ({
+      type: "error",
+      status: 429,
+      body: {
+        error: {
+          message: text("openai/429-rate-limit-reached-tpm-retry-in-ms.message.txt")
+            .replace(/^429 /, "")
+            .trim(),
+          type: "tokens",
+          code: "rate_limit_exceeded",
+        },
+      },
+    }),
+  },
+  "429-retry-after": {
+    transient: true,
+    hintMs: 3000,
+    reply: (): Reply => ({
+      type: "error",
+      status: 429,
+      headers: { "retry-after": "3" },
+      body: json("openrouter/429-provider-returned-error-rate-limited-upstream.json"),
+    }),
+  },
+  "500": {
+    transient: true,
+    hintMs: undefined,
+    reply: (): Reply => ({
+      type: "error",
+      status: 500,
+      body: {
+        error: { message: "The server had an error while processing your request.", type: "server_error" },
+      },
+    }),
+  },
+  "503-loading": {
+    transient: true,
+    hintMs: undefined,
+    reply: (): Reply => ({ type: "error", status: 503, body: json("llamacpp/503-loading-model.json") }),
+  },
+  "connection-cut": {
+    transient: true,
+    hintMs: undefined,
+    reply: (): Reply => ({ content: "x", dropAfterChunk: 0 }),
+  },
+  "401": {
+    transient: false,
+    hintMs: undefined,
+    reply: (): Reply => ({
+      type: "error",
+      status: 401,
+      body: {
+        error: {
+          message:
+            "Incorrect API key provided: sk-wr***ng. You can find your API key at https://platform.openai.com/account/api-keys.",
+          type: "invalid_request_error",
+          param: null,
+          code: "invalid_api_key",
+        },
+      },
+    }),
+  },
+  "429-quota": {
+    transient: false,
+    hintMs: undefined,
+    reply: (): Reply => ({
+      type: "error",
+      status: 429,
+      body: {
+        error: {
+          message:
+            "You exceeded your current quota, please check your plan and billing details. For more information on this error, read the docs: https://platform.openai.com/docs/guides/error-codes/api-errors.",
+          type: "insufficient_quota",
+          param: null,
+          code: "insufficient_quota",
+        },
+      },
+    }),
+  },
+  "400-value": {
+    transient: false,
+    hintMs: undefined,
+    reply: (): Reply => ({
+      type: "error",
+      status: 400,
+      body: json("openai/400-max-tokens-integer-below-min-value.json"),
+    }),
+  },
+  "400-tool-use-failed": {
+    transient: false,
+    hintMs: undefined,
+    reply: (): Reply => ({
+      type: "error",
+      status: 400,
+      body: json("groq/400-tool-use-failed-schema-mismatch.json"),
+    }),
+  },
+  "404-model": {
+    transient: false,
+    hintMs: undefined,
+    reply: (): Reply => ({ type: "error", status: 404, body: json("openai/404-model-not-found-chat.json") }),
+  },
+  // The model has started answering: nothing is re-sent, by negotiate or by the caller.
+  "cut-after-text": {
+    transient: false,
+    hintMs: undefined,
+    reply: (): Reply => ({ content: "partial answer that is cut", dropAfterChunk: 2 }),
+  },
+} as const;
+type FaultName = keyof typeof FAULTS;
+const FAULT_NAMES = Object.keys(FAULTS) as FaultName[];
+
+// ---------------------------------------------------------------------------------------------
+// The world: what each endpoint and each model on it refuses (hidden from negotiate).
+
+const MODELS = ["model-a", "model-b"] as const;
+const EXTRA_FIELDS = ["parallel_tool_calls", "chat_template_kwargs", "top_k", "web_search_options"] as const;
+const EXTRA_VALUES: Record<string, unknown> = {
+  parallel_tool_calls: false,
+  chat_template_kwargs: { enable_thinking: false },
+  top_k: 20,
+  web_search_options: {},
+};
+
+interface EndpointWorld {
+  streamOptions: string | null;
+  strict: string | null;
+  /** Cannot build a grammar from a response_format schema: refuses it in llama.cpp's words, strict tools or not. */
+  formatGrammar: boolean;
+}
+interface ModelWorld {
+  tokenSpelling: boolean;
+  temperature: string | null;
+  /** `null`: takes any effort; `"none-at-all"`: takes no reasoning_effort; else the rungs it refuses. */
+  effort: null | "none-at-all" | { refuses: string[]; wording: EffortWording };
+  fields: Record<string, string>;
+  toolChoice: boolean;
+  responseFormat: string | null;
+  toolCallIds: string | null;
+  /** Refuses a transcript with tool calls in the tool-call-id words whatever the ids (no id at fault). */
+  idsAlways: boolean;
+}
+interface World {
+  /** 0: two servers, one key each; 1: one server, two keys (the key is part of the endpoint). */
+  layout: 0 | 1;
+  endpoints: [EndpointWorld, EndpointWorld];
+  models: [[ModelWorld, ModelWorld], [ModelWorld, ModelWorld]];
+}
+
+const endpointWorld: fc.Arbitrary<EndpointWorld> = fc.record({
+  streamOptions: fc.option(fc.constantFrom(...Object.keys(STREAM_OPTIONS)), { freq: 2 }),
+  strict: fc.option(fc.constantFrom(...Object.keys(STRICT)), { freq: 2 }),
+  formatGrammar: fc.oneof(
+    { weight: 4, arbitrary: fc.constant(false) },
+    { weight: 1, arbitrary: fc.constant(true) },
+  ),
+});
+const modelWorld: fc.Arbitrary<ModelWorld> = fc.record({
+  tokenSpelling: fc.boolean(),
+  temperature: fc.option(fc.constantFrom(...Object.keys(TEMPERATURE)), { freq: 2 }),
+  effort: fc.oneof(
+    fc.constant(null),
+    fc.constant("none-at-all" as const),
+    fc.record({
+      refuses: fc.subarray([...EFFORT_LADDER], { minLength: 1, maxLength: 3 }),
+      wording: fc.constantFrom("kimi", "responses", "vllm", "ollama") as fc.Arbitrary<EffortWording>,
+    }),
+    fc.constant<{ refuses: string[]; wording: EffortWording }>({ refuses: ["none"], wording: "gemini" }),
+  ),
+  fields: fc.dictionary(fc.constantFrom(...EXTRA_FIELDS), fc.constantFrom(...UNKNOWN_FIELD_NAMES), {
+    maxKeys: 4,
+  }),
+  toolChoice: fc.boolean(),
+  responseFormat: fc.option(fc.constantFrom(...UNKNOWN_FIELD_NAMES), { freq: 2 }),
+  toolCallIds: fc.option(fc.constantFrom(...Object.keys(TOOL_CALL_IDS)), { freq: 2 }),
+  idsAlways: fc.oneof(
+    { weight: 4, arbitrary: fc.constant(false) },
+    { weight: 1, arbitrary: fc.constant(true) },
+  ),
+});
+const world: fc.Arbitrary<World> = fc.record({
+  layout: fc.constantFrom(0 as const, 1 as const),
+  endpoints: fc.tuple(endpointWorld, endpointWorld),
+  models: fc.tuple(fc.tuple(modelWorld, modelWorld), fc.tuple(modelWorld, modelWorld)),
+});
+
+// ---------------------------------------------------------------------------------------------
+// Requests.
+
+const LONG_ID = "call_0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKL"; // 52 characters
+const TOOLS: ToolDefinition[] = [
+  {
+    type: "function",
+    function: {
+      name: "lookup",
+      strict: true,
+      parameters: {
+        type: "object",
+        properties: { id: { type: "string" } },
+        required: ["id"],
+        additionalProperties: false,
+      },
+    },
+  },
+];
+const RESPONSE_FORMAT = {
+  type: "json_schema",
+  json_schema: { name: "answer", strict: true, schema: { type: "object", properties: {} } },
+};
+
+interface Shape {
+  endpoint: 0 | 1;
+  model: 0 | 1;
+  /** Whether `negotiate` is told the model's name (model-level latches only then). */
+  namesModel: boolean;
+  effort: string | undefined;
+  maxTokens: number | undefined;
+  temperature: number | undefined;
+  tools: boolean;
+  toolChoice: ToolChoice | undefined;
+  extra: string[];
+  droppable: string[];
+  responseFormat: boolean;
+  /** A transcript with an earlier tool call whose id is 52 characters. */
+  toolHistory: boolean;
+  /** What each wire attempt of this request meets before the server's own checks (`null`: none). */
+  script: (FaultName | null)[];
+  jitter: number;
+}
+
+const shape: fc.Arbitrary<Shape> = fc
+  .record({
+    endpoint: fc.constantFrom(0 as const, 1 as const),
+    model: fc.constantFrom(0 as const, 1 as const),
+    namesModel: fc.oneof(
+      { weight: 6, arbitrary: fc.constant(true) },
+      { weight: 1, arbitrary: fc.constant(false) },
+    ),
+    effort: fc.constantFrom(undefined, "off", ...EFFORT_LADDER, "xhigh"),
+    maxTokens: fc.constantFrom(undefined, 0, 256),
+    temperature: fc.constantFrom(undefined, 0, 0.2, 0.7),
+    tools: fc.boolean(),
+    toolChoice: fc.constantFrom<ToolChoice | undefined>(undefined, "auto", "required", "none"),
+    extra: fc.subarray([...EXTRA_FIELDS]),
+    droppableAll: fc.boolean(),
+    responseFormat: fc.boolean(),
+    toolHistory: fc.boolean(),
+    script: fc.array(
+      fc.option(fc.constantFrom(...FAULT_NAMES), { freq: 3 }).map((f) => f ?? null),
+      { maxLength: 4 },
+    ),
+    jitter: fc.double({ min: 0, max: 1, noNaN: true }),
+  })
+  .map(({ droppableAll, ...rest }) => ({
+    ...rest,
+    droppable: droppableAll ? rest.extra : rest.extra.slice(0, 1),
+  }));
+
+type Step = { kind: "request"; shape: Shape } | { kind: "reset" } | { kind: "forget"; endpoint: 0 | 1 };
+const step: fc.Arbitrary<Step> = fc.oneof(
+  { weight: 12, arbitrary: shape.map((s) => ({ kind: "request" as const, shape: s })) },
+  { weight: 1, arbitrary: fc.constant({ kind: "reset" as const }) },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(0 as const, 1 as const).map((e) => ({ kind: "forget" as const, endpoint: e })),
+  },
+);
+
+// ---------------------------------------------------------------------------------------------
+// The reference: what should be latched where.
+
+interface RefModel {
+  refusedEfforts: Set<string>;
+  legacyTokenLimit: boolean;
+  chosenTemperature: boolean;
+  structuredOutput: boolean;
+  droppedFields: Set<string>;
+  toolChoice: boolean;
+  anyToolCallIds: boolean;
+}
+interface RefEndpoint {
+  strictSchemas: boolean;
+  usageInStream: boolean;
+  models: [RefModel, RefModel];
+}
+const freshModel = (): RefModel => ({
+  refusedEfforts: new Set(),
+  legacyTokenLimit: true,
+  chosenTemperature: true,
+  structuredOutput: true,
+  droppedFields: new Set(),
+  toolChoice: true,
+  anyToolCallIds: true,
+});
+const freshEndpoint = (): RefEndpoint => ({
+  strictSchemas: true,
+  usageInStream: true,
+  models: [freshModel(), freshModel()],
+});
+
+/** The effort the seed says goes out: the cheapest unrefused rung at or above the asked one. */
+function refEffort(model: RefModel, asked: string | undefined): string {
+  if (!asked || asked === "off" || model.droppedFields.has("reasoning_effort")) return "";
+  const at = EFFORT_LADDER.indexOf(asked);
+  if (at < 0) return asked;
+  return EFFORT_LADDER.slice(at).find((rung) => !model.refusedEfforts.has(rung)) ?? asked;
+}
+
+/** The parts of a body the latches decide. */
+interface Features {
+  streamOptions: boolean;
+  tools: "none" | "strict" | "relaxed";
+  toolChoice: unknown;
+  effort: string | undefined;
+  ceiling: string | undefined;
+  temperature: boolean;
+  extra: string[];
+  responseFormat: boolean;
+  shortIds: boolean | undefined;
+}
+
+function featuresOf(body: Record<string, unknown>): Features {
+  const tools = body.tools as ToolDefinition[] | undefined;
+  const messages = body.messages as { tool_calls?: { id: string }[]; tool_call_id?: string }[];
+  const ids = messages.flatMap((m) => [
+    ...(m.tool_calls ?? []).map((c) => c.id),
+    ...(m.tool_call_id ? [m.tool_call_id] : []),
+  ]);
+  return {
+    streamOptions: "stream_options" in body,
+    tools: !tools ? "none" : tools.some((t) => t.function.strict === true) ? "strict" : "relaxed",
+    toolChoice: body.tool_choice,
+    effort: body.reasoning_effort as string | undefined,
+    ceiling:
+      "max_completion_tokens" in body
+        ? "max_completion_tokens"
+        : "max_tokens" in body
+          ? "max_tokens"
+          : undefined,
+    temperature: "temperature" in body,
+    extra: EXTRA_FIELDS.filter((f) => f in body),
+    responseFormat: "response_format" in body,
+    shortIds: ids.length === 0 ? undefined : ids.every((id) => /^[A-Za-z0-9]{9}$/.test(id)),
+  };
+}
+
+function expectedFeatures(endpoint: RefEndpoint, shape: Shape): Features {
+  const named = shape.namesModel;
+  // Without the model's name, no model latch is read: the defaults.
+  const model = named ? endpoint.models[shape.model] : freshModel();
+  const toolsGo = shape.tools && (model.toolChoice || shape.toolChoice !== "none");
+  const effort = named
+    ? refEffort(model, shape.effort)
+    : shape.effort && shape.effort !== "off"
+      ? shape.effort
+      : "";
+  return {
+    streamOptions: endpoint.usageInStream,
+    tools: !toolsGo ? "none" : endpoint.strictSchemas ? "strict" : "relaxed",
+    toolChoice: toolsGo && model.toolChoice ? shape.toolChoice : undefined,
+    effort: effort || undefined,
+    ceiling: shape.maxTokens ? (model.legacyTokenLimit ? "max_tokens" : "max_completion_tokens") : undefined,
+    // The seed's `model?.chosenTemperature ? { temperature } : {}`: no model named, no temperature.
+    temperature: shape.temperature !== undefined && named && model.chosenTemperature,
+    extra: EXTRA_FIELDS.filter((f) => shape.extra.includes(f) && !model.droppedFields.has(f)),
+    responseFormat: shape.responseFormat && model.structuredOutput,
+    shortIds: shape.toolHistory ? !model.anyToolCallIds : undefined,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// The quirky servers.
+
+/** What the server did with one wire attempt. */
+type Outcome =
+  | { kind: "ok" }
+  | { kind: "fault"; fault: FaultName }
+  | { kind: "refusal"; latch: Latch; effortRefused?: string; effortTakes?: string[]; field?: string };
+type Latch =
+  | "usageInStream"
+  | "strictSchemas"
+  | "legacyTokenLimit"
+  | "chosenTemperature"
+  | "effort"
+  | "noEffort"
+  | "droppedField"
+  | "toolChoice"
+  | "structuredOutput"
+  | "anyToolCallIds";
+const ENDPOINT_LATCHES = new Set<Latch>(["usageInStream", "strictSchemas"]);
+
+interface Logged {
+  endpoint: 0 | 1;
+  model: string;
+  body: Record<string, unknown>;
+  outcome: Outcome;
+}
+
+/** The server's own reading of a body: the first thing this endpoint or model refuses in it. */
+function check(
+  w: World,
+  endpoint: 0 | 1,
+  body: Record<string, unknown>,
+): { reply: Reply; outcome: Outcome } | undefined {
+  const e = w.endpoints[endpoint];
+  const index = MODELS.indexOf(body.model as (typeof MODELS)[number]);
+  const m = w.models[endpoint][index === 1 ? 1 : 0];
+  const refuse = (reply: Reply, outcome: Outcome) => ({ reply, outcome });
+  if (e.streamOptions && "stream_options" in body) {
+    return refuse(STREAM_OPTIONS[e.streamOptions]!(), { kind: "refusal", latch: "usageInStream" });
+  }
+  const tools = (body.tools ?? []) as ToolDefinition[];
+  if (e.strict && tools.some((t) => t.function.strict === true)) {
+    return refuse(STRICT[e.strict]!(), { kind: "refusal", latch: "strictSchemas" });
+  }
+  if (e.formatGrammar && "response_format" in body) {
+    return refuse(STRICT.llamacppConversion!(), { kind: "refusal", latch: "strictSchemas" });
+  }
+  if (m.tokenSpelling && "max_tokens" in body) {
+    const reply = {
+      type: "error" as const,
+      status: 400,
+      body: json("openai/max-tokens-unsupported-use-max-completion-tokens.json"),
+    };
+    return refuse(reply, { kind: "refusal", latch: "legacyTokenLimit" });
+  }
+  if (m.temperature && typeof body.temperature === "number") {
+    return refuse(TEMPERATURE[m.temperature]!(body.temperature), {
+      kind: "refusal",
+      latch: "chosenTemperature",
+    });
+  }
+  const effort = body.reasoning_effort;
+  if (m.effort === "none-at-all" && effort !== undefined) {
+    const reply = {
+      type: "error" as const,
+      status: 400,
+      body: json("openai/unrecognized-argument-reasoning-effort-gpt-4o-mini.json"),
+    };
+    return refuse(reply, { kind: "refusal", latch: "noEffort" });
+  }
+  if (
+    m.effort &&
+    m.effort !== "none-at-all" &&
+    typeof effort === "string" &&
+    m.effort.refuses.includes(effort)
+  ) {
+    const refused = m.effort.refuses;
+    const takes =
+      m.effort.wording === "gemini" ? [] : EFFORT_LADDER.filter((rung) => !refused.includes(rung));
+    return refuse(effortRefusal(m.effort.wording, String(body.model), effort, takes), {
+      kind: "refusal",
+      latch: "effort",
+      effortRefused: effort,
+      effortTakes: takes,
+    });
+  }
+  for (const [field, wording] of Object.entries(m.fields)) {
+    if (field in body) {
+      return refuse(UNKNOWN_FIELD[wording]!(field), { kind: "refusal", latch: "droppedField", field });
+    }
+  }
+  if (m.toolChoice && "tool_choice" in body) {
+    const reply = {
+      type: "error" as const,
+      status: 404,
+      body: text("openrouter/404-no-endpoints-support-tool-choice.message.txt"),
+    };
+    return refuse(reply, { kind: "refusal", latch: "toolChoice" });
+  }
+  if (m.responseFormat && "response_format" in body) {
+    return refuse(UNKNOWN_FIELD[m.responseFormat]!("response_format"), {
+      kind: "refusal",
+      latch: "structuredOutput",
+    });
+  }
+  const messages = body.messages as { tool_calls?: { id: string }[] }[];
+  const badId = messages
+    .flatMap((message) => message.tool_calls ?? [])
+    .map((call) => call.id)
+    .find((id) => !/^[A-Za-z0-9]{9}$/.test(id));
+  if (m.toolCallIds && badId !== undefined) {
+    return refuse(TOOL_CALL_IDS[m.toolCallIds]!(badId), { kind: "refusal", latch: "anyToolCallIds" });
+  }
+  const anyId = messages.flatMap((message) => message.tool_calls ?? []).map((call) => call.id)[0];
+  if (m.idsAlways && anyId !== undefined) {
+    return refuse(TOOL_CALL_IDS.mistral!(anyId), { kind: "refusal", latch: "anyToolCallIds" });
+  }
+  return undefined;
+}
+
+const KEYS = ["sk-endpoint-one-1111", "sk-endpoint-two-2222"] as const;
+let servers: [TestServer, TestServer];
+let current: { world: World; script: (FaultName | null)[]; attempt: number; log: Logged[] } | undefined;
+
+/** The (base URL, key) of endpoint 0 and 1 under a layout. */
+function endpointsOf(
+  layout: 0 | 1,
+): [{ baseUrl: string; apiKey: string }, { baseUrl: string; apiKey: string }] {
+  const [a, b] = servers;
+  return layout === 0
+    ? [
+        { baseUrl: a.baseUrl, apiKey: KEYS[0] },
+        { baseUrl: b.baseUrl, apiKey: KEYS[0] },
+      ]
+    : [
+        { baseUrl: a.baseUrl, apiKey: KEYS[0] },
+        { baseUrl: a.baseUrl, apiKey: KEYS[1] },
+      ];
+}
+
+function replies(serverIndex: 0 | 1) {
+  return (request: RecordedRequest): Reply => {
+    if (!current) return { type: "error", status: 500, body: { error: { message: "no world" } } };
+    const key = (request.headers.authorization ?? "").replace(/^Bearer /, "");
+    const endpoint: 0 | 1 = current.world.layout === 0 ? serverIndex : key === KEYS[1] ? 1 : 0;
+    const body = request.body as Record<string, unknown>;
+    const fault = current.script[current.attempt] ?? null;
+    current.attempt++;
+    let answer: { reply: Reply; outcome: Outcome };
+    if (fault) answer = { reply: FAULTS[fault].reply(), outcome: { kind: "fault", fault } };
+    else
+      answer = check(current.world, endpoint, body) ?? {
+        reply: { content: "done" },
+        outcome: { kind: "ok" },
+      };
+    current.log.push({ endpoint, model: String(body.model), body, outcome: answer.outcome });
+    return answer.reply;
+  };
+}
+
+beforeAll(async () => {
+  servers = [await startServer({ replies: replies(0) }), await startServer({ replies: replies(1) })];
+});
+afterAll(async () => {
+  await Promise.all(servers.map((s) => s.close()));
+});
+
+// ---------------------------------------------------------------------------------------------
+// The caller: negotiate inside the retry loop the client's README prescribes.
+
+const MAX_RETRIES = 2;
+const pool = createClientPool();
+
+interface Result {
+  ok: boolean;
+  error?: unknown;
+  produced: boolean;
+  /** The waits `backoffMs` asked for before each retry. */
+  waits: number[];
+}
+
+function messagesOf(s: Shape): unknown[] {
+  const question = { role: "user", content: "Look up item 7." };
+  if (!s.toolHistory) return [question];
+  return [
+    question,
+    {
+      role: "assistant",
+      content: null,
+      tool_calls: [{ id: LONG_ID, type: "function", function: { name: "lookup", arguments: '{"id":"7"}' } }],
+    },
+    { role: "tool", tool_call_id: LONG_ID, content: "item 7 is a lamp" },
+  ];
+}
+
+function configOf(s: Shape): ModelParams {
+  const extraBody = Object.fromEntries(s.extra.map((f) => [f, EXTRA_VALUES[f]]));
+  return {
+    model: MODELS[s.model],
+    ...(s.maxTokens !== undefined ? { maxTokens: s.maxTokens } : {}),
+    ...(s.temperature !== undefined ? { temperature: s.temperature } : {}),
+    ...(s.effort !== undefined ? { reasoningEffort: s.effort } : {}),
+    ...(s.extra.length > 0 ? { extraBody } : {}),
+  };
+}
+
+/** The body a caller builds from the latches: buildBody, and response_format while the model takes it. */
+function bodyFor(
+  s: Shape,
+  supports: ReturnType<CapabilityStore["capabilitiesFor"]>,
+  model: ModelCapabilities | undefined,
+): Record<string, unknown> {
+  const body: Record<string, unknown> = buildBody(
+    configOf(s),
+    supports,
+    model,
+    messagesOf(s),
+    s.tools ? TOOLS : [],
+    {
+      toolChoice: s.toolChoice,
+    },
+  );
+  if (s.responseFormat && model?.structuredOutput !== false) body.response_format = RESPONSE_FORMAT;
+  return body;
+}
+
+async function send(store: CapabilityStore, layout: 0 | 1, s: Shape): Promise<Result> {
+  const endpoint = endpointsOf(layout)[s.endpoint];
+  const client = pool.getClient(endpoint);
+  const supports = store.capabilitiesFor(endpoint.baseUrl, endpoint.apiKey);
+  const waits: number[] = [];
+  for (let call = 0; ; call++) {
+    const produced = { value: false };
+    try {
+      await negotiate(
+        supports,
+        (supports, produced, model) => streamTurn(client, bodyFor(s, supports, model) as never, { produced }),
+        {
+          ...(s.namesModel ? { model: MODELS[s.model] } : {}),
+          droppable: s.droppable,
+          produced,
+        },
+      );
+      return { ok: true, produced: produced.value, waits };
+    } catch (error) {
+      if (produced.value || call >= MAX_RETRIES || !isTransient(error)) {
+        return { ok: false, error, produced: produced.value, waits };
+      }
+      waits.push(backoffMs(call, error, { random: () => s.jitter }));
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Walking the reference through what the server logged.
+
+/** Applies a refusal to the reference; answers whether negotiate should have re-sent for it. */
+interface CallState {
+  /** This negotiate call latched strict schemas off / tool-call ids short. */
+  relaxedHere: boolean;
+  idsHere: boolean;
+}
+
+function learn(
+  ref: RefEndpoint,
+  s: Shape,
+  outcome: Extract<Outcome, { kind: "refusal" }>,
+  call: CallState,
+): boolean {
+  const answered = learnOnce(ref, s, outcome);
+  if (answered && outcome.latch === "strictSchemas") call.relaxedHere = true;
+  if (answered && outcome.latch === "anyToolCallIds") call.idsHere = true;
+  // The same refusal again once this call changed the latch: that was not what the server meant,
+  // and the latch is taken back before the refusal goes to the caller.
+  if (!answered && outcome.latch === "strictSchemas" && call.relaxedHere) ref.strictSchemas = true;
+  if (!answered && outcome.latch === "anyToolCallIds" && call.idsHere)
+    ref.models[s.model].anyToolCallIds = true;
+  return answered;
+}
+
+function learnOnce(ref: RefEndpoint, s: Shape, outcome: Extract<Outcome, { kind: "refusal" }>): boolean {
+  if (ENDPOINT_LATCHES.has(outcome.latch)) {
+    const latch = outcome.latch as "usageInStream" | "strictSchemas";
+    if (!ref[latch]) return false;
+    ref[latch] = false;
+    return true;
+  }
+  if (!s.namesModel) return false; // model-level refusals without a model name go to the caller
+  const model = ref.models[s.model];
+  switch (outcome.latch) {
+    case "legacyTokenLimit":
+    case "chosenTemperature":
+    case "toolChoice":
+    case "structuredOutput":
+    case "anyToolCallIds":
+      if (!model[outcome.latch]) return false;
+      model[outcome.latch] = false;
+      return true;
+    case "noEffort":
+      if (model.droppedFields.has("reasoning_effort")) return false;
+      model.droppedFields.add("reasoning_effort");
+      return true;
+    case "droppedField": {
+      const field = outcome.field ?? "";
+      if (!s.droppable.includes(field) || model.droppedFields.has(field)) return false;
+      model.droppedFields.add(field);
+      return true;
+    }
+    case "effort": {
+      const refused = outcome.effortRefused ?? "";
+      const takes = outcome.effortTakes ?? [];
+      const at = EFFORT_LADDER.indexOf(refused);
+      if (at < 0 || model.refusedEfforts.has(refused)) return false;
+      // Only upward, to a rung the model listed (any, where it listed none) and has not refused.
+      const takesRung = (r: string) =>
+        (takes.length === 0 || takes.includes(r)) && !model.refusedEfforts.has(r);
+      const next = EFFORT_LADDER.slice(at + 1).find(takesRung);
+      if (next === undefined) return false;
+      // A listing says every rung it leaves out is refused as well.
+      if (takes.length > 0)
+        for (const rung of EFFORT_LADDER) if (!takes.includes(rung)) model.refusedEfforts.add(rung);
+      model.refusedEfforts.add(refused);
+      return true;
+    }
+    default:
+      return false;
+  }
+}
+
+function checkStore(
+  store: CapabilityStore,
+  layout: 0 | 1,
+  refs: [RefEndpoint, RefEndpoint],
+  where: string,
+): void {
+  endpointsOf(layout).forEach((endpoint, e) => {
+    const supports = store.capabilitiesFor(endpoint.baseUrl, endpoint.apiKey);
+    const ref = refs[e]!;
+    expect(
+      { strictSchemas: supports.strictSchemas, usageInStream: supports.usageInStream },
+      `${where}: endpoint ${e}`,
+    ).toEqual({ strictSchemas: ref.strictSchemas, usageInStream: ref.usageInStream });
+    MODELS.forEach((name, m) => {
+      const caps = store.modelCapabilitiesFor(supports, name);
+      const r = ref.models[m]!;
+      expect(
+        {
+          refusedEfforts: [...caps.refusedEfforts].sort(),
+          legacyTokenLimit: caps.legacyTokenLimit,
+          chosenTemperature: caps.chosenTemperature,
+          structuredOutput: caps.structuredOutput,
+          droppedFields: [...caps.droppedFields].sort(),
+          toolChoice: caps.toolChoice,
+          anyToolCallIds: caps.anyToolCallIds,
+        },
+        `${where}: endpoint ${e}, ${name}`,
+      ).toEqual({
+        refusedEfforts: [...r.refusedEfforts].sort(),
+        legacyTokenLimit: r.legacyTokenLimit,
+        chosenTemperature: r.chosenTemperature,
+        structuredOutput: r.structuredOutput,
+        droppedFields: [...r.droppedFields].sort(),
+        toolChoice: r.toolChoice,
+        anyToolCallIds: r.anyToolCallIds,
+      });
+    });
+  });
+}
+
+/** The snapshot of `store`, imported into a new store, builds the bodies `store` builds. */
+function checkSnapshot(store: CapabilityStore, layout: 0 | 1, where: string): void {
+  const restored = createCapabilityStore();
+  restored.importCapabilities(JSON.stringify(store.exportCapabilities()));
+  const probe: Shape = {
+    endpoint: 0,
+    model: 0,
+    namesModel: true,
+    effort: "none",
+    maxTokens: 256,
+    temperature: 0.2,
+    tools: true,
+    toolChoice: "auto",
+    extra: [...EXTRA_FIELDS],
+    droppable: [...EXTRA_FIELDS],
+    responseFormat: true,
+    toolHistory: true,
+    script: [],
+    jitter: 0,
+  };
+  for (const endpoint of endpointsOf(layout)) {
+    const a = store.capabilitiesFor(endpoint.baseUrl, endpoint.apiKey);
+    const b = restored.capabilitiesFor(endpoint.baseUrl, endpoint.apiKey);
+    MODELS.forEach((name, m) => {
+      const ma = store.modelCapabilitiesFor(a, name);
+      const mb = restored.modelCapabilitiesFor(b, name);
+      for (const effort of [...EFFORT_LADDER, undefined]) {
+        const s = { ...probe, model: m as 0 | 1, effort };
+        expect(bodyFor(s, b, mb), `${where}: restored ${endpoint.apiKey} ${name} ${effort}`).toEqual(
+          bodyFor(s, a, ma),
+        );
+        expect(effortFor(mb, effort)).toBe(effortFor(ma, effort));
+      }
+    });
+  }
+}
+
+async function run(w: World, steps: Step[]): Promise<void> {
+  const store = createCapabilityStore();
+  const refs: [RefEndpoint, RefEndpoint] = [freshEndpoint(), freshEndpoint()];
+  const eps = endpointsOf(w.layout);
+  for (const [n, st] of steps.entries()) {
+    const where = `step ${n} (${st.kind})`;
+    if (st.kind === "reset") {
+      store.reset();
+      refs[0] = freshEndpoint();
+      refs[1] = freshEndpoint();
+    } else if (st.kind === "forget") {
+      const ep = eps[st.endpoint];
+      store.forget(ep.baseUrl, ep.apiKey);
+      refs[st.endpoint] = freshEndpoint();
+    } else {
+      const s = st.shape;
+      current = { world: w, script: s.script, attempt: 0, log: [] };
+      const result = await send(store, w.layout, s);
+      const log = current.log;
+      current = undefined;
+      // Walk the reference along what the server saw.
+      const ref = refs[s.endpoint];
+      let calls = 1;
+      let attemptsThisCall = 0;
+      let expectOk = false;
+      let endedAt = -1;
+      let lastFault: FaultName | undefined;
+      let callState: CallState = { relaxedHere: false, idsHere: false };
+      const expectedWaits: [number, FaultName][] = [];
+      for (const [i, entry] of log.entries()) {
+        expect(endedAt, `${where}: attempt ${i} sent after the request should have ended`).toBe(-1);
+        expect(entry.endpoint, `${where}: attempt ${i} went to the other endpoint`).toBe(s.endpoint);
+        expect(entry.model).toBe(MODELS[s.model]);
+        expect(featuresOf(entry.body), `${where}: attempt ${i} body`).toEqual(expectedFeatures(ref, s));
+        attemptsThisCall++;
+        // The documented bound: one more than the latches the call can change, at least 12.
+        const latchable = 2 + (s.namesModel ? 5 + EFFORT_LADDER.length + s.droppable.length : 0);
+        expect(attemptsThisCall, `${where}: attempts in one negotiate call`).toBeLessThanOrEqual(
+          Math.max(12, latchable + 1),
+        );
+        const outcome = entry.outcome;
+        if (outcome.kind === "ok") {
+          expectOk = true;
+          endedAt = i;
+        } else if (outcome.kind === "refusal") {
+          if (!learn(ref, s, outcome, callState)) endedAt = i; // passed to the caller, never re-sent
+        } else {
+          lastFault = outcome.fault;
+          const fault = FAULTS[outcome.fault];
+          if (fault.transient && calls <= MAX_RETRIES) {
+            expectedWaits.push([calls - 1, outcome.fault]);
+            calls++;
+            attemptsThisCall = 0;
+            callState = { relaxedHere: false, idsHere: false };
+          } else endedAt = i;
+        }
+      }
+      expect(
+        endedAt,
+        `${where}: the request ended at the attempt the reference says (${log.length} sent)`,
+      ).toBe(log.length - 1);
+      expect(result.ok, `${where}: outcome ${String(result.error)}`).toBe(expectOk);
+      if (!result.ok && lastFault === "cut-after-text" && log.at(-1)?.outcome.kind === "fault") {
+        expect(result.produced).toBe(true);
+      }
+      // The waits are the server's hint where it gave one, else the capped exponential backoff.
+      expect(result.waits).toHaveLength(expectedWaits.length);
+      expectedWaits.forEach(([attempt, fault], k) => {
+        const wait = result.waits[k]!;
+        const hint = FAULTS[fault].hintMs;
+        if (hint !== undefined) expect(wait, `${where}: wait ${k} after ${fault}`).toBe(hint);
+        else {
+          const ceiling = Math.min(1000 * 2 ** attempt, 30_000);
+          expect(wait, `${where}: wait ${k} after ${fault}`).toBeGreaterThanOrEqual(ceiling / 2);
+          expect(wait, `${where}: wait ${k} after ${fault}`).toBeLessThanOrEqual(ceiling);
+        }
+      });
+    }
+    checkStore(store, w.layout, refs, where);
+    checkSnapshot(store, w.layout, where);
+  }
+}
+
+/** Refused once for each of twelve things in one request: the default bound used to cut it short. */
+const EVERYTHING_AT_ONCE: [World, Step[]] = (() => {
+  const m: ModelWorld = {
+    tokenSpelling: true,
+    temperature: "onlyTheDefault",
+    effort: { refuses: ["none"], wording: "kimi" },
+    fields: {
+      parallel_tool_calls: "openaiUnrecognized",
+      chat_template_kwargs: "groqProperty",
+      top_k: "relayUnknownParameter",
+      web_search_options: "mistralExtraForbidden",
+    },
+    toolChoice: true,
+    responseFormat: "openaiUnrecognized",
+    toolCallIds: "mistral",
+    idsAlways: false,
+  };
+  const e: EndpointWorld = {
+    streamOptions: "openaiOnlyWhenStreaming",
+    strict: "openaiInvalidSchema",
+    formatGrammar: false,
+  };
+  const s: Shape = {
+    endpoint: 0,
+    model: 0,
+    namesModel: true,
+    effort: "none",
+    maxTokens: 256,
+    temperature: 0.2,
+    tools: true,
+    toolChoice: "auto",
+    extra: [...EXTRA_FIELDS],
+    droppable: [...EXTRA_FIELDS],
+    responseFormat: true,
+    toolHistory: true,
+    script: [],
+    jitter: 0,
+  };
+  const w: World = {
+    layout: 0,
+    endpoints: [e, e],
+    models: [
+      [m, m],
+      [m, m],
+    ],
+  };
+  return [
+    w,
+    [
+      { kind: "request", shape: s },
+      { kind: "request", shape: { ...s, model: 1 } },
+    ],
+  ];
+})();
+
+describe("latching model: negotiate over HTTP against quirky servers", () => {
+  it("latches each refusal on its own key, rebuilds the body from the latches, and re-sends only what it may", async () => {
+    await fc.assert(
+      fc.asyncProperty(world, fc.array(step, { minLength: 1, maxLength: 10 }), async (w, steps) => {
+        await run(w, steps);
+      }),
+      { numRuns: Number(process.env.LATCH_RUNS ?? 60), examples: [EVERYTHING_AT_ONCE] },
+    );
+  }, 60_000);
+});

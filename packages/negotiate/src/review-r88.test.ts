@@ -1,0 +1,152 @@
+/**
+ * Round 88: cases the latching model (latching-model.test.ts) found, pinned one by one.
+ */
+import { keepErrorBodies } from "@loopwright/client";
+import { streamTurn } from "@loopwright/stream";
+import { readFixture, startServer, type TestServer } from "@loopwright/testkit";
+import OpenAI from "openai";
+import { afterEach, describe, expect, it } from "vitest";
+import { createCapabilityStore } from "./capabilities.js";
+import { negotiate } from "./negotiate.js";
+import { buildBody, type ToolDefinition } from "./request-body.js";
+
+let server: TestServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+const fixture = (file: string): unknown => JSON.parse(readFixture(`errors/${file}`));
+const refused = (status: number, body: unknown) => ({ type: "error" as const, status, body });
+/** OpenAI's "Unrecognized request argument supplied: X", recorded for reasoning_effort, for field X. */
+const unrecognized = (field: string) =>
+  refused(
+    400,
+    JSON.parse(
+      readFixture("errors/openai/unrecognized-argument-reasoning-effort-gpt-4o-mini.json").replace(
+        "reasoning_effort",
+        field,
+      ),
+    ),
+  );
+
+const TOOLS: ToolDefinition[] = [
+  {
+    type: "function",
+    function: {
+      name: "lookup",
+      strict: true,
+      parameters: {
+        type: "object",
+        properties: { id: { type: "string" } },
+        required: ["id"],
+        additionalProperties: false,
+      },
+    },
+  },
+];
+const LONG_ID = "call_0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKL";
+const TRANSCRIPT = [
+  { role: "user", content: "Look up item 7." },
+  {
+    role: "assistant",
+    content: null,
+    tool_calls: [{ id: LONG_ID, type: "function", function: { name: "lookup", arguments: '{"id":"7"}' } }],
+  },
+  { role: "tool", tool_call_id: LONG_ID, content: "item 7 is a lamp" },
+];
+
+describe("a request refused once for each of twelve things", () => {
+  it("is answered by a thirteenth send, with every refusal latched", async () => {
+    // One refusal per latch, each in a recorded wording: the endpoint's two, then the model's.
+    // Before: the default maxAttempts of 12 was reached at the twelfth refusal, which went to the
+    // caller as a 400 ("Unrecognized request argument supplied: top_k") and was not latched,
+    // although negotiate answers it and the next request did.
+    const extra = {
+      parallel_tool_calls: false,
+      chat_template_kwargs: { enable_thinking: false },
+      top_k: 20,
+      seed: 7,
+    };
+    server = await startServer({
+      replies: [
+        refused(400, fixture("openai/stream-options-only-when-stream-enabled.json")),
+        refused(400, fixture("openai/strict-schema-root-additionalproperties-chat.json")),
+        refused(400, fixture("openai/max-tokens-unsupported-use-max-completion-tokens.json")),
+        refused(400, fixture("openai/temperature-0-unsupported-value.json")),
+        refused(400, fixture("moonshot/kimi-code-reasoning-effort-none-unsupported.json")),
+        refused(404, readFixture("errors/openrouter/404-no-endpoints-support-tool-choice.message.txt")),
+        refused(400, fixture("mistral/400-tool-call-id-must-be-nine-alphanumerics.json")),
+        unrecognized("parallel_tool_calls"),
+        unrecognized("chat_template_kwargs"),
+        unrecognized("seed"),
+        unrecognized("verbosity"),
+        unrecognized("top_k"),
+        { content: "item 7 is a lamp." },
+      ],
+    });
+    const store = createCapabilityStore();
+    const supports = store.capabilitiesFor(server.baseUrl, "sk-test");
+    const client = new OpenAI({
+      baseURL: server.baseUrl,
+      apiKey: "sk-test",
+      maxRetries: 0,
+      fetch: keepErrorBodies(),
+    });
+    const config = {
+      model: "m",
+      maxTokens: 256,
+      temperature: 0,
+      reasoningEffort: "none",
+      extraBody: { ...extra, verbosity: "low" },
+    };
+    const turn = await negotiate(
+      supports,
+      (supports, produced, model) =>
+        streamTurn(client, buildBody(config, supports, model, TRANSCRIPT, TOOLS, { toolChoice: "auto" }), {
+          produced,
+        }),
+      { model: "m", droppable: Object.keys(config.extraBody) },
+    );
+    expect(turn.content).toBe("item 7 is a lamp.");
+    const bodies = server.chatRequests.map((r) => r.body as Record<string, unknown>);
+    expect(bodies).toHaveLength(13);
+    const last = bodies.at(-1) ?? {};
+    expect(Object.keys(last).sort()).toEqual([
+      "max_completion_tokens",
+      "messages",
+      "model",
+      "reasoning_effort",
+      "stream",
+      "tools",
+    ]);
+    expect(last.reasoning_effort).toBe("minimal");
+    const model = store.modelCapabilitiesFor(supports, "m");
+    expect([...model.droppedFields].sort()).toEqual([
+      "chat_template_kwargs",
+      "parallel_tool_calls",
+      "seed",
+      "top_k",
+      "verbosity",
+    ]);
+    expect(model.anyToolCallIds).toBe(false);
+  });
+
+  it("still stops at an explicit maxAttempts", async () => {
+    server = await startServer({ replies: [unrecognized("a"), unrecognized("b"), { content: "fine" }] });
+    const store = createCapabilityStore();
+    const supports = store.capabilitiesFor(server.baseUrl, "sk-test");
+    const client = new OpenAI({ baseURL: server.baseUrl, apiKey: "sk-test", maxRetries: 0 });
+    const config = { model: "m", extraBody: { a: 1, b: 2 } };
+    const sent = negotiate(
+      supports,
+      (supports, produced, model) =>
+        streamTurn(client, buildBody(config, supports, model, [{ role: "user", content: "hi" }]), {
+          produced,
+        }),
+      { model: "m", droppable: ["a", "b"], maxAttempts: 2 },
+    );
+    await expect(sent).rejects.toThrow(/Unrecognized request argument supplied: b/);
+    expect(server.chatRequests).toHaveLength(2);
+  });
+});
