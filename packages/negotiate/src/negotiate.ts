@@ -140,6 +140,38 @@ function defaultMaxAttempts(named: boolean, droppable: number): number {
   return Math.max(12, latches + 1);
 }
 
+/**
+ * Whether the latch `refusal` names was already off in the body it answers (`builtFrom`, what
+ * `latchState` said when the body was built): the body did not carry what the refusal is about,
+ * so latching it once more answers nothing. Alone this is "the latch is already off"; beside
+ * another request it also covers a latch that one took back meanwhile, which this request would
+ * otherwise latch again (and then take back again) for a body that never had the thing.
+ */
+function offWhenBuilt(refusal: Refusal, builtFrom: string): boolean {
+  const [strict, usage, model] = JSON.parse(builtFrom) as [boolean, boolean, ModelCapabilities | null];
+  switch (refusal.kind) {
+    case "strict-schema":
+    case "grammar":
+      return !strict;
+    case "stream-options":
+      return !usage;
+    case "token-limit-spelling":
+      return model?.legacyTokenLimit === false;
+    case "temperature":
+      return model?.chosenTemperature === false;
+    case "structured-output":
+      return model?.structuredOutput === false;
+    case "tool-choice":
+      return model?.toolChoice === false;
+    case "tool-call-ids":
+      return model?.anyToolCallIds === false;
+    case "effort":
+      return refusal.refused !== null && (model?.refusedEfforts.includes(refusal.refused) ?? false);
+    case "unknown-field":
+      return model?.droppedFields.includes(refusal.field) ?? false;
+  }
+}
+
 /** Every latch a body is built from, as one comparable string. */
 function latchState(supports: EndpointCapabilities, model: ModelCapabilities | undefined): string {
   return JSON.stringify([supports.strictSchemas, supports.usageInStream, model ?? null]);
@@ -279,10 +311,11 @@ export async function negotiate<T>(
       if (!refusal) throw error;
       const wasStrict = supports.strictSchemas;
       const anyIds = model?.anyToolCallIds;
-      const answered = answer(refusal, supports, model, options.model, droppable, notice);
+      const stale = offWhenBuilt(refusal, builtFrom);
+      const answered = !stale && answer(refusal, supports, model, options.model, droppable, notice);
       if (answered && wasStrict && !supports.strictSchemas) relaxedHere = true;
       if (answered && anyIds && model?.anyToolCallIds === false) idsHere = true;
-      if (!answered && latchState(supports, model) === builtFrom) {
+      if (!answered && (stale || latchState(supports, model) === builtFrom)) {
         if (relaxedHere && (refusal.kind === "grammar" || refusal.kind === "strict-schema")) {
           supports.strictSchemas = true;
         }

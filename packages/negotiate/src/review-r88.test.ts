@@ -150,3 +150,70 @@ describe("a request refused once for each of twelve things", () => {
     expect(server.chatRequests).toHaveLength(2);
   });
 });
+
+describe("two requests at once, refused for tool-call ids whatever the ids", () => {
+  it("take the latch back once: the second does not latch it again for a body with short ids", async () => {
+    // A server that answers every request holding a tool call with Mistral's tool-call-id refusal,
+    // short ids or not (what the refusal really objects to is elsewhere). One request alone latches
+    // the ids short, draws the same refusal with short ids and takes the latch back: two sends.
+    // Two at once: both long-id bodies are refused; the first latches, the second re-sends short
+    // because the first latched (documented). The first takes the latch back; then the second's
+    // short-id body is refused. Before: the second latched anyToolCallIds off again for a body
+    // that already had short ids, sent a third time, and took it back again — five requests and
+    // four notices where two and two per request alone would do.
+    let arrived = 0;
+    let bothArrived: () => void = () => {};
+    const barrier = new Promise<void>((resolve) => {
+      bothArrived = resolve;
+    });
+    let tookBack: () => void = () => {};
+    const takenBack = new Promise<void>((resolve) => {
+      tookBack = resolve;
+    });
+    const refusal = fixture("mistral/400-tool-call-id-must-be-nine-alphanumerics.json");
+    server = await startServer({
+      replies: async (request) => {
+        arrived++;
+        const n = arrived;
+        if (n === 2) bothArrived();
+        // Both first bodies are refused only once both have arrived; the fourth body (the second
+        // request's short-id one) only once the first request has taken the latch back.
+        if (n <= 2) await barrier;
+        if (n === 4) await takenBack;
+        const messages = (request.body as { messages: { tool_calls?: unknown[] }[] }).messages;
+        return messages.some((m) => m.tool_calls) ? refused(400, refusal) : { content: "fine" };
+      },
+    });
+    const store = createCapabilityStore();
+    const supports = store.capabilitiesFor(server.baseUrl, "sk-test");
+    const client = new OpenAI({
+      baseURL: server.baseUrl,
+      apiKey: "sk-test",
+      maxRetries: 0,
+      fetch: keepErrorBodies(),
+    });
+    const notices: string[] = [];
+    const onNotice = (message: string) => {
+      notices.push(message);
+      if (/were not at fault/.test(message)) tookBack();
+    };
+    const one = () =>
+      negotiate(
+        supports,
+        (supports, produced, model) =>
+          streamTurn(client, buildBody({ model: "mistral-small" }, supports, model, TRANSCRIPT), {
+            produced,
+          }),
+        { model: "mistral-small", onNotice },
+      );
+    const results = await Promise.allSettled([one(), one()]);
+    expect(results.map((r) => r.status)).toEqual(["rejected", "rejected"]);
+    const ids = server.chatRequests.map(
+      (r) => (r.body as { messages: { tool_calls?: { id: string }[] }[] }).messages[1]?.tool_calls?.[0]?.id,
+    );
+    expect(ids.map((id) => id?.length)).toEqual([53, 53, 9, 9]);
+    expect(notices.filter((n) => /refused a tool-call id/.test(n))).toHaveLength(1);
+    expect(notices.filter((n) => /were not at fault/.test(n))).toHaveLength(1);
+    expect(store.modelCapabilitiesFor(supports, "mistral-small").anyToolCallIds).toBe(true);
+  });
+});
