@@ -519,6 +519,8 @@ interface RefModel {
   droppedFields: Set<string>;
   toolChoice: boolean;
   anyToolCallIds: boolean;
+  /** The step up from "none" was told for this record (once per model record in a process). */
+  toldNone: boolean;
 }
 interface RefEndpoint {
   strictSchemas: boolean;
@@ -533,6 +535,7 @@ const freshModel = (): RefModel => ({
   droppedFields: new Set(),
   toolChoice: true,
   anyToolCallIds: true,
+  toldNone: false,
 });
 const freshEndpoint = (): RefEndpoint => ({
   strictSchemas: true,
@@ -790,6 +793,19 @@ interface Result {
   produced: boolean;
   /** The waits `backoffMs` asked for before each retry. */
   waits: number[];
+  /** What negotiate told the caller, by kind (see `noticeKind`). */
+  notices: string[];
+}
+
+/** A notice by what it says, so the reference can count them. */
+function noticeKind(message: string): string {
+  if (/refused tool_choice/.test(message)) return "tool-choice";
+  if (/refused a tool-call id/.test(message)) return "ids";
+  if (/ids were not at fault/.test(message)) return "ids-back";
+  if (/does not take reasoning_effort "none"; sending/.test(message)) return "none-climb";
+  if (/does not take reasoning_effort; sending it without/.test(message)) return "no-effort";
+  if (/refused the field/.test(message)) return "field";
+  return `other: ${message}`;
 }
 
 function messagesOf(s: Shape): unknown[] {
@@ -849,6 +865,7 @@ async function send(store: CapabilityStore, layout: 0 | 1, s: Shape): Promise<Re
   const client = pool.getClient(endpoint);
   const supports = store.capabilitiesFor(endpoint.baseUrl, endpoint.apiKey);
   const waits: number[] = [];
+  const notices: string[] = [];
   for (let call = 0; ; call++) {
     const produced = { value: false };
     try {
@@ -859,12 +876,14 @@ async function send(store: CapabilityStore, layout: 0 | 1, s: Shape): Promise<Re
           ...(s.namesModel ? { model: MODELS[s.model] } : {}),
           droppable: s.droppable,
           produced,
+          reasoningEffort: s.effort,
+          onNotice: (message) => notices.push(noticeKind(message)),
         },
       );
-      return { ok: true, produced: produced.value, waits };
+      return { ok: true, produced: produced.value, waits, notices };
     } catch (error) {
       if (produced.value || call >= MAX_RETRIES || !isTransient(error)) {
-        return { ok: false, error, produced: produced.value, waits };
+        return { ok: false, error, produced: produced.value, waits, notices };
       }
       waits.push(backoffMs(call, error, { random: () => s.jitter }));
     }
@@ -886,16 +905,40 @@ function learn(
   s: Shape,
   outcome: Extract<Outcome, { kind: "refusal" }>,
   call: CallState,
+  notices: string[],
 ): boolean {
   const answered = learnOnce(ref, s, outcome);
+  const model = ref.models[s.model];
   if (answered && outcome.latch === "strictSchemas") call.relaxedHere = true;
   if (answered && outcome.latch === "anyToolCallIds") call.idsHere = true;
+  // What a user is told: a dropped field or effort, tool_choice and the ids (and taking those back).
+  if (answered) {
+    const told: Partial<Record<Latch, string>> = {
+      toolChoice: "tool-choice",
+      anyToolCallIds: "ids",
+      droppedField: "field",
+      noEffort: "no-effort",
+    };
+    const kind = told[outcome.latch];
+    if (kind) notices.push(kind);
+    if (outcome.latch === "effort" && outcome.effortRefused === "none") tellNone(model, notices);
+  }
   // The same refusal again once this call changed the latch: that was not what the server meant,
   // and the latch is taken back before the refusal goes to the caller.
   if (!answered && outcome.latch === "strictSchemas" && call.relaxedHere) ref.strictSchemas = true;
-  if (!answered && outcome.latch === "anyToolCallIds" && call.idsHere)
-    ref.models[s.model].anyToolCallIds = true;
+  if (!answered && outcome.latch === "anyToolCallIds" && call.idsHere) {
+    model.anyToolCallIds = true;
+    notices.push("ids-back");
+  }
   return answered;
+}
+
+/** "none" now goes out as a higher rung: told once per model record. */
+function tellNone(model: RefModel, notices: string[]): void {
+  const sent = refEffort(model, "none");
+  if (sent === "none" || sent === "" || model.toldNone) return;
+  model.toldNone = true;
+  notices.push("none-climb");
 }
 
 function learnOnce(ref: RefEndpoint, s: Shape, outcome: Extract<Outcome, { kind: "refusal" }>): boolean {
@@ -1039,10 +1082,13 @@ function walk(ref: RefEndpoint, s: Shape, log: Logged[], result: Result, where: 
   let callState: CallState = { relaxedHere: false, idsHere: false };
   const expectedWaits: [number, FaultName][] = [];
   const seen: Features[] = [];
+  const notices: string[] = [];
   for (const [i, entry] of log.entries()) {
     expect(endedAt, `${where}: attempt ${i} sent after the request should have ended`).toBe(-1);
     expect(entry.endpoint, `${where}: attempt ${i} went to the other endpoint`).toBe(s.endpoint);
     expect(entry.model).toBe(MODELS[s.model]);
+    // Asked for "none" and a higher rung going out, however that became known: said once.
+    if (s.namesModel && s.effort === "none") tellNone(ref.models[s.model], notices);
     seen.push(expectedFeatures(ref, s));
     expect(featuresOf(entry.body), `${where}: attempt ${i} body`).toEqual(seen.at(-1));
     attemptsThisCall++;
@@ -1056,7 +1102,7 @@ function walk(ref: RefEndpoint, s: Shape, log: Logged[], result: Result, where: 
       expectOk = true;
       endedAt = i;
     } else if (outcome.kind === "refusal") {
-      if (!learn(ref, s, outcome, callState)) endedAt = i; // passed to the caller, never re-sent
+      if (!learn(ref, s, outcome, callState, notices)) endedAt = i; // passed to the caller, never re-sent
     } else {
       lastFault = outcome.fault;
       const fault = FAULTS[outcome.fault];
@@ -1075,6 +1121,7 @@ function walk(ref: RefEndpoint, s: Shape, log: Logged[], result: Result, where: 
   if (!result.ok && lastFault === "cut-after-text" && log.at(-1)?.outcome.kind === "fault") {
     expect(result.produced).toBe(true);
   }
+  expect([...result.notices].sort(), `${where}: notices`).toEqual([...notices].sort());
   // The waits are the server's hint where it gave one, else the capped exponential backoff.
   expect(result.waits).toHaveLength(expectedWaits.length);
   expectedWaits.forEach(([attempt, fault], k) => {
@@ -1096,6 +1143,8 @@ const cloneRef = (ref: RefEndpoint): RefEndpoint => ({
     ...m,
     refusedEfforts: new Set(m.refusedEfforts),
     droppedFields: new Set(m.droppedFields),
+    // A store restored from a snapshot has new records: nothing told on them yet.
+    toldNone: false,
   })) as [RefModel, RefModel],
 });
 
@@ -1143,6 +1192,10 @@ async function twins(
       );
     }
   }
+  // The store's own records were told what they were told before, and what a twin told now.
+  ref.models.forEach((m, i) => {
+    m.toldNone = m.toldNone || refs[s.endpoint].models[i]!.toldNone;
+  });
   refs[s.endpoint] = ref;
 }
 
