@@ -332,6 +332,87 @@ const FAULTS = {
     hintMs: undefined,
     reply: (): Reply => ({ type: "error", status: 404, body: json("openai/404-model-not-found-chat.json") }),
   },
+  // 5xx that no wait mends: a model loaded without its projector, a transcript the server cannot
+  // read, a machine short of memory, an overflow under a 500, a server started without --jinja.
+  "500-no-mmproj": {
+    transient: false,
+    hintMs: undefined,
+    reply: (): Reply => ({
+      type: "error",
+      status: 500,
+      body: json("llamacpp/image-input-not-supported-no-mmproj-500-b9749.json"),
+    }),
+  },
+  "500-parse-messages": {
+    transient: false,
+    hintMs: undefined,
+    reply: (): Reply => ({
+      type: "error",
+      status: 500,
+      body: json("llamacpp/failed-to-parse-messages-500-b9749.json"),
+    }),
+  },
+  "500-ollama-memory": {
+    transient: false,
+    hintMs: undefined,
+    reply: (): Reply => ({
+      type: "error",
+      status: 500,
+      body: { error: JSON.parse(text("ollama/500-model-requires-more-system-memory.message.txt")) },
+    }),
+  },
+  "500-overflow": {
+    transient: false,
+    hintMs: undefined,
+    reply: (): Reply => ({
+      type: "error",
+      status: 500,
+      body: json("llamacpp/exceed-context-size-code-500-pr15780.json"),
+    }),
+  },
+  "500-needs-jinja": {
+    transient: false,
+    hintMs: undefined,
+    reply: (): Reply => ({
+      type: "error",
+      status: 500,
+      body: text("llamacpp/tools-param-requires-jinja.message.txt").replace(/^500 /, "").trim(),
+    }),
+  },
+  // vLLM started without a tool parser: only its setup answers it, so nothing is latched.
+  "400-auto-tool-choice": {
+    transient: false,
+    hintMs: undefined,
+    reply: (): Reply => ({
+      type: "error",
+      status: 400,
+      body: json("vllm/auto-tool-choice-requires-flags.json"),
+    }),
+  },
+  // A server error sent inside the stream after the role opener only: nothing shown yet.
+  "stream-error-before-text": {
+    transient: true,
+    hintMs: undefined,
+    reply: (): Reply => ({
+      content: "never shown",
+      errorMidStream: {
+        afterChunk: 1,
+        error: { message: "The server is overloaded.", type: "server_error" },
+      },
+    }),
+  },
+  // The same after some text: the model has started answering.
+  "stream-error-after-text": {
+    transient: false,
+    hintMs: undefined,
+    reply: (): Reply => ({
+      content: "partial answer that is cut",
+      errorMidStream: {
+        afterChunk: 2,
+        error: { message: "The server is overloaded.", type: "server_error" },
+      },
+    }),
+  },
   // The model has started answering: nothing is re-sent, by negotiate or by the caller.
   "cut-after-text": {
     transient: false,
@@ -1118,7 +1199,7 @@ function walk(ref: RefEndpoint, s: Shape, log: Logged[], result: Result, where: 
     log.length - 1,
   );
   expect(result.ok, `${where}: outcome ${String(result.error)}`).toBe(expectOk);
-  if (!result.ok && lastFault === "cut-after-text" && log.at(-1)?.outcome.kind === "fault") {
+  if (!result.ok && /after-text/.test(lastFault ?? "") && log.at(-1)?.outcome.kind === "fault") {
     expect(result.produced).toBe(true);
   }
   expect([...result.notices].sort(), `${where}: notices`).toEqual([...notices].sort());
