@@ -456,6 +456,8 @@ interface ModelWorld {
 interface World {
   /** 0: two servers, one key each; 1: one server, two keys (the key is part of the endpoint). */
   layout: 0 | 1;
+  /** A store bounded to one endpoint: using the other forgets the least recently used. */
+  tight: boolean;
   endpoints: [EndpointWorld, EndpointWorld];
   models: [[ModelWorld, ModelWorld], [ModelWorld, ModelWorld]];
 }
@@ -493,6 +495,7 @@ const modelWorld: fc.Arbitrary<ModelWorld> = fc.record({
 });
 const world: fc.Arbitrary<World> = fc.record({
   layout: fc.constantFrom(0 as const, 1 as const),
+  tight: fc.oneof({ weight: 3, arbitrary: fc.constant(false) }, { weight: 1, arbitrary: fc.constant(true) }),
   endpoints: fc.tuple(endpointWorld, endpointWorld),
   models: fc.tuple(fc.tuple(modelWorld, modelWorld), fc.tuple(modelWorld, modelWorld)),
 });
@@ -952,7 +955,19 @@ async function send(store: CapabilityStore, layout: 0 | 1, s: Shape): Promise<Re
     try {
       await negotiate(
         supports,
-        (supports, produced, model) => streamTurn(client, bodyFor(s, supports, model) as never, { produced }),
+        (supports, produced, model) => {
+          const body = bodyFor(s, supports, model);
+          // Exported at this point (mid-request, latches just changed) and imported into a new
+          // store, the snapshot builds this very body.
+          const restored = createCapabilityStore();
+          restored.importCapabilities(store.exportCapabilities());
+          const again = restored.peekCapabilities?.(endpoint.baseUrl, endpoint.apiKey);
+          expect(again, "the endpoint in flight is in the snapshot").toBeDefined();
+          const sameModel =
+            again && model ? restored.modelCapabilitiesFor(again, MODELS[s.model]) : undefined;
+          expect(again && bodyFor(s, again, sameModel), "the body from the snapshot").toEqual(body);
+          return streamTurn(client, body as never, { produced });
+        },
         {
           ...(s.namesModel ? { model: MODELS[s.model] } : {}),
           droppable: s.droppable,
@@ -1078,8 +1093,16 @@ function checkStore(
   where: string,
 ): void {
   endpointsOf(layout).forEach((endpoint, e) => {
-    const supports = store.capabilitiesFor(endpoint.baseUrl, endpoint.apiKey);
+    // Peeked, so checking moves nothing up the recency order of a bounded store.
+    const held = store.peekCapabilities?.(endpoint.baseUrl, endpoint.apiKey);
     const ref = refs[e]!;
+    if (!held) {
+      expect(ref, `${where}: endpoint ${e} is forgotten, so nothing is latched for it`).toEqual(
+        freshEndpoint(),
+      );
+      return;
+    }
+    const supports = held;
     expect(
       { strictSchemas: supports.strictSchemas, usageInStream: supports.usageInStream },
       `${where}: endpoint ${e}`,
@@ -1133,8 +1156,10 @@ function checkSnapshot(store: CapabilityStore, layout: 0 | 1, where: string): vo
     spelling: 0,
   };
   for (const endpoint of endpointsOf(layout)) {
-    const a = store.capabilitiesFor(endpoint.baseUrl, endpoint.apiKey);
-    const b = restored.capabilitiesFor(endpoint.baseUrl, endpoint.apiKey);
+    const a = store.peekCapabilities?.(endpoint.baseUrl, endpoint.apiKey);
+    const b = restored.peekCapabilities?.(endpoint.baseUrl, endpoint.apiKey);
+    expect(b === undefined, `${where}: the snapshot holds what the store holds`).toBe(a === undefined);
+    if (!a || !b) continue;
     MODELS.forEach((name, m) => {
       const ma = store.modelCapabilitiesFor(a, name);
       const mb = restored.modelCapabilitiesFor(b, name);
@@ -1281,27 +1306,43 @@ async function twins(
 }
 
 async function run(w: World, steps: Step[]): Promise<void> {
-  const store = createCapabilityStore();
+  const store = createCapabilityStore(w.tight ? { maxEndpoints: 1 } : {});
   const refs: [RefEndpoint, RefEndpoint] = [freshEndpoint(), freshEndpoint()];
   const eps = endpointsOf(w.layout);
+  // The endpoints the store holds, least recently used first.
+  let held: (0 | 1)[] = [];
+  const touch = (e: 0 | 1) => {
+    held = [...held.filter((h) => h !== e), e];
+    if (held.length > (w.tight ? 1 : 2)) {
+      const dropped = held.shift() as 0 | 1;
+      refs[dropped] = freshEndpoint(); // starts again at the defaults
+    }
+  };
   for (const [n, st] of steps.entries()) {
     const where = `step ${n} (${st.kind})`;
     if (st.kind === "reset") {
       store.reset();
       refs[0] = freshEndpoint();
       refs[1] = freshEndpoint();
+      held = [];
     } else if (st.kind === "forget") {
       const ep = eps[st.endpoint];
-      store.forget(ep.baseUrl, ep.apiKey);
+      expect(store.forget(ep.baseUrl, ep.apiKey), `${where}: forget answers whether it held it`).toBe(
+        held.includes(st.endpoint),
+      );
+      pool.forget(ep);
       refs[st.endpoint] = freshEndpoint();
+      held = held.filter((h) => h !== st.endpoint);
     } else if (st.kind === "request") {
       const s = st.shape;
+      touch(s.endpoint);
       current = { world: w, script: s.script, attempt: 0, log: [] };
       const result = await send(store, w.layout, s);
       const log = current.log;
       current = undefined;
       walk(refs[s.endpoint], s, log, result, where);
     } else {
+      touch(st.shape.endpoint);
       await twins(w, store, refs, st.shape, where);
     }
     checkStore(store, w.layout, refs, where);
@@ -1350,6 +1391,7 @@ const EVERYTHING_AT_ONCE: [World, Step[]] = (() => {
   };
   const w: World = {
     layout: 0,
+    tight: false,
     endpoints: [e, e],
     models: [
       [m, m],
