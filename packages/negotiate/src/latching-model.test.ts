@@ -15,7 +15,16 @@
  * latched for that endpoint and model), that a refusal latched on its own key and nowhere else,
  * that the request took exactly the attempts the reference predicts (so an error documented as
  * never retried was sent once), that the waits asked of the caller are the documented backoff,
- * and that the store's snapshot, imported into a new store, builds the same next body.
+ * that the notices are the documented ones, and that the store's snapshot — exported between
+ * requests or inside an attempt — imported into a new store builds the same body. Twin requests
+ * sent at once must each end as one alone does, sending only bodies it sent. A store bounded to
+ * one endpoint forgets the other and starts it again at the defaults.
+ *
+ * A new store stands in for a fresh runtime: `createRuntime` lives in `@loopwright/loop`, which
+ * depends on this package, and its capability store is one of these.
+ *
+ * A second model below does the same for `@loopwright/client`'s window-route latches: which
+ * native routes a lookup asks, what it answers, and what it remembers for the server.
  */
 import { createClientPool } from "@loopwright/client";
 import { streamTurn } from "@loopwright/stream";
@@ -1420,4 +1429,153 @@ describe("latching model: negotiate over HTTP against quirky servers", () => {
     },
     60_000 + Number(process.env.LATCH_RUNS ?? 0) * 200,
   );
+});
+
+// ---------------------------------------------------------------------------------------------
+// @loopwright/client's window-route latches: what a window lookup remembers about a server.
+
+/** What one native route answers on one lookup: a window, a 200 without one, or an error status. */
+type RouteAnswer = { window: number } | "no-window" | 401 | 403 | 404 | 405 | 500 | 501 | 503;
+const routeAnswer: fc.Arbitrary<RouteAnswer> = fc.oneof(
+  fc.integer({ min: 512, max: 65_536 }).map((window) => ({ window })),
+  fc.constantFrom<RouteAnswer>("no-window", 401, 403, 404, 405, 500, 501, 503),
+);
+type RouteStep =
+  | { kind: "lookup"; tenant: 0 | 1; props: RouteAnswer; lmstudio: RouteAnswer }
+  | { kind: "wait"; ms: number }
+  | { kind: "forget"; tenant: 0 | 1 }
+  | { kind: "reset" };
+const routeStep: fc.Arbitrary<RouteStep> = fc.oneof(
+  {
+    weight: 6,
+    arbitrary: fc.record({
+      kind: fc.constant("lookup" as const),
+      tenant: fc.constantFrom(0 as const, 1 as const),
+      props: routeAnswer,
+      lmstudio: routeAnswer,
+    }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant("wait" as const),
+      ms: fc.constantFrom(1_000, 59_999, 60_000, 120_000),
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant("forget" as const),
+      tenant: fc.constantFrom(0 as const, 1 as const),
+    }),
+  },
+  { weight: 1, arbitrary: fc.constant({ kind: "reset" as const }) },
+);
+
+let routes: { props: RouteAnswer; lmstudio: RouteAnswer } | undefined;
+const routeError = (status: number) => ({
+  type: "error" as const,
+  status,
+  body: {
+    error: { message: `status ${status}`, type: status >= 500 ? "server_error" : "invalid_request_error" },
+  },
+});
+
+describe("latching model: the client's window-route latches", () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startServer({
+      personality: {
+        name: "routes",
+        // Each lookup's answers come from the step being run; an error status for either route.
+        intercept(request) {
+          const answer =
+            request.path === "/props"
+              ? routes?.props
+              : request.path === "/api/v0/models"
+                ? routes?.lmstudio
+                : undefined;
+          return typeof answer === "number" ? routeError(answer) : undefined;
+        },
+        props() {
+          const answer = routes?.props;
+          if (answer === "no-window") return { default_generation_settings: {} };
+          return typeof answer === "object"
+            ? { default_generation_settings: { n_ctx: answer.window } }
+            : undefined;
+        },
+        lmstudioModels() {
+          const answer = routes?.lmstudio;
+          if (answer === "no-window") return { object: "list", data: [{ id: "m", state: "not-loaded" }] };
+          return typeof answer === "object"
+            ? { object: "list", data: [{ id: "m", state: "loaded", loaded_context_length: answer.window }] }
+            : undefined;
+        },
+      },
+    });
+  });
+  afterAll(async () => {
+    await server.close();
+  });
+
+  it("latches a route on the server's own answers only, for every tenant of it, and forgets it with a tenant", async () => {
+    const MISS_MS = 60_000;
+    await fc.assert(
+      fc.asyncProperty(fc.array(routeStep, { minLength: 1, maxLength: 12 }), async (steps) => {
+        let clock = 1_000_000;
+        const lookups = createClientPool({ now: () => clock, listingMissMs: MISS_MS });
+        const tenants = [
+          { baseUrl: server.baseUrl, apiKey: KEYS[0] },
+          { baseUrl: server.baseUrl, apiKey: KEYS[1] },
+        ] as const;
+        // The reference: one server, so one set of latches whoever asks.
+        let ref = { neither: false, gone: false, missUntil: 0 };
+        for (const [n, step] of steps.entries()) {
+          const where = `route step ${n} (${step.kind})`;
+          if (step.kind === "wait") {
+            clock += step.ms;
+            continue;
+          }
+          if (step.kind === "forget" || step.kind === "reset") {
+            if (step.kind === "forget") lookups.forget(tenants[step.tenant]);
+            else lookups.reset();
+            ref = { neither: false, gone: false, missUntil: 0 };
+            continue;
+          }
+          // What the lookup should ask and answer, and what it should latch.
+          const asked: string[] = [];
+          let expected: number | undefined;
+          const next = { ...ref };
+          if (!ref.neither) {
+            asked.push("/props");
+            const props = step.props;
+            if (typeof props === "object") expected = props.window;
+            else {
+              const propsAbsent = props === 404 || props === 405 || props === 501;
+              if (ref.gone || ref.missUntil > clock) {
+                if (propsAbsent && ref.gone) next.neither = true;
+              } else {
+                asked.push("/api/v0/models");
+                const lm = step.lmstudio;
+                if (typeof lm === "object") expected = lm.window;
+                else if (lm === 404 || lm === 405 || lm === 501) {
+                  next.gone = true;
+                  if (propsAbsent) next.neither = true;
+                } else if (lm !== "no-window" && lm !== 401 && lm !== 403) next.missUntil = clock + MISS_MS;
+              }
+            }
+          }
+          routes = { props: step.props, lmstudio: step.lmstudio };
+          const before = server.requests.length;
+          const window = await lookups.servedWindow(tenants[step.tenant]);
+          routes = undefined;
+          const paths = server.requests.slice(before).map((r) => r.path);
+          expect(paths, `${where}: routes asked`).toEqual(asked);
+          expect(window, `${where}: window`).toBe(expected);
+          ref = next;
+        }
+      }),
+      { numRuns: Number(process.env.LATCH_RUNS ?? 60) },
+    );
+  });
 });
