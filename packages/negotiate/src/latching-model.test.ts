@@ -147,6 +147,16 @@ const TEMPERATURE: Record<string, (value: number) => ErrorReply> = {
     status: 400,
     body: swapped("openai/temperature-0-unsupported-value.json", "support 0 ", `support ${value} `),
   }),
+  kimiOnlyOne: () => ({
+    type: "error",
+    status: 400,
+    body: {
+      error: {
+        message: "invalid temperature: only 1 is allowed for this model",
+        type: "invalid_request_error",
+      },
+    },
+  }),
   unsupportedParameter: () => ({
     type: "error",
     status: 400,
@@ -318,6 +328,43 @@ const FAULTS = {
       },
     }),
   },
+  // Refusals of a value, not a field: never latched (dropping the field would answer them at the
+  // model's default, with nothing saying so).
+  "400-temperature-range": {
+    transient: false,
+    hintMs: undefined,
+    reply: (): Reply => ({
+      type: "error",
+      status: 400,
+      // OpenAI's recorded range refusal of max_tokens, spelled for a temperature.
+      body: {
+        error: {
+          message:
+            "Invalid 'temperature': decimal above maximum value. Expected a value <= 2, but got 3 instead.",
+          type: "invalid_request_error",
+          param: "temperature",
+          code: "decimal_above_max_value",
+        },
+      },
+    }),
+  },
+  "400-max-tokens-too-large": {
+    transient: false,
+    hintMs: undefined,
+    reply: (): Reply => ({
+      type: "error",
+      status: 400,
+      body: {
+        error: {
+          message:
+            "max_tokens is too large: 100000. This model supports at most 16384 completion tokens, whereas you provided 100000.",
+          type: "invalid_request_error",
+          param: "max_tokens",
+          code: "invalid_value",
+        },
+      },
+    }),
+  },
   "400-value": {
     transient: false,
     hintMs: undefined,
@@ -452,6 +499,8 @@ interface EndpointWorld {
 }
 interface ModelWorld {
   tokenSpelling: boolean;
+  /** Which words a model with no effort at all refuses `reasoning_effort` in. */
+  noEffortWording: 0 | 1 | 2;
   temperature: string | null;
   /** `null`: takes any effort; `"none-at-all"`: takes no reasoning_effort; else the rungs it refuses. */
   effort: null | "none-at-all" | { refuses: string[]; wording: EffortWording };
@@ -481,12 +530,14 @@ const endpointWorld: fc.Arbitrary<EndpointWorld> = fc.record({
 });
 const modelWorld: fc.Arbitrary<ModelWorld> = fc.record({
   tokenSpelling: fc.boolean(),
+  noEffortWording: fc.constantFrom(0 as const, 1 as const, 2 as const),
   temperature: fc.option(fc.constantFrom(...Object.keys(TEMPERATURE)), { freq: 2 }),
   effort: fc.oneof(
     fc.constant(null),
     fc.constant("none-at-all" as const),
     fc.record({
-      refuses: fc.subarray([...EFFORT_LADDER], { minLength: 1, maxLength: 3 }),
+      // xhigh is off the ladder: its refusal goes to the caller.
+      refuses: fc.subarray([...EFFORT_LADDER, "xhigh"], { minLength: 1, maxLength: 3 }),
       wording: fc.constantFrom("kimi", "responses", "vllm", "ollama") as fc.Arbitrary<EffortWording>,
     }),
     fc.constant<{ refuses: string[]; wording: EffortWording }>({ refuses: ["none"], wording: "gemini" }),
@@ -770,11 +821,20 @@ function check(
   }
   const effort = body.reasoning_effort;
   if (m.effort === "none-at-all" && effort !== undefined) {
-    const reply = {
-      type: "error" as const,
-      status: 400,
-      body: json("openai/unrecognized-argument-reasoning-effort-gpt-4o-mini.json"),
-    };
+    // OpenAI's recorded sentence, or LiteLLM's and xAI's as the README quotes them.
+    const bodies = [
+      json("openai/unrecognized-argument-reasoning-effort-gpt-4o-mini.json"),
+      {
+        error: {
+          message: `openai does not support parameters: ['reasoning_effort'], for model=${body.model}.`,
+        },
+      },
+      {
+        code: "Client specified an invalid argument",
+        error: `Model ${body.model} does not support parameter reasoningEffort.`,
+      },
+    ];
+    const reply = { type: "error" as const, status: 400, body: bodies[m.noEffortWording] };
     return refuse(reply, { kind: "refusal", latch: "noEffort" });
   }
   if (
@@ -1363,6 +1423,7 @@ async function run(w: World, steps: Step[]): Promise<void> {
 const EVERYTHING_AT_ONCE: [World, Step[]] = (() => {
   const m: ModelWorld = {
     tokenSpelling: true,
+    noEffortWording: 0,
     temperature: "onlyTheDefault",
     effort: { refuses: ["none"], wording: "kimi" },
     fields: {
