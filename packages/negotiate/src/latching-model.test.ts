@@ -469,6 +469,23 @@ const FAULTS = {
       },
     }),
   },
+  // Only the content-free role opener came: nothing shown, so it is retried like no answer at all.
+  "cut-after-role": {
+    transient: true,
+    hintMs: undefined,
+    reply: (): Reply => ({ content: "x", dropAfterChunk: 1 }),
+  },
+  // A piece of a tool call, or of the reasoning, has been streamed: the model has started answering.
+  "cut-after-tool-call-text": {
+    transient: false,
+    hintMs: undefined,
+    reply: (): Reply => ({ toolCalls: [{ name: "lookup", arguments: '{"id":"7"}' }], dropAfterChunk: 2 }),
+  },
+  "cut-after-reasoning-text": {
+    transient: false,
+    hintMs: undefined,
+    reply: (): Reply => ({ reasoning: "Let me think about item 7.", content: "Lamp.", dropAfterChunk: 2 }),
+  },
   // The model has started answering: nothing is re-sent, by negotiate or by the caller.
   "cut-after-text": {
     transient: false,
@@ -1485,7 +1502,7 @@ describe("latching model: negotiate over HTTP against quirky servers", () => {
         fc.asyncProperty(world, fc.array(step, { minLength: 1, maxLength: 10 }), async (w, steps) => {
           await run(w, steps);
         }),
-        { numRuns: Number(process.env.LATCH_RUNS ?? 60), examples: [EVERYTHING_AT_ONCE] },
+        { numRuns: Number(process.env.LATCH_RUNS ?? 100), examples: [EVERYTHING_AT_ONCE] },
       );
     },
     60_000 + Number(process.env.LATCH_RUNS ?? 0) * 200,
@@ -1636,7 +1653,7 @@ describe("latching model: the client's window-route latches", () => {
           ref = next;
         }
       }),
-      { numRuns: Number(process.env.LATCH_RUNS ?? 60) },
+      { numRuns: Number(process.env.LATCH_RUNS ?? 100) },
     );
   });
 });
