@@ -37,6 +37,7 @@ import {
 } from "@loopwright/testkit";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { STRICT_LOOKUP_TOOLS, transcriptWithLongId } from "../test/wire.js";
 import {
   type CapabilityStore,
   createCapabilityStore,
@@ -52,6 +53,7 @@ import { backoffMs, isTransient } from "./retry.js";
 // The recorded wordings, as the servers here send them.
 
 type ErrorReply = { type: "error"; status: number; body: unknown };
+const refusal = (status: number, body: unknown): ErrorReply => ({ type: "error", status, body });
 const json = (file: string): Record<string, unknown> => JSON.parse(readFixture(`errors/${file}`));
 const text = (file: string): string => readFixture(`errors/${file}`);
 /** A recorded body with the recorded field name or value put in for this request's. */
@@ -69,11 +71,8 @@ const UNKNOWN_FIELD: Record<string, (field: string) => ErrorReply> = {
       field,
     ),
   }),
-  groqProperty: (field) => ({
-    type: "error",
-    status: 400,
-    body: swapped("groq/property-unsupported-did-you-mean.json", "chat_template_kwargs", field),
-  }),
+  groqProperty: (field) =>
+    refusal(400, swapped("groq/property-unsupported-did-you-mean.json", "chat_template_kwargs", field)),
   mistralExtraForbidden: (field) => ({
     type: "error",
     status: 422,
@@ -105,48 +104,22 @@ const UNKNOWN_FIELD: Record<string, (field: string) => ErrorReply> = {
 const UNKNOWN_FIELD_NAMES = Object.keys(UNKNOWN_FIELD);
 
 const STREAM_OPTIONS: Record<string, () => ErrorReply> = {
-  openaiOnlyWhenStreaming: () => ({
-    type: "error",
-    status: 400,
-    body: json("openai/stream-options-only-when-stream-enabled.json"),
-  }),
+  openaiOnlyWhenStreaming: () => refusal(400, json("openai/stream-options-only-when-stream-enabled.json")),
   groq2024: () => ({ type: "error", status: 400, body: json("groq/stream-options-unsupported-2024.json") }),
-  relay: () => ({
-    type: "error",
-    status: 400,
-    body: json("relay-new-api/unknown-parameter-stream-options-with-request-ids.json"),
-  }),
-  mistral422: () => ({
-    type: "error",
-    status: 422,
-    body: json("mistral/422-stream-options-extra-forbidden-message-is-object.json"),
-  }),
-  fireworks: () => ({
-    type: "error",
-    status: 400,
-    body: text("fireworks/extra-inputs-not-permitted-stream-options.message.txt"),
-  }),
+  relay: () => refusal(400, json("relay-new-api/unknown-parameter-stream-options-with-request-ids.json")),
+  mistral422: () => refusal(422, json("mistral/422-stream-options-extra-forbidden-message-is-object.json")),
+  fireworks: () => refusal(400, text("fireworks/extra-inputs-not-permitted-stream-options.message.txt")),
 };
 
 const STRICT: Record<string, () => ErrorReply> = {
-  openaiInvalidSchema: () => ({
-    type: "error",
-    status: 400,
-    body: json("openai/strict-schema-root-additionalproperties-chat.json"),
-  }),
-  llamacppConversion: () => ({
-    type: "error",
-    status: 400,
-    body: json("llamacpp/json-schema-conversion-failed-unrecognized-schema.json"),
-  }),
+  openaiInvalidSchema: () => refusal(400, json("openai/strict-schema-root-additionalproperties-chat.json")),
+  llamacppConversion: () =>
+    refusal(400, json("llamacpp/json-schema-conversion-failed-unrecognized-schema.json")),
 };
 
 const TEMPERATURE: Record<string, (value: number) => ErrorReply> = {
-  onlyTheDefault: (value) => ({
-    type: "error",
-    status: 400,
-    body: swapped("openai/temperature-0-unsupported-value.json", "support 0 ", `support ${value} `),
-  }),
+  onlyTheDefault: (value) =>
+    refusal(400, swapped("openai/temperature-0-unsupported-value.json", "support 0 ", `support ${value} `)),
   kimiOnlyOne: () => ({
     type: "error",
     status: 400,
@@ -157,29 +130,19 @@ const TEMPERATURE: Record<string, (value: number) => ErrorReply> = {
       },
     },
   }),
-  unsupportedParameter: () => ({
-    type: "error",
-    status: 400,
-    body: json("openai/temperature-unsupported-parameter-responses-api.json"),
-  }),
+  unsupportedParameter: () =>
+    refusal(400, json("openai/temperature-unsupported-parameter-responses-api.json")),
 };
 
 const TOOL_CALL_IDS: Record<string, (id: string) => ErrorReply> = {
-  mistral: (id) => ({
-    type: "error",
-    status: 400,
-    body: swapped("mistral/400-tool-call-id-must-be-nine-alphanumerics.json", "2968-LWy3uasib", id),
-  }),
-  openaiTooLong: () => ({
-    type: "error",
-    status: 400,
-    body: json("openai/400-tool-call-id-string-above-max-length.json"),
-  }),
-  omlx500: (id) => ({
-    type: "error",
-    status: 500,
-    body: text("omlx/500-tool-call-id-must-be-nine-alphanumerics.message.txt").replace("call_49c89af0", id),
-  }),
+  mistral: (id) =>
+    refusal(400, swapped("mistral/400-tool-call-id-must-be-nine-alphanumerics.json", "2968-LWy3uasib", id)),
+  openaiTooLong: () => refusal(400, json("openai/400-tool-call-id-string-above-max-length.json")),
+  omlx500: (id) =>
+    refusal(
+      500,
+      text("omlx/500-tool-call-id-must-be-nine-alphanumerics.message.txt").replace("call_49c89af0", id),
+    ),
 };
 
 /** "'a', 'b', and 'c'" as OpenAI lists the efforts a model takes. */
@@ -244,6 +207,12 @@ function effortRefusal(
 
 // ---------------------------------------------------------------------------------------------
 // Faults that are not refusals.
+
+/** A turn whose stream carries a server error after chunk `afterChunk` (the role opener is chunk 1). */
+const overloadedAfter = (afterChunk: number, content: string): Reply => ({
+  content,
+  errorMidStream: { afterChunk, error: { message: "The server is overloaded.", type: "server_error" } },
+});
 
 const FAULTS = {
   "429-try-again": {
@@ -368,20 +337,12 @@ const FAULTS = {
   "400-value": {
     transient: false,
     hintMs: undefined,
-    reply: (): Reply => ({
-      type: "error",
-      status: 400,
-      body: json("openai/400-max-tokens-integer-below-min-value.json"),
-    }),
+    reply: (): Reply => refusal(400, json("openai/400-max-tokens-integer-below-min-value.json")),
   },
   "400-tool-use-failed": {
     transient: false,
     hintMs: undefined,
-    reply: (): Reply => ({
-      type: "error",
-      status: 400,
-      body: json("groq/400-tool-use-failed-schema-mismatch.json"),
-    }),
+    reply: (): Reply => refusal(400, json("groq/400-tool-use-failed-schema-mismatch.json")),
   },
   "404-model": {
     transient: false,
@@ -393,81 +354,47 @@ const FAULTS = {
   "500-no-mmproj": {
     transient: false,
     hintMs: undefined,
-    reply: (): Reply => ({
-      type: "error",
-      status: 500,
-      body: json("llamacpp/image-input-not-supported-no-mmproj-500-b9749.json"),
-    }),
+    reply: (): Reply => refusal(500, json("llamacpp/image-input-not-supported-no-mmproj-500-b9749.json")),
   },
   "500-parse-messages": {
     transient: false,
     hintMs: undefined,
-    reply: (): Reply => ({
-      type: "error",
-      status: 500,
-      body: json("llamacpp/failed-to-parse-messages-500-b9749.json"),
-    }),
+    reply: (): Reply => refusal(500, json("llamacpp/failed-to-parse-messages-500-b9749.json")),
   },
   "500-ollama-memory": {
     transient: false,
     hintMs: undefined,
-    reply: (): Reply => ({
-      type: "error",
-      status: 500,
-      body: { error: JSON.parse(text("ollama/500-model-requires-more-system-memory.message.txt")) },
-    }),
+    reply: (): Reply =>
+      refusal(500, { error: JSON.parse(text("ollama/500-model-requires-more-system-memory.message.txt")) }),
   },
   "500-overflow": {
     transient: false,
     hintMs: undefined,
-    reply: (): Reply => ({
-      type: "error",
-      status: 500,
-      body: json("llamacpp/exceed-context-size-code-500-pr15780.json"),
-    }),
+    reply: (): Reply => refusal(500, json("llamacpp/exceed-context-size-code-500-pr15780.json")),
   },
   "500-needs-jinja": {
     transient: false,
     hintMs: undefined,
-    reply: (): Reply => ({
-      type: "error",
-      status: 500,
-      body: text("llamacpp/tools-param-requires-jinja.message.txt").replace(/^500 /, "").trim(),
-    }),
+    reply: (): Reply =>
+      refusal(500, text("llamacpp/tools-param-requires-jinja.message.txt").replace(/^500 /, "").trim()),
   },
   // vLLM started without a tool parser: only its setup answers it, so nothing is latched.
   "400-auto-tool-choice": {
     transient: false,
     hintMs: undefined,
-    reply: (): Reply => ({
-      type: "error",
-      status: 400,
-      body: json("vllm/auto-tool-choice-requires-flags.json"),
-    }),
+    reply: (): Reply => refusal(400, json("vllm/auto-tool-choice-requires-flags.json")),
   },
   // A server error sent inside the stream after the role opener only: nothing shown yet.
   "stream-error-before-text": {
     transient: true,
     hintMs: undefined,
-    reply: (): Reply => ({
-      content: "never shown",
-      errorMidStream: {
-        afterChunk: 1,
-        error: { message: "The server is overloaded.", type: "server_error" },
-      },
-    }),
+    reply: (): Reply => overloadedAfter(1, "never shown"),
   },
   // The same after some text: the model has started answering.
   "stream-error-after-text": {
     transient: false,
     hintMs: undefined,
-    reply: (): Reply => ({
-      content: "partial answer that is cut",
-      errorMidStream: {
-        afterChunk: 2,
-        error: { message: "The server is overloaded.", type: "server_error" },
-      },
-    }),
+    reply: (): Reply => overloadedAfter(2, "partial answer that is cut"),
   },
   // Only the content-free role opener came: nothing shown, so it is retried like no answer at all.
   "cut-after-role": {
@@ -580,22 +507,7 @@ const world: fc.Arbitrary<World> = fc.record({
 // ---------------------------------------------------------------------------------------------
 // Requests.
 
-const LONG_ID = "call_0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKL"; // 53 characters
-const TOOLS: ToolDefinition[] = [
-  {
-    type: "function",
-    function: {
-      name: "lookup",
-      strict: true,
-      parameters: {
-        type: "object",
-        properties: { id: { type: "string" } },
-        required: ["id"],
-        additionalProperties: false,
-      },
-    },
-  },
-];
+const TOOLS = STRICT_LOOKUP_TOOLS;
 const RESPONSE_FORMAT = {
   type: "json_schema",
   json_schema: { name: "answer", strict: true, schema: { type: "object", properties: {} } },
@@ -653,6 +565,25 @@ const shape: fc.Arbitrary<Shape> = fc
     ...rest,
     droppable: droppableAll ? rest.extra : rest.extra.slice(0, 1),
   }));
+
+/** A request asking for everything the servers here can refuse: the snapshot probe's too. */
+const FULL_SHAPE: Shape = {
+  endpoint: 0,
+  model: 0,
+  namesModel: true,
+  effort: "none",
+  maxTokens: 256,
+  temperature: 0.2,
+  tools: true,
+  toolChoice: "auto",
+  extra: [...EXTRA_FIELDS],
+  droppable: [...EXTRA_FIELDS],
+  responseFormat: true,
+  toolHistory: true,
+  script: [],
+  jitter: 0,
+  spelling: 0,
+};
 
 type Step =
   | { kind: "request"; shape: Shape }
@@ -979,17 +910,8 @@ function noticeKind(message: string): string {
 }
 
 function messagesOf(s: Shape): unknown[] {
-  const question = { role: "user", content: `Look up item 7.${s.tag ? ` (${s.tag})` : ""}` };
-  if (!s.toolHistory) return [question];
-  return [
-    question,
-    {
-      role: "assistant",
-      content: null,
-      tool_calls: [{ id: LONG_ID, type: "function", function: { name: "lookup", arguments: '{"id":"7"}' } }],
-    },
-    { role: "tool", tool_call_id: LONG_ID, content: "item 7 is a lamp" },
-  ];
+  const question = `Look up item 7.${s.tag ? ` (${s.tag})` : ""}`;
+  return s.toolHistory ? transcriptWithLongId(question) : [{ role: "user", content: question }];
 }
 
 function configOf(s: Shape): ModelParams {
@@ -1224,23 +1146,7 @@ function checkStore(
 function checkSnapshot(store: CapabilityStore, layout: 0 | 1, where: string): void {
   const restored = createCapabilityStore();
   restored.importCapabilities(JSON.stringify(store.exportCapabilities()));
-  const probe: Shape = {
-    endpoint: 0,
-    model: 0,
-    namesModel: true,
-    effort: "none",
-    maxTokens: 256,
-    temperature: 0.2,
-    tools: true,
-    toolChoice: "auto",
-    extra: [...EXTRA_FIELDS],
-    droppable: [...EXTRA_FIELDS],
-    responseFormat: true,
-    toolHistory: true,
-    script: [],
-    jitter: 0,
-    spelling: 0,
-  };
+  const probe = FULL_SHAPE;
   for (const endpoint of endpointsOf(layout)) {
     const a = store.peekCapabilities?.(endpoint.baseUrl, endpoint.apiKey);
     const b = restored.peekCapabilities?.(endpoint.baseUrl, endpoint.apiKey);
@@ -1459,23 +1365,7 @@ const EVERYTHING_AT_ONCE: [World, Step[]] = (() => {
     strict: "openaiInvalidSchema",
     formatGrammar: false,
   };
-  const s: Shape = {
-    endpoint: 0,
-    model: 0,
-    namesModel: true,
-    effort: "none",
-    maxTokens: 256,
-    temperature: 0.2,
-    tools: true,
-    toolChoice: "auto",
-    extra: [...EXTRA_FIELDS],
-    droppable: [...EXTRA_FIELDS],
-    responseFormat: true,
-    toolHistory: true,
-    script: [],
-    jitter: 0,
-    spelling: 0,
-  };
+  const s = FULL_SHAPE;
   const w: World = {
     layout: 0,
     tight: false,

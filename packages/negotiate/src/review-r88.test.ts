@@ -6,9 +6,10 @@ import { streamTurn } from "@loopwright/stream";
 import { readFixture, startServer, type TestServer } from "@loopwright/testkit";
 import OpenAI from "openai";
 import { afterEach, describe, expect, it } from "vitest";
+import { STRICT_LOOKUP_TOOLS, transcriptWithLongId } from "../test/wire.js";
 import { createCapabilityStore } from "./capabilities.js";
 import { negotiate } from "./negotiate.js";
-import { buildBody, type ToolDefinition } from "./request-body.js";
+import { buildBody } from "./request-body.js";
 
 let server: TestServer | undefined;
 afterEach(async () => {
@@ -30,31 +31,21 @@ const unrecognized = (field: string) =>
     ),
   );
 
-const TOOLS: ToolDefinition[] = [
-  {
-    type: "function",
-    function: {
-      name: "lookup",
-      strict: true,
-      parameters: {
-        type: "object",
-        properties: { id: { type: "string" } },
-        required: ["id"],
-        additionalProperties: false,
-      },
-    },
-  },
-];
-const LONG_ID = "call_0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKL";
-const TRANSCRIPT = [
-  { role: "user", content: "Look up item 7." },
-  {
-    role: "assistant",
-    content: null,
-    tool_calls: [{ id: LONG_ID, type: "function", function: { name: "lookup", arguments: '{"id":"7"}' } }],
-  },
-  { role: "tool", tool_call_id: LONG_ID, content: "item 7 is a lamp" },
-];
+const TOOLS = STRICT_LOOKUP_TOOLS;
+const TRANSCRIPT = transcriptWithLongId();
+
+/** A new store's endpoint for `server`, and the real client a pooled one is (error bodies kept). */
+function tenant(on: TestServer) {
+  const store = createCapabilityStore();
+  const supports = store.capabilitiesFor(on.baseUrl, "sk-test");
+  const client = new OpenAI({
+    baseURL: on.baseUrl,
+    apiKey: "sk-test",
+    maxRetries: 0,
+    fetch: keepErrorBodies(),
+  });
+  return { store, supports, client };
+}
 
 describe("a request refused once for each of twelve things", () => {
   it("is answered by a thirteenth send, with every refusal latched", async () => {
@@ -85,14 +76,7 @@ describe("a request refused once for each of twelve things", () => {
         { content: "item 7 is a lamp." },
       ],
     });
-    const store = createCapabilityStore();
-    const supports = store.capabilitiesFor(server.baseUrl, "sk-test");
-    const client = new OpenAI({
-      baseURL: server.baseUrl,
-      apiKey: "sk-test",
-      maxRetries: 0,
-      fetch: keepErrorBodies(),
-    });
+    const { store, supports, client } = tenant(server);
     const config = {
       model: "m",
       maxTokens: 256,
@@ -184,14 +168,7 @@ describe("two requests at once, refused for tool-call ids whatever the ids", () 
         return messages.some((m) => m.tool_calls) ? refused(400, refusal) : { content: "fine" };
       },
     });
-    const store = createCapabilityStore();
-    const supports = store.capabilitiesFor(server.baseUrl, "sk-test");
-    const client = new OpenAI({
-      baseURL: server.baseUrl,
-      apiKey: "sk-test",
-      maxRetries: 0,
-      fetch: keepErrorBodies(),
-    });
+    const { store, supports, client } = tenant(server);
     const notices: string[] = [];
     const onNotice = (message: string) => {
       notices.push(message);
