@@ -232,6 +232,71 @@ const FAULTS = {
       },
     }),
   },
+  // The server's other ways of saying how long (README, backoffMs), a hint capped at 120 s.
+  "429-retry-after-ms": {
+    transient: true,
+    hintMs: 1500,
+    reply: (): Reply => ({
+      type: "error",
+      status: 429,
+      headers: { "retry-after-ms": "1500", "retry-after": "9" },
+      body: json("openrouter/429-provider-returned-error-rate-limited-upstream.json"),
+    }),
+  },
+  "429-retry-after-past-the-cap": {
+    transient: true,
+    hintMs: 120_000,
+    reply: (): Reply => ({
+      type: "error",
+      status: 429,
+      headers: { "retry-after": "300" },
+      body: json("openrouter/429-provider-returned-error-rate-limited-upstream.json"),
+    }),
+  },
+  "429-retry-after-date": {
+    transient: true,
+    hintMs: 7000,
+    reply: (): Reply => ({
+      type: "error",
+      status: 429,
+      // An HTTP date, read against the response's own Date header.
+      headers: { date: "Sun, 06 Dec 2026 12:00:00 GMT", "retry-after": "Sun, 06 Dec 2026 12:00:07 GMT" },
+      body: json("openrouter/429-provider-returned-error-rate-limited-upstream.json"),
+    }),
+  },
+  "429-ratelimit-reset": {
+    transient: true,
+    hintMs: 62_500,
+    reply: (): Reply => ({
+      type: "error",
+      status: 429,
+      // The reset of the budget that ran out (tokens), not of the other.
+      headers: {
+        "x-ratelimit-remaining-requests": "99",
+        "x-ratelimit-remaining-tokens": "0",
+        "x-ratelimit-reset-requests": "20ms",
+        "x-ratelimit-reset-tokens": "1m2.5s",
+      },
+      body: json("openai/429-request-too-large-tpm-gpt-4o.json"),
+    }),
+  },
+  "429-azure-words": {
+    transient: true,
+    hintMs: 20_000,
+    reply: (): Reply =>
+      refusal(429, {
+        error: {
+          code: "429",
+          message:
+            "Requests to the ChatCompletions_Create Operation under Azure OpenAI API version 2024-02-01 have exceeded token rate limit of your current OpenAI S0 pricing tier. Please retry after 20 seconds.",
+        },
+      }),
+  },
+  "503-estimated-time": {
+    transient: true,
+    hintMs: 20_500,
+    reply: (): Reply => refusal(503, { error: "Model m is currently loading", estimated_time: 20.5 }),
+  },
   "429-retry-after": {
     transient: true,
     hintMs: 3000,
