@@ -520,9 +520,17 @@ interface ModelWorld {
   /** Refuses a transcript with tool calls in the tool-call-id words whatever the ids (no id at fault). */
   idsAlways: boolean;
 }
+/** 0: two servers, one key; 1: one server, two keys; 2: one server and key, two tenants told apart by a header. */
+type Layout = 0 | 1 | 2;
+interface TenantEndpoint {
+  baseUrl: string;
+  apiKey: string;
+  headers?: Record<string, string>;
+}
+
 interface World {
   /** 0: two servers, one key each; 1: one server, two keys (the key is part of the endpoint). */
-  layout: 0 | 1;
+  layout: Layout;
   /** A store bounded to one endpoint: using the other forgets the least recently used. */
   tight: boolean;
   endpoints: [EndpointWorld, EndpointWorld];
@@ -563,7 +571,7 @@ const modelWorld: fc.Arbitrary<ModelWorld> = fc.record({
   ),
 });
 const world: fc.Arbitrary<World> = fc.record({
-  layout: fc.constantFrom(0 as const, 1 as const),
+  layout: fc.constantFrom<Layout>(0, 1, 2),
   tight: fc.oneof({ weight: 3, arbitrary: fc.constant(false) }, { weight: 1, arbitrary: fc.constant(true) }),
   endpoints: fc.tuple(endpointWorld, endpointWorld),
   models: fc.tuple(fc.tuple(modelWorld, modelWorld), fc.tuple(modelWorld, modelWorld)),
@@ -904,27 +912,42 @@ const KEYS = ["sk-endpoint-one-1111", "sk-endpoint-two-2222"] as const;
 let servers: [TestServer, TestServer];
 let current: { world: World; script: (FaultName | null)[]; attempt: number; log: Logged[] } | undefined;
 
-/** The (base URL, key) of endpoint 0 and 1 under a layout. */
-function endpointsOf(
-  layout: 0 | 1,
-): [{ baseUrl: string; apiKey: string }, { baseUrl: string; apiKey: string }] {
+/** The (base URL, key, headers) of endpoint 0 and 1 under a layout. */
+function endpointsOf(layout: Layout): [TenantEndpoint, TenantEndpoint] {
   const [a, b] = servers;
-  return layout === 0
-    ? [
-        { baseUrl: a.baseUrl, apiKey: KEYS[0] },
-        { baseUrl: b.baseUrl, apiKey: KEYS[0] },
-      ]
-    : [
-        { baseUrl: a.baseUrl, apiKey: KEYS[0] },
-        { baseUrl: a.baseUrl, apiKey: KEYS[1] },
-      ];
+  if (layout === 0) {
+    return [
+      { baseUrl: a.baseUrl, apiKey: KEYS[0] },
+      { baseUrl: b.baseUrl, apiKey: KEYS[0] },
+    ];
+  }
+  if (layout === 1) {
+    return [
+      { baseUrl: a.baseUrl, apiKey: KEYS[0] },
+      { baseUrl: a.baseUrl, apiKey: KEYS[1] },
+    ];
+  }
+  return [
+    { baseUrl: a.baseUrl, apiKey: KEYS[0], headers: { "x-tenant": "one" } },
+    { baseUrl: a.baseUrl, apiKey: KEYS[0], headers: { "x-tenant": "two" } },
+  ];
 }
 
 function replies(serverIndex: 0 | 1) {
   return (request: RecordedRequest): Reply => {
     if (!current) return { type: "error", status: 500, body: { error: { message: "no world" } } };
     const key = (request.headers.authorization ?? "").replace(/^Bearer /, "");
-    const endpoint: 0 | 1 = current.world.layout === 0 ? serverIndex : key === KEYS[1] ? 1 : 0;
+    const layout = current.world.layout;
+    const endpoint: 0 | 1 =
+      layout === 0
+        ? serverIndex
+        : layout === 1
+          ? key === KEYS[1]
+            ? 1
+            : 0
+          : request.headers["x-tenant"] === "two"
+            ? 1
+            : 0;
     const body = request.body as Record<string, unknown>;
     const fault = current.script[current.attempt] ?? null;
     current.attempt++;
@@ -1010,17 +1033,22 @@ function bodyFor(
   return body;
 }
 
-async function send(store: CapabilityStore, layout: 0 | 1, s: Shape): Promise<Result> {
+async function send(store: CapabilityStore, layout: Layout, s: Shape): Promise<Result> {
   const plain = endpointsOf(layout)[s.endpoint];
   // Spelled another way, the same tenant: the pool and the store both read it as the plain one.
   const endpoint =
     s.spelling === 1
       ? { ...plain, apiKey: ` ${plain.apiKey}\n` }
       : s.spelling === 2
-        ? { ...plain, baseUrl: `${plain.baseUrl.replace("http://", "HTTP://")}/` }
+        ? {
+            ...plain,
+            baseUrl: `${plain.baseUrl.replace("http://", "HTTP://")}/`,
+            // A header's name in another case is the same header.
+            ...(plain.headers ? { headers: { "X-Tenant": plain.headers["x-tenant"] ?? "" } } : {}),
+          }
         : plain;
   const client = pool.getClient(endpoint);
-  const supports = store.capabilitiesFor(endpoint.baseUrl, endpoint.apiKey);
+  const supports = store.capabilitiesFor(endpoint.baseUrl, endpoint.apiKey, endpoint.headers);
   const waits: number[] = [];
   const notices: string[] = [];
   for (let call = 0; ; call++) {
@@ -1034,7 +1062,7 @@ async function send(store: CapabilityStore, layout: 0 | 1, s: Shape): Promise<Re
           // store, the snapshot builds this very body.
           const restored = createCapabilityStore();
           restored.importCapabilities(store.exportCapabilities());
-          const again = restored.peekCapabilities?.(endpoint.baseUrl, endpoint.apiKey);
+          const again = restored.peekCapabilities?.(endpoint.baseUrl, endpoint.apiKey, endpoint.headers);
           expect(again, "the endpoint in flight is in the snapshot").toBeDefined();
           const sameModel =
             again && model ? restored.modelCapabilitiesFor(again, MODELS[s.model]) : undefined;
@@ -1161,13 +1189,13 @@ function learnOnce(ref: RefEndpoint, s: Shape, outcome: Extract<Outcome, { kind:
 
 function checkStore(
   store: CapabilityStore,
-  layout: 0 | 1,
+  layout: Layout,
   refs: [RefEndpoint, RefEndpoint],
   where: string,
 ): void {
   endpointsOf(layout).forEach((endpoint, e) => {
     // Peeked, so checking moves nothing up the recency order of a bounded store.
-    const held = store.peekCapabilities?.(endpoint.baseUrl, endpoint.apiKey);
+    const held = store.peekCapabilities?.(endpoint.baseUrl, endpoint.apiKey, endpoint.headers);
     const ref = refs[e]!;
     if (!held) {
       expect(ref, `${where}: endpoint ${e} is forgotten, so nothing is latched for it`).toEqual(
@@ -1208,13 +1236,13 @@ function checkStore(
 }
 
 /** The snapshot of `store`, imported into a new store, builds the bodies `store` builds. */
-function checkSnapshot(store: CapabilityStore, layout: 0 | 1, where: string): void {
+function checkSnapshot(store: CapabilityStore, layout: Layout, where: string): void {
   const restored = createCapabilityStore();
   restored.importCapabilities(JSON.stringify(store.exportCapabilities()));
   const probe = FULL_SHAPE;
   for (const endpoint of endpointsOf(layout)) {
-    const a = store.peekCapabilities?.(endpoint.baseUrl, endpoint.apiKey);
-    const b = restored.peekCapabilities?.(endpoint.baseUrl, endpoint.apiKey);
+    const a = store.peekCapabilities?.(endpoint.baseUrl, endpoint.apiKey, endpoint.headers);
+    const b = restored.peekCapabilities?.(endpoint.baseUrl, endpoint.apiKey, endpoint.headers);
     expect(b === undefined, `${where}: the snapshot holds what the store holds`).toBe(a === undefined);
     if (!a || !b) continue;
     MODELS.forEach((name, m) => {
@@ -1384,9 +1412,10 @@ async function run(w: World, steps: Step[]): Promise<void> {
       held = [];
     } else if (st.kind === "forget") {
       const ep = eps[st.endpoint];
-      expect(store.forget(ep.baseUrl, ep.apiKey), `${where}: forget answers whether it held it`).toBe(
-        held.includes(st.endpoint),
-      );
+      expect(
+        store.forget(ep.baseUrl, ep.apiKey, ep.headers),
+        `${where}: forget answers whether it held it`,
+      ).toBe(held.includes(st.endpoint));
       pool.forget(ep);
       refs[st.endpoint] = freshEndpoint();
       held = held.filter((h) => h !== st.endpoint);
