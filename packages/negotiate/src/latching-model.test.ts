@@ -661,11 +661,22 @@ const FULL_SHAPE: Shape = {
 type Step =
   | { kind: "request"; shape: Shape }
   | { kind: "twins"; shape: Shape }
+  | { kind: "pair"; shapes: [Shape, Shape] }
   | { kind: "reset" }
   | { kind: "forget"; endpoint: 0 | 1 };
 const step: fc.Arbitrary<Step> = fc.oneof(
   { weight: 12, arbitrary: shape.map((s) => ({ kind: "request" as const, shape: s })) },
   { weight: 3, arbitrary: shape.map((s) => ({ kind: "twins" as const, shape: { ...s, script: [] } })) },
+  {
+    weight: 2,
+    arbitrary: fc.tuple(shape, shape).map(([a, b]) => ({
+      kind: "pair" as const,
+      shapes: [
+        { ...a, script: [] },
+        { ...b, script: [] },
+      ] as [Shape, Shape],
+    })),
+  },
   { weight: 1, arbitrary: fc.constant({ kind: "reset" as const }) },
   {
     weight: 1,
@@ -1059,14 +1070,17 @@ async function send(store: CapabilityStore, layout: Layout, s: Shape): Promise<R
         (supports, produced, model) => {
           const body = bodyFor(s, supports, model);
           // Exported at this point (mid-request, latches just changed) and imported into a new
-          // store, the snapshot builds this very body.
-          const restored = createCapabilityStore();
-          restored.importCapabilities(store.exportCapabilities());
-          const again = restored.peekCapabilities?.(endpoint.baseUrl, endpoint.apiKey, endpoint.headers);
-          expect(again, "the endpoint in flight is in the snapshot").toBeDefined();
-          const sameModel =
-            again && model ? restored.modelCapabilitiesFor(again, MODELS[s.model]) : undefined;
-          expect(again && bodyFor(s, again, sameModel), "the body from the snapshot").toEqual(body);
+          // store, the snapshot builds this very body — while the store still holds the endpoint
+          // (a store bounded to one forgets it when a request beside this one uses the other).
+          if (store.peekCapabilities?.(endpoint.baseUrl, endpoint.apiKey, endpoint.headers) === supports) {
+            const restored = createCapabilityStore();
+            restored.importCapabilities(store.exportCapabilities());
+            const again = restored.peekCapabilities?.(endpoint.baseUrl, endpoint.apiKey, endpoint.headers);
+            expect(again, "the endpoint in flight is in the snapshot").toBeDefined();
+            const sameModel =
+              again && model ? restored.modelCapabilitiesFor(again, MODELS[s.model]) : undefined;
+            expect(again && bodyFor(s, again, sameModel), "the body from the snapshot").toEqual(body);
+          }
           return streamTurn(client, body as never, { produced });
         },
         {
@@ -1345,6 +1359,99 @@ const cloneRef = (ref: RefEndpoint): RefEndpoint => ({
  * twins then each end as that one did — a refusal the other twin latched first is answered by
  * sending again, not failed — and each sends only bodies that one sent, no more of them.
  */
+/** The reference read back from the store (after requests whose order the reference cannot know). */
+function readBack(store: CapabilityStore, layout: Layout, refs: [RefEndpoint, RefEndpoint]): void {
+  endpointsOf(layout).forEach((endpoint, e) => {
+    const held = store.peekCapabilities?.(endpoint.baseUrl, endpoint.apiKey, endpoint.headers);
+    const ref = refs[e]!;
+    if (!held) return;
+    ref.strictSchemas = held.strictSchemas;
+    ref.usageInStream = held.usageInStream;
+    MODELS.forEach((name, m) => {
+      const caps = store.modelCapabilitiesFor(held, name);
+      Object.assign(ref.models[m]!, {
+        refusedEfforts: new Set(caps.refusedEfforts),
+        legacyTokenLimit: caps.legacyTokenLimit,
+        chosenTemperature: caps.chosenTemperature,
+        structuredOutput: caps.structuredOutput,
+        droppedFields: new Set(caps.droppedFields),
+        toolChoice: caps.toolChoice,
+        anyToolCallIds: caps.anyToolCallIds,
+      });
+    });
+  });
+}
+
+/**
+ * Two requests of any shapes at once, to any endpoints and models. Which of them latches what
+ * first is a race, so the exact outcome is not predicted; what is checked is that every latch
+ * that changed was named by a refusal the server sent to that endpoint — and, for a model's
+ * latch, for that model by a request that named it — so nothing leaks to another key.
+ */
+async function pair(
+  w: World,
+  store: CapabilityStore,
+  refs: [RefEndpoint, RefEndpoint],
+  shapes: [Shape, Shape],
+  where: string,
+) {
+  const before = refs.map(cloneRef);
+  current = { world: w, script: [], attempt: 0, log: [] };
+  const tagged = shapes.map((s, i) => ({ ...s, tag: `P${i}` }));
+  const results = await Promise.all(tagged.map((s) => send(store, w.layout, s)));
+  const log = current.log;
+  current = undefined;
+  readBack(store, w.layout, refs);
+  // The step up from "none" told by either is told for that record, if the store still holds it.
+  const eps = endpointsOf(w.layout);
+  tagged.forEach((s, i) => {
+    const ep = eps[s.endpoint];
+    const held = store.peekCapabilities?.(ep.baseUrl, ep.apiKey, ep.headers) !== undefined;
+    if (held && results[i]?.notices.includes("none-climb")) refs[s.endpoint].models[s.model].toldNone = true;
+  });
+  const named = (entry: Logged) => {
+    const first = (entry.body.messages as { content: string }[])[0]?.content ?? "";
+    return tagged.find((s) => first.endsWith(`(${s.tag})`))?.namesModel ?? false;
+  };
+  const refused = (e: number, latch: Latch, model?: string) =>
+    log.some(
+      (entry) =>
+        entry.endpoint === e &&
+        entry.outcome.kind === "refusal" &&
+        entry.outcome.latch === latch &&
+        (model === undefined || (entry.model === model && named(entry))),
+    );
+  [0, 1].forEach((e) => {
+    const was = before[e]!;
+    const now = refs[e]!;
+    for (const latch of ["strictSchemas", "usageInStream"] as const) {
+      if (was[latch] !== now[latch]) expect(refused(e, latch), `${where}: endpoint ${e} ${latch}`).toBe(true);
+    }
+    MODELS.forEach((name, m) => {
+      const a = was.models[m]!;
+      const b = now.models[m]!;
+      const why = `${where}: endpoint ${e}, ${name}`;
+      for (const latch of [
+        "legacyTokenLimit",
+        "chosenTemperature",
+        "structuredOutput",
+        "toolChoice",
+        "anyToolCallIds",
+      ] as const) {
+        if (a[latch] !== b[latch]) expect(refused(e, latch, name), `${why}: ${latch}`).toBe(true);
+      }
+      if (![...b.refusedEfforts].every((r) => a.refusedEfforts.has(r))) {
+        expect(refused(e, "effort", name), `${why}: refusedEfforts`).toBe(true);
+      }
+      for (const field of b.droppedFields) {
+        if (a.droppedFields.has(field)) continue;
+        const latch: Latch = field === "reasoning_effort" ? "noEffort" : "droppedField";
+        expect(refused(e, latch, name), `${why}: dropped ${field}`).toBe(true);
+      }
+    });
+  });
+}
+
 async function twins(
   w: World,
   store: CapabilityStore,
@@ -1427,9 +1534,13 @@ async function run(w: World, steps: Step[]): Promise<void> {
       const log = current.log;
       current = undefined;
       walk(refs[s.endpoint], s, log, result, where);
-    } else {
+    } else if (st.kind === "twins") {
       touch(st.shape.endpoint);
       await twins(w, store, refs, st.shape, where);
+    } else {
+      // Touched in the order the two requests ask the store, both before anything is sent.
+      for (const s of st.shapes) touch(s.endpoint);
+      await pair(w, store, refs, st.shapes, where);
     }
     checkStore(store, w.layout, refs, where);
     checkSnapshot(store, w.layout, where);
