@@ -26,7 +26,7 @@
  * A second model below does the same for `@loopwright/client`'s window-route latches: which
  * native routes a lookup asks, what it answers, and what it remembers for the server.
  */
-import { createClientPool } from "@loopwright/client";
+import { createClientPool, NO_KEY } from "@loopwright/client";
 import { streamTurn } from "@loopwright/stream";
 import {
   type RecordedRequest,
@@ -520,11 +520,14 @@ interface ModelWorld {
   /** Refuses a transcript with tool calls in the tool-call-id words whatever the ids (no id at fault). */
   idsAlways: boolean;
 }
-/** 0: two servers, one key; 1: one server, two keys; 2: one server and key, two tenants told apart by a header. */
-type Layout = 0 | 1 | 2;
+/**
+ * 0: two servers, one key; 1: one server, two keys; 2: one server and key, two tenants told apart
+ * by a header; 3: two local servers with no key (absent, blank and NO_KEY one tenant).
+ */
+type Layout = 0 | 1 | 2 | 3;
 interface TenantEndpoint {
   baseUrl: string;
-  apiKey: string;
+  apiKey?: string;
   headers?: Record<string, string>;
 }
 
@@ -571,7 +574,7 @@ const modelWorld: fc.Arbitrary<ModelWorld> = fc.record({
   ),
 });
 const world: fc.Arbitrary<World> = fc.record({
-  layout: fc.constantFrom<Layout>(0, 1, 2),
+  layout: fc.constantFrom<Layout>(0, 1, 2, 3),
   tight: fc.oneof({ weight: 3, arbitrary: fc.constant(false) }, { weight: 1, arbitrary: fc.constant(true) }),
   endpoints: fc.tuple(endpointWorld, endpointWorld),
   models: fc.tuple(fc.tuple(modelWorld, modelWorld), fc.tuple(modelWorld, modelWorld)),
@@ -932,6 +935,7 @@ function endpointsOf(layout: Layout): [TenantEndpoint, TenantEndpoint] {
       { baseUrl: b.baseUrl, apiKey: KEYS[0] },
     ];
   }
+  if (layout === 3) return [{ baseUrl: a.baseUrl }, { baseUrl: b.baseUrl }];
   if (layout === 1) {
     return [
       { baseUrl: a.baseUrl, apiKey: KEYS[0] },
@@ -950,7 +954,7 @@ function replies(serverIndex: 0 | 1) {
     const key = (request.headers.authorization ?? "").replace(/^Bearer /, "");
     const layout = current.world.layout;
     const endpoint: 0 | 1 =
-      layout === 0
+      layout === 0 || layout === 3
         ? serverIndex
         : layout === 1
           ? key === KEYS[1]
@@ -1049,11 +1053,12 @@ async function send(store: CapabilityStore, layout: Layout, s: Shape): Promise<R
   // Spelled another way, the same tenant: the pool and the store both read it as the plain one.
   const endpoint =
     s.spelling === 1
-      ? { ...plain, apiKey: ` ${plain.apiKey}\n` }
+      ? { ...plain, apiKey: plain.apiKey === undefined ? "  " : ` ${plain.apiKey}\n` }
       : s.spelling === 2
         ? {
             ...plain,
             baseUrl: `${plain.baseUrl.replace("http://", "HTTP://")}/`,
+            ...(plain.apiKey === undefined ? { apiKey: NO_KEY } : {}),
             // A header's name in another case is the same header.
             ...(plain.headers ? { headers: { "X-Tenant": plain.headers["x-tenant"] ?? "" } } : {}),
           }
