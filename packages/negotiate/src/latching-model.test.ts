@@ -1696,64 +1696,68 @@ describe("latching model: the client's window-route latches", () => {
     await server.close();
   });
 
-  it("latches a route on the server's own answers only, for every tenant of it, and forgets it with a tenant", async () => {
-    const MISS_MS = 60_000;
-    await fc.assert(
-      fc.asyncProperty(fc.array(routeStep, { minLength: 1, maxLength: 12 }), async (steps) => {
-        let clock = 1_000_000;
-        const lookups = createClientPool({ now: () => clock, listingMissMs: MISS_MS });
-        const tenants = [
-          { baseUrl: server.baseUrl, apiKey: KEYS[0] },
-          { baseUrl: server.baseUrl, apiKey: KEYS[1] },
-        ] as const;
-        // The reference: one server, so one set of latches whoever asks.
-        let ref = { neither: false, gone: false, missUntil: 0 };
-        for (const [n, step] of steps.entries()) {
-          const where = `route step ${n} (${step.kind})`;
-          if (step.kind === "wait") {
-            clock += step.ms;
-            continue;
-          }
-          if (step.kind === "forget" || step.kind === "reset") {
-            if (step.kind === "forget") lookups.forget(tenants[step.tenant]);
-            else lookups.reset();
-            ref = { neither: false, gone: false, missUntil: 0 };
-            continue;
-          }
-          // What the lookup should ask and answer, and what it should latch.
-          const asked: string[] = [];
-          let expected: number | undefined;
-          const next = { ...ref };
-          if (!ref.neither) {
-            asked.push("/props");
-            const props = step.props;
-            if (typeof props === "object") expected = props.window;
-            else {
-              const propsAbsent = props === 404 || props === 405 || props === 501;
-              if (ref.gone || ref.missUntil > clock) {
-                if (propsAbsent && ref.gone) next.neither = true;
-              } else {
-                asked.push("/api/v0/models");
-                const lm = step.lmstudio;
-                if (typeof lm === "object") expected = lm.window;
-                else if (lm === 404 || lm === 405 || lm === 501) {
-                  next.gone = true;
-                  if (propsAbsent) next.neither = true;
-                } else if (lm !== "no-window" && lm !== 401 && lm !== 403) next.missUntil = clock + MISS_MS;
+  it(
+    "latches a route on the server's own answers only, for every tenant of it, and forgets it with a tenant",
+    async () => {
+      const MISS_MS = 60_000;
+      await fc.assert(
+        fc.asyncProperty(fc.array(routeStep, { minLength: 1, maxLength: 12 }), async (steps) => {
+          let clock = 1_000_000;
+          const lookups = createClientPool({ now: () => clock, listingMissMs: MISS_MS });
+          const tenants = [
+            { baseUrl: server.baseUrl, apiKey: KEYS[0] },
+            { baseUrl: server.baseUrl, apiKey: KEYS[1] },
+          ] as const;
+          // The reference: one server, so one set of latches whoever asks.
+          let ref = { neither: false, gone: false, missUntil: 0 };
+          for (const [n, step] of steps.entries()) {
+            const where = `route step ${n} (${step.kind})`;
+            if (step.kind === "wait") {
+              clock += step.ms;
+              continue;
+            }
+            if (step.kind === "forget" || step.kind === "reset") {
+              if (step.kind === "forget") lookups.forget(tenants[step.tenant]);
+              else lookups.reset();
+              ref = { neither: false, gone: false, missUntil: 0 };
+              continue;
+            }
+            // What the lookup should ask and answer, and what it should latch.
+            const asked: string[] = [];
+            let expected: number | undefined;
+            const next = { ...ref };
+            if (!ref.neither) {
+              asked.push("/props");
+              const props = step.props;
+              if (typeof props === "object") expected = props.window;
+              else {
+                const propsAbsent = props === 404 || props === 405 || props === 501;
+                if (ref.gone || ref.missUntil > clock) {
+                  if (propsAbsent && ref.gone) next.neither = true;
+                } else {
+                  asked.push("/api/v0/models");
+                  const lm = step.lmstudio;
+                  if (typeof lm === "object") expected = lm.window;
+                  else if (lm === 404 || lm === 405 || lm === 501) {
+                    next.gone = true;
+                    if (propsAbsent) next.neither = true;
+                  } else if (lm !== "no-window" && lm !== 401 && lm !== 403) next.missUntil = clock + MISS_MS;
+                }
               }
             }
+            routes = { props: step.props, lmstudio: step.lmstudio };
+            const before = server.requests.length;
+            const window = await lookups.servedWindow(tenants[step.tenant]);
+            routes = undefined;
+            const paths = server.requests.slice(before).map((r) => r.path);
+            expect(paths, `${where}: routes asked`).toEqual(asked);
+            expect(window, `${where}: window`).toBe(expected);
+            ref = next;
           }
-          routes = { props: step.props, lmstudio: step.lmstudio };
-          const before = server.requests.length;
-          const window = await lookups.servedWindow(tenants[step.tenant]);
-          routes = undefined;
-          const paths = server.requests.slice(before).map((r) => r.path);
-          expect(paths, `${where}: routes asked`).toEqual(asked);
-          expect(window, `${where}: window`).toBe(expected);
-          ref = next;
-        }
-      }),
-      { numRuns: Number(process.env.LATCH_RUNS ?? 100) },
-    );
-  });
+        }),
+        { numRuns: Number(process.env.LATCH_RUNS ?? 100) },
+      );
+    },
+    120_000 + Number(process.env.LATCH_RUNS ?? 0) * 50,
+  );
 });
