@@ -600,6 +600,8 @@ interface Shape {
   tools: boolean;
   toolChoice: ToolChoice | undefined;
   extra: string[];
+  /** A ceiling given in extraBody as `max_tokens` (512), beside or instead of `maxTokens`. */
+  extraCeiling: boolean;
   droppable: string[];
   responseFormat: boolean;
   /** A transcript with an earlier tool call whose id is 53 characters. */
@@ -627,6 +629,7 @@ const shape: fc.Arbitrary<Shape> = fc
     tools: fc.boolean(),
     toolChoice: fc.constantFrom<ToolChoice | undefined>(undefined, "auto", "required", "none"),
     extra: fc.subarray([...EXTRA_FIELDS]),
+    extraCeiling: fc.boolean(),
     droppableAll: fc.boolean(),
     responseFormat: fc.boolean(),
     toolHistory: fc.boolean(),
@@ -653,6 +656,7 @@ const FULL_SHAPE: Shape = {
   tools: true,
   toolChoice: "auto",
   extra: [...EXTRA_FIELDS],
+  extraCeiling: true,
   droppable: [...EXTRA_FIELDS],
   responseFormat: true,
   toolHistory: true,
@@ -783,7 +787,13 @@ function expectedFeatures(endpoint: RefEndpoint, shape: Shape): Features {
     tools: !toolsGo ? "none" : endpoint.strictSchemas ? "strict" : "relaxed",
     toolChoice: toolsGo && model.toolChoice ? shape.toolChoice : undefined,
     effort: effort || undefined,
-    ceiling: shape.maxTokens ? (model.legacyTokenLimit ? "max_tokens" : "max_completion_tokens") : undefined,
+    // The config's ceiling or extraBody's, spelled as the model takes it.
+    ceiling:
+      shape.maxTokens || shape.extraCeiling
+        ? model.legacyTokenLimit
+          ? "max_tokens"
+          : "max_completion_tokens"
+        : undefined,
     // The seed's `model?.chosenTemperature ? { temperature } : {}`: no model named, no temperature.
     temperature: shape.temperature !== undefined && named && model.chosenTemperature,
     extra: EXTRA_FIELDS.filter((f) => shape.extra.includes(f) && !model.droppedFields.has(f)),
@@ -1018,13 +1028,16 @@ function messagesOf(s: Shape): unknown[] {
 }
 
 function configOf(s: Shape): ModelParams {
-  const extraBody = Object.fromEntries(s.extra.map((f) => [f, EXTRA_VALUES[f]]));
+  const extraBody = {
+    ...Object.fromEntries(s.extra.map((f) => [f, EXTRA_VALUES[f]])),
+    ...(s.extraCeiling ? { max_tokens: 512 } : {}),
+  };
   return {
     model: MODELS[s.model],
     ...(s.maxTokens !== undefined ? { maxTokens: s.maxTokens } : {}),
     ...(s.temperature !== undefined ? { temperature: s.temperature } : {}),
     ...(s.effort !== undefined ? { reasoningEffort: s.effort } : {}),
-    ...(s.extra.length > 0 ? { extraBody } : {}),
+    ...(Object.keys(extraBody).length > 0 ? { extraBody } : {}),
   };
 }
 

@@ -487,6 +487,12 @@ export function buildBody<M = unknown, Effort extends string = never>(
     if (LOOP_FIELDS.has(field) || value === undefined) continue;
     if (dropped.has(field)) continue;
     if (field === "temperature" && model?.chosenTemperature === false) continue;
+    // A ceiling the caller put in extraBody is spelled as the model takes it: sent as max_tokens
+    // after the model asked for max_completion_tokens, it drew the same refusal on every request.
+    if (field === "max_tokens" && model?.legacyTokenLimit === false) {
+      (body as Record<string, unknown>).max_completion_tokens = value;
+      continue;
+    }
     if (field === "stream_options" && !supports.usageInStream) continue;
     if (field === "tool_choice" && (!choiceTaken || toolChoice !== undefined)) continue;
     body[field] = value;

@@ -194,3 +194,39 @@ describe("two requests at once, refused for tool-call ids whatever the ids", () 
     expect(store.modelCapabilitiesFor(supports, "mistral-small").anyToolCallIds).toBe(true);
   });
 });
+
+describe("a ceiling given in extraBody, to a model that spells it max_completion_tokens", () => {
+  it("is sent as max_completion_tokens once the model asked for that spelling", async () => {
+    // Before: the latch changed the config's own ceiling only; extraBody's max_tokens went out
+    // again, drew the same refusal, and every request to the model failed with "Unsupported
+    // parameter: 'max_tokens' … Use 'max_completion_tokens' instead."
+    const refusal = fixture("openai/max-tokens-unsupported-use-max-completion-tokens.json");
+    server = await startServer({
+      replies: (request) =>
+        "max_tokens" in (request.body as object) ? refused(400, refusal) : { content: "fine" },
+    });
+    const { store, supports, client } = tenant(server);
+    const config = { model: "gpt-5", extraBody: { max_tokens: 512 } };
+    const one = () =>
+      negotiate(
+        supports,
+        (supports, produced, model) =>
+          streamTurn(client, buildBody(config, supports, model, [{ role: "user", content: "hi" }]), {
+            produced,
+          }),
+        { model: config.model },
+      );
+    await expect(one()).resolves.toMatchObject({ content: "fine" });
+    await expect(one()).resolves.toMatchObject({ content: "fine" });
+    const ceilings = server.chatRequests.map((r) => {
+      const body = r.body as Record<string, unknown>;
+      return [body.max_tokens, body.max_completion_tokens];
+    });
+    expect(ceilings).toEqual([
+      [512, undefined],
+      [undefined, 512],
+      [undefined, 512],
+    ]);
+    expect(store.modelCapabilitiesFor(supports, "gpt-5").legacyTokenLimit).toBe(false);
+  });
+});
