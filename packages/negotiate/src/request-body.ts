@@ -412,7 +412,8 @@ function checkArguments(
  * absent, `false` as given, or a comparator) or `BuildBodyOptions` (`{ order?, toolChoice? }`). The ceiling is `max_completion_tokens` only when `model.legacyTokenLimit === false`
  * (an absent model reads as `true`). The temperature is sent only while `model.chosenTemperature`
  * is true, so an absent model sends none. `extraBody` is merged last, minus the fields the model
- * refused (a `temperature` in it too, once the model refused one) and minus `model`, `messages`,
+ * refused (a `temperature` in it too, once the model refused one; a `max_tokens` in it goes as
+ * `max_completion_tokens` once the model asked for that spelling) and minus `model`, `messages`,
  * `stream` and `tools`. Once the model refused a tool-call id (`model.anyToolCallIds === false`),
  * `messages` go with every id that is not nine letters and digits replaced as `shortToolCallIds`
  * replaces it (the same wire id for the same transcript on every step). Never mutates its
