@@ -602,6 +602,8 @@ interface Shape {
   extra: string[];
   /** A ceiling given in extraBody as `max_tokens` (512), beside or instead of `maxTokens`. */
   extraCeiling: boolean;
+  /** The effort and the response_format given in extraBody rather than the config and the caller's body. */
+  inExtra: boolean;
   droppable: string[];
   responseFormat: boolean;
   /** A transcript with an earlier tool call whose id is 53 characters. */
@@ -630,6 +632,7 @@ const shape: fc.Arbitrary<Shape> = fc
     toolChoice: fc.constantFrom<ToolChoice | undefined>(undefined, "auto", "required", "none"),
     extra: fc.subarray([...EXTRA_FIELDS]),
     extraCeiling: fc.boolean(),
+    inExtra: fc.boolean(),
     droppableAll: fc.boolean(),
     responseFormat: fc.boolean(),
     toolHistory: fc.boolean(),
@@ -657,6 +660,7 @@ const FULL_SHAPE: Shape = {
   toolChoice: "auto",
   extra: [...EXTRA_FIELDS],
   extraCeiling: true,
+  inExtra: false,
   droppable: [...EXTRA_FIELDS],
   responseFormat: true,
   toolHistory: true,
@@ -777,11 +781,17 @@ function expectedFeatures(endpoint: RefEndpoint, shape: Shape): Features {
   // Without the model's name, no model latch is read: the defaults.
   const model = named ? endpoint.models[shape.model] : freshModel();
   const toolsGo = shape.tools && (model.toolChoice || shape.toolChoice !== "none");
-  const effort = named
-    ? refEffort(model, shape.effort)
+  // In extraBody an effort goes as given where nothing climbs it ("off" included), unless dropped.
+  const asGiven = shape.inExtra
+    ? (shape.effort ?? "")
     : shape.effort && shape.effort !== "off"
       ? shape.effort
       : "";
+  const effort = model.droppedFields.has("reasoning_effort")
+    ? ""
+    : named
+      ? refEffort(model, shape.effort) || asGiven
+      : asGiven;
   return {
     streamOptions: endpoint.usageInStream,
     tools: !toolsGo ? "none" : endpoint.strictSchemas ? "strict" : "relaxed",
@@ -1031,12 +1041,14 @@ function configOf(s: Shape): ModelParams {
   const extraBody = {
     ...Object.fromEntries(s.extra.map((f) => [f, EXTRA_VALUES[f]])),
     ...(s.extraCeiling ? { max_tokens: 512 } : {}),
+    ...(s.inExtra && s.effort !== undefined ? { reasoning_effort: s.effort } : {}),
+    ...(s.inExtra && s.responseFormat ? { response_format: RESPONSE_FORMAT } : {}),
   };
   return {
     model: MODELS[s.model],
     ...(s.maxTokens !== undefined ? { maxTokens: s.maxTokens } : {}),
     ...(s.temperature !== undefined ? { temperature: s.temperature } : {}),
-    ...(s.effort !== undefined ? { reasoningEffort: s.effort } : {}),
+    ...(s.effort !== undefined && !s.inExtra ? { reasoningEffort: s.effort } : {}),
     ...(Object.keys(extraBody).length > 0 ? { extraBody } : {}),
   };
 }
@@ -1057,7 +1069,8 @@ function bodyFor(
       toolChoice: s.toolChoice,
     },
   );
-  if (s.responseFormat && model?.structuredOutput !== false) body.response_format = RESPONSE_FORMAT;
+  if (s.responseFormat && !s.inExtra && model?.structuredOutput !== false)
+    body.response_format = RESPONSE_FORMAT;
   return body;
 }
 

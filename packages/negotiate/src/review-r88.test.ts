@@ -230,3 +230,67 @@ describe("a ceiling given in extraBody, to a model that spells it max_completion
     expect(store.modelCapabilitiesFor(supports, "gpt-5").legacyTokenLimit).toBe(false);
   });
 });
+
+describe("an effort or a response_format given in extraBody, to a model that refused it", () => {
+  /** One request to `server` for `config`, its content or the refusal's message. */
+  const ask = (
+    on: ReturnType<typeof tenant>,
+    config: { model: string; extraBody: Record<string, unknown> },
+  ) =>
+    negotiate(
+      on.supports,
+      (supports, produced, model) =>
+        streamTurn(on.client, buildBody(config, supports, model, [{ role: "user", content: "hi" }]), {
+          produced,
+        }),
+      { model: config.model, droppable: Object.keys(config.extraBody) },
+    ).then(
+      (turn) => turn.content,
+      (error: unknown) => `refused: ${String(error)}`,
+    );
+
+  it("climbs an extraBody reasoning_effort the model refused, as it climbs the config's", async () => {
+    // Before: refusedEfforts took "none", but extraBody's "none" went out again and drew the same
+    // refusal: every request to the model failed ("does not support 'none' with this model").
+    const kimi = fixture("moonshot/kimi-code-reasoning-effort-none-unsupported.json");
+    server = await startServer({
+      replies: (request) =>
+        (request.body as Record<string, unknown>).reasoning_effort === "none"
+          ? refused(400, kimi)
+          : { content: "fine" },
+    });
+    const on = tenant(server);
+    const config = { model: "kimi-for-coding", extraBody: { reasoning_effort: "none" } };
+    expect(await ask(on, config)).toBe("fine");
+    expect(await ask(on, config)).toBe("fine");
+    expect(server.chatRequests.map((r) => (r.body as Record<string, unknown>).reasoning_effort)).toEqual([
+      "none",
+      "minimal",
+      "minimal",
+    ]);
+  });
+
+  it("leaves out an extraBody response_format once the model refused it", async () => {
+    // DeepSeek's words. Before: structuredOutput was latched off, but extraBody's response_format
+    // went out again, and every request failed ("This response_format type is unavailable now"),
+    // whether or not the caller listed it as droppable.
+    const deepseek = {
+      error: { message: "This response_format type is unavailable now", type: "invalid_request_error" },
+    };
+    server = await startServer({
+      replies: (request) =>
+        "response_format" in (request.body as object) ? refused(400, deepseek) : { content: "fine" },
+    });
+    const on = tenant(server);
+    const format = { type: "json_schema", json_schema: { name: "answer", schema: { type: "object" } } };
+    const config = { model: "deepseek-chat", extraBody: { response_format: format } };
+    expect(await ask(on, config)).toBe("fine");
+    expect(await ask(on, config)).toBe("fine");
+    expect(server.chatRequests.map((r) => "response_format" in (r.body as object))).toEqual([
+      true,
+      false,
+      false,
+    ]);
+    expect(on.store.modelCapabilitiesFor(on.supports, "deepseek-chat").structuredOutput).toBe(false);
+  });
+});
