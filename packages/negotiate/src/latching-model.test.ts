@@ -1101,17 +1101,19 @@ async function send(store: CapabilityStore, layout: Layout, s: Shape): Promise<R
         (supports, produced, model) => {
           const body = bodyFor(s, supports, model);
           // Exported at this point (mid-request, latches just changed) and imported into a new
-          // store, the snapshot builds this very body — while the store still holds the endpoint
-          // (a store bounded to one forgets it when a request beside this one uses the other).
-          if (store.peekCapabilities?.(endpoint.baseUrl, endpoint.apiKey, endpoint.headers) === supports) {
-            const restored = createCapabilityStore();
-            restored.importCapabilities(store.exportCapabilities());
-            const again = restored.peekCapabilities?.(endpoint.baseUrl, endpoint.apiKey, endpoint.headers);
-            expect(again, "the endpoint in flight is in the snapshot").toBeDefined();
-            const sameModel =
-              again && model ? restored.modelCapabilitiesFor(again, MODELS[s.model]) : undefined;
-            expect(again && bodyFor(s, again, sameModel), "the body from the snapshot").toEqual(body);
-          }
+          // store, the snapshot builds this very body — while the store still holds the endpoint;
+          // a store bounded to one forgets it when a request beside this one uses the other, and
+          // then the snapshot has none.
+          const held =
+            store.peekCapabilities?.(endpoint.baseUrl, endpoint.apiKey, endpoint.headers) === supports;
+          const restored = createCapabilityStore();
+          restored.importCapabilities(store.exportCapabilities());
+          const again = restored.peekCapabilities?.(endpoint.baseUrl, endpoint.apiKey, endpoint.headers);
+          const sameModel =
+            again && model ? restored.modelCapabilitiesFor(again, MODELS[s.model]) : undefined;
+          expect(again && bodyFor(s, again, sameModel), "the body from the snapshot").toEqual(
+            held ? body : undefined,
+          );
           return streamTurn(client, body as never, { produced });
         },
         {
@@ -1528,6 +1530,14 @@ async function twins(
   refs[s.endpoint] = ref;
 }
 
+/** Forgets one tenant in the store and the client pool; the store answers whether it held it. */
+function forgetOne(store: CapabilityStore, ep: TenantEndpoint, held: boolean, where: string): void {
+  expect(store.forget(ep.baseUrl, ep.apiKey, ep.headers), `${where}: forget answers whether it held it`).toBe(
+    held,
+  );
+  pool.forget(ep);
+}
+
 async function run(w: World, steps: Step[]): Promise<void> {
   const store = createCapabilityStore(w.tight ? { maxEndpoints: 1 } : {});
   const refs: [RefEndpoint, RefEndpoint] = [freshEndpoint(), freshEndpoint()];
@@ -1549,12 +1559,7 @@ async function run(w: World, steps: Step[]): Promise<void> {
       refs[1] = freshEndpoint();
       held = [];
     } else if (st.kind === "forget") {
-      const ep = eps[st.endpoint];
-      expect(
-        store.forget(ep.baseUrl, ep.apiKey, ep.headers),
-        `${where}: forget answers whether it held it`,
-      ).toBe(held.includes(st.endpoint));
-      pool.forget(ep);
+      forgetOne(store, eps[st.endpoint], held.includes(st.endpoint), where);
       refs[st.endpoint] = freshEndpoint();
       held = held.filter((h) => h !== st.endpoint);
     } else if (st.kind === "request") {
