@@ -214,6 +214,14 @@ const overloadedAfter = (afterChunk: number, content: string): Reply => ({
   errorMidStream: { afterChunk, error: { message: "The server is overloaded.", type: "server_error" } },
 });
 
+/** OpenRouter's recorded 429 with the headers a server says how long to wait in. */
+const upstreamLimited = (headers: Record<string, string>): Reply => ({
+  type: "error",
+  status: 429,
+  headers,
+  body: json("openrouter/429-provider-returned-error-rate-limited-upstream.json"),
+});
+
 const FAULTS = {
   "429-try-again": {
     transient: true,
@@ -236,33 +244,22 @@ const FAULTS = {
   "429-retry-after-ms": {
     transient: true,
     hintMs: 1500,
-    reply: (): Reply => ({
-      type: "error",
-      status: 429,
-      headers: { "retry-after-ms": "1500", "retry-after": "9" },
-      body: json("openrouter/429-provider-returned-error-rate-limited-upstream.json"),
-    }),
+    reply: (): Reply => upstreamLimited({ "retry-after-ms": "1500", "retry-after": "9" }),
   },
   "429-retry-after-past-the-cap": {
     transient: true,
     hintMs: 120_000,
-    reply: (): Reply => ({
-      type: "error",
-      status: 429,
-      headers: { "retry-after": "300" },
-      body: json("openrouter/429-provider-returned-error-rate-limited-upstream.json"),
-    }),
+    reply: (): Reply => upstreamLimited({ "retry-after": "300" }),
   },
   "429-retry-after-date": {
     transient: true,
     hintMs: 7000,
-    reply: (): Reply => ({
-      type: "error",
-      status: 429,
-      // An HTTP date, read against the response's own Date header.
-      headers: { date: "Sun, 06 Dec 2026 12:00:00 GMT", "retry-after": "Sun, 06 Dec 2026 12:00:07 GMT" },
-      body: json("openrouter/429-provider-returned-error-rate-limited-upstream.json"),
-    }),
+    // An HTTP date, read against the response's own Date header.
+    reply: (): Reply =>
+      upstreamLimited({
+        date: "Sun, 06 Dec 2026 12:00:00 GMT",
+        "retry-after": "Sun, 06 Dec 2026 12:00:07 GMT",
+      }),
   },
   "429-ratelimit-reset": {
     transient: true,
@@ -300,12 +297,7 @@ const FAULTS = {
   "429-retry-after": {
     transient: true,
     hintMs: 3000,
-    reply: (): Reply => ({
-      type: "error",
-      status: 429,
-      headers: { "retry-after": "3" },
-      body: json("openrouter/429-provider-returned-error-rate-limited-upstream.json"),
-    }),
+    reply: (): Reply => upstreamLimited({ "retry-after": "3" }),
   },
   "500": {
     transient: true,
