@@ -466,7 +466,10 @@ export function buildBody<M = unknown, Effort extends string = never>(
     stream: true,
   };
   if (supports.usageInStream) body.stream_options = { include_usage: true };
-  const choiceTaken = model?.toolChoice !== false;
+  // tool_choice refused as a field the caller allowed dropping reads as the latch does: the
+  // request's own toolChoice was sent on after "sending tool_choice no more" and drew the refusal
+  // again, failing every request that asked for one.
+  const choiceTaken = model?.toolChoice !== false && !model?.droppedFields.includes("tool_choice");
   // A model that refused tool_choice is kept from calling a tool the one other way: none declared.
   const withTools = tools.length > 0 && (choiceTaken || toolChoice !== "none");
   if (withTools) {

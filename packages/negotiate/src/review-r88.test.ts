@@ -294,3 +294,45 @@ describe("an effort or a response_format given in extraBody, to a model that ref
     expect(on.store.modelCapabilitiesFor(on.supports, "deepseek-chat").structuredOutput).toBe(false);
   });
 });
+
+describe("tool_choice refused as a field the caller allowed dropping", () => {
+  it("is sent no more, the request's own toolChoice included, as the notice says", async () => {
+    // OpenAI's recorded unknown-argument sentence for tool_choice, on a server that takes tools
+    // but not the field. The caller listed tool_choice as droppable (it also sets one in
+    // extraBody). Before: droppedFields took it and the notice said "sending tool_choice no more",
+    // but the step's own toolChoice went out again, drew the same refusal, and the request failed.
+    server = await startServer({
+      replies: (request) =>
+        "tool_choice" in (request.body as object) ? unrecognized("tool_choice") : { content: "fine" },
+    });
+    const on = tenant(server);
+    const config = { model: "m", extraBody: { tool_choice: "auto" } };
+    const notices: string[] = [];
+    const step = (toolChoice: "required" | "none") =>
+      negotiate(
+        on.supports,
+        (supports, produced, model) =>
+          streamTurn(
+            on.client,
+            buildBody(config, supports, model, [{ role: "user", content: "hi" }], TOOLS, { toolChoice }),
+            { produced },
+          ),
+        { model: "m", droppable: Object.keys(config.extraBody), onNotice: (n) => notices.push(n) },
+      );
+    await expect(step("required")).resolves.toMatchObject({ content: "fine" });
+    // "none" can only be kept without the field by sending no tools, as for the tool_choice latch.
+    await expect(step("none")).resolves.toMatchObject({ content: "fine" });
+    const sent = server.chatRequests.map((r) => {
+      const body = r.body as Record<string, unknown>;
+      return [body.tool_choice, Array.isArray(body.tools)];
+    });
+    expect(sent).toEqual([
+      ["required", true],
+      [undefined, true],
+      [undefined, false],
+    ]);
+    expect(notices).toEqual([
+      expect.stringMatching(/refused the field tool_choice; sending tool_choice no more/),
+    ]);
+  });
+});
