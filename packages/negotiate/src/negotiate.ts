@@ -53,7 +53,10 @@ export interface NegotiateOptions {
    * know whether the model had started answering. Without it each attempt gets a fresh box.
    */
   produced?: Produced | undefined;
-  /** Upper bound on attempts (default 12); every latch changes at most once, so this is a backstop. */
+  /**
+   * Upper bound on attempts; every latch changes at most once, so this is a backstop. Default: one
+   * more than the latches the call can change, and at least 12 (see `defaultMaxAttempts`).
+   */
   maxAttempts?: number | undefined;
 }
 
@@ -139,6 +142,50 @@ function answer(
       );
       return true;
     }
+  }
+}
+
+/**
+ * The default bound on attempts: one more than the latches one call can change — the endpoint's
+ * two, and with a model its five flags, its effort (a rung per refusal where the refusal lists
+ * nothing, up the whole ladder, then dropped) and one per droppable field — and never under 12.
+ * A fixed 12 cut short a request refused once for each of twelve things: the twelfth refusal, which
+ * the latches answer, went to the caller unlatched instead of being answered by a thirteenth send.
+ */
+function defaultMaxAttempts(named: boolean, droppable: number): number {
+  const latches = 2 + (named ? 5 + EFFORT_LADDER.length + droppable : 0);
+  return Math.max(12, latches + 1);
+}
+
+/**
+ * Whether the latch `refusal` names was already off in the body it answers (`builtFrom`, what
+ * `latchState` said when the body was built): the body did not carry what the refusal is about,
+ * so latching it once more answers nothing. Alone this is "the latch is already off"; beside
+ * another request it also covers a latch that one took back meanwhile, which this request would
+ * otherwise latch again (and then take back again) for a body that never had the thing.
+ */
+function offWhenBuilt(refusal: Refusal, builtFrom: string): boolean {
+  const [strict, usage, model] = JSON.parse(builtFrom) as [boolean, boolean, ModelCapabilities | null];
+  switch (refusal.kind) {
+    case "strict-schema":
+    case "grammar":
+      return !strict;
+    case "stream-options":
+      return !usage;
+    case "token-limit-spelling":
+      return model?.legacyTokenLimit === false;
+    case "temperature":
+      return model?.chosenTemperature === false;
+    case "structured-output":
+      return model?.structuredOutput === false;
+    case "tool-choice":
+      return model?.toolChoice === false;
+    case "tool-call-ids":
+      return model?.anyToolCallIds === false;
+    case "effort":
+      return refusal.refused !== null && (model?.refusedEfforts.includes(refusal.refused) ?? false);
+    case "unknown-field":
+      return model?.droppedFields.includes(refusal.field) ?? false;
   }
 }
 
@@ -259,7 +306,7 @@ export async function negotiate<T>(
   const model = options.model ? modelCapabilitiesFor(supports, options.model) : undefined;
   const droppable = new Set(options.droppable ?? []);
   const notice = options.onNotice ?? (() => {});
-  const maxAttempts = options.maxAttempts ?? 12;
+  const maxAttempts = options.maxAttempts ?? defaultMaxAttempts(model !== undefined, droppable.size);
   // Whether this call latched strict schemas off: if the relaxed request draws the same refusal,
   // no tool schema was at fault (a response_format's schema, a grammar of the caller's own), and
   // the latch is taken back rather than relaxing every later request to the endpoint for nothing.
@@ -283,10 +330,11 @@ export async function negotiate<T>(
       if (!refusal) throw error;
       const wasStrict = supports.strictSchemas;
       const anyIds = model?.anyToolCallIds;
-      const answered = answer(refusal, supports, model, options.model, droppable, notice);
+      const stale = offWhenBuilt(refusal, builtFrom);
+      const answered = !stale && answer(refusal, supports, model, options.model, droppable, notice);
       if (answered && wasStrict && !supports.strictSchemas) relaxedHere = true;
       if (answered && anyIds && model?.anyToolCallIds === false) idsHere = true;
-      if (!answered && latchState(supports, model) === builtFrom) {
+      if (!answered && (stale || latchState(supports, model) === builtFrom)) {
         if (relaxedHere && (refusal.kind === "grammar" || refusal.kind === "strict-schema")) {
           supports.strictSchemas = true;
         }

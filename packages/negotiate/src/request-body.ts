@@ -413,8 +413,10 @@ function checkArguments(
  * absent, `false` as given, or a comparator) or `BuildBodyOptions` (`{ order?, toolChoice? }`). The ceiling is `max_completion_tokens` only when `model.legacyTokenLimit === false`
  * (an absent model reads as `true`). The temperature is sent only while `model.chosenTemperature`
  * is true, so an absent model sends none. `extraBody` is merged last, minus the fields the model
- * refused (a `temperature` in it too, once the model refused one) and minus `model`, `messages`,
- * `stream` and `tools`. Once the model refused a tool-call id (`model.anyToolCallIds === false`),
+ * refused (a `temperature` in it too, once the model refused one, and a `response_format` once
+ * the model refused that; a `max_tokens` in it goes as `max_completion_tokens` once the model asked
+ * for that spelling, and a `reasoning_effort` climbs as `effortFor` climbs the config's) and minus
+ * `model`, `messages`, `stream` and `tools`. Once the model refused a tool-call id (`model.anyToolCallIds === false`),
  * `messages` go with every id that is not nine letters and digits replaced as `shortToolCallIds`
  * replaces it (the same wire id for the same transcript on every step). Once the model's chat
  * template refused a system message (`model.systemRole === false`) or a user message straight after
@@ -473,7 +475,10 @@ export function buildBody<M = unknown, Effort extends string = never>(
     stream: true,
   };
   if (supports.usageInStream) body.stream_options = { include_usage: true };
-  const choiceTaken = model?.toolChoice !== false;
+  // tool_choice refused as a field the caller allowed dropping reads as the latch does: the
+  // request's own toolChoice was sent on after "sending tool_choice no more" and drew the refusal
+  // again, failing every request that asked for one.
+  const choiceTaken = model?.toolChoice !== false && !model?.droppedFields.includes("tool_choice");
   // A model that refused tool_choice is kept from calling a tool the one other way: none declared.
   const withTools = tools.length > 0 && (choiceTaken || toolChoice !== "none");
   if (withTools) {
@@ -496,6 +501,22 @@ export function buildBody<M = unknown, Effort extends string = never>(
     if (LOOP_FIELDS.has(field) || value === undefined) continue;
     if (dropped.has(field)) continue;
     if (field === "temperature" && model?.chosenTemperature === false) continue;
+    // What the model refused in the config's own fields it refuses in extraBody's too, and the
+    // same latch answers both: sent as given after the latch, each drew the same refusal on every
+    // request. A ceiling is spelled as the model takes it, an effort climbs as the config's does,
+    // and a response_format the model refused is left out.
+    if (field === "max_tokens" && model?.legacyTokenLimit === false) {
+      (body as Record<string, unknown>).max_completion_tokens = value;
+      continue;
+    }
+    if (field === "reasoning_effort" && model && typeof value === "string") {
+      const rung = effortFor(model, value);
+      if (rung) {
+        (body as Record<string, unknown>).reasoning_effort = rung;
+        continue;
+      }
+    }
+    if (field === "response_format" && model?.structuredOutput === false) continue;
     if (field === "stream_options" && !supports.usageInStream) continue;
     if (field === "tool_choice" && (!choiceTaken || toolChoice !== undefined)) continue;
     body[field] = value;

@@ -101,3 +101,38 @@ export function exportedAfterImport(baseUrls: readonly string[]): string {
   });
   return JSON.stringify(restored.exportCapabilities());
 }
+
+/** A strict tool (`strict: true`): sent as it is while the endpoint takes strict schemas, relaxed after. */
+export const STRICT_LOOKUP_TOOLS: ToolDefinition[] = [
+  {
+    type: "function",
+    function: {
+      name: "lookup",
+      strict: true,
+      parameters: {
+        type: "object",
+        properties: { id: { type: "string" } },
+        required: ["id"],
+        additionalProperties: false,
+      },
+    },
+  },
+];
+
+/** A tool-call id of 53 characters: too long for Azure's 40, not Mistral's nine letters and digits. */
+export const LONG_TOOL_CALL_ID = "call_0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKL";
+
+/** A transcript with one earlier call of `lookup` under `LONG_TOOL_CALL_ID`, and its result. */
+export function transcriptWithLongId(question = "Look up item 7."): unknown[] {
+  return [
+    { role: "user", content: question },
+    {
+      role: "assistant",
+      content: null,
+      tool_calls: [
+        { id: LONG_TOOL_CALL_ID, type: "function", function: { name: "lookup", arguments: '{"id":"7"}' } },
+      ],
+    },
+    { role: "tool", tool_call_id: LONG_TOOL_CALL_ID, content: "item 7 is a lamp" },
+  ];
+}
