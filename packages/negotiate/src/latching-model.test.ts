@@ -1323,7 +1323,7 @@ function walk(ref: RefEndpoint, s: Shape, log: Logged[], result: Result, where: 
     expect(featuresOf(entry.body), `${where}: attempt ${i} body`).toEqual(seen.at(-1));
     attemptsThisCall++;
     // The documented bound: one more than the latches the call can change, at least 12.
-    const latchable = 2 + (s.namesModel ? 5 + EFFORT_LADDER.length + s.droppable.length : 0);
+    const latchable = 2 + (s.namesModel ? 7 + EFFORT_LADDER.length + s.droppable.length : 0);
     expect(attemptsThisCall, `${where}: attempts in one negotiate call`).toBeLessThanOrEqual(
       Math.max(12, latchable + 1),
     );

@@ -147,13 +147,13 @@ function answer(
 
 /**
  * The default bound on attempts: one more than the latches one call can change — the endpoint's
- * two, and with a model its five flags, its effort (a rung per refusal where the refusal lists
+ * two, and with a model its seven flags, its effort (a rung per refusal where the refusal lists
  * nothing, up the whole ladder, then dropped) and one per droppable field — and never under 12.
  * A fixed 12 cut short a request refused once for each of twelve things: the twelfth refusal, which
  * the latches answer, went to the caller unlatched instead of being answered by a thirteenth send.
  */
 function defaultMaxAttempts(named: boolean, droppable: number): number {
-  const latches = 2 + (named ? 5 + EFFORT_LADDER.length + droppable : 0);
+  const latches = 2 + (named ? 7 + EFFORT_LADDER.length + droppable : 0);
   return Math.max(12, latches + 1);
 }
 
@@ -182,6 +182,10 @@ function offWhenBuilt(refusal: Refusal, builtFrom: string): boolean {
       return model?.toolChoice === false;
     case "tool-call-ids":
       return model?.anyToolCallIds === false;
+    case "system-role":
+      return model?.systemRole === false;
+    case "user-after-tool":
+      return model?.userAfterTool === false;
     case "effort":
       return refusal.refused !== null && (model?.refusedEfforts.includes(refusal.refused) ?? false);
     case "unknown-field":
