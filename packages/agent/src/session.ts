@@ -1240,14 +1240,16 @@ export class Session {
    * not answered with them after its own answer. Returns the notice naming the host's (the session's
    * own open-todos nudge goes silently), if any.
    */
-  #dropQueued(status: RunStatus | "terminated"): string | undefined {
+  #dropQueued(status: RunStatus | "terminated" | "closed"): string | undefined {
     const told = this.agent[TAKE_QUEUED]()
       .map(messageText)
       .filter((text) => text !== OPEN_TODOS_NOTE);
     if (told.length === 0) return undefined;
     const one = told.length === 1;
     const why =
-      status === "aborted"
+      status === "closed"
+        ? "the session was closed first"
+        : status === "aborted"
         ? "the run was stopped first"
         : status === "error"
           ? "the run failed first"
@@ -1468,6 +1470,13 @@ export class Session {
    */
   #beforeChange(method: string): void {
     if (this.#itself) return;
+    // A closed session runs no prompt again: a message queued now would never be sent.
+    if (this.#closed && (method === "Agent.steer" || method === "Agent.followUp")) {
+      throw new AgentError(
+        "closed",
+        `${method}: the session is closed (close() or dispose() was called); nothing was queued. Create a new session (with the same sessionDir and sessionId to resume its file) and send it there.`,
+      );
+    }
     this.#lock?.check();
     if (this.#lockLost !== undefined) throw this.#lockedError(method, "nothing was changed");
     // Appends carry on from the message the file holds last: a transcript the host edited (a
@@ -1518,6 +1527,11 @@ export class Session {
    */
   dispose(): void {
     this.abort();
+    // What the host queued (steer()/followUp() between runs, during the run just stopped, or left
+    // queued by a `stopped` prompt) is never sent now: a stopped run delivers nothing more and a
+    // closed session runs no prompt again. Said here, while the host's listeners still hear it.
+    const unsent = this.#dropQueued("closed");
+    if (unsent) this.addNotice(unsent);
     this.#eventListeners.clear();
     this.#viewListeners.clear();
     if (!this.#closed) void this.close();

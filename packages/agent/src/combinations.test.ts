@@ -1,0 +1,450 @@
+// A host's hands on runs, in combination: a fast-check model of an Agent or a session driven by a
+// random host against a testkit server over HTTP that refuses what a strict endpoint refuses
+// (STRICT_ENDPOINT), with random scripted turns — text (some streamed slowly), tool calls under
+// given, missing and repeated ids, unknown tools, unreadable arguments, tools that throw or return
+// huge text, AskUser — and random host actions at random points: steer, follow-up, abort, tools
+// registered or unregistered while a tool runs or while the answer streams; between runs a new
+// prompt, continue(), a queued message, a resume from the session file in a new session object.
+// What a user would notice must hold after every run: each request one a strict endpoint takes;
+// every message the host queued in the transcript once, in the order given, or said to be dropped;
+// each tool start with one end; the transcript after a run what the next request sends; the file
+// read back equal to the session's transcript; nothing but an AgentError thrown.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type Reply, startServer, type TestServer } from "@loopwright/testkit";
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { requestFaults, STRICT_ENDPOINT } from "./test-support/strict-endpoint.js";
+import {
+  Agent,
+  AgentError,
+  type AgentEvent,
+  type AgentMessage,
+  type AgentRunResult,
+  type AgentTool,
+  type ChatMessageLike,
+  createSession,
+  readSessionFile,
+  type Session,
+  type SessionEvent,
+} from "./test-exports.js";
+
+type CallKind = "echo" | "slow" | "boom" | "huge" | "unknown" | "bad-json" | "ask" | "extra";
+type IdKind = "given" | "none" | "dup";
+interface CallSpec {
+  kind: CallKind;
+  id: IdKind;
+}
+type Turn = { text: "short" | "slow" } | { calls: CallSpec[] };
+/** `reload`: the session is closed while its run goes (a UI reload), and opened again once it settled. */
+type Act = "steer" | "followUp" | "abort" | "addTool" | "removeTool" | "reload";
+/** Where a host's hand falls: when the n-th tool call starts to run, or at the n-th streamed delta. */
+type Point = { tool: number } | { stream: number };
+interface Hand {
+  at: Point;
+  act: Act;
+}
+type Between = "prompt" | "continue" | "resume" | "steer" | "followUp";
+export interface Case {
+  session: boolean;
+  sequential: boolean;
+  steeringMode: "one-at-a-time" | "all";
+  followUpMode: "one-at-a-time" | "all";
+  ask: "answer" | "skip" | "abort";
+  turns: Turn[];
+  hands: Hand[];
+  between: Between[];
+}
+
+const callSpec: fc.Arbitrary<CallSpec> = fc.record({
+  kind: fc.constantFrom<CallKind>("echo", "slow", "boom", "huge", "unknown", "bad-json", "ask", "extra"),
+  id: fc.constantFrom<IdKind>("given", "none", "dup"),
+});
+const turn: fc.Arbitrary<Turn> = fc.oneof(
+  { weight: 3, arbitrary: fc.record({ calls: fc.array(callSpec, { minLength: 1, maxLength: 3 }) }) },
+  { weight: 2, arbitrary: fc.record({ text: fc.constantFrom<"short" | "slow">("short", "slow") }) },
+);
+const point: fc.Arbitrary<Point> = fc.oneof(
+  fc.record({ tool: fc.integer({ min: 1, max: 6 }) }),
+  fc.record({ stream: fc.integer({ min: 1, max: 12 }) }),
+);
+export const caseArb: fc.Arbitrary<Case> = fc.record({
+  session: fc.boolean(),
+  sequential: fc.boolean(),
+  steeringMode: fc.constantFrom<"one-at-a-time" | "all">("one-at-a-time", "all"),
+  followUpMode: fc.constantFrom<"one-at-a-time" | "all">("one-at-a-time", "all"),
+  ask: fc.constantFrom<"answer" | "skip" | "abort">("answer", "skip", "abort"),
+  turns: fc.array(turn, { minLength: 1, maxLength: 7 }),
+  hands: fc.array(
+    fc.record({
+      at: point,
+      act: fc.constantFrom<Act>("steer", "followUp", "abort", "addTool", "removeTool", "reload"),
+    }),
+    { maxLength: 4 },
+  ),
+  between: fc.array(fc.constantFrom<Between>("prompt", "continue", "resume", "steer", "followUp"), {
+    maxLength: 3,
+  }),
+});
+
+const QUESTIONS = JSON.stringify({
+  questions: [{ question: "Which colour?", options: [{ label: "red" }, { label: "blue" }] }],
+});
+
+function wireCall(spec: CallSpec, turnAt: number, at: number) {
+  const id = spec.id === "given" ? `c${turnAt}_${at}` : spec.id === "dup" ? "dup" : "";
+  switch (spec.kind) {
+    case "bad-json":
+      return { id, name: "echo", arguments: '{"n": 1,,' };
+    case "unknown":
+      return { id, name: "nope", arguments: "{}" };
+    case "ask":
+      return { id, name: "AskUser", arguments: QUESTIONS };
+    default:
+      return { id, name: spec.kind, arguments: JSON.stringify({ n: at }) };
+  }
+}
+
+function reply(t: Turn | undefined, index: number): Reply {
+  if (t === undefined) return { content: `Answer ${index}.` };
+  if ("text" in t) {
+    return t.text === "short"
+      ? { content: `Answer ${index}.` }
+      : { content: `A slow answer ${index}, ${"word ".repeat(20)}end.`, chunkChars: 4, chunkDelayMs: 2 };
+  }
+  return { toolCalls: t.calls.map((call, at) => wireCall(call, index, at)) };
+}
+
+type Body = { messages: ChatMessageLike[] };
+const chatOnly = (messages: readonly unknown[]) =>
+  (messages as ChatMessageLike[]).filter((m) => m.role !== "system");
+const isChat = (m: AgentMessage) =>
+  ["user", "assistant", "tool"].includes(String((m as { role?: unknown }).role));
+const textOf = (m: AgentMessage) =>
+  typeof (m as { content?: unknown }).content === "string" ? (m as { content: string }).content : "";
+
+/**
+ * The transcript as the loop puts it on the wire (its README): an assistant message that says
+ * nothing is left out, and user messages side by side go as one, a blank line between.
+ */
+function onTheWire(messages: readonly ChatMessageLike[]): ChatMessageLike[] {
+  const out: ChatMessageLike[] = [];
+  for (const m of messages) {
+    const calls = (m as { tool_calls?: unknown[] }).tool_calls ?? [];
+    if (m.role === "assistant" && calls.length === 0 && textOf(m as AgentMessage).trim() === "") continue;
+    const last = out.at(-1);
+    if (m.role === "user" && last?.role === "user" && typeof last.content === "string") {
+      out[out.length - 1] = { ...last, content: `${last.content}\n\n${textOf(m as AgentMessage)}` };
+    } else out.push(m);
+  }
+  return out;
+}
+
+/** What went wrong that a user would notice, thrown as a plain failure fast-check shrinks on. */
+function fail(what: string): never {
+  throw new Error(what);
+}
+
+export async function runCase(c: Case): Promise<void> {
+  let mainIndex = 0;
+  let currentAgent: Agent | undefined;
+  const mismatches: string[] = [];
+  const server: TestServer = await startServer({
+    personality: STRICT_ENDPOINT,
+    replies: (request) => {
+      // Each request declares the tools the agent holds as it is sent (a change lands on the next step).
+      const declared = ((request.body as { tools?: Array<{ function: { name: string } }> }).tools ?? [])
+        .map((t) => t.function.name)
+        .sort();
+      const held = currentAgent ? currentAgent.tools.list().map((t) => t.name).sort() : declared;
+      if (JSON.stringify(declared) !== JSON.stringify(held)) {
+        mismatches.push(`request ${mainIndex} declared ${declared.join(",")} while the agent held ${held.join(",")}`);
+      }
+      return reply(c.turns[mainIndex], mainIndex++);
+    },
+  });
+  const dir = mkdtempSync(join(tmpdir(), "agent-combos-"));
+  const sessions: Session[] = [];
+  try {
+    let toolRuns = 0;
+    let deltas = 0;
+    const hands = c.hands.map((hand) => ({ ...hand, done: false }));
+    /** Every message the host queued and the agent took, by kind, in the order given. */
+    const queued: Array<{ kind: "steer" | "followUp"; text: string }> = [];
+    const notices: string[] = [];
+    let given = 0;
+    let reloading: Promise<void> | undefined;
+    let agent: Agent;
+    let session: Session | undefined;
+    const typed = (error: unknown, where: string) => {
+      if (!AgentError.isInstance(error)) fail(`${where} threw an untyped error: ${String(error)}`);
+    };
+
+    const queue = (kind: "steer" | "followUp") => {
+      const text = `${kind === "steer" ? "Steer" : "Follow-up"} message ${++given}.`;
+      try {
+        agent[kind](text);
+        queued.push({ kind, text });
+      } catch (error) {
+        typed(error, kind);
+      }
+    };
+    const act = (what: Act) => {
+      if (what === "steer" || what === "followUp") queue(what);
+      else if (what === "abort") (session ?? agent).abort();
+      else if (what === "reload") {
+        if (session && reloading === undefined) reloading = session.close();
+      }
+      else if (what === "addTool") {
+        try {
+          agent.tools.register(extra, { replace: true });
+        } catch (error) {
+          typed(error, "register");
+        }
+      } else agent.tools.unregister("echo");
+    };
+    const reach = (which: "tool" | "stream", count: number) => {
+      for (const hand of hands) {
+        if (hand.done || !(which in hand.at)) continue;
+        if ((hand.at as Record<string, number>)[which] !== count) continue;
+        hand.done = true;
+        act(hand.act);
+      }
+    };
+
+    const tool = (name: string, execute: AgentTool["execute"]): AgentTool => ({
+      name,
+      description: `The ${name} tool`,
+      parameters: { type: "object", properties: { n: { type: "number" } } },
+      execute: async (args, context) => {
+        reach("tool", ++toolRuns);
+        // Yield so a stop or a queued message lands while the call is still running.
+        await new Promise((resolve) => setTimeout(resolve, 1));
+        return execute(args, context);
+      },
+    });
+    const extra = tool("extra", () => "extra ran");
+    const tools: AgentTool[] = [
+      tool("echo", ({ n }) => `echo ${String(n)}`),
+      tool(
+        "slow",
+        (_args, { signal }) =>
+          new Promise((resolve) => {
+            const timer = setTimeout(() => resolve("slow done"), 20);
+            signal?.addEventListener("abort", () => {
+              clearTimeout(timer);
+              resolve("slow stopped");
+            });
+          }),
+      ),
+      tool("boom", () => {
+        throw new Error("boom failed");
+      }),
+      tool("huge", () => "x".repeat(200_000)),
+    ];
+
+    /** Tool starts and ends of the current run, by id, from the agent's events and the session's. */
+    let starts: string[] = [];
+    let ends: string[] = [];
+    let results = new Map<string, string>();
+    let sessionStarts: string[] = [];
+    let sessionEnds: string[] = [];
+    const watchAgent = (a: Agent) =>
+      a.subscribe((event: AgentEvent) => {
+        if (event.type === "tool_execution_start") starts.push(event.toolCallId);
+        else if (event.type === "tool_execution_end") {
+          ends.push(event.toolCallId);
+          results.set(event.toolCallId, event.result);
+        }
+        else if (event.type === "message_update" && event.delta.type === "text") reach("stream", ++deltas);
+        else if (event.type === "notice") notices.push(event.text);
+      });
+    const open = async () => {
+      const s = await createSession({
+        config: { baseUrl: server.baseUrl, model: "sim", maxRetries: 0 },
+        tools,
+        builtInTools: { askUser: true },
+        sessionDir: dir,
+        sessionId: "combo",
+        toolExecution: c.sequential ? "sequential" : "parallel",
+        steeringMode: c.steeringMode,
+        followUpMode: c.followUpMode,
+      });
+      sessions.push(s);
+      s.onEvent((event: SessionEvent) => {
+        if (event.type === "tool_start") sessionStarts.push(event.id);
+        else if (event.type === "tool_end") sessionEnds.push(event.id);
+        else if (event.type === "notice") notices.push(event.text);
+        else if (event.type === "question") {
+          if (c.ask === "abort") s.abort();
+          else s.submitAnswer(event.id, [c.ask === "answer" ? "red" : ""]);
+        }
+      });
+      watchAgent(s.agent);
+      return s;
+    };
+    if (c.session) {
+      session = await open();
+      agent = session.agent;
+      currentAgent = agent;
+    } else {
+      agent = new Agent({
+        config: { baseUrl: server.baseUrl, model: "sim", maxRetries: 0 },
+        tools,
+        toolExecution: c.sequential ? "sequential" : "parallel",
+        steeringMode: c.steeringMode,
+        followUpMode: c.followUpMode,
+      });
+      watchAgent(agent);
+      currentAgent = agent;
+    }
+
+    /** What a UI renders of the conversation: the timeline's user, assistant and tool entries. */
+    const rendered = (s: Session) =>
+      s
+        .getSnapshot()
+        .timeline.flatMap((e) =>
+          e.type === "user" || e.type === "assistant"
+            ? [`${e.type}: ${e.text}`]
+            : e.type === "tool"
+              ? [`tool ${e.id} ${e.name}: ${e.result}`]
+              : [],
+        );
+    /** Closes the session (when not yet closed) and opens its file in a new session object. */
+    const reopen = async () => {
+      const old = session as Session;
+      await (reloading ?? old.close());
+      reloading = undefined;
+      const before = rendered(old);
+      const transcript = [...old.messages];
+      session = await open();
+      agent = session.agent;
+      currentAgent = agent;
+      expect([...session.messages], "the resumed transcript").toEqual(transcript);
+      expect(rendered(session), "the resumed timeline").toEqual(before);
+    };
+
+    /** The transcript the last run left, which the next request must begin with. */
+    let expected: ChatMessageLike[] = [];
+    let runs = 0;
+    const run = async (how: "prompt" | "continue") => {
+      runs++;
+      starts = [];
+      ends = [];
+      results = new Map();
+      sessionStarts = [];
+      sessionEnds = [];
+      const from = server.chatRequests.length;
+      const question = `Question ${runs}.`;
+      let status: string;
+      try {
+        if (how === "continue") status = (await agent.continue()).status;
+        else if (session) status = (await session.prompt(question)).status;
+        else status = ((await agent.prompt(question)) as AgentRunResult).status;
+      } catch (error) {
+        typed(error, how);
+        if (how === "prompt") fail(`prompt rejected: ${(error as Error).message}`);
+        return;
+      }
+      // A closed session drops its listeners (dispose()): its stream events stop there.
+      const reloaded = reloading !== undefined;
+      if (reloading) await reopen();
+      const requests = server.chatRequests.slice(from);
+      for (const [at, request] of requests.entries()) {
+        const faults = requestFaults((request.body as Body).messages);
+        if (faults.length > 0) fail(`run ${runs} request ${at} refused: ${faults.join("; ")}`);
+      }
+      if (process.env.AGENT_COMBOS_STATS) {
+        const { appendFileSync } = await import("node:fs");
+        appendFileSync(process.env.AGENT_COMBOS_STATS, `${c.session ? "session" : "agent"} ${how} ${status} requests=${requests.length} tools=${starts.length} msgs=${agent.messages.length}\n`);
+      }
+      if (status === "error") fail(`run ${runs} ended in error: ${agent.errorMessage}`);
+      // The next request begins with what the run left.
+      const first = requests[0];
+      if (first !== undefined) {
+        const sent = chatOnly((first.body as Body).messages);
+        const want = onTheWire(expected);
+        // The run's own first message may go joined onto the transcript's last question.
+        const head = sent.slice(0, want.length);
+        const last = want.at(-1);
+        if (last?.role === "user" && head.at(-1)?.role === "user") {
+          const tail = String(head.at(-1)?.content);
+          expect(tail.startsWith(String(last.content)), `run ${runs}'s first request: ${tail}`).toBe(true);
+          expect(head.slice(0, -1), `run ${runs}'s first request`).toEqual(want.slice(0, -1));
+        } else expect(head, `run ${runs}'s first request`).toEqual(want);
+      }
+      // Every tool start has exactly one end.
+      expect([...ends].sort(), `run ${runs}'s tool ends`).toEqual([...starts].sort());
+      if (session && !reloaded) expect([...sessionEnds].sort()).toEqual([...sessionStarts].sort());
+      expect(mismatches, "the tools each request declared").toEqual([]);
+      expect(agent.isRunning || session?.running, "still running after the run settled").toBeFalsy();
+      // What a tool's end event showed is what the model reads for that call.
+      const transcript = [...agent.messages] as ChatMessageLike[];
+      for (const [id, result] of results) {
+        const answers = transcript.filter((m) => m.role === "tool" && m.tool_call_id === id);
+        if (answers.length > 0) expect(answers.map((m) => m.content), `the answer to ${id}`).toEqual([result]);
+      }
+      if (session) {
+        // No tool left spinning, no question left open in what a UI renders.
+        const { timeline } = session.getSnapshot();
+        for (const entry of timeline) {
+          if (entry.type === "tool" && entry.result === null) fail(`tool ${entry.id} still shows as running`);
+          if (entry.type === "question" && entry.questions.some((q) => q.answer === null)) {
+            fail(`question ${entry.id} still shows as unanswered`);
+          }
+        }
+        expect(session.pendingQuestion, "a question still pending").toBeUndefined();
+      }
+      expected = [...agent.messages].filter(isChat) as ChatMessageLike[];
+      if (session) {
+        const file = readSessionFile(session.filePath as string);
+        expect(file.messages, `run ${runs}: the file read back`).toEqual([...session.messages]);
+      }
+    };
+
+    await run("prompt");
+    for (const step of c.between) {
+      if (step === "steer" || step === "followUp") queue(step);
+      else if (step === "resume" && session) {
+        await reopen();
+        await run("prompt");
+      } else await run(step === "continue" ? "continue" : "prompt");
+    }
+    // A last prompt delivers whatever is still queued (an Agent keeps what a stopped run left queued
+    // for the next; each hand falls once, so a second prompt is not stopped again).
+    await run("prompt");
+    if (!session && agent.hasQueuedMessages()) await run("prompt");
+    expect(agent.hasQueuedMessages(), "messages left queued").toBe(false);
+
+    // Every message the host queued is in the transcript once, in the order given, or a notice says
+    // it was dropped.
+    const users = [...agent.messages].filter((m) => (m as { role?: unknown }).role === "user").map(textOf);
+    for (const kind of ["steer", "followUp"] as const) {
+      const mine = queued.filter((q) => q.kind === kind);
+      const kept = mine.filter((q) => users.includes(q.text));
+      for (const q of mine) {
+        const times = users.filter((u) => u === q.text).length;
+        if (times > 1) fail(`${q.text} is in the transcript ${times} times`);
+        if (times === 0 && !notices.some((n) => n.includes(q.text))) {
+          fail(`${q.text} is neither in the transcript nor said to be dropped`);
+        }
+      }
+      const order = users.filter((u) => kept.some((q) => q.text === u));
+      expect(order, `${kind} messages in the order given`).toEqual(kept.map((q) => q.text));
+    }
+  } finally {
+    for (const s of sessions) await s.close();
+    await server.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+describe("a host's hands on runs, in combination, against a strict endpoint", () => {
+  it("any mix of turns and host actions leaves sendable requests, every queued message accounted for, and a file that resumes", async () => {
+    await fc.assert(fc.asyncProperty(caseArb, runCase), {
+      numRuns: Number(process.env.AGENT_COMBOS_RUNS ?? 40),
+      ...(process.env.AGENT_COMBOS_SEED ? { seed: Number(process.env.AGENT_COMBOS_SEED) } : {}),
+    });
+  }, 300_000);
+});
