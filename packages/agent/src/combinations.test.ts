@@ -20,9 +20,11 @@ import {
   Agent,
   AgentError,
   type AgentEvent,
+  type AfterToolCallContext,
   type AgentMessage,
   type AgentRunResult,
   type AgentTool,
+  type BeforeToolCallContext,
   type ChatMessageLike,
   createSession,
   readSessionFile,
@@ -30,13 +32,24 @@ import {
   type SessionEvent,
 } from "./test-exports.js";
 
-type CallKind = "echo" | "slow" | "boom" | "huge" | "unknown" | "bad-json" | "ask" | "extra";
+type CallKind =
+  | "echo"
+  | "slow"
+  | "boom"
+  | "huge"
+  | "unknown"
+  | "bad-json"
+  | "ask"
+  | "extra"
+  | "todo-open"
+  | "todo-done";
 type IdKind = "given" | "none" | "dup";
 interface CallSpec {
   kind: CallKind;
   id: IdKind;
 }
-type Turn = { text: "short" | "slow" } | { calls: CallSpec[] };
+/** `again`: the calls of the turn before, as a model that repeats itself (the session's stall check). */
+type Turn = { text: "short" | "slow" } | { calls: CallSpec[] } | { again: true };
 /** `reload`: the session is closed while its run goes (a UI reload), and opened again once it settled. */
 type Act = "steer" | "followUp" | "abort" | "addTool" | "removeTool" | "reload";
 /** Where a host's hand falls: when the n-th tool call starts to run, or at the n-th streamed delta. */
@@ -45,25 +58,41 @@ interface Hand {
   at: Point;
   act: Act;
 }
+/** `resume`: a new session object on the file; for an Agent, a new Agent given the transcript. */
 type Between = "prompt" | "continue" | "resume" | "steer" | "followUp";
 export interface Case {
   session: boolean;
   sequential: boolean;
   steeringMode: "one-at-a-time" | "all";
   followUpMode: "one-at-a-time" | "all";
-  ask: "answer" | "skip" | "abort";
+  ask: "answer" | "skip" | "abort" | "reload";
+  /** beforeToolCall blocks `boom`; afterToolCall replaces what `huge` returned. */
+  hooks: boolean;
+  maxTurns: number;
   turns: Turn[];
   hands: Hand[];
   between: Between[];
 }
 
 const callSpec: fc.Arbitrary<CallSpec> = fc.record({
-  kind: fc.constantFrom<CallKind>("echo", "slow", "boom", "huge", "unknown", "bad-json", "ask", "extra"),
+  kind: fc.constantFrom<CallKind>(
+    "echo",
+    "slow",
+    "boom",
+    "huge",
+    "unknown",
+    "bad-json",
+    "ask",
+    "extra",
+    "todo-open",
+    "todo-done",
+  ),
   id: fc.constantFrom<IdKind>("given", "none", "dup"),
 });
 const turn: fc.Arbitrary<Turn> = fc.oneof(
   { weight: 3, arbitrary: fc.record({ calls: fc.array(callSpec, { minLength: 1, maxLength: 3 }) }) },
   { weight: 2, arbitrary: fc.record({ text: fc.constantFrom<"short" | "slow">("short", "slow") }) },
+  { weight: 1, arbitrary: fc.constant({ again: true as const }) },
 );
 const point: fc.Arbitrary<Point> = fc.oneof(
   fc.record({ tool: fc.integer({ min: 1, max: 6 }) }),
@@ -74,8 +103,10 @@ export const caseArb: fc.Arbitrary<Case> = fc.record({
   sequential: fc.boolean(),
   steeringMode: fc.constantFrom<"one-at-a-time" | "all">("one-at-a-time", "all"),
   followUpMode: fc.constantFrom<"one-at-a-time" | "all">("one-at-a-time", "all"),
-  ask: fc.constantFrom<"answer" | "skip" | "abort">("answer", "skip", "abort"),
-  turns: fc.array(turn, { minLength: 1, maxLength: 7 }),
+  ask: fc.constantFrom<"answer" | "skip" | "abort" | "reload">("answer", "skip", "abort", "reload"),
+  hooks: fc.boolean(),
+  maxTurns: fc.integer({ min: 1, max: 8 }),
+  turns: fc.array(turn, { minLength: 1, maxLength: 8 }),
   hands: fc.array(
     fc.record({
       at: point,
@@ -101,13 +132,32 @@ function wireCall(spec: CallSpec, turnAt: number, at: number) {
       return { id, name: "nope", arguments: "{}" };
     case "ask":
       return { id, name: "AskUser", arguments: QUESTIONS };
+    case "todo-open":
+    case "todo-done":
+      return {
+        id,
+        name: "TodoWrite",
+        arguments: JSON.stringify({
+          todos: [{ content: "Check the numbers", status: spec.kind === "todo-open" ? "pending" : "completed" }],
+        }),
+      };
     default:
       return { id, name: spec.kind, arguments: JSON.stringify({ n: at }) };
   }
 }
 
-function reply(t: Turn | undefined, index: number): Reply {
+function reply(turns: readonly Turn[], index: number): Reply {
+  let t = turns[index];
   if (t === undefined) return { content: `Answer ${index}.` };
+  if ("again" in t) {
+    // The calls of the nearest call turn before, arguments and all (ids made fresh).
+    let from = index - 1;
+    while (from >= 0 && !("calls" in (turns[from] as Turn))) from--;
+    const before = turns[from];
+    if (before === undefined || !("calls" in before)) return { content: `Answer ${index}.` };
+    t = before;
+    return { toolCalls: before.calls.map((call, at) => ({ ...wireCall(call, from, at), ...(call.id === "given" ? { id: `r${index}_${at}` } : {}) })) };
+  }
   if ("text" in t) {
     return t.text === "short"
       ? { content: `Answer ${index}.` }
@@ -161,7 +211,7 @@ export async function runCase(c: Case): Promise<void> {
       if (JSON.stringify(declared) !== JSON.stringify(held)) {
         mismatches.push(`request ${mainIndex} declared ${declared.join(",")} while the agent held ${held.join(",")}`);
       }
-      return reply(c.turns[mainIndex], mainIndex++);
+      return reply(c.turns, mainIndex++);
     },
   });
   const dir = mkdtempSync(join(tmpdir(), "agent-combos-"));
@@ -181,6 +231,8 @@ export async function runCase(c: Case): Promise<void> {
       if (!AgentError.isInstance(error)) fail(`${where} threw an untyped error: ${String(error)}`);
     };
 
+    const delivered = (text: string) =>
+      [...agent.messages].some((m) => (m as { role?: unknown }).role === "user" && textOf(m) === text);
     const queue = (kind: "steer" | "followUp") => {
       const text = `${kind === "steer" ? "Steer" : "Follow-up"} message ${++given}.`;
       try {
@@ -239,6 +291,7 @@ export async function runCase(c: Case): Promise<void> {
           }),
       ),
       tool("boom", () => {
+        boomRuns++;
         throw new Error("boom failed");
       }),
       tool("huge", () => "x".repeat(200_000)),
@@ -260,11 +313,22 @@ export async function runCase(c: Case): Promise<void> {
         else if (event.type === "message_update" && event.delta.type === "text") reach("stream", ++deltas);
         else if (event.type === "notice") notices.push(event.text);
       });
+    let boomRuns = 0;
+    const hooks = c.hooks
+      ? {
+          beforeToolCall: ({ toolCall }: BeforeToolCallContext) =>
+            toolCall.name === "boom" ? { block: true, reason: "The host does not allow boom." } : undefined,
+          afterToolCall: ({ toolCall }: AfterToolCallContext) =>
+            toolCall.name === "huge" ? { result: "[huge result withheld by the host]" } : undefined,
+        }
+      : {};
     const open = async () => {
       const s = await createSession({
         config: { baseUrl: server.baseUrl, model: "sim", maxRetries: 0 },
         tools,
-        builtInTools: { askUser: true },
+        ...hooks,
+        maxTurns: c.maxTurns,
+        builtInTools: { askUser: true, todoWrite: true },
         sessionDir: dir,
         sessionId: "combo",
         toolExecution: c.sequential ? "sequential" : "parallel",
@@ -278,6 +342,7 @@ export async function runCase(c: Case): Promise<void> {
         else if (event.type === "notice") notices.push(event.text);
         else if (event.type === "question") {
           if (c.ask === "abort") s.abort();
+          else if (c.ask === "reload") reloading ??= s.close();
           else s.submitAnswer(event.id, [c.ask === "answer" ? "red" : ""]);
         }
       });
@@ -289,15 +354,20 @@ export async function runCase(c: Case): Promise<void> {
       agent = session.agent;
       currentAgent = agent;
     } else {
-      agent = new Agent({
+      agent = newAgent([]);
+      watchAgent(agent);
+      currentAgent = agent;
+    }
+    function newAgent(messages: AgentMessage[]): Agent {
+      return new Agent({
         config: { baseUrl: server.baseUrl, model: "sim", maxRetries: 0 },
         tools,
+        messages,
+        ...hooks,
         toolExecution: c.sequential ? "sequential" : "parallel",
         steeringMode: c.steeringMode,
         followUpMode: c.followUpMode,
       });
-      watchAgent(agent);
-      currentAgent = agent;
     }
 
     /** What a UI renders of the conversation: the timeline's user, assistant and tool entries. */
@@ -359,7 +429,10 @@ export async function runCase(c: Case): Promise<void> {
         const { appendFileSync } = await import("node:fs");
         appendFileSync(process.env.AGENT_COMBOS_STATS, `${c.session ? "session" : "agent"} ${how} ${status} requests=${requests.length} tools=${starts.length} msgs=${agent.messages.length}\n`);
       }
-      if (status === "error") fail(`run ${runs} ended in error: ${agent.errorMessage}`);
+      // A run the host starts on a session's agent has the session's turn budget; the Agent tells its
+      // end as the loop's step limit, an error of that name.
+      const budget = session !== undefined && how === "continue" && /maxToolIterations/.test(agent.errorMessage ?? "");
+      if (status === "error" && !budget) fail(`run ${runs} ended in error: ${agent.errorMessage}`);
       // The next request begins with what the run left.
       const first = requests[0];
       if (first !== undefined) {
@@ -409,6 +482,17 @@ export async function runCase(c: Case): Promise<void> {
       else if (step === "resume" && session) {
         await reopen();
         await run("prompt");
+      } else if (step === "resume") {
+        // A host that keeps the transcript and makes a new Agent from it (a restart); what the old one
+        // still had queued is the host's to carry over, so it is given again.
+        const carried = agent.hasQueuedMessages();
+        agent = newAgent([...agent.messages]);
+        watchAgent(agent);
+        currentAgent = agent;
+        if (carried) {
+          for (const q of queued) if (!delivered(q.text)) agent[q.kind](q.text);
+        }
+        await run("prompt");
       } else await run(step === "continue" ? "continue" : "prompt");
     }
     // A last prompt delivers whatever is still queued (an Agent keeps what a stopped run left queued
@@ -417,6 +501,7 @@ export async function runCase(c: Case): Promise<void> {
     if (!session && agent.hasQueuedMessages()) await run("prompt");
     expect(agent.hasQueuedMessages(), "messages left queued").toBe(false);
 
+    if (c.hooks) expect(boomRuns, "a blocked tool ran").toBe(0);
     // Every message the host queued is in the transcript once, in the order given, or a notice says
     // it was dropped.
     const users = [...agent.messages].filter((m) => (m as { role?: unknown }).role === "user").map(textOf);

@@ -88,3 +88,37 @@ describe("a closed session and the messages the host queued on its agent", () =>
     expect(s.agent.hasQueuedMessages()).toBe(false);
   });
 });
+
+describe("a run the host starts on a session's agent has a turn budget of its own", () => {
+  it("continue() after a prompt that ended maxTurns runs the model's next call, not an error at 0 tool steps", async () => {
+    const call = (id: string) => ({ toolCalls: [{ id, name: "echo", arguments: "{}" }] });
+    server = await startServer({ replies: [call("a"), call("b"), call("c"), { content: "Done." }] });
+    const ran: string[] = [];
+    const echo: AgentTool = {
+      name: "echo",
+      description: "Echoes",
+      parameters: { type: "object", properties: {} },
+      execute: (_args, { toolCallId }) => {
+        ran.push(String(toolCallId));
+        return "echoed";
+      },
+    };
+    const s = await createSession({
+      config: { baseUrl: server.baseUrl, model: "sim", maxRetries: 0 },
+      tools: [echo],
+      maxTurns: 1,
+    });
+    open.push(s);
+    // One tool step, then the reserved final turn, where the model still calls: maxTurns.
+    expect((await s.prompt("Go")).status).toBe("maxTurns");
+    // The user presses "continue". Before: the prompt's turn was counted against this run too, so
+    // its first request was already the reserved final turn and the model's call ended it `error`
+    // ("… after 0 tool steps (maxToolIterations)").
+    const result = await s.agent.continue();
+    expect(result.error).toBeUndefined();
+    expect(result.status).toBe("ok");
+    expect(ran).toEqual(["a", "c"]);
+    const choices = server.chatRequests.map((r) => (r.body as { tool_choice?: unknown }).tool_choice);
+    expect(choices).toEqual([undefined, "none", undefined, "none"]);
+  });
+});

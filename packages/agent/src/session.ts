@@ -1273,15 +1273,20 @@ export class Session {
     if (unsent) this.addNotice(unsent);
   }
 
-  /** The start of a prompt's run the host sees (its metrics, its user entry): after every check before the run. */
-  #begin(asked: AgentMessage): void {
-    this.#begun = true;
+  /** A run's turn budget and stall count, from nothing. */
+  #freshRun(): void {
     this.#stalled = false;
     this.#lastCalls = "";
     this.#repeats = 0;
     this.#textOnly = 0;
     this.#toolTurns = 0;
     this.#before = 0;
+  }
+
+  /** The start of a prompt's run the host sees (its metrics, its user entry): after every check before the run. */
+  #begin(asked: AgentMessage): void {
+    this.#begun = true;
+    this.#freshRun();
     this.#started = Date.now();
     this.#firstText = 0;
     this.#cut = "";
@@ -1324,7 +1329,14 @@ export class Session {
   #beforeStart(): void {
     const starting = this.#starting;
     this.#starting = undefined;
-    if (!starting) return;
+    if (!starting) {
+      // A run the host started on the agent (`agent.prompt`, `agent.continue`): a budget and a
+      // stall count of its own, as a prompt's. Carried over, the turns of the prompt before counted
+      // against it: after a prompt that ended `maxTurns`, `continue()` had none left and ended
+      // `error` ("after 0 tool steps") on the model's first call.
+      this.#freshRun();
+      return;
+    }
     if (this.#closed) throw closedError("Session.prompt");
     this.#refuseLost("Session.prompt");
     const shown = this.getSnapshot();
