@@ -52,7 +52,8 @@ interface CallSpec {
 /** `fail`: the server answers 500 (no retries: the run fails). */
 type Turn = { text: "short" | "slow" } | { calls: CallSpec[] } | { again: true } | { fail: true };
 /** `reload`: the session is closed while its run goes (a UI reload), and opened again once it settled. */
-type Act = "steer" | "followUp" | "abort" | "addTool" | "removeTool" | "reload";
+/** `meddle`: what a run refuses while it goes (a second prompt, an edit of the transcript, reset()). */
+type Act = "steer" | "followUp" | "abort" | "addTool" | "removeTool" | "reload" | "meddle";
 /** Where a host's hand falls: when the n-th tool call starts to run, or at the n-th streamed delta. */
 type Point = { tool: number } | { stream: number };
 interface Hand {
@@ -70,7 +71,8 @@ export interface Case {
   sequential: boolean;
   steeringMode: "one-at-a-time" | "all";
   followUpMode: "one-at-a-time" | "all";
-  ask: "answer" | "skip" | "abort" | "reload";
+  /** What the person does with an AskUser question: answer at once, a moment later, skip it, stop, reload. */
+  ask: "answer" | "late" | "skip" | "abort" | "reload";
   /** beforeToolCall blocks `boom`; afterToolCall replaces what `huge` returned. */
   hooks: boolean;
   maxTurns: number;
@@ -109,14 +111,14 @@ export const caseArb: fc.Arbitrary<Case> = fc.record({
   sequential: fc.boolean(),
   steeringMode: fc.constantFrom<"one-at-a-time" | "all">("one-at-a-time", "all"),
   followUpMode: fc.constantFrom<"one-at-a-time" | "all">("one-at-a-time", "all"),
-  ask: fc.constantFrom<"answer" | "skip" | "abort" | "reload">("answer", "skip", "abort", "reload"),
+  ask: fc.constantFrom<Case["ask"]>("answer", "late", "skip", "abort", "reload"),
   hooks: fc.boolean(),
   maxTurns: fc.integer({ min: 1, max: 8 }),
   turns: fc.array(turn, { minLength: 1, maxLength: 8 }),
   hands: fc.array(
     fc.record({
       at: point,
-      act: fc.constantFrom<Act>("steer", "followUp", "abort", "addTool", "removeTool", "reload"),
+      act: fc.constantFrom<Act>("steer", "followUp", "abort", "addTool", "removeTool", "reload", "meddle"),
     }),
     { maxLength: 4 },
   ),
@@ -241,6 +243,8 @@ export async function runCase(c: Case): Promise<void> {
     let given = 0;
     let reloading: Promise<void> | undefined;
     let edited = false;
+    const meddled: string[] = [];
+    const lateErrors: string[] = [];
     let agent: Agent;
     let session: Session | undefined;
     const typed = (error: unknown, where: string) => {
@@ -249,11 +253,15 @@ export async function runCase(c: Case): Promise<void> {
 
     const delivered = (text: string) =>
       [...agent.messages].some((m) => (m as { role?: unknown }).role === "user" && textOf(m) === text);
+    /** Messages queued while a tool of the run ran, with how many requests had gone by then. */
+    const duringTool: Array<{ kind: "steer" | "followUp"; text: string; requests: number; run: number }> = [];
+    let toolRunning = 0;
     const queue = (kind: "steer" | "followUp") => {
       const text = `${kind === "steer" ? "Steer" : "Follow-up"} message ${++given}.`;
       try {
         agent[kind](text);
         queued.push({ kind, text });
+        if (toolRunning > 0) duringTool.push({ kind, text, requests: server.chatRequests.length, run: runs });
       } catch (error) {
         typed(error, kind);
       }
@@ -261,7 +269,29 @@ export async function runCase(c: Case): Promise<void> {
     const act = (what: Act) => {
       if (what === "steer" || what === "followUp") queue(what);
       else if (what === "abort") (session ?? agent).abort();
-      else if (what === "reload") {
+      else if (what === "meddle") {
+        const before = [...agent.messages];
+        const tries: Array<[string, () => unknown]> = [
+          ["prompt", () => (session ?? agent).prompt("Meanwhile, this.")],
+          ["push", () => agent.messages.push({ role: "user", content: "Pushed in." })],
+          ["assign", () => (agent.messages = [])],
+          ["reset", () => agent.reset()],
+        ];
+        for (const [name, attempt] of tries) {
+          try {
+            const out = attempt();
+            if (out instanceof Promise) {
+              out.then(
+                () => meddled.push(`${name} was taken while a run went`),
+                (error) => AgentError.isInstance(error) || meddled.push(`${name}: ${String(error)}`),
+              );
+            } else meddled.push(`${name} was taken while a run went`);
+          } catch (error) {
+            if (!AgentError.isInstance(error)) meddled.push(`${name}: ${String(error)}`);
+          }
+        }
+        expect([...agent.messages], "the transcript after refused changes").toEqual(before);
+      } else if (what === "reload") {
         if (session && reloading === undefined) reloading = session.close();
       }
       else if (what === "addTool") {
@@ -286,10 +316,15 @@ export async function runCase(c: Case): Promise<void> {
       description: `The ${name} tool`,
       parameters: { type: "object", properties: { n: { type: "number" } } },
       execute: async (args, context) => {
-        reach("tool", ++toolRuns);
-        // Yield so a stop or a queued message lands while the call is still running.
-        await new Promise((resolve) => setTimeout(resolve, 1));
-        return execute(args, context);
+        toolRunning++;
+        try {
+          reach("tool", ++toolRuns);
+          // Yield so a stop or a queued message lands while the call is still running.
+          await new Promise((resolve) => setTimeout(resolve, 1));
+          return await execute(args, context);
+        } finally {
+          toolRunning--;
+        }
       },
     });
     const extra = tool("extra", () => "extra ran");
@@ -326,7 +361,7 @@ export async function runCase(c: Case): Promise<void> {
           ends.push(event.toolCallId);
           results.set(event.toolCallId, event.result);
         }
-        else if (event.type === "message_update" && event.delta.type === "text") reach("stream", ++deltas);
+        else if (event.type === "message_update") reach("stream", ++deltas);
         else if (event.type === "notice") notices.push(event.text);
       });
     let boomRuns = 0;
@@ -361,6 +396,16 @@ export async function runCase(c: Case): Promise<void> {
         else if (event.type === "question") {
           if (c.ask === "abort") s.abort();
           else if (c.ask === "reload") reloading ??= s.close();
+          else if (c.ask === "late") {
+            setTimeout(() => {
+              try {
+                s.submitAnswer(event.id, ["blue"]);
+              } catch (error) {
+                // The run may have been stopped meanwhile (a hand's abort): the question is gone.
+                if (!AgentError.isInstance(error)) lateErrors.push(String(error));
+              }
+            }, 3);
+          }
           else s.submitAnswer(event.id, [c.ask === "answer" ? "red" : ""]);
         }
       });
@@ -450,6 +495,20 @@ export async function runCase(c: Case): Promise<void> {
         return;
       }
       edited = false;
+      // A message queued while a tool ran: a steer goes with the run's next request (the step's
+      // answers), a follow-up only once the model has answered — when it is the only one queued.
+      const ran = server.chatRequests.slice(from);
+      const once = (kind: "steer" | "followUp") => queued.filter((q) => q.kind === kind).length === 1;
+      for (const q of duringTool.filter((d) => d.run === runs && once(d.kind))) {
+        const next = server.chatRequests[q.requests];
+        if (next === undefined || !ran.includes(next)) continue;
+        const has = chatOnly((next.body as Body).messages).some((m) => m.role === "user" && String(m.content).includes(q.text));
+        if (q.kind === "steer" && !has && status !== "aborted") fail(`${q.text}, given while a tool ran, missed the next request`);
+        if (q.kind === "followUp" && has) {
+          const last = chatOnly((next.body as Body).messages).at(-2);
+          if (last?.role === "tool") fail(`${q.text}, given while a tool ran, went before the model answered`);
+        }
+      }
       // A closed session drops its listeners (dispose()): its stream events stop there.
       const reloaded = reloading !== undefined;
       if (reloading) await reopen();
@@ -485,6 +544,8 @@ export async function runCase(c: Case): Promise<void> {
       expect([...ends].sort(), `run ${runs}'s tool ends`).toEqual([...starts].sort());
       if (session && !reloaded) expect([...sessionEnds].sort()).toEqual([...sessionStarts].sort());
       expect(mismatches, "the tools each request declared").toEqual([]);
+      expect(meddled, "what a run refuses while it goes").toEqual([]);
+      expect(lateErrors, "a late answer").toEqual([]);
       expect(agent.isRunning || session?.running, "still running after the run settled").toBeFalsy();
       // What a tool's end event showed is what the model reads for that call.
       const transcript = [...agent.messages] as ChatMessageLike[];
