@@ -122,3 +122,33 @@ describe("a run the host starts on a session's agent has a turn budget of its ow
     expect(choices).toEqual([undefined, "none", undefined, "none"]);
   });
 });
+
+describe("a prompt stopped by close() before the model answered", () => {
+  it("is told on the next open (the file ends in it, as after a crash), not taken out where no listener hears it", async () => {
+    // The model is still thinking (no answer text yet) when the page reloads.
+    server = await startServer({
+      replies: [{ reasoning: "Let me think about the numbers for a while.", content: "4.", chunkChars: 2, chunkDelayMs: 5 }],
+    });
+    const dir = tempDir();
+    const { s } = await session(dir);
+    s.agent.steer("Show your working.");
+    let closing: Promise<void> | undefined;
+    s.agent.subscribe((event) => {
+      if (event.type === "message_update" && event.delta.type === "thinking") closing ??= s.close();
+    });
+    expect((await s.prompt("What is 2 + 2?")).status).toBe("aborted");
+    await closing;
+    const { s: again } = await session(dir);
+    // Before: the prompt and the steered message were taken out of the file with a notice given
+    // after close() had dropped every listener, so the reopened session showed them simply gone.
+    expect(again.messages).toEqual([]);
+    const notices = again
+      .getSnapshot()
+      .timeline.flatMap((e) => (e.type === "notice" ? [e.text] : []))
+      .filter((n) => n.includes("never answered"));
+    expect(notices).toHaveLength(1);
+    expect(notices[0]).toContain('"What is 2 + 2?"');
+    expect(notices[0]).toContain('"Show your working."');
+    expect(notices[0]).toContain("send it again");
+  });
+});

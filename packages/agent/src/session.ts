@@ -1914,6 +1914,15 @@ export class Session {
     this.#byItself(() => {
       this.agent.messages = kept;
     });
+    // Stopped by close() or dispose(): the host's listeners are gone, so the notice would reach no
+    // one, and the reopened session showed the question simply gone. The file is left ending in the
+    // messages no turn answered, as a host stopped while it waited for the model leaves it: the next
+    // open takes them out with a notice quoting them ("… the model never answered …; send it
+    // again"), where the person sees it.
+    if (this.#closed && !this.#resync) {
+      this.#stored = this.agent.messages.length;
+      return notice || undefined;
+    }
     try {
       this.#rewrite(this.agent.messages, this.#todos, this.agent.loaded);
     } catch (error) {
