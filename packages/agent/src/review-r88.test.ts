@@ -2,8 +2,8 @@
 // HTTP against the testkit's scripted model.
 import { startServer, type TestServer } from "@loopwright/testkit";
 import { afterEach, describe, expect, it } from "vitest";
-import { useTempDirs } from "./test-support/temp-dirs.js";
 import { AgentError, type AgentTool, createSession, type Session } from "./test-exports.js";
+import { useTempDirs } from "./test-support/temp-dirs.js";
 
 const tempDir = useTempDirs("agent-r88");
 let server: TestServer | undefined;
@@ -127,7 +127,14 @@ describe("a prompt stopped by close() before the model answered", () => {
   it("is told on the next open (the file ends in it, as after a crash), not taken out where no listener hears it", async () => {
     // The model is still thinking (no answer text yet) when the page reloads.
     server = await startServer({
-      replies: [{ reasoning: "Let me think about the numbers for a while.", content: "4.", chunkChars: 2, chunkDelayMs: 5 }],
+      replies: [
+        {
+          reasoning: "Let me think about the numbers for a while.",
+          content: "4.",
+          chunkChars: 2,
+          chunkDelayMs: 5,
+        },
+      ],
     });
     const dir = tempDir();
     const { s } = await session(dir);

@@ -1250,12 +1250,12 @@ export class Session {
       status === "closed"
         ? "the session was closed first"
         : status === "aborted"
-        ? "the run was stopped first"
-        : status === "error"
-          ? "the run failed first"
-          : status === "ok"
-            ? "the run had ended by the time it was queued"
-            : `the run ended first (${status})`;
+          ? "the run was stopped first"
+          : status === "error"
+            ? "the run failed first"
+            : status === "ok"
+              ? "the run had ended by the time it was queued"
+              : `the run ended first (${status})`;
     return `${one ? "The message" : "The messages"} ${told.map((t) => JSON.stringify(summarize(t))).join(", ")} queued with steer() or followUp() ${one ? "was" : "were"} never sent (${why}), so not kept for the next prompt; send ${one ? "it" : "them"} again.`;
   }
 

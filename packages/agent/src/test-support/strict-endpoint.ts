@@ -31,7 +31,8 @@ export function requestFaults(messages: readonly unknown[]): string[] {
     const role = message.role;
     if (role === "system") faults.push(`system message at ${at} is not at the head`);
     else if (role === "tool") faults.push(`tool message at ${at} follows no assistant message with calls`);
-    else if (role !== "user" && role !== "assistant") faults.push(`message at ${at} has role ${String(role)}`);
+    else if (role !== "user" && role !== "assistant")
+      faults.push(`message at ${at} has role ${String(role)}`);
     if (role === "user" && (typeof message.content !== "string" || message.content === "")) {
       faults.push(`user message at ${at} has no text`);
     }
@@ -55,11 +56,13 @@ export function requestFaults(messages: readonly unknown[]): string[] {
       at++;
       const answered = list[at]?.tool_call_id;
       const count = open.get(answered);
-      if (count === undefined) faults.push(`tool message at ${at} answers ${String(answered)}, no call before it`);
+      if (count === undefined)
+        faults.push(`tool message at ${at} answers ${String(answered)}, no call before it`);
       else open.set(answered, count + 1);
       if (typeof list[at]?.content !== "string") faults.push(`tool message at ${at} has no text`);
     }
-    for (const [id, count] of open) if (count !== 1) faults.push(`call ${String(id)} answered ${count} times`);
+    for (const [id, count] of open)
+      if (count !== 1) faults.push(`call ${String(id)} answered ${count} times`);
   }
   const last = list.at(-1)?.role;
   if (last !== "user" && last !== "tool") faults.push(`the request ends in a ${String(last)} message`);
