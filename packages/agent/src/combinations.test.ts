@@ -55,7 +55,7 @@ type Turn = { text: "short" | "slow" } | { calls: CallSpec[] } | { again: true }
 /** `meddle`: what a run refuses while it goes (a second prompt, an edit of the transcript, reset()). */
 type Act = "steer" | "followUp" | "abort" | "addTool" | "removeTool" | "reload" | "meddle";
 /** Where a host's hand falls: when the n-th tool call starts to run, or at the n-th streamed delta. */
-type Point = { tool: number } | { stream: number };
+type Point = { tool: number } | { stream: number } | { hook: number };
 interface Hand {
   at: Point;
   act: Act;
@@ -105,6 +105,7 @@ const turn: fc.Arbitrary<Turn> = fc.oneof(
 const point: fc.Arbitrary<Point> = fc.oneof(
   fc.record({ tool: fc.integer({ min: 1, max: 6 }) }),
   fc.record({ stream: fc.integer({ min: 1, max: 12 }) }),
+  fc.record({ hook: fc.integer({ min: 1, max: 4 }) }),
 );
 export const caseArb: fc.Arbitrary<Case> = fc.record({
   session: fc.boolean(),
@@ -364,7 +365,7 @@ export async function runCase(c: Case): Promise<void> {
         }
       } else agent.tools.unregister("echo");
     };
-    const reach = (which: "tool" | "stream", count: number) => {
+    const reach = (which: "tool" | "stream" | "hook", count: number) => {
       for (const hand of hands) {
         if (hand.done || !(which in hand.at)) continue;
         if ((hand.at as Record<string, number>)[which] !== count) continue;
@@ -379,6 +380,7 @@ export async function runCase(c: Case): Promise<void> {
       parameters: { type: "object", properties: { n: { type: "number" } } },
       execute: async (args, context) => {
         toolRunning++;
+        executed.add(context.toolCallId);
         try {
           reach("tool", ++toolRuns);
           // Yield so a stop or a queued message lands while the call is still running.
@@ -428,10 +430,22 @@ export async function runCase(c: Case): Promise<void> {
         else if (event.type === "notice") notices.push(event.text);
       });
     let boomRuns = 0;
+    let hookRuns = 0;
+    const executed = new Set<string>();
+    /** Calls whose approval was pending when the host stopped the run: their tools never start. */
+    const stoppedInHook = new Set<string>();
     const hooks = c.hooks
       ? {
-          beforeToolCall: ({ toolCall }: BeforeToolCallContext) =>
-            toolCall.name === "boom" ? { block: true, reason: "The host does not allow boom." } : undefined,
+          // An approval step that takes a moment, the host's hands free meanwhile.
+          beforeToolCall: async ({ toolCall }: BeforeToolCallContext, signal?: AbortSignal) => {
+            reach("hook", ++hookRuns);
+            if (signal?.aborted) stoppedInHook.add(toolCall.id);
+            await new Promise((resolve) => setTimeout(resolve, 1));
+            if (signal?.aborted) stoppedInHook.add(toolCall.id);
+            return toolCall.name === "boom"
+              ? { block: true, reason: "The host does not allow boom." }
+              : undefined;
+          },
           afterToolCall: ({ toolCall }: AfterToolCallContext) =>
             toolCall.name === "huge" ? { result: "[huge result withheld by the host]" } : undefined,
         }
@@ -709,6 +723,8 @@ export async function runCase(c: Case): Promise<void> {
     expect(agent.hasQueuedMessages(), "messages left queued").toBe(false);
 
     if (c.hooks) expect(boomRuns, "a blocked tool ran").toBe(0);
+    for (const id of stoppedInHook)
+      expect(executed.has(id), `${id} ran though stopped at its approval`).toBe(false);
     // Every message the host queued is in the transcript once, in the order given, or a notice says
     // it was dropped.
     const users = [...agent.messages].filter((m) => (m as { role?: unknown }).role === "user").map(textOf);
