@@ -471,6 +471,10 @@ export async function runCase(c: Case): Promise<void> {
         else if (event.type === "tool_end") sessionEnds.push(event.id);
         else if (event.type === "notice") notices.push(event.text);
         else if (event.type === "question") {
+          // AskUser is a call running too: the host's hands may fall while the question waits.
+          toolRunning++;
+          reach("tool", ++toolRuns);
+          toolRunning--;
           if (c.ask === "abort") s.abort();
           else if (c.ask === "reload") reloading ??= s.close();
           else if (c.ask === "late") {
