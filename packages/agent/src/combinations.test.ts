@@ -42,7 +42,8 @@ type CallKind =
   | "ask"
   | "extra"
   | "todo-open"
-  | "todo-done";
+  | "todo-done"
+  | "finish";
 type IdKind = "given" | "none" | "dup";
 interface CallSpec {
   kind: CallKind;
@@ -76,6 +77,8 @@ export interface Case {
   /** beforeToolCall blocks `boom`; afterToolCall replaces what `huge` returned. */
   hooks: boolean;
   maxTurns: number;
+  /** The host's shouldStopAfterTurn: true after this many tool steps of a run (0: never). */
+  stopAfter: number;
   turns: Turn[];
   hands: Hand[];
   between: Between[];
@@ -93,6 +96,7 @@ const callSpec: fc.Arbitrary<CallSpec> = fc.record({
     "extra",
     "todo-open",
     "todo-done",
+    "finish",
   ),
   id: fc.constantFrom<IdKind>("given", "none", "dup"),
 });
@@ -115,6 +119,7 @@ export const caseArb: fc.Arbitrary<Case> = fc.record({
   ask: fc.constantFrom<Case["ask"]>("answer", "late", "skip", "abort", "reload"),
   hooks: fc.boolean(),
   maxTurns: fc.integer({ min: 1, max: 8 }),
+  stopAfter: fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 3 })),
   turns: fc.array(turn, { minLength: 1, maxLength: 8 }),
   hands: fc.array(
     fc.record({
@@ -220,7 +225,11 @@ function eventFaults(events: readonly AgentEvent[], status: string): string[] {
   if (events[0]?.type !== "agent_start") faults.push(`the first event is ${events[0]?.type}`);
   const last = events.at(-1);
   if (last?.type !== "agent_end") faults.push(`the last event is ${last?.type}`);
-  else if (last.status !== status && !(status === "maxTurns" || status === "stalled")) {
+  // A session tells a run that ended `terminated` as `ok`, and names its own ends (maxTurns, stalled).
+  else if (
+    last.status !== status &&
+    !(status === "maxTurns" || status === "stalled" || (status === "ok" && last.status === "terminated"))
+  ) {
     faults.push(`agent_end says ${last.status}, the run ${status}`);
   }
   let turn = false;
@@ -380,7 +389,7 @@ export async function runCase(c: Case): Promise<void> {
       parameters: { type: "object", properties: { n: { type: "number" } } },
       execute: async (args, context) => {
         toolRunning++;
-        executed.add(context.toolCallId);
+        executed.add(`${runs}:${context.toolCallId}`);
         try {
           reach("tool", ++toolRuns);
           // Yield so a stop or a queued message lands while the call is still running.
@@ -396,11 +405,17 @@ export async function runCase(c: Case): Promise<void> {
       tool("echo", ({ n }) => `echo ${String(n)}`),
       tool(
         "slow",
-        (_args, { signal }) =>
+        (_args, { signal, onUpdate }) =>
           new Promise((resolve) => {
-            const timer = setTimeout(() => resolve("slow done"), 20);
+            onUpdate("halfway");
+            const timer = setTimeout(() => {
+              resolve("slow done");
+              // Reported after it settled: never told (no update after the call's end).
+              setTimeout(() => onUpdate("late"), 0);
+            }, 20);
             signal?.addEventListener("abort", () => {
               clearTimeout(timer);
+              onUpdate("stopping");
               resolve("slow stopped");
             });
           }),
@@ -410,6 +425,10 @@ export async function runCase(c: Case): Promise<void> {
         throw new Error("boom failed");
       }),
       tool("huge", () => "x".repeat(200_000)),
+      tool("finish", (_args, { terminate }) => {
+        terminate();
+        return "finished";
+      }),
     ];
 
     /** Tool starts and ends of the current run, by id, from the agent's events and the session's. */
@@ -434,14 +453,24 @@ export async function runCase(c: Case): Promise<void> {
     const executed = new Set<string>();
     /** Calls whose approval was pending when the host stopped the run: their tools never start. */
     const stoppedInHook = new Set<string>();
+    let steps = 0;
+    const stopper =
+      c.stopAfter > 0
+        ? {
+            shouldStopAfterTurn: ({ toolResults }: { toolResults: unknown[] }) =>
+              toolResults.length > 0 && ++steps >= c.stopAfter,
+          }
+        : {};
     const hooks = c.hooks
       ? {
           // An approval step that takes a moment, the host's hands free meanwhile.
           beforeToolCall: async ({ toolCall }: BeforeToolCallContext, signal?: AbortSignal) => {
             reach("hook", ++hookRuns);
-            if (signal?.aborted) stoppedInHook.add(toolCall.id);
+            // The run this call belongs to: a stopped run ends without waiting for its hook.
+            const key = `${runs}:${toolCall.id}`;
+            if (signal?.aborted) stoppedInHook.add(key);
             await new Promise((resolve) => setTimeout(resolve, 1));
-            if (signal?.aborted) stoppedInHook.add(toolCall.id);
+            if (signal?.aborted) stoppedInHook.add(key);
             return toolCall.name === "boom"
               ? { block: true, reason: "The host does not allow boom." }
               : undefined;
@@ -455,6 +484,7 @@ export async function runCase(c: Case): Promise<void> {
         config: { baseUrl: server.baseUrl, model: "sim", maxRetries: 0 },
         tools,
         ...hooks,
+        ...stopper,
         maxTurns: c.maxTurns,
         builtInTools: { askUser: true, todoWrite: true },
         sessionDir: dir,
@@ -507,6 +537,7 @@ export async function runCase(c: Case): Promise<void> {
         tools,
         messages,
         ...hooks,
+        ...stopper,
         toolExecution: c.sequential ? "sequential" : "parallel",
         steeringMode: c.steeringMode,
         followUpMode: c.followUpMode,
@@ -564,6 +595,8 @@ export async function runCase(c: Case): Promise<void> {
       sessionStarts = [];
       sessionEnds = [];
       const from = server.chatRequests.length;
+      const startLength = agent.messages.length;
+      steps = 0;
       const failedBefore = failures;
       const question = `Question ${runs}.`;
       let status: string;
@@ -629,20 +662,23 @@ export async function runCase(c: Case): Promise<void> {
       if (session && !reloaded) expect([...sessionEnds].sort()).toEqual([...sessionStarts].sort());
       expect(mismatches, "the tools each request declared").toEqual([]);
       expect(meddled, "what a run refuses while it goes").toEqual([]);
-      // A session's reply is the answer the conversation ends in, and what the timeline shows last.
+      // A session's reply is the run's last answer ("" when it gave none), and what the timeline
+      // shows last when it gave one.
       if (session && reply !== undefined && status === "ok" && !reloaded) {
-        const answers = [...agent.messages].filter(
-          (m) => (m as { role?: unknown }).role === "assistant" && textOf(m).trim() !== "",
-        );
-        expect(reply, `run ${runs}'s reply`).toBe(textOf(answers.at(-1) as AgentMessage));
+        const answers = [...agent.messages]
+          .slice(startLength)
+          .filter((m) => (m as { role?: unknown }).role === "assistant" && textOf(m).trim() !== "");
+        const last = answers.at(-1);
+        expect(reply, `run ${runs}'s reply`).toBe(last === undefined ? "" : textOf(last));
         const shown = session
           .getSnapshot()
           .timeline.filter((e) => e.type === "assistant")
           .at(-1);
-        expect(
-          shown && shown.type === "assistant" ? shown.text : undefined,
-          `run ${runs}'s last answer shown`,
-        ).toBe(reply);
+        if (last !== undefined)
+          expect(
+            shown && shown.type === "assistant" ? shown.text : undefined,
+            `run ${runs}'s last answer shown`,
+          ).toBe(reply);
       }
       // The lifecycle a UI renders from: agent_start first, agent_end last and once, turns and
       // messages opened and closed in turn, streamed deltas inside an open assistant message.
@@ -722,8 +758,8 @@ export async function runCase(c: Case): Promise<void> {
     // A last prompt delivers whatever is still queued (an Agent keeps what a stopped run left queued
     // for the next; each hand falls once, so a second prompt is not stopped again).
     await run("prompt");
-    for (let tries = 0; !session && agent.hasQueuedMessages() && tries < c.turns.length; tries++)
-      await run("prompt");
+    // (A session's prompt the host's shouldStopAfterTurn stopped leaves them queued too.)
+    for (let tries = 0; agent.hasQueuedMessages() && tries < c.turns.length + 2; tries++) await run("prompt");
     expect(agent.hasQueuedMessages(), "messages left queued").toBe(false);
 
     if (c.hooks) expect(boomRuns, "a blocked tool ran").toBe(0);
