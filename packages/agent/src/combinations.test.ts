@@ -1,14 +1,22 @@
 // A host's hands on runs, in combination: a fast-check model of an Agent or a session driven by a
 // random host against a testkit server over HTTP that refuses what a strict endpoint refuses
-// (STRICT_ENDPOINT), with random scripted turns — text (some streamed slowly), tool calls under
-// given, missing and repeated ids, unknown tools, unreadable arguments, tools that throw or return
-// huge text, AskUser — and random host actions at random points: steer, follow-up, abort, tools
-// registered or unregistered while a tool runs or while the answer streams; between runs a new
-// prompt, continue(), a queued message, a resume from the session file in a new session object.
-// What a user would notice must hold after every run: each request one a strict endpoint takes;
-// every message the host queued in the transcript once, in the order given, or said to be dropped;
-// each tool start with one end; the transcript after a run what the next request sends; the file
-// read back equal to the session's transcript; nothing but an AgentError thrown.
+// (STRICT_ENDPOINT), with random scripted turns — text (some streamed slowly, with reasoning), tool
+// calls under given, missing and repeated ids, unknown tools, unreadable arguments, tools that
+// throw, return huge text, report progress or end the run, AskUser and TodoWrite, a model that
+// repeats itself, a server that fails — random options (sequential tools, queue modes, an approval
+// hook that blocks and redacts, the host's shouldStopAfterTurn, a small maxTurns), and random host
+// actions at random points (while a tool runs, while its approval is pending, while a question
+// waits, while the answer streams): steer, follow-up, abort, a tool registered or unregistered, a
+// close and reopen (a UI reload), changes a run refuses. Between runs: a new prompt, continue(), a
+// queued message, the transcript cut back, save(), clear(), a resume from the session file in a new
+// session object (for an Agent, a new Agent given its transcript).
+// What a user would notice must hold after every run: each request one a strict endpoint takes,
+// declaring the tools the agent holds; every message the host queued in the transcript once, in the
+// order given, or said to be dropped; a steer given while a tool ran in the next request, a
+// follow-up not before the model answered; each tool start with one end, and the end's result what
+// the model reads; the events in lifecycle order; the transcript after a run what the next request
+// sends; the file read back equal to the session's transcript, and a reopened session showing what
+// the closed one showed; no tool or question left spinning; nothing but an AgentError thrown.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -67,7 +75,7 @@ interface Hand {
  * `save`, `clear`: the session's (an Agent's `reset()`).
  */
 type Between = "prompt" | "continue" | "resume" | "steer" | "followUp" | "rewind" | "save" | "clear";
-export interface Case {
+interface Case {
   session: boolean;
   sequential: boolean;
   steeringMode: "one-at-a-time" | "all";
@@ -111,7 +119,7 @@ const point: fc.Arbitrary<Point> = fc.oneof(
   fc.record({ stream: fc.integer({ min: 1, max: 12 }) }),
   fc.record({ hook: fc.integer({ min: 1, max: 4 }) }),
 );
-export const caseArb: fc.Arbitrary<Case> = fc.record({
+const caseArb: fc.Arbitrary<Case> = fc.record({
   session: fc.boolean(),
   sequential: fc.boolean(),
   steeringMode: fc.constantFrom<"one-at-a-time" | "all">("one-at-a-time", "all"),
@@ -275,7 +283,7 @@ function fail(what: string): never {
   throw new Error(what);
 }
 
-export async function runCase(c: Case): Promise<void> {
+async function runCase(c: Case): Promise<void> {
   let mainIndex = 0;
   let currentAgent: Agent | undefined;
   const mismatches: string[] = [];
