@@ -1379,9 +1379,10 @@ function textOf(value: unknown): string | undefined {
 }
 
 /**
- * The key of a subclass's method `prompt` calls once every check of its input passed, just before
- * the run starts (the session's agent shows its prompt there); what it throws refuses the prompt,
- * nothing added or sent. Inside this package only: not exported from its index.
+ * The key of a subclass's method `prompt` and `continue` call once every check of their input
+ * passed, just before the run starts (the session's agent shows its prompt there, and gives a run
+ * the host started a turn budget of its own); what it throws refuses the prompt, nothing added or
+ * sent. Inside this package only: not exported from its index.
  */
 export const BEFORE_START: unique symbol = Symbol("Agent.beforeStart");
 
@@ -1693,7 +1694,7 @@ export class Agent {
     }
     if (messages.length === 0) throw new AgentError("invalid-input", "Agent.prompt: no messages given.");
     this.#checkPrompt(messages);
-    (this as { [BEFORE_START]?: () => void })[BEFORE_START]?.();
+    this.#beforeStart();
     return this.#start(messages);
   }
 
@@ -1828,8 +1829,10 @@ export class Agent {
           `Agent.continue: the transcript ${last === undefined ? "is empty" : "ends in an assistant message with no tool call to answer"} and nothing is queued; prompt() instead.`,
         );
       }
+      this.#beforeStart();
       return this.#start(next, true);
     }
+    this.#beforeStart();
     return this.#start([]);
   }
 
@@ -1894,6 +1897,11 @@ export class Agent {
     this.#loaded = [];
     this.clearAllQueues();
     this.errorMessage = undefined;
+  }
+
+  /** A subclass's `BEFORE_START`, once a run's checks passed. */
+  #beforeStart(): void {
+    (this as { [BEFORE_START]?: () => void })[BEFORE_START]?.();
   }
 
   #notBusy(method: string): void {

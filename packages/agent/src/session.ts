@@ -1240,20 +1240,22 @@ export class Session {
    * not answered with them after its own answer. Returns the notice naming the host's (the session's
    * own open-todos nudge goes silently), if any.
    */
-  #dropQueued(status: RunStatus | "terminated"): string | undefined {
+  #dropQueued(status: RunStatus | "terminated" | "closed"): string | undefined {
     const told = this.agent[TAKE_QUEUED]()
       .map(messageText)
       .filter((text) => text !== OPEN_TODOS_NOTE);
     if (told.length === 0) return undefined;
     const one = told.length === 1;
     const why =
-      status === "aborted"
-        ? "the run was stopped first"
-        : status === "error"
-          ? "the run failed first"
-          : status === "ok"
-            ? "the run had ended by the time it was queued"
-            : `the run ended first (${status})`;
+      status === "closed"
+        ? "the session was closed first"
+        : status === "aborted"
+          ? "the run was stopped first"
+          : status === "error"
+            ? "the run failed first"
+            : status === "ok"
+              ? "the run had ended by the time it was queued"
+              : `the run ended first (${status})`;
     return `${one ? "The message" : "The messages"} ${told.map((t) => JSON.stringify(summarize(t))).join(", ")} queued with steer() or followUp() ${one ? "was" : "were"} never sent (${why}), so not kept for the next prompt; send ${one ? "it" : "them"} again.`;
   }
 
@@ -1271,15 +1273,20 @@ export class Session {
     if (unsent) this.addNotice(unsent);
   }
 
-  /** The start of a prompt's run the host sees (its metrics, its user entry): after every check before the run. */
-  #begin(asked: AgentMessage): void {
-    this.#begun = true;
+  /** A run's turn budget and stall count, from nothing. */
+  #freshRun(): void {
     this.#stalled = false;
     this.#lastCalls = "";
     this.#repeats = 0;
     this.#textOnly = 0;
     this.#toolTurns = 0;
     this.#before = 0;
+  }
+
+  /** The start of a prompt's run the host sees (its metrics, its user entry): after every check before the run. */
+  #begin(asked: AgentMessage): void {
+    this.#begun = true;
+    this.#freshRun();
     this.#started = Date.now();
     this.#firstText = 0;
     this.#cut = "";
@@ -1322,7 +1329,14 @@ export class Session {
   #beforeStart(): void {
     const starting = this.#starting;
     this.#starting = undefined;
-    if (!starting) return;
+    if (!starting) {
+      // A run the host started on the agent (`agent.prompt`, `agent.continue`): a budget and a
+      // stall count of its own, as a prompt's. Carried over, the turns of the prompt before counted
+      // against it: after a prompt that ended `maxTurns`, `continue()` had none left and ended
+      // `error` ("after 0 tool steps") on the model's first call.
+      this.#freshRun();
+      return;
+    }
     if (this.#closed) throw closedError("Session.prompt");
     this.#refuseLost("Session.prompt");
     const shown = this.getSnapshot();
@@ -1468,6 +1482,13 @@ export class Session {
    */
   #beforeChange(method: string): void {
     if (this.#itself) return;
+    // A closed session runs no prompt again: a message queued now would never be sent.
+    if (this.#closed && (method === "Agent.steer" || method === "Agent.followUp")) {
+      throw new AgentError(
+        "closed",
+        `${method}: the session is closed (close() or dispose() was called); nothing was queued. Create a new session (with the same sessionDir and sessionId to resume its file) and send it there.`,
+      );
+    }
     this.#lock?.check();
     if (this.#lockLost !== undefined) throw this.#lockedError(method, "nothing was changed");
     // Appends carry on from the message the file holds last: a transcript the host edited (a
@@ -1518,6 +1539,11 @@ export class Session {
    */
   dispose(): void {
     this.abort();
+    // What the host queued (steer()/followUp() between runs, during the run just stopped, or left
+    // queued by a `stopped` prompt) is never sent now: a stopped run delivers nothing more and a
+    // closed session runs no prompt again. Said here, while the host's listeners still hear it.
+    const unsent = this.#dropQueued("closed");
+    if (unsent) this.addNotice(unsent);
     this.#eventListeners.clear();
     this.#viewListeners.clear();
     if (!this.#closed) void this.close();
@@ -1888,6 +1914,15 @@ export class Session {
     this.#byItself(() => {
       this.agent.messages = kept;
     });
+    // Stopped by close() or dispose(): the host's listeners are gone, so the notice would reach no
+    // one, and the reopened session showed the question simply gone. The file is left ending in the
+    // messages no turn answered, as a host stopped while it waited for the model leaves it: the next
+    // open takes them out with a notice quoting them ("… the model never answered …; send it
+    // again"), where the person sees it.
+    if (this.#closed && !this.#resync) {
+      this.#stored = this.agent.messages.length;
+      return notice || undefined;
+    }
     try {
       this.#rewrite(this.agent.messages, this.#todos, this.agent.loaded);
     } catch (error) {
