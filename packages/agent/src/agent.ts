@@ -1804,8 +1804,9 @@ export class Agent {
   /**
    * Runs again from the transcript as it is (after an error, after app-side edits, or after a restore
    * that ends in an assistant message whose calls were never answered: each is answered "Not run…",
-   * not run, and the model is asked). When it ends in an assistant message without tool calls, a
-   * queued message is run instead; with none queued, rejects with `AgentError` `cannot-continue`.
+   * not run, and the model is asked). When it ends in an assistant message without tool calls, or
+   * in a system message (a compaction's notes left alone after `rewind`), a queued message is run
+   * instead; with none queued, rejects with `AgentError` `cannot-continue`.
    * Rejects with `busy` while a run is going. As with `prompt`, never throws.
    */
   continue(): Promise<AgentRunResult> {
@@ -1820,13 +1821,18 @@ export class Agent {
     this.#notBusy("continue");
     this.#systemOnce("continue");
     const last = this.#convert(this.#messages).at(-1);
-    if (last === undefined || (fieldOf(last, "role") === "assistant" && !hasCalls(last))) {
+    // A transcript that ends in a system message (a compaction's notes left alone after a rewind)
+    // asks nothing: Mistral refuses a request that ends in one, as it does one that ends in an answer.
+    const asksNothing =
+      last !== undefined &&
+      (fieldOf(last, "role") === "system" || (fieldOf(last, "role") === "assistant" && !hasCalls(last)));
+    if (last === undefined || asksNothing) {
       const queued = this.#drain(this.#steering, this.steeringMode);
       const next = queued.length > 0 ? queued : this.#drain(this.#followUp, this.followUpMode);
       if (next.length === 0) {
         throw new AgentError(
           "cannot-continue",
-          `Agent.continue: the transcript ${last === undefined ? "is empty" : "ends in an assistant message with no tool call to answer"} and nothing is queued; prompt() instead.`,
+          `Agent.continue: the transcript ${last === undefined ? "is empty" : fieldOf(last, "role") === "system" ? "ends in a system message, with no question to answer" : "ends in an assistant message with no tool call to answer"} and nothing is queued; prompt() instead.`,
         );
       }
       this.#beforeStart();

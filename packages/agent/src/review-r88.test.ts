@@ -2,7 +2,7 @@
 // HTTP against the testkit's scripted model.
 import { startServer, type TestServer } from "@loopwright/testkit";
 import { afterEach, describe, expect, it } from "vitest";
-import { AgentError, type AgentTool, createSession, type Session } from "./test-exports.js";
+import { Agent, AgentError, type AgentTool, createSession, type Session } from "./test-exports.js";
 import { useTempDirs } from "./test-support/temp-dirs.js";
 
 const tempDir = useTempDirs("agent-r88");
@@ -157,5 +157,25 @@ describe("a prompt stopped by close() before the model answered", () => {
     expect(notices[0]).toContain('"What is 2 + 2?"');
     expect(notices[0]).toContain('"Show your working."');
     expect(notices[0]).toContain("send it again");
+  });
+});
+
+describe("continue() on a transcript that ends in a system message", () => {
+  // The combinations property (seed -1475522086): a compaction folded the run into its notes, the
+  // host rewound past the question, and continue() sent a request ending in the system message,
+  // which Mistral refuses ("Expected last role User or Tool").
+  it("asks nothing: rejects cannot-continue with nothing sent, or runs what is queued", async () => {
+    server = await startServer({ replies: [{ content: "Queued one answered." }] });
+    const agent = new Agent({ config: { baseUrl: server.baseUrl, model: "sim" } });
+    agent.messages = [{ role: "system", content: "Notes so far: the user set up CI." }];
+    const error = await agent.continue().catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(AgentError);
+    expect(error).toMatchObject({ code: "cannot-continue" });
+    expect((error as Error).message).toContain("ends in a system message");
+    expect(server.chatRequests).toHaveLength(0);
+    agent.followUp("What next?");
+    await agent.continue();
+    const body = server.chatRequests[0]?.body as { messages?: { role: string }[] } | undefined;
+    expect(body?.messages?.map((m) => m.role)).toEqual(["system", "user"]);
   });
 });
