@@ -439,8 +439,9 @@ function cutOffNotice(run: LoopRun, step: LoopStep): string {
  * `tool_choice: "none"`: a server that renders the tools anyway (llama.cpp) lets a model write call
  * markup as its answer, and the host asked for an answer. On every step (no tools, or
  * `tool_choice: "none"`, too), a reply that ran past its end-of-turn token into a turn the model
- * invented, or that opens with gpt-oss's final-channel header served raw, keeps only its own answer,
- * with a notice.
+ * invented, ends with such tokens, or opens with gpt-oss's final-channel header served raw, keeps
+ * only its own answer, with a notice. A turn that came with calls keeps them; its text loses only
+ * that, and markup of exactly the calls the server sent (a server streaming it as text as well).
  */
 export function recoverCalls(run: LoopRun, step: LoopStep): void {
   if ((run.options.recoverToolCalls ?? run.config.recoverToolCalls) === false) return;
