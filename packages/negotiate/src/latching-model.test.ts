@@ -833,7 +833,12 @@ function expectedMessages(model: RefModel, s: Shape): string[] {
 
 function featuresOf(body: Record<string, unknown>): Features {
   const tools = body.tools as ToolDefinition[] | undefined;
-  const messages = body.messages as { tool_calls?: { id: string }[]; tool_call_id?: string }[];
+  const messages = body.messages as {
+    role?: unknown;
+    content?: unknown;
+    tool_calls?: { id: string }[];
+    tool_call_id?: string;
+  }[];
   const ids = messages.flatMap((m) => [
     ...(m.tool_calls ?? []).map((c) => c.id),
     ...(m.tool_call_id ? [m.tool_call_id] : []),
