@@ -646,8 +646,8 @@ interface Shape {
   responseFormat: boolean;
   /** A transcript with an earlier tool call whose id is 53 characters. */
   toolHistory: boolean;
-  /** A system message ahead of the question. */
-  system: boolean;
+  /** A system message ahead of the question, or a host's note as one after the transcript (after the tool result, if any). */
+  system: "none" | "head" | "note";
   /** With `toolHistory`, a user message straight after the tool result (the user spoke before the model did). */
   userAfterTool: boolean;
   /** What each wire attempt of this request meets before the server's own checks (`null`: none). */
@@ -678,7 +678,7 @@ const shape: fc.Arbitrary<Shape> = fc
     droppableAll: fc.boolean(),
     responseFormat: fc.boolean(),
     toolHistory: fc.boolean(),
-    system: fc.boolean(),
+    system: fc.constantFrom("none" as const, "head" as const, "note" as const),
     userAfterTool: fc.boolean(),
     script: fc.array(
       fc.option(fc.constantFrom(...FAULT_NAMES), { freq: 3 }).map((f) => f ?? null),
@@ -708,7 +708,7 @@ const FULL_SHAPE: Shape = {
   droppable: [...EXTRA_FIELDS],
   responseFormat: true,
   toolHistory: true,
-  system: true,
+  system: "note",
   userAfterTool: true,
   script: [],
   jitter: 0,
@@ -806,6 +806,7 @@ interface Features {
 const SYSTEM_TEXT = "Answer in one line.";
 const FOLLOW_UP = "Only its colour, please.";
 const QUESTION = "Look up item 7.";
+const NOTE = "Note: the user is on a phone.";
 
 /** A message as `featuresOf` compares it: its role and string content, a twin's tag taken off. */
 function messageLine(message: { role?: unknown; content?: unknown }): string {
@@ -815,18 +816,36 @@ function messageLine(message: { role?: unknown; content?: unknown }): string {
 }
 
 /**
- * The messages the seed says go out for this model: the system text at the head of the question
- * once its template refused a system message, and the short assistant message between the tool
- * result and the user's follow-up once it refused a user message there.
+ * The messages the seed says go out for this model: once its template refused a system message,
+ * each system text at the head of the next user message (one with none after it as a user message
+ * of its own); once it refused a user message after a tool result, the short assistant message
+ * between them — a user message the fold made included.
  */
 function expectedMessages(model: RefModel, s: Shape): string[] {
-  const fold = s.system && !model.systemRole;
-  const lines = s.system && !fold ? [`system:${SYSTEM_TEXT}`] : [];
-  lines.push(`user:${fold ? `${SYSTEM_TEXT}\n\n` : ""}${QUESTION}`);
+  const lines: string[] = [];
+  let pending: string | undefined;
+  const push = (role: string, text: string) => {
+    if (role === "user" && !model.userAfterTool && lines.at(-1)?.startsWith("tool:")) {
+      lines.push(`assistant:${TOOL_RESULTS_READ}`);
+    }
+    lines.push(`${role}:${text}`);
+  };
+  const system = (text: string) => {
+    if (model.systemRole) push("system", text);
+    else pending = text;
+  };
+  const user = (text: string) => {
+    push("user", pending === undefined ? text : `${pending}\n\n${text}`);
+    pending = undefined;
+  };
+  if (s.system === "head") system(SYSTEM_TEXT);
+  user(QUESTION);
   if (s.toolHistory) lines.push("assistant:-", "tool:item 7 is a lamp");
-  if (s.toolHistory && s.userAfterTool) {
-    if (!model.userAfterTool) lines.push(`assistant:${TOOL_RESULTS_READ}`);
-    lines.push(`user:${FOLLOW_UP}`);
+  if (s.system === "note") system(NOTE);
+  if (s.toolHistory && s.userAfterTool) user(FOLLOW_UP);
+  if (pending !== undefined) {
+    push("user", pending);
+    pending = undefined;
   }
   return lines;
 }
@@ -1135,8 +1154,9 @@ function noticeKind(message: string): string {
 function messagesOf(s: Shape): unknown[] {
   const question = `${QUESTION}${s.tag ? ` (${s.tag})` : ""}`;
   return [
-    ...(s.system ? [{ role: "system", content: SYSTEM_TEXT }] : []),
+    ...(s.system === "head" ? [{ role: "system", content: SYSTEM_TEXT }] : []),
     ...(s.toolHistory ? transcriptWithLongId(question) : [{ role: "user", content: question }]),
+    ...(s.system === "note" ? [{ role: "system", content: NOTE }] : []),
     ...(s.toolHistory && s.userAfterTool ? [{ role: "user", content: FOLLOW_UP }] : []),
   ];
 }
