@@ -20,6 +20,12 @@
  * sent at once must each end as one alone does, sending only bodies it sent. A store bounded to
  * one endpoint forgets the other and starts it again at the defaults.
  *
+ * A request's messages may open with a system message and may hold a user message straight after
+ * a tool result; a model may refuse either in the recorded words (a Gemma-like template, a
+ * Mistral-like validator). The reference predicts the messages each attempt sends — the system
+ * text at the head of the question, a short assistant message between the tool result and the
+ * user — and the caller's transcript is checked to be as it was after every request.
+ *
  * A new store stands in for a fresh runtime: `createRuntime` lives in `@loopwright/loop`, which
  * depends on this package, and its capability store is one of these.
  *
@@ -48,6 +54,7 @@ import {
 import { negotiate } from "./negotiate.js";
 import { buildBody, type ModelParams, type ToolChoice, type ToolDefinition } from "./request-body.js";
 import { backoffMs, isTransient } from "./retry.js";
+import { TOOL_RESULTS_READ } from "./template-roles.js";
 
 // ---------------------------------------------------------------------------------------------
 // The recorded wordings, as the servers here send them.
@@ -143,6 +150,39 @@ const TOOL_CALL_IDS: Record<string, (id: string) => ErrorReply> = {
       500,
       text("omlx/500-tool-call-id-must-be-nine-alphanumerics.message.txt").replace("call_49c89af0", id),
     ),
+};
+
+/**
+ * A chat template that takes no system message: Gemma 2's under vLLM (recorded, a 400), the same
+ * template exception under a 500 as SGLang passes it on, and Mistral v0.1's template sentence in
+ * vLLM's envelope. The 500 must never be retried as a server fault: the same messages fail alike.
+ */
+const SYSTEM_ROLE: Record<string, () => ErrorReply> = {
+  vllmGemma: () => refusal(400, json("vllm/system-role-not-supported-chat-template.json")),
+  sglang500: () =>
+    refusal(
+      500,
+      swapped(
+        "vllm/system-role-not-supported-chat-template.json",
+        '"System role not supported","type":"BadRequestError","param":null,"code":400',
+        '"jinja2.exceptions.TemplateError: System role not supported","type":"InternalServerError","param":null,"code":500',
+      ),
+    ),
+  mistralV01: () =>
+    refusal(
+      400,
+      swapped(
+        "vllm/system-role-not-supported-chat-template.json",
+        "System role not supported",
+        "Only user and assistant roles are supported!",
+      ),
+    ),
+};
+
+/** A user message straight after a tool result, refused by Mistral's API and by vLLM's mistral_common. */
+const USER_AFTER_TOOL: Record<string, () => ErrorReply> = {
+  mistralApi: () => refusal(400, json("mistral/400-unexpected-role-user-after-tool.json")),
+  vllmMistralCommon: () => refusal(400, json("vllm/user-after-tool-mistral-common.json")),
 };
 
 /** "'a', 'b', and 'c'" as OpenAI lists the efforts a model takes. */
@@ -511,6 +551,10 @@ interface ModelWorld {
   toolCallIds: string | null;
   /** Refuses a transcript with tool calls in the tool-call-id words whatever the ids (no id at fault). */
   idsAlways: boolean;
+  /** Its chat template takes no system message (Gemma-like), refused in these words; `null`: takes one. */
+  systemRole: string | null;
+  /** Refuses a user message straight after a tool message (Mistral-like), in these words; `null`: takes it. */
+  userAfterTool: string | null;
 }
 /**
  * 0: two servers, one key; 1: one server, two keys; 2: one server and key, two tenants told apart
@@ -564,6 +608,8 @@ const modelWorld: fc.Arbitrary<ModelWorld> = fc.record({
     { weight: 4, arbitrary: fc.constant(false) },
     { weight: 1, arbitrary: fc.constant(true) },
   ),
+  systemRole: fc.option(fc.constantFrom(...Object.keys(SYSTEM_ROLE)), { freq: 3 }),
+  userAfterTool: fc.option(fc.constantFrom(...Object.keys(USER_AFTER_TOOL)), { freq: 3 }),
 });
 const world: fc.Arbitrary<World> = fc.record({
   layout: fc.constantFrom<Layout>(0, 1, 2, 3),
@@ -600,6 +646,10 @@ interface Shape {
   responseFormat: boolean;
   /** A transcript with an earlier tool call whose id is 53 characters. */
   toolHistory: boolean;
+  /** A system message ahead of the question, or a host's note as one after the transcript (after the tool result, if any). */
+  system: "none" | "head" | "note";
+  /** With `toolHistory`, a user message straight after the tool result (the user spoke before the model did). */
+  userAfterTool: boolean;
   /** What each wire attempt of this request meets before the server's own checks (`null`: none). */
   script: (FaultName | null)[];
   jitter: number;
@@ -628,6 +678,8 @@ const shape: fc.Arbitrary<Shape> = fc
     droppableAll: fc.boolean(),
     responseFormat: fc.boolean(),
     toolHistory: fc.boolean(),
+    system: fc.constantFrom("none" as const, "head" as const, "note" as const),
+    userAfterTool: fc.boolean(),
     script: fc.array(
       fc.option(fc.constantFrom(...FAULT_NAMES), { freq: 3 }).map((f) => f ?? null),
       { maxLength: 4 },
@@ -656,6 +708,8 @@ const FULL_SHAPE: Shape = {
   droppable: [...EXTRA_FIELDS],
   responseFormat: true,
   toolHistory: true,
+  system: "note",
+  userAfterTool: true,
   script: [],
   jitter: 0,
   spelling: 0,
@@ -698,6 +752,8 @@ interface RefModel {
   droppedFields: Set<string>;
   toolChoice: boolean;
   anyToolCallIds: boolean;
+  systemRole: boolean;
+  userAfterTool: boolean;
   /** The step up from "none" was told for this record (once per model record in a process). */
   toldNone: boolean;
 }
@@ -714,6 +770,8 @@ const freshModel = (): RefModel => ({
   droppedFields: new Set(),
   toolChoice: true,
   anyToolCallIds: true,
+  systemRole: true,
+  userAfterTool: true,
   toldNone: false,
 });
 const freshEndpoint = (): RefEndpoint => ({
@@ -741,11 +799,65 @@ interface Features {
   extra: string[];
   responseFormat: boolean;
   shortIds: boolean | undefined;
+  /** Each message as `role:text` (`-` for content that is no string), tool-call ids and twin tags left out. */
+  messages: string[];
+}
+
+const SYSTEM_TEXT = "Answer in one line.";
+const FOLLOW_UP = "Only its colour, please.";
+const QUESTION = "Look up item 7.";
+const NOTE = "Note: the user is on a phone.";
+
+/** A message as `featuresOf` compares it: its role and string content, a twin's tag taken off. */
+function messageLine(message: { role?: unknown; content?: unknown }): string {
+  const content =
+    typeof message.content === "string" ? message.content.replace(/ \((?:A|B|P0|P1)\)$/, "") : "-";
+  return `${String(message.role)}:${content}`;
+}
+
+/**
+ * The messages the seed says go out for this model: once its template refused a system message,
+ * each system text at the head of the next user message (one with none after it as a user message
+ * of its own); once it refused a user message after a tool result, the short assistant message
+ * between them — a user message the fold made included.
+ */
+function expectedMessages(model: RefModel, s: Shape): string[] {
+  const lines: string[] = [];
+  let pending: string | undefined;
+  const push = (role: string, text: string) => {
+    if (role === "user" && !model.userAfterTool && lines.at(-1)?.startsWith("tool:")) {
+      lines.push(`assistant:${TOOL_RESULTS_READ}`);
+    }
+    lines.push(`${role}:${text}`);
+  };
+  const system = (text: string) => {
+    if (model.systemRole) push("system", text);
+    else pending = text;
+  };
+  const user = (text: string) => {
+    push("user", pending === undefined ? text : `${pending}\n\n${text}`);
+    pending = undefined;
+  };
+  if (s.system === "head") system(SYSTEM_TEXT);
+  user(QUESTION);
+  if (s.toolHistory) lines.push("assistant:-", "tool:item 7 is a lamp");
+  if (s.system === "note") system(NOTE);
+  if (s.toolHistory && s.userAfterTool) user(FOLLOW_UP);
+  if (pending !== undefined) {
+    push("user", pending);
+    pending = undefined;
+  }
+  return lines;
 }
 
 function featuresOf(body: Record<string, unknown>): Features {
   const tools = body.tools as ToolDefinition[] | undefined;
-  const messages = body.messages as { tool_calls?: { id: string }[]; tool_call_id?: string }[];
+  const messages = body.messages as {
+    role?: unknown;
+    content?: unknown;
+    tool_calls?: { id: string }[];
+    tool_call_id?: string;
+  }[];
   const ids = messages.flatMap((m) => [
     ...(m.tool_calls ?? []).map((c) => c.id),
     ...(m.tool_call_id ? [m.tool_call_id] : []),
@@ -765,6 +877,7 @@ function featuresOf(body: Record<string, unknown>): Features {
     extra: EXTRA_FIELDS.filter((f) => f in body),
     responseFormat: "response_format" in body,
     shortIds: ids.length === 0 ? undefined : ids.every((id) => /^[A-Za-z0-9]{9}$/.test(id)),
+    messages: messages.map(messageLine),
   };
 }
 
@@ -801,6 +914,7 @@ function expectedFeatures(endpoint: RefEndpoint, shape: Shape): Features {
     extra: EXTRA_FIELDS.filter((f) => shape.extra.includes(f) && !model.droppedFields.has(f)),
     responseFormat: shape.responseFormat && model.structuredOutput,
     shortIds: shape.toolHistory ? !model.anyToolCallIds : undefined,
+    messages: expectedMessages(model, shape),
   };
 }
 
@@ -822,7 +936,9 @@ type Latch =
   | "droppedField"
   | "toolChoice"
   | "structuredOutput"
-  | "anyToolCallIds";
+  | "anyToolCallIds"
+  | "systemRole"
+  | "userAfterTool";
 const ENDPOINT_LATCHES = new Set<Latch>(["usageInStream", "strictSchemas"]);
 
 interface Logged {
@@ -919,7 +1035,16 @@ function check(
       latch: "structuredOutput",
     });
   }
-  const messages = body.messages as { tool_calls?: { id: string }[] }[];
+  const messages = body.messages as { role: string; tool_calls?: { id: string }[] }[];
+  if (m.systemRole && messages.some((message) => message.role === "system")) {
+    return refuse(SYSTEM_ROLE[m.systemRole]!(), { kind: "refusal", latch: "systemRole" });
+  }
+  const afterTool = messages.some(
+    (message, i) => message.role === "user" && messages[i - 1]?.role === "tool",
+  );
+  if (m.userAfterTool && afterTool) {
+    return refuse(USER_AFTER_TOOL[m.userAfterTool]!(), { kind: "refusal", latch: "userAfterTool" });
+  }
   const badId = messages
     .flatMap((message) => message.tool_calls ?? [])
     .map((call) => call.id)
@@ -1021,12 +1146,26 @@ function noticeKind(message: string): string {
   if (/does not take reasoning_effort "none"; sending/.test(message)) return "none-climb";
   if (/does not take reasoning_effort; sending it without/.test(message)) return "no-effort";
   if (/refused the field/.test(message)) return "field";
+  if (/takes no system message \(its chat template refused one\)/.test(message)) return "system-role";
+  if (/takes no user message straight after a tool result/.test(message)) return "user-after-tool";
   return `other: ${message}`;
 }
 
 function messagesOf(s: Shape): unknown[] {
-  const question = `Look up item 7.${s.tag ? ` (${s.tag})` : ""}`;
-  return s.toolHistory ? transcriptWithLongId(question) : [{ role: "user", content: question }];
+  const question = `${QUESTION}${s.tag ? ` (${s.tag})` : ""}`;
+  return [
+    ...(s.system === "head" ? [{ role: "system", content: SYSTEM_TEXT }] : []),
+    ...(s.toolHistory ? transcriptWithLongId(question) : [{ role: "user", content: question }]),
+    ...(s.system === "note" ? [{ role: "system", content: NOTE }] : []),
+    ...(s.toolHistory && s.userAfterTool ? [{ role: "user", content: FOLLOW_UP }] : []),
+  ];
+}
+
+/** Whether a body the server logged is the request tagged `tag` (its question, folded or not, ends so). */
+function taggedWith(body: Record<string, unknown>, tag: string): boolean {
+  return (body.messages as { content?: unknown }[]).some(
+    (m) => typeof m.content === "string" && m.content.endsWith(`(${tag})`),
+  );
 }
 
 function configOf(s: Shape): ModelParams {
@@ -1045,17 +1184,21 @@ function configOf(s: Shape): ModelParams {
   };
 }
 
-/** The body a caller builds from the latches: buildBody, and response_format while the model takes it. */
+/**
+ * The body a caller builds from the latches: buildBody, and response_format while the model takes
+ * it. `messages` is the caller's transcript (the same objects on every attempt of a request).
+ */
 function bodyFor(
   s: Shape,
   supports: ReturnType<CapabilityStore["capabilitiesFor"]>,
   model: ModelCapabilities | undefined,
+  messages: unknown[] = messagesOf(s),
 ): Record<string, unknown> {
   const body: Record<string, unknown> = buildBody(
     configOf(s),
     supports,
     model,
-    messagesOf(s),
+    messages,
     s.tools ? TOOLS : [],
     {
       toolChoice: s.toolChoice,
@@ -1085,13 +1228,16 @@ async function send(store: CapabilityStore, layout: Layout, s: Shape): Promise<R
   const supports = store.capabilitiesFor(endpoint.baseUrl, endpoint.apiKey, endpoint.headers);
   const waits: number[] = [];
   const notices: string[] = [];
+  // The caller's transcript: the latches change what is sent, never what the caller holds.
+  const transcript = messagesOf(s);
+  const untouched = () => expect(transcript, "the caller's transcript").toEqual(messagesOf(s));
   for (let call = 0; ; call++) {
     const produced = { value: false };
     try {
       await negotiate(
         supports,
         (supports, produced, model) => {
-          const body = bodyFor(s, supports, model);
+          const body = bodyFor(s, supports, model, transcript);
           // Exported at this point (mid-request, latches just changed) and imported into a new
           // store, the snapshot builds this very body — while the store still holds the endpoint;
           // a store bounded to one forgets it when a request beside this one uses the other, and
@@ -1116,9 +1262,11 @@ async function send(store: CapabilityStore, layout: Layout, s: Shape): Promise<R
           onNotice: (message) => notices.push(noticeKind(message)),
         },
       );
+      untouched();
       return { ok: true, produced: produced.value, waits, notices };
     } catch (error) {
       if (produced.value || call >= MAX_RETRIES || !isTransient(error)) {
+        untouched();
         return { ok: false, error, produced: produced.value, waits, notices };
       }
       waits.push(backoffMs(call, error, { random: () => s.jitter }));
@@ -1154,6 +1302,8 @@ function learn(
       anyToolCallIds: "ids",
       droppedField: "field",
       noEffort: "no-effort",
+      systemRole: "system-role",
+      userAfterTool: "user-after-tool",
     };
     const kind = told[outcome.latch];
     if (kind) notices.push(kind);
@@ -1192,6 +1342,8 @@ function learnOnce(ref: RefEndpoint, s: Shape, outcome: Extract<Outcome, { kind:
     case "toolChoice":
     case "structuredOutput":
     case "anyToolCallIds":
+    case "systemRole":
+    case "userAfterTool":
       if (!model[outcome.latch]) return false;
       model[outcome.latch] = false;
       return true;
@@ -1259,6 +1411,8 @@ function checkStore(
           droppedFields: [...caps.droppedFields].sort(),
           toolChoice: caps.toolChoice,
           anyToolCallIds: caps.anyToolCallIds,
+          systemRole: caps.systemRole,
+          userAfterTool: caps.userAfterTool,
         },
         `${where}: endpoint ${e}, ${name}`,
       ).toEqual({
@@ -1269,6 +1423,8 @@ function checkStore(
         droppedFields: [...r.droppedFields].sort(),
         toolChoice: r.toolChoice,
         anyToolCallIds: r.anyToolCallIds,
+        systemRole: r.systemRole,
+        userAfterTool: r.userAfterTool,
       });
     });
   });
@@ -1402,6 +1558,8 @@ function readBack(store: CapabilityStore, layout: Layout, refs: [RefEndpoint, Re
         droppedFields: new Set(caps.droppedFields),
         toolChoice: caps.toolChoice,
         anyToolCallIds: caps.anyToolCallIds,
+        systemRole: caps.systemRole,
+        userAfterTool: caps.userAfterTool,
       });
     });
   });
@@ -1434,10 +1592,8 @@ async function pair(
     const held = store.peekCapabilities?.(ep.baseUrl, ep.apiKey, ep.headers) !== undefined;
     if (held && results[i]?.notices.includes("none-climb")) refs[s.endpoint].models[s.model].toldNone = true;
   });
-  const named = (entry: Logged) => {
-    const first = (entry.body.messages as { content: string }[])[0]?.content ?? "";
-    return tagged.find((s) => first.endsWith(`(${s.tag})`))?.namesModel ?? false;
-  };
+  const named = (entry: Logged) =>
+    tagged.find((s) => taggedWith(entry.body, s.tag ?? ""))?.namesModel ?? false;
   const refused = (e: number, latch: Latch, model?: string) =>
     log.some(
       (entry) =>
@@ -1462,6 +1618,8 @@ async function pair(
         "structuredOutput",
         "toolChoice",
         "anyToolCallIds",
+        "systemRole",
+        "userAfterTool",
       ] as const) {
         if (a[latch] !== b[latch]) expect(refused(e, latch, name), `${why}: ${latch}`).toBe(true);
       }
@@ -1501,10 +1659,7 @@ async function twins(
     ["A", a],
     ["B", b],
   ] as const) {
-    const mine = log.filter((entry) => {
-      const first = (entry.body.messages as { content: string }[])[0];
-      return first?.content.endsWith(`(${tag})`);
-    });
+    const mine = log.filter((entry) => taggedWith(entry.body, tag));
     expect(result.ok, `${where}: twin ${tag} ended as the request alone did (${String(result.error)})`).toBe(
       alone.ok,
     );
@@ -1575,7 +1730,10 @@ async function run(w: World, steps: Step[]): Promise<void> {
   }
 }
 
-/** Refused once for each of twelve things in one request: the default bound used to cut it short. */
+/**
+ * Refused once for each of fourteen things in one request (the twelve that a bound of 12 used to
+ * cut short, then the system message and the user message after the tool result).
+ */
 const EVERYTHING_AT_ONCE: [World, Step[]] = (() => {
   const m: ModelWorld = {
     tokenSpelling: true,
@@ -1592,6 +1750,8 @@ const EVERYTHING_AT_ONCE: [World, Step[]] = (() => {
     responseFormat: "openaiUnrecognized",
     toolCallIds: "mistral",
     idsAlways: false,
+    systemRole: "sglang500",
+    userAfterTool: "mistralApi",
   };
   const e: EndpointWorld = {
     streamOptions: "openaiOnlyWhenStreaming",
