@@ -332,6 +332,35 @@ describe.skipIf(!HAS_REDIS)("review r88: calibration and closing", () => {
     }
   }, 30_000);
 
+  it("a latch still owed to Redis when the pool forgets its server and learns another is sent with it", async () => {
+    // The equivalence property in CI (seed -989616780): learn a retry time, forget the server,
+    // learn `neither`, all before the first write went; the second whole state took the place of
+    // the first, and Redis never heard of the retry time.
+    const prefix = `r88routes-${made++}:`;
+    const b = await createRedisRouteLatches({ url: server.url, prefix, onError: () => {} });
+    const base = "http://lmstudio.test:1234";
+    try {
+      // Another server's latch goes on the wire first, so the next ones wait behind it.
+      b.set("http://other.test:8080", { neither: true, lmstudioGone: false, lmstudioMissUntil: 0 });
+      b.set(base, { neither: false, lmstudioGone: false, lmstudioMissUntil: 1_001_000 });
+      b.delete(base);
+      b.set(base, { neither: true, lmstudioGone: false, lmstudioMissUntil: 0 });
+      // A host started once the last latch is in Redis reads what Redis holds.
+      const watcher = await createRedisRouteLatches({ url: server.url, prefix, onError: () => {} });
+      await until(() => watcher.get(base)?.neither === true);
+      await watcher.close();
+      const late = await createRedisRouteLatches({ url: server.url, prefix, onError: () => {} });
+      try {
+        // Before: 0, the retry time lost in Redis while the in-process pool's answer held it.
+        expect(late.get(base)).toEqual({ neither: true, lmstudioGone: false, lmstudioMissUntil: 1_001_000 });
+      } finally {
+        await late.close();
+      }
+    } finally {
+      await b.close();
+    }
+  }, 30_000);
+
   /** The three tenant stores on one prefix. */
   async function createRedisStores(prefix: string, errors: unknown[] = []) {
     const onError = (error: unknown) => errors.push(error);

@@ -132,11 +132,19 @@ export async function openRouteLatches(
   /**
    * Latches learned and not yet in Redis, by server digest: sent at once when the command link is
    * up, else when it is back (Redis's `timeout` closes an idle command connection and leaves the
-   * subscriber alone), and again after a send that failed. A server owed again is sent its whole
-   * state, which holds everything the earlier one did (a latch only closes).
+   * subscriber alone), and again after a send that failed. A server owed again before the first
+   * went is sent both together: flags either held, the later retry time. Its whole state alone is
+   * not enough: a `delete` here (the pool's forget) empties it, and a latch learned after would
+   * have taken the place of one still owed, which Redis then never heard of.
    */
   const owed = new Owed<Fields>({
     link: writer,
+    merge: (held, next) => {
+      const merged: Fields = { ...held, ...next };
+      const until = Math.max(Number(held.lmstudioMissUntil ?? 0), Number(next.lmstudioMissUntil ?? 0));
+      if (until > 0) merged.lmstudioMissUntil = String(until);
+      return merged;
+    },
     send: async (id, fields) => {
       await runScript(
         writer,
