@@ -12,7 +12,7 @@ export { LedgerError } from "./errors.js";
 export type { LedgerEntry, LedgerRequest, MessageEstimate, RecordedLedgerRequest } from "./ledger.js";
 export { estimateFrom, rebaseLedger, recordRequest, tokensBetween } from "./ledger.js";
 export type { ContentPartLike, KeptMessage, MessageLike, RequestBodyLike, ToolCallLike } from "./messages.js";
-export { IMAGE_TOKENS, LOW_DETAIL_IMAGE_TOKENS, sameMessage } from "./messages.js";
+export { canonicalJson, IMAGE_TOKENS, LOW_DETAIL_IMAGE_TOKENS, sameMessage } from "./messages.js";
 export type { CompactionPlan, PlanCompactionOptions } from "./plan-compaction.js";
 export { planCompaction, SUMMARY_LEAD } from "./plan-compaction.js";
 export type { PruneOptions } from "./prune.js";

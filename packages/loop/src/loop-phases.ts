@@ -1,8 +1,10 @@
 import { firstTokenMs, timeoutMs } from "@loopwright/client";
 import type { TurnMetrics } from "@loopwright/events";
+import { canonicalJson } from "@loopwright/ledger";
 import { buildBody, ContextOverflow, type RequestBody } from "@loopwright/negotiate";
 import type { Turn } from "@loopwright/stream";
 import type { ToolCallOutcome } from "@loopwright/tool-calls";
+import { toolNameResolver } from "@loopwright/tool-loading";
 import type { ChatCompletionMessageToolCall } from "openai/resources/chat/completions";
 import type { AssistantMessage, AssistantToolCall, ChatMessage, ToolChoice } from "./config.js";
 import { carryOn, isContinuable, windowTaken } from "./continue-turn.js";
@@ -522,28 +524,18 @@ function sameCalls(
   const left = sent.map((call) => {
     if (call.function === undefined) return undefined;
     try {
-      return { name: call.function.name, args: canonical(JSON.parse(call.function.arguments || "{}")) };
+      return { name: call.function.name, args: canonicalJson(JSON.parse(call.function.arguments || "{}")) };
     } catch {
       return undefined;
     }
   });
   for (const call of written) {
-    const args = canonical(call.args);
+    const args = canonicalJson(call.args);
     const at = left.findIndex((one) => one !== undefined && one.name === call.name && one.args === args);
     if (at < 0) return false;
     left[at] = undefined;
   }
   return true;
-}
-
-/** A JSON value as text with every object's keys in order, so two readings of one value compare equal. */
-function canonical(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonical).join(",")}]`;
-  if (value !== null && typeof value === "object") {
-    const keys = Object.keys(value).sort();
-    return `{${keys.map((key) => `${JSON.stringify(key)}:${canonical((value as Record<string, unknown>)[key])}`).join(",")}}`;
-  }
-  return JSON.stringify(value) ?? "null";
 }
 
 /** How many leading UTF-16 units `drawn` and `kept` share, never parting a surrogate pair. */
@@ -766,28 +758,15 @@ function spelledCalls<T extends ChatCompletionMessageToolCall>(
   calls: readonly T[],
 ): readonly T[] {
   if (run.discovery || calls.length === 0) return calls;
-  const wire = new Set<string>();
-  const byCase = new Map<string, string | null>();
-  for (const tool of run.tools) {
-    if (tool.type !== "function") continue;
-    const name = tool.function.name;
-    wire.add(name);
-    const lower = name.toLowerCase();
-    byCase.set(lower, byCase.has(lower) ? null : name);
-  }
+  const wire = run.tools.flatMap((tool) => (tool.type === "function" ? [tool.function.name] : []));
+  const spelled = toolNameResolver(wire);
+  // A name a tool has stays as written; one that spells exactly one tool another way becomes its.
   const resolve = (written: string): string | undefined => {
-    if (wire.has(written) || written.length > 256) return undefined;
-    // gpt-oss's Harmony header leaking into the name (`create_event<|channel|>analysis`, Ollama).
-    const markup = written.indexOf("<|");
-    const bare = (markup > 0 ? written.slice(0, markup) : written).trim().replace(/^functions\./, "");
-    if (wire.has(bare)) return bare;
-    // Harmony's `json` content type glued to the name (`shelljson`, `get_weather json`).
-    const glued = /^(.+?)\s*json$/.exec(bare)?.[1];
-    if (glued !== undefined && wire.has(glued)) return glued;
-    return byCase.get(bare.toLowerCase()) ?? undefined;
+    const name = spelled(written);
+    return name === written ? undefined : name;
   };
   let changed = false;
-  const spelled = calls.map((call) => {
+  const renamed = calls.map((call) => {
     if (call.type !== "function") return call;
     const name = resolve(call.function.name);
     if (name === undefined) return call;
@@ -798,7 +777,7 @@ function spelledCalls<T extends ChatCompletionMessageToolCall>(
     );
     return { ...call, function: { ...call.function, name } } as T;
   });
-  return changed ? spelled : calls;
+  return changed ? renamed : calls;
 }
 
 /** The longest tool-call id the loop keeps as a server gave it (real ones are some 30 characters). */

@@ -21,6 +21,8 @@ export {
   expandNames,
   loadNames,
   MAX_NAME_LENGTH,
+  type ToolResolver,
+  toolNameResolver,
 } from "./names.js";
 export type {
   OtherReaderOptions,

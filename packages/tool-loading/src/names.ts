@@ -270,12 +270,32 @@ export type ToolResolver = (raw: string) => string | undefined;
  * index (and scan every name for a case match).
  */
 export function toolResolver(catalog: readonly CatalogServer[]): ToolResolver {
-  const index = catalogIndex(catalog);
   const servers = serverTools(catalog);
-  const longest = longestName(servers);
+  return spellingResolver([...catalogIndex(catalog).keys()], servers, longestName(servers));
+}
+
+/**
+ * The one tool of `names` a name a model wrote stands for, or `undefined` where it spells none or
+ * two: its exact name, blank space around it, OpenAI's `functions.` namespace, gpt-oss's Harmony
+ * markup after it (`tool<|channel|>analysis`) or its `json` glued on (`tooljson`, `tool json`), or a
+ * name that differs only in case from exactly one tool. A name longer than `MAX_NAME_LENGTH` is
+ * none. The lookups are built once; for a plain list of tools with no servers (a run's declared
+ * tools), as `toolResolver` is for a catalogue.
+ */
+export function toolNameResolver(names: Iterable<string>): ToolResolver {
+  return spellingResolver([...names], new Map(), 0);
+}
+
+/** {@link toolNameResolver} with `server.tool` (or `/`, `:`, `__`) read against `servers` too. */
+function spellingResolver(
+  names: readonly string[],
+  servers: ReadonlyMap<string, ReadonlySet<string>>,
+  longest: number,
+): ToolResolver {
+  const index = new Set(names);
   // Lower-cased name → the one tool it folds from, or null where two tools differ only in case.
   const byCase = new Map<string, string | null>();
-  for (const tool of index.keys()) {
+  for (const tool of index) {
     const lower = tool.toLowerCase();
     byCase.set(lower, byCase.has(lower) ? null : tool);
   }
