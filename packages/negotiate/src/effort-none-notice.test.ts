@@ -72,6 +72,23 @@ describe('reasoning effort "none" sent as a higher rung', () => {
     expect(JSON.stringify(restarted.exportCapabilities())).toBe(JSON.stringify(first.exportCapabilities()));
   });
 
+  it("is told again after the endpoint was forgotten (a new record), not after an import into the same one", async () => {
+    const store = createCapabilityStore();
+    const snapshot = JSON.parse(JSON.stringify((await ask(store, "none"), store.exportCapabilities())));
+    store.importCapabilities(snapshot);
+    expect(await ask(store, "none")).toEqual({ sent: ["low"], notices: [] });
+    expect(store.forget(server.baseUrl, "sk-test")).toBe(true);
+    expect(await ask(store, "none")).toEqual({
+      sent: ["none", "low"],
+      notices: [expect.stringMatching(STEPPED_UP)],
+    });
+    store.reset();
+    expect(await ask(store, "none")).toEqual({
+      sent: ["none", "low"],
+      notices: [expect.stringMatching(STEPPED_UP)],
+    });
+  });
+
   it("says nothing when a value other than none was asked", async () => {
     const store = createCapabilityStore();
     expect(await ask(store, "minimal")).toEqual({ sent: ["minimal", "low"], notices: [] });

@@ -45,7 +45,8 @@ export interface NegotiateOptions {
    * The `reasoning_effort` the caller asked for (its config's `reasoningEffort`). With `"none"` and
    * `model`, a request that goes out with a higher rung because the model refuses `"none"` (refused
    * just now, learnt from another value's refusal, or restored from a snapshot) is said so in a
-   * notice, once per model on the endpoint in this process.
+   * notice, once per model record in this process (a `forget` or store reset starts a new record,
+   * told again when it learns the refusal again).
    */
   reasoningEffort?: string | undefined;
   /**
