@@ -3,7 +3,7 @@ import type { TurnMetrics } from "@loopwright/events";
 import { canonicalJson } from "@loopwright/ledger";
 import { buildBody, ContextOverflow, type RequestBody } from "@loopwright/negotiate";
 import type { Turn } from "@loopwright/stream";
-import type { ToolCallOutcome } from "@loopwright/tool-calls";
+import { type ToolCallOutcome, toolForArguments } from "@loopwright/tool-calls";
 import { toolNameResolver } from "@loopwright/tool-loading";
 import type { ChatCompletionMessageToolCall } from "openai/resources/chat/completions";
 import type { AssistantMessage, AssistantToolCall, ChatMessage, ToolChoice } from "./config.js";
@@ -24,7 +24,14 @@ import {
   throwIfStopped,
 } from "./loop-run.js";
 import { hasOwnKey, ownField } from "./own.js";
-import { type CallResult, type DispatchRequest, NOT_RUN, replayedCalls, runCalls } from "./run-calls.js";
+import {
+  type CallResult,
+  type DispatchRequest,
+  harmonyHead,
+  NOT_RUN,
+  replayedCalls,
+  runCalls,
+} from "./run-calls.js";
 import {
   type BuildRequest,
   ceilingOf,
@@ -768,16 +775,43 @@ function spelledCalls<T extends ChatCompletionMessageToolCall>(
   let changed = false;
   const renamed = calls.map((call) => {
     if (call.type !== "function") return call;
-    const name = resolve(call.function.name);
-    if (name === undefined) return call;
+    const written = call.function.name;
+    const name = resolve(written);
+    const fitted = name === undefined ? commentaryTool(run, call) : undefined;
+    if (name === undefined && fitted === undefined) return call;
     changed = true;
+    const host = (wireName: string) => JSON.stringify(run.names.toHost.get(wireName) ?? wireName);
     notice(
       run,
-      `The model called ${JSON.stringify(call.function.name)}, which no tool is named; it ran as ${JSON.stringify(run.names.toHost.get(name) ?? name)}, the one tool that name spells.`,
+      name !== undefined
+        ? `The model called ${JSON.stringify(written)}, which no tool is named; it ran as ${host(name)}, the one tool that name spells.`
+        : `The model's call was named only with gpt-oss's markup (${JSON.stringify(written)}); it ran as ${host(fitted as string)}, the one tool whose parameters take every argument it sent.`,
     );
-    return { ...call, function: { ...call.function, name } } as T;
+    return { ...call, function: { ...call.function, name: name ?? fitted } } as T;
   });
   return changed ? renamed : calls;
+}
+
+/**
+ * The tool a call names only with Harmony markup on the commentary channel (where gpt-oss calls
+ * tools; `<|channel|>commentary`, no recipient) is for: the one declared tool whose parameters
+ * take every argument the call sent, as `recoverToolCalls` reads such a call written as text. A
+ * call on the analysis channel is the model's reasoning and names no tool: it is answered, not run.
+ */
+function commentaryTool(run: LoopRun, call: ChatCompletionMessageToolCall): string | undefined {
+  if (call.type !== "function") return undefined;
+  const written = call.function.name;
+  if (written.trim() === "" || harmonyHead(written) !== "" || !/<\|channel\|>\s*commentary\b/.test(written)) {
+    return undefined;
+  }
+  let args: unknown;
+  try {
+    args = JSON.parse(call.function.arguments === "" ? "{}" : call.function.arguments);
+  } catch {
+    return undefined;
+  }
+  if (typeof args !== "object" || args === null || Array.isArray(args)) return undefined;
+  return toolForArguments(args as Record<string, unknown>, run.tools);
 }
 
 /** The longest tool-call id the loop keeps as a server gave it (real ones are some 30 characters). */

@@ -648,6 +648,31 @@ function schemasOf(tools: readonly ToolDefinition[] | undefined): Schemas {
  */
 const UNNAMED = "unnamed_tool";
 
+/** Harmony's role and channel words: what comes before the markup in a name that names no tool. */
+const HARMONY_WORDS = new Set(["assistant", "analysis", "commentary", "final", "functions"]);
+
+/**
+ * The tool name a call's name holds when only gpt-oss's Harmony markup is around it: `""` for a
+ * name that is markup alone or a Harmony role or channel word before it (`assistant<|channel|>analysis`,
+ * which Ollama has handed over as a call's name: the model's reasoning read as a call), the part
+ * before the markup otherwise; the name as written when it holds no markup.
+ */
+export function harmonyHead(name: string): string {
+  const trimmed = name.trim();
+  const markup = trimmed.indexOf("<|");
+  if (markup < 0) return trimmed;
+  const head = trimmed
+    .slice(0, markup)
+    .trim()
+    .replace(/^functions\.?/, "");
+  return HARMONY_WORDS.has(head.toLowerCase()) ? "" : head;
+}
+
+/** A name that holds no tool's name: blank, or Harmony markup with no tool's name before it. */
+function namesNoTool(name: string, schemas: Schemas): boolean {
+  return !schemas.has(name) && harmonyHead(name) === "";
+}
+
 function unnamed(name: string): string {
   return (
     `This call named no tool${name === "" ? "" : ` (only ${JSON.stringify(name)})`}, so nothing was run. ` +
@@ -663,7 +688,7 @@ function prepare(
 ): Prepared {
   const name = call.function.name ?? "";
   const raw = call.function.arguments ?? "";
-  if (name.trim() === "") {
+  if (namesNoTool(name, schemas)) {
     // Never dispatched: there is no tool to run. Its arguments are replayed as read, or as {}.
     let json = "{}";
     try {

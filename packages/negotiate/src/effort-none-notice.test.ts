@@ -74,7 +74,8 @@ describe('reasoning effort "none" sent as a higher rung', () => {
 
   it("is told again after the endpoint was forgotten (a new record), not after an import into the same one", async () => {
     const store = createCapabilityStore();
-    const snapshot = JSON.parse(JSON.stringify((await ask(store, "none"), store.exportCapabilities())));
+    await ask(store, "none");
+    const snapshot = JSON.parse(JSON.stringify(store.exportCapabilities()));
     store.importCapabilities(snapshot);
     expect(await ask(store, "none")).toEqual({ sent: ["low"], notices: [] });
     expect(store.forget(server.baseUrl, "sk-test")).toBe(true);

@@ -55,14 +55,20 @@ export class ToolArgumentsError extends Error {
 
 /**
  * What a {@link ToolCallsError} reports: bad input (`"invalid-text"`, `"invalid-tools"`,
+ * `"invalid-arguments"` — `toolForArguments` given arguments that are not an object —
  * `"invalid-options"`), or (`"inexact"`) JSON holding a number JavaScript cannot hold as written
  * where `parseJson`'s `takesString` takes no string.
  */
-export type ToolCallsErrorCode = "invalid-text" | "invalid-tools" | "invalid-options" | "inexact";
+export type ToolCallsErrorCode =
+  | "invalid-text"
+  | "invalid-tools"
+  | "invalid-options"
+  | "invalid-arguments"
+  | "inexact";
 
 /**
  * Thrown when `recoverToolCalls` or `parseJson` is handed something that is not text, a tool
- * list that is not an array, or options (`parseToolArguments`'s, `recoverToolCalls`',
+ * list that is not an array (also `toolForArguments`, and arguments that are not an object), or options (`parseToolArguments`'s, `recoverToolCalls`',
  * `parseJson`'s) that are not an object; and by `parseJson` given `takesString` (`"inexact"`) for
  * a reply holding an integer or out-of-range number it would read as another number, each listed
  * in `numbers`. `code` says which; the message says what was wrong.

@@ -6,5 +6,5 @@ export { parseJson } from "./parse-json.js";
 export type { ParsedToolArguments, ParseToolArgumentsOptions } from "./parse-tool-arguments.js";
 export { MAX_REPAIR_ARGUMENT_CHARS, parseToolArguments } from "./parse-tool-arguments.js";
 export type { RecoveredToolCalls, RecoverToolCallsOptions, ToolNameLike } from "./recover-tool-calls.js";
-export { recoverToolCalls, replyText } from "./recover-tool-calls.js";
+export { recoverToolCalls, replyText, toolForArguments } from "./recover-tool-calls.js";
 export type { ToolCallOutcome, ToolCallRequest, ToolCallResult, ToolCallSource } from "./types.js";

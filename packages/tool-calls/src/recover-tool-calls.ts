@@ -2470,6 +2470,52 @@ function inventedTurn(text: string, known: Known): number {
 }
 
 /**
+ * The one tool a call's arguments fit when the call names none — the tool whose parameters list
+ * every key given and whose `required` keys are all given, when exactly one of `tools` is such a
+ * tool; `undefined` when none is, when two are, or for a tool with no parameters schema. The rule
+ * {@link recoverToolCalls} reads a Harmony call that names no recipient by, for a host whose server
+ * parsed the call itself and wrote only markup where the name goes
+ * (`assistant<|channel|>analysis`). Keys are the call's own; the values are not checked against the
+ * schema. Throws a `ToolCallsError` (`invalid-tools`) when `tools` is not an array or cannot be
+ * read, and `invalid-arguments` when `args` is not a plain object.
+ *
+ * @example
+ * toolForArguments({ city: "Oslo" }, [
+ *   { type: "function", function: { name: "get_weather", parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] } } },
+ *   { type: "function", function: { name: "read_file", parameters: { type: "object", properties: { path: { type: "string" } }, required: ["path"] } } },
+ * ]); // "get_weather"
+ */
+export function toolForArguments(
+  args: Record<string, unknown>,
+  tools: readonly ToolNameLike[],
+): string | undefined {
+  if (!isRecord(args)) {
+    throw new ToolCallsError(
+      "invalid-arguments",
+      `toolForArguments needs the call's arguments as an object, and was given ${describeValue(args)}.`,
+    );
+  }
+  let known: Known;
+  try {
+    if (!Array.isArray(tools)) {
+      throw new ToolCallsError(
+        "invalid-tools",
+        `toolForArguments needs the tools the model may call as an array (tool definitions), and was given ${describeValue(tools)}${toolsHint(tools)}.`,
+      );
+    }
+    known = readTools(tools);
+  } catch (error) {
+    if (ToolCallsError.isInstance(error)) throw error;
+    throw new ToolCallsError(
+      "invalid-tools",
+      `toolForArguments could not read its tools (${error instanceof Error ? error.message : "a value that cannot be read"}): pass plain tool definitions.`,
+      { cause: error },
+    );
+  }
+  return inferTool(args, known);
+}
+
+/**
  * A model's reply up to where it ends, for text no call is taken from (a side task's answer, a
  * summary): read as {@link recoverToolCalls} reads a reply with no tool to call, so without a turn
  * the model went on to invent after an end-of-turn token the server did not stop at (`Done.<|im_end|>`

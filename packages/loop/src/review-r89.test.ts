@@ -1,0 +1,135 @@
+import type { RunEvent } from "@loopwright/events";
+import { startServer, type TestServer } from "@loopwright/testkit";
+import { afterEach, describe, expect, it } from "vitest";
+import type { ChatMessage, ToolDefinition } from "./config.js";
+import { runAgentLoop } from "./index.js";
+
+// Review r89: a call a server parsed itself and named only with gpt-oss's Harmony markup
+// (`assistant<|channel|>analysis`, as Ollama has handed over) went to `dispatch` under that
+// markup. On the analysis channel it is the model's reasoning read as a call: answered, never run.
+// On the commentary channel with no recipient it is a call, and the arguments say which tool, as
+// `recoverToolCalls` reads the same call written as text. Over HTTP, through runAgentLoop.
+
+const READ: ToolDefinition = {
+  type: "function",
+  function: {
+    name: "read_file",
+    description: "Read a file",
+    parameters: { type: "object", properties: { path: { type: "string" } }, required: ["path"] },
+  },
+};
+const WEATHER: ToolDefinition = {
+  type: "function",
+  function: {
+    name: "get_weather",
+    description: "The weather in a city",
+    parameters: {
+      type: "object",
+      properties: { city: { type: "string" }, unit: { type: "string" } },
+      required: ["city"],
+    },
+  },
+};
+const ask: ChatMessage[] = [{ role: "user", content: "Go on." }];
+
+let server: TestServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+async function called(name: string, args: string, tools: ToolDefinition[] = [READ, WEATHER]) {
+  server = await startServer({
+    replies: [{ toolCalls: [{ id: "c1", name, arguments: args }] }, { content: "Done." }],
+  });
+  const events: RunEvent[] = [];
+  const dispatched: string[] = [];
+  const result = await runAgentLoop({
+    config: { baseUrl: server.baseUrl, model: "sim" },
+    messages: ask,
+    tools,
+    dispatch: ({ name }) => {
+      dispatched.push(name);
+      return "ok";
+    },
+    onEvent: (event) => events.push(event),
+  });
+  const second = server.chatRequests[1]?.body as { messages: Array<Record<string, unknown>> };
+  const notices = events.flatMap((e) => (e.kind === "notice" ? [e.text] : []));
+  return { result, dispatched, notices, sent: second.messages.slice(1) };
+}
+
+describe("R89-1: a call named only with Harmony markup", () => {
+  it("on the analysis channel names no tool: answered, never dispatched, replayed under a name the endpoint takes", async () => {
+    for (const written of [
+      "assistant<|channel|>analysis",
+      "<|channel|>analysis",
+      " assistant <|channel|>analysis\n",
+    ]) {
+      const { result, dispatched, sent } = await called(written, '{"path":"a.txt"}');
+      expect(dispatched, written).toEqual([]);
+      expect(sent[0]).toMatchObject({
+        role: "assistant",
+        tool_calls: [{ id: "c1", function: { name: "unnamed_tool", arguments: '{"path":"a.txt"}' } }],
+      });
+      expect(sent[1]).toMatchObject({ role: "tool", tool_call_id: "c1" });
+      expect(String(sent[1]?.content)).toContain(`This call named no tool (only ${JSON.stringify(written)})`);
+      expect(result.messages.at(-1)).toMatchObject({ role: "assistant", content: "Done." });
+    }
+  });
+
+  it("on the commentary channel runs the one tool whose parameters take every argument sent, with a notice", async () => {
+    for (const [written, args, tool] of [
+      ["assistant<|channel|>commentary", '{"path":"a.txt"}', "read_file"],
+      ["<|channel|>commentary <|constrain|>json", '{"city":"Oslo","unit":"C"}', "get_weather"],
+    ] as const) {
+      const { dispatched, notices, sent } = await called(written, args);
+      expect(dispatched, written).toEqual([tool]);
+      expect(sent[0]).toMatchObject({
+        role: "assistant",
+        tool_calls: [{ id: "c1", function: { name: tool } }],
+      });
+      expect(sent[1]).toMatchObject({ role: "tool", tool_call_id: "c1", content: "ok" });
+      expect(notices).toContain(
+        `The model's call was named only with gpt-oss's markup (${JSON.stringify(written)}); it ran as "${tool}", the one tool whose parameters take every argument it sent.`,
+      );
+    }
+  });
+
+  it("on the commentary channel runs nothing when the arguments fit no tool, or two", async () => {
+    const SEARCH: ToolDefinition = {
+      type: "function",
+      function: {
+        name: "search",
+        description: "Search",
+        parameters: { type: "object", properties: { path: { type: "string" } }, required: ["path"] },
+      },
+    };
+    for (const [args, tools] of [
+      ['{"query":"x"}', [READ, WEATHER]],
+      ['{"path":"a.txt"}', [READ, SEARCH]],
+      ["not json", [READ, WEATHER]],
+    ] as const) {
+      const { dispatched, sent } = await called("assistant<|channel|>commentary", args, [...tools]);
+      expect(dispatched, args).toEqual([]);
+      expect(String(sent[1]?.content)).toContain("This call named no tool");
+    }
+  });
+
+  it("a tool's own name before the markup still runs that tool, and a declared tool named like a Harmony word is that tool", async () => {
+    const ASSISTANT: ToolDefinition = {
+      type: "function",
+      function: {
+        name: "assistant",
+        description: "Ask a person",
+        parameters: { type: "object", properties: {} },
+      },
+    };
+    expect((await called("read_file<|channel|>commentary", '{"path":"a.txt"}')).dispatched).toEqual([
+      "read_file",
+    ]);
+    expect((await called("assistant<|channel|>analysis", "{}", [ASSISTANT, READ])).dispatched).toEqual([
+      "assistant",
+    ]);
+  });
+});
