@@ -2,6 +2,7 @@ import type { RunEvent } from "@loopwright/events";
 import { startServer, type TestServer } from "@loopwright/testkit";
 import { afterEach, describe, expect, it } from "vitest";
 import type { ChatMessage, ToolDefinition } from "./config.js";
+import { AgentLoopError } from "./errors.js";
 import { runAgentLoop } from "./index.js";
 
 // Review r89: a call a server parsed itself and named only with gpt-oss's Harmony markup
@@ -130,6 +131,52 @@ describe("R89-1: a call named only with Harmony markup", () => {
     ]);
     expect((await called("assistant<|channel|>analysis", "{}", [ASSISTANT, READ])).dispatched).toEqual([
       "assistant",
+    ]);
+  });
+});
+
+describe("R89-2: llama.cpp's parser failing mid-stream again once the tools were relaxed", () => {
+  // llama.cpp's "does not match the expected peg-native format" is what a schema's grammar letting
+  // the model out of a string gives — and what a server started with --special gives on every
+  // call (its parser meets the printed end-of-turn tokens). Relaxing the tools answers the first;
+  // when the relaxed request fails the same way, the host is told the schemas do not explain it.
+  const PEG_FAILURE = {
+    code: 500,
+    message: "The model produced output that does not match the expected peg-native format",
+    type: "server_error",
+  };
+
+  it("is tried once relaxed, then fails typed with a notice that points at the server", async () => {
+    const failing = {
+      toolCalls: [{ id: "c1", name: "read_file", arguments: '{"path":"a.txt"}' }],
+      errorMidStream: { afterChunk: 3, error: PEG_FAILURE },
+    };
+    server = await startServer({ replies: [failing, failing, { content: "never sent" }] });
+    const notices: string[] = [];
+    const dispatched: string[] = [];
+    const error = await runAgentLoop({
+      config: { baseUrl: server.baseUrl, model: "sim" },
+      messages: ask,
+      tools: [READ],
+      dispatch: ({ name }) => {
+        dispatched.push(name);
+        return "ok";
+      },
+      onEvent: (event) => {
+        if (event.kind === "notice") notices.push(event.text);
+      },
+    }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(AgentLoopError.isInstance(error)).toBe(true);
+    expect(server.chatRequests).toHaveLength(2);
+    expect(dispatched).toEqual([]);
+    expect(
+      notices.filter((n) => n.startsWith("The server failed on the tool schemas' grammar")),
+    ).toHaveLength(1);
+    expect(notices.filter((n) => n.startsWith("The server failed the same way with relaxed tools"))).toEqual([
+      expect.stringMatching(/the schemas do not explain.*--special/),
     ]);
   });
 });

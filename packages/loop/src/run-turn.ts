@@ -304,6 +304,8 @@ async function attempts(
   let hintedRetries = 0;
   const capMs = backoff?.maxHintMs ?? DEFAULT_MAX_RETRY_WAIT_MS;
   let loadingSince: number | undefined;
+  // Set once this turn relaxed the tools after a grammar failure mid-stream.
+  let relaxed = false;
   for (;;) {
     const produced = { value: false };
     try {
@@ -320,10 +322,19 @@ async function attempts(
         throw ContextOverflow.fromError(error);
       }
       if (produced.value) {
+        if (relaxed && isGrammarError(error)) {
+          // The same failure with relaxed tools: the schemas do not explain it. Said, so the host
+          // looks at the server rather than its tools.
+          onNotice?.(
+            `The server failed the same way with relaxed tools (${errorMessage(error)}): its tool-call parser could not read the model's output, which the schemas do not explain — a llama.cpp server started with --special prints end-of-turn tokens that parser does not expect, and a chat template that is not the model's own makes output it cannot read.`,
+          );
+          throw error;
+        }
         // llama.cpp's grammar let the model out of a string and its parser failed mid-stream: the
         // schemas are what failed, so a request nobody saw is sent once more with relaxed tools.
         if (shown || !supports.strictSchemas || !isGrammarError(error)) throw error;
         supports.strictSchemas = false;
+        relaxed = true;
         onNotice?.(
           `The server failed on the tool schemas' grammar (${errorMessage(error)}); sending relaxed tools from now on.`,
         );

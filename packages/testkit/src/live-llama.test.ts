@@ -18,6 +18,7 @@ describe("startLive's options", () => {
       [{ contextSize: 0 }, /contextSize/],
       [{ slots: 1.5 }, /slots/],
       [{ chatTemplate: 42 }, /chatTemplate/],
+      [{ special: "yes" }, /special must be true or false/],
       [null, /options must be an object/],
     ] as const) {
       const error = await startLive(options as never).catch((e: unknown) => e);

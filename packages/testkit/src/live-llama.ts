@@ -57,6 +57,12 @@ export interface LiveOptions {
   chatTemplate?: string | undefined;
   /** `--reasoning-format` (`"deepseek"`, `"none"`, `"auto"`); the server's default unless given. */
   reasoningFormat?: string | undefined;
+  /**
+   * `--special`: the server prints special tokens into the text — the reply ends with `<|im_end|>`,
+   * and its tool-call parser, meeting them, fails the turn with a 500 ("does not match the expected
+   * peg-native format"). As some hosts run llama.cpp to see their model's tokens.
+   */
+  special?: boolean | undefined;
   /** How long to wait for `/health` to answer 200, in ms. 60,000 unless given. */
   startupMs?: number | undefined;
 }
@@ -104,6 +110,9 @@ export async function startLive(options: LiveOptions = {}): Promise<LiveServer> 
       throw new TestkitError("invalid-option", `startLive: ${key} must be a string.`);
     }
   }
+  if (options.special !== undefined && typeof options.special !== "boolean") {
+    throw new TestkitError("invalid-option", "startLive: special must be true or false.");
+  }
   const folder = liveServerPath;
   if (!folder) {
     throw new TestkitError(
@@ -133,6 +142,7 @@ export async function startLive(options: LiveOptions = {}): Promise<LiveServer> 
       ...(slots ? ["--parallel", String(slots)] : []),
       ...(template ? ["--chat-template-file", template] : []),
       ...(options.reasoningFormat ? ["--reasoning-format", options.reasoningFormat] : []),
+      ...(options.special ? ["--special"] : []),
     ],
     { stdio: "ignore" },
   );
