@@ -68,9 +68,9 @@ describe("runAgentLoop over HTTP", () => {
         {
           toolCalls: [{ id: "call_1", name: "add", arguments: '{"a": 2, "b": 3}' }],
           chunkChars: 3,
-          usage: { prompt_tokens: 40, completion_tokens: 10 },
+          usage: { prompt_tokens: 140, completion_tokens: 10 },
         },
-        { content: "2 + 3 is 5.", usage: { prompt_tokens: 60, completion_tokens: 6, cached_tokens: 40 } },
+        { content: "2 + 3 is 5.", usage: { prompt_tokens: 160, completion_tokens: 6, cached_tokens: 140 } },
       ],
     });
     const events: RunEvent[] = [];
@@ -93,7 +93,7 @@ describe("runAgentLoop over HTTP", () => {
     expect(result.toolCalls).toEqual([
       { id: "call_1", name: "add", source: "dispatched", ok: true, ms: expect.any(Number) },
     ]);
-    expect(result.usage).toEqual({ prompt: 100, completion: 16, total: 116, cached: 40 });
+    expect(result.usage).toEqual({ prompt: 300, completion: 16, total: 316, cached: 140 });
     expect(result.messages).toEqual([
       ...question,
       {
@@ -125,8 +125,8 @@ describe("runAgentLoop over HTTP", () => {
     expect(output).toBe("2 + 3 is 5.");
     const usage = events.filter((e) => e.kind === "usage");
     expect(usage.at(-1)).toMatchObject({
-      usage: { prompt: 100, completion: 16, total: 116, cached: 40 },
-      turn: { finishReason: "stop", toolsDeclared: 2, context: { total: 60 } },
+      usage: { prompt: 300, completion: 16, total: 316, cached: 140 },
+      turn: { finishReason: "stop", toolsDeclared: 2, context: { total: 160 } },
     });
   });
 

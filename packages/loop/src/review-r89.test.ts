@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { ChatMessage, ToolDefinition } from "./config.js";
 import { AgentLoopError } from "./errors.js";
 import { runAgentLoop } from "./index.js";
+import { createRuntime } from "./runtime.js";
 
 // Review r89: a call a server parsed itself and named only with gpt-oss's Harmony markup
 // (`assistant<|channel|>analysis`, as Ollama has handed over) went to `dispatch` under that
@@ -178,5 +179,67 @@ describe("R89-2: llama.cpp's parser failing mid-stream again once the tools were
     expect(notices.filter((n) => n.startsWith("The server failed the same way with relaxed tools"))).toEqual([
       expect.stringMatching(/the schemas do not explain.*--special/),
     ]);
+  });
+});
+
+describe("R89-3: a server whose chat template leaves the tools out", () => {
+  // llama.cpp served with a template that takes no tools (`--chat-template chatml`, an old GGUF's
+  // own) renders the request without them, says nothing, and counts the prompt so: the model never
+  // sees a tool. Recorded live (b9749): 12 prompt tokens for "List the files." with a tool declared;
+  // /props said chat_template_caps.supports_tools false. The count is also no calibration reading.
+  const described = (name: string): ToolDefinition => ({
+    type: "function",
+    function: {
+      name,
+      description: `Does ${name} over the project: ${"a careful description of what it takes and gives back. ".repeat(4)}`,
+      parameters: {
+        type: "object",
+        properties: { path: { type: "string", description: "Where, relative to the project root." } },
+        required: ["path"],
+      },
+    },
+  });
+  const TOOLS = ["find", "grep", "read", "write"].map(described);
+
+  async function run(prompts: number[], tools: ToolDefinition[] = TOOLS) {
+    server = await startServer({
+      replies: [
+        ...prompts.slice(0, -1).map((prompt, i) => ({
+          toolCalls: [{ id: `c${i}`, name: "read", arguments: '{"path":"a"}' }],
+          usage: { prompt_tokens: prompt, completion_tokens: 5 },
+        })),
+        { content: "Done.", usage: { prompt_tokens: prompts.at(-1) as number, completion_tokens: 2 } },
+      ],
+    });
+    const runtime = createRuntime();
+    const notices: string[] = [];
+    await runtime.runAgentLoop({
+      config: { baseUrl: server.baseUrl, model: "sim" },
+      messages: ask,
+      tools,
+      dispatch: () => "ok",
+      onEvent: (event) => {
+        if (event.kind === "notice") notices.push(event.text);
+      },
+    });
+    const supports = runtime.capabilities.capabilitiesFor(server.baseUrl, undefined);
+    return { notices, charsPerToken: runtime.calibration.charsPerTokenFor(supports, "sim") };
+  }
+
+  it("is told once when the count is fewer tokens than the tool definitions alone take, and is no calibration reading", async () => {
+    const { notices, charsPerToken } = await run([20, 30]);
+    const told = notices.filter((n) => n.includes("its chat template does not show the tools to sim"));
+    expect(told).toHaveLength(1);
+    expect(told[0]).toMatch(
+      /^The server counted 20 prompt tokens for a request whose 4 tool definition\(s\) alone are \d+ characters/,
+    );
+    // Nothing learnt from it: the default, not the 30-odd characters a token the count would say.
+    expect(charsPerToken).toBe(4);
+  });
+
+  it("says nothing for a count the tools fit in, and learns from it", async () => {
+    const { notices, charsPerToken } = await run([400, 420]);
+    expect(notices.some((n) => n.includes("does not show the tools"))).toBe(false);
+    expect(charsPerToken).not.toBe(4);
   });
 });

@@ -1,5 +1,6 @@
 import {
   type Calibration,
+  contextChars,
   defaultCalibration,
   type RequestBodyLike,
   requestTokens,
@@ -258,14 +259,52 @@ export async function runTurn(
   };
   const turn = heldUsage(await attempts(client, supports, track, options), options.onNotice);
   if (sent && turn.usage.prompt > 0) {
-    calibration.calibrate(
-      supports,
-      options.model ?? sent.model,
-      sent as unknown as RequestBodyLike,
-      turn.usage.prompt,
-    );
+    const model = options.model ?? sent.model;
+    // A count the tools cannot be in says the template left them out: no reading of the text.
+    if (toolsUnseen(sent, turn, supports, model, options.onNotice)) return turn;
+    calibration.calibrate(supports, model, sent as unknown as RequestBodyLike, turn.usage.prompt);
   }
   return turn;
+}
+
+/**
+ * More characters of the tools' JSON than any rendering of them puts in one token: tokenizers hold
+ * 2.5–4 characters of JSON a token, and a template that writes the tools more tersely than JSON
+ * (gpt-oss's TypeScript-like namespace) halves the characters at most. A prompt counted at fewer
+ * tokens than the tools' characters over this did not hold them.
+ */
+const MOST_CHARS_PER_TOKEN = 12;
+
+/** Endpoints (each model apart) already told their template shows no tools, in this process. */
+const toldToolsUnseen = new WeakMap<EndpointCapabilities, Set<string>>();
+
+/**
+ * True when the endpoint counted fewer prompt tokens than the request's tool definitions alone
+ * must take: its chat template did not render them (llama.cpp's or vLLM's with a template that
+ * takes no tools — `--chat-template chatml`, a GGUF's old template), so the model never saw them and
+ * cannot call them. Told once per endpoint and model in a process. Only a count with nothing read
+ * from the cache is judged: a server that counts only what it prefilled counts less.
+ */
+function toolsUnseen(
+  sent: RequestBody,
+  turn: Turn,
+  supports: EndpointCapabilities,
+  model: string,
+  onNotice: ((message: string) => void) | undefined,
+): boolean {
+  if (!sent.tools?.length || turn.usage.cached > 0) return false;
+  const chars = contextChars({ messages: [], tools: sent.tools } as unknown as RequestBodyLike).tools;
+  const least = Math.floor(chars / MOST_CHARS_PER_TOKEN);
+  if (turn.usage.prompt >= least) return false;
+  const told = toldToolsUnseen.get(supports) ?? new Set<string>();
+  toldToolsUnseen.set(supports, told);
+  if (!told.has(model)) {
+    told.add(model);
+    onNotice?.(
+      `The server counted ${turn.usage.prompt} prompt tokens for a request whose ${sent.tools.length} tool definition(s) alone are ${chars} characters (at least ${least} tokens in any tokenizer): its chat template does not show the tools to ${model}, which cannot call them. llama.cpp and vLLM render tools only through a template that takes them (llama.cpp's /props says so in chat_template_caps.supports_tools): serve the model's own tool-calling template (llama.cpp: --jinja, without --chat-template chatml).`,
+    );
+  }
+  return true;
 }
 
 /** The retry loop of `runTurn`: re-sends, waits for a loading model, and rethrows what it cannot answer. */
