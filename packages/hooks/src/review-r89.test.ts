@@ -1,7 +1,7 @@
 // Review round r89 (hooks): each test fails on the code before its fix.
 import { estimateTokens, type MessageLike } from "@loopwright/ledger";
 import { afterEach, describe, expect, it } from "vitest";
-import { assembleContext, gather, type HookRunner, untrusted, withContext } from "./index.js";
+import { assembleContext, createHooks, gather, type HookRunner, untrusted, withContext } from "./index.js";
 
 /**
  * The text after the last `untrusted` fence that a lenient reader (any case and spacing, invisible
@@ -143,6 +143,38 @@ describe("R89H-2: gather over two events, one runner answering with promises bef
     expect(gathered.notes[39]).toBe("Hook s39 (sessionStart) added nothing: it failed.");
     expect(gathered.notes[40]).toBe(
       "… and 59,960 more notes like these, left out: only the first 40 are kept.",
+    );
+  });
+});
+
+describe("R89H-3: the preface gather hands back to be stored beside the question", () => {
+  // Found by the session model: a preface holding half a surrogate pair (cut from a longer one) came
+  // back as it was given, so the session a host stored held it, and a strict JSON reader reading the
+  // stored session back (serde_json, a jsonb column) refused the whole of it. withContext already
+  // wrote it U+FFFD on the question.
+  const run: HookRunner = () => [{ id: "memory", context: "The user likes tea." }];
+  const question: MessageLike[] = [{ role: "user", content: "Tea?" }];
+
+  it("is well-formed, the preface the question was sent with", async () => {
+    // Given for the call, and configured for the instance.
+    const configured = createHooks({ preface: "Background \ud83d" });
+    for (const gathered of [
+      await gather(run, "beforeTurn", {}, {}, { preface: "Background \ud83d" }),
+      await configured.gather(run, "beforeTurn", {}, {}),
+    ]) {
+      expect(gathered.preface).toBe("Background \ufffd");
+      expect(JSON.stringify(gathered)).not.toMatch(/\\ud83d/i);
+      // Rebuilt from what was stored, the question is the one sent.
+      expect(withContext(question, 0, gathered.context, gathered.preface)[0]?.content).toBe(
+        'Background \ufffd\n\n<context hook="memory">\nThe user likes tea.\n</context>\n\nTea?',
+      );
+    }
+  });
+
+  it("rebuilds a question stored with the preface as it used to come back the same, byte for byte", async () => {
+    const gathered = await gather(run, "beforeTurn", {}, {}, { preface: "Background \ud83d" });
+    expect(withContext(question, 0, gathered.context, "Background \ud83d")).toEqual(
+      withContext(question, 0, gathered.context, gathered.preface),
     );
   });
 });

@@ -12,7 +12,7 @@ import {
 import { describe, errorText, HooksError } from "./errors.js";
 import { heldNotes, type NoteTaker, noteList } from "./notes.js";
 import { aboveZero, type HookSettings } from "./settings.js";
-import { wellFormedDeep } from "./text.js";
+import { wellFormed, wellFormedDeep } from "./text.js";
 import type {
   Consulted,
   ConsultOptions,
@@ -361,7 +361,10 @@ export async function gatherWith<Context>(
       );
     }
   }
-  const preface = typeof options.preface === "string" ? options.preface : settings.preface;
+  // Handed back well-formed, as withContext writes it on the question: it is what this request says,
+  // and the host stores it beside the question, where half a surrogate pair would be refused by a
+  // strict JSON reader (serde_json's, a jsonb column) reading the stored session back.
+  const preface = wellFormed(typeof options.preface === "string" ? options.preface : settings.preface);
   const maxTokens = aboveZero(options.maxTokens)
     ? Math.max(1, Math.floor(options.maxTokens))
     : settings.maxTokens;

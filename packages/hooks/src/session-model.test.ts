@@ -477,6 +477,11 @@ async function runSession(session: SessionPlan, sender: Sender, tag: string) {
     }
 
     const { context, notes } = gathered;
+    // What the host stores beside the question is text any JSON reader takes (no half a surrogate pair).
+    expect(context.isWellFormed()).toBe(true);
+    expect(gathered.preface.isWellFormed(), `turn ${turn}: the preface to store holds a lone surrogate`).toBe(
+      true,
+    );
     const budget = plan.maxTokens ?? hooks.settings().maxTokens;
     const ratio = session.charsPerToken ?? 4;
     // The blocks fit the budget, counted as the README says (the ledger's estimate).
