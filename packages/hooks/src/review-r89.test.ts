@@ -1,7 +1,8 @@
 // Review round r89 (hooks): each test fails on the code before its fix.
 import { estimateTokens, type MessageLike } from "@loopwright/ledger";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { assembleContext, createHooks, gather, type HookRunner, untrusted, withContext } from "./index.js";
+import { unhandledRejections } from "./test-support/unhandled.js";
 
 /**
  * The text after the last `untrusted` fence that a lenient reader (any case and spacing, invisible
@@ -91,18 +92,10 @@ describe("R89H-2: gather over two events, one runner answering with promises bef
   // answered at once; beforeTurn's answered a moment later. The promises were given their handler
   // only once both had answered, so one that rejected meanwhile was an unhandled rejection: in a
   // Node host without a handler (the default), the process ended with the hook's error.
-  const unhandled: unknown[] = [];
-  const onUnhandled = (reason: unknown): void => {
-    unhandled.push(reason);
-  };
-  afterEach(() => {
-    process.off("unhandledRejection", onUnhandled);
-    unhandled.length = 0;
-  });
   const later = <T>(value: T) => new Promise<T>((resolve) => setTimeout(() => resolve(value), 5));
 
   it("leaves no rejection unhandled while the slower event is waited on", async () => {
-    process.on("unhandledRejection", onUnhandled);
+    const unhandled = unhandledRejections();
     const run: HookRunner = (event) =>
       event === "sessionStart"
         ? ([
@@ -116,9 +109,7 @@ describe("R89H-2: gather over two events, one runner answering with promises bef
     expect(gathered.notes).toEqual([
       "Outcome 1 of the sessionStart hooks is a promise, not an outcome (the runner should wait for its hooks, with Promise.all, and answer what they gave); it was ignored.",
     ]);
-    // A rejection nobody handled is reported once the event loop turns.
-    await new Promise((resolve) => setTimeout(resolve, 20));
-    expect(unhandled).toEqual([]);
+    expect(await unhandled.settled()).toEqual([]);
   });
 
   it("still tells the notes in the order of the events, whichever runner answered first", async () => {

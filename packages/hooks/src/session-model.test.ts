@@ -27,7 +27,7 @@ import { estimateTokens, type MessageLike } from "@loopwright/ledger";
 import { startServer, type TestServer } from "@loopwright/testkit";
 import fc from "fast-check";
 import OpenAI from "openai";
-import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   createHooks,
   type HookMessage,
@@ -41,6 +41,7 @@ import {
   UNTRUSTED_PREFACE,
   untrusted,
 } from "./index.js";
+import { unhandledRejections } from "./test-support/unhandled.js";
 
 /** Pieces a hostile or broken hook's text is made of, mixed with arbitrary text below. */
 const PIECES = [
@@ -689,14 +690,7 @@ let runs = 0;
 describe("a session of random hooks, checked after every turn", () => {
   it("keeps the transcript clean, every request a prefix-extension, the blocks whole and in budget", async () => {
     // A hook's promise that rejects where nobody waits on it would end a Node host: none may be left so.
-    const unhandled: unknown[] = [];
-    const onUnhandled = (reason: unknown): void => {
-      unhandled.push(reason);
-    };
-    process.on("unhandledRejection", onUnhandled);
-    onTestFinished(() => {
-      process.off("unhandledRejection", onUnhandled);
-    });
+    const unhandled = unhandledRejections();
     await fc.assert(
       fc.asyncProperty(sessionPlanArb, async (plan) => {
         try {
@@ -710,9 +704,7 @@ describe("a session of random hooks, checked after every turn", () => {
       }),
       { numRuns: Number(process.env.HOOKS_SESSION_RUNS ?? 60) },
     );
-    // Rejections are reported a turn of the event loop after they go unhandled.
-    await new Promise((resolve) => setTimeout(resolve, 20));
-    expect(unhandled).toEqual([]);
+    expect(await unhandled.settled()).toEqual([]);
   }, 60_000);
 
   describe("over HTTP to the testkit's prefix-cache server", () => {
