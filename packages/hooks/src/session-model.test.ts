@@ -744,7 +744,7 @@ describe("a session of random hooks, checked after every turn", () => {
         fc.asyncProperty(sessionPlanArb, async (plan) => {
           await runSession(plan, sender, `http-${runs++}`);
         }),
-        { numRuns: 15 },
+        { numRuns: Number(process.env.HOOKS_SESSION_HTTP_RUNS ?? 15) },
       );
     }, 60_000);
   });
