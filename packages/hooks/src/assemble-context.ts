@@ -224,14 +224,36 @@ export function charsWithin(tokens: number, charsPerToken: number): number {
   return 0;
 }
 
-/** How an `untrusted` fence opens, and how it closes (after the line break that ends its text). */
-const FENCE_OPEN = "<untrusted";
+/** How an `untrusted` fence is closed here (after the line break that ends its text), as `untrusted` closes one. */
 const FENCE_CLOSE = "\n</untrusted>";
+
+/** `word` as a lenient reader reads it: invisible characters ({@link INVISIBLE}) anywhere between its letters. */
+function spelled(word: string): string {
+  return [...word].join(`[${INVISIBLE}]*`);
+}
+
+/**
+ * Where an `untrusted` fence opens and closes, to a reader as lenient as the one `<context` tags are
+ * disarmed for: any case, spacing around the slash, invisible characters anywhere. A hook's
+ * `<UNTRUSTED>` or `<un\u200btrusted>` opens a fence to that reader as surely as `untrusted`'s own does.
+ */
+const FENCE_OPENING = new RegExp(`<[\\s${INVISIBLE}]*${spelled("untrusted")}`, "giu");
+const FENCE_CLOSING = new RegExp(
+  `<[\\s${INVISIBLE}]*\\/[\\s${INVISIBLE}]*${spelled("untrusted")}[\\s${INVISIBLE}]*>`,
+  "giu",
+);
+
+/** Where the last match of `pattern` (a global one) starts in `text`; -1 when none does. */
+function lastMatch(text: string, pattern: RegExp): number {
+  let at = -1;
+  for (const match of text.matchAll(pattern)) at = match.index;
+  return at;
+}
 
 /** Where the last `untrusted` fence of `text` opens when it is not closed after it; -1 when none is open. */
 function openFence(text: string): number {
-  const at = text.lastIndexOf(FENCE_OPEN);
-  return at > text.lastIndexOf("</untrusted>") ? at : -1;
+  const at = lastMatch(text, FENCE_OPENING);
+  return at > lastMatch(text, FENCE_CLOSING) ? at : -1;
 }
 
 /** What may be the start of an escape (`&lt;`, `&amp;`, `&#x1F600;`) at the end of a cut. */
@@ -270,14 +292,34 @@ function cutBlock(text: string, limit: number): string {
     fence = openFence(body);
   }
   if (fence === -1) return body.trim() === "" ? "" : body + CUT_MARK;
+  return closeFence(body) + CUT_MARK;
+}
+
+/** `body`, whose last `untrusted` fence is open, with the fence closed (a closing tag it ends halfway into finished). */
+function closeFence(body: string): string {
   // Inside a fence every < is written &lt;, so a < near the end is the closing tag, cut.
   for (let part = FENCE_CLOSE.length - 1; part > 0; part--) {
-    if (body.endsWith(FENCE_CLOSE.slice(0, part))) {
-      body = body.slice(0, body.length - part);
-      break;
-    }
+    if (body.endsWith(FENCE_CLOSE.slice(0, part))) return body.slice(0, body.length - part) + FENCE_CLOSE;
   }
-  return body + FENCE_CLOSE + CUT_MARK;
+  return body + FENCE_CLOSE;
+}
+
+/**
+ * A hook's whole text with no `untrusted` fence left open at its end: one it opens and never closes
+ * is closed there (as a cut closes one), and an opening tag it never finishes (`<untrusted` with no
+ * `>` after it) has its `<` written `&lt;`, since the block's own `</context>` would otherwise finish
+ * that tag and leave the fence open. Either way the fence would otherwise take in the blocks and the
+ * question after it as text nobody vouched for. `text` itself where no fence is left open.
+ */
+function sealFences(text: string): string {
+  let fence = openFence(text);
+  if (fence === -1) return text;
+  if (text.indexOf(">", fence) === -1) {
+    text = `${text.slice(0, fence)}&lt;${text.slice(fence + 1)}`;
+    fence = openFence(text);
+    if (fence === -1) return text;
+  }
+  return closeFence(text);
 }
 
 /**
@@ -367,8 +409,9 @@ export function assembleInto(
     const ownChars = own === undefined ? Number.POSITIVE_INFINITY : charsWithin(own, charsPerToken);
     const room = budget - out.length - separator.length - open.length - close.length;
     const limit = Math.min(ownChars, room);
-    let body = text;
-    if (text.length > limit) {
+    const whole = sealFences(text);
+    let body = whole;
+    if (whole.length > limit) {
       body = cutBlock(text, limit);
       const why =
         limit === ownChars ? `its own limit of ${tokens(own)}` : `the ${maxTokens}-token hook budget`;
@@ -377,6 +420,8 @@ export function assembleInto(
         return;
       }
       note(`Hook ${label}'s context was cut from ${text.length} to ${body.length} characters to fit ${why}.`);
+    } else if (whole !== text) {
+      note(`Hook ${label}'s context left an untrusted fence open; it was closed at the end of its block.`);
     }
     out += separator + open + body + close;
   };

@@ -28,6 +28,12 @@ export class NoteSink {
     }
   }
 
+  /** Counts `more` notes about single hooks that were never written: ones held back past the cap. */
+  count(more: number): void {
+    // Told only once MAX_HOOK_NOTES were, by whoever held them back, so they are past the cap here too.
+    this.dropped += more;
+  }
+
   /** A note about the whole call, always told. */
   always(note: string): void {
     this.emit(note);
@@ -42,6 +48,40 @@ export class NoteSink {
       `… and ${more.toLocaleString("en-US")} more ${more === 1 ? "note" : "notes"} like these, left out: only the first ${MAX_HOOK_NOTES} are kept.`,
     );
   }
+}
+
+/** What reads a runner's answer tells its notes to: a {@link NoteSink}, or notes held for one. */
+export type NoteTaker = Pick<NoteSink, "push" | "always">;
+
+/**
+ * Notes held as they come, each with how it came (about one hook, or about the whole call), to be
+ * told to a sink later with `tell`: `gather` reads each runner's answer as it comes and tells the
+ * notes in the order of the events.
+ */
+export function heldNotes(): NoteTaker & { tell(sink: NoteSink): void } {
+  const held: { always: boolean; note: string }[] = [];
+  // Past the cap a sink only counts notes about single hooks, so only the count of those is held:
+  // a runner answering 100 000 failed outcomes holds 40 lines, not 100 000.
+  let kept = 0;
+  let more = 0;
+  return {
+    push(note) {
+      if (kept < MAX_HOOK_NOTES) {
+        kept++;
+        held.push({ always: false, note });
+      } else {
+        more++;
+      }
+    },
+    always: (note) => held.push({ always: true, note }),
+    tell(sink) {
+      for (const { always, note } of held) {
+        if (always) sink.always(note);
+        else sink.push(note);
+      }
+      sink.count(more);
+    },
+  };
 }
 
 /** A sink into a list of notes, and the list. */

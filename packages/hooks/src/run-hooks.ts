@@ -10,9 +10,9 @@ import {
   snapshotOutcome,
 } from "./assemble-context.js";
 import { describe, errorText, HooksError } from "./errors.js";
-import { type NoteSink, noteList } from "./notes.js";
+import { heldNotes, type NoteTaker, noteList } from "./notes.js";
 import { aboveZero, type HookSettings } from "./settings.js";
-import { wellFormedDeep } from "./text.js";
+import { wellFormed, wellFormedDeep } from "./text.js";
 import type {
   Consulted,
   ConsultOptions,
@@ -219,7 +219,7 @@ function handleLate(raw: unknown): void {
  * a list, an entry that is not an object or throws when read, a hook that failed or timed out, context
  * that is not text.
  */
-function readOutcomes(event: HookEvent, called: Called, notes: NoteSink): HookOutcome[] {
+function readOutcomes(event: HookEvent, called: Called, notes: NoteTaker): HookOutcome[] {
   if (!called.answered) {
     notes.always(`The ${event} hooks could not be run: ${called.why}.`);
     return [];
@@ -269,7 +269,7 @@ function readOutcome(
   entry: unknown,
   place: number,
   outcomes: HookOutcome[],
-  notes: NoteSink,
+  notes: NoteTaker,
 ): void {
   if (typeof entry !== "object" || entry === null || Array.isArray(entry)) {
     notes.push(
@@ -361,11 +361,18 @@ export async function gatherWith<Context>(
       );
     }
   }
-  const preface = typeof options.preface === "string" ? options.preface : settings.preface;
+  // Handed back well-formed, as withContext writes it on the question: it is what this request says,
+  // and the host stores it beside the question, where half a surrogate pair would be refused by a
+  // strict JSON reader (serde_json's, a jsonb column) reading the stored session back.
+  const preface = wellFormed(typeof options.preface === "string" ? options.preface : settings.preface);
   const maxTokens = aboveZero(options.maxTokens)
     ? Math.max(1, Math.floor(options.maxTokens))
     : settings.maxTokens;
   const timeoutMs = timeoutOf(options, settings);
+  // Each runner's answer is read the moment it comes, not once every event's has: an outcome that
+  // is a promise gets its handler then. Left until a slower event answered, one that rejects would
+  // be an unhandled rejection meanwhile, which ends a Node process. Its notes are held, and told in
+  // the order of the events, so they read the same however the runners raced.
   const calls = await Promise.all(
     events.map((name) =>
       callRunner(
@@ -376,17 +383,18 @@ export async function gatherWith<Context>(
         timeoutMs,
         options.signal ?? undefined,
         "gather",
-      ).then((called) => ({
-        name: name as HookEvent,
-        called,
-      })),
+      ).then((called) => {
+        const held = heldNotes();
+        return { outcomes: readOutcomes(name as HookEvent, called, held), held };
+      }),
     ),
   );
   // One cap for the call: a note about each hook the runners answered, then each block cut or left out.
   const { notes, sink } = noteList();
   const outcomes: HookOutcome[] = [];
-  for (const { name, called } of calls) {
-    for (const outcome of readOutcomes(name, called, sink)) outcomes.push(outcome);
+  for (const call of calls) {
+    call.held.tell(sink);
+    for (const outcome of call.outcomes) outcomes.push(outcome);
   }
   if (options.signal?.aborted) {
     sink.finish();

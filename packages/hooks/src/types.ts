@@ -126,7 +126,10 @@ export type HookRunner<Context = unknown> = (
 export interface Gathered {
   /** The `<context>` blocks, held to the budget; `""` when no hook added anything. */
   context: string;
-  /** The preface this request says above the blocks; store it beside the question with `context`. */
+  /**
+   * The preface this request says above the blocks, each lone surrogate written U+FFFD as
+   * `withContext` writes it; store it beside the question with `context`.
+   */
   preface: string;
   /** Every outcome the runner reported, in order (anything that was not an object left out). */
   outcomes: HookOutcome[];
