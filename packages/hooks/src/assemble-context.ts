@@ -5,6 +5,7 @@ import { protoless } from "./protoless.js";
 import { positive } from "./settings.js";
 import { cutTo, oneLine, wellFormed } from "./text.js";
 import type { AssembleOptions, HookOutcome } from "./types.js";
+import { ANGLE_LOOKALIKES } from "./untrusted.js";
 
 /**
  * Whether an outcome reports a failure: `ok: false`, `timedOut: true`, or an `error` that says
@@ -199,13 +200,19 @@ const INVISIBLE = "\\p{Cf}\\p{Default_Ignorable_Code_Point}";
  * quadratic in a long run after a `<`.
  */
 const CONTEXT_TAG = new RegExp(
-  `<(?=[\\s${INVISIBLE}]*(?:\\/[\\s${INVISIBLE}]*)?${[..."context"].join(`[${INVISIBLE}]*`)})`,
+  `(?:<|[${ANGLE_LOOKALIKES.join("")}])(?=[\\s${INVISIBLE}]*(?:\\/[\\s${INVISIBLE}]*)?${[..."context"].join(`[${INVISIBLE}]*`)})`,
   "giu",
 );
 
-/** A hook's text with any `<context` or `</context` tag in it disarmed, so it cannot close its block. */
+/**
+ * A hook's text with any `<context` or `</context` tag in it disarmed, so it cannot close its block:
+ * the `<` written `&lt;`, and a character a reader could take for it (`＜/context＞`, `‹context›`:
+ * `ANGLE_LOOKALIKES`, as `untrusted` writes them) written as its `&#x…;` code.
+ */
 function disarm(text: string): string {
-  return text.replace(CONTEXT_TAG, "&lt;");
+  return text.replace(CONTEXT_TAG, (opener) =>
+    opener === "<" ? "&lt;" : `&#x${(opener.codePointAt(0) as number).toString(16).toUpperCase()};`,
+  );
 }
 
 /**
