@@ -907,7 +907,9 @@ function convertUnion(
   // recursion past its limit, made nullable by `.nullable()` or `Optional[T]`), its note goes with
   // it, or the model is asked for a string and never told it is the value's JSON text.
   const textNotes = (only: JsonSchema) =>
-    ASKED.get(only) === "text" && !(base ?? "").includes(JSON_TEXT_NOTE) && !unionNotes.includes(JSON_TEXT_NOTE)
+    ASKED.get(only) === "text" &&
+    !(base ?? "").includes(JSON_TEXT_NOTE) &&
+    !unionNotes.includes(JSON_TEXT_NOTE)
       ? [...unionNotes, JSON_TEXT_NOTE]
       : unionNotes;
   if (union.length === 1) {
