@@ -775,7 +775,7 @@ function parseBack(value: string, schema: unknown, walk: Walk, depth: number, pl
  * keywords beside them), `allOf`, and the branches of `anyOf`/`oneOf` — where a null is dropped
  * when no branch naming the property takes it (the fields of the other alternatives of a root
  * union, say), among the branches the object may be of (a discriminated union's variant is read
- * by its tag; see `narrowed`). A property name `sanitizeSchema` wrote with U+FFFD (the schema's own held half a
+ * by its tag). A property name `sanitizeSchema` wrote with U+FFFD (the schema's own held half a
  * surrogate pair alone) is read as the schema's own name, as {@link restoreArguments} reads it,
  * and kept as the model wrote it (`restoreArguments` hands the tool its own name back).
  *
