@@ -1,3 +1,4 @@
+import { mayBacktrack, PATTERN_KEY_LIMIT } from "./backtracking.js";
 import { protoless } from "./protoless.js";
 import {
   type Asked,
@@ -31,6 +32,16 @@ interface Walk {
   flat: Map<unknown, Flat>;
   required: WeakMap<Raw, Set<unknown>>;
   nulls: Map<unknown, boolean>;
+  /** Per schema: its union branches narrowed to those an object could meet, by which were kept. */
+  narrowed: Map<unknown, Map<string, unknown>>;
+  /** Per union branch an object cannot meet: what it stands as (see `standIn`). */
+  standIns: Map<unknown, Raw>;
+  /** A number for each schema `narrowed` or `standIn` made, naming it in `narrowed`'s keys. */
+  ids: Map<unknown, number>;
+  /** Patterns `mayMeet` compiled (undefined: not run). */
+  patterns: Map<string, RegExp | undefined>;
+  /** Readings `mayMeet` may still make for the object being read. */
+  checks: number;
   keys: Map<unknown, Map<string, KeyInfo>>;
   items: Map<unknown, Map<number, unknown>>;
   /** The sanitized form, read for renamed names (and, with `parse`, for JSON text to parse back). */
@@ -251,6 +262,229 @@ function readKey(schema: unknown, key: string, walk: Walk, depth: number): KeyIn
   };
 }
 
+/**
+ * Whether an object `value` can meet no value of `branch`, whatever nulls are dropped from it
+ * (see `mayMeet`). Only a sure mismatch excludes.
+ */
+function excludes(branch: unknown, value: Raw, walk: Walk): boolean {
+  return !mayMeet(branch, value, walk, 0);
+}
+
+/** Schema readings `mayMeet` may make for one object before it answers "may" to everything. */
+const CHECK_BUDGET = 10_000;
+
+/**
+ * False when `value` surely fails `schema`, whatever nulls in it are dropped: its kind is not one
+ * the schema takes (a string where an object or an array is taken may be JSON text, and is not
+ * counted); a scalar the schema's `const`, `enum`, `pattern` (one `mayBacktrack` passes, on at
+ * most `PATTERN_KEY_LIMIT` characters), bounds or lengths refuse; an object lacking a key the
+ * schema requires, holding null at a required key that takes none, holding a value at a key the
+ * schema closes off, or holding a property value that surely fails its own schema; an array of a
+ * length its item counts refuse, or holding such an item; or a union none of whose branches it may
+ * meet. A key holding null is otherwise passed over (it may be a field left out). Past
+ * `MAX_DEPTH`, or past `CHECK_BUDGET` readings for the object being read, the answer is "may".
+ */
+function mayMeet(schema: unknown, value: unknown, walk: Walk, depth: number): boolean {
+  if (depth > MAX_DEPTH || --walk.checks < 0) return true;
+  const { parts, never } = flatten(schema, walk);
+  if (never) return false;
+  const kind = kindOf(value);
+  const kinds = kindsOf(schema, walk, walk.restore as Restore, 0);
+  if ((kinds & kind) === 0) return kind === STRING && mayBeText(value as string, kinds);
+  // A string where the schema also takes an object or an array may be JSON text: its own keywords say nothing of it.
+  if (kind === STRING && (kinds & (OBJECT | ARRAY)) !== 0) return true;
+  return parts.every((part) => {
+    if (Object.hasOwn(part, "const") && kind !== OBJECT && kind !== ARRAY && part.const !== value)
+      return false;
+    if (Array.isArray(part.enum) && kind !== OBJECT && kind !== ARRAY && !part.enum.includes(value))
+      return false;
+    if (typeof value === "number" && !numberMeets(part, value)) return false;
+    if (typeof value === "string" && !stringMeets(part, value, walk)) return false;
+    if (kind === OBJECT && !objectMayMeet(part, value as Raw, walk, depth)) return false;
+    if (kind === ARRAY && !arrayMayMeet(part, value as unknown[], walk, depth)) return false;
+    return unionsOf(part).every((branches) => branches.some((b) => mayMeet(b, value, walk, depth + 1)));
+  });
+}
+
+/**
+ * Whether a string may be JSON text the schema (of `kinds`) asked for in its place: an object's or
+ * an array's, or `null` where it also takes null (the whole value asked for as JSON text).
+ */
+function mayBeText(value: string, kinds: number): boolean {
+  const text = value.trim();
+  return (
+    (text.startsWith("{") && (kinds & OBJECT) !== 0) ||
+    (text.startsWith("[") && (kinds & ARRAY) !== 0) ||
+    (text === "null" && (kinds & NULL) !== 0 && (kinds & (OBJECT | ARRAY)) !== 0)
+  );
+}
+
+function numberMeets(part: Raw, value: number): boolean {
+  const { minimum, maximum, exclusiveMinimum, exclusiveMaximum } = part;
+  if (typeof minimum === "number" && value < minimum) return false;
+  if (typeof maximum === "number" && value > maximum) return false;
+  if (typeof exclusiveMinimum === "number" && value <= exclusiveMinimum) return false;
+  if (typeof exclusiveMaximum === "number" && value >= exclusiveMaximum) return false;
+  return true;
+}
+
+function stringMeets(part: Raw, value: string, walk: Walk): boolean {
+  const { minLength, maxLength, pattern } = part;
+  if (typeof minLength === "number" && value.length < minLength) return false;
+  if (typeof maxLength === "number" && value.length > maxLength) return false;
+  if (typeof pattern === "string" && value.length <= PATTERN_KEY_LIMIT) {
+    const compiled = patternOf(pattern, walk);
+    if (compiled !== undefined && !compiled.test(value)) return false;
+  }
+  return true;
+}
+
+function objectMayMeet(part: Raw, value: Raw, walk: Walk, depth: number): boolean {
+  if (!typeAllows(part, "object")) return false;
+  const props = isObject(part.properties) ? part.properties : undefined;
+  // A name the sanitizer rewrote (U+FFFD for half a surrogate pair) is not the schema's own.
+  const renamed = Object.keys(value).some((key) => key.includes("\uFFFD"));
+  if (!renamed) {
+    for (const key of requiredOf(part, walk)) {
+      if (typeof key === "string" && !Object.hasOwn(value, key)) return false;
+    }
+  }
+  const extra = part.additionalProperties;
+  for (const key of Object.keys(value)) {
+    const inner = value[key];
+    if (inner === null) {
+      // A null at a key the part requires is never dropped: a part that cannot take it there is not met.
+      if (
+        props &&
+        Object.hasOwn(props, key) &&
+        requiredOf(part, walk).has(key) &&
+        !acceptsNull(props[key], walk, 0)
+      )
+        return false;
+      continue;
+    }
+    if (props && Object.hasOwn(props, key)) {
+      if (!mayMeet(props[key], inner, walk, depth + 1)) return false;
+    } else if (
+      !renamed &&
+      (extra === false || (isObject(extra) && !mayMeet(extra, inner, walk, depth + 1)))
+    ) {
+      // patternProperties may also speak of the key: only a schema without them is read here.
+      if (!isObject(part.patternProperties)) return false;
+    }
+  }
+  return true;
+}
+
+function arrayMayMeet(part: Raw, value: unknown[], walk: Walk, depth: number): boolean {
+  if (!typeAllows(part, "array")) return false;
+  const { prefixItems, items, minItems, maxItems } = part;
+  if (typeof minItems === "number" && value.length < minItems) return false;
+  if (typeof maxItems === "number" && value.length > maxItems) return false;
+  const tuple = Array.isArray(prefixItems) ? prefixItems : Array.isArray(items) ? items : undefined;
+  return value.every((item, i) => {
+    if (item === null) return true;
+    const schema = tuple ? (i < tuple.length ? tuple[i] : undefined) : items;
+    return schema === undefined || mayMeet(schema, item, walk, depth + 1);
+  });
+}
+
+/**
+ * A schema's `pattern` compiled as JSON Schema reads it (ECMAScript, no flags), once per call;
+ * undefined for one that does not compile or that may backtrack (a host's pattern is not run on
+ * a model's text where it could take minutes).
+ */
+function patternOf(pattern: string, walk: Walk): RegExp | undefined {
+  if (walk.patterns.has(pattern)) return walk.patterns.get(pattern);
+  let compiled: RegExp | undefined;
+  if (!mayBacktrack(pattern)) {
+    try {
+      compiled = new RegExp(pattern);
+    } catch {
+      compiled = undefined;
+    }
+  }
+  walk.patterns.set(pattern, compiled);
+  return compiled;
+}
+
+/**
+ * `schema` as read for the object `value`: each branch of its unions that `value` cannot meet (see
+ * `excludes`) stands as a branch naming the same properties, none of which takes null — so a null
+ * is kept or dropped by the branches the object may be of (a discriminated union's `{ kind:
+ * "file", path: null }` is read by the "file" variant, where `path` is optional, not by a "dir"
+ * variant where it is nullable), and a null for a field only another alternative names is still
+ * dropped. A branch kept is read the same way (a union inside it, as in a nullable discriminated
+ * union's `anyOf: [{ oneOf }, null]`). Where every branch is left out, the union is read whole.
+ * Made once per schema and set of branches kept.
+ */
+function narrowed(schema: unknown, value: Raw, walk: Walk, depth = 0): unknown {
+  if (depth > MAX_DEPTH) return schema;
+  const { parts } = flatten(schema, walk);
+  // The usual object schema holds no union: read as it is, at the cost of one remembered flatten.
+  if (!parts.some((part) => Array.isArray(part.anyOf) || Array.isArray(part.oneOf))) return schema;
+  let key = "";
+  const narrowedParts = parts.map((part, at) => {
+    let copy: Raw | undefined;
+    for (const word of ["anyOf", "oneOf"] as const) {
+      const branches = part[word];
+      if (!Array.isArray(branches)) continue;
+      const out = branches.filter((branch) => excludes(branch, value, walk));
+      if (out.length === branches.length) continue;
+      const read = branches.map((branch) =>
+        out.includes(branch) ? standIn(branch, walk) : narrowed(branch, value, walk, depth + 1),
+      );
+      if (read.every((branch, i) => branch === branches[i])) continue;
+      copy ??= { ...part };
+      copy[word] = read;
+      key += `${at}${word}:${read.map((branch, i) => (branch === branches[i] ? "=" : idOf(branch, walk))).join(",")};`;
+    }
+    return copy ?? part;
+  });
+  if (key === "") return schema;
+  let byKey = walk.narrowed.get(schema);
+  const known = byKey?.get(key);
+  if (known !== undefined) return known;
+  const made = { allOf: narrowedParts };
+  if (!byKey) {
+    byKey = new Map();
+    walk.narrowed.set(schema, byKey);
+  }
+  byKey.set(key, made);
+  return made;
+}
+
+/** A number for a schema `narrowed` or `standIn` made, naming it in `narrowed`'s keys. */
+function idOf(made: unknown, walk: Walk): number {
+  let id = walk.ids.get(made);
+  if (id === undefined) {
+    id = walk.ids.size;
+    walk.ids.set(made, id);
+  }
+  return id;
+}
+
+/** What an excluded branch stands as: an object naming its properties, each taking no value (no null). */
+function standIn(branch: unknown, walk: Walk): Raw {
+  let made = walk.standIns.get(branch);
+  if (made === undefined) {
+    const properties: Raw = {};
+    for (const part of flatten(branch, walk).parts) {
+      if (!isObject(part.properties)) continue;
+      for (const name of Object.keys(part.properties)) {
+        Object.defineProperty(
+          properties,
+          name,
+          protoless({ value: false, enumerable: true, writable: true, configurable: true }),
+        );
+      }
+    }
+    made = { type: "object", properties };
+    walk.standIns.set(branch, made);
+  }
+  return made;
+}
+
 /** The schema the item at `index` of an array value is read against (tuples by position). */
 function itemSchema(schema: unknown, index: number, walk: Walk, depth: number): unknown {
   if (depth > MAX_DEPTH) return undefined;
@@ -296,6 +530,10 @@ function strip(value: unknown, schema: unknown, walk: Walk, depth: number, place
   }
   if (!isObject(value)) return value;
   const out: Raw = {};
+  // Read by the branches of its unions it may meet (a discriminated union's variant, by its tag),
+  // each object with its own budget of checks, so a long array's last items are read as its first.
+  walk.checks = CHECK_BUDGET;
+  schema = narrowed(schema, value, walk);
   for (const [key, inner] of Object.entries(value)) {
     let name = key;
     let info = keyInfo(schema, key, walk, depth);
@@ -536,7 +774,8 @@ function parseBack(value: string, schema: unknown, walk: Walk, depth: number, pl
  * depth reached through `properties`, `items` (tuples by position), local `$ref`s (with the
  * keywords beside them), `allOf`, and the branches of `anyOf`/`oneOf` — where a null is dropped
  * when no branch naming the property takes it (the fields of the other alternatives of a root
- * union, say). A property name `sanitizeSchema` wrote with U+FFFD (the schema's own held half a
+ * union, say), among the branches the object may be of (a discriminated union's variant is read
+ * by its tag). A property name `sanitizeSchema` wrote with U+FFFD (the schema's own held half a
  * surrogate pair alone) is read as the schema's own name, as {@link restoreArguments} reads it,
  * and kept as the model wrote it (`restoreArguments` hands the tool its own name back).
  *
@@ -620,6 +859,11 @@ function newWalk(root: unknown): Walk {
     flat: new Map(),
     required: new WeakMap(),
     nulls: new Map(),
+    narrowed: new Map(),
+    standIns: new Map(),
+    ids: new Map(),
+    patterns: new Map(),
+    checks: CHECK_BUDGET,
     keys: new Map(),
     items: new Map(),
   };

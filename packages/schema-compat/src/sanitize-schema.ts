@@ -902,10 +902,23 @@ function convertUnion(
   if (schema.nullable === true && !union.some((b) => own(b, "type") === "null")) {
     union = [...union, { type: "null" }];
   }
+  // A union that comes down to one schema takes the union's own description in place of the
+  // branch's; where that branch is a value asked for as JSON text (an object past `maxDepth` or a
+  // recursion past its limit, made nullable by `.nullable()` or `Optional[T]`), its note goes with
+  // it, or the model is asked for a string and never told it is the value's JSON text.
+  const textNotes = (only: JsonSchema) =>
+    ASKED.get(only) === "text" &&
+    !(base ?? "").includes(JSON_TEXT_NOTE) &&
+    !unionNotes.includes(JSON_TEXT_NOTE)
+      ? [...unionNotes, JSON_TEXT_NOTE]
+      : unionNotes;
   if (union.length === 1) {
     const only = union[0] as JsonSchema;
     return asked(
-      withDescription(only, describe(base, unionNotes) ?? (own(only, "description") as string | undefined)),
+      withDescription(
+        only,
+        describe(base, textNotes(only)) ?? (own(only, "description") as string | undefined),
+      ),
     );
   }
   // One type or null (pydantic's Optional[T]) is that type made nullable: `type: [T, "null"]`.
@@ -914,7 +927,7 @@ function convertUnion(
     return asked(
       withDescription(
         merged,
-        describe(base, unionNotes) ?? (own(merged, "description") as string | undefined),
+        describe(base, textNotes(merged)) ?? (own(merged, "description") as string | undefined),
       ),
     );
   }

@@ -135,12 +135,12 @@ const readers = new WeakMap<object, z.ZodType>();
 
 /**
  * Whether `value` is an object `mendAlong` looks into: an ordinary one of any realm (its prototype
- * this realm's `Object.prototype` or a `node:vm` context's, see `isPlainPrototype`), or one
- * `argumentsPrototype` gave its prototype. One without a prototype inherits no name to hide.
+ * this realm's `Object.prototype` or a `node:vm` context's, see `isPlainPrototype`), one
+ * `argumentsPrototype` gave its prototype, or one without a prototype (a host's own parser's, or
+ * `Object.create(null)`): that one inherits no name to hide, but an ordinary object under it may.
  */
 function isPlain(value: object): boolean {
-  const prototype = Object.getPrototypeOf(value);
-  return prototype !== null && isPlainPrototype(prototype);
+  return isPlainPrototype(Object.getPrototypeOf(value));
 }
 
 /** JSON Schema keywords whose value is data, not a schema. */
@@ -266,9 +266,12 @@ function reshape(
   inherited: ReadonlySet<string>,
   changed: ReadonlyMap<string, unknown>,
 ): unknown {
-  if (inherited.size === 0 && changed.size === 0) return value;
+  const bare = Object.getPrototypeOf(value) === null;
+  // An object without a prototype hides nothing; only its rewritten children make it a copy.
+  if ((bare || inherited.size === 0) && changed.size === 0) return value;
   const out = copyOf(value);
-  if (inherited.size > 0) Object.setPrototypeOf(out, argumentsPrototype(inherited));
+  if (bare) Object.setPrototypeOf(out, null);
+  else if (inherited.size > 0) Object.setPrototypeOf(out, argumentsPrototype(inherited));
   for (const [key, mended] of changed) put(out, key, mended, true);
   if (Object.isFrozen(value)) Object.freeze(out);
   else if (Object.isSealed(value)) Object.seal(out);
