@@ -66,7 +66,8 @@ function quotedName(name: unknown): string {
  * declares it, `execute` gets a copy of that object whose prototype has `Object.prototype`'s members
  * but the declared names, so the left-out key is absent (`in` and `Object.hasOwn` false; `Object.keys`
  * and JSON show what the model wrote) and a host's later assignment to it is an ordinary property. Such
- * a copy is not `instanceof Object`. The call's own objects are never written into.
+ * a copy is not `instanceof Object`. Objects without a prototype on the way (a host's own parser's) are
+ * walked through, so one under them reads the same. The call's own objects are never written into.
  * Every other tool is returned as it is.
  *
  * Throws `AgentError` (`invalid-input`) for such a tool whose `parameters` hold a
@@ -115,9 +116,11 @@ function put(target: object, key: string, value: unknown): void {
 function withAbsentKeys(args: unknown, schema: unknown): unknown {
   return mapAlongSchema(args, schema, (object, place) => {
     const prototype = Object.getPrototypeOf(object);
-    // An ordinary object of any realm (a `node:vm` context's too); not one without a prototype
-    // (it inherits no name) nor one `argumentsPrototype` already made.
-    if (prototype === null || isArgumentsPrototype(prototype) || !isPlainPrototype(prototype)) return object;
+    // An ordinary object of any realm (a `node:vm` context's too), or one without a prototype (a
+    // host's own parser's): that one inherits no name, but an ordinary object under it may. Not one
+    // `argumentsPrototype` already made.
+    const bare = prototype === null;
+    if (!bare && (isArgumentsPrototype(prototype) || !isPlainPrototype(prototype))) return object;
     const value = object as SchemaNode;
     const changed = new Map<string, unknown>();
     for (const key of Object.keys(value)) {
@@ -126,9 +129,11 @@ function withAbsentKeys(args: unknown, schema: unknown): unknown {
       if (filled !== child) changed.set(key, filled);
     }
     let absent = false;
-    for (const name of place.inherited) if (!Object.hasOwn(value, name)) absent = true;
+    if (!bare) for (const name of place.inherited) if (!Object.hasOwn(value, name)) absent = true;
     if (changed.size === 0 && !absent) return value;
-    const out = (absent ? Object.create(argumentsPrototype(place.inherited)) : {}) as SchemaNode;
+    const out = (
+      absent ? Object.create(argumentsPrototype(place.inherited)) : bare ? Object.create(null) : {}
+    ) as SchemaNode;
     for (const key of Object.keys(value)) put(out, key, changed.has(key) ? changed.get(key) : value[key]);
     return out;
   });
