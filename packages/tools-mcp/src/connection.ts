@@ -637,7 +637,7 @@ export class ServerConnection {
         );
       return ownJson(await this.#callTask(client, tool, args, options));
     } catch (error) {
-      throw this.#callError(error, tool, deaths, options);
+      throw this.#callError(error, tool, deaths, options, client);
     } finally {
       unhook();
     }
@@ -704,6 +704,7 @@ export class ServerConnection {
     tool: string,
     deaths: number,
     options: { signal?: AbortSignal; timeoutMs: number },
+    client: Client,
   ): McpPoolError {
     const where = { server: this.name, tool, cause: this.redactError(error) };
     const name = `${tool} on MCP server "${this.name}"`;
@@ -722,8 +723,16 @@ export class ServerConnection {
         where,
       );
     }
+    // -32000 is the SDK's ConnectionClosed, and also the first of JSON-RPC's "server error" codes,
+    // which servers answer with for their own failures: read as a death, such an answer restarted
+    // a server that was running fine (and failed it for good at the second). The SDK lets go of the
+    // client's transport before it fails the calls of a connection that closed; a server's own
+    // -32000 leaves it there.
     const died =
-      this.#deaths !== deaths || (error instanceof McpError && error.code === ErrorCode.ConnectionClosed);
+      this.#deaths !== deaths ||
+      (error instanceof McpError &&
+        error.code === ErrorCode.ConnectionClosed &&
+        client.transport === undefined);
     if (died) {
       if (this.#deaths === deaths && this.#state === "connected") this.#died();
       const next =

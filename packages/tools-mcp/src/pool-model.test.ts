@@ -1,0 +1,539 @@
+// The pool under a random host: a fast-check model of one to three real stdio MCP servers
+// (test/review-r89-server.mjs, each call telling its server what to do) in one pool, driven by a
+// random sequence of what a host does — list the tools, call a tool (answering, slowly, with a
+// JSON-RPC error, with `isError`, with huge text, with an image, after writing garbage to stdout),
+// call an unknown name or with bad arguments, stop a call before it is sent or while it runs, run a
+// burst of calls together, let a server change its tools, have a server exit or crash mid-call or
+// be killed while idle, close the pool (with a call running, or then call it) and open a new one.
+// After every step what a user would notice is checked against a small model of each server (up or
+// failed, restarts left, its tools): each call settled once, with its answer or a McpPoolError of
+// the code the README gives naming the server and tool; no credential from a server's env in any
+// error or its causes; the tool list, once it settles, the servers' newest lists under
+// `<server>__<tool>`, none of a failed server; a stopped call's server told (notifications/cancelled)
+// and usable at once; no two calls to a tool not marked read-only at one server at once; after
+// close() no server process of the pool left running (read from /proc), nor its reaper.
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import fc from "fast-check";
+import { afterAll, describe, expect, it } from "vitest";
+import { commandLine, descendants, running } from "../test/processes.js";
+import { NODE } from "../test/support.js";
+import { createMcpPool, type McpPool, McpPoolError, type McpPoolErrorCode } from "./index.js";
+
+const SERVER = fileURLToPath(new URL("../test/review-r89-server.mjs", import.meta.url));
+const dir = mkdtempSync(join(tmpdir(), "tools-mcp-r89-model-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** Server names as a `.mcp.json` may spell them: one with a dot, which a tool name cannot hold. */
+const NAMES = ["alpha", "be.ta", "gam-ma"] as const;
+const BASE = ["act", "peek"];
+const MAX_RESTARTS = 1;
+
+type Mode = "ok" | "rpc-error" | "is-error" | "huge" | "image" | "garbage";
+type Cmd =
+  | { op: "list" }
+  | { op: "call"; server: number; tool: "act" | "peek"; mode: Mode; ms: number }
+  | { op: "unknown"; server: number }
+  | { op: "badArgs"; server: number; kind: "missing" | "badMode" | "array" }
+  | { op: "abortBefore"; server: number }
+  | { op: "abortMid"; server: number; tool: "act" | "peek" }
+  | { op: "timeout"; server: number }
+  | { op: "burst"; server: number; writes: number; reads: number }
+  | { op: "change"; server: number; extras: string[] }
+  | { op: "extra"; server: number; pick: number }
+  | { op: "die"; server: number; how: "exit" | "crash" }
+  | { op: "killIdle"; server: number }
+  | { op: "closeMid"; server: number }
+  | { op: "closeThenCall"; server: number }
+  | { op: "reopen" };
+
+const server = fc.nat(2);
+const cmdArb: fc.Arbitrary<Cmd> = fc.oneof(
+  { weight: 2, arbitrary: fc.constant({ op: "list" as const }) },
+  {
+    weight: 6,
+    arbitrary: fc.record({
+      op: fc.constant("call" as const),
+      server,
+      tool: fc.constantFrom("act" as const, "peek" as const),
+      mode: fc.constantFrom<Mode>("ok", "rpc-error", "is-error", "huge", "image", "garbage"),
+      ms: fc.constantFrom(0, 0, 40),
+    }),
+  },
+  { weight: 1, arbitrary: fc.record({ op: fc.constant("unknown" as const), server }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      op: fc.constant("badArgs" as const),
+      server,
+      kind: fc.constantFrom("missing" as const, "badMode" as const, "array" as const),
+    }),
+  },
+  { weight: 1, arbitrary: fc.record({ op: fc.constant("abortBefore" as const), server }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      op: fc.constant("abortMid" as const),
+      server,
+      tool: fc.constantFrom("act" as const, "peek" as const),
+    }),
+  },
+  { weight: 1, arbitrary: fc.record({ op: fc.constant("timeout" as const), server }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      op: fc.constant("burst" as const),
+      server,
+      writes: fc.integer({ min: 2, max: 4 }),
+      reads: fc.nat(2),
+    }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      op: fc.constant("change" as const),
+      server,
+      extras: fc.uniqueArray(fc.constantFrom("find", "read.file", "write", "x-y"), { maxLength: 3 }),
+    }),
+  },
+  { weight: 1, arbitrary: fc.record({ op: fc.constant("extra" as const), server, pick: fc.nat(3) }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      op: fc.constant("die" as const),
+      server,
+      how: fc.constantFrom("exit" as const, "crash" as const),
+    }),
+  },
+  { weight: 1, arbitrary: fc.record({ op: fc.constant("killIdle" as const), server }) },
+  { weight: 1, arbitrary: fc.record({ op: fc.constant("closeMid" as const), server }) },
+  { weight: 1, arbitrary: fc.record({ op: fc.constant("closeThenCall" as const), server }) },
+  { weight: 1, arbitrary: fc.constant({ op: "reopen" as const }) },
+);
+
+/** What the model holds of one server: whether it is up, restarts it has had, its extra tools. */
+interface ServerModel {
+  name: string;
+  key: string;
+  log: string;
+  up: boolean;
+  restarts: number;
+  extras: string[];
+}
+
+/** A tool's name as `tools()` offers it: `<server>__<tool>` with what OpenAI refuses made `_`. */
+const exposed = (server: string, tool: string) => `${server}__${tool}`.replace(/[^A-Za-z0-9_-]/g, "_");
+
+/** Waits for `done()` in steps of 25 ms, at most `steps` of them; whether it came true. */
+async function until(done: () => boolean | Promise<boolean>, steps = 400): Promise<boolean> {
+  for (let i = 0; i < steps; i++) {
+    if (await done()) return true;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  return done();
+}
+
+type Settled = { ok: true; value: unknown } | { ok: false; error: unknown };
+/**
+ * How a call ended, counting its settlements: it must settle exactly once (a promise cannot settle
+ * twice, but a `then` that ran twice or never would show here), within a generous number of steps.
+ */
+async function settle(promise: Promise<unknown>, what: string): Promise<Settled> {
+  let outcome: Settled | undefined;
+  let times = 0;
+  promise.then(
+    (value) => {
+      times++;
+      outcome = { ok: true, value };
+    },
+    (error: unknown) => {
+      times++;
+      outcome = { ok: false, error };
+    },
+  );
+  // 30 s of 25 ms steps: far past any call here (the slowest is a 300 ms timeout).
+  if (!(await until(() => outcome !== undefined, 1_200))) throw new Error(`${what} never settled`);
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  if (times !== 1) throw new Error(`${what} settled ${times} times`);
+  return outcome as Settled;
+}
+
+/** Every message in an error and its cause chain. */
+function messages(error: unknown): string {
+  const out: string[] = [];
+  for (let e = error, depth = 0; e !== undefined && e !== null && depth < 10; depth++) {
+    out.push(e instanceof Error ? `${e.message}\n${e.stack ?? ""}` : String(e));
+    e = e instanceof Error ? e.cause : undefined;
+  }
+  return out.join("\n");
+}
+
+class Run {
+  pool!: McpPool;
+  servers: ServerModel[] = [];
+  /** Every pid a server of the current pool has had. */
+  pids = new Set<number>();
+  closed = false;
+  tagCount = 0;
+  readonly trace: string[] = [];
+
+  constructor(
+    readonly count: number,
+    readonly id: number,
+  ) {}
+
+  open(): void {
+    const generation = this.tagCount++;
+    this.servers = NAMES.slice(0, this.count).map((name, i) => ({
+      name,
+      key: `sk-r89-${randomBytes(12).toString("hex")}`,
+      log: join(dir, `run${this.id}-${generation}-${i}.log`),
+      up: true,
+      restarts: 0,
+      extras: [],
+    }));
+    this.pids = new Set();
+    this.closed = false;
+    this.pool = createMcpPool(
+      this.servers.map((s) => ({
+        name: s.name,
+        command: NODE,
+        args: [SERVER],
+        env: { API_KEY: s.key, LOG: s.log },
+      })),
+      { maxRestarts: MAX_RESTARTS, timeoutMs: 20_000 },
+    );
+  }
+
+  tag(): string {
+    return `t${this.id}_${this.tagCount++}`;
+  }
+
+  logOf(s: ServerModel): string[] {
+    try {
+      return readFileSync(s.log, "utf8").split("\n");
+    } catch {
+      return [];
+    }
+  }
+
+  notePids(): void {
+    for (const status of this.pool.status()) if (status.pid !== undefined) this.pids.add(status.pid);
+  }
+
+  /** A failure: a typed McpPoolError of one of `codes`, naming the server and tool, no credential in it. */
+  expectError(out: Settled, codes: McpPoolErrorCode[], where: { server?: string; tool?: string }): McpPoolError {
+    if (out.ok) throw new Error(`expected ${codes.join("/")}, got an answer: ${String(out.value).slice(0, 200)}`);
+    const error = out.error;
+    if (!McpPoolError.isInstance(error)) throw new Error(`an untyped throw: ${messages(error)}`);
+    expect(codes, error.message).toContain(error.code);
+    if (where.server !== undefined) expect(error.server, error.message).toBe(where.server);
+    if (where.tool !== undefined) expect(error.tool, error.message).toBe(where.tool);
+    this.noCredential(error);
+    return error;
+  }
+
+  noCredential(error: unknown): void {
+    const text = messages(error);
+    for (const s of this.servers) expect(text.includes(s.key), `credential of ${s.name} in: ${text}`).toBe(false);
+  }
+
+  /** The tools the model says are offered: each up server's act, peek and extras. */
+  expectedTools(): string[] {
+    if (this.closed) return [];
+    return this.servers
+      .filter((s) => s.up)
+      .flatMap((s) => [...BASE, ...s.extras].map((tool) => exposed(s.name, tool)))
+      .sort();
+  }
+
+  async toolNames(): Promise<string[]> {
+    return (await this.pool.tools()).map((t) => t.function.name);
+  }
+
+  /** The tool list, once it settles, is the model's (bounded wait: a list_changed is heard late). */
+  async checkTools(): Promise<void> {
+    const want = this.expectedTools();
+    let got: string[] = [];
+    await until(async () => {
+      got = await this.toolNames();
+      return JSON.stringify(got) === JSON.stringify(want);
+    }, 200);
+    expect(got).toEqual(want);
+  }
+
+  /** Waits for a server's restart (or failure) after a death, as the model says it ends. */
+  async settleServer(s: ServerModel, oldPid: number | undefined): Promise<void> {
+    const index = this.servers.indexOf(s);
+    const ok = await until(() => {
+      const status = this.pool.status()[index];
+      if (!s.up) return status?.state === "failed";
+      return status?.state === "connected" && status.pid !== undefined && status.pid !== oldPid;
+    });
+    expect(ok, `${s.name} did not settle: ${JSON.stringify(this.pool.status()[index])}`).toBe(true);
+    this.notePids();
+  }
+
+  /** The model after a server died: restarted with its first tools, or failed once restarts ran out. */
+  died(s: ServerModel): void {
+    if (s.restarts < MAX_RESTARTS) {
+      s.restarts++;
+      s.extras = [];
+    } else s.up = false;
+  }
+
+  /** A plain call that should answer, to check a server is usable. */
+  async expectUsable(s: ServerModel, tool: "act" | "peek" = "act"): Promise<void> {
+    const tag = this.tag();
+    const out = await settle(
+      this.pool.call(exposed(s.name, tool), { mode: "ok", tag }),
+      `${tool} on ${s.name} after a stop`,
+    );
+    if (!out.ok) throw new Error(`${s.name} not usable: ${messages(out.error)}`);
+    expect(String(out.value)).toMatch(new RegExp(`^ok ${tag} most=[01]$`));
+  }
+
+  async step(cmd: Cmd): Promise<void> {
+    this.trace.push(JSON.stringify(cmd));
+    if (cmd.op === "reopen") {
+      if (!this.closed) await this.close();
+      this.open();
+      return;
+    }
+    if (cmd.op === "list") {
+      await this.checkTools();
+      this.notePids();
+      return;
+    }
+    const s = this.servers[cmd.server % this.servers.length] as ServerModel;
+    const act = exposed(s.name, "act");
+    if (this.closed) {
+      // Every call after close() throws `closed`.
+      const out = await settle(this.pool.call(act, { mode: "ok", tag: this.tag() }), "a call after close");
+      this.expectError(out, ["closed"], {});
+      expect(await this.pool.tools()).toEqual([]);
+      return;
+    }
+    // A failed server's tools are not offered: a call to one is an unknown tool naming it as not connected.
+    if (!s.up && cmd.op !== "unknown" && cmd.op !== "closeThenCall") {
+      const out = await settle(this.pool.call(act, { mode: "ok", tag: this.tag() }), "a call to a failed server");
+      const error = this.expectError(out, ["unknown-tool"], { tool: act });
+      expect(error.message).toContain(`Not connected: `);
+      expect(error.message).toContain(s.name);
+      return;
+    }
+    switch (cmd.op) {
+      case "call": {
+        const tag = this.tag();
+        const name = exposed(s.name, cmd.tool);
+        const out = await settle(
+          this.pool.call(name, { mode: cmd.mode, tag, ms: cmd.ms }),
+          `${cmd.tool} ${cmd.mode} on ${s.name}`,
+        );
+        this.notePids();
+        if (cmd.mode === "rpc-error") {
+          const error = this.expectError(out, ["call-failed"], { server: s.name, tool: cmd.tool });
+          expect(error.message).toContain(`refused ${tag} with key ***`);
+        } else if (cmd.mode === "is-error") {
+          const error = this.expectError(out, ["tool-error"], { server: s.name, tool: cmd.tool });
+          expect(error.message).toContain(`failed ${tag} with key ***`);
+        } else {
+          if (!out.ok) throw new Error(`${cmd.mode} failed: ${messages(out.error)}`);
+          const text = String(out.value);
+          expect(text.includes(s.key)).toBe(false);
+          if (cmd.mode === "huge") expect(text.length).toBe(200_000);
+          else if (cmd.mode === "image") {
+            expect(text).toContain(`image ${tag}`);
+            expect(text).toContain("[image: image/png");
+          } else expect(text).toMatch(new RegExp(`^ok ${tag} most=[01]$`));
+        }
+        return;
+      }
+      case "unknown": {
+        const name = exposed(s.name, "nothing_here");
+        const out = await settle(this.pool.call(name, {}), "an unknown tool");
+        const error = this.expectError(out, ["unknown-tool"], { tool: name });
+        // It lists the tools there are.
+        for (const tool of this.expectedTools()) expect(error.message).toContain(tool);
+        return;
+      }
+      case "badArgs": {
+        const args =
+          cmd.kind === "array" ? [1, 2] : cmd.kind === "missing" ? { tag: this.tag() } : { mode: "dance", tag: "x" };
+        const out = await settle(this.pool.call(act, args), "a call with bad arguments");
+        this.expectError(out, ["call-failed"], cmd.kind === "array" ? { tool: act } : { server: s.name, tool: "act" });
+        await this.expectUsable(s);
+        return;
+      }
+      case "abortBefore": {
+        const tag = this.tag();
+        const out = await settle(
+          this.pool.call(act, { mode: "ok", tag }, AbortSignal.abort(new Error("stopped"))),
+          "a call stopped before it was sent",
+        );
+        // Named by the tool as called, or (the server up) by the server and its own name for it.
+        const error = this.expectError(out, ["aborted"], {});
+        expect([act, "act"]).toContain(error.tool);
+        await this.expectUsable(s);
+        // Never sent: the server never ran it.
+        expect(this.logOf(s)).not.toContain(`call ${tag}`);
+        return;
+      }
+      case "abortMid": {
+        const tag = this.tag();
+        const controller = new AbortController();
+        const pending = settle(
+          this.pool.call(exposed(s.name, cmd.tool), { mode: "hang", tag }, controller.signal),
+          "a call stopped while it ran",
+        );
+        const sent = await until(() => this.logOf(s).includes(`call ${tag}`));
+        expect(sent, "the hanging call reached its server").toBe(true);
+        controller.abort(new Error("stopped by the host"));
+        const out = await pending;
+        this.expectError(out, ["aborted"], { server: s.name, tool: cmd.tool });
+        // The README: the server was sent notifications/cancelled for the request.
+        const told = await until(() => this.logOf(s).includes(`cancelled ${tag}`));
+        expect(told, `${s.name} was not told of the stop`).toBe(true);
+        await this.expectUsable(s);
+        return;
+      }
+      case "timeout": {
+        const tag = this.tag();
+        const out = await settle(
+          this.pool.callTool(act, { mode: "hang", tag }, { timeoutMs: 300 }),
+          "a call past its timeout",
+        );
+        this.expectError(out, ["timeout"], { server: s.name, tool: "act" });
+        const told = await until(() => this.logOf(s).includes(`cancelled ${tag}`));
+        expect(told, `${s.name} was not told of the timeout`).toBe(true);
+        await this.expectUsable(s);
+        return;
+      }
+      case "burst": {
+        const calls = [
+          ...Array.from({ length: cmd.writes }, () => ({ tool: "act", tag: this.tag() })),
+          ...Array.from({ length: cmd.reads }, () => ({ tool: "peek", tag: this.tag() })),
+        ];
+        const outs = await Promise.all(
+          calls.map(({ tool, tag }) =>
+            settle(this.pool.call(exposed(s.name, tool), { mode: "ok", tag, ms: 30 }), `burst ${tool}`),
+          ),
+        );
+        outs.forEach((out, i) => {
+          if (!out.ok) throw new Error(`burst call failed: ${messages(out.error)}`);
+          // Calls to a tool not marked read-only run one at a time at a server (serializeWrites).
+          expect(String(out.value)).toMatch(new RegExp(`^ok ${calls[i]?.tag} most=1$`));
+        });
+        return;
+      }
+      case "change": {
+        const tag = this.tag();
+        const out = await settle(
+          this.pool.call(act, { mode: "change", tag, extras: cmd.extras }),
+          "a call that changes the tools",
+        );
+        if (!out.ok) throw new Error(`change failed: ${messages(out.error)}`);
+        s.extras = [...cmd.extras];
+        await this.checkTools();
+        return;
+      }
+      case "extra": {
+        const tool = s.extras[cmd.pick % Math.max(1, s.extras.length)];
+        if (tool === undefined) {
+          await this.checkTools();
+          return;
+        }
+        const out = await settle(this.pool.call(exposed(s.name, tool), {}), "an extra tool");
+        if (!out.ok) throw new Error(`extra ${tool} failed: ${messages(out.error)}`);
+        expect(String(out.value)).toMatch(new RegExp(`^extra ${tool.replace(".", "\\.")} most=`));
+        return;
+      }
+      case "die": {
+        const tag = this.tag();
+        await this.pool.connect();
+        const oldPid = this.pool.status()[this.servers.indexOf(s)]?.pid;
+        const out = await settle(this.pool.call(act, { mode: cmd.how, tag }), `a call whose server ${cmd.how}s`);
+        const error = this.expectError(out, ["server-died"], { server: s.name, tool: "act" });
+        const restarting = s.restarts < MAX_RESTARTS;
+        expect(error.message).toContain(restarting ? "being restarted" : "not restarted again");
+        this.died(s);
+        await this.settleServer(s, oldPid);
+        await this.checkTools();
+        return;
+      }
+      case "killIdle": {
+        await this.pool.connect();
+        const oldPid = this.pool.status()[this.servers.indexOf(s)]?.pid;
+        if (oldPid === undefined) throw new Error(`${s.name} up but without a pid`);
+        this.pids.add(oldPid);
+        process.kill(oldPid, "SIGKILL");
+        this.died(s);
+        await this.settleServer(s, oldPid);
+        await this.checkTools();
+        return;
+      }
+      case "closeMid": {
+        const tag = this.tag();
+        const pending = settle(this.pool.call(act, { mode: "hang", tag }), "a call running as the pool closed");
+        await until(() => this.logOf(s).includes(`call ${tag}`));
+        await this.close();
+        const out = await pending;
+        this.expectError(out, ["closed"], { server: s.name, tool: "act" });
+        return;
+      }
+      case "closeThenCall": {
+        await this.close();
+        const out = await settle(this.pool.call(act, { mode: "ok", tag: this.tag() }), "a call after close");
+        this.expectError(out, ["closed"], {});
+        expect(await this.pool.tools()).toEqual([]);
+        expect(this.pool.policy(act)).toBeUndefined();
+        return;
+      }
+    }
+  }
+
+  /** close(): then no server process of this pool runs, nor its reaper. */
+  async close(): Promise<void> {
+    this.notePids();
+    const tree = [...this.pids].flatMap((pid) => [pid, ...descendants(pid)]);
+    await this.pool.close();
+    this.closed = true;
+    const left = tree.filter(running);
+    expect(left, `left running after close(): ${left.map(commandLine).join("; ")}`).toEqual([]);
+    const ours = () =>
+      descendants(process.pid).filter((pid) => {
+        const line = commandLine(pid);
+        return line.includes("review-r89-server") || line.includes("reaper-process");
+      });
+    // The reaper says bye and exits once the last server is gone: a moment after close() resolves.
+    await until(() => ours().length === 0, 200);
+    expect(ours().map(commandLine)).toEqual([]);
+  }
+}
+
+describe("a pool of real MCP servers under a random host (r89)", () => {
+  it("keeps every call settled once, typed, masked; the tool list current; nothing running after close", async () => {
+    let runs = 0;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: 3 }),
+        fc.array(cmdArb, { minLength: 3, maxLength: 12 }),
+        async (count, cmds) => {
+          const run = new Run(count, runs++);
+          run.open();
+          try {
+            for (const cmd of cmds) await run.step(cmd);
+            if (!run.closed) await run.close();
+          } catch (error) {
+            await run.pool.close().catch(() => {});
+            throw new Error(`after ${run.trace.join(" → ")}: ${messages(error)}`, { cause: error });
+          }
+        },
+      ),
+      { numRuns: Number(process.env.R89_RUNS ?? 12), endOnFailure: process.env.R89_SHRINK !== "1" },
+    );
+  }, 300_000);
+});

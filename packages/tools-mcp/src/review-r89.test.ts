@@ -1,0 +1,63 @@
+/**
+ * r89b: cases the pool model (src/pool-model.test.ts) found, pinned against the scripted server it
+ * drives (test/review-r89-server.mjs: each call says what the server does with it).
+ */
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { NODE } from "../test/support.js";
+import { createMcpPool, type McpPool, McpPoolError, type McpPoolOptions } from "./index.js";
+
+const SERVER = fileURLToPath(new URL("../test/review-r89-server.mjs", import.meta.url));
+const KEY = "sk-r89-pinned-0123456789abcdef";
+
+let dir: string;
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), "tools-mcp-r89-"));
+});
+afterAll(() => rm(dir, { recursive: true, force: true }));
+const pools: McpPool[] = [];
+afterEach(async () => {
+  await Promise.all(pools.splice(0).map((p) => p.close()));
+});
+
+function scripted(options: McpPoolOptions = {}, log = join(dir, "calls.log")): McpPool {
+  const pool = createMcpPool(
+    [{ name: "s", command: NODE, args: [SERVER], env: { API_KEY: KEY, LOG: log } }],
+    { timeoutMs: 10_000, ...options },
+  );
+  pools.push(pool);
+  return pool;
+}
+
+const failure = (promise: Promise<unknown>) =>
+  promise.then(
+    () => undefined,
+    (error: unknown) => error,
+  );
+
+describe("R89B-1: a server's own JSON-RPC error -32000 is an answer, not the server dying", () => {
+  // -32000 is the first of JSON-RPC's "server error" codes, which servers answer their own failures
+  // with, and the code the SDK gives the calls of a connection that closed. Before, the pool read
+  // such an answer as a death: the call failed with `server-died`, the running server was ended and
+  // started again (its state lost), and at the second such answer it was failed for good, its tools
+  // gone from `tools()` and every later call `unknown-tool`.
+  it("fails the call with call-failed and leaves the server running, however often", async () => {
+    const pool = scripted();
+    await pool.connect();
+    const pid = pool.status()[0]?.pid;
+    for (const tag of ["a", "b", "c"]) {
+      const error = await failure(pool.call("s__act", { mode: "rpc-error", tag }));
+      expect(McpPoolError.isInstance(error)).toBe(true);
+      // Before: server-died ("MCP server "s" stopped while act was running …").
+      expect((error as McpPoolError).code).toBe("call-failed");
+      expect((error as McpPoolError).message).toContain(`refused ${tag} with key ***`);
+    }
+    // Before: failed, restarts 1, no pid; its tools out of the list.
+    expect(pool.status()[0]).toMatchObject({ state: "connected", pid, restarts: 0 });
+    expect((await pool.tools()).map((t) => t.function.name)).toEqual(["s__act", "s__peek"]);
+    expect(await pool.call("s__act", { mode: "ok", tag: "after" })).toMatch(/^ok after most=1$/);
+  });
+});
