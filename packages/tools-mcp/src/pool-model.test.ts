@@ -32,7 +32,7 @@ const NAMES = ["alpha", "be.ta", "gam-ma"] as const;
 const BASE = ["act", "peek"];
 const MAX_RESTARTS = 1;
 
-type Mode = "ok" | "rpc-error" | "is-error" | "huge" | "image" | "garbage";
+type Mode = "ok" | "rpc-error" | "is-error" | "huge" | "image" | "garbage" | "bad-result" | "twice" | "stray";
 type Cmd =
   | { op: "list" }
   | { op: "call"; server: number; tool: "act" | "peek"; mode: Mode; ms: number }
@@ -46,9 +46,15 @@ type Cmd =
   | { op: "extra"; server: number; pick: number }
   | { op: "die"; server: number; how: "exit" | "crash" }
   | { op: "killIdle"; server: number }
+  | { op: "killThenCall"; server: number }
+  | { op: "dieBusy"; server: number; hung: number; how: "exit" | "crash" }
+  | { op: "changeMany"; server: number; lists: string[][] }
   | { op: "closeMid"; server: number }
   | { op: "closeThenCall"; server: number }
-  | { op: "reopen" };
+  | { op: "reopen" }
+  | { op: "abortQueued"; server: number }
+  | { op: "abortStarting"; server: number; ticks: number }
+  | { op: "closeStarting"; ticks: number };
 
 const server = fc.nat(2);
 const cmdArb: fc.Arbitrary<Cmd> = fc.oneof(
@@ -59,7 +65,17 @@ const cmdArb: fc.Arbitrary<Cmd> = fc.oneof(
       op: fc.constant("call" as const),
       server,
       tool: fc.constantFrom("act" as const, "peek" as const),
-      mode: fc.constantFrom<Mode>("ok", "rpc-error", "is-error", "huge", "image", "garbage"),
+      mode: fc.constantFrom<Mode>(
+        "ok",
+        "rpc-error",
+        "is-error",
+        "huge",
+        "image",
+        "garbage",
+        "bad-result",
+        "twice",
+        "stray",
+      ),
       ms: fc.constantFrom(0, 0, 40),
     }),
   },
@@ -99,7 +115,7 @@ const cmdArb: fc.Arbitrary<Cmd> = fc.oneof(
       extras: fc.uniqueArray(fc.constantFrom("find", "read.file", "write", "x-y"), { maxLength: 3 }),
     }),
   },
-  { weight: 1, arbitrary: fc.record({ op: fc.constant("extra" as const), server, pick: fc.nat(3) }) },
+  { weight: 1, arbitrary: fc.record({ op: fc.constant("extra" as const), server, pick: fc.nat(4) }) },
   {
     weight: 2,
     arbitrary: fc.record({
@@ -109,10 +125,42 @@ const cmdArb: fc.Arbitrary<Cmd> = fc.oneof(
     }),
   },
   { weight: 1, arbitrary: fc.record({ op: fc.constant("killIdle" as const), server }) },
+  { weight: 1, arbitrary: fc.record({ op: fc.constant("killThenCall" as const), server }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      op: fc.constant("dieBusy" as const),
+      server,
+      hung: fc.integer({ min: 1, max: 2 }),
+      how: fc.constantFrom("exit" as const, "crash" as const),
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      op: fc.constant("changeMany" as const),
+      server,
+      lists: fc.array(fc.uniqueArray(fc.constantFrom("find", "read.file", "write", "x-y"), { maxLength: 3 }), {
+        minLength: 2,
+        maxLength: 4,
+      }),
+    }),
+  },
   { weight: 1, arbitrary: fc.record({ op: fc.constant("closeMid" as const), server }) },
   { weight: 1, arbitrary: fc.record({ op: fc.constant("closeThenCall" as const), server }) },
   { weight: 1, arbitrary: fc.constant({ op: "reopen" as const }) },
+  { weight: 1, arbitrary: fc.record({ op: fc.constant("abortQueued" as const), server }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({ op: fc.constant("abortStarting" as const), server, ticks: fc.nat(3) }),
+  },
+  { weight: 1, arbitrary: fc.record({ op: fc.constant("closeStarting" as const), ticks: fc.nat(3) }) },
 );
+
+/** Lets `ticks` turns of the event loop go by (0: none): where in a start a host's hand falls. */
+async function turns(ticks: number): Promise<void> {
+  for (let i = 0; i < ticks; i++) await new Promise((resolve) => setImmediate(resolve));
+}
 
 /** What the model holds of one server: whether it is up, restarts it has had, its extra tools. */
 interface ServerModel {
@@ -122,6 +170,8 @@ interface ServerModel {
   up: boolean;
   restarts: number;
   extras: string[];
+  /** Registers a tool (`boot`) and says so as soon as its first listing is answered. */
+  boot: boolean;
 }
 
 /** A tool's name as `tools()` offers it: `<server>__<tool>` with what OpenAI refuses made `_`. */
@@ -183,6 +233,9 @@ class Run {
   constructor(
     readonly count: number,
     readonly id: number,
+    /** A `maxMessageBytes` the huge answer (200 000 characters) is past. */
+    readonly small: boolean,
+    readonly boots: readonly boolean[],
   ) {}
 
   open(): void {
@@ -193,7 +246,8 @@ class Run {
       log: join(dir, `run${this.id}-${generation}-${i}.log`),
       up: true,
       restarts: 0,
-      extras: [],
+      boot: this.boots[i] === true,
+      extras: this.boots[i] === true ? ["boot"] : [],
     }));
     this.pids = new Set();
     this.closed = false;
@@ -202,9 +256,9 @@ class Run {
         name: s.name,
         command: NODE,
         args: [SERVER],
-        env: { API_KEY: s.key, LOG: s.log },
+        env: { API_KEY: s.key, LOG: s.log, ...(s.boot ? { BOOT: "1" } : {}) },
       })),
-      { maxRestarts: MAX_RESTARTS, timeoutMs: 20_000 },
+      { maxRestarts: MAX_RESTARTS, timeoutMs: 20_000, ...(this.small ? { maxMessageBytes: 150_000 } : {}) },
     );
   }
 
@@ -281,7 +335,7 @@ class Run {
   died(s: ServerModel): void {
     if (s.restarts < MAX_RESTARTS) {
       s.restarts++;
-      s.extras = [];
+      s.extras = s.boot ? ["boot"] : [];
     } else s.up = false;
   }
 
@@ -301,6 +355,42 @@ class Run {
     if (cmd.op === "reopen") {
       if (!this.closed) await this.close();
       this.open();
+      return;
+    }
+    if (cmd.op === "closeStarting") {
+      // A new pool, closed while its servers are still starting: tools() ends empty, nothing runs on.
+      if (!this.closed) await this.close();
+      this.open();
+      const listing = settle(this.pool.tools(), "tools() as the pool closed");
+      await turns(cmd.ticks);
+      await this.close();
+      const out = await listing;
+      if (out.ok) expect(out.value).toEqual([]);
+      else this.expectError(out, ["closed"], {});
+      return;
+    }
+    if (cmd.op === "abortStarting") {
+      // A new pool: a call stopped while its server starts ends at once; the start goes on.
+      if (!this.closed) await this.close();
+      this.open();
+      const s = this.servers[cmd.server % this.servers.length] as ServerModel;
+      const controller = new AbortController();
+      const tag = this.tag();
+      const pending = settle(
+        this.pool.call(exposed(s.name, "act"), { mode: "ok", tag }, controller.signal),
+        "a call stopped while its server started",
+      );
+      await turns(cmd.ticks);
+      controller.abort(new Error("stopped by the host"));
+      const out = await pending;
+      // Stopped before its server had started: aborted. A start fast enough for the call to be
+      // answered before the stop is no failure either.
+      if (!out.ok) {
+        const error = this.expectError(out, ["aborted"], {});
+        expect([exposed(s.name, "act"), "act"]).toContain(error.tool);
+      }
+      await this.expectUsable(s);
+      await this.checkTools();
       return;
     }
     if (cmd.op === "list") {
@@ -337,6 +427,17 @@ class Run {
         if (cmd.mode === "rpc-error") {
           const error = this.expectError(out, ["call-failed"], { server: s.name, tool: cmd.tool });
           expect(error.message).toContain(`refused ${tag} with key ***`);
+        } else if (cmd.mode === "bad-result") {
+          // A result that is no CallToolResult: refused as the server's failure, the server runs on.
+          this.expectError(out, ["call-failed"], { server: s.name, tool: cmd.tool });
+          await this.expectUsable(s);
+        } else if (cmd.mode === "huge" && this.small) {
+          // Skipped, not held: the call fails naming the size and the option; the server runs on.
+          const error = this.expectError(out, ["call-failed"], { server: s.name, tool: cmd.tool });
+          expect(error.message).toContain("maxMessageBytes (150,000)");
+          const index = this.servers.indexOf(s);
+          expect(this.pool.status()[index]).toMatchObject({ state: "connected", restarts: s.restarts });
+          await this.expectUsable(s);
         } else if (cmd.mode === "is-error") {
           const error = this.expectError(out, ["tool-error"], { server: s.name, tool: cmd.tool });
           expect(error.message).toContain(`failed ${tag} with key ***`);
@@ -349,6 +450,9 @@ class Run {
             expect(text).toContain(`image ${tag}`);
             expect(text).toContain("[image: image/png");
           } else expect(text).toMatch(new RegExp(`^ok ${tag} most=[01]$`));
+          // A second answer to the call, or one to a request never made, is ignored: the next call
+          // gets its own answer.
+          if (cmd.mode === "twice" || cmd.mode === "stray") await this.expectUsable(s);
         }
         return;
       }
@@ -441,14 +545,14 @@ class Run {
         return;
       }
       case "extra": {
-        const tool = s.extras[cmd.pick % Math.max(1, s.extras.length)];
-        if (tool === undefined) {
-          await this.checkTools();
-          return;
-        }
-        const out = await settle(this.pool.call(exposed(s.name, tool), {}), "an extra tool");
-        if (!out.ok) throw new Error(`extra ${tool} failed: ${messages(out.error)}`);
-        expect(String(out.value)).toMatch(new RegExp(`^extra ${tool.replace(".", "\\.")} most=`));
+        // Any name an extra tool ever had: offered now (answered), or gone with a change (unknown).
+        const tool = ["find", "read.file", "write", "x-y", "boot"][cmd.pick] as string;
+        const name = exposed(s.name, tool);
+        const out = await settle(this.pool.call(name, {}), "an extra tool");
+        if (s.extras.includes(tool)) {
+          if (!out.ok) throw new Error(`extra ${tool} failed: ${messages(out.error)}`);
+          expect(String(out.value)).toMatch(new RegExp(`^extra ${tool.replace(".", "\\.")} most=`));
+        } else this.expectError(out, ["unknown-tool"], { tool: name });
         return;
       }
       case "die": {
@@ -473,6 +577,95 @@ class Run {
         this.died(s);
         await this.settleServer(s, oldPid);
         await this.checkTools();
+        return;
+      }
+      case "killThenCall": {
+        await this.pool.connect();
+        const oldPid = this.pool.status()[this.servers.indexOf(s)]?.pid;
+        if (oldPid === undefined) throw new Error(`${s.name} up but without a pid`);
+        this.pids.add(oldPid);
+        process.kill(oldPid, "SIGKILL");
+        const restarting = s.restarts < MAX_RESTARTS;
+        this.died(s);
+        const tag = this.tag();
+        // Sent before the pool heard of the death, the call is the one the death cut short; after,
+        // it waits for the restart (README), or finds no such tool once the server has failed.
+        const out = await settle(this.pool.call(act, { mode: "ok", tag }), "a call as its server was killed");
+        if (out.ok) {
+          expect(restarting, "answered by a server that is not restarted").toBe(true);
+          expect(String(out.value)).toMatch(new RegExp(`^ok ${tag} most=1$`));
+        } else
+          this.expectError(out, restarting ? ["server-died"] : ["server-died", "unknown-tool"], {
+            tool: (out.error as McpPoolError).code === "unknown-tool" ? act : "act",
+          });
+        await this.settleServer(s, oldPid);
+        await this.checkTools();
+        return;
+      }
+      case "dieBusy": {
+        await this.pool.connect();
+        const oldPid = this.pool.status()[this.servers.indexOf(s)]?.pid;
+        const tags = Array.from({ length: cmd.hung }, () => this.tag());
+        const hung = tags.map((tag) =>
+          settle(this.pool.call(exposed(s.name, "peek"), { mode: "hang", tag }), "a call hung as its server died"),
+        );
+        const reached = await until(() => tags.every((tag) => this.logOf(s).includes(`call ${tag}`)));
+        expect(reached, "the hung calls reached their server").toBe(true);
+        const restarting = s.restarts < MAX_RESTARTS;
+        // Read-only too: a call to a tool not marked read-only would wait for the hung ones (the
+        // server's gate lets reads run together, a write alone).
+        const out = await settle(
+          this.pool.call(exposed(s.name, "peek"), { mode: cmd.how, tag: this.tag() }),
+          "a call whose server dies",
+        );
+        // Every call the death cut short is answered with server-died naming the server and tool.
+        this.expectError(out, ["server-died"], { server: s.name, tool: "peek" });
+        for (const each of await Promise.all(hung)) {
+          const error = this.expectError(each, ["server-died"], { server: s.name, tool: "peek" });
+          expect(error.message).toContain(restarting ? "being restarted" : "not restarted again");
+        }
+        this.died(s);
+        await this.settleServer(s, oldPid);
+        await this.checkTools();
+        return;
+      }
+      case "changeMany": {
+        const tags = cmd.lists.map(() => this.tag());
+        const outs = await Promise.all(
+          cmd.lists.map((extras, i) =>
+            settle(
+              this.pool.call(exposed(s.name, "peek"), { mode: "change", tag: tags[i], extras }),
+              "one of several changes of the tools",
+            ),
+          ),
+        );
+        for (const out of outs) if (!out.ok) throw new Error(`change failed: ${messages(out.error)}`);
+        // The server's newest list is the one of the change it ran last.
+        const order = this.logOf(s);
+        const last = tags
+          .map((tag, i) => ({ at: order.lastIndexOf(`call ${tag}`), i }))
+          .sort((a, b) => b.at - a.at)[0] as { i: number };
+        s.extras = [...(cmd.lists[last.i] as string[])];
+        await this.checkTools();
+        return;
+      }
+      case "abortQueued": {
+        // A write stopped while it waits for its turn behind a hung write: aborted, never sent.
+        const first = this.tag();
+        const stopFirst = new AbortController();
+        const hung = settle(this.pool.call(act, { mode: "hang", tag: first }, stopFirst.signal), "a hung write");
+        const reached = await until(() => this.logOf(s).includes(`call ${first}`));
+        expect(reached, "the hung write reached its server").toBe(true);
+        const controller = new AbortController();
+        const tag = this.tag();
+        const queued = settle(this.pool.call(act, { mode: "ok", tag }, controller.signal), "a queued write");
+        await turns(2);
+        controller.abort(new Error("stopped by the host"));
+        this.expectError(await queued, ["aborted"], { server: s.name, tool: "act" });
+        stopFirst.abort(new Error("stopped by the host"));
+        this.expectError(await hung, ["aborted"], { server: s.name, tool: "act" });
+        await this.expectUsable(s);
+        expect(this.logOf(s)).not.toContain(`call ${tag}`);
         return;
       }
       case "closeMid": {
@@ -520,9 +713,11 @@ describe("a pool of real MCP servers under a random host (r89)", () => {
     await fc.assert(
       fc.asyncProperty(
         fc.integer({ min: 1, max: 3 }),
+        fc.boolean(),
+        fc.array(fc.boolean(), { minLength: 3, maxLength: 3 }),
         fc.array(cmdArb, { minLength: 3, maxLength: 12 }),
-        async (count, cmds) => {
-          const run = new Run(count, runs++);
+        async (count, small, boots, cmds) => {
+          const run = new Run(count, runs++, small, boots);
           run.open();
           try {
             for (const cmd of cmds) await run.step(cmd);

@@ -14,10 +14,15 @@
 //             crash     throws (an uncaught error naming API_KEY: stack on stderr, exit code 1)
 //             garbage   writes lines that are no JSON-RPC message to stdout, then answers ok
 //             hang      never answers
+//             bad-result answers a result whose `content` is no list
+//             twice     answers `ok <tag>`, then again (the same id) `again <tag>`
+//             stray     answers a request id never used, then `ok <tag>`
 //           Each answer ends with ` most=<n>`: how many `act` calls ran at once at most so far.
 //   `peek`  (read-only) the same modes, not counted in `most`.
 //   any extra tool answers `extra <name>`.
 // A `mode` not in MODES, or no `tag`, is refused with -32602, as a server checking its schema does.
+// BOOT=1: right after its first tools/list is answered, the tools become act, peek and `boot`, and
+// notifications/tools/list_changed is sent (a server registering tools as it starts).
 // LOG=<file>: each notifications/cancelled is appended as a line `cancelled <tag>` (the tag of the
 // call it cancels), and each call as `call <tag>`.
 import { appendFileSync } from "node:fs";
@@ -25,7 +30,21 @@ import { createInterface } from "node:readline";
 
 const KEY = process.env.API_KEY ?? "no-key";
 const LOG = process.env.LOG;
-const MODES = ["ok", "rpc-error", "is-error", "huge", "image", "change", "exit", "crash", "garbage", "hang"];
+const MODES = [
+  "ok",
+  "rpc-error",
+  "is-error",
+  "huge",
+  "image",
+  "change",
+  "exit",
+  "crash",
+  "garbage",
+  "hang",
+  "bad-result",
+  "twice",
+  "stray",
+];
 // A 1x1 PNG.
 const PNG =
   "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";
@@ -46,6 +65,7 @@ const schema = {
   required: ["mode", "tag"],
 };
 let extras = [];
+let booted = false;
 const tools = () => [
   { name: "act", description: "Does what `mode` says.", inputSchema: schema },
   { name: "peek", inputSchema: schema, annotations: { readOnlyHint: true } },
@@ -121,6 +141,17 @@ function call(id, name, args) {
       return after(() => answer({ result: text(`ok ${tag}`) }));
     case "hang":
       return;
+    case "bad-result":
+      return after(() => answer({ result: { content: `not a list ${tag}` } }));
+    case "twice":
+      return after(() => {
+        answer({ result: text(`ok ${tag}`) });
+        send({ jsonrpc: "2.0", id, result: text(`again ${tag}`) });
+      });
+    case "stray":
+      // An answer to a request never made, then the real one.
+      send({ jsonrpc: "2.0", id: 987654, result: text(`stray ${tag}`) });
+      return after(() => answer({ result: text(`ok ${tag}`) }));
   }
 }
 
@@ -151,7 +182,15 @@ createInterface({ input: process.stdin }).on("line", (line) => {
         serverInfo: { name: process.env.NAME ?? "r89", version: "1.0.0" },
       },
     });
-  if (method === "tools/list") return send({ jsonrpc: "2.0", id, result: { tools: tools() } });
+  if (method === "tools/list") {
+    send({ jsonrpc: "2.0", id, result: { tools: tools() } });
+    if (process.env.BOOT === "1" && !booted) {
+      booted = true;
+      extras = ["boot"];
+      send({ jsonrpc: "2.0", method: "notifications/tools/list_changed" });
+    }
+    return;
+  }
   if (method === "tools/call") return call(id, params.name, params.arguments ?? {});
   send({ jsonrpc: "2.0", id, result: {} });
 });
