@@ -121,6 +121,17 @@ const keptChars = (secrets: readonly string[]) => LINE_CHARS + 12 * (secrets[0]?
 /** `text` with each lone surrogate (half a surrogate pair without its other half) written U+FFFD. */
 const wellFormed = (text: string): string => text.toWellFormed();
 
+/**
+ * `mask`, keeping the pool's own naming of the server (`MCP server "postgres"`) as written. Every
+ * env value is masked in what a message quotes, and a server is often named as one of its values is
+ * (`postgres` with `PGUSER: postgres`): its every error and notice read `MCP server "***"`, naming no
+ * server. The name is the host's own key for it, shown in `status()` and `unknown-tool` as it is.
+ */
+function keepingName(mask: Mask, name: string): Mask {
+  const phrase = `MCP server "${name}"`;
+  return (text) => (text.includes(phrase) ? text.split(phrase).map(mask).join(phrase) : mask(text));
+}
+
 /** The most pages of `tools/list` read from one server; past them the rest is left out, with a notice. */
 const MAX_TOOL_PAGES = 100;
 
@@ -185,7 +196,7 @@ export class ServerConnection {
     this.config = config;
     this.#options = options;
     const secrets = secretsOf(config);
-    this.#mask = masker(secrets);
+    this.#mask = keepingName(masker(secrets), config.name);
     this.#resultMask = masker(resultSecretsOf(config));
     const resultMask = this.#resultMask;
     this.#toolMask = (text) => wellFormed(resultMask(text));

@@ -256,7 +256,8 @@ class Run {
         name: s.name,
         command: NODE,
         args: [SERVER],
-        env: { API_KEY: s.key, LOG: s.log, ...(s.boot ? { BOOT: "1" } : {}) },
+        // ROLE: a value spelled as the server's name, as `PGUSER: postgres` for a server named postgres.
+        env: { API_KEY: s.key, LOG: s.log, ROLE: s.name, ...(s.boot ? { BOOT: "1" } : {}) },
       })),
       { maxRestarts: MAX_RESTARTS, timeoutMs: 20_000, ...(this.small ? { maxMessageBytes: 150_000 } : {}) },
     );
@@ -284,7 +285,12 @@ class Run {
     const error = out.error;
     if (!McpPoolError.isInstance(error)) throw new Error(`an untyped throw: ${messages(error)}`);
     expect(codes, error.message).toContain(error.code);
-    if (where.server !== undefined) expect(error.server, error.message).toBe(where.server);
+    if (where.server !== undefined) {
+      expect(error.server, error.message).toBe(where.server);
+      // Its message names the server as the host does, not as `MCP server "***"` (but for a tool's
+      // own isError text, which is the message).
+      if (error.code !== "tool-error") expect(error.message).toContain(`MCP server "${where.server}"`);
+    }
     if (where.tool !== undefined) expect(error.tool, error.message).toBe(where.tool);
     this.noCredential(error);
     return error;
@@ -460,8 +466,9 @@ class Run {
         const name = exposed(s.name, "nothing_here");
         const out = await settle(this.pool.call(name, {}), "an unknown tool");
         const error = this.expectError(out, ["unknown-tool"], { tool: name });
-        // It lists the tools there are.
-        for (const tool of this.expectedTools()) expect(error.message).toContain(tool);
+        // It lists the tools there are (a tool a server registers as it starts may come later).
+        for (const up of this.servers.filter((each) => each.up))
+          for (const tool of BASE) expect(error.message).toContain(exposed(up.name, tool));
         return;
       }
       case "badArgs": {

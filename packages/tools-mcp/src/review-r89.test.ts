@@ -61,3 +61,33 @@ describe("R89B-1: a server's own JSON-RPC error -32000 is an answer, not the ser
     expect(await pool.call("s__act", { mode: "ok", tag: "after" })).toMatch(/^ok after most=1$/);
   });
 });
+
+describe("R89B-2: a server named as one of its env values is named in its errors and notices", () => {
+  // Every env value is masked in what a message about a server quotes, and a server is often named
+  // as one of its values is: `postgres` with `PGUSER: postgres`. Before, its every error and notice
+  // read `MCP server "***" …`, naming no server (status() and unknown-tool named it all along).
+  it("keeps `MCP server \"postgres\"` while masking the value everywhere else", async () => {
+    const notices: string[] = [];
+    const pool = createMcpPool(
+      [
+        {
+          name: "postgres",
+          command: NODE,
+          args: [SERVER],
+          env: { API_KEY: KEY, PGUSER: "postgres", LOG: join(dir, "pg.log") },
+        },
+      ],
+      { maxRestarts: 0, onNotice: (text) => notices.push(text) },
+    );
+    pools.push(pool);
+    const refused = (await failure(pool.call("postgres__act", { mode: "rpc-error", tag: "postgres" }))) as McpPoolError;
+    expect(refused.code).toBe("call-failed");
+    // Before: `act on MCP server "***" failed: …`. The value the server echoes is still masked.
+    expect(refused.message).toBe('act on MCP server "postgres" failed: MCP error -32000: refused *** with key ***');
+    const died = (await failure(pool.call("postgres__act", { mode: "exit", tag: "x" }))) as McpPoolError;
+    expect(died.code).toBe("server-died");
+    expect(died.message).toMatch(/^MCP server "postgres" stopped while act was running/);
+    expect(notices.at(-1)).toMatch(/^MCP server "postgres" \(.*\) stopped again after 0 restart\(s\)/);
+    expect(pool.status()[0]?.error?.message).toMatch(/^MCP server "postgres" /);
+  });
+});
