@@ -47,6 +47,7 @@ type Cmd =
   | { op: "die"; server: number; how: "exit" | "crash" }
   | { op: "killIdle"; server: number }
   | { op: "killThenCall"; server: number }
+  | { op: "abortRestarting"; server: number; ticks: number }
   | { op: "dieBusy"; server: number; hung: number; how: "exit" | "crash" }
   | { op: "changeMany"; server: number; lists: string[][] }
   | { op: "closeMid"; server: number }
@@ -126,6 +127,10 @@ const cmdArb: fc.Arbitrary<Cmd> = fc.oneof(
   },
   { weight: 1, arbitrary: fc.record({ op: fc.constant("killIdle" as const), server }) },
   { weight: 1, arbitrary: fc.record({ op: fc.constant("killThenCall" as const), server }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({ op: fc.constant("abortRestarting" as const), server, ticks: fc.nat(4) }),
+  },
   {
     weight: 1,
     arbitrary: fc.record({
@@ -323,6 +328,21 @@ class Run {
       return JSON.stringify(got) === JSON.stringify(want);
     }, 200);
     expect(got).toEqual(want);
+    if (this.closed) return;
+    // The catalogue, the policies and the status say the same.
+    const catalogue = await this.pool.servers();
+    expect(catalogue.map((c) => c.name)).toEqual(this.servers.filter((s) => s.up).map((s) => s.name));
+    expect(catalogue.flatMap((c) => c.tools.map((t) => t.name)).sort()).toEqual(want);
+    this.servers.forEach((s, i) => {
+      expect(this.pool.status()[i]).toMatchObject(
+        s.up
+          ? { state: "connected", restarts: s.restarts, tools: BASE.length + s.extras.length }
+          : { state: "failed", restarts: s.restarts, tools: 0 },
+      );
+      expect(this.pool.policy(exposed(s.name, "act"))?.parallel).toBe(s.up ? false : undefined);
+      expect(this.pool.policy(exposed(s.name, "peek"))?.parallel).toBe(s.up ? true : undefined);
+      expect(this.pool.dedupe({ name: exposed(s.name, "peek") })).toBe(s.up);
+    });
   }
 
   /** Waits for a server's restart (or failure) after a death, as the model says it ends. */
@@ -606,6 +626,33 @@ class Run {
             tool: (out.error as McpPoolError).code === "unknown-tool" ? act : "act",
           });
         await this.settleServer(s, oldPid);
+        await this.checkTools();
+        return;
+      }
+      case "abortRestarting": {
+        // A call stopped while its server is (being) restarted after a kill: it ends at once, as
+        // aborted (or, sent before the death was heard of, server-died); the restart goes on.
+        await this.pool.connect();
+        const oldPid = this.pool.status()[this.servers.indexOf(s)]?.pid;
+        if (oldPid === undefined) throw new Error(`${s.name} up but without a pid`);
+        this.pids.add(oldPid);
+        process.kill(oldPid, "SIGKILL");
+        const restarting = s.restarts < MAX_RESTARTS;
+        this.died(s);
+        const controller = new AbortController();
+        const tag = this.tag();
+        const pending = settle(
+          this.pool.call(act, { mode: "hang", tag }, controller.signal),
+          "a call stopped as its server restarts",
+        );
+        await turns(cmd.ticks);
+        controller.abort(new Error("stopped by the host"));
+        const out = await pending;
+        const codes: McpPoolErrorCode[] = restarting ? ["aborted", "server-died"] : ["aborted", "server-died", "unknown-tool"];
+        const error = this.expectError(out, codes, {});
+        expect([act, "act"]).toContain(error.tool);
+        await this.settleServer(s, oldPid);
+        if (s.up) await this.expectUsable(s);
         await this.checkTools();
         return;
       }
