@@ -53,6 +53,7 @@ type Cmd =
   | { op: "closeMid"; server: number }
   | { op: "closeThenCall"; server: number }
   | { op: "reopen" }
+  | { op: "hooks"; mode: "ok" | "is-error" | "rpc-error" | "hang" }
   | { op: "abortQueued"; server: number }
   | { op: "abortStarting"; server: number; ticks: number }
   | { op: "closeStarting"; ticks: number };
@@ -154,6 +155,13 @@ const cmdArb: fc.Arbitrary<Cmd> = fc.oneof(
   { weight: 1, arbitrary: fc.record({ op: fc.constant("closeMid" as const), server }) },
   { weight: 1, arbitrary: fc.record({ op: fc.constant("closeThenCall" as const), server }) },
   { weight: 1, arbitrary: fc.constant({ op: "reopen" as const }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      op: fc.constant("hooks" as const),
+      mode: fc.constantFrom("ok" as const, "is-error" as const, "rpc-error" as const, "hang" as const),
+    }),
+  },
   { weight: 1, arbitrary: fc.record({ op: fc.constant("abortQueued" as const), server }) },
   {
     weight: 1,
@@ -233,6 +241,7 @@ class Run {
   pids = new Set<number>();
   closed = false;
   tagCount = 0;
+  notices: string[] = [];
   readonly trace: string[] = [];
 
   constructor(
@@ -255,6 +264,7 @@ class Run {
       extras: this.boots[i] === true ? ["boot"] : [],
     }));
     this.pids = new Set();
+    this.notices = [];
     this.closed = false;
     this.pool = createMcpPool(
       this.servers.map((s) => ({
@@ -264,7 +274,20 @@ class Run {
         // ROLE: a value spelled as the server's name, as `PGUSER: postgres` for a server named postgres.
         env: { API_KEY: s.key, LOG: s.log, ROLE: s.name, ...(s.boot ? { BOOT: "1" } : {}) },
       })),
-      { maxRestarts: MAX_RESTARTS, timeoutMs: 20_000, ...(this.small ? { maxMessageBytes: 150_000 } : {}) },
+      {
+        maxRestarts: MAX_RESTARTS,
+        timeoutMs: 20_000,
+        ...(this.small ? { maxMessageBytes: 150_000 } : {}),
+        // One hook per server, on its read-only tool; the notices kept to look for credentials in.
+        hooks: this.servers.map((s, i) => ({
+          id: `hook${i}`,
+          events: ["beforeTurn"],
+          server: s.name,
+          tool: "peek",
+          timeoutSeconds: 0.4,
+        })),
+        onNotice: (text: string) => this.notices.push(text),
+      },
     );
   }
 
@@ -299,6 +322,12 @@ class Run {
     if (where.tool !== undefined) expect(error.tool, error.message).toBe(where.tool);
     this.noCredential(error);
     return error;
+  }
+
+  /** No notice, nor a failed server's error in status(), holds a credential. */
+  noticesClean(): void {
+    const text = [...this.notices, ...this.pool.status().map((s) => s.error?.message ?? "")].join("\n");
+    for (const s of this.servers) expect(text.includes(s.key), `credential of ${s.name} in: ${text}`).toBe(false);
   }
 
   noCredential(error: unknown): void {
@@ -417,6 +446,30 @@ class Run {
       }
       await this.expectUsable(s);
       await this.checkTools();
+      return;
+    }
+    if (cmd.op === "hooks") {
+      // Every hook has an outcome, never a rejection: ok with the tool's text, or ok: false with
+      // the failure (a timeout said so); none holds a credential.
+      const tag = this.tag();
+      const out = await settle(this.pool.runHooks("beforeTurn", { mode: cmd.mode, tag }), "runHooks");
+      if (!out.ok) throw new Error(`runHooks rejected: ${messages(out.error)}`);
+      const outcomes = out.value as Awaited<ReturnType<McpPool["runHooks"]>>;
+      expect(outcomes.map((o) => o.id)).toEqual(this.servers.map((_, i) => `hook${i}`));
+      this.servers.forEach((s, i) => {
+        const outcome = outcomes[i];
+        const text = JSON.stringify(outcome);
+        for (const each of this.servers) expect(text.includes(each.key), `credential in ${text}`).toBe(false);
+        if (this.closed || !s.up || cmd.mode !== "ok") expect(outcome?.ok, text).toBe(false);
+        else expect(outcome).toMatchObject({ ok: true, context: expect.stringMatching(new RegExp(`^ok ${tag} most=`)) });
+        if (!this.closed && s.up && cmd.mode === "hang") expect(outcome?.timedOut, text).toBe(true);
+        if (!this.closed && s.up && cmd.mode === "is-error") expect(outcome?.error).toContain(`failed ${tag} with key ***`);
+      });
+      if (!this.closed && cmd.mode === "hang")
+        for (const s of this.servers.filter((each) => each.up)) {
+          const told = await until(() => this.logOf(s).includes(`cancelled ${tag}`));
+          expect(told, `${s.name} was not told its hook ran out of time`).toBe(true);
+        }
       return;
     }
     if (cmd.op === "list") {
@@ -774,7 +827,10 @@ describe("a pool of real MCP servers under a random host (r89)", () => {
           const run = new Run(count, runs++, small, boots);
           run.open();
           try {
-            for (const cmd of cmds) await run.step(cmd);
+            for (const cmd of cmds) {
+              await run.step(cmd);
+              run.noticesClean();
+            }
             if (!run.closed) await run.close();
           } catch (error) {
             await run.pool.close().catch(() => {});

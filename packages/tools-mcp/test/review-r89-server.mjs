@@ -20,6 +20,7 @@
 //           Each answer ends with ` most=<n>`: how many `act` calls ran at once at most so far.
 //   `peek`  (read-only) the same modes, not counted in `most`.
 //   any extra tool answers `extra <name>`.
+//   A hook's call (`{ event, input, context }`) is read as its `input` says.
 // A `mode` not in MODES, or no `tag`, is refused with -32602, as a server checking its schema does.
 // BOOT=1: right after its first tools/list is answered, the tools become act, peek and `boot`, and
 // notifications/tools/list_changed is sent (a server registering tools as it starts).
@@ -83,6 +84,8 @@ function call(id, name, args) {
     if (extras.includes(name)) return send({ jsonrpc: "2.0", id, result: text(`extra ${name}`) });
     return send({ jsonrpc: "2.0", id, error: { code: -32602, message: `Unknown tool: ${name}` } });
   }
+  // A hook's call ({ event, input, context }) says what to do in its input.
+  if (args.event !== undefined) args = args.input ?? {};
   const { mode, tag } = args;
   if (!MODES.includes(mode) || typeof tag !== "string")
     return send({ jsonrpc: "2.0", id, error: { code: -32602, message: "Invalid arguments: mode and tag" } });
