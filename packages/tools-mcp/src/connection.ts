@@ -606,7 +606,9 @@ export class ServerConnection {
   ): Promise<CallToolResult> {
     // A stop while the server is still starting ends the wait (the start goes on for the next call).
     await untilStopped(
-      this.ensure(),
+      this.ensure().catch((error: unknown) => {
+        throw this.#notRun(error, tool);
+      }),
       options.signal,
       () =>
         new McpPoolError(
@@ -620,7 +622,7 @@ export class ServerConnection {
         ),
     );
     const client = this.#client;
-    if (!client) throw this.#error ?? this.#closedError();
+    if (!client) throw this.#notRun(this.#error ?? this.#closedError(), tool);
     const deaths = this.#deaths;
     // The SDK adds an abort listener to the signal it is given and never removes it: given the
     // caller's (a run's signal, shared by every call), each call left one behind, holding the call,
@@ -708,6 +710,21 @@ export class ServerConnection {
       if (!controller.signal.aborted) controller.abort();
       stream.return(undefined).catch(() => {});
     }
+  }
+
+  /**
+   * The server's own failure (it died for good, its restart failed, the pool closed) as this call's:
+   * the same code, naming the tool and saying it was not run. A call that was waiting for its turn,
+   * or for a restart, when the server failed was handed the server's error as it stood, with no
+   * tool in it and one object shared by every such call.
+   */
+  #notRun(error: unknown, tool: string): unknown {
+    if (!McpPoolError.isInstance(error)) return error;
+    return new McpPoolError(error.code, `${tool} on MCP server "${this.name}" was not run: ${error.message}`, {
+      server: this.name,
+      tool,
+      cause: error,
+    });
   }
 
   #callError(

@@ -91,3 +91,25 @@ describe("R89B-2: a server named as one of its env values is named in its errors
     expect(pool.status()[0]?.error?.message).toMatch(/^MCP server "postgres" /);
   });
 });
+
+describe("R89B-3: a call waiting for its turn when its server fails for good is this call's failure", () => {
+  // A write queued behind a write whose server then died with no restarts left was handed the
+  // server's own failure as it stood: `server-died` with no `tool`, a message about the server that
+  // did not say the call never ran, and one error object shared by every such call.
+  it("names the tool, says it was not run, keeps the code, and is an error of its own", async () => {
+    const pool = scripted({ maxRestarts: 0 }, join(dir, "queued.log"));
+    await pool.connect();
+    const dying = failure(pool.call("s__act", { mode: "exit", tag: "dies", ms: 40 }));
+    const queued = [failure(pool.call("s__act", { mode: "ok", tag: "q1" })), failure(pool.call("s__act", { mode: "ok", tag: "q2" }))];
+    expect(await dying).toMatchObject({ code: "server-died", server: "s", tool: "act" });
+    const [first, second] = (await Promise.all(queued)) as McpPoolError[];
+    for (const error of [first, second]) {
+      expect(McpPoolError.isInstance(error)).toBe(true);
+      // Before: tool undefined, and the message began `MCP server "s" (…) stopped again after 0 restart(s)`.
+      expect(error).toMatchObject({ code: "server-died", server: "s", tool: "act" });
+      expect(error?.message).toMatch(/^act on MCP server "s" was not run: MCP server "s" \(.*\) stopped again/);
+      expect(error?.message).not.toContain(KEY);
+    }
+    expect(first).not.toBe(second);
+  });
+});
