@@ -26,7 +26,7 @@
 // notifications/tools/list_changed is sent (a server registering tools as it starts).
 // LOG=<file>: each notifications/cancelled is appended as a line `cancelled <tag>` (the tag of the
 // call it cancels), and each call as `call <tag>`.
-import { appendFileSync } from "node:fs";
+import { appendFileSync, existsSync } from "node:fs";
 import { createInterface } from "node:readline";
 
 const KEY = process.env.API_KEY ?? "no-key";
@@ -49,6 +49,12 @@ const MODES = [
 // A 1x1 PNG.
 const PNG =
   "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";
+
+// FAIL_FILE=<file>: while that file exists the server refuses to start (a restart that fails).
+if (process.env.FAIL_FILE && existsSync(process.env.FAIL_FILE)) {
+  process.stderr.write(`refusing to start; key ${KEY}\n`);
+  process.exit(1);
+}
 
 const send = (message) => process.stdout.write(`${JSON.stringify(message)}\n`);
 const log = (line) => {
