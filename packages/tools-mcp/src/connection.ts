@@ -720,11 +720,15 @@ export class ServerConnection {
    */
   #notRun(error: unknown, tool: string): unknown {
     if (!McpPoolError.isInstance(error)) return error;
-    return new McpPoolError(error.code, `${tool} on MCP server "${this.name}" was not run: ${error.message}`, {
-      server: this.name,
-      tool,
-      cause: error,
-    });
+    return new McpPoolError(
+      error.code,
+      `${tool} on MCP server "${this.name}" was not run: ${error.message}`,
+      {
+        server: this.name,
+        tool,
+        cause: error,
+      },
+    );
   }
 
   #callError(

@@ -133,7 +133,11 @@ const cmdArb: fc.Arbitrary<Cmd> = fc.oneof(
   { weight: 1, arbitrary: fc.record({ op: fc.constant("restartFails" as const), server }) },
   {
     weight: 1,
-    arbitrary: fc.record({ op: fc.constant("dieQueued" as const), server, queued: fc.integer({ min: 1, max: 3 }) }),
+    arbitrary: fc.record({
+      op: fc.constant("dieQueued" as const),
+      server,
+      queued: fc.integer({ min: 1, max: 3 }),
+    }),
   },
   {
     weight: 1,
@@ -153,10 +157,13 @@ const cmdArb: fc.Arbitrary<Cmd> = fc.oneof(
     arbitrary: fc.record({
       op: fc.constant("changeMany" as const),
       server,
-      lists: fc.array(fc.uniqueArray(fc.constantFrom("find", "read.file", "write", "x-y"), { maxLength: 3 }), {
-        minLength: 2,
-        maxLength: 4,
-      }),
+      lists: fc.array(
+        fc.uniqueArray(fc.constantFrom("find", "read.file", "write", "x-y"), { maxLength: 3 }),
+        {
+          minLength: 2,
+          maxLength: 4,
+        },
+      ),
     }),
   },
   { weight: 1, arbitrary: fc.record({ op: fc.constant("closeMid" as const), server }) },
@@ -323,8 +330,13 @@ class Run {
   }
 
   /** A failure: a typed McpPoolError of one of `codes`, naming the server and tool, no credential in it. */
-  expectError(out: Settled, codes: McpPoolErrorCode[], where: { server?: string; tool?: string }): McpPoolError {
-    if (out.ok) throw new Error(`expected ${codes.join("/")}, got an answer: ${String(out.value).slice(0, 200)}`);
+  expectError(
+    out: Settled,
+    codes: McpPoolErrorCode[],
+    where: { server?: string; tool?: string },
+  ): McpPoolError {
+    if (out.ok)
+      throw new Error(`expected ${codes.join("/")}, got an answer: ${String(out.value).slice(0, 200)}`);
     const error = out.error;
     if (!McpPoolError.isInstance(error)) throw new Error(`an untyped throw: ${messages(error)}`);
     expect(codes, error.message).toContain(error.code);
@@ -342,12 +354,14 @@ class Run {
   /** No notice, nor a failed server's error in status(), holds a credential. */
   noticesClean(): void {
     const text = [...this.notices, ...this.pool.status().map((s) => s.error?.message ?? "")].join("\n");
-    for (const s of this.servers) expect(text.includes(s.key), `credential of ${s.name} in: ${text}`).toBe(false);
+    for (const s of this.servers)
+      expect(text.includes(s.key), `credential of ${s.name} in: ${text}`).toBe(false);
   }
 
   noCredential(error: unknown): void {
     const text = messages(error);
-    for (const s of this.servers) expect(text.includes(s.key), `credential of ${s.name} in: ${text}`).toBe(false);
+    for (const s of this.servers)
+      expect(text.includes(s.key), `credential of ${s.name} in: ${text}`).toBe(false);
   }
 
   /** The tools the model says are offered: each up server's act, peek and extras. */
@@ -495,9 +509,14 @@ class Run {
         const text = JSON.stringify(outcome);
         for (const each of this.servers) expect(text.includes(each.key), `credential in ${text}`).toBe(false);
         if (this.closed || !s.up || cmd.mode !== "ok") expect(outcome?.ok, text).toBe(false);
-        else expect(outcome).toMatchObject({ ok: true, context: expect.stringMatching(new RegExp(`^ok ${tag} most=`)) });
+        else
+          expect(outcome).toMatchObject({
+            ok: true,
+            context: expect.stringMatching(new RegExp(`^ok ${tag} most=`)),
+          });
         if (!this.closed && s.up && cmd.mode === "hang") expect(outcome?.timedOut, text).toBe(true);
-        if (!this.closed && s.up && cmd.mode === "is-error") expect(outcome?.error).toContain(`failed ${tag} with key ***`);
+        if (!this.closed && s.up && cmd.mode === "is-error")
+          expect(outcome?.error).toContain(`failed ${tag} with key ***`);
       });
       if (!this.closed && cmd.mode === "hang")
         for (const s of this.servers.filter((each) => each.up)) {
@@ -522,7 +541,10 @@ class Run {
     }
     // A failed server's tools are not offered: a call to one is an unknown tool naming it as not connected.
     if (!s.up && cmd.op !== "unknown" && cmd.op !== "closeThenCall") {
-      const out = await settle(this.pool.call(act, { mode: "ok", tag: this.tag() }), "a call to a failed server");
+      const out = await settle(
+        this.pool.call(act, { mode: "ok", tag: this.tag() }),
+        "a call to a failed server",
+      );
       const error = this.expectError(out, ["unknown-tool"], { tool: act });
       expect(error.message).toContain(`Not connected: `);
       expect(error.message).toContain(s.name);
@@ -580,9 +602,17 @@ class Run {
       }
       case "badArgs": {
         const args =
-          cmd.kind === "array" ? [1, 2] : cmd.kind === "missing" ? { tag: this.tag() } : { mode: "dance", tag: "x" };
+          cmd.kind === "array"
+            ? [1, 2]
+            : cmd.kind === "missing"
+              ? { tag: this.tag() }
+              : { mode: "dance", tag: "x" };
         const out = await settle(this.pool.call(act, args), "a call with bad arguments");
-        this.expectError(out, ["call-failed"], cmd.kind === "array" ? { tool: act } : { server: s.name, tool: "act" });
+        this.expectError(
+          out,
+          ["call-failed"],
+          cmd.kind === "array" ? { tool: act } : { server: s.name, tool: "act" },
+        );
         await this.expectUsable(s);
         return;
       }
@@ -676,7 +706,10 @@ class Run {
         const tag = this.tag();
         await this.pool.connect();
         const oldPid = this.pool.status()[this.servers.indexOf(s)]?.pid;
-        const out = await settle(this.pool.call(act, { mode: cmd.how, tag }), `a call whose server ${cmd.how}s`);
+        const out = await settle(
+          this.pool.call(act, { mode: cmd.how, tag }),
+          `a call whose server ${cmd.how}s`,
+        );
         const error = this.expectError(out, ["server-died"], { server: s.name, tool: "act" });
         const restarting = s.restarts < MAX_RESTARTS;
         expect(error.message).toContain(restarting ? "being restarted" : "not restarted again");
@@ -739,7 +772,9 @@ class Run {
         await turns(cmd.ticks);
         controller.abort(new Error("stopped by the host"));
         const out = await pending;
-        const codes: McpPoolErrorCode[] = restarting ? ["aborted", "server-died"] : ["aborted", "server-died", "unknown-tool"];
+        const codes: McpPoolErrorCode[] = restarting
+          ? ["aborted", "server-died"]
+          : ["aborted", "server-died", "unknown-tool"];
         const error = this.expectError(out, codes, {});
         expect([act, "act"]).toContain(error.tool);
         await this.settleServer(s, oldPid);
@@ -757,7 +792,10 @@ class Run {
         this.pids.add(oldPid);
         process.kill(oldPid, "SIGKILL");
         const restarting = s.restarts < MAX_RESTARTS;
-        const out = await settle(this.pool.call(act, { mode: "ok", tag: this.tag() }), "a call as the restart fails");
+        const out = await settle(
+          this.pool.call(act, { mode: "ok", tag: this.tag() }),
+          "a call as the restart fails",
+        );
         if (restarting) s.restarts++;
         s.up = false;
         if (out.ok) {
@@ -780,16 +818,24 @@ class Run {
         await this.pool.connect();
         const oldPid = this.pool.status()[this.servers.indexOf(s)]?.pid;
         const restarting = s.restarts < MAX_RESTARTS;
-        const dying = settle(this.pool.call(act, { mode: "exit", tag: this.tag(), ms: 40 }), "a write whose server dies");
+        const dying = settle(
+          this.pool.call(act, { mode: "exit", tag: this.tag(), ms: 40 }),
+          "a write whose server dies",
+        );
         const tags = Array.from({ length: cmd.queued }, () => this.tag());
-        const queued = tags.map((tag) => settle(this.pool.call(act, { mode: "ok", tag }), "a write queued behind it"));
+        const queued = tags.map((tag) =>
+          settle(this.pool.call(act, { mode: "ok", tag }), "a write queued behind it"),
+        );
         this.expectError(await dying, ["server-died"], { server: s.name, tool: "act" });
         const outs = await Promise.all(queued);
         outs.forEach((out, i) => {
           if (restarting) {
             if (!out.ok) throw new Error(`a queued write failed: ${messages(out.error)}`);
             expect(String(out.value)).toMatch(new RegExp(`^ok ${tags[i]} most=1$`));
-          } else this.expectError(out, ["server-died"], { server: s.name, tool: "act" });
+          } else
+            expect(this.expectError(out, ["server-died"], { server: s.name, tool: "act" }).code).toBe(
+              "server-died",
+            );
         });
         this.died(s);
         await this.settleServer(s, oldPid);
@@ -801,7 +847,10 @@ class Run {
         const oldPid = this.pool.status()[this.servers.indexOf(s)]?.pid;
         const tags = Array.from({ length: cmd.hung }, () => this.tag());
         const hung = tags.map((tag) =>
-          settle(this.pool.call(this.nameOf(s, "peek"), { mode: "hang", tag }), "a call hung as its server died"),
+          settle(
+            this.pool.call(this.nameOf(s, "peek"), { mode: "hang", tag }),
+            "a call hung as its server died",
+          ),
         );
         const reached = await until(() => tags.every((tag) => this.logOf(s).includes(`call ${tag}`)));
         expect(reached, "the hung calls reached their server").toBe(true);
@@ -847,7 +896,10 @@ class Run {
         // A write stopped while it waits for its turn behind a hung write: aborted, never sent.
         const first = this.tag();
         const stopFirst = new AbortController();
-        const hung = settle(this.pool.call(act, { mode: "hang", tag: first }, stopFirst.signal), "a hung write");
+        const hung = settle(
+          this.pool.call(act, { mode: "hang", tag: first }, stopFirst.signal),
+          "a hung write",
+        );
         const reached = await until(() => this.logOf(s).includes(`call ${first}`));
         expect(reached, "the hung write reached its server").toBe(true);
         const controller = new AbortController();
@@ -864,7 +916,10 @@ class Run {
       }
       case "closeMid": {
         const tag = this.tag();
-        const pending = settle(this.pool.call(act, { mode: "hang", tag }), "a call running as the pool closed");
+        const pending = settle(
+          this.pool.call(act, { mode: "hang", tag }),
+          "a call running as the pool closed",
+        );
         await until(() => this.logOf(s).includes(`call ${tag}`));
         await this.close();
         const out = await pending;

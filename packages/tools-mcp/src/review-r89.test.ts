@@ -66,7 +66,7 @@ describe("R89B-2: a server named as one of its env values is named in its errors
   // Every env value is masked in what a message about a server quotes, and a server is often named
   // as one of its values is: `postgres` with `PGUSER: postgres`. Before, its every error and notice
   // read `MCP server "***" …`, naming no server (status() and unknown-tool named it all along).
-  it("keeps `MCP server \"postgres\"` while masking the value everywhere else", async () => {
+  it('keeps `MCP server "postgres"` while masking the value everywhere else', async () => {
     const notices: string[] = [];
     const pool = createMcpPool(
       [
@@ -80,10 +80,14 @@ describe("R89B-2: a server named as one of its env values is named in its errors
       { maxRestarts: 0, onNotice: (text) => notices.push(text) },
     );
     pools.push(pool);
-    const refused = (await failure(pool.call("postgres__act", { mode: "rpc-error", tag: "postgres" }))) as McpPoolError;
+    const refused = (await failure(
+      pool.call("postgres__act", { mode: "rpc-error", tag: "postgres" }),
+    )) as McpPoolError;
     expect(refused.code).toBe("call-failed");
     // Before: `act on MCP server "***" failed: …`. The value the server echoes is still masked.
-    expect(refused.message).toBe('act on MCP server "postgres" failed: MCP error -32000: refused *** with key ***');
+    expect(refused.message).toBe(
+      'act on MCP server "postgres" failed: MCP error -32000: refused *** with key ***',
+    );
     const died = (await failure(pool.call("postgres__act", { mode: "exit", tag: "x" }))) as McpPoolError;
     expect(died.code).toBe("server-died");
     expect(died.message).toMatch(/^MCP server "postgres" stopped while act was running/);
@@ -100,14 +104,19 @@ describe("R89B-3: a call waiting for its turn when its server fails for good is 
     const pool = scripted({ maxRestarts: 0 }, join(dir, "queued.log"));
     await pool.connect();
     const dying = failure(pool.call("s__act", { mode: "exit", tag: "dies", ms: 40 }));
-    const queued = [failure(pool.call("s__act", { mode: "ok", tag: "q1" })), failure(pool.call("s__act", { mode: "ok", tag: "q2" }))];
+    const queued = [
+      failure(pool.call("s__act", { mode: "ok", tag: "q1" })),
+      failure(pool.call("s__act", { mode: "ok", tag: "q2" })),
+    ];
     expect(await dying).toMatchObject({ code: "server-died", server: "s", tool: "act" });
     const [first, second] = (await Promise.all(queued)) as McpPoolError[];
     for (const error of [first, second]) {
       expect(McpPoolError.isInstance(error)).toBe(true);
       // Before: tool undefined, and the message began `MCP server "s" (…) stopped again after 0 restart(s)`.
       expect(error).toMatchObject({ code: "server-died", server: "s", tool: "act" });
-      expect(error?.message).toMatch(/^act on MCP server "s" was not run: MCP server "s" \(.*\) stopped again/);
+      expect(error?.message).toMatch(
+        /^act on MCP server "s" was not run: MCP server "s" \(.*\) stopped again/,
+      );
       expect(error?.message).not.toContain(KEY);
     }
     expect(first).not.toBe(second);

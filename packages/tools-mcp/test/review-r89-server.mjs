@@ -115,7 +115,9 @@ function call(id, name, args) {
       return after(() => answer({ error: { code: -32000, message: `refused ${tag} with key ${KEY}` } }));
     case "is-error":
       return after(() =>
-        answer({ result: { content: [{ type: "text", text: `failed ${tag} with key ${KEY}` }], isError: true } }),
+        answer({
+          result: { content: [{ type: "text", text: `failed ${tag} with key ${KEY}` }], isError: true },
+        }),
       );
     case "huge":
       return after(() =>
