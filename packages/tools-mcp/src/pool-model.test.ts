@@ -32,7 +32,17 @@ const NAMES = ["alpha", "be.ta", "gam-ma"] as const;
 const BASE = ["act", "peek"];
 const MAX_RESTARTS = 1;
 
-type Mode = "ok" | "rpc-error" | "is-error" | "huge" | "image" | "garbage" | "bad-result" | "twice" | "stray";
+type Mode =
+  | "ok"
+  | "rpc-error"
+  | "is-error"
+  | "huge"
+  | "image"
+  | "garbage"
+  | "bad-result"
+  | "twice"
+  | "stray"
+  | "ask";
 type Cmd =
   | { op: "list" }
   | { op: "call"; server: number; tool: "act" | "peek"; mode: Mode; ms: number }
@@ -79,6 +89,7 @@ const cmdArb: fc.Arbitrary<Cmd> = fc.oneof(
         "bad-result",
         "twice",
         "stray",
+        "ask",
       ),
       ms: fc.constantFrom(0, 0, 40),
     }),
@@ -584,7 +595,11 @@ class Run {
           else if (cmd.mode === "image") {
             expect(text).toContain(`image ${tag}`);
             expect(text).toContain("[image: image/png");
-          } else expect(text).toMatch(new RegExp(`^ok ${tag} most=[01]$`));
+          } else if (cmd.mode === "ask")
+            // A ping is answered; a question the pool cannot answer (no elicit given, no sampling)
+            // is refused at once, not left to hang the call.
+            expect(text).toMatch(new RegExp(`^ok ${tag} asked result/error/error most=[01]$`));
+          else expect(text).toMatch(new RegExp(`^ok ${tag} most=[01]$`));
           // A second answer to the call, or one to a request never made, is ignored: the next call
           // gets its own answer.
           if (cmd.mode === "twice" || cmd.mode === "stray") await this.expectUsable(s);

@@ -16,6 +16,9 @@
 //             hang      never answers
 //             bad-result answers a result whose `content` is no list
 //             twice     answers `ok <tag>`, then again (the same id) `again <tag>`
+//             ask       asks the client first (`ping`, then `elicitation/create`, then
+//                       `sampling/createMessage`) and answers `ok <tag>` with what it was told:
+//                       `asked <ping>/<elicit>/<sampling>`, each `result` or `error`
 //             stray     answers a request id never used, then `ok <tag>`
 //           Each answer ends with ` most=<n>`: how many `act` calls ran at once at most so far.
 //   `peek`  (read-only) the same modes, not counted in `most`.
@@ -45,6 +48,7 @@ const MODES = [
   "bad-result",
   "twice",
   "stray",
+  "ask",
 ];
 // A 1x1 PNG.
 const PNG =
@@ -79,6 +83,8 @@ const tools = () => [
   ...extras.map((name) => ({ name, inputSchema: { type: "object", properties: {} } })),
 ];
 
+/** What the server asked the client, by its request id: told the client's reply. */
+const pending = new Map();
 /** Each call under way by request id: its tag (for the cancellation log), and whether `most` counts it. */
 const tags = new Map();
 let running = 0;
@@ -149,6 +155,9 @@ function call(id, name, args) {
       });
     case "garbage":
       process.stdout.write(`not json ${tag}\n{"half": \n[1,2,3]\n{"jsonrpc":"2.0"}\n`);
+      // The call's id with neither result nor error, and a parse error reported for no request.
+      send({ jsonrpc: "2.0", id });
+      send({ jsonrpc: "2.0", id: null, error: { code: -32700, message: "Parse error" } });
       return after(() => answer({ result: text(`ok ${tag}`) }));
     case "hang":
       return;
@@ -159,6 +168,31 @@ function call(id, name, args) {
         answer({ result: text(`ok ${tag}`) });
         send({ jsonrpc: "2.0", id, result: text(`again ${tag}`) });
       });
+    case "ask": {
+      // Each question the server asks the client, in turn; the call is answered once all three are.
+      const asked = [];
+      const ask = (method, params) =>
+        new Promise((resolve) => {
+          const askId = `ask-${tag}-${asked.length}`;
+          pending.set(askId, (reply) => {
+            asked.push(reply.error ? "error" : "result");
+            resolve();
+          });
+          send({ jsonrpc: "2.0", id: askId, method, params });
+        });
+      return void (async () => {
+        await ask("ping", {});
+        await ask("elicitation/create", {
+          message: "Which?",
+          requestedSchema: { type: "object", properties: { x: { type: "string" } } },
+        });
+        await ask("sampling/createMessage", {
+          messages: [{ role: "user", content: { type: "text", text: "hi" } }],
+          maxTokens: 5,
+        });
+        answer({ result: text(`ok ${tag} asked ${asked.join("/")}`) });
+      })();
+    }
     case "stray":
       // An answer to a request never made, then the real one.
       send({ jsonrpc: "2.0", id: 987654, result: text(`stray ${tag}`) });
@@ -174,6 +208,11 @@ createInterface({ input: process.stdin }).on("line", (line) => {
     return;
   }
   const { id, method, params } = message;
+  if (method === undefined && pending.has(id)) {
+    const reply = pending.get(id);
+    pending.delete(id);
+    return reply(message);
+  }
   if (method === "notifications/cancelled") {
     const call = tags.get(params?.requestId);
     log(`cancelled ${call?.tag ?? `#${params?.requestId}`}`);
