@@ -57,6 +57,7 @@ type Cmd =
   | { op: "die"; server: number; how: "exit" | "crash" }
   | { op: "killIdle"; server: number }
   | { op: "killThenCall"; server: number }
+  | { op: "killThenClose"; server: number; ticks: number }
   | { op: "restartFails"; server: number }
   | { op: "dieQueued"; server: number; queued: number }
   | { op: "abortRestarting"; server: number; ticks: number }
@@ -141,6 +142,14 @@ const cmdArb: fc.Arbitrary<Cmd> = fc.oneof(
   },
   { weight: 1, arbitrary: fc.record({ op: fc.constant("killIdle" as const), server }) },
   { weight: 1, arbitrary: fc.record({ op: fc.constant("killThenCall" as const), server }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      op: fc.constant("killThenClose" as const),
+      server,
+      ticks: fc.integer({ min: 0, max: 40 }),
+    }),
+  },
   { weight: 1, arbitrary: fc.record({ op: fc.constant("restartFails" as const), server }) },
   {
     weight: 1,
@@ -795,6 +804,18 @@ class Run {
         await this.settleServer(s, oldPid);
         if (s.up) await this.expectUsable(s);
         await this.checkTools();
+        return;
+      }
+      case "killThenClose": {
+        // Closed while its server is being restarted after a kill (or before the death is heard
+        // of): close() checks that no process, the restarted one included, is left.
+        await this.pool.connect();
+        const oldPid = this.pool.status()[this.servers.indexOf(s)]?.pid;
+        if (oldPid === undefined) throw new Error(`${s.name} up but without a pid`);
+        this.pids.add(oldPid);
+        process.kill(oldPid, "SIGKILL");
+        await turns(cmd.ticks);
+        await this.close();
         return;
       }
       case "restartFails": {
