@@ -313,6 +313,8 @@ class Run {
           ROLE: s.name,
           FAIL_FILE: `${s.log}.fail`,
           ...(s.boot ? { BOOT: "1" } : {}),
+          // Every other run's servers stay up after stdin EOF: close() has to end them.
+          ...(this.id % 2 === 1 ? { LINGER: "1" } : {}),
         },
       })),
       {

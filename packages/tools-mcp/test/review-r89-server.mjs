@@ -54,6 +54,11 @@ const MODES = [
 const PNG =
   "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";
 
+// LINGER=1: stays up after its stdin ends (a close has to signal it); gone by itself after two minutes.
+if (process.env.LINGER === "1") {
+  setInterval(() => {}, 1_000);
+  setTimeout(() => process.exit(0), 120_000).unref();
+}
 // FAIL_FILE=<file>: while that file exists the server refuses to start (a restart that fails).
 if (process.env.FAIL_FILE && existsSync(process.env.FAIL_FILE)) {
   process.stderr.write(`refusing to start; key ${KEY}\n`);
