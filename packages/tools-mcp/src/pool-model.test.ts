@@ -27,6 +27,9 @@ const SERVER = fileURLToPath(new URL("../test/review-r89-server.mjs", import.met
 const dir = mkdtempSync(join(tmpdir(), "tools-mcp-r89-model-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
+/** Runs of the property: 25 (about 25 s on a busy 2-core machine), more with R89_RUNS. */
+const RUNS = Number(process.env.R89_RUNS ?? 25);
+
 /** Server names as a `.mcp.json` may spell them: one with a dot, which a tool name cannot hold. */
 const NAMES = ["alpha", "be.ta", "gam-ma"] as const;
 const BASE = ["act", "peek"];
@@ -456,6 +459,16 @@ class Run {
     this.notePids();
   }
 
+  /** SIGKILLs a server's process (started first if need be), as the OOM killer would; its pid. */
+  async kill(s: ServerModel): Promise<number> {
+    await this.pool.connect();
+    const pid = this.pool.status()[this.servers.indexOf(s)]?.pid;
+    if (pid === undefined) throw new Error(`${s.name} up but without a pid`);
+    this.pids.add(pid);
+    process.kill(pid, "SIGKILL");
+    return pid;
+  }
+
   /** The model after a server died: restarted with its first tools, or failed once restarts ran out. */
   died(s: ServerModel): void {
     if (s.restarts < MAX_RESTARTS) {
@@ -745,22 +758,14 @@ class Run {
         return;
       }
       case "killIdle": {
-        await this.pool.connect();
-        const oldPid = this.pool.status()[this.servers.indexOf(s)]?.pid;
-        if (oldPid === undefined) throw new Error(`${s.name} up but without a pid`);
-        this.pids.add(oldPid);
-        process.kill(oldPid, "SIGKILL");
+        const oldPid = await this.kill(s);
         this.died(s);
         await this.settleServer(s, oldPid);
         await this.checkTools();
         return;
       }
       case "killThenCall": {
-        await this.pool.connect();
-        const oldPid = this.pool.status()[this.servers.indexOf(s)]?.pid;
-        if (oldPid === undefined) throw new Error(`${s.name} up but without a pid`);
-        this.pids.add(oldPid);
-        process.kill(oldPid, "SIGKILL");
+        const oldPid = await this.kill(s);
         const restarting = s.restarts < MAX_RESTARTS;
         this.died(s);
         const tag = this.tag();
@@ -782,11 +787,7 @@ class Run {
       case "abortRestarting": {
         // A call stopped while its server is (being) restarted after a kill: it ends at once, as
         // aborted (or, sent before the death was heard of, server-died); the restart goes on.
-        await this.pool.connect();
-        const oldPid = this.pool.status()[this.servers.indexOf(s)]?.pid;
-        if (oldPid === undefined) throw new Error(`${s.name} up but without a pid`);
-        this.pids.add(oldPid);
-        process.kill(oldPid, "SIGKILL");
+        const oldPid = await this.kill(s);
         const restarting = s.restarts < MAX_RESTARTS;
         this.died(s);
         const controller = new AbortController();
@@ -811,11 +812,7 @@ class Run {
       case "killThenClose": {
         // Closed while its server is being restarted after a kill (or before the death is heard
         // of): close() checks that no process, the restarted one included, is left.
-        await this.pool.connect();
-        const oldPid = this.pool.status()[this.servers.indexOf(s)]?.pid;
-        if (oldPid === undefined) throw new Error(`${s.name} up but without a pid`);
-        this.pids.add(oldPid);
-        process.kill(oldPid, "SIGKILL");
+        const oldPid = await this.kill(s);
         await turns(cmd.ticks);
         await this.close();
         return;
@@ -823,12 +820,8 @@ class Run {
       case "restartFails": {
         // Killed, and its restart refuses to start: failed, its tools gone; a call that waited for
         // the restart fails naming the tool (or, sent before the death was heard of, server-died).
-        await this.pool.connect();
-        const oldPid = this.pool.status()[this.servers.indexOf(s)]?.pid;
-        if (oldPid === undefined) throw new Error(`${s.name} up but without a pid`);
         writeFileSync(`${s.log}.fail`, "");
-        this.pids.add(oldPid);
-        process.kill(oldPid, "SIGKILL");
+        const oldPid = await this.kill(s);
         const restarting = s.restarts < MAX_RESTARTS;
         const out = await settle(
           this.pool.call(act, { mode: "ok", tag: this.tag() }),
@@ -995,36 +988,40 @@ class Run {
 }
 
 describe("a pool of real MCP servers under a random host (r89)", () => {
-  it("keeps every call settled once, typed, masked; the tool list current; nothing running after close", async () => {
-    let runs = 0;
-    await fc.assert(
-      fc.asyncProperty(
-        fc.integer({ min: 1, max: 3 }),
-        fc.boolean(),
-        fc.array(fc.boolean(), { minLength: 3, maxLength: 3 }),
-        fc.boolean(),
-        fc.array(cmdArb, { minLength: 3, maxLength: 12 }),
-        async (count, small, boots, plain, cmds) => {
-          const run = new Run(count, runs++, small, boots, plain);
-          run.open();
-          try {
-            for (const cmd of cmds) {
-              await run.step(cmd);
-              run.noticesClean();
+  it(
+    "keeps every call settled once, typed, masked; the tool list current; nothing running after close",
+    async () => {
+      let runs = 0;
+      await fc.assert(
+        fc.asyncProperty(
+          fc.integer({ min: 1, max: 3 }),
+          fc.boolean(),
+          fc.array(fc.boolean(), { minLength: 3, maxLength: 3 }),
+          fc.boolean(),
+          fc.array(cmdArb, { minLength: 3, maxLength: 12 }),
+          async (count, small, boots, plain, cmds) => {
+            const run = new Run(count, runs++, small, boots, plain);
+            run.open();
+            try {
+              for (const cmd of cmds) {
+                await run.step(cmd);
+                run.noticesClean();
+              }
+              if (!run.closed) await run.close();
+            } catch (error) {
+              await run.pool.close().catch(() => {});
+              throw new Error(`after ${run.trace.join(" → ")}: ${messages(error)}`, { cause: error });
             }
-            if (!run.closed) await run.close();
-          } catch (error) {
-            await run.pool.close().catch(() => {});
-            throw new Error(`after ${run.trace.join(" → ")}: ${messages(error)}`, { cause: error });
-          }
+          },
+        ),
+        {
+          numRuns: RUNS,
+          // Shrinking starts servers again for every candidate: only when asked (R89_SHRINK=1).
+          endOnFailure: process.env.R89_SHRINK !== "1",
+          ...(process.env.R89_SEED ? { seed: Number(process.env.R89_SEED) } : {}),
         },
-      ),
-      {
-        numRuns: Number(process.env.R89_RUNS ?? 25),
-        // Shrinking starts servers again for every candidate: only when asked (R89_SHRINK=1).
-        endOnFailure: process.env.R89_SHRINK !== "1",
-        ...(process.env.R89_SEED ? { seed: Number(process.env.R89_SEED) } : {}),
-      },
-    );
-  }, 300_000);
+      );
+    },
+    RUNS * 4_000 + 60_000,
+  );
 });

@@ -205,13 +205,18 @@ function call(id, name, args) {
   }
 }
 
-createInterface({ input: process.stdin }).on("line", (line) => {
-  let message;
+/** A line read as JSON, or undefined for a line that is none (skipped, as a client's garbage). */
+function parsed(line) {
   try {
-    message = JSON.parse(line);
+    return JSON.parse(line);
   } catch {
-    return;
+    return undefined;
   }
+}
+
+createInterface({ input: process.stdin }).on("line", (line) => {
+  const message = parsed(line);
+  if (typeof message !== "object" || message === null) return;
   const { id, method, params } = message;
   if (method === undefined && pending.has(id)) {
     const reply = pending.get(id);
