@@ -459,9 +459,13 @@ class Run {
     this.notePids();
   }
 
-  /** SIGKILLs a server's process (started first if need be), as the OOM killer would; its pid. */
-  async kill(s: ServerModel): Promise<number> {
+  /**
+   * SIGKILLs a server's process (started first if need be; `first` runs once it is), as the OOM
+   * killer would; its pid.
+   */
+  async kill(s: ServerModel, first?: () => void): Promise<number> {
     await this.pool.connect();
+    first?.();
     const pid = this.pool.status()[this.servers.indexOf(s)]?.pid;
     if (pid === undefined) throw new Error(`${s.name} up but without a pid`);
     this.pids.add(pid);
@@ -820,8 +824,8 @@ class Run {
       case "restartFails": {
         // Killed, and its restart refuses to start: failed, its tools gone; a call that waited for
         // the restart fails naming the tool (or, sent before the death was heard of, server-died).
-        writeFileSync(`${s.log}.fail`, "");
-        const oldPid = await this.kill(s);
+        // Written once the server runs: its restart, not its first start, refuses.
+        const oldPid = await this.kill(s, () => writeFileSync(`${s.log}.fail`, ""));
         const restarting = s.restarts < MAX_RESTARTS;
         const out = await settle(
           this.pool.call(act, { mode: "ok", tag: this.tag() }),
