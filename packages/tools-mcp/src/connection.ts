@@ -121,6 +121,17 @@ const keptChars = (secrets: readonly string[]) => LINE_CHARS + 12 * (secrets[0]?
 /** `text` with each lone surrogate (half a surrogate pair without its other half) written U+FFFD. */
 const wellFormed = (text: string): string => text.toWellFormed();
 
+/**
+ * `mask`, keeping the pool's own naming of the server (`MCP server "postgres"`) as written. Every
+ * env value is masked in what a message quotes, and a server is often named as one of its values is
+ * (`postgres` with `PGUSER: postgres`): its every error and notice read `MCP server "***"`, naming no
+ * server. The name is the host's own key for it, shown in `status()` and `unknown-tool` as it is.
+ */
+function keepingName(mask: Mask, name: string): Mask {
+  const phrase = `MCP server "${name}"`;
+  return (text) => (text.includes(phrase) ? text.split(phrase).map(mask).join(phrase) : mask(text));
+}
+
 /** The most pages of `tools/list` read from one server; past them the rest is left out, with a notice. */
 const MAX_TOOL_PAGES = 100;
 
@@ -185,7 +196,7 @@ export class ServerConnection {
     this.config = config;
     this.#options = options;
     const secrets = secretsOf(config);
-    this.#mask = masker(secrets);
+    this.#mask = keepingName(masker(secrets), config.name);
     this.#resultMask = masker(resultSecretsOf(config));
     const resultMask = this.#resultMask;
     this.#toolMask = (text) => wellFormed(resultMask(text));
@@ -595,7 +606,9 @@ export class ServerConnection {
   ): Promise<CallToolResult> {
     // A stop while the server is still starting ends the wait (the start goes on for the next call).
     await untilStopped(
-      this.ensure(),
+      this.ensure().catch((error: unknown) => {
+        throw this.#notRun(error, tool);
+      }),
       options.signal,
       () =>
         new McpPoolError(
@@ -609,7 +622,7 @@ export class ServerConnection {
         ),
     );
     const client = this.#client;
-    if (!client) throw this.#error ?? this.#closedError();
+    if (!client) throw this.#notRun(this.#error ?? this.#closedError(), tool);
     const deaths = this.#deaths;
     // The SDK adds an abort listener to the signal it is given and never removes it: given the
     // caller's (a run's signal, shared by every call), each call left one behind, holding the call,
@@ -637,7 +650,7 @@ export class ServerConnection {
         );
       return ownJson(await this.#callTask(client, tool, args, options));
     } catch (error) {
-      throw this.#callError(error, tool, deaths, options);
+      throw this.#callError(error, tool, deaths, options, client);
     } finally {
       unhook();
     }
@@ -699,11 +712,31 @@ export class ServerConnection {
     }
   }
 
+  /**
+   * The server's own failure (it died for good, its restart failed, the pool closed) as this call's:
+   * the same code, naming the tool and saying it was not run. A call that was waiting for its turn,
+   * or for a restart, when the server failed was handed the server's error as it stood, with no
+   * tool in it and one object shared by every such call.
+   */
+  #notRun(error: unknown, tool: string): unknown {
+    if (!McpPoolError.isInstance(error)) return error;
+    return new McpPoolError(
+      error.code,
+      `${tool} on MCP server "${this.name}" was not run: ${error.message}`,
+      {
+        server: this.name,
+        tool,
+        cause: error,
+      },
+    );
+  }
+
   #callError(
     error: unknown,
     tool: string,
     deaths: number,
     options: { signal?: AbortSignal; timeoutMs: number },
+    client: Client,
   ): McpPoolError {
     const where = { server: this.name, tool, cause: this.redactError(error) };
     const name = `${tool} on MCP server "${this.name}"`;
@@ -722,8 +755,16 @@ export class ServerConnection {
         where,
       );
     }
+    // -32000 is the SDK's ConnectionClosed, and also the first of JSON-RPC's "server error" codes,
+    // which servers answer with for their own failures: read as a death, such an answer restarted
+    // a server that was running fine (and failed it for good at the second). The SDK lets go of the
+    // client's transport before it fails the calls of a connection that closed; a server's own
+    // -32000 leaves it there.
     const died =
-      this.#deaths !== deaths || (error instanceof McpError && error.code === ErrorCode.ConnectionClosed);
+      this.#deaths !== deaths ||
+      (error instanceof McpError &&
+        error.code === ErrorCode.ConnectionClosed &&
+        client.transport === undefined);
     if (died) {
       if (this.#deaths === deaths && this.#state === "connected") this.#died();
       const next =
