@@ -1,0 +1,122 @@
+// Cases the combinations property (combinations.test.ts) left open in r88 and found in r89, each
+// pinned as a plain test over HTTP against the testkit's scripted model and a strict endpoint.
+import { type Reply, startServer, type TestServer } from "@loopwright/testkit";
+import { afterEach, describe, expect, it } from "vitest";
+import {
+  type AgentTool,
+  type ChatMessageLike,
+  createSession,
+  FINAL_TURN_NOTE,
+  type Session,
+} from "./test-exports.js";
+import { requestFaults, STRICT_ENDPOINT } from "./test-support/strict-endpoint.js";
+import { useTempDirs } from "./test-support/temp-dirs.js";
+
+const tempDir = useTempDirs("agent-r89");
+let server: TestServer | undefined;
+const open: Session[] = [];
+afterEach(async () => {
+  for (const s of open.splice(0)) await s.close();
+  await server?.close();
+  server = undefined;
+});
+
+type Body = { messages: ChatMessageLike[]; stream?: boolean };
+const bodyOf = (request: { body: unknown }) => request.body as Body;
+const text = (m: ChatMessageLike | undefined) => (typeof m?.content === "string" ? m.content : "");
+const SUMMARY = "Summary: the user asked for pages and read them.";
+
+/** A scripted model on a strict endpoint: the main turns in order, every summary request answered with SUMMARY. */
+async function strictServer(turns: Reply[]): Promise<TestServer> {
+  let next = 0;
+  server = await startServer({
+    personality: STRICT_ENDPOINT,
+    replies: (request) =>
+      bodyOf(request).stream === true ? (turns[next++] ?? { content: "More." }) : { content: SUMMARY },
+  });
+  return server;
+}
+
+const page: AgentTool = {
+  name: "page",
+  description: "A page of the given length",
+  parameters: { type: "object", properties: { n: { type: "number" } } },
+  execute: ({ n }) => "p".repeat(Number(n)),
+};
+const pageCall = (id: string, n: number): Reply => ({
+  toolCalls: [{ id, name: "page", arguments: JSON.stringify({ n }) }],
+});
+
+describe("a session's compaction and its in-band budget notes", () => {
+  it("never cuts at the '[notice] … tool turn(s) left' note: the question stays with it, no summary takes it, the transcript stays sendable", async () => {
+    // Three tool turns per prompt; the third step of the second prompt carries the view-only note
+    // and is the first to fill three quarters of the 4000-token window.
+    const srv = await strictServer([
+      pageCall("c1", 1000),
+      { content: "Answer 1." },
+      pageCall("c2", 3000),
+      pageCall("c3", 3000),
+      { content: "Answer 2." },
+      { content: "Answer 3." },
+    ]);
+    const s = await createSession({
+      config: { baseUrl: srv.baseUrl, model: "sim", maxRetries: 0, contextLength: 4000 },
+      tools: [page],
+      autoCompact: true,
+      maxTurns: 3,
+      sessionDir: tempDir(),
+      sessionId: "r89-note",
+    });
+    open.push(s);
+    // Before: the third prompt was refused (400: the first message after the system prompt an
+    // assistant message), the session's transcript [summary, "Answer 2."].
+    for (const question of ["Question 1.", "Question 2.", "Question 3."]) {
+      expect((await s.prompt(question)).status, question).toBe("ok");
+    }
+    const requests = srv.chatRequests.map(bodyOf);
+    for (const [at, body] of requests.entries())
+      expect(requestFaults(body.messages), `request ${at}`).toEqual([]);
+    // The step that carried the note still asked the question with it (before: [summary, note]).
+    const noted = requests.filter((b) => /tool turn\(s\) left/.test(text(b.messages.at(-1))));
+    expect(noted).toHaveLength(1);
+    expect((noted[0] as Body).messages.map(text)).toContain("Question 2.");
+    // A fold happened, and no summary was asked to take the note as something the user said.
+    const summaries = requests.filter((b) => b.stream !== true);
+    expect(summaries.length).toBeGreaterThan(0);
+    for (const body of summaries) {
+      expect(JSON.stringify(body.messages)).not.toMatch(/tool turn\(s\) left|tool budget for this request/);
+    }
+    // The stored transcript: the summary, then a user's question; no note kept.
+    const stored = s.messages as ChatMessageLike[];
+    expect(stored[0]?.role).toBe("system");
+    expect(stored[1]?.role).toBe("user");
+    expect(stored.map(text).filter((t) => t.startsWith("[notice]") || t === FINAL_TURN_NOTE)).toEqual([]);
+  });
+
+  it("never cuts at the final-turn note either: a fold that has nowhere else to cut ends in the overflow, and the next prompt is taken", async () => {
+    const srv = await strictServer([pageCall("c1", 200_000), pageCall("c2", 10), { content: "Answer 2." }]);
+    const s = await createSession({
+      config: { baseUrl: srv.baseUrl, model: "sim", maxRetries: 0, contextLength: 4000 },
+      tools: [page],
+      autoCompact: true,
+      maxTurns: 1,
+      sessionDir: tempDir(),
+      sessionId: "r89-final",
+    });
+    open.push(s);
+    const first = await s.prompt("Question 1.");
+    // One long tool run under a single question: nothing of it can be folded (as for an Agent).
+    expect(first.status).toBe("error");
+    expect(s.agent.errorMessage).toMatch(/does not fit the model's context window/);
+    for (const body of srv.chatRequests.map(bodyOf)) {
+      // Before: the summary took the question and the model was sent the note alone.
+      expect(body.messages.map(text)).not.toEqual([expect.stringContaining("[Summary"), FINAL_TURN_NOTE]);
+      expect(requestFaults(body.messages)).toEqual([]);
+    }
+    // Before: the transcript was [summary, assistant(call), tool "Not run…"] and this was refused.
+    const second = await s.prompt("Question 2.");
+    for (const body of srv.chatRequests.map(bodyOf)) expect(requestFaults(body.messages)).toEqual([]);
+    expect((s.messages as ChatMessageLike[]).find((m) => m.role !== "system")?.role).toBe("user");
+    expect(second.status === "ok" || /context window/.test(s.agent.errorMessage ?? "")).toBe(true);
+  });
+});
