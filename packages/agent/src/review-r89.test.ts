@@ -7,6 +7,8 @@ import {
   type ChatMessageLike,
   createSession,
   FINAL_TURN_NOTE,
+  OPEN_TODOS_NOTE,
+  readSessionFile,
   type Session,
 } from "./test-exports.js";
 import { requestFaults, STRICT_ENDPOINT } from "./test-support/strict-endpoint.js";
@@ -119,4 +121,51 @@ describe("a session's compaction and its in-band budget notes", () => {
     expect((s.messages as ChatMessageLike[]).find((m) => m.role !== "system")?.role).toBe("user");
     expect(second.status === "ok" || /context window/.test(s.agent.errorMessage ?? "")).toBe(true);
   });
+});
+
+describe("the open-todos reminder of a run the host started on the session's agent, stopped before it was answered", () => {
+  const todo = JSON.stringify({ todos: [{ content: "Check the numbers", status: "pending" }] });
+  it.each(["Session.prompt", "agent.prompt", "agent.continue"] as const)(
+    "is not kept after %s: the next Session.prompt asks the user's question alone",
+    async (how) => {
+      const srv = await strictServer([
+        { toolCalls: [{ id: "t1", name: "TodoWrite", arguments: todo }] },
+        // A text answer while the todo is open: the session queues its reminder as a follow-up.
+        { content: "Working on it." },
+        // The reminder's request: the model is slow to say anything.
+        { content: "Let me see.", firstByteDelayMs: 1_500 },
+        { content: "Fine." },
+      ]);
+      const s = await createSession({
+        config: { baseUrl: srv.baseUrl, model: "sim", maxRetries: 0 },
+        builtInTools: { todoWrite: true },
+        sessionDir: tempDir(),
+        sessionId: `r89-nudge-${how}`,
+      });
+      open.push(s);
+      // The stop button, pressed while the model is asked the reminder (before it says anything).
+      s.agent.subscribe((event) => {
+        if (event.type === "message_end" && text(event.message as ChatMessageLike) === OPEN_TODOS_NOTE) {
+          setTimeout(() => (how === "Session.prompt" ? s.abort() : s.agent.abort()), 30);
+        }
+      });
+      if (how === "agent.continue") {
+        s.agent.messages = [{ role: "user", content: "Do it." }];
+        expect((await s.agent.continue()).status).toBe("aborted");
+      } else {
+        const run = how === "Session.prompt" ? s.prompt("Do it.") : s.agent.prompt("Do it.");
+        expect((await run).status).toBe("aborted");
+      }
+      // Before (the host's runs): the transcript ended in the reminder.
+      expect((s.messages as ChatMessageLike[]).map(text)).not.toContain(OPEN_TODOS_NOTE);
+      expect(readSessionFile(s.filePath as string).messages).toEqual([...s.messages]);
+      await s.prompt("Next.");
+      const asked = srv.chatRequests
+        .map((r) => bodyOf(r).messages)
+        .find((messages) => messages.some((m) => text(m).includes("Next.")));
+      // Before: its last message was the reminder with "Next." joined on after a blank line.
+      expect(asked?.at(-1)).toEqual({ role: "user", content: "Next." });
+      expect(requestFaults(asked ?? [])).toEqual([]);
+    },
+  );
 });
