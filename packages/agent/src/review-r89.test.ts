@@ -49,6 +49,20 @@ const pageCall = (id: string, n: number): Reply => ({
   toolCalls: [{ id, name: "page", arguments: JSON.stringify({ n }) }],
 });
 
+/** A session with `autoCompact` over a 4000-token window and `maxTurns` tool turns a prompt, on its own file. */
+async function compacting(srv: TestServer, maxTurns: number): Promise<Session> {
+  const s = await createSession({
+    config: { baseUrl: srv.baseUrl, model: "sim", maxRetries: 0, contextLength: 4000 },
+    tools: [page],
+    autoCompact: true,
+    maxTurns,
+    sessionDir: tempDir(),
+    sessionId: "r89-compact",
+  });
+  open.push(s);
+  return s;
+}
+
 describe("a session's compaction and its in-band budget notes", () => {
   it("never cuts at the '[notice] … tool turn(s) left' note: the question stays with it, no summary takes it, the transcript stays sendable", async () => {
     // Three tool turns per prompt; the third step of the second prompt carries the view-only note
@@ -61,15 +75,7 @@ describe("a session's compaction and its in-band budget notes", () => {
       { content: "Answer 2." },
       { content: "Answer 3." },
     ]);
-    const s = await createSession({
-      config: { baseUrl: srv.baseUrl, model: "sim", maxRetries: 0, contextLength: 4000 },
-      tools: [page],
-      autoCompact: true,
-      maxTurns: 3,
-      sessionDir: tempDir(),
-      sessionId: "r89-note",
-    });
-    open.push(s);
+    const s = await compacting(srv, 3);
     // Before: the third prompt was refused (400: the first message after the system prompt an
     // assistant message), the session's transcript [summary, "Answer 2."].
     for (const question of ["Question 1.", "Question 2.", "Question 3."]) {
@@ -97,15 +103,7 @@ describe("a session's compaction and its in-band budget notes", () => {
 
   it("never cuts at the final-turn note either: a fold that has nowhere else to cut ends in the overflow, and the next prompt is taken", async () => {
     const srv = await strictServer([pageCall("c1", 200_000), pageCall("c2", 10), { content: "Answer 2." }]);
-    const s = await createSession({
-      config: { baseUrl: srv.baseUrl, model: "sim", maxRetries: 0, contextLength: 4000 },
-      tools: [page],
-      autoCompact: true,
-      maxTurns: 1,
-      sessionDir: tempDir(),
-      sessionId: "r89-final",
-    });
-    open.push(s);
+    const s = await compacting(srv, 1);
     const first = await s.prompt("Question 1.");
     // One long tool run under a single question: nothing of it can be folded (as for an Agent).
     expect(first.status).toBe("error");
