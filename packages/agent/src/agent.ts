@@ -1570,6 +1570,12 @@ export class Agent {
   #told = 0;
   /** With compaction on: for each message of the last view, the agent's own message it stands for (a view's copy included). */
   #owners = new Map<ChatMessage, AgentMessage>();
+  /**
+   * With compaction on: how many messages at the end of the last view stand for none of the agent's
+   * own (a note only the view adds, as a session's "tool budget spent"), handed to the loop as the
+   * step's `requestOnly` so its fold never cuts at one nor folds one into the summary.
+   */
+  #viewOnly = 0;
   /** The model's answer (an assistant message without calls) the running loop run told, if it told one. */
   #answered: ChatMessage | undefined;
   /** Why the running run asked the loop to stop after its last tool step, if it did. */
@@ -2223,6 +2229,7 @@ export class Agent {
     this.#known = new Set(llm);
     this.#told = llm.length;
     this.#owners = new Map();
+    this.#viewOnly = 0;
     if (setting(this.config, "compact") !== true) return;
     const own = this.#messages;
     const toOwn = view === own ? undefined : standsFor(own, view);
@@ -2232,6 +2239,17 @@ export class Agent {
       const i = j < 0 ? -1 : toOwn ? (toOwn[j] as number) : j;
       if (i >= 0) this.#owners.set(message, own[i] as AgentMessage);
     });
+    while (
+      this.#viewOnly < llm.length &&
+      !this.#owners.has(llm[llm.length - 1 - this.#viewOnly] as ChatMessage)
+    ) {
+      this.#viewOnly++;
+    }
+  }
+
+  /** The step's `requestOnly` for the view just handed over (`#viewOnly`), where there is any. */
+  #requestOnly(): Pick<StepPlan, "requestOnly"> {
+    return this.#viewOnly > 0 ? { requestOnly: this.#viewOnly } : {};
   }
 
   /**
@@ -2423,7 +2441,8 @@ export class Agent {
       const toolChoice = this.#toolChoiceFor(info);
       return { ...this.#toolsPlan(), ...(toolChoice !== undefined ? { toolChoice } : {}) };
     };
-    if (step === 1) return planned();
+    // The first step's view went in as the run's messages, its own note with it.
+    if (step === 1) return { ...planned(), ...this.#requestOnly() };
     const batch = this.#batch;
     // Every call asked to end the run: each that ran, and each repeat of one that ran.
     const ran = batch?.ids.filter((id) => !batch.repeats.has(id)) ?? [];
@@ -2451,7 +2470,7 @@ export class Agent {
     stopIfAborted(signal);
     const llm = this.#convert(view);
     this.#sentView(view, llm);
-    return { messages: llm, ...planned() };
+    return { messages: llm, ...planned(), ...this.#requestOnly() };
   }
 
   /**

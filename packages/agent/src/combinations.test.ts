@@ -86,8 +86,8 @@ interface Case {
   hooks: boolean;
   maxTurns: number;
   /**
-   * autoCompact over a small window (an Agent's: see the report of r88 for a session's in-band note
-   * taken as the fold's cut): a huge result makes the next request fold.
+   * autoCompact over a small window, for an Agent and a session alike (a session's in-band budget
+   * note goes as the step's requestOnly, never the fold's cut): a huge result makes the next request fold.
    */
   compact: boolean;
   /** The host's shouldStopAfterTurn: true after this many tool steps of a run (0: never). */
@@ -478,7 +478,7 @@ async function runCase(c: Case): Promise<void> {
     /** Calls whose approval was pending when the host stopped the run: their tools never start. */
     const stoppedInHook = new Set<string>();
     let steps = 0;
-    const compact = c.compact && !c.session;
+    const compact = c.compact;
     const window = compact ? { contextLength: 4000 } : {};
     const stopper =
       c.stopAfter > 0
@@ -512,6 +512,7 @@ async function runCase(c: Case): Promise<void> {
         ...hooks,
         ...stopper,
         maxTurns: c.maxTurns,
+        ...(compact ? { autoCompact: true } : {}),
         builtInTools: { askUser: true, todoWrite: true },
         sessionDir: dir,
         sessionId: "combo",
@@ -623,7 +624,8 @@ async function runCase(c: Case): Promise<void> {
       sessionEnds = [];
       const from = server.chatRequests.length;
       const summariesBefore = summaries;
-      const startLength = agent.messages.length;
+      // What the run added, by identity: a fold mid-run shortens the transcript, so no index holds.
+      const before = new Set(agent.messages);
       steps = 0;
       const failedBefore = failures;
       const question = `Question ${runs}.`;
@@ -700,9 +702,9 @@ async function runCase(c: Case): Promise<void> {
       // A session's reply is the run's last answer ("" when it gave none), and what the timeline
       // shows last when it gave one.
       if (session && reply !== undefined && status === "ok" && !reloaded) {
-        const answers = [...agent.messages]
-          .slice(startLength)
-          .filter((m) => (m as { role?: unknown }).role === "assistant" && textOf(m).trim() !== "");
+        const answers = [...agent.messages].filter(
+          (m) => !before.has(m) && (m as { role?: unknown }).role === "assistant" && textOf(m).trim() !== "",
+        );
         const last = answers.at(-1);
         expect(reply, `run ${runs}'s reply`).toBe(last === undefined ? "" : textOf(last));
         const shown = session
@@ -754,6 +756,8 @@ async function runCase(c: Case): Promise<void> {
       if (step === "steer" || step === "followUp") queue(step);
       else if (step === "resume" && session) {
         await reopen();
+        // What the next request begins with: the questions dropped on opening are no longer in it.
+        expected = [...(session as Session).messages].filter(isChat) as ChatMessageLike[];
         await run("prompt");
       } else if (step === "rewind") {
         const list = [...agent.messages];
@@ -828,6 +832,8 @@ describe("a host's hands on runs, in combination, against a strict endpoint", ()
     await fc.assert(fc.asyncProperty(caseArb, runCase), {
       numRuns: Number(process.env.AGENT_COMBOS_RUNS ?? 60),
       ...(process.env.AGENT_COMBOS_SEED ? { seed: Number(process.env.AGENT_COMBOS_SEED) } : {}),
+      // A failure's `path` with its seed replays just the shrunk case.
+      ...(process.env.AGENT_COMBOS_PATH ? { path: process.env.AGENT_COMBOS_PATH } : {}),
     });
   }, 300_000);
 });

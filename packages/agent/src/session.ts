@@ -1269,8 +1269,42 @@ export class Session {
     if (this.#running || result.status === "stopped") return;
     const status =
       result.status === "error" && ToolIterationLimit.isInstance(result.cause) ? "maxTurns" : result.status;
+    if (status === "aborted" || status === "error") this.#dropUnansweredNudges();
     const unsent = this.#dropQueued(status);
     if (unsent) this.addNotice(unsent);
+  }
+
+  /**
+   * After a run the host started on `agent` was stopped or failed: the session's own open-todos
+   * nudges (`OPEN_TODOS_NOTE`) it delivered that no turn answered — after the transcript's last
+   * assistant message — are taken out of the transcript and the file, silently, as `Session.prompt`
+   * takes them out after its own stopped or failed run (#settle). The nudge is the session's
+   * follow-up to the run it was queued for; left in, the next `Session.prompt` went joined onto it,
+   * the user's question sent as the tail of the session's reminder. Messages the host queued stay
+   * (the agent keeps what a run it started was given, as an `Agent` does).
+   */
+  #dropUnansweredNudges(): void {
+    const messages = [...this.agent.messages];
+    const last = messages.findLastIndex((m) => fieldOf(m, "role") === "assistant");
+    const kept = messages.filter(
+      (m, at) => at <= last || fieldOf(m, "role") !== "user" || messageText(m) !== OPEN_TODOS_NOTE,
+    );
+    if (kept.length === messages.length) return;
+    this.#byItself(() => {
+      this.agent.messages = kept;
+    });
+    // Closed meanwhile (the stop was close()'s): the file is left as #settle leaves it then, and the
+    // next open takes out what no turn answered.
+    if (this.#closed && !this.#resync) {
+      this.#stored = kept.length;
+      return;
+    }
+    try {
+      this.#rewrite(kept, this.#todos, this.agent.loaded);
+    } catch (error) {
+      this.addError(errorText(error));
+    }
+    this.#stored = kept.length;
   }
 
   /** A run's turn budget and stall count, from nothing. */

@@ -207,6 +207,17 @@ export interface StepPlan {
    * built from the tools).
    */
   catalog?: readonly CatalogServer[] | null | undefined;
+  /**
+   * How many messages at the end of this step's transcript (the plan's `messages`, or the run's as
+   * they stand) are the host's for this request alone — a note in-band to the model that the host
+   * never stores, such as a session's "the tool budget is spent": sent as they are, but with
+   * `config.compact` this step's fold is planned over the messages before them, so it never cuts at
+   * one (leaving the question folded away and the note as the only thing the model is asked) nor
+   * summarises one as something the user said; they stay at the end, after the summary. A whole
+   * number from 0 to the transcript's length; absent or 0, none. Only this step's: the next step's
+   * plan says it again.
+   */
+  requestOnly?: number | undefined;
 }
 
 /** A step's request as `onRequest` is handed it: what the client is about to be sent. */
@@ -299,11 +310,11 @@ export async function runLoop(services: LoopServices, options: AgentLoopOptions)
             "wrote none in: give the conversation, ending in the question.",
         );
       }
-      await compactStep(run, number, plan.toolChoice);
+      await compactStep(run, number, plan.toolChoice, plan.requestOnly);
       await gatherHooks(run);
       // With compact on, a request refused as too big is folded (forced) and sent once more.
       const refit = run.compaction
-        ? (overflow: ContextOverflow) => foldRefused(run, number, plan.toolChoice, overflow)
+        ? (overflow: ContextOverflow) => foldRefused(run, number, plan.toolChoice, overflow, plan.requestOnly)
         : undefined;
       const step = await askModel(run, number, plan.toolChoice, refit);
       measureStep(run, step);

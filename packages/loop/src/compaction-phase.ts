@@ -149,10 +149,11 @@ export async function compactStep(
   run: LoopRun,
   number: number,
   toolChoice: ToolChoice | undefined,
+  requestOnly = 0,
 ): Promise<void> {
   const compaction = run.compaction;
   if (!compaction || compaction.off !== undefined) return;
-  const plan = planFold(run, number, toolChoice, false);
+  const plan = planFold(run, number, toolChoice, false, requestOnly);
   if (plan) await fold(run, compaction, plan, false);
 }
 
@@ -175,6 +176,7 @@ export async function foldRefused(
   number: number,
   toolChoice: ToolChoice | undefined,
   overflow: ContextOverflow,
+  requestOnly = 0,
 ): Promise<void> {
   const compaction = run.compaction;
   if (!compaction) throw overflow;
@@ -191,7 +193,7 @@ export async function foldRefused(
       `${why} a summary already failed in this run, so it does not compact again.`,
     );
   }
-  const plan = planFold(run, number, toolChoice, true);
+  const plan = planFold(run, number, toolChoice, true, requestOnly);
   if (!plan) {
     throw noteOverflow(
       overflow,
@@ -211,17 +213,24 @@ export async function foldRefused(
 /**
  * Where to fold the transcript for the step's request (`planCompaction`), or `undefined` for no fold.
  * `forced`: the request was refused as too big, so it is taken as filling the window at least, and the
- * plan has to bring it down to `FORCED_TARGET` of it.
+ * plan has to bring it down to `FORCED_TARGET` of it. `requestOnly`: how many messages at the end are
+ * the host's for this request alone (`StepPlan.requestOnly`); the plan is made over the messages
+ * before them — the request's size still counts them — so its cut is never one of them and its folded
+ * stretch never holds one, and they stay at the end after the fold (`applyCompaction` keeps
+ * everything from the cut on). Planned over them, a session's "tool budget spent" note (a user
+ * message) was the cut: the question went into the summary and the note was all the model was asked.
  */
 function planFold(
   run: LoopRun,
   number: number,
   toolChoice: ToolChoice | undefined,
   forced: boolean,
+  requestOnly: number,
 ): CompactionPlan | undefined {
   const { config, services } = run;
   const charsPerToken = services.calibration.charsPerTokenFor(run.supports, config.model);
-  const messages = run.messages as MessageLike[];
+  const all = run.messages as MessageLike[];
+  const messages = requestOnly > 0 ? all.slice(0, Math.max(0, all.length - requestOnly)) : all;
   const limit = windowOf(run);
   const ahead = requestAhead(run, number, toolChoice, charsPerToken);
   return planCompaction(messages, {
@@ -229,7 +238,7 @@ function planFold(
     used: forced ? Math.max(ahead, limit) : ahead,
     ...(forced ? { target: FORCED_TARGET } : {}),
     charsPerToken,
-    estimate: estimateFrom(run.measure.ledger, messages, { charsPerToken }),
+    estimate: estimateFrom(run.measure.ledger, all, { charsPerToken }),
   });
 }
 

@@ -8,7 +8,7 @@ import { toolNameResolver } from "@loopwright/tool-loading";
 import type { ChatCompletionMessageToolCall } from "openai/resources/chat/completions";
 import type { AssistantMessage, AssistantToolCall, ChatMessage, ToolChoice } from "./config.js";
 import { carryOn, isContinuable, windowTaken } from "./continue-turn.js";
-import type { LoopUsageEvent, RunUsage } from "./errors.js";
+import { LoopOptionError, type LoopUsageEvent, type RunUsage } from "./errors.js";
 import { followQuestion, withHookContext } from "./hooks-phase.js";
 import {
   append,
@@ -117,9 +117,9 @@ export interface LoopStep {
 export async function prepareStep(
   run: LoopRun,
   step: number,
-): Promise<{ toolChoice: ToolChoice | undefined; stop: boolean }> {
+): Promise<{ toolChoice: ToolChoice | undefined; stop: boolean; requestOnly: number }> {
   const { beforeStep } = run.options;
-  if (!beforeStep) return { toolChoice: undefined, stop: false };
+  if (!beforeStep) return { toolChoice: undefined, stop: false, requestOnly: 0 };
   // Not called once the run is stopped (a signal aborted before the run began): its plan would be
   // dropped, and what it does meanwhile (a summary request, a store read) paid for nothing.
   throwIfStopped(run);
@@ -138,13 +138,26 @@ export async function prepareStep(
   // The whole plan is checked before any of it is applied: a refused plan changes nothing of the
   // run (its tools, catalogue and what is loaded, as failedRun reports them). The transcript first.
   const replaced = plan.messages === undefined ? undefined : plannedMessages(plan.messages);
+  const length = (replaced ?? run.messages).length;
+  if (plan.requestOnly > length) {
+    throw new LoopOptionError(
+      "invalid-option",
+      "beforeStep",
+      `beforeStep planned requestOnly: ${plan.requestOnly}, but the step's transcript holds ${length} ` +
+        "message(s); requestOnly counts messages at its end.",
+    );
+  }
   // New tools next: a toolChoice in the same plan is checked against them, and both are undone
   // when that choice is refused.
   const restore = keepToolState(run);
-  let planned: { toolChoice: ToolChoice | undefined; stop: boolean };
+  let planned: { toolChoice: ToolChoice | undefined; stop: boolean; requestOnly: number };
   try {
     if (plan.tools !== undefined || plan.catalog !== undefined) planTools(run, plan.tools, plan.catalog);
-    planned = { toolChoice: stepChoice(run, step, plan.toolChoice), stop: plan.stop };
+    planned = {
+      toolChoice: stepChoice(run, step, plan.toolChoice),
+      stop: plan.stop,
+      requestOnly: plan.requestOnly,
+    };
   } catch (error) {
     restore();
     throw error;

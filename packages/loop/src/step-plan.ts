@@ -18,9 +18,11 @@ export interface ReadPlan {
   stop: boolean;
   tools: readonly ToolDefinition[] | undefined;
   catalog: readonly CatalogServer[] | null | undefined;
+  /** How many messages at the transcript's end are for this request only (`StepPlan.requestOnly`); 0 for none. */
+  requestOnly: number;
 }
 
-const FIELDS = new Set(["messages", "toolChoice", "stop", "tools", "catalog"]);
+const FIELDS = new Set(["messages", "toolChoice", "stop", "tools", "catalog", "requestOnly"]);
 
 const NOTHING: ReadPlan = {
   messages: undefined,
@@ -28,6 +30,7 @@ const NOTHING: ReadPlan = {
   stop: false,
   tools: undefined,
   catalog: undefined,
+  requestOnly: 0,
 };
 
 function refused(message: string): LoopOptionError {
@@ -68,21 +71,21 @@ export function readPlan(value: unknown, step: number): ReadPlan {
   if (!isRecord(value)) {
     throw new TypeError(
       "beforeStep must return an array of messages, a step plan { messages?, toolChoice?, stop?, tools?, " +
-        "catalog? }, or nothing " +
+        "catalog?, requestOnly? }, or nothing " +
         `to keep the transcript; it returned ${shown(value)}.`,
     );
   }
   for (const key of Object.keys(value)) {
     if (!FIELDS.has(key)) {
       throw refused(
-        `returned a step plan with the unknown field "${key}"; a plan has messages, toolChoice, stop, tools ` +
-          "and catalog.",
+        `returned a step plan with the unknown field "${key}"; a plan has messages, toolChoice, stop, tools, ` +
+          "catalog and requestOnly.",
       );
     }
   }
   // Its own fields (or its class's getters): an inherited `stop` (Object.prototype.stop = true, set by
   // polluting code) stopped every run whose plan left it out.
-  const { messages, toolChoice, stop, tools, catalog } = ownView(value) as StepPlan;
+  const { messages, toolChoice, stop, tools, catalog, requestOnly } = ownView(value) as StepPlan;
   if (messages !== undefined && !Array.isArray(messages)) {
     throw refused(`planned messages of ${shown(messages)}; messages must be an array of chat messages.`);
   }
@@ -98,15 +101,27 @@ export function readPlan(value: unknown, step: number): ReadPlan {
   checkPlannedTools(tools);
   checkPlannedCatalog(catalog);
   if (
-    stop === true &&
-    (messages !== undefined || toolChoice !== undefined || tools !== undefined || catalog !== undefined)
+    requestOnly !== undefined &&
+    !(typeof requestOnly === "number" && Number.isInteger(requestOnly) && requestOnly >= 0)
   ) {
     throw refused(
-      "planned a stop together with messages, a toolChoice, tools or a catalog, but a stopped run sends no " +
-        "request: plan the stop alone.",
+      `planned requestOnly: ${shown(requestOnly)}; requestOnly must be a whole number of messages, 0 or more.`,
     );
   }
-  return { messages, toolChoice, stop: stop === true, tools, catalog };
+  if (
+    stop === true &&
+    (messages !== undefined ||
+      toolChoice !== undefined ||
+      tools !== undefined ||
+      catalog !== undefined ||
+      requestOnly !== undefined)
+  ) {
+    throw refused(
+      "planned a stop together with messages, a toolChoice, tools, a catalog or requestOnly, but a stopped run " +
+        "sends no request: plan the stop alone.",
+    );
+  }
+  return { messages, toolChoice, stop: stop === true, tools, catalog, requestOnly: requestOnly ?? 0 };
 }
 
 /** The `tools` option's own words, said of a plan: `runAgentLoop: tools entry 2 …` becomes `beforeStep planned tools entry 2 …`. */
