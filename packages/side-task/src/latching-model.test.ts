@@ -548,17 +548,25 @@ interface Predicted {
   notices: RegExp[];
 }
 
+/** What a side task says of the answer it read: a refusal in place of it, JSON cut at the ceiling. */
+const ANSWER_REFUSED = /I can't help/;
+const ANSWER_CUT = /ceiling/;
+
 function predict(q: EndpointQuirks, t: Task, ref: Reference, system: string | undefined): Predicted {
   const { ep } = latchesOf(ref, refKey(t), MODELS[t.model] as string);
   const strictBefore = ep.strictSchemas;
   const predicted = attempts(q, t, ref, system);
-  // The relaxed schema is told once the task is over, where the latch it set still holds.
+  // The relaxed schema is told as the request ends, where the latch it set still holds.
   const relaxed = strictBefore && !ep.strictSchemas && t.kind === "askJson";
   if (
     relaxed &&
     predicted.bodies.some((b) => (b.response_format as { type?: string } | undefined)?.type === "json_schema")
-  )
-    predicted.notices.push(/could not build a grammar/);
+  ) {
+    // Told as the request ends: before what askJson or ask then says of the answer it read.
+    const last = predicted.notices.at(-1);
+    const answerTold = last === ANSWER_REFUSED || last === ANSWER_CUT;
+    predicted.notices.splice(predicted.notices.length - (answerTold ? 1 : 0), 0, /could not build a grammar/);
+  }
   return predicted;
 }
 
@@ -637,17 +645,9 @@ function attempts(q: EndpointQuirks, t: Task, ref: Reference, system: string | u
           notices.push(/refused response_format/);
           break;
         case "grammar":
-          // Relaxed once; the same refusal of the relaxed schema takes the latch back and fails.
-          if (!ep.strictSchemas || relaxedHere) {
-            if (relaxedHere) ep.strictSchemas = true;
-            return { bodies, outcome: { code: "request-failed" }, notices };
-          }
-          ep.strictSchemas = false;
-          relaxedHere = true;
-          break;
         case "ownGrammar":
-          // The caller's own grammar, worded as a schema's: answered as one (relaxed where that
-          // changes the body), the latch taken back when the relaxed request is refused alike.
+          // Relaxed once (the caller's own grammar is worded as a schema's, and answered alike);
+          // the same refusal of the relaxed request takes the latch back and fails.
           if (!ep.strictSchemas || relaxedHere) {
             if (relaxedHere) ep.strictSchemas = true;
             return { bodies, outcome: { code: "request-failed" }, notices };
@@ -679,7 +679,7 @@ function attempts(q: EndpointQuirks, t: Task, ref: Reference, system: string | u
     if (t.fault && spends && t.fault.kind === "no-message")
       return { bodies, outcome: { code: "no-reply" }, notices };
     if (spends && t.fault?.kind === "refusal") {
-      notices.push(/I can't help/);
+      notices.push(ANSWER_REFUSED);
       const value =
         t.kind === "askJson"
           ? undefined
@@ -690,7 +690,7 @@ function attempts(q: EndpointQuirks, t: Task, ref: Reference, system: string | u
     }
     if (spends && t.fault?.kind === "length") {
       if (t.kind === "askJson") {
-        notices.push(/ceiling/);
+        notices.push(ANSWER_CUT);
         return { bodies, outcome: { value: undefined }, notices };
       }
       return {
