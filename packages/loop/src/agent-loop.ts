@@ -311,7 +311,7 @@ export async function runLoop(services: LoopServices, options: AgentLoopOptions)
         );
       }
       await compactStep(run, number, plan.toolChoice, plan.requestOnly);
-      await gatherHooks(run);
+      await gatherHooks(run, plan.requestOnly);
       // With compact on, a request refused as too big is folded (forced) and sent once more.
       const refit = run.compaction
         ? (overflow: ContextOverflow) => foldRefused(run, number, plan.toolChoice, overflow, plan.requestOnly)

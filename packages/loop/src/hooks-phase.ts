@@ -96,15 +96,19 @@ function sessionId(context: unknown): string | undefined {
 /**
  * Phase, once before the first request: the `beforeTurn` hooks (and `sessionStart` when this is the
  * session's first turn) gathered into the run's context for the current question — the last `user`
- * message. Every hook's note becomes a notice; a failed, hung or junk-answering hook costs only its
+ * message before the step's request-only messages. Every hook's note becomes a notice; a failed, hung or junk-answering hook costs only its
  * own context. Nothing is written into the transcript.
  */
-export async function gatherHooks(run: LoopRun): Promise<void> {
+export async function gatherHooks(run: LoopRun, requestOnly = 0): Promise<void> {
   const hooks = run.hooks;
   if (!hooks || hooks.gathered) return;
-  const at = run.messages.findLastIndex((message) => message.role === "user");
+  // A note for this request alone at the end (`StepPlan.requestOnly`: an Agent's final-turn note) is
+  // not the user's question: the hooks are asked about, and their context goes on, the one before it.
+  const asked =
+    requestOnly > 0 ? run.messages.slice(0, Math.max(0, run.messages.length - requestOnly)) : run.messages;
+  const at = asked.findLastIndex((message) => message.role === "user");
   const question = run.messages[at];
-  const turn = turnIndex(run.messages);
+  const turn = turnIndex(asked);
   const events: InjectingHookEvent[] = turn === 0 ? ["sessionStart", "beforeTurn"] : ["beforeTurn"];
   const { given } = hooks;
   const id = sessionId(given.context);

@@ -243,3 +243,43 @@ describe("R89-3: a server whose chat template leaves the tools out", () => {
     expect(charsPerToken).not.toBe(4);
   });
 });
+
+describe("R89-4: hooks and a step's request-only note", () => {
+  // Left by r89a: an Agent's final-turn note, appended for one request and counted in the plan's
+  // requestOnly, was taken by the hooks as the user's question — asked about, and the context put on
+  // it rather than on the question.
+  const NOTE = "[notice] This is your final turn; answer now without tools.";
+
+  it("asks the hooks about the question before the note, and puts their context on it", async () => {
+    server = await startServer({ replies: [{ content: "Done." }] });
+    const prompts: unknown[] = [];
+    const question: ChatMessage = { role: "user", content: "What changed in the build?" };
+    await runAgentLoop({
+      config: { baseUrl: server.baseUrl, model: "sim" },
+      messages: [question],
+      dispatch: () => "",
+      beforeStep: (messages) => ({
+        messages: [...messages, { role: "user", content: NOTE }],
+        requestOnly: 1,
+      }),
+      hooks: {
+        run: (event, input) => {
+          if (event === "afterTurn") return [];
+          prompts.push((input as { prompt?: unknown }).prompt);
+          return [{ id: "memory", context: "The build moved to tsup last week." }];
+        },
+      },
+    });
+    expect(prompts).toEqual(["What changed in the build?", "What changed in the build?"]);
+    // The question and the note go as one user message (two in a row are joined); the context is on
+    // the question, ahead of it, and the note still comes last.
+    const body = server.chatRequests[0]?.body as { messages?: Array<{ role: string; content: unknown }> };
+    const sent = body?.messages ?? [];
+    const last = String(sent.at(-1)?.content);
+    const at = (text: string) => last.indexOf(text);
+    expect(at("The build moved to tsup last week.")).toBeGreaterThan(-1);
+    expect(at("The build moved to tsup last week.")).toBeLessThan(at("What changed in the build?"));
+    expect(at("What changed in the build?")).toBeLessThan(at(NOTE));
+    expect(last.endsWith(NOTE)).toBe(true);
+  });
+});
