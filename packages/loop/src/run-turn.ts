@@ -257,7 +257,14 @@ export async function runTurn(
     sent = build(supports, model);
     return sent;
   };
-  const turn = heldUsage(await attempts(client, supports, track, options), options.onNotice);
+  const before = latchesOf(supports, options.model);
+  const told = { relaxed: false };
+  let turn: Turn;
+  try {
+    turn = heldUsage(await attempts(client, supports, track, options, told), options.onNotice);
+  } finally {
+    tellLatches(before, supports, options, told);
+  }
   if (sent && turn.usage.prompt > 0) {
     const model = options.model ?? sent.model;
     // A count the tools cannot be in says the template left them out: no reading of the text.
@@ -307,12 +314,58 @@ function toolsUnseen(
   return true;
 }
 
+/** The latches `negotiate` may change without a word, as they stood before a turn's attempts. */
+interface Latches {
+  strict: boolean;
+  usage: boolean;
+  temperature: boolean | undefined;
+}
+
+function latchesOf(supports: EndpointCapabilities, model: string | undefined): Latches {
+  return {
+    strict: supports.strictSchemas,
+    usage: supports.usageInStream,
+    temperature: model ? modelCapabilitiesFor(supports, model).chosenTemperature : undefined,
+  };
+}
+
+/**
+ * Tells what the turn's refusals changed that `negotiate` latches silently: the tools sent relaxed
+ * (the server no longer holds arguments to their patterns and bounds), the temperature asked no
+ * longer sent, the usage no longer asked for in the stream. A host that set these reads otherwise
+ * a run that quietly stopped meaning them. Each once: the latch holds from then on.
+ */
+function tellLatches(
+  before: Latches,
+  supports: EndpointCapabilities,
+  options: RunTurnOptions,
+  told: { relaxed: boolean },
+): void {
+  const notice = options.onNotice;
+  if (!notice) return;
+  if (before.strict && !supports.strictSchemas && !told.relaxed) {
+    notice(
+      "The server refused the tool schemas in strict form; sending them relaxed from now on (their patterns and bounds are described to the model, no longer enforced by the server).",
+    );
+  }
+  if (before.usage && !supports.usageInStream) {
+    notice(
+      "The server refused stream_options; streaming without it from now on (token usage is counted only where the server reports it unasked).",
+    );
+  }
+  const model = options.model;
+  if (model && before.temperature && modelCapabilitiesFor(supports, model).chosenTemperature === false) {
+    notice(`${model} takes only its own default temperature; sending requests without one from now on.`);
+  }
+}
+
 /** The retry loop of `runTurn`: re-sends, waits for a loading model, and rethrows what it cannot answer. */
 async function attempts(
   client: ChatClientLike,
   supports: EndpointCapabilities,
   build: BuildRequest,
   options: RunTurnOptions,
+  told: { relaxed: boolean } = { relaxed: false },
 ): Promise<Turn> {
   const { maxRetries = 2, loadingTimeoutMs = 120_000, loadingPollMs = 3000, onNotice, signal } = options;
   const { model, droppable, backoff, reasoningEffort } = options;
@@ -374,6 +427,7 @@ async function attempts(
         if (shown || !supports.strictSchemas || !isGrammarError(error)) throw error;
         supports.strictSchemas = false;
         relaxed = true;
+        told.relaxed = true;
         onNotice?.(
           `The server failed on the tool schemas' grammar (${errorMessage(error)}); sending relaxed tools from now on.`,
         );
