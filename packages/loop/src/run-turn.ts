@@ -289,8 +289,9 @@ const toldToolsUnseen = new WeakMap<EndpointCapabilities, Set<string>>();
  * True when the endpoint counted fewer prompt tokens than the request's tool definitions alone
  * must take: its chat template did not render them (llama.cpp's or vLLM's with a template that
  * takes no tools — `--chat-template chatml`, a GGUF's old template), so the model never saw them and
- * cannot call them. Told once per endpoint and model in a process. Only a count with nothing read
- * from the cache is judged: a server that counts only what it prefilled counts less.
+ * cannot call them; or it cut the prompt to a context smaller than the request (Ollama's `num_ctx`,
+ * silently). Told once per endpoint and model in a process. Only a count with nothing read from the
+ * cache is judged: a server that counts only what it prefilled counts less.
  */
 function toolsUnseen(
   sent: RequestBody,
@@ -308,7 +309,7 @@ function toolsUnseen(
   if (!told.has(model)) {
     told.add(model);
     onNotice?.(
-      `The server counted ${turn.usage.prompt} prompt tokens for a request whose ${sent.tools.length} tool definition(s) alone are ${chars} characters (at least ${least} tokens in any tokenizer): its chat template does not show the tools to ${model}, which cannot call them. llama.cpp and vLLM render tools only through a template that takes them (llama.cpp's /props says so in chat_template_caps.supports_tools): serve the model's own tool-calling template (llama.cpp: --jinja, without --chat-template chatml).`,
+      `The server counted ${turn.usage.prompt} prompt tokens for a request whose ${sent.tools.length} tool definition(s) alone are ${chars} characters (at least ${least} tokens in any tokenizer): the model never saw the tools and cannot call them. Either its chat template does not show the tools to ${model} — llama.cpp and vLLM render tools only through a template that takes them (llama.cpp's /props says so in chat_template_caps.supports_tools): serve the model's own tool-calling template (llama.cpp: --jinja, without --chat-template chatml) — or the server cut the prompt to a context smaller than the request (Ollama's num_ctx does so without a word).`,
     );
   }
   return true;
