@@ -1290,21 +1290,27 @@ export class Session {
       (m, at) => at <= last || fieldOf(m, "role") !== "user" || messageText(m) !== OPEN_TODOS_NOTE,
     );
     if (kept.length === messages.length) return;
+    this.#replaceTranscript(kept);
+  }
+
+  /**
+   * The agent's transcript replaced by `kept` and the file rewritten to it, after a stopped or failed
+   * run. Stopped by close() or dispose(): the file is left ending in the messages no turn answered,
+   * as a host stopped while it waited for the model leaves it, and the next open takes them out with
+   * a notice quoting them, where the person sees it.
+   */
+  #replaceTranscript(kept: AgentMessage[]): void {
     this.#byItself(() => {
       this.agent.messages = kept;
     });
-    // Closed meanwhile (the stop was close()'s): the file is left as #settle leaves it then, and the
-    // next open takes out what no turn answered.
-    if (this.#closed && !this.#resync) {
-      this.#stored = kept.length;
-      return;
+    if (!this.#closed || this.#resync) {
+      try {
+        this.#rewrite(this.agent.messages, this.#todos, this.agent.loaded);
+      } catch (error) {
+        this.addError(errorText(error));
+      }
     }
-    try {
-      this.#rewrite(kept, this.#todos, this.agent.loaded);
-    } catch (error) {
-      this.addError(errorText(error));
-    }
-    this.#stored = kept.length;
+    this.#stored = this.agent.messages.length;
   }
 
   /** A run's turn budget and stall count, from nothing. */
@@ -1945,24 +1951,11 @@ export class Session {
               told.length === 1 ? "was" : "were"
             } never answered (the run ${stopped ? "was stopped" : "failed"} first), so not kept in the conversation; send it again.`;
     }
-    this.#byItself(() => {
-      this.agent.messages = kept;
-    });
-    // Stopped by close() or dispose(): the host's listeners are gone, so the notice would reach no
-    // one, and the reopened session showed the question simply gone. The file is left ending in the
-    // messages no turn answered, as a host stopped while it waited for the model leaves it: the next
-    // open takes them out with a notice quoting them ("… the model never answered …; send it
-    // again"), where the person sees it.
-    if (this.#closed && !this.#resync) {
-      this.#stored = this.agent.messages.length;
-      return notice || undefined;
-    }
-    try {
-      this.#rewrite(this.agent.messages, this.#todos, this.agent.loaded);
-    } catch (error) {
-      this.addError(errorText(error));
-    }
-    this.#stored = this.agent.messages.length;
+    // Stopped by close() or dispose(), the host's listeners are gone, so the notice would reach no
+    // one, and the reopened session showed the question simply gone: the file keeps the unanswered
+    // messages for the next open to take out with a notice ("… the model never answered …; send it
+    // again").
+    this.#replaceTranscript(kept);
     return notice || undefined;
   }
 

@@ -30,6 +30,7 @@ import {
   runWindow,
   throwIfStopped,
 } from "./loop-run.js";
+import { beforeRequestOnly } from "./step-plan.js";
 
 /** A run's compaction: the side task that writes the summary, and whether the run still tries. */
 export interface RunCompaction {
@@ -230,7 +231,7 @@ function planFold(
   const { config, services } = run;
   const charsPerToken = services.calibration.charsPerTokenFor(run.supports, config.model);
   const all = run.messages as MessageLike[];
-  const messages = requestOnly > 0 ? all.slice(0, Math.max(0, all.length - requestOnly)) : all;
+  const messages = beforeRequestOnly(all, requestOnly) as MessageLike[];
   const limit = windowOf(run);
   const ahead = requestAhead(run, number, toolChoice, charsPerToken);
   return planCompaction(messages, {

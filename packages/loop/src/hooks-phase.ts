@@ -13,6 +13,7 @@ import { type MessageLike, sameMessage } from "@loopwright/ledger";
 import type { ChatMessage } from "./config.js";
 import { LoopOptionError } from "./errors.js";
 import { type LoopRun, notice } from "./loop-run.js";
+import { beforeRequestOnly } from "./step-plan.js";
 
 /**
  * The `hooks` option: the host's runner and what it is handed, gathered once before the first
@@ -104,8 +105,7 @@ export async function gatherHooks(run: LoopRun, requestOnly = 0): Promise<void> 
   if (!hooks || hooks.gathered) return;
   // A note for this request alone at the end (`StepPlan.requestOnly`: an Agent's final-turn note) is
   // not the user's question: the hooks are asked about, and their context goes on, the one before it.
-  const asked =
-    requestOnly > 0 ? run.messages.slice(0, Math.max(0, run.messages.length - requestOnly)) : run.messages;
+  const asked = beforeRequestOnly(run.messages, requestOnly);
   const at = asked.findLastIndex((message) => message.role === "user");
   const question = run.messages[at];
   const turn = turnIndex(asked);

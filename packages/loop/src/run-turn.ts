@@ -397,8 +397,6 @@ async function attempts(
   let hintedRetries = 0;
   const capMs = backoff?.maxHintMs ?? DEFAULT_MAX_RETRY_WAIT_MS;
   let loadingSince: number | undefined;
-  // Set once this turn relaxed the tools after a grammar failure mid-stream.
-  let relaxed = false;
   for (;;) {
     const produced = { value: false };
     try {
@@ -415,7 +413,7 @@ async function attempts(
         throw ContextOverflow.fromError(error);
       }
       if (produced.value) {
-        if (relaxed && isGrammarError(error)) {
+        if (told.relaxed && isGrammarError(error)) {
           // The same failure with relaxed tools: the schemas do not explain it. Said, so the host
           // looks at the server rather than its tools.
           onNotice?.(
@@ -426,8 +424,8 @@ async function attempts(
         // llama.cpp's grammar let the model out of a string and its parser failed mid-stream: the
         // schemas are what failed, so a request nobody saw is sent once more with relaxed tools.
         if (shown || !supports.strictSchemas || !isGrammarError(error)) throw error;
+        // Set once this turn relaxed the tools after a grammar failure mid-stream (and said so).
         supports.strictSchemas = false;
-        relaxed = true;
         told.relaxed = true;
         onNotice?.(
           `The server failed on the tool schemas' grammar (${errorMessage(error)}); sending relaxed tools from now on.`,

@@ -65,6 +65,14 @@ function checkToolChoice(choice: unknown): asserts choice is ToolChoice | undefi
  * `beforeStep`) for a plan with a field it does not know, a field of the wrong type, or a stop it
  * cannot honour (on the first step, or beside the request it cancels).
  */
+/**
+ * The messages before a step's request-only ones (`StepPlan.requestOnly`, counted at the end): what
+ * a fold is planned over and where the hooks find the user's question.
+ */
+export function beforeRequestOnly<T>(messages: readonly T[], requestOnly: number): readonly T[] {
+  return requestOnly > 0 ? messages.slice(0, Math.max(0, messages.length - requestOnly)) : messages;
+}
+
 export function readPlan(value: unknown, step: number): ReadPlan {
   if (value === undefined || value === null) return NOTHING;
   if (Array.isArray(value)) return { ...NOTHING, messages: value as ChatMessage[] };
