@@ -2037,23 +2037,7 @@ export function recoverToolCalls(
     );
   }
   const options = readOptions("recoverToolCalls", given, ["finishReason"]);
-  let known: Known;
-  try {
-    if (!Array.isArray(tools)) {
-      throw new ToolCallsError(
-        "invalid-tools",
-        `recoverToolCalls needs the tools the model may call as an array (names or tool definitions), and was given ${describeValue(tools)}${toolsHint(tools)}.`,
-      );
-    }
-    known = readTools(tools);
-  } catch (error) {
-    if (ToolCallsError.isInstance(error)) throw error;
-    throw new ToolCallsError(
-      "invalid-tools",
-      `recoverToolCalls could not read its tools (${error instanceof Error ? error.message : "a value that cannot be read"}): pass names or plain tool definitions.`,
-      { cause: error },
-    );
-  }
+  const known = checkedTools("recoverToolCalls", tools);
   resetBudgets(text);
   cutAtLimit = options.finishReason === "length";
   try {
@@ -2495,24 +2479,27 @@ export function toolForArguments(
       `toolForArguments needs the call's arguments as an object, and was given ${describeValue(args)}.`,
     );
   }
-  let known: Known;
+  return inferTool(args, checkedTools("toolForArguments", tools));
+}
+
+/** `tools` read (`readTools`), or a `ToolCallsError` (`invalid-tools`) naming `caller` when they cannot be. */
+function checkedTools(caller: string, tools: readonly ToolNameLike[]): Known {
   try {
     if (!Array.isArray(tools)) {
       throw new ToolCallsError(
         "invalid-tools",
-        `toolForArguments needs the tools the model may call as an array (tool definitions), and was given ${describeValue(tools)}${toolsHint(tools)}.`,
+        `${caller} needs the tools the model may call as an array (names or tool definitions), and was given ${describeValue(tools)}${toolsHint(tools)}.`,
       );
     }
-    known = readTools(tools);
+    return readTools(tools);
   } catch (error) {
     if (ToolCallsError.isInstance(error)) throw error;
     throw new ToolCallsError(
       "invalid-tools",
-      `toolForArguments could not read its tools (${error instanceof Error ? error.message : "a value that cannot be read"}): pass plain tool definitions.`,
+      `${caller} could not read its tools (${error instanceof Error ? error.message : "a value that cannot be read"}): pass names or plain tool definitions.`,
       { cause: error },
     );
   }
-  return inferTool(args, known);
 }
 
 /**
