@@ -70,7 +70,7 @@ export class EndpointSilent extends Error {
   ) {
     const what =
       code === "first-chunk"
-        ? `The endpoint sent nothing within ${limitMs} ms of the request (still in prefill, or wedged).`
+        ? `The endpoint sent nothing within ${limitMs} ms of the request (still in prefill, queued behind other requests on a server whose slots are all busy, or wedged).`
         : `The endpoint went silent for ${limitMs} ms in the middle of a streamed reply.`;
     super(
       `${what} The request was abandoned and its connection closed; retry it, or raise ${

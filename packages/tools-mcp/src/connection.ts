@@ -1,21 +1,7 @@
 import { StringDecoder } from "node:string_decoder";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { SSEClientTransport, SseError } from "@modelcontextprotocol/sdk/client/sse.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import {
-  StreamableHTTPClientTransport,
-  StreamableHTTPError,
-} from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import {
-  type CallToolResult,
-  ElicitRequestSchema,
-  type ElicitResult,
-  ErrorCode,
-  McpError,
-  type Tool,
-  ToolListChangedNotificationSchema,
-} from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult, ElicitResult, Tool } from "@modelcontextprotocol/sdk/types.js";
 import { type McpServerConfig, unfilledReferences } from "./config.js";
 import type { McpToolOutput } from "./content.js";
 import { McpPoolError, messageOf } from "./errors.js";
@@ -33,6 +19,7 @@ import {
   secretsOf,
   wellFormedOutput,
 } from "./redact.js";
+import { isMcpError, loadedSdk, loadSdk, sdk, transportStatus } from "./sdk.js";
 import {
   MESSAGE_TOO_LARGE,
   type OversizedData,
@@ -145,7 +132,7 @@ const bytes = (n: number) => n.toLocaleString("en-US");
 
 /** The size and cap of an answer the transport skipped as too large, or undefined for any other error. */
 function oversized(error: unknown): OversizedData | undefined {
-  if (!(error instanceof McpError) || error.code !== MESSAGE_TOO_LARGE) return undefined;
+  if (!isMcpError(error) || error.code !== MESSAGE_TOO_LARGE) return undefined;
   const data = error.data as Partial<OversizedData> | undefined;
   return data?.loopwrightOversized === true &&
     typeof data.bytes === "number" &&
@@ -156,7 +143,7 @@ function oversized(error: unknown): OversizedData | undefined {
 
 /** An error's message, with the HTTP status where the SDK kept it apart. */
 function failure(error: unknown): string {
-  const code = error instanceof StreamableHTTPError || error instanceof SseError ? error.code : undefined;
+  const code = transportStatus(error);
   return code !== undefined ? `HTTP ${code}: ${messageOf(error)}` : messageOf(error);
 }
 
@@ -308,6 +295,7 @@ export class ServerConnection {
 
   #newClient(generation: number): Client {
     const elicit = this.#options.elicit;
+    const { Client, ElicitRequestSchema, ToolListChangedNotificationSchema } = sdk();
     const client = new Client(this.#options.clientInfo, {
       capabilities: elicit ? { elicitation: { form: { applyDefaults: true } } } : {},
     });
@@ -349,6 +337,10 @@ export class ServerConnection {
   async #connect(generation: number): Promise<void> {
     const config = this.config;
     const timeout = this.#options.connectTimeoutMs;
+    // Loaded already (any earlier connect in this process): no await, so a stdio server is spawned in
+    // the caller's synchronous block as before, where the reaper hears of it at once.
+    const { SSEClientTransport, StdioClientTransport, StreamableHTTPClientTransport, StreamableHTTPError } =
+      loadedSdk() ?? (await loadSdk());
     if (config.type === "stdio") {
       const params = {
         command: config.command,
@@ -497,7 +489,7 @@ export class ServerConnection {
           ),
         );
       } catch (error) {
-        if (!(error instanceof McpError && error.code === ErrorCode.RequestTimeout)) throw error;
+        if (!(isMcpError(error) && error.code === sdk().ErrorCode.RequestTimeout)) throw error;
         throw new Error(
           `listing its tools took longer than connectTimeoutMs (${Math.round(limit / 100) / 10} s), after ${pages} page${pages === 1 ? "" : "s"}`,
           { cause: error },
@@ -670,7 +662,7 @@ export class ServerConnection {
   ): Promise<CallToolResult> {
     const controller = new AbortController();
     const timer = setTimeout(
-      () => controller.abort(new McpError(ErrorCode.RequestTimeout, "Request timed out")),
+      () => controller.abort(new (sdk().McpError)(sdk().ErrorCode.RequestTimeout, "Request timed out")),
       options.timeoutMs,
     );
     const stop = () => controller.abort(options.signal?.reason);
@@ -762,8 +754,8 @@ export class ServerConnection {
     // -32000 leaves it there.
     const died =
       this.#deaths !== deaths ||
-      (error instanceof McpError &&
-        error.code === ErrorCode.ConnectionClosed &&
+      (isMcpError(error) &&
+        error.code === sdk().ErrorCode.ConnectionClosed &&
         client.transport === undefined);
     if (died) {
       if (this.#deaths === deaths && this.#state === "connected") this.#died();
@@ -787,14 +779,14 @@ export class ServerConnection {
         where,
       );
     }
-    if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
+    if (isMcpError(error) && error.code === sdk().ErrorCode.RequestTimeout) {
       return new McpPoolError(
         "timeout",
         `${name} did not answer within ${Math.round(options.timeoutMs / 100) / 10} s; the server was asked to cancel it.`,
         where,
       );
     }
-    if (!(error instanceof McpError) && this.config.type !== "stdio" && this.#state === "connected") {
+    if (!isMcpError(error) && this.config.type !== "stdio" && this.#state === "connected") {
       // The server cannot be reached: reconnect (it counts as the one restart).
       this.#died();
       return new McpPoolError(
@@ -823,7 +815,8 @@ export class ServerConnection {
     this.#client = undefined;
     if (!client) return;
     const transport = client.transport;
-    if (transport instanceof StreamableHTTPClientTransport)
+    // A client exists only once a connect has loaded the SDK.
+    if (transport instanceof sdk().StreamableHTTPClientTransport)
       await transport.terminateSession().catch(() => {});
     await client.close().catch(() => {});
   }

@@ -105,32 +105,50 @@ describe.skipIf(process.platform !== "linux")("a host's reaper", () => {
     }
   });
 
-  it("ends a server that ignores EOF and SIGTERM when its host SIGKILLs itself in the same synchronous block as pool.connect()", async () => {
-    // The host dies before any event-loop turn: before the server's spawn event, its handshake, or
-    // anything the host could print. The server's pids come from a file the server writes.
+  /**
+   * Runs test/selfkill-host.mjs in `mode`: it calls pool.connect() and SIGKILLs itself in the same
+   * synchronous block. Resolves to the server's "<sh pid> <sleep pid>" as it wrote them (waiting up
+   * to `waitMs` for the file), or "" when it wrote none; the folder is removed after `check`.
+   */
+  async function afterSelfKill(mode: string, waitMs: number, check: (text: string) => Promise<void>) {
     needBuild();
     const dir = mkdtempSync(join(tmpdir(), "lw-selfkill-"));
     try {
       const pidFile = join(dir, "pids");
-      const { host, pids } = startHost("selfkill", {
-        path: here("../test/selfkill-host.mjs"),
-        args: [pidFile],
-      });
+      const { host, pids } = startHost(mode, { path: here("../test/selfkill-host.mjs"), args: [pidFile] });
       pids.catch(() => {}); // it prints none
       expect(await exited(host)).toEqual({ code: null, signal: "SIGKILL" });
       let text = "";
-      for (const deadline = Date.now() + 10_000; !text && Date.now() < deadline; ) {
+      for (const deadline = Date.now() + waitMs; !text && Date.now() < deadline; ) {
         text = existsSync(pidFile) ? readFileSync(pidFile, "utf8").trim() : "";
         if (!text) await new Promise((r) => setTimeout(r, 20));
       }
+      await check(text);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+
+  it("ends a server that ignores EOF and SIGTERM when its host SIGKILLs itself in the same synchronous block as pool.connect()", async () => {
+    // The host dies before any event-loop turn: before the server's spawn event, its handshake, or
+    // anything the host could print. It connected a server before, so the MCP SDK (loaded on a
+    // first connect) is there and this connect spawns at once. The server's pids come from a file
+    // the server writes.
+    await afterSelfKill("selfkill-warm", 10_000, async (text) => {
       const tree = text.split(" ").map(Number);
       expect(tree).toHaveLength(2);
       // The reaper ends it within its graces (about 1 s) plus its own start; afterEach ends what
       // is left (with the host's group) when it does not.
       expect(await stillRunning(tree, 10_000)).toEqual([]);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    });
+  });
+
+  it("starts no server when the host's first pool.connect() is followed by a SIGKILL in the same synchronous block", async () => {
+    // The first connect in a process loads the MCP SDK before it spawns: a host killed at once has
+    // started nothing, so nothing outlives it (no pid file is ever written).
+    await afterSelfKill("selfkill", 1_500, async (text) => {
+      expect(text).toBe("");
+    });
   });
 
   it("is started by connect() before the servers, and sent away when none of them could be started", async () => {

@@ -1,16 +1,8 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { PassThrough } from "node:stream";
-import { getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { STDIO_DEFAULT_MAX_BUFFER_SIZE, serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import {
-  JSONRPCErrorResponseSchema,
-  type JSONRPCMessage,
-  JSONRPCNotificationSchema,
-  JSONRPCRequestSchema,
-  JSONRPCResultResponseSchema,
-} from "@modelcontextprotocol/sdk/types.js";
+import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { ownJson } from "./own-json.js";
 import {
   alive,
@@ -32,6 +24,7 @@ import {
   until,
 } from "./process-table.js";
 import type { ReaperLink } from "./reaper.js";
+import { loadedSdk, loadSdk, sdk } from "./sdk.js";
 
 export { CLOSE_TIMINGS, listSync, listTree, parsePs, treeOf } from "./process-table.js";
 
@@ -56,6 +49,13 @@ export interface TreeStdioParameters {
  * to take; its `data` is {@link OversizedData}. It never goes over the wire.
  */
 export const MESSAGE_TOO_LARGE = -32_090;
+
+/**
+ * The longest message read when `maxMessageBytes` is not given: 10 MiB, the SDK's own stdio
+ * default (`STDIO_DEFAULT_MAX_BUFFER_SIZE`, which a test compares), kept here so building a
+ * transport needs no SDK loaded.
+ */
+export const DEFAULT_MAX_MESSAGE_BYTES = 10 * 1024 * 1024;
 
 /** The `data` of a {@link MESSAGE_TOO_LARGE} error: the message's size and the cap, in bytes. */
 export interface OversizedData {
@@ -303,6 +303,12 @@ function readMessage(text: string): JSONRPCMessage {
   const message = ownJson(JSON.parse(text) as unknown);
   const has = (name: string) =>
     typeof message === "object" && message !== null && Object.hasOwn(message, name);
+  const {
+    JSONRPCErrorResponseSchema,
+    JSONRPCNotificationSchema,
+    JSONRPCRequestSchema,
+    JSONRPCResultResponseSchema,
+  } = sdk();
   const schema = has("method")
     ? has("id")
       ? JSONRPCRequestSchema
@@ -375,7 +381,7 @@ export class TreeStdioTransport implements Transport {
 
   constructor(params: TreeStdioParameters) {
     this.#params = params;
-    this.#lines = new LineSplitter(params.maxMessageBytes ?? STDIO_DEFAULT_MAX_BUFFER_SIZE);
+    this.#lines = new LineSplitter(params.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES);
   }
 
   /** The server's stderr, there before `start()` so nothing it writes first is missed. */
@@ -390,6 +396,10 @@ export class TreeStdioTransport implements Transport {
 
   start(): Promise<void> {
     if (this.#process || this.#ended) throw new Error("TreeStdioTransport already started");
+    // The pool loads the SDK before it builds a transport; one built on its own loads it here.
+    const loaded = loadedSdk();
+    if (!loaded) return loadSdk().then(() => this.start());
+    const { getDefaultEnvironment } = loaded;
     return new Promise((resolve, reject) => {
       const child = spawn(this.#params.command, this.#params.args ?? [], {
         env: { ...getDefaultEnvironment(), ...this.#params.env, [TREE_MARK]: this.#mark },
@@ -487,7 +497,7 @@ export class TreeStdioTransport implements Transport {
   send(message: JSONRPCMessage): Promise<void> {
     const stdin = this.#ended ? undefined : this.#process?.stdin;
     if (!stdin || stdin.destroyed) return Promise.reject(new Error("Not connected"));
-    if (stdin.write(serializeMessage(message))) return Promise.resolve();
+    if (stdin.write(sdk().serializeMessage(message))) return Promise.resolve();
     this.#drained ??= new Promise<void>((resolve) => {
       const done = () => {
         stdin.off("drain", done);
