@@ -1,5 +1,3 @@
-import { setFlagsFromString } from "node:v8";
-import { runInNewContext } from "node:vm";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
@@ -13,6 +11,7 @@ import {
   type SequencedEvent,
   type SignalLike,
 } from "./index.js";
+import { survivors } from "./test-support/gc.js";
 
 // A model of the bus: per run, the ordered list of what `emit` stored. Random interleavings of
 // several runs, watchers that join early or late, read at once, slowly or not at all, leave by
@@ -22,9 +21,6 @@ import {
 // over, and leave nothing behind: no signal listener, no watcher or run the bus still holds.
 //
 // R90_EVENTS_RUNS sets how many cases, R90_EVENTS_SEED replays one.
-
-setFlagsFromString("--expose-gc");
-const gc = runInNewContext("gc") as () => void;
 
 const RUNS = Number(process.env.R90_EVENTS_RUNS ?? 80);
 const SEED = process.env.R90_EVENTS_SEED === undefined ? undefined : Number(process.env.R90_EVENTS_SEED);
@@ -281,17 +277,6 @@ async function settles(promise: Promise<unknown>, turns = 20): Promise<boolean> 
   );
   for (let turn = 0; turn < turns && !settled; turn++) await macrotask();
   return settled;
-}
-
-/** Collects garbage until every ref is cleared or a few rounds have passed; the refs still held. */
-async function survivors(refs: WeakRef<object>[]): Promise<number> {
-  // A WeakRef read in this turn keeps its target to the turn's end, so each round waits a turn;
-  // the later rounds a little longer, for whatever the previous case left settling.
-  for (let round = 0; round < 12 && refs.some((ref) => ref.deref() !== undefined); round++) {
-    await new Promise((resolve) => setTimeout(resolve, round < 4 ? 0 : 5));
-    gc();
-  }
-  return refs.filter((ref) => ref.deref() !== undefined).length;
 }
 
 /** What is left of a case once every run ended: the streams, still kept, and weak references. */

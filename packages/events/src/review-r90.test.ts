@@ -1,20 +1,7 @@
-import { setFlagsFromString } from "node:v8";
-import { runInNewContext } from "node:vm";
 import { describe, expect, it } from "vitest";
 import { createBus } from "./bus.js";
+import { collected } from "./test-support/gc.js";
 import type { SequencedEvent } from "./types.js";
-
-setFlagsFromString("--expose-gc");
-const gc = runInNewContext("gc") as () => void;
-
-/** Collects garbage until `ref` is cleared or a few rounds have passed. */
-async function collected(ref: WeakRef<object>): Promise<boolean> {
-  for (let round = 0; round < 10 && ref.deref() !== undefined; round++) {
-    await new Promise((resolve) => setTimeout(resolve, 0));
-    gc();
-  }
-  return ref.deref() === undefined;
-}
 
 async function readAll(stream: AsyncIterable<SequencedEvent>): Promise<SequencedEvent[]> {
   const out: SequencedEvent[] = [];
