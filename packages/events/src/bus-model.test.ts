@@ -136,8 +136,9 @@ function build(spec: EventSpec): RunEvent {
       };
       break;
     case "notice":
-      // Never with `dropped`: that field is what makes a notice a gap notice, to `fold` too (a host's
-      // notice carrying it is read as one; see the r90 report).
+      // Never with `dropped`: that field is what makes a notice a gap notice, to `fold` too. A host's
+      // notice carrying it is read as one, and its seq is then not counted as present, so a watcher's
+      // own gap over it is drawn though the history passed with it fills that gap (left open).
       event = { kind: "notice", text };
       break;
     case "error":

@@ -12,7 +12,7 @@ import { createRuntime, failedRun } from "./index.js";
 // add up to the run's own metrics and usage, carry one start and one end per tool call, and carry
 // neither the endpoint's key nor a secret the host's environment holds.
 //
-// R90_EVENTS_RUNS sets how many runs (a fifth of the events package's cases), R90_EVENTS_SEED replays one.
+// R90_EVENTS_RUNS sets how many runs (a quarter of the events package's cases), R90_EVENTS_SEED replays one.
 
 const RUNS = Math.max(4, Math.round(Number(process.env.R90_EVENTS_RUNS ?? 80) / 4));
 const SEED = process.env.R90_EVENTS_SEED === undefined ? undefined : Number(process.env.R90_EVENTS_SEED);
