@@ -1,19 +1,6 @@
-import { setFlagsFromString } from "node:v8";
-import { runInNewContext } from "node:vm";
 import { describe, expect, it } from "vitest";
 import { createBus } from "./bus.js";
-
-setFlagsFromString("--expose-gc");
-const gc = runInNewContext("gc") as () => void;
-
-/** Collects garbage until `ref` is cleared or a few rounds have passed. */
-async function collected(ref: WeakRef<object>): Promise<boolean> {
-  for (let round = 0; round < 10 && ref.deref() !== undefined; round++) {
-    await new Promise((resolve) => setTimeout(resolve, 0));
-    gc();
-  }
-  return ref.deref() === undefined;
-}
+import { collected } from "./test-support/gc.js";
 
 describe("a bus's lifetime", () => {
   it("is collected when dropped, though its sweep timer is hours away", async () => {

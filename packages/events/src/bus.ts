@@ -181,6 +181,9 @@ export function createBus(settings?: Partial<EventsSettings>): EventBus {
     runs.delete(runId);
     for (const watcher of [...run.watchers]) watcher.end();
     run.watchers.clear();
+    // A watcher still reading what it holds keeps this record (to leave it): not the run's history,
+    // which `endRun` drops now. One still replaying holds the list it reads itself.
+    run.events = [];
   };
 
   return {
@@ -243,6 +246,9 @@ export function createBus(settings?: Partial<EventsSettings>): EventBus {
 
     configure(changes) {
       current = mergeSettings(current, changes);
+      // A lowered cap holds now, for every watcher already behind (one of a finished run has no
+      // push left to cut its queue at).
+      for (const run of runs.values()) for (const watcher of run.watchers) watcher.recap();
       // The deadlines may have moved either way: plan the sweep afresh.
       if (timer) timers.clearTimeout(timer.handle);
       timer = undefined;

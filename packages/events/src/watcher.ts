@@ -1,4 +1,4 @@
-import type { EventsSettings } from "./settings.js";
+import { DEFAULT_EVENTS_SETTINGS, type EventsSettings } from "./settings.js";
 import type { NoticeEvent, RunEvent, SequencedEvent } from "./types.js";
 
 /** The narrow shape of an `AbortSignal` that `watch` reads. */
@@ -20,6 +20,9 @@ export interface EventStream extends AsyncIterator<SequencedEvent, undefined> {
 
 type Result = IteratorResult<SequencedEvent, undefined>;
 
+/** What a watcher that has read its replay, or has none, refers to instead of the run's list. */
+const NOTHING: readonly SequencedEvent[] = Object.freeze([]);
+
 const FINISHED: Result = Object.freeze({ done: true, value: undefined }) as Result;
 
 /** What a watcher needs from its bus: the live settings and a way to leave its run. */
@@ -28,12 +31,24 @@ export interface WatcherHost {
   detach(watcher: Watcher): void;
 }
 
+/** The host of a watcher that has left: nothing of its bus or run. */
+const LEFT: WatcherHost = Object.freeze({
+  settings: () => DEFAULT_EVENTS_SETTINGS,
+  detach: () => {},
+});
+
 /**
  * One reader of one run: the run's history up to the moment it subscribed, read by cursor (no
  * copy), then the live events in a queue of its own that is capped when the reader falls behind.
  */
 export class Watcher implements EventStream {
-  private readonly replay: readonly SequencedEvent[];
+  /**
+   * The run's own list, read in place up to `replayEnd`; let go of (`NOTHING`) once read or left.
+   * Held on, it kept every event the run emitted after this watcher joined too, and the run's whole
+   * history after `endRun` dropped it, for as long as anything held the watcher (a stalled or
+   * finished stream a server keeps until its socket closes).
+   */
+  private replay: readonly SequencedEvent[];
   private replayAt = 0;
   private readonly replayEnd: number;
   private queue: (SequencedEvent | undefined)[] = [];
@@ -44,7 +59,7 @@ export class Watcher implements EventStream {
   private waiters: ((result: Result) => void)[] = [];
   private ending = false;
   private closed = false;
-  private readonly host: WatcherHost;
+  private host: WatcherHost;
   private readonly signal: SignalLike | undefined;
   private readonly onAbort = (): void => {
     this.close();
@@ -52,8 +67,8 @@ export class Watcher implements EventStream {
 
   constructor(host: WatcherHost, replay: readonly SequencedEvent[], signal: SignalLike | undefined) {
     this.host = host;
-    this.replay = replay;
     this.replayEnd = replay.length;
+    this.replay = this.replayEnd === 0 ? NOTHING : replay;
     this.signal = signal;
     signal?.addEventListener("abort", this.onAbort, { once: true });
   }
@@ -73,6 +88,19 @@ export class Watcher implements EventStream {
       return;
     }
     this.queue.push(event);
+    const { maxEvents, trimSlack } = this.host.settings();
+    const waiting = this.queue.length - this.head;
+    if (waiting > maxEvents + trimSlack) this.trim(waiting - maxEvents);
+  }
+
+  /**
+   * The settings moved (`configure`): a queue already past the new cap plus slack is cut back now,
+   * as a push would cut it. Without this a stalled watcher kept its old backlog until its run
+   * emitted again, and for a run already finished (no push ever comes) until it read: lowering
+   * `maxEvents` to free memory freed none of it.
+   */
+  recap(): void {
+    if (this.closed) return;
     const { maxEvents, trimSlack } = this.host.settings();
     const waiting = this.queue.length - this.head;
     if (waiting > maxEvents + trimSlack) this.trim(waiting - maxEvents);
@@ -110,6 +138,8 @@ export class Watcher implements EventStream {
   close(): void {
     if (this.closed) return;
     this.closed = true;
+    this.replay = NOTHING;
+    this.replayAt = this.replayEnd;
     this.queue = [];
     this.head = 0;
     this.gap = 0;
@@ -121,6 +151,8 @@ export class Watcher implements EventStream {
       // would never be swept. Its listener only closes a watcher already closed.
     }
     this.host.detach(this);
+    // The bus's side holds the run: a closed watcher a consumer still keeps must not keep it too.
+    this.host = LEFT;
     const waiters = this.waiters;
     this.waiters = [];
     for (const waiter of waiters) waiter(FINISHED);
@@ -144,6 +176,7 @@ export class Watcher implements EventStream {
   private take(): Result | undefined {
     if (this.replayAt < this.replayEnd) {
       const event = this.replay[this.replayAt++] as SequencedEvent;
+      if (this.replayAt >= this.replayEnd) this.replay = NOTHING;
       if (event.kind === "done") this.close();
       return { done: false, value: event };
     }
