@@ -56,10 +56,10 @@ console.log(JSON.stringify({
 `;
 
 describe("@loopwright/agent without MCP servers", () => {
-  it("runs a session without loading the MCP SDK", () => {
+  it("runs a session without loading the MCP SDK", { timeout: 90_000 }, () => {
     const child = spawnSync(process.execPath, ["--input-type=module", "--no-warnings", "-e", CHILD, bundle], {
       encoding: "utf8",
-      timeout: 60_000,
+      timeout: 80_000,
     });
     expect(child.stderr).toBe("");
     const report = JSON.parse(child.stdout.trim().split("\n").at(-1) as string) as {

@@ -1300,9 +1300,11 @@ export class Session {
    * a notice quoting them, where the person sees it.
    */
   #replaceTranscript(kept: AgentMessage[]): void {
+    const gone = nudgesIn(this.agent.messages) - nudgesIn(kept);
     this.#byItself(() => {
       this.agent.messages = kept;
     });
+    if (gone > 0) this.#unshowNudges(gone);
     if (!this.#closed || this.#resync) {
       try {
         this.#rewrite(this.agent.messages, this.#todos, this.agent.loaded);
@@ -1311,6 +1313,24 @@ export class Session {
       }
     }
     this.#stored = this.agent.messages.length;
+  }
+
+  /**
+   * The last `count` open-todos reminders taken off the timeline, after they were taken out of the
+   * transcript unanswered: shown as user entries when delivered (as a follow-up is), they were text
+   * the person never typed, and a reopened session, built from the transcript, shows none of them.
+   */
+  #unshowNudges(count: number): void {
+    const entries = [...this.#timeline];
+    for (let at = entries.length - 1; at >= 0 && count > 0; at--) {
+      const entry = entries[at] as TimelineEvent;
+      if (entry.type === "user" && entry.text === OPEN_TODOS_NOTE) {
+        entries.splice(at, 1);
+        count--;
+      }
+    }
+    this.#setTimeline(entries, this.#shownTodos);
+    this.#changed();
   }
 
   /** A run's turn budget and stall count, from nothing. */
@@ -2398,6 +2418,13 @@ function failedResult(result: string): boolean {
     result === STOPPED_DURING ||
     result === NOT_RECORDED
   );
+}
+
+/** How many of `messages` are the session's open-todos reminder (a user message of that text). */
+function nudgesIn(messages: readonly AgentMessage[]): number {
+  let count = 0;
+  for (const m of messages) if (fieldOf(m, "role") === "user" && messageText(m) === OPEN_TODOS_NOTE) count++;
+  return count;
 }
 
 /** The timeline a resumed transcript shows: its user, assistant and tool entries. */

@@ -268,7 +268,9 @@ async function runOwned(services: LoopServices, bus: EventBus, given: RunOptions
         ...(spent ? { sideUsage: side } : {}),
       };
       bus.emit(runId, failed);
-      bus.emit(runId, { kind: "done" });
+      // A run its host or user stopped (its signal) ends `stopped`, as events documents, so a
+      // watcher's runMetrics reads "stopped" where it read "failed"; the error still says how.
+      bus.emit(runId, rest.signal?.aborted === true ? { kind: "done", stopped: true } : { kind: "done" });
       throw error;
     }
   } finally {

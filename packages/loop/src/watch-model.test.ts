@@ -314,11 +314,10 @@ describe("a watcher of runAgentLoop against the run itself", () => {
 });
 
 describe("a watcher of a run its host stopped", () => {
-  // Pinned, not fixed (the fix is in the loop's runtime.ts, outside this review's files): a run
-  // given a `runId` closes its bus itself, and for a run its signal stopped it emits `error` then a
-  // plain `done`, so a watcher's runMetrics reads "failed" where the events package documents
+  // A run given a `runId` closes its bus itself; for a run its signal stopped it emitted `error`
+  // then a plain `done`, so a watcher's runMetrics read "failed" where the events package documents
   // `{ kind: "done", stopped: true }` — outcome "stopped" — for a run its host or user stopped.
-  it.fails("reads the outcome stopped, not failed", async () => {
+  it("reads the outcome stopped, not failed", async () => {
     queue = [{ content: "never read", chunkDelayMs: 50 }];
     const runtime = createRuntime();
     const controller = new AbortController();

@@ -32,8 +32,8 @@ import { untilStopped } from "./stop.js";
  * For a stdio server that failed to start: the `${NAME}` references its command line still holds,
  * which may be why (a spec or `.mcp.json` given to the pool as it is), and how they get filled.
  */
-function unfilledHint(config: McpServerConfig): string {
-  const found = unfilledReferences(config);
+function unfilledHint(config: McpServerConfig, mask: (text: string) => string): string {
+  const found = unfilledReferences(config).map(mask);
   if (found.length === 0) return "";
   const places = found.length > 4 ? [...found.slice(0, 4), `${found.length - 4} more`] : found;
   return (
@@ -107,6 +107,12 @@ const keptChars = (secrets: readonly string[]) => LINE_CHARS + 12 * (secrets[0]?
 
 /** `text` with each lone surrogate (half a surrogate pair without its other half) written U+FFFD. */
 const wellFormed = (text: string): string => text.toWellFormed();
+
+/** Text for `#say` to insert as it is: masked already, or the pool's own wording. */
+class Shown {
+  constructor(readonly text: string) {}
+}
+const shown = (text: string) => new Shown(text);
 
 /**
  * `mask`, keeping the pool's own naming of the server (`MCP server "postgres"`) as written. Every
@@ -227,6 +233,30 @@ export class ServerConnection {
   }
 
   /**
+   * The pool's own wording about this server, with only what it quotes masked: each value put in
+   * goes through `redact` unless it is `shown(…)` (masked already, or the pool's own words). The
+   * whole message went through `redact` before, so an ordinary env value (`MODE: server`,
+   * `STATE: stopped`) masked the pool's own words: `MCP *** "fx" ***; restarting it`.
+   */
+  #say(parts: TemplateStringsArray, ...values: unknown[]): string {
+    let text = parts[0] ?? "";
+    values.forEach((value, at) => {
+      text += (value instanceof Shown ? value.text : this.redact(String(value))) + (parts[at + 1] ?? "");
+    });
+    return wellFormed(text);
+  }
+
+  /** `MCP server "name" (command or URL)`, the name kept and the rest masked. */
+  #described(): Shown {
+    return shown(this.redact(describeServer(this.config)));
+  }
+
+  /** The server's name, shown as the host wrote it (its own key: see `keepingName`). */
+  get #named(): Shown {
+    return shown(this.name);
+  }
+
+  /**
    * A tool's output safe to hand a model: its text, text parts and structured content masked of
    * this server's credentials (`resultSecretsOf`: ordinary values such as `info` are left alone),
    * and half a surrogate pair written U+FFFD (an endpoint such as llama.cpp refuses a request that
@@ -280,9 +310,10 @@ export class ServerConnection {
         ? error
         : new McpPoolError(
             "connect-failed",
-            this.redact(
-              `${describeServer(this.config)} could not be started: ${failure(error)}.${this.#stderrTail()}${unfilledHint(this.config)}`,
-            ),
+            this
+              .#say`${this.#described()} could not be started: ${failure(error)}.${shown(this.#stderrTail())}${shown(
+              unfilledHint(this.config, (text) => this.redact(text)),
+            )}`,
             { server: this.name, cause: this.redactError(error) },
           );
       this.#options.onNotice(this.#error.message);
@@ -456,9 +487,8 @@ export class ServerConnection {
         } catch (error) {
           if (!current()) return;
           this.#options.onNotice(
-            this.redact(
-              `MCP server "${this.name}" said its tools changed, but listing them failed: ${messageOf(error)}`,
-            ),
+            this
+              .#say`MCP server "${this.#named}" said its tools changed, but listing them failed: ${messageOf(error)}`,
           );
         }
       } while (this.#listAgain && current());
@@ -567,7 +597,8 @@ export class ServerConnection {
     if (this.#restarts < this.#options.maxRestarts) {
       this.#restarts++;
       this.#options.onNotice(
-        this.redact(`MCP server "${this.name}" stopped; restarting it (restart ${this.#restarts}).${tail}`),
+        this
+          .#say`MCP server "${this.#named}" stopped; restarting it (restart ${this.#restarts}).${shown(tail)}`,
       );
       this.#state = "connecting";
       this.#ready = this.#open();
@@ -576,9 +607,8 @@ export class ServerConnection {
       this.#state = "failed";
       this.#error = new McpPoolError(
         "server-died",
-        this.redact(
-          `${describeServer(this.config)} stopped again after ${this.#restarts} restart(s) and is not restarted any more.${tail}`,
-        ),
+        this
+          .#say`${this.#described()} stopped again after ${this.#restarts} restart(s) and is not restarted any more.${shown(tail)}`,
         { server: this.name },
       );
       this.#options.onNotice(this.#error.message);
@@ -765,9 +795,8 @@ export class ServerConnection {
           : " It is not restarted again.";
       return new McpPoolError(
         "server-died",
-        this.redact(
-          `MCP server "${this.name}" stopped while ${tool} was running, so the call has no answer.${next}${this.#deathTail}`,
-        ),
+        this
+          .#say`MCP server "${this.#named}" stopped while ${tool} was running, so the call has no answer.${shown(next)}${shown(this.#deathTail)}`,
         where,
       );
     }
@@ -791,16 +820,19 @@ export class ServerConnection {
       this.#died();
       return new McpPoolError(
         "server-died",
-        this.redact(
-          `MCP server "${this.name}" could not be reached while ${tool} was running: ${messageOf(error)}.`,
-        ),
+        this
+          .#say`MCP server "${this.#named}" could not be reached while ${tool} was running: ${messageOf(error)}.`,
         where,
       );
     }
     // A server built on the SDK that throws an McpError sends its message with the SDK's prefix
     // already on it, and the client's McpError adds it again: "MCP error -32602: MCP error -32602: …".
     const said = messageOf(error).replace(/^(MCP error -?\d+: )\1+/, "$1");
-    return new McpPoolError("call-failed", this.redact(`${name} failed: ${said}`), where);
+    return new McpPoolError(
+      "call-failed",
+      this.#say`${tool} on MCP server "${this.#named}" failed: ${said}`,
+      where,
+    );
   }
 
   /** Disconnects (a stdio server's process is ended); the connection cannot be used again. */

@@ -52,11 +52,13 @@ console.log(JSON.stringify({ beforeConnect, afterConnect: sdk(), tools, total: s
 `;
 
 describe("the MCP SDK, loaded when a server is first connected", () => {
-  it("is not loaded by importing the package, building a pool or reading servers; a connect loads it and works", () => {
+  it("is not loaded by importing the package, building a pool or reading servers; a connect loads it and works", {
+    timeout: 90_000,
+  }, () => {
     const child = spawnSync(
       process.execPath,
       ["--input-type=module", "--no-warnings", "-e", CHILD, bundle, NODE, FIXTURE],
-      { encoding: "utf8", timeout: 60_000 },
+      { encoding: "utf8", timeout: 80_000 },
     );
     expect(child.stderr).toBe("");
     const report = JSON.parse(child.stdout.trim().split("\n").at(-1) as string) as {
