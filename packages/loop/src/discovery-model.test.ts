@@ -19,6 +19,7 @@ import type { ChatMessage, ToolDefinition } from "./config.js";
 import { AgentLoopError, AgentLoopOverflow, failedRun, LoopOptionError } from "./errors.js";
 import { type CallResult, type DispatchRequest, NOT_RUN } from "./run-calls.js";
 import { createRuntime } from "./runtime.js";
+import { declareTools } from "./tool-names.js";
 
 const LOAD_CAP = 12;
 const CARRY_CAP = 16;
@@ -49,11 +50,15 @@ type NameSpec =
   | { k: "star"; s: number }
   | { k: "serverTool"; i: number }
   | { k: "outside"; i: number }
-  | { k: "unknown"; n: number };
+  | { k: "unknown"; n: number }
+  | { k: "glob"; i: number }
+  | { k: "spell"; i: number; how: number }
+  | { k: "long"; n: number };
 type CallSpec =
   | { c: "load"; names: NameSpec[]; form: "array" | "string" }
   | { c: "loadAll" }
   | { c: "loadJunk"; junk: 0 | 1 | 2 | 3 }
+  | { c: "loadMany"; count: number }
   | {
       c: "callTool";
       name: NameSpec;
@@ -62,9 +67,10 @@ type CallSpec =
   | { c: "direct"; name: NameSpec; broken: boolean };
 interface Case {
   mode: "eager" | "ondemand" | "proxy";
-  tools: { kind: "plain" | "renamed" | "outside"; server: number; behaviour: Behaviour }[];
+  tools: { kind: "plain" | "renamed" | "outside" | "unicode"; server: number; behaviour: Behaviour }[];
   collision: Collision;
   toolOrder: boolean;
+  parallel: boolean;
   carried: NameSpec[];
   preselected: NameSpec[] | undefined;
   routing: "exclusive" | "append";
@@ -82,19 +88,33 @@ const nameSpec: fc.Arbitrary<NameSpec> = fc.oneof(
   { weight: 1, arbitrary: fc.record({ k: fc.constant("serverTool" as const), i: fc.nat(60) }) },
   { weight: 2, arbitrary: fc.record({ k: fc.constant("outside" as const), i: fc.nat(60) }) },
   { weight: 2, arbitrary: fc.record({ k: fc.constant("unknown" as const), n: fc.nat(3) }) },
+  { weight: 1, arbitrary: fc.record({ k: fc.constant("glob" as const), i: fc.nat(60) }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({ k: fc.constant("long" as const), n: fc.integer({ min: 200, max: 400 }) }),
+  },
+  { weight: 1, arbitrary: fc.record({ k: fc.constant("spell" as const), i: fc.nat(60), how: fc.nat(3) }) },
 );
 // A call names one tool: a server's name or a pattern stands for a set, and is only read by a load.
-const callName: fc.Arbitrary<NameSpec> = nameSpec.filter((n) => n.k !== "server" && n.k !== "star");
+const callName: fc.Arbitrary<NameSpec> = fc.oneof(
+  nameSpec.filter((n) => n.k !== "server" && n.k !== "star" && n.k !== "glob"),
+  // Spellings only a call is read with: gpt-oss's markup after the name, its `json` glued on, blanks.
+  fc.record({ k: fc.constant("spell" as const), i: fc.nat(60), how: fc.integer({ min: 4, max: 6 }) }),
+);
 const callSpec: fc.Arbitrary<CallSpec> = fc.oneof(
   {
     weight: 4,
     arbitrary: fc.record({
       c: fc.constant("load" as const),
-      names: fc.array(nameSpec, { minLength: 0, maxLength: 16 }),
+      names: fc.array(nameSpec, { minLength: 0, maxLength: 16, size: "medium" }),
       form: fc.constantFrom("array" as const, "array" as const, "string" as const),
     }),
   },
   { weight: 1, arbitrary: fc.record({ c: fc.constant("loadAll" as const) }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({ c: fc.constant("loadMany" as const), count: fc.integer({ min: 20, max: 130 }) }),
+  },
   {
     weight: 1,
     arbitrary: fc.record({ c: fc.constant("loadJunk" as const), junk: fc.constantFrom(0, 1, 2, 3) }),
@@ -116,11 +136,11 @@ const caseArb: fc.Arbitrary<Case> = fc.record({
   mode: fc.constantFrom("eager", "ondemand", "proxy"),
   tools: fc.array(
     fc.record({
-      kind: fc.constantFrom("plain", "plain", "renamed", "outside"),
+      kind: fc.constantFrom("plain", "plain", "renamed", "outside", "unicode"),
       server: fc.nat(2),
       behaviour: fc.constantFrom<Behaviour>("ok", "ok", "ok", "ok", "throw", "huge", "hang"),
     }),
-    { minLength: 2, maxLength: 40 },
+    { minLength: 2, maxLength: 40, size: "max" },
   ),
   collision: fc.constantFrom<Collision>(
     "none",
@@ -132,7 +152,8 @@ const caseArb: fc.Arbitrary<Case> = fc.record({
     "load.tools-listed",
   ),
   toolOrder: fc.boolean(),
-  carried: fc.array(nameSpec, { maxLength: 22 }),
+  parallel: fc.boolean(),
+  carried: fc.array(nameSpec, { maxLength: 22, size: "max" }),
   preselected: fc.option(fc.array(nameSpec, { maxLength: 15 }), { nil: undefined }),
   routing: fc.constantFrom("exclusive", "append"),
   turns: fc.array(fc.array(callSpec, { minLength: 1, maxLength: 3 }), { minLength: 1, maxLength: 10 }),
@@ -151,10 +172,17 @@ const caseArb: fc.Arbitrary<Case> = fc.record({
 /** The run's tools as the host declares them, and the catalogue over the listed ones (host names). */
 function toolsOf(c: Case): { specs: ToolSpec[]; catalog: CatalogServer[] } {
   const specs: ToolSpec[] = c.tools.map((t, i) => {
-    const host = t.kind === "renamed" ? `fs.r${i}` : t.kind === "outside" ? `h${i}` : `t${i}`;
+    const host =
+      t.kind === "renamed"
+        ? `fs.r${i}`
+        : t.kind === "outside"
+          ? `h${i}`
+          : t.kind === "unicode"
+            ? `検索${i}`
+            : `t${i}`;
     return {
       host,
-      wire: host.replace(".", "_"),
+      wire: host,
       // The first tool is always listed: a catalogue of nothing is no catalogue.
       server: t.kind === "outside" && i > 0 ? undefined : SERVERS[t.server],
       behaviour: t.behaviour,
@@ -163,8 +191,11 @@ function toolsOf(c: Case): { specs: ToolSpec[]; catalog: CatalogServer[] } {
   if (c.collision !== "none") {
     const host = c.collision.startsWith("call_tool") ? "call_tool" : "load.tools";
     const listed = c.collision.endsWith("listed");
-    specs.push({ host, wire: host.replace(".", "_"), server: listed ? "alpha" : undefined, behaviour: "ok" });
+    specs.push({ host, wire: host, server: listed ? "alpha" : undefined, behaviour: "ok" });
   }
+  // The wire's names as the loop makes them (`fs.r1` → `fs_r1`, `検索3` → `tool_` and a hash).
+  const { toWire } = declareTools(specs.map(definition));
+  for (const spec of specs) spec.wire = toWire.get(spec.host) ?? spec.host;
   const catalog = SERVERS.map((name) => ({
     name,
     tools: specs
@@ -234,10 +265,42 @@ function model(c: Case) {
       }
       case "unknown":
         return { text: `nope${n.n}`, reach: [], tool: undefined };
+      case "long":
+        // Past 256 characters a name matches nothing, and is counted cut short.
+        return { text: `${"long".repeat(n.n / 4)}${n.n}`, reach: [], tool: undefined };
+      case "glob": {
+        // A pattern over the catalogued names: what it matches, in name order.
+        const s = catalogued[n.i % catalogued.length] as ToolSpec;
+        const prefix = s.wire.slice(0, 2);
+        const reach = listed
+          .map((x) => x.wire)
+          .filter((w) => w.startsWith(prefix))
+          .sort();
+        return { text: `${prefix}*`, reach, tool: undefined };
+      }
+      case "spell": {
+        const s = catalogued[n.i % catalogued.length] as ToolSpec;
+        const text = [
+          `functions.${s.wire}`,
+          `${s.server}/${s.wire}`,
+          `${s.server}:${s.wire}`,
+          `${s.server}__${s.wire}`,
+          `${s.wire}<|channel|>analysis`,
+          `${s.wire}json`,
+          ` ${s.wire} `,
+        ][n.how] as string;
+        return { text, reach: [s.wire], tool: s };
+      }
     }
   };
   return { specs, catalog, listed, byWire, named, serverWires };
 }
+
+/** Made-up names, more than `unknownToolNames` keeps (100). */
+const manyNames = (count: number) => Array.from({ length: count }, (_, k) => `made_up_${k}`);
+
+/** A name as `unknownToolNames` keeps it: 256 characters, `…` for the rest. */
+const keptName = (name: string) => (name.length <= 256 ? name : `${name.slice(0, 256)}…`);
 
 /** The text a call spec writes: its name, its arguments text, and how the model expects it answered. */
 interface Written {
@@ -261,6 +324,8 @@ function writeCall(m: ReturnType<typeof model>, spec: CallSpec, id: string): Wri
     }
     case "loadAll":
       return { id, spec, name: "load_tools", arguments: args({ names: m.listed.map((s) => s.wire) }) };
+    case "loadMany":
+      return { id, spec, name: "load_tools", arguments: args({ names: manyNames(spec.count) }) };
     case "loadJunk":
       return {
         id,
@@ -309,12 +374,22 @@ function expectOf(c: Case, m: ReturnType<typeof model>, w: Written): Expect {
   const spec = w.spec;
   const loading = c.mode !== "eager";
   const hostCallTool = c.collision === "call_tool-listed";
-  const eagerName = (text: string) => {
-    // Eager: the declared tool the name spells (exactly, by host name, or in another case), else as written.
-    const exact = m.specs.find((s) => s.wire === text || s.host === text);
-    if (exact) return exact.host;
-    const folded = m.specs.filter((s) => s.wire.toLowerCase() === text.toLowerCase());
-    return folded.length === 1 ? (folded[0] as ToolSpec).host : text;
+  const eagerName = (written: string) => {
+    // Eager: the declared tool the name spells — exactly, by host name, with blanks around it,
+    // `functions.`, gpt-oss's markup after it, its `json` glued on, in another case — else as written.
+    const byWire = (text: string) => m.specs.find((s) => s.wire === text || s.host === text);
+    const trimmed = written.trim();
+    const markup = trimmed.indexOf("<|");
+    const name = (markup > 0 ? trimmed.slice(0, markup).trimEnd() : trimmed).replace(/^functions\./, "");
+    const glued = /^(.+?)\s*json$/.exec(name)?.[1];
+    const folded = m.specs.filter((s) => s.wire.toLowerCase() === name.toLowerCase());
+    const found =
+      byWire(written) ??
+      byWire(trimmed) ??
+      byWire(name) ??
+      (glued === undefined ? undefined : m.specs.find((s) => s.wire === glued)) ??
+      (folded.length === 1 ? folded[0] : undefined);
+    return found?.host ?? written;
   };
   if (!loading) {
     let readable = true;
@@ -325,11 +400,13 @@ function expectOf(c: Case, m: ReturnType<typeof model>, w: Written): Expect {
     }
     return { kind: readable ? "dispatch" : "either", tool: eagerName(w.name), wire: undefined };
   }
-  if (spec.c === "load" || spec.c === "loadAll") {
+  if (spec.c === "load" || spec.c === "loadAll" || spec.c === "loadMany") {
     const names =
-      spec.c === "loadAll"
-        ? m.listed.map((s) => ({ text: s.wire, reach: [s.wire] }))
-        : spec.names.map(m.named);
+      spec.c === "loadMany"
+        ? manyNames(spec.count).map((text) => ({ text, reach: [] as string[] }))
+        : spec.c === "loadAll"
+          ? m.listed.map((s) => ({ text: s.wire, reach: [s.wire] }))
+          : spec.names.map(m.named);
     const reach: string[] = [];
     const unknown: string[] = [];
     for (const n of names) {
@@ -415,6 +492,42 @@ function heldIn(messages: readonly ChatMessage[]): Set<string> {
 
 const isSummary = (body: Body) => body.messages[0]?.content === SUMMARISER_SYSTEM;
 
+const STATS: Record<string, number> = {};
+const stat = (key: string) => {
+  STATS[key] = (STATS[key] ?? 0) + 1;
+};
+
+/** A catalogued tool under a meta-tool's wire name is refused before anything is sent. */
+const refusedAtStart = (c: Case) =>
+  (c.mode !== "eager" && c.collision === "load.tools-listed") ||
+  (c.mode === "proxy" && c.collision === "call_tool-listed");
+
+/**
+ * An earlier exchange of the conversation: a long question, a proxied load of the first few
+ * catalogued tools (written by a run of its own, so the definitions are the loop's bytes), an answer.
+ */
+async function earlierLoad(m: ReturnType<typeof model>, tools: ToolDefinition[]): Promise<ChatMessage[]> {
+  const names = m.listed.slice(0, 3).map((s) => s.wire);
+  const server = await startServer({
+    replies: [
+      { toolCalls: [{ id: "early_1", name: "load_tools", arguments: JSON.stringify({ names }) }] },
+      { content: "Earlier: loaded." },
+    ],
+  });
+  try {
+    const earlier = await createRuntime().runAgentLoop({
+      config: { baseUrl: server.baseUrl, model: "sim", toolDiscovery: "proxy" },
+      messages: [{ role: "user", content: `An earlier question. ${"context ".repeat(1500)}` }],
+      tools,
+      catalog: m.catalog,
+      dispatch: () => "unused",
+    });
+    return earlier.messages;
+  } finally {
+    await server.close();
+  }
+}
+
 async function runCase(c: Case): Promise<void> {
   const m = model(c);
   const loading = c.mode !== "eager";
@@ -444,6 +557,9 @@ async function runCase(c: Case): Promise<void> {
   const carried = c.carried.map((n) => m.named(n).text);
   const preselected = c.preselected?.map((n) => m.named(n).text);
   const question: ChatMessage = { role: "user", content: "Use the tools." };
+  // Compacting, the run continues a conversation whose earlier question loaded tools proxied: a
+  // fold cuts at a user message, so that earlier stretch (and the definitions it holds) is what goes.
+  const history = c.fold === "compact" && !c.collision.endsWith("listed") ? await earlierLoad(m, tools) : [];
   let outcome: unknown;
   try {
     outcome = await createRuntime().runAgentLoop({
@@ -455,16 +571,17 @@ async function runCase(c: Case): Promise<void> {
         maxToolIterations: 30,
         maxRetries: 0,
         ...(c.fold === "compact"
-          ? { compact: true, contextLength: 6000, tasks: { compaction: { model: "sim" } } }
+          ? { compact: true, contextLength: 3000, tasks: { compaction: { model: "sim" } } }
           : {}),
       },
       system: SYSTEM,
-      messages: [question],
+      messages: [...history, question],
       tools,
       catalog: m.catalog,
       loaded: carried,
       ...(loading && preselected ? { preselected, preselectRouting: c.routing } : {}),
       dedupeToolCalls: false,
+      parallel: c.parallel,
       signal: stop.signal,
       ...(c.fold === "prune"
         ? {
@@ -476,7 +593,7 @@ async function runCase(c: Case): Promise<void> {
           }
         : typeof c.fold === "object"
           ? {
-              beforeStep: (messages: readonly ChatMessage[], step: number) =>
+              beforeStep: (_messages: readonly ChatMessage[], step: number) =>
                 step === (c.fold as { at: number }).at + 1 ? [question] : undefined,
             }
           : {}),
@@ -491,7 +608,8 @@ async function runCase(c: Case): Promise<void> {
           await new Promise((resolve) => signal?.addEventListener("abort", resolve, { once: true }));
           return "late";
         }
-        return `ran ${request.name}`;
+        // Enough text that a small window fills within a few steps and compaction folds.
+        return `ran ${request.name}: ${"lorem ipsum ".repeat(c.fold === "compact" ? 40 : 1)}`;
       },
       onToolCall: (request) => {
         told.push(request);
@@ -506,12 +624,12 @@ async function runCase(c: Case): Promise<void> {
     await server.close();
   }
   const finished = typeof outcome === "object" && outcome !== null && "turn" in outcome;
+  stat(
+    `${c.mode} ${finished ? "finished" : String((outcome as Error)?.constructor?.name)} ${(outcome as Error)?.message?.slice(0, 40)}`,
+  );
+  if (server.chatRequests.some((r) => isSummary(r.body as Body))) stat("compacted");
 
-  // A catalogued tool under a meta-tool's wire name is refused before anything is sent.
-  const refusedAtStart =
-    (loading && c.collision === "load.tools-listed") ||
-    (c.mode === "proxy" && c.collision === "call_tool-listed");
-  if (refusedAtStart) {
+  if (refusedAtStart(c)) {
     const cause = (outcome as { cause?: unknown }).cause ?? outcome;
     expect(LoopOptionError.isInstance(cause) && cause.code === "tool-name-collision", String(outcome)).toBe(
       true,
@@ -559,11 +677,15 @@ async function runCase(c: Case): Promise<void> {
   }
   const loaded =
     c.mode === "ondemand" ? [...startCarried, ...pre.filter((n) => !startCarried.includes(n))] : [];
-  let toolsLoaded = c.mode === "proxy" ? pre.length : 0;
+  // Proxied, the preselection leaves out what the conversation already holds.
+  const heldBefore = heldIn(history);
+  let toolsLoaded = c.mode === "proxy" ? pre.filter((n) => !heldBefore.has(n)).length : 0;
   let redundantLoads = 0;
   const unknownNames: string[] = [];
   const countUnknown = (names: readonly string[]) => {
-    for (const name of names) if (!unknownNames.includes(name)) unknownNames.push(name);
+    for (const name of names.map(keptName)) {
+      if (unknownNames.length < 100 && !unknownNames.includes(name)) unknownNames.push(name);
+    }
   };
   const exclusiveFirst = c.mode === "ondemand" && c.routing === "exclusive" && pre.length > 0;
   const catalogLine = loading
@@ -613,6 +735,8 @@ async function runCase(c: Case): Promise<void> {
       if (e.kind === "load") {
         const has = c.mode === "proxy" ? held : new Set(loaded);
         const fresh = e.reach.filter((n) => !has.has(n)).slice(0, LOAD_CAP);
+        if (e.reach.filter((n) => !has.has(n)).length > LOAD_CAP) stat(`${c.mode} over cap`);
+        if (c.mode === "proxy" && fresh.some((n) => heldBefore.has(n))) stat("proxy reload after fold");
         redundantLoads += e.reach.filter((n) => has.has(n)).length;
         toolsLoaded += fresh.length;
         countUnknown(e.unknown);
@@ -632,6 +756,7 @@ async function runCase(c: Case): Promise<void> {
         countUnknown(e.unknown);
         continue;
       }
+      stat(`${c.mode} ${e.kind} ${ran ? "ran" : "not"}`);
       if (e.kind === "either" && !ran) continue;
       // Dispatched as the model's inner tool, under the call's own id, never as a meta-tool.
       expect(ran?.name, `${w.id} (${w.name} ${w.arguments}) dispatched as`).toBe(e.tool);
@@ -657,10 +782,21 @@ async function runCase(c: Case): Promise<void> {
     expect(eventNames.get(d.id), `${d.id} event`).toBe(d.name);
     expect(outcomeNames.get(d.id), `${d.id} in toolCalls`).toBe(d.name);
   }
-  // A load is told as load_tools, never as a host tool of that wire name.
+  // A load is told, answered and accounted as load_tools by the loop, never as a host tool of that wire name.
+  const outcomes = new Map(state.toolCalls.map((t) => [t.id, t]));
+  expect(outcomes.size, "toolCalls holds each call once").toBe(state.toolCalls.length);
   for (const w of scripted.flat()) {
-    if (loading && w.name === "load_tools" && toldById.has(w.id))
-      expect(toldById.get(w.id)).toBe("load_tools");
+    if (!loading || w.name !== "load_tools" || !toldById.has(w.id)) continue;
+    expect(toldById.get(w.id)).toBe("load_tools");
+    const accounted = outcomes.get(w.id);
+    if (accounted)
+      expect([accounted.name, accounted.source]).toEqual(["load_tools", answers.get(w.id)?.source]);
+  }
+  // Every call this run's transcript holds is accounted for once in toolCalls.
+  for (const x of state.messages) {
+    if (x.role !== "assistant") continue;
+    for (const call of x.tool_calls ?? [])
+      if (/^c\d+_\d+$/.test(call.id)) expect(outcomes.has(call.id), call.id).toBe(true);
   }
   // The transcript keeps what the model wrote: the meta-tools under their own names, arguments as written.
   const kept = new Map(
@@ -670,7 +806,7 @@ async function runCase(c: Case): Promise<void> {
   );
   for (const w of scripted.flat()) {
     const call = kept.get(w.id);
-    if (!call || call.type !== "function") continue;
+    if (call?.type !== "function") continue;
     if (loading && (w.name === "load_tools" || w.name === "call_tool")) {
       expect(call.function.name, `${w.id} kept as written`).toBe(w.name);
       if (!w.arguments.endsWith(": ") && !w.arguments.includes("{{"))
@@ -699,14 +835,17 @@ async function runCase(c: Case): Promise<void> {
       unknownToolNames: metrics.unknownToolNames,
     }).toEqual({ toolsLoaded, redundantLoads, unknownToolNames: unknownNames });
   }
+  if (c.mode === "ondemand" && carried.length > CARRY_CAP) stat("carried over cap");
+  if (unknownNames.length > 0) stat("unknown counted");
 }
 
 describe("tool discovery, whole runs against a model", () => {
   it("every mode answers, dispatches, declares and counts as the model says", async () => {
     const seed = process.env.R90_DISCOVERY_SEED;
     await fc.assert(fc.asyncProperty(caseArb, runCase), {
-      numRuns: Number(process.env.R90_DISCOVERY_RUNS ?? 40),
+      numRuns: Number(process.env.R90_DISCOVERY_RUNS ?? 120),
       ...(seed ? { seed: Number(seed) } : {}),
     });
+    if (process.env.R90_STATS) console.log(Object.entries(STATS).sort());
   }, 600_000);
 });
