@@ -71,6 +71,7 @@ interface Case {
   collision: Collision;
   toolOrder: boolean;
   parallel: boolean;
+  dedupe: boolean;
   carried: NameSpec[];
   preselected: NameSpec[] | undefined;
   routing: "exclusive" | "append";
@@ -97,7 +98,7 @@ const nameSpec: fc.Arbitrary<NameSpec> = fc.oneof(
 );
 // A call names one tool: a server's name or a pattern stands for a set, and is only read by a load.
 const callName: fc.Arbitrary<NameSpec> = fc.oneof(
-  nameSpec.filter((n) => n.k !== "server" && n.k !== "star" && n.k !== "glob"),
+  nameSpec,
   // Spellings only a call is read with: gpt-oss's markup after the name, its `json` glued on, blanks.
   fc.record({ k: fc.constant("spell" as const), i: fc.nat(60), how: fc.integer({ min: 4, max: 6 }) }),
 );
@@ -153,6 +154,7 @@ const caseArb: fc.Arbitrary<Case> = fc.record({
   ),
   toolOrder: fc.boolean(),
   parallel: fc.boolean(),
+  dedupe: fc.boolean(),
   carried: fc.array(nameSpec, { maxLength: 22, size: "max" }),
   preselected: fc.option(fc.array(nameSpec, { maxLength: 15 }), { nil: undefined }),
   routing: fc.constantFrom("exclusive", "append"),
@@ -366,7 +368,7 @@ type Body = { tools?: { function: { name: string } }[]; messages: ChatMessage[] 
 /** What the model says one call does: load names, dispatch a tool, refuse (counting unknown names), or depends. */
 type Expect =
   | { kind: "load"; reach: string[]; unknown: string[] }
-  | { kind: "refuse"; unknown: string[] }
+  | { kind: "refuse"; unknown: string[]; set?: boolean }
   | { kind: "dispatch"; tool: string; wire: string | undefined }
   | { kind: "either"; tool: string; wire: string | undefined };
 
@@ -421,7 +423,8 @@ function expectOf(c: Case, m: ReturnType<typeof model>, w: Written): Expect {
     const n = m.named(spec.name);
     if (n.reach.length !== 1 || n.tool === undefined) {
       // As for a direct call: call_tool's own arguments unreadable are refused before the name is read.
-      return { kind: "refuse", unknown: spec.form === "brokenRaw" ? [] : [n.text] };
+      if (spec.form === "brokenRaw") return { kind: "refuse", unknown: [] };
+      return { kind: "refuse", unknown: [n.text], set: n.reach.length > 0 };
     }
     const tool = n.tool;
     return spec.form === "brokenInner" || spec.form === "brokenRaw"
@@ -440,7 +443,9 @@ function expectOf(c: Case, m: ReturnType<typeof model>, w: Written): Expect {
     }
     // Arguments that cannot be read are refused before the name is looked at, so the name is not
     // counted (review-r90-discovery.test.ts pins what the model is told then: an it.fails).
-    return { kind: "refuse", unknown: spec.broken ? [] : [n.text] };
+    return spec.broken
+      ? { kind: "refuse", unknown: [] }
+      : { kind: "refuse", unknown: [n.text], set: n.reach.length > 0 };
   }
   return { kind: spec.broken ? "either" : "dispatch", tool: n.tool.host, wire: n.tool.wire };
 }
@@ -580,7 +585,7 @@ async function runCase(c: Case): Promise<void> {
       catalog: m.catalog,
       loaded: carried,
       ...(loading && preselected ? { preselected, preselectRouting: c.routing } : {}),
-      dedupeToolCalls: false,
+      dedupeToolCalls: c.dedupe,
       parallel: c.parallel,
       signal: stop.signal,
       ...(c.fold === "prune"
@@ -753,11 +758,24 @@ async function runCase(c: Case): Promise<void> {
       if (e.kind === "refuse") {
         expect(ran, `${w.id} refused yet dispatched`).toBeUndefined();
         expect(answer.ok, `${w.id} refused`).toBe(false);
+        // A server's name or a pattern is answered with the tools it stands for (r90), except on
+        // the first step of an exclusive preselection, which points at its shortlist.
+        if (e.set && !(r === 0 && exclusiveFirst))
+          expect(answer.content, `${w.id} ${w.name}`).toMatch(/stands for/);
         countUnknown(e.unknown);
         continue;
       }
       stat(`${c.mode} ${e.kind} ${ran ? "ran" : "not"}`);
       if (e.kind === "either" && !ran) continue;
+      if (c.dedupe && !ran && answer.source === "repeat") {
+        // Shares the answer of the same call earlier in the step, which ran (and loaded what it needed).
+        const same = turn.find(
+          (x) =>
+            x !== w && answers.get(x.id)?.source === "dispatched" && dispatchedIds.get(x.id)?.name === e.tool,
+        );
+        expect(same, `${w.id} repeats a call of ${e.tool} that ran`).toBeDefined();
+        continue;
+      }
       // Dispatched as the model's inner tool, under the call's own id, never as a meta-tool.
       expect(ran?.name, `${w.id} (${w.name} ${w.arguments}) dispatched as`).toBe(e.tool);
       if (c.mode === "ondemand" && e.wire && listedWire.has(e.wire) && !loaded.includes(e.wire)) {

@@ -8,6 +8,10 @@
  *
  * The refusal of unreadable arguments is made in run-calls.ts before the call is routed, outside
  * this review's files, so the repro stands as `it.fails` until the lead routes such a call there.
+ *
+ * Fixed (R90-1, in tool-loading's route): a server's name or a pattern called as a tool was answered
+ * "is not in the catalogue", though the catalogue text the model reads lists that server; it is now
+ * answered with the tools it stands for, to call one by name.
  */
 import { describe, expect, it } from "vitest";
 import { call, discoveryServer } from "./test-support/discovery.js";
@@ -40,3 +44,28 @@ describe.each(["ondemand", "proxy"] as const)(
     });
   },
 );
+
+describe.each(["ondemand", "proxy"] as const)("R90-1 %s: a server's name called as a tool", (mode) => {
+  it("is answered with the server's tools to call by name, not 'not in the catalogue'; nothing runs", async () => {
+    const { result, dispatched } = await server.run(
+      [
+        {
+          toolCalls: [
+            { id: "c1", name: "files", arguments: '{"path":"a"}' },
+            { id: "c2", name: "call_tool", arguments: '{"name":"files","arguments":{"path":"a"}}' },
+          ],
+        },
+        { content: "done" },
+      ],
+      { toolDiscovery: mode },
+    );
+    expect(dispatched).toEqual([]);
+    const answers = result.messages.filter((m) => m.role === "tool").map((m) => String(m.content));
+    expect(answers).toHaveLength(2);
+    for (const answer of answers) {
+      expect(answer).not.toMatch(/not in the catalogue/);
+      expect(answer).toMatch(/"files" stands for several tools of the catalogue.*: read_file, write_file\.$/);
+    }
+    expect(result.metrics.unknownToolNames).toEqual(["files"]);
+  });
+});
