@@ -62,9 +62,10 @@ type CallSpec =
   | {
       c: "callTool";
       name: NameSpec;
-      form: "object" | "text" | "flat" | "brokenInner" | "brokenRaw" | "noName";
+      form: "object" | "text" | "flat" | "brokenInner" | "brokenRaw" | "noName" | "big" | "bigText";
     }
-  | { c: "direct"; name: NameSpec; broken: boolean };
+  | { c: "direct"; name: NameSpec; args: "ok" | "broken" | "big" }
+  | { c: "loadBig"; names: NameSpec[] };
 interface Case {
   mode: "eager" | "ondemand" | "proxy";
   tools: { kind: "plain" | "renamed" | "outside" | "unicode"; server: number; behaviour: Behaviour }[];
@@ -114,6 +115,10 @@ const callSpec: fc.Arbitrary<CallSpec> = fc.oneof(
   { weight: 1, arbitrary: fc.record({ c: fc.constant("loadAll" as const) }) },
   {
     weight: 1,
+    arbitrary: fc.record({ c: fc.constant("loadBig" as const), names: fc.array(nameSpec, { maxLength: 4 }) }),
+  },
+  {
+    weight: 1,
     arbitrary: fc.record({ c: fc.constant("loadMany" as const), count: fc.integer({ min: 20, max: 130 }) }),
   },
   {
@@ -125,12 +130,16 @@ const callSpec: fc.Arbitrary<CallSpec> = fc.oneof(
     arbitrary: fc.record({
       c: fc.constant("callTool" as const),
       name: callName,
-      form: fc.constantFrom("object", "text", "flat", "brokenInner", "brokenRaw", "noName"),
+      form: fc.constantFrom("object", "text", "flat", "brokenInner", "brokenRaw", "noName", "big", "bigText"),
     }),
   },
   {
     weight: 3,
-    arbitrary: fc.record({ c: fc.constant("direct" as const), name: callName, broken: fc.boolean() }),
+    arbitrary: fc.record({
+      c: fc.constant("direct" as const),
+      name: callName,
+      args: fc.constantFrom("ok" as const, "ok" as const, "broken" as const, "big" as const),
+    }),
   },
 );
 const caseArb: fc.Arbitrary<Case> = fc.record({
@@ -298,6 +307,9 @@ function model(c: Case) {
   return { specs, catalog, listed, byWire, named, serverWires };
 }
 
+/** A number JS cannot hold: a tool whose schema takes a string there is handed the digits. */
+const BIG = "12345678901234567891";
+
 /** Made-up names, more than `unknownToolNames` keeps (100). */
 const manyNames = (count: number) => Array.from({ length: count }, (_, k) => `made_up_${k}`);
 
@@ -350,7 +362,11 @@ function writeCall(m: ReturnType<typeof model>, spec: CallSpec, id: string): Wri
                 ? args({ name, arguments: "{{ not json" })
                 : spec.form === "brokenRaw"
                   ? `{"name": "${name}", "arguments": {"path": `
-                  : args({ arguments: {} });
+                  : spec.form === "big"
+                    ? `{"name":${args(name)},"arguments":{"path":${BIG}}}`
+                    : spec.form === "bigText"
+                      ? args({ name, arguments: `{"path":${BIG}}` })
+                      : args({ arguments: {} });
       return { id, spec, name: "call_tool", arguments: text };
     }
     case "direct":
@@ -358,7 +374,20 @@ function writeCall(m: ReturnType<typeof model>, spec: CallSpec, id: string): Wri
         id,
         spec,
         name: m.named(spec.name).text,
-        arguments: spec.broken ? "{{ not json" : args({ path: "d.txt" }),
+        arguments:
+          spec.args === "broken"
+            ? "{{ not json"
+            : spec.args === "big"
+              ? `{"path":${BIG}}`
+              : args({ path: "d.txt" }),
+      };
+    case "loadBig":
+      // A number JS cannot hold beside the names: the load is refused as written, loading nothing.
+      return {
+        id,
+        spec,
+        name: "load_tools",
+        arguments: `{"names":${args(spec.names.map((n) => m.named(n).text))},"n":${BIG}}`,
       };
   }
 }
@@ -400,7 +429,11 @@ function expectOf(c: Case, m: ReturnType<typeof model>, w: Written): Expect {
     } catch {
       readable = false;
     }
-    return { kind: readable ? "dispatch" : "either", tool: eagerName(w.name), wire: undefined };
+    return {
+      kind: readable && !w.arguments.includes(BIG) ? "dispatch" : "either",
+      tool: eagerName(w.name),
+      wire: undefined,
+    };
   }
   if (spec.c === "load" || spec.c === "loadAll" || spec.c === "loadMany") {
     const names =
@@ -417,7 +450,7 @@ function expectOf(c: Case, m: ReturnType<typeof model>, w: Written): Expect {
     }
     return { kind: "load", reach, unknown };
   }
-  if (spec.c === "loadJunk") return { kind: "refuse", unknown: [] };
+  if (spec.c === "loadJunk" || spec.c === "loadBig") return { kind: "refuse", unknown: [] };
   if (spec.c === "callTool" && !(c.mode === "ondemand" && hostCallTool)) {
     if (spec.form === "noName") return { kind: "refuse", unknown: [] };
     const n = m.named(spec.name);
@@ -433,21 +466,25 @@ function expectOf(c: Case, m: ReturnType<typeof model>, w: Written): Expect {
   }
   // A direct call (or, on demand, the host's own catalogued call_tool).
   if (spec.c === "callTool") {
-    return { kind: spec.form === "brokenRaw" ? "either" : "dispatch", tool: "call_tool", wire: "call_tool" };
+    return {
+      kind: spec.form === "brokenRaw" || spec.form.startsWith("big") ? "either" : "dispatch",
+      tool: "call_tool",
+      wire: "call_tool",
+    };
   }
   const n = m.named(spec.name);
   if (n.reach.length !== 1 || n.tool === undefined || spec.name.k === "serverTool") {
     // server.tool spelled as a direct call reaches the tool too; the rest are outside the catalogue.
     if (spec.name.k === "serverTool" && n.tool) {
-      return { kind: spec.broken ? "either" : "dispatch", tool: n.tool.host, wire: n.tool.wire };
+      return { kind: spec.args === "broken" ? "either" : "dispatch", tool: n.tool.host, wire: n.tool.wire };
     }
     // Arguments that cannot be read are refused before the name is looked at, so the name is not
     // counted (review-r90-discovery.test.ts pins what the model is told then: an it.fails).
-    return spec.broken
+    return spec.args === "broken"
       ? { kind: "refuse", unknown: [] }
       : { kind: "refuse", unknown: [n.text], set: n.reach.length > 0 };
   }
-  return { kind: spec.broken ? "either" : "dispatch", tool: n.tool.host, wire: n.tool.wire };
+  return { kind: spec.args === "broken" ? "either" : "dispatch", tool: n.tool.host, wire: n.tool.wire };
 }
 
 /** Every tool call a transcript holds answered exactly once, in order, right after its call. */
@@ -767,6 +804,10 @@ async function runCase(c: Case): Promise<void> {
       }
       stat(`${c.mode} ${e.kind} ${ran ? "ran" : "not"}`);
       if (e.kind === "either" && !ran) continue;
+      // A number JS cannot hold reaches a tool whose schema takes a string there as the model's digits.
+      if (ran && w.arguments.includes(BIG) && e.tool !== "call_tool") {
+        expect(ran.args.path, `${w.id} ${w.arguments}`).toBe(BIG);
+      }
       if (c.dedupe && !ran && answer.source === "repeat") {
         // Shares the answer of the same call earlier in the step, which ran (and loaded what it needed).
         const same = turn.find(
@@ -827,7 +868,7 @@ async function runCase(c: Case): Promise<void> {
     if (call?.type !== "function") continue;
     if (loading && (w.name === "load_tools" || w.name === "call_tool")) {
       expect(call.function.name, `${w.id} kept as written`).toBe(w.name);
-      if (!w.arguments.endsWith(": ") && !w.arguments.includes("{{"))
+      if (!w.arguments.endsWith(": ") && !w.arguments.includes("{{") && !w.arguments.includes(BIG))
         expect(call.function.arguments).toBe(w.arguments);
     }
   }

@@ -9,6 +9,12 @@
  * The refusal of unreadable arguments is made in run-calls.ts before the call is routed, outside
  * this review's files, so the repro stands as `it.fails` until the lead routes such a call there.
  *
+ * Fixed (R90-2, in tool-discovery's router): a name outside the catalogue called with a number JS
+ * cannot hold (an id such as 12345678901234567891) — directly, or through call_tool with the inner
+ * arguments as an object — was answered about the number ("past what a number can carry"), never
+ * about the name, and went uncounted; the same call with the inner arguments as text was answered
+ * "not in the catalogue" and counted. Both are now answered for the name, and counted.
+ *
  * Fixed (R90-1, in tool-loading's route): a server's name or a pattern called as a tool was answered
  * "is not in the catalogue", though the catalogue text the model reads lists that server; it is now
  * answered with the tools it stands for, to call one by name.
@@ -69,3 +75,47 @@ describe.each(["ondemand", "proxy"] as const)("R90-1 %s: a server's name called 
     expect(result.metrics.unknownToolNames).toEqual(["files"]);
   });
 });
+
+describe.each(["ondemand", "proxy"] as const)(
+  "R90-2 %s: a made-up name called with a number JS cannot hold",
+  (mode) => {
+    it("is answered as outside the catalogue, not about the number, and counted", async () => {
+      const big = "12345678901234567891";
+      const { result, dispatched } = await server.run(
+        [
+          {
+            toolCalls: [
+              { id: "c1", name: "made_up", arguments: `{"path":${big}}` },
+              { id: "c2", name: "call_tool", arguments: `{"name":"invented","arguments":{"path":${big}}}` },
+            ],
+          },
+          { content: "done" },
+        ],
+        { toolDiscovery: mode },
+      );
+      expect(dispatched).toEqual([]);
+      const answers = result.messages.filter((m) => m.role === "tool").map((m) => String(m.content));
+      expect(answers).toHaveLength(2);
+      for (const answer of answers) {
+        expect(answer).not.toMatch(/past what a number can carry/);
+        expect(answer).toMatch(/is not in the catalogue/);
+      }
+      expect(result.metrics.unknownToolNames).toEqual(["made_up", "invented"]);
+    });
+
+    it("a catalogued tool's call with such a number in a place its schema takes no string is still refused for it", async () => {
+      const { result, dispatched } = await server.run(
+        [
+          call("c1", "call_tool", '{"name":"read_file","arguments":{"path":"a"},"n":12345678901234567891}'),
+          { content: "done" },
+        ],
+        { toolDiscovery: mode },
+      );
+      expect(dispatched).toEqual([]);
+      expect(String(result.messages.find((m) => m.role === "tool")?.content)).toMatch(
+        /past what a number can carry/,
+      );
+      expect(result.metrics.unknownToolNames).toEqual([]);
+    });
+  },
+);
