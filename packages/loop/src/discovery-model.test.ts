@@ -6,7 +6,8 @@
 // unknown tools — against tools that throw, answer huge output or hang until a stop, with a stop at
 // a random call and folds (a beforeStep fold, pruning, compaction) along the way. After each run the
 // transcript, what the host was told and dispatched, every request body and the counts are checked
-// against the model below. R90_DISCOVERY_RUNS / R90_DISCOVERY_SEED widen or replay the search.
+// against the model below. R90_DISCOVERY_RUNS / R90_DISCOVERY_SEED widen or replay the search;
+// R90_STATS=1 prints how often each path (stops, overflows, compactions, over-cap loads…) was reached.
 import type { RunEvent } from "@loopwright/events";
 import { pruneToolResults } from "@loopwright/ledger";
 import { SUMMARISER_SYSTEM } from "@loopwright/side-task";
@@ -15,7 +16,7 @@ import { type CatalogServer, catalogText, holdsDefinitions } from "@loopwright/t
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { AgentLoopResult } from "./agent-loop.js";
-import type { ChatMessage, ToolDefinition } from "./config.js";
+import type { ChatMessage, LoopConfig, ToolDefinition } from "./config.js";
 import { AgentLoopError, AgentLoopOverflow, failedRun, LoopOptionError } from "./errors.js";
 import { type CallResult, type DispatchRequest, NOT_RUN } from "./run-calls.js";
 import { createRuntime } from "./runtime.js";
@@ -602,20 +603,34 @@ async function runCase(c: Case): Promise<void> {
   // Compacting, the run continues a conversation whose earlier question loaded tools proxied: a
   // fold cuts at a user message, so that earlier stretch (and the definitions it holds) is what goes.
   const history = c.fold === "compact" && !c.collision.endsWith("listed") ? await earlierLoad(m, tools) : [];
+  // Pruning (which must keep what holds definitions) or a fold back to the question at a step.
+  const foldAt = typeof c.fold === "object" ? c.fold.at + 1 : undefined;
+  const beforeStep =
+    c.fold === "prune"
+      ? (messages: readonly ChatMessage[]) =>
+          pruneToolResults(messages as Parameters<typeof pruneToolResults>[0], {
+            keepLast: 1,
+            maxChars: 10,
+          }) as ChatMessage[]
+      : foldAt !== undefined
+        ? (_messages: readonly ChatMessage[], step: number) => (step === foldAt ? [question] : undefined)
+        : undefined;
+  // Compacting, a small window with a summariser; a step limit no script reaches.
+  const config: LoopConfig = {
+    baseUrl: server.baseUrl,
+    model: "sim",
+    toolDiscovery: c.mode,
+    toolOrder: c.toolOrder,
+    maxToolIterations: 30,
+    maxRetries: 0,
+    ...(c.fold === "compact"
+      ? { compact: true, contextLength: 3000, tasks: { compaction: { model: "sim" } } }
+      : {}),
+  };
   let outcome: unknown;
   try {
     outcome = await createRuntime().runAgentLoop({
-      config: {
-        baseUrl: server.baseUrl,
-        model: "sim",
-        toolDiscovery: c.mode,
-        toolOrder: c.toolOrder,
-        maxToolIterations: 30,
-        maxRetries: 0,
-        ...(c.fold === "compact"
-          ? { compact: true, contextLength: 3000, tasks: { compaction: { model: "sim" } } }
-          : {}),
-      },
+      config,
       system: SYSTEM,
       messages: [...history, question],
       tools,
@@ -625,20 +640,7 @@ async function runCase(c: Case): Promise<void> {
       dedupeToolCalls: c.dedupe,
       parallel: c.parallel,
       signal: stop.signal,
-      ...(c.fold === "prune"
-        ? {
-            beforeStep: (messages: readonly ChatMessage[]) =>
-              pruneToolResults(messages as Parameters<typeof pruneToolResults>[0], {
-                keepLast: 1,
-                maxChars: 10,
-              }) as ChatMessage[],
-          }
-        : typeof c.fold === "object"
-          ? {
-              beforeStep: (_messages: readonly ChatMessage[], step: number) =>
-                step === (c.fold as { at: number }).at + 1 ? [question] : undefined,
-            }
-          : {}),
+      ...(beforeStep ? { beforeStep } : {}),
       dispatch: async (request, signal) => {
         dispatched.push(request);
         const spec = m.specs.find((s) => s.host === request.name);

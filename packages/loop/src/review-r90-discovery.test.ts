@@ -24,6 +24,20 @@ import { call, discoveryServer } from "./test-support/discovery.js";
 
 const server = discoveryServer();
 
+/** One step of two calls in `mode`, then an answer: what each call was answered, nothing dispatched. */
+async function twoCalls(
+  mode: "ondemand" | "proxy",
+  calls: { id: string; name: string; arguments: string }[],
+) {
+  const { result, dispatched } = await server.run([{ toolCalls: calls }, { content: "done" }], {
+    toolDiscovery: mode,
+  });
+  expect(dispatched).toEqual([]);
+  const answers = result.messages.filter((m) => m.role === "tool").map((m) => String(m.content));
+  expect(answers).toHaveLength(calls.length);
+  return { answers, unknown: result.metrics.unknownToolNames };
+}
+
 describe.each(["ondemand", "proxy"] as const)(
   "%s: a made-up name called with unreadable arguments",
   (mode) => {
@@ -53,26 +67,15 @@ describe.each(["ondemand", "proxy"] as const)(
 
 describe.each(["ondemand", "proxy"] as const)("R90-1 %s: a server's name called as a tool", (mode) => {
   it("is answered with the server's tools to call by name, not 'not in the catalogue'; nothing runs", async () => {
-    const { result, dispatched } = await server.run(
-      [
-        {
-          toolCalls: [
-            { id: "c1", name: "files", arguments: '{"path":"a"}' },
-            { id: "c2", name: "call_tool", arguments: '{"name":"files","arguments":{"path":"a"}}' },
-          ],
-        },
-        { content: "done" },
-      ],
-      { toolDiscovery: mode },
-    );
-    expect(dispatched).toEqual([]);
-    const answers = result.messages.filter((m) => m.role === "tool").map((m) => String(m.content));
-    expect(answers).toHaveLength(2);
+    const { answers, unknown } = await twoCalls(mode, [
+      { id: "c1", name: "files", arguments: '{"path":"a"}' },
+      { id: "c2", name: "call_tool", arguments: '{"name":"files","arguments":{"path":"a"}}' },
+    ]);
     for (const answer of answers) {
       expect(answer).not.toMatch(/not in the catalogue/);
       expect(answer).toMatch(/"files" stands for several tools of the catalogue.*: read_file, write_file\.$/);
     }
-    expect(result.metrics.unknownToolNames).toEqual(["files"]);
+    expect(unknown).toEqual(["files"]);
   });
 });
 
@@ -81,26 +84,15 @@ describe.each(["ondemand", "proxy"] as const)(
   (mode) => {
     it("is answered as outside the catalogue, not about the number, and counted", async () => {
       const big = "12345678901234567891";
-      const { result, dispatched } = await server.run(
-        [
-          {
-            toolCalls: [
-              { id: "c1", name: "made_up", arguments: `{"path":${big}}` },
-              { id: "c2", name: "call_tool", arguments: `{"name":"invented","arguments":{"path":${big}}}` },
-            ],
-          },
-          { content: "done" },
-        ],
-        { toolDiscovery: mode },
-      );
-      expect(dispatched).toEqual([]);
-      const answers = result.messages.filter((m) => m.role === "tool").map((m) => String(m.content));
-      expect(answers).toHaveLength(2);
+      const { answers, unknown } = await twoCalls(mode, [
+        { id: "c1", name: "made_up", arguments: `{"path":${big}}` },
+        { id: "c2", name: "call_tool", arguments: `{"name":"invented","arguments":{"path":${big}}}` },
+      ]);
       for (const answer of answers) {
         expect(answer).not.toMatch(/past what a number can carry/);
         expect(answer).toMatch(/is not in the catalogue/);
       }
-      expect(result.metrics.unknownToolNames).toEqual(["made_up", "invented"]);
+      expect(unknown).toEqual(["made_up", "invented"]);
     });
 
     it("a catalogued tool's call with such a number in a place its schema takes no string is still refused for it", async () => {
