@@ -566,7 +566,11 @@ export function callRouter(
     // A call holding a number JS cannot hold changes nothing loaded or counted unless the tool it
     // reaches takes it: otherwise runCalls refuses it (as written, or as that tool refuses it).
     const heldInner = route.kind === "dispatch" && holdsHeld(route.args);
-    if (heldInner || holdsHeld(request.args)) {
+    // A name outside the catalogue is refused for its name, whatever number it holds: no tool takes
+    // the number, and an answer about the number alone had the model write it again only to hear
+    // then that the tool does not exist (and the name went uncounted).
+    const outside = route.kind === "refuse" && route.error.code === "unknown-tool";
+    if (!outside && (heldInner || holdsHeld(request.args))) {
       if (route.kind !== "dispatch" || (!route.proxied && route.name === name)) return undefined;
       const settled = settleHeld(innerCall(run, request.id, route), run.hostTools);
       if (hasOwnKey(settled, "refusal")) return { dispatch: innerCall(run, request.id, route) };

@@ -7,7 +7,15 @@ import {
   checkCatalog,
   definitionsByName,
 } from "./catalog.js";
-import { checkCap, checkNameList, checkRecord, describe, echoName, ToolLoadingError } from "./errors.js";
+import {
+  checkCap,
+  checkNameList,
+  checkRecord,
+  describe,
+  echoName,
+  echoNames,
+  ToolLoadingError,
+} from "./errors.js";
 import { definitionLine, heldWhere, loadResult, type MessageLike, proxyAnswer } from "./load-result.js";
 import { CALL_TOOL_NAME, LOAD_TOOLS, LOAD_TOOLS_NAME, PROXY_TOOLS } from "./meta-tools.js";
 import {
@@ -206,6 +214,9 @@ export interface PreselectionExchange {
 }
 
 const MODES: readonly ToolDiscovery[] = ["eager", "ondemand", "proxy"];
+
+/** How many tools the answer to a server's name or a pattern called as a tool names before "and N more". */
+const SET_NAMES_SHOWN = 24;
 
 /**
  * `base`, or `base_2`, `base_3`… — the first that no call and no answer in `messages` holds as its
@@ -538,6 +549,18 @@ export function createToolLoading<R = unknown>(
             )
           : [];
       const offered = shortlist.map((tool) => tool.function.name);
+      // A server's name or a pattern called as a tool: it is in the catalogue the model reads (as
+      // `server: a, b`), so "not in the catalogue" would be false; it stands for several tools, so
+      // the answer names them to call one of, as a load of it would reach them.
+      const setOf = (name: string, prefix: string): string | undefined => {
+        const reached = expand([name], Math.max(1, index.size)).names;
+        if (reached.length === 0) return undefined;
+        return (
+          `${prefix}"${echoName(name)}" stands for ${reached.length === 1 ? "a tool" : "several tools"} of the ` +
+          `catalogue, not one tool's name, so nothing was run. Call ${reached.length === 1 ? "it" : "one of them"} ` +
+          `by its own name${mode === "proxy" ? " through call_tool" : ""}: ${echoNames(reached, SET_NAMES_SHOWN)}.`
+        );
+      };
       const outsideOffer = (name: string, prefix: string) =>
         `${prefix}"${echoName(name)}" is not one of the tools this step offers, so nothing was run. ` +
         `Call one of them: ${offered.join(", ")}.`;
@@ -579,7 +602,8 @@ export function createToolLoading<R = unknown>(
           const content =
             unknown.length > 0 && offered.length > 0
               ? outsideOffer((unknown[0] as string).trim(), "call_tool: ")
-              : error.message;
+              : ((unknown.length > 0 ? setOf(unknown[0] as string, "call_tool: ") : undefined) ??
+                error.message);
           return { kind: "refuse", content, error, loaded, unknown };
         }
       }
@@ -595,10 +619,11 @@ export function createToolLoading<R = unknown>(
         "unknown-tool",
         offered.length > 0
           ? outsideOffer(call.name, "")
-          : `"${echoName(call.name)}" is not in the catalogue, so nothing was run. Call one of the tools the catalogue lists` +
-              (mode === "proxy"
-                ? " through call_tool, loaded with load_tools."
-                : ", loaded with load_tools."),
+          : (setOf(call.name, "") ??
+              `"${echoName(call.name)}" is not in the catalogue, so nothing was run. Call one of the tools the catalogue lists` +
+                (mode === "proxy"
+                  ? " through call_tool, loaded with load_tools."
+                  : ", loaded with load_tools.")),
       );
       return { kind: "refuse", content: error.message, error, loaded, unknown: [call.name] };
     },
