@@ -479,11 +479,9 @@ function expectOf(c: Case, m: ReturnType<typeof model>, w: Written): Expect {
     if (spec.name.k === "serverTool" && n.tool) {
       return { kind: spec.args === "broken" ? "either" : "dispatch", tool: n.tool.host, wire: n.tool.wire };
     }
-    // Arguments that cannot be read are refused before the name is looked at, so the name is not
-    // counted (review-r90-discovery.test.ts pins what the model is told then: an it.fails).
-    return spec.args === "broken"
-      ? { kind: "refuse", unknown: [] }
-      : { kind: "refuse", unknown: [n.text], set: n.reach.length > 0 };
+    // Arguments that cannot be read do not matter for a name outside the catalogue: answered and
+    // counted for the name, as readable ones are (review-r90-discovery.test.ts pins the answer).
+    return { kind: "refuse", unknown: [n.text], set: n.reach.length > 0 };
   }
   return { kind: spec.args === "broken" ? "either" : "dispatch", tool: n.tool.host, wire: n.tool.wire };
 }

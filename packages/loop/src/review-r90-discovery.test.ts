@@ -6,8 +6,8 @@
  * the name is missing from `metrics.unknownToolNames`. The same name with readable arguments, or
  * through call_tool with broken inner arguments, is answered as outside the catalogue and counted.
  *
- * The refusal of unreadable arguments is made in run-calls.ts before the call is routed, outside
- * this review's files, so the repro stands as `it.fails` until the lead routes such a call there.
+ * Fixed in run-calls.ts: the loop's route gives runCalls an answer for a name alone
+ * (`answeringNames`), asked of a call whose arguments cannot be read before the refusal of them.
  *
  * Fixed (R90-2, in tool-discovery's router): a name outside the catalogue called with a number JS
  * cannot hold (an id such as 12345678901234567891) — directly, or through call_tool with the inner
@@ -51,7 +51,7 @@ describe.each(["ondemand", "proxy"] as const)(
       expect(result.metrics.unknownToolNames).toEqual(["made_up"]);
     });
 
-    it.fails("is answered as outside the catalogue, not told to call it again, and counted", async () => {
+    it("is answered as outside the catalogue, not told to call it again, and counted", async () => {
       const { result, dispatched } = await server.run(
         [call("c1", "made_up", "{{ not json"), { content: "done" }],
         { toolDiscovery: mode },

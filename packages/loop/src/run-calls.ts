@@ -200,6 +200,40 @@ export function holdingNumbers<R extends NonNullable<RunCallsOptions["route"]>>(
   return route;
 }
 
+/**
+ * For the loop's own routes: the answer a call gets for its name alone, whatever its arguments say
+ * (a name outside a loading mode's catalogue), asked of a call whose arguments cannot be read. Asked
+ * without the route itself, which plans the step's loads as it answers.
+ */
+const NAME_ANSWERS = new WeakMap<
+  NonNullable<RunCallsOptions["route"]>,
+  (request: DispatchRequest) => { answer: { ok: boolean; content: string }; onRun?: () => void } | undefined
+>();
+
+/**
+ * Gives `route` (the loop's own) `byName`: what a call is answered for its name alone. A call whose
+ * arguments cannot be read is answered so where `byName` says anything, not told to write its
+ * arguments again for a tool that does not exist.
+ */
+export function answeringNames<R extends NonNullable<RunCallsOptions["route"]>>(
+  route: R,
+  byName: (
+    request: DispatchRequest,
+  ) => { answer: { ok: boolean; content: string }; onRun?: () => void } | undefined,
+): R {
+  NAME_ANSWERS.set(route, byName);
+  return route;
+}
+
+/** Gives `to` the name answers {@link answeringNames} gave `from` (a route wrapping another). */
+export function sameNameAnswers<R extends NonNullable<RunCallsOptions["route"]>>(
+  to: R,
+  from: NonNullable<RunCallsOptions["route"]>,
+): R {
+  const byName = NAME_ANSWERS.get(from);
+  return byName ? answeringNames(to, byName) : to;
+}
+
 /** True when `route` is one {@link holdingNumbers} marked. */
 function holds(route: RunCallsOptions["route"]): boolean {
   return route !== undefined && HOLDING_ROUTES.has(route);
@@ -770,7 +804,13 @@ function refusedAsWritten(p: Prepared): Prepared {
  * loop. Numbers held for the route are settled by the tool the call reaches.
  */
 function routed(p: Prepared, route: RunCallsOptions["route"], schemas: Schemas): Prepared {
-  if (!route || p.unreadable !== undefined) return p;
+  if (!route) return p;
+  if (p.unreadable !== undefined) {
+    // Answered for its name where the name alone decides (one outside the catalogue): its
+    // arguments would not matter once readable. Still replayed as `{}`, as unreadable calls are.
+    const byName = NAME_ANSWERS.get(route)?.(p.request);
+    return byName ? { ...p, unreadable: byName.answer.content, onRun: byName.onRun } : p;
+  }
   const decision = route(p.request);
   if (decision === undefined) return refusedAsWritten(p);
   if (hasOwnKey(decision, "answer")) return { ...p, answer: decision.answer, onRun: decision.onRun };
@@ -1001,8 +1041,11 @@ export async function runCalls(
   let stopped: unknown;
 
   const start = (p: Prepared): Promise<Outcome> => {
-    if (p.unreadable !== undefined)
+    if (p.unreadable !== undefined) {
+      // Counted where it was answered for its name (an unknown tool), unless the run was stopped.
+      if (!signal?.aborted) p.onRun?.();
       return Promise.resolve({ ok: false, content: p.unreadable, source: "refused" });
+    }
     if (signal?.aborted) {
       stopped ??= signal.reason;
       return Promise.resolve({ ok: false, content: NOT_RUN, source: "refused" });

@@ -32,6 +32,7 @@ import {
 } from "./loop-run.js";
 import { hasOwnKey } from "./own.js";
 import {
+  answeringNames,
   type CallResult,
   type CallRouting,
   type DispatchRequest,
@@ -40,6 +41,7 @@ import {
   holdingNumbers,
   holdsHeld,
   readHolding,
+  sameNameAnswers,
   settleHeld,
 } from "./run-calls.js";
 import { checkReachable } from "./step-plan.js";
@@ -545,7 +547,21 @@ export function callRouter(
       counts.unknownToolNames.push(kept);
     }
   };
-  return holdingNumbers((request: DispatchRequest): CallRouting | undefined => {
+  // A call whose arguments cannot be read, to a name outside the catalogue: answered for the name
+  // and counted, as the same call with readable arguments is, never told to write its arguments
+  // again for a tool that does not exist. Asked of the router with no arguments and without the
+  // step's plan of loads changing (a refusal changes nothing loaded).
+  const byName = (request: DispatchRequest) => {
+    const name = wireName(run.names, request.name);
+    if (name === LOAD_TOOLS_NAME || name === CALL_TOOL_NAME) return undefined;
+    const route = discovery.loading.route(
+      { id: request.id, name, args: {} },
+      { loaded, messages: answered.length > 0 ? [...run.messages, ...answered] : run.messages, ...step },
+    );
+    if (route.kind !== "refuse" || route.error.code !== "unknown-tool") return undefined;
+    return { answer: { ok: false, content: route.content }, onRun: () => unknown(route.unknown) };
+  };
+  const router = holdingNumbers((request: DispatchRequest): CallRouting | undefined => {
     const name = wireName(run.names, request.name);
     // A load holding a number JS cannot hold loads nothing: runCalls refuses it as written.
     if (name === LOAD_TOOLS_NAME && holdsHeld(request.args)) return undefined;
@@ -618,6 +634,7 @@ export function callRouter(
     const inner = innerCall(run, request.id, route);
     return { dispatch: inner, onRun };
   });
+  return answeringNames(router, byName);
 }
 
 /**
@@ -782,7 +799,7 @@ export function routedOnce(
     }
     return { ...routing, dispatch: handed.dispatch };
   });
-  return { first, again };
+  return { first: sameNameAnswers(first, route), again: sameNameAnswers(again, route) };
 }
 
 /** The call a route hands on (a call_tool's inner tool, another spelling's tool) under the call's id. */
