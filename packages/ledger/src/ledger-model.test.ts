@@ -137,7 +137,8 @@ const readingArb: fc.Arbitrary<Reading> = fc.oneof(
   { weight: 1, arbitrary: fc.constant<Reading>({ kind: "net-of-cache" }) },
 );
 
-const trueTokens = (messages: readonly MessageLike[]) => countTokens(renderPrompt({ messages, tools: TOOLS }));
+const trueTokens = (messages: readonly MessageLike[]) =>
+  countTokens(renderPrompt({ messages, tools: TOOLS }));
 
 /** Sends the run at its boundaries, recording each reading as a loop does; the ledger and the last honest reading. */
 function sendRun(run: Run, readings: readonly Reading[]) {
@@ -150,8 +151,7 @@ function sendRun(run: Run, readings: readonly Reading[]) {
     const real = trueTokens(messages);
     const reading = readings[k % readings.length] ?? { kind: "true" };
     const cached = Math.min(real, lastPrompt);
-    const prompt =
-      reading.kind === "true" ? real : reading.kind === "absurd" ? reading.value : real - cached;
+    const prompt = reading.kind === "true" ? real : reading.kind === "absurd" ? reading.value : real - cached;
     const next = { messages, tools: TOOLS, prompt, cached: reading.kind === "net-of-cache" ? cached : 0 };
     ledger = recordRequest(ledger, previous, next);
     previous = { messages, tools: TOOLS };
@@ -256,7 +256,9 @@ describe("the ledger model: a long run's plans, prunes, readings and rebases", (
           });
           expect(JSON.stringify(kept)).toBe(JSON.stringify(messages.slice(plan.through)));
           const systems = out.slice(0, out.length - kept.length - 1);
-          expect(systems.every((m, k) => m === messages.slice(0, lead)[k] || systems.length < lead)).toBe(true);
+          expect(systems.every((m, k) => m === messages.slice(0, lead)[k] || systems.length < lead)).toBe(
+            true,
+          );
           const folded = out[out.length - kept.length - 1] as MessageLike;
           expect(typeof folded.content === "string" && folded.content.startsWith(SUMMARY_LEAD)).toBe(true);
           expect((folded.content as string).includes("\ud800")).toBe(false);
@@ -352,12 +354,16 @@ describe("the ledger model: a long run's plans, prunes, readings and rebases", (
         // read as the folded request's own count.
         let fresh: LedgerEntry[] = [];
         let previous: { messages: MessageLike[]; tools: typeof TOOLS } | undefined;
-        boundaries.forEach((end, k) => {
-          if (end - 1 < through) return;
+        for (const end of boundaries) {
+          if (end - 1 < through) continue;
           const folded = after.slice(0, end + shift);
-          fresh = recordRequest(fresh, previous, { messages: folded, tools: TOOLS, prompt: trueTokens(folded) });
+          fresh = recordRequest(fresh, previous, {
+            messages: folded,
+            tools: TOOLS,
+            prompt: trueTokens(folded),
+          });
           previous = { messages: folded, tools: TOOLS };
-        });
+        }
         // A reading near the floor recordRequest holds a prompt to (the body's text over 8) may be
         // taken for the longer body and not for the folded one: then the two ledgers group the
         // messages differently, and only the entries they share are compared.

@@ -174,7 +174,9 @@ export function recordRequest(
   try {
     chars = bodyChars(next);
   } catch (cause) {
-    throw new LedgerError("invalid-messages", "recordRequest: the request could not be read as JSON.", { cause });
+    throw new LedgerError("invalid-messages", "recordRequest: the request could not be read as JSON.", {
+      cause,
+    });
   }
   if (prompt < chars / MAX_READING) return [...ledger];
   const through = next.messages.length - 1;

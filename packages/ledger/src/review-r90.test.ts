@@ -58,9 +58,15 @@ describe("recordRequest refuses a prompt too small to be a count of the body", (
     const one = recordRequest([], undefined, { messages: [{ role: "user", content: "Hi." }], prompt: 9 });
     expect(one).toHaveLength(1);
     // Exactly 8 characters a token is believed, as calibrate believes it.
-    const eight = recordRequest([], undefined, { messages: [{ role: "user", content: "x".repeat(80) }], prompt: 10 });
+    const eight = recordRequest([], undefined, {
+      messages: [{ role: "user", content: "x".repeat(80) }],
+      prompt: 10,
+    });
     expect(eight).toHaveLength(1);
-    const past = recordRequest([], undefined, { messages: [{ role: "user", content: "x".repeat(81) }], prompt: 10 });
+    const past = recordRequest([], undefined, {
+      messages: [{ role: "user", content: "x".repeat(81) }],
+      prompt: 10,
+    });
     expect(past).toHaveLength(0);
   });
 });

@@ -84,7 +84,7 @@ describe("compact on the run's own model: the summary request fits the window th
     expect(sizes.filter((s) => s.summary)).toHaveLength(1);
     expect(sizes.filter((s) => s.tokens >= WINDOW)).toEqual([]);
     expect(notices.join("\n")).not.toContain("did not fit");
-    expect((result.messages[0]?.content as string).startsWith(SUMMARY_LEAD)).toBe(true);
+    expect(String(result.messages[0]?.content).startsWith(SUMMARY_LEAD)).toBe(true);
     expect(result.messages.at(-1)?.content).toBe("Here is page one.");
   });
 });

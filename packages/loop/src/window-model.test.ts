@@ -1,5 +1,11 @@
 import { SUMMARY_LEAD } from "@loopwright/ledger";
-import { countTokens, createPrefixCache, renderPrompt, startServer, type TestServer } from "@loopwright/testkit";
+import {
+  countTokens,
+  createPrefixCache,
+  renderPrompt,
+  startServer,
+  type TestServer,
+} from "@loopwright/testkit";
 import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
 import type { ChatMessage, ToolDefinition } from "./config.js";
@@ -66,6 +72,7 @@ const planArb = fc.record({
   summaryChars: fc.integer({ min: 10, max: 400 }),
 });
 
+type Plan = typeof planArb extends fc.Arbitrary<infer T> ? T : never;
 type Body = { messages: ChatMessage[]; tools?: unknown[]; stream?: boolean };
 let server: TestServer | undefined;
 afterEach(async () => {
@@ -112,10 +119,7 @@ interface Outcome {
   cacheChecked: number;
 }
 
-async function runModel(
-  { window, questions, summaryChars }: fc.RecordValue<typeof planArb> extends infer T ? T : never,
-  compact: boolean,
-): Promise<Outcome> {
+async function runModel({ window, questions, summaryChars }: Plan, compact: boolean): Promise<Outcome> {
   let current = 0;
   server = await startServer({
     personality: { name: "llamacpp", nCtx: window },
@@ -145,9 +149,8 @@ async function runModel(
   const outcome: Outcome = { oversize: [], overflows: 0, folds: 0, cacheChecked: 0 };
   for (current = 0; current < questions.length; current++) {
     messages = [...messages, { role: "user", content: `Question ${current}: read the pages.` }];
-    let handed: readonly ChatMessage[];
-    try {
-      const result = await runtime.runAgentLoop({
+    const ended = await runtime
+      .runAgentLoop({
         config: {
           baseUrl: server.baseUrl,
           model: "sim",
@@ -160,20 +163,23 @@ async function runModel(
         ledger,
         tools: [PAGE],
         dispatch: ({ args }) => page(Number(args.n), Number(args.salt)),
-      });
-      handed = result.messages;
-      ledger = [...(result.ledger ?? [])];
-    } catch (error) {
-      const run = failedRun(error);
-      expect(run, `the run ended with ${String(error)}`).toBeDefined();
-      expect(error, String(error)).toBeInstanceOf(AgentLoopOverflow);
+      })
+      .then(
+        (result) => ({ result, error: undefined }),
+        (error: unknown) => ({ result: undefined, error }),
+      );
+    // A run that ends early ends with the typed overflow, carrying its transcript.
+    const handed = ended.result?.messages ?? failedRun(ended.error)?.messages;
+    if (ended.error !== undefined) {
+      expect(ended.error, String(ended.error)).toBeInstanceOf(AgentLoopOverflow);
       outcome.overflows++;
-      handed = (run as { messages: readonly ChatMessage[] }).messages;
-      expect(refusal(handed)).toBeUndefined();
-      break;
     }
-    expect(refusal(handed)).toBeUndefined();
-    messages = [...handed];
+    expect(handed, `the run ended with ${String(ended.error)}`).toBeDefined();
+    // Every call answered, in what the run hands back or its error carries.
+    expect(refusal(handed as ChatMessage[])).toBeUndefined();
+    if (ended.result === undefined) break;
+    ledger = [...(ended.result.ledger ?? [])];
+    messages = [...(handed as ChatMessage[])];
   }
   // Every request, the summaries' included, against the window the server holds (n_ctx).
   const cache = createPrefixCache();
@@ -193,7 +199,8 @@ async function runModel(
     if (over && tokens > window * (1 + ESTIMATE_ERROR)) {
       outcome.oversize.push(`request #${index}: ${tokens} tokens, past the estimate's error`);
     }
-    if (over && refused) outcome.oversize.push(`request #${index}: ${tokens} tokens, sent again past the window`);
+    if (over && refused)
+      outcome.oversize.push(`request #${index}: ${tokens} tokens, sent again past the window`);
     if (over && !compact && index !== requests.length - 1) {
       outcome.oversize.push(`request #${index}: ${tokens} tokens, and the run went on`);
     }
