@@ -7,6 +7,7 @@ import { type MessageLike, messageEstimate } from "./messages.js";
 import { planCompaction, SUMMARY_LEAD } from "./plan-compaction.js";
 import { carriesDefinitions, pruneToolResults } from "./prune.js";
 import { applyCompaction } from "./run-compaction.js";
+import { refusal } from "./test-support/refusal.js";
 import { contextChars } from "./tokens.js";
 
 // A model of a long run as the ledger sees it: random transcripts (every role, calls with and
@@ -159,33 +160,6 @@ function sendRun(run: Run, readings: readonly Reading[]) {
     if (reading.kind === "true") lastTrue = { through: end - 1, prompt: real };
   });
   return { ledger, lastTrue };
-}
-
-/** Why an endpoint would refuse the transcript: a tool message first, an answer to no open call, a call left open. */
-function refusal(messages: readonly MessageLike[]): string | undefined {
-  let i = 0;
-  while (i < messages.length && messages[i]?.role === "system") i++;
-  if (messages[i]?.role === "tool") return `message ${i} is a tool result with nothing before it`;
-  let open = new Set<string>();
-  let anonymous = 0;
-  for (; i < messages.length; i++) {
-    const m = messages[i] as MessageLike;
-    if (m.role === "tool") {
-      const id = m.tool_call_id;
-      if (typeof id === "string" && open.has(id)) open.delete(id);
-      else if (anonymous > 0) anonymous--;
-      else return `message ${i} answers a call that is not open`;
-      continue;
-    }
-    if (open.size > 0 || anonymous > 0) return `a call before message ${i} was never answered`;
-    open = new Set();
-    anonymous = 0;
-    for (const call of m.tool_calls ?? []) {
-      if (typeof call.id === "string") open.add(call.id);
-      else anonymous++;
-    }
-  }
-  return open.size > 0 || anonymous > 0 ? "the last calls were never answered" : undefined;
 }
 
 const leading = (messages: readonly MessageLike[]) => {
