@@ -12,7 +12,8 @@ export type EndpointKey = object | string;
 const READINGS_KEPT = 4;
 /** The range a reading has to fall in to be believed, in characters per token. */
 const MIN_READING = 1;
-const MAX_READING = 8;
+/** Also the floor `recordRequest` holds a prompt to: a body's characters over it (not exported from the package). */
+export const MAX_READING = 8;
 
 /** Per (endpoint, model) characters-per-token readings, and the divisor they imply. */
 export interface Calibration {

@@ -1,3 +1,4 @@
+import { MAX_READING } from "./calibration.js";
 import { checkMessages, describe, LedgerError, readSettings, setting } from "./errors.js";
 import {
   canonicalJson,
@@ -7,6 +8,7 @@ import {
   messageEstimate,
   messageJson,
   sameMessage,
+  toolsChars,
 } from "./messages.js";
 import { checkedCharsPerToken, type EstimateOptions } from "./tokens.js";
 
@@ -119,6 +121,13 @@ function epochSource(ledger: readonly LedgerEntry[]): () => number {
 
 const nextEpoch = (ledger: readonly LedgerEntry[]): number => epochSource(ledger)();
 
+/** The characters of a request's text: its messages' (media not counted) and its tools' JSON. */
+function bodyChars(request: LedgerRequest): number {
+  let chars = toolsChars(request.tools);
+  for (const message of request.messages) chars += messageChars(message);
+  return chars;
+}
+
 /**
  * Adds a request to a ledger, returning a new ledger (the one given is not changed).
  *
@@ -127,7 +136,8 @@ const nextEpoch = (ledger: readonly LedgerEntry[]): number => epochSource(ledger
  * tools, every earlier message unchanged (the same object, or the same JSON with keys in any order and
  * a null field read as absent, as a row store hands it back) — and starts a new epoch otherwise. Nothing is recorded
  * where the prompt was not reported (absent or zero) or is past 2^53 - 1, or where it is smaller than its own cache
- * count, which is how a server counting prompts net of the cache would show. A prompt that did not
+ * count, which is how a server counting prompts net of the cache would show, or fewer tokens than the
+ * body's text over 8 (more characters a token than `calibrate` believes: no count of this body). A prompt that did not
  * grow over the last entry's, or a request that did not grow the transcript, is recorded in a new
  * epoch, so the difference is never used. Throws `LedgerError` for a malformed ledger or messages.
  */
@@ -155,6 +165,20 @@ export function recordRequest(
   if (typeof prompt !== "number" || !(prompt > 0 && prompt <= Number.MAX_SAFE_INTEGER)) return [...ledger];
   if (typeof next.cached === "number" && next.cached > prompt) return [...ledger];
   if (next.messages.length === 0) return [...ledger];
+  // Fewer tokens than the body's text over MAX_READING (more characters a token than any reading
+  // `calibrate` believes) is no count of this body: a broken counter, or a server reporting prompts
+  // net of its cache once most of it was cached. Recorded, the next honest reading was paired with
+  // it, and the group between them charged with nearly the whole prompt: a 400-character answer cost
+  // 3,101 tokens, and a plan folded more than `used`, its `after` below zero.
+  let chars: number;
+  try {
+    chars = bodyChars(next);
+  } catch (cause) {
+    throw new LedgerError("invalid-messages", "recordRequest: the request could not be read as JSON.", {
+      cause,
+    });
+  }
+  if (prompt < chars / MAX_READING) return [...ledger];
   const through = next.messages.length - 1;
   const last = ledger[ledger.length - 1];
   const continues =

@@ -4,38 +4,7 @@ import type { MessageLike } from "./messages.js";
 import { planCompaction } from "./plan-compaction.js";
 import { pruneToolResults } from "./prune.js";
 import { compactTranscript } from "./run-compaction.js";
-
-/**
- * Why an endpoint would refuse this transcript, or undefined: a tool message first (after the
- * system prompts), a tool message that answers no call made before it in its exchange, or a call
- * left unanswered before the next question or answer.
- */
-function refusal(messages: readonly MessageLike[]): string | undefined {
-  let i = 0;
-  while (i < messages.length && (messages[i]?.role === "system" || messages[i]?.role === "developer")) i++;
-  if (messages[i]?.role === "tool") return `message ${i} is a tool result with nothing before it`;
-  let open = new Set<string>();
-  let anonymous = 0;
-  for (; i < messages.length; i++) {
-    const m = messages[i] as MessageLike;
-    if (m.role === "tool") {
-      const id = m.tool_call_id;
-      if (typeof id === "string" && open.has(id)) open.delete(id);
-      else if (anonymous > 0) anonymous--;
-      else return `message ${i} answers a call that is not open`;
-      continue;
-    }
-    if (m.role === "user") continue; // an interjection between a call and its answer
-    if (open.size > 0 || anonymous > 0) return `a call before message ${i} was never answered`;
-    open = new Set();
-    anonymous = 0;
-    for (const call of m.tool_calls ?? []) {
-      if (typeof call.id === "string" && call.id !== "") open.add(call.id);
-      else anonymous++;
-    }
-  }
-  return open.size > 0 || anonymous > 0 ? "the last calls were never answered" : undefined;
-}
+import { refusal } from "./test-support/refusal.js";
 
 const body = fc.string({ maxLength: 40 }).map((s) => s.repeat(20));
 

@@ -280,9 +280,12 @@ async function fold(
     }
   }
   const { endpoint, model, options: taskOptions } = compaction.task;
-  // On the run's own model and endpoint, a window a refusal named is the summariser's too: it sizes
-  // the summary to it from the first request (made again where it learned a smaller one).
-  const window = compaction.sameModel ? compaction.window : undefined;
+  // On the run's own model and endpoint, the run's window is the summariser's too: `contextLength`,
+  // or a smaller one a refusal named. Handed it from the first fold, the summary request is sized to
+  // fit it; before, it was handed only a window a refusal named, so the first summary of a stretch
+  // bigger than the window was sent whole to the server the loop had been told the size of, refused
+  // (llama.cpp's 400), and only then cut and asked again. Made again where it learns a smaller one.
+  const window = compaction.sameModel ? windowOf(run) : undefined;
   if (window !== undefined && window !== compaction.summaryWindow) {
     compaction.summarise = undefined;
     compaction.summaryWindow = window;
