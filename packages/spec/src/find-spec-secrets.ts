@@ -711,14 +711,16 @@ export function withoutSecrets(value: string, name?: string, hide?: SecretHide):
   // A string given alone is text of no known meaning (a message, a model's name, a path): only
   // what stands out in any text is taken out, a URL's credentials and key shapes. The argument
   // reader would take `A=x b c` for one assignment holding `x b c`.
-  if (typeof name !== "string") {
-    const sign = stringSign(value, false);
-    return sign ? safeString(value, sign, undefined, shown) : value;
-  }
-  const read = (text: string) => {
-    const names = referenceNames(text);
-    return namedValueSecrets(text, name, shown, () => names.fresh("SHELL_COMMAND"))?.safe ?? text;
-  };
+  const read =
+    typeof name !== "string"
+      ? (text: string) => {
+          const sign = stringSign(text, false);
+          return sign ? safeString(text, sign, undefined, shown) : text;
+        }
+      : (text: string) => {
+          const names = referenceNames(text);
+          return namedValueSecrets(text, name, shown, () => names.fresh("SHELL_COMMAND"))?.safe ?? text;
+        };
   return shown ? read(value) : ownFixedPoint(value, read);
 }
 

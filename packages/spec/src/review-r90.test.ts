@@ -47,6 +47,13 @@ describe("withoutSecrets and withoutArgSecrets return a fixed point", () => {
     expect(withoutArgSecrets(flagged)).toEqual(flagged);
   });
 
+  it("so does a text given with no name", () => {
+    const value = "postgres://u:<<EOF\n@h/db-e postgres://u:${X}@h/db}a?token=`";
+    const once = withoutSecrets(value);
+    expect(once).not.toBe(value);
+    expect(withoutSecrets(once)).toBe(once);
+  });
+
   it("keeps what it wrote the first time where that was already a fixed point", () => {
     expect(withoutSecrets("Server=db;Password=hunter2;", "CONN")).toBe("Server=db;Password=${PASSWORD};");
     expect(withoutArgSecrets(["--api-key", "abc123"])).toEqual(["--api-key", "${API_KEY}"]);
