@@ -163,7 +163,10 @@ describe("a multi-line value's data lines are read as one such line alone is", (
     ["users:\n  - token: Zq7pw9ab # ci\n", "users:\n  - token: ${TOKEN} # ci\n"],
     ['{\n  "user": "me",\n  "password": "x9secret"\n}', '{\n  "user": "me",\n  "password": "${PASSWORD}"\n}'],
     ["a: 1\r\napi_key: 'abc123def'\r\n", "a: 1\r\napi_key: '${API_KEY}'\r\n"],
-    ["name: app\nspring.datasource.password: S3cret99", "name: app\nspring.datasource.password: ${SPRING_DATASOURCE_PASSWORD}"],
+    [
+      "name: app\nspring.datasource.password: S3cret99",
+      "name: app\nspring.datasource.password: ${SPRING_DATASOURCE_PASSWORD}",
+    ],
     // The same rules as before on every line: an assignment, a connection string on line 3, a URL's userinfo.
     ["KEY_ID=a1\nPASSWORD=b", "KEY_ID=a1\nPASSWORD=${PASSWORD}"],
     ["a\nb\nServer=db;Password=S3cr3t;", "a\nb\nServer=db;Password=${PASSWORD};"],
@@ -233,10 +236,9 @@ describe("a random spec's round trip: exportSpec → parseSpec → resolveAgentS
       `Use --api-key ${s} when asked.`,
       `Answer briefly.`,
     );
-  const secretSpec = fc
-    .uniqueArray(secretValue, { minLength: 6, maxLength: 6 })
-    .chain(([a, b, c, d, e, f]) =>
-      fc.record({
+  const secretSpec = fc.uniqueArray(secretValue, { minLength: 6, maxLength: 6 }).chain(([a, b, c, d, e, f]) =>
+    fc
+      .record({
         spec: fc.constant(SPEC_TOKEN),
         name: fc.constantFrom("Reviewer", "a b"),
         description: proseWith(a as string),
@@ -254,17 +256,25 @@ describe("a random spec's round trip: exportSpec → parseSpec → resolveAgentS
         ),
         tools: fc.record({ servers: fc.constant(["srv", "web"]), parallel: fc.boolean() }),
         hooks: fc.array(
-          fc.record({ id: fc.constantFrom("audit", "log"), events: fc.constant(["beforeTurn"]), server: fc.constant("srv") }),
+          fc.record({
+            id: fc.constantFrom("audit", "log"),
+            events: fc.constant(["beforeTurn"]),
+            server: fc.constant("srv"),
+          }),
           { maxLength: 2 },
         ),
-        tasks: fc.record({ title: fc.record({ model: fc.constant("small"), extraBody: bodyWith(e as string) }) }),
+        tasks: fc.record({
+          title: fc.record({ model: fc.constant("small"), extraBody: bodyWith(e as string) }),
+        }),
         limits: fc.record({ maxToolIterations: fc.nat(200), compact: fc.boolean() }),
         bundle: fc.record({
           mcpServers: fc.tuple(
             fc.record({
               name: fc.constant("srv"),
               command: fc.constant("srv"),
-              args: fc.tuple(fc.array(plainWord, { maxLength: 2 }), argWith(f as string)).map(([p, s]) => [...p, ...s]),
+              args: fc
+                .tuple(fc.array(plainWord, { maxLength: 2 }), argWith(f as string))
+                .map(([p, s]) => [...p, ...s]),
               env: fc.record({ CONFIG: bodyWith(f as string).map((body) => String(Object.values(body)[0])) }),
             }),
             fc.record({
@@ -274,12 +284,14 @@ describe("a random spec's round trip: exportSpec → parseSpec → resolveAgentS
             }),
           ),
         }),
-      }).map((spec) => ({ spec, secrets: [a, b, c, d, e, f] as string[] })),
-    );
+      })
+      .map((spec) => ({ spec, secrets: [a, b, c, d, e, f] as string[] })),
+  );
 
   /** Every string leaf of `value` with its path, as `findSpecSecrets` writes paths. */
   const leaves = (value: unknown, at = "", out = new Map<string, unknown>()) => {
-    if (Array.isArray(value)) value.forEach((item, index) => leaves(item, child(at, index), out));
+    if (Array.isArray(value))
+      for (const [index, item] of value.entries()) leaves(item, child(at, index), out);
     else if (value !== null && typeof value === "object")
       for (const [key, item] of Object.entries(value)) leaves(item, child(at, key), out);
     else out.set(at, value);
@@ -306,8 +318,9 @@ describe("a random spec's round trip: exportSpec → parseSpec → resolveAgentS
         for (const [path, value] of before) {
           if (after.get(path) === value) continue;
           expect(
-            reported.some((place) => path === place || path.startsWith(`${place}.`) || path.startsWith(`${place}[`)) ||
-              /\.(?:env|headers)\./.test(path),
+            reported.some(
+              (place) => path === place || path.startsWith(`${place}.`) || path.startsWith(`${place}[`),
+            ) || /\.(?:env|headers)\./.test(path),
             path,
           ).toBe(true);
         }
@@ -317,21 +330,35 @@ describe("a random spec's round trip: exportSpec → parseSpec → resolveAgentS
         const resolved = resolveAgentSpec([exported]);
         expect(resolveAgentSpec([back.spec as AgentSpec])).toEqual(resolved);
         const original = resolveAgentSpec([spec]);
-        for (const field of ["model", "temperature", "maxToolIterations", "compact", "parallel", "servers"] as const)
+        for (const field of [
+          "model",
+          "temperature",
+          "maxToolIterations",
+          "compact",
+          "parallel",
+          "servers",
+        ] as const)
           expect(resolved[field]).toEqual(original[field]);
         expect(resolved.prompt.length).toBe(original.prompt.length);
         expect(resolved.hooks).toEqual(original.hooks);
         // No secret in any output or message: the export, the hints, what a refused layer says.
-        const bad = { ...exported, model: { ...exported.model, temperature: 5 } };
-        let refused = "";
-        try {
-          resolveAgentSpec([bad as AgentSpec]);
-        } catch (error) {
-          expect(AgentSpecError.isInstance(error)).toBe(true);
-          refused = String(error);
-        }
+        // A layer refused — the original, secrets and all, with a temperature of 5 — says why, not what it holds.
+        const refusal = (layer: AgentSpec): unknown => {
+          try {
+            resolveAgentSpec([layer]);
+            return undefined;
+          } catch (error) {
+            return error;
+          }
+        };
+        const error = refusal({ ...spec, model: { ...spec.model, temperature: 5 } });
+        expect(AgentSpecError.isInstance(error)).toBe(true);
+        const refused = `${String(error)}\n${JSON.stringify((error as AgentSpecError).issues)}`;
         expect(refused).toMatch(/temperature/);
-        const badOriginal = parseSpec({ ...written, model: { ...written.model, temperature: 5 } }, { bundle: true });
+        const badOriginal = parseSpec(
+          { ...written, model: { ...written.model, temperature: 5 } },
+          { bundle: true },
+        );
         const outputs = [
           JSON.stringify(exported),
           JSON.stringify(hints),
