@@ -731,7 +731,7 @@ const OWN_ROUNDS = 4;
 /**
  * `read(value)` read again until it comes back as it is, so what `withoutSecrets` and
  * `withoutArgSecrets` return (by default, `${NAME}` references) is a fixed point. The reader alone
- * is not one on a few hostile fragments (r90e: `user=a&password="X` is written
+ * is not one on a few hostile fragments (r90e: `user=a&password="X --x` is written
  * `user=a&password="${PASSWORD}`, whose quote, read again, is text before a reference and hidden
  * too; `$(TOKEN=a?token=user=a&password=X` hides the pair, and read again `TOKEN=`'s value): what
  * a later reading takes out is text the first kept, never a credential it wrote. A text nothing is
@@ -815,12 +815,12 @@ function dataLineSecrets(text: string, hide: SecretHide | undefined): ArgFound |
   const parts = text.split(/(\r\n|\n|\r)/);
   for (let index = 0; index < parts.length; index += 2) {
     const line = parts[index] as string;
-    // A bare name needs a blank after its colon, as YAML reads it (`token:x` is one word).
     const match = line.length <= KEPT_LINE ? DATA_LINE.exec(line) : null;
     if (!match) continue;
     const [, lead, dq, sq, bare, colon, gap, dqValue, sqValue, bareValue, tail] = match;
     const name = (dq ?? sq ?? bare) as string;
     const value = (dqValue ?? sqValue ?? bareValue) as string;
+    // A bare name needs a blank after its colon, as YAML reads it (`token:x` is one word).
     if (bare !== undefined && gap === "" && dqValue === undefined && sqValue === undefined) continue;
     if (!looksSecretName(name) || value === "" || NO_VALUE.test(value) || NOT_A_VALUE.test(value)) continue;
     if (!isLiteral(value)) continue;

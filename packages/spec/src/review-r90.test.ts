@@ -13,7 +13,7 @@ import type { AgentSpec } from "./types.js";
 // r90e. Two limits carried for several rounds, and a round-trip model of the whole package.
 //
 // 1. A second `withoutSecrets` (or `withoutArgSecrets`) pass over its own output could hide more, on
-//    hostile fragments with a quote or `$(` left open: `user=a&password="X` was written
+//    hostile fragments with a quote or `$(` left open: `user=a&password="X --x` was written
 //    `user=a&password="${PASSWORD}`, whose quote, read again, is text before a reference and was
 //    hidden too (`${PASSWORD}${PASSWORD}`); `$(TOKEN=a?token=user=a&password=X` had the pair's value
 //    hidden, and read again, `TOKEN=`'s. About 20 of 20,000 generated values. Both now read what they
