@@ -324,6 +324,8 @@ describe("a random spec's round trip: exportSpec → parseSpec → resolveAgentS
             path,
           ).toBe(true);
         }
+        // Nothing added: every place of the export was a place of the spec.
+        for (const path of after.keys()) expect(before.has(path), path).toBe(true);
         expect(findSpecSecrets(exported)).toEqual([]);
         expect(exportSpec(exported)).toEqual(exported);
         // Resolving is stable: the export and its parse resolve alike, and every field that held no secret resolves as the original.
@@ -367,6 +369,11 @@ describe("a random spec's round trip: exportSpec → parseSpec → resolveAgentS
           back.warnings.join("\n"),
           badOriginal.warnings.map(String).join("\n"),
           badOriginal.errors.map(String).join("\n"),
+          // The one-value readers a host shows a server with: its args, its headers.
+          ...(spec.bundle?.mcpServers ?? []).flatMap((server) => [
+            ...withoutArgSecrets(server.args ?? []),
+            ...Object.entries(server.headers ?? {}).map(([name, value]) => withoutSecrets(value, name)),
+          ]),
         ].join("\n");
         for (const secret of secrets) expect(outputs).not.toContain(secret);
       }),
