@@ -711,12 +711,42 @@ export function withoutSecrets(value: string, name?: string, hide?: SecretHide):
   // A string given alone is text of no known meaning (a message, a model's name, a path): only
   // what stands out in any text is taken out, a URL's credentials and key shapes. The argument
   // reader would take `A=x b c` for one assignment holding `x b c`.
-  if (typeof name !== "string") {
-    const sign = stringSign(value, false);
-    return sign ? safeString(value, sign, undefined, shown) : value;
+  const read =
+    typeof name !== "string"
+      ? (text: string) => {
+          const sign = stringSign(text, false);
+          return sign ? safeString(text, sign, undefined, shown) : text;
+        }
+      : (text: string) => {
+          const names = referenceNames(text);
+          return namedValueSecrets(text, name, shown, () => names.fresh("SHELL_COMMAND"))?.safe ?? text;
+        };
+  return shown ? read(value) : ownFixedPoint(value, read);
+}
+
+// How many times `withoutSecrets` and `withoutArgSecrets` read what they wrote before giving up on
+// a fixed point (see `ownFixedPoint`): a constant, so the work stays linear in the text.
+const OWN_ROUNDS = 4;
+
+/**
+ * `read(value)` read again until it comes back as it is, so what `withoutSecrets` and
+ * `withoutArgSecrets` return (by default, `${NAME}` references) is a fixed point. The reader alone
+ * is not one on a few hostile fragments (r90e: `user=a&password="X --x` is written
+ * `user=a&password="${PASSWORD}`, whose quote, read again, is text before a reference and hidden
+ * too; `$(TOKEN=a?token=user=a&password=X` hides the pair, and read again `TOKEN=`'s value): what
+ * a later reading takes out is text the first kept, never a credential it wrote. A text nothing is
+ * taken out of is read once. Still changing after `OWN_ROUNDS` readings, it becomes `${SECRET}`.
+ * Only with the default references: what a `hide` of the caller's returns is its own, never read.
+ */
+function ownFixedPoint(value: string, read: (text: string) => string): string {
+  let out = read(value);
+  if (out === value) return out;
+  for (let round = 1; round < OWN_ROUNDS; round += 1) {
+    const again = read(out);
+    if (again === out) return out;
+    out = again;
   }
-  const names = referenceNames(value);
-  return namedValueSecrets(value, name, shown, () => names.fresh("SHELL_COMMAND"))?.safe ?? value;
+  return read(out) === out ? out : reference("");
 }
 
 /**
@@ -746,13 +776,61 @@ function namedValueSecrets(
     scanArgs("", [text], (_path, sign, _index, safe) => (found = { sign, safe }), hide, scriptName);
     return found;
   };
-  if (!script(value)) return asArg(value);
+  if (!script(value)) return asArg(value) ?? dataLineSecrets(value, hide);
   const lines = shownLineSecrets(value, hide);
   // A value hidden with the line break inside it (a quote left open across it) leaves one line: read
   // again it is read as an argument, so it is read so now, and what is written comes back as it is.
-  if (lines === undefined || script(lines.safe)) return lines;
-  const rest = asArg(lines.safe);
-  return rest ? { sign: lines.sign, safe: rest.safe } : lines;
+  if (lines !== undefined && !script(lines.safe)) {
+    const rest = asArg(lines.safe);
+    return rest ? { sign: lines.sign, safe: rest.safe } : lines;
+  }
+  // The command-line reader takes a YAML or JSON line for command words (r90e: `host: db\npassword:
+  // hunter2`, a whole `.yaml` or JSON document in one env value, kept the password in clear where
+  // the same `password: hunter2` alone was hidden): each line is read as a data line too.
+  const data = dataLineSecrets(lines?.safe ?? value, hide);
+  return data ? { sign: lines?.sign ?? data.sign, safe: data.safe } : lines;
+}
+
+/**
+ * One `name: value` pair of a YAML, JSON or similar document filling a line: indentation and a
+ * list's `- ` before it, the name bare or quoted, the value one quoted string or one bare word,
+ * then perhaps a `,` and a ` # comment`. A line of prose ("Never give the password: ask first")
+ * is no such line: its value would be several words.
+ */
+const DATA_LINE =
+  /^([ \t]*(?:-[ \t]+)?)(?:"([A-Za-z_][\w.-]*)"|'([A-Za-z_][\w.-]*)'|([A-Za-z_][\w.-]*))([ \t]*:)([ \t]*)(?:"([^"\\]*)"|'([^']*)'|([^\s"'#]\S*?))(,?(?:[ \t]+#.*)?[ \t]*)$/;
+
+/** A YAML value that says how the lines after it are read (a block scalar, an anchor or alias, a flow collection), no value of its own. */
+const NOT_A_VALUE = /^(?:[|>][-+0-9]*|[&*!].*|[{[].*)$/;
+
+/**
+ * `text` with the value of each line that is one data pair under a telling name (`password:
+ * hunter2`, `"api_key": "X",`, `  - token: X # ci`) taken out, the rest kept: what a single-line
+ * value so written loses (as a header's value) on every line of a document. A value that is a
+ * reference, a YAML word of no value (`null`, `true`, `~`, a `<placeholder>`), a block scalar's
+ * `|` or an anchor is kept. Linear: each line is matched once, anchored.
+ */
+function dataLineSecrets(text: string, hide: SecretHide | undefined): ArgFound | undefined {
+  let changed = false;
+  const parts = text.split(/(\r\n|\n|\r)/);
+  for (let index = 0; index < parts.length; index += 2) {
+    const line = parts[index] as string;
+    const match = line.length <= KEPT_LINE ? DATA_LINE.exec(line) : null;
+    if (!match) continue;
+    const [, lead, dq, sq, bare, colon, gap, dqValue, sqValue, bareValue, tail] = match;
+    const name = (dq ?? sq ?? bare) as string;
+    const value = (dqValue ?? sqValue ?? bareValue) as string;
+    // A bare name needs a blank after its colon, as YAML reads it (`token:x` is one word).
+    if (bare !== undefined && gap === "" && dqValue === undefined && sqValue === undefined) continue;
+    if (!looksSecretName(name) || value === "" || NO_VALUE.test(value) || NOT_A_VALUE.test(value)) continue;
+    if (!isLiteral(value)) continue;
+    const written = hide ? hide(value, name) : reference(name);
+    const quote = dqValue !== undefined ? '"' : sqValue !== undefined ? "'" : "";
+    const key = dq !== undefined ? `"${name}"` : sq !== undefined ? `'${name}'` : name;
+    parts[index] = `${lead}${key}${colon}${gap}${quote}${written}${quote}${tail}`;
+    changed = true;
+  }
+  return changed ? { sign: SecretSign.Field, safe: parts.join("") } : undefined;
 }
 
 /**
@@ -782,17 +860,33 @@ export function withoutArgSecrets(args: readonly string[], hide?: SecretHide): s
   // Not a list (a string, `null`): returned as it is, as `withoutSecrets` returns a non-string.
   if (!Array.isArray(args)) return args as unknown as string[];
   // An entry that is no string (a number, `null`, a hole) is kept as it is and read as an empty word.
-  const out: string[] = Array.from(args);
-  const words = out.map((arg) => (typeof arg === "string" ? arg : ""));
-  const names = referenceNames(words);
-  scanArgs(
-    "args",
-    words,
-    (_path, _sign, index, safe) => (out[index] = safe),
-    givenHide(hide),
-    () => names.fresh("SHELL_COMMAND"),
-  );
-  return out;
+  const shown = givenHide(hide);
+  const read = (given: readonly unknown[]): unknown[] => {
+    const out: unknown[] = Array.from(given);
+    const words = out.map((arg) => (typeof arg === "string" ? arg : ""));
+    const names = referenceNames(words);
+    scanArgs(
+      "args",
+      words,
+      (_path, _sign, index, safe) => (out[index] = safe),
+      shown,
+      () => names.fresh("SHELL_COMMAND"),
+    );
+    return out;
+  };
+  if (shown) return read(args) as string[];
+  // Read again until it comes back as it is, as `withoutSecrets` is (see `ownFixedPoint`): an
+  // argument still changing after the last reading becomes `${SECRET}`.
+  let out = read(args);
+  let changed = out.some((arg, index) => arg !== args[index]);
+  for (let round = 1; changed && round <= OWN_ROUNDS; round += 1) {
+    const again = read(out);
+    changed = again.some((arg, index) => arg !== out[index]);
+    if (changed && round === OWN_ROUNDS)
+      out = again.map((arg, index) => (arg === out[index] ? arg : reference("")));
+    else out = again;
+  }
+  return out as string[];
 }
 
 /**
