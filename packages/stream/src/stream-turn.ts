@@ -4,7 +4,7 @@ import { EndpointSilent, type EndpointSilentCode, jsonText, quotedText, StreamEr
 import type { Fence } from "./fences.js";
 import { ownChunk } from "./own-chunk.js";
 import { held } from "./own-field.js";
-import { CutShort, openReply, streamErrorMaker } from "./reply-body.js";
+import { CutShort, EndedUnsaid, openReply, streamErrorMaker } from "./reply-body.js";
 import type { ToolCallProgress } from "./tool-call-assembler.js";
 import type { Turn } from "./turn.js";
 import { chunkError, TurnReader } from "./turn-reader.js";
@@ -682,7 +682,11 @@ export async function streamTurn<Body extends ChatBody>(
           complete = true;
           return reader.finish();
         }
-        if (stopped === undefined) throw classify(error.error, reader.snapshot(), reader.hasProduced);
+        // Ended with neither [DONE] nor a finish reason: cut short, unless nothing came at all (no
+        // stream, below). A clean end is no proof of a whole turn (a proxy ends its own response
+        // cleanly when its upstream goes), and a half answer must not read as a quiet whole one.
+        const empty = error.error instanceof EndedUnsaid && chunks === 0;
+        if (stopped === undefined && !empty) throw classify(error.error, reader.snapshot(), reader.hasProduced);
       } else if (error !== STOPPED) throw error;
     }
     if (stopped === undefined && chunks === 0 && strays > 0) {
