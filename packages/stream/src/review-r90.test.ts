@@ -10,7 +10,10 @@ const opener = chunk([{ index: 0, delta: { role: "assistant", content: "" }, fin
 const text = (content: string) => chunk([{ index: 0, delta: { content }, finish_reason: null }]);
 const finish = (reason: string) => chunk([{ index: 0, delta: {}, finish_reason: reason }]);
 
-async function read(chunks: string[], options: Parameters<typeof streamTurn>[2] = {}): Promise<Turn | StreamError> {
+async function read(
+  chunks: string[],
+  options: Parameters<typeof streamTurn>[2] = {},
+): Promise<Turn | StreamError> {
   const { client } = await harness([{ type: "raw", headers: sse, chunks }]);
   try {
     return await streamTurn(client, body(), options);
@@ -45,15 +48,24 @@ describe("R90-1: a body that ends between events with neither a finish reason no
     ]);
     expect(result).toMatchObject({
       code: "connection-lost",
-      partial: { toolCalls: [{ function: { name: "get_weather", arguments: '{"city":' } }], finishReason: "" },
+      partial: {
+        toolCalls: [{ function: { name: "get_weather", arguments: '{"city":' } }],
+        finishReason: "",
+      },
     });
   });
 
   it("a finish reason without [DONE], or [DONE] without a finish reason, still ends the turn", async () => {
     // Most recorded servers send both; some end after the finish chunk (recordings/wire/mistral), and
     // a server that never names a reason still says it is done with [DONE].
-    expect(await read([opener, text("Hi"), finish("stop")])).toMatchObject({ content: "Hi", finishReason: "stop" });
-    expect(await read([opener, text("Hi"), "data: [DONE]\n\n"])).toMatchObject({ content: "Hi", finishReason: "" });
+    expect(await read([opener, text("Hi"), finish("stop")])).toMatchObject({
+      content: "Hi",
+      finishReason: "stop",
+    });
+    expect(await read([opener, text("Hi"), "data: [DONE]\n\n"])).toMatchObject({
+      content: "Hi",
+      finishReason: "",
+    });
   });
 
   it("an empty body is still no stream, not a lost connection", async () => {
@@ -71,7 +83,12 @@ describe("R90-2: `<think>` blocks, pinned: what is answer and what is reasoning"
     const shown: string[] = [];
     const retracted: number[] = [];
     const turn = await read(
-      [opener, text("<think>Check the file.</think>Looking now."), text("<think>It is there.</think>Found it."), finish("stop")],
+      [
+        opener,
+        text("<think>Check the file.</think>Looking now."),
+        text("<think>It is there.</think>Found it."),
+        finish("stop"),
+      ],
       { onOutput: (t) => shown.push(t), onRetract: (n) => retracted.push(n) },
     );
     expect(turn).toMatchObject({
@@ -95,14 +112,24 @@ describe("R90-2: `<think>` blocks, pinned: what is answer and what is reasoning"
       finish("tool_calls"),
       "data: [DONE]\n\n",
     ]);
-    expect(turn).toMatchObject({ content: "", reasoning: "plan", toolCalls: [{ function: { name: "write", arguments: args } }] });
+    expect(turn).toMatchObject({
+      content: "",
+      reasoning: "plan",
+      toolCalls: [{ function: { name: "write", arguments: args } }],
+    });
   });
 
   it("a `</think>` with no opener: the template opened it, everything before it is reasoning; a later one is text", async () => {
     // Qwen3 / DeepSeek-R1 templates write `<think>` into the prompt, so the reply holds only the closer.
     const retracted: number[] = [];
     const turn = await read(
-      [opener, text("Let me think."), text("</think>The tag "), text("</think> ends a scratchpad."), finish("stop")],
+      [
+        opener,
+        text("Let me think."),
+        text("</think>The tag "),
+        text("</think> ends a scratchpad."),
+        finish("stop"),
+      ],
       { onRetract: (n) => retracted.push(n) },
     );
     expect(turn).toMatchObject({
@@ -116,7 +143,12 @@ describe("R90-2: `<think>` blocks, pinned: what is answer and what is reasoning"
   });
 
   it("a closer after a whole block is the answer's text, not a second template-opened scratchpad", async () => {
-    const turn = await read([opener, text("<think>a</think>Use "), text("</think> to close."), finish("stop")]);
+    const turn = await read([
+      opener,
+      text("<think>a</think>Use "),
+      text("</think> to close."),
+      finish("stop"),
+    ]);
     expect(turn).toMatchObject({ content: "Use </think> to close.", reasoning: "a" });
     expect(turn).not.toHaveProperty("scratchpadClosed");
   });

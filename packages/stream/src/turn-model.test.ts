@@ -15,7 +15,7 @@ import type { Turn } from "./turn.js";
 //
 // R90_STREAM_RUNS / R90_STREAM_SEED widen or replay a run.
 
-const RUNS = Number(process.env.R90_STREAM_RUNS ?? 40);
+const RUNS = Number(process.env.R90_STREAM_RUNS ?? 100);
 const SEED = process.env.R90_STREAM_SEED === undefined ? undefined : Number(process.env.R90_STREAM_SEED);
 const settings = (runs: number) => ({ numRuns: runs, ...(SEED === undefined ? {} : { seed: SEED }) });
 
@@ -73,6 +73,7 @@ const text = fc.oneof(
           " ",
           "\u0000",
           "\u2028",
+          "\ufeff",
         ),
         { maxLength: 8 },
       )
@@ -99,13 +100,19 @@ const argValue = fc.letrec((tie) => ({
   ),
 })).value;
 
-/** Arguments of any shape: mostly an object, sometimes any JSON value, compact or indented. */
-const args = fc
-  .tuple(
-    fc.oneof({ weight: 4, arbitrary: fc.dictionary(argString, argValue, { maxKeys: 4 }) }, argValue),
-    fc.constantFrom(0, 0, 2),
-  )
-  .map(([value, indent]) => JSON.stringify(value, null, indent));
+/** Arguments of any shape: mostly an object, sometimes any JSON value, compact or indented, or none (""). */
+const args = fc.oneof(
+  { weight: 1, arbitrary: fc.constant("") },
+  {
+    weight: 12,
+    arbitrary: fc
+      .tuple(
+        fc.oneof({ weight: 4, arbitrary: fc.dictionary(argString, argValue, { maxKeys: 4 }) }, argValue),
+        fc.constantFrom(0, 0, 2),
+      )
+      .map(([value, indent]) => JSON.stringify(value, null, indent)),
+  },
+);
 
 const name = fc.stringMatching(/^[A-Za-z_][A-Za-z0-9_-]{0,15}$/);
 
@@ -190,6 +197,8 @@ interface Rendering {
   finishEnd: number;
   /** Offset where an OpenRouter error chunk may be put in: after the content and calls, before the finish. */
   beforeFinish: number;
+  /** Offsets where each event up to the finish chunk starts: where an error chunk may come instead. */
+  starts: number[];
 }
 
 /** The turn as `d` writes it: a list of chunk objects, then framed as server-sent events. */
@@ -197,6 +206,7 @@ function render(m: Model, d: Dialect, rand: () => number): Rendering {
   const chunks: Record<string, unknown>[] = [];
   let created = 1_760_000_000;
   let predicted = 0;
+  const continuous = rand() < 0.3;
   const base = (): Record<string, unknown> => {
     const c: Record<string, unknown> = {
       id: d === "openrouter" ? "gen-1-abc" : "chatcmpl-1",
@@ -208,7 +218,15 @@ function render(m: Model, d: Dialect, rand: () => number): Rendering {
       c.service_tier = "default";
       c.system_fingerprint = "fp_1";
       c.usage = null;
+      c.obfuscation = "3Y6yaTIPlXV".slice(0, 1 + Math.floor(rand() * 10));
     }
+    // vLLM's `continuous_usage_stats`: a running count on every chunk, the last one whole.
+    if (d === "vllm" && continuous && m.usage)
+      c.usage = {
+        prompt_tokens: m.usage.prompt,
+        completion_tokens: chunks.length,
+        total_tokens: m.usage.prompt + chunks.length,
+      };
     if (d === "ollama") c.system_fingerprint = "fp_ollama";
     if (d === "openrouter") c.provider = "P";
     return c;
@@ -228,7 +246,8 @@ function render(m: Model, d: Dialect, rand: () => number): Rendering {
     chunks.push(c);
   };
   const roleOnEvery = d === "ollama" || d === "openrouter";
-  const withRole = (delta: Record<string, unknown>) => (roleOnEvery ? { role: "assistant", ...delta } : delta);
+  const withRole = (delta: Record<string, unknown>) =>
+    roleOnEvery ? { role: "assistant", ...delta } : delta;
 
   // The opener.
   if (d === "llamacpp") push({ role: "assistant", content: null });
@@ -248,7 +267,20 @@ function render(m: Model, d: Dialect, rand: () => number): Rendering {
       }
       push(withRole(delta));
     }
-    for (const p of pieces(m.content, rand, 6)) push(withRole({ content: p }));
+    // OpenRouter's answer deltas say `reasoning: null` beside the text; vLLM and LM Studio (as Azure's
+    // DeepSeek recording does) may name the other field as null on every delta.
+    const nulls =
+      d === "openrouter"
+        ? { reasoning: null, reasoning_details: [] }
+        : rand() < 0.3
+          ? { [m.reasoningAs]: null }
+          : {};
+    for (const p of pieces(m.content, rand, 6))
+      push(
+        withRole(
+          d === "openrouter" || d === "vllm" || d === "lmstudio" ? { content: p, ...nulls } : { content: p },
+        ),
+      );
   }
 
   // Tool calls: whole in one delta (Ollama, Mistral), or the name first and the arguments in pieces.
@@ -257,7 +289,10 @@ function render(m: Model, d: Dialect, rand: () => number): Rendering {
   const noIndex = d === "mistral" || (d === "ollama" && rand() < 0.5);
   m.calls.forEach((call, index) => {
     if (whole) {
-      const piece: Record<string, unknown> = { id: call.id, function: { name: call.name, arguments: call.args } };
+      const piece: Record<string, unknown> = {
+        id: call.id,
+        function: { name: call.name, arguments: call.args },
+      };
       if (!noIndex) piece.index = index;
       if (d === "ollama") piece.type = "function";
       push(withRole(d === "mistral" ? { content: null, tool_calls: [piece] } : { tool_calls: [piece] }));
@@ -266,9 +301,12 @@ function render(m: Model, d: Dialect, rand: () => number): Rendering {
     const argPieces = pieces(call.args, rand, 8);
     // OpenAI, vLLM and llama.cpp name the call in a piece of its own with empty arguments; others put
     // the first arguments beside the name.
-    const nameAlone = d === "openai" || d === "vllm" || d === "llamacpp" || argPieces.length === 0 || rand() < 0.5;
-    const deltas: { name?: string; arguments: string }[] = nameAlone
-      ? [{ name: call.name, arguments: "" }, ...argPieces.map((a) => ({ arguments: a }))]
+    const nameAlone =
+      d === "openai" || d === "vllm" || d === "llamacpp" || argPieces.length === 0 || rand() < 0.5;
+    // vLLM's naming piece may carry no `arguments` at all.
+    const named = d === "vllm" && rand() < 0.5 ? { name: call.name } : { name: call.name, arguments: "" };
+    const deltas: { name?: string; arguments?: string }[] = nameAlone
+      ? [named, ...argPieces.map((a) => ({ arguments: a }))]
       : [{ name: call.name, arguments: argPieces[0]! }, ...argPieces.slice(1).map((a) => ({ arguments: a }))];
     deltas.forEach((fn, i) => {
       const piece: Record<string, unknown> = { index };
@@ -278,7 +316,9 @@ function render(m: Model, d: Dialect, rand: () => number): Rendering {
       push(withRole({ tool_calls: [piece] }));
     });
   });
-  const beforeFinishChunk = chunks.length;
+  // Mistral may finish on the chunk holding the last call, usage beside it (recordings/wire/mistral).
+  const onLastCall = d === "mistral" && m.calls.length > 0 && rand() < 0.5;
+  const beforeFinishChunk = onLastCall ? chunks.length - 1 : chunks.length;
 
   // The finish, and the usage where the dialect puts it.
   const wire = m.usage && {
@@ -290,14 +330,20 @@ function render(m: Model, d: Dialect, rand: () => number): Rendering {
       ? {}
       : { completion_tokens_details: { reasoning_tokens: m.usage.reasoningTokens } }),
   };
-  if (d === "mistral") push({ content: "" }, m.finish, wire ? { usage: wire } : {});
+  if (onLastCall) {
+    const last = chunks[chunks.length - 1]!;
+    (last.choices as Record<string, unknown>[])[0]!.finish_reason = m.finish;
+    if (wire) last.usage = wire;
+  } else if (d === "mistral") push({ content: "" }, m.finish, wire ? { usage: wire } : {});
   else push(withRole(d === "ollama" ? { content: "" } : {}), m.finish);
   const finishChunk = chunks.length - 1;
   if (wire && d !== "mistral") {
-    if (d === "openrouter") chunks.push({ ...base(), choices: [choice({ role: "assistant", content: "" })], usage: wire });
+    if (d === "openrouter")
+      chunks.push({ ...base(), choices: [choice({ role: "assistant", content: "" })], usage: wire });
     else {
       const c: Record<string, unknown> = { ...base(), choices: [], usage: wire };
-      if (d === "llamacpp") c.timings = { prompt_n: 10, prompt_ms: 251.5, predicted_n: chunks.length, predicted_ms: predicted };
+      if (d === "llamacpp")
+        c.timings = { prompt_n: 10, prompt_ms: 251.5, predicted_n: chunks.length, predicted_ms: predicted };
       chunks.push(c);
     }
   }
@@ -310,21 +356,35 @@ function render(m: Model, d: Dialect, rand: () => number): Rendering {
   let finishEnd = 0;
   let beforeFinish = 0;
   if (d === "openrouter") out += `${comment}${eol}${eol}`.repeat(1 + Math.floor(rand() * 3));
+  const starts: number[] = [];
   chunks.forEach((c, i) => {
     if (i === beforeFinishChunk) beforeFinish = out.length;
+    if (i <= beforeFinishChunk) starts.push(out.length);
     if (rand() < 0.15) out += `${comment}${eol}${eol}`;
     if (rand() < 0.1) out += eol;
     out += `${data}${JSON.stringify(c)}`;
     if (i === finishChunk) finishEnd = out.length;
     out += `${eol}${eol}`;
   });
-  out += `${data}[DONE]${eol}${eol}`;
-  return { text: out, finishEnd, beforeFinish };
+  // Most servers end with [DONE]; several recordings end after the finish (and usage) chunk.
+  if (rand() < 0.85) out += `${data}[DONE]${eol}${eol}`;
+  return { text: out, finishEnd, beforeFinish, starts };
 }
 
-/** `bytes` cut at `places` (any byte: inside a UTF-8 sequence, between `\r` and `\n`). */
+/**
+ * `bytes` cut at `places` (any byte), and also at a few of the places a reader is most easily caught
+ * out by: inside a UTF-8 sequence and between `\r` and `\n` (each place is taken modulo those).
+ */
 function cut(bytes: Uint8Array, places: number[]): Uint8Array[] {
-  const sorted = [...new Set(places.map((p) => 1 + (p % Math.max(1, bytes.length - 1))))].sort((a, b) => a - b);
+  const tricky: number[] = [];
+  for (let i = 1; i < bytes.length; i++) {
+    const b = bytes[i]!;
+    if ((b & 0xc0) === 0x80 || (b === 0x0a && bytes[i - 1] === 0x0d)) tricky.push(i);
+  }
+  const aimed =
+    tricky.length === 0 ? [] : places.slice(0, places.length >> 1).map((p) => tricky[p % tricky.length]! - 1);
+  const all = [...places.map((p) => p % Math.max(1, bytes.length - 1)), ...aimed];
+  const sorted = [...new Set(all.map((p) => 1 + p))].sort((a, b) => a - b);
   const out: Uint8Array[] = [];
   let last = 0;
   for (const p of sorted) {
@@ -349,6 +409,12 @@ function rng(seed: number): () => number {
 
 const encoder = new TextEncoder();
 
+/** The last `predicted_ms` a llama.cpp stream wrote. */
+function lastPredicted(wire: string): number | undefined {
+  const all = [...wire.matchAll(/"predicted_ms":(\d+)/g)];
+  return all.length === 0 ? undefined : Number(all[all.length - 1]![1]);
+}
+
 /** One server for the whole property: each request is answered with the next queued body. */
 async function server() {
   const queue: Uint8Array[][] = [];
@@ -371,12 +437,12 @@ const turnAndDialect = dialect.chain((d) =>
       return !(trimEnd(m.reasoning).endsWith("`") && m.content.startsWith("`"));
     }),
     seed: fc.integer(),
-    places: fc.array(fc.nat(), { maxLength: 12 }),
+    places: fc.array(fc.nat(), { maxLength: 16 }),
   }),
 );
 
 describe("a random turn, written in each server's dialect and cut anywhere, reads back exactly", () => {
-  it("text, reasoning, tool calls, finish reason and usage", { timeout: 60_000 }, async () => {
+  it("text, reasoning, tool calls, finish reason and usage", { timeout: 60_000 + RUNS * 60 }, async () => {
     const s = await server();
     await fc.assert(
       fc.asyncProperty(turnAndDialect, async ({ d, m, seed, places }) => {
@@ -402,19 +468,25 @@ describe("a random turn, written in each server's dialect and cut anywhere, read
                 ...(u.reasoningTokens === undefined ? {} : { reasoningTokens: u.reasoningTokens }),
               },
         );
-        if (d === "llamacpp") expect(turn.timings?.prefillMs).toBe(251.5);
+        // llama.cpp's cumulative timings: the last chunk's count.
+        if (d === "llamacpp")
+          expect(turn.timings).toMatchObject({ prefillMs: 251.5, decodeMs: lastPredicted(wireText) });
       }),
       settings(RUNS),
     );
   });
 
-  it("cut before the finish: the typed error with the partial turn, never a finished one", { timeout: 60_000 }, async () => {
+  it("cut before the finish: the typed error with the partial turn, never a finished one", {
+    timeout: 60_000 + RUNS * 60,
+  }, async () => {
     const s = await server();
     await fc.assert(
       fc.asyncProperty(turnAndDialect, fc.nat(999_999), async ({ d, m, seed, places }, millionths) => {
         const { text: wireText, finishEnd } = render(m, d, rng(seed));
         // Cut anywhere before the finish chunk's JSON is whole: at a character, then as bytes.
-        const end = encoder.encode(wireText.slice(0, Math.floor((millionths / 1_000_000) * finishEnd))).length;
+        const end = encoder.encode(
+          wireText.slice(0, Math.floor((millionths / 1_000_000) * finishEnd)),
+        ).length;
         const bytes = encoder.encode(wireText).slice(0, end);
         let failure: unknown;
         try {
@@ -434,7 +506,9 @@ describe("a random turn, written in each server's dialect and cut anywhere, read
         const held = /<\/?t?h?i?n?k?$/.exec(content);
         expect(
           want.content.startsWith(content) ||
-            (m.reasoningAs === "think" && held !== null && want.content.startsWith(content.slice(0, held.index))),
+            (m.reasoningAs === "think" &&
+              held !== null &&
+              want.content.startsWith(content.slice(0, held.index))),
         ).toBe(true);
         for (const [i, call] of (turn?.toolCalls ?? []).entries()) {
           expect(call.function.name).toBe(m.calls[i]?.name);
@@ -445,38 +519,63 @@ describe("a random turn, written in each server's dialect and cut anywhere, read
     );
   });
 
-  it("OpenRouter's error in a 200 mid-stream: server-error with the turn so far", { timeout: 60_000 }, async () => {
+  it("OpenRouter's error in a 200 mid-stream: server-error with the turn so far", {
+    timeout: 60_000 + RUNS * 60,
+  }, async () => {
     const s = await server();
     const orTurn = model("openrouter").map((m) => ({ m, d: "openrouter" as const }));
     await fc.assert(
-      fc.asyncProperty(orTurn, fc.integer(), fc.array(fc.nat(), { maxLength: 8 }), async ({ m, d }, seed, places) => {
-        const { text: wireText, beforeFinish } = render(m, d, rng(seed));
-        const error = JSON.stringify({
-          id: "gen-1-abc",
-          provider: "P",
-          error: { code: 502, message: "Upstream error: provider returned 500" },
-          object: "chat.completion.chunk",
-          created: 1,
-          model: "m",
-          choices: [{ index: 0, delta: { role: "assistant", content: "" }, finish_reason: "error", native_finish_reason: "error" }],
-        });
-        const spliced = `${wireText.slice(0, beforeFinish)}data: ${error}\n\n${wireText.slice(beforeFinish)}`;
-        let failure: unknown;
-        try {
-          await s.read(cut(encoder.encode(spliced), places));
-        } catch (e) {
-          failure = e;
-        }
-        expect(StreamError.isInstance(failure)).toBe(true);
-        const f = failure as StreamError;
-        expect(f.code).toBe("server-error");
-        expect(f.message).toContain("Upstream error: provider returned 500");
-        const want = expected(m);
-        expect(f.partial?.finishReason).toBe("");
-        expect(f.partial?.content).toBe(want.content);
-        expect(f.partial?.reasoning).toBe(want.reasoning);
-        expect(f.partial?.toolCalls.map((c) => c.function.arguments)).toEqual(m.calls.map((c) => c.args));
-      }),
+      fc.asyncProperty(
+        orTurn,
+        fc.integer(),
+        fc.array(fc.nat(), { maxLength: 8 }),
+        async ({ m, d }, seed, places) => {
+          const rand = rng(seed);
+          const { text: wireText, beforeFinish, starts } = render(m, d, rand);
+          // Mostly after everything but the finish; otherwise in front of any earlier event.
+          const at = rand() < 0.5 ? beforeFinish : starts[Math.floor(rand() * starts.length)]!;
+          const error = JSON.stringify({
+            id: "gen-1-abc",
+            provider: "P",
+            error: { code: 502, message: "Upstream error: provider returned 500" },
+            object: "chat.completion.chunk",
+            created: 1,
+            model: "m",
+            choices: [
+              {
+                index: 0,
+                delta: { role: "assistant", content: "" },
+                finish_reason: "error",
+                native_finish_reason: "error",
+              },
+            ],
+          });
+          const spliced = `${wireText.slice(0, at)}data: ${error}\n\n${wireText.slice(at)}`;
+          let failure: unknown;
+          try {
+            await s.read(cut(encoder.encode(spliced), places));
+          } catch (e) {
+            failure = e;
+          }
+          expect(StreamError.isInstance(failure)).toBe(true);
+          const f = failure as StreamError;
+          expect(f.code).toBe("server-error");
+          expect(f.message).toContain("Upstream error: provider returned 500");
+          const want = expected(m);
+          expect(f.partial?.finishReason).toBe("");
+          const partial = f.partial!;
+          if (at === beforeFinish) {
+            expect(partial.content).toBe(want.content);
+            expect(partial.reasoning).toBe(want.reasoning);
+            expect(partial.toolCalls.map((c) => c.function.arguments)).toEqual(m.calls.map((c) => c.args));
+          } else {
+            expect(want.content.startsWith(partial.content)).toBe(true);
+            expect(want.reasoning.startsWith(partial.reasoning)).toBe(true);
+            for (const [i, call] of partial.toolCalls.entries())
+              expect(m.calls[i]?.args.startsWith(call.function.arguments)).toBe(true);
+          }
+        },
+      ),
       settings(Math.max(10, Math.floor(RUNS / 4))),
     );
   });
