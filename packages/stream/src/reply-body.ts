@@ -287,7 +287,7 @@ function namedError(data: string): unknown {
 
 /** The body ended in the middle of an event: the stream was cut short (read as a lost connection). */
 export class CutShort extends Error {
-  override readonly name = "CutShort";
+  override readonly name: string = "CutShort";
 }
 
 /**
@@ -297,7 +297,7 @@ export class CutShort extends Error {
  * response cleanly when its upstream went away left an unfinished answer that read as a whole one.
  */
 export class EndedUnsaid extends CutShort {
-  override readonly name = "EndedUnsaid";
+  override readonly name: string = "EndedUnsaid";
 }
 
 /**

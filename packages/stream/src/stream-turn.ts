@@ -687,7 +687,8 @@ export async function streamTurn<Body extends ChatBody>(
         // stream, below). A clean end is no proof of a whole turn (a proxy ends its own response
         // cleanly when its upstream goes), and a half answer must not read as a quiet whole one.
         const empty = error.error instanceof EndedUnsaid && chunks === 0;
-        if (stopped === undefined && !empty) throw classify(error.error, reader.snapshot(), reader.hasProduced);
+        if (stopped === undefined && !empty)
+          throw classify(error.error, reader.snapshot(), reader.hasProduced);
       } else if (error !== STOPPED) throw error;
     }
     if (stopped === undefined && chunks === 0 && strays > 0) {

@@ -238,7 +238,7 @@ function render(m: Model, d: Dialect, rand: () => number): Rendering {
     return ch;
   };
   const push = (delta: Record<string, unknown>, finish: string | null = null, extra = {}) => {
-    const c = { ...base(), choices: [choice(delta, finish)], ...extra };
+    const c: Record<string, unknown> = { ...base(), choices: [choice(delta, finish)], ...extra };
     if (d === "llamacpp") {
       predicted += 1 + Math.floor(rand() * 20);
       c.timings = { prompt_n: 10, prompt_ms: 251.5, predicted_n: chunks.length, predicted_ms: predicted };
