@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { StreamError } from "./errors.js";
 import { streamTurn } from "./stream-turn.js";
 import { body, harness } from "./test-support/http.js";
+import { random } from "./test-support/rechunk.js";
 import type { Turn } from "./turn.js";
 
 // A model of one turn, written out the way each server writes it, cut anywhere and read back over
@@ -396,17 +397,6 @@ function cut(bytes: Uint8Array, places: number[]): Uint8Array[] {
   return out;
 }
 
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 const encoder = new TextEncoder();
 
 /** The last `predicted_ms` a llama.cpp stream wrote. */
@@ -446,7 +436,7 @@ describe("a random turn, written in each server's dialect and cut anywhere, read
     const s = await server();
     await fc.assert(
       fc.asyncProperty(turnAndDialect, async ({ d, m, seed, places }) => {
-        const { text: wireText } = render(m, d, rng(seed));
+        const { text: wireText } = render(m, d, random(seed));
         const turn = await s.read(cut(encoder.encode(wireText), places));
         const want = expected(m);
         expect(turn.content).toBe(want.content);
@@ -482,7 +472,7 @@ describe("a random turn, written in each server's dialect and cut anywhere, read
     const s = await server();
     await fc.assert(
       fc.asyncProperty(turnAndDialect, fc.nat(999_999), async ({ d, m, seed, places }, millionths) => {
-        const { text: wireText, finishEnd } = render(m, d, rng(seed));
+        const { text: wireText, finishEnd } = render(m, d, random(seed));
         // Cut anywhere before the finish chunk's JSON is whole: at a character, then as bytes.
         const end = encoder.encode(
           wireText.slice(0, Math.floor((millionths / 1_000_000) * finishEnd)),
@@ -530,7 +520,7 @@ describe("a random turn, written in each server's dialect and cut anywhere, read
         fc.integer(),
         fc.array(fc.nat(), { maxLength: 8 }),
         async ({ m, d }, seed, places) => {
-          const rand = rng(seed);
+          const rand = random(seed);
           const { text: wireText, beforeFinish, starts } = render(m, d, rand);
           // Mostly after everything but the finish; otherwise in front of any earlier event.
           const at = rand() < 0.5 ? beforeFinish : starts[Math.floor(rand() * starts.length)]!;
