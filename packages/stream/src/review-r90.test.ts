@@ -121,17 +121,11 @@ describe("R90-2: `<think>` blocks, pinned: what is answer and what is reasoning"
 
   it("a `</think>` with no opener: the template opened it, everything before it is reasoning; a later one is text", async () => {
     // Qwen3 / DeepSeek-R1 templates write `<think>` into the prompt, so the reply holds only the closer.
+    const pieces = ["Let me think.", "</think>The tag ", "</think> ends a scratchpad."];
     const retracted: number[] = [];
-    const turn = await read(
-      [
-        opener,
-        text("Let me think."),
-        text("</think>The tag "),
-        text("</think> ends a scratchpad."),
-        finish("stop"),
-      ],
-      { onRetract: (n) => retracted.push(n) },
-    );
+    const turn = await read([opener, ...pieces.map(text), finish("stop")], {
+      onRetract: (n) => retracted.push(n),
+    });
     expect(turn).toMatchObject({
       content: "The tag </think> ends a scratchpad.",
       reasoning: "Let me think.",
