@@ -399,6 +399,22 @@ function cut(bytes: Uint8Array, places: number[]): Uint8Array[] {
 
 const encoder = new TextEncoder();
 
+const NO_USAGE = { prompt: 0, completion: 0, total: 0, cached: 0 };
+
+/** The usage a turn of `m` reads as. */
+function usageOf(m: Model): Turn["usage"] {
+  const u = m.usage;
+  if (u === undefined) return NO_USAGE;
+  return {
+    prompt: u.prompt,
+    completion: u.completion,
+    total: u.prompt + u.completion,
+    cached: u.cached ?? 0,
+    ...(u.cached === undefined ? {} : { uncached: u.prompt - u.cached }),
+    ...(u.reasoningTokens === undefined ? {} : { reasoningTokens: u.reasoningTokens }),
+  };
+}
+
 /** The last `predicted_ms` a llama.cpp stream wrote. */
 function lastPredicted(wire: string): number | undefined {
   const all = [...wire.matchAll(/"predicted_ms":(\d+)/g)];
@@ -445,19 +461,7 @@ describe("a random turn, written in each server's dialect and cut anywhere, read
           turn.toolCalls.map((c) => ({ id: c.id, name: c.function.name, args: c.function.arguments })),
         ).toEqual(m.calls.map((c) => ({ id: c.id, name: c.name, args: c.args })));
         expect(turn.finishReason).toBe(m.finish);
-        const u = m.usage;
-        expect(turn.usage).toEqual(
-          u === undefined
-            ? { prompt: 0, completion: 0, total: 0, cached: 0 }
-            : {
-                prompt: u.prompt,
-                completion: u.completion,
-                total: u.prompt + u.completion,
-                cached: u.cached ?? 0,
-                ...(u.cached === undefined ? {} : { uncached: u.prompt - u.cached }),
-                ...(u.reasoningTokens === undefined ? {} : { reasoningTokens: u.reasoningTokens }),
-              },
-        );
+        expect(turn.usage).toEqual(usageOf(m));
         // llama.cpp's cumulative timings: the last chunk's count.
         if (d === "llamacpp")
           expect(turn.timings).toMatchObject({ prefillMs: 251.5, decodeMs: lastPredicted(wireText) });
@@ -506,6 +510,37 @@ describe("a random turn, written in each server's dialect and cut anywhere, read
         }
       }),
       settings(RUNS),
+    );
+  });
+
+  it("cut after the finish: the whole turn, its usage exact or, where the cut took it, zero", {
+    timeout: 60_000 + RUNS * 60,
+  }, async () => {
+    const s = await server();
+    await fc.assert(
+      fc.asyncProperty(turnAndDialect, fc.nat(999_999), async ({ d, m, seed, places }, millionths) => {
+        const { text: wireText, finishEnd } = render(m, d, random(seed));
+        // Anywhere from the end of the finish chunk's JSON on (its line end, the usage chunk, [DONE]).
+        const end = encoder.encode(
+          wireText.slice(
+            0,
+            finishEnd + Math.floor((millionths / 1_000_000) * (wireText.length - finishEnd + 1)),
+          ),
+        ).length;
+        const turn = await s.read(cut(encoder.encode(wireText).slice(0, end), places));
+        const want = expected(m);
+        expect(turn.content).toBe(want.content);
+        expect(turn.reasoning).toBe(want.reasoning);
+        expect(turn.toolCalls.map((c) => c.function.arguments)).toEqual(m.calls.map((c) => c.args));
+        expect(turn.finishReason).toBe(m.finish);
+        // The usage chunk whole, or lost to the cut (zero, as documented; vLLM's running count where
+        // it sent one): never a count half read.
+        const running = d === "vllm" && m.usage !== undefined && turn.usage.prompt === m.usage.prompt;
+        expect(running ? turn.usage.total : turn.usage).toEqual(
+          running ? m.usage!.prompt + turn.usage.completion : expect.toBeOneOf([usageOf(m), NO_USAGE]),
+        );
+      }),
+      settings(Math.max(10, Math.floor(RUNS / 2))),
     );
   });
 
