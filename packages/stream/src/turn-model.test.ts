@@ -424,7 +424,9 @@ function lastPredicted(wire: string): number | undefined {
 /** One server for the whole property: each request is answered with the next queued body. */
 async function server() {
   const queue: Uint8Array[][] = [];
-  const { client } = await harness(() => ({ type: "raw", chunks: queue.shift() ?? [] }));
+  // A millisecond between pieces, so each reaches the client as a read of its own (written back to
+  // back, the socket hands them over as one).
+  const { client } = await harness(() => ({ type: "raw", chunks: queue.shift() ?? [], chunkDelayMs: 1 }));
   return {
     read(parts: Uint8Array[]): Promise<Turn> {
       queue.push(parts);
