@@ -18,7 +18,13 @@ import type { Turn } from "./turn.js";
 
 const RUNS = Number(process.env.R90_STREAM_RUNS ?? 100);
 const SEED = process.env.R90_STREAM_SEED === undefined ? undefined : Number(process.env.R90_STREAM_SEED);
-const settings = (runs: number) => ({ numRuns: runs, ...(SEED === undefined ? {} : { seed: SEED }) });
+// Shrinking a failure over HTTP can outlast the test's timeout: stop it in time to print the
+// counterexample found so far, rather than a bare timeout.
+const settings = (runs: number) => ({
+  numRuns: runs,
+  interruptAfterTimeLimit: 45_000 + RUNS * 50,
+  ...(SEED === undefined ? {} : { seed: SEED }),
+});
 
 type Dialect = "openai" | "vllm" | "llamacpp" | "ollama" | "lmstudio" | "openrouter" | "mistral";
 type ReasoningAs = "reasoning_content" | "reasoning" | "think";
