@@ -405,6 +405,13 @@ function cut(bytes: Uint8Array, places: number[]): Uint8Array[] {
 
 const encoder = new TextEncoder();
 
+/** `text` cut after `chars` characters, as bytes. */
+const upTo = (text: string, chars: number): Uint8Array => encoder.encode(text.slice(0, chars));
+
+/** A place from `from` up to (not including) `to`, `millionths` of the way. */
+const between = (millionths: number, from: number, to: number): number =>
+  from + Math.floor((millionths / 1_000_000) * (to - from));
+
 const NO_USAGE = { prompt: 0, completion: 0, total: 0, cached: 0 };
 
 /** The usage a turn of `m` reads as. */
@@ -478,79 +485,81 @@ describe("a random turn, written in each server's dialect and cut anywhere, read
     );
   });
 
-  it("cut before the finish: the typed error with the partial turn, never a finished one", {
-    timeout: 60_000 + RUNS * 60,
-  }, async () => {
-    const s = await server();
-    await fc.assert(
-      fc.asyncProperty(turnAndDialect, fc.nat(999_999), async ({ d, m, seed, places }, millionths) => {
-        const { text: wireText, finishEnd } = render(m, d, random(seed));
-        // Cut anywhere before the finish chunk's JSON is whole: at a character, then as bytes.
-        const end = encoder.encode(
-          wireText.slice(0, Math.floor((millionths / 1_000_000) * finishEnd)),
-        ).length;
-        const bytes = encoder.encode(wireText).slice(0, end);
-        let failure: unknown;
-        try {
-          await s.read(cut(bytes, places));
-        } catch (error) {
-          failure = error;
-        }
-        // Never a turn: not even one with `finishReason: ""` (a loop would end the run on it).
-        expect(StreamError.isInstance(failure)).toBe(true);
-        const { code, partial: turn } = failure as StreamError;
-        // No chunk whole yet is no stream; anything after that is a connection lost.
-        expect(["connection-lost", "not-a-stream"]).toContain(code);
-        expect(turn?.finishReason).toBe("");
-        const want = expected(m);
-        // The answer so far, but for a held half marker (`<th`) the snapshot releases as it stands.
-        const content = turn?.content ?? "";
-        const held = /<\/?t?h?i?n?k?$/.exec(content);
-        expect(
-          want.content.startsWith(content) ||
-            (m.reasoningAs === "think" &&
-              held !== null &&
-              want.content.startsWith(content.slice(0, held.index))),
-        ).toBe(true);
-        for (const [i, call] of (turn?.toolCalls ?? []).entries()) {
-          expect(call.function.name).toBe(m.calls[i]?.name);
-          expect(m.calls[i]?.args.startsWith(call.function.arguments)).toBe(true);
-        }
-      }),
-      settings(RUNS),
-    );
-  });
+  /**
+   * A property over a turn read cut short after a place `where` gives a range for (from up to, not
+   * including, to, in characters of the stream's text).
+   */
+  const cutShort = (
+    title: string,
+    runs: number,
+    where: (r: Rendering) => [number, number],
+    check: (read: () => Promise<Turn>, d: Dialect, m: Model) => Promise<void>,
+  ) =>
+    it(title, { timeout: 60_000 + RUNS * 60 }, async () => {
+      const s = await server();
+      await fc.assert(
+        fc.asyncProperty(turnAndDialect, fc.nat(999_999), async ({ d, m, seed, places }, millionths) => {
+          const r = render(m, d, random(seed));
+          const [from, to] = where(r);
+          await check(() => s.read(cut(upTo(r.text, between(millionths, from, to)), places)), d, m);
+        }),
+        settings(runs),
+      );
+    });
 
-  it("cut after the finish: the whole turn, its usage exact or, where the cut took it, zero", {
-    timeout: 60_000 + RUNS * 60,
-  }, async () => {
-    const s = await server();
-    await fc.assert(
-      fc.asyncProperty(turnAndDialect, fc.nat(999_999), async ({ d, m, seed, places }, millionths) => {
-        const { text: wireText, finishEnd } = render(m, d, random(seed));
-        // Anywhere from the end of the finish chunk's JSON on (its line end, the usage chunk, [DONE]).
-        const end = encoder.encode(
-          wireText.slice(
-            0,
-            finishEnd + Math.floor((millionths / 1_000_000) * (wireText.length - finishEnd + 1)),
-          ),
-        ).length;
-        const turn = await s.read(cut(encoder.encode(wireText).slice(0, end), places));
-        const want = expected(m);
-        expect(turn.content).toBe(want.content);
-        expect(turn.reasoning).toBe(want.reasoning);
-        expect(turn.toolCalls.map((c) => c.function.arguments)).toEqual(m.calls.map((c) => c.args));
-        expect(turn.finishReason).toBe(m.finish);
-        // The usage chunk whole, or lost to the cut (zero, as documented; vLLM's running count where
-        // it sent one): never a count half read.
-        const running = d === "vllm" && m.usage !== undefined && turn.usage.prompt === m.usage.prompt;
-        expect(running ? turn.usage.total : turn.usage).toEqual(
-          running ? m.usage!.prompt + turn.usage.completion : expect.toBeOneOf([usageOf(m), NO_USAGE]),
-        );
-      }),
-      settings(Math.max(10, Math.floor(RUNS / 2))),
-    );
-  });
+  // Cut anywhere before the finish chunk's JSON is whole.
+  cutShort(
+    "cut before the finish: the typed error with the partial turn, never a finished one",
+    RUNS,
+    (r) => [0, r.finishEnd],
+    async (read, _d, m) => {
+      const failure = await read().then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      // Never a turn: not even one with `finishReason: ""` (a loop would end the run on it).
+      expect(StreamError.isInstance(failure)).toBe(true);
+      const { code, partial: turn } = failure as StreamError;
+      // No chunk whole yet is no stream; anything after that is a connection lost.
+      expect(["connection-lost", "not-a-stream"]).toContain(code);
+      expect(turn?.finishReason).toBe("");
+      const want = expected(m);
+      // The answer so far, but for a held half marker (`<th`) the snapshot releases as it stands.
+      const content = turn?.content ?? "";
+      const held = /<\/?t?h?i?n?k?$/.exec(content);
+      expect(
+        want.content.startsWith(content) ||
+          (m.reasoningAs === "think" &&
+            held !== null &&
+            want.content.startsWith(content.slice(0, held.index))),
+      ).toBe(true);
+      for (const [i, call] of (turn?.toolCalls ?? []).entries()) {
+        expect(call.function.name).toBe(m.calls[i]?.name);
+        expect(m.calls[i]?.args.startsWith(call.function.arguments)).toBe(true);
+      }
+    },
+  );
+
+  // Anywhere from the end of the finish chunk's JSON on (its line end, the usage chunk, [DONE]).
+  cutShort(
+    "cut after the finish: the whole turn, its usage exact or, where the cut took it, zero",
+    Math.max(10, Math.floor(RUNS / 2)),
+    (r) => [r.finishEnd, r.text.length + 1],
+    async (read, d, m) => {
+      const turn = await read();
+      const want = expected(m);
+      expect(turn.content).toBe(want.content);
+      expect(turn.reasoning).toBe(want.reasoning);
+      expect(turn.toolCalls.map((c) => c.function.arguments)).toEqual(m.calls.map((c) => c.args));
+      expect(turn.finishReason).toBe(m.finish);
+      // The usage chunk whole, or lost to the cut (zero, as documented; vLLM's running count where
+      // it sent one): never a count half read.
+      const running = d === "vllm" && m.usage !== undefined && turn.usage.prompt === m.usage.prompt;
+      expect(running ? turn.usage.total : turn.usage).toEqual(
+        running ? m.usage!.prompt + turn.usage.completion : expect.toBeOneOf([usageOf(m), NO_USAGE]),
+      );
+    },
+  );
 
   it("OpenRouter's error in a 200 mid-stream: server-error with the turn so far", {
     timeout: 60_000 + RUNS * 60,
