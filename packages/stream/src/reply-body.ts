@@ -287,7 +287,17 @@ function namedError(data: string): unknown {
 
 /** The body ended in the middle of an event: the stream was cut short (read as a lost connection). */
 export class CutShort extends Error {
-  override readonly name = "CutShort";
+  override readonly name: string = "CutShort";
+}
+
+/**
+ * The body ended between events without `[DONE]`. A server that ends its turn says so, with a finish
+ * reason or `[DONE]` or both; `streamTurn` reads this as the end when a finish reason came (or no
+ * chunk at all, which is no stream), and otherwise as a stream cut short: a proxy that ended its own
+ * response cleanly when its upstream went away left an unfinished answer that read as a whole one.
+ */
+export class EndedUnsaid extends CutShort {
+  override readonly name: string = "EndedUnsaid";
 }
 
 /**
@@ -324,6 +334,8 @@ async function* sseChunks(
   // From this index on, `events` are what the body's end left open (no blank line after them).
   let open = Number.POSITIVE_INFINITY;
   let ended = false;
+  // The body has ended and every event in it was read, none of them `[DONE]`.
+  let unsaid = false;
   try {
     for (;;) {
       for (const [at, event] of events.entries()) {
@@ -342,6 +354,7 @@ async function* sseChunks(
         if (error) throw makeError(error);
         yield chunk;
       }
+      if (unsaid) throw new EndedUnsaid("the body ended with neither [DONE] nor a finish reason");
       if (ended) return;
       const next = await reader.read();
       if (next.done) {
@@ -350,6 +363,7 @@ async function* sseChunks(
         events = sse.push(decoder.decode());
         open = events.length;
         events.push(...sse.end());
+        unsaid = true;
       } else events = sse.push(decoder.decode(next.value, { stream: true }));
     }
   } finally {

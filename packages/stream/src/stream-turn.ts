@@ -4,7 +4,7 @@ import { EndpointSilent, type EndpointSilentCode, jsonText, quotedText, StreamEr
 import type { Fence } from "./fences.js";
 import { ownChunk } from "./own-chunk.js";
 import { held } from "./own-field.js";
-import { CutShort, openReply, streamErrorMaker } from "./reply-body.js";
+import { CutShort, EndedUnsaid, openReply, streamErrorMaker } from "./reply-body.js";
 import type { ToolCallProgress } from "./tool-call-assembler.js";
 import type { Turn } from "./turn.js";
 import { chunkError, TurnReader } from "./turn-reader.js";
@@ -499,15 +499,16 @@ function classify(error: unknown, partial: Turn, produced: boolean): StreamError
  * With `idleMs` or `firstChunkMs` a watchdog is armed and the client's own request timeout is
  * switched off for this request (`timeout` set to the longest a timer takes).
  *
- * Resolves with the turn when the stream ends, with or without `[DONE]`, and also when the server
+ * Resolves with the turn when the stream ends after a finish reason or `[DONE]` (one that ends with
+ * neither, read from the body, was cut short: `connection-lost`), and also when the server
  * said why it finished and then went silent without closing: once the finish reason has been read,
  * the rest (usage, `[DONE]`, the close) is waited for `FINISH_GRACE_MS` (5 s; the shorter `idleMs`
  * when set) after the last chunk, with or without a watchdog, and the connection is then closed for
  * it. Rejects with:
  * - `EndpointSilent` when an allowance runs out (the connection is closed);
  * - `signal.reason` when `signal` aborts (the connection is closed);
- * - `StreamError` for an error object inside the stream, a malformed chunk or a dropped connection
- *   (with the turn so far as `partial`), a 200 reply that is not a stream (`not-a-stream`, naming
+ * - `StreamError` for an error object inside the stream, a malformed chunk, a dropped connection or
+ *   a body that ended unfinished (with the turn so far as `partial`), a 200 reply that is not a stream (`not-a-stream`, naming
  *   what came back; a whole completion from a server that ignored `stream: true` is read as the
  *   turn, however long), or an argument or option it cannot use (refused before anything is sent);
  * - the client's own error, unchanged, when the request fails before the stream starts (an HTTP
@@ -682,7 +683,12 @@ export async function streamTurn<Body extends ChatBody>(
           complete = true;
           return reader.finish();
         }
-        if (stopped === undefined) throw classify(error.error, reader.snapshot(), reader.hasProduced);
+        // Ended with neither [DONE] nor a finish reason: cut short, unless nothing came at all (no
+        // stream, below). A clean end is no proof of a whole turn (a proxy ends its own response
+        // cleanly when its upstream goes), and a half answer must not read as a quiet whole one.
+        const empty = error.error instanceof EndedUnsaid && chunks === 0;
+        if (stopped === undefined && !empty)
+          throw classify(error.error, reader.snapshot(), reader.hasProduced);
       } else if (error !== STOPPED) throw error;
     }
     if (stopped === undefined && chunks === 0 && strays > 0) {
