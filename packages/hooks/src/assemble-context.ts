@@ -346,6 +346,58 @@ function sealFences(text: string): string {
 }
 
 /**
+ * The markdown code fence `body` leaves open at its end (its marker: three or more backticks or
+ * tildes, as the opening line wrote them), or undefined. Read as CommonMark reads fences: a line of
+ * up to three spaces, then the marker (a backtick one with no backtick after it); closed by a line
+ * of the same character, at least as long, and nothing but spaces after it.
+ */
+function openCodeFence(body: string): string | undefined {
+  let open: string | undefined;
+  for (const line of body.split("\n")) {
+    const match = /^ {0,3}(`{3,}|~{3,})(.*)$/.exec(line.endsWith("\r") ? line.slice(0, -1) : line);
+    if (match === null) continue;
+    const marker = match[1] as string;
+    const rest = match[2] as string;
+    if (open === undefined) {
+      if (marker[0] === "`" && rest.includes("`")) continue;
+      open = marker;
+    } else if (marker[0] === open[0] && marker.length >= open.length && rest.trim() === "") {
+      open = undefined;
+    }
+  }
+  return open;
+}
+
+/**
+ * `body` with a markdown code fence it leaves open closed at its end, within `limit` characters:
+ * `cut(room)` cuts the hook's text again to leave room for the closing line. Left open, the fence
+ * takes in the block's own `</context>`, the next hook's block and the user's question as code (a
+ * `git diff` or a log cut at the budget, a hook that forgot its closing fence). Undefined where the
+ * closing line does not fit.
+ */
+function closeCodeFence(
+  body: string,
+  limit: number,
+  cut: (room: number) => string,
+): { body: string; recut: boolean } | undefined {
+  let fence = openCodeFence(body);
+  if (fence === undefined) return { body, recut: false };
+  if (body.length + 1 + fence.length <= limit) return { body: `${body}\n${fence}`, recut: false };
+  // Cut again to leave room for the closing line; a shorter text may leave another fence open
+  // (a longer marker), so again while that one does not fit either.
+  for (let room = limit - 1 - fence.length; room > 0; room = limit - 1 - fence.length) {
+    body = cut(room);
+    if (body === "") return undefined;
+    const left = openCodeFence(body);
+    if (left === undefined) return { body, recut: true };
+    if (body.length + 1 + left.length <= limit) return { body: `${body}\n${left}`, recut: true };
+    if (left.length <= fence.length) return undefined;
+    fence = left;
+  }
+  return undefined;
+}
+
+/**
  * A hook's own `maxTokens` as read: a whole number above 0. `0`, `null` and none are no limit of its
  * own (what JSON writes for "no value"); anything else (`NaN`, `-1`, `1.5`, `"10"`, `Infinity`) is
  * read as left out too, and `note` is told so, naming the hook and the field.
@@ -433,18 +485,25 @@ export function assembleInto(
     const room = budget - out.length - separator.length - open.length - close.length;
     const limit = Math.min(ownChars, room);
     const whole = sealFences(text);
-    let body = whole;
-    if (whole.length > limit) {
-      body = cutBlock(text, limit);
-      const why =
-        limit === ownChars ? `its own limit of ${tokens(own)}` : `the ${maxTokens}-token hook budget`;
-      if (body === "") {
-        note(`Hook ${label}'s context was left out: ${why} had no room for it.`);
-        return;
-      }
+    const cut = (room: number) => cutBlock(text, room);
+    // A code fence left open is closed too, within the limit (the text cut again to make room).
+    const first = whole.length > limit ? cut(limit) : whole;
+    const closed = first === "" ? undefined : closeCodeFence(first, limit, cut);
+    const why = limit === ownChars ? `its own limit of ${tokens(own)}` : `the ${maxTokens}-token hook budget`;
+    if (closed === undefined) {
+      note(`Hook ${label}'s context was left out: ${why} had no room for it.`);
+      return;
+    }
+    const body = closed.body;
+    if (first !== whole || closed.recut) {
       note(`Hook ${label}'s context was cut from ${text.length} to ${body.length} characters to fit ${why}.`);
-    } else if (whole !== text) {
-      note(`Hook ${label}'s context left an untrusted fence open; it was closed at the end of its block.`);
+    } else {
+      if (whole !== text) {
+        note(`Hook ${label}'s context left an untrusted fence open; it was closed at the end of its block.`);
+      }
+      if (body !== whole) {
+        note(`Hook ${label}'s context left a code fence open; it was closed at the end of its block.`);
+      }
     }
     out += separator + open + body + close;
   };

@@ -534,9 +534,24 @@ async function runSession(session: SessionPlan, sender: Sender, tag: string) {
       expect(place).toBeGreaterThan(last);
       last = place;
       // Each block holds its hook's text with only tags disarmed, or that cut (and noted).
-      const shown = block.body.replaceAll("&lt;", "<");
       const text = (adder as (typeof adders)[number]).text.replaceAll("&lt;", "<");
-      if (shown !== text && !block.body.endsWith(" […]")) {
+      // A code fence its text (or its cut) left open is closed by a last line of its marker, and a
+      // whole text that left it open is said so.
+      let body = block.body;
+      const codeCloser = /\n(`{3,}|~{3,})$/.exec(body);
+      if (codeCloser !== null && body.replaceAll("&lt;", "<") !== text) {
+        body = body.slice(0, codeCloser.index);
+        if (body.replaceAll("&lt;", "<") === text)
+          expect(notes).toContain(
+            `Hook ${(adder as (typeof adders)[number]).label}'s context left a code fence open; it was closed at the end of its block.`,
+          );
+      }
+      expect(
+        codeFenceLeftOpen(block.body),
+        `turn ${turn}: ${block.id}'s block leaves a code fence open`,
+      ).toBe(false);
+      const shown = body.replaceAll("&lt;", "<");
+      if (shown !== text && !body.endsWith(" […]")) {
         // A fence its text left open, closed at the end of its block, and said so.
         // (A closing tag the text ends halfway into is finished, not written twice.)
         const closed = shown.endsWith("\n</untrusted>")
@@ -549,10 +564,9 @@ async function runSession(session: SessionPlan, sender: Sender, tag: string) {
           `Hook ${(adder as (typeof adders)[number]).label}'s context left an untrusted fence open; it was closed at the end of its block.`,
         );
       } else if (shown !== text) {
-        expect(
-          block.body.endsWith(" […]"),
-          `turn ${turn}: ${block.id}'s block is neither its text nor cut`,
-        ).toBe(true);
+        expect(body.endsWith(" […]"), `turn ${turn}: ${block.id}'s block is neither its text nor cut`).toBe(
+          true,
+        );
         expect(
           notes.some((note) =>
             note.startsWith(`Hook ${(adder as (typeof adders)[number]).label}'s context was cut`),
@@ -749,3 +763,21 @@ describe("a session of random hooks, checked after every turn", () => {
     }, 60_000);
   });
 });
+
+/**
+ * Whether `body` ends inside a markdown code fence, read as CommonMark reads one: a line of up to
+ * three spaces and three or more backticks (none after them) or tildes opens it; a line of the same
+ * character, at least as many, and nothing but spaces after them closes it.
+ */
+function codeFenceLeftOpen(body: string): boolean {
+  let open: string | undefined;
+  for (const line of body.split(/\r?\n/)) {
+    const match = /^ {0,3}(`{3,}|~{3,})(.*)$/.exec(line);
+    if (match === null) continue;
+    const [, marker = "", rest = ""] = match;
+    if (open === undefined) {
+      if (!(marker.startsWith("`") && rest.includes("`"))) open = marker;
+    } else if (marker[0] === open[0] && marker.length >= open.length && rest.trim() === "") open = undefined;
+  }
+  return open !== undefined;
+}
