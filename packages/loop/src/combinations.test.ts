@@ -446,6 +446,9 @@ describe("features together, over HTTP, against a strict endpoint", () => {
   it("any mix of options and scripted turns leaves a sendable transcript and one account of the calls", async () => {
     await fc.assert(fc.asyncProperty(caseArb, runCase), {
       numRuns: Number(process.env.LOOP_COMBOS_RUNS ?? 50),
+      // A failure's seed and path replay it: LOOP_COMBOS_SEED=-1601569035 LOOP_COMBOS_PATH=8:1:1:…
+      ...(process.env.LOOP_COMBOS_SEED ? { seed: Number(process.env.LOOP_COMBOS_SEED) } : {}),
+      ...(process.env.LOOP_COMBOS_PATH ? { path: process.env.LOOP_COMBOS_PATH } : {}),
     });
   }, 600_000);
 });

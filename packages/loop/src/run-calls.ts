@@ -806,10 +806,13 @@ function refusedAsWritten(p: Prepared): Prepared {
 function routed(p: Prepared, route: RunCallsOptions["route"], schemas: Schemas): Prepared {
   if (!route) return p;
   if (p.unreadable !== undefined) {
-    // Answered for its name where the name alone decides (one outside the catalogue): its
-    // arguments would not matter once readable. Still replayed as `{}`, as unreadable calls are.
+    // Answered by the loop for its name where the name alone decides (one outside the catalogue),
+    // as the same call with readable arguments is: its arguments would not matter once readable.
+    // Replayed as it was prepared (`{}` for arguments that could not be read). A call that named no
+    // tool keeps its own answer.
+    if (p.call.function.name === UNNAMED) return p;
     const byName = NAME_ANSWERS.get(route)?.(p.request);
-    return byName ? { ...p, unreadable: byName.answer.content, onRun: byName.onRun } : p;
+    return byName ? { ...p, unreadable: undefined, answer: byName.answer, onRun: byName.onRun } : p;
   }
   const decision = route(p.request);
   if (decision === undefined) return refusedAsWritten(p);
@@ -1041,11 +1044,8 @@ export async function runCalls(
   let stopped: unknown;
 
   const start = (p: Prepared): Promise<Outcome> => {
-    if (p.unreadable !== undefined) {
-      // Counted where it was answered for its name (an unknown tool), unless the run was stopped.
-      if (!signal?.aborted) p.onRun?.();
+    if (p.unreadable !== undefined)
       return Promise.resolve({ ok: false, content: p.unreadable, source: "refused" });
-    }
     if (signal?.aborted) {
       stopped ??= signal.reason;
       return Promise.resolve({ ok: false, content: NOT_RUN, source: "refused" });
