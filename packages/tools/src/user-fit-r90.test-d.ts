@@ -9,7 +9,14 @@ import {
   type ToolCallOutcome,
 } from "@loopwright/loop";
 import { z } from "zod";
-import { createToolset, defineTool, type Tool, ToolInputError, type ToolInputErrorCode } from "./index.js";
+import {
+  createToolset,
+  defineTool,
+  type Tool,
+  type ToolCall,
+  ToolInputError,
+  type ToolInputErrorCode,
+} from "./index.js";
 
 const weather = defineTool({
   name: "weather",
@@ -71,3 +78,25 @@ export async function run(): Promise<string> {
 // The one typed tool read back from the set: its parse is typed by its schema when kept as the variable.
 export const parsed: { city: string; unit: "c" | "f" } = weather.parse({ city: "Oslo" });
 export const again: Tool | undefined = toolset.get("weather");
+
+// A typed tool run by a host's own loop or handed to another agent (its context carries an optional
+// signal): the signal forwarded as it is, the call's raw text forwarded as it is. Before r90, under
+// `exactOptionalPropertyTypes`, both were refused (TS2379 "Type 'AbortSignal | undefined' is not
+// assignable to type 'AbortSignal'"; TS2375 for `raw: undefined`).
+interface OtherContext {
+  toolCallId: string;
+  signal?: AbortSignal;
+}
+export function adapt(tool: Tool) {
+  return {
+    name: tool.name,
+    description: tool.description,
+    parameters: tool.declaration.function.parameters,
+    execute: (args: Record<string, unknown>, context: OtherContext) =>
+      tool.execute(tool.parse(args), { id: context.toolCallId, signal: context.signal }),
+  };
+}
+export function forward(call: { id: string; name: string; args: Record<string, unknown>; raw?: string }, signal?: AbortSignal) {
+  const request: ToolCall = { id: call.id, name: call.name, args: call.args, raw: call.raw };
+  return toolset.dispatch(request, signal);
+}
