@@ -133,3 +133,40 @@ export async function fromResolved(spec: AgentSpec): Promise<Session> {
   const resolved = resolveAgentSpec([spec]);
   return createSession({ config: { ...resolved, apiKey: "sk-local" } });
 }
+
+/** Every agent event handled by name; `never` proves the switch covers them. */
+export function onAgentEvent(event: AgentEvent): string {
+  switch (event.type) {
+    case "agent_start":
+    case "turn_start":
+      return event.type;
+    case "agent_end":
+      return `${event.status} ${event.messages.length} ${event.sideUsage?.total ?? 0} ${event.error ?? ""}`;
+    case "turn_end":
+      return `${event.message?.role ?? ""} ${event.toolResults.length}`;
+    case "message_start":
+    case "message_end":
+      return event.message.role;
+    case "message_update":
+      return `${event.delta.type}:${event.delta.text}`;
+    case "message_retract":
+    case "thinking_retract":
+      return String(event.chars);
+    case "tool_execution_start":
+      return `${event.toolCallId} ${event.toolName}`;
+    case "tool_execution_update":
+      return `${event.toolCallId} ${String(event.partialResult)}`;
+    case "tool_execution_end":
+      return `${event.toolCallId} ${event.result} ${event.isError}`;
+    case "usage":
+      return `${event.usage.total} ${event.sideUsage?.summary.total ?? 0}`;
+    case "notice":
+      return event.text;
+    case "compacted":
+      return String(event.messages.length);
+    default: {
+      const unhandled: never = event;
+      return unhandled;
+    }
+  }
+}

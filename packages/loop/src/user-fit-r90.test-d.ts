@@ -15,12 +15,24 @@ import type {
 } from "openai/resources/chat/completions";
 import {
   AgentLoopError,
+  type DoneEvent,
   failedRun,
   LoopOptionError,
   type LoopOptionErrorCode,
+  type NoticeEvent,
+  type OutputEvent,
+  type RetractEvent,
+  type RunEvent as LoopRunEvent,
   type RunState,
   runAgentLoop,
+  type SideUsageTotals,
+  type ThinkingEvent,
+  type ThinkingRetractEvent,
   ToolIterationLimit,
+  type ToolCallEvent,
+  type ToolResultEvent,
+  type TurnEvent,
+  type UsageEvent,
 } from "./index.js";
 
 export async function ownLoop(client: OpenAI, tools: ChatCompletionTool[]): Promise<ChatCompletionMessageParam[]> {
@@ -129,3 +141,19 @@ export async function sideCost(runId: string): Promise<number> {
   }
   return side;
 }
+
+// Each kind's type by name from the loop alone (a host installed with only @loopwright/loop).
+type Named =
+  | OutputEvent
+  | ThinkingEvent
+  | RetractEvent
+  | ThinkingRetractEvent
+  | TurnEvent
+  | ToolCallEvent
+  | ToolResultEvent
+  | UsageEvent
+  | NoticeEvent
+  | DoneEvent
+  | Extract<LoopRunEvent, { kind: "error" }>;
+export const sameUnion: [Named] extends [LoopRunEvent] ? ([LoopRunEvent] extends [Named] ? true : false) : false = true;
+export const side: SideUsageTotals | undefined = undefined;
