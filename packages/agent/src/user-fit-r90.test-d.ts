@@ -2,7 +2,13 @@
 // session read in a `useSyncExternalStore` shape, every session event narrowed by `type`, a spec
 // parsed and resolved into a session's config, two typed tools, errors narrowed by `code` — with
 // no `as`, no `!`, no `any` and no deep import.
-import { type AgentSpec, parseSpec, resolveAgentSpec, type SpecIssue, type SpecIssueCode } from "@loopwright/spec";
+import {
+  type AgentSpec,
+  parseSpec,
+  resolveAgentSpec,
+  type SpecIssue,
+  type SpecIssueCode,
+} from "@loopwright/spec";
 import {
   Agent,
   AgentError,
@@ -13,8 +19,8 @@ import {
   defineTool,
   type PromptResult,
   type Session,
-  type SessionEvent,
   SessionBusyError,
+  type SessionEvent,
   type SessionView,
   type TimelineEvent,
   type Todo,
@@ -22,7 +28,10 @@ import {
 } from "./index.js";
 
 /** React's `useSyncExternalStore(subscribe, getSnapshot)`, as its types declare it. */
-declare function useSyncExternalStore<T>(subscribe: (onStoreChange: () => void) => () => void, getSnapshot: () => T): T;
+declare function useSyncExternalStore<T>(
+  subscribe: (onStoreChange: () => void) => () => void,
+  getSnapshot: () => T,
+): T;
 
 export function useSession(session: Session): SessionView {
   // Passed unbound, as a hook's caller writes it: the methods must not need `this` bound by hand.
@@ -44,7 +53,7 @@ export function timelineText(entry: TimelineEvent): string {
     case "interrupted":
       return "";
     case "question":
-      return entry.questions.map((q) => q.answer === null ? "?" : "!").join();
+      return entry.questions.map((q) => (q.answer === null ? "?" : "!")).join();
     default: {
       const unhandled: never = entry;
       return unhandled;

@@ -4,10 +4,10 @@
 import { getClient } from "@loopwright/client";
 import { type RunEvent, type SequencedEvent, watch } from "@loopwright/events";
 import { type LedgerEntry, recordRequest, tokensBetween } from "@loopwright/ledger";
-import { buildBody, capabilitiesFor, ContextOverflow, negotiate } from "@loopwright/negotiate";
+import { buildBody, ContextOverflow, capabilitiesFor, negotiate } from "@loopwright/negotiate";
 import { EndpointSilent, StreamError, type StreamErrorCode, streamTurn, type Turn } from "@loopwright/stream";
 import { parseToolArguments, recoverToolCalls, ToolArgumentsError } from "@loopwright/tool-calls";
-import OpenAI from "openai";
+import type OpenAI from "openai";
 import type {
   ChatCompletionAssistantMessageParam,
   ChatCompletionMessageParam,
@@ -19,23 +19,26 @@ import {
   failedRun,
   LoopOptionError,
   type LoopOptionErrorCode,
+  type RunEvent as LoopRunEvent,
   type NoticeEvent,
   type OutputEvent,
   type RetractEvent,
-  type RunEvent as LoopRunEvent,
   type RunState,
   runAgentLoop,
   type SideUsageTotals,
   type ThinkingEvent,
   type ThinkingRetractEvent,
-  ToolIterationLimit,
   type ToolCallEvent,
+  ToolIterationLimit,
   type ToolResultEvent,
   type TurnEvent,
   type UsageEvent,
 } from "./index.js";
 
-export async function ownLoop(client: OpenAI, tools: ChatCompletionTool[]): Promise<ChatCompletionMessageParam[]> {
+export async function ownLoop(
+  client: OpenAI,
+  tools: ChatCompletionTool[],
+): Promise<ChatCompletionMessageParam[]> {
   const config = { baseUrl: "http://127.0.0.1:8080/v1", model: "m", maxTokens: 512 };
   const messages: ChatCompletionMessageParam[] = [{ role: "user", content: "Say hello." }];
   const supports = capabilitiesFor(config.baseUrl);
@@ -43,7 +46,8 @@ export async function ownLoop(client: OpenAI, tools: ChatCompletionTool[]): Prom
   const sent = { messages };
   const turn: Turn = await negotiate(
     supports,
-    (supports, produced, model) => streamTurn(client, buildBody(config, supports, model, messages, tools), { produced }),
+    (supports, produced, model) =>
+      streamTurn(client, buildBody(config, supports, model, messages, tools), { produced }),
     { model: config.model },
   );
   ledger = recordRequest(ledger, undefined, { ...sent, prompt: turn.usage.prompt ?? 0 });
@@ -155,5 +159,9 @@ type Named =
   | NoticeEvent
   | DoneEvent
   | Extract<LoopRunEvent, { kind: "error" }>;
-export const sameUnion: [Named] extends [LoopRunEvent] ? ([LoopRunEvent] extends [Named] ? true : false) : false = true;
+export const sameUnion: [Named] extends [LoopRunEvent]
+  ? [LoopRunEvent] extends [Named]
+    ? true
+    : false
+  : false = true;
 export const side: SideUsageTotals | undefined = undefined;

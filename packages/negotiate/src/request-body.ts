@@ -434,7 +434,8 @@ function checkArguments(
  * (`supports`) and the model (`model`) have refused, the transcript, and the declared tools.
  *
  * Tools go as given while the endpoint takes strict schemas, and relaxed (`relaxTools`, without
- * `strict: true`) after it refused them, ordered by the last argument: a `ToolOrder` (by name when
+ * `strict: true`) after it refused them — a custom tool (the `openai` SDK's `ChatCompletionTool[]`
+ * may hold them) as given, and `body.tools` typed as the tools given — ordered by the last argument: a `ToolOrder` (by name when
  * absent, `false` as given, or a comparator) or `BuildBodyOptions` (`{ order?, toolChoice? }`). The ceiling is `max_completion_tokens` only when `model.legacyTokenLimit === false`
  * (an absent model reads as `true`). The temperature is sent only while `model.chosenTemperature`
  * is true, so an absent model sends none. `extraBody` is merged last, minus the fields the model
@@ -468,7 +469,11 @@ function checkArguments(
  * not know, an `options.order` that is no order, and an `options.toolChoice` that is none of its
  * four forms.
  */
-export function buildBody<M = unknown, Effort extends string = never, Tool extends AnyToolDefinition = ToolDefinition>(
+export function buildBody<
+  M = unknown,
+  Effort extends string = never,
+  Tool extends AnyToolDefinition = ToolDefinition,
+>(
   config: ModelParams & { reasoningEffort?: Effort | undefined },
   supports: EndpointCapabilities,
   model: ModelCapabilities | undefined,

@@ -12,8 +12,8 @@ import type {
 import { expectTypeOf } from "vitest";
 import {
   type AnyToolDefinition,
-  buildBody,
   type BuildBodyOptions,
+  buildBody,
   type CustomToolDefinition,
   type EndpointCapabilities,
   type ModelCapabilities,
@@ -63,7 +63,8 @@ export const names = buildBody({ model: "m" }, supports, model, messages, functi
 );
 
 // A comparator written for function tools is still an order (as `Parameters<typeof buildBody>[5]` reads it).
-const byName: ToolOrder = (a: ToolDefinition, b: ToolDefinition) => a.function.name.localeCompare(b.function.name);
+const byName: ToolOrder = (a: ToolDefinition, b: ToolDefinition) =>
+  a.function.name.localeCompare(b.function.name);
 export const options: BuildBodyOptions = { order: byName };
 
 // What must still not type-check: a tool with neither shape.

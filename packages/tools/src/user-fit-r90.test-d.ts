@@ -96,7 +96,10 @@ export function adapt(tool: Tool) {
       tool.execute(tool.parse(args), { id: context.toolCallId, signal: context.signal }),
   };
 }
-export function forward(call: { id: string; name: string; args: Record<string, unknown>; raw?: string }, signal?: AbortSignal) {
+export function forward(
+  call: { id: string; name: string; args: Record<string, unknown>; raw?: string },
+  signal?: AbortSignal,
+) {
   const request: ToolCall = { id: call.id, name: call.name, args: call.args, raw: call.raw };
   return toolset.dispatch(request, signal);
 }
