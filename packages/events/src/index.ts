@@ -25,6 +25,7 @@ export type {
   RunEvent,
   RunUsageTotals,
   SequencedEvent,
+  SideUsageTotals,
   ThinkingEvent,
   ThinkingRetractEvent,
   ToolCallEvent,

@@ -112,6 +112,19 @@ export interface RunUsageTotals {
   cached: number;
 }
 
+/**
+ * What a run's side tasks cost so far, apart from its turns' `usage`: the sum of every side request,
+ * and the same for the compaction summaries (`summary`) and the preselection (`preselect`). The
+ * `sideUsage` that `@loopwright/loop` writes on its `usage` and `error` events (its `SideUsage`), so a
+ * watcher reads it from the event `watch` hands it, with no cast.
+ */
+export interface SideUsageTotals extends RunUsageTotals {
+  /** The compaction summaries. */
+  summary: RunUsageTotals;
+  /** The tool preselection. */
+  preselect: RunUsageTotals;
+}
+
 /** Answer text as it streams, one delta per event. */
 export interface OutputEvent {
   kind: "output";
@@ -197,6 +210,11 @@ export interface UsageEvent {
   turn: TurnMetrics;
   /** The token ledger so far, where the loop keeps one. */
   ledger?: readonly LedgerEntryLike[];
+  /**
+   * What the run's side tasks cost so far, apart from `usage` and `turn` (which are the turns' own);
+   * absent until a side task was answered. Written by `@loopwright/loop`.
+   */
+  sideUsage?: SideUsageTotals;
 }
 
 /** Something a person watching should be told: a retry, a cut-off reply, a gap in the stream. */
@@ -215,6 +233,11 @@ export interface ErrorEvent {
   kind: "error";
   /** One line describing the failure. */
   message: string;
+  /**
+   * What the run's side tasks cost in all by its end, where they cost anything (absent where it is
+   * all zero). Written by `@loopwright/loop`, as `failedRun(error).sideUsage` says.
+   */
+  sideUsage?: SideUsageTotals;
 }
 
 /** The run is over: the last event a watcher receives. */

@@ -5,15 +5,27 @@
 // @loopwright/loop (pnpm, or npm --install-strategy=linked) can name every one of them, and a
 // library built on it can emit declarations (no TS2742). scripts/check-reexports.mjs holds this.
 export type { ClientPool, ClientPoolOptions } from "@loopwright/client";
+// Every member of `RunEvent` too, so a watcher's `switch (event.kind)` can name each case's type.
 export type {
   DisplayBlock,
+  DoneEvent,
   ErrorEvent,
   EventBus,
   EventsSettings,
+  NoticeEvent,
+  OutputEvent,
+  RetractEvent,
   RunEvent,
   RunMetrics,
   RunMetricsOptions,
   SequencedEvent,
+  SideUsageTotals,
+  ThinkingEvent,
+  ThinkingRetractEvent,
+  ToolCallEvent,
+  ToolResultEvent,
+  TurnEvent,
+  TurnMetrics,
   UsageEvent,
 } from "@loopwright/events";
 export { fold, runMetrics } from "@loopwright/events";

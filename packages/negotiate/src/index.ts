@@ -23,7 +23,9 @@ export { negotiate } from "./negotiate.js";
 export type { Refusal } from "./refusal.js";
 export { readRefusal } from "./refusal.js";
 export type {
+  AnyToolDefinition,
   BuildBodyOptions,
+  CustomToolDefinition,
   EffortRung,
   KeptMessage,
   ModelParams,

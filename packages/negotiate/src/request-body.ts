@@ -64,6 +64,19 @@ export interface ToolDefinition {
 }
 
 /**
+ * A tool of the chat-completions API's other type, `custom` (free-form text input): the `openai`
+ * SDK's `ChatCompletionCustomTool` is one. `buildBody` sends it as given — never relaxed, never
+ * checked past its `type` — so a host's `ChatCompletionTool[]` goes in without a cast.
+ */
+export interface CustomToolDefinition {
+  type: "custom";
+  custom: { name: string; description?: string; format?: unknown };
+}
+
+/** Any tool entry `buildBody` takes: a function tool or a custom one (the SDK's `ChatCompletionTool`). */
+export type AnyToolDefinition = ToolDefinition | CustomToolDefinition;
+
+/**
  * Which tools the model may call on one request, as the chat-completions API spells `tool_choice`:
  * `"auto"` (the model decides), `"none"` (answer in text), `"required"` (call at least one), or
  * one function by name. The `openai` SDK's `ChatCompletionToolChoiceOption` for function tools.
@@ -92,13 +105,22 @@ function shown(value: unknown): string {
   }
 }
 
-/** How `buildBody` orders the tool array: by name (default), the caller's order (`false`), or a comparator. */
-export type ToolOrder = boolean | ((a: ToolDefinition, b: ToolDefinition) => number) | undefined;
+/**
+ * How `buildBody` orders the tool array: by name (default), the caller's order (`false`), or a
+ * comparator. `Tool` is the tools' type, so a comparator over a `ChatCompletionTool[]` is handed
+ * the custom tools too.
+ */
+export type ToolOrder<Tool = ToolDefinition> = boolean | Comparator<Tool> | undefined;
+
+// Method syntax, so its parameters are compared both ways: a comparator written for function
+// tools (`(a: ToolDefinition, b: ToolDefinition) => number`) is still an order where the tools'
+// type is wider (`Parameters<typeof buildBody>[5]` reads it at its constraint).
+type Comparator<Tool> = { compare(a: Tool, b: Tool): number }["compare"];
 
 /** `buildBody`'s last argument in its longer form: the tool order and one request's `tool_choice`. */
-export interface BuildBodyOptions {
+export interface BuildBodyOptions<Tool = ToolDefinition> {
   /** How the tools are ordered: by name when absent or `true`, as given with `false`, or a comparator. */
-  order?: ToolOrder | undefined;
+  order?: ToolOrder<Tool> | undefined;
   /** This request's `tool_choice`, sent only beside tools (see `buildBody`). */
   toolChoice?: ToolChoice | undefined;
 }
@@ -191,12 +213,13 @@ export type KeptMessage<M> =
  * climbed to, so a body built without an effort, or with one of the SDK's, goes to the SDK's
  * `create` as it is.
  */
-export interface RequestBody<M = unknown, Effort extends string = string> {
+export interface RequestBody<M = unknown, Effort extends string = string, Tool = ToolDefinition> {
   model: string;
   messages: M[];
   stream: true;
   stream_options?: { include_usage: true };
-  tools?: ToolDefinition[];
+  /** The tools as given (`Tool`: a `ChatCompletionTool` when the SDK's were given), ordered, relaxed where latched. */
+  tools?: Tool[];
   tool_choice?: ToolChoice;
   reasoning_effort?: Effort;
   max_tokens?: number;
@@ -206,11 +229,13 @@ export interface RequestBody<M = unknown, Effort extends string = string> {
 }
 
 /** Relaxed tools, with strict mode no longer asked for: a relaxed schema need not pass its rules. */
-function relaxed(tools: readonly ToolDefinition[]): ToolDefinition[] {
-  return (relaxTools([...tools]) as ToolDefinition[]).map((tool) => {
-    if (tool.function?.strict === undefined) return tool;
-    const { strict: _strict, ...fn } = tool.function;
-    return { ...tool, function: fn };
+function relaxed<Tool extends AnyToolDefinition>(tools: readonly Tool[]): Tool[] {
+  // A custom tool has no `function`: `relaxTools` and this pass it on as given.
+  return (relaxTools([...tools]) as Tool[]).map((tool) => {
+    const fn = (tool as Partial<ToolDefinition>).function;
+    if (fn?.strict === undefined) return tool;
+    const { strict: _strict, ...rest } = fn;
+    return { ...tool, function: rest };
   });
 }
 
@@ -409,7 +434,8 @@ function checkArguments(
  * (`supports`) and the model (`model`) have refused, the transcript, and the declared tools.
  *
  * Tools go as given while the endpoint takes strict schemas, and relaxed (`relaxTools`, without
- * `strict: true`) after it refused them, ordered by the last argument: a `ToolOrder` (by name when
+ * `strict: true`) after it refused them — a custom tool (the `openai` SDK's `ChatCompletionTool[]`
+ * may hold them) as given, and `body.tools` typed as the tools given — ordered by the last argument: a `ToolOrder` (by name when
  * absent, `false` as given, or a comparator) or `BuildBodyOptions` (`{ order?, toolChoice? }`). The ceiling is `max_completion_tokens` only when `model.legacyTokenLimit === false`
  * (an absent model reads as `true`). The temperature is sent only while `model.chosenTemperature`
  * is true, so an absent model sends none. `extraBody` is merged last, minus the fields the model
@@ -443,14 +469,18 @@ function checkArguments(
  * not know, an `options.order` that is no order, and an `options.toolChoice` that is none of its
  * four forms.
  */
-export function buildBody<M = unknown, Effort extends string = never>(
+export function buildBody<
+  M = unknown,
+  Effort extends string = never,
+  Tool extends AnyToolDefinition = ToolDefinition,
+>(
   config: ModelParams & { reasoningEffort?: Effort | undefined },
   supports: EndpointCapabilities,
   model: ModelCapabilities | undefined,
   messages: readonly M[],
-  tools: readonly ToolDefinition[] = [],
-  last?: ToolOrder | BuildBodyOptions,
-): RequestBody<KeptMessage<M>, Exclude<Effort, "off" | ""> | EffortRung> {
+  tools: readonly Tool[] = [],
+  last?: ToolOrder<Tool> | BuildBodyOptions<Tool>,
+): RequestBody<KeptMessage<M>, NoInfer<Exclude<Effort, "off" | ""> | EffortRung>, Tool> {
   // The five fields read once each, where the config (or its class) holds them: never one a polluted
   // Object.prototype holds (an inherited maxTokens or extraBody went into every body).
   config = paramsOf(config);
@@ -469,7 +499,7 @@ export function buildBody<M = unknown, Effort extends string = never>(
     ),
   ];
   // `KeptMessage<M>` is `M` or `unknown`, and the messages are `M`s either way.
-  const body: RequestBody<KeptMessage<M>, Exclude<Effort, "off" | ""> | EffortRung> = {
+  const body: RequestBody<KeptMessage<M>, Exclude<Effort, "off" | ""> | EffortRung, Tool> = {
     model: config.model,
     messages: wireMessages as KeptMessage<M>[],
     stream: true,
@@ -484,7 +514,7 @@ export function buildBody<M = unknown, Effort extends string = never>(
   if (withTools) {
     const sound = wellFormedItems(tools);
     const declared = supports.strictSchemas ? [...sound] : relaxed(sound);
-    body.tools = orderTools(declared, order) as ToolDefinition[];
+    body.tools = orderTools(declared, order as ToolOrder<Tool>);
   }
   const effort = effortFor(model, config.reasoningEffort);
   // The asked effort, or the rung of the ladder `effortFor` climbed to from it.

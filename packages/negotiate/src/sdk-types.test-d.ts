@@ -32,8 +32,8 @@ expectTypeOf(buildBody({ model: "m" }, supports, model, messages).messages).toEq
 // Untyped messages stay as they were.
 expectTypeOf(shortToolCallIds([] as unknown[])).toEqualTypeOf<unknown[]>();
 
-// A function tool is a tool `buildBody` takes; the SDK's wider `ChatCompletionTool` (custom tools
-// included) is not: filter it to `ChatCompletionFunctionTool[]` first.
+// A function tool is a `ToolDefinition`; the SDK's wider `ChatCompletionTool` (custom tools
+// included) is not one, but `buildBody` takes it too (user-fit-r90.test-d.ts).
 expectTypeOf<ChatCompletionFunctionTool>().toExtend<ToolDefinition>();
 expectTypeOf<ChatCompletionTool>().not.toExtend<ToolDefinition>();
 

@@ -13,8 +13,11 @@ import { ownDescriptor, ownDescriptors, protoless } from "./protoless.js";
 export interface ToolContext {
   /** The call's id, as the model gave it. */
   id: string;
-  /** Aborted when the run is stopped. */
-  signal?: AbortSignal;
+  /**
+   * Aborted when the run is stopped. `| undefined` so a host calling `execute` itself forwards a
+   * signal it may not have (`{ id, signal: ctx.signal }`) under `exactOptionalPropertyTypes`.
+   */
+  signal?: AbortSignal | undefined;
 }
 
 /**

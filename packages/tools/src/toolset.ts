@@ -83,7 +83,8 @@ export interface ToolCall {
   id: string;
   name: string;
   args: Record<string, unknown>;
-  raw?: string;
+  /** The model's own argument text, where there was one; `undefined` reads as absent. */
+  raw?: string | undefined;
 }
 
 /** Tools gathered for one run: what to declare, and one `dispatch` that runs any of them. */
