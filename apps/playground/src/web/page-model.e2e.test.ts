@@ -31,6 +31,9 @@ const KEY = "sk-r90f-page-model-KEY-0123456789abcdef";
 const TMP = fileURLToPath(new URL("../../.tmp/", import.meta.url));
 const SECRET_FILE = join(TMP, "r90f-page-model.env");
 
+/** Stands, in a scripted reply, for the authorization header the request came with. */
+const QUOTE = "<<authorization>>";
+
 /** Markup that leaves a trace (an element, `window.pwned`) if the page ever parses it as HTML. */
 const MARKUP = `<img src="x:" onerror="window.pwned=1"><b class="injected">bold?</b><script>window.pwned=2</script>`;
 
@@ -47,6 +50,8 @@ const prompt: fc.Arbitrary<Prompt> = fc.oneof(
     "naïve café 日本語 🧪👩‍👩‍👧 \u202eRTL",
   ),
   fc.integer({ min: 20_000, max: 200_000 }).map((huge) => ({ huge })),
+  // Over the server's 1 MB body: refused (413), the prompt kept in the box.
+  fc.constant({ huge: 1_050_000 }),
 );
 
 const text = fc.oneof(
@@ -72,6 +77,11 @@ const reply: fc.Arbitrary<Reply> = fc.oneof(
   { weight: 1, arbitrary: text.map((content) => ({ content, chunkChars: 3, errorMidStream: { afterChunk: 2, error: { message: "upstream fell over" } } })) },
   { weight: 1, arbitrary: fc.constant<Reply>({ type: "error", status: 429, body: { error: { message: "slow down" } }, headers: { "retry-after": "0" } }) },
   { weight: 1, arbitrary: text.map((content) => ({ content, finishReason: "length" })) },
+  // An endpoint (or a proxy before it) that quotes, in its error, the authorization it was sent.
+  { weight: 1, arbitrary: fc.constantFrom<Reply>(
+    { type: "error", status: 401, body: { error: { message: `Incorrect API key provided: ${QUOTE}.` } } },
+    { content: "a", chunkChars: 1, errorMidStream: { afterChunk: 1, error: { message: `quota of ${QUOTE} used up` } } },
+  ) },
 );
 
 /** Which tab a step is done in: the first, or the second when one is open. */
@@ -83,7 +93,8 @@ type Action =
   | { t: "reload"; tab: Tab }
   | { t: "second-tab" }
   | { t: "older"; tab: Tab; pick: number }
-  | { t: "reset"; tab: Tab };
+  | { t: "reset"; tab: Tab }
+  | { t: "spec"; tab: Tab; which: "model" | "other-endpoint" | "markup" | "broken" };
 const tab = fc.constantFrom<Tab>(0, 0, 1);
 
 const action: fc.Arbitrary<Action> = fc.oneof(
@@ -94,6 +105,7 @@ const action: fc.Arbitrary<Action> = fc.oneof(
   { weight: 2, arbitrary: fc.constant({ t: "second-tab" as const }) },
   { weight: 1, arbitrary: fc.record({ t: fc.constant("older" as const), tab, pick: fc.nat() }) },
   { weight: 1, arbitrary: fc.record({ t: fc.constant("reset" as const), tab }) },
+  { weight: 1, arbitrary: fc.record({ t: fc.constant("spec" as const), tab, which: fc.constantFrom("model", "other-endpoint", "markup", "broken") }) },
 );
 
 const stats = { compared: 0, stopped: 0 };
@@ -149,7 +161,12 @@ describe.skipIf(!hasChromium)("a person at the playground page, at random (fast-
   async function session(actions: Action[]): Promise<void> {
     let script: Reply[] = [];
     const model: TestServer = await startServer({
-      replies: () => script.shift() ?? { content: "(the script ran out: a plain answer)", chunkDelayMs: 1 },
+      replies: (request) => {
+        const next = script.shift() ?? { content: "(the script ran out: a plain answer)", chunkDelayMs: 1 };
+        return JSON.parse(
+          JSON.stringify(next).replaceAll(QUOTE, String(request.headers.authorization ?? "(none)").replace(/^Bearer /, "")),
+        ) as Reply;
+      },
       models: [{ id: "m-r90", context_length: 8192 }],
     });
     const web: WebServer = await startWebServer({ endpoint: { baseUrl: model.baseUrl, apiKey: KEY, model: "m-r90" } });
@@ -293,9 +310,13 @@ describe.skipIf(!hasChromium)("a person at the playground page, at random (fast-
               // Not sent: an empty prompt, the page busy, or the server refused it (another tab's run
               // going); a page that was idle with a prompt and no run going must have started it.
               const status = (await tab.textContent("#status")) ?? "";
-              if (want && !busy && !going)
+              const over = Buffer.byteLength(JSON.stringify({ prompt: want })) > 1_000_000;
+              if (want && !busy && !over && !going)
                 throw new Error(`${where}: an idle page did not start the prompt (status: ${status})`);
-              if (want && !busy) expect(status, `${where}: why not`).toMatch(/^Not started: a run is in progress/);
+              if (want && !busy)
+                expect(status, `${where}: why not`).toMatch(
+                  over ? /^Not started: request body over 1 MB/ : /^Not started: a run is in progress/,
+                );
               expect(await tab.inputValue("#prompt"), `${where}: the prompt left in the box`).toBe(
                 text.replace(/\r\n?/g, "\n"),
               );
@@ -349,6 +370,33 @@ describe.skipIf(!hasChromium)("a person at the playground page, at random (fast-
               );
             }
             break;
+          case "spec": {
+            const doc = {
+              model: JSON.stringify({ spec: "loopwright.agent/1", model: { name: "m-r90-b" } }),
+              // The same endpoint by another name: the key is not for it.
+              "other-endpoint": JSON.stringify({
+                spec: "loopwright.agent/1",
+                model: { name: "m-other", endpoint: { baseUrl: `http://localhost:${model.port}/v1` } },
+              }),
+              markup: JSON.stringify({ spec: "loopwright.agent/1", model: { name: MARKUP }, [MARKUP]: MARKUP }),
+              broken: `{"spec": "loopwright.agent/1", ${MARKUP}`,
+            }[step.which];
+            await tab.$eval("#spec-panel", (d) => {
+              (d as HTMLDetailsElement).open = true;
+            });
+            await tab.fill("#spec-text", doc);
+            await tab.click("#spec-form button[type=submit]");
+            await tab.waitForFunction(() => (document.getElementById("spec-result")?.childElementCount ?? 0) > 0, undefined, {
+              timeout: 5_000,
+            });
+            if (step.which === "other-endpoint")
+              await tab.waitForFunction(
+                (port) => document.getElementById("where")?.textContent?.startsWith(`Endpoint http://localhost:${port}/v1`),
+                model.port,
+                { timeout: 5_000 },
+              );
+            break;
+          }
         }
         for (const [i, each] of tabs.entries()) await check(each, `${where}, tab ${i}`);
       }
@@ -361,6 +409,9 @@ describe.skipIf(!hasChromium)("a person at the playground page, at random (fast-
         expect(events.filter((e) => e.kind === "done")).toHaveLength(1);
       }
       expect(answers.filter((a) => a.includes(KEY))).toEqual([]);
+      // The key went only to the endpoint it was given for, never to one a loaded spec named.
+      const elsewhere = model.requests.filter((r) => !String(r.headers.host).startsWith("127.0.0.1:"));
+      expect(elsewhere.filter((r) => JSON.stringify(r.headers).includes(KEY))).toEqual([]);
     } finally {
       for (const each of tabs) await each.close();
       await web.close();
