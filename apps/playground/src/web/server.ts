@@ -250,6 +250,11 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
    */
   const runs = new Map<string, Run>();
   const retainEnded = options.retainEndedMs ?? DEFAULT_RETAIN_ENDED_MS;
+  /**
+   * The timers that forget each ended run. Cleared by `close()`: each held the whole server (its
+   * runs' prompts, the conversation, the bus's events) for `retainEndedMs` after it closed.
+   */
+  const forgetting = new Set<NodeJS.Timeout>();
   /** A run of this instance's by id: one still kept, or the latest. */
   const local = (id: string): Run | undefined => runs.get(id) ?? (latest?.id === id ? latest : undefined);
   /** The runs still going, each settled once its conversation is kept and its `done` emitted. */
@@ -374,8 +379,15 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
       )
       .then((stopped) => {
         run.ended = true;
-        // Forgotten with its events: the bus lets them go `retainEndedMs` after its end.
-        setTimeout(() => runs.delete(run.id), retainEnded).unref();
+        // Forgotten with its events: the bus lets them go `retainEndedMs` after its end. Past
+        // `close()` there is nothing to keep it for.
+        if (!storesClosed) {
+          const timer = setTimeout(() => {
+            forgetting.delete(timer);
+            runs.delete(run.id);
+          }, retainEnded).unref();
+          forgetting.add(timer);
+        }
         emit(stopped ? { kind: "done", stopped: true } : { kind: "done" });
         shared?.put(infoOf(run)).catch(() => {
           // The record only tells other instances the run ended; their watchers see `done` anyway.
@@ -601,11 +613,28 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
       for (const run of runs.values()) if (!run.ended) run.controller.abort(new Error("Server closing."));
       // A stopped run's last events (its notice, `done`) reach the pages before the connections
       // close, so a page watching says the run stopped rather than waiting on a silent stream.
-      await Promise.race([Promise.all(endings), new Promise((resolve) => setTimeout(resolve, 2000))]);
+      // The bound's timer is cleared once they have: it kept the process (a test run, a host that
+      // closed the playground to exit) waiting the full 2 s after every close.
+      let bound: NodeJS.Timeout | undefined;
+      await Promise.race([
+        Promise.all(endings),
+        new Promise((resolve) => {
+          bound = setTimeout(resolve, 2000);
+        }),
+      ]);
+      clearTimeout(bound);
       await new Promise((resolve) => setTimeout(resolve, 50));
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       storesClosed = true;
+      // Nothing of the closed server stays reachable: not its runs, conversation or buffered events.
+      for (const timer of forgetting) clearTimeout(timer);
+      forgetting.clear();
+      runs.clear();
+      latest = undefined;
+      history.splice(0, history.length);
+      // The in-memory bus and caches are this server's own (Redis's are closed with the stores below).
+      if (!stores) runtime.close();
       await simulator?.close();
       await shared?.close();
       await stores?.close();
