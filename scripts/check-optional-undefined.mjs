@@ -139,6 +139,8 @@ const INPUT_NAMES = new Set([
   "tool-loading/ReadOptions",
   "tool-loading/StepInput",
   "tool-loading/ToolLoadingOptions",
+  "tools/ToolCall",
+  "tools/ToolContext",
   "tools-mcp/ConnectionOptions",
   "tools-mcp/McpElicitationAnswer",
   "tools-mcp/McpHookSpec",

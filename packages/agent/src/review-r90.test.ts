@@ -81,3 +81,34 @@ describe("the open-todos reminder taken out after a stopped run", () => {
     },
   );
 });
+
+describe("a session's subscribe, getSnapshot and onEvent handed on unbound", () => {
+  it("work as useSyncExternalStore(session.subscribe, session.getSnapshot) calls them", async () => {
+    server = await startServer({ personality: STRICT_ENDPOINT, replies: () => ({ content: "Hello." }) });
+    const s = await createSession({
+      config: { baseUrl: server.baseUrl, model: "sim", maxRetries: 0 },
+      sessionDir: tempDir(),
+      sessionId: "r90-unbound",
+    });
+    open.push(s);
+    // As React holds them: taken off the session, called with no `this`.
+    const { subscribe, getSnapshot, onEvent } = s;
+    let changes = 0;
+    const kinds: string[] = [];
+    const stop = subscribe(() => changes++);
+    const stopEvents = onEvent((event) => kinds.push(event.type));
+    const before = getSnapshot();
+    expect(getSnapshot()).toBe(before);
+    await s.prompt("Hi?");
+    expect(changes).toBeGreaterThan(0);
+    expect(kinds.length).toBeGreaterThan(0);
+    const after = getSnapshot();
+    expect(after).not.toBe(before);
+    expect(after.timeline.map((e) => e.type)).toEqual(["user", "assistant"]);
+    stop();
+    stopEvents();
+    const seen = changes;
+    await s.prompt("Again?");
+    expect(changes).toBe(seen);
+  });
+});

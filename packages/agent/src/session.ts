@@ -873,6 +873,12 @@ export class Session {
   #closed = false;
 
   constructor(options: SessionOptions) {
+    // Bound, so they can be handed on as they are — `useSyncExternalStore(session.subscribe,
+    // session.getSnapshot)`, as React's docs write it — where, unbound, reading the session's own
+    // fields threw ("Cannot read properties of undefined").
+    this.subscribe = this.subscribe.bind(this);
+    this.getSnapshot = this.getSnapshot.bind(this);
+    this.onEvent = this.onEvent.bind(this);
     if (typeof options !== "object" || options === null) {
       throw new AgentError(
         "invalid-input",
