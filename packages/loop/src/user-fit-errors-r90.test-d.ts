@@ -29,23 +29,24 @@ import {
   type LoopOptionErrorCode,
 } from "./index.js";
 
-declare const e: unknown;
+/** What a type guard narrows `unknown` to, as `catch (e) { if (X.isInstance(e)) … }` reads it. */
+declare function narrowed<T>(guard: (value: unknown) => value is T): T;
 
-if (ModelListingError.isInstance(e)) expectTypeOf(e.code).toEqualTypeOf<ModelListingErrorCode>();
-if (EventsError.isInstance(e)) expectTypeOf(e.code).toEqualTypeOf<EventsErrorCode>();
-if (HooksError.isInstance(e)) expectTypeOf(e.code).toEqualTypeOf<HooksErrorCode>();
-if (LedgerError.isInstance(e)) expectTypeOf(e.code).toEqualTypeOf<LedgerErrorCode>();
-if (CapabilitySnapshotError.isInstance(e)) expectTypeOf(e.code).toEqualTypeOf<CapabilitySnapshotErrorCode>();
-if (SchemaCompatError.isInstance(e)) expectTypeOf(e.code).toEqualTypeOf<SchemaCompatErrorCode>();
-if (SideTaskError.isInstance(e)) expectTypeOf(e.code).toEqualTypeOf<SideTaskErrorCode>();
-if (EndpointSilent.isInstance(e)) expectTypeOf(e.code).toEqualTypeOf<EndpointSilentCode>();
-if (StreamError.isInstance(e)) expectTypeOf(e.code).toEqualTypeOf<StreamErrorCode>();
-if (ToolArgumentsError.isInstance(e)) expectTypeOf(e.code).toEqualTypeOf<ToolArgumentsErrorKind>();
-if (ToolCallsError.isInstance(e)) expectTypeOf(e.code).toEqualTypeOf<ToolCallsErrorCode>();
-if (ToolLoadingError.isInstance(e)) expectTypeOf(e.code).toEqualTypeOf<ToolLoadingErrorCode>();
-if (LoopOptionError.isInstance(e)) expectTypeOf(e.code).toEqualTypeOf<LoopOptionErrorCode>();
+expectTypeOf(narrowed(ModelListingError.isInstance).code).toEqualTypeOf<ModelListingErrorCode>();
+expectTypeOf(narrowed(EventsError.isInstance).code).toEqualTypeOf<EventsErrorCode>();
+expectTypeOf(narrowed(HooksError.isInstance).code).toEqualTypeOf<HooksErrorCode>();
+expectTypeOf(narrowed(LedgerError.isInstance).code).toEqualTypeOf<LedgerErrorCode>();
+expectTypeOf(narrowed(CapabilitySnapshotError.isInstance).code).toEqualTypeOf<CapabilitySnapshotErrorCode>();
+expectTypeOf(narrowed(SchemaCompatError.isInstance).code).toEqualTypeOf<SchemaCompatErrorCode>();
+expectTypeOf(narrowed(SideTaskError.isInstance).code).toEqualTypeOf<SideTaskErrorCode>();
+expectTypeOf(narrowed(EndpointSilent.isInstance).code).toEqualTypeOf<EndpointSilentCode>();
+expectTypeOf(narrowed(StreamError.isInstance).code).toEqualTypeOf<StreamErrorCode>();
+expectTypeOf(narrowed(ToolArgumentsError.isInstance).code).toEqualTypeOf<ToolArgumentsErrorKind>();
+expectTypeOf(narrowed(ToolCallsError.isInstance).code).toEqualTypeOf<ToolCallsErrorCode>();
+expectTypeOf(narrowed(ToolLoadingError.isInstance).code).toEqualTypeOf<ToolLoadingErrorCode>();
+expectTypeOf(narrowed(LoopOptionError.isInstance).code).toEqualTypeOf<LoopOptionErrorCode>();
 // An overflow the loop threw is a `ContextOverflow` too, with its sizes.
-if (AgentLoopOverflow.isInstance(e)) expectTypeOf(e).toExtend<ContextOverflow>();
+expectTypeOf(narrowed(AgentLoopOverflow.isInstance)).toExtend<ContextOverflow>();
 
 /** One switch a host writes, proved exhaustive by `never`. */
 export function streamFailure(code: StreamErrorCode): string {
