@@ -547,6 +547,12 @@ export function callRouter(
       counts.unknownToolNames.push(kept);
     }
   };
+  /** What the router reads of the step so far: what is loaded, and the transcript with this step's loads. */
+  const state = () => ({
+    loaded,
+    messages: answered.length > 0 ? [...run.messages, ...answered] : run.messages,
+    ...step,
+  });
   // A call whose arguments cannot be read, to a name outside the catalogue: answered for the name
   // and counted, as the same call with readable arguments is, never told to write its arguments
   // again for a tool that does not exist. Asked of the router with no arguments and without the
@@ -554,10 +560,7 @@ export function callRouter(
   const byName = (request: DispatchRequest) => {
     const name = wireName(run.names, request.name);
     if (name === LOAD_TOOLS_NAME || name === CALL_TOOL_NAME) return undefined;
-    const route = discovery.loading.route(
-      { id: request.id, name, args: {} },
-      { loaded, messages: answered.length > 0 ? [...run.messages, ...answered] : run.messages, ...step },
-    );
+    const route = discovery.loading.route({ id: request.id, name, args: {} }, state());
     if (route.kind !== "refuse" || route.error.code !== "unknown-tool") return undefined;
     return { answer: { ok: false, content: route.content }, onRun: () => unknown(route.unknown) };
   };
@@ -577,7 +580,7 @@ export function callRouter(
               : request.args,
         ...(request.raw !== undefined ? { raw: request.raw } : {}),
       },
-      { loaded, messages: answered.length > 0 ? [...run.messages, ...answered] : run.messages, ...step },
+      state(),
     );
     // A call holding a number JS cannot hold changes nothing loaded or counted unless the tool it
     // reaches takes it: otherwise runCalls refuses it (as written, or as that tool refuses it).

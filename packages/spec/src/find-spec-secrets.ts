@@ -721,7 +721,14 @@ export function withoutSecrets(value: string, name?: string, hide?: SecretHide):
           const names = referenceNames(text);
           return namedValueSecrets(text, name, shown, () => names.fresh("SHELL_COMMAND"))?.safe ?? text;
         };
-  return shown ? read(value) : ownFixedPoint(value, read);
+  return shown
+    ? read(value)
+    : ownFixedPoint(
+        value,
+        read,
+        (a, b) => a === b,
+        () => reference(""),
+      );
 }
 
 // How many times `withoutSecrets` and `withoutArgSecrets` read what they wrote before giving up on
@@ -738,15 +745,21 @@ const OWN_ROUNDS = 4;
  * taken out of is read once. Still changing after `OWN_ROUNDS` readings, it becomes `${SECRET}`.
  * Only with the default references: what a `hide` of the caller's returns is its own, never read.
  */
-function ownFixedPoint(value: string, read: (text: string) => string): string {
+function ownFixedPoint<T>(
+  value: T,
+  read: (value: T) => T,
+  same: (a: T, b: T) => boolean,
+  unsettled: (last: T, next: T) => T,
+): T {
   let out = read(value);
-  if (out === value) return out;
-  for (let round = 1; round < OWN_ROUNDS; round += 1) {
+  if (same(out, value)) return out;
+  for (let round = 1; round <= OWN_ROUNDS; round += 1) {
     const again = read(out);
-    if (again === out) return out;
+    if (same(again, out)) return out;
+    if (round === OWN_ROUNDS) return unsettled(out, again);
     out = again;
   }
-  return read(out) === out ? out : reference("");
+  return out;
 }
 
 /**
@@ -877,16 +890,12 @@ export function withoutArgSecrets(args: readonly string[], hide?: SecretHide): s
   if (shown) return read(args) as string[];
   // Read again until it comes back as it is, as `withoutSecrets` is (see `ownFixedPoint`): an
   // argument still changing after the last reading becomes `${SECRET}`.
-  let out = read(args);
-  let changed = out.some((arg, index) => arg !== args[index]);
-  for (let round = 1; changed && round <= OWN_ROUNDS; round += 1) {
-    const again = read(out);
-    changed = again.some((arg, index) => arg !== out[index]);
-    if (changed && round === OWN_ROUNDS)
-      out = again.map((arg, index) => (arg === out[index] ? arg : reference("")));
-    else out = again;
-  }
-  return out as string[];
+  return ownFixedPoint(
+    Array.from(args) as unknown[],
+    read,
+    (a, b) => a.every((arg, index) => arg === b[index]),
+    (last, next) => next.map((arg, index) => (arg === last[index] ? arg : reference(""))),
+  ) as string[];
 }
 
 /**
