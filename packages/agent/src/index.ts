@@ -59,3 +59,5 @@ export {
 } from "./session-file.js";
 export type { AgentTool, AgentToolContext, ToolExecutionMode } from "./tools.js";
 export { defineTool, ToolRegistry } from "./tools.js";
+export type { TypedToolArgs, TypedToolLike } from "./to-agent-tool.js";
+export { toAgentTool } from "./to-agent-tool.js";

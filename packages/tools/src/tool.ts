@@ -64,6 +64,13 @@ export interface Tool<Input extends ObjectSchema = ObjectSchema> extends ToolSpe
    * awaits it.
    */
   parse(args: unknown): z.output<Input>;
+  /**
+   * The check `dispatch` makes before `execute`: `parse`'s refusals, and an asynchronous refinement
+   * awaited rather than thrown as zod's error; rejects with `ToolInputError` (`invalid-arguments`),
+   * also for arguments too large for zod's asynchronous check. What another agent's adapter calls
+   * (`toAgentTool` of `@loopwright/agent`) so a tool it runs is checked as a toolset checks it.
+   */
+  check(args: unknown): Promise<z.output<Input>>;
 }
 
 const NAME = /^[A-Za-z0-9_-]{1,64}$/;
@@ -128,6 +135,7 @@ export function defineTool<Input extends ObjectSchema>(spec: ToolSpec<Input>): T
       if (checked.success) return withAbsentKeys(checked.data, parameters) as z.output<Input>;
       throw refusal(name, checked.error);
     },
+    check: (args: unknown) => checkArguments(tool, args),
   };
   readers.set(tool, input);
   return tool;
