@@ -57,7 +57,7 @@ export {
   readSessionFile,
   sessionPath,
 } from "./session-file.js";
-export type { AgentTool, AgentToolContext, ToolExecutionMode } from "./tools.js";
-export { defineTool, ToolRegistry } from "./tools.js";
 export type { TypedToolArgs, TypedToolLike } from "./to-agent-tool.js";
 export { toAgentTool } from "./to-agent-tool.js";
+export type { AgentTool, AgentToolContext, ToolExecutionMode } from "./tools.js";
+export { defineTool, ToolRegistry } from "./tools.js";

@@ -100,8 +100,8 @@ describe("toAgentTool: a @loopwright/tools tool run by an Agent", () => {
     const direct = await throughToolset(weatherTool([]), script());
     expect(wire).toEqual(direct);
     expect(wire[1]?.answers).toEqual(['{"city":"Oslo","days":3,"forecast":"sun"}']);
-    const declared = (wire[0]?.tools?.[0] as { function: { parameters: { required: string[] } } }).function;
-    expect(declared.parameters.required).toEqual(["city", "days", "unit", "zone"]);
+    const declared = wire[0]?.tools?.[0] as { function: { parameters: { required: string[] } } } | undefined;
+    expect(declared?.function.parameters.required).toEqual(["city", "days", "unit", "zone"]);
   });
 
   it("restores a strict dialect's nulls and fills defaults before the tool runs", async () => {
@@ -127,7 +127,9 @@ describe("toAgentTool: a @loopwright/tools tool run by an Agent", () => {
     const { run, seen: wire } = await throughAgent(weatherTool(seen), script());
     expect(run.status).toBe("ok");
     const refused = wire[1]?.answers[0];
-    expect(refused).toMatch(/^Error: weather was not run: its arguments do not match its schema \(city: .*; days: .*\)/);
+    expect(refused).toMatch(
+      /^Error: weather was not run: its arguments do not match its schema \(city: .*; days: .*\)/,
+    );
     // The refused call never reached the tool; the second try did.
     expect(seen.map((s) => s.id)).toEqual(["c2"]);
     expect(wire[2]?.answers[1]).toBe('{"city":"Oslo","days":2,"forecast":"sun"}');
@@ -151,7 +153,11 @@ describe("toAgentTool: a @loopwright/tools tool run by an Agent", () => {
           return `sun in ${city}`;
         },
       });
-    const script = () => [call("c1", '{"city":"Atlantis"}'), call("c2", '{"city":"Oslo"}'), { content: "Ok." }];
+    const script = () => [
+      call("c1", '{"city":"Atlantis"}'),
+      call("c2", '{"city":"Oslo"}'),
+      { content: "Ok." },
+    ];
     const { run, seen: wire } = await throughAgent(tool(), script());
     expect(run.status).toBe("ok");
     expect(wire[1]?.answers[0]).toContain("city: no such city");
@@ -165,7 +171,10 @@ describe("toAgentTool: a @loopwright/tools tool run by an Agent", () => {
       weatherTool([], () => {
         throw new Error("the weather service is down");
       });
-    const script = () => [call("c1", '{"city":"Oslo","days":1,"unit":null,"zone":null}'), { content: "Sorry." }];
+    const script = () => [
+      call("c1", '{"city":"Oslo","days":1,"unit":null,"zone":null}'),
+      { content: "Sorry." },
+    ];
     const { run, seen: wire } = await throughAgent(tool(), script());
     expect(run.status).toBe("ok");
     expect(wire[1]?.answers).toEqual(["Error: the weather service is down"]);

@@ -9,7 +9,9 @@ import type { AgentTool } from "./tools.js";
  * `execute` is handed (defaults filled, transforms run).
  */
 export interface TypedToolLike<In = unknown, Out = unknown> {
-  readonly input: { readonly "~standard": { readonly types?: { readonly input: In; readonly output: Out } | undefined } };
+  readonly input: {
+    readonly "~standard": { readonly types?: { readonly input: In; readonly output: Out } | undefined };
+  };
   readonly declaration: {
     readonly function: {
       readonly name: string;
@@ -89,7 +91,10 @@ export function toAgentTool<T extends TypedToolLike<any, any>>(tool: T): AgentTo
       stopIfAborted(signal);
       const checked = await tool.check(args);
       stopIfAborted(signal);
-      return tool.execute(checked, signal === undefined ? { id: context.toolCallId } : { id: context.toolCallId, signal });
+      return tool.execute(
+        checked,
+        signal === undefined ? { id: context.toolCallId } : { id: context.toolCallId, signal },
+      );
     },
   };
 }
