@@ -5,17 +5,11 @@
  * written out by hand a reply of `{"tools":"x"}` came back as the caller's `{ tools: string[] }`.
  */
 import { sanitizeSchema } from "@loopwright/schema-compat";
-import {
-  type Reply,
-  readFixtureJson,
-  readRecordedResponse,
-  startServer,
-  type TestServer,
-} from "@loopwright/testkit";
+import { startServer, type TestServer } from "@loopwright/testkit";
 import { afterEach, describe, expect, expectTypeOf, it } from "vitest";
 import { z } from "zod";
 import * as zm from "zod/mini";
-import { bodies, isolated, systemContent } from "../test/wire.js";
+import { bodies, isolated, lmstudioRefusal, olderLlamacpp, systemContent } from "../test/wire.js";
 import { askJson } from "./ask.js";
 import { SideTaskError } from "./errors.js";
 import { ISSUE_CHARS } from "./typed-schema.js";
@@ -131,19 +125,6 @@ describe("askJson with a Standard Schema", () => {
   });
 
   it("still validates an answer asked for in words, after json_schema and json_object were refused", async () => {
-    const olderLlamacpp = (): Reply => {
-      const recorded = readRecordedResponse("llamacpp-live/23-bad-response-format-type.response.txt");
-      return {
-        type: "error",
-        status: recorded.status,
-        body: JSON.parse(recorded.body.replace("but got: xml", "but got: json_schema")),
-      };
-    };
-    const lmstudioRefusal: Reply = {
-      type: "error",
-      status: 400,
-      body: readFixtureJson("errors/lmstudio/response-format-json-object-rejected.json"),
-    };
     let words = 0;
     server = await startServer({
       replies: (request) => {
