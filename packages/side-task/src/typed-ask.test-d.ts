@@ -69,6 +69,22 @@ export async function anyLibrary(): Promise<void> {
   expectTypeOf<StandardOutput<typeof callable>>().toEqualTypeOf<{ n: number }>();
 }
 
+/** A schema that declares no `types`: nothing to infer, so the answer is `unknown`, not `never`. */
+declare const untyped: {
+  readonly "~standard": {
+    readonly version: 1;
+    readonly vendor: string;
+    readonly validate: (value: unknown) => unknown;
+    readonly jsonSchema: {
+      readonly input: (options: { readonly target: string }) => Record<string, unknown>;
+    };
+  };
+};
+
+export async function noTypes(): Promise<void> {
+  expectTypeOf(await askJson(endpoint, "m", "", "hi", untyped)).toEqualTypeOf<unknown>();
+}
+
 export async function withOptions(signal?: AbortSignal, timeoutMs?: number): Promise<void> {
   // exactOptionalPropertyTypes: options forwarded as possibly undefined still compile.
   const answer = await askJson(endpoint, "m", "", "hi", Picked, {

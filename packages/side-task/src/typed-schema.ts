@@ -166,9 +166,8 @@ export type Checked =
  * promise. Valid: the output it answers (defaults filled in, transforms run). Invalid: a notice
  * naming the first issue's path and message, each cut short — never the answer itself, which may
  * be long or hold what the model was shown (the endpoint's key is already masked in a reply's text,
- * as in every reply the pooled client reads). A validate
- * that throws, or answers no result, is `invalid-input`: the schema's library is broken, not the
- * model's answer.
+ * as in every reply the pooled client reads). A validate that throws, or answers no result, is
+ * `invalid-input`: the schema's library is broken, not the model's answer.
  */
 export async function checkAnswer(read: ReadStandard, value: unknown, model: string): Promise<Checked> {
   let result: unknown;
