@@ -3,16 +3,9 @@
  * that refuse it (each lesser form latched per model), a reply in prose around a fence, a schema
  * the grammar converter cannot take, and the answers that are not JSON.
  */
-import {
-  type Reply,
-  readFixture,
-  readFixtureJson,
-  readRecordedResponse,
-  startServer,
-  type TestServer,
-} from "@loopwright/testkit";
+import { type Reply, readFixture, readFixtureJson, startServer, type TestServer } from "@loopwright/testkit";
 import { afterEach, describe, expect, it } from "vitest";
-import { bodies, isolated, systemContent } from "../test/wire.js";
+import { bodies, isolated, lmstudioRefusal, olderLlamacpp, systemContent } from "../test/wire.js";
 import { askJson } from "./ask.js";
 import { SideTaskError } from "./errors.js";
 
@@ -23,23 +16,6 @@ const person = {
   type: "object",
   properties: { name: { type: "string" }, age: { type: "integer" }, nickname: { type: "string" } },
   required: ["name", "age"],
-};
-
-/** llama.cpp before json_schema support: capture 23's refusal, naming json_schema as the type it got. */
-function olderLlamacpp(): Reply {
-  const recorded = readRecordedResponse("llamacpp-live/23-bad-response-format-type.response.txt");
-  return {
-    type: "error",
-    status: recorded.status,
-    body: JSON.parse(recorded.body.replace("but got: xml", "but got: json_schema")),
-  };
-}
-
-/** LM Studio's recorded refusal of json_object. */
-const lmstudioRefusal: Reply = {
-  type: "error",
-  status: 400,
-  body: readFixtureJson("errors/lmstudio/response-format-json-object-rejected.json"),
 };
 
 const formatOf = (body: Record<string, unknown>) =>

@@ -6,6 +6,7 @@ import { describeValue, isPlainObject, SideTaskError } from "./errors.js";
 import type { SideTaskInput } from "./input.js";
 import { ownView } from "./own.js";
 import { headOf } from "./text.js";
+import { checkAnswer, readStandard, type StandardJsonSchema, type StandardOutput } from "./typed-schema.js";
 import type { SideTaskKind } from "./usage.js";
 
 /** `ask`'s reply ceiling when none is given: a side task's answer is short. */
@@ -124,16 +125,49 @@ function jsonInstruction(system: string, schema: Record<string, unknown>): strin
  * A server that finds the schema itself invalid is not latched: that throws `SideTaskError`
  * (`request-failed`), as every other failure does. Throws `invalid-input` for a schema or options
  * that are not an object.
+ *
+ * The schema may instead be a Standard Schema with its JSON Schema converter (zod 4.2 or later,
+ * ArkType, Valibot: `~standard.validate` and `~standard.jsonSchema`). What is sent is the JSON
+ * Schema of its input (draft 2020-12, else draft-07), and the answer read as above is then checked
+ * with its `validate`: the answer is its output (defaults filled in, transforms run), typed as
+ * that without a cast, or `undefined` where it is invalid, with a notice naming the first issue's
+ * path and message (never the answer). One without the converter, or whose converter throws, is
+ * `invalid-input` before anything is sent; a `validate` that throws is `invalid-input` too.
  */
+export function askJson<Schema extends StandardJsonSchema>(
+  endpoint: Endpoint,
+  model: string,
+  system: string,
+  input: SideTaskInput,
+  schema: Schema,
+  options?: AskJsonOptions,
+): Promise<StandardOutput<Schema> | undefined>;
+/** {@link askJson} with a plain JSON Schema: the answer is `T` by the caller's word, unchecked. */
 export function askJson<T = unknown>(
   endpoint: Endpoint,
   model: string,
   system: string,
   input: SideTaskInput,
   schema: Readonly<Record<string, unknown>>,
+  options?: AskJsonOptions,
+): Promise<T | undefined>;
+export async function askJson(
+  endpoint: Endpoint,
+  model: string,
+  system: string,
+  input: SideTaskInput,
+  schema: unknown,
   options: AskJsonOptions = {},
-): Promise<T | undefined> {
-  return askJsonReading<T>(endpoint, model, system, input, schema, options, true);
+): Promise<unknown> {
+  // A Standard Schema is read, and converted, before anything is sent; a plain one goes as it is.
+  const standard = readStandard(schema);
+  const sent = standard ? standard.jsonSchema : (schema as Readonly<Record<string, unknown>>);
+  const value = await askJsonReading(endpoint, model, system, input, sent, options, true);
+  if (!standard || value === undefined) return value;
+  const checked = await checkAnswer(standard, value, model);
+  if (checked.ok) return checked.value;
+  ownView(options).onNotice?.(checked.notice);
+  return undefined;
 }
 
 /**

@@ -47,5 +47,6 @@ export {
 } from "./summariser.js";
 export type { TaskCall, TaskCallOptions, TaskEndpoint, TaskSettings } from "./task-call.js";
 export { taskCall } from "./task-call.js";
+export type { StandardJsonSchema, StandardOutput } from "./typed-schema.js";
 export type { SideTaskKind, SideTaskUsage } from "./usage.js";
 export { FUNCTION_WORDS } from "./words.js";

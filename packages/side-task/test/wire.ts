@@ -2,7 +2,13 @@
 // learned in one test are not the next one's, and the bodies a test server received.
 import { createClientPool } from "@loopwright/client";
 import { createCapabilityStore } from "@loopwright/negotiate";
-import type { RecordedRequest, TestServer } from "@loopwright/testkit";
+import {
+  type RecordedRequest,
+  type Reply,
+  readFixtureJson,
+  readRecordedResponse,
+  type TestServer,
+} from "@loopwright/testkit";
 import type { SideTaskOptions } from "../src/call.js";
 
 export function isolated(): Required<Pick<SideTaskOptions, "capabilities" | "clients">> & {
@@ -24,3 +30,20 @@ export function systemContent(body: Record<string, unknown>): string {
   const messages = body.messages as { role: string; content: unknown }[];
   return String(messages.find((m) => m.role === "system")?.content ?? "");
 }
+
+/** llama.cpp before json_schema support: capture 23's refusal, naming json_schema as the type it got. */
+export function olderLlamacpp(): Reply {
+  const recorded = readRecordedResponse("llamacpp-live/23-bad-response-format-type.response.txt");
+  return {
+    type: "error",
+    status: recorded.status,
+    body: JSON.parse(recorded.body.replace("but got: xml", "but got: json_schema")),
+  };
+}
+
+/** LM Studio's recorded refusal of json_object. */
+export const lmstudioRefusal: Reply = {
+  type: "error",
+  status: 400,
+  body: readFixtureJson("errors/lmstudio/response-format-json-object-rejected.json"),
+};
