@@ -9,9 +9,9 @@
  * Over HTTP, through `runAgentLoop` on a runtime of its own.
  */
 import {
+  type Reply,
   readFixtureJson,
   readRecordedResponse,
-  type Reply,
   startServer,
   type TestServer,
 } from "@loopwright/testkit";

@@ -727,129 +727,133 @@ afterAll(async () => {
 });
 
 describe("side tasks: what is sent after which refusal, latched where (a model, over HTTP)", () => {
-  it("matches the reference after every task", async () => {
-    let quirks: EndpointQuirks[] = [];
-    // Two servers for the whole property; the quirks of each run are read through `quirks`.
-    for (let i = 0; i < 2; i++) {
-      const index = i;
-      servers.push(
-        await startServer({
-          replies: (request) => {
-            const c = current;
-            const q = quirks[index];
-            if (!c || !q) return { type: "error", status: 500, body: { error: { message: "no task" } } };
-            const { reply, spends } = decide(
-              q,
-              c.task,
-              request.body as Record<string, unknown>,
-              c.attempt,
-              c.spent,
-            );
-            c.attempt++;
-            if (spends) c.spent = true;
-            return reply;
-          },
-        }),
-      );
-    }
-    await fc.assert(
-      fc.asyncProperty(
-        fc.integer({ min: 1, max: 2 }).chain((endpoints) =>
-          fc.integer({ min: 1, max: 2 }).chain((models) =>
-            fc.record({
-              endpoints: fc.constant(endpoints),
-              shared: fc.boolean(),
-              quirks: fc.tuple(endpointQuirks, endpointQuirks),
-              tasks: fc.array(task(endpoints, models), { minLength: 1, maxLength: 6 }),
-            }),
+  it(
+    "matches the reference after every task",
+    async () => {
+      let quirks: EndpointQuirks[] = [];
+      // Two servers for the whole property; the quirks of each run are read through `quirks`.
+      for (let i = 0; i < 2; i++) {
+        const index = i;
+        servers.push(
+          await startServer({
+            replies: (request) => {
+              const c = current;
+              const q = quirks[index];
+              if (!c || !q) return { type: "error", status: 500, body: { error: { message: "no task" } } };
+              const { reply, spends } = decide(
+                q,
+                c.task,
+                request.body as Record<string, unknown>,
+                c.attempt,
+                c.spent,
+              );
+              c.attempt++;
+              if (spends) c.spent = true;
+              return reply;
+            },
+          }),
+        );
+      }
+      await fc.assert(
+        fc.asyncProperty(
+          fc.integer({ min: 1, max: 2 }).chain((endpoints) =>
+            fc.integer({ min: 1, max: 2 }).chain((models) =>
+              fc.record({
+                endpoints: fc.constant(endpoints),
+                shared: fc.boolean(),
+                quirks: fc.tuple(endpointQuirks, endpointQuirks),
+                tasks: fc.array(task(endpoints, models), { minLength: 1, maxLength: 6 }),
+              }),
+            ),
           ),
-        ),
-        async (run) => {
-          quirks = run.quirks;
-          const sharedStore = createCapabilityStore();
-          const sharedPool = createClientPool();
-          let ref: Reference = new Map();
-          for (const t of run.tasks) {
-            if (!run.shared) ref = new Map();
-            const store: CapabilityStore = run.shared ? sharedStore : createCapabilityStore();
-            const clients = run.shared ? sharedPool : createClientPool();
-            const server = servers[t.endpoint] as TestServer;
-            const before = server.chatRequests.length;
-            const notices: string[] = [];
-            const options = {
-              capabilities: store,
-              clients,
-              onNotice: (n: string) => notices.push(n),
-              ...(t.maxTokens !== undefined ? { maxTokens: t.maxTokens } : {}),
-              ...(t.temperature !== undefined ? { temperature: t.temperature } : {}),
-              ...(t.effort !== undefined ? { reasoningEffort: t.effort } : {}),
-              extraBody: { ...t.extra },
-            };
-            const endpoint = { baseUrl: server.baseUrl, ...(t.keyed ? { apiKey: "sk-second" } : {}) };
-            const model = MODELS[t.model] as string;
-            current = { task: t, attempt: 0, spent: false };
-            const outcome = await (t.kind === "askJson"
-              ? askJson(endpoint, model, t.system, t.input, schemaOf(t), {
-                  ...options,
-                  ...(t.strict !== undefined ? { strict: t.strict } : {}),
-                })
-              : t.kind === "ask"
-                ? ask(endpoint, model, t.system, t.input, options)
-                : askReply(endpoint, model, t.system, t.input, options)
-            ).then(
-              (value) => ({ value }),
-              (e: unknown) => ({ code: SideTaskError.isInstance(e) ? e.code : String(e) }),
-            );
-            current = undefined;
-            const sent = server.chatRequests.slice(before).map((r) => r.body as Record<string, unknown>);
-            const systemSent = sent[0]
-              ? (sent[0].messages as { role: string; content: string }[]).find((x) => x.role === "system")
-                  ?.content
-              : undefined;
-            if (t.kind !== "askJson") {
-              expect(systemSent).toBe(t.system === "" ? undefined : t.system);
-            } else {
-              expect(systemSent?.startsWith(t.system)).toBe(true);
-            }
-            const predicted = predict(run.quirks[t.endpoint] as EndpointQuirks, t, ref, systemSent);
-            expect(sent.map((b) => comparable(b).body)).toEqual(predicted.bodies);
-            // The schema sent: relaxed (no pattern) exactly where the endpoint's latch says.
-            for (const b of sent) {
-              const { schema } = comparable(b);
-              if (schema === undefined) continue;
-              expect(schema).toMatchObject({ type: "object", additionalProperties: false });
-            }
-            expect(outcome).toEqual(predicted.outcome);
-            expect(notices).toHaveLength(predicted.notices.length);
-            for (const [i, re] of predicted.notices.entries()) expect(notices[i]).toMatch(re);
-            if (t.probe && run.shared) {
-              // The snapshot, in a new store: the next body as the latches a snapshot keeps make it.
-              const fresh = createCapabilityStore();
-              fresh.importCapabilities(store.exportCapabilities());
-              const again = { ...t, fault: undefined };
-              const probeRef = snapshotOf(ref);
-              const { ep, m } = latchesOf(probeRef, refKey(t), model);
-              const expected = predictBody(again, ep, m, systemSent);
-              const mark = server.chatRequests.length;
-              current = { task: again, attempt: 0, spent: false };
-              const probeOptions = { ...options, capabilities: fresh, onNotice: () => {} };
-              await (t.kind === "askJson"
+          async (run) => {
+            quirks = run.quirks;
+            const sharedStore = createCapabilityStore();
+            const sharedPool = createClientPool();
+            let ref: Reference = new Map();
+            for (const t of run.tasks) {
+              if (!run.shared) ref = new Map();
+              const store: CapabilityStore = run.shared ? sharedStore : createCapabilityStore();
+              const clients = run.shared ? sharedPool : createClientPool();
+              const server = servers[t.endpoint] as TestServer;
+              const before = server.chatRequests.length;
+              const notices: string[] = [];
+              const options = {
+                capabilities: store,
+                clients,
+                onNotice: (n: string) => notices.push(n),
+                ...(t.maxTokens !== undefined ? { maxTokens: t.maxTokens } : {}),
+                ...(t.temperature !== undefined ? { temperature: t.temperature } : {}),
+                ...(t.effort !== undefined ? { reasoningEffort: t.effort } : {}),
+                extraBody: { ...t.extra },
+              };
+              const endpoint = { baseUrl: server.baseUrl, ...(t.keyed ? { apiKey: "sk-second" } : {}) };
+              const model = MODELS[t.model] as string;
+              current = { task: t, attempt: 0, spent: false };
+              const outcome = await (t.kind === "askJson"
                 ? askJson(endpoint, model, t.system, t.input, schemaOf(t), {
-                    ...probeOptions,
+                    ...options,
                     ...(t.strict !== undefined ? { strict: t.strict } : {}),
                   })
-                : ask(endpoint, model, t.system, t.input, probeOptions)
-              ).catch(() => undefined);
+                : t.kind === "ask"
+                  ? ask(endpoint, model, t.system, t.input, options)
+                  : askReply(endpoint, model, t.system, t.input, options)
+              ).then(
+                (value) => ({ value }),
+                (e: unknown) => ({ code: SideTaskError.isInstance(e) ? e.code : String(e) }),
+              );
               current = undefined;
-              const first = server.chatRequests[mark]?.body as Record<string, unknown>;
-              expect(comparable(first).body).toEqual(expected);
+              const sent = server.chatRequests.slice(before).map((r) => r.body as Record<string, unknown>);
+              const systemSent = sent[0]
+                ? (sent[0].messages as { role: string; content: string }[]).find((x) => x.role === "system")
+                    ?.content
+                : undefined;
+              if (t.kind !== "askJson") {
+                expect(systemSent).toBe(t.system === "" ? undefined : t.system);
+              } else {
+                expect(systemSent?.startsWith(t.system)).toBe(true);
+              }
+              const predicted = predict(run.quirks[t.endpoint] as EndpointQuirks, t, ref, systemSent);
+              expect(sent.map((b) => comparable(b).body)).toEqual(predicted.bodies);
+              // The schema sent: relaxed (no pattern) exactly where the endpoint's latch says.
+              for (const b of sent) {
+                const { schema } = comparable(b);
+                if (schema === undefined) continue;
+                expect(schema).toMatchObject({ type: "object", additionalProperties: false });
+              }
+              expect(outcome).toEqual(predicted.outcome);
+              expect(notices).toHaveLength(predicted.notices.length);
+              for (const [i, re] of predicted.notices.entries()) expect(notices[i]).toMatch(re);
+              if (t.probe && run.shared) {
+                // The snapshot, in a new store: the next body as the latches a snapshot keeps make it.
+                const fresh = createCapabilityStore();
+                fresh.importCapabilities(store.exportCapabilities());
+                const again = { ...t, fault: undefined };
+                const probeRef = snapshotOf(ref);
+                const { ep, m } = latchesOf(probeRef, refKey(t), model);
+                const expected = predictBody(again, ep, m, systemSent);
+                const mark = server.chatRequests.length;
+                current = { task: again, attempt: 0, spent: false };
+                const probeOptions = { ...options, capabilities: fresh, onNotice: () => {} };
+                await (t.kind === "askJson"
+                  ? askJson(endpoint, model, t.system, t.input, schemaOf(t), {
+                      ...probeOptions,
+                      ...(t.strict !== undefined ? { strict: t.strict } : {}),
+                    })
+                  : ask(endpoint, model, t.system, t.input, probeOptions)
+                ).catch(() => undefined);
+                current = undefined;
+                const first = server.chatRequests[mark]?.body as Record<string, unknown>;
+                expect(comparable(first).body).toEqual(expected);
+              }
             }
-          }
-        },
-      ),
-      // Each loading 503 waits the side task's one-second poll: kept to a modest number of runs
-      // (LATCH_RUNS widens it, as negotiate's model reads it).
-      { numRuns: Number(process.env.LATCH_RUNS ?? 80) },
-    );
-  }, 120_000 + Number(process.env.LATCH_RUNS ?? 0) * 1_500);
+          },
+        ),
+        // Each loading 503 waits the side task's one-second poll: kept to a modest number of runs
+        // (LATCH_RUNS widens it, as negotiate's model reads it).
+        { numRuns: Number(process.env.LATCH_RUNS ?? 80) },
+      );
+    },
+    120_000 + Number(process.env.LATCH_RUNS ?? 0) * 1_500,
+  );
 });
