@@ -321,7 +321,8 @@ describe("R89-5: what a refusal changed that negotiate latches silently, told", 
     });
     expect(bodies.map((b) => "temperature" in b)).toEqual([true, false, false]);
     expect(notices).toEqual([
-      "sim takes only its own default temperature; sending requests without one from now on.",
+      // r91: told by negotiate itself, in its words (once, as the refusal latches it).
+      "sim refused the temperature asked (it takes only its own default); sending requests without one from now on.",
     ]);
   });
 
@@ -332,7 +333,8 @@ describe("R89-5: what a refusal changed that negotiate latches silently, told", 
     const strict = (b: Record<string, unknown>) => JSON.stringify(b.tools).includes('"strict":true');
     expect(bodies.map(strict)).toEqual([true, false, false]);
     expect(notices).toEqual([
-      "The server refused the tool schemas in strict form; sending them relaxed from now on (their patterns and bounds are described to the model, no longer enforced by the server).",
+      // r91: told by negotiate itself, in its words (once, as the call that latched it ends).
+      "The server refused the request's schemas in strict form; sending tool and response_format schemas relaxed from now on (their patterns and bounds are described to the model, no longer enforced by the server).",
     ]);
   });
 

@@ -257,14 +257,10 @@ export async function runTurn(
     sent = build(supports, model);
     return sent;
   };
-  const before = latchesOf(supports, options.model);
-  const told = { relaxed: false };
-  let turn: Turn;
-  try {
-    turn = heldUsage(await attempts(client, supports, track, options, told), options.onNotice);
-  } finally {
-    tellLatches(before, supports, options, told);
-  }
+  // What negotiate latches it tells through onNotice itself (stream_options, a temperature, relaxed
+  // schemas…); the turn tells only what it changes on its own (relaxed tools after a grammar
+  // failure mid-stream).
+  const turn = heldUsage(await attempts(client, supports, track, options), options.onNotice);
   if (sent && turn.usage.prompt > 0) {
     const model = options.model ?? sent.model;
     // A count the tools cannot be in says the template left them out: no reading of the text.
@@ -315,58 +311,12 @@ function toolsUnseen(
   return true;
 }
 
-/** The latches `negotiate` may change without a word, as they stood before a turn's attempts. */
-interface Latches {
-  strict: boolean;
-  usage: boolean;
-  temperature: boolean | undefined;
-}
-
-function latchesOf(supports: EndpointCapabilities, model: string | undefined): Latches {
-  return {
-    strict: supports.strictSchemas,
-    usage: supports.usageInStream,
-    temperature: model ? modelCapabilitiesFor(supports, model).chosenTemperature : undefined,
-  };
-}
-
-/**
- * Tells what the turn's refusals changed that `negotiate` latches silently: the tools sent relaxed
- * (the server no longer holds arguments to their patterns and bounds), the temperature asked no
- * longer sent, the usage no longer asked for in the stream. A host that set these reads otherwise
- * a run that quietly stopped meaning them. Each once: the latch holds from then on.
- */
-function tellLatches(
-  before: Latches,
-  supports: EndpointCapabilities,
-  options: RunTurnOptions,
-  told: { relaxed: boolean },
-): void {
-  const notice = options.onNotice;
-  if (!notice) return;
-  if (before.strict && !supports.strictSchemas && !told.relaxed) {
-    notice(
-      "The server refused the tool schemas in strict form; sending them relaxed from now on (their patterns and bounds are described to the model, no longer enforced by the server).",
-    );
-  }
-  if (before.usage && !supports.usageInStream) {
-    notice(
-      "The server refused stream_options; streaming without it from now on (token usage is counted only where the server reports it unasked).",
-    );
-  }
-  const model = options.model;
-  if (model && before.temperature && modelCapabilitiesFor(supports, model).chosenTemperature === false) {
-    notice(`${model} takes only its own default temperature; sending requests without one from now on.`);
-  }
-}
-
 /** The retry loop of `runTurn`: re-sends, waits for a loading model, and rethrows what it cannot answer. */
 async function attempts(
   client: ChatClientLike,
   supports: EndpointCapabilities,
   build: BuildRequest,
   options: RunTurnOptions,
-  told: { relaxed: boolean } = { relaxed: false },
 ): Promise<Turn> {
   const { maxRetries = 2, loadingTimeoutMs = 120_000, loadingPollMs = 3000, onNotice, signal } = options;
   const { model, droppable, backoff, reasoningEffort } = options;
@@ -390,6 +340,8 @@ async function attempts(
     fences: options.fences,
     startInReasoning: options.startInReasoning,
   };
+  // Set once this turn relaxed the tools itself, after a grammar failure mid-stream (and said so).
+  const told = { relaxed: false };
   let retries = 0;
   // Silent attempts re-sent (at most one), and the time spent on servers' retry-after.
   let silences = 0;

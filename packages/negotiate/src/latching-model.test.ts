@@ -1148,6 +1148,11 @@ function noticeKind(message: string): string {
   if (/refused the field/.test(message)) return "field";
   if (/takes no system message \(its chat template refused one\)/.test(message)) return "system-role";
   if (/takes no user message straight after a tool result/.test(message)) return "user-after-tool";
+  if (/^The server refused stream_options; streaming without it/.test(message)) return "stream-options";
+  if (/refused the temperature asked \(it takes only its own default\)/.test(message)) return "temperature";
+  if (/refused structured output \(a JSON schema in response_format\)/.test(message))
+    return "structured-output";
+  if (/sending tool and response_format schemas relaxed from now on/.test(message)) return "relaxed";
   return `other: ${message}`;
 }
 
@@ -1295,9 +1300,13 @@ function learn(
   const model = ref.models[s.model];
   if (answered && outcome.latch === "strictSchemas") call.relaxedHere = true;
   if (answered && outcome.latch === "anyToolCallIds") call.idsHere = true;
-  // What a user is told: a dropped field or effort, tool_choice and the ids (and taking those back).
+  // What a user is told: every latch that costs or drops something (the ids taken back too), as it
+  // is made; the relaxed schemas as the call ends (\`endCall\`); the ceiling's new spelling never.
   if (answered) {
     const told: Partial<Record<Latch, string>> = {
+      usageInStream: "stream-options",
+      chosenTemperature: "temperature",
+      structuredOutput: "structured-output",
       toolChoice: "tool-choice",
       anyToolCallIds: "ids",
       droppedField: "field",
@@ -1317,6 +1326,11 @@ function learn(
     notices.push("ids-back");
   }
   return answered;
+}
+
+/** A negotiate call over: the schemas it relaxed are told if that latch still holds. */
+function endCall(ref: RefEndpoint, call: CallState, notices: string[]): void {
+  if (call.relaxedHere && !ref.strictSchemas) notices.push("relaxed");
 }
 
 /** "none" now goes out as a higher rung: told once per model record. */
@@ -1496,6 +1510,7 @@ function walk(ref: RefEndpoint, s: Shape, log: Logged[], result: Result, where: 
         expectedWaits.push([calls - 1, outcome.fault]);
         calls++;
         attemptsThisCall = 0;
+        endCall(ref, callState, notices);
         callState = { relaxedHere: false, idsHere: false };
       } else endedAt = i;
     }
@@ -1503,6 +1518,7 @@ function walk(ref: RefEndpoint, s: Shape, log: Logged[], result: Result, where: 
   expect(endedAt, `${where}: the request ended at the attempt the reference says (${log.length} sent)`).toBe(
     log.length - 1,
   );
+  endCall(ref, callState, notices);
   expect(result.ok, `${where}: outcome ${String(result.error)}`).toBe(expectOk);
   if (!result.ok && /after-text/.test(lastFault ?? "") && log.at(-1)?.outcome.kind === "fault") {
     expect(result.produced).toBe(true);

@@ -39,7 +39,14 @@ export interface NegotiateOptions {
   model?: string | undefined;
   /** Top-level body fields the caller allows dropping when this model refuses them (extraBody keys). */
   droppable?: readonly string[] | undefined;
-  /** Told, in words, when a request is changed in a way that costs or drops something. */
+  /**
+   * Told, in words, when a request is changed in a way that costs or drops something: each latch
+   * this call makes, as it makes it (`stream_options`, a temperature, structured output,
+   * `tool_choice`, tool-call ids, a template's roles, a dropped field, `"none"` climbing) — schemas
+   * sent relaxed once the call is over, and only if that latch still holds then. A latch is made
+   * once per endpoint (or model), so each is told once; the ceiling respelled
+   * `max_completion_tokens` loses nothing and is not told.
+   */
   onNotice?: ((message: string) => void) | undefined;
   /**
    * The `reasoning_effort` the caller asked for (its config's `reasoningEffort`). With `"none"` and
@@ -77,24 +84,40 @@ function answer(
   switch (refusal.kind) {
     case "strict-schema":
     case "grammar":
+      // Told by `negotiate` as the call ends, and only if the latch still holds then
+      // (`relaxedNotice`): a relaxed request refused alike takes it back, and then nothing changed.
       if (!supports.strictSchemas) return false;
       supports.strictSchemas = false;
       return true;
     case "stream-options":
       if (!supports.usageInStream) return false;
       supports.usageInStream = false;
+      notice(
+        "The server refused stream_options; streaming without it from now on (token usage is counted only " +
+          "where the server reports it unasked).",
+      );
       return true;
     case "token-limit-spelling":
+      // A rename that loses nothing (the same ceiling, spelled as the model wants it): not told.
       if (!model || model.legacyTokenLimit === false) return false;
       model.legacyTokenLimit = false;
       return true;
     case "temperature":
       if (!model?.chosenTemperature) return false;
       model.chosenTemperature = false;
+      notice(
+        `${modelName} refused the temperature asked (it takes only its own default); sending requests ` +
+          "without one from now on.",
+      );
       return true;
     case "structured-output":
       if (!model?.structuredOutput) return false;
       model.structuredOutput = false;
+      notice(
+        `${modelName} refused structured output (a JSON schema in response_format); sending requests without ` +
+          "one from now on: a response_format of the caller's own (extraBody) is left out, and a side task " +
+          "asks for json_object, or for JSON in words.",
+      );
       return true;
     case "tool-choice":
       if (!model?.toolChoice) return false;
@@ -240,6 +263,21 @@ function noticeNoneClimb(
   );
 }
 
+/**
+ * The notice for schemas sent relaxed, by the refusal that relaxed them: a grammar the server could
+ * not build from them, or their strict form refused.
+ */
+function relaxedNotice(kind: "grammar" | "strict-schema"): string {
+  const why =
+    kind === "grammar"
+      ? "The server could not build a grammar from the request's schemas"
+      : "The server refused the request's schemas in strict form";
+  return (
+    `${why}; sending tool and response_format schemas relaxed from now on (their patterns and bounds ` +
+    "are described to the model, no longer enforced by the server)."
+  );
+}
+
 /** Refuses options of the wrong type before anything is sent, naming the option. */
 const NEGOTIATE_OPTIONS = [
   "model",
@@ -315,42 +353,66 @@ export async function negotiate<T>(
   // Whether this call latched strict schemas off: if the relaxed request draws the same refusal,
   // no tool schema was at fault (a response_format's schema, a grammar of the caller's own), and
   // the latch is taken back rather than relaxing every later request to the endpoint for nothing.
-  let relaxedHere = false;
+  let relaxedHere: "grammar" | "strict-schema" | undefined;
   // Likewise for tool-call ids: a request with no id the latch changes (a side task's, with no
   // tool calls at all) that draws the refusal again was not refused for its ids, and the latch is
   // taken back rather than renaming every later request's ids for the model.
   let idsHere = false;
-  for (let attempt = 1; ; attempt++) {
-    const produced = options.produced ?? { value: false };
-    // What this attempt's body was built from: a request running beside this one may latch the
-    // same refusal first, and then this one is answered by sending again, not by a second latch.
-    const builtFrom = latchState(supports, model);
-    // "none" asked and a higher rung going out (whichever way the model's refusal became known).
-    if (model && options.reasoningEffort === "none") noticeNoneClimb(model, options.model ?? "", notice);
-    try {
-      return await send(supports, produced, model);
-    } catch (error) {
-      if (produced.value || attempt >= maxAttempts) throw error;
-      const refusal = readRefusal(error);
-      if (!refusal) throw error;
-      const wasStrict = supports.strictSchemas;
-      const anyIds = model?.anyToolCallIds;
-      const stale = offWhenBuilt(refusal, builtFrom);
-      const answered = !stale && answer(refusal, supports, model, options.model, droppable, notice);
-      if (answered && wasStrict && !supports.strictSchemas) relaxedHere = true;
-      if (answered && anyIds && model?.anyToolCallIds === false) idsHere = true;
-      if (!answered && (stale || latchState(supports, model) === builtFrom)) {
-        if (relaxedHere && (refusal.kind === "grammar" || refusal.kind === "strict-schema")) {
-          supports.strictSchemas = true;
+  try {
+    return await attempts();
+  } finally {
+    // The relaxed schemas are told once the call is over, where the latch this call set still
+    // holds (a relaxed request refused alike took it back: no schema was at fault, nothing changed).
+    if (relaxedHere && !supports.strictSchemas) {
+      try {
+        notice(relaxedNotice(relaxedHere));
+      } catch {
+        // Told from a finally: what the host's sink throws must not replace the call's own outcome.
+      }
+    }
+  }
+
+  async function attempts(): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      const produced = options.produced ?? { value: false };
+      // What this attempt's body was built from: a request running beside this one may latch the
+      // same refusal first, and then this one is answered by sending again, not by a second latch.
+      const builtFrom = latchState(supports, model);
+      // "none" asked and a higher rung going out (whichever way the model's refusal became known).
+      if (model && options.reasoningEffort === "none") noticeNoneClimb(model, options.model ?? "", notice);
+      try {
+        return await send(supports, produced, model);
+      } catch (error) {
+        if (produced.value || attempt >= maxAttempts) throw error;
+        const refusal = readRefusal(error);
+        if (!refusal) throw error;
+        const wasStrict = supports.strictSchemas;
+        const anyIds = model?.anyToolCallIds;
+        const stale = offWhenBuilt(refusal, builtFrom);
+        const answered = !stale && answer(refusal, supports, model, options.model, droppable, notice);
+        if (
+          answered &&
+          wasStrict &&
+          !supports.strictSchemas &&
+          (refusal.kind === "grammar" || refusal.kind === "strict-schema")
+        ) {
+          relaxedHere = refusal.kind;
         }
-        if (idsHere && model && refusal.kind === "tool-call-ids") {
-          model.anyToolCallIds = true;
-          notice(
-            `${options.model} refused the request again with tool-call ids it takes, so the ids were not ` +
-              "at fault; sending them as they are again.",
-          );
+        if (answered && anyIds && model?.anyToolCallIds === false) idsHere = true;
+        if (!answered && (stale || latchState(supports, model) === builtFrom)) {
+          if (relaxedHere && (refusal.kind === "grammar" || refusal.kind === "strict-schema")) {
+            supports.strictSchemas = true;
+            relaxedHere = undefined;
+          }
+          if (idsHere && model && refusal.kind === "tool-call-ids") {
+            model.anyToolCallIds = true;
+            notice(
+              `${options.model} refused the request again with tool-call ids it takes, so the ids were not ` +
+                "at fault; sending them as they are again.",
+            );
+          }
+          throw error;
         }
-        throw error;
       }
     }
   }

@@ -81,7 +81,11 @@ export interface SideTaskOptions {
    * its body.
    */
   timeoutMs?: number | null | undefined;
-  /** Told, in words, when a request is changed to get past a refusal. */
+  /**
+   * Told, in words, when a request is changed to get past a refusal in a way that costs or drops
+   * something: `negotiate`'s latches in its words, the side task's own in these (not the ceiling
+   * renamed `max_completion_tokens`, which loses nothing).
+   */
   onNotice?: ((message: string) => void) | null | undefined;
   /**
    * Told what each request cost: called once for every answer a server sent back (a request sent
@@ -729,46 +733,10 @@ export async function sideCall(
   } catch (error) {
     throw setupError(error, "the endpoint's time bound", where);
   }
-  // What the previous attempt of this task carried, for the notices below: negotiate latches a
-  // json_schema, a strict schema, a temperature and the max_tokens spelling off without a word, and
-  // a side task promises a notice whenever its request is changed to get past a refusal.
-  let before: { format: string; temperature: boolean; maxTokens: boolean; strict: boolean } | undefined;
-  // The relaxed schema is told only if it holds: negotiate takes the latch back when the relaxed
-  // request draws the same refusal (the grammar was not the schema's), and then nothing changed.
-  let relaxed = false;
-  const tellChanges = (body: Record<string, unknown>, caps: ModelCapabilities, strict: boolean): void => {
-    const now = {
-      format:
-        typeof (body.response_format as { type?: unknown } | undefined)?.type === "string"
-          ? String((body.response_format as { type: string }).type)
-          : "",
-      temperature: "temperature" in body,
-      maxTokens: "max_tokens" in body,
-      strict,
-    };
-    if (before) {
-      if (before.format === "json_schema" && now.format !== "json_schema" && !caps.structuredOutput) {
-        notice(
-          `${model} takes no JSON schema in response_format; asking it for ${now.format === "json_object" ? "json_object" : "JSON in words"} from now on (the schema rides on the system prompt).`,
-        );
-      }
-      if (!shape && before.format !== "" && now.format === "" && !caps.structuredOutput) {
-        // A response_format of the caller's own (extraBody), refused by name: read as the model's
-        // structured-output latch, which buildBody answers by leaving it out.
-        notice(`${model} refused response_format; sending extraBody's no more for this model.`);
-      }
-      if (before.format === "json_schema" && now.format === "json_schema" && before.strict && !now.strict) {
-        relaxed = true;
-      }
-      if (before.temperature && !now.temperature && caps.chosenTemperature === false) {
-        notice(`${model} refused the temperature asked; sending none (its default) from now on.`);
-      }
-      if (before.maxTokens && !now.maxTokens && caps.legacyTokenLimit === false) {
-        notice(`${model} wants its ceiling as max_completion_tokens; sending it so from now on.`);
-      }
-    }
-    before = now;
-  };
+  // negotiate tells the latches it makes (a JSON schema refused, the schema relaxed — once the
+  // negotiation is over and only where that latch held —, a temperature refused…) through the
+  // onNotice handed to it; this tells only what the side task itself changes (images, its own
+  // json_object refused, a model loading).
   try {
     // Each round answers one refusal negotiate leaves to its caller; each latches, so three is enough.
     let round = 0;
@@ -816,7 +784,6 @@ export async function sideCall(
             ];
             const { stream_options: _usage, ...built } = buildBody(params, supports, modelCaps, messages);
             const body = { ...built, stream: false, ...(format ? { response_format: format } : {}) };
-            tellChanges(body, modelCaps, supports.strictSchemas);
             const text = JSON.stringify(body);
             if (last?.body === text) throw last.error;
             // Each attempt has a signal of its own, linked to the bound only while it is in flight,
@@ -913,14 +880,5 @@ export async function sideCall(
     }
   } finally {
     timing.done();
-    if (relaxed && !supports.strictSchemas) {
-      try {
-        notice(
-          `The endpoint could not build a grammar from ${model}'s schema; sending schemas relaxed (their constraints in words, without strict) from now on.`,
-        );
-      } catch {
-        // Told from a finally: what the host's sink throws must not replace the task's own outcome.
-      }
-    }
   }
 }
