@@ -36,7 +36,13 @@ describe('a loop asked for reasoning effort "none" that goes out as "low"', () =
       scriptedModel: true,
     });
     const runtime = createRuntime();
-    expect(await ask(runtime, "minimal")).toEqual({ sent: ["minimal", "low"], notices: [] });
+    // The asked "minimal" stepped up is told too: it spends more reasoning tokens than asked.
+    expect(await ask(runtime, "minimal")).toEqual({
+      sent: ["minimal", "low"],
+      notices: [
+        'o3 does not take reasoning_effort "minimal"; sending "low", which spends more reasoning tokens than asked.',
+      ],
+    });
     const first = await ask(runtime, "none");
     expect(first.sent).toEqual(["low"]);
     expect(first.notices.filter((n) => STEPPED_UP.test(n))).toHaveLength(1);

@@ -41,6 +41,9 @@ async function ask(store: CapabilityStore, reasoningEffort: string) {
 }
 
 const STEPPED_UP = /o3 does not take reasoning_effort "none"; sending "low", which spends reasoning tokens/;
+/** A rung other than none stepped up: told too, since it spends more reasoning tokens than asked. */
+const MINIMAL_UP =
+  'o3 does not take reasoning_effort "minimal"; sending "low", which spends more reasoning tokens than asked.';
 
 describe('reasoning effort "none" sent as a higher rung', () => {
   it("is told when the server refuses none itself, once per model", async () => {
@@ -54,7 +57,7 @@ describe('reasoning effort "none" sent as a higher rung', () => {
 
   it("is told when none's refusal was learnt from another value's refusal listing what the model takes", async () => {
     const store = createCapabilityStore();
-    expect(await ask(store, "minimal")).toEqual({ sent: ["minimal", "low"], notices: [] });
+    expect(await ask(store, "minimal")).toEqual({ sent: ["minimal", "low"], notices: [MINIMAL_UP] });
     expect(await ask(store, "none")).toEqual({ sent: ["low"], notices: [expect.stringMatching(STEPPED_UP)] });
     expect(await ask(store, "none")).toEqual({ sent: ["low"], notices: [] });
   });
@@ -90,9 +93,10 @@ describe('reasoning effort "none" sent as a higher rung', () => {
     });
   });
 
-  it("says nothing when a value other than none was asked", async () => {
+  it("tells another rung asked and stepped up once (more reasoning tokens than asked), and nothing for a rung the model takes", async () => {
     const store = createCapabilityStore();
-    expect(await ask(store, "minimal")).toEqual({ sent: ["minimal", "low"], notices: [] });
+    expect(await ask(store, "minimal")).toEqual({ sent: ["minimal", "low"], notices: [MINIMAL_UP] });
+    expect(await ask(store, "minimal")).toEqual({ sent: ["low"], notices: [] });
     expect(await ask(store, "medium")).toEqual({ sent: ["medium"], notices: [] });
   });
 

@@ -754,8 +754,8 @@ interface RefModel {
   anyToolCallIds: boolean;
   systemRole: boolean;
   userAfterTool: boolean;
-  /** The step up from "none" was told for this record (once per model record in a process). */
-  toldNone: boolean;
+  /** The asked rungs whose step up was told for this record (once per record and rung in a process). */
+  told: Set<string>;
 }
 interface RefEndpoint {
   strictSchemas: boolean;
@@ -772,7 +772,7 @@ const freshModel = (): RefModel => ({
   anyToolCallIds: true,
   systemRole: true,
   userAfterTool: true,
-  toldNone: false,
+  told: new Set(),
 });
 const freshEndpoint = (): RefEndpoint => ({
   strictSchemas: true,
@@ -1144,6 +1144,8 @@ function noticeKind(message: string): string {
   if (/refused a tool-call id/.test(message)) return "ids";
   if (/ids were not at fault/.test(message)) return "ids-back";
   if (/does not take reasoning_effort "none"; sending/.test(message)) return "none-climb";
+  const climbed = /does not take reasoning_effort "(\w+)"; sending "\w+", which spends more/.exec(message);
+  if (climbed) return `climb:${climbed[1]}`;
   if (/does not take reasoning_effort; sending it without/.test(message)) return "no-effort";
   if (/refused the field/.test(message)) return "field";
   if (/takes no system message \(its chat template refused one\)/.test(message)) return "system-role";
@@ -1316,7 +1318,7 @@ function learn(
     };
     const kind = told[outcome.latch];
     if (kind) notices.push(kind);
-    if (outcome.latch === "effort" && outcome.effortRefused === "none") tellNone(model, notices);
+    if (outcome.latch === "effort" && outcome.effortRefused === "none") tellClimb(model, "none", notices);
   }
   // The same refusal again once this call changed the latch: that was not what the server meant,
   // and the latch is taken back before the refusal goes to the caller.
@@ -1333,12 +1335,13 @@ function endCall(ref: RefEndpoint, call: CallState, notices: string[]): void {
   if (call.relaxedHere && !ref.strictSchemas) notices.push("relaxed");
 }
 
-/** "none" now goes out as a higher rung: told once per model record. */
-function tellNone(model: RefModel, notices: string[]): void {
-  const sent = refEffort(model, "none");
-  if (sent === "none" || sent === "" || model.toldNone) return;
-  model.toldNone = true;
-  notices.push("none-climb");
+/** An asked rung now goes out as a higher one: told once per model record and asked rung. */
+function tellClimb(model: RefModel, asked: string, notices: string[]): void {
+  if (!EFFORT_LADDER.includes(asked)) return;
+  const sent = refEffort(model, asked);
+  if (sent === asked || sent === "" || model.told.has(asked)) return;
+  model.told.add(asked);
+  notices.push(asked === "none" ? "none-climb" : `climb:${asked}`);
 }
 
 function learnOnce(ref: RefEndpoint, s: Shape, outcome: Extract<Outcome, { kind: "refusal" }>): boolean {
@@ -1487,8 +1490,8 @@ function walk(ref: RefEndpoint, s: Shape, log: Logged[], result: Result, where: 
     expect(endedAt, `${where}: attempt ${i} sent after the request should have ended`).toBe(-1);
     expect(entry.endpoint, `${where}: attempt ${i} went to the other endpoint`).toBe(s.endpoint);
     expect(entry.model).toBe(MODELS[s.model]);
-    // Asked for "none" and a higher rung going out, however that became known: said once.
-    if (s.namesModel && s.effort === "none") tellNone(ref.models[s.model], notices);
+    // A rung asked and a higher one going out, however that became known: said once.
+    if (s.namesModel && s.effort !== undefined) tellClimb(ref.models[s.model], s.effort, notices);
     seen.push(expectedFeatures(ref, s));
     expect(featuresOf(entry.body), `${where}: attempt ${i} body`).toEqual(seen.at(-1));
     attemptsThisCall++;
@@ -1546,7 +1549,7 @@ const cloneRef = (ref: RefEndpoint): RefEndpoint => ({
     refusedEfforts: new Set(m.refusedEfforts),
     droppedFields: new Set(m.droppedFields),
     // A store restored from a snapshot has new records: nothing told on them yet.
-    toldNone: false,
+    told: new Set<string>(),
   })) as [RefModel, RefModel],
 });
 
@@ -1606,7 +1609,11 @@ async function pair(
   tagged.forEach((s, i) => {
     const ep = eps[s.endpoint];
     const held = store.peekCapabilities?.(ep.baseUrl, ep.apiKey, ep.headers) !== undefined;
-    if (held && results[i]?.notices.includes("none-climb")) refs[s.endpoint].models[s.model].toldNone = true;
+    if (!held) return;
+    for (const kind of results[i]?.notices ?? []) {
+      const asked = kind === "none-climb" ? "none" : kind.startsWith("climb:") ? kind.slice(6) : undefined;
+      if (asked !== undefined) refs[s.endpoint].models[s.model].told.add(asked);
+    }
   });
   const named = (entry: Logged) =>
     tagged.find((s) => taggedWith(entry.body, s.tag ?? ""))?.namesModel ?? false;
@@ -1688,7 +1695,7 @@ async function twins(
   }
   // The store's own records were told what they were told before, and what a twin told now.
   ref.models.forEach((m, i) => {
-    m.toldNone = m.toldNone || refs[s.endpoint].models[i]!.toldNone;
+    for (const asked of refs[s.endpoint].models[i]!.told) m.told.add(asked);
   });
   refs[s.endpoint] = ref;
 }

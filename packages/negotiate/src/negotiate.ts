@@ -42,18 +42,20 @@ export interface NegotiateOptions {
   /**
    * Told, in words, when a request is changed in a way that costs or drops something: each latch
    * this call makes, as it makes it (`stream_options`, a temperature, structured output,
-   * `tool_choice`, tool-call ids, a template's roles, a dropped field, `"none"` climbing) — schemas
+   * `tool_choice`, tool-call ids, a template's roles, a dropped field, an effort climbing) — schemas
    * sent relaxed once the call is over, and only if that latch still holds then. A latch is made
    * once per endpoint (or model), so each is told once; the ceiling respelled
    * `max_completion_tokens` loses nothing and is not told.
    */
   onNotice?: ((message: string) => void) | undefined;
   /**
-   * The `reasoning_effort` the caller asked for (its config's `reasoningEffort`). With `"none"` and
-   * `model`, a request that goes out with a higher rung because the model refuses `"none"` (refused
-   * just now, learnt from another value's refusal, or restored from a snapshot) is said so in a
-   * notice, once per model record in this process (a `forget` or store reset starts a new record,
-   * told again when it learns the refusal again).
+   * The `reasoning_effort` the caller asked for (its config's `reasoningEffort`). With a rung of
+   * `EFFORT_LADDER` and `model`, a request that goes out with a higher rung because the model refuses
+   * the one asked (refused just now, learnt from another value's refusal, or restored from a
+   * snapshot) is said so in a notice — `"none"` stepped up spends reasoning tokens where none were
+   * asked for, any other rung more than asked — once per model record and asked rung in this process
+   * (a `forget` or store reset starts a new record, told again when it learns the refusal again).
+   * Without it only a refusal of `"none"` itself is told.
    */
   reasoningEffort?: string | undefined;
   /**
@@ -241,25 +243,37 @@ function climbEffort(
   if (next === undefined) return false; // the ladder ran out: the caller hears the refusal
   const add = listed.length > 0 ? EFFORT_LADDER.filter((rung) => refuses(rung)) : [refused];
   for (const rung of add) if (!model.refusedEfforts.includes(rung)) model.refusedEfforts.push(rung);
-  if (refused === "none") noticeNoneClimb(model, modelName, notice);
+  if (refused === "none") noticeClimb(model, modelName, "none", notice);
   return true;
 }
 
-// Models whose step up from "none" was told in this process: not in the record, so a snapshot or a
-// store shared through Redis never carries it, and a restarted process tells it again.
-const toldNoneClimb = new WeakSet<ModelCapabilities>();
+// What each model record was told it steps up from, in this process: not in the record, so a
+// snapshot or a store shared through Redis never carries it, and a restarted process tells it again.
+const toldClimbs = new WeakMap<ModelCapabilities, Set<string>>();
 
-/** Tells, once per model record, that "none" goes out as the rung `effortFor` climbs to. */
-function noticeNoneClimb(
+/**
+ * Tells, once per model record and asked rung, that the rung asked goes out as the higher one
+ * `effortFor` climbs to: a step up from "none" spends reasoning tokens where none were asked for,
+ * one from any other rung more of them than asked. Nothing for a value off the ladder (sent as
+ * given) or one the model takes.
+ */
+function noticeClimb(
   model: ModelCapabilities,
   modelName: string,
+  asked: string,
   notice: (message: string) => void,
 ): void {
-  const sent = effortFor(model, "none");
-  if (sent === "none" || sent === "" || toldNoneClimb.has(model)) return;
-  toldNoneClimb.add(model);
+  if (!EFFORT_LADDER.includes(asked)) return;
+  const sent = effortFor(model, asked);
+  if (sent === asked || sent === "") return;
+  const told = toldClimbs.get(model) ?? new Set<string>();
+  if (told.has(asked)) return;
+  told.add(asked);
+  toldClimbs.set(model, told);
   notice(
-    `${modelName} does not take reasoning_effort "none"; sending "${sent}", which spends reasoning tokens.`,
+    asked === "none"
+      ? `${modelName} does not take reasoning_effort "none"; sending "${sent}", which spends reasoning tokens.`
+      : `${modelName} does not take reasoning_effort "${asked}"; sending "${sent}", which spends more reasoning tokens than asked.`,
   );
 }
 
@@ -378,8 +392,9 @@ export async function negotiate<T>(
       // What this attempt's body was built from: a request running beside this one may latch the
       // same refusal first, and then this one is answered by sending again, not by a second latch.
       const builtFrom = latchState(supports, model);
-      // "none" asked and a higher rung going out (whichever way the model's refusal became known).
-      if (model && options.reasoningEffort === "none") noticeNoneClimb(model, options.model ?? "", notice);
+      // A rung asked and a higher one going out (whichever way the model's refusal became known).
+      if (model && options.reasoningEffort !== undefined)
+        noticeClimb(model, options.model ?? "", options.reasoningEffort, notice);
       try {
         return await send(supports, produced, model);
       } catch (error) {
