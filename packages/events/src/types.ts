@@ -223,7 +223,9 @@ export interface NoticeEvent {
   text: string;
   /**
    * Set on the notice `watch` inserts for a slow watcher: how many events it skipped. Its `seq` is
-   * that of the last skipped event, so it is unique only within that watcher.
+   * that of the last skipped event, so it is unique only within that watcher. Only a watcher sets
+   * it: `emit` leaves it out of a host's notice (as it sets `seq` itself), so a notice read from a
+   * bus, or from the JSON of one, with `dropped` is a gap notice.
    */
   dropped?: number;
 }
