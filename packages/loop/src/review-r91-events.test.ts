@@ -97,14 +97,20 @@ describe("a run its host stops mid-turn, as its watcher reads it", () => {
     let before: number | undefined;
     const { seen, usage } = await stoppedRun(
       [
-        { content: "a first piece, cut", finishReason: "length", usage: { prompt_tokens: 50, completion_tokens: 9 } },
+        {
+          content: "a first piece, cut",
+          finishReason: "length",
+          usage: { prompt_tokens: 50, completion_tokens: 9 },
+        },
         { ...SLOW, usage: { prompt_tokens: 59, completion_tokens: 20 } },
       ],
       (event, outputs) => {
         if (event.kind === "notice") before ??= outputs();
         return before !== undefined && event.kind === "output" && outputs() === before + 3;
       },
-      { config: { baseUrl: server.baseUrl, apiKey: "sk-r91", model: "m", maxTokens: 9, maxContinuations: 1 } },
+      {
+        config: { baseUrl: server.baseUrl, apiKey: "sk-r91", model: "m", maxTokens: 9, maxContinuations: 1 },
+      },
     );
     expect(usage).toEqual({ prompt: 50, completion: 9, total: 59, cached: 0 });
     expect(shape(seen)).toEqual(["turn", "notice", "usage", "error", "done"]);
@@ -131,7 +137,16 @@ describe("a run its host stops mid-turn, as its watcher reads it", () => {
       (event, outputs) => event.kind === "output" && outputs() === 3,
       { tools: [ADD] },
     );
-    expect(shape(seen)).toEqual(["turn", "usage", "tool-call", "tool-result", "turn", "usage", "error", "done"]);
+    expect(shape(seen)).toEqual([
+      "turn",
+      "usage",
+      "tool-call",
+      "tool-result",
+      "turn",
+      "usage",
+      "error",
+      "done",
+    ]);
     const usages = seen.flatMap((event) => (event.kind === "usage" ? [event.turn] : []));
     expect(usages.map((turn) => turn.stopped)).toEqual([undefined, true]);
     const metrics = runMetrics(seen);
