@@ -1,5 +1,5 @@
 import { firstTokenMs, timeoutMs } from "@loopwright/client";
-import type { TurnMetrics } from "@loopwright/events";
+import type { TurnMetrics, TurnTimings } from "@loopwright/events";
 import { canonicalJson } from "@loopwright/ledger";
 import { buildBody, ContextOverflow, type RequestBody } from "@loopwright/negotiate";
 import type { Turn } from "@loopwright/stream";
@@ -409,18 +409,30 @@ function stoppedStep(
   const metrics: TurnMetrics = {
     usage: { ...spent },
     finishReason: "",
-    timings: {
-      totalMs: Date.now() - step.started,
-      ...(step.firstAt ? { firstTokenMs: step.firstAt - step.started } : {}),
-    },
+    timings: stepTimings(step),
     stopped: true,
   };
   if (step.firstBody) run.measure.estimate(step.firstBody, step.charsPerToken, first?.prompt ?? 0, metrics);
+  tellUsage(run, metrics);
+}
+
+/** The step's times as the loop measures them: to its first token, and to now. */
+function stepTimings(step: Pick<LoopStep, "started" | "firstAt">): TurnTimings {
+  return {
+    totalMs: Date.now() - step.started,
+    ...(step.firstAt ? { firstTokenMs: step.firstAt - step.started } : {}),
+  };
+}
+
+/** Emits the step's `usage` event: the run's totals so far, the turn's `metrics` and the ledger. */
+function tellUsage(run: LoopRun, metrics: TurnMetrics): void {
+  // The run's totals as a copy: a watcher that rewrites the event's usage does not rewrite the run's.
   const event: LoopUsageEvent = {
     kind: "usage",
     usage: { ...run.usage },
     turn: metrics,
     ledger: [...run.measure.ledger],
+    // Once a side task was answered: what the side tasks cost so far, apart from the turns' totals.
     ...(run.sideUsage !== NO_SIDE_USAGE ? { sideUsage: copySideUsage(run.sideUsage) } : {}),
   };
   emitEvent(run, event);
@@ -438,8 +450,7 @@ export function measureStep(run: LoopRun, step: LoopStep): void {
     finishReason: turn.finishReason,
     timings: {
       ...ownField(turn, "timings"), // what the server measured (llama.cpp: prefill, decode, draft acceptance)
-      totalMs: Date.now() - step.started,
-      ...(step.firstAt ? { firstTokenMs: step.firstAt - step.started } : {}),
+      ...stepTimings(step),
     },
   };
   if (step.firstBody) {
@@ -455,16 +466,7 @@ export function measureStep(run: LoopRun, step: LoopStep): void {
       metrics,
     );
   }
-  // The run's totals as a copy: a watcher that rewrites the event's usage does not rewrite the run's.
-  const event: LoopUsageEvent = {
-    kind: "usage",
-    usage: { ...run.usage },
-    turn: metrics,
-    ledger: [...run.measure.ledger],
-    // Once a side task was answered: what the side tasks cost so far, apart from the turns' totals.
-    ...(run.sideUsage !== NO_SIDE_USAGE ? { sideUsage: copySideUsage(run.sideUsage) } : {}),
-  };
-  emitEvent(run, event);
+  tellUsage(run, metrics);
   if (turn.finishReason === "length") notice(run, cutOffNotice(run, step));
 }
 
