@@ -10,8 +10,9 @@ export interface EventBus {
   /**
    * Appends `event` to run `runId`, numbering it with the run's next `seq` (from 1), and hands it
    * to every watcher. Returns the stored event: a copy, frozen with every plain object and array in
-   * it (copied too), so no watcher can change what the others read. Throws `EventsError` for a bad
-   * id or event.
+   * it (copied too), so no watcher can change what the others read. A notice's `dropped` is left
+   * out of the copy: it marks a watcher's gap notice, which only the watcher sets. Throws
+   * `EventsError` for a bad id or event.
    */
   emit(runId: string, event: RunEvent): SequencedEvent;
   /**

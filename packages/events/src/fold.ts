@@ -64,9 +64,18 @@ function readable<T>(event: T): T | undefined {
 
 type Folded = RunEvent & { seq?: number };
 
-/** The notice a watcher inserts where it skipped events: a `notice` with a `dropped` count. */
-function isGapNotice(event: Folded): event is Folded & { kind: "notice"; dropped: number } {
-  return event.kind === "notice" && typeof (event as { dropped?: unknown }).dropped === "number";
+/**
+ * The notice a watcher inserts where it skipped events: a `notice` with a `dropped` count and a
+ * `seq`. A bus leaves `dropped` out of every notice emitted into it (`withSeq`), so one read from a
+ * bus — or from its JSON — is a watcher's; one without a `seq` never came from a watcher (a host's
+ * own list of its events, as `onEvent` handed them) and is a plain notice whatever it carries.
+ */
+function isGapNotice(event: Folded): event is Folded & { kind: "notice"; dropped: number; seq: number } {
+  return (
+    event.kind === "notice" &&
+    typeof (event as { dropped?: unknown }).dropped === "number" &&
+    typeof event.seq === "number"
+  );
 }
 
 /**
@@ -219,9 +228,11 @@ interface Pieces {
  * `seq` order (stably; one without a seq, or with `NaN`, keeps its place after the event before it), and an event
  * whose `seq` was already folded is skipped, so replayed and live events can be passed together,
  * in either order. A watcher's
- * gap notice (a `notice` with `dropped`) is the exception: its `seq` is unique only within that
- * watcher, so it never hides the real event of that seq; it is drawn once, and not at all when
- * every event it stands for is among those passed (a replay filled the gap). Pure: reads
+ * gap notice (a `notice` with `dropped` and a `seq`, in memory or parsed from JSON) is the exception:
+ * its `seq` is unique only within that watcher, so it never hides the real event of that seq; it is
+ * drawn once, and not at all when every event it stands for is among those passed (a replay filled
+ * the gap). A host's own notice is never one: a bus leaves `dropped` out of the notices emitted into
+ * it, and one without a `seq` (not read from a bus) is a plain notice whatever it carries. Pure: reads
  * only its argument, and never throws over what the events hold: an unknown kind is ignored, and an
  * event that cannot be read (a throwing getter, a revoked Proxy) is not drawn. `events` itself that
  * is not iterable (`null`, one event rather than a list) is an `EventsError` (`invalid-argument`).

@@ -48,7 +48,8 @@ export const defaultBus: EventBus = createBus();
  * Reads `runId` (a non-empty string) and `event` (an object with a string `kind`); stores a copy
  * with `seq` set to the run's next number, from 1, and returns it. The copy is frozen, and so is a
  * copy of each plain object and array in it, so no watcher can change what another, or `history`,
- * reads; the objects passed in are never frozen or written to. Throws `EventsError` for a bad
+ * reads; the objects passed in are never frozen or written to. A notice's `dropped` is left out
+ * of the copy: only a watcher's gap notice carries one. Throws `EventsError` for a bad
  * id or event. A `done` event marks the run finished: its buffer is kept for `retainEndedMs`
  * (unless a watcher is still on it), then swept.
  */

@@ -10,7 +10,10 @@ export type RunOutcome = "completed" | "failed" | "stopped" | "unfinished";
  * present; every other field is absent where no event reported what it is made of.
  */
 export interface RunMetrics {
-  /** Turns: one per `usage` event. */
+  /**
+   * Turns: one per `usage` event. A turn its host stopped ends in one too (`turn.stopped`), with the
+   * tokens its endpoint reported before the stop, so a stopped run's `tokens` are what it says it cost.
+   */
   turns: number;
   /** `tool-call` events. */
   toolCalls: number;

@@ -102,6 +102,14 @@ export interface TurnMetrics {
   cacheBroken?: boolean;
   /** Why, where `cacheBroken` is true. */
   cacheBreakReason?: CacheBreakReason;
+  /**
+   * Set where the run was stopped (its host's signal) during this turn, so it ended in this usage
+   * event rather than in an answer. `usage` is then only what the endpoint reported before the stop
+   * (a cut-off reply's first piece that a continuation was carrying on; zero where the stream was
+   * stopped before its usage came, though the server may have billed part of the prompt and reply),
+   * `finishReason` is `""`, and `context`, where the request had been built, is the estimate of it.
+   */
+  stopped?: true;
 }
 
 /** Token totals of a run so far. */
@@ -201,7 +209,10 @@ export interface ToolResultEvent {
   ms?: number;
 }
 
-/** Every turn ends in one, whether or not the endpoint reported tokens. */
+/**
+ * Every turn ends in one, whether or not the endpoint reported tokens — a turn the run was stopped
+ * during too, marked `turn.stopped`.
+ */
 export interface UsageEvent {
   kind: "usage";
   /** The run's totals so far. */
@@ -223,7 +234,9 @@ export interface NoticeEvent {
   text: string;
   /**
    * Set on the notice `watch` inserts for a slow watcher: how many events it skipped. Its `seq` is
-   * that of the last skipped event, so it is unique only within that watcher.
+   * that of the last skipped event, so it is unique only within that watcher. Only a watcher sets
+   * it: `emit` leaves it out of a host's notice (as it sets `seq` itself), so a notice read from a
+   * bus, or from the JSON of one, with `dropped` is a gap notice.
    */
   dropped?: number;
 }

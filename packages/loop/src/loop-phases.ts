@@ -1,5 +1,5 @@
 import { firstTokenMs, timeoutMs } from "@loopwright/client";
-import type { TurnMetrics } from "@loopwright/events";
+import type { TurnMetrics, TurnTimings } from "@loopwright/events";
 import { canonicalJson } from "@loopwright/ledger";
 import { buildBody, ContextOverflow, type RequestBody } from "@loopwright/negotiate";
 import type { Turn } from "@loopwright/stream";
@@ -321,60 +321,121 @@ export async function askModel(
     },
     onToolCallDelta: mark,
   };
-  let turn: Turn;
+  // What the step's requests that came back reported, for the usage event a stop ends the turn in.
+  let first: Turn["usage"] | undefined;
+  let spent: RunUsage = ZERO_USAGE;
   try {
-    turn = await runTurn(run.client, supports, build, turnOptions);
+    return await answer();
   } catch (error) {
-    // Only a request nothing came back for: a reply already streamed to the watchers is not asked again.
-    const shown = step.firstAt !== undefined;
-    if (!refit || shown || !ContextOverflow.isInstance(error) || options.signal?.aborted) throw error;
-    await refit(error);
-    // The step's request as the refitted transcript makes it, told and measured as the step's own.
-    bodyOf = stepBody(run, number, toolChoice);
-    step.firstBody = undefined;
-    step.started = Date.now();
+    // Stopped by its host mid-turn: the turn still ends in a usage event, marked so, with what
+    // came back before the stop (a failure that is not a stop ends in the run's error event).
+    if (options.signal?.aborted) stoppedStep(run, step, first, spent);
+    throw error;
+  }
+
+  async function answer(): Promise<LoopStep> {
+    let turn: Turn;
     try {
       turn = await runTurn(run.client, supports, build, turnOptions);
-    } catch (again) {
-      if (!ContextOverflow.isInstance(again) || options.signal?.aborted) throw again;
-      throw noteOverflow(
-        again,
-        "With compact on, the loop folded the transcript once and sent it again, and the folded request " +
-          "was refused too; shorten what is kept (prune tool results) or raise the window.",
-      );
-    }
-  }
-  const firstUsage = turn.usage;
-  step.answeredBody = lastBody;
-  const continuations = config.maxContinuations ?? 0;
-  // A reply that filled a known window leaves no room to carry it on: measureStep says so.
-  if (continuations > 0 && isContinuable(turn) && !filledWindow(run, turn.usage)) {
-    notice(run, `${cutOffAt(lastBody)}; carrying it on.`);
-    // What the first request and each piece that came back reported: counted in the run's usage
-    // when a stop ends the continuation (the turn is not kept, but its requests were paid for).
-    let spent: RunUsage = addUsage(ZERO_USAGE, turn.usage);
-    try {
-      turn = await carryOn(
-        run.client,
-        supports,
-        build,
-        turn,
-        {
-          ...turnOptions,
-          contextLimit: undefined, // the size guard spoke for the first request; the server weighs the rest
-          contextWindow: runWindow(run), // each piece's usage: stop where it filled it
-          maxContinuations: continuations,
-        },
-        (usage) => {
-          spent = addUsage(spent, usage);
-        },
-      );
     } catch (error) {
-      run.usage = addUsage(run.usage, spent);
-      throw error;
+      // Only a request nothing came back for: a reply already streamed to the watchers is not asked again.
+      const shown = step.firstAt !== undefined;
+      if (!refit || shown || !ContextOverflow.isInstance(error) || options.signal?.aborted) throw error;
+      await refit(error);
+      // The step's request as the refitted transcript makes it, told and measured as the step's own.
+      bodyOf = stepBody(run, number, toolChoice);
+      step.firstBody = undefined;
+      step.started = Date.now();
+      try {
+        turn = await runTurn(run.client, supports, build, turnOptions);
+      } catch (again) {
+        if (!ContextOverflow.isInstance(again) || options.signal?.aborted) throw again;
+        throw noteOverflow(
+          again,
+          "With compact on, the loop folded the transcript once and sent it again, and the folded request " +
+            "was refused too; shorten what is kept (prune tool results) or raise the window.",
+        );
+      }
     }
+    const firstUsage = turn.usage;
+    first = firstUsage;
+    step.answeredBody = lastBody;
+    const continuations = config.maxContinuations ?? 0;
+    // A reply that filled a known window leaves no room to carry it on: measureStep says so.
+    if (continuations > 0 && isContinuable(turn) && !filledWindow(run, turn.usage)) {
+      notice(run, `${cutOffAt(lastBody)}; carrying it on.`);
+      // What the first request and each piece that came back reported: counted in the run's usage
+      // when a stop ends the continuation (the turn is not kept, but its requests were paid for).
+      spent = addUsage(ZERO_USAGE, turn.usage);
+      try {
+        turn = await carryOn(
+          run.client,
+          supports,
+          build,
+          turn,
+          {
+            ...turnOptions,
+            contextLimit: undefined, // the size guard spoke for the first request; the server weighs the rest
+            contextWindow: runWindow(run), // each piece's usage: stop where it filled it
+            maxContinuations: continuations,
+          },
+          (usage) => {
+            spent = addUsage(spent, usage);
+          },
+        );
+      } catch (error) {
+        run.usage = addUsage(run.usage, spent);
+        throw error;
+      }
+    }
+    return { ...step, turn, firstUsage };
   }
-  return { ...step, turn, firstUsage };
+}
+
+/**
+ * The usage event of a step its host stopped (`turn.stopped`): what the step's requests reported
+ * before the stop — the pieces of a continuation that came back, already in the run's usage — or
+ * zero, the turn's times as measured, and the request's context as estimated (shares of the first
+ * request's reported prompt, where it reported one). Nothing is recorded in the ledger: no answer
+ * is kept. Without it a watcher read a turn that never ended, and its `runMetrics` missed what
+ * `failedRun(error).usage` counts.
+ */
+function stoppedStep(
+  run: LoopRun,
+  step: Omit<LoopStep, "turn" | "firstUsage">,
+  first: Turn["usage"] | undefined,
+  spent: RunUsage,
+): void {
+  const metrics: TurnMetrics = {
+    usage: { ...spent },
+    finishReason: "",
+    timings: stepTimings(step),
+    stopped: true,
+  };
+  if (step.firstBody) run.measure.estimate(step.firstBody, step.charsPerToken, first?.prompt ?? 0, metrics);
+  tellUsage(run, metrics);
+}
+
+/** The step's times as the loop measures them: to its first token, and to now. */
+function stepTimings(step: Pick<LoopStep, "started" | "firstAt">): TurnTimings {
+  return {
+    totalMs: Date.now() - step.started,
+    ...(step.firstAt ? { firstTokenMs: step.firstAt - step.started } : {}),
+  };
+}
+
+/** Emits the step's `usage` event: the run's totals so far, the turn's `metrics` and the ledger. */
+function tellUsage(run: LoopRun, metrics: TurnMetrics): void {
+  // The run's totals as a copy: a watcher that rewrites the event's usage does not rewrite the run's.
+  const event: LoopUsageEvent = {
+    kind: "usage",
+    usage: { ...run.usage },
+    turn: metrics,
+    ledger: [...run.measure.ledger],
+    // Once a side task was answered: what the side tasks cost so far, apart from the turns' totals.
+    ...(run.sideUsage !== NO_SIDE_USAGE ? { sideUsage: copySideUsage(run.sideUsage) } : {}),
+  };
+  emitEvent(run, event);
 }
 
 /** Phase: the step's usage added to the run's, measured, and told in one `usage` event. */
@@ -389,8 +450,7 @@ export function measureStep(run: LoopRun, step: LoopStep): void {
     finishReason: turn.finishReason,
     timings: {
       ...ownField(turn, "timings"), // what the server measured (llama.cpp: prefill, decode, draft acceptance)
-      totalMs: Date.now() - step.started,
-      ...(step.firstAt ? { firstTokenMs: step.firstAt - step.started } : {}),
+      ...stepTimings(step),
     },
   };
   if (step.firstBody) {
@@ -406,16 +466,7 @@ export function measureStep(run: LoopRun, step: LoopStep): void {
       metrics,
     );
   }
-  // The run's totals as a copy: a watcher that rewrites the event's usage does not rewrite the run's.
-  const event: LoopUsageEvent = {
-    kind: "usage",
-    usage: { ...run.usage },
-    turn: metrics,
-    ledger: [...run.measure.ledger],
-    // Once a side task was answered: what the side tasks cost so far, apart from the turns' totals.
-    ...(run.sideUsage !== NO_SIDE_USAGE ? { sideUsage: copySideUsage(run.sideUsage) } : {}),
-  };
-  emitEvent(run, event);
+  tellUsage(run, metrics);
   if (turn.finishReason === "length") notice(run, cutOffNotice(run, step));
 }
 

@@ -129,9 +129,24 @@ export class RunMeasure {
     if (recorded.length > this.ledger.length) this.previousForLedger = request;
     this.ledger = recorded;
     this.previous = now;
-    metrics.context = contextTokens(step.firstBody as unknown as RequestBodyLike, {
+    this.estimate(step.firstBody, charsPerToken, reported.prompt, metrics, answered);
+  }
+
+  /**
+   * Fills `metrics` with the request's context breakdown (shares of `prompt` where it is above zero,
+   * else the estimate) and its tool-block fields, recording nothing: what a step the run was stopped
+   * during is given, as well as what `measure` gives an answered one.
+   */
+  estimate(
+    firstBody: RequestBody,
+    charsPerToken: number,
+    prompt: number,
+    metrics: TurnMetrics,
+    answered: RequestBody = firstBody,
+  ): void {
+    metrics.context = contextTokens(firstBody as unknown as RequestBodyLike, {
       charsPerToken,
-      ...(reported.prompt > 0 ? { promptTokens: reported.prompt } : {}),
+      ...(prompt > 0 ? { promptTokens: prompt } : {}),
     });
     if (answered.tools?.length) {
       metrics.toolsDeclared = answered.tools.length;

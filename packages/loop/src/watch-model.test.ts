@@ -276,6 +276,12 @@ async function check(spec: {
     // A stopped run: its watcher is told it failed, and the run ended.
     expect(runMetrics(events).outcome).toMatch(/^(failed|stopped)$/);
     expect(events.some((event) => event.kind === "error")).toBe(true);
+    // Every turn ends in a usage event, the stopped one too (marked so), and the events add up to
+    // what the stopped run says it cost.
+    const usages = events.flatMap((event) => (event.kind === "usage" ? [event.turn] : []));
+    expect(usages).toHaveLength(steps.length);
+    expect(usages.at(-1)?.stopped).toBe(true);
+    expect(runMetrics(events).tokens).toEqual(run.usage);
     runtime.close();
     return;
   }
