@@ -454,6 +454,9 @@ class Deadline {
 /** What a body past the pool's `maxLookupBodyBytes` reads as: neither JSON nor the lack of it. */
 const TOO_LARGE: unique symbol = Symbol("too large");
 
+/** What a body cut off before its end (the connection reset mid-way) reads as. */
+const UNREADABLE: unique symbol = Symbol("unreadable");
+
 /**
  * The body's text, or `TOO_LARGE` once more than `limit` bytes of it have come (a declared
  * `Content-Length` past it is not read at all); the rest is not read and the response is closed.
@@ -605,7 +608,8 @@ export function createWindowDiscovery(given: WindowDiscoveryOptions = {}): Windo
 
   /**
    * The body as JSON (`undefined` for one that is not), with `secrets` taken out of its text first;
-   * `TOO_LARGE` for one past `maxBodyBytes`, of which no more is read.
+   * `TOO_LARGE` for one past `maxBodyBytes`, of which no more is read; `UNREADABLE` for one whose
+   * reading failed (a reset mid-body), which is the server's failure, not a body that says nothing.
    */
   const readJson = async (
     response: Response,
@@ -618,7 +622,7 @@ export function createWindowDiscovery(given: WindowDiscoveryOptions = {}): Windo
     } catch {
       deadline.throwIfStopped();
       if (deadline.reason) throw deadline.reason;
-      return undefined;
+      return UNREADABLE;
     }
     if (text === TOO_LARGE) return TOO_LARGE;
     try {
@@ -715,6 +719,12 @@ export function createWindowDiscovery(given: WindowDiscoveryOptions = {}): Windo
         return undefined;
       }
       body = await readJson(response, deadline);
+      // A body cut off mid-way fails as a failed connection does: left alone for listingMissMs
+      // (it was read as an empty listing, and a server resetting every time was asked on every lookup).
+      if (body === UNREADABLE) {
+        latches.push(markMiss);
+        return undefined;
+      }
     } catch {
       deadline.throwIfStopped();
       // Unreachable, reset, or too slow for the bound: left alone for listingMissMs.

@@ -1,0 +1,59 @@
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterEach, describe, expect, it } from "vitest";
+import { createClientPool } from "./pool.js";
+
+const closers: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  await Promise.all(closers.splice(0).map((close) => close()));
+});
+
+/** A loopback server: `answer` writes the reply; answers the base URL and the paths asked. */
+async function serve(
+  answer: (path: string, res: import("node:http").ServerResponse) => void,
+): Promise<{ baseUrl: string; paths: string[] }> {
+  const paths: string[] = [];
+  const server = createServer((req, res) => {
+    paths.push(req.url ?? "/");
+    answer((req.url ?? "/").split("?")[0] ?? "/", res);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  closers.push(
+    () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  );
+  return { baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`, paths };
+}
+
+describe("r91: window lookups against a server that cuts /api/v0/models off mid-body", () => {
+  it("leaves /api/v0/models alone for listingMissMs, as after a failed connection", async () => {
+    // A server (or a proxy in front of it) that resets the connection half-way through the body.
+    const server = await serve((path, res) => {
+      if (path === "/v1/models") {
+        res.writeHead(200, { "content-type": "application/json" });
+        res.end(JSON.stringify({ data: [{ id: "m" }] }));
+      } else if (path === "/api/v0/models") {
+        res.writeHead(200, { "content-type": "application/json" });
+        res.write('{"object":"list","data":[{"id":"m","state":"loaded",');
+        setTimeout(() => res.destroy(), 5);
+      } else {
+        res.writeHead(404).end();
+      }
+    });
+    let clock = 1_000_000;
+    const pool = createClientPool({ listingMissMs: 60_000, now: () => clock });
+    const settings = { baseUrl: server.baseUrl, model: "m" };
+
+    expect(await pool.contextLimitFor(settings)).toBe(0);
+    expect(await pool.contextLimitFor(settings)).toBe(0);
+    // Before: the cut-off body was read as an empty listing, so every lookup asked it again.
+    expect(server.paths).toEqual(["/v1/models", "/props?model=m", "/api/v0/models", "/v1/models", "/props?model=m"]);
+
+    clock += 60_001;
+    expect(await pool.servedWindow(settings)).toBeUndefined();
+    expect(server.paths.slice(5)).toEqual(["/props?model=m", "/api/v0/models"]);
+  });
+});
