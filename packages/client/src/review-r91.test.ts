@@ -1,6 +1,7 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
+import { ModelListingError } from "./errors.js";
 import { createClientPool } from "./pool.js";
 
 const closers: (() => Promise<void>)[] = [];
@@ -55,5 +56,25 @@ describe("r91: window lookups against a server that cuts /api/v0/models off mid-
     clock += 60_001;
     expect(await pool.servedWindow(settings)).toBeUndefined();
     expect(server.paths.slice(5)).toEqual(["/props?model=m", "/api/v0/models"]);
+  });
+});
+
+describe("r91: listModels against a listing cut off mid-body", () => {
+  it("rejects as unreachable, with the network failure on cause, not as a malformed listing", async () => {
+    const server = await serve((path, res) => {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.write(path === "/v1/models" ? '{"object":"list","data":[{"id":"m",' : "{}");
+      setTimeout(() => res.destroy(), 5);
+    });
+    const failure = await createClientPool()
+      .listModels({ baseUrl: server.baseUrl, apiKey: "sk-r91-cut-off-0123456789" })
+      .catch((error: unknown) => error);
+    // Before: code "malformed", "did not answer a model listing", and no cause: a host retrying
+    // only what could not be reached read a dropped connection as a server answering nonsense.
+    expect(failure).toBeInstanceOf(ModelListingError);
+    expect(failure).toMatchObject({ code: "unreachable", url: `${server.baseUrl}/models` });
+    expect((failure as Error).message).toMatch(/cut off before its body ended/);
+    expect((failure as Error).cause).toBeDefined();
+    expect(String(failure)).not.toContain("sk-r91-cut-off");
   });
 });

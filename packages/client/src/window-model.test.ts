@@ -31,10 +31,12 @@ const KINDS = [
   "proxy404",
   "err500",
   "hang",
+  "trickle",
   "huge",
   "malformed",
   "redirect",
   "reset",
+  "resetlist",
 ] as const;
 type Kind = (typeof KINDS)[number];
 
@@ -196,6 +198,14 @@ class Personality {
         return this.json(res, 500, { error: { message: "upstream exploded" } });
       case "hang":
         return;
+      case "trickle": {
+        // Headers at once, then a byte now and then for ever: only the deadline ends it.
+        res.writeHead(200, { "content-type": "application/json" });
+        res.write('{"data":[');
+        const timer = setInterval(() => res.write(" "), 5);
+        res.on("close", () => clearInterval(timer));
+        return;
+      }
       case "huge": {
         if (path === "/props") return notFound();
         const filler = JSON.stringify({ data: MODELS.map((id) => ({ id, pad: "x".repeat(MAX_BODY) })) });
@@ -226,6 +236,13 @@ class Personality {
           return;
         }
         return notFound();
+      case "resetlist":
+        // The listing cut off mid-body (a proxy dropping the connection); nothing else served.
+        if (path !== "/v1/models") return notFound();
+        res.writeHead(200, { "content-type": "application/json" });
+        res.write('{"object":"list","data":[{"id":"org/m-a",');
+        setTimeout(() => res.destroy(), 5);
+        return;
     }
   }
 }
@@ -246,7 +263,7 @@ afterAll(async () => {
 
 type ListingOutcome =
   | { ok: true; window: number | undefined; meta: number | undefined; ids: string[] }
-  | { ok: false; code: "http" | "malformed"; status?: number }
+  | { ok: false; code: "http" | "malformed" | "unreachable"; status?: number }
   | "hang";
 /** `absent`: 404/405/501; `other`: any other failure or a 200 without a window. */
 type PropsOutcome = number | "absent" | "other" | "hang";
@@ -285,10 +302,13 @@ function listingOf(setup: Setup, model: ModelName, tenant: Tenant): ListingOutco
     case "err500":
       return { ok: false, code: "http", status: 500 };
     case "hang":
+    case "trickle":
       return "hang";
     case "huge":
     case "malformed":
       return { ok: false, code: "malformed" };
+    case "resetlist":
+      return { ok: false, code: "unreachable" };
   }
 }
 
@@ -303,6 +323,7 @@ function propsOf(setup: Setup, model: ModelName, tenant: Tenant): PropsOutcome {
     case "proxy404":
     case "huge":
     case "reset":
+    case "resetlist":
       return "absent";
     case "lmstudio":
     case "err500":
@@ -316,6 +337,7 @@ function propsOf(setup: Setup, model: ModelName, tenant: Tenant): PropsOutcome {
         ? windowOf(kind, model) + 1
         : "other";
     case "hang":
+    case "trickle":
       return "hang";
   }
 }
@@ -331,6 +353,7 @@ function lmOf(setup: Setup, model: ModelName, tenant: Tenant): LmOutcome {
     case "proxy404":
     case "llamacpp":
     case "llamarouter":
+    case "resetlist":
       return "absent";
     case "lmstudio": {
       if (model === undefined) {
@@ -350,6 +373,7 @@ function lmOf(setup: Setup, model: ModelName, tenant: Tenant): LmOutcome {
     case "malformed":
       return "nothing";
     case "hang":
+    case "trickle":
       return "hang";
   }
 }
@@ -367,6 +391,8 @@ interface Expected {
   answer: unknown;
   /** The latch change applied when the lookup is not stopped. */
   latch: (l: Latches, now: number) => void;
+  /** How many paths are asked before the native routes' latches are read (`-1`: they never are). */
+  servedAfter: number;
 }
 
 type Op = "limit" | "served" | "list";
@@ -383,35 +409,37 @@ function expect0(setup: Setup, op: Op, model: ModelName, tenant: Tenant, l: Latc
     paths.push(...listingPaths);
     const listing = listingOf(setup, model, tenant);
     if (op === "list") {
-      if (listing === "hang") return { paths, answer: "TimeoutError", latch };
-      if (!listing.ok) return { paths, answer: `ModelListingError:${listing.code}:${listing.status ?? ""}`, latch };
-      return { paths, answer: listing.ids, latch };
+      if (listing === "hang") return { paths, answer: "TimeoutError", latch, servedAfter: -1 };
+      if (!listing.ok) return { paths, answer: `ModelListingError:${listing.code}:${listing.status ?? ""}`, latch, servedAfter: -1 };
+      return { paths, answer: listing.ids, latch, servedAfter: -1 };
     }
-    if (listing === "hang") return { paths, answer: 0, latch };
-    if (listing.ok && listing.window !== undefined) return { paths, answer: listing.window, latch };
+    if (listing === "hang") return { paths, answer: 0, latch, servedAfter: -1 };
+    if (listing.ok && listing.window !== undefined) return { paths, answer: listing.window, latch, servedAfter: -1 };
     if (listing.ok) meta = listing.meta;
   }
   const none = op === "limit" ? (meta ?? 0) : undefined;
-  if (l.neither) return { paths, answer: none, latch };
+  // Here the lookup reads (and touches) this server's latches.
+  const servedAfter = paths.length;
+  if (l.neither) return { paths, answer: none, latch, servedAfter };
   paths.push(model ? `/props?model=${encodeURIComponent(model)}` : "/props");
   const props = propsOf(setup, model, tenant);
-  if (typeof props === "number") return { paths, answer: props, latch };
-  if (props === "hang") return { paths, answer: none, latch };
+  if (typeof props === "number") return { paths, answer: props, latch, servedAfter };
+  if (props === "hang") return { paths, answer: none, latch, servedAfter };
   const propsAbsent = props === "absent";
   if (l.gone || l.missUntil > now) {
     if (propsAbsent && l.gone) changes.push((s) => void (s.neither = true));
-    return { paths, answer: none, latch };
+    return { paths, answer: none, latch, servedAfter };
   }
   paths.push("/api/v0/models");
   const lm = lmOf(setup, model, tenant);
-  if (typeof lm === "number") return { paths, answer: lm, latch };
+  if (typeof lm === "number") return { paths, answer: lm, latch, servedAfter };
   if (lm === "absent") {
     changes.push((s) => void (s.gone = true));
     if (propsAbsent) changes.push((s) => void (s.neither = true));
   } else if (lm === "miss" || lm === "hang") {
     changes.push((s, n) => void (s.missUntil = n + MISS_MS));
   }
-  return { paths, answer: none, latch };
+  return { paths, answer: none, latch, servedAfter };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -453,7 +481,7 @@ const actionArb: fc.Arbitrary<Action> = fc.oneof(
         { weight: 1, arbitrary: fc.constant<Stop>({ type: "before" }) },
         { weight: 2, arbitrary: fc.nat({ max: 3 }).map<Stop>((index) => ({ type: "at", index })) },
       ),
-      timeoutSeconds: fc.constantFrom(0.02, 0.05, 0.1),
+      timeoutSeconds: fc.constantFrom(0.03, 0.06, 0.12),
     }),
   },
   { weight: 2, arbitrary: fc.record({ type: fc.constant("tick" as const), ms: fc.nat({ max: 2 * MISS_MS }) }) },
@@ -467,9 +495,9 @@ const actionArb: fc.Arbitrary<Action> = fc.oneof(
   },
 );
 
-/** Waits until `ready()` holds, or 5 s have passed. */
-async function settle(ready: () => boolean): Promise<void> {
-  const until = Date.now() + 5_000;
+/** Waits until `ready()` holds, or `ms` have passed. */
+async function settle(ready: () => boolean, ms = 5_000): Promise<void> {
+  const until = Date.now() + ms;
   while (!ready() && Date.now() < until) await new Promise((r) => setTimeout(r, 5));
 }
 
@@ -484,21 +512,31 @@ function describeError(error: unknown): unknown {
   return error;
 }
 
-async function runCase(setups: Setup[], actions: Action[]): Promise<void> {
+let traces = 0;
+
+async function runCase(setups: Setup[], actions: Action[], maxRoutes: number): Promise<void> {
   let clock = 1_000_000;
   const pool = createClientPool({
+    maxRoutes,
     lookupBoundMs: 5_000,
     listingMissMs: MISS_MS,
     now: () => clock,
     maxLookupBodyBytes: MAX_BODY,
   });
-  const latches = bases.map<Latches>(() => ({ neither: false, gone: false, missUntil: 0 }));
+  // The pool's latches as the model keeps them: insertion order is recency, the first goes first.
+  const latches = new Map<number, Latches>();
+  const touch = (base: number): Latches => {
+    const state = latches.get(base) ?? { neither: false, gone: false, missUntil: 0 };
+    latches.delete(base);
+    latches.set(base, state);
+    while (latches.size > maxRoutes) latches.delete(latches.keys().next().value as number);
+    return state;
+  };
   evil.seen = [];
   bases.forEach((b, i) => {
     b.setup = setups[i] as Setup;
     b.seen = [];
   });
-  let n = 0;
   for (const action of actions) {
     if (action.type === "tick") {
       clock += action.ms;
@@ -508,12 +546,13 @@ async function runCase(setups: Setup[], actions: Action[]): Promise<void> {
     const baseUrl = `${server.origin}/v1`;
     if (action.type === "forget") {
       pool.forget({ baseUrl, apiKey: KEYS[action.tenant] });
-      latches[action.base] = { neither: false, gone: false, missUntil: 0 };
+      latches.delete(action.base);
       continue;
     }
     const { op, model, tenant } = action;
     const setup = server.setup;
-    const trace = `lookup-${++n}`;
+    // Unique across runs: a request the client gave up on can reach its server after the next run began.
+    const trace = `lookup-${++traces}`;
     const key = KEYS[tenant];
     const headers: Record<string, string> = { "x-trace": trace };
     if (action.header === "tenant") headers["x-tenant"] = tenant;
@@ -525,13 +564,13 @@ async function runCase(setups: Setup[], actions: Action[]): Promise<void> {
       headers,
       ...(model === undefined ? {} : { model }),
     };
-    const state = latches[action.base] as Latches;
+    const state = latches.get(action.base) ?? { neither: false, gone: false, missUntil: 0 };
     const want = expect0(setup, op, model, tenant, state, clock);
     // A lookup that asks nothing (a latched server) cannot be stopped mid-way: it is not stopped.
     const stop: Stop = action.stop.type === "at" && want.paths.length === 0 ? { type: "none" } : action.stop;
     // A tight deadline on a server that never answers; not on one the caller stops mid-request,
     // where the deadline could pass before the request reaches the server.
-    if (setup.kind === "hang" && stop.type !== "at") {
+    if ((setup.kind === "hang" || setup.kind === "trickle") && stop.type !== "at") {
       Object.assign(settings, { requestTimeoutSeconds: action.timeoutSeconds });
     }
     const controller = new AbortController();
@@ -573,11 +612,21 @@ async function runCase(setups: Setup[], actions: Action[]): Promise<void> {
       ).toEqual(want.paths.slice(0, stopAt + 1));
     } else {
       expect(failure === undefined ? got : describeError(failure), where).toEqual(want.answer);
-      expect(
-        seen().map((s) => s.url),
-        where,
-      ).toEqual(want.paths);
+      // A request given up on at its deadline may reach the server (same process) a moment later.
+      await settle(() => seen().length >= want.paths.length, 1_000);
+      const urls = seen().map((s) => s.url);
+      // Where the deadline ends the lookup, it may even end before its one request was sent.
+      const deadlined = setup.kind === "hang" || setup.kind === "trickle";
+      expect(urls, where).toEqual(deadlined ? want.paths.slice(0, urls.length) : want.paths);
       want.latch(state, clock);
+    }
+    // A lookup that reached the native routes (even one stopped there) touched the server's latches.
+    const reached =
+      want.servedAfter >= 0 &&
+      (stop.type === "none" || (stop.type === "at" && stop.index % want.paths.length >= want.servedAfter));
+    if (reached) {
+      const kept = touch(action.base);
+      if (stop.type === "none") Object.assign(kept, state);
     }
     // Every request carried this tenant's key and no other's.
     for (const s of seen()) {
@@ -611,8 +660,9 @@ describe("window lookups against every server's personality (model)", () => {
         fc.asyncProperty(
           fc.array(setupArb, { minLength: bases.length, maxLength: bases.length }),
           fc.array(actionArb, { minLength: 1, maxLength: 25 }),
-          async (setups, actions) => {
-            await runCase(setups, actions);
+          fc.constantFrom(1, 2, 3, 1024),
+          async (setups, actions, maxRoutes) => {
+            await runCase(setups, actions, maxRoutes);
           },
         ),
         { numRuns: RUNS, ...(SEED === undefined ? {} : { seed: SEED }) },

@@ -454,8 +454,10 @@ class Deadline {
 /** What a body past the pool's `maxLookupBodyBytes` reads as: neither JSON nor the lack of it. */
 const TOO_LARGE: unique symbol = Symbol("too large");
 
-/** What a body cut off before its end (the connection reset mid-way) reads as. */
-const UNREADABLE: unique symbol = Symbol("unreadable");
+/** What a body cut off before its end (the connection reset mid-way) reads as: the failure kept. */
+class Unreadable {
+  constructor(readonly cause: unknown) {}
+}
 
 /**
  * The body's text, or `TOO_LARGE` once more than `limit` bytes of it have come (a declared
@@ -608,8 +610,8 @@ export function createWindowDiscovery(given: WindowDiscoveryOptions = {}): Windo
 
   /**
    * The body as JSON (`undefined` for one that is not), with `secrets` taken out of its text first;
-   * `TOO_LARGE` for one past `maxBodyBytes`, of which no more is read; `UNREADABLE` for one whose
-   * reading failed (a reset mid-body), which is the server's failure, not a body that says nothing.
+   * `TOO_LARGE` for one past `maxBodyBytes`, of which no more is read; an `Unreadable` for one whose
+   * reading failed (a reset mid-body), which is a failed connection, not a body that says nothing.
    */
   const readJson = async (
     response: Response,
@@ -619,10 +621,10 @@ export function createWindowDiscovery(given: WindowDiscoveryOptions = {}): Windo
     let text: string | typeof TOO_LARGE;
     try {
       text = await cappedText(response, maxBodyBytes);
-    } catch {
+    } catch (error) {
       deadline.throwIfStopped();
       if (deadline.reason) throw deadline.reason;
-      return UNREADABLE;
+      return new Unreadable(error);
     }
     if (text === TOO_LARGE) return TOO_LARGE;
     try {
@@ -655,6 +657,16 @@ export function createWindowDiscovery(given: WindowDiscoveryOptions = {}): Windo
         "malformed",
         url,
         `GET ${url} answered a body of more than ${maxBodyBytes} bytes (maxLookupBodyBytes); it was not read further. Raise maxLookupBodyBytes on the pool if the listing is really that big.`,
+      );
+    }
+    if (body instanceof Unreadable) {
+      // The connection failed mid-body: a server that could not be heard out, as one that could
+      // not be reached (it was "malformed", the word for a server that answers the wrong thing).
+      throw new ModelListingError(
+        "unreachable",
+        url,
+        `GET ${url} was cut off before its body ended: ${describeNetworkError(body.cause)}`,
+        { cause: body.cause },
       );
     }
     const entries = listingEntries(body);
@@ -721,7 +733,7 @@ export function createWindowDiscovery(given: WindowDiscoveryOptions = {}): Windo
       body = await readJson(response, deadline);
       // A body cut off mid-way fails as a failed connection does: left alone for listingMissMs
       // (it was read as an empty listing, and a server resetting every time was asked on every lookup).
-      if (body === UNREADABLE) {
+      if (body instanceof Unreadable) {
         latches.push(markMiss);
         return undefined;
       }
