@@ -37,6 +37,7 @@ const KINDS = [
   "redirect",
   "reset",
   "resetlist",
+  "echo",
 ] as const;
 type Kind = (typeof KINDS)[number];
 
@@ -110,7 +111,7 @@ class Personality {
     });
     if (this.onRequest(trace)) return;
     const url = new URL(req.url ?? "/", this.origin);
-    this.answer(url, String(req.headers.authorization ?? ""), res);
+    this.answer(url, req.headers, res);
   }
 
   private json(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) {
@@ -118,7 +119,8 @@ class Personality {
     res.end(typeof body === "string" ? body : JSON.stringify(body));
   }
 
-  private answer(url: URL, auth: string, res: ServerResponse): void {
+  private answer(url: URL, headers: IncomingMessage["headers"], res: ServerResponse): void {
+    const auth = String(headers.authorization ?? "");
     const { kind, loaded, declared } = this.setup;
     const path = url.pathname;
     const model = url.searchParams.get("model");
@@ -236,6 +238,18 @@ class Personality {
           return;
         }
         return notFound();
+      case "echo":
+        // A gateway that writes what it was sent into its listing (and its errors).
+        if (path !== "/v1/models") {
+          return this.json(res, 404, { error: { message: `no route for ${auth} ${headers["api-key"] ?? ""}` } });
+        }
+        return this.json(res, 200, {
+          data: MODELS.map((id) => ({
+            id,
+            owned_by: `${auth} ${headers["api-key"] ?? ""}`,
+            max_model_len: windowOf(kind, id),
+          })),
+        });
       case "resetlist":
         // The listing cut off mid-body (a proxy dropping the connection); nothing else served.
         if (path !== "/v1/models") return notFound();
@@ -289,6 +303,7 @@ function listingOf(setup: Setup, model: ModelName, tenant: Tenant): ListingOutco
     case "openrouter":
     case "vllm":
     case "redirect":
+    case "echo":
       return { ok: true, window: listed ? windowOf(kind, model as string) : undefined, meta: undefined, ids };
     case "llamacpp": {
       // One entry: found by its id, or as the only entry when no model is named.
@@ -324,6 +339,7 @@ function propsOf(setup: Setup, model: ModelName, tenant: Tenant): PropsOutcome {
     case "huge":
     case "reset":
     case "resetlist":
+    case "echo":
       return "absent";
     case "lmstudio":
     case "err500":
@@ -354,6 +370,7 @@ function lmOf(setup: Setup, model: ModelName, tenant: Tenant): LmOutcome {
     case "llamacpp":
     case "llamarouter":
     case "resetlist":
+    case "echo":
       return "absent";
     case "lmstudio": {
       if (model === undefined) {
@@ -458,7 +475,13 @@ interface Step {
   /** A tight request timeout (seconds) for this lookup's endpoint; only given to hanging servers. */
   timeoutSeconds: number;
 }
-type Action = Step | { type: "tick"; ms: number } | { type: "forget"; base: number; tenant: Tenant };
+/** Two lookups on one base at once (tenants side by side), neither stopped. */
+interface Pair {
+  type: "pair";
+  base: number;
+  lookups: [Omit<Step, "base" | "stop" | "type">, Omit<Step, "base" | "stop" | "type">];
+}
+type Action = Step | Pair | { type: "tick"; ms: number } | { type: "forget"; base: number; tenant: Tenant };
 
 const setupArb: fc.Arbitrary<Setup> = fc.record({
   kind: fc.constantFrom(...KINDS),
@@ -466,7 +489,23 @@ const setupArb: fc.Arbitrary<Setup> = fc.record({
   declared: fc.boolean(),
 });
 
+const pairedArb = fc.record({
+  op: fc.constantFrom<Op>("limit", "served", "list"),
+  model: fc.constantFrom<ModelName>(...MODELS, GHOST, undefined),
+  tenant: fc.constantFrom<Tenant>(...TENANTS),
+  header: fc.constantFrom("none", "tenant", "api-key"),
+  timeoutSeconds: fc.constantFrom(0.03, 0.06, 0.12),
+});
+
 const actionArb: fc.Arbitrary<Action> = fc.oneof(
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      type: fc.constant("pair" as const),
+      base: fc.nat({ max: bases.length - 1 }),
+      lookups: fc.tuple(pairedArb, pairedArb),
+    }),
+  },
   {
     weight: 8,
     arbitrary: fc.record({
@@ -537,6 +576,80 @@ async function runCase(setups: Setup[], actions: Action[], maxRoutes: number): P
     b.setup = setups[i] as Setup;
     b.seen = [];
   });
+  const fresh = (): Latches => ({ neither: false, gone: false, missUntil: 0 });
+
+  /** Two lookups at once: each asks what the model says from the latches before, or after the other's. */
+  const runPair = async (pair: Pair, server: Personality, baseUrl: string): Promise<void> => {
+    const setup = server.setup;
+    const before = { ...(latches.get(pair.base) ?? fresh()) };
+    const runs = pair.lookups.map((step) => {
+      const trace = `lookup-${++traces}`;
+      const key = KEYS[step.tenant];
+      const headers: Record<string, string> = { "x-trace": trace };
+      if (step.header === "tenant") headers["x-tenant"] = step.tenant;
+      if (step.header === "api-key") headers["api-key"] = key;
+      const deadlined = setup.kind === "hang" || setup.kind === "trickle";
+      const settings = {
+        baseUrl,
+        apiKey: key,
+        headers,
+        ...(step.model === undefined ? {} : { model: step.model }),
+        ...(deadlined ? { requestTimeoutSeconds: step.timeoutSeconds } : {}),
+      };
+      const want = expect0(setup, step.op, step.model, step.tenant, before, clock);
+      const lookup: Promise<unknown> =
+        step.op === "limit"
+          ? pool.contextLimitFor(settings, undefined)
+          : step.op === "served"
+            ? pool.servedWindow(settings)
+            : pool.listModels(settings);
+      return { step, trace, key, want, lookup, deadlined };
+    });
+    const settled = await Promise.allSettled(runs.map((r) => r.lookup));
+    for (const [i, run] of runs.entries()) {
+      const { step, trace, want, deadlined } = run;
+      const other = runs[1 - i] as (typeof runs)[number];
+      const afterOther = { ...before };
+      other.want.latch(afterOther, clock);
+      const alt = expect0(setup, step.op, step.model, step.tenant, afterOther, clock);
+      // `neither` is read as the native routes begin, the LM Studio latches after /props answers:
+      // the other lookup's latches may land in between.
+      const between = expect0(setup, step.op, step.model, step.tenant, { ...afterOther, neither: before.neither }, clock);
+      const where = `${trace} (pair) ${step.op} ${setup.kind} model=${String(step.model)} tenant=${step.tenant}`;
+      const result = settled[i] as PromiseSettledResult<unknown>;
+      const answer = result.status === "fulfilled" ? describeAnswer(result.value) : describeError(result.reason);
+      expect(answer, where).toEqual(want.answer);
+      const text =
+        result.status === "fulfilled"
+          ? (JSON.stringify(result.value) ?? "")
+          : `${String(result.reason)} ${JSON.stringify(result.reason)} ${String((result.reason as Error).stack)}`;
+      for (const t of TENANTS) expect(text, where).not.toContain(KEYS[t]);
+      const seen = () => server.seen.filter((x) => x.trace === trace);
+      await settle(
+        () => seen().length >= Math.min(want.paths.length, alt.paths.length, between.paths.length),
+        1_000,
+      );
+      const urls = seen().map((x) => x.url);
+      const fits = (paths: string[]) =>
+        JSON.stringify(deadlined ? paths.slice(0, urls.length) : paths) === JSON.stringify(urls);
+      expect(fits(want.paths) || fits(alt.paths) || fits(between.paths), `${where}: ${JSON.stringify(urls)}`).toBe(
+        true,
+      );
+      for (const x of seen()) {
+        expect(x.headers.authorization, where).toBe(`Bearer ${run.key}`);
+        const sent = JSON.stringify(x.headers);
+        for (const t of TENANTS) if (t !== step.tenant) expect(sent, where).not.toContain(KEYS[t]);
+      }
+      await settle(() => seen().every((x) => !x.open));
+      expect(seen().filter((x) => x.open).length, where).toBe(0);
+    }
+    // Latches only ever add up, and are the same from either order: both lookups' changes apply.
+    if (runs.some((r) => r.want.servedAfter >= 0)) {
+      const kept = touch(pair.base);
+      for (const r of runs) r.want.latch(kept, clock);
+    }
+  };
+
   for (const action of actions) {
     if (action.type === "tick") {
       clock += action.ms;
@@ -547,6 +660,10 @@ async function runCase(setups: Setup[], actions: Action[], maxRoutes: number): P
     if (action.type === "forget") {
       pool.forget({ baseUrl, apiKey: KEYS[action.tenant] });
       latches.delete(action.base);
+      continue;
+    }
+    if (action.type === "pair") {
+      await runPair(action, server, baseUrl);
       continue;
     }
     const { op, model, tenant } = action;
@@ -594,7 +711,10 @@ async function runCase(setups: Setup[], actions: Action[], maxRoutes: number): P
     let got: unknown;
     let failure: unknown;
     try {
-      got = describeAnswer(await lookup);
+      const answered = await lookup;
+      // What listModels hands back holds no key, whatever the server wrote into it.
+      for (const t of TENANTS) expect(JSON.stringify(answered) ?? "", trace).not.toContain(KEYS[t]);
+      got = describeAnswer(answered);
     } catch (error) {
       failure = error;
     }
