@@ -78,3 +78,39 @@ describe("r91: listModels against a listing cut off mid-body", () => {
     expect(String(failure)).not.toContain("sk-r91-cut-off");
   });
 });
+
+describe("r91: one tenant's short requestTimeoutSeconds and the server's LM Studio latch", () => {
+  it("a lookup cut short by its own endpoint's timeout leaves /api/v0/models to the other tenants", async () => {
+    // LM Studio, its /api/v0/models a little slow (it is loading a model): 400 ms.
+    const server = await serve((path, res) => {
+      res.writeHead(200, { "content-type": "application/json" });
+      if (path === "/v1/models") res.end(JSON.stringify({ data: [{ id: "m", object: "model" }] }));
+      else if (path === "/api/v0/models") {
+        const body = { data: [{ id: "m", state: "loaded", loaded_context_length: 8192 }] };
+        setTimeout(() => res.end(JSON.stringify(body)), 400);
+      } else res.end(JSON.stringify({ error: "Unexpected endpoint or method." }));
+    });
+    const pool = createClientPool({ listingMissMs: 60_000 });
+    // A tenant whose endpoint allows 0.1 s a request: its lookup is cut off, and answers 0.
+    const hurried = { baseUrl: server.baseUrl, apiKey: "sk-hurried", model: "m", requestTimeoutSeconds: 0.1 };
+    expect(await pool.contextLimitFor(hurried)).toBe(0);
+    expect(server.paths).toContain("/api/v0/models");
+    // Another tenant of the same server, with no such timeout, still gets the loaded window.
+    // Before: 0, /api/v0/models left alone for a minute for every tenant of the server.
+    const patient = { baseUrl: server.baseUrl, apiKey: "sk-patient", model: "m" };
+    expect(await pool.contextLimitFor(patient)).toBe(8192);
+  });
+
+  it("the pool's own bound passing on /api/v0/models still leaves it alone for listingMissMs", async () => {
+    const server = await serve((path, res) => {
+      if (path === "/api/v0/models") return; // never answers
+      res.writeHead(path === "/v1/models" ? 200 : 404, { "content-type": "application/json" });
+      res.end(JSON.stringify(path === "/v1/models" ? { data: [{ id: "m" }] } : {}));
+    });
+    const pool = createClientPool({ listingMissMs: 60_000, lookupBoundMs: 100 });
+    const settings = { baseUrl: server.baseUrl, model: "m" };
+    expect(await pool.contextLimitFor(settings)).toBe(0);
+    expect(await pool.contextLimitFor(settings)).toBe(0);
+    expect(server.paths).toEqual(["/v1/models", "/props?model=m", "/api/v0/models", "/v1/models", "/props?model=m"]);
+  });
+});

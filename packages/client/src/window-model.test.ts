@@ -38,6 +38,7 @@ const KINDS = [
   "reset",
   "resetlist",
   "echo",
+  "slowlm",
 ] as const;
 type Kind = (typeof KINDS)[number];
 
@@ -56,6 +57,9 @@ const KEYS: Record<Tenant, string> = {
 };
 /** Servers that check keys refuse this tenant's with 401 on every route. */
 const CHECKS_KEYS = new Set<Kind>(["openai", "openrouter", "vllm", "proxy404"]);
+
+/** Servers only a deadline gets an answer from: their lookups are given a tight request timeout. */
+const DEADLINED = new Set<Kind>(["hang", "trickle", "slowlm"]);
 
 const MAX_BODY = 64 * 1024;
 const MISS_MS = 1_000;
@@ -250,6 +254,11 @@ class Personality {
             max_model_len: windowOf(kind, id),
           })),
         });
+      case "slowlm":
+        // LM Studio busy loading: its listing answers, /api/v0/models not within the lookup's time.
+        if (path === "/v1/models") return this.json(res, 200, plain);
+        if (path === "/api/v0/models") return;
+        return this.json(res, 200, { error: "Unexpected endpoint or method. (GET /props)" });
       case "resetlist":
         // The listing cut off mid-body (a proxy dropping the connection); nothing else served.
         if (path !== "/v1/models") return notFound();
@@ -299,6 +308,7 @@ function listingOf(setup: Setup, model: ModelName, tenant: Tenant): ListingOutco
     case "ollama":
     case "lmstudio":
     case "reset":
+    case "slowlm":
       return { ok: true, window: undefined, meta: undefined, ids };
     case "openrouter":
     case "vllm":
@@ -342,6 +352,7 @@ function propsOf(setup: Setup, model: ModelName, tenant: Tenant): PropsOutcome {
     case "echo":
       return "absent";
     case "lmstudio":
+    case "slowlm":
     case "err500":
     case "malformed":
     case "redirect":
@@ -391,6 +402,7 @@ function lmOf(setup: Setup, model: ModelName, tenant: Tenant): LmOutcome {
       return "nothing";
     case "hang":
     case "trickle":
+    case "slowlm":
       return "hang";
   }
 }
@@ -453,7 +465,10 @@ function expect0(setup: Setup, op: Op, model: ModelName, tenant: Tenant, l: Latc
   if (lm === "absent") {
     changes.push((s) => void (s.gone = true));
     if (propsAbsent) changes.push((s) => void (s.neither = true));
-  } else if (lm === "miss" || lm === "hang") {
+  } else if (lm === "miss") {
+    // A route that does not answer within the lookup's time latches nothing here: the lookups on
+    // servers that never answer are bounded by their endpoint's own requestTimeoutSeconds, one
+    // tenant's choice (review-r91 pins the pool's own bound, which does latch).
     changes.push((s, n) => void (s.missUntil = n + MISS_MS));
   }
   return { paths, answer: none, latch, servedAfter };
@@ -588,7 +603,7 @@ async function runCase(setups: Setup[], actions: Action[], maxRoutes: number): P
       const headers: Record<string, string> = { "x-trace": trace };
       if (step.header === "tenant") headers["x-tenant"] = step.tenant;
       if (step.header === "api-key") headers["api-key"] = key;
-      const deadlined = setup.kind === "hang" || setup.kind === "trickle";
+      const deadlined = DEADLINED.has(setup.kind);
       const settings = {
         baseUrl,
         apiKey: key,
@@ -687,7 +702,7 @@ async function runCase(setups: Setup[], actions: Action[], maxRoutes: number): P
     const stop: Stop = action.stop.type === "at" && want.paths.length === 0 ? { type: "none" } : action.stop;
     // A tight deadline on a server that never answers; not on one the caller stops mid-request,
     // where the deadline could pass before the request reaches the server.
-    if ((setup.kind === "hang" || setup.kind === "trickle") && stop.type !== "at") {
+    if (DEADLINED.has(setup.kind) && stop.type !== "at") {
       Object.assign(settings, { requestTimeoutSeconds: action.timeoutSeconds });
     }
     const controller = new AbortController();
@@ -736,7 +751,7 @@ async function runCase(setups: Setup[], actions: Action[], maxRoutes: number): P
       await settle(() => seen().length >= want.paths.length, 1_000);
       const urls = seen().map((s) => s.url);
       // Where the deadline ends the lookup, it may even end before its one request was sent.
-      const deadlined = setup.kind === "hang" || setup.kind === "trickle";
+      const deadlined = DEADLINED.has(setup.kind);
       expect(urls, where).toEqual(deadlined ? want.paths.slice(0, urls.length) : want.paths);
       want.latch(state, clock);
     }

@@ -424,6 +424,8 @@ class Deadline {
   constructor(
     readonly caller: AbortSignal | undefined,
     ms: number,
+    /** Whether `ms` is the pool's `lookupBoundMs`, not the endpoint's shorter request timeout. */
+    readonly poolBound: boolean,
   ) {
     this.timer = setTimeout(() => {
       this.reason = new DOMException("The operation was aborted due to timeout", "TimeoutError");
@@ -594,8 +596,9 @@ export function createWindowDiscovery(given: WindowDiscoveryOptions = {}): Windo
 
   const deadlineFor = (settings: WindowSettings, signal: AbortSignal | undefined): Deadline => {
     const request = timeoutMs(settings);
-    const ms = request === undefined ? boundMs : Math.min(boundMs, request);
-    return new Deadline(signal, ms);
+    // The endpoint's own shorter timeout is its tenant's choice, not the pool's bound.
+    const own = request !== undefined && request < boundMs;
+    return new Deadline(signal, own ? request : boundMs, !own);
   };
 
   /** GET a URL under the deadline: the response, or the failure (the caller's stop is rethrown). */
@@ -739,8 +742,10 @@ export function createWindowDiscovery(given: WindowDiscoveryOptions = {}): Windo
       }
     } catch {
       deadline.throwIfStopped();
-      // Unreachable, reset, or too slow for the bound: left alone for listingMissMs.
-      latches.push(markMiss);
+      // Unreachable, reset, or too slow for the pool's bound: left alone for listingMissMs. Cut off
+      // by the endpoint's own shorter requestTimeoutSeconds, it only ran out of one tenant's time
+      // (the listing may have used most of it): nothing is latched, as for a refused key.
+      if (!deadline.expired || deadline.poolBound) latches.push(markMiss);
       return undefined;
     }
     const entries = listingEntries(body) ?? [];
