@@ -51,7 +51,13 @@ describe("r91: window lookups against a server that cuts /api/v0/models off mid-
     expect(await pool.contextLimitFor(settings)).toBe(0);
     expect(await pool.contextLimitFor(settings)).toBe(0);
     // Before: the cut-off body was read as an empty listing, so every lookup asked it again.
-    expect(server.paths).toEqual(["/v1/models", "/props?model=m", "/api/v0/models", "/v1/models", "/props?model=m"]);
+    expect(server.paths).toEqual([
+      "/v1/models",
+      "/props?model=m",
+      "/api/v0/models",
+      "/v1/models",
+      "/props?model=m",
+    ]);
 
     clock += 60_001;
     expect(await pool.servedWindow(settings)).toBeUndefined();
@@ -111,6 +117,12 @@ describe("r91: one tenant's short requestTimeoutSeconds and the server's LM Stud
     const settings = { baseUrl: server.baseUrl, model: "m" };
     expect(await pool.contextLimitFor(settings)).toBe(0);
     expect(await pool.contextLimitFor(settings)).toBe(0);
-    expect(server.paths).toEqual(["/v1/models", "/props?model=m", "/api/v0/models", "/v1/models", "/props?model=m"]);
+    expect(server.paths).toEqual([
+      "/v1/models",
+      "/props?model=m",
+      "/api/v0/models",
+      "/v1/models",
+      "/props?model=m",
+    ]);
   });
 });

@@ -118,12 +118,19 @@ class Personality {
     this.answer(url, req.headers, res);
   }
 
-  private json(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) {
+  /** Writes a whole reply; answers `true`, so a route can end with `return this.json(…)`. */
+  private json(
+    res: ServerResponse,
+    status: number,
+    body: unknown,
+    headers: Record<string, string> = {},
+  ): true {
     res.writeHead(status, { "content-type": "application/json", ...headers });
     res.end(typeof body === "string" ? body : JSON.stringify(body));
+    return true;
   }
 
-  private answer(url: URL, headers: IncomingMessage["headers"], res: ServerResponse): void {
+  private answer(url: URL, headers: IncomingMessage["headers"], res: ServerResponse): true | undefined {
     const auth = String(headers.authorization ?? "");
     const { kind, loaded, declared } = this.setup;
     const path = url.pathname;
@@ -153,7 +160,12 @@ class Personality {
         if (path !== "/v1/models") return notFound();
         return this.json(res, 200, {
           object: "list",
-          data: MODELS.map((id) => ({ id, object: "model", owned_by: "vllm", max_model_len: windowOf(kind, id) })),
+          data: MODELS.map((id) => ({
+            id,
+            object: "model",
+            owned_by: "vllm",
+            max_model_len: windowOf(kind, id),
+          })),
         });
       case "llamacpp":
         if (path === "/v1/models") {
@@ -163,7 +175,10 @@ class Personality {
           });
         }
         if (path === "/props") {
-          return this.json(res, 200, { default_generation_settings: { n_ctx: LLAMA_SINGLE_CTX }, total_slots: 1 });
+          return this.json(res, 200, {
+            default_generation_settings: { n_ctx: LLAMA_SINGLE_CTX },
+            total_slots: 1,
+          });
         }
         return notFound();
       case "llamarouter":
@@ -193,7 +208,13 @@ class Personality {
             object: "list",
             data: MODELS.map((id, i) =>
               loaded[i]
-                ? { id, type: "llm", state: "loaded", max_context_length: 999_999, loaded_context_length: windowOf(kind, id) }
+                ? {
+                    id,
+                    type: "llm",
+                    state: "loaded",
+                    max_context_length: 999_999,
+                    loaded_context_length: windowOf(kind, id),
+                  }
                 : { id, type: "llm", state: "not-loaded", max_context_length: 999_999 },
             ),
           });
@@ -245,7 +266,9 @@ class Personality {
       case "echo":
         // A gateway that writes what it was sent into its listing (and its errors).
         if (path !== "/v1/models") {
-          return this.json(res, 404, { error: { message: `no route for ${auth} ${headers["api-key"] ?? ""}` } });
+          return this.json(res, 404, {
+            error: { message: `no route for ${auth} ${headers["api-key"] ?? ""}` },
+          });
         }
         return this.json(res, 200, {
           data: MODELS.map((id) => ({
@@ -322,7 +345,12 @@ function listingOf(setup: Setup, model: ModelName, tenant: Tenant): ListingOutco
     }
     case "llamarouter": {
       const i = listed ? MODELS.indexOf(model as (typeof MODELS)[number]) : -1;
-      return { ok: true, window: i >= 0 && loaded[i] ? windowOf(kind, model as string) : undefined, meta: undefined, ids };
+      return {
+        ok: true,
+        window: i >= 0 && loaded[i] ? windowOf(kind, model as string) : undefined,
+        meta: undefined,
+        ids,
+      };
     }
     case "err500":
       return { ok: false, code: "http", status: 500 };
@@ -426,6 +454,16 @@ interface Expected {
 
 type Op = "limit" | "served" | "list";
 
+const setNeither = (s: Latches): void => {
+  s.neither = true;
+};
+const setGone = (s: Latches): void => {
+  s.gone = true;
+};
+const setMiss = (s: Latches, now: number): void => {
+  s.missUntil = now + MISS_MS;
+};
+
 function expect0(setup: Setup, op: Op, model: ModelName, tenant: Tenant, l: Latches, now: number): Expected {
   const paths: string[] = [];
   const changes: ((l: Latches, now: number) => void)[] = [];
@@ -439,11 +477,18 @@ function expect0(setup: Setup, op: Op, model: ModelName, tenant: Tenant, l: Latc
     const listing = listingOf(setup, model, tenant);
     if (op === "list") {
       if (listing === "hang") return { paths, answer: "TimeoutError", latch, servedAfter: -1 };
-      if (!listing.ok) return { paths, answer: `ModelListingError:${listing.code}:${listing.status ?? ""}`, latch, servedAfter: -1 };
+      if (!listing.ok)
+        return {
+          paths,
+          answer: `ModelListingError:${listing.code}:${listing.status ?? ""}`,
+          latch,
+          servedAfter: -1,
+        };
       return { paths, answer: listing.ids, latch, servedAfter: -1 };
     }
     if (listing === "hang") return { paths, answer: 0, latch, servedAfter: -1 };
-    if (listing.ok && listing.window !== undefined) return { paths, answer: listing.window, latch, servedAfter: -1 };
+    if (listing.ok && listing.window !== undefined)
+      return { paths, answer: listing.window, latch, servedAfter: -1 };
     if (listing.ok) meta = listing.meta;
   }
   const none = op === "limit" ? (meta ?? 0) : undefined;
@@ -456,20 +501,20 @@ function expect0(setup: Setup, op: Op, model: ModelName, tenant: Tenant, l: Latc
   if (props === "hang") return { paths, answer: none, latch, servedAfter };
   const propsAbsent = props === "absent";
   if (l.gone || l.missUntil > now) {
-    if (propsAbsent && l.gone) changes.push((s) => void (s.neither = true));
+    if (propsAbsent && l.gone) changes.push(setNeither);
     return { paths, answer: none, latch, servedAfter };
   }
   paths.push("/api/v0/models");
   const lm = lmOf(setup, model, tenant);
   if (typeof lm === "number") return { paths, answer: lm, latch, servedAfter };
   if (lm === "absent") {
-    changes.push((s) => void (s.gone = true));
-    if (propsAbsent) changes.push((s) => void (s.neither = true));
+    changes.push(setGone);
+    if (propsAbsent) changes.push(setNeither);
   } else if (lm === "miss") {
     // A route that does not answer within the lookup's time latches nothing here: the lookups on
     // servers that never answer are bounded by their endpoint's own requestTimeoutSeconds, one
     // tenant's choice (review-r91 pins the pool's own bound, which does latch).
-    changes.push((s, n) => void (s.missUntil = n + MISS_MS));
+    changes.push(setMiss);
   }
   return { paths, answer: none, latch, servedAfter };
 }
@@ -538,7 +583,10 @@ const actionArb: fc.Arbitrary<Action> = fc.oneof(
       timeoutSeconds: fc.constantFrom(0.03, 0.06, 0.12),
     }),
   },
-  { weight: 2, arbitrary: fc.record({ type: fc.constant("tick" as const), ms: fc.nat({ max: 2 * MISS_MS }) }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({ type: fc.constant("tick" as const), ms: fc.nat({ max: 2 * MISS_MS }) }),
+  },
   {
     weight: 1,
     arbitrary: fc.record({
@@ -629,10 +677,18 @@ async function runCase(setups: Setup[], actions: Action[], maxRoutes: number): P
       const alt = expect0(setup, step.op, step.model, step.tenant, afterOther, clock);
       // `neither` is read as the native routes begin, the LM Studio latches after /props answers:
       // the other lookup's latches may land in between.
-      const between = expect0(setup, step.op, step.model, step.tenant, { ...afterOther, neither: before.neither }, clock);
+      const between = expect0(
+        setup,
+        step.op,
+        step.model,
+        step.tenant,
+        { ...afterOther, neither: before.neither },
+        clock,
+      );
       const where = `${trace} (pair) ${step.op} ${setup.kind} model=${String(step.model)} tenant=${step.tenant}`;
       const result = settled[i] as PromiseSettledResult<unknown>;
-      const answer = result.status === "fulfilled" ? describeAnswer(result.value) : describeError(result.reason);
+      const answer =
+        result.status === "fulfilled" ? describeAnswer(result.value) : describeError(result.reason);
       expect(answer, where).toEqual(want.answer);
       const text =
         result.status === "fulfilled"
@@ -647,9 +703,10 @@ async function runCase(setups: Setup[], actions: Action[], maxRoutes: number): P
       const urls = seen().map((x) => x.url);
       const fits = (paths: string[]) =>
         JSON.stringify(deadlined ? paths.slice(0, urls.length) : paths) === JSON.stringify(urls);
-      expect(fits(want.paths) || fits(alt.paths) || fits(between.paths), `${where}: ${JSON.stringify(urls)}`).toBe(
-        true,
-      );
+      expect(
+        fits(want.paths) || fits(alt.paths) || fits(between.paths),
+        `${where}: ${JSON.stringify(urls)}`,
+      ).toBe(true);
       for (const x of seen()) {
         expect(x.headers.authorization, where).toBe(`Bearer ${run.key}`);
         const sent = JSON.stringify(x.headers);
