@@ -401,13 +401,13 @@ function lmOf(setup: Setup, model: ModelName, tenant: Tenant): LmOutcome {
   const { kind, loaded } = setup;
   if (refused(setup, tenant)) return "refused";
   switch (kind) {
+    case "llamacpp":
+    case "llamarouter":
     case "openai":
     case "openrouter":
     case "vllm":
     case "ollama":
     case "proxy404":
-    case "llamacpp":
-    case "llamarouter":
     case "resetlist":
     case "echo":
       return "absent";
