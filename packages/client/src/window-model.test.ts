@@ -7,11 +7,12 @@ import { createClientPool } from "./pool.js";
 
 // A model of the window lookups against every server personality a pool meets: per run, each
 // loopback base plays one personality (OpenAI, OpenRouter, vLLM, llama.cpp single and router, LM
-// Studio, Ollama, a proxy that has only /v1/models, one that 500s, one that hangs, one with a huge
-// or a malformed body, one that redirects, one that resets mid-body), and a random sequence of
-// lookups (three models and none, three tenants — one whose key is refused — extra headers, a
-// stopped signal or one stopped mid-lookup, tight deadlines, the clock moved, `forget`) runs
-// against it. The model says what each lookup answers and which paths each base is asked, from
+// Studio loaded, not loaded, several loaded or too slow, Ollama, a proxy that has only /v1/models,
+// one that 500s, one that hangs or trickles, one with a huge or a malformed body, one that
+// redirects, one that resets mid-body, a gateway echoing the request into its listing), and a
+// random sequence of lookups (three models and none, three tenants — one whose key is refused —
+// extra headers, a stopped signal or one stopped mid-lookup, tight deadlines, two lookups at once,
+// the clock moved past the miss timer, `forget`, one to 1024 kept routes) runs against it. The model says what each lookup answers and which paths each base is asked, from
 // the route latches it keeps itself; the requests must carry only their own tenant's key, no error
 // may hold any key, and no request may be left open once its lookup has settled.
 //
