@@ -38,7 +38,7 @@ export type ModelListingErrorCode = "http" | "malformed" | "unreachable";
  * `GET /models` did not give a listing. `code` is `"http"` (with the `status` the server answered),
  * `"malformed"` (the body was not JSON holding a listing: a `data` array, a bare array or a `models`
  * array; or it was longer than the pool's `maxLookupBodyBytes`, and was not read past it), or
- * `"unreachable"` (no answer at all:
+ * `"unreachable"` (no answer at all, or one cut off before its body ended:
  * refused, reset, DNS — the network error is on `cause`); `url` is the address asked.
  */
 export class ModelListingError extends Error {

@@ -424,6 +424,8 @@ class Deadline {
   constructor(
     readonly caller: AbortSignal | undefined,
     ms: number,
+    /** Whether `ms` is the pool's `lookupBoundMs`, not the endpoint's shorter request timeout. */
+    readonly poolBound: boolean,
   ) {
     this.timer = setTimeout(() => {
       this.reason = new DOMException("The operation was aborted due to timeout", "TimeoutError");
@@ -453,6 +455,11 @@ class Deadline {
 
 /** What a body past the pool's `maxLookupBodyBytes` reads as: neither JSON nor the lack of it. */
 const TOO_LARGE: unique symbol = Symbol("too large");
+
+/** What a body cut off before its end (the connection reset mid-way) reads as: the failure kept. */
+class Unreadable {
+  constructor(readonly cause: unknown) {}
+}
 
 /**
  * The body's text, or `TOO_LARGE` once more than `limit` bytes of it have come (a declared
@@ -589,8 +596,9 @@ export function createWindowDiscovery(given: WindowDiscoveryOptions = {}): Windo
 
   const deadlineFor = (settings: WindowSettings, signal: AbortSignal | undefined): Deadline => {
     const request = timeoutMs(settings);
-    const ms = request === undefined ? boundMs : Math.min(boundMs, request);
-    return new Deadline(signal, ms);
+    // The endpoint's own shorter timeout is its tenant's choice, not the pool's bound.
+    const own = request !== undefined && request < boundMs;
+    return new Deadline(signal, own ? request : boundMs, !own);
   };
 
   /** GET a URL under the deadline: the response, or the failure (the caller's stop is rethrown). */
@@ -605,7 +613,8 @@ export function createWindowDiscovery(given: WindowDiscoveryOptions = {}): Windo
 
   /**
    * The body as JSON (`undefined` for one that is not), with `secrets` taken out of its text first;
-   * `TOO_LARGE` for one past `maxBodyBytes`, of which no more is read.
+   * `TOO_LARGE` for one past `maxBodyBytes`, of which no more is read; an `Unreadable` for one whose
+   * reading failed (a reset mid-body), which is a failed connection, not a body that says nothing.
    */
   const readJson = async (
     response: Response,
@@ -615,10 +624,10 @@ export function createWindowDiscovery(given: WindowDiscoveryOptions = {}): Windo
     let text: string | typeof TOO_LARGE;
     try {
       text = await cappedText(response, maxBodyBytes);
-    } catch {
+    } catch (error) {
       deadline.throwIfStopped();
       if (deadline.reason) throw deadline.reason;
-      return undefined;
+      return new Unreadable(error);
     }
     if (text === TOO_LARGE) return TOO_LARGE;
     try {
@@ -651,6 +660,16 @@ export function createWindowDiscovery(given: WindowDiscoveryOptions = {}): Windo
         "malformed",
         url,
         `GET ${url} answered a body of more than ${maxBodyBytes} bytes (maxLookupBodyBytes); it was not read further. Raise maxLookupBodyBytes on the pool if the listing is really that big.`,
+      );
+    }
+    if (body instanceof Unreadable) {
+      // The connection failed mid-body: a server that could not be heard out, as one that could
+      // not be reached (it was "malformed", the word for a server that answers the wrong thing).
+      throw new ModelListingError(
+        "unreachable",
+        url,
+        `GET ${url} was cut off before its body ended: ${describeNetworkError(body.cause)}`,
+        { cause: body.cause },
       );
     }
     const entries = listingEntries(body);
@@ -715,10 +734,18 @@ export function createWindowDiscovery(given: WindowDiscoveryOptions = {}): Windo
         return undefined;
       }
       body = await readJson(response, deadline);
+      // A body cut off mid-way fails as a failed connection does: left alone for listingMissMs
+      // (it was read as an empty listing, and a server resetting every time was asked on every lookup).
+      if (body instanceof Unreadable) {
+        latches.push(markMiss);
+        return undefined;
+      }
     } catch {
       deadline.throwIfStopped();
-      // Unreachable, reset, or too slow for the bound: left alone for listingMissMs.
-      latches.push(markMiss);
+      // Unreachable, reset, or too slow for the pool's bound: left alone for listingMissMs. Cut off
+      // by the endpoint's own shorter requestTimeoutSeconds, it only ran out of one tenant's time
+      // (the listing may have used most of it): nothing is latched, as for a refused key.
+      if (!deadline.expired || deadline.poolBound) latches.push(markMiss);
       return undefined;
     }
     const entries = listingEntries(body) ?? [];
