@@ -201,7 +201,8 @@ describe("a multi-line value's data lines are read as one such line alone is", (
     "Password: ask the user for it.\nThen go on.",
     "token: ${GH_TOKEN}\nuser: me",
     "password: null\nauth: true\ntoken: ~\nkey: <your key>",
-    "password: |\n  block",
+    // A block scalar under a telling name is read since r91d (review-r91.test.ts); under one that tells nothing, kept.
+    "notes: |\n  password: hunter2 is no value here",
     "max_tokens: 800\nmodel: qwen3",
   ])("keeps prose, references and words of no value as written: %j", (value) => {
     expect(withoutSecrets(value, "CONFIG")).toBe(value);
