@@ -1,6 +1,7 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: ${NAME} references, meant literally.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { dataDocumentSecrets } from "./data-documents.js";
 import { exportSpec } from "./export-spec.js";
 import { findSpecSecrets, withoutArgSecrets, withoutSecrets } from "./find-spec-secrets.js";
 import { SPEC_TOKEN } from "./schema.js";
@@ -252,6 +253,57 @@ describe("random YAML, .env and TOML documents (property)", () => {
         },
       ),
       { numRuns: RUNS, ...SEED },
+    );
+  });
+});
+
+describe("hostile documents (property)", () => {
+  // The new shapes' characters glued in any order: a block header, braces and brackets left open
+  // or closed, quotes, separators, comments, indentation, references. Read again, the output comes
+  // back as it is; the document reader alone finds nothing more in what it wrote.
+  const fragment = fc.constantFrom(
+    "password: ",
+    "secret: ",
+    "API_KEY=",
+    "token = ",
+    "name: ",
+    "|",
+    ">-",
+    "|2",
+    "\n",
+    "\n  ",
+    "\r\n",
+    "{",
+    "}",
+    "[",
+    "]",
+    ", ",
+    ": ",
+    "- ",
+    "#",
+    " # c",
+    '"',
+    "'",
+    "${X}",
+    "${",
+    "Zq7pw9ab",
+    "a b",
+    ".",
+    "export ",
+    "$(",
+  );
+  it("f(f(x)) = f(x), and the document reader's own output holds nothing more for it", () => {
+    fc.assert(
+      fc.property(fc.array(fragment, { minLength: 1, maxLength: 16 }), (parts) => {
+        const value = parts.join("");
+        const read = dataDocumentSecrets(value, () => "${R}");
+        expect(dataDocumentSecrets(read ?? value, () => "${R}")).toBeUndefined();
+        const once = withoutSecrets(value, "CONFIG");
+        expect(withoutSecrets(once, "CONFIG")).toBe(once);
+        const args = withoutArgSecrets(["--config", value]);
+        expect(withoutArgSecrets(args)).toEqual(args);
+      }),
+      { numRuns: RUNS * 3, ...SEED },
     );
   });
 });
