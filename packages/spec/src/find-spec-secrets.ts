@@ -2950,10 +2950,26 @@ export function scanArgs(
       index > 0 && passwords[lead.length + index - 1] === undefined ? args[index - 1] : undefined;
     const read =
       inner === null
-        ? readArg(arg, previous, ARG_RULES, hide, scriptName)
+        ? (readArg(arg, previous, ARG_RULES, hide, scriptName) ?? flowArgSecrets(arg, hide))
         : inner && { sign: inner.sign, safe: arg.slice(0, place?.at ?? 0) + inner.safe };
     if (read) found(child(at, index), read.sign, index, read.safe);
   });
+}
+
+/**
+ * An argument that is one YAML flow mapping and no JSON (`--config '{user: bob, password: X}'`,
+ * r91d: kept in clear, where a JSON object is read by `jsonEdits`): each telling pair's value, as
+ * a line of a document value is read (see `dataDocumentSecrets`). Undefined when it is no such
+ * mapping or nothing in it tells.
+ */
+function flowArgSecrets(arg: string, hide: SecretHide | undefined): ArgFound | undefined {
+  if (arg[0] !== "{" || LINE_BREAK.test(arg) || arg.length > KEPT_LINE) return undefined;
+  try {
+    JSON.parse(arg);
+    return undefined;
+  } catch {
+    return dataLineSecrets(arg, hide);
+  }
 }
 
 /**

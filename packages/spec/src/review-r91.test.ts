@@ -16,6 +16,8 @@ import type { AgentSpec } from "./types.js";
 // 3. a pair inside a one-line flow mapping (`{user: bob, password: X}`, `env: {API_KEY: X, …}`, a
 //    JSON object on one line of a longer document).
 // Each is now read; prose (a line of several words that is no pair, a sentence) is kept as written.
+// 4. `withoutArgSecrets`, `findSpecSecrets` and `exportSpec` kept an argument that is one YAML flow
+//    mapping in clear (`--config '{user: bob, password: X}'`; a JSON object was read).
 
 const RUNS = Number(process.env.R91_SPEC_RUNS ?? 300);
 const SEED = process.env.R91_SPEC_SEED ? { seed: Number(process.env.R91_SPEC_SEED) } : {};
@@ -113,6 +115,34 @@ describe("a document's credential in a block scalar, several words or a flow map
     expect(withoutSecrets(value, "CONFIG")).toBe(value);
     expect(placed(value)).toEqual({ flagged: [], exported: value });
   });
+});
+
+describe("an argument that is one YAML flow mapping (no JSON) is read as such a line is", () => {
+  it.each([
+    [
+      ["--config", "{user: bob, password: hunter2}"],
+      ["--config", "{user: bob, password: ${PASSWORD}}"],
+    ],
+    [["{env: {API_KEY: sk-abc, MODE: x}}"], ["{env: {API_KEY: ${API_KEY}, MODE: x}}"]],
+  ])("%j → %j", (args, hidden) => {
+    expect(withoutArgSecrets(args)).toEqual(hidden);
+    expect(withoutArgSecrets(hidden)).toEqual(hidden);
+    const spec: AgentSpec = {
+      spec: SPEC_TOKEN,
+      bundle: { mcpServers: [{ name: "srv", command: "srv", args }] },
+    };
+    expect(findSpecSecrets(spec).map((hint) => hint.path)).toEqual([
+      `bundle.mcpServers[0].args[${args.length - 1}]`,
+    ]);
+    expect(exportSpec(spec).bundle?.mcpServers?.[0]?.args).toEqual(hidden);
+  });
+
+  it.each([["{a: 1, tags: [x, y]}"], ["{password: ${DB_PASSWORD}}"], ['{"password": "${DB_PASSWORD}"}']])(
+    "keeps %j as written",
+    (arg) => {
+      expect(withoutArgSecrets([arg])).toEqual([arg]);
+    },
+  );
 });
 
 // Random documents of each kind: every secret's words placed in each shape are taken out; a
