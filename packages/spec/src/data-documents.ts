@@ -4,6 +4,7 @@
 // command-line reader already took out of each line is read as it wrote it (see
 // `namedValueSecrets`). Linear: each line is read once, and a flow mapping's text once.
 import { KEPT_LINE, NO_VALUE } from "./find-spec-secrets.js";
+import { numberTells } from "./json-args.js";
 import { isLiteral, looksSecretName } from "./secret-signs.js";
 import { wholeNameTells } from "./shell-words.js";
 
@@ -122,7 +123,10 @@ function flowEdits(line: string, from: number, edits: Edit[], depth = 0): number
     }
     const read = scalar(false);
     if (!read) return false;
-    if (name !== undefined && tells(name, read.text, read.quoted))
+    // A bare number in a flow mapping (JSON's, mostly) is read as the JSON reader reads one: a
+    // PIN's four digits and more under the credential's own key, never `max_token: 4096`.
+    const number = !read.quoted && /^-?\d[\d.eE+-]*$/.test(read.text);
+    if (name !== undefined && (number ? numberTells(name, read.text) : tells(name, read.text, read.quoted)))
       edits.push({ start: read.start, end: read.end, name, value: read.text });
     return true;
   };

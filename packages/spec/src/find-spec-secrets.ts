@@ -2965,7 +2965,8 @@ export function scanArgs(
 function flowArgSecrets(arg: string, hide: SecretHide | undefined): ArgFound | undefined {
   if (arg[0] !== "{" || LINE_BREAK.test(arg) || arg.length > KEPT_LINE) return undefined;
   try {
-    JSON.parse(arg);
+    // JSON, its numbers perhaps written as bare references by an export (`{"pin":${PIN}}`).
+    JSON.parse(arg.replace(/\$\{[A-Za-z_][A-Za-z0-9_]*\}/g, "0"));
     return undefined;
   } catch {
     return dataLineSecrets(arg, hide);
