@@ -1,8 +1,8 @@
 // A YAML, JSON, `.env`, TOML or INI document given as one value (a whole config file in one env
 // variable or `extraBody` string), read a line at a time for what a credential-like name holds:
-// a one-line pair, a block scalar's lines, a pair inside a one-line flow mapping. What the
-// command-line reader already took out of each line is read as it wrote it (see
-// `namedValueSecrets`). Linear: each line is read once, and a flow mapping's text once.
+// a one-line pair, a block scalar's lines, a pair inside a one-line flow mapping. It reads the
+// value as given, before the command-line reader reads what it wrote (see `namedValueSecrets`), so
+// each credential is named once. Linear: each line is read once, and a flow mapping's text once.
 import { KEPT_LINE, NO_VALUE } from "./find-spec-secrets.js";
 import { numberTells } from "./json-args.js";
 import { isLiteral, looksSecretName } from "./secret-signs.js";
