@@ -232,6 +232,17 @@ function readLine(line: string): LineRead {
  * "Password: ask the user." is a sentence.
  */
 export function dataDocumentSecrets(text: string, write: DataWrite): string | undefined {
+  return readDataDocument(text, write).safe;
+}
+
+/**
+ * `text` read as `dataDocumentSecrets` reads it: `safe` what it returns, `data` whether every line
+ * of `text` is a data line (a YAML, `.env`, TOML, INI or JSON document, no prose nor script).
+ */
+export function readDataDocument(
+  text: string,
+  write: DataWrite,
+): { safe: string | undefined; data: boolean } {
   const parts = text.split(/(\r\n|\n|\r)/);
   const reads: (LineRead | undefined)[] = [];
   /** Block scalars under a telling name: the first and last of their lines holding text. */
@@ -290,5 +301,5 @@ export function dataDocumentSecrets(text: string, write: DataWrite): string | un
     parts.fill("", first + 1, last + 1);
     changed = true;
   }
-  return changed ? parts.join("") : undefined;
+  return { safe: changed ? parts.join("") : undefined, data };
 }

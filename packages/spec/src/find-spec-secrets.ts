@@ -25,7 +25,7 @@ import {
   listPairs,
   listSpans,
 } from "./connection-strings.js";
-import { dataDocumentSecrets } from "./data-documents.js";
+import { dataDocumentSecrets, readDataDocument } from "./data-documents.js";
 import { child, isPlainObject } from "./json.js";
 import { JSON_ARG, jsonArgSecrets, jsonEdits } from "./json-args.js";
 import {
@@ -796,8 +796,14 @@ function namedValueSecrets(
   // the same `password: hunter2` alone was hidden): each line is read as a data line too, first, so
   // each value is read as written (r91d: `API_KEY=abc def` in a `.env`, read after the command
   // reader had hidden `abc`, was `${API_KEY} def` to the data reader, a second credential to name).
-  const data = dataLineSecrets(value, hide);
-  const lines = shownLineSecrets(data?.safe ?? value, hide);
+  const document = readDataDocument(value, dataWrite(hide));
+  const data: ArgFound | undefined =
+    document.safe === undefined ? undefined : { sign: SecretSign.Field, safe: document.safe };
+  // A document's lines are each read alone: the command-line reader took an apostrophe (`hint: the
+  // dog's name`) for a quote left open to the end of the text, and hid words of the lines after it.
+  const lines = document.data
+    ? linesApart(data?.safe ?? value, hide)
+    : shownLineSecrets(data?.safe ?? value, hide);
   // A value hidden with the line break inside it (a quote left open across it) leaves one line: read
   // again it is read as an argument, so it is read so now, and what is written comes back as it is.
   if (lines !== undefined && !script(lines.safe)) {
@@ -812,8 +818,27 @@ function namedValueSecrets(
  * loses (as a header's value) on every line, a block scalar's lines, a flow mapping's pairs.
  */
 function dataLineSecrets(text: string, hide: SecretHide | undefined): ArgFound | undefined {
-  const safe = dataDocumentSecrets(text, (value, name) => (hide ? hide(value, name) : reference(name)));
+  const safe = dataDocumentSecrets(text, dataWrite(hide));
   return safe === undefined ? undefined : { sign: SecretSign.Field, safe };
+}
+
+/** What a data document's credential is written as: what `hide` returns, else its `${NAME}` reference. */
+const dataWrite =
+  (hide: SecretHide | undefined) =>
+  (value: string, name: string): string =>
+    hide ? hide(value, name) : reference(name);
+
+/** Each line of `text` read alone by the display's reader (see `shownLineSecrets`), its line breaks kept. */
+function linesApart(text: string, hide: SecretHide | undefined): ArgFound | undefined {
+  const parts = text.split(/(\r\n|\n|\r)/);
+  let sign: SecretSign | undefined;
+  for (let index = 0; index < parts.length; index += 2) {
+    const found = shownLineSecrets(parts[index] as string, hide);
+    if (!found) continue;
+    parts[index] = found.safe;
+    sign ??= found.sign;
+  }
+  return sign === undefined ? undefined : { sign, safe: parts.join("") };
 }
 
 /**

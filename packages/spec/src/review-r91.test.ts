@@ -16,6 +16,8 @@ import type { AgentSpec } from "./types.js";
 // 3. a pair inside a one-line flow mapping (`{user: bob, password: X}`, `env: {API_KEY: X, …}`, a
 //    JSON object on one line of a longer document).
 // Each is now read; prose (a line of several words that is no pair, a sentence) is kept as written.
+// And in a document, an apostrophe (`hint: the dog's name`) was a quote to the command-line reader,
+// open to the end of the text: words of the lines after it were hidden (`token = later`).
 // 4. `withoutArgSecrets`, `findSpecSecrets` and `exportSpec` kept an argument that is one YAML flow
 //    mapping in clear (`--config '{user: bob, password: X}'`; a JSON object was read).
 
@@ -101,6 +103,8 @@ describe("a document's credential in a block scalar, several words or a flow map
     "a: 1\nsecret: correct horse battery staple\nThen go on.",
     // A setting about a credential, a program, a reference, words of no value.
     "password_hint: the name of the dog\nx: 1",
+    // An apostrophe is no quote in a document: the command reader read one open to the end of the text.
+    "password_hint: the dog's name\ndescription: |\n  Never share the password: ask first.\n  token = later",
     "import os\nsecret = os.urandom(32)",
     "KEY_ID=a1\nMODE=x",
     "TOKEN=$(cat /run/token)\nMODE=x",
@@ -179,11 +183,13 @@ describe("random YAML, .env and TOML documents (property)", () => {
     "token: null",
     "api_key: <your key>",
     "password_hint: the name of the dog",
+    "hint: the dog's name",
     "limits: {max_tokens: 800, tags: [a, b]}",
     "---",
     "",
   );
   const envPlain = fc.constantFrom(
+    "NOTE=it's local",
     "MODE=dev",
     "PORT=8080",
     "# local only",
