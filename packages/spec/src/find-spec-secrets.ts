@@ -25,6 +25,7 @@ import {
   listPairs,
   listSpans,
 } from "./connection-strings.js";
+import { dataDocumentSecrets, readDataDocument } from "./data-documents.js";
 import { child, isPlainObject } from "./json.js";
 import { JSON_ARG, jsonArgSecrets, jsonEdits } from "./json-args.js";
 import {
@@ -790,60 +791,54 @@ function namedValueSecrets(
     return found;
   };
   if (!script(value)) return asArg(value) ?? dataLineSecrets(value, hide);
-  const lines = shownLineSecrets(value, hide);
+  // The command-line reader takes a YAML or JSON line for command words (r90e: `host: db\npassword:
+  // hunter2`, a whole `.yaml` or JSON document in one env value, kept the password in clear where
+  // the same `password: hunter2` alone was hidden): each line is read as a data line too, first, so
+  // each value is read as written (r91d: `API_KEY=abc def` in a `.env`, read after the command
+  // reader had hidden `abc`, was `${API_KEY} def` to the data reader, a second credential to name).
+  const document = readDataDocument(value, dataWrite(hide));
+  const data: ArgFound | undefined =
+    document.safe === undefined ? undefined : { sign: SecretSign.Field, safe: document.safe };
+  // A document's lines are each read alone: the command-line reader took an apostrophe (`hint: the
+  // dog's name`) for a quote left open to the end of the text, and hid words of the lines after it.
+  const lines = document.data
+    ? linesApart(data?.safe ?? value, hide)
+    : shownLineSecrets(data?.safe ?? value, hide);
   // A value hidden with the line break inside it (a quote left open across it) leaves one line: read
   // again it is read as an argument, so it is read so now, and what is written comes back as it is.
   if (lines !== undefined && !script(lines.safe)) {
     const rest = asArg(lines.safe);
     return rest ? { sign: lines.sign, safe: rest.safe } : lines;
   }
-  // The command-line reader takes a YAML or JSON line for command words (r90e: `host: db\npassword:
-  // hunter2`, a whole `.yaml` or JSON document in one env value, kept the password in clear where
-  // the same `password: hunter2` alone was hidden): each line is read as a data line too.
-  const data = dataLineSecrets(lines?.safe ?? value, hide);
-  return data ? { sign: lines?.sign ?? data.sign, safe: data.safe } : lines;
+  return lines ?? data;
 }
 
 /**
- * One `name: value` pair of a YAML, JSON or similar document filling a line: indentation and a
- * list's `- ` before it, the name bare or quoted, the value one quoted string or one bare word,
- * then perhaps a `,` and a ` # comment`. A line of prose ("Never give the password: ask first")
- * is no such line: its value would be several words.
- */
-const DATA_LINE =
-  /^([ \t]*(?:-[ \t]+)?)(?:"([A-Za-z_][\w.-]*)"|'([A-Za-z_][\w.-]*)'|([A-Za-z_][\w.-]*))([ \t]*:)([ \t]*)(?:"([^"\\]*)"|'([^']*)'|([^\s"'#]\S*?))(,?(?:[ \t]+#.*)?[ \t]*)$/;
-
-/** A YAML value that says how the lines after it are read (a block scalar, an anchor or alias, a flow collection), no value of its own. */
-const NOT_A_VALUE = /^(?:[|>][-+0-9]*|[&*!].*|[{[].*)$/;
-
-/**
- * `text` with the value of each line that is one data pair under a telling name (`password:
- * hunter2`, `"api_key": "X",`, `  - token: X # ci`) taken out, the rest kept: what a single-line
- * value so written loses (as a header's value) on every line of a document. A value that is a
- * reference, a YAML word of no value (`null`, `true`, `~`, a `<placeholder>`), a block scalar's
- * `|` or an anchor is kept. Linear: each line is matched once, anchored.
+ * `text` read as a data document (see `dataDocumentSecrets`): what a single-line value so written
+ * loses (as a header's value) on every line, a block scalar's lines, a flow mapping's pairs.
  */
 function dataLineSecrets(text: string, hide: SecretHide | undefined): ArgFound | undefined {
-  let changed = false;
+  const safe = dataDocumentSecrets(text, dataWrite(hide));
+  return safe === undefined ? undefined : { sign: SecretSign.Field, safe };
+}
+
+/** What a data document's credential is written as: what `hide` returns, else its `${NAME}` reference. */
+const dataWrite =
+  (hide: SecretHide | undefined) =>
+  (value: string, name: string): string =>
+    hide ? hide(value, name) : reference(name);
+
+/** Each line of `text` read alone by the display's reader (see `shownLineSecrets`), its line breaks kept. */
+function linesApart(text: string, hide: SecretHide | undefined): ArgFound | undefined {
   const parts = text.split(/(\r\n|\n|\r)/);
+  let sign: SecretSign | undefined;
   for (let index = 0; index < parts.length; index += 2) {
-    const line = parts[index] as string;
-    const match = line.length <= KEPT_LINE ? DATA_LINE.exec(line) : null;
-    if (!match) continue;
-    const [, lead, dq, sq, bare, colon, gap, dqValue, sqValue, bareValue, tail] = match;
-    const name = (dq ?? sq ?? bare) as string;
-    const value = (dqValue ?? sqValue ?? bareValue) as string;
-    // A bare name needs a blank after its colon, as YAML reads it (`token:x` is one word).
-    if (bare !== undefined && gap === "" && dqValue === undefined && sqValue === undefined) continue;
-    if (!looksSecretName(name) || value === "" || NO_VALUE.test(value) || NOT_A_VALUE.test(value)) continue;
-    if (!isLiteral(value)) continue;
-    const written = hide ? hide(value, name) : reference(name);
-    const quote = dqValue !== undefined ? '"' : sqValue !== undefined ? "'" : "";
-    const key = dq !== undefined ? `"${name}"` : sq !== undefined ? `'${name}'` : name;
-    parts[index] = `${lead}${key}${colon}${gap}${quote}${written}${quote}${tail}`;
-    changed = true;
+    const found = shownLineSecrets(parts[index] as string, hide);
+    if (!found) continue;
+    parts[index] = found.safe;
+    sign ??= found.sign;
   }
-  return changed ? { sign: SecretSign.Field, safe: parts.join("") } : undefined;
+  return sign === undefined ? undefined : { sign, safe: parts.join("") };
 }
 
 /**
@@ -1262,7 +1257,8 @@ const NAME_COLON = /^[{[,]?["']?([A-Za-z_][\w.-]*)["']?:$/;
 /** A name alone before a lone `=` or `:` (`password = X`), quoted or not. */
 const NAME_ALONE = /^["']?([A-Za-z_][\w.-]*)["']?$/;
 /** A config value that is no credential: YAML's and JSON's empty and boolean words, a `<placeholder>` (or its first word). */
-const NO_VALUE = /^(?:["']?(?:null|nil|none|~|true|false|yes|no|on|off)["']?[,;]?|<[^<>]*>?["']?[,;]?)$/i;
+export const NO_VALUE =
+  /^(?:["']?(?:null|nil|none|~|true|false|yes|no|on|off)["']?[,;]?|<[^<>]*>?["']?[,;]?)$/i;
 
 /**
  * The spans of a data word (one read again with no quote: see `CommandWord`): what a command's
@@ -2979,10 +2975,27 @@ export function scanArgs(
       index > 0 && passwords[lead.length + index - 1] === undefined ? args[index - 1] : undefined;
     const read =
       inner === null
-        ? readArg(arg, previous, ARG_RULES, hide, scriptName)
+        ? (readArg(arg, previous, ARG_RULES, hide, scriptName) ?? flowArgSecrets(arg, hide))
         : inner && { sign: inner.sign, safe: arg.slice(0, place?.at ?? 0) + inner.safe };
     if (read) found(child(at, index), read.sign, index, read.safe);
   });
+}
+
+/**
+ * An argument that is one YAML flow mapping and no JSON (`--config '{user: bob, password: X}'`,
+ * r91d: kept in clear, where a JSON object is read by `jsonEdits`): each telling pair's value, as
+ * a line of a document value is read (see `dataDocumentSecrets`). Undefined when it is no such
+ * mapping or nothing in it tells.
+ */
+function flowArgSecrets(arg: string, hide: SecretHide | undefined): ArgFound | undefined {
+  if (arg[0] !== "{" || LINE_BREAK.test(arg) || arg.length > KEPT_LINE) return undefined;
+  try {
+    // JSON, its numbers perhaps written as bare references by an export (`{"pin":${PIN}}`).
+    JSON.parse(arg.replace(/\$\{[A-Za-z_][A-Za-z0-9_]*\}/g, "0"));
+    return undefined;
+  } catch {
+    return dataLineSecrets(arg, hide);
+  }
 }
 
 /**
@@ -3028,7 +3041,7 @@ function commandWordValues(line: string): string[] {
  * argument, a short argument or pasted line, read as a line by several readers in turn; a longer
  * one costs its own length each time anyway, and is not held once read.
  */
-const KEPT_LINE = 4096;
+export const KEPT_LINE = 4096;
 
 /** The last line `lineWords` split, and at what depth (see `KEPT_LINE`). */
 let keptWords: { line: string; depth: number; words: readonly CommandWord[] } | undefined;

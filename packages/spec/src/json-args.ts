@@ -329,7 +329,7 @@ const SETTING_WORDS = new Set([
  * credential's word, so its number stays, as does one under a plain key (`port`) or only inside
  * a telling object (`{"auth":{"timeout":30}}`).
  */
-function numberTells(key: string, number: string): boolean {
+export function numberTells(key: string, number: string): boolean {
   if (!/^\d{4,}$/.test(number) || /^\$\{[A-Za-z_][A-Za-z0-9_]*\}$/.test(key) || !wholeNameTells(key))
     return false;
   const words = nameWords(key).map((word) => word.toLowerCase());

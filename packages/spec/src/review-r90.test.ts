@@ -8,6 +8,7 @@ import { child } from "./json.js";
 import { parseSpec } from "./parse-spec.js";
 import { resolveAgentSpec } from "./resolve-agent-spec.js";
 import { SPEC_TOKEN } from "./schema.js";
+import { eightAgainstOne } from "./test-support/linear-ratio.js";
 import type { AgentSpec } from "./types.js";
 
 // r90e. Two limits carried for several rounds, and a round-trip model of the whole package.
@@ -142,22 +143,15 @@ describe("withoutSecrets and withoutArgSecrets return a fixed point", () => {
     const fragment = "$(TOKEN=a?token=user=a&password=Zq7pw9ab ";
     const short = fragment.repeat(200);
     const long = fragment.repeat(1600);
-    const timed = (value: string, times: number) => {
-      const start = performance.now();
-      for (let i = 0; i < times; i += 1) {
+    const ratio = eightAgainstOne(
+      (value) => {
         withoutSecrets(value, "RUN");
         withoutArgSecrets([value]);
-      }
-      return performance.now() - start;
-    };
-    timed(short, 2);
-    let eightShort = Number.POSITIVE_INFINITY;
-    let oneLong = Number.POSITIVE_INFINITY;
-    for (let round = 0; round < 5; round += 1) {
-      eightShort = Math.min(eightShort, timed(short, 8));
-      oneLong = Math.min(oneLong, timed(long, 1));
-    }
-    expect(oneLong / eightShort).toBeLessThan(3);
+      },
+      short,
+      long,
+    );
+    expect(ratio).toBeLessThan(3);
   });
 });
 
@@ -201,7 +195,8 @@ describe("a multi-line value's data lines are read as one such line alone is", (
     "Password: ask the user for it.\nThen go on.",
     "token: ${GH_TOKEN}\nuser: me",
     "password: null\nauth: true\ntoken: ~\nkey: <your key>",
-    "password: |\n  block",
+    // A block scalar under a telling name is read since r91d (review-r91.test.ts); under one that tells nothing, kept.
+    "notes: |\n  password: hunter2 is no value here",
     "max_tokens: 800\nmodel: qwen3",
   ])("keeps prose, references and words of no value as written: %j", (value) => {
     expect(withoutSecrets(value, "CONFIG")).toBe(value);
