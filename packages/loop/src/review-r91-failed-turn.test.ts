@@ -12,7 +12,13 @@ import { createRuntime, failedRun, type RunOptions } from "./index.js";
 let server: TestServer;
 let queue: Reply[] = [];
 beforeAll(async () => {
-  server = await startServer({ replies: () => queue.shift() ?? { content: "unscripted" } });
+  // A side task's request (compaction's summary) is not streamed: it is answered with a summary.
+  server = await startServer({
+    replies: (request) =>
+      (request.body as { stream?: boolean }).stream === true
+        ? (queue.shift() ?? { content: "unscripted" })
+        : { content: "Summary: the user asked twice." },
+  });
 });
 afterAll(() => server.close());
 
@@ -97,6 +103,18 @@ function expectEveryTurnEnded(seen: SequencedEvent[], usage: unknown): TurnMetri
   expect(told?.kind === "usage" && told.usage).toEqual(usage);
   return last;
 }
+
+/** An endpoint's refusal of a request too big for its window. */
+const OVERFLOW: Reply = {
+  type: "error",
+  status: 400,
+  body: {
+    error: {
+      message: "This model's maximum context length is 8192 tokens. However, your messages resulted in 9000 tokens.",
+      code: "context_length_exceeded",
+    },
+  },
+};
 
 const ZERO = { prompt: 0, completion: 0, total: 0, cached: 0 };
 
@@ -184,19 +202,23 @@ describe("a turn that fails without a stop, as its run's watcher reads it", () =
   });
 
   it("a request the endpoint refuses as too big for its window", async () => {
-    const { seen, thrown, usage } = await failingRun([
-      {
-        type: "error",
-        status: 400,
-        body: {
-          error: {
-            message: "This model's maximum context length is 8192 tokens. However, your messages resulted in 9000 tokens.",
-            code: "context_length_exceeded",
-          },
-        },
-      },
-    ]);
+    const { seen, thrown, usage } = await failingRun([OVERFLOW]);
     expect((thrown as Error).name).toBe("AgentLoopOverflow");
+    expect(expectEveryTurnEnded(seen, usage).usage).toEqual(ZERO);
+  });
+
+  it("with compact, a request refused as too big, folded, sent again and refused again: one turn, one usage", async () => {
+    const { seen, thrown, usage } = await failingRun([OVERFLOW, OVERFLOW], {
+      config: { contextLength: 100_000, compact: true, tasks: { compaction: { model: "m" } } },
+      messages: [
+        { role: "user", content: "Question 1." },
+        { role: "assistant", content: `Answer 1: ${"a".repeat(4000)}` },
+        { role: "user", content: "Question 2." },
+      ],
+    });
+    expect((thrown as Error).name).toBe("AgentLoopOverflow");
+    expect((thrown as Error).message).toContain("folded request was refused too");
+    expect(server.chatRequests.some((request) => (request.body as { stream?: boolean }).stream !== true)).toBe(true);
     expect(expectEveryTurnEnded(seen, usage).usage).toEqual(ZERO);
   });
 
