@@ -35,7 +35,7 @@ const CONFIG = { baseUrl: "", apiKey: "sk-r91", model: "m", maxRetries: 0 };
  */
 async function watchedRun(
   replies: Reply[],
-  options: Partial<RunOptions> & { config?: Partial<RunOptions["config"]> } = {},
+  options: Omit<Partial<RunOptions>, "config"> & { config?: Partial<RunOptions["config"]> } = {},
 ): Promise<{ seen: SequencedEvent[]; thrown: unknown; usage: unknown }> {
   queue = [...replies];
   const runtime = createRuntime();
@@ -110,7 +110,8 @@ const OVERFLOW: Reply = {
   status: 400,
   body: {
     error: {
-      message: "This model's maximum context length is 8192 tokens. However, your messages resulted in 9000 tokens.",
+      message:
+        "This model's maximum context length is 8192 tokens. However, your messages resulted in 9000 tokens.",
       code: "context_length_exceeded",
     },
   },
@@ -136,7 +137,11 @@ describe("a turn that fails without a stop, as its run's watcher reads it", () =
   it("a continuation's stream dropped is no failure: the cut-off answer is kept and its turn ends as answered", async () => {
     const { seen, thrown, usage } = await watchedRun(
       [
-        { content: "a first piece, cut", finishReason: "length", usage: { prompt_tokens: 50, completion_tokens: 9 } },
+        {
+          content: "a first piece, cut",
+          finishReason: "length",
+          usage: { prompt_tokens: 50, completion_tokens: 9 },
+        },
         { content: "and the rest that never arrives", chunkChars: 3, dropAfterChunk: 2 },
       ],
       { config: { maxTokens: 9, maxContinuations: 1 } },
@@ -218,19 +223,33 @@ describe("a turn that fails without a stop, as its run's watcher reads it", () =
     });
     expect((thrown as Error).name).toBe("AgentLoopOverflow");
     expect((thrown as Error).message).toContain("folded request was refused too");
-    expect(server.chatRequests.some((request) => (request.body as { stream?: boolean }).stream !== true)).toBe(true);
+    expect(
+      server.chatRequests.some((request) => (request.body as { stream?: boolean }).stream !== true),
+    ).toBe(true);
     expect(expectEveryTurnEnded(seen, usage).usage).toEqual(ZERO);
   });
 
   it("a second step that fails keeps the first one's tokens: turns and tokens add up", async () => {
     const { seen, usage } = await failingRun(
       [
-        { toolCalls: [{ id: "c1", name: "add", arguments: "{}" }], usage: { prompt_tokens: 70, completion_tokens: 5 } },
+        {
+          toolCalls: [{ id: "c1", name: "add", arguments: "{}" }],
+          usage: { prompt_tokens: 70, completion_tokens: 5 },
+        },
         { content: "a second answer the connection drops", chunkChars: 3, dropAfterChunk: 2 },
       ],
       { tools: [ADD] },
     );
-    expect(shape(seen)).toEqual(["turn", "usage", "tool-call", "tool-result", "turn", "usage", "error", "done"]);
+    expect(shape(seen)).toEqual([
+      "turn",
+      "usage",
+      "tool-call",
+      "tool-result",
+      "turn",
+      "usage",
+      "error",
+      "done",
+    ]);
     expectEveryTurnEnded(seen, usage);
     expect(runMetrics(seen).tokens).toEqual({ prompt: 70, completion: 5, total: 75, cached: 0 });
   });
@@ -238,7 +257,10 @@ describe("a turn that fails without a stop, as its run's watcher reads it", () =
   it("records nothing of a failed turn in the ledger", async () => {
     const { seen, thrown } = await failingRun(
       [
-        { toolCalls: [{ id: "c1", name: "add", arguments: "{}" }], usage: { prompt_tokens: 70, completion_tokens: 5 } },
+        {
+          toolCalls: [{ id: "c1", name: "add", arguments: "{}" }],
+          usage: { prompt_tokens: 70, completion_tokens: 5 },
+        },
         { content: "dropped", chunkChars: 2, dropAfterChunk: 1 },
       ],
       { tools: [ADD] },

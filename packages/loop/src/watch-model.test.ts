@@ -98,7 +98,8 @@ function faulty(fault: Fault, chunkChars: number): Reply[] {
   // Chunk 1 is the role; 2 and 3 are text, shown before the fault.
   const shown = { content: "a reply that never ends well", chunkChars };
   if (fault === "drop") return [{ ...shown, dropAfterChunk: 3 }];
-  if (fault === "error-mid") return [{ ...shown, errorMidStream: { afterChunk: 3, error: { message: "fell over" } } }];
+  if (fault === "error-mid")
+    return [{ ...shown, errorMidStream: { afterChunk: 3, error: { message: "fell over" } } }];
   const refused: Reply = {
     type: "error",
     status: 500,
@@ -194,7 +195,11 @@ async function check(spec: {
 }): Promise<void> {
   runNumber++;
   const fail = spec.failAt !== undefined && spec.failAt <= spec.steps.length;
-  queue = script(spec.steps, runNumber, fail ? { at: spec.failAt as number, with: spec.failWith } : undefined);
+  queue = script(
+    spec.steps,
+    runNumber,
+    fail ? { at: spec.failAt as number, with: spec.failWith } : undefined,
+  );
   const runtime = createRuntime();
   const runId = `watch-model/${runNumber}`;
   const seen: SequencedEvent[] = [];
