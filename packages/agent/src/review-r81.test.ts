@@ -73,7 +73,7 @@ describe("a run's side costs (a compaction summary) as the agent tells them", ()
     expect(result.sideUsage).toEqual(SIDE);
   });
 
-  it("of a fold for a request that then failed are on agent_end and the result (no usage event came after it)", async () => {
+  it("of a fold for a request that then failed are on agent_end and the result, and on the failed turn's usage", async () => {
     server = await summarising({
       type: "error",
       status: 400,
@@ -87,7 +87,11 @@ describe("a run's side costs (a compaction summary) as the agent tells them", ()
     });
     const result = await agent.prompt("And chapter five?");
     expect(result.status).toBe("error");
-    expect(events.filter((e) => e.type === "usage")).toEqual([]);
+    // The failed turn ends in its usage event (loop r91: turn.failed), with no tokens of its own and
+    // the side costs so far; before, none came after the fold.
+    expect(events.filter((e) => e.type === "usage")).toEqual([
+      { type: "usage", usage: { prompt: 0, completion: 0, total: 0, cached: 0 }, sideUsage: SIDE },
+    ]);
     expect(events.find((e) => e.type === "agent_end")).toMatchObject({ status: "error", sideUsage: SIDE });
     expect(result.sideUsage).toEqual(SIDE);
   });

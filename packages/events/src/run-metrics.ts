@@ -11,8 +11,9 @@ export type RunOutcome = "completed" | "failed" | "stopped" | "unfinished";
  */
 export interface RunMetrics {
   /**
-   * Turns: one per `usage` event. A turn its host stopped ends in one too (`turn.stopped`), with the
-   * tokens its endpoint reported before the stop, so a stopped run's `tokens` are what it says it cost.
+   * Turns: one per `usage` event. A turn its host stopped ends in one too (`turn.stopped`), and one
+   * that failed (`turn.failed`), with the tokens its endpoint reported before that, so a stopped or
+   * failed run's `tokens` are what it says it cost.
    */
   turns: number;
   /** `tool-call` events. */

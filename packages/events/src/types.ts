@@ -110,6 +110,15 @@ export interface TurnMetrics {
    * `finishReason` is `""`, and `context`, where the request had been built, is the estimate of it.
    */
   stopped?: true;
+  /**
+   * Set where the turn failed without a stop — its stream dropped or went silent, the server
+   * refused or erred past the retries, the request did not fit the window — so it ended in this
+   * usage event, and the run's `error` event follows. As with `stopped`: `usage` is only what the
+   * endpoint reported before the failure (a cut-off reply's first piece that a continuation was
+   * carrying on; else zero, though the server may have billed part of it), `finishReason` is `""`,
+   * and `context`, where the request had been built, is the estimate of it.
+   */
+  failed?: true;
 }
 
 /** Token totals of a run so far. */
@@ -211,7 +220,7 @@ export interface ToolResultEvent {
 
 /**
  * Every turn ends in one, whether or not the endpoint reported tokens — a turn the run was stopped
- * during too, marked `turn.stopped`.
+ * during too, marked `turn.stopped`, and one that failed, marked `turn.failed`.
  */
 export interface UsageEvent {
   kind: "usage";

@@ -275,7 +275,8 @@ export interface AgentLoopResult extends RunState, HookResult {
  * Runs an agent: one turn per step (`runTurn`: retries, refusals answered, the stream read back),
  * the model's tool calls dispatched and answered in the transcript between steps, until a turn asks
  * for no tools (`stopReason: "answered"`) or `beforeStep` plans a stop (`"stopped"`). Every turn
- * ends in a `usage` event, one its host stopped too (`turn.stopped`).
+ * ends in a `usage` event, one its host stopped too (`turn.stopped`) and one that failed
+ * (`turn.failed`).
  *
  * Throws `ToolIterationLimit` when the model still asks after `maxToolIterations` tool steps,
  * `AgentLoopOverflow` (a `ContextOverflow`) for a request too big for the window — with

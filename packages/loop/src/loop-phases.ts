@@ -321,15 +321,16 @@ export async function askModel(
     },
     onToolCallDelta: mark,
   };
-  // What the step's requests that came back reported, for the usage event a stop ends the turn in.
+  // What the step's requests that came back reported, for the usage event a stop or a failure ends the turn in.
   let first: Turn["usage"] | undefined;
   let spent: RunUsage = ZERO_USAGE;
   try {
     return await answer();
   } catch (error) {
-    // Stopped by its host mid-turn: the turn still ends in a usage event, marked so, with what
-    // came back before the stop (a failure that is not a stop ends in the run's error event).
-    if (options.signal?.aborted) stoppedStep(run, step, first, spent);
+    // Stopped by its host mid-turn, or failed (a stream dropped, a server error, retries spent, the
+    // size guard or an overflow, a silent endpoint): the turn still ends in its usage event, marked
+    // which, with what came back before it; the run's error event follows.
+    endedStep(run, step, first, spent, options.signal?.aborted ? "stopped" : "failed");
     throw error;
   }
 
@@ -365,7 +366,7 @@ export async function askModel(
     if (continuations > 0 && isContinuable(turn) && !filledWindow(run, turn.usage)) {
       notice(run, `${cutOffAt(lastBody)}; carrying it on.`);
       // What the first request and each piece that came back reported: counted in the run's usage
-      // when a stop ends the continuation (the turn is not kept, but its requests were paid for).
+      // when a stop or a failure ends the continuation (the turn is not kept, but its requests were paid for).
       spent = addUsage(ZERO_USAGE, turn.usage);
       try {
         turn = await carryOn(
@@ -393,24 +394,26 @@ export async function askModel(
 }
 
 /**
- * The usage event of a step its host stopped (`turn.stopped`): what the step's requests reported
- * before the stop — the pieces of a continuation that came back, already in the run's usage — or
- * zero, the turn's times as measured, and the request's context as estimated (shares of the first
- * request's reported prompt, where it reported one). Nothing is recorded in the ledger: no answer
- * is kept. Without it a watcher read a turn that never ended, and its `runMetrics` missed what
- * `failedRun(error).usage` counts.
+ * The usage event of a step that ended without an answer: stopped by its host (`turn.stopped`) or
+ * failed (`turn.failed`; the run's error event follows). Its usage is what the step's requests
+ * reported before that — the pieces of a continuation that came back, already in the run's usage —
+ * or zero, the turn's times as measured, and the request's context as estimated (shares of the first
+ * request's reported prompt, where it reported one). Nothing is recorded in the ledger or fed to the
+ * calibration: no answer is kept. Without it a watcher read a turn that never ended, and its
+ * `runMetrics` missed what `failedRun(error).usage` counts.
  */
-function stoppedStep(
+function endedStep(
   run: LoopRun,
   step: Omit<LoopStep, "turn" | "firstUsage">,
   first: Turn["usage"] | undefined,
   spent: RunUsage,
+  how: "stopped" | "failed",
 ): void {
   const metrics: TurnMetrics = {
     usage: { ...spent },
     finishReason: "",
     timings: stepTimings(step),
-    stopped: true,
+    ...(how === "stopped" ? { stopped: true as const } : { failed: true as const }),
   };
   if (step.firstBody) run.measure.estimate(step.firstBody, step.charsPerToken, first?.prompt ?? 0, metrics);
   tellUsage(run, metrics);

@@ -310,7 +310,7 @@ export const defaultRuntime: Runtime = runtimeOf(
  * Runs an agent with the default runtime's caches: one turn per step (`runTurn`: retries, refusals
  * answered, the stream read back), the model's tool calls dispatched and answered in the transcript
  * between steps, until a turn asks for no tools. Every turn ends in a `usage` event, one its host
- * stopped too (`turn.stopped`).
+ * stopped too (`turn.stopped`) and one that failed (`turn.failed`).
  *
  * Throws `ToolIterationLimit` when the model still asks after `maxToolIterations` tool steps,
  * `AgentLoopOverflow` (a `ContextOverflow`) for a request too big for the window, and

@@ -7,8 +7,9 @@ import { createRuntime, failedRun } from "./index.js";
 
 // What a watcher sees is the run. Random runs of runAgentLoop over HTTP against the testkit —
 // turns with answer text, reasoning (in its field or in <think> fences), tool calls that answer,
-// throw or name no tool, a server error retried, and a host that stops the run after a step — each
-// read by a watcher on the run's bus. The events must fold into the transcript the run returns,
+// throw or name no tool, a server error retried, a host that stops the run after a step, and a
+// step that fails (its stream dropped or broken off by an error after some text, or a 500 past the
+// retries) — each read by a watcher on the run's bus. The events must fold into the transcript the run returns,
 // add up to the run's own metrics and usage, carry one start and one end per tool call, and carry
 // neither the endpoint's key nor a secret the host's environment holds.
 //
@@ -82,12 +83,40 @@ const runSpec = fc.record({
   parallel: fc.boolean(),
   /** The host aborts the run as this step's request arrives. */
   abortAt: fc.option(fc.integer({ min: 1, max: 4 }), { nil: undefined, freq: 4 }),
+  /** This step fails, as `failWith` says (where the run gets that far): the run throws. */
+  failAt: fc.option(fc.integer({ min: 1, max: 4 }), { nil: undefined, freq: 3 }),
+  failWith: fc.constantFrom("drop" as const, "error-mid" as const, "refused" as const),
 });
 
-/** The script: every step but the last asks for tools; the last answers. */
-function script(steps: StepSpec[], runNumber: number): Reply[] {
+type Fault = "drop" | "error-mid" | "refused";
+
+/**
+ * The replies of a step that fails: text shown and then its stream dropped or broken off by an
+ * error (never retried: the user saw it), or a 500 on every attempt (`maxRetries: 2`).
+ */
+function faulty(fault: Fault, chunkChars: number): Reply[] {
+  // Chunk 1 is the role; 2 and 3 are text, shown before the fault.
+  const shown = { content: "a reply that never ends well", chunkChars };
+  if (fault === "drop") return [{ ...shown, dropAfterChunk: 3 }];
+  if (fault === "error-mid")
+    return [{ ...shown, errorMidStream: { afterChunk: 3, error: { message: "fell over" } } }];
+  const refused: Reply = {
+    type: "error",
+    status: 500,
+    body: { error: { message: "internal error" } },
+    headers: { "retry-after-ms": "1" },
+  };
+  return [refused, refused, refused];
+}
+
+/**
+ * The script: every step but the last asks for tools; the last answers — or the step `fail` names
+ * fails, and is the last.
+ */
+function script(steps: StepSpec[], runNumber: number, fail?: { at: number; with: Fault }): Reply[] {
   const replies: Reply[] = [];
   steps.forEach((step, index) => {
+    if (fail && index + 1 > fail.at) return;
     const last = index === steps.length - 1;
     if (step.serverError) {
       replies.push({
@@ -97,6 +126,10 @@ function script(steps: StepSpec[], runNumber: number): Reply[] {
         body: { error: { message: `overloaded (key ${API_KEY})` } },
         headers: { "retry-after-ms": "1" },
       });
+    }
+    if (fail && index + 1 === fail.at) {
+      replies.push(...faulty(fail.with, step.chunkChars));
+      return;
     }
     const calls = last
       ? []
@@ -157,9 +190,16 @@ async function check(spec: {
   stopBefore: number | undefined;
   parallel: boolean;
   abortAt: number | undefined;
+  failAt: number | undefined;
+  failWith: Fault;
 }): Promise<void> {
   runNumber++;
-  queue = script(spec.steps, runNumber);
+  const fail = spec.failAt !== undefined && spec.failAt <= spec.steps.length;
+  queue = script(
+    spec.steps,
+    runNumber,
+    fail ? { at: spec.failAt as number, with: spec.failWith } : undefined,
+  );
   const runtime = createRuntime();
   const runId = `watch-model/${runNumber}`;
   const seen: SequencedEvent[] = [];
@@ -216,7 +256,10 @@ async function check(spec: {
   const run = result ?? failedRun(thrown);
   if (!run) throw thrown;
   const stopped = spec.abortAt !== undefined && controller.signal.aborted;
-  if (!stopped) expect(thrown).toBeUndefined();
+  // A run neither stopped nor stopped by its plan before the failing step fails.
+  const failed = !stopped && thrown !== undefined;
+  if (!stopped && !fail) expect(thrown).toBeUndefined();
+  if (failed) expect(fail).toBe(true);
 
   // The watcher read the run's whole history, ending in `done`.
   const history = runtime.bus.history(runId);
@@ -233,9 +276,9 @@ async function check(spec: {
   const turns = assistantTurns(run.messages);
   const steps = bySteps(events);
   if (result) expect(steps).toHaveLength(result.steps);
-  // A stopped step's request may have gone out with nothing answered: no message of its own.
+  // A stopped or failed step's request may have gone out with nothing answered: no message of its own.
   expect(turns.length).toBeLessThanOrEqual(steps.length);
-  expect(turns.length).toBeGreaterThanOrEqual(steps.length - (stopped ? 1 : 0));
+  expect(turns.length).toBeGreaterThanOrEqual(steps.length - (stopped || failed ? 1 : 0));
   const tools = run.messages.filter((message) => message.role === "tool");
   turns.forEach((_turn, index) => {
     const stepEvents = steps[index] as SequencedEvent[];
@@ -273,14 +316,20 @@ async function check(spec: {
   expect(starts).toEqual(run.toolCalls.map((call) => call.id));
 
   if (!result) {
-    // A stopped run: its watcher is told it failed, and the run ended.
-    expect(runMetrics(events).outcome).toMatch(/^(failed|stopped)$/);
+    // A stopped or failed run: its watcher is told it failed (or was stopped), and the run ended.
+    expect(runMetrics(events).outcome).toBe(stopped ? "stopped" : "failed");
     expect(events.some((event) => event.kind === "error")).toBe(true);
-    // Every turn ends in a usage event, the stopped one too (marked so), and the events add up to
-    // what the stopped run says it cost.
+    // Every turn ends in exactly one usage event, the stopped or failed one too (marked which),
+    // before the next turn or the run's error; and the events add up to what the run says it cost.
+    for (const step of steps) expect(step.filter((event) => event.kind === "usage")).toHaveLength(1);
     const usages = events.flatMap((event) => (event.kind === "usage" ? [event.turn] : []));
     expect(usages).toHaveLength(steps.length);
-    expect(usages.at(-1)?.stopped).toBe(true);
+    const end = usages.at(-1);
+    expect(end?.stopped).toBe(stopped ? true : undefined);
+    expect(end?.failed).toBe(failed ? true : undefined);
+    expect(end?.finishReason).toBe("");
+    for (const turn of usages.slice(0, -1)) expect(turn.stopped ?? turn.failed).toBeUndefined();
+    expect(runMetrics(events).turns).toBe(events.filter((event) => event.kind === "turn").length);
     expect(runMetrics(events).tokens).toEqual(run.usage);
     runtime.close();
     return;
