@@ -464,6 +464,37 @@ describe.skipIf(!hasChromium)("the playground page in headless Chromium", () => 
     }
   }, 60_000);
 
+  it("against an endpoint whose reply is stopped mid-stream, or breaks off: the turn's usage box says it did not finish", async () => {
+    const endpoint = await startServer({
+      replies: [
+        { content: "Slow answer ".repeat(400), chunkChars: 4, chunkDelayMs: 50 },
+        { content: "Cut answer ".repeat(40), chunkChars: 8, dropAfterChunk: 3 },
+      ],
+    });
+    const web = await startWebServer({ endpoint: { baseUrl: endpoint.baseUrl, model: "scripted" } });
+    try {
+      await page.goto(web.url);
+      await page.waitForSelector("body[data-ready=true]");
+      await ask("Tell me slowly.");
+      await page.waitForSelector(".answer:text('Slow answer')");
+      await page.click("#stop");
+      await finished();
+      expect(await page.textContent("[data-metric='Outcome'] dd")).toBe("stopped");
+      expect(await page.$$eval(".ended", (n) => n.map((e) => e.textContent))).toEqual([
+        "This turn was stopped before it finished: the counts are only what the endpoint reported by then.",
+      ]);
+      await ask("Again, please.");
+      await finished();
+      expect(await page.textContent("[data-metric='Outcome'] dd")).toBe("failed");
+      expect(await page.$$eval(".ended", (n) => n.map((e) => e.textContent))).toEqual([
+        "This turn failed before it finished: the counts are only what the endpoint reported by then.",
+      ]);
+    } finally {
+      await web.close();
+      await endpoint.close();
+    }
+  }, 60_000);
+
   it("against an endpoint that streams its scratchpad as content: the answer drawn is the answer alone once a lone </think> arrives", async () => {
     // A template that opened <think> in the prompt, served with no reasoning parser: the plan is
     // drawn as answer until </think> says it was reasoning (a retract event).

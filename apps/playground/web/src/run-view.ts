@@ -216,6 +216,17 @@ export class RunView {
       }
       box.append(bar);
     }
+    // A turn that did not finish (stopped, or failed) still ends in its usage event: its counts are
+    // only what the endpoint reported by then, usually none, so the zeros below are said to be that.
+    if (turn.stopped || turn.failed) {
+      box.append(
+        el(
+          "p",
+          "ended",
+          `This turn ${turn.stopped ? "was stopped" : "failed"} before it finished: the counts are only what the endpoint reported by then.`,
+        ),
+      );
+    }
     const legend = el("p", "legend");
     const promptNode = el("b", "prompt-tokens", fmt(prompt));
     promptNode.dataset.tokens = String(prompt);
