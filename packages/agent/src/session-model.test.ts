@@ -40,18 +40,20 @@ const SECRET = "sk-r91f-do-not-store-4f2a9c";
 
 /** How the model answers one prompt. */
 type Plan =
-  | { kind: "text"; reasoning: boolean }
+  | { kind: "text"; reasoning: boolean; answer: string }
   | { kind: "tool"; tool: "look" | "boom" }
   | { kind: "hang" }
   | { kind: "error" }
   | { kind: "cut" }
-  | { kind: "stopStream" }
+  | { kind: "stopStream"; reasoning: boolean }
+  | { kind: "errorMidStream" }
   | { kind: "stopAtOnce" };
 
 type Action =
   | { a: "prompt"; text: string; plan: Plan }
   | { a: "continue" }
   | { a: "notice"; text: string }
+  | { a: "other"; text: string }
   | { a: "reopen" }
   | { a: "second" }
   | { a: "cut"; at: number }
@@ -72,7 +74,18 @@ const textArb = fc.oneof(
   },
 );
 const planArb: fc.Arbitrary<Plan> = fc.oneof(
-  { weight: 4, arbitrary: fc.record({ kind: fc.constant("text" as const), reasoning: fc.boolean() }) },
+  {
+    weight: 4,
+    arbitrary: fc.record({
+      kind: fc.constant("text" as const),
+      reasoning: fc.boolean(),
+      answer: fc.constantFrom(
+        "Plain answer.",
+        "Unicode \ud83d answer \udc00 é 🙂.",
+        `Long ${"answer ".repeat(5000)}end.`,
+      ),
+    }),
+  },
   {
     weight: 3,
     arbitrary: fc.record({
@@ -83,7 +96,8 @@ const planArb: fc.Arbitrary<Plan> = fc.oneof(
   { weight: 1, arbitrary: fc.constant({ kind: "hang" as const }) },
   { weight: 1, arbitrary: fc.constant({ kind: "error" as const }) },
   { weight: 1, arbitrary: fc.constant({ kind: "cut" as const }) },
-  { weight: 1, arbitrary: fc.constant({ kind: "stopStream" as const }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant("stopStream" as const), reasoning: fc.boolean() }) },
+  { weight: 1, arbitrary: fc.constant({ kind: "errorMidStream" as const }) },
   { weight: 1, arbitrary: fc.constant({ kind: "stopAtOnce" as const }) },
 );
 const actionArb: fc.Arbitrary<Action> = fc.oneof(
@@ -94,6 +108,7 @@ const actionArb: fc.Arbitrary<Action> = fc.oneof(
     arbitrary: fc.record({ a: fc.constant("notice" as const), text: fc.string({ maxLength: 10 }) }),
   },
   { weight: 2, arbitrary: fc.constant({ a: "reopen" as const }) },
+  { weight: 1, arbitrary: fc.record({ a: fc.constant("other" as const), text: textArb }) },
   { weight: 1, arbitrary: fc.constant({ a: "second" as const }) },
   {
     weight: 2,
@@ -112,10 +127,14 @@ const actionArb: fc.Arbitrary<Action> = fc.oneof(
 function kept(timeline: readonly TimelineEvent[]): unknown[] {
   return withoutTakenOut(timeline)
     .filter((e) => e.type === "user" || e.type === "assistant" || e.type === "tool")
-    .map((e) => (e.type === "tool" ? { type: "tool", id: e.id, name: e.name } : e));
+    .map((e) =>
+      e.type === "tool"
+        ? { type: "tool", id: e.id, name: e.name, result: e.result, isError: e.isError ?? false }
+        : e,
+    );
 }
 /** Live only: a prompt the run took back out stays shown, followed by the notice saying so. */
-const TAKEN_OUT = /not kept in the conversation|never answered|send it again/;
+const TAKEN_OUT = /the prompt was not kept in the conversation/i;
 function withoutTakenOut(timeline: readonly TimelineEvent[]): TimelineEvent[] {
   const out: TimelineEvent[] = [];
   let start = -1;
@@ -184,7 +203,8 @@ async function runActions(actions: Action[]): Promise<void> {
       description: "Fails",
       parameters: { type: "object" },
       execute: () => {
-        throw new Error("boom failed");
+        // A tool whose failure echoes the endpoint's key (a client that prints its config).
+        throw new Error(`boom failed with key ${SECRET}`);
       },
     },
     {
@@ -207,8 +227,15 @@ async function runActions(actions: Action[]): Promise<void> {
   const file = join(dir, "chat.jsonl");
   const events: SessionEvent[] = [];
   let onDelta: (() => void) | undefined;
+  /** Every snapshot handed out, with what it held then. */
+  const handed = new Map<SessionView, string>();
+  const hand = (view: SessionView) => {
+    if (!handed.has(view)) handed.set(view, JSON.stringify(view));
+  };
   const open = async (): Promise<Session> => {
     const session = await createSession(options);
+    // What a UI reads after every change: each snapshot handed out, kept to check it never changes.
+    session.subscribe(() => hand(session.getSnapshot()));
     session.onEvent((e) => {
       events.push(e);
       if (e.type === "assistant_delta" || e.type === "thinking_delta") onDelta?.();
@@ -220,15 +247,13 @@ async function runActions(actions: Action[]): Promise<void> {
   let expected: string[] = [];
   /** The prompts the timeline shows: those kept, and those taken out again (with a notice). */
   let shown: string[] = [];
-  /** Every snapshot handed out, with what it held then. */
-  const handed: { view: SessionView; json: string }[] = [];
   let calls = 0;
 
   const check = (where: string) => {
     const view = session.getSnapshot();
-    handed.push({ view, json: JSON.stringify(view) });
-    for (const h of handed)
-      expect(JSON.stringify(h.view), `${where}: a snapshot handed out changed`).toBe(h.json);
+    hand(view);
+    for (const [was, json] of handed)
+      expect(JSON.stringify(was), `${where}: a snapshot handed out changed`).toBe(json);
     expect(usersOf(view.timeline), `${where}: the prompts shown`).toEqual(shown);
     expect(usersOf(withoutTakenOut(view.timeline)), `${where}: the prompts kept`).toEqual(expected);
     s.chatRequests.forEach((request, index) => {
@@ -322,23 +347,41 @@ async function runActions(actions: Action[]): Promise<void> {
       hangStarted = undefined;
       let stopAtOnce = false;
       if (plan.kind === "text")
-        queue.push({ content: `Answer ${id}.`, ...(plan.reasoning ? { reasoning: `Thinking ${id}.` } : {}) });
+        queue.push({
+          content: `${plan.answer} ${id}`,
+          ...(plan.reasoning ? { reasoning: `Thinking ${id}.` } : {}),
+        });
       else if (plan.kind === "tool")
         queue.push({ toolCalls: [{ id, name: plan.tool, arguments: "{}" }] }, { content: `After ${id}.` });
       else if (plan.kind === "hang") {
         queue.push({ toolCalls: [{ id, name: "hang", arguments: "{}" }] }, { content: `After ${id}.` });
         hangStarted = stop;
       } else if (plan.kind === "error")
-        queue.push({ type: "error", status: 400, body: { error: { message: "no" } } });
+        queue.push({
+          type: "error",
+          status: 400,
+          body: { error: { message: `Incorrect API key provided: ${SECRET}` } },
+        });
       else if (plan.kind === "cut")
         queue.push({ content: `Cut answer ${id} goes on.`, chunkChars: 4, dropAfterChunk: 3 });
       else if (plan.kind === "stopStream") {
-        queue.push({ content: `Streamed ${id} then silence.`, chunkChars: 4, silentAfterChunk: 3 });
+        queue.push({
+          content: `Streamed ${id} then silence.`,
+          ...(plan.reasoning ? { reasoning: `Thinking about ${id} for a while.` } : {}),
+          chunkChars: 4,
+          silentAfterChunk: 3,
+        });
         onDelta = () => {
           onDelta = undefined;
           stop();
         };
-      } else {
+      } else if (plan.kind === "errorMidStream")
+        queue.push({
+          content: `Half an answer ${id} and`,
+          chunkChars: 4,
+          errorMidStream: { afterChunk: 3, error: { message: `overloaded (key ${SECRET})` } },
+        });
+      else {
         queue.push({ content: `Never seen ${id}.` });
         stopAtOnce = true;
       }
@@ -375,7 +418,7 @@ async function runActions(actions: Action[]): Promise<void> {
             expect(
               after.filter((e) => e.type === "assistant"),
               where,
-            ).toEqual([{ type: "assistant", text: `Answer ${id}.` }]);
+            ).toEqual([{ type: "assistant", text: `${plan.answer} ${id}` }]);
           else {
             const card = after.find((e) => e.type === "tool");
             expect(card, where).toMatchObject({ id, name: plan.tool, isError: plan.tool === "boom" });
@@ -396,7 +439,28 @@ async function runActions(actions: Action[]): Promise<void> {
             type: "notice",
             text: expect.stringMatching(TAKEN_OUT),
           });
+        } else {
+          // Stopped or failed mid-stream: the answer text the user saw is kept, with its prompt;
+          // none seen, the prompt is taken out and a notice says so. Never a question left open.
+          expect(result.status, where).toBe(plan.kind === "stopStream" ? "aborted" : "error");
+          const transcript = session.messages as ChatMessageLike[];
+          if (expected.length > keptBefore) {
+            expect(transcript.at(-1), `${where}: the kept prompt ends in an answer`).toMatchObject({
+              role: "assistant",
+              content: result.reply,
+            });
+            expect(result.reply, where).not.toBe("");
+          } else {
+            expect(tail.at(-1), where).toMatchObject({
+              type: "notice",
+              text: expect.stringMatching(TAKEN_OUT),
+            });
+          }
         }
+        // Each tool card the run started ended.
+        const starts = events.filter((e) => e.type === "tool_start").map((e) => (e as { id: string }).id);
+        const ends = events.filter((e) => e.type === "tool_end").map((e) => (e as { id: string }).id);
+        expect(ends.sort(), `${where}: every tool_start has its tool_end`).toEqual(starts.sort());
       }
     } else if (action.a === "continue") {
       try {
@@ -411,7 +475,24 @@ async function runActions(actions: Action[]): Promise<void> {
       session.addNotice(action.text);
       expect(session.getSnapshot().timeline.at(-1), where).toEqual({ type: "notice", text: action.text });
     } else if (action.a === "reopen") await reopen();
-    else if (action.a === "second") {
+    else if (action.a === "other") {
+      // A second session over the same directory: its own file, never a line in this one.
+      const bytes = readFileSync(file);
+      queue.push({ content: "The other answer." });
+      const other = await createSession({ ...options, sessionId: "other" });
+      try {
+        await other.prompt(action.text).catch((error: unknown) => {
+          expect(error, where).toBeInstanceOf(AgentError);
+        });
+      } finally {
+        await other.close();
+      }
+      queue.length = 0;
+      expect(readFileSync(file).equals(bytes), `${where}: another session wrote into this one's file`).toBe(
+        true,
+      );
+      expect(readFileSync(join(dir, "other.jsonl"), "utf8").includes(SECRET), where).toBe(false);
+    } else if (action.a === "second") {
       const bytes = readFileSync(file);
       const error = await createSession(options).then(
         (other) => {
