@@ -55,9 +55,10 @@ type Action =
   | { a: "notice"; text: string }
   | { a: "other"; text: string }
   | { a: "reopen" }
+  | { a: "reload"; midTool: boolean; text: string }
   | { a: "second" }
   | { a: "cut"; at: number }
-  | { a: "corrupt"; at: number };
+  | { a: "corrupt"; at: number; how: "json" | "record" | "header" };
 
 const textArb = fc.oneof(
   { weight: 5, arbitrary: fc.string({ minLength: 1, maxLength: 20 }).filter((s) => s.trim() !== "") },
@@ -108,6 +109,10 @@ const actionArb: fc.Arbitrary<Action> = fc.oneof(
     arbitrary: fc.record({ a: fc.constant("notice" as const), text: fc.string({ maxLength: 10 }) }),
   },
   { weight: 2, arbitrary: fc.constant({ a: "reopen" as const }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({ a: fc.constant("reload" as const), midTool: fc.boolean(), text: textArb }),
+  },
   { weight: 1, arbitrary: fc.record({ a: fc.constant("other" as const), text: textArb }) },
   { weight: 1, arbitrary: fc.constant({ a: "second" as const }) },
   {
@@ -119,6 +124,7 @@ const actionArb: fc.Arbitrary<Action> = fc.oneof(
     arbitrary: fc.record({
       a: fc.constant("corrupt" as const),
       at: fc.double({ min: 0, max: 1, noNaN: true }),
+      how: fc.constantFrom("json" as const, "record" as const, "header" as const),
     }),
   },
 );
@@ -279,12 +285,12 @@ async function runActions(actions: Action[]): Promise<void> {
   };
 
   /** Closes the live session, lets `edit` change the file, reopens it; checks what the reopen did not keep was set aside. */
-  const reopen = async (edit?: (raw: Buffer) => Buffer) => {
+  const reopen = async (edit?: (raw: Buffer) => Buffer, reloaded = false) => {
     const liveKept = kept(session.getSnapshot().timeline);
     const liveMessages = JSON.stringify(session.messages);
     await session.close();
     const before = linesOf(file);
-    let edited = false;
+    let edited = reloaded;
     if (edit) {
       const raw = readFileSync(file);
       const next = edit(raw);
@@ -386,6 +392,7 @@ async function runActions(actions: Action[]): Promise<void> {
         stopAtOnce = true;
       }
       const keptBefore = expected.length;
+      const eventsBefore = events.length;
       const timelineBefore = session.getSnapshot().timeline;
       const pending = session.prompt(text);
       if (stopAtOnce) session.abort();
@@ -457,9 +464,23 @@ async function runActions(actions: Action[]): Promise<void> {
             });
           }
         }
+        // A stopped run is marked stopped where the user looks: after its prompt.
+        if (result.status === "aborted") {
+          const after = tail.slice(tail.findLastIndex((e) => e.type === "user"));
+          expect(
+            after.some((e) => e.type === "interrupted"),
+            `${where}: the stop is shown`,
+          ).toBe(true);
+        }
         // Each tool card the run started ended.
-        const starts = events.filter((e) => e.type === "tool_start").map((e) => (e as { id: string }).id);
-        const ends = events.filter((e) => e.type === "tool_end").map((e) => (e as { id: string }).id);
+        const starts = events
+          .slice(eventsBefore)
+          .filter((e) => e.type === "tool_start")
+          .map((e) => (e as { id: string }).id);
+        const ends = events
+          .slice(eventsBefore)
+          .filter((e) => e.type === "tool_end")
+          .map((e) => (e as { id: string }).id);
         expect(ends.sort(), `${where}: every tool_start has its tool_end`).toEqual(starts.sort());
       }
     } else if (action.a === "continue") {
@@ -475,7 +496,35 @@ async function runActions(actions: Action[]): Promise<void> {
       session.addNotice(action.text);
       expect(session.getSnapshot().timeline.at(-1), where).toEqual({ type: "notice", text: action.text });
     } else if (action.a === "reopen") await reopen();
-    else if (action.a === "other") {
+    else if (action.a === "reload") {
+      // A UI reload while the answer streams or a tool runs: close() during the run, then open again.
+      const id = `c${++calls}`;
+      let closing: Promise<void> | undefined;
+      const reload = () => {
+        closing ??= session.close();
+      };
+      if (action.midTool) {
+        queue.push({ toolCalls: [{ id, name: "hang", arguments: "{}" }] }, { content: `After ${id}.` });
+        hangStarted = reload;
+      } else {
+        queue.push({ content: `Streamed ${id} then silence.`, chunkChars: 4, silentAfterChunk: 3 });
+        onDelta = reload;
+      }
+      const settled = await session.prompt(action.text).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      if (settled !== undefined) {
+        expect(settled, where).toBeInstanceOf(AgentError);
+        expect(action.text, `${where}: refused ${String(settled)}`).toBe("");
+      } else shown.push(action.text);
+      await closing;
+      queue.length = 0;
+      onDelta = undefined;
+      hangStarted = undefined;
+      // What the file holds now is all that came of the prompt: checked as an edited file is.
+      await reopen(undefined, true);
+    } else if (action.a === "other") {
       // A second session over the same directory: its own file, never a line in this one.
       const bytes = readFileSync(file);
       queue.push({ content: "The other answer." });
@@ -508,9 +557,13 @@ async function runActions(actions: Action[]): Promise<void> {
     else {
       await reopen((raw) => {
         const lines = raw.toString("utf8").split("\n");
-        const index = 1 + Math.floor(action.at * Math.max(0, lines.length - 2));
+        const index = action.how === "header" ? 0 : 1 + Math.floor(action.at * Math.max(0, lines.length - 2));
         if (index >= lines.length - 1) return raw;
-        lines[index] = `{"type":"message","message":${lines[index]?.slice(0, 5) ?? ""}`;
+        // Not JSON (a torn sector); JSON but no record a session writes (a message without its role).
+        lines[index] =
+          action.how === "record"
+            ? `{"type":"message","message":{"content":${JSON.stringify(lines[index]?.slice(0, 9) ?? "")}}}`
+            : `{"type":"message","message":${lines[index]?.slice(0, 5) ?? ""}`;
         return Buffer.from(lines.join("\n"));
       });
     }
@@ -531,7 +584,7 @@ describe("Session model (r91)", () => {
         }
       }),
       {
-        numRuns: Number(process.env.R91_SESSION_RUNS ?? 25),
+        numRuns: Number(process.env.R91_SESSION_RUNS ?? 30),
         ...(process.env.R91_SESSION_SEED ? { seed: Number(process.env.R91_SESSION_SEED) } : {}),
       },
     );
