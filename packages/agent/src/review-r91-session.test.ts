@@ -35,7 +35,8 @@ function corruptLine(file: string, index: number): void {
   writeFileSync(file, lines.join("\n"));
 }
 
-const lastRequest = () => (server?.chatRequests.at(-1)?.body as { messages: ChatMessageLike[] }).messages;
+const lastRequest = () =>
+  ((server?.chatRequests.at(-1)?.body ?? { messages: [] }) as { messages: ChatMessageLike[] }).messages;
 
 describe("r91 session: an answer whose prompt's line was dropped goes with it", () => {
   it("a corrupted first prompt no longer leaves a conversation that opens with an answer, refused at every prompt", async () => {

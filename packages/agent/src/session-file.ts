@@ -352,7 +352,7 @@ export function readSession(
       const role = fieldOf(record.message, "role");
       if (role === "user") lastKept = "user";
       else if (role === "assistant") {
-        const calls = fieldOf(record.message, "tool_calls");
+        const calls = setting(record.message, "tool_calls");
         lastKept = Array.isArray(calls) && calls.length > 0 ? "open" : "answered";
       } else if (role === "tool") lastKept = "open";
       messages.push(record.message);

@@ -397,6 +397,7 @@ async function runActions(actions: Action[]): Promise<void> {
       const pending = session.prompt(text);
       if (stopAtOnce) session.abort();
       let result: Awaited<typeof pending> | undefined;
+      // check-tests: allow a model: a prompt may be refused (empty text) or run; both are checked
       try {
         result = await pending;
       } catch (error) {
@@ -410,6 +411,7 @@ async function runActions(actions: Action[]): Promise<void> {
       queue.length = 0;
       onDelta = undefined;
       hangStarted = undefined;
+      // check-tests: allow a model: a refused prompt was checked in the catch; an answered one here
       if (result) {
         const tail = session.getSnapshot().timeline;
         const users = usersOf(tail);
@@ -465,6 +467,7 @@ async function runActions(actions: Action[]): Promise<void> {
           }
         }
         // A stopped run is marked stopped where the user looks: after its prompt.
+        // check-tests: allow a model: only a stopped run has a stop to show
         if (result.status === "aborted") {
           const after = tail.slice(tail.findLastIndex((e) => e.type === "user"));
           expect(
@@ -484,6 +487,7 @@ async function runActions(actions: Action[]): Promise<void> {
         expect(ends.sort(), `${where}: every tool_start has its tool_end`).toEqual(starts.sort());
       }
     } else if (action.a === "continue") {
+      // check-tests: allow a model: continue() may run or be refused; what it left is checked after every action
       try {
         await session.agent.continue();
       } catch (error) {
@@ -514,6 +518,7 @@ async function runActions(actions: Action[]): Promise<void> {
         () => undefined,
         (error: unknown) => error,
       );
+      // check-tests: allow a model: only an empty prompt may be refused; an accepted one is checked below
       if (settled !== undefined) {
         expect(settled, where).toBeInstanceOf(AgentError);
         expect(action.text, `${where}: refused ${String(settled)}`).toBe("");
@@ -541,6 +546,7 @@ async function runActions(actions: Action[]): Promise<void> {
         true,
       );
       expect(readFileSync(join(dir, "other.jsonl"), "utf8").includes(SECRET), where).toBe(false);
+      // check-tests: allow a model: one branch per action, each asserting what that action must leave
     } else if (action.a === "second") {
       const bytes = readFileSync(file);
       const error = await createSession(options).then(
