@@ -497,9 +497,11 @@ describe("session files the reader must not take as they are (r17 #8)", () => {
     const answer = line({ role: "assistant", content: "ok" });
     writeFileSync(join(dir, "deep.jsonl"), `${header}\n${nested(20_000)}\n${answer}\n`);
     const loaded = readSessionFile(join(dir, "deep.jsonl"));
-    expect(loaded.messages).toEqual([{ role: "assistant", content: "ok" }]);
+    // The answer to the dropped prompt goes with it: kept, the transcript would open with an answer.
+    expect(loaded.messages).toEqual([]);
     expect(loaded.notices).toEqual([
       `Line 2 of the session file is a record nested deeper than ${MAX_RECORD_DEPTH} levels and was dropped.`,
+      "Line 3 of the session file holds an answer to a prompt whose line was dropped, and was dropped with it (kept, the conversation would open with an answer, which endpoints that make roles alternate refuse).",
     ]);
     const own = await startServer({ replies: [{ content: "Still here." }] });
     try {

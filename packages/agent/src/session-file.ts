@@ -268,6 +268,20 @@ export function readSession(
    * tool message: the tool messages in between answer its calls, whatever their ids say.
    */
   let inDroppedStep = false;
+  /**
+   * True from a dropped line that follows no open question — the file's start, or a finished answer
+   * (an assistant message without calls) — until the next user message: an assistant message there
+   * answers a question that was dropped (a prompt's line cut or corrupted). Kept, it would open the
+   * transcript or follow another answer, which an endpoint that makes roles alternate refuses at
+   * every later prompt; it goes with its question, its tool steps with it.
+   */
+  let inOrphanAnswer = false;
+  /** The role of the last chat message kept (`undefined` before the first, as after a system message). */
+  let lastKept: "user" | "answered" | "open" | undefined;
+  const dropLine = (at: number) => {
+    drop(at);
+    if (lastKept === undefined || lastKept === "answered") inOrphanAnswer = true;
+  };
   /** The line numbers of the messages read that say nothing (`saysNothing`). */
   const silent: number[] = [];
   lines.forEach((line, at) => {
@@ -277,7 +291,7 @@ export function readSession(
       record = JSON.parse(line) as SessionRecord;
     } catch {
       notices.push(`Line ${at + 1} of ${file} is not JSON and was dropped.`);
-      drop(at);
+      dropLine(at);
       return;
     }
     const read = withFunctionTypes(record, at + 1, notices, file);
@@ -287,7 +301,7 @@ export function readSession(
     const problem = recordProblem(record);
     if (problem) {
       notices.push(`Line ${at + 1} of ${file} is ${problem} and was dropped.`);
-      drop(at);
+      dropLine(at);
       // Its calls' answers go with it: left behind, they would answer nothing, and everything
       // after them would be cut as an unfinished step.
       if (isAssistantRecord(record)) inDroppedStep = true;
@@ -305,6 +319,17 @@ export function readSession(
       // An app-only message is never sent and does not end the step (the Agent writes one between
       // a call and its answer); any other chat message does.
       if (LLM_ROLES.has(role as string)) inDroppedStep = false;
+    }
+    if (inOrphanAnswer && record.type === "message") {
+      const role = fieldOf(record.message, "role");
+      if (role === "assistant" || role === "tool") {
+        notices.push(
+          `Line ${at + 1} of ${file} holds ${role === "tool" ? "a tool result" : "an answer"} to a prompt whose line was dropped, and was dropped with it (kept, the conversation would ${lastKept === undefined ? "open with an answer" : "hold two answers in a row"}, which endpoints that make roles alternate refuse).`,
+        );
+        drop(at);
+        return;
+      }
+      if (role === "user") inOrphanAnswer = false;
     }
     const extra = unwrittenFields(record);
     if (extra.length > 0) {
@@ -324,6 +349,12 @@ export function readSession(
     if (record.type === "session") createdAt = record.createdAt;
     else if (record.type === "message") {
       if (saysNothing(record.message)) silent.push(at + 1);
+      const role = fieldOf(record.message, "role");
+      if (role === "user") lastKept = "user";
+      else if (role === "assistant") {
+        const calls = setting(record.message, "tool_calls");
+        lastKept = Array.isArray(calls) && calls.length > 0 ? "open" : "answered";
+      } else if (role === "tool") lastKept = "open";
       messages.push(record.message);
       from.push(at);
     } else if (record.type === "todos") todos = record.todos;
