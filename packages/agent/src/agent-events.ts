@@ -80,9 +80,11 @@ export type AgentEvent =
   /**
    * A turn's token counts as the endpoint reported them; `sideUsage`, once the run's side tasks
    * (compaction summaries, the preselection) cost anything, their totals over the run so far — not
-   * in `usage`, so a listener adding up `usage` counts no side request.
+   * in `usage`, so a listener adding up `usage` counts no side request. Every turn ends in one: a
+   * turn the run was stopped during, or that failed (its stream dropped, the endpoint refused it),
+   * has `ended` set, and its `usage` is only what the endpoint reported by then (usually zero).
    */
-  | { type: "usage"; usage: TurnUsage; sideUsage?: SideUsage }
+  | { type: "usage"; usage: TurnUsage; sideUsage?: SideUsage; ended?: "stopped" | "failed" }
   /** Something the loop wants a person to know (a retry, a recovered call). */
   | { type: "notice"; text: string }
   /** `autoCompact`: the loop folded the transcript; `messages` is the agent's transcript from now on. */

@@ -2353,7 +2353,14 @@ export class Agent {
         const told = setting(event, "sideUsage");
         if (told !== undefined) this.#sideNow = sideUsageOf(told);
         const side = this.#side();
-        this.#emit({ type: "usage", usage: event.turn.usage, ...(spent(side) ? { sideUsage: side } : {}) });
+        // A turn that did not finish says so (the loop marks its usage event `turn.stopped`/`failed`).
+        const ended = event.turn.stopped ? "stopped" : event.turn.failed ? "failed" : undefined;
+        this.#emit({
+          type: "usage",
+          usage: event.turn.usage,
+          ...(spent(side) ? { sideUsage: side } : {}),
+          ...(ended ? { ended } : {}),
+        });
         break;
       }
       case "notice":

@@ -90,7 +90,12 @@ describe("a run's side costs (a compaction summary) as the agent tells them", ()
     // The failed turn ends in its usage event (loop r91: turn.failed), with no tokens of its own and
     // the side costs so far; before, none came after the fold.
     expect(events.filter((e) => e.type === "usage")).toEqual([
-      { type: "usage", usage: { prompt: 0, completion: 0, total: 0, cached: 0 }, sideUsage: SIDE },
+      {
+        type: "usage",
+        usage: { prompt: 0, completion: 0, total: 0, cached: 0 },
+        sideUsage: SIDE,
+        ended: "failed",
+      },
     ]);
     expect(events.find((e) => e.type === "agent_end")).toMatchObject({ status: "error", sideUsage: SIDE });
     expect(result.sideUsage).toEqual(SIDE);
