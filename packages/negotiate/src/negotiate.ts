@@ -53,8 +53,10 @@ export interface NegotiateOptions {
    * `EFFORT_LADDER` and `model`, a request that goes out with a higher rung because the model refuses
    * the one asked (refused just now, learnt from another value's refusal, or restored from a
    * snapshot) is said so in a notice — `"none"` stepped up spends reasoning tokens where none were
-   * asked for, any other rung more than asked — once per model record and asked rung in this process
-   * (a `forget` or store reset starts a new record, told again when it learns the refusal again).
+   * asked for, any other rung more than asked — once per model record, asked rung and rung sent in
+   * this process (a `forget` or store reset starts a new record, told again when it learns the
+   * refusal again; a record that later learns the rung sent refused too tells the higher rung it
+   * then sends).
    * Without it only a refusal of `"none"` itself is told.
    */
   reasoningEffort?: string | undefined;
@@ -247,14 +249,17 @@ function climbEffort(
   return true;
 }
 
-// What each model record was told it steps up from, in this process: not in the record, so a
-// snapshot or a store shared through Redis never carries it, and a restarted process tells it again.
+// What each model record was told it steps up from, and to, in this process ("minimal>low"): not in
+// the record, so a snapshot or a store shared through Redis never carries it, and a restarted process
+// tells it again. Keyed by the rung sent too: a record that later learns that rung refused as well
+// (a snapshot merged in, a server refusing one value at a time) sends a higher one, which the earlier
+// notice, naming the lower, does not say.
 const toldClimbs = new WeakMap<ModelCapabilities, Set<string>>();
 
 /**
- * Tells, once per model record and asked rung, that the rung asked goes out as the higher one
- * `effortFor` climbs to: a step up from "none" spends reasoning tokens where none were asked for,
- * one from any other rung more of them than asked. Nothing for a value off the ladder (sent as
+ * Tells, once per model record, asked rung and rung sent, that the rung asked goes out as the higher
+ * one `effortFor` climbs to: a step up from "none" spends reasoning tokens where none were asked
+ * for, one from any other rung more of them than asked. Nothing for a value off the ladder (sent as
  * given) or one the model takes.
  */
 function noticeClimb(
@@ -267,8 +272,9 @@ function noticeClimb(
   const sent = effortFor(model, asked);
   if (sent === asked || sent === "") return;
   const told = toldClimbs.get(model) ?? new Set<string>();
-  if (told.has(asked)) return;
-  told.add(asked);
+  const climb = `${asked}>${sent}`;
+  if (told.has(climb)) return;
+  told.add(climb);
   toldClimbs.set(model, told);
   notice(
     asked === "none"
