@@ -43,7 +43,9 @@ describe("review r91b: the effort climb's notice and the rung sent", () => {
     const store = createCapabilityStore();
     expect(await ask(store, "minimal")).toEqual({
       sent: ["minimal", "low"],
-      notices: ['o3 does not take reasoning_effort "minimal"; sending "low", which spends more reasoning tokens than asked.'],
+      notices: [
+        'o3 does not take reasoning_effort "minimal"; sending "low", which spends more reasoning tokens than asked.',
+      ],
     });
     // Another process learnt that low is refused too; its snapshot is merged into this record.
     const snapshot = JSON.parse(JSON.stringify(store.exportCapabilities()));
