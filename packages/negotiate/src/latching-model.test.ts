@@ -754,7 +754,7 @@ interface RefModel {
   anyToolCallIds: boolean;
   systemRole: boolean;
   userAfterTool: boolean;
-  /** The asked rungs whose step up was told for this record (once per record and rung in a process). */
+  /** The step ups told for this record, as "asked>sent" (once per record, asked rung and rung sent). */
   told: Set<string>;
 }
 interface RefEndpoint {
@@ -1143,9 +1143,8 @@ function noticeKind(message: string): string {
   if (/refused tool_choice/.test(message)) return "tool-choice";
   if (/refused a tool-call id/.test(message)) return "ids";
   if (/ids were not at fault/.test(message)) return "ids-back";
-  if (/does not take reasoning_effort "none"; sending/.test(message)) return "none-climb";
-  const climbed = /does not take reasoning_effort "(\w+)"; sending "\w+", which spends more/.exec(message);
-  if (climbed) return `climb:${climbed[1]}`;
+  const climbed = /does not take reasoning_effort "(\w+)"; sending "(\w+)", which spends/.exec(message);
+  if (climbed) return `climb:${climbed[1]}>${climbed[2]}`;
   if (/does not take reasoning_effort; sending it without/.test(message)) return "no-effort";
   if (/refused the field/.test(message)) return "field";
   if (/takes no system message \(its chat template refused one\)/.test(message)) return "system-role";
@@ -1335,13 +1334,13 @@ function endCall(ref: RefEndpoint, call: CallState, notices: string[]): void {
   if (call.relaxedHere && !ref.strictSchemas) notices.push("relaxed");
 }
 
-/** An asked rung now goes out as a higher one: told once per model record and asked rung. */
+/** An asked rung now goes out as a higher one: told once per model record, asked rung and rung sent. */
 function tellClimb(model: RefModel, asked: string, notices: string[]): void {
   if (!EFFORT_LADDER.includes(asked)) return;
   const sent = refEffort(model, asked);
-  if (sent === asked || sent === "" || model.told.has(asked)) return;
-  model.told.add(asked);
-  notices.push(asked === "none" ? "none-climb" : `climb:${asked}`);
+  if (sent === asked || sent === "" || model.told.has(`${asked}>${sent}`)) return;
+  model.told.add(`${asked}>${sent}`);
+  notices.push(`climb:${asked}>${sent}`);
 }
 
 function learnOnce(ref: RefEndpoint, s: Shape, outcome: Extract<Outcome, { kind: "refusal" }>): boolean {
@@ -1611,8 +1610,7 @@ async function pair(
     const held = store.peekCapabilities?.(ep.baseUrl, ep.apiKey, ep.headers) !== undefined;
     if (!held) return;
     for (const kind of results[i]?.notices ?? []) {
-      const asked = kind === "none-climb" ? "none" : kind.startsWith("climb:") ? kind.slice(6) : undefined;
-      if (asked !== undefined) refs[s.endpoint].models[s.model].told.add(asked);
+      if (kind.startsWith("climb:")) refs[s.endpoint].models[s.model].told.add(kind.slice(6));
     }
   });
   const named = (entry: Logged) =>
