@@ -301,7 +301,11 @@ export function readSession(
     const problem = recordProblem(record);
     if (problem) {
       notices.push(`Line ${at + 1} of ${file} is ${problem} and was dropped.`);
-      dropLine(at);
+      // Only a line that could have been a prompt leaves the answer after it without its question:
+      // a header, a todo or loaded list, or a message of another role never was one, and an
+      // answer after it (a greeting the host put first) is as the file had it.
+      if (couldBePrompt(record)) dropLine(at);
+      else drop(at);
       // Its calls' answers go with it: left behind, they would answer nothing, and everything
       // after them would be cut as an unfinished step.
       if (isAssistantRecord(record)) inDroppedStep = true;
@@ -791,6 +795,19 @@ const TODO_STATUSES: ReadonlySet<unknown> = new Set(["pending", "inProgress", "c
  * What keeps a parsed line from being a record this module writes (said without quoting the
  * line), or undefined for one it could have written.
  */
+/**
+ * Whether a record dropped as malformed may have been a user message: one whose type says it is a
+ * header, a todo or loaded list, or whose message names another role, was not.
+ */
+function couldBePrompt(record: unknown): boolean {
+  if (!isObject(record)) return true;
+  const type = setting(record, "type");
+  if (type === "session" || type === "todos" || type === "loaded") return false;
+  if (type !== "message") return true;
+  const role = setting(setting(record, "message"), "role");
+  return typeof role !== "string" || role === "" || role === "user";
+}
+
 function recordProblem(record: unknown): string | undefined {
   if (!isObject(record)) return "JSON but not a record";
   // Read and written again whole on opening: a nesting far deeper would overflow the stack there.
