@@ -2,8 +2,11 @@
 // list, an answer of another role) no longer takes the answer after it, as if its question was lost.
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { withPollutedPrototype } from "@loopwright/testkit";
+import { defineTool } from "@loopwright/tools";
 import { describe, expect, it } from "vitest";
-import { readSessionFile } from "./test-exports.js";
+import { z } from "zod";
+import { AgentError, readSessionFile, toAgentTool } from "./test-exports.js";
 import { useTempDirs } from "./test-support/temp-dirs.js";
 
 const tempDir = useTempDirs("agent-review-r91b");
@@ -51,5 +54,32 @@ describe("r91b session: only a line that could have been a prompt orphans the an
     ]);
     expect(prompt.messages.map((m) => (m as { content: string }).content)).toEqual(["one", "First."]);
     expect(prompt.notices.some((n) => /Line 5 .* prompt whose line was dropped/.test(n))).toBe(true);
+  });
+});
+
+describe("r91b toAgentTool: a tool's check and execute are its own, never Object.prototype's", () => {
+  it("refuses a tool without check (an older @loopwright/tools) though Object.prototype.check is a function", async () => {
+    const typed = defineTool({
+      name: "look",
+      description: "Looks",
+      input: z.object({ q: z.string() }),
+      execute: (args) => `looked for ${args.q}`,
+    });
+    const { check: _check, ...older } = typed;
+    const polluter = async () => ({ q: "what the polluter chose" });
+    // Before: taken, and every call ran the polluter's check, its answer handed to execute.
+    const thrown = withPollutedPrototype({ check: polluter }, () => {
+      try {
+        toAgentTool(older as typeof typed);
+        return undefined;
+      } catch (error) {
+        return error;
+      }
+    });
+    expect(thrown).toBeInstanceOf(AgentError);
+    expect((thrown as AgentError).message).toMatch(/named "look" without check/);
+    // The tool as it is still adapts, and runs its own check.
+    const tool = toAgentTool(typed);
+    await expect(tool.execute({ q: "keys" }, { toolCallId: "c1" })).resolves.toBe("looked for keys");
   });
 });
