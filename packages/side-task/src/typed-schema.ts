@@ -169,11 +169,19 @@ export type Checked =
  * as in every reply the pooled client reads). A validate that throws, or answers no result, is
  * `invalid-input`: the schema's library is broken, not the model's answer.
  */
-export async function checkAnswer(read: ReadStandard, value: unknown, model: string): Promise<Checked> {
+export async function checkAnswer(
+  read: ReadStandard,
+  value: unknown,
+  model: string,
+  signal?: AbortSignal | null,
+): Promise<Checked> {
   let result: unknown;
+  // A stopped task checks nothing: an asynchronous refinement may have effects of its own.
+  if (signal?.aborted) throw abandoned(signal);
   try {
-    result = await read.validate(value);
+    result = await untilAborted(Promise.resolve(read.validate(value)), signal);
   } catch (error) {
+    if (signal?.aborted && error === signal.reason) throw abandoned(signal);
     throw invalid(
       `the schema's ~standard.validate (vendor ${JSON.stringify(read.vendor)}) threw on the answer of ${model}: ${headOf(errorText(error), ISSUE_CHARS)}`,
       error,
@@ -190,6 +198,36 @@ export async function checkAnswer(read: ReadStandard, value: unknown, model: str
   const first = Array.isArray(issues) ? (issues[0] as unknown) : undefined;
   const said = (safely(() => describeIssue(first)) as string | undefined) ?? "the schema found it invalid";
   return { ok: false, notice: `${model}'s answer does not match the schema: ${said}; no answer taken.` };
+}
+
+const abandoned = (signal: AbortSignal) =>
+  new SideTaskError("aborted", "askJson: abandoned by the caller's signal.", { cause: signal.reason });
+
+/**
+ * `work`, or a rejection with the signal's reason once it fires: a validate that never settles (an
+ * asynchronous refinement waiting on something hung) does not hold a stopped task. `work` is left
+ * to settle, and a late rejection of it is handled.
+ */
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal | null | undefined): Promise<T> {
+  if (!signal) return work;
+  return new Promise<T>((resolve, reject) => {
+    const stop = () => {
+      work.catch(() => {});
+      reject(signal.reason);
+    };
+    if (signal.aborted) return stop();
+    signal.addEventListener("abort", stop, { once: true });
+    work.then(
+      (done) => {
+        signal.removeEventListener("abort", stop);
+        resolve(done);
+      },
+      (error: unknown) => {
+        signal.removeEventListener("abort", stop);
+        reject(error);
+      },
+    );
+  });
 }
 
 /** `at tools[0]: "Expected string"`: one issue, told without the value it is about. */
