@@ -80,6 +80,8 @@ describe("r91b toAgentTool: a tool's check and execute are its own, never Object
     expect((thrown as AgentError).message).toMatch(/named "look" without check/);
     // The tool as it is still adapts, and runs its own check.
     const tool = toAgentTool(typed);
-    await expect(tool.execute({ q: "keys" }, { toolCallId: "c1" })).resolves.toBe("looked for keys");
+    await expect(
+      tool.execute({ q: "keys" }, { toolCallId: "c1", onUpdate: () => {}, terminate: () => {} }),
+    ).resolves.toBe("looked for keys");
   });
 });
