@@ -1,3 +1,4 @@
+import { untilAborted } from "./call.js";
 import { describeValue, errorText, isPlainObject, SideTaskError } from "./errors.js";
 import { headOf } from "./text.js";
 
@@ -179,7 +180,9 @@ export async function checkAnswer(
   // A stopped task checks nothing: an asynchronous refinement may have effects of its own.
   if (signal?.aborted) throw abandoned(signal);
   try {
-    result = await untilAborted(Promise.resolve(read.validate(value)), signal);
+    // A validate that never settles (a refinement waiting on something hung) holds no stopped task.
+    const pending = read.validate(value);
+    result = await (signal ? untilAborted(pending as PromiseLike<unknown>, signal) : pending);
   } catch (error) {
     if (signal?.aborted && error === signal.reason) throw abandoned(signal);
     throw invalid(
@@ -202,33 +205,6 @@ export async function checkAnswer(
 
 const abandoned = (signal: AbortSignal) =>
   new SideTaskError("aborted", "askJson: abandoned by the caller's signal.", { cause: signal.reason });
-
-/**
- * `work`, or a rejection with the signal's reason once it fires: a validate that never settles (an
- * asynchronous refinement waiting on something hung) does not hold a stopped task. `work` is left
- * to settle, and a late rejection of it is handled.
- */
-function untilAborted<T>(work: Promise<T>, signal: AbortSignal | null | undefined): Promise<T> {
-  if (!signal) return work;
-  return new Promise<T>((resolve, reject) => {
-    const stop = () => {
-      work.catch(() => {});
-      reject(signal.reason);
-    };
-    if (signal.aborted) return stop();
-    signal.addEventListener("abort", stop, { once: true });
-    work.then(
-      (done) => {
-        signal.removeEventListener("abort", stop);
-        resolve(done);
-      },
-      (error: unknown) => {
-        signal.removeEventListener("abort", stop);
-        reject(error);
-      },
-    );
-  });
-}
 
 /** `at tools[0]: "Expected string"`: one issue, told without the value it is about. */
 function describeIssue(issue: unknown): string {
