@@ -57,6 +57,28 @@ describe("r91b session: only a line that could have been a prompt orphans the an
   });
 });
 
+describe("r91b session: what a dropped system message or answer step leaves", () => {
+  const header = JSON.stringify({
+    type: "session",
+    version: 1,
+    id: "s",
+    createdAt: "2026-01-01T00:00:00.000Z",
+  });
+  it("keeps a greeting after a malformed system message, and drops the rest of a malformed step after an answer", () => {
+    const system = read([header, message({ role: "system", content: 7 }), greeting]);
+    expect(system.messages).toEqual([{ role: "assistant", content: "Hi! Ask me anything." }]);
+    // A malformed step after a finished answer: what follows it would be a second answer in a row.
+    const step = read([
+      header,
+      message({ role: "user", content: "one" }),
+      message({ role: "assistant", content: "First." }),
+      message({ role: "assistant", content: 7, tool_calls: [] }),
+      message({ role: "assistant", content: "Then this." }),
+    ]);
+    expect(step.messages.map((m) => (m as { content: string }).content)).toEqual(["one", "First."]);
+  });
+});
+
 describe("r91b toAgentTool: a tool's check and execute are its own, never Object.prototype's", () => {
   it("refuses a tool without check (an older @loopwright/tools) though Object.prototype.check is a function", async () => {
     const typed = defineTool({

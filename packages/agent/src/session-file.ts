@@ -301,10 +301,9 @@ export function readSession(
     const problem = recordProblem(record);
     if (problem) {
       notices.push(`Line ${at + 1} of ${file} is ${problem} and was dropped.`);
-      // Only a line that could have been a prompt leaves the answer after it without its question:
-      // a header, a todo or loaded list, or a message of another role never was one, and an
-      // answer after it (a greeting the host put first) is as the file had it.
-      if (couldBePrompt(record)) dropLine(at);
+      // A header, a todo or loaded list, a system or app-only message was never a prompt nor part
+      // of an answer: an answer after it (a greeting the host put first) is as the file had it.
+      if (orphansWhatFollows(record)) dropLine(at);
       else drop(at);
       // Its calls' answers go with it: left behind, they would answer nothing, and everything
       // after them would be cut as an unfinished step.
@@ -796,16 +795,21 @@ const TODO_STATUSES: ReadonlySet<unknown> = new Set(["pending", "inProgress", "c
  * line), or undefined for one it could have written.
  */
 /**
- * Whether a record dropped as malformed may have been a user message: one whose type says it is a
- * header, a todo or loaded list, or whose message names another role, was not.
+ * Whether a record dropped as malformed leaves an answer after it without its question: one that
+ * may have been a user message, or was a step of the conversation (an assistant or tool message:
+ * what follows it continues that answer). A header, a todo or loaded list, or a message of a role
+ * that is neither (a system prompt, an app-only note) leaves nothing so: what follows it is as the
+ * file had it.
  */
-function couldBePrompt(record: unknown): boolean {
+function orphansWhatFollows(record: unknown): boolean {
   if (!isObject(record)) return true;
   const type = setting(record, "type");
   if (type === "session" || type === "todos" || type === "loaded") return false;
   if (type !== "message") return true;
   const role = setting(setting(record, "message"), "role");
-  return typeof role !== "string" || role === "" || role === "user";
+  return (
+    typeof role !== "string" || role === "" || role === "user" || role === "assistant" || role === "tool"
+  );
 }
 
 function recordProblem(record: unknown): string | undefined {
