@@ -301,7 +301,10 @@ export function readSession(
     const problem = recordProblem(record);
     if (problem) {
       notices.push(`Line ${at + 1} of ${file} is ${problem} and was dropped.`);
-      dropLine(at);
+      // A header, a todo or loaded list, a system or app-only message was never a prompt nor part
+      // of an answer: an answer after it (a greeting the host put first) is as the file had it.
+      if (orphansWhatFollows(record)) dropLine(at);
+      else drop(at);
       // Its calls' answers go with it: left behind, they would answer nothing, and everything
       // after them would be cut as an unfinished step.
       if (isAssistantRecord(record)) inDroppedStep = true;
@@ -791,6 +794,24 @@ const TODO_STATUSES: ReadonlySet<unknown> = new Set(["pending", "inProgress", "c
  * What keeps a parsed line from being a record this module writes (said without quoting the
  * line), or undefined for one it could have written.
  */
+/**
+ * Whether a record dropped as malformed leaves an answer after it without its question: one that
+ * may have been a user message, or was a step of the conversation (an assistant or tool message:
+ * what follows it continues that answer). A header, a todo or loaded list, or a message of a role
+ * that is neither (a system prompt, an app-only note) leaves nothing so: what follows it is as the
+ * file had it.
+ */
+function orphansWhatFollows(record: unknown): boolean {
+  if (!isObject(record)) return true;
+  const type = setting(record, "type");
+  if (type === "session" || type === "todos" || type === "loaded") return false;
+  if (type !== "message") return true;
+  const role = setting(setting(record, "message"), "role");
+  return (
+    typeof role !== "string" || role === "" || role === "user" || role === "assistant" || role === "tool"
+  );
+}
+
 function recordProblem(record: unknown): string | undefined {
   if (!isObject(record)) return "JSON but not a record";
   // Read and written again whole on opening: a nesting far deeper would overflow the stack there.

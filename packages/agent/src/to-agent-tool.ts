@@ -1,4 +1,5 @@
 import { AgentError, kindOf } from "./errors.js";
+import { setting } from "./own.js";
 import type { AgentTool } from "./tools.js";
 
 /**
@@ -59,27 +60,33 @@ function stopIfAborted(signal: AbortSignal | undefined): void {
  * Keeps the input type: the result is an `AgentTool` of the schema's input side, an `Agent` takes
  * it in `tools`, and a list adapts with `tools.map(toAgentTool)`. Throws `AgentError`
  * (`invalid-input`) for a value that is not such a tool (no `declaration` with a name, no `check`
- * or no `execute`; a tool from a `@loopwright/tools` without `check` is one). Never calls the tool.
+ * or no `execute`, each the tool's own or its class's, never one on `Object.prototype`; a tool from a
+ * `@loopwright/tools` without `check` is one). Never calls the tool.
  */
 // biome-ignore lint/suspicious/noExplicitAny: any tool's schema; its own types are read by TypedToolArgs
 export function toAgentTool<T extends TypedToolLike<any, any>>(tool: T): AgentTool<TypedToolArgs<T>> {
-  const declared = (tool as { declaration?: { function?: TypedToolLike["declaration"]["function"] } } | null)
-    ?.declaration?.function;
+  // Each read as the tool's own (or its class's), never a polluted Object.prototype's: a `check`
+  // some code set there made a tool without one pass, and every call ran that function instead.
+  const declared = setting(setting(tool, "declaration"), "function") as
+    | Partial<TypedToolLike["declaration"]["function"]>
+    | undefined;
+  const check = setting(tool, "check");
+  const run = setting(tool, "execute");
   if (
-    typeof declared?.name !== "string" ||
-    typeof tool.check !== "function" ||
-    typeof tool.execute !== "function"
+    typeof setting(declared, "name") !== "string" ||
+    typeof check !== "function" ||
+    typeof run !== "function"
   ) {
     throw new AgentError(
       "invalid-input",
       `toAgentTool: takes a tool made by defineTool of @loopwright/tools (a declaration, check and execute); got ${kindOf(tool)}${
-        typeof declared?.name === "string" && typeof tool.check !== "function"
+        typeof declared?.name === "string" && typeof check !== "function"
           ? ` named ${JSON.stringify(declared.name)} without check (a @loopwright/tools older than toAgentTool: update it)`
           : ""
       }.`,
     );
   }
-  const { name, description, parameters } = declared;
+  const { name, description, parameters } = declared as TypedToolLike["declaration"]["function"];
   return {
     name,
     description,
@@ -89,12 +96,12 @@ export function toAgentTool<T extends TypedToolLike<any, any>>(tool: T): AgentTo
       // A stopped run checks nothing (an asynchronous refinement may have effects of its own) and
       // starts nothing after the check: the call was answered with the stop already.
       stopIfAborted(signal);
-      const checked = await tool.check(args);
+      const checked: unknown = await Reflect.apply(check, tool, [args]);
       stopIfAborted(signal);
-      return tool.execute(
+      return Reflect.apply(run, tool, [
         checked,
         signal === undefined ? { id: context.toolCallId } : { id: context.toolCallId, signal },
-      );
+      ]);
     },
   };
 }

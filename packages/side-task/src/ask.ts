@@ -133,6 +133,8 @@ function jsonInstruction(system: string, schema: Record<string, unknown>): strin
  * that without a cast, or `undefined` where it is invalid, with a notice naming the first issue's
  * path and message (never the answer). One without the converter, or whose converter throws, is
  * `invalid-input` before anything is sent; a `validate` that throws is `invalid-input` too.
+ * The caller's `signal` holds through the check: fired while `validate` is pending (an
+ * asynchronous refinement), the task rejects with `aborted` at once, the check left to settle.
  */
 export function askJson<Schema extends StandardJsonSchema>(
   endpoint: Endpoint,
@@ -164,9 +166,10 @@ export async function askJson(
   const sent = standard ? standard.jsonSchema : (schema as Readonly<Record<string, unknown>>);
   const value = await askJsonReading(endpoint, model, system, input, sent, options, true);
   if (!standard || value === undefined) return value;
-  const checked = await checkAnswer(standard, value, model);
+  const view = ownView(options);
+  const checked = await checkAnswer(standard, value, model, view.signal);
   if (checked.ok) return checked.value;
-  ownView(options).onNotice?.(checked.notice);
+  view.onNotice?.(checked.notice);
   return undefined;
 }
 

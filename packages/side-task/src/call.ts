@@ -552,7 +552,7 @@ function setupError(error: unknown, what: string, where: string): SideTaskError 
  * hold whatever the client does with the signal it is handed. The listener goes when either wins;
  * a late rejection of `work` is handled.
  */
-function untilAborted<T>(work: PromiseLike<T>, signal: AbortSignal): Promise<T> {
+export function untilAborted<T>(work: PromiseLike<T>, signal: AbortSignal): Promise<T> {
   const settled = Promise.resolve(work);
   return new Promise<T>((resolve, reject) => {
     const stop = () => {

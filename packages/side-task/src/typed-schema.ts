@@ -1,3 +1,4 @@
+import { untilAborted } from "./call.js";
 import { describeValue, errorText, isPlainObject, SideTaskError } from "./errors.js";
 import { headOf } from "./text.js";
 
@@ -169,11 +170,21 @@ export type Checked =
  * as in every reply the pooled client reads). A validate that throws, or answers no result, is
  * `invalid-input`: the schema's library is broken, not the model's answer.
  */
-export async function checkAnswer(read: ReadStandard, value: unknown, model: string): Promise<Checked> {
+export async function checkAnswer(
+  read: ReadStandard,
+  value: unknown,
+  model: string,
+  signal?: AbortSignal | null,
+): Promise<Checked> {
   let result: unknown;
+  // A stopped task checks nothing: an asynchronous refinement may have effects of its own.
+  if (signal?.aborted) throw abandoned(signal);
   try {
-    result = await read.validate(value);
+    // A validate that never settles (a refinement waiting on something hung) holds no stopped task.
+    const pending = read.validate(value);
+    result = await (signal ? untilAborted(pending as PromiseLike<unknown>, signal) : pending);
   } catch (error) {
+    if (signal?.aborted && error === signal.reason) throw abandoned(signal);
     throw invalid(
       `the schema's ~standard.validate (vendor ${JSON.stringify(read.vendor)}) threw on the answer of ${model}: ${headOf(errorText(error), ISSUE_CHARS)}`,
       error,
@@ -191,6 +202,9 @@ export async function checkAnswer(read: ReadStandard, value: unknown, model: str
   const said = (safely(() => describeIssue(first)) as string | undefined) ?? "the schema found it invalid";
   return { ok: false, notice: `${model}'s answer does not match the schema: ${said}; no answer taken.` };
 }
+
+const abandoned = (signal: AbortSignal) =>
+  new SideTaskError("aborted", "askJson: abandoned by the caller's signal.", { cause: signal.reason });
 
 /** `at tools[0]: "Expected string"`: one issue, told without the value it is about. */
 function describeIssue(issue: unknown): string {
