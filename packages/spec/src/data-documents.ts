@@ -261,6 +261,13 @@ export function readDataDocument(
       if (indentation(line) > block.column) {
         if (block.first < 0) block.first = index;
         block.last = index;
+        // A block under a name that tells nothing is often a file in its own right (a ConfigMap's
+        // `application.yml: |`, a `.env: |`): its one-line pairs are read as any line's are, its
+        // prose counting for nothing (it is the block's text), its words and blocks left as they are.
+        if (block.name === undefined && line.length <= KEPT_LINE) {
+          const inner = readLine(line);
+          if (inner.edits.length > 0) reads[index] = { edits: inner.edits, dataEdits: [], data: true };
+        }
         continue;
       }
       endBlock();
