@@ -33,10 +33,12 @@ const SENTENCE_END = /[.!?:]$/;
  * Lines of a data document that are neither a pair nor a block's lines: blank, a comment, a
  * document marker, an INI or TOML section, brackets alone, a list item of one word, a quoted
  * string or a collection, a JSON array's string or number. A markdown bullet of several words
- * (`- Be kind.`) is none: a text holding one is prose.
+ * (`- Be kind.`) is none: a text holding one is prose. The trailing blanks go with a kind of line
+ * (each starts with a mark): leading and trailing blanks both optional around nothing were tried
+ * against each other, a line of blanks then a word costing its length squared (30 ms a line).
  */
 const OTHER_DATA_LINE =
-  /^[ \t]*(?:(?:#|;|\/\/).*|---|\.\.\.|\[\[?[^[\]]*\]\]?|[[\]{}]+,?|-|-[ \t]+(?:[^\s"'{[]\S*|["'{[].*)|"(?:[^"\\]|\\.)*",?|-?\d[\d.eE+-]*,?)?[ \t]*$/;
+  /^[ \t]*(?:(?:(?:#|;|\/\/).*|---|\.\.\.|\[\[?[^[\]]*\]\]?|[[\]{}]+,?|-|-[ \t]+(?:[^\s"'{[]\S*|["'{[].*)|"(?:[^"\\]|\\.)*",?|-?\d[\d.eE+-]*,?)[ \t]*)?$/;
 
 /** The leading blanks' count: a YAML line's indentation. */
 const indentation = (line: string): number => /^[ \t]*/.exec(line)?.[0].length ?? 0;
@@ -209,7 +211,11 @@ function readLine(line: string): LineRead {
   // A bare value: to a ` #` comment, a trailing `,` and blanks left out.
   const comment = /[ \t]#/.exec(rest as string);
   let value = comment ? (rest as string).slice(0, comment.index) : (rest as string);
-  value = value.replace(/,?[ \t]*$/, "");
+  // Read from the end: an unanchored `/,?[ \t]*$/` tried each blank of a run as its start.
+  let end = value.length;
+  while (end > 0 && (value[end - 1] === " " || value[end - 1] === "\t")) end -= 1;
+  if (value[end - 1] === ",") end -= 1;
+  value = value.slice(0, end);
   // A `#` right after the separator starts a comment (`password: # set later`): no value.
   if (/^["'#]/.test(value)) return { ...read, data: /^#/.test(value) };
   // A call (`secret = os.urandom(32)`) is a program's, and a `$(…)` or backtick is run, not written.

@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { exportSpec } from "./export-spec.js";
 import { findSpecSecrets, withoutSecrets } from "./find-spec-secrets.js";
 import { SPEC_TOKEN } from "./schema.js";
+import { eightAgainstOne } from "./test-support/linear-ratio.js";
 import type { AgentSpec } from "./types.js";
 
 // r91j. r90e hid a one-line `password: hunter2` on every line of a document value; r91d's document
@@ -50,5 +51,24 @@ describe("a one-line pair inside a block scalar under a name that tells nothing"
   it("keeps a block of prose that names no credential byte for byte", () => {
     const prose = "notes: |\n  The token: is on the card.\n  key words: a b c\nname: x\n";
     expect(withoutSecrets(prose, "CONFIG")).toBe(prose);
+  });
+});
+
+// r91j. The document reader's "linear" held in lines but not within a line: a line of blanks then a
+// word (a prose line, a value `a<blanks>b`) cost its length squared in two patterns, up to the 4,096
+// characters a line is read to: 400 such lines (1.6 MB) took 8 to 12 s, where r90 took 0.1 s.
+describe("a document of long lines of blanks is read in time linear in each line's length", () => {
+  const doc = (blanks: number) =>
+    Array.from({ length: 12 }, (_, i) =>
+      i % 3 === 0
+        ? `${" ".repeat(blanks)}x!`
+        : i % 3 === 1
+          ? `notes: a${"\t".repeat(blanks)}b`
+          : `API_KEY=a${" ".repeat(blanks)}b`,
+    ).join("\n");
+
+  it("eight times longer lines cost about eight times as much, not sixty-four", () => {
+    const ratio = eightAgainstOne((value) => withoutSecrets(value, "CONFIG"), doc(500), doc(4000));
+    expect(ratio).toBeLessThan(3);
   });
 });
