@@ -158,12 +158,14 @@ interface LineRead {
   /** Edits to make only when the whole text is data (a value of several words, a TOML/INI `a = b`). */
   dataEdits: Edit[];
   /** A block scalar starts after this line, its lines more indented than this column; its name when it tells. */
-  block?: { column: number; name: string | undefined };
+  block?: { column: number; name: string | undefined } | undefined;
   data: boolean;
 }
 
 function readLine(line: string): LineRead {
-  const read: LineRead = { edits: [], dataEdits: [], data: false };
+  // `block` its own, unset: a polluted `Object.prototype.block` started a block on every line, and
+  // the lines of a document that names no credential became one reference.
+  const read: LineRead = { edits: [], dataEdits: [], data: false, block: undefined };
   const pair = KEY_LINE.exec(line);
   if (!pair) {
     read.data = OTHER_DATA_LINE.test(line);

@@ -72,3 +72,21 @@ describe("a document of long lines of blanks is read in time linear in each line
     expect(ratio).toBeLessThan(3);
   });
 });
+
+// r91j. A line's reading left its `block` unset, so a polluted `Object.prototype.block` (as some code
+// in the host's process may set one) started a block on every line: a document naming no credential
+// lost every line after the first to one `${PASSWORD}`.
+describe("a document under a polluted Object.prototype.block", () => {
+  it("is read as without it", () => {
+    const proto = Object.prototype as unknown as Record<string, unknown>;
+    const text = "host: db\nuser: bob\nport: 5432\n";
+    proto.block = { column: -1, name: "password" };
+    let read: string;
+    try {
+      read = withoutSecrets(text, "CONFIG");
+    } finally {
+      delete proto.block;
+    }
+    expect(read).toBe(text);
+  });
+});
