@@ -33,10 +33,12 @@ const SENTENCE_END = /[.!?:]$/;
  * Lines of a data document that are neither a pair nor a block's lines: blank, a comment, a
  * document marker, an INI or TOML section, brackets alone, a list item of one word, a quoted
  * string or a collection, a JSON array's string or number. A markdown bullet of several words
- * (`- Be kind.`) is none: a text holding one is prose.
+ * (`- Be kind.`) is none: a text holding one is prose. The trailing blanks go with a kind of line
+ * (each starts with a mark): leading and trailing blanks both optional around nothing were tried
+ * against each other, a line of blanks then a word costing its length squared (30 ms a line).
  */
 const OTHER_DATA_LINE =
-  /^[ \t]*(?:(?:#|;|\/\/).*|---|\.\.\.|\[\[?[^[\]]*\]\]?|[[\]{}]+,?|-|-[ \t]+(?:[^\s"'{[]\S*|["'{[].*)|"(?:[^"\\]|\\.)*",?|-?\d[\d.eE+-]*,?)?[ \t]*$/;
+  /^[ \t]*(?:(?:(?:#|;|\/\/).*|---|\.\.\.|\[\[?[^[\]]*\]\]?|[[\]{}]+,?|-|-[ \t]+(?:[^\s"'{[]\S*|["'{[].*)|"(?:[^"\\]|\\.)*",?|-?\d[\d.eE+-]*,?)[ \t]*)?$/;
 
 /** The leading blanks' count: a YAML line's indentation. */
 const indentation = (line: string): number => /^[ \t]*/.exec(line)?.[0].length ?? 0;
@@ -156,12 +158,14 @@ interface LineRead {
   /** Edits to make only when the whole text is data (a value of several words, a TOML/INI `a = b`). */
   dataEdits: Edit[];
   /** A block scalar starts after this line, its lines more indented than this column; its name when it tells. */
-  block?: { column: number; name: string | undefined };
+  block?: { column: number; name: string | undefined } | undefined;
   data: boolean;
 }
 
 function readLine(line: string): LineRead {
-  const read: LineRead = { edits: [], dataEdits: [], data: false };
+  // `block` its own, unset: a polluted `Object.prototype.block` started a block on every line, and
+  // the lines of a document that names no credential became one reference.
+  const read: LineRead = { edits: [], dataEdits: [], data: false, block: undefined };
   const pair = KEY_LINE.exec(line);
   if (!pair) {
     read.data = OTHER_DATA_LINE.test(line);
@@ -209,7 +213,11 @@ function readLine(line: string): LineRead {
   // A bare value: to a ` #` comment, a trailing `,` and blanks left out.
   const comment = /[ \t]#/.exec(rest as string);
   let value = comment ? (rest as string).slice(0, comment.index) : (rest as string);
-  value = value.replace(/,?[ \t]*$/, "");
+  // Read from the end: an unanchored `/,?[ \t]*$/` tried each blank of a run as its start.
+  let end = value.length;
+  while (end > 0 && (value[end - 1] === " " || value[end - 1] === "\t")) end -= 1;
+  if (value[end - 1] === ",") end -= 1;
+  value = value.slice(0, end);
   // A `#` right after the separator starts a comment (`password: # set later`): no value.
   if (/^["'#]/.test(value)) return { ...read, data: /^#/.test(value) };
   // A call (`secret = os.urandom(32)`) is a program's, and a `$(…)` or backtick is run, not written.
@@ -261,6 +269,13 @@ export function readDataDocument(
       if (indentation(line) > block.column) {
         if (block.first < 0) block.first = index;
         block.last = index;
+        // A block under a name that tells nothing is often a file in its own right (a ConfigMap's
+        // `application.yml: |`, a `.env: |`): its one-line pairs are read as any line's are, its
+        // prose counting for nothing (it is the block's text), its words and blocks left as they are.
+        if (block.name === undefined && line.length <= KEPT_LINE) {
+          const inner = readLine(line);
+          if (inner.edits.length > 0) reads[index] = { edits: inner.edits, dataEdits: [], data: true };
+        }
         continue;
       }
       endBlock();
