@@ -1,7 +1,7 @@
 import type { Endpoint } from "@loopwright/client";
 import { relaxSchema, restoreArguments, sanitizeSchema, takesStringAt } from "@loopwright/schema-compat";
 import { parseJson, ToolCallsError } from "@loopwright/tool-calls";
-import { type JsonShape, type SideTaskOptions, type SideTaskReply, sideCall } from "./call.js";
+import { type JsonShape, type SideTaskOptions, type SideTaskReply, sideCall, sideTaskLimit } from "./call.js";
 import { describeValue, isPlainObject, SideTaskError } from "./errors.js";
 import type { SideTaskInput } from "./input.js";
 import { ownView } from "./own.js";
@@ -135,6 +135,8 @@ function jsonInstruction(system: string, schema: Record<string, unknown>): strin
  * `invalid-input` before anything is sent; a `validate` that throws is `invalid-input` too.
  * The caller's `signal` holds through the check: fired while `validate` is pending (an
  * asynchronous refinement), the task rejects with `aborted` at once, the check left to settle.
+ * The time bound is one for the whole call, the request and the check after it: a `validate`
+ * still pending when it runs out rejects with `timeout`, as a request that outlasts it does.
  */
 export function askJson<Schema extends StandardJsonSchema>(
   endpoint: Endpoint,
@@ -164,10 +166,17 @@ export async function askJson(
   // A Standard Schema is read, and converted, before anything is sent; a plain one goes as it is.
   const standard = readStandard(schema);
   const sent = standard ? standard.jsonSchema : (schema as Readonly<Record<string, unknown>>);
+  // One deadline for the call: the check gets what the request left of the bound, not a bound anew.
+  const started = performance.now();
   const value = await askJsonReading(endpoint, model, system, input, sent, options, true);
   if (!standard || value === undefined) return value;
   const view = ownView(options);
-  const checked = await checkAnswer(standard, value, model, view.signal);
+  // Read as the request read it, which it did without throwing (the call got this far).
+  const limit = sideTaskLimit(view, ownView(endpoint));
+  const checked = await checkAnswer(standard, value, model, view.signal, {
+    limit,
+    leftMs: limit - (performance.now() - started),
+  });
   if (checked.ok) return checked.value;
   view.onNotice?.(checked.notice);
   return undefined;

@@ -409,6 +409,18 @@ function pause(ms: number, signal: AbortSignal): Promise<void> {
 const BODY_GRACE_MS = 1000;
 
 /**
+ * A side task's time bound in ms, `0` for none: `timeoutMs`, else the endpoint's
+ * `requestTimeoutSeconds` (absent: `SIDE_TASK_TIMEOUT_MS`), held to what a timer holds. The
+ * request's bound, and `askJson`'s for its whole call (the request and the schema's check after it).
+ */
+export function sideTaskLimit(options: SideTaskOptions, endpoint: Endpoint): number {
+  const absent = endpoint.requestTimeoutSeconds === undefined || endpoint.requestTimeoutSeconds === null;
+  // The endpoint's requestTimeoutSeconds: 0 is "wait for ever" (timeoutMs reads it as undefined).
+  const fromEndpoint = absent ? SIDE_TASK_TIMEOUT_MS : (timeoutMs(endpoint) ?? 0);
+  return Math.min(options.timeoutMs ?? fromEndpoint, MAX_TIMER_MS);
+}
+
+/**
  * Signals the request is sent with: the caller's, and the time bound — `timeoutMs`, else the
  * endpoint's `requestTimeoutSeconds` (absent: `SIDE_TASK_TIMEOUT_MS`), `0` in either for none.
  *
@@ -418,10 +430,7 @@ const BODY_GRACE_MS = 1000;
  * its headers are in), its body gets `BODY_GRACE_MS` more; otherwise it is timed out then.
  */
 function bound(options: SideTaskOptions, endpoint: Endpoint) {
-  const absent = endpoint.requestTimeoutSeconds === undefined || endpoint.requestTimeoutSeconds === null;
-  // The endpoint's requestTimeoutSeconds: 0 is "wait for ever" (timeoutMs reads it as undefined).
-  const fromEndpoint = absent ? SIDE_TASK_TIMEOUT_MS : (timeoutMs(endpoint) ?? 0);
-  const limit = Math.min(options.timeoutMs ?? fromEndpoint, MAX_TIMER_MS);
+  const limit = sideTaskLimit(options, endpoint);
   const controller = new AbortController();
   let timedOut = false;
   let answering = () => false;

@@ -5,8 +5,9 @@ import { headOf } from "./text.js";
 /**
  * A schema `askJson` can both send and check its answer with: the Standard Schema interface
  * (`~standard.validate`) with its JSON Schema converter (`~standard.jsonSchema`), as zod ≥ 4.2,
- * ArkType and Valibot give it. Declared here by shape, so this package needs none of them: any
- * object (or function, as an ArkType type is) holding such a `~standard` fits.
+ * ArkType and Valibot (through `@valibot/to-json-schema`'s `toStandardJsonSchema`) give it.
+ * Declared here by shape, so this package needs none of them: any object (or function, as an
+ * ArkType type is) holding such a `~standard` fits.
  */
 export interface StandardJsonSchema<Input = unknown, Output = Input> {
   readonly "~standard": {
@@ -117,7 +118,7 @@ export function readStandard(schema: unknown): ReadStandard | undefined {
       : undefined;
   if (typeof input !== "function") {
     throw invalid(
-      `the schema (vendor ${JSON.stringify(vendor)}) has no ~standard.jsonSchema.input, so there is no JSON Schema to ask the model with: it is a Standard Schema without JSON Schema support (zod/mini, zod before 4.2 do not give one). Give a schema whose library converts (zod 4.2 or later, ArkType, Valibot with its converter), or its JSON Schema as a plain object.`,
+      `the schema (vendor ${JSON.stringify(vendor)}) has no ~standard.jsonSchema.input, so there is no JSON Schema to ask the model with: it is a Standard Schema without JSON Schema support (zod/mini, zod before 4.2 do not give one). Give a schema whose library converts (zod 4.2 or later, a recent ArkType, a Valibot schema wrapped in toStandardJsonSchema from @valibot/to-json-schema), or its JSON Schema as a plain object.`,
     );
   }
   const jsonSchema = convert(converter as object, input as (...args: unknown[]) => unknown, vendor);
@@ -162,33 +163,70 @@ export type Checked =
   | { readonly ok: true; readonly value: unknown }
   | { readonly ok: false; readonly notice: string };
 
+/** What is left of `askJson`'s time bound for the check: the bound, and the ms not yet spent of it. */
+export interface CheckDeadline {
+  readonly limit: number;
+  readonly leftMs: number;
+}
+
 /**
  * `value` (the parsed answer) checked with the schema's `validate`, awaited where it answers a
  * promise. Valid: the output it answers (defaults filled in, transforms run). Invalid: a notice
  * naming the first issue's path and message, each cut short — never the answer itself, which may
  * be long or hold what the model was shown (the endpoint's key is already masked in a reply's text,
  * as in every reply the pooled client reads). A validate that throws, or answers no result, is
- * `invalid-input`: the schema's library is broken, not the model's answer.
+ * `invalid-input`: the schema's library is broken, not the model's answer. One still pending when
+ * `deadline` runs out is `timeout`, as a request past the bound is; one pending when `signal`
+ * fires is `aborted`. Either way it is left to settle on its own.
  */
 export async function checkAnswer(
   read: ReadStandard,
   value: unknown,
   model: string,
   signal?: AbortSignal | null,
+  deadline?: CheckDeadline,
 ): Promise<Checked> {
   let result: unknown;
   // A stopped task checks nothing: an asynchronous refinement may have effects of its own.
   if (signal?.aborted) throw abandoned(signal);
+  // One stop for the caller's signal and the time left: a validate that never settles (a
+  // refinement waiting on something hung) holds neither a stopped task nor a bounded one.
+  const stop = new AbortController();
+  const expired = new Error(`timed out after ${deadline?.limit ?? 0} ms`);
+  const onAbort = () => stop.abort(signal?.reason);
+  signal?.addEventListener("abort", onAbort, { once: true });
+  let round: ReturnType<typeof setImmediate> | undefined;
+  // As for the request: one round of the event loop once the time is up, so a check whose answer
+  // came while the host's loop was held up (a long synchronous task) is still taken.
+  const timer =
+    deadline && deadline.limit > 0
+      ? setTimeout(
+          () => {
+            round = setImmediate(() => stop.abort(expired));
+          },
+          Math.max(0, deadline.leftMs),
+        )
+      : undefined;
   try {
-    // A validate that never settles (a refinement waiting on something hung) holds no stopped task.
     const pending = read.validate(value);
-    result = await (signal ? untilAborted(pending as PromiseLike<unknown>, signal) : pending);
+    result = await untilAborted(pending as PromiseLike<unknown>, stop.signal);
   } catch (error) {
+    if (error === expired) {
+      throw new SideTaskError(
+        "timeout",
+        `askJson: the answer of ${model} was not checked within ${deadline?.limit} ms, the call's time bound: the schema's ~standard.validate (vendor ${JSON.stringify(read.vendor)}) had not settled. Raise timeoutMs (or the endpoint's requestTimeoutSeconds), or look at what its asynchronous check waits on.`,
+        { cause: expired },
+      );
+    }
     if (signal?.aborted && error === signal.reason) throw abandoned(signal);
     throw invalid(
       `the schema's ~standard.validate (vendor ${JSON.stringify(read.vendor)}) threw on the answer of ${model}: ${headOf(errorText(error), ISSUE_CHARS)}`,
       error,
     );
+  } finally {
+    if (timer) clearTimeout(timer);
+    if (round) clearImmediate(round);
+    signal?.removeEventListener("abort", onAbort);
   }
   if (typeof result !== "object" || result === null) {
     throw invalid(
