@@ -52,7 +52,14 @@ describe("askJson with a real ArkType type", () => {
       replies: [{ content: '{"tools":["read_file"],"count":"3","mode":null,"note":null}' }],
     });
     const { notices, options } = noticed();
-    const picked = await askJson({ baseUrl: server.baseUrl }, "tiny.gguf", "Pick.", "Which?", Picked, options);
+    const picked = await askJson(
+      { baseUrl: server.baseUrl },
+      "tiny.gguf",
+      "Pick.",
+      "Which?",
+      Picked,
+      options,
+    );
     expectTypeOf(picked).toEqualTypeOf<typeof Picked.infer | undefined>();
     expect(picked).toEqual({ tools: ["read_file"], count: 3, mode: "fast" });
     expect(notices).toEqual([]);
@@ -108,7 +115,10 @@ describe("askJson with a real ArkType type", () => {
     // …whereas a date parsed from a string (a morph) is asked as a string and answered as a Date.
     const Parsed = type({ when: "string.date.iso.parse" });
     server.close();
-    server = await startServer({ personality: "llamacpp", replies: [{ content: '{"when":"2026-01-02T03:04:05Z"}' }] });
+    server = await startServer({
+      personality: "llamacpp",
+      replies: [{ content: '{"when":"2026-01-02T03:04:05Z"}' }],
+    });
     const parsed = await askJson({ baseUrl: server.baseUrl }, "tiny.gguf", "", "When?", Parsed, isolated());
     expectTypeOf(parsed).toEqualTypeOf<{ when: Date } | undefined>();
     expect(parsed?.when).toEqual(new Date("2026-01-02T03:04:05Z"));
@@ -149,7 +159,10 @@ describe("askJson with a real Valibot schema", () => {
   });
 
   it("answers undefined for an invalid answer, the notice naming Valibot's path", async () => {
-    server = await startServer({ personality: "llamacpp", replies: [{ content: '{"tools":["a",7],"count":"1"}' }] });
+    server = await startServer({
+      personality: "llamacpp",
+      replies: [{ content: '{"tools":["a",7],"count":"1"}' }],
+    });
     const { notices, options } = noticed();
     const schema = toStandardJsonSchema(ValibotPicked);
     await expect(askJson({ baseUrl: server.baseUrl }, "tiny.gguf", "", "?", schema, options)).resolves.toBe(
@@ -167,8 +180,17 @@ describe("askJson with a real Valibot schema", () => {
     expect(error.code).toBe("invalid-input");
     expect(error.message).toContain('The "date" schema cannot be converted to JSON Schema.');
     // A check action is refused alike: Valibot cannot write it as JSON Schema.
-    const Checked = toStandardJsonSchema(v.object({ n: v.pipe(v.number(), v.check((n) => n > 1)) }));
-    const again = await thrown(askJson({ baseUrl: server.baseUrl }, "tiny.gguf", "", "?", Checked, isolated()));
+    const Checked = toStandardJsonSchema(
+      v.object({
+        n: v.pipe(
+          v.number(),
+          v.check((n) => n > 1),
+        ),
+      }),
+    );
+    const again = await thrown(
+      askJson({ baseUrl: server.baseUrl }, "tiny.gguf", "", "?", Checked, isolated()),
+    );
     expect(again.message).toContain('The "check" action cannot be converted to JSON Schema.');
     expect(bodies(server)).toHaveLength(0);
   });
@@ -190,7 +212,10 @@ describe("askJson's time bound covers the check", () => {
 
   it("rejects with timeout when the check never settles, as a request past the bound does", async () => {
     server = await startServer({ personality: "llamacpp", replies: [{ content: '{"ok":true}' }] });
-    const run = askJson({ baseUrl: server.baseUrl }, "tiny.gguf", "", "?", Hung, { ...isolated(), timeoutMs: 200 });
+    const run = askJson({ baseUrl: server.baseUrl }, "tiny.gguf", "", "?", Hung, {
+      ...isolated(),
+      timeoutMs: 200,
+    });
     const error = await thrown(run);
     expect(error.code).toBe("timeout");
     expect(error.message).toMatch(
@@ -213,7 +238,9 @@ describe("askJson's time bound covers the check", () => {
       personality: "llamacpp",
       replies: [{ content: '{"ok":true}', firstByteDelayMs: 600 }],
     });
-    const Slow = z.object({ ok: z.boolean() }).refine(() => new Promise<boolean>((ok) => setTimeout(ok, 600, true)));
+    const Slow = z
+      .object({ ok: z.boolean() })
+      .refine(() => new Promise<boolean>((ok) => setTimeout(ok, 600, true)));
     const error = await thrown(
       askJson({ baseUrl: server.baseUrl }, "tiny.gguf", "", "?", Slow, { ...isolated(), timeoutMs: 1000 }),
     );
@@ -223,12 +250,13 @@ describe("askJson's time bound covers the check", () => {
   it("keeps timeoutMs: 0 as no bound, for the check too", async () => {
     server = await startServer({ personality: "llamacpp", replies: [{ content: '{"ok":true}' }] });
     // Settles a little later: with no bound it is waited for and answered.
-    const Later = z.object({ ok: z.boolean() }).refine(() => new Promise<boolean>((ok) => setTimeout(ok, 50, true)));
+    const Later = z
+      .object({ ok: z.boolean() })
+      .refine(() => new Promise<boolean>((ok) => setTimeout(ok, 50, true)));
     const answer = await askJson({ baseUrl: server.baseUrl }, "tiny.gguf", "", "?", Later, {
       ...isolated(),
       timeoutMs: 0,
     });
     expect(answer).toEqual({ ok: true });
   });
-
 });
