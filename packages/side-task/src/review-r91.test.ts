@@ -9,9 +9,16 @@ import { startServer, type TestServer } from "@loopwright/testkit";
 import { afterEach, describe, expect, expectTypeOf, it } from "vitest";
 import { z } from "zod";
 import * as zm from "zod/mini";
-import { bodies, isolated, lmstudioRefusal, olderLlamacpp, systemContent } from "../test/wire.js";
+import {
+  bodies,
+  isolated,
+  lmstudioRefusal,
+  noticed,
+  olderLlamacpp,
+  systemContent,
+  thrown,
+} from "../test/wire.js";
 import { askJson } from "./ask.js";
-import { SideTaskError } from "./errors.js";
 import { ISSUE_CHARS } from "./typed-schema.js";
 
 let server: TestServer | undefined;
@@ -27,21 +34,6 @@ const Picked = z.object({
   tags: z.array(z.string()).default([]),
   note: z.string().optional(),
 });
-
-function noticed() {
-  const notices: string[] = [];
-  return { notices, options: { ...isolated(), onNotice: (m: string) => notices.push(m) } };
-}
-
-/** What askJson throws, for a look at its code, message and cause. */
-async function thrown(run: Promise<unknown>): Promise<SideTaskError> {
-  const error = await run.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  if (!SideTaskError.isInstance(error)) throw new Error(`expected a SideTaskError, got ${String(error)}`);
-  return error;
-}
 
 describe("askJson with a Standard Schema", () => {
   it("sends the schema's JSON Schema and answers its output, defaults and transforms applied, typed", async () => {

@@ -11,9 +11,8 @@ import { type } from "arktype";
 import * as v from "valibot";
 import { afterEach, describe, expect, expectTypeOf, it } from "vitest";
 import { z } from "zod";
-import { bodies, isolated } from "../test/wire.js";
+import { bodies, isolated, noticed, thrown } from "../test/wire.js";
 import { askJson } from "./ask.js";
-import { SideTaskError } from "./errors.js";
 
 let server: TestServer | undefined;
 afterEach(() => server?.close());
@@ -21,21 +20,6 @@ afterEach(() => server?.close());
 const sentSchema = (body: Record<string, unknown> | undefined) =>
   (body?.response_format as { json_schema?: { schema?: Record<string, unknown>; strict?: unknown } })
     ?.json_schema;
-
-function noticed() {
-  const notices: string[] = [];
-  return { notices, options: { ...isolated(), onNotice: (m: string) => notices.push(m) } };
-}
-
-/** What askJson throws, for a look at its code and message. */
-async function thrown(run: Promise<unknown>): Promise<SideTaskError> {
-  const error = await run.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  if (!SideTaskError.isInstance(error)) throw new Error(`expected a SideTaskError, got ${String(error)}`);
-  return error;
-}
 
 const Picked = type({
   tools: "string[]",

@@ -10,11 +10,28 @@ import {
   type TestServer,
 } from "@loopwright/testkit";
 import type { SideTaskOptions } from "../src/call.js";
+import { SideTaskError } from "../src/errors.js";
 
 export function isolated(): Required<Pick<SideTaskOptions, "capabilities" | "clients">> & {
   capabilities: ReturnType<typeof createCapabilityStore>;
 } {
   return { capabilities: createCapabilityStore(), clients: createClientPool() };
+}
+
+/** Isolated options that keep every notice, and the notices they kept. */
+export function noticed() {
+  const notices: string[] = [];
+  return { notices, options: { ...isolated(), onNotice: (m: string) => notices.push(m) } };
+}
+
+/** What a side task throws, for a look at its code, message and cause; anything else fails. */
+export async function thrown(run: Promise<unknown>): Promise<SideTaskError> {
+  const error = await run.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  if (!SideTaskError.isInstance(error)) throw new Error(`expected a SideTaskError, got ${String(error)}`);
+  return error;
 }
 
 export function bodies(server: TestServer): Record<string, unknown>[] {
