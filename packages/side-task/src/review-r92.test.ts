@@ -6,7 +6,7 @@
  * askJson for ever even with `timeoutMs` set: the bound covered the request alone.
  */
 import { startServer, type TestServer } from "@loopwright/testkit";
-import { toStandardJsonSchema } from "@valibot/to-json-schema";
+import { toJsonSchema, toStandardJsonSchema } from "@valibot/to-json-schema";
 import { type } from "arktype";
 import * as v from "valibot";
 import { afterEach, describe, expect, expectTypeOf, it } from "vitest";
@@ -177,6 +177,36 @@ describe("askJson with a real Valibot schema", () => {
     );
     expect(again.message).toContain('The "check" action cannot be converted to JSON Schema.');
     expect(bodies(server)).toHaveLength(0);
+  });
+
+  it("sends a check left out by the caller's own converter call, and still holds the answer to it", async () => {
+    // The README's way past a refused v.check(): toJsonSchema told to leave the action out.
+    const Over = v.object({
+      n: v.pipe(
+        v.number(),
+        v.check((n) => n > 1, "n must be over 1"),
+      ),
+    });
+    const wrapped = toStandardJsonSchema(Over)["~standard"];
+    const lenient = {
+      "~standard": {
+        ...wrapped,
+        jsonSchema: {
+          ...wrapped.jsonSchema,
+          input: ({ target }: { target: string }) =>
+            toJsonSchema(Over, { target: target as "draft-07", typeMode: "input", ignoreActions: ["check"] }),
+        },
+      },
+    };
+    server = await startServer({ personality: "llamacpp", replies: [{ content: '{"n":0}' }] });
+    const { notices, options } = noticed();
+    const answer = await askJson({ baseUrl: server.baseUrl }, "tiny.gguf", "", "?", lenient, options);
+    expectTypeOf(answer).toEqualTypeOf<{ n: number } | undefined>();
+    expect(answer).toBeUndefined();
+    expect(sentSchema(bodies(server)[0])?.schema).toMatchObject({ properties: { n: { type: "number" } } });
+    expect(notices).toEqual([
+      `tiny.gguf's answer does not match the schema: at n: "n must be over 1"; no answer taken.`,
+    ]);
   });
 
   it("is invalid-input for a bare Valibot schema, the message naming the converter to wrap it in", async () => {
