@@ -1,0 +1,24 @@
+// Type test (compiled by `pnpm type-check` through tsconfig.exact.json, which sets
+// `exactOptionalPropertyTypes`; never run), from a strict host of the agent:
+// - `ToolRegistry.register`'s `replace` takes `undefined` as absent (as the code reads it), so a
+//   host forwards its own optional flag (TS2379 before);
+// - a session's `mcpServers` given as a `.mcp.json` document is checked entry by entry: a misspelt
+//   field does not compile (the `@ts-expect-error` was unused before: the document was `unknown`).
+import { type AgentTool, createSession, ToolRegistry } from "./index.js";
+
+export function add(registry: ToolRegistry, tool: AgentTool, replace?: boolean): void {
+  registry.register(tool, { replace });
+}
+
+export async function open(): Promise<void> {
+  const session = await createSession({
+    config: { baseUrl: "http://127.0.0.1:8080/v1", model: "m" },
+    mcpServers: { mcpServers: { files: { command: "npx", args: ["-y", "@modelcontextprotocol/server-filesystem"] } } },
+  });
+  await session.close();
+  await createSession({
+    config: { baseUrl: "http://127.0.0.1:8080/v1", model: "m" },
+    // @ts-expect-error: `comand` is no field of a server entry.
+    mcpServers: { mcpServers: { files: { comand: "npx" } } },
+  });
+}
