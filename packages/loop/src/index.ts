@@ -28,7 +28,11 @@ export type {
   TurnMetrics,
   UsageEvent,
 } from "@loopwright/events";
-export { fold, runMetrics } from "@loopwright/events";
+// The error classes a failed run carries as its `cause` (README: a silent endpoint, a cut or
+// garbled stream, a refused `runId`), with their codes, so a host with only this package installed
+// can `isInstance` them and switch on `code` without a sibling of its own.
+export type { EventsErrorCode } from "@loopwright/events";
+export { EventsError, fold, runMetrics } from "@loopwright/events";
 export type { HookEvent, HookInput, HookReport, HookRunner, HookSettings, Hooks } from "@loopwright/hooks";
 export type { Calibration, CalibrationOptions, LedgerEntry } from "@loopwright/ledger";
 export type {
@@ -41,7 +45,14 @@ export type {
 } from "@loopwright/negotiate";
 // A value: the base class of AgentLoopOverflow, so `e instanceof ContextOverflow` needs no sibling.
 export { ContextOverflow } from "@loopwright/negotiate";
-export type { ChatClientLike, StreamTurnOptions, Turn } from "@loopwright/stream";
+export type {
+  ChatClientLike,
+  EndpointSilentCode,
+  StreamErrorCode,
+  StreamTurnOptions,
+  Turn,
+} from "@loopwright/stream";
+export { EndpointSilent, StreamError } from "@loopwright/stream";
 export type {
   ToolCallOutcome,
   ToolCallRequest,
