@@ -4,7 +4,13 @@
 // `undefined` as "not reported" (the request is then not recorded), so the type takes it too.
 // TS2379 before: `prompt?: number` refused `completion.usage?.prompt_tokens`.
 import type { ChatCompletion, ChatCompletionMessageParam } from "openai/resources/chat/completions";
-import { type LedgerEntry, type RecordedLedgerRequest, recordRequest } from "./index.js";
+import {
+  type BeforeCompactInput,
+  type CompactionPlan,
+  type LedgerEntry,
+  type RecordedLedgerRequest,
+  recordRequest,
+} from "./index.js";
 
 declare const completion: ChatCompletion;
 declare const messages: ChatCompletionMessageParam[];
@@ -19,4 +25,11 @@ ledger = recordRequest(ledger, undefined, {
 /** A host's own helper that forwards optional counts it was handed. */
 export function recorded(prompt?: number, cached?: number): RecordedLedgerRequest {
   return { messages, prompt, cached };
+}
+
+// A host that compacts its own way tells its `beforeCompact` hooks what the plan says (hooks'
+// `consult(run, input, …)`), the plan's `previous` forwarded as it reads: `string | undefined`.
+// TS2375 before: `previous?: string` refused it.
+export function beforeCompact(plan: CompactionPlan): BeforeCompactInput {
+  return { messages, from: plan.from, through: plan.through, previous: plan.previous };
 }
