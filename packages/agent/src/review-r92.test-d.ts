@@ -5,7 +5,13 @@
 // - a session's `mcpServers` given as a `.mcp.json` document is checked entry by entry: a misspelt
 //   field does not compile (the `@ts-expect-error` was unused before: the document was `unknown`),
 //   and its types (`McpJsonDocument`, `McpServerEntry`) are named from this package (TS2305 before).
-import { type AgentTool, createSession, type McpJsonDocument, type McpServerEntry, ToolRegistry } from "./index.js";
+import {
+  type AgentTool,
+  createSession,
+  type McpJsonDocument,
+  type McpServerEntry,
+  type ToolRegistry,
+} from "./index.js";
 
 export function add(registry: ToolRegistry, tool: AgentTool, replace?: boolean): void {
   registry.register(tool, { replace });

@@ -11,6 +11,7 @@ export type {
   DoneEvent,
   ErrorEvent,
   EventBus,
+  EventsErrorCode,
   EventsSettings,
   NoticeEvent,
   OutputEvent,
@@ -28,10 +29,9 @@ export type {
   TurnMetrics,
   UsageEvent,
 } from "@loopwright/events";
-// The error classes a failed run carries as its `cause` (README: a silent endpoint, a cut or
-// garbled stream, a refused `runId`), with their codes, so a host with only this package installed
-// can `isInstance` them and switch on `code` without a sibling of its own.
-export type { EventsErrorCode } from "@loopwright/events";
+// `EventsError`, `EndpointSilent` and `StreamError` (with their codes) are causes a failed run
+// carries (README: a refused `runId`, a silent endpoint, a cut or garbled stream): a host with only
+// this package installed can `isInstance` them and switch on `code` without a sibling of its own.
 export { EventsError, fold, runMetrics } from "@loopwright/events";
 export type { HookEvent, HookInput, HookReport, HookRunner, HookSettings, Hooks } from "@loopwright/hooks";
 export type { Calibration, CalibrationOptions, LedgerEntry } from "@loopwright/ledger";

@@ -4,7 +4,11 @@
 // it, each possibly `undefined`. The code reads `undefined` as absent; the type refused it (TS2379).
 import { createToolLoading, type LoadingStart, type ToolDiscovery } from "./index.js";
 
-export function begin(mode: ToolDiscovery, carried?: readonly string[], preselected?: string[]): LoadingStart {
+export function begin(
+  mode: ToolDiscovery,
+  carried?: readonly string[],
+  preselected?: string[],
+): LoadingStart {
   const loading = createToolLoading({ mode, tools: [] });
   return loading.start({ loaded: carried, preselected });
 }

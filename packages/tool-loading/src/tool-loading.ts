@@ -170,7 +170,10 @@ export interface ToolLoading {
    * What the run starts with: carried names (capped), and the usable part of a preselection. Either
    * absent or `undefined` is none, so a loop forwards what it may not have yet.
    */
-  start(input?: { loaded?: readonly string[] | undefined; preselected?: readonly string[] | undefined }): LoadingStart;
+  start(input?: {
+    loaded?: readonly string[] | undefined;
+    preselected?: readonly string[] | undefined;
+  }): LoadingStart;
   /**
    * The tool array and system text for one step. Throws `invalid-call` for a `step` that is not a
    * whole number of 0 or more, or a `system` that is not a string.
