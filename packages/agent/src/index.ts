@@ -15,7 +15,14 @@ export type {
   ToolDefinition,
 } from "@loopwright/loop";
 export type { AgentSpec } from "@loopwright/spec";
-export type { McpPoolOptions, McpServerConfig, McpServersInput, ServerState } from "@loopwright/tools-mcp";
+export type {
+  McpJsonDocument,
+  McpPoolOptions,
+  McpServerConfig,
+  McpServerEntry,
+  McpServersInput,
+  ServerState,
+} from "@loopwright/tools-mcp";
 export type { AgentOptions, QueueMode, TransformContextInfo } from "./agent.js";
 export { Agent } from "./agent.js";
 export type {

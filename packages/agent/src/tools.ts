@@ -172,11 +172,11 @@ export class ToolRegistry {
    * Adds a tool. Throws `AgentError` (`invalid-input`) for a tool without a name or execute, or
    * whose `parameters` (given) are not an object, `description` (given) not text, or
    * `executionMode` (given) neither "parallel" nor "sequential" — each would be dropped in silence,
-   * (`duplicate-tool`) for a taken name unless `replace`, and (`duplicate-tool`, whatever `replace`
+   * (`duplicate-tool`) for a taken name unless `replace` (absent or `undefined`: false), and (`duplicate-tool`, whatever `replace`
    * says) for a name another tool's becomes on the wire (the model could not tell a call to one from
    * a call to the other). Nothing is registered when it throws.
    */
-  register(tool: AgentTool, options: { replace?: boolean } = {}): void {
+  register(tool: AgentTool, options: { replace?: boolean | undefined } = {}): void {
     // A tool's fields, and `replace`, are read where the object (or its own class) holds them: one
     // on a polluted Object.prototype is no tool's.
     const name = setting(tool, "name");

@@ -320,7 +320,10 @@ function readOutcome(
 }
 
 /** The timeout a call waits: the caller's, where it is a number above zero (`Infinity` too), else the configured one. */
-function timeoutOf(options: { timeoutMs?: number | null } | undefined, settings: HookSettings): number {
+function timeoutOf(
+  options: { timeoutMs?: number | null | undefined } | undefined,
+  settings: HookSettings,
+): number {
   return aboveZero(options?.timeoutMs) ? options.timeoutMs : settings.timeoutMs;
 }
 

@@ -40,28 +40,32 @@ export interface HookMessage {
   toolCallId?: string;
 }
 
-/** What the `sessionStart` and `beforeTurn` hooks are told. Every field is optional. */
+/**
+ * What the `sessionStart` and `beforeTurn` hooks are told. Every field is optional, here and in the
+ * other inputs: `undefined` is taken as given (a hook server reads the input as JSON, where it is
+ * absent), so a host hands over what it may not have without spreading it in.
+ */
 export interface TurnHookInput {
   /** The question as the user typed it. */
-  prompt?: string;
+  prompt?: string | undefined;
   /** The turn's index, as `turnIndex` counts it. */
-  turn?: number;
+  turn?: number | undefined;
   /** The turn's messages, as `turnMessages` hands them over. */
-  messages?: readonly HookMessage[];
+  messages?: readonly HookMessage[] | undefined;
 }
 
 /** What the `afterTurn` hooks are told: the turn, and the reply it ended on. */
 export interface AfterTurnHookInput extends TurnHookInput {
   /** The reply's text. */
-  reply?: string;
+  reply?: string | undefined;
 }
 
 /** What the `sessionEnd` and `sessionDelete` hooks are told. */
 export interface SessionHookInput {
   /** Why the session ended, where the host knows. */
-  reason?: string;
+  reason?: string | undefined;
   /** The session's messages, where the host hands them over. */
-  messages?: readonly HookMessage[];
+  messages?: readonly HookMessage[] | undefined;
 }
 
 /**

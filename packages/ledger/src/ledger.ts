@@ -30,10 +30,13 @@ export interface LedgerRequest {
 
 /** The request being recorded, with what its endpoint reported. */
 export interface RecordedLedgerRequest extends LedgerRequest {
-  /** Prompt tokens the endpoint reported; absent or zero where it reported none. */
-  prompt?: number;
-  /** Cached prompt tokens it reported, where it did. */
-  cached?: number;
+  /**
+   * Prompt tokens the endpoint reported; absent, `undefined` or zero where it reported none (the
+   * request is then not recorded), so `completion.usage?.prompt_tokens` goes in as it is.
+   */
+  prompt?: number | undefined;
+  /** Cached prompt tokens it reported, where it did (`undefined` where it did not). */
+  cached?: number | undefined;
 }
 
 /** Estimates one message by its index: what `estimateFrom` answers and `planCompaction` takes. */

@@ -33,8 +33,8 @@ export interface BeforeCompactInput {
   from: number;
   /** The first kept index. */
   through: number;
-  /** The summary being continued, if any. */
-  previous?: string;
+  /** The summary being continued, if any (`undefined`: none, so a plan's `previous` forwards as it reads). */
+  previous?: string | undefined;
 }
 
 /**

@@ -11,6 +11,7 @@ export type {
   DoneEvent,
   ErrorEvent,
   EventBus,
+  EventsErrorCode,
   EventsSettings,
   NoticeEvent,
   OutputEvent,
@@ -28,7 +29,10 @@ export type {
   TurnMetrics,
   UsageEvent,
 } from "@loopwright/events";
-export { fold, runMetrics } from "@loopwright/events";
+// `EventsError`, `EndpointSilent` and `StreamError` (with their codes) are causes a failed run
+// carries (README: a refused `runId`, a silent endpoint, a cut or garbled stream): a host with only
+// this package installed can `isInstance` them and switch on `code` without a sibling of its own.
+export { EventsError, fold, runMetrics } from "@loopwright/events";
 export type { HookEvent, HookInput, HookReport, HookRunner, HookSettings, Hooks } from "@loopwright/hooks";
 export type { Calibration, CalibrationOptions, LedgerEntry } from "@loopwright/ledger";
 export type {
@@ -41,7 +45,14 @@ export type {
 } from "@loopwright/negotiate";
 // A value: the base class of AgentLoopOverflow, so `e instanceof ContextOverflow` needs no sibling.
 export { ContextOverflow } from "@loopwright/negotiate";
-export type { ChatClientLike, StreamTurnOptions, Turn } from "@loopwright/stream";
+export type {
+  ChatClientLike,
+  EndpointSilentCode,
+  StreamErrorCode,
+  StreamTurnOptions,
+  Turn,
+} from "@loopwright/stream";
+export { EndpointSilent, StreamError } from "@loopwright/stream";
 export type {
   ToolCallOutcome,
   ToolCallRequest,

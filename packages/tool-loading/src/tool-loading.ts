@@ -131,7 +131,8 @@ export type CallRoute =
       id: string;
       name: string;
       args: Record<string, unknown>;
-      raw?: string;
+      /** The arguments as the model wrote them, where the call had such text (`undefined` otherwise). */
+      raw?: string | undefined;
       /** What is loaded after this call: on demand, a catalogued tool called unloaded is now loaded. */
       loaded: string[];
       /** The name this call loaded on the way (on demand), if it did. */
@@ -165,8 +166,14 @@ export interface ToolLoading {
   readonly catalog: readonly CatalogServer[];
   /** The catalogue text a loading mode appends to the system prompt; `""` in eager mode. */
   readonly catalogText: string;
-  /** What the run starts with: carried names (capped), and the usable part of a preselection. */
-  start(input?: { loaded?: readonly string[]; preselected?: readonly string[] }): LoadingStart;
+  /**
+   * What the run starts with: carried names (capped), and the usable part of a preselection. Either
+   * absent or `undefined` is none, so a loop forwards what it may not have yet.
+   */
+  start(input?: {
+    loaded?: readonly string[] | undefined;
+    preselected?: readonly string[] | undefined;
+  }): LoadingStart;
   /**
    * The tool array and system text for one step. Throws `invalid-call` for a `step` that is not a
    * whole number of 0 or more, or a `system` that is not a string.

@@ -64,6 +64,7 @@ describe("mcpServers", () => {
   });
 
   it("names the place of a bad entry, never a value that may be a credential", () => {
+    // @ts-expect-error: a number is no env value; what the check at run time says is what is tested.
     const secret = refusal(() => mcpServers({ mcpServers: { gh: { command: "x", env: { TOKEN: 42 } } } }));
     expect(secret.code).toBe("invalid-config");
     expect(secret.message).toBe("mcpServers.gh.env.TOKEN: expected a string, got number.");

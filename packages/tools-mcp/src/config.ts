@@ -48,8 +48,17 @@ export interface McpServerEntry {
   enabled?: boolean | undefined;
 }
 
+/**
+ * A `.mcp.json` document: each server's entry by its name. Typed, so a document written in code is
+ * checked field by field as a list of entries is (a misspelt `comand` does not compile); a document
+ * read from a file comes in through {@link readMcpJson}, or as `JSON.parse` answers it (`any`).
+ */
+export interface McpJsonDocument {
+  mcpServers: Readonly<Record<string, McpServerEntry>>;
+}
+
 /** What {@link createMcpPool} and {@link mcpServers} take: a list of named entries, or a `.mcp.json` document. */
-export type McpServersInput = readonly McpServerEntry[] | { mcpServers: unknown };
+export type McpServersInput = readonly McpServerEntry[] | McpJsonDocument;
 
 /** Options for {@link mcpServers} and {@link readMcpJson}. */
 export interface McpServersOptions {

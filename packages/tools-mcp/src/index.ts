@@ -1,5 +1,6 @@
 export type {
   McpHttpServer,
+  McpJsonDocument,
   McpServerConfig,
   McpServerEntry,
   McpServersInput,

@@ -164,7 +164,7 @@ export interface McpPool {
   callTool(
     name: string,
     args: unknown,
-    options?: { signal?: AbortSignal; timeoutMs?: number },
+    options?: { signal?: AbortSignal | undefined; timeoutMs?: number | undefined },
   ): Promise<McpCallOutput>;
   /** What a tool's annotations allow, by the name `tools()` gave it; undefined for a name no server offers. */
   policy(name: string): McpToolPolicy | undefined;
