@@ -263,6 +263,11 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
   const windows = new Map<string, number>();
   /** Set by `close()` just before it closes the stores: nothing is emitted after. */
   let storesClosed = false;
+  /**
+   * Set as `close()` begins: a prompt that comes in while it waits for the runs to end (and the
+   * server to stop listening) is refused, since its run would start after the stop it cannot get.
+   */
+  let closing = false;
   const allowedHosts = new Set<string>();
 
   const config = (): LoopConfig => ({ ...base, ...(applied?.config ?? {}) });
@@ -538,6 +543,9 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
       const body = (await readBody(req)) as { prompt?: unknown };
       const prompt = typeof body?.prompt === "string" ? body.prompt.trim() : "";
       if (!prompt) return sendJson(res, 400, { error: "expected { prompt: string } with some text" });
+      // Before, a prompt that came in during `close()` (its wait for the runs' last events) started a
+      // run no one stopped: it went on calling the endpoint, and running its tools, after close().
+      if (closing) return sendJson(res, 503, { error: "the playground is closing: the prompt was not started" });
       if (latest && !latest.ended)
         return sendJson(res, 409, { error: "a run is in progress", id: latest.id });
       const run = await start(prompt);
@@ -610,6 +618,7 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
     url: `http://127.0.0.1:${port}/`,
     ...(options.spec !== undefined && lastSpec !== undefined ? { spec: lastSpec } : {}),
     async close() {
+      closing = true;
       for (const run of runs.values()) if (!run.ended) run.controller.abort(new Error("Server closing."));
       // A stopped run's last events (its notice, `done`) reach the pages before the connections
       // close, so a page watching says the run stopped rather than waiting on a silent stream.
