@@ -1,8 +1,10 @@
 // Review r92d: what the model of the web server's HTTP API (server-model.test.ts) found, each
 // minimised to the requests that show it, over real loopback HTTP to the testkit's endpoint.
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { type RecordedRequest, startServer, type TestServer } from "@loopwright/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startWebServer } from "./server.js";
+import { startWebServer, WEB_SYSTEM } from "./server.js";
 
 /** The number of messages a chat request carries. */
 const messagesOf = (request: RecordedRequest) => (request.body as { messages: unknown[] }).messages.length;
@@ -38,5 +40,65 @@ describe("a prompt posted while the web server closes (r92d)", () => {
     // tools run too) from a playground that had closed.
     await new Promise((resolve) => setTimeout(resolve, 1000));
     expect(endpoint.chatRequests.length - before).toBe(0);
+  }, 20_000);
+});
+
+describe("a spec loaded while a run looks up its endpoint's window (r92d)", () => {
+  let endpoint: TestServer;
+  let front: Server;
+  let baseUrl: string;
+  beforeAll(async () => {
+    endpoint = await startServer({ models: [{ id: "m", context_length: 8192 }], replies: () => ({ content: "hi" }) });
+    // The endpoint behind a front that lists its models 400 ms late (a server loading its model):
+    // the run is asked for, and waits for the listing, before it sends its first request.
+    front = createServer(async (req, res) => {
+      const chunks: Buffer[] = [];
+      for await (const chunk of req) chunks.push(chunk as Buffer);
+      if (req.url?.includes("/models")) await new Promise((resolve) => setTimeout(resolve, 400));
+      const answer = await fetch(endpoint.origin + (req.url ?? "/"), {
+        method: req.method ?? "GET",
+        headers: { "content-type": "application/json" },
+        ...(req.method === "POST" ? { body: Buffer.concat(chunks) } : {}),
+      });
+      res.writeHead(answer.status, { "content-type": answer.headers.get("content-type") ?? "text/plain" });
+      res.end(Buffer.from(await answer.arrayBuffer()));
+    });
+    await new Promise<void>((resolve) => front.listen(0, "127.0.0.1", resolve));
+    baseUrl = `http://127.0.0.1:${(front.address() as AddressInfo).port}/v1`;
+  });
+  afterAll(async () => {
+    await new Promise((resolve) => front.close(resolve));
+    await endpoint.close();
+  });
+
+  it("leaves the run as it was asked for: its system prompt is not the new spec's, sent to the old model", async () => {
+    const web = await startWebServer({ endpoint: { baseUrl, model: "m" } });
+    try {
+      const post = (path: string, body: unknown) =>
+        fetch(new URL(path, web.url), {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify(body),
+        });
+      const before = endpoint.chatRequests.length;
+      const { id } = (await (await post("api/runs", { prompt: "hello" })).json()) as { id: string };
+      const spec = {
+        spec: "loopwright.agent/1",
+        model: { name: "another-model" },
+        prompt: [{ id: "role", text: "The spec's own system prompt, loaded after the run was asked for." }],
+      };
+      expect((await post("api/spec", { text: JSON.stringify(spec) })).status).toBe(200);
+      expect(await (await fetch(new URL(`api/runs/${id}/events`, web.url))).text()).toContain('"kind":"done"');
+      const sent = endpoint.chatRequests[before]!.body as { model: string; messages: { role: string; content: string }[] };
+      // Before: model "m" with the spec's system prompt — a run of neither configuration.
+      expect([sent.model, sent.messages[0]!.content]).toEqual(["m", WEB_SYSTEM]);
+      // The next run has the spec whole.
+      const next = (await (await post("api/runs", { prompt: "again" })).json()) as { id: string };
+      await (await fetch(new URL(`api/runs/${next.id}/events`, web.url))).text();
+      const again = endpoint.chatRequests.at(-1)!.body as { model: string; messages: { content: string }[] };
+      expect([again.model, again.messages[0]!.content]).toEqual(["another-model", spec.prompt[0]!.text]);
+    } finally {
+      await web.close();
+    }
   }, 20_000);
 });

@@ -342,6 +342,9 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
       throw error;
     }
     const cfg = config();
+    // Read with the config, as the run is asked for: a spec loaded while the run still looked up
+    // its window gave the run its system prompt, sent to the model and endpoint of the spec before.
+    const system = applied?.system ?? WEB_SYSTEM;
     // Past `close()`, a run still ending (one its stop reached late) has no bus to tell: the Redis
     // bus refuses an emit after its close, and that refusal would be no one's to catch.
     const emit = (event: RunEvent) => {
@@ -356,7 +359,7 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
       .then((contextLength) =>
         runtime.runAgentLoop({
           config: contextLength > 0 ? { ...cfg, contextLength } : cfg,
-          system: applied?.system ?? WEB_SYSTEM,
+          system,
           messages: [...before, { role: "user", content: prompt }],
           tools,
           dispatch,
