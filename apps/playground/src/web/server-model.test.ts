@@ -15,7 +15,7 @@ import type { RunEvent, SequencedEvent } from "@loopwright/events";
 import { type RecordedRequest, type Reply, startServer, type TestServer } from "@loopwright/testkit";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startWebServer, type WebServer } from "./server.js";
+import { startWebServer, WEB_SYSTEM, type WebServer } from "./server.js";
 
 const RUNS = Number(process.env.R92_PAGE_RUNS ?? 6);
 const SEED = process.env.R92_PAGE_SEED ? Number(process.env.R92_PAGE_SEED) : undefined;
@@ -296,6 +296,8 @@ interface RunModel {
   since: RunModel[];
   /** A loaded spec sent it to an endpoint URL holding credentials: it fails before sending anything. */
   refused: boolean;
+  /** The system prompt it was asked with: the last applied spec's, else the playground's own. */
+  system: string;
 }
 
 /**
@@ -307,7 +309,6 @@ function kept(run: RunModel): boolean | undefined {
   if (run.refused) return false;
   const ending = run.plan.find((s) => s !== "tool") ?? "text";
   const toolFirst = run.plan[0] === "tool";
-  if (run.stoppedRunning) return true; // stopped in its hung tool, after a finished turn
   if (run.stopSent) return undefined; // before or after its first turn finished
 
   if (ending === "error" || ending === "cut") return toolFirst;
@@ -348,8 +349,9 @@ describe("the web server's HTTP API against a model (r92d)", () => {
     await fc.assert(
       fc.asyncProperty(
         fc.array(action, { minLength: 3, maxLength: 14 }),
-        fc.boolean(),
-        async (actions, closeMidRun) => {
+        fc.constantFrom("stop" as const, "close" as const, "post-while-closing" as const),
+        async (actions, ending) => {
+          const closeMidRun = ending === "close";
           sequence++;
           const web: WebServer = await startWebServer({
             endpoint: { baseUrl: endpoint.baseUrl, apiKey: KEY, model: "m", contextLength: 8192 },
@@ -362,6 +364,8 @@ describe("the web server's HTTP API against a model (r92d)", () => {
           let since: RunModel[] = [];
           /** The last spec loaded sends the runs to a URL with credentials in it. */
           let specRefuses = false;
+          let system = WEB_SYSTEM;
+          let specs = 0;
           const post = async (path: string, body: unknown, type = "application/json") => {
             const res = await fetch(new URL(path, web.url), {
               method: "POST",
@@ -431,6 +435,7 @@ describe("the web server's HTTP API against a model (r92d)", () => {
                   fresh,
                   since,
                   refused: specRefuses,
+                  system,
                 });
                 since = [...since, runs.at(-1)!];
                 fresh = false;
@@ -486,8 +491,12 @@ describe("the web server's HTTP API against a model (r92d)", () => {
                   } else await settled();
                 }
               } else if (act.kind === "spec") {
+                specs++;
                 const spec = {
                   spec: "loopwright.agent/1",
+                  ...(act.which === "valid"
+                    ? { prompt: [{ id: "role", text: `The r92d spec's system prompt, number ${specs}.` }] }
+                    : {}),
                   model: {
                     name: "m",
                     // Written with a user, a password and a key in its query: runs go there, shown without them.
@@ -536,6 +545,7 @@ describe("the web server's HTTP API against a model (r92d)", () => {
                 else {
                   expect(errors).toEqual([]);
                   specRefuses = act.which === "secrets";
+                  system = act.which === "valid" ? `The r92d spec's system prompt, number ${specs}.` : WEB_SYSTEM;
                 }
               } else if (act.kind === "state") {
                 const res = await fetch(new URL("api/state", web.url));
@@ -605,6 +615,25 @@ describe("the web server's HTTP API against a model (r92d)", () => {
               last.stoppedRunning = true;
               last.stopSent = true;
             }
+            if (ending === "post-while-closing" && !closedMidRun) {
+              // A prompt that comes in while close() waits for the runs: refused, never a run of its own.
+              for (const run of runs) await Promise.all(run.readers);
+              const closing = web.close();
+              const res = await fetch(new URL("api/runs", web.url), {
+                method: "POST",
+                headers: { "content-type": "application/json" },
+                body: JSON.stringify({ prompt: "[late] a prompt sent as the playground closes" }),
+              }).then(
+                async (r) => ({ status: r.status, text: await r.text() }),
+                () => ({ status: 0, text: "" }),
+              );
+              await closing;
+              const sent = endpoint.chatRequests.length;
+              await new Promise((resolve) => setTimeout(resolve, 300));
+              expect([0, 503], res.text).toContain(res.status);
+              expect(endpoint.chatRequests.length, "requests after close()").toBe(sent);
+              closedMidRun = runs.at(-1);
+            }
             for (const run of runs) {
               // One reader more, from the start, after the run ended: the whole run as kept.
               if (run !== closedMidRun && !closedMidRun)
@@ -655,6 +684,10 @@ describe("the web server's HTTP API against a model (r92d)", () => {
                   `run ${run.index}: after a reset, no old message`,
                 ).toEqual(["system", "user"]);
               }
+              expect(messages[0], `run ${run.index}: the system prompt it was asked with`).toEqual({
+                role: "system",
+                content: run.system,
+              });
               // The prompts it carries: those of the runs before it since the reset that were kept.
               const carried = messages.filter((m) => m.role === "user").map((m) => String(m.content));
               expect(carried.at(-1)).toBe(run.prompt);
