@@ -102,3 +102,48 @@ describe("a spec loaded while a run looks up its endpoint's window (r92d)", () =
     }
   }, 20_000);
 });
+
+describe("a spec naming an endpoint URL the client refuses (r92d)", () => {
+  let endpoint: TestServer;
+  beforeAll(async () => {
+    endpoint = await startServer({ models: [{ id: "m", context_length: 8192 }], replies: () => ({ content: "hi" }) });
+  });
+  afterAll(() => endpoint.close());
+
+  it("is refused with an error saying what the URL carries, not reported applied with every run failing", async () => {
+    const web = await startWebServer({ endpoint: { baseUrl: endpoint.baseUrl, model: "m", contextLength: 8192 } });
+    try {
+      const post = (path: string, body: unknown) =>
+        fetch(new URL(path, web.url), {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify(body),
+        });
+      const origin = `127.0.0.1:${endpoint.port}`;
+      for (const [baseUrl, carries] of [
+        [`http://me:pw-r92d-in-url@${origin}/v1`, "a user name or password (user:secret@host)"],
+        [`http://${origin}/v1?api-version=2024-06-01`, "a query (?…)"],
+        [`http://${origin}/v1#models`, "a fragment (#…)"],
+      ] as const) {
+        const res = await post("api/spec", {
+          text: JSON.stringify({ spec: "loopwright.agent/1", model: { name: "m", endpoint: { baseUrl } } }),
+        });
+        const report = (await res.json()) as { errors: string[]; applied?: unknown };
+        // Before: no error, `applied` naming the URL shown without what it carried, so the page had
+        // nothing to say why every run then failed at once ("… carries a user name or password …").
+        expect(report.errors).toEqual([
+          `model.endpoint.baseUrl carries ${carries}, which the client refuses (a network error would print it): no run could use it. Give the URL without it; the playground sends an endpoint a spec names no key.`,
+        ]);
+        expect(report.applied).toBeUndefined();
+        expect(JSON.stringify(report)).not.toContain("pw-r92d-in-url");
+        // Nothing applied: the next run goes where the runs went, and is answered.
+        const { id } = (await (await post("api/runs", { prompt: "hello" })).json()) as { id: string };
+        const events = await (await fetch(new URL(`api/runs/${id}/events`, web.url))).text();
+        expect(events).not.toContain('"kind":"error"');
+        expect(events).toContain('"kind":"done"');
+      }
+    } finally {
+      await web.close();
+    }
+  }, 20_000);
+});

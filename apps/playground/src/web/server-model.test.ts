@@ -40,7 +40,7 @@ type Action =
   | { kind: "bad-resume"; id: string }
   | { kind: "stop"; which: "current" | "older" | "unknown" }
   | { kind: "reset" }
-  | { kind: "spec"; which: "valid" | "invalid" | "secrets" | "not-text" }
+  | { kind: "spec"; which: "valid" | "invalid" | "secrets" | "url-secrets" | "not-text" }
   | { kind: "state" }
   | { kind: "malformed"; which: "content-type" | "bad-json" | "huge" | "unknown-path" | "traversal" }
   | { kind: "wait" };
@@ -82,7 +82,13 @@ const action: fc.Arbitrary<Action> = fc.oneof(
     weight: 2,
     arbitrary: fc.record({
       kind: fc.constant("spec" as const),
-      which: fc.constantFrom("valid" as const, "invalid" as const, "secrets" as const, "not-text" as const),
+      which: fc.constantFrom(
+        "valid" as const,
+        "invalid" as const,
+        "secrets" as const,
+        "url-secrets" as const,
+        "not-text" as const,
+      ),
     }),
   },
   { weight: 1, arbitrary: fc.constant({ kind: "state" as const }) },
@@ -294,19 +300,16 @@ interface RunModel {
   fresh: boolean;
   /** The runs before it since the conversation was new, oldest first. */
   since: RunModel[];
-  /** A loaded spec sent it to an endpoint URL holding credentials: it fails before sending anything. */
-  refused: boolean;
   /** The system prompt it was asked with: the last applied spec's, else the playground's own. */
   system: string;
 }
 
 /**
  * Whether a run's prompt is kept in the conversation for the next run: a run that finished, or one a
- * tool step of which finished before it failed or was stopped; not one that failed (or was refused)
+ * tool step of which finished before it failed or was stopped; not one that failed
  * before the model finished a turn. Undefined where it turns on when a stop landed.
  */
 function kept(run: RunModel): boolean | undefined {
-  if (run.refused) return false;
   const ending = run.plan.find((s) => s !== "tool") ?? "text";
   const toolFirst = run.plan[0] === "tool";
   if (run.stopSent) return undefined; // before or after its first turn finished
@@ -362,8 +365,7 @@ describe("the web server's HTTP API against a model (r92d)", () => {
           const runs: RunModel[] = [];
           let fresh = true;
           let since: RunModel[] = [];
-          /** The last spec loaded sends the runs to a URL with credentials in it. */
-          let specRefuses = false;
+          /** The system prompt the next run is asked with. */
           let system = WEB_SYSTEM;
           let specs = 0;
           const post = async (path: string, body: unknown, type = "application/json") => {
@@ -429,12 +431,11 @@ describe("the web server's HTTP API against a model (r92d)", () => {
                   plan: act.plan,
                   stoppedRunning: false,
                   stopSent: false,
-                  hangs: ending === "hang" && !specRefuses,
+                  hangs: ending === "hang" ,
                   readers: [],
                   firstRequest,
                   fresh,
                   since,
-                  refused: specRefuses,
                   system,
                 });
                 since = [...since, runs.at(-1)!];
@@ -499,8 +500,8 @@ describe("the web server's HTTP API against a model (r92d)", () => {
                     : {}),
                   model: {
                     name: "m",
-                    // Written with a user, a password and a key in its query: runs go there, shown without them.
-                    ...(act.which === "secrets"
+                    // Written with a user, a password and a key in its query: refused, never shown.
+                    ...(act.which === "url-secrets"
                       ? {
                           endpoint: {
                             baseUrl: `http://r92user:${SPEC_SECRETS[2]}@127.0.0.1:${endpoint.port}/v1?key=${SPEC_SECRETS[3]}`,
@@ -541,10 +542,12 @@ describe("the web server's HTTP API against a model (r92d)", () => {
                 }
                 expect(res.status).toBe(200);
                 const errors = res.body.errors as string[];
-                if (act.which === "invalid") expect(errors.length).toBeGreaterThan(0);
-                else {
+                if (act.which === "invalid" || act.which === "url-secrets") {
+                  // Nothing applied: the runs go on as they were.
+                  expect(errors.length).toBeGreaterThan(0);
+                  expect(res.body.applied).toBeUndefined();
+                } else {
                   expect(errors).toEqual([]);
-                  specRefuses = act.which === "secrets";
                   system = act.which === "valid" ? `The r92d spec's system prompt, number ${specs}.` : WEB_SYSTEM;
                 }
               } else if (act.kind === "state") {
@@ -665,8 +668,6 @@ describe("the web server's HTTP API against a model (r92d)", () => {
                 expect(reading.frames.map((f) => f.event)).toEqual(whole.frames.map((f) => f.event));
               }
               const done = whole.frames.at(-1)!.event as { stopped?: boolean };
-              if (run.refused)
-                expect(whole.frames.map((f) => f.event.kind)).toEqual(["error", "notice", "done"]);
               if (run.stoppedRunning) expect(done.stopped, `run ${run.index} stopped`).toBe(true);
               if (!run.stopSent) expect(done.stopped).toBeUndefined();
             }
