@@ -147,3 +147,30 @@ describe("a spec naming an endpoint URL the client refuses (r92d)", () => {
     }
   }, 20_000);
 });
+
+describe("close() while a state read's window lookup waits on the endpoint (r92d)", () => {
+  it("ends the lookup: no request to the endpoint stays open after close()", async () => {
+    // An endpoint whose model listing never answers (a server still loading its model).
+    let open = 0;
+    const listing = createServer((_req, res) => {
+      open++;
+      res.on("close", () => open--);
+    });
+    await new Promise<void>((resolve) => listing.listen(0, "127.0.0.1", resolve));
+    try {
+      const baseUrl = `http://127.0.0.1:${(listing.address() as AddressInfo).port}/v1`;
+      const web = await startWebServer({ endpoint: { baseUrl, model: "m" } });
+      // The page's first load: answered without a window once its 2 s are up, the lookup going on.
+      const state = (await (await fetch(new URL("api/state", web.url))).json()) as { contextLength: number };
+      expect(state.contextLength).toBe(0);
+      expect(open).toBe(1);
+      await web.close();
+      // Before: the listing request stayed open until the lookup's own 10 s bound, well past this.
+      for (let look = 0; look < 40 && open > 0; look++) await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(open).toBe(0);
+    } finally {
+      listing.closeAllConnections();
+      await new Promise((resolve) => listing.close(resolve));
+    }
+  }, 20_000);
+});

@@ -271,6 +271,12 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
   const allowedHosts = new Set<string>();
 
   const config = (): LoopConfig => ({ ...base, ...(applied?.config ?? {}) });
+  /**
+   * Ends the state reads' lookups in flight at `close()`: a read answers without a window after 2 s
+   * while its lookup goes on, and that lookup (up to its 10 s bound against a listing that does not
+   * answer) kept a request to the endpoint open, and the process alive, after close().
+   */
+  const lookupsEnd = new AbortController();
   /** The state reads' lookup of each endpoint and model, while one is in flight: they share it. */
   const lookingUp = new Map<string, { lookup: Promise<number>; began: number }>();
   const windowKey = (cfg: LoopConfig) => `${cfg.baseUrl}\u0000${cfg.model}`;
@@ -302,7 +308,10 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
     if (known !== undefined) return Promise.resolve(known);
     let flight = lookingUp.get(key);
     if (!flight) {
-      flight = { lookup: windowOf(cfg).finally(() => lookingUp.delete(key)), began: Date.now() };
+      flight = {
+        lookup: windowOf(cfg, lookupsEnd.signal).finally(() => lookingUp.delete(key)),
+        began: Date.now(),
+      };
       lookingUp.set(key, flight);
     }
     const left = flight.began + STATE_WINDOW_WAIT_MS - Date.now();
@@ -622,6 +631,7 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
     ...(options.spec !== undefined && lastSpec !== undefined ? { spec: lastSpec } : {}),
     async close() {
       closing = true;
+      lookupsEnd.abort(new Error("Server closing."));
       for (const run of runs.values()) if (!run.ended) run.controller.abort(new Error("Server closing."));
       // A stopped run's last events (its notice, `done`) reach the pages before the connections
       // close, so a page watching says the run stopped rather than waiting on a silent stream.
