@@ -24,7 +24,9 @@ describe("a prompt posted while the web server closes (r92d)", () => {
   afterAll(() => endpoint.close());
 
   it("is refused (503), not started as a run that goes on calling the endpoint after close()", async () => {
-    const web = await startWebServer({ endpoint: { baseUrl: endpoint.baseUrl, model: "m", contextLength: 8192 } });
+    const web = await startWebServer({
+      endpoint: { baseUrl: endpoint.baseUrl, model: "m", contextLength: 8192 },
+    });
     const before = endpoint.chatRequests.length;
     const closing = web.close();
     // Sent as close() begins: it waits for the runs' last events before it stops listening.
@@ -48,7 +50,10 @@ describe("a spec loaded while a run looks up its endpoint's window (r92d)", () =
   let front: Server;
   let baseUrl: string;
   beforeAll(async () => {
-    endpoint = await startServer({ models: [{ id: "m", context_length: 8192 }], replies: () => ({ content: "hi" }) });
+    endpoint = await startServer({
+      models: [{ id: "m", context_length: 8192 }],
+      replies: () => ({ content: "hi" }),
+    });
     // The endpoint behind a front that lists its models 400 ms late (a server loading its model):
     // the run is asked for, and waits for the listing, before it sends its first request.
     front = createServer(async (req, res) => {
@@ -88,8 +93,13 @@ describe("a spec loaded while a run looks up its endpoint's window (r92d)", () =
         prompt: [{ id: "role", text: "The spec's own system prompt, loaded after the run was asked for." }],
       };
       expect((await post("api/spec", { text: JSON.stringify(spec) })).status).toBe(200);
-      expect(await (await fetch(new URL(`api/runs/${id}/events`, web.url))).text()).toContain('"kind":"done"');
-      const sent = endpoint.chatRequests[before]!.body as { model: string; messages: { role: string; content: string }[] };
+      expect(await (await fetch(new URL(`api/runs/${id}/events`, web.url))).text()).toContain(
+        '"kind":"done"',
+      );
+      const sent = endpoint.chatRequests[before]!.body as {
+        model: string;
+        messages: { role: string; content: string }[];
+      };
       // Before: model "m" with the spec's system prompt — a run of neither configuration.
       expect([sent.model, sent.messages[0]!.content]).toEqual(["m", WEB_SYSTEM]);
       // The next run has the spec whole.
@@ -106,12 +116,17 @@ describe("a spec loaded while a run looks up its endpoint's window (r92d)", () =
 describe("a spec naming an endpoint URL the client refuses (r92d)", () => {
   let endpoint: TestServer;
   beforeAll(async () => {
-    endpoint = await startServer({ models: [{ id: "m", context_length: 8192 }], replies: () => ({ content: "hi" }) });
+    endpoint = await startServer({
+      models: [{ id: "m", context_length: 8192 }],
+      replies: () => ({ content: "hi" }),
+    });
   });
   afterAll(() => endpoint.close());
 
   it("is refused with an error saying what the URL carries, not reported applied with every run failing", async () => {
-    const web = await startWebServer({ endpoint: { baseUrl: endpoint.baseUrl, model: "m", contextLength: 8192 } });
+    const web = await startWebServer({
+      endpoint: { baseUrl: endpoint.baseUrl, model: "m", contextLength: 8192 },
+    });
     try {
       const post = (path: string, body: unknown) =>
         fetch(new URL(path, web.url), {
@@ -166,7 +181,8 @@ describe("close() while a state read's window lookup waits on the endpoint (r92d
       expect(open).toBe(1);
       await web.close();
       // Before: the listing request stayed open until the lookup's own 10 s bound, well past this.
-      for (let look = 0; look < 40 && open > 0; look++) await new Promise((resolve) => setTimeout(resolve, 50));
+      for (let look = 0; look < 40 && open > 0; look++)
+        await new Promise((resolve) => setTimeout(resolve, 50));
       expect(open).toBe(0);
     } finally {
       listing.closeAllConnections();

@@ -382,7 +382,7 @@ describe("the web server's HTTP API against a model (r92d)", () => {
           /** The current run surely goes on: its tool hangs and it was not stopped. */
           const surelyRunning = () => {
             const run = current();
-            return run !== undefined && run.hangs && !run.stopSent;
+            return run?.hangs === true && !run.stopSent;
           };
           /** Waits until the current run ended (its events say `done`), as a page would see it. */
           const settled = async () => {
@@ -431,7 +431,7 @@ describe("the web server's HTTP API against a model (r92d)", () => {
                   plan: act.plan,
                   stoppedRunning: false,
                   stopSent: false,
-                  hangs: ending === "hang" ,
+                  hangs: ending === "hang",
                   readers: [],
                   firstRequest,
                   fresh,
@@ -548,7 +548,8 @@ describe("the web server's HTTP API against a model (r92d)", () => {
                   expect(res.body.applied).toBeUndefined();
                 } else {
                   expect(errors).toEqual([]);
-                  system = act.which === "valid" ? `The r92d spec's system prompt, number ${specs}.` : WEB_SYSTEM;
+                  system =
+                    act.which === "valid" ? `The r92d spec's system prompt, number ${specs}.` : WEB_SYSTEM;
                 }
               } else if (act.kind === "state") {
                 const res = await fetch(new URL("api/state", web.url));

@@ -557,7 +557,8 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
       if (!prompt) return sendJson(res, 400, { error: "expected { prompt: string } with some text" });
       // Before, a prompt that came in during `close()` (its wait for the runs' last events) started a
       // run no one stopped: it went on calling the endpoint, and running its tools, after close().
-      if (closing) return sendJson(res, 503, { error: "the playground is closing: the prompt was not started" });
+      if (closing)
+        return sendJson(res, 503, { error: "the playground is closing: the prompt was not started" });
       if (latest && !latest.ended)
         return sendJson(res, 409, { error: "a run is in progress", id: latest.id });
       const run = await start(prompt);
