@@ -4,7 +4,15 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { type RecordedRequest, startServer, type TestServer } from "@loopwright/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startWebServer, WEB_SYSTEM } from "./server.js";
+import { startWebServer, WEB_SYSTEM, type WebServer } from "./server.js";
+
+/** Posts JSON to one of `web`'s routes, as the page does. */
+const poster = (web: WebServer) => (path: string, body: unknown) =>
+  fetch(new URL(path, web.url), {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
 
 /** The number of messages a chat request carries. */
 const messagesOf = (request: RecordedRequest) => (request.body as { messages: unknown[] }).messages.length;
@@ -30,11 +38,7 @@ describe("a prompt posted while the web server closes (r92d)", () => {
     const before = endpoint.chatRequests.length;
     const closing = web.close();
     // Sent as close() begins: it waits for the runs' last events before it stops listening.
-    const res = await fetch(new URL("api/runs", web.url), {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ prompt: "what is 1 + 1?" }),
-    });
+    const res = await poster(web)("api/runs", { prompt: "what is 1 + 1?" });
     expect(res.status).toBe(503);
     expect(await res.json()).toEqual({ error: "the playground is closing: the prompt was not started" });
     await closing;
@@ -79,12 +83,7 @@ describe("a spec loaded while a run looks up its endpoint's window (r92d)", () =
   it("leaves the run as it was asked for: its system prompt is not the new spec's, sent to the old model", async () => {
     const web = await startWebServer({ endpoint: { baseUrl, model: "m" } });
     try {
-      const post = (path: string, body: unknown) =>
-        fetch(new URL(path, web.url), {
-          method: "POST",
-          headers: { "content-type": "application/json" },
-          body: JSON.stringify(body),
-        });
+      const post = poster(web);
       const before = endpoint.chatRequests.length;
       const { id } = (await (await post("api/runs", { prompt: "hello" })).json()) as { id: string };
       const spec = {
@@ -128,12 +127,7 @@ describe("a spec naming an endpoint URL the client refuses (r92d)", () => {
       endpoint: { baseUrl: endpoint.baseUrl, model: "m", contextLength: 8192 },
     });
     try {
-      const post = (path: string, body: unknown) =>
-        fetch(new URL(path, web.url), {
-          method: "POST",
-          headers: { "content-type": "application/json" },
-          body: JSON.stringify(body),
-        });
+      const post = poster(web);
       const origin = `127.0.0.1:${endpoint.port}`;
       for (const [baseUrl, carries] of [
         [`http://me:pw-r92d-in-url@${origin}/v1`, "a user name or password (user:secret@host)"],

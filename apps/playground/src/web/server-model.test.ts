@@ -9,7 +9,7 @@
 // message; every request the endpoint gets is well formed; no key or spec secret in any answer; and
 // nothing left open after `close()`.
 //
-// R92_PAGE_RUNS (default 6) sequences; R92_PAGE_SEED replays one.
+// R92_PAGE_RUNS (default 12) sequences; R92_PAGE_SEED replays one.
 import { connect } from "node:net";
 import type { RunEvent, SequencedEvent } from "@loopwright/events";
 import { type RecordedRequest, type Reply, startServer, type TestServer } from "@loopwright/testkit";
@@ -17,7 +17,7 @@ import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startWebServer, WEB_SYSTEM, type WebServer } from "./server.js";
 
-const RUNS = Number(process.env.R92_PAGE_RUNS ?? 6);
+const RUNS = Number(process.env.R92_PAGE_RUNS ?? 12);
 const SEED = process.env.R92_PAGE_SEED ? Number(process.env.R92_PAGE_SEED) : undefined;
 
 /** The endpoint's key, and secrets a loaded spec holds: none may come back in any answer. */
