@@ -225,12 +225,17 @@ describe("where the web playground's runs go, as /api/state says", () => {
       expect(other.chatRequests.length).toBeGreaterThan(before);
       expect(await state()).toMatchObject({ mode: "endpoint", baseUrl: other.baseUrl });
 
-      // Written with a user, a password and a key in the query: shown without them.
+      // Written with a user, a password and a key in the query: refused, as the client would refuse
+      // every run to it (r92d), and neither shown; the runs still go to the endpoint before.
       const written = new URL(other.baseUrl);
       written.username = "me";
       written.password = "sk-pass-in-spec-url-1";
       written.search = "?api-key=sk-query-in-spec-url-2";
-      expect((await load({ baseUrl: written.href })).status).toBe(200);
+      const refused = await load({ baseUrl: written.href });
+      expect(refused.status).toBe(200);
+      const report = await refused.text();
+      expect(report).toContain("model.endpoint.baseUrl carries a user name or password");
+      expect(report).not.toMatch(/sk-pass-in-spec-url-1|sk-query-in-spec-url-2/);
       const told = await state();
       expect(told).toMatchObject({ mode: "endpoint", baseUrl: other.baseUrl });
       expect(JSON.stringify(told)).not.toMatch(/sk-pass-in-spec-url-1|sk-query-in-spec-url-2/);

@@ -263,9 +263,20 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
   const windows = new Map<string, number>();
   /** Set by `close()` just before it closes the stores: nothing is emitted after. */
   let storesClosed = false;
+  /**
+   * Set as `close()` begins: a prompt that comes in while it waits for the runs to end (and the
+   * server to stop listening) is refused, since its run would start after the stop it cannot get.
+   */
+  let closing = false;
   const allowedHosts = new Set<string>();
 
   const config = (): LoopConfig => ({ ...base, ...(applied?.config ?? {}) });
+  /**
+   * Ends the state reads' lookups in flight at `close()`: a read answers without a window after 2 s
+   * while its lookup goes on, and that lookup (up to its 10 s bound against a listing that does not
+   * answer) kept a request to the endpoint open, and the process alive, after close().
+   */
+  const lookupsEnd = new AbortController();
   /** The state reads' lookup of each endpoint and model, while one is in flight: they share it. */
   const lookingUp = new Map<string, { lookup: Promise<number>; began: number }>();
   const windowKey = (cfg: LoopConfig) => `${cfg.baseUrl}\u0000${cfg.model}`;
@@ -297,7 +308,10 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
     if (known !== undefined) return Promise.resolve(known);
     let flight = lookingUp.get(key);
     if (!flight) {
-      flight = { lookup: windowOf(cfg).finally(() => lookingUp.delete(key)), began: Date.now() };
+      flight = {
+        lookup: windowOf(cfg, lookupsEnd.signal).finally(() => lookingUp.delete(key)),
+        began: Date.now(),
+      };
       lookingUp.set(key, flight);
     }
     const left = flight.began + STATE_WINDOW_WAIT_MS - Date.now();
@@ -337,6 +351,9 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
       throw error;
     }
     const cfg = config();
+    // Read with the config, as the run is asked for: a spec loaded while the run still looked up
+    // its window gave the run its system prompt, sent to the model and endpoint of the spec before.
+    const system = applied?.system ?? WEB_SYSTEM;
     // Past `close()`, a run still ending (one its stop reached late) has no bus to tell: the Redis
     // bus refuses an emit after its close, and that refusal would be no one's to catch.
     const emit = (event: RunEvent) => {
@@ -351,7 +368,7 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
       .then((contextLength) =>
         runtime.runAgentLoop({
           config: contextLength > 0 ? { ...cfg, contextLength } : cfg,
-          system: applied?.system ?? WEB_SYSTEM,
+          system,
           messages: [...before, { role: "user", content: prompt }],
           tools,
           dispatch,
@@ -538,6 +555,10 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
       const body = (await readBody(req)) as { prompt?: unknown };
       const prompt = typeof body?.prompt === "string" ? body.prompt.trim() : "";
       if (!prompt) return sendJson(res, 400, { error: "expected { prompt: string } with some text" });
+      // Before, a prompt that came in during `close()` (its wait for the runs' last events) started a
+      // run no one stopped: it went on calling the endpoint, and running its tools, after close().
+      if (closing)
+        return sendJson(res, 503, { error: "the playground is closing: the prompt was not started" });
       if (latest && !latest.ended)
         return sendJson(res, 409, { error: "a run is in progress", id: latest.id });
       const run = await start(prompt);
@@ -610,6 +631,8 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
     url: `http://127.0.0.1:${port}/`,
     ...(options.spec !== undefined && lastSpec !== undefined ? { spec: lastSpec } : {}),
     async close() {
+      closing = true;
+      lookupsEnd.abort(new Error("Server closing."));
       for (const run of runs.values()) if (!run.ended) run.controller.abort(new Error("Server closing."));
       // A stopped run's last events (its notice, `done`) reach the pages before the connections
       // close, so a page watching says the run stopped rather than waiting on a silent stream.

@@ -866,6 +866,26 @@ function secretPaths(value: unknown): { flagged: Set<string>; shells: Map<string
 }
 
 /**
+ * What the client (`@loopwright/client`'s check of a base URL) refuses in a spec's endpoint URL, said
+ * without its value: a user name or password, a query, a fragment. Undefined for a URL it takes (or
+ * one that does not parse, which `parseSpec` has already reported).
+ */
+function unusableBaseUrl(text: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(text.trim());
+  } catch {
+    return undefined;
+  }
+  const parts = [
+    ...(url.username || url.password ? ["a user name or password (user:secret@host)"] : []),
+    ...(url.search !== "" ? ["a query (?…)"] : []),
+    ...(url.hash !== "" ? ["a fragment (#…)"] : []),
+  ];
+  return parts.length > 0 ? parts.join(" and ") : undefined;
+}
+
+/**
  * Reads a document's text: JSON, then `parseSpec`, then `resolveAgentSpec` over `base` (the
  * playground's endpoint and model, the weakest layer). Never throws: a document that is not JSON or
  * not a spec comes back with `errors` and nothing applied.
@@ -922,6 +942,16 @@ export function checkSpec(text: string, base: LoopConfig): { report: SpecReport;
   // which is sent no key: the host's key belongs to the endpoint it was given for, never to a URL
   // a pasted document chose.
   if (resolved.baseUrl && resolved.baseUrl !== base.baseUrl) {
+    // A URL the client refuses for every request is refused here, where the page shows the spec's
+    // errors: before, it was reported applied — shown without its userinfo and query, so nothing on
+    // the page said what was wrong — and every run after failed at once.
+    const unusable = unusableBaseUrl(resolved.baseUrl);
+    if (unusable) {
+      report.errors.push(
+        `model.endpoint.baseUrl carries ${unusable}, which the client refuses (a network error would print it): no run could use it. Give the URL without it; the playground sends an endpoint a spec names no key.`,
+      );
+      return { report };
+    }
     config.baseUrl = resolved.baseUrl;
     config.apiKey = "";
   }
