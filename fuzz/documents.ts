@@ -43,6 +43,12 @@ interface Plant {
   cmd?: boolean;
   /** Its lines are a document's data lines (a pair, a block), not prose or a command. */
   data?: boolean;
+  /**
+   * Read by the command-line reader alone, and only outside a quote: after a fence's backtick or an
+   * apostrophe left open (README: a prose document's lines are a script's), its text is a quoted
+   * word's, where a value holding code characters is no credential. Not planted there.
+   */
+  unquoted?: boolean;
 }
 
 /** A document's line with no credential: whether it is a data line (a pair, a comment, a section). */
@@ -59,7 +65,17 @@ interface PlainLine {
 }
 
 // Random credential names: a prefix or none, and a last word naming a credential.
-const LAST = ["password", "token", "secret", "api_key", "private_key", "access_token", "passphrase"];
+const LAST = [
+  "password",
+  "token",
+  "secret",
+  "api_key",
+  "private_key",
+  "access_token",
+  "passphrase",
+  "pass",
+  "pwd",
+];
 const PREFIX = ["", "db_", "my_", "github_", "prod_", "slack_bot_", "admin_"];
 const name = fc
   .tuple(fc.constantFrom(...PREFIX), fc.constantFrom(...LAST), fc.constantFrom("lower", "upper", "camel"))
@@ -75,7 +91,8 @@ const name = fc
  * and digits (README: "so `Token: Llama-3-8B` … stay").
  */
 const proseHeader = (n: string, v: string) =>
-  !/^(?:token|key|secret|auth|authorization|signature|bearer|cookie|credentials?)$/i.test(n) || v.length >= 16;
+  !/^(?:token|key|secret|auth|authorization|signature|bearer|cookie|credentials?)$/i.test(n) ||
+  v.length >= 16;
 /** A flag's spelling of a name: `--api-key`. */
 const flagOf = (n: string) =>
   `--${n
@@ -100,23 +117,39 @@ const key = fc.oneof(
     .array(fc.constantFrom(..."ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"), { minLength: 16, maxLength: 16 })
     .map((cs) => `AKIA${cs.join("")}`),
 );
+/** Whether a planted value is one of the key shapes above. */
+const isKey = (v: string) => /^(?:sk-|ghp_|AKIA)/.test(v);
 /** A one-word value: one prose reads too. */
 const one = fc.oneof(word, key);
+/** A one-word value holding symbols (`Zq3a-b.c+d/e=`, `Zq4x!y@z%`): prose misses code characters (README). */
+const SYMBOLS = "-_.+/=!@%*^~";
+const sym = fc
+  .tuple(word, fc.array(fc.tuple(fc.constantFrom(...SYMBOLS), run(1, 4)), { minLength: 1, maxLength: 3 }))
+  .map(([w, parts]) => w + parts.map(([c, r]) => c + r).join(""));
+/** Whether prose reads `v` as a credential: letters and digits only (a key shape's `-` or `_` too). */
+const plainValue = (v: string) => !/[.+/=!@%*^~]/.test(v);
 const words = fc.array(word, { minLength: 2, maxLength: 3 });
-const indent = fc.constantFrom("", "  ", "    ");
+const indent = fc.constantFrom("", "  ", "    ", "\t");
 const comment = fc.constantFrom("", " # ci");
 
 const plant: fc.Arbitrary<Plant> = fc.oneof(
   // YAML `name: X` (bare or quoted), in a list or not, with a comment.
   fc
-    .tuple(indent, fc.constantFrom("", "- "), name, one, fc.constantFrom("", '"', "'"), comment)
+    .tuple(
+      indent,
+      fc.constantFrom("", "- "),
+      name,
+      fc.oneof(one, sym),
+      fc.constantFrom("", '"', "'"),
+      comment,
+    )
     .map(([i, dash, n, v, q, c]) => ({
       lines: [`${i}${dash}${n}: ${q}${v}${q}${c}`],
-    data: true,
+      data: true,
       parts: [v],
       doc: "any",
-      prose: q === "" && dash === "" && c === "" && proseHeader(n, v),
-      bare: v.length > 20,
+      prose: q === "" && dash === "" && c === "" && proseHeader(n, v) && plainValue(v),
+      bare: isKey(v),
     })),
   // YAML `name: a b c` (several bare words) and `name: "a b"` (one quoted string).
   fc.tuple(indent, name, words).map(([i, n, ws]) => ({
@@ -141,7 +174,13 @@ const plant: fc.Arbitrary<Plant> = fc.oneof(
       indent,
       name,
       fc.constantFrom("|", ">-", "|2", "| # the key"),
-      fc.array(fc.oneof(one.map((v) => [v]), words), { minLength: 1, maxLength: 3 }),
+      fc.array(
+        fc.oneof(
+          one.map((v) => [v]),
+          words,
+        ),
+        { minLength: 1, maxLength: 3 },
+      ),
     )
     .map(([i, n, header, lines]) => {
       const inner = `${i}${header === "|2" ? "    " : "  "}`;
@@ -155,24 +194,22 @@ const plant: fc.Arbitrary<Plant> = fc.oneof(
       };
     }),
   // A one-line flow mapping, YAML's or JSON's, nested or not.
-  fc
-    .tuple(indent, name, one, fc.constantFrom("yaml", "json", "nested", "item"))
-    .map(([i, n, v, form]) => ({
-      lines: [
-        form === "yaml"
-          ? `${i}creds: {user: bob, ${n}: ${v}}`
-          : form === "json"
-            ? `${i}{"user": "bob", "${n}": "${v}"}`
-            : form === "nested"
-              ? `${i}x: {a: {b: [1, 2], ${n}: ${v}}, mode: dev}`
-              : `${i}- {${n}: ${v}, mode: x}`,
-      ],
-      data: true,
-      parts: [v],
-      doc: "any",
-      prose: false,
-      bare: v.length > 20,
-    })),
+  fc.tuple(indent, name, one, fc.constantFrom("yaml", "json", "nested", "item")).map(([i, n, v, form]) => ({
+    lines: [
+      form === "yaml"
+        ? `${i}creds: {user: bob, ${n}: ${v}}`
+        : form === "json"
+          ? `${i}{"user": "bob", "${n}": "${v}"}`
+          : form === "nested"
+            ? `${i}x: {a: {b: [1, 2], ${n}: ${v}}, mode: dev}`
+            : `${i}- {${n}: ${v}, mode: x}`,
+    ],
+    data: true,
+    parts: [v],
+    doc: "any",
+    prose: false,
+    bare: isKey(v),
+  })),
   // A JSON pair on a line of its own.
   fc.tuple(indent, name, one).map(([i, n, v]) => ({
     lines: [`${i}"${n}": "${v}",`],
@@ -180,17 +217,17 @@ const plant: fc.Arbitrary<Plant> = fc.oneof(
     parts: [v],
     doc: "any",
     prose: proseHeader(n, v),
-    bare: v.length > 20,
+    bare: isKey(v),
   })),
   // `.env`: one word anywhere (a shell's assignment too), several words or quoted only as data.
-  fc.tuple(fc.constantFrom("", "export "), name, one, comment).map(([e, n, v, c]) => ({
+  fc.tuple(fc.constantFrom("", "export "), name, fc.oneof(one, sym), comment).map(([e, n, v, c]) => ({
     lines: [`${e}${envOf(n)}=${v}${c}`],
     data: true,
     cmd: true,
     parts: [v],
     doc: "any",
-    prose: e === "" && c === "",
-    bare: v.length > 20,
+    prose: e === "" && c === "" && plainValue(v),
+    bare: isKey(v),
   })),
   fc.tuple(name, words, fc.constantFrom("", '"')).map(([n, ws, q]) => ({
     lines: [`${envOf(n)}=${q}${ws.join(" ")}${q}`],
@@ -202,23 +239,31 @@ const plant: fc.Arbitrary<Plant> = fc.oneof(
   })),
   // TOML/INI `name = X`: read as data only.
   fc
-    .tuple(name, fc.oneof(one.map((v) => [v]), words), fc.constantFrom("", '"', "'"))
+    .tuple(
+      name,
+      fc.oneof(
+        one.map((v) => [v]),
+        words,
+      ),
+      fc.constantFrom("", '"', "'"),
+    )
     .map(([n, ws, q]) => ({
       lines: [`${n} = ${q}${ws.join(" ")}${q}`],
-    data: true,
+      data: true,
       parts: ws,
       doc: "data",
       prose: false,
       bare: false,
     })),
   // Shell lines: a telling flag, an assignment before a command, mysql's -p, curl's -u.
-  fc.tuple(name, one, fc.constantFrom(" ", "=")).map(([n, v, sep]) => ({
+  fc.tuple(name, fc.oneof(one, sym), fc.constantFrom(" ", "=")).map(([n, v, sep]) => ({
     lines: [`npx -y some-mcp ${flagOf(n)}${sep}${v} --port 8080`],
     cmd: true,
     parts: [v],
     doc: "any",
-    prose: true,
-    bare: v.length > 20,
+    prose: plainValue(v),
+    unquoted: !plainValue(v),
+    bare: isKey(v),
   })),
   fc.tuple(name, one).map(([n, v]) => ({
     lines: [`${envOf(n)}=${v} srv --verbose`],
@@ -226,7 +271,7 @@ const plant: fc.Arbitrary<Plant> = fc.oneof(
     parts: [v],
     doc: "any",
     prose: true,
-    bare: v.length > 20,
+    bare: isKey(v),
   })),
   one.map((v) => ({
     lines: [`mysql -h db -u root -p${v} app`],
@@ -234,7 +279,7 @@ const plant: fc.Arbitrary<Plant> = fc.oneof(
     parts: [v],
     doc: "any",
     prose: true,
-    bare: v.length > 20,
+    bare: isKey(v),
   })),
   one.map((v) => ({
     lines: [`curl -u admin:${v} https://api.example.com/v1`],
@@ -242,35 +287,33 @@ const plant: fc.Arbitrary<Plant> = fc.oneof(
     parts: [v],
     doc: "any",
     prose: true,
-    bare: v.length > 20,
+    bare: isKey(v),
   })),
   // URLs: userinfo (bare, in a link, after NAME=), a telling query parameter; a connection string.
-  fc
-    .tuple(one, fc.constantFrom("bare", "link", "env"))
-    .map(([v, form]) => {
-      const url = `postgres://app:${v}@db.internal:5432/app`;
-      return {
-        lines: [
-          form === "bare"
-            ? `Connect to ${url} first.`
-            : form === "link"
-              ? `See [the database](${url}).`
-              : `DATABASE_URL=${url}`,
-        ],
-        parts: [v],
-        doc: "any",
-        prose: true,
-        bare: true,
-        cmd: true,
-      };
-    }),
+  fc.tuple(one, fc.constantFrom("bare", "link", "env")).map(([v, form]) => {
+    const url = `postgres://app:${v}@db.internal:5432/app`;
+    return {
+      lines: [
+        form === "bare"
+          ? `Connect to ${url} first.`
+          : form === "link"
+            ? `See [the database](${url}).`
+            : `DATABASE_URL=${url}`,
+      ],
+      parts: [v],
+      doc: "any",
+      prose: true,
+      bare: true,
+      cmd: true,
+    };
+  }),
   fc.tuple(one, fc.constantFrom("api_key", "token", "access_token")).map(([v, p]) => ({
     lines: [`Fetch https://api.example.com/v1/items?${p}=${v}&limit=10 daily.`],
     cmd: true,
     parts: [v],
     doc: "any",
     prose: true,
-    bare: v.length > 20,
+    bare: isKey(v),
   })),
   one.map((v) => ({
     lines: [`Server=db;User Id=sa;Password=${v};`],
@@ -278,7 +321,7 @@ const plant: fc.Arbitrary<Plant> = fc.oneof(
     parts: [v],
     doc: "any",
     prose: true,
-    bare: v.length > 20,
+    bare: isKey(v),
   })),
   // A key shape in a sentence.
   key.map((v) => ({
@@ -341,12 +384,22 @@ const PROSE_LINES = [
   "cd /srv && make build",
   "curl https://example.com/api?x=1",
   "## Setup",
+  "| name | value |",
+  '\tindented with a "quote" and a tab',
 ];
 /** Prose a command-line reader hides a word of (see `PlainLine.command`). */
 // A markdown fence's backticks open a substitution a shell reads to the next fence (or the end):
 // the lines inside are then one word, where `The token: ask for it later` reads as a header whose
 // value is `ask`.
-const COMMAND_READ_LINES = ["Set --token to your key.", "```yaml", "```bash", "```"];
+// So does an apostrophe, a quote left open, in a document holding prose (one of data lines only is
+// read a line at a time, README).
+const COMMAND_READ_LINES = [
+  "Set --token to your key.",
+  "```yaml",
+  "```bash",
+  "```",
+  "Don't share it with anyone.",
+];
 const plain: fc.Arbitrary<PlainLine> = fc.oneof(
   fc.constantFrom(...DATA_LINES).map((text) => ({ text, data: true })),
   fc.constantFrom(...PROSE_LINES).map((text) => ({ text, data: false })),
@@ -377,10 +430,10 @@ export const documents = (clean: boolean): fc.Arbitrary<Doc> =>
     .map(([lines, plants, at, crlf]) => {
       // Data when every line is, the plants' too; a plant promised only there is dropped elsewhere.
       const data = lines.every((line) => line.data) && plants.every((p) => p.data === true);
-      const kept = plants.filter((p) => data || p.doc === "any");
+      const command = lines.some((line) => line.command === true);
+      const kept = plants.filter((p) => (data || p.doc === "any") && !(command && p.unquoted));
       const all = lines.map((line) => [line.text]);
       for (const [i, p] of kept.entries()) all.splice((at[i] ?? i) % (all.length + 1), 0, p.lines);
-      const command = lines.some((line) => line.command === true);
       return { text: all.flat().join(crlf ? "\r\n" : "\n"), plants: kept, data, command };
     });
 
@@ -408,7 +461,8 @@ export function checkText({ text, plants, command }: Doc): void {
       if (promised(p))
         for (const part of p.parts) if (out.includes(part)) fail(`${label} kept ${part}`, { text, out });
     // (2) A document with no plant comes back byte for byte.
-    if (plants.length === 0 && !(commandLines && command) && out !== text) fail(`${label} changed a document with no secret`, { text, out });
+    if (plants.length === 0 && !(commandLines && command) && out !== text)
+      fail(`${label} changed a document with no secret`, { text, out });
     // (3) A fixed point.
     const again = read(out);
     if (again !== out) fail(`${label} is no fixed point`, { text, out, again });
@@ -423,7 +477,7 @@ export function checkText({ text, plants, command }: Doc): void {
   for (const p of plants)
     if (script || p.cmd)
       for (const part of p.parts)
-      if (args.some((arg) => arg.includes(part))) fail(`withoutArgSecrets kept ${part}`, { text, args });
+        if (args.some((arg) => arg.includes(part))) fail(`withoutArgSecrets kept ${part}`, { text, args });
   // A script (an argument over several lines) naming a credential's word (`token`, `key`) is
   // replaced whole by design (README, "may hold a credential"): only a one-line one must stay.
   if (plants.length === 0 && !command && !/[\r\n]/.test(text) && args[1] !== text)
@@ -445,7 +499,9 @@ export function checkSpec({ text }: Doc): void {
     description: text,
     model: { extraBody: { config: text } },
     prompt: [{ id: "a", text }],
-    bundle: { mcpServers: [{ name: "srv", command: "srv", args: ["--config", text], env: { CONFIG: text } }] },
+    bundle: {
+      mcpServers: [{ name: "srv", command: "srv", args: ["--config", text], env: { CONFIG: text } }],
+    },
   };
   const exported = exportSpec(spec as never);
   const flagged = new Set(findSpecSecrets(spec as never).map((hint) => hint.path));
@@ -455,7 +511,12 @@ export function checkSpec({ text }: Doc): void {
   const places: [string, string | undefined, string | undefined, boolean][] = [
     ["prompt[0].text", exported.prompt?.[0]?.text, prose, prose !== text],
     ["description", exported.description, prose, prose !== text],
-    ["model.extraBody.config", exported.model?.extraBody?.config as string, named("config"), named("config") !== text],
+    [
+      "model.extraBody.config",
+      exported.model?.extraBody?.config as string,
+      named("config"),
+      named("config") !== text,
+    ],
     ["bundle.mcpServers[0].args[1]", exported.bundle?.mcpServers?.[0]?.args?.[1], args[1], args[1] !== text],
     ["bundle.mcpServers[0].env.CONFIG", undefined, undefined, named("CONFIG") !== text],
   ];

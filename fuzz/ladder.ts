@@ -1586,7 +1586,8 @@ export const SHAPES: Shape[] = [
   },
   {
     name: "withoutSecrets: a text starting with a URL, its fragment's pairs on the lines after it",
-    build: (n) => `https://h/p#x\n${repeat("token=abc&q=1\nhttps://u:Zq7pw9ab12K@h/p?api_key=Zq7pw9ab12K\n", n)}`,
+    build: (n) =>
+      `https://h/p#x\n${repeat("token=abc&q=1\nhttps://u:Zq7pw9ab12K@h/p?api_key=Zq7pw9ab12K\n", n)}`,
     run: (text) => withoutSecrets(text as string),
   },
   // r50 F5: ssh's remote words, each value with literal text beside a run-time part placed where it

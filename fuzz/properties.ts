@@ -24,7 +24,6 @@ import {
   sanitizeSchema,
 } from "../packages/schema-compat/src/index.js";
 import { AgentSpecError, parseSpec, resolveAgentSpec } from "../packages/spec/src/index.js";
-import { checkSpec, checkText, documents } from "./documents.js";
 import { FenceSplitter, stripThinking } from "../packages/stream/src/index.js";
 import {
   parseJson,
@@ -32,6 +31,7 @@ import {
   recoverToolCalls,
   ToolArgumentsError,
 } from "../packages/tool-calls/src/index.js";
+import { checkSpec, checkText, documents } from "./documents.js";
 
 /** One property: its name and the fast-check property, sized by the run. */
 export interface Target {

@@ -635,7 +635,9 @@ function distinctIdentifiers(spec: AgentSpec, visit: SecretVisit, hide: SecretHi
 /** The sign of a string at a place whose name may already tell. */
 function stringSign(value: string, tellingName: boolean): SecretSign | undefined {
   const url = BROKEN_LINE.test(value)
-    ? value.split(LINE_PARTS).reduce<SecretSign | undefined>((sign, line) => sign ?? lineUrlSign(line), undefined)
+    ? value
+        .split(LINE_PARTS)
+        .reduce<SecretSign | undefined>((sign, line) => sign ?? lineUrlSign(line), undefined)
     : lineUrlSign(value);
   if (url) return url;
   if (tellingName && isLiteral(value)) return SecretSign.Field;

@@ -21,6 +21,9 @@ import { withoutCommandLineSecrets } from "./without-command-line-secrets.js";
 // 4. The `Token <value>` key shape ran over a line break: a line ending in the word `token` (a
 //    URL's `#token`, "send the token") and a next line starting with 8 such characters
 //    (`PORT=8080`) were one key, hidden together wherever key shapes are taken out.
+// 5. A `.env` line of one word in a document holding prose (`DB_PASSWORD=p@ss.w0rd!`) was left to the
+//    command-line reader, which after an apostrophe (`Don't …`) reads the lines below inside that
+//    quote, as text: a value holding code characters was kept in clear.
 
 const PW = "Zq0aaaaaaaA0";
 
@@ -41,17 +44,25 @@ describe("a client's password on a line after the first", () => {
   it.each([
     [`a\nmysql -h db -u root -p${PW} app`, "a\nmysql -h db -u root -p${PASSWORD} app"],
     [`host: db\nmysql -p${PW} app`, "host: db\nmysql -p${PASSWORD} app"],
-    [`creds: {user: bob}\r\nmysql -u root -p${PW} app`, "creds: {user: bob}\r\nmysql -u root -p${PASSWORD} app"],
+    [
+      `creds: {user: bob}\r\nmysql -u root -p${PW} app`,
+      "creds: {user: bob}\r\nmysql -u root -p${PASSWORD} app",
+    ],
     [`cd /srv\nredis-cli -a ${PW} ping`, "cd /srv\nredis-cli -a ${REDISCLI_AUTH} ping"],
   ])("is taken out of a document value and a shown script: %j", (value, hidden) => {
     expect(withoutSecrets(value, "CONFIG")).toBe(hidden);
     expect(withoutCommandLineSecrets(value)).toBe(hidden);
-    expect(placed(value)).toEqual({ flagged: ["model.extraBody.config", "bundle.mcpServers[0].env.CONFIG"], exported: hidden });
+    expect(placed(value)).toEqual({
+      flagged: ["model.extraBody.config", "bundle.mcpServers[0].env.CONFIG"],
+      exported: hidden,
+    });
   });
 
   it("a line continued by a backslash is still one command, its program's argument kept", () => {
     // `a \` then `mysql -pX`: one command, `a mysql -pX`, whose `-p` is a's, as on one line.
-    expect(withoutCommandLineSecrets(`a \\\nmysql -p${PW}`)).toBe(withoutCommandLineSecrets(`a mysql -p${PW}`).replace(" mysql", " \\\nmysql"));
+    expect(withoutCommandLineSecrets(`a \\\nmysql -p${PW}`)).toBe(
+      withoutCommandLineSecrets(`a mysql -p${PW}`).replace(" mysql", " \\\nmysql"),
+    );
   });
 
   it("in prose, after a long flag that ends the line before", () => {
@@ -95,20 +106,49 @@ describe("a text starting with a URL, over several lines", () => {
 });
 
 describe("an Authorization scheme's value is on its line", () => {
-  it.each([
-    "https://example.com/docs/auth#token\nPORT=8080",
-    "Ask the user for the token\nMODE=production",
-  ])("%j is no key, and is kept", (text) => {
-    expect(looksLikeKey(text)).toBe(false);
-    expect(withoutSecrets(text)).toBe(text);
-    const spec: AgentSpec = { spec: SPEC_TOKEN, description: text, prompt: [{ id: "a", text }] };
-    expect(findSpecSecrets(spec)).toEqual([]);
-  });
+  it.each(["https://example.com/docs/auth#token\nPORT=8080", "Ask the user for the token\nMODE=production"])(
+    "%j is no key, and is kept",
+    (text) => {
+      expect(looksLikeKey(text)).toBe(false);
+      expect(withoutSecrets(text)).toBe(text);
+      const spec: AgentSpec = { spec: SPEC_TOKEN, description: text, prompt: [{ id: "a", text }] };
+      expect(findSpecSecrets(spec)).toEqual([]);
+    },
+  );
 
   it("on one line it still is; prose still reads the word after a scheme, on the next line too", () => {
     expect(looksLikeKey("Bearer\nabcdefgh12345678")).toBe(false);
     expect(withoutProseSecrets("Bearer\nabcdefgh12345678")).toBe("Bearer\n${SECRET}");
     expect(looksLikeKey("Token abcdefgh12345678")).toBe(true);
     expect(withoutSecrets("Authorization: Bearer abcdefgh12345678")).toBe("Authorization: ${SECRET}");
+  });
+});
+
+describe("a .env line of one word in a document holding prose", () => {
+  it.each([
+    ["Don't share.\nPASSWORD=Zq0aaaaaaaA0.a_a\nDon't.", "Don't share.\nPASSWORD=${PASSWORD}\nDon't."],
+    [
+      "Don't commit this.\nDB_PASSWORD=hunter2.prod_9\nThat's all.",
+      "Don't commit this.\nDB_PASSWORD=${DB_PASSWORD}\nThat's all.",
+    ],
+    [
+      "Don't share.\nexport API_KEY=Zq0a.b_c # local\nThat's it.",
+      "Don't share.\nexport API_KEY=${API_KEY} # local\nThat's it.",
+    ],
+  ])("is taken out whatever quote a line above leaves open: %j", (value, hidden) => {
+    expect(withoutSecrets(value, "CONFIG")).toBe(hidden);
+    expect(withoutSecrets(hidden, "CONFIG")).toBe(hidden);
+    expect(placed(value)).toEqual({
+      flagged: ["model.extraBody.config", "bundle.mcpServers[0].env.CONFIG"],
+      exported: hidden,
+    });
+  });
+
+  it.each([
+    "Don't share.\nTOKEN_LIMIT=4096\nok",
+    "Don't share.\nPASSWORD=${DB_PASSWORD}\nok",
+    "Don't share.\nSECRET_KEY=$(openssl rand -hex 32)\nok",
+  ])("keeps one that says no credential: %j", (value) => {
+    expect(withoutSecrets(value, "CONFIG")).toBe(value);
   });
 });
