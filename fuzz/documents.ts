@@ -132,6 +132,16 @@ const words = fc.array(word, { minLength: 2, maxLength: 3 });
 const indent = fc.constantFrom("", "  ", "    ", "\t");
 const comment = fc.constantFrom("", " # ci");
 
+/** A command line's plant of one value that prose reads too. */
+const commandPlant = (line: string, v: string): Plant => ({
+  lines: [line],
+  cmd: true,
+  parts: [v],
+  doc: "any",
+  prose: true,
+  bare: isKey(v),
+});
+
 const plant: fc.Arbitrary<Plant> = fc.oneof(
   // YAML `name: X` (bare or quoted), in a list or not, with a comment.
   fc
@@ -265,30 +275,11 @@ const plant: fc.Arbitrary<Plant> = fc.oneof(
     unquoted: !plainValue(v),
     bare: isKey(v),
   })),
-  fc.tuple(name, one).map(([n, v]) => ({
-    lines: [`${envOf(n)}=${v} srv --verbose`],
-    cmd: true,
-    parts: [v],
-    doc: "any" as const,
-    prose: true,
-    bare: isKey(v),
-  })),
-  one.map((v) => ({
-    lines: [`mysql -h db -u root -p${v} app`],
-    cmd: true,
-    parts: [v],
-    doc: "any" as const,
-    prose: true,
-    bare: isKey(v),
-  })),
-  one.map((v) => ({
-    lines: [`curl -u admin:${v} https://api.example.com/v1`],
-    cmd: true,
-    parts: [v],
-    doc: "any" as const,
-    prose: true,
-    bare: isKey(v),
-  })),
+  ...[
+    (v: string, n: string) => `${envOf(n)}=${v} srv --verbose`,
+    (v: string) => `mysql -h db -u root -p${v} app`,
+    (v: string) => `curl -u admin:${v} https://api.example.com/v1`,
+  ].map((line) => fc.tuple(name, one).map(([n, v]) => commandPlant(line(v, n), v))),
   // URLs: userinfo (bare, in a link, after NAME=), a telling query parameter; a connection string.
   fc.tuple(one, fc.constantFrom("bare", "link", "env")).map(([v, form]) => {
     const url = `postgres://app:${v}@db.internal:5432/app`;
@@ -336,18 +327,18 @@ const plant: fc.Arbitrary<Plant> = fc.oneof(
 
 // Lines that hold no credential, of each kind a pasted document mixes.
 const DATA_LINES = [
-  "host: db",
-  "port: 5432",
-  'name: "my app"',
-  "# a comment",
-  "model: qwen3-32b",
-  "max_tokens: 800",
-  "password: ${DB_PASSWORD}",
-  "token: null",
-  "api_key: <your key>",
-  "password_hint: the name of the dog",
-  "limits: {max_tokens: 800, tags: [a, b]}",
   "---",
+  "model: qwen3-32b",
+  "host: db",
+  "token: null",
+  "# a comment",
+  "password: ${DB_PASSWORD}",
+  "port: 5432",
+  "api_key: <your key>",
+  "max_tokens: 800",
+  "limits: {max_tokens: 800, tags: [a, b]}",
+  "password_hint: the name of the dog",
+  'name: "my app"',
   "",
   "items:",
   "  - a",

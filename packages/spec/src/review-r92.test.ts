@@ -5,6 +5,7 @@ import { findSpecSecrets, withoutArgSecrets, withoutSecrets } from "./find-spec-
 import { withoutProseSecrets } from "./prose-secrets.js";
 import { SPEC_TOKEN } from "./schema.js";
 import { looksLikeKey } from "./secret-signs.js";
+import { placedValue } from "./test-support/spec-cases.js";
 import type { AgentSpec } from "./types.js";
 import { withoutCommandLineSecrets } from "./without-command-line-secrets.js";
 
@@ -27,19 +28,6 @@ import { withoutCommandLineSecrets } from "./without-command-line-secrets.js";
 
 const PW = "Zq0aaaaaaaA0";
 
-/** `value` in an env variable and an `extraBody` string: what the export and findSpecSecrets say of it. */
-function placed(value: string) {
-  const spec: AgentSpec = {
-    spec: SPEC_TOKEN,
-    model: { extraBody: { config: value } },
-    bundle: { mcpServers: [{ name: "srv", command: "srv", env: { CONFIG: value } }] },
-  };
-  return {
-    flagged: findSpecSecrets(spec).map((hint) => hint.path),
-    exported: exportSpec(spec).model?.extraBody?.config,
-  };
-}
-
 describe("a client's password on a line after the first", () => {
   it.each([
     [`a\nmysql -h db -u root -p${PW} app`, "a\nmysql -h db -u root -p${PASSWORD} app"],
@@ -52,7 +40,7 @@ describe("a client's password on a line after the first", () => {
   ])("is taken out of a document value and a shown script: %j", (value, hidden) => {
     expect(withoutSecrets(value, "CONFIG")).toBe(hidden);
     expect(withoutCommandLineSecrets(value)).toBe(hidden);
-    expect(placed(value)).toEqual({
+    expect(placedValue(value)).toEqual({
       flagged: ["model.extraBody.config", "bundle.mcpServers[0].env.CONFIG"],
       exported: hidden,
     });
@@ -138,7 +126,7 @@ describe("a .env line of one word in a document holding prose", () => {
   ])("is taken out whatever quote a line above leaves open: %j", (value, hidden) => {
     expect(withoutSecrets(value, "CONFIG")).toBe(hidden);
     expect(withoutSecrets(hidden, "CONFIG")).toBe(hidden);
-    expect(placed(value)).toEqual({
+    expect(placedValue(value)).toEqual({
       flagged: ["model.extraBody.config", "bundle.mcpServers[0].env.CONFIG"],
       exported: hidden,
     });
