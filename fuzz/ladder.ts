@@ -32,6 +32,7 @@ import {
   withoutArgSecrets,
   withoutCommandLineSecrets,
   withoutProseSecrets,
+  withoutSecrets,
 } from "../packages/spec/src/index.js";
 import { FenceSplitter, stripThinking } from "../packages/stream/src/index.js";
 import { TurnReader } from "../packages/stream/src/turn-reader.js";
@@ -1549,6 +1550,47 @@ export const SHAPES: Shape[] = [
     name: "timeouts",
     build: (n) => n,
     run: (n) => [timeoutMs({ requestTimeoutSeconds: n as number }), firstTokenMs({})],
+  },
+  // r92b: a whole pasted document (documents.ts's kinds of lines, a secret in each construct) through
+  // the three text readers; and a text starting with a URL whose fragment runs on over many lines,
+  // now read a line at a time (it was one URL to the parser, every line after the first dropped).
+  // Built at a quarter of the size: three readers of the whole text take about 10 µs a byte between
+  // them, and the short form's budget is shared.
+  {
+    name: "withoutSecrets (named and not), withoutProseSecrets: a pasted document of mixed lines, at a quarter of the size",
+    build: (n) =>
+      repeat(
+        [
+          "host: db",
+          "password: |",
+          "  Zq7pw9ab12K more words",
+          "env: {API_KEY: Zq7pw9ab12K, MODE: dev}",
+          '"api_key": "Zq7pw9ab12K",',
+          "export DB_PASSWORD=Zq7pw9ab12K # ci",
+          "token = Zq7pw9ab12K",
+          "```bash",
+          "npx -y some-mcp --api-key Zq7pw9ab12K --port 8080",
+          "cd /srv && make build",
+          "mysql -h db -u root -pZq7pw9ab12K app",
+          "```",
+          "Read C:\\Users\\me\\token.txt, then https://example.com/docs/auth#token",
+          "PORT=8080 and postgres://app:Zq7pw9ab12K@db/app?sslmode=off",
+          "The token: ask for it later.",
+          "",
+        ].join("\n"),
+        n / 4,
+      ),
+    run: (text) => {
+      withoutSecrets(text as string, "CONFIG");
+      withoutProseSecrets(text as string);
+      withoutSecrets(text as string);
+    },
+  },
+  {
+    name: "withoutSecrets: a text starting with a URL, its fragment's pairs on the lines after it",
+    build: (n) =>
+      `https://h/p#x\n${repeat("token=abc&q=1\nhttps://u:Zq7pw9ab12K@h/p?api_key=Zq7pw9ab12K\n", n)}`,
+    run: (text) => withoutSecrets(text as string),
   },
   // r50 F5: ssh's remote words, each value with literal text beside a run-time part placed where it
   // is written; placing each value once rescanned every word before it (4.5 s at 200,000 characters).

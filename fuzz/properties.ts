@@ -31,12 +31,15 @@ import {
   recoverToolCalls,
   ToolArgumentsError,
 } from "../packages/tool-calls/src/index.js";
+import { checkSpec, checkText, documents } from "./documents.js";
 
 /** One property: its name and the fast-check property, sized by the run. */
 export interface Target {
   name: string;
   // biome-ignore lint/suspicious/noExplicitAny: each property has its own tuple of generated values
   property: (limitMs: number) => fc.IProperty<any>;
+  /** The share of the run's cases it takes (1 when unset): a costly property runs fewer. */
+  share?: number;
 }
 
 /** Runs `fn` and fails the case when it takes longer than `limitMs`. */
@@ -280,6 +283,25 @@ export const TARGETS: Target[] = [
           const { spec } = parseSpec(doc);
           if (spec) typedOnly(() => resolveAgentSpec([spec]), AgentSpecError.isInstance);
         }),
+      ),
+  },
+  {
+    // See documents.ts: what each reader promises, and the documented limits left out.
+    name: "spec: a pasted document's planted secrets are all taken out, a clean one kept; fixed points",
+    property: (limit) =>
+      fc.property(
+        fc.oneof(documents(false), documents(true)),
+        (doc) => void timed(limit, () => checkText(doc)),
+      ),
+  },
+  {
+    // A quarter of the cases: one case exports and scans a whole spec holding the document five times.
+    name: "spec: a pasted document exports and is flagged where its text readers say, in every place",
+    share: 0.25,
+    property: (limit) =>
+      fc.property(
+        fc.oneof(documents(false), documents(true)),
+        (doc) => void timed(limit, () => checkSpec(doc)),
       ),
   },
   {

@@ -11,6 +11,8 @@
  *   tsx fuzz/run.ts [--ci] [--cases N] [--max-kib N] [--rung-budget-ms N] [--reps N] [--seed N] [--only text]
  *     [--no-ladder] [--shard K/N]
  *
+ * A property with a `share` (a costly one) runs that share of the cases.
+ *
  * `--shard K/N` runs every Nth invariant and shape, starting at the Kth (the ladder's self-check in
  * shard 1 only): N processes, one a core, run the whole of it between them. Side by side they slow
  * each other's rungs, so .ci/run runs one process.
@@ -26,7 +28,8 @@ const option = (name: string): string | undefined => {
   return at >= 0 ? argv[at + 1] : undefined;
 };
 const ci = flag("ci");
-const cases = Number(option("cases") ?? (ci ? 2_000 : 100_000));
+// `FUZZ_CASES` sets it too (a widened run: `FUZZ_CASES=20000 pnpm fuzz:ci`); `--cases` wins.
+const cases = Number(option("cases") ?? process.env.FUZZ_CASES ?? (ci ? 2_000 : 100_000));
 const maxSize = Number(option("max-kib") ?? (ci ? 128 : 1024)) * 1024;
 const rungBudgetMs = Number(option("rung-budget-ms") ?? (ci ? 100 : Number.POSITIVE_INFINITY));
 if (!(rungBudgetMs > 0)) {
@@ -75,7 +78,8 @@ console.log(
 for (const [at, target] of TARGETS.entries()) {
   if (!mine(at) || (only && !target.name.includes(only))) continue;
   const start = performance.now();
-  const result = fc.check(target.property(CASE_LIMIT_MS), { numRuns: cases, seed, endOnFailure: false });
+  const numRuns = Math.max(1, Math.round(cases * (target.share ?? 1)));
+  const result = fc.check(target.property(CASE_LIMIT_MS), { numRuns, seed, endOnFailure: false });
   const ms = (performance.now() - start).toFixed(0);
   if (result.failed) {
     failed++;

@@ -178,7 +178,7 @@ function readLine(line: string): LineRead {
     }
     return read;
   }
-  const [, lead, dq, sq, bare, , separator, gap, rest] = pair as unknown as string[];
+  const [, lead, dq, sq, bare, before, separator, gap, rest] = pair as unknown as string[];
   const name = (dq ?? sq ?? bare) as string;
   const start = line.length - (rest as string).length;
   const equals = separator === "=";
@@ -222,8 +222,16 @@ function readLine(line: string): LineRead {
   if (/^["'#]/.test(value)) return { ...read, data: /^#/.test(value) };
   // A call (`secret = os.urandom(32)`) is a program's, and a `$(…)` or backtick is run, not written.
   if (equals && /[(`]/.test(value)) return { ...read, data: false };
-  if (tells(name, value, false, equals))
-    put({ start, end: start + value.length, name, value }, /\s/.test(value));
+  if (tells(name, value, false, equals)) {
+    const edit = { start, end: start + value.length, name, value };
+    // A `.env` line of one word (`DB_PASSWORD=p@ss.w0rd`, no blank around its `=`) is read in any
+    // text, as a YAML pair is: it is the same assignment on a shell's line (r92b: after a prose line
+    // with an apostrophe, the command-line reader read it inside that quote, as text, and kept a
+    // value holding code characters in clear).
+    if (equals && bare !== undefined && before === "" && gap === "" && !/\s/.test(value))
+      read.edits.push(edit);
+    else put(edit, /\s/.test(value));
+  }
   return read;
 }
 

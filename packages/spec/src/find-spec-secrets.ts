@@ -634,14 +634,26 @@ function distinctIdentifiers(spec: AgentSpec, visit: SecretVisit, hide: SecretHi
 
 /** The sign of a string at a place whose name may already tell. */
 function stringSign(value: string, tellingName: boolean): SecretSign | undefined {
-  const url =
-    urlSign(value) ??
-    gluedUrls(value)[0]?.sign ??
-    (followerUserinfo(value) ? SecretSign.Userinfo : undefined);
+  const url = BROKEN_LINE.test(value)
+    ? value
+        .split(LINE_PARTS)
+        .reduce<SecretSign | undefined>((sign, line) => sign ?? lineUrlSign(line), undefined)
+    : lineUrlSign(value);
   if (url) return url;
   if (tellingName && isLiteral(value)) return SecretSign.Field;
   if (looksLikeKey(value)) return SecretSign.Value;
   return undefined;
+}
+
+/** A line break: a URL never runs over one (see `safeString`). */
+const BROKEN_LINE = /[\r\n]/;
+const LINE_PARTS = /\r\n|\n|\r/;
+
+/** The sign of a URL in a text of one line: one it starts with, one glued after other text, or one following another. */
+function lineUrlSign(value: string): SecretSign | undefined {
+  return (
+    urlSign(value) ?? gluedUrls(value)[0]?.sign ?? (followerUserinfo(value) ? SecretSign.Userinfo : undefined)
+  );
 }
 
 /**
@@ -659,6 +671,19 @@ function safeString(
 ): string {
   // A URL may carry a key in its path as well as in its userinfo or query.
   // An export's names (`naming`) drop a URL's credentials, as the default does.
+  if ((sign === SecretSign.Userinfo || sign === SecretSign.Query) && BROKEN_LINE.test(value)) {
+    // A URL ends at a line break, which the URL parser would drop (r92b: `https://h/p#x\ntoken=abc`
+    // was read as one URL, its fragment `x` then `token=abc`, and written `https://h/p#`, every
+    // line after the first lost): each line is read alone, the breaks kept.
+    return value
+      .split(/(\r\n|\n|\r)/)
+      .map((line, at) => {
+        if (at % 2 === 1) return line;
+        const own = lineUrlSign(line);
+        return own ? safeString(line, own, name, hide, shown) : withoutKeys(line, hide);
+      })
+      .join("");
+  }
   if (sign === SecretSign.Userinfo || sign === SecretSign.Query) {
     const urlHide = hide === naming?.hide ? undefined : hide;
     // Shown, a telling query value's `$(…)` and backtick parts read as the display reads a command.
@@ -1979,7 +2004,7 @@ export function commandLineSecrets(
   // A word before `word` on its line (a data word's own line; any other word's, operators included).
   const sameLine = (word: CommandWord, other: CommandWord | undefined) =>
     other !== undefined && other.group === word.group ? other : undefined;
-  const passwords = wordPasswords(words);
+  const passwords = wordPasswords(line, words);
   // A program's assignment to its environment (`os.environ['TOKEN']='X'`), read across the line and
   // given to the first word that writes its value in place; words start in order, so one pointer.
   const programs = programValues(line);
@@ -2841,19 +2866,24 @@ function jsonWordSpans(
 }
 
 /**
- * The words of a command line that give a client's password (see `clientPasswords`), by index:
- * each command (between operators) read apart, and each line of data words (see `CommandWord`) apart.
+ * The words of `text` (a command line or a script) that give a client's password (see
+ * `clientPasswords`), by index: each command (between operators or line breaks) read apart, and
+ * each line of data words (see `CommandWord`) apart.
  */
-function wordPasswords(words: readonly CommandWord[]): Map<number, ClientPassword> {
+function wordPasswords(text: string, words: readonly CommandWord[]): Map<number, ClientPassword> {
   const found = new Map<number, ClientPassword>();
   const line = clientPasswords();
   const data = clientPasswords();
   let group: number | undefined;
+  let previous: CommandWord | undefined;
   words.forEach((word, index) => {
-    if (word.operator) {
-      line.reset();
-      return;
-    }
+    // A line break between two words ends a command as `;` does (r92b: in `a\nmysql -pX`, a
+    // script or a document's lines, `mysql` was read as `a`'s argument and `-pX` kept in clear).
+    // A backslash before it continues the line.
+    const gap = previous === undefined ? "" : text.slice(previous.end, word.start);
+    previous = word;
+    if (word.operator || /(?:^|[^\\])(?:\r?\n|\r)/.test(gap)) line.reset();
+    if (word.operator) return;
     if (!word.data) {
       const password = line.read(word.value);
       if (password !== undefined) found.set(index, password);

@@ -227,8 +227,8 @@ export function proseWithoutKeys(original: string): string | undefined {
     let start = match.index;
     let end = start + match[0].length;
     // A new line, or a `;`, `|` or `&&` (alone or ending the word before), ends the command.
-    if (/[\n;|]/.test(text.slice(Math.max(gap - 1, 0), start)) || /^(?:&&|\|\|?)$/.test(match[0]))
-      client = "";
+    const ends = /[\n;|]/.test(text.slice(Math.max(gap - 1, 0), start)) || /^(?:&&|\|\|?)$/.test(match[0]);
+    if (ends) client = "";
     gap = end;
     // A JSON object's braces are set aside too, but not the `}` that closes a `${VAR}` reference.
     while (start < end && (OPENERS.has(text[start] as string) || text[start] === "{")) start += 1;
@@ -245,8 +245,10 @@ export function proseWithoutKeys(original: string): string | undefined {
     if (link) start += link.index + 1;
     const word = text.slice(start, end);
     const safe = proseWord(word, last, before, client);
-    // A long flag's value (`--name mysql`, `--driver mysql`) names no client.
-    const value = /^--[A-Za-z][\w.-]*$/.test(last);
+    // A long flag's value (`--name mysql`, `--driver mysql`) names no client; a flag ending the
+    // command before (`srv --verbose` then `mysql -pX` on the next line) takes no value there
+    // (r92b: that `-pX` was kept in clear).
+    const value = !ends && /^--[A-Za-z][\w.-]*$/.test(last);
     if (!value && PASSWORD_P.test(word)) client = "mysql";
     else if (!value && word === "redis-cli") client = "redis";
     before = last;

@@ -6,6 +6,7 @@ import { exportSpec } from "./export-spec.js";
 import { findSpecSecrets, withoutArgSecrets, withoutSecrets } from "./find-spec-secrets.js";
 import { SPEC_TOKEN } from "./schema.js";
 import { eightAgainstOne } from "./test-support/linear-ratio.js";
+import { placedValue } from "./test-support/spec-cases.js";
 import type { AgentSpec } from "./types.js";
 
 // r91d. A whole YAML, `.env` or TOML document in one env variable or `extraBody` string had its
@@ -23,19 +24,6 @@ import type { AgentSpec } from "./types.js";
 
 const RUNS = Number(process.env.R91_SPEC_RUNS ?? 300);
 const SEED = process.env.R91_SPEC_SEED ? { seed: Number(process.env.R91_SPEC_SEED) } : {};
-
-/** `value` in an env variable and an `extraBody` string: what the export and findSpecSecrets say of it. */
-function placed(value: string) {
-  const spec: AgentSpec = {
-    spec: SPEC_TOKEN,
-    model: { extraBody: { config: value } },
-    bundle: { mcpServers: [{ name: "srv", command: "srv", env: { CONFIG: value } }] },
-  };
-  return {
-    flagged: findSpecSecrets(spec).map((hint) => hint.path),
-    exported: exportSpec(spec).model?.extraBody?.config,
-  };
-}
 
 describe("a document's credential in a block scalar, several words or a flow mapping is taken out", () => {
   it.each([
@@ -77,7 +65,7 @@ describe("a document's credential in a block scalar, several words or a flow map
     expect(withoutSecrets(value, "CONFIG")).toBe(hidden);
     // Read again, it comes back as it is.
     expect(withoutSecrets(hidden, "CONFIG")).toBe(hidden);
-    expect(placed(value)).toEqual({
+    expect(placedValue(value)).toEqual({
       flagged: ["model.extraBody.config", "bundle.mcpServers[0].env.CONFIG"],
       exported: hidden,
     });
@@ -117,7 +105,7 @@ describe("a document's credential in a block scalar, several words or a flow map
     "limits: {max_tokens: 800, tokens: [a, b]}",
   ])("keeps %j as written", (value) => {
     expect(withoutSecrets(value, "CONFIG")).toBe(value);
-    expect(placed(value)).toEqual({ flagged: [], exported: value });
+    expect(placedValue(value)).toEqual({ flagged: [], exported: value });
   });
 });
 
@@ -242,7 +230,7 @@ describe("random YAML, .env and TOML documents (property)", () => {
           // The plain lines around the secrets are kept as written.
           const prefix = before.join("\n");
           expect(shown.startsWith(windows ? prefix.replace(/\n/g, "\r\n") : prefix)).toBe(true);
-          expect(placed(value).flagged).toHaveLength(2);
+          expect(placedValue(value).flagged).toHaveLength(2);
         },
       ),
       { numRuns: RUNS, ...SEED },
@@ -258,7 +246,7 @@ describe("random YAML, .env and TOML documents (property)", () => {
         (lines, windows) => {
           const value = lines.join(windows ? "\r\n" : "\n");
           expect(withoutSecrets(value, "CONFIG")).toBe(value);
-          expect(placed(value).flagged).toEqual([]);
+          expect(placedValue(value).flagged).toEqual([]);
         },
       ),
       { numRuns: RUNS, ...SEED },

@@ -471,8 +471,10 @@ export const KEY_SHAPES: readonly RegExp[] = [
   // would rescan the run from each: quadratic on `"eyJ-".repeat(n)`).
   /(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*/,
   // An Authorization value: the scheme a word of its own (not the end of `gh-token`, `get_token`,
-  // `a.token`, `/token`), its value no flag (`get-token --password X` is a command, not a header).
-  /(?<![\w./-])(?:Bearer|Basic|Token)\s+(?!-)[A-Za-z0-9._~+/=-]{8,}/i,
+  // `a.token`, `/token`), its value no flag (`get-token --password X` is a command, not a header),
+  // and on the scheme's line (r92b: a line ending `…#token` and the next one `PORT=8080` were one
+  // key, the text after the scheme hidden, the next line with it).
+  /(?<![\w./-])(?:Bearer|Basic|Token)[ \t]+(?!-)[A-Za-z0-9._~+/=-]{8,}/i,
 ].map((shape) =>
   shape.source.startsWith(String.raw`\b`)
     ? new RegExp(KEY_START + shape.source.slice(2), shape.flags)

@@ -31,6 +31,22 @@ export const pasted = (line: string): AgentSpec => ({
   bundle: { mcpServers: [{ name: "srv", command: line }] },
 });
 
+/**
+ * `value` in an `extraBody` string and a bundled server's env variable (both under a name that tells
+ * nothing): the places `findSpecSecrets` flags, and the `extraBody` string the export writes.
+ */
+export function placedValue(value: string): { flagged: string[]; exported: unknown } {
+  const spec: AgentSpec = {
+    spec: SPEC_TOKEN,
+    model: { extraBody: { config: value } },
+    bundle: { mcpServers: [{ name: "srv", command: "srv", env: { CONFIG: value } }] },
+  };
+  return {
+    flagged: findSpecSecrets(spec).map((hint) => hint.path),
+    exported: exportSpec(spec).model?.extraBody?.config,
+  };
+}
+
 /** The args the export writes for `srv` given `args` (see `withArgs`). */
 export const exportedArgs = (args: string[]) => exportSpec(withArgs(args)).bundle?.mcpServers?.[0]?.args;
 
