@@ -22,6 +22,7 @@ import {
   resolveOptions,
   shownMs,
   shownUrl,
+  shut,
   timeoutOption,
   whenReady,
   within,
@@ -810,7 +811,10 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
     onSettled: () => settle(),
   });
   let droppedWhileAway = 0;
-  /** The claims on their way (`claimRun`): `close()` ends each with `RedisStoreError` (`closed`). */
+  /**
+   * The claims and reads on their way (`claimRun`, `readHistory`): `close()` ends each with
+   * `RedisStoreError` (`closed`).
+   */
   const claiming = new Set<() => void>();
   /**
    * What every `flushed()` asked meanwhile waits on: one promise until the queue is empty, however
@@ -1552,18 +1556,59 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
       checkRunId(runId, "readHistory");
       checkAfter(after, "readHistory");
       if (closed) throw afterClose("readHistory", "bus");
-      // Bounded: a Redis that keeps the connection and answers nothing rejects this after
-      // `connectTimeoutMs` (as one that is away rejects it at once), not never.
-      const entries = await within(
-        call<[string, string[]][]>(writer, ["XRANGE", keyOf(runId), `${after + 1}-0`, "+"]),
-        resolved.connectTimeoutMs,
-        () =>
-          new RedisStoreError(
-            "connect",
-            `readHistory: Redis at ${shownUrl(resolved.url)} did not answer within ${shownMs(resolved.connectTimeoutMs)} ` +
-              "(connectTimeoutMs). Check that the server is running and reachable.",
-          ),
-      );
+      // A read changes nothing, so one whose connection is away (reconnecting after a cut: Redis's
+      // `timeout`, a proxy, a failover) or drops under it waits for the connection and asks again,
+      // as `claimRun` does; it rejected at once with the client's bare "Socket closed unexpectedly"
+      // though Redis was there. Bounded: a Redis that stays away, or keeps the connection and
+      // answers nothing, rejects it after `connectTimeoutMs`, not never; `close()` ends it at once.
+      let onReady: () => void = () => {};
+      let givenUp = false;
+      const ask = async (): Promise<[string, string[]][]> => {
+        for (;;) {
+          if (!writer.isReady) {
+            await new Promise<void>((resolve) => {
+              onReady = resolve;
+              writer.once("ready", onReady);
+            });
+          }
+          if (givenUp) return [];
+          try {
+            return await call<[string, string[]][]>(writer, ["XRANGE", keyOf(runId), `${after + 1}-0`, "+"]);
+          } catch (error) {
+            // Redis's own answer (a key of another type, an ACL) is the read's answer.
+            if (givenUp || error instanceof ErrorReply) throw error;
+            await new Promise((resolve) => setTimeout(resolve, 25).unref());
+          }
+        }
+      };
+      let onClose: () => void = () => {};
+      const closedFirst = new Promise<never>((_, reject) => {
+        onClose = () =>
+          reject(
+            new RedisStoreError(
+              "closed",
+              `readHistory: the bus was closed before run ${shownRun(runId)} was read.`,
+            ),
+          );
+      });
+      claiming.add(onClose);
+      let entries: [string, string[]][];
+      try {
+        entries = await within(
+          Promise.race([ask(), closedFirst]),
+          resolved.connectTimeoutMs,
+          () =>
+            new RedisStoreError(
+              "connect",
+              `readHistory: Redis at ${shownUrl(resolved.url)} was away or did not answer within ` +
+                `${shownMs(resolved.connectTimeoutMs)} (connectTimeoutMs). Check that the server is running and reachable.`,
+            ),
+        );
+      } finally {
+        givenUp = true;
+        claiming.delete(onClose);
+        writer.off("ready", onReady);
+      }
       // An entry this package did not write is skipped, as a watcher skips it: the seqs show the gap.
       return entries.map(decode).filter((event) => event !== undefined);
     },
@@ -1648,8 +1693,8 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
     pending = [];
     sending = 0;
     settle();
-    subscriber.destroy();
-    writer.destroy();
+    shut(subscriber);
+    shut(writer);
   };
   return bus;
 }

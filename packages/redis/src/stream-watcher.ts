@@ -1,6 +1,6 @@
 import type { EventStream, EventsSettings, RunEvent, SequencedEvent, SignalLike } from "@loopwright/events";
 import { EventsError } from "@loopwright/events";
-import { call, type RedisConnection, refusedForGood, whenReady } from "./connection.js";
+import { call, type RedisConnection, refusedForGood, shut, whenReady } from "./connection.js";
 import { formatEventId } from "./event-id.js";
 import { onAbort } from "./on-abort.js";
 
@@ -338,7 +338,7 @@ export class StreamWatcher implements RedisEventStream {
     this.wantMore = undefined;
     wake?.();
     // destroy, not close: a blocked XREAD must end now, not when a new event arrives.
-    if (this.conn?.isOpen) this.conn.destroy();
+    if (this.conn?.isOpen) shut(this.conn);
   }
 
   private available(): number {
@@ -406,7 +406,7 @@ export class StreamWatcher implements RedisEventStream {
       this.conn = this.host.client();
       await this.conn.connect();
       if (this.closed) {
-        this.conn.destroy();
+        shut(this.conn);
         return;
       }
       this.conn.on("ready", () => {
@@ -432,7 +432,7 @@ export class StreamWatcher implements RedisEventStream {
       if (!this.closed) this.end();
     } finally {
       // Read to the end (or told to stop): the connection has nothing more to wait for.
-      if (this.conn?.isOpen) this.conn.destroy();
+      if (this.conn?.isOpen) shut(this.conn);
     }
   }
 

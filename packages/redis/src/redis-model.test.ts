@@ -1,0 +1,401 @@
+// The Redis bus across three processes and two tenants, against a model. Each "process" is its own
+// bus (its own connections) on one real redis-server; each tenant is its own prefix, and both
+// tenants use the same run ids. A random sequence of actions — emits by the run's owner, a run id
+// taken over by another process once its run is done (release, claim, first write clears the old
+// stream), claims that must be refused while another process holds the id, watchers joining at a
+// random seq on any process, `readHistory` from any process, `endRun` from any process, and every
+// ordinary connection cut by `CLIENT KILL` from an admin connection — is run against the buses and
+// against a model: per tenant, the in-memory bus of `@loopwright/events` (for what `emit` answers)
+// and the list of runs each id held. What every watcher reads must be what the in-memory bus would
+// have handed it (same events, same order, same seqs, no gap notice: nothing here loses events),
+// `readHistory` must be what Redis should hold, a claim must be refused exactly when another
+// process holds the id, nothing of one tenant may reach the other, and `close()` must leave no
+// connection open on the server.
+//
+// Where the README lets a real bus differ (an `endRun` travels by pub/sub; a watcher reads when it
+// gets to it), the property waits, bounded and never timed, for the change to arrive.
+//
+// R92_REDIS_RUNS sets how many cases, R92_REDIS_SEED replays one.
+
+import {
+  createBus,
+  type EventBus,
+  EventsError,
+  type RunEvent,
+  type SequencedEvent,
+} from "@loopwright/events";
+import { createClient } from "@redis/client";
+import fc from "fast-check";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { HAS_REDIS, RedisServer, SKIP_MESSAGE } from "../test/redis-server.js";
+import { createRedisBus, type RedisEventBus } from "./bus.js";
+import { RedisStoreError } from "./errors.js";
+
+if (!HAS_REDIS) console.warn(SKIP_MESSAGE);
+
+const RUNS = Number(process.env.R92_REDIS_RUNS ?? 12);
+const SEED = process.env.R92_REDIS_SEED === undefined ? undefined : Number(process.env.R92_REDIS_SEED);
+
+const PROCS = 3;
+const TENANTS = ["ta", "tb"] as const;
+const RUN_IDS = ["r0", "tenant/r1"] as const;
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Waits until `ready()` holds, looking every 10 ms, `rounds` looks at most; never an assertion on time. */
+async function until(ready: () => boolean, rounds = 500): Promise<void> {
+  for (let i = 0; i < rounds && !ready(); i++) await pause(10);
+}
+
+/** What a user sees of an event: its fields as JSON, key order aside. */
+const shown = (event: SequencedEvent): string =>
+  JSON.stringify(Object.fromEntries(Object.entries(event).sort(([x], [y]) => (x < y ? -1 : 1))));
+
+type Body =
+  | { kind: "output"; text: string }
+  | { kind: "turn"; step: number }
+  | { kind: "retract"; chars: number }
+  | { kind: "notice"; text: string };
+
+const bodyArb: fc.Arbitrary<Body> = fc.oneof(
+  fc.record({ kind: fc.constant("output" as const), text: fc.string({ maxLength: 5 }) }),
+  fc.record({ kind: fc.constant("turn" as const), step: fc.nat(9) }),
+  fc.record({ kind: fc.constant("retract" as const), chars: fc.nat(3) }),
+  fc.record({ kind: fc.constant("notice" as const), text: fc.string({ maxLength: 4 }) }),
+);
+
+type Action =
+  | { op: "emit"; t: number; run: number; proc: number; body: Body }
+  | { op: "done"; t: number; run: number }
+  | { op: "claim"; t: number; run: number; proc: number }
+  | { op: "watch"; t: number; run: number; proc: number; after: number }
+  | { op: "read"; t: number; run: number; proc: number; after: number }
+  | { op: "endRun"; t: number; run: number; proc: number }
+  | { op: "kill" };
+
+const t = fc.nat(TENANTS.length - 1);
+const run = fc.nat(RUN_IDS.length - 1);
+const proc = fc.nat(PROCS - 1);
+const actionArb: fc.Arbitrary<Action> = fc.oneof(
+  { weight: 8, arbitrary: fc.record({ op: fc.constant("emit" as const), t, run, proc, body: bodyArb }) },
+  { weight: 2, arbitrary: fc.record({ op: fc.constant("done" as const), t, run }) },
+  { weight: 2, arbitrary: fc.record({ op: fc.constant("claim" as const), t, run, proc }) },
+  {
+    weight: 3,
+    arbitrary: fc.record({ op: fc.constant("watch" as const), t, run, proc, after: fc.nat(100) }),
+  },
+  { weight: 2, arbitrary: fc.record({ op: fc.constant("read" as const), t, run, proc, after: fc.nat(100) }) },
+  { weight: 1, arbitrary: fc.record({ op: fc.constant("endRun" as const), t, run, proc }) },
+  { weight: 1, arbitrary: fc.constant({ op: "kill" as const }) },
+);
+
+/** One run an id held: what was emitted into it, who emits, and how it ended. */
+interface Gen {
+  events: SequencedEvent[];
+  owner: number | undefined;
+  ended: "done" | "endRun" | undefined;
+}
+
+/** Per tenant and run id: the run now under the id, and the one whose entries Redis holds. */
+interface Slot {
+  current: Gen;
+  /** The run whose stream is in Redis (`undefined`: none, deleted or never written). */
+  stored: Gen | undefined;
+}
+
+interface Watching {
+  label: string;
+  gen: Gen;
+  after: number;
+  seen: SequencedEvent[];
+  ended: boolean;
+  stop: AbortController;
+  finished: Promise<void>;
+}
+
+/** How many of `gen`'s events a watcher from `after` reads: those above it, to the `done`. */
+function owed(gen: Gen, after: number): SequencedEvent[] {
+  const done = gen.events.findIndex((e) => e.kind === "done");
+  return (done < 0 ? gen.events : gen.events.slice(0, done + 1)).filter((e) => e.seq > after);
+}
+
+const fresh = (): Gen => ({ events: [], owner: undefined, ended: undefined });
+
+describe.skipIf(!HAS_REDIS)("the Redis bus across three processes and two tenants, against a model", () => {
+  let server: RedisServer;
+  let admin: ReturnType<typeof createClient>;
+  let cases = 0;
+
+  beforeAll(async () => {
+    server = await RedisServer.start();
+    admin = createClient({ url: server.url, RESP: 2 });
+    await admin.connect();
+  });
+  afterAll(async () => {
+    await admin?.quit().catch(() => {});
+    await server?.kill();
+  });
+
+  /** Connections the server holds besides the admin one. */
+  const others = async (): Promise<string[]> =>
+    String(await admin.sendCommand(["CLIENT", "LIST"]))
+      .split("\n")
+      .filter((line) => line.trim() !== "")
+      .filter((line) => !/ cmd=client\|list /.test(line) && !/ cmd=client /.test(line));
+
+  it("watchers, reads, claims, takeovers, endRun and cut connections answer as the model", async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(actionArb, { minLength: 1, maxLength: 18 }), async (actions) => {
+        const round = cases++;
+        const errors: unknown[] = [];
+        const onError = (error: unknown) => errors.push(error);
+        let killed = false;
+        const buses: RedisEventBus[][] = [];
+        const mems: EventBus[] = [];
+        const slots: Slot[][] = [];
+        const watchers: Watching[] = [];
+        try {
+          for (let ti = 0; ti < TENANTS.length; ti++) {
+            const prefix = `m${round}${TENANTS[ti]}:`;
+            const row: RedisEventBus[] = [];
+            for (let p = 0; p < PROCS; p++)
+              row.push(await createRedisBus({ url: server.url, prefix, onError }));
+            buses.push(row);
+            mems.push(createBus());
+            slots.push(RUN_IDS.map(() => ({ current: fresh(), stored: undefined })));
+          }
+          const bus = (ti: number, p: number) => buses[ti]?.[p] as RedisEventBus;
+          const slotOf = (ti: number, ri: number) => slots[ti]?.[ri] as Slot;
+          const tag = (ti: number, body: Body): RunEvent =>
+            // Each event names its tenant, so one read through the other tenant's prefix shows.
+            (body.kind === "output" || body.kind === "notice"
+              ? { ...body, text: `${TENANTS[ti]}:${body.text}` }
+              : { ...body, text: TENANTS[ti] }) as RunEvent;
+
+          const flushAll = () => Promise.all(buses.flat().map((b) => b.flushed()));
+          /** Waits until every watcher of `gen` has read what it is owed of it. */
+          const caughtUp = (gen: Gen) =>
+            until(() =>
+              watchers.every((w) => w.gen !== gen || w.ended || w.seen.length >= owed(gen, w.after).length),
+            );
+
+          /**
+           * The run id taken by `p`, as the loop's runtime does it: release what it ran under the id
+           * (its own ended run), then claim. The watchers of the run it replaces have read it to its
+           * `done` first (a late reader of an old run is ended with a notice: README, "A run id used
+           * again"; not what this model is about).
+           */
+          const takeOver = async (ti: number, ri: number, p: number) => {
+            const slot = slotOf(ti, ri);
+            const id = RUN_IDS[ri] as string;
+            const old = slot.current;
+            await flushAll();
+            if (old.events.length > 0) {
+              await caughtUp(old);
+              await until(() => watchers.every((w) => w.gen !== old || w.ended));
+              for (const w of watchers)
+                if (w.gen === old) expect(w.ended, `${w.label} ended at the run's done`).toBe(true);
+              mems[ti]?.endRun(id);
+              bus(ti, p).releaseRun(id);
+              // Only the emitter's own stream is deleted by its release (README, `releaseRun`).
+              if (old.owner === p && slot.stored === old) slot.stored = undefined;
+            }
+            await bus(ti, p).flushed();
+            await bus(ti, p).claimRun(id);
+            // A watcher waiting on an id with no stream reads whichever run comes next: this one.
+            if (old.events.length === 0 && old.ended === undefined) old.owner = p;
+            else slot.current = { events: [], owner: p, ended: undefined };
+          };
+
+          const emit = (ti: number, ri: number, event: RunEvent) => {
+            const slot = slotOf(ti, ri);
+            const id = RUN_IDS[ri] as string;
+            const gen = slot.current;
+            const fromMem = mems[ti]?.emit(id, event) as SequencedEvent;
+            const fromRedis = bus(ti, gen.owner as number).emit(id, event);
+            expect(shown(fromRedis), `p${gen.owner}.emit(${id}) answers as in memory`).toBe(shown(fromMem));
+            gen.events.push(fromMem);
+            slot.stored = gen;
+            if (event.kind === "done") gen.ended = "done";
+          };
+
+          const perform = async (action: Action): Promise<void> => {
+            if (action.op === "kill") {
+              // Every ordinary connection (commands, watchers' blocked reads) cut, as a proxy or
+              // Redis's `timeout` would; the subscribers stay. Nothing emitted may be lost.
+              killed = true;
+              await admin.sendCommand(["CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes"]);
+              return;
+            }
+            const { t: ti, run: ri } = action;
+            const slot = slotOf(ti, ri);
+            const id = RUN_IDS[ri] as string;
+            switch (action.op) {
+              case "emit": {
+                const gen = slot.current;
+                if (gen.owner === undefined || gen.ended) await takeOver(ti, ri, action.proc);
+                emit(ti, ri, tag(ti, action.body));
+                break;
+              }
+              case "done": {
+                const gen = slot.current;
+                if (gen.owner === undefined || gen.ended) break;
+                emit(ti, ri, { kind: "done" });
+                break;
+              }
+              case "claim": {
+                const gen = slot.current;
+                await flushAll();
+                const held = gen.owner !== undefined && gen.owner !== action.proc && gen.ended === undefined;
+                if (held) {
+                  // Another process holds the id (claimed, or running): refused, naming the id.
+                  const refusal = await bus(ti, action.proc)
+                    .claimRun(id)
+                    .then(
+                      () => undefined,
+                      (error: unknown) => error,
+                    );
+                  expect(
+                    refusal,
+                    `p${action.proc}.claimRun(${id}) while p${gen.owner} holds it`,
+                  ).toBeInstanceOf(EventsError);
+                  expect((refusal as EventsError).code).toBe("invalid-run-id");
+                } else if (gen.owner === undefined || gen.ended) {
+                  await takeOver(ti, ri, action.proc);
+                }
+                break;
+              }
+              case "watch": {
+                await flushAll();
+                const gen = slot.stored ?? slot.current;
+                const top = gen.events.at(-1)?.seq ?? 0;
+                // At or past a `done` a watcher waits for the id's next run (README, "A run id used
+                // again"): resume before it, as a reader of that run would.
+                const doneAt = gen.events.find((e) => e.kind === "done")?.seq ?? top + 1;
+                const after = Math.min(Math.floor((action.after / 100) * top), doneAt - 1);
+                const stop = new AbortController();
+                const w: Watching = {
+                  label: `${TENANTS[ti]} p${action.proc}.watch(${id}, after ${after})`,
+                  gen,
+                  after,
+                  seen: [],
+                  ended: false,
+                  stop,
+                  finished: Promise.resolve(),
+                };
+                const stream = bus(ti, action.proc).watch(id, stop.signal, { after });
+                w.finished = (async () => {
+                  for await (const event of stream) w.seen.push(event);
+                  w.ended = true;
+                })();
+                watchers.push(w);
+                // It has read what is there before anything else happens, so what it reads is of
+                // the run it was started on.
+                await caughtUp(gen);
+                expect(w.seen.map(shown), `${w.label} reads what is there`).toEqual(
+                  owed(gen, after).map(shown),
+                );
+                break;
+              }
+              case "read": {
+                await flushAll();
+                const gen = slot.stored;
+                const top = gen?.events.at(-1)?.seq ?? 0;
+                const after = Math.floor((action.after / 100) * top);
+                const got = await bus(ti, action.proc).readHistory(id, after);
+                expect(got.map(shown), `${TENANTS[ti]} p${action.proc}.readHistory(${id}, ${after})`).toEqual(
+                  (gen?.events ?? []).filter((e) => e.seq > after).map(shown),
+                );
+                break;
+              }
+              case "endRun": {
+                const gen = slot.current;
+                await flushAll();
+                await caughtUp(gen);
+                if (slot.stored && slot.stored !== gen) await caughtUp(slot.stored);
+                // Every other process hears the end through pub/sub: a watcher of its own, started
+                // before, shows when it has (README, `endRun`).
+                const probes = Array.from({ length: PROCS }, (_, p) => p)
+                  .filter((p) => p !== action.proc)
+                  .map((p) => {
+                    const stop = new AbortController();
+                    const top = (slot.stored ?? gen).events.at(-1)?.seq ?? 0;
+                    const probe = { ended: false, stop, p };
+                    void (async () => {
+                      for await (const _ of bus(ti, p).watch(id, stop.signal, { after: top })) {
+                        // a probe past the top reads nothing of this run
+                      }
+                      probe.ended = true;
+                    })();
+                    return probe;
+                  });
+                // Give the probes their subscription before the announcement goes.
+                await pause(20);
+                mems[ti]?.endRun(id);
+                bus(ti, action.proc).endRun(id);
+                await bus(ti, action.proc).flushed();
+                const ending = [gen, slot.stored];
+                await until(
+                  () =>
+                    probes.every((probe) => probe.ended) &&
+                    watchers.every((w) => !ending.includes(w.gen) || w.ended),
+                );
+                for (const probe of probes) {
+                  probe.stop.abort();
+                  expect(probe.ended, `p${probe.p} heard ${TENANTS[ti]} endRun(${id})`).toBe(true);
+                }
+                if (gen.ended === undefined) gen.ended = "endRun";
+                slot.current = fresh();
+                slot.stored = undefined;
+                break;
+              }
+            }
+          };
+          for (const action of actions) {
+            const began = performance.now();
+            await perform(action);
+            if (process.env.R92_REDIS_TIMES) console.log(action.op, Math.round(performance.now() - began));
+          }
+
+          // Every run still open ends with `done`, so every watcher finishes.
+          for (let ti = 0; ti < TENANTS.length; ti++) {
+            for (let ri = 0; ri < RUN_IDS.length; ri++) {
+              const slot = slotOf(ti, ri);
+              if (!watchers.some((w) => !w.ended && w.gen === slot.current)) continue;
+              if (slot.current.owner === undefined) await takeOver(ti, ri, 0);
+              if (!slot.current.ended) emit(ti, ri, { kind: "done" });
+            }
+          }
+          await flushAll();
+          const guard = setTimeout(() => {
+            for (const w of watchers) w.stop.abort();
+          }, 15_000);
+          await Promise.all(watchers.map((w) => w.finished));
+          clearTimeout(guard);
+          for (const w of watchers) {
+            expect(w.seen.map(shown), w.label).toEqual(owed(w.gen, w.after).map(shown));
+          }
+          // Nothing is lost or refused; a cut connection is told as `connect`, nothing else.
+          const told = errors.map((e) => (e instanceof RedisStoreError ? e.code : String(e)));
+          expect(
+            told.filter((code) => code !== "connect" || !killed),
+            "onError",
+          ).toEqual([]);
+        } finally {
+          for (const w of watchers) w.stop.abort();
+          for (const mem of mems) mem.close();
+          await Promise.all(buses.flat().map((b) => b.close()));
+        }
+        // Nothing left open on the server once every bus is closed.
+        let left: string[] = [];
+        for (let i = 0; i < 200; i++) {
+          left = await others();
+          if (left.length === 0) break;
+          await pause(10);
+        }
+        expect(left, "connections left open after close()").toEqual([]);
+      }),
+      { numRuns: RUNS, ...(SEED === undefined ? {} : { seed: SEED }) },
+    );
+  }, 120_000);
+});

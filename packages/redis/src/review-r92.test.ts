@@ -1,0 +1,131 @@
+// Review r92: what the model test of the bus (redis-model.test.ts) found, pinned.
+
+import { createClient } from "@redis/client";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { HAS_REDIS, RedisServer, SKIP_MESSAGE } from "../test/redis-server.js";
+import { createRedisBus } from "./bus.js";
+import { createRedisCalibration } from "./calibration.js";
+import { createRedisCapabilityStore } from "./capabilities.js";
+import { RedisStoreError } from "./errors.js";
+import { createRedisRouteLatches } from "./route-latches.js";
+
+if (!HAS_REDIS) console.warn(SKIP_MESSAGE);
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Sockets this process holds open (the admin connection's among them). */
+const sockets = () => process.getActiveResourcesInfo().filter((kind) => kind === "TCPSocketWrap").length;
+
+describe.skipIf(!HAS_REDIS)("review r92", () => {
+  let server: RedisServer;
+  let admin: ReturnType<typeof createClient>;
+
+  beforeAll(async () => {
+    server = await RedisServer.start();
+    admin = createClient({ url: server.url, RESP: 2 });
+    await admin.connect();
+  });
+  afterAll(async () => {
+    await admin?.quit().catch(() => {});
+    await server?.kill();
+  });
+
+  /** The connections the server holds besides the admin one. */
+  const others = async (): Promise<number> =>
+    String(await admin.sendCommand(["CLIENT", "LIST"]))
+      .split("\n")
+      .filter((line) => line.trim() !== "" && !line.includes(" cmd=client|list ")).length;
+
+  /** Waits (bounded, never timed) for the server to hold nothing but the admin connection. */
+  const settled = async (): Promise<number> => {
+    let left = await others();
+    for (let look = 0; look < 100 && left > 0; look++) {
+      await pause(10);
+      left = await others();
+    }
+    return left;
+  };
+
+  const makers = {
+    bus: () => createRedisBus({ url: server.url, prefix: "r92bus:", onError: () => {} }),
+    "capability store": () =>
+      createRedisCapabilityStore({ url: server.url, prefix: "r92caps:", onError: () => {} }),
+    calibration: () => createRedisCalibration({ url: server.url, prefix: "r92cal:", onError: () => {} }),
+    "route latches": () =>
+      createRedisRouteLatches({ url: server.url, prefix: "r92routes:", onError: () => {} }),
+  };
+
+  // A connection cut (Redis's `timeout`, a proxy, a failover) and `close()` right after it: the
+  // client's reconnect was under way, and the socket it opened after the close stayed open for good,
+  // listed by the server and keeping the process alive (2 of 2 tries with a watcher left 2 sockets).
+  for (const [name, make] of Object.entries(makers)) {
+    it(`${name}: close() right after its connections were cut leaves no connection open`, async () => {
+      for (const type of Array.from({ length: 16 }, (_, i) => (i % 4 === 1 ? "pubsub" : "normal"))) {
+        // What an earlier case left is cut first, so each count starts from the admin connection.
+        await admin.sendCommand(["CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes"]);
+        await admin.sendCommand(["CLIENT", "KILL", "TYPE", "pubsub", "SKIPME", "yes"]);
+        await settled();
+        await pause(50);
+        const before = sockets();
+        const store = await make();
+        const stop = new AbortController();
+        const watching =
+          "watch" in store
+            ? (async () => {
+                for await (const _ of store.watch("run", stop.signal)) {
+                  // nothing is emitted: the watcher holds its blocked read
+                }
+              })()
+            : Promise.resolve();
+        await pause(30);
+        await admin.sendCommand(["CLIENT", "KILL", "TYPE", type, "SKIPME", "yes"]);
+        stop.abort();
+        await store.close();
+        await watching;
+        expect(await settled(), `${type} connections cut, then close(): connections left`).toBe(0);
+        for (let look = 0; look < 100 && sockets() > before; look++) await pause(10);
+        expect(sockets(), "sockets this process still holds").toBe(before);
+      }
+    });
+  }
+
+  // Redis is there, only the bus's command connection was cut (Redis's `timeout` on an idle
+  // connection, a proxy, a failover): `readHistory` right then rejected with the client's bare
+  // "Socket closed unexpectedly" (the model test's counterexample: kill, then read). A read changes
+  // nothing: it waits for the connection and asks again, within `connectTimeoutMs`.
+  it("readHistory right after the command connection was cut reads the run, not the client's error", async () => {
+    const bus = await createRedisBus({ url: server.url, prefix: "r92read:", onError: () => {} });
+    try {
+      bus.emit("run", { kind: "output", text: "kept" });
+      await bus.flushed();
+      for (let i = 0; i < 8; i++) {
+        await admin.sendCommand(["CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes"]);
+        const read = await bus.readHistory("run").then(
+          (events) => events.map((e) => e.seq),
+          (error: unknown) => `rejected: ${String(error)}`,
+        );
+        expect(read, `read ${i + 1} right after the cut`).toEqual([1]);
+      }
+    } finally {
+      await bus.close();
+    }
+  });
+
+  it("readHistory waiting on a silent Redis ends with RedisStoreError (closed) when close() comes, not the client's bare error", async () => {
+    const bus = await createRedisBus({ url: server.url, prefix: "r92read:", onError: () => {} });
+    server.pause();
+    try {
+      const read = bus.readHistory("run").then(
+        () => "read",
+        (error: unknown) => error,
+      );
+      await pause(30);
+      await bus.close();
+      const error = await read;
+      expect(error).toBeInstanceOf(RedisStoreError);
+      expect((error as RedisStoreError).code).toBe("closed");
+    } finally {
+      server.resume();
+    }
+  });
+});
