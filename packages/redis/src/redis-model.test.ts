@@ -145,7 +145,7 @@ describe.skipIf(!HAS_REDIS)("the Redis bus across three processes and two tenant
 
   it("watchers, reads, claims, takeovers, endRun and cut connections answer as the model", async () => {
     await fc.assert(
-      fc.asyncProperty(fc.array(actionArb, { minLength: 1, maxLength: 18 }), async (actions) => {
+      fc.asyncProperty(fc.array(actionArb, { minLength: 1, maxLength: 40 }), async (actions) => {
         const round = cases++;
         const errors: unknown[] = [];
         const onError = (error: unknown) => errors.push(error);
@@ -375,6 +375,10 @@ describe.skipIf(!HAS_REDIS)("the Redis bus across three processes and two tenant
           for (const w of watchers) {
             expect(w.seen.map(shown), w.label).toEqual(owed(w.gen, w.after).map(shown));
           }
+          if (process.env.R92_REDIS_TIMES)
+            console.log(
+              `case ${round}: ${actions.length} actions, ${watchers.length} watchers read ${watchers.reduce((n, w) => n + w.seen.length, 0)} events, killed ${killed}`,
+            );
           // Nothing is lost or refused; a cut connection is told as `connect`, nothing else.
           const told = errors.map((e) => (e instanceof RedisStoreError ? e.code : String(e)));
           expect(

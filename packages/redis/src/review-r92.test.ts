@@ -128,4 +128,34 @@ describe.skipIf(!HAS_REDIS)("review r92", () => {
       server.resume();
     }
   });
+
+  // A watcher waiting for a run to start, the run's first event written, and the watcher's
+  // connection cut as it looked at the stream's top: it ended at once, having read nothing, with
+  // "could not read run …'s events" (the model test's counterexample: watch, emit, kill; 9 of 12
+  // tries). README: "A lost connection is waited out and read past".
+  it("a watcher whose connection is cut as it subscribes waits it out and reads the run", async () => {
+    for (let i = 0; i < 8; i++) {
+      const bus = await createRedisBus({ url: server.url, prefix: `r92sub${i}:`, onError: () => {} });
+      const stop = new AbortController();
+      const seen: number[] = [];
+      const watching = (async () => {
+        for await (const event of bus.watch("run", stop.signal, { after: 0 })) seen.push(event.seq);
+      })();
+      try {
+        await bus.claimRun("run");
+        bus.emit("run", { kind: "output", text: "first" });
+        await bus.flushed();
+        await admin.sendCommand(["CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes"]);
+        bus.emit("run", { kind: "done" });
+        await bus.flushed();
+        const guard = setTimeout(() => stop.abort(), 10_000);
+        await watching;
+        clearTimeout(guard);
+        expect(seen, `try ${i + 1}: what the watcher read`).toEqual([1, 2]);
+      } finally {
+        stop.abort();
+        await bus.close();
+      }
+    }
+  });
 });
