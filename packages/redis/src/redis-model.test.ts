@@ -17,6 +17,7 @@
 //
 // R92_REDIS_RUNS sets how many cases, R92_REDIS_SEED replays one.
 
+import type { RouteLatches } from "@loopwright/client";
 import {
   createBus,
   type EventBus,
@@ -24,16 +25,19 @@ import {
   type RunEvent,
   type SequencedEvent,
 } from "@loopwright/events";
+import { createCalibration } from "@loopwright/ledger";
 import { createClient } from "@redis/client";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { HAS_REDIS, RedisServer, SKIP_MESSAGE } from "../test/redis-server.js";
 import { createRedisBus, type RedisEventBus } from "./bus.js";
 import { RedisStoreError } from "./errors.js";
+import { createRedisStores, type RedisStores } from "./stores.js";
 
 if (!HAS_REDIS) console.warn(SKIP_MESSAGE);
 
-const RUNS = Number(process.env.R92_REDIS_RUNS ?? 12);
+const RUNS = Number(process.env.R92_REDIS_RUNS ?? 40);
+const STORE_RUNS = Math.max(1, Math.ceil(RUNS / 2));
 const SEED = process.env.R92_REDIS_SEED === undefined ? undefined : Number(process.env.R92_REDIS_SEED);
 
 const PROCS = 3;
@@ -145,7 +149,7 @@ describe.skipIf(!HAS_REDIS)("the Redis bus across three processes and two tenant
 
   it("watchers, reads, claims, takeovers, endRun and cut connections answer as the model", async () => {
     await fc.assert(
-      fc.asyncProperty(fc.array(actionArb, { minLength: 1, maxLength: 40 }), async (actions) => {
+      fc.asyncProperty(fc.array(actionArb, { minLength: 1, maxLength: 40, size: "max" }), async (actions) => {
         const round = cases++;
         const errors: unknown[] = [];
         const onError = (error: unknown) => errors.push(error);
@@ -400,6 +404,209 @@ describe.skipIf(!HAS_REDIS)("the Redis bus across three processes and two tenant
         expect(left, "connections left open after close()").toEqual([]);
       }),
       { numRuns: RUNS, ...(SEED === undefined ? {} : { seed: SEED }) },
+    );
+  }, 120_000);
+
+  // -----------------------------------------------------------------------------------------------
+  // The stores: capability latches, calibration readings and window-route latches learned on any of
+  // three processes, per tenant prefix, with connections cut (commands or subscriptions) between.
+  // Model: per tenant, the set of refusals learned (a latch only closes; a forget opens the
+  // endpoint's), an in-memory calibration, and a pool's Map of route latches. Every process of the
+  // tenant must come to hold the model, the other tenant's processes never any of it, and a host
+  // started last reads it from Redis.
+
+  type StoreAction =
+    | { op: "latch"; t: number; proc: number; ep: number; field: "strictSchemas" | "usageInStream" }
+    | { op: "forget"; t: number; proc: number; ep: number }
+    | { op: "calibrate"; t: number; proc: number; ep: number; model: number; chars: number; tokens: number }
+    | { op: "route"; t: number; proc: number; ep: number; field: "neither" | "lmstudioGone" }
+    | { op: "kill"; type: "normal" | "pubsub" };
+
+  const ENDPOINTS = [
+    "http://127.0.0.1:9/v1",
+    "http://127.0.0.1:10/v1",
+    "http://u:pw@127.0.0.1:11/v1",
+  ] as const;
+  const MODELS = [undefined, "m1"] as const;
+  const ep = fc.nat(ENDPOINTS.length - 1);
+  const storeActionArb: fc.Arbitrary<StoreAction> = fc.oneof(
+    {
+      weight: 4,
+      arbitrary: fc.record({
+        op: fc.constant("latch" as const),
+        t,
+        proc,
+        ep,
+        field: fc.constantFrom("strictSchemas" as const, "usageInStream" as const),
+      }),
+    },
+    { weight: 1, arbitrary: fc.record({ op: fc.constant("forget" as const), t, proc, ep }) },
+    {
+      weight: 3,
+      arbitrary: fc.record({
+        op: fc.constant("calibrate" as const),
+        t,
+        proc,
+        ep,
+        model: fc.nat(MODELS.length - 1),
+        chars: fc.integer({ min: 8, max: 90 }),
+        tokens: fc.integer({ min: 1, max: 30 }),
+      }),
+    },
+    {
+      weight: 2,
+      arbitrary: fc.record({
+        op: fc.constant("route" as const),
+        t,
+        proc,
+        ep,
+        field: fc.constantFrom("neither" as const, "lmstudioGone" as const),
+      }),
+    },
+    {
+      weight: 1,
+      arbitrary: fc.record({
+        op: fc.constant("kill" as const),
+        type: fc.constantFrom("normal" as const, "pubsub" as const),
+      }),
+    },
+  );
+
+  it("capability latches, calibration and route latches across three processes and two tenants answer as the model", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(storeActionArb, { minLength: 1, maxLength: 20, size: "max" }),
+        async (actions) => {
+          const round = cases++;
+          const errors: unknown[] = [];
+          const onError = (error: unknown) => errors.push(error);
+          let killed = false;
+          const procs: RedisStores[][] = [];
+          const models = TENANTS.map(() => ({
+            latched: new Set<string>(),
+            calibration: createCalibration(),
+            routes: new Map<string, RouteLatches>(),
+          }));
+          const prefixOf = (ti: number) => `s${round}${TENANTS[ti]}:`;
+          try {
+            for (let ti = 0; ti < TENANTS.length; ti++) {
+              const row: RedisStores[] = [];
+              for (let p = 0; p < PROCS; p++)
+                row.push(await createRedisStores({ url: server.url, prefix: prefixOf(ti), onError }));
+              procs.push(row);
+            }
+            /** What a store holds, in the model's terms. */
+            const heldBy = (stores: RedisStores) => {
+              const latched = new Set<string>();
+              const divisors: number[] = [];
+              const routes: string[] = [];
+              for (let e = 0; e < ENDPOINTS.length; e++) {
+                const base = ENDPOINTS[e] as string;
+                const caps = stores.capabilities.capabilitiesFor(base, "key");
+                for (const field of ["strictSchemas", "usageInStream"] as const)
+                  if (!caps[field]) latched.add(`${e}.${field}`);
+                for (const model of MODELS) divisors.push(stores.calibration.charsPerTokenFor(base, model));
+                const route = stores.routeLatches.get(base);
+                routes.push(`${route?.neither === true}/${route?.lmstudioGone === true}`);
+              }
+              return JSON.stringify({ latched: [...latched].sort(), divisors, routes });
+            };
+            const wanted = (ti: number) => {
+              const model = models[ti] as (typeof models)[number];
+              const divisors: number[] = [];
+              const routes: string[] = [];
+              for (const base of ENDPOINTS) {
+                for (const m of MODELS) divisors.push(model.calibration.charsPerTokenFor(base, m));
+                const route = model.routes.get(base);
+                routes.push(`${route?.neither === true}/${route?.lmstudioGone === true}`);
+              }
+              return JSON.stringify({ latched: [...model.latched].sort(), divisors, routes });
+            };
+            const converged = () =>
+              procs.every((row, ti) => row.every((stores) => heldBy(stores) === wanted(ti)));
+
+            for (const action of actions) {
+              if (action.op === "kill") {
+                killed = true;
+                await admin.sendCommand(["CLIENT", "KILL", "TYPE", action.type, "SKIPME", "yes"]);
+                continue;
+              }
+              const stores = procs[action.t]?.[action.proc] as RedisStores;
+              const model = models[action.t] as (typeof models)[number];
+              const base = ENDPOINTS[action.ep] as string;
+              switch (action.op) {
+                case "latch":
+                  stores.capabilities.capabilitiesFor(base, "key")[action.field] = false;
+                  model.latched.add(`${action.ep}.${action.field}`);
+                  break;
+                case "forget":
+                  stores.capabilities.forget(base, "key");
+                  stores.calibration.forget(base);
+                  model.calibration.forget(base);
+                  for (const field of ["strictSchemas", "usageInStream"])
+                    model.latched.delete(`${action.ep}.${field}`);
+                  break;
+                case "calibrate": {
+                  const m = MODELS[action.model];
+                  const body = { messages: [{ role: "user" as const, content: "x".repeat(action.chars) }] };
+                  const fromMem = model.calibration.calibrate(base, m, body, action.tokens);
+                  expect(
+                    stores.calibration.calibrate(base, m, body, action.tokens),
+                    `calibrate ${JSON.stringify(action)}`,
+                  ).toBe(fromMem);
+                  break;
+                }
+                case "route": {
+                  for (const map of [model.routes, stores.routeLatches] as const) {
+                    let state = map.get(base);
+                    if (!state) {
+                      state = { neither: false, lmstudioGone: false, lmstudioMissUntil: 0 };
+                      map.set(base, state);
+                    }
+                    state[action.field] = true;
+                  }
+                  break;
+                }
+              }
+              // Shared now (sync), heard everywhere (pub/sub, or the reload after a cut subscription).
+              await stores.capabilities.sync().catch(() => {});
+              await until(converged);
+              for (let ti = 0; ti < TENANTS.length; ti++)
+                for (let p = 0; p < PROCS; p++)
+                  expect(
+                    heldBy(procs[ti]?.[p] as RedisStores),
+                    `${TENANTS[ti]} p${p} after ${JSON.stringify(action)}`,
+                  ).toBe(wanted(ti));
+              // "A latch of the forget's own millisecond goes with it" (README): the next request comes later.
+              if (action.op === "forget") await pause(2);
+            }
+            // A host started now reads the same from Redis, for its tenant only.
+            for (let ti = 0; ti < TENANTS.length; ti++) {
+              const late = await createRedisStores({ url: server.url, prefix: prefixOf(ti), onError });
+              try {
+                expect(heldBy(late), `a host of ${TENANTS[ti]} started last`).toBe(wanted(ti));
+              } finally {
+                await late.close();
+              }
+            }
+            const told = errors.map((e) => (e instanceof RedisStoreError ? e.code : String(e)));
+            expect(
+              told.filter((code) => code !== "connect" || !killed),
+              "onError",
+            ).toEqual([]);
+          } finally {
+            await Promise.all(procs.flat().map((stores) => stores.close()));
+          }
+          let left: string[] = [];
+          for (let i = 0; i < 200; i++) {
+            left = await others();
+            if (left.length === 0) break;
+            await pause(10);
+          }
+          expect(left, "connections left open after close()").toEqual([]);
+        },
+      ),
+      { numRuns: STORE_RUNS, ...(SEED === undefined ? {} : { seed: SEED }) },
     );
   }, 120_000);
 });
