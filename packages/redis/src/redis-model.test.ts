@@ -32,11 +32,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { HAS_REDIS, RedisServer, SKIP_MESSAGE } from "../test/redis-server.js";
 import { createRedisBus, type RedisEventBus } from "./bus.js";
 import { RedisStoreError } from "./errors.js";
+import { marksKnown } from "./forgets.js";
 import { createRedisStores, type RedisStores } from "./stores.js";
 
 if (!HAS_REDIS) console.warn(SKIP_MESSAGE);
 
-const RUNS = Number(process.env.R92_REDIS_RUNS ?? 40);
+const RUNS = Number(process.env.R92_REDIS_RUNS ?? 30);
 const STORE_RUNS = Math.max(1, Math.ceil(RUNS / 2));
 const SEED = process.env.R92_REDIS_SEED === undefined ? undefined : Number(process.env.R92_REDIS_SEED);
 
@@ -539,13 +540,29 @@ describe.skipIf(!HAS_REDIS)("the Redis bus across three processes and two tenant
                   stores.capabilities.capabilitiesFor(base, "key")[action.field] = false;
                   model.latched.add(`${action.ep}.${action.field}`);
                   break;
-                case "forget":
+                case "forget": {
+                  // Every other process of the tenant has heard the forget once it knows one mark
+                  // more: until then a reading or latch of the endpoint sent by another process may
+                  // reach Redis before the forget, which then deletes it (README, "A forget or reset
+                  // racing another instance's latch"), so the next action waits for it.
+                  const marks = () =>
+                    (procs[action.t] ?? [])
+                      .filter((other) => other !== stores)
+                      .flatMap((other) => [
+                        marksKnown(other.capabilities) ?? 0,
+                        marksKnown(other.calibration) ?? 0,
+                      ]);
+                  const before = marks();
                   stores.capabilities.forget(base, "key");
                   stores.calibration.forget(base);
                   model.calibration.forget(base);
                   for (const field of ["strictSchemas", "usageInStream"])
                     model.latched.delete(`${action.ep}.${field}`);
+                  const heard = () => marks().every((known, i) => known > (before[i] ?? 0));
+                  await until(heard);
+                  expect(heard(), `every process heard ${JSON.stringify(action)}`).toBe(true);
                   break;
+                }
                 case "calibrate": {
                   const m = MODELS[action.model];
                   const body = { messages: [{ role: "user" as const, content: "x".repeat(action.chars) }] };
