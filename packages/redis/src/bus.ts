@@ -171,10 +171,11 @@ export interface RedisEventBus extends EventBus {
    * The run's events after seq `after` (default 0) as Redis holds them now, from any instance. An
    * entry this package did not write (not JSON, no `kind`, a `seq` not its entry id's) is skipped, as a watcher skips
    * it; the seqs show the gap. Never throws for what another process wrote into the stream; rejects
-   * with `EventsError` (`invalid-event`) for an `after` that is not a whole number from 0, and with
-   * the client's error (Redis away) or `RedisStoreError` (`connect`: Redis took the request and did
-   * not answer within `connectTimeoutMs`) when Redis cannot be read; `RedisStoreError` (`closed`)
-   * after `close()`.
+   * with `EventsError` (`invalid-event`) for an `after` that is not a whole number from 0, with
+   * Redis's own refusal (a key of another type, an ACL), and with `RedisStoreError` (`connect`) when
+   * Redis stayed away, or did not answer, for `connectTimeoutMs` (a connection away or lost under the
+   * read is waited for, and the read asked again, within that time); `RedisStoreError` (`closed`)
+   * after `close()`, or when `close()` comes while it waits.
    */
   readHistory(runId: string, after?: number): Promise<SequencedEvent[]>;
   /** Resolves once every event emitted so far is written to Redis (or was dropped; see `onError`). */
