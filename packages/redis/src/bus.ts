@@ -818,6 +818,36 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
    */
   const claiming = new Set<() => void>();
   /**
+   * `wait()` resolves once the command connection is ready (at once when it is); `stop()` takes off
+   * the listener a wait left on it when its caller gives up.
+   */
+  const writerReady = (): { wait: () => Promise<void>; stop: () => void } => {
+    let onReady: () => void = () => {};
+    return {
+      wait: () =>
+        writer.isReady
+          ? Promise.resolve()
+          : new Promise<void>((resolve) => {
+              onReady = resolve;
+              writer.once("ready", onReady);
+            }),
+      stop: () => writer.off("ready", onReady),
+    };
+  };
+  /**
+   * For a call that waits on Redis (`claimRun`, `readHistory`): `closedFirst` rejects with
+   * `RedisStoreError` (`closed`), saying `message`, when `close()` comes first; `done()` once the
+   * call settled.
+   */
+  const endedByClose = (message: string): { closedFirst: Promise<never>; done: () => void } => {
+    let onClose: () => void = () => {};
+    const closedFirst = new Promise<never>((_, reject) => {
+      onClose = () => reject(new RedisStoreError("closed", message));
+    });
+    claiming.add(onClose);
+    return { closedFirst, done: () => claiming.delete(onClose) };
+  };
+  /**
    * What every `flushed()` asked meanwhile waits on: one promise until the queue is empty, however
    * often it is asked (a host asking per request while Redis is away held one resolver per call).
    */
@@ -1348,16 +1378,11 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
       // While the connection is away (reconnecting), or drops under the claim, the claim waits for it
       // and asks again, within the same bound: the script is the same for the same mark, so a claim
       // asked twice (the first answer lost) is one claim.
-      let onReady: () => void = () => {};
+      const ready = writerReady();
       let givenUp = false;
       const ask = async (): Promise<string> => {
         for (;;) {
-          if (!writer.isReady) {
-            await new Promise<void>((resolve) => {
-              onReady = resolve;
-              writer.once("ready", onReady);
-            });
-          }
+          await ready.wait();
           // An `endRun` of this id still owed (the runtime ends a finished run before starting the
           // id again) reaches Redis first: the claim reads the stream after it, not the old run's.
           if (ends.has(runId)) await ends.flush();
@@ -1389,21 +1414,11 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
       let answer: string;
       // `close()` ends the claim at once (Redis away, it would wait out `connectTimeoutMs`, holding
       // the process up that long after its bus closed).
-      let onClose: () => void = () => {};
-      const closedFirst = new Promise<never>((_, reject) => {
-        onClose = () =>
-          reject(
-            new RedisStoreError(
-              "closed",
-              `claimRun: the bus was closed before run ${shownRun(runId)} was claimed.`,
-            ),
-          );
-      });
-      claiming.add(onClose);
+      const closing = endedByClose(`claimRun: the bus was closed before run ${shownRun(runId)} was claimed.`);
       try {
         answer = await untilAborted(
           within(
-            Promise.race([ask(), closedFirst]),
+            Promise.race([ask(), closing.closedFirst]),
             resolved.connectTimeoutMs,
             () =>
               new RedisStoreError(
@@ -1420,8 +1435,8 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
         throw error;
       } finally {
         givenUp = true;
-        claiming.delete(onClose);
-        writer.off("ready", onReady);
+        closing.done();
+        ready.stop();
       }
       if (answer === "ok") return;
       letGo();
@@ -1562,16 +1577,11 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
       // as `claimRun` does; it rejected at once with the client's bare "Socket closed unexpectedly"
       // though Redis was there. Bounded: a Redis that stays away, or keeps the connection and
       // answers nothing, rejects it after `connectTimeoutMs`, not never; `close()` ends it at once.
-      let onReady: () => void = () => {};
+      const ready = writerReady();
       let givenUp = false;
       const ask = async (): Promise<[string, string[]][]> => {
         for (;;) {
-          if (!writer.isReady) {
-            await new Promise<void>((resolve) => {
-              onReady = resolve;
-              writer.once("ready", onReady);
-            });
-          }
+          await ready.wait();
           if (givenUp) return [];
           try {
             return await call<[string, string[]][]>(writer, ["XRANGE", keyOf(runId), `${after + 1}-0`, "+"]);
@@ -1582,21 +1592,11 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
           }
         }
       };
-      let onClose: () => void = () => {};
-      const closedFirst = new Promise<never>((_, reject) => {
-        onClose = () =>
-          reject(
-            new RedisStoreError(
-              "closed",
-              `readHistory: the bus was closed before run ${shownRun(runId)} was read.`,
-            ),
-          );
-      });
-      claiming.add(onClose);
+      const closing = endedByClose(`readHistory: the bus was closed before run ${shownRun(runId)} was read.`);
       let entries: [string, string[]][];
       try {
         entries = await within(
-          Promise.race([ask(), closedFirst]),
+          Promise.race([ask(), closing.closedFirst]),
           resolved.connectTimeoutMs,
           () =>
             new RedisStoreError(
@@ -1607,8 +1607,8 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
         );
       } finally {
         givenUp = true;
-        claiming.delete(onClose);
-        writer.off("ready", onReady);
+        closing.done();
+        ready.stop();
       }
       // An entry this package did not write is skipped, as a watcher skips it: the seqs show the gap.
       return entries.map(decode).filter((event) => event !== undefined);

@@ -26,10 +26,10 @@ import {
   type SequencedEvent,
 } from "@loopwright/events";
 import { createCalibration } from "@loopwright/ledger";
-import { createClient } from "@redis/client";
 import fc from "fast-check";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { HAS_REDIS, RedisServer, SKIP_MESSAGE } from "../test/redis-server.js";
+import { describe, expect, it } from "vitest";
+import { serverWithAdmin } from "../test/admin.js";
+import { HAS_REDIS, SKIP_MESSAGE } from "../test/redis-server.js";
 import { createRedisBus, type RedisEventBus } from "./bus.js";
 import { RedisStoreError } from "./errors.js";
 import { marksKnown } from "./forgets.js";
@@ -127,26 +127,19 @@ function owed(gen: Gen, after: number): SequencedEvent[] {
 const fresh = (): Gen => ({ events: [], owner: undefined, ended: undefined });
 
 describe.skipIf(!HAS_REDIS)("the Redis bus across three processes and two tenants, against a model", () => {
-  let server: RedisServer;
-  let admin: ReturnType<typeof createClient>;
+  const redis = serverWithAdmin();
   let cases = 0;
 
-  beforeAll(async () => {
-    server = await RedisServer.start();
-    admin = createClient({ url: server.url, RESP: 2 });
-    await admin.connect();
-  });
-  afterAll(async () => {
-    await admin?.quit().catch(() => {});
-    await server?.kill();
-  });
+  /** Nothing left open on the server once every store is closed. */
+  const nothingLeft = async (): Promise<void> => {
+    expect(await redis.settled(), "connections left open after close()").toEqual([]);
+  };
 
-  /** Connections the server holds besides the admin one. */
-  const others = async (): Promise<string[]> =>
-    String(await admin.sendCommand(["CLIENT", "LIST"]))
-      .split("\n")
-      .filter((line) => line.trim() !== "")
-      .filter((line) => !/ cmd=client\|list /.test(line) && !/ cmd=client /.test(line));
+  /** What `onError` was told that it should not have been: a cut connection is told as `connect`. */
+  const untold = (errors: unknown[], killed: boolean): string[] =>
+    errors
+      .map((e) => (e instanceof RedisStoreError ? e.code : String(e)))
+      .filter((code) => code !== "connect" || !killed);
 
   it("watchers, reads, claims, takeovers, endRun and cut connections answer as the model", async () => {
     await fc.assert(
@@ -164,7 +157,7 @@ describe.skipIf(!HAS_REDIS)("the Redis bus across three processes and two tenant
             const prefix = `m${round}${TENANTS[ti]}:`;
             const row: RedisEventBus[] = [];
             for (let p = 0; p < PROCS; p++)
-              row.push(await createRedisBus({ url: server.url, prefix, onError }));
+              row.push(await createRedisBus({ url: redis.server.url, prefix, onError }));
             buses.push(row);
             mems.push(createBus());
             slots.push(RUN_IDS.map(() => ({ current: fresh(), stored: undefined })));
@@ -233,7 +226,7 @@ describe.skipIf(!HAS_REDIS)("the Redis bus across three processes and two tenant
               // Every ordinary connection (commands, watchers' blocked reads) cut, as a proxy or
               // Redis's `timeout` would; the subscribers stay. Nothing emitted may be lost.
               killed = true;
-              await admin.sendCommand(["CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes"]);
+              await redis.cut("normal");
               return;
             }
             const { t: ti, run: ri } = action;
@@ -389,24 +382,13 @@ describe.skipIf(!HAS_REDIS)("the Redis bus across three processes and two tenant
               `case ${round}: ${actions.length} actions, ${watchers.length} watchers read ${watchers.reduce((n, w) => n + w.seen.length, 0)} events, killed ${killed}`,
             );
           // Nothing is lost or refused; a cut connection is told as `connect`, nothing else.
-          const told = errors.map((e) => (e instanceof RedisStoreError ? e.code : String(e)));
-          expect(
-            told.filter((code) => code !== "connect" || !killed),
-            "onError",
-          ).toEqual([]);
+          expect(untold(errors, killed), "onError").toEqual([]);
         } finally {
           for (const w of watchers) w.stop.abort();
           for (const mem of mems) mem.close();
           await Promise.all(buses.flat().map((b) => b.close()));
         }
-        // Nothing left open on the server once every bus is closed.
-        let left: string[] = [];
-        for (let i = 0; i < 200; i++) {
-          left = await others();
-          if (left.length === 0) break;
-          await pause(10);
-        }
-        expect(left, "connections left open after close()").toEqual([]);
+        await nothingLeft();
       }),
       { numRuns: RUNS, ...(SEED === undefined ? {} : { seed: SEED }) },
     );
@@ -497,7 +479,7 @@ describe.skipIf(!HAS_REDIS)("the Redis bus across three processes and two tenant
             for (let ti = 0; ti < TENANTS.length; ti++) {
               const row: RedisStores[] = [];
               for (let p = 0; p < PROCS; p++)
-                row.push(await createRedisStores({ url: server.url, prefix: prefixOf(ti), onError }));
+                row.push(await createRedisStores({ url: redis.server.url, prefix: prefixOf(ti), onError }));
               procs.push(row);
             }
             /** What a store holds, in the model's terms. */
@@ -533,7 +515,7 @@ describe.skipIf(!HAS_REDIS)("the Redis bus across three processes and two tenant
             for (const action of actions) {
               if (action.op === "kill") {
                 killed = true;
-                await admin.sendCommand(["CLIENT", "KILL", "TYPE", action.type, "SKIPME", "yes"]);
+                await redis.cut(action.type);
                 continue;
               }
               const stores = procs[action.t]?.[action.proc] as RedisStores;
@@ -603,28 +585,18 @@ describe.skipIf(!HAS_REDIS)("the Redis bus across three processes and two tenant
             }
             // A host started now reads the same from Redis, for its tenant only.
             for (let ti = 0; ti < TENANTS.length; ti++) {
-              const late = await createRedisStores({ url: server.url, prefix: prefixOf(ti), onError });
+              const late = await createRedisStores({ url: redis.server.url, prefix: prefixOf(ti), onError });
               try {
                 expect(heldBy(late), `a host of ${TENANTS[ti]} started last`).toBe(wanted(ti));
               } finally {
                 await late.close();
               }
             }
-            const told = errors.map((e) => (e instanceof RedisStoreError ? e.code : String(e)));
-            expect(
-              told.filter((code) => code !== "connect" || !killed),
-              "onError",
-            ).toEqual([]);
+            expect(untold(errors, killed), "onError").toEqual([]);
           } finally {
             await Promise.all(procs.flat().map((stores) => stores.close()));
           }
-          let left: string[] = [];
-          for (let i = 0; i < 200; i++) {
-            left = await others();
-            if (left.length === 0) break;
-            await pause(10);
-          }
-          expect(left, "connections left open after close()").toEqual([]);
+          await nothingLeft();
         },
       ),
       { numRuns: STORE_RUNS, ...(SEED === undefined ? {} : { seed: SEED }) },

@@ -1,8 +1,8 @@
 // Review r92: what the model test of the bus (redis-model.test.ts) found, pinned.
 
-import { createClient } from "@redis/client";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { HAS_REDIS, RedisServer, SKIP_MESSAGE } from "../test/redis-server.js";
+import { describe, expect, it } from "vitest";
+import { serverWithAdmin } from "../test/admin.js";
+import { HAS_REDIS, SKIP_MESSAGE } from "../test/redis-server.js";
 import { createRedisBus } from "./bus.js";
 import { createRedisCalibration } from "./calibration.js";
 import { createRedisCapabilityStore } from "./capabilities.js";
@@ -17,42 +17,17 @@ const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const sockets = () => process.getActiveResourcesInfo().filter((kind) => kind === "TCPSocketWrap").length;
 
 describe.skipIf(!HAS_REDIS)("review r92", () => {
-  let server: RedisServer;
-  let admin: ReturnType<typeof createClient>;
-
-  beforeAll(async () => {
-    server = await RedisServer.start();
-    admin = createClient({ url: server.url, RESP: 2 });
-    await admin.connect();
-  });
-  afterAll(async () => {
-    await admin?.quit().catch(() => {});
-    await server?.kill();
-  });
-
-  /** The connections the server holds besides the admin one. */
-  const others = async (): Promise<number> =>
-    String(await admin.sendCommand(["CLIENT", "LIST"]))
-      .split("\n")
-      .filter((line) => line.trim() !== "" && !line.includes(" cmd=client|list ")).length;
-
-  /** Waits (bounded, never timed) for the server to hold nothing but the admin connection. */
-  const settled = async (): Promise<number> => {
-    let left = await others();
-    for (let look = 0; look < 100 && left > 0; look++) {
-      await pause(10);
-      left = await others();
-    }
-    return left;
-  };
+  const redis = serverWithAdmin();
+  const settled = async (): Promise<number> => (await redis.settled()).length;
 
   const makers = {
-    bus: () => createRedisBus({ url: server.url, prefix: "r92bus:", onError: () => {} }),
+    bus: () => createRedisBus({ url: redis.server.url, prefix: "r92bus:", onError: () => {} }),
     "capability store": () =>
-      createRedisCapabilityStore({ url: server.url, prefix: "r92caps:", onError: () => {} }),
-    calibration: () => createRedisCalibration({ url: server.url, prefix: "r92cal:", onError: () => {} }),
+      createRedisCapabilityStore({ url: redis.server.url, prefix: "r92caps:", onError: () => {} }),
+    calibration: () =>
+      createRedisCalibration({ url: redis.server.url, prefix: "r92cal:", onError: () => {} }),
     "route latches": () =>
-      createRedisRouteLatches({ url: server.url, prefix: "r92routes:", onError: () => {} }),
+      createRedisRouteLatches({ url: redis.server.url, prefix: "r92routes:", onError: () => {} }),
   };
 
   // A connection cut (Redis's `timeout`, a proxy, a failover) and `close()` right after it: the
@@ -62,8 +37,8 @@ describe.skipIf(!HAS_REDIS)("review r92", () => {
     it(`${name}: close() right after its connections were cut leaves no connection open`, async () => {
       for (const type of Array.from({ length: 16 }, (_, i) => (i % 4 === 1 ? "pubsub" : "normal"))) {
         // What an earlier case left is cut first, so each count starts from the admin connection.
-        await admin.sendCommand(["CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes"]);
-        await admin.sendCommand(["CLIENT", "KILL", "TYPE", "pubsub", "SKIPME", "yes"]);
+        await redis.cut("normal");
+        await redis.cut("pubsub");
         await settled();
         await pause(50);
         const before = sockets();
@@ -78,7 +53,7 @@ describe.skipIf(!HAS_REDIS)("review r92", () => {
               })()
             : Promise.resolve();
         await pause(30);
-        await admin.sendCommand(["CLIENT", "KILL", "TYPE", type, "SKIPME", "yes"]);
+        await redis.cut(type);
         stop.abort();
         await store.close();
         await watching;
@@ -94,12 +69,12 @@ describe.skipIf(!HAS_REDIS)("review r92", () => {
   // "Socket closed unexpectedly" (the model test's counterexample: kill, then read). A read changes
   // nothing: it waits for the connection and asks again, within `connectTimeoutMs`.
   it("readHistory right after the command connection was cut reads the run, not the client's error", async () => {
-    const bus = await createRedisBus({ url: server.url, prefix: "r92read:", onError: () => {} });
+    const bus = await createRedisBus({ url: redis.server.url, prefix: "r92read:", onError: () => {} });
     try {
       bus.emit("run", { kind: "output", text: "kept" });
       await bus.flushed();
       for (let i = 0; i < 8; i++) {
-        await admin.sendCommand(["CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes"]);
+        await redis.cut("normal");
         const read = await bus.readHistory("run").then(
           (events) => events.map((e) => e.seq),
           (error: unknown) => `rejected: ${String(error)}`,
@@ -112,8 +87,8 @@ describe.skipIf(!HAS_REDIS)("review r92", () => {
   });
 
   it("readHistory waiting on a silent Redis ends with RedisStoreError (closed) when close() comes, not the client's bare error", async () => {
-    const bus = await createRedisBus({ url: server.url, prefix: "r92read:", onError: () => {} });
-    server.pause();
+    const bus = await createRedisBus({ url: redis.server.url, prefix: "r92read:", onError: () => {} });
+    redis.server.pause();
     try {
       const read = bus.readHistory("run").then(
         () => "read",
@@ -125,7 +100,7 @@ describe.skipIf(!HAS_REDIS)("review r92", () => {
       expect(error).toBeInstanceOf(RedisStoreError);
       expect((error as RedisStoreError).code).toBe("closed");
     } finally {
-      server.resume();
+      redis.server.resume();
     }
   });
 
@@ -135,7 +110,7 @@ describe.skipIf(!HAS_REDIS)("review r92", () => {
   // tries). README: "A lost connection is waited out and read past".
   it("a watcher whose connection is cut as it subscribes waits it out and reads the run", async () => {
     for (let i = 0; i < 8; i++) {
-      const bus = await createRedisBus({ url: server.url, prefix: `r92sub${i}:`, onError: () => {} });
+      const bus = await createRedisBus({ url: redis.server.url, prefix: `r92sub${i}:`, onError: () => {} });
       const stop = new AbortController();
       const seen: number[] = [];
       const watching = (async () => {
@@ -145,7 +120,7 @@ describe.skipIf(!HAS_REDIS)("review r92", () => {
         await bus.claimRun("run");
         bus.emit("run", { kind: "output", text: "first" });
         await bus.flushed();
-        await admin.sendCommand(["CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes"]);
+        await redis.cut("normal");
         bus.emit("run", { kind: "done" });
         await bus.flushed();
         const guard = setTimeout(() => stop.abort(), 10_000);
@@ -166,12 +141,12 @@ describe.skipIf(!HAS_REDIS)("review r92", () => {
   // is back.
   it("a calibration reading taken while the command connection is coming back reaches every instance", async () => {
     const prefix = "r92cal-cut:";
-    const a = await createRedisCalibration({ url: server.url, prefix, onError: () => {} });
-    const b = await createRedisCalibration({ url: server.url, prefix, onError: () => {} });
+    const a = await createRedisCalibration({ url: redis.server.url, prefix, onError: () => {} });
+    const b = await createRedisCalibration({ url: redis.server.url, prefix, onError: () => {} });
     const endpoint = "http://127.0.0.1:9/v1";
     const body = { messages: [{ role: "user" as const, content: "x".repeat(8) }] };
     try {
-      await admin.sendCommand(["CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes"]);
+      await redis.cut("normal");
       expect(a.calibrate(endpoint, "m", body, 3)).toBeCloseTo(8 / 3);
       for (
         let look = 0;
@@ -180,7 +155,7 @@ describe.skipIf(!HAS_REDIS)("review r92", () => {
       )
         await pause(10);
       expect(b.charsPerTokenFor(endpoint, "m"), "the other instance").toBeCloseTo(8 / 3);
-      const late = await createRedisCalibration({ url: server.url, prefix, onError: () => {} });
+      const late = await createRedisCalibration({ url: redis.server.url, prefix, onError: () => {} });
       try {
         expect(late.charsPerTokenFor(endpoint, "m"), "a host started after").toBeCloseTo(8 / 3);
       } finally {
