@@ -22,6 +22,7 @@ import {
   resolveOptions,
   shownMs,
   shownUrl,
+  shut,
   timeoutOption,
   whenReady,
   within,
@@ -170,10 +171,11 @@ export interface RedisEventBus extends EventBus {
    * The run's events after seq `after` (default 0) as Redis holds them now, from any instance. An
    * entry this package did not write (not JSON, no `kind`, a `seq` not its entry id's) is skipped, as a watcher skips
    * it; the seqs show the gap. Never throws for what another process wrote into the stream; rejects
-   * with `EventsError` (`invalid-event`) for an `after` that is not a whole number from 0, and with
-   * the client's error (Redis away) or `RedisStoreError` (`connect`: Redis took the request and did
-   * not answer within `connectTimeoutMs`) when Redis cannot be read; `RedisStoreError` (`closed`)
-   * after `close()`.
+   * with `EventsError` (`invalid-event`) for an `after` that is not a whole number from 0, with
+   * Redis's own refusal (a key of another type, an ACL), and with `RedisStoreError` (`connect`) when
+   * Redis stayed away, or did not answer, for `connectTimeoutMs` (a connection away or lost under the
+   * read is waited for, and the read asked again, within that time); `RedisStoreError` (`closed`)
+   * after `close()`, or when `close()` comes while it waits.
    */
   readHistory(runId: string, after?: number): Promise<SequencedEvent[]>;
   /** Resolves once every event emitted so far is written to Redis (or was dropped; see `onError`). */
@@ -810,8 +812,41 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
     onSettled: () => settle(),
   });
   let droppedWhileAway = 0;
-  /** The claims on their way (`claimRun`): `close()` ends each with `RedisStoreError` (`closed`). */
+  /**
+   * The claims and reads on their way (`claimRun`, `readHistory`): `close()` ends each with
+   * `RedisStoreError` (`closed`).
+   */
   const claiming = new Set<() => void>();
+  /**
+   * `wait()` resolves once the command connection is ready (at once when it is); `stop()` takes off
+   * the listener a wait left on it when its caller gives up.
+   */
+  const writerReady = (): { wait: () => Promise<void>; stop: () => void } => {
+    let onReady: () => void = () => {};
+    return {
+      wait: () =>
+        writer.isReady
+          ? Promise.resolve()
+          : new Promise<void>((resolve) => {
+              onReady = resolve;
+              writer.once("ready", onReady);
+            }),
+      stop: () => writer.off("ready", onReady),
+    };
+  };
+  /**
+   * For a call that waits on Redis (`claimRun`, `readHistory`): `closedFirst` rejects with
+   * `RedisStoreError` (`closed`), saying `message`, when `close()` comes first; `done()` once the
+   * call settled.
+   */
+  const endedByClose = (message: string): { closedFirst: Promise<never>; done: () => void } => {
+    let onClose: () => void = () => {};
+    const closedFirst = new Promise<never>((_, reject) => {
+      onClose = () => reject(new RedisStoreError("closed", message));
+    });
+    claiming.add(onClose);
+    return { closedFirst, done: () => claiming.delete(onClose) };
+  };
   /**
    * What every `flushed()` asked meanwhile waits on: one promise until the queue is empty, however
    * often it is asked (a host asking per request while Redis is away held one resolver per call).
@@ -1343,16 +1378,11 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
       // While the connection is away (reconnecting), or drops under the claim, the claim waits for it
       // and asks again, within the same bound: the script is the same for the same mark, so a claim
       // asked twice (the first answer lost) is one claim.
-      let onReady: () => void = () => {};
+      const ready = writerReady();
       let givenUp = false;
       const ask = async (): Promise<string> => {
         for (;;) {
-          if (!writer.isReady) {
-            await new Promise<void>((resolve) => {
-              onReady = resolve;
-              writer.once("ready", onReady);
-            });
-          }
+          await ready.wait();
           // An `endRun` of this id still owed (the runtime ends a finished run before starting the
           // id again) reaches Redis first: the claim reads the stream after it, not the old run's.
           if (ends.has(runId)) await ends.flush();
@@ -1384,21 +1414,11 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
       let answer: string;
       // `close()` ends the claim at once (Redis away, it would wait out `connectTimeoutMs`, holding
       // the process up that long after its bus closed).
-      let onClose: () => void = () => {};
-      const closedFirst = new Promise<never>((_, reject) => {
-        onClose = () =>
-          reject(
-            new RedisStoreError(
-              "closed",
-              `claimRun: the bus was closed before run ${shownRun(runId)} was claimed.`,
-            ),
-          );
-      });
-      claiming.add(onClose);
+      const closing = endedByClose(`claimRun: the bus was closed before run ${shownRun(runId)} was claimed.`);
       try {
         answer = await untilAborted(
           within(
-            Promise.race([ask(), closedFirst]),
+            Promise.race([ask(), closing.closedFirst]),
             resolved.connectTimeoutMs,
             () =>
               new RedisStoreError(
@@ -1415,8 +1435,8 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
         throw error;
       } finally {
         givenUp = true;
-        claiming.delete(onClose);
-        writer.off("ready", onReady);
+        closing.done();
+        ready.stop();
       }
       if (answer === "ok") return;
       letGo();
@@ -1552,18 +1572,44 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
       checkRunId(runId, "readHistory");
       checkAfter(after, "readHistory");
       if (closed) throw afterClose("readHistory", "bus");
-      // Bounded: a Redis that keeps the connection and answers nothing rejects this after
-      // `connectTimeoutMs` (as one that is away rejects it at once), not never.
-      const entries = await within(
-        call<[string, string[]][]>(writer, ["XRANGE", keyOf(runId), `${after + 1}-0`, "+"]),
-        resolved.connectTimeoutMs,
-        () =>
-          new RedisStoreError(
-            "connect",
-            `readHistory: Redis at ${shownUrl(resolved.url)} did not answer within ${shownMs(resolved.connectTimeoutMs)} ` +
-              "(connectTimeoutMs). Check that the server is running and reachable.",
-          ),
-      );
+      // A read changes nothing, so one whose connection is away (reconnecting after a cut: Redis's
+      // `timeout`, a proxy, a failover) or drops under it waits for the connection and asks again,
+      // as `claimRun` does; it rejected at once with the client's bare "Socket closed unexpectedly"
+      // though Redis was there. Bounded: a Redis that stays away, or keeps the connection and
+      // answers nothing, rejects it after `connectTimeoutMs`, not never; `close()` ends it at once.
+      const ready = writerReady();
+      let givenUp = false;
+      const ask = async (): Promise<[string, string[]][]> => {
+        for (;;) {
+          await ready.wait();
+          if (givenUp) return [];
+          try {
+            return await call<[string, string[]][]>(writer, ["XRANGE", keyOf(runId), `${after + 1}-0`, "+"]);
+          } catch (error) {
+            // Redis's own answer (a key of another type, an ACL) is the read's answer.
+            if (givenUp || error instanceof ErrorReply) throw error;
+            await new Promise((resolve) => setTimeout(resolve, 25).unref());
+          }
+        }
+      };
+      const closing = endedByClose(`readHistory: the bus was closed before run ${shownRun(runId)} was read.`);
+      let entries: [string, string[]][];
+      try {
+        entries = await within(
+          Promise.race([ask(), closing.closedFirst]),
+          resolved.connectTimeoutMs,
+          () =>
+            new RedisStoreError(
+              "connect",
+              `readHistory: Redis at ${shownUrl(resolved.url)} was away or did not answer within ` +
+                `${shownMs(resolved.connectTimeoutMs)} (connectTimeoutMs). Check that the server is running and reachable.`,
+            ),
+        );
+      } finally {
+        givenUp = true;
+        closing.done();
+        ready.stop();
+      }
       // An entry this package did not write is skipped, as a watcher skips it: the seqs show the gap.
       return entries.map(decode).filter((event) => event !== undefined);
     },
@@ -1648,8 +1694,8 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
     pending = [];
     sending = 0;
     settle();
-    subscriber.destroy();
-    writer.destroy();
+    shut(subscriber);
+    shut(writer);
   };
   return bus;
 }

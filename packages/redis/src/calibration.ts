@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from "node:crypto";
 import { type Calibration, contextChars, createCalibration, type EndpointKey } from "@loopwright/ledger";
+import { ErrorReply } from "@redis/client";
 import { type RedisOptions, whenReady } from "./connection.js";
 import { RedisStoreError } from "./errors.js";
 import { ForgetLog, REMEMBER_LUA, registerForgetLog } from "./forgets.js";
@@ -390,9 +391,48 @@ export async function openCalibration(
         touched.delete(id);
         if (whole) lapsed.add(id);
         tell.fail(error, WRITE);
+        // The connection failed under the write (not Redis refusing it): written again once it is
+        // back. Its answer may have been all that was lost, so the reading can be stored twice —
+        // a reading taken, repeated in the last four, on every instance alike — where it was kept
+        // on this instance alone.
+        if (!(error instanceof ErrorReply)) {
+          holdUnwritten(id, reading);
+          if (writer.isReady) writeWaiting();
+        }
       },
     );
   };
+
+  /**
+   * Readings taken while the command connection was away — cut and reconnecting (Redis's `timeout`
+   * on an idle connection, a proxy, a failover) while the subscription stayed, so no reload follows —
+   * by id, the last `KEPT` each. Written once it is back, behind the forgets owed, each only while
+   * this instance still holds it (a forget heard meanwhile dropped it). They were let go: the reading
+   * stayed on this instance alone, which then divided by another number than every other.
+   */
+  const waiting = new Map<string, number[]>();
+  const holdUnwritten = (id: string, reading: number): void => {
+    const held = waiting.get(id) ?? [];
+    held.push(reading);
+    if (held.length > KEPT) held.splice(0, held.length - KEPT);
+    waiting.set(id, held);
+  };
+  const writeWaiting = (): void => {
+    if (waiting.size === 0) return;
+    void owed.flush().then(
+      () => {
+        for (const [id, readings] of [...waiting]) {
+          if (closed || !writer.isReady) return;
+          waiting.delete(id);
+          for (const reading of readings) {
+            if (shared.get(id)?.includes(reading)) write(id, reading, [reading], false);
+          }
+        }
+      },
+      () => {},
+    );
+  };
+  writer.on("ready", writeWaiting);
 
   let closed = false;
   const store: RedisCalibration = {
@@ -416,7 +456,7 @@ export async function openCalibration(
             if (shared.get(id)?.includes(reading) && writer.isReady) write(id, reading, readings, whole);
           });
         } else write(id, reading, readings, whole);
-      }
+      } else holdUnwritten(id, reading);
       return Math.max(...(shared.get(id) as number[]));
     },
     charsPerTokenFor(endpoint, model) {
@@ -444,6 +484,7 @@ export async function openCalibration(
       for (const id of ids) {
         touched.delete(id);
         lapsed.delete(id);
+        waiting.delete(id);
       }
       // One tenant forgotten everywhere: its readings go from Redis and from every instance. Owed
       // until Redis has it, so a reconnect's reload does not bring the readings back; remembered in
@@ -459,6 +500,7 @@ export async function openCalibration(
       byHead.clear();
       touched.clear();
       lapsed.clear();
+      waiting.clear();
     },
     // After close() the connections are gone: a typed error, not the client's bare ClientClosedError.
     reload: () => (closed ? Promise.reject(afterClose("reload", "calibration")) : reload()),

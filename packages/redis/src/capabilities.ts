@@ -8,7 +8,7 @@ import {
   modelCapabilitiesFor,
 } from "@loopwright/negotiate";
 import { ErrorReply } from "@redis/client";
-import { type RedisOptions, timeoutOption, whenReady } from "./connection.js";
+import { type RedisOptions, shut, timeoutOption, whenReady } from "./connection.js";
 import { RedisStoreError } from "./errors.js";
 import { ForgetLog, REMEMBER_LUA, registerForgetLog } from "./forgets.js";
 import { CLOSE_BOUND_MS, MAX_OWED, Owed } from "./owed.js";
@@ -760,8 +760,8 @@ export async function openCapabilityStore(
     // The writes still on their way or waiting for a slot (Redis slow or stalled past the bound)
     // fail as the connections go: told once, not each with the client's bare error.
     const unfinished = [...entries.values()].flatMap((entry) => (entry.writing ? [entry.writing] : []));
-    subscriber.destroy();
-    writer.destroy();
+    shut(subscriber);
+    shut(writer);
     const lost = (await Promise.all(unfinished)).filter((outcome) => outcome !== undefined).length;
     if (lost > 0)
       report(

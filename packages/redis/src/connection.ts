@@ -226,6 +226,32 @@ export function connection(resolved: Resolved) {
   return client;
 }
 
+/**
+ * Destroys `client` for good, also when the destroy lands while the client is reconnecting.
+ *
+ * node-redis (6.3) does not look again, once a reconnect's TCP connect completes, at whether the
+ * client was destroyed meanwhile: a `destroy()` in that window (a connection cut, Redis's `timeout`
+ * or a failover, and `close()` within the next millisecond or so) left the new socket open and the
+ * client "ready" for good — a connection the server kept listing after `close()`, and a socket that
+ * held the process open. The attempt emits `connect` as its socket opens: destroying again then
+ * ends it before its handshake (the client ignores a `destroy()` with nothing left to tear down).
+ */
+export function shut(client: {
+  destroy(): void;
+  once(event: "connect" | "ready", listener: () => void): unknown;
+}): void {
+  const again = () => {
+    try {
+      client.destroy();
+    } catch {
+      // Already torn down: nothing left open.
+    }
+  };
+  client.once("connect", again);
+  client.once("ready", again);
+  client.destroy();
+}
+
 /** Clients a factory gave up on: what they raise from now on is not for `onError`. */
 const discarded = new WeakSet<object>();
 
@@ -267,7 +293,7 @@ export function reportErrors(client: RedisConnection, resolved: Resolved): void 
  */
 export function discard(client: RedisConnection): void {
   discarded.add(client);
-  client.destroy();
+  shut(client);
 }
 
 /**

@@ -1,4 +1,4 @@
-import { DEFAULT_CONNECT_TIMEOUT_MS, type RedisConnection } from "./connection.js";
+import { DEFAULT_CONNECT_TIMEOUT_MS, type RedisConnection, shut } from "./connection.js";
 import { RedisStoreError } from "./errors.js";
 import type { Teller } from "./tell.js";
 
@@ -368,14 +368,14 @@ export class Owed<T> {
 export function closeOnce(
   owed: { finish(): Promise<void> },
   mark: () => void,
-  ...connections: readonly { destroy(): void }[]
+  ...connections: readonly RedisConnection[]
 ): () => Promise<void> {
   let closing: Promise<void> | undefined;
   return () => {
     closing ??= (async () => {
       mark();
       await owed.finish();
-      for (const connection of connections) connection.destroy();
+      for (const connection of connections) shut(connection);
     })();
     return closing;
   };

@@ -1,6 +1,6 @@
 import type { EventStream, EventsSettings, RunEvent, SequencedEvent, SignalLike } from "@loopwright/events";
 import { EventsError } from "@loopwright/events";
-import { call, type RedisConnection, refusedForGood, whenReady } from "./connection.js";
+import { call, type RedisConnection, refusedForGood, shut, whenReady } from "./connection.js";
 import { formatEventId } from "./event-id.js";
 import { onAbort } from "./on-abort.js";
 
@@ -338,7 +338,7 @@ export class StreamWatcher implements RedisEventStream {
     this.wantMore = undefined;
     wake?.();
     // destroy, not close: a blocked XREAD must end now, not when a new event arrives.
-    if (this.conn?.isOpen) this.conn.destroy();
+    if (this.conn?.isOpen) shut(this.conn);
   }
 
   private available(): number {
@@ -406,14 +406,18 @@ export class StreamWatcher implements RedisEventStream {
       this.conn = this.host.client();
       await this.conn.connect();
       if (this.closed) {
-        this.conn.destroy();
+        shut(this.conn);
         return;
       }
       this.conn.on("ready", () => {
         this.connects++;
         this.server = undefined;
       });
-      await this.subscribe();
+      // A connection cut while it looks at the stream's top (Redis's `timeout`, a proxy, a
+      // failover) is waited out like one under a read: it looked again once the connection was
+      // back, where it ended the watcher before it had read anything ("could not read run …'s
+      // events"). Nothing is read or changed before that look, so asking again is the same look.
+      while (!(await this.subscribed())) if (this.closed || this.ending) return;
       while (!this.closed && !this.ending) {
         if (this.cursor < this.replayEnd && this.available() > 0) {
           // Replay is read on demand: wait until the reader has used what it holds.
@@ -432,7 +436,7 @@ export class StreamWatcher implements RedisEventStream {
       if (!this.closed) this.end();
     } finally {
       // Read to the end (or told to stop): the connection has nothing more to wait for.
-      if (this.conn?.isOpen) this.conn.destroy();
+      if (this.conn?.isOpen) shut(this.conn);
     }
   }
 
@@ -533,6 +537,26 @@ export class StreamWatcher implements RedisEventStream {
    * expiry, as if it had read the top entry itself — so it can tell when the stream goes (and says
    * so, once) rather than wait for ever on the key of an emitter that died.
    */
+  /**
+   * {@link subscribe}, answering false after a failure that passes (the connection lost, a refusal
+   * that passes), once the pause and the connection's return are over; a refusal for good throws.
+   */
+  private async subscribed(): Promise<boolean> {
+    try {
+      await this.subscribe();
+      return true;
+    } catch (error) {
+      if (this.closed || this.ending) return false;
+      if (refusedForGood(error)) throw error;
+      if (this.host.readFailed) this.host.readFailed(error);
+      else this.host.report(error);
+      this.backoff = Math.min(Math.max(this.backoff * 2, 25), 1000);
+      await new Promise((resolve) => setTimeout(resolve, this.backoff).unref());
+      await whenReady(this.conn as RedisConnection);
+      return false;
+    }
+  }
+
   private async subscribe(): Promise<void> {
     const conn = this.conn as RedisConnection;
     const connects = this.connects;

@@ -1,0 +1,605 @@
+// The Redis bus across three processes and two tenants, against a model. Each "process" is its own
+// bus (its own connections) on one real redis-server; each tenant is its own prefix, and both
+// tenants use the same run ids. A random sequence of actions — emits by the run's owner, a run id
+// taken over by another process once its run is done (release, claim, first write clears the old
+// stream), claims that must be refused while another process holds the id, watchers joining at a
+// random seq on any process, `readHistory` from any process, `endRun` from any process, and every
+// ordinary connection cut by `CLIENT KILL` from an admin connection — is run against the buses and
+// against a model: per tenant, the in-memory bus of `@loopwright/events` (for what `emit` answers)
+// and the list of runs each id held. What every watcher reads must be what the in-memory bus would
+// have handed it (same events, same order, same seqs, no gap notice: nothing here loses events),
+// `readHistory` must be what Redis should hold, a claim must be refused exactly when another
+// process holds the id, nothing of one tenant may reach the other, and `close()` must leave no
+// connection open on the server.
+//
+// Where the README lets a real bus differ (an `endRun` travels by pub/sub; a watcher reads when it
+// gets to it), the property waits, bounded and never timed, for the change to arrive.
+//
+// R92_REDIS_RUNS sets how many cases, R92_REDIS_SEED replays one.
+
+import type { RouteLatches } from "@loopwright/client";
+import {
+  createBus,
+  type EventBus,
+  EventsError,
+  type RunEvent,
+  type SequencedEvent,
+} from "@loopwright/events";
+import { createCalibration } from "@loopwright/ledger";
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { serverWithAdmin } from "../test/admin.js";
+import { HAS_REDIS, SKIP_MESSAGE } from "../test/redis-server.js";
+import { createRedisBus, type RedisEventBus } from "./bus.js";
+import { RedisStoreError } from "./errors.js";
+import { marksKnown } from "./forgets.js";
+import { createRedisStores, type RedisStores } from "./stores.js";
+
+if (!HAS_REDIS) console.warn(SKIP_MESSAGE);
+
+const RUNS = Number(process.env.R92_REDIS_RUNS ?? 30);
+const STORE_RUNS = Math.max(1, Math.ceil(RUNS / 2));
+const SEED = process.env.R92_REDIS_SEED === undefined ? undefined : Number(process.env.R92_REDIS_SEED);
+
+const PROCS = 3;
+const TENANTS = ["ta", "tb"] as const;
+const RUN_IDS = ["r0", "tenant/r1"] as const;
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Waits until `ready()` holds, looking every 10 ms, `rounds` looks at most; never an assertion on time. */
+async function until(ready: () => boolean, rounds = 500): Promise<void> {
+  for (let i = 0; i < rounds && !ready(); i++) await pause(10);
+}
+
+/** What a user sees of an event: its fields as JSON, key order aside. */
+const shown = (event: SequencedEvent): string =>
+  JSON.stringify(Object.fromEntries(Object.entries(event).sort(([x], [y]) => (x < y ? -1 : 1))));
+
+type Body =
+  | { kind: "output"; text: string }
+  | { kind: "turn"; step: number }
+  | { kind: "retract"; chars: number }
+  | { kind: "notice"; text: string };
+
+const bodyArb: fc.Arbitrary<Body> = fc.oneof(
+  fc.record({ kind: fc.constant("output" as const), text: fc.string({ maxLength: 5 }) }),
+  fc.record({ kind: fc.constant("turn" as const), step: fc.nat(9) }),
+  fc.record({ kind: fc.constant("retract" as const), chars: fc.nat(3) }),
+  fc.record({ kind: fc.constant("notice" as const), text: fc.string({ maxLength: 4 }) }),
+);
+
+type Action =
+  | { op: "emit"; t: number; run: number; proc: number; body: Body }
+  | { op: "done"; t: number; run: number }
+  | { op: "claim"; t: number; run: number; proc: number }
+  | { op: "watch"; t: number; run: number; proc: number; after: number }
+  | { op: "read"; t: number; run: number; proc: number; after: number }
+  | { op: "endRun"; t: number; run: number; proc: number }
+  | { op: "kill" };
+
+const t = fc.nat(TENANTS.length - 1);
+const run = fc.nat(RUN_IDS.length - 1);
+const proc = fc.nat(PROCS - 1);
+const actionArb: fc.Arbitrary<Action> = fc.oneof(
+  { weight: 8, arbitrary: fc.record({ op: fc.constant("emit" as const), t, run, proc, body: bodyArb }) },
+  { weight: 2, arbitrary: fc.record({ op: fc.constant("done" as const), t, run }) },
+  { weight: 2, arbitrary: fc.record({ op: fc.constant("claim" as const), t, run, proc }) },
+  {
+    weight: 3,
+    arbitrary: fc.record({ op: fc.constant("watch" as const), t, run, proc, after: fc.nat(100) }),
+  },
+  { weight: 2, arbitrary: fc.record({ op: fc.constant("read" as const), t, run, proc, after: fc.nat(100) }) },
+  { weight: 1, arbitrary: fc.record({ op: fc.constant("endRun" as const), t, run, proc }) },
+  { weight: 1, arbitrary: fc.constant({ op: "kill" as const }) },
+);
+
+/** One run an id held: what was emitted into it, who emits, and how it ended. */
+interface Gen {
+  events: SequencedEvent[];
+  owner: number | undefined;
+  ended: "done" | "endRun" | undefined;
+}
+
+/** Per tenant and run id: the run now under the id, and the one whose entries Redis holds. */
+interface Slot {
+  current: Gen;
+  /** The run whose stream is in Redis (`undefined`: none, deleted or never written). */
+  stored: Gen | undefined;
+}
+
+interface Watching {
+  label: string;
+  gen: Gen;
+  after: number;
+  seen: SequencedEvent[];
+  ended: boolean;
+  stop: AbortController;
+  finished: Promise<void>;
+}
+
+/** How many of `gen`'s events a watcher from `after` reads: those above it, to the `done`. */
+function owed(gen: Gen, after: number): SequencedEvent[] {
+  const done = gen.events.findIndex((e) => e.kind === "done");
+  return (done < 0 ? gen.events : gen.events.slice(0, done + 1)).filter((e) => e.seq > after);
+}
+
+const fresh = (): Gen => ({ events: [], owner: undefined, ended: undefined });
+
+describe.skipIf(!HAS_REDIS)("the Redis bus across three processes and two tenants, against a model", () => {
+  const redis = serverWithAdmin();
+  let cases = 0;
+
+  /** Nothing left open on the server once every store is closed. */
+  const nothingLeft = async (): Promise<void> => {
+    expect(await redis.settled(), "connections left open after close()").toEqual([]);
+  };
+
+  /** What `onError` was told that it should not have been: a cut connection is told as `connect`. */
+  const untold = (errors: unknown[], killed: boolean): string[] =>
+    errors
+      .map((e) => (e instanceof RedisStoreError ? e.code : String(e)))
+      .filter((code) => code !== "connect" || !killed);
+
+  it("watchers, reads, claims, takeovers, endRun and cut connections answer as the model", async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(actionArb, { minLength: 1, maxLength: 40, size: "max" }), async (actions) => {
+        const round = cases++;
+        const errors: unknown[] = [];
+        const onError = (error: unknown) => errors.push(error);
+        let killed = false;
+        const buses: RedisEventBus[][] = [];
+        const mems: EventBus[] = [];
+        const slots: Slot[][] = [];
+        const watchers: Watching[] = [];
+        try {
+          for (let ti = 0; ti < TENANTS.length; ti++) {
+            const prefix = `m${round}${TENANTS[ti]}:`;
+            const row: RedisEventBus[] = [];
+            for (let p = 0; p < PROCS; p++)
+              row.push(await createRedisBus({ url: redis.server.url, prefix, onError }));
+            buses.push(row);
+            mems.push(createBus());
+            slots.push(RUN_IDS.map(() => ({ current: fresh(), stored: undefined })));
+          }
+          const bus = (ti: number, p: number) => buses[ti]?.[p] as RedisEventBus;
+          const slotOf = (ti: number, ri: number) => slots[ti]?.[ri] as Slot;
+          const tag = (ti: number, body: Body): RunEvent =>
+            // Each event names its tenant, so one read through the other tenant's prefix shows.
+            (body.kind === "output" || body.kind === "notice"
+              ? { ...body, text: `${TENANTS[ti]}:${body.text}` }
+              : { ...body, text: TENANTS[ti] }) as RunEvent;
+
+          const flushAll = () => Promise.all(buses.flat().map((b) => b.flushed()));
+          /** Waits until every watcher of `gen` has read what it is owed of it. */
+          const caughtUp = (gen: Gen) =>
+            until(() =>
+              watchers.every((w) => w.gen !== gen || w.ended || w.seen.length >= owed(gen, w.after).length),
+            );
+
+          /**
+           * The run id taken by `p`, as the loop's runtime does it: release what it ran under the id
+           * (its own ended run), then claim. The watchers of the run it replaces have read it to its
+           * `done` first (a late reader of an old run is ended with a notice: README, "A run id used
+           * again"; not what this model is about).
+           */
+          const takeOver = async (ti: number, ri: number, p: number) => {
+            const slot = slotOf(ti, ri);
+            const id = RUN_IDS[ri] as string;
+            const old = slot.current;
+            await flushAll();
+            // Every watcher of the old run ended at its `done` (none of a run with no events yet).
+            await caughtUp(old);
+            await until(() => watchers.every((w) => w.gen !== old || w.ended || old.events.length === 0));
+            const reading = watchers.filter((w) => w.gen === old && !w.ended && old.events.length > 0);
+            expect(
+              reading.map((w) => w.label),
+              "watchers of the run taken over still reading",
+            ).toEqual([]);
+            if (old.events.length > 0) {
+              mems[ti]?.endRun(id);
+              bus(ti, p).releaseRun(id);
+              // Only the emitter's own stream is deleted by its release (README, `releaseRun`).
+              if (old.owner === p && slot.stored === old) slot.stored = undefined;
+            }
+            await bus(ti, p).flushed();
+            await bus(ti, p).claimRun(id);
+            // A watcher waiting on an id with no stream reads whichever run comes next: this one.
+            if (old.events.length === 0 && old.ended === undefined) old.owner = p;
+            else slot.current = { events: [], owner: p, ended: undefined };
+          };
+
+          const emit = (ti: number, ri: number, event: RunEvent) => {
+            const slot = slotOf(ti, ri);
+            const id = RUN_IDS[ri] as string;
+            const gen = slot.current;
+            const fromMem = mems[ti]?.emit(id, event) as SequencedEvent;
+            const fromRedis = bus(ti, gen.owner as number).emit(id, event);
+            expect(shown(fromRedis), `p${gen.owner}.emit(${id}) answers as in memory`).toBe(shown(fromMem));
+            gen.events.push(fromMem);
+            slot.stored = gen;
+            if (event.kind === "done") gen.ended = "done";
+          };
+
+          const perform = async (action: Action): Promise<void> => {
+            if (action.op === "kill") {
+              // Every ordinary connection (commands, watchers' blocked reads) cut, as a proxy or
+              // Redis's `timeout` would; the subscribers stay. Nothing emitted may be lost.
+              killed = true;
+              await redis.cut("normal");
+              return;
+            }
+            const { t: ti, run: ri } = action;
+            const slot = slotOf(ti, ri);
+            const id = RUN_IDS[ri] as string;
+            switch (action.op) {
+              case "emit": {
+                const gen = slot.current;
+                if (gen.owner === undefined || gen.ended) await takeOver(ti, ri, action.proc);
+                emit(ti, ri, tag(ti, action.body));
+                break;
+              }
+              case "done": {
+                const gen = slot.current;
+                if (gen.owner === undefined || gen.ended) break;
+                emit(ti, ri, { kind: "done" });
+                break;
+              }
+              case "claim": {
+                const gen = slot.current;
+                await flushAll();
+                const held = gen.owner !== undefined && gen.owner !== action.proc && gen.ended === undefined;
+                if (held) {
+                  // Another process holds the id (claimed, or running): refused, naming the id.
+                  const refusal = await bus(ti, action.proc)
+                    .claimRun(id)
+                    .then(
+                      () => undefined,
+                      (error: unknown) => error,
+                    );
+                  expect(
+                    refusal,
+                    `p${action.proc}.claimRun(${id}) while p${gen.owner} holds it`,
+                  ).toBeInstanceOf(EventsError);
+                  expect((refusal as EventsError).code).toBe("invalid-run-id");
+                } else if (gen.owner === undefined || gen.ended) {
+                  await takeOver(ti, ri, action.proc);
+                }
+                break;
+              }
+              case "watch": {
+                await flushAll();
+                const gen = slot.stored ?? slot.current;
+                const top = gen.events.at(-1)?.seq ?? 0;
+                // At or past a `done` a watcher waits for the id's next run (README, "A run id used
+                // again"): resume before it, as a reader of that run would.
+                const doneAt = gen.events.find((e) => e.kind === "done")?.seq ?? top + 1;
+                const after = Math.min(Math.floor((action.after / 100) * top), doneAt - 1);
+                const stop = new AbortController();
+                const w: Watching = {
+                  label: `${TENANTS[ti]} p${action.proc}.watch(${id}, after ${after})`,
+                  gen,
+                  after,
+                  seen: [],
+                  ended: false,
+                  stop,
+                  finished: Promise.resolve(),
+                };
+                const stream = bus(ti, action.proc).watch(id, stop.signal, { after });
+                w.finished = (async () => {
+                  for await (const event of stream) w.seen.push(event);
+                  w.ended = true;
+                })();
+                watchers.push(w);
+                // It has read what is there before anything else happens, so what it reads is of
+                // the run it was started on.
+                await caughtUp(gen);
+                expect(w.seen.map(shown), `${w.label} reads what is there`).toEqual(
+                  owed(gen, after).map(shown),
+                );
+                break;
+              }
+              case "read": {
+                await flushAll();
+                const gen = slot.stored;
+                const top = gen?.events.at(-1)?.seq ?? 0;
+                const after = Math.floor((action.after / 100) * top);
+                const got = await bus(ti, action.proc).readHistory(id, after);
+                expect(got.map(shown), `${TENANTS[ti]} p${action.proc}.readHistory(${id}, ${after})`).toEqual(
+                  (gen?.events ?? []).filter((e) => e.seq > after).map(shown),
+                );
+                break;
+              }
+              case "endRun": {
+                const gen = slot.current;
+                await flushAll();
+                await caughtUp(gen);
+                if (slot.stored && slot.stored !== gen) await caughtUp(slot.stored);
+                // Every other process hears the end through pub/sub: a watcher of its own, started
+                // before, shows when it has (README, `endRun`).
+                const probes = Array.from({ length: PROCS }, (_, p) => p)
+                  .filter((p) => p !== action.proc)
+                  .map((p) => {
+                    const stop = new AbortController();
+                    const top = (slot.stored ?? gen).events.at(-1)?.seq ?? 0;
+                    const probe = { ended: false, stop, p };
+                    void (async () => {
+                      for await (const _ of bus(ti, p).watch(id, stop.signal, { after: top })) {
+                        // a probe past the top reads nothing of this run
+                      }
+                      probe.ended = true;
+                    })();
+                    return probe;
+                  });
+                // Give the probes their subscription before the announcement goes.
+                await pause(20);
+                mems[ti]?.endRun(id);
+                bus(ti, action.proc).endRun(id);
+                await bus(ti, action.proc).flushed();
+                const ending = [gen, slot.stored];
+                await until(
+                  () =>
+                    probes.every((probe) => probe.ended) &&
+                    watchers.every((w) => !ending.includes(w.gen) || w.ended),
+                );
+                for (const probe of probes) {
+                  probe.stop.abort();
+                  expect(probe.ended, `p${probe.p} heard ${TENANTS[ti]} endRun(${id})`).toBe(true);
+                }
+                if (gen.ended === undefined) gen.ended = "endRun";
+                slot.current = fresh();
+                slot.stored = undefined;
+                break;
+              }
+            }
+          };
+          for (const action of actions) {
+            const began = performance.now();
+            await perform(action);
+            if (process.env.R92_REDIS_TIMES) console.log(action.op, Math.round(performance.now() - began));
+          }
+
+          // Every run still open ends with `done`, so every watcher finishes.
+          for (let ti = 0; ti < TENANTS.length; ti++) {
+            for (let ri = 0; ri < RUN_IDS.length; ri++) {
+              const slot = slotOf(ti, ri);
+              if (!watchers.some((w) => !w.ended && w.gen === slot.current)) continue;
+              if (slot.current.owner === undefined) await takeOver(ti, ri, 0);
+              if (!slot.current.ended) emit(ti, ri, { kind: "done" });
+            }
+          }
+          await flushAll();
+          const guard = setTimeout(() => {
+            for (const w of watchers) w.stop.abort();
+          }, 15_000);
+          await Promise.all(watchers.map((w) => w.finished));
+          clearTimeout(guard);
+          for (const w of watchers) {
+            expect(w.seen.map(shown), w.label).toEqual(owed(w.gen, w.after).map(shown));
+          }
+          if (process.env.R92_REDIS_TIMES)
+            console.log(
+              `case ${round}: ${actions.length} actions, ${watchers.length} watchers read ${watchers.reduce((n, w) => n + w.seen.length, 0)} events, killed ${killed}`,
+            );
+          // Nothing is lost or refused; a cut connection is told as `connect`, nothing else.
+          expect(untold(errors, killed), "onError").toEqual([]);
+        } finally {
+          for (const w of watchers) w.stop.abort();
+          for (const mem of mems) mem.close();
+          await Promise.all(buses.flat().map((b) => b.close()));
+        }
+        await nothingLeft();
+      }),
+      { numRuns: RUNS, ...(SEED === undefined ? {} : { seed: SEED }) },
+    );
+  }, 120_000);
+
+  // -----------------------------------------------------------------------------------------------
+  // The stores: capability latches, calibration readings and window-route latches learned on any of
+  // three processes, per tenant prefix, with connections cut (commands or subscriptions) between.
+  // Model: per tenant, the set of refusals learned (a latch only closes; a forget opens the
+  // endpoint's), an in-memory calibration, and a pool's Map of route latches. Every process of the
+  // tenant must come to hold the model, the other tenant's processes never any of it, and a host
+  // started last reads it from Redis.
+
+  type StoreAction =
+    | { op: "latch"; t: number; proc: number; ep: number; field: "strictSchemas" | "usageInStream" }
+    | { op: "forget"; t: number; proc: number; ep: number }
+    | { op: "calibrate"; t: number; proc: number; ep: number; model: number; chars: number; tokens: number }
+    | { op: "route"; t: number; proc: number; ep: number; field: "neither" | "lmstudioGone" }
+    | { op: "kill"; type: "normal" | "pubsub" };
+
+  const ENDPOINTS = [
+    "http://127.0.0.1:9/v1",
+    "http://127.0.0.1:10/v1",
+    "http://u:pw@127.0.0.1:11/v1",
+  ] as const;
+  const MODELS = [undefined, "m1"] as const;
+  const ep = fc.nat(ENDPOINTS.length - 1);
+  const storeActionArb: fc.Arbitrary<StoreAction> = fc.oneof(
+    {
+      weight: 4,
+      arbitrary: fc.record({
+        op: fc.constant("latch" as const),
+        t,
+        proc,
+        ep,
+        field: fc.constantFrom("strictSchemas" as const, "usageInStream" as const),
+      }),
+    },
+    { weight: 1, arbitrary: fc.record({ op: fc.constant("forget" as const), t, proc, ep }) },
+    {
+      weight: 3,
+      arbitrary: fc.record({
+        op: fc.constant("calibrate" as const),
+        t,
+        proc,
+        ep,
+        model: fc.nat(MODELS.length - 1),
+        chars: fc.integer({ min: 8, max: 90 }),
+        tokens: fc.integer({ min: 1, max: 30 }),
+      }),
+    },
+    {
+      weight: 2,
+      arbitrary: fc.record({
+        op: fc.constant("route" as const),
+        t,
+        proc,
+        ep,
+        field: fc.constantFrom("neither" as const, "lmstudioGone" as const),
+      }),
+    },
+    {
+      weight: 1,
+      arbitrary: fc.record({
+        op: fc.constant("kill" as const),
+        type: fc.constantFrom("normal" as const, "pubsub" as const),
+      }),
+    },
+  );
+
+  it("capability latches, calibration and route latches across three processes and two tenants answer as the model", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(storeActionArb, { minLength: 1, maxLength: 20, size: "max" }),
+        async (actions) => {
+          const round = cases++;
+          const errors: unknown[] = [];
+          const onError = (error: unknown) => errors.push(error);
+          let killed = false;
+          const procs: RedisStores[][] = [];
+          const models = TENANTS.map(() => ({
+            latched: new Set<string>(),
+            calibration: createCalibration(),
+            routes: new Map<string, RouteLatches>(),
+          }));
+          const prefixOf = (ti: number) => `s${round}${TENANTS[ti]}:`;
+          try {
+            for (let ti = 0; ti < TENANTS.length; ti++) {
+              const row: RedisStores[] = [];
+              for (let p = 0; p < PROCS; p++)
+                row.push(await createRedisStores({ url: redis.server.url, prefix: prefixOf(ti), onError }));
+              procs.push(row);
+            }
+            /** What a store holds, in the model's terms. */
+            const heldBy = (stores: RedisStores) => {
+              const latched = new Set<string>();
+              const divisors: number[] = [];
+              const routes: string[] = [];
+              for (let e = 0; e < ENDPOINTS.length; e++) {
+                const base = ENDPOINTS[e] as string;
+                const caps = stores.capabilities.capabilitiesFor(base, "key");
+                for (const field of ["strictSchemas", "usageInStream"] as const)
+                  if (!caps[field]) latched.add(`${e}.${field}`);
+                for (const model of MODELS) divisors.push(stores.calibration.charsPerTokenFor(base, model));
+                const route = stores.routeLatches.get(base);
+                routes.push(`${route?.neither === true}/${route?.lmstudioGone === true}`);
+              }
+              return JSON.stringify({ latched: [...latched].sort(), divisors, routes });
+            };
+            const wanted = (ti: number) => {
+              const model = models[ti] as (typeof models)[number];
+              const divisors: number[] = [];
+              const routes: string[] = [];
+              for (const base of ENDPOINTS) {
+                for (const m of MODELS) divisors.push(model.calibration.charsPerTokenFor(base, m));
+                const route = model.routes.get(base);
+                routes.push(`${route?.neither === true}/${route?.lmstudioGone === true}`);
+              }
+              return JSON.stringify({ latched: [...model.latched].sort(), divisors, routes });
+            };
+            const converged = () =>
+              procs.every((row, ti) => row.every((stores) => heldBy(stores) === wanted(ti)));
+
+            for (const action of actions) {
+              if (action.op === "kill") {
+                killed = true;
+                await redis.cut(action.type);
+                continue;
+              }
+              const stores = procs[action.t]?.[action.proc] as RedisStores;
+              const model = models[action.t] as (typeof models)[number];
+              const base = ENDPOINTS[action.ep] as string;
+              switch (action.op) {
+                case "latch":
+                  stores.capabilities.capabilitiesFor(base, "key")[action.field] = false;
+                  model.latched.add(`${action.ep}.${action.field}`);
+                  break;
+                case "forget": {
+                  // Every other process of the tenant has heard the forget once it knows one mark
+                  // more: until then a reading or latch of the endpoint sent by another process may
+                  // reach Redis before the forget, which then deletes it (README, "A forget or reset
+                  // racing another instance's latch"), so the next action waits for it.
+                  const marks = () =>
+                    (procs[action.t] ?? [])
+                      .filter((other) => other !== stores)
+                      .flatMap((other) => [
+                        marksKnown(other.capabilities) ?? 0,
+                        marksKnown(other.calibration) ?? 0,
+                      ]);
+                  const before = marks();
+                  stores.capabilities.forget(base, "key");
+                  stores.calibration.forget(base);
+                  model.calibration.forget(base);
+                  for (const field of ["strictSchemas", "usageInStream"])
+                    model.latched.delete(`${action.ep}.${field}`);
+                  const heard = () => marks().every((known, i) => known > (before[i] ?? 0));
+                  await until(heard);
+                  expect(heard(), `every process heard ${JSON.stringify(action)}`).toBe(true);
+                  break;
+                }
+                case "calibrate": {
+                  const m = MODELS[action.model];
+                  const body = { messages: [{ role: "user" as const, content: "x".repeat(action.chars) }] };
+                  const fromMem = model.calibration.calibrate(base, m, body, action.tokens);
+                  expect(
+                    stores.calibration.calibrate(base, m, body, action.tokens),
+                    `calibrate ${JSON.stringify(action)}`,
+                  ).toBe(fromMem);
+                  break;
+                }
+                case "route": {
+                  for (const map of [model.routes, stores.routeLatches] as const) {
+                    let state = map.get(base);
+                    if (!state) {
+                      state = { neither: false, lmstudioGone: false, lmstudioMissUntil: 0 };
+                      map.set(base, state);
+                    }
+                    state[action.field] = true;
+                  }
+                  break;
+                }
+              }
+              // Shared now (sync), heard everywhere (pub/sub, or the reload after a cut subscription).
+              await stores.capabilities.sync().catch(() => {});
+              await until(converged);
+              for (let ti = 0; ti < TENANTS.length; ti++)
+                for (let p = 0; p < PROCS; p++)
+                  expect(
+                    heldBy(procs[ti]?.[p] as RedisStores),
+                    `${TENANTS[ti]} p${p} after ${JSON.stringify(action)}`,
+                  ).toBe(wanted(ti));
+              // "A latch of the forget's own millisecond goes with it" (README): the next request comes later.
+              if (action.op === "forget") await pause(2);
+            }
+            // A host started now reads the same from Redis, for its tenant only.
+            for (let ti = 0; ti < TENANTS.length; ti++) {
+              const late = await createRedisStores({ url: redis.server.url, prefix: prefixOf(ti), onError });
+              try {
+                expect(heldBy(late), `a host of ${TENANTS[ti]} started last`).toBe(wanted(ti));
+              } finally {
+                await late.close();
+              }
+            }
+            expect(untold(errors, killed), "onError").toEqual([]);
+          } finally {
+            await Promise.all(procs.flat().map((stores) => stores.close()));
+          }
+          await nothingLeft();
+        },
+      ),
+      { numRuns: STORE_RUNS, ...(SEED === undefined ? {} : { seed: SEED }) },
+    );
+  }, 120_000);
+});
