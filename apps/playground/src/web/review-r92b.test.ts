@@ -26,7 +26,10 @@ describe.skipIf(!HAS_REDIS)("a spec loaded while Redis is slow to take a run (r9
   let web: WebServer;
   beforeAll(async () => {
     redis = await RedisServer.start();
-    first = await startServer({ models: [{ id: "m", context_length: 8192 }], replies: () => ({ content: "one" }) });
+    first = await startServer({
+      models: [{ id: "m", context_length: 8192 }],
+      replies: () => ({ content: "one" }),
+    });
     second = await startServer({
       models: [{ id: "m2", context_length: 8192 }],
       replies: () => ({ content: "two" }),
@@ -74,6 +77,8 @@ describe.skipIf(!HAS_REDIS)("a spec loaded while Redis is slow to take a run (r9
     expect(next.status).toBe(201);
     const { id: nextId } = (await next.json()) as { id: string };
     await (await fetch(new URL(`api/runs/${nextId}/events`, web.url))).text();
-    expect(second.chatRequests.map(asked)).toEqual([{ model: "m2", system: "The spec's own system prompt." }]);
+    expect(second.chatRequests.map(asked)).toEqual([
+      { model: "m2", system: "The spec's own system prompt." },
+    ]);
   }, 20_000);
 });
