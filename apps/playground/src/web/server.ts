@@ -341,6 +341,12 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
     const previous = latest;
     runs.set(run.id, run);
     latest = run;
+    // Read as the run is asked for, before Redis takes it: a spec loaded while the put waited (a
+    // slow Redis, up to its 3 s) gave the run that spec's model, endpoint and system prompt. Read
+    // with the config, the system prompt too: a spec loaded while the run still looked up its
+    // window gave the run its system prompt, sent to the model and endpoint of the spec before.
+    const cfg = config();
+    const system = applied?.system ?? WEB_SYSTEM;
     try {
       await shared?.put(infoOf(run));
     } catch (error) {
@@ -350,10 +356,6 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
       latest = previous;
       throw error;
     }
-    const cfg = config();
-    // Read with the config, as the run is asked for: a spec loaded while the run still looked up
-    // its window gave the run its system prompt, sent to the model and endpoint of the spec before.
-    const system = applied?.system ?? WEB_SYSTEM;
     // Past `close()`, a run still ending (one its stop reached late) has no bus to tell: the Redis
     // bus refuses an emit after its close, and that refusal would be no one's to catch.
     const emit = (event: RunEvent) => {
