@@ -6,6 +6,7 @@ import {
   fields,
   isObject,
   own,
+  mayBeRenamed,
   renamedAt,
   resolvePointer,
   type SanitizeOptions,
@@ -342,8 +343,8 @@ function stringMeets(part: Raw, value: string, walk: Walk): boolean {
 function objectMayMeet(part: Raw, value: Raw, walk: Walk, depth: number): boolean {
   if (!typeAllows(part, "object")) return false;
   const props = isObject(part.properties) ? part.properties : undefined;
-  // A name the sanitizer rewrote (U+FFFD for half a surrogate pair) is not the schema's own.
-  const renamed = Object.keys(value).some((key) => key.includes("\uFFFD"));
+  // A name the sanitizer rewrote (U+FFFD for half a surrogate pair, `$ref_` for `$ref`) is not the schema's own.
+  const renamed = Object.keys(value).some((key) => mayBeRenamed(key));
   if (!renamed) {
     for (const key of requiredOf(part, walk)) {
       if (typeof key === "string" && !Object.hasOwn(value, key)) return false;
@@ -537,7 +538,7 @@ function strip(value: unknown, schema: unknown, walk: Walk, depth: number, place
   for (const [key, inner] of Object.entries(value)) {
     let name = key;
     let info = keyInfo(schema, key, walk, depth);
-    if (!info.described && place && key.includes("\uFFFD")) {
+    if (!info.described && place && mayBeRenamed(key)) {
       // A name the sanitizer wrote with U+FFFD for one holding half a surrogate pair alone: read
       // as the schema's own (unless the model also wrote that one); `restoreArguments` also hands
       // the tool that name back, `dropOptionalNulls` keeps the name as the model wrote it.
@@ -963,7 +964,7 @@ function kindsAt(originalSchema: unknown, path: readonly (string | number)[]): n
       }
       const key = String(at);
       let info = keyInfo(node, key, walk, depth);
-      if (!info.described && key.includes("\uFFFD")) {
+      if (!info.described && mayBeRenamed(key)) {
         // A name the sanitizer wrote with U+FFFD (the model's arguments are read before restoreArguments).
         const own = ownName(place, key, walk);
         if (own !== undefined) info = keyInfo(node, own, walk, depth);

@@ -1,0 +1,58 @@
+/**
+ * r92, found by the loop's random run against a real llama.cpp server (b9749): a property named
+ * `$ref` fails the whole request there — its schema walker reads a `$ref` key wherever it stands as
+ * a reference, and the property's schema (an object) is not the string it wants: 400 "type must be
+ * string, but is object" (the loop's review-r92 shows it live). sanitizeSchema and relaxSchema now
+ * send it as `$ref_` (`$ref__2` where a `$ref_` is there too), and restoreArguments hands the tool
+ * its own name back, as for a name holding half a surrogate pair.
+ */
+import { describe, expect, it } from "vitest";
+import { dropOptionalNulls, relaxSchema, restoreArguments, sanitizeSchema, takesStringAt } from "./index.js";
+
+const SCHEMA = {
+  type: "object",
+  properties: {
+    $ref: { type: "string" },
+    doc: { type: "object", properties: { $ref: { type: "integer" }, $ref_: { type: "string" } } },
+  },
+  required: ["$ref"],
+};
+
+/** Whether a JSON value holds, anywhere, a `$ref` whose value is not a string (what llama.cpp refuses). */
+function holdsObjectRef(value: unknown): boolean {
+  if (Array.isArray(value)) return value.some(holdsObjectRef);
+  if (typeof value !== "object" || value === null) return false;
+  return Object.entries(value).some(([k, v]) => (k === "$ref" && typeof v !== "string") || holdsObjectRef(v));
+}
+
+describe("r92: a property named $ref", () => {
+  it("is never sent as a key llama.cpp reads as a reference, strict or relaxed", () => {
+    for (const sent of [sanitizeSchema(SCHEMA), relaxSchema(SCHEMA)]) {
+      expect(holdsObjectRef(sent)).toBe(false);
+      expect(Object.keys(sent.properties as object)).toEqual(["$ref_", "doc"]);
+      const doc = (sent.properties as Record<string, { anyOf?: unknown; properties?: object }>).doc;
+      expect(JSON.stringify(doc)).toContain('"$ref__2"');
+      expect(JSON.stringify(doc)).toContain('"$ref_"');
+    }
+  });
+
+  it("reaches the tool under its own name; a real $ref_ beside it keeps its own", () => {
+    const written = { $ref_: "#/a", doc: { $ref__2: 3, $ref_: "x" } };
+    expect(restoreArguments(written, SCHEMA)).toEqual({ $ref: "#/a", doc: { $ref: 3, $ref_: "x" } });
+  });
+
+  it("a real reference is still followed", () => {
+    const schema = {
+      type: "object",
+      properties: { a: { $ref: "#/$defs/s" } },
+      required: ["a"],
+      $defs: { s: { type: "string" } },
+    };
+    expect(sanitizeSchema(schema).properties).toEqual({ a: { type: "string" } });
+  });
+
+  it("is read as the schema's own where the model wrote the name it was sent as", () => {
+    expect(takesStringAt(SCHEMA, ["$ref_"])).toBe(true);
+    expect(dropOptionalNulls({ $ref_: "#/a", doc: null }, SCHEMA)).toEqual({ $ref_: "#/a" });
+  });
+});
