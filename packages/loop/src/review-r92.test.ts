@@ -103,48 +103,122 @@ describe("r92: a tool parameter named $ref, over loopback (a server that refuses
       },
     });
     expect(result.stopReason).toBe("answered");
-    expect(server.chatRequests.every((r) => !holdsObjectRef((r.body as { tools?: unknown }).tools))).toBe(true);
+    expect(server.chatRequests.every((r) => !holdsObjectRef((r.body as { tools?: unknown }).tools))).toBe(
+      true,
+    );
     expect(got).toEqual([{ $ref: "#/a", doc: { $ref: 3, $ref_: "x" } }]);
   });
 });
 
-(liveServerPath ? describe : describe.skip)("r92: a tool parameter named $ref, against a live llama.cpp server", () => {
-  let live: LiveServer;
-  beforeAll(async () => {
-    live = await startLive({ contextSize: 2048 });
-  }, 90_000);
-  afterAll(() => live?.stop(), 20_000);
+(liveServerPath ? describe : describe.skip)(
+  "r92: a tool parameter named $ref, against a live llama.cpp server",
+  () => {
+    let live: LiveServer;
+    beforeAll(async () => {
+      live = await startLive({ contextSize: 2048 });
+    }, 90_000);
+    afterAll(() => live?.stop(), 20_000);
 
-  it("the server refuses the property as written", { timeout: 60_000 }, async () => {
-    const response = await fetch(`${live.baseUrl}/chat/completions`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({
-        model: "tiny",
-        max_tokens: 2,
-        messages: [{ role: "user", content: "hi" }],
-        tools: [LIVE_TOOL],
-      }),
+    it("the server refuses the property as written", { timeout: 60_000 }, async () => {
+      const response = await fetch(`${live.baseUrl}/chat/completions`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({
+          model: "tiny",
+          max_tokens: 2,
+          messages: [{ role: "user", content: "hi" }],
+          tools: [LIVE_TOOL],
+        }),
+      });
+      expect(response.status).toBe(400);
+      expect(await response.text()).toMatch(/type must be string, but is object/);
     });
-    expect(response.status).toBe(400);
-    expect(await response.text()).toMatch(/type must be string, but is object/);
+
+    it("a run offering it calls the tool, which gets its own name", { timeout: 120_000 }, async () => {
+      const got: Record<string, unknown>[] = [];
+      const result = await createRuntime().runAgentLoop({
+        config: {
+          baseUrl: live.baseUrl,
+          model: "tiny",
+          maxTokens: 60,
+          temperature: 0,
+          requestTimeoutSeconds: 110,
+        },
+        messages: [{ role: "user", content: "Resolve the pointer #/a" }],
+        tools: [LIVE_TOOL],
+        dispatch: ({ args }) => {
+          got.push(args as Record<string, unknown>);
+          return "ok";
+        },
+      });
+      expect(result.steps).toBe(2);
+      expect(got).toHaveLength(1);
+      // Required, so the model wrote it (as `$ref_`), and the tool is handed it as `$ref`.
+      expect(Object.keys(got[0] ?? {})).toEqual(["$ref"]);
+      expect(["#/a", "#/b"]).toContain(got[0]?.$ref);
+    });
+  },
+);
+
+/**
+ * r92, the same random run: a parameter that is an open object (`{ type: "object" }` with no
+ * properties, a map the host fills in) is asked of the model as JSON text, strict mode having no
+ * way to send it; text that is not JSON (`".$"`, which the tiny model wrote) was handed to the tool
+ * as that string, where its own schema takes an object — the tool ran on arguments it refuses.
+ * Now the call is answered, naming the argument, and not run; JSON text still reaches it parsed.
+ */
+describe("r92: a value asked for as JSON text that does not read as one, over loopback", () => {
+  let server: TestServer | undefined;
+  afterEach(async () => {
+    await server?.close();
+    server = undefined;
   });
 
-  it("a run offering it calls the tool, which gets its own name", { timeout: 120_000 }, async () => {
-    const got: Record<string, unknown>[] = [];
+  const OPEN_TOOL: ToolDefinition = {
+    type: "function",
+    function: {
+      name: "configure",
+      parameters: {
+        type: "object",
+        properties: { name: { type: "string" }, opts: { type: "object", properties: {} } },
+        required: ["name"],
+      },
+    },
+  };
+
+  async function run(args: string) {
+    server = await startServer({
+      replies: [{ toolCalls: [{ id: "c1", name: "configure", arguments: args }] }, { content: "done" }],
+    });
+    const got: unknown[] = [];
     const result = await createRuntime().runAgentLoop({
-      config: { baseUrl: live.baseUrl, model: "tiny", maxTokens: 60, temperature: 0, requestTimeoutSeconds: 110 },
-      messages: [{ role: "user", content: "Resolve the pointer #/a" }],
-      tools: [LIVE_TOOL],
+      config: { baseUrl: server.baseUrl, model: "m", maxRetries: 0 },
+      messages: [{ role: "user", content: "configure it" }],
+      tools: [OPEN_TOOL],
       dispatch: ({ args }) => {
-        got.push(args as Record<string, unknown>);
+        got.push(args);
         return "ok";
       },
     });
-    expect(result.steps).toBe(2);
-    expect(got).toHaveLength(1);
-    // Required, so the model wrote it (as `$ref_`), and the tool is handed it as `$ref`.
-    expect(Object.keys(got[0] ?? {})).toEqual(["$ref"]);
-    expect(["#/a", "#/b"]).toContain(got[0]?.$ref);
+    const answer = String(result.messages.find((m) => m.role === "tool")?.content);
+    return { got, answer, result };
+  }
+
+  it("text that is not JSON is answered, naming the argument, and the tool is not run", async () => {
+    const { got, answer, result } = await run('{"name":"a","opts":".$"}');
+    expect(got).toEqual([]);
+    expect(answer).toMatch(/configure call was not run.*"opts".*JSON text/);
+    expect(result.stopReason).toBe("answered");
+  });
+
+  it("JSON text of an object reaches the tool parsed", async () => {
+    const { got } = await run('{"name":"a","opts":"{\\"depth\\":2}"}');
+    expect(got).toEqual([{ name: "a", opts: { depth: 2 } }]);
+  });
+
+  it("JSON text of another kind (an array where it takes an object) is answered too", async () => {
+    const { got, answer } = await run('{"name":"a","opts":"[1]"}');
+    expect(got).toEqual([]);
+    expect(answer).toMatch(/"opts"/);
   });
 });

@@ -56,3 +56,29 @@ describe("r92: a property named $ref", () => {
     expect(dropOptionalNulls({ $ref_: "#/a", doc: null }, SCHEMA)).toEqual({ $ref_: "#/a" });
   });
 });
+
+describe("r92: restoreArguments' onUnread", () => {
+  const schema = {
+    type: "object",
+    properties: {
+      opts: { type: "object", properties: {} },
+      list: { type: "array", items: { type: "object", properties: {} } },
+      free: {},
+    },
+  };
+  const unread = (args: unknown) => {
+    const places: string[] = [];
+    const out = restoreArguments(args, schema, { onUnread: (path) => places.push(path) });
+    return { out, places };
+  };
+
+  it("names each place asked for as JSON text whose text is handed on as written", () => {
+    expect(unread({ opts: ".$", list: ["[1]", '{"a":1}'] }).places).toEqual(["opts", "list[]"]);
+  });
+
+  it("is not told of text that parsed, nor where the original takes any value", () => {
+    const { out, places } = unread({ opts: '{"a":1}', list: [], free: ".$" });
+    expect(places).toEqual([]);
+    expect(out).toEqual({ opts: { a: 1 }, list: [], free: ".$" });
+  });
+});
