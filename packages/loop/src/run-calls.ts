@@ -669,8 +669,8 @@ function cutOff(name: string): string {
 type Schemas = ReadonlyMap<string, unknown>;
 
 /** Both fields own, so a `refusal` only `Object.prototype` holds is never read as one. */
-interface Restored {
-  args: unknown;
+interface Restored<T> {
+  args: T;
   refusal: string | undefined;
 }
 
@@ -680,7 +680,7 @@ interface Restored {
  * answer that refuses the call (never run: the tool would be handed a string where it takes an
  * object or an array).
  */
-function restored(name: string, args: unknown, schema: unknown): Restored {
+function restored<T>(name: string, args: T, schema: unknown): Restored<T> {
   const unread: string[] = [];
   const out = restoreArguments(args, schema, { onUnread: (path) => unread.push(path) });
   if (unread.length === 0) return { args: out, refusal: undefined };
@@ -778,7 +778,7 @@ function prepare(
             takesOnlyString: (path: ArgumentPath) => takesOnlyStringAt(schema, path),
           }),
     });
-    const back: Restored =
+    const back: Restored<typeof parsed.value> =
       schema === undefined
         ? { args: parsed.value, refusal: undefined }
         : restored(name, parsed.value, schema);
@@ -860,7 +860,7 @@ function routed(p: Prepared, route: RunCallsOptions["route"], schemas: Schemas):
   // A number the call held outside what reaches the tool is refused as the call's own schema refused it.
   if (p.held?.numbers.some((held) => !settled.values.has(held))) return refusedAsWritten(p);
   const schema = schemas.get(inner.name);
-  const back: Restored =
+  const back: Restored<typeof settled.request.args> =
     schema === undefined
       ? { args: settled.request.args, refusal: undefined }
       : restored(inner.name, settled.request.args, schema);
