@@ -18,17 +18,11 @@ const SCHEMA = {
   required: ["$ref"],
 };
 
-/** Whether a JSON value holds, anywhere, a `$ref` whose value is not a string (what llama.cpp refuses). */
-function holdsObjectRef(value: unknown): boolean {
-  if (Array.isArray(value)) return value.some(holdsObjectRef);
-  if (typeof value !== "object" || value === null) return false;
-  return Object.entries(value).some(([k, v]) => (k === "$ref" && typeof v !== "string") || holdsObjectRef(v));
-}
-
 describe("r92: a property named $ref", () => {
   it("is never sent as a key llama.cpp reads as a reference, strict or relaxed", () => {
     for (const sent of [sanitizeSchema(SCHEMA), relaxSchema(SCHEMA)]) {
-      expect(holdsObjectRef(sent)).toBe(false);
+      // No `$ref` key with a schema (an object) as its value, anywhere: what llama.cpp refuses.
+      expect(JSON.stringify(sent)).not.toMatch(/"\$ref":\{/);
       expect(Object.keys(sent.properties as object)).toEqual(["$ref_", "doc"]);
       const doc = (sent.properties as Record<string, { anyOf?: unknown; properties?: object }>).doc;
       expect(JSON.stringify(doc)).toContain('"$ref__2"');
