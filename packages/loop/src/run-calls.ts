@@ -668,6 +668,32 @@ function cutOff(name: string): string {
 
 type Schemas = ReadonlyMap<string, unknown>;
 
+/** Both fields own, so a `refusal` only `Object.prototype` holds is never read as one. */
+interface Restored<T> {
+  args: T;
+  refusal: string | undefined;
+}
+
+/**
+ * `args` restored for the tool (`restoreArguments`), and — where a value the sanitized schema asked
+ * for as JSON text came back as text that is not what the tool's own schema takes there — the
+ * answer that refuses the call (never run: the tool would be handed a string where it takes an
+ * object or an array).
+ */
+function restored<T>(name: string, args: T, schema: unknown): Restored<T> {
+  const unread: string[] = [];
+  const out = restoreArguments(args, schema, { onUnread: (path) => unread.push(path) });
+  if (unread.length === 0) return { args: out, refusal: undefined };
+  const places = [...new Set(unread)].map((path) => JSON.stringify(path)).join(", ");
+  return {
+    args: out,
+    refusal:
+      `The ${name} call was not run: ${unread.length === 1 ? "the argument" : "the arguments"} ${places} must be ` +
+      "JSON text of the object or array the tool takes there, and what was written does not read as one. " +
+      "Call it again with that value written as JSON text.",
+  };
+}
+
 function schemasOf(tools: readonly ToolDefinition[] | undefined): Schemas {
   const schemas = new Map<string, unknown>();
   for (const tool of tools ?? []) {
@@ -752,14 +778,19 @@ function prepare(
             takesOnlyString: (path: ArgumentPath) => takesOnlyStringAt(schema, path),
           }),
     });
-    const args = schema === undefined ? parsed.value : restoreArguments(parsed.value, schema);
+    const back: Restored<typeof parsed.value> =
+      schema === undefined
+        ? { args: parsed.value, refusal: undefined }
+        : restored(name, parsed.value, schema);
+    const args = back.args;
+    const unreadable = finishReason === "" ? cutOff(name) : back.refusal;
     return made({
       call: { id: call.id, type: "function", function: { name, arguments: parsed.json } },
       request: { id: call.id, name, args, raw },
       // What the dedupe compares: the arguments the tool is handed (a dropped null and a left-out
       // parameter reach it the same), as a proxied call's inner arguments are.
       json: args === parsed.value ? parsed.json : JSON.stringify(args),
-      ...(finishReason === "" ? { unreadable: cutOff(name) } : {}),
+      ...(unreadable === undefined ? {} : { unreadable }),
     });
   } catch (error) {
     if (!ToolArgumentsError.isInstance(error)) throw error;
@@ -829,13 +860,18 @@ function routed(p: Prepared, route: RunCallsOptions["route"], schemas: Schemas):
   // A number the call held outside what reaches the tool is refused as the call's own schema refused it.
   if (p.held?.numbers.some((held) => !settled.values.has(held))) return refusedAsWritten(p);
   const schema = schemas.get(inner.name);
-  const args = schema === undefined ? settled.request.args : restoreArguments(settled.request.args, schema);
+  const back: Restored<typeof settled.request.args> =
+    schema === undefined
+      ? { args: settled.request.args, refusal: undefined }
+      : restored(inner.name, settled.request.args, schema);
+  const args = back.args;
+  const unreadable = p.unreadable ?? back.refusal;
   const written = p.held ? exactJsonOf(p.request.args, settled.values) : undefined;
   return made({
     call: written === undefined ? call : { ...call, function: { ...call.function, arguments: written } },
     request: { ...settled.request, id: p.request.id, args },
     json: JSON.stringify(args),
-    ...(p.unreadable === undefined ? {} : { unreadable: p.unreadable }),
+    ...(unreadable === undefined ? {} : { unreadable }),
     ...(decision.onRun ? { onRun: decision.onRun } : {}),
   });
 }

@@ -16,6 +16,7 @@ export {
   mapAlongSchema,
 } from "./inherited-names.js";
 export { RELAXED_KEYWORDS, STRICT_FORMATS, STRICT_KEYWORDS, STRICT_MAX_DEPTH } from "./keywords.js";
+export type { RestoreOptions } from "./optional-nulls.js";
 export { dropOptionalNulls, restoreArguments, takesOnlyStringAt, takesStringAt } from "./optional-nulls.js";
 export type { ToolOrder } from "./order-tools.js";
 export { orderTools } from "./order-tools.js";

@@ -5,6 +5,7 @@ import {
   askedAt,
   fields,
   isObject,
+  mayBeRenamed,
   own,
   renamedAt,
   resolvePointer,
@@ -57,6 +58,8 @@ interface Restore {
   /** Per sanitized schema: the schema under each key (`ITEM` for an array's items). */
   steps: Map<unknown, Map<string | typeof ITEM, unknown>>;
   asks: Map<unknown, Ask>;
+  /** Told of each place asked for as JSON text whose string is handed on as written (`onUnread`). */
+  onUnread: ((path: string) => void) | undefined;
 }
 
 /**
@@ -342,8 +345,8 @@ function stringMeets(part: Raw, value: string, walk: Walk): boolean {
 function objectMayMeet(part: Raw, value: Raw, walk: Walk, depth: number): boolean {
   if (!typeAllows(part, "object")) return false;
   const props = isObject(part.properties) ? part.properties : undefined;
-  // A name the sanitizer rewrote (U+FFFD for half a surrogate pair) is not the schema's own.
-  const renamed = Object.keys(value).some((key) => key.includes("\uFFFD"));
+  // A name the sanitizer rewrote (U+FFFD for half a surrogate pair, `$ref_` for `$ref`) is not the schema's own.
+  const renamed = Object.keys(value).some((key) => mayBeRenamed(key));
   if (!renamed) {
     for (const key of requiredOf(part, walk)) {
       if (typeof key === "string" && !Object.hasOwn(value, key)) return false;
@@ -537,7 +540,7 @@ function strip(value: unknown, schema: unknown, walk: Walk, depth: number, place
   for (const [key, inner] of Object.entries(value)) {
     let name = key;
     let info = keyInfo(schema, key, walk, depth);
-    if (!info.described && place && key.includes("\uFFFD")) {
+    if (!info.described && place && mayBeRenamed(key)) {
       // A name the sanitizer wrote with U+FFFD for one holding half a surrogate pair alone: read
       // as the schema's own (unless the model also wrote that one); `restoreArguments` also hands
       // the tool that name back, `dropOptionalNulls` keeps the name as the model wrote it.
@@ -751,19 +754,36 @@ function parseBack(value: string, schema: unknown, walk: Walk, depth: number, pl
   if ((kinds & (OBJECT | ARRAY)) === 0) return value;
   const ask = asks(resolve(place, walk, restore), restore, 0);
   if (ask === undefined) return value;
+  // Handed on as written: `onUnread` is told where the original takes no string there (the tool
+  // would be handed a value its own schema refuses).
+  const unread = () => {
+    if ((kinds & STRING) === 0 && kinds !== ANY) restore.onUnread?.(pathOf(place));
+    return value;
+  };
   let parsed: unknown;
   try {
     parsed = JSON.parse(value);
   } catch {
-    return value;
+    return unread();
   }
   // A number the text holds that JavaScript would hand on as another: left as text, for the tool
   // to refuse in its own words, rather than parsed into a number the model never wrote.
-  if (changesNumber(value)) return value;
+  if (changesNumber(value)) return unread();
   const kind = kindOf(parsed);
-  if (ask === "any" && (kind & (OBJECT | ARRAY)) === 0) return value;
-  if ((kinds & kind) === 0) return value;
+  if (ask === "any" && (kind & (OBJECT | ARRAY)) === 0) return unread();
+  if ((kinds & kind) === 0) return unread();
   return strip(parsed, schema, walk, depth);
+}
+
+/**
+ * Options of {@link restoreArguments}: the `recursionLimit` and `maxDepth` the schema was sanitized
+ * with, and `onUnread`, told (with the place, `doc.items[]`) of each value asked for as JSON text
+ * that is handed on as the model wrote it where the original schema takes no string — text that
+ * does not parse, or parses to a kind the original does not take there — so a caller can answer
+ * the call instead of handing a tool a value its own schema refuses.
+ */
+export interface RestoreOptions extends SanitizeOptions {
+  onUnread?: ((path: string) => void) | undefined;
 }
 
 /**
@@ -880,7 +900,19 @@ function newRestore(options: SanitizeOptions | null | undefined): Restore {
     kinds: new Map(),
     steps: new Map(),
     asks: new Map(),
+    onUnread:
+      isObject(options) && typeof own(options, "onUnread") === "function"
+        ? (own(options, "onUnread") as (path: string) => void)
+        : undefined,
   };
+}
+
+/** Where a place is, for a message: its keys joined with dots, an array's items as `[]`. */
+function pathOf(place: Place): string {
+  const steps: string[] = [];
+  for (let at: Place | undefined = place; at?.parent !== undefined; at = at.parent)
+    steps.unshift(at.step === ITEM ? "[]" : at.step);
+  return steps.join(".").replaceAll(".[]", "[]");
 }
 
 /**
@@ -902,7 +934,7 @@ function newRestore(options: SanitizeOptions | null | undefined): Restore {
  * mutates its input and never throws: arguments or a schema JSON cannot hold, or a schema past a
  * million readings, come back as they were.
  */
-export function restoreArguments<T>(args: T, originalSchema: unknown, options?: SanitizeOptions | null): T {
+export function restoreArguments<T>(args: T, originalSchema: unknown, options?: RestoreOptions | null): T {
   try {
     const walk = newWalk(originalSchema);
     walk.restore = newRestore(options);
@@ -963,7 +995,7 @@ function kindsAt(originalSchema: unknown, path: readonly (string | number)[]): n
       }
       const key = String(at);
       let info = keyInfo(node, key, walk, depth);
-      if (!info.described && key.includes("\uFFFD")) {
+      if (!info.described && mayBeRenamed(key)) {
         // A name the sanitizer wrote with U+FFFD (the model's arguments are read before restoreArguments).
         const own = ownName(place, key, walk);
         if (own !== undefined) info = keyInfo(node, own, walk, depth);

@@ -168,20 +168,42 @@ function carried<T extends JsonSchema>(from: JsonSchema, to: T): T {
 }
 
 /**
- * `properties` with every name holding half a surrogate pair alone written with U+FFFD (then
- * `_2`, `_3`, … where that name is taken), in the same order; the renames recorded on `out`.
+ * The property name llama.cpp cannot be sent: its schema walker takes a `$ref` key wherever it
+ * stands as a reference, so a property of that name (its value a schema, an object) fails the whole
+ * request with a 400 ("type must be string, but is object"), strict or relaxed. Sent as `$ref_`.
+ */
+const REF_KEY = "$ref";
+const REF_WRITTEN = "$ref_";
+
+/** Whether a property name can be sent as it is (neither half a surrogate pair alone nor `$ref`). */
+function sendableName(key: string): boolean {
+  return key.isWellFormed() && key !== REF_KEY;
+}
+
+/**
+ * Whether a name the model wrote may be one the sanitizer rewrote (U+FFFD for half a surrogate
+ * pair, `$ref_` for `$ref`): only such names are looked up in what it recorded.
+ */
+export function mayBeRenamed(key: string): boolean {
+  return key.includes("\uFFFD") || key.startsWith(REF_WRITTEN);
+}
+
+/**
+ * `properties` with every name holding half a surrogate pair alone written with U+FFFD, and a
+ * `$ref` written `$ref_` (then `_2`, `_3`, … where that name is taken), in the same order; the
+ * renames recorded on `out`.
  */
 function wellFormedNames(properties: Raw): { properties: Raw; renamed?: Map<string, string> } {
   const keys = Object.keys(properties);
-  if (keys.every((key) => key.isWellFormed())) return { properties };
-  const taken = new Set(keys.filter((key) => key.isWellFormed()));
+  if (keys.every(sendableName)) return { properties };
+  const taken = new Set(keys.filter(sendableName));
   const next = new Map<string, number>();
   const renamed = new Map<string, string>();
   const out: Raw = {};
   for (const key of keys) {
     let name = key;
-    if (!key.isWellFormed()) {
-      const base = key.toWellFormed();
+    if (!sendableName(key)) {
+      const base = key === REF_KEY ? REF_WRITTEN : key.toWellFormed();
       name = base;
       for (let n = next.get(base) ?? 2; taken.has(name); n++) {
         name = `${base}_${n}`;
