@@ -376,7 +376,13 @@ const COMMAND_READ_LINES = ["Set --token to your key."];
 // A markdown fence is a code block's edge and an apostrophe inside a word opens no quote over the
 // lines below (r92g: both left the lines after them one word, `The token: ask for it later` losing
 // `ask` and a value holding code characters read as a quoted word's): prose like any other.
-const FENCES_AND_APOSTROPHES = ["```yaml", "```bash", "```", "Don't share it with anyone.", "It's the admin's."];
+const FENCES_AND_APOSTROPHES = [
+  "```yaml",
+  "```bash",
+  "```",
+  "Don't share it with anyone.",
+  "It's the admin's.",
+];
 const plain: fc.Arbitrary<PlainLine> = fc.oneof(
   fc.constantFrom(...DATA_LINES).map((text) => ({ text, data: true })),
   fc.constantFrom(...PROSE_LINES, ...FENCES_AND_APOSTROPHES).map((text) => ({ text, data: false })),

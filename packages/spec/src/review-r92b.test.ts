@@ -54,7 +54,9 @@ describe("a command continued by a backslash before a line break", () => {
     expect(withoutCommandLineSecrets(`a\r\nmysql -p${PW}`)).toBe("a\r\nmysql -p${PASSWORD}");
     // `a \\` is a backslash written, then the line ends: `mysql` starts a command of its own.
     expect(withoutCommandLineSecrets(`a \\\\\r\nmysql -p${PW}`)).toBe("a \\\\\r\nmysql -p${PASSWORD}");
-    expect(withoutProseSecrets(`srv --verbose\r\nmysql -p${PW}`)).toBe("srv --verbose\r\nmysql -p${PASSWORD}");
+    expect(withoutProseSecrets(`srv --verbose\r\nmysql -p${PW}`)).toBe(
+      "srv --verbose\r\nmysql -p${PASSWORD}",
+    );
   });
 });
 
@@ -109,7 +111,9 @@ describe("an apostrophe inside a word, and a markdown fence, in a document holdi
       "echo 'a\nsrv --password ${PASSWORD}\n'",
     );
     // Backticks in a line are a substitution, as before.
-    expect(withoutCommandLineSecrets(`echo \`get --password ${PW}\``)).toBe("echo `get --password ${PASSWORD}`");
+    expect(withoutCommandLineSecrets(`echo \`get --password ${PW}\``)).toBe(
+      "echo `get --password ${PASSWORD}`",
+    );
   });
 
   it("reads a document of many such lines in linear time", () => {

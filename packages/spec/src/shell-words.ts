@@ -526,7 +526,8 @@ export function commandWords(line: string, depth = 0, nested = false): CommandWo
     }
     if (breakAhead <= k) {
       breakAhead = k + 1;
-      while (breakAhead < line.length && line[breakAhead] !== "\n" && line[breakAhead] !== "\r") breakAhead += 1;
+      while (breakAhead < line.length && line[breakAhead] !== "\n" && line[breakAhead] !== "\r")
+        breakAhead += 1;
     }
     return breakAhead < line.length && quoteAhead > breakAhead;
   };
