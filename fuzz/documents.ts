@@ -43,12 +43,6 @@ interface Plant {
   cmd?: boolean;
   /** Its lines are a document's data lines (a pair, a block), not prose or a command. */
   data?: boolean;
-  /**
-   * Read by the command-line reader alone, and only outside a quote: after a fence's backtick or an
-   * apostrophe left open (README: a prose document's lines are a script's), its text is a quoted
-   * word's, where a value holding code characters is no credential. Not planted there.
-   */
-  unquoted?: boolean;
 }
 
 /** A document's line with no credential: whether it is a data line (a pair, a comment, a section). */
@@ -272,7 +266,6 @@ const plant: fc.Arbitrary<Plant> = fc.oneof(
     parts: [v],
     doc: "any" as const,
     prose: plainValue(v),
-    unquoted: !plainValue(v),
     bare: isKey(v),
   })),
   ...[
@@ -379,21 +372,20 @@ const PROSE_LINES = [
   '\tindented with a "quote" and a tab',
 ];
 /** Prose a command-line reader hides a word of (see `PlainLine.command`). */
-// A markdown fence's backticks open a substitution a shell reads to the next fence (or the end):
-// the lines inside are then one word, where `The token: ask for it later` reads as a header whose
-// value is `ask`.
-// So does an apostrophe, a quote left open, in a document holding prose (one of data lines only is
-// read a line at a time, README).
-const COMMAND_READ_LINES = [
-  "Set --token to your key.",
+const COMMAND_READ_LINES = ["Set --token to your key."];
+// A markdown fence is a code block's edge and an apostrophe inside a word opens no quote over the
+// lines below (r92g: both left the lines after them one word, `The token: ask for it later` losing
+// `ask` and a value holding code characters read as a quoted word's): prose like any other.
+const FENCES_AND_APOSTROPHES = [
   "```yaml",
   "```bash",
   "```",
   "Don't share it with anyone.",
+  "It's the admin's.",
 ];
 const plain: fc.Arbitrary<PlainLine> = fc.oneof(
   fc.constantFrom(...DATA_LINES).map((text) => ({ text, data: true })),
-  fc.constantFrom(...PROSE_LINES).map((text) => ({ text, data: false })),
+  fc.constantFrom(...PROSE_LINES, ...FENCES_AND_APOSTROPHES).map((text) => ({ text, data: false })),
   fc.constantFrom(...COMMAND_READ_LINES).map((text) => ({ text, data: false, command: true })),
 );
 
@@ -422,7 +414,7 @@ export const documents = (clean: boolean): fc.Arbitrary<Doc> =>
       // Data when every line is, the plants' too; a plant promised only there is dropped elsewhere.
       const data = lines.every((line) => line.data) && plants.every((p) => p.data === true);
       const command = lines.some((line) => line.command === true);
-      const kept = plants.filter((p) => (data || p.doc === "any") && !(command && p.unquoted));
+      const kept = plants.filter((p) => data || p.doc === "any");
       const all = lines.map((line) => [line.text]);
       for (const [i, p] of kept.entries()) all.splice((at[i] ?? i) % (all.length + 1), 0, p.lines);
       return { text: all.flat().join(crlf ? "\r\n" : "\n"), plants: kept, data, command };

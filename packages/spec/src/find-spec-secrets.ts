@@ -645,6 +645,21 @@ function stringSign(value: string, tellingName: boolean): SecretSign | undefined
   return undefined;
 }
 
+/**
+ * Whether the blanks between two words hold a line break that is no shell's line continuation (a
+ * backslash, then `\n` or `\r\n`). A loop, no regular expression: it runs once a word.
+ */
+function breaksLine(gap: string): boolean {
+  for (let k = 0; k < gap.length; k += 1) {
+    const c = gap[k];
+    if (c === "\r" && gap[k + 1] === "\n") continue;
+    if (c !== "\n" && c !== "\r") continue;
+    const lead = c === "\n" && gap[k - 1] === "\r" ? k - 2 : k - 1;
+    if (gap[lead] !== "\\") return true;
+  }
+  return false;
+}
+
 /** A line break: a URL never runs over one (see `safeString`). */
 const BROKEN_LINE = /[\r\n]/;
 const LINE_PARTS = /\r\n|\n|\r/;
@@ -2879,10 +2894,11 @@ function wordPasswords(text: string, words: readonly CommandWord[]): Map<number,
   words.forEach((word, index) => {
     // A line break between two words ends a command as `;` does (r92b: in `a\nmysql -pX`, a
     // script or a document's lines, `mysql` was read as `a`'s argument and `-pX` kept in clear).
-    // A backslash before it continues the line.
+    // A backslash before it continues the line, `\r\n` as `\n` (r92g: the `\n` of a Windows line's
+    // `\` then `\r\n` was read as a break of its own, so `mysql -u root \` then `-pX` kept `-pX`).
     const gap = previous === undefined ? "" : text.slice(previous.end, word.start);
     previous = word;
-    if (word.operator || /(?:^|[^\\])(?:\r?\n|\r)/.test(gap)) line.reset();
+    if (word.operator || breaksLine(gap)) line.reset();
     if (word.operator) return;
     if (!word.data) {
       const password = line.read(word.value);

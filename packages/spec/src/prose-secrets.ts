@@ -226,8 +226,13 @@ export function proseWithoutKeys(original: string): string | undefined {
   for (const match of text.matchAll(/\S+/g)) {
     let start = match.index;
     let end = start + match[0].length;
-    // A new line, or a `;`, `|` or `&&` (alone or ending the word before), ends the command.
-    const ends = /[\n;|]/.test(text.slice(Math.max(gap - 1, 0), start)) || /^(?:&&|\|\|?)$/.test(match[0]);
+    // A new line, or a `;`, `|` or `&&` (alone or ending the word before), ends the command; a
+    // backslash ending the word before a new line continues it (r92g: `mysql -u root \` then `-pX`
+    // on the next line kept `-pX` in clear).
+    let between = text.slice(Math.max(gap - 1, 0), start);
+    if (between.startsWith("\\\n")) between = between.slice(2);
+    else if (between.startsWith("\\\r\n")) between = between.slice(3);
+    const ends = /[\n;|]/.test(between) || /^(?:&&|\|\|?)$/.test(match[0]);
     if (ends) client = "";
     gap = end;
     // A JSON object's braces are set aside too, but not the `}` that closes a `${VAR}` reference.

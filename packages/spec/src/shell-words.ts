@@ -79,6 +79,11 @@ interface NestedCommand {
 
 /** Characters that end an unquoted word and make an operator of their own: `;`, `|`, `&`, `<`, `>`, `(`, `)`. */
 const OPERATOR = /[;|&<>()]/;
+/** The length of a line continuation at `i` of `line` (a backslash, then `\n` or `\r\n`), 0 for none. */
+const continuation = (line: string, i: number): number =>
+  line[i + 1] === "\n" ? 2 : line[i + 1] === "\r" && line[i + 2] === "\n" ? 3 : 0;
+/** A markdown fence's line from its start: three or more backticks, a language or none, to the line's end. */
+const FENCE_LINE = /[ \t]*```+[^`\r\n]*(?=[\r\n]|$)/y;
 /**
  * What, after a `$`, makes bash read something at run time: a name's character, `{`, `(`, `[`
  * (arithmetic) or one of its special parameters (`$$ $! $? $# $* $@ $-`, digits). Any other
@@ -501,11 +506,52 @@ export function commandWords(line: string, depth = 0, nested = false): CommandWo
   // Where a word whose reading of a refused default (see `substitution`) is undone starts: read
   // again there without it, once.
   let plainAt = -1;
+  // The next `'` and the next line break at or after a place, found once and reused while ahead
+  // (see `wordApostrophe`): each search starts past the last one's find, so the line is read once.
+  let quoteAhead = -1;
+  let breakAhead = -1;
+  /**
+   * Whether the `'` at `k` is an apostrophe inside a word of prose (`Don't`, `it's`, `O'Brien`): a
+   * letter on each side, no `'` after it on its line, and a line after it (on the last line, a quote
+   * left open is read as one, see below). Read as a quote it would run over the
+   * lines below (r92g: in a document holding prose, `Don't commit this.` left the lines after it one
+   * quoted word, read again as data, so `Primary key: user_id123` lost its value and
+   * `The token: ask for it later` its `ask`); bash would read on, but no one writes a script so.
+   */
+  const wordApostrophe = (k: number): boolean => {
+    if (!/[A-Za-z]/.test(line[k - 1] ?? "") || !/[A-Za-z]/.test(line[k + 1] ?? "")) return false;
+    if (quoteAhead <= k) {
+      quoteAhead = line.indexOf("'", k + 1);
+      if (quoteAhead < 0) quoteAhead = line.length;
+    }
+    if (breakAhead <= k) {
+      breakAhead = k + 1;
+      while (breakAhead < line.length && line[breakAhead] !== "\n" && line[breakAhead] !== "\r")
+        breakAhead += 1;
+    }
+    return breakAhead < line.length && quoteAhead > breakAhead;
+  };
   while (i < line.length) {
     const first = line[i] as string;
-    // Whitespace, and a backslash before a newline (a line continuation: bash reads neither).
-    if (SPACE.test(first) || (first === "\\" && line[i + 1] === "\n")) {
-      i += first === "\\" ? 2 : 1;
+    // A markdown fence (a line of three or more backticks, perhaps a language after them) is a
+    // code block's edge, not a substitution: read as a blank line, the lines between two fences
+    // read as the commands and data they are (r92g: its backticks opened a substitution that ran
+    // to the next fence, its lines read again as data, `Primary key: user_id123` losing its value).
+    const lineBreak = first === "\n" || first === "\r";
+    if (i === 0 || lineBreak) {
+      FENCE_LINE.lastIndex = lineBreak ? i + 1 : 0;
+      if (FENCE_LINE.exec(line)) {
+        i = FENCE_LINE.lastIndex;
+        continue;
+      }
+    }
+    // Whitespace, and a backslash before a newline (a line continuation: bash reads neither). A
+    // Windows line's `\r\n` after it too: bash would read a `\r` argument, then a new command, but
+    // such a script was written as one command (r92g: `mysql -u root \` then `-pX` on the next
+    // line, the lines ending `\r\n`, kept `-pX` in clear once a line break ended a command).
+    const continued = first === "\\" ? continuation(line, i) : 0;
+    if (SPACE.test(first) || continued > 0) {
+      i += continued || 1;
       continue;
     }
     const start = i;
@@ -743,6 +789,9 @@ export function commandWords(line: string, depth = 0, nested = false): CommandWo
         }
         if (i >= line.length) leftOpen();
         i += 1;
+      } else if (c === "'" && i > start && wordApostrophe(i)) {
+        put(i);
+        i += 1;
       } else if (c === "'") {
         i += 1;
         while (i < line.length && line[i] !== "'") {
@@ -770,7 +819,7 @@ export function commandWords(line: string, depth = 0, nested = false): CommandWo
         }
         if (i >= line.length) leftOpen();
         i += 1;
-      } else if (c === "\\" && next === "\n") i += 2;
+      } else if (c === "\\" && continuation(line, i) > 0) i += continuation(line, i);
       else if (c === "\\" && next !== undefined && /[\s'"\\;|&<>()$`]/.test(next)) {
         put(i + 1);
         i += 2;
