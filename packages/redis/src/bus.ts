@@ -818,20 +818,36 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
    */
   const claiming = new Set<() => void>();
   /**
-   * `wait()` resolves once the command connection is ready (at once when it is); `stop()` takes off
-   * the listener a wait left on it when its caller gives up.
+   * The calls waiting for the command connection to be ready, woken by one listener: a listener of
+   * their own each put Node's "Possible EventEmitter memory leak detected. 11 ready listeners"
+   * warning on stderr once eleven reads (`readHistory` per request of a host) waited while Redis
+   * was away.
+   */
+  const readyWaiters = new Set<() => void>();
+  writer.on("ready", () => {
+    const woken = [...readyWaiters];
+    readyWaiters.clear();
+    for (const wake of woken) wake();
+  });
+  /**
+   * `wait()` resolves once the command connection is ready (at once when it is, and once `stop()`
+   * was called: the caller has given up and only looks at that); `stop()` lets go of the wait.
    */
   const writerReady = (): { wait: () => Promise<void>; stop: () => void } => {
-    let onReady: () => void = () => {};
+    let waiter: (() => void) | undefined;
+    let stopped = false;
     return {
       wait: () =>
-        writer.isReady
+        writer.isReady || stopped
           ? Promise.resolve()
           : new Promise<void>((resolve) => {
-              onReady = resolve;
-              writer.once("ready", onReady);
+              waiter = resolve;
+              readyWaiters.add(resolve);
             }),
-      stop: () => writer.off("ready", onReady),
+      stop: () => {
+        stopped = true;
+        if (waiter) readyWaiters.delete(waiter);
+      },
     };
   };
   /**
