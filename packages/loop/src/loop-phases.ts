@@ -9,6 +9,7 @@ import type { ChatCompletionMessageToolCall } from "openai/resources/chat/comple
 import type { AssistantMessage, AssistantToolCall, ChatMessage, ToolChoice } from "./config.js";
 import { carryOn, isContinuable, windowTaken } from "./continue-turn.js";
 import { LoopOptionError, type LoopUsageEvent, type RunUsage } from "./errors.js";
+import { namedTools, noDispatch, toolsNeedingDispatch } from "./no-dispatch.js";
 import { followQuestion, withHookContext } from "./hooks-phase.js";
 import {
   append,
@@ -152,7 +153,19 @@ export async function prepareStep(
   const restore = keepToolState(run);
   let planned: { toolChoice: ToolChoice | undefined; stop: boolean; requestOnly: number };
   try {
-    if (plan.tools !== undefined || plan.catalog !== undefined) planTools(run, plan.tools, plan.catalog);
+    if (plan.tools !== undefined || plan.catalog !== undefined) {
+      // A run started without dispatch (it had no tools) has nothing to run the planned ones with.
+      const needing = run.options.dispatch === undefined ? toolsNeedingDispatch(plan.tools, plan.catalog) : [];
+      if (needing.length > 0) {
+        throw new LoopOptionError(
+          "invalid-option",
+          "beforeStep",
+          `beforeStep planned tools (${namedTools(needing)}) for a run given no dispatch to run them; ` +
+            "give runAgentLoop a dispatch to plan tools.",
+        );
+      }
+      planTools(run, plan.tools, plan.catalog);
+    }
     planned = {
       toolChoice: stepChoice(run, step, plan.toolChoice),
       stop: plan.stop,
@@ -721,7 +734,7 @@ export async function runTools(run: LoopRun, step: LoopStep): Promise<void> {
   let ran: Awaited<ReturnType<typeof runCalls>>;
   try {
     ran = await runCalls(turn.toolCalls, {
-      dispatch: options.dispatch,
+      dispatch: options.dispatch ?? noDispatch,
       signal: options.signal,
       ...(config.toolTimeoutSeconds !== undefined ? { timeoutMs: config.toolTimeoutSeconds * 1000 } : {}),
       finishReason: turn.finishReason,
