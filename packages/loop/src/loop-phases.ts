@@ -9,7 +9,6 @@ import type { ChatCompletionMessageToolCall } from "openai/resources/chat/comple
 import type { AssistantMessage, AssistantToolCall, ChatMessage, ToolChoice } from "./config.js";
 import { carryOn, isContinuable, windowTaken } from "./continue-turn.js";
 import { LoopOptionError, type LoopUsageEvent, type RunUsage } from "./errors.js";
-import { namedTools, noDispatch, toolsNeedingDispatch } from "./no-dispatch.js";
 import { followQuestion, withHookContext } from "./hooks-phase.js";
 import {
   append,
@@ -24,6 +23,7 @@ import {
   runWindow,
   throwIfStopped,
 } from "./loop-run.js";
+import { namedTools, noDispatch, toolsNeedingDispatch } from "./no-dispatch.js";
 import { hasOwnKey, ownField } from "./own.js";
 import {
   type CallResult,
@@ -155,7 +155,8 @@ export async function prepareStep(
   try {
     if (plan.tools !== undefined || plan.catalog !== undefined) {
       // A run started without dispatch (it had no tools) has nothing to run the planned ones with.
-      const needing = run.options.dispatch === undefined ? toolsNeedingDispatch(plan.tools, plan.catalog) : [];
+      const needing =
+        run.options.dispatch === undefined ? toolsNeedingDispatch(plan.tools, plan.catalog) : [];
       if (needing.length > 0) {
         throw new LoopOptionError(
           "invalid-option",

@@ -23,8 +23,8 @@ import {
 } from "./errors.js";
 import { type RunHooks, startHooks } from "./hooks-phase.js";
 import { checkCatalogOption, checkOptionTypes, checkToolEntries, refuseUnbuilt } from "./loop-options.js";
-import { namedTools, toolsNeedingDispatch } from "./no-dispatch.js";
 import { RunMeasure } from "./measure-turn.js";
+import { namedTools, toolsNeedingDispatch } from "./no-dispatch.js";
 import { ownOptions } from "./own.js";
 import { NOT_RUN } from "./run-calls.js";
 import { tell } from "./tell.js";

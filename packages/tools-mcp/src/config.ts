@@ -57,7 +57,11 @@ export interface McpServerEntry {
  * {@link readMcpJson}, or as `JSON.parse` answers it (`any`).
  */
 export interface McpJsonDocument {
-  mcpServers: Readonly<Record<string, McpServerEntry & { readonly [field: string]: unknown }>>;
+  // Either: an entry held as a McpServerEntry (an interface, so no index signature of its own), or
+  // one written out with other clients' fields beside the ones read here.
+  mcpServers: Readonly<
+    Record<string, McpServerEntry | (McpServerEntry & { readonly [field: string]: unknown })>
+  >;
 }
 
 /** What {@link createMcpPool} and {@link mcpServers} take: a list of named entries, or a `.mcp.json` document. */

@@ -5,7 +5,13 @@
 // a document's `mcpServers` was `unknown`; once `McpJsonDocument` typed each entry as a closed
 // `McpServerEntry`, each call below failed to compile (TS2353, "'disabled' does not exist in type
 // 'McpServerEntry'"), a host's working code broken by a minor release.
-import { createMcpPool, type McpJsonDocument, type McpPool, mcpServers } from "./index.js";
+import {
+  createMcpPool,
+  type McpJsonDocument,
+  type McpPool,
+  type McpServerEntry,
+  mcpServers,
+} from "./index.js";
 
 export const cline = mcpServers({
   mcpServers: {
@@ -25,3 +31,7 @@ export const cursor = {
 mcpServers({ mcpServers: { files: { command: "npx", args: "-y server", disabled: false } } });
 // @ts-expect-error: `env` values are strings.
 createMcpPool({ mcpServers: { files: { command: "npx", env: { TOKEN: 42 } } } });
+
+// An entry held as a `McpServerEntry` (an interface: no index signature) still goes in.
+const held: McpServerEntry = { command: "npx", args: ["-y", "server"] };
+export const fromHeld = mcpServers({ mcpServers: { held } });
