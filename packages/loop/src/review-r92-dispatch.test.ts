@@ -12,7 +12,7 @@ import { startServer, type TestServer } from "@loopwright/testkit";
 import { afterEach, describe, expect, it } from "vitest";
 import type { ChatMessage, ToolDefinition } from "./config.js";
 import { AgentLoopError, failedRun, LoopOptionError } from "./errors.js";
-import { createRuntime } from "./runtime.js";
+import { createRuntime, type RunOptions } from "./runtime.js";
 
 const question: ChatMessage[] = [{ role: "user", content: "Say hello." }];
 const tool = (name: string): ToolDefinition => ({
@@ -59,46 +59,31 @@ describe("a run with no tools and no dispatch", () => {
 });
 
 describe("a run with tools and no dispatch is still refused before anything is sent", () => {
-  it("naming the tools the option declares", async () => {
+  /** A run of `extra` options against a server that must not be asked; what it rejected with. */
+  async function refusedRun(extra: Partial<RunOptions>): Promise<unknown> {
     server = await startServer({ replies: [{ content: "never" }] });
     const error = await createRuntime()
-      .runAgentLoop({
-        config: { baseUrl: server.baseUrl, model: "sim" },
-        messages: question,
-        tools: [tool("read_file"), tool("write_file")],
-      })
+      .runAgentLoop({ config: { baseUrl: server.baseUrl, model: "sim" }, messages: question, ...extra })
       .catch((e: unknown) => e);
     expect(AgentLoopError.isInstance(error)).toBe(true);
-    const cause = (error as Error).cause;
+    expect(server.chatRequests).toHaveLength(0);
+    return (error as Error).cause;
+  }
+
+  it("naming the tools the option declares", async () => {
+    const cause = await refusedRun({ tools: [tool("read_file"), tool("write_file")] });
     expect(cause).toBeInstanceOf(TypeError);
     expect((cause as Error).message).toMatch(/dispatch must be a function .*\("read_file", "write_file"\)/);
-    expect(server.chatRequests).toHaveLength(0);
   });
 
   it("naming a catalogue's tools", async () => {
-    server = await startServer({ replies: [{ content: "never" }] });
-    const error = await createRuntime()
-      .runAgentLoop({
-        config: { baseUrl: server.baseUrl, model: "sim" },
-        messages: question,
-        catalog: [{ name: "gh", tools: [{ name: "list_issues" }] }],
-      })
-      .catch((e: unknown) => e);
-    expect(((error as Error).cause as Error).message).toMatch(/\("list_issues"\)/);
-    expect(server.chatRequests).toHaveLength(0);
+    const cause = await refusedRun({ catalog: [{ name: "gh", tools: [{ name: "list_issues" }] }] });
+    expect((cause as Error).message).toMatch(/\("list_issues"\)/);
   });
 
   it("and a dispatch that is no function is refused as before", async () => {
-    server = await startServer({ replies: [{ content: "never" }] });
-    const error = await createRuntime()
-      .runAgentLoop({
-        config: { baseUrl: server.baseUrl, model: "sim" },
-        messages: question,
-        dispatch: "run it" as never,
-      })
-      .catch((e: unknown) => e);
-    expect(((error as Error).cause as Error).message).toMatch(/dispatch must be a function/);
-    expect(server.chatRequests).toHaveLength(0);
+    const cause = await refusedRun({ dispatch: "run it" as never });
+    expect((cause as Error).message).toMatch(/dispatch must be a function/);
   });
 
   it("a beforeStep plan giving tools to a run without dispatch is refused, naming them", async () => {
