@@ -29,7 +29,7 @@ export async function open(): Promise<void> {
   await session.close();
   await createSession({
     config: { baseUrl: "http://127.0.0.1:8080/v1", model: "m" },
-    // @ts-expect-error: `comand` is no field of a server entry.
-    mcpServers: { mcpServers: { files: { comand: "npx" } } },
+    // @ts-expect-error: `args` is a list of strings (a field other clients write, `disabled`, goes in).
+    mcpServers: { mcpServers: { files: { command: "npx", args: "-y", disabled: false } } },
   });
 }

@@ -1683,6 +1683,8 @@ export class Session {
     options.config.toolTimeoutSeconds = 0;
     const run = loopOptions.signal;
     const dispatch = loopOptions.dispatch;
+    // No dispatch is a run with no tools (the loop refuses one with tools): nothing to time.
+    if (dispatch === undefined) return backend.run(options);
     // One listener on the run's signal, however many calls are in flight.
     const calls = new Set<AbortController>();
     const onStop = () => {

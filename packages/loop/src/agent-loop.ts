@@ -51,8 +51,14 @@ export interface AgentLoopOptions<Context = unknown> {
   messages: ReadonlyArray<ChatMessage>;
   /** Every tool the run may call; a step's plan may change them from that step on (`StepPlan.tools`). */
   tools?: ReadonlyArray<ToolDefinition> | undefined;
-  /** Runs a tool call; what it returns or throws is what the model reads (nothing, as `(the tool returned no output)`). */
-  dispatch: Dispatch;
+  /**
+   * Runs a tool call; what it returns or throws is what the model reads (nothing, as `(the tool
+   * returned no output)`). May be left out by a run that declares no tools (no `tools`, no
+   * `catalog`): a call the model writes anyway is answered that there is no such tool. Left out
+   * where there are tools, the run is refused before anything is sent (an `AgentLoopError` whose
+   * cause, a `TypeError`, names them), as a `beforeStep` plan giving tools is (`LoopOptionError`).
+   */
+  dispatch?: Dispatch | undefined;
   /** Stops the run: the stream is closed and every pending call answered. */
   signal?: AbortSignal | undefined;
   /** Told of every step as it happens (forward it to `emit`). Not awaited; what it throws is ignored. */

@@ -23,6 +23,7 @@ import {
   runWindow,
   throwIfStopped,
 } from "./loop-run.js";
+import { namedTools, noDispatch, toolsNeedingDispatch } from "./no-dispatch.js";
 import { hasOwnKey, ownField } from "./own.js";
 import {
   type CallResult,
@@ -152,7 +153,20 @@ export async function prepareStep(
   const restore = keepToolState(run);
   let planned: { toolChoice: ToolChoice | undefined; stop: boolean; requestOnly: number };
   try {
-    if (plan.tools !== undefined || plan.catalog !== undefined) planTools(run, plan.tools, plan.catalog);
+    if (plan.tools !== undefined || plan.catalog !== undefined) {
+      // A run started without dispatch (it had no tools) has nothing to run the planned ones with.
+      const needing =
+        run.options.dispatch === undefined ? toolsNeedingDispatch(plan.tools, plan.catalog) : [];
+      if (needing.length > 0) {
+        throw new LoopOptionError(
+          "invalid-option",
+          "beforeStep",
+          `beforeStep planned tools (${namedTools(needing)}) for a run given no dispatch to run them; ` +
+            "give runAgentLoop a dispatch to plan tools.",
+        );
+      }
+      planTools(run, plan.tools, plan.catalog);
+    }
     planned = {
       toolChoice: stepChoice(run, step, plan.toolChoice),
       stop: plan.stop,
@@ -721,7 +735,7 @@ export async function runTools(run: LoopRun, step: LoopStep): Promise<void> {
   let ran: Awaited<ReturnType<typeof runCalls>>;
   try {
     ran = await runCalls(turn.toolCalls, {
-      dispatch: options.dispatch,
+      dispatch: options.dispatch ?? noDispatch,
       signal: options.signal,
       ...(config.toolTimeoutSeconds !== undefined ? { timeoutMs: config.toolTimeoutSeconds * 1000 } : {}),
       finishReason: turn.finishReason,

@@ -24,6 +24,7 @@ import {
 import { type RunHooks, startHooks } from "./hooks-phase.js";
 import { checkCatalogOption, checkOptionTypes, checkToolEntries, refuseUnbuilt } from "./loop-options.js";
 import { RunMeasure } from "./measure-turn.js";
+import { namedTools, toolsNeedingDispatch } from "./no-dispatch.js";
 import { ownOptions } from "./own.js";
 import { NOT_RUN } from "./run-calls.js";
 import { tell } from "./tell.js";
@@ -557,7 +558,9 @@ function checkOptions(options: AgentLoopOptions): void {
     throw new TypeError("runAgentLoop: messages must be an array of chat messages ending in the question.");
   }
   checkMessages(options.messages);
-  if (typeof options.dispatch !== "function") {
+  // Absent (or `undefined`) is fine for a run that declares no tools: checked below, once the tools
+  // and the catalogue are known to be well-formed enough to name.
+  if (options.dispatch !== undefined && typeof options.dispatch !== "function") {
     throw new TypeError(
       "runAgentLoop: dispatch must be a function (request, signal) => result that runs a tool call.",
     );
@@ -568,6 +571,15 @@ function checkOptions(options: AgentLoopOptions): void {
   refuseUnbuilt(options, options.config);
   if (options.tools) checkToolEntries(options.tools);
   checkCatalogOption(options.catalog);
+  if (options.dispatch === undefined) {
+    const needing = toolsNeedingDispatch(options.tools, options.catalog);
+    if (needing.length > 0) {
+      throw new TypeError(
+        "runAgentLoop: dispatch must be a function (request, signal) => result that runs a tool call: the run " +
+          `declares tools it would run (${namedTools(needing)}). Only a run with no tools may leave it out.`,
+      );
+    }
+  }
   checkOptionTypes(options, options.config);
   checkLedgerOption(options.ledger);
   const { config } = options;

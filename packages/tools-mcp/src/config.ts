@@ -49,12 +49,19 @@ export interface McpServerEntry {
 }
 
 /**
- * A `.mcp.json` document: each server's entry by its name. Typed, so a document written in code is
- * checked field by field as a list of entries is (a misspelt `comand` does not compile); a document
- * read from a file comes in through {@link readMcpJson}, or as `JSON.parse` answers it (`any`).
+ * A `.mcp.json` document: each server's entry by its name. The fields this package reads are typed
+ * (an `args` that is no list of strings does not compile); any other field goes in and is ignored,
+ * as at run time, since the files Claude Code, Cursor, VS Code, Cline and others write carry their
+ * own (`disabled`, `autoApprove`, `timeout`, `trust`, …) — so a misspelt field name is not caught
+ * until the pool finds no `command` or `url`. A document read from a file comes in through
+ * {@link readMcpJson}, or as `JSON.parse` answers it (`any`).
  */
 export interface McpJsonDocument {
-  mcpServers: Readonly<Record<string, McpServerEntry>>;
+  // Either: an entry held as a McpServerEntry (an interface, so no index signature of its own), or
+  // one written out with other clients' fields beside the ones read here.
+  mcpServers: Readonly<
+    Record<string, McpServerEntry | (McpServerEntry & { readonly [field: string]: unknown })>
+  >;
 }
 
 /** What {@link createMcpPool} and {@link mcpServers} take: a list of named entries, or a `.mcp.json` document. */
