@@ -133,6 +133,17 @@ class BodyTooLargeError extends Error {
 }
 
 /**
+ * A body that is not JSON, told by where the parser stopped only: the parser's own message quotes
+ * part of the body back (a prompt, a spec holding a key), and that text has no place in an answer.
+ */
+class BodyNotJsonError extends Error {
+  constructor(position: number | undefined) {
+    super(`the request body is not valid JSON${position === undefined ? "" : ` (at position ${position})`}`);
+    this.name = "BodyNotJsonError";
+  }
+}
+
+/**
  * A watcher's own last word: a `notice` with `dropped: 0` (the Redis watcher's "the run's stream is
  * gone"). It is never stored in the run, and its seq is the last one the watcher read, so a reader
  * that skips what it has by seq keeps it even at that seq (the Redis package's rule).
@@ -161,7 +172,14 @@ async function readBody(req: IncomingMessage): Promise<unknown> {
     chunks.push(chunk);
   }
   const text = Buffer.concat(chunks).toString("utf8");
-  return text ? (JSON.parse(text) as unknown) : {};
+  if (!text) return {};
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (error) {
+    // Only the number is taken from the parser's message; none of its other words are passed on.
+    const at = /\bat position (\d+)/.exec(error instanceof Error ? error.message : "");
+    throw new BodyNotJsonError(at ? Number(at[1]) : undefined);
+  }
 }
 
 /** An option's value as an error quotes it: a number as written, anything else as JSON. */
@@ -606,6 +624,7 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
         });
         res.end(JSON.stringify({ error: error.message }));
       } else if (error instanceof SharedRunsError) sendJson(res, 503, { error: error.message });
+      else if (error instanceof BodyNotJsonError) sendJson(res, 400, { error: error.message });
       else sendJson(res, 400, { error: errorMessage(error) });
     });
   });
