@@ -60,7 +60,7 @@ export interface CompactionPlan {
   /** The first kept index, always a user message. */
   through: number;
   /** The earlier summary the new one continues, where there is one. */
-  previous?: string;
+  previous?: string | undefined;
   /** The window the plan was made for. */
   limit: number;
   /** The tokens in use when it was made. */
