@@ -4,9 +4,10 @@
 // optional parameter, though the code reads `undefined` as absent; so they are written
 // `name?: T | undefined`. Result and event types are not checked.
 // Input-side are: interfaces named so (INPUT, INPUT_NAMES below); interfaces and type aliases a
-// parameter of an exported function or method is typed with (what a host builds to pass in, such as
-// ledger's `RecordedLedgerRequest`); and object types written inline in such a parameter
-// (`callTool(name, args, options?: { signal?: AbortSignal | undefined })`).
+// parameter of the public API (what a package's src/index.ts exports) is typed with, what a host
+// builds to pass in (ledger's `RecordedLedgerRequest`); and object types written inline in such a
+// parameter (`callTool(name, args, options?: { signal?: AbortSignal | undefined })`). Not those of
+// error constructors, nor of the methods of interfaces the host writes (see `apiParameters`).
 //   node scripts/check-optional-undefined.mjs      exit 1 when one is found
 import { readdirSync, readFileSync } from "node:fs";
 import { join, relative } from "node:path";
