@@ -158,12 +158,15 @@ export interface OverflowBreakdown {
 const GENERIC_REMEDY =
   "Shorten the transcript (prune tool results or compact it) or raise the window, then send again.";
 
-/** Says where the room went, as one sentence. */
+/** Says where the room went, as one sentence: the shares that take any, the transcript always. */
 function roomSentence(b: OverflowBreakdown): string {
-  const parts =
-    `the tool definitions take about ${b.tools} tokens, the transcript about ${b.transcript} ` +
-    `and the reply's reserve ${b.reply} (the loop's estimate)`;
-  return b.window !== undefined ? `Of the ${b.window}-token window, ${parts}.` : `By size, ${parts}.`;
+  const shares = [
+    ...(b.tools > 0 ? [`the tool definitions take about ${b.tools} tokens`] : []),
+    `the transcript ${b.tools > 0 ? "about" : "takes about"} ${b.transcript}${b.tools > 0 ? "" : " tokens"}`,
+    ...(b.reply > 0 ? [`the reply's reserve ${b.reply}`] : []),
+  ];
+  const said = `${shares.length > 1 ? `${shares.slice(0, -1).join(", ")} and ${shares.at(-1)}` : shares[0]} (the loop's estimate)`;
+  return b.window !== undefined ? `Of the ${b.window}-token window, ${said}.` : `By size, ${said}.`;
 }
 
 /** The advice that fits the largest share: the tools, the reply's reserve, or the transcript. */

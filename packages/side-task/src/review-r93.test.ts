@@ -5,7 +5,13 @@
  * JSON Schema, with zod, nested, and with a number JavaScript cannot hold written there. Over the
  * testkit as a server would answer the sanitized schema, and live where the server is present.
  */
-import { type LiveServer, liveServerPath, startLive, startServer, type TestServer } from "@loopwright/testkit";
+import {
+  type LiveServer,
+  liveServerPath,
+  startLive,
+  startServer,
+  type TestServer,
+} from "@loopwright/testkit";
 import { afterAll, afterEach, beforeAll, describe, expect, expectTypeOf, it } from "vitest";
 import { z } from "zod";
 import { bodies, isolated, noticed } from "../test/wire.js";
@@ -28,7 +34,14 @@ describe("askJson with a property named $ref", () => {
   it("sends it as $ref_ and hands the caller its own $ref back", async () => {
     const s = await answering('{"$ref_":"x"}');
     const { notices, options } = noticed();
-    const answer = await askJson({ baseUrl: s.baseUrl }, "tiny.gguf", "Point.", "Where?", REF_SCHEMA, options);
+    const answer = await askJson(
+      { baseUrl: s.baseUrl },
+      "tiny.gguf",
+      "Point.",
+      "Where?",
+      REF_SCHEMA,
+      options,
+    );
     expect(answer).toEqual({ $ref: "x" });
     expect(notices).toEqual([]);
     // What went is what llama.cpp takes: no property named `$ref` anywhere in the schema sent.
@@ -57,15 +70,24 @@ describe("askJson with a property named $ref", () => {
       properties: {
         list: { type: "array", items: { type: "object", properties: { $ref: { type: "string" } } } },
         either: {
-          anyOf: [{ type: "object", properties: { $ref: { type: "string" } }, required: ["$ref"] }, { type: "string" }],
+          anyOf: [
+            { type: "object", properties: { $ref: { type: "string" } }, required: ["$ref"] },
+            { type: "string" },
+          ],
         },
         id: { type: "object", properties: { $ref: { type: "string" } }, required: ["$ref"] },
       },
       required: ["list", "either", "id"],
     };
-    const s = await answering('{"list":[{"$ref_":"a"}],"either":{"$ref_":"b"},"id":{"$ref_":12345678901234567891}}');
+    const s = await answering(
+      '{"list":[{"$ref_":"a"}],"either":{"$ref_":"b"},"id":{"$ref_":12345678901234567891}}',
+    );
     const answer = await askJson({ baseUrl: s.baseUrl }, "tiny.gguf", "Point.", "Where?", schema, isolated());
-    expect(answer).toEqual({ list: [{ $ref: "a" }], either: { $ref: "b" }, id: { $ref: "12345678901234567891" } });
+    expect(answer).toEqual({
+      list: [{ $ref: "a" }],
+      either: { $ref: "b" },
+      id: { $ref: "12345678901234567891" },
+    });
   });
 });
 
