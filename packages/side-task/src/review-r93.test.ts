@@ -34,14 +34,7 @@ describe("askJson with a property named $ref", () => {
   it("sends it as $ref_ and hands the caller its own $ref back", async () => {
     const s = await answering('{"$ref_":"x"}');
     const { notices, options } = noticed();
-    const answer = await askJson(
-      { baseUrl: s.baseUrl },
-      "tiny.gguf",
-      "Point.",
-      "Where?",
-      REF_SCHEMA,
-      options,
-    );
+    const answer = await askJson({ baseUrl: s.baseUrl }, "m", "Point.", "Where?", REF_SCHEMA, options);
     expect(answer).toEqual({ $ref: "x" });
     expect(notices).toEqual([]);
     // What went is what llama.cpp takes: no property named `$ref` anywhere in the schema sent.
