@@ -199,7 +199,7 @@ export async function foldRefused(
     throw noteOverflow(
       overflow,
       `${why} there is nothing to fold, no user message after the first to cut at (one long tool run under a ` +
-        "single question keeps its whole transcript; prune its tool results to go on).",
+        "single question keeps its whole transcript).",
     );
   }
   notice(

@@ -51,7 +51,7 @@ describe("errorMessage", () => {
     const line = errorMessage(error);
     // llama.cpp's own words end without a full stop ("…try increasing it").
     expect(line).toMatch(
-      /^The request does not fit the model's context window: request \(\d+ tokens\) exceeds the available context size \(64 tokens\), try increasing it\. Shorten the transcript/,
+      /^The request does not fit the model's context window: request \(\d+ tokens\) exceeds the available context size \(64 tokens\), try increasing it\. Of the 64-token window, the transcript takes about \d+ tokens \(the loop's estimate\)\. Shorten the transcript/,
     );
     expect(line).not.toMatch(/\(400 /);
     expect(line.match(/exceeds the available context size/g)).toHaveLength(1);

@@ -139,11 +139,60 @@ export class ToolIterationLimit extends Error {
 }
 
 /**
+ * Where the room of a request too big for its window went, by the loop's estimate (the size
+ * guard's: characters over the calibrated characters per token, so it can differ from the count an
+ * endpoint's refusal names), in tokens.
+ */
+export interface OverflowBreakdown {
+  /** The window measured against: the one the endpoint's refusal named, else `config.contextLength`. */
+  window?: number;
+  /** The tool definitions sent (their JSON). */
+  tools: number;
+  /** The transcript sent, the system prompt included. */
+  transcript: number;
+  /** The reply's reserve: the request's `max_tokens` (`config.maxTokens`), 0 where it set none. */
+  reply: number;
+}
+
+/** ContextOverflow's closing advice, replaced by one that fits what takes the room. */
+const GENERIC_REMEDY =
+  "Shorten the transcript (prune tool results or compact it) or raise the window, then send again.";
+
+/** Says where the room went, as one sentence: the shares that take any, the transcript always. */
+function roomSentence(b: OverflowBreakdown): string {
+  const shares = [
+    ...(b.tools > 0 ? [`the tool definitions take about ${b.tools} tokens`] : []),
+    `the transcript ${b.tools > 0 ? "about" : "takes about"} ${b.transcript}${b.tools > 0 ? "" : " tokens"}`,
+    ...(b.reply > 0 ? [`the reply's reserve ${b.reply}`] : []),
+  ];
+  const said = `${shares.length > 1 ? `${shares.slice(0, -1).join(", ")} and ${shares.at(-1)}` : shares[0]} (the loop's estimate)`;
+  return b.window !== undefined ? `Of the ${b.window}-token window, ${said}.` : `By size, ${said}.`;
+}
+
+/** The advice that fits the largest share: the tools, the reply's reserve, or the transcript. */
+function remedyFor(b: OverflowBreakdown | undefined): string {
+  if (b && b.tools > 0 && b.tools >= b.transcript && b.tools >= b.reply) {
+    return (
+      "The tool definitions take the most room: offer fewer tools, or let the model load them as it needs " +
+      'them (toolDiscovery "ondemand" or "proxy"), or raise the window, then send again.'
+    );
+  }
+  if (b && b.reply > b.transcript && b.reply > b.tools) {
+    return "The reply's reserve takes the most room: lower maxTokens, or raise the window, then send again.";
+  }
+  return GENERIC_REMEDY;
+}
+
+/**
  * A request too big for the model's window, found by the size guard or refused by the endpoint. It
  * is a `ContextOverflow` (a catch written for one still catches it) carrying the run, so a host can
  * compact `run.messages` and send again. The original overflow is on `cause`. With `config.compact`
- * the loop has already tried one forced fold for the request, and the message ends saying how that
- * went (folded and refused again, or why nothing was folded).
+ * the loop has already tried one forced fold for the request, and the message says how that went
+ * (folded and refused again, or why nothing was folded). Where the loop measured the request, the
+ * message says what took the room — the tool definitions, the transcript and the reply's reserve,
+ * as `breakdown` holds them — and its advice fits the largest: fewer tools or `toolDiscovery`
+ * `"ondemand"`/`"proxy"` where the tool definitions outweigh the transcript, a lower `maxTokens`
+ * where the reserve does, else shortening the transcript; a larger window in each case.
  */
 export class AgentLoopOverflow extends ContextOverflow {
   override readonly name: string = "AgentLoopOverflow";
@@ -151,18 +200,33 @@ export class AgentLoopOverflow extends ContextOverflow {
   readonly [RUN] = true;
   /** The run as it stood when the request was refused. */
   readonly run: RunState;
+  /**
+   * Where the refused request's room went (tool definitions, transcript, reply's reserve), by the
+   * loop's estimate; undefined where the loop did not measure the request.
+   */
+  readonly breakdown?: OverflowBreakdown;
 
   /**
    * `note`, where given, is added to the message: what the loop did about the overflow before it
-   * gave up (a forced fold, with `config.compact`). `serverMessage` stays the overflow's own.
+   * gave up (a forced fold, with `config.compact`). `breakdown`, where given, is told and picks the
+   * advice. `serverMessage` stays the overflow's own.
    */
-  constructor(overflow: ContextOverflow, run: RunState, note?: string) {
+  constructor(overflow: ContextOverflow, run: RunState, note?: string, breakdown?: OverflowBreakdown) {
     super(overflow.serverMessage, {
       cause: overflow,
       ...(overflow.window !== undefined ? { window: overflow.window } : {}),
       ...(overflow.promptTokens !== undefined ? { promptTokens: overflow.promptTokens } : {}),
     });
-    if (note) this.message = `${this.message} ${note}`;
+    // The advice goes last, after what was measured and what the loop tried.
+    const head = this.message.endsWith(` ${GENERIC_REMEDY}`)
+      ? this.message.slice(0, -GENERIC_REMEDY.length - 1)
+      : this.message;
+    const parts = [head];
+    if (breakdown) parts.push(roomSentence(breakdown));
+    if (note) parts.push(note);
+    parts.push(remedyFor(breakdown));
+    this.message = parts.join(" ");
+    if (breakdown) this.breakdown = { ...breakdown };
     this.run = run;
   }
 

@@ -94,6 +94,7 @@ export type {
   LoopErrorEvent,
   LoopOptionErrorCode,
   LoopUsageEvent,
+  OverflowBreakdown,
   RunState,
   RunUsage,
   SideUsage,

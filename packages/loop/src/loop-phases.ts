@@ -368,7 +368,7 @@ export async function askModel(
         throw noteOverflow(
           again,
           "With compact on, the loop folded the transcript once and sent it again, and the folded request " +
-            "was refused too; shorten what is kept (prune tool results) or raise the window.",
+            "was refused too.",
         );
       }
     }

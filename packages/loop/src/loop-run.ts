@@ -27,6 +27,7 @@ import { RunMeasure } from "./measure-turn.js";
 import { namedTools, toolsNeedingDispatch } from "./no-dispatch.js";
 import { ownOptions } from "./own.js";
 import { NOT_RUN } from "./run-calls.js";
+import { overflowBreakdown } from "./run-turn.js";
 import { tell } from "./tell.js";
 import { type Discovery, discoveryState, startDiscovery } from "./tool-discovery.js";
 import { type DeclaredTools, declareTools } from "./tool-names.js";
@@ -232,6 +233,7 @@ export function failure(
       error,
       runState(run),
       note === undefined ? undefined : (run.redact?.(note) ?? note),
+      overflowBreakdown(error),
     );
   } else {
     wrapped = new AgentLoopError(error, runState(run));

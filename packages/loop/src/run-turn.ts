@@ -4,6 +4,7 @@ import {
   defaultCalibration,
   type RequestBodyLike,
   requestTokens,
+  toolTokens,
 } from "@loopwright/ledger";
 import {
   type BackoffOptions,
@@ -28,7 +29,7 @@ import {
   streamTurn,
   type Turn,
 } from "@loopwright/stream";
-import { errorMessage } from "./errors.js";
+import { errorMessage, type OverflowBreakdown } from "./errors.js";
 import { ownField, ownView } from "./own.js";
 
 /** Builds one attempt's body from what the endpoint and the model have refused so far. */
@@ -150,6 +151,35 @@ export function requestSize(body: RequestBody, charsPerToken: number): number {
   return requestTokens(body as unknown as RequestBodyLike, { charsPerToken }) + ceilingOf(body);
 }
 
+/** What each overflow `runTurn` threw measured, for the loop's `AgentLoopOverflow` to say. */
+const breakdowns = new WeakMap<object, OverflowBreakdown>();
+
+/** The breakdown `runTurn` measured for this overflow, or undefined (one it did not throw). */
+export function overflowBreakdown(overflow: unknown): OverflowBreakdown | undefined {
+  return typeof overflow === "object" && overflow !== null ? breakdowns.get(overflow) : undefined;
+}
+
+/** Records on `overflow` where the room of `body` went; never throws (a breakdown is only told). */
+function measureOverflow(
+  overflow: ContextOverflow,
+  body: RequestBody,
+  charsPerToken: number,
+  window: number | undefined,
+): void {
+  try {
+    const tools = toolTokens((body as unknown as RequestBodyLike).tools, { charsPerToken });
+    const total = requestTokens(body as unknown as RequestBodyLike, { charsPerToken });
+    breakdowns.set(overflow, {
+      ...(window !== undefined && window > 0 ? { window } : {}),
+      tools,
+      transcript: Math.max(0, total - tools),
+      reply: ceilingOf(body),
+    });
+  } catch {
+    // A body the estimate cannot read: the overflow is told without a breakdown.
+  }
+}
+
 /** A step's first body as `runTurn` builds it: with what this model has refused, not as if it were unknown. */
 export function firstBody(
   build: BuildRequest,
@@ -246,9 +276,11 @@ export async function runTurn(
       options.charsPerToken ?? calibration.charsPerTokenFor(supports, options.model ?? first.model);
     const needed = requestSize(first, charsPerToken);
     if (needed > options.contextLimit) {
-      throw new ContextOverflow(
+      const overflow = new ContextOverflow(
         `the request needs about ${needed} tokens (prompt estimate plus the reply ceiling) and the window is ${options.contextLimit}.`,
       );
+      measureOverflow(overflow, first, charsPerToken, options.contextLimit);
+      throw overflow;
     }
   }
   // The body each attempt sent: the one answered is the last, and its prompt is a reading.
@@ -260,7 +292,23 @@ export async function runTurn(
   // What negotiate latches it tells through onNotice itself (stream_options, a temperature, relaxed
   // schemas…); the turn tells only what it changes on its own (relaxed tools after a grammar
   // failure mid-stream).
-  const turn = heldUsage(await attempts(client, supports, track, options), options.onNotice);
+  let answered: Turn;
+  try {
+    answered = await attempts(client, supports, track, options);
+  } catch (error) {
+    // The endpoint's refusal measured on the body it refused, against the window it named.
+    if (sent && ContextOverflow.isInstance(error) && !breakdowns.has(error)) {
+      try {
+        const model = options.model ?? sent.model;
+        const charsPerToken = options.charsPerToken ?? calibration.charsPerTokenFor(supports, model);
+        measureOverflow(error, sent, charsPerToken, error.window ?? options.contextLimit);
+      } catch {
+        // A calibration that throws: the overflow is told without a breakdown.
+      }
+    }
+    throw error;
+  }
+  const turn = heldUsage(answered, options.onNotice);
   if (sent && turn.usage.prompt > 0) {
     const model = options.model ?? sent.model;
     // A count the tools cannot be in says the template left them out: no reading of the text.
