@@ -145,7 +145,7 @@ export class ToolIterationLimit extends Error {
  */
 export interface OverflowBreakdown {
   /** The window measured against: the one the endpoint's refusal named, else `config.contextLength`. */
-  window?: number;
+  window?: number | undefined;
   /** The tool definitions sent (their JSON). */
   tools: number;
   /** The transcript sent, the system prompt included. */
