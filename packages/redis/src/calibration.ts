@@ -1,10 +1,10 @@
 import { createHash, randomBytes } from "node:crypto";
 import { type Calibration, contextChars, createCalibration, type EndpointKey } from "@loopwright/ledger";
 import { ErrorReply } from "@redis/client";
-import { type RedisOptions, whenReady } from "./connection.js";
+import { type RedisOptions, shut, whenReady } from "./connection.js";
 import { RedisStoreError } from "./errors.js";
 import { ForgetLog, REMEMBER_LUA, registerForgetLog } from "./forgets.js";
-import { closeOnce, MAX_OWED, Owed } from "./owed.js";
+import { CLOSE_BOUND_MS, MAX_OWED, Owed } from "./owed.js";
 import {
   afterClose,
   INDEX_EXPIRY_LUA,
@@ -359,9 +359,24 @@ export async function openCalibration(
     }
   };
 
+  /**
+   * The reading writes on their way (and the ones waiting for a forget owed to go first), each
+   * settled once it is answered: `close()` waits for them, as it waits for the forgets owed, so a
+   * reading taken just before `close()` reaches Redis instead of being cut off with the connection.
+   */
+  const writing = new Set<Promise<unknown>>();
+  const track = (work: Promise<unknown>): void => {
+    const settled = work.then(
+      () => {},
+      () => {},
+    );
+    writing.add(settled);
+    void settled.then(() => writing.delete(settled));
+  };
+
   const write = (id: string, reading: number, readings: number[], whole: boolean): void => {
     const generation = forgets.generation;
-    runScript<number>(
+    const sent = runScript<number>(
       writer,
       READING_SCRIPT,
       [keyOf(id), indexKey, generationKey],
@@ -401,6 +416,7 @@ export async function openCalibration(
         }
       },
     );
+    track(sent);
   };
 
   /**
@@ -419,7 +435,7 @@ export async function openCalibration(
   };
   const writeWaiting = (): void => {
     if (waiting.size === 0) return;
-    void owed.flush().then(
+    const chained = owed.flush().then(
       () => {
         for (const [id, readings] of [...waiting]) {
           if (closed || !writer.isReady) return;
@@ -431,10 +447,53 @@ export async function openCalibration(
       },
       () => {},
     );
+    track(chained);
   };
   writer.on("ready", writeWaiting);
 
   let closed = false;
+  let closing: Promise<void> | undefined;
+  /**
+   * Sends the forgets owed, then the readings held while the link was away, and waits for every
+   * reading write on its way — all within one `CLOSE_BOUND_MS`, as the other stores and the bus
+   * wait — before the connections close; tells `report` (`closed`) once of the readings that did
+   * not get there (Redis out of reach, or silent past the bound). They were cut off with the
+   * connection in silence: a reading taken just before `close()` never reached Redis, and a new
+   * instance divided by the default.
+   */
+  const closeStore = async (): Promise<void> => {
+    const deadline = Date.now() + CLOSE_BOUND_MS;
+    if (writer.isReady) {
+      let bound: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([
+        (async () => {
+          await owed.flush();
+          writeWaiting();
+          while (writing.size > 0) await Promise.all([...writing]);
+        })(),
+        new Promise((resolve) => {
+          bound = setTimeout(resolve, CLOSE_BOUND_MS);
+        }),
+      ]);
+      clearTimeout(bound);
+    }
+    await owed.finish(Math.max(0, deadline - Date.now()));
+    closed = true;
+    // What is on the wire still may land (its answer is what is missing); what waits never goes.
+    let unwritten = writing.size;
+    for (const readings of waiting.values()) unwritten += readings.length;
+    waiting.clear();
+    shut(subscriber);
+    shut(writer);
+    if (unwritten > 0) {
+      report(
+        new RedisStoreError(
+          "closed",
+          `${unwritten} calibration reading${unwritten === 1 ? " was" : "s were"} not written to Redis before close(): Redis was out of reach, or did not answer within ${CLOSE_BOUND_MS / 1000} s (a write already sent may still land).`,
+        ),
+      );
+    }
+  };
   const store: RedisCalibration = {
     calibrate(endpoint, model, body, promptTokens) {
       const answer = local.calibrate(endpoint, model, body, promptTokens);
@@ -452,9 +511,12 @@ export async function openCalibration(
           // A forget of this endpoint made here is still on its way: the reading, taken after it,
           // goes behind it. Sent first, it landed before the forget, which then deleted it from
           // Redis and from every other instance while this one kept it.
-          void owed.flush().then(() => {
-            if (shared.get(id)?.includes(reading) && writer.isReady) write(id, reading, readings, whole);
-          });
+          track(
+            owed.flush().then(() => {
+              if (shared.get(id)?.includes(reading) && writer.isReady) write(id, reading, readings, whole);
+              else if (shared.get(id)?.includes(reading)) holdUnwritten(id, reading);
+            }),
+          );
         } else write(id, reading, readings, whole);
       } else holdUnwritten(id, reading);
       return Math.max(...(shared.get(id) as number[]));
@@ -504,14 +566,10 @@ export async function openCalibration(
     },
     // After close() the connections are gone: a typed error, not the client's bare ClientClosedError.
     reload: () => (closed ? Promise.reject(afterClose("reload", "calibration")) : reload()),
-    close: closeOnce(
-      owed,
-      () => {
-        closed = true;
-      },
-      subscriber,
-      writer,
-    ),
+    close: () => {
+      closing ??= closeStore();
+      return closing;
+    },
   };
   registerForgetLog(store, forgets);
   return store;
