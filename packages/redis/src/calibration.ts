@@ -216,15 +216,19 @@ export async function openCalibration(
   // Each read bounded, pipelined; an index entry whose list expired is dropped from the index. The
   // forgets this instance missed go first, so what it held of a forgotten endpoint is not kept
   // beside what Redis holds now.
-  const reload = async (): Promise<void> => {
+  // Answers the ids Redis held.
+  const reload = async (): Promise<Set<string>> => {
     await catchUp();
+    const found = new Set<string>();
     await readIndexed(
       { writer, ask, indexKey, keyOf, retainMs, report },
       (id) => ask<string[]>(["LRANGE", keyOf(id), String(-KEPT), "-1"]),
       (id, values) => {
+        found.add(id);
         hold(id, values.map(Number).filter(plausible));
       },
     );
+    return found;
   };
 
   /** When (ms) this instance last wrote each list or renewed its expiry. */
@@ -333,8 +337,18 @@ export async function openCalibration(
         // Read whole from Redis after this instance's forgets went: their echoes, possibly lost
         // with the link, need not be waited for.
         unheard.clear();
-        await reload();
+        const found = await reload();
         tell.ok(RELOAD);
+        // The server may have come back empty (a restart without persistence): what this instance
+        // holds that Redis does not is written back whole, as the capability store and the route
+        // latches write theirs back. It was left here alone, so a host started after the restart
+        // divided by the default where every instance running divided by the readings. Announced
+        // with no reading: each instance holds these already, and taking one again would change
+        // its last four.
+        for (const [id, readings] of [...shared]) {
+          if (found.has(id) || readings.length === 0 || !writer.isReady) continue;
+          write(id, undefined, readings, true);
+        }
       })
       .catch((error: unknown) => tell.fail(error, RELOAD, true));
   });
@@ -374,7 +388,8 @@ export async function openCalibration(
     void settled.then(() => writing.delete(settled));
   };
 
-  const write = (id: string, reading: number, readings: number[], whole: boolean): void => {
+  /** `reading` is the one taken, announced to every instance; `undefined` for a write-back. */
+  const write = (id: string, reading: number | undefined, readings: number[], whole: boolean): void => {
     const generation = forgets.generation;
     const sent = runScript<number>(
       writer,
@@ -395,7 +410,7 @@ export async function openCalibration(
         if (written === 1) return;
         // The list it found gone goes back whole with the next reading written.
         if (whole) lapsed.add(id);
-        refusedReadings.push({ id, reading });
+        if (reading !== undefined) refusedReadings.push({ id, reading });
         // The forget that refused it may have been heard already (the announcement and this answer
         // come on two connections, in either order): then it is written again now.
         if (forgets.generation > generation) writeRefused();
@@ -410,7 +425,7 @@ export async function openCalibration(
         // back. Its answer may have been all that was lost, so the reading can be stored twice —
         // a reading taken, repeated in the last four, on every instance alike — where it was kept
         // on this instance alone.
-        if (!(error instanceof ErrorReply)) {
+        if (!(error instanceof ErrorReply) && reading !== undefined) {
           holdUnwritten(id, reading);
           if (writer.isReady) writeWaiting();
         }
@@ -565,7 +580,7 @@ export async function openCalibration(
       waiting.clear();
     },
     // After close() the connections are gone: a typed error, not the client's bare ClientClosedError.
-    reload: () => (closed ? Promise.reject(afterClose("reload", "calibration")) : reload()),
+    reload: () => (closed ? Promise.reject(afterClose("reload", "calibration")) : reload().then(() => {})),
     close: () => {
       closing ??= closeStore();
       return closing;

@@ -90,3 +90,36 @@ describe.skipIf(!HAS_REDIS)("close() right after a write writes it, or tells onE
     expect(String((closed[0] as Error).message)).toMatch(/calibration reading/);
   });
 });
+
+describe.skipIf(!HAS_REDIS)("a Redis restarted empty (no persistence)", () => {
+  let redis: RedisServer;
+  beforeAll(async () => {
+    redis = await RedisServer.start();
+  });
+  afterAll(async () => {
+    await redis.kill();
+  });
+
+  it("gets the readings back from a running instance: a host started after divides as it does", async () => {
+    const running = await createRedisCalibration({ url: redis.url, prefix: "r93-restart:", onError: () => {} });
+    running.calibrate(ENDPOINT, "m", BODY, 3000);
+    // Written before the restart: the new instance below reads it.
+    const before = await createRedisCalibration({ url: redis.url, prefix: "r93-restart:" });
+    expect(before.charsPerTokenFor(ENDPOINT, "m")).toBeCloseTo(8 / 3);
+    await before.close();
+    await redis.kill();
+    await redis.start();
+    // Looked at until it is there (bounded, never timed): the running instance reconnects first.
+    let divisor = 4;
+    for (let i = 0; i < 300 && Math.abs(divisor - 8 / 3) > 1e-9; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      const late = await createRedisCalibration({ url: redis.url, prefix: "r93-restart:" }).catch(() => undefined);
+      if (!late) continue;
+      divisor = late.charsPerTokenFor(ENDPOINT, "m");
+      await late.close();
+    }
+    expect(running.charsPerTokenFor(ENDPOINT, "m")).toBeCloseTo(8 / 3);
+    expect(divisor).toBeCloseTo(8 / 3);
+    await running.close();
+  });
+});
