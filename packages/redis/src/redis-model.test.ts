@@ -400,7 +400,8 @@ describe.skipIf(!HAS_REDIS)("the Redis bus across three processes and two tenant
   // The stores: capability latches, calibration readings and window-route latches learned on any of
   // three processes, per tenant prefix, with connections cut (commands or subscriptions) between.
   // Model: per tenant, the set of refusals learned (a latch only closes; a forget opens the
-  // endpoint's), an in-memory calibration, and a pool's Map of route latches. Every process of the
+  // endpoint's), an in-memory calibration, and a pool's Map of route latches. Redis may also be
+  // restarted empty (no persistence): every process keeps what it holds and writes it back. Every process of the
   // tenant must come to hold the model, the other tenant's processes never any of it, and a host
   // started last reads it from Redis.
 
@@ -526,7 +527,11 @@ describe.skipIf(!HAS_REDIS)("the Redis bus across three processes and two tenant
                 let seen = "";
                 for (let look = 0; look < (restarted ? 300 : 1) && seen !== wanted(ti); look++) {
                   if (look > 0) await pause(10);
-                  const late = await createRedisStores({ url: redis.server.url, prefix: prefixOf(ti), onError });
+                  const late = await createRedisStores({
+                    url: redis.server.url,
+                    prefix: prefixOf(ti),
+                    onError,
+                  });
                   try {
                     seen = heldBy(late);
                   } finally {
