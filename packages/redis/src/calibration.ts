@@ -1,10 +1,10 @@
 import { createHash, randomBytes } from "node:crypto";
 import { type Calibration, contextChars, createCalibration, type EndpointKey } from "@loopwright/ledger";
 import { ErrorReply } from "@redis/client";
-import { type RedisOptions, whenReady } from "./connection.js";
+import { type RedisOptions, shut, whenReady } from "./connection.js";
 import { RedisStoreError } from "./errors.js";
 import { ForgetLog, REMEMBER_LUA, registerForgetLog } from "./forgets.js";
-import { closeOnce, MAX_OWED, Owed } from "./owed.js";
+import { CLOSE_BOUND_MS, MAX_OWED, Owed } from "./owed.js";
 import {
   afterClose,
   INDEX_EXPIRY_LUA,
@@ -216,15 +216,19 @@ export async function openCalibration(
   // Each read bounded, pipelined; an index entry whose list expired is dropped from the index. The
   // forgets this instance missed go first, so what it held of a forgotten endpoint is not kept
   // beside what Redis holds now.
-  const reload = async (): Promise<void> => {
+  // Answers the ids Redis held.
+  const reload = async (): Promise<Set<string>> => {
     await catchUp();
+    const found = new Set<string>();
     await readIndexed(
       { writer, ask, indexKey, keyOf, retainMs, report },
       (id) => ask<string[]>(["LRANGE", keyOf(id), String(-KEPT), "-1"]),
       (id, values) => {
+        found.add(id);
         hold(id, values.map(Number).filter(plausible));
       },
     );
+    return found;
   };
 
   /** When (ms) this instance last wrote each list or renewed its expiry. */
@@ -333,8 +337,18 @@ export async function openCalibration(
         // Read whole from Redis after this instance's forgets went: their echoes, possibly lost
         // with the link, need not be waited for.
         unheard.clear();
-        await reload();
+        const found = await reload();
         tell.ok(RELOAD);
+        // The server may have come back empty (a restart without persistence): what this instance
+        // holds that Redis does not is written back whole, as the capability store and the route
+        // latches write theirs back. It was left here alone, so a host started after the restart
+        // divided by the default where every instance running divided by the readings. Announced
+        // with no reading: each instance holds these already, and taking one again would change
+        // its last four.
+        for (const [id, readings] of [...shared]) {
+          if (found.has(id) || readings.length === 0 || !writer.isReady) continue;
+          write(id, undefined, readings, true);
+        }
       })
       .catch((error: unknown) => tell.fail(error, RELOAD, true));
   });
@@ -359,9 +373,25 @@ export async function openCalibration(
     }
   };
 
-  const write = (id: string, reading: number, readings: number[], whole: boolean): void => {
+  /**
+   * The reading writes on their way (and the ones waiting for a forget owed to go first), each
+   * settled once it is answered: `close()` waits for them, as it waits for the forgets owed, so a
+   * reading taken just before `close()` reaches Redis instead of being cut off with the connection.
+   */
+  const writing = new Set<Promise<unknown>>();
+  const track = (work: Promise<unknown>): void => {
+    const settled = work.then(
+      () => {},
+      () => {},
+    );
+    writing.add(settled);
+    void settled.then(() => writing.delete(settled));
+  };
+
+  /** `reading` is the one taken, announced to every instance; `undefined` for a write-back. */
+  const write = (id: string, reading: number | undefined, readings: number[], whole: boolean): void => {
     const generation = forgets.generation;
-    runScript<number>(
+    const sent = runScript<number>(
       writer,
       READING_SCRIPT,
       [keyOf(id), indexKey, generationKey],
@@ -380,7 +410,7 @@ export async function openCalibration(
         if (written === 1) return;
         // The list it found gone goes back whole with the next reading written.
         if (whole) lapsed.add(id);
-        refusedReadings.push({ id, reading });
+        if (reading !== undefined) refusedReadings.push({ id, reading });
         // The forget that refused it may have been heard already (the announcement and this answer
         // come on two connections, in either order): then it is written again now.
         if (forgets.generation > generation) writeRefused();
@@ -395,12 +425,13 @@ export async function openCalibration(
         // back. Its answer may have been all that was lost, so the reading can be stored twice —
         // a reading taken, repeated in the last four, on every instance alike — where it was kept
         // on this instance alone.
-        if (!(error instanceof ErrorReply)) {
+        if (!(error instanceof ErrorReply) && reading !== undefined) {
           holdUnwritten(id, reading);
           if (writer.isReady) writeWaiting();
         }
       },
     );
+    track(sent);
   };
 
   /**
@@ -419,7 +450,7 @@ export async function openCalibration(
   };
   const writeWaiting = (): void => {
     if (waiting.size === 0) return;
-    void owed.flush().then(
+    const chained = owed.flush().then(
       () => {
         for (const [id, readings] of [...waiting]) {
           if (closed || !writer.isReady) return;
@@ -431,10 +462,53 @@ export async function openCalibration(
       },
       () => {},
     );
+    track(chained);
   };
   writer.on("ready", writeWaiting);
 
   let closed = false;
+  let closing: Promise<void> | undefined;
+  /**
+   * Sends the forgets owed, then the readings held while the link was away, and waits for every
+   * reading write on its way — all within one `CLOSE_BOUND_MS`, as the other stores and the bus
+   * wait — before the connections close; tells `report` (`closed`) once of the readings that did
+   * not get there (Redis out of reach, or silent past the bound). They were cut off with the
+   * connection in silence: a reading taken just before `close()` never reached Redis, and a new
+   * instance divided by the default.
+   */
+  const closeStore = async (): Promise<void> => {
+    const deadline = Date.now() + CLOSE_BOUND_MS;
+    if (writer.isReady) {
+      let bound: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([
+        (async () => {
+          await owed.flush();
+          writeWaiting();
+          while (writing.size > 0) await Promise.all([...writing]);
+        })(),
+        new Promise((resolve) => {
+          bound = setTimeout(resolve, CLOSE_BOUND_MS);
+        }),
+      ]);
+      clearTimeout(bound);
+    }
+    await owed.finish(Math.max(0, deadline - Date.now()));
+    closed = true;
+    // What is on the wire still may land (its answer is what is missing); what waits never goes.
+    let unwritten = writing.size;
+    for (const readings of waiting.values()) unwritten += readings.length;
+    waiting.clear();
+    shut(subscriber);
+    shut(writer);
+    if (unwritten > 0) {
+      report(
+        new RedisStoreError(
+          "closed",
+          `${unwritten} calibration reading${unwritten === 1 ? " was" : "s were"} not written to Redis before close(): Redis was out of reach, or did not answer within ${CLOSE_BOUND_MS / 1000} s (a write already sent may still land).`,
+        ),
+      );
+    }
+  };
   const store: RedisCalibration = {
     calibrate(endpoint, model, body, promptTokens) {
       const answer = local.calibrate(endpoint, model, body, promptTokens);
@@ -452,9 +526,12 @@ export async function openCalibration(
           // A forget of this endpoint made here is still on its way: the reading, taken after it,
           // goes behind it. Sent first, it landed before the forget, which then deleted it from
           // Redis and from every other instance while this one kept it.
-          void owed.flush().then(() => {
-            if (shared.get(id)?.includes(reading) && writer.isReady) write(id, reading, readings, whole);
-          });
+          track(
+            owed.flush().then(() => {
+              if (shared.get(id)?.includes(reading) && writer.isReady) write(id, reading, readings, whole);
+              else if (shared.get(id)?.includes(reading)) holdUnwritten(id, reading);
+            }),
+          );
         } else write(id, reading, readings, whole);
       } else holdUnwritten(id, reading);
       return Math.max(...(shared.get(id) as number[]));
@@ -503,15 +580,11 @@ export async function openCalibration(
       waiting.clear();
     },
     // After close() the connections are gone: a typed error, not the client's bare ClientClosedError.
-    reload: () => (closed ? Promise.reject(afterClose("reload", "calibration")) : reload()),
-    close: closeOnce(
-      owed,
-      () => {
-        closed = true;
-      },
-      subscriber,
-      writer,
-    ),
+    reload: () => (closed ? Promise.reject(afterClose("reload", "calibration")) : reload().then(() => {})),
+    close: () => {
+      closing ??= closeStore();
+      return closing;
+    },
   };
   registerForgetLog(store, forgets);
   return store;

@@ -227,6 +227,14 @@ export class Owed<T> {
       .finally(() => {
         this.running = undefined;
         this.options.onSettled?.();
+      })
+      .then((done) => {
+        // Work owed while this flush was finishing — after the drain's last look found nothing,
+        // before `running` was cleared — joined it and was never sent: it waited for the next
+        // reconnect. A route latch written back after a Redis restart was lost so (its `owe`
+        // came in that window when the command link's `ready` came just before it).
+        if (done && this.entries.size > 0 && !this.closed && this.options.link.isReady) return this.flush();
+        return done;
       });
     this.running = running;
     return running;

@@ -400,7 +400,8 @@ describe.skipIf(!HAS_REDIS)("the Redis bus across three processes and two tenant
   // The stores: capability latches, calibration readings and window-route latches learned on any of
   // three processes, per tenant prefix, with connections cut (commands or subscriptions) between.
   // Model: per tenant, the set of refusals learned (a latch only closes; a forget opens the
-  // endpoint's), an in-memory calibration, and a pool's Map of route latches. Every process of the
+  // endpoint's), an in-memory calibration, and a pool's Map of route latches. Redis may also be
+  // restarted empty (no persistence): every process keeps what it holds and writes it back. Every process of the
   // tenant must come to hold the model, the other tenant's processes never any of it, and a host
   // started last reads it from Redis.
 
@@ -409,7 +410,8 @@ describe.skipIf(!HAS_REDIS)("the Redis bus across three processes and two tenant
     | { op: "forget"; t: number; proc: number; ep: number }
     | { op: "calibrate"; t: number; proc: number; ep: number; model: number; chars: number; tokens: number }
     | { op: "route"; t: number; proc: number; ep: number; field: "neither" | "lmstudioGone" }
-    | { op: "kill"; type: "normal" | "pubsub" };
+    | { op: "kill"; type: "normal" | "pubsub" }
+    | { op: "restart" };
 
   const ENDPOINTS = [
     "http://127.0.0.1:9/v1",
@@ -459,6 +461,7 @@ describe.skipIf(!HAS_REDIS)("the Redis bus across three processes and two tenant
         type: fc.constantFrom("normal" as const, "pubsub" as const),
       }),
     },
+    { weight: 1, arbitrary: fc.constant({ op: "restart" as const }) },
   );
 
   it("capability latches, calibration and route latches across three processes and two tenants answer as the model", async () => {
@@ -470,6 +473,7 @@ describe.skipIf(!HAS_REDIS)("the Redis bus across three processes and two tenant
           const errors: unknown[] = [];
           const onError = (error: unknown) => errors.push(error);
           let killed = false;
+          let restarted = false;
           const procs: RedisStores[][] = [];
           const models = TENANTS.map(() => ({
             latched: new Set<string>(),
@@ -513,11 +517,46 @@ describe.skipIf(!HAS_REDIS)("the Redis bus across three processes and two tenant
             };
             const converged = () =>
               procs.every((row, ti) => row.every((stores) => heldBy(stores) === wanted(ti)));
+            /**
+             * A host started now reads the model from Redis, for its tenant only. After a restart
+             * the processes write back what they hold once they have reconnected: looked at again
+             * until then (bounded, never timed).
+             */
+            const lateHostsRead = async (): Promise<void> => {
+              for (let ti = 0; ti < TENANTS.length; ti++) {
+                let seen = "";
+                for (let look = 0; look < (restarted ? 300 : 1) && seen !== wanted(ti); look++) {
+                  if (look > 0) await pause(10);
+                  const late = await createRedisStores({
+                    url: redis.server.url,
+                    prefix: prefixOf(ti),
+                    onError,
+                  });
+                  try {
+                    seen = heldBy(late);
+                  } finally {
+                    await late.close();
+                  }
+                }
+                expect(seen, `a host of ${TENANTS[ti]} started last`).toBe(wanted(ti));
+              }
+            };
 
             for (const action of actions) {
               if (action.op === "kill") {
                 killed = true;
                 await redis.cut(action.type);
+                continue;
+              }
+              if (action.op === "restart") {
+                // Redis restarted without persistence: everything it held is gone. Each process
+                // keeps what it holds and, once reconnected, writes it back (README: latches,
+                // readings and route latches are written again after a reconnect), so a host
+                // started after reads the model again.
+                killed = true;
+                restarted = true;
+                await redis.restart();
+                await lateHostsRead();
                 continue;
               }
               const stores = procs[action.t]?.[action.proc] as RedisStores;
@@ -586,14 +625,7 @@ describe.skipIf(!HAS_REDIS)("the Redis bus across three processes and two tenant
               if (action.op === "forget") await pause(2);
             }
             // A host started now reads the same from Redis, for its tenant only.
-            for (let ti = 0; ti < TENANTS.length; ti++) {
-              const late = await createRedisStores({ url: redis.server.url, prefix: prefixOf(ti), onError });
-              try {
-                expect(heldBy(late), `a host of ${TENANTS[ti]} started last`).toBe(wanted(ti));
-              } finally {
-                await late.close();
-              }
-            }
+            await lateHostsRead();
             expect(untold(errors, killed), "onError").toEqual([]);
           } finally {
             await Promise.all(procs.flat().map((stores) => stores.close()));

@@ -15,6 +15,8 @@ export function serverWithAdmin() {
   beforeAll(async () => {
     server = await RedisServer.start();
     admin = createClient({ url: server.url, RESP: 2 });
+    // Cut too when the server restarts: it reconnects, and what it sends meanwhile waits.
+    admin.on("error", () => {});
     await admin.connect();
   });
   afterAll(async () => {
@@ -36,6 +38,14 @@ export function serverWithAdmin() {
       await send(["CLIENT", "KILL", "TYPE", type, "SKIPME", "yes"]);
     },
     others,
+    /**
+     * Restarts the server on the same port (SIGKILL, then started again): without persistence it
+     * comes back empty, every connection cut. Resolves once it accepts connections again.
+     */
+    restart: async (): Promise<void> => {
+      await (server as RedisServer).kill();
+      await (server as RedisServer).start();
+    },
     /** The connections left once the server has had time to see them go (bounded, never timed). */
     settled: async (): Promise<string[]> => {
       let left = await others();
