@@ -301,7 +301,7 @@ function refuseInputs(e: Record<string, unknown>, at: string): void {
     }
   };
   for (const field of ["command", "cwd", "url", "httpUrl", "serverUrl"]) check(e[field], `${at}.${field}`);
-  if (Array.isArray(e.args)) e.args.forEach((arg, i) => check(arg, `${at}.args[${i}]`));
+  if (Array.isArray(e.args)) for (const [i, arg] of e.args.entries()) check(arg, `${at}.args[${i}]`);
   for (const field of ["env", "headers"]) {
     const map = e[field];
     if (typeof map === "object" && map !== null && !Array.isArray(map)) {

@@ -80,7 +80,7 @@ describe("Cline's and Roo's cline_mcp_settings.json / mcp_settings.json", () => 
     expect(p.status().map((s) => s.name)).toEqual(["on"]);
   });
 
-  it("reads Cline's `type: \"streamableHttp\"` server", async () => {
+  it('reads Cline\'s `type: "streamableHttp"` server', async () => {
     const url = `http://127.0.0.1:${http.port}/mcp`;
     const path = await fileOf({ mcpServers: { web: { type: "streamableHttp", url, disabled: false } } });
     expect(await readMcpJson(path)).toEqual([{ name: "web", type: "http", url }]);
@@ -113,7 +113,9 @@ describe("VS Code's .vscode/mcp.json", () => {
       expect(error.message).toContain("${input:api-key}");
     }
     const header = await fileOf({
-      servers: { web: { type: "http", url: "http://x.test/mcp", headers: { Authorization: "Bearer ${input:tok}" } } },
+      servers: {
+        web: { type: "http", url: "http://x.test/mcp", headers: { Authorization: "Bearer ${input:tok}" } },
+      },
     });
     expect((await refusal(readMcpJson(header))).message).toContain("servers.web.headers.Authorization");
   });
@@ -123,7 +125,9 @@ describe("VS Code's .vscode/mcp.json", () => {
       servers: { everything: { command: NODE, args: [EVERYTHING], envFile: "${workspaceFolder}/.env" } },
     });
     const error = await refusal(readMcpJson(path));
-    expect(error.message).toMatch(/servers\.everything\.envFile: envFile is not read here; put the variables/);
+    expect(error.message).toMatch(
+      /servers\.everything\.envFile: envFile is not read here; put the variables/,
+    );
   });
 
   it("refuses a document with both mcpServers and servers", async () => {
@@ -172,7 +176,10 @@ describe("Windsurf's mcp_config.json", () => {
   it("reads serverUrl as url, with ${VAR} expansion in it and its headers", async () => {
     const path = await fileOf({
       mcpServers: {
-        web: { serverUrl: "http://127.0.0.1:${PORT}/mcp", headers: { Authorization: "Bearer ${TOKEN:-none}" } },
+        web: {
+          serverUrl: "http://127.0.0.1:${PORT}/mcp",
+          headers: { Authorization: "Bearer ${TOKEN:-none}" },
+        },
       },
     });
     const configs = await readMcpJson(path, { env: { PORT: String(http.port) } });
@@ -188,7 +195,9 @@ describe("Windsurf's mcp_config.json", () => {
   });
 
   it("refuses an entry with two URLs", async () => {
-    const path = await fileOf({ mcpServers: { web: { url: "http://a.test/", serverUrl: "http://b.test/" } } });
+    const path = await fileOf({
+      mcpServers: { web: { url: "http://a.test/", serverUrl: "http://b.test/" } },
+    });
     expect((await refusal(readMcpJson(path))).message).toContain("has both url and serverUrl");
   });
 });
