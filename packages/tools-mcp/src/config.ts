@@ -93,7 +93,8 @@ export type McpServersInput = readonly McpServerEntry[] | McpJsonDocument;
 export interface McpServersOptions {
   /**
    * Expand `${VAR}` and `${VAR:-default}` in `command`, `args`, `env` and `headers` values, `cwd`
-   * and `url` from this environment (pass `process.env`), as Claude Code does for a `.mcp.json`.
+   * and `url` from this environment (pass `process.env`), as Claude Code does for a `.mcp.json`
+   * (VS Code's `${env:VAR}` is read as `${VAR}`).
    * Off by default: a spec document keeps `${VAR}` as the literal it is. What an expansion put in
    * is masked in every message about the server.
    */
@@ -143,10 +144,13 @@ function expandReferences(
       at++;
       continue;
     }
-    NAME.lastIndex = at + 2;
+    // VS Code spells an environment variable `${env:NAME}`: read as `${NAME}` (it has no default form).
+    const prefixed = text.startsWith("env:", at + 2);
+    const start = at + (prefixed ? 6 : 2);
+    NAME.lastIndex = start;
     const name = NAME.exec(text)?.[0];
-    const after = at + 2 + (name?.length ?? 0);
-    if (name === undefined || (text[after] !== "}" && !text.startsWith(":-", after))) {
+    const after = start + (name?.length ?? 0);
+    if (name === undefined || (text[after] !== "}" && (prefixed || !text.startsWith(":-", after)))) {
       at += 2;
       continue;
     }

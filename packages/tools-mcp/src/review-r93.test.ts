@@ -219,3 +219,18 @@ describe("Claude Code's .mcp.json", () => {
     expect(await pool(configs).call("everything__echo", { message: "code" })).toContain("code");
   });
 });
+
+describe("VS Code's ${env:VAR}", () => {
+  it("is filled from the env option as ${VAR} is, and refused when unset", async () => {
+    const path = await fileOf({
+      servers: {
+        web: { type: "http", url: "http://x.test/mcp", headers: { Authorization: "Bearer ${env:GH_TOKEN}" } },
+      },
+    });
+    // Before: kept as written, and the literal "${env:GH_TOKEN}" was sent as the token.
+    const [config] = await readMcpJson(path, { env: { GH_TOKEN: "tok-123" } });
+    expect(config).toMatchObject({ headers: { Authorization: "Bearer tok-123" }, masked: ["tok-123"] });
+    const error = await refusal(readMcpJson(path, { env: {} }));
+    expect(error.message).toContain("servers.web.headers.Authorization: ${GH_TOKEN} is not set");
+  });
+});
