@@ -14,6 +14,10 @@ export interface McpStdioServer {
   cwd?: string | undefined;
   /** Values to mask in anything reported about the server (what `${VAR}` expansion put in). */
   masked?: string[] | undefined;
+  /** Only these of the server's tools are offered (Gemini CLI's `includeTools`); all when absent. */
+  includeTools?: string[] | undefined;
+  /** These of the server's tools are never offered, even when `includeTools` names them. */
+  excludeTools?: string[] | undefined;
 }
 
 /** A server reached over HTTP: Streamable HTTP, falling back to the legacy SSE transport. */
@@ -26,6 +30,10 @@ export interface McpHttpServer {
   headers?: Record<string, string> | undefined;
   /** Values to mask in anything reported about the server (what `${VAR}` expansion put in). */
   masked?: string[] | undefined;
+  /** Only these of the server's tools are offered (Gemini CLI's `includeTools`); all when absent. */
+  includeTools?: string[] | undefined;
+  /** These of the server's tools are never offered, even when `includeTools` names them. */
+  excludeTools?: string[] | undefined;
 }
 
 /** One server as the pool holds it, checked and with its kind settled. */
@@ -44,25 +52,39 @@ export interface McpServerEntry {
   env?: Readonly<Record<string, string>> | undefined;
   cwd?: string | undefined;
   url?: string | undefined;
+  /** Gemini CLI's name for a Streamable HTTP `url` (read as `url` with `type: "http"`). */
+  httpUrl?: string | undefined;
+  /** Windsurf's name for `url`. */
+  serverUrl?: string | undefined;
   headers?: Readonly<Record<string, string>> | undefined;
   enabled?: boolean | undefined;
+  /** Cline's, Roo's and others' switch: `disabled: true` leaves the server out, as `enabled: false` does. */
+  disabled?: boolean | undefined;
+  /** Only these of the server's tools are offered. */
+  includeTools?: readonly string[] | undefined;
+  /** These of the server's tools are never offered. */
+  excludeTools?: readonly string[] | undefined;
 }
 
 /**
- * A `.mcp.json` document: each server's entry by its name. The fields this package reads are typed
- * (an `args` that is no list of strings does not compile); any other field goes in and is ignored,
- * as at run time, since the files Claude Code, Cursor, VS Code, Cline and others write carry their
- * own (`disabled`, `autoApprove`, `timeout`, `trust`, …) — so a misspelt field name is not caught
- * until the pool finds no `command` or `url`. A document read from a file comes in through
+ * A `.mcp.json` document: each server's entry by its name, under `mcpServers` (Claude Desktop, Claude
+ * Code, Cursor, Cline, Roo, Gemini CLI, Windsurf) or `servers` (VS Code's `.vscode/mcp.json`), not
+ * both. The fields this package reads are typed (an `args` that is no list of strings does not
+ * compile); any other field goes in and is ignored, as at run time, since the files those clients
+ * write carry their own (`autoApprove`, `alwaysAllow`, `timeout`, `trust`, …) — so a misspelt field
+ * name is not caught until the pool finds no `command` or `url`. A document read from a file comes in through
  * {@link readMcpJson}, or as `JSON.parse` answers it (`any`).
  */
-export interface McpJsonDocument {
-  // Either: an entry held as a McpServerEntry (an interface, so no index signature of its own), or
-  // one written out with other clients' fields beside the ones read here.
-  mcpServers: Readonly<
-    Record<string, McpServerEntry | (McpServerEntry & { readonly [field: string]: unknown })>
-  >;
-}
+export type McpJsonDocument =
+  | { mcpServers: McpJsonServers; servers?: undefined }
+  | { servers: McpJsonServers; mcpServers?: undefined; inputs?: readonly unknown[] | undefined };
+
+/** A document's servers by name. */
+// Either: an entry held as a McpServerEntry (an interface, so no index signature of its own), or one
+// written out with other clients' fields beside the ones read here.
+export type McpJsonServers = Readonly<
+  Record<string, McpServerEntry | (McpServerEntry & { readonly [field: string]: unknown })>
+>;
 
 /** What {@link createMcpPool} and {@link mcpServers} take: a list of named entries, or a `.mcp.json` document. */
 export type McpServersInput = readonly McpServerEntry[] | McpJsonDocument;
@@ -71,7 +93,8 @@ export type McpServersInput = readonly McpServerEntry[] | McpJsonDocument;
 export interface McpServersOptions {
   /**
    * Expand `${VAR}` and `${VAR:-default}` in `command`, `args`, `env` and `headers` values, `cwd`
-   * and `url` from this environment (pass `process.env`), as Claude Code does for a `.mcp.json`.
+   * and `url` from this environment (pass `process.env`), as Claude Code does for a `.mcp.json`
+   * (VS Code's `${env:VAR}` is read as `${VAR}`).
    * Off by default: a spec document keeps `${VAR}` as the literal it is. What an expansion put in
    * is masked in every message about the server.
    */
@@ -121,10 +144,13 @@ function expandReferences(
       at++;
       continue;
     }
-    NAME.lastIndex = at + 2;
+    // VS Code spells an environment variable `${env:NAME}`: read as `${NAME}` (it has no default form).
+    const prefixed = text.startsWith("env:", at + 2);
+    const start = at + (prefixed ? 6 : 2);
+    NAME.lastIndex = start;
     const name = NAME.exec(text)?.[0];
-    const after = at + 2 + (name?.length ?? 0);
-    if (name === undefined || (text[after] !== "}" && !text.startsWith(":-", after))) {
+    const after = start + (name?.length ?? 0);
+    if (name === undefined || (text[after] !== "}" && (prefixed || !text.startsWith(":-", after)))) {
       at += 2;
       continue;
     }
@@ -260,6 +286,50 @@ function maskedOf(e: Record<string, unknown>): { masked?: string[] } {
     : {};
 }
 
+/** `${input:id}`: a VS Code prompt for a value, which nothing here can ask (`${input:github_token}`). */
+const INPUT_REFERENCE = /\$\{input:([^}]*)\}/;
+
+/**
+ * Refuses an entry whose strings hold a `${input:…}` reference: sent as written, the literal text
+ * went to the server as its token or header. Names the field and the input's id, never the value.
+ */
+function refuseInputs(e: Record<string, unknown>, at: string): void {
+  const check = (value: unknown, where: string) => {
+    if (typeof value !== "string") return;
+    const found = INPUT_REFERENCE.exec(value);
+    if (found) {
+      throw invalid(
+        where,
+        `\${input:${found[1]}} asks VS Code to prompt for a value, which cannot be done here; write the value, or a \${VAR} reference read with the env option, in its place.`,
+      );
+    }
+  };
+  for (const field of ["command", "cwd", "url", "httpUrl", "serverUrl"]) check(e[field], `${at}.${field}`);
+  if (Array.isArray(e.args)) for (const [i, arg] of e.args.entries()) check(arg, `${at}.args[${i}]`);
+  for (const field of ["env", "headers"]) {
+    const map = e[field];
+    if (typeof map === "object" && map !== null && !Array.isArray(map)) {
+      for (const [key, value] of Object.entries(map)) check(value, `${at}.${field}.${key}`);
+    }
+  }
+}
+
+/** Gemini CLI's `includeTools` and `excludeTools`, checked: lists of tool names. */
+function toolFilters(
+  e: Record<string, unknown>,
+  at: string,
+): { includeTools?: string[]; excludeTools?: string[] } {
+  const out: { includeTools?: string[]; excludeTools?: string[] } = {};
+  for (const field of ["includeTools", "excludeTools"] as const) {
+    const value = e[field];
+    if (value === undefined) continue;
+    if (!Array.isArray(value) || value.some((v) => typeof v !== "string"))
+      throw invalid(`${at}.${field}`, "expected an array of tool names (strings).");
+    out[field] = [...(value as string[])];
+  }
+  return out;
+}
+
 function checkUrl(text: string, at: string): void {
   let url: URL;
   try {
@@ -286,12 +356,29 @@ function entryToConfig(
   }
   // Read as the host wrote it: never a field only a polluted Object.prototype holds.
   const e = ownView(entry) as Record<string, unknown>;
-  if (e.enabled === false) return undefined;
+  // Cline, Roo and others switch a server off with `disabled: true`; read as `enabled: false` is,
+  // since a server the user switched off was started, its tools offered, its credentials sent.
+  if (e.enabled === false || e.disabled === true) return undefined;
   if (name.trim() === "") throw invalid(at, "a server needs a non-empty name.");
+  refuseInputs(e, at);
+  if (e.envFile !== undefined) {
+    // Not read: a server started without the variables the file holds fails in ways far from here.
+    throw invalid(
+      `${at}.envFile`,
+      "envFile is not read here; put the variables it holds in env (with ${VAR} references and readMcpJson's env option for secrets).",
+    );
+  }
+  const filters = toolFilters(e, at);
+  // Gemini CLI's `httpUrl` and Windsurf's `serverUrl` are the `url` of an HTTP server.
+  const urlFields = ["url", "httpUrl", "serverUrl"].filter((field) => e[field] !== undefined);
+  if (urlFields.length > 1) {
+    throw invalid(at, `has both ${urlFields.join(" and ")}; give one URL (url).`);
+  }
+  const urlField = urlFields[0] ?? "url";
   const type = e.type;
   if (type !== undefined && typeof type !== "string")
     throw invalid(`${at}.type`, `expected a string, got ${describeValue(type)}.`);
-  const hasUrl = e.url !== undefined;
+  const hasUrl = urlFields.length > 0;
   const hasCommand = e.command !== undefined;
   if (type === "stdio" || (type === undefined && hasCommand && !hasUrl)) {
     if (typeof e.command !== "string" || e.command.trim() === "") {
@@ -312,19 +399,22 @@ function entryToConfig(
       ...(env ? { env } : {}),
       ...(typeof e.cwd === "string" ? { cwd: e.cwd } : {}),
       ...maskedOf(e),
+      ...filters,
     };
   }
   if (type === "sse" || (type !== undefined && HTTP_TYPES.has(type)) || (type === undefined && hasUrl)) {
-    if (typeof e.url !== "string") throw invalid(`${at}.url`, "an HTTP server needs a url (a string).");
+    const url = e[urlField];
+    if (typeof url !== "string") throw invalid(`${at}.${urlField}`, "an HTTP server needs a url (a string).");
     // With expansion on, the URL is checked once its references are filled in.
-    if (!expanding) checkUrl(e.url, at);
+    if (!expanding) checkUrl(url, at);
     const headers = stringMap(e.headers, `${at}.headers`);
     return {
       name,
       type: type === "sse" ? "sse" : "http",
-      url: e.url,
+      url,
       ...(headers ? { headers } : {}),
       ...maskedOf(e),
+      ...filters,
     };
   }
   if (type !== undefined)
@@ -357,18 +447,26 @@ export function mcpServers(input: McpServersInput, options: McpServersOptions = 
       if (typeof name !== "string") throw invalid(`[${index}].name`, "each server needs a name (a string).");
       settle(entryToConfig(entry, name, `[${index}]`, env !== undefined), `[${index}]`);
     });
-  } else if (typeof input === "object" && input !== null && "mcpServers" in ownView(input)) {
-    const servers = ownField(input, "mcpServers");
+  } else if (
+    typeof input === "object" &&
+    input !== null &&
+    ("mcpServers" in ownView(input) || "servers" in ownView(input))
+  ) {
+    // VS Code's `.vscode/mcp.json` holds its servers under `servers`; the others under `mcpServers`.
+    const hasBoth = "mcpServers" in ownView(input) && "servers" in ownView(input);
+    if (hasBoth) throw invalid("servers", "the document has both mcpServers and servers; keep one.");
+    const key = "mcpServers" in ownView(input) ? "mcpServers" : "servers";
+    const servers = ownField(input, key);
     if (typeof servers !== "object" || servers === null || Array.isArray(servers)) {
-      throw invalid("mcpServers", `expected an object of servers by name, got ${describeValue(servers)}.`);
+      throw invalid(key, `expected an object of servers by name, got ${describeValue(servers)}.`);
     }
     for (const [name, entry] of Object.entries(servers)) {
-      settle(entryToConfig(entry, name, `mcpServers.${name}`, env !== undefined), `mcpServers.${name}`);
+      settle(entryToConfig(entry, name, `${key}.${name}`, env !== undefined), `${key}.${name}`);
     }
   } else {
     throw invalid(
       "servers",
-      `expected an array of servers or a .mcp.json document ({ mcpServers }), got ${describeValue(input)}.`,
+      `expected an array of servers or a .mcp.json document ({ mcpServers } or VS Code's { servers }), got ${describeValue(input)}.`,
     );
   }
   const seen = new Set<string>();

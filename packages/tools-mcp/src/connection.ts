@@ -6,6 +6,7 @@ import { type McpServerConfig, unfilledReferences } from "./config.js";
 import type { McpToolOutput } from "./content.js";
 import { McpPoolError, messageOf } from "./errors.js";
 import { onAbort } from "./on-abort.js";
+import { ownField } from "./own.js";
 import { bareOptions, ownFetch, ownJson, ownMessages } from "./own-json.js";
 import type { Reaper } from "./reaper.js";
 import {
@@ -542,7 +543,12 @@ export class ServerConnection {
         `MCP server "${this.name}" listed its tools over more than ${MAX_TOOL_PAGES} pages; only the first ${MAX_TOOL_PAGES} pages (${tools.length} tools) are used.`,
       );
     }
-    return tools;
+    // The config's includeTools and excludeTools (Gemini CLI's): a tool left out is never offered,
+    // and a call by its name is refused as any unknown tool is. Exclusion wins over inclusion.
+    const include = ownField(this.config, "includeTools") as string[] | undefined;
+    const exclude = ownField(this.config, "excludeTools") as string[] | undefined;
+    if (include === undefined && exclude === undefined) return tools;
+    return tools.filter((tool) => (include?.includes(tool.name) ?? true) && !exclude?.includes(tool.name));
   }
 
   #noteStderr(chunk: string): void {

@@ -1,6 +1,7 @@
 export type {
   McpHttpServer,
   McpJsonDocument,
+  McpJsonServers,
   McpServerConfig,
   McpServerEntry,
   McpServersInput,
