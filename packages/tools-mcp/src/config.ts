@@ -1,4 +1,6 @@
 import { readFile } from "node:fs/promises";
+import { homedir } from "node:os";
+import { basename, dirname, resolve, sep } from "node:path";
 import { describeValue, McpPoolError, messageOf } from "./errors.js";
 import { ownField, ownView } from "./own.js";
 
@@ -64,20 +66,28 @@ export interface McpServerEntry {
   includeTools?: readonly string[] | undefined;
   /** These of the server's tools are never offered. */
   excludeTools?: readonly string[] | undefined;
+  /** Roo Code's name for tools switched off: never offered, as `excludeTools`. */
+  disabledTools?: readonly string[] | undefined;
 }
 
 /**
  * A `.mcp.json` document: each server's entry by its name, under `mcpServers` (Claude Desktop, Claude
- * Code, Cursor, Cline, Roo, Gemini CLI, Windsurf) or `servers` (VS Code's `.vscode/mcp.json`), not
- * both. The fields this package reads are typed (an `args` that is no list of strings does not
+ * Code, Cursor, Cline, Roo, Gemini CLI, Windsurf, LM Studio), `servers` (VS Code's `.vscode/mcp.json`)
+ * or `context_servers` (Zed's settings.json), only one of them. The fields this package reads are typed (an `args` that is no list of strings does not
  * compile); any other field goes in and is ignored, as at run time, since the files those clients
  * write carry their own (`autoApprove`, `alwaysAllow`, `timeout`, `trust`, …) — so a misspelt field
  * name is not caught until the pool finds no `command` or `url`. A document read from a file comes in through
  * {@link readMcpJson}, or as `JSON.parse` answers it (`any`).
  */
 export type McpJsonDocument =
-  | { mcpServers: McpJsonServers; servers?: undefined }
-  | { servers: McpJsonServers; mcpServers?: undefined; inputs?: readonly unknown[] | undefined };
+  | { mcpServers: McpJsonServers; servers?: undefined; context_servers?: undefined }
+  | {
+      servers: McpJsonServers;
+      mcpServers?: undefined;
+      context_servers?: undefined;
+      inputs?: readonly unknown[] | undefined;
+    }
+  | { context_servers: McpJsonServers; mcpServers?: undefined; servers?: undefined };
 
 /** A document's servers by name. */
 // Either: an entry held as a McpServerEntry (an interface, so no index signature of its own), or one
@@ -99,6 +109,13 @@ export interface McpServersOptions {
    * is masked in every message about the server.
    */
   env?: Readonly<Record<string, string | undefined>> | undefined;
+  /**
+   * The folder VS Code's and Cursor's `${workspaceFolder}` (and `${workspaceFolderBasename}`) stand
+   * for: the project the file belongs to. {@link readMcpJson} takes the folder around a
+   * `.vscode/mcp.json` or `.cursor/mcp.json` when this is not given. Without it, an entry that uses
+   * either variable is refused (`invalid-config`), never started with the variable's text in it.
+   */
+  workspaceFolder?: string | undefined;
 }
 
 /** A variable's name, read where a `${` left off (sticky: no copy of the rest of the text). */
@@ -177,8 +194,11 @@ function expandReferences(
   return out + text.slice(from);
 }
 
-/** `${NAME}` and `${NAME:-` as {@link expandReferences} reads them: the references a text holds. */
-const REFERENCE = /\$\{([A-Za-z_][A-Za-z0-9_]*)(\}|:-)/g;
+/**
+ * `${NAME}`, `${NAME:-` and VS Code's `${env:NAME}` as {@link expandReferences} reads them: the
+ * references a text holds.
+ */
+const REFERENCE = /\$\{(env:)?([A-Za-z_][A-Za-z0-9_]*)(\}|:-)/g;
 
 /**
  * Where a stdio server's command line still holds `${NAME}` references no expansion filled (the
@@ -193,7 +213,12 @@ export function unfilledReferences(config: McpServerConfig): string[] {
   const found: string[] = [];
   const look = (text: string, where: string, named = true) => {
     const refs = [
-      ...new Set([...text.matchAll(REFERENCE)].map((m) => `\${${m[1]}${m[2] === "}" ? "}" : ":-…}"}`)),
+      ...new Set(
+        [...text.matchAll(REFERENCE)]
+          // `${env:NAME:-` is no reference (VS Code's form has no default): expansion keeps it too.
+          .filter((m) => m[1] === undefined || m[3] === "}")
+          .map((m) => `\${${m[1] ?? ""}${m[2]}${m[3] === "}" ? "}" : ":-…}"}`),
+      ),
     ];
     if (refs.length === 0) return;
     const shown =
@@ -286,46 +311,125 @@ function maskedOf(e: Record<string, unknown>): { masked?: string[] } {
     : {};
 }
 
-/** `${input:id}`: a VS Code prompt for a value, which nothing here can ask (`${input:github_token}`). */
-const INPUT_REFERENCE = /\$\{input:([^}]*)\}/;
-
 /**
- * Refuses an entry whose strings hold a `${input:…}` reference: sent as written, the literal text
- * went to the server as its token or header. Names the field and the input's id, never the value.
+ * VS Code's `${input:id}` (a prompt for a value), `${command:id}` (a command's answer) and
+ * `${config:name}` (a setting): nothing here can ask, run or read them (`${input:github_token}`).
  */
-function refuseInputs(e: Record<string, unknown>, at: string): void {
-  const check = (value: unknown, where: string) => {
-    if (typeof value !== "string") return;
-    const found = INPUT_REFERENCE.exec(value);
-    if (found) {
-      throw invalid(
-        where,
-        `\${input:${found[1]}} asks VS Code to prompt for a value, which cannot be done here; write the value, or a \${VAR} reference read with the env option, in its place.`,
-      );
-    }
-  };
-  for (const field of ["command", "cwd", "url", "httpUrl", "serverUrl"]) check(e[field], `${at}.${field}`);
-  if (Array.isArray(e.args)) for (const [i, arg] of e.args.entries()) check(arg, `${at}.args[${i}]`);
+const EDITOR_REFERENCE = /\$\{(input|command|config):([^}]*)\}/;
+
+const EDITOR_REFERENCE_IS = {
+  input: "asks VS Code to prompt for a value",
+  command: "asks VS Code to run a command for a value",
+  config: "reads a VS Code setting",
+} as const;
+
+/** Every string an entry's fields hold that this package reads, with its place. */
+function entryStrings(e: Record<string, unknown>, at: string): [text: string, where: string][] {
+  const out: [string, string][] = [];
+  for (const field of ["command", "cwd", "url", "httpUrl", "serverUrl"]) {
+    if (typeof e[field] === "string") out.push([e[field] as string, `${at}.${field}`]);
+  }
+  if (Array.isArray(e.args)) {
+    for (const [i, arg] of e.args.entries()) if (typeof arg === "string") out.push([arg, `${at}.args[${i}]`]);
+  }
   for (const field of ["env", "headers"]) {
     const map = e[field];
     if (typeof map === "object" && map !== null && !Array.isArray(map)) {
-      for (const [key, value] of Object.entries(map)) check(value, `${at}.${field}.${key}`);
+      for (const [key, value] of Object.entries(map))
+        if (typeof value === "string") out.push([value, `${at}.${field}.${key}`]);
+    }
+  }
+  return out;
+}
+
+/**
+ * Refuses an entry whose strings hold a `${input:…}`, `${command:…}` or `${config:…}` reference:
+ * sent as written, the literal text went to the server as its token or header. Names the field and
+ * the reference, never the value.
+ */
+function refuseInputs(e: Record<string, unknown>, at: string): void {
+  for (const [text, where] of entryStrings(e, at)) {
+    const found = EDITOR_REFERENCE.exec(text);
+    if (found) {
+      const kind = found[1] as keyof typeof EDITOR_REFERENCE_IS;
+      throw invalid(
+        where,
+        `\${${kind}:${found[2]}} ${EDITOR_REFERENCE_IS[kind]}, which cannot be done here; write the value, or a \${VAR} reference read with the env option, in its place.`,
+      );
     }
   }
 }
 
-/** Gemini CLI's `includeTools` and `excludeTools`, checked: lists of tool names. */
+/**
+ * The variables VS Code and Cursor fill in a server's strings for the editor's own state:
+ * `${userHome}`, `${workspaceFolder}`, `${workspaceFolderBasename}`, `${pathSeparator}` and `${/}`.
+ */
+const EDITOR_VARIABLE = /\$\{(userHome|workspaceFolder|workspaceFolderBasename|pathSeparator|\/)\}/g;
+
+/**
+ * The entry with its editor variables filled, as VS Code and Cursor fill them: the home folder, the
+ * path separator, and the workspace folder from `folder`. One that needs the workspace folder when
+ * `folder` is not known is refused, naming the place and the variable: sent as written, the server
+ * got the text `${workspaceFolder}/data` as its path.
+ */
+function fillEditorVariables(
+  e: Record<string, unknown>,
+  at: string,
+  folder: string | undefined,
+): Record<string, unknown> {
+  const fill = (text: string, where: string) =>
+    text.replace(EDITOR_VARIABLE, (_whole, name: string) => {
+      if (name === "userHome") return homedir();
+      if (name === "pathSeparator" || name === "/") return sep;
+      if (folder === undefined) {
+        throw invalid(
+          where,
+          `\${${name}} stands for the folder VS Code or Cursor has open, which is not known here; pass the workspaceFolder option (readMcpJson takes the folder around a .vscode/mcp.json or .cursor/mcp.json itself).`,
+        );
+      }
+      return name === "workspaceFolder" ? folder : basename(folder);
+    });
+  if (!entryStrings(e, at).some(([text]) => text.includes("${"))) return e;
+  // No prototype: a field the entry has none of still reads as absent.
+  const out: Record<string, unknown> = Object.assign(Object.create(null), e);
+  for (const field of ["command", "cwd", "url", "httpUrl", "serverUrl"]) {
+    if (typeof e[field] === "string") out[field] = fill(e[field] as string, `${at}.${field}`);
+  }
+  if (Array.isArray(e.args)) {
+    out.args = e.args.map((arg, i) => (typeof arg === "string" ? fill(arg, `${at}.args[${i}]`) : arg));
+  }
+  for (const field of ["env", "headers"]) {
+    const map = e[field];
+    if (typeof map === "object" && map !== null && !Array.isArray(map)) {
+      out[field] = Object.fromEntries(
+        Object.entries(map).map(([key, value]) => [
+          key,
+          typeof value === "string" ? fill(value, `${at}.${field}.${key}`) : value,
+        ]),
+      );
+    }
+  }
+  return out;
+}
+
+/**
+ * Gemini CLI's `includeTools` and `excludeTools`, and Roo Code's `disabledTools` (tools hidden from
+ * the model, read as `excludeTools`), checked: lists of tool names.
+ */
 function toolFilters(
   e: Record<string, unknown>,
   at: string,
 ): { includeTools?: string[]; excludeTools?: string[] } {
   const out: { includeTools?: string[]; excludeTools?: string[] } = {};
-  for (const field of ["includeTools", "excludeTools"] as const) {
+  for (const field of ["includeTools", "excludeTools", "disabledTools"] as const) {
     const value = e[field];
     if (value === undefined) continue;
     if (!Array.isArray(value) || value.some((v) => typeof v !== "string"))
       throw invalid(`${at}.${field}`, "expected an array of tool names (strings).");
-    out[field] = [...(value as string[])];
+    const names = value as string[];
+    if (field === "includeTools") out.includeTools = [...names];
+    // Roo Code's list of switched-off tools was ignored, and the model was offered them.
+    else out.excludeTools = [...new Set([...(out.excludeTools ?? []), ...names])];
   }
   return out;
 }
@@ -346,7 +450,8 @@ function entryToConfig(
   entry: unknown,
   name: string,
   at: string,
-  expanding = false,
+  expanding: boolean,
+  workspaceFolder: string | undefined,
 ): McpServerConfig | undefined {
   if (typeof entry !== "object" || entry === null || Array.isArray(entry)) {
     throw invalid(
@@ -355,12 +460,13 @@ function entryToConfig(
     );
   }
   // Read as the host wrote it: never a field only a polluted Object.prototype holds.
-  const e = ownView(entry) as Record<string, unknown>;
+  const given = ownView(entry) as Record<string, unknown>;
   // Cline, Roo and others switch a server off with `disabled: true`; read as `enabled: false` is,
   // since a server the user switched off was started, its tools offered, its credentials sent.
-  if (e.enabled === false || e.disabled === true) return undefined;
+  if (given.enabled === false || given.disabled === true) return undefined;
   if (name.trim() === "") throw invalid(at, "a server needs a non-empty name.");
-  refuseInputs(e, at);
+  refuseInputs(given, at);
+  const e = fillEditorVariables(given, at, workspaceFolder);
   if (e.envFile !== undefined) {
     // Not read: a server started without the variables the file holds fails in ways far from here.
     throw invalid(
@@ -425,6 +531,9 @@ function entryToConfig(
   throw invalid(at, "a server needs either a command (stdio) or a url (HTTP).");
 }
 
+/** Where a document holds its servers: most clients, VS Code, Zed. */
+const DOCUMENT_KEYS = ["mcpServers", "servers", "context_servers"] as const;
+
 /**
  * Checks server entries and settles each one's kind. Reads a list of named entries (a spec's
  * `bundle.mcpServers`) or a `.mcp.json` document (`{ mcpServers: { name: entry } }`); entries with
@@ -438,6 +547,13 @@ function entryToConfig(
 export function mcpServers(input: McpServersInput, options: McpServersOptions = {}): McpServerConfig[] {
   const out: McpServerConfig[] = [];
   const env = ownField(options, "env") as McpServersOptions["env"];
+  const folder = ownField(options, "workspaceFolder");
+  if (folder !== undefined && (typeof folder !== "string" || folder.trim() === "")) {
+    throw invalid(
+      "workspaceFolder",
+      `expected a folder's path (a non-empty string), got ${describeValue(folder)}.`,
+    );
+  }
   const settle = (config: McpServerConfig | undefined, at: string) => {
     if (config) out.push(env ? expandConfig(config, env, at) : config);
   };
@@ -445,28 +561,39 @@ export function mcpServers(input: McpServersInput, options: McpServersOptions = 
     input.forEach((entry, index) => {
       const name = ownField(entry, "name");
       if (typeof name !== "string") throw invalid(`[${index}].name`, "each server needs a name (a string).");
-      settle(entryToConfig(entry, name, `[${index}]`, env !== undefined), `[${index}]`);
+      const config = entryToConfig(entry, name, `[${index}]`, env !== undefined, folder);
+      if (config === undefined) {
+        // A switch-off ({ name, enabled: false } or Cline's disabled: true) after an entry of its name
+        // is a stronger layer's, as in a spec (resolveAgentSpec) and as a JSON document's later key:
+        // the earlier server was started beside it, the one the user switched off.
+        for (let i = out.length - 1; i >= 0; i--) if (out[i]?.name === name) out.splice(i, 1);
+      }
+      settle(config, `[${index}]`);
     });
-  } else if (
-    typeof input === "object" &&
-    input !== null &&
-    ("mcpServers" in ownView(input) || "servers" in ownView(input))
-  ) {
-    // VS Code's `.vscode/mcp.json` holds its servers under `servers`; the others under `mcpServers`.
-    const hasBoth = "mcpServers" in ownView(input) && "servers" in ownView(input);
-    if (hasBoth) throw invalid("servers", "the document has both mcpServers and servers; keep one.");
-    const key = "mcpServers" in ownView(input) ? "mcpServers" : "servers";
+  } else if (typeof input === "object" && input !== null) {
+    // VS Code's `.vscode/mcp.json` holds its servers under `servers`, Zed's settings.json under
+    // `context_servers`; the others under `mcpServers`.
+    const keys = DOCUMENT_KEYS.filter((key) => key in ownView(input));
+    if (keys.length === 0) {
+      throw invalid(
+        "servers",
+        `expected an array of servers or a .mcp.json document ({ mcpServers }, VS Code's { servers } or Zed's { context_servers }), got ${describeValue(input)}.`,
+      );
+    }
+    if (keys.length > 1)
+      throw invalid(keys[1] as string, `the document has both ${keys.join(" and ")}; keep one.`);
+    const key = keys[0] as (typeof DOCUMENT_KEYS)[number];
     const servers = ownField(input, key);
     if (typeof servers !== "object" || servers === null || Array.isArray(servers)) {
       throw invalid(key, `expected an object of servers by name, got ${describeValue(servers)}.`);
     }
     for (const [name, entry] of Object.entries(servers)) {
-      settle(entryToConfig(entry, name, `${key}.${name}`, env !== undefined), `${key}.${name}`);
+      settle(entryToConfig(entry, name, `${key}.${name}`, env !== undefined, folder), `${key}.${name}`);
     }
   } else {
     throw invalid(
       "servers",
-      `expected an array of servers or a .mcp.json document ({ mcpServers } or VS Code's { servers }), got ${describeValue(input)}.`,
+      `expected an array of servers or a .mcp.json document ({ mcpServers }, VS Code's { servers } or Zed's { context_servers }), got ${describeValue(input)}.`,
     );
   }
   const seen = new Set<string>();
@@ -475,6 +602,53 @@ export function mcpServers(input: McpServersInput, options: McpServersOptions = 
     seen.add(server.name);
   }
   return out;
+}
+
+/**
+ * `text` with the comments (`// …`, `/* … *\/`) and trailing commas of JSON with comments taken out,
+ * outside strings only: what VS Code and the clients built on it accept in their config files.
+ */
+function withoutComments(text: string): string {
+  let out = "";
+  let at = 0;
+  while (at < text.length) {
+    const ch = text[at] as string;
+    if (ch === '"') {
+      // A string as it is, escapes and all.
+      let end = at + 1;
+      while (end < text.length && text[end] !== '"') end += text[end] === "\\" ? 2 : 1;
+      out += text.slice(at, end + 1);
+      at = end + 1;
+    } else if (ch === "/" && text[at + 1] === "/") {
+      while (at < text.length && text[at] !== "\n") at++;
+    } else if (ch === "/" && text[at + 1] === "*") {
+      const end = text.indexOf("*/", at + 2);
+      at = end === -1 ? text.length : end + 2;
+      out += " ";
+    } else if (ch === "}" || ch === "]") {
+      // A comma with only blanks after it before the close is a trailing one.
+      const kept = out.trimEnd();
+      out = (kept.endsWith(",") ? kept.slice(0, -1) : kept) + ch;
+      at++;
+    } else {
+      out += ch;
+      at++;
+    }
+  }
+  return out;
+}
+
+/**
+ * The project a `<folder>/.vscode/mcp.json` or `<folder>/.cursor/mcp.json` belongs to, for
+ * `${workspaceFolder}`; none for any other file, nor for Cursor's own `~/.cursor/mcp.json` (there the
+ * variable means whichever project is open).
+ */
+function workspaceFolderOf(path: string): string | undefined {
+  const file = resolve(path);
+  const parent = dirname(file);
+  if (basename(file) !== "mcp.json" || ![".vscode", ".cursor"].includes(basename(parent))) return undefined;
+  const folder = dirname(parent);
+  return folder === resolve(homedir()) ? undefined : folder;
 }
 
 /**
@@ -493,11 +667,21 @@ export async function readMcpJson(path: string, options: McpServersOptions = {})
   try {
     document = JSON.parse(text);
   } catch {
-    // The parser's message quotes the text around the fault, which may be a credential: say less.
-    throw new McpPoolError("invalid-config", `${path} is not JSON.`);
+    try {
+      // VS Code, Cursor, Gemini CLI and Zed read their files as JSON with comments and trailing
+      // commas (Gemini CLI's own example has a commented-out line): such a file was "not JSON".
+      document = JSON.parse(withoutComments(text));
+    } catch {
+      // The parser's message quotes the text around the fault, which may be a credential: say less.
+      throw new McpPoolError("invalid-config", `${path} is not JSON.`);
+    }
   }
+  const folder = ownField(options, "workspaceFolder") ?? workspaceFolderOf(path);
   try {
-    return mcpServers(document as McpServersInput, options);
+    return mcpServers(
+      document as McpServersInput,
+      folder === undefined ? options : { ...options, workspaceFolder: folder as string },
+    );
   } catch (error) {
     if (McpPoolError.isInstance(error)) {
       throw new McpPoolError("invalid-config", `${path}: ${error.message}`, { cause: error });
