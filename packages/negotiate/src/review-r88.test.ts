@@ -3,13 +3,7 @@
  */
 import { keepErrorBodies } from "@loopwright/client";
 import { streamTurn } from "@loopwright/stream";
-import {
-  readFixture,
-  recordedError,
-  recordedErrorBody,
-  startServer,
-  type TestServer,
-} from "@loopwright/testkit";
+import { readFixture, recordedError, startServer, type TestServer } from "@loopwright/testkit";
 import OpenAI from "openai";
 import { afterEach, describe, expect, it } from "vitest";
 import { STRICT_LOOKUP_TOOLS, transcriptWithLongId } from "../test/wire.js";
@@ -159,7 +153,7 @@ describe("two requests at once, refused for tool-call ids whatever the ids", () 
     const takenBack = new Promise<void>((resolve) => {
       tookBack = resolve;
     });
-    const refusal = recordedErrorBody("mistral/400-tool-call-id-must-be-nine-alphanumerics.json");
+    const refusal = recordedError(400, "mistral/400-tool-call-id-must-be-nine-alphanumerics.json");
     server = await startServer({
       replies: async (request) => {
         arrived++;
@@ -170,7 +164,7 @@ describe("two requests at once, refused for tool-call ids whatever the ids", () 
         if (n <= 2) await barrier;
         if (n === 4) await takenBack;
         const messages = (request.body as { messages: { tool_calls?: unknown[] }[] }).messages;
-        return messages.some((m) => m.tool_calls) ? refused(400, refusal) : { content: "fine" };
+        return messages.some((m) => m.tool_calls) ? refusal : { content: "fine" };
       },
     });
     const { store, supports, client } = tenant(server);
@@ -205,10 +199,9 @@ describe("a ceiling given in extraBody, to a model that spells it max_completion
     // Before: the latch changed the config's own ceiling only; extraBody's max_tokens went out
     // again, drew the same refusal, and every request to the model failed with "Unsupported
     // parameter: 'max_tokens' … Use 'max_completion_tokens' instead."
-    const refusal = recordedErrorBody("openai/max-tokens-unsupported-use-max-completion-tokens.json");
+    const refusal = recordedError(400, "openai/max-tokens-unsupported-use-max-completion-tokens.json");
     server = await startServer({
-      replies: (request) =>
-        "max_tokens" in (request.body as object) ? refused(400, refusal) : { content: "fine" },
+      replies: (request) => ("max_tokens" in (request.body as object) ? refusal : { content: "fine" }),
     });
     const { store, supports, client } = tenant(server);
     const config = { model: "gpt-5", extraBody: { max_tokens: 512 } };
@@ -257,12 +250,10 @@ describe("an effort or a response_format given in extraBody, to a model that ref
   it("climbs an extraBody reasoning_effort the model refused, as it climbs the config's", async () => {
     // Before: refusedEfforts took "none", but extraBody's "none" went out again and drew the same
     // refusal: every request to the model failed ("does not support 'none' with this model").
-    const kimi = recordedErrorBody("moonshot/kimi-code-reasoning-effort-none-unsupported.json");
+    const kimi = recordedError(400, "moonshot/kimi-code-reasoning-effort-none-unsupported.json");
     server = await startServer({
       replies: (request) =>
-        (request.body as Record<string, unknown>).reasoning_effort === "none"
-          ? refused(400, kimi)
-          : { content: "fine" },
+        (request.body as Record<string, unknown>).reasoning_effort === "none" ? kimi : { content: "fine" },
     });
     const on = tenant(server);
     const config = { model: "kimi-for-coding", extraBody: { reasoning_effort: "none" } };

@@ -104,22 +104,12 @@ export function readFixtureJson(rel: string): unknown {
  *
  * `file` is relative to `errors/` (e.g. `"openai/temperature-0-unsupported-value.json"`). Throws a
  * `TestkitError` (`fixture-not-found`) naming the file when it is missing, is not JSON, or is JSON
- * but not an object (every recorded `.json` body is one; a `.message.txt` wording is plain text, read
- * with {@link readFixture}).
+ * but not an object (every recorded `.json` body is one). A wording recorded as plain text (the
+ * `.message.txt` files) is no JSON body: read it with {@link readFixture}.
  */
 export function recordedErrorBody(file: string): Record<string, unknown> {
   const rel = `errors/${file}`;
-  const text = readFixture(rel);
-  let body: unknown;
-  try {
-    body = JSON.parse(text);
-  } catch (cause) {
-    throw new TestkitError(
-      "fixture-not-found",
-      `Recorded error body "${rel}" is not JSON; a wording recorded as text is read with readFixture.`,
-      { cause },
-    );
-  }
+  const body = readFixtureJson(rel);
   if (typeof body !== "object" || body === null || Array.isArray(body)) {
     throw new TestkitError(
       "fixture-not-found",
@@ -131,7 +121,7 @@ export function recordedErrorBody(file: string): Record<string, unknown> {
 
 /**
  * The reply a test server sends to answer with a recorded refusal: HTTP `status` and the body of
- * `errors/<file>` as JSON, e.g. `server.enqueue(recordedError(400, "openai/temperature-0-unsupported-value.json"))`.
+ * `errors/<file>` as JSON, e.g. `recordedError(400, "openai/temperature-0-unsupported-value.json")`.
  *
  * The body is read once, when this is called, so a missing or broken recording fails the test where
  * it is named rather than inside the server; throws as {@link recordedErrorBody} does.
