@@ -1,5 +1,5 @@
 import { fold, type RunEvent } from "@loopwright/events";
-import { readFixture, startServer, type TestServer } from "@loopwright/testkit";
+import { recordedError, startServer, type TestServer } from "@loopwright/testkit";
 import { afterEach, describe, expect, it } from "vitest";
 import type { ChatMessage, ToolDefinition } from "./config.js";
 import { runAgentLoop } from "./index.js";
@@ -275,15 +275,9 @@ describe("R88-3: a server that sends calls and streams their markup as text too"
 });
 
 describe("R88-4: a chat template that refuses a role order, through the loop", () => {
-  const recorded = (file: string) => ({
-    type: "error" as const,
-    status: 400,
-    body: JSON.parse(readFixture(`errors/${file}`)),
-  });
-
   it("Gemma 2 on vLLM: no system message; the run goes on with the system text in the question", async () => {
     server = await startServer();
-    server.enqueue(recorded("vllm/system-role-not-supported-chat-template.json"), {
+    server.enqueue(recordedError(400, "vllm/system-role-not-supported-chat-template.json"), {
       type: "turn",
       content: "Blue.",
     });
@@ -308,7 +302,7 @@ describe("R88-4: a chat template that refuses a role order, through the loop", (
 
   it("Mistral: a question after a tool result goes with an assistant message between them", async () => {
     server = await startServer();
-    server.enqueue(recorded("mistral/400-unexpected-role-user-after-tool.json"), {
+    server.enqueue(recordedError(400, "mistral/400-unexpected-role-user-after-tool.json"), {
       type: "turn",
       content: "Two tests.",
     });

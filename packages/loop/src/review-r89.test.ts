@@ -1,6 +1,7 @@
 import type { RunEvent } from "@loopwright/events";
-import { readFixtureJson, startServer, type TestServer } from "@loopwright/testkit";
+import { recordedError, startServer, type TestServer } from "@loopwright/testkit";
 import { afterEach, describe, expect, it } from "vitest";
+import { twoRunsOnOneRuntime } from "../test/notices.js";
 import type { ChatMessage, ToolDefinition } from "./config.js";
 import { AgentLoopError } from "./errors.js";
 import { runAgentLoop } from "./index.js";
@@ -288,35 +289,20 @@ describe("R89-5: what a refusal changed that negotiate latches silently, told", 
   // Found by r89e's side-task model (side tasks now tell these) and left for turns: a run whose
   // temperature, strict tool schemas or stream usage a refusal took away went on without a word —
   // the host's setting still read 0, and nothing said it had stopped meaning it.
-  async function refusedOnce(fixture: string, config: Record<string, unknown> = {}) {
+  async function refusedOnce(file: string, config: Record<string, unknown> = {}) {
     server = await startServer({
       replies: [
-        { type: "error", status: 400, body: readFixtureJson(fixture) },
+        recordedError(400, file),
         { content: "Fine.", usage: false },
         { content: "Again.", usage: false },
       ],
     });
-    const notices: string[] = [];
-    const runtime = createRuntime();
-    const run = () =>
-      runtime.runAgentLoop({
-        config: { baseUrl: server?.baseUrl as string, model: "sim", ...config },
-        messages: ask,
-        // Asked strict, as a host does for OpenAI's structured tool calls.
-        tools: [{ ...READ, function: { ...READ.function, strict: true } }],
-        dispatch: () => "",
-        onEvent: (event) => {
-          if (event.kind === "notice") notices.push(event.text);
-        },
-      });
-    await run();
-    await run();
-    const bodies = server.chatRequests.map((r) => r.body as Record<string, unknown>);
-    return { notices, bodies };
+    // Asked strict, as a host does for OpenAI's structured tool calls.
+    return twoRunsOnOneRuntime(server, [{ ...READ, function: { ...READ.function, strict: true } }], config);
   }
 
   it("a temperature the model does not let the caller pick", async () => {
-    const { notices, bodies } = await refusedOnce("errors/openai/temperature-0-unsupported-value.json", {
+    const { notices, bodies } = await refusedOnce("openai/temperature-0-unsupported-value.json", {
       temperature: 0,
     });
     expect(bodies.map((b) => "temperature" in b)).toEqual([true, false, false]);
@@ -327,9 +313,7 @@ describe("R89-5: what a refusal changed that negotiate latches silently, told", 
   });
 
   it("tool schemas refused in strict form", async () => {
-    const { notices, bodies } = await refusedOnce(
-      "errors/openai/strict-schema-root-additionalproperties-chat.json",
-    );
+    const { notices, bodies } = await refusedOnce("openai/strict-schema-root-additionalproperties-chat.json");
     const strict = (b: Record<string, unknown>) => JSON.stringify(b.tools).includes('"strict":true');
     expect(bodies.map(strict)).toEqual([true, false, false]);
     expect(notices).toEqual([
@@ -340,7 +324,7 @@ describe("R89-5: what a refusal changed that negotiate latches silently, told", 
 
   it("stream_options refused by name", async () => {
     const { notices, bodies } = await refusedOnce(
-      "errors/relay-new-api/unknown-parameter-stream-options-with-request-ids.json",
+      "relay-new-api/unknown-parameter-stream-options-with-request-ids.json",
     );
     expect(bodies.map((b) => "stream_options" in b)).toEqual([true, false, false]);
     expect(notices).toEqual([

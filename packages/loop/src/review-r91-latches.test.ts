@@ -9,15 +9,15 @@
  * Over HTTP, through `runAgentLoop` on a runtime of its own.
  */
 import {
+  llamacppFormatTypeRefusal,
   type Reply,
-  readFixtureJson,
-  readRecordedResponse,
+  recordedError,
   startServer,
   type TestServer,
 } from "@loopwright/testkit";
 import { afterEach, describe, expect, it } from "vitest";
-import type { ChatMessage, ToolDefinition } from "./config.js";
-import { createRuntime } from "./runtime.js";
+import { twoRunsOnOneRuntime } from "../test/notices.js";
+import type { ToolDefinition } from "./config.js";
 
 const READ: ToolDefinition = {
   type: "function",
@@ -33,7 +33,6 @@ const READ: ToolDefinition = {
     },
   },
 };
-const ask: ChatMessage[] = [{ role: "user", content: "Go on." }];
 
 let server: TestServer | undefined;
 afterEach(async () => {
@@ -41,35 +40,19 @@ afterEach(async () => {
   server = undefined;
 });
 
-const refusal = (file: string): Reply => ({ type: "error", status: 400, body: readFixtureJson(file) });
-
 /** Two runs on one runtime against `replies`; every notice event, every body the server took. */
 async function twoRuns(replies: Reply[], config: Record<string, unknown>) {
   server = await startServer({ replies });
-  const notices: string[] = [];
-  const runtime = createRuntime();
-  const run = () =>
-    runtime.runAgentLoop({
-      config: { baseUrl: server?.baseUrl as string, model: "sim", ...config },
-      messages: ask,
-      tools: [READ],
-      dispatch: () => "",
-      onEvent: (event) => {
-        if (event.kind === "notice") notices.push(event.text);
-      },
-    });
-  await run();
-  await run();
-  return { notices, bodies: server.chatRequests.map((r) => r.body as Record<string, unknown>) };
+  return twoRunsOnOneRuntime(server, [READ], config);
 }
 
 describe("R91-2: a run hears each latch negotiate makes once", () => {
   it("stream_options, a temperature and strict tools refused in one turn: three notices, once each", async () => {
     const { notices, bodies } = await twoRuns(
       [
-        refusal("errors/relay-new-api/unknown-parameter-stream-options-with-request-ids.json"),
-        refusal("errors/openai/temperature-0-unsupported-value.json"),
-        refusal("errors/openai/strict-schema-root-additionalproperties-chat.json"),
+        recordedError(400, "relay-new-api/unknown-parameter-stream-options-with-request-ids.json"),
+        recordedError(400, "openai/temperature-0-unsupported-value.json"),
+        recordedError(400, "openai/strict-schema-root-additionalproperties-chat.json"),
         { content: "Fine.", usage: false },
         { content: "Again.", usage: false },
       ],
@@ -91,12 +74,7 @@ describe("R91-2: a run hears each latch negotiate makes once", () => {
 
   it("a response_format of the caller's own the model refused: left out, and said so once", async () => {
     // An older llama.cpp, which takes response_format but no JSON schema in it (capture 23).
-    const recorded = readRecordedResponse("llamacpp-live/23-bad-response-format-type.response.txt");
-    const older: Reply = {
-      type: "error",
-      status: recorded.status,
-      body: JSON.parse(recorded.body.replace("but got: xml", "but got: json_schema")),
-    };
+    const older = llamacppFormatTypeRefusal("json_schema");
     const format = { type: "json_schema", json_schema: { name: "c", schema: { type: "object" } } };
     const { notices, bodies } = await twoRuns(
       [older, { content: "{}", usage: false }, { content: "{}", usage: false }],
@@ -110,7 +88,7 @@ describe("R91-2: a run hears each latch negotiate makes once", () => {
   it("the ceiling respelled max_completion_tokens: renamed, told in neither layer", async () => {
     const { notices, bodies } = await twoRuns(
       [
-        refusal("errors/openai/max-tokens-unsupported-use-max-completion-tokens.json"),
+        recordedError(400, "openai/max-tokens-unsupported-use-max-completion-tokens.json"),
         { content: "Fine.", usage: false },
         { content: "Again.", usage: false },
       ],

@@ -38,6 +38,8 @@ import {
   type RecordedRequest,
   type Reply,
   readFixture,
+  recordedError,
+  recordedErrorBody,
   startServer,
   type TestServer,
 } from "@loopwright/testkit";
@@ -61,7 +63,6 @@ import { TOOL_RESULTS_READ } from "./template-roles.js";
 
 type ErrorReply = { type: "error"; status: number; body: unknown };
 const refusal = (status: number, body: unknown): ErrorReply => ({ type: "error", status, body });
-const json = (file: string): Record<string, unknown> => JSON.parse(readFixture(`errors/${file}`));
 const text = (file: string): string => readFixture(`errors/${file}`);
 /** A recorded body with the recorded field name or value put in for this request's. */
 const swapped = (file: string, from: string, to: string): unknown =>
@@ -111,17 +112,17 @@ const UNKNOWN_FIELD: Record<string, (field: string) => ErrorReply> = {
 const UNKNOWN_FIELD_NAMES = Object.keys(UNKNOWN_FIELD);
 
 const STREAM_OPTIONS: Record<string, () => ErrorReply> = {
-  openaiOnlyWhenStreaming: () => refusal(400, json("openai/stream-options-only-when-stream-enabled.json")),
-  groq2024: () => ({ type: "error", status: 400, body: json("groq/stream-options-unsupported-2024.json") }),
-  relay: () => refusal(400, json("relay-new-api/unknown-parameter-stream-options-with-request-ids.json")),
-  mistral422: () => refusal(422, json("mistral/422-stream-options-extra-forbidden-message-is-object.json")),
+  openaiOnlyWhenStreaming: () => recordedError(400, "openai/stream-options-only-when-stream-enabled.json"),
+  groq2024: () => recordedError(400, "groq/stream-options-unsupported-2024.json"),
+  relay: () => recordedError(400, "relay-new-api/unknown-parameter-stream-options-with-request-ids.json"),
+  mistral422: () => recordedError(422, "mistral/422-stream-options-extra-forbidden-message-is-object.json"),
   fireworks: () => refusal(400, text("fireworks/extra-inputs-not-permitted-stream-options.message.txt")),
 };
 
 const STRICT: Record<string, () => ErrorReply> = {
-  openaiInvalidSchema: () => refusal(400, json("openai/strict-schema-root-additionalproperties-chat.json")),
+  openaiInvalidSchema: () => recordedError(400, "openai/strict-schema-root-additionalproperties-chat.json"),
   llamacppConversion: () =>
-    refusal(400, json("llamacpp/json-schema-conversion-failed-unrecognized-schema.json")),
+    recordedError(400, "llamacpp/json-schema-conversion-failed-unrecognized-schema.json"),
 };
 
 const TEMPERATURE: Record<string, (value: number) => ErrorReply> = {
@@ -138,13 +139,13 @@ const TEMPERATURE: Record<string, (value: number) => ErrorReply> = {
     },
   }),
   unsupportedParameter: () =>
-    refusal(400, json("openai/temperature-unsupported-parameter-responses-api.json")),
+    recordedError(400, "openai/temperature-unsupported-parameter-responses-api.json"),
 };
 
 const TOOL_CALL_IDS: Record<string, (id: string) => ErrorReply> = {
   mistral: (id) =>
     refusal(400, swapped("mistral/400-tool-call-id-must-be-nine-alphanumerics.json", "2968-LWy3uasib", id)),
-  openaiTooLong: () => refusal(400, json("openai/400-tool-call-id-string-above-max-length.json")),
+  openaiTooLong: () => recordedError(400, "openai/400-tool-call-id-string-above-max-length.json"),
   omlx500: (id) =>
     refusal(
       500,
@@ -158,7 +159,7 @@ const TOOL_CALL_IDS: Record<string, (id: string) => ErrorReply> = {
  * vLLM's envelope. The 500 must never be retried as a server fault: the same messages fail alike.
  */
 const SYSTEM_ROLE: Record<string, () => ErrorReply> = {
-  vllmGemma: () => refusal(400, json("vllm/system-role-not-supported-chat-template.json")),
+  vllmGemma: () => recordedError(400, "vllm/system-role-not-supported-chat-template.json"),
   sglang500: () =>
     refusal(
       500,
@@ -181,8 +182,8 @@ const SYSTEM_ROLE: Record<string, () => ErrorReply> = {
 
 /** A user message straight after a tool result, refused by Mistral's API and by vLLM's mistral_common. */
 const USER_AFTER_TOOL: Record<string, () => ErrorReply> = {
-  mistralApi: () => refusal(400, json("mistral/400-unexpected-role-user-after-tool.json")),
-  vllmMistralCommon: () => refusal(400, json("vllm/user-after-tool-mistral-common.json")),
+  mistralApi: () => recordedError(400, "mistral/400-unexpected-role-user-after-tool.json"),
+  vllmMistralCommon: () => recordedError(400, "vllm/user-after-tool-mistral-common.json"),
 };
 
 /** "'a', 'b', and 'c'" as OpenAI lists the efforts a model takes. */
@@ -215,7 +216,9 @@ function effortRefusal(
     };
   }
   if (wording === "responses") {
-    const recorded = json("openai/reasoning-effort-none-unsupported-gpt-5.1-codex-responses.json");
+    const recorded = recordedErrorBody(
+      "openai/reasoning-effort-none-unsupported-gpt-5.1-codex-responses.json",
+    );
     const message = `Unsupported value: '${sent}' is not supported with the '${model}' model. Supported values are: ${listed(takes)}.`;
     return { type: "error", status: 400, body: { error: { ...(recorded.error as object), message } } };
   }
@@ -237,7 +240,7 @@ function effortRefusal(
       .join(", ")}; found '${sent}'.`;
     return { type: "error", status: 400, body: { error: { message } } };
   }
-  const recorded = json("moonshot/kimi-code-reasoning-effort-none-unsupported.json");
+  const recorded = recordedErrorBody("moonshot/kimi-code-reasoning-effort-none-unsupported.json");
   const message =
     `Unsupported value: 'reasoning_effort' does not support '${sent}' with this model. ` +
     `Supported values are: ${listed(takes)}.`;
@@ -259,7 +262,7 @@ const upstreamLimited = (headers: Record<string, string>): Reply => ({
   type: "error",
   status: 429,
   headers,
-  body: json("openrouter/429-provider-returned-error-rate-limited-upstream.json"),
+  body: recordedErrorBody("openrouter/429-provider-returned-error-rate-limited-upstream.json"),
 });
 
 const FAULTS = {
@@ -314,7 +317,7 @@ const FAULTS = {
         "x-ratelimit-reset-requests": "20ms",
         "x-ratelimit-reset-tokens": "1m2.5s",
       },
-      body: json("openai/429-request-too-large-tpm-gpt-4o.json"),
+      body: recordedErrorBody("openai/429-request-too-large-tpm-gpt-4o.json"),
     }),
   },
   "429-azure-words": {
@@ -353,7 +356,7 @@ const FAULTS = {
   "503-loading": {
     transient: true,
     hintMs: undefined,
-    reply: (): Reply => ({ type: "error", status: 503, body: json("llamacpp/503-loading-model.json") }),
+    reply: (): Reply => recordedError(503, "llamacpp/503-loading-model.json"),
   },
   "connection-cut": {
     transient: true,
@@ -434,29 +437,29 @@ const FAULTS = {
   "400-value": {
     transient: false,
     hintMs: undefined,
-    reply: (): Reply => refusal(400, json("openai/400-max-tokens-integer-below-min-value.json")),
+    reply: (): Reply => recordedError(400, "openai/400-max-tokens-integer-below-min-value.json"),
   },
   "400-tool-use-failed": {
     transient: false,
     hintMs: undefined,
-    reply: (): Reply => refusal(400, json("groq/400-tool-use-failed-schema-mismatch.json")),
+    reply: (): Reply => recordedError(400, "groq/400-tool-use-failed-schema-mismatch.json"),
   },
   "404-model": {
     transient: false,
     hintMs: undefined,
-    reply: (): Reply => ({ type: "error", status: 404, body: json("openai/404-model-not-found-chat.json") }),
+    reply: (): Reply => recordedError(404, "openai/404-model-not-found-chat.json"),
   },
   // 5xx that no wait mends: a model loaded without its projector, a transcript the server cannot
   // read, a machine short of memory, an overflow under a 500, a server started without --jinja.
   "500-no-mmproj": {
     transient: false,
     hintMs: undefined,
-    reply: (): Reply => refusal(500, json("llamacpp/image-input-not-supported-no-mmproj-500-b9749.json")),
+    reply: (): Reply => recordedError(500, "llamacpp/image-input-not-supported-no-mmproj-500-b9749.json"),
   },
   "500-parse-messages": {
     transient: false,
     hintMs: undefined,
-    reply: (): Reply => refusal(500, json("llamacpp/failed-to-parse-messages-500-b9749.json")),
+    reply: (): Reply => recordedError(500, "llamacpp/failed-to-parse-messages-500-b9749.json"),
   },
   "500-ollama-memory": {
     transient: false,
@@ -467,7 +470,7 @@ const FAULTS = {
   "500-overflow": {
     transient: false,
     hintMs: undefined,
-    reply: (): Reply => refusal(500, json("llamacpp/exceed-context-size-code-500-pr15780.json")),
+    reply: (): Reply => recordedError(500, "llamacpp/exceed-context-size-code-500-pr15780.json"),
   },
   "500-needs-jinja": {
     transient: false,
@@ -479,7 +482,7 @@ const FAULTS = {
   "400-auto-tool-choice": {
     transient: false,
     hintMs: undefined,
-    reply: (): Reply => refusal(400, json("vllm/auto-tool-choice-requires-flags.json")),
+    reply: (): Reply => recordedError(400, "vllm/auto-tool-choice-requires-flags.json"),
   },
   // A server error sent inside the stream after the role opener only: nothing shown yet.
   "stream-error-before-text": {
@@ -972,7 +975,7 @@ function check(
     const reply = {
       type: "error" as const,
       status: 400,
-      body: json("openai/max-tokens-unsupported-use-max-completion-tokens.json"),
+      body: recordedErrorBody("openai/max-tokens-unsupported-use-max-completion-tokens.json"),
     };
     return refuse(reply, { kind: "refusal", latch: "legacyTokenLimit" });
   }
@@ -986,7 +989,7 @@ function check(
   if (m.effort === "none-at-all" && effort !== undefined) {
     // OpenAI's recorded sentence, or LiteLLM's and xAI's as the README quotes them.
     const bodies = [
-      json("openai/unrecognized-argument-reasoning-effort-gpt-4o-mini.json"),
+      recordedErrorBody("openai/unrecognized-argument-reasoning-effort-gpt-4o-mini.json"),
       {
         error: {
           message: `openai does not support parameters: ['reasoning_effort'], for model=${body.model}.`,

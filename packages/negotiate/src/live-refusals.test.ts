@@ -5,7 +5,7 @@
  * named live so that .ci/run's live step, which runs the live test files with LOOPWRIGHT_LIVE_LLAMA
  * set, runs it; it skips with a message elsewhere.
  */
-import { type LiveServer, liveServerPath, readFixture, startLive } from "@loopwright/testkit";
+import { type LiveServer, liveServerPath, recordedErrorBody, startLive } from "@loopwright/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { clientFor, LOOKUP_TOOLS, rejection } from "../test/wire.js";
 import { createCapabilityStore } from "./capabilities.js";
@@ -73,7 +73,7 @@ const TOOLS = LOOKUP_TOOLS;
 
     for (const { file, request, grammar, transient } of RECORDED) {
       it(`answers as recorded in errors/llamacpp/${file}, read as ${grammar ? "a grammar failure" : "no refusal"}, ${transient ? "" : "not "}transient`, async () => {
-        const recorded = JSON.parse(readFixture(`errors/llamacpp/${file}`)) as { error: unknown };
+        const recorded = recordedErrorBody(`llamacpp/${file}`);
         const error = await rejection(
           clientFor(live.baseUrl).chat.completions.create({
             model: "tiny",

@@ -3,7 +3,7 @@
  */
 import { keepErrorBodies } from "@loopwright/client";
 import { streamTurn } from "@loopwright/stream";
-import { readFixture, startServer, type TestServer } from "@loopwright/testkit";
+import { readFixture, recordedError, startServer, type TestServer } from "@loopwright/testkit";
 import OpenAI from "openai";
 import { afterEach, describe, expect, it } from "vitest";
 import { STRICT_LOOKUP_TOOLS, transcriptWithLongId } from "../test/wire.js";
@@ -17,7 +17,6 @@ afterEach(async () => {
   server = undefined;
 });
 
-const fixture = (file: string): unknown => JSON.parse(readFixture(`errors/${file}`));
 const refused = (status: number, body: unknown) => ({ type: "error" as const, status, body });
 /** OpenAI's "Unrecognized request argument supplied: X", recorded for reasoning_effort, for field X. */
 const unrecognized = (field: string) =>
@@ -61,13 +60,13 @@ describe("a request refused once for each of twelve things", () => {
     };
     server = await startServer({
       replies: [
-        refused(400, fixture("openai/stream-options-only-when-stream-enabled.json")),
-        refused(400, fixture("openai/strict-schema-root-additionalproperties-chat.json")),
-        refused(400, fixture("openai/max-tokens-unsupported-use-max-completion-tokens.json")),
-        refused(400, fixture("openai/temperature-0-unsupported-value.json")),
-        refused(400, fixture("moonshot/kimi-code-reasoning-effort-none-unsupported.json")),
+        recordedError(400, "openai/stream-options-only-when-stream-enabled.json"),
+        recordedError(400, "openai/strict-schema-root-additionalproperties-chat.json"),
+        recordedError(400, "openai/max-tokens-unsupported-use-max-completion-tokens.json"),
+        recordedError(400, "openai/temperature-0-unsupported-value.json"),
+        recordedError(400, "moonshot/kimi-code-reasoning-effort-none-unsupported.json"),
         refused(404, readFixture("errors/openrouter/404-no-endpoints-support-tool-choice.message.txt")),
-        refused(400, fixture("mistral/400-tool-call-id-must-be-nine-alphanumerics.json")),
+        recordedError(400, "mistral/400-tool-call-id-must-be-nine-alphanumerics.json"),
         unrecognized("parallel_tool_calls"),
         unrecognized("chat_template_kwargs"),
         unrecognized("seed"),
@@ -154,7 +153,7 @@ describe("two requests at once, refused for tool-call ids whatever the ids", () 
     const takenBack = new Promise<void>((resolve) => {
       tookBack = resolve;
     });
-    const refusal = fixture("mistral/400-tool-call-id-must-be-nine-alphanumerics.json");
+    const refusal = recordedError(400, "mistral/400-tool-call-id-must-be-nine-alphanumerics.json");
     server = await startServer({
       replies: async (request) => {
         arrived++;
@@ -165,7 +164,7 @@ describe("two requests at once, refused for tool-call ids whatever the ids", () 
         if (n <= 2) await barrier;
         if (n === 4) await takenBack;
         const messages = (request.body as { messages: { tool_calls?: unknown[] }[] }).messages;
-        return messages.some((m) => m.tool_calls) ? refused(400, refusal) : { content: "fine" };
+        return messages.some((m) => m.tool_calls) ? refusal : { content: "fine" };
       },
     });
     const { store, supports, client } = tenant(server);
@@ -200,10 +199,9 @@ describe("a ceiling given in extraBody, to a model that spells it max_completion
     // Before: the latch changed the config's own ceiling only; extraBody's max_tokens went out
     // again, drew the same refusal, and every request to the model failed with "Unsupported
     // parameter: 'max_tokens' … Use 'max_completion_tokens' instead."
-    const refusal = fixture("openai/max-tokens-unsupported-use-max-completion-tokens.json");
+    const refusal = recordedError(400, "openai/max-tokens-unsupported-use-max-completion-tokens.json");
     server = await startServer({
-      replies: (request) =>
-        "max_tokens" in (request.body as object) ? refused(400, refusal) : { content: "fine" },
+      replies: (request) => ("max_tokens" in (request.body as object) ? refusal : { content: "fine" }),
     });
     const { store, supports, client } = tenant(server);
     const config = { model: "gpt-5", extraBody: { max_tokens: 512 } };
@@ -252,12 +250,10 @@ describe("an effort or a response_format given in extraBody, to a model that ref
   it("climbs an extraBody reasoning_effort the model refused, as it climbs the config's", async () => {
     // Before: refusedEfforts took "none", but extraBody's "none" went out again and drew the same
     // refusal: every request to the model failed ("does not support 'none' with this model").
-    const kimi = fixture("moonshot/kimi-code-reasoning-effort-none-unsupported.json");
+    const kimi = recordedError(400, "moonshot/kimi-code-reasoning-effort-none-unsupported.json");
     server = await startServer({
       replies: (request) =>
-        (request.body as Record<string, unknown>).reasoning_effort === "none"
-          ? refused(400, kimi)
-          : { content: "fine" },
+        (request.body as Record<string, unknown>).reasoning_effort === "none" ? kimi : { content: "fine" },
     });
     const on = tenant(server);
     const config = { model: "kimi-for-coding", extraBody: { reasoning_effort: "none" } };

@@ -13,9 +13,9 @@
  * refusal thrown as `{ status, body }` — no SDK client and nothing from the loop.
  */
 import {
+  llamacppFormatTypeRefusal,
   type Reply,
-  readFixture,
-  readRecordedResponse,
+  recordedError,
   startServer,
   type TestServer,
 } from "@loopwright/testkit";
@@ -27,22 +27,7 @@ import { buildBody, type ModelParams, type ToolDefinition } from "./request-body
 let server: TestServer | undefined;
 afterEach(() => server?.close());
 
-const refusal = (status: number, file: string): Reply => ({
-  type: "error",
-  status,
-  body: JSON.parse(readFixture(`errors/${file}`)),
-});
 const fine = (content: string): Reply => ({ content });
-
-/** An older llama.cpp refusing a json_schema response_format (capture 23, the type put in). */
-function olderLlamacpp(): Reply {
-  const recorded = readRecordedResponse("llamacpp-live/23-bad-response-format-type.response.txt");
-  return {
-    type: "error",
-    status: recorded.status,
-    body: JSON.parse(recorded.body.replace("but got: xml", "but got: json_schema")),
-  };
-}
 
 /** One request as a host writes it: its own fetch, the SSE read by hand, a refusal thrown with its body. */
 async function post(baseUrl: string, body: unknown, produced: Produced): Promise<string> {
@@ -121,7 +106,7 @@ async function twice(replies: Reply[], config: ModelParams, withTools = false) {
 describe("R91-1: a host using negotiate directly hears each latch once", () => {
   it("a temperature only the model's default goes for (OpenAI)", async () => {
     const { notices, sent } = await twice(
-      [refusal(400, "openai/temperature-0-unsupported-value.json"), fine("Blue."), fine("Red.")],
+      [recordedError(400, "openai/temperature-0-unsupported-value.json"), fine("Blue."), fine("Red.")],
       { model: "o-model", temperature: 0 },
     );
     expect(sent.map((b) => "temperature" in b)).toEqual([true, false, false]);
@@ -133,7 +118,7 @@ describe("R91-1: a host using negotiate directly hears each latch once", () => {
   it("stream_options refused by name (a relay)", async () => {
     const { notices, sent } = await twice(
       [
-        refusal(400, "relay-new-api/unknown-parameter-stream-options-with-request-ids.json"),
+        recordedError(400, "relay-new-api/unknown-parameter-stream-options-with-request-ids.json"),
         fine("Blue."),
         fine("Red."),
       ],
@@ -147,7 +132,11 @@ describe("R91-1: a host using negotiate directly hears each latch once", () => {
 
   it("tool schemas refused in strict form (OpenAI)", async () => {
     const { notices, sent } = await twice(
-      [refusal(400, "openai/strict-schema-root-additionalproperties-chat.json"), fine("Blue."), fine("Red.")],
+      [
+        recordedError(400, "openai/strict-schema-root-additionalproperties-chat.json"),
+        fine("Blue."),
+        fine("Red."),
+      ],
       { model: "o-model" },
       true,
     );
@@ -160,7 +149,7 @@ describe("R91-1: a host using negotiate directly hears each latch once", () => {
   it("a grammar the server could not build from the tools (llama.cpp)", async () => {
     const { notices, sent } = await twice(
       [
-        refusal(400, "llamacpp/json-schema-conversion-failed-unrecognized-schema.json"),
+        recordedError(400, "llamacpp/json-schema-conversion-failed-unrecognized-schema.json"),
         fine("Blue."),
         fine("Red."),
       ],
@@ -176,10 +165,13 @@ describe("R91-1: a host using negotiate directly hears each latch once", () => {
 
   it("a JSON schema in the caller's response_format (an older llama.cpp)", async () => {
     const format = { type: "json_schema", json_schema: { name: "c", schema: { type: "object" } } };
-    const { notices, sent } = await twice([olderLlamacpp(), fine("{}"), fine("{}")], {
-      model: "old.gguf",
-      extraBody: { response_format: format },
-    });
+    const { notices, sent } = await twice(
+      [llamacppFormatTypeRefusal("json_schema"), fine("{}"), fine("{}")],
+      {
+        model: "old.gguf",
+        extraBody: { response_format: format },
+      },
+    );
     expect(sent.map((b) => "response_format" in b)).toEqual([true, false, false]);
     expect(notices).toEqual([
       "old.gguf refused structured output (a JSON schema in response_format); sending requests without one from now on: a response_format of the caller's own (extraBody) is left out, and a side task asks for json_object, or for JSON in words.",
@@ -189,7 +181,7 @@ describe("R91-1: a host using negotiate directly hears each latch once", () => {
   it("the ceiling respelled max_completion_tokens: a rename that loses nothing, not told", async () => {
     const { notices, sent } = await twice(
       [
-        refusal(400, "openai/max-tokens-unsupported-use-max-completion-tokens.json"),
+        recordedError(400, "openai/max-tokens-unsupported-use-max-completion-tokens.json"),
         fine("Blue."),
         fine("Red."),
       ],
@@ -206,10 +198,10 @@ describe("R91-1: a host using negotiate directly hears each latch once", () => {
   it("a model latch is told again for another model on the endpoint, an endpoint latch is not", async () => {
     server = await startServer({
       replies: [
-        refusal(400, "relay-new-api/unknown-parameter-stream-options-with-request-ids.json"),
-        refusal(400, "openai/temperature-0-unsupported-value.json"),
+        recordedError(400, "relay-new-api/unknown-parameter-stream-options-with-request-ids.json"),
+        recordedError(400, "openai/temperature-0-unsupported-value.json"),
         fine("Blue."),
-        refusal(400, "openai/temperature-0-unsupported-value.json"),
+        recordedError(400, "openai/temperature-0-unsupported-value.json"),
         fine("Red."),
       ],
     });
@@ -232,7 +224,7 @@ describe("R91-1: a host using negotiate directly hears each latch once", () => {
   });
 
   it("schemas relaxed for nothing (a grammar of the caller's own, refused alike): taken back, not told", async () => {
-    const own = refusal(400, "llamacpp/failed-to-parse-grammar-own-grammar-b9749.json");
+    const own = recordedError(400, "llamacpp/failed-to-parse-grammar-own-grammar-b9749.json");
     server = await startServer({ replies: [own, own] });
     const store = createCapabilityStore();
     const notices: string[] = [];
@@ -253,7 +245,7 @@ describe("R91-1: a host using negotiate directly hears each latch once", () => {
   it("the relaxed schemas told after the request ends, a sink that throws there changing nothing", async () => {
     server = await startServer({
       replies: [
-        refusal(400, "llamacpp/json-schema-conversion-failed-unrecognized-schema.json"),
+        recordedError(400, "llamacpp/json-schema-conversion-failed-unrecognized-schema.json"),
         fine("Blue."),
       ],
     });

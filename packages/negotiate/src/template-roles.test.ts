@@ -6,7 +6,7 @@
  * on the endpoint is not affected, and a snapshot carries the latch.
  */
 import { keepErrorBodies } from "@loopwright/client";
-import { readFixture, startServer, type TestServer } from "@loopwright/testkit";
+import { recordedErrorBody, startServer, type TestServer } from "@loopwright/testkit";
 import fc from "fast-check";
 import OpenAI from "openai";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -25,11 +25,10 @@ beforeEach(async () => {
 afterEach(() => server.close());
 
 const ok = { type: "turn", content: "fine" } as const;
-const recorded = (file: string): unknown => JSON.parse(readFixture(`errors/${file}`));
-const SYSTEM_ROLE = recorded("vllm/system-role-not-supported-chat-template.json");
+const SYSTEM_ROLE = recordedErrorBody("vllm/system-role-not-supported-chat-template.json");
 const USER_AFTER_TOOL: [string, unknown][] = [
-  ["Mistral API", recorded("mistral/400-unexpected-role-user-after-tool.json")],
-  ["vLLM (mistral_common)", recorded("vllm/user-after-tool-mistral-common.json")],
+  ["Mistral API", recordedErrorBody("mistral/400-unexpected-role-user-after-tool.json")],
+  ["vLLM (mistral_common)", recordedErrorBody("vllm/user-after-tool-mistral-common.json")],
 ];
 
 const client = (): OpenAI =>

@@ -6,7 +6,7 @@
  * transcript untouched.
  */
 import { keepErrorBodies } from "@loopwright/client";
-import { readFixture, startServer, type TestServer } from "@loopwright/testkit";
+import { readFixture, recordedErrorBody, startServer, type TestServer } from "@loopwright/testkit";
 import fc from "fast-check";
 import OpenAI from "openai";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -54,10 +54,11 @@ const RECORDED: [string, number, string][] = [
   ["OpenAI", 400, "openai/400-tool-call-id-string-above-max-length.json"],
 ];
 /** The body as served: JSON parsed, a message as its text. */
-const WORDINGS: [string, number, unknown][] = RECORDED.map(([who, status, file]) => {
-  const text = readFixture(`errors/${file}`);
-  return [who, status, file.endsWith(".json") ? JSON.parse(text) : text];
-});
+const WORDINGS: [string, number, unknown][] = RECORDED.map(([who, status, file]) => [
+  who,
+  status,
+  file.endsWith(".json") ? recordedErrorBody(file) : readFixture(`errors/${file}`),
+]);
 
 /** The real client, with the fetch `@loopwright/client` gives it so a top-level error body survives. */
 const client = (): OpenAI =>

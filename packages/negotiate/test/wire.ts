@@ -2,7 +2,7 @@
  * Test helpers: a minimal stream reader over the real `openai` client (the stream package's
  * `streamTurn` is not a dependency of negotiate), and fixture bodies as testkit error replies.
  */
-import { readFixture, type TestServer } from "@loopwright/testkit";
+import { type ErrorReply, readFixture, recordedError, type TestServer } from "@loopwright/testkit";
 import OpenAI from "openai";
 import { createCapabilityStore } from "../src/capabilities.js";
 import type { Produced } from "../src/negotiate.js";
@@ -32,9 +32,12 @@ export async function streamText(
   return text;
 }
 
-/** A fixture's JSON body, parsed, as the error reply a recorded server sent. */
-export function fixtureError(rel: string, status: number): { type: "error"; status: number; body: unknown } {
-  return { type: "error", status, body: JSON.parse(readFixture(`errors/${rel}`)) };
+/**
+ * A recorded error body as the reply a server sent: the testkit's `recordedError`, file first as
+ * the tests here have long called it.
+ */
+export function fixtureError(rel: string, status: number): ErrorReply {
+  return recordedError(status, rel);
 }
 
 /** A `curl -i` capture's status and body (for llamacpp-live and the one `.http` file). */

@@ -28,9 +28,10 @@
 import { createClientPool } from "@loopwright/client";
 import { type CapabilityStore, createCapabilityStore } from "@loopwright/negotiate";
 import {
+  llamacppFormatTypeRefusal,
   type Reply,
   readFixture,
-  readRecordedResponse,
+  recordedError,
   startServer,
   type TestServer,
 } from "@loopwright/testkit";
@@ -43,16 +44,9 @@ import { IMAGE_LEFT_OUT, IMAGE_URL_LEFT_OUT, type SideTaskInput } from "./input.
 // ---------------------------------------------------------------------------------------------
 // The recorded wordings.
 
-const fixture = (file: string): unknown => JSON.parse(readFixture(`errors/${file}`));
 const swapped = (file: string, from: string, to: string): unknown =>
   JSON.parse(readFixture(`errors/${file}`).split(from).join(to));
 const error = (status: number, body: unknown): Reply => ({ type: "error", status, body });
-
-/** llama.cpp before json_schema support (capture 23), naming json_schema as the type it got. */
-function olderLlamacpp(): Reply {
-  const recorded = readRecordedResponse("llamacpp-live/23-bad-response-format-type.response.txt");
-  return error(recorded.status, JSON.parse(recorded.body.replace("but got: xml", "but got: json_schema")));
-}
 
 /** Two unknown-field wordings (OpenAI's, Groq's), the field put in. */
 const UNKNOWN_FIELD = {
@@ -67,16 +61,16 @@ const UNKNOWN_FIELD = {
 type Wording = keyof typeof UNKNOWN_FIELD;
 
 const REFUSALS = {
-  jsonObject: () => error(400, fixture("lmstudio/response-format-json-object-rejected.json")),
-  grammar: () => error(400, fixture("llamacpp/json-schema-conversion-failed-unrecognized-schema.json")),
-  ownGrammar: () => error(400, fixture("llamacpp/failed-to-parse-grammar-own-grammar-b9749.json")),
-  image: () => error(500, fixture("llamacpp/image-input-not-supported-no-mmproj-500-b9749.json")),
+  jsonObject: () => recordedError(400, "lmstudio/response-format-json-object-rejected.json"),
+  grammar: () => recordedError(400, "llamacpp/json-schema-conversion-failed-unrecognized-schema.json"),
+  ownGrammar: () => recordedError(400, "llamacpp/failed-to-parse-grammar-own-grammar-b9749.json"),
+  image: () => recordedError(500, "llamacpp/image-input-not-supported-no-mmproj-500-b9749.json"),
   imageUrl: () =>
     error(400, { error: { message: "Image URLs are not supported", type: "invalid_request_error" } }),
-  maxTokens: () => error(400, fixture("openai/max-tokens-unsupported-use-max-completion-tokens.json")),
+  maxTokens: () => recordedError(400, "openai/max-tokens-unsupported-use-max-completion-tokens.json"),
   temperature: (value: number) =>
     error(400, swapped("openai/temperature-0-unsupported-value.json", "support 0 ", `support ${value} `)),
-  effort: () => error(400, fixture("openai/unrecognized-argument-reasoning-effort-gpt-4o-mini.json")),
+  effort: () => recordedError(400, "openai/unrecognized-argument-reasoning-effort-gpt-4o-mini.json"),
   invalidSchema: () =>
     error(400, {
       error: {
@@ -88,7 +82,7 @@ const REFUSALS = {
         code: null,
       },
     }),
-  loading: () => error(503, fixture("llamacpp/503-loading-model.json")),
+  loading: () => recordedError(503, "llamacpp/503-loading-model.json"),
   serverError: () =>
     error(500, {
       error: { message: "The server had an error while processing your request.", type: "server_error" },
@@ -444,7 +438,7 @@ function refusalFor(
     return { reply: REFUSALS.effort(), refused: { kind: "effort" } };
   const format = body.response_format as Record<string, unknown> | undefined;
   if (format?.type === "json_schema" && mq.jsonSchema === "older")
-    return { reply: olderLlamacpp(), refused: { kind: "jsonSchema" } };
+    return { reply: llamacppFormatTypeRefusal("json_schema"), refused: { kind: "jsonSchema" } };
   if (format && mq.jsonSchema === "unknown")
     return { reply: UNKNOWN_FIELD[mq.wording]("response_format"), refused: { kind: "formatUnknown" } };
   if (format?.type === "json_object" && mq.jsonObject)

@@ -14,9 +14,10 @@
  * `max_completion_tokens` is not told — a rename that loses nothing, as in turns.
  */
 import {
+  llamacppFormatTypeRefusal,
   type Reply,
   readFixture,
-  readRecordedResponse,
+  recordedError,
   startServer,
   type TestServer,
 } from "@loopwright/testkit";
@@ -26,12 +27,6 @@ import { ask, askJson } from "./ask.js";
 
 let server: TestServer | undefined;
 afterEach(() => server?.close());
-
-const refusal = (status: number, file: string): Reply => ({
-  type: "error",
-  status,
-  body: JSON.parse(readFixture(`errors/${file}`)),
-});
 
 const schema = { type: "object", properties: { a: { type: "string" } }, required: ["a"] };
 const coded = {
@@ -50,13 +45,9 @@ function told() {
 
 describe("R89-1: a change made to get past a refusal is told, whichever latch made it", () => {
   it("a JSON schema refused (an older llama.cpp): asked with json_object, and said so", async () => {
-    const recorded = readRecordedResponse("llamacpp-live/23-bad-response-format-type.response.txt");
-    const older: Reply = {
-      type: "error",
-      status: recorded.status,
-      body: JSON.parse(recorded.body.replace("but got: xml", "but got: json_schema")),
-    };
-    server = await startServer({ replies: [older, { content: '{"a":"x"}' }] });
+    server = await startServer({
+      replies: [llamacppFormatTypeRefusal("json_schema"), { content: '{"a":"x"}' }],
+    });
     const { notices, options } = told();
     await expect(askJson({ baseUrl: server.baseUrl }, "old", "", "a?", schema, options)).resolves.toEqual({
       a: "x",
@@ -69,7 +60,7 @@ describe("R89-1: a change made to get past a refusal is told, whichever latch ma
 
   it("a temperature refused (OpenAI, only the default): sent without one, and said so", async () => {
     server = await startServer({
-      replies: [refusal(400, "openai/temperature-0-unsupported-value.json"), { content: "A title" }],
+      replies: [recordedError(400, "openai/temperature-0-unsupported-value.json"), { content: "A title" }],
     });
     const { notices, options } = told();
     await ask({ baseUrl: server.baseUrl }, "o-model", "", "Name it.", { ...options, temperature: 0 });
@@ -83,7 +74,7 @@ describe("R89-1: a change made to get past a refusal is told, whichever latch ma
   it("max_tokens refused for max_completion_tokens: renamed, not told (r91: a rename loses nothing, as in turns)", async () => {
     server = await startServer({
       replies: [
-        refusal(400, "openai/max-tokens-unsupported-use-max-completion-tokens.json"),
+        recordedError(400, "openai/max-tokens-unsupported-use-max-completion-tokens.json"),
         { content: "A title" },
       ],
     });
@@ -99,7 +90,7 @@ describe("R89-1: a change made to get past a refusal is told, whichever latch ma
   it("a schema the endpoint could not build a grammar from: relaxed, and said so once it holds", async () => {
     server = await startServer({
       replies: [
-        refusal(400, "llamacpp/json-schema-conversion-failed-unrecognized-schema.json"),
+        recordedError(400, "llamacpp/json-schema-conversion-failed-unrecognized-schema.json"),
         { content: '{"code":"AB-1"}' },
       ],
     });
@@ -141,7 +132,7 @@ describe("R89-1: a change made to get past a refusal is told, whichever latch ma
 
   it("a grammar of the caller's own refused alike when relaxed: the latch taken back, nothing told", async () => {
     // llama.cpp words a grammar it cannot parse as it words a schema's: relaxed once, refused again.
-    const own = refusal(400, "llamacpp/failed-to-parse-grammar-own-grammar-b9749.json");
+    const own = recordedError(400, "llamacpp/failed-to-parse-grammar-own-grammar-b9749.json");
     server = await startServer({ replies: [own, own, { content: '{"code":"AB-1"}' }] });
     const { notices, options } = told();
     const error = await askJson({ baseUrl: server.baseUrl }, "tiny.gguf", "", "code?", coded, {

@@ -3,7 +3,7 @@
  * testkit. Before, a summary reporting 900 + 40 tokens reached nobody: a host paying per token
  * could not see what a run's compactions or preselections spent.
  */
-import { type Reply, readRecordedResponse, startServer, type TestServer } from "@loopwright/testkit";
+import { llamacppFormatTypeRefusal, startServer, type TestServer } from "@loopwright/testkit";
 import { afterEach, describe, expect, it } from "vitest";
 import { isolated } from "../test/wire.js";
 import { ask, askJson, askReply } from "./ask.js";
@@ -17,16 +17,6 @@ let server: TestServer | undefined;
 afterEach(() => server?.close());
 
 const HOSTED = { name: "openai", extraParams: ["chat_template_kwargs"] } as const;
-
-/** llama.cpp before json_schema support refusing the type (a recorded capture, as ask-json.test.ts reads it). */
-function olderLlamacpp(): Reply {
-  const recorded = readRecordedResponse("llamacpp-live/23-bad-response-format-type.response.txt");
-  return {
-    type: "error",
-    status: recorded.status,
-    body: JSON.parse(recorded.body.replace("but got: xml", "but got: json_schema")),
-  };
-}
 
 function collect(): { reports: SideTaskUsage[]; onUsage: (report: SideTaskUsage) => void } {
   const reports: SideTaskUsage[] = [];
@@ -71,7 +61,7 @@ describe("onUsage: what each side-task request cost", () => {
     server = await startServer({
       personality: HOSTED,
       replies: [
-        olderLlamacpp(),
+        llamacppFormatTypeRefusal("json_schema"),
         { content: '{"title":"x"}', usage: { prompt_tokens: 120, completion_tokens: 7, cached_tokens: 0 } },
       ],
     });

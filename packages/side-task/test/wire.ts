@@ -3,10 +3,10 @@
 import { createClientPool } from "@loopwright/client";
 import { createCapabilityStore } from "@loopwright/negotiate";
 import {
+  llamacppFormatTypeRefusal,
   type RecordedRequest,
   type Reply,
-  readFixtureJson,
-  readRecordedResponse,
+  recordedError,
   type TestServer,
 } from "@loopwright/testkit";
 import type { SideTaskOptions } from "../src/call.js";
@@ -50,17 +50,11 @@ export function systemContent(body: Record<string, unknown>): string {
 
 /** llama.cpp before json_schema support: capture 23's refusal, naming json_schema as the type it got. */
 export function olderLlamacpp(): Reply {
-  const recorded = readRecordedResponse("llamacpp-live/23-bad-response-format-type.response.txt");
-  return {
-    type: "error",
-    status: recorded.status,
-    body: JSON.parse(recorded.body.replace("but got: xml", "but got: json_schema")),
-  };
+  return llamacppFormatTypeRefusal("json_schema");
 }
 
 /** LM Studio's recorded refusal of json_object. */
-export const lmstudioRefusal: Reply = {
-  type: "error",
-  status: 400,
-  body: readFixtureJson("errors/lmstudio/response-format-json-object-rejected.json"),
-};
+export const lmstudioRefusal: Reply = recordedError(
+  400,
+  "lmstudio/response-format-json-object-rejected.json",
+);

@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { dirname, isAbsolute, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { TestkitError } from "./errors.js";
+import type { ErrorReply } from "./replies.js";
 
 /**
  * The `recordings/` folder this package ships: one level above the folder this module lives in
@@ -94,6 +95,39 @@ export function readFixtureJson(rel: string): unknown {
   } catch (cause) {
     throw new TestkitError("fixture-not-found", `Fixture "${rel}" is not valid JSON.`, { cause });
   }
+}
+
+/**
+ * A recorded error body from the `errors/` folder of the recordings, parsed: what a real server
+ * answered a refused request with, ready to go into an `ErrorReply` or to compare with what a
+ * client kept.
+ *
+ * `file` is relative to `errors/` (e.g. `"openai/temperature-0-unsupported-value.json"`). Throws a
+ * `TestkitError` (`fixture-not-found`) naming the file when it is missing, is not JSON, or is JSON
+ * but not an object (every recorded `.json` body is one). A wording recorded as plain text (the
+ * `.message.txt` files) is no JSON body: read it with {@link readFixture}.
+ */
+export function recordedErrorBody(file: string): Record<string, unknown> {
+  const rel = `errors/${file}`;
+  const body = readFixtureJson(rel);
+  if (typeof body !== "object" || body === null || Array.isArray(body)) {
+    throw new TestkitError(
+      "fixture-not-found",
+      `Recorded error body "${rel}" is JSON but not an object; an error body is one ({"error": ...}).`,
+    );
+  }
+  return body as Record<string, unknown>;
+}
+
+/**
+ * The reply a test server sends to answer with a recorded refusal: HTTP `status` and the body of
+ * `errors/<file>` as JSON, e.g. `recordedError(400, "openai/temperature-0-unsupported-value.json")`.
+ *
+ * The body is read once, when this is called, so a missing or broken recording fails the test where
+ * it is named rather than inside the server; throws as {@link recordedErrorBody} does.
+ */
+export function recordedError(status: number, file: string): ErrorReply {
+  return { type: "error", status, body: recordedErrorBody(file) };
 }
 
 /** A recorded HTTP response: status, headers (names lower-cased) and the body text exactly as captured. */

@@ -8,13 +8,19 @@ export {
   readFixtureBytes,
   readFixtureJson,
   readRecordedResponse,
+  recordedError,
+  recordedErrorBody,
   splitCapture,
 } from "./fixtures.js";
 export { bestTimes, growth } from "./growth.js";
 export type { LiveOptions, LiveServer } from "./live-llama.js";
 export { liveServerPath, startLive } from "./live-llama.js";
 export type { LlamacppPersonalityOptions } from "./personalities/llamacpp.js";
-export { LLAMACPP_FIXTURES, llamacppPersonality } from "./personalities/llamacpp.js";
+export {
+  LLAMACPP_FIXTURES,
+  llamacppFormatTypeRefusal,
+  llamacppPersonality,
+} from "./personalities/llamacpp.js";
 export type { LmstudioPersonalityOptions } from "./personalities/lmstudio.js";
 export { LMSTUDIO_FIXTURES, lmstudioPersonality } from "./personalities/lmstudio.js";
 export type { MistralPersonalityOptions } from "./personalities/mistral.js";

@@ -132,6 +132,24 @@ const F = {
 export const LLAMACPP_FIXTURES: readonly string[] = Object.values(F);
 
 /**
+ * llama-server's 400 for a `response_format` type it does not take (live capture 23, which sent
+ * `xml`), with `type` put in as the one it got. With `"json_schema"` it is what a llama.cpp from
+ * before json_schema support answers a JSON schema with ("response_format type must be one of
+ * "text" or "json_object", but got: json_schema"), for a test of what a client does next:
+ * `startServer({ replies: [llamacppFormatTypeRefusal("json_schema"), { content: "{}" }] })`.
+ *
+ * The recorded status and body (parsed) with only that word changed; no headers of the capture.
+ * Throws a `TestkitError` (`fixture-not-found`) when the capture no longer reads "but got: xml".
+ */
+export function llamacppFormatTypeRefusal(type: string): ErrorReply {
+  const recorded = readRecordedResponse(F.badFormatType);
+  const body: unknown = JSON.parse(
+    swap(recorded.body, [["but got: xml", `but got: ${type}`]], F.badFormatType),
+  );
+  return { type: "error", status: recorded.status, body };
+}
+
+/**
  * The headers llama-server sent with the captured answer: `Server: llama.cpp`, an empty
  * `Access-Control-Allow-Origin` (it echoes the request's `Origin`, and the capture sent none) and
  * `application/json; charset=utf-8`. Transport headers (length, connection) are left to Node.
