@@ -43,7 +43,10 @@ const TOOLS: ToolDefinition[] = [
   },
   {
     type: "function",
-    function: { name: "get_weather", parameters: { type: "object", properties: { city: { type: "string" } } } },
+    function: {
+      name: "get_weather",
+      parameters: { type: "object", properties: { city: { type: "string" } } },
+    },
   },
 ];
 
@@ -101,13 +104,21 @@ describe("a chat template that takes one tool call per assistant message", () =>
       {
         role: "assistant",
         content: "Checking both.",
-        tool_calls: [{ id: "call_a", type: "function", function: { name: "get_weather", arguments: '{"city":"Paris"}' } }],
+        tool_calls: [
+          {
+            id: "call_a",
+            type: "function",
+            function: { name: "get_weather", arguments: '{"city":"Paris"}' },
+          },
+        ],
       },
       TRANSCRIPT[2],
       {
         role: "assistant",
         content: null,
-        tool_calls: [{ id: "call_b", type: "function", function: { name: "add", arguments: '{"a":2,"b":3}' } }],
+        tool_calls: [
+          { id: "call_b", type: "function", function: { name: "add", arguments: '{"a":2,"b":3}' } },
+        ],
       },
       TRANSCRIPT[3],
     ]);
@@ -131,8 +142,10 @@ describe("a chat template that takes one tool call per assistant message", () =>
     const store = createCapabilityStore();
     const model = store.modelCapabilitiesFor(store.capabilitiesFor("http://127.0.0.1:9/v1"), "m");
     model.parallelCalls = false;
-    const stray = { role: "tool", tool_call_id: "call_zz", content: "?" };
-    const out = withTemplateRoles([...TRANSCRIPT.slice(0, 2), TRANSCRIPT[3], stray, TRANSCRIPT[2]], model);
+    const stray: ChatCompletionMessageParam = { role: "tool", tool_call_id: "call_zz", content: "?" };
+    const [user, step, resultA, resultB] = TRANSCRIPT;
+    if (!user || !step || !resultA || !resultB) throw new Error("the transcript has four messages");
+    const out = withTemplateRoles([user, step, resultB, stray, resultA], model);
     expect(out.map((m) => `${m.role}:${"tool_call_id" in m ? m.tool_call_id : ""}`)).toEqual([
       "user:",
       "assistant:",
@@ -141,7 +154,10 @@ describe("a chat template that takes one tool call per assistant message", () =>
       "tool:call_b",
       "tool:call_zz",
     ]);
-    const single = [TRANSCRIPT[0], { role: "assistant", content: null, tool_calls: [{ id: "x", type: "function" }] }];
+    const single = [
+      TRANSCRIPT[0],
+      { role: "assistant", content: null, tool_calls: [{ id: "x", type: "function" }] },
+    ];
     expect(withTemplateRoles(single, model)).toEqual(single);
     // A snapshot written before the latch existed reads it as open.
     const written = JSON.parse(JSON.stringify(store.exportCapabilities()));

@@ -102,7 +102,8 @@ function oneCallEach(messages: readonly unknown[]): unknown[] {
   const out: unknown[] = [];
   for (let i = 0; i < messages.length; i++) {
     const message = messages[i];
-    const calls = isRecord(message) && roleOf(message) === "assistant" ? own(message, "tool_calls") : undefined;
+    const calls =
+      isRecord(message) && roleOf(message) === "assistant" ? own(message, "tool_calls") : undefined;
     if (!isRecord(message) || !Array.isArray(calls) || calls.length < 2) {
       out.push(message);
       continue;
@@ -112,7 +113,11 @@ function oneCallEach(messages: readonly unknown[]): unknown[] {
     const results = messages.slice(i + 1, end);
     const placed = new Set<unknown>();
     calls.forEach((call, index) => {
-      out.push(index === 0 ? { ...message, tool_calls: [call] } : { role: "assistant", content: null, tool_calls: [call] });
+      out.push(
+        index === 0
+          ? { ...message, tool_calls: [call] }
+          : { role: "assistant", content: null, tool_calls: [call] },
+      );
       const id = callId(call);
       for (const result of results) {
         if (placed.has(result) || id === undefined || !isRecord(result)) continue;

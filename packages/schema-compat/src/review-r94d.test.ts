@@ -44,21 +44,30 @@ describe("a validator object handed over as a tool's parameters", () => {
         return { success: true, data: value };
       }
     }
-    const error = thrown(() => sanitizeTools([{ type: "function", function: { name: "a", parameters: valibotLike } }]));
+    const error = thrown(() =>
+      sanitizeTools([{ type: "function", function: { name: "a", parameters: valibotLike } }]),
+    );
     expect(String(error)).toContain("a valibot schema object (Standard Schema)");
-    const old = thrown(() => sanitizeTools([{ type: "function", function: { name: "b", parameters: new OldZodObject() } }]));
+    const old = thrown(() =>
+      sanitizeTools([{ type: "function", function: { name: "b", parameters: new OldZodObject() } }]),
+    );
     expect(String(old)).toContain("a zod schema object, not JSON Schema");
   });
 
   it("takes the same tool converted to JSON Schema, its fields intact", () => {
-    const [tool] = sanitizeTools([{ type: "function", function: { name: "get_weather", parameters: z.toJSONSchema(City) } }]);
+    const [tool] = sanitizeTools([
+      { type: "function", function: { name: "get_weather", parameters: z.toJSONSchema(City) } },
+    ]);
     const parameters = tool?.type === "function" ? tool.function.parameters : undefined;
     expect(Object.keys(parameters?.properties ?? {})).toEqual(["city", "units"]);
     // A JSON Schema that merely has a property named like a validator's member is still a schema.
     const [plain] = sanitizeTools([
       {
         type: "function",
-        function: { name: "p", parameters: { type: "object", properties: { safeParse: { type: "string" }, _def: {} } } },
+        function: {
+          name: "p",
+          parameters: { type: "object", properties: { safeParse: { type: "string" }, _def: {} } },
+        },
       },
     ]);
     expect(plain?.type === "function" && Object.keys(plain.function.parameters.properties ?? {})).toEqual([

@@ -124,7 +124,8 @@ function validatorKind(value: unknown): string | undefined {
     const vendor = own(standard, "vendor");
     return `a ${typeof vendor === "string" ? `${vendor} ` : ""}schema object (Standard Schema)`;
   }
-  if (typeof own(value, "safeParse") === "function" && own(value, "_def") !== undefined) return "a zod schema object";
+  if (typeof own(value, "safeParse") === "function" && own(value, "_def") !== undefined)
+    return "a zod schema object";
   return undefined;
 }
 
