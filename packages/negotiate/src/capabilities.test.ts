@@ -42,6 +42,7 @@ describe("capabilitiesFor", () => {
       anyToolCallIds: true,
       systemRole: true,
       userAfterTool: true,
+      parallelCalls: true,
     });
   });
 

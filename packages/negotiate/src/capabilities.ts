@@ -68,6 +68,13 @@ export interface ModelCapabilities {
    * vLLM): `buildBody` then sends a short assistant message between the two.
    */
   userAfterTool: boolean;
+  /**
+   * An assistant message may carry several tool calls (the start). `false` once the model's chat
+   * template refused one that does (Llama 3.1's "This model only supports single tool-calls at
+   * once!"): `buildBody` then sends each such message as one assistant message per call, each
+   * followed by that call's result.
+   */
+  parallelCalls: boolean;
 }
 
 /** The ladder `reasoning_effort` is climbed on, cheapest first: one rung per refusal, upward only. */
@@ -185,6 +192,7 @@ function freshModel(): ModelCapabilities {
     anyToolCallIds: true,
     systemRole: true,
     userAfterTool: true,
+    parallelCalls: true,
   };
 }
 
@@ -414,6 +422,7 @@ function readModel(value: unknown, path: string): ModelCapabilities {
     prefillEcho: own(value, "prefillEcho") === undefined ? true : readBool(value, "prefillEcho", path),
     systemRole: own(value, "systemRole") === undefined ? true : readBool(value, "systemRole", path),
     userAfterTool: own(value, "userAfterTool") === undefined ? true : readBool(value, "userAfterTool", path),
+    parallelCalls: own(value, "parallelCalls") === undefined ? true : readBool(value, "parallelCalls", path),
   };
 }
 

@@ -155,6 +155,15 @@ function answer(
           `between them from now on (${JSON.stringify(TOOL_RESULTS_READ)}).`,
       );
       return true;
+    case "parallel-calls":
+      if (!model?.parallelCalls) return false;
+      model.parallelCalls = false;
+      notice(
+        `${modelName} takes one tool call per assistant message (its chat template refused several); sending ` +
+          "each call of a step as an assistant message of its own, its result after it, from now on (the " +
+          "transcript keeps its own).",
+      );
+      return true;
     case "effort":
       return model ? climbEffort(refusal, model, modelName ?? "", notice) : false;
     case "unknown-field": {
@@ -175,13 +184,13 @@ function answer(
 
 /**
  * The default bound on attempts: one more than the latches one call can change — the endpoint's
- * two, and with a model its seven flags, its effort (a rung per refusal where the refusal lists
+ * two, and with a model its eight flags, its effort (a rung per refusal where the refusal lists
  * nothing, up the whole ladder, then dropped) and one per droppable field — and never under 12.
  * A fixed 12 cut short a request refused once for each of twelve things: the twelfth refusal, which
  * the latches answer, went to the caller unlatched instead of being answered by a thirteenth send.
  */
 function defaultMaxAttempts(named: boolean, droppable: number): number {
-  const latches = 2 + (named ? 7 + EFFORT_LADDER.length + droppable : 0);
+  const latches = 2 + (named ? 8 + EFFORT_LADDER.length + droppable : 0);
   return Math.max(12, latches + 1);
 }
 
@@ -214,6 +223,8 @@ function offWhenBuilt(refusal: Refusal, builtFrom: string): boolean {
       return model?.systemRole === false;
     case "user-after-tool":
       return model?.userAfterTool === false;
+    case "parallel-calls":
+      return model?.parallelCalls === false;
     case "effort":
       return refusal.refused !== null && (model?.refusedEfforts.includes(refusal.refused) ?? false);
     case "unknown-field":

@@ -30,6 +30,9 @@ import { own } from "./own.js";
  * - `user-after-tool`: the model refused a `user` message straight after a `tool` message (Mistral's
  *   "Unexpected role 'user' after role 'tool'"); answered for the model by sending an assistant
  *   message between them.
+ * - `parallel-calls`: the model's chat template takes one tool call per assistant message (Llama
+ *   3.1's "This model only supports single tool-calls at once!"); answered for the model by sending
+ *   each call of such a message as an assistant message of its own, its result after it.
  */
 export type Refusal =
   | { kind: "strict-schema" }
@@ -43,7 +46,8 @@ export type Refusal =
   | { kind: "tool-choice" }
   | { kind: "tool-call-ids" }
   | { kind: "system-role" }
-  | { kind: "user-after-tool" };
+  | { kind: "user-after-tool" }
+  | { kind: "parallel-calls" };
 
 const EFFORT_PARAMS = new Set(["reasoning_effort", "reasoning.effort"]);
 
@@ -297,7 +301,10 @@ export const TOOL_CALL_ID_WORDINGS: readonly RegExp[] = [
  * message after a `tool` one; `retry.ts` reads the same list (never retried: the same messages fail
  * alike).
  */
-export const ROLE_WORDINGS: readonly { kind: "system-role" | "user-after-tool"; re: RegExp }[] = [
+export const ROLE_WORDINGS: readonly {
+  kind: "system-role" | "user-after-tool" | "parallel-calls";
+  re: RegExp;
+}[] = [
   // Gemma 2's template raise_exception, as vLLM (a 400), SGLang (a 500), llama-cpp-python and mlx
   // pass it on.
   { kind: "system-role", re: /\bSystem role not supported\b/i },
@@ -305,6 +312,10 @@ export const ROLE_WORDINGS: readonly { kind: "system-role" | "user-after-tool"; 
   { kind: "system-role", re: /\bOnly user and assistant roles are supported\b/i },
   // Mistral's API and mistral_common's validator (vLLM), with or without quotes around the roles.
   { kind: "user-after-tool", re: /\bUnexpected role '?user'? after role '?tool'?/i },
+  // Llama 3.1 / 3.2 / 3.3 templates' raise_exception over an assistant message with two calls, as
+  // llama.cpp b9749 words it under "Automatic parser generation failed … Jinja Exception:" (probed
+  // live with a template raising the same words) and vLLM passes it on.
+  { kind: "parallel-calls", re: /\bonly supports single tool[- ]calls? at once\b/i },
 ];
 
 /** The role refusal the words make, if any. */

@@ -446,9 +446,10 @@ function checkArguments(
  * `messages` go with every id that is not nine letters and digits replaced as `shortToolCallIds`
  * replaces it (the same wire id for the same transcript on every step). Once the model's chat
  * template refused a system message (`model.systemRole === false`) or a user message straight after
- * a tool result (`model.userAfterTool === false`), `messages` go as `withTemplateRoles` writes them:
- * the system text at the head of the next user message, an assistant message between a tool result
- * and a user message. Never mutates its
+ * a tool result (`model.userAfterTool === false`), or an assistant message with several tool calls
+ * (`model.parallelCalls === false`), `messages` go as `withTemplateRoles` writes them: the system
+ * text at the head of the next user message, an assistant message between a tool result and a user
+ * message, one assistant message per call with its result after it. Never mutates its
  * arguments. Throws `TypeError` naming the argument for a
  * config without a model name and for an argument of the wrong type (`messages` or `tools` not an
  * array, a message that is not an object or has no string `role`, named by its index, a function tool with no object `function`, a blank or missing `function.name` or

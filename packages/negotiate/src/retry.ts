@@ -120,7 +120,8 @@ const DETERMINISTIC_5XX = [
   /unable to start process|upstream command exited/i, // llama-swap: the model's server would not start
   // oMLX: a tool-call id the model's tokenizer refuses (mistral_common), the same on every resend.
   ...TOOL_CALL_ID_WORDINGS,
-  // A chat template that takes no system message (SGLang's 500), a user message after a tool one.
+  // A chat template that takes no system message (SGLang's 500), a user message after a tool one,
+  // or several tool calls in one assistant message.
   ...ROLE_WORDINGS.map((wording) => wording.re),
 ];
 

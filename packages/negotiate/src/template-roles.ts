@@ -86,6 +86,52 @@ function bridged(messages: readonly unknown[]): unknown[] {
   return out;
 }
 
+/** The id of a tool call as an assistant message lists it, if it has one. */
+function callId(call: unknown): unknown {
+  return isRecord(call) ? own(call, "id") : undefined;
+}
+
+/**
+ * The messages with each assistant message that carries more than one tool call written as one
+ * assistant message per call, each followed by the tool messages answering that call. The tool
+ * messages are those right after the assistant message (the run a transcript answers a step in);
+ * one that answers none of its calls stays after the last. The first piece keeps the message's
+ * other fields (its text, its reasoning); the others carry only the call.
+ */
+function oneCallEach(messages: readonly unknown[]): unknown[] {
+  const out: unknown[] = [];
+  for (let i = 0; i < messages.length; i++) {
+    const message = messages[i];
+    const calls =
+      isRecord(message) && roleOf(message) === "assistant" ? own(message, "tool_calls") : undefined;
+    if (!isRecord(message) || !Array.isArray(calls) || calls.length < 2) {
+      out.push(message);
+      continue;
+    }
+    let end = i + 1;
+    while (end < messages.length && roleOf(messages[end]) === "tool") end++;
+    const results = messages.slice(i + 1, end);
+    const placed = new Set<unknown>();
+    calls.forEach((call, index) => {
+      out.push(
+        index === 0
+          ? { ...message, tool_calls: [call] }
+          : { role: "assistant", content: null, tool_calls: [call] },
+      );
+      const id = callId(call);
+      for (const result of results) {
+        if (placed.has(result) || id === undefined || !isRecord(result)) continue;
+        if (own(result, "tool_call_id") !== id) continue;
+        placed.add(result);
+        out.push(result);
+      }
+    });
+    for (const result of results) if (!placed.has(result)) out.push(result);
+    i = end - 1;
+  }
+  return out;
+}
+
 /**
  * The messages as a model whose chat template refused a role order takes them; `messages` as they
  * are for any other model (and for none).
@@ -95,7 +141,9 @@ function bridged(messages: readonly unknown[]): unknown[] {
  * between (a system message with no user message after it goes as a user message of its own).
  * With `model.userAfterTool === false` (Mistral's API and `mistral_common` refuse a `user` message
  * straight after a `tool` message), an assistant message saying {@link TOOL_RESULTS_READ} goes
- * between them. Returns a new array; messages it changes are copied, the others are the caller's
+ * between them. With `model.parallelCalls === false` (Llama 3.1's template takes one tool call per
+ * assistant message), an assistant message with several calls goes as one per call, each followed
+ * by its result. Returns a new array; messages it changes are copied, the others are the caller's
  * objects. Never mutates `messages`; never throws for a message of any shape (one that is not an
  * object, or has no `role`, goes as it is). `buildBody` applies it; a host building its own request
  * applies it to what it sends, and keeps its transcript as it was. Generic in the message type,
@@ -108,6 +156,7 @@ export function withTemplateRoles<M>(messages: readonly M[], model: ModelCapabil
   let out: readonly unknown[] = messages;
   if (model?.systemRole === false) out = foldSystem(out);
   if (model?.userAfterTool === false) out = bridged(out);
+  if (model?.parallelCalls === false) out = oneCallEach(out);
   // A copy holds the caller's fields, a role and text content: still the caller's message type.
   return [...out] as M[];
 }

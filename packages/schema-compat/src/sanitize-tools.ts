@@ -1,6 +1,7 @@
 import { describeValue, SchemaCompatError } from "./errors.js";
 import {
   isObject,
+  own,
   relaxSchema,
   type SanitizeOptions,
   sanitizeSchema,
@@ -106,6 +107,28 @@ function checkTools(tools: unknown, where: string): asserts tools is readonly un
 /** A tool entry of the wrong shape, said in words (mapTools names its index). */
 class MalformedTool extends Error {}
 
+/**
+ * What a validator object handed over as `parameters` is, or `undefined` for anything else: a
+ * Standard Schema (zod 3.24 and later, valibot, ArkType: a `~standard` member naming its vendor) or
+ * an older zod schema (`_def` and `safeParse`). Read as JSON Schema it holds no keyword, so the tool
+ * went out taking no arguments at all, and `parameters: unknown` let it through with no type error.
+ */
+function validatorKind(value: unknown): string | undefined {
+  if (!isObject(value)) return undefined;
+  const standard = own(value, "~standard");
+  // zod 4's own `z.toJSONSchema` output carries a `~standard` too (not enumerable, on plain data):
+  // that is JSON Schema. A validator is a class's instance (zod) or lists the member (valibot).
+  const prototype = Object.getPrototypeOf(value) as unknown;
+  const plain = prototype === Object.prototype || prototype === null;
+  if (isObject(standard) && (!plain || Object.prototype.propertyIsEnumerable.call(value, "~standard"))) {
+    const vendor = own(standard, "vendor");
+    return `a ${typeof vendor === "string" ? `${vendor} ` : ""}schema object (Standard Schema)`;
+  }
+  if (typeof own(value, "safeParse") === "function" && own(value, "_def") !== undefined)
+    return "a zod schema object";
+  return undefined;
+}
+
 /** What mapTools reads of one entry, read in one place so a value that throws when read is caught there. */
 function readTool(tool: Record<string, unknown>):
   | { other: Record<string, unknown> }
@@ -135,6 +158,13 @@ function readTool(tool: Record<string, unknown>):
       fn.name === undefined
         ? "is a function tool with no function.name"
         : `is a function tool whose function.name is ${describeValue(fn.name)}, not a string`,
+    );
+  }
+  const validator = validatorKind(Object.hasOwn(fn, "parameters") ? fn.parameters : undefined);
+  if (validator !== undefined) {
+    throw new MalformedTool(
+      `is a function tool whose function.parameters is ${validator}, not JSON Schema; convert it first ` +
+        "(zod 4: z.toJSONSchema(schema))",
     );
   }
   const { description, parameters, ...rest } = fn;
@@ -228,8 +258,10 @@ function mapTools(
  * Returns a new array in the same order; never mutates its input. Throws a `SchemaCompatError`
  * (`code: "invalid-tools"`) when `tools` is not an array or holds something that is not an object
  * or cannot be read (a throwing getter, a revoked Proxy), has no string `type`, or is a function
- * tool whose `function` is there but not an object or whose `function.name` is not a string,
- * naming its index and what was wrong.
+ * tool whose `function` is there but not an object or whose `function.name` is not a string, or
+ * whose `function.parameters` is a validator rather than JSON Schema (a zod schema, any Standard
+ * Schema object: convert it first, `z.toJSONSchema(schema)` in zod 4), naming its index and what
+ * was wrong.
  */
 export function sanitizeTools<T extends ToolLike>(
   tools: readonly T[],
