@@ -30,11 +30,17 @@ describe("${workspaceFolder} is filled once", () => {
   it("refuses a folder whose path holds ${ when the env option expands, never filling the token into it", async () => {
     const path = await write(
       "${GH_TOKEN}/.vscode/mcp.json",
-      JSON.stringify({ servers: { files: { command: "node", args: ["server.js", "${workspaceFolder}/data"] } } }),
+      JSON.stringify({
+        servers: { files: { command: "node", args: ["server.js", "${workspaceFolder}/data"] } },
+      }),
     );
     const read = readMcpJson(path, { env: { GH_TOKEN: "ghp_secret123" } });
-    await expect(read).rejects.toSatisfy((e: unknown) => McpPoolError.isInstance(e) && e.code === "invalid-config");
-    await expect(read).rejects.toThrow(/servers\.files\.args\[1\]: \$\{workspaceFolder\} stands for a path holding "\$\{"/);
+    await expect(read).rejects.toSatisfy(
+      (e: unknown) => McpPoolError.isInstance(e) && e.code === "invalid-config",
+    );
+    await expect(read).rejects.toThrow(
+      /servers\.files\.args\[1\]: \$\{workspaceFolder\} stands for a path holding "\$\{"/,
+    );
     await expect(read).rejects.not.toThrow(/ghp_secret123/);
   });
 
