@@ -376,22 +376,37 @@ function fillEditorVariables(
   e: Record<string, unknown>,
   at: string,
   folder: string | undefined,
+  expanding: boolean,
 ): Record<string, unknown> {
+  const value = (name: string, where: string): string => {
+    if (name === "userHome") return homedir();
+    if (name === "pathSeparator" || name === "/") return sep;
+    if (folder === undefined) {
+      throw invalid(
+        where,
+        `\${${name}} stands for the folder VS Code or Cursor has open, which is not known here; pass the workspaceFolder option (readMcpJson takes the folder around a .vscode/mcp.json or .cursor/mcp.json itself).`,
+      );
+    }
+    return name === "workspaceFolder" ? folder : basename(folder);
+  };
   const fill = (text: string, where: string) =>
     text.replace(EDITOR_VARIABLE, (_whole, name: string) => {
-      if (name === "userHome") return homedir();
-      if (name === "pathSeparator" || name === "/") return sep;
-      if (folder === undefined) {
+      const filled = value(name, where);
+      // The env option's expansion reads the filled text next: a folder named `${GITHUB_TOKEN}` had
+      // the token filled into the server's path, sent where the path goes (VS Code fills once).
+      if (expanding && filled.includes("${")) {
         throw invalid(
           where,
-          `\${${name}} stands for the folder VS Code or Cursor has open, which is not known here; pass the workspaceFolder option (readMcpJson takes the folder around a .vscode/mcp.json or .cursor/mcp.json itself).`,
+          `\${${name}} stands for a path holding "\${", which the env option's expansion would read as a reference and fill; use a folder without it.`,
         );
       }
-      return name === "workspaceFolder" ? folder : basename(folder);
+      return filled;
     });
   if (!entryStrings(e, at).some(([text]) => text.includes("${"))) return e;
-  // No prototype: a field the entry has none of still reads as absent.
-  const out: Record<string, unknown> = Object.assign(Object.create(null), e);
+  // Over the entry's own view (which has no prototype): a field it has none of still reads as
+  // absent, and one a class's getter gives (`type`, `excludeTools`) is still read — a copy of its
+  // keys left those out, so an sse server became http and excluded tools were offered.
+  const out: Record<string, unknown> = Object.create(e);
   for (const field of ["command", "cwd", "url", "httpUrl", "serverUrl"]) {
     if (typeof e[field] === "string") out[field] = fill(e[field] as string, `${at}.${field}`);
   }
@@ -466,7 +481,7 @@ function entryToConfig(
   if (given.enabled === false || given.disabled === true) return undefined;
   if (name.trim() === "") throw invalid(at, "a server needs a non-empty name.");
   refuseInputs(given, at);
-  const e = fillEditorVariables(given, at, workspaceFolder);
+  const e = fillEditorVariables(given, at, workspaceFolder, expanding);
   if (e.envFile !== undefined) {
     // Not read: a server started without the variables the file holds fails in ways far from here.
     throw invalid(
@@ -610,6 +625,17 @@ export function mcpServers(input: McpServersInput, options: McpServersOptions = 
  */
 function withoutComments(text: string): string {
   let out = "";
+  // A comma is held back, with the blanks after it, until what follows shows whether it is a
+  // trailing one (a close comes next: it is left out). Trimming the whole output at each close went
+  // over all of it each time: a file of many `]` took time growing with its size squared.
+  let comma = false;
+  let held = "";
+  const put = (piece: string) => {
+    if (comma) out += `,${held}`;
+    comma = false;
+    held = "";
+    out += piece;
+  };
   let at = 0;
   while (at < text.length) {
     const ch = text[at] as string;
@@ -617,24 +643,34 @@ function withoutComments(text: string): string {
       // A string as it is, escapes and all.
       let end = at + 1;
       while (end < text.length && text[end] !== '"') end += text[end] === "\\" ? 2 : 1;
-      out += text.slice(at, end + 1);
+      put(text.slice(at, end + 1));
       at = end + 1;
     } else if (ch === "/" && text[at + 1] === "/") {
       while (at < text.length && text[at] !== "\n") at++;
     } else if (ch === "/" && text[at + 1] === "*") {
       const end = text.indexOf("*/", at + 2);
       at = end === -1 ? text.length : end + 2;
-      out += " ";
+      if (comma) held += " ";
+      else out += " ";
     } else if (ch === "}" || ch === "]") {
-      // A comma with only blanks after it before the close is a trailing one.
-      const kept = out.trimEnd();
-      out = (kept.endsWith(",") ? kept.slice(0, -1) : kept) + ch;
+      // A comma with only blanks (and comments) after it before the close is a trailing one.
+      comma = false;
+      held = "";
+      out += ch;
+      at++;
+    } else if (ch === ",") {
+      put("");
+      comma = true;
+      at++;
+    } else if (comma && /\s/.test(ch)) {
+      held += ch;
       at++;
     } else {
-      out += ch;
+      put(ch);
       at++;
     }
   }
+  if (comma) out += `,${held}`;
   return out;
 }
 
