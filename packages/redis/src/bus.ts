@@ -196,6 +196,12 @@ interface LocalRun {
   events: SequencedEvent[];
   ended: boolean;
   touched: number;
+  /**
+   * `claimRun` was granted for it: the claim is asked for again after each reconnect while the run
+   * has not ended, since a Redis restarted without persistence (or failed over to a replica that had
+   * not got it) lost it, and another host's claim would have been granted on the id this one runs.
+   */
+  claimed?: boolean;
   /** `onError` was told that another emitter holds the run: not again for each event. */
   foreignTold?: boolean;
 }
@@ -828,7 +834,29 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
     const woken = [...readyWaiters];
     readyWaiters.clear();
     for (const wake of woken) wake();
+    reclaim();
   });
+  /**
+   * After a reconnect, claims again each run this instance claimed and runs (not ended): a Redis
+   * restarted without persistence lost every claim and stream, and until the run's next write
+   * another host's `claimRun` of the id was granted (README, "After a Redis restart"). The same
+   * script as `claimRun`, with the run's own mark: where the claim is still there it is renewed;
+   * where another host's claim or run took the id meanwhile it is refused, and the run's next
+   * writes are told through `onError` as another emitter's run. Nothing waits on it; a failure
+   * (the connection gone again) is tried at the next reconnect.
+   */
+  const reclaim = (): void => {
+    for (const [runId, run] of runs) {
+      if (!run.claimed || run.ended || closed) continue;
+      void evalScript<string>(writer, CLAIM_SHA, CLAIM_SCRIPT, [
+        "2",
+        keyOf(runId),
+        claimKeyOf(runId),
+        run.token,
+        claimTtl(),
+      ]).catch(() => {});
+    }
+  };
   /**
    * `wait()` resolves once the command connection is ready (at once when it is, and once `stop()`
    * was called: the caller has given up and only looks at that); `stop()` lets go of the wait.
@@ -1180,16 +1208,24 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
     const last = (items.at(-1) as Pending).event.seq;
     let held: [string, string[]][];
     let top: [string, string[]] | undefined;
+    let oldest: [string, string[]] | undefined;
     try {
-      [held, top] = await Promise.all([
+      [held, top, oldest] = await Promise.all([
         call<[string, string[]][]>(writer, ["XRANGE", key, `${first}-0`, `${last}-0`]),
         call<[string, string[]][]>(writer, ["XREVRANGE", key, "+", "-", "COUNT", "1"]).then((t) => t[0]),
+        call<[string, string[]][]>(writer, ["XRANGE", key, "-", "+", "COUNT", "1"]).then((t) => t[0]),
       ]);
     } catch {
       return;
     }
     const ours = new Set(held.filter((entry) => ownerOf(entry) === token).map((entry) => entry[0]));
-    const lost = items.filter((item) => !ours.has(`${item.event.seq}-0`));
+    // Below the stream's oldest entry, when that entry is this emitter's: written by the try whose
+    // reply was lost, then trimmed away (`maxStreamLength`) by the later events written with it or
+    // after it. This emitter writes a run in seq order, so a later seq of its own there means the
+    // earlier one went first; it was told as dropped, "the stream was changed outside this bus".
+    const trimmedPast =
+      oldest !== undefined && ownerOf(oldest) === token ? Number(oldest[0].split("-")[0]) : 0;
+    const lost = items.filter((item) => !ours.has(`${item.event.seq}-0`) && item.event.seq >= trimmedPast);
     for (const item of items) handled.add(item);
     if (lost.length === 0) return;
     const topOwner = top && ownerOf(top);
@@ -1454,7 +1490,10 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
         closing.done();
         ready.stop();
       }
-      if (answer === "ok") return;
+      if (answer === "ok") {
+        local.claimed = true;
+        return;
+      }
       letGo();
       const byRun = answer.startsWith("run:");
       throw new EventsError(
