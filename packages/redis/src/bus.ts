@@ -834,20 +834,45 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
     const woken = [...readyWaiters];
     readyWaiters.clear();
     for (const wake of woken) wake();
-    reclaim();
+    void reclaim().catch(() => {});
   });
   /**
-   * After a reconnect, claims again each run this instance claimed and runs (not ended): a Redis
-   * restarted without persistence lost every claim and stream, and until the run's next write
-   * another host's `claimRun` of the id was granted (README, "After a Redis restart"). The same
-   * script as `claimRun`, with the run's own mark: where the claim is still there it is renewed;
-   * where another host's claim or run took the id meanwhile it is refused, and the run's next
-   * writes are told through `onError` as another emitter's run. Nothing waits on it; a failure
-   * (the connection gone again) is tried at the next reconnect.
+   * The `run_id` of the server the command connection reached when this bus last looked (`INFO
+   * server`), learnt once a claim is granted: a reconnect to another one (a restart, a failover)
+   * is what loses claims. `"?"`: a server that will not answer `INFO` (restarts cannot be told);
+   * `""`: not learnt, the connection having failed first (taken for another server).
    */
-  const reclaim = (): void => {
-    for (const [runId, run] of runs) {
-      if (!run.claimed || run.ended || closed) continue;
+  let serverId: string | undefined;
+  const learnServer = async (): Promise<string> => {
+    try {
+      const info = await call<string>(writer, ["INFO", "server"]);
+      return /run_id:([0-9a-f]+)/.exec(String(info))?.[1] ?? "?";
+    } catch (error) {
+      if (!refusedForGood(error)) throw error;
+      return "?";
+    }
+  };
+  const claimedRuns = () => [...runs].filter(([, run]) => run.claimed && !run.ended);
+  /**
+   * After a reconnect to a server other than the one a claim was granted on (Redis restarted
+   * without persistence, or failed over to a replica that had not got the claim), claims again each
+   * run this instance claimed and runs, not ended: every claim and stream was lost, and until the
+   * run's next write another host's `claimRun` of the id was granted (README, "After a Redis
+   * restart"). The same script as `claimRun`, with the run's own mark: where another host's claim or
+   * run took the id meanwhile it is refused, and the run's next writes are told through `onError`
+   * as another emitter's run. Not after a reconnect to the same server: the claims are there, and
+   * an `endRun` from another instance that deleted one as the link dropped must not be undone
+   * before its announcement arrives. Nothing waits on it; a failure (the connection gone again) is
+   * tried at the next reconnect.
+   */
+  const reclaim = async (): Promise<void> => {
+    if (closed || serverId === undefined || serverId === "?" || claimedRuns().length === 0) return;
+    const now = await learnServer();
+    if (now === serverId || closed) return;
+    const unknown = serverId === "";
+    serverId = now;
+    if (now === "?" && !unknown) return;
+    for (const [runId, run] of claimedRuns()) {
       void evalScript<string>(writer, CLAIM_SHA, CLAIM_SCRIPT, [
         "2",
         keyOf(runId),
@@ -1492,6 +1517,21 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
       }
       if (answer === "ok") {
         local.claimed = true;
+        // Which server granted it, looked up beside the run's first writes (not waited for: a
+        // silent server must not hold the claim past its bound).
+        if (serverId === undefined) {
+          serverId = "?";
+          learnServer().then(
+            (id) => {
+              serverId = id;
+            },
+            () => {
+              // The link went before it answered: which server granted the claim is not known,
+              // so the next reconnect claims again whatever server it reaches.
+              serverId = "";
+            },
+          );
+        }
         return;
       }
       letGo();
