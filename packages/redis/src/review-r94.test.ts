@@ -1,9 +1,9 @@
 // What the bus model found once it restarted Redis, kept streams short and cut connections while a
 // flush was on the wire (redis-model.test.ts): each pinned here, small.
 
-import { createClient } from "@redis/client";
-import { EventsError } from "@loopwright/events";
 import type { Socket } from "node:net";
+import { EventsError } from "@loopwright/events";
+import { createClient } from "@redis/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { serverWithAdmin } from "../test/admin.js";
 import { HAS_REDIS, RedisServer, SKIP_MESSAGE } from "../test/redis-server.js";
@@ -31,7 +31,13 @@ describe.skipIf(!HAS_REDIS)("a run's claim across a Redis restart without persis
       await redis.restart();
       // A has reconnected once it answers a read (bounded, never timed).
       for (let look = 0; look < 300; look++) {
-        if (await a.readHistory("job").then(() => true, () => false)) break;
+        if (
+          await a.readHistory("job").then(
+            () => true,
+            () => false,
+          )
+        )
+          break;
         await pause(10);
       }
       // Its claim is back once it has asked again (looked at a bounded number of times): before the
