@@ -444,15 +444,13 @@ describe.skipIf(!HAS_REDIS)("the Redis bus across three processes and two tenant
                 case "watch": {
                   await flushAll();
                   // An ended run Redis lost with a restart left no stream: a watcher of the id reads
-                  // whichever run comes next, as on an id never used.
-                  // Its emitter lets go of it first, as the loop's runtime does before it runs the id again.
+                  // whichever run comes next, as on an id never used. Every process that ran the id
+                  // lets go of its run of it first (its owner, and one that ran an earlier run under
+                  // it), as the loop's runtime does before it runs an id again.
                   if (slot.stored === undefined && slot.current.ended) {
-                    const old = slot.current;
                     mems[ti]?.endRun(id);
-                    if (old.owner !== undefined) {
-                      bus(ti, old.owner).releaseRun(id);
-                      await bus(ti, old.owner).flushed();
-                    }
+                    for (let p = 0; p < PROCS; p++) bus(ti, p).releaseRun(id);
+                    await flushAll();
                     slot.current = fresh();
                   }
                   const gen = slot.stored ?? slot.current;
