@@ -197,9 +197,10 @@ interface LocalRun {
   ended: boolean;
   touched: number;
   /**
-   * `claimRun` was granted for it: the claim is asked for again after each reconnect while the run
-   * has not ended, since a Redis restarted without persistence (or failed over to a replica that had
-   * not got it) lost it, and another host's claim would have been granted on the id this one runs.
+   * `claimRun` was granted for it: while the run has not ended, the claim is asked for again after a
+   * reconnect that reaches another server (see `reclaim`), since a Redis restarted without
+   * persistence (or failed over to a replica that had not got it) lost it, and another host's claim
+   * would have been granted on the id this one runs.
    */
   claimed?: boolean;
   /** `onError` was told that another emitter holds the run: not again for each event. */
