@@ -196,6 +196,13 @@ interface LocalRun {
   events: SequencedEvent[];
   ended: boolean;
   touched: number;
+  /**
+   * `claimRun` was granted for it: while the run has not ended, the claim is asked for again after a
+   * reconnect that reaches another server (see `reclaim`), since a Redis restarted without
+   * persistence (or failed over to a replica that had not got it) lost it, and another host's claim
+   * would have been granted on the id this one runs.
+   */
+  claimed?: boolean;
   /** `onError` was told that another emitter holds the run: not again for each event. */
   foreignTold?: boolean;
 }
@@ -828,7 +835,54 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
     const woken = [...readyWaiters];
     readyWaiters.clear();
     for (const wake of woken) wake();
+    void reclaim().catch(() => {});
   });
+  /**
+   * The `run_id` of the server the command connection reached when this bus last looked (`INFO
+   * server`), learnt once a claim is granted: a reconnect to another one (a restart, a failover)
+   * is what loses claims. `"?"`: a server that will not answer `INFO` (restarts cannot be told);
+   * `""`: not learnt, the connection having failed first (taken for another server).
+   */
+  let serverId: string | undefined;
+  const learnServer = async (): Promise<string> => {
+    try {
+      const info = await call<string>(writer, ["INFO", "server"]);
+      return /run_id:([0-9a-f]+)/.exec(String(info))?.[1] ?? "?";
+    } catch (error) {
+      if (!refusedForGood(error)) throw error;
+      return "?";
+    }
+  };
+  const claimedRuns = () => [...runs].filter(([, run]) => run.claimed && !run.ended);
+  /**
+   * After a reconnect to a server other than the one a claim was granted on (Redis restarted
+   * without persistence, or failed over to a replica that had not got the claim), claims again each
+   * run this instance claimed and runs, not ended: every claim and stream was lost, and until the
+   * run's next write another host's `claimRun` of the id was granted (README, "After a Redis
+   * restart"). The same script as `claimRun`, with the run's own mark: where another host's claim or
+   * run took the id meanwhile it is refused, and the run's next writes are told through `onError`
+   * as another emitter's run. Not after a reconnect to the same server: the claims are there, and
+   * an `endRun` from another instance that deleted one as the link dropped must not be undone
+   * before its announcement arrives. Nothing waits on it; a failure (the connection gone again) is
+   * tried at the next reconnect.
+   */
+  const reclaim = async (): Promise<void> => {
+    if (closed || serverId === undefined || serverId === "?" || claimedRuns().length === 0) return;
+    const now = await learnServer();
+    if (now === serverId || closed) return;
+    const unknown = serverId === "";
+    serverId = now;
+    if (now === "?" && !unknown) return;
+    for (const [runId, run] of claimedRuns()) {
+      void evalScript<string>(writer, CLAIM_SHA, CLAIM_SCRIPT, [
+        "2",
+        keyOf(runId),
+        claimKeyOf(runId),
+        run.token,
+        claimTtl(),
+      ]).catch(() => {});
+    }
+  };
   /**
    * `wait()` resolves once the command connection is ready (at once when it is, and once `stop()`
    * was called: the caller has given up and only looks at that); `stop()` lets go of the wait.
@@ -1180,16 +1234,24 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
     const last = (items.at(-1) as Pending).event.seq;
     let held: [string, string[]][];
     let top: [string, string[]] | undefined;
+    let oldest: [string, string[]] | undefined;
     try {
-      [held, top] = await Promise.all([
+      [held, top, oldest] = await Promise.all([
         call<[string, string[]][]>(writer, ["XRANGE", key, `${first}-0`, `${last}-0`]),
         call<[string, string[]][]>(writer, ["XREVRANGE", key, "+", "-", "COUNT", "1"]).then((t) => t[0]),
+        call<[string, string[]][]>(writer, ["XRANGE", key, "-", "+", "COUNT", "1"]).then((t) => t[0]),
       ]);
     } catch {
       return;
     }
     const ours = new Set(held.filter((entry) => ownerOf(entry) === token).map((entry) => entry[0]));
-    const lost = items.filter((item) => !ours.has(`${item.event.seq}-0`));
+    // Below the stream's oldest entry, when that entry is this emitter's: written by the try whose
+    // reply was lost, then trimmed away (`maxStreamLength`) by the later events written with it or
+    // after it. This emitter writes a run in seq order, so a later seq of its own there means the
+    // earlier one went first; it was told as dropped, "the stream was changed outside this bus".
+    const trimmedPast =
+      oldest !== undefined && ownerOf(oldest) === token ? Number(oldest[0].split("-")[0]) : 0;
+    const lost = items.filter((item) => !ours.has(`${item.event.seq}-0`) && item.event.seq >= trimmedPast);
     for (const item of items) handled.add(item);
     if (lost.length === 0) return;
     const topOwner = top && ownerOf(top);
@@ -1454,7 +1516,25 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
         closing.done();
         ready.stop();
       }
-      if (answer === "ok") return;
+      if (answer === "ok") {
+        local.claimed = true;
+        // Which server granted it, looked up beside the run's first writes (not waited for: a
+        // silent server must not hold the claim past its bound).
+        if (serverId === undefined) {
+          serverId = "?";
+          learnServer().then(
+            (id) => {
+              serverId = id;
+            },
+            () => {
+              // The link went before it answered: which server granted the claim is not known,
+              // so the next reconnect claims again whatever server it reaches.
+              serverId = "";
+            },
+          );
+        }
+        return;
+      }
       letGo();
       const byRun = answer.startsWith("run:");
       throw new EventsError(

@@ -23,7 +23,8 @@ export function serverWithAdmin() {
     await admin?.quit().catch(() => {});
     await server?.kill();
   });
-  const send = (args: string[]) => (admin as ReturnType<typeof createClient>).sendCommand(args);
+  const send = (args: string[]): Promise<unknown> =>
+    (admin as ReturnType<typeof createClient>).sendCommand(args);
   /** The connections the server holds besides the admin one (`CLIENT LIST` lines). */
   const others = async (): Promise<string[]> =>
     String(await send(["CLIENT", "LIST"]))
@@ -38,6 +39,11 @@ export function serverWithAdmin() {
       await send(["CLIENT", "KILL", "TYPE", type, "SKIPME", "yes"]);
     },
     others,
+    /** Sends `args` on the admin connection (a `CONFIG SET`, say) and answers Redis's reply. */
+    send,
+    /** How many connections hold a subscription (`CLIENT LIST`'s `sub=` above 0). */
+    subscribers: async (): Promise<number> =>
+      (await others()).filter((line) => /\bsub=[1-9]/.test(line)).length,
     /**
      * Restarts the server on the same port (SIGKILL, then started again): without persistence it
      * comes back empty, every connection cut. Resolves once it accepts connections again.
