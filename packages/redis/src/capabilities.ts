@@ -5,6 +5,7 @@ import {
   createCapabilityStore,
   DEFAULT_MAX_ENDPOINTS,
   type EndpointCapabilities,
+  type ModelCapabilities,
   modelCapabilitiesFor,
 } from "@loopwright/negotiate";
 import { ErrorReply } from "@redis/client";
@@ -183,8 +184,19 @@ const FLAGS = [
   "prefillEcho",
   "systemRole",
   "userAfterTool",
+  "parallelCalls",
 ] as const;
 const LISTS = ["refusedEfforts", "droppedFields"] as const;
+
+// Every boolean latch negotiate keeps per model must be shared: a flag added there and not listed
+// here would be learned again by each process (one refused request each). This fails to compile
+// when `FLAGS` and the boolean fields of `ModelCapabilities` differ.
+type BooleanLatch = {
+  [K in keyof ModelCapabilities]: ModelCapabilities[K] extends boolean ? K : never;
+}[keyof ModelCapabilities];
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const everyFlagShared: Same<(typeof FLAGS)[number], BooleanLatch> = true;
+void everyFlagShared;
 
 /**
  * The latched (refused) part of one endpoint as flat hash fields: `strictSchemas`, `m␀<model>␀<flag>`
