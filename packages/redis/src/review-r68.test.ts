@@ -10,6 +10,7 @@ import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { HAS_REDIS, RedisServer, SKIP_MESSAGE } from "../test/redis-server.js";
 import { Relay } from "../test/relay.js";
+import { countSteps } from "../test/steps.js";
 import { resolveOptions, shownUrl } from "./connection.js";
 import {
   createRedisBus,
@@ -339,7 +340,17 @@ describe.skipIf(!HAS_REDIS)("the stores on a real Redis", () => {
   });
 
   it("ending many runs with a backlog queued takes one pass, and drops only their events queued before", async () => {
-    const bus = await createRedisBus({ url: server.url, prefix: "manyends:", onError: () => {} });
+    // On a loaded machine (four busy loops beside a load of 16) run-1's history read empty after
+    // flushed(): a batch went unanswered for writeTimeoutMs (5 s), which counts as Redis gone
+    // silent, and the queue (20 001 here) was then held to maxPending (10 000), the oldest dropped
+    // (onError said so). Neither bound is what this test is about: both are set out of its way.
+    const bus = await createRedisBus({
+      url: server.url,
+      prefix: "manyends:",
+      maxPending: 1e7,
+      writeTimeoutMs: 120_000,
+      onError: () => {},
+    });
     try {
       // A pass over the whole queue per run ended took 10-16 s for 4 000 runs here. Timed against
       // the same backlog queued with no run ended, in the same run (a bound in ms failed on a
@@ -391,11 +402,18 @@ describe.skipIf(!HAS_REDIS)("the stores on a real Redis", () => {
   it("20 000 watchers leaving cost each the same, not as much as there are runs watched", async () => {
     const bus = await createRedisBus({ url: server.url, prefix: "manywatchers:" });
     try {
-      const streams = Array.from({ length: 20_000 }, (_, i) => bus.watch(`run-${i}`));
-      const started = performance.now();
-      for (const stream of streams) void stream.return?.();
-      // Each leaving looked through every run watched: 6 s here.
-      expect(performance.now() - started).toBeLessThan(1500);
+      const watchers = 20_000;
+      const streams = Array.from({ length: watchers }, (_, i) => bus.watch(`run-${i}`));
+      // Each leaving looked through every run watched: 6 s here, some 200 million steps through
+      // the bus's Map of runs. Counted, not timed: a bound in ms is at the mercy of a loaded
+      // machine, and a ratio of two timings read 30.2 on linear code in CI (the small side too
+      // short to time). Three lookups each now; under ten per watcher in all, where the first
+      // leavings alone passed that when each looked at every run.
+      const steps = countSteps(() => {
+        for (const stream of streams) void stream.return?.();
+      }, 10 * watchers);
+      expect(steps.visited).toBeLessThan(watchers);
+      expect(steps.total).toBeGreaterThanOrEqual(watchers);
     } finally {
       await bus.close();
     }
