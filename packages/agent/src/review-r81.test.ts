@@ -148,6 +148,7 @@ describe("a run's side costs (a compaction summary) as the agent tells them", ()
 });
 
 describe("a long session's timeline", () => {
+  // Heavy: nine steps of 1,000 calls. 20 s beside four busy loops at load ~17; hence 120 s.
   it("takes 20,000 entries and then a step of 1,000 tool calls in linear time (was 29 s for the entries alone)", async () => {
     const calls = Array.from({ length: 1000 }, (_, i) => ({
       id: `c${i}`,
@@ -208,7 +209,7 @@ describe("a long session's timeline", () => {
     expect(tools.every((e) => e.type === "tool" && e.result === "seen" && e.isError === false)).toBe(true);
     expect(after.timeline.at(-1)).toEqual({ type: "assistant", text: "done" });
     await session.close();
-  }, 60_000);
+  }, 120_000);
 
   it("a snapshot stays as it was handed out: a tool's end and a later entry make a new one", async () => {
     server = await startServer({
