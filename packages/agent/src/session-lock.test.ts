@@ -627,7 +627,10 @@ describe("waiting on another opener's takeover gate (r31 #7)", () => {
       ticksDuring = ticks;
       const took = Date.now() - began;
       expect(removedAt).toBeGreaterThan(0);
-      expect(ticksDuring).toBeGreaterThan(5);
+      // At least one tick of the 20 ms interval while the open waited (the old blocking wait let
+      // none run). Not a count of them: a loaded machine runs an interval far less often than
+      // asked, and Node does not make up the ticks it missed.
+      expect(ticksDuring).toBeGreaterThan(0);
       expect(took).toBeGreaterThanOrEqual(250);
       // Gone on once the gate was let go, before the gate was old enough (5 s) to be taken for left
       // behind: the timer and the ticks above show the thread was free; this, that the open did not

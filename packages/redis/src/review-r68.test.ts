@@ -10,6 +10,7 @@ import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { HAS_REDIS, RedisServer, SKIP_MESSAGE } from "../test/redis-server.js";
 import { Relay } from "../test/relay.js";
+import { countSteps } from "../test/steps.js";
 import { resolveOptions, shownUrl } from "./connection.js";
 import {
   createRedisBus,
@@ -339,7 +340,17 @@ describe.skipIf(!HAS_REDIS)("the stores on a real Redis", () => {
   });
 
   it("ending many runs with a backlog queued takes one pass, and drops only their events queued before", async () => {
-    const bus = await createRedisBus({ url: server.url, prefix: "manyends:", onError: () => {} });
+    // On a loaded machine (four busy loops beside a load of 16) run-1's history read empty after
+    // flushed(): a batch went unanswered for writeTimeoutMs (5 s), which counts as Redis gone
+    // silent, and the queue (20 001 here) was then held to maxPending (10 000), the oldest dropped
+    // (onError said so). Neither bound is what this test is about: both are set out of its way.
+    const bus = await createRedisBus({
+      url: server.url,
+      prefix: "manyends:",
+      maxPending: 1e7,
+      writeTimeoutMs: 120_000,
+      onError: () => {},
+    });
     try {
       // A pass over the whole queue per run ended took 10-16 s for 4 000 runs here. Timed against
       // the same backlog queued with no run ended, in the same run (a bound in ms failed on a
@@ -391,16 +402,25 @@ describe.skipIf(!HAS_REDIS)("the stores on a real Redis", () => {
   it("20 000 watchers leaving cost each the same, not as much as there are runs watched", async () => {
     const bus = await createRedisBus({ url: server.url, prefix: "manywatchers:" });
     try {
-      const streams = Array.from({ length: 20_000 }, (_, i) => bus.watch(`run-${i}`));
-      const started = performance.now();
-      for (const stream of streams) void stream.return?.();
-      // Each leaving looked through every run watched: 6 s here.
-      expect(performance.now() - started).toBeLessThan(1500);
+      const watchers = 20_000;
+      const streams = Array.from({ length: watchers }, (_, i) => bus.watch(`run-${i}`));
+      // Each leaving looked through every run watched: 6 s here, some 200 million steps through
+      // the bus's Map of runs. Counted, not timed: a bound in ms is at the mercy of a loaded
+      // machine, and a ratio of two timings read 30.2 on linear code in CI (the small side too
+      // short to time). Three lookups each now; under ten per watcher in all, where the first
+      // leavings alone passed that when each looked at every run.
+      const steps = countSteps(() => {
+        for (const stream of streams) void stream.return?.();
+      }, 10 * watchers);
+      expect(steps.visited).toBeLessThan(watchers);
+      expect(steps.total).toBeGreaterThanOrEqual(watchers);
     } finally {
       await bus.close();
     }
   });
 
+  // Heavy (12 000 endpoints, timed in bestTimes): 29.6 s once beside four busy loops at load ~17,
+  // and past a 30 s timeout in three runs of five there; hence 120 s.
   it("a sweep of forgets over many calibrated endpoints takes one look each, and forgets only those", async () => {
     const endpoints = 12_000;
     // An object endpoint is named as the capability store names it: `<baseUrl>␀<keyId>`.
@@ -438,8 +458,9 @@ describe.skipIf(!HAS_REDIS)("the stores on a real Redis", () => {
     } finally {
       await calibration.close();
     }
-  }, 30_000);
+  }, 120_000);
 
+  // Heavy (4 000 keys, 1 024 servers held): 15.5 s beside four busy loops at load ~17; 120 s, as above.
   it("a reload of many route keys with the pool's 1 024 servers held lays each on its own server, without a digest of every server per key", async () => {
     const prefix = "manyroutes:";
     const digest = (base: string) => createHash("sha256").update(base).digest("hex").slice(0, 32);
@@ -474,7 +495,7 @@ describe.skipIf(!HAS_REDIS)("the stores on a real Redis", () => {
     } finally {
       await store.close();
     }
-  }, 30_000);
+  }, 120_000);
 
   it('reads an entry another process wrote by its fields, not by the first value that reads "e"', async () => {
     const bus = await createRedisBus({ url: server.url, prefix: "fields:" });
