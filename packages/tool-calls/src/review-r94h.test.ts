@@ -104,7 +104,9 @@ describe("R94h-1: idPrefix keeps the ids of calls recovered at different steps a
   });
 
   it("an idPrefix that is not a string is refused by name", () => {
-    expect(() => recoverToolCalls("x", ["add"], { idPrefix: 3 as unknown as string })).toThrow(ToolCallsError);
+    expect(() => recoverToolCalls("x", ["add"], { idPrefix: 3 as unknown as string })).toThrow(
+      ToolCallsError,
+    );
     expect(() => recoverToolCalls("x", ["add"], { idPrefix: 3 as unknown as string })).toThrow(
       /its idPrefix was/,
     );
