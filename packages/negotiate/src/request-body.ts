@@ -521,7 +521,8 @@ function checkArguments(
  * `options.toolChoice` (one request's `tool_choice`) is sent only beside tools, and wins over an
  * `extraBody.tool_choice`. One naming a tool names it as the tool goes out: relaxed tools are
  * renamed where OpenAI refuses the name (`fs.read` → `fs_read`), and so is the choice (an
- * `extraBody.tool_choice` too); one naming no tool, given or sent, throws `RangeError` naming it. Once the model refused `tool_choice` (`model.toolChoice === false`)
+ * `extraBody.tool_choice` too); one naming no tool, given or sent, throws `RangeError` naming it.
+ * Once the model refused `tool_choice` (`model.toolChoice === false`)
  * none is sent (`extraBody`'s neither), and a request asking for `"none"` goes without tools
  * instead — the only other way to keep the model from calling one. Throws `TypeError` naming what
  * is wrong for a last argument that is neither an order nor an options object, an option it does
