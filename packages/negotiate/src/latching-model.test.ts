@@ -1154,7 +1154,8 @@ function noticeKind(message: string): string {
   if (/takes no user message straight after a tool result/.test(message)) return "user-after-tool";
   if (/^The server refused stream_options; streaming without it/.test(message)) return "stream-options";
   if (/refused the temperature asked \(it takes only its own default\)/.test(message)) return "temperature";
-  if (/refused structured output \(a JSON schema in response_format\)/.test(message))
+  // Every structured-output refusal this model scripts names the field (an unknown-field wording).
+  if (/refused structured output \(response_format[\w.[\]]*, a field it does not take\)/.test(message))
     return "structured-output";
   if (/sending tool and response_format schemas relaxed from now on/.test(message)) return "relaxed";
   return `other: ${message}`;

@@ -73,6 +73,16 @@ export interface NegotiateOptions {
 }
 
 /**
+ * What a structured-output refusal was of, as its notice says it: a JSON schema in
+ * `response_format` (the server named the schema, or structured output), or the field itself, by
+ * the name the server refused (`response_format`: it does not know the field, so a plain
+ * `{ type: "json_object" }` was refused as much as a schema).
+ */
+function refusedFormat(name: string | undefined): string {
+  return name === undefined ? "a JSON schema in response_format" : `${name}, a field it does not take`;
+}
+
+/**
  * Answers one refusal by changing a latch. Returns false when nothing could change (the latch was
  * already off, no model was named, the caller did not allow the drop, the effort ladder ran out),
  * which means the refusal goes to the caller.
@@ -118,7 +128,7 @@ function answer(
       if (!model?.structuredOutput) return false;
       model.structuredOutput = false;
       notice(
-        `${modelName} refused structured output (a JSON schema in response_format); sending requests without ` +
+        `${modelName} refused structured output (${refusedFormat(refusal.name)}); sending requests without ` +
           "one from now on: a response_format of the caller's own (extraBody) is left out, and a side task " +
           "asks for json_object, or for JSON in words.",
       );

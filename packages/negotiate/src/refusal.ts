@@ -14,7 +14,8 @@ import { own } from "./own.js";
  *   the refused value was JSON null) and `supported` what the message listed, if anything.
  * - `token-limit-spelling`: the model wants `max_completion_tokens` instead of `max_tokens`.
  * - `temperature`: the temperature is not the caller's to pick on this model.
- * - `structured-output`: the model does not take `response_format`.
+ * - `structured-output`: the model does not take `response_format` — a JSON schema in it, or (`name`
+ *   given: the name as refused, `response_format`) the field itself, whatever form was sent.
  * - `unknown-field`: the endpoint does not know a request field; `field` is its top-level name
  *   and `name` the name as refused (`chat_template_kwargs.enable_thinking`).
  * - `tool-choice`: no provider of the model takes the request's `tool_choice` (OpenRouter's "No
@@ -41,7 +42,7 @@ export type Refusal =
   | { kind: "effort"; refused: string | null; supported: string[] }
   | { kind: "token-limit-spelling" }
   | { kind: "temperature" }
-  | { kind: "structured-output" }
+  | { kind: "structured-output"; name?: string | undefined }
   | { kind: "unknown-field"; field: string; name: string }
   | { kind: "tool-choice" }
   | { kind: "tool-call-ids" }
@@ -399,6 +400,7 @@ export function readRefusal(error: unknown): Refusal | undefined {
   }
   if (field === "stream_options") return { kind: "stream-options" };
   if (field === "temperature") return { kind: "temperature" };
-  if (field === "response_format") return { kind: "structured-output" };
+  // The field refused as one the server does not know: whatever form was sent (a plain json_object).
+  if (field === "response_format") return { kind: "structured-output", name };
   return { kind: "unknown-field", field, name };
 }

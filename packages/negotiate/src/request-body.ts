@@ -241,6 +241,62 @@ function relaxed<Tool extends AnyToolDefinition>(tools: readonly Tool[]): Tool[]
 
 const LOOP_FIELDS = new Set(["model", "messages", "stream", "tools"]);
 
+/** A function tool's name, or `undefined` for another kind of tool. */
+function functionName(tool: AnyToolDefinition): string | undefined {
+  if (own(tool, "type") !== "function") return undefined;
+  const name = own(own(tool, "function") as object, "name");
+  return typeof name === "string" ? name : undefined;
+}
+
+/** How many tool names a refused choice's message lists. */
+const NAMES_SHOWN = 20;
+
+/**
+ * A `tool_choice` naming a function with the name that tool goes out under: relaxed tools
+ * (`relaxTools`) are renamed where OpenAI would refuse the name (`fs.read` → `fs_read`), and a
+ * choice still naming `fs.read` is refused or ignored by the server. `given` and `sent` are the
+ * tools before and after relaxing, index for index (before ordering). A choice already naming a
+ * tool as it goes out stays. One naming no tool either way: `undefined` — `buildBody` refuses the
+ * caller's own by name, and sends an `extraBody.tool_choice` as given.
+ */
+function choiceAsSent(
+  choice: ToolChoice,
+  given: readonly AnyToolDefinition[],
+  sent: readonly AnyToolDefinition[],
+): ToolChoice | undefined {
+  if (typeof choice !== "object") return choice;
+  const wanted = choice.function.name;
+  const at = given.findIndex((tool) => functionName(tool) === wanted);
+  const name = at >= 0 ? (functionName(sent[at] as AnyToolDefinition) ?? wanted) : undefined;
+  if (name === undefined) return sent.some((tool) => functionName(tool) === wanted) ? choice : undefined;
+  return name === wanted ? choice : { ...choice, function: { ...choice.function, name } };
+}
+
+/** The refusal of an `options.toolChoice` naming no tool: the names there are, as given and as sent. */
+function unknownChoice(
+  wanted: string,
+  given: readonly AnyToolDefinition[],
+  sent: readonly AnyToolDefinition[],
+): RangeError {
+  const names = given.flatMap((tool, index) => {
+    const name = functionName(tool);
+    if (name === undefined) return [];
+    const out = functionName(sent[index] as AnyToolDefinition);
+    return [
+      out !== undefined && out !== name
+        ? `${JSON.stringify(name)} (sent as ${JSON.stringify(out)})`
+        : JSON.stringify(name),
+    ];
+  });
+  const listed =
+    names.length === 0
+      ? "there is no function tool"
+      : `the function tools are ${names.slice(0, NAMES_SHOWN).join(", ")}${names.length > NAMES_SHOWN ? `, and ${names.length - NAMES_SHOWN} more` : ""}`;
+  return new RangeError(
+    `buildBody: options.toolChoice names the tool ${JSON.stringify(wanted)}, which is none of the tools given; ${listed}.`,
+  );
+}
+
 function wrongType(name: string, what: string, value: unknown): TypeError {
   const got = Array.isArray(value) ? "an array" : value === null ? "null" : typeof value;
   return new TypeError(`buildBody: ${name} must be ${what}; got ${got}.`);
@@ -463,7 +519,10 @@ function checkArguments(
  * holding itself (the client would throw while sending) a `TypeError`.
  *
  * `options.toolChoice` (one request's `tool_choice`) is sent only beside tools, and wins over an
- * `extraBody.tool_choice`. Once the model refused `tool_choice` (`model.toolChoice === false`)
+ * `extraBody.tool_choice`. One naming a tool names it as the tool goes out: relaxed tools are
+ * renamed where OpenAI refuses the name (`fs.read` → `fs_read`), and so is the choice (an
+ * `extraBody.tool_choice` too); one naming no tool, given or sent, throws `RangeError` naming it.
+ * Once the model refused `tool_choice` (`model.toolChoice === false`)
  * none is sent (`extraBody`'s neither), and a request asking for `"none"` goes without tools
  * instead — the only other way to keep the model from calling one. Throws `TypeError` naming what
  * is wrong for a last argument that is neither an order nor an options object, an option it does
@@ -512,10 +571,21 @@ export function buildBody<
   const choiceTaken = model?.toolChoice !== false && !model?.droppedFields.includes("tool_choice");
   // A model that refused tool_choice is kept from calling a tool the one other way: none declared.
   const withTools = tools.length > 0 && (choiceTaken || toolChoice !== "none");
+  // The tools as they go out, before ordering: index for index the given ones, so a choice naming a
+  // tool relaxing renamed is sent naming it as renamed.
+  let declared: Tool[] = [];
   if (withTools) {
     const sound = wellFormedItems(tools);
-    const declared = supports.strictSchemas ? [...sound] : relaxed(sound);
+    declared = supports.strictSchemas ? [...sound] : relaxed(sound);
     body.tools = orderTools(declared, order as ToolOrder<Tool>);
+  }
+  // A choice naming a tool is checked against the tools whether or not the latches send it.
+  let choice = toolChoice;
+  if (choice !== undefined && withTools) {
+    const named = choiceAsSent(choice, tools, declared);
+    if (named === undefined)
+      throw unknownChoice((choice as { function: { name: string } }).function.name, tools, declared);
+    choice = named;
   }
   const effort = effortFor(model, config.reasoningEffort);
   // The asked effort, or the rung of the ladder `effortFor` climbed to from it.
@@ -550,9 +620,14 @@ export function buildBody<
     if (field === "response_format" && model?.structuredOutput === false) continue;
     if (field === "stream_options" && !supports.usageInStream) continue;
     if (field === "tool_choice" && (!choiceTaken || toolChoice !== undefined)) continue;
+    // An extraBody tool_choice naming a tool relaxing renamed names it as renamed (else as given).
+    if (field === "tool_choice" && withTools && isToolChoice(value)) {
+      body[field] = choiceAsSent(value, tools, declared) ?? value;
+      continue;
+    }
     body[field] = value;
   }
-  if (toolChoice !== undefined && withTools && choiceTaken) body.tool_choice = toolChoice;
+  if (choice !== undefined && withTools && choiceTaken) body.tool_choice = choice;
   // The rest of the body too (the model's name, tool_choice's, a field extraBody adds): a lone half
   // anywhere has a server reading UTF-8 refuse the request whole, and tool_choice names its tool as
   // the tool array does.

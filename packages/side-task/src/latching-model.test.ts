@@ -545,6 +545,8 @@ interface Predicted {
 
 /** negotiate's words for a JSON schema (structured output) the model refused. */
 const STRUCTURED = /refused structured output \(a JSON schema in response_format\)/;
+/** negotiate's words for response_format refused as a field the server does not know (r94h). */
+const FORMAT_FIELD = /refused structured output \(response_format[\w.[\]]*, a field it does not take\)/;
 
 /** What a side task says of the answer it read: a refusal in place of it, JSON cut at the ceiling. */
 const ANSWER_REFUSED = /I can't help/;
@@ -626,7 +628,7 @@ function attempts(q: EndpointQuirks, t: Task, ref: Reference, system: string | u
           if (m.structuredOutput) {
             // negotiate's latch, told in its words (the caller's own response_format left out too).
             m.structuredOutput = false;
-            notices.push(STRUCTURED);
+            notices.push(FORMAT_FIELD);
           } else {
             // The side task's own: its json_object refused, asked in words.
             callEnds();

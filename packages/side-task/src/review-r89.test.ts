@@ -127,7 +127,10 @@ describe("R89-1: a change made to get past a refusal is told, whichever latch ma
     expect(bodies(server).map((b) => formatOf(b).type)).toEqual(["json_object", undefined]);
     // r91: told by negotiate itself, in its words.
     expect(notices).toHaveLength(1);
-    expect(notices[0]).toMatch(/^o-model refused structured output \(a JSON schema in response_format\)/);
+    // r94h: the field was refused by name, a plain json_object in it — no JSON schema was sent.
+    expect(notices[0]).toMatch(
+      /^o-model refused structured output \(response_format, a field it does not take\);/,
+    );
   });
 
   it("a grammar of the caller's own refused alike when relaxed: the latch taken back, nothing told", async () => {

@@ -46,11 +46,19 @@ export interface RecoverToolCallsOptions {
    * closed up and run.
    */
   finishReason?: string | null | undefined;
+  /**
+   * What each recovered call's id starts with, before its number in the reply (`0`, `1`, …).
+   * Default (also for `null`) `"call_recovered_"`. A loop of its own recovers calls afresh from
+   * every reply, and the default numbers each from `call_recovered_0`: a prefix unique to the step
+   * (`` `call_recovered_${step}_` ``) keeps every id in the transcript apart, so each tool result
+   * answers one call (OpenAI, Mistral and chat templates that print ids match results by id).
+   */
+  idPrefix?: string | null | undefined;
 }
 
 /** What {@link recoverToolCalls} found. */
 export interface RecoveredToolCalls {
-  /** The calls, in the order they were written, with ids `call_recovered_0` onward. */
+  /** The calls, in the order they were written, with ids `call_recovered_0` onward (`idPrefix` then the number, given one). */
   calls: ToolCallRequest[];
   /** The reply without the recovered calls (the thinking before the scratchpad's `</think>` kept as it was). */
   text: string;
@@ -383,6 +391,11 @@ let scanBudget = Number.POSITIVE_INFINITY;
  * readers of each format only say what was open.
  */
 let cutAtLimit = false;
+
+/** What a recovered call's id starts with when the caller names no `idPrefix`. */
+const DEFAULT_ID_PREFIX = "call_recovered_";
+/** What this reading's recovered ids start with (`recoverToolCalls`' `idPrefix`). */
+let idPrefix = DEFAULT_ID_PREFIX;
 
 /**
  * The part of a span a reply may have recovered: all of it, or — the reply cut at the token ceiling
@@ -2007,7 +2020,7 @@ function named(spans: readonly Span[], known: Known): Span[] {
  * read past); a block that names anything else is left in the text, and so is markup quoted in
  * inline code or in a fenced code block beside prose (an example; a reply that is only that fence,
  * and Gemma's ```tool_code, excepted). Returns the calls with ids
- * `call_recovered_0` onward in written order, and the text with them taken out (trimmed); with
+ * `call_recovered_0` onward in written order (`options.idPrefix` before the number, given one), and the text with them taken out (trimmed); with
  * nothing found, the text as it was. Each call's `raw` is its argument text — the model's, or JSON
  * with every number token a double would write back otherwise kept as written (`02134`, `1.10`,
  * `+5`) — so `parseToolArguments(raw, …)` with the tool's `takesOnlyString` reads it exactly as
@@ -2036,10 +2049,11 @@ export function recoverToolCalls(
       `recoverToolCalls needs the reply as a string, and was given ${describeValue(text)}.`,
     );
   }
-  const options = readOptions("recoverToolCalls", given, ["finishReason"]);
+  const options = readOptions("recoverToolCalls", given, ["finishReason", "idPrefix"]);
   const known = checkedTools("recoverToolCalls", tools);
   resetBudgets(text);
   cutAtLimit = options.finishReason === "length";
+  idPrefix = options.idPrefix ?? DEFAULT_ID_PREFIX;
   try {
     return recoverFrom(text, known);
   } finally {
@@ -2047,6 +2061,7 @@ export function recoverToolCalls(
     scanBudget = Number.POSITIVE_INFINITY;
     pythonicBudget = Number.POSITIVE_INFINITY;
     cutAtLimit = false;
+    idPrefix = DEFAULT_ID_PREFIX;
   }
 }
 
@@ -2603,7 +2618,7 @@ function recoverAnswer(text: string, known: Known): RecoveredToolCalls {
     rest = joinAtCall(rest, tail.slice(at, span.start));
     at = span.end;
     for (const call of span.calls) {
-      calls.push({ id: `call_recovered_${calls.length}`, name: call.name, args: call.args, raw: call.raw });
+      calls.push({ id: `${idPrefix}${calls.length}`, name: call.name, args: call.args, raw: call.raw });
     }
   }
   let after = tail.slice(at);
