@@ -277,6 +277,22 @@ function excludes(branch: unknown, value: Raw, walk: Walk): boolean {
 const CHECK_BUDGET = 10_000;
 
 /**
+ * The keys of the object `value` whose null `strip` drops when it reads the object by `schema`:
+ * a key some part or branch names, none taking null there, none requiring it. Each key looked at
+ * counts as one of the object's checks.
+ */
+function droppedNulls(schema: unknown, value: Raw, walk: Walk): Set<string> {
+  const dropped = new Set<string>();
+  for (const key of Object.keys(value)) {
+    if (--walk.checks < 0) break;
+    if (value[key] !== null) continue;
+    const info = keyInfo(schema, key, walk, 0);
+    if (info.described && !info.nullOk && info.absentOk) dropped.add(key);
+  }
+  return dropped;
+}
+
+/**
  * False when `value` surely fails `schema`, whatever nulls in it are dropped: its kind is not one
  * the schema takes (a string where an object or an array is taken may be JSON text, and is not
  * counted); a scalar the schema's `const`, `enum`, `pattern` (one `mayBacktrack` passes, on at
@@ -286,8 +302,19 @@ const CHECK_BUDGET = 10_000;
  * length its item counts refuse, or holding such an item; or a union none of whose branches it may
  * meet. A key holding null is otherwise passed over (it may be a field left out). Past
  * `MAX_DEPTH`, or past `CHECK_BUDGET` readings for the object being read, the answer is "may".
+ *
+ * With `dropped` (the keys of this object whose null `strip` drops: see `droppedNulls`), the nulls
+ * are read as `strip` leaves them: a dropped key is absent, any other null is a value the schema
+ * must take (at its key, or as an array's item), and each object further down is read with the
+ * nulls its own schema drops. So false then means the value `strip` would hand on surely fails.
  */
-function mayMeet(schema: unknown, value: unknown, walk: Walk, depth: number): boolean {
+function mayMeet(
+  schema: unknown,
+  value: unknown,
+  walk: Walk,
+  depth: number,
+  dropped?: ReadonlySet<string>,
+): boolean {
   if (depth > MAX_DEPTH || --walk.checks < 0) return true;
   const { parts, never } = flatten(schema, walk);
   if (never) return false;
@@ -296,6 +323,8 @@ function mayMeet(schema: unknown, value: unknown, walk: Walk, depth: number): bo
   if ((kinds & kind) === 0) return kind === STRING && mayBeText(value as string, kinds);
   // A string where the schema also takes an object or an array may be JSON text: its own keywords say nothing of it.
   if (kind === STRING && (kinds & (OBJECT | ARRAY)) !== 0) return true;
+  const strict = dropped !== undefined;
+  const drops = strict && kind === OBJECT ? dropped : undefined;
   return parts.every((part) => {
     if (Object.hasOwn(part, "const") && kind !== OBJECT && kind !== ARRAY && part.const !== value)
       return false;
@@ -303,9 +332,12 @@ function mayMeet(schema: unknown, value: unknown, walk: Walk, depth: number): bo
       return false;
     if (typeof value === "number" && !numberMeets(part, value)) return false;
     if (typeof value === "string" && !stringMeets(part, value, walk)) return false;
-    if (kind === OBJECT && !objectMayMeet(part, value as Raw, walk, depth)) return false;
-    if (kind === ARRAY && !arrayMayMeet(part, value as unknown[], walk, depth)) return false;
-    return unionsOf(part).every((branches) => branches.some((b) => mayMeet(b, value, walk, depth + 1)));
+    if (kind === OBJECT && !objectMayMeet(part, value as Raw, walk, depth, drops)) return false;
+    if (kind === ARRAY && !arrayMayMeet(part, value as unknown[], walk, depth, strict)) return false;
+    // A union's branches read the same object: with the same nulls dropped.
+    return unionsOf(part).every((branches) =>
+      branches.some((b) => mayMeet(b, value, walk, depth + 1, drops)),
+    );
   });
 }
 
@@ -342,19 +374,39 @@ function stringMeets(part: Raw, value: string, walk: Walk): boolean {
   return true;
 }
 
-function objectMayMeet(part: Raw, value: Raw, walk: Walk, depth: number): boolean {
+function objectMayMeet(
+  part: Raw,
+  value: Raw,
+  walk: Walk,
+  depth: number,
+  dropped: ReadonlySet<string> | undefined,
+): boolean {
   if (!typeAllows(part, "object")) return false;
   const props = isObject(part.properties) ? part.properties : undefined;
   // A name the sanitizer rewrote (U+FFFD for half a surrogate pair, `$ref_` for `$ref`) is not the schema's own.
   const renamed = Object.keys(value).some((key) => mayBeRenamed(key));
   if (!renamed) {
     for (const key of requiredOf(part, walk)) {
-      if (typeof key === "string" && !Object.hasOwn(value, key)) return false;
+      if (typeof key === "string" && (!Object.hasOwn(value, key) || dropped?.has(key))) return false;
     }
   }
   const extra = part.additionalProperties;
+  const strict = dropped !== undefined;
   for (const key of Object.keys(value)) {
     const inner = value[key];
+    if (dropped?.has(key)) continue;
+    if (inner === null && strict) {
+      // A null `strip` keeps reaches the tool: the part must take it at that key.
+      if (props && Object.hasOwn(props, key)) {
+        if (!acceptsNull(props[key], walk, 0)) return false;
+      } else if (
+        !renamed &&
+        (extra === false || (isObject(extra) && !acceptsNull(extra, walk, 0))) &&
+        !isObject(part.patternProperties)
+      )
+        return false;
+      continue;
+    }
     if (inner === null) {
       // A null at a key the part requires is never dropped: a part that cannot take it there is not met.
       if (
@@ -367,10 +419,10 @@ function objectMayMeet(part: Raw, value: Raw, walk: Walk, depth: number): boolea
       continue;
     }
     if (props && Object.hasOwn(props, key)) {
-      if (!mayMeet(props[key], inner, walk, depth + 1)) return false;
+      if (!mayMeetAs(props[key], inner, walk, depth + 1, strict)) return false;
     } else if (
       !renamed &&
-      (extra === false || (isObject(extra) && !mayMeet(extra, inner, walk, depth + 1)))
+      (extra === false || (isObject(extra) && !mayMeetAs(extra, inner, walk, depth + 1, strict)))
     ) {
       // patternProperties may also speak of the key: only a schema without them is read here.
       if (!isObject(part.patternProperties)) return false;
@@ -379,18 +431,33 @@ function objectMayMeet(part: Raw, value: Raw, walk: Walk, depth: number): boolea
   return true;
 }
 
-function arrayMayMeet(part: Raw, value: unknown[], walk: Walk, depth: number): boolean {
+function arrayMayMeet(part: Raw, value: unknown[], walk: Walk, depth: number, strict: boolean): boolean {
   if (!typeAllows(part, "array")) return false;
   const { prefixItems, items, minItems, maxItems } = part;
   if (typeof minItems === "number" && value.length < minItems) return false;
   if (typeof maxItems === "number" && value.length > maxItems) return false;
   const tuple = Array.isArray(prefixItems) ? prefixItems : Array.isArray(items) ? items : undefined;
   return value.every((item, i) => {
-    if (item === null) return true;
     const schema = tuple ? (i < tuple.length ? tuple[i] : undefined) : items;
-    return schema === undefined || mayMeet(schema, item, walk, depth + 1);
+    // `strip` never drops an array's null: read strictly, the item schema must take it.
+    if (item === null) return !strict || schema === undefined || acceptsNull(schema, walk, 0);
+    return schema === undefined || mayMeetAs(schema, item, walk, depth + 1, strict);
   });
 }
+
+/**
+ * `mayMeet` for a value inside the one being read: strictly when the outer reading is strict — an
+ * object as `strip` would leave it, read by the branches of its own unions `narrowed` picks for it
+ * (counted against the same checks), with the nulls that reading drops.
+ */
+function mayMeetAs(schema: unknown, value: unknown, walk: Walk, depth: number, strict: boolean): boolean {
+  if (!strict || kindOf(value) !== OBJECT) return mayMeet(schema, value, walk, depth, strict ? NONE : undefined);
+  const reading = narrowed(schema, value as Raw, walk, depth);
+  return mayMeet(schema, value, walk, depth, droppedNulls(reading, value as Raw, walk));
+}
+
+/** A strict reading of a value that is no object: nothing of it is dropped. */
+const NONE: ReadonlySet<string> = new Set();
 
 /**
  * A schema's `pattern` compiled as JSON Schema reads it (ECMAScript, no flags), once per call;
@@ -411,6 +478,17 @@ function patternOf(pattern: string, walk: Walk): RegExp | undefined {
   return compiled;
 }
 
+/** One union of a schema's parts, as `narrowed` reads it for an object. */
+interface Union {
+  at: number;
+  word: "anyOf" | "oneOf";
+  branches: unknown[];
+  /** What each branch is read as: itself, narrowed, or a stand-in. */
+  read: unknown[];
+  /** The branches the object may be of, by index, in schema order. */
+  live: number[];
+}
+
 /**
  * `schema` as read for the object `value`: each branch of its unions that `value` cannot meet (see
  * `excludes`) stands as a branch naming the same properties, none of which takes null — so a null
@@ -419,31 +497,97 @@ function patternOf(pattern: string, walk: Walk): RegExp | undefined {
  * variant where it is nullable), and a null for a field only another alternative names is still
  * dropped. A branch kept is read the same way (a union inside it, as in a nullable discriminated
  * union's `anyOf: [{ oneOf }, null]`). Where every branch is left out, the union is read whole.
- * Made once per schema and set of branches kept.
+ *
+ * Where the object may still be of several branches, it is read by one: the first, in schema
+ * order, that takes the object as `strip` would leave it read by that branch alone (the others
+ * standing in), as far as `mayMeet` can tell — each null is then kept or dropped by one branch,
+ * never kept because one branch takes it here and another there, which neither would take
+ * together. Where none surely takes it (or the object's checks run out), the union is read by all
+ * the branches it may be of, as before. Made once per schema and set of branches kept.
  */
 function narrowed(schema: unknown, value: Raw, walk: Walk, depth = 0): unknown {
   if (depth > MAX_DEPTH) return schema;
   const { parts } = flatten(schema, walk);
   // The usual object schema holds no union: read as it is, at the cost of one remembered flatten.
   if (!parts.some((part) => Array.isArray(part.anyOf) || Array.isArray(part.oneOf))) return schema;
-  let key = "";
-  const narrowedParts = parts.map((part, at) => {
-    let copy: Raw | undefined;
+  const unions: Union[] = [];
+  parts.forEach((part, at) => {
     for (const word of ["anyOf", "oneOf"] as const) {
       const branches = part[word];
       if (!Array.isArray(branches)) continue;
-      const out = branches.filter((branch) => excludes(branch, value, walk));
-      if (out.length === branches.length) continue;
-      const read = branches.map((branch) =>
-        out.includes(branch) ? standIn(branch, walk) : narrowed(branch, value, walk, depth + 1),
-      );
-      if (read.every((branch, i) => branch === branches[i])) continue;
-      copy ??= { ...part };
-      copy[word] = read;
-      key += `${at}${word}:${read.map((branch, i) => (branch === branches[i] ? "=" : idOf(branch, walk))).join(",")};`;
+      const live: number[] = [];
+      const read = branches.map((branch, i) => {
+        if (excludes(branch, value, walk)) return standIn(branch, walk);
+        live.push(i);
+        return narrowed(branch, value, walk, depth + 1);
+      });
+      // Every branch left out: the union is read whole.
+      unions.push({ at, word, branches, read: live.length > 0 ? read : branches, live });
     }
-    return copy ?? part;
   });
+  for (const union of unions) {
+    if (union.live.length < 2) continue;
+    const before = union.read;
+    const live = new Set(union.live);
+    for (const i of written(union, value, walk)) {
+      // Each reading tried makes a schema as wide as the union: counted, so a wide union of many
+      // branches an object may be of costs the object its checks, not the union's width squared.
+      walk.checks -= before.length;
+      if (walk.checks < 0) break;
+      union.read = before.map((branch, j) =>
+        j === i || !live.has(j) ? branch : standIn(union.branches[j], walk),
+      );
+      const reading = assembled(schema, parts, unions, walk);
+      if (mayMeet(union.branches[i], value, walk, 0, droppedNulls(reading, value, walk))) break;
+      union.read = before;
+    }
+    // Checks run out: "may" answers chose nothing, so this union and those after it are read whole.
+    if (walk.checks < 0) {
+      union.read = before;
+      break;
+    }
+  }
+  return assembled(schema, parts, unions, walk);
+}
+
+/**
+ * The branches of `union` the object may be of that name each key it holds a value at that one of
+ * them names (a null only where one of them takes it): the branches it was written for. A branch that leaves such a key
+ * unnamed would take the object too (an open object takes any key), but a tool reading by it —
+ * zod's `z.union` tries its branches in order and keeps only the keys of the one that takes the
+ * value — drops what the model wrote there. Each key costs the object a check per branch.
+ */
+function written(union: Union, value: Raw, walk: Walk): number[] {
+  let fit = union.live;
+  for (const key of Object.keys(value)) {
+    walk.checks -= union.live.length;
+    if (walk.checks < 0) return [];
+    const infos = new Map(union.live.map((i) => [i, keyInfo(union.branches[i], key, walk, 0)]));
+    // A null counts as written where a branch names the key and takes null there: it may be that
+    // branch's value, not only a field left out.
+    const counts = [...infos.values()].some((info) => info.described && (value[key] !== null || info.nullOk));
+    if (!counts) continue;
+    const naming = fit.filter((i) => infos.get(i)?.described);
+    if (naming.length === 0) return [];
+    fit = naming;
+  }
+  return fit;
+}
+
+/**
+ * `schema` with each of its unions read as `unions` say, made once per schema and reading (the
+ * schema itself where no branch is read otherwise).
+ */
+function assembled(schema: unknown, parts: Raw[], unions: Union[], walk: Walk): unknown {
+  let key = "";
+  const narrowedParts = parts.slice();
+  for (const { at, word, branches, read } of unions) {
+    if (read.every((branch, i) => branch === branches[i])) continue;
+    const copy = narrowedParts[at] === parts[at] ? { ...parts[at] } : (narrowedParts[at] as Raw);
+    copy[word] = read;
+    narrowedParts[at] = copy;
+    key += `${at}${word}:${read.map((branch, i) => (branch === branches[i] ? "=" : idOf(branch, walk))).join(",")};`;
+  }
   if (key === "") return schema;
   let byKey = walk.narrowed.get(schema);
   const known = byKey?.get(key);
