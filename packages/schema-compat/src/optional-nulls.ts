@@ -451,7 +451,8 @@ function arrayMayMeet(part: Raw, value: unknown[], walk: Walk, depth: number, st
  * (counted against the same checks), with the nulls that reading drops.
  */
 function mayMeetAs(schema: unknown, value: unknown, walk: Walk, depth: number, strict: boolean): boolean {
-  if (!strict || kindOf(value) !== OBJECT) return mayMeet(schema, value, walk, depth, strict ? NONE : undefined);
+  if (!strict || kindOf(value) !== OBJECT)
+    return mayMeet(schema, value, walk, depth, strict ? NONE : undefined);
   const reading = narrowed(schema, value as Raw, walk, depth);
   return mayMeet(schema, value, walk, depth, droppedNulls(reading, value as Raw, walk));
 }
@@ -939,7 +940,9 @@ export interface RestoreOptions extends SanitizeOptions {
  * keywords beside them), `allOf`, and the branches of `anyOf`/`oneOf` — where a null is dropped
  * when no branch naming the property takes it (the fields of the other alternatives of a root
  * union, say), among the branches the object may be of (a discriminated union's variant is read
- * by its tag). A property name `sanitizeSchema` wrote with U+FFFD (the schema's own held half a
+ * by its tag). Where it may be of several, it is read by the first (naming the keys it holds
+ * values at) that takes it with that branch's nulls kept and the others dropped, so no null is
+ * kept for one branch beside another null kept for another. A property name `sanitizeSchema` wrote with U+FFFD (the schema's own held half a
  * surrogate pair alone) is read as the schema's own name, as {@link restoreArguments} reads it,
  * and kept as the model wrote it (`restoreArguments` hands the tool its own name back).
  *

@@ -47,7 +47,10 @@ describe("overlapping union branches that split the nulls", () => {
         {
           type: "object",
           properties: {
-            x: { type: "object", properties: { a: { type: ["string", "null"] }, q: { type: ["string", "null"] } } },
+            x: {
+              type: "object",
+              properties: { a: { type: ["string", "null"] }, q: { type: ["string", "null"] } },
+            },
             k: { type: ["string", "null"] },
           },
         },
@@ -76,7 +79,16 @@ describe("overlapping union branches that split the nulls", () => {
       properties: { one: overlapping, many: { type: "array", items: overlapping } },
     };
     expect(
-      restoreArguments({ one: { a: null, d: null }, many: [{ a: null, d: null }, { a: "x", d: null }] }, nested),
+      restoreArguments(
+        {
+          one: { a: null, d: null },
+          many: [
+            { a: null, d: null },
+            { a: "x", d: null },
+          ],
+        },
+        nested,
+      ),
     ).toEqual({ one: { d: null }, many: [{ d: null }, { a: "x", d: null }] });
 
     const tree = {
@@ -86,21 +98,30 @@ describe("overlapping union branches that split the nulls", () => {
           anyOf: [
             {
               type: "object",
-              properties: { a: { type: "string" }, d: { type: ["string", "null"] }, kids: { type: "array", items: { $ref: "#/$defs/node" } } },
+              properties: {
+                a: { type: "string" },
+                d: { type: ["string", "null"] },
+                kids: { type: "array", items: { $ref: "#/$defs/node" } },
+              },
               required: ["d"],
             },
             {
               type: "object",
-              properties: { a: { type: ["string", "null"] }, d: { type: "string" }, kids: { type: "array", items: { $ref: "#/$defs/node" } } },
+              properties: {
+                a: { type: ["string", "null"] },
+                d: { type: "string" },
+                kids: { type: "array", items: { $ref: "#/$defs/node" } },
+              },
               required: ["a"],
             },
           ],
         },
       },
     };
-    expect(
-      dropOptionalNulls({ a: null, d: null, kids: [{ a: null, d: null, kids: [] }] }, tree),
-    ).toEqual({ d: null, kids: [{ d: null, kids: [] }] });
+    expect(dropOptionalNulls({ a: null, d: null, kids: [{ a: null, d: null, kids: [] }] }, tree)).toEqual({
+      d: null,
+      kids: [{ d: null, kids: [] }],
+    });
   });
 
   it("the branch the model wrote for is chosen by the keys it holds values at", () => {
@@ -119,8 +140,16 @@ describe("overlapping union branches that split the nulls", () => {
   it("a root union sanitizeSchema merged: the other alternative's fields, null, still go", () => {
     const root = {
       anyOf: [
-        { type: "object", properties: { a: { type: "string" }, d: { type: ["string", "null"] } }, required: ["d"] },
-        { type: "object", properties: { a: { type: ["string", "null"] }, d: { type: "string" }, z: { type: "number" } }, required: ["a"] },
+        {
+          type: "object",
+          properties: { a: { type: "string" }, d: { type: ["string", "null"] } },
+          required: ["d"],
+        },
+        {
+          type: "object",
+          properties: { a: { type: ["string", "null"] }, d: { type: "string" }, z: { type: "number" } },
+          required: ["a"],
+        },
       ],
     };
     const sanitized = sanitizeSchema(root) as { properties: Record<string, unknown> };
@@ -145,11 +174,14 @@ describe("overlapping union branches that split the nulls", () => {
     const schema = { type: "object", properties: { more: { type: "array", items: overlapping } } };
     expect(restoreArguments(args, schema)).toEqual({ more: [{ d: null }] });
     expect(args).toEqual({ more: [{ a: null, d: null }] });
-    const hostile = new Proxy({}, {
-      ownKeys() {
-        throw new Error("no");
+    const hostile = new Proxy(
+      {},
+      {
+        ownKeys() {
+          throw new Error("no");
+        },
       },
-    });
+    );
     expect(() => dropOptionalNulls(hostile, overlapping)).not.toThrow();
   });
 });
