@@ -37,6 +37,8 @@ interface Walk {
   narrowed: Map<unknown, Map<string, unknown>>;
   /** Per union branch an object cannot meet: what it stands as (see `standIn`). */
   standIns: Map<unknown, Raw>;
+  /** Per union branch an object may be of but is not read by: what it stands as (see `standIn`). */
+  passedOver: Map<unknown, Raw>;
   /** A number for each schema `narrowed` or `standIn` made, naming it in `narrowed`'s keys. */
   ids: Map<unknown, number>;
   /** Patterns `mayMeet` compiled (undefined: not run). */
@@ -500,10 +502,11 @@ interface Union {
  * union's `anyOf: [{ oneOf }, null]`). Where every branch is left out, the union is read whole.
  *
  * Where the object may still be of several branches, it is read by one: the first, in schema
- * order, that takes the object as `strip` would leave it read by that branch alone (the others
- * standing in), as far as `mayMeet` can tell — each null is then kept or dropped by one branch,
- * never kept because one branch takes it here and another there, which neither would take
- * together. Where none surely takes it (or the object's checks run out), the union is read by all
+ * order, among those naming the keys it holds values at (see `written`), that takes the object as
+ * `strip` would leave it read by that branch (the others standing in, their values read as before
+ * but no null of theirs kept), as far as `mayMeet` can tell — each null is then kept or dropped by
+ * one branch, never kept because one branch takes it here and another there, which neither would
+ * take together. Where none surely takes it (or the object's checks run out), the union is read by all
  * the branches it may be of, as before. Made once per schema and set of branches kept.
  */
 function narrowed(schema: unknown, value: Raw, walk: Walk, depth = 0): unknown {
@@ -536,7 +539,7 @@ function narrowed(schema: unknown, value: Raw, walk: Walk, depth = 0): unknown {
       walk.checks -= before.length;
       if (walk.checks < 0) break;
       union.read = before.map((branch, j) =>
-        j === i || !live.has(j) ? branch : standIn(union.branches[j], walk),
+        j === i || !live.has(j) ? branch : standIn(union.branches[j], walk, true),
       );
       const reading = assembled(schema, parts, unions, walk);
       if (mayMeet(union.branches[i], value, walk, 0, droppedNulls(reading, value, walk))) break;
@@ -612,23 +615,44 @@ function idOf(made: unknown, walk: Walk): number {
   return id;
 }
 
-/** What an excluded branch stands as: an object naming its properties, each taking no value (no null). */
-function standIn(branch: unknown, walk: Walk): Raw {
-  let made = walk.standIns.get(branch);
+/** Every kind of value but null: a property of a branch passed over takes no null. */
+const NOT_NULL = ["object", "array", "string", "number", "integer", "boolean"];
+
+/**
+ * What a union branch stands as when the object is not read by it: an object naming its
+ * properties, each taking no null — and so none of its nulls kept. A branch the object cannot meet
+ * names each as taking no value (`false`); one it may meet but is not read by (`passed`, see
+ * `narrowed`) names each with its own schema beside "not null", so a value there (JSON text asked
+ * for by that branch, say) is still read as before: only the nulls are that of the branch read by.
+ */
+function standIn(branch: unknown, walk: Walk, passed = false): Raw {
+  const cache = passed ? walk.passedOver : walk.standIns;
+  let made = cache.get(branch);
   if (made === undefined) {
-    const properties: Raw = {};
+    const subs = new Map<string, unknown[]>();
     for (const part of flatten(branch, walk).parts) {
       if (!isObject(part.properties)) continue;
       for (const name of Object.keys(part.properties)) {
-        Object.defineProperty(
-          properties,
-          name,
-          protoless({ value: false, enumerable: true, writable: true, configurable: true }),
-        );
+        const list = subs.get(name) ?? [];
+        list.push(part.properties[name]);
+        subs.set(name, list);
       }
     }
+    const properties: Raw = {};
+    for (const [name, list] of subs) {
+      Object.defineProperty(
+        properties,
+        name,
+        protoless({
+          value: passed ? { allOf: list, type: NOT_NULL } : false,
+          enumerable: true,
+          writable: true,
+          configurable: true,
+        }),
+      );
+    }
     made = { type: "object", properties };
-    walk.standIns.set(branch, made);
+    cache.set(branch, made);
   }
   return made;
 }
@@ -1028,6 +1052,7 @@ function newWalk(root: unknown): Walk {
     nulls: new Map(),
     narrowed: new Map(),
     standIns: new Map(),
+    passedOver: new Map(),
     ids: new Map(),
     patterns: new Map(),
     checks: CHECK_BUDGET,
