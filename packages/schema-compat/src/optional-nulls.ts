@@ -45,6 +45,8 @@ interface Walk {
   patterns: Map<string, RegExp | undefined>;
   /** Readings `mayMeet` may still make for the object being read. */
   checks: number;
+  /** How many readings `narrowed` is trying, one inside another (see `takesWhole`). */
+  trying: number;
   keys: Map<unknown, Map<string, KeyInfo>>;
   items: Map<unknown, Map<number, unknown>>;
   /** The sanitized form, read for renamed names (and, with `parse`, for JSON text to parse back). */
@@ -279,22 +281,6 @@ function excludes(branch: unknown, value: Raw, walk: Walk): boolean {
 const CHECK_BUDGET = 10_000;
 
 /**
- * The keys of the object `value` whose null `strip` drops when it reads the object by `schema`:
- * a key some part or branch names, none taking null there, none requiring it. Each key looked at
- * counts as one of the object's checks.
- */
-function droppedNulls(schema: unknown, value: Raw, walk: Walk): Set<string> {
-  const dropped = new Set<string>();
-  for (const key of Object.keys(value)) {
-    if (--walk.checks < 0) break;
-    if (value[key] !== null) continue;
-    const info = keyInfo(schema, key, walk, 0);
-    if (info.described && !info.nullOk && info.absentOk) dropped.add(key);
-  }
-  return dropped;
-}
-
-/**
  * False when `value` surely fails `schema`, whatever nulls in it are dropped: its kind is not one
  * the schema takes (a string where an object or an array is taken may be JSON text, and is not
  * counted); a scalar the schema's `const`, `enum`, `pattern` (one `mayBacktrack` passes, on at
@@ -305,18 +291,10 @@ function droppedNulls(schema: unknown, value: Raw, walk: Walk): Set<string> {
  * meet. A key holding null is otherwise passed over (it may be a field left out). Past
  * `MAX_DEPTH`, or past `CHECK_BUDGET` readings for the object being read, the answer is "may".
  *
- * With `dropped` (the keys of this object whose null `strip` drops: see `droppedNulls`), the nulls
- * are read as `strip` leaves them: a dropped key is absent, any other null is a value the schema
- * must take (at its key, or as an array's item), and each object further down is read with the
- * nulls its own schema drops. So false then means the value `strip` would hand on surely fails.
+ * `strict` reads a value `strip` has made, its nulls as it hands them on: each null, at a key or as
+ * an array's item, is a value the schema must take. False then means the tool surely refuses it.
  */
-function mayMeet(
-  schema: unknown,
-  value: unknown,
-  walk: Walk,
-  depth: number,
-  dropped?: ReadonlySet<string>,
-): boolean {
+function mayMeet(schema: unknown, value: unknown, walk: Walk, depth: number, strict = false): boolean {
   if (depth > MAX_DEPTH || --walk.checks < 0) return true;
   const { parts, never } = flatten(schema, walk);
   if (never) return false;
@@ -325,8 +303,6 @@ function mayMeet(
   if ((kinds & kind) === 0) return kind === STRING && mayBeText(value as string, kinds);
   // A string where the schema also takes an object or an array may be JSON text: its own keywords say nothing of it.
   if (kind === STRING && (kinds & (OBJECT | ARRAY)) !== 0) return true;
-  const strict = dropped !== undefined;
-  const drops = strict && kind === OBJECT ? dropped : undefined;
   return parts.every((part) => {
     if (Object.hasOwn(part, "const") && kind !== OBJECT && kind !== ARRAY && part.const !== value)
       return false;
@@ -334,11 +310,10 @@ function mayMeet(
       return false;
     if (typeof value === "number" && !numberMeets(part, value)) return false;
     if (typeof value === "string" && !stringMeets(part, value, walk)) return false;
-    if (kind === OBJECT && !objectMayMeet(part, value as Raw, walk, depth, drops)) return false;
+    if (kind === OBJECT && !objectMayMeet(part, value as Raw, walk, depth, strict)) return false;
     if (kind === ARRAY && !arrayMayMeet(part, value as unknown[], walk, depth, strict)) return false;
-    // A union's branches read the same object: with the same nulls dropped.
     return unionsOf(part).every((branches) =>
-      branches.some((b) => mayMeet(b, value, walk, depth + 1, drops)),
+      branches.some((b) => mayMeet(b, value, walk, depth + 1, strict)),
     );
   });
 }
@@ -381,7 +356,7 @@ function objectMayMeet(
   value: Raw,
   walk: Walk,
   depth: number,
-  dropped: ReadonlySet<string> | undefined,
+  strict: boolean,
 ): boolean {
   if (!typeAllows(part, "object")) return false;
   const props = isObject(part.properties) ? part.properties : undefined;
@@ -389,16 +364,14 @@ function objectMayMeet(
   const renamed = Object.keys(value).some((key) => mayBeRenamed(key));
   if (!renamed) {
     for (const key of requiredOf(part, walk)) {
-      if (typeof key === "string" && (!Object.hasOwn(value, key) || dropped?.has(key))) return false;
+      if (typeof key === "string" && !Object.hasOwn(value, key)) return false;
     }
   }
   const extra = part.additionalProperties;
-  const strict = dropped !== undefined;
   for (const key of Object.keys(value)) {
     const inner = value[key];
-    if (dropped?.has(key)) continue;
     if (inner === null && strict) {
-      // A null `strip` keeps reaches the tool: the part must take it at that key.
+      // A null `strip` kept reaches the tool: the part must take it at that key.
       if (props && Object.hasOwn(props, key)) {
         if (!acceptsNull(props[key], walk, 0)) return false;
       } else if (
@@ -421,10 +394,10 @@ function objectMayMeet(
       continue;
     }
     if (props && Object.hasOwn(props, key)) {
-      if (!mayMeetAs(props[key], inner, walk, depth + 1, strict)) return false;
+      if (!mayMeet(props[key], inner, walk, depth + 1, strict)) return false;
     } else if (
       !renamed &&
-      (extra === false || (isObject(extra) && !mayMeetAs(extra, inner, walk, depth + 1, strict)))
+      (extra === false || (isObject(extra) && !mayMeet(extra, inner, walk, depth + 1, strict)))
     ) {
       // patternProperties may also speak of the key: only a schema without them is read here.
       if (!isObject(part.patternProperties)) return false;
@@ -443,24 +416,10 @@ function arrayMayMeet(part: Raw, value: unknown[], walk: Walk, depth: number, st
     const schema = tuple ? (i < tuple.length ? tuple[i] : undefined) : items;
     // `strip` never drops an array's null: read strictly, the item schema must take it.
     if (item === null) return !strict || schema === undefined || acceptsNull(schema, walk, 0);
-    return schema === undefined || mayMeetAs(schema, item, walk, depth + 1, strict);
+    return schema === undefined || mayMeet(schema, item, walk, depth + 1, strict);
   });
 }
 
-/**
- * `mayMeet` for a value inside the one being read: strictly when the outer reading is strict — an
- * object as `strip` would leave it, read by the branches of its own unions `narrowed` picks for it
- * (counted against the same checks), with the nulls that reading drops.
- */
-function mayMeetAs(schema: unknown, value: unknown, walk: Walk, depth: number, strict: boolean): boolean {
-  if (!strict || kindOf(value) !== OBJECT)
-    return mayMeet(schema, value, walk, depth, strict ? NONE : undefined);
-  const reading = narrowed(schema, value as Raw, walk, depth);
-  return mayMeet(schema, value, walk, depth, droppedNulls(reading, value as Raw, walk));
-}
-
-/** A strict reading of a value that is no object: nothing of it is dropped. */
-const NONE: ReadonlySet<string> = new Set();
 
 /**
  * A schema's `pattern` compiled as JSON Schema reads it (ECMAScript, no flags), once per call;
@@ -502,20 +461,21 @@ interface Union {
  * union's `anyOf: [{ oneOf }, null]`). Where every branch is left out, the union is read whole.
  *
  * Where the object may still be of several branches, it is read by one: the first, in schema
- * order, among those naming the keys it holds values at (see `written`), that takes the object as
- * `strip` would leave it read by that branch (the others standing in, their values read as before
+ * order, among those naming the keys it holds values at (see `written`), that takes what `strip`
+ * makes of the object read by that branch (the others standing in, their values read as before
  * but no null of theirs kept), as far as `mayMeet` can tell — each null is then kept or dropped by
  * one branch, never kept because one branch takes it here and another there, which neither would
- * take together. Where none surely takes it (or the object's checks run out), the union is read by all
- * the branches it may be of, as before. Made once per schema and set of branches kept.
+ * take together. Where none surely takes it (or the object's checks run out), the union is read by
+ * all the branches it may be of, as before. Made once per schema and set of branches kept.
+ * `at` is where `strip` reads the object (its depth and place), for the readings it tries.
  */
-function narrowed(schema: unknown, value: Raw, walk: Walk, depth = 0): unknown {
+function narrowed(schema: unknown, value: Raw, walk: Walk, at: At, depth = 0): unknown {
   if (depth > MAX_DEPTH) return schema;
   const { parts } = flatten(schema, walk);
   // The usual object schema holds no union: read as it is, at the cost of one remembered flatten.
   if (!parts.some((part) => Array.isArray(part.anyOf) || Array.isArray(part.oneOf))) return schema;
   const unions: Union[] = [];
-  parts.forEach((part, at) => {
+  parts.forEach((part, index) => {
     for (const word of ["anyOf", "oneOf"] as const) {
       const branches = part[word];
       if (!Array.isArray(branches)) continue;
@@ -523,10 +483,10 @@ function narrowed(schema: unknown, value: Raw, walk: Walk, depth = 0): unknown {
       const read = branches.map((branch, i) => {
         if (excludes(branch, value, walk)) return standIn(branch, walk);
         live.push(i);
-        return narrowed(branch, value, walk, depth + 1);
+        return narrowed(branch, value, walk, at, depth + 1);
       });
       // Every branch left out: the union is read whole.
-      unions.push({ at, word, branches, read: live.length > 0 ? read : branches, live });
+      unions.push({ at: index, word, branches, read: live.length > 0 ? read : branches, live });
     }
   });
   for (const union of unions) {
@@ -541,8 +501,7 @@ function narrowed(schema: unknown, value: Raw, walk: Walk, depth = 0): unknown {
       union.read = before.map((branch, j) =>
         j === i || !live.has(j) ? branch : standIn(union.branches[j], walk, true),
       );
-      const reading = assembled(schema, parts, unions, walk);
-      if (mayMeet(union.branches[i], value, walk, 0, droppedNulls(reading, value, walk))) break;
+      if (takesWhole(union.branches[i], assembled(schema, parts, unions, walk), value, walk, at)) break;
       union.read = before;
     }
     // Checks run out: "may" answers chose nothing, so this union and those after it are read whole.
@@ -552,6 +511,32 @@ function narrowed(schema: unknown, value: Raw, walk: Walk, depth = 0): unknown {
     }
   }
   return assembled(schema, parts, unions, walk);
+}
+
+/** Where `strip` reads an object: its depth, and its place in the sanitized schema. */
+interface At {
+  depth: number;
+  place: Place | undefined;
+}
+
+/** Thrown when the checks run out while `strip` makes a reading tried (see `takesWhole`). */
+class ChecksOut extends Error {}
+
+/**
+ * Whether `branch` takes what `strip` makes of the object `value` read as `reading` (its nulls as
+ * they would be handed on: see `mayMeet`'s `strict`). Everything `strip` does for a reading tried
+ * counts against the object's checks: out of them, the answer is no (and `walk.checks` says why).
+ */
+function takesWhole(branch: unknown, reading: unknown, value: Raw, walk: Walk, at: At): boolean {
+  walk.trying++;
+  try {
+    return mayMeet(branch, stripObject(value, reading, walk, at.depth, at.place), walk, 0, true);
+  } catch (error) {
+    if (error instanceof ChecksOut) return false;
+    throw error;
+  } finally {
+    walk.trying--;
+  }
 }
 
 /**
@@ -690,6 +675,11 @@ function strip(value: unknown, schema: unknown, walk: Walk, depth: number, place
   if (schema === undefined || depth > MAX_DEPTH) return value;
   if (typeof value === "string")
     return place && walk.parse ? parseBack(value, schema, walk, depth, place) : value;
+  if (walk.trying > 0) {
+    // Making a reading tried: each value counts, against the checks of the object it is for.
+    walk.checks -= Array.isArray(value) ? value.length + 1 : 1;
+    if (walk.checks < 0) throw new ChecksOut();
+  }
   if (Array.isArray(value)) {
     const tuple = flatten(schema, walk).parts.some(
       (p) => Array.isArray(p.prefixItems) || Array.isArray(p.items),
@@ -701,11 +691,16 @@ function strip(value: unknown, schema: unknown, walk: Walk, depth: number, place
     );
   }
   if (!isObject(value)) return value;
-  const out: Raw = {};
   // Read by the branches of its unions it may meet (a discriminated union's variant, by its tag),
-  // each object with its own budget of checks, so a long array's last items are read as its first.
-  walk.checks = CHECK_BUDGET;
-  schema = narrowed(schema, value, walk);
+  // each object with its own budget of checks, so a long array's last items are read as its first
+  // (an object inside a reading tried shares the budget of the one it is tried for).
+  if (walk.trying === 0) walk.checks = CHECK_BUDGET;
+  return stripObject(value, narrowed(schema, value, walk, { depth, place }), walk, depth, place);
+}
+
+/** `strip` of an object, by the schema as read for it (see `narrowed`). */
+function stripObject(value: Raw, schema: unknown, walk: Walk, depth: number, place: Place | undefined): Raw {
+  const out: Raw = {};
   for (const [key, inner] of Object.entries(value)) {
     let name = key;
     let info = keyInfo(schema, key, walk, depth);
@@ -926,7 +921,8 @@ function parseBack(value: string, schema: unknown, walk: Walk, depth: number, pl
   // Handed on as written: `onUnread` is told where the original takes no string there (the tool
   // would be handed a value its own schema refuses).
   const unread = () => {
-    if ((kinds & STRING) === 0 && kinds !== ANY) restore.onUnread?.(pathOf(place));
+    // Not for a reading only tried: told once, when the value is handed on.
+    if ((kinds & STRING) === 0 && kinds !== ANY && walk.trying === 0) restore.onUnread?.(pathOf(place));
     return value;
   };
   let parsed: unknown;
@@ -1056,6 +1052,7 @@ function newWalk(root: unknown): Walk {
     ids: new Map(),
     patterns: new Map(),
     checks: CHECK_BUDGET,
+    trying: 0,
     keys: new Map(),
     items: new Map(),
   };
