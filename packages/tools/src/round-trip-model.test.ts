@@ -709,6 +709,46 @@ function leftOut(value: unknown, got: unknown): void {
   }
 }
 
+/**
+ * Whether `args` (a call as restored) is `value` but for nulls: a key one holds null at that the
+ * other leaves out. Under variants sharing field names the call may be read by another variant than
+ * the one the value was made by (zod's first match may even read the value itself by one that
+ * drops what it holds): then what `execute` gets is right when the call is the value but for nulls
+ * and the tool takes it.
+ */
+function sameButNulls(args: unknown, value: unknown): boolean {
+  if (Array.isArray(args) || Array.isArray(value)) {
+    return (
+      Array.isArray(args) &&
+      Array.isArray(value) &&
+      args.length === value.length &&
+      args.every((item, i) => sameButNulls(item, value[i]))
+    );
+  }
+  if (typeof args !== "object" || args === null || typeof value !== "object" || value === null)
+    return isDeepStrictEqual(args, value);
+  const a = args as Raw;
+  const v = value as Raw;
+  return [...new Set([...Object.keys(a), ...Object.keys(v)])].every((key) =>
+    Object.hasOwn(a, key) && Object.hasOwn(v, key)
+      ? sameButNulls(a[key], v[key])
+      : (Object.hasOwn(a, key) ? a[key] : v[key]) === null,
+  );
+}
+
+/** What `execute` may get for `value` written as `args` were restored (see `reading`, `sameButNulls`). */
+function rightReading(tool: Tool, props: Prop[], value: unknown, nulls: Path[], args: unknown, got: unknown) {
+  const overlap = overlaps(props);
+  const expected = reading(tool, value, nulls, got, overlap);
+  if (isDeepStrictEqual(plainData(expected), plainData(got))) return true;
+  return (
+    overlap &&
+    sameButNulls(args, value) &&
+    takes(tool, args) &&
+    isDeepStrictEqual(plainData(tool.parse(args)), plainData(got))
+  );
+}
+
 /** Whether a union among `props` (at any depth) has variants sharing field names. */
 function overlaps(props: Prop[]): boolean {
   const inSpec = (spec: Spec): boolean => {
@@ -818,10 +858,9 @@ describe("a typed tool's arguments through every schema-compat dialect", { timeo
               ok: true,
             });
             expect(executed.length).toBe(1);
-            const expected = reading(tool, value, nulls, executed[0], overlaps(props));
             expect(
-              isDeepStrictEqual(plainData(expected), plainData(executed[0])),
-              `${name}: ${JSON.stringify(written)} → ${JSON.stringify(args)}; execute got ${JSON.stringify(executed[0])}, not ${JSON.stringify(expected)}`,
+              rightReading(tool, props, value, nulls, args, executed[0]),
+              `${name}: ${JSON.stringify(written)} → ${JSON.stringify(args)}; execute got ${JSON.stringify(executed[0])}, not ${JSON.stringify(reading(tool, value, nulls, executed[0]))}`,
             ).toBe(true);
           }
           for (const { value, path } of bad[name] ?? []) {
@@ -910,10 +949,10 @@ describe("a typed tool's arguments through every schema-compat dialect", { timeo
             if (call.bad === undefined) {
               expect(outcome?.ok, `${call.text}: ${JSON.stringify(answer)}`).toBe(true);
               const got = executed.get(call.id);
-              const expected = reading(tool, call.value, call.nulls, got, overlaps(props));
+              const args = restoreArguments(JSON.parse(call.text), tool.declaration.function.parameters);
               expect(
-                isDeepStrictEqual(plainData(expected), plainData(got)),
-                `${call.text}: execute got ${JSON.stringify(got)}, not ${JSON.stringify(expected)}`,
+                rightReading(tool, props, call.value, call.nulls, args, got),
+                `${call.text}: execute got ${JSON.stringify(got)}, not ${JSON.stringify(reading(tool, call.value, call.nulls, got))}`,
               ).toBe(true);
             } else {
               refusedAnswered++;
