@@ -351,13 +351,7 @@ function stringMeets(part: Raw, value: string, walk: Walk): boolean {
   return true;
 }
 
-function objectMayMeet(
-  part: Raw,
-  value: Raw,
-  walk: Walk,
-  depth: number,
-  strict: boolean,
-): boolean {
+function objectMayMeet(part: Raw, value: Raw, walk: Walk, depth: number, strict: boolean): boolean {
   if (!typeAllows(part, "object")) return false;
   const props = isObject(part.properties) ? part.properties : undefined;
   // A name the sanitizer rewrote (U+FFFD for half a surrogate pair, `$ref_` for `$ref`) is not the schema's own.
@@ -419,7 +413,6 @@ function arrayMayMeet(part: Raw, value: unknown[], walk: Walk, depth: number, st
     return schema === undefined || mayMeet(schema, item, walk, depth + 1, strict);
   });
 }
-
 
 /**
  * A schema's `pattern` compiled as JSON Schema reads it (ECMAScript, no flags), once per call;

@@ -169,6 +169,21 @@ describe("overlapping union branches that split the nulls", () => {
     expect(restoreArguments({ a: null, d: null }, neither)).toEqual({ a: null, d: null });
   });
 
+  it("onUnread is told once of a value handed on unread, however many branches were tried", () => {
+    const withText = {
+      anyOf: [
+        { ...first, properties: { ...first.properties, x: { type: "object" } } },
+        { ...second, properties: { ...second.properties, x: { type: "object" } } },
+      ],
+    };
+    const told: string[] = [];
+    const out = restoreArguments({ a: null, d: null, x: "{not JSON" }, withText, {
+      onUnread: (path) => told.push(path),
+    });
+    expect(out).toEqual({ d: null, x: "{not JSON" });
+    expect(told).toEqual(["x"]);
+  });
+
   it("never mutates its input, never throws", () => {
     const args = Object.freeze({ more: Object.freeze([Object.freeze({ a: null, d: null })]) });
     const schema = { type: "object", properties: { more: { type: "array", items: overlapping } } };
