@@ -37,12 +37,16 @@ interface Walk {
   narrowed: Map<unknown, Map<string, unknown>>;
   /** Per union branch an object cannot meet: what it stands as (see `standIn`). */
   standIns: Map<unknown, Raw>;
+  /** Per union branch an object may be of but is not read by: what it stands as (see `standIn`). */
+  passedOver: Map<unknown, Raw>;
   /** A number for each schema `narrowed` or `standIn` made, naming it in `narrowed`'s keys. */
   ids: Map<unknown, number>;
   /** Patterns `mayMeet` compiled (undefined: not run). */
   patterns: Map<string, RegExp | undefined>;
   /** Readings `mayMeet` may still make for the object being read. */
   checks: number;
+  /** How many readings `narrowed` is trying, one inside another (see `takesWhole`). */
+  trying: number;
   keys: Map<unknown, Map<string, KeyInfo>>;
   items: Map<unknown, Map<number, unknown>>;
   /** The sanitized form, read for renamed names (and, with `parse`, for JSON text to parse back). */
@@ -286,8 +290,11 @@ const CHECK_BUDGET = 10_000;
  * length its item counts refuse, or holding such an item; or a union none of whose branches it may
  * meet. A key holding null is otherwise passed over (it may be a field left out). Past
  * `MAX_DEPTH`, or past `CHECK_BUDGET` readings for the object being read, the answer is "may".
+ *
+ * `strict` reads a value `strip` has made, its nulls as it hands them on: each null, at a key or as
+ * an array's item, is a value the schema must take. False then means the tool surely refuses it.
  */
-function mayMeet(schema: unknown, value: unknown, walk: Walk, depth: number): boolean {
+function mayMeet(schema: unknown, value: unknown, walk: Walk, depth: number, strict = false): boolean {
   if (depth > MAX_DEPTH || --walk.checks < 0) return true;
   const { parts, never } = flatten(schema, walk);
   if (never) return false;
@@ -303,9 +310,11 @@ function mayMeet(schema: unknown, value: unknown, walk: Walk, depth: number): bo
       return false;
     if (typeof value === "number" && !numberMeets(part, value)) return false;
     if (typeof value === "string" && !stringMeets(part, value, walk)) return false;
-    if (kind === OBJECT && !objectMayMeet(part, value as Raw, walk, depth)) return false;
-    if (kind === ARRAY && !arrayMayMeet(part, value as unknown[], walk, depth)) return false;
-    return unionsOf(part).every((branches) => branches.some((b) => mayMeet(b, value, walk, depth + 1)));
+    if (kind === OBJECT && !objectMayMeet(part, value as Raw, walk, depth, strict)) return false;
+    if (kind === ARRAY && !arrayMayMeet(part, value as unknown[], walk, depth, strict)) return false;
+    return unionsOf(part).every((branches) =>
+      branches.some((b) => mayMeet(b, value, walk, depth + 1, strict)),
+    );
   });
 }
 
@@ -342,7 +351,7 @@ function stringMeets(part: Raw, value: string, walk: Walk): boolean {
   return true;
 }
 
-function objectMayMeet(part: Raw, value: Raw, walk: Walk, depth: number): boolean {
+function objectMayMeet(part: Raw, value: Raw, walk: Walk, depth: number, strict: boolean): boolean {
   if (!typeAllows(part, "object")) return false;
   const props = isObject(part.properties) ? part.properties : undefined;
   // A name the sanitizer rewrote (U+FFFD for half a surrogate pair, `$ref_` for `$ref`) is not the schema's own.
@@ -355,6 +364,18 @@ function objectMayMeet(part: Raw, value: Raw, walk: Walk, depth: number): boolea
   const extra = part.additionalProperties;
   for (const key of Object.keys(value)) {
     const inner = value[key];
+    if (inner === null && strict) {
+      // A null `strip` kept reaches the tool: the part must take it at that key.
+      if (props && Object.hasOwn(props, key)) {
+        if (!acceptsNull(props[key], walk, 0)) return false;
+      } else if (
+        !renamed &&
+        (extra === false || (isObject(extra) && !acceptsNull(extra, walk, 0))) &&
+        !isObject(part.patternProperties)
+      )
+        return false;
+      continue;
+    }
     if (inner === null) {
       // A null at a key the part requires is never dropped: a part that cannot take it there is not met.
       if (
@@ -367,10 +388,10 @@ function objectMayMeet(part: Raw, value: Raw, walk: Walk, depth: number): boolea
       continue;
     }
     if (props && Object.hasOwn(props, key)) {
-      if (!mayMeet(props[key], inner, walk, depth + 1)) return false;
+      if (!mayMeet(props[key], inner, walk, depth + 1, strict)) return false;
     } else if (
       !renamed &&
-      (extra === false || (isObject(extra) && !mayMeet(extra, inner, walk, depth + 1)))
+      (extra === false || (isObject(extra) && !mayMeet(extra, inner, walk, depth + 1, strict)))
     ) {
       // patternProperties may also speak of the key: only a schema without them is read here.
       if (!isObject(part.patternProperties)) return false;
@@ -379,16 +400,17 @@ function objectMayMeet(part: Raw, value: Raw, walk: Walk, depth: number): boolea
   return true;
 }
 
-function arrayMayMeet(part: Raw, value: unknown[], walk: Walk, depth: number): boolean {
+function arrayMayMeet(part: Raw, value: unknown[], walk: Walk, depth: number, strict: boolean): boolean {
   if (!typeAllows(part, "array")) return false;
   const { prefixItems, items, minItems, maxItems } = part;
   if (typeof minItems === "number" && value.length < minItems) return false;
   if (typeof maxItems === "number" && value.length > maxItems) return false;
   const tuple = Array.isArray(prefixItems) ? prefixItems : Array.isArray(items) ? items : undefined;
   return value.every((item, i) => {
-    if (item === null) return true;
     const schema = tuple ? (i < tuple.length ? tuple[i] : undefined) : items;
-    return schema === undefined || mayMeet(schema, item, walk, depth + 1);
+    // `strip` never drops an array's null: read strictly, the item schema must take it.
+    if (item === null) return !strict || schema === undefined || acceptsNull(schema, walk, 0);
+    return schema === undefined || mayMeet(schema, item, walk, depth + 1, strict);
   });
 }
 
@@ -411,6 +433,17 @@ function patternOf(pattern: string, walk: Walk): RegExp | undefined {
   return compiled;
 }
 
+/** One union of a schema's parts, as `narrowed` reads it for an object. */
+interface Union {
+  at: number;
+  word: "anyOf" | "oneOf";
+  branches: unknown[];
+  /** What each branch is read as: itself, narrowed, or a stand-in. */
+  read: unknown[];
+  /** The branches the object may be of, by index, in schema order. */
+  live: number[];
+}
+
 /**
  * `schema` as read for the object `value`: each branch of its unions that `value` cannot meet (see
  * `excludes`) stands as a branch naming the same properties, none of which takes null — so a null
@@ -419,31 +452,124 @@ function patternOf(pattern: string, walk: Walk): RegExp | undefined {
  * variant where it is nullable), and a null for a field only another alternative names is still
  * dropped. A branch kept is read the same way (a union inside it, as in a nullable discriminated
  * union's `anyOf: [{ oneOf }, null]`). Where every branch is left out, the union is read whole.
- * Made once per schema and set of branches kept.
+ *
+ * Where the object may still be of several branches, it is read by one: the first, in schema
+ * order, among those naming the keys it holds values at (see `written`), that takes what `strip`
+ * makes of the object read by that branch (the others standing in, their values read as before
+ * but no null of theirs kept), as far as `mayMeet` can tell — each null is then kept or dropped by
+ * one branch, never kept because one branch takes it here and another there, which neither would
+ * take together. Where none surely takes it (or the object's checks run out), the union is read by
+ * all the branches it may be of, as before. Made once per schema and set of branches kept.
+ * `at` is where `strip` reads the object (its depth and place), for the readings it tries.
  */
-function narrowed(schema: unknown, value: Raw, walk: Walk, depth = 0): unknown {
+function narrowed(schema: unknown, value: Raw, walk: Walk, at: At, depth = 0): unknown {
   if (depth > MAX_DEPTH) return schema;
   const { parts } = flatten(schema, walk);
   // The usual object schema holds no union: read as it is, at the cost of one remembered flatten.
   if (!parts.some((part) => Array.isArray(part.anyOf) || Array.isArray(part.oneOf))) return schema;
-  let key = "";
-  const narrowedParts = parts.map((part, at) => {
-    let copy: Raw | undefined;
+  const unions: Union[] = [];
+  parts.forEach((part, index) => {
     for (const word of ["anyOf", "oneOf"] as const) {
       const branches = part[word];
       if (!Array.isArray(branches)) continue;
-      const out = branches.filter((branch) => excludes(branch, value, walk));
-      if (out.length === branches.length) continue;
-      const read = branches.map((branch) =>
-        out.includes(branch) ? standIn(branch, walk) : narrowed(branch, value, walk, depth + 1),
-      );
-      if (read.every((branch, i) => branch === branches[i])) continue;
-      copy ??= { ...part };
-      copy[word] = read;
-      key += `${at}${word}:${read.map((branch, i) => (branch === branches[i] ? "=" : idOf(branch, walk))).join(",")};`;
+      const live: number[] = [];
+      const read = branches.map((branch, i) => {
+        if (excludes(branch, value, walk)) return standIn(branch, walk);
+        live.push(i);
+        return narrowed(branch, value, walk, at, depth + 1);
+      });
+      // Every branch left out: the union is read whole.
+      unions.push({ at: index, word, branches, read: live.length > 0 ? read : branches, live });
     }
-    return copy ?? part;
   });
+  for (const union of unions) {
+    if (union.live.length < 2) continue;
+    const before = union.read;
+    const live = new Set(union.live);
+    for (const i of written(union, value, walk)) {
+      // Each reading tried makes a schema as wide as the union: counted, so a wide union of many
+      // branches an object may be of costs the object its checks, not the union's width squared.
+      walk.checks -= before.length;
+      if (walk.checks < 0) break;
+      union.read = before.map((branch, j) =>
+        j === i || !live.has(j) ? branch : standIn(union.branches[j], walk, true),
+      );
+      if (takesWhole(union.branches[i], assembled(schema, parts, unions, walk), value, walk, at)) break;
+      union.read = before;
+    }
+    // Checks run out: "may" answers chose nothing, so this union and those after it are read whole.
+    if (walk.checks < 0) {
+      union.read = before;
+      break;
+    }
+  }
+  return assembled(schema, parts, unions, walk);
+}
+
+/** Where `strip` reads an object: its depth, and its place in the sanitized schema. */
+interface At {
+  depth: number;
+  place: Place | undefined;
+}
+
+/** Thrown when the checks run out while `strip` makes a reading tried (see `takesWhole`). */
+class ChecksOut extends Error {}
+
+/**
+ * Whether `branch` takes what `strip` makes of the object `value` read as `reading` (its nulls as
+ * they would be handed on: see `mayMeet`'s `strict`). Everything `strip` does for a reading tried
+ * counts against the object's checks: out of them, the answer is no (and `walk.checks` says why).
+ */
+function takesWhole(branch: unknown, reading: unknown, value: Raw, walk: Walk, at: At): boolean {
+  walk.trying++;
+  try {
+    return mayMeet(branch, stripObject(value, reading, walk, at.depth, at.place), walk, 0, true);
+  } catch (error) {
+    if (error instanceof ChecksOut) return false;
+    throw error;
+  } finally {
+    walk.trying--;
+  }
+}
+
+/**
+ * The branches of `union` the object may be of that name each key it holds a value at that one of
+ * them names (a null only where one of them takes it): the branches it was written for. A branch that leaves such a key
+ * unnamed would take the object too (an open object takes any key), but a tool reading by it —
+ * zod's `z.union` tries its branches in order and keeps only the keys of the one that takes the
+ * value — drops what the model wrote there. Each key costs the object a check per branch.
+ */
+function written(union: Union, value: Raw, walk: Walk): number[] {
+  let fit = union.live;
+  for (const key of Object.keys(value)) {
+    walk.checks -= union.live.length;
+    if (walk.checks < 0) return [];
+    const infos = new Map(union.live.map((i) => [i, keyInfo(union.branches[i], key, walk, 0)]));
+    // A null counts as written where a branch names the key and takes null there: it may be that
+    // branch's value, not only a field left out.
+    const counts = [...infos.values()].some((info) => info.described && (value[key] !== null || info.nullOk));
+    if (!counts) continue;
+    const naming = fit.filter((i) => infos.get(i)?.described);
+    if (naming.length === 0) return [];
+    fit = naming;
+  }
+  return fit;
+}
+
+/**
+ * `schema` with each of its unions read as `unions` say, made once per schema and reading (the
+ * schema itself where no branch is read otherwise).
+ */
+function assembled(schema: unknown, parts: Raw[], unions: Union[], walk: Walk): unknown {
+  let key = "";
+  const narrowedParts = parts.slice();
+  for (const { at, word, branches, read } of unions) {
+    if (read.every((branch, i) => branch === branches[i])) continue;
+    const copy = narrowedParts[at] === parts[at] ? { ...parts[at] } : (narrowedParts[at] as Raw);
+    copy[word] = read;
+    narrowedParts[at] = copy;
+    key += `${at}${word}:${read.map((branch, i) => (branch === branches[i] ? "=" : idOf(branch, walk))).join(",")};`;
+  }
   if (key === "") return schema;
   let byKey = walk.narrowed.get(schema);
   const known = byKey?.get(key);
@@ -467,23 +593,44 @@ function idOf(made: unknown, walk: Walk): number {
   return id;
 }
 
-/** What an excluded branch stands as: an object naming its properties, each taking no value (no null). */
-function standIn(branch: unknown, walk: Walk): Raw {
-  let made = walk.standIns.get(branch);
+/** Every kind of value but null: a property of a branch passed over takes no null. */
+const NOT_NULL = ["object", "array", "string", "number", "integer", "boolean"];
+
+/**
+ * What a union branch stands as when the object is not read by it: an object naming its
+ * properties, each taking no null — and so none of its nulls kept. A branch the object cannot meet
+ * names each as taking no value (`false`); one it may meet but is not read by (`passed`, see
+ * `narrowed`) names each with its own schema beside "not null", so a value there (JSON text asked
+ * for by that branch, say) is still read as before: only the nulls are that of the branch read by.
+ */
+function standIn(branch: unknown, walk: Walk, passed = false): Raw {
+  const cache = passed ? walk.passedOver : walk.standIns;
+  let made = cache.get(branch);
   if (made === undefined) {
-    const properties: Raw = {};
+    const subs = new Map<string, unknown[]>();
     for (const part of flatten(branch, walk).parts) {
       if (!isObject(part.properties)) continue;
       for (const name of Object.keys(part.properties)) {
-        Object.defineProperty(
-          properties,
-          name,
-          protoless({ value: false, enumerable: true, writable: true, configurable: true }),
-        );
+        const list = subs.get(name) ?? [];
+        list.push(part.properties[name]);
+        subs.set(name, list);
       }
     }
+    const properties: Raw = {};
+    for (const [name, list] of subs) {
+      Object.defineProperty(
+        properties,
+        name,
+        protoless({
+          value: passed ? { allOf: list, type: NOT_NULL } : false,
+          enumerable: true,
+          writable: true,
+          configurable: true,
+        }),
+      );
+    }
     made = { type: "object", properties };
-    walk.standIns.set(branch, made);
+    cache.set(branch, made);
   }
   return made;
 }
@@ -521,6 +668,11 @@ function strip(value: unknown, schema: unknown, walk: Walk, depth: number, place
   if (schema === undefined || depth > MAX_DEPTH) return value;
   if (typeof value === "string")
     return place && walk.parse ? parseBack(value, schema, walk, depth, place) : value;
+  if (walk.trying > 0) {
+    // Making a reading tried: each value counts, against the checks of the object it is for.
+    walk.checks -= Array.isArray(value) ? value.length + 1 : 1;
+    if (walk.checks < 0) throw new ChecksOut();
+  }
   if (Array.isArray(value)) {
     const tuple = flatten(schema, walk).parts.some(
       (p) => Array.isArray(p.prefixItems) || Array.isArray(p.items),
@@ -532,11 +684,16 @@ function strip(value: unknown, schema: unknown, walk: Walk, depth: number, place
     );
   }
   if (!isObject(value)) return value;
-  const out: Raw = {};
   // Read by the branches of its unions it may meet (a discriminated union's variant, by its tag),
-  // each object with its own budget of checks, so a long array's last items are read as its first.
-  walk.checks = CHECK_BUDGET;
-  schema = narrowed(schema, value, walk);
+  // each object with its own budget of checks, so a long array's last items are read as its first
+  // (an object inside a reading tried shares the budget of the one it is tried for).
+  if (walk.trying === 0) walk.checks = CHECK_BUDGET;
+  return stripObject(value, narrowed(schema, value, walk, { depth, place }), walk, depth, place);
+}
+
+/** `strip` of an object, by the schema as read for it (see `narrowed`). */
+function stripObject(value: Raw, schema: unknown, walk: Walk, depth: number, place: Place | undefined): Raw {
+  const out: Raw = {};
   for (const [key, inner] of Object.entries(value)) {
     let name = key;
     let info = keyInfo(schema, key, walk, depth);
@@ -757,7 +914,8 @@ function parseBack(value: string, schema: unknown, walk: Walk, depth: number, pl
   // Handed on as written: `onUnread` is told where the original takes no string there (the tool
   // would be handed a value its own schema refuses).
   const unread = () => {
-    if ((kinds & STRING) === 0 && kinds !== ANY) restore.onUnread?.(pathOf(place));
+    // Not for a reading only tried: told once, when the value is handed on.
+    if ((kinds & STRING) === 0 && kinds !== ANY && walk.trying === 0) restore.onUnread?.(pathOf(place));
     return value;
   };
   let parsed: unknown;
@@ -795,7 +953,9 @@ export interface RestoreOptions extends SanitizeOptions {
  * keywords beside them), `allOf`, and the branches of `anyOf`/`oneOf` — where a null is dropped
  * when no branch naming the property takes it (the fields of the other alternatives of a root
  * union, say), among the branches the object may be of (a discriminated union's variant is read
- * by its tag). A property name `sanitizeSchema` wrote with U+FFFD (the schema's own held half a
+ * by its tag). Where it may be of several, it is read by the first (naming the keys it holds
+ * values at) that takes it with that branch's nulls kept and the others dropped, so no null is
+ * kept for one branch beside another null kept for another. A property name `sanitizeSchema` wrote with U+FFFD (the schema's own held half a
  * surrogate pair alone) is read as the schema's own name, as {@link restoreArguments} reads it,
  * and kept as the model wrote it (`restoreArguments` hands the tool its own name back).
  *
@@ -881,9 +1041,11 @@ function newWalk(root: unknown): Walk {
     nulls: new Map(),
     narrowed: new Map(),
     standIns: new Map(),
+    passedOver: new Map(),
     ids: new Map(),
     patterns: new Map(),
     checks: CHECK_BUDGET,
+    trying: 0,
     keys: new Map(),
     items: new Map(),
   };
