@@ -366,7 +366,8 @@ function checkOptions(given: NegotiateOptions): void {
  * refused for its form or length, also as a 500 (→ `anyToolCallIds: false`, with a notice; taken
  * back, with a notice, when the re-sent request draws the same refusal: no id was at fault), a
  * system message the model's chat template takes none of (→ `systemRole: false`, with a notice), a
- * user message straight after a tool result (→ `userAfterTool: false`, with a notice), an unknown
+ * user message straight after a tool result (→ `userAfterTool: false`, with a notice), an
+ * assistant message with several tool calls (→ `parallelCalls: false`, with a notice), an unknown
  * `reasoning_effort`, and unknown fields named in `droppable`. Everything else — a refusal of a
  * value, an overflow, a rate limit, a server error — is rethrown as it came. Throws `TypeError`
  * naming the argument, before anything is sent, for a `supports`, `send` or option of the wrong

@@ -111,6 +111,16 @@ function oneCallEach(messages: readonly unknown[]): unknown[] {
     let end = i + 1;
     while (end < messages.length && roleOf(messages[end]) === "tool") end++;
     const results = messages.slice(i + 1, end);
+    // The results by the id they answer, each read once: matching every call against every result
+    // made a step of n calls n² reads on every request of the run (8,000 calls: seconds a request).
+    const answering = new Map<unknown, unknown[]>();
+    for (const result of results) {
+      const id = isRecord(result) ? own(result, "tool_call_id") : undefined;
+      if (id === undefined) continue;
+      const answers = answering.get(id);
+      if (answers) answers.push(result);
+      else answering.set(id, [result]);
+    }
     const placed = new Set<unknown>();
     calls.forEach((call, index) => {
       out.push(
@@ -119,9 +129,11 @@ function oneCallEach(messages: readonly unknown[]): unknown[] {
           : { role: "assistant", content: null, tool_calls: [call] },
       );
       const id = callId(call);
-      for (const result of results) {
-        if (placed.has(result) || id === undefined || !isRecord(result)) continue;
-        if (own(result, "tool_call_id") !== id) continue;
+      const answers = id === undefined ? undefined : answering.get(id);
+      if (answers === undefined) return;
+      // A second call with the same id takes none: the first took them.
+      answering.delete(id);
+      for (const result of answers) {
         placed.add(result);
         out.push(result);
       }
