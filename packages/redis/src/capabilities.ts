@@ -52,7 +52,10 @@ export interface RedisCapabilityStore extends CapabilityStore {
    * out of memory; `connect` when one went unanswered), naming how many, the first failure on
    * `cause` (each is told to `onError` too, and written again at the tenant's next comparison);
    * `closed` after `close()`. While the store is away (its subscription down) it writes nothing
-   * and resolves: everything held is written again once Redis is back.
+   * and resolves: everything held is written again once Redis is back. It waits as long as Redis
+   * keeps answering its writes, however slowly; once Redis has settled none of them for four times
+   * `connectTimeoutMs` (stopped, or cut off with the connection open) it rejects with `connect`,
+   * naming how many are still owed (they stay on their way and land if Redis answers).
    */
   sync(): Promise<void>;
   /**
@@ -922,7 +925,11 @@ export async function openCapabilityStore(
       const writes = [...entries.values()].flatMap((entry) =>
         entry.writing ? [entry.writing, share(entry)] : [share(entry)],
       );
-      const outcomes = await untilSilent(writes, () => settledAt, SYNC_SILENT_TIMES * resolved.connectTimeoutMs);
+      const outcomes = await untilSilent(
+        writes,
+        () => settledAt,
+        SYNC_SILENT_TIMES * resolved.connectTimeoutMs,
+      );
       const failed = outcomes.filter((outcome) => outcome !== undefined);
       if (failed.length === 0) return;
       throw syncFailed(failed);
@@ -976,7 +983,11 @@ const GRACE_MS = 100;
  * for `boundMs`, and then for {@link GRACE_MS} more with a timer that fired on time (Redis stopped,
  * or cut off with the connection open: a command already written waits for its answer for ever).
  */
-function untilSilent<T>(writes: readonly Promise<T>[], settledAt: () => number, boundMs: number): Promise<T[]> {
+function untilSilent<T>(
+  writes: readonly Promise<T>[],
+  settledAt: () => number,
+  boundMs: number,
+): Promise<T[]> {
   const started = Date.now();
   return new Promise<T[]>((resolve, reject) => {
     const outcomes: T[] = new Array(writes.length);

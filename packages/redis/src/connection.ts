@@ -27,7 +27,9 @@ export interface RedisOptions {
    * sends while it starts (the handshake, the first `PING`, the subscription, each read of what is
    * shared); also each command of a reload after a reconnect. A server that keeps the connection open
    * and answers nothing (a stopped process, a network partition) fails the factory with
-   * `RedisStoreError` (`connect`) after this long, instead of hanging it. Default 5000.
+   * `RedisStoreError` (`connect`) after this long, instead of hanging it. Four times it is how long
+   * the capability store's `sync()` waits for Redis to settle one more of its latch writes before
+   * it rejects naming how many are still owed. Default 5000.
    */
   connectTimeoutMs?: number | undefined;
 }

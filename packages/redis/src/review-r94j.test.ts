@@ -33,7 +33,9 @@ describe.skipIf(!HAS_REDIS)("sync() of many tenants across a slow or stalled Red
     try {
       const path = "p".repeat(15_000);
       for (let i = 0; i < 600; i++) {
-        modelCapabilitiesFor(a.capabilitiesFor(`http://b${i}.test/${path}/v1`, "k"), "m").refusedEfforts.push("high");
+        modelCapabilitiesFor(a.capabilitiesFor(`http://b${i}.test/${path}/v1`, "k"), "m").refusedEfforts.push(
+          "high",
+        );
       }
       server.pause();
       const synced = a.sync().then(
