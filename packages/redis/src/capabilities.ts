@@ -9,7 +9,7 @@ import {
   modelCapabilitiesFor,
 } from "@loopwright/negotiate";
 import { ErrorReply } from "@redis/client";
-import { type RedisOptions, shut, timeoutOption, whenReady } from "./connection.js";
+import { type RedisOptions, shownMs, shut, timeoutOption, whenReady } from "./connection.js";
 import { RedisStoreError } from "./errors.js";
 import { ForgetLog, REMEMBER_LUA, registerForgetLog } from "./forgets.js";
 import { CLOSE_BOUND_MS, MAX_OWED, Owed } from "./owed.js";
@@ -52,7 +52,10 @@ export interface RedisCapabilityStore extends CapabilityStore {
    * out of memory; `connect` when one went unanswered), naming how many, the first failure on
    * `cause` (each is told to `onError` too, and written again at the tenant's next comparison);
    * `closed` after `close()`. While the store is away (its subscription down) it writes nothing
-   * and resolves: everything held is written again once Redis is back.
+   * and resolves: everything held is written again once Redis is back. It waits as long as Redis
+   * keeps answering its writes, however slowly; once Redis has settled none of them for four times
+   * `connectTimeoutMs` (stopped, or cut off with the connection open) it rejects with `connect`,
+   * naming how many are still owed (they stay on their way and land if Redis answers).
    */
   sync(): Promise<void>;
   /**
@@ -297,7 +300,7 @@ export async function openCapabilityStore(
   const started = await startTenantStore(options, where, "caps", () => {
     syncMs = syncMsOption(options.syncMs, where);
   });
-  const { writer, subscriber, ask, starting, listen, retainMs, renewMs } = started;
+  const { writer, subscriber, ask, starting, listen, retainMs, renewMs, resolved } = started;
   const { prefix, report, tell, channel, indexKey, keyOf } = started;
   const generationKey = `${prefix}caps:generation`;
   const forgottenKey = `${prefix}caps:forgotten`;
@@ -360,6 +363,11 @@ export async function openCapabilityStore(
    * with a bare `TimeoutError`, `sync()` resolved all the same, and a `close()` after it lost them.
    */
   let sharing = 0;
+  /**
+   * When a latch write last settled (answered, refused, or failed with its connection): `sync()`
+   * gives up on Redis only after none has for `connectTimeoutMs`, so a slow Redis is waited for.
+   */
+  let settledAt = Date.now();
   const toShare: (() => void)[] = [];
   let toShareHead = 0;
   const shareSlot = (): Promise<void> | undefined => {
@@ -420,7 +428,13 @@ export async function openCapabilityStore(
           JSON.stringify({ id: entry.id, fields: [...changed] }),
           ...[...changed].flat(),
         ],
+        // Not the client's 5 s timeout, which runs from when a write is queued, not sent: under a
+        // slow event loop, or with the socket backed up behind a stalled Redis, the slots' writes
+        // waited that long unsent, failed as bare TimeoutErrors, and were queued again behind the
+        // rest for ever. How long `sync()` waits is bounded by what Redis answers instead.
+        { unbounded: true },
       );
+      settledAt = Date.now();
       tell.ok(WRITE);
       if (written === 1) {
         entry.touchedAt = Date.now();
@@ -432,6 +446,7 @@ export async function openCapabilityStore(
       }
       return undefined;
     } catch (error) {
+      settledAt = Date.now();
       // Not written: forget that it was, so the next comparison tries again.
       for (const field of changed.keys()) entry.shared.delete(field);
       // After close() the connections are gone: close() tells onError of these, once for all.
@@ -910,7 +925,11 @@ export async function openCapabilityStore(
       const writes = [...entries.values()].flatMap((entry) =>
         entry.writing ? [entry.writing, share(entry)] : [share(entry)],
       );
-      const outcomes = await Promise.all(writes);
+      const outcomes = await untilSilent(
+        writes,
+        () => settledAt,
+        SYNC_SILENT_TIMES * resolved.connectTimeoutMs,
+      );
       const failed = outcomes.filter((outcome) => outcome !== undefined);
       if (failed.length === 0) return;
       throw syncFailed(failed);
@@ -942,6 +961,78 @@ function syncFailed(failed: readonly WriteFailed[]): RedisStoreError {
       "each was told to onError too, and is written again at the tenant's next comparison (within syncMs of its next use).",
     { cause: first },
   );
+}
+
+/**
+ * How many times `connectTimeoutMs` (20 s by default) `sync()` waits for Redis to settle one more of
+ * its latch writes before it gives up: a stall Redis comes back from (a save's fork, a slow script,
+ * a failover) lasts seconds, and each write waits behind up to {@link MAX_SHARING} others.
+ */
+const SYNC_SILENT_TIMES = 4;
+
+/**
+ * How long a `sync()` that found Redis silent for `connectTimeoutMs` waits more, with the event
+ * loop free, before it gives up: answers may be waiting unread behind a loop that was busy.
+ */
+const GRACE_MS = 100;
+
+/**
+ * Waits for every one of `writes`, as `Promise.all` does, however long that takes while latch
+ * writes keep settling (`settledAt`: a slow Redis, a slow event loop, a burst of 12 000 writes);
+ * rejects with `RedisStoreError` (`connect`) naming how many are still owed once none has settled
+ * for `boundMs`, and then for {@link GRACE_MS} more with a timer that fired on time (Redis stopped,
+ * or cut off with the connection open: a command already written waits for its answer for ever).
+ */
+function untilSilent<T>(
+  writes: readonly Promise<T>[],
+  settledAt: () => number,
+  boundMs: number,
+): Promise<T[]> {
+  const started = Date.now();
+  return new Promise<T[]>((resolve, reject) => {
+    const outcomes: T[] = new Array(writes.length);
+    let left = writes.length;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const done = (): void => {
+      if (timer) clearTimeout(timer);
+      timer = undefined;
+    };
+    if (left === 0) {
+      resolve(outcomes);
+      return;
+    }
+    writes.forEach((write, i) => {
+      void write.then((outcome) => {
+        outcomes[i] = outcome;
+        if (--left === 0) {
+          done();
+          resolve(outcomes);
+        }
+      });
+    });
+    const arm = (ms: number, due?: number): void => {
+      timer = setTimeout(() => check(due), Math.max(0, ms));
+    };
+    const check = (due: number | undefined): void => {
+      timer = undefined;
+      if (left === 0) return;
+      const idle = Date.now() - Math.max(settledAt(), started);
+      if (idle < boundMs) arm(boundMs - idle);
+      else if (due === undefined || Date.now() - due > GRACE_MS / 2) arm(GRACE_MS, Date.now() + GRACE_MS);
+      else {
+        const n = writes.length;
+        reject(
+          new RedisStoreError(
+            "connect",
+            `sync(): Redis settled none of its latch writes for ${shownMs(boundMs)} (stopped, or cut off with the connection open); ` +
+              `${left} of its ${n} latch write${n === 1 ? "" : "s"} are still owed. Each stays on its way and lands if Redis answers; ` +
+              "one whose connection fails is written again at the tenant's next comparison. `connectTimeoutMs` sets how long to wait (four times it).",
+          ),
+        );
+      }
+    };
+    arm(boundMs);
+  });
 }
 
 const idCacheSizes = new WeakMap<RedisCapabilityStore, () => number>();

@@ -27,7 +27,9 @@ export interface RedisOptions {
    * sends while it starts (the handshake, the first `PING`, the subscription, each read of what is
    * shared); also each command of a reload after a reconnect. A server that keeps the connection open
    * and answers nothing (a stopped process, a network partition) fails the factory with
-   * `RedisStoreError` (`connect`) after this long, instead of hanging it. Default 5000.
+   * `RedisStoreError` (`connect`) after this long, instead of hanging it. Four times it is how long
+   * the capability store's `sync()` waits for Redis to settle one more of its latch writes before
+   * it rejects naming how many are still owed. Default 5000.
    */
   connectTimeoutMs?: number | undefined;
 }
@@ -339,9 +341,20 @@ export function whenReady(client: RedisConnection): Promise<void> {
   return new Promise((resolve) => client.once("ready", () => resolve()));
 }
 
+/**
+ * Options for one command: `unbounded` sends it without the client's command timeout (5 s from
+ * the moment it is queued, not written), for a caller that bounds its own wait by what Redis
+ * answers (see the capability store's `sync()`).
+ */
+export interface CallOptions {
+  unbounded?: boolean | undefined;
+}
+
 /** Sends one command and reads its RESP2 reply as `T` (the shape the caller's command answers). */
-export function call<T>(client: RedisConnection, args: string[]): Promise<T> {
-  return client.sendCommand(args) as Promise<unknown> as Promise<T>;
+export function call<T>(client: RedisConnection, args: string[], options?: CallOptions): Promise<T> {
+  // A timeout of 0 is none: the client arms its timer only for a positive one.
+  const sent = options?.unbounded ? client.sendCommand(args, { timeout: 0 }) : client.sendCommand(args);
+  return sent as Promise<unknown> as Promise<T>;
 }
 
 /** A store's two connections: one for commands, one held by its subscriptions. */

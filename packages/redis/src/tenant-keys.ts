@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import {
+  type CallOptions,
   type Connections,
   call,
   connectStore,
@@ -168,11 +169,17 @@ export function script(text: string): Script {
  * (NOSCRIPT: a restart, `SCRIPT FLUSH`). A script runs whole, with no other client's command between
  * its writes.
  */
-export function runScript<T>(writer: RedisConnection, s: Script, keys: string[], args: string[]): Promise<T> {
+export function runScript<T>(
+  writer: RedisConnection,
+  s: Script,
+  keys: string[],
+  args: string[],
+  options?: CallOptions,
+): Promise<T> {
   const tail = [String(keys.length), ...keys, ...args];
-  return call<T>(writer, ["EVALSHA", s.sha, ...tail]).catch((error: unknown) =>
+  return call<T>(writer, ["EVALSHA", s.sha, ...tail], options).catch((error: unknown) =>
     error instanceof Error && error.message.startsWith("NOSCRIPT")
-      ? call<T>(writer, ["EVAL", s.text, ...tail])
+      ? call<T>(writer, ["EVAL", s.text, ...tail], options)
       : Promise.reject(error),
   );
 }
