@@ -867,7 +867,15 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
    * tried at the next reconnect.
    */
   const reclaim = async (): Promise<void> => {
-    if (closed || serverId === undefined || serverId === "?" || claimedRuns().length === 0) return;
+    if (closed) return;
+    if (claimedRuns().length === 0) {
+      // No claim to keep: the server is learnt again by the next one granted. Kept, it went stale
+      // across a restart, and the next reconnect to the server Redis came back as claimed again
+      // there, undoing an `endRun` another instance sent as the link dropped.
+      serverId = undefined;
+      return;
+    }
+    if (serverId === undefined || serverId === "?") return;
     const now = await learnServer();
     if (now === serverId || closed) return;
     const unknown = serverId === "";
