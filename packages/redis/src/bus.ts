@@ -888,7 +888,14 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
         claimKeyOf(runId),
         run.token,
         claimTtl(),
-      ]).catch(() => {});
+      ]).then((answer) => {
+        // Dropped here while the claim was on its way (an `endRun` heard from another instance, a
+        // `releaseRun`): the claim may have landed after that deleted it, so it is let go of again,
+        // or it would hold the id against every other host's claim for up to `retainUnendedMs`.
+        if (answer === "ok" && runs.get(runId) !== run) {
+          ends.owe(runId, { runId, tokens: [run.token], all: false, watching: new Set() });
+        }
+      }, () => {});
     }
   };
   /**
@@ -990,7 +997,12 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
       endedRuns.delete(runId);
       refusedWrites.delete(runId);
       droppedBefore.set(runId, queued);
-      if (run.seq > 0) ends.owe(runId, { runId, tokens: [run.token], all: false, watching: new Set() });
+      // A claimed run with nothing written is let go of too: its claim may have been set after the
+      // `endRun` deleted it (asked again after a reconnect, or a `claimRun` on its way), and would
+      // hold the id against every other host's claim for up to `retainUnendedMs`.
+      if (run.seq > 0 || run.claimed) {
+        ends.owe(runId, { runId, tokens: [run.token], all: false, watching: new Set() });
+      }
     }
     endLocal(runId);
   };

@@ -1,9 +1,10 @@
 // Review r94r of the claim asked again after a Redis restart (bus.ts `reclaim`): pinned here, small.
 
-import { EventsError } from "@loopwright/events";
+import type { Socket } from "node:net";
 import { describe, expect, it } from "vitest";
 import { serverWithAdmin } from "../test/admin.js";
 import { HAS_REDIS, SKIP_MESSAGE } from "../test/redis-server.js";
+import { Relay } from "../test/relay.js";
 import { createRedisBus } from "./bus.js";
 
 if (!HAS_REDIS) console.warn(SKIP_MESSAGE);
@@ -54,4 +55,95 @@ describe.skipIf(!HAS_REDIS)("a claim across reconnects to the same server, after
       await Promise.all([a.close(), b.close()]);
     }
   });
+});
+
+/**
+ * A relay that, once armed, holds back the first `EVALSHA` a client sends and all it sends after on
+ * that connection until `release()`; and can hold back what Redis sends a subscriber (`freeze`,
+ * `thaw`): so a test can put another instance's `endRun` between a bus's look at its runs and its
+ * claim reaching Redis, and its announcement before or after the claim's answer.
+ */
+class Hold extends Relay {
+  armed = false;
+  held: [Buffer, Socket][] | undefined;
+  private listening: [Socket, Socket] | undefined;
+  static async start(target: number): Promise<Hold> {
+    const relay = new Hold(await Relay.port(), target);
+    await relay.listen();
+    return relay;
+  }
+  protected override onChunk(chunk: Buffer, upstream: Socket, client: Socket): void {
+    if (chunk.includes("subscribe")) this.listening = [upstream, client];
+    if (this.armed && chunk.includes("EVALSHA")) {
+      this.armed = false;
+      this.held = [];
+    }
+    if (this.held) this.held.push([chunk, upstream]);
+    else upstream.write(chunk);
+  }
+  release(): void {
+    const held = this.held ?? [];
+    this.held = undefined;
+    for (const [chunk, upstream] of held) upstream.write(chunk);
+  }
+  freeze(): void {
+    const [upstream, client] = this.listening as [Socket, Socket];
+    upstream.unpipe(client);
+  }
+  thaw(): void {
+    const [upstream, client] = this.listening as [Socket, Socket];
+    upstream.pipe(client);
+  }
+}
+
+describe.skipIf(!HAS_REDIS)("a claim asked again after a restart, as another instance ends the run", () => {
+  const redis = serverWithAdmin();
+
+  for (const heard of ["before", "after"] as const) {
+    it(`is let go of when the end is heard ${heard} the claim is answered`, async () => {
+      const prefix = `r94r-race-${heard}:`;
+      const relay = await Hold.start(redis.server.port);
+      const a = await createRedisBus({ url: `redis://127.0.0.1:${relay.port}`, prefix, onError: () => {} });
+      const b = await createRedisBus({ url: redis.server.url, prefix, onError: () => {} });
+      const claimed = async () => (await redis.send(["EXISTS", `${prefix}claim:job`])) === 1;
+      try {
+        // A claims a run and has written nothing yet; it has learnt the server once it answers a read.
+        await a.claimRun("job");
+        await a.readHistory("other");
+        relay.armed = true;
+        await redis.restart();
+        // A has looked at its runs and its claim is held on the way (bounded looks, never timed).
+        for (let look = 0; look < 300 && !relay.held; look++) await pause(10);
+        for (let look = 0; look < 300 && (await redis.subscribers()) < 2; look++) await pause(10);
+        for (let look = 0; look < 300; look++) {
+          const ok = await b.readHistory("other").then(
+            () => true,
+            () => false,
+          );
+          if (ok) break;
+          await pause(10);
+        }
+        if (heard === "after") relay.freeze();
+        // B ends the run (a host cancelling it), and A's claim reaches Redis after.
+        b.endRun("job");
+        await b.flushed();
+        if (heard === "before") await pause(100);
+        relay.release();
+        // A's claim lands (after the script is sent again with its text: Redis lost it); let go of
+        // at once, it may be gone before it is seen.
+        for (let look = 0; look < 50 && !(await claimed()); look++) await pause(10);
+        if (heard === "after") relay.thaw();
+        // Before the fix the claim stood (up to retainUnendedMs) and B's claim below was refused.
+        for (let look = 0; look < 300 && (await claimed()); look++) await pause(10);
+        const refusal = await b.claimRun("job").then(
+          () => undefined,
+          (error: unknown) => error,
+        );
+        expect(refusal).toBeUndefined();
+      } finally {
+        await Promise.all([a.close(), b.close()]);
+        await relay.close();
+      }
+    });
+  }
 });
