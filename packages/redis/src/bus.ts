@@ -840,7 +840,8 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
   /**
    * The `run_id` of the server the command connection reached when this bus last looked (`INFO
    * server`), learnt once a claim is granted: a reconnect to another one (a restart, a failover)
-   * is what loses claims. `"?"`: a server that will not answer `INFO` (restarts cannot be told);
+   * is what loses claims; forgotten at a reconnect that finds no claim left to keep, and learnt again
+   * with the next claim. `"?"`: a server that will not answer `INFO` (restarts cannot be told);
    * `""`: not learnt, the connection having failed first (taken for another server).
    */
   let serverId: string | undefined;
@@ -892,7 +893,7 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
         // Dropped here while the claim was on its way (an `endRun` heard from another instance, a
         // `releaseRun`): the claim may have landed after that deleted it, so it is let go of again,
         // or it would hold the id against every other host's claim for up to `retainUnendedMs`.
-        if (answer === "ok" && runs.get(runId) !== run) {
+        if (answer === "ok" && !closed && runs.get(runId) !== run) {
           ends.owe(runId, { runId, tokens: [run.token], all: false, watching: new Set() });
         }
       }, () => {});
