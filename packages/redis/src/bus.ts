@@ -889,14 +889,17 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
         claimKeyOf(runId),
         run.token,
         claimTtl(),
-      ]).then((answer) => {
-        // Dropped here while the claim was on its way (an `endRun` heard from another instance, a
-        // `releaseRun`): the claim may have landed after that deleted it, so it is let go of again,
-        // or it would hold the id against every other host's claim for up to `retainUnendedMs`.
-        if (answer === "ok" && !closed && runs.get(runId) !== run) {
-          ends.owe(runId, { runId, tokens: [run.token], all: false, watching: new Set() });
-        }
-      }, () => {});
+      ]).then(
+        (answer) => {
+          // Dropped here while the claim was on its way (an `endRun` heard from another instance, a
+          // `releaseRun`): the claim may have landed after that deleted it, so it is let go of again,
+          // or it would hold the id against every other host's claim for up to `retainUnendedMs`.
+          if (answer === "ok" && !closed && runs.get(runId) !== run) {
+            ends.owe(runId, { runId, tokens: [run.token], all: false, watching: new Set() });
+          }
+        },
+        () => {},
+      );
     }
   };
   /**
