@@ -11,6 +11,25 @@ if (!HAS_REDIS) console.warn(SKIP_MESSAGE);
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** What `claim` was refused with, or undefined when it was granted. */
+const refusalOf = (claim: Promise<void>): Promise<unknown> =>
+  claim.then(
+    () => undefined,
+    (error: unknown) => error,
+  );
+
+/** Resolves once `bus` has reconnected: it answers a read (looked at a bounded number of times). */
+async function reconnected(bus: { readHistory(runId: string): Promise<unknown> }): Promise<void> {
+  for (let look = 0; look < 300; look++) {
+    const ok = await bus.readHistory("other").then(
+      () => true,
+      () => false,
+    );
+    if (ok) return;
+    await pause(10);
+  }
+}
+
 describe.skipIf(!HAS_REDIS)("a claim across reconnects to the same server, after a restart", () => {
   const redis = serverWithAdmin();
 
@@ -18,39 +37,25 @@ describe.skipIf(!HAS_REDIS)("a claim across reconnects to the same server, after
     const prefix = "r94r-same:";
     const a = await createRedisBus({ url: redis.server.url, prefix, onError: () => {} });
     const b = await createRedisBus({ url: redis.server.url, prefix, onError: () => {} });
-    const reconnected = async () => {
-      for (let look = 0; look < 300; look++) {
-        const ok = await a.readHistory("other").then(
-          () => true,
-          () => false,
-        );
-        if (ok) return;
-        await pause(10);
-      }
-    };
     try {
       // A claims a run and ends it: no claim of A's is running when Redis restarts below.
       await a.claimRun("first");
       a.emit("first", { kind: "done" });
       await a.flushed();
       await redis.restart();
-      await reconnected();
+      await reconnected(a);
       // A claims a run on the server Redis came back as.
       await a.claimRun("job");
       // The claim goes on this server, as another instance's `endRun` of the id (claimed, nothing
       // written yet) deletes it, and A's connection drops before it hears the announcement.
       await redis.send(["DEL", `${prefix}claim:job`]);
       await redis.cut("normal");
-      await reconnected();
+      await reconnected(a);
       // Looked at a bounded number of times: before the fix A claimed the id again on this same
       // server (the server it had learnt was the one before the restart), and B was refused.
       for (let look = 0; look < 30 && (await redis.send(["EXISTS", `${prefix}claim:job`])) !== 1; look++)
         await pause(10);
-      const refusal = await b.claimRun("job").then(
-        () => undefined,
-        (error: unknown) => error,
-      );
-      expect(refusal).toBeUndefined();
+      expect(await refusalOf(b.claimRun("job"))).toBeUndefined();
     } finally {
       await Promise.all([a.close(), b.close()]);
     }
@@ -115,14 +120,7 @@ describe.skipIf(!HAS_REDIS)("a claim asked again after a restart, as another ins
         // A has looked at its runs and its claim is held on the way (bounded looks, never timed).
         for (let look = 0; look < 300 && !relay.held; look++) await pause(10);
         for (let look = 0; look < 300 && (await redis.subscribers()) < 2; look++) await pause(10);
-        for (let look = 0; look < 300; look++) {
-          const ok = await b.readHistory("other").then(
-            () => true,
-            () => false,
-          );
-          if (ok) break;
-          await pause(10);
-        }
+        await reconnected(b);
         if (heard === "after") relay.freeze();
         // B ends the run (a host cancelling it), and A's claim reaches Redis after.
         b.endRun("job");
@@ -135,11 +133,7 @@ describe.skipIf(!HAS_REDIS)("a claim asked again after a restart, as another ins
         if (heard === "after") relay.thaw();
         // Before the fix the claim stood (up to retainUnendedMs) and B's claim below was refused.
         for (let look = 0; look < 300 && (await claimed()); look++) await pause(10);
-        const refusal = await b.claimRun("job").then(
-          () => undefined,
-          (error: unknown) => error,
-        );
-        expect(refusal).toBeUndefined();
+        expect(await refusalOf(b.claimRun("job"))).toBeUndefined();
       } finally {
         await Promise.all([a.close(), b.close()]);
         await relay.close();
