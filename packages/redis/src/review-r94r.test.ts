@@ -9,6 +9,8 @@ import { createRedisBus } from "./bus.js";
 
 if (!HAS_REDIS) console.warn(SKIP_MESSAGE);
 
+// Each test restarts Redis and waits for reconnects, in bounded looks: generous when the cores are
+// shared with the rest of the suite.
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** What `claim` was refused with, or undefined when it was granted. */
@@ -59,7 +61,7 @@ describe.skipIf(!HAS_REDIS)("a claim across reconnects to the same server, after
     } finally {
       await Promise.all([a.close(), b.close()]);
     }
-  });
+  }, 30_000);
 });
 
 /**
@@ -138,6 +140,6 @@ describe.skipIf(!HAS_REDIS)("a claim asked again after a restart, as another ins
         await Promise.all([a.close(), b.close()]);
         await relay.close();
       }
-    });
+    }, 30_000);
   }
 });
