@@ -840,7 +840,8 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
   /**
    * The `run_id` of the server the command connection reached when this bus last looked (`INFO
    * server`), learnt once a claim is granted: a reconnect to another one (a restart, a failover)
-   * is what loses claims. `"?"`: a server that will not answer `INFO` (restarts cannot be told);
+   * is what loses claims; forgotten at a reconnect that finds no claim left to keep, and learnt again
+   * with the next claim. `"?"`: a server that will not answer `INFO` (restarts cannot be told);
    * `""`: not learnt, the connection having failed first (taken for another server).
    */
   let serverId: string | undefined;
@@ -867,7 +868,15 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
    * tried at the next reconnect.
    */
   const reclaim = async (): Promise<void> => {
-    if (closed || serverId === undefined || serverId === "?" || claimedRuns().length === 0) return;
+    if (closed) return;
+    if (claimedRuns().length === 0) {
+      // No claim to keep: the server is learnt again by the next one granted. Kept, it went stale
+      // across a restart, and the next reconnect to the server Redis came back as claimed again
+      // there, undoing an `endRun` another instance sent as the link dropped.
+      serverId = undefined;
+      return;
+    }
+    if (serverId === undefined || serverId === "?") return;
     const now = await learnServer();
     if (now === serverId || closed) return;
     const unknown = serverId === "";
@@ -880,7 +889,17 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
         claimKeyOf(runId),
         run.token,
         claimTtl(),
-      ]).catch(() => {});
+      ]).then(
+        (answer) => {
+          // Dropped here while the claim was on its way (an `endRun` heard from another instance, a
+          // `releaseRun`): the claim may have landed after that deleted it, so it is let go of again,
+          // or it would hold the id against every other host's claim for up to `retainUnendedMs`.
+          if (answer === "ok" && !closed && runs.get(runId) !== run) {
+            ends.owe(runId, { runId, tokens: [run.token], all: false, watching: new Set() });
+          }
+        },
+        () => {},
+      );
     }
   };
   /**
@@ -982,7 +1001,12 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
       endedRuns.delete(runId);
       refusedWrites.delete(runId);
       droppedBefore.set(runId, queued);
-      if (run.seq > 0) ends.owe(runId, { runId, tokens: [run.token], all: false, watching: new Set() });
+      // A claimed run with nothing written is let go of too: its claim may have been set after the
+      // `endRun` deleted it (asked again after a reconnect, or a `claimRun` on its way), and would
+      // hold the id against every other host's claim for up to `retainUnendedMs`.
+      if (run.seq > 0 || run.claimed) {
+        ends.owe(runId, { runId, tokens: [run.token], all: false, watching: new Set() });
+      }
     }
     endLocal(runId);
   };
