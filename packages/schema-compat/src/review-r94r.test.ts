@@ -1,9 +1,13 @@
 /**
  * Round 94 (r): reading an object whose schema is a recursive union (`$ref` back to a union whose
  * branches share the recursive field), as a linked list or a tree of replies is written.
+ * And a zod object handed over as a tool's parameters: the refusal names the tool.
  */
 import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { SchemaCompatError } from "./errors.js";
 import { dropOptionalNulls, restoreArguments } from "./optional-nulls.js";
+import { relaxTools, sanitizeTools } from "./sanitize-tools.js";
 
 /** A node is one of two overlapping kinds, each with a `next` node. */
 const Chain = {
@@ -51,4 +55,17 @@ describe("an object of a recursive union", () => {
       expect(read(chain(30, true), Chain)).toEqual(chain(30, false));
     }
   }, 120_000);
+});
+
+describe("a validator object handed over as a tool's parameters", () => {
+  it("is refused naming the tool, not only its index", () => {
+    const tools = [
+      { type: "function" as const, function: { name: "noop", parameters: { type: "object" } } },
+      { type: "function" as const, function: { name: "get_weather", parameters: z.object({ city: z.string() }) } },
+    ];
+    for (const run of [() => sanitizeTools(tools), () => relaxTools(tools)]) {
+      expect(run).toThrow(SchemaCompatError);
+      expect(run).toThrow(/index 1 .*"get_weather".*zod schema object/);
+    }
+  });
 });
