@@ -61,7 +61,10 @@ describe("a validator object handed over as a tool's parameters", () => {
   it("is refused naming the tool, not only its index", () => {
     const tools = [
       { type: "function" as const, function: { name: "noop", parameters: { type: "object" } } },
-      { type: "function" as const, function: { name: "get_weather", parameters: z.object({ city: z.string() }) } },
+      {
+        type: "function" as const,
+        function: { name: "get_weather", parameters: z.object({ city: z.string() }) },
+      },
     ];
     for (const run of [() => sanitizeTools(tools), () => relaxTools(tools)]) {
       expect(run).toThrow(SchemaCompatError);
