@@ -462,8 +462,32 @@ interface Union {
  * all the branches it may be of, as before. Made once per schema and set of branches kept.
  * `at` is where `strip` reads the object (its depth and place), for the readings it tries.
  */
-function narrowed(schema: unknown, value: Raw, walk: Walk, at: At, depth = 0): unknown {
+function narrowed(
+  schema: unknown,
+  value: Raw,
+  walk: Walk,
+  at: At,
+  depth = 0,
+  seen: Map<unknown, unknown> = new Map(),
+): unknown {
   if (depth > MAX_DEPTH) return schema;
+  // A branch met again in this reading (the unions of a recursive `$ref` nest the same branches
+  // under each other, twice as many a level down) is read as it was the first time: without this
+  // the walk doubles with each level of the object, past any budget.
+  if (seen.has(schema)) return seen.get(schema);
+  const read = narrowedOnce(schema, value, walk, at, depth, seen);
+  seen.set(schema, read);
+  return read;
+}
+
+function narrowedOnce(
+  schema: unknown,
+  value: Raw,
+  walk: Walk,
+  at: At,
+  depth: number,
+  seen: Map<unknown, unknown>,
+): unknown {
   const { parts } = flatten(schema, walk);
   // The usual object schema holds no union: read as it is, at the cost of one remembered flatten.
   if (!parts.some((part) => Array.isArray(part.anyOf) || Array.isArray(part.oneOf))) return schema;
@@ -476,7 +500,7 @@ function narrowed(schema: unknown, value: Raw, walk: Walk, at: At, depth = 0): u
       const read = branches.map((branch, i) => {
         if (excludes(branch, value, walk)) return standIn(branch, walk);
         live.push(i);
-        return narrowed(branch, value, walk, at, depth + 1);
+        return narrowed(branch, value, walk, at, depth + 1, seen);
       });
       // Every branch left out: the union is read whole.
       unions.push({ at: index, word, branches, read: live.length > 0 ? read : branches, live });

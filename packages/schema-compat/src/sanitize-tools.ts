@@ -163,7 +163,8 @@ function readTool(tool: Record<string, unknown>):
   const validator = validatorKind(Object.hasOwn(fn, "parameters") ? fn.parameters : undefined);
   if (validator !== undefined) {
     throw new MalformedTool(
-      `is a function tool whose function.parameters is ${validator}, not JSON Schema; convert it first ` +
+      // Named as well as numbered: among many tools, the name says which one to convert.
+      `is the function tool ${JSON.stringify(fn.name)}, whose function.parameters is ${validator}, not JSON Schema; convert it first ` +
         "(zod 4: z.toJSONSchema(schema))",
     );
   }
