@@ -29,7 +29,11 @@ describe.skipIf(!HAS_REDIS)("two readings, then a Redis restart", () => {
    * When Redis restarts: `between` runs after the first reading is taken, `settle` after the
    * second. A paused Redis takes the write and never answers it: it is cut on the wire.
    */
-  const timings: [string, (other: RedisCalibration) => Promise<unknown>, (other: RedisCalibration) => Promise<unknown>][] = [
+  const timings: [
+    string,
+    (other: RedisCalibration) => Promise<unknown>,
+    (other: RedisCalibration) => Promise<unknown>,
+  ][] = [
     ["before their writes are sent", async () => {}, async () => {}],
     ["while their writes are on the wire", async () => {}, () => pause(0)],
     [
@@ -41,7 +45,11 @@ describe.skipIf(!HAS_REDIS)("two readings, then a Redis restart", () => {
       async () => {},
     ],
     ["while both writes are unanswered", async () => redis.pause(), async () => {}],
-    ["after their writes land", async () => {}, () => waitFor(async () => (await listsHeld()).includes("8,2"))],
+    [
+      "after their writes land",
+      async () => {},
+      () => waitFor(async () => (await listsHeld()).includes("8,2")),
+    ],
   ];
 
   /** The calibration lists Redis holds, each as its readings joined by commas. */
@@ -52,7 +60,7 @@ describe.skipIf(!HAS_REDIS)("two readings, then a Redis restart", () => {
       const keys = (await client.sendCommand(["KEYS", "r94m-*"])) as string[];
       const lists: string[] = [];
       for (const key of keys)
-        if ((await client.sendCommand(["TYPE", key])) === "list")
+        if (String(await client.sendCommand(["TYPE", key])) === "list")
           lists.push(((await client.sendCommand(["LRANGE", key, "0", "-1"])) as string[]).join(","));
       return lists;
     } finally {
