@@ -51,16 +51,23 @@ const MAX_READING = 8;
 
 /**
  * Records a reading (KEYS: the endpoint and model's list, the index, the generation; ARGV: the id,
- * the generation known, how many are kept, the expiry in ms, the channel, the announcement, then the
- * readings to push: the new one, or every one held here when the list expired under this instance):
+ * the generation known, how many are kept, the expiry in ms, the channel, the announcement, `k`, then
+ * the readings: the new one, or every one held here when the list expired under this instance):
  * pushed, trimmed, indexed, both expiries set and announced in one call, so no forget lands
- * between them. Every forget moves the generation (`<prefix>calibration:generation`) on and announces
+ * between them. With `k` above 0 (a reading written again after its write was cut), the last `k`
+ * are pushed if the list is there, and the ones before them (every reading held here) if it is not:
+ * Redis restarted empty under the cut write, and the list goes back whole. Every forget moves the generation (`<prefix>calibration:generation`) on and announces
  * it; a reading sent by an instance that has yet to hear of a forget is refused (answers 0, nothing
  * written), so a reading in flight across a forget cannot land after it and outlive it in Redis.
  */
 const READING_SCRIPT = script(`${INDEX_EXPIRY_LUA}
 if tonumber(ARGV[2]) < tonumber(redis.call('GET', KEYS[3]) or '0') then return 0 end
-redis.call('RPUSH', KEYS[1], unpack(ARGV, 7))
+local k = tonumber(ARGV[7])
+if k > 0 and redis.call('EXISTS', KEYS[1]) == 1 then
+  redis.call('RPUSH', KEYS[1], unpack(ARGV, #ARGV - k + 1))
+else
+  redis.call('RPUSH', KEYS[1], unpack(ARGV, 8, #ARGV - k))
+end
 redis.call('LTRIM', KEYS[1], -tonumber(ARGV[3]), -1)
 keepIndexed(KEYS[1], KEYS[2], ARGV[1], ARGV[4])
 redis.call('PUBLISH', ARGV[5], ARGV[6])
@@ -388,8 +395,18 @@ export async function openCalibration(
     void settled.then(() => writing.delete(settled));
   };
 
-  /** `reading` is the one taken, announced to every instance; `undefined` for a write-back. */
-  const write = (id: string, reading: number | undefined, readings: number[], whole: boolean): void => {
+  /**
+   * `reading` is the one taken, announced to every instance; `undefined` for a write-back.
+   * `ifGone`: the readings to push instead of `readings` should the list not be there (see
+   * READING_SCRIPT).
+   */
+  const write = (
+    id: string,
+    reading: number | undefined,
+    readings: number[],
+    whole: boolean,
+    ifGone?: number[],
+  ): void => {
     const generation = forgets.generation;
     const sent = runScript<number>(
       writer,
@@ -402,6 +419,8 @@ export async function openCalibration(
         String(retainMs),
         channel,
         JSON.stringify({ id, reading, from: self }),
+        String(ifGone === undefined ? 0 : readings.length),
+        ...(ifGone ?? []).map(String),
         ...readings.map(String),
       ],
     ).then(
@@ -455,8 +474,21 @@ export async function openCalibration(
         for (const [id, readings] of [...waiting]) {
           if (closed || !writer.isReady) return;
           waiting.delete(id);
-          for (const reading of readings) {
-            if (shared.get(id)?.includes(reading)) write(id, reading, [reading], false);
+          // Redis may have restarted empty under the cut write (no persistence): the list is gone,
+          // and this write, sent as soon as the link is back, lands before the reload that follows
+          // the restart. Pushed alone, the reload then found the list, wrote nothing back, and the
+          // readings before it were gone from Redis — and, once reloaded, from every instance. So
+          // where the list is gone each write pushes every reading held here instead (but the
+          // ones still to be written after it).
+          const held = [...(shared.get(id) ?? [])];
+          for (const [at, reading] of readings.entries()) {
+            if (!held.includes(reading)) continue;
+            const before = [...held];
+            for (const later of readings.slice(at + 1)) {
+              const last = before.lastIndexOf(later);
+              if (last >= 0) before.splice(last, 1);
+            }
+            write(id, reading, [reading], false, before);
           }
         }
       },
