@@ -39,16 +39,20 @@ function nullsKept(value: unknown): number[] {
 }
 
 describe("a list written as objects nested under a recursive union", () => {
-  it.each([40, 200, 1_000])("drops every null left out at %i levels", (length) => {
-    for (const read of [dropOptionalNulls, restoreArguments]) {
-      const args = chain(length, true);
-      const out = read(args, Chain);
-      expect(nullsKept(out)).toEqual([]);
-      expect(out).toEqual(chain(length, false));
-      // Never mutated: the model's arguments still hold every null.
-      expect(nullsKept(args)).toHaveLength(length + 1);
-    }
-  }, 120_000);
+  it.each([40, 200, 1_000])(
+    "drops every null left out at %i levels",
+    (length) => {
+      for (const read of [dropOptionalNulls, restoreArguments]) {
+        const args = chain(length, true);
+        const out = read(args, Chain);
+        expect(nullsKept(out)).toEqual([]);
+        expect(out).toEqual(chain(length, false));
+        // Never mutated: the model's arguments still hold every null.
+        expect(nullsKept(args)).toHaveLength(length + 1);
+      }
+    },
+    120_000,
+  );
 
   it("costs about eight times as much at eight times the length", async () => {
     // Before, a long list either ran out of checks (nulls kept) or, each level read the rest of it
