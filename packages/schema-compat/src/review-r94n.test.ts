@@ -6,27 +6,8 @@
  */
 import { growth } from "@loopwright/testkit";
 import { describe, expect, it } from "vitest";
+import { Chain, chain } from "../test-support/recursive-chain.js";
 import { dropOptionalNulls, restoreArguments } from "./optional-nulls.js";
-
-/** A node is one of two overlapping kinds, each with a `next` node. */
-const Chain = {
-  $defs: {
-    Node: {
-      anyOf: [
-        { type: "object", properties: { a: { type: "string" }, next: { $ref: "#/$defs/Node" } } },
-        { type: "object", properties: { b: { type: "string" }, next: { $ref: "#/$defs/Node" } } },
-      ],
-    },
-  },
-  $ref: "#/$defs/Node",
-};
-
-/** `length` nodes over an end node, each `a` left out by writing null (`withNull`) or not written. */
-function chain(length: number, withNull: boolean): Record<string, unknown> {
-  let node: Record<string, unknown> = withNull ? { a: "end", b: null } : { a: "end" };
-  for (let i = 0; i < length; i++) node = withNull ? { next: node, a: null, b: "x" } : { next: node, b: "x" };
-  return node;
-}
 
 /** The depths (0 the outermost) of the nodes still holding a null. */
 function nullsKept(value: unknown): number[] {
