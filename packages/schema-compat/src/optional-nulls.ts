@@ -23,8 +23,21 @@ type Raw = Record<string, unknown>;
 const VISIT_BUDGET = 1_000_000;
 /** How deep unions inside unions (and the values under them) are followed. */
 const MAX_DEPTH = 64;
+/**
+ * How deep `strip` follows the arguments (a list the model wrote as nested objects is as deep as
+ * it is long); below it a value is handed on as written. Bounds the stack, not the work.
+ */
+const MAX_VALUE_DEPTH = 2_000;
 
 class Exhausted extends Error {}
+
+/**
+ * What `strip` makes, for a reading tried, of a value more than `MAX_DEPTH` levels below the
+ * object the outermost reading is tried for: `mayMeet` answers "may" for it, as it does past its
+ * own depth. Each level of a long list tries a reading of the rest of it, one inside another:
+ * followed to the end, a list a thousand deep runs out of stack.
+ */
+const BEYOND: Raw = Object.freeze({}) as Raw;
 
 /** What one call has read of the original schema, so every node is flattened once. */
 interface Walk {
@@ -43,10 +56,18 @@ interface Walk {
   ids: Map<unknown, number>;
   /** Patterns `mayMeet` compiled (undefined: not run). */
   patterns: Map<string, RegExp | undefined>;
-  /** Readings `mayMeet` may still make for the object being read. */
+  /** Readings `mayMeet` may still make for the object being read (see `readingOf`). */
   checks: number;
+  /** Per object of the arguments: the checks it has left of its own `CHECK_BUDGET`. */
+  pools: WeakMap<object, number>;
+  /** Per object of the arguments: what `narrowed` made of it, by schema (see `readingOf`). */
+  readings: WeakMap<object, Map<unknown, unknown>>;
+  /** Per object of the arguments: what `strip` made of it for a reading tried, by schema. */
+  tried: WeakMap<object, Map<unknown, Raw>>;
   /** How many readings `narrowed` is trying, one inside another (see `takesWhole`). */
   trying: number;
+  /** The depth of the object the outermost reading tried is for (see `BEYOND`). */
+  tryBase: number;
   keys: Map<unknown, Map<string, KeyInfo>>;
   items: Map<unknown, Map<number, unknown>>;
   /** The sanitized form, read for renamed names (and, with `parse`, for JSON text to parse back). */
@@ -295,7 +316,7 @@ const CHECK_BUDGET = 10_000;
  * an array's item, is a value the schema must take. False then means the tool surely refuses it.
  */
 function mayMeet(schema: unknown, value: unknown, walk: Walk, depth: number, strict = false): boolean {
-  if (depth > MAX_DEPTH || --walk.checks < 0) return true;
+  if (depth > MAX_DEPTH || value === BEYOND || --walk.checks < 0) return true;
   const { parts, never } = flatten(schema, walk);
   if (never) return false;
   const kind = kindOf(value);
@@ -545,6 +566,7 @@ class ChecksOut extends Error {}
  * counts against the object's checks: out of them, the answer is no (and `walk.checks` says why).
  */
 function takesWhole(branch: unknown, reading: unknown, value: Raw, walk: Walk, at: At): boolean {
+  if (walk.trying === 0) walk.tryBase = at.depth;
   walk.trying++;
   try {
     return mayMeet(branch, stripObject(value, reading, walk, at.depth, at.place), walk, 0, true);
@@ -689,10 +711,11 @@ function readItem(schema: unknown, index: number, walk: Walk, depth: number): un
 }
 
 function strip(value: unknown, schema: unknown, walk: Walk, depth: number, place?: Place): unknown {
-  if (schema === undefined || depth > MAX_DEPTH) return value;
+  if (schema === undefined || depth > MAX_VALUE_DEPTH) return value;
   if (typeof value === "string")
     return place && walk.parse ? parseBack(value, schema, walk, depth, place) : value;
   if (walk.trying > 0) {
+    if (depth - walk.tryBase > MAX_DEPTH) return BEYOND;
     // Making a reading tried: each value counts, against the checks of the object it is for.
     walk.checks -= Array.isArray(value) ? value.length + 1 : 1;
     if (walk.checks < 0) throw new ChecksOut();
@@ -701,18 +724,55 @@ function strip(value: unknown, schema: unknown, walk: Walk, depth: number, place
     const tuple = flatten(schema, walk).parts.some(
       (p) => Array.isArray(p.prefixItems) || Array.isArray(p.items),
     );
-    const shared = tuple ? undefined : itemSchema(schema, 0, walk, depth);
+    // Schema depth starts over: how deep the arguments go is `MAX_VALUE_DEPTH`'s to bound.
+    const shared = tuple ? undefined : itemSchema(schema, 0, walk, 0);
     const items = place ? below(place, ITEM) : undefined;
     return value.map((item, i) =>
-      strip(item, tuple ? itemSchema(schema, i, walk, depth) : shared, walk, depth + 1, items),
+      strip(item, tuple ? itemSchema(schema, i, walk, 0) : shared, walk, depth + 1, items),
     );
   }
   if (!isObject(value)) return value;
-  // Read by the branches of its unions it may meet (a discriminated union's variant, by its tag),
-  // each object with its own budget of checks, so a long array's last items are read as its first
-  // (an object inside a reading tried shares the budget of the one it is tried for).
-  if (walk.trying === 0) walk.checks = CHECK_BUDGET;
-  return stripObject(value, narrowed(schema, value, walk, { depth, place }), walk, depth, place);
+  if (walk.trying === 0) {
+    return stripObject(value, readingOf(schema, value, walk, { depth, place }), walk, depth, place);
+  }
+  // For a reading tried, an object inside is made once per schema (each level of a long list
+  // tries a reading of the rest of it: made again each time, the list costs its length squared).
+  let bySchema = walk.tried.get(value);
+  const known = bySchema?.get(schema);
+  if (known !== undefined) return known;
+  const made = stripObject(value, readingOf(schema, value, walk, { depth, place }), walk, depth, place);
+  if (!bySchema) {
+    bySchema = new Map();
+    walk.tried.set(value, bySchema);
+  }
+  bySchema.set(schema, made);
+  return made;
+}
+
+/**
+ * `narrowed` for an object of the arguments: read by the branches of its unions it may meet (a
+ * discriminated union's variant, by its tag), made once per object and schema, and paid for from
+ * the object's own `CHECK_BUDGET` — not from that of the object a reading is tried for, nor its
+ * children's from its own: a list the model wrote as objects nested a thousand deep is read at
+ * each level as at the first, and a call costs at most a budget per object it holds.
+ */
+function readingOf(schema: unknown, value: Raw, walk: Walk, at: At): unknown {
+  let bySchema = walk.readings.get(value);
+  if (bySchema?.has(schema)) return bySchema.get(schema);
+  const outer = walk.checks;
+  walk.checks = walk.pools.get(value) ?? CHECK_BUDGET;
+  try {
+    const read = narrowed(schema, value, walk, at);
+    if (!bySchema) {
+      bySchema = new Map();
+      walk.readings.set(value, bySchema);
+    }
+    bySchema.set(schema, read);
+    return read;
+  } finally {
+    walk.pools.set(value, walk.checks);
+    walk.checks = outer;
+  }
 }
 
 /** `strip` of an object, by the schema as read for it (see `narrowed`). */
@@ -720,7 +780,7 @@ function stripObject(value: Raw, schema: unknown, walk: Walk, depth: number, pla
   const out: Raw = {};
   for (const [key, inner] of Object.entries(value)) {
     let name = key;
-    let info = keyInfo(schema, key, walk, depth);
+    let info = keyInfo(schema, key, walk, 0);
     if (!info.described && place && mayBeRenamed(key)) {
       // A name the sanitizer wrote with U+FFFD for one holding half a surrogate pair alone: read
       // as the schema's own (unless the model also wrote that one); `restoreArguments` also hands
@@ -728,7 +788,7 @@ function stripObject(value: Raw, schema: unknown, walk: Walk, depth: number, pla
       const own = ownName(place, key, walk);
       if (own !== undefined && !Object.hasOwn(value, own)) {
         if (walk.parse) name = own;
-        info = keyInfo(schema, own, walk, depth);
+        info = keyInfo(schema, own, walk, 0);
       }
     }
     if (inner === null && info.described && !info.nullOk && info.absentOk) continue;
@@ -1069,7 +1129,11 @@ function newWalk(root: unknown): Walk {
     ids: new Map(),
     patterns: new Map(),
     checks: CHECK_BUDGET,
+    pools: new WeakMap(),
+    readings: new WeakMap(),
+    tried: new WeakMap(),
     trying: 0,
+    tryBase: 0,
     keys: new Map(),
     items: new Map(),
   };

@@ -5,29 +5,10 @@
  */
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
+import { Chain, chain } from "../test-support/recursive-chain.js";
 import { SchemaCompatError } from "./errors.js";
 import { dropOptionalNulls, restoreArguments } from "./optional-nulls.js";
 import { relaxTools, sanitizeTools } from "./sanitize-tools.js";
-
-/** A node is one of two overlapping kinds, each with a `next` node. */
-const Chain = {
-  $defs: {
-    Node: {
-      anyOf: [
-        { type: "object", properties: { a: { type: "string" }, next: { $ref: "#/$defs/Node" } } },
-        { type: "object", properties: { b: { type: "string" }, next: { $ref: "#/$defs/Node" } } },
-      ],
-    },
-  },
-  $ref: "#/$defs/Node",
-};
-
-/** `length` nodes, each with an `a` the strict schema made nullable and the model left null. */
-function chain(length: number, withNull: boolean): Record<string, unknown> {
-  let node: Record<string, unknown> = withNull ? { a: "end", b: null } : { a: "end" };
-  for (let i = 0; i < length; i++) node = withNull ? { next: node, a: null, b: "x" } : { next: node, b: "x" };
-  return node;
-}
 
 function timed(run: () => void): number {
   let best = Number.POSITIVE_INFINITY;
