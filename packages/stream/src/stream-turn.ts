@@ -61,7 +61,8 @@ export interface ProducedBox {
 }
 
 /**
- * Options of `streamTurn`: abort signal, watchdog allowances, callbacks, produced box, fences.
+ * Options of `streamTurn`: abort signal, watchdog allowances, callbacks, produced box, fences, and
+ * the prefix of ids for calls the server sent without one.
  *
  * A key not listed here is refused as `invalid-argument` (a misspelt allowance would otherwise leave
  * the turn with no watchdog); `null` reads as absent for every option.
@@ -117,6 +118,15 @@ export interface StreamTurnOptions {
    * content is read as answer.
    */
   startInReasoning?: boolean | undefined;
+  /**
+   * What a tool call the server sent without an id is named by, before its position in the turn
+   * (`0`, `1`, …). Default (also for `null`) `"call_"`. Servers that send no ids (some llama.cpp,
+   * Ollama and LM Studio builds) get `call_0` onward on every turn, so a loop of your own would put
+   * `call_0` into its transcript once per step and a tool result would answer two calls by one id:
+   * a prefix unique to the step (`` `call_${step}_` ``) keeps them apart. Ids the server sent are
+   * kept as sent.
+   */
+  idPrefix?: string | null | undefined;
 }
 
 type Stop =
@@ -361,6 +371,7 @@ const OPTION_KEYS: readonly (keyof StreamTurnOptions)[] = [
   "onToolCallDelta",
   "fences",
   "startInReasoning",
+  "idPrefix",
 ];
 
 /** Refuses a key `streamTurn` does not read, naming it and, for a near miss in case, the one meant. */
@@ -398,6 +409,9 @@ function checkOptions(opts: StreamTurnOptions): void {
       "startInReasoning",
       `true or false (absent or null: false); got ${kindOf(opts.startInReasoning)}`,
     );
+  }
+  if (opts.idPrefix != null && typeof opts.idPrefix !== "string") {
+    throw invalid("idPrefix", `a string (absent or null: "call_"); got ${kindOf(opts.idPrefix)}`);
   }
 }
 
@@ -557,6 +571,7 @@ export async function streamTurn<Body extends ChatBody>(
     reader = new TurnReader({
       fences: opts.fences ?? undefined,
       startInReasoning: opts.startInReasoning ?? undefined,
+      idPrefix: opts.idPrefix ?? undefined,
       onOutput: opts.onOutput ?? undefined,
       onRetract: opts.onRetract ?? undefined,
       onScratchpadClosed: opts.onScratchpadClosed ?? undefined,

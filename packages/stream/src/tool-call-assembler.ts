@@ -212,6 +212,9 @@ function settled(slot: Slot): string {
   return slot.arguments;
 }
 
+/** What a call the server sent without an id is named by when the caller names no `idPrefix`. */
+export const DEFAULT_ID_PREFIX = "call_";
+
 /**
  * Reassembles tool calls from streamed pieces, the way real servers send them.
  *
@@ -233,9 +236,19 @@ function settled(slot: Slot): string {
  */
 export class ToolCallAssembler {
   private readonly slots: Slot[] = [];
+  /** What a call the server sent without an id is named by, before its position (`call_`). */
+  private readonly idPrefix: string;
   private readonly byIndex = new Map<number, Slot>();
   /** The latest call with each id. */
   private readonly byId = new Map<string, Slot>();
+
+  /**
+   * `idPrefix` names the calls the server sent without ids (default `"call_"`, then the position):
+   * a host's own loop gives each step its own, so step two's first call is not `call_0` again.
+   */
+  constructor(options: { idPrefix?: string | undefined } = {}) {
+    this.idPrefix = options.idPrefix ?? DEFAULT_ID_PREFIX;
+  }
 
   /** Adds one piece; returns the call's progress, or `undefined` for a piece that carried nothing. */
   push(piece: ToolCallDeltaLike): ToolCallProgress | undefined {
@@ -337,7 +350,8 @@ export class ToolCallAssembler {
    * The calls so far, in the order the model started them, ready for an assistant message.
    *
    * Their ids are unique, as every endpoint requires of one message's calls (and of the results
-   * answering them): a call without an id gets `call_<position>` unless the server gave another
+   * answering them): a call without an id gets `call_<position>` (the `idPrefix` given, then the
+   * position) unless the server gave another
    * call that id, and an id the server gave two calls stays on the first and is `<id>_<position>`
    * on each later one (with `_` added until no other call holds it).
    */
@@ -348,7 +362,7 @@ export class ToolCallAssembler {
     const given = new Set(kept.map((slot) => slot.id).filter((id) => id !== ""));
     const used = new Set<string>();
     for (const slot of kept) {
-      let id = slot.id || `call_${slot.position}`;
+      let id = slot.id || `${this.idPrefix}${slot.position}`;
       if (used.has(id) || (slot.id === "" && given.has(id))) {
         id = `${id}_${slot.position}`;
         while (used.has(id) || given.has(id)) id += "_";

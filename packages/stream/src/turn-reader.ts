@@ -30,6 +30,8 @@ export interface TurnReaderOptions {
   onToolCallDelta?: ((progress: ToolCallProgress) => void) | undefined;
   /** Called once, on the first chunk that carries text, reasoning or a piece of a tool call. */
   onProduced?: (() => void) | undefined;
+  /** What a call the server sent without an id is named by, before its position; default `"call_"`. */
+  idPrefix?: string | undefined;
 }
 
 /** The named field a delta's reasoning came in, where it came in one a request can carry back. */
@@ -140,7 +142,7 @@ export class TurnReader {
   private splitter: FenceSplitter;
   /** Whether any content has gone to the splitter yet. */
   private contentRead = false;
-  private readonly calls = new ToolCallAssembler();
+  private readonly calls: ToolCallAssembler;
   private readonly options: TurnReaderOptions;
   private readonly reasoning = new GrownText();
   /** The content as it arrived, before the fences split it. */
@@ -176,7 +178,9 @@ export class TurnReader {
       onThinking: read("onThinking") as TurnReaderOptions["onThinking"],
       onToolCallDelta: read("onToolCallDelta") as TurnReaderOptions["onToolCallDelta"],
       onProduced: read("onProduced") as TurnReaderOptions["onProduced"],
+      idPrefix: read("idPrefix") as string | undefined,
     };
+    this.calls = new ToolCallAssembler({ idPrefix: this.options.idPrefix ?? undefined });
     this.splitter = new FenceSplitter({
       fences: this.options.fences,
       startInReasoning: this.options.startInReasoning,

@@ -29,7 +29,8 @@ export type FinishReason = (typeof FinishReason)[keyof typeof FinishReason] | (s
  *
  * `arguments` is the text the model wrote, unparsed (it may be cut off or almost-JSON; see
  * `@loopwright/tool-calls`). `id` is unique among a turn's calls: `call_<position>` where the
- * server gave none, and `<id>_<position>` on a later call the server gave an earlier call's id.
+ * server gave none (`streamTurn`'s `idPrefix` in place of `call_`, given one), and `<id>_<position>`
+ * on a later call the server gave an earlier call's id.
  */
 export interface ToolCall {
   id: string;
