@@ -7,15 +7,25 @@ import { body, chunk, harness, sse } from "./test-support/http.js";
 // builds) got `call_0` onward from streamTurn on every turn, so a host's own loop put `call_0` into
 // its transcript once per step and one tool result answered two calls by one id.
 
+/** One chunk holding a piece of the `index`-th call: its name and arguments, and an id only if given. */
+const piece = (index: number, args: string, finish: string | null, id?: string) =>
+  chunk([
+    {
+      index: 0,
+      delta: {
+        tool_calls: [
+          { index, ...(id ? { id } : {}), type: "function", function: { name: "add", arguments: args } },
+        ],
+      },
+      finish_reason: finish,
+    },
+  ]);
+
 /** One turn of two calls, neither with an id, as those servers stream them. */
 const idlessCalls = () => ({
   type: "raw" as const,
   headers: sse,
-  chunks: [
-    chunk([{ index: 0, delta: { role: "assistant", tool_calls: [{ index: 0, type: "function", function: { name: "add", arguments: '{"a":1}' } }] }, finish_reason: null }]),
-    chunk([{ index: 0, delta: { tool_calls: [{ index: 1, type: "function", function: { name: "add", arguments: '{"a":2}' } }] }, finish_reason: "tool_calls" }]),
-    "data: [DONE]\n\n",
-  ],
+  chunks: [piece(0, '{"a":1}', null), piece(1, '{"a":2}', "tool_calls"), "data: [DONE]\n\n"],
 });
 
 /** A host's own two-step loop: each turn's calls and their results go into the next request. */
@@ -52,10 +62,7 @@ describe("R94o-1: idPrefix keeps apart the ids of id-less calls streamed at diff
       {
         type: "raw",
         headers: sse,
-        chunks: [
-          chunk([{ index: 0, delta: { tool_calls: [{ index: 0, id: "srv_9", type: "function", function: { name: "add", arguments: "{}" } }] }, finish_reason: null }]),
-          chunk([{ index: 0, delta: { tool_calls: [{ index: 1, type: "function", function: { name: "add", arguments: "{}" } }] }, finish_reason: "tool_calls" }]),
-        ],
+        chunks: [piece(0, "{}", null, "srv_9"), piece(1, "{}", "tool_calls")],
       },
     ]);
     const turn = await streamTurn(client, body(), { idPrefix: "s3_" });
@@ -65,7 +72,9 @@ describe("R94o-1: idPrefix keeps apart the ids of id-less calls streamed at diff
   it("an idPrefix that is not a string is refused by name, before any request is sent", async () => {
     const { client, server } = await harness([idlessCalls()]);
     for (const bad of [3, {}, ["call_"], true]) {
-      const refused = await streamTurn(client, body(), { idPrefix: bad as unknown as string }).catch((e) => e);
+      const refused = await streamTurn(client, body(), { idPrefix: bad as unknown as string }).catch(
+        (e) => e,
+      );
       expect(refused).toBeInstanceOf(StreamError);
       expect(refused.code).toBe("invalid-argument");
       expect(refused.message).toMatch(/streamTurn: idPrefix must be a string/);

@@ -61,8 +61,7 @@ export interface ProducedBox {
 }
 
 /**
- * Options of `streamTurn`: abort signal, watchdog allowances, callbacks, produced box, fences, and
- * the prefix of ids for calls the server sent without one.
+ * Options of `streamTurn`: abort signal, watchdog allowances, callbacks, produced box, fences.
  *
  * A key not listed here is refused as `invalid-argument` (a misspelt allowance would otherwise leave
  * the turn with no watchdog); `null` reads as absent for every option.
