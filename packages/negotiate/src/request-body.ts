@@ -266,10 +266,54 @@ function choiceAsSent(
 ): ToolChoice | undefined {
   if (typeof choice !== "object") return choice;
   const wanted = choice.function.name;
-  const at = given.findIndex((tool) => functionName(tool) === wanted);
-  const name = at >= 0 ? (functionName(sent[at] as AnyToolDefinition) ?? wanted) : undefined;
-  if (name === undefined) return sent.some((tool) => functionName(tool) === wanted) ? choice : undefined;
+  const name = nameAsSent(wanted, given, sent);
+  if (name === undefined) return undefined;
   return name === wanted ? choice : { ...choice, function: { ...choice.function, name } };
+}
+
+/**
+ * The name the function tool given as `wanted` goes out under (`wanted` itself when it already
+ * names a tool as sent); `undefined` when it names no function tool either way.
+ */
+function nameAsSent(
+  wanted: string,
+  given: readonly AnyToolDefinition[],
+  sent: readonly AnyToolDefinition[],
+): string | undefined {
+  const at = given.findIndex((tool) => functionName(tool) === wanted);
+  if (at >= 0) return functionName(sent[at] as AnyToolDefinition) ?? wanted;
+  return sent.some((tool) => functionName(tool) === wanted) ? wanted : undefined;
+}
+
+/**
+ * OpenAI's newer `tool_choice` form, `{ type: "allowed_tools", allowed_tools: { mode, tools: [{ type:
+ * "function", function: { name } }, …] } }`, with each function it lists named as that tool goes
+ * out (relaxing renames `fs.read` → `fs_read`, and a list still naming `fs.read` is refused or
+ * ignored). A copy where a name changed, else `value` itself; never the caller's object changed.
+ * A name of no tool stays as given, as an `extraBody` choice naming no tool does. `undefined` when
+ * `value` is not of that form.
+ */
+function allowedAsSent(
+  value: unknown,
+  given: readonly AnyToolDefinition[],
+  sent: readonly AnyToolDefinition[],
+): unknown {
+  if (!isRecord(value) || own(value, "type") !== "allowed_tools") return undefined;
+  const allowed = own(value, "allowed_tools");
+  const listed = isRecord(allowed) ? own(allowed, "tools") : undefined;
+  if (!Array.isArray(listed)) return undefined;
+  let renamed = false;
+  const tools = listed.map((entry: unknown) => {
+    if (!isRecord(entry) || own(entry, "type") !== "function") return entry;
+    const fn = own(entry, "function");
+    const wanted = isRecord(fn) ? own(fn, "name") : undefined;
+    if (typeof wanted !== "string") return entry;
+    const name = nameAsSent(wanted, given, sent);
+    if (name === undefined || name === wanted) return entry;
+    renamed = true;
+    return { ...entry, function: { ...(fn as Record<string, unknown>), name } };
+  });
+  return renamed ? { ...value, allowed_tools: { ...(allowed as Record<string, unknown>), tools } } : value;
 }
 
 /** The refusal of an `options.toolChoice` naming no tool: the names there are, as given and as sent. */
@@ -624,6 +668,14 @@ export function buildBody<
     if (field === "tool_choice" && withTools && isToolChoice(value)) {
       body[field] = choiceAsSent(value, tools, declared) ?? value;
       continue;
+    }
+    // So does each function an `allowed_tools` choice lists.
+    if (field === "tool_choice" && withTools) {
+      const allowed = allowedAsSent(value, tools, declared);
+      if (allowed !== undefined) {
+        (body as Record<string, unknown>)[field] = allowed;
+        continue;
+      }
     }
     body[field] = value;
   }
