@@ -19,14 +19,20 @@ export const FLAGS = [
   "--disable-sync",
 ];
 
-/** An endpoint whose model listing answers only after `listingMs`; its chat requests are counted. */
+/**
+ * An endpoint whose model listing answers only after `listingMs`; its chat requests are counted, and
+ * so are the listings it has answered (`answered`), for tests that assert something happened before
+ * the listing's answer was written rather than within a number of ms.
+ */
 export async function slowListing(listingMs: number) {
   const chats: string[] = [];
   let listings = 0;
+  let answered = 0;
   const server: Server = createServer((req, res) => {
     if (req.url?.includes("/models")) {
       listings++;
       const timer = setTimeout(() => {
+        answered++;
         res.writeHead(200, { "content-type": "application/json" });
         res.end(
           JSON.stringify({ object: "list", data: [{ id: "m", object: "model", context_length: 4096 }] }),
@@ -44,6 +50,7 @@ export async function slowListing(listingMs: number) {
     baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
     chats,
     listings: () => listings,
+    answered: () => answered,
     close: () => {
       server.closeAllConnections();
       return new Promise((resolve) => server.close(resolve));
