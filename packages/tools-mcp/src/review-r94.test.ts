@@ -6,11 +6,11 @@
 // JSON"; Roo Code's `disabledTools` were offered; Zed's `context_servers` were "not a document"; a
 // switch-off after a server of its name left the server running; and a start that failed on an
 // unfilled `${env:VAR}` said nothing of it.
-import { mkdir, mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, realpath, rm } from "node:fs/promises";
 import { homedir, tmpdir } from "node:os";
 import { join, sep } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { EVERYTHING, FILESYSTEM, NODE, startEverythingHttp } from "../test/support.js";
+import { EVERYTHING, FILESYSTEM, NODE, startEverythingHttp, writeUnder } from "../test/support.js";
 import { createMcpPool, type McpPool, McpPoolError, mcpServers, readMcpJson } from "./index.js";
 
 let dir: string;
@@ -30,13 +30,7 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-/** `text` written at `dir/relative`, its folders made; the file's path. */
-async function write(relative: string, text: string): Promise<string> {
-  const path = join(dir, relative);
-  await mkdir(join(path, ".."), { recursive: true });
-  await writeFile(path, text);
-  return path;
-}
+const write = (relative: string, text: string): Promise<string> => writeUnder(dir, relative, text);
 
 function pool(configs: Parameters<typeof createMcpPool>[0]): McpPool {
   const made = createMcpPool(configs, { connectTimeoutMs: 20_000 });

@@ -5,10 +5,11 @@
 // class lost the fields its getters give (`excludeTools`, `type`) once one of its strings used an
 // editor variable; and the reader of comments and trailing commas went over its whole output at each
 // `]` or `}`, so a file's reading time grew with its size squared.
-import { mkdir, mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, realpath, rm } from "node:fs/promises";
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { writeUnder } from "../test/support.js";
 import { McpPoolError, mcpServers, readMcpJson } from "./index.js";
 
 let dir: string;
@@ -19,12 +20,7 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-async function write(relative: string, text: string): Promise<string> {
-  const path = join(dir, relative);
-  await mkdir(join(path, ".."), { recursive: true });
-  await writeFile(path, text);
-  return path;
-}
+const write = (relative: string, text: string): Promise<string> => writeUnder(dir, relative, text);
 
 describe("${workspaceFolder} is filled once", () => {
   it("refuses a folder whose path holds ${ when the env option expands, never filling the token into it", async () => {

@@ -1,7 +1,9 @@
 // Shared by the tests: where the published servers and the fixture server are, a free port, an
 // HTTP server process started and stopped by pid, and one agent run that calls given tools once.
 import { type ChildProcess, spawn } from "node:child_process";
+import { mkdir, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type CallResult, runAgentLoop } from "@loopwright/loop";
 import { startServer } from "@loopwright/testkit";
@@ -91,4 +93,12 @@ export async function callEachOnce(
   } finally {
     await model.close();
   }
+}
+
+/** `text` written at `dir/relative`, its folders made (a client's config file where it keeps it); the file's path. */
+export async function writeUnder(dir: string, relative: string, text: string): Promise<string> {
+  const path = join(dir, relative);
+  await mkdir(dirname(path), { recursive: true });
+  await writeFile(path, text);
+  return path;
 }
