@@ -8,6 +8,7 @@ import {
   type ModelParams,
   modelCapabilitiesFor,
   negotiate,
+  readRefusal,
 } from "@loopwright/negotiate";
 import { ALL_FENCES, readUsage, stripThinking, type UsageLike } from "@loopwright/stream";
 import { replyText } from "@loopwright/tool-calls";
@@ -818,6 +819,17 @@ export async function sideCall(
               return readReply(completion, model);
             } catch (error) {
               last = { body: text, error };
+              // The field itself refused by name ("Unrecognized request argument supplied:
+              // response_format"): json_object is that field too, and would be refused alike, one
+              // request spent for nothing. negotiate latches the schema off as it answers this
+              // refusal; latching the field here too sends the next request in words.
+              if (sent.format === "json_schema" && !modelCaps.droppedFields.includes("response_format")) {
+                const refusal = readRefusal(error);
+                if (refusal?.kind === "structured-output" && refusal.name === "response_format") {
+                  modelCaps.droppedFields.push("response_format");
+                  notice(`${model} refused response_format; asking it for JSON in words from now on.`);
+                }
+              }
               throw error;
             } finally {
               timing.watch(() => false);

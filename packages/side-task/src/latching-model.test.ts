@@ -626,6 +626,13 @@ function attempts(q: EndpointQuirks, t: Task, ref: Reference, system: string | u
           break;
         case "formatUnknown":
           if (m.structuredOutput) {
+            // The field refused by name under the side task's own json_schema: json_object is the
+            // same field, so it is latched too and the next request asks in words (r95c), told
+            // before negotiate's latch is.
+            if (t.kind === "askJson") {
+              m.responseFormatDropped = true;
+              notices.push(/refused response_format; asking it for JSON in words/);
+            }
             // negotiate's latch, told in its words (the caller's own response_format left out too).
             m.structuredOutput = false;
             notices.push(FORMAT_FIELD);
