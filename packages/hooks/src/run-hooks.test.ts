@@ -676,6 +676,8 @@ describe("how a note names a hook", () => {
       "Hook Memory (beforeTurn) added nothing: it failed: db down.",
       "Hook log-2 (beforeTurn) added nothing: it failed: disk full.",
       "Hook hook 3 (beforeTurn) added nothing: it failed: boom.",
+      // The guard's veto, which beforeTurn does not read, is said too (r95c).
+      "Hook Guard (beforeTurn) answered veto: true, which only a beforeCompact hook's answer is read for; nothing was stopped.",
     ]);
     const consulted = await consult(run, INPUT, SESSION);
     // A beforeCompact hook adds nothing when it works either: a failed one's veto is not read.

@@ -307,9 +307,21 @@ function readOutcome(
     // A beforeCompact hook adds nothing when it works either: what a failed one loses is its veto.
     const lost = event === "beforeCompact" ? "vetoes nothing" : "added nothing";
     notes.push(`Hook ${label} (${event}) ${lost}: ${why}.`);
+  } else if (typeof context === "object" && context !== null && isThenable(context)) {
+    // `context: recall(prompt)` without its await: handled here (a rejection nobody waits on ends a
+    // Node host), and named for what it is, since "an object" did not say what to fix.
+    notes.push(
+      `Hook ${label} (${event}) answered context that is a promise, not text (the hook should await its context before answering); it was ignored.`,
+    );
   } else if (context !== undefined && context !== null && typeof context !== "string") {
     notes.push(
       `Hook ${label} (${event}) answered context that is not text (${describe(context)}); it was ignored.`,
+    );
+  }
+  if (event !== "beforeCompact" && outcomeField(outcome, "veto") === true && !failed(outcome)) {
+    // A guard that vetoes a turn from beforeTurn stops nothing: only a compaction is vetoed.
+    notes.push(
+      `Hook ${label} (${event}) answered veto: true, which only a beforeCompact hook's answer is read for; nothing was stopped.`,
     );
   }
   for (const field of nonBooleanFlags(outcome)) {
