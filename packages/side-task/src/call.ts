@@ -333,9 +333,21 @@ function tellUsage(
 /** Checks the endpoint and model every side task is handed. */
 export function checkTarget(endpoint: unknown, model: unknown, where: string): asserts endpoint is Endpoint {
   if (!isObject(endpoint) || typeof endpoint.baseUrl !== "string" || endpoint.baseUrl.trim() === "") {
+    // An object's fault is its baseUrl: say which (the openai SDK's `baseURL` is the usual one),
+    // where "and was an object" left the host to guess.
+    const other = isObject(endpoint)
+      ? ["baseURL", "baseurl", "base_url", "url"].find((key) => Object.hasOwn(endpoint, key))
+      : undefined;
+    const why = !isObject(endpoint)
+      ? `was ${describeValue(endpoint)}`
+      : other !== undefined && endpoint.baseUrl == null
+        ? `had no baseUrl (it names the URL as ${other}; the field is spelled baseUrl)`
+        : endpoint.baseUrl == null
+          ? "had no baseUrl"
+          : `had a baseUrl that is ${typeof endpoint.baseUrl === "string" ? "blank" : describeValue(endpoint.baseUrl)}`;
     throw new SideTaskError(
       "invalid-input",
-      `${where}: the endpoint must be an object with a baseUrl (e.g. { baseUrl: "http://127.0.0.1:8080/v1" }), and was ${describeValue(endpoint)}.`,
+      `${where}: the endpoint must be an object with a baseUrl (e.g. { baseUrl: "http://127.0.0.1:8080/v1" }), and ${why}.`,
     );
   }
   if (typeof model !== "string" || model.trim() === "") {

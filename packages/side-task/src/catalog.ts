@@ -6,6 +6,7 @@ import {
 } from "@loopwright/tool-loading";
 import { describeValue, SideTaskError } from "./errors.js";
 import { ownView } from "./own.js";
+import { headOf } from "./text.js";
 
 /** One tool as the catalogue lists it: a name and what it does. */
 export interface CatalogToolLike {
@@ -46,6 +47,10 @@ export interface ReadCatalog {
   entries: CatalogEntry[];
   /** The same tools as `@loopwright/tool-loading` reads a catalogue (checked by its `checkCatalog`). */
   servers: CatalogServer[];
+  /** How many tools were passed over for having no name (not a string, or empty). */
+  nameless: number;
+  /** The servers holding those tools, each once. */
+  namelessIn: string[];
 }
 
 /**
@@ -67,11 +72,21 @@ export function readCatalog(catalog: readonly CatalogServerLike[], where: string
   const seen = new Set<string>();
   const entries: CatalogEntry[] = [];
   const servers: CatalogServer[] = [];
+  let nameless = 0;
+  const namelessIn: string[] = [];
   catalog.forEach((given, index) => {
     // Read as the host wrote it: never a label, tool list or description only a polluted
     // Object.prototype holds.
     const server = ownView(given);
-    if (typeof server !== "object" || server === null || !Array.isArray(server.tools)) {
+    if (typeof server === "object" && server !== null && !Array.isArray(server.tools)) {
+      // The entry is a server; its tools are what is wrong, and "was an object" did not say so.
+      const name = typeof server.name === "string" ? ` (server ${JSON.stringify(headOf(server.name, 60))})` : "";
+      throw new SideTaskError(
+        "invalid-input",
+        `${where}: catalogue entry ${index}${name} must hold its tools as a list, { name, tools: [{ name, description }] }, and its tools was ${describeValue(server.tools)}.`,
+      );
+    }
+    if (typeof server !== "object" || server === null) {
       throw new SideTaskError(
         "invalid-input",
         `${where}: catalogue entry ${index} must be a server { name, tools: [...] }, and was ${describeValue(server)}.`,
@@ -89,12 +104,17 @@ export function readCatalog(catalog: readonly CatalogServerLike[], where: string
     // server's title cannot write lines of the catalogue (a tool that is not there) or fill the prompt.
     const label =
       (typeof server.label === "string" ? descriptionLine(server.label, LABEL_CHARS) : "") || server.name;
-    const named = (server.tools as readonly unknown[])
-      .map((tool) => ownView(tool))
-      .filter(
-        (tool): tool is CatalogToolLike =>
-          typeof (tool as CatalogToolLike | null)?.name === "string" && (tool as CatalogToolLike).name !== "",
-      );
+    const listed = (server.tools as readonly unknown[]).map((tool) => ownView(tool));
+    const named = listed.filter(
+      (tool): tool is CatalogToolLike =>
+        typeof (tool as CatalogToolLike | null)?.name === "string" && (tool as CatalogToolLike).name !== "",
+    );
+    // Passed over, and counted: a preselection tells the host, which would otherwise see only a
+    // shortlist that never names them (or none at all).
+    if (named.length < listed.length) {
+      nameless += listed.length - named.length;
+      if (!namelessIn.includes(server.name)) namelessIn.push(server.name);
+    }
     servers.push({
       name: server.name,
       tools: named.map((tool) => ({ name: tool.name })),
@@ -117,7 +137,7 @@ export function readCatalog(catalog: readonly CatalogServerLike[], where: string
     if (!ToolLoadingError.isInstance(error)) throw error;
     throw new SideTaskError("invalid-input", error.message, { cause: error });
   }
-  return { entries, servers };
+  return { entries, servers, nameless, namelessIn };
 }
 
 /** The entries of {@link readCatalog}. */

@@ -246,9 +246,26 @@ export async function preselect(
   }
   const cap = checkCap(max, "preselect");
   if (typeof model !== "string" || model.trim() === "") return [];
-  if (read.entries.length === 0 || prompt.trim() === "") return [];
   // Read as the host wrote them: never a field only a polluted Object.prototype holds.
   const own = ownView(options ?? {});
+  // A host's sink that throws changes nothing: the names read are still the answer, and a failed
+  // side task is still [] (it rejected with the sink's error, and the preselection was lost).
+  const notice = (text: string) => {
+    try {
+      if (typeof own.onNotice === "function") own.onNotice(text);
+    } catch {
+      // The notice is only told; the preselection stands.
+    }
+  };
+  if (read.nameless > 0) {
+    // Said before anything is sent: a catalogue of only such tools is [] with no request, and
+    // without this the host could not tell it from a model that picked nothing.
+    const servers = read.namelessIn.slice(0, 12).map((name) => headOf(name, 60)).join(", ");
+    notice(
+      `preselect: ${read.nameless === 1 ? "1 tool of the catalogue has" : `${read.nameless} tools of the catalogue have`} no name (server ${servers}) and ${read.nameless === 1 ? "was" : "were"} left out of the preselection.`,
+    );
+  }
+  if (read.entries.length === 0 || prompt.trim() === "") return [];
   const { keywords, ...rest } = own;
   if (keywords != null && typeof keywords !== "boolean" && !isPlainObject(keywords)) {
     throw new SideTaskError(
@@ -261,15 +278,6 @@ export async function preselect(
     const words = preselectByKeywords(catalog, prompt, bar, cap);
     if (words.confident) return words.tools;
   }
-  // A host's sink that throws changes nothing: the names read are still the answer, and a failed
-  // side task is still [] (it rejected with the sink's error, and the preselection was lost).
-  const notice = (text: string) => {
-    try {
-      own.onNotice?.(text);
-    } catch {
-      // The notice is only told; the preselection stands.
-    }
-  };
   try {
     // Only names are read, so a number JS cannot hold changes nothing here: read as JSON.parse reads it.
     const reply = await askJsonReading(
