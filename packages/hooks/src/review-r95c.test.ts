@@ -11,7 +11,10 @@ const session = { session: { id: "s" } };
 describe("an answer the event does not read is noted, not dropped silently", () => {
   it("gather notes a veto: only beforeCompact hooks are asked for one", async () => {
     const gathered = await gather(
-      () => [{ id: "guard", ok: true, veto: true }, { id: "memory", context: "Ships Friday." }],
+      () => [
+        { id: "guard", ok: true, veto: true },
+        { id: "memory", context: "Ships Friday." },
+      ],
       "beforeTurn",
       { prompt: "rm -rf /" },
       session,
@@ -29,7 +32,12 @@ describe("an answer the event does not read is noted, not dropped silently", () 
   });
 
   it("notes no veto from a hook that failed, which vetoes nothing anywhere", async () => {
-    const gathered = await gather(() => [{ id: "guard", ok: false, veto: true }], "beforeTurn", { prompt: "p" }, session);
+    const gathered = await gather(
+      () => [{ id: "guard", ok: false, veto: true }],
+      "beforeTurn",
+      { prompt: "p" },
+      session,
+    );
     expect(gathered.notes).toEqual(["Hook guard (beforeTurn) added nothing: it failed."]);
   });
 

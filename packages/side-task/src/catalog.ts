@@ -80,7 +80,8 @@ export function readCatalog(catalog: readonly CatalogServerLike[], where: string
     const server = ownView(given);
     if (typeof server === "object" && server !== null && !Array.isArray(server.tools)) {
       // The entry is a server; its tools are what is wrong, and "was an object" did not say so.
-      const name = typeof server.name === "string" ? ` (server ${JSON.stringify(headOf(server.name, 60))})` : "";
+      const name =
+        typeof server.name === "string" ? ` (server ${JSON.stringify(headOf(server.name, 60))})` : "";
       throw new SideTaskError(
         "invalid-input",
         `${where}: catalogue entry ${index}${name} must hold its tools as a list, { name, tools: [{ name, description }] }, and its tools was ${describeValue(server.tools)}.`,

@@ -16,13 +16,18 @@ let server: TestServer | undefined;
 afterEach(() => server?.close());
 
 const SCHEMA = { type: "object", properties: { city: { type: "string" } }, required: ["city"] };
-const formats = (s: TestServer) => bodies(s).map((b) => (b.response_format as { type?: string } | undefined)?.type);
+const formats = (s: TestServer) =>
+  bodies(s).map((b) => (b.response_format as { type?: string } | undefined)?.type);
 
 /** OpenAI's wording for a field it does not know, over the openai personality. */
 async function refusingResponseFormat(...contents: string[]): Promise<TestServer> {
   server = await startServer({
     // chat_template_kwargs is let through so that only response_format is refused.
-    personality: { name: "openai", unknownParams: ["response_format"], extraParams: ["chat_template_kwargs"] },
+    personality: {
+      name: "openai",
+      unknownParams: ["response_format"],
+      extraParams: ["chat_template_kwargs"],
+    },
     replies: contents.map((content) => ({ content })),
   });
   return server;
@@ -54,7 +59,11 @@ describe("response_format refused by name: straight to words", () => {
   it("still tries json_object where only the JSON schema was refused (an older llama.cpp)", async () => {
     server = await startServer({
       replies: [
-        { type: "error", status: 400, body: { error: { message: "response_format type json_schema is not supported" } } },
+        {
+          type: "error",
+          status: 400,
+          body: { error: { message: "response_format type json_schema is not supported" } },
+        },
         { content: '{"city":"Porto"}' },
       ],
     });
@@ -88,11 +97,15 @@ describe("a catalogue the host built wrong says what is wrong", () => {
     const catalog = [
       { name: "fs", tools: [{ name: "read_file" }, { title: "Write" }, { name: "" }] },
     ] as unknown as Parameters<typeof preselect>[2];
-    expect(await preselect({ baseUrl: server.baseUrl }, "m", catalog, "read it", options)).toEqual(["read_file"]);
+    expect(await preselect({ baseUrl: server.baseUrl }, "m", catalog, "read it", options)).toEqual([
+      "read_file",
+    ]);
     expect(notices).toEqual([
       "preselect: 2 tools of the catalogue have no name (server fs) and were left out of the preselection.",
     ]);
-    const nameless = [{ name: "fs", tools: [{ title: "Read" }] }] as unknown as Parameters<typeof preselect>[2];
+    const nameless = [{ name: "fs", tools: [{ title: "Read" }] }] as unknown as Parameters<
+      typeof preselect
+    >[2];
     notices.length = 0;
     expect(await preselect({ baseUrl: server.baseUrl }, "m", nameless, "read it", options)).toEqual([]);
     expect(notices).toEqual([
