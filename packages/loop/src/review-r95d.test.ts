@@ -1,0 +1,70 @@
+/**
+ * r95d: porting the everyday programs of the Vercel AI SDK and the OpenAI Agents SDK to
+ * `runAgentLoop`. A run whose stream broke off (a cut connection, an error event mid-stream) failed
+ * with the stream package's words, "The reply so far is in `partial`; retry the request": the host
+ * of a run holds an `AgentLoopError`, on which `partial` is undefined (it is on `cause`), and a
+ * watcher holds only the text. Now the message points at `cause.partial`, says the reply is not in
+ * the run's transcript, and says what to send again. Over HTTP against the testkit's server.
+ */
+import { type Reply, startServer, type TestServer } from "@loopwright/testkit";
+import { afterEach, describe, expect, it } from "vitest";
+import { AgentLoopError, createRuntime, failedRun, StreamError } from "./index.js";
+
+let server: TestServer | undefined;
+afterEach(() => server?.close());
+
+async function brokenRun(reply: Reply) {
+  server = await startServer({ personality: "llamacpp", replies: [reply] });
+  const runtime = createRuntime();
+  const runId = "r95d-broken";
+  const error = await runtime
+    .runAgentLoop({
+      runId,
+      config: { baseUrl: server.baseUrl, model: "m" },
+      messages: [{ role: "user", content: "Tell me a story." }],
+    })
+    .then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+  expect(AgentLoopError.isInstance(error)).toBe(true);
+  const events = runtime.bus.history(runId);
+  runtime.close();
+  return { error: error as AgentLoopError, events };
+}
+
+describe("a broken stream's error tells a run's host where the reply so far is", () => {
+  it("a cut connection: the message names cause.partial, which holds the text shown", async () => {
+    const { error, events } = await brokenRun({ content: "Once upon a time there", chunkChars: 5, dropAfterChunk: 4 });
+    expect(StreamError.isInstance(error.cause)).toBe(true);
+    const cause = error.cause as StreamError;
+    const shown = events.map((event) => (event.kind === "output" ? event.text : "")).join("");
+    expect(shown).toMatch(/^Once upon/);
+    expect(cause.partial?.content).toBe(shown);
+    // What the host caught has no `partial`: the message must not send it looking there.
+    expect(Object.hasOwn(error, "partial")).toBe(false);
+    expect(error.message).toContain("`cause.partial`");
+    expect(error.message).not.toContain("is in `partial`");
+    // The run's transcript ends at the question: the text shown is in no message.
+    expect(failedRun(error)?.messages).toEqual([{ role: "user", content: "Tell me a story." }]);
+    expect(error.message).toContain("not in the run's transcript");
+    // What to send again is the run, not "the request".
+    expect(error.message).not.toContain("retry the request");
+    expect(error.message).toContain("failedRun(error).messages");
+    // A watcher reads the same words on the run's error event.
+    const said = events.find((event) => event.kind === "error");
+    expect(said?.kind === "error" ? said.message : undefined).toBe(error.message);
+  });
+
+  it("an error event mid-stream: the same pointer, the server's words kept", async () => {
+    const { error } = await brokenRun({
+      content: "Once upon a time",
+      chunkChars: 5,
+      errorMidStream: { afterChunk: 3, error: { message: "slot unavailable" } },
+    });
+    expect((error.cause as StreamError).partial?.content).toMatch(/^Once/);
+    expect(error.message).toContain("slot unavailable");
+    expect(error.message).toContain("`cause.partial`");
+    expect(error.message).not.toContain("is in `partial`");
+  });
+});
