@@ -2,7 +2,7 @@ import { credentialRedactor, redactor } from "@loopwright/client";
 import type { RunEvent } from "@loopwright/events";
 import { type LedgerEntry, type MessageLike, sameMessage, tokensBetween } from "@loopwright/ledger";
 import { ContextOverflow, type EndpointCapabilities } from "@loopwright/negotiate";
-import { type ChatClientLike, listenForAbort, StreamError, type Turn } from "@loopwright/stream";
+import { type ChatClientLike, EndpointSilent, listenForAbort, StreamError, type Turn } from "@loopwright/stream";
 import type { ToolCallOutcome } from "@loopwright/tool-calls";
 import type { CatalogServer } from "@loopwright/tool-loading";
 import type { AgentLoopOptions, LoopServices } from "./agent-loop.js";
@@ -237,7 +237,9 @@ export function failure(
     );
   } else {
     wrapped = new AgentLoopError(error, runState(run));
-    if (StreamError.isInstance(error)) wrapped.message = forTheRunsHost(wrapped.message);
+    if (StreamError.isInstance(error) || EndpointSilent.isInstance(error)) {
+      wrapped.message = forTheRunsHost(wrapped.message);
+    }
   }
   // A cause the redactor could not write (a frozen error's message) lends the wrapper its text as
   // it was: the wrapper's own message is redacted as text.
@@ -249,10 +251,12 @@ export function failure(
 }
 
 /**
- * A broken stream's words as the host of a run reads them. The stream package speaks to whoever
- * called `streamTurn`, who holds the `StreamError`: "the reply so far is in `partial`; retry the
- * request". A run's host holds the `AgentLoopError` instead (`error.partial` is undefined), its
- * watchers only the text, and the reply so far is in no transcript; what it re-sends is the run.
+ * A broken or silent stream's words as the host of a run reads them. The stream package speaks to
+ * whoever called `streamTurn`, who holds the `StreamError` and set the stream's options: "the reply
+ * so far is in `partial`; retry the request", "raise firstChunkMs". A run's host holds the
+ * `AgentLoopError` instead (`error.partial` is undefined), its watchers only the text, the reply so
+ * far is in no transcript, what it re-sends is the run, and its settings are `config`'s seconds
+ * (`LoopConfig` has no `firstChunkMs` or `idleMs`).
  */
 function forTheRunsHost(message: string): string {
   return message
@@ -260,7 +264,9 @@ function forTheRunsHost(message: string): string {
       "The reply so far is in `partial`;",
       "The reply so far is on this error's `cause.partial` and not in the run's transcript;",
     )
-    .replace("; retry the request.", "; run again from `failedRun(error).messages`.");
+    .replace("; retry the request.", "; run again from `failedRun(error).messages`.")
+    .replace("raise firstChunkMs for a slow server", "raise `config.firstTokenSeconds` for a slow server")
+    .replace("raise idleMs for a slow server", "raise `config.requestTimeoutSeconds` for a slow server");
 }
 
 /**

@@ -4,23 +4,25 @@
  * with the stream package's words, "The reply so far is in `partial`; retry the request": the host
  * of a run holds an `AgentLoopError`, on which `partial` is undefined (it is on `cause`), and a
  * watcher holds only the text. Now the message points at `cause.partial`, says the reply is not in
- * the run's transcript, and says what to send again. Over HTTP against the testkit's server.
+ * the run's transcript, and says what to send again. A silent endpoint's said "raise firstChunkMs"
+ * (or `idleMs`): options of the stream package that `LoopConfig` does not have; it now names
+ * `config.firstTokenSeconds` (or `config.requestTimeoutSeconds`). Over HTTP against the testkit.
  */
 import { type Reply, startServer, type TestServer } from "@loopwright/testkit";
 import { afterEach, describe, expect, it } from "vitest";
-import { AgentLoopError, createRuntime, failedRun, StreamError } from "./index.js";
+import { AgentLoopError, createRuntime, EndpointSilent, failedRun, StreamError } from "./index.js";
 
 let server: TestServer | undefined;
 afterEach(() => server?.close());
 
-async function brokenRun(reply: Reply) {
-  server = await startServer({ personality: "llamacpp", replies: [reply] });
+async function brokenRun(reply: Reply, seconds: { firstTokenSeconds?: number; requestTimeoutSeconds?: number } = {}) {
+  server = await startServer({ personality: "llamacpp", replies: [reply, reply] });
   const runtime = createRuntime();
   const runId = "r95d-broken";
   const error = await runtime
     .runAgentLoop({
       runId,
-      config: { baseUrl: server.baseUrl, model: "m" },
+      config: { baseUrl: server.baseUrl, model: "m", ...seconds },
       messages: [{ role: "user", content: "Tell me a story." }],
     })
     .then(
@@ -66,5 +68,25 @@ describe("a broken stream's error tells a run's host where the reply so far is",
     expect(error.message).toContain("slot unavailable");
     expect(error.message).toContain("`cause.partial`");
     expect(error.message).not.toContain("is in `partial`");
+  });
+});
+
+describe("a silent endpoint's error names the run's own setting", () => {
+  it("silent before the first chunk: config.firstTokenSeconds, not the stream's firstChunkMs", async () => {
+    const { error } = await brokenRun({ content: "never sent", silentAfterChunk: 0 }, { firstTokenSeconds: 0.3 });
+    expect(EndpointSilent.isInstance(error.cause)).toBe(true);
+    expect((error.cause as EndpointSilent).code).toBe("first-chunk");
+    expect(error.message).toContain("`config.firstTokenSeconds`");
+    expect(error.message).not.toContain("firstChunkMs");
+  });
+
+  it("silent mid-reply: config.requestTimeoutSeconds, not the stream's idleMs", async () => {
+    const { error } = await brokenRun(
+      { content: "Once upon a time there", chunkChars: 5, silentAfterChunk: 3 },
+      { requestTimeoutSeconds: 0.3, firstTokenSeconds: 30 },
+    );
+    expect((error.cause as EndpointSilent).code).toBe("idle");
+    expect(error.message).toContain("`config.requestTimeoutSeconds`");
+    expect(error.message).not.toContain("idleMs");
   });
 });
