@@ -590,7 +590,12 @@ function checkOptions(options: AgentLoopOptions): void {
     );
   }
   if (options.tools !== undefined && !Array.isArray(options.tools)) {
-    throw new TypeError("runAgentLoop: tools must be an array of tool definitions.");
+    // An object of tools by name is how the AI SDK takes them: say what the loop takes instead.
+    throw new TypeError(
+      typeof options.tools === "object" && options.tools !== null
+        ? 'runAgentLoop: tools must be an array of tool definitions, not an object of tools by name: list them, each { type: "function", function: { name, description?, parameters? } }, and run them in dispatch.'
+        : "runAgentLoop: tools must be an array of tool definitions.",
+    );
   }
   refuseUnbuilt(options, options.config);
   if (options.tools) checkToolEntries(options.tools);

@@ -6,7 +6,10 @@
  * watcher holds only the text. Now the message points at `cause.partial`, says the reply is not in
  * the run's transcript, and says what to send again. A silent endpoint's said "raise firstChunkMs"
  * (or `idleMs`): options of the stream package that `LoopConfig` does not have; it now names
- * `config.firstTokenSeconds` (or `config.requestTimeoutSeconds`). Over HTTP against the testkit.
+ * `config.firstTokenSeconds` (or `config.requestTimeoutSeconds`). An option written as those SDKs
+ * spell it (`maxSteps`, `instructions`, `onStepFinish`, a top-level `model`, tools as an object by
+ * name) was refused with every option the loop reads and no word of which one does its job; the
+ * refusal now says. Over HTTP against the testkit.
  */
 import { type Reply, startServer, type TestServer } from "@loopwright/testkit";
 import { afterEach, describe, expect, it } from "vitest";
@@ -88,5 +91,56 @@ describe("a silent endpoint's error names the run's own setting", () => {
     expect((error.cause as EndpointSilent).code).toBe("idle");
     expect(error.message).toContain("`config.requestTimeoutSeconds`");
     expect(error.message).not.toContain("idleMs");
+  });
+});
+
+describe("an option spelled as the AI SDK or the Agents SDK spells it is refused with what does its job here", () => {
+  async function refusal(options: Record<string, unknown>): Promise<string> {
+    server = await startServer({ scriptedModel: { chunkDelayMs: 0 } });
+    const error = await createRuntime()
+      .runAgentLoop({
+        config: { baseUrl: server.baseUrl, model: "m" },
+        messages: [{ role: "user", content: "What is the weather in Paris?" }],
+        ...options,
+      } as Parameters<ReturnType<typeof createRuntime>["runAgentLoop"]>[0])
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+    expect(AgentLoopError.isInstance(error)).toBe(true);
+    expect(server.requests).toHaveLength(0);
+    return (error as Error).message;
+  }
+
+  it.each([
+    ["maxSteps", 5, /"maxSteps" \(a step limit is config\.maxToolIterations, which counts tool steps, n - 1 for at most n requests/],
+    ["maxTurns", 5, /"maxTurns" \(a step limit is config\.maxToolIterations.*beforeStep returning \{ stop: true \}/],
+    ["stopWhen", () => true, /"stopWhen" \(a step limit is config\.maxToolIterations/],
+    ["instructions", "Be brief.", /"instructions" \(the instructions are system\)/],
+    ["abortSignal", new AbortController().signal, /"abortSignal" \(the abort signal is signal\)/],
+    ["onStepFinish", () => undefined, /"onStepFinish" \(each step is told to onMessage/],
+    ["prepareStep", () => undefined, /"prepareStep" \(beforeStep returns each step's plan/],
+    ["model", "gpt-4o", /"model" \(it is read from config: config\.model\)/],
+    ["prompt", "What is the weather in Paris?", /"prompt" \(the question goes in messages: \[\{ role: "user", content \}\]/],
+    ["maxToolIterations", 3, /"maxToolIterations" \(it is read from config: config\.maxToolIterations\)/],
+  ])("%s", async (key, value, said) => {
+    const message = await refusal({ [key]: value });
+    expect(message).toMatch(said);
+    // The list of every option it reads still follows.
+    expect(message).toContain("; the options it reads are config, system, messages");
+  });
+
+  it("an option no SDK spells gets no hint", async () => {
+    expect(await refusal({ bogus: 1 })).toMatch(/^runAgentLoop does not know the option "bogus"; the options it reads are/);
+  });
+
+  it("tools as an object by name: says to list them and run them in dispatch", async () => {
+    const message = await refusal({
+      tools: { weather: { description: "Weather", parameters: { type: "object" } } },
+      dispatch: () => "sunny",
+    });
+    expect(message).toContain("not an object of tools by name");
+    expect(message).toContain('{ type: "function", function: { name, description?, parameters? } }');
+    expect(message).toContain("run them in dispatch");
   });
 });
