@@ -144,3 +144,51 @@ describe("an option spelled as the AI SDK or the Agents SDK spells it is refused
     expect(message).toContain("run them in dispatch");
   });
 });
+
+describe("a transcript stored by the AI SDK is refused naming the message, before anything is sent", () => {
+  async function refusedTranscript(messages: unknown[]): Promise<string> {
+    server = await startServer({ personality: "llamacpp", replies: [{ content: "ok" }] });
+    const error = await createRuntime()
+      .runAgentLoop({
+        config: { baseUrl: server.baseUrl, model: "m" },
+        messages: messages as Parameters<ReturnType<typeof createRuntime>["runAgentLoop"]>[0]["messages"],
+      })
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+    expect(AgentLoopError.isInstance(error)).toBe(true);
+    // Sent as it was, llama.cpp answered "400 unsupported content[].type", naming no message.
+    expect(server.requests).toHaveLength(0);
+    return (error as Error).message;
+  }
+
+  it("an assistant message holding a tool-call part", async () => {
+    const message = await refusedTranscript([
+      { role: "user", content: [{ type: "text", text: "Weather in Paris?" }] },
+      { role: "assistant", content: [{ type: "tool-call", toolCallId: "c1", toolName: "weather", input: {} }] },
+      { role: "user", content: "And now?" },
+    ]);
+    expect(message).toContain("messages[1]");
+    expect(message).toContain('"tool-call" part');
+    expect(message).toContain('tool_calls, { id, type: "function", function: { name, arguments } }');
+  });
+
+  it("a tool message holding a tool-result part (and so no tool_call_id)", async () => {
+    const message = await refusedTranscript([
+      { role: "user", content: "Weather in Paris?" },
+      {
+        role: "assistant",
+        content: null,
+        tool_calls: [{ id: "c1", type: "function", function: { name: "weather", arguments: "{}" } }],
+      },
+      {
+        role: "tool",
+        content: [{ type: "tool-result", toolCallId: "c1", toolName: "weather", output: { type: "json", value: 21 } }],
+      },
+    ]);
+    expect(message).toContain("messages[2]");
+    expect(message).toContain('"tool-result" part');
+    expect(message).toContain('{ role: "tool", tool_call_id, content }');
+  });
+});
