@@ -110,19 +110,40 @@ const FAMILIAR = new Map<string, string>([
   ["stopWhen", STEP_LIMIT],
   ["instructions", "the instructions are system"],
   ["abortSignal", "the abort signal is signal"],
-  ["timeout", "a time limit on the whole run is signal: AbortSignal.timeout(ms) (config.requestTimeoutSeconds is the silence allowed between chunks)"],
-  ["onStepFinish", "each step is told to onMessage (the assistant message with its turn, then one tool message per call), and to onEvent as a usage event"],
-  ["onStepEnd", "each step is told to onMessage (the assistant message with its turn, then one tool message per call), and to onEvent as a usage event"],
+  [
+    "timeout",
+    "a time limit on the whole run is signal: AbortSignal.timeout(ms) (config.requestTimeoutSeconds is the silence allowed between chunks)",
+  ],
+  [
+    "onStepFinish",
+    "each step is told to onMessage (the assistant message with its turn, then one tool message per call), and to onEvent as a usage event",
+  ],
+  [
+    "onStepEnd",
+    "each step is told to onMessage (the assistant message with its turn, then one tool message per call), and to onEvent as a usage event",
+  ],
   ["onChunk", "each delta is an output or thinking event to onEvent"],
   ["onFinish", "the run's result is what runAgentLoop resolves with"],
   ["prepareStep", "beforeStep returns each step's plan ({ messages, toolChoice, tools, stop })"],
   ["toolChoice", "a step's tool_choice is beforeStep's plan { toolChoice }"],
   ["activeTools", "a step's tools are beforeStep's plan { tools }"],
   ["maxOutputTokens", "the reply's ceiling is config.maxTokens"],
-  ["prompt", 'the question goes in messages: [{ role: "user", content }] (config.prompt is a resolved spec\'s system prompt)'],
-  ["output", "structured output is config.extraBody: { response_format: { type: \"json_schema\", json_schema } }, the answer's text to parse"],
-  ["experimental_output", "structured output is config.extraBody: { response_format: { type: \"json_schema\", json_schema } }, the answer's text to parse"],
-  ["outputType", "structured output is config.extraBody: { response_format: { type: \"json_schema\", json_schema } }, the answer's text to parse"],
+  [
+    "prompt",
+    'the question goes in messages: [{ role: "user", content }] (config.prompt is a resolved spec\'s system prompt)',
+  ],
+  [
+    "output",
+    'structured output is config.extraBody: { response_format: { type: "json_schema", json_schema } }, the answer\'s text to parse',
+  ],
+  [
+    "experimental_output",
+    'structured output is config.extraBody: { response_format: { type: "json_schema", json_schema } }, the answer\'s text to parse',
+  ],
+  [
+    "outputType",
+    'structured output is config.extraBody: { response_format: { type: "json_schema", json_schema } }, the answer\'s text to parse',
+  ],
 ]);
 
 /** What to write instead of an option the loop does not know, where one is known: " (…)" or "". */
@@ -130,7 +151,9 @@ function familiarHint(key: string): string {
   // First: `prompt` is a config field too, but there it is a resolved spec's system prompt.
   const hint = FAMILIAR.has(key) ? FAMILIAR.get(key) : undefined;
   if (hint !== undefined) return ` (${hint})`;
-  return ENDPOINT_FIELDS.has(key) || BY_NAME.has(`config.${key}`) ? ` (it is read from config: config.${key})` : "";
+  return ENDPOINT_FIELDS.has(key) || BY_NAME.has(`config.${key}`)
+    ? ` (it is read from config: config.${key})`
+    : "";
 }
 
 /**

@@ -2,7 +2,13 @@ import { credentialRedactor, redactor } from "@loopwright/client";
 import type { RunEvent } from "@loopwright/events";
 import { type LedgerEntry, type MessageLike, sameMessage, tokensBetween } from "@loopwright/ledger";
 import { ContextOverflow, type EndpointCapabilities } from "@loopwright/negotiate";
-import { type ChatClientLike, EndpointSilent, listenForAbort, StreamError, type Turn } from "@loopwright/stream";
+import {
+  type ChatClientLike,
+  EndpointSilent,
+  listenForAbort,
+  StreamError,
+  type Turn,
+} from "@loopwright/stream";
 import type { ToolCallOutcome } from "@loopwright/tool-calls";
 import type { CatalogServer } from "@loopwright/tool-loading";
 import type { AgentLoopOptions, LoopServices } from "./agent-loop.js";

@@ -18,7 +18,10 @@ import { AgentLoopError, createRuntime, EndpointSilent, failedRun, StreamError }
 let server: TestServer | undefined;
 afterEach(() => server?.close());
 
-async function brokenRun(reply: Reply, seconds: { firstTokenSeconds?: number; requestTimeoutSeconds?: number } = {}) {
+async function brokenRun(
+  reply: Reply,
+  seconds: { firstTokenSeconds?: number; requestTimeoutSeconds?: number } = {},
+) {
   server = await startServer({ personality: "llamacpp", replies: [reply, reply] });
   const runtime = createRuntime();
   const runId = "r95d-broken";
@@ -40,7 +43,11 @@ async function brokenRun(reply: Reply, seconds: { firstTokenSeconds?: number; re
 
 describe("a broken stream's error tells a run's host where the reply so far is", () => {
   it("a cut connection: the message names cause.partial, which holds the text shown", async () => {
-    const { error, events } = await brokenRun({ content: "Once upon a time there", chunkChars: 5, dropAfterChunk: 4 });
+    const { error, events } = await brokenRun({
+      content: "Once upon a time there",
+      chunkChars: 5,
+      dropAfterChunk: 4,
+    });
     expect(StreamError.isInstance(error.cause)).toBe(true);
     const cause = error.cause as StreamError;
     const shown = events.map((event) => (event.kind === "output" ? event.text : "")).join("");
@@ -76,7 +83,10 @@ describe("a broken stream's error tells a run's host where the reply so far is",
 
 describe("a silent endpoint's error names the run's own setting", () => {
   it("silent before the first chunk: config.firstTokenSeconds, not the stream's firstChunkMs", async () => {
-    const { error } = await brokenRun({ content: "never sent", silentAfterChunk: 0 }, { firstTokenSeconds: 0.3 });
+    const { error } = await brokenRun(
+      { content: "never sent", silentAfterChunk: 0 },
+      { firstTokenSeconds: 0.3 },
+    );
     expect(EndpointSilent.isInstance(error.cause)).toBe(true);
     expect((error.cause as EndpointSilent).code).toBe("first-chunk");
     expect(error.message).toContain("`config.firstTokenSeconds`");
@@ -113,15 +123,27 @@ describe("an option spelled as the AI SDK or the Agents SDK spells it is refused
   }
 
   it.each([
-    ["maxSteps", 5, /"maxSteps" \(a step limit is config\.maxToolIterations, which counts tool steps, n - 1 for at most n requests/],
-    ["maxTurns", 5, /"maxTurns" \(a step limit is config\.maxToolIterations.*beforeStep returning \{ stop: true \}/],
+    [
+      "maxSteps",
+      5,
+      /"maxSteps" \(a step limit is config\.maxToolIterations, which counts tool steps, n - 1 for at most n requests/,
+    ],
+    [
+      "maxTurns",
+      5,
+      /"maxTurns" \(a step limit is config\.maxToolIterations.*beforeStep returning \{ stop: true \}/,
+    ],
     ["stopWhen", () => true, /"stopWhen" \(a step limit is config\.maxToolIterations/],
     ["instructions", "Be brief.", /"instructions" \(the instructions are system\)/],
     ["abortSignal", new AbortController().signal, /"abortSignal" \(the abort signal is signal\)/],
     ["onStepFinish", () => undefined, /"onStepFinish" \(each step is told to onMessage/],
     ["prepareStep", () => undefined, /"prepareStep" \(beforeStep returns each step's plan/],
     ["model", "gpt-4o", /"model" \(it is read from config: config\.model\)/],
-    ["prompt", "What is the weather in Paris?", /"prompt" \(the question goes in messages: \[\{ role: "user", content \}\]/],
+    [
+      "prompt",
+      "What is the weather in Paris?",
+      /"prompt" \(the question goes in messages: \[\{ role: "user", content \}\]/,
+    ],
     ["maxToolIterations", 3, /"maxToolIterations" \(it is read from config: config\.maxToolIterations\)/],
   ])("%s", async (key, value, said) => {
     const message = await refusal({ [key]: value });
@@ -131,7 +153,9 @@ describe("an option spelled as the AI SDK or the Agents SDK spells it is refused
   });
 
   it("an option no SDK spells gets no hint", async () => {
-    expect(await refusal({ bogus: 1 })).toMatch(/^runAgentLoop does not know the option "bogus"; the options it reads are/);
+    expect(await refusal({ bogus: 1 })).toMatch(
+      /^runAgentLoop does not know the option "bogus"; the options it reads are/,
+    );
   });
 
   it("tools as an object by name: says to list them and run them in dispatch", async () => {
@@ -166,7 +190,10 @@ describe("a transcript stored by the AI SDK is refused naming the message, befor
   it("an assistant message holding a tool-call part", async () => {
     const message = await refusedTranscript([
       { role: "user", content: [{ type: "text", text: "Weather in Paris?" }] },
-      { role: "assistant", content: [{ type: "tool-call", toolCallId: "c1", toolName: "weather", input: {} }] },
+      {
+        role: "assistant",
+        content: [{ type: "tool-call", toolCallId: "c1", toolName: "weather", input: {} }],
+      },
       { role: "user", content: "And now?" },
     ]);
     expect(message).toContain("messages[1]");
@@ -184,7 +211,9 @@ describe("a transcript stored by the AI SDK is refused naming the message, befor
       },
       {
         role: "tool",
-        content: [{ type: "tool-result", toolCallId: "c1", toolName: "weather", output: { type: "json", value: 21 } }],
+        content: [
+          { type: "tool-result", toolCallId: "c1", toolName: "weather", output: { type: "json", value: 21 } },
+        ],
       },
     ]);
     expect(message).toContain("messages[2]");

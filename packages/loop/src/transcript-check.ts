@@ -56,7 +56,12 @@ function aiSdkPartFault(type: string): string | undefined {
 
 /** Whether `content` is a list holding one of the AI SDK's call or result parts. */
 function holdsAiSdkPart(content: unknown): boolean {
-  return Array.isArray(content) && content.some((part) => isObject(part) && typeof part.type === "string" && aiSdkPartFault(part.type) !== undefined);
+  return (
+    Array.isArray(content) &&
+    content.some(
+      (part) => isObject(part) && typeof part.type === "string" && aiSdkPartFault(part.type) !== undefined,
+    )
+  );
 }
 
 /** What is wrong with a message's content, or undefined: text, or a list of parts (`null` or absent where `optional`). */
