@@ -104,24 +104,28 @@ describe("a silent endpoint's error names the run's own setting", () => {
   });
 });
 
-describe("an option spelled as the AI SDK or the Agents SDK spells it is refused with what does its job here", () => {
-  async function refusal(options: Record<string, unknown>): Promise<string> {
-    server = await startServer({ scriptedModel: { chunkDelayMs: 0 } });
-    const error = await createRuntime()
-      .runAgentLoop({
-        config: { baseUrl: server.baseUrl, model: "m" },
-        messages: [{ role: "user", content: "What is the weather in Paris?" }],
-        ...options,
-      } as Parameters<ReturnType<typeof createRuntime>["runAgentLoop"]>[0])
-      .then(
-        () => undefined,
-        (e: unknown) => e,
-      );
-    expect(AgentLoopError.isInstance(error)).toBe(true);
-    expect(server.requests).toHaveLength(0);
-    return (error as Error).message;
-  }
+/**
+ * The message of the run `options` (over the defaults) is refused with, checking that it is an
+ * `AgentLoopError` and that nothing reached the server.
+ */
+async function refusal(options: Record<string, unknown>): Promise<string> {
+  server = await startServer({ personality: "llamacpp", replies: [{ content: "ok" }] });
+  const error = await createRuntime()
+    .runAgentLoop({
+      config: { baseUrl: server.baseUrl, model: "m" },
+      messages: [{ role: "user", content: "What is the weather in Paris?" }],
+      ...options,
+    } as Parameters<ReturnType<typeof createRuntime>["runAgentLoop"]>[0])
+    .then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+  expect(AgentLoopError.isInstance(error)).toBe(true);
+  expect(server.requests).toHaveLength(0);
+  return (error as Error).message;
+}
 
+describe("an option spelled as the AI SDK or the Agents SDK spells it is refused with what does its job here", () => {
   it.each([
     [
       "maxSteps",
@@ -170,22 +174,8 @@ describe("an option spelled as the AI SDK or the Agents SDK spells it is refused
 });
 
 describe("a transcript stored by the AI SDK is refused naming the message, before anything is sent", () => {
-  async function refusedTranscript(messages: unknown[]): Promise<string> {
-    server = await startServer({ personality: "llamacpp", replies: [{ content: "ok" }] });
-    const error = await createRuntime()
-      .runAgentLoop({
-        config: { baseUrl: server.baseUrl, model: "m" },
-        messages: messages as Parameters<ReturnType<typeof createRuntime>["runAgentLoop"]>[0]["messages"],
-      })
-      .then(
-        () => undefined,
-        (e: unknown) => e,
-      );
-    expect(AgentLoopError.isInstance(error)).toBe(true);
-    // Sent as it was, llama.cpp answered "400 unsupported content[].type", naming no message.
-    expect(server.requests).toHaveLength(0);
-    return (error as Error).message;
-  }
+  // Sent as it was, llama.cpp answered "400 unsupported content[].type", naming no message.
+  const refusedTranscript = (messages: unknown[]) => refusal({ messages });
 
   it("an assistant message holding a tool-call part", async () => {
     const message = await refusedTranscript([
