@@ -83,6 +83,79 @@ export const LOOP_OPTIONS: readonly LoopOption[] = [
 
 const BY_NAME = new Map(LOOP_OPTIONS.map((option) => [option.name, option]));
 
+/** The endpoint's and model's fields: read off `config` by the packages they go to. */
+const ENDPOINT_FIELDS = new Set([
+  "baseUrl",
+  "apiKey",
+  "headers",
+  "requestTimeoutSeconds",
+  "firstTokenSeconds",
+  "model",
+  "temperature",
+  "maxTokens",
+  "reasoningEffort",
+  "extraBody",
+]);
+
+const STEP_LIMIT =
+  "a step limit is config.maxToolIterations, which counts tool steps, n - 1 for at most n requests, and throws ToolIterationLimit past them; beforeStep returning { stop: true } on step n + 1 ends with a result instead";
+
+/**
+ * Options of the Vercel AI SDK and the OpenAI Agents SDK that a port writes here as it wrote them
+ * there, and what does that job here: listing every option the loop reads did not say which.
+ */
+const FAMILIAR = new Map<string, string>([
+  ["maxSteps", STEP_LIMIT],
+  ["maxTurns", STEP_LIMIT],
+  ["stopWhen", STEP_LIMIT],
+  ["instructions", "the instructions are system"],
+  ["abortSignal", "the abort signal is signal"],
+  [
+    "timeout",
+    "a time limit on the whole run is signal: AbortSignal.timeout(ms) (config.requestTimeoutSeconds is the silence allowed between chunks)",
+  ],
+  [
+    "onStepFinish",
+    "each step is told to onMessage (the assistant message with its turn, then one tool message per call), and to onEvent as a usage event",
+  ],
+  [
+    "onStepEnd",
+    "each step is told to onMessage (the assistant message with its turn, then one tool message per call), and to onEvent as a usage event",
+  ],
+  ["onChunk", "each delta is an output or thinking event to onEvent"],
+  ["onFinish", "the run's result is what runAgentLoop resolves with"],
+  ["prepareStep", "beforeStep returns each step's plan ({ messages, toolChoice, tools, stop })"],
+  ["toolChoice", "a step's tool_choice is beforeStep's plan { toolChoice }"],
+  ["activeTools", "a step's tools are beforeStep's plan { tools }"],
+  ["maxOutputTokens", "the reply's ceiling is config.maxTokens"],
+  [
+    "prompt",
+    'the question goes in messages: [{ role: "user", content }] (config.prompt is a resolved spec\'s system prompt)',
+  ],
+  [
+    "output",
+    'structured output is config.extraBody: { response_format: { type: "json_schema", json_schema } }, the answer\'s text to parse',
+  ],
+  [
+    "experimental_output",
+    'structured output is config.extraBody: { response_format: { type: "json_schema", json_schema } }, the answer\'s text to parse',
+  ],
+  [
+    "outputType",
+    'structured output is config.extraBody: { response_format: { type: "json_schema", json_schema } }, the answer\'s text to parse',
+  ],
+]);
+
+/** What to write instead of an option the loop does not know, where one is known: " (…)" or "". */
+function familiarHint(key: string): string {
+  // First: `prompt` is a config field too, but there it is a resolved spec's system prompt.
+  const hint = FAMILIAR.has(key) ? FAMILIAR.get(key) : undefined;
+  if (hint !== undefined) return ` (${hint})`;
+  return ENDPOINT_FIELDS.has(key) || BY_NAME.has(`config.${key}`)
+    ? ` (it is read from config: config.${key})`
+    : "";
+}
+
 /**
  * Refuses what the loop would otherwise drop: an option key it does not know, and an option or
  * config field it knows of but does not do yet when its value asks for it. Throws `LoopOptionError`.
@@ -94,7 +167,7 @@ export function refuseUnbuilt(options: object, config: object): void {
       throw new LoopOptionError(
         "unknown-option",
         key,
-        `runAgentLoop does not know the option "${key}"; the options it reads are ${LOOP_OPTIONS.filter(
+        `runAgentLoop does not know the option "${key}"${familiarHint(key)}; the options it reads are ${LOOP_OPTIONS.filter(
           (o) => o.handling === "read" && !o.name.includes("."),
         )
           .map((o) => o.name)

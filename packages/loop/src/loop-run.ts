@@ -2,7 +2,13 @@ import { credentialRedactor, redactor } from "@loopwright/client";
 import type { RunEvent } from "@loopwright/events";
 import { type LedgerEntry, type MessageLike, sameMessage, tokensBetween } from "@loopwright/ledger";
 import { ContextOverflow, type EndpointCapabilities } from "@loopwright/negotiate";
-import { type ChatClientLike, listenForAbort, type Turn } from "@loopwright/stream";
+import {
+  type ChatClientLike,
+  EndpointSilent,
+  listenForAbort,
+  StreamError,
+  type Turn,
+} from "@loopwright/stream";
 import type { ToolCallOutcome } from "@loopwright/tool-calls";
 import type { CatalogServer } from "@loopwright/tool-loading";
 import type { AgentLoopOptions, LoopServices } from "./agent-loop.js";
@@ -237,6 +243,9 @@ export function failure(
     );
   } else {
     wrapped = new AgentLoopError(error, runState(run));
+    if (StreamError.isInstance(error) || EndpointSilent.isInstance(error)) {
+      wrapped.message = forTheRunsHost(wrapped.message);
+    }
   }
   // A cause the redactor could not write (a frozen error's message) lends the wrapper its text as
   // it was: the wrapper's own message is redacted as text.
@@ -245,6 +254,25 @@ export function failure(
   const stack = wrapped.stack === undefined ? undefined : run.redact?.(wrapped.stack);
   if (typeof stack === "string" && stack !== wrapped.stack) wrapped.stack = stack;
   return wrapped;
+}
+
+/**
+ * A broken or silent stream's words as the host of a run reads them. The stream package speaks to
+ * whoever called `streamTurn`, who holds the `StreamError` and set the stream's options: "the reply
+ * so far is in `partial`; retry the request", "raise firstChunkMs". A run's host holds the
+ * `AgentLoopError` instead (`error.partial` is undefined), its watchers only the text, the reply so
+ * far is in no transcript, what it re-sends is the run, and its settings are `config`'s seconds
+ * (`LoopConfig` has no `firstChunkMs` or `idleMs`).
+ */
+function forTheRunsHost(message: string): string {
+  return message
+    .replace(
+      "The reply so far is in `partial`;",
+      "The reply so far is on this error's `cause.partial` and not in the run's transcript;",
+    )
+    .replace("; retry the request.", "; run again from `failedRun(error).messages`.")
+    .replace("raise firstChunkMs for a slow server", "raise `config.firstTokenSeconds` for a slow server")
+    .replace("raise idleMs for a slow server", "raise `config.requestTimeoutSeconds` for a slow server");
 }
 
 /**
@@ -568,7 +596,12 @@ function checkOptions(options: AgentLoopOptions): void {
     );
   }
   if (options.tools !== undefined && !Array.isArray(options.tools)) {
-    throw new TypeError("runAgentLoop: tools must be an array of tool definitions.");
+    // An object of tools by name is how the AI SDK takes them: say what the loop takes instead.
+    throw new TypeError(
+      typeof options.tools === "object" && options.tools !== null
+        ? 'runAgentLoop: tools must be an array of tool definitions, not an object of tools by name: list them, each { type: "function", function: { name, description?, parameters? } }, and run them in dispatch.'
+        : "runAgentLoop: tools must be an array of tool definitions.",
+    );
   }
   refuseUnbuilt(options, options.config);
   if (options.tools) checkToolEntries(options.tools);

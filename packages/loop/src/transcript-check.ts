@@ -29,11 +29,39 @@ function kindOf(value: unknown): string {
 /** What is wrong with one content part, or undefined: a `{ type, … }` object, a text part with its text, an image part with its url. */
 function partFault(part: unknown): string | undefined {
   if (!isObject(part) || typeof part.type !== "string") return `is ${kindOf(part)}, not a { type, … } part`;
+  const foreign = aiSdkPartFault(part.type);
+  if (foreign) return foreign;
   if (part.type === "text" && typeof part.text !== "string") return "is a text part without a string text";
   if (part.type === "image_url" && !(isObject(part.image_url) && typeof part.image_url.url === "string")) {
     return "is an image_url part without a string image_url.url";
   }
   return undefined;
+}
+
+/**
+ * The Vercel AI SDK's transcript (`ModelMessage`, what `response.messages` holds) carries a call
+ * and its result as content parts. Every chat-completions server refuses them (llama.cpp b9749:
+ * "400 unsupported content[].type", naming no message), so a port that stored that transcript is
+ * told here which message, and how the endpoint takes it.
+ */
+function aiSdkPartFault(type: string): string | undefined {
+  if (type === "tool-call") {
+    return 'is a "tool-call" part (the AI SDK\'s transcript form), which no chat-completions endpoint takes: write the call in the assistant message\'s tool_calls, { id, type: "function", function: { name, arguments } } with the arguments as JSON text';
+  }
+  if (type === "tool-result") {
+    return 'is a "tool-result" part (the AI SDK\'s transcript form), which no chat-completions endpoint takes: answer the call with a tool message, { role: "tool", tool_call_id, content } with the result as text';
+  }
+  return undefined;
+}
+
+/** Whether `content` is a list holding one of the AI SDK's call or result parts. */
+function holdsAiSdkPart(content: unknown): boolean {
+  return (
+    Array.isArray(content) &&
+    content.some(
+      (part) => isObject(part) && typeof part.type === "string" && aiSdkPartFault(part.type) !== undefined,
+    )
+  );
 }
 
 /** What is wrong with a message's content, or undefined: text, or a list of parts (`null` or absent where `optional`). */
@@ -131,6 +159,8 @@ function messageFault(message: unknown): string | undefined {
       return undefined;
     }
     case "tool":
+      // The AI SDK's tool message has no tool_call_id (its parts carry toolCallId): say what it is.
+      if (holdsAiSdkPart(message.content)) return contentFault("tool", message.content, false);
       if (typeof ownField(message, "tool_call_id") !== "string") {
         return `is a tool message whose tool_call_id is ${kindOf(ownField(message, "tool_call_id"))}, not the string id of the call it answers`;
       }
