@@ -15,6 +15,7 @@ import { AgentError, errorText, kindOf } from "./errors.js";
 import { APPEND, READ_UTF8, REPLACE } from "./fs-options.js";
 import {
   type AgentMessage,
+  type MessageToolCall,
   answeredPrefix,
   callProblem,
   cutText,
@@ -369,7 +370,7 @@ export function readSession(
     const end = step ? step.end : keep;
     if (step && step.missing.length > 0) {
       notices.push(
-        `The host stopped in the middle of a tool step: no result was recorded for tool call(s) ${step.missing.map((id) => JSON.stringify(id)).join(", ")}; ` +
+        `The host stopped in the middle of a tool step: no result was recorded for tool call(s) ${step.missing.map(describeCall).join(", ")}; ` +
           "each is answered as not recorded (it may or may not have run).",
       );
     }
@@ -466,7 +467,7 @@ export const MAX_RECORD_DEPTH = 1000;
 function closeCutStep(
   messages: readonly AgentMessage[],
   from: number,
-): { kept: AgentMessage[]; end: number; missing: string[] } | undefined {
+): { kept: AgentMessage[]; end: number; missing: MessageToolCall[] } | undefined {
   const head = messages[from];
   if (!hasCalls(head)) return undefined;
   const ids = toolCallsOf(head).map((call) => call.id);
@@ -478,11 +479,25 @@ function closeCutStep(
     if (role === "tool" && open.delete(fieldOf(messages[end], "tool_call_id") as string)) continue;
     break;
   }
-  const missing = ids.filter((id) => open.has(id));
+  const missing = toolCallsOf(head).filter((call) => open.has(call.id));
   const answers = missing.map(
-    (id): ChatMessage => ({ role: "tool", tool_call_id: id, content: NOT_RECORDED }),
+    (call): ChatMessage => ({ role: "tool", tool_call_id: call.id, content: NOT_RECORDED }),
   );
   return { kept: [...messages.slice(from, end), ...answers], end, missing };
+}
+
+/**
+ * A call for a notice a person reads: the tool and what it was asked (`run_command
+ * {"command":"make deploy"}`), then its id. The id alone (`"zhTJ8ACWf2e7IQFtCsjSDtVaVKHjcjQu"`,
+ * as llama.cpp makes them) left the user unable to tell which side effect to check.
+ */
+function describeCall(call: MessageToolCall): string {
+  const fn = setting(call, "function");
+  const name = setting(fn, "name");
+  const args = setting(fn, "arguments");
+  const what = typeof name === "string" ? clip(name, 64) : "a tool";
+  const asked = typeof args === "string" && args.trim() !== "" ? ` ${clip(args, 120)}` : "";
+  return `${what}${asked} (id ${JSON.stringify(call.id)})`;
 }
 
 /**

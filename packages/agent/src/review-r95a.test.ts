@@ -1,0 +1,123 @@
+// r95a: a task runner resumed after its process was killed between a tool call and its result.
+// The reopened session's notice is what the person reads to decide whether to check a side effect:
+// it named only the call's id (llama.cpp's are 32 random characters), never the tool or what it
+// was asked to do.
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { startServer, type TestServer } from "@loopwright/testkit";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createSession, defineTool, NOT_RECORDED, readSessionFile } from "./test-exports.js";
+
+const root = mkdtempSync(join(tmpdir(), "agent-r95a-"));
+let server: TestServer;
+
+beforeAll(async () => {
+  server = await startServer({ replies: () => ({ content: "Done." }), personality: "llamacpp" });
+});
+
+afterAll(async () => {
+  await server?.close();
+  rmSync(root, { recursive: true, force: true });
+});
+
+/** The lines a runner killed with SIGKILL while `run_command` ran left (captured from a real kill). */
+function killedMidStep(id: string): string {
+  const file = join(root, `${id}.jsonl`);
+  const records = [
+    { type: "session", version: 1, id, createdAt: "2026-12-07T02:25:39.225Z" },
+    { type: "message", message: { role: "user", content: "do the task" } },
+    {
+      type: "message",
+      message: {
+        role: "assistant",
+        content: null,
+        tool_calls: [
+          {
+            id: "vizQjjqWIHdboXr4YDOVpw93rzK0Yvbl",
+            type: "function",
+            function: { name: "write_file", arguments: '{"path":"out.txt","content":"hi"}' },
+          },
+          {
+            id: "zhTJ8ACWf2e7IQFtCsjSDtVaVKHjcjQu",
+            type: "function",
+            function: { name: "run_command", arguments: '{"command":"deploy --prod"}' },
+          },
+        ],
+      },
+    },
+    {
+      type: "message",
+      message: { role: "tool", tool_call_id: "vizQjjqWIHdboXr4YDOVpw93rzK0Yvbl", content: "wrote 2 chars" },
+    },
+  ];
+  writeFileSync(file, records.map((r) => `${JSON.stringify(r)}\n`).join(""));
+  return file;
+}
+
+const noop = (name: string, ran: string[]) =>
+  defineTool({
+    name,
+    description: name,
+    parameters: { type: "object", properties: {} },
+    execute: () => {
+      ran.push(name);
+      return "ran";
+    },
+  });
+
+describe("reopening a session whose host was killed mid-step", () => {
+  it("names the unanswered call's tool and arguments in the notice the user reads, not only its id", async () => {
+    const id = "killed";
+    killedMidStep(id);
+    const ran: string[] = [];
+    const session = await createSession({
+      config: { baseUrl: server.baseUrl, model: "tiny" },
+      tools: [noop("write_file", ran), noop("run_command", ran)],
+      sessionDir: root,
+      sessionId: id,
+    });
+    const notices = session
+      .getSnapshot()
+      .timeline.flatMap((e) => (e.type === "notice" && e.text.includes("middle of a tool step") ? [e.text] : []));
+    expect(notices).toHaveLength(1);
+    const notice = notices[0] as string;
+    expect(notice).toContain('run_command {"command":"deploy --prod"}');
+    // The id is still there, for a host that matches it against its own records.
+    expect(notice).toContain('"zhTJ8ACWf2e7IQFtCsjSDtVaVKHjcjQu"');
+    // The call that finished is not named as unrecorded.
+    expect(notice).not.toContain("write_file");
+
+    // Resuming asks the model, every call answered, and re-runs nothing.
+    const resumed = await session.agent.continue();
+    expect(resumed.status).toBe("ok");
+    expect(ran).toEqual([]);
+    const sent = (server.chatRequests.at(-1)?.body as { messages: { role: string; content: unknown }[] }).messages;
+    expect(sent.map((m) => m.role)).toEqual(["user", "assistant", "tool", "tool"]);
+    expect(sent[3]?.content).toBe(NOT_RECORDED);
+    await session.close();
+  });
+
+  it("says the same through readSessionFile, with a long argument text cut short", () => {
+    const file = join(root, "long.jsonl");
+    const args = JSON.stringify({ command: `echo ${"x".repeat(500)}` });
+    const records = [
+      { type: "session", version: 1, id: "long", createdAt: "2026-12-07T02:25:39.225Z" },
+      { type: "message", message: { role: "user", content: "do the task" } },
+      {
+        type: "message",
+        message: {
+          role: "assistant",
+          content: null,
+          tool_calls: [{ id: "c_long", type: "function", function: { name: "run_command", arguments: args } }],
+        },
+      },
+    ];
+    writeFileSync(file, records.map((r) => `${JSON.stringify(r)}\n`).join(""));
+    const notice = readSessionFile(file).notices.find((n) => n.includes("middle of a tool step")) as string;
+    expect(notice).toContain('run_command {"command":"echo xxx');
+    expect(notice).toContain('…');
+    expect(notice).toContain('"c_long"');
+    expect(notice.length).toBeLessThan(400);
+  });
+});
