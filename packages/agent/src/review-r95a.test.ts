@@ -2,12 +2,17 @@
 // The reopened session's notice is what the person reads to decide whether to check a side effect:
 // it named only the call's id (llama.cpp's are 32 random characters), never the tool or what it
 // was asked to do.
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { startServer, type TestServer } from "@loopwright/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSession, defineTool, NOT_RECORDED, readSessionFile } from "./test-exports.js";
+import { bundleChild } from "./test-support/bundle-child.js";
+
+const here = dirname(fileURLToPath(import.meta.url));
 
 const root = mkdtempSync(join(tmpdir(), "agent-r95a-"));
 let server: TestServer;
@@ -120,4 +125,58 @@ describe("reopening a session whose host was killed mid-step", () => {
     expect(notice).toContain('"c_long"');
     expect(notice.length).toBeLessThan(400);
   });
+});
+
+describe("reopening a session whose host was killed while the model's next turn was awaited", () => {
+  it("tells the user the task stopped after a tool step, and resuming re-runs no tool", async () => {
+    const id = "killed-between-steps";
+    const file = join(root, `${id}.jsonl`);
+    const log = join(root, `${id}.log`);
+    writeFileSync(log, "");
+    // The prompt asks for `pay`; the request after its result is answered with headers, then nothing.
+    const model = await startServer({
+      replies: (request) => {
+        const messages = (request.body as { messages: { role: string }[] }).messages;
+        return messages.at(-1)?.role === "user"
+          ? { toolCalls: [{ id: "c_pay", name: "pay", arguments: '{"invoice":9}' }] }
+          : { content: "Paid.", silentAfterChunk: 0 };
+      },
+    });
+    const child = await bundleChild(join(here, "test-support/r95a-child.ts"));
+    const proc = spawn(process.execPath, [child.file, root, id, model.baseUrl, log], {
+      cwd: join(here, ".."),
+      stdio: ["ignore", "ignore", "inherit"],
+    });
+    const exited = new Promise((resolve) => proc.once("exit", resolve));
+    try {
+      // Killed once the model was asked for its next turn: pay's result is then in the file.
+      for (let i = 0; i < 2000 && model.chatRequests.length < 2; i++) await new Promise((r) => setTimeout(r, 10));
+    } finally {
+      proc.kill("SIGKILL");
+      await exited;
+      await child.remove();
+    }
+    expect(model.chatRequests).toHaveLength(2);
+    expect(existsSync(file)).toBe(true);
+    expect(readFileSync(file, "utf8")).toContain("Paid invoice 9.");
+
+    const ran: string[] = [];
+    const session = await createSession({
+      config: { baseUrl: server.baseUrl, model: "tiny" },
+      tools: [noop("pay", ran)],
+      sessionDir: root,
+      sessionId: id,
+    });
+    const notices = session.getSnapshot().timeline.flatMap((e) => (e.type === "notice" ? [e.text] : []));
+    // Before, the only notice was the stale lock's takeover: nothing said the task had not finished.
+    expect(notices.some((n) => /ends in tool results the model has not answered/.test(n))).toBe(true);
+    const resumed = await session.agent.continue();
+    expect(resumed.status).toBe("ok");
+    expect(ran).toEqual([]);
+    expect(readFileSync(log, "utf8")).toBe("paid invoice 9\n");
+    await session.close();
+    await model.close();
+    // Answered now: the next open has nothing to say of it.
+    expect(readSessionFile(file).notices).toEqual([]);
+  }, 60_000);
 });

@@ -365,10 +365,12 @@ export function readSession(
     else if (record.type === "loaded") loaded = record.loaded;
   });
   const keep = answeredPrefix(messages);
+  let cutStep = false;
   if (keep < messages.length) {
     const step = closeCutStep(messages, keep);
     const end = step ? step.end : keep;
     if (step && step.missing.length > 0) {
+      cutStep = true;
       notices.push(
         `The host stopped in the middle of a tool step: no result was recorded for tool call(s) ${step.missing.map(describeCall).join(", ")}; ` +
           "each is answered as not recorded (it may or may not have run).",
@@ -406,6 +408,15 @@ export function readSession(
       );
       for (const at of prompts) drop(from[at] as number);
       for (const at of [...prompts].reverse()) messages.splice(at, 1);
+    }
+    // A file that ends in a tool step's results, every call answered, is a run that stopped before
+    // the model's next turn: the host was killed while it waited for the model, or the run was
+    // stopped then. Nothing is wrong with the transcript, but without a word the person was never
+    // told that the task did not finish (a cut step says so in its own notice, above).
+    if (!seed && !cutStep && endsInResults(messages)) {
+      notices.push(
+        "The conversation ends in tool results the model has not answered yet (the last run stopped, or the host did, before the model's next turn): the next prompt is sent after them, and session.agent.continue() has the model go on from them.",
+      );
     }
   }
   // Kept (the session writes the empty answer a model gave), but never sent: the loop leaves it out
@@ -484,6 +495,15 @@ function closeCutStep(
     (call): ChatMessage => ({ role: "tool", tool_call_id: call.id, content: NOT_RECORDED }),
   );
   return { kept: [...messages.slice(from, end), ...answers], end, missing };
+}
+
+/** Whether the last chat message an endpoint is sent is a tool result (app-only messages looked past). */
+function endsInResults(messages: readonly AgentMessage[]): boolean {
+  for (let at = messages.length - 1; at >= 0; at--) {
+    const role = fieldOf(messages[at], "role");
+    if (typeof role === "string" && LLM_ROLES.has(role)) return role === "tool";
+  }
+  return false;
 }
 
 /**
