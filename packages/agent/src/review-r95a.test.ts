@@ -180,3 +180,44 @@ describe("reopening a session whose host was killed while the model's next turn 
     expect(readSessionFile(file).notices).toEqual([]);
   }, 60_000);
 });
+
+describe("a task runner's progress lines", () => {
+  it("tool_end names the call's tool, so a parallel step's ends can be shown without a map of ids", async () => {
+    const model = await startServer({
+      replies: [
+        {
+          toolCalls: [
+            { id: "c_slow", name: "slow_tool", arguments: "{}" },
+            { id: "c_fast", name: "fast_tool", arguments: "{}" },
+          ],
+        },
+        { content: "Both ran." },
+      ],
+    });
+    const tool = (name: string, ms: number) =>
+      defineTool({
+        name,
+        description: name,
+        parameters: { type: "object", properties: {} },
+        execute: async () => {
+          await new Promise((resolve) => setTimeout(resolve, ms));
+          return `${name} done`;
+        },
+      });
+    const session = await createSession({
+      config: { baseUrl: model.baseUrl, model: "sim" },
+      tools: [tool("slow_tool", 200), tool("fast_tool", 0)],
+    });
+    const ends: { id: string; name: string }[] = [];
+    session.onEvent((e) => {
+      if (e.type === "tool_end") ends.push({ id: e.id, name: e.name });
+    });
+    expect((await session.prompt("Run both.")).status).toBe("ok");
+    expect(ends).toEqual([
+      { id: "c_fast", name: "fast_tool" },
+      { id: "c_slow", name: "slow_tool" },
+    ]);
+    await session.close();
+    await model.close();
+  });
+});
