@@ -9,7 +9,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { startServer, type TestServer } from "@loopwright/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createSession, defineTool, NOT_RECORDED, readSessionFile } from "./test-exports.js";
+import { Agent, createSession, defineTool, NOT_RECORDED, readSessionFile } from "./test-exports.js";
 import { bundleChild } from "./test-support/bundle-child.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -219,5 +219,67 @@ describe("a task runner's progress lines", () => {
     ]);
     await session.close();
     await model.close();
+  });
+});
+
+describe("stopping a task runner (the README's recipes)", () => {
+  it("abort() between runs is not kept; abort() right after prompt() ends that prompt with nothing sent", async () => {
+    const model = await startServer({ replies: () => ({ content: "answered" }) });
+    const session = await createSession({ config: { baseUrl: model.baseUrl, model: "sim" } });
+    session.abort();
+    expect((await session.prompt("first")).status).toBe("ok");
+    expect(model.chatRequests).toHaveLength(1);
+    const done = session.prompt("second");
+    session.abort();
+    const stopped = await done;
+    expect(stopped.status).toBe("aborted");
+    expect(model.chatRequests).toHaveLength(1);
+    expect(session.messages.map((m) => m.role)).toEqual(["user", "assistant"]);
+    await session.close();
+    await model.close();
+  });
+
+  it("a stop during a two-call step answers both calls as stopped, or with toolExecution sequential the second as not run", async () => {
+    const answers: Record<string, unknown[]> = {};
+    for (const toolExecution of ["parallel", "sequential"] as const) {
+      const model = await startServer({
+        replies: [
+          {
+            toolCalls: [
+              { id: "c1", name: "wait_a", arguments: "{}" },
+              { id: "c2", name: "wait_b", arguments: "{}" },
+            ],
+          },
+        ],
+      });
+      let started = 0;
+      const waiting = (name: string) =>
+        defineTool({
+          name,
+          description: name,
+          parameters: { type: "object", properties: {} },
+          execute: (_args, { signal }) =>
+            new Promise<string>((_resolve, reject) => {
+              started++;
+              signal?.addEventListener("abort", () => reject(signal.reason));
+            }),
+        });
+      const agent = new Agent({
+        config: { baseUrl: model.baseUrl, model: "sim" },
+        tools: [waiting("wait_a"), waiting("wait_b")],
+        toolExecution,
+      });
+      agent.subscribe((event) => {
+        if (event.type === "tool_execution_start" && event.toolCallId === "c1") setTimeout(() => agent.abort(), 50);
+      });
+      const result = await agent.prompt("go");
+      expect(result.status).toBe("aborted");
+      answers[toolExecution] = [started, ...result.messages.filter((m) => m.role === "tool").map((m) => m.content)];
+      await model.close();
+    }
+    expect(answers).toEqual({
+      parallel: [2, "Stopped before this call finished.", "Stopped before this call finished."],
+      sequential: [1, "Stopped before this call finished.", "Not run: the run stopped first."],
+    });
   });
 });
