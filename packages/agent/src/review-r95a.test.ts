@@ -84,7 +84,9 @@ describe("reopening a session whose host was killed mid-step", () => {
     });
     const notices = session
       .getSnapshot()
-      .timeline.flatMap((e) => (e.type === "notice" && e.text.includes("middle of a tool step") ? [e.text] : []));
+      .timeline.flatMap((e) =>
+        e.type === "notice" && e.text.includes("middle of a tool step") ? [e.text] : [],
+      );
     expect(notices).toHaveLength(1);
     const notice = notices[0] as string;
     expect(notice).toContain('run_command {"command":"deploy --prod"}');
@@ -97,7 +99,11 @@ describe("reopening a session whose host was killed mid-step", () => {
     const resumed = await session.agent.continue();
     expect(resumed.status).toBe("ok");
     expect(ran).toEqual([]);
-    const sent = (server.chatRequests.at(-1)?.body as { messages: { role: string; content: unknown }[] }).messages;
+    const sent = (
+      (server.chatRequests.at(-1) as { body: unknown }).body as {
+        messages: { role: string; content: unknown }[];
+      }
+    ).messages;
     expect(sent.map((m) => m.role)).toEqual(["user", "assistant", "tool", "tool"]);
     expect(sent[3]?.content).toBe(NOT_RECORDED);
     await session.close();
@@ -114,14 +120,16 @@ describe("reopening a session whose host was killed mid-step", () => {
         message: {
           role: "assistant",
           content: null,
-          tool_calls: [{ id: "c_long", type: "function", function: { name: "run_command", arguments: args } }],
+          tool_calls: [
+            { id: "c_long", type: "function", function: { name: "run_command", arguments: args } },
+          ],
         },
       },
     ];
     writeFileSync(file, records.map((r) => `${JSON.stringify(r)}\n`).join(""));
     const notice = readSessionFile(file).notices.find((n) => n.includes("middle of a tool step")) as string;
     expect(notice).toContain('run_command {"command":"echo xxx');
-    expect(notice).toContain('…');
+    expect(notice).toContain("…");
     expect(notice).toContain('"c_long"');
     expect(notice.length).toBeLessThan(400);
   });
@@ -150,7 +158,8 @@ describe("reopening a session whose host was killed while the model's next turn 
     const exited = new Promise((resolve) => proc.once("exit", resolve));
     try {
       // Killed once the model was asked for its next turn: pay's result is then in the file.
-      for (let i = 0; i < 2000 && model.chatRequests.length < 2; i++) await new Promise((r) => setTimeout(r, 10));
+      for (let i = 0; i < 2000 && model.chatRequests.length < 2; i++)
+        await new Promise((r) => setTimeout(r, 10));
     } finally {
       proc.kill("SIGKILL");
       await exited;
@@ -270,11 +279,15 @@ describe("stopping a task runner (the README's recipes)", () => {
         toolExecution,
       });
       agent.subscribe((event) => {
-        if (event.type === "tool_execution_start" && event.toolCallId === "c1") setTimeout(() => agent.abort(), 50);
+        if (event.type === "tool_execution_start" && event.toolCallId === "c1")
+          setTimeout(() => agent.abort(), 50);
       });
       const result = await agent.prompt("go");
       expect(result.status).toBe("aborted");
-      answers[toolExecution] = [started, ...result.messages.filter((m) => m.role === "tool").map((m) => m.content)];
+      answers[toolExecution] = [
+        started,
+        ...result.messages.filter((m) => m.role === "tool").map((m) => m.content),
+      ];
       await model.close();
     }
     expect(answers).toEqual({

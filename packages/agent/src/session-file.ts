@@ -15,7 +15,6 @@ import { AgentError, errorText, kindOf } from "./errors.js";
 import { APPEND, READ_UTF8, REPLACE } from "./fs-options.js";
 import {
   type AgentMessage,
-  type MessageToolCall,
   answeredPrefix,
   callProblem,
   cutText,
@@ -24,6 +23,7 @@ import {
   isRecord as isObject,
   isPart,
   LLM_ROLES,
+  type MessageToolCall,
   messageText,
   toolCallsOf,
 } from "./messages.js";
