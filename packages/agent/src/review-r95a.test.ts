@@ -26,35 +26,26 @@ afterAll(async () => {
   rmSync(root, { recursive: true, force: true });
 });
 
-/** The lines a runner killed with SIGKILL while `run_command` ran left (captured from a real kill). */
-function killedMidStep(id: string): string {
+/**
+ * Writes the lines a runner killed with SIGKILL mid-step leaves (as captured from a real kill): the
+ * prompt, the step's calls (`[id, name, arguments]`), and the results that were written.
+ */
+function killedMidStep(id: string, calls: [string, string, string][], results: [string, string][]): string {
   const file = join(root, `${id}.jsonl`);
+  const message = (m: object) => ({ type: "message", message: m });
   const records = [
     { type: "session", version: 1, id, createdAt: "2026-12-07T02:25:39.225Z" },
-    { type: "message", message: { role: "user", content: "do the task" } },
-    {
-      type: "message",
-      message: {
-        role: "assistant",
-        content: null,
-        tool_calls: [
-          {
-            id: "vizQjjqWIHdboXr4YDOVpw93rzK0Yvbl",
-            type: "function",
-            function: { name: "write_file", arguments: '{"path":"out.txt","content":"hi"}' },
-          },
-          {
-            id: "zhTJ8ACWf2e7IQFtCsjSDtVaVKHjcjQu",
-            type: "function",
-            function: { name: "run_command", arguments: '{"command":"deploy --prod"}' },
-          },
-        ],
-      },
-    },
-    {
-      type: "message",
-      message: { role: "tool", tool_call_id: "vizQjjqWIHdboXr4YDOVpw93rzK0Yvbl", content: "wrote 2 chars" },
-    },
+    message({ role: "user", content: "do the task" }),
+    message({
+      role: "assistant",
+      content: null,
+      tool_calls: calls.map(([callId, name, args]) => ({
+        id: callId,
+        type: "function",
+        function: { name, arguments: args },
+      })),
+    }),
+    ...results.map(([callId, content]) => message({ role: "tool", tool_call_id: callId, content })),
   ];
   writeFileSync(file, records.map((r) => `${JSON.stringify(r)}\n`).join(""));
   return file;
@@ -74,7 +65,14 @@ const noop = (name: string, ran: string[]) =>
 describe("reopening a session whose host was killed mid-step", () => {
   it("names the unanswered call's tool and arguments in the notice the user reads, not only its id", async () => {
     const id = "killed";
-    killedMidStep(id);
+    killedMidStep(
+      id,
+      [
+        ["vizQjjqWIHdboXr4YDOVpw93rzK0Yvbl", "write_file", '{"path":"out.txt","content":"hi"}'],
+        ["zhTJ8ACWf2e7IQFtCsjSDtVaVKHjcjQu", "run_command", '{"command":"deploy --prod"}'],
+      ],
+      [["vizQjjqWIHdboXr4YDOVpw93rzK0Yvbl", "wrote 2 chars"]],
+    );
     const ran: string[] = [];
     const session = await createSession({
       config: { baseUrl: server.baseUrl, model: "tiny" },
@@ -110,23 +108,8 @@ describe("reopening a session whose host was killed mid-step", () => {
   });
 
   it("says the same through readSessionFile, with a long argument text cut short", () => {
-    const file = join(root, "long.jsonl");
     const args = JSON.stringify({ command: `echo ${"x".repeat(500)}` });
-    const records = [
-      { type: "session", version: 1, id: "long", createdAt: "2026-12-07T02:25:39.225Z" },
-      { type: "message", message: { role: "user", content: "do the task" } },
-      {
-        type: "message",
-        message: {
-          role: "assistant",
-          content: null,
-          tool_calls: [
-            { id: "c_long", type: "function", function: { name: "run_command", arguments: args } },
-          ],
-        },
-      },
-    ];
-    writeFileSync(file, records.map((r) => `${JSON.stringify(r)}\n`).join(""));
+    const file = killedMidStep("long", [["c_long", "run_command", args]], []);
     const notice = readSessionFile(file).notices.find((n) => n.includes("middle of a tool step")) as string;
     expect(notice).toContain('run_command {"command":"echo xxx');
     expect(notice).toContain("…");
@@ -150,7 +133,7 @@ describe("reopening a session whose host was killed while the model's next turn 
           : { content: "Paid.", silentAfterChunk: 0 };
       },
     });
-    const child = await bundleChild(join(here, "test-support/r95a-child.ts"));
+    const child = await bundleChild(join(here, "test-support/step-child.ts"));
     const proc = spawn(process.execPath, [child.file, root, id, model.baseUrl, log], {
       cwd: join(here, ".."),
       stdio: ["ignore", "ignore", "inherit"],
