@@ -8,8 +8,19 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { startServer, type TestServer } from "@loopwright/testkit";
+import { defineTool as defineTypedTool } from "@loopwright/tools";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Agent, createSession, defineTool, NOT_RECORDED, readSessionFile } from "./test-exports.js";
+import { z } from "zod";
+import {
+  Agent,
+  AgentError,
+  type AgentTool,
+  createSession,
+  defineTool,
+  NOT_RECORDED,
+  readSessionFile,
+  toAgentTool,
+} from "./test-exports.js";
 import { bundleChild } from "./test-support/bundle-child.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -277,5 +288,39 @@ describe("stopping a task runner (the README's recipes)", () => {
       parallel: [2, "Stopped before this call finished.", "Stopped before this call finished."],
       sequential: [1, "Stopped before this call finished.", "Not run: the run stopped first."],
     });
+  });
+});
+
+describe("a @loopwright/tools tool handed to an agent without toAgentTool", () => {
+  // What a JavaScript host writes, or one that silenced the compiler: before, it was taken — declared
+  // with no parameters, its execute run on the model's unchecked arguments and given no id.
+  const weather = defineTypedTool({
+    name: "weather",
+    description: "The weather for a city",
+    input: z.object({ city: z.string() }),
+    execute: ({ city }) => `${city}: sunny`,
+  });
+  const raw = weather as unknown as AgentTool;
+  const config = { baseUrl: "http://127.0.0.1:9/v1", model: "sim" };
+
+  it("is refused by new Agent and createSession, naming toAgentTool; the adapted tool is taken", async () => {
+    const refusals: unknown[] = [];
+    for (const make of [
+      () => new Agent({ config, tools: [raw] }),
+      () => createSession({ config, tools: [raw] }),
+    ]) {
+      try {
+        await make();
+        refusals.push("taken");
+      } catch (error) {
+        refusals.push(AgentError.isInstance(error) ? [error.code, /toAgentTool/.test(error.message)] : error);
+      }
+    }
+    expect(refusals).toEqual([
+      ["invalid-input", true],
+      ["invalid-input", true],
+    ]);
+    const agent = new Agent({ config, tools: [weather].map(toAgentTool) });
+    expect(agent.tools.list().map((t) => t.name)).toEqual(["weather"]);
   });
 });
