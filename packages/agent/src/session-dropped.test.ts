@@ -18,6 +18,9 @@ afterAll(async () => {
 });
 
 const LIMIT = 4 * 1024 * 1024;
+/** What an open says of a file that ends in a tool step's answers no turn followed (r95a). */
+const UNANSWERED_RESULTS =
+  "The conversation ends in tool results the model has not answered yet (the last run stopped, or the host did, before the model's next turn): the next prompt is sent after them, and session.agent.continue() has the model go on from them.";
 const header = (id = "s") =>
   JSON.stringify({ type: "session", version: 1, id, createdAt: "2026-01-01T00:00:00.000Z" });
 const line = (message: object) => JSON.stringify({ type: "message", message });
@@ -104,10 +107,11 @@ describe("where an open's dropped lines go", () => {
     // The first open's drop is still there; the second's line is there as written.
     expect(opens[0]?.lines).toEqual([{ line: 3, text: "{garbled FIRST-LOST-LINE" }]);
     expect(opens[1]?.lines).toEqual([{ line: 4, text: refused }]);
-    // Open 3 drops nothing: the dropped-lines file is as it was.
+    // Open 3 drops nothing: the dropped-lines file is as it was. (The file still ends in the cut
+    // step's answers, which no turn followed: that, and only that, is said.)
     const before = readFileSync(dropped, "utf8");
     const three = await open("s1");
-    expect(three.notices).toEqual([]);
+    expect(three.notices).toEqual([UNANSWERED_RESULTS]);
     expect(readFileSync(dropped, "utf8")).toBe(before);
     // No whole-file copies, and listSessions lists the session only.
     expect(readdirSync(root).filter((n) => n.startsWith("s1.") && n.includes(".bak"))).toEqual([]);
@@ -343,9 +347,10 @@ describe("what the reader drops or rewrites is what is copied, each line once", 
     expect(opened.notices.at(-1)).toBe(
       `The ${expected.length} line(s) dropped from the session file are kept in ${path}.dropped.`,
     );
-    // Nothing is dropped on the next open, and nothing more is copied.
+    // Nothing is dropped on the next open, and nothing more is copied (the step's answers no turn
+    // followed are still the file's end, which is all it says).
     const again = await open("kinds");
-    expect(again).toEqual({ notices: [], count: 5 });
+    expect(again).toEqual({ notices: [UNANSWERED_RESULTS], count: 5 });
     expect(copied(path)).toEqual(expected);
   });
 

@@ -23,6 +23,7 @@ import {
   isRecord as isObject,
   isPart,
   LLM_ROLES,
+  type MessageToolCall,
   messageText,
   toolCallsOf,
 } from "./messages.js";
@@ -364,12 +365,14 @@ export function readSession(
     else if (record.type === "loaded") loaded = record.loaded;
   });
   const keep = answeredPrefix(messages);
+  let cutStep = false;
   if (keep < messages.length) {
     const step = closeCutStep(messages, keep);
     const end = step ? step.end : keep;
     if (step && step.missing.length > 0) {
+      cutStep = true;
       notices.push(
-        `The host stopped in the middle of a tool step: no result was recorded for tool call(s) ${step.missing.map((id) => JSON.stringify(id)).join(", ")}; ` +
+        `The host stopped in the middle of a tool step: no result was recorded for tool call(s) ${step.missing.map(describeCall).join(", ")}; ` +
           "each is answered as not recorded (it may or may not have run).",
       );
     }
@@ -405,6 +408,15 @@ export function readSession(
       );
       for (const at of prompts) drop(from[at] as number);
       for (const at of [...prompts].reverse()) messages.splice(at, 1);
+    }
+    // A file that ends in a tool step's results, every call answered, is a run that stopped before
+    // the model's next turn: the host was killed while it waited for the model, or the run was
+    // stopped then. Nothing is wrong with the transcript, but without a word the person was never
+    // told that the task did not finish (a cut step says so in its own notice, above).
+    if (!seed && !cutStep && endsInResults(messages)) {
+      notices.push(
+        "The conversation ends in tool results the model has not answered yet (the last run stopped, or the host did, before the model's next turn): the next prompt is sent after them, and session.agent.continue() has the model go on from them.",
+      );
     }
   }
   // Kept (the session writes the empty answer a model gave), but never sent: the loop leaves it out
@@ -466,7 +478,7 @@ export const MAX_RECORD_DEPTH = 1000;
 function closeCutStep(
   messages: readonly AgentMessage[],
   from: number,
-): { kept: AgentMessage[]; end: number; missing: string[] } | undefined {
+): { kept: AgentMessage[]; end: number; missing: MessageToolCall[] } | undefined {
   const head = messages[from];
   if (!hasCalls(head)) return undefined;
   const ids = toolCallsOf(head).map((call) => call.id);
@@ -478,11 +490,34 @@ function closeCutStep(
     if (role === "tool" && open.delete(fieldOf(messages[end], "tool_call_id") as string)) continue;
     break;
   }
-  const missing = ids.filter((id) => open.has(id));
+  const missing = toolCallsOf(head).filter((call) => open.has(call.id));
   const answers = missing.map(
-    (id): ChatMessage => ({ role: "tool", tool_call_id: id, content: NOT_RECORDED }),
+    (call): ChatMessage => ({ role: "tool", tool_call_id: call.id, content: NOT_RECORDED }),
   );
   return { kept: [...messages.slice(from, end), ...answers], end, missing };
+}
+
+/** Whether the last chat message an endpoint is sent is a tool result (app-only messages looked past). */
+function endsInResults(messages: readonly AgentMessage[]): boolean {
+  for (let at = messages.length - 1; at >= 0; at--) {
+    const role = fieldOf(messages[at], "role");
+    if (typeof role === "string" && LLM_ROLES.has(role)) return role === "tool";
+  }
+  return false;
+}
+
+/**
+ * A call for a notice a person reads: the tool and what it was asked (`run_command
+ * {"command":"make deploy"}`), then its id. The id alone (`"zhTJ8ACWf2e7IQFtCsjSDtVaVKHjcjQu"`,
+ * as llama.cpp makes them) left the user unable to tell which side effect to check.
+ */
+function describeCall(call: MessageToolCall): string {
+  const fn = setting(call, "function");
+  const name = setting(fn, "name");
+  const args = setting(fn, "arguments");
+  const what = typeof name === "string" ? clip(name, 64) : "a tool";
+  const asked = typeof args === "string" && args.trim() !== "" ? ` ${clip(args, 120)}` : "";
+  return `${what}${asked} (id ${JSON.stringify(call.id)})`;
 }
 
 /**

@@ -164,7 +164,8 @@ export type StreamEvent =
   /** The last `chars` characters of the reasoning streamed so far were a tool call's markup (written as text, with `<think>` in its arguments); the reasoning kept follows as `thinking_delta`. */
   | { type: "thinking_retract"; chars: number }
   | { type: "tool_start"; id: string; name: string; argsSummary: string }
-  | { type: "tool_end"; id: string; result: string; isError?: boolean; resultSummary?: string }
+  /** `name` is the call's tool: a parallel step's calls end in any order, and a UI told only the id had to keep its own map from `tool_start`. */
+  | { type: "tool_end"; id: string; name: string; result: string; isError?: boolean; resultSummary?: string }
   | { type: "todos_changed"; todos: Todo[] }
   | { type: "mcp_changed"; servers: McpServerInfo[] }
   | ({ type: "run_metrics" } & RunMetrics);
@@ -2282,6 +2283,7 @@ export class Session {
         this.#emit({
           type: "tool_end",
           id: event.toolCallId,
+          name: event.toolName,
           result: event.result,
           isError: event.isError,
           resultSummary,

@@ -273,6 +273,21 @@ function toolFault(tool: AgentTool): string | undefined {
     const hint = typeof parameters === "string" ? " (give the schema object, not its JSON text)" : "";
     return `has parameters that are not a JSON Schema object; got ${kindOf(parameters)}${hint}`;
   }
+  if (
+    parameters == null &&
+    typeof setting(tool, "check") === "function" &&
+    typeof setting(tool, "declaration") === "object" &&
+    setting(tool, "input") != null
+  ) {
+    // A @loopwright/tools tool handed over as it is (from JavaScript, or past a cast) has a name and
+    // an `execute`, so it passed for one: it was declared with no parameters at all, its `execute`
+    // got the model's arguments unchecked and no `id`. Adapting it is one call.
+    return (
+      "is a typed tool of @loopwright/tools (a zod input and execute(args, { id, signal })), not an agent tool: " +
+      "given as it is, it would be declared without its parameters and run on unchecked arguments; " +
+      "adapt it with toAgentTool(tool) (tools.map(toAgentTool) for a list)"
+    );
+  }
   if (description != null && typeof description !== "string") {
     return `has a description that is not text; got ${kindOf(description)}`;
   }
