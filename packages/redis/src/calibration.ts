@@ -16,6 +16,7 @@ import {
   type TenantKeyOptions,
   TOUCH_SCRIPT,
 } from "./tenant-keys.js";
+import { Rejoin, untilWrittenBack } from "./written-back.js";
 
 /** Options for {@link createRedisCalibration}. */
 export interface RedisCalibrationOptions extends RedisOptions, TenantKeyOptions {
@@ -33,6 +34,14 @@ export interface RedisCalibration extends Calibration {
    * with `RedisStoreError` (`closed`) after `close()`.
    */
   reload(): Promise<void>;
+  /**
+   * Resolves once this store is connected and Redis holds the readings it holds: the reconnect it
+   * last noticed (Redis restarted empty, a proxy or `timeout` cut it) is over and its write-back
+   * done, the forgets owed are sent and every reading taken is written. Rejects with
+   * `RedisStoreError` (`connect`) once `timeoutMs` (default four times `connectTimeoutMs`, 20 s) has
+   * passed first, and (`closed`) after `close()`.
+   */
+  writtenBack(timeoutMs?: number): Promise<void>;
   /** Closes both connections; the local copy keeps answering, without sharing. */
   close(): Promise<void>;
 }
@@ -336,7 +345,9 @@ export async function openCalibration(
     },
   });
   // What was forgotten while Redis was out of reach goes first, or the reload would bring it back.
+  const rejoin = new Rejoin(subscriber, writer);
   subscriber.on("ready", () => {
+    const token = rejoin.begin();
     void whenReady(writer)
       .then(() => owed.flush())
       .then(async (sent) => {
@@ -356,6 +367,8 @@ export async function openCalibration(
           if (found.has(id) || readings.length === 0 || !writer.isReady) continue;
           write(id, undefined, readings, true);
         }
+        // The writes back are tracked (`writing`): `writtenBack()` waits for them.
+        rejoin.done(token);
       })
       .catch((error: unknown) => tell.fail(error, RELOAD, true));
   });
@@ -611,6 +624,22 @@ export async function openCalibration(
       lapsed.clear();
       waiting.clear();
     },
+    writtenBack: (timeoutMs) =>
+      untilWrittenBack({
+        timeoutMs,
+        connectTimeoutMs: started.resolved.connectTimeoutMs,
+        url: started.resolved.url,
+        store: "the calibration store",
+        rejoin,
+        closed: () => closed || closing !== undefined,
+        afterClose: () => afterClose("writtenBack", "calibration"),
+        pass: async () => {
+          if (!(await owed.flush())) return false;
+          writeWaiting();
+          while (writing.size > 0) await Promise.all([...writing]);
+          return waiting.size === 0 && refusedReadings.length === 0 && owed.size === 0 && writer.isReady;
+        },
+      }),
     // After close() the connections are gone: a typed error, not the client's bare ClientClosedError.
     reload: () => (closed ? Promise.reject(afterClose("reload", "calibration")) : reload().then(() => {})),
     close: () => {

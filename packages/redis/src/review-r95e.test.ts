@@ -1,0 +1,102 @@
+import { describe, expect, it } from "vitest";
+import { HAS_REDIS, RedisServer, SKIP_MESSAGE } from "../test/redis-server.js";
+import { RedisStoreError } from "./errors.js";
+import { createRedisStores, type RedisStores } from "./stores.js";
+
+if (!HAS_REDIS) console.warn(SKIP_MESSAGE);
+
+const BASE = "http://127.0.0.1:9/v1";
+const body = (chars: number) => ({ messages: [{ role: "user" as const, content: "x".repeat(chars) }] });
+
+/** What a host reads of BASE: the latches, the divisor and the route latch. */
+const heldBy = (stores: RedisStores) => {
+  const caps = stores.capabilities.capabilitiesFor(BASE, "k");
+  return {
+    strictSchemas: caps.strictSchemas,
+    usageInStream: caps.usageInStream,
+    divisor: stores.calibration.charsPerTokenFor(caps, "m"),
+    neither: stores.routeLatches.get(BASE)?.neither === true,
+    lmstudioGone: stores.routeLatches.get(BASE)?.lmstudioGone === true,
+  };
+};
+
+describe.skipIf(!HAS_REDIS)("writtenBack(): awaiting a store's write-back after Redis restarted empty (r95e)", () => {
+  // A host had no way to await "reconnected, and what it holds written back": `sync()` resolves at
+  // once while the store is away and right after Redis is back, before the write-back, and the
+  // calibration store and route latches had nothing to await at all. The stores' model test looked
+  // at a fresh host up to 300 times for it.
+  it("rejects (connect) while Redis stays down; once it is back, resolves after the write-back: a host started then reads everything, with no polling", async () => {
+    const server = await RedisServer.start();
+    const errors: unknown[] = [];
+    const stores = await createRedisStores({ url: server.url, prefix: "r95e:", onError: (e) => errors.push(e) });
+    try {
+      const caps = stores.capabilities.capabilitiesFor(BASE, "k");
+      caps.strictSchemas = false;
+      stores.calibration.calibrate(caps, "m", body(40), 10);
+      stores.routeLatches.set(BASE, { neither: true, lmstudioGone: false, lmstudioMissUntil: 0 });
+      await stores.writtenBack();
+
+      await server.kill();
+      // Learned while Redis is down: held here only, written once it is back.
+      caps.usageInStream = false;
+      const route = stores.routeLatches.get(BASE);
+      if (route) route.lmstudioGone = true;
+      const down = await stores.writtenBack(300).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      expect(RedisStoreError.isInstance(down)).toBe(true);
+      expect((down as RedisStoreError).code).toBe("connect");
+      expect((down as Error).message).toMatch(/^writtenBack\(\): .* was not caught up within 300 ms/);
+
+      await server.start(); // the same port, empty
+      await stores.writtenBack();
+      const late = await createRedisStores({ url: server.url, prefix: "r95e:" });
+      try {
+        expect(heldBy(late)).toEqual(heldBy(stores));
+        expect(heldBy(late)).toEqual({
+          strictSchemas: false,
+          usageInStream: false,
+          divisor: 4,
+          neither: true,
+          lmstudioGone: true,
+        });
+      } finally {
+        await late.close();
+      }
+    } finally {
+      await stores.close();
+      // Already killed when the test failed while Redis was down (a killed child is not started again).
+      await server.kill().catch(() => {});
+    }
+  }, 60_000);
+
+  it("checks its bound, and rejects (closed) after close()", async () => {
+    const server = await RedisServer.start();
+    const stores = await createRedisStores({ url: server.url, prefix: "r95e-b:" });
+    try {
+      const bad = await stores.writtenBack(-1).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      expect((bad as RedisStoreError).code).toBe("invalid-option");
+      expect((bad as Error).message).toMatch(/timeoutMs/);
+      await stores.close();
+      for (const pending of [
+        stores.writtenBack(),
+        stores.capabilities.writtenBack(),
+        stores.calibration.writtenBack(),
+        stores.routeLatches.writtenBack(),
+      ]) {
+        const after = await pending.then(
+          () => undefined,
+          (error: unknown) => error,
+        );
+        expect((after as RedisStoreError).code).toBe("closed");
+      }
+    } finally {
+      await stores.close();
+      await server.kill();
+    }
+  }, 30_000);
+});
