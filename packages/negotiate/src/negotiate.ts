@@ -462,8 +462,7 @@ export async function negotiate<T>(
         const wasStrict = supports.strictSchemas;
         const anyIds = model?.anyToolCallIds;
         const stale = offWhenBuilt(refusal, builtFrom);
-        const answered =
-          !stale && answer(refusal, supports, model, options.model, droppable, notice, sent);
+        const answered = !stale && answer(refusal, supports, model, options.model, droppable, notice, sent);
         if (
           answered &&
           wasStrict &&
