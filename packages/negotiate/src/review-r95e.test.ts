@@ -31,27 +31,36 @@ const TAIL =
   "; sending requests without one from now on: a response_format of the caller's own (extraBody) is " +
   "left out, and a side task asks for json_object, or for JSON in words.";
 
-/** One request through negotiate with `format` in extraBody, the body handed back as sent. */
+/**
+ * One request through negotiate to `baseUrl` with `format` in extraBody, the body handed back as
+ * sent unless `record` is false; `wait` lets another call send before this one's answer is read.
+ */
+async function notices(baseUrl: string, format: Record<string, unknown>, record = true, wait = 0) {
+  const config = { baseUrl, model: "m", extraBody: { response_format: format } };
+  const told: string[] = [];
+  await negotiate(
+    createCapabilityStore().capabilitiesFor(baseUrl),
+    async (supports, produced, model, sent) => {
+      const body = buildBody(config, supports, model, MESSAGES);
+      // `sent` is absent on a negotiate before r95e: the notice is then what a user saw.
+      if (record && sent) sent.body = body;
+      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+      return streamTurn(getClient(config), body, { produced });
+    },
+    { model: config.model, onNotice: (text) => told.push(text) },
+  );
+  return told;
+}
+
+/** {@link notices} on a server of its own, and the response_format each request carried. */
 async function ask(
   format: Record<string, unknown>,
   record = true,
 ): Promise<{ notices: string[]; formats: unknown[] }> {
   server = await startServer({ replies: [GENERIC, { content: "{}" }] });
-  const config = { baseUrl: server.baseUrl, model: "m", extraBody: { response_format: format } };
-  const supports = createCapabilityStore().capabilitiesFor(config.baseUrl);
-  const notices: string[] = [];
-  await negotiate(
-    supports,
-    (supports, produced, model, sent) => {
-      const body = buildBody(config, supports, model, MESSAGES);
-      // `sent` is absent on a negotiate before r95e: the notice is then what a user saw.
-      if (record && sent) sent.body = body;
-      return streamTurn(getClient(config), body, { produced });
-    },
-    { model: config.model, onNotice: (text) => notices.push(text) },
-  );
+  const told = await notices(server.baseUrl, format, record);
   return {
-    notices,
+    notices: told,
     formats: server.chatRequests.map((r) => (r.body as { response_format?: unknown }).response_format),
   };
 }
@@ -86,27 +95,9 @@ describe("R95e: a generically refused response_format is told as what was sent",
     ]);
     try {
       const told = await Promise.all(
-        [{ type: "json_object" }, schema].map(async (format, i) => {
-          const config = {
-            baseUrl: (servers[i] as TestServer).baseUrl,
-            model: "m",
-            extraBody: { response_format: format },
-          };
-          const supports = createCapabilityStore().capabilitiesFor(config.baseUrl);
-          const notices: string[] = [];
-          await negotiate(
-            supports,
-            async (supports, produced, model, sent) => {
-              const body = buildBody(config, supports, model, MESSAGES);
-              if (sent) sent.body = body;
-              // Let the other call send before this one's answer is read.
-              await new Promise((resolve) => setTimeout(resolve, 5));
-              return streamTurn(getClient(config), body, { produced });
-            },
-            { model: config.model, onNotice: (text) => notices.push(text) },
-          );
-          return notices;
-        }),
+        [{ type: "json_object" }, schema].map((format, i) =>
+          notices((servers[i] as TestServer).baseUrl, format, true, 5),
+        ),
       );
       expect(told).toEqual([
         [`m refused structured output (json_object in response_format)${TAIL}`],
