@@ -70,6 +70,32 @@ describe.skipIf(!HAS_REDIS)("writtenBack() after Redis restarted empty (r95e)", 
     }
   }, 60_000);
 
+  it("a Redis that keeps the connections and answers nothing (stopped): rejects within its bound, resolves once it answers again", async () => {
+    const server = await RedisServer.start();
+    const stores = await createRedisStores({ url: server.url, prefix: "r95e-c:" });
+    try {
+      stores.capabilities.capabilitiesFor(BASE, "k").strictSchemas = false;
+      server.pause();
+      const silent = await stores.writtenBack(300).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      expect((silent as RedisStoreError).code).toBe("connect");
+      server.resume();
+      await stores.writtenBack();
+      const late = await createRedisStores({ url: server.url, prefix: "r95e-c:" });
+      try {
+        expect(late.capabilities.capabilitiesFor(BASE, "k").strictSchemas).toBe(false);
+      } finally {
+        await late.close();
+      }
+    } finally {
+      server.resume();
+      await stores.close();
+      await server.kill();
+    }
+  }, 60_000);
+
   it("checks its bound, and rejects (closed) after close()", async () => {
     const server = await RedisServer.start();
     const stores = await createRedisStores({ url: server.url, prefix: "r95e-b:" });

@@ -75,6 +75,26 @@ export class Rejoin {
 
 /** How often a `writtenBack()` whose pass left something unwritten looks again, at most. */
 const LOOK_AGAIN_MS = 50;
+/** How often a `writtenBack()` waiting for its store to come back looks whether it was closed. */
+const CLOSED_LOOK_MS = 250;
+
+/**
+ * `work`'s answer, or `false` once `deadline` (ms) has passed first: a pass or a round trip that a
+ * silent Redis holds up is left to finish on its own (what it sends still lands).
+ */
+async function untilDeadline(work: Promise<boolean>, deadline: number): Promise<boolean> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    return await Promise.race([
+      work,
+      new Promise<false>((resolve) => {
+        timer = setTimeout(() => resolve(false), Math.max(0, deadline - Date.now()));
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 /**
  * What `writtenBack()` does for each tenant store: checks `timeoutMs` (absent, four times
@@ -109,28 +129,27 @@ export async function untilWrittenBack(options: {
     if (left <= 0) break;
     if (!rejoin.back) {
       why = "it did not reconnect and write back what it holds";
-      await rejoin.change(left);
+      // Looked at again now and then as well, so a `close()` meanwhile is answered soon.
+      await rejoin.change(Math.min(left, CLOSED_LOOK_MS));
       continue;
     }
     const seen = rejoin.seen;
-    // A pass that outlives the bound is left to finish on its own: what it sends still lands.
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const went = await Promise.race([
+    const went = await untilDeadline(
       rejoin
         .ping()
         .then(pass)
         .catch(() => false),
-      new Promise<false>((resolve) => {
-        timer = setTimeout(() => resolve(false), left);
-      }),
-    ]);
-    clearTimeout(timer);
+      deadline,
+    );
+    // The write-back is sent: a round trip after it, with no reconnect noticed meanwhile, tells
+    // that the connection it went on is still the one Redis answers.
     if (went && rejoin.seen === seen && rejoin.back && !closed()) {
-      // The write-back is sent: a round trip after it, with no reconnect noticed meanwhile, tells
-      // that the connection it went on is still the one Redis answers.
-      const still = await rejoin.ping().then(
-        () => true,
-        () => false,
+      const still = await untilDeadline(
+        rejoin.ping().then(
+          () => true,
+          () => false,
+        ),
+        deadline,
       );
       if (still && rejoin.seen === seen && rejoin.back) return;
     }
