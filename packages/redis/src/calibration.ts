@@ -346,12 +346,14 @@ export async function openCalibration(
   });
   // What was forgotten while Redis was out of reach goes first, or the reload would bring it back.
   const rejoin = new Rejoin(subscriber, writer);
-  subscriber.on("ready", () => {
+  const writeBack = (): void => {
     const token = rejoin.begin();
+    const again = () => rejoin.retry(token, writeBack, () => closed);
     void whenReady(writer)
       .then(() => owed.flush())
       .then(async (sent) => {
-        if (!sent) return;
+        // Run again once the forgets owed are sent: the reload must not bring one back.
+        if (!sent) return again();
         // Read whole from Redis after this instance's forgets went: their echoes, possibly lost
         // with the link, need not be waited for.
         unheard.clear();
@@ -364,14 +366,20 @@ export async function openCalibration(
         // with no reading: each instance holds these already, and taking one again would change
         // its last four.
         for (const [id, readings] of [...shared]) {
-          if (found.has(id) || readings.length === 0 || !writer.isReady) continue;
+          if (found.has(id) || readings.length === 0) continue;
+          // The connection dropped under the write-back: the rest is written when it runs again.
+          if (!writer.isReady) return again();
           write(id, undefined, readings, true);
         }
         // The writes back are tracked (`writing`): `writtenBack()` waits for them.
         rejoin.done(token);
       })
-      .catch((error: unknown) => tell.fail(error, RELOAD, true));
-  });
+      .catch((error: unknown) => {
+        tell.fail(error, RELOAD, true);
+        again();
+      });
+  };
+  subscriber.on("ready", writeBack);
   await starting("read the readings already shared", reload());
 
   /**

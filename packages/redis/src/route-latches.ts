@@ -290,7 +290,7 @@ export async function openRouteLatches(
     if (typeof id === "string" && typeof fields === "object" && fields !== null) receive(id, fields);
   });
   const rejoin = new Rejoin(subscriber, writer);
-  subscriber.on("ready", () => {
+  const writeBack = (): void => {
     const token = rejoin.begin();
     // The server may have come back empty: write what this instance knows again, then read.
     void whenReady(writer)
@@ -304,9 +304,14 @@ export async function openRouteLatches(
           // What was written back is owed until Redis has it: `writtenBack()` waits for that.
           rejoin.done(token);
         },
-        (error: unknown) => tell.fail(error, RELOAD, true),
+        (error: unknown) => {
+          tell.fail(error, RELOAD, true);
+          // Run again (the latches owed again, the read again), not left undone until the next reconnect.
+          rejoin.retry(token, writeBack, () => closed);
+        },
       );
-  });
+  };
+  subscriber.on("ready", writeBack);
   await starting("read the latches already shared", reload());
 
   let closed = false;

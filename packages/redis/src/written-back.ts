@@ -13,7 +13,7 @@ export class Rejoin {
   private readonly wakers = new Set<() => void>();
 
   constructor(
-    subscriber: RedisConnection,
+    private readonly subscriber: RedisConnection,
     private readonly writer: RedisConnection,
   ) {
     subscriber.on("reconnecting", () => {
@@ -42,6 +42,19 @@ export class Rejoin {
    */
   async ping(): Promise<void> {
     await call(this.writer, ["PING"]);
+  }
+
+  /**
+   * A write-back begun at `token` that did not finish (a send or read failed, the command
+   * connection dropped under it): `run` again in a second, unless a newer reconnect has begun its
+   * own, the subscription is down (its return runs one) or the store is closed. Given up, it stayed
+   * undone until the next reconnect: what this instance held was not in Redis meanwhile.
+   */
+  retry(token: number, run: () => void, closed: () => boolean): void {
+    const timer = setTimeout(() => {
+      if (token === this.lost && this.subscriber.isReady && !closed()) run();
+    }, RETRY_MS);
+    timer.unref();
   }
 
   /** Connected, and written back after the last reconnect noticed. */
@@ -73,6 +86,8 @@ export class Rejoin {
   }
 }
 
+/** How long a write-back that did not finish waits before it is run again. */
+const RETRY_MS = 1000;
 /** How often a `writtenBack()` whose pass left something unwritten looks again, at most. */
 const LOOK_AGAIN_MS = 50;
 /** How often a `writtenBack()` waiting for its store to come back looks whether it was closed. */
