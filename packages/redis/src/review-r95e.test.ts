@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { serverWithAdmin } from "../test/admin.js";
 import { HAS_REDIS, RedisServer, SKIP_MESSAGE } from "../test/redis-server.js";
 import { RedisStoreError } from "./errors.js";
 import { createRedisStores, type RedisStores } from "./stores.js";
@@ -122,6 +123,44 @@ describe.skipIf(!HAS_REDIS)("writtenBack() after Redis restarted empty (r95e)", 
     } finally {
       await stores.close();
       await server.kill();
+    }
+  }, 30_000);
+});
+
+describe.skipIf(!HAS_REDIS)("a write-back after a reconnect that fails is run again (r95e)", () => {
+  const redis = serverWithAdmin();
+
+  // The route latches' reload after a reconnect (and the latches written back with it) was given up
+  // when it failed, until the next reconnect: `writtenBack()` never resolved, and a latch this
+  // instance held alone was not in Redis meanwhile.
+  it("route latches: the reload refused once (the index is another type) is run again once Redis takes it", async () => {
+    const prefix = "r95e-d:";
+    const stores = await createRedisStores({ url: redis.server.url, prefix });
+    try {
+      stores.routeLatches.set(BASE, { neither: true, lmstudioGone: false, lmstudioMissUntil: 0 });
+      await stores.writtenBack();
+      // The shared state lost (as in a restart), and the index made unreadable: the write-back and
+      // the reload after the cut are refused (WRONGTYPE).
+      await redis.send(["DEL", `${prefix}routes:index`]);
+      for (const key of (await redis.send(["KEYS", `${prefix}routes:*`])) as string[])
+        await redis.send(["DEL", key]);
+      await redis.send(["SET", `${prefix}routes:index`, "not a set"]);
+      await redis.cut("pubsub");
+      const refused = await stores.routeLatches.writtenBack(1500).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      expect((refused as RedisStoreError).code).toBe("connect");
+      await redis.send(["DEL", `${prefix}routes:index`]);
+      await stores.routeLatches.writtenBack(10_000);
+      const late = await createRedisStores({ url: redis.server.url, prefix });
+      try {
+        expect(late.routeLatches.get(BASE)?.neither).toBe(true);
+      } finally {
+        await late.close();
+      }
+    } finally {
+      await stores.close();
     }
   }, 30_000);
 });
