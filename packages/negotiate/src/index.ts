@@ -18,7 +18,7 @@ export {
 } from "./capabilities.js";
 export type { CapabilitySnapshotErrorCode, ContextOverflowOptions } from "./errors.js";
 export { CapabilitySnapshotError, ContextOverflow } from "./errors.js";
-export type { NegotiateOptions, Produced, Send } from "./negotiate.js";
+export type { NegotiateOptions, Produced, Send, Sent } from "./negotiate.js";
 export { negotiate } from "./negotiate.js";
 export type { Refusal } from "./refusal.js";
 export { readRefusal } from "./refusal.js";

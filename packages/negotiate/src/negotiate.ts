@@ -5,7 +5,7 @@ import {
   type ModelCapabilities,
   modelCapabilitiesFor,
 } from "./capabilities.js";
-import { ownOptions } from "./own.js";
+import { own, ownOptions } from "./own.js";
 import { type Refusal, readRefusal } from "./refusal.js";
 import { TOOL_RESULTS_READ } from "./template-roles.js";
 
@@ -22,15 +22,27 @@ export interface Produced {
 }
 
 /**
+ * What one attempt sent, as `send` hands it back: a box `negotiate` makes fresh for each attempt.
+ * Optional to fill; filled, a refusal's notice can say what was refused (a plain `json_object` in
+ * `response_format`, not "a JSON schema").
+ */
+export interface Sent {
+  /** The request body this attempt sent, as an object (what `buildBody` built, with what you added). */
+  body?: unknown;
+}
+
+/**
  * Sends one attempt of a request, rebuilt from the latches.
  *
  * Rebuild the body on every call from `supports` and `model` (the latches), and
- * hand `produced` to the stream reader.
+ * hand `produced` to the stream reader. Set `sent.body` to the body sent, so a refusal is told as
+ * what it refused.
  */
 export type Send<T> = (
   supports: EndpointCapabilities,
   produced: Produced,
   model: ModelCapabilities | undefined,
+  sent: Sent,
 ) => Promise<T>;
 
 /** Options for `negotiate`. */
@@ -73,13 +85,28 @@ export interface NegotiateOptions {
 }
 
 /**
- * What a structured-output refusal was of, as its notice says it: a JSON schema in
- * `response_format` (the server named the schema, or structured output), or the field itself, by
- * the name the server refused (`response_format`: it does not know the field, so a plain
- * `{ type: "json_object" }` was refused as much as a schema).
+ * What a structured-output refusal was of, as its notice says it: the field itself, by the name the
+ * server refused (`response_format`: it does not know the field, so a plain `{ type: "json_object" }`
+ * was refused as much as a schema); else `json_object` where the attempt's body (as `send` handed
+ * it back) asked for that, a server's generic "does not support response_format" of it; else a JSON
+ * schema in `response_format` (the server named the schema, or structured output).
  */
-function refusedFormat(name: string | undefined): string {
-  return name === undefined ? "a JSON schema in response_format" : `${name}, a field it does not take`;
+function refusedFormat(name: string | undefined, sentType: string | undefined): string {
+  if (name !== undefined) return `${name}, a field it does not take`;
+  return sentType === "json_object" ? "json_object in response_format" : "a JSON schema in response_format";
+}
+
+/**
+ * The `response_format.type` of the body an attempt sent, if `send` handed it back; read as written
+ * (own fields only), never throwing for what the body's getters throw.
+ */
+function sentFormatType(sent: Sent): string | undefined {
+  try {
+    const type = own(own(own(sent, "body"), "response_format"), "type");
+    return typeof type === "string" ? type : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -94,6 +121,7 @@ function answer(
   modelName: string | undefined,
   droppable: ReadonlySet<string>,
   notice: (message: string) => void,
+  sent: Sent,
 ): boolean {
   switch (refusal.kind) {
     case "strict-schema":
@@ -128,7 +156,7 @@ function answer(
       if (!model?.structuredOutput) return false;
       model.structuredOutput = false;
       notice(
-        `${modelName} refused structured output (${refusedFormat(refusal.name)}); sending requests without ` +
+        `${modelName} refused structured output (${refusedFormat(refusal.name, sentFormatType(sent))}); sending requests without ` +
           "one from now on: a response_format of the caller's own (extraBody) is left out, and a side task " +
           "asks for json_object, or for JSON in words.",
       );
@@ -423,8 +451,10 @@ export async function negotiate<T>(
       // A rung asked and a higher one going out (whichever way the model's refusal became known).
       if (model && options.reasoningEffort !== undefined)
         noticeClimb(model, options.model ?? "", options.reasoningEffort, notice);
+      // What this attempt sent, if `send` says: one box per attempt, handed to it and read here.
+      const sent: Sent = {};
       try {
-        return await send(supports, produced, model);
+        return await send(supports, produced, model, sent);
       } catch (error) {
         if (produced.value || attempt >= maxAttempts) throw error;
         const refusal = readRefusal(error);
@@ -432,7 +462,7 @@ export async function negotiate<T>(
         const wasStrict = supports.strictSchemas;
         const anyIds = model?.anyToolCallIds;
         const stale = offWhenBuilt(refusal, builtFrom);
-        const answered = !stale && answer(refusal, supports, model, options.model, droppable, notice);
+        const answered = !stale && answer(refusal, supports, model, options.model, droppable, notice, sent);
         if (
           answered &&
           wasStrict &&

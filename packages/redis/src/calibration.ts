@@ -16,6 +16,7 @@ import {
   type TenantKeyOptions,
   TOUCH_SCRIPT,
 } from "./tenant-keys.js";
+import { Rejoin, untilWrittenBack } from "./written-back.js";
 
 /** Options for {@link createRedisCalibration}. */
 export interface RedisCalibrationOptions extends RedisOptions, TenantKeyOptions {
@@ -33,6 +34,14 @@ export interface RedisCalibration extends Calibration {
    * with `RedisStoreError` (`closed`) after `close()`.
    */
   reload(): Promise<void>;
+  /**
+   * Resolves once this store is connected and Redis holds the readings it holds: the reconnect it
+   * last noticed (Redis restarted empty, a proxy or `timeout` cut it) is over and its write-back
+   * done, the forgets owed are sent and every reading taken is written. Rejects with
+   * `RedisStoreError` (`connect`) once `timeoutMs` (default four times `connectTimeoutMs`, 20 s) has
+   * passed first, and (`closed`) after `close()`.
+   */
+  writtenBack(timeoutMs?: number): Promise<void>;
   /** Closes both connections; the local copy keeps answering, without sharing. */
   close(): Promise<void>;
 }
@@ -336,11 +345,15 @@ export async function openCalibration(
     },
   });
   // What was forgotten while Redis was out of reach goes first, or the reload would bring it back.
-  subscriber.on("ready", () => {
+  const rejoin = new Rejoin(subscriber, writer);
+  const writeBack = (): void => {
+    const token = rejoin.begin();
+    const again = () => rejoin.retry(token, writeBack, () => closed);
     void whenReady(writer)
       .then(() => owed.flush())
       .then(async (sent) => {
-        if (!sent) return;
+        // Run again once the forgets owed are sent: the reload must not bring one back.
+        if (!sent) return again();
         // Read whole from Redis after this instance's forgets went: their echoes, possibly lost
         // with the link, need not be waited for.
         unheard.clear();
@@ -353,12 +366,20 @@ export async function openCalibration(
         // with no reading: each instance holds these already, and taking one again would change
         // its last four.
         for (const [id, readings] of [...shared]) {
-          if (found.has(id) || readings.length === 0 || !writer.isReady) continue;
+          if (found.has(id) || readings.length === 0) continue;
+          // The connection dropped under the write-back: the rest is written when it runs again.
+          if (!writer.isReady) return again();
           write(id, undefined, readings, true);
         }
+        // The writes back are tracked (`writing`): `writtenBack()` waits for them.
+        rejoin.done(token);
       })
-      .catch((error: unknown) => tell.fail(error, RELOAD, true));
-  });
+      .catch((error: unknown) => {
+        tell.fail(error, RELOAD, true);
+        again();
+      });
+  };
+  subscriber.on("ready", writeBack);
   await starting("read the readings already shared", reload());
 
   /**
@@ -611,6 +632,22 @@ export async function openCalibration(
       lapsed.clear();
       waiting.clear();
     },
+    writtenBack: (timeoutMs) =>
+      untilWrittenBack({
+        timeoutMs,
+        connectTimeoutMs: started.resolved.connectTimeoutMs,
+        url: started.resolved.url,
+        store: "the calibration store",
+        rejoin,
+        closed: () => closed || closing !== undefined,
+        afterClose: () => afterClose("writtenBack", "calibration"),
+        pass: async () => {
+          if (!(await owed.flush())) return false;
+          writeWaiting();
+          while (writing.size > 0) await Promise.all([...writing]);
+          return waiting.size === 0 && refusedReadings.length === 0 && owed.size === 0 && writer.isReady;
+        },
+      }),
     // After close() the connections are gone: a typed error, not the client's bare ClientClosedError.
     reload: () => (closed ? Promise.reject(afterClose("reload", "calibration")) : reload().then(() => {})),
     close: () => {

@@ -26,6 +26,7 @@ import {
   type TenantKeyOptions,
   TOUCH_SCRIPT,
 } from "./tenant-keys.js";
+import { Rejoin, untilWrittenBack } from "./written-back.js";
 
 /** Options for {@link createRedisCapabilityStore}. */
 export interface RedisCapabilityStoreOptions extends RedisOptions, TenantKeyOptions {
@@ -58,6 +59,15 @@ export interface RedisCapabilityStore extends CapabilityStore {
    * naming how many are still owed (they stay on their way and land if Redis answers).
    */
   sync(): Promise<void>;
+  /**
+   * Resolves once this store is connected and Redis holds what it holds: the reconnect it last
+   * noticed (Redis restarted empty, a proxy or `timeout` cut it) is over and its write-back done,
+   * the forgets owed are sent and every latch is shared (as `sync()` shares them). Where `sync()`
+   * resolves at once while the store is away, this waits for it to come back. Rejects with
+   * `RedisStoreError` (`connect`) once `timeoutMs` (default four times `connectTimeoutMs`, 20 s) has
+   * passed first — the store keeps trying on its own — and (`closed`) after `close()`.
+   */
+  writtenBack(timeoutMs?: number): Promise<void>;
   /**
    * Reads every shared latch from Redis into the local copy (done on connect and after a reconnect).
    * Rejects with `RedisStoreError` (`closed`) after `close()`.
@@ -720,9 +730,11 @@ export async function openCapabilityStore(
   // written again (refusals are a union, so writing one twice is harmless), and whatever was
   // announced meanwhile is read again.
   let retry: ReturnType<typeof setTimeout> | undefined;
+  const rejoin = new Rejoin(subscriber, writer);
   const resync = (): void => {
     if (retry) clearTimeout(retry);
     retry = undefined;
+    const token = rejoin.begin();
     // What was forgotten here while Redis was out of reach goes first; then what other instances
     // forgot meanwhile is carried out here. Only then is what this instance holds written again, and
     // the latches read, so neither brings a forgotten tenant back.
@@ -741,6 +753,7 @@ export async function openCapabilityStore(
         unheard.clear();
         await readLatches();
         tell.ok(RELOAD);
+        rejoin.done(token);
       })
       .catch((error: unknown) => {
         if (closed) return;
@@ -934,6 +947,22 @@ export async function openCapabilityStore(
       if (failed.length === 0) return;
       throw syncFailed(failed);
     },
+    writtenBack: (timeoutMs) =>
+      untilWrittenBack({
+        timeoutMs,
+        connectTimeoutMs: resolved.connectTimeoutMs,
+        url: resolved.url,
+        store: "the capability store",
+        rejoin,
+        closed: () => closing !== undefined,
+        afterClose: () => afterClose("writtenBack", "capability store"),
+        pass: async () => {
+          if (!(await owed.flush())) return false;
+          await store.sync();
+          // A write Redis refused for the generation (a forget not yet heard) is not shared yet.
+          return !away && owed.size === 0 && refused.size === 0;
+        },
+      }),
     // After close() the connections are gone: a typed error, not the client's bare ClientClosedError.
     reload: () => (closing ? Promise.reject(afterClose("reload", "capability store")) : reload()),
     close() {

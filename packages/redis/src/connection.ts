@@ -29,7 +29,8 @@ export interface RedisOptions {
    * and answers nothing (a stopped process, a network partition) fails the factory with
    * `RedisStoreError` (`connect`) after this long, instead of hanging it. Four times it is how long
    * the capability store's `sync()` waits for Redis to settle one more of its latch writes before
-   * it rejects naming how many are still owed. Default 5000.
+   * it rejects naming how many are still owed, and how long each store's `writtenBack()` waits by
+   * default. Default 5000.
    */
   connectTimeoutMs?: number | undefined;
 }

@@ -13,6 +13,7 @@ import {
   type TenantKeyOptions,
   TOUCH_SCRIPT,
 } from "./tenant-keys.js";
+import { Rejoin, untilWrittenBack } from "./written-back.js";
 
 /** Options for {@link createRedisRouteLatches}. */
 export interface RedisRouteLatchesOptions extends RedisOptions, TenantKeyOptions {}
@@ -30,6 +31,14 @@ export interface RedisRouteLatches extends RouteLatchStore {
    * with `RedisStoreError` (`closed`) after `close()`.
    */
   reload(): Promise<void>;
+  /**
+   * Resolves once this store is connected and Redis holds the latches it holds: the reconnect it
+   * last noticed (Redis restarted empty, a proxy or `timeout` cut it) is over and its write-back
+   * done, and every latch learned is sent. Rejects with `RedisStoreError` (`connect`) once
+   * `timeoutMs` (default four times `connectTimeoutMs`, 20 s) has passed first, and (`closed`) after
+   * `close()`.
+   */
+  writtenBack(timeoutMs?: number): Promise<void>;
   /** Closes both connections; the local copy keeps answering, without sharing. */
   close(): Promise<void>;
 }
@@ -280,7 +289,9 @@ export async function openRouteLatches(
     if (from === self) return;
     if (typeof id === "string" && typeof fields === "object" && fields !== null) receive(id, fields);
   });
-  subscriber.on("ready", () => {
+  const rejoin = new Rejoin(subscriber, writer);
+  const writeBack = (): void => {
+    const token = rejoin.begin();
     // The server may have come back empty: write what this instance knows again, then read.
     void whenReady(writer)
       .then(() => {
@@ -288,10 +299,19 @@ export async function openRouteLatches(
         return reload();
       })
       .then(
-        () => tell.ok(RELOAD),
-        (error: unknown) => tell.fail(error, RELOAD, true),
+        () => {
+          tell.ok(RELOAD);
+          // What was written back is owed until Redis has it: `writtenBack()` waits for that.
+          rejoin.done(token);
+        },
+        (error: unknown) => {
+          tell.fail(error, RELOAD, true);
+          // Run again (the latches owed again, the read again), not left undone until the next reconnect.
+          rejoin.retry(token, writeBack, () => closed);
+        },
       );
-  });
+  };
+  subscriber.on("ready", writeBack);
   await starting("read the latches already shared", reload());
 
   let closed = false;
@@ -332,6 +352,17 @@ export async function openRouteLatches(
     keys: () => states.keys(),
     // After close() the connections are gone: a typed error, not the client's bare ClientClosedError.
     reload: () => (closed ? Promise.reject(afterClose("reload", "route latch store")) : reload()),
+    writtenBack: (timeoutMs) =>
+      untilWrittenBack({
+        timeoutMs,
+        connectTimeoutMs: started.resolved.connectTimeoutMs,
+        url: started.resolved.url,
+        store: "the route latch store",
+        rejoin,
+        closed: () => closed,
+        afterClose: () => afterClose("writtenBack", "route latch store"),
+        pass: async () => (await owed.flush()) && owed.size === 0,
+      }),
     close: closeOnce(
       owed,
       () => {

@@ -21,6 +21,14 @@ export interface RedisStores {
   readonly bus: RedisEventBus;
   /** Window-route latches for `createClientPool({ routeLatches })`, shared by every instance. */
   readonly routeLatches: RedisRouteLatches;
+  /**
+   * Resolves once the capability store, calibration and the route latches are each connected and
+   * have written to Redis what they hold (see their `writtenBack`): after Redis restarted empty,
+   * the moment a host started now reads what the running ones hold. One bound for the three:
+   * `timeoutMs`, default four times `connectTimeoutMs` (20 s); past it, rejects with the first
+   * store's `RedisStoreError` (`connect`). The bus's events have `bus.flushed()`.
+   */
+  writtenBack(timeoutMs?: number): Promise<void>;
   /** Closes all four (the bus first writes what is pending, if Redis is there). */
   close(): Promise<void>;
 }
@@ -56,6 +64,13 @@ export async function createRedisStores(options: RedisStoresOptions): Promise<Re
       calibration,
       bus,
       routeLatches,
+      async writtenBack(timeoutMs) {
+        await Promise.all([
+          capabilities.writtenBack(timeoutMs),
+          calibration.writtenBack(timeoutMs),
+          routeLatches.writtenBack(timeoutMs),
+        ]);
+      },
       async close() {
         await bus.close();
         await Promise.all([capabilities.close(), calibration.close(), routeLatches.close()]);
