@@ -13,6 +13,7 @@ import {
   type Session,
   type SessionEvent,
 } from "@loopwright/agent";
+import { contextLimitFor } from "@loopwright/client";
 import type { LoopConfig } from "@loopwright/loop";
 import { callMcp, type PlaygroundMcp } from "./mcp.js";
 import { clip, escapeUnseen, phaseMarks, printable, streamed } from "./printable.js";
@@ -152,6 +153,25 @@ function escapedSlash(line: string): string | undefined {
   return trimmed.startsWith("//") ? trimmed.slice(1) : undefined;
 }
 
+/** How long the start waits for the endpoint's model listing before going on with no window. */
+const WINDOW_LOOKUP_MS = 3000;
+
+/**
+ * The window the session compacts against: LOOPWRIGHT_CONTEXT_LENGTH when set, else what the
+ * endpoint lists for the model (`contextLimitFor`), else 0 (no compaction). A listing that does not
+ * answer within {@link WINDOW_LOOKUP_MS}, or an endpoint that cannot be reached, gives 0: the first
+ * prompt says what is wrong with the endpoint, not the start.
+ */
+async function sessionWindow(config: LoopConfig): Promise<number> {
+  const operator = Number(process.env.LOOPWRIGHT_CONTEXT_LENGTH ?? 0);
+  if (operator > 0) return operator;
+  return contextLimitFor(
+    { baseUrl: config.baseUrl, apiKey: config.apiKey, model: config.model },
+    undefined,
+    { signal: AbortSignal.timeout(WINDOW_LOOKUP_MS) },
+  ).catch(() => 0);
+}
+
 export async function runInteractive(options: InteractiveOptions): Promise<number> {
   const { dim, bold } = options;
   const write = (text: string) => process.stdout.write(text);
@@ -160,8 +180,11 @@ export async function runInteractive(options: InteractiveOptions): Promise<numbe
   if (options.sessionDir && sessionId === undefined) {
     sessionId = (await listSessions(options.sessionDir))[0]?.id;
   }
-  // With a known window (LOOPWRIGHT_CONTEXT_LENGTH), the session folds its oldest talk at 75 % of it.
-  const window = Number(process.env.LOOPWRIGHT_CONTEXT_LENGTH ?? 0);
+  // With a known window, the session folds its oldest talk at 75 % of it: LOOPWRIGHT_CONTEXT_LENGTH,
+  // else the window the endpoint lists (as the web page draws against). Before, only the variable
+  // turned it on: a long conversation on llama.cpp's 4096 tokens ended in an overflow that failed
+  // every later prompt too, its advice ("compact it") something the terminal offers no way to do.
+  const window = await sessionWindow(options.config);
   const session: Session = await createSession({
     config: window > 0 ? { ...options.config, contextLength: window } : options.config,
     ...(window > 0 ? { autoCompact: true } : {}),
