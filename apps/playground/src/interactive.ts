@@ -165,11 +165,9 @@ const WINDOW_LOOKUP_MS = 3000;
 async function sessionWindow(config: LoopConfig): Promise<number> {
   const operator = Number(process.env.LOOPWRIGHT_CONTEXT_LENGTH ?? 0);
   if (operator > 0) return operator;
-  return contextLimitFor(
-    { baseUrl: config.baseUrl, apiKey: config.apiKey, model: config.model },
-    undefined,
-    { signal: AbortSignal.timeout(WINDOW_LOOKUP_MS) },
-  ).catch(() => 0);
+  return contextLimitFor({ baseUrl: config.baseUrl, apiKey: config.apiKey, model: config.model }, undefined, {
+    signal: AbortSignal.timeout(WINDOW_LOOKUP_MS),
+  }).catch(() => 0);
 }
 
 export async function runInteractive(options: InteractiveOptions): Promise<number> {

@@ -14,25 +14,34 @@ describe("an OPENAI_BASE_URL the client would refuse at every request", () => {
     ["a user name and password", "http://bob:hunter2pass@HOST/v1", "a user name or password"],
     ["a key in the query", "http://HOST/v1?api_key=sk-abcdef0123456789", "a query (?…)"],
     ["a query of another kind", "http://HOST/v1?api-version=2024-10-01", "a query (?…)"],
-  ])("is refused at start, naming OPENAI_API_KEY, when it carries %s", async (_, shape, said) => {
-    const server = await startServer({ replies: () => ({ content: "never asked" }) });
-    try {
-      const baseUrl = shape.replace("HOST", new URL(server.baseUrl).host);
-      for (const args of [["--prompt", "hello"], ["--web"], []]) {
-        const { code, out } = await runCli(main, args, { OPENAI_BASE_URL: baseUrl, OPENAI_API_KEY: "" }, "hi\n");
-        // Was: the playground started (`--web` served its page), printed the URL cut, and then failed
-        // every prompt with the client's advice in its own API's words ("put the key in apiKey").
-        expect(code).toBe(1);
-        expect(out).toContain(`error: OPENAI_BASE_URL carries ${said}`);
-        expect(out).toContain("OPENAI_API_KEY");
-        expect(out).not.toContain("Playground page:");
-        expect(out).not.toMatch(/hunter2pass|sk-abcdef|2024-10-01/);
+  ])(
+    "is refused at start, naming OPENAI_API_KEY, when it carries %s",
+    async (_, shape, said) => {
+      const server = await startServer({ replies: () => ({ content: "never asked" }) });
+      try {
+        const baseUrl = shape.replace("HOST", new URL(server.baseUrl).host);
+        for (const args of [["--prompt", "hello"], ["--web"], []]) {
+          const { code, out } = await runCli(
+            main,
+            args,
+            { OPENAI_BASE_URL: baseUrl, OPENAI_API_KEY: "" },
+            "hi\n",
+          );
+          // Was: the playground started (`--web` served its page), printed the URL cut, and then failed
+          // every prompt with the client's advice in its own API's words ("put the key in apiKey").
+          expect(code).toBe(1);
+          expect(out).toContain(`error: OPENAI_BASE_URL carries ${said}`);
+          expect(out).toContain("OPENAI_API_KEY");
+          expect(out).not.toContain("Playground page:");
+          expect(out).not.toMatch(/hunter2pass|sk-abcdef|2024-10-01/);
+        }
+        expect(server.chatRequests).toHaveLength(0);
+      } finally {
+        await server.close();
       }
-      expect(server.chatRequests).toHaveLength(0);
-    } finally {
-      await server.close();
-    }
-  }, 60_000);
+    },
+    60_000,
+  );
 });
 
 describe("a long conversation at the terminal", () => {

@@ -47,7 +47,9 @@ describe.skipIf(!hasChromium)("the page's status line after a run ends", () => {
       await page.fill("#prompt", prompt);
       await page.press("#prompt", "Enter");
       await page.waitForFunction(
-        () => document.querySelector("#metrics:not([hidden])") !== null && !/Running|Starting/.test(document.getElementById("status")?.textContent ?? ""),
+        () =>
+          document.querySelector("#metrics:not([hidden])") !== null &&
+          !/Running|Starting/.test(document.getElementById("status")?.textContent ?? ""),
         null,
         { timeout: 30_000 },
       );

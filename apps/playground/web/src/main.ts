@@ -123,7 +123,7 @@ function follow(id: string, prompt: string): void {
                 ? "Run stopped."
                 : // A run that ended on an error said "Run finished." under its error (the endpoint
                   // down, a 404): the same rule as the metrics' outcome, `failed` once it erred.
-                  failedWith(run.events) ?? "Run finished.",
+                  (failedWith(run.events) ?? "Run finished."),
         );
         promptBox.focus();
       }
