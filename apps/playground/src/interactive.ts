@@ -15,6 +15,7 @@ import {
 } from "@loopwright/agent";
 import { contextLimitFor } from "@loopwright/client";
 import type { LoopConfig } from "@loopwright/loop";
+import { endpointHint } from "./endpoint-hint.js";
 import { callMcp, type PlaygroundMcp } from "./mcp.js";
 import { clip, escapeUnseen, phaseMarks, printable, streamed } from "./printable.js";
 import { runTool, TOOLS } from "./tools/index.js";
@@ -22,6 +23,8 @@ import { runTool, TOOLS } from "./tools/index.js";
 export interface InteractiveOptions {
   config: LoopConfig;
   system: string;
+  /** True on the built-in simulator: an error there gets no advice about OPENAI_BASE_URL. */
+  onSimulator?: boolean;
   mcp: PlaygroundMcp | undefined;
   /** Where session files live; absent: nothing is stored. */
   sessionDir?: string;
@@ -430,9 +433,13 @@ export async function runInteractive(options: InteractiveOptions): Promise<numbe
       // Any end short of an answer fails a scripted run, as the same ends fail --prompt alone.
       if (result.status !== "ok") failed = true;
       if (result.status === "aborted") write(`\n${bold("error:")} Stopped by Ctrl-C.\n`);
-      else if (result.status === "error")
+      else if (result.status === "error") {
         write(`\n${bold("error:")} ${printable(result.error ?? "The run failed.")}\n`);
-      else if (result.status !== "ok") write(`\n${dim(`(run ended: ${result.status})`)}\n`);
+        const hint = options.onSimulator
+          ? undefined
+          : endpointHint(result.error ?? "", options.config.baseUrl);
+        if (hint) write(`${dim(`(${printable(hint)})`)}\n`);
+      } else if (result.status !== "ok") write(`\n${dim(`(run ended: ${result.status})`)}\n`);
       const m = metrics as RunMetrics | undefined;
       if (m) {
         const prompt = m.cacheInputTokens + m.missInputTokens;

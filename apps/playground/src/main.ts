@@ -15,6 +15,7 @@ import {
 } from "@loopwright/loop";
 import { startServer } from "@loopwright/testkit";
 import { partialAnswer, settleRun } from "./conversation.js";
+import { endpointHint } from "./endpoint-hint.js";
 import { runInteractive } from "./interactive.js";
 import { callMcp, loadMcp } from "./mcp.js";
 import { clip, escapeUnseen, phaseMarks, printable, streamed } from "./printable.js";
@@ -332,7 +333,10 @@ async function main(): Promise<number> {
       // --prompt, so its notice ("send it again") is not printed; the interactive session tells its own.
       const settled = settleRun(history, failedRun(error)?.messages, controller.signal.aborted, seen.text);
       history.splice(0, history.length, ...settled.messages);
-      process.stdout.write(`\n${bold("error:")} ${printable(errorMessage(error))}\n`);
+      const message = errorMessage(error);
+      process.stdout.write(`\n${bold("error:")} ${printable(message)}\n`);
+      const hint = simulator ? undefined : endpointHint(message, config.baseUrl);
+      if (hint) process.stdout.write(`${dim(`(${printable(hint)})`)}\n`);
       return undefined;
     } finally {
       running = undefined;
@@ -354,6 +358,7 @@ async function main(): Promise<number> {
     return await runInteractive({
       config,
       system: SYSTEM,
+      onSimulator: simulator !== undefined,
       mcp,
       ...(values.session !== undefined ? { sessionDir: values.session } : {}),
       ...(values["session-id"] !== undefined ? { sessionId: values["session-id"] } : {}),

@@ -98,3 +98,47 @@ describe("`pnpm playground` started from the repository's root", () => {
     }
   }, 60_000);
 });
+
+describe("an endpoint that is wrong or away, at the terminal", () => {
+  it.concurrent("says what to check under the error: nothing answering, a 404, a refused key", async () => {
+    const away = await startServer({ replies: [] });
+    const awayUrl = away.baseUrl;
+    await away.close();
+    const refusing = (status: number, message: string) =>
+      startServer({ replies: () => ({ type: "error", status, body: { error: { message, code: status } } }) });
+    const notFound = await refusing(404, "File Not Found");
+    const badKey = await refusing(401, "Invalid API key");
+    try {
+      const said = [
+        [awayUrl, "Nothing answered at"],
+        [notFound.baseUrl, "has no such route (404): check OPENAI_BASE_URL"],
+        [badKey.baseUrl, "refused the key: check OPENAI_API_KEY"],
+      ] as const;
+      for (const [baseUrl, hint] of said) {
+        // Once with --prompt and once piped into the interactive session: the same advice.
+        for (const [args, input] of [
+          [["--prompt", "hi"], undefined],
+          [[], "hi\n"],
+        ] as const) {
+          const { code, out } = await runCli(main, [...args], { OPENAI_BASE_URL: baseUrl }, input);
+          // --prompt fails with 1; the piped session goes on to the end of its input, then exits 0.
+          expect(code).toBe(input === undefined ? 1 : 0);
+          // Was: the endpoint's words alone ("Connection error. (ECONNREFUSED)", "404 File Not
+          // Found"), naming neither the URL asked nor the setting to change.
+          expect(out).toMatch(/error: (Connection error|404|401)/);
+          expect(out).toContain(hint);
+          expect(out).toContain(new URL(baseUrl).host);
+        }
+      }
+    } finally {
+      await notFound.close();
+      await badKey.close();
+    }
+  }, 90_000);
+
+  it.concurrent("gives no such advice on the simulator", async () => {
+    const { code, out } = await runCli(main, ["--prompt", "what is 2 + 2"]);
+    expect(code).toBe(0);
+    expect(out).not.toContain("OPENAI_BASE_URL name it");
+  }, 60_000);
+});
