@@ -437,7 +437,7 @@ export async function runInteractive(options: InteractiveOptions): Promise<numbe
         write(`\n${bold("error:")} ${printable(result.error ?? "The run failed.")}\n`);
         const hint = options.onSimulator
           ? undefined
-          : endpointHint(result.error ?? "", options.config.baseUrl);
+          : endpointHint(result.error ?? "", options.config.baseUrl, options.config.model);
         if (hint) write(`${dim(`(${printable(hint)})`)}\n`);
       } else if (result.status !== "ok") write(`\n${dim(`(run ended: ${result.status})`)}\n`);
       const m = metrics as RunMetrics | undefined;

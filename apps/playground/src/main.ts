@@ -335,7 +335,7 @@ async function main(): Promise<number> {
       history.splice(0, history.length, ...settled.messages);
       const message = errorMessage(error);
       process.stdout.write(`\n${bold("error:")} ${printable(message)}\n`);
-      const hint = simulator ? undefined : endpointHint(message, config.baseUrl);
+      const hint = simulator ? undefined : endpointHint(message, config.baseUrl, config.model);
       if (hint) process.stdout.write(`${dim(`(${printable(hint)})`)}\n`);
       return undefined;
     } finally {

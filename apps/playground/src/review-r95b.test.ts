@@ -100,7 +100,7 @@ describe("`pnpm playground` started from the repository's root", () => {
 });
 
 describe("an endpoint that is wrong or away, at the terminal", () => {
-  it.concurrent("says what to check under the error: nothing answering, a 404, a refused key", async () => {
+  it.concurrent("says what to check under the error: nothing answering, a 404, a refused key, no such model", async () => {
     const away = await startServer({ replies: [] });
     const awayUrl = away.baseUrl;
     await away.close();
@@ -108,11 +108,20 @@ describe("an endpoint that is wrong or away, at the terminal", () => {
       startServer({ replies: () => ({ type: "error", status, body: { error: { message, code: status } } }) });
     const notFound = await refusing(404, "File Not Found");
     const badKey = await refusing(401, "Invalid API key");
+    // OpenAI's answer for a model it does not serve (recorded): a 404 too, but the URL is right.
+    const noModel = await startServer({
+      replies: () => ({
+        type: "replay",
+        fixture: "errors/openai/404-model-not-found-chat.json",
+        status: 404,
+      }),
+    });
     try {
       const said = [
         [awayUrl, "Nothing answered at"],
         [notFound.baseUrl, "has no such route (404): check OPENAI_BASE_URL"],
         [badKey.baseUrl, "refused the key: check OPENAI_API_KEY"],
+        [noModel.baseUrl, 'serves no model "gpt-4o-mini": check LOOPWRIGHT_MODEL (or --model)'],
       ] as const;
       for (const [baseUrl, hint] of said) {
         // Once with --prompt and once piped into the interactive session: the same advice.
@@ -126,6 +135,7 @@ describe("an endpoint that is wrong or away, at the terminal", () => {
           // Was: the endpoint's words alone ("Connection error. (ECONNREFUSED)", "404 File Not
           // Found"), naming neither the URL asked nor the setting to change.
           expect(out).toMatch(/error: (Connection error|404|401)/);
+          if (baseUrl === noModel.baseUrl) expect(out).not.toContain("check OPENAI_BASE_URL");
           expect(out).toContain(hint);
           expect(out).toContain(new URL(baseUrl).host);
         }
@@ -133,6 +143,7 @@ describe("an endpoint that is wrong or away, at the terminal", () => {
     } finally {
       await notFound.close();
       await badKey.close();
+      await noModel.close();
     }
   }, 90_000);
 
