@@ -13,7 +13,9 @@ import {
   type Session,
   type SessionEvent,
 } from "@loopwright/agent";
+import { contextLimitFor } from "@loopwright/client";
 import type { LoopConfig } from "@loopwright/loop";
+import { endpointHint } from "./endpoint-hint.js";
 import { callMcp, type PlaygroundMcp } from "./mcp.js";
 import { clip, escapeUnseen, phaseMarks, printable, streamed } from "./printable.js";
 import { runTool, TOOLS } from "./tools/index.js";
@@ -21,6 +23,8 @@ import { runTool, TOOLS } from "./tools/index.js";
 export interface InteractiveOptions {
   config: LoopConfig;
   system: string;
+  /** True on the built-in simulator: an error there gets no advice about OPENAI_BASE_URL. */
+  onSimulator?: boolean;
   mcp: PlaygroundMcp | undefined;
   /** Where session files live; absent: nothing is stored. */
   sessionDir?: string;
@@ -152,6 +156,23 @@ function escapedSlash(line: string): string | undefined {
   return trimmed.startsWith("//") ? trimmed.slice(1) : undefined;
 }
 
+/** How long the start waits for the endpoint's model listing before going on with no window. */
+const WINDOW_LOOKUP_MS = 3000;
+
+/**
+ * The window the session compacts against: LOOPWRIGHT_CONTEXT_LENGTH when set, else what the
+ * endpoint lists for the model (`contextLimitFor`), else 0 (no compaction). A listing that does not
+ * answer within {@link WINDOW_LOOKUP_MS}, or an endpoint that cannot be reached, gives 0: the first
+ * prompt says what is wrong with the endpoint, not the start.
+ */
+async function sessionWindow(config: LoopConfig): Promise<number> {
+  const operator = Number(process.env.LOOPWRIGHT_CONTEXT_LENGTH ?? 0);
+  if (operator > 0) return operator;
+  return contextLimitFor({ baseUrl: config.baseUrl, apiKey: config.apiKey, model: config.model }, undefined, {
+    signal: AbortSignal.timeout(WINDOW_LOOKUP_MS),
+  }).catch(() => 0);
+}
+
 export async function runInteractive(options: InteractiveOptions): Promise<number> {
   const { dim, bold } = options;
   const write = (text: string) => process.stdout.write(text);
@@ -160,8 +181,11 @@ export async function runInteractive(options: InteractiveOptions): Promise<numbe
   if (options.sessionDir && sessionId === undefined) {
     sessionId = (await listSessions(options.sessionDir))[0]?.id;
   }
-  // With a known window (LOOPWRIGHT_CONTEXT_LENGTH), the session folds its oldest talk at 75 % of it.
-  const window = Number(process.env.LOOPWRIGHT_CONTEXT_LENGTH ?? 0);
+  // With a known window, the session folds its oldest talk at 75 % of it: LOOPWRIGHT_CONTEXT_LENGTH,
+  // else the window the endpoint lists (as the web page draws against). Before, only the variable
+  // turned it on: a long conversation on llama.cpp's 4096 tokens ended in an overflow that failed
+  // every later prompt too, its advice ("compact it") something the terminal offers no way to do.
+  const window = await sessionWindow(options.config);
   const session: Session = await createSession({
     config: window > 0 ? { ...options.config, contextLength: window } : options.config,
     ...(window > 0 ? { autoCompact: true } : {}),
@@ -409,9 +433,13 @@ export async function runInteractive(options: InteractiveOptions): Promise<numbe
       // Any end short of an answer fails a scripted run, as the same ends fail --prompt alone.
       if (result.status !== "ok") failed = true;
       if (result.status === "aborted") write(`\n${bold("error:")} Stopped by Ctrl-C.\n`);
-      else if (result.status === "error")
+      else if (result.status === "error") {
         write(`\n${bold("error:")} ${printable(result.error ?? "The run failed.")}\n`);
-      else if (result.status !== "ok") write(`\n${dim(`(run ended: ${result.status})`)}\n`);
+        const hint = options.onSimulator
+          ? undefined
+          : endpointHint(result.error ?? "", options.config.baseUrl, options.config.model);
+        if (hint) write(`${dim(`(${printable(hint)})`)}\n`);
+      } else if (result.status !== "ok") write(`\n${dim(`(run ended: ${result.status})`)}\n`);
       const m = metrics as RunMetrics | undefined;
       if (m) {
         const prompt = m.cacheInputTokens + m.missInputTokens;

@@ -83,7 +83,8 @@ describe("playground CLI", () => {
       OPENAI_BASE_URL: "http://me:sk-pass-secret-1@127.0.0.1:9/v1?api-key=sk-query-secret-2",
     });
     expect(code).toBe(1);
-    expect(out).toContain("Endpoint: http://127.0.0.1:9/v1,");
+    // Refused at start since r95b (the client would refuse it at every run), naming the URL without them.
+    expect(out).toContain("give it as http://127.0.0.1:9/v1 (a key goes in OPENAI_API_KEY)");
     expect(out).not.toMatch(/sk-pass-secret-1|sk-query-secret-2/);
   }, 60_000);
 

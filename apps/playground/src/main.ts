@@ -15,11 +15,12 @@ import {
 } from "@loopwright/loop";
 import { startServer } from "@loopwright/testkit";
 import { partialAnswer, settleRun } from "./conversation.js";
+import { endpointHint } from "./endpoint-hint.js";
 import { runInteractive } from "./interactive.js";
 import { callMcp, loadMcp } from "./mcp.js";
 import { clip, escapeUnseen, phaseMarks, printable, streamed } from "./printable.js";
 import { runTool, TOOLS } from "./tools/index.js";
-import { shownText, shownUrl } from "./web/spec.js";
+import { shownText, shownUrl, unusableBaseUrl } from "./web/spec.js";
 
 const SYSTEM =
   "You are a helpful assistant in a terminal. Use the tools when they help: clock for the time, " +
@@ -32,6 +33,19 @@ process.stdout.on("error", (error: NodeJS.ErrnoException) => {
   if (error.code !== "EPIPE") throw error;
   process.exit(1);
 });
+
+// `pnpm playground` (the root's script) runs this package's `start` through `pnpm --filter`, which
+// starts it in apps/playground: `--mcp servers.json`, `--spec`, `--session .sessions`, a found
+// ./.mcp.json and `read_file` were all read there, not where the user typed the command (the repo's
+// root, as the READMEs show), so `--mcp servers.json` written there was "no such file". pnpm passes
+// the directory it was started in as INIT_CWD: work from there, only when started as that script.
+if (
+  process.env.npm_lifecycle_event === "start" &&
+  process.env.npm_package_name === "@loopwright/playground" &&
+  process.env.INIT_CWD
+) {
+  process.chdir(process.env.INIT_CWD);
+}
 
 const color = process.stdout.isTTY && !process.env.NO_COLOR;
 const dim = (text: string) => (color ? `\x1b[2m${text}\x1b[22m` : text);
@@ -145,6 +159,12 @@ function flagError(
     }
     if (protocol !== "http:" && protocol !== "https:") {
       return `OPENAI_BASE_URL must be an http:// or https:// URL (as http://localhost:8080/v1), not ${JSON.stringify(shownBaseUrl(baseUrl))}: ${baseUrlFault(baseUrl)}.`;
+    }
+    // The client refuses such a URL at each request, with advice in its own API's words (`apiKey`,
+    // `headers`): the playground started, printed the URL cut, and then failed every prompt.
+    const unusable = unusableBaseUrl(baseUrl);
+    if (unusable !== undefined) {
+      return `OPENAI_BASE_URL carries ${unusable}, which the client refuses (a network error would print it): give it as ${shownUrl(baseUrl)} (a key goes in OPENAI_API_KEY).`;
     }
   }
   // An empty --model names no model: every request would be refused, each only once it is sent.
@@ -313,7 +333,10 @@ async function main(): Promise<number> {
       // --prompt, so its notice ("send it again") is not printed; the interactive session tells its own.
       const settled = settleRun(history, failedRun(error)?.messages, controller.signal.aborted, seen.text);
       history.splice(0, history.length, ...settled.messages);
-      process.stdout.write(`\n${bold("error:")} ${printable(errorMessage(error))}\n`);
+      const message = errorMessage(error);
+      process.stdout.write(`\n${bold("error:")} ${printable(message)}\n`);
+      const hint = simulator ? undefined : endpointHint(message, config.baseUrl, config.model);
+      if (hint) process.stdout.write(`${dim(`(${printable(hint)})`)}\n`);
       return undefined;
     } finally {
       running = undefined;
@@ -335,6 +358,7 @@ async function main(): Promise<number> {
     return await runInteractive({
       config,
       system: SYSTEM,
+      onSimulator: simulator !== undefined,
       mcp,
       ...(values.session !== undefined ? { sessionDir: values.session } : {}),
       ...(values["session-id"] !== undefined ? { sessionId: values["session-id"] } : {}),

@@ -870,7 +870,7 @@ function secretPaths(value: unknown): { flagged: Set<string>; shells: Map<string
  * without its value: a user name or password, a query, a fragment. Undefined for a URL it takes (or
  * one that does not parse, which `parseSpec` has already reported).
  */
-function unusableBaseUrl(text: string): string | undefined {
+export function unusableBaseUrl(text: string): string | undefined {
   let url: URL;
   try {
     url = new URL(text.trim());

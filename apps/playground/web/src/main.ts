@@ -121,7 +121,9 @@ function follow(id: string, prompt: string): void {
               ? "This run's events are no longer in Redis; it may have ended, or still be running elsewhere. Reload to look again."
               : event.kind === "done" && event.stopped === true
                 ? "Run stopped."
-                : "Run finished.",
+                : // A run that ended on an error said "Run finished." under its error (the endpoint
+                  // down, a 404): the same rule as the metrics' outcome, `failed` once it erred.
+                  (failedWith(run.events) ?? "Run finished."),
         );
         promptBox.focus();
       }
@@ -200,6 +202,12 @@ function follow(id: string, prompt: string): void {
     }, 1000);
   };
   connect("");
+}
+
+/** The status line of a run that ended on an error (its last one, as the run's view shows it), else undefined. */
+function failedWith(events: SequencedEvent[]): string | undefined {
+  const error = events.findLast((event) => event.kind === "error") as { message?: unknown } | undefined;
+  return error ? `Run failed: ${typeof error.message === "string" ? error.message : "see above"}` : undefined;
 }
 
 /** What the page says when the playground server did not answer a request (stopped, or not reachable). */
