@@ -402,8 +402,12 @@ async function attempts(
     try {
       return await negotiate(
         supports,
-        (supports, produced, modelCaps) =>
-          streamTurn(client, build(supports, modelCaps), { ...stream, produced }),
+        (supports, produced, modelCaps, sent) => {
+          const body = build(supports, modelCaps);
+          // Handed back so a refusal of the format is told by what was sent (json_object or a schema).
+          sent.body = body;
+          return streamTurn(client, body, { ...stream, produced });
+        },
         { model, droppable, onNotice, produced, reasoningEffort },
       );
     } catch (error) {
