@@ -27,7 +27,7 @@ import type {
   BeforeToolCallResult,
 } from "./agent-events.js";
 import { type AgentBackend, loopBackend } from "./backend.js";
-import { AgentError, errorText, kindOf } from "./errors.js";
+import { AgentError, errorText, forTheAgentsHost, kindOf } from "./errors.js";
 import {
   type AgentMessage,
   cutText,
@@ -2070,7 +2070,7 @@ export class Agent {
         status = "error";
         // The agent's own refusal from inside its beforeStep (a toolChoice that returned a promise)
         // reads as itself: the loop's "beforeStep threw:" names a callback the host never gave.
-        error = errorText(ownRefusal(caught) ?? caught);
+        error = forTheAgentsHost(errorText(ownRefusal(caught) ?? caught));
         cause = caught;
         this.errorMessage = error;
       }

@@ -92,3 +92,31 @@ export function kindOf(value: unknown): string {
       return "an object";
   }
 }
+
+/**
+ * The loop words a broken stream's error for the host of `runAgentLoop`, who holds the
+ * `AgentLoopError` and re-runs from `failedRun(error).messages`. An `Agent`'s host reads the text as
+ * `result.error` (a string: the loop's error is `result.cause`) and resumes with `continue()`, its
+ * transcript already holding what the run kept.
+ */
+const LOOP_PARTIAL = "The reply so far is on this error's `cause.partial` and not in the run's transcript;";
+const LOOP_AGAIN = "; run again from `failedRun(error).messages`.";
+const AGENT_PARTIAL = "The reply so far is not in the transcript (it is on `result.cause.cause.partial`);";
+const AGENT_AGAIN = "; continue() asks again.";
+
+/** A loop error's text as an `Agent`'s host reads it (see `LOOP_PARTIAL`). */
+export function forTheAgentsHost(text: string): string {
+  if (!text.includes(LOOP_PARTIAL)) return text;
+  return text.replace(LOOP_PARTIAL, AGENT_PARTIAL).replace(LOOP_AGAIN, AGENT_AGAIN);
+}
+
+/**
+ * An agent's error text as a session's user reads it: a `PromptResult` has no `cause`, and what to
+ * do next the session's own notice says (a prompt no turn answered is taken out, "send it again").
+ */
+export function forTheSessionsUser(text: string): string {
+  if (!text.includes(AGENT_PARTIAL)) return text;
+  return text
+    .replace(`${AGENT_PARTIAL} continue() asks again.`, "The reply so far was not kept.")
+    .replace(AGENT_PARTIAL, "The reply so far was not kept;");
+}

@@ -41,7 +41,7 @@ import {
   askUserTool,
   todoWriteTool,
 } from "./builtin-tools.js";
-import { AgentError, errorText, SessionBusyError } from "./errors.js";
+import { AgentError, errorText, forTheSessionsUser, SessionBusyError } from "./errors.js";
 import { MAKE_DIRS } from "./fs-options.js";
 import {
   type AgentMessage,
@@ -1214,7 +1214,8 @@ export class Session {
       // The answer text a stop kept is the conversation's last answer, and so the prompt's reply.
       if (kept === KEPT_CUT) reply = cut;
       if (status === "aborted") this.#push({ type: "interrupted" });
-      if (status === "error") this.#push({ type: "error", text: result.error ?? "The run failed." });
+      const failure = forTheSessionsUser(result.error ?? "The run failed.");
+      if (status === "error") this.#push({ type: "error", text: failure });
       if (kept) this.addNotice(kept);
       const unsent = status === "stopped" ? undefined : this.#dropQueued(status);
       if (unsent) this.addNotice(unsent);
@@ -1224,7 +1225,7 @@ export class Session {
         this.addNotice(`The run stopped: the model still asked for tools after ${this.maxTurns} tool turns.`);
       }
       if (this.#todos.length > 0 && this.#todos.every((t) => t.status === "completed")) this.#setTodos([]);
-      return { status, reply, ...(status === "error" ? { error: result.error ?? "The run failed." } : {}) };
+      return { status, reply, ...(status === "error" ? { error: failure } : {}) };
     } finally {
       this.#starting = undefined;
       const begun = this.#begun;
