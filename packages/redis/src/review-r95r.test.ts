@@ -62,7 +62,8 @@ describe.skipIf(!HAS_REDIS)("a write-back after a reconnect that did not finish 
       const before = await held();
       // Redis's shared state lost, the subscription cut: the write-back starts, and the command
       // connection is cut once its first writes have landed, the rest still on their way.
-      for (const key of (await redis.send(["KEYS", `${prefix}*`])) as string[]) await redis.send(["DEL", key]);
+      for (const key of (await redis.send(["KEYS", `${prefix}*`])) as string[])
+        await redis.send(["DEL", key]);
       await redis.cut("pubsub");
       for (let look = 0; look < 10_000 && (await held()) < 10; look++);
       await redis.cut("normal");
@@ -72,7 +73,8 @@ describe.skipIf(!HAS_REDIS)("a write-back after a reconnect that did not finish 
       try {
         const lateCaps = late.capabilities.capabilitiesFor(BASE, "k");
         let defaulted = 0;
-        for (let i = 0; i < models; i++) if (late.calibration.charsPerTokenFor(lateCaps, `m${i}`) !== 8) defaulted++;
+        for (let i = 0; i < models; i++)
+          if (late.calibration.charsPerTokenFor(lateCaps, `m${i}`) !== 8) defaulted++;
         expect(defaulted).toBe(0);
       } finally {
         await late.close();
