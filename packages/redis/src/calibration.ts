@@ -365,14 +365,19 @@ export async function openCalibration(
         // divided by the default where every instance running divided by the readings. Announced
         // with no reading: each instance holds these already, and taking one again would change
         // its last four.
+        const writes: Promise<boolean>[] = [];
         for (const [id, readings] of [...shared]) {
           if (found.has(id) || readings.length === 0) continue;
           // The connection dropped under the write-back: the rest is written when it runs again.
           if (!writer.isReady) return again();
-          write(id, undefined, readings, true);
+          writes.push(write(id, undefined, readings, true));
         }
-        // The writes back are tracked (`writing`): `writtenBack()` waits for them.
-        rejoin.done(token);
+        // Done once Redis answered them: a write cut with its connection (which a cut of the
+        // command connection alone does not make a reconnect of the subscription) is written when
+        // this runs again. `writtenBack()` resolved with it lost, and nothing wrote it until that
+        // tenant's next reading.
+        if ((await Promise.all(writes)).every(Boolean)) rejoin.done(token);
+        else again();
       })
       .catch((error: unknown) => {
         tell.fail(error, RELOAD, true);
@@ -419,7 +424,8 @@ export async function openCalibration(
   /**
    * `reading` is the one taken, announced to every instance; `undefined` for a write-back.
    * `ifGone`: the readings to push instead of `readings` should the list not be there (see
-   * READING_SCRIPT).
+   * READING_SCRIPT). Answers, once settled, whether Redis answered it (`false`: its connection
+   * failed under it).
    */
   const write = (
     id: string,
@@ -427,7 +433,7 @@ export async function openCalibration(
     readings: number[],
     whole: boolean,
     ifGone?: number[],
-  ): void => {
+  ): Promise<boolean> => {
     const generation = forgets.generation;
     const sent = runScript<number>(
       writer,
@@ -445,19 +451,20 @@ export async function openCalibration(
         ...readings.map(String),
       ],
     ).then(
-      (written) => {
+      (written): boolean => {
         tell.ok(WRITE);
-        if (written === 1) return;
+        if (written === 1) return true;
         // The list it found gone goes back whole with the next reading written.
         if (whole) lapsed.add(id);
         if (reading !== undefined) refusedReadings.push({ id, reading });
         // The forget that refused it may have been heard already (the announcement and this answer
         // come on two connections, in either order): then it is written again now.
         if (forgets.generation > generation) writeRefused();
+        return true;
       },
-      (error: unknown) => {
+      (error: unknown): boolean => {
         // Cut by this store's own close(), not a failure of Redis: nothing to tell.
-        if (closed) return;
+        if (closed) return true;
         touched.delete(id);
         if (whole) lapsed.add(id);
         tell.fail(error, WRITE);
@@ -469,9 +476,11 @@ export async function openCalibration(
           holdUnwritten(id, reading);
           if (writer.isReady) writeWaiting();
         }
+        return error instanceof ErrorReply;
       },
     );
     track(sent);
+    return sent;
   };
 
   /**

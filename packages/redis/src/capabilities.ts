@@ -759,8 +759,10 @@ export async function openCapabilityStore(
         if (closed) return;
         if (!(error instanceof Error && error.message === "owed forgets not yet sent"))
           tell.fail(error, RELOAD, true);
-        // Still away (nothing is written meanwhile): tried again while the subscription stays up.
-        if (away && subscriber.isReady) {
+        // Still away (nothing is written meanwhile), or back but the read after the write-back failed
+        // (`writtenBack()` waits for this run to finish): tried again while the subscription stays
+        // up, unless a newer reconnect has begun its own.
+        if (subscriber.isReady && (away || token === rejoin.seen)) {
           retry = setTimeout(resync, 1000);
           retry.unref();
         }
