@@ -13,7 +13,9 @@ describe("a context promise that rejects never reaches the process", () => {
   it("is handled on a hook that failed, whose note stays the failure's", async () => {
     const unhandled = unhandledRejections();
     const gathered = await gather(
-      () => [{ id: "recall", ok: false, context: Promise.reject(new Error("recall failed")) as unknown as string }],
+      () => [
+        { id: "recall", ok: false, context: Promise.reject(new Error("recall failed")) as unknown as string },
+      ],
       "beforeTurn",
       { prompt: "p" },
       session,
@@ -39,7 +41,9 @@ describe("a context promise that rejects never reaches the process", () => {
       session,
       { timeoutMs: 1 },
     );
-    expect(gathered.notes).toEqual(["The beforeTurn hooks could not be run: they did not answer within 1 ms."]);
+    expect(gathered.notes).toEqual([
+      "The beforeTurn hooks could not be run: they did not answer within 1 ms.",
+    ]);
     await late;
     expect(await unhandled.settled()).toEqual([]);
   });
@@ -47,7 +51,9 @@ describe("a context promise that rejects never reaches the process", () => {
   it("is handled by notify on a failed hook too", async () => {
     const unhandled = unhandledRejections();
     const report = await notify(
-      () => [{ id: "log", error: "down", context: Promise.reject(new Error("log failed")) as unknown as string }],
+      () => [
+        { id: "log", error: "down", context: Promise.reject(new Error("log failed")) as unknown as string },
+      ],
       "afterTurn",
       {},
       session,
