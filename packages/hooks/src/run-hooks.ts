@@ -207,10 +207,23 @@ function handleLate(raw: unknown): void {
     const count = held === undefined ? length : held.length;
     for (let at = 0; at < count; at++) {
       const entry: unknown = raw[held === undefined ? at : (held[at] as number)];
-      if (typeof entry === "object" && entry !== null) isThenable(entry);
+      if (typeof entry === "object" && entry !== null && !isThenable(entry)) handleContext(entry);
     }
   } catch {
     // Nothing of a late answer is read; what could not be walked is the runner's own.
+  }
+}
+
+/**
+ * Gives the `context` of a late answer's outcome a handler where it is a promise (a hook's `await`
+ * forgotten), as `readOutcome` gives one to an answer read in time. Never throws.
+ */
+function handleContext(entry: object): void {
+  try {
+    const context: unknown = (entry as { context?: unknown }).context;
+    if (typeof context === "object" && context !== null) isThenable(context);
+  } catch {
+    // A getter that throws: nothing to handle.
   }
 }
 
@@ -296,6 +309,9 @@ function readOutcome(
   const label = noteLabel(outcome, place);
   const error = outcomeField(outcome, "error");
   const context = outcomeField(outcome, "context");
+  // Handled whether or not the hook failed: `{ ok: false, context: recall(prompt) }` adds nothing,
+  // but a rejection of that promise with no handler would still end a Node host.
+  const pending = typeof context === "object" && context !== null && isThenable(context);
   if (failed(outcome)) {
     const reason = error ? errorText(error).trim() : "";
     const why =
@@ -307,7 +323,7 @@ function readOutcome(
     // A beforeCompact hook adds nothing when it works either: what a failed one loses is its veto.
     const lost = event === "beforeCompact" ? "vetoes nothing" : "added nothing";
     notes.push(`Hook ${label} (${event}) ${lost}: ${why}.`);
-  } else if (typeof context === "object" && context !== null && isThenable(context)) {
+  } else if (pending) {
     // `context: recall(prompt)` without its await: handled here (a rejection nobody waits on ends a
     // Node host), and named for what it is, since "an object" did not say what to fix.
     notes.push(

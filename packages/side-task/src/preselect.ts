@@ -260,10 +260,13 @@ export async function preselect(
   if (read.nameless > 0) {
     // Said before anything is sent: a catalogue of only such tools is [] with no request, and
     // without this the host could not tell it from a model that picked nothing.
-    const servers = read.namelessIn
-      .slice(0, 12)
-      .map((name) => headOf(name, 60))
-      .join(", ");
+    // At most 12 named, and how many more: cut silently, the list read as every server holding one.
+    const more = read.namelessIn.length - 12;
+    const servers =
+      read.namelessIn
+        .slice(0, 12)
+        .map((name) => headOf(name, 60))
+        .join(", ") + (more > 0 ? `, and ${more} more server${more === 1 ? "" : "s"}` : "");
     notice(
       `preselect: ${read.nameless === 1 ? "1 tool of the catalogue has" : `${read.nameless} tools of the catalogue have`} no name (server ${servers}) and ${read.nameless === 1 ? "was" : "were"} left out of the preselection.`,
     );
