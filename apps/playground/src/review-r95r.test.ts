@@ -13,7 +13,9 @@ describe("the hint under an endpoint's error", () => {
       replies: () => ({
         type: "error",
         status: 502,
-        body: { error: { message: "upstream request failed: connect ECONNREFUSED 10.0.0.5:8000", code: 502 } },
+        body: {
+          error: { message: "upstream request failed: connect ECONNREFUSED 10.0.0.5:8000", code: 502 },
+        },
       }),
     });
     try {
