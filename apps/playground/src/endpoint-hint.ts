@@ -11,7 +11,13 @@ import { shownUrl } from "./web/spec.js";
  */
 export function endpointHint(message: string, baseUrl: string, model: string): string | undefined {
   const url = shownUrl(baseUrl);
-  if (/^Connection error\b|\b(ECONNREFUSED|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|ECONNRESET)\b/.test(message))
+  // An answer with a status came from a server at the URL: a proxy's 502 whose body says its own
+  // upstream refused (`connect ECONNREFUSED 10.0.0.5:8000`) is not the URL being wrong.
+  const answered = /^\d{3}\b/.test(message);
+  if (
+    !answered &&
+    /^Connection error\b|\b(ECONNREFUSED|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|ECONNRESET)\b/.test(message)
+  )
     return `Nothing answered at ${url}: is the server running there, and does OPENAI_BASE_URL name it?`;
   // OpenAI, vLLM, Groq and Ollama answer a model they do not serve with a 404 that names the model:
   // the URL is right, and sending the user to it would mislead.

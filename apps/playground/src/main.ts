@@ -175,10 +175,12 @@ function flagError(
   if (window !== undefined && window.trim() !== "" && !/^[1-9]\d*$/.test(window.trim())) {
     return `LOOPWRIGHT_CONTEXT_LENGTH must be a whole number of tokens above 0 (as 8192), not ${JSON.stringify(window)}.`;
   }
+  // The simulator answers whatever model is named: a --model there would be sent and ignored, the
+  // user believing it chose something. Refused alike at the terminal and with --web.
+  if (values.model !== undefined && !baseUrl) {
+    return `--model ${values.web ? "with --web " : ""}names a model on OPENAI_BASE_URL; the simulator's model is fixed. Set OPENAI_BASE_URL or leave --model out.`;
+  }
   if (values.web) {
-    if (values.model !== undefined && !baseUrl) {
-      return "--model with --web names a model on OPENAI_BASE_URL; the simulator's model is fixed. Set OPENAI_BASE_URL or leave --model out.";
-    }
     for (const flag of ["prompt", "session", "session-id"] as const) {
       if (values[flag] !== undefined) return `--${flag} is read at the terminal only, not with --web.`;
     }
