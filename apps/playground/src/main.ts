@@ -34,8 +34,8 @@ process.stdout.on("error", (error: NodeJS.ErrnoException) => {
   process.exit(1);
 });
 
-// `pnpm playground` (the root's script) runs this package's `start` through `pnpm --filter`, which
-// starts it in apps/playground: `--mcp servers.json`, `--spec`, `--session .sessions`, a found
+// `pnpm playground` (the root's script) runs this package's `start` through `pnpm --dir
+// apps/playground`, which starts it in apps/playground: `--mcp servers.json`, `--spec`, `--session .sessions`, a found
 // ./.mcp.json and `read_file` were all read there, not where the user typed the command (the repo's
 // root, as the READMEs show), so `--mcp servers.json` written there was "no such file". pnpm passes
 // the directory it was started in as INIT_CWD: work from there, only when started as that script.
