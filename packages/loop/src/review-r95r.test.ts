@@ -92,3 +92,30 @@ describe("a spec's host field given as an option is not said to be read from con
     expect(await refusedFor("maxRetries", 1)).toContain("(it is read from config: config.maxRetries)");
   });
 });
+
+/**
+ * The check for the AI SDK's parts in a tool message called the content array's `some`: an array
+ * carrying an own `some` (a wrapper library's, or a stray field) failed the run with
+ * "content.some is not a function" before anything was sent; it was sent as it is before r95d.
+ */
+describe("a tool message's content array with an own `some` is read by index", () => {
+  it("is sent, as an array is serialized without it", async () => {
+    server = await startServer({ personality: "llamacpp", replies: [{ content: "It is sunny." }] });
+    const content = [{ type: "text", text: "sunny" }];
+    Object.defineProperty(content, "some", { value: 1, enumerable: false });
+    const result = await runAgentLoop({
+      config: { baseUrl: server.baseUrl, model: "m" },
+      messages: [
+        { role: "user", content: "Weather?" },
+        {
+          role: "assistant",
+          content: null,
+          tool_calls: [{ id: "c1", type: "function", function: { name: "weather", arguments: "{}" } }],
+        },
+        { role: "tool", tool_call_id: "c1", content },
+      ],
+    });
+    expect(result.turn.content).toBe("It is sunny.");
+    expect(server.requests).toHaveLength(1);
+  });
+});
