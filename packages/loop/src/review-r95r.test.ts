@@ -101,19 +101,13 @@ describe("a spec's host field given as an option is not said to be read from con
 describe("a tool message's content array with an own `some` is read by index", () => {
   it("is sent, as an array is serialized without it", async () => {
     server = await startServer({ personality: "llamacpp", replies: [{ content: "It is sunny." }] });
-    const content = [{ type: "text", text: "sunny" }];
+    const content: { type: "text"; text: string }[] = [{ type: "text", text: "sunny" }];
     Object.defineProperty(content, "some", { value: 1, enumerable: false });
+    const call = { id: "c1", type: "function" as const, function: { name: "weather", arguments: "{}" } };
+    const asked = { role: "assistant" as const, content: null, tool_calls: [call] };
     const result = await runAgentLoop({
       config: { baseUrl: server.baseUrl, model: "m" },
-      messages: [
-        { role: "user", content: "Weather?" },
-        {
-          role: "assistant",
-          content: null,
-          tool_calls: [{ id: "c1", type: "function", function: { name: "weather", arguments: "{}" } }],
-        },
-        { role: "tool", tool_call_id: "c1", content },
-      ],
+      messages: [{ role: "user", content: "Weather?" }, asked, { role: "tool", tool_call_id: "c1", content }],
     });
     expect(result.turn.content).toBe("It is sunny.");
     expect(server.requests).toHaveLength(1);

@@ -60,7 +60,8 @@ function holdsAiSdkPart(content: unknown): boolean {
   // By index, as contentFault reads it: not the array's own `some`, which a given array may shadow.
   for (let at = 0; at < content.length; at++) {
     const part: unknown = content[at];
-    if (isObject(part) && typeof part.type === "string" && aiSdkPartFault(part.type) !== undefined) return true;
+    if (isObject(part) && typeof part.type === "string" && aiSdkPartFault(part.type) !== undefined)
+      return true;
   }
   return false;
 }
