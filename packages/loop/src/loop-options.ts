@@ -141,6 +141,10 @@ const FAMILIAR = new Map<string, string>([
     'structured output is config.extraBody: { response_format: { type: "json_schema", json_schema } }, the answer\'s text to parse',
   ],
   [
+    "mcpServers",
+    "an MCP server's tools reach the loop through @loopwright/tools-mcp: createMcpPool(servers), then tools: await pool.tools() and dispatch: ({ name, args }, signal) => pool.call(name, args, signal); config.mcpServers is a spec's list for the host to connect, never read by the loop",
+  ],
+  [
     "outputType",
     'structured output is config.extraBody: { response_format: { type: "json_schema", json_schema } }, the answer\'s text to parse',
   ],
@@ -151,8 +155,12 @@ function familiarHint(key: string): string {
   // First: `prompt` is a config field too, but there it is a resolved spec's system prompt.
   const hint = FAMILIAR.has(key) ? FAMILIAR.get(key) : undefined;
   if (hint !== undefined) return ` (${hint})`;
-  return ENDPOINT_FIELDS.has(key) || BY_NAME.has(`config.${key}`)
-    ? ` (it is read from config: config.${key})`
+  if (ENDPOINT_FIELDS.has(key) || BY_NAME.get(`config.${key}`)?.handling === "read") {
+    return ` (it is read from config: config.${key})`;
+  }
+  // A resolved spec's field (`name`, `servers`): config takes it, but only for the host to act on.
+  return BY_NAME.has(`config.${key}`)
+    ? ` (config.${key} is a field of a resolved agent config, the host's to act on: the loop accepts it there and never reads it)`
     : "";
 }
 

@@ -244,7 +244,12 @@ export function failure(
   } else {
     wrapped = new AgentLoopError(error, runState(run));
     if (StreamError.isInstance(error) || EndpointSilent.isInstance(error)) {
-      wrapped.message = forTheRunsHost(wrapped.message);
+      // The stream's message leads the wrapper's, which may add its cause's code after it
+      // (" (UND_ERR_SOCKET)"): its closing sentences are found at the end of the stream's own.
+      const own = streamMessage(error);
+      if (own !== undefined && wrapped.message.startsWith(own)) {
+        wrapped.message = `${forTheRunsHost(own)}${wrapped.message.slice(own.length)}`;
+      }
     }
   }
   // A cause the redactor could not write (a frozen error's message) lends the wrapper its text as
@@ -256,6 +261,25 @@ export function failure(
   return wrapped;
 }
 
+/** The stream error's own message, or undefined where it is not text or reading it throws. */
+function streamMessage(error: object): string | undefined {
+  try {
+    const message = (error as { message?: unknown }).message;
+    return typeof message === "string" ? message : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+const PARTIAL_SAID = "The reply so far is in `partial`;";
+const PARTIAL_MEANT = "The reply so far is on this error's `cause.partial` and not in the run's transcript;";
+/** The stream's last words, and the run's host's. */
+const TAILS: readonly (readonly [string, string])[] = [
+  ["; retry the request.", "; run again from `failedRun(error).messages`."],
+  ["raise firstChunkMs for a slow server.", "raise `config.firstTokenSeconds` for a slow server."],
+  ["raise idleMs for a slow server.", "raise `config.requestTimeoutSeconds` for a slow server."],
+];
+
 /**
  * A broken or silent stream's words as the host of a run reads them. The stream package speaks to
  * whoever called `streamTurn`, who holds the `StreamError` and set the stream's options: "the reply
@@ -265,14 +289,15 @@ export function failure(
  * (`LoopConfig` has no `firstChunkMs` or `idleMs`).
  */
 function forTheRunsHost(message: string): string {
-  return message
-    .replace(
-      "The reply so far is in `partial`;",
-      "The reply so far is on this error's `cause.partial` and not in the run's transcript;",
-    )
-    .replace("; retry the request.", "; run again from `failedRun(error).messages`.")
-    .replace("raise firstChunkMs for a slow server", "raise `config.firstTokenSeconds` for a slow server")
-    .replace("raise idleMs for a slow server", "raise `config.requestTimeoutSeconds` for a slow server");
+  // Only the stream's own sentences, which end its message: the server's words it quotes come
+  // before them (an error relayed mid-stream, a cut connection's detail) and are kept as written.
+  let text = message;
+  const at = text.lastIndexOf(PARTIAL_SAID);
+  if (at !== -1) text = `${text.slice(0, at)}${PARTIAL_MEANT}${text.slice(at + PARTIAL_SAID.length)}`;
+  for (const [said, meant] of TAILS) {
+    if (text.endsWith(said)) return `${text.slice(0, -said.length)}${meant}`;
+  }
+  return text;
 }
 
 /**

@@ -56,12 +56,14 @@ function aiSdkPartFault(type: string): string | undefined {
 
 /** Whether `content` is a list holding one of the AI SDK's call or result parts. */
 function holdsAiSdkPart(content: unknown): boolean {
-  return (
-    Array.isArray(content) &&
-    content.some(
-      (part) => isObject(part) && typeof part.type === "string" && aiSdkPartFault(part.type) !== undefined,
-    )
-  );
+  if (!Array.isArray(content)) return false;
+  // By index, as contentFault reads it: not the array's own `some`, which a given array may shadow.
+  for (let at = 0; at < content.length; at++) {
+    const part: unknown = content[at];
+    if (isObject(part) && typeof part.type === "string" && aiSdkPartFault(part.type) !== undefined)
+      return true;
+  }
+  return false;
 }
 
 /** What is wrong with a message's content, or undefined: text, or a list of parts (`null` or absent where `optional`). */
