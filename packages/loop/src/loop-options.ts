@@ -101,6 +101,32 @@ const STEP_LIMIT =
   "a step limit is config.maxToolIterations, which counts tool steps, n - 1 for at most n requests, and throws ToolIterationLimit past them; beforeStep returning { stop: true } on step n + 1 ends with a result instead";
 
 /**
+ * Config fields that another SDK or framework reads as its step or turn limit or its stop condition
+ * (the AI SDK's `maxSteps` and `stopWhen`, the Agents SDK's `maxTurns` / `max_turns`, LangChain's
+ * `maxIterations` / `max_iterations`). Unknown config fields are the host's, so these are not
+ * refused; but one left there means a limit the user believes set and the run does not keep.
+ */
+const FOREIGN_STEP_LIMITS = ["maxSteps", "maxTurns", "max_turns", "stopWhen", "maxIterations", "max_iterations"];
+
+/**
+ * The one notice for a config that holds another SDK's step limit (`undefined` when it holds none):
+ * the fields named, that the loop does not read them, and the limit this run keeps instead.
+ * Only own fields with a value count (`null` and `undefined` are absent, as elsewhere).
+ */
+export function foreignStepLimitNotice(config: object, limit: number): string | undefined {
+  const fields = config as Record<string, unknown>;
+  const found = FOREIGN_STEP_LIMITS.filter((key) => Object.hasOwn(fields, key) && fields[key] != null);
+  if (found.length === 0) return undefined;
+  const named = found.map((key) => `config.${key}`).join(", ");
+  const given = Object.hasOwn(fields, "maxToolIterations") && fields.maxToolIterations != null;
+  return (
+    `${named} ${found.length === 1 ? "is" : "are"} how another SDK spells a step limit, and this loop does not read ` +
+    `${found.length === 1 ? "it" : "them"}: this run allows ${limit} tool steps (config.maxToolIterations` +
+    `${given ? "" : "'s default"}). Here ${STEP_LIMIT}.`
+  );
+}
+
+/**
  * Options of the Vercel AI SDK and the OpenAI Agents SDK that a port writes here as it wrote them
  * there, and what does that job here: listing every option the loop reads did not say which.
  */

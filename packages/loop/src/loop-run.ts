@@ -28,7 +28,13 @@ import {
   type SideUsage,
 } from "./errors.js";
 import { type RunHooks, startHooks } from "./hooks-phase.js";
-import { checkCatalogOption, checkOptionTypes, checkToolEntries, refuseUnbuilt } from "./loop-options.js";
+import {
+  checkCatalogOption,
+  checkOptionTypes,
+  checkToolEntries,
+  foreignStepLimitNotice,
+  refuseUnbuilt,
+} from "./loop-options.js";
 import { RunMeasure } from "./measure-turn.js";
 import { namedTools, toolsNeedingDispatch } from "./no-dispatch.js";
 import { ownOptions } from "./own.js";
@@ -517,6 +523,10 @@ export function startRun(services: LoopServices, options: AgentLoopOptions): Loo
     discovery,
   };
   tellToolNotices(run, declared);
+  // Another SDK's step limit left in config is the host's field, not refused; but told, once, as the
+  // run would otherwise go on to the limit it keeps while the user believes theirs holds.
+  const foreign = foreignStepLimitNotice(config, run.limit);
+  if (foreign !== undefined) notice(run, foreign);
   if (start.answered.length > 0) {
     const ids = start.answered.map((id) => JSON.stringify(id)).join(", ");
     const one = start.answered.length === 1;
