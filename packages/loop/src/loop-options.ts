@@ -106,7 +106,14 @@ const STEP_LIMIT =
  * `maxIterations` / `max_iterations`). Unknown config fields are the host's, so these are not
  * refused; but one left there means a limit the user believes set and the run does not keep.
  */
-const FOREIGN_STEP_LIMITS = ["maxSteps", "maxTurns", "max_turns", "stopWhen", "maxIterations", "max_iterations"];
+const FOREIGN_STEP_LIMITS = [
+  "maxSteps",
+  "maxTurns",
+  "max_turns",
+  "stopWhen",
+  "maxIterations",
+  "max_iterations",
+];
 
 /**
  * The one notice for a config that holds another SDK's step limit (`undefined` when it holds none):
