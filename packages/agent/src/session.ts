@@ -552,6 +552,10 @@ function lastFold(messages: readonly AgentMessage[]): number {
 /** `#settle`'s notice when a stopped prompt keeps the answer text it had streamed. */
 const KEPT_CUT = "Stopped: the answer so far is kept in the conversation.";
 
+/** The notice after a prompt that failed on a turn after a finished tool step (worded as a reopen's). */
+const FAILED_AFTER_TOOLS =
+  "The conversation ends in tool results the model has not answered yet (the run failed before the model answered them): the next prompt is sent after them, and session.agent.continue() has the model go on from them.";
+
 /**
  * How long `close()` (and `dispose()`) waits for a stopped run to settle — write its last messages —
  * before it lets go of the file's lock anyway; from then on that run writes nothing to the file.
@@ -1197,6 +1201,9 @@ export class Session {
     // and a refusal by either leaves the timeline, the transcript and the metrics as they were.
     this.#starting = asked;
     this.#begun = false;
+    // What the transcript ended in before the run: a failed run that leaves it ending in tool
+    // results of its own is told how to go on (below).
+    const endedIn = this.agent.messages.at(-1);
     try {
       const result = await this.agent.prompt(asked);
       let reply = lastReply(result.messages);
@@ -1217,6 +1224,13 @@ export class Session {
       const failure = forTheSessionsUser(result.error ?? "The run failed.");
       if (status === "error") this.#push({ type: "error", text: failure });
       if (kept) this.addNotice(kept);
+      // Failed on a turn after a finished tool step (a stream that broke, an endpoint that refused):
+      // the prompt and the step's results stay, so sending the prompt again would ask it twice —
+      // the user is told what goes on from them instead, as a reopened session ending so is.
+      const last = this.agent.messages.at(-1);
+      if (status === "error" && last !== endedIn && fieldOf(last, "role") === "tool") {
+        this.addNotice(FAILED_AFTER_TOOLS);
+      }
       const unsent = status === "stopped" ? undefined : this.#dropQueued(status);
       if (unsent) this.addNotice(unsent);
       if (status === "stalled")
