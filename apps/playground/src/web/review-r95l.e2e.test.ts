@@ -3,12 +3,11 @@
 // showed the raw error only ("Error: Connection error.", "Error: 404 The model … does not exist")
 // and left the user to guess which setting was wrong. The page now draws the same advice, as text,
 // in the line after the error.
-import { createServer } from "node:net";
-import type { AddressInfo } from "node:net";
+import { type AddressInfo, createServer } from "node:net";
 import { startServer, type TestServer } from "@loopwright/testkit";
 import { type Browser, chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CHROMIUM, FLAGS, hasChromium } from "./e2e-support.js";
+import { askAndSettle, CHROMIUM, FLAGS, hasChromium } from "./e2e-support.js";
 import { startWebServer, type WebServer } from "./server.js";
 
 if (!hasChromium) {
@@ -61,15 +60,7 @@ describe.skipIf(!hasChromium)("the page's advice under an endpoint's error", () 
     const page = await browser.newPage();
     await page.goto(web.url);
     await page.waitForSelector("body[data-ready=true]");
-    await page.fill("#prompt", "hello");
-    await page.press("#prompt", "Enter");
-    await page.waitForFunction(
-      () =>
-        document.querySelector("#metrics:not([hidden])") !== null &&
-        !/Running|Starting/.test(document.getElementById("status")?.textContent ?? ""),
-      null,
-      { timeout: 30_000 },
-    );
+    await askAndSettle(page, "hello");
     const seen = await page.evaluate(() => {
       const error = document.querySelector("#run .error, .error[role=alert]");
       const next = error?.nextElementSibling;
@@ -77,7 +68,7 @@ describe.skipIf(!hasChromium)("the page's advice under an endpoint's error", () 
         error: error?.textContent ?? "",
         after: next?.className === "notice" ? (next.textContent ?? "") : "",
         elementsInAfter: next?.children.length ?? -1,
-        body: document.body.innerText,
+        body: document.body.textContent ?? "",
       };
     });
     await page.close();
