@@ -1,6 +1,7 @@
-// What to do about an endpoint's failure, said under the error line at the terminal. The loop's
-// error is the endpoint's own words ("Connection error. (ECONNREFUSED)", "404 File Not Found"),
-// which name neither the URL asked nor the setting to change.
+// What to do about an endpoint's failure, said under the error line at the terminal and on the page
+// (the web server sends it as a notice after the run's error). The loop's error is the endpoint's
+// own words ("Connection error. (ECONNREFUSED)", "404 File Not Found"), which name neither the URL
+// asked nor the setting to change.
 import { shownUrl } from "./web/spec.js";
 
 /**

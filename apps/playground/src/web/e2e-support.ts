@@ -3,6 +3,7 @@
 import { existsSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import type { Page } from "playwright-core";
 
 /** Where the machine's Chromium is (TOOLCHAIN.md: Debian's package). */
 export const CHROMIUM = "/usr/bin/chromium";
@@ -56,4 +57,20 @@ export async function slowListing(listingMs: number) {
       return new Promise((resolve) => server.close(resolve));
     },
   };
+}
+
+/**
+ * Sends `prompt` from the page's box and waits until its run has ended: the metrics drawn and the
+ * status line past "Starting"/"Running" (finished, failed or stopped).
+ */
+export async function askAndSettle(page: Page, prompt: string): Promise<void> {
+  await page.fill("#prompt", prompt);
+  await page.press("#prompt", "Enter");
+  await page.waitForFunction(
+    () =>
+      document.querySelector("#metrics:not([hidden])") !== null &&
+      !/Running|Starting/.test(document.getElementById("status")?.textContent ?? ""),
+    null,
+    { timeout: 30_000 },
+  );
 }

@@ -6,7 +6,7 @@ import { fileURLToPath } from "node:url";
 import { startServer, type TestServer } from "@loopwright/testkit";
 import { type Browser, chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CHROMIUM, FLAGS, hasChromium } from "./e2e-support.js";
+import { askAndSettle, CHROMIUM, FLAGS, hasChromium } from "./e2e-support.js";
 import { startWebServer, type WebServer } from "./server.js";
 
 if (!hasChromium) {
@@ -44,15 +44,7 @@ describe.skipIf(!hasChromium)("the page's status line after a run ends", () => {
     await page.goto(web.url);
     await page.waitForSelector("body[data-ready=true]");
     const settled = async (prompt: string) => {
-      await page.fill("#prompt", prompt);
-      await page.press("#prompt", "Enter");
-      await page.waitForFunction(
-        () =>
-          document.querySelector("#metrics:not([hidden])") !== null &&
-          !/Running|Starting/.test(document.getElementById("status")?.textContent ?? ""),
-        null,
-        { timeout: 30_000 },
-      );
+      await askAndSettle(page, prompt);
       return { status: await page.textContent("#status"), metrics: await page.textContent("#metrics") };
     };
     const failed = await settled("hello");

@@ -21,6 +21,7 @@ import {
 import { createRedisStores, type RedisStores, readEventId } from "@loopwright/redis";
 import { startServer, type TestServer } from "@loopwright/testkit";
 import { partialAnswer, settleRun } from "../conversation.js";
+import { endpointHint } from "../endpoint-hint.js";
 import { runTool, TOOLS } from "../tools/index.js";
 import { connectSharedRuns, type RunInfo, type SharedRuns, SharedRunsError } from "./shared-runs.js";
 import { type AppliedSpec, checkSpec, type SpecReport, shownText } from "./spec.js";
@@ -248,6 +249,8 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
         prefixCache: true,
         models: [{ id: "loopwright-simulator", context_length: SIMULATOR_WINDOW }],
       });
+  /** Whether runs with `cfg` go to the built-in simulator (a loaded spec may name an endpoint instead). */
+  const isSimulator = (cfg: LoopConfig) => simulator !== undefined && cfg.baseUrl === simulator.baseUrl;
   const base: LoopConfig = simulator
     ? { baseUrl: simulator.baseUrl, model: "loopwright-simulator", maxToolIterations: 8 }
     : {
@@ -409,7 +412,16 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
           const stopped = run.controller.signal.aborted;
           const settled = settleRun(before, failedRun(error)?.messages, stopped, seen.text);
           history.splice(0, history.length, ...settled.messages);
-          if (!stopped) emit({ kind: "error", message: errorMessage(error) });
+          if (!stopped) {
+            const message = errorMessage(error);
+            emit({ kind: "error", message });
+            // What to check, as the terminal says it under the same error (endpointHint), sent as a
+            // notice so the page draws it as a dim line of text, and a reload or another instance
+            // following the run over Redis replays it with the error. The simulator's own failures
+            // are nothing the user's settings could fix.
+            const hint = isSimulator(cfg) ? undefined : endpointHint(message, cfg.baseUrl, cfg.model);
+            if (hint) emit({ kind: "notice", text: shownText(hint) });
+          }
           if (settled.notice) emit({ kind: "notice", text: settled.notice });
           return stopped;
         },
@@ -446,7 +458,7 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
     const cfg = config();
     const shown = runId ? await find(runId) : ((await shared?.latest()) ?? (latest && infoOf(latest)));
     // Where the next run goes: a loaded spec may name an endpoint in place of the simulator.
-    const onSimulator = simulator !== undefined && cfg.baseUrl === simulator.baseUrl;
+    const onSimulator = isSimulator(cfg);
     return {
       mode: onSimulator ? "simulator" : "endpoint",
       baseUrl: onSimulator ? undefined : shownText(cfg.baseUrl),
