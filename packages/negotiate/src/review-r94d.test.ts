@@ -2,15 +2,13 @@
  * Round 94 (d): a host composing its own loop from the READMEs, run against a server whose chat
  * template takes one tool call per assistant message.
  */
-import { getClient } from "@loopwright/client";
-import { streamTurn } from "@loopwright/stream";
 import { startServer, type TestServer } from "@loopwright/testkit";
 import type { ChatCompletionMessageParam } from "openai/resources/chat/completions";
 import { afterEach, describe, expect, it } from "vitest";
+import { negotiatedTurn } from "../test/wire.js";
 import { createCapabilityStore } from "./capabilities.js";
-import { negotiate } from "./negotiate.js";
 import { readRefusal } from "./refusal.js";
-import { buildBody, type ToolDefinition } from "./request-body.js";
+import type { ToolDefinition } from "./request-body.js";
 import { isTransient } from "./retry.js";
 import { withTemplateRoles } from "./template-roles.js";
 
@@ -90,12 +88,10 @@ describe("a chat template that takes one tool call per assistant message", () =>
     const store = createCapabilityStore();
     const supports = store.capabilitiesFor(config.baseUrl);
     const notices: string[] = [];
-    const turn = await negotiate(
+    const turn = await negotiatedTurn(config, TRANSCRIPT, TOOLS, {
       supports,
-      (supports, produced, model) =>
-        streamTurn(getClient(config), buildBody(config, supports, model, TRANSCRIPT, TOOLS), { produced }),
-      { model: config.model, onNotice: (text) => notices.push(text) },
-    );
+      onNotice: (text) => notices.push(text),
+    });
     expect(turn.content).toBe("Sunny, and 5.");
     expect(server.chatRequests).toHaveLength(2);
     const sent = server.chatRequests[1]?.body as { messages: unknown[] };

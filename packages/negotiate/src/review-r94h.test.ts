@@ -2,12 +2,10 @@
  * Round 94 (h): what a host composing its own loop found — a `tool_choice` naming a tool by the name
  * relaxing changed, and the structured-output notice for a plain `json_object` refused.
  */
-import { getClient } from "@loopwright/client";
-import { streamTurn } from "@loopwright/stream";
 import { llamacppFormatTypeRefusal, recordedError, startServer, type TestServer } from "@loopwright/testkit";
 import { afterEach, describe, expect, it } from "vitest";
+import { negotiatedTurn, type SentTools } from "../test/wire.js";
 import { createCapabilityStore } from "./capabilities.js";
-import { negotiate } from "./negotiate.js";
 import { buildBody, type ToolChoice, type ToolDefinition } from "./request-body.js";
 
 let server: TestServer | undefined;
@@ -29,8 +27,6 @@ const TOOLS: ToolDefinition[] = [
 const MESSAGES = [{ role: "user", content: "Read a.txt." }];
 const FS_READ: ToolChoice = { type: "function", function: { name: "fs.read" } };
 
-type Sent = { tools?: { function: { name: string } }[]; tool_choice?: unknown };
-
 describe("R94h-2: a tool_choice naming a tool that relaxing renamed", () => {
   it("after a grammar refusal (llamacpp): the re-sent request names the tool as it goes out", async () => {
     server = await startServer({
@@ -41,21 +37,9 @@ describe("R94h-2: a tool_choice naming a tool that relaxing renamed", () => {
       ],
     });
     const config = { baseUrl: server.baseUrl, model: "qwen" };
-    const supports = createCapabilityStore().capabilitiesFor(config.baseUrl);
-    const turn = await negotiate(
-      supports,
-      (supports, produced, model) =>
-        streamTurn(
-          getClient(config),
-          buildBody(config, supports, model, MESSAGES, TOOLS, { toolChoice: FS_READ }),
-          {
-            produced,
-          },
-        ),
-      { model: config.model },
-    );
+    const turn = await negotiatedTurn(config, MESSAGES, TOOLS, { buildOptions: { toolChoice: FS_READ } });
     expect(turn.toolCalls[0]?.function.name).toBe("fs_read");
-    const [strict, relaxed] = server.chatRequests.map((r) => r.body as Sent);
+    const [strict, relaxed] = server.chatRequests.map((r) => r.body as SentTools);
     expect(strict?.tools?.map((t) => t.function.name)).toEqual(["add", "fs.read"]);
     expect(strict?.tool_choice).toEqual(FS_READ);
     // Before: the relaxed request declared fs_read and still asked for fs.read.
@@ -123,14 +107,8 @@ describe("R94h-3: the structured-output notice says what was refused", () => {
       model: "gpt-4o",
       extraBody: { response_format: responseFormat },
     };
-    const supports = createCapabilityStore().capabilitiesFor(config.baseUrl);
     const notices: string[] = [];
-    await negotiate(
-      supports,
-      (supports, produced, model) =>
-        streamTurn(getClient(config), buildBody(config, supports, model, MESSAGES), { produced }),
-      { model: config.model, onNotice: (text) => notices.push(text) },
-    );
+    await negotiatedTurn(config, MESSAGES, undefined, { onNotice: (text) => notices.push(text) });
     return {
       notices,
       formats: server.chatRequests.map((r) => (r.body as { response_format?: unknown }).response_format),

@@ -1,12 +1,10 @@
 /**
  * Round 94 (p): an `allowed_tools` tool_choice naming tools relaxing renamed.
  */
-import { getClient } from "@loopwright/client";
-import { streamTurn } from "@loopwright/stream";
 import { startServer, type TestServer } from "@loopwright/testkit";
 import { afterEach, describe, expect, it } from "vitest";
+import { negotiatedTurn, type SentTools } from "../test/wire.js";
 import { createCapabilityStore } from "./capabilities.js";
-import { negotiate } from "./negotiate.js";
 import { buildBody, type ToolDefinition } from "./request-body.js";
 
 let server: TestServer | undefined;
@@ -54,16 +52,9 @@ describe("R94p-1: an allowed_tools tool_choice names its tools as they go out", 
     });
     const choice = allowed("fs.read", "add", "gone");
     const config = { baseUrl: server.baseUrl, model: "gpt-4o", extraBody: { tool_choice: choice } };
-    const supports = createCapabilityStore().capabilitiesFor(config.baseUrl);
-    const turn = await negotiate(
-      supports,
-      (supports, produced, model) =>
-        streamTurn(getClient(config), buildBody(config, supports, model, MESSAGES, TOOLS), { produced }),
-      { model: config.model },
-    );
+    const turn = await negotiatedTurn(config, MESSAGES, TOOLS);
     expect(turn.toolCalls[0]?.function.name).toBe("fs_read");
-    type Sent = { tools?: { function: { name: string } }[]; tool_choice?: unknown };
-    const [strict, relaxed] = server.chatRequests.map((r) => r.body as Sent);
+    const [strict, relaxed] = server.chatRequests.map((r) => r.body as SentTools);
     expect(strict?.tool_choice).toEqual(allowed("fs.read", "add", "gone"));
     expect(relaxed?.tools?.map((t) => t.function.name)).toEqual(["add", "fs_read"]);
     // Before: sent as given, still allowing `fs.read`, which the request no longer declares.

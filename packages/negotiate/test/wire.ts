@@ -1,12 +1,47 @@
 /**
  * Test helpers: a minimal stream reader over the real `openai` client (the stream package's
- * `streamTurn` is not a dependency of negotiate), and fixture bodies as testkit error replies.
+ * `streamTurn` is only a dev dependency of negotiate), one turn through `negotiate` as a host
+ * composing its own loop sends it, and fixture bodies as testkit error replies.
  */
+import { getClient } from "@loopwright/client";
+import { streamTurn } from "@loopwright/stream";
 import { type ErrorReply, readFixture, recordedError, type TestServer } from "@loopwright/testkit";
 import OpenAI from "openai";
-import { createCapabilityStore } from "../src/capabilities.js";
-import type { Produced } from "../src/negotiate.js";
-import type { ToolDefinition } from "../src/request-body.js";
+import { createCapabilityStore, type EndpointCapabilities } from "../src/capabilities.js";
+import { negotiate, type Produced } from "../src/negotiate.js";
+import { buildBody, type ToolDefinition } from "../src/request-body.js";
+
+/** A request body as the tests read it back from the testkit: the tools' names and the choice. */
+export type SentTools = { tools?: { function: { name: string } }[]; tool_choice?: unknown };
+
+/**
+ * One streamed turn through `negotiate`, as a host composing its own loop sends it: the body built
+ * by `buildBody` from the latches on every attempt, read by the stream package's `streamTurn`.
+ * `supports` defaults to a fresh store's record for `config.baseUrl`.
+ */
+export function negotiatedTurn(
+  config: { baseUrl: string; model: string; extraBody?: Record<string, unknown> },
+  messages: readonly unknown[],
+  tools?: ToolDefinition[],
+  options: {
+    buildOptions?: Parameters<typeof buildBody>[5];
+    supports?: EndpointCapabilities;
+    onNotice?: (text: string) => void;
+  } = {},
+): ReturnType<typeof streamTurn> {
+  return negotiate(
+    options.supports ?? createCapabilityStore().capabilitiesFor(config.baseUrl),
+    (supports, produced, model) =>
+      streamTurn(
+        getClient(config),
+        buildBody(config, supports, model, messages, tools, options.buildOptions),
+        {
+          produced,
+        },
+      ),
+    { model: config.model, ...(options.onNotice ? { onNotice: options.onNotice } : {}) },
+  );
+}
 
 /** A real client for a testkit server: no SDK retries, so each request on the wire is one of ours. */
 export function clientFor(baseURL: string, apiKey = "test-key"): OpenAI {
