@@ -609,11 +609,15 @@ function write(value: unknown, node: unknown, at: Path = [], inUnion = false): W
       nulls: [],
     };
   if (Array.isArray(s.anyOf)) {
+    // A branch is first tried holding no null as JSON text at any depth: a model writes null as the
+    // text "null" under a branch (whose own type may not take null) only where no branch takes the
+    // value otherwise — `{ "k": "null" }` under a branch declaring k JSON text is read, rightly, as
+    // the string "null" by a branch beside it declaring k a string or null.
     for (const branch of s.anyOf as unknown[]) {
       const writing = write(value, branch, at, true);
       if (writing !== NOT_WRITABLE && meets(branch, writing.written)) return writing;
     }
-    if (value === null) {
+    if (!inUnion) {
       for (const branch of s.anyOf as unknown[]) {
         const writing = write(value, branch, at);
         if (writing !== NOT_WRITABLE && meets(branch, writing.written)) return writing;
@@ -622,7 +626,7 @@ function write(value: unknown, node: unknown, at: Path = [], inUnion = false): W
     return NOT_WRITABLE;
   }
   if (Array.isArray(value)) {
-    const items = value.map((item, i) => write(item, s.items, [...at, i]));
+    const items = value.map((item, i) => write(item, s.items, [...at, i], inUnion));
     if (items.includes(NOT_WRITABLE)) return NOT_WRITABLE;
     return {
       written: (items as Writing[]).map((item) => item.written),
@@ -639,7 +643,7 @@ function write(value: unknown, node: unknown, at: Path = [], inUnion = false): W
         nulls.push([...at, key]);
         continue;
       }
-      const writing = write((value as Raw)[key], props[key], [...at, key]);
+      const writing = write((value as Raw)[key], props[key], [...at, key], inUnion);
       if (writing === NOT_WRITABLE) return NOT_WRITABLE;
       out[key] = writing.written;
       nulls.push(...writing.nulls);
