@@ -37,8 +37,24 @@ describe("loadNames", () => {
   });
 
   it("never returns a name twice, and never an empty one", () => {
+    // Random strings alone almost never repeat a name (one list in 3,000 did), so a loadNames that
+    // kept duplicates passed this in every run: most entries here are a few names written again,
+    // with blanks, quotes or backticks round them or two to an entry, as a model repeats itself.
+    const item = fc.oneof(
+      fc.string(),
+      fc.constantFrom(
+        "read_file",
+        " read_file ",
+        "`read_file`",
+        "'a'",
+        "a",
+        "a, read_file",
+        "read_file a",
+        " ",
+      ),
+    );
     fc.assert(
-      fc.property(fc.array(fc.string(), { maxLength: 8 }), (items) => {
+      fc.property(fc.array(item, { maxLength: 8 }), (items) => {
         let names: string[];
         try {
           names = loadNames({ names: items });
