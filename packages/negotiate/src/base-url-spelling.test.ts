@@ -24,7 +24,9 @@ const parts = fc.record({
   before: fc.constantFrom("", " ", "\t"),
   after: fc.constantFrom("", " ", "\n"),
 });
-type Parts = typeof parts extends fc.Arbitrary<infer T> ? T : never;
+type Parts = { [K in "scheme" | "host" | "port" | "slashes" | "before" | "after"]: string } & {
+  path: readonly string[];
+};
 const written = ({ scheme, host, port, path, slashes, before, after }: Parts) =>
   `${before}${scheme}://${host}${port}${path.map((p) => `/${p}`).join("")}${slashes}${after}`;
 const spelling = parts.map(written);
