@@ -479,7 +479,9 @@ interface Union {
  * makes of the object read by that branch (the others standing in, their values read as before
  * but no null of theirs kept), as far as `mayMeet` can tell — each null is then kept or dropped by
  * one branch, never kept because one branch takes it here and another there, which neither would
- * take together. Where none surely takes it (or the object's checks run out), the union is read by
+ * take together. Where none of those takes it, the other branches it may be of are tried the same
+ * way, in order (`excludes` reads a string asked for as JSON text as "may": only the reading tried
+ * parses it). Where none surely takes it (or the object's checks run out), the union is read by
  * all the branches it may be of, as before. Made once per schema and set of branches kept.
  * `at` is where `strip` reads the object (its depth and place), for the readings it tries.
  */
@@ -531,7 +533,14 @@ function narrowedOnce(
     if (union.live.length < 2) continue;
     const before = union.read;
     const live = new Set(union.live);
-    for (const i of written(union, value, walk)) {
+    const naming = written(union, value, walk);
+    // Then the other branches it may be of, in order: a branch a null was written for may not
+    // take the object once the JSON text in it is parsed (`excludes` cannot read text), and a
+    // branch that does is read by — as it is when the value was written as an object, not text —
+    // rather than the union read whole, keeping a null for one branch beside a value only
+    // another takes.
+    const order = walk.checks < 0 ? [] : [...naming, ...union.live.filter((i) => !naming.includes(i))];
+    for (const i of order) {
       // Each reading tried makes a schema as wide as the union: counted, so a wide union of many
       // branches an object may be of costs the object its checks, not the union's width squared.
       walk.checks -= before.length;
@@ -1038,8 +1047,9 @@ export interface RestoreOptions extends SanitizeOptions {
  * when no branch naming the property takes it (the fields of the other alternatives of a root
  * union, say), among the branches the object may be of (a discriminated union's variant is read
  * by its tag). Where it may be of several, it is read by the first (naming the keys it holds
- * values at) that takes it with that branch's nulls kept and the others dropped, so no null is
- * kept for one branch beside another null kept for another. A property name `sanitizeSchema` wrote with U+FFFD (the schema's own held half a
+ * values at) that takes it with that branch's nulls kept and the others dropped (failing those,
+ * the first other branch that does), so no null is kept for one branch beside another null kept
+ * for another. A property name `sanitizeSchema` wrote with U+FFFD (the schema's own held half a
  * surrogate pair alone) is read as the schema's own name, as {@link restoreArguments} reads it,
  * and kept as the model wrote it (`restoreArguments` hands the tool its own name back).
  *

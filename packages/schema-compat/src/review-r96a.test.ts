@@ -1,0 +1,74 @@
+/**
+ * Round 96 (a): a union's object read by the variant that takes it when a value in it came as JSON
+ * text. Where a server is sent a shallow declaration (`maxDepth`), an object nested below it is
+ * asked for as JSON text, and a union's variants then differ to the model only in their other
+ * fields. The model writes every field of the variant it picks, `null` for those it leaves out;
+ * `restoreArguments` must read that call by a variant that takes it once the text is parsed, not
+ * keep a null for a variant whose filter refuses the value.
+ */
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { restoreArguments } from "./optional-nulls.js";
+import { sanitizeSchema } from "./sanitize-schema.js";
+
+const shallow = { recursionLimit: 1, maxDepth: 2 };
+
+describe("a union whose variants hold JSON text under a shallow declaration", () => {
+  // A search by tag (with an optional limit) or by text. Both take an optional note: the tag
+  // variant's takes null, the text variant's does not. Both filters are nested past maxDepth.
+  const input = z.object({
+    target: z.union([
+      z.object({
+        filter: z.strictObject({ tag: z.string() }),
+        note: z.string().nullable().optional(),
+        limit: z.number().nullable().optional(),
+      }),
+      z.object({ filter: z.object({ text: z.string() }), note: z.string().optional() }),
+    ]),
+  });
+  const original = z.toJSONSchema(input, { io: "input" });
+
+  it("is declared with each filter as JSON text the model fills in", () => {
+    const declared = sanitizeSchema(original, shallow) as { properties: { target: { anyOf: unknown[] } } };
+    expect(declared.properties.target.anyOf[0]).toMatchObject({
+      properties: {
+        filter: { type: "string", description: expect.stringContaining("JSON text") },
+        note: { type: ["string", "null"] },
+        limit: { type: ["number", "null"] },
+      },
+      required: ["filter", "note", "limit"],
+    });
+  });
+
+  it("a text filter written in the first variant's shape reaches the tool as the text variant takes it", () => {
+    // The model filled in the first variant the declaration lists, leaving the note and the limit out.
+    const model = { target: { filter: '{"text":"rust"}', note: null, limit: null } };
+    const args = restoreArguments(model, original, shallow);
+    // Before: the note's null was kept (the tag variant takes it there, and only that variant names
+    // the limit), and zod refused the call — the tag variant for its filter, the text variant for its
+    // note ("target: Invalid input").
+    expect(args).toEqual({ target: { filter: { text: "rust" } } });
+    expect(input.safeParse(args).success).toBe(true);
+  });
+
+  it("a tag filter keeps the nulls its own variant takes", () => {
+    const model = { target: { filter: '{"tag":"rust"}', note: null, limit: null } };
+    const args = restoreArguments(model, original, shallow);
+    expect(args).toEqual({ target: { filter: { tag: "rust" }, note: null, limit: null } });
+    expect(input.parse(args)).toEqual({ target: { filter: { tag: "rust" }, note: null, limit: null } });
+  });
+
+  it("reads the call as it reads the same call written with the filter as an object", () => {
+    const asText = restoreArguments(
+      { target: { filter: '{"text":"rust"}', note: null, limit: null } },
+      original,
+      shallow,
+    );
+    const asObject = restoreArguments(
+      { target: { filter: { text: "rust" }, note: null, limit: null } },
+      original,
+      shallow,
+    );
+    expect(asText).toEqual(asObject);
+  });
+});
