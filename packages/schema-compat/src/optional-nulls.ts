@@ -82,6 +82,8 @@ interface Restore {
   kinds: Map<unknown, number>;
   /** Per sanitized schema: the schema under each key (`ITEM` for an array's items). */
   steps: Map<unknown, Map<string | typeof ITEM, unknown>>;
+  /** The same, for an object whose tag passes over some alternatives: by key and those kept. */
+  taggedSteps: Map<unknown, Map<string | typeof ITEM, unknown>>;
   asks: Map<unknown, Ask>;
   /** Told of each place asked for as JSON text whose string is handed on as written (`onUnread`). */
   onUnread: ((path: string) => void) | undefined;
@@ -94,6 +96,12 @@ interface Restore {
 interface Place {
   parent: Place | undefined;
   step: string | typeof ITEM;
+  /**
+   * The object of the arguments the key is read from: a sanitized alternative whose tag (a
+   * property of one `enum` or `const` value) it holds another value at is not read for the key
+   * (see `step`).
+   */
+  holder?: Raw;
   resolved: boolean;
   node: unknown;
 }
@@ -805,7 +813,7 @@ function stripObject(value: Raw, schema: unknown, walk: Walk, depth: number, pla
       out,
       name,
       protoless({
-        value: strip(inner, info.sub, walk, depth + 1, place ? below(place, key) : undefined),
+        value: strip(inner, info.sub, walk, depth + 1, place ? below(place, key, value) : undefined),
         enumerable: true,
         writable: true,
         configurable: true,
@@ -877,8 +885,10 @@ function kindsOf(schema: unknown, walk: Walk, restore: Restore, depth: number): 
   return kinds;
 }
 
-function below(place: Place, step: string | typeof ITEM): Place {
-  return { parent: place, step, resolved: false, node: undefined };
+function below(place: Place, step: string | typeof ITEM, holder?: Raw): Place {
+  return holder === undefined
+    ? { parent: place, step, resolved: false, node: undefined }
+    : { parent: place, step, resolved: false, node: undefined, holder };
 }
 
 /**
@@ -911,7 +921,7 @@ function sanitizedOnce(original: unknown, options: SanitizeOptions): JsonSchema 
 function resolve(place: Place, walk: Walk, restore: Restore): unknown {
   if (place.resolved) return place.node;
   place.node = place.parent
-    ? step(resolve(place.parent, walk, restore), place.step, walk, restore)
+    ? step(resolve(place.parent, walk, restore), place.step, walk, restore, place.holder)
     : sanitizedOnce(walk.root, restore.options);
   place.resolved = true;
   return place.node;
@@ -939,14 +949,26 @@ function alternatives(node: unknown, out: Raw[], depth: number): Raw[] {
   return out;
 }
 
-/** The sanitized schema for a key (or the items) of a value the sanitized `node` describes. */
-function step(node: unknown, key: string | typeof ITEM, walk: Walk, restore: Restore): unknown {
+/**
+ * The sanitized schema for a key (or the items) of a value the sanitized `node` describes. With
+ * `holder`, the object the key is read from, an alternative of `node` whose tag (a property of one
+ * `enum` or `const` value) the object holds another scalar at is passed over, unless that leaves
+ * none: what a discriminated union's other variants ask for at the key — JSON text for an object
+ * there, say — is not what the variant the object is of asks for (a string "0" written where that
+ * variant takes any value is the string, not JSON text of 0).
+ */
+function step(node: unknown, key: string | typeof ITEM, walk: Walk, restore: Restore, holder?: Raw): unknown {
   if (node === undefined) return undefined;
-  let byKey = restore.steps.get(node);
-  if (byKey?.has(key)) return byKey.get(key);
+  const all = alternatives(node, [], 0);
+  const kept = key === ITEM || holder === undefined ? all : all.filter((alt) => !tagRefuses(alt, holder));
+  const tagged = kept.length > 0 && kept.length < all.length;
+  const cache = tagged ? restore.taggedSteps : restore.steps;
+  const at = tagged ? `${String(key)}\u0000${kept.map((alt) => all.indexOf(alt)).join(",")}` : key;
+  let byKey = cache.get(node);
+  if (byKey?.has(at)) return byKey.get(at);
   if (--walk.budget < 0) throw new Exhausted();
   const subs: unknown[] = [];
-  for (const alt of alternatives(node, [], 0)) {
+  for (const alt of tagged ? kept : all) {
     const items = own(alt, "items");
     const properties = own(alt, "properties");
     if (key === ITEM) {
@@ -958,10 +980,26 @@ function step(node: unknown, key: string | typeof ITEM, walk: Walk, restore: Res
   const sub = combined("anyOf", subs);
   if (!byKey) {
     byKey = new Map();
-    restore.steps.set(node, byKey);
+    cache.set(node, byKey);
   }
-  byKey.set(key, sub);
+  byKey.set(at, sub);
   return sub;
+}
+
+/** Whether the object `holder` holds, at a property `alt` gives one `enum` or `const` value, another scalar. */
+function tagRefuses(alt: Raw, holder: Raw): boolean {
+  const properties = own(alt, "properties");
+  if (!isObject(properties)) return false;
+  for (const name of Object.keys(properties)) {
+    if (!Object.hasOwn(holder, name)) continue;
+    const value = holder[name];
+    const schema = properties[name];
+    if (value === null || typeof value === "object" || !isObject(schema)) continue;
+    const values = own(schema, "enum");
+    if (Array.isArray(values) && values.length === 1 && values[0] !== value) return true;
+    if (Object.hasOwn(schema, "const") && own(schema, "const") !== value) return true;
+  }
+  return false;
 }
 
 /**
@@ -1159,6 +1197,7 @@ function newRestore(options: SanitizeOptions | null | undefined): Restore {
       : {},
     kinds: new Map(),
     steps: new Map(),
+    taggedSteps: new Map(),
     asks: new Map(),
     onUnread:
       isObject(options) && typeof own(options, "onUnread") === "function"

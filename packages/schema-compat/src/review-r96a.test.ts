@@ -72,3 +72,34 @@ describe("a union whose variants hold JSON text under a shallow declaration", ()
     expect(asText).toEqual(asObject);
   });
 });
+
+describe("a discriminated union's variant taking any value beside one asking for JSON text", () => {
+  // The round-trip model's seed 1286858130 (strict dialect): the "note" variant takes any value at
+  // `body`, the "map" variant a map of strings there, which the declaration asks for as JSON text.
+  const input = z.object({
+    item: z.discriminatedUnion("kind", [
+      z.object({ kind: z.literal("note"), body: z.unknown() }),
+      z.object({ kind: z.literal("map"), body: z.record(z.string(), z.string()) }),
+    ]),
+  });
+  const original = z.toJSONSchema(input, { io: "input" });
+
+  it("hands the note variant's string on as the string the model wrote", () => {
+    for (const body of ["0", "true", "null", "plain"]) {
+      const args = restoreArguments({ item: { kind: "note", body } }, original);
+      // Before: "0", "true" and "null" reached the tool as 0, true and null (read as the map
+      // variant's JSON text), a value zod's reading of the call never holds.
+      expect(args).toEqual({ item: { kind: "note", body } });
+      expect(input.parse(args)).toEqual({ item: { kind: "note", body } });
+    }
+  });
+
+  it("still reads an object or an array as JSON text for the note variant, and the map variant's text", () => {
+    expect(restoreArguments({ item: { kind: "note", body: '{"a":1}' } }, original)).toEqual({
+      item: { kind: "note", body: { a: 1 } },
+    });
+    expect(restoreArguments({ item: { kind: "map", body: '{"a":"b"}' } }, original)).toEqual({
+      item: { kind: "map", body: { a: "b" } },
+    });
+  });
+});

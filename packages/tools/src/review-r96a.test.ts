@@ -14,9 +14,13 @@ const shallow = { recursionLimit: 1, maxDepth: 2 };
 
 /**
  * What `execute` is handed for the model's JSON, written against `sanitizeSchema(parameters,
- * shallow)` (every property listed, JSON text where asked), restored as the loop restores it.
+ * options)` (every property listed, JSON text where asked), restored as the loop restores it.
  */
-async function executed(input: z.ZodObject, json: string): Promise<unknown> {
+async function executed(
+  input: z.ZodObject,
+  json: string,
+  options: { recursionLimit?: number; maxDepth?: number } = shallow,
+): Promise<unknown> {
   let got: unknown;
   const tool = defineTool({
     name: "t",
@@ -28,7 +32,7 @@ async function executed(input: z.ZodObject, json: string): Promise<unknown> {
     },
   });
   const original = tool.declaration.function.parameters;
-  const args = restoreArguments(JSON.parse(json), original, shallow);
+  const args = restoreArguments(JSON.parse(json), original, options);
   await createToolset([tool]).dispatch({ id: "c", name: "t", args });
   return got;
 }
@@ -85,5 +89,22 @@ describe("a call under a shallow declaration, a union variant's object written a
     // The value meant, { a: [{ b: {} }] }, is the second variant's; before, "a[0]: Invalid input".
     const got = await executed(input, '{"a":[{"a":null,"d":null,"b":"{}"}]}');
     expect(got).toEqual(input.parse({ a: [{ b: {} }] }));
+  });
+});
+
+describe("a discriminated union: one variant takes any value where another takes a map", () => {
+  it("seed 1286858130: the string the model wrote for the any-value variant reaches execute as a string", async () => {
+    const input = z.object({
+      item: z.discriminatedUnion("kind", [
+        z.object({ kind: z.literal("note"), body: z.unknown() }),
+        z.object({ kind: z.literal("map"), body: z.record(z.string(), z.string()) }),
+      ]),
+    });
+    // The strict declaration asks for the map as JSON text; "0" under "note" is a string. Before,
+    // execute got the number 0 — read as the map variant's JSON text.
+    for (const body of ["0", "null"]) {
+      const got = await executed(input, JSON.stringify({ item: { kind: "note", body } }), {});
+      expect(got).toEqual({ item: { kind: "note", body } });
+    }
   });
 });

@@ -849,7 +849,7 @@ const noBad = { strict: [], relaxed: [], shallow: [] };
 
 /**
  * Counterexamples found at numRuns 3000, checked on every run (seeds -848646852 and 1240037890,
- * shrunk). Both shallow: a union variant's object asked for as JSON text, the model answering by the
+ * shrunk; the third below). The first two are shallow: a union variant's object asked for as JSON text, the model answering by the
  * first variant (null for its fields left out) though only another takes the parsed text. A library
  * fault, fixed in schema-compat (r96a): the union was read whole, keeping a null the first variant
  * takes where the variant that takes the value refuses it, and dispatch refused the call.
@@ -917,6 +917,34 @@ const shrunk: [Case][] = [
         ),
       ],
       values: [{ a: [{ b: {} }] }, { a: [] }],
+      bad: noBad,
+    },
+  ],
+  // Seed 1286858130 (strict), cut down by hand: the k0 variant takes any value at `constructor`,
+  // the k1 variant a map there, asked for as JSON text. The model's string "0" for k0 reached
+  // execute as the number 0 (read as k1's JSON text): fixed in schema-compat (r96a).
+  [
+    {
+      props: [
+        plainProp(
+          "e",
+          {
+            kind: "tagged",
+            branches: [
+              [plainProp("constructor", { kind: "leaf", leaf: leafNamed("any") }, "required")],
+              [
+                plainProp(
+                  "constructor",
+                  { kind: "record", value: { kind: "leaf", leaf: leafNamed("string") } },
+                  "required",
+                ),
+              ],
+            ],
+          },
+          "required",
+        ),
+      ],
+      values: [{ e: { kind: "k0", constructor: "0" } }, { e: { kind: "k0", constructor: "null" } }],
       bad: noBad,
     },
   ],
