@@ -82,6 +82,8 @@ interface Restore {
   kinds: Map<unknown, number>;
   /** Per sanitized schema: the schema under each key (`ITEM` for an array's items). */
   steps: Map<unknown, Map<string | typeof ITEM, unknown>>;
+  /** The same, for an object whose tag passes over some alternatives: by key and those kept. */
+  taggedSteps: Map<unknown, Map<string | typeof ITEM, unknown>>;
   asks: Map<unknown, Ask>;
   /** Told of each place asked for as JSON text whose string is handed on as written (`onUnread`). */
   onUnread: ((path: string) => void) | undefined;
@@ -94,6 +96,12 @@ interface Restore {
 interface Place {
   parent: Place | undefined;
   step: string | typeof ITEM;
+  /**
+   * The object of the arguments the key is read from: a sanitized alternative whose tag (a
+   * property of one `enum` or `const` value) it holds another value at is not read for the key
+   * (see `step`).
+   */
+  holder?: Raw;
   resolved: boolean;
   node: unknown;
 }
@@ -479,7 +487,9 @@ interface Union {
  * makes of the object read by that branch (the others standing in, their values read as before
  * but no null of theirs kept), as far as `mayMeet` can tell — each null is then kept or dropped by
  * one branch, never kept because one branch takes it here and another there, which neither would
- * take together. Where none surely takes it (or the object's checks run out), the union is read by
+ * take together. Where none of those takes it, the other branches it may be of are tried the same
+ * way, in order (`excludes` reads a string asked for as JSON text as "may": only the reading tried
+ * parses it). Where none surely takes it (or the object's checks run out), the union is read by
  * all the branches it may be of, as before. Made once per schema and set of branches kept.
  * `at` is where `strip` reads the object (its depth and place), for the readings it tries.
  */
@@ -531,7 +541,14 @@ function narrowedOnce(
     if (union.live.length < 2) continue;
     const before = union.read;
     const live = new Set(union.live);
-    for (const i of written(union, value, walk)) {
+    const naming = written(union, value, walk);
+    // Then the other branches it may be of, in order: a branch a null was written for may not
+    // take the object once the JSON text in it is parsed (`excludes` cannot read text), and a
+    // branch that does is read by — as it is when the value was written as an object, not text —
+    // rather than the union read whole, keeping a null for one branch beside a value only
+    // another takes.
+    const order = walk.checks < 0 ? [] : [...naming, ...union.live.filter((i) => !naming.includes(i))];
+    for (const i of order) {
       // Each reading tried makes a schema as wide as the union: counted, so a wide union of many
       // branches an object may be of costs the object its checks, not the union's width squared.
       walk.checks -= before.length;
@@ -796,7 +813,7 @@ function stripObject(value: Raw, schema: unknown, walk: Walk, depth: number, pla
       out,
       name,
       protoless({
-        value: strip(inner, info.sub, walk, depth + 1, place ? below(place, key) : undefined),
+        value: strip(inner, info.sub, walk, depth + 1, place ? below(place, key, value) : undefined),
         enumerable: true,
         writable: true,
         configurable: true,
@@ -868,8 +885,10 @@ function kindsOf(schema: unknown, walk: Walk, restore: Restore, depth: number): 
   return kinds;
 }
 
-function below(place: Place, step: string | typeof ITEM): Place {
-  return { parent: place, step, resolved: false, node: undefined };
+function below(place: Place, step: string | typeof ITEM, holder?: Raw): Place {
+  return holder === undefined
+    ? { parent: place, step, resolved: false, node: undefined }
+    : { parent: place, step, resolved: false, node: undefined, holder };
 }
 
 /**
@@ -902,7 +921,7 @@ function sanitizedOnce(original: unknown, options: SanitizeOptions): JsonSchema 
 function resolve(place: Place, walk: Walk, restore: Restore): unknown {
   if (place.resolved) return place.node;
   place.node = place.parent
-    ? step(resolve(place.parent, walk, restore), place.step, walk, restore)
+    ? step(resolve(place.parent, walk, restore), place.step, walk, restore, place.holder)
     : sanitizedOnce(walk.root, restore.options);
   place.resolved = true;
   return place.node;
@@ -930,14 +949,26 @@ function alternatives(node: unknown, out: Raw[], depth: number): Raw[] {
   return out;
 }
 
-/** The sanitized schema for a key (or the items) of a value the sanitized `node` describes. */
-function step(node: unknown, key: string | typeof ITEM, walk: Walk, restore: Restore): unknown {
+/**
+ * The sanitized schema for a key (or the items) of a value the sanitized `node` describes. With
+ * `holder`, the object the key is read from, an alternative of `node` whose tag (a property of one
+ * `enum` or `const` value) the object holds another scalar at is passed over, unless that leaves
+ * none: what a discriminated union's other variants ask for at the key — JSON text for an object
+ * there, say — is not what the variant the object is of asks for (a string "0" written where that
+ * variant takes any value is the string, not JSON text of 0).
+ */
+function step(node: unknown, key: string | typeof ITEM, walk: Walk, restore: Restore, holder?: Raw): unknown {
   if (node === undefined) return undefined;
-  let byKey = restore.steps.get(node);
-  if (byKey?.has(key)) return byKey.get(key);
+  const all = alternatives(node, [], 0);
+  const kept = key === ITEM || holder === undefined ? all : all.filter((alt) => !tagRefuses(alt, holder));
+  const tagged = kept.length > 0 && kept.length < all.length;
+  const cache = tagged ? restore.taggedSteps : restore.steps;
+  const at = tagged ? `${String(key)}\u0000${kept.map((alt) => all.indexOf(alt)).join(",")}` : key;
+  let byKey = cache.get(node);
+  if (byKey?.has(at)) return byKey.get(at);
   if (--walk.budget < 0) throw new Exhausted();
   const subs: unknown[] = [];
-  for (const alt of alternatives(node, [], 0)) {
+  for (const alt of tagged ? kept : all) {
     const items = own(alt, "items");
     const properties = own(alt, "properties");
     if (key === ITEM) {
@@ -949,10 +980,26 @@ function step(node: unknown, key: string | typeof ITEM, walk: Walk, restore: Res
   const sub = combined("anyOf", subs);
   if (!byKey) {
     byKey = new Map();
-    restore.steps.set(node, byKey);
+    cache.set(node, byKey);
   }
-  byKey.set(key, sub);
+  byKey.set(at, sub);
   return sub;
+}
+
+/** Whether the object `holder` holds, at a property `alt` gives one `enum` or `const` value, another scalar. */
+function tagRefuses(alt: Raw, holder: Raw): boolean {
+  const properties = own(alt, "properties");
+  if (!isObject(properties)) return false;
+  for (const name of Object.keys(properties)) {
+    if (!Object.hasOwn(holder, name)) continue;
+    const value = holder[name];
+    const schema = properties[name];
+    if (value === null || typeof value === "object" || !isObject(schema)) continue;
+    const values = own(schema, "enum");
+    if (Array.isArray(values) && values.length === 1 && values[0] !== value) return true;
+    if (Object.hasOwn(schema, "const") && own(schema, "const") !== value) return true;
+  }
+  return false;
 }
 
 /**
@@ -1038,8 +1085,9 @@ export interface RestoreOptions extends SanitizeOptions {
  * when no branch naming the property takes it (the fields of the other alternatives of a root
  * union, say), among the branches the object may be of (a discriminated union's variant is read
  * by its tag). Where it may be of several, it is read by the first (naming the keys it holds
- * values at) that takes it with that branch's nulls kept and the others dropped, so no null is
- * kept for one branch beside another null kept for another. A property name `sanitizeSchema` wrote with U+FFFD (the schema's own held half a
+ * values at) that takes it with that branch's nulls kept and the others dropped (failing those,
+ * the first other branch that does), so no null is kept for one branch beside another null kept
+ * for another. A property name `sanitizeSchema` wrote with U+FFFD (the schema's own held half a
  * surrogate pair alone) is read as the schema's own name, as {@link restoreArguments} reads it,
  * and kept as the model wrote it (`restoreArguments` hands the tool its own name back).
  *
@@ -1149,6 +1197,7 @@ function newRestore(options: SanitizeOptions | null | undefined): Restore {
       : {},
     kinds: new Map(),
     steps: new Map(),
+    taggedSteps: new Map(),
     asks: new Map(),
     onUnread:
       isObject(options) && typeof own(options, "onUnread") === "function"

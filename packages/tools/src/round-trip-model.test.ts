@@ -833,6 +833,123 @@ async function settle(promise: Promise<unknown>): Promise<{ ok: true } | { ok: f
   }
 }
 
+/** A leaf of the catalog by its name (for the fixed examples below). */
+function leafNamed(name: string): Leaf {
+  return leaves.find((leaf) => leaf.name === name) as Leaf;
+}
+
+const str = (name: string, mod: Mod): Prop => ({
+  name,
+  spec: { kind: "leaf", leaf: leafNamed("string") },
+  mod,
+  described: false,
+});
+const plainProp = (name: string, spec: Spec, mod: Mod): Prop => ({ name, spec, mod, described: false });
+const noBad = { strict: [], relaxed: [], shallow: [] };
+
+/**
+ * Counterexamples found at numRuns 3000, checked on every run (seeds -848646852 and 1240037890,
+ * shrunk; the third below). The first two are shallow: a union variant's object asked for as JSON text, the model answering by the
+ * first variant (null for its fields left out) though only another takes the parsed text. A library
+ * fault, fixed in schema-compat (r96a): the union was read whole, keeping a null the first variant
+ * takes where the variant that takes the value refuses it, and dispatch refused the call.
+ */
+const shrunk: [Case][] = [
+  [
+    {
+      props: [
+        plainProp(
+          "a",
+          {
+            kind: "union",
+            shared: true,
+            branches: [
+              [
+                plainProp("constructor", { kind: "object", props: [], shape: "strict" }, "required"),
+                plainProp("b", { kind: "tagged", branches: [[], []] }, "optNull"),
+                str("a", "nullOpt"),
+              ],
+              [
+                str("a", "optional"),
+                plainProp(
+                  "constructor",
+                  { kind: "union", shared: true, branches: [[], [str("a", "required")]] },
+                  "required",
+                ),
+              ],
+            ],
+          },
+          "required",
+        ),
+        str("e", "required"),
+        plainProp("d", { kind: "union", branches: [[], []] }, "required"),
+      ],
+      values: [{ a: { constructor: { a: "" } }, e: "", d: {} }],
+      bad: noBad,
+    },
+  ],
+  [
+    {
+      props: [
+        plainProp(
+          "a",
+          {
+            kind: "array",
+            min: undefined,
+            max: undefined,
+            item: {
+              kind: "union",
+              shared: true,
+              branches: [
+                [str("a", "nullOpt"), str("d", "nullable"), plainProp("b", { kind: "tree" }, "required")],
+                [
+                  plainProp(
+                    "a",
+                    { kind: "record", value: { kind: "leaf", leaf: leafNamed("string") } },
+                    "optional",
+                  ),
+                  plainProp("b", { kind: "union", branches: [[], []] }, "required"),
+                ],
+              ],
+            },
+          },
+          "required",
+        ),
+      ],
+      values: [{ a: [{ b: {} }] }, { a: [] }],
+      bad: noBad,
+    },
+  ],
+  // Seed 1286858130 (strict), cut down by hand: the k0 variant takes any value at `constructor`,
+  // the k1 variant a map there, asked for as JSON text. The model's string "0" for k0 reached
+  // execute as the number 0 (read as k1's JSON text): fixed in schema-compat (r96a).
+  [
+    {
+      props: [
+        plainProp(
+          "e",
+          {
+            kind: "tagged",
+            branches: [
+              [plainProp("constructor", { kind: "leaf", leaf: leafNamed("any") }, "required")],
+              [
+                plainProp(
+                  "constructor",
+                  { kind: "record", value: { kind: "leaf", leaf: leafNamed("string") } },
+                  "required",
+                ),
+              ],
+            ],
+          },
+          "required",
+        ),
+      ],
+      values: [{ e: { kind: "k0", constructor: "0" } }, { e: { kind: "k0", constructor: "null" } }],
+      bad: noBad,
+    },
+  ],
+];
+
 describe("a typed tool's arguments through every schema-compat dialect", { timeout: 60_000 }, () => {
   it("reach execute as zod reads them, and a value only the declaration takes is refused naming the argument", async () => {
     let badSent = 0;
@@ -890,7 +1007,7 @@ describe("a typed tool's arguments through every schema-compat dialect", { timeo
           }
         }
       }),
-      { numRuns: 150 },
+      { examples: shrunk, numRuns: 150 },
     );
     expect(badSent).toBeGreaterThan(20);
   });
