@@ -1722,7 +1722,7 @@ export class Session {
   #timedRun(backend: AgentBackend, loopOptions: AgentLoopOptions, left: number): Promise<AgentLoopResult> {
     const options = Object.defineProperties({}, ownDescriptors(loopOptions)) as AgentLoopOptions;
     options.config = { ...loopOptions.config, maxToolIterations: left };
-    this.#tellForeignLimits(options.config as Record<string, unknown>);
+    this.#tellForeignLimits(options.config as unknown as Record<string, unknown>);
     const limit = toolLimitMs(setting(loopOptions.config, "toolTimeoutSeconds"));
     // A value the loop refuses is left for it to refuse; no limit needs nothing of ours.
     if (limit === false || limit === undefined) return backend.run(options);
