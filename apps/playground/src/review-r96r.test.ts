@@ -3,8 +3,9 @@
 // sent the user to OPENAI_BASE_URL, LOOPWRIGHT_MODEL or OPENAI_API_KEY — settings that run never
 // used (an endpoint a spec names is sent no key at all), on the simulator ones never set. The hint now
 // names the spec's field where the spec named it. Over loopback HTTP to the web server and the testkit.
-import { createServer } from "node:net";
+
 import type { AddressInfo } from "node:net";
+import { createServer } from "node:net";
 import { startServer, type TestServer } from "@loopwright/testkit";
 import { afterEach, describe, expect, it } from "vitest";
 import { startWebServer, type WebServer } from "./web/server.js";
@@ -27,7 +28,9 @@ async function closedPort(): Promise<number> {
 
 /** An endpoint that answers every chat request with `status` and `message`. */
 async function failing(status: number, message: string): Promise<TestServer> {
-  const endpoint = await startServer({ replies: () => ({ type: "error", status, body: { error: { message, code: status } } }) });
+  const endpoint = await startServer({
+    replies: () => ({ type: "error", status, body: { error: { message, code: status } } }),
+  });
   endpoints.push(endpoint);
   return endpoint;
 }
@@ -80,7 +83,9 @@ describe("the page's hint under an endpoint's error, when a loaded spec chose th
       spec: spec({ name: "from-spec" }),
     });
     expect(fromSpec).toContain(`serves no model "from-spec": check the spec's model.name;`);
-    const fromEnv = await hintAfterError({ endpoint: { baseUrl: endpoint.baseUrl, apiKey: "k", model: "from-env" } });
+    const fromEnv = await hintAfterError({
+      endpoint: { baseUrl: endpoint.baseUrl, apiKey: "k", model: "from-env" },
+    });
     expect(fromEnv).toContain(`serves no model "from-env": check LOOPWRIGHT_MODEL (or --model);`);
     const refused = await failing(403, "Forbidden");
     expect(await hintAfterError({ endpoint: { baseUrl: refused.baseUrl, apiKey: "k", model: "m" } })).toBe(

@@ -41,7 +41,9 @@ describe("another SDK's step limit in a session's config", () => {
   it("says nothing for a config without one", async () => {
     const server = await startServer({ replies: () => ({ content: "Fine." }) });
     servers.push(server);
-    const session = await createSession({ config: { baseUrl: server.baseUrl, model: "m", maxTurns: null } as never });
+    const session = await createSession({
+      config: { baseUrl: server.baseUrl, model: "m", maxTurns: null } as never,
+    });
     sessions.push(session);
     await session.prompt("hi");
     expect(session.getSnapshot().timeline.some((e) => e.type === "notice")).toBe(false);

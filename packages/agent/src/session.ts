@@ -557,7 +557,14 @@ const KEPT_CUT = "Stopped: the answer so far is kept in the conversation.";
  * and `stopWhen`, the Agents SDK's `maxTurns` / `max_turns`, LangChain's `maxIterations` /
  * `max_iterations`). A session's limit is its own `maxTurns` option, so it tells them its own way.
  */
-const FOREIGN_STEP_LIMITS = ["maxSteps", "maxTurns", "max_turns", "stopWhen", "maxIterations", "max_iterations"];
+const FOREIGN_STEP_LIMITS = [
+  "maxSteps",
+  "maxTurns",
+  "max_turns",
+  "stopWhen",
+  "maxIterations",
+  "max_iterations",
+];
 
 /** The notice after a prompt that failed on a turn after a finished tool step (worded as a reopen's). */
 const FAILED_AFTER_TOOLS =

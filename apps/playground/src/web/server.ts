@@ -433,7 +433,9 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
             // notice so the page draws it as a dim line of text, and a reload or another instance
             // following the run over Redis replays it with the error. The simulator's own failures
             // are nothing the user's settings could fix.
-            const hint = isSimulator(cfg) ? undefined : endpointHint(message, cfg.baseUrl, cfg.model, hintSettings(cfg));
+            const hint = isSimulator(cfg)
+              ? undefined
+              : endpointHint(message, cfg.baseUrl, cfg.model, hintSettings(cfg));
             if (hint) emit({ kind: "notice", text: shownText(hint) });
           }
           if (settled.notice) emit({ kind: "notice", text: settled.notice });
