@@ -3,9 +3,6 @@
 // sent the user to OPENAI_BASE_URL, LOOPWRIGHT_MODEL or OPENAI_API_KEY — settings that run never
 // used (an endpoint a spec names is sent no key at all), on the simulator ones never set. The hint now
 // names the spec's field where the spec named it. Over loopback HTTP to the web server and the testkit.
-
-import type { AddressInfo } from "node:net";
-import { createServer } from "node:net";
 import { startServer, type TestServer } from "@loopwright/testkit";
 import { afterEach, describe, expect, it } from "vitest";
 import { startWebServer, type WebServer } from "./web/server.js";
@@ -16,15 +13,6 @@ afterEach(async () => {
   for (const web of webs.splice(0)) await web.close();
   for (const endpoint of endpoints.splice(0)) await endpoint.close();
 });
-
-/** A loopback port nothing listens on (listened on, then closed). */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 /** An endpoint that answers every chat request with `status` and `message`. */
 async function failing(status: number, message: string): Promise<TestServer> {
@@ -60,7 +48,10 @@ async function hintAfterError(options: Parameters<typeof startWebServer>[0]): Pr
 
 describe("the page's hint under an endpoint's error, when a loaded spec chose the endpoint or model", () => {
   it("names the spec's baseUrl, not OPENAI_BASE_URL, when nothing answers at the spec's endpoint", async () => {
-    const url = `http://127.0.0.1:${await closedPort()}/v1`;
+    // An endpoint's URL once it has closed: nothing answers there.
+    const gone = await startServer({});
+    const url = gone.baseUrl;
+    await gone.close();
     // On the simulator: OPENAI_BASE_URL is not even set.
     const hint = await hintAfterError({ spec: spec({ name: "m", endpoint: { baseUrl: url } }) });
     expect(hint).toBe(

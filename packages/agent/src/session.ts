@@ -8,6 +8,7 @@ import {
   DEFAULT_TOOL_TIMEOUT_MS,
   type DedupePolicy,
   type DispatchRequest,
+  FOREIGN_STEP_LIMITS,
   type LoopConfig,
   type RunUsage,
   STOPPED_DURING,
@@ -552,20 +553,6 @@ function lastFold(messages: readonly AgentMessage[]): number {
 /** `#settle`'s notice when a stopped prompt keeps the answer text it had streamed. */
 const KEPT_CUT = "Stopped: the answer so far is kept in the conversation.";
 
-/**
- * Config fields another SDK reads as its step or turn limit (the loop's list: the AI SDK's `maxSteps`
- * and `stopWhen`, the Agents SDK's `maxTurns` / `max_turns`, LangChain's `maxIterations` /
- * `max_iterations`). A session's limit is its own `maxTurns` option, so it tells them its own way.
- */
-const FOREIGN_STEP_LIMITS = [
-  "maxSteps",
-  "maxTurns",
-  "max_turns",
-  "stopWhen",
-  "maxIterations",
-  "max_iterations",
-];
-
 /** The notice after a prompt that failed on a turn after a finished tool step (worded as a reopen's). */
 const FAILED_AFTER_TOOLS =
   "The conversation ends in tool results the model has not answered yet (the run failed before the model answered them): the next prompt is sent after them, and session.agent.continue() has the model go on from them.";
@@ -871,7 +858,7 @@ export class Session {
   #toolTurns = 0;
   /** Tool turns taken before the agent's current loop run began (a follow-up starts a new one). */
   #before = 0;
-  /** The foreign step-limit notices this session has told (each once: see `#tellForeignLimits`). */
+  /** The notices for another SDK's step limit in the config (the loop's `FOREIGN_STEP_LIMITS`) this session has told, each once. */
   #foreignTold = new Set<string>();
   #started = 0;
   #firstText = 0;
