@@ -8,6 +8,7 @@ import {
   DEFAULT_TOOL_TIMEOUT_MS,
   type DedupePolicy,
   type DispatchRequest,
+  FOREIGN_STEP_LIMITS,
   type LoopConfig,
   type RunUsage,
   STOPPED_DURING,
@@ -857,6 +858,8 @@ export class Session {
   #toolTurns = 0;
   /** Tool turns taken before the agent's current loop run began (a follow-up starts a new one). */
   #before = 0;
+  /** The notices for another SDK's step limit in the config (the loop's `FOREIGN_STEP_LIMITS`) this session has told, each once. */
+  #foreignTold = new Set<string>();
   #started = 0;
   #firstText = 0;
   /** `#firstText` as it stood when the streaming assistant message began. */
@@ -1684,6 +1687,26 @@ export class Session {
   }
 
   /**
+   * Takes another SDK's step limit (`maxSteps`, `maxTurns`, …) out of the loop's copy of the config
+   * and tells the session's own notice for it, once per session. The loop would tell its own at every
+   * run (each prompt, each follow-up), pointing at `config.maxToolIterations` and `beforeStep`, which
+   * a session replaces with what `maxTurns` leaves: advice that changes nothing here.
+   */
+  #tellForeignLimits(config: Record<string, unknown>): void {
+    const found = FOREIGN_STEP_LIMITS.filter((key) => Object.hasOwn(config, key) && config[key] != null);
+    for (const key of FOREIGN_STEP_LIMITS) delete config[key];
+    if (found.length === 0) return;
+    const named = found.map((key) => `config.${key}`).join(", ");
+    const text =
+      `${named} ${found.length === 1 ? "is" : "are"} how another SDK spells a step limit, and a session does not read ` +
+      `${found.length === 1 ? "it" : "them"}: this session allows ${this.maxTurns} tool turns per prompt, ` +
+      "set by createSession's maxTurns option (config.maxToolIterations is replaced by it).";
+    if (this.#foreignTold.has(text)) return;
+    this.#foreignTold.add(text);
+    this.addNotice(text);
+  }
+
+  /**
    * Runs one loop run with the session's per-call time limit applied here rather than by the loop,
    * so the built-in AskUser is exempt: its question waits for the person (or the run's stop), never
    * for `toolTimeoutSeconds`. Every other call is stopped at the limit as the loop stops it — its
@@ -1693,6 +1716,7 @@ export class Session {
   #timedRun(backend: AgentBackend, loopOptions: AgentLoopOptions, left: number): Promise<AgentLoopResult> {
     const options = Object.defineProperties({}, ownDescriptors(loopOptions)) as AgentLoopOptions;
     options.config = { ...loopOptions.config, maxToolIterations: left };
+    this.#tellForeignLimits(options.config as unknown as Record<string, unknown>);
     const limit = toolLimitMs(setting(loopOptions.config, "toolTimeoutSeconds"));
     // A value the loop refuses is left for it to refuse; no limit needs nothing of ours.
     if (limit === false || limit === undefined) return backend.run(options);

@@ -108,7 +108,7 @@ export {
   ToolIterationLimit,
 } from "./errors.js";
 export type { LoopOption, OptionHandling } from "./loop-options.js";
-export { LOOP_OPTIONS } from "./loop-options.js";
+export { FOREIGN_STEP_LIMITS, LOOP_OPTIONS } from "./loop-options.js";
 export type {
   CallResult,
   CallRouting,

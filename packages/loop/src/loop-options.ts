@@ -104,16 +104,18 @@ const STEP_LIMIT =
  * Config fields that another SDK or framework reads as its step or turn limit or its stop condition
  * (the AI SDK's `maxSteps` and `stopWhen`, the Agents SDK's `maxTurns` / `max_turns`, LangChain's
  * `maxIterations` / `max_iterations`). Unknown config fields are the host's, so these are not
- * refused; but one left there means a limit the user believes set and the run does not keep.
+ * refused; but one left there means a limit the user believes set and the run does not keep, and
+ * the run tells a notice. A host that sets the step limit itself (as `@loopwright/agent`'s session
+ * does from its `maxTurns`) takes them out and tells its own.
  */
-const FOREIGN_STEP_LIMITS = [
+export const FOREIGN_STEP_LIMITS: readonly string[] = Object.freeze([
   "maxSteps",
   "maxTurns",
   "max_turns",
   "stopWhen",
   "maxIterations",
   "max_iterations",
-];
+]);
 
 /**
  * The one notice for a config that holds another SDK's step limit (`undefined` when it holds none):

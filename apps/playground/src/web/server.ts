@@ -21,7 +21,7 @@ import {
 import { createRedisStores, type RedisStores, readEventId } from "@loopwright/redis";
 import { startServer, type TestServer } from "@loopwright/testkit";
 import { partialAnswer, settleRun } from "../conversation.js";
-import { endpointHint } from "../endpoint-hint.js";
+import { ENV_SETTINGS, endpointHint, type HintSettings } from "../endpoint-hint.js";
 import { runTool, TOOLS } from "../tools/index.js";
 import { connectSharedRuns, type RunInfo, type SharedRuns, SharedRunsError } from "./shared-runs.js";
 import { type AppliedSpec, checkSpec, type SpecReport, shownText } from "./spec.js";
@@ -251,6 +251,20 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
       });
   /** Whether runs with `cfg` go to the built-in simulator (a loaded spec may name an endpoint instead). */
   const isSimulator = (cfg: LoopConfig) => simulator !== undefined && cfg.baseUrl === simulator.baseUrl;
+  /**
+   * What named `cfg`'s endpoint, model and key, for the hint under its error: the environment, or a
+   * loaded spec (on the simulator, whatever is not the simulator's is the spec's). An endpoint a spec
+   * names is sent no key (`checkSpec`).
+   */
+  const hintSettings = (cfg: LoopConfig): HintSettings => {
+    const specUrl = simulator !== undefined || cfg.baseUrl !== base.baseUrl;
+    const specModel = simulator !== undefined || cfg.model !== base.model;
+    return {
+      url: specUrl ? "the spec's model.endpoint.baseUrl" : ENV_SETTINGS.url,
+      model: specModel ? "the spec's model.name" : ENV_SETTINGS.model,
+      key: specUrl ? undefined : ENV_SETTINGS.key,
+    };
+  };
   const base: LoopConfig = simulator
     ? { baseUrl: simulator.baseUrl, model: "loopwright-simulator", maxToolIterations: 8 }
     : {
@@ -419,7 +433,9 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
             // notice so the page draws it as a dim line of text, and a reload or another instance
             // following the run over Redis replays it with the error. The simulator's own failures
             // are nothing the user's settings could fix.
-            const hint = isSimulator(cfg) ? undefined : endpointHint(message, cfg.baseUrl, cfg.model);
+            const hint = isSimulator(cfg)
+              ? undefined
+              : endpointHint(message, cfg.baseUrl, cfg.model, hintSettings(cfg));
             if (hint) emit({ kind: "notice", text: shownText(hint) });
           }
           if (settled.notice) emit({ kind: "notice", text: settled.notice });
