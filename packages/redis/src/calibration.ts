@@ -226,6 +226,18 @@ export async function openCalibration(
     return held;
   };
 
+  /**
+   * For each reload's read on its way, the endpoints this instance forgot since it began. Redis may have answered the read before the forget ran there: what it read of them is
+   * from before the forget, and held here it brought the readings back on this instance only —
+   * while Redis and every other instance dropped them — for good. A reading another instance takes
+   * after the forget ran is heard by announcement, after the forget's.
+   */
+  const forgottenWhileRead = new Set<Set<string>>();
+  /** A forget made here: every reload's read on its way passes over what it drops. */
+  const forgottenHere = (name: string): void => {
+    for (const since of forgottenWhileRead) since.add(name);
+  };
+
   /** Drops here the readings of each endpoint forgotten while this instance's subscription was down. */
   const catchUp = (): Promise<void> => forgets.catchUp((name) => dropLocal(name));
 
@@ -236,14 +248,21 @@ export async function openCalibration(
   const reload = async (): Promise<Set<string>> => {
     await catchUp();
     const found = new Set<string>();
-    await readIndexed(
-      { writer, ask, indexKey, keyOf, retainMs, report },
-      (id) => ask<string[]>(["LRANGE", keyOf(id), String(-KEPT), "-1"]),
-      (id, values) => {
-        found.add(id);
-        hold(id, values.map(Number).filter(plausible));
-      },
-    );
+    const since = new Set<string>();
+    forgottenWhileRead.add(since);
+    try {
+      await readIndexed(
+        { writer, ask, indexKey, keyOf, retainMs, report },
+        (id) => ask<string[]>(["LRANGE", keyOf(id), String(-KEPT), "-1"]),
+        (id, values) => {
+          found.add(id);
+          for (const name of since) if (id.startsWith(`${name}\u0000`)) return;
+          hold(id, values.map(Number).filter(plausible));
+        },
+      );
+    } finally {
+      forgottenWhileRead.delete(since);
+    }
     return found;
   };
 
@@ -630,6 +649,7 @@ export async function openCalibration(
       // Redis, so an instance away meanwhile drops its copy when it is back.
       const { mark, at } = forgets.own(name);
       unheard.set(mark, name);
+      forgottenHere(name);
       owed.owe(name, { ids, mark, at });
       return held;
     },

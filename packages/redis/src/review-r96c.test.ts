@@ -12,6 +12,7 @@ import { busFixture } from "../test/bus-fixture.js";
 import { HAS_REDIS, SKIP_MESSAGE } from "../test/redis-server.js";
 import { Relay } from "../test/relay.js";
 import type { RedisEventBus } from "./bus.js";
+import { createRedisCalibration } from "./calibration.js";
 import { createRedisCapabilityStore } from "./capabilities.js";
 
 if (!HAS_REDIS) console.warn(SKIP_MESSAGE);
@@ -154,8 +155,9 @@ describe.skipIf(!HAS_REDIS)("a watcher resuming after a seq its emitter has not 
 
 /**
  * A TCP relay on loopback in front of a real Redis that, once armed, holds back the first chunk
- * holding an `HGETALL` (a capability store's reload reading a tenant's latches) and everything its
- * connection sends after it, until `whileHeld` has run; then relays them in order.
+ * holding `word` (`HGETALL`: a capability store's reload reading a tenant's latches; `LRANGE`: a
+ * calibration's reading its readings) and everything its connection sends after it, until
+ * `whileHeld` has run; then relays them in order.
  */
 class ReloadHoldRelay extends Relay {
   /** What the held connection sent after the held chunk, so far. */
@@ -164,6 +166,7 @@ class ReloadHoldRelay extends Relay {
   private holding: Buffer[] | undefined;
   private heldOn: Socket | undefined;
   private whileHeld: () => Promise<void> = async () => {};
+  private word = "";
   /** Resolves once the held chunks went on. */
   released: Promise<void> = Promise.resolve();
 
@@ -177,8 +180,9 @@ class ReloadHoldRelay extends Relay {
     return relay;
   }
 
-  arm(whileHeld: () => Promise<void>): void {
+  arm(word: string, whileHeld: () => Promise<void>): void {
     this.armed = true;
+    this.word = `\r\n${word}\r\n`;
     this.whileHeld = whileHeld;
   }
 
@@ -188,7 +192,7 @@ class ReloadHoldRelay extends Relay {
       this.queuedAfter++;
       return;
     }
-    if (this.armed && chunk.toString("latin1").toUpperCase().includes("\r\nHGETALL\r\n")) {
+    if (this.armed && chunk.toString("latin1").toUpperCase().includes(this.word)) {
       this.armed = false;
       const held = [chunk];
       this.holding = held;
@@ -225,7 +229,7 @@ describe.skipIf(!HAS_REDIS)(
           await pause(10);
         expect(a.capabilitiesFor(base, "key").strictSchemas).toBe(false);
         let forgotten = false;
-        relay.arm(async () => {
+        relay.arm("HGETALL", async () => {
           // The reload has asked Redis for the tenant's latches; the host forgets the endpoint now.
           forgotten = a.forget(base, "key");
           for (let i = 0; i < 500 && relay.queuedAfter === 0; i++) await pause(10);
@@ -242,6 +246,49 @@ describe.skipIf(!HAS_REDIS)(
         expect(b.capabilitiesFor(base, "key").strictSchemas, "another instance").toBe(true);
         // Was false: the latch read by the reload, its reply after the forget, laid back on here only.
         expect(a.capabilitiesFor(base, "key").strictSchemas, "the instance that forgot").toBe(true);
+      } finally {
+        await Promise.all([a.close(), b.close()]);
+        await relay.close();
+      }
+    });
+  },
+);
+
+describe.skipIf(!HAS_REDIS)(
+  "a calibration's forget made while its reload after a reconnect reads the readings (r96c)",
+  () => {
+    const redis = serverWithAdmin();
+    const base = "http://127.0.0.1:10/v1";
+    const body = { messages: [{ role: "user" as const, content: "x".repeat(200) }] };
+
+    it("stays forgotten there: what the reload read before the forget reached Redis is not laid back on", {
+      timeout: 20_000,
+    }, async () => {
+      const relay = await ReloadHoldRelay.start(redis.server.port);
+      const prefix = "r96c-cal:";
+      const a = await createRedisCalibration({ url: relay.url, prefix, onError: () => {} });
+      const b = await createRedisCalibration({ url: redis.server.url, prefix, onError: () => {} });
+      try {
+        const untouched = a.charsPerTokenFor(base, undefined);
+        b.calibrate(base, undefined, body, 100);
+        const learnt = b.charsPerTokenFor(base, undefined);
+        expect(learnt).not.toBe(untouched);
+        for (let i = 0; i < 500 && a.charsPerTokenFor(base, undefined) !== learnt; i++) await pause(10);
+        expect(a.charsPerTokenFor(base, undefined)).toBe(learnt);
+        let forgotten = false;
+        relay.arm("LRANGE", async () => {
+          forgotten = a.forget(base);
+          for (let i = 0; i < 500 && relay.queuedAfter === 0; i++) await pause(10);
+        });
+        await redis.cut("pubsub");
+        for (let i = 0; i < 500 && !forgotten; i++) await pause(10);
+        expect(forgotten).toBe(true);
+        await relay.released;
+        await a.writtenBack(10_000);
+        for (let i = 0; i < 500 && b.charsPerTokenFor(base, undefined) !== untouched; i++) await pause(10);
+        expect(b.charsPerTokenFor(base, undefined), "another instance").toBe(untouched);
+        await pause(200);
+        expect(a.charsPerTokenFor(base, undefined), "the instance that forgot").toBe(untouched);
       } finally {
         await Promise.all([a.close(), b.close()]);
         await relay.close();
