@@ -72,65 +72,66 @@ describe.skipIf(!HAS_REDIS)("a watcher resuming after a seq its emitter has not 
     return () => emitter.watch(runId, stop.signal, { after });
   };
 
+  /**
+   * Instance A emits `written` (flushed), then `unwritten` while Redis holds writes back; instance B
+   * resumes `after` (a seq A handed out) before those are written; then A emits `later` and its
+   * `done`. Answers what B read, to its end.
+   */
+  const resumeBeforeWritten = async (
+    prefix: string,
+    steps: { written?: string[]; unwritten: string[]; after: number; later?: string[]; idle?: boolean },
+  ) => {
+    const a = await bus(prefix);
+    const b = await bus(prefix);
+    for (const text of steps.written ?? []) a.emit("job", { kind: "output", text });
+    await a.flushed();
+    const handedOut: number[] = [];
+    const { reading } = await watchBeforeWritten(
+      () => {
+        for (const text of steps.unwritten) handedOut.push(a.emit("job", { kind: "output", text }).seq);
+      },
+      bounded(b, "job", steps.after),
+    );
+    expect(handedOut).toContain(steps.after);
+    await a.flushed();
+    // Past an idle look (each `XREAD BLOCK` waits at most a second), which finds A's write on top.
+    if (steps.idle) await pause(1500);
+    for (const text of steps.later ?? []) a.emit("job", { kind: "output", text });
+    a.emit("job", { kind: "done" });
+    await a.flushed();
+    return shown(await reading);
+  };
+
   it("the stream missing when it subscribed: it reads on to the run's done, no notice", {
     timeout: 20_000,
   }, async () => {
-    const a = await bus("r96c-missing:");
-    const b = await bus("r96c-missing:");
-    let at = 0;
-    const { reading } = await watchBeforeWritten(
-      () => {
-        a.emit("job", { kind: "output", text: "one" });
-        at = a.emit("job", { kind: "output", text: "two" }).seq;
-        a.emit("job", { kind: "output", text: "three" });
-      },
-      bounded(b, "job", 2),
-    );
-    expect(at).toBe(2);
-    a.emit("job", { kind: "done" });
-    await a.flushed();
     // Was ["3:notice"]: "…started afresh under its id by another emitter: at least 1 event was skipped".
-    expect(shown(await reading)).toEqual(["3:output", "4:done"]);
+    expect(
+      await resumeBeforeWritten("r96c-missing:", { unwritten: ["one", "two", "three"], after: 2 }),
+    ).toEqual(["3:output", "4:done"]);
   });
 
   it("the stream holding the run's earlier seqs when it subscribed: it reads on, no notice", {
     timeout: 20_000,
   }, async () => {
-    const a = await bus("r96c-held:");
-    const b = await bus("r96c-held:");
-    a.emit("job", { kind: "output", text: "one" });
-    a.emit("job", { kind: "output", text: "two" });
-    await a.flushed();
-    const { reading } = await watchBeforeWritten(
-      () => {
-        for (const text of ["three", "four", "five"]) a.emit("job", { kind: "output", text });
-      },
-      bounded(b, "job", 4),
-    );
-    a.emit("job", { kind: "done" });
-    await a.flushed();
-    expect(shown(await reading)).toEqual(["5:output", "6:done"]);
+    const read = await resumeBeforeWritten("r96c-held:", {
+      written: ["one", "two"],
+      unwritten: ["three", "four", "five"],
+      after: 4,
+    });
+    expect(read).toEqual(["5:output", "6:done"]);
   });
 
   it("resuming at the last seq handed out (the idle look finds the write at its position): it reads on", {
     timeout: 20_000,
   }, async () => {
-    const a = await bus("r96c-top:");
-    const b = await bus("r96c-top:");
-    const { reading } = await watchBeforeWritten(
-      () => {
-        a.emit("job", { kind: "output", text: "one" });
-        a.emit("job", { kind: "output", text: "two" });
-      },
-      bounded(b, "job", 2),
-    );
-    await a.flushed();
-    // Past an idle look (each `XREAD BLOCK` waits at most a second) that finds seq 2 on top.
-    await pause(1500);
-    a.emit("job", { kind: "output", text: "three" });
-    a.emit("job", { kind: "done" });
-    await a.flushed();
-    expect(shown(await reading)).toEqual(["3:output", "4:done"]);
+    const read = await resumeBeforeWritten("r96c-top:", {
+      unwritten: ["one", "two"],
+      after: 2,
+      idle: true,
+      later: ["three"],
+    });
+    expect(read).toEqual(["3:output", "4:done"]);
   });
 
   it("a new run started under the id after the watcher subscribed still ends it with the notice", {
@@ -207,92 +208,103 @@ class ReloadHoldRelay extends Relay {
   }
 }
 
+/** Looks every 10 ms until `ready()` holds, 500 looks at most; never an assertion on time. */
+async function until(ready: () => boolean): Promise<void> {
+  for (let i = 0; i < 500 && !ready(); i++) await pause(10);
+}
+
+/**
+ * Cuts every subscription (each store reconnects and reloads what Redis holds) with `relay` armed
+ * on `word`: once the reload has asked Redis for what it reads, the host calls `forget`, sent behind
+ * that read on the same connection; then the read goes on, answered before the forget runs.
+ */
+async function forgetWhileReloadReads(
+  admin: ReturnType<typeof serverWithAdmin>,
+  relay: ReloadHoldRelay,
+  word: string,
+  forget: () => boolean,
+): Promise<void> {
+  let forgotten = false;
+  relay.arm(word, async () => {
+    forgotten = forget();
+    await until(() => relay.queuedAfter > 0);
+  });
+  await admin.cut("pubsub");
+  await until(() => forgotten);
+  expect(forgotten).toBe(true);
+  await relay.released;
+}
+
+// The store model (redis-model.test.ts, seed -1325992772, path 95:76:3:21:8:88, under load) found
+// it: a latch on one process, subscriptions cut, a forget on another whose reload was still reading;
+// that process kept the latch, alone. The calibration store's forget raced its reload the same way.
 describe.skipIf(!HAS_REDIS)(
-  "a capability store's forget made while its reload after a reconnect reads the latches (r96c)",
+  "a forget made while the reload after a reconnect reads what Redis holds (r96c)",
   () => {
     const redis = serverWithAdmin();
     const base = "http://127.0.0.1:10/v1";
 
-    // The store model (redis-model.test.ts, seed -1325992772 under load) found: latch on one process,
-    // subscriptions cut, forget on another whose reload was still reading; that process kept the latch.
-    it("stays forgotten there: what the reload read before the forget reached Redis is not laid back on", {
+    /**
+     * Runs `test` with store `a` through a fresh relay and store `b` straight to Redis (`make` on a
+     * URL and a prefix), then closes both and the relay.
+     */
+    const twoStores = async <T extends { close(): Promise<void> }>(
+      prefix: string,
+      make: (url: string, prefix: string) => Promise<T>,
+      test: (a: T, b: T, relay: ReloadHoldRelay) => Promise<void>,
+    ): Promise<void> => {
+      const relay = await ReloadHoldRelay.start(redis.server.port);
+      const a = await make(relay.url, prefix);
+      const b = await make(redis.server.url, prefix);
+      try {
+        await test(a, b, relay);
+      } finally {
+        await Promise.all([a.close(), b.close()]);
+        await relay.close();
+      }
+    };
+
+    it("capability store: the forgotten latch stays forgotten on the instance that forgot", {
       timeout: 20_000,
     }, async () => {
-      const relay = await ReloadHoldRelay.start(redis.server.port);
-      const prefix = "r96c-caps:";
-      const a = await createRedisCapabilityStore({ url: relay.url, prefix, onError: () => {} });
-      const b = await createRedisCapabilityStore({ url: redis.server.url, prefix, onError: () => {} });
-      try {
+      const make = (url: string, prefix: string) =>
+        createRedisCapabilityStore({ url, prefix, onError: () => {} });
+      await twoStores("r96c-caps:", make, async (a, b, relay) => {
+        const latched = (store: typeof a) => store.capabilitiesFor(base, "key").strictSchemas === false;
         b.capabilitiesFor(base, "key").strictSchemas = false;
         await b.sync();
-        for (let i = 0; i < 500 && a.capabilitiesFor(base, "key").strictSchemas !== false; i++)
-          await pause(10);
-        expect(a.capabilitiesFor(base, "key").strictSchemas).toBe(false);
-        let forgotten = false;
-        relay.arm("HGETALL", async () => {
-          // The reload has asked Redis for the tenant's latches; the host forgets the endpoint now.
-          forgotten = a.forget(base, "key");
-          for (let i = 0; i < 500 && relay.queuedAfter === 0; i++) await pause(10);
-        });
-        // Every subscription cut: each store reconnects and reloads what Redis holds.
-        await redis.cut("pubsub");
-        for (let i = 0; i < 500 && !forgotten; i++) await pause(10);
-        expect(forgotten).toBe(true);
-        await relay.released;
+        await until(() => latched(a));
+        expect(latched(a)).toBe(true);
+        await forgetWhileReloadReads(redis, relay, "HGETALL", () => a.forget(base, "key"));
         await a.writtenBack(10_000);
         await a.sync();
-        for (let i = 0; i < 500 && b.capabilitiesFor(base, "key").strictSchemas !== true; i++)
-          await pause(10);
-        expect(b.capabilitiesFor(base, "key").strictSchemas, "another instance").toBe(true);
-        // Was false: the latch read by the reload, its reply after the forget, laid back on here only.
-        expect(a.capabilitiesFor(base, "key").strictSchemas, "the instance that forgot").toBe(true);
-      } finally {
-        await Promise.all([a.close(), b.close()]);
-        await relay.close();
-      }
+        await until(() => !latched(b));
+        expect(latched(b), "another instance").toBe(false);
+        // Was true: the latch the reload read, its answer after the forget, laid back on here alone.
+        expect(latched(a), "the instance that forgot").toBe(false);
+      });
     });
-  },
-);
 
-describe.skipIf(!HAS_REDIS)(
-  "a calibration's forget made while its reload after a reconnect reads the readings (r96c)",
-  () => {
-    const redis = serverWithAdmin();
-    const base = "http://127.0.0.1:10/v1";
-    const body = { messages: [{ role: "user" as const, content: "x".repeat(200) }] };
-
-    it("stays forgotten there: what the reload read before the forget reached Redis is not laid back on", {
+    it("calibration: the forgotten readings stay forgotten on the instance that forgot", {
       timeout: 20_000,
     }, async () => {
-      const relay = await ReloadHoldRelay.start(redis.server.port);
-      const prefix = "r96c-cal:";
-      const a = await createRedisCalibration({ url: relay.url, prefix, onError: () => {} });
-      const b = await createRedisCalibration({ url: redis.server.url, prefix, onError: () => {} });
-      try {
-        const untouched = a.charsPerTokenFor(base, undefined);
-        b.calibrate(base, undefined, body, 100);
-        const learnt = b.charsPerTokenFor(base, undefined);
+      const make = (url: string, prefix: string) =>
+        createRedisCalibration({ url, prefix, onError: () => {} });
+      await twoStores("r96c-cal:", make, async (a, b, relay) => {
+        const divisor = (store: typeof a) => store.charsPerTokenFor(base, undefined);
+        const untouched = divisor(a);
+        b.calibrate(base, undefined, { messages: [{ role: "user", content: "x".repeat(200) }] }, 100);
+        const learnt = divisor(b);
         expect(learnt).not.toBe(untouched);
-        for (let i = 0; i < 500 && a.charsPerTokenFor(base, undefined) !== learnt; i++) await pause(10);
-        expect(a.charsPerTokenFor(base, undefined)).toBe(learnt);
-        let forgotten = false;
-        relay.arm("LRANGE", async () => {
-          forgotten = a.forget(base);
-          for (let i = 0; i < 500 && relay.queuedAfter === 0; i++) await pause(10);
-        });
-        await redis.cut("pubsub");
-        for (let i = 0; i < 500 && !forgotten; i++) await pause(10);
-        expect(forgotten).toBe(true);
-        await relay.released;
+        await until(() => divisor(a) === learnt);
+        expect(divisor(a)).toBe(learnt);
+        await forgetWhileReloadReads(redis, relay, "LRANGE", () => a.forget(base));
         await a.writtenBack(10_000);
-        for (let i = 0; i < 500 && b.charsPerTokenFor(base, undefined) !== untouched; i++) await pause(10);
-        expect(b.charsPerTokenFor(base, undefined), "another instance").toBe(untouched);
-        await pause(200);
-        expect(a.charsPerTokenFor(base, undefined), "the instance that forgot").toBe(untouched);
-      } finally {
-        await Promise.all([a.close(), b.close()]);
-        await relay.close();
-      }
+        await until(() => divisor(b) === untouched);
+        expect(divisor(b), "another instance").toBe(untouched);
+        // Was 2 (the readings the reload read) where every other instance divided by the default 4.
+        expect(divisor(a), "the instance that forgot").toBe(untouched);
+      });
     });
   },
 );
