@@ -233,6 +233,8 @@ export async function openCalibration(
    * after the forget ran is heard by announcement, after the forget's.
    */
   const forgottenWhileRead = new Set<Set<string>>();
+  /** For each reload's read on its way, the lists this instance took a reading of since it began. */
+  const takenWhileRead = new Set<Set<string>>();
   /** A forget made here: every reload's read on its way passes over what it drops. */
   const forgottenHere = (name: string): void => {
     for (const since of forgottenWhileRead) since.add(name);
@@ -249,19 +251,34 @@ export async function openCalibration(
     await catchUp();
     const found = new Set<string>();
     const since = new Set<string>();
+    const taken = new Set<string>();
     forgottenWhileRead.add(since);
+    takenWhileRead.add(taken);
+    const forgotten = (id: string): boolean => {
+      for (const name of since) if (id.startsWith(`${name}\u0000`)) return true;
+      return false;
+    };
+    const read = (id: string) => ask<string[]>(["LRANGE", keyOf(id), String(-KEPT), "-1"]);
     try {
-      await readIndexed(
-        { writer, ask, indexKey, keyOf, retainMs, report },
-        (id) => ask<string[]>(["LRANGE", keyOf(id), String(-KEPT), "-1"]),
-        (id, values) => {
-          found.add(id);
-          for (const name of since) if (id.startsWith(`${name}\u0000`)) return;
-          hold(id, values.map(Number).filter(plausible));
-        },
-      );
+      await readIndexed({ writer, ask, indexKey, keyOf, retainMs, report }, read, (id, values) => {
+        found.add(id);
+        if (!forgotten(id) && !taken.has(id)) hold(id, values.map(Number).filter(plausible));
+      });
+      // A reading taken here while the read was on its way was written behind it on this connection,
+      // so the read's list may lack it, and held, it lost that reading here alone (every other
+      // instance and Redis divided by it). Those lists are read again, now behind those writes.
+      for (let round = 0; round < 3 && taken.size > 0; round++) {
+        const ids = [...taken];
+        taken.clear();
+        const lists = await Promise.all(ids.map(read));
+        for (const [i, id] of ids.entries()) {
+          const values = (lists[i] ?? []).map(Number).filter(plausible);
+          if (values.length > 0 && !forgotten(id) && !taken.has(id)) hold(id, values);
+        }
+      }
     } finally {
       forgottenWhileRead.delete(since);
+      takenWhileRead.delete(taken);
     }
     return found;
   };
@@ -598,6 +615,7 @@ export async function openCalibration(
       const id = `${name}\u0000${storedPart(model ?? "")}`;
       const reading = contextChars(body).total / promptTokens;
       take(id, reading);
+      for (const taken of takenWhileRead) taken.add(id);
       if (writer.isReady) {
         touched.set(id, Date.now());
         // The list expired under this instance: every reading held goes back with this one.

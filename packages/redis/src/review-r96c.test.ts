@@ -238,6 +238,8 @@ async function forgetWhileReloadReads(
 // The store model (redis-model.test.ts, seed -1325992772, path 95:76:3:21:8:88, under load) found
 // it: a latch on one process, subscriptions cut, a forget on another whose reload was still reading;
 // that process kept the latch, alone. The calibration store's forget raced its reload the same way.
+// Stressed again (seed 2031455330, 10x), the model found a reading taken on a process whose reload
+// was reading lost there alone: the reload's list, read before the reading's write, held over it.
 describe.skipIf(!HAS_REDIS)(
   "a forget made while the reload after a reconnect reads what Redis holds (r96c)",
   () => {
@@ -282,6 +284,38 @@ describe.skipIf(!HAS_REDIS)(
         expect(latched(b), "another instance").toBe(false);
         // Was true: the latch the reload read, its answer after the forget, laid back on here alone.
         expect(latched(a), "the instance that forgot").toBe(false);
+      });
+    });
+
+    it("calibration: a reading taken while the reload reads is kept on the instance that took it", {
+      timeout: 20_000,
+    }, async () => {
+      const make = (url: string, prefix: string) =>
+        createRedisCalibration({ url, prefix, onError: () => {} });
+      await twoStores("r96c-cal2:", make, async (a, b, relay) => {
+        const divisor = (store: typeof a) => store.charsPerTokenFor(base, undefined);
+        const bodyOf = (chars: number) => ({
+          messages: [{ role: "user" as const, content: "x".repeat(chars) }],
+        });
+        b.calibrate(base, undefined, bodyOf(200), 100);
+        await until(() => divisor(a) === divisor(b));
+        const before = divisor(a);
+        expect(before).toBe(2);
+        let taken = 0;
+        relay.arm("LRANGE", async () => {
+          a.calibrate(base, undefined, bodyOf(500), 100);
+          taken = divisor(a);
+          await until(() => relay.queuedAfter > 0);
+        });
+        await redis.cut("pubsub");
+        await until(() => taken > 0);
+        await relay.released;
+        await a.writtenBack(10_000);
+        expect(taken).not.toBe(before);
+        await until(() => divisor(b) === taken);
+        expect(divisor(b), "another instance").toBe(taken);
+        // Was 2: the reload's list, read before the reading's write ran, held over it here alone.
+        expect(divisor(a), "the instance that took it").toBe(taken);
       });
     });
 
