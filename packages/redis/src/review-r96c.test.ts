@@ -241,10 +241,17 @@ async function forgetWhileReloadReads(
 // Stressed again (seed 2031455330, 10x), the model found a reading taken on a process whose reload
 // was reading lost there alone: the reload's list, read before the reading's write, held over it.
 describe.skipIf(!HAS_REDIS)(
-  "a forget made while the reload after a reconnect reads what Redis holds (r96c)",
+  "a forget, or a reading, made while the reload after a reconnect reads what Redis holds (r96c)",
   () => {
     const redis = serverWithAdmin();
     const base = "http://127.0.0.1:10/v1";
+    const calibration = (url: string, prefix: string) =>
+      createRedisCalibration({ url, prefix, onError: () => {} });
+    type Calibration = Awaited<ReturnType<typeof calibration>>;
+    const divisor = (store: Calibration) => store.charsPerTokenFor(base, undefined);
+    /** One reading of `chars` characters over 100 prompt tokens. */
+    const calibrate = (store: Calibration, chars: number) =>
+      store.calibrate(base, undefined, { messages: [{ role: "user", content: "x".repeat(chars) }] }, 100);
 
     /**
      * Runs `test` with store `a` through a fresh relay and store `b` straight to Redis (`make` on a
@@ -290,20 +297,14 @@ describe.skipIf(!HAS_REDIS)(
     it("calibration: a reading taken while the reload reads is kept on the instance that took it", {
       timeout: 20_000,
     }, async () => {
-      const make = (url: string, prefix: string) =>
-        createRedisCalibration({ url, prefix, onError: () => {} });
-      await twoStores("r96c-cal2:", make, async (a, b, relay) => {
-        const divisor = (store: typeof a) => store.charsPerTokenFor(base, undefined);
-        const bodyOf = (chars: number) => ({
-          messages: [{ role: "user" as const, content: "x".repeat(chars) }],
-        });
-        b.calibrate(base, undefined, bodyOf(200), 100);
+      await twoStores("r96c-cal2:", calibration, async (a, b, relay) => {
+        calibrate(b, 200);
         await until(() => divisor(a) === divisor(b));
         const before = divisor(a);
         expect(before).toBe(2);
         let taken = 0;
         relay.arm("LRANGE", async () => {
-          a.calibrate(base, undefined, bodyOf(500), 100);
+          calibrate(a, 500);
           taken = divisor(a);
           await until(() => relay.queuedAfter > 0);
         });
@@ -322,12 +323,9 @@ describe.skipIf(!HAS_REDIS)(
     it("calibration: the forgotten readings stay forgotten on the instance that forgot", {
       timeout: 20_000,
     }, async () => {
-      const make = (url: string, prefix: string) =>
-        createRedisCalibration({ url, prefix, onError: () => {} });
-      await twoStores("r96c-cal:", make, async (a, b, relay) => {
-        const divisor = (store: typeof a) => store.charsPerTokenFor(base, undefined);
+      await twoStores("r96c-cal:", calibration, async (a, b, relay) => {
         const untouched = divisor(a);
-        b.calibrate(base, undefined, { messages: [{ role: "user", content: "x".repeat(200) }] }, 100);
+        calibrate(b, 200);
         const learnt = divisor(b);
         expect(learnt).not.toBe(untouched);
         await until(() => divisor(a) === learnt);
