@@ -222,6 +222,12 @@ interface Pending {
   unanswered: boolean;
   /** Its place among every event queued by this bus (from 0): which were queued before a run was dropped. */
   order: number;
+  /**
+   * When it was emitted (`performance.now()`): each write sends how long ago, and the append script
+   * records when that was by Redis's clock (`t`), so a watcher can tell a late write of an event
+   * handed out before it subscribed from a new run's (see the watcher's `belowPosition`).
+   */
+  emittedAt: number;
 }
 
 const FLUSH_BATCH = 512;
@@ -502,8 +508,10 @@ end
 
 /**
  * Appends a run's events (KEYS: the run's stream, its claim; ARGV: max length, expiry in ms, the
- * emitter's token, the claim's expiry in ms, then per event its id, JSON, "1" for a `done` or "0",
- * and "1" if it was sent before in a call that got no answer or "0")
+ * emitter's token, the claim's expiry in ms, the latest Redis's clock can read at the send by the
+ * emitter's bound (µs; "" when it has none), then per event its id, JSON, "1" for a `done` or "0",
+ * "1" if it was sent before in a call that got no answer or "0", and how long before the send it
+ * was emitted, in µs)
  * and renews the stream's expiry, and the claim's when it is this emitter's, in one call. Writing
  * the run's `done` also lets go of its claim (`claimRun`), when the claim is this emitter's. Answers per event:
  * 1 written; 0 its id is not above the stream's top (already written by an earlier try whose reply
@@ -512,7 +520,12 @@ end
  * script reads the stream's last entry alone to tell whose run it holds and whether that run ended.
  * Each entry also says whether it is sent again after a call that got no answer (`r`: "1", else
  * "0"), so a watcher resuming past the stream's top can tell its run's own batch, written again
- * after Redis lost it, from a new run's entries (see the watcher's `belowPosition`).
+ * after Redis lost it, from a new run's entries (see the watcher's `belowPosition`), and when its
+ * event was emitted, by Redis's clock, in µs (`t`: the send by Redis's clock — its `TIME` as the
+ * script runs, or the emitter's bound when lower — less the age the emitter sent; at or after the
+ * emit, never before it), so that watcher can tell the run's write
+ * of an event handed out before it subscribed, landing after, from a new run's written since (left
+ * out when the script cannot read `TIME`).
  *
  * A run started afresh under the id of one that ended in another process (its first batch starts at
  * seq 1, the stream's last entry is a `done` not written by this emitter) deletes the old stream
@@ -526,13 +539,19 @@ end
  * past its last event, an ended one `retainEndedMs` past its `done`.
  */
 const APPEND_SCRIPT = `${LATEST_ENTRY_LUA}
+-- Writes after TIME: replicated as effects (the default from Redis 5; asked for on older servers).
+if redis.replicate_commands then pcall(redis.replicate_commands) end
+local clockOk, clock = pcall(redis.call, 'TIME')
+local now = clockOk and type(clock) == 'table' and tonumber(clock[1]) * 1000000 + tonumber(clock[2]) or nil
+-- The send, by Redis's clock: no later than now, nor than the emitter's bound (ARGV[5]) when it has one.
+if now and ARGV[5] ~= '' then now = math.min(now, tonumber(ARGV[5])) end
 local token = ARGV[3]
 -- This emitter's claim lives on while its run writes: renewed with every write.
 if redis.call('GET', KEYS[2]) == token then redis.call('PEXPIRE', KEYS[2], ARGV[4]) end
 local top, owner, ended = latest(KEYS[1])
 -- The new run's first entry names the old run's last seq and emitter, for its late watchers.
 local reset = false
-if ended and owner ~= token and ARGV[5] == '1-0' then
+if ended and owner ~= token and ARGV[6] == '1-0' then
   reset = {'p', string.match(top[1], '^%d+')}
   if owner then reset[3], reset[4] = 'po', owner end
   redis.call('DEL', KEYS[1])
@@ -541,16 +560,19 @@ end
 local topSeq = top and tonumber(string.match(top[1], '^%d+')) or 0
 local foreign = owner and owner ~= token
 local written = {}
-for i = 5, #ARGV, 4 do
+for i = 6, #ARGV, 5 do
   if foreign and tonumber(string.match(ARGV[i], '^%d+')) > topSeq then
     written[#written + 1] = -1
   else
     local command = {'XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], ARGV[i], 'e', ARGV[i + 1], 'o', token, 'r', ARGV[i + 3]}
+    if now then
+      command[#command + 1], command[#command + 2] = 't', string.format('%.0f', now - tonumber(ARGV[i + 4]))
+    end
     if ARGV[i + 2] == '1' then
       command[#command + 1], command[#command + 2] = 'end', '1'
       if redis.call('GET', KEYS[2]) == token then redis.call('DEL', KEYS[2]) end
     end
-    if reset and i == 5 then
+    if reset and i == 6 then
       for _, value in ipairs(reset) do command[#command + 1] = value end
     end
     local reply = redis.pcall(unpack(command))
@@ -831,7 +853,39 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
    * was away.
    */
   const readyWaiters = new Set<() => void>();
+  /**
+   * How far Redis's clock (`TIME`, µs) runs ahead of this process's `performance.now()` (in µs), at
+   * most: a `TIME` asked at local time `before` answers a reading taken no sooner, so its value less
+   * `before` is never below the true lead. With it each write tells the script when it was sent by
+   * Redis's clock, within the round trip of that `TIME` rather than of the write itself (which may
+   * wait behind a slow Redis), and so when each event was emitted (the entry's `t`). Learnt at
+   * connect and reconnect, and again when a minute old, as the two clocks drift apart. Undefined
+   * before it is learnt or where Redis will not run `TIME`: the script's own clock is used alone.
+   */
+  let clockLead: number | undefined;
+  let clockLearnt = Number.NEGATIVE_INFINITY;
+  let clockAsked = false;
+  const learnClock = async (): Promise<void> => {
+    if (clockAsked) return;
+    clockAsked = true;
+    try {
+      const before = performance.now();
+      // Bounded: the bus's start waits for the first (a write right after it goes with the bound).
+      const [seconds, micros] = await bounded(call<[string, string]>(writer, ["TIME"]), "read Redis's clock");
+      const lead = Number(seconds) * 1_000_000 + Number(micros) - before * 1000;
+      if (Number.isFinite(lead)) {
+        clockLead = lead;
+        clockLearnt = performance.now();
+      }
+    } catch {
+      // Not learnt now (the connection lost, TIME refused): writes go without the bound until it is.
+    } finally {
+      clockAsked = false;
+    }
+  };
+  await learnClock();
   writer.on("ready", () => {
+    void learnClock();
     const woken = [...readyWaiters];
     readyWaiters.clear();
     for (const wake of woken) wake();
@@ -1140,13 +1194,19 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
     const groups = [...byRun.values()];
     const sends = groups.map((group) => {
       const { runId, token } = group[0] as Pending;
-      const args = [String(maxStreamLength), ttl(runs.get(runId)), token, claimTtl()];
+      const sentAt = performance.now();
+      if (sentAt - clockLearnt > 60_000) void learnClock();
+      const sentBound = clockLead === undefined ? "" : String(Math.ceil(sentAt * 1000 + clockLead));
+      const args = [String(maxStreamLength), ttl(runs.get(runId)), token, claimTtl(), sentBound];
       for (const item of group) {
         args.push(
           `${item.event.seq}-0`,
           item.json,
           item.event.kind === "done" ? "1" : "0",
           item.unanswered ? "1" : "0",
+          // How long before this send it was emitted, in µs, on this process's monotonic clock: the
+          // script takes it from the send by Redis's clock (see `clockLead`).
+          String(Math.max(0, Math.round((sentAt - item.emittedAt) * 1000))),
         );
       }
       // By digest: the script's text is not sent with every batch. A server that does not hold it
@@ -1621,7 +1681,15 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
       }
       run.touched = Date.now();
       if (stored.kind === "done") run.ended = true;
-      pending.push({ runId, token: run.token, event: stored, json, unanswered: false, order: queued++ });
+      pending.push({
+        runId,
+        token: run.token,
+        event: stored,
+        json,
+        unanswered: false,
+        order: queued++,
+        emittedAt: performance.now(),
+      });
       bound();
       schedule(deadline(run));
       kick();

@@ -226,6 +226,20 @@ export async function openCalibration(
     return held;
   };
 
+  /**
+   * For each reload's read on its way, the endpoints this instance forgot since it began. Redis may have answered the read before the forget ran there: what it read of them is
+   * from before the forget, and held here it brought the readings back on this instance only —
+   * while Redis and every other instance dropped them — for good. A reading another instance takes
+   * after the forget ran is heard by announcement, after the forget's.
+   */
+  const forgottenWhileRead = new Set<Set<string>>();
+  /** For each reload's read on its way, the lists this instance took a reading of since it began. */
+  const takenWhileRead = new Set<Set<string>>();
+  /** A forget made here: every reload's read on its way passes over what it drops. */
+  const forgottenHere = (name: string): void => {
+    for (const since of forgottenWhileRead) since.add(name);
+  };
+
   /** Drops here the readings of each endpoint forgotten while this instance's subscription was down. */
   const catchUp = (): Promise<void> => forgets.catchUp((name) => dropLocal(name));
 
@@ -236,14 +250,36 @@ export async function openCalibration(
   const reload = async (): Promise<Set<string>> => {
     await catchUp();
     const found = new Set<string>();
-    await readIndexed(
-      { writer, ask, indexKey, keyOf, retainMs, report },
-      (id) => ask<string[]>(["LRANGE", keyOf(id), String(-KEPT), "-1"]),
-      (id, values) => {
+    const since = new Set<string>();
+    const taken = new Set<string>();
+    forgottenWhileRead.add(since);
+    takenWhileRead.add(taken);
+    const forgotten = (id: string): boolean => {
+      for (const name of since) if (id.startsWith(`${name}\u0000`)) return true;
+      return false;
+    };
+    const read = (id: string) => ask<string[]>(["LRANGE", keyOf(id), String(-KEPT), "-1"]);
+    try {
+      await readIndexed({ writer, ask, indexKey, keyOf, retainMs, report }, read, (id, values) => {
         found.add(id);
-        hold(id, values.map(Number).filter(plausible));
-      },
-    );
+        if (!forgotten(id) && !taken.has(id)) hold(id, values.map(Number).filter(plausible));
+      });
+      // A reading taken here while the read was on its way was written behind it on this connection,
+      // so the read's list may lack it, and held, it lost that reading here alone (every other
+      // instance and Redis divided by it). Those lists are read again, now behind those writes.
+      for (let round = 0; round < 3 && taken.size > 0; round++) {
+        const ids = [...taken];
+        taken.clear();
+        const lists = await Promise.all(ids.map(read));
+        for (const [i, id] of ids.entries()) {
+          const values = (lists[i] ?? []).map(Number).filter(plausible);
+          if (values.length > 0 && !forgotten(id) && !taken.has(id)) hold(id, values);
+        }
+      }
+    } finally {
+      forgottenWhileRead.delete(since);
+      takenWhileRead.delete(taken);
+    }
     return found;
   };
 
@@ -579,6 +615,7 @@ export async function openCalibration(
       const id = `${name}\u0000${storedPart(model ?? "")}`;
       const reading = contextChars(body).total / promptTokens;
       take(id, reading);
+      for (const taken of takenWhileRead) taken.add(id);
       if (writer.isReady) {
         touched.set(id, Date.now());
         // The list expired under this instance: every reading held goes back with this one.
@@ -630,6 +667,7 @@ export async function openCalibration(
       // Redis, so an instance away meanwhile drops its copy when it is back.
       const { mark, at } = forgets.own(name);
       unheard.set(mark, name);
+      forgottenHere(name);
       owed.owe(name, { ids, mark, at });
       return held;
     },

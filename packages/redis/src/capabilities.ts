@@ -683,9 +683,30 @@ export async function openCapabilityStore(
     },
   });
 
+  /**
+   * For each read of the latches on its way, the tenants this instance forgot since it began (""
+   * for a reset). Redis may have answered the read before the forget ran there: what it read of
+   * those tenants is from before the forget, which undoes it, and laid on here it brought the latch
+   * back on this instance only — while Redis and every other instance dropped it — for good. A
+   * latch another instance writes after the forget ran is heard by announcement, after the forget's.
+   */
+  const forgottenWhileRead = new Set<Set<string>>();
+  /** A forget or reset made here: every read of the latches on its way passes over what it drops. */
+  const forgottenHere = (id: string): void => {
+    for (const since of forgottenWhileRead) since.add(id);
+  };
   // Each read bounded, pipelined; an index entry whose key expired is dropped from the index.
-  const readLatches = (): Promise<void> =>
-    readIndexedHashes({ writer, ask, indexKey, keyOf, retainMs, report }, receive);
+  const readLatches = async (): Promise<void> => {
+    const since = new Set<string>();
+    forgottenWhileRead.add(since);
+    try {
+      await readIndexedHashes({ writer, ask, indexKey, keyOf, retainMs, report }, (id, fields) => {
+        if (!since.has("") && !since.has(id)) receive(id, fields);
+      });
+    } finally {
+      forgottenWhileRead.delete(since);
+    }
+  };
   /** The forgets made elsewhere that this instance missed first, then every shared latch. */
   const reload = async (): Promise<void> => {
     await catchUp();
@@ -921,6 +942,7 @@ export async function openCapabilityStore(
       // in Redis (`FORGOTTEN_MS`), so an instance away meanwhile drops its copy when it is back.
       const { mark, at } = forgets.own(id);
       unheard.set(mark, id);
+      forgottenHere(id);
       owed.owe(`forget:${id}`, { forget: id, mark, at });
       return held;
     },
@@ -932,6 +954,7 @@ export async function openCapabilityStore(
       owed.clear();
       const { mark, at } = forgets.own("");
       unheard.set(mark, "");
+      forgottenHere("");
       owed.owe("reset", { reset: true, mark, at });
     },
     sync: async () => {

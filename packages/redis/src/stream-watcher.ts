@@ -241,6 +241,13 @@ export class StreamWatcher implements RedisEventStream {
   private unplaced = false;
   /** For an `unplaced` watcher, the stream's top entry at subscribe (undefined: the stream was missing). */
   private placedTop: Entry | undefined;
+  /**
+   * Redis's clock (`TIME`, in µs) as this watcher subscribed, taken before it looked at the stream,
+   * for a watcher resuming `after` a seq: an event its reader has was emitted before then. An entry
+   * at or below the position that was emitted earlier (its `t`) and written since is the run's own
+   * write landing late, not a new run's (see `belowPosition`). Undefined when Redis would not say.
+   */
+  private subscribedAt: number | undefined;
   /** The emitter token each event handed out was read under (`undefined`: not known), for `idOf`. */
   private readonly tokens = new WeakMap<SequencedEvent, string | undefined>();
   /** The token the reader's event id named: its run's, as far as entries show it (see `belowPosition`). */
@@ -560,6 +567,18 @@ export class StreamWatcher implements RedisEventStream {
   private async subscribe(): Promise<void> {
     const conn = this.conn as RedisConnection;
     const connects = this.connects;
+    // The first answer kept: a look asked again (the connection lost under it) comes later, and
+    // would count more of what was emitted meanwhile as handed out before the watcher came.
+    if (this.cursor > 0 && this.subscribedAt === undefined) {
+      try {
+        const [seconds, micros] = await call<[string, string]>(conn, ["TIME"]);
+        const at = Number(seconds) * 1_000_000 + Number(micros);
+        if (Number.isSafeInteger(at)) this.subscribedAt = at;
+      } catch (error) {
+        // A server that will not run TIME (renamed away): late writes cannot be told, as before.
+        if (!refusedForGood(error)) throw error;
+      }
+    }
     const top = (await call<Entry[]>(conn, ["XREVRANGE", this.key, "+", "-", "COUNT", "1"]))[0];
     this.replayEnd = top ? Number.parseInt(top[0], 10) : 0;
     // No stream, though the run existed (the reader read up to `after`, or the caller says it
@@ -623,6 +642,16 @@ export class StreamWatcher implements RedisEventStream {
    *   marked as sent again and carries that token, wherever the stream stood at subscribe. The token
    *   proves no more than that: a token of another run, or one made up, matches no entry of the run
    *   written since (each run writes under a random token of its own), so the watcher ends.
+   * One more first send is the reader's run's: the write of an event the emitter handed out (an
+   * `emit` answer, its copy) before this watcher subscribed, landing after — its reader may have had
+   * it from there. Each entry records when its event was emitted, by Redis's clock (`t`, never
+   * before the emit), and the watcher took Redis's clock before it looked at the stream
+   * (`subscribedAt`): a first send emitted before that, carrying the token of the top seen then (or
+   * that top a `done`, the run after it started afresh; or the stream missing) or the token the
+   * reader's id named, is read on. A new run started after the watcher came emits every entry later,
+   * so it still ends the watcher; one started a moment before it subscribed, whose first write lands
+   * after, while the reader's position is an earlier run's, is read on as the reader's (the entries
+   * cannot tell that instant apart).
    */
   private async belowPosition(conn: RedisConnection): Promise<"resend" | "afresh" | undefined> {
     const below = (await call<Entry[]>(conn, ["XREVRANGE", this.key, this.readFrom, "-", "COUNT", "1"]))[0];
@@ -630,21 +659,36 @@ export class StreamWatcher implements RedisEventStream {
     const placed = this.placedTop;
     const mark = fieldOf(below, "r");
     const claimed = this.claimed;
+    // A first send of an event emitted before this watcher subscribed: its reader may have had it
+    // from the emitter (an `emit` answer, its copy) before the write landed. A new run started after
+    // the watcher came emits every entry later than that (`t` records the emit by Redis's clock,
+    // never before it), so it is never taken for this.
+    const t = fieldOf(below, "t");
+    const emitted = t !== undefined && /^\d{1,16}$/.test(t) ? Number(t) : Number.NaN;
+    const late =
+      mark === "0" &&
+      this.subscribedAt !== undefined &&
+      Number.isFinite(emitted) &&
+      emitted < this.subscribedAt;
     let resend: boolean;
     if (claimed !== undefined) {
-      // The reader's id names its run's token: only that run's batch sent again, marked so, is read
-      // on — whatever the stream held at subscribe. Another token (a new run, by another emitter or
-      // the same one) or no mark (a first send, which the reader's run never makes at or below what
-      // it has read) ends the watcher.
-      resend = mark === "1" && ownerOf(below) === claimed;
+      // The reader's id names its run's token: only that run's batch sent again, marked so, or its
+      // write landing late, is read on — whatever the stream held at subscribe. Another token (a new
+      // run, by another emitter or the same one) or a first send emitted after the watcher came ends it.
+      resend = (mark === "1" || late) && ownerOf(below) === claimed;
     } else if (placed === undefined) {
-      if (mark === "0") resend = false;
+      if (mark === "0") resend = late;
       else {
         const first = (await call<Entry[]>(conn, ["XRANGE", this.key, "-", "+", "COUNT", "1"]))[0];
         resend = first !== undefined && first[0] !== "1-0";
       }
     } else if (mark !== undefined) {
-      resend = mark === "1" && ownerOf(below) === ownerOf(placed);
+      // The run's own entry carries the token of the top seen at subscribe. A late write may also be
+      // the first of a run started afresh after an ended one (a `done` on top, below the position):
+      // its seq `after` was handed out before the watcher came, so that run is the reader's.
+      const same = ownerOf(below) === ownerOf(placed);
+      const ended = fieldOf(placed, "end") !== undefined || decode(placed)?.kind === "done";
+      resend = (mark === "1" && same) || (late && (same || ended));
     } else {
       const now = (await call<Entry[]>(conn, ["XRANGE", this.key, placed[0], placed[0]]))[0];
       resend =
