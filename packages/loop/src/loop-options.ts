@@ -135,6 +135,14 @@ export function foreignStepLimitNotice(config: object, limit: number): string | 
   );
 }
 
+/** Where a step's end is told (the AI SDK's `onStepFinish`, the Agents SDK's `onStepEnd`). */
+const PER_STEP =
+  "each step is told to onMessage (the assistant message with its turn, then one tool message per call), and to onEvent as a usage event";
+
+/** Where structured output is asked for (the AI SDK's `output` / `experimental_output`, the Agents SDK's `outputType`). */
+const STRUCTURED_OUTPUT =
+  'structured output is config.extraBody: { response_format: { type: "json_schema", json_schema } }, the answer\'s text to parse';
+
 /**
  * Options of the Vercel AI SDK and the OpenAI Agents SDK that a port writes here as it wrote them
  * there, and what does that job here: listing every option the loop reads did not say which.
@@ -149,14 +157,8 @@ const FAMILIAR = new Map<string, string>([
     "timeout",
     "a time limit on the whole run is signal: AbortSignal.timeout(ms) (config.requestTimeoutSeconds is the silence allowed between chunks)",
   ],
-  [
-    "onStepFinish",
-    "each step is told to onMessage (the assistant message with its turn, then one tool message per call), and to onEvent as a usage event",
-  ],
-  [
-    "onStepEnd",
-    "each step is told to onMessage (the assistant message with its turn, then one tool message per call), and to onEvent as a usage event",
-  ],
+  ["onStepFinish", PER_STEP],
+  ["onStepEnd", PER_STEP],
   ["onChunk", "each delta is an output or thinking event to onEvent"],
   ["onFinish", "the run's result is what runAgentLoop resolves with"],
   ["prepareStep", "beforeStep returns each step's plan ({ messages, toolChoice, tools, stop })"],
@@ -167,22 +169,13 @@ const FAMILIAR = new Map<string, string>([
     "prompt",
     'the question goes in messages: [{ role: "user", content }] (config.prompt is a resolved spec\'s system prompt)',
   ],
-  [
-    "output",
-    'structured output is config.extraBody: { response_format: { type: "json_schema", json_schema } }, the answer\'s text to parse',
-  ],
-  [
-    "experimental_output",
-    'structured output is config.extraBody: { response_format: { type: "json_schema", json_schema } }, the answer\'s text to parse',
-  ],
+  ["output", STRUCTURED_OUTPUT],
+  ["experimental_output", STRUCTURED_OUTPUT],
   [
     "mcpServers",
     "an MCP server's tools reach the loop through @loopwright/tools-mcp: createMcpPool(servers), then tools: await pool.tools() and dispatch: ({ name, args }, signal) => pool.call(name, args, signal); config.mcpServers is a spec's list for the host to connect, never read by the loop",
   ],
-  [
-    "outputType",
-    'structured output is config.extraBody: { response_format: { type: "json_schema", json_schema } }, the answer\'s text to parse',
-  ],
+  ["outputType", STRUCTURED_OUTPUT],
 ]);
 
 /** What to write instead of an option the loop does not know, where one is known: " (…)" or "". */

@@ -3,7 +3,7 @@ import { type Calibration, contextChars, createCalibration, type EndpointKey } f
 import { ErrorReply } from "@redis/client";
 import { type RedisOptions, shut, whenReady } from "./connection.js";
 import { RedisStoreError } from "./errors.js";
-import { ForgetLog, REMEMBER_LUA, registerForgetLog } from "./forgets.js";
+import { ForgetLog, REMEMBER_LUA, registerForgetLog, WhileReading } from "./forgets.js";
 import { CLOSE_BOUND_MS, MAX_OWED, Owed } from "./owed.js";
 import {
   afterClose,
@@ -232,13 +232,11 @@ export async function openCalibration(
    * while Redis and every other instance dropped them — for good. A reading another instance takes
    * after the forget ran is heard by announcement, after the forget's.
    */
-  const forgottenWhileRead = new Set<Set<string>>();
+  const forgottenWhileRead = new WhileReading();
   /** For each reload's read on its way, the lists this instance took a reading of since it began. */
-  const takenWhileRead = new Set<Set<string>>();
+  const takenWhileRead = new WhileReading();
   /** A forget made here: every reload's read on its way passes over what it drops. */
-  const forgottenHere = (name: string): void => {
-    for (const since of forgottenWhileRead) since.add(name);
-  };
+  const forgottenHere = (name: string): void => forgottenWhileRead.note(name);
 
   /** Drops here the readings of each endpoint forgotten while this instance's subscription was down. */
   const catchUp = (): Promise<void> => forgets.catchUp((name) => dropLocal(name));
@@ -250,10 +248,8 @@ export async function openCalibration(
   const reload = async (): Promise<Set<string>> => {
     await catchUp();
     const found = new Set<string>();
-    const since = new Set<string>();
-    const taken = new Set<string>();
-    forgottenWhileRead.add(since);
-    takenWhileRead.add(taken);
+    const since = forgottenWhileRead.open();
+    const taken = takenWhileRead.open();
     const forgotten = (id: string): boolean => {
       for (const name of since) if (id.startsWith(`${name}\u0000`)) return true;
       return false;
@@ -277,8 +273,8 @@ export async function openCalibration(
         }
       }
     } finally {
-      forgottenWhileRead.delete(since);
-      takenWhileRead.delete(taken);
+      forgottenWhileRead.close(since);
+      takenWhileRead.close(taken);
     }
     return found;
   };
@@ -615,7 +611,7 @@ export async function openCalibration(
       const id = `${name}\u0000${storedPart(model ?? "")}`;
       const reading = contextChars(body).total / promptTokens;
       take(id, reading);
-      for (const taken of takenWhileRead) taken.add(id);
+      takenWhileRead.note(id);
       if (writer.isReady) {
         touched.set(id, Date.now());
         // The list expired under this instance: every reading held goes back with this one.

@@ -11,7 +11,7 @@ import {
 import { ErrorReply } from "@redis/client";
 import { type RedisOptions, shownMs, shut, timeoutOption, whenReady } from "./connection.js";
 import { RedisStoreError } from "./errors.js";
-import { ForgetLog, REMEMBER_LUA, registerForgetLog } from "./forgets.js";
+import { ForgetLog, REMEMBER_LUA, registerForgetLog, WhileReading } from "./forgets.js";
 import { CLOSE_BOUND_MS, MAX_OWED, Owed } from "./owed.js";
 import { protoless } from "./protoless.js";
 import {
@@ -690,21 +690,18 @@ export async function openCapabilityStore(
    * back on this instance only — while Redis and every other instance dropped it — for good. A
    * latch another instance writes after the forget ran is heard by announcement, after the forget's.
    */
-  const forgottenWhileRead = new Set<Set<string>>();
+  const forgottenWhileRead = new WhileReading();
   /** A forget or reset made here: every read of the latches on its way passes over what it drops. */
-  const forgottenHere = (id: string): void => {
-    for (const since of forgottenWhileRead) since.add(id);
-  };
+  const forgottenHere = (id: string): void => forgottenWhileRead.note(id);
   // Each read bounded, pipelined; an index entry whose key expired is dropped from the index.
   const readLatches = async (): Promise<void> => {
-    const since = new Set<string>();
-    forgottenWhileRead.add(since);
+    const since = forgottenWhileRead.open();
     try {
       await readIndexedHashes({ writer, ask, indexKey, keyOf, retainMs, report }, (id, fields) => {
         if (!since.has("") && !since.has(id)) receive(id, fields);
       });
     } finally {
-      forgottenWhileRead.delete(since);
+      forgottenWhileRead.close(since);
     }
   };
   /** The forgets made elsewhere that this instance missed first, then every shared latch. */

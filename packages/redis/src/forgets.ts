@@ -188,3 +188,30 @@ export function registerForgetLog(store: object, log: ForgetLog): void {
 export function marksKnown(store: object): number | undefined {
   return logs.get(store)?.size;
 }
+
+/**
+ * What this instance did while reads of Redis were on their way: each read opens a set, and every
+ * name noted before it closes lands in each set open. Redis may have answered a read before a
+ * forget (or a write) made here meanwhile ran there, so what the read brings of those names is from
+ * before it: the capability and calibration stores pass over (or read again) what their open set
+ * holds, rather than lay stale state back on this instance alone.
+ */
+export class WhileReading {
+  readonly #open = new Set<Set<string>>();
+
+  /** A read begins: the names noted from now until {@link close}. */
+  open(): Set<string> {
+    const since = new Set<string>();
+    this.#open.add(since);
+    return since;
+  }
+
+  close(since: Set<string>): void {
+    this.#open.delete(since);
+  }
+
+  /** Something was done here to `name`: every read on its way is told. */
+  note(name: string): void {
+    for (const since of this.#open) since.add(name);
+  }
+}
