@@ -18,6 +18,8 @@ import { createRedisCapabilityStore } from "./capabilities.js";
 if (!HAS_REDIS) console.warn(SKIP_MESSAGE);
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** How long after the emits the watcher starts (see `watchBeforeWritten`). */
+const GAP_MS = 100;
 
 /** `seq:kind` of each event, for a readable comparison. */
 const shown = (events: SequencedEvent[]) => events.map((e) => `${e.seq}:${e.kind}`);
@@ -37,15 +39,22 @@ describe.skipIf(!HAS_REDIS)("a watcher resuming after a seq its emitter has not 
    * batch waits unanswered in Redis, reads go on), then starts `watch` and waits until its watcher
    * has subscribed and waits in its `XREAD` — the stream as it stood before those events were
    * written — and lets the writes through. Answers (as `reading`) what the watcher reads, to its end.
+   * The watcher starts `gapMs` after the emits, as a page reconnecting to another instance comes a
+   * round trip or more after the event it holds: an emit's time by Redis's clock is known to within
+   * the emitter's `TIME` round trip (overstated, never early), and a watcher subscribing within that
+   * of the emit takes the late write for a new run's — the safe side, a notice. On a loaded CI host
+   * that round trip ran past the 1–3 ms an immediate watch leaves (the third case below failed once).
    */
   const watchBeforeWritten = async (
     emitUnwritten: () => void,
     watch: () => AsyncIterable<SequencedEvent>,
+    gapMs = GAP_MS,
   ) => {
     await redis.raw.sendCommand(["CLIENT", "PAUSE", "20000", "WRITE"]);
     let reading: Promise<SequencedEvent[]> | undefined;
     try {
       emitUnwritten();
+      await pause(gapMs);
       const watcher = watch();
       reading = (async () => {
         const seen: SequencedEvent[] = [];
@@ -79,9 +88,18 @@ describe.skipIf(!HAS_REDIS)("a watcher resuming after a seq its emitter has not 
    */
   const resumeBeforeWritten = async (
     prefix: string,
-    steps: { written?: string[]; unwritten: string[]; after: number; later?: string[]; idle?: boolean },
+    steps: {
+      written?: string[];
+      unwritten: string[];
+      after: number;
+      later?: string[];
+      idle?: boolean;
+      /** Where instance A reaches Redis (default: straight to it). */
+      emitterUrl?: string;
+      gapMs?: number;
+    },
   ) => {
-    const a = await bus(prefix);
+    const a = await bus(prefix, steps.emitterUrl === undefined ? {} : steps.emitterUrl);
     const b = await bus(prefix);
     for (const text of steps.written ?? []) a.emit("job", { kind: "output", text });
     await a.flushed();
@@ -91,6 +109,7 @@ describe.skipIf(!HAS_REDIS)("a watcher resuming after a seq its emitter has not 
         for (const text of steps.unwritten) handedOut.push(a.emit("job", { kind: "output", text }).seq);
       },
       bounded(b, "job", steps.after),
+      steps.gapMs,
     );
     expect(handedOut).toContain(steps.after);
     await a.flushed();
@@ -132,6 +151,27 @@ describe.skipIf(!HAS_REDIS)("a watcher resuming after a seq its emitter has not 
       later: ["three"],
     });
     expect(read).toEqual(["3:output", "4:done"]);
+  });
+
+  it("a slow first TIME round trip of the emitter's (400 ms) does not stretch its emits' time: a watcher 50 ms after reads on", {
+    timeout: 20_000,
+  }, async () => {
+    // The emitter learns Redis's clock from the tightest of a few TIME round trips. From the first
+    // alone, each emit counted 400 ms late, after this watcher subscribed: it ended with the notice.
+    const relay = await ReloadHoldRelay.start(redis.server.port);
+    try {
+      relay.arm("TIME", () => pause(400));
+      const read = await resumeBeforeWritten("r96c-slow-clock:", {
+        unwritten: ["one", "two"],
+        after: 2,
+        later: ["three"],
+        emitterUrl: relay.url,
+        gapMs: 50,
+      });
+      expect(read).toEqual(["3:output", "4:done"]);
+    } finally {
+      await relay.close();
+    }
   });
 
   it("a new run started under the id after the watcher subscribed still ends it with the notice", {
