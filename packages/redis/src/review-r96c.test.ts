@@ -160,7 +160,9 @@ describe.skipIf(!HAS_REDIS)("a watcher resuming after a seq its emitter has not 
     // alone, each emit counted 400 ms late, after this watcher subscribed: it ended with the notice.
     const relay = await ReloadHoldRelay.start(redis.server.port);
     try {
-      relay.arm("TIME", () => pause(400));
+      relay.arm("TIME", async () => {
+        await pause(400);
+      });
       const read = await resumeBeforeWritten("r96c-slow-clock:", {
         unwritten: ["one", "two"],
         after: 2,
