@@ -41,7 +41,7 @@ import {
   toolCallsOf,
   userMessage,
 } from "./messages.js";
-import { ownFields, setting } from "./own.js";
+import { MAX_CHAIN, ownFields, setting } from "./own.js";
 import { ownDescriptors, protoless } from "./protoless.js";
 import { type AgentTool, type ToolExecutionMode, ToolRegistry } from "./tools.js";
 
@@ -475,17 +475,44 @@ function specConfig(spec: AgentSpec | readonly AgentSpec[]): LoopConfig {
 }
 
 /**
- * `config` without the fields `found` (another SDK's step limit), for a loop run: a copy with its
- * own fields as they are (a getter stays one) and its prototype, each field of `found` shadowed by
- * a hidden `undefined` (a prototype may hold it too), which the loop reads as absent. The host's
- * object is left as it is.
+ * `config` without the fields `found` (another SDK's step limit), for a loop run; the host's object
+ * is left as it is. Its own data fields are copied; every other field the loop would read of it —
+ * an own getter, and what a prototype of its own holds (a class's getter or method,
+ * `Object.create(defaults)`'s defaults) — is asked of the host's object each time the copy is read,
+ * a method bound to it, so a class's getter still reads its `#private` fields. What a prototype
+ * holds stays off the copy's own keys (on a prototype of the copy's), as it is off the config's.
  */
 function withoutFields(config: LoopConfig, found: readonly string[]): LoopConfig {
+  const hidden = new Set(found);
+  const source = config as unknown as Record<string, unknown>;
+  const asked = (name: string, enumerable: boolean): PropertyDescriptor =>
+    protoless({
+      get: () => {
+        const value = source[name];
+        return typeof value === "function" ? value.bind(config) : value;
+      },
+      enumerable,
+      configurable: true,
+    });
   const fields = ownDescriptors(config);
-  for (const key of found) {
-    fields[key] = protoless({ value: undefined, writable: true, enumerable: false, configurable: true });
+  for (const key of Reflect.ownKeys(fields)) {
+    if (typeof key !== "string") continue;
+    const described = fields[key] as PropertyDescriptor;
+    if (hidden.has(key)) delete fields[key];
+    else if (described.get || described.set) fields[key] = asked(key, described.enumerable === true);
   }
-  return Object.create(Object.getPrototypeOf(config), fields) as LoopConfig;
+  // A prototype's field the copy holds already (its own, or a nearer prototype's) is that one.
+  const inherited = Object.create(null) as object;
+  const skip = (name: string) =>
+    name === "constructor" || hidden.has(name) || Object.hasOwn(fields, name) || name in inherited;
+  let at = Object.getPrototypeOf(config) as object | null;
+  for (let depth = 0; at !== null && at !== Object.prototype && depth < MAX_CHAIN; depth++) {
+    for (const name of Object.getOwnPropertyNames(at)) {
+      if (!skip(name)) Object.defineProperty(inherited, name, asked(name, false));
+    }
+    at = Object.getPrototypeOf(at) as object | null;
+  }
+  return Object.create(inherited, fields) as LoopConfig;
 }
 
 /** `config` with the loop's compaction turned on as `autoCompact` asks; throws `AgentError` (`invalid-input`) without a window. */

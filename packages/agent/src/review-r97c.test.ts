@@ -97,6 +97,26 @@ describe("another SDK's step limit in a plain Agent's config", () => {
     expect(defaults.maxTurns).toBe(8);
   });
 
+  it("still reads a config class's getters of its #private fields", async () => {
+    const server = await fineServer();
+    class Settings {
+      readonly #model = "from-class";
+      readonly baseUrl = server.baseUrl;
+      readonly maxSteps = 3;
+      get model(): string {
+        return this.#model;
+      }
+    }
+    const agent = new Agent({ config: new Settings() as never });
+    const notices = noticesOf(agent);
+    expect((await agent.prompt("one")).status).toBe("ok");
+    expect((server.chatRequests[0]!.body as { model: string }).model).toBe("from-class");
+    expect(notices).toHaveLength(1);
+    expect(notices[0]).toMatch(
+      /^config\.maxSteps is how another SDK spells a step limit, and an Agent does not read it: /,
+    );
+  });
+
   it("says nothing for a config without one", async () => {
     const server = await fineServer();
     const agent = new Agent({ config: { baseUrl: server.baseUrl, model: "m", maxSteps: null } as never });

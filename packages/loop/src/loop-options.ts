@@ -123,8 +123,8 @@ export const FOREIGN_STEP_LIMITS: readonly string[] = Object.freeze([
  * none), as the loop reads a config: held by the object itself or by a prototype of its own (a
  * class's getter, `Object.create(defaults)`'s defaults), never only by `Object.prototype`, and with
  * a value (`null` and `undefined` are absent, as elsewhere). What the loop tells its notice for: a
- * host that sets the step limit itself takes these out of the config it hands the loop (each
- * shadowed by an `undefined`, where a prototype holds it) and tells its own notice for them.
+ * host that sets the step limit itself takes these out of the config it hands the loop (one a
+ * prototype holds as well) and tells its own notice for them.
  */
 export function foreignStepLimitsIn(config: object): string[] {
   const fields = config as Record<string, unknown>;
