@@ -4,9 +4,12 @@ import {
   type AgentLoopOptions,
   type CallResult,
   type ChatMessage,
+  DEFAULT_MAX_TOOL_ITERATIONS,
   type DedupePolicy,
   type DispatchRequest,
   failedRun,
+  foreignStepLimitsIn,
+  foreignStepLimitsUnread,
   type LoopConfig,
   NOT_RUN,
   type RunUsage,
@@ -38,8 +41,8 @@ import {
   toolCallsOf,
   userMessage,
 } from "./messages.js";
-import { ownFields, setting } from "./own.js";
-import { protoless } from "./protoless.js";
+import { MAX_CHAIN, ownFields, setting } from "./own.js";
+import { ownDescriptors, protoless } from "./protoless.js";
 import { type AgentTool, type ToolExecutionMode, ToolRegistry } from "./tools.js";
 
 /** How many queued messages a drain point delivers: the oldest only (default), or all of them. */
@@ -469,6 +472,47 @@ function specConfig(spec: AgentSpec | readonly AgentSpec[]): LoopConfig {
   } catch (error) {
     throw new AgentError("invalid-input", `new Agent: spec: ${errorText(error)}`, { cause: error });
   }
+}
+
+/**
+ * `config` without the fields `found` (another SDK's step limit), for a loop run; the host's object
+ * is left as it is. Its own data fields are copied; every other field the loop would read of it —
+ * an own getter, and what a prototype of its own holds (a class's getter or method,
+ * `Object.create(defaults)`'s defaults) — is asked of the host's object each time the copy is read,
+ * a method bound to it, so a class's getter still reads its `#private` fields. What a prototype
+ * holds stays off the copy's own keys (on a prototype of the copy's), as it is off the config's.
+ */
+function withoutFields(config: LoopConfig, found: readonly string[]): LoopConfig {
+  const hidden = new Set(found);
+  const source = config as unknown as Record<string, unknown>;
+  const asked = (name: string, enumerable: boolean): PropertyDescriptor =>
+    protoless({
+      get: () => {
+        const value = source[name];
+        return typeof value === "function" ? value.bind(config) : value;
+      },
+      enumerable,
+      configurable: true,
+    });
+  const fields = ownDescriptors(config);
+  for (const key of Reflect.ownKeys(fields)) {
+    if (typeof key !== "string") continue;
+    const described = fields[key] as PropertyDescriptor;
+    if (hidden.has(key)) delete fields[key];
+    else if (described.get || described.set) fields[key] = asked(key, described.enumerable === true);
+  }
+  // A prototype's field the copy holds already (its own, or a nearer prototype's) is that one.
+  const inherited = Object.create(null) as object;
+  const skip = (name: string) =>
+    name === "constructor" || hidden.has(name) || Object.hasOwn(fields, name) || name in inherited;
+  let at = Object.getPrototypeOf(config) as object | null;
+  for (let depth = 0; at !== null && at !== Object.prototype && depth < MAX_CHAIN; depth++) {
+    for (const name of Object.getOwnPropertyNames(at)) {
+      if (!skip(name)) Object.defineProperty(inherited, name, asked(name, false));
+    }
+    at = Object.getPrototypeOf(at) as object | null;
+  }
+  return Object.create(inherited, fields) as LoopConfig;
 }
 
 /** `config` with the loop's compaction turned on as `autoCompact` asks; throws `AgentError` (`invalid-input`) without a window. */
@@ -1402,6 +1446,16 @@ export const TAKE_QUEUED: unique symbol = Symbol("Agent.takeQueued");
 export const AFTER_RUN: unique symbol = Symbol("Agent.afterRun");
 
 /**
+ * The key of the method that words the notice for another SDK's step limit left in the config
+ * (`found`: the fields of the loop's `FOREIGN_STEP_LIMITS` it holds), told once an agent for each
+ * set of them; `undefined` tells none. The Agent's names the limit its loop runs keep
+ * (`config.maxToolIterations`) and `shouldStopAfterTurn`; a session's agent names the session's
+ * `maxTurns` option, which replaces that limit, instead. Inside this package only: not exported
+ * from its index.
+ */
+export const STEP_LIMIT_NOTICE: unique symbol = Symbol("Agent.stepLimitNotice");
+
+/**
  * A conversation with a model that an application drives: it owns the transcript, runs each
  * prompt through the loop (tools called and answered until the model answers), and tells
  * subscribers every step. One run at a time; `steer` and `followUp` queue messages into a run.
@@ -1584,6 +1638,8 @@ export class Agent {
   #sideDone: SideUsage = NO_SIDE;
   /** What the side tasks of its running loop run cost so far (its last usage event's `sideUsage`). */
   #sideNow: SideUsage = NO_SIDE;
+  /** The sets of another SDK's step-limit fields (`config.maxSteps`, …) whose notice this agent has told, each once. */
+  #stepLimitsTold = new Set<string>();
 
   constructor(options: AgentOptions) {
     if (typeof options !== "object" || options === null) {
@@ -2175,7 +2231,7 @@ export class Agent {
       catalogText: textOf(this.catalog ?? null),
     };
     return {
-      config: this.config,
+      config: this.#loopConfig(),
       ...(this.system !== undefined ? { system: this.system } : {}),
       messages,
       ...(this.#loaded.length > 0 ? { loaded: [...this.#loaded] } : {}),
@@ -2222,6 +2278,48 @@ export class Agent {
         return this.#beforeStep({ step, ...pick(context) }, signal);
       },
     };
+  }
+
+  /**
+   * The config a loop run is handed: `config` itself, or, where it holds another SDK's step limit
+   * (`maxSteps`, `stopWhen`, … : the loop's `FOREIGN_STEP_LIMITS`), a copy without those fields,
+   * and the agent's own notice for them, told the first time a run sees each set of them. The loop
+   * would tell its own at every loop run (each prompt, each queued message a run goes on with),
+   * pointing at `beforeStep`, which the agent gives the loop itself: advice an Agent's host cannot
+   * follow. The host's object is left as it is; the copy keeps its getters and prototype, as the
+   * loop reads them.
+   */
+  #loopConfig(): LoopConfig {
+    const found = foreignStepLimitsIn(this.config);
+    if (found.length === 0) return this.config;
+    const key = found.join(",");
+    if (!this.#stepLimitsTold.has(key)) {
+      const text = this[STEP_LIMIT_NOTICE](found);
+      if (text !== undefined) {
+        this.#stepLimitsTold.add(key);
+        this.#emit({ type: "notice", text });
+      }
+    }
+    return withoutFields(this.config, found);
+  }
+
+  /**
+   * The Agent's notice for another SDK's step limit in its config (`found`): that an Agent does not
+   * read it, the tool steps each loop run keeps (`config.maxToolIterations`, with its value), and
+   * `shouldStopAfterTurn` for a stop on a condition. None for a `maxToolIterations` the loop
+   * refuses (its refusal names it), so the notice never states a limit no run keeps.
+   */
+  [STEP_LIMIT_NOTICE](found: readonly string[]): string | undefined {
+    const given = setting(this.config, "maxToolIterations");
+    if (given != null && !(typeof given === "number" && Number.isInteger(given) && given >= 0))
+      return undefined;
+    const limit = given ?? DEFAULT_MAX_TOOL_ITERATIONS;
+    return (
+      `${foreignStepLimitsUnread(found, "an Agent")}: this agent allows ${limit} tool ${limit === 1 ? "step" : "steps"} ` +
+      `per loop run (config.maxToolIterations${given == null ? "'s default" : ""}; a queued message a run goes on ` +
+      'with starts a new loop run), past which the run ends with status "error"; to stop on a condition, return ' +
+      'true from shouldStopAfterTurn, asked after each tool step: the run then ends with status "stopped".'
+    );
   }
 
   /** Notes the transcript handed to the loop (`view` made into `llm`), and which own message each of its messages stands for. */

@@ -1,5 +1,5 @@
 /** How deep a prototype chain {@link setting} follows: a Proxy's trap can make one endless. */
-const MAX_CHAIN = 64;
+export const MAX_CHAIN = 64;
 
 /**
  * `given[name]` where `given` holds it itself, or a prototype of its own does (a class's getter or

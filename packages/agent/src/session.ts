@@ -8,7 +8,7 @@ import {
   DEFAULT_TOOL_TIMEOUT_MS,
   type DedupePolicy,
   type DispatchRequest,
-  FOREIGN_STEP_LIMITS,
+  foreignStepLimitsUnread,
   type LoopConfig,
   type RunUsage,
   STOPPED_DURING,
@@ -31,6 +31,7 @@ import {
   BEFORE_START,
   checkAgentOptions,
   refuseUnknownOptions,
+  STEP_LIMIT_NOTICE,
   TAKE_QUEUED,
 } from "./agent.js";
 import type { AgentEvent, AgentRunResult } from "./agent-events.js";
@@ -622,6 +623,7 @@ class SessionAgent extends Agent {
   readonly #change: (method: string) => void;
   readonly #start: () => void;
   readonly #after: (result: AgentRunResult) => void;
+  readonly #stepLimit: (found: readonly string[]) => string;
 
   constructor(
     options: AgentOptions,
@@ -629,12 +631,19 @@ class SessionAgent extends Agent {
     change: (method: string) => void,
     start: () => void,
     after: (result: AgentRunResult) => void,
+    stepLimit: (found: readonly string[]) => string,
   ) {
     super(options);
     this.#before = before;
     this.#change = change;
     this.#start = start;
     this.#after = after;
+    this.#stepLimit = stepLimit;
+  }
+
+  /** Another SDK's step limit in the config: the session's notice, naming its `maxTurns`, not the Agent's. */
+  override [STEP_LIMIT_NOTICE](found: readonly string[]): string {
+    return this.#stepLimit(found);
   }
 
   /** Once `prompt`'s own checks passed, before its run starts: the session shows the prompt it is running. */
@@ -858,8 +867,6 @@ export class Session {
   #toolTurns = 0;
   /** Tool turns taken before the agent's current loop run began (a follow-up starts a new one). */
   #before = 0;
-  /** The notices for another SDK's step limit in the config (the loop's `FOREIGN_STEP_LIMITS`) this session has told, each once. */
-  #foreignTold = new Set<string>();
   #started = 0;
   #firstText = 0;
   /** `#firstText` as it stood when the streaming assistant message began. */
@@ -1037,6 +1044,7 @@ export class Session {
             (method) => this.#beforeChange(method),
             () => this.#beforeStart(),
             (result) => this.#afterHostRun(result),
+            (found) => this.#stepLimitNotice(found),
           ),
       );
       if (options.spec) (this.agent.config as LoopConfig).maxToolIterations = this.maxTurns;
@@ -1687,23 +1695,18 @@ export class Session {
   }
 
   /**
-   * Takes another SDK's step limit (`maxSteps`, `maxTurns`, …) out of the loop's copy of the config
-   * and tells the session's own notice for it, once per session. The loop would tell its own at every
-   * run (each prompt, each follow-up), pointing at `config.maxToolIterations` and `beforeStep`, which
-   * a session replaces with what `maxTurns` leaves: advice that changes nothing here.
+   * The session's notice for another SDK's step limit in the config (`found`: `maxSteps`,
+   * `maxTurns`, …), which its agent takes out of the loop's copy and tells once per set of fields
+   * (`STEP_LIMIT_NOTICE`): the limit a session keeps is its `maxTurns` option. Neither the loop's
+   * notice (at every run, pointing at `config.maxToolIterations` and `beforeStep`) nor the Agent's
+   * (`config.maxToolIterations` and `shouldStopAfterTurn`) fits: a session replaces
+   * `maxToolIterations` with what `maxTurns` leaves, so that advice changes nothing here.
    */
-  #tellForeignLimits(config: Record<string, unknown>): void {
-    const found = FOREIGN_STEP_LIMITS.filter((key) => Object.hasOwn(config, key) && config[key] != null);
-    for (const key of FOREIGN_STEP_LIMITS) delete config[key];
-    if (found.length === 0) return;
-    const named = found.map((key) => `config.${key}`).join(", ");
-    const text =
-      `${named} ${found.length === 1 ? "is" : "are"} how another SDK spells a step limit, and a session does not read ` +
-      `${found.length === 1 ? "it" : "them"}: this session allows ${this.maxTurns} tool turns per prompt, ` +
-      "set by createSession's maxTurns option (config.maxToolIterations is replaced by it).";
-    if (this.#foreignTold.has(text)) return;
-    this.#foreignTold.add(text);
-    this.addNotice(text);
+  #stepLimitNotice(found: readonly string[]): string {
+    return (
+      `${foreignStepLimitsUnread(found, "a session")}: this session allows ${this.maxTurns} tool turns per prompt, ` +
+      "set by createSession's maxTurns option (config.maxToolIterations is replaced by it)."
+    );
   }
 
   /**
@@ -1715,8 +1718,8 @@ export class Session {
    */
   #timedRun(backend: AgentBackend, loopOptions: AgentLoopOptions, left: number): Promise<AgentLoopResult> {
     const options = Object.defineProperties({}, ownDescriptors(loopOptions)) as AgentLoopOptions;
+    // Another SDK's step limit is out of it already: the agent took it out, with the session's notice.
     options.config = { ...loopOptions.config, maxToolIterations: left };
-    this.#tellForeignLimits(options.config as unknown as Record<string, unknown>);
     const limit = toolLimitMs(setting(loopOptions.config, "toolTimeoutSeconds"));
     // A value the loop refuses is left for it to refuse; no limit needs nothing of ours.
     if (limit === false || limit === undefined) return backend.run(options);

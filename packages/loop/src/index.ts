@@ -108,7 +108,12 @@ export {
   ToolIterationLimit,
 } from "./errors.js";
 export type { LoopOption, OptionHandling } from "./loop-options.js";
-export { FOREIGN_STEP_LIMITS, LOOP_OPTIONS } from "./loop-options.js";
+export {
+  FOREIGN_STEP_LIMITS,
+  foreignStepLimitsIn,
+  foreignStepLimitsUnread,
+  LOOP_OPTIONS,
+} from "./loop-options.js";
 export type {
   CallResult,
   CallRouting,

@@ -1,6 +1,6 @@
 import { checkCatalog } from "@loopwright/tool-loading";
 import { LoopOptionError } from "./errors.js";
-import { ownField } from "./own.js";
+import { hasOwnKey, ownField } from "./own.js";
 
 /**
  * How `runAgentLoop` treats an option:
@@ -105,8 +105,9 @@ const STEP_LIMIT =
  * (the AI SDK's `maxSteps` and `stopWhen`, the Agents SDK's `maxTurns` / `max_turns`, LangChain's
  * `maxIterations` / `max_iterations`). Unknown config fields are the host's, so these are not
  * refused; but one left there means a limit the user believes set and the run does not keep, and
- * the run tells a notice. A host that sets the step limit itself (as `@loopwright/agent`'s session
- * does from its `maxTurns`) takes them out and tells its own.
+ * the run tells a notice. A host that sets the step limit itself (as `@loopwright/agent`'s `Agent`
+ * does, and its session from its `maxTurns`) takes them out and tells its own, worded with
+ * `foreignStepLimitsIn` and `foreignStepLimitsUnread`.
  */
 export const FOREIGN_STEP_LIMITS: readonly string[] = Object.freeze([
   "maxSteps",
@@ -118,19 +119,43 @@ export const FOREIGN_STEP_LIMITS: readonly string[] = Object.freeze([
 ]);
 
 /**
+ * The fields of `FOREIGN_STEP_LIMITS` a config holds, in that list's order (empty when it holds
+ * none), as the loop reads a config: held by the object itself or by a prototype of its own (a
+ * class's getter, `Object.create(defaults)`'s defaults), never only by `Object.prototype`, and with
+ * a value (`null` and `undefined` are absent, as elsewhere). What the loop tells its notice for: a
+ * host that sets the step limit itself takes these out of the config it hands the loop (one a
+ * prototype holds as well) and tells its own notice for them.
+ */
+export function foreignStepLimitsIn(config: object): string[] {
+  const fields = config as Record<string, unknown>;
+  return FOREIGN_STEP_LIMITS.filter((key) => hasOwnKey(fields, key) && fields[key] != null);
+}
+
+/**
+ * The opening of a notice for `found` (what `foreignStepLimitsIn` gave, not empty), up to where
+ * the limit kept is told: the fields named (`config.maxSteps, config.stopWhen`) and that `reader`
+ * does not read them — `config.maxSteps is how another SDK spells a step limit, and an Agent does
+ * not read it` ("are" and "them" for more than one). The loop's own notice begins so, `reader`
+ * "this loop"; a host that tells its own (as `@loopwright/agent`'s `Agent` and session do) goes on
+ * after a colon with the limit it keeps and how to stop a run.
+ */
+export function foreignStepLimitsUnread(found: readonly string[], reader: string): string {
+  const named = found.map((key) => `config.${key}`).join(", ");
+  const one = found.length === 1;
+  return `${named} ${one ? "is" : "are"} how another SDK spells a step limit, and ${reader} does not read ${one ? "it" : "them"}`;
+}
+
+/**
  * The one notice for a config that holds another SDK's step limit (`undefined` when it holds none):
  * the fields named, that the loop does not read them, and the limit this run keeps instead.
- * Only own fields with a value count (`null` and `undefined` are absent, as elsewhere).
  */
 export function foreignStepLimitNotice(config: object, limit: number): string | undefined {
-  const fields = config as Record<string, unknown>;
-  const found = FOREIGN_STEP_LIMITS.filter((key) => Object.hasOwn(fields, key) && fields[key] != null);
+  const found = foreignStepLimitsIn(config);
   if (found.length === 0) return undefined;
-  const named = found.map((key) => `config.${key}`).join(", ");
+  const fields = config as Record<string, unknown>;
   const given = Object.hasOwn(fields, "maxToolIterations") && fields.maxToolIterations != null;
   return (
-    `${named} ${found.length === 1 ? "is" : "are"} how another SDK spells a step limit, and this loop does not read ` +
-    `${found.length === 1 ? "it" : "them"}: this run allows ${limit} tool steps (config.maxToolIterations` +
+    `${foreignStepLimitsUnread(found, "this loop")}: this run allows ${limit} tool steps (config.maxToolIterations` +
     `${given ? "" : "'s default"}). Here ${STEP_LIMIT}.`
   );
 }

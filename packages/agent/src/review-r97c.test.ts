@@ -1,0 +1,146 @@
+// r97c: another SDK's step limit in a plain Agent's config (`maxSteps`, `stopWhen`, …) reached the
+// loop, whose notice came at every loop run — each prompt, and each queued message a run went on
+// with — and told the host to return `{ stop: true }` from `beforeStep`, which an Agent gives the
+// loop itself (built from `shouldStopAfterTurn`, `toolChoice`, `transformContext`): advice the host
+// could not follow. The Agent now takes the fields out of the loop's copy and tells its own notice
+// once per agent, naming `config.maxToolIterations` with its value and `shouldStopAfterTurn`; a
+// session's agent tells the session's words (its `maxTurns`) instead, once, and nothing else.
+import { startServer, type TestServer } from "@loopwright/testkit";
+import { afterEach, describe, expect, it } from "vitest";
+import { Agent, type AgentEvent, createSession, type Session } from "./test-exports.js";
+
+const servers: TestServer[] = [];
+const sessions: Session[] = [];
+afterEach(async () => {
+  for (const s of sessions.splice(0)) await s.close();
+  for (const s of servers.splice(0)) await s.close();
+});
+
+async function fineServer(): Promise<TestServer> {
+  const server = await startServer({ replies: () => ({ content: "Fine." }) });
+  servers.push(server);
+  return server;
+}
+
+/** Every notice `agent` tells its host, in order. */
+function noticesOf(agent: Agent): string[] {
+  const notices: string[] = [];
+  agent.subscribe((event: AgentEvent) => {
+    if (event.type === "notice") notices.push(event.text);
+  });
+  return notices;
+}
+
+describe("another SDK's step limit in a plain Agent's config", () => {
+  it("is told once, across prompts and a queued follow-up, naming maxToolIterations and shouldStopAfterTurn", async () => {
+    const server = await fineServer();
+    // The host's settings as the AI SDK writes its limit, frozen as a host may keep them.
+    const settings = Object.freeze({ baseUrl: server.baseUrl, model: "m", maxSteps: 5 });
+    const agent = new Agent({ config: settings as never });
+    const notices = noticesOf(agent);
+    expect((await agent.prompt("one")).status).toBe("ok");
+    expect((await agent.prompt("two")).status).toBe("ok");
+    // A message queued as the third prompt's turn ends: the run goes on with it in a loop run of its own.
+    let queued = false;
+    agent.subscribe((event) => {
+      if (event.type !== "turn_end" || queued) return;
+      queued = true;
+      agent.followUp({ role: "user", content: "and more" });
+    });
+    expect((await agent.prompt("three")).status).toBe("ok");
+    expect(server.chatRequests).toHaveLength(4);
+    expect(notices).toEqual([
+      'config.maxSteps is how another SDK spells a step limit, and an Agent does not read it: this agent allows 50 tool steps per loop run (config.maxToolIterations\'s default; a queued message a run goes on with starts a new loop run), past which the run ends with status "error"; to stop on a condition, return true from shouldStopAfterTurn, asked after each tool step: the run then ends with status "stopped".',
+    ]);
+    expect(notices[0]).not.toContain("beforeStep");
+    // The host's object is as it was, and so is what the agent says its config is.
+    expect(settings.maxSteps).toBe(5);
+    expect(agent.config).toBe(settings);
+  });
+
+  it("names every such field in one notice, with the maxToolIterations the config sets", async () => {
+    const server = await fineServer();
+    const agent = new Agent({
+      config: {
+        baseUrl: server.baseUrl,
+        model: "m",
+        maxSteps: 4,
+        stopWhen: { stepCountIs: 4 },
+        maxToolIterations: 3,
+      } as never,
+    });
+    const notices = noticesOf(agent);
+    await agent.prompt("one");
+    await agent.prompt("two");
+    expect(notices).toHaveLength(1);
+    expect(notices[0]).toMatch(
+      /^config\.maxSteps, config\.stopWhen are how another SDK spells a step limit, and an Agent does not read them: this agent allows 3 tool steps per loop run \(config\.maxToolIterations; /,
+    );
+    expect(notices[0]).toContain("shouldStopAfterTurn");
+    expect(notices[0]).not.toContain("beforeStep");
+  });
+
+  it("still reads the rest of a config whose defaults come from its prototype", async () => {
+    const server = await fineServer();
+    // Object.create(defaults): the model, and the limit itself, held by the prototype.
+    const defaults = { baseUrl: server.baseUrl, model: "from-defaults", maxTurns: 8 };
+    const config = Object.create(defaults) as Record<string, unknown>;
+    config.maxToolIterations = 6;
+    const agent = new Agent({ config: config as never });
+    const notices = noticesOf(agent);
+    expect((await agent.prompt("one")).status).toBe("ok");
+    expect((server.chatRequests[0]!.body as { model: string }).model).toBe("from-defaults");
+    expect(notices).toHaveLength(1);
+    expect(notices[0]).toMatch(
+      /^config\.maxTurns is how another SDK spells a step limit, and an Agent does not read it: this agent allows 6 tool steps/,
+    );
+    expect(defaults.maxTurns).toBe(8);
+  });
+
+  it("still reads a config class's getters of its #private fields", async () => {
+    const server = await fineServer();
+    class Settings {
+      readonly #model = "from-class";
+      readonly baseUrl = server.baseUrl;
+      readonly maxSteps = 3;
+      get model(): string {
+        return this.#model;
+      }
+    }
+    const agent = new Agent({ config: new Settings() as never });
+    const notices = noticesOf(agent);
+    expect((await agent.prompt("one")).status).toBe("ok");
+    expect((server.chatRequests[0]!.body as { model: string }).model).toBe("from-class");
+    expect(notices).toHaveLength(1);
+    expect(notices[0]).toMatch(
+      /^config\.maxSteps is how another SDK spells a step limit, and an Agent does not read it: /,
+    );
+  });
+
+  it("says nothing for a config without one", async () => {
+    const server = await fineServer();
+    const agent = new Agent({ config: { baseUrl: server.baseUrl, model: "m", maxSteps: null } as never });
+    const notices = noticesOf(agent);
+    await agent.prompt("one");
+    await agent.prompt("two");
+    expect(notices).toEqual([]);
+  });
+});
+
+describe("another SDK's step limit in a session's config", () => {
+  it("is told in the session's words only, once, over its prompts and a run the host starts on its agent", async () => {
+    const server = await fineServer();
+    const session = await createSession({
+      config: { baseUrl: server.baseUrl, model: "m", maxSteps: 2, stopWhen: "never" } as never,
+      maxTurns: 7,
+    });
+    sessions.push(session);
+    expect((await session.prompt("one")).status).toBe("ok");
+    expect((await session.prompt("two")).status).toBe("ok");
+    expect((await session.agent.prompt("three")).status).toBe("ok");
+    const timeline = session.getSnapshot().timeline.flatMap((e) => (e.type === "notice" ? [e.text] : []));
+    const own =
+      "config.maxSteps, config.stopWhen are how another SDK spells a step limit, and a session does not read them: this session allows 7 tool turns per prompt, set by createSession's maxTurns option (config.maxToolIterations is replaced by it).";
+    expect(timeline).toEqual([own]);
+  });
+});
