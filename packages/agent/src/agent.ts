@@ -30,6 +30,7 @@ import type {
   BeforeToolCallResult,
 } from "./agent-events.js";
 import { type AgentBackend, loopBackend } from "./backend.js";
+import { configCopy } from "./config-copy.js";
 import { AgentError, errorText, forTheAgentsHost, kindOf } from "./errors.js";
 import {
   type AgentMessage,
@@ -41,8 +42,8 @@ import {
   toolCallsOf,
   userMessage,
 } from "./messages.js";
-import { MAX_CHAIN, ownFields, setting } from "./own.js";
-import { ownDescriptors, protoless } from "./protoless.js";
+import { ownFields, setting } from "./own.js";
+import { protoless } from "./protoless.js";
 import { type AgentTool, type ToolExecutionMode, ToolRegistry } from "./tools.js";
 
 /** How many queued messages a drain point delivers: the oldest only (default), or all of them. */
@@ -472,47 +473,6 @@ function specConfig(spec: AgentSpec | readonly AgentSpec[]): LoopConfig {
   } catch (error) {
     throw new AgentError("invalid-input", `new Agent: spec: ${errorText(error)}`, { cause: error });
   }
-}
-
-/**
- * `config` without the fields `found` (another SDK's step limit), for a loop run; the host's object
- * is left as it is. Its own data fields are copied; every other field the loop would read of it —
- * an own getter, and what a prototype of its own holds (a class's getter or method,
- * `Object.create(defaults)`'s defaults) — is asked of the host's object each time the copy is read,
- * a method bound to it, so a class's getter still reads its `#private` fields. What a prototype
- * holds stays off the copy's own keys (on a prototype of the copy's), as it is off the config's.
- */
-function withoutFields(config: LoopConfig, found: readonly string[]): LoopConfig {
-  const hidden = new Set(found);
-  const source = config as unknown as Record<string, unknown>;
-  const asked = (name: string, enumerable: boolean): PropertyDescriptor =>
-    protoless({
-      get: () => {
-        const value = source[name];
-        return typeof value === "function" ? value.bind(config) : value;
-      },
-      enumerable,
-      configurable: true,
-    });
-  const fields = ownDescriptors(config);
-  for (const key of Reflect.ownKeys(fields)) {
-    if (typeof key !== "string") continue;
-    const described = fields[key] as PropertyDescriptor;
-    if (hidden.has(key)) delete fields[key];
-    else if (described.get || described.set) fields[key] = asked(key, described.enumerable === true);
-  }
-  // A prototype's field the copy holds already (its own, or a nearer prototype's) is that one.
-  const inherited = Object.create(null) as object;
-  const skip = (name: string) =>
-    name === "constructor" || hidden.has(name) || Object.hasOwn(fields, name) || name in inherited;
-  let at = Object.getPrototypeOf(config) as object | null;
-  for (let depth = 0; at !== null && at !== Object.prototype && depth < MAX_CHAIN; depth++) {
-    for (const name of Object.getOwnPropertyNames(at)) {
-      if (!skip(name)) Object.defineProperty(inherited, name, asked(name, false));
-    }
-    at = Object.getPrototypeOf(at) as object | null;
-  }
-  return Object.create(inherited, fields) as LoopConfig;
 }
 
 /** `config` with the loop's compaction turned on as `autoCompact` asks; throws `AgentError` (`invalid-input`) without a window. */
@@ -2300,7 +2260,7 @@ export class Agent {
         this.#emit({ type: "notice", text });
       }
     }
-    return withoutFields(this.config, found);
+    return configCopy(this.config, { without: found });
   }
 
   /**

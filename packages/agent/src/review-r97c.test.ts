@@ -144,3 +144,65 @@ describe("another SDK's step limit in a session's config", () => {
     expect(timeline).toEqual([own]);
   });
 });
+
+// r97e: a session ran each prompt's loop on a spread copy of its config (`{ ...config,
+// maxToolIterations }`): what the config's prototype held (`Object.create(defaults)`, a settings
+// class's getter) was left behind, so a config the plain Agent reads whole lost its model or its
+// base URL in a session. The session's copy now keeps them, read from the host's object.
+const modelSent = (server: TestServer, at = 0) =>
+  (server.chatRequests[at]?.body as { model?: string } | undefined)?.model;
+
+describe("a session's config whose fields its prototype holds", () => {
+  for (const foreign of [false, true]) {
+    const label = foreign ? " (and another SDK's step limit beside them)" : "";
+    it(`sends the model and reaches the base URL an Object.create(defaults) config holds${label}`, async () => {
+      const server = await fineServer();
+      const defaults = { baseUrl: server.baseUrl, model: "from-defaults" };
+      const config = Object.create(defaults) as Record<string, unknown>;
+      if (foreign) config.maxSteps = 3;
+      const session = await createSession({ config: config as never, maxTurns: 4 });
+      sessions.push(session);
+      expect((await session.prompt("one")).status).toBe("ok");
+      expect((await session.prompt("two")).status).toBe("ok");
+      expect(server.chatRequests).toHaveLength(2);
+      expect(modelSent(server, 1)).toBe("from-defaults");
+      // The host's objects are as they were.
+      expect(Object.keys(config)).toEqual(foreign ? ["maxSteps"] : []);
+      expect(defaults).toEqual({ baseUrl: server.baseUrl, model: "from-defaults" });
+    });
+
+    it(`reads a settings class's getter of its #private field${label}`, async () => {
+      const server = await fineServer();
+      class Settings {
+        readonly #model = "from-class";
+        readonly baseUrl = server.baseUrl;
+        get model(): string {
+          return this.#model;
+        }
+      }
+      const settings = new Settings();
+      if (foreign) Object.assign(settings, { maxTurns: 9 });
+      const session = await createSession({ config: settings as never, maxTurns: 4 });
+      sessions.push(session);
+      expect((await session.prompt("one")).status).toBe("ok");
+      expect(modelSent(server)).toBe("from-class");
+    });
+  }
+
+  it("asks a getter each run, so a setting the host changes between prompts is the one sent", async () => {
+    const server = await fineServer();
+    let model = "first";
+    const config = {
+      baseUrl: server.baseUrl,
+      get model() {
+        return model;
+      },
+    };
+    const session = await createSession({ config: config as never, maxTurns: 4 });
+    sessions.push(session);
+    await session.prompt("one");
+    model = "second";
+    await session.prompt("two");
+    expect([modelSent(server, 0), modelSent(server, 1)]).toEqual(["first", "second"]);
+  });
+});

@@ -43,6 +43,7 @@ import {
   askUserTool,
   todoWriteTool,
 } from "./builtin-tools.js";
+import { configCopy } from "./config-copy.js";
 import { AgentError, errorText, forTheSessionsUser, SessionBusyError } from "./errors.js";
 import { MAKE_DIRS } from "./fs-options.js";
 import {
@@ -997,7 +998,10 @@ export class Session {
         () =>
           new SessionAgent(
             {
-              ...(config ? { config: { ...config, maxToolIterations: this.maxTurns } } : {}),
+              // A copy that keeps the config's getters and what its prototype holds, as an Agent reads them.
+              ...(config
+                ? { config: configCopy(config, { with: { maxToolIterations: this.maxTurns } }) }
+                : {}),
               ...(options.spec ? { spec: options.spec } : {}),
               ...(system !== undefined ? { system } : {}),
               tools,
@@ -1719,11 +1723,13 @@ export class Session {
   #timedRun(backend: AgentBackend, loopOptions: AgentLoopOptions, left: number): Promise<AgentLoopResult> {
     const options = Object.defineProperties({}, ownDescriptors(loopOptions)) as AgentLoopOptions;
     // Another SDK's step limit is out of it already: the agent took it out, with the session's notice.
-    options.config = { ...loopOptions.config, maxToolIterations: left };
+    options.config = configCopy(loopOptions.config, { with: { maxToolIterations: left } });
     const limit = toolLimitMs(setting(loopOptions.config, "toolTimeoutSeconds"));
     // A value the loop refuses is left for it to refuse; no limit needs nothing of ours.
     if (limit === false || limit === undefined) return backend.run(options);
-    options.config.toolTimeoutSeconds = 0;
+    options.config = configCopy(loopOptions.config, {
+      with: { maxToolIterations: left, toolTimeoutSeconds: 0 },
+    });
     const run = loopOptions.signal;
     const dispatch = loopOptions.dispatch;
     // No dispatch is a run with no tools (the loop refuses one with tools): nothing to time.

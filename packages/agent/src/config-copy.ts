@@ -1,0 +1,59 @@
+import type { LoopConfig } from "@loopwright/loop";
+import { MAX_CHAIN } from "./own.js";
+import { ownDescriptors, protoless } from "./protoless.js";
+
+/** What `configCopy` changes on its copy. */
+export interface ConfigChanges {
+  /** Fields the copy does not hold (neither as its own nor through a prototype). */
+  without?: readonly string[];
+  /** Fields the copy holds as its own data, in place of the config's. */
+  with?: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * A copy of `config` for a loop run, with `changes` made; the host's object is left as it is. Its own
+ * data fields are copied as they stand (writable on the copy, a frozen config's too); every other
+ * field the loop would read of it — an own getter, and what a prototype of its own holds (a class's
+ * getter or method, `Object.create(defaults)`'s defaults) — is asked of the host's object each time
+ * the copy is read, a method bound to it, so a class's getter still reads its `#private` fields and a
+ * getter answers what it answers now. What a prototype holds stays off the copy's own keys (on a
+ * prototype of the copy's), as it is off the config's. A spread (`{ ...config }`) would keep the own
+ * enumerable fields alone, each getter read once.
+ */
+export function configCopy(config: LoopConfig, changes: ConfigChanges): LoopConfig {
+  const replaced = changes.with ?? {};
+  const hidden = new Set([...(changes.without ?? []), ...Object.keys(replaced)]);
+  const source = config as unknown as Record<string, unknown>;
+  const asked = (name: string, enumerable: boolean): PropertyDescriptor =>
+    protoless({
+      get: () => {
+        const value = source[name];
+        return typeof value === "function" ? value.bind(config) : value;
+      },
+      enumerable,
+      configurable: true,
+    });
+  const fields = ownDescriptors(config);
+  for (const key of Reflect.ownKeys(fields)) {
+    if (typeof key !== "string") continue;
+    const described = fields[key] as PropertyDescriptor;
+    if (hidden.has(key)) delete fields[key];
+    else if (described.get || described.set) fields[key] = asked(key, described.enumerable === true);
+    else fields[key] = protoless({ ...described, writable: true, configurable: true });
+  }
+  for (const [key, value] of Object.entries(replaced)) {
+    fields[key] = protoless({ value, enumerable: true, writable: true, configurable: true });
+  }
+  // A prototype's field the copy holds already (its own, or a nearer prototype's) is that one.
+  const inherited = Object.create(null) as object;
+  const skip = (name: string) =>
+    name === "constructor" || hidden.has(name) || Object.hasOwn(fields, name) || name in inherited;
+  let at = Object.getPrototypeOf(config) as object | null;
+  for (let depth = 0; at !== null && at !== Object.prototype && depth < MAX_CHAIN; depth++) {
+    for (const name of Object.getOwnPropertyNames(at)) {
+      if (!skip(name)) Object.defineProperty(inherited, name, asked(name, false));
+    }
+    at = Object.getPrototypeOf(at) as object | null;
+  }
+  return Object.create(inherited, fields) as LoopConfig;
+}
