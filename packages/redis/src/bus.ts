@@ -900,10 +900,11 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
       if (clockAsked === epoch) clockAsked = -1;
     }
     // Reconnected meanwhile: the samples may be two servers' (a later learn asks again).
-    if (Number.isFinite(best) && epoch === clockEpoch) {
-      clockLead = best;
-      clockLearnt = performance.now();
-    }
+    if (epoch !== clockEpoch) return;
+    if (Number.isFinite(best)) clockLead = best;
+    // Asked again in a minute (or at a reconnect) even when no sample came: a server that will not
+    // run TIME was asked with every write, each refused.
+    clockLearnt = performance.now();
   };
   await learnClock();
   writer.on("ready", () => {

@@ -5,11 +5,12 @@
 
 import type { Socket } from "node:net";
 import type { SequencedEvent } from "@loopwright/events";
+import { createClient } from "@redis/client";
 import { describe, expect, it } from "vitest";
 import { busFixture } from "../test/bus-fixture.js";
-import { HAS_REDIS, SKIP_MESSAGE } from "../test/redis-server.js";
+import { HAS_REDIS, RedisServer, SKIP_MESSAGE } from "../test/redis-server.js";
 import { HoldRelay } from "../test/relay.js";
-import type { RedisEventBus } from "./bus.js";
+import { createRedisBus, type RedisEventBus } from "./bus.js";
 
 if (!HAS_REDIS) console.warn(SKIP_MESSAGE);
 
@@ -198,6 +199,35 @@ describe.skipIf(!HAS_REDIS)("a watcher resuming after a seq, a run's writes land
       expect(await reading).toEqual({ seen: ["4:notice"], stopped: false });
     } finally {
       await relay.close();
+    }
+  });
+});
+
+describe.skipIf(!HAS_REDIS)("a server that will not run TIME (renamed away) (r97d)", () => {
+  it("the bus asks for Redis's clock at connect, not again with every write", {
+    timeout: 20_000,
+  }, async () => {
+    const server = await RedisServer.start(["--rename-command", "TIME", ""]);
+    const relay = await ClockRelay.start(server.port);
+    const raw = createClient({ url: server.url, RESP: 2 });
+    raw.on("error", () => {});
+    const bus = await createRedisBus({ url: relay.url, prefix: "r97d-notime:", onError: () => {} });
+    try {
+      await raw.connect();
+      const asked = () => relay.sent.split("\r\nTIME\r\n").length - 1;
+      const atConnect = asked();
+      for (let i = 1; i <= 20; i++) {
+        bus.emit("job", { kind: "output", text: `event ${i}` });
+        await bus.flushed();
+      }
+      // Was 20 more (one a write): finding the clock never learnt, each write asked again, refused.
+      expect(asked() - atConnect).toBe(0);
+      expect(await raw.sendCommand(["XLEN", "r97d-notime:run:job"])).toBe(20);
+    } finally {
+      await bus.close();
+      raw.destroy();
+      await relay.close();
+      await server.kill();
     }
   });
 });
