@@ -862,14 +862,22 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
    * Redis's clock, within the round trip of that `TIME` rather than of the write itself (which may
    * wait behind a slow Redis), and so when each event was emitted (the entry's `t`). Learnt at
    * connect and reconnect, and again when a minute old, as the two clocks drift apart. Undefined
-   * before it is learnt or where Redis will not run `TIME`: the script's own clock is used alone.
+   * before it is learnt, from a reconnect until it is learnt again, or where Redis will not run
+   * `TIME`: the script's own clock is used alone.
    */
   let clockLead: number | undefined;
   let clockLearnt = Number.NEGATIVE_INFINITY;
-  let clockAsked = false;
+  /**
+   * The command connection's connects so far: a lead is learnt from samples all taken on one (a
+   * reconnect may reach another server — a failover, a restart elsewhere — whose clock is not the
+   * last one's), and a learn is asked once per connect (`clockAsked`: the connect it was asked on).
+   */
+  let clockEpoch = 0;
+  let clockAsked = -1;
   const learnClock = async (): Promise<void> => {
-    if (clockAsked) return;
-    clockAsked = true;
+    const epoch = clockEpoch;
+    if (clockAsked === epoch) return;
+    clockAsked = epoch;
     // The tightest of a few: each overstates the lead by at most its own round trip, which a busy
     // host or a slow moment of Redis's stretches (the bound is then that much late, and a watcher
     // subscribing within it of an emit takes the late write for a new run's: the notice).
@@ -889,15 +897,24 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
       // Not learnt now (the connection lost, TIME refused): writes go without the bound until it is,
       // or with what the samples before the failure gave.
     } finally {
-      clockAsked = false;
+      if (clockAsked === epoch) clockAsked = -1;
     }
-    if (Number.isFinite(best)) {
-      clockLead = best;
-      clockLearnt = performance.now();
-    }
+    // Reconnected meanwhile: the samples may be two servers' (a later learn asks again).
+    if (epoch !== clockEpoch) return;
+    if (Number.isFinite(best)) clockLead = best;
+    // Asked again in a minute (or at a reconnect) even when no sample came: a server that will not
+    // run TIME was asked with every write, each refused.
+    clockLearnt = performance.now();
   };
   await learnClock();
   writer.on("ready", () => {
+    // A lead learnt before this connect may be another server's, whose clock runs behind this one's:
+    // a write sent with it would record its events as emitted earlier than they were, and a watcher
+    // that subscribed just before a new run's emit would take that run's write for its reader's own
+    // landing late. Until the lead is learnt again, writes go without the bound (the script's own
+    // clock, never early).
+    clockEpoch++;
+    clockLead = undefined;
     void learnClock();
     const woken = [...readyWaiters];
     readyWaiters.clear();

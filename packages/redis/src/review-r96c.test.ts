@@ -4,13 +4,12 @@
 // watcher taking that write for a new run's (seed 1402141835) and ending with the "at least"
 // notice, though no event was dropped and the run went on.
 
-import type { Socket } from "node:net";
 import type { SequencedEvent } from "@loopwright/events";
 import { describe, expect, it } from "vitest";
 import { serverWithAdmin } from "../test/admin.js";
 import { busFixture } from "../test/bus-fixture.js";
 import { HAS_REDIS, SKIP_MESSAGE } from "../test/redis-server.js";
-import { Relay } from "../test/relay.js";
+import { HoldRelay } from "../test/relay.js";
 import type { RedisEventBus } from "./bus.js";
 import { createRedisCalibration } from "./calibration.js";
 import { createRedisCapabilityStore } from "./capabilities.js";
@@ -28,11 +27,7 @@ describe.skipIf(!HAS_REDIS)("a watcher resuming after a seq its emitter has not 
   const redis = busFixture();
   const { bus } = redis;
 
-  /** Whether a connection of Redis's waits in a blocking `XREAD` now: a watcher that has subscribed. */
-  const watcherWaits = async () =>
-    String(await redis.raw.sendCommand(["CLIENT", "LIST"]))
-      .split("\n")
-      .some((line) => /\bflags=\w*b/.test(line) && /\bcmd=xread\b/.test(line));
+  const { watcherWaits } = redis;
 
   /**
    * Runs `emitUnwritten` while Redis holds every write back (`CLIENT PAUSE … WRITE`: the emitter's
@@ -158,7 +153,7 @@ describe.skipIf(!HAS_REDIS)("a watcher resuming after a seq its emitter has not 
   }, async () => {
     // The emitter learns Redis's clock from the tightest of a few TIME round trips. From the first
     // alone, each emit counted 400 ms late, after this watcher subscribed: it ended with the notice.
-    const relay = await ReloadHoldRelay.start(redis.server.port);
+    const relay = await HoldRelay.start(redis.server.port);
     try {
       relay.arm("TIME", async () => {
         await pause(400);
@@ -196,60 +191,6 @@ describe.skipIf(!HAS_REDIS)("a watcher resuming after a seq its emitter has not 
   });
 });
 
-/**
- * A TCP relay on loopback in front of a real Redis that, once armed, holds back the first chunk
- * holding `word` (`HGETALL`: a capability store's reload reading a tenant's latches; `LRANGE`: a
- * calibration's reading its readings) and everything its connection sends after it, until
- * `whileHeld` has run; then relays them in order.
- */
-class ReloadHoldRelay extends Relay {
-  /** What the held connection sent after the held chunk, so far. */
-  queuedAfter = 0;
-  private armed = false;
-  private holding: Buffer[] | undefined;
-  private heldOn: Socket | undefined;
-  private whileHeld: () => Promise<void> = async () => {};
-  private word = "";
-  /** Resolves once the held chunks went on. */
-  released: Promise<void> = Promise.resolve();
-
-  private constructor(port: number, target: number) {
-    super(port, target);
-  }
-
-  static async start(target: number): Promise<ReloadHoldRelay> {
-    const relay = new ReloadHoldRelay(await Relay.port(), target);
-    await relay.listen();
-    return relay;
-  }
-
-  arm(word: string, whileHeld: () => Promise<void>): void {
-    this.armed = true;
-    this.word = `\r\n${word}\r\n`;
-    this.whileHeld = whileHeld;
-  }
-
-  protected override onChunk(chunk: Buffer, upstream: Socket, client: Socket): void {
-    if (this.holding && this.heldOn === client) {
-      this.holding.push(chunk);
-      this.queuedAfter++;
-      return;
-    }
-    if (this.armed && chunk.toString("latin1").toUpperCase().includes(this.word)) {
-      this.armed = false;
-      const held = [chunk];
-      this.holding = held;
-      this.heldOn = client;
-      this.released = this.whileHeld().finally(() => {
-        this.holding = undefined;
-        for (const part of held) upstream.write(part);
-      });
-      return;
-    }
-    upstream.write(chunk);
-  }
-}
-
 /** Looks every 10 ms until `ready()` holds, 500 looks at most; never an assertion on time. */
 async function until(ready: () => boolean): Promise<void> {
   for (let i = 0; i < 500 && !ready(); i++) await pause(10);
@@ -262,7 +203,7 @@ async function until(ready: () => boolean): Promise<void> {
  */
 async function forgetWhileReloadReads(
   admin: ReturnType<typeof serverWithAdmin>,
-  relay: ReloadHoldRelay,
+  relay: HoldRelay,
   word: string,
   forget: () => boolean,
 ): Promise<void> {
@@ -302,9 +243,9 @@ describe.skipIf(!HAS_REDIS)(
     const twoStores = async <T extends { close(): Promise<void> }>(
       prefix: string,
       make: (url: string, prefix: string) => Promise<T>,
-      test: (a: T, b: T, relay: ReloadHoldRelay) => Promise<void>,
+      test: (a: T, b: T, relay: HoldRelay) => Promise<void>,
     ): Promise<void> => {
-      const relay = await ReloadHoldRelay.start(redis.server.port);
+      const relay = await HoldRelay.start(redis.server.port);
       const a = await make(relay.url, prefix);
       const b = await make(redis.server.url, prefix);
       try {

@@ -648,10 +648,11 @@ export class StreamWatcher implements RedisEventStream {
    * before the emit), and the watcher took Redis's clock before it looked at the stream
    * (`subscribedAt`): a first send emitted before that, carrying the token of the top seen then (or
    * that top a `done`, the run after it started afresh; or the stream missing) or the token the
-   * reader's id named, is read on. A new run started after the watcher came emits every entry later,
-   * so it still ends the watcher; one started a moment before it subscribed, whose first write lands
-   * after, while the reader's position is an earlier run's, is read on as the reader's (the entries
-   * cannot tell that instant apart).
+   * reader's id named, is read on once it reaches the position (one below it is looked at again).
+   * A new run started after the watcher came emits every entry later,
+   * so it still ends the watcher; one started a moment before it subscribed, whose write in flight
+   * then reaches the position, while the reader's position is an earlier run's, is read on as the
+   * reader's (the entries cannot tell that instant apart).
    */
   private async belowPosition(conn: RedisConnection): Promise<"resend" | "afresh" | undefined> {
     const below = (await call<Entry[]>(conn, ["XREVRANGE", this.key, this.readFrom, "-", "COUNT", "1"]))[0];
@@ -699,6 +700,16 @@ export class StreamWatcher implements RedisEventStream {
         ownerOf(below) === ownerOf(placed);
     }
     if (!resend) return "afresh";
+    // A first send is read on (as a late write, above) only once it reaches the position: the reader
+    // had the event at `after` from the emitter before this watcher came, so that entry was emitted
+    // before then too. One below it may be a first part of that write (the rest lands next), or an
+    // event in flight of a run that never reaches the position (a reader's position from an earlier,
+    // longer run): taken for the reader's, the watcher waited past that run's `done` for seqs above
+    // its position, with nothing read and no notice. Undecided, it looks again: the entry at the
+    // position, or one emitted since, or the run's `done` below the position, tells.
+    if (mark === "0" && Number.parseInt(below[0], 10) < this.cursor) {
+      return fieldOf(below, "end") !== undefined || decode(below)?.kind === "done" ? "afresh" : undefined;
+    }
     this.unplaced = false;
     this.owner = ownerOf(below);
     return "resend";

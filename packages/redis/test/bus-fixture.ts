@@ -26,6 +26,11 @@ export function busFixture() {
       closing.push(made);
       return made;
     },
+    /** Whether a connection of Redis's waits in a blocking `XREAD` now: a watcher that has subscribed. */
+    watcherWaits: async (): Promise<boolean> =>
+      String(await fixture.raw.sendCommand(["CLIENT", "LIST"]))
+        .split("\n")
+        .some((line) => /\bflags=\w*b/.test(line) && /\bcmd=xread\b/.test(line)),
   };
   beforeAll(async () => {
     fixture.server = await RedisServer.start();

@@ -21,18 +21,22 @@ export function freePort(): Promise<number> {
 /** One real redis-server on a loopback port, without persistence, stopped by its pid. */
 export class RedisServer {
   private child: ChildProcess | undefined;
-  constructor(readonly port: number) {}
+  /** `more`: further `redis-server` arguments (`--rename-command TIME ""`, say). */
+  constructor(
+    readonly port: number,
+    private readonly more: readonly string[] = [],
+  ) {}
 
   get url(): string {
     return `redis://127.0.0.1:${this.port}`;
   }
 
-  static async start(): Promise<RedisServer> {
+  static async start(more: readonly string[] = []): Promise<RedisServer> {
     // Tests that run side by side each start their own: should another process take the port
     // between `freePort` and the bind, the server exits at once (its "Address already in use" may
     // not have been read by then), and another free port is tried.
     for (let attempt = 1; ; attempt++) {
-      const server = new RedisServer(await freePort());
+      const server = new RedisServer(await freePort(), more);
       try {
         await server.start();
         return server;
@@ -46,7 +50,7 @@ export class RedisServer {
   start(): Promise<void> {
     const child = spawn(
       "redis-server",
-      ["--port", String(this.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+      ["--port", String(this.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", ...this.more],
       { stdio: ["ignore", "pipe", "pipe"] },
     );
     this.child = child;

@@ -36,6 +36,12 @@ export abstract class Relay {
     return true;
   }
 
+  /**
+   * What happens to a chunk of Redis's replies, where a relay says (the default pipes them straight
+   * back to the client).
+   */
+  protected onReply?(chunk: Buffer, client: Socket): void;
+
   /** What happens to a client's chunk: by default, it goes on to Redis. */
   protected onChunk(chunk: Buffer, upstream: Socket, _client: Socket): void {
     upstream.write(chunk);
@@ -61,7 +67,8 @@ export abstract class Relay {
       this.closed(client);
     });
     upstream.on("close", () => client.destroy());
-    upstream.pipe(client);
+    if (this.onReply) upstream.on("data", (chunk: Buffer) => this.onReply?.(chunk, client));
+    else upstream.pipe(client);
     client.on("data", (chunk: Buffer) => this.onChunk(chunk, upstream, client));
   }
 
@@ -77,5 +84,69 @@ export abstract class Relay {
     const server = this.server;
     this.server = undefined;
     return new Promise((resolve) => (server ? server.close(() => resolve()) : resolve()));
+  }
+}
+
+/**
+ * A TCP relay on loopback in front of a real Redis that, once armed, holds back the first chunk
+ * holding `word` (`HGETALL`: a capability store's reload reading a tenant's latches; `LRANGE`: a
+ * calibration's reading its readings) and everything its connection sends after it, until
+ * `whileHeld` has run; then relays them in order.
+ */
+export class HoldRelay extends Relay {
+  /** What the held connection sent after the held chunk, so far. */
+  queuedAfter = 0;
+  private armed = false;
+  private holding: Buffer[] | undefined;
+  private heldOn: Socket | undefined;
+  private whileHeld: () => Promise<unknown> = async () => {};
+  private word = "";
+  /** Resolves once the held chunks went on. */
+  released: Promise<void> = Promise.resolve();
+
+  // Public (Relay's is protected), so `start` makes a subclass's relay when called on it.
+  constructor(port: number, target: number) {
+    super(port, target);
+  }
+
+  /** A relay of this class (a subclass's, called on it) listening in front of Redis at `target`. */
+  static async start<T extends HoldRelay>(
+    this: new (
+      port: number,
+      target: number,
+    ) => T,
+    target: number,
+  ): Promise<T> {
+    const relay = new this(await Relay.port(), target);
+    await relay.listen();
+    return relay;
+  }
+
+  arm(word: string, whileHeld: () => Promise<unknown>): void {
+    this.armed = true;
+    this.word = `\r\n${word}\r\n`;
+    this.whileHeld = whileHeld;
+  }
+
+  protected override onChunk(chunk: Buffer, upstream: Socket, client: Socket): void {
+    if (this.holding && this.heldOn === client) {
+      this.holding.push(chunk);
+      this.queuedAfter++;
+      return;
+    }
+    if (this.armed && chunk.toString("latin1").toUpperCase().includes(this.word)) {
+      this.armed = false;
+      const held = [chunk];
+      this.holding = held;
+      this.heldOn = client;
+      this.released = this.whileHeld()
+        .then(() => {})
+        .finally(() => {
+          this.holding = undefined;
+          for (const part of held) upstream.write(part);
+        });
+      return;
+    }
+    upstream.write(chunk);
   }
 }

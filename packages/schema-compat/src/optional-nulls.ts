@@ -952,8 +952,8 @@ function alternatives(node: unknown, out: Raw[], depth: number): Raw[] {
 /**
  * The sanitized schema for a key (or the items) of a value the sanitized `node` describes. With
  * `holder`, the object the key is read from, an alternative of `node` whose tag (a property of one
- * `enum` or `const` value) the object holds another scalar at is passed over, unless that leaves
- * none: what a discriminated union's other variants ask for at the key — JSON text for an object
+ * `enum` or `const` value) the object holds another scalar at — or null, where that tag takes none —
+ * is passed over, unless that leaves none: what a discriminated union's other variants ask for at the key — JSON text for an object
  * there, say — is not what the variant the object is of asks for (a string "0" written where that
  * variant takes any value is the string, not JSON text of 0).
  */
@@ -986,20 +986,41 @@ function step(node: unknown, key: string | typeof ITEM, walk: Walk, restore: Res
   return sub;
 }
 
-/** Whether the object `holder` holds, at a property `alt` gives one `enum` or `const` value, another scalar. */
+/**
+ * Whether the object `holder` holds, at a property `alt` gives one `enum` or `const` value, another
+ * scalar — or null, where `alt` requires the property and takes no null there: a tag with a default
+ * (or optional) is declared as its value or null, and a model leaving it out writes null, which the
+ * other variants' tags refuse as surely as another value.
+ */
 function tagRefuses(alt: Raw, holder: Raw): boolean {
   const properties = own(alt, "properties");
   if (!isObject(properties)) return false;
+  const required = own(alt, "required");
   for (const name of Object.keys(properties)) {
     if (!Object.hasOwn(holder, name)) continue;
     const value = holder[name];
     const schema = properties[name];
-    if (value === null || typeof value === "object" || !isObject(schema)) continue;
+    if (typeof value === "object" && value !== null) continue;
+    if (!isObject(schema)) continue;
     const values = own(schema, "enum");
-    if (Array.isArray(values) && values.length === 1 && values[0] !== value) return true;
-    if (Object.hasOwn(schema, "const") && own(schema, "const") !== value) return true;
+    const single = Array.isArray(values) && values.length === 1 ? { value: values[0] } : undefined;
+    const tag = Object.hasOwn(schema, "const") ? { value: own(schema, "const") } : single;
+    if (tag === undefined || tag.value === value) continue;
+    if (value !== null || (Array.isArray(required) && required.includes(name) && !takesNull(schema)))
+      return true;
   }
   return false;
+}
+
+/** Whether a sanitized tag schema (an `enum` or `const`, perhaps with its type) takes null. */
+function takesNull(schema: Raw): boolean {
+  const type = own(schema, "type");
+  return (
+    type === "null" ||
+    (Array.isArray(type) && type.includes("null")) ||
+    (Object.hasOwn(schema, "const") && own(schema, "const") === null) ||
+    (Array.isArray(own(schema, "enum")) && (own(schema, "enum") as unknown[]).includes(null))
+  );
 }
 
 /**
