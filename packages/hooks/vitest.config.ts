@@ -1,5 +1,12 @@
 import { defineProject } from "vitest/config";
 
 export default defineProject({
-  test: { isolate: false, name: "hooks", environment: "node" },
+  test: {
+    isolate: false,
+    name: "hooks",
+    environment: "node",
+    // A hang guard, not a measurement. The cap tests gather 20,000 hooks' outcomes: one took 2.2 s of
+    // vitest's default 5 s on a loaded two-core machine (two CPU burners beside the suite).
+    testTimeout: 20_000,
+  },
 });

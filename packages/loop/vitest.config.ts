@@ -10,5 +10,9 @@ export default defineProject({
     environment: "node",
     isolate: false,
     exclude: [...configDefaults.exclude, "**/*.isolated.test.ts"],
+    // A hang guard, not a measurement. Property tests that run the loop against a testkit server once
+    // per case took up to 2.8 s of vitest's default 5 s on a loaded two-core machine (two CPU burners
+    // beside the suite).
+    testTimeout: 20_000,
   },
 });

@@ -33,7 +33,10 @@ describe('a loop asked for reasoning effort "none" that goes out as "low"', () =
   it("says so after minimal's refusal taught it, and again after a restart from a snapshot", async () => {
     server = await startServer({
       personality: openaiPersonality({ reasoningEffortValues: ["low", "medium", "high"] }),
-      scriptedModel: true,
+      // The simulator's answer streamed with no pause between its deltas (10 ms each by default):
+      // this counts requests and notices, and its answers of some fifty deltas each took up to
+      // 3.4 s of vitest's 5 s on a loaded two-core machine, all of it waiting on timers.
+      scriptedModel: { chunkDelayMs: 0 },
     });
     const runtime = createRuntime();
     // The asked "minimal" stepped up is told too: it spends more reasoning tokens than asked.

@@ -16,7 +16,10 @@ let server: TestServer;
 beforeEach(async () => {
   server = await startServer({
     personality: openaiPersonality({ reasoningEffortValues: ["low", "medium", "high"] }),
-    scriptedModel: true,
+    // The simulator's answer streamed with no pause between its deltas (10 ms each by default):
+    // these count requests and notices, and a test's five answers of some fifty deltas each took up
+    // to 3.7 s of vitest's 5 s on a loaded two-core machine, all of it waiting on timers.
+    scriptedModel: { chunkDelayMs: 0 },
   });
 });
 afterEach(() => server.close());

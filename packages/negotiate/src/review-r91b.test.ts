@@ -14,7 +14,10 @@ import { buildBody } from "./request-body.js";
 let server: TestServer;
 beforeEach(async () => {
   const personality = openaiPersonality({ reasoningEffortValues: ["low", "medium", "high"] });
-  server = await startServer({ personality, scriptedModel: true });
+  // The simulator's answer streamed with no pause between its deltas (10 ms each by default): this
+  // counts requests and notices, and four answers of some fifty deltas each took up to 4.2 s of
+  // vitest's 5 s on a loaded two-core machine, all of it waiting on timers.
+  server = await startServer({ personality, scriptedModel: { chunkDelayMs: 0 } });
 });
 afterEach(() => server.close());
 

@@ -16,7 +16,7 @@ import { createRedisCapabilityStore } from "./capabilities.js";
 
 if (!HAS_REDIS) console.warn(SKIP_MESSAGE);
 
-const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 /** How long after the emits the watcher starts (see `watchBeforeWritten`). */
 const GAP_MS = 100;
 
