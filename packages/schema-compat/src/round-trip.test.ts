@@ -324,12 +324,29 @@ function treeSchema(wrap: boolean): Raw {
   };
 }
 
+/**
+ * JSON text of a value as a model writes it, digit for digit: JSON.stringify's, except that -0 is
+ * written "-0" (JSON.stringify writes "0"), which JSON.parse reads back as -0. fc.jsonValue gives
+ * -0; written with JSON.stringify, the call the model sent was no longer the generated call
+ * (seed -1325616714 at 5,000 runs: `extra: { a: -0 }` written '{"a":0}', restored as { a: 0 }).
+ */
+function jsonText(value: unknown): string {
+  if (Object.is(value, -0)) return "-0";
+  if (Array.isArray(value)) return `[${value.map(jsonText).join(",")}]`;
+  if (typeof value === "object" && value !== null) {
+    return `{${Object.entries(value)
+      .map(([key, item]) => `${JSON.stringify(key)}:${jsonText(item)}`)
+      .join(",")}}`;
+  }
+  return JSON.stringify(value);
+}
+
 /** The call as a model answering the sanitized schema writes it: nulls for absent fields, JSON text where asked. */
 function writeStrict(value: unknown, node: Raw): unknown {
   const description = typeof node.description === "string" ? node.description : "";
-  if (description.includes("Give this value as JSON text.")) return JSON.stringify(value);
+  if (description.includes("Give this value as JSON text.")) return jsonText(value);
   if (description.includes("give an object or an array as JSON text")) {
-    return typeof value === "object" && value !== null ? JSON.stringify(value) : value;
+    return typeof value === "object" && value !== null ? jsonText(value) : value;
   }
   if (Array.isArray(value)) return value.map((item) => writeStrict(item, node.items as Raw));
   if (typeof value !== "object" || value === null) return value;
@@ -361,7 +378,14 @@ describe("the strict round trip through JSON text", { timeout: 60_000 }, () => {
           expect(restoreArguments(strict, schema, options)).toEqual(call);
         },
       ),
-      { numRuns: 500, seed: 2026 },
+      {
+        numRuns: 500,
+        seed: 2026,
+        // -0 in a value given as JSON text (shrunk from seed -1325616714 at 5,000 runs).
+        examples: [
+          [{ wrap: false, recursionLimit: 1, maxDepth: 2, call: { tree: { name: "" }, extra: { a: -0 } } }],
+        ],
+      },
     );
     // The property reached JSON text, not only shallow calls.
     expect(textWritten).toBeGreaterThan(100);
