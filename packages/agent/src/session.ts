@@ -1722,14 +1722,14 @@ export class Session {
    */
   #timedRun(backend: AgentBackend, loopOptions: AgentLoopOptions, left: number): Promise<AgentLoopResult> {
     const options = Object.defineProperties({}, ownDescriptors(loopOptions)) as AgentLoopOptions;
-    // Another SDK's step limit is out of it already: the agent took it out, with the session's notice.
-    options.config = configCopy(loopOptions.config, { with: { maxToolIterations: left } });
     const limit = toolLimitMs(setting(loopOptions.config, "toolTimeoutSeconds"));
     // A value the loop refuses is left for it to refuse; no limit needs nothing of ours.
-    if (limit === false || limit === undefined) return backend.run(options);
+    const timed = limit !== false && limit !== undefined;
+    // Another SDK's step limit is out of it already: the agent took it out, with the session's notice.
     options.config = configCopy(loopOptions.config, {
-      with: { maxToolIterations: left, toolTimeoutSeconds: 0 },
+      with: timed ? { maxToolIterations: left, toolTimeoutSeconds: 0 } : { maxToolIterations: left },
     });
+    if (!timed) return backend.run(options);
     const run = loopOptions.signal;
     const dispatch = loopOptions.dispatch;
     // No dispatch is a run with no tools (the loop refuses one with tools): nothing to time.
