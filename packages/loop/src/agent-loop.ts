@@ -148,9 +148,11 @@ export interface AgentLoopOptions<Context = unknown> {
    * (`rebaseLedger`). A replacement must keep every tool call answered by the tool messages right
    * after it, and no tool message without its call (refused with a `TypeError`, naming the ids,
    * before anything is sent). Or it returns a `StepPlan` — `{ messages?, toolChoice?, stop?, tools?,
-   * catalog? }` — to also set this step's `tool_choice`, change the run's tools from this step on
-   * (tools that joined or left mid-run), or end the run here. Nothing (or `undefined`) keeps
-   * the transcript and plans nothing. What it throws ends the run.
+   * catalog?, requestOnly?, model?, extraBody? }` — to also set this step's `tool_choice`, send this
+   * step to another model or with other body fields (the AI SDK's `prepareStep` `model` and
+   * `providerOptions`), change the run's tools from this step on (tools that joined or left
+   * mid-run), or end the run here. Nothing (or `undefined`) keeps the transcript and plans nothing.
+   * What it throws ends the run.
    */
   beforeStep?:
     | ((
@@ -172,7 +174,9 @@ export interface AgentLoopOptions<Context = unknown> {
  * the step cannot reach, `"required"` on a step that declares no tools, a `stop` that is not a
  * boolean, a stop on the first step or one beside any other field, `tools` or a `catalog` the
  * options of those names would refuse (an entry that is no function tool with a name, two tools
- * that are one name on the wire, a malformed catalogue).
+ * that are one name on the wire, a malformed catalogue), a `model` that is not a non-empty string,
+ * an `extraBody` that is not a plain object, sets a field the loop owns or holds a value JSON cannot
+ * send as given.
  */
 export interface StepPlan {
   /** A replacement transcript, held to the array form's rules. */
@@ -224,6 +228,33 @@ export interface StepPlan {
    * plan says it again.
    */
   requestOnly?: number | undefined;
+  /**
+   * This step's model, in place of `config.model`, at the same endpoint (the AI SDK's `prepareStep`
+   * `model`: a cheap model for tool steps, a strong one for the answer). Only this step's: the next
+   * step goes to `config.model` unless its plan names a model again. A non-empty string. Everything
+   * the loop learns or latches per model goes by the step's: what the endpoint refused of a model
+   * (`tool_choice`, a temperature, a body field, an effort…) is left out of that model's requests
+   * alone, the size guard's characters per token are that model's, a window an overflow named is
+   * that model's, and a step to another model than the one before is expected to find no prompt
+   * cache (its usage event has no `cacheExpected` and no break, and its ledger entry starts a new
+   * epoch). Endpoint-wide latches (strict schemas, usage in the stream) hold for every model, and
+   * `config.contextLength` is the run's window whatever the model.
+   */
+  model?: string | undefined;
+  /**
+   * Body fields for this step's request, merged over `config.extraBody` (the AI SDK's
+   * `providerOptions`: a `temperature`, a `reasoning_effort`, a `response_format` on the final
+   * step). Only this step's, like `toolChoice`. A field set to `undefined` leaves the config's field
+   * of that name out of this step's request; `null` is JSON's and is sent. Held to the config's
+   * rules: a field the endpoint refuses by name is dropped for that model and the request sent
+   * again, as a config's is, and what the model refused of the config's own fields it refuses here
+   * too. A plain object; refused before anything is sent where it sets a field the loop owns
+   * (`model`, `messages`, `tools`, `stream`, `stream_options`: the plan's `model`, `messages` and
+   * `tools` set the first three) or holds a value JSON cannot send as given (`NaN`, `±Infinity`, a
+   * BigInt, a cycle). A `tool_choice` here goes as a config's does, and the plan's `toolChoice` wins
+   * over it.
+   */
+  extraBody?: Record<string, unknown> | undefined;
 }
 
 /** A step's request as `onRequest` is handed it: what the client is about to be sent. */

@@ -46,10 +46,11 @@ export interface RunCompaction {
   /** The window `summarise` was made with (`contextLength`), where it was handed one. */
   summaryWindow?: number | undefined;
   /**
-   * The smallest window an endpoint's refusal named in this run (`ContextOverflow.window`) where it
-   * is below `contextLength`: the run's folds are planned against it from then on.
+   * By model (a step's plan may name another than `config.model`): the smallest window an endpoint's
+   * refusal named for it in this run (`ContextOverflow.window`) where it is below `contextLength`:
+   * the folds of that model's steps are planned against it from then on.
    */
-  window?: number | undefined;
+  readonly windows: Map<string, number>;
   /** Whether the summary is written by the run's own model at its own endpoint (the same window). */
   readonly sameModel: boolean;
 }
@@ -93,6 +94,7 @@ export function startCompaction(config: LoopConfig): RunCompaction | undefined {
   return Object.assign(Object.create(null) as RunCompaction, {
     task,
     sameModel: task.model === config.model && task.endpoint.baseUrl === config.baseUrl,
+    windows: new Map<string, number>(),
   });
 }
 
@@ -183,9 +185,11 @@ export async function foldRefused(
   if (!compaction) throw overflow;
   // A server whose window is smaller than contextLength (llama.cpp started with a smaller -c): the
   // fold is planned against the window its refusal named, and so is every later one.
+  // Learnt for the model that refused: a step of another model keeps its own window.
   const named = overflow.window;
-  if (named !== undefined && named < (compaction.window ?? (run.config.contextLength as number))) {
-    compaction.window = named;
+  const model = run.params.model;
+  if (named !== undefined && named < (compaction.windows.get(model) ?? (run.config.contextLength as number))) {
+    compaction.windows.set(model, named);
   }
   const why = "With compact on, the loop did not fold the transcript and send it again:";
   if (compaction.off === "failed") {
@@ -228,8 +232,8 @@ function planFold(
   forced: boolean,
   requestOnly: number,
 ): CompactionPlan | undefined {
-  const { config, services } = run;
-  const charsPerToken = services.calibration.charsPerTokenFor(run.supports, config.model);
+  const { services } = run;
+  const charsPerToken = services.calibration.charsPerTokenFor(run.supports, run.params.model);
   const all = run.messages as MessageLike[];
   const messages = beforeRequestOnly(all, requestOnly) as MessageLike[];
   const limit = windowOf(run);
@@ -285,7 +289,7 @@ async function fold(
   // fit it; before, it was handed only a window a refusal named, so the first summary of a stretch
   // bigger than the window was sent whole to the server the loop had been told the size of, refused
   // (llama.cpp's 400), and only then cut and asked again. Made again where it learns a smaller one.
-  const window = compaction.sameModel ? windowOf(run) : undefined;
+  const window = compaction.sameModel ? runWindow(run, run.config.model) : undefined;
   if (window !== undefined && window !== compaction.summaryWindow) {
     compaction.summarise = undefined;
     compaction.summaryWindow = window;

@@ -126,7 +126,7 @@ export async function gatherHooks(run: LoopRun, requestOnly = 0): Promise<void> 
       ...(given.preface !== undefined ? { preface: given.preface } : {}),
       ...(given.timeoutMs !== undefined ? { timeoutMs: given.timeoutMs } : {}),
       ...(run.options.signal ? { signal: run.options.signal } : {}),
-      charsPerToken: run.services.calibration.charsPerTokenFor(run.supports, run.config.model),
+      charsPerToken: run.services.calibration.charsPerTokenFor(run.supports, run.params.model),
     },
   );
   for (const note of gathered.notes) notice(run, `Hooks: ${note}`);

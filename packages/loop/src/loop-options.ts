@@ -186,7 +186,10 @@ const FAMILIAR = new Map<string, string>([
   ["onStepEnd", PER_STEP],
   ["onChunk", "each delta is an output or thinking event to onEvent"],
   ["onFinish", "the run's result is what runAgentLoop resolves with"],
-  ["prepareStep", "beforeStep returns each step's plan ({ messages, toolChoice, tools, stop })"],
+  [
+    "prepareStep",
+    "beforeStep returns each step's plan ({ messages, toolChoice, tools, stop, model, extraBody }): its model is plan { model }, its providerOptions plan { extraBody }, both for that step only",
+  ],
   ["toolChoice", "a step's tool_choice is beforeStep's plan { toolChoice }"],
   ["activeTools", "a step's tools are beforeStep's plan { tools }"],
   ["maxOutputTokens", "the reply's ceiling is config.maxTokens"],

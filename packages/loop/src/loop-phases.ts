@@ -1,12 +1,12 @@
 import { firstTokenMs, timeoutMs } from "@loopwright/client";
 import type { TurnMetrics, TurnTimings } from "@loopwright/events";
 import { canonicalJson } from "@loopwright/ledger";
-import { buildBody, ContextOverflow, type RequestBody } from "@loopwright/negotiate";
+import { buildBody, ContextOverflow, type ModelParams, type RequestBody } from "@loopwright/negotiate";
 import type { Turn } from "@loopwright/stream";
 import { type ToolCallOutcome, toolForArguments } from "@loopwright/tool-calls";
 import { toolNameResolver } from "@loopwright/tool-loading";
 import type { ChatCompletionMessageToolCall } from "openai/resources/chat/completions";
-import type { AssistantMessage, AssistantToolCall, ChatMessage, ToolChoice } from "./config.js";
+import type { AssistantMessage, AssistantToolCall, ChatMessage, LoopConfig, ToolChoice } from "./config.js";
 import { carryOn, isContinuable, windowTaken } from "./continue-turn.js";
 import { LoopOptionError, type LoopUsageEvent, type RunUsage } from "./errors.js";
 import { followQuestion, withHookContext } from "./hooks-phase.js";
@@ -41,7 +41,7 @@ import {
   requestSize,
   runTurn,
 } from "./run-turn.js";
-import { readPlan } from "./step-plan.js";
+import { type ReadPlan, readPlan } from "./step-plan.js";
 import { tell } from "./tell.js";
 import {
   callNames,
@@ -89,6 +89,8 @@ export function shownArgs(request: { args: Record<string, unknown>; raw?: string
 /** One step's state: its number, the turn as the phases have made it so far, and how it was asked. */
 export interface LoopStep {
   readonly number: number;
+  /** The model the step's request named (`LoopRun.params.model`: the plan's, else the config's). */
+  readonly model: string;
   /** The `tool_choice` `beforeStep` planned for the step, as the wire names it; absent for none. */
   readonly toolChoice?: ToolChoice;
   /** The turn as answered; recovery and distinct ids replace it. */
@@ -113,13 +115,16 @@ export interface LoopStep {
  * the `tool_choice` checked and named as the wire does (`stepChoice`) before anything else of the
  * step runs: a choice the step cannot honour is refused before a summary or a hook is asked. The
  * whole plan is checked before any of it is applied: a plan refused for any part changes nothing
- * of the run (its tools, catalogue or what is loaded).
+ * of the run (its tools, catalogue or what is loaded). The step's model and body fields
+ * (`run.params`) are the plan's over the config's, this step only: a step without a plan, or whose
+ * plan gives neither, goes back to the config's.
  */
 export async function prepareStep(
   run: LoopRun,
   step: number,
 ): Promise<{ toolChoice: ToolChoice | undefined; stop: boolean; requestOnly: number }> {
   const { beforeStep } = run.options;
+  run.params = run.config; // until a plan says otherwise, for this step
   if (!beforeStep) return { toolChoice: undefined, stop: false, requestOnly: 0 };
   // Not called once the run is stopped (a signal aborted before the run began): its plan would be
   // dropped, and what it does meanwhile (a summary request, a store read) paid for nothing.
@@ -176,11 +181,44 @@ export async function prepareStep(
     restore();
     throw error;
   }
+  run.params = stepParams(run.config, plan);
   if (replaced === undefined) return planned;
   run.measure.rebase(run.messages, replaced);
   followQuestion(run, replaced);
   replaceMessages(run, replaced);
   return planned;
+}
+
+/**
+ * The model settings of a step whose plan read `plan`: the config itself where the plan gives no
+ * `model` and no `extraBody`; else the config's with the plan's model, and the plan's body fields
+ * merged over `config.extraBody` (a field the plan sets to `undefined` left out, `null` sent as
+ * JSON's null). A `config.extraBody` that is not an object is left as it is, for `buildBody` to
+ * refuse as it always does.
+ */
+function stepParams(config: LoopConfig, plan: ReadPlan): ModelParams {
+  if (plan.model === undefined && plan.extraBody === undefined) return config;
+  let extraBody = config.extraBody;
+  if (plan.extraBody !== undefined && (extraBody == null || isFields(extraBody))) {
+    const merged: Record<string, unknown> = { ...extraBody };
+    for (const [field, value] of Object.entries(plan.extraBody)) {
+      if (value === undefined) delete merged[field];
+      else merged[field] = value;
+    }
+    extraBody = merged;
+  }
+  return {
+    model: plan.model ?? config.model,
+    temperature: config.temperature,
+    maxTokens: config.maxTokens,
+    reasoningEffort: config.reasoningEffort,
+    extraBody,
+  };
+}
+
+/** Whether `value` is an object of fields (not an array, not `null`). */
+function isFields(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 /**
@@ -235,9 +273,10 @@ function stepBody(run: LoopRun, number: number, toolChoice: ToolChoice | undefin
   const transcript = wireMessages(withHookContext(run, run.messages), run.names.toWire);
   const { tools, system } = stepTools(run, number);
   const sent = withSystem(system, transcript);
-  const { config } = run;
+  // The step's model and body fields (`run.params`), as they are while the step is built.
+  const { config, params } = run;
   return (supports, model) =>
-    buildBody(config, supports, model, sent, tools, { order: config.toolOrder, toolChoice });
+    buildBody(params, supports, model, sent, tools, { order: config.toolOrder, toolChoice });
 }
 
 /**
@@ -251,7 +290,7 @@ export function stepSize(
   toolChoice: ToolChoice | undefined,
   charsPerToken: number,
 ): { size: number; ceiling: number } {
-  const body = firstBody(stepBody(run, number, toolChoice), run.supports, run.config.model);
+  const body = firstBody(stepBody(run, number, toolChoice), run.supports, run.params.model);
   return { size: requestSize(body, charsPerToken), ceiling: ceilingOf(body) };
 }
 
@@ -276,15 +315,16 @@ export async function askModel(
   toolChoice?: ToolChoice,
   refit?: Refit,
 ): Promise<LoopStep> {
-  const { config, options, supports } = run;
+  const { config, options, supports, params } = run;
   emitEvent(run, { kind: "turn", step: number });
   let bodyOf = stepBody(run, number, toolChoice);
   const step: Omit<LoopStep, "turn" | "firstUsage"> = {
     number,
+    model: params.model,
     ...(toolChoice !== undefined ? { toolChoice } : {}),
     firstBody: undefined,
     answeredBody: undefined,
-    charsPerToken: run.services.calibration.charsPerTokenFor(supports, config.model),
+    charsPerToken: run.services.calibration.charsPerTokenFor(supports, params.model),
     started: Date.now(),
     firstAt: undefined,
   };
@@ -307,8 +347,10 @@ export async function askModel(
     return body;
   };
   const turnOptions: RunTurnOptions = {
-    model: config.model,
-    droppable: Object.keys(config.extraBody ?? {}),
+    // The step's model: what the endpoint refuses of one model is latched for that model alone.
+    model: params.model,
+    // A field the step's plan added is dropped on a refusal as a config's is.
+    droppable: Object.keys(params.extraBody ?? {}),
     reasoningEffort: config.reasoningEffort,
     signal: options.signal,
     idleMs: timeoutMs(config),
@@ -479,6 +521,7 @@ export function measureStep(run: LoopRun, step: LoopStep): void {
         answeredBody: step.answeredBody ?? step.firstBody,
         transcript: run.messages,
         charsPerToken: step.charsPerToken,
+        model: step.model,
       },
       metrics,
     );

@@ -1,7 +1,7 @@
 import { credentialRedactor, redactor } from "@loopwright/client";
 import type { RunEvent } from "@loopwright/events";
 import { type LedgerEntry, type MessageLike, sameMessage, tokensBetween } from "@loopwright/ledger";
-import { ContextOverflow, type EndpointCapabilities } from "@loopwright/negotiate";
+import { ContextOverflow, type EndpointCapabilities, type ModelParams } from "@loopwright/negotiate";
 import {
   type ChatClientLike,
   EndpointSilent,
@@ -54,6 +54,14 @@ export interface LoopRun {
   readonly options: AgentLoopOptions;
   readonly services: LoopServices;
   readonly config: LoopConfig;
+  /**
+   * The model settings this step's request is built with (`buildBody`'s config): the config's, with
+   * this step's plan's `model` and `extraBody` over them (`prepareStep` sets them before each step;
+   * the config itself where the plan gives neither). What the loop learns or latches per model — the
+   * negotiate latches, the calibration, a window a refusal named, the ledger's epochs and the cache
+   * expectation — goes by `params.model`, never `config.model`.
+   */
+  params: ModelParams;
   readonly client: ChatClientLike;
   readonly supports: EndpointCapabilities;
   /** The system prompt: `system`, or `config.prompt`'s entries joined; `""` for none. */
@@ -495,6 +503,7 @@ export function startRun(services: LoopServices, options: AgentLoopOptions): Loo
     options,
     services,
     config,
+    params: config,
     client,
     supports,
     system,
@@ -668,13 +677,15 @@ function checkOptions(options: AgentLoopOptions): void {
 }
 
 /**
- * The run's context window: `contextLength`, or the smaller one an endpoint's refusal named in this
- * run (with compact on, where the run goes on past such a refusal); `undefined` without a
- * `contextLength`. What the folds are planned against, and what `beforeStep` is told as `limit`,
- * the size guard holds each request to and a continuation stops at: the window the server has.
+ * The run's context window for `model` (this step's, `params.model`, by default): `contextLength`,
+ * or the smaller one an endpoint's refusal named for that model in this run (with compact on, where
+ * the run goes on past such a refusal); `undefined` without a `contextLength`. What the folds are
+ * planned against, and what `beforeStep` is told as `limit`, the size guard holds each request to
+ * and a continuation stops at: the window the server has for that model. `contextLength` is the
+ * run's whatever model a step's plan names.
  */
-export function runWindow(run: LoopRun): number | undefined {
+export function runWindow(run: LoopRun, model: string = run.params.model): number | undefined {
   const limit = run.config.contextLength ?? undefined;
-  const named = run.compaction?.window;
+  const named = run.compaction?.windows.get(model);
   return limit !== undefined && named !== undefined && named < limit ? named : limit;
 }

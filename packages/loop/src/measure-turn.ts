@@ -22,6 +22,8 @@ interface Sent {
   history: readonly ChatMessage[];
   prompt: number;
   completion: number;
+  /** The model the request named: another model shares no prompt cache with it. */
+  model: string;
 }
 
 /** Why the prompt cache missed, read off this request against the one before. */
@@ -71,6 +73,8 @@ export interface MeasuredStep {
   transcript: readonly ChatMessage[];
   /** The divisor the request was sized with. */
   charsPerToken: number;
+  /** The model the request named (a step's plan may name another than the config's). */
+  model: string;
 }
 
 /**
@@ -80,7 +84,7 @@ export interface MeasuredStep {
  */
 export class RunMeasure {
   private previous: Sent | undefined;
-  private previousForLedger: LedgerRequest | undefined;
+  private previousForLedger: { request: LedgerRequest; model: string } | undefined;
   /** The ledger so far: one `{ through, prompt, epoch }` per measured request. */
   ledger: LedgerEntry[];
 
@@ -97,18 +101,25 @@ export class RunMeasure {
     this.ledger = rebaseLedger(this.ledger, before, after);
   }
 
-  /** Fills `metrics` with the step's cache, context and tool-block fields and records the step. */
+  /**
+   * Fills `metrics` with the step's cache, context and tool-block fields and records the step. A
+   * request to another model than the one before shares no prompt cache with it (each model's cache
+   * is its own): no cache is expected of it, none is said to have broken, and its ledger entry
+   * starts a new epoch — its prompt was counted by another tokenizer, so no difference is taken
+   * across the change.
+   */
   measure(step: MeasuredStep, metrics: TurnMetrics): void {
-    const { firstUsage: reported, answeredBody: answered, charsPerToken } = step;
+    const { firstUsage: reported, answeredBody: answered, charsPerToken, model } = step;
     const transcript = [...step.transcript];
     const now: Sent = {
       ...splitSystem(this.system, transcript),
       tools: JSON.stringify(answered.tools ?? []),
       prompt: reported.prompt,
       completion: step.turn.usage.completion,
+      model,
     };
     const previous = this.previous;
-    if (previous) {
+    if (previous && previous.model === model) {
       metrics.cacheExpected = previous.prompt + previous.completion;
       if (ownField(reported, "uncached") !== undefined && previous.prompt > 0) {
         metrics.cacheBroken = reported.cached < 0.9 * previous.prompt;
@@ -119,14 +130,15 @@ export class RunMeasure {
       messages: transcript as LedgerRequest["messages"],
       tools: answered.tools ?? [],
     };
-    const recorded = recordRequest(this.ledger, this.previousForLedger, {
+    const before = this.previousForLedger;
+    const recorded = recordRequest(this.ledger, before?.model === model ? before.request : undefined, {
       ...request,
       prompt: reported.prompt,
       ...(ownField(reported, "uncached") !== undefined ? { cached: reported.cached } : {}),
     });
     // `previous` is the request the last entry was recorded from: a step with no entry (its prompt
     // not reported) leaves it, so a rewrite made at that step still starts a new epoch.
-    if (recorded.length > this.ledger.length) this.previousForLedger = request;
+    if (recorded.length > this.ledger.length) this.previousForLedger = { request, model };
     this.ledger = recorded;
     this.previous = now;
     this.estimate(step.firstBody, charsPerToken, reported.prompt, metrics, answered);

@@ -1,5 +1,5 @@
 import { inspect } from "node:util";
-import { isToolChoice } from "@loopwright/negotiate";
+import { buildBody, isToolChoice } from "@loopwright/negotiate";
 import type { CatalogServer } from "@loopwright/tool-loading";
 import type { StepPlan } from "./agent-loop.js";
 import type { ChatMessage, ToolChoice, ToolDefinition } from "./config.js";
@@ -20,9 +20,34 @@ export interface ReadPlan {
   catalog: readonly CatalogServer[] | null | undefined;
   /** How many messages at the transcript's end are for this request only (`StepPlan.requestOnly`); 0 for none. */
   requestOnly: number;
+  /** This step's model (`StepPlan.model`); `undefined`: the config's. */
+  model: string | undefined;
+  /** This step's body fields over the config's (`StepPlan.extraBody`; a key set to `undefined` removes the config's); `undefined`: none. */
+  extraBody: Readonly<Record<string, unknown>> | undefined;
 }
 
-const FIELDS = new Set(["messages", "toolChoice", "stop", "tools", "catalog", "requestOnly"]);
+const FIELDS = new Set([
+  "messages",
+  "toolChoice",
+  "stop",
+  "tools",
+  "catalog",
+  "requestOnly",
+  "model",
+  "extraBody",
+]);
+
+/**
+ * Body fields the loop owns, which a plan's `extraBody` may not set (the spec's `RESERVED_BODY_FIELDS`
+ * for a config's `extraBody`), each with the plan's field or option that sets it instead.
+ */
+const OWNED_BODY_FIELDS = new Map<string, string>([
+  ["model", "plan { model }"],
+  ["messages", "plan { messages }"],
+  ["tools", "plan { tools }"],
+  ["stream", "the loop always streams"],
+  ["stream_options", "the loop asks for usage in the stream while the endpoint takes it"],
+]);
 
 const NOTHING: ReadPlan = {
   messages: undefined,
@@ -31,6 +56,8 @@ const NOTHING: ReadPlan = {
   tools: undefined,
   catalog: undefined,
   requestOnly: 0,
+  model: undefined,
+  extraBody: undefined,
 };
 
 function refused(message: string): LoopOptionError {
@@ -79,7 +106,7 @@ export function readPlan(value: unknown, step: number): ReadPlan {
   if (!isRecord(value)) {
     throw new TypeError(
       "beforeStep must return an array of messages, a step plan { messages?, toolChoice?, stop?, tools?, " +
-        "catalog?, requestOnly? }, or nothing " +
+        "catalog?, requestOnly?, model?, extraBody? }, or nothing " +
         `to keep the transcript; it returned ${shown(value)}.`,
     );
   }
@@ -87,13 +114,15 @@ export function readPlan(value: unknown, step: number): ReadPlan {
     if (!FIELDS.has(key)) {
       throw refused(
         `returned a step plan with the unknown field "${key}"; a plan has messages, toolChoice, stop, tools, ` +
-          "catalog and requestOnly.",
+          "catalog, requestOnly, model and extraBody.",
       );
     }
   }
   // Its own fields (or its class's getters): an inherited `stop` (Object.prototype.stop = true, set by
   // polluting code) stopped every run whose plan left it out.
-  const { messages, toolChoice, stop, tools, catalog, requestOnly } = ownView(value) as StepPlan;
+  const { messages, toolChoice, stop, tools, catalog, requestOnly, model, extraBody } = ownView(
+    value,
+  ) as StepPlan;
   if (messages !== undefined && !Array.isArray(messages)) {
     throw refused(`planned messages of ${shown(messages)}; messages must be an array of chat messages.`);
   }
@@ -116,20 +145,80 @@ export function readPlan(value: unknown, step: number): ReadPlan {
       `planned requestOnly: ${shown(requestOnly)}; requestOnly must be a whole number of messages, 0 or more.`,
     );
   }
+  if (model !== undefined && !(typeof model === "string" && model !== "")) {
+    throw refused(
+      `planned model: ${shown(model)}; model must be the non-empty name the endpoint knows the step's model by ` +
+        "(leave it out for config.model).",
+    );
+  }
+  const fields = extraBody === undefined ? undefined : plannedBody(extraBody);
   if (
     stop === true &&
     (messages !== undefined ||
       toolChoice !== undefined ||
       tools !== undefined ||
       catalog !== undefined ||
-      requestOnly !== undefined)
+      requestOnly !== undefined ||
+      model !== undefined ||
+      extraBody !== undefined)
   ) {
     throw refused(
-      "planned a stop together with messages, a toolChoice, tools, a catalog or requestOnly, but a stopped run " +
-        "sends no request: plan the stop alone.",
+      "planned a stop together with messages, a toolChoice, tools, a catalog, requestOnly, a model or extraBody, " +
+        "but a stopped run sends no request: plan the stop alone.",
     );
   }
-  return { messages, toolChoice, stop: stop === true, tools, catalog, requestOnly: requestOnly ?? 0 };
+  return {
+    messages,
+    toolChoice,
+    stop: stop === true,
+    tools,
+    catalog,
+    requestOnly: requestOnly ?? 0,
+    model,
+    extraBody: fields,
+  };
+}
+
+/**
+ * A planned `extraBody` as the step sends it (a copy: the host's object may change after the plan is
+ * read), or `LoopOptionError` for one that is not a plain object, that sets a field the loop owns
+ * (`OWNED_BODY_FIELDS`) or `"__proto__"`, or holds a value JSON cannot send as given (`buildBody`'s
+ * own rule: `NaN`, `±Infinity`, a BigInt, a cycle, named by its path). A key set to `undefined` is
+ * kept: it removes the config's key for this step.
+ */
+function plannedBody(extraBody: unknown): Readonly<Record<string, unknown>> {
+  const proto = isRecord(extraBody) ? Object.getPrototypeOf(extraBody) : undefined;
+  if (!isRecord(extraBody) || (proto !== Object.prototype && proto !== null)) {
+    throw refused(
+      `planned extraBody of ${isRecord(extraBody) ? "a class instance" : shown(extraBody)}; extraBody must be a ` +
+        "plain object of body fields merged over config.extraBody for this step (a field set to undefined " +
+        "leaves the config's out).",
+    );
+  }
+  // JSON.parse makes "__proto__" an own key, which Object.keys lists.
+  const keys = Object.keys(extraBody);
+  for (const key of keys) {
+    const instead = OWNED_BODY_FIELDS.get(key);
+    if (key === "__proto__") {
+      throw refused('planned extraBody with a "__proto__" key: no request body can carry it as a field.');
+    }
+    if (instead !== undefined) {
+      throw refused(
+        `planned extraBody with the field "${key}", which the loop owns and does not take from extraBody ` +
+          `(${instead}).`,
+      );
+    }
+  }
+  const fields = Object.create(null) as Record<string, unknown>;
+  for (const key of keys) fields[key] = extraBody[key];
+  try {
+    // buildBody's own check of what JSON cannot send, on a body of nothing but these fields.
+    buildBody({ model: "step", extraBody: fields }, { strictSchemas: true, usageInStream: true }, undefined, []);
+  } catch (error) {
+    const said = error instanceof Error ? error.message : String(error);
+    throw refused(`planned ${said.replace(/^buildBody: config\./, "")}`);
+  }
+  return fields;
 }
 
 /** The `tools` option's own words, said of a plan: `runAgentLoop: tools entry 2 …` becomes `beforeStep planned tools entry 2 …`. */
