@@ -188,7 +188,10 @@ export async function foldRefused(
   // Learnt for the model that refused: a step of another model keeps its own window.
   const named = overflow.window;
   const model = run.params.model;
-  if (named !== undefined && named < (compaction.windows.get(model) ?? (run.config.contextLength as number))) {
+  if (
+    named !== undefined &&
+    named < (compaction.windows.get(model) ?? (run.config.contextLength as number))
+  ) {
     compaction.windows.set(model, named);
   }
   const why = "With compact on, the loop did not fold the transcript and send it again:";

@@ -213,7 +213,12 @@ function plannedBody(extraBody: unknown): Readonly<Record<string, unknown>> {
   for (const key of keys) fields[key] = extraBody[key];
   try {
     // buildBody's own check of what JSON cannot send, on a body of nothing but these fields.
-    buildBody({ model: "step", extraBody: fields }, { strictSchemas: true, usageInStream: true }, undefined, []);
+    buildBody(
+      { model: "step", extraBody: fields },
+      { strictSchemas: true, usageInStream: true },
+      undefined,
+      [],
+    );
   } catch (error) {
     const said = error instanceof Error ? error.message : String(error);
     throw refused(`planned ${said.replace(/^buildBody: config\./, "")}`);

@@ -207,6 +207,18 @@ describe("usage over HTTP with prefixCache", () => {
     expect(again?.prompt_tokens_details?.cached_tokens).toBe((first?.prompt_tokens as number) - 1);
   });
 
+  it("keeps each model's cache apart: a prompt one model processed is no hit for another, and stays one for its own", async () => {
+    server = await startServer({ prefixCache: true, replies: () => ({ content: "Hello" }) });
+    const client = new OpenAI({ baseURL: server.baseUrl, apiKey: "k", maxRetries: 0 });
+    const body = { tools, messages: [{ role: "user", content: "hi there" }] };
+    const first = await usageOf(client, { ...body, model: "big" });
+    const other = await usageOf(client, { ...body, model: "small" });
+    expect(other?.prompt_tokens).toBe(first?.prompt_tokens);
+    expect(other?.prompt_tokens_details?.cached_tokens).toBe(0);
+    const again = await usageOf(client, { ...body, model: "big" });
+    expect(again?.prompt_tokens_details?.cached_tokens).toBe((first?.prompt_tokens as number) - 1);
+  });
+
   it("changing the tools invalidates the cache from the start, because tools render first", async () => {
     server = await startServer({ prefixCache: true, replies: () => ({ content: "x" }) });
     const client = new OpenAI({ baseURL: server.baseUrl, apiKey: "k", maxRetries: 0 });

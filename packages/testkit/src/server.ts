@@ -10,7 +10,7 @@ import { guardPersonality } from "./personalities/guard.js";
 import { checkOptions, finiteMs, type OptionRule, positiveWhole } from "./personalities/options.js";
 import { type Personality, requestedChoices } from "./personalities/personality.js";
 import { type PersonalitySpec, resolvePersonality } from "./personalities/resolve.js";
-import { countTokens, createPrefixCache, renderPrompt } from "./prefix-cache.js";
+import { countTokens, createPrefixCache, type PrefixCache, renderPrompt } from "./prefix-cache.js";
 import type { RecordedRequest } from "./recorded-request.js";
 import type { ErrorReply, Reply } from "./replies.js";
 import { ownReply, validateReply } from "./replies.js";
@@ -37,7 +37,7 @@ export interface ServerOptions {
   replies?: Reply[] | ReplyFunction | null | undefined;
   /** A real server's refusals and routes: a name, `{ name, …options }`, or a `Personality` object. */
   personality?: PersonalitySpec | null | undefined;
-  /** Report `prompt_tokens_details.cached_tokens` from the prefix-cache model. */
+  /** Report `prompt_tokens_details.cached_tokens` from the prefix-cache model (one cache per model name). */
   prefixCache?: boolean | null | undefined;
   /** Body of `GET /v1/models`: an array is wrapped as `{ object: "list", data }`, anything else sent as is. */
   models?: ModelListing[] | unknown | undefined;
@@ -190,7 +190,19 @@ export async function startServer(given: ServerOptions = {}): Promise<TestServer
   const replyFn = typeof options.replies === "function" ? options.replies : undefined;
   const requests: RecordedRequest[] = [];
   const chatRequests: RecordedRequest[] = [];
-  const cache = createPrefixCache();
+  // One prefix cache per model name: a server that serves several models (llama.cpp's router,
+  // vLLM, a gateway) keeps each model's KV cache apart, so a prompt one model processed is no
+  // cache hit for another.
+  const caches = new Map<string, PrefixCache>();
+  const cacheFor = (model: unknown): PrefixCache => {
+    const key = typeof model === "string" ? model : "";
+    let cache = caches.get(key);
+    if (!cache) {
+      cache = createPrefixCache();
+      caches.set(key, cache);
+    }
+    return cache;
+  };
   const sockets = new Set<Socket>();
   const stop = new AbortController();
   const startedAt = Date.now();
@@ -281,7 +293,7 @@ export async function startServer(given: ServerOptions = {}): Promise<TestServer
     // the script running out) is a request the server never processed, as a personality's refusal is.
     const counted =
       options.prefixCache && reply.type !== "error"
-        ? cache.process(request.body)
+        ? cacheFor(request.body.model).process(request.body)
         : { promptTokens, cachedTokens: undefined };
     switch (reply.type) {
       case "error":
