@@ -2,7 +2,14 @@
 // what each request carries, what is learnt per model, the ledger and cache across a model change,
 // and what is refused before anything is sent. Over HTTP against the testkit.
 import type { RunEvent } from "@loopwright/events";
-import { type Reply, startServer, type TestServer, type TurnReply } from "@loopwright/testkit";
+import {
+  countTokens,
+  type Reply,
+  renderPrompt,
+  startServer,
+  type TestServer,
+  type TurnReply,
+} from "@loopwright/testkit";
 import { afterEach, describe, expect, it } from "vitest";
 import type { StepPlan } from "./agent-loop.js";
 import { AgentLoopError, LoopOptionError } from "./errors.js";
@@ -169,6 +176,68 @@ describe("beforeStep's plan: a step's model and body fields", () => {
     expect(epochs[1]).toBe(epochs[0]);
     expect(epochs[2]).not.toBe(epochs[1]);
     expect(epochs[3]).toBe(epochs[2]);
+  });
+
+  it("keeps a window an overflow named for the model it refused: the config's model keeps contextLength", async () => {
+    // "small" is served with a 300-token window, "big" with the 4,000 the host gave as contextLength.
+    const SMALL = 300;
+    let answered = 0;
+    server = await startServer({
+      replies: (request) => {
+        const body = request.body as Body & { stream?: boolean };
+        if (body.stream !== true) return { content: "Summary: the user asked about old things." };
+        const tokens = countTokens(renderPrompt(body as never));
+        if (body.model === "small" && tokens >= SMALL) {
+          // llama.cpp's overflow body, naming its window.
+          return {
+            type: "error",
+            status: 400,
+            body: {
+              error: {
+                code: 400,
+                message: `request (${tokens} tokens) exceeds the available context size (${SMALL} tokens), try increasing it`,
+                type: "exceed_context_size_error",
+                n_prompt_tokens: tokens,
+                n_ctx: SMALL,
+              },
+            },
+          };
+        }
+        answered++;
+        return answered === 1 ? addCall("c1") : { content: "3" };
+      },
+    });
+    const limits: Array<number | undefined> = [];
+    const result = await createRuntime().runAgentLoop({
+      config: {
+        baseUrl: server.baseUrl,
+        model: "big",
+        maxRetries: 0,
+        contextLength: 4000,
+        compact: true,
+        tasks: { compaction: { model: "summ", maxTokens: 64 } },
+      },
+      messages: [
+        { role: "user", content: `Question 0: ${"tell me about old things ".repeat(30)}` },
+        { role: "assistant", content: "old things ".repeat(60) },
+        { role: "user", content: "What is 1 + 2?" },
+      ],
+      tools: [ADD_TOOL],
+      dispatch: () => 3,
+      beforeStep: (_messages, step, { limit }) => {
+        limits.push(limit);
+        return step === 1 ? { model: "small" } : undefined;
+      },
+    });
+    expect(result.stopReason).toBe("answered");
+    // "small" was refused, folded for and sent again; "big" took the next step.
+    expect(
+      bodies()
+        .filter((b) => b.stream === true)
+        .map((b) => b.model),
+    ).toEqual(["small", "small", "big"]);
+    // The window "small" named is not the run's: "big"'s step is told contextLength.
+    expect(limits).toEqual([4000, 4000]);
   });
 
   it("refuses a bad model or extraBody before anything is sent, naming the field", async () => {
