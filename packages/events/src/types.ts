@@ -88,6 +88,12 @@ export interface TurnMetrics {
    * window), or `""` where the server never said.
    */
   finishReason: string;
+  /**
+   * The model the turn's request named (`@loopwright/loop`: `config.model`, or the one the step's
+   * plan named), so a watcher can tell which model each turn's tokens went to; absent from a writer
+   * that does not say.
+   */
+  model?: string;
   /** Where the turn's time went, where measured. */
   timings?: TurnTimings;
   /** The request cut into system / tools / history / toolResults. */

@@ -468,6 +468,7 @@ function endedStep(
   const metrics: TurnMetrics = {
     usage: { ...spent },
     finishReason: "",
+    model: step.model,
     timings: stepTimings(step),
     ...(how === "stopped" ? { stopped: true as const } : { failed: true as const }),
   };
@@ -507,6 +508,7 @@ export function measureStep(run: LoopRun, step: LoopStep): void {
   const metrics: TurnMetrics = {
     usage: turn.usage,
     finishReason: turn.finishReason,
+    model: step.model,
     timings: {
       ...ownField(turn, "timings"), // what the server measured (llama.cpp: prefill, decode, draft acceptance)
       ...stepTimings(step),

@@ -161,7 +161,8 @@ describe("beforeStep's plan: a step's model and body fields", () => {
       beforeStep: (_messages, step) => ({ model: models[step] as string }),
     });
     const turns = events.flatMap((e) => (e.kind === "usage" ? [e.turn] : []));
-    expect(turns).toHaveLength(4);
+    // Each turn's usage says which model its request named.
+    expect(turns.map((t) => t.model)).toEqual(["big", "big", "small", "small"]);
     // What the server reported: step 2 read step 1's prompt from the cache, step 3 (another model)
     // nothing, step 4 step 3's.
     expect(turns.map((t) => t.usage.cached > 0)).toEqual([false, true, false, true]);
