@@ -105,8 +105,9 @@ function windowOf(run: LoopRun): number {
 
 /**
  * What the step's request will take of the window, as `planCompaction`'s `used`. Its prompt: the
- * size guard's own estimate (`stepSize`), or — where the last request reported its prompt and the
- * transcript still holds what it carried — that prompt plus what was appended since
+ * size guard's own estimate (`stepSize`), or — where the last request reported its prompt, named
+ * this step's model (another model's tokenizer counts another number) and the transcript still
+ * holds what it carried — that prompt plus what was appended since
  * (`tokensBetween`: the call and its results, which no request has measured yet), whichever is
  * larger. With the reply ceiling added where the two would not fit the window together, which is
  * what the guard refuses: such a request is past three quarters of it, so a fold is planned for
@@ -122,7 +123,7 @@ function requestAhead(
   let prompt = size - ceiling;
   const reported = run.reported;
   const messages = run.messages as MessageLike[];
-  if (reported && reported.length <= messages.length) {
+  if (reported && reported.model === run.params.model && reported.length <= messages.length) {
     const appended = tokensBetween(run.measure.ledger, reported.length, messages.length, messages, {
       charsPerToken,
     });

@@ -504,7 +504,8 @@ export function measureStep(run: LoopRun, step: LoopStep): void {
   run.usage = addUsage(run.usage, turn.usage);
   // The last request's prompt, or nothing where it reported none (never an older request's).
   run.used = step.firstUsage.prompt > 0 ? step.firstUsage.prompt : undefined;
-  run.reported = run.used !== undefined ? { prompt: run.used, length: run.messages.length } : undefined;
+  run.reported =
+    run.used !== undefined ? { prompt: run.used, length: run.messages.length, model: step.model } : undefined;
   const metrics: TurnMetrics = {
     usage: turn.usage,
     finishReason: turn.finishReason,

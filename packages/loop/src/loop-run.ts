@@ -106,11 +106,12 @@ export interface LoopRun {
   /** The prompt the last request reported, for `beforeStep`; absent where none was reported. */
   used: number | undefined;
   /**
-   * The last request's reported prompt and how many of the transcript's messages it carried, so
-   * compaction can add what was appended since to it; `undefined` where that request reported none,
+   * The last request's reported prompt, how many of the transcript's messages it carried and the
+   * model it named (another model's tokenizer counts another number), so compaction can add what
+   * was appended since to it for a request to that model; `undefined` where that request reported none,
    * and once the transcript is replaced by one that does not keep those messages in place.
    */
-  reported: { prompt: number; length: number } | undefined;
+  reported: { prompt: number; length: number; model: string } | undefined;
   /**
    * The tool-call ids `messages` holds and how far it has been read for them, so a step reads only
    * what was appended since, and for each id made distinct the suffix to try next (every lower one

@@ -241,6 +241,49 @@ describe("beforeStep's plan: a step's model and body fields", () => {
     expect(limits).toEqual([4000, 4000]);
   });
 
+  it("plans a fold on another model's count only for that model: a step to a new model is sized by its own estimate", async () => {
+    // The first step's model reports a prompt of 3,500 tokens of a 4,000 window (its tokenizer
+    // counts this transcript so); the transcript is some 150 tokens by the estimate.
+    const run = async (plan: StepPlan | undefined) => {
+      let turns = 0;
+      server = await startServer({
+        replies: (request) => {
+          if ((request.body as { stream?: boolean }).stream !== true)
+            return { content: "Summary: old talk." };
+          turns++;
+          return turns === 1
+            ? { ...addCall("c1"), usage: { prompt_tokens: 3500, completion_tokens: 10 } }
+            : { content: "3" };
+        },
+      });
+      await createRuntime().runAgentLoop({
+        config: {
+          baseUrl: server.baseUrl,
+          model: "wordy",
+          contextLength: 4000,
+          compact: true,
+          tasks: { compaction: { model: "summ", maxTokens: 64 } },
+        },
+        messages: [
+          { role: "user", content: "Question 0: what happened?" },
+          { role: "assistant", content: "Many things happened, one after another, for a long while." },
+          { role: "user", content: "What is 1 + 2?" },
+        ],
+        tools: [ADD_TOOL],
+        dispatch: () => 3,
+        beforeStep: (_messages, step) => (step === 2 ? plan : undefined),
+      });
+      const summaries = bodies().filter((b) => b.stream !== true).length;
+      await server.close();
+      server = undefined;
+      return summaries;
+    };
+    // The same model again: its own count says the window is past three quarters full, so it folds.
+    expect(await run(undefined)).toBe(1);
+    // Another model: that count is no count of its prompt; its estimate fits, nothing is folded.
+    expect(await run({ model: "small" })).toBe(0);
+  });
+
   it("refuses a bad model or extraBody before anything is sent, naming the field", async () => {
     server = await startServer({ replies: [{ content: "never" }] });
     const proto = JSON.parse('{"__proto__": 1}') as Record<string, unknown>;
