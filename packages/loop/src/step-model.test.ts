@@ -326,6 +326,20 @@ describe("beforeStep's plan: a step's model and body fields", () => {
     expect(server.chatRequests).toHaveLength(0);
   });
 
+  it("tells a port from the AI SDK that prepareStep's model and providerOptions are the plan's model and extraBody", async () => {
+    const error = await createRuntime()
+      .runAgentLoop({
+        config: { baseUrl: "http://127.0.0.1:9/v1", model: "big" },
+        messages: QUESTION,
+        prepareStep: () => ({ model: "small" }),
+      } as never)
+      .catch((e: unknown) => e);
+    expect(LoopOptionError.isInstance((error as AgentLoopError).cause)).toBe(true);
+    expect((error as Error).message).toMatch(
+      /"prepareStep" \(beforeStep returns each step's plan \(\{ messages, toolChoice, tools, stop, model, extraBody \}\): its model is plan \{ model \}, its providerOptions plan \{ extraBody \}, both for that step only\)/,
+    );
+  });
+
   it("refuses a stop planned beside a model or extraBody, sending nothing more", async () => {
     server = await startServer({ replies: () => addCall("c1") });
     for (const beside of [{ model: "small" }, { extraBody: { top_k: 2 } }]) {
