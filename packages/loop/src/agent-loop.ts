@@ -234,11 +234,14 @@ export interface StepPlan {
    * step goes to `config.model` unless its plan names a model again. A non-empty string. Everything
    * the loop learns or latches per model goes by the step's: what the endpoint refused of a model
    * (`tool_choice`, a temperature, a body field, an effort…) is left out of that model's requests
-   * alone, the size guard's characters per token are that model's, a window an overflow named is
-   * that model's, and a step to another model than the one before is expected to find no prompt
-   * cache (its usage event has no `cacheExpected` and no break, and its ledger entry starts a new
-   * epoch). Endpoint-wide latches (strict schemas, usage in the stream) hold for every model, and
-   * `config.contextLength` is the run's window whatever the model.
+   * alone, the size guard's characters per token are that model's, and with `config.compact` a
+   * window an overflow named is that model's and a fold is planned on the last reported prompt only
+   * where that request named this model. A step to another model than the one before is expected to
+   * find no prompt cache (its usage event has no `cacheExpected` and no break, and its ledger entry
+   * starts a new epoch); its usage event's `turn.model` names it. Endpoint-wide latches (strict
+   * schemas, usage in the stream) hold for every model, and `config.contextLength` is the run's
+   * window whatever the model (`beforeStep`'s `limit`, told before the plan is read, is the config
+   * model's).
    */
   model?: string | undefined;
   /**
