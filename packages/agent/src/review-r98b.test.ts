@@ -56,3 +56,43 @@ describe("autoCompact on a config whose fields its prototype or getters hold", (
     expect(modelSent(server)).toBe("from-defaults");
   });
 });
+
+// r98b: another SDK's step limit in the spellings the loop's FOREIGN_STEP_LIMITS left out —
+// smolagents' `max_steps` (the snake-case twin of the AI SDK's `maxSteps`, as `max_turns` and
+// `max_iterations` are listed beside theirs) and LangGraph's `recursionLimit` / `recursion_limit`
+// (its run config's limit) — was dropped without a word: the run went on to the default 50 tool
+// steps while the config's author believed it limited.
+describe("another SDK's step limit spelled max_steps or recursionLimit", () => {
+  it("an Agent tells its notice once, naming the field", async () => {
+    const server = await fineServer();
+    for (const field of ["max_steps", "recursionLimit", "recursion_limit"]) {
+      const agent = new Agent({ config: { baseUrl: server.baseUrl, model: "m", [field]: 3 } as never });
+      const notices: string[] = [];
+      agent.subscribe((event) => {
+        if (event.type === "notice") notices.push(event.text);
+      });
+      expect((await agent.prompt("one")).status).toBe("ok");
+      expect((await agent.prompt("two")).status).toBe("ok");
+      expect(notices).toHaveLength(1);
+      expect(notices[0]).toMatch(
+        new RegExp(
+          `^config\\.${field} is how another SDK spells a step limit, and an Agent does not read it: this agent allows 50 tool steps`,
+        ),
+      );
+    }
+  });
+
+  it("a session tells its own notice, naming its maxTurns", async () => {
+    const server = await fineServer();
+    const session = await createSession({
+      config: { baseUrl: server.baseUrl, model: "m", max_steps: 2 } as never,
+      maxTurns: 6,
+    });
+    sessions.push(session);
+    expect((await session.prompt("one")).status).toBe("ok");
+    const timeline = session.getSnapshot().timeline.flatMap((e) => (e.type === "notice" ? [e.text] : []));
+    expect(timeline).toEqual([
+      "config.max_steps is how another SDK spells a step limit, and a session does not read it: this session allows 6 tool turns per prompt, set by createSession's maxTurns option (config.maxToolIterations is replaced by it).",
+    ]);
+  });
+});
