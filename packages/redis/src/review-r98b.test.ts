@@ -2,8 +2,10 @@
 // clock of the server that wrote it, with when the watcher subscribed, by the clock of the server it
 // asked then. Tried where those two readings are not of one clock: the server's clock stepped back
 // after the watcher subscribed (a correction of its time), or the watcher reconnected to a server
-// whose clock runs behind the first's (a failover).
+// whose clock runs behind the first's (a failover). And a reconnect in the middle of the `TIME`
+// round trips a bus asks as it starts (d1a69ada's three), which found the bus half made.
 
+import type { Socket } from "node:net";
 import { describe, expect, it } from "vitest";
 import { busFixture, until } from "../test/bus-fixture.js";
 import { HAS_REDIS, SKIP_MESSAGE } from "../test/redis-server.js";
@@ -12,6 +14,26 @@ import { ClockRelay } from "../test/relay.js";
 if (!HAS_REDIS) console.warn(SKIP_MESSAGE);
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * A `ClockRelay` that drops the connection the bus's second `TIME` comes on (one of the round trips
+ * a bus asks as it starts) before sending it, and, once armed (`holdSubscribe`), holds the bus's
+ * `SUBSCRIBE` until the command connection is back and has asked `TIME` again (its 'ready'), so
+ * the reconnect comes while the bus is still starting.
+ */
+class DropAtSecondTime extends ClockRelay {
+  times = 0;
+  holdSubscribe(): void {
+    this.arm("SUBSCRIBE", () => until(() => this.times >= 3));
+  }
+  protected override onChunk(chunk: Buffer, upstream: Socket, client: Socket): void {
+    if (/\r\nTIME\r\n/i.test(chunk.toString("latin1")) && ++this.times === 2) {
+      client.destroy();
+      return;
+    }
+    super.onChunk(chunk, upstream, client);
+  }
+}
 
 describe.skipIf(!HAS_REDIS)(
   "a watcher resuming after a seq, Redis's clock behind where it read at subscribe (r98b)",
@@ -62,5 +84,29 @@ describe.skipIf(!HAS_REDIS)(
         }
       });
     }
+
+    it("a reconnect while createRedisBus starts: nothing escapes it as an unhandled rejection, and the bus writes", {
+      timeout: 20_000,
+    }, async () => {
+      const relay = await DropAtSecondTime.start(redis.server.port);
+      const escaped: unknown[] = [];
+      const onUnhandled = (reason: unknown) => escaped.push(reason);
+      process.on("unhandledRejection", onUnhandled);
+      try {
+        relay.holdSubscribe();
+        const emitter = await bus("r98b-start:", relay.url);
+        await pause(100);
+        // Was a ReferenceError ("Cannot access 'settle' before initialization"), unhandled: the
+        // reconnect's 'ready' flushed the bus's owed work before the bus had finished starting. A
+        // host's process ends on an unhandled rejection (Node's default).
+        expect(escaped.map(String)).toEqual([]);
+        for (let i = 1; i <= 3; i++) emitter.emit("job", { kind: "output", text: `event ${i}` });
+        await emitter.flushed();
+        expect(await redis.raw.sendCommand(["XLEN", "r98b-start:run:job"])).toBe(3);
+      } finally {
+        process.off("unhandledRejection", onUnhandled);
+        await relay.close();
+      }
+    });
   },
 );
