@@ -96,3 +96,46 @@ describe("another SDK's step limit spelled max_steps or recursionLimit", () => {
     ]);
   });
 });
+
+// r98b: a session's config copy (r97e) read the config's getters each run but copied its own data
+// fields once, at createSession: a setting the host changed on its object between prompts
+// (`settings.model = …`) was never sent, where an Agent given the same object sends it — and where
+// the session's README said its copy reads the config as an Agent does. The same held for an Agent
+// with autoCompact, whose copy is made as the agent is.
+describe("a setting the host changes on its config object between prompts", () => {
+  it("is the one a session sends, as an Agent does; one written on session.agent.config is the session's", async () => {
+    const server = await fineServer();
+    const settings: Record<string, unknown> = { baseUrl: server.baseUrl, model: "first" };
+    const session = await createSession({ config: settings as never, maxTurns: 4 });
+    sessions.push(session);
+    await session.prompt("one");
+    settings.model = "second";
+    await session.prompt("two");
+    (session.agent.config as unknown as Record<string, unknown>).model = "the session's";
+    await session.prompt("three");
+    const agent = new Agent({ config: settings as never });
+    await agent.prompt("four");
+    expect([0, 1, 2, 3].map((at) => modelSent(server, at))).toEqual([
+      "first",
+      "second",
+      "the session's",
+      "second",
+    ]);
+    // The host's object is as the host left it.
+    expect(settings.model).toBe("second");
+  });
+
+  it("is the one an Agent with autoCompact sends", async () => {
+    const server = await fineServer();
+    const settings: Record<string, unknown> = {
+      baseUrl: server.baseUrl,
+      model: "first",
+      contextLength: 100_000,
+    };
+    const agent = new Agent({ config: settings as never, autoCompact: true });
+    await agent.prompt("one");
+    settings.model = "second";
+    await agent.prompt("two");
+    expect([modelSent(server, 0), modelSent(server, 1)]).toEqual(["first", "second"]);
+  });
+});
