@@ -125,6 +125,18 @@ describe("a setting the host changes on its config object between prompts", () =
     expect(settings.model).toBe("second");
   });
 
+  it("one written on session.agent.config is sent where the config's prototype held the field", async () => {
+    const server = await fineServer();
+    const defaults = { baseUrl: server.baseUrl, model: "from-defaults" };
+    const session = await createSession({ config: Object.create(defaults) as never, maxTurns: 4 });
+    sessions.push(session);
+    // Was a TypeError: the copy held the prototype's field as a getter alone.
+    (session.agent.config as unknown as Record<string, unknown>).model = "the session's";
+    await session.prompt("one");
+    expect(modelSent(server)).toBe("the session's");
+    expect(defaults.model).toBe("from-defaults");
+  });
+
   it("is the one an Agent with autoCompact sends", async () => {
     const server = await fineServer();
     const settings: Record<string, unknown> = {
