@@ -475,7 +475,10 @@ function specConfig(spec: AgentSpec | readonly AgentSpec[]): LoopConfig {
   }
 }
 
-/** `config` with the loop's compaction turned on as `autoCompact` asks; throws `AgentError` (`invalid-input`) without a window. */
+/**
+ * `config` with the loop's compaction turned on as `autoCompact` asks (a copy: see `configCopy`);
+ * throws `AgentError` (`invalid-input`) without a window.
+ */
 function withAutoCompact(
   config: LoopConfig,
   autoCompact: NonNullable<AgentOptions["autoCompact"]> | undefined,
@@ -495,11 +498,11 @@ function withAutoCompact(
   const model =
     (typeof autoCompact === "object" ? (setting(autoCompact, "model") as string | undefined) : undefined) ??
     (typeof givenModel === "string" && givenModel !== "" ? givenModel : (setting(config, "model") as string));
-  return {
-    ...config,
-    compact: true,
-    tasks: { ...tasks, compaction: { ...given, model } },
-  };
+  // A copy that keeps the config's getters and what its prototype holds, as a run reads them: a
+  // spread left an Object.create(defaults) config's model and base URL behind.
+  return configCopy(config, {
+    with: { compact: true, tasks: { ...tasks, compaction: { ...given, model } } },
+  });
 }
 
 /**

@@ -11,24 +11,37 @@ export interface ConfigChanges {
 }
 
 /**
- * A copy of `config` for a loop run, with `changes` made; the host's object is left as it is. Its own
- * data fields are copied as they stand (writable on the copy, a frozen config's too); every other
- * field the loop would read of it — an own getter, and what a prototype of its own holds (a class's
- * getter or method, `Object.create(defaults)`'s defaults) — is asked of the host's object each time
- * the copy is read, a method bound to it, so a class's getter still reads its `#private` fields and a
- * getter answers what it answers now. What a prototype holds stays off the copy's own keys (on a
- * prototype of the copy's), as it is off the config's. A spread (`{ ...config }`) would keep the own
- * enumerable fields alone, each getter read once.
+ * A copy of `config` for a loop run, with `changes` made; the host's object is left as it is. Every
+ * field the loop would read of it — its own data fields, an own getter, and what a prototype of its
+ * own holds (a class's getter or method, `Object.create(defaults)`'s defaults) — is asked of the
+ * host's object each time the copy is read, a method of a prototype's bound to it, so a class's
+ * getter still reads its `#private` fields, a getter answers what it answers now, and a setting the
+ * host changes on its object (`config.model = …` between a session's prompts) is the one read, as an
+ * Agent given the object itself reads it. A field written on the copy (`session.agent.config.model =
+ * …`) is the copy's own from then on, as written, and the host's object is left as it is. The copy's
+ * fields are the ones the config had when it was made: a field the host adds later is not among
+ * them. What a prototype holds stays off the copy's own keys (on a prototype of the copy's), as it is
+ * off the config's. A spread (`{ ...config }`) would keep the own enumerable fields alone, each read
+ * once.
  */
 export function configCopy(config: LoopConfig, changes: ConfigChanges): LoopConfig {
   const replaced = changes.with ?? {};
   const hidden = new Set([...(changes.without ?? []), ...Object.keys(replaced)]);
   const source = config as unknown as Record<string, unknown>;
-  const asked = (name: string, enumerable: boolean): PropertyDescriptor =>
+  /**
+   * A field asked of the host's object each time it is read: a function a getter or a prototype
+   * gives bound to it (`bind`), an own data field's as it stands (as a spread would hand it over).
+   * Written on the copy, the copy's own from then on, as an assignment makes a field.
+   */
+  const asked = (name: string, enumerable: boolean, bind = true): PropertyDescriptor =>
     protoless({
       get: () => {
         const value = source[name];
-        return typeof value === "function" ? value.bind(config) : value;
+        return bind && typeof value === "function" ? value.bind(config) : value;
+      },
+      set(this: object, value: unknown) {
+        const own = protoless({ value, enumerable: true, writable: true, configurable: true });
+        Object.defineProperty(this, name, own);
       },
       enumerable,
       configurable: true,
@@ -39,7 +52,7 @@ export function configCopy(config: LoopConfig, changes: ConfigChanges): LoopConf
     const described = fields[key] as PropertyDescriptor;
     if (hidden.has(key)) delete fields[key];
     else if (described.get || described.set) fields[key] = asked(key, described.enumerable === true);
-    else fields[key] = protoless({ ...described, writable: true, configurable: true });
+    else fields[key] = asked(key, described.enumerable === true, false);
   }
   for (const [key, value] of Object.entries(replaced)) {
     fields[key] = protoless({ value, enumerable: true, writable: true, configurable: true });

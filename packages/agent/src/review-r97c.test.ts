@@ -5,22 +5,11 @@
 // could not follow. The Agent now takes the fields out of the loop's copy and tells its own notice
 // once per agent, naming `config.maxToolIterations` with its value and `shouldStopAfterTurn`; a
 // session's agent tells the session's words (its `maxTurns`) instead, once, and nothing else.
-import { startServer, type TestServer } from "@loopwright/testkit";
-import { afterEach, describe, expect, it } from "vitest";
-import { Agent, type AgentEvent, createSession, type Session } from "./test-exports.js";
+import { describe, expect, it } from "vitest";
+import { Agent, type AgentEvent, createSession } from "./test-exports.js";
+import { modelSent, useFineServers } from "./test-support/fine-server.js";
 
-const servers: TestServer[] = [];
-const sessions: Session[] = [];
-afterEach(async () => {
-  for (const s of sessions.splice(0)) await s.close();
-  for (const s of servers.splice(0)) await s.close();
-});
-
-async function fineServer(): Promise<TestServer> {
-  const server = await startServer({ replies: () => ({ content: "Fine." }) });
-  servers.push(server);
-  return server;
-}
+const { fineServer, sessions } = useFineServers();
 
 /** Every notice `agent` tells its host, in order. */
 function noticesOf(agent: Agent): string[] {
@@ -149,9 +138,6 @@ describe("another SDK's step limit in a session's config", () => {
 // maxToolIterations }`): what the config's prototype held (`Object.create(defaults)`, a settings
 // class's getter) was left behind, so a config the plain Agent reads whole lost its model or its
 // base URL in a session. The session's copy now keeps them, read from the host's object.
-const modelSent = (server: TestServer, at = 0) =>
-  (server.chatRequests[at]?.body as { model?: string } | undefined)?.model;
-
 describe("a session's config whose fields its prototype holds", () => {
   for (const foreign of [false, true]) {
     const label = foreign ? " (and another SDK's step limit beside them)" : "";

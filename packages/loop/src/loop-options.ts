@@ -102,8 +102,10 @@ const STEP_LIMIT =
 
 /**
  * Config fields that another SDK or framework reads as its step or turn limit or its stop condition
- * (the AI SDK's `maxSteps` and `stopWhen`, the Agents SDK's `maxTurns` / `max_turns`, LangChain's
- * `maxIterations` / `max_iterations`). Unknown config fields are the host's, so these are not
+ * (the AI SDK's `maxSteps` and `stopWhen`, smolagents' `max_steps`, the Agents SDK's `maxTurns` /
+ * `max_turns`, LangChain's `maxIterations` / `max_iterations`, LangGraph's `recursionLimit` /
+ * `recursion_limit`: the snake-case spellings are the Python SDKs', which a config read from
+ * such a project's settings file carries). Unknown config fields are the host's, so these are not
  * refused; but one left there means a limit the user believes set and the run does not keep, and
  * the run tells a notice. A host that sets the step limit itself (as `@loopwright/agent`'s `Agent`
  * does, and its session from its `maxTurns`) takes them out and tells its own, worded with
@@ -111,11 +113,14 @@ const STEP_LIMIT =
  */
 export const FOREIGN_STEP_LIMITS: readonly string[] = Object.freeze([
   "maxSteps",
+  "max_steps",
   "maxTurns",
   "max_turns",
   "stopWhen",
   "maxIterations",
   "max_iterations",
+  "recursionLimit",
+  "recursion_limit",
 ]);
 
 /**

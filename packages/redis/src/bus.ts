@@ -802,6 +802,13 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
    * refused otherwise. The last {@link MAX_ENDED_RUNS} are held.
    */
   const refusedWrites = new Map<string, string>();
+  /**
+   * What `ends` calls as each of its flushes stops: `settle`, once the bus has it. A reconnect while
+   * the bus is still starting (its `TIME` round trips, its `SUBSCRIBE`) flushes `ends` at 'ready',
+   * before `settle` is defined: called then, it threw a ReferenceError that escaped as an unhandled
+   * rejection (which ends a host's process). Nothing can wait on the bus's idle before it is made.
+   */
+  let settled = (): void => {};
   const ends = new Owed<{ runId: string; tokens: string[]; all: boolean; watching: Set<StreamWatcher> }>({
     link: writer,
     // Told after the stream is gone (the script may go twice, as EVALSHA then EVAL): an instance
@@ -840,7 +847,7 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
     report,
     teller: told,
     what: "ended runs",
-    onSettled: () => settle(),
+    onSettled: () => settled(),
   });
   let droppedWhileAway = 0;
   /**
@@ -1204,6 +1211,7 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
     idle = undefined;
     waiting?.resolve();
   };
+  settled = settle;
 
   /**
    * Writes a batch, one script call per run in it (all of that run's events in the batch, in seq

@@ -3,89 +3,20 @@
 // run's), tried where the reader's position is not that run's, and where the emitter's idea of
 // Redis's clock is another server's.
 
-import type { Socket } from "node:net";
-import type { SequencedEvent } from "@loopwright/events";
 import { createClient } from "@redis/client";
 import { describe, expect, it } from "vitest";
-import { busFixture } from "../test/bus-fixture.js";
+import { busFixture, until } from "../test/bus-fixture.js";
 import { HAS_REDIS, RedisServer, SKIP_MESSAGE } from "../test/redis-server.js";
-import { HoldRelay } from "../test/relay.js";
+import { ClockRelay } from "../test/relay.js";
 import { createRedisBus, type RedisEventBus } from "./bus.js";
 
 if (!HAS_REDIS) console.warn(SKIP_MESSAGE);
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const shown = (events: SequencedEvent[]) => events.map((e) => `${e.seq}:${e.kind}`);
-
-/** Looks every 10 ms until `ready()` holds, 500 looks at most; never an assertion on time. */
-async function until(ready: () => boolean | Promise<boolean>): Promise<void> {
-  for (let i = 0; i < 500 && !(await ready()); i++) await pause(10);
-}
-
-/**
- * A relay whose server answers `TIME` `behindUs` µs behind Redis's own clock (0: Redis's own) —
- * the clock of the server an emitter reached before a failover — and holds, once armed, the first
- * `TIME` and what its connection sends after it (see `HoldRelay`).
- */
-class ClockRelay extends HoldRelay {
-  behindUs = 0;
-  /** Per client connection: its `TIME`s not yet answered. */
-  private readonly asked = new WeakMap<Socket, number>();
-  /** What the connections sent, as text: which commands went out. */
-  sent = "";
-
-  protected override onChunk(chunk: Buffer, upstream: Socket, client: Socket): void {
-    const text = chunk.toString("latin1");
-    this.sent += text;
-    const times = text.toUpperCase().split("\r\nTIME\r\n").length - 1;
-    if (times > 0) this.asked.set(client, (this.asked.get(client) ?? 0) + times);
-    super.onChunk(chunk, upstream, client);
-  }
-
-  protected override onReply(chunk: Buffer, client: Socket): void {
-    let pending = this.asked.get(client) ?? 0;
-    if (pending === 0) {
-      client.write(chunk);
-      return;
-    }
-    const text = chunk
-      .toString("latin1")
-      .replace(/\*2\r\n\$\d+\r\n(\d+)\r\n\$\d+\r\n(\d+)\r\n/g, (whole, seconds: string, micros: string) => {
-        if (pending === 0) return whole;
-        pending--;
-        const at = Number(seconds) * 1_000_000 + Number(micros) - this.behindUs;
-        const [s, us] = [String(Math.floor(at / 1_000_000)), String(at % 1_000_000)];
-        return `*2\r\n$${s.length}\r\n${s}\r\n$${us.length}\r\n${us}\r\n`;
-      });
-    this.asked.set(client, pending);
-    client.write(Buffer.from(text, "latin1"));
-  }
-}
 
 describe.skipIf(!HAS_REDIS)("a watcher resuming after a seq, a run's writes landing late (r97d)", () => {
   const redis = busFixture();
-  const { bus } = redis;
-
-  const { watcherWaits } = redis;
-
-  /**
-   * Starts `b` watching `job` from `after` and waits until it has subscribed (waits in its `XREAD`);
-   * answers (in an object: an async function answering a promise would wait for it) what it reads,
-   * to its end, or to 12 s after it started — what it read by then, and `stopped`.
-   */
-  const subscribed = async (b: RedisEventBus, after: number) => {
-    const stop = new AbortController();
-    setTimeout(() => stop.abort(), 12_000).unref();
-    const watcher = b.watch("job", stop.signal, { after });
-    const reading = (async () => {
-      const seen: SequencedEvent[] = [];
-      for await (const event of watcher) seen.push(event);
-      return { seen: shown(seen), stopped: stop.signal.aborted };
-    })();
-    await until(watcherWaits);
-    expect(await watcherWaits()).toBe(true);
-    return { reading };
-  };
+  const { bus, subscribed, earlierRunGone } = redis;
 
   /**
    * `emitter` emits `inFlight` while Redis holds writes back (`CLIENT PAUSE … WRITE`), `b` resumes
@@ -113,14 +44,6 @@ describe.skipIf(!HAS_REDIS)("a watcher resuming after a seq, a run's writes land
     emitter.emit("job", { kind: "done" });
     await emitter.flushed();
     return reading;
-  };
-
-  /** An earlier run of `job` emitted to seq `last` (its reader read it all) and its stream gone (expired, evicted). */
-  const earlierRunGone = async (prefix: string, last: number) => {
-    const old = await bus(prefix);
-    for (let i = 1; i <= last; i++) old.emit("job", { kind: "output", text: `old ${i}` });
-    await old.flushed();
-    await redis.raw.sendCommand(["DEL", `${prefix}run:job`, `${prefix}claim:job`]);
   };
 
   it("a position far above anything handed out: the watcher ends with the notice, not waiting past the run's done", {

@@ -92,6 +92,13 @@ const BATCH = 256;
  */
 const BLOCK_MS = 1000;
 
+/**
+ * How far Redis's clock and this process's monotonic one may drift apart in pace (a fraction of the
+ * time passed) before the watcher takes the difference for a step of Redis's clock (see
+ * `subscribedByNow`): a thousandth, twice what NTP slews a clock at most.
+ */
+const CLOCK_PACE_SLACK = 0.001;
+
 /** One stream entry as `XREAD` answers it in RESP2: `[id, [field, value, ...]]`. */
 type Entry = [string, string[]];
 
@@ -248,6 +255,8 @@ export class StreamWatcher implements RedisEventStream {
    * write landing late, not a new run's (see `belowPosition`). Undefined when Redis would not say.
    */
   private subscribedAt: number | undefined;
+  /** This process's monotonic clock (`performance.now()`, ms) as the `TIME` of `subscribedAt` answered. */
+  private subscribedLocal = 0;
   /** The emitter token each event handed out was read under (`undefined`: not known), for `idOf`. */
   private readonly tokens = new WeakMap<SequencedEvent, string | undefined>();
   /** The token the reader's event id named: its run's, as far as entries show it (see `belowPosition`). */
@@ -573,7 +582,10 @@ export class StreamWatcher implements RedisEventStream {
       try {
         const [seconds, micros] = await call<[string, string]>(conn, ["TIME"]);
         const at = Number(seconds) * 1_000_000 + Number(micros);
-        if (Number.isSafeInteger(at)) this.subscribedAt = at;
+        if (Number.isSafeInteger(at)) {
+          this.subscribedAt = at;
+          this.subscribedLocal = performance.now();
+        }
       } catch (error) {
         // A server that will not run TIME (renamed away): late writes cannot be told, as before.
         if (!refusedForGood(error)) throw error;
@@ -670,7 +682,8 @@ export class StreamWatcher implements RedisEventStream {
       mark === "0" &&
       this.subscribedAt !== undefined &&
       Number.isFinite(emitted) &&
-      emitted < this.subscribedAt;
+      emitted < this.subscribedAt &&
+      emitted < ((await this.subscribedByNow(conn)) ?? Number.NEGATIVE_INFINITY);
     let resend: boolean;
     if (claimed !== undefined) {
       // The reader's id names its run's token: only that run's batch sent again, marked so, or its
@@ -713,6 +726,38 @@ export class StreamWatcher implements RedisEventStream {
     this.unplaced = false;
     this.owner = ownerOf(below);
     return "resend";
+  }
+
+  /**
+   * When this watcher subscribed, by Redis's clock as it reads now (µs), for an entry stamped since
+   * (its `t`): `subscribedAt`, or earlier where the clock now reads less than that plus the time
+   * this process has seen pass since — the server's clock stepped back (a correction of its time), or
+   * the connection reached another server whose clock runs behind the first's (a failover). An
+   * entry written after such a step is stamped by the clock as it reads since: a new run's, started
+   * after the watcher came, may read as emitted before `subscribedAt`, and was taken for its reader's
+   * run's own write landing late (its events read on as that run's, no notice). Compared with this
+   * instead, such an entry counts as emitted since, and ends the watcher with the notice; so does a
+   * late write of the reader's run stamped before the step, up to the step's size before the
+   * subscribe (the safe side). Each clock may run up to a thousandth off the other's pace without
+   * counting as a step. Undefined where Redis will not answer `TIME` now (another server, which has it
+   * renamed away): no write can then be told to be late.
+   */
+  private async subscribedByNow(conn: RedisConnection): Promise<number | undefined> {
+    const at = this.subscribedAt;
+    if (at === undefined) return undefined;
+    const asked = performance.now();
+    let now: number;
+    try {
+      const [seconds, micros] = await call<[string, string]>(conn, ["TIME"]);
+      now = Number(seconds) * 1_000_000 + Number(micros);
+    } catch (error) {
+      if (!refusedForGood(error)) throw error;
+      return undefined;
+    }
+    if (!Number.isSafeInteger(now)) return undefined;
+    // At least this long passed between the subscribe's TIME answering and this one being asked.
+    const passed = (asked - this.subscribedLocal) * 1000 * (1 - CLOCK_PACE_SLACK);
+    return Math.min(at, now - passed);
   }
 
   private async readOnce(): Promise<void> {

@@ -150,3 +150,44 @@ export class HoldRelay extends Relay {
     upstream.write(chunk);
   }
 }
+
+/**
+ * A relay whose server answers `TIME` `behindUs` µs behind Redis's own clock (0: Redis's own; below
+ * 0, ahead of it) — the clock of the server an emitter reached before a failover, or a server's
+ * clock before it stepped back — and holds, once armed, the first
+ * `TIME` and what its connection sends after it (see `HoldRelay`).
+ */
+export class ClockRelay extends HoldRelay {
+  behindUs = 0;
+  /** Per client connection: its `TIME`s not yet answered. */
+  private readonly asked = new WeakMap<Socket, number>();
+  /** What the connections sent, as text: which commands went out. */
+  sent = "";
+
+  protected override onChunk(chunk: Buffer, upstream: Socket, client: Socket): void {
+    const text = chunk.toString("latin1");
+    this.sent += text;
+    const times = text.toUpperCase().split("\r\nTIME\r\n").length - 1;
+    if (times > 0) this.asked.set(client, (this.asked.get(client) ?? 0) + times);
+    super.onChunk(chunk, upstream, client);
+  }
+
+  protected override onReply(chunk: Buffer, client: Socket): void {
+    let pending = this.asked.get(client) ?? 0;
+    if (pending === 0) {
+      client.write(chunk);
+      return;
+    }
+    const text = chunk
+      .toString("latin1")
+      .replace(/\*2\r\n\$\d+\r\n(\d+)\r\n\$\d+\r\n(\d+)\r\n/g, (whole, seconds: string, micros: string) => {
+        if (pending === 0) return whole;
+        pending--;
+        const at = Number(seconds) * 1_000_000 + Number(micros) - this.behindUs;
+        const [s, us] = [String(Math.floor(at / 1_000_000)), String(at % 1_000_000)];
+        return `*2\r\n$${s.length}\r\n${s}\r\n$${us.length}\r\n${us}\r\n`;
+      });
+    this.asked.set(client, pending);
+    client.write(Buffer.from(text, "latin1"));
+  }
+}
