@@ -1,0 +1,67 @@
+// Review r98e: follow-ups to a step's model and body fields (`StepPlan.model`, `StepPlan.extraBody`),
+// over HTTP against the testkit: a config's extraBody that sets a field the loop owns, the model a
+// request watcher is told, the effort a notice names, and what is said of the cache across A → B → A.
+import { startServer, type TestServer } from "@loopwright/testkit";
+import { afterEach, describe, expect, it } from "vitest";
+import { AgentLoopError } from "./errors.js";
+import { createRuntime } from "./index.js";
+import { ADD_TOOL, QUESTION } from "./test-support/transcript.js";
+
+let server: TestServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+type Body = Record<string, unknown> & { model?: string };
+const bodies = (): Body[] => (server?.chatRequests ?? []).map((r) => r.body as Body);
+
+describe("config.extraBody setting a field the loop owns", () => {
+  it("is refused before anything is sent, naming the field and where it goes instead, where it was dropped without a word", async () => {
+    server = await startServer({ replies: () => ({ content: "5" }) });
+    const cases: Array<[Record<string, unknown>, string]> = [
+      // Before: the request went to "big", the model the host did not name here, unsaid.
+      [
+        { model: "small" },
+        `config.extraBody sets "model", a field buildBody writes itself (the request's model is config.model)`,
+      ],
+      [{ messages: [] }, `config.extraBody sets "messages"`],
+      [
+        { stream: false },
+        `config.extraBody sets "stream", a field buildBody writes itself (the request is always streamed)`,
+      ],
+      [{ tools: [] }, `config.extraBody sets "tools"`],
+    ];
+    for (const [extraBody, words] of cases) {
+      const error = await createRuntime()
+        .runAgentLoop({
+          config: { baseUrl: server.baseUrl, model: "big", extraBody },
+          messages: QUESTION,
+          tools: [ADD_TOOL],
+          dispatch: () => 5,
+        })
+        .catch((e: unknown) => e);
+      expect(AgentLoopError.isInstance(error), words).toBe(true);
+      expect((error as AgentLoopError).cause).toBeInstanceOf(TypeError);
+      expect((error as Error).message).toContain(words);
+    }
+    expect(server.chatRequests).toHaveLength(0);
+  });
+
+  it("still sends a tool_choice, and lets a field set to undefined be", async () => {
+    server = await startServer({ replies: [{ content: "5" }] });
+    const result = await createRuntime().runAgentLoop({
+      config: {
+        baseUrl: server.baseUrl,
+        model: "big",
+        extraBody: { tool_choice: "none", top_k: 20, model: undefined },
+      },
+      messages: QUESTION,
+      tools: [ADD_TOOL],
+      dispatch: () => 5,
+    });
+    expect(result.stopReason).toBe("answered");
+    expect(bodies()).toHaveLength(1);
+    expect(bodies()[0]).toMatchObject({ model: "big", tool_choice: "none", top_k: 20 });
+  });
+});
