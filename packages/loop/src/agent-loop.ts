@@ -64,8 +64,9 @@ export interface AgentLoopOptions<Context = unknown> {
   /** Told of every step as it happens (forward it to `emit`). Not awaited; what it throws is ignored. */
   onEvent?: ((event: RunEvent) => void) | undefined;
   /**
-   * Told once a step, before the request goes out, of the messages and tools as the client is about
-   * to be sent them — the request as first built: a retry sends it again, while a refusal's lesser
+   * Told once a step, before the request goes out, of the model it names (the step's plan's, else
+   * `config.model`), the messages and the tools as the client is about to be sent them — the request
+   * as first built: a retry sends it again, while a refusal's lesser
    * body and a continuation are not reported; with `config.compact`, a step sent again after a
    * forced fold is told again, folded. For reading (`beforeStep` is where the transcript is
    * changed). Not awaited; what it throws is ignored.
@@ -262,6 +263,11 @@ export interface StepPlan {
 
 /** A step's request as `onRequest` is handed it: what the client is about to be sent. */
 export interface LoopRequest {
+  /**
+   * The model the request names, as sent (the body's `model`): the step's plan's `model` where
+   * `beforeStep` planned one (`StepPlan.model`), else `config.model`.
+   */
+  model: string;
   /** The messages, the system prompt first when there is one. */
   messages: readonly ChatMessage[];
   /** The tools as declared (ordered, strict or relaxed as this endpoint takes them); empty for none. */

@@ -340,7 +340,11 @@ export async function askModel(
       // Copies: a watcher that pushes onto what it was handed does not change what is sent.
       tell(
         options.onRequest,
-        { messages: [...(body.messages as ChatMessage[])], tools: [...(body.tools ?? [])] },
+        {
+          model: body.model,
+          messages: [...(body.messages as ChatMessage[])],
+          tools: [...(body.tools ?? [])],
+        },
         number,
       );
     }

@@ -65,3 +65,32 @@ describe("config.extraBody setting a field the loop owns", () => {
     expect(bodies()[0]).toMatchObject({ model: "big", tool_choice: "none", top_k: 20 });
   });
 });
+
+describe("onRequest's request", () => {
+  it("names the model the request goes to: a step's plan's, else the config's", async () => {
+    let answered = 0;
+    server = await startServer({
+      replies: () => {
+        answered++;
+        return answered === 1
+          ? { toolCalls: [{ id: "c1", name: "add", arguments: '{"a":2,"b":3}' }] }
+          : { content: "5" };
+      },
+    });
+    const told: Array<[string, number]> = [];
+    await createRuntime().runAgentLoop({
+      config: { baseUrl: server.baseUrl, model: "big" },
+      messages: QUESTION,
+      tools: [ADD_TOOL],
+      dispatch: () => 5,
+      beforeStep: (_messages, step) => (step === 1 ? { model: "small" } : undefined),
+      onRequest: (request, step) => told.push([request.model, step]),
+    });
+    expect(told).toEqual([
+      ["small", 1],
+      ["big", 2],
+    ]);
+    // What the watcher was told is what went out.
+    expect(bodies().map((b) => b.model)).toEqual(["small", "big"]);
+  });
+});
