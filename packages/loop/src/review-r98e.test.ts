@@ -1,10 +1,12 @@
 // Review r98e: follow-ups to a step's model and body fields (`StepPlan.model`, `StepPlan.extraBody`),
 // over HTTP against the testkit: a config's extraBody that sets a field the loop owns, the model a
 // request watcher is told, the effort a notice names, and what is said of the cache across A → B → A.
-import { startServer, type TestServer } from "@loopwright/testkit";
+import { openaiPersonality, startServer, type TestServer } from "@loopwright/testkit";
 import { afterEach, describe, expect, it } from "vitest";
+import type { StepPlan } from "./agent-loop.js";
+import type { LoopConfig } from "./config.js";
 import { AgentLoopError } from "./errors.js";
-import { createRuntime } from "./index.js";
+import { createRuntime, type Runtime } from "./index.js";
 import { ADD_TOOL, QUESTION } from "./test-support/transcript.js";
 
 let server: TestServer | undefined;
@@ -92,5 +94,66 @@ describe("onRequest's request", () => {
     ]);
     // What the watcher was told is what went out.
     expect(bodies().map((b) => b.model)).toEqual(["small", "big"]);
+  });
+});
+
+describe("the notice of a reasoning effort stepped up", () => {
+  // o3 on the testkit's openai personality takes low, medium and high: "minimal" is refused, and
+  // sent as "low" from then on.
+  const o3 = () =>
+    startServer({
+      personality: openaiPersonality({ reasoningEffortValues: ["low", "medium", "high"] }),
+      scriptedModel: { chunkDelayMs: 0 },
+    });
+  async function run(runtime: Runtime, config: Partial<LoopConfig>, plan?: StepPlan) {
+    const s = server as TestServer;
+    const before = s.chatRequests.length;
+    const notices: string[] = [];
+    await runtime.runAgentLoop({
+      config: { baseUrl: s.baseUrl, model: "o3", ...config },
+      messages: [{ role: "user", content: "hi" }],
+      dispatch: () => "",
+      onEvent: (e) => {
+        if (e.kind === "notice") notices.push(e.text);
+      },
+      ...(plan ? { beforeStep: () => plan } : {}),
+    });
+    const sent = s.chatRequests.slice(before).map((r) => (r.body as Body).reasoning_effort);
+    return { sent, notices: notices.filter((n) => /reasoning_effort/.test(n)) };
+  }
+  const STEPPED =
+    'o3 does not take reasoning_effort "minimal"; sending "low", which spends more reasoning tokens than asked.';
+
+  it("names the effort the request asked for, where it was a body field of the config's or of a step's plan", async () => {
+    server = await o3();
+    // The config's extraBody: what goes on the wire, whatever config.reasoningEffort says.
+    expect(
+      await run(createRuntime(), { reasoningEffort: "high", extraBody: { reasoning_effort: "minimal" } }),
+    ).toEqual({ sent: ["minimal", "low"], notices: [STEPPED] });
+    // A step's plan's.
+    expect(
+      await run(
+        createRuntime(),
+        { reasoningEffort: "medium" },
+        { extraBody: { reasoning_effort: "minimal" } },
+      ),
+    ).toEqual({ sent: ["minimal", "low"], notices: [STEPPED] });
+  });
+
+  it("tells no step-up where the request asked for an effort the model takes, though the config's is one it refused", async () => {
+    server = await o3();
+    const runtime = createRuntime();
+    // The runtime learns that o3 refuses "minimal" (and tells it).
+    expect(await run(runtime, { reasoningEffort: "minimal" })).toEqual({
+      sent: ["minimal", "low"],
+      notices: [STEPPED],
+    });
+    // A fresh runtime from its snapshot, asked "minimal" by the config but "high" by the plan: "high"
+    // goes out, and nothing says "low" is sent.
+    const restarted = createRuntime();
+    restarted.capabilities.importCapabilities(runtime.capabilities.exportCapabilities());
+    expect(
+      await run(restarted, { reasoningEffort: "minimal" }, { extraBody: { reasoning_effort: "high" } }),
+    ).toEqual({ sent: ["high"], notices: [] });
   });
 });
