@@ -237,9 +237,12 @@ export interface StepPlan {
    * (`tool_choice`, a temperature, a body field, an effort…) is left out of that model's requests
    * alone, the size guard's characters per token are that model's, and with `config.compact` a
    * window an overflow named is that model's and a fold is planned on the last reported prompt only
-   * where that request named this model. A step to another model than the one before is expected to
-   * find no prompt cache (its usage event has no `cacheExpected` and no break, and its ledger entry
-   * starts a new epoch); its usage event's `turn.model` names it. Endpoint-wide latches (strict
+   * where that request named this model. Of a step to another model than the one before, nothing
+   * is expected of the prompt cache (its usage event has no `cacheExpected` and no break, and its
+   * ledger entry starts a new epoch): the request before was another model's, and a step back to a
+   * model an earlier step used may find that model's prefix still held (a server with a slot or a
+   * cache per model) or evicted (one slot) — the loop cannot tell which, so it claims neither. Its
+   * usage event's `turn.model` names it. Endpoint-wide latches (strict
    * schemas, usage in the stream) hold for every model, and `config.contextLength` is the run's
    * window whatever the model (`beforeStep`'s `limit`, told before the plan is read, is the config
    * model's).

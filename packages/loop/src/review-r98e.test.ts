@@ -1,7 +1,14 @@
 // Review r98e: follow-ups to a step's model and body fields (`StepPlan.model`, `StepPlan.extraBody`),
 // over HTTP against the testkit: a config's extraBody that sets a field the loop owns, the model a
 // request watcher is told, the effort a notice names, and what is said of the cache across A → B → A.
-import { openaiPersonality, startServer, type TestServer } from "@loopwright/testkit";
+import type { RunEvent } from "@loopwright/events";
+import {
+  countTokens,
+  openaiPersonality,
+  renderPrompt,
+  startServer,
+  type TestServer,
+} from "@loopwright/testkit";
 import { afterEach, describe, expect, it } from "vitest";
 import type { StepPlan } from "./agent-loop.js";
 import type { LoopConfig } from "./config.js";
@@ -155,5 +162,70 @@ describe("the notice of a reasoning effort stepped up", () => {
     expect(
       await run(restarted, { reasoningEffort: "minimal" }, { extraBody: { reasoning_effort: "high" } }),
     ).toEqual({ sent: ["high"], notices: [] });
+  });
+});
+
+describe("the prompt cache across a step to another model and back (A → B → A)", () => {
+  const call = (id: string) => ({ toolCalls: [{ id, name: "add", arguments: '{"a":2,"b":3}' }] });
+  /**
+   * With `oneSlot`, what a server with one slot reports instead: B's request evicted A's prefix, so
+   * the step back to A reads nothing from the cache, and the step after it all of that one's prompt.
+   */
+  async function run(oneSlot = false) {
+    let answered = 0;
+    let previousPrompt = 0;
+    server = await startServer({
+      // The testkit keeps one prefix cache per model, as a server with a slot per model does: A's
+      // prefix is still warm when the run comes back to it.
+      prefixCache: !oneSlot,
+      replies: (request) => {
+        answered++;
+        const reply = answered <= 3 ? call(`c${answered}`) : { content: "5" };
+        const prompt = countTokens(renderPrompt(request.body as never));
+        const cached = answered === 4 ? previousPrompt : 0;
+        previousPrompt = prompt;
+        return oneSlot ? { ...reply, usage: { prompt_tokens: prompt, cached_tokens: cached } } : reply;
+      },
+    });
+    const events: RunEvent[] = [];
+    const models: Record<number, string> = { 1: "a", 2: "b", 3: "a", 4: "a" };
+    const result = await createRuntime().runAgentLoop({
+      config: { baseUrl: server.baseUrl, model: "a" },
+      messages: QUESTION,
+      tools: [ADD_TOOL],
+      dispatch: () => 5,
+      onEvent: (event) => events.push(event),
+      beforeStep: (_messages, step) => ({ model: models[step] as string }),
+    });
+    const turns = events.flatMap((e) => (e.kind === "usage" ? [e.turn] : []));
+    return { result, turns };
+  }
+
+  it("expects nothing of the step back to A and says no cache broke, whether A's prefix was still warm or evicted", async () => {
+    // Several slots: A's second request reads A's first prompt from the cache.
+    const warm = await run();
+    expect(warm.turns.map((t) => t.model)).toEqual(["a", "b", "a", "a"]);
+    expect(warm.turns.map((t) => t.usage.cached > 0)).toEqual([false, false, true, true]);
+    // The loop compares with the request just before (B's): it cannot know whether A's prefix is
+    // still held, so it expects nothing there, and claims no break.
+    expect(warm.turns.map((t) => t.cacheExpected !== undefined)).toEqual([false, false, false, true]);
+    expect(warm.turns.map((t) => t.cacheBroken)).toEqual([undefined, undefined, undefined, false]);
+    expect(warm.result.metrics.cacheBreaks).toBe(0);
+    await server?.close();
+    // One slot: B's request evicted A's prefix, and the step back to A reads nothing from the cache;
+    // still no break is claimed (nothing was expected of it), and the next step reads step 3's.
+    const evicted = await run(true);
+    expect(evicted.turns.map((t) => t.usage.cached > 0)).toEqual([false, false, false, true]);
+    expect(evicted.turns.map((t) => t.cacheBroken ?? "none expected")).toEqual([
+      "none expected",
+      "none expected",
+      "none expected",
+      false,
+    ]);
+    expect(evicted.result.metrics.cacheBreaks).toBe(0);
+    // The ledger takes no difference across either change: B's entry and A's after it each start an epoch.
+    const epochs = evicted.result.ledger.map((entry) => entry.epoch);
+    expect(new Set(epochs.slice(0, 3)).size).toBe(3);
+    expect(epochs[3]).toBe(epochs[2]);
   });
 });
