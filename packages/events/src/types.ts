@@ -102,9 +102,17 @@ export interface TurnMetrics {
   toolsDeclared?: number;
   /** The estimated tokens of the declared tool schemas. */
   toolSchemaTokens?: number;
-  /** From the second request on: the previous prompt plus its reply, which a warm cache would hold. */
+  /**
+   * From the second request on, where it named the model the request before named: the previous
+   * prompt plus its reply, which a warm cache would hold. Absent after a change of model, a step
+   * back to a model an earlier step used included (whether that model's prefix is still held depends
+   * on the server's slots, which the loop cannot see).
+   */
   cacheExpected?: number;
-  /** Where a cache count was reported: the hit fell short of 90% of the previous prompt. */
+  /**
+   * Where a cache count was reported and `cacheExpected` is set: the hit fell short of 90% of the
+   * previous prompt.
+   */
   cacheBroken?: boolean;
   /** Why, where `cacheBroken` is true. */
   cacheBreakReason?: CacheBreakReason;

@@ -64,8 +64,9 @@ export interface AgentLoopOptions<Context = unknown> {
   /** Told of every step as it happens (forward it to `emit`). Not awaited; what it throws is ignored. */
   onEvent?: ((event: RunEvent) => void) | undefined;
   /**
-   * Told once a step, before the request goes out, of the messages and tools as the client is about
-   * to be sent them — the request as first built: a retry sends it again, while a refusal's lesser
+   * Told once a step, before the request goes out, of the model it names (the step's plan's, else
+   * `config.model`), the messages and the tools as the client is about to be sent them — the request
+   * as first built: a retry sends it again, while a refusal's lesser
    * body and a continuation are not reported; with `config.compact`, a step sent again after a
    * forced fold is told again, folded. For reading (`beforeStep` is where the transcript is
    * changed). Not awaited; what it throws is ignored.
@@ -236,9 +237,12 @@ export interface StepPlan {
    * (`tool_choice`, a temperature, a body field, an effort…) is left out of that model's requests
    * alone, the size guard's characters per token are that model's, and with `config.compact` a
    * window an overflow named is that model's and a fold is planned on the last reported prompt only
-   * where that request named this model. A step to another model than the one before is expected to
-   * find no prompt cache (its usage event has no `cacheExpected` and no break, and its ledger entry
-   * starts a new epoch); its usage event's `turn.model` names it. Endpoint-wide latches (strict
+   * where that request named this model. Of a step to another model than the one before, nothing
+   * is expected of the prompt cache (its usage event has no `cacheExpected` and no break, and its
+   * ledger entry starts a new epoch): the request before was another model's, and a step back to a
+   * model an earlier step used may find that model's prefix still held (a server with a slot or a
+   * cache per model) or evicted (one slot) — the loop cannot tell which, so it claims neither. Its
+   * usage event's `turn.model` names it. Endpoint-wide latches (strict
    * schemas, usage in the stream) hold for every model, and `config.contextLength` is the run's
    * window whatever the model (`beforeStep`'s `limit`, told before the plan is read, is the config
    * model's).
@@ -262,6 +266,11 @@ export interface StepPlan {
 
 /** A step's request as `onRequest` is handed it: what the client is about to be sent. */
 export interface LoopRequest {
+  /**
+   * The model the request names, as sent (the body's `model`): the step's plan's `model` where
+   * `beforeStep` planned one (`StepPlan.model`), else `config.model`.
+   */
+  model: string;
   /** The messages, the system prompt first when there is one. */
   messages: readonly ChatMessage[];
   /** The tools as declared (ordered, strict or relaxed as this endpoint takes them); empty for none. */

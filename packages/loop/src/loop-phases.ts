@@ -216,6 +216,22 @@ function stepParams(config: LoopConfig, plan: ReadPlan): ModelParams {
   };
 }
 
+/**
+ * The `reasoning_effort` a step's request asks for, as `buildBody` writes it: a string
+ * `extraBody.reasoning_effort` (the config's, or a step's plan's merged over it) where there is one —
+ * merged last, it is what goes out, climbed as the config's would be — else `reasoningEffort`.
+ * What the notice of an effort stepped up names: told against `config.reasoningEffort`, a body
+ * field's effort climbed without a word, and a config's effort the model refused was told as
+ * stepped up on a request that sent the body field's.
+ */
+function askedEffort(params: ModelParams): string | undefined {
+  const fields = params.extraBody;
+  // Its own field, as buildBody reads it: never a polluted Object.prototype's.
+  const field =
+    isFields(fields) && Object.hasOwn(fields, "reasoning_effort") ? fields.reasoning_effort : undefined;
+  return typeof field === "string" ? field : params.reasoningEffort;
+}
+
 /** Whether `value` is an object of fields (not an array, not `null`). */
 function isFields(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
@@ -340,7 +356,11 @@ export async function askModel(
       // Copies: a watcher that pushes onto what it was handed does not change what is sent.
       tell(
         options.onRequest,
-        { messages: [...(body.messages as ChatMessage[])], tools: [...(body.tools ?? [])] },
+        {
+          model: body.model,
+          messages: [...(body.messages as ChatMessage[])],
+          tools: [...(body.tools ?? [])],
+        },
         number,
       );
     }
@@ -351,7 +371,9 @@ export async function askModel(
     model: params.model,
     // A field the step's plan added is dropped on a refusal as a config's is.
     droppable: Object.keys(params.extraBody ?? {}),
-    reasoningEffort: config.reasoningEffort,
+    // The effort the body asks for, which the notice of a step-up names: an extraBody one, sent over
+    // config.reasoningEffort (buildBody merges it last), else the config's.
+    reasoningEffort: askedEffort(params),
     signal: options.signal,
     idleMs: timeoutMs(config),
     firstChunkMs: firstTokenMs(config),

@@ -45,8 +45,10 @@ export interface RunTurnOptions extends Omit<StreamTurnOptions, "produced"> {
   /** extraBody keys the endpoint may refuse by name and the request can do without. */
   droppable?: readonly string[] | undefined;
   /**
-   * The `reasoning_effort` the body asks for, as configured: with `"none"`, a request that goes
-   * out with a higher rung because the model refuses `"none"` is said so in a notice (once per model).
+   * The `reasoning_effort` the body asks for (the loop's `askedEffort`: an `extraBody` one, the
+   * config's or a step's plan's, where there is one, else `reasoningEffort`): a request that goes out
+   * with a higher rung because the model refuses the one asked is said so in a notice naming both
+   * (once per model and climb).
    */
   reasoningEffort?: string | undefined;
   /**

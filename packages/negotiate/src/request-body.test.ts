@@ -86,13 +86,14 @@ describe("buildBody", () => {
     expect(body.tools?.[0]).not.toEqual(strictTool);
   });
 
-  it("merges extraBody last: it may set temperature but never model, messages, stream or tools", () => {
+  it("merges extraBody last: it may set temperature and tool_choice", () => {
     const { supports, model } = fresh();
     const body = buildBody(
       {
         model: "m",
         temperature: 0.2,
-        extraBody: { temperature: 0.9, model: "x", messages: [], stream: false, tools: [], id_slot: 2 },
+        // A field the body owns set to undefined sends nothing and is let be.
+        extraBody: { temperature: 0.9, id_slot: 2, tool_choice: "required", model: undefined },
       },
       supports,
       model,
@@ -106,7 +107,37 @@ describe("buildBody", () => {
       tools: [tool("a")],
       temperature: 0.9,
       id_slot: 2,
+      tool_choice: "required",
     });
+  });
+
+  it("refuses an extraBody setting model, messages, stream or tools, naming the field and where it goes instead", () => {
+    // Before: each was dropped without a word, and `extraBody: { model: "x" }` went to "m".
+    const { supports, model } = fresh();
+    const cases: [Record<string, unknown>, string][] = [
+      [
+        { model: "x" },
+        'config.extraBody sets "model", a field buildBody writes itself (the request\'s model is config.model)',
+      ],
+      [{ model: null }, 'config.extraBody sets "model"'],
+      [
+        { messages: [] },
+        'config.extraBody sets "messages", a field buildBody writes itself (the request\'s messages are the transcript given)',
+      ],
+      [
+        { stream: false },
+        'config.extraBody sets "stream", a field buildBody writes itself (the request is always streamed)',
+      ],
+      [
+        { tools: [] },
+        'config.extraBody sets "tools", a field buildBody writes itself (the request\'s tools are the tools given)',
+      ],
+    ];
+    for (const [extraBody, words] of cases) {
+      const call = () => buildBody({ model: "m", extraBody }, supports, model, messages, [tool("a")]);
+      expect(call).toThrow(TypeError);
+      expect(call).toThrow(`buildBody: ${words}`);
+    }
   });
 
   it("keeps the caller's tool order with false and takes a comparator", () => {

@@ -18,7 +18,8 @@ export interface ModelParams {
   reasoningEffort?: string | undefined;
   /**
    * Fields this interface cannot spell (`top_k`, `min_p`, llama.cpp's `id_slot`…), merged last.
-   * May override `temperature`; never `model`, `messages`, `stream` or `tools`.
+   * May override `temperature`; never `model`, `messages`, `stream` or `tools` (`buildBody` refuses
+   * an `extraBody` setting one).
    */
   extraBody?: Record<string, unknown> | undefined;
 }
@@ -239,7 +240,18 @@ function relaxed<Tool extends AnyToolDefinition>(tools: readonly Tool[]): Tool[]
   });
 }
 
-const LOOP_FIELDS = new Set(["model", "messages", "stream", "tools"]);
+/**
+ * Body fields `buildBody` writes itself, which `config.extraBody` may not set, each with where it
+ * goes instead. Dropped without a word, `extraBody: { model: "x" }` sent the request to another
+ * model than the one its author meant; so it is refused (the spec's `RESERVED_BODY_FIELDS` refuses
+ * them in a document's `extraBody`, and a loop step's plan in its own).
+ */
+const OWNED_FIELDS = new Map<string, string>([
+  ["model", "the request's model is config.model"],
+  ["messages", "the request's messages are the transcript given"],
+  ["stream", "the request is always streamed"],
+  ["tools", "the request's tools are the tools given"],
+]);
 
 /** A function tool's name, or `undefined` for another kind of tool. */
 function functionName(tool: AnyToolDefinition): string | undefined {
@@ -492,6 +504,16 @@ function checkArguments(
       'buildBody: config.extraBody must not have a "__proto__" key (a config read from JSON can): it cannot be sent as a body field.',
     );
   }
+  // A field set to undefined sends nothing, and says nothing either way: let be.
+  for (const [field, instead] of OWNED_FIELDS) {
+    if (extraBody == null) break;
+    if (Object.prototype.propertyIsEnumerable.call(extraBody, field) && extraBody[field] !== undefined) {
+      throw new TypeError(
+        `buildBody: config.extraBody sets ${JSON.stringify(field)}, a field buildBody writes itself ` +
+          `(${instead}): take it out of extraBody.`,
+      );
+    }
+  }
   const unsendable = extraBody == null ? undefined : unsendableIn(extraBody);
   if (unsendable) {
     const [path, what] = unsendable;
@@ -541,8 +563,8 @@ function checkArguments(
  * is true, so an absent model sends none. `extraBody` is merged last, minus the fields the model
  * refused (a `temperature` in it too, once the model refused one, and a `response_format` once
  * the model refused that; a `max_tokens` in it goes as `max_completion_tokens` once the model asked
- * for that spelling, and a `reasoning_effort` climbs as `effortFor` climbs the config's) and minus
- * `model`, `messages`, `stream` and `tools`. Once the model refused a tool-call id (`model.anyToolCallIds === false`),
+ * for that spelling, and a `reasoning_effort` climbs as `effortFor` climbs the config's); it may not
+ * set `model`, `messages`, `stream` or `tools`, which the body has of its own. Once the model refused a tool-call id (`model.anyToolCallIds === false`),
  * `messages` go with every id that is not nine letters and digits replaced as `shortToolCallIds`
  * replaces it (the same wire id for the same transcript on every step). Once the model's chat
  * template refused a system message (`model.systemRole === false`) or a user message straight after
@@ -554,7 +576,10 @@ function checkArguments(
  * config without a model name and for an argument of the wrong type (`messages` or `tools` not an
  * array, a message that is not an object or has no string `role`, named by its index, a function tool with no object `function`, a blank or missing `function.name` or
  * `parameters` that are not an object, or an entry with no string `type`, named by its index
- * whatever the latches; a tool of another type goes as given; `extraBody` not an object or holding a `"__proto__"` key, `maxTokens` or `temperature` not a number, `reasoningEffort`
+ * whatever the latches; a tool of another type goes as given; `extraBody` not an object, holding a `"__proto__"` key, or
+ * setting `model`, `messages`, `stream` or `tools` (named, with where it goes instead: dropped, an
+ * `extraBody: { model }` sent the request to another model than the one named there, unsaid; one set to `undefined` is let be),
+ * `maxTokens` or `temperature` not a number, `reasoningEffort`
  * not a string, `supports` or `model` not the store's objects), and `RangeError` naming the field
  * and its value for a `maxTokens` that is not a whole number from 0 (`NaN`, `Infinity`, `-5`,
  * `1.5`) or a `temperature` that is not finite — whether or not the model's latches would send it.
@@ -643,7 +668,7 @@ export function buildBody<
   // A set: a snapshot may hold many dropped fields, and a config many extra ones (n × m lookups).
   const dropped = new Set(model?.droppedFields);
   for (const [field, value] of Object.entries(config.extraBody ?? {})) {
-    if (LOOP_FIELDS.has(field) || value === undefined) continue;
+    if (value === undefined) continue;
     if (dropped.has(field)) continue;
     if (field === "temperature" && model?.chosenTemperature === false) continue;
     // What the model refused in the config's own fields it refuses in extraBody's too, and the

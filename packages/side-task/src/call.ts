@@ -499,9 +499,23 @@ function whenAnswering(request: PromiseLike<unknown>, answered: () => void): voi
 }
 
 /**
+ * Body fields a side task writes itself, which `extraBody` may not set, each with where it comes
+ * from instead. `buildBody` refuses them too, but inside the negotiation, where its error read as
+ * the model's refusal (`request-failed`, "m refused the side task") of a request never sent.
+ */
+const OWNED_FIELDS = new Map<string, string>([
+  ["model", "its model is the model argument"],
+  ["messages", "its messages are the system prompt and the input"],
+  ["stream", "a side task is sent unstreamed"],
+  ["tools", "a side task declares no tools"],
+]);
+
+/**
  * `extraBody` as it will be sent: a copy made through JSON, each field read once. Throws
  * `SideTaskError` (`invalid-input`) naming the field for one that cannot be read or that JSON
- * cannot hold (a BigInt, a cycle), so nothing unsendable reaches the server's end of the blame.
+ * cannot hold (a BigInt, a cycle), so nothing unsendable reaches the server's end of the blame,
+ * and for one the side task writes itself (`model`, `messages`, `stream`, `tools`; one set to
+ * `undefined` is let be, as it sends nothing).
  */
 export function sendableExtraBody(given: unknown, where: string): Record<string, unknown> | undefined {
   if (given == null) return undefined;
@@ -532,6 +546,13 @@ export function sendableExtraBody(given: unknown, where: string): Record<string,
         "invalid-input",
         `${where}: ${field} could not be read (${errorText(error)}). Nothing was sent.`,
         { cause: error },
+      );
+    }
+    const instead = OWNED_FIELDS.get(key);
+    if (instead !== undefined && value !== undefined) {
+      throw new SideTaskError(
+        "invalid-input",
+        `${where}: ${field} is a field the side task writes itself (${instead}): take it out of extraBody. Nothing was sent.`,
       );
     }
     let text: string | undefined;

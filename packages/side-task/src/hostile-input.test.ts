@@ -191,6 +191,19 @@ describe("injected capabilities and clients", () => {
   });
 });
 
+/** That ask, preselect and summariser each refuse `extraBody` as invalid-input, in words `why` matches. */
+async function refusedByEach(endpoint: { baseUrl: string }, extraBody: Record<string, unknown>, why: RegExp) {
+  const error = await ask(endpoint, "m", "", "x", { ...isolated(), extraBody }).catch((e: unknown) => e);
+  expect(codeOf(error), why.source).toBe("invalid-input");
+  expect((error as Error).message).toMatch(why);
+  const picked = await preselect(endpoint, "m", catalog, "read notes.txt", {
+    ...isolated(),
+    extraBody,
+  }).catch((e: unknown) => e);
+  expect(codeOf(picked), why.source).toBe("invalid-input");
+  expect(() => summariser(endpoint, "m", { ...isolated(), extraBody })).toThrow(why);
+}
+
 describe("an extraBody JSON cannot write", () => {
   it("is invalid-input naming the field, before anything is sent, in every side task", async () => {
     const server = await serve({ replies: () => ({ content: '{"tools":["read_file"]}' }) });
@@ -210,18 +223,33 @@ describe("an extraBody JSON cannot write", () => {
         /extraBody\.top_k could not be read \(top_k getter\)/,
       ],
     ];
-    for (const [extraBody, why] of bodies) {
-      const error = await ask(endpoint, "m", "", "x", { ...isolated(), extraBody }).catch((e: unknown) => e);
-      expect(codeOf(error), why.source).toBe("invalid-input");
-      expect((error as Error).message).toMatch(why);
-      const picked = await preselect(endpoint, "m", catalog, "read notes.txt", {
-        ...isolated(),
-        extraBody,
-      }).catch((e: unknown) => e);
-      expect(codeOf(picked), why.source).toBe("invalid-input");
-      expect(() => summariser(endpoint, "m", { ...isolated(), extraBody })).toThrow(why);
-    }
+    for (const [extraBody, why] of bodies) await refusedByEach(endpoint, extraBody, why);
     expect(server.chatRequests).toHaveLength(0);
+  });
+
+  it("is invalid-input naming a field the side task writes itself (model, messages, stream, tools), before anything is sent", async () => {
+    // Before: buildBody's refusal came out of the negotiation as request-failed, "m refused the side task".
+    const server = await serve({ replies: () => ({ content: '{"tools":["read_file"]}' }) });
+    const endpoint = { baseUrl: server.baseUrl };
+    const bodies: [Record<string, unknown>, RegExp][] = [
+      [
+        { model: "other" },
+        /extraBody\.model is a field the side task writes itself \(its model is the model argument\)/,
+      ],
+      [{ messages: [] }, /extraBody\.messages is a field the side task writes itself/],
+      [
+        { stream: true },
+        /extraBody\.stream is a field the side task writes itself \(a side task is sent unstreamed\)/,
+      ],
+      [{ tools: [] }, /extraBody\.tools is a field the side task writes itself/],
+    ];
+    for (const [extraBody, why] of bodies) await refusedByEach(endpoint, extraBody, why);
+    expect(server.chatRequests).toHaveLength(0);
+    // One set to undefined sends nothing, and is let be.
+    await expect(
+      ask(endpoint, "m", "", "x", { ...isolated(), extraBody: { model: undefined, top_k: 2 } }),
+    ).resolves.toBeTypeOf("string");
+    expect(server.chatRequests[0]?.body).toMatchObject({ model: "m", top_k: 2 });
   });
 
   it("sends each field as read once, through JSON", async () => {
