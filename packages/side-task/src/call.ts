@@ -556,8 +556,14 @@ export function sendableExtraBody(given: unknown, where: string): Record<string,
       );
     }
     let text: string | undefined;
+    // NaN and ±Infinity, at any depth, JSON writes as null: the knob would go back to the server's
+    // default without a word (buildBody refuses them in a run's extraBody too).
+    let nonFinite: number | undefined;
     try {
-      text = JSON.stringify(value);
+      text = JSON.stringify(value, (_key, item: unknown) => {
+        if (nonFinite === undefined && typeof item === "number" && !Number.isFinite(item)) nonFinite = item;
+        return item;
+      });
     } catch (error) {
       const why =
         typeof value === "bigint"
@@ -566,6 +572,12 @@ export function sendableExtraBody(given: unknown, where: string): Record<string,
       throw new SideTaskError("invalid-input", `${where}: ${field} ${why}. Nothing was sent.`, {
         cause: error,
       });
+    }
+    if (nonFinite !== undefined) {
+      throw new SideTaskError(
+        "invalid-input",
+        `${where}: ${field} holds ${nonFinite}, which JSON writes as null (the server's default, not yours): send a finite number. Nothing was sent.`,
+      );
     }
     // What JSON leaves out (undefined, a function) is not sent.
     if (text !== undefined) out[key] = JSON.parse(text);

@@ -213,6 +213,12 @@ describe("an extraBody JSON cannot write", () => {
     const bodies: [Record<string, unknown>, RegExp][] = [
       [{ seed: 12345678901234567890n }, /extraBody\.seed is a BigInt, which JSON cannot hold/],
       [{ logit_bias: circular }, /extraBody\.logit_bias cannot be written as JSON/],
+      // Before: sent as null, the server's default, without a word.
+      [{ temperature: Number.NaN }, /extraBody\.temperature holds NaN, which JSON writes as null/],
+      [
+        { logit_bias: { "50256": -Infinity } },
+        /extraBody\.logit_bias holds -Infinity, which JSON writes as null/,
+      ],
       [
         Object.defineProperty({}, "top_k", {
           enumerable: true,
