@@ -6,6 +6,8 @@ import {
   fields,
   isObject,
   mayBeRenamed,
+  mergedFrom,
+  originsOf,
   own,
   renamedAt,
   resolvePointer,
@@ -54,6 +56,11 @@ interface Walk {
   passedOver: Map<unknown, Raw>;
   /** A number for each schema `narrowed` or `standIn` made, naming it in `narrowed`'s keys. */
   ids: Map<unknown, number>;
+  /**
+   * Per schema `narrowed` made: the branches of the original's unions (at any depth of its
+   * unions) the object is not read by — cannot meet, or passed over for another (see `step`).
+   */
+  skips: Map<unknown, ReadonlySet<unknown>>;
   /** Patterns `mayMeet` compiled (undefined: not run). */
   patterns: Map<string, RegExp | undefined>;
   /** Readings `mayMeet` may still make for the object being read (see `readingOf`). */
@@ -102,6 +109,11 @@ interface Place {
    * (see `step`).
    */
   holder?: Raw;
+  /**
+   * The original schema as read for `holder` (see `narrowed`): a sanitized alternative made from
+   * a branch it is not read by is not read for the key (see `step`).
+   */
+  reading?: unknown;
   resolved: boolean;
   node: unknown;
 }
@@ -321,7 +333,9 @@ const CHECK_BUDGET = 10_000;
  * `MAX_DEPTH`, or past `CHECK_BUDGET` readings for the object being read, the answer is "may".
  *
  * `strict` reads a value `strip` has made, its nulls as it hands them on: each null, at a key or as
- * an array's item, is a value the schema must take. False then means the tool surely refuses it.
+ * an array's item, is a value the schema must take — and, for `restoreArguments`, each string
+ * where the schema takes none that is JSON text of a kind it takes (`strip` parsed what the reading
+ * tried asked for as JSON text). False then means the tool surely refuses it.
  */
 function mayMeet(schema: unknown, value: unknown, walk: Walk, depth: number, strict = false): boolean {
   if (depth > MAX_DEPTH || value === BEYOND || --walk.checks < 0) return true;
@@ -329,7 +343,15 @@ function mayMeet(schema: unknown, value: unknown, walk: Walk, depth: number, str
   if (never) return false;
   const kind = kindOf(value);
   const kinds = kindsOf(schema, walk, walk.restore as Restore, 0);
-  if ((kinds & kind) === 0) return kind === STRING && mayBeText(value as string, kinds);
+  // Read strictly for `restoreArguments`, a string is what `strip` left as written: JSON text of a
+  // kind the schema takes there was not asked for by the reading tried (each parses by its own
+  // branch's asks), and the tool is handed the string. Text no reading parses may still be "may".
+  if ((kinds & kind) === 0)
+    return (
+      kind === STRING &&
+      mayBeText(value as string, kinds) &&
+      !(strict && walk.parse && (parsedKind(value as string) & kinds) !== 0)
+    );
   // A string where the schema also takes an object or an array may be JSON text: its own keywords say nothing of it.
   if (kind === STRING && (kinds & (OBJECT | ARRAY)) !== 0) return true;
   return parts.every((part) => {
@@ -358,6 +380,15 @@ function mayBeText(value: string, kinds: number): boolean {
     (text.startsWith("[") && (kinds & ARRAY) !== 0) ||
     (text === "null" && (kinds & NULL) !== 0 && (kinds & (OBJECT | ARRAY)) !== 0)
   );
+}
+
+/** The kind of value JSON `text` parses to as `parseBack` would hand it on; 0 where it is left as text. */
+function parsedKind(text: string): number {
+  try {
+    return changesNumber(text) ? 0 : kindOf(JSON.parse(text));
+  } catch {
+    return 0;
+  }
 }
 
 function numberMeets(part: Raw, value: number): boolean {
@@ -638,6 +669,18 @@ function assembled(schema: unknown, parts: Raw[], unions: Union[], walk: Walk): 
   const known = byKey?.get(key);
   if (known !== undefined) return known;
   const made = { allOf: narrowedParts };
+  // The branches the object is not read by: each standing in, and those a branch read narrowed passes over.
+  const skipped = new Set<unknown>();
+  for (const { branches, read } of unions) {
+    read.forEach((branch, i) => {
+      if (branch === branches[i]) return;
+      const original = branches[i];
+      if (branch === walk.standIns.get(original) || branch === walk.passedOver.get(original))
+        skipped.add(original);
+      else for (const inner of walk.skips.get(branch) ?? []) skipped.add(inner);
+    });
+  }
+  if (skipped.size > 0) walk.skips.set(made, skipped);
   if (!byKey) {
     byKey = new Map();
     walk.narrowed.set(schema, byKey);
@@ -813,7 +856,7 @@ function stripObject(value: Raw, schema: unknown, walk: Walk, depth: number, pla
       out,
       name,
       protoless({
-        value: strip(inner, info.sub, walk, depth + 1, place ? below(place, key, value) : undefined),
+        value: strip(inner, info.sub, walk, depth + 1, place ? below(place, key, value, schema) : undefined),
         enumerable: true,
         writable: true,
         configurable: true,
@@ -885,10 +928,10 @@ function kindsOf(schema: unknown, walk: Walk, restore: Restore, depth: number): 
   return kinds;
 }
 
-function below(place: Place, step: string | typeof ITEM, holder?: Raw): Place {
+function below(place: Place, step: string | typeof ITEM, holder?: Raw, reading?: unknown): Place {
   return holder === undefined
     ? { parent: place, step, resolved: false, node: undefined }
-    : { parent: place, step, resolved: false, node: undefined, holder };
+    : { parent: place, step, resolved: false, node: undefined, holder, reading };
 }
 
 /**
@@ -921,7 +964,7 @@ function sanitizedOnce(original: unknown, options: SanitizeOptions): JsonSchema 
 function resolve(place: Place, walk: Walk, restore: Restore): unknown {
   if (place.resolved) return place.node;
   place.node = place.parent
-    ? step(resolve(place.parent, walk, restore), place.step, walk, restore, place.holder)
+    ? step(resolve(place.parent, walk, restore), place.step, walk, restore, place.holder, place.reading)
     : sanitizedOnce(walk.root, restore.options);
   place.resolved = true;
   return place.node;
@@ -953,14 +996,38 @@ function alternatives(node: unknown, out: Raw[], depth: number): Raw[] {
  * The sanitized schema for a key (or the items) of a value the sanitized `node` describes. With
  * `holder`, the object the key is read from, an alternative of `node` whose tag (a property of one
  * `enum` or `const` value) the object holds another scalar at — or null, where that tag takes none —
- * is passed over, unless that leaves none: what a discriminated union's other variants ask for at the key — JSON text for an object
- * there, say — is not what the variant the object is of asks for (a string "0" written where that
- * variant takes any value is the string, not JSON text of 0).
+ * is passed over, and so is one made only from branches of the original's unions that `reading`
+ * (the original as read for the object, see `narrowed`) does not read it by — it cannot meet them,
+ * or is read by another — unless that leaves none: what one variant asks for at the key — JSON
+ * text for an object there, say — is not what the variant the object is read by asks for (a string
+ * "0" written where that variant takes any value is the string, not JSON text of 0). A reading
+ * tried for one branch is read with that branch's asks alone. A root union the sanitizer merged
+ * into one object (see `mergedFrom`) is read by its alternatives where the object is not read by
+ * all of them.
  */
-function step(node: unknown, key: string | typeof ITEM, walk: Walk, restore: Restore, holder?: Raw): unknown {
+function step(
+  node: unknown,
+  key: string | typeof ITEM,
+  walk: Walk,
+  restore: Restore,
+  holder?: Raw,
+  reading?: unknown,
+): unknown {
   if (node === undefined) return undefined;
-  const all = alternatives(node, [], 0);
-  const kept = key === ITEM || holder === undefined ? all : all.filter((alt) => !tagRefuses(alt, holder));
+  const skip = key === ITEM || holder === undefined ? undefined : walk.skips.get(reading);
+  let all = alternatives(node, [], 0);
+  const passes = (alt: Raw) =>
+    !(skip !== undefined && skippedBy(alt, skip)) && !tagRefuses(alt, holder as Raw);
+  let kept = key === ITEM || holder === undefined ? all : all.filter(passes);
+  const merged = skip !== undefined && all.length === 1 ? mergedFrom(all[0]) : undefined;
+  if (merged?.some((alt) => skippedBy(alt, skip as ReadonlySet<unknown>))) {
+    // Read by its alternatives (those its reading keeps), or as merged where it keeps none.
+    const read = merged.filter(passes);
+    if (read.length > 0) {
+      all = [...merged];
+      kept = read;
+    }
+  }
   const tagged = kept.length > 0 && kept.length < all.length;
   const cache = tagged ? restore.taggedSteps : restore.steps;
   const at = tagged ? `${String(key)}\u0000${kept.map((alt) => all.indexOf(alt)).join(",")}` : key;
@@ -984,6 +1051,14 @@ function step(node: unknown, key: string | typeof ITEM, walk: Walk, restore: Res
   }
   byKey.set(at, sub);
   return sub;
+}
+
+/**
+ * Whether a sanitized alternative was made only from branches of the original's unions in `skip`:
+ * every chain it was made from (see `originsOf`) holds one. One made from no branch is never.
+ */
+function skippedBy(alt: Raw, skip: ReadonlySet<unknown>): boolean {
+  return originsOf(alt).every((chain) => chain.some((branch) => skip.has(branch)));
 }
 
 /**
@@ -1012,7 +1087,18 @@ function tagRefuses(alt: Raw, holder: Raw): boolean {
   return false;
 }
 
-/** Whether a sanitized tag schema (an `enum` or `const`, perhaps with its type) takes null. */
+/**
+ * Whether a sanitized tag schema (an `enum` or `const`, perhaps with its type) takes null.
+ *
+ * Read shallowly, and rightly so: not `acceptsNull`, which flattens `$ref`s through `walk.root` —
+ * the ORIGINAL schema — while a tag is read from the SANITIZED one `resolve` makes of it
+ * (`sanitizedOnce(walk.root)`), a document with no `$defs` to resolve against. Nor does it need
+ * to: the sanitized schema holds no `$ref` (each is inlined, or past the recursion limit asked for
+ * as JSON text), no `allOf` (merged), no `oneOf` or `nullable`, and a tag given as a const or null
+ * (`anyOf: [{ const: "map" }, { type: "null" }]`) is one enum, `enum: ["map", null]` — two values,
+ * so no single-value tag — while a tag given through a `$ref` is its inlined `enum: ["map"]`. A
+ * tag schema `tagRefuses` finds is therefore one node, read here whole (see review-r98c's tests).
+ */
 function takesNull(schema: Raw): boolean {
   const type = own(schema, "type");
   return (
@@ -1196,6 +1282,7 @@ function newWalk(root: unknown): Walk {
     standIns: new Map(),
     passedOver: new Map(),
     ids: new Map(),
+    skips: new Map(),
     patterns: new Map(),
     checks: CHECK_BUDGET,
     pools: new WeakMap(),

@@ -1,0 +1,204 @@
+/**
+ * Round 98 (c): what a union's variants ask for as JSON text is read for the variant the object is
+ * read by. A union with no single-value tag — a zod `z.union` of objects, a discriminated union
+ * whose tag is a `z.enum` or a nullable literal, a tool whose whole input is a union — read the
+ * asks of all its variants at a key together: one variant asking for a map as JSON text made the
+ * string "0" another variant's any-value field was given reach the tool as the number 0.
+ *
+ * And r97d's null-tag rule where the tag is given through a `$ref`, or as a const or null: the
+ * sanitized schema a tag is read from holds the `$ref` inlined and the const-or-null as one enum.
+ */
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { restoreArguments } from "./optional-nulls.js";
+import { sanitizeSchema } from "./sanitize-schema.js";
+
+/** The strings a model may write for an any-value field that JSON text of a map would read otherwise. */
+const SCALAR_TEXTS = ["0", "true", "null", "-1.5"];
+
+describe("a union of objects with no tag, one variant taking any value, another a map", () => {
+  const input = z.object({
+    item: z.union([
+      z.object({ name: z.string(), body: z.unknown() }),
+      z.object({ id: z.number(), body: z.record(z.string(), z.string()) }),
+    ]),
+  });
+  const original = z.toJSONSchema(input, { io: "input" });
+
+  it("hands the named variant's string body on as the string the model wrote", () => {
+    for (const body of SCALAR_TEXTS) {
+      const args = restoreArguments({ item: { name: "x", body } }, original);
+      // Before: 0, true, null and -1.5 (the map variant's ask for JSON text, read for this one).
+      expect(args).toEqual({ item: { name: "x", body } });
+      expect(input.parse(args)).toEqual(args);
+    }
+  });
+
+  it("still reads an object as JSON text for the any-value body, and the map variant's text", () => {
+    expect(restoreArguments({ item: { name: "x", body: '{"a":1}' } }, original)).toEqual({
+      item: { name: "x", body: { a: 1 } },
+    });
+    expect(restoreArguments({ item: { id: 1, body: '{"a":"b"}' } }, original)).toEqual({
+      item: { id: 1, body: { a: "b" } },
+    });
+  });
+
+  it("reads each item of a list by its own variant", () => {
+    const list = z.object({ items: z.array(input.shape.item) });
+    const schema = z.toJSONSchema(list, { io: "input" });
+    const args = restoreArguments(
+      {
+        items: [
+          { name: "a", body: "7" },
+          { id: 2, body: '{"k":"v"}' },
+          { name: "b", body: "[1]" },
+        ],
+      },
+      schema,
+    );
+    expect(args).toEqual({
+      items: [
+        { name: "a", body: "7" },
+        { id: 2, body: { k: "v" } },
+        { name: "b", body: [1] },
+      ],
+    });
+    expect(list.parse(args)).toEqual(args);
+  });
+});
+
+describe("a union whose variants name the same field, one any value, the other a map", () => {
+  const input = z.object({
+    item: z.union([z.object({ body: z.unknown() }), z.object({ body: z.record(z.string(), z.string()) })]),
+  });
+  const original = z.toJSONSchema(input, { io: "input" });
+
+  it("reads the string by the first variant, as zod does, and an object's text too", () => {
+    for (const body of SCALAR_TEXTS) {
+      // Before: the number 0 (and so on) — text of no map, so only the any-value variant was written for.
+      expect(restoreArguments({ item: { body } }, original)).toEqual({ item: { body } });
+    }
+    expect(restoreArguments({ item: { body: '{"a":"b"}' } }, original)).toEqual({
+      item: { body: { a: "b" } },
+    });
+  });
+});
+
+describe("a tool whose whole input is a union of objects", () => {
+  const input = z.union([
+    z.object({ name: z.string(), body: z.unknown() }),
+    z.object({ id: z.number(), body: z.record(z.string(), z.string()) }),
+  ]);
+  const original = z.toJSONSchema(input, { io: "input" });
+
+  it("is declared as one object with the fields of both, each variant's own nullable", () => {
+    expect(sanitizeSchema(original)).toMatchObject({
+      properties: { name: { type: ["string", "null"] }, id: { type: ["number", "null"] } },
+      required: ["name", "body", "id"],
+    });
+  });
+
+  it("reads the body by the variant whose fields the model gave", () => {
+    for (const body of SCALAR_TEXTS) {
+      const args = restoreArguments({ name: "x", id: null, body }, original);
+      // Before: the number the string spells (the map variant's ask, merged into the one object).
+      expect(args).toEqual({ name: "x", body });
+      expect(input.parse(args)).toEqual(args);
+    }
+    expect(restoreArguments({ name: "x", id: null, body: '{"a":1}' }, original)).toEqual({
+      name: "x",
+      body: { a: 1 },
+    });
+    expect(restoreArguments({ name: null, id: 3, body: '{"a":"b"}' }, original)).toEqual({
+      id: 3,
+      body: { a: "b" },
+    });
+  });
+});
+
+describe("a discriminated union whose tag takes several values, or null", () => {
+  const variants = (tag: z.ZodType) =>
+    z.object({
+      item: z.union([
+        z.object({ kind: z.literal("note"), body: z.unknown() }),
+        z.object({ kind: tag, body: z.record(z.string(), z.string()) }),
+      ]),
+    });
+
+  for (const [what, tag] of [
+    ["a z.enum", z.enum(["map", "dict"])],
+    ["a nullable literal", z.literal("map").nullable()],
+  ] as const) {
+    it(`hands the note's string body on as written where the map's tag is ${what}`, () => {
+      const input = variants(tag);
+      const original = z.toJSONSchema(input, { io: "input" });
+      for (const body of SCALAR_TEXTS) {
+        const args = restoreArguments({ item: { kind: "note", body } }, original);
+        // Before: the map's tag was no single value, so its ask for JSON text was read for the note.
+        expect(args).toEqual({ item: { kind: "note", body } });
+        expect(input.parse(args)).toEqual(args);
+      }
+      const map = restoreArguments({ item: { kind: "map", body: '{"a":"b"}' } }, original);
+      expect(map).toEqual({ item: { kind: "map", body: { a: "b" } } });
+    });
+  }
+});
+
+describe("a tag given through a $ref, written null where it has a default", () => {
+  // The note's tag is optional (zod's `.default()` leaves it out of `required`); both tags are
+  // definitions. The sanitized schema the tag is read from holds each inlined: `enum: ["map"]`.
+  const original = {
+    type: "object",
+    properties: {
+      item: {
+        anyOf: [
+          {
+            type: "object",
+            properties: { kind: { $ref: "#/$defs/Note" }, body: {} },
+            required: ["body"],
+          },
+          {
+            type: "object",
+            properties: {
+              kind: { $ref: "#/$defs/Map" },
+              body: { type: "object", additionalProperties: { type: "string" } },
+            },
+            required: ["kind", "body"],
+          },
+        ],
+      },
+    },
+    required: ["item"],
+    $defs: { Note: { type: "string", const: "note" }, Map: { type: "string", const: "map" } },
+  };
+
+  it("passes the map over for the null, and reads the note's string as written", () => {
+    for (const body of SCALAR_TEXTS) {
+      expect(restoreArguments({ item: { kind: null, body } }, original)).toEqual({ item: { body } });
+    }
+    expect(restoreArguments({ item: { kind: "map", body: '{"a":"b"}' } }, original)).toEqual({
+      item: { kind: "map", body: { a: "b" } },
+    });
+  });
+});
+
+describe("a tag that is a const or null (anyOf), written null", () => {
+  // The map's tag takes null (`anyOf: [{ const: "map" }, { type: "null" }]`, sent as `enum: ["map",
+  // null]`): a null there is the map's, and the note (whose tag takes none) is passed over.
+  const input = z.object({
+    item: z.union([
+      z.object({ kind: z.literal("note"), body: z.string() }),
+      z.object({ kind: z.literal("map").nullable(), body: z.record(z.string(), z.string()) }),
+    ]),
+  });
+  const original = z.toJSONSchema(input, { io: "input" });
+
+  it("reads the map's JSON text for a null tag, and the note's string as written", () => {
+    const map = restoreArguments({ item: { kind: null, body: '{"a":"b"}' } }, original);
+    expect(map).toEqual({ item: { kind: null, body: { a: "b" } } });
+    expect(input.parse(map)).toEqual(map);
+    const note = restoreArguments({ item: { kind: "note", body: '{"a":"b"}' } }, original);
+    expect(note).toEqual({ item: { kind: "note", body: '{"a":"b"}' } });
+    expect(input.parse(note)).toEqual(note);
+  });
+});
