@@ -63,6 +63,8 @@ interface Walk {
   skips: Map<unknown, ReadonlySet<unknown>>;
   /** Patterns `mayMeet` compiled (undefined: not run). */
   patterns: Map<string, RegExp | undefined>;
+  /** JSON text `mayMeet` parsed, with its kind (see `parsedText`). */
+  texts: Map<string, { kind: number; value: unknown }>;
   /** Readings `mayMeet` may still make for the object being read (see `readingOf`). */
   checks: number;
   /** Per object of the arguments: the checks it has left of its own `CHECK_BUDGET`. */
@@ -343,15 +345,22 @@ function mayMeet(schema: unknown, value: unknown, walk: Walk, depth: number, str
   if (never) return false;
   const kind = kindOf(value);
   const kinds = kindsOf(schema, walk, walk.restore as Restore, 0);
-  // Read strictly for `restoreArguments`, a string is what `strip` left as written: JSON text of a
-  // kind the schema takes there was not asked for by the reading tried (each parses by its own
-  // branch's asks), and the tool is handed the string. Text no reading parses may still be "may".
-  if ((kinds & kind) === 0)
-    return (
-      kind === STRING &&
-      mayBeText(value as string, kinds) &&
-      !(strict && walk.parse && (parsedKind(value as string) & kinds) !== 0)
-    );
+  // A string where the schema takes no string may be JSON text (for `dropOptionalNulls`, always).
+  // For `restoreArguments`, text that does not parse to a kind the schema takes is handed on as
+  // written by any reading, and is "may" as before; text that does is read by what it parses to.
+  // Read strictly, the string is what `strip` left as written: the reading tried (each parses by
+  // its own alternatives' asks) did not ask for it, and the tool is handed the string.
+  if ((kinds & kind) === 0) {
+    if (kind !== STRING || !mayBeText(value as string, kinds)) return false;
+    if (!walk.parse) return true;
+    const text = parsedText(value as string, walk);
+    if ((text.kind & kinds) === 0) return true;
+    if (strict) return false;
+    // Not yet parsed (`excludes`): text of a kind the schema takes is parsed where it is asked for
+    // and refused where it is not, so a branch that surely refuses the value it parses to is not
+    // tried — a reading tried parses and reads the whole object, for each branch in turn.
+    return mayMeet(schema, text.value, walk, depth + 1);
+  }
   // A string where the schema also takes an object or an array may be JSON text: its own keywords say nothing of it.
   if (kind === STRING && (kinds & (OBJECT | ARRAY)) !== 0) return true;
   return parts.every((part) => {
@@ -382,13 +391,26 @@ function mayBeText(value: string, kinds: number): boolean {
   );
 }
 
-/** The kind of value JSON `text` parses to as `parseBack` would hand it on; 0 where it is left as text. */
-function parsedKind(text: string): number {
+/**
+ * What JSON `text` parses to as `parseBack` would hand it on, and its kind (0 where it is left as
+ * text: it does not parse, or holds a number JavaScript would hand on as another); parsed once per
+ * call, and counted against the object's checks.
+ */
+function parsedText(text: string, walk: Walk): { kind: number; value: unknown } {
+  const known = walk.texts.get(text);
+  if (known !== undefined) return known;
+  walk.checks--;
+  let parsed: { kind: number; value: unknown } = { kind: 0, value: undefined };
   try {
-    return changesNumber(text) ? 0 : kindOf(JSON.parse(text));
+    if (!changesNumber(text)) {
+      const value: unknown = JSON.parse(text);
+      parsed = { kind: kindOf(value), value };
+    }
   } catch {
-    return 0;
+    // Left as text.
   }
+  walk.texts.set(text, parsed);
+  return parsed;
 }
 
 function numberMeets(part: Raw, value: number): boolean {
@@ -1014,18 +1036,17 @@ function step(
   reading?: unknown,
 ): unknown {
   if (node === undefined) return undefined;
-  const skip = key === ITEM || holder === undefined ? undefined : walk.skips.get(reading);
   let all = alternatives(node, [], 0);
-  const passes = (alt: Raw) =>
-    !(skip !== undefined && skippedBy(alt, skip)) && !tagRefuses(alt, holder as Raw);
-  let kept = key === ITEM || holder === undefined ? all : all.filter(passes);
-  const merged = skip !== undefined && all.length === 1 ? mergedFrom(all[0]) : undefined;
-  if (merged?.some((alt) => skippedBy(alt, skip as ReadonlySet<unknown>))) {
-    // Read by its alternatives (those its reading keeps), or as merged where it keeps none.
-    const read = merged.filter(passes);
-    if (read.length > 0) {
-      all = [...merged];
-      kept = read;
+  let kept = all;
+  if (key !== ITEM && holder !== undefined) {
+    const skip = walk.skips.get(reading);
+    const merged = skip !== undefined && all.length === 1 ? mergedFrom(all[0]) : undefined;
+    if (merged?.some((alt) => skippedBy(alt, skip as ReadonlySet<unknown>))) all = [...merged];
+    kept = readFor(all, holder, skip);
+    // A merged root none of whose alternatives is passed over: read as merged.
+    if (merged !== undefined && kept.length === all.length) {
+      all = alternatives(node, [], 0);
+      kept = all;
     }
   }
   const tagged = kept.length > 0 && kept.length < all.length;
@@ -1051,6 +1072,67 @@ function step(
   }
   byKey.set(at, sub);
   return sub;
+}
+
+/**
+ * The alternatives a key of `holder` is read by: narrowed in turn to those whose tag it does not
+ * refuse (see `tagRefuses`), those it was written for (see `writtenFor`), and those made from a
+ * branch its reading reads it by (see `skippedBy`) — each step taken only where it leaves some. The
+ * model wrote the object for an alternative it fits, whatever branch of the original then reads
+ * it: JSON text it wrote for one that asks for text there is that text, even where the branch
+ * reading it (another, whose own alternative asks for an array there) asked for none.
+ */
+function readFor(all: Raw[], holder: Raw, skip: ReadonlySet<unknown> | undefined): Raw[] {
+  let kept = all;
+  const steps: ((alt: Raw) => boolean)[] = [
+    (alt) => !tagRefuses(alt, holder),
+    (alt) => writtenFor(alt, holder),
+    (alt) => skip === undefined || !skippedBy(alt, skip),
+  ];
+  for (const keep of steps) {
+    const next = kept.filter(keep);
+    if (next.length > 0) kept = next;
+  }
+  return kept;
+}
+
+/**
+ * Whether the object `holder`, as the model wrote it, fits the sanitized alternative `alt`: every
+ * key it requires present, every key holding a value one it lists (where it closes off others),
+ * and each value of a kind its schema there takes. A null at a key it does not list is passed over
+ * (a merged root's "null for the others").
+ */
+function writtenFor(alt: Raw, holder: Raw): boolean {
+  const properties = own(alt, "properties");
+  if (!isObject(properties)) return true;
+  const closed = own(alt, "additionalProperties") === false;
+  for (const name of Object.keys(holder)) {
+    const value = holder[name];
+    if (!Object.hasOwn(properties, name)) {
+      if (closed && value !== null) return false;
+      continue;
+    }
+    const schema = properties[name];
+    if (isObject(schema) && (sanitizedKinds(schema, 0) & kindOf(value)) === 0) return false;
+  }
+  const required = own(alt, "required");
+  if (Array.isArray(required)) {
+    for (const name of required) if (typeof name === "string" && !Object.hasOwn(holder, name)) return false;
+  }
+  return true;
+}
+
+/** The kinds a sanitized schema's `type`s (and its `anyOf`'s) name; any kind where it names none. */
+function sanitizedKinds(schema: Raw, depth: number): number {
+  const anyOf = own(schema, "anyOf");
+  if (Array.isArray(anyOf)) {
+    if (depth > MAX_DEPTH) return ANY;
+    return anyOf.reduce((k: number, b) => k | (isObject(b) ? sanitizedKinds(b, depth + 1) : ANY), 0);
+  }
+  const type = own(schema, "type");
+  if (typeof type === "string") return KIND_OF_TYPE[type] ?? ANY;
+  if (Array.isArray(type)) return type.reduce((k: number, t) => k | (KIND_OF_TYPE[String(t)] ?? ANY), 0);
+  return ANY;
 }
 
 /**
@@ -1284,6 +1366,7 @@ function newWalk(root: unknown): Walk {
     ids: new Map(),
     skips: new Map(),
     patterns: new Map(),
+    texts: new Map(),
     checks: CHECK_BUDGET,
     pools: new WeakMap(),
     readings: new WeakMap(),

@@ -872,6 +872,10 @@ const str = (name: string, mod: Mod): Prop => ({
 });
 const plainProp = (name: string, spec: Spec, mod: Mod): Prop => ({ name, spec, mod, described: false });
 const noBad = { strict: [], relaxed: [], shallow: [] };
+const stringLeaf: Spec = { kind: "leaf", leaf: leafNamed("string") };
+/** A required property holding a union whose variants share field names. */
+const sharedUnion = (name: string, branches: Prop[][]): Prop =>
+  plainProp(name, { kind: "union", shared: true, branches }, "required");
 
 /**
  * Counterexamples found at numRuns 3000, checked on every run (seeds -848646852 and 1240037890,
@@ -971,6 +975,23 @@ const shrunk: [Case][] = [
         ),
       ],
       values: [{ e: { kind: "k0", constructor: "0" } }, { e: { kind: "k0", constructor: "null" } }],
+      bad: noBad,
+    },
+  ],
+  // Seed -98302 at 10x (r98c), in the strict dialect: the map's alternative asks for JSON text at
+  // `b`, the list's does not; the list written as text fits only the map's alternative. Read with
+  // the asks of the list variant alone, the text reached zod and the call was read by the empty
+  // variant, `b` dropped (an intermediate form of r98c's union fix, never landed).
+  [
+    {
+      props: [
+        sharedUnion("a", [
+          [plainProp("b", { kind: "record", value: stringLeaf }, "required")],
+          [plainProp("b", { kind: "array", item: stringLeaf, min: undefined, max: undefined }, "required")],
+          [],
+        ]),
+      ],
+      values: [{ a: { b: [] } }, { a: { b: {} } }],
       bad: noBad,
     },
   ],
