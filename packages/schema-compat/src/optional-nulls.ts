@@ -63,6 +63,8 @@ interface Walk {
   skips: Map<unknown, ReadonlySet<unknown>>;
   /** Patterns `mayMeet` compiled (undefined: not run). */
   patterns: Map<string, RegExp | undefined>;
+  /** Per object of the arguments, sanitized schema and reading: the alternatives its keys are read by (see `step`). */
+  holders: WeakMap<Raw, Map<unknown, Map<unknown, { all: Raw[]; kept: Raw[] }>>>;
   /** JSON text `mayMeet` parsed, with its kind (see `parsedText`). */
   texts: Map<string, { kind: number; value: unknown }>;
   /** Readings `mayMeet` may still make for the object being read (see `readingOf`). */
@@ -1036,27 +1038,18 @@ function step(
   reading?: unknown,
 ): unknown {
   if (node === undefined) return undefined;
-  let all = alternatives(node, [], 0);
-  let kept = all;
-  if (key !== ITEM && holder !== undefined) {
-    const skip = walk.skips.get(reading);
-    const merged = skip !== undefined && all.length === 1 ? mergedFrom(all[0]) : undefined;
-    if (merged?.some((alt) => skippedBy(alt, skip as ReadonlySet<unknown>))) all = [...merged];
-    kept = readFor(all, holder, skip);
-    // A merged root none of whose alternatives is passed over: read as merged.
-    if (merged !== undefined && kept.length === all.length) {
-      all = alternatives(node, [], 0);
-      kept = all;
-    }
-  }
-  const tagged = kept.length > 0 && kept.length < all.length;
+  const { all, kept } =
+    key === ITEM || holder === undefined
+      ? { all: alternatives(node, [], 0), kept: undefined }
+      : holderAlternatives(node, holder, reading, walk);
+  const tagged = kept !== undefined && kept.length > 0 && kept.length < all.length;
   const cache = tagged ? restore.taggedSteps : restore.steps;
   const at = tagged ? `${String(key)}\u0000${kept.map((alt) => all.indexOf(alt)).join(",")}` : key;
   let byKey = cache.get(node);
   if (byKey?.has(at)) return byKey.get(at);
   if (--walk.budget < 0) throw new Exhausted();
   const subs: unknown[] = [];
-  for (const alt of tagged ? kept : all) {
+  for (const alt of tagged ? (kept as Raw[]) : all) {
     const items = own(alt, "items");
     const properties = own(alt, "properties");
     if (key === ITEM) {
@@ -1072,6 +1065,43 @@ function step(
   }
   byKey.set(at, sub);
   return sub;
+}
+
+/**
+ * `node`'s alternatives, and those the keys of the object `holder` (read as `reading`) are read by
+ * (see `readFor`): made once per object, schema and reading, for all its keys.
+ */
+function holderAlternatives(
+  node: unknown,
+  holder: Raw,
+  reading: unknown,
+  walk: Walk,
+): { all: Raw[]; kept: Raw[] } {
+  let byNode = walk.holders.get(holder);
+  if (byNode === undefined) {
+    byNode = new Map();
+    walk.holders.set(holder, byNode);
+  }
+  let byReading = byNode.get(node);
+  if (byReading === undefined) {
+    byReading = new Map();
+    byNode.set(node, byReading);
+  }
+  const known = byReading.get(reading);
+  if (known !== undefined) return known;
+  let all = alternatives(node, [], 0);
+  const skip = walk.skips.get(reading);
+  const merged = skip !== undefined && all.length === 1 ? mergedFrom(all[0]) : undefined;
+  if (merged?.some((alt) => skippedBy(alt, skip as ReadonlySet<unknown>))) all = [...merged];
+  let kept = all.length > 1 ? readFor(all, holder, skip) : all;
+  // A merged root none of whose alternatives is passed over: read as merged.
+  if (merged !== undefined && kept.length === all.length) {
+    all = alternatives(node, [], 0);
+    kept = all;
+  }
+  const made = { all, kept };
+  byReading.set(reading, made);
+  return made;
 }
 
 /**
@@ -1367,6 +1397,7 @@ function newWalk(root: unknown): Walk {
     skips: new Map(),
     patterns: new Map(),
     texts: new Map(),
+    holders: new WeakMap(),
     checks: CHECK_BUDGET,
     pools: new WeakMap(),
     readings: new WeakMap(),
