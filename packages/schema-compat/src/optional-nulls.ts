@@ -1020,9 +1020,10 @@ function alternatives(node: unknown, out: Raw[], depth: number): Raw[] {
  * The sanitized schema for a key (or the items) of a value the sanitized `node` describes. With
  * `holder`, the object the key is read from, an alternative of `node` whose tag (a property of one
  * `enum` or `const` value) the object holds another scalar at — or null, where that tag takes none —
- * is passed over, and so is one made only from branches of the original's unions that `reading`
- * (the original as read for the object, see `narrowed`) does not read it by — it cannot meet them,
- * or is read by another — unless that leaves none: what one variant asks for at the key — JSON
+ * is passed over, and so is one the object does not fit as written (see `writtenFor`), then one
+ * made only from branches of the original's unions that `reading` (the original as read for the
+ * object, see `narrowed`) does not read it by — it cannot meet them, or is read by another — each
+ * unless that leaves none (see `readFor`): what one variant asks for at the key — JSON
  * text for an object there, say — is not what the variant the object is read by asks for (a string
  * "0" written where that variant takes any value is the string, not JSON text of 0). A reading
  * tried for one branch is read with that branch's asks alone. A root union the sanitizer merged
