@@ -1128,12 +1128,14 @@ function readFor(all: Raw[], holder: Raw, skip: ReadonlySet<unknown> | undefined
 }
 
 /**
- * Whether the object `holder`, as the model wrote it, fits the sanitized alternative `alt`: every
- * key it requires present, every key holding a value one it lists (where it closes off others),
+ * Whether the object `holder`, as the model wrote it, fits the sanitized alternative `alt`: one
+ * taking an object, every key it requires present, every key holding a value one it lists (where it closes off others),
  * and each value of a kind its schema there takes. A null at a key it does not list is passed over
  * (a merged root's "null for the others").
  */
 function writtenFor(alt: Raw, holder: Raw): boolean {
+  // The `null` of a nullable union, or an object asked for as JSON text: no object is written for it.
+  if ((sanitizedKinds(alt, 0) & OBJECT) === 0) return false;
   const properties = own(alt, "properties");
   if (!isObject(properties)) return true;
   const closed = own(alt, "additionalProperties") === false;

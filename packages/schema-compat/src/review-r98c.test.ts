@@ -308,9 +308,33 @@ describe("an object of many keys, each a map given as JSON text", () => {
         const { schema, args } = sized(n);
         return restoreArguments(args, schema);
       },
-      500,
+      1000,
       4,
     );
-    expect(ratio).toBeLessThan(9);
+    expect(ratio, `4x the keys took ${ratio.toFixed(1)}x the CPU`).toBeLessThan(9);
   }, 120_000);
+});
+
+describe("an optional union: the null the declaration adds is no object the model wrote", () => {
+  // Seed 98305 at 10x of tools' round-trip model: the `null` strict mode adds for an optional union
+  // of objects names no property, so every object "fit" it, and it alone was kept for the keys: `b`'s JSON text,
+  // written for the first alternative (which asks for it), reached the tool unparsed.
+  const input = z.object({
+    e: z
+      .union([
+        z.object({
+          b: z.union([z.object({}), z.object({})]).nullable(),
+          d: z.string().nullable().default(null),
+        }),
+        z.object({ b: z.array(z.object({ n: z.number() })).default([]) }),
+      ])
+      .optional(),
+  });
+  const original = z.toJSONSchema(input, { io: "input" });
+
+  it("parses the list's text the first alternative asked for, for the variant that reads it", () => {
+    const args = restoreArguments({ e: { b: '[{"n":1}]', d: null } }, original);
+    expect(args).toEqual({ e: { b: [{ n: 1 }] } });
+    expect(input.parse(args)).toEqual(args);
+  });
 });
