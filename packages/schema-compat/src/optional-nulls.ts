@@ -6,6 +6,8 @@ import {
   fields,
   isObject,
   mayBeRenamed,
+  mergedFrom,
+  originsOf,
   own,
   renamedAt,
   resolvePointer,
@@ -54,8 +56,17 @@ interface Walk {
   passedOver: Map<unknown, Raw>;
   /** A number for each schema `narrowed` or `standIn` made, naming it in `narrowed`'s keys. */
   ids: Map<unknown, number>;
+  /**
+   * Per schema `narrowed` made: the branches of the original's unions (at any depth of its
+   * unions) the object is not read by — cannot meet, or passed over for another (see `step`).
+   */
+  skips: Map<unknown, ReadonlySet<unknown>>;
   /** Patterns `mayMeet` compiled (undefined: not run). */
   patterns: Map<string, RegExp | undefined>;
+  /** Per object of the arguments, sanitized schema and reading: the alternatives its keys are read by (see `step`). */
+  holders: WeakMap<Raw, Map<unknown, Map<unknown, { all: Raw[]; kept: Raw[] }>>>;
+  /** JSON text `mayMeet` parsed, with its kind (see `parsedText`). */
+  texts: Map<string, { kind: number; value: unknown }>;
   /** Readings `mayMeet` may still make for the object being read (see `readingOf`). */
   checks: number;
   /** Per object of the arguments: the checks it has left of its own `CHECK_BUDGET`. */
@@ -102,6 +113,11 @@ interface Place {
    * (see `step`).
    */
   holder?: Raw;
+  /**
+   * The original schema as read for `holder` (see `narrowed`): a sanitized alternative made from
+   * a branch it is not read by is not read for the key (see `step`).
+   */
+  reading?: unknown;
   resolved: boolean;
   node: unknown;
 }
@@ -321,7 +337,9 @@ const CHECK_BUDGET = 10_000;
  * `MAX_DEPTH`, or past `CHECK_BUDGET` readings for the object being read, the answer is "may".
  *
  * `strict` reads a value `strip` has made, its nulls as it hands them on: each null, at a key or as
- * an array's item, is a value the schema must take. False then means the tool surely refuses it.
+ * an array's item, is a value the schema must take — and, for `restoreArguments`, each string
+ * where the schema takes none that is JSON text of a kind it takes (`strip` parsed what the reading
+ * tried asked for as JSON text). False then means the tool surely refuses it.
  */
 function mayMeet(schema: unknown, value: unknown, walk: Walk, depth: number, strict = false): boolean {
   if (depth > MAX_DEPTH || value === BEYOND || --walk.checks < 0) return true;
@@ -329,7 +347,22 @@ function mayMeet(schema: unknown, value: unknown, walk: Walk, depth: number, str
   if (never) return false;
   const kind = kindOf(value);
   const kinds = kindsOf(schema, walk, walk.restore as Restore, 0);
-  if ((kinds & kind) === 0) return kind === STRING && mayBeText(value as string, kinds);
+  // A string where the schema takes no string may be JSON text (for `dropOptionalNulls`, always).
+  // For `restoreArguments`, text that does not parse to a kind the schema takes is handed on as
+  // written by any reading, and is "may" as before; text that does is read by what it parses to.
+  // Read strictly, the string is what `strip` left as written: the reading tried (each parses by
+  // its own alternatives' asks) did not ask for it, and the tool is handed the string.
+  if ((kinds & kind) === 0) {
+    if (kind !== STRING || !mayBeText(value as string, kinds)) return false;
+    if (!walk.parse) return true;
+    const text = parsedText(value as string, walk);
+    if ((text.kind & kinds) === 0) return true;
+    if (strict) return false;
+    // Not yet parsed (`excludes`): text of a kind the schema takes is parsed where it is asked for
+    // and refused where it is not, so a branch that surely refuses the value it parses to is not
+    // tried — a reading tried parses and reads the whole object, for each branch in turn.
+    return mayMeet(schema, text.value, walk, depth + 1);
+  }
   // A string where the schema also takes an object or an array may be JSON text: its own keywords say nothing of it.
   if (kind === STRING && (kinds & (OBJECT | ARRAY)) !== 0) return true;
   return parts.every((part) => {
@@ -358,6 +391,28 @@ function mayBeText(value: string, kinds: number): boolean {
     (text.startsWith("[") && (kinds & ARRAY) !== 0) ||
     (text === "null" && (kinds & NULL) !== 0 && (kinds & (OBJECT | ARRAY)) !== 0)
   );
+}
+
+/**
+ * What JSON `text` parses to as `parseBack` would hand it on, and its kind (0 where it is left as
+ * text: it does not parse, or holds a number JavaScript would hand on as another); parsed once per
+ * call, and counted against the object's checks.
+ */
+function parsedText(text: string, walk: Walk): { kind: number; value: unknown } {
+  const known = walk.texts.get(text);
+  if (known !== undefined) return known;
+  walk.checks--;
+  let parsed: { kind: number; value: unknown } = { kind: 0, value: undefined };
+  try {
+    if (!changesNumber(text)) {
+      const value: unknown = JSON.parse(text);
+      parsed = { kind: kindOf(value), value };
+    }
+  } catch {
+    // Left as text.
+  }
+  walk.texts.set(text, parsed);
+  return parsed;
 }
 
 function numberMeets(part: Raw, value: number): boolean {
@@ -638,6 +693,18 @@ function assembled(schema: unknown, parts: Raw[], unions: Union[], walk: Walk): 
   const known = byKey?.get(key);
   if (known !== undefined) return known;
   const made = { allOf: narrowedParts };
+  // The branches the object is not read by: each standing in, and those a branch read narrowed passes over.
+  const skipped = new Set<unknown>();
+  for (const { branches, read } of unions) {
+    read.forEach((branch, i) => {
+      if (branch === branches[i]) return;
+      const original = branches[i];
+      if (branch === walk.standIns.get(original) || branch === walk.passedOver.get(original))
+        skipped.add(original);
+      else for (const inner of walk.skips.get(branch) ?? []) skipped.add(inner);
+    });
+  }
+  if (skipped.size > 0) walk.skips.set(made, skipped);
   if (!byKey) {
     byKey = new Map();
     walk.narrowed.set(schema, byKey);
@@ -813,7 +880,7 @@ function stripObject(value: Raw, schema: unknown, walk: Walk, depth: number, pla
       out,
       name,
       protoless({
-        value: strip(inner, info.sub, walk, depth + 1, place ? below(place, key, value) : undefined),
+        value: strip(inner, info.sub, walk, depth + 1, place ? below(place, key, value, schema) : undefined),
         enumerable: true,
         writable: true,
         configurable: true,
@@ -885,10 +952,10 @@ function kindsOf(schema: unknown, walk: Walk, restore: Restore, depth: number): 
   return kinds;
 }
 
-function below(place: Place, step: string | typeof ITEM, holder?: Raw): Place {
+function below(place: Place, step: string | typeof ITEM, holder?: Raw, reading?: unknown): Place {
   return holder === undefined
     ? { parent: place, step, resolved: false, node: undefined }
-    : { parent: place, step, resolved: false, node: undefined, holder };
+    : { parent: place, step, resolved: false, node: undefined, holder, reading };
 }
 
 /**
@@ -921,7 +988,7 @@ function sanitizedOnce(original: unknown, options: SanitizeOptions): JsonSchema 
 function resolve(place: Place, walk: Walk, restore: Restore): unknown {
   if (place.resolved) return place.node;
   place.node = place.parent
-    ? step(resolve(place.parent, walk, restore), place.step, walk, restore, place.holder)
+    ? step(resolve(place.parent, walk, restore), place.step, walk, restore, place.holder, place.reading)
     : sanitizedOnce(walk.root, restore.options);
   place.resolved = true;
   return place.node;
@@ -953,22 +1020,37 @@ function alternatives(node: unknown, out: Raw[], depth: number): Raw[] {
  * The sanitized schema for a key (or the items) of a value the sanitized `node` describes. With
  * `holder`, the object the key is read from, an alternative of `node` whose tag (a property of one
  * `enum` or `const` value) the object holds another scalar at — or null, where that tag takes none —
- * is passed over, unless that leaves none: what a discriminated union's other variants ask for at the key — JSON text for an object
- * there, say — is not what the variant the object is of asks for (a string "0" written where that
- * variant takes any value is the string, not JSON text of 0).
+ * is passed over, and so is one the object does not fit as written (see `writtenFor`), then one
+ * made only from branches of the original's unions that `reading` (the original as read for the
+ * object, see `narrowed`) does not read it by — it cannot meet them, or is read by another — each
+ * unless that leaves none (see `readFor`): what one variant asks for at the key — JSON
+ * text for an object there, say — is not what the variant the object is read by asks for (a string
+ * "0" written where that variant takes any value is the string, not JSON text of 0). A reading
+ * tried for one branch is read with that branch's asks alone. A root union the sanitizer merged
+ * into one object (see `mergedFrom`) is read by its alternatives where the object is not read by
+ * all of them.
  */
-function step(node: unknown, key: string | typeof ITEM, walk: Walk, restore: Restore, holder?: Raw): unknown {
+function step(
+  node: unknown,
+  key: string | typeof ITEM,
+  walk: Walk,
+  restore: Restore,
+  holder?: Raw,
+  reading?: unknown,
+): unknown {
   if (node === undefined) return undefined;
-  const all = alternatives(node, [], 0);
-  const kept = key === ITEM || holder === undefined ? all : all.filter((alt) => !tagRefuses(alt, holder));
-  const tagged = kept.length > 0 && kept.length < all.length;
+  const { all, kept } =
+    key === ITEM || holder === undefined
+      ? { all: alternatives(node, [], 0), kept: undefined }
+      : holderAlternatives(node, holder, reading, walk);
+  const tagged = kept !== undefined && kept.length > 0 && kept.length < all.length;
   const cache = tagged ? restore.taggedSteps : restore.steps;
   const at = tagged ? `${String(key)}\u0000${kept.map((alt) => all.indexOf(alt)).join(",")}` : key;
   let byKey = cache.get(node);
   if (byKey?.has(at)) return byKey.get(at);
   if (--walk.budget < 0) throw new Exhausted();
   const subs: unknown[] = [];
-  for (const alt of tagged ? kept : all) {
+  for (const alt of tagged ? (kept as Raw[]) : all) {
     const items = own(alt, "items");
     const properties = own(alt, "properties");
     if (key === ITEM) {
@@ -984,6 +1066,114 @@ function step(node: unknown, key: string | typeof ITEM, walk: Walk, restore: Res
   }
   byKey.set(at, sub);
   return sub;
+}
+
+/**
+ * `node`'s alternatives, and those the keys of the object `holder` (read as `reading`) are read by
+ * (see `readFor`): made once per object, schema and reading, for all its keys.
+ */
+function holderAlternatives(
+  node: unknown,
+  holder: Raw,
+  reading: unknown,
+  walk: Walk,
+): { all: Raw[]; kept: Raw[] } {
+  let byNode = walk.holders.get(holder);
+  if (byNode === undefined) {
+    byNode = new Map();
+    walk.holders.set(holder, byNode);
+  }
+  let byReading = byNode.get(node);
+  if (byReading === undefined) {
+    byReading = new Map();
+    byNode.set(node, byReading);
+  }
+  const known = byReading.get(reading);
+  if (known !== undefined) return known;
+  let all = alternatives(node, [], 0);
+  const skip = walk.skips.get(reading);
+  const merged = skip !== undefined && all.length === 1 ? mergedFrom(all[0]) : undefined;
+  if (merged?.some((alt) => skippedBy(alt, skip as ReadonlySet<unknown>))) all = [...merged];
+  let kept = all.length > 1 ? readFor(all, holder, skip) : all;
+  // A merged root none of whose alternatives is passed over: read as merged.
+  if (merged !== undefined && kept.length === all.length) {
+    all = alternatives(node, [], 0);
+    kept = all;
+  }
+  const made = { all, kept };
+  byReading.set(reading, made);
+  return made;
+}
+
+/**
+ * The alternatives a key of `holder` is read by: narrowed in turn to those whose tag it does not
+ * refuse (see `tagRefuses`), those it was written for (see `writtenFor`), and those made from a
+ * branch its reading reads it by (see `skippedBy`) — each step taken only where it leaves some. The
+ * model wrote the object for an alternative it fits, whatever branch of the original then reads
+ * it: JSON text it wrote for one that asks for text there is that text, even where the branch
+ * reading it (another, whose own alternative asks for an array there) asked for none.
+ */
+function readFor(all: Raw[], holder: Raw, skip: ReadonlySet<unknown> | undefined): Raw[] {
+  let kept = all;
+  const steps: ((alt: Raw) => boolean)[] = [
+    (alt) => !tagRefuses(alt, holder),
+    (alt) => writtenFor(alt, holder),
+    (alt) => skip === undefined || !skippedBy(alt, skip),
+  ];
+  for (const keep of steps) {
+    const next = kept.filter(keep);
+    if (next.length > 0) kept = next;
+  }
+  return kept;
+}
+
+/**
+ * Whether the object `holder`, as the model wrote it, fits the sanitized alternative `alt`: one
+ * taking an object, every key it requires present, every key holding a value one it lists (where it closes off others),
+ * and each value of a kind its schema there takes. A null at a key it does not list is passed over
+ * (a merged root's "null for the others").
+ */
+function writtenFor(alt: Raw, holder: Raw): boolean {
+  // The `null` of a nullable union, or an object asked for as JSON text: no object is written for it.
+  if ((sanitizedKinds(alt, 0) & OBJECT) === 0) return false;
+  const properties = own(alt, "properties");
+  if (!isObject(properties)) return true;
+  const closed = own(alt, "additionalProperties") === false;
+  for (const name of Object.keys(holder)) {
+    const value = holder[name];
+    if (!Object.hasOwn(properties, name)) {
+      if (closed && value !== null) return false;
+      continue;
+    }
+    const schema = properties[name];
+    if (isObject(schema) && (sanitizedKinds(schema, 0) & kindOf(value)) === 0) return false;
+  }
+  const required = own(alt, "required");
+  if (Array.isArray(required)) {
+    for (const name of required) if (typeof name === "string" && !Object.hasOwn(holder, name)) return false;
+  }
+  return true;
+}
+
+/** The kinds a sanitized schema's `type`s (and its `anyOf`'s) name; any kind where it names none. */
+function sanitizedKinds(schema: Raw, depth: number): number {
+  const anyOf = own(schema, "anyOf");
+  if (Array.isArray(anyOf)) {
+    if (depth > MAX_DEPTH) return ANY;
+    return anyOf.reduce((k: number, b) => k | (isObject(b) ? sanitizedKinds(b, depth + 1) : ANY), 0);
+  }
+  const type = own(schema, "type");
+  if (typeof type === "string") return KIND_OF_TYPE[type] ?? ANY;
+  if (Array.isArray(type)) return type.reduce((k: number, t) => k | (KIND_OF_TYPE[String(t)] ?? ANY), 0);
+  return ANY;
+}
+
+/**
+ * Whether a sanitized alternative was made only from branches of the original's unions in `skip`:
+ * every chain it was made from (see `originsOf`) holds one. One made from no branch is never.
+ */
+function skippedBy(alt: Raw, skip: ReadonlySet<unknown>): boolean {
+  return originsOf(alt).every((chain) => chain.some((branch) => skip.has(branch)));
 }
 
 /**
@@ -1012,7 +1202,18 @@ function tagRefuses(alt: Raw, holder: Raw): boolean {
   return false;
 }
 
-/** Whether a sanitized tag schema (an `enum` or `const`, perhaps with its type) takes null. */
+/**
+ * Whether a sanitized tag schema (an `enum` or `const`, perhaps with its type) takes null.
+ *
+ * Read shallowly, and rightly so: not `acceptsNull`, which flattens `$ref`s through `walk.root` —
+ * the ORIGINAL schema — while a tag is read from the SANITIZED one `resolve` makes of it
+ * (`sanitizedOnce(walk.root)`), a document with no `$defs` to resolve against. Nor does it need
+ * to: the sanitized schema holds no `$ref` (each is inlined, or past the recursion limit asked for
+ * as JSON text), no `allOf` (merged), no `oneOf` or `nullable`, and a tag given as a const or null
+ * (`anyOf: [{ const: "map" }, { type: "null" }]`) is one enum, `enum: ["map", null]` — two values,
+ * so no single-value tag — while a tag given through a `$ref` is its inlined `enum: ["map"]`. A
+ * tag schema `tagRefuses` finds is therefore one node, read here whole (see review-r98c's tests).
+ */
 function takesNull(schema: Raw): boolean {
   const type = own(schema, "type");
   return (
@@ -1196,7 +1397,10 @@ function newWalk(root: unknown): Walk {
     standIns: new Map(),
     passedOver: new Map(),
     ids: new Map(),
+    skips: new Map(),
     patterns: new Map(),
+    texts: new Map(),
+    holders: new WeakMap(),
     checks: CHECK_BUDGET,
     pools: new WeakMap(),
     readings: new WeakMap(),

@@ -158,12 +158,55 @@ export function renamedAt(node: unknown): ReadonlyMap<string, string> | undefine
   return isObject(node) ? RENAMED.get(node) : undefined;
 }
 
+/**
+ * Where each alternative of a sanitized `anyOf` came from: the branches of the original schema's
+ * unions it was made from, as chains (the outer union's branch first, then the branch of a union
+ * inside it that a nested `anyOf` was flattened from). An alternative two branches made alike
+ * (kept once) holds the chains of both. `restoreArguments` reads what an alternative asks for
+ * (JSON text) only where the object is read by a branch of its chains: one variant's ask is not
+ * another's (see its `step`). A copy the sanitizer makes of such an object is recorded too.
+ */
+const ORIGINS = new WeakMap<object, readonly (readonly unknown[])[]>();
+
+/** Past this many chains, an alternative is read for every branch (as one made from none). */
+const MAX_ORIGIN_CHAINS = 64;
+
+/**
+ * The chains of original union branches this sanitized alternative was made from (see `ORIGINS`);
+ * `[[]]` — read for any branch — for one the sanitizer made from no branch (the `null` of a
+ * nullable union, say).
+ */
+export function originsOf(node: unknown): readonly (readonly unknown[])[] {
+  return (isObject(node) ? ORIGINS.get(node) : undefined) ?? [[]];
+}
+
+/** Records `chains` for `node`: `[[]]` (read for any branch) where they are too many to keep. */
+function originate(node: JsonSchema, chains: readonly (readonly unknown[])[]): void {
+  ORIGINS.set(node, chains.length > MAX_ORIGIN_CHAINS ? [[]] : chains);
+}
+
+/**
+ * The alternatives a root union of objects was merged from (see `toRootObject`): the root a
+ * strict declaration insists on is one object, so the model is asked for the fields of all of
+ * them at once, each read for its own branch by `restoreArguments`.
+ */
+const MERGED = new WeakMap<object, readonly JsonSchema[]>();
+
+/** The object alternatives the sanitizer merged into this root object schema, if it merged any. */
+export function mergedFrom(node: unknown): readonly JsonSchema[] | undefined {
+  return isObject(node) ? MERGED.get(node) : undefined;
+}
+
 /** `to`, a copy of `from`, asking what `from` asked and with the names `from` had rewritten. */
 function carried<T extends JsonSchema>(from: JsonSchema, to: T): T {
   const asked = ASKED.get(from);
   if (asked !== undefined) ASKED.set(to, asked);
   const renamed = RENAMED.get(from);
   if (renamed !== undefined) RENAMED.set(to, renamed);
+  const origins = ORIGINS.get(from);
+  if (origins !== undefined) ORIGINS.set(to, origins);
+  const merged = MERGED.get(from);
+  if (merged !== undefined) MERGED.set(to, merged);
   return to;
 }
 
@@ -602,22 +645,37 @@ function unionSchema(union: readonly JsonSchema[]): JsonSchema {
   return { anyOf: [...union] };
 }
 
-/** Flattens nested `anyOf`s and drops repeated branches. */
+/**
+ * Flattens nested `anyOf`s and drops repeated branches. Where each came from goes with it (see
+ * `ORIGINS`): a branch flattened from a nested `anyOf` holds that union's chains before its own,
+ * and a branch kept once for two alike holds the chains of both.
+ */
 function unionOf(schemas: readonly JsonSchema[]): JsonSchema[] {
   const out: JsonSchema[] = [];
-  const keys = new Set<string>();
-  const push = (schema: JsonSchema) => {
+  const kept = new Map<string, JsonSchema>();
+  const push = (schema: JsonSchema, chains?: readonly (readonly unknown[])[]) => {
     const key = JSON.stringify(schema);
-    if (!keys.has(key)) {
-      keys.add(key);
+    const first = kept.get(key);
+    if (first === undefined) {
+      kept.set(key, schema);
       out.push(schema);
+      if (chains !== undefined) originate(schema, chains);
+    } else if (first !== schema) {
+      originate(first, [...originsOf(first), ...(chains ?? originsOf(schema))]);
     }
   };
   for (const schema of schemas) {
     const keysOf = Object.keys(schema);
     const anyOf = own(schema, "anyOf");
     if (Array.isArray(anyOf) && keysOf.every((k) => k === "anyOf" || k === "description")) {
-      for (const branch of anyOf as JsonSchema[]) push(branch);
+      const outer = originsOf(schema);
+      for (const branch of anyOf as JsonSchema[]) {
+        const inner = originsOf(branch);
+        push(
+          branch,
+          outer.flatMap((o) => inner.map((i) => [...o, ...i])),
+        );
+      }
     } else {
       push(schema);
     }
@@ -909,11 +967,17 @@ function convertUnion(
     return withDescription(alone, describe(base, [...notes, ...its, alternativesNote(branches)]));
   }
   const word = Array.isArray(schema.anyOf) ? "anyOf" : "oneOf";
-  const converted = branches.map((branch, i) =>
-    at(ctx, [word, String(i)], () =>
+  const converted = branches.map((branch, i) => {
+    const made = at(ctx, [word, String(i)], () =>
       convert(shared && isObject(branch) ? { allOf: [constraints, branch] } : branch, ctx, depth, refs),
-    ),
-  );
+    );
+    // Made from this branch (and, within it, from the chains it already holds).
+    originate(
+      made,
+      originsOf(made).map((chain) => [branch, ...chain]),
+    );
+    return made;
+  });
   // An alternative that takes any value is flattened into this union: its note ("give an object or
   // an array as JSON text") moves to the union, or the model is never told an object may go there.
   const anyAlternative = converted.some((b) => ASKED.get(b) === "any");
@@ -1673,6 +1737,7 @@ function toRootObject(schema: JsonSchema, original: unknown): JsonSchema {
         additionalProperties: false,
       };
       if (renamed.size > 0) RENAMED.set(merged, renamed);
+      MERGED.set(merged, branches);
       return withDescription(
         merged,
         describe(description, ["Give the fields of one of the alternatives; null for the others."]),

@@ -47,6 +47,9 @@ interface Leaf {
 // Strings a grammar server can put inside a pattern-bound string: no `"` or `\` (the sanitizer keeps
 // a pattern from matching them, as documented, so the string cannot end mid-value).
 const plain = fc.string({ maxLength: 4, unit: fc.constantFrom("a", "b", "z", "0", " ", "-", "é") });
+// Any double JSON can carry, -0 among them (fc.double draws it too, but seldom): a model may write
+// `-0`, which JSON.parse reads as -0 and zod takes as it is.
+const number = fc.oneof(fc.constant(-0), fc.double({ noNaN: true, noDefaultInfinity: true }));
 
 const catalog: Leaf[] = [
   { name: "string", zod: () => z.string(), valid: fc.string({ maxLength: 4 }), sample: "s" },
@@ -134,7 +137,10 @@ const catalog: Leaf[] = [
   {
     name: "halves",
     zod: () => z.number().multipleOf(0.5),
-    valid: fc.integer({ min: -20, max: 20 }).map((n) => n / 2),
+    valid: fc.oneof(
+      fc.integer({ min: -20, max: 20 }).map((n) => n / 2),
+      fc.constant(-0),
+    ),
     sample: 1.5,
     relaxedBad: fc.constantFrom(0.3, 1.25),
   },
@@ -157,13 +163,15 @@ const catalog: Leaf[] = [
     name: "any",
     zod: () => z.unknown(),
     // A string that is itself JSON text of an object or array reads as that object (documented).
+    // Doubles draw -0 (and 0, ±tiny, ±huge), written "-0" as a model may (see `jsonText`).
     valid: fc.oneof(
       plain,
       fc.integer(),
+      number,
       fc.boolean(),
       fc.constant(null),
-      fc.dictionary(fc.constantFrom("k", "l"), fc.integer(), { maxKeys: 2 }),
-      fc.array(fc.integer(), { maxLength: 2 }),
+      fc.dictionary(fc.constantFrom("k", "l"), fc.oneof(fc.integer(), number), { maxKeys: 2 }),
+      fc.array(fc.oneof(fc.integer(), number), { maxLength: 2 }),
     ),
     sample: "x",
   },
@@ -584,6 +592,24 @@ interface Writing {
 }
 
 /**
+ * JSON text of a value as a model writes it, digit for digit: JSON.stringify's, except that -0 is
+ * written "-0" (JSON.stringify writes "0"), which JSON.parse reads back as -0 — as schema-compat's
+ * round-trip model writes it (cc5dfe9f). The "any" leaf draws -0 (a double), in the value and in
+ * the objects and arrays it holds: written with JSON.stringify, the call the model sent would no
+ * longer be the generated call, and the library, rightly reading "0" as 0, would look at fault.
+ */
+function jsonText(value: unknown): string {
+  if (Object.is(value, -0)) return "-0";
+  if (Array.isArray(value)) return `[${value.map(jsonText).join(",")}]`;
+  if (typeof value === "object" && value !== null) {
+    return `{${Object.entries(value)
+      .map(([key, item]) => `${JSON.stringify(key)}:${jsonText(item)}`)
+      .join(",")}}`;
+  }
+  return JSON.stringify(value);
+}
+
+/**
  * `value` as a model answering the sanitized `node` writes it: every listed property present, null
  * for one left out, JSON text where the declaration asks for it, the first union branch it meets.
  */
@@ -601,11 +627,11 @@ function write(value: unknown, node: unknown, at: Path = [], inUnion = false): W
           ? NOT_WRITABLE
           : { written: "null", nulls: [] };
     if (typeof value !== "object") return NOT_WRITABLE;
-    return { written: JSON.stringify(value), nulls: [] };
+    return { written: jsonText(value), nulls: [] };
   }
   if (description.includes(ANY_TEXT))
     return {
-      written: typeof value === "object" && value !== null ? JSON.stringify(value) : value,
+      written: typeof value === "object" && value !== null ? jsonText(value) : value,
       nulls: [],
     };
   if (Array.isArray(s.anyOf)) {
@@ -846,6 +872,10 @@ const str = (name: string, mod: Mod): Prop => ({
 });
 const plainProp = (name: string, spec: Spec, mod: Mod): Prop => ({ name, spec, mod, described: false });
 const noBad = { strict: [], relaxed: [], shallow: [] };
+const stringLeaf: Spec = { kind: "leaf", leaf: leafNamed("string") };
+/** A required property holding a union whose variants share field names. */
+const sharedUnion = (name: string, branches: Prop[][]): Prop =>
+  plainProp(name, { kind: "union", shared: true, branches }, "required");
 
 /**
  * Counterexamples found at numRuns 3000, checked on every run (seeds -848646852 and 1240037890,
@@ -948,6 +978,39 @@ const shrunk: [Case][] = [
       bad: noBad,
     },
   ],
+  // Seed -98302 at 10x (r98c), in the strict dialect: the map's alternative asks for JSON text at
+  // `b`, the list's does not; the list written as text fits only the map's alternative. Read with
+  // the asks of the list variant alone, the text reached zod and the call was read by the empty
+  // variant, `b` dropped (an intermediate form of r98c's union fix, never landed).
+  [
+    {
+      props: [
+        sharedUnion("a", [
+          [plainProp("b", { kind: "record", value: stringLeaf }, "required")],
+          [plainProp("b", { kind: "array", item: stringLeaf, min: undefined, max: undefined }, "required")],
+          [],
+        ]),
+      ],
+      values: [{ a: { b: [] } }, { a: { b: {} } }],
+      bad: noBad,
+    },
+  ],
+  // -0 (r98c), in JSON text asked for under "any" and as a number of the call itself: written with
+  // JSON.stringify, `{"k":[0]}` and `0` — the call the model sent was not the generated one (seed
+  // -1000533327, shrunk by hand). Fails on its first run with JSON.stringify put back.
+  [
+    {
+      props: [
+        plainProp("a", { kind: "leaf", leaf: leafNamed("any") }, "required"),
+        plainProp("b", { kind: "leaf", leaf: leafNamed("halves") }, "required"),
+      ],
+      values: [
+        { a: { k: [-0] }, b: -0 },
+        { a: -0, b: 0.5 },
+      ],
+      bad: noBad,
+    },
+  ],
 ];
 
 describe("a typed tool's arguments through every schema-compat dialect", { timeout: 60_000 }, () => {
@@ -972,7 +1035,7 @@ describe("a typed tool's arguments through every schema-compat dialect", { timeo
               meets(declared, written),
               `${name}: ${JSON.stringify(written)} under ${JSON.stringify(declared)}`,
             ).toBe(true);
-            const args = restoreArguments(JSON.parse(JSON.stringify(written)), original, options);
+            const args = restoreArguments(JSON.parse(jsonText(written)), original, options);
             executed.length = 0;
             const outcome = await settle(toolset.dispatch({ id: "c", name: "t", args }));
             expect(outcome, `${name}: ${JSON.stringify(written)} → ${JSON.stringify(args)}`).toEqual({
@@ -990,7 +1053,7 @@ describe("a typed tool's arguments through every schema-compat dialect", { timeo
             if (writing === NOT_WRITABLE || !meets(declared, writing.written)) continue;
             const { written } = writing;
             badSent++;
-            const args = restoreArguments(JSON.parse(JSON.stringify(written)), original, options);
+            const args = restoreArguments(JSON.parse(jsonText(written)), original, options);
             executed.length = 0;
             const outcome = await settle(toolset.dispatch({ id: "c", name: "t", args }));
             expect(executed, `${name}: ${JSON.stringify(written)} ran`).toEqual([]);
@@ -1032,9 +1095,11 @@ describe("a typed tool's arguments through every schema-compat dialect", { timeo
         // Identical calls in one step share one answer (the loop's dedupe): each text is sent once.
         const sent = new Set<string>();
         const add = (value: unknown, writing: Writing, bad?: Path) => {
-          const text = JSON.stringify(writing.written);
-          if (sent.has(text)) return;
-          sent.add(text);
+          const text = jsonText(writing.written);
+          // The loop reads two calls alike by their canonical JSON, where -0 is written 0.
+          const same = JSON.stringify(writing.written);
+          if (sent.has(same)) return;
+          sent.add(same);
           const id = `call_${calls.length}`;
           calls.push({ id, text, value, nulls: writing.nulls, ...(bad === undefined ? {} : { bad }) });
         };
