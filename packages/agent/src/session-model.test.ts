@@ -14,6 +14,7 @@ import { join } from "node:path";
 import { type Reply, startServer, type TestServer } from "@loopwright/testkit";
 import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
+import { propertyRuns } from "../../../test-support/properties.js";
 import {
   AgentError,
   type AgentTool,
@@ -607,10 +608,9 @@ describe("Session model (r91)", () => {
           server = undefined;
         }
       }),
-      {
-        numRuns: Number(process.env.R91_SESSION_RUNS ?? 30),
+      propertyRuns(Number(process.env.R91_SESSION_RUNS ?? 30), {
         ...(process.env.R91_SESSION_SEED ? { seed: Number(process.env.R91_SESSION_SEED) } : {}),
-      },
+      }),
     );
   }, 120_000);
 });

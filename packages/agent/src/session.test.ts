@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { readFixture, startServer, type TestServer } from "@loopwright/testkit";
 import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
+import { propertyRuns } from "../../../test-support/properties.js";
 import {
   Agent,
   AgentError,
@@ -1130,7 +1131,7 @@ describe("a session under random runs (fast-check)", () => {
           await local.close();
         }
       }),
-      { numRuns: Number(process.env.SESSION_COMBOS_RUNS ?? 25) },
+      propertyRuns(Number(process.env.SESSION_COMBOS_RUNS ?? 25)),
     );
   }, 600_000);
 });

@@ -1,5 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { propertyRuns } from "../../../test-support/properties.js";
 import {
   createBus,
   type EventBus,
@@ -588,7 +589,7 @@ describe("the bus against a model of its runs", () => {
         fc.oneof({ weight: 1, arbitrary: fc.constant(true) }, { weight: 3, arbitrary: fc.constant(false) }),
         playAndCollect,
       ),
-      { numRuns: RUNS, ...(SEED === undefined ? {} : { seed: SEED }) },
+      propertyRuns(RUNS, { ...(SEED === undefined ? {} : { seed: SEED }) }),
     );
   }, 60_000);
 });

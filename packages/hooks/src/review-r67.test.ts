@@ -3,6 +3,7 @@
 import { estimateTokens } from "@loopwright/ledger";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { propertyRuns } from "../../../test-support/properties.js";
 import {
   assembleContext,
   createHooks,
@@ -123,7 +124,7 @@ describe("R67H-1: a block cut to the budget never leaves an untrusted fence open
           }
         },
       ),
-      { numRuns: 300 },
+      propertyRuns(300),
     );
   }, 20_000);
 });
@@ -147,7 +148,7 @@ describe("R67H-2: untrusted writes half a surrogate pair as a code", () => {
         expect(decode(fenced.slice("<untrusted>\n".length, -"\n</untrusted>".length))).toBe(text);
         expect(fenced.split("<").length - 1).toBe(2);
       }),
-      { numRuns: 500 },
+      propertyRuns(500),
     );
   }, 20_000);
 });
@@ -342,7 +343,7 @@ describe("R67H-8: a context tag split by invisible format characters cannot clos
           expect(tags.length).toBe(2 * blockBodies(context).length);
         },
       ),
-      { numRuns: 500 },
+      propertyRuns(500),
     );
   }, 20_000);
 

@@ -28,6 +28,7 @@ import { startServer, type TestServer } from "@loopwright/testkit";
 import fc from "fast-check";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { propertyRuns } from "../../../test-support/properties.js";
 import {
   createHooks,
   type HookMessage,
@@ -716,7 +717,7 @@ describe("a session of random hooks, checked after every turn", () => {
           throw error;
         }
       }),
-      { numRuns: Number(process.env.HOOKS_SESSION_RUNS ?? 60) },
+      propertyRuns(Number(process.env.HOOKS_SESSION_RUNS ?? 60)),
     );
     expect(await unhandled.settled()).toEqual([]);
   }, 60_000);
@@ -758,7 +759,7 @@ describe("a session of random hooks, checked after every turn", () => {
         fc.asyncProperty(sessionPlanArb, async (plan) => {
           await runSession(plan, sender, `http-${runs++}`);
         }),
-        { numRuns: Number(process.env.HOOKS_SESSION_HTTP_RUNS ?? 15) },
+        propertyRuns(Number(process.env.HOOKS_SESSION_HTTP_RUNS ?? 15)),
       );
     }, 60_000);
   });

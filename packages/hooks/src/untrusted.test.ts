@@ -1,5 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { propertyRuns } from "../../../test-support/properties.js";
 import { HooksError } from "./errors.js";
 import { ANGLE_LOOKALIKES, UNTRUSTED_PREFACE, untrusted } from "./untrusted.js";
 
@@ -145,7 +146,7 @@ describe("untrusted", () => {
         const out = source === undefined ? untrusted(text) : untrusted(text, { source });
         expectSealed(out, text, source);
       }),
-      { numRuns: 1000 },
+      propertyRuns(1000),
     );
   }, 60_000);
 

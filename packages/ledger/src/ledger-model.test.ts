@@ -1,6 +1,7 @@
 import { countTokens, renderPrompt } from "@loopwright/testkit";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { propertyRuns } from "../../../test-support/properties.js";
 import { createCalibration } from "./calibration.js";
 import { estimateFrom, type LedgerEntry, rebaseLedger, recordRequest } from "./ledger.js";
 import { type MessageLike, messageEstimate } from "./messages.js";
@@ -18,7 +19,7 @@ import { contextChars } from "./tokens.js";
 
 const RUNS = Number(process.env.R90_LEDGER_RUNS ?? 60);
 const SEED = process.env.R90_LEDGER_SEED === undefined ? undefined : Number(process.env.R90_LEDGER_SEED);
-const params = { numRuns: RUNS, ...(SEED !== undefined ? { seed: SEED } : {}) };
+const params = propertyRuns(RUNS, SEED !== undefined ? { seed: SEED } : {});
 
 const TOOLS = [
   {

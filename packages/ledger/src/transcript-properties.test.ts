@@ -1,5 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { propertyRuns } from "../../../test-support/properties.js";
 import type { MessageLike } from "./messages.js";
 import { planCompaction } from "./plan-compaction.js";
 import { pruneToolResults } from "./prune.js";
@@ -95,7 +96,7 @@ describe("compaction never hands back a transcript an endpoint refuses", () => {
           expect(users(out) + users(folded[0] ?? [])).toBe(users(messages));
         },
       ),
-      { numRuns: Number(process.env.RUNS ?? 200) },
+      propertyRuns(Number(process.env.RUNS ?? 200)),
     );
     expect(planned).toBeGreaterThan(20);
   }, 60_000);

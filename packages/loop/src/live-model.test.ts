@@ -19,6 +19,7 @@ import { type LiveServer, liveServerPath, startLive } from "@loopwright/testkit"
 import { Ajv2020 } from "ajv/dist/2020.js";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { propertyRuns } from "../../../test-support/properties.js";
 import type { ChatMessage, ToolDefinition } from "./config.js";
 import { AgentLoopError, AgentLoopOverflow, LoopOptionError, ToolIterationLimit } from "./errors.js";
 import { createRuntime } from "./runtime.js";
@@ -589,7 +590,7 @@ const typed = (error: unknown): boolean =>
           if (!(overflowed && /exceed_context_size|context/i.test(text)))
             expect(again.status, `the server refused the transcript again: ${text.slice(0, 400)}`).toBe(200);
         }),
-        { numRuns: RUNS, ...(SEED === undefined ? {} : { seed: SEED }), endOnFailure: true },
+        propertyRuns(RUNS, { ...(SEED === undefined ? {} : { seed: SEED }), endOnFailure: true }),
       );
     });
   },

@@ -8,6 +8,7 @@ import {
 } from "@loopwright/testkit";
 import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
+import { propertyRuns } from "../../../test-support/properties.js";
 import type { ChatMessage, ToolDefinition } from "./config.js";
 import { AgentLoopOverflow, createRuntime, failedRun, type LedgerEntry } from "./index.js";
 
@@ -257,7 +258,7 @@ describe("a long run stays inside its window and its cache", () => {
           seen.push(outcome);
           expect(outcome.oversize, `window ${plan.window}`).toEqual([]);
         }),
-        { numRuns: RUNS, ...(SEED !== undefined ? { seed: SEED } : {}), endOnFailure: true },
+        propertyRuns(RUNS, { ...(SEED !== undefined ? { seed: SEED } : {}), endOnFailure: true }),
       );
       expect(seen.reduce((n, o) => n + o.cacheChecked, 0)).toBeGreaterThan(0);
       if (compact) expect(seen.reduce((n, o) => n + o.folds, 0)).toBeGreaterThan(0);

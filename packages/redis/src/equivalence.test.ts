@@ -19,6 +19,7 @@ import {
 } from "@loopwright/negotiate";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { propertyRuns } from "../../../test-support/properties.js";
 import { HAS_REDIS, RedisServer, SKIP_MESSAGE } from "../test/redis-server.js";
 import { createRedisBus, type RedisEventBus } from "./bus.js";
 import { createRedisCalibration, type RedisCalibration } from "./calibration.js";
@@ -298,7 +299,7 @@ describe.skipIf(!HAS_REDIS)("the Redis stores answer as the in-process ones", ()
           await Promise.all([a.close(), b.close()]);
         }
       }),
-      { numRuns: 40 },
+      propertyRuns(40),
     );
   }, 120_000);
 
@@ -404,7 +405,7 @@ describe.skipIf(!HAS_REDIS)("the Redis stores answer as the in-process ones", ()
           }
         },
       ),
-      { numRuns: 25 },
+      propertyRuns(25),
     );
   }, 120_000);
 
@@ -703,7 +704,7 @@ describe.skipIf(!HAS_REDIS)("the Redis stores answer as the in-process ones", ()
           await Promise.all([a.close(), b.close()]);
         }
       }),
-      { numRuns: 40 },
+      propertyRuns(40),
     );
   }, 120_000);
 
@@ -884,7 +885,7 @@ describe.skipIf(!HAS_REDIS)("the Redis stores answer as the in-process ones", ()
           await Promise.all([a.close(), b.close(), capsA.close(), capsB.close()]);
         }
       }),
-      { numRuns: 30 },
+      propertyRuns(30),
     );
   }, 120_000);
   // ---------------------------------------------------------------------------------------------
@@ -1002,7 +1003,7 @@ describe.skipIf(!HAS_REDIS)("the Redis stores answer as the in-process ones", ()
           await Promise.all([a.close(), b.close()]);
         }
       }),
-      { numRuns: 30 },
+      propertyRuns(30),
     );
   }, 120_000);
 });

@@ -37,6 +37,7 @@ import {
 import { createCalibration } from "@loopwright/ledger";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { propertyRuns } from "../../../test-support/properties.js";
 import { serverWithAdmin } from "../test/admin.js";
 import { HAS_REDIS, SKIP_MESSAGE } from "../test/redis-server.js";
 import { createRedisBus, type RedisEventBus } from "./bus.js";
@@ -595,11 +596,10 @@ describe.skipIf(!HAS_REDIS)("the Redis bus across three processes and two tenant
           await nothingLeft();
         },
       ),
-      {
-        numRuns: RUNS,
+      propertyRuns(RUNS, {
         ...(SEED === undefined ? {} : { seed: SEED }),
         ...(process.env.R92_REDIS_NOSHRINK ? { endOnFailure: true } : {}),
-      },
+      }),
     );
   }, 300_000);
 
@@ -836,11 +836,10 @@ describe.skipIf(!HAS_REDIS)("the Redis bus across three processes and two tenant
           await nothingLeft();
         },
       ),
-      {
-        numRuns: STORE_RUNS,
+      propertyRuns(STORE_RUNS, {
         ...(SEED === undefined ? {} : { seed: SEED }),
         ...(process.env.R92_REDIS_NOSHRINK ? { endOnFailure: true } : {}),
-      },
+      }),
     );
   }, 300_000);
 });

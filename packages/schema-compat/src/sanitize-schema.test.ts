@@ -1,12 +1,13 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { propertyRuns } from "../../../test-support/properties.js";
 import { documentArb } from "../test-support/arbitraries.js";
 import { checkStrictSchema } from "./check-strict.js";
 import { RELAXED_KEYWORDS, STRICT_KEYWORDS } from "./keywords.js";
 import { relaxSchema, sanitizeSchema } from "./sanitize-schema.js";
 import type { JsonSchema } from "./types.js";
 
-const runs = { numRuns: 400 };
+const runs = propertyRuns(400);
 
 function keywords(schema: unknown, into = new Set<string>()): Set<string> {
   if (typeof schema !== "object" || schema === null) return into;
@@ -58,7 +59,7 @@ describe("sanitizeSchema on any input (property tests)", { timeout: 60_000 }, ()
         relaxSchema(doc);
         expect(JSON.stringify(doc)).toBe(before);
       }),
-      { numRuns: 150 },
+      propertyRuns(150),
     );
   });
 
@@ -333,7 +334,7 @@ describe("every pattern sanitize emits keeps a grammar server inside the string"
           expect(emitted(out.pattern)).toEqual(out);
         },
       ),
-      { numRuns: 2000, seed: 11 },
+      propertyRuns(2000, { seed: 11 }),
     );
   });
 });
@@ -458,7 +459,7 @@ describe("a class with \\t, \\n, \\v, \\f, \\r, \\0 or \\b in a range keeps what
           expect(emitted(out.pattern)).toEqual(out);
         },
       ),
-      { numRuns: 3000, seed: 3 },
+      propertyRuns(3000, { seed: 3 }),
     );
   });
 
@@ -529,7 +530,7 @@ describe("a class with \\t, \\n, \\v, \\f, \\r, \\0 or \\b in a range keeps what
           expect(emitted(out.pattern)).toEqual(out);
         },
       ),
-      { numRuns: 3000, seed: 5 },
+      propertyRuns(3000, { seed: 5 }),
     );
   });
 });

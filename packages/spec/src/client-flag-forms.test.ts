@@ -1,6 +1,7 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: ${NAME} references, meant literally.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { propertyRuns } from "../../../test-support/properties.js";
 import { exportSpec } from "./export-spec.js";
 import { findSpecSecrets, withoutArgSecrets } from "./find-spec-secrets.js";
 import { withoutCommandLineSecrets } from "./index.js";
@@ -225,7 +226,7 @@ describe("a client's password in generated lines (property)", { timeout: 60_000 
   it("on a line of its own", () => {
     fc.assert(
       fc.property(client, ({ line, part }) => expectHidden(line, part)),
-      { numRuns: 300 },
+      propertyRuns(300),
     );
   });
 
@@ -235,7 +236,7 @@ describe("a client's password in generated lines (property)", { timeout: 60_000 
         client.filter(({ line }) => !line.includes("'")),
         ({ line, part }) => expectHidden(`sh -c '${line}'`, part),
       ),
-      { numRuns: 300 },
+      propertyRuns(300),
     );
   });
 });

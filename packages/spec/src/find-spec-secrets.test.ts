@@ -3,6 +3,7 @@
 import { growth } from "@loopwright/testkit";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { propertyRuns } from "../../../test-support/properties.js";
 import { AgentSpecError } from "./errors.js";
 import { exportSpec } from "./export-spec.js";
 import { findSpecSecrets, withoutArgSecrets, withoutSecrets } from "./find-spec-secrets.js";
@@ -1072,7 +1073,7 @@ describe("findSpecSecrets and exportSpec read free text for credentials written 
           expect(exportSpec(spec).prompt?.[0]?.text).toBe(secret === undefined ? text : join(secret[1]));
         },
       ),
-      { numRuns: 300 },
+      propertyRuns(300),
     );
   });
 });
@@ -1145,7 +1146,7 @@ describe("exportSpec keeps identifiers distinct when it must redact them", () =>
         expect(again.spec?.hooks?.length).toBe(spec.hooks?.length);
         expect(again.spec?.bundle?.mcpServers?.length).toBe(spec.bundle?.mcpServers?.length);
       }),
-      { numRuns: 300 },
+      propertyRuns(300),
     );
   });
 });
@@ -1324,7 +1325,7 @@ describe("prose: telling names are words, and a version or an identifier is no c
       fc.property(prose, (text) => {
         expect(withoutProseSecrets(text)).toBe(text);
       }),
-      { numRuns: 1000, seed: 23 },
+      propertyRuns(1000, { seed: 23 }),
     );
   });
 });
@@ -2041,7 +2042,7 @@ describe("a command line keeps every character but a secret's value (r32 #3, #8,
           if (!ASSIGNED.test(command) && !connectionLine(command, false))
             expect(withoutArgSecrets(["--run", command], () => "HIDDEN")).toEqual(["--run", expected]);
         }),
-        { numRuns: 300 },
+        propertyRuns(300),
       );
     }, 30_000);
 
@@ -2060,7 +2061,7 @@ describe("a command line keeps every character but a secret's value (r32 #3, #8,
           );
           expect(findSpecSecrets(out)).toEqual([]);
         }),
-        { numRuns: 300 },
+        propertyRuns(300),
       );
     });
   }
@@ -2353,7 +2354,7 @@ describe("the command-line reader fails safe: what it may have mis-read as data 
           else expect([arg, "HIDDEN"]).toContain(hidden);
         },
       ),
-      { numRuns: 200 },
+      propertyRuns(200),
     );
   });
 
@@ -2573,7 +2574,7 @@ describe("one pass hides everything: a connection string is one word of pairs, a
           for (const s of values) expect(JSON.stringify(out)).not.toContain(s);
         },
       ),
-      { numRuns: 300 },
+      propertyRuns(300),
     );
   });
 });

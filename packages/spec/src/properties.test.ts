@@ -1,6 +1,7 @@
 import { Ajv2020 } from "ajv/dist/2020.js";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { propertyRuns } from "../../../test-support/properties.js";
 import { exportSpec } from "./export-spec.js";
 import { findSpecSecrets } from "./find-spec-secrets.js";
 import { parseSpec } from "./parse-spec.js";
@@ -266,7 +267,7 @@ function withoutSecrets(spec: AgentSpec): AgentSpec {
   return copy;
 }
 
-const RUNS = { numRuns: 400 };
+const RUNS = propertyRuns(400);
 
 // Generated documents by the thousand: seconds alone, more on a busy machine (not a timing assert).
 describe("parseSpec never throws", { timeout: 60_000 }, () => {

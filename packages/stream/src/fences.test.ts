@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { fixturesDir } from "@loopwright/testkit";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { propertyRuns } from "../../../test-support/properties.js";
 import { ALL_FENCES, DEFAULT_FENCES, type FenceOptions, FenceSplitter, stripThinking } from "./fences.js";
 
 /** Feeds `pieces` to a splitter and rebuilds what a UI would show from the released parts. */
@@ -258,7 +259,7 @@ describe("FenceSplitter", () => {
         expect(shown).toBe(expected.content);
         expect(thought).toBe(expected.reasoning);
       }),
-      { numRuns: 2000 },
+      propertyRuns(2000),
     );
   }, 60_000);
 });

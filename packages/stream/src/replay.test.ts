@@ -1,6 +1,7 @@
 import { readFixtureBytes, readRecordedResponse } from "@loopwright/testkit";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { propertyRuns } from "../../../test-support/properties.js";
 import { StreamError } from "./errors.js";
 import { streamTurn } from "./stream-turn.js";
 import { fixtureChunks, toSse, wireStreams } from "./test-support/fixtures.js";
@@ -371,7 +372,7 @@ describe("a recorded stream re-cut or re-chunked reads back the same turn", () =
           expect(await outcome(streamTurn(client, body))).toEqual(whole.get(fixture));
         },
       ),
-      { numRuns: 60 },
+      propertyRuns(60),
     );
   }, 120_000);
 
@@ -391,7 +392,7 @@ describe("a recorded stream re-cut or re-chunked reads back the same turn", () =
           expect(await streamTurn(client, body)).toEqual(original);
         },
       ),
-      { numRuns: 60 },
+      propertyRuns(60),
     );
   }, 120_000);
 });

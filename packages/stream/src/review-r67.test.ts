@@ -1,5 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { propertyRuns } from "../../../test-support/properties.js";
 import { listenForAbort } from "./abort-listeners.js";
 import type { ChunkLike } from "./chunk.js";
 import { openReply } from "./reply-body.js";
@@ -91,7 +92,7 @@ describe("R67N-1: a whole completion longer than 64 KiB from a server that ignor
           expect(reader.finish().content).toBe(sent);
         },
       ),
-      { numRuns: 60 },
+      propertyRuns(60),
     );
   }, 60_000);
 });
@@ -148,7 +149,7 @@ describe("R67N-2: tool-call ids in a turn are unique, as an endpoint requires th
         const kept = ids.map((id, i) => (id !== "" && ids.indexOf(id) === i ? id : calls[i]?.id));
         expect(calls.map((c) => c.id)).toEqual(kept);
       }),
-      { numRuns: 300 },
+      propertyRuns(300),
     );
   });
 });
@@ -207,7 +208,7 @@ describe("R67N-6: a body that ends in the middle of an event was cut short, not 
           });
         },
       ),
-      { numRuns: 40 },
+      propertyRuns(40),
     );
   }, 60_000);
 });

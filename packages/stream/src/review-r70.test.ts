@@ -5,6 +5,7 @@ import { growth } from "@loopwright/testkit";
 import fc from "fast-check";
 import OpenAI from "openai";
 import { describe, expect, it } from "vitest";
+import { propertyRuns } from "../../../test-support/properties.js";
 import type { ChunkLike } from "./chunk.js";
 import { stripThinking } from "./fences.js";
 import { openReply } from "./reply-body.js";
@@ -85,7 +86,7 @@ describe("R70N-1: events under another content type whose first network read sto
           expect([turn.content, turn.finishReason]).toEqual(["Hello, world", "stop"]);
         },
       ),
-      { numRuns: 200 },
+      propertyRuns(200),
     );
   }, 60_000);
 });

@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { _iterSSEMessages } from "openai/core/streaming";
 import { describe, expect, it } from "vitest";
+import { propertyRuns } from "../../../test-support/properties.js";
 import type { ChunkLike } from "./chunk.js";
 import { openReply } from "./reply-body.js";
 import { streamTurn } from "./stream-turn.js";
@@ -100,7 +101,7 @@ describe("the event-stream reader on bytes", () => {
           expect(await ours([...bytes].map((b) => new Uint8Array([b])))).toEqual(expected);
         },
       ),
-      { numRuns: 150 },
+      propertyRuns(150),
     );
   }, 60_000);
 

@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { _iterSSEMessages } from "openai/core/streaming";
 import { describe, expect, it } from "vitest";
+import { propertyRuns } from "../../../test-support/properties.js";
 import { SseDecoder, type SseEvent } from "./sse.js";
 import { splitAt } from "./test-support/rechunk.js";
 
@@ -72,7 +73,7 @@ describe("SseDecoder", () => {
           expect(decode([...text])).toEqual(expected);
         },
       ),
-      { numRuns: 200 },
+      propertyRuns(200),
     );
     // Half a second alone; the allowance is for a machine busy with the rest of the suite.
   }, 60_000);

@@ -1,5 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { propertyRuns } from "../../../test-support/properties.js";
 import { StreamError } from "./errors.js";
 import { streamTurn } from "./stream-turn.js";
 import { body, harness } from "./test-support/http.js";
@@ -20,11 +21,11 @@ const RUNS = Number(process.env.R90_STREAM_RUNS ?? 100);
 const SEED = process.env.R90_STREAM_SEED === undefined ? undefined : Number(process.env.R90_STREAM_SEED);
 // Shrinking a failure over HTTP can outlast the test's timeout: stop it in time to print the
 // counterexample found so far, rather than a bare timeout.
-const settings = (runs: number) => ({
-  numRuns: runs,
-  interruptAfterTimeLimit: 45_000 + RUNS * 50,
-  ...(SEED === undefined ? {} : { seed: SEED }),
-});
+const settings = (runs: number) =>
+  propertyRuns(runs, {
+    interruptAfterTimeLimit: 45_000 + RUNS * 50,
+    ...(SEED === undefined ? {} : { seed: SEED }),
+  });
 
 type Dialect = "openai" | "vllm" | "llamacpp" | "ollama" | "lmstudio" | "openrouter" | "mistral";
 type ReasoningAs = "reasoning_content" | "reasoning" | "think";

@@ -1,5 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { propertyRuns } from "../../../test-support/properties.js";
 import type { ChunkLike, DeltaLike } from "./chunk.js";
 import { fixtureChunks, wireStreams } from "./test-support/fixtures.js";
 import { random, rechunk } from "./test-support/rechunk.js";
@@ -314,7 +315,7 @@ describe("re-chunked deltas read back the same turn", () => {
           expect(output.join("")).toBe(turn.content);
         },
       ),
-      { numRuns: 400 },
+      propertyRuns(400),
     );
     expect(recut).toBeGreaterThan(300);
   }, 60_000);

@@ -15,6 +15,7 @@ import type { RunEvent, SequencedEvent } from "@loopwright/events";
 import { type RecordedRequest, type Reply, startServer, type TestServer } from "@loopwright/testkit";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { propertyRuns } from "../../../../test-support/properties.js";
 import { startWebServer, WEB_SYSTEM, type WebServer } from "./server.js";
 
 const RUNS = Number(process.env.R92_PAGE_RUNS ?? 12);
@@ -725,7 +726,7 @@ describe("the web server's HTTP API against a model (r92d)", () => {
           expect(open, "the server's sockets after close()").toEqual([]);
         },
       ),
-      { numRuns: RUNS, ...(SEED !== undefined ? { seed: SEED } : {}), endOnFailure: false },
+      propertyRuns(RUNS, { ...(SEED !== undefined ? { seed: SEED } : {}), endOnFailure: false }),
     );
   }, 120_000);
 });
