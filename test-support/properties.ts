@@ -12,6 +12,9 @@
 //   LOOPWRIGHT_PROPERTY_PATH=<path> with the seed, replays one failure's shrunk case. It applies to
 //                                   every property the run reaches: pick the one test with `-t`.
 //
+// A test that runs a property and names its own timeout names it as `propertyTimeout(ms)`, which
+// the scale raises too.
+//
 // A failing property prints its seed and path (`{ seed: -1601569035, path: "8:1:1" }`); the same
 // test run again with LOOPWRIGHT_PROPERTY_SEED and LOOPWRIGHT_PROPERTY_PATH set to them replays it,
 // at any scale. `pnpm stress` (scripts/stress.mjs) runs the whole suite at ten times the runs under
@@ -34,6 +37,16 @@ export const PROPERTY_PATH = readPath(process.env.LOOPWRIGHT_PROPERTY_PATH, PROP
 /** A property's run count under the scale: `numRuns` times PROPERTY_SCALE, rounded, at least 1. */
 export function scaledRuns(numRuns: number): number {
   return PROPERTY_SCALE === 1 ? numRuns : Math.max(1, Math.round(numRuns * PROPERTY_SCALE));
+}
+
+/**
+ * The timeout of a test (or a describe's) that runs a property and names its own timeout:
+ * `it(title, fn, propertyTimeout(60_000))`. `ms` times LOOPWRIGHT_PROPERTY_SCALE when that is above
+ * 1, as the runs take that much longer; `ms` itself otherwise. A test that names no timeout takes
+ * its project's, which `pnpm stress` raises with vitest's `--testTimeout`.
+ */
+export function propertyTimeout(ms: number): number {
+  return PROPERTY_SCALE > 1 ? Math.round(ms * PROPERTY_SCALE) : ms;
 }
 
 /**

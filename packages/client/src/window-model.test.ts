@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { propertyRuns } from "../../../test-support/properties.js";
+import { propertyRuns, propertyTimeout } from "../../../test-support/properties.js";
 import { ModelListingError } from "./errors.js";
 import { createClientPool } from "./pool.js";
 
@@ -862,6 +862,6 @@ describe("window lookups against every server's personality (model)", () => {
         propertyRuns(RUNS, { ...(SEED === undefined ? {} : { seed: SEED }) }),
       );
     },
-    RUNS * 2_000 + 10_000,
+    propertyTimeout(RUNS * 2_000 + 10_000),
   );
 });

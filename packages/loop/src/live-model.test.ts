@@ -19,7 +19,7 @@ import { type LiveServer, liveServerPath, startLive } from "@loopwright/testkit"
 import { Ajv2020 } from "ajv/dist/2020.js";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { propertyRuns } from "../../../test-support/properties.js";
+import { propertyRuns, propertyTimeout } from "../../../test-support/properties.js";
 import type { ChatMessage, ToolDefinition } from "./config.js";
 import { AgentLoopError, AgentLoopOverflow, LoopOptionError, ToolIterationLimit } from "./errors.js";
 import { createRuntime } from "./runtime.js";
@@ -417,7 +417,7 @@ const typed = (error: unknown): boolean =>
     }, 20_000);
 
     it("every run ends typed, answers every call and refusal, hands tools valid arguments, and leaves a transcript the server takes", {
-      timeout: 40_000 + RUNS * 70_000,
+      timeout: propertyTimeout(40_000 + RUNS * 70_000),
     }, async () => {
       await fc.assert(
         fc.asyncProperty(draws, async (draw) => {

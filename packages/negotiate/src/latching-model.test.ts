@@ -45,7 +45,7 @@ import {
 } from "@loopwright/testkit";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { propertyRuns } from "../../../test-support/properties.js";
+import { propertyRuns, propertyTimeout } from "../../../test-support/properties.js";
 import { STRICT_LOOKUP_TOOLS, transcriptWithLongId } from "../test/wire.js";
 import {
   type CapabilityStore,
@@ -1814,7 +1814,7 @@ describe("latching model: negotiate over HTTP against quirky servers", () => {
         propertyRuns(Number(process.env.LATCH_RUNS ?? 60), { examples: [EVERYTHING_AT_ONCE] }),
       );
     },
-    120_000 + Number(process.env.LATCH_RUNS ?? 0) * 200,
+    propertyTimeout(120_000 + Number(process.env.LATCH_RUNS ?? 0) * 200),
   );
 });
 
@@ -1967,6 +1967,6 @@ describe("latching model: the client's window-route latches", () => {
         propertyRuns(Number(process.env.LATCH_RUNS ?? 100)),
       );
     },
-    120_000 + Number(process.env.LATCH_RUNS ?? 0) * 50,
+    propertyTimeout(120_000 + Number(process.env.LATCH_RUNS ?? 0) * 50),
   );
 });

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { propertyRuns } from "../../../test-support/properties.js";
+import { propertyRuns, propertyTimeout } from "../../../test-support/properties.js";
 import { dropOptionalNulls, restoreArguments } from "./optional-nulls.js";
 import { sanitizeSchema } from "./sanitize-schema.js";
 
@@ -224,7 +224,7 @@ const rootArb = fc
   )
   .map((n) => tagged(n));
 
-describe("the strict round trip", { timeout: 60_000 }, () => {
+describe("the strict round trip", { timeout: propertyTimeout(60_000) }, () => {
   it("every call the original schema takes passes the sanitized schema as the model writes it, and restoreArguments gives it back", () => {
     let textWritten = 0;
     fc.assert(
@@ -358,7 +358,7 @@ function writeStrict(value: unknown, node: Raw): unknown {
   return out;
 }
 
-describe("the strict round trip through JSON text", { timeout: 60_000 }, () => {
+describe("the strict round trip through JSON text", { timeout: propertyTimeout(60_000) }, () => {
   it("every call the original takes, written with JSON text where the sanitized schema asks for it, comes back from restoreArguments as the original call", () => {
     let textWritten = 0;
     fc.assert(

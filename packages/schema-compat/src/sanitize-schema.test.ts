@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { propertyRuns } from "../../../test-support/properties.js";
+import { propertyRuns, propertyTimeout } from "../../../test-support/properties.js";
 import { documentArb } from "../test-support/arbitraries.js";
 import { checkStrictSchema } from "./check-strict.js";
 import { RELAXED_KEYWORDS, STRICT_KEYWORDS } from "./keywords.js";
@@ -22,7 +22,7 @@ function keywords(schema: unknown, into = new Set<string>()): Set<string> {
 }
 
 // Thousands of generated schemas each: seconds alone, more on a busy machine (not a timing assert).
-describe("sanitizeSchema on any input (property tests)", { timeout: 60_000 }, () => {
+describe("sanitizeSchema on any input (property tests)", { timeout: propertyTimeout(60_000) }, () => {
   it("never throws on an arbitrary JSON value and always answers an object schema", () => {
     fc.assert(
       fc.property(fc.jsonValue(), (value) => {
@@ -341,7 +341,7 @@ describe("every pattern sanitize emits keeps a grammar server inside the string"
 
 // Thousands of generated patterns: a second alone, more on a busy machine (not a timing assert).
 describe("a class with \\t, \\n, \\v, \\f, \\r, \\0 or \\b in a range keeps what it matches", {
-  timeout: 60_000,
+  timeout: propertyTimeout(60_000),
 }, () => {
   const emitted = (pattern: string) => {
     const out = sanitizeSchema({

@@ -37,7 +37,7 @@ import {
 } from "@loopwright/testkit";
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
-import { propertyRuns } from "../../../test-support/properties.js";
+import { propertyRuns, propertyTimeout } from "../../../test-support/properties.js";
 import { ask, askJson, askReply } from "./ask.js";
 import { SideTaskError } from "./errors.js";
 import { IMAGE_LEFT_OUT, IMAGE_URL_LEFT_OUT, type SideTaskInput } from "./input.js";
@@ -858,6 +858,6 @@ describe("side tasks: what is sent after which refusal, latched where (a model, 
         propertyRuns(Number(process.env.LATCH_RUNS ?? 80)),
       );
     },
-    120_000 + Number(process.env.LATCH_RUNS ?? 0) * 1_500,
+    propertyTimeout(120_000 + Number(process.env.LATCH_RUNS ?? 0) * 1_500),
   );
 });

@@ -1,7 +1,7 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: ${NAME} references, meant literally.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { propertyRuns } from "../../../test-support/properties.js";
+import { propertyRuns, propertyTimeout } from "../../../test-support/properties.js";
 import { exportSpec } from "./export-spec.js";
 import { findSpecSecrets, withoutArgSecrets } from "./find-spec-secrets.js";
 import { withoutCommandLineSecrets } from "./index.js";
@@ -213,7 +213,7 @@ const client = fc
     part: pass.part,
   }));
 
-describe("a client's password in generated lines (property)", { timeout: 60_000 }, () => {
+describe("a client's password in generated lines (property)", { timeout: propertyTimeout(60_000) }, () => {
   const expectHidden = (line: string, part: string) => {
     const shown = withoutCommandLineSecrets(line);
     const marked = withoutCommandLineSecrets(line, () => "<hidden>");

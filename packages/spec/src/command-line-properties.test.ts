@@ -1,7 +1,7 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: ${NAME} references, meant literally.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { propertyRuns } from "../../../test-support/properties.js";
+import { propertyRuns, propertyTimeout } from "../../../test-support/properties.js";
 import { exportSpec } from "./export-spec.js";
 import { commandLineSecrets } from "./find-spec-secrets.js";
 import { SPEC_TOKEN } from "./schema.js";
@@ -163,7 +163,9 @@ function expectInvariants(text: string, payloads: readonly string[]): void {
   expect(withoutCommandLineSecrets(text, (secret) => secret)).toBe(text);
 }
 
-describe("the command-line reader's invariants on generated lines", { timeout: 60_000 }, () => {
+describe("the command-line reader's invariants on generated lines", {
+  timeout: propertyTimeout(60_000),
+}, () => {
   // Found by this property on a random seed: split at its `;`, the line was read as a connection
   // string with the key `srv TOKEN`, whose whole quoted value, payload included, was hidden.
   it.each([

@@ -19,7 +19,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
-import { propertyRuns } from "../../../test-support/properties.js";
+import { propertyRuns, propertyTimeout } from "../../../test-support/properties.js";
 import { commandLine, descendants, running } from "../test/processes.js";
 import { NODE } from "../test/support.js";
 import { createMcpPool, type McpPool, McpPoolError, type McpPoolErrorCode } from "./index.js";
@@ -1026,6 +1026,6 @@ describe("a pool of real MCP servers under a random host (r89)", () => {
         }),
       );
     },
-    RUNS * 4_000 + 60_000,
+    propertyTimeout(RUNS * 4_000 + 60_000),
   );
 });

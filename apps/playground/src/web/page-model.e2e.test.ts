@@ -18,7 +18,7 @@ import { type Reply, startServer, type TestServer } from "@loopwright/testkit";
 import fc from "fast-check";
 import { type BrowserContext, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { propertyRuns } from "../../../../test-support/properties.js";
+import { propertyRuns, propertyTimeout } from "../../../../test-support/properties.js";
 import { CHROMIUM, FLAGS, hasChromium } from "./e2e-support.js";
 import { startWebServer, type WebServer } from "./server.js";
 
@@ -201,19 +201,23 @@ describe.skipIf(!hasChromium)("a person at the playground page, at random (fast-
     await rm(SECRET_FILE, { force: true });
   });
 
-  it("keeps every prompt, reply, stop and key where they belong, step after step", async () => {
-    await fc.assert(
-      fc.asyncProperty(fc.array(action, { minLength: 5, maxLength: 20 }), async (actions) => {
-        await session(actions);
-      }),
-      propertyRuns(RUNS, {
-        ...(SEED !== undefined ? { seed: SEED } : {}),
-        endOnFailure: !process.env.R90_PAGE_SHRINK,
-        verbose: true,
-      }),
-    );
-    if (process.env.R90_PAGE_STATS) console.log(stats);
-  }, 600_000);
+  it(
+    "keeps every prompt, reply, stop and key where they belong, step after step",
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(fc.array(action, { minLength: 5, maxLength: 20 }), async (actions) => {
+          await session(actions);
+        }),
+        propertyRuns(RUNS, {
+          ...(SEED !== undefined ? { seed: SEED } : {}),
+          endOnFailure: !process.env.R90_PAGE_SHRINK,
+          verbose: true,
+        }),
+      );
+      if (process.env.R90_PAGE_STATS) console.log(stats);
+    },
+    propertyTimeout(600_000),
+  );
 
   async function session(actions: Action[]): Promise<void> {
     let script: Reply[] = [];
