@@ -1,5 +1,10 @@
 import { defineProject } from "vitest/config";
 
 export default defineProject({
-  test: { isolate: false, name: "negotiate", environment: "node" },
+  test: {
+    isolate: false,
+    name: "negotiate",
+    setupFiles: ["../../test-support/property-setup.ts"],
+    environment: "node",
+  },
 });

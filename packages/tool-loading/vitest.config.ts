@@ -1,5 +1,10 @@
 import { defineProject } from "vitest/config";
 
 export default defineProject({
-  test: { isolate: false, name: "tool-loading", environment: "node" },
+  test: {
+    isolate: false,
+    name: "tool-loading",
+    setupFiles: ["../../test-support/property-setup.ts"],
+    environment: "node",
+  },
 });

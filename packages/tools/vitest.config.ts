@@ -1,5 +1,10 @@
 import { defineProject } from "vitest/config";
 
 export default defineProject({
-  test: { isolate: false, name: "tools", environment: "node" },
+  test: {
+    isolate: false,
+    name: "tools",
+    setupFiles: ["../../test-support/property-setup.ts"],
+    environment: "node",
+  },
 });

@@ -23,6 +23,7 @@ import { join } from "node:path";
 import { type Reply, startServer, type TestServer } from "@loopwright/testkit";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { propertyRuns, propertyTimeout } from "../../../test-support/properties.js";
 import {
   type AfterToolCallContext,
   Agent,
@@ -828,12 +829,18 @@ async function runCase(c: Case): Promise<void> {
 }
 
 describe("a host's hands on runs, in combination, against a strict endpoint", () => {
-  it("any mix of turns and host actions leaves sendable requests, every queued message accounted for, and a file that resumes", async () => {
-    await fc.assert(fc.asyncProperty(caseArb, runCase), {
-      numRuns: Number(process.env.AGENT_COMBOS_RUNS ?? 60),
-      ...(process.env.AGENT_COMBOS_SEED ? { seed: Number(process.env.AGENT_COMBOS_SEED) } : {}),
-      // A failure's `path` with its seed replays just the shrunk case.
-      ...(process.env.AGENT_COMBOS_PATH ? { path: process.env.AGENT_COMBOS_PATH } : {}),
-    });
-  }, 300_000);
+  it(
+    "any mix of turns and host actions leaves sendable requests, every queued message accounted for, and a file that resumes",
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(caseArb, runCase),
+        propertyRuns(Number(process.env.AGENT_COMBOS_RUNS ?? 60), {
+          ...(process.env.AGENT_COMBOS_SEED ? { seed: Number(process.env.AGENT_COMBOS_SEED) } : {}),
+          // A failure's `path` with its seed replays just the shrunk case.
+          ...(process.env.AGENT_COMBOS_PATH ? { path: process.env.AGENT_COMBOS_PATH } : {}),
+        }),
+      );
+    },
+    propertyTimeout(300_000),
+  );
 });

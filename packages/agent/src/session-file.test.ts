@@ -16,6 +16,7 @@ import { fileURLToPath } from "node:url";
 import { startServer, type TestServer } from "@loopwright/testkit";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { propertyRuns } from "../../../test-support/properties.js";
 import {
   AgentError,
   type AgentMessage,
@@ -92,7 +93,7 @@ describe("session file", () => {
         expect(loaded.notices.some((n) => n.includes("cut off mid-write"))).toBe(!cleanCut);
         if (loaded.messages.some((m) => (m as { content?: unknown }).content === NOT_RECORDED)) midStep++;
       }),
-      { numRuns: 300 },
+      propertyRuns(300),
     );
     expect(midStep).toBeGreaterThan(0);
   });
@@ -226,7 +227,7 @@ describe("a session file another writer garbled", () => {
         expect(answeredPrefix(loaded.messages)).toBe(loaded.messages.length);
         for (const todo of loaded.todos) expect(typeof todo.content).toBe("string");
       }),
-      { numRuns: 300 },
+      propertyRuns(300),
     );
   });
 });

@@ -14,6 +14,7 @@ import { join } from "node:path";
 import { type Reply, startServer, type TestServer } from "@loopwright/testkit";
 import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
+import { propertyRuns, propertyTimeout } from "../../../test-support/properties.js";
 import {
   AgentError,
   type AgentTool,
@@ -597,20 +598,23 @@ async function runActions(actions: Action[]): Promise<void> {
 }
 
 describe("Session model (r91)", () => {
-  it("shows every prompt it kept, resumes what it showed, and never loses a turn silently", async () => {
-    await fc.assert(
-      fc.asyncProperty(fc.array(actionArb, { minLength: 3, maxLength: 15 }), async (actions) => {
-        try {
-          await runActions(actions);
-        } finally {
-          await server?.close();
-          server = undefined;
-        }
-      }),
-      {
-        numRuns: Number(process.env.R91_SESSION_RUNS ?? 30),
-        ...(process.env.R91_SESSION_SEED ? { seed: Number(process.env.R91_SESSION_SEED) } : {}),
-      },
-    );
-  }, 120_000);
+  it(
+    "shows every prompt it kept, resumes what it showed, and never loses a turn silently",
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(fc.array(actionArb, { minLength: 3, maxLength: 15 }), async (actions) => {
+          try {
+            await runActions(actions);
+          } finally {
+            await server?.close();
+            server = undefined;
+          }
+        }),
+        propertyRuns(Number(process.env.R91_SESSION_RUNS ?? 30), {
+          ...(process.env.R91_SESSION_SEED ? { seed: Number(process.env.R91_SESSION_SEED) } : {}),
+        }),
+      );
+    },
+    propertyTimeout(120_000),
+  );
 });

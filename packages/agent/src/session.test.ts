@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { readFixture, startServer, type TestServer } from "@loopwright/testkit";
 import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
+import { propertyRuns, propertyTimeout } from "../../../test-support/properties.js";
 import {
   Agent,
   AgentError,
@@ -1032,105 +1033,109 @@ describe("a session under random runs (fast-check)", () => {
     todos: fc.boolean(),
   });
 
-  it("always stores, shows and resumes one transcript with every call answered, and delivers every queued message or names it in a notice", async () => {
-    await fc.assert(
-      fc.asyncProperty(caseArb, async (c) => {
-        const dir = tempDir();
-        const todo = {
-          toolCalls: [
-            {
-              id: "todo",
-              name: "TodoWrite",
-              arguments: JSON.stringify({ todos: [{ content: "Finish", status: "pending" }] }),
-            },
-          ],
-        };
-        const script = [
-          ...(c.todos ? [todo] : []),
-          ...c.steps.map((step, s) => ({
-            toolCalls: step.calls.map((call, i) => ({
-              id: call.id === "given" ? `s${s}_${i}` : call.id === "dup" ? "dup" : "",
-              name: "work",
-              arguments: JSON.stringify({ n: call.n, action: call.action, tag: `${s}.${i}` }),
+  it(
+    "always stores, shows and resumes one transcript with every call answered, and delivers every queued message or names it in a notice",
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(caseArb, async (c) => {
+          const dir = tempDir();
+          const todo = {
+            toolCalls: [
+              {
+                id: "todo",
+                name: "TodoWrite",
+                arguments: JSON.stringify({ todos: [{ content: "Finish", status: "pending" }] }),
+              },
+            ],
+          };
+          const script = [
+            ...(c.todos ? [todo] : []),
+            ...c.steps.map((step, s) => ({
+              toolCalls: step.calls.map((call, i) => ({
+                id: call.id === "given" ? `s${s}_${i}` : call.id === "dup" ? "dup" : "",
+                name: "work",
+                arguments: JSON.stringify({ n: call.n, action: call.action, tag: `${s}.${i}` }),
+              })),
             })),
-          })),
-        ];
-        const local = await startServer({
-          replies: (_request, index) => script[index] ?? { content: `Done ${index}.` },
-        });
-        try {
-          let session: Awaited<ReturnType<typeof createSession>> | undefined;
-          const issued: string[] = [];
-          const tools = [
-            {
-              name: "work",
-              description: "Works",
-              parameters: {
-                type: "object",
-                properties: { n: { type: "number" }, action: { type: "string" }, tag: { type: "string" } },
-              },
-              execute: async ({ action, tag }: Record<string, unknown>) => {
-                if (action === "steer" || action === "followUp") {
-                  const text = `${action} from ${String(tag)}`;
-                  issued.push(text);
-                  if (action === "steer") session?.agent.steer(text);
-                  else session?.agent.followUp(text);
-                }
-                if (action === "abort") session?.abort();
-                if (action === "throw") throw new Error(`failed at ${String(tag)}`);
-                await new Promise((resolve) => setTimeout(resolve, 1));
-                return `worked ${String(tag)}`;
-              },
-            },
           ];
-          const config = { baseUrl: local.baseUrl, model: "sim" };
-          session = await createSession({
-            config,
-            tools,
-            sessionDir: dir,
-            sessionId: "p",
-            maxTurns: c.maxTurns,
-            stallThreshold: c.stallThreshold,
-            builtInTools: { todoWrite: true },
-            ...(c.sequential ? { toolExecution: "sequential" as const } : {}),
+          const local = await startServer({
+            replies: (_request, index) => script[index] ?? { content: `Done ${index}.` },
           });
-          const result = await session.prompt("Do the work.");
-          expect(["ok", "aborted", "stalled", "maxTurns"]).toContain(result.status);
-          const messages = session.messages;
-          expect(answeredPrefix(messages)).toBe(messages.length);
-          // Every message queued during the run was delivered once, or a notice says it was not kept
-          // (none is left queued for the next prompt to be answered with).
-          const texts = messages.map((m) => (m as { content?: unknown }).content);
-          const told = session
-            .getSnapshot()
-            .timeline.flatMap((e) => (e.type === "notice" ? [e.text] : []))
-            .join("\n");
-          for (const text of issued) {
-            const delivered = texts.filter((t) => t === text).length;
-            expect(delivered, text).toBeLessThanOrEqual(1);
-            if (delivered === 0) expect(told, text).toContain(JSON.stringify(text));
-          }
-          expect(session.agent.hasQueuedMessages()).toBe(false);
-          // What the file resumes to is what the session holds and shows.
-          await session.close();
-          const resumed = await createSession({ config, tools, sessionDir: dir, sessionId: "p" });
-          expect(resumed.messages).toEqual(messages);
-          const shown = (s: { getSnapshot(): { timeline: readonly TimelineEvent[] } }) =>
-            s
+          try {
+            let session: Awaited<ReturnType<typeof createSession>> | undefined;
+            const issued: string[] = [];
+            const tools = [
+              {
+                name: "work",
+                description: "Works",
+                parameters: {
+                  type: "object",
+                  properties: { n: { type: "number" }, action: { type: "string" }, tag: { type: "string" } },
+                },
+                execute: async ({ action, tag }: Record<string, unknown>) => {
+                  if (action === "steer" || action === "followUp") {
+                    const text = `${action} from ${String(tag)}`;
+                    issued.push(text);
+                    if (action === "steer") session?.agent.steer(text);
+                    else session?.agent.followUp(text);
+                  }
+                  if (action === "abort") session?.abort();
+                  if (action === "throw") throw new Error(`failed at ${String(tag)}`);
+                  await new Promise((resolve) => setTimeout(resolve, 1));
+                  return `worked ${String(tag)}`;
+                },
+              },
+            ];
+            const config = { baseUrl: local.baseUrl, model: "sim" };
+            session = await createSession({
+              config,
+              tools,
+              sessionDir: dir,
+              sessionId: "p",
+              maxTurns: c.maxTurns,
+              stallThreshold: c.stallThreshold,
+              builtInTools: { todoWrite: true },
+              ...(c.sequential ? { toolExecution: "sequential" as const } : {}),
+            });
+            const result = await session.prompt("Do the work.");
+            expect(["ok", "aborted", "stalled", "maxTurns"]).toContain(result.status);
+            const messages = session.messages;
+            expect(answeredPrefix(messages)).toBe(messages.length);
+            // Every message queued during the run was delivered once, or a notice says it was not kept
+            // (none is left queued for the next prompt to be answered with).
+            const texts = messages.map((m) => (m as { content?: unknown }).content);
+            const told = session
               .getSnapshot()
-              .timeline.flatMap((e) =>
-                e.type === "user" || e.type === "assistant"
-                  ? [`${e.type}:${e.text}`]
-                  : e.type === "tool"
-                    ? [`tool:${e.id}:${e.result}:${e.isError}`]
-                    : [],
-              );
-          expect(shown(session)).toEqual(shown(resumed));
-        } finally {
-          await local.close();
-        }
-      }),
-      { numRuns: Number(process.env.SESSION_COMBOS_RUNS ?? 25) },
-    );
-  }, 600_000);
+              .timeline.flatMap((e) => (e.type === "notice" ? [e.text] : []))
+              .join("\n");
+            for (const text of issued) {
+              const delivered = texts.filter((t) => t === text).length;
+              expect(delivered, text).toBeLessThanOrEqual(1);
+              if (delivered === 0) expect(told, text).toContain(JSON.stringify(text));
+            }
+            expect(session.agent.hasQueuedMessages()).toBe(false);
+            // What the file resumes to is what the session holds and shows.
+            await session.close();
+            const resumed = await createSession({ config, tools, sessionDir: dir, sessionId: "p" });
+            expect(resumed.messages).toEqual(messages);
+            const shown = (s: { getSnapshot(): { timeline: readonly TimelineEvent[] } }) =>
+              s
+                .getSnapshot()
+                .timeline.flatMap((e) =>
+                  e.type === "user" || e.type === "assistant"
+                    ? [`${e.type}:${e.text}`]
+                    : e.type === "tool"
+                      ? [`tool:${e.id}:${e.result}:${e.isError}`]
+                      : [],
+                );
+            expect(shown(session)).toEqual(shown(resumed));
+          } finally {
+            await local.close();
+          }
+        }),
+        propertyRuns(Number(process.env.SESSION_COMBOS_RUNS ?? 25)),
+      );
+    },
+    propertyTimeout(600_000),
+  );
 });

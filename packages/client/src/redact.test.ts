@@ -7,6 +7,7 @@ import { startServer, type TestServer } from "@loopwright/testkit";
 import fc from "fast-check";
 import OpenAI from "openai";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { propertyRuns } from "../../../test-support/properties.js";
 import { createClientPool } from "./pool.js";
 import {
   credentialRedactor,
@@ -492,7 +493,7 @@ describe("redaction, as properties", () => {
           expect(holdsPiece(redact(spliced), key)).toBe(false);
         },
       ),
-      { numRuns: 300 },
+      propertyRuns(300),
     );
   });
 
@@ -524,7 +525,7 @@ describe("redaction, as properties", () => {
           expect(holdsPiece(out.replace(/\s+/g, ""), key)).toBe(false);
         }
       }),
-      { numRuns: 300 },
+      propertyRuns(300),
     );
   });
 });

@@ -6,6 +6,7 @@ import { bestTimes, startServer, type TestServer } from "@loopwright/testkit";
 import fc from "fast-check";
 import OpenAI from "openai";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { propertyRuns } from "../../../test-support/properties.js";
 import { resolveApiKey } from "./api-key.js";
 import { withoutTrailingSlashes } from "./endpoint.js";
 import { keepErrorBodies, MAX_ERROR_BODY_BYTES } from "./error-bodies.js";
@@ -124,7 +125,7 @@ describe("R67C-2: an error body's own message is kept whatever its `error` membe
           expect((error as Error).message).toBe(`400 ${message}`);
         },
       ),
-      { numRuns: 60 },
+      propertyRuns(60),
     );
   });
 });
@@ -214,7 +215,7 @@ describe("R67C-4: a key or header holding a lone surrogate", () => {
           expect(credentialRedactor({ apiKey: key })(`<<${key}>>`)).not.toContain(key);
         },
       ),
-      { numRuns: 300 },
+      propertyRuns(300),
     );
   });
 });
@@ -245,7 +246,7 @@ describe("R67C-5: a base URL holding a long run of slashes", () => {
         expect(withoutTrailingSlashes(text).endsWith("/")).toBe(false);
         expect(text.startsWith(withoutTrailingSlashes(text))).toBe(true);
       }),
-      { numRuns: 500 },
+      propertyRuns(500),
     );
   });
 });

@@ -6,6 +6,7 @@ import { startServer, type TestServer } from "@loopwright/testkit";
 import fc from "fast-check";
 import { APIUserAbortError } from "openai";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { propertyRuns } from "../../../test-support/properties.js";
 import { createClientPool } from "./pool.js";
 import { findEntry, listingEntries, type ModelEntry } from "./window.js";
 
@@ -119,7 +120,7 @@ describe("R81C-2: a big model listing read for one model (contextLimitFor, serve
           model === "" ? findEntry(entries, undefined) : reference(entries, model),
         );
       }),
-      { numRuns: 2_000 },
+      propertyRuns(2_000),
     );
   });
 });

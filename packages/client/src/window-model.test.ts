@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { propertyRuns, propertyTimeout } from "../../../test-support/properties.js";
 import { ModelListingError } from "./errors.js";
 import { createClientPool } from "./pool.js";
 
@@ -858,9 +859,9 @@ describe("window lookups against every server's personality (model)", () => {
             await runCase(setups, actions, maxRoutes);
           },
         ),
-        { numRuns: RUNS, ...(SEED === undefined ? {} : { seed: SEED }) },
+        propertyRuns(RUNS, { ...(SEED === undefined ? {} : { seed: SEED }) }),
       );
     },
-    RUNS * 2_000 + 10_000,
+    propertyTimeout(RUNS * 2_000 + 10_000),
   );
 });

@@ -1,5 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { propertyRuns, propertyTimeout } from "../../../test-support/properties.js";
 import {
   createBus,
   type EventBus,
@@ -580,15 +581,19 @@ function checkWatcher(state: WatcherState, smallestCap: number): void {
 }
 
 describe("the bus against a model of its runs", () => {
-  it("hands every watcher its own run, in order, capped only as documented, and keeps nothing after", async () => {
-    await fc.assert(
-      fc.asyncProperty(
-        fc.array(command, { minLength: 1, maxLength: 100, size: "max" }),
-        fc.record({ maxEvents: fc.integer({ min: 1, max: 6 }), trimSlack: fc.integer({ min: 1, max: 3 }) }),
-        fc.oneof({ weight: 1, arbitrary: fc.constant(true) }, { weight: 3, arbitrary: fc.constant(false) }),
-        playAndCollect,
-      ),
-      { numRuns: RUNS, ...(SEED === undefined ? {} : { seed: SEED }) },
-    );
-  }, 60_000);
+  it(
+    "hands every watcher its own run, in order, capped only as documented, and keeps nothing after",
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(
+          fc.array(command, { minLength: 1, maxLength: 100, size: "max" }),
+          fc.record({ maxEvents: fc.integer({ min: 1, max: 6 }), trimSlack: fc.integer({ min: 1, max: 3 }) }),
+          fc.oneof({ weight: 1, arbitrary: fc.constant(true) }, { weight: 3, arbitrary: fc.constant(false) }),
+          playAndCollect,
+        ),
+        propertyRuns(RUNS, { ...(SEED === undefined ? {} : { seed: SEED }) }),
+      );
+    },
+    propertyTimeout(60_000),
+  );
 });

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { propertyRuns } from "../../../test-support/properties.js";
 import { createBus } from "./bus.js";
 import { EventsError } from "./errors.js";
 import { configureEvents, emit, endRun, history, resetEvents, watch } from "./index.js";
@@ -321,7 +322,7 @@ describe("a watcher under any mix of emits and reads", () => {
           expect(seen.at(-1)?.kind).toBe("done");
         },
       ),
-      { numRuns: 150 },
+      propertyRuns(150),
     );
   });
 });

@@ -2,6 +2,7 @@ import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { propertyRuns } from "../../../test-support/properties.js";
 import { createBus } from "./bus.js";
 import { EventsError } from "./errors.js";
 import { fold } from "./fold.js";
@@ -142,7 +143,7 @@ describe("events built from outside JSON", () => {
           bus.close();
         },
       ),
-      { numRuns: 200 },
+      propertyRuns(200),
     );
   });
 });

@@ -7,6 +7,7 @@ import { runInNewContext } from "node:vm";
 import { bestTimes } from "@loopwright/testkit";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { propertyRuns } from "../../../test-support/properties.js";
 import { createBus } from "./bus.js";
 import { EventsError } from "./errors.js";
 import { type DisplayBlock, fold } from "./fold.js";
@@ -195,7 +196,7 @@ describe("R67E-1: fold takes retracts back in time linear in the events", () => 
         // Without seqs too: the same order, nothing taken as a copy.
         expect(fold(events)).toEqual(reference(events));
       }),
-      { numRuns: 500 },
+      propertyRuns(500),
     );
   });
 

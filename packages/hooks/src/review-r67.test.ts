@@ -3,6 +3,7 @@
 import { estimateTokens } from "@loopwright/ledger";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { propertyRuns, propertyTimeout } from "../../../test-support/properties.js";
 import {
   assembleContext,
   createHooks,
@@ -86,46 +87,50 @@ describe("R67H-1: a block cut to the budget never leaves an untrusted fence open
     );
   });
 
-  it("holds for any text fenced in any hook, any budget and any charsPerToken (fast-check)", () => {
-    fc.assert(
-      fc.property(
-        fc.array(
-          fc.record({
-            lead: fc.string({ maxLength: 20 }),
-            text: utf16,
-            source: fc.option(fc.string({ maxLength: 30 }), { nil: undefined }),
-            own: fc.option(fc.integer({ min: 1, max: 200 }), { nil: undefined }),
-          }),
-          { minLength: 1, maxLength: 4 },
-        ),
-        fc.integer({ min: 1, max: 400 }),
-        fc.constantFrom(0.7, 1, 2.5, 3.3, 4),
-        (hooks, maxTokens, charsPerToken) => {
-          const outcomes = hooks.map(({ lead, text, source, own }, at) => ({
-            id: `h${at}`,
-            context: `${lead.replace(/</g, "")}\n${untrusted(text, { source })}`,
-            ...(own === undefined ? {} : { maxTokens: own }),
-          }));
-          const context = assembleContext(outcomes, maxTokens, { charsPerToken });
-          expect(estimateTokens(context, { charsPerToken })).toBeLessThanOrEqual(maxTokens);
-          expect(LONE.test(context)).toBe(false);
-          for (const body of blockBodies(context)) {
-            // Every fence that opens closes, in the same block.
-            const opens = body.split("<untrusted").length - 1;
-            expect(body.split("\n</untrusted>").length - 1).toBe(opens);
-            // What is inside a fence decodes to the start of the text that was fenced.
-            for (const match of body.matchAll(
-              /<untrusted(?: source="[^"]*")?>\n([\s\S]*?)\n<\/untrusted>/g,
-            )) {
-              const inside = decode(match[1] as string);
-              expect(hooks.some(({ text }) => text.startsWith(inside))).toBe(true);
+  it(
+    "holds for any text fenced in any hook, any budget and any charsPerToken (fast-check)",
+    () => {
+      fc.assert(
+        fc.property(
+          fc.array(
+            fc.record({
+              lead: fc.string({ maxLength: 20 }),
+              text: utf16,
+              source: fc.option(fc.string({ maxLength: 30 }), { nil: undefined }),
+              own: fc.option(fc.integer({ min: 1, max: 200 }), { nil: undefined }),
+            }),
+            { minLength: 1, maxLength: 4 },
+          ),
+          fc.integer({ min: 1, max: 400 }),
+          fc.constantFrom(0.7, 1, 2.5, 3.3, 4),
+          (hooks, maxTokens, charsPerToken) => {
+            const outcomes = hooks.map(({ lead, text, source, own }, at) => ({
+              id: `h${at}`,
+              context: `${lead.replace(/</g, "")}\n${untrusted(text, { source })}`,
+              ...(own === undefined ? {} : { maxTokens: own }),
+            }));
+            const context = assembleContext(outcomes, maxTokens, { charsPerToken });
+            expect(estimateTokens(context, { charsPerToken })).toBeLessThanOrEqual(maxTokens);
+            expect(LONE.test(context)).toBe(false);
+            for (const body of blockBodies(context)) {
+              // Every fence that opens closes, in the same block.
+              const opens = body.split("<untrusted").length - 1;
+              expect(body.split("\n</untrusted>").length - 1).toBe(opens);
+              // What is inside a fence decodes to the start of the text that was fenced.
+              for (const match of body.matchAll(
+                /<untrusted(?: source="[^"]*")?>\n([\s\S]*?)\n<\/untrusted>/g,
+              )) {
+                const inside = decode(match[1] as string);
+                expect(hooks.some(({ text }) => text.startsWith(inside))).toBe(true);
+              }
             }
-          }
-        },
-      ),
-      { numRuns: 300 },
-    );
-  }, 20_000);
+          },
+        ),
+        propertyRuns(300),
+      );
+    },
+    propertyTimeout(20_000),
+  );
 });
 
 describe("R67H-2: untrusted writes half a surrogate pair as a code", () => {
@@ -139,17 +144,21 @@ describe("R67H-2: untrusted writes half a surrogate pair as a code", () => {
     );
   });
 
-  it("holds for any UTF-16 text, lone halves included (fast-check)", () => {
-    fc.assert(
-      fc.property(utf16, (text) => {
-        const fenced = untrusted(text);
-        expect(LONE.test(fenced)).toBe(false);
-        expect(decode(fenced.slice("<untrusted>\n".length, -"\n</untrusted>".length))).toBe(text);
-        expect(fenced.split("<").length - 1).toBe(2);
-      }),
-      { numRuns: 500 },
-    );
-  }, 20_000);
+  it(
+    "holds for any UTF-16 text, lone halves included (fast-check)",
+    () => {
+      fc.assert(
+        fc.property(utf16, (text) => {
+          const fenced = untrusted(text);
+          expect(LONE.test(fenced)).toBe(false);
+          expect(decode(fenced.slice("<untrusted>\n".length, -"\n</untrusted>".length))).toBe(text);
+          expect(fenced.split("<").length - 1).toBe(2);
+        }),
+        propertyRuns(500),
+      );
+    },
+    propertyTimeout(20_000),
+  );
 });
 
 describe("R67H-3: a transcript with a hole is refused with a HooksError, not a TypeError or a dropped message", () => {
@@ -314,37 +323,41 @@ describe("R67H-8: a context tag split by invisible format characters cannot clos
     expect(context.split("<").length - 1).toBe(2);
   });
 
-  it("holds for any text built of tag pieces and invisible characters, read as a reader that drops them (fast-check)", () => {
-    const piece = fc.constantFrom(
-      "<",
-      "/",
-      "context",
-      "CoNtExT",
-      "con",
-      "text",
-      "\u200B",
-      "\u00AD",
-      "\u2066",
-      " ",
-      "\n",
-      "x",
-    );
-    fc.assert(
-      fc.property(
-        fc.array(
-          fc.array(piece, { maxLength: 12 }).map((parts) => parts.join("")),
-          { minLength: 1, maxLength: 3 },
+  it(
+    "holds for any text built of tag pieces and invisible characters, read as a reader that drops them (fast-check)",
+    () => {
+      const piece = fc.constantFrom(
+        "<",
+        "/",
+        "context",
+        "CoNtExT",
+        "con",
+        "text",
+        "\u200B",
+        "\u00AD",
+        "\u2066",
+        " ",
+        "\n",
+        "x",
+      );
+      fc.assert(
+        fc.property(
+          fc.array(
+            fc.array(piece, { maxLength: 12 }).map((parts) => parts.join("")),
+            { minLength: 1, maxLength: 3 },
+          ),
+          (texts) => {
+            const context = assembleContext(texts.map((text, at) => ({ id: `h${at}`, context: text })));
+            const seen = context.replace(/\p{Cf}/gu, "");
+            const tags = seen.match(/<\s*\/?\s*context/gi) ?? [];
+            expect(tags.length).toBe(2 * blockBodies(context).length);
+          },
         ),
-        (texts) => {
-          const context = assembleContext(texts.map((text, at) => ({ id: `h${at}`, context: text })));
-          const seen = context.replace(/\p{Cf}/gu, "");
-          const tags = seen.match(/<\s*\/?\s*context/gi) ?? [];
-          expect(tags.length).toBe(2 * blockBodies(context).length);
-        },
-      ),
-      { numRuns: 500 },
-    );
-  }, 20_000);
+        propertyRuns(500),
+      );
+    },
+    propertyTimeout(20_000),
+  );
 
   it("stays linear: a run of < and invisible characters costs about what plain text of its length does", async () => {
     expect(await tagCost("\u200B", "\u00AD")).toBeLessThan(40);

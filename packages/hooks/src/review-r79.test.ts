@@ -1,6 +1,7 @@
 // Review round r79 (hooks): each test fails on the code before its fix.
 import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
+import { propertyRuns } from "../../../test-support/properties.js";
 import {
   assembleContext,
   consult,
@@ -86,7 +87,7 @@ describe("R79H-2: a context tag split by a default-ignorable character that is n
         const context = assembleContext([{ id: "h", context: `q ${parts.join("")}` }]);
         expect(seenBy(context).match(/<\s*\/?\s*context/gi)).toHaveLength(2);
       }),
-      { numRuns: 500 },
+      propertyRuns(500),
     );
   });
 

@@ -28,6 +28,7 @@ import { startServer, type TestServer } from "@loopwright/testkit";
 import fc from "fast-check";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { propertyRuns, propertyTimeout } from "../../../test-support/properties.js";
 import {
   createHooks,
   type HookMessage,
@@ -702,24 +703,28 @@ const sessionPlanArb = sessionArb as fc.Arbitrary<SessionPlan>;
 let runs = 0;
 
 describe("a session of random hooks, checked after every turn", () => {
-  it("keeps the transcript clean, every request a prefix-extension, the blocks whole and in budget", async () => {
-    // A hook's promise that rejects where nobody waits on it would end a Node host: none may be left so.
-    const unhandled = unhandledRejections();
-    await fc.assert(
-      fc.asyncProperty(sessionPlanArb, async (plan) => {
-        try {
-          await runSession(plan, localSender, `local-${runs++}`);
-        } catch (error) {
-          // Nothing but an assertion or a HooksError may come out, and a HooksError only for a caller's mistake: none here.
-          if (HooksError.isInstance(error))
-            throw new Error(`a HooksError for no caller's mistake: ${error.message}`);
-          throw error;
-        }
-      }),
-      { numRuns: Number(process.env.HOOKS_SESSION_RUNS ?? 60) },
-    );
-    expect(await unhandled.settled()).toEqual([]);
-  }, 60_000);
+  it(
+    "keeps the transcript clean, every request a prefix-extension, the blocks whole and in budget",
+    async () => {
+      // A hook's promise that rejects where nobody waits on it would end a Node host: none may be left so.
+      const unhandled = unhandledRejections();
+      await fc.assert(
+        fc.asyncProperty(sessionPlanArb, async (plan) => {
+          try {
+            await runSession(plan, localSender, `local-${runs++}`);
+          } catch (error) {
+            // Nothing but an assertion or a HooksError may come out, and a HooksError only for a caller's mistake: none here.
+            if (HooksError.isInstance(error))
+              throw new Error(`a HooksError for no caller's mistake: ${error.message}`);
+            throw error;
+          }
+        }),
+        propertyRuns(Number(process.env.HOOKS_SESSION_RUNS ?? 60)),
+      );
+      expect(await unhandled.settled()).toEqual([]);
+    },
+    propertyTimeout(60_000),
+  );
 
   describe("over HTTP to the testkit's prefix-cache server", () => {
     let server: TestServer;
@@ -735,32 +740,36 @@ describe("a session of random hooks, checked after every turn", () => {
       await server.close();
     });
 
-    it("serves each request's whole previous prompt from the cache, turn after turn", async () => {
-      const sender: Sender = {
-        async send(messages) {
-          const completion = await client.chat.completions.create({
-            model: "sim",
-            messages: messages as OpenAI.ChatCompletionMessageParam[],
-          });
-          return {
-            reply: completion.choices[0]?.message.content ?? "",
-            prompt: completion.usage?.prompt_tokens ?? 0,
-            cached: completion.usage?.prompt_tokens_details?.cached_tokens ?? 0,
-          };
-        },
-        received() {
-          const last = server.chatRequests[server.chatRequests.length - 1] as { raw: string };
-          const body = JSON.parse(last.raw) as { messages: unknown[] };
-          return body.messages.map((message) => JSON.stringify(message));
-        },
-      };
-      await fc.assert(
-        fc.asyncProperty(sessionPlanArb, async (plan) => {
-          await runSession(plan, sender, `http-${runs++}`);
-        }),
-        { numRuns: Number(process.env.HOOKS_SESSION_HTTP_RUNS ?? 15) },
-      );
-    }, 60_000);
+    it(
+      "serves each request's whole previous prompt from the cache, turn after turn",
+      async () => {
+        const sender: Sender = {
+          async send(messages) {
+            const completion = await client.chat.completions.create({
+              model: "sim",
+              messages: messages as OpenAI.ChatCompletionMessageParam[],
+            });
+            return {
+              reply: completion.choices[0]?.message.content ?? "",
+              prompt: completion.usage?.prompt_tokens ?? 0,
+              cached: completion.usage?.prompt_tokens_details?.cached_tokens ?? 0,
+            };
+          },
+          received() {
+            const last = server.chatRequests[server.chatRequests.length - 1] as { raw: string };
+            const body = JSON.parse(last.raw) as { messages: unknown[] };
+            return body.messages.map((message) => JSON.stringify(message));
+          },
+        };
+        await fc.assert(
+          fc.asyncProperty(sessionPlanArb, async (plan) => {
+            await runSession(plan, sender, `http-${runs++}`);
+          }),
+          propertyRuns(Number(process.env.HOOKS_SESSION_HTTP_RUNS ?? 15)),
+        );
+      },
+      propertyTimeout(60_000),
+    );
   });
 });
 

@@ -1,5 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { propertyRuns, propertyTimeout } from "../../../test-support/properties.js";
 import { HooksError } from "./errors.js";
 import { ANGLE_LOOKALIKES, UNTRUSTED_PREFACE, untrusted } from "./untrusted.js";
 
@@ -139,25 +140,33 @@ describe("untrusted", () => {
     },
   );
 
-  it("holds for arbitrary text and sources, attacks mixed in (fast-check, full Unicode)", () => {
-    fc.assert(
-      fc.property(hostile, fc.option(hostile, { nil: undefined }), (text, source) => {
-        const out = source === undefined ? untrusted(text) : untrusted(text, { source });
-        expectSealed(out, text, source);
-      }),
-      { numRuns: 1000 },
-    );
-  }, 60_000);
+  it(
+    "holds for arbitrary text and sources, attacks mixed in (fast-check, full Unicode)",
+    () => {
+      fc.assert(
+        fc.property(hostile, fc.option(hostile, { nil: undefined }), (text, source) => {
+          const out = source === undefined ? untrusted(text) : untrusted(text, { source });
+          expectSealed(out, text, source);
+        }),
+        propertyRuns(1000),
+      );
+    },
+    propertyTimeout(60_000),
+  );
 
-  it("holds when fenced text is fenced again, and when the preface is fenced", () => {
-    fc.assert(
-      fc.property(hostile, (text) => {
-        const inner = untrusted(text);
-        expectSealed(untrusted(inner), inner);
-      }),
-    );
-    expectSealed(untrusted(UNTRUSTED_PREFACE), UNTRUSTED_PREFACE);
-  }, 60_000);
+  it(
+    "holds when fenced text is fenced again, and when the preface is fenced",
+    () => {
+      fc.assert(
+        fc.property(hostile, (text) => {
+          const inner = untrusted(text);
+          expectSealed(untrusted(inner), inner);
+        }),
+      );
+      expectSealed(untrusted(UNTRUSTED_PREFACE), UNTRUSTED_PREFACE);
+    },
+    propertyTimeout(60_000),
+  );
 
   it("escapes every character that normalises, or changes case, into < or one of its look-alikes", () => {
     const missing: string[] = [];

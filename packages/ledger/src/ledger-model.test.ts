@@ -1,6 +1,7 @@
 import { countTokens, renderPrompt } from "@loopwright/testkit";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { propertyRuns, propertyTimeout } from "../../../test-support/properties.js";
 import { createCalibration } from "./calibration.js";
 import { estimateFrom, type LedgerEntry, rebaseLedger, recordRequest } from "./ledger.js";
 import { type MessageLike, messageEstimate } from "./messages.js";
@@ -18,7 +19,7 @@ import { contextChars } from "./tokens.js";
 
 const RUNS = Number(process.env.R90_LEDGER_RUNS ?? 60);
 const SEED = process.env.R90_LEDGER_SEED === undefined ? undefined : Number(process.env.R90_LEDGER_SEED);
-const params = { numRuns: RUNS, ...(SEED !== undefined ? { seed: SEED } : {}) };
+const params = propertyRuns(RUNS, SEED !== undefined ? { seed: SEED } : {});
 
 const TOOLS = [
   {
@@ -176,72 +177,76 @@ describe("the ledger model: a long run's plans, prunes, readings and rebases", (
     );
   });
 
-  it("a plan never splits a call from its answer, its arithmetic holds, and the kept part is sent byte for byte", () => {
-    let planned = 0;
-    fc.assert(
-      fc.property(
-        runArb,
-        fc.array(readingArb, { minLength: 1, maxLength: 6 }),
-        fc.integer({ min: 50, max: 40_000 }),
-        fc.option(fc.double({ min: 0.05, max: 1, noNaN: true }), { nil: undefined }),
-        fc.boolean(),
-        (run, readings, limit, target, useReading) => {
-          const { messages } = run;
-          const { ledger, lastTrue } = sendRun(run, readings);
-          const estimate = estimateFrom(ledger, messages);
-          const estimates = messages.map((m, i) => estimate(m, i));
-          // Whatever the readings were, every estimate is one planCompaction takes.
-          for (const e of estimates) expect(e >= 0 && e <= Number.MAX_SAFE_INTEGER).toBe(true);
-          // The last honest reading measured the prefix it was sent with; the plan's `used` is never below it.
-          const used = useReading ? lastTrue?.prompt : undefined;
-          const plan = planCompaction(messages, {
-            limit,
-            ...(used !== undefined ? { used } : {}),
-            ...(target !== undefined ? { target } : {}),
-            estimate,
-          });
-          if (plan === undefined) return;
-          planned++;
-          if (used !== undefined) expect(plan.used).toBeGreaterThanOrEqual(used);
-          const sum = (a: number, b: number) => estimates.slice(a, b).reduce((x, y) => x + y, 0);
-          expect(plan.folded).toBeCloseTo(sum(plan.from, plan.through), 6);
-          expect(plan.kept).toBeCloseTo(sum(plan.through, messages.length), 6);
-          expect(plan.after).toBeCloseTo(plan.used - plan.folded + plan.summaryTokens, 6);
-          expect(plan.from).toBeGreaterThanOrEqual(leading(messages));
-          expect(messages[plan.through]?.role).toBe("user");
-          // Fits as documented: a kept tail within keepRatio, or (no target) a forced-deep fold of a
-          // request that no longer fits, or (target) the target met or the last question reached.
-          const users = messages.flatMap((m, i) => (m.role === "user" && i > plan.from ? [i] : []));
-          const last = users.at(-1);
-          if (target === undefined) {
-            const withinKeep = plan.kept <= 0.35 * limit;
-            expect(withinKeep || (plan.used >= limit && plan.through === last)).toBe(true);
-          } else {
-            expect(plan.after <= target * limit + 1e-6 || plan.through === last).toBe(true);
-          }
-          const summary = "notes \ud800 end";
-          const out = applyCompaction(messages, { summary, through: plan.through, at: 0 });
-          expect(refusal(out)).toBeUndefined();
-          // Cache-stable: the kept messages are the ones sent, the same objects and the same bytes.
-          const lead = leading(messages);
-          const kept = out.slice(out.length - (messages.length - plan.through));
-          kept.forEach((m, k) => {
-            expect(m).toBe(messages[plan.through + k]);
-          });
-          expect(JSON.stringify(kept)).toBe(JSON.stringify(messages.slice(plan.through)));
-          const systems = out.slice(0, out.length - kept.length - 1);
-          expect(systems.every((m, k) => m === messages.slice(0, lead)[k] || systems.length < lead)).toBe(
-            true,
-          );
-          const folded = out[out.length - kept.length - 1] as MessageLike;
-          expect(typeof folded.content === "string" && folded.content.startsWith(SUMMARY_LEAD)).toBe(true);
-          expect((folded.content as string).includes("\ud800")).toBe(false);
-        },
-      ),
-      params,
-    );
-    expect(planned).toBeGreaterThan(RUNS / 10);
-  }, 120_000);
+  it(
+    "a plan never splits a call from its answer, its arithmetic holds, and the kept part is sent byte for byte",
+    () => {
+      let planned = 0;
+      fc.assert(
+        fc.property(
+          runArb,
+          fc.array(readingArb, { minLength: 1, maxLength: 6 }),
+          fc.integer({ min: 50, max: 40_000 }),
+          fc.option(fc.double({ min: 0.05, max: 1, noNaN: true }), { nil: undefined }),
+          fc.boolean(),
+          (run, readings, limit, target, useReading) => {
+            const { messages } = run;
+            const { ledger, lastTrue } = sendRun(run, readings);
+            const estimate = estimateFrom(ledger, messages);
+            const estimates = messages.map((m, i) => estimate(m, i));
+            // Whatever the readings were, every estimate is one planCompaction takes.
+            for (const e of estimates) expect(e >= 0 && e <= Number.MAX_SAFE_INTEGER).toBe(true);
+            // The last honest reading measured the prefix it was sent with; the plan's `used` is never below it.
+            const used = useReading ? lastTrue?.prompt : undefined;
+            const plan = planCompaction(messages, {
+              limit,
+              ...(used !== undefined ? { used } : {}),
+              ...(target !== undefined ? { target } : {}),
+              estimate,
+            });
+            if (plan === undefined) return;
+            planned++;
+            if (used !== undefined) expect(plan.used).toBeGreaterThanOrEqual(used);
+            const sum = (a: number, b: number) => estimates.slice(a, b).reduce((x, y) => x + y, 0);
+            expect(plan.folded).toBeCloseTo(sum(plan.from, plan.through), 6);
+            expect(plan.kept).toBeCloseTo(sum(plan.through, messages.length), 6);
+            expect(plan.after).toBeCloseTo(plan.used - plan.folded + plan.summaryTokens, 6);
+            expect(plan.from).toBeGreaterThanOrEqual(leading(messages));
+            expect(messages[plan.through]?.role).toBe("user");
+            // Fits as documented: a kept tail within keepRatio, or (no target) a forced-deep fold of a
+            // request that no longer fits, or (target) the target met or the last question reached.
+            const users = messages.flatMap((m, i) => (m.role === "user" && i > plan.from ? [i] : []));
+            const last = users.at(-1);
+            if (target === undefined) {
+              const withinKeep = plan.kept <= 0.35 * limit;
+              expect(withinKeep || (plan.used >= limit && plan.through === last)).toBe(true);
+            } else {
+              expect(plan.after <= target * limit + 1e-6 || plan.through === last).toBe(true);
+            }
+            const summary = "notes \ud800 end";
+            const out = applyCompaction(messages, { summary, through: plan.through, at: 0 });
+            expect(refusal(out)).toBeUndefined();
+            // Cache-stable: the kept messages are the ones sent, the same objects and the same bytes.
+            const lead = leading(messages);
+            const kept = out.slice(out.length - (messages.length - plan.through));
+            kept.forEach((m, k) => {
+              expect(m).toBe(messages[plan.through + k]);
+            });
+            expect(JSON.stringify(kept)).toBe(JSON.stringify(messages.slice(plan.through)));
+            const systems = out.slice(0, out.length - kept.length - 1);
+            expect(systems.every((m, k) => m === messages.slice(0, lead)[k] || systems.length < lead)).toBe(
+              true,
+            );
+            const folded = out[out.length - kept.length - 1] as MessageLike;
+            expect(typeof folded.content === "string" && folded.content.startsWith(SUMMARY_LEAD)).toBe(true);
+            expect((folded.content as string).includes("\ud800")).toBe(false);
+          },
+        ),
+        params,
+      );
+      expect(planned).toBeGreaterThan(RUNS / 10);
+    },
+    propertyTimeout(120_000),
+  );
 
   it("pruning never clears a definitions result nor the newest keepLast, and a second prune keeps the bytes", () => {
     fc.assert(
@@ -310,60 +315,64 @@ describe("the ledger model: a long run's plans, prunes, readings and rebases", (
     );
   });
 
-  it("rebaseLedger after a fold agrees with a fresh ledger of the folded transcript", () => {
-    let compared = 0;
-    fc.assert(
-      // Honest readings: an absurd one is a different absurdity on the folded transcript, so two
-      // ledgers built from absurd readings agree on nothing worth comparing.
-      fc.property(runArb, (run) => {
-        const { messages, boundaries } = run;
-        const { ledger } = sendRun(run, [{ kind: "true" }]);
-        const users = messages.flatMap((m, i) => (m.role === "user" && i > leading(messages) ? [i] : []));
-        const through = users[0];
-        if (through === undefined) return;
-        const after = applyCompaction(messages, { summary: "notes", through, at: 0 });
-        const rebased = rebaseLedger(ledger, messages, after);
-        const shift = after.length - messages.length;
-        // A fresh ledger: the requests at or past the cut sent again on the folded transcript, each
-        // read as the folded request's own count.
-        let fresh: LedgerEntry[] = [];
-        let previous: { messages: MessageLike[]; tools: typeof TOOLS } | undefined;
-        for (const end of boundaries) {
-          if (end - 1 < through) continue;
-          const folded = after.slice(0, end + shift);
-          fresh = recordRequest(fresh, previous, {
-            messages: folded,
-            tools: TOOLS,
-            prompt: trueTokens(folded),
-          });
-          previous = { messages: folded, tools: TOOLS };
-        }
-        // A reading near the floor recordRequest holds a prompt to (the body's text over 8) may be
-        // taken for the longer body and not for the folded one: then the two ledgers group the
-        // messages differently, and only the entries they share are compared.
-        const first = rebased.findIndex((e) => e.through >= leading(after));
-        const kept = rebased.slice(Math.max(0, first)).map((e) => e.through);
-        if (first < 0 || kept.join() !== fresh.map((e) => e.through).join()) return;
-        const a = estimateFrom(rebased, after);
-        const b = estimateFrom(fresh, after);
-        // Every message both measure, they measure alike; none is measured by the rebased ledger
-        // across the fold (the summary and the system prompts are estimated).
-        for (let i = 0; i < after.length; i++) {
-          const m = after[i] as MessageLike;
-          const plain = messageEstimate(m, 4);
-          const x = a(m, i);
-          const y = b(m, i);
-          if (i <= leading(after) - 1) expect(x).toBe(plain);
-          if (x !== plain && y !== plain) {
-            compared++;
-            expect(x).toBeCloseTo(y, 6);
+  it(
+    "rebaseLedger after a fold agrees with a fresh ledger of the folded transcript",
+    () => {
+      let compared = 0;
+      fc.assert(
+        // Honest readings: an absurd one is a different absurdity on the folded transcript, so two
+        // ledgers built from absurd readings agree on nothing worth comparing.
+        fc.property(runArb, (run) => {
+          const { messages, boundaries } = run;
+          const { ledger } = sendRun(run, [{ kind: "true" }]);
+          const users = messages.flatMap((m, i) => (m.role === "user" && i > leading(messages) ? [i] : []));
+          const through = users[0];
+          if (through === undefined) return;
+          const after = applyCompaction(messages, { summary: "notes", through, at: 0 });
+          const rebased = rebaseLedger(ledger, messages, after);
+          const shift = after.length - messages.length;
+          // A fresh ledger: the requests at or past the cut sent again on the folded transcript, each
+          // read as the folded request's own count.
+          let fresh: LedgerEntry[] = [];
+          let previous: { messages: MessageLike[]; tools: typeof TOOLS } | undefined;
+          for (const end of boundaries) {
+            if (end - 1 < through) continue;
+            const folded = after.slice(0, end + shift);
+            fresh = recordRequest(fresh, previous, {
+              messages: folded,
+              tools: TOOLS,
+              prompt: trueTokens(folded),
+            });
+            previous = { messages: folded, tools: TOOLS };
           }
-        }
-        // Entries point at the same messages they did, in order, and only appended ones share an epoch.
-        for (const entry of rebased) expect(entry.through).toBeLessThan(after.length);
-      }),
-      params,
-    );
-    expect(compared).toBeGreaterThan(0);
-  }, 120_000);
+          // A reading near the floor recordRequest holds a prompt to (the body's text over 8) may be
+          // taken for the longer body and not for the folded one: then the two ledgers group the
+          // messages differently, and only the entries they share are compared.
+          const first = rebased.findIndex((e) => e.through >= leading(after));
+          const kept = rebased.slice(Math.max(0, first)).map((e) => e.through);
+          if (first < 0 || kept.join() !== fresh.map((e) => e.through).join()) return;
+          const a = estimateFrom(rebased, after);
+          const b = estimateFrom(fresh, after);
+          // Every message both measure, they measure alike; none is measured by the rebased ledger
+          // across the fold (the summary and the system prompts are estimated).
+          for (let i = 0; i < after.length; i++) {
+            const m = after[i] as MessageLike;
+            const plain = messageEstimate(m, 4);
+            const x = a(m, i);
+            const y = b(m, i);
+            if (i <= leading(after) - 1) expect(x).toBe(plain);
+            if (x !== plain && y !== plain) {
+              compared++;
+              expect(x).toBeCloseTo(y, 6);
+            }
+          }
+          // Entries point at the same messages they did, in order, and only appended ones share an epoch.
+          for (const entry of rebased) expect(entry.through).toBeLessThan(after.length);
+        }),
+        params,
+      );
+      expect(compared).toBeGreaterThan(0);
+    },
+    propertyTimeout(120_000),
+  );
 });

@@ -1,6 +1,7 @@
 import { countTokens, createPrefixCache, renderPrompt } from "@loopwright/testkit";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { propertyRuns } from "../../../test-support/properties.js";
 import { LedgerError } from "./errors.js";
 import { estimateFrom, type LedgerEntry, rebaseLedger, recordRequest, tokensBetween } from "./ledger.js";
 import type { MessageLike } from "./messages.js";
@@ -152,7 +153,7 @@ describe("tokensBetween", () => {
           trueCost(transcript.slice(lo.through + 1, hi.through + 1)),
         );
       }),
-      { numRuns: 300 },
+      propertyRuns(300),
     );
   });
 

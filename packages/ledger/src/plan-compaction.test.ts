@@ -1,5 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { propertyRuns } from "../../../test-support/properties.js";
 import type { MessageLike } from "./messages.js";
 import { planCompaction, SUMMARY_LEAD } from "./plan-compaction.js";
 import { messageTokens } from "./tokens.js";
@@ -184,7 +185,7 @@ describe("planCompaction", () => {
           expect(plan.through).toBe(messages.findLastIndex((m) => m.role === "user"));
         expect(plan.kept).toBe(tail);
       }),
-      { numRuns: 300 },
+      propertyRuns(300),
     );
   });
 
@@ -208,7 +209,7 @@ describe("planCompaction", () => {
           for (const m of kept) if (m.role === "tool") expect(asked.has(m.tool_call_id)).toBe(true);
         },
       ),
-      { numRuns: 300 },
+      propertyRuns(300),
     );
   });
 
@@ -234,7 +235,7 @@ describe("planCompaction", () => {
           expect(plan.through).toBe(first ?? users.at(-1));
         },
       ),
-      { numRuns: 300 },
+      propertyRuns(300),
     );
   });
 });

@@ -1,6 +1,7 @@
 import { growth } from "@loopwright/testkit";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { propertyRuns } from "../../../test-support/properties.js";
 import { LedgerError } from "./errors.js";
 import { estimateFrom, type LedgerEntry, rebaseLedger, tokensBetween } from "./ledger.js";
 import type { MessageLike } from "./messages.js";
@@ -120,7 +121,7 @@ describe("R67L-1: a fold never keeps a tool result whose call it folded away", (
         // Refused with the typed error, or accepted with every tool result still after its call.
         expect(out === undefined ? LedgerError.isInstance(caught) : everyResultHasItsCall(out)).toBe(true);
       }),
-      { numRuns: 2000 },
+      propertyRuns(2000),
     );
   });
 });
@@ -216,7 +217,7 @@ describe("R67L-4: the ledger's readers are linear whatever the ledger holds", ()
           expect(tokensBetween(ledger, from, to, messages)).toBe(Math.round(sum));
         },
       ),
-      { numRuns: 3000 },
+      propertyRuns(3000),
     );
   });
 
@@ -283,7 +284,7 @@ describe("R67L-4: the ledger's readers are linear whatever the ledger holds", ()
           expect(rebaseLedger(ledger, before, after)).toEqual(referenceRebase(ledger, before, after));
         },
       ),
-      { numRuns: 3000 },
+      propertyRuns(3000),
     );
   });
 

@@ -1,5 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { propertyRuns, propertyTimeout } from "../../../test-support/properties.js";
 import type { MessageLike } from "./messages.js";
 import { planCompaction } from "./plan-compaction.js";
 import { pruneToolResults } from "./prune.js";
@@ -73,30 +74,34 @@ describe("compaction never hands back a transcript an endpoint refuses", () => {
     );
   });
 
-  it("a planned fold keeps every call answered, whatever the window and the target", async () => {
-    let planned = 0;
-    await fc.assert(
-      fc.asyncProperty(
-        transcriptArb,
-        fc.integer({ min: 50, max: 20_000 }),
-        fc.option(fc.double({ min: 0.05, max: 1, noNaN: true }), { nil: undefined }),
-        async (messages, limit, target) => {
-          const plan = planCompaction(messages, { limit, ...(target !== undefined ? { target } : {}) });
-          if (plan === undefined) return;
-          planned++;
-          const folded: MessageLike[][] = [];
-          const out = await compactTranscript(messages, plan, (stretch) => {
-            folded.push([...stretch]);
-            return "notes";
-          });
-          expect(refusal(out)).toBeUndefined();
-          // Every question is either kept or handed to the summariser: none goes silently.
-          const users = (list: readonly MessageLike[]) => list.filter((m) => m.role === "user").length;
-          expect(users(out) + users(folded[0] ?? [])).toBe(users(messages));
-        },
-      ),
-      { numRuns: Number(process.env.RUNS ?? 200) },
-    );
-    expect(planned).toBeGreaterThan(20);
-  }, 60_000);
+  it(
+    "a planned fold keeps every call answered, whatever the window and the target",
+    async () => {
+      let planned = 0;
+      await fc.assert(
+        fc.asyncProperty(
+          transcriptArb,
+          fc.integer({ min: 50, max: 20_000 }),
+          fc.option(fc.double({ min: 0.05, max: 1, noNaN: true }), { nil: undefined }),
+          async (messages, limit, target) => {
+            const plan = planCompaction(messages, { limit, ...(target !== undefined ? { target } : {}) });
+            if (plan === undefined) return;
+            planned++;
+            const folded: MessageLike[][] = [];
+            const out = await compactTranscript(messages, plan, (stretch) => {
+              folded.push([...stretch]);
+              return "notes";
+            });
+            expect(refusal(out)).toBeUndefined();
+            // Every question is either kept or handed to the summariser: none goes silently.
+            const users = (list: readonly MessageLike[]) => list.filter((m) => m.role === "user").length;
+            expect(users(out) + users(folded[0] ?? [])).toBe(users(messages));
+          },
+        ),
+        propertyRuns(Number(process.env.RUNS ?? 200)),
+      );
+      expect(planned).toBeGreaterThan(20);
+    },
+    propertyTimeout(60_000),
+  );
 });

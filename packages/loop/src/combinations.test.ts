@@ -13,6 +13,7 @@ import { SUMMARISER_SYSTEM } from "@loopwright/side-task";
 import { type Reply, readFixtureJson, startServer, type TestServer } from "@loopwright/testkit";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { propertyRuns, propertyTimeout } from "../../../test-support/properties.js";
 import type { AgentLoopResult } from "./agent-loop.js";
 import type { ChatMessage, ToolDefinition } from "./config.js";
 import { AgentLoopError, AgentLoopOverflow, failedRun, ToolIterationLimit } from "./errors.js";
@@ -443,12 +444,18 @@ async function runCase(c: Case): Promise<void> {
 }
 
 describe("features together, over HTTP, against a strict endpoint", () => {
-  it("any mix of options and scripted turns leaves a sendable transcript and one account of the calls", async () => {
-    await fc.assert(fc.asyncProperty(caseArb, runCase), {
-      numRuns: Number(process.env.LOOP_COMBOS_RUNS ?? 50),
-      // A failure's seed and path replay it: LOOP_COMBOS_SEED=-1601569035 LOOP_COMBOS_PATH=8:1:1:…
-      ...(process.env.LOOP_COMBOS_SEED ? { seed: Number(process.env.LOOP_COMBOS_SEED) } : {}),
-      ...(process.env.LOOP_COMBOS_PATH ? { path: process.env.LOOP_COMBOS_PATH } : {}),
-    });
-  }, 600_000);
+  it(
+    "any mix of options and scripted turns leaves a sendable transcript and one account of the calls",
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(caseArb, runCase),
+        propertyRuns(Number(process.env.LOOP_COMBOS_RUNS ?? 50), {
+          // A failure's seed and path replay it: LOOP_COMBOS_SEED=-1601569035 LOOP_COMBOS_PATH=8:1:1:…
+          ...(process.env.LOOP_COMBOS_SEED ? { seed: Number(process.env.LOOP_COMBOS_SEED) } : {}),
+          ...(process.env.LOOP_COMBOS_PATH ? { path: process.env.LOOP_COMBOS_PATH } : {}),
+        }),
+      );
+    },
+    propertyTimeout(600_000),
+  );
 });

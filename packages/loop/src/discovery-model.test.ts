@@ -15,6 +15,7 @@ import { type Reply, startServer } from "@loopwright/testkit";
 import { type CatalogServer, catalogText, holdsDefinitions } from "@loopwright/tool-loading";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { propertyRuns, propertyTimeout } from "../../../test-support/properties.js";
 import type { AgentLoopResult } from "./agent-loop.js";
 import type { ChatMessage, LoopConfig, ToolDefinition } from "./config.js";
 import { AgentLoopError, AgentLoopOverflow, failedRun, LoopOptionError } from "./errors.js";
@@ -899,12 +900,18 @@ async function runCase(c: Case): Promise<void> {
 }
 
 describe("tool discovery, whole runs against a model", () => {
-  it("every mode answers, dispatches, declares and counts as the model says", async () => {
-    const seed = process.env.R90_DISCOVERY_SEED;
-    await fc.assert(fc.asyncProperty(caseArb, runCase), {
-      numRuns: Number(process.env.R90_DISCOVERY_RUNS ?? 120),
-      ...(seed ? { seed: Number(seed) } : {}),
-    });
-    if (process.env.R90_STATS) console.log(Object.entries(STATS).sort());
-  }, 600_000);
+  it(
+    "every mode answers, dispatches, declares and counts as the model says",
+    async () => {
+      const seed = process.env.R90_DISCOVERY_SEED;
+      await fc.assert(
+        fc.asyncProperty(caseArb, runCase),
+        propertyRuns(Number(process.env.R90_DISCOVERY_RUNS ?? 120), {
+          ...(seed ? { seed: Number(seed) } : {}),
+        }),
+      );
+      if (process.env.R90_STATS) console.log(Object.entries(STATS).sort());
+    },
+    propertyTimeout(600_000),
+  );
 });

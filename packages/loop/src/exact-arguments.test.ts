@@ -4,6 +4,7 @@
 import { type Reply, startServer, type TestServer } from "@loopwright/testkit";
 import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
+import { propertyRuns } from "../../../test-support/properties.js";
 import type { ChatMessage, ToolDefinition } from "./config.js";
 import { failedRun, runAgentLoop } from "./index.js";
 
@@ -292,7 +293,7 @@ describe("parity: a call_tool call and the same call made directly", () => {
           expect(direct.seen.length + (String(direct.answer).startsWith("The arguments") ? 1 : 0)).toBe(1);
         },
       ),
-      { numRuns: 20 },
+      propertyRuns(20),
     );
     // Each case starts and closes two loopback servers: 20 cases took 2.5-3.1 s with the machine's
     // load at 8-10 and about 4 s at 14, close to vitest's 5 s default, so the bound is set here.

@@ -19,6 +19,7 @@ import { type LiveServer, liveServerPath, startLive } from "@loopwright/testkit"
 import { Ajv2020 } from "ajv/dist/2020.js";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { propertyRuns, propertyTimeout } from "../../../test-support/properties.js";
 import type { ChatMessage, ToolDefinition } from "./config.js";
 import { AgentLoopError, AgentLoopOverflow, LoopOptionError, ToolIterationLimit } from "./errors.js";
 import { createRuntime } from "./runtime.js";
@@ -416,7 +417,7 @@ const typed = (error: unknown): boolean =>
     }, 20_000);
 
     it("every run ends typed, answers every call and refusal, hands tools valid arguments, and leaves a transcript the server takes", {
-      timeout: 40_000 + RUNS * 70_000,
+      timeout: propertyTimeout(40_000 + RUNS * 70_000),
     }, async () => {
       await fc.assert(
         fc.asyncProperty(draws, async (draw) => {
@@ -589,7 +590,7 @@ const typed = (error: unknown): boolean =>
           if (!(overflowed && /exceed_context_size|context/i.test(text)))
             expect(again.status, `the server refused the transcript again: ${text.slice(0, 400)}`).toBe(200);
         }),
-        { numRuns: RUNS, ...(SEED === undefined ? {} : { seed: SEED }), endOnFailure: true },
+        propertyRuns(RUNS, { ...(SEED === undefined ? {} : { seed: SEED }), endOnFailure: true }),
       );
     });
   },

@@ -4,6 +4,7 @@ import { type Reply, startServer, type TestServer } from "@loopwright/testkit";
 import fc from "fast-check";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { propertyRuns } from "../../../test-support/properties.js";
 import { createRuntime } from "./index.js";
 import { ADD_TOOL, QUESTION } from "./test-support/transcript.js";
 
@@ -206,7 +207,7 @@ describe("no string the library emits holds the endpoint's credentials", () => {
           runtime.close();
         },
       ),
-      { numRuns: 60 },
+      propertyRuns(60),
     );
   }, 120_000);
 });

@@ -7,6 +7,7 @@
 import { startServer, type TestServer } from "@loopwright/testkit";
 import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
+import { propertyRuns } from "../../../test-support/properties.js";
 import type { AssistantToolCall, ChatMessage } from "./config.js";
 import { AgentLoopError, errorMessage } from "./errors.js";
 import { runCalls } from "./run-calls.js";
@@ -331,7 +332,7 @@ describe("errorMessage and runCalls never throw for an odd error", () => {
           expect(content).not.toMatch(/cannot hold/);
         },
       ),
-      { numRuns: 300 },
+      propertyRuns(300),
     );
   });
 });

@@ -4,6 +4,7 @@
 import { type Reply, startServer, type TestServer } from "@loopwright/testkit";
 import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
+import { propertyRuns } from "../../../test-support/properties.js";
 import type { ChatMessage, ToolDefinition } from "./config.js";
 import { runAgentLoop } from "./index.js";
 
@@ -188,7 +189,7 @@ describe("a number token written where the tool takes only a string", () => {
         expect(eager.seen).toEqual([{ zip, count: 1 }]);
         expect(proxy.seen).toEqual(eager.seen);
       }),
-      { numRuns: 15 },
+      propertyRuns(15),
     );
   });
 });

@@ -2,6 +2,7 @@ import { fold, runMetrics, type SequencedEvent } from "@loopwright/events";
 import { type Reply, startServer, type TestServer, type TurnReply } from "@loopwright/testkit";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { propertyRuns, propertyTimeout } from "../../../test-support/properties.js";
 import type { ChatMessage, ToolDefinition } from "./config.js";
 import { createRuntime, failedRun } from "./index.js";
 
@@ -360,12 +361,18 @@ async function check(spec: {
 }
 
 describe("a watcher of runAgentLoop against the run itself", () => {
-  it("folds into the transcript, adds up to the run's metrics, pairs every call and holds no credential", async () => {
-    await fc.assert(fc.asyncProperty(runSpec, check), {
-      numRuns: RUNS,
-      ...(SEED === undefined ? {} : { seed: SEED }),
-    });
-  }, 60_000);
+  it(
+    "folds into the transcript, adds up to the run's metrics, pairs every call and holds no credential",
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(runSpec, check),
+        propertyRuns(RUNS, {
+          ...(SEED === undefined ? {} : { seed: SEED }),
+        }),
+      );
+    },
+    propertyTimeout(60_000),
+  );
 });
 
 describe("a watcher of a run its host stopped", () => {

@@ -8,6 +8,7 @@ import {
 } from "@loopwright/testkit";
 import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
+import { propertyRuns, propertyTimeout } from "../../../test-support/properties.js";
 import type { ChatMessage, ToolDefinition } from "./config.js";
 import { AgentLoopOverflow, createRuntime, failedRun, type LedgerEntry } from "./index.js";
 
@@ -247,20 +248,24 @@ async function runModel({ window, questions, summaryChars }: Plan, compact: bool
 
 describe("a long run stays inside its window and its cache", () => {
   for (const compact of [true, false]) {
-    it(`${compact ? "with" : "without"} compact: no summary past the window, no request past it beyond the estimate nor sent again past it, every call answered, the cached prefix kept`, async () => {
-      const seen: Outcome[] = [];
-      await fc.assert(
-        fc.asyncProperty(planArb, async (plan) => {
-          const outcome = await runModel(plan, compact);
-          await server?.close();
-          server = undefined;
-          seen.push(outcome);
-          expect(outcome.oversize, `window ${plan.window}`).toEqual([]);
-        }),
-        { numRuns: RUNS, ...(SEED !== undefined ? { seed: SEED } : {}), endOnFailure: true },
-      );
-      expect(seen.reduce((n, o) => n + o.cacheChecked, 0)).toBeGreaterThan(0);
-      if (compact) expect(seen.reduce((n, o) => n + o.folds, 0)).toBeGreaterThan(0);
-    }, 60_000);
+    it(
+      `${compact ? "with" : "without"} compact: no summary past the window, no request past it beyond the estimate nor sent again past it, every call answered, the cached prefix kept`,
+      async () => {
+        const seen: Outcome[] = [];
+        await fc.assert(
+          fc.asyncProperty(planArb, async (plan) => {
+            const outcome = await runModel(plan, compact);
+            await server?.close();
+            server = undefined;
+            seen.push(outcome);
+            expect(outcome.oversize, `window ${plan.window}`).toEqual([]);
+          }),
+          propertyRuns(RUNS, { ...(SEED !== undefined ? { seed: SEED } : {}), endOnFailure: true }),
+        );
+        expect(seen.reduce((n, o) => n + o.cacheChecked, 0)).toBeGreaterThan(0);
+        if (compact) expect(seen.reduce((n, o) => n + o.folds, 0)).toBeGreaterThan(0);
+      },
+      propertyTimeout(60_000),
+    );
   }
 });

@@ -2,6 +2,7 @@ import { type DisplayBlock, fold, type RunEvent } from "@loopwright/events";
 import { startServer, type TestServer } from "@loopwright/testkit";
 import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
+import { propertyRuns } from "../../../test-support/properties.js";
 import type { ChatMessage, ToolDefinition } from "./config.js";
 import { runAgentLoop } from "./index.js";
 import { recoverWrittenCalls } from "./written-calls.js";
@@ -103,7 +104,7 @@ describe("a call written as text with <think> or </think> in a string argument",
         expect(ran).toEqual([{ name: "write_file", args }]);
         expect(result.turn?.content).toBe("Done.");
       }),
-      { numRuns: 25 },
+      propertyRuns(25),
     );
   });
 });

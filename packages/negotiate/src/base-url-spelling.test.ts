@@ -1,6 +1,7 @@
 import { createClientPool } from "@loopwright/client";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { propertyRuns } from "../../../test-support/properties.js";
 import { createCapabilityStore } from "./capabilities.js";
 
 /** A base URL written as a person might: any case of scheme and host, a port or not, slashes, spaces. */
@@ -109,7 +110,7 @@ describe("one spelling of a base URL per server", () => {
         store.capabilitiesFor(baseUrl);
         expect(store.exportCapabilities().endpoints[0]?.baseUrl).toBe(pooled);
       }),
-      { numRuns: 300 },
+      propertyRuns(300),
     );
   });
 
@@ -127,7 +128,7 @@ describe("one spelling of a base URL per server", () => {
         store.forget(b);
         expect(store.capabilitiesFor(a).usageInStream).toBe(oneClient);
       }),
-      { numRuns: 300 },
+      propertyRuns(300),
     );
     // Both halves of "exactly when" are checked on every run, not only when a seed happens on a pair.
     expect(shared).toBeGreaterThan(60);

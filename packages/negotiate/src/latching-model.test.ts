@@ -45,6 +45,7 @@ import {
 } from "@loopwright/testkit";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { propertyRuns, propertyTimeout } from "../../../test-support/properties.js";
 import { STRICT_LOOKUP_TOOLS, transcriptWithLongId } from "../test/wire.js";
 import {
   type CapabilityStore,
@@ -1810,10 +1811,10 @@ describe("latching model: negotiate over HTTP against quirky servers", () => {
         fc.asyncProperty(world, fc.array(step, { minLength: 1, maxLength: 10 }), async (w, steps) => {
           await run(w, steps);
         }),
-        { numRuns: Number(process.env.LATCH_RUNS ?? 60), examples: [EVERYTHING_AT_ONCE] },
+        propertyRuns(Number(process.env.LATCH_RUNS ?? 60), { examples: [EVERYTHING_AT_ONCE] }),
       );
     },
-    120_000 + Number(process.env.LATCH_RUNS ?? 0) * 200,
+    propertyTimeout(120_000 + Number(process.env.LATCH_RUNS ?? 0) * 200),
   );
 });
 
@@ -1963,9 +1964,9 @@ describe("latching model: the client's window-route latches", () => {
             ref = next;
           }
         }),
-        { numRuns: Number(process.env.LATCH_RUNS ?? 100) },
+        propertyRuns(Number(process.env.LATCH_RUNS ?? 100)),
       );
     },
-    120_000 + Number(process.env.LATCH_RUNS ?? 0) * 50,
+    propertyTimeout(120_000 + Number(process.env.LATCH_RUNS ?? 0) * 50),
   );
 });

@@ -2,6 +2,7 @@ import { streamTurn } from "@loopwright/stream";
 import { startServer, type TestServer } from "@loopwright/testkit";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { propertyRuns } from "../../../test-support/properties.js";
 import { clientFor, refusedBy, rejection } from "../test/wire.js";
 import { createCapabilityStore } from "./capabilities.js";
 import { negotiate } from "./negotiate.js";
@@ -96,7 +97,7 @@ describe("R67N-4: a grammar failure under a 5xx is never retried as a server fau
           expect(readRefusal(error) !== undefined && isTransient(error)).toBe(false);
         },
       ),
-      { numRuns: 400 },
+      propertyRuns(400),
     );
   });
 });

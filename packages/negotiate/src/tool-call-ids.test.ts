@@ -10,6 +10,7 @@ import { readFixture, recordedErrorBody, startServer, type TestServer } from "@l
 import fc from "fast-check";
 import OpenAI from "openai";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { propertyRuns } from "../../../test-support/properties.js";
 import { rejection, streamText } from "../test/wire.js";
 import { createCapabilityStore } from "./capabilities.js";
 import { negotiate } from "./negotiate.js";
@@ -238,7 +239,7 @@ describe("shortToolCallIds", () => {
           if (isShortToolCallId(id)) expect(sent).toBe(id);
         });
       }),
-      { numRuns: 300 },
+      propertyRuns(300),
     );
   });
 
@@ -250,7 +251,7 @@ describe("shortToolCallIds", () => {
         // Only a later valid id equal to an earlier derived one could move it: 1 in 62^9.
         expect(step2.slice(0, step1.length)).toEqual(step1);
       }),
-      { numRuns: 200 },
+      propertyRuns(200),
     );
   });
 

@@ -3,6 +3,7 @@ import fc from "fast-check";
 import OpenAI from "openai";
 import type { ChatCompletionMessageParam } from "openai/resources/chat/completions";
 import { afterEach, describe, expect, it } from "vitest";
+import { propertyRuns } from "../../../test-support/properties.js";
 import { createCapabilityStore } from "./capabilities.js";
 import { buildBody, type ToolDefinition } from "./request-body.js";
 
@@ -153,7 +154,7 @@ describe("buildBody and half a surrogate pair", () => {
           if ((texts[i] as string).isWellFormed()) expect(sent).toBe(messages[i]);
         });
       }),
-      { numRuns: 300 },
+      propertyRuns(300),
     );
   });
 });

@@ -19,6 +19,7 @@ import {
 } from "@loopwright/negotiate";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { propertyRuns, propertyTimeout } from "../../../test-support/properties.js";
 import { HAS_REDIS, RedisServer, SKIP_MESSAGE } from "../test/redis-server.js";
 import { createRedisBus, type RedisEventBus } from "./bus.js";
 import { createRedisCalibration, type RedisCalibration } from "./calibration.js";
@@ -156,151 +157,155 @@ describe.skipIf(!HAS_REDIS)("the Redis stores answer as the in-process ones", ()
     await server.kill();
   });
 
-  it("bus: emit, watch from a seq on either instance, read back, done and endRun, as the in-memory bus", async () => {
-    await fc.assert(
-      fc.asyncProperty(fc.array(busOpArb, { minLength: 1, maxLength: 14 }), async (ops) => {
-        const prefix = fresh();
-        const errors: unknown[] = [];
-        const onError = (error: unknown) => errors.push(error);
-        const a = await createRedisBus({ url: server.url, prefix, onError });
-        const b = await createRedisBus({ url: server.url, prefix, onError });
-        const on = (side: Side): RedisEventBus => (side === "a" ? a : b);
-        const mem: EventBus = createBus();
-        const pairs: { redis: Reading; mem: Reading; stream: RedisEventStream; generation: number }[] = [];
-        /** How often each run was ended (`endRun`): an id names a seq of one run, not of the next. */
-        const generations = RUNS.map(() => 0);
-        try {
-          for (const step of ops) {
-            const run = RUNS[step.run] as string;
-            const top = mem.history(run).length;
-            switch (step.op) {
-              case "emit":
-              case "done": {
-                const event: RunEvent = step.op === "done" ? { kind: "done" } : step.event;
-                const fromMem = mem.emit(run, event);
-                const fromRedis = a.emit(run, event);
-                expect(shown(fromRedis), "emit's answer").toBe(shown(fromMem));
-                break;
-              }
-              case "watch": {
-                // At or past a `done` a Redis watcher waits for the id's next run and reads what
-                // comes after the `done` as that run (README, "A run id used again"), where the
-                // in-memory bus's watchers stop at the `done`: resume before it.
-                const doneAt = mem.history(run).find((e) => e.kind === "done")?.seq ?? top + 1;
-                const after = Math.min(Math.floor((step.after / 100) * top), doneAt - 1);
-                const stop = new AbortController();
-                const memStop = new AbortController();
-                // An id from a watcher of this very run (not one ended since and started afresh).
-                const named = pairs.find(
-                  (p) =>
-                    p.redis.run === run &&
-                    p.generation === generations[step.run] &&
-                    p.redis.seen.some((e) => e.seq === after),
-                );
-                const event = named?.redis.seen.find((e) => e.seq === after);
-                const from = !step.byId ? after : named && event ? named.stream.idOf(event) : String(after);
-                const stream = on(step.on).watch(run, stop.signal, { after: from });
-                pairs.push({
-                  generation: generations[step.run] as number,
-                  stream,
-                  redis: read(
-                    `${step.on}.watch(${run}, after ${JSON.stringify(from)})`,
-                    run,
-                    after,
-                    stream,
-                    stop,
-                  ),
-                  mem: read("mem", run, after, mem.watch(run, memStop.signal), memStop),
-                });
-                break;
-              }
-              case "endRun": {
-                // A user ends a run once its watchers have what was emitted: wait for them to read it
-                // (the in-memory watchers hold it at once), so what they end with is comparable.
-                await a.flushed();
-                await until(() =>
-                  pairs.every(
+  it(
+    "bus: emit, watch from a seq on either instance, read back, done and endRun, as the in-memory bus",
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(fc.array(busOpArb, { minLength: 1, maxLength: 14 }), async (ops) => {
+          const prefix = fresh();
+          const errors: unknown[] = [];
+          const onError = (error: unknown) => errors.push(error);
+          const a = await createRedisBus({ url: server.url, prefix, onError });
+          const b = await createRedisBus({ url: server.url, prefix, onError });
+          const on = (side: Side): RedisEventBus => (side === "a" ? a : b);
+          const mem: EventBus = createBus();
+          const pairs: { redis: Reading; mem: Reading; stream: RedisEventStream; generation: number }[] = [];
+          /** How often each run was ended (`endRun`): an id names a seq of one run, not of the next. */
+          const generations = RUNS.map(() => 0);
+          try {
+            for (const step of ops) {
+              const run = RUNS[step.run] as string;
+              const top = mem.history(run).length;
+              switch (step.op) {
+                case "emit":
+                case "done": {
+                  const event: RunEvent = step.op === "done" ? { kind: "done" } : step.event;
+                  const fromMem = mem.emit(run, event);
+                  const fromRedis = a.emit(run, event);
+                  expect(shown(fromRedis), "emit's answer").toBe(shown(fromMem));
+                  break;
+                }
+                case "watch": {
+                  // At or past a `done` a Redis watcher waits for the id's next run and reads what
+                  // comes after the `done` as that run (README, "A run id used again"), where the
+                  // in-memory bus's watchers stop at the `done`: resume before it.
+                  const doneAt = mem.history(run).find((e) => e.kind === "done")?.seq ?? top + 1;
+                  const after = Math.min(Math.floor((step.after / 100) * top), doneAt - 1);
+                  const stop = new AbortController();
+                  const memStop = new AbortController();
+                  // An id from a watcher of this very run (not one ended since and started afresh).
+                  const named = pairs.find(
                     (p) =>
-                      p.redis.run !== run ||
-                      p.redis.ended ||
-                      // What the in-memory bus holds for it (its watcher may not have taken it yet):
-                      // the run's events after its position, up to the first `done`.
-                      p.redis.seen.length >= owedTo(mem.history(run), p.redis.after),
-                  ),
-                );
-                // The other instance hears of the end through pub/sub (README: "The announcement is
-                // pub/sub"): a watcher of its own, started before, shows when it has.
-                const other = step.on === "a" ? b : a;
-                const probeStop = new AbortController();
-                const probe = read(
-                  "probe",
-                  run,
-                  0,
-                  other.watch(run, probeStop.signal, { after: top }),
-                  probeStop,
-                );
-                mem.endRun(run);
-                // A release that finds no stream announces nothing, and the watchers of the id read
-                // whichever run comes under it next (README, `releaseRun`): only a run with events.
-                if (step.release && step.on === "a" && top > 0) a.releaseRun(run);
-                else on(step.on).endRun(run);
-                generations[step.run] = (generations[step.run] as number) + 1;
-                await on(step.on).flushed();
-                await until(
-                  () =>
-                    probe.ended && pairs.every((p) => p.redis.run !== run || p.redis.ended || !p.mem.ended),
-                );
-                probeStop.abort();
-                expect(probe.ended, "the other instance heard the end").toBe(true);
-                break;
+                      p.redis.run === run &&
+                      p.generation === generations[step.run] &&
+                      p.redis.seen.some((e) => e.seq === after),
+                  );
+                  const event = named?.redis.seen.find((e) => e.seq === after);
+                  const from = !step.byId ? after : named && event ? named.stream.idOf(event) : String(after);
+                  const stream = on(step.on).watch(run, stop.signal, { after: from });
+                  pairs.push({
+                    generation: generations[step.run] as number,
+                    stream,
+                    redis: read(
+                      `${step.on}.watch(${run}, after ${JSON.stringify(from)})`,
+                      run,
+                      after,
+                      stream,
+                      stop,
+                    ),
+                    mem: read("mem", run, after, mem.watch(run, memStop.signal), memStop),
+                  });
+                  break;
+                }
+                case "endRun": {
+                  // A user ends a run once its watchers have what was emitted: wait for them to read it
+                  // (the in-memory watchers hold it at once), so what they end with is comparable.
+                  await a.flushed();
+                  await until(() =>
+                    pairs.every(
+                      (p) =>
+                        p.redis.run !== run ||
+                        p.redis.ended ||
+                        // What the in-memory bus holds for it (its watcher may not have taken it yet):
+                        // the run's events after its position, up to the first `done`.
+                        p.redis.seen.length >= owedTo(mem.history(run), p.redis.after),
+                    ),
+                  );
+                  // The other instance hears of the end through pub/sub (README: "The announcement is
+                  // pub/sub"): a watcher of its own, started before, shows when it has.
+                  const other = step.on === "a" ? b : a;
+                  const probeStop = new AbortController();
+                  const probe = read(
+                    "probe",
+                    run,
+                    0,
+                    other.watch(run, probeStop.signal, { after: top }),
+                    probeStop,
+                  );
+                  mem.endRun(run);
+                  // A release that finds no stream announces nothing, and the watchers of the id read
+                  // whichever run comes under it next (README, `releaseRun`): only a run with events.
+                  if (step.release && step.on === "a" && top > 0) a.releaseRun(run);
+                  else on(step.on).endRun(run);
+                  generations[step.run] = (generations[step.run] as number) + 1;
+                  await on(step.on).flushed();
+                  await until(
+                    () =>
+                      probe.ended && pairs.every((p) => p.redis.run !== run || p.redis.ended || !p.mem.ended),
+                  );
+                  probeStop.abort();
+                  expect(probe.ended, "the other instance heard the end").toBe(true);
+                  break;
+                }
+                case "read": {
+                  await a.flushed();
+                  const after = Math.floor((step.after / 100) * top);
+                  const fromRedis = await on(step.on).readHistory(run, after);
+                  const fromMem = mem.history(run).filter((e) => e.seq > after);
+                  expect(fromRedis.map(shown), `${step.on}.readHistory(${run}, ${after})`).toEqual(
+                    fromMem.map(shown),
+                  );
+                  break;
+                }
               }
-              case "read": {
-                await a.flushed();
-                const after = Math.floor((step.after / 100) * top);
-                const fromRedis = await on(step.on).readHistory(run, after);
-                const fromMem = mem.history(run).filter((e) => e.seq > after);
-                expect(fromRedis.map(shown), `${step.on}.readHistory(${run}, ${after})`).toEqual(
-                  fromMem.map(shown),
-                );
-                break;
+              // The emitting instance's own copy is the in-memory bus's history.
+              for (const r of RUNS)
+                expect(a.history(r).map(shown), `a.history(${r})`).toEqual(mem.history(r).map(shown));
+            }
+            // Every run ends with `done`, so every watcher finishes.
+            for (const r of RUNS) {
+              const held = mem.history(r);
+              if (held.at(-1)?.kind !== "done") {
+                mem.emit(r, { kind: "done" });
+                a.emit(r, { kind: "done" });
               }
             }
-            // The emitting instance's own copy is the in-memory bus's history.
-            for (const r of RUNS)
-              expect(a.history(r).map(shown), `a.history(${r})`).toEqual(mem.history(r).map(shown));
-          }
-          // Every run ends with `done`, so every watcher finishes.
-          for (const r of RUNS) {
-            const held = mem.history(r);
-            if (held.at(-1)?.kind !== "done") {
-              mem.emit(r, { kind: "done" });
-              a.emit(r, { kind: "done" });
+            await a.flushed();
+            const guard = setTimeout(() => {
+              for (const p of pairs) p.redis.stop.abort();
+            }, 15_000);
+            await Promise.all(pairs.map((p) => Promise.all([p.redis.finished, p.mem.finished])));
+            clearTimeout(guard);
+            for (const p of pairs) {
+              const expected = p.mem.seen.filter((e) => e.seq > p.mem.after);
+              expect(p.redis.seen.map(shown), p.redis.label).toEqual(expected.map(shown));
+              expect(fold(p.redis.seen), `fold of ${p.redis.label}`).toEqual(fold(expected));
             }
+            expect(errors, "onError").toEqual([]);
+          } finally {
+            for (const p of pairs) {
+              p.redis.stop.abort();
+              p.mem.stop.abort();
+            }
+            mem.close();
+            await Promise.all([a.close(), b.close()]);
           }
-          await a.flushed();
-          const guard = setTimeout(() => {
-            for (const p of pairs) p.redis.stop.abort();
-          }, 15_000);
-          await Promise.all(pairs.map((p) => Promise.all([p.redis.finished, p.mem.finished])));
-          clearTimeout(guard);
-          for (const p of pairs) {
-            const expected = p.mem.seen.filter((e) => e.seq > p.mem.after);
-            expect(p.redis.seen.map(shown), p.redis.label).toEqual(expected.map(shown));
-            expect(fold(p.redis.seen), `fold of ${p.redis.label}`).toEqual(fold(expected));
-          }
-          expect(errors, "onError").toEqual([]);
-        } finally {
-          for (const p of pairs) {
-            p.redis.stop.abort();
-            p.mem.stop.abort();
-          }
-          mem.close();
-          await Promise.all([a.close(), b.close()]);
-        }
-      }),
-      { numRuns: 40 },
-    );
-  }, 120_000);
+        }),
+        propertyRuns(40),
+      );
+    },
+    propertyTimeout(120_000),
+  );
 
   /**
    * What a watcher that fell behind delivers, checked against the run's history: real events in
@@ -349,64 +354,68 @@ describe.skipIf(!HAS_REDIS)("the Redis stores answer as the in-process ones", ()
     );
   };
 
-  it("bus: a watcher that does not read keeps the most recent maxEvents and tells the gap once, on either instance, as in memory", async () => {
-    await fc.assert(
-      fc.asyncProperty(
-        fc.integer({ min: 1, max: 5 }),
-        fc.integer({ min: 1, max: 3 }),
-        fc.array(eventArb, { minLength: 1, maxLength: 30 }),
-        sideArb,
-        async (maxEvents, trimSlack, burst, side) => {
-          const settings = { maxEvents, trimSlack };
-          const prefix = fresh();
-          const errors: unknown[] = [];
-          const onError = (error: unknown) => errors.push(error);
-          const a = await createRedisBus({ url: server.url, prefix, onError, settings });
-          const b = await createRedisBus({ url: server.url, prefix, onError, settings });
-          const mem = createBus(settings);
-          const stop = new AbortController();
-          const guard = setTimeout(() => stop.abort(), 15_000);
-          try {
-            // The watcher has read the run's first event, so what follows is live on both buses.
-            const first: RunEvent = { kind: "turn", step: 1 };
-            mem.emit("r", first);
-            a.emit("r", first);
-            const watchers = {
-              mem: mem.watch("r", stop.signal)[Symbol.asyncIterator](),
-              redis: (side === "a" ? a : b).watch("r", stop.signal)[Symbol.asyncIterator](),
-            };
-            const seen = { mem: [] as SequencedEvent[], redis: [] as SequencedEvent[] };
-            for (const key of ["mem", "redis"] as const) {
-              const step = await watchers[key].next();
-              if (!step.done) seen[key].push(step.value);
+  it(
+    "bus: a watcher that does not read keeps the most recent maxEvents and tells the gap once, on either instance, as in memory",
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(
+          fc.integer({ min: 1, max: 5 }),
+          fc.integer({ min: 1, max: 3 }),
+          fc.array(eventArb, { minLength: 1, maxLength: 30 }),
+          sideArb,
+          async (maxEvents, trimSlack, burst, side) => {
+            const settings = { maxEvents, trimSlack };
+            const prefix = fresh();
+            const errors: unknown[] = [];
+            const onError = (error: unknown) => errors.push(error);
+            const a = await createRedisBus({ url: server.url, prefix, onError, settings });
+            const b = await createRedisBus({ url: server.url, prefix, onError, settings });
+            const mem = createBus(settings);
+            const stop = new AbortController();
+            const guard = setTimeout(() => stop.abort(), 15_000);
+            try {
+              // The watcher has read the run's first event, so what follows is live on both buses.
+              const first: RunEvent = { kind: "turn", step: 1 };
+              mem.emit("r", first);
+              a.emit("r", first);
+              const watchers = {
+                mem: mem.watch("r", stop.signal)[Symbol.asyncIterator](),
+                redis: (side === "a" ? a : b).watch("r", stop.signal)[Symbol.asyncIterator](),
+              };
+              const seen = { mem: [] as SequencedEvent[], redis: [] as SequencedEvent[] };
+              for (const key of ["mem", "redis"] as const) {
+                const step = await watchers[key].next();
+                if (!step.done) seen[key].push(step.value);
+              }
+              for (const event of [...burst, { kind: "done" } as RunEvent]) {
+                mem.emit("r", event);
+                a.emit("r", event);
+              }
+              await a.flushed();
+              // Not read meanwhile: give the Redis watcher's reads time to bring the burst in (how
+              // much it caps then depends on where its reads stand; the property allows any).
+              await pause(50);
+              for (const key of ["mem", "redis"] as const) {
+                for (let step = await watchers[key].next(); !step.done; step = await watchers[key].next())
+                  seen[key].push(step.value);
+              }
+              expect(stop.signal.aborted, "the watchers ended on done").toBe(false);
+              capped("in memory", seen.mem, mem.history("r"), maxEvents);
+              capped(`redis (${side})`, seen.redis, mem.history("r"), maxEvents);
+              expect(errors, "onError").toEqual([]);
+            } finally {
+              clearTimeout(guard);
+              stop.abort();
+              mem.close();
+              await Promise.all([a.close(), b.close()]);
             }
-            for (const event of [...burst, { kind: "done" } as RunEvent]) {
-              mem.emit("r", event);
-              a.emit("r", event);
-            }
-            await a.flushed();
-            // Not read meanwhile: give the Redis watcher's reads time to bring the burst in (how
-            // much it caps then depends on where its reads stand; the property allows any).
-            await pause(50);
-            for (const key of ["mem", "redis"] as const) {
-              for (let step = await watchers[key].next(); !step.done; step = await watchers[key].next())
-                seen[key].push(step.value);
-            }
-            expect(stop.signal.aborted, "the watchers ended on done").toBe(false);
-            capped("in memory", seen.mem, mem.history("r"), maxEvents);
-            capped(`redis (${side})`, seen.redis, mem.history("r"), maxEvents);
-            expect(errors, "onError").toEqual([]);
-          } finally {
-            clearTimeout(guard);
-            stop.abort();
-            mem.close();
-            await Promise.all([a.close(), b.close()]);
-          }
-        },
-      ),
-      { numRuns: 25 },
-    );
-  }, 120_000);
+          },
+        ),
+        propertyRuns(25),
+      );
+    },
+    propertyTimeout(120_000),
+  );
 
   // ---------------------------------------------------------------------------------------------
   // Capability latches: per endpoint and per (endpoint, model), export/import, forget, reset.
@@ -578,134 +587,138 @@ describe.skipIf(!HAS_REDIS)("the Redis stores answer as the in-process ones", ()
       .filter((shown) => shown !== undefined)
       .sort();
 
-  it("capability latches: per endpoint and per (endpoint, model), forget, reset, export and import, on either instance", async () => {
-    await fc.assert(
-      fc.asyncProperty(fc.array(capsOpArb, { minLength: 1, maxLength: 10 }), async (ops) => {
-        const prefix = fresh();
-        const errors: unknown[] = [];
-        const onError = (error: unknown) => errors.push(error);
-        const a = await createRedisCapabilityStore({ url: server.url, prefix, onError });
-        const b = await createRedisCapabilityStore({ url: server.url, prefix, onError });
-        const on = (side: Side): RedisCapabilityStore => (side === "a" ? a : b);
-        const mem = createCapabilityStore();
-        try {
-          for (const step of ops) {
-            const store = on(step.on);
-            // A forget or reset reaches the other instance through pub/sub: it has heard it once it
-            // knows one mark more (see below).
-            const dropOn = step.op === "race" ? step.dropOn : step.on;
-            const other = dropOn === "a" ? b : a;
-            const marksBefore = marksKnown(other) ?? 0;
-            switch (step.op) {
-              case "endpoint":
-                supportsOf(mem, step.tenant)[step.field] = false;
-                supportsOf(store, step.tenant)[step.field] = false;
-                break;
-              case "model": {
-                const model = MODELS[step.model] as string;
-                latchModel(mem.modelCapabilitiesFor(supportsOf(mem, step.tenant), model), step.field);
-                latchModel(store.modelCapabilitiesFor(supportsOf(store, step.tenant), model), step.field);
-                break;
-              }
-              case "forget": {
-                const t = TENANTS[step.tenant] as (typeof TENANTS)[number];
-                mem.forget(t.baseUrl, t.apiKey, t.headers);
-                store.forget(t.baseUrl, t.apiKey, t.headers);
-                break;
-              }
-              case "reset":
-                mem.reset();
-                store.reset();
-                break;
-              case "race": {
-                supportsOf(mem, step.tenant)[step.field] = false;
-                supportsOf(store, step.tenant)[step.field] = false;
-                const sharing = store.sync();
-                const t = TENANTS[step.tenant] as (typeof TENANTS)[number];
-                if (step.reset) {
-                  mem.reset();
-                  on(step.dropOn).reset();
-                } else {
-                  mem.forget(t.baseUrl, t.apiKey, t.headers);
-                  on(step.dropOn).forget(t.baseUrl, t.apiKey, t.headers);
-                }
-                await sharing;
-                break;
-              }
-              case "import": {
-                const before = mem.exportCapabilities();
-                // A snapshot another store exported, laid over both.
-                const source = createCapabilityStore();
-                for (const l of step.latches) {
-                  latchModel(
-                    source.modelCapabilitiesFor(supportsOf(source, l.tenant), MODELS[l.model] as string),
-                    l.field,
-                  );
-                }
-                const snapshot = source.exportCapabilities();
-                // The in-memory store sets each field as the snapshot says; the Redis store only
-                // lays on its refusals, since a shared latch only closes (README, "The capability
-                // store"): the model is the in-memory store given what it held and the snapshot both.
-                mem.importCapabilities(snapshot);
-                mem.importCapabilities(refusedInEither(before, snapshot));
-                store.importCapabilities(snapshot);
-                break;
-              }
-            }
-            // The change reaches Redis (sync) and the other instance (pub/sub): wait for both to
-            // hold what the one in-memory store holds, then compare.
-            await store.sync();
-            const want = refusals(mem.exportCapabilities());
-            await until(
-              () =>
-                JSON.stringify(refusals(a.exportCapabilities())) === JSON.stringify(want) &&
-                JSON.stringify(refusals(b.exportCapabilities())) === JSON.stringify(want),
-            );
-            expect(refusals(a.exportCapabilities()), `a after ${JSON.stringify(step)}`).toEqual(want);
-            expect(refusals(b.exportCapabilities()), `b after ${JSON.stringify(step)}`).toEqual(want);
-            // An instance that hears of a forget or reset later than it latches keeps a latch it
-            // learned after it, but "a latch of the forget's own millisecond goes with it" (README,
-            // "A forget or reset racing another instance's latch"): the next step comes a
-            // millisecond on, as a request after a forget does.
-            if (step.op === "forget" || step.op === "reset" || step.op === "race") {
-              await until(() => (marksKnown(other) ?? 0) > marksBefore);
-              expect(marksKnown(other), "the other instance heard the forget").toBeGreaterThan(marksBefore);
-              await pause(2);
-            }
-          }
-          // What each instance hands a request: the live objects, tenant by tenant and model by model.
-          for (const side of ["a", "b"] as const) {
-            for (let t = 0; t < TENANTS.length; t++) {
-              const got = supportsOf(on(side), t);
-              const wanted = supportsOf(mem, t);
-              expect({ ...got }, `${side} tenant ${t}`).toEqual({ ...wanted });
-              for (const model of MODELS) {
-                expect(
-                  { ...on(side).modelCapabilitiesFor(got, model) },
-                  `${side} tenant ${t} ${model}`,
-                ).toEqual({
-                  ...mem.modelCapabilitiesFor(wanted, model),
-                });
-              }
-            }
-          }
-          // A host that starts now reads the same from Redis.
-          const late = await createRedisCapabilityStore({ url: server.url, prefix, onError });
+  it(
+    "capability latches: per endpoint and per (endpoint, model), forget, reset, export and import, on either instance",
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(fc.array(capsOpArb, { minLength: 1, maxLength: 10 }), async (ops) => {
+          const prefix = fresh();
+          const errors: unknown[] = [];
+          const onError = (error: unknown) => errors.push(error);
+          const a = await createRedisCapabilityStore({ url: server.url, prefix, onError });
+          const b = await createRedisCapabilityStore({ url: server.url, prefix, onError });
+          const on = (side: Side): RedisCapabilityStore => (side === "a" ? a : b);
+          const mem = createCapabilityStore();
           try {
-            expect(refusals(late.exportCapabilities()), "a host started later").toEqual(
-              refusals(mem.exportCapabilities()),
-            );
+            for (const step of ops) {
+              const store = on(step.on);
+              // A forget or reset reaches the other instance through pub/sub: it has heard it once it
+              // knows one mark more (see below).
+              const dropOn = step.op === "race" ? step.dropOn : step.on;
+              const other = dropOn === "a" ? b : a;
+              const marksBefore = marksKnown(other) ?? 0;
+              switch (step.op) {
+                case "endpoint":
+                  supportsOf(mem, step.tenant)[step.field] = false;
+                  supportsOf(store, step.tenant)[step.field] = false;
+                  break;
+                case "model": {
+                  const model = MODELS[step.model] as string;
+                  latchModel(mem.modelCapabilitiesFor(supportsOf(mem, step.tenant), model), step.field);
+                  latchModel(store.modelCapabilitiesFor(supportsOf(store, step.tenant), model), step.field);
+                  break;
+                }
+                case "forget": {
+                  const t = TENANTS[step.tenant] as (typeof TENANTS)[number];
+                  mem.forget(t.baseUrl, t.apiKey, t.headers);
+                  store.forget(t.baseUrl, t.apiKey, t.headers);
+                  break;
+                }
+                case "reset":
+                  mem.reset();
+                  store.reset();
+                  break;
+                case "race": {
+                  supportsOf(mem, step.tenant)[step.field] = false;
+                  supportsOf(store, step.tenant)[step.field] = false;
+                  const sharing = store.sync();
+                  const t = TENANTS[step.tenant] as (typeof TENANTS)[number];
+                  if (step.reset) {
+                    mem.reset();
+                    on(step.dropOn).reset();
+                  } else {
+                    mem.forget(t.baseUrl, t.apiKey, t.headers);
+                    on(step.dropOn).forget(t.baseUrl, t.apiKey, t.headers);
+                  }
+                  await sharing;
+                  break;
+                }
+                case "import": {
+                  const before = mem.exportCapabilities();
+                  // A snapshot another store exported, laid over both.
+                  const source = createCapabilityStore();
+                  for (const l of step.latches) {
+                    latchModel(
+                      source.modelCapabilitiesFor(supportsOf(source, l.tenant), MODELS[l.model] as string),
+                      l.field,
+                    );
+                  }
+                  const snapshot = source.exportCapabilities();
+                  // The in-memory store sets each field as the snapshot says; the Redis store only
+                  // lays on its refusals, since a shared latch only closes (README, "The capability
+                  // store"): the model is the in-memory store given what it held and the snapshot both.
+                  mem.importCapabilities(snapshot);
+                  mem.importCapabilities(refusedInEither(before, snapshot));
+                  store.importCapabilities(snapshot);
+                  break;
+                }
+              }
+              // The change reaches Redis (sync) and the other instance (pub/sub): wait for both to
+              // hold what the one in-memory store holds, then compare.
+              await store.sync();
+              const want = refusals(mem.exportCapabilities());
+              await until(
+                () =>
+                  JSON.stringify(refusals(a.exportCapabilities())) === JSON.stringify(want) &&
+                  JSON.stringify(refusals(b.exportCapabilities())) === JSON.stringify(want),
+              );
+              expect(refusals(a.exportCapabilities()), `a after ${JSON.stringify(step)}`).toEqual(want);
+              expect(refusals(b.exportCapabilities()), `b after ${JSON.stringify(step)}`).toEqual(want);
+              // An instance that hears of a forget or reset later than it latches keeps a latch it
+              // learned after it, but "a latch of the forget's own millisecond goes with it" (README,
+              // "A forget or reset racing another instance's latch"): the next step comes a
+              // millisecond on, as a request after a forget does.
+              if (step.op === "forget" || step.op === "reset" || step.op === "race") {
+                await until(() => (marksKnown(other) ?? 0) > marksBefore);
+                expect(marksKnown(other), "the other instance heard the forget").toBeGreaterThan(marksBefore);
+                await pause(2);
+              }
+            }
+            // What each instance hands a request: the live objects, tenant by tenant and model by model.
+            for (const side of ["a", "b"] as const) {
+              for (let t = 0; t < TENANTS.length; t++) {
+                const got = supportsOf(on(side), t);
+                const wanted = supportsOf(mem, t);
+                expect({ ...got }, `${side} tenant ${t}`).toEqual({ ...wanted });
+                for (const model of MODELS) {
+                  expect(
+                    { ...on(side).modelCapabilitiesFor(got, model) },
+                    `${side} tenant ${t} ${model}`,
+                  ).toEqual({
+                    ...mem.modelCapabilitiesFor(wanted, model),
+                  });
+                }
+              }
+            }
+            // A host that starts now reads the same from Redis.
+            const late = await createRedisCapabilityStore({ url: server.url, prefix, onError });
+            try {
+              expect(refusals(late.exportCapabilities()), "a host started later").toEqual(
+                refusals(mem.exportCapabilities()),
+              );
+            } finally {
+              await late.close();
+            }
+            expect(errors, "onError").toEqual([]);
           } finally {
-            await late.close();
+            await Promise.all([a.close(), b.close()]);
           }
-          expect(errors, "onError").toEqual([]);
-        } finally {
-          await Promise.all([a.close(), b.close()]);
-        }
-      }),
-      { numRuns: 40 },
-    );
-  }, 120_000);
+        }),
+        propertyRuns(40),
+      );
+    },
+    propertyTimeout(120_000),
+  );
 
   // ---------------------------------------------------------------------------------------------
   // Calibration: readings taken and read on either instance, per endpoint (a string, or the
@@ -745,148 +758,154 @@ describe.skipIf(!HAS_REDIS)("the Redis stores answer as the in-process ones", ()
     },
   );
 
-  it("calibration: readings taken on either instance answer as one in-memory store, tenants apart, forget per endpoint", async () => {
-    await fc.assert(
-      fc.asyncProperty(fc.array(calOpArb, { minLength: 1, maxLength: 12 }), async (ops) => {
-        const prefix = fresh();
-        const errors: unknown[] = [];
-        const onError = (error: unknown) => errors.push(error);
-        const capsA = await createRedisCapabilityStore({ url: server.url, prefix, onError });
-        const capsB = await createRedisCapabilityStore({ url: server.url, prefix, onError });
-        const a = await createRedisCalibration({
-          url: server.url,
-          prefix,
-          onError,
-          endpointIdOf: capsA.endpointIdOf,
-        });
-        const b = await createRedisCalibration({
-          url: server.url,
-          prefix,
-          onError,
-          endpointIdOf: capsB.endpointIdOf,
-        });
-        const memCaps = createCapabilityStore();
-        const mem = createCalibration();
-        /** An endpoint of the test's own (never compared): see the probe below. */
-        const PROBE = "http://probe.test/v1";
-        let probes = 0;
-        const on = (side: Side): RedisCalibration => (side === "a" ? a : b);
-        /** The endpoint as each side names it: the same string, or that side's object of the tenant. */
-        const endpointOf = (side: Side | "mem", n: number): string | object => {
-          if (n < 2) return `http://cal${n}.test/v1`;
-          const caps = side === "mem" ? memCaps : side === "a" ? capsA : capsB;
-          return caps.capabilitiesFor(`http://cal${n}.test/v1`, "sk");
-        };
-        const divisors = (side: Side | "mem"): number[] => {
-          const store = side === "mem" ? mem : on(side);
-          const seen: number[] = [];
-          for (let n = 0; n < CAL_ENDPOINTS; n++)
-            for (const model of CAL_MODELS) seen.push(store.charsPerTokenFor(endpointOf(side, n), model));
-          return seen;
-        };
-        try {
-          for (const step of ops) {
-            if (step.op === "calibrate") {
-              const model = CAL_MODELS[step.model];
-              const body = { messages: [{ role: "user" as const, content: "x".repeat(step.chars) }] };
-              const fromMem = mem.calibrate(endpointOf("mem", step.endpoint), model, body, step.tokens);
-              const fromRedis = on(step.on).calibrate(
-                endpointOf(step.on, step.endpoint),
-                model,
-                body,
-                step.tokens,
-              );
-              expect(fromRedis, `calibrate ${JSON.stringify(step)}`).toBe(fromMem);
-            } else {
-              const other: RedisCalibration = step.on === "a" ? b : a;
-              const marksBefore = marksKnown(other) ?? 0;
-              const fromMem = mem.forget(endpointOf("mem", step.endpoint));
-              const fromRedis = on(step.on).forget(endpointOf(step.on, step.endpoint));
-              expect(fromRedis, `forget ${JSON.stringify(step)}`).toBe(fromMem);
-              if (step.thenCalibrate !== undefined) {
-                const body = { messages: [{ role: "user" as const, content: "x".repeat(30) }] };
-                const n = step.thenCalibrate;
-                expect(on(step.on).calibrate(endpointOf(step.on, n), "m1", body, 6)).toBe(
-                  mem.calibrate(endpointOf("mem", n), "m1", body, 6),
-                );
-              }
-              // The other instance drops the endpoint's readings when it hears the forget, whenever
-              // it took them ("a reading on its way across a forget never outlives it", README,
-              // "Calibration"): a reading there comes once it has heard, as one after the forget.
-              await until(() => (marksKnown(other) ?? 0) > marksBefore);
-              expect(marksKnown(other), "the other instance heard the forget").toBeGreaterThan(marksBefore);
-            }
-            // The reading reaches the other instance through pub/sub, and may not change what it
-            // answers (a reading below the highest of the last four, or of 4 itself): a reading of a
-            // probe endpoint of this instance's, higher each time and announced after it, shows
-            // when the other has heard it (announcements arrive in the order Redis ran them).
-            probes++;
-            const here = on(step.on);
-            const there = step.on === "a" ? b : a;
-            here.calibrate(
-              PROBE,
-              undefined,
-              { messages: [{ role: "user" as const, content: "x".repeat(100 + probes) }] },
-              50,
-            );
-            const probed = here.charsPerTokenFor(PROBE);
-            await until(() => there.charsPerTokenFor(PROBE) === probed);
-            expect(there.charsPerTokenFor(PROBE), "the other instance heard the probe").toBe(probed);
-            // A reading taken right after its instance's own forget of the endpoint is sent behind
-            // the forget, once Redis has taken it, so the probe may overtake it: wait for what the
-            // other instance answers too.
-            const want = JSON.stringify(divisors("mem"));
-            await until(
-              () => JSON.stringify(divisors("a")) === want && JSON.stringify(divisors("b")) === want,
-            );
-            expect(divisors("a"), `a after ${JSON.stringify(step)}`).toEqual(divisors("mem"));
-            expect(divisors("b"), `b after ${JSON.stringify(step)}`).toEqual(divisors("mem"));
-          }
-          // A host that starts now reads the same readings from Redis.
-          const lateCaps = await createRedisCapabilityStore({ url: server.url, prefix, onError });
-          const late = await createRedisCalibration({
+  it(
+    "calibration: readings taken on either instance answer as one in-memory store, tenants apart, forget per endpoint",
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(fc.array(calOpArb, { minLength: 1, maxLength: 12 }), async (ops) => {
+          const prefix = fresh();
+          const errors: unknown[] = [];
+          const onError = (error: unknown) => errors.push(error);
+          const capsA = await createRedisCapabilityStore({ url: server.url, prefix, onError });
+          const capsB = await createRedisCapabilityStore({ url: server.url, prefix, onError });
+          const a = await createRedisCalibration({
             url: server.url,
             prefix,
             onError,
-            endpointIdOf: lateCaps.endpointIdOf,
+            endpointIdOf: capsA.endpointIdOf,
           });
-          try {
+          const b = await createRedisCalibration({
+            url: server.url,
+            prefix,
+            onError,
+            endpointIdOf: capsB.endpointIdOf,
+          });
+          const memCaps = createCapabilityStore();
+          const mem = createCalibration();
+          /** An endpoint of the test's own (never compared): see the probe below. */
+          const PROBE = "http://probe.test/v1";
+          let probes = 0;
+          const on = (side: Side): RedisCalibration => (side === "a" ? a : b);
+          /** The endpoint as each side names it: the same string, or that side's object of the tenant. */
+          const endpointOf = (side: Side | "mem", n: number): string | object => {
+            if (n < 2) return `http://cal${n}.test/v1`;
+            const caps = side === "mem" ? memCaps : side === "a" ? capsA : capsB;
+            return caps.capabilitiesFor(`http://cal${n}.test/v1`, "sk");
+          };
+          const divisors = (side: Side | "mem"): number[] => {
+            const store = side === "mem" ? mem : on(side);
             const seen: number[] = [];
-            for (let n = 0; n < CAL_ENDPOINTS; n++) {
-              const endpoint =
-                n < 2 ? `http://cal${n}.test/v1` : lateCaps.capabilitiesFor(`http://cal${n}.test/v1`, "sk");
-              for (const model of CAL_MODELS) seen.push(late.charsPerTokenFor(endpoint, model));
+            for (let n = 0; n < CAL_ENDPOINTS; n++)
+              for (const model of CAL_MODELS) seen.push(store.charsPerTokenFor(endpointOf(side, n), model));
+            return seen;
+          };
+          try {
+            for (const step of ops) {
+              if (step.op === "calibrate") {
+                const model = CAL_MODELS[step.model];
+                const body = { messages: [{ role: "user" as const, content: "x".repeat(step.chars) }] };
+                const fromMem = mem.calibrate(endpointOf("mem", step.endpoint), model, body, step.tokens);
+                const fromRedis = on(step.on).calibrate(
+                  endpointOf(step.on, step.endpoint),
+                  model,
+                  body,
+                  step.tokens,
+                );
+                expect(fromRedis, `calibrate ${JSON.stringify(step)}`).toBe(fromMem);
+              } else {
+                const other: RedisCalibration = step.on === "a" ? b : a;
+                const marksBefore = marksKnown(other) ?? 0;
+                const fromMem = mem.forget(endpointOf("mem", step.endpoint));
+                const fromRedis = on(step.on).forget(endpointOf(step.on, step.endpoint));
+                expect(fromRedis, `forget ${JSON.stringify(step)}`).toBe(fromMem);
+                if (step.thenCalibrate !== undefined) {
+                  const body = { messages: [{ role: "user" as const, content: "x".repeat(30) }] };
+                  const n = step.thenCalibrate;
+                  expect(on(step.on).calibrate(endpointOf(step.on, n), "m1", body, 6)).toBe(
+                    mem.calibrate(endpointOf("mem", n), "m1", body, 6),
+                  );
+                }
+                // The other instance drops the endpoint's readings when it hears the forget, whenever
+                // it took them ("a reading on its way across a forget never outlives it", README,
+                // "Calibration"): a reading there comes once it has heard, as one after the forget.
+                await until(() => (marksKnown(other) ?? 0) > marksBefore);
+                expect(marksKnown(other), "the other instance heard the forget").toBeGreaterThan(marksBefore);
+              }
+              // The reading reaches the other instance through pub/sub, and may not change what it
+              // answers (a reading below the highest of the last four, or of 4 itself): a reading of a
+              // probe endpoint of this instance's, higher each time and announced after it, shows
+              // when the other has heard it (announcements arrive in the order Redis ran them).
+              probes++;
+              const here = on(step.on);
+              const there = step.on === "a" ? b : a;
+              here.calibrate(
+                PROBE,
+                undefined,
+                { messages: [{ role: "user" as const, content: "x".repeat(100 + probes) }] },
+                50,
+              );
+              const probed = here.charsPerTokenFor(PROBE);
+              await until(() => there.charsPerTokenFor(PROBE) === probed);
+              expect(there.charsPerTokenFor(PROBE), "the other instance heard the probe").toBe(probed);
+              // A reading taken right after its instance's own forget of the endpoint is sent behind
+              // the forget, once Redis has taken it, so the probe may overtake it: wait for what the
+              // other instance answers too.
+              const want = JSON.stringify(divisors("mem"));
+              await until(
+                () => JSON.stringify(divisors("a")) === want && JSON.stringify(divisors("b")) === want,
+              );
+              expect(divisors("a"), `a after ${JSON.stringify(step)}`).toEqual(divisors("mem"));
+              expect(divisors("b"), `b after ${JSON.stringify(step)}`).toEqual(divisors("mem"));
             }
-            expect(seen, "a host started later").toEqual(divisors("mem"));
-            // Another tenant of the same Redis (its own prefix) holds none of these readings.
-            const elsewhere = await createRedisCalibration({
+            // A host that starts now reads the same readings from Redis.
+            const lateCaps = await createRedisCapabilityStore({ url: server.url, prefix, onError });
+            const late = await createRedisCalibration({
               url: server.url,
-              prefix: fresh(),
+              prefix,
               onError,
               endpointIdOf: lateCaps.endpointIdOf,
             });
             try {
-              const apart: number[] = [];
+              const seen: number[] = [];
               for (let n = 0; n < CAL_ENDPOINTS; n++) {
                 const endpoint =
                   n < 2 ? `http://cal${n}.test/v1` : lateCaps.capabilitiesFor(`http://cal${n}.test/v1`, "sk");
-                for (const model of CAL_MODELS) apart.push(elsewhere.charsPerTokenFor(endpoint, model));
+                for (const model of CAL_MODELS) seen.push(late.charsPerTokenFor(endpoint, model));
               }
-              expect(apart, "another prefix").toEqual(apart.map(() => 4));
+              expect(seen, "a host started later").toEqual(divisors("mem"));
+              // Another tenant of the same Redis (its own prefix) holds none of these readings.
+              const elsewhere = await createRedisCalibration({
+                url: server.url,
+                prefix: fresh(),
+                onError,
+                endpointIdOf: lateCaps.endpointIdOf,
+              });
+              try {
+                const apart: number[] = [];
+                for (let n = 0; n < CAL_ENDPOINTS; n++) {
+                  const endpoint =
+                    n < 2
+                      ? `http://cal${n}.test/v1`
+                      : lateCaps.capabilitiesFor(`http://cal${n}.test/v1`, "sk");
+                  for (const model of CAL_MODELS) apart.push(elsewhere.charsPerTokenFor(endpoint, model));
+                }
+                expect(apart, "another prefix").toEqual(apart.map(() => 4));
+              } finally {
+                await elsewhere.close();
+              }
             } finally {
-              await elsewhere.close();
+              await Promise.all([late.close(), lateCaps.close()]);
             }
+            expect(errors, "onError").toEqual([]);
           } finally {
-            await Promise.all([late.close(), lateCaps.close()]);
+            await Promise.all([a.close(), b.close(), capsA.close(), capsB.close()]);
           }
-          expect(errors, "onError").toEqual([]);
-        } finally {
-          await Promise.all([a.close(), b.close(), capsA.close(), capsB.close()]);
-        }
-      }),
-      { numRuns: 30 },
-    );
-  }, 120_000);
+        }),
+        propertyRuns(30),
+      );
+    },
+    propertyTimeout(120_000),
+  );
   // ---------------------------------------------------------------------------------------------
   // Window-route latches: what one instance's lookups learn, every instance's `get` answers, as one
   // pool's `Map` would; `delete` is this instance's only (README, "Window-route latches").
@@ -920,89 +939,93 @@ describe.skipIf(!HAS_REDIS)("the Redis stores answer as the in-process ones", ()
     ...(state && { ...state }),
   });
 
-  it("window-route latches: learned on either instance, read on both as one pool's Map; delete here only", async () => {
-    await fc.assert(
-      fc.asyncProperty(fc.array(routeOpArb, { minLength: 1, maxLength: 12 }), async (ops) => {
-        const prefix = fresh();
-        const errors: unknown[] = [];
-        const onError = (error: unknown) => errors.push(error);
-        const a = await createRedisRouteLatches({ url: server.url, prefix, onError });
-        const b = await createRedisRouteLatches({ url: server.url, prefix, onError });
-        const on = (side: Side): RedisRouteLatches => (side === "a" ? a : b);
-        // What was learned, anywhere: a pool's `Map` that never forgot a server.
-        const mem = new Map<string, RouteLatches>();
-        /**
-         * Servers each instance dropped (its pool's forget): from then on it holds at most what was
-         * learned — nothing, what it learns again, or what another instance announces.
-         */
-        const dropped = { a: new Set<string>(), b: new Set<string>() };
-        // The LM Studio retry time a lookup sets moves on with the clock: later each time.
-        let clock = 1_000_000;
-        try {
-          for (const step of ops) {
-            const base = BASES[step.base] as string;
-            const store = on(step.on);
-            const other: Side = step.on === "a" ? "b" : "a";
-            if (step.op === "delete") {
-              store.delete(base);
-              dropped[step.on].add(base);
-              expect(store.get(base), `${step.on}.get after its delete`).toBeUndefined();
-              continue;
-            }
-            // As a lookup does: the server's latches, or a fresh set it stores, then one latch.
-            const learn = (map: {
-              get(base: string): RouteLatches | undefined;
-              set(base: string, l: RouteLatches): unknown;
-            }) => {
-              let state = map.get(base);
-              if (!state) {
-                state = { ...NONE };
-                map.set(base, state);
+  it(
+    "window-route latches: learned on either instance, read on both as one pool's Map; delete here only",
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(fc.array(routeOpArb, { minLength: 1, maxLength: 12 }), async (ops) => {
+          const prefix = fresh();
+          const errors: unknown[] = [];
+          const onError = (error: unknown) => errors.push(error);
+          const a = await createRedisRouteLatches({ url: server.url, prefix, onError });
+          const b = await createRedisRouteLatches({ url: server.url, prefix, onError });
+          const on = (side: Side): RedisRouteLatches => (side === "a" ? a : b);
+          // What was learned, anywhere: a pool's `Map` that never forgot a server.
+          const mem = new Map<string, RouteLatches>();
+          /**
+           * Servers each instance dropped (its pool's forget): from then on it holds at most what was
+           * learned — nothing, what it learns again, or what another instance announces.
+           */
+          const dropped = { a: new Set<string>(), b: new Set<string>() };
+          // The LM Studio retry time a lookup sets moves on with the clock: later each time.
+          let clock = 1_000_000;
+          try {
+            for (const step of ops) {
+              const base = BASES[step.base] as string;
+              const store = on(step.on);
+              const other: Side = step.on === "a" ? "b" : "a";
+              if (step.op === "delete") {
+                store.delete(base);
+                dropped[step.on].add(base);
+                expect(store.get(base), `${step.on}.get after its delete`).toBeUndefined();
+                continue;
               }
-              if (step.field === "lmstudioMissUntil") state.lmstudioMissUntil = clock;
-              else state[step.field] = true;
-            };
-            clock += 1000;
-            learn(mem);
-            learn(store);
-            // The other instance hears it through pub/sub: wait for its `get` to hold it.
-            const want = latchesOf(mem.get(base));
-            if (!dropped[other].has(base)) {
-              await until(() => JSON.stringify(latchesOf(on(other).get(base))) === JSON.stringify(want));
-            }
-            for (const side of ["a", "b"] as const) {
-              for (const each of BASES) {
-                const got = latchesOf(on(side).get(each));
-                const shared = latchesOf(mem.get(each));
-                if (!dropped[side].has(each)) {
-                  expect(got, `${side}.get(${each}) after ${JSON.stringify(step)}`).toEqual(shared);
-                } else {
-                  // Dropped here: nothing, or what another instance announced since — never more
-                  // than what was learned.
-                  expect(!got.neither || shared.neither, `${side} ${each}`).toBe(true);
-                  expect(!got.lmstudioGone || shared.lmstudioGone, `${side} ${each}`).toBe(true);
-                  expect(got.lmstudioMissUntil <= shared.lmstudioMissUntil, `${side} ${each}`).toBe(true);
+              // As a lookup does: the server's latches, or a fresh set it stores, then one latch.
+              const learn = (map: {
+                get(base: string): RouteLatches | undefined;
+                set(base: string, l: RouteLatches): unknown;
+              }) => {
+                let state = map.get(base);
+                if (!state) {
+                  state = { ...NONE };
+                  map.set(base, state);
+                }
+                if (step.field === "lmstudioMissUntil") state.lmstudioMissUntil = clock;
+                else state[step.field] = true;
+              };
+              clock += 1000;
+              learn(mem);
+              learn(store);
+              // The other instance hears it through pub/sub: wait for its `get` to hold it.
+              const want = latchesOf(mem.get(base));
+              if (!dropped[other].has(base)) {
+                await until(() => JSON.stringify(latchesOf(on(other).get(base))) === JSON.stringify(want));
+              }
+              for (const side of ["a", "b"] as const) {
+                for (const each of BASES) {
+                  const got = latchesOf(on(side).get(each));
+                  const shared = latchesOf(mem.get(each));
+                  if (!dropped[side].has(each)) {
+                    expect(got, `${side}.get(${each}) after ${JSON.stringify(step)}`).toEqual(shared);
+                  } else {
+                    // Dropped here: nothing, or what another instance announced since — never more
+                    // than what was learned.
+                    expect(!got.neither || shared.neither, `${side} ${each}`).toBe(true);
+                    expect(!got.lmstudioGone || shared.lmstudioGone, `${side} ${each}`).toBe(true);
+                    expect(got.lmstudioMissUntil <= shared.lmstudioMissUntil, `${side} ${each}`).toBe(true);
+                  }
                 }
               }
             }
-          }
-          // A host that starts now reads every latch learned, whatever an instance dropped.
-          const late = await createRedisRouteLatches({ url: server.url, prefix, onError });
-          try {
-            for (const each of BASES) {
-              expect(latchesOf(late.get(each)), `a host started later: ${each}`).toEqual(
-                latchesOf(mem.get(each)),
-              );
+            // A host that starts now reads every latch learned, whatever an instance dropped.
+            const late = await createRedisRouteLatches({ url: server.url, prefix, onError });
+            try {
+              for (const each of BASES) {
+                expect(latchesOf(late.get(each)), `a host started later: ${each}`).toEqual(
+                  latchesOf(mem.get(each)),
+                );
+              }
+            } finally {
+              await late.close();
             }
+            expect(errors, "onError").toEqual([]);
           } finally {
-            await late.close();
+            await Promise.all([a.close(), b.close()]);
           }
-          expect(errors, "onError").toEqual([]);
-        } finally {
-          await Promise.all([a.close(), b.close()]);
-        }
-      }),
-      { numRuns: 30 },
-    );
-  }, 120_000);
+        }),
+        propertyRuns(30),
+      );
+    },
+    propertyTimeout(120_000),
+  );
 });

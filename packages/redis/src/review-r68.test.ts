@@ -8,6 +8,7 @@ import { bestTimes } from "@loopwright/testkit";
 import { createClient } from "@redis/client";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { propertyRuns } from "../../../test-support/properties.js";
 import { HAS_REDIS, RedisServer, SKIP_MESSAGE } from "../test/redis-server.js";
 import { Relay } from "../test/relay.js";
 import { countSteps } from "../test/steps.js";
@@ -106,7 +107,7 @@ describe("a Redis URL that the client reads otherwise than the host meant", () =
         }
         for (const text of said) expect(text.toLowerCase()).not.toContain(marker.toLowerCase());
       }),
-      { numRuns: 2000 },
+      propertyRuns(2000),
     );
   });
 

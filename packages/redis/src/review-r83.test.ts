@@ -4,6 +4,7 @@
 import { createClient } from "@redis/client";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { propertyRuns } from "../../../test-support/properties.js";
 import { HAS_REDIS, RedisServer, SKIP_MESSAGE } from "../test/redis-server.js";
 import { frozenFrom, plainFrozen } from "./bus.js";
 import { createRedisBus, createRedisRouteLatches, RedisStoreError } from "./index.js";
@@ -202,7 +203,7 @@ describe("the frozen copy emit keeps and hands back (R83-3: without writing the 
           expect(deeplyFrozen(copy)).toBe(true);
         },
       ),
-      { numRuns: 300 },
+      propertyRuns(300),
     );
   });
 

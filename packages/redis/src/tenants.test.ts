@@ -2,6 +2,7 @@ import { EventsError, type SequencedEvent } from "@loopwright/events";
 import { createClient } from "@redis/client";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { propertyRuns } from "../../../test-support/properties.js";
 import { CutProxy } from "../test/cut-proxy.js";
 import { HAS_REDIS, RedisServer, SKIP_MESSAGE } from "../test/redis-server.js";
 import { createRedisBus, type RedisEventBus } from "./bus.js";
@@ -195,7 +196,7 @@ describe.skipIf(!HAS_REDIS)("runs on one Redis bus do not reach into each other"
           }
         },
       ),
-      { numRuns: 150, seed: 20261201 },
+      propertyRuns(150, { seed: 20261201 }),
     );
   });
 

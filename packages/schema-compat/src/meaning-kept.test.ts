@@ -1,5 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { propertyRuns } from "../../../test-support/properties.js";
 import { checkStrictSchema } from "./check-strict.js";
 import { restoreArguments } from "./optional-nulls.js";
 import { sanitizeSchema } from "./sanitize-schema.js";
@@ -191,7 +192,7 @@ describe("sanitizeSchema's patterns mean the same to a grammar server and to Jav
           expect(grammarReading(out).test(text)).toBe(original);
         }
       }),
-      { numRuns: 500, seed: 7 },
+      propertyRuns(500, { seed: 7 }),
     );
   });
 });

@@ -1,5 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { propertyRuns } from "../../../test-support/properties.js";
 import {
   dropOptionalNulls,
   restoreArguments,
@@ -237,7 +238,7 @@ describe("restoreArguments", () => {
         if (numerals.every(holds)) expect(out.outer.inner).toEqual(JSON.parse(text));
         else expect(out.outer.inner).toBe(text);
       }),
-      { numRuns: 2000 },
+      propertyRuns(2000),
     );
   });
 

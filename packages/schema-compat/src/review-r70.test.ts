@@ -1,5 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { propertyRuns } from "../../../test-support/properties.js";
 import { checkStrictSchema } from "./check-strict.js";
 import { SchemaCompatError } from "./errors.js";
 import { restoreArguments, takesOnlyStringAt, takesStringAt } from "./optional-nulls.js";
@@ -215,7 +216,7 @@ describe("a property name holding half a surrogate pair alone (r70)", () => {
           expect(JSON.stringify(restoreArguments(written, schema))).toBe(JSON.stringify(call));
         },
       ),
-      { numRuns: 500, seed: 2070 },
+      propertyRuns(500, { seed: 2070 }),
     );
   });
 

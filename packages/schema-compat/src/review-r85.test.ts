@@ -8,6 +8,7 @@
  */
 import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
+import { propertyRuns } from "../../../test-support/properties.js";
 import { checkStrictSchema } from "./check-strict.js";
 import { restoreArguments, takesStringAt } from "./optional-nulls.js";
 import { relaxSchema, sanitizeSchema } from "./sanitize-schema.js";
@@ -255,7 +256,7 @@ describe("r85: a numeric keyword JSON cannot carry is told, never dropped silent
           expect(notices.length).toBeGreaterThan(0);
         }
       }),
-      { numRuns: 300 },
+      propertyRuns(300),
     );
   });
 });

@@ -1,5 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { propertyRuns, propertyTimeout } from "../../../test-support/properties.js";
 import { dropOptionalNulls, restoreArguments } from "./optional-nulls.js";
 import { sanitizeSchema } from "./sanitize-schema.js";
 
@@ -223,7 +224,7 @@ const rootArb = fc
   )
   .map((n) => tagged(n));
 
-describe("the strict round trip", { timeout: 60_000 }, () => {
+describe("the strict round trip", { timeout: propertyTimeout(60_000) }, () => {
   it("every call the original schema takes passes the sanitized schema as the model writes it, and restoreArguments gives it back", () => {
     let textWritten = 0;
     fc.assert(
@@ -260,7 +261,7 @@ describe("the strict round trip", { timeout: 60_000 }, () => {
           if (JSON.stringify(strict) !== JSON.stringify(plain)) textWritten++;
         },
       ),
-      { numRuns: 1000, seed: 2026 },
+      propertyRuns(1000, { seed: 2026 }),
     );
     // Objects of unlisted keys were reached and written as JSON text, not only listed properties.
     expect(textWritten).toBeGreaterThan(50);
@@ -357,7 +358,7 @@ function writeStrict(value: unknown, node: Raw): unknown {
   return out;
 }
 
-describe("the strict round trip through JSON text", { timeout: 60_000 }, () => {
+describe("the strict round trip through JSON text", { timeout: propertyTimeout(60_000) }, () => {
   it("every call the original takes, written with JSON text where the sanitized schema asks for it, comes back from restoreArguments as the original call", () => {
     let textWritten = 0;
     fc.assert(
@@ -379,8 +380,7 @@ describe("the strict round trip through JSON text", { timeout: 60_000 }, () => {
         },
       ),
       {
-        numRuns: 500,
-        seed: 2026,
+        ...propertyRuns(500, { seed: 2026 }),
         // -0 in a value given as JSON text (shrunk from seed -1325616714 at 5,000 runs).
         examples: [
           [{ wrap: false, recursionLimit: 1, maxDepth: 2, call: { tree: { name: "" }, extra: { a: -0 } } }],
@@ -406,7 +406,7 @@ describe("the strict round trip through JSON text", { timeout: 60_000 }, () => {
           expect(restoreArguments(plain, schema)).toEqual(dropOptionalNulls(plain, schema));
         },
       ),
-      { numRuns: 300, seed: 2026 },
+      propertyRuns(300, { seed: 2026 }),
     );
   });
 });

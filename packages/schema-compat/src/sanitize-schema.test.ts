@@ -1,12 +1,13 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { propertyRuns, propertyTimeout } from "../../../test-support/properties.js";
 import { documentArb } from "../test-support/arbitraries.js";
 import { checkStrictSchema } from "./check-strict.js";
 import { RELAXED_KEYWORDS, STRICT_KEYWORDS } from "./keywords.js";
 import { relaxSchema, sanitizeSchema } from "./sanitize-schema.js";
 import type { JsonSchema } from "./types.js";
 
-const runs = { numRuns: 400 };
+const runs = propertyRuns(400);
 
 function keywords(schema: unknown, into = new Set<string>()): Set<string> {
   if (typeof schema !== "object" || schema === null) return into;
@@ -21,7 +22,7 @@ function keywords(schema: unknown, into = new Set<string>()): Set<string> {
 }
 
 // Thousands of generated schemas each: seconds alone, more on a busy machine (not a timing assert).
-describe("sanitizeSchema on any input (property tests)", { timeout: 60_000 }, () => {
+describe("sanitizeSchema on any input (property tests)", { timeout: propertyTimeout(60_000) }, () => {
   it("never throws on an arbitrary JSON value and always answers an object schema", () => {
     fc.assert(
       fc.property(fc.jsonValue(), (value) => {
@@ -58,7 +59,7 @@ describe("sanitizeSchema on any input (property tests)", { timeout: 60_000 }, ()
         relaxSchema(doc);
         expect(JSON.stringify(doc)).toBe(before);
       }),
-      { numRuns: 150 },
+      propertyRuns(150),
     );
   });
 
@@ -333,14 +334,14 @@ describe("every pattern sanitize emits keeps a grammar server inside the string"
           expect(emitted(out.pattern)).toEqual(out);
         },
       ),
-      { numRuns: 2000, seed: 11 },
+      propertyRuns(2000, { seed: 11 }),
     );
   });
 });
 
 // Thousands of generated patterns: a second alone, more on a busy machine (not a timing assert).
 describe("a class with \\t, \\n, \\v, \\f, \\r, \\0 or \\b in a range keeps what it matches", {
-  timeout: 60_000,
+  timeout: propertyTimeout(60_000),
 }, () => {
   const emitted = (pattern: string) => {
     const out = sanitizeSchema({
@@ -458,7 +459,7 @@ describe("a class with \\t, \\n, \\v, \\f, \\r, \\0 or \\b in a range keeps what
           expect(emitted(out.pattern)).toEqual(out);
         },
       ),
-      { numRuns: 3000, seed: 3 },
+      propertyRuns(3000, { seed: 3 }),
     );
   });
 
@@ -529,7 +530,7 @@ describe("a class with \\t, \\n, \\v, \\f, \\r, \\0 or \\b in a range keeps what
           expect(emitted(out.pattern)).toEqual(out);
         },
       ),
-      { numRuns: 3000, seed: 5 },
+      propertyRuns(3000, { seed: 5 }),
     );
   });
 });

@@ -8,6 +8,7 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { propertyRuns } from "../../../test-support/properties.js";
 import { type Raw, sent } from "../test-support/sent.js";
 import { relaxSchema, sanitizeSchema } from "./sanitize-schema.js";
 
@@ -261,7 +262,7 @@ describe("what sanitize sends for any pair of bounds admits a value (r78, proper
           expect(satisfies(rawWitness, out)).toBe(true);
         }
       }),
-      { numRuns: 500 },
+      propertyRuns(500),
     );
   });
 });

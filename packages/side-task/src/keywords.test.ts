@@ -4,6 +4,7 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { propertyRuns } from "../../../test-support/properties.js";
 import { realCatalog } from "../bench/load-catalog.js";
 import { SideTaskError } from "./errors.js";
 import { preselectByKeywords } from "./keywords.js";
@@ -93,7 +94,7 @@ describe("preselectByKeywords", () => {
         for (const name of found.tools) expect(names.has(name)).toBe(true);
         if (found.confident) expect(found.tools.length).toBeGreaterThan(0);
       }),
-      { numRuns: 200 },
+      propertyRuns(200),
     );
   });
 });

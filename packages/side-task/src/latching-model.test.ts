@@ -37,6 +37,7 @@ import {
 } from "@loopwright/testkit";
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
+import { propertyRuns, propertyTimeout } from "../../../test-support/properties.js";
 import { ask, askJson, askReply } from "./ask.js";
 import { SideTaskError } from "./errors.js";
 import { IMAGE_LEFT_OUT, IMAGE_URL_LEFT_OUT, type SideTaskInput } from "./input.js";
@@ -854,9 +855,9 @@ describe("side tasks: what is sent after which refusal, latched where (a model, 
         ),
         // Each loading 503 waits the side task's one-second poll: kept to a modest number of runs
         // (LATCH_RUNS widens it, as negotiate's model reads it).
-        { numRuns: Number(process.env.LATCH_RUNS ?? 80) },
+        propertyRuns(Number(process.env.LATCH_RUNS ?? 80)),
       );
     },
-    120_000 + Number(process.env.LATCH_RUNS ?? 0) * 1_500,
+    propertyTimeout(120_000 + Number(process.env.LATCH_RUNS ?? 0) * 1_500),
   );
 });

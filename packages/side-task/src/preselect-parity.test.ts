@@ -8,6 +8,7 @@
 import { catalogText, expandNames } from "@loopwright/tool-loading";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { propertyRuns } from "../../../test-support/properties.js";
 import { SideTaskError } from "./errors.js";
 import { type CatalogServerLike, preselectByKeywords, preselection, preselectSystem } from "./index.js";
 
@@ -98,7 +99,7 @@ describe("a preselection reads a name as load_tools does", () => {
       fc.property(cases, ([servers, names, cap]) => {
         expect(preselection({ tools: names }, servers, cap)).toEqual(expandNames(names, servers, cap).names);
       }),
-      { numRuns: 300 },
+      propertyRuns(300),
     );
   });
 });

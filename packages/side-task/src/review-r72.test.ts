@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
+import { propertyRuns } from "../../../test-support/properties.js";
 import { isolated } from "../test/wire.js";
 import { ask } from "./ask.js";
 import { SideTaskError } from "./errors.js";
@@ -205,7 +206,7 @@ describe("r72: header-like lines behind millions of blanks", () => {
         const text = pieces.join("");
         expect(escapeHeaders(text)).toBe(text.replace(HEADER_LINE, "$1\\$2"));
       }),
-      { numRuns: 5000 },
+      propertyRuns(5000),
     );
   });
 });

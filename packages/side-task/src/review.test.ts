@@ -6,6 +6,7 @@
 import { startServer, type TestServer } from "@loopwright/testkit";
 import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
+import { propertyRuns } from "../../../test-support/properties.js";
 import { bodies, isolated, userContent } from "../test/wire.js";
 import { ask } from "./ask.js";
 import { SideTaskError } from "./errors.js";
@@ -303,7 +304,7 @@ describe("a header the summariser did not write", () => {
           expect(userHeaders(fitStretch(blocks, room))).toBe(0);
         },
       ),
-      { numRuns: 300 },
+      propertyRuns(300),
     );
   });
 });

@@ -1,6 +1,7 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: ${NAME} references, meant literally.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { propertyRuns } from "../../../test-support/properties.js";
 import { withoutArgSecrets, withoutCommandLineSecrets } from "./index.js";
 import {
   expectArgFilledBack,
@@ -105,7 +106,7 @@ describe("a `${…}` no reader fills is literal text", () => {
           expect(outsideReferences(arg)).not.toMatch(/[JVQ]/);
         expectArgFilledBack(made);
       }),
-      { numRuns: 300 },
+      propertyRuns(300),
     );
     // Pasted, a blank stands only inside a closed `${…}` (one elsewhere in a quoted URL's value, or in
     // a `${` left open, cuts the URL there as before: `srv --url "https://h/p?token=a b"`), and no
@@ -127,7 +128,7 @@ describe("a `${…}` no reader fills is literal text", () => {
         expect(outsideReferences(exportedCommand(line) ?? "")).not.toMatch(/[JVQ]/);
         expectFilledBack(line);
       }),
-      { numRuns: 300 },
+      propertyRuns(300),
     );
   });
 });
@@ -176,7 +177,7 @@ describe("after a flag that takes a value, a word starting with `-` is that valu
         expect(withoutCommandLineSecrets(line)).not.toContain(v);
         expectFilledBack(line);
       }),
-      { numRuns: 300 },
+      propertyRuns(300),
     );
   });
 });
@@ -228,7 +229,7 @@ describe("a `sh -c` script keeps each payload in sight after a hidden value", ()
         // Given as an argument, the script is shown as a command line (the playground's `shownServerArgs`).
         expect(count(withoutCommandLineSecrets(script))).toBe(count(script));
       }),
-      { numRuns: 300 },
+      propertyRuns(300),
     );
   });
 });
@@ -286,7 +287,7 @@ describe("a quoted word that is one URL holding a blank is one value", () => {
         expect(withoutCommandLineSecrets(line, () => "•")).not.toMatch(/[JVQ]/);
         expectFilledBack(line);
       }),
-      { numRuns: 300 },
+      propertyRuns(300),
     );
   });
 });

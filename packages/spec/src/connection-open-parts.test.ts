@@ -1,6 +1,7 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: ${NAME} references, meant literally.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { propertyRuns } from "../../../test-support/properties.js";
 import { redactInRounds, referenceNames, withoutArgSecrets } from "./find-spec-secrets.js";
 import { exportedCommand, pasted } from "./test-support/spec-cases.js";
 import { withoutCommandLineSecrets } from "./without-command-line-secrets.js";
@@ -236,7 +237,7 @@ describe("connection strings with a part left open (property)", () => {
         expect(filled(command, env)).toBe(text);
         expect(withoutCommandLineSecrets(text, (secret) => secret)).toBe(text);
       }),
-      { numRuns: 400 },
+      propertyRuns(400),
     );
   });
 });

@@ -1,6 +1,7 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: ${NAME} references, meant literally.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { propertyRuns } from "../../../test-support/properties.js";
 import { findSpecSecrets, withoutArgSecrets } from "./find-spec-secrets.js";
 import { withoutCommandLineSecrets } from "./index.js";
 import {
@@ -154,7 +155,7 @@ describe("a line the shell refuses, holding a telling name's literal value (r63 
         expect(exportedArg(line)).not.toContain(secret);
         expect(withoutCommandLineSecrets(line, (text) => text)).toBe(line);
       }),
-      { numRuns: 300 },
+      propertyRuns(300),
     );
   });
 });

@@ -3,6 +3,7 @@
 import { growth } from "@loopwright/testkit";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { propertyRuns, propertyTimeout } from "../../../test-support/properties.js";
 import { AgentSpecError } from "./errors.js";
 import { exportSpec } from "./export-spec.js";
 import { findSpecSecrets, withoutArgSecrets, withoutSecrets } from "./find-spec-secrets.js";
@@ -1072,7 +1073,7 @@ describe("findSpecSecrets and exportSpec read free text for credentials written 
           expect(exportSpec(spec).prompt?.[0]?.text).toBe(secret === undefined ? text : join(secret[1]));
         },
       ),
-      { numRuns: 300 },
+      propertyRuns(300),
     );
   });
 });
@@ -1145,7 +1146,7 @@ describe("exportSpec keeps identifiers distinct when it must redact them", () =>
         expect(again.spec?.hooks?.length).toBe(spec.hooks?.length);
         expect(again.spec?.bundle?.mcpServers?.length).toBe(spec.bundle?.mcpServers?.length);
       }),
-      { numRuns: 300 },
+      propertyRuns(300),
     );
   });
 });
@@ -1324,7 +1325,7 @@ describe("prose: telling names are words, and a version or an identifier is no c
       fc.property(prose, (text) => {
         expect(withoutProseSecrets(text)).toBe(text);
       }),
-      { numRuns: 1000, seed: 23 },
+      propertyRuns(1000, { seed: 23 }),
     );
   });
 });
@@ -2006,44 +2007,48 @@ describe("a command line keeps every character but a secret's value (r32 #3, #8,
       );
     };
 
-    it("changes exactly the secrets' spans of a generated command line, and the export flags nothing (property)", () => {
-      fc.assert(
-        fc.property(lines(words, secrets), ({ command, expected }) => {
-          // One export pass is a fixed point, and the export flags nothing.
-          const once = withoutArgSecrets(["--run", command]);
-          expect(withoutArgSecrets(once)).toEqual(once);
-          expect(findSpecSecrets(withServer({ args: once }))).toEqual([]);
-          expect(findSpecSecrets(exportSpec(pasted(command)))).toEqual([]);
-          // A connection string's telling value is taken with its spaces: not this property's.
-          if (connectionLine(command, true)) return;
-          if (SCRIPT.test(command)) {
-            // A script (a line break, a heredoc's or a shift's `<<`): kept byte for byte or
-            // exported whole, whole whenever it holds a secret (fix113).
-            const whole = exportedLine(command);
-            expect([command, "${SRV_COMMAND}"]).toContain(whole);
-            if (expected !== command) expect(whole).toBe("${SRV_COMMAND}");
-            if (!ASSIGNED.test(command))
-              expect(once).toEqual(["--run", whole === command ? command : "${SHELL_COMMAND}"]);
-            return;
-          }
-          // Flagged exactly when it holds a secret; exported with each secret's value, and only its
-          // characters, replaced by a reference (a URL's credentials dropped with their `@`).
-          expect(findSpecSecrets(pasted(command))).toHaveLength(expected === command ? 0 : 1);
-          const written = expected
-            .split("HIDDEN@")
-            .map((part) => part.split("HIDDEN").map(escapeRegExp).join("\\$\\{[A-Z][A-Z0-9_]*\\}"))
-            .join("");
-          expect(exportedLine(command)).toMatch(new RegExp(`^${written}$`));
-          // As one argument too, a line holding `;` included: it is one connection string only
-          // when each of its `;`-parts is a `key=value` pair (`exec A=x a;b` is a command line,
-          // fix113). One starting `NAME=` or `--flag=` is read as that one value: not checked here.
-          // As one argument, a value runs to its `;` whatever it holds: it hides more (r46 R1).
-          if (!ASSIGNED.test(command) && !connectionLine(command, false))
-            expect(withoutArgSecrets(["--run", command], () => "HIDDEN")).toEqual(["--run", expected]);
-        }),
-        { numRuns: 300 },
-      );
-    }, 30_000);
+    it(
+      "changes exactly the secrets' spans of a generated command line, and the export flags nothing (property)",
+      () => {
+        fc.assert(
+          fc.property(lines(words, secrets), ({ command, expected }) => {
+            // One export pass is a fixed point, and the export flags nothing.
+            const once = withoutArgSecrets(["--run", command]);
+            expect(withoutArgSecrets(once)).toEqual(once);
+            expect(findSpecSecrets(withServer({ args: once }))).toEqual([]);
+            expect(findSpecSecrets(exportSpec(pasted(command)))).toEqual([]);
+            // A connection string's telling value is taken with its spaces: not this property's.
+            if (connectionLine(command, true)) return;
+            if (SCRIPT.test(command)) {
+              // A script (a line break, a heredoc's or a shift's `<<`): kept byte for byte or
+              // exported whole, whole whenever it holds a secret (fix113).
+              const whole = exportedLine(command);
+              expect([command, "${SRV_COMMAND}"]).toContain(whole);
+              if (expected !== command) expect(whole).toBe("${SRV_COMMAND}");
+              if (!ASSIGNED.test(command))
+                expect(once).toEqual(["--run", whole === command ? command : "${SHELL_COMMAND}"]);
+              return;
+            }
+            // Flagged exactly when it holds a secret; exported with each secret's value, and only its
+            // characters, replaced by a reference (a URL's credentials dropped with their `@`).
+            expect(findSpecSecrets(pasted(command))).toHaveLength(expected === command ? 0 : 1);
+            const written = expected
+              .split("HIDDEN@")
+              .map((part) => part.split("HIDDEN").map(escapeRegExp).join("\\$\\{[A-Z][A-Z0-9_]*\\}"))
+              .join("");
+            expect(exportedLine(command)).toMatch(new RegExp(`^${written}$`));
+            // As one argument too, a line holding `;` included: it is one connection string only
+            // when each of its `;`-parts is a `key=value` pair (`exec A=x a;b` is a command line,
+            // fix113). One starting `NAME=` or `--flag=` is read as that one value: not checked here.
+            // As one argument, a value runs to its `;` whatever it holds: it hides more (r46 R1).
+            if (!ASSIGNED.test(command) && !connectionLine(command, false))
+              expect(withoutArgSecrets(["--run", command], () => "HIDDEN")).toEqual(["--run", expected]);
+          }),
+          propertyRuns(300),
+        );
+      },
+      propertyTimeout(30_000),
+    );
 
     it("keeps a generated sh -c command byte for byte or hides it whole, whole whenever it holds a secret, and the export flags nothing (property)", () => {
       fc.assert(
@@ -2060,7 +2065,7 @@ describe("a command line keeps every character but a secret's value (r32 #3, #8,
           );
           expect(findSpecSecrets(out)).toEqual([]);
         }),
-        { numRuns: 300 },
+        propertyRuns(300),
       );
     });
   }
@@ -2353,7 +2358,7 @@ describe("the command-line reader fails safe: what it may have mis-read as data 
           else expect([arg, "HIDDEN"]).toContain(hidden);
         },
       ),
-      { numRuns: 200 },
+      propertyRuns(200),
     );
   });
 
@@ -2573,7 +2578,7 @@ describe("one pass hides everything: a connection string is one word of pairs, a
           for (const s of values) expect(JSON.stringify(out)).not.toContain(s);
         },
       ),
-      { numRuns: 300 },
+      propertyRuns(300),
     );
   });
 });

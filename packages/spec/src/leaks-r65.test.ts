@@ -1,6 +1,7 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: ${NAME} references, meant literally.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { propertyRuns } from "../../../test-support/properties.js";
 import { findSpecSecrets, withoutArgSecrets, withoutSecrets } from "./find-spec-secrets.js";
 import { withoutCommandLineSecrets } from "./index.js";
 import {
@@ -86,7 +87,7 @@ describe("a backtick inside a program's literal (r65 #1)", () => {
         expectFilledBack(line);
         expectArgFilledBack(["--run", line]);
       }),
-      { numRuns: 200 },
+      propertyRuns(200),
     );
   });
 });

@@ -1,6 +1,7 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: ${NAME} references, meant literally.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { propertyRuns } from "../../../test-support/properties.js";
 import { withoutArgSecrets, withoutCommandLineSecrets } from "./index.js";
 import {
   expectArgFilledBack,
@@ -148,7 +149,7 @@ describe("pasted, a quoted word holding a URL and a blank is one value to the wo
         expect(payloads(shown)).toBe(payloads(line));
         expectFilledBack(line);
       }),
-      { numRuns: 300 },
+      propertyRuns(300),
     );
   });
 });

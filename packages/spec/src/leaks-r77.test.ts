@@ -1,6 +1,7 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: ${NAME} references, meant literally.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { propertyRuns } from "../../../test-support/properties.js";
 import { withoutArgSecrets, withoutCommandLineSecrets } from "./index.js";
 import {
   expectArgFilledBack,
@@ -90,7 +91,7 @@ describe("a default's word mixing literal text and references or run-time parts"
         expect(payloads(shown)).toBe(payloads(line));
         expectFilledBack(line);
       }),
-      { numRuns: 200 },
+      propertyRuns(200),
     );
   });
 });
@@ -166,7 +167,7 @@ describe("an argument whose URL is not at its start", () => {
         expect(payloadsIn(shown)).toBe(payloadsIn(build(v)));
         expectArgFilledBack(args);
       }),
-      { numRuns: 300 },
+      propertyRuns(300),
     );
   });
 });

@@ -1,6 +1,7 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: ${NAME} references, meant literally.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { propertyRuns } from "../../../test-support/properties.js";
 import { withoutArgSecrets, withoutCommandLineSecrets } from "./index.js";
 import {
   expectArgFilledBack,
@@ -93,7 +94,7 @@ describe("a pasted default's word holding a quote or a backslash", () => {
         expectFilledBack(line);
         expectArgFilledBack([line]);
       }),
-      { numRuns: 300 },
+      propertyRuns(300),
     );
   });
 });
@@ -182,7 +183,7 @@ describe("a URL's query continued past an unquoted `&`", () => {
         expect(outsideReferences(JSON.stringify(exportedArgs(args))).replace(/\$X/g, "")).not.toMatch(/[JQ]/);
         expectArgFilledBack(args);
       }),
-      { numRuns: 300 },
+      propertyRuns(300),
     );
   });
 });
@@ -241,7 +242,7 @@ describe("a later URL with more telling pairs after the one its first blank stan
         expectArgFilledBack(args);
         expectArgFilledBack([arg]);
       }),
-      { numRuns: 300 },
+      propertyRuns(300),
     );
   });
 });

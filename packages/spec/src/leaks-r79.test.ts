@@ -1,6 +1,7 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: ${NAME} references, meant literally.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { propertyRuns } from "../../../test-support/properties.js";
 import { withoutArgSecrets, withoutCommandLineSecrets } from "./index.js";
 import {
   expectArgFilledBack,
@@ -103,7 +104,7 @@ describe("a pasted default's word holding a quote or a backslash, no run-time pa
         expect(outsideReferences(JSON.stringify(exportedArgs(args)))).not.toMatch(/[JQ]/);
         expectArgFilledBack(args);
       }),
-      { numRuns: 300 },
+      propertyRuns(300),
     );
   });
 });
@@ -183,7 +184,7 @@ describe("a telling name's value that is a default left open", () => {
         expectFilledBack(line);
         expectArgFilledBack(["--run", line]);
       }),
-      { numRuns: 300 },
+      propertyRuns(300),
     );
   });
 });
@@ -245,7 +246,7 @@ describe("a later URL's telling pair holding a blank of its own", () => {
         expectArgFilledBack([arg]);
         expectArgFilledBack(["--run", arg]);
       }),
-      { numRuns: 300 },
+      propertyRuns(300),
     );
   });
 });
@@ -287,7 +288,7 @@ describe("a URL's query continued past an unquoted `&`, its pair named as the UR
         expect(payloadsIn(shown)).toBe(payloadsIn(line));
         expectFilledBack(line);
       }),
-      { numRuns: 300 },
+      propertyRuns(300),
     );
   });
 });

@@ -1,6 +1,7 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: ${NAME} references, meant literally.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { propertyRuns } from "../../../test-support/properties.js";
 import { withoutArgSecrets, withoutCommandLineSecrets } from "./index.js";
 import {
   expectArgFilledBack,
@@ -110,7 +111,7 @@ describe("a pasted URL's telling query value holding a command substitution", ()
         expect(exportedCommand(line) ?? line).not.toContain("hunter2");
         expectFilledBack(line);
       }),
-      { numRuns: 200 },
+      propertyRuns(200),
     );
   });
 });
@@ -162,7 +163,7 @@ describe("a `--run` argument whose URL's query goes on past an unquoted `&`, a p
         expect(tail(exportedArgs(args)?.[1] ?? "")).not.toMatch(/[JQ]/);
         expectArgFilledBack(args);
       }),
-      { numRuns: 300 },
+      propertyRuns(300),
     );
   });
 });
@@ -230,7 +231,7 @@ describe("a later URL in an argument, a pair that does not tell after the tellin
         expectArgFilledBack([arg]);
         expectArgFilledBack(["--run", arg]);
       }),
-      { numRuns: 300 },
+      propertyRuns(300),
     );
   });
 });

@@ -1,6 +1,7 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: ${NAME} references, meant literally.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { propertyRuns } from "../../../test-support/properties.js";
 import { withoutArgSecrets, withoutCommandLineSecrets } from "./index.js";
 import {
   expectArgFilledBack,
@@ -161,7 +162,7 @@ describe("a continued pair with a percent-encoded telling name, its value a defa
         expect(exportedArgs(args)?.[1]).not.toMatch(/[JQ]/);
         expectArgFilledBack(args);
       }),
-      { numRuns: 200 },
+      propertyRuns(200),
     );
   });
 });

@@ -1,6 +1,7 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: ${NAME} references, meant literally.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { propertyRuns } from "../../../test-support/properties.js";
 import { withoutArgSecrets, withoutCommandLineSecrets } from "./index.js";
 import {
   expectArgFilledBack,
@@ -57,7 +58,7 @@ describe("a plain argument that is a default holding a telling assignment", () =
         expect(exportedArgs(args)?.[0]).not.toMatch(/[JQ]/);
         expectArgFilledBack(args);
       }),
-      { numRuns: 100 },
+      propertyRuns(100),
     );
   });
 });

@@ -1,6 +1,7 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: ${NAME} references, meant literally.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { propertyRuns } from "../../../test-support/properties.js";
 import { findSpecSecrets, withoutCommandLineSecrets } from "./index.js";
 import { expectFilledBack, expectHiddenLine, exportedCommand, pasted } from "./test-support/spec-cases.js";
 
@@ -56,7 +57,7 @@ describe("a pasted one-word command that is a default holding a telling assignme
         expect(exportedCommand(line)).not.toMatch(/[JQ]/);
         expectFilledBack(line);
       }),
-      { numRuns: 100 },
+      propertyRuns(100),
     );
   });
 });

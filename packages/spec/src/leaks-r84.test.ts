@@ -1,6 +1,7 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: ${NAME} references, meant literally.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { propertyRuns } from "../../../test-support/properties.js";
 import { findSpecSecrets, withoutArgSecrets, withoutCommandLineSecrets } from "./index.js";
 import {
   expectArgFilledBack,
@@ -120,7 +121,7 @@ describe("a plain argument whose default's word holds a quote or a backslash", (
         expect(exportedArgs(args)?.[0]).not.toMatch(/[JQ]/);
         expectArgFilledBack(args);
       }),
-      { numRuns: 200 },
+      propertyRuns(200),
     );
   });
 });

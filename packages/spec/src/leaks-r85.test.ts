@@ -1,6 +1,7 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: ${NAME} references, meant literally.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { propertyRuns } from "../../../test-support/properties.js";
 import { withoutArgSecrets, withoutCommandLineSecrets } from "./index.js";
 import {
   expectArgFilledBack,
@@ -86,7 +87,7 @@ describe("a default's word mixing literal text and run-time parts, holding a tel
         }
         expectArgFilledBack([word]);
       }),
-      { numRuns: 200 },
+      propertyRuns(200),
     );
   });
 });

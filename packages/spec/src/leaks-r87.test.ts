@@ -1,6 +1,7 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: ${NAME} references, meant literally.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { propertyRuns } from "../../../test-support/properties.js";
 import { withoutArgSecrets, withoutCommandLineSecrets } from "./index.js";
 import {
   expectArgFilledBack,
@@ -183,7 +184,7 @@ describe("a plain argument whose default's word holds a `$(…)` or a backtick",
         expect(exportedArgs([word])?.[0]).not.toMatch(/[JQ]/);
         expectArgFilledBack([word]);
       }),
-      { numRuns: 200 },
+      propertyRuns(200),
     );
   });
 

@@ -1,6 +1,7 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: ${NAME} references, meant literally.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { propertyRuns } from "../../../test-support/properties.js";
 import { withoutArgSecrets } from "./find-spec-secrets.js";
 import { withoutCommandLineSecrets } from "./index.js";
 import { expectFilledBack, exportedCommand } from "./test-support/spec-cases.js";
@@ -237,7 +238,7 @@ describe("property: a program's env assignment in any form read", () => {
         expectFilledBack(line);
         expect(exportedCommand(line)).not.toContain(SECRET);
       }),
-      { numRuns: 300 },
+      propertyRuns(300),
     );
   });
 });

@@ -1,6 +1,7 @@
 import { Ajv2020 } from "ajv/dist/2020.js";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { propertyRuns, propertyTimeout } from "../../../test-support/properties.js";
 import { exportSpec } from "./export-spec.js";
 import { findSpecSecrets } from "./find-spec-secrets.js";
 import { parseSpec } from "./parse-spec.js";
@@ -266,10 +267,10 @@ function withoutSecrets(spec: AgentSpec): AgentSpec {
   return copy;
 }
 
-const RUNS = { numRuns: 400 };
+const RUNS = propertyRuns(400);
 
 // Generated documents by the thousand: seconds alone, more on a busy machine (not a timing assert).
-describe("parseSpec never throws", { timeout: 60_000 }, () => {
+describe("parseSpec never throws", { timeout: propertyTimeout(60_000) }, () => {
   it("on any JSON value", () => {
     fc.assert(
       fc.property(fc.jsonValue(), fc.boolean(), (value, bundle) => {
@@ -302,7 +303,7 @@ describe("parseSpec never throws", { timeout: 60_000 }, () => {
   });
 });
 
-describe("what parseSpec accepts survives export and re-parse", { timeout: 60_000 }, () => {
+describe("what parseSpec accepts survives export and re-parse", { timeout: propertyTimeout(60_000) }, () => {
   it("accepts enough generated documents for the properties below to mean something", () => {
     const samples = fc.sample(documentArb, { numRuns: 400, seed: 7 });
     const accepted = samples.filter((document) => parseSpec(document, { bundle: true }).spec !== undefined);
@@ -416,7 +417,7 @@ describe("what parseSpec accepts survives export and re-parse", { timeout: 60_00
   });
 });
 
-describe("the JSON Schema agrees with parseSpec", { timeout: 60_000 }, () => {
+describe("the JSON Schema agrees with parseSpec", { timeout: propertyTimeout(60_000) }, () => {
   const validate = new Ajv2020({ strict: false }).compile(agentSpecJsonSchema());
   // A generated document, or what parseSpec kept of one (which parseSpec takes cleanly), as JSON
   // text reads it (no NaN, no undefined); a side task sometimes given as null, read as absent.

@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { propertyRuns } from "../../../test-support/properties.js";
 import { exportSpec } from "./export-spec.js";
 import { findSpecSecrets } from "./find-spec-secrets.js";
 import { parseSpec } from "./parse-spec.js";
@@ -119,7 +120,7 @@ describe("switch-off entries: the JSON Schema's hand-written branches agree with
         expect(generated(doc)).toBe(zod);
         expect(shipped(doc)).toBe(zod);
       }),
-      { numRuns: 3000, seed: 81 },
+      propertyRuns(3000, { seed: 81 }),
     );
   });
 
@@ -132,7 +133,7 @@ describe("switch-off entries: the JSON Schema's hand-written branches agree with
           [],
         );
       }),
-      { numRuns: 1500, seed: 82 },
+      propertyRuns(1500, { seed: 82 }),
     );
   });
 

@@ -1,6 +1,7 @@
 /// <reference types="node" />
 import fc from "fast-check";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { propertyRuns } from "../../../test-support/properties.js";
 import { withoutArgSecrets } from "./find-spec-secrets.js";
 import { KEY_SHAPES, literalDefaults, looksLikeKey, withoutKeys, withoutReferences } from "./secret-signs.js";
 import { withoutCommandLineSecrets } from "./without-command-line-secrets.js";
@@ -105,7 +106,7 @@ describe("withoutKeys and looksLikeKey read a text holding no key's text once (r
         ];
         expect(looksLikeKey(text)).toBe(words.some((word) => KEY_SHAPES.some((shape) => shape.test(word))));
       }),
-      { numRuns: 4000, seed: 82 },
+      propertyRuns(4000, { seed: 82 }),
     );
   });
 
@@ -179,7 +180,7 @@ describe("a line read by several readers in turn reads the same whatever came be
       fc.property(fc.array(fc.constantFrom(...lines), { minLength: 2, maxLength: 8 }), (order) => {
         for (const line of order) expect(JSON.stringify(readings(line))).toBe(alone.get(line));
       }),
-      { numRuns: 200, seed: 821 },
+      propertyRuns(200, { seed: 821 }),
     );
     // And each secret is out of every reading.
     for (const line of lines.slice(0, 5))

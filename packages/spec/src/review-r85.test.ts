@@ -1,6 +1,7 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: ${NAME} references, meant literally.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { propertyRuns } from "../../../test-support/properties.js";
 import {
   exportSpec,
   findSpecSecrets,
@@ -134,7 +135,7 @@ describe("a telling pair after others, set apart by `&` or `,`", () => {
           expect(withoutArgSecrets([arg], (secret) => secret)).toEqual([arg]);
         },
       ),
-      { numRuns: 150 },
+      propertyRuns(150),
     );
   });
 });

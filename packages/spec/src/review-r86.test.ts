@@ -1,6 +1,7 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: ${NAME} references, meant literally.
 import fc from "fast-check";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { propertyRuns } from "../../../test-support/properties.js";
 import { exportSpec, findSpecSecrets, parseSpec, withoutArgSecrets, withoutSecrets } from "./index.js";
 import { expectExtraBodyExported } from "./test-support/spec-cases.js";
 import type { AgentSpec } from "./types.js";
@@ -201,7 +202,7 @@ describe("property: what findSpecSecrets flags under a name that tells nothing, 
         expect(JSON.stringify(out)).not.toContain(s);
         expect(findSpecSecrets(out)).toEqual([]);
       }),
-      { numRuns: 200 },
+      propertyRuns(200),
     );
   });
 });

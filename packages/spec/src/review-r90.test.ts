@@ -1,6 +1,7 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: ${NAME} references, meant literally.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { propertyRuns } from "../../../test-support/properties.js";
 import { AgentSpecError } from "./errors.js";
 import { exportSpec } from "./export-spec.js";
 import { findSpecSecrets, withoutArgSecrets, withoutSecrets } from "./find-spec-secrets.js";
@@ -131,7 +132,7 @@ describe("withoutSecrets and withoutArgSecrets return a fixed point", () => {
           expect(withoutArgSecrets(once)).toEqual(once);
         }
       }),
-      { numRuns: RUNS * 3, ...SEED },
+      propertyRuns(RUNS * 3, { ...SEED }),
     );
   });
 
@@ -377,7 +378,7 @@ describe("a random spec's round trip: exportSpec → parseSpec → resolveAgentS
         ].join("\n");
         for (const secret of secrets) expect(outputs).not.toContain(secret);
       }),
-      { numRuns: RUNS, ...SEED },
+      propertyRuns(RUNS, { ...SEED }),
     );
   });
 });

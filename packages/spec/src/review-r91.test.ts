@@ -1,6 +1,7 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: ${NAME} references, meant literally.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { propertyRuns } from "../../../test-support/properties.js";
 import { dataDocumentSecrets } from "./data-documents.js";
 import { exportSpec } from "./export-spec.js";
 import { findSpecSecrets, withoutArgSecrets, withoutSecrets } from "./find-spec-secrets.js";
@@ -233,7 +234,7 @@ describe("random YAML, .env and TOML documents (property)", () => {
           expect(placedValue(value).flagged).toHaveLength(2);
         },
       ),
-      { numRuns: RUNS, ...SEED },
+      propertyRuns(RUNS, { ...SEED }),
     );
   });
 
@@ -249,7 +250,7 @@ describe("random YAML, .env and TOML documents (property)", () => {
           expect(placedValue(value).flagged).toEqual([]);
         },
       ),
-      { numRuns: RUNS, ...SEED },
+      propertyRuns(RUNS, { ...SEED }),
     );
   });
 
@@ -276,7 +277,7 @@ describe("random YAML, .env and TOML documents (property)", () => {
           expect(withoutSecrets(value, "CONFIG")).toBe(value);
         },
       ),
-      { numRuns: RUNS, ...SEED },
+      propertyRuns(RUNS, { ...SEED }),
     );
   });
 });
@@ -327,7 +328,7 @@ describe("hostile documents (property)", () => {
         const args = withoutArgSecrets(["--config", value]);
         expect(withoutArgSecrets(args)).toEqual(args);
       }),
-      { numRuns: RUNS * 3, ...SEED },
+      propertyRuns(RUNS * 3, { ...SEED }),
     );
   });
 });

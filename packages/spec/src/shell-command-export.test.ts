@@ -2,6 +2,7 @@
 import { growth } from "@loopwright/testkit";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { propertyRuns } from "../../../test-support/properties.js";
 import { exportSpec } from "./export-spec.js";
 import { findSpecSecrets, reference, withoutArgSecrets } from "./find-spec-secrets.js";
 import { SPEC_TOKEN } from "./schema.js";
@@ -693,7 +694,7 @@ describe("a shell's own command, generated", () => {
         // Kept only when nothing in it is reported.
         if (out === text) expect(findSpecSecrets(specWith(shell, text))).toEqual([]);
       }),
-      { numRuns: 400 },
+      propertyRuns(400),
     );
   });
 
@@ -709,7 +710,7 @@ describe("a shell's own command, generated", () => {
         expect(exportSpec(out)).toEqual(out);
         if (written === command) expect(findSpecSecrets(doc)).toEqual([]);
       }),
-      { numRuns: 400 },
+      propertyRuns(400),
     );
   });
 });

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { fixturesDir } from "@loopwright/testkit";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { propertyRuns, propertyTimeout } from "../../../test-support/properties.js";
 import { ALL_FENCES, DEFAULT_FENCES, type FenceOptions, FenceSplitter, stripThinking } from "./fences.js";
 
 /** Feeds `pieces` to a splitter and rebuilds what a UI would show from the released parts. */
@@ -210,55 +211,59 @@ describe("FenceSplitter", () => {
     ).toEqual({ content: "Hi", reasoning: "plan" });
   });
 
-  it("splits the default fences the same over any split as stripThinking on the whole text", () => {
-    const fragments = [
-      ...DEFAULT_FENCES.flatMap((f) => [
-        f.open,
-        f.close,
-        f.resume ?? "",
-        f.open.slice(0, 3),
-        f.close.slice(0, 4),
-      ]),
-      ...ALL_FENCES.flatMap((f) => [f.open, f.close]),
-      "<",
-      "</",
-      "◁",
-      "|",
-      " ",
-      "\n",
-      "\n\n",
-      "a",
-      "word",
-      "é",
-      "😀",
-      "x<y",
-    ];
-    const text = fc
-      .array(fc.oneof(fc.constantFrom(...fragments.filter((f) => f !== "")), fc.string({ maxLength: 4 })), {
-        maxLength: 30,
-      })
-      .map((parts) => parts.join(""));
-    const options = fc.record({
-      fences: fc.constantFrom(undefined, DEFAULT_FENCES, ALL_FENCES, []),
-      startInReasoning: fc.boolean(),
-    });
-    fc.assert(
-      fc.property(text, fc.array(fc.nat(), { maxLength: 12 }), options, (whole, cuts, opts) => {
-        const points = [...new Set(cuts.map((c) => c % (whole.length + 1)))].sort((a, b) => a - b);
-        const pieces: string[] = [];
-        let last = 0;
-        for (const p of points) {
-          pieces.push(whole.slice(last, p));
-          last = p;
-        }
-        pieces.push(whole.slice(last));
-        const expected = stripThinking(whole, opts);
-        const { shown, thought, splitter } = stream(pieces, opts);
-        expect({ content: splitter.content, reasoning: splitter.reasoning }).toEqual(expected);
-        expect(shown).toBe(expected.content);
-        expect(thought).toBe(expected.reasoning);
-      }),
-      { numRuns: 2000 },
-    );
-  }, 60_000);
+  it(
+    "splits the default fences the same over any split as stripThinking on the whole text",
+    () => {
+      const fragments = [
+        ...DEFAULT_FENCES.flatMap((f) => [
+          f.open,
+          f.close,
+          f.resume ?? "",
+          f.open.slice(0, 3),
+          f.close.slice(0, 4),
+        ]),
+        ...ALL_FENCES.flatMap((f) => [f.open, f.close]),
+        "<",
+        "</",
+        "◁",
+        "|",
+        " ",
+        "\n",
+        "\n\n",
+        "a",
+        "word",
+        "é",
+        "😀",
+        "x<y",
+      ];
+      const text = fc
+        .array(fc.oneof(fc.constantFrom(...fragments.filter((f) => f !== "")), fc.string({ maxLength: 4 })), {
+          maxLength: 30,
+        })
+        .map((parts) => parts.join(""));
+      const options = fc.record({
+        fences: fc.constantFrom(undefined, DEFAULT_FENCES, ALL_FENCES, []),
+        startInReasoning: fc.boolean(),
+      });
+      fc.assert(
+        fc.property(text, fc.array(fc.nat(), { maxLength: 12 }), options, (whole, cuts, opts) => {
+          const points = [...new Set(cuts.map((c) => c % (whole.length + 1)))].sort((a, b) => a - b);
+          const pieces: string[] = [];
+          let last = 0;
+          for (const p of points) {
+            pieces.push(whole.slice(last, p));
+            last = p;
+          }
+          pieces.push(whole.slice(last));
+          const expected = stripThinking(whole, opts);
+          const { shown, thought, splitter } = stream(pieces, opts);
+          expect({ content: splitter.content, reasoning: splitter.reasoning }).toEqual(expected);
+          expect(shown).toBe(expected.content);
+          expect(thought).toBe(expected.reasoning);
+        }),
+        propertyRuns(2000),
+      );
+    },
+    propertyTimeout(60_000),
+  );
 });

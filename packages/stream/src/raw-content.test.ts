@@ -1,5 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { propertyRuns } from "../../../test-support/properties.js";
 import { stripThinking } from "./fences.js";
 import { TurnReader } from "./turn-reader.js";
 
@@ -40,7 +41,7 @@ describe("Turn.rawContent", () => {
         expect(stripThinking(raw)).toEqual({ content: turn.content, reasoning: turn.reasoning });
         if (turn.rawContent !== undefined) expect(turn.rawContent).not.toBe(turn.content);
       }),
-      { numRuns: 300 },
+      propertyRuns(300),
     );
   });
 });

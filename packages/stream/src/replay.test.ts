@@ -1,6 +1,7 @@
 import { readFixtureBytes, readRecordedResponse } from "@loopwright/testkit";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { propertyRuns, propertyTimeout } from "../../../test-support/properties.js";
 import { StreamError } from "./errors.js";
 import { streamTurn } from "./stream-turn.js";
 import { fixtureChunks, toSse, wireStreams } from "./test-support/fixtures.js";
@@ -347,53 +348,61 @@ describe("every recorded stream reads back to what it holds", () => {
 describe("a recorded stream re-cut or re-chunked reads back the same turn", () => {
   const files = wireStreams();
 
-  it("holds when the bytes arrive cut at arbitrary boundaries (mid-line, mid-UTF-8 character)", async () => {
-    const { client, server } = await harness();
-    const whole = new Map<string, Outcome>();
-    for (const fixture of files) {
-      server.enqueue({ type: "replay", fixture });
-      whole.set(fixture, await outcome(streamTurn(client, body)));
-    }
-    await fc.assert(
-      fc.asyncProperty(
-        fc.constantFrom(...files),
-        fc.array(fc.nat(), { minLength: 1, maxLength: 24 }),
-        async (fixture, cuts) => {
-          const bytes = readFixtureBytes(fixture);
-          const points = [...new Set(cuts.map((c) => c % bytes.length))].sort((a, b) => a - b);
-          const chunks: Uint8Array[] = [];
-          let last = 0;
-          for (const p of [...points, bytes.length]) {
-            if (p > last) chunks.push(bytes.subarray(last, p));
-            last = p;
-          }
-          server.enqueue({ type: "raw", chunks, chunkDelayMs: 1 });
-          expect(await outcome(streamTurn(client, body))).toEqual(whole.get(fixture));
-        },
-      ),
-      { numRuns: 60 },
-    );
-  }, 120_000);
+  it(
+    "holds when the bytes arrive cut at arbitrary boundaries (mid-line, mid-UTF-8 character)",
+    async () => {
+      const { client, server } = await harness();
+      const whole = new Map<string, Outcome>();
+      for (const fixture of files) {
+        server.enqueue({ type: "replay", fixture });
+        whole.set(fixture, await outcome(streamTurn(client, body)));
+      }
+      await fc.assert(
+        fc.asyncProperty(
+          fc.constantFrom(...files),
+          fc.array(fc.nat(), { minLength: 1, maxLength: 24 }),
+          async (fixture, cuts) => {
+            const bytes = readFixtureBytes(fixture);
+            const points = [...new Set(cuts.map((c) => c % bytes.length))].sort((a, b) => a - b);
+            const chunks: Uint8Array[] = [];
+            let last = 0;
+            for (const p of [...points, bytes.length]) {
+              if (p > last) chunks.push(bytes.subarray(last, p));
+              last = p;
+            }
+            server.enqueue({ type: "raw", chunks, chunkDelayMs: 1 });
+            expect(await outcome(streamTurn(client, body))).toEqual(whole.get(fixture));
+          },
+        ),
+        propertyRuns(60),
+      );
+    },
+    propertyTimeout(120_000),
+  );
 
-  it("holds when the deltas are cut differently (more pieces, ids repeated, index sent once, merged text)", async () => {
-    const { client, server } = await harness();
-    await fc.assert(
-      fc.asyncProperty(
-        fc.constantFrom(...files.filter((f) => !f.includes("minimax") && !f.includes(".excerpt."))),
-        fc.integer(),
-        fc.boolean(),
-        fc.boolean(),
-        async (fixture, seed, repeatIds, indexOnce) => {
-          server.enqueue({ type: "replay", fixture });
-          const original = await streamTurn(client, body);
-          const chunks = rechunk(fixtureChunks(fixture), random(seed), { repeatIds, indexOnce });
-          server.enqueue({ type: "raw", chunks: [toSse(chunks)] });
-          expect(await streamTurn(client, body)).toEqual(original);
-        },
-      ),
-      { numRuns: 60 },
-    );
-  }, 120_000);
+  it(
+    "holds when the deltas are cut differently (more pieces, ids repeated, index sent once, merged text)",
+    async () => {
+      const { client, server } = await harness();
+      await fc.assert(
+        fc.asyncProperty(
+          fc.constantFrom(...files.filter((f) => !f.includes("minimax") && !f.includes(".excerpt."))),
+          fc.integer(),
+          fc.boolean(),
+          fc.boolean(),
+          async (fixture, seed, repeatIds, indexOnce) => {
+            server.enqueue({ type: "replay", fixture });
+            const original = await streamTurn(client, body);
+            const chunks = rechunk(fixtureChunks(fixture), random(seed), { repeatIds, indexOnce });
+            server.enqueue({ type: "raw", chunks: [toSse(chunks)] });
+            expect(await streamTurn(client, body)).toEqual(original);
+          },
+        ),
+        propertyRuns(60),
+      );
+    },
+    propertyTimeout(120_000),
+  );
 });
 
 /** Live llama.cpp captures (curl -i output): the SSE body after the response head, checked by hand. */

@@ -1,5 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { propertyRuns, propertyTimeout } from "../../../test-support/properties.js";
 import { listenForAbort } from "./abort-listeners.js";
 import type { ChunkLike } from "./chunk.js";
 import { openReply } from "./reply-body.js";
@@ -56,44 +57,48 @@ describe("R67N-1: a whole completion longer than 64 KiB from a server that ignor
     });
   });
 
-  it("reads any completion back whole however its bytes are cut (property)", async () => {
-    await fc.assert(
-      fc.asyncProperty(
-        fc.string({ unit: "binary", maxLength: 300 }),
-        fc.integer({ min: 0, max: 70_000 }),
-        fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { maxLength: 8 }),
-        async (tail, pad, at) => {
-          const content = "p".repeat(pad) + tail;
-          const bytes = new TextEncoder().encode(JSON.stringify(completion(content)));
-          const pieces = splitAt(
-            bytes,
-            at.map((f) => Math.floor(f * bytes.length)),
-          );
-          const response = new Response(
-            new ReadableStream<Uint8Array>({
-              start(controller) {
-                for (const piece of pieces) controller.enqueue(piece);
-                controller.close();
-              },
-            }),
-            { headers: { "content-type": "application/json" } },
-          );
-          const chunks: ChunkLike[] = [];
-          for await (const c of await openReply({
-            withResponse: async () => ({ data: undefined, response }),
-          })) {
-            chunks.push(c);
-          }
-          const reader = new TurnReader({ fences: [] });
-          for (const c of chunks) reader.read(c);
-          // The decoder's view of the same bytes (a lone surrogate becomes U+FFFD on the wire).
-          const sent = JSON.parse(new TextDecoder().decode(bytes)).choices[0].message.content;
-          expect(reader.finish().content).toBe(sent);
-        },
-      ),
-      { numRuns: 60 },
-    );
-  }, 60_000);
+  it(
+    "reads any completion back whole however its bytes are cut (property)",
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(
+          fc.string({ unit: "binary", maxLength: 300 }),
+          fc.integer({ min: 0, max: 70_000 }),
+          fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { maxLength: 8 }),
+          async (tail, pad, at) => {
+            const content = "p".repeat(pad) + tail;
+            const bytes = new TextEncoder().encode(JSON.stringify(completion(content)));
+            const pieces = splitAt(
+              bytes,
+              at.map((f) => Math.floor(f * bytes.length)),
+            );
+            const response = new Response(
+              new ReadableStream<Uint8Array>({
+                start(controller) {
+                  for (const piece of pieces) controller.enqueue(piece);
+                  controller.close();
+                },
+              }),
+              { headers: { "content-type": "application/json" } },
+            );
+            const chunks: ChunkLike[] = [];
+            for await (const c of await openReply({
+              withResponse: async () => ({ data: undefined, response }),
+            })) {
+              chunks.push(c);
+            }
+            const reader = new TurnReader({ fences: [] });
+            for (const c of chunks) reader.read(c);
+            // The decoder's view of the same bytes (a lone surrogate becomes U+FFFD on the wire).
+            const sent = JSON.parse(new TextDecoder().decode(bytes)).choices[0].message.content;
+            expect(reader.finish().content).toBe(sent);
+          },
+        ),
+        propertyRuns(60),
+      );
+    },
+    propertyTimeout(60_000),
+  );
 });
 
 describe("R67N-2: tool-call ids in a turn are unique, as an endpoint requires them back", () => {
@@ -148,7 +153,7 @@ describe("R67N-2: tool-call ids in a turn are unique, as an endpoint requires th
         const kept = ids.map((id, i) => (id !== "" && ids.indexOf(id) === i ? id : calls[i]?.id));
         expect(calls.map((c) => c.id)).toEqual(kept);
       }),
-      { numRuns: 300 },
+      propertyRuns(300),
     );
   });
 });
@@ -183,33 +188,37 @@ describe("R67N-6: a body that ends in the middle of an event was cut short, not 
     await expect(streamTurn(broken.client, body())).rejects.toMatchObject({ code: "malformed-chunk" });
   });
 
-  it("reads any stream cut inside its last event as connection-lost with everything before it (property)", async () => {
-    await fc.assert(
-      fc.asyncProperty(
-        fc.array(fc.string({ minLength: 1, maxLength: 12 }), { minLength: 1, maxLength: 6 }),
-        fc.double({ min: 0, max: 1, noNaN: true, maxExcluded: true }),
-        fc.constantFrom("\n", "\r\n", "\r"),
-        async (texts, where, end) => {
-          const events = texts.map((text) => chunk({ content: text }).replace(/\n/g, end));
-          const last = events.pop() as string;
-          // Cut after "data: {" and before the JSON closes: never a whole value.
-          const json = last.indexOf("{");
-          const closes = last.lastIndexOf("}");
-          const cut = json + 1 + Math.floor(where * (closes - json - 1));
-          const { client } = await harness([{ type: "raw", chunks: [...events, last.slice(0, cut)] }]);
-          const error = await streamTurn(client, body(), { fences: [] }).then(
-            () => undefined,
-            (e: unknown) => e,
-          );
-          expect(error).toMatchObject({
-            code: "connection-lost",
-            partial: { content: texts.slice(0, -1).join("") },
-          });
-        },
-      ),
-      { numRuns: 40 },
-    );
-  }, 60_000);
+  it(
+    "reads any stream cut inside its last event as connection-lost with everything before it (property)",
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(
+          fc.array(fc.string({ minLength: 1, maxLength: 12 }), { minLength: 1, maxLength: 6 }),
+          fc.double({ min: 0, max: 1, noNaN: true, maxExcluded: true }),
+          fc.constantFrom("\n", "\r\n", "\r"),
+          async (texts, where, end) => {
+            const events = texts.map((text) => chunk({ content: text }).replace(/\n/g, end));
+            const last = events.pop() as string;
+            // Cut after "data: {" and before the JSON closes: never a whole value.
+            const json = last.indexOf("{");
+            const closes = last.lastIndexOf("}");
+            const cut = json + 1 + Math.floor(where * (closes - json - 1));
+            const { client } = await harness([{ type: "raw", chunks: [...events, last.slice(0, cut)] }]);
+            const error = await streamTurn(client, body(), { fences: [] }).then(
+              () => undefined,
+              (e: unknown) => e,
+            );
+            expect(error).toMatchObject({
+              code: "connection-lost",
+              partial: { content: texts.slice(0, -1).join("") },
+            });
+          },
+        ),
+        propertyRuns(40),
+      );
+    },
+    propertyTimeout(60_000),
+  );
 });
 
 /** An AbortSignal's shape whose abort the test dispatches itself, so a listener's exception is caught here. */

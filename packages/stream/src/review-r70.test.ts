@@ -5,6 +5,7 @@ import { growth } from "@loopwright/testkit";
 import fc from "fast-check";
 import OpenAI from "openai";
 import { describe, expect, it } from "vitest";
+import { propertyRuns, propertyTimeout } from "../../../test-support/properties.js";
 import type { ChunkLike } from "./chunk.js";
 import { stripThinking } from "./fences.js";
 import { openReply } from "./reply-body.js";
@@ -54,40 +55,44 @@ describe("R70N-1: events under another content type whose first network read sto
     });
   });
 
-  it("reads the same turn however the bytes are cut, under any content type (property)", async () => {
-    const bytes = new TextEncoder().encode(`\n${STREAM}`);
-    await fc.assert(
-      fc.asyncProperty(
-        fc.constantFrom("text/plain", "application/json", "", "text/event-stream"),
-        fc.array(fc.integer({ min: 1, max: 12 }), { maxLength: 4 }),
-        fc.array(fc.integer({ min: 1, max: bytes.length - 1 }), { maxLength: 6 }),
-        async (type, early, anywhere) => {
-          const pieces = splitAt(bytes, [...early, ...anywhere]);
-          const response = new Response(
-            new ReadableStream<Uint8Array>({
-              start(controller) {
-                for (const piece of pieces) controller.enqueue(piece);
-                controller.close();
-              },
-            }),
-            type === "" ? {} : { headers: { "content-type": type } },
-          );
-          if (type === "") response.headers.delete("content-type");
-          const chunks: ChunkLike[] = [];
-          for await (const c of await openReply({
-            withResponse: async () => ({ data: undefined, response }),
-          })) {
-            chunks.push(c);
-          }
-          const reader = new TurnReader();
-          for (const c of chunks) reader.read(c);
-          const turn = reader.finish();
-          expect([turn.content, turn.finishReason]).toEqual(["Hello, world", "stop"]);
-        },
-      ),
-      { numRuns: 200 },
-    );
-  }, 60_000);
+  it(
+    "reads the same turn however the bytes are cut, under any content type (property)",
+    async () => {
+      const bytes = new TextEncoder().encode(`\n${STREAM}`);
+      await fc.assert(
+        fc.asyncProperty(
+          fc.constantFrom("text/plain", "application/json", "", "text/event-stream"),
+          fc.array(fc.integer({ min: 1, max: 12 }), { maxLength: 4 }),
+          fc.array(fc.integer({ min: 1, max: bytes.length - 1 }), { maxLength: 6 }),
+          async (type, early, anywhere) => {
+            const pieces = splitAt(bytes, [...early, ...anywhere]);
+            const response = new Response(
+              new ReadableStream<Uint8Array>({
+                start(controller) {
+                  for (const piece of pieces) controller.enqueue(piece);
+                  controller.close();
+                },
+              }),
+              type === "" ? {} : { headers: { "content-type": type } },
+            );
+            if (type === "") response.headers.delete("content-type");
+            const chunks: ChunkLike[] = [];
+            for await (const c of await openReply({
+              withResponse: async () => ({ data: undefined, response }),
+            })) {
+              chunks.push(c);
+            }
+            const reader = new TurnReader();
+            for (const c of chunks) reader.read(c);
+            const turn = reader.finish();
+            expect([turn.content, turn.finishReason]).toEqual(["Hello, world", "stop"]);
+          },
+        ),
+        propertyRuns(200),
+      );
+    },
+    propertyTimeout(60_000),
+  );
 });
 
 describe("R70N-2: a tool-call index written as a string of digits", () => {

@@ -3,6 +3,7 @@ import vm from "node:vm";
 import { growth } from "@loopwright/testkit";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { propertyRuns } from "../../../test-support/properties.js";
 import { StreamError } from "./errors.js";
 import { ALL_FENCES, DEFAULT_FENCES, FenceSplitter, stripThinking } from "./fences.js";
 import { streamTurn } from "./stream-turn.js";
@@ -90,7 +91,7 @@ describe("R79-1 (more)", () => {
         }
         expect(told.map((p) => p.argumentsDelta).join("")).toBe(whole);
       }),
-      { numRuns: 40 },
+      propertyRuns(40),
     );
   });
 });

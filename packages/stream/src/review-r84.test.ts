@@ -1,5 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { propertyRuns } from "../../../test-support/properties.js";
 import { type Fence, FenceSplitter, stripThinking } from "./fences.js";
 import { streamTurn } from "./stream-turn.js";
 import { body, chunk, harness, sse } from "./test-support/http.js";
@@ -140,7 +141,7 @@ describe("R84-3: FenceSplitter with markers that are prefixes of one another", (
           expect({ content: splitter.content, reasoning: splitter.reasoning }).toEqual(expected);
         },
       ),
-      { numRuns: 1500 },
+      propertyRuns(1500),
     );
   });
 });

@@ -1,5 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { propertyRuns } from "../../../test-support/properties.js";
 import type { ChunkLike, DeltaLike } from "./chunk.js";
 import type { ToolCallProgress } from "./tool-call-assembler.js";
 import { normalizeFinishReason } from "./turn.js";
@@ -523,7 +524,7 @@ describe("arguments read back whole however a server sends them", () => {
           expect(progress.at(-1)?.arguments).toBe(text);
         },
       ),
-      { numRuns: 1500 },
+      propertyRuns(1500),
     );
   });
 

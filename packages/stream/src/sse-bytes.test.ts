@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { _iterSSEMessages } from "openai/core/streaming";
 import { describe, expect, it } from "vitest";
+import { propertyRuns, propertyTimeout } from "../../../test-support/properties.js";
 import type { ChunkLike } from "./chunk.js";
 import { openReply } from "./reply-body.js";
 import { streamTurn } from "./stream-turn.js";
@@ -73,36 +74,40 @@ const stringBytes = fc
   .map(concat);
 
 describe("the event-stream reader on bytes", () => {
-  it("decodes characters and broken UTF-8 cut anywhere between reads as the openai SDK's reader does", async () => {
-    await fc.assert(
-      fc.asyncProperty(
-        fc.array(stringBytes, { minLength: 1, maxLength: 5 }),
-        fc.constantFrom("\n", "\r", "\r\n"),
-        fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { maxLength: 10 }),
-        async (contents, end, at) => {
-          const bytes = concat([
-            // Each event after a comment of the same bytes and NUL, which no reader may trip on.
-            ...contents.flatMap((c) => [
-              encode(": \u0000"),
-              c,
-              encode(end),
-              encode('data: {"c":"'),
-              c,
-              encode(`"}${end}${end}`),
-            ]),
-            encode(`data: [DONE]${end}${end}`),
-          ]);
-          const pieces = cutBytes(bytes, at);
-          const expected = await sdks(pieces);
-          expect(expected).toHaveLength(contents.length);
-          expect(await ours(pieces)).toEqual(expected);
-          // One byte at a time: every character of more than one byte is cut.
-          expect(await ours([...bytes].map((b) => new Uint8Array([b])))).toEqual(expected);
-        },
-      ),
-      { numRuns: 150 },
-    );
-  }, 60_000);
+  it(
+    "decodes characters and broken UTF-8 cut anywhere between reads as the openai SDK's reader does",
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(
+          fc.array(stringBytes, { minLength: 1, maxLength: 5 }),
+          fc.constantFrom("\n", "\r", "\r\n"),
+          fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { maxLength: 10 }),
+          async (contents, end, at) => {
+            const bytes = concat([
+              // Each event after a comment of the same bytes and NUL, which no reader may trip on.
+              ...contents.flatMap((c) => [
+                encode(": \u0000"),
+                c,
+                encode(end),
+                encode('data: {"c":"'),
+                c,
+                encode(`"}${end}${end}`),
+              ]),
+              encode(`data: [DONE]${end}${end}`),
+            ]);
+            const pieces = cutBytes(bytes, at);
+            const expected = await sdks(pieces);
+            expect(expected).toHaveLength(contents.length);
+            expect(await ours(pieces)).toEqual(expected);
+            // One byte at a time: every character of more than one byte is cut.
+            expect(await ours([...bytes].map((b) => new Uint8Array([b])))).toEqual(expected);
+          },
+        ),
+        propertyRuns(150),
+      );
+    },
+    propertyTimeout(60_000),
+  );
 
   it("reads a stream that opens with a byte order mark, its three bytes arriving apart", async () => {
     const text = `\uFEFFdata: ${JSON.stringify({ choices: [{ index: 0, delta: { content: "hi" }, finish_reason: "stop" }] })}\n\ndata: [DONE]\n\n`;

@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { _iterSSEMessages } from "openai/core/streaming";
 import { describe, expect, it } from "vitest";
+import { propertyRuns, propertyTimeout } from "../../../test-support/properties.js";
 import { SseDecoder, type SseEvent } from "./sse.js";
 import { splitAt } from "./test-support/rechunk.js";
 
@@ -56,26 +57,30 @@ const event = fc
 const lineEnd = fc.constantFrom("\n", "\r", "\r\n");
 
 describe("SseDecoder", () => {
-  it("reads the same events as the openai SDK's reader, however the bytes are cut", async () => {
-    await fc.assert(
-      fc.asyncProperty(
-        fc.array(event, { minLength: 1, maxLength: 6 }),
-        lineEnd,
-        fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { maxLength: 8 }),
-        async (events, end, at) => {
-          // The SDK drops an event left open at the body's end, so each one here ends in a blank line.
-          const text = events.map((lines) => `${lines.join(end)}${end}${end}`).join("");
-          const pieces = cut(text, at);
-          const expected = await sdkEvents(pieces);
-          expect(decode(pieces)).toEqual(expected);
-          // One character at a time: every CRLF is cut between its two halves.
-          expect(decode([...text])).toEqual(expected);
-        },
-      ),
-      { numRuns: 200 },
-    );
-    // Half a second alone; the allowance is for a machine busy with the rest of the suite.
-  }, 60_000);
+  it(
+    "reads the same events as the openai SDK's reader, however the bytes are cut",
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(
+          fc.array(event, { minLength: 1, maxLength: 6 }),
+          lineEnd,
+          fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { maxLength: 8 }),
+          async (events, end, at) => {
+            // The SDK drops an event left open at the body's end, so each one here ends in a blank line.
+            const text = events.map((lines) => `${lines.join(end)}${end}${end}`).join("");
+            const pieces = cut(text, at);
+            const expected = await sdkEvents(pieces);
+            expect(decode(pieces)).toEqual(expected);
+            // One character at a time: every CRLF is cut between its two halves.
+            expect(decode([...text])).toEqual(expected);
+          },
+        ),
+        propertyRuns(200),
+      );
+      // Half a second alone; the allowance is for a machine busy with the rest of the suite.
+    },
+    propertyTimeout(60_000),
+  );
 
   it("joins several data lines with a newline and keeps the event name", () => {
     expect(decode(['event: delta\ndata: {"a":\ndata:  1}\n\n'])).toEqual([

@@ -1,5 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { propertyRuns, propertyTimeout } from "../../../test-support/properties.js";
 import { StreamError } from "./errors.js";
 import { streamTurn } from "./stream-turn.js";
 import { body, harness } from "./test-support/http.js";
@@ -20,11 +21,11 @@ const RUNS = Number(process.env.R90_STREAM_RUNS ?? 100);
 const SEED = process.env.R90_STREAM_SEED === undefined ? undefined : Number(process.env.R90_STREAM_SEED);
 // Shrinking a failure over HTTP can outlast the test's timeout: stop it in time to print the
 // counterexample found so far, rather than a bare timeout.
-const settings = (runs: number) => ({
-  numRuns: runs,
-  interruptAfterTimeLimit: 45_000 + RUNS * 50,
-  ...(SEED === undefined ? {} : { seed: SEED }),
-});
+const settings = (runs: number) =>
+  propertyRuns(runs, {
+    interruptAfterTimeLimit: 45_000 + RUNS * 50,
+    ...(SEED === undefined ? {} : { seed: SEED }),
+  });
 
 type Dialect = "openai" | "vllm" | "llamacpp" | "ollama" | "lmstudio" | "openrouter" | "mistral";
 type ReasoningAs = "reasoning_content" | "reasoning" | "think";
@@ -463,7 +464,9 @@ const turnAndDialect = dialect.chain((d) =>
 );
 
 describe("a random turn, written in each server's dialect and cut anywhere, reads back exactly", () => {
-  it("text, reasoning, tool calls, finish reason and usage", { timeout: 60_000 + RUNS * 60 }, async () => {
+  it("text, reasoning, tool calls, finish reason and usage", {
+    timeout: propertyTimeout(60_000 + RUNS * 60),
+  }, async () => {
     const s = await server();
     await fc.assert(
       fc.asyncProperty(turnAndDialect, async ({ d, m, seed, places }) => {
@@ -495,7 +498,7 @@ describe("a random turn, written in each server's dialect and cut anywhere, read
     where: (r: Rendering) => [number, number],
     check: (read: () => Promise<Turn>, d: Dialect, m: Model) => Promise<void>,
   ) =>
-    it(title, { timeout: 60_000 + RUNS * 60 }, async () => {
+    it(title, { timeout: propertyTimeout(60_000 + RUNS * 60) }, async () => {
       const s = await server();
       await fc.assert(
         fc.asyncProperty(turnAndDialect, fc.nat(999_999), async ({ d, m, seed, places }, millionths) => {
@@ -562,7 +565,7 @@ describe("a random turn, written in each server's dialect and cut anywhere, read
   );
 
   it("OpenRouter's error in a 200 mid-stream: server-error with the turn so far", {
-    timeout: 60_000 + RUNS * 60,
+    timeout: propertyTimeout(60_000 + RUNS * 60),
   }, async () => {
     const s = await server();
     const orTurn = model("openrouter").map((m) => ({ m, d: "openrouter" as const }));

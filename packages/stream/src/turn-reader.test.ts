@@ -1,5 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { propertyRuns, propertyTimeout } from "../../../test-support/properties.js";
 import type { ChunkLike, DeltaLike } from "./chunk.js";
 import { fixtureChunks, wireStreams } from "./test-support/fixtures.js";
 import { random, rechunk } from "./test-support/rechunk.js";
@@ -295,27 +296,31 @@ describe("finish reason and odd chunks", () => {
 
 describe("re-chunked deltas read back the same turn", () => {
   const files = wireStreams();
-  it("holds for every recorded stream, cut into arbitrary deltas", () => {
-    const baseline = new Map(files.map((f) => [f, read(fixtureChunks(f))]));
-    let recut = 0;
-    fc.assert(
-      fc.property(
-        fc.constantFrom(...files),
-        fc.integer(),
-        fc.boolean(),
-        fc.boolean(),
-        (file, seed, repeatIds, indexOnce) => {
-          const original = fixtureChunks(file);
-          const chunks = rechunk(original, random(seed), { repeatIds, indexOnce });
-          if (JSON.stringify(chunks) !== JSON.stringify(original)) recut++;
-          const output: string[] = [];
-          const turn = read(chunks, { onOutput: (t) => output.push(t) });
-          expect(turn).toEqual(baseline.get(file));
-          expect(output.join("")).toBe(turn.content);
-        },
-      ),
-      { numRuns: 400 },
-    );
-    expect(recut).toBeGreaterThan(300);
-  }, 60_000);
+  it(
+    "holds for every recorded stream, cut into arbitrary deltas",
+    () => {
+      const baseline = new Map(files.map((f) => [f, read(fixtureChunks(f))]));
+      let recut = 0;
+      fc.assert(
+        fc.property(
+          fc.constantFrom(...files),
+          fc.integer(),
+          fc.boolean(),
+          fc.boolean(),
+          (file, seed, repeatIds, indexOnce) => {
+            const original = fixtureChunks(file);
+            const chunks = rechunk(original, random(seed), { repeatIds, indexOnce });
+            if (JSON.stringify(chunks) !== JSON.stringify(original)) recut++;
+            const output: string[] = [];
+            const turn = read(chunks, { onOutput: (t) => output.push(t) });
+            expect(turn).toEqual(baseline.get(file));
+            expect(output.join("")).toBe(turn.content);
+          },
+        ),
+        propertyRuns(400),
+      );
+      expect(recut).toBeGreaterThan(300);
+    },
+    propertyTimeout(60_000),
+  );
 });

@@ -2,6 +2,7 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import fc from "fast-check";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { propertyRuns } from "../../../test-support/properties.js";
 import { TestkitError } from "./errors.js";
 import {
   fixturePath,
@@ -92,7 +93,7 @@ describe("readRecordedResponse parsing", () => {
           expect(parsed.headers).toEqual(Object.fromEntries(headers.map(([k, v]) => [k.toLowerCase(), v])));
         },
       ),
-      { numRuns: 60 },
+      propertyRuns(60),
     );
   });
 });

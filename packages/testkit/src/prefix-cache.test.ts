@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import OpenAI from "openai";
 import { afterEach, describe, expect, it } from "vitest";
+import { propertyRuns } from "../../../test-support/properties.js";
 import {
   commonPrefixLength,
   countTokens,
@@ -161,7 +162,7 @@ describe("prefix cache", () => {
           if (remember) processed.push(tokens);
         }
       }),
-      { numRuns: 300 },
+      propertyRuns(300),
     );
   });
 });

@@ -5,6 +5,7 @@
 import fc from "fast-check";
 import OpenAI from "openai";
 import { afterEach, describe, expect, it } from "vitest";
+import { propertyRuns } from "../../../test-support/properties.js";
 import { TestkitError } from "./errors.js";
 import { bestTimes } from "./growth.js";
 import { createPrefixCache, renderPrompt } from "./prefix-cache.js";
@@ -165,7 +166,7 @@ describe("the scripted model reads a long message in time linear in its length",
         const text = chars.join("");
         expect(extractExpression(text)).toBe(expressionByRegExp(text));
       }),
-      { numRuns: 5000 },
+      propertyRuns(5000),
     );
   });
 
@@ -176,7 +177,7 @@ describe("the scripted model reads a long message in time linear in its length",
         const text = chars.join("");
         expect(extractPath(text)).toBe(pathByRegExp(text));
       }),
-      { numRuns: 3000 },
+      propertyRuns(3000),
     );
   });
 });

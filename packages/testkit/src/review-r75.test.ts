@@ -9,6 +9,7 @@ import { connect } from "node:net";
 import fc from "fast-check";
 import OpenAI from "openai";
 import { afterEach, describe, expect, it } from "vitest";
+import { propertyRuns } from "../../../test-support/properties.js";
 import { bestTimes, growth } from "./growth.js";
 import { createResponder } from "./respond.js";
 import { scriptedModel } from "./scripted-model.js";
@@ -136,7 +137,7 @@ describe("the scripted model reads an enum value the message names", () => {
           expect(got).toBe(oracle ?? values[0]);
         },
       ),
-      { numRuns: 2000 },
+      propertyRuns(2000),
     );
   });
 });

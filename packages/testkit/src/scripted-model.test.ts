@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import OpenAI from "openai";
 import { afterEach, describe, expect, it } from "vitest";
+import { propertyRuns } from "../../../test-support/properties.js";
 import { extractExpression, extractPath, scriptedModel } from "./scripted-model.js";
 import { type ReplyFunction, startServer, type TestServer } from "./server.js";
 
@@ -108,7 +109,7 @@ describe("scripted model reads tools by their JSON schema", () => {
           expect(reply.toolCalls).toEqual([{ name: "add", arguments: JSON.stringify({ a, b }) }]);
         },
       ),
-      { numRuns: 200 },
+      propertyRuns(200),
     );
   });
 
@@ -233,7 +234,7 @@ describe("scripted model calls tools declared the way loopwright sends them", ()
           expect.stringMatching(/write|edit|create|move|delete/),
         );
       }),
-      { numRuns: 200 },
+      propertyRuns(200),
     );
   });
 });

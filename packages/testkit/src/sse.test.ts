@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import OpenAI from "openai";
 import { afterEach, describe, expect, it } from "vitest";
+import { propertyRuns } from "../../../test-support/properties.js";
 import { countTokens, renderPrompt } from "./prefix-cache.js";
 import type { Reply } from "./replies.js";
 import { startServer, type TestServer } from "./server.js";
@@ -326,7 +327,7 @@ describe("round trip", () => {
           expect(calls).toEqual(toolCalls);
         },
       ),
-      { numRuns: 40 },
+      propertyRuns(40),
     );
   });
 });

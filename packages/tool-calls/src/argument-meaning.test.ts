@@ -1,5 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { propertyRuns } from "../../../test-support/properties.js";
 import { ToolArgumentsError } from "./errors.js";
 import { parseJson } from "./parse-json.js";
 import { parseToolArguments } from "./parse-tool-arguments.js";
@@ -103,7 +104,7 @@ describe("valid JSON arguments come back as JSON.parse reads them", () => {
         expect(out.repaired).toBe(false);
         expect(Object.getPrototypeOf(out.value)).toBe(Object.prototype);
       }),
-      { numRuns: 400 },
+      propertyRuns(400),
     );
   });
 
@@ -112,7 +113,7 @@ describe("valid JSON arguments come back as JSON.parse reads them", () => {
       fc.property(jsonText.value, (text) => {
         expect(same(parseJson(text), JSON.parse(text))).toBe(true);
       }),
-      { numRuns: 400 },
+      propertyRuns(400),
     );
   });
 });
@@ -197,7 +198,7 @@ describe("a repair never changes a value the model wrote", () => {
         const raw = `{'text':${space}'${value}',${space}'n': 1}`;
         expect(readOf(raw)).toBe(JSON.stringify({ text: value, n: 1 }));
       }),
-      { numRuns: 500 },
+      propertyRuns(500),
     );
   });
 
@@ -235,7 +236,7 @@ describe("arguments cut at the token ceiling are never closed up and run", () =>
         ];
         expect([whole, ...kinds]).toContain(read);
       }),
-      { numRuns: 1000 },
+      propertyRuns(1000),
     );
   });
 });

@@ -1,5 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { propertyRuns } from "../../../test-support/properties.js";
 import { type ArgumentPath, ToolArgumentsError } from "./index.js";
 import { parseToolArguments } from "./parse-tool-arguments.js";
 import { recoverToolCalls } from "./recover-tool-calls.js";
@@ -244,7 +245,7 @@ describe("parseToolArguments: numbers JavaScript cannot hold as written", () => 
           }
         }
       }),
-      { numRuns: 300 },
+      propertyRuns(300),
     );
   });
 });

@@ -1,5 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { propertyRuns } from "../../../test-support/properties.js";
 import { ToolArgumentsError, ToolCallsError } from "./errors.js";
 import { parseJson } from "./parse-json.js";
 import { parseToolArguments } from "./parse-tool-arguments.js";
@@ -165,7 +166,7 @@ describe("repair never invents the end of a string", () => {
           for (const [key, string] of strings) expect(value[key]).toBe(string);
         },
       ),
-      { numRuns: 500, seed: 22 },
+      propertyRuns(500, { seed: 22 }),
     );
   });
 });

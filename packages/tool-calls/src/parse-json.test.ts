@@ -1,5 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { propertyRuns } from "../../../test-support/properties.js";
 import { ToolCallsError } from "./errors.js";
 import { parseJson } from "./parse-json.js";
 
@@ -51,7 +52,7 @@ describe("parseJson", () => {
       fc.property(fc.string(), (text) => {
         parseJson(text);
       }),
-      { numRuns: 500 },
+      propertyRuns(500),
     );
   });
 

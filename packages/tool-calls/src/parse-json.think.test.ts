@@ -1,5 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { propertyRuns } from "../../../test-support/properties.js";
 import { parseJson } from "./index.js";
 
 // parseJson reads the whole reply first; a `</think>` ends the scratchpad only outside the JSON's
@@ -51,7 +52,7 @@ describe("parseJson and </think>", () => {
       fc.property(fc.constantFrom("", "<think>plan</think>", "<think>x</think>\n"), value, (lead, object) => {
         expect(parseJson(`${lead}${JSON.stringify(object)}`)).toEqual(object);
       }),
-      { numRuns: 400 },
+      propertyRuns(400),
     );
   });
 });

@@ -1,5 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { propertyRuns } from "../../../test-support/properties.js";
 import { ToolArgumentsError } from "./errors.js";
 import { parseToolArguments } from "./parse-tool-arguments.js";
 
@@ -91,7 +92,7 @@ describe("parseToolArguments: what the model meant, never what was inside its st
             : typeof read.value === "object" && JSON.stringify(read.value) === read.json;
         expect(ok ? "ok" : read).toBe("ok");
       }),
-      { numRuns: 500 },
+      propertyRuns(500),
     );
   });
 
@@ -175,7 +176,7 @@ describe("parseToolArguments: what the model meant, never what was inside its st
           expect(kind).toBe("truncated");
         },
       ),
-      { numRuns: 300, seed: 22 },
+      propertyRuns(300, { seed: 22 }),
     );
   });
 

@@ -3,6 +3,7 @@
 // (parseToolArguments with takesOnlyString) gives what the same arguments streamed as a call give.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { propertyRuns } from "../../../test-support/properties.js";
 import { type ArgumentPath, parseToolArguments, recoverToolCalls } from "./index.js";
 
 const SHIP = {
@@ -129,7 +130,7 @@ describe("recoverToolCalls keeps the number tokens the model wrote, for the loop
         }
         expect(handed((calls[0] as { raw: string }).raw)).toEqual(streamed);
       }),
-      { numRuns: 1000 },
+      propertyRuns(1000),
     );
   });
 });

@@ -1,5 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { propertyRuns } from "../../../test-support/properties.js";
 import { recoverToolCalls } from "./index.js";
 
 // A call written as text reaches its tool with exactly the arguments written — scratchpad markers
@@ -91,7 +92,7 @@ describe("a </think> or <think> inside a call's string argument", () => {
         const reply = `<think>${parts.join("")}</think>Done.`;
         expect(recoverToolCalls(reply, tools).calls).toEqual([]);
       }),
-      { numRuns: 500 },
+      propertyRuns(500),
     );
   });
 
@@ -130,7 +131,7 @@ describe("a </think> or <think> inside a call's string argument", () => {
         // A call written after the scratchpad and after plain prose is always found.
         expect(out.calls).toHaveLength(1);
       }),
-      { numRuns: 400 },
+      propertyRuns(400),
     );
   });
 
@@ -147,7 +148,7 @@ describe("a </think> or <think> inside a call's string argument", () => {
         const out = recoverToolCalls(reply, ["write_file"]);
         for (const call of out.calls) expect(call.args).toEqual({ path: "a.md", content });
       }),
-      { numRuns: 300 },
+      propertyRuns(300),
     );
   });
 });

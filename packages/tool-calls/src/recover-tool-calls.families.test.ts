@@ -1,5 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { propertyRuns } from "../../../test-support/properties.js";
 import { recoverToolCalls } from "./recover-tool-calls.js";
 
 const weather = {
@@ -428,7 +429,7 @@ describe("recoverToolCalls in the new formats (property tests)", () => {
             expect(out.text).toBe(before.trim());
           },
         ),
-        { numRuns: 120 },
+        propertyRuns(120),
       );
     });
   }
@@ -460,7 +461,7 @@ describe("recoverToolCalls in the new formats (property tests)", () => {
           expect(out.text).toBe("");
         },
       ),
-      { numRuns: 150 },
+      propertyRuns(150),
     );
   });
 
@@ -540,7 +541,7 @@ describe("recoverToolCalls in the new formats (property tests)", () => {
         for (const call of out.calls) expect(["add", "get"]).toContain(call.name);
         expect(typeof out.text).toBe("string");
       }),
-      { numRuns: 1500 },
+      propertyRuns(1500),
     );
   });
 });

@@ -3,6 +3,7 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { propertyRuns } from "../../../test-support/properties.js";
 import { ToolCallsError } from "./errors.js";
 import { recoverToolCalls } from "./recover-tool-calls.js";
 
@@ -327,7 +328,7 @@ describe("recoverToolCalls (property tests)", () => {
             expect(out.text).toBe(think.trim());
           },
         ),
-        { numRuns: 150 },
+        propertyRuns(150),
       );
     });
   }
@@ -369,7 +370,7 @@ describe("recoverToolCalls (property tests)", () => {
         const out = recoverToolCalls(text, ["add", { name: "get", inputSchema: { properties: { a: {} } } }]);
         for (const call of out.calls) expect(["add", "get"]).toContain(call.name);
       }),
-      { numRuns: 1000 },
+      propertyRuns(1000),
     );
   });
 });

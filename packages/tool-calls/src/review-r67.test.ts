@@ -1,5 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { propertyRuns } from "../../../test-support/properties.js";
 import { parseJson } from "./parse-json.js";
 import { recoverToolCalls } from "./recover-tool-calls.js";
 
@@ -85,7 +86,7 @@ describe("R67L-3: Gemma calls are read in time linear in the reply", () => {
           expect(calls.map((c) => c.args)).toEqual([{ path, content }]);
         },
       ),
-      { numRuns: 1500 },
+      propertyRuns(1500),
     );
   });
 });
@@ -121,7 +122,7 @@ describe("R67L-5: parseJson reads no object from a brace in prose", () => {
         const reply = `${before} { ${between} ${JSON.stringify(value)} ${after}`;
         expect(parseJson(reply)).toEqual(JSON.parse(JSON.stringify(value)));
       }),
-      { numRuns: 2000 },
+      propertyRuns(2000),
     );
   });
 });

@@ -1,5 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { propertyRuns } from "../../../test-support/properties.js";
 import { ToolArgumentsError, ToolCallsError } from "./errors.js";
 import { parseJson } from "./parse-json.js";
 import { parseToolArguments } from "./parse-tool-arguments.js";
@@ -97,7 +98,7 @@ describe("R77B-1: a number written with leading zeros keeps its digits", () => {
           expect(parseToolArguments(text, { takesString: anyPlace }).value.n).toBe(token);
         },
       ),
-      { numRuns: 300 },
+      propertyRuns(300),
     );
   });
 });
@@ -145,7 +146,7 @@ describe("R77B-2: no call is recovered from a scratchpad the stream reads as rea
         const read = recoverToolCalls(`${lead}<think>${parts.join("")}`, tools);
         expect(read.calls.length).toBe(before ? 1 : 0);
       }),
-      { numRuns: 300 },
+      propertyRuns(300),
     );
   });
 });
@@ -219,7 +220,7 @@ describe("R77B-4: a GLM value holding </arg_value> or </tool_call> is read whole
         if (read.calls.length > 0) expect(read.calls.map((c) => c.args)).toEqual([{ content, path: "x.md" }]);
         else expect(read.text).toBe(reply);
       }),
-      { numRuns: 400 },
+      propertyRuns(400),
     );
   });
 });
@@ -256,7 +257,7 @@ describe("R77B-5: an <invoke> value holding </parameter> is read whole", () => {
         if (read.calls.length > 0) expect(read.calls.map((c) => c.args)).toEqual([{ content, path: "x.md" }]);
         else expect(read.text).toBe(reply);
       }),
-      { numRuns: 400 },
+      propertyRuns(400),
     );
   });
 });
@@ -288,7 +289,7 @@ describe("R77B-6: parseJson reads a number JSON refuses as the number it means",
         else if (caught === undefined) expect(read?.n).toBe(Number(n));
         else expect(ToolCallsError.isInstance(caught) && caught.code).toBe("inexact");
       }),
-      { numRuns: 300 },
+      propertyRuns(300),
     );
   });
 });

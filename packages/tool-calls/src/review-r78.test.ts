@@ -1,5 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { propertyRuns } from "../../../test-support/properties.js";
 // The stream's fence table, read from its source: tool-calls does not depend on stream (not even
 // as a devDependency), and this test is what keeps the two tables from drifting apart.
 import { ALL_FENCES, DEFAULT_FENCES, stripThinking } from "../../stream/src/fences.js";
@@ -72,7 +73,7 @@ describe("R78B-1: no call is recovered from any scratchpad the stream can read a
           expect(read.calls.length).toBe(before ? 1 : 0);
         },
       ),
-      { numRuns: 400 },
+      propertyRuns(400),
     );
   });
 });
@@ -127,7 +128,7 @@ describe("R78B-3: markup in a ~~~ fence with prose around it is an example, as i
         expect(tildes.calls).toEqual(ticks.calls);
         expect(tildes.text).toBe(ticks.text.replaceAll("```", "~~~"));
       }),
-      { numRuns: 500 },
+      propertyRuns(500),
     );
   });
 });
@@ -268,7 +269,7 @@ describe("R78B-2: a call's own markup written inside its values is that value's 
         const plain = !content.includes("</") && !content.includes("<parameter=");
         expect(plain ? read.calls.length : 1).toBe(1);
       }),
-      { numRuns: 500 },
+      propertyRuns(500),
     );
   });
 });

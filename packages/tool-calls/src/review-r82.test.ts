@@ -1,5 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { propertyRuns } from "../../../test-support/properties.js";
 import { ALL_FENCES, stripThinking } from "../../stream/src/fences.js";
 import { parseJson } from "./parse-json.js";
 import { recoverToolCalls, SCRATCHPADS, TEMPLATE_MARKERS } from "./recover-tool-calls.js";
@@ -79,7 +80,7 @@ describe("R82-2: parseJson reads no JSON inside a scratchpad, closed or not, of 
           expect(parseJson(text)).toEqual(parseJson(stripThinking(text, { fences: ALL_FENCES }).content));
         },
       ),
-      { numRuns: 500 },
+      propertyRuns(500),
     );
   });
 
@@ -100,7 +101,7 @@ describe("R82-2: parseJson reads no JSON inside a scratchpad, closed or not, of 
         const content = stripThinking(read, { fences: ALL_FENCES }).content;
         expect(parseJson(reply)).toEqual(parseJson(`<think></think>${content}`));
       }),
-      { numRuns: 1000 },
+      propertyRuns(1000),
     );
     // One kind's opener inside another kind's scratchpad is reasoning: it opens nothing.
     expect(parseJson('<reasoning>say <think> first</reasoning>{"a": 1}')).toEqual({ a: 1 });
@@ -161,7 +162,7 @@ describe("R82-3: recoverToolCalls reads scratchpads left to right: another kind'
           expect(recoverToolCalls(reply, ["ls"]).calls, reply).toHaveLength(shown);
         },
       ),
-      { numRuns: 1000 },
+      propertyRuns(1000),
     );
   });
 });

@@ -1,5 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { propertyRuns } from "../../../test-support/properties.js";
 import { ALL_FENCES, stripThinking } from "../../stream/src/fences.js";
 import { parseJson } from "./parse-json.js";
 import { recoverToolCalls, SCRATCHPADS, TEMPLATE_MARKERS } from "./recover-tool-calls.js";
@@ -66,7 +67,7 @@ describe("R83-1: a </think> ends a scratchpad the template opened only when it c
           expect(recoverToolCalls(reply, ["ls"]).calls, reply).toHaveLength(shown);
         },
       ),
-      { numRuns: 400 },
+      propertyRuns(400),
     );
   });
 
@@ -110,7 +111,7 @@ describe("R83-3: a whole-reply call after closed scratchpads of any kind is reco
         expect(stripThinking(reply, { fences: ALL_FENCES }).content).toBe(form);
         expect(recoverToolCalls(reply, ["ls"]).calls).toEqual([ls]);
       }),
-      { numRuns: 200 },
+      propertyRuns(200),
     );
   });
 

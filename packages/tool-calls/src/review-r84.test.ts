@@ -1,5 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { propertyRuns } from "../../../test-support/properties.js";
 import { ALL_FENCES, stripThinking } from "../../stream/src/fences.js";
 import { recoverToolCalls, SCRATCHPADS, TEMPLATE_MARKERS } from "./recover-tool-calls.js";
 import { splitGrowth } from "./test-support/split-growth.js";
@@ -66,7 +67,7 @@ describe("R84-1: a whole-reply call followed by scratchpads is recovered", () =>
         const shown = content.trim() === form;
         expect(recoverToolCalls(reply, ["ls"]).calls, reply).toEqual(shown ? [ls] : []);
       }),
-      { numRuns: 400 },
+      propertyRuns(400),
     );
   });
 

@@ -1,5 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { propertyRuns } from "../../../test-support/properties.js";
 import { ALL_FENCES, stripThinking } from "../../stream/src/fences.js";
 import { ToolCallsError } from "./errors.js";
 import { recoverToolCalls, SCRATCHPADS } from "./recover-tool-calls.js";
@@ -124,7 +125,7 @@ describe("R85-1: a call followed by the end-of-turn tokens a template leaks is r
           expect(text, reply).toBe(before.join("").trim());
         },
       ),
-      { numRuns: 600 },
+      propertyRuns(600),
     );
   });
 
@@ -172,7 +173,7 @@ describe("R85-1: a call followed by the end-of-turn tokens a template leaks is r
           ).toEqual([{ path }]);
         },
       ),
-      { numRuns: 500 },
+      propertyRuns(500),
     );
   });
 });

@@ -1,5 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { propertyRuns } from "../../../test-support/properties.js";
 import { recoverToolCalls } from "./recover-tool-calls.js";
 import { splitGrowth } from "./test-support/split-growth.js";
 
@@ -110,7 +111,7 @@ describe("R86-1: a wrapper's tag written inside a call's string argument, then a
           expect(only(reply), reply).toEqual({ calls: [{ name: "write", args: { text } }], text: "" });
         },
       ),
-      { numRuns: 800 },
+      propertyRuns(800),
     );
   });
 });
@@ -172,7 +173,7 @@ describe("R86-2: GLM with no </tool_call>, then a scratchpad or prose", () => {
         fc.pre(cut >= 0 || shown !== "");
         expect(only(call + after), after).toEqual({ calls: [paris], text: shown });
       }),
-      { numRuns: 400 },
+      propertyRuns(400),
     );
   });
 });
@@ -245,7 +246,7 @@ describe("R86-3: a reply running past its end-of-turn token into a turn it inven
         expect(calls, reply).toEqual(alone.calls);
         expect(text, reply).toBe(alone.text.replace(/<\|eot_id\|>$/, "").trim());
       }),
-      { numRuns: 400 },
+      propertyRuns(400),
     );
   });
 });

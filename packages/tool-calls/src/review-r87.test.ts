@@ -1,5 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { propertyRuns } from "../../../test-support/properties.js";
 import { recoverToolCalls } from "./recover-tool-calls.js";
 import { splitGrowth } from "./test-support/split-growth.js";
 
@@ -175,7 +176,7 @@ describe("R87-2: text after an end-of-turn token with no turn header after it", 
           expect(read(reply), reply).toEqual({ calls: alone.calls, text: alone.text.trim() });
         },
       ),
-      { numRuns: 400 },
+      propertyRuns(400),
     );
   });
 

@@ -5,6 +5,7 @@
 import { bestTimes } from "@loopwright/testkit";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { propertyRuns } from "../../../test-support/properties.js";
 import type { CatalogServer } from "./catalog.js";
 import { loadResult, proxyLoadResult } from "./load-result.js";
 import { expandNames, type NameResolution } from "./names.js";
@@ -87,7 +88,7 @@ describe("r74-1: a load of many distinct patterns against a large catalogue", ()
         const expected = names.filter((n) => glob(p).test(n)).sort((x, y) => (x < y ? -1 : x > y ? 1 : 0));
         expect(resolution.names).toEqual(expected);
       }),
-      { numRuns: 2_000 },
+      propertyRuns(2_000),
     );
   });
 });

@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { propertyRuns } from "../../../test-support/properties.js";
 import { createMcpPool, McpPoolError, mcpServers, readMcpJson } from "./index.js";
 
 function refusal(fn: () => unknown): McpPoolError {
@@ -692,7 +693,7 @@ describe("${VAR} in a .mcp.json", () => {
         if (unset) expect(() => args(text)).toThrow(/is not set in the environment, and has no default/);
         else expect(args(text)).toBe(flat);
       }),
-      { numRuns: 500 },
+      propertyRuns(500),
     );
     function args(text: string): string | undefined {
       return (mcpServers([{ name: "x", command: "x", args: [text] }], { env: vars })[0] as { args: string[] })

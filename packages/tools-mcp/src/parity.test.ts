@@ -8,6 +8,7 @@ import { isCredentialParam, redactor } from "@loopwright/client";
 import { looksSecretName } from "@loopwright/spec";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { propertyRuns } from "../../../test-support/properties.js";
 import { ENCODINGS } from "../test/encodings.js";
 import type { McpServerConfig } from "./config.js";
 import { masker, resultSecretsOf, secretsOf } from "./redact.js";
@@ -99,7 +100,7 @@ describe("client and tools-mcp mask the same secret", () => {
             expect(bySecrets).not.toContain(written);
             expect(byResults).not.toContain(written);
           }),
-          { numRuns: 40 },
+          propertyRuns(40),
         );
       });
     }
@@ -151,7 +152,7 @@ describe("client and tools-mcp mask the same secret", () => {
           expect(bySecrets, name).not.toContain(value);
           expect(byResults, name).not.toContain(value);
         }),
-        { numRuns: 10 },
+        propertyRuns(10),
       );
     }
   });

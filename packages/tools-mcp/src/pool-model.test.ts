@@ -19,6 +19,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
+import { propertyRuns, propertyTimeout } from "../../../test-support/properties.js";
 import { commandLine, descendants, running } from "../test/processes.js";
 import { NODE } from "../test/support.js";
 import { createMcpPool, type McpPool, McpPoolError, type McpPoolErrorCode } from "./index.js";
@@ -1018,14 +1019,13 @@ describe("a pool of real MCP servers under a random host (r89)", () => {
             }
           },
         ),
-        {
-          numRuns: RUNS,
+        propertyRuns(RUNS, {
           // Shrinking starts servers again for every candidate: only when asked (R89_SHRINK=1).
           endOnFailure: process.env.R89_SHRINK !== "1",
           ...(process.env.R89_SEED ? { seed: Number(process.env.R89_SEED) } : {}),
-        },
+        }),
       );
     },
-    RUNS * 4_000 + 60_000,
+    propertyTimeout(RUNS * 4_000 + 60_000),
   );
 });

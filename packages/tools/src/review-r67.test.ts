@@ -3,6 +3,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
+import { propertyRuns } from "../../../test-support/properties.js";
 import { createToolset, defineTool, MAX_ARGUMENT_DEPTH, ToolInputError } from "./index.js";
 
 async function refusal(work: () => unknown): Promise<ToolInputError> {
@@ -98,7 +99,7 @@ describe("R67T-1: a __proto__ key the model wrote is refused, not dropped before
         if (outcome.ran) expect(JSON.stringify(outcome.value)).toBe(text);
         else expect(outcome.error).toMatchObject({ code: "invalid-arguments" });
       }),
-      { numRuns: 200 },
+      propertyRuns(200),
     );
   }, 20_000);
 });

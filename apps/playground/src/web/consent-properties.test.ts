@@ -1,6 +1,7 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: ${NAME} references, meant literally.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { propertyRuns, propertyTimeout } from "../../../../test-support/properties.js";
 import { shownServerArgs, withoutServerArgSecrets } from "./spec.js";
 
 // The consent question's invariants over generated servers: what it shows for a stdio server's
@@ -66,13 +67,15 @@ const shellLine = fc
   .tuple(fc.constantFrom("srv", "node srv.js", "npx -y pkg"), fc.array(word, { minLength: 1, maxLength: 4 }))
   .map(([program, rest]) => [program, ...rest].join(" "));
 
-describe("the consent question's invariants on generated servers", { timeout: 60_000 }, () => {
+describe("the consent question's invariants on generated servers", {
+  timeout: propertyTimeout(60_000),
+}, () => {
   it("a shell's own command (sh -c, bash -lc) mixing literal secrets and payloads", () => {
     fc.assert(
       fc.property(fc.constantFrom(["sh", "-c"], ["bash", "-lc"]), shellLine, ([shell, flag], line) =>
         expectConsent(shell as string, [flag as string, line], [PAYLOAD, TICKS]),
       ),
-      { numRuns: 200 },
+      propertyRuns(200),
     );
   });
 
@@ -82,7 +85,7 @@ describe("the consent question's invariants on generated servers", { timeout: 60
         const remote = ["srv", ...words.flatMap((w) => w.split(" "))];
         expectConsent("ssh", ["host.example", ...remote], [PAYLOAD, TICKS]);
       }),
-      { numRuns: 200 },
+      propertyRuns(200),
     );
   });
 
@@ -103,7 +106,7 @@ describe("the consent question's invariants on generated servers", { timeout: 60
           expectConsent("python3", ["-c", py], [PY_CALL]);
         },
       ),
-      { numRuns: 200 },
+      propertyRuns(200),
     );
   });
 });

@@ -15,6 +15,7 @@ import type { RunEvent, SequencedEvent } from "@loopwright/events";
 import { type RecordedRequest, type Reply, startServer, type TestServer } from "@loopwright/testkit";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { propertyRuns, propertyTimeout } from "../../../../test-support/properties.js";
 import { startWebServer, WEB_SYSTEM, type WebServer } from "./server.js";
 
 const RUNS = Number(process.env.R92_PAGE_RUNS ?? 12);
@@ -347,385 +348,395 @@ describe("the web server's HTTP API against a model (r92d)", () => {
   });
   afterAll(() => endpoint.close());
 
-  it("answers every sequence of requests as the model says", async () => {
-    let sequence = 0;
-    await fc.assert(
-      fc.asyncProperty(
-        fc.array(action, { minLength: 3, maxLength: 14 }),
-        fc.constantFrom("stop" as const, "close" as const, "post-while-closing" as const),
-        async (actions, ending) => {
-          const closeMidRun = ending === "close";
-          sequence++;
-          const web: WebServer = await startWebServer({
-            endpoint: { baseUrl: endpoint.baseUrl, apiKey: KEY, model: "m", contextLength: 8192 },
-            hangTool: true,
-          });
-          const port = Number(new URL(web.url).port);
-          const answers: string[] = [];
-          const runs: RunModel[] = [];
-          let fresh = true;
-          let since: RunModel[] = [];
-          /** The system prompt the next run is asked with. */
-          let system = WEB_SYSTEM;
-          let specs = 0;
-          const post = async (path: string, body: unknown, type = "application/json") => {
-            const res = await fetch(new URL(path, web.url), {
-              method: "POST",
-              headers: { "content-type": type },
-              body: typeof body === "string" ? body : JSON.stringify(body),
+  it(
+    "answers every sequence of requests as the model says",
+    async () => {
+      let sequence = 0;
+      await fc.assert(
+        fc.asyncProperty(
+          fc.array(action, { minLength: 3, maxLength: 14 }),
+          fc.constantFrom("stop" as const, "close" as const, "post-while-closing" as const),
+          async (actions, ending) => {
+            const closeMidRun = ending === "close";
+            sequence++;
+            const web: WebServer = await startWebServer({
+              endpoint: { baseUrl: endpoint.baseUrl, apiKey: KEY, model: "m", contextLength: 8192 },
+              hangTool: true,
             });
-            const text = await res.text();
-            answers.push(text);
-            return { status: res.status, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
-          };
-          const current = () => runs.at(-1);
-          /** The current run surely goes on: its tool hangs and it was not stopped. */
-          const surelyRunning = () => {
-            const run = current();
-            return run?.hangs === true && !run.stopSent;
-          };
-          /** Waits until the current run ended (its events say `done`), as a page would see it. */
-          const settled = async () => {
-            const run = current();
-            if (!run || surelyRunning()) return;
-            const reading = await follow(new URL(`api/runs/${run.id}/events`, web.url).href, run.index, null);
-            answers.push(...reading.raw);
-          };
-          try {
-            for (const act of actions) {
-              if (act.kind === "start") {
-                const marker = `r${sequence}-${runs.length}`;
-                const prompt = `[${marker}] please ${act.plan.join(" then ")}`;
-                plans.set(marker, act.plan);
-                // A run not surely running may still be finishing: the answer is 201 or 409, never else.
-                const mayRun = !surelyRunning();
-                const firstRequest = endpoint.chatRequests.length;
-                const res = await post("api/runs", { prompt });
-                if (!mayRun) {
-                  expect(res.status, "a second run while one hangs").toBe(409);
-                  expect(res.body.id).toBe(current()!.id);
-                  continue;
-                }
-                expect([201, 409]).toContain(res.status);
-                if (res.status === 409) {
-                  expect(res.body.id).toBe(current()!.id);
-                  await settled();
-                  continue;
-                }
-                // The run before it had ended: its events say so.
-                const before = current();
-                if (before) {
-                  const seen = await follow(
-                    new URL(`api/runs/${before.id}/events`, web.url).href,
-                    before.index,
-                    null,
+            const port = Number(new URL(web.url).port);
+            const answers: string[] = [];
+            const runs: RunModel[] = [];
+            let fresh = true;
+            let since: RunModel[] = [];
+            /** The system prompt the next run is asked with. */
+            let system = WEB_SYSTEM;
+            let specs = 0;
+            const post = async (path: string, body: unknown, type = "application/json") => {
+              const res = await fetch(new URL(path, web.url), {
+                method: "POST",
+                headers: { "content-type": type },
+                body: typeof body === "string" ? body : JSON.stringify(body),
+              });
+              const text = await res.text();
+              answers.push(text);
+              return { status: res.status, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
+            };
+            const current = () => runs.at(-1);
+            /** The current run surely goes on: its tool hangs and it was not stopped. */
+            const surelyRunning = () => {
+              const run = current();
+              return run?.hangs === true && !run.stopSent;
+            };
+            /** Waits until the current run ended (its events say `done`), as a page would see it. */
+            const settled = async () => {
+              const run = current();
+              if (!run || surelyRunning()) return;
+              const reading = await follow(
+                new URL(`api/runs/${run.id}/events`, web.url).href,
+                run.index,
+                null,
+              );
+              answers.push(...reading.raw);
+            };
+            try {
+              for (const act of actions) {
+                if (act.kind === "start") {
+                  const marker = `r${sequence}-${runs.length}`;
+                  const prompt = `[${marker}] please ${act.plan.join(" then ")}`;
+                  plans.set(marker, act.plan);
+                  // A run not surely running may still be finishing: the answer is 201 or 409, never else.
+                  const mayRun = !surelyRunning();
+                  const firstRequest = endpoint.chatRequests.length;
+                  const res = await post("api/runs", { prompt });
+                  if (!mayRun) {
+                    expect(res.status, "a second run while one hangs").toBe(409);
+                    expect(res.body.id).toBe(current()!.id);
+                    continue;
+                  }
+                  expect([201, 409]).toContain(res.status);
+                  if (res.status === 409) {
+                    expect(res.body.id).toBe(current()!.id);
+                    await settled();
+                    continue;
+                  }
+                  // The run before it had ended: its events say so.
+                  const before = current();
+                  if (before) {
+                    const seen = await follow(
+                      new URL(`api/runs/${before.id}/events`, web.url).href,
+                      before.index,
+                      null,
+                    );
+                    expect(seen.frames.at(-1)?.event.kind).toBe("done");
+                  }
+                  // A run goes on past a step only through a tool call: its first other step ends it, or hangs.
+                  const ending = act.plan.find((s) => s !== "tool") ?? "text";
+                  runs.push({
+                    index: runs.length,
+                    id: String(res.body.id),
+                    prompt,
+                    plan: act.plan,
+                    stoppedRunning: false,
+                    stopSent: false,
+                    hangs: ending === "hang",
+                    readers: [],
+                    firstRequest,
+                    fresh,
+                    since,
+                    system,
+                  });
+                  since = [...since, runs.at(-1)!];
+                  fresh = false;
+                } else if (act.kind === "empty-prompt") {
+                  expect((await post("api/runs", { prompt: " \n " })).status).toBe(400);
+                } else if (act.kind === "watch") {
+                  const run = runs[runs.length - 1 - Math.min(act.run, runs.length - 1)];
+                  if (!run) {
+                    expect((await fetch(new URL("api/runs/no-such-run/events", web.url))).status).toBe(404);
+                    continue;
+                  }
+                  run.readers.push(
+                    follow(
+                      new URL(`api/runs/${run.id}/events`, web.url).href,
+                      run.index,
+                      act.reconnectAfter,
+                      act.by,
+                    ),
                   );
-                  expect(seen.frames.at(-1)?.event.kind).toBe("done");
-                }
-                // A run goes on past a step only through a tool call: its first other step ends it, or hangs.
-                const ending = act.plan.find((s) => s !== "tool") ?? "text";
-                runs.push({
-                  index: runs.length,
-                  id: String(res.body.id),
-                  prompt,
-                  plan: act.plan,
-                  stoppedRunning: false,
-                  stopSent: false,
-                  hangs: ending === "hang",
-                  readers: [],
-                  firstRequest,
-                  fresh,
-                  since,
-                  system,
-                });
-                since = [...since, runs.at(-1)!];
-                fresh = false;
-              } else if (act.kind === "empty-prompt") {
-                expect((await post("api/runs", { prompt: " \n " })).status).toBe(400);
-              } else if (act.kind === "watch") {
-                const run = runs[runs.length - 1 - Math.min(act.run, runs.length - 1)];
-                if (!run) {
-                  expect((await fetch(new URL("api/runs/no-such-run/events", web.url))).status).toBe(404);
-                  continue;
-                }
-                run.readers.push(
-                  follow(
-                    new URL(`api/runs/${run.id}/events`, web.url).href,
-                    run.index,
-                    act.reconnectAfter,
-                    act.by,
-                  ),
-                );
-              } else if (act.kind === "bad-resume") {
-                const run = current();
-                const url = new URL(`api/runs/${run?.id ?? "none"}/events`, web.url);
-                const res = await fetch(url, { headers: { "last-event-id": act.id } });
-                answers.push(await res.text());
-                expect(res.status, `Last-Event-ID ${JSON.stringify(act.id)}`).toBe(run ? 400 : 404);
-              } else if (act.kind === "stop") {
-                const run =
-                  act.which === "older" ? runs.at(-2) : act.which === "current" ? current() : undefined;
-                if (!run) {
-                  expect((await post("api/runs/00000000-0000-0000-0000-000000000000/stop", {})).status).toBe(
-                    404,
-                  );
-                  continue;
-                }
-                const wasRunning = run === current() && surelyRunning();
-                const res = await post(`api/runs/${run.id}/stop`, {});
-                expect(res.status).toBe(202);
-                expect(res.body).toEqual({ id: run.id });
-                if (wasRunning) run.stoppedRunning = true;
-                run.stopSent = true;
-              } else if (act.kind === "reset") {
-                const busy = surelyRunning();
-                const res = await post("api/conversation/reset", {});
-                if (busy) {
-                  expect(res.status).toBe(409);
-                  expect(res.body.id).toBe(current()!.id);
-                } else {
-                  expect([200, 409]).toContain(res.status);
-                  if (res.status === 200) {
-                    expect(res.body).toEqual({ messages: 0 });
-                    fresh = true;
-                    since = [];
-                  } else await settled();
-                }
-              } else if (act.kind === "spec") {
-                specs++;
-                const spec = {
-                  spec: "loopwright.agent/1",
-                  ...(act.which === "valid"
-                    ? { prompt: [{ id: "role", text: `The r92d spec's system prompt, number ${specs}.` }] }
-                    : {}),
-                  model: {
-                    name: "m",
-                    // Written with a user, a password and a key in its query: refused, never shown.
-                    ...(act.which === "url-secrets"
+                } else if (act.kind === "bad-resume") {
+                  const run = current();
+                  const url = new URL(`api/runs/${run?.id ?? "none"}/events`, web.url);
+                  const res = await fetch(url, { headers: { "last-event-id": act.id } });
+                  answers.push(await res.text());
+                  expect(res.status, `Last-Event-ID ${JSON.stringify(act.id)}`).toBe(run ? 400 : 404);
+                } else if (act.kind === "stop") {
+                  const run =
+                    act.which === "older" ? runs.at(-2) : act.which === "current" ? current() : undefined;
+                  if (!run) {
+                    expect(
+                      (await post("api/runs/00000000-0000-0000-0000-000000000000/stop", {})).status,
+                    ).toBe(404);
+                    continue;
+                  }
+                  const wasRunning = run === current() && surelyRunning();
+                  const res = await post(`api/runs/${run.id}/stop`, {});
+                  expect(res.status).toBe(202);
+                  expect(res.body).toEqual({ id: run.id });
+                  if (wasRunning) run.stoppedRunning = true;
+                  run.stopSent = true;
+                } else if (act.kind === "reset") {
+                  const busy = surelyRunning();
+                  const res = await post("api/conversation/reset", {});
+                  if (busy) {
+                    expect(res.status).toBe(409);
+                    expect(res.body.id).toBe(current()!.id);
+                  } else {
+                    expect([200, 409]).toContain(res.status);
+                    if (res.status === 200) {
+                      expect(res.body).toEqual({ messages: 0 });
+                      fresh = true;
+                      since = [];
+                    } else await settled();
+                  }
+                } else if (act.kind === "spec") {
+                  specs++;
+                  const spec = {
+                    spec: "loopwright.agent/1",
+                    ...(act.which === "valid"
+                      ? { prompt: [{ id: "role", text: `The r92d spec's system prompt, number ${specs}.` }] }
+                      : {}),
+                    model: {
+                      name: "m",
+                      // Written with a user, a password and a key in its query: refused, never shown.
+                      ...(act.which === "url-secrets"
+                        ? {
+                            endpoint: {
+                              baseUrl: `http://r92user:${SPEC_SECRETS[2]}@127.0.0.1:${endpoint.port}/v1?key=${SPEC_SECRETS[3]}`,
+                            },
+                          }
+                        : {}),
+                    },
+                    ...(act.which === "secrets"
                       ? {
-                          endpoint: {
-                            baseUrl: `http://r92user:${SPEC_SECRETS[2]}@127.0.0.1:${endpoint.port}/v1?key=${SPEC_SECRETS[3]}`,
+                          bundle: {
+                            mcpServers: [
+                              {
+                                name: "s",
+                                url: "https://mcp.example/sse",
+                                headers: { "x-api-key": SPEC_SECRETS[1] },
+                              },
+                              {
+                                name: "t",
+                                command: "node",
+                                args: ["server.js"],
+                                env: { TOKEN: SPEC_SECRETS[0] },
+                              },
+                            ],
                           },
                         }
                       : {}),
-                  },
-                  ...(act.which === "secrets"
-                    ? {
-                        bundle: {
-                          mcpServers: [
-                            {
-                              name: "s",
-                              url: "https://mcp.example/sse",
-                              headers: { "x-api-key": SPEC_SECRETS[1] },
-                            },
-                            {
-                              name: "t",
-                              command: "node",
-                              args: ["server.js"],
-                              env: { TOKEN: SPEC_SECRETS[0] },
-                            },
-                          ],
-                        },
-                      }
-                    : {}),
-                };
-                const text =
-                  act.which === "invalid"
-                    ? "{ not a spec"
-                    : act.which === "not-text"
-                      ? undefined
-                      : JSON.stringify(spec);
-                const res = await post("api/spec", text === undefined ? { text: 42 } : { text });
-                if (act.which === "not-text") {
-                  expect(res.status).toBe(400);
-                  continue;
-                }
-                expect(res.status).toBe(200);
-                const errors = res.body.errors as string[];
-                if (act.which === "invalid" || act.which === "url-secrets") {
-                  // Nothing applied: the runs go on as they were.
-                  expect(errors.length).toBeGreaterThan(0);
-                  expect(res.body.applied).toBeUndefined();
-                } else {
-                  expect(errors).toEqual([]);
-                  system =
-                    act.which === "valid" ? `The r92d spec's system prompt, number ${specs}.` : WEB_SYSTEM;
-                }
-              } else if (act.kind === "state") {
-                const res = await fetch(new URL("api/state", web.url));
-                const text = await res.text();
-                answers.push(text);
-                expect(res.status).toBe(200);
-                const state = JSON.parse(text) as { run?: { id: string; ended: boolean }; mode: string };
-                expect(state.mode).toBe("endpoint");
-                expect(state.run?.id).toBe(current()?.id);
-                if (surelyRunning()) expect(state.run?.ended).toBe(false);
-              } else if (act.kind === "malformed") {
-                if (act.which === "content-type") {
-                  expect((await post("api/runs", { prompt: "hi" }, "text/plain")).status).toBe(415);
-                } else if (act.which === "bad-json") {
-                  expect((await post("api/runs", '{"prompt": "unterminated')).status).toBe(400);
-                  expect((await post("api/spec", "[1, 2")).status).toBe(400);
-                } else if (act.which === "huge") {
-                  const body = Buffer.alloc(1_100_000, "x");
-                  const line = await rawStatus(port, [
-                    `POST /api/runs HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n`,
-                    body,
-                  ]);
-                  answers.push(line);
-                  expect(line.split("\r\n")[0]).toBe("HTTP/1.1 413 Payload Too Large");
-                } else if (act.which === "unknown-path") {
-                  for (const [method, path] of [
-                    ["GET", "api/nothing"],
-                    ["POST", "api/runs/x/nothing"],
-                    ["DELETE", "api/runs"],
-                  ] as const) {
-                    const res = await fetch(new URL(path, web.url), {
-                      method,
-                      headers: { "content-type": "application/json" },
-                      ...(method === "POST" ? { body: "{}" } : {}),
-                    });
-                    answers.push(await res.text());
-                    expect(res.status, `${method} ${path}`).toBe(404);
+                  };
+                  const text =
+                    act.which === "invalid"
+                      ? "{ not a spec"
+                      : act.which === "not-text"
+                        ? undefined
+                        : JSON.stringify(spec);
+                  const res = await post("api/spec", text === undefined ? { text: 42 } : { text });
+                  if (act.which === "not-text") {
+                    expect(res.status).toBe(400);
+                    continue;
                   }
-                } else {
-                  for (const path of [
-                    "/..%2f..%2fpackage.json",
-                    "/%2e%2e/%2e%2e/package.json",
-                    "/assets/..%2f..%2f..%2fREADME.md",
-                  ]) {
+                  expect(res.status).toBe(200);
+                  const errors = res.body.errors as string[];
+                  if (act.which === "invalid" || act.which === "url-secrets") {
+                    // Nothing applied: the runs go on as they were.
+                    expect(errors.length).toBeGreaterThan(0);
+                    expect(res.body.applied).toBeUndefined();
+                  } else {
+                    expect(errors).toEqual([]);
+                    system =
+                      act.which === "valid" ? `The r92d spec's system prompt, number ${specs}.` : WEB_SYSTEM;
+                  }
+                } else if (act.kind === "state") {
+                  const res = await fetch(new URL("api/state", web.url));
+                  const text = await res.text();
+                  answers.push(text);
+                  expect(res.status).toBe(200);
+                  const state = JSON.parse(text) as { run?: { id: string; ended: boolean }; mode: string };
+                  expect(state.mode).toBe("endpoint");
+                  expect(state.run?.id).toBe(current()?.id);
+                  if (surelyRunning()) expect(state.run?.ended).toBe(false);
+                } else if (act.kind === "malformed") {
+                  if (act.which === "content-type") {
+                    expect((await post("api/runs", { prompt: "hi" }, "text/plain")).status).toBe(415);
+                  } else if (act.which === "bad-json") {
+                    expect((await post("api/runs", '{"prompt": "unterminated')).status).toBe(400);
+                    expect((await post("api/spec", "[1, 2")).status).toBe(400);
+                  } else if (act.which === "huge") {
+                    const body = Buffer.alloc(1_100_000, "x");
                     const line = await rawStatus(port, [
-                      `GET ${path} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nConnection: close\r\n\r\n`,
+                      `POST /api/runs HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n`,
+                      body,
                     ]);
                     answers.push(line);
-                    expect(line.split("\r\n")[0], path).toBe("HTTP/1.1 404 Not Found");
+                    expect(line.split("\r\n")[0]).toBe("HTTP/1.1 413 Payload Too Large");
+                  } else if (act.which === "unknown-path") {
+                    for (const [method, path] of [
+                      ["GET", "api/nothing"],
+                      ["POST", "api/runs/x/nothing"],
+                      ["DELETE", "api/runs"],
+                    ] as const) {
+                      const res = await fetch(new URL(path, web.url), {
+                        method,
+                        headers: { "content-type": "application/json" },
+                        ...(method === "POST" ? { body: "{}" } : {}),
+                      });
+                      answers.push(await res.text());
+                      expect(res.status, `${method} ${path}`).toBe(404);
+                    }
+                  } else {
+                    for (const path of [
+                      "/..%2f..%2fpackage.json",
+                      "/%2e%2e/%2e%2e/package.json",
+                      "/assets/..%2f..%2f..%2fREADME.md",
+                    ]) {
+                      const line = await rawStatus(port, [
+                        `GET ${path} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nConnection: close\r\n\r\n`,
+                      ]);
+                      answers.push(line);
+                      expect(line.split("\r\n")[0], path).toBe("HTTP/1.1 404 Not Found");
+                    }
                   }
+                } else {
+                  await new Promise((resolve) => setTimeout(resolve, 100));
                 }
-              } else {
-                await new Promise((resolve) => setTimeout(resolve, 100));
               }
-            }
-            // The end of the sequence: a run still hung is stopped, and every reader follows to the end.
-            const last = current();
-            let closedMidRun: RunModel | undefined;
-            if (last && surelyRunning() && closeMidRun) {
-              // Closed while it runs (Ctrl-C): the run ends stopped, its readers told so before they close.
-              closedMidRun = last;
-              last.stoppedRunning = true;
-              last.stopSent = true;
-              await web.close();
-            } else if (last && surelyRunning()) {
-              expect((await post(`api/runs/${last.id}/stop`, {})).status).toBe(202);
-              last.stoppedRunning = true;
-              last.stopSent = true;
-            }
-            if (ending === "post-while-closing" && !closedMidRun) {
-              // A prompt that comes in while close() waits for the runs: refused, never a run of its own.
-              for (const run of runs) await Promise.all(run.readers);
-              const closing = web.close();
-              const res = await fetch(new URL("api/runs", web.url), {
-                method: "POST",
-                headers: { "content-type": "application/json" },
-                body: JSON.stringify({ prompt: "[late] a prompt sent as the playground closes" }),
-              }).then(
-                async (r) => ({ status: r.status, text: await r.text() }),
-                () => ({ status: 0, text: "" }),
-              );
-              await closing;
-              const sent = endpoint.chatRequests.length;
-              await new Promise((resolve) => setTimeout(resolve, 300));
-              expect([0, 503], res.text).toContain(res.status);
-              expect(endpoint.chatRequests.length, "requests after close()").toBe(sent);
-              closedMidRun = runs.at(-1);
-            }
-            for (const run of runs) {
-              // One reader more, from the start, after the run ended: the whole run as kept.
-              if (run !== closedMidRun && !closedMidRun)
-                run.readers.push(follow(new URL(`api/runs/${run.id}/events`, web.url).href, run.index, null));
-              const readings = await Promise.all(run.readers);
-              const whole = [...readings].reverse().find((r) => r.statuses.at(-1) !== 0);
-              if (!whole) continue;
-              for (const reading of readings) {
-                answers.push(...reading.raw);
-                // Only a reader coming back after close() finds no server.
-                const gone = run === closedMidRun && reading.statuses.at(-1) === 0;
-                const statuses = gone ? reading.statuses.slice(0, -1) : reading.statuses;
-                expect(
-                  statuses.every((s) => s === 200),
-                  `statuses ${reading.statuses}`,
-                ).toBe(true);
-                const seqs = reading.frames.map((f) => f.event.seq);
-                expect(seqs, `run ${run.index}: seq order, no gap, no repeat`).toEqual(
-                  seqs.map((_, i) => i + 1),
+              // The end of the sequence: a run still hung is stopped, and every reader follows to the end.
+              const last = current();
+              let closedMidRun: RunModel | undefined;
+              if (last && surelyRunning() && closeMidRun) {
+                // Closed while it runs (Ctrl-C): the run ends stopped, its readers told so before they close.
+                closedMidRun = last;
+                last.stoppedRunning = true;
+                last.stopSent = true;
+                await web.close();
+              } else if (last && surelyRunning()) {
+                expect((await post(`api/runs/${last.id}/stop`, {})).status).toBe(202);
+                last.stoppedRunning = true;
+                last.stopSent = true;
+              }
+              if (ending === "post-while-closing" && !closedMidRun) {
+                // A prompt that comes in while close() waits for the runs: refused, never a run of its own.
+                for (const run of runs) await Promise.all(run.readers);
+                const closing = web.close();
+                const res = await fetch(new URL("api/runs", web.url), {
+                  method: "POST",
+                  headers: { "content-type": "application/json" },
+                  body: JSON.stringify({ prompt: "[late] a prompt sent as the playground closes" }),
+                }).then(
+                  async (r) => ({ status: r.status, text: await r.text() }),
+                  () => ({ status: 0, text: "" }),
                 );
-                expect(reading.frames.map((f) => f.id)).toEqual(seqs.map(String));
-                if (gone) {
-                  expect(whole.frames.map((f) => f.event).slice(0, seqs.length)).toEqual(
-                    reading.frames.map((f) => f.event),
+                await closing;
+                const sent = endpoint.chatRequests.length;
+                await new Promise((resolve) => setTimeout(resolve, 300));
+                expect([0, 503], res.text).toContain(res.status);
+                expect(endpoint.chatRequests.length, "requests after close()").toBe(sent);
+                closedMidRun = runs.at(-1);
+              }
+              for (const run of runs) {
+                // One reader more, from the start, after the run ended: the whole run as kept.
+                if (run !== closedMidRun && !closedMidRun)
+                  run.readers.push(
+                    follow(new URL(`api/runs/${run.id}/events`, web.url).href, run.index, null),
                   );
-                  continue;
+                const readings = await Promise.all(run.readers);
+                const whole = [...readings].reverse().find((r) => r.statuses.at(-1) !== 0);
+                if (!whole) continue;
+                for (const reading of readings) {
+                  answers.push(...reading.raw);
+                  // Only a reader coming back after close() finds no server.
+                  const gone = run === closedMidRun && reading.statuses.at(-1) === 0;
+                  const statuses = gone ? reading.statuses.slice(0, -1) : reading.statuses;
+                  expect(
+                    statuses.every((s) => s === 200),
+                    `statuses ${reading.statuses}`,
+                  ).toBe(true);
+                  const seqs = reading.frames.map((f) => f.event.seq);
+                  expect(seqs, `run ${run.index}: seq order, no gap, no repeat`).toEqual(
+                    seqs.map((_, i) => i + 1),
+                  );
+                  expect(reading.frames.map((f) => f.id)).toEqual(seqs.map(String));
+                  if (gone) {
+                    expect(whole.frames.map((f) => f.event).slice(0, seqs.length)).toEqual(
+                      reading.frames.map((f) => f.event),
+                    );
+                    continue;
+                  }
+                  expect(reading.frames.at(-1)?.event.kind).toBe("done");
+                  expect(reading.frames.map((f) => f.event)).toEqual(whole.frames.map((f) => f.event));
                 }
-                expect(reading.frames.at(-1)?.event.kind).toBe("done");
-                expect(reading.frames.map((f) => f.event)).toEqual(whole.frames.map((f) => f.event));
+                const done = whole.frames.at(-1)!.event as { stopped?: boolean };
+                if (run.stoppedRunning) expect(done.stopped, `run ${run.index} stopped`).toBe(true);
+                if (!run.stopSent) expect(done.stopped).toBeUndefined();
               }
-              const done = whole.frames.at(-1)!.event as { stopped?: boolean };
-              if (run.stoppedRunning) expect(done.stopped, `run ${run.index} stopped`).toBe(true);
-              if (!run.stopSent) expect(done.stopped).toBeUndefined();
-            }
-            // Every request the endpoint got is well formed, and a run after a reset starts afresh.
-            for (const run of runs) {
-              // Its first request: the first, from when it was asked for, whose last message is its prompt.
-              const first = endpoint.chatRequests
-                .slice(run.firstRequest)
-                .find((r) => lastPrompt(r) === run.prompt && turnsSoFar(r) === 0);
-              if (!first) continue;
-              const messages = (first.body as { messages: Message[] }).messages;
-              if (run.fresh) {
-                expect(
-                  messages.map((m) => m.role),
-                  `run ${run.index}: after a reset, no old message`,
-                ).toEqual(["system", "user"]);
+              // Every request the endpoint got is well formed, and a run after a reset starts afresh.
+              for (const run of runs) {
+                // Its first request: the first, from when it was asked for, whose last message is its prompt.
+                const first = endpoint.chatRequests
+                  .slice(run.firstRequest)
+                  .find((r) => lastPrompt(r) === run.prompt && turnsSoFar(r) === 0);
+                if (!first) continue;
+                const messages = (first.body as { messages: Message[] }).messages;
+                if (run.fresh) {
+                  expect(
+                    messages.map((m) => m.role),
+                    `run ${run.index}: after a reset, no old message`,
+                  ).toEqual(["system", "user"]);
+                }
+                expect(messages[0], `run ${run.index}: the system prompt it was asked with`).toEqual({
+                  role: "system",
+                  content: run.system,
+                });
+                // The prompts it carries: those of the runs before it since the reset that were kept.
+                const carried = messages.filter((m) => m.role === "user").map((m) => String(m.content));
+                expect(carried.at(-1)).toBe(run.prompt);
+                const before = carried.slice(0, -1);
+                const maybe = run.since.filter((r) => kept(r) !== false).map((r) => r.prompt);
+                const surely = run.since.filter((r) => kept(r) === true).map((r) => r.prompt);
+                expect(maybe, `run ${run.index}: no prompt it should not carry`).toEqual(
+                  expect.arrayContaining(before),
+                );
+                expect(before, `run ${run.index}: every prompt it should carry`).toEqual(
+                  expect.arrayContaining(surely),
+                );
+                expect(before, "in order").toEqual(maybe.filter((p) => before.includes(p)));
               }
-              expect(messages[0], `run ${run.index}: the system prompt it was asked with`).toEqual({
-                role: "system",
-                content: run.system,
-              });
-              // The prompts it carries: those of the runs before it since the reset that were kept.
-              const carried = messages.filter((m) => m.role === "user").map((m) => String(m.content));
-              expect(carried.at(-1)).toBe(run.prompt);
-              const before = carried.slice(0, -1);
-              const maybe = run.since.filter((r) => kept(r) !== false).map((r) => r.prompt);
-              const surely = run.since.filter((r) => kept(r) === true).map((r) => r.prompt);
-              expect(maybe, `run ${run.index}: no prompt it should not carry`).toEqual(
-                expect.arrayContaining(before),
-              );
-              expect(before, `run ${run.index}: every prompt it should carry`).toEqual(
-                expect.arrayContaining(surely),
-              );
-              expect(before, "in order").toEqual(maybe.filter((p) => before.includes(p)));
+              const from = runs[0]?.firstRequest ?? endpoint.chatRequests.length;
+              for (const request of endpoint.chatRequests.slice(from)) {
+                const messages = (request.body as { messages: Message[] }).messages;
+                expect(malformed(messages), JSON.stringify(messages.map((m) => m.role))).toEqual([]);
+              }
+              for (const text of answers)
+                for (const secret of [KEY, ...SPEC_SECRETS]) expect(text).not.toContain(secret);
+            } finally {
+              await web.close();
             }
-            const from = runs[0]?.firstRequest ?? endpoint.chatRequests.length;
-            for (const request of endpoint.chatRequests.slice(from)) {
-              const messages = (request.body as { messages: Message[] }).messages;
-              expect(malformed(messages), JSON.stringify(messages.map((m) => m.role))).toEqual([]);
+            // Nothing of it is left open: no listener, no connection to it. (A keep-alive connection of the
+            // process's fetch pool to the endpoint is not the server's: it idles out in seconds.)
+            await expect(fetch(web.url)).rejects.toThrow();
+            let open = openOn(port);
+            for (let look = 0; look < 40 && open.length > 0; look++) {
+              await new Promise((resolve) => setTimeout(resolve, 25));
+              open = openOn(port);
             }
-            for (const text of answers)
-              for (const secret of [KEY, ...SPEC_SECRETS]) expect(text).not.toContain(secret);
-          } finally {
-            await web.close();
-          }
-          // Nothing of it is left open: no listener, no connection to it. (A keep-alive connection of the
-          // process's fetch pool to the endpoint is not the server's: it idles out in seconds.)
-          await expect(fetch(web.url)).rejects.toThrow();
-          let open = openOn(port);
-          for (let look = 0; look < 40 && open.length > 0; look++) {
-            await new Promise((resolve) => setTimeout(resolve, 25));
-            open = openOn(port);
-          }
-          expect(open, "the server's sockets after close()").toEqual([]);
-        },
-      ),
-      { numRuns: RUNS, ...(SEED !== undefined ? { seed: SEED } : {}), endOnFailure: false },
-    );
-  }, 120_000);
+            expect(open, "the server's sockets after close()").toEqual([]);
+          },
+        ),
+        propertyRuns(RUNS, { ...(SEED !== undefined ? { seed: SEED } : {}), endOnFailure: false }),
+      );
+    },
+    propertyTimeout(120_000),
+  );
 });
