@@ -12,6 +12,7 @@ import { startServer } from "@loopwright/testkit";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
+import { propertyRuns, propertyTimeout } from "../../../test-support/properties.js";
 import { createToolset, defineTool, type Tool, ToolInputError } from "./index.js";
 
 // A model of the whole way a typed tool's arguments travel: a random zod object schema is declared
@@ -1013,7 +1014,9 @@ const shrunk: [Case][] = [
   ],
 ];
 
-describe("a typed tool's arguments through every schema-compat dialect", { timeout: 60_000 }, () => {
+describe("a typed tool's arguments through every schema-compat dialect", {
+  timeout: propertyTimeout(60_000),
+}, () => {
   it("reach execute as zod reads them, and a value only the declaration takes is refused naming the argument", async () => {
     let badSent = 0;
     await fc.assert(
@@ -1070,7 +1073,7 @@ describe("a typed tool's arguments through every schema-compat dialect", { timeo
           }
         }
       }),
-      { examples: shrunk, numRuns: 150 },
+      { ...propertyRuns(150), examples: shrunk },
     );
     expect(badSent).toBeGreaterThan(20);
   });
@@ -1155,7 +1158,7 @@ describe("a typed tool's arguments through every schema-compat dialect", { timeo
           await server.close();
         }
       }),
-      { numRuns: 30 },
+      propertyRuns(30),
     );
     expect(refusedAnswered).toBeGreaterThan(0);
   });
