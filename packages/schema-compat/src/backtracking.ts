@@ -227,6 +227,63 @@ export function regexOf(pattern: string, flags: "u" | ""): RegExp | null {
   }
 }
 
+/**
+ * The characters every match of `pattern` holds: each literal outside any group, class or escape
+ * that no quantifier after it makes optional (`?`, `*`, `{0,…}`), where no `|` outside a group
+ * offers another way — for zod's email pattern (`^(?:[A-Za-z0-9_'+\-]+\.)*…@(?:…\.)+[A-Za-z]{2,}$`,
+ * which `mayBacktrack` calls risky) `@`. A string lacking one surely fails the pattern, known in
+ * one pass over each without running it. Read in either grammar (with the `u` flag or without):
+ * what may belong to an escape (`\x2D`, `\u{40}`, `\k<n>`: the letters, digits and brackets after
+ * it) is not counted, nor a `{` that is no quantifier, and an astral character is counted whole;
+ * a character left out only makes the answer weaker. None for a pattern that is no regular expression.
+ */
+export function charactersEveryMatchHolds(pattern: string): string[] {
+  if (regexOf(pattern, "u") === null && regexOf(pattern, "") === null) return [];
+  const held = new Set<string>();
+  let depth = 0;
+  // The literal just read outside any group, held once what follows it is no quantifier taking none.
+  let last: string | undefined;
+  const hold = () => {
+    if (last !== undefined) held.add(last);
+    last = undefined;
+  };
+  let i = 0;
+  while (i < pattern.length) {
+    const ch = pattern[i] as string;
+    if (ch === "\\") {
+      hold();
+      i += 2;
+      while (i < pattern.length && /[\w{}<>,]/.test(pattern[i] as string)) i++;
+    } else if (ch === "[") {
+      hold();
+      i = classEnd(pattern, i);
+    } else if (ch === "(" || ch === ")") {
+      hold();
+      depth += ch === "(" ? 1 : -1;
+      i++;
+    } else if (ch === "|") {
+      if (depth === 0) return [];
+      i++;
+    } else if (ch === "*" || ch === "?" || ch === "+" || (ch === "{" && countAt(pattern, i) !== undefined)) {
+      const count = ch === "{" ? countAt(pattern, i) : undefined;
+      if (ch === "+" || (count !== undefined && count.min > 0)) hold();
+      last = undefined;
+      i = count?.end ?? i + 1;
+      // A lazy quantifier (`+?`) takes as many at least.
+      if (pattern[i] === "?") i++;
+    } else {
+      hold();
+      const code = pattern.charCodeAt(i);
+      const width = code >= 0xd800 && code <= 0xdbff && i + 1 < pattern.length ? 2 : 1;
+      if (depth === 0 && ch !== "." && ch !== "^" && ch !== "$" && ch !== "{")
+        last = pattern.slice(i, i + width);
+      i += width;
+    }
+  }
+  hold();
+  return [...held];
+}
+
 /** Where a character class starting at `i` (`[`) ends: the index after its `]` (escapes skipped). */
 function classEnd(pattern: string, i: number): number {
   let at = i + 1;

@@ -1,4 +1,4 @@
-import { mayBacktrack, PATTERN_KEY_LIMIT } from "./backtracking.js";
+import { charactersEveryMatchHolds, mayBacktrack, PATTERN_KEY_LIMIT } from "./backtracking.js";
 import { protoless } from "./protoless.js";
 import {
   type Asked,
@@ -61,8 +61,8 @@ interface Walk {
    * unions) the object is not read by — cannot meet, or passed over for another (see `step`).
    */
   skips: Map<unknown, ReadonlySet<unknown>>;
-  /** Patterns `mayMeet` compiled (undefined: not run). */
-  patterns: Map<string, RegExp | undefined>;
+  /** Patterns `mayMeet` compiled, or for one that may backtrack the characters it needs (undefined: not tested). */
+  patterns: Map<string, PatternTest | undefined>;
   /** Per object of the arguments, sanitized schema and reading: the alternatives its keys are read by (see `step`). */
   holders: WeakMap<Raw, Map<unknown, Map<unknown, { all: Raw[]; kept: Raw[] }>>>;
   /** JSON text `mayMeet` parsed, with its kind (see `parsedText`). */
@@ -329,7 +329,7 @@ const CHECK_BUDGET = 10_000;
  * False when `value` surely fails `schema`, whatever nulls in it are dropped: its kind is not one
  * the schema takes (a string where an object or an array is taken may be JSON text, and is not
  * counted); a scalar the schema's `const`, `enum`, `pattern` (one `mayBacktrack` passes, on at
- * most `PATTERN_KEY_LIMIT` characters), bounds or lengths refuse; an object lacking a key the
+ * most `PATTERN_KEY_LIMIT` characters; one it calls risky by the characters every match holds), bounds or lengths refuse; an object lacking a key the
  * schema requires, holding null at a required key that takes none, holding a value at a key the
  * schema closes off, or holding a property value that surely fails its own schema; an array of a
  * length its item counts refuse, or holding such an item; or a union none of whose branches it may
@@ -500,21 +500,33 @@ function arrayMayMeet(part: Raw, value: unknown[], walk: Walk, depth: number, st
 
 /**
  * A schema's `pattern` compiled as JSON Schema reads it (ECMAScript, no flags), once per call;
- * undefined for one that does not compile or that may backtrack (a host's pattern is not run on
- * a model's text where it could take minutes).
+ * undefined for one that does not compile. One that may backtrack is not run on a model's text
+ * (a host's pattern could take minutes): a string lacking a character every match holds
+ * (`charactersEveryMatchHolds`: zod's email pattern, `@`) surely fails it, and any other may meet
+ * it. Without that, `{ c: "a", a: null }` under a union of `{ c: email | null, a: string | null }`
+ * and `{ c: /^[a-z]+$/, a: {} = {} }` was read by the first — its null kept, as that `a` takes
+ * one — and zod refused the call (seed -98302 of tools' round-trip model, at 10×).
  */
-function patternOf(pattern: string, walk: Walk): RegExp | undefined {
+function patternOf(pattern: string, walk: Walk): PatternTest | undefined {
   if (walk.patterns.has(pattern)) return walk.patterns.get(pattern);
-  let compiled: RegExp | undefined;
+  let compiled: PatternTest | undefined;
   if (!mayBacktrack(pattern)) {
     try {
       compiled = new RegExp(pattern);
     } catch {
       compiled = undefined;
     }
+  } else {
+    const held = charactersEveryMatchHolds(pattern);
+    if (held.length > 0) compiled = { test: (value) => held.every((c) => value.includes(c)) };
   }
   walk.patterns.set(pattern, compiled);
   return compiled;
+}
+
+/** What `mayMeet` tests a string by for a pattern: false where the string surely fails it. */
+interface PatternTest {
+  test(value: string): boolean;
 }
 
 /** One union of a schema's parts, as `narrowed` reads it for an object. */

@@ -859,6 +859,20 @@ function convertObject(input: Raw, ctx: Context, depth: number, refs: RefCounts)
     );
   }
   if (types.length === 0) types = inferTypes(schema);
+  // A `type` naming null beside an enum (or const) without it — `{ type: ["string", "null"],
+  // enum: ["a"] }` — takes no null: a validator holds to both, and the enum refuses it. Kept, the
+  // null was sent as `enum: ["a", null]`, the model shown "a or null" wrote null for a required
+  // field, and the call was refused. OpenAPI's `nullable: true` still adds it (below): zod's
+  // `.nullable()` on an enum is written that way for OpenAPI 3.0, and means null is taken.
+  if (
+    Array.isArray(rawEnum) &&
+    rawEnum.length > 0 &&
+    !rawEnum.includes(null) &&
+    types.includes("null") &&
+    types.some((t) => t !== "null")
+  ) {
+    types = types.filter((t) => t !== "null");
+  }
   if (schema.nullable === true && types.length > 0 && !types.includes("null")) types.push("null");
   if (types.includes("number")) types = types.filter((t) => t !== "integer");
   if (types.length === 0) return anyValue(describe(base, notes));
