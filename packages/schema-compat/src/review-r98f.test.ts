@@ -13,8 +13,10 @@
  * (seed -98302 of tools' round-trip model, at 10×). A string lacking a character every match of
  * the pattern holds (`@`) now surely fails it, known without running it.
  */
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
+import { propertyRuns } from "../../../test-support/properties.js";
 import { charactersEveryMatchHolds } from "./backtracking.js";
 import { restoreArguments } from "./optional-nulls.js";
 import { sanitizeSchema } from "./sanitize-schema.js";
@@ -140,5 +142,110 @@ describe("the characters every match of a pattern holds", () => {
         for (const c of held) expect(text.includes(c), `${pattern} ${text} ${c}`).toBe(true);
       }
     }
+  });
+});
+
+describe("the characters every match of a pattern holds, as a property", () => {
+  // A pattern drawn from literals, escapes, classes, groups, alternation and every quantifier form,
+  // each with a way to write a string it matches (a seeded draw), so the strings come from the same
+  // tree as the pattern. A character the reading calls held that such a string lacks would let a
+  // restore pass over the variant a model wrote for. Groups take only bounded quantifiers, so
+  // checking that each string matches never backtracks for long.
+  type Node = { re: string; make: (draw: () => number) => string };
+  const pick = <T>(items: readonly T[], draw: () => number): T =>
+    items[Math.floor(draw() * items.length)] as T;
+  const ANY = ["a", "b", "@", "=", "x", ".", "7", " ", "é"];
+  const leaves: Node[] = [
+    ...["a", "b", "@", "=", "x"].map((c) => ({ re: c, make: () => c })),
+    { re: "\\.", make: () => "." },
+    { re: "\\x40", make: () => "@" },
+    { re: "\\d", make: (draw) => String(Math.floor(draw() * 10)) },
+    { re: "[@a]", make: (draw) => pick(["@", "a"], draw) },
+    { re: "[^b]", make: (draw) => pick(["a", "@", "=", "x", "."], draw) },
+    { re: ".", make: (draw) => pick(ANY, draw) },
+  ];
+  /** A quantifier: its text, and the fewest and most times it repeats (the open end capped at 3). */
+  const ANY_COUNT: Array<[string, number, number]> = [
+    ["", 1, 1],
+    ["", 1, 1],
+    ["?", 0, 1],
+    ["*", 0, 3],
+    ["+", 1, 3],
+    ["{0,2}", 0, 2],
+    ["{1}", 1, 1],
+    ["{2,3}", 2, 3],
+    ["+?", 1, 3],
+    ["{0}", 0, 0],
+    ["??", 0, 1],
+  ];
+  const BOUNDED = ANY_COUNT.filter(([, , most]) => most <= 1);
+  const repeated = (node: Node, [q, fewest, most]: [string, number, number]): Node => ({
+    re: `${node.re}${q}`,
+    make: (draw) => {
+      const times = fewest + Math.floor(draw() * (most - fewest + 1));
+      let text = "";
+      for (let i = 0; i < times; i++) text += node.make(draw);
+      return text;
+    },
+  });
+  const atom: fc.Memo<Node> = fc.memo((n) =>
+    n <= 1
+      ? fc
+          .tuple(fc.constantFrom(...leaves), fc.constantFrom(...ANY_COUNT))
+          .map(([leaf, q]) => repeated(leaf, q))
+      : fc.oneof(
+          { depthSize: "small" },
+          atom(1),
+          fc
+            .tuple(fc.constantFrom("(", "(?:"), sequence(n - 1), fc.constantFrom(...BOUNDED))
+            .map(([open, inner, q]) => repeated({ re: `${open}${inner.re})`, make: inner.make }, q)),
+          fc
+            .tuple(sequence(n - 1), sequence(n - 1), fc.constantFrom(...BOUNDED))
+            .map(([l, r, q]) =>
+              repeated(
+                { re: `(?:${l.re}|${r.re})`, make: (draw) => (draw() < 0.5 ? l : r).make(draw) },
+                q,
+                true,
+              ),
+            ),
+        ),
+  );
+  const sequence: fc.Memo<Node> = fc.memo((n) =>
+    fc.array(atom(n), { minLength: 1, maxLength: 4 }).map((parts) => ({
+      re: parts.map((p) => p.re).join(""),
+      make: (draw: () => number) => parts.map((p) => p.make(draw)).join(""),
+    })),
+  );
+  // `^head$`, or one time in five `^head|other$`: a match of either side, anything around it.
+  const pattern = fc.tuple(sequence(3), fc.option(sequence(2), { nil: undefined, freq: 4 })).map(
+    ([head, other]): Node =>
+      other === undefined
+        ? { re: `^${head.re}$`, make: head.make }
+        : {
+            re: `^${head.re}|${other.re}$`,
+            make: (draw) =>
+              draw() < 0.5 ? head.make(draw) + pick(ANY, draw) : pick(ANY, draw) + other.make(draw),
+          },
+  );
+
+  it("holds for every string the pattern matches", () => {
+    fc.assert(
+      fc.property(pattern, fc.array(fc.integer(), { minLength: 1, maxLength: 4 }), (node, seeds) => {
+        const held = charactersEveryMatchHolds(node.re);
+        for (const seed of seeds) {
+          // A small linear congruential draw: the same seed writes the same string (a replay holds).
+          let state = seed >>> 0;
+          const draw = () => {
+            state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
+            return state / 2 ** 32;
+          };
+          const text = node.make(draw);
+          expect(new RegExp(node.re).test(text), `${node.re} matches ${JSON.stringify(text)}`).toBe(true);
+          for (const c of held)
+            expect(text.includes(c), `${node.re}: ${JSON.stringify(text)} lacks ${c}`).toBe(true);
+        }
+      }),
+      propertyRuns(300),
+    );
   });
 });
