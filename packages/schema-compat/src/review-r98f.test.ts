@@ -202,11 +202,7 @@ describe("the characters every match of a pattern holds, as a property", () => {
           fc
             .tuple(sequence(n - 1), sequence(n - 1), fc.constantFrom(...BOUNDED))
             .map(([l, r, q]) =>
-              repeated(
-                { re: `(?:${l.re}|${r.re})`, make: (draw) => (draw() < 0.5 ? l : r).make(draw) },
-                q,
-                true,
-              ),
+              repeated({ re: `(?:${l.re}|${r.re})`, make: (draw) => (draw() < 0.5 ? l : r).make(draw) }, q),
             ),
         ),
   );
