@@ -5,22 +5,12 @@
 // `fc.sample` / `fc.statistics` call: those draw a fixed set of values (often to show a generator
 // reaches a case), not a property.
 //   node scripts/check-property-runs.mjs      exit 1 when one is found
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import ts from "typescript";
+import { testFiles } from "./test-files.mjs";
 
 const root = new URL("..", import.meta.url).pathname;
-
-function testFiles(dir) {
-  const out = [];
-  for (const name of readdirSync(dir)) {
-    if (name === "node_modules" || name === "dist" || name.startsWith(".")) continue;
-    const full = join(dir, name);
-    if (statSync(full).isDirectory()) out.push(...testFiles(full));
-    else if (/\.test\.tsx?$/.test(name)) out.push(full);
-  }
-  return out;
-}
 
 /** True inside the arguments of `fc.sample(…)` or `fc.statistics(…)`. */
 function inSample(node) {

@@ -11,22 +11,14 @@
 //                   false the test checks nothing and passes.
 // A line `// check-tests: allow <reason>` just above the statement accepts it.
 //   node scripts/check-tests.mjs [file …]      exit 1 when anything is found
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import ts from "typescript";
+import { testFiles } from "./test-files.mjs";
 
 const root = resolve(new URL("..", import.meta.url).pathname);
-
-function testFiles(dir) {
-  const out = [];
-  for (const name of readdirSync(dir)) {
-    if (name === "node_modules" || name === "dist" || name.startsWith(".")) continue;
-    const full = join(dir, name);
-    if (statSync(full).isDirectory()) out.push(...testFiles(full));
-    else if (/\.test(-d)?\.tsx?$/.test(name)) out.push(full);
-  }
-  return out;
-}
+/** Test files, and the type-declaration tests (`*.test-d.ts`) beside them. */
+const TEST_FILE = /\.test(-d)?\.tsx?$/;
 
 const selfTest = process.argv.includes("--self-test");
 const given = process.argv
@@ -38,7 +30,7 @@ const files =
     ? given
     : ["packages", "apps"].flatMap((d) => {
         try {
-          return testFiles(join(root, d));
+          return testFiles(join(root, d), TEST_FILE);
         } catch {
           return [];
         }

@@ -1,5 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { jsonText } from "../../../test-support/json-text.js";
 import { propertyRuns, propertyTimeout } from "../../../test-support/properties.js";
 import { dropOptionalNulls, restoreArguments } from "./optional-nulls.js";
 import { sanitizeSchema } from "./sanitize-schema.js";
@@ -323,23 +324,6 @@ function treeSchema(wrap: boolean): Raw {
       },
     },
   };
-}
-
-/**
- * JSON text of a value as a model writes it, digit for digit: JSON.stringify's, except that -0 is
- * written "-0" (JSON.stringify writes "0"), which JSON.parse reads back as -0. fc.jsonValue gives
- * -0; written with JSON.stringify, the call the model sent was no longer the generated call
- * (seed -1325616714 at 5,000 runs: `extra: { a: -0 }` written '{"a":0}', restored as { a: 0 }).
- */
-function jsonText(value: unknown): string {
-  if (Object.is(value, -0)) return "-0";
-  if (Array.isArray(value)) return `[${value.map(jsonText).join(",")}]`;
-  if (typeof value === "object" && value !== null) {
-    return `{${Object.entries(value)
-      .map(([key, item]) => `${JSON.stringify(key)}:${jsonText(item)}`)
-      .join(",")}}`;
-  }
-  return JSON.stringify(value);
 }
 
 /** The call as a model answering the sanitized schema writes it: nulls for absent fields, JSON text where asked. */

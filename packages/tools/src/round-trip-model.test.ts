@@ -12,6 +12,7 @@ import { startServer } from "@loopwright/testkit";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
+import { jsonText } from "../../../test-support/json-text.js";
 import { propertyRuns, propertyTimeout } from "../../../test-support/properties.js";
 import { createToolset, defineTool, type Tool, ToolInputError } from "./index.js";
 
@@ -590,24 +591,6 @@ const NOT_WRITABLE = Symbol("not writable");
 interface Writing {
   written: unknown;
   nulls: Path[];
-}
-
-/**
- * JSON text of a value as a model writes it, digit for digit: JSON.stringify's, except that -0 is
- * written "-0" (JSON.stringify writes "0"), which JSON.parse reads back as -0 — as schema-compat's
- * round-trip model writes it (cc5dfe9f). The "any" leaf draws -0 (a double), in the value and in
- * the objects and arrays it holds: written with JSON.stringify, the call the model sent would no
- * longer be the generated call, and the library, rightly reading "0" as 0, would look at fault.
- */
-function jsonText(value: unknown): string {
-  if (Object.is(value, -0)) return "-0";
-  if (Array.isArray(value)) return `[${value.map(jsonText).join(",")}]`;
-  if (typeof value === "object" && value !== null) {
-    return `{${Object.entries(value)
-      .map(([key, item]) => `${JSON.stringify(key)}:${jsonText(item)}`)
-      .join(",")}}`;
-  }
-  return JSON.stringify(value);
 }
 
 /**
