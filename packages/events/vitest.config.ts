@@ -4,7 +4,7 @@ export default defineProject({
   test: {
     isolate: false,
     name: "events",
-    setupFiles: ["../../test-support/property-setup.ts"],
+    setupFiles: ["../../test-support/property-setup.ts", "../../test-support/prototype-guard.ts"],
     environment: "node",
   },
 });

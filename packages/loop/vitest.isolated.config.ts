@@ -5,7 +5,7 @@ import { defineProject } from "vitest/config";
 export default defineProject({
   test: {
     name: "loop-isolated",
-    setupFiles: ["../../test-support/property-setup.ts"],
+    setupFiles: ["../../test-support/property-setup.ts", "../../test-support/prototype-guard.ts"],
     environment: "node",
     include: ["src/**/*.isolated.test.ts"],
   },

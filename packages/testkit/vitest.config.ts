@@ -6,7 +6,7 @@ export default defineProject({
   test: {
     isolate: false,
     name: "testkit",
-    setupFiles: ["../../test-support/property-setup.ts"],
+    setupFiles: ["../../test-support/property-setup.ts", "../../test-support/prototype-guard.ts"],
     environment: "node",
   },
 });

@@ -7,7 +7,7 @@ import { defineProject } from "vitest/config";
 export default defineProject({
   test: {
     name: "tools-mcp",
-    setupFiles: ["../../test-support/property-setup.ts"],
+    setupFiles: ["../../test-support/property-setup.ts", "../../test-support/prototype-guard.ts"],
     environment: "node",
     testTimeout: 30_000,
     hookTimeout: 30_000,

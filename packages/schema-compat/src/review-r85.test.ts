@@ -7,7 +7,7 @@
  * properties), and `relaxSchema` threw "note is not a function".
  */
 import fc from "fast-check";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { propertyRuns } from "../../../test-support/properties.js";
 import { checkStrictSchema } from "./check-strict.js";
 import { restoreArguments, takesStringAt } from "./optional-nulls.js";
@@ -16,18 +16,32 @@ import { relaxSchema, sanitizeSchema } from "./sanitize-schema.js";
 const proto = Object.prototype as Record<string, unknown>;
 
 /** The fields a test set on Object.prototype: `clean()` (and the end of every test) takes them away. */
-const polluting: string[] = [];
+const pollutedFields: string[] = [];
 
 function pollute(field: string, value: unknown): void {
   proto[field] = value;
-  polluting.push(field);
+  pollutedFields.push(field);
 }
 
 function clean(): void {
-  for (const field of polluting.splice(0)) delete proto[field];
+  for (const field of pollutedFields.splice(0)) delete proto[field];
 }
 
-afterEach(clean);
+/**
+ * A test's body, with what it set on Object.prototype taken off as the body returns or throws, before
+ * the test runner's own code runs again: an `afterEach` comes too late (see tool-calls'
+ * polluted-prototype.test.ts — an inherited `return` there broke the runner's worker for the files
+ * after it).
+ */
+function polluting(body: () => void): () => void {
+  return () => {
+    try {
+      body();
+    } finally {
+      clean();
+    }
+  };
+}
 
 const schema = () => ({
   $defs: { Place: { type: "object", properties: { city: { type: "string" } }, required: ["city"] } },
@@ -81,80 +95,95 @@ const KEYWORDS: Array<[string, unknown]> = [
 ];
 
 describe("r85: a polluted Object.prototype is not read as a schema's fields", () => {
-  it("sanitizeSchema and relaxSchema make the same schema whatever keyword Object.prototype holds", () => {
-    const strict = JSON.stringify(sanitizeSchema(schema()));
-    const relaxed = JSON.stringify(relaxSchema(schema()));
-    for (const [keyword, value] of KEYWORDS) {
-      const notices: string[] = [];
-      pollute(keyword, value);
-      expect(JSON.stringify(sanitizeSchema(schema(), { onNotice: (n) => notices.push(n) })), keyword).toBe(
-        strict,
-      );
-      expect(JSON.stringify(relaxSchema(schema())), keyword).toBe(relaxed);
-      clean();
-      expect(notices, keyword).toEqual([]);
-    }
-  });
-
-  it("the options: an onNotice, maxDepth or recursionLimit only Object.prototype holds is not the host's", () => {
-    const told: string[] = [];
-    const deep = {
-      type: "object",
-      properties: { a: { type: "object", properties: { b: { type: "string" } } } },
-    };
-    const plain = JSON.stringify(sanitizeSchema(deep));
-    pollute("onNotice", (n: string) => told.push(n));
-    pollute("maxDepth", 1);
-    expect(JSON.stringify(sanitizeSchema(deep, {}))).toBe(plain);
-    clean();
-    expect(told).toEqual([]);
-  });
-
-  it("checkStrictSchema finds the same issues whatever keyword Object.prototype holds", () => {
-    const sanitized = sanitizeSchema(schema());
-    const raw = checkStrictSchema(schema());
-    for (const [keyword, value] of KEYWORDS) {
-      pollute(keyword, value);
-      expect(checkStrictSchema(sanitized), keyword).toEqual([]);
-      expect(checkStrictSchema(schema()), keyword).toEqual(raw);
-      clean();
-    }
-  });
-
-  it("restoreArguments and takesStringAt read the schema as it is", () => {
-    const args = { name: "a@b.c", count: null, maybe: null, map: '{"k":"v"}', place: { city: "Oslo" } };
-    const restored = restoreArguments(args, schema());
-    for (const [keyword, value] of KEYWORDS) {
-      pollute(keyword, value);
-      expect(restoreArguments(args, schema()), keyword).toEqual(restored);
-      expect(takesStringAt(schema(), ["name"]), keyword).toBe(true);
-      expect(takesStringAt(schema(), ["count"]), keyword).toBe(false);
-      clean();
-    }
-  });
-
-  it("still reads a field a prototype of the schema's own holds (a class's getter)", () => {
-    class Named {
-      get type() {
-        return "string";
+  it(
+    "sanitizeSchema and relaxSchema make the same schema whatever keyword Object.prototype holds",
+    polluting(() => {
+      const strict = JSON.stringify(sanitizeSchema(schema()));
+      const relaxed = JSON.stringify(relaxSchema(schema()));
+      for (const [keyword, value] of KEYWORDS) {
+        const notices: string[] = [];
+        pollute(keyword, value);
+        expect(JSON.stringify(sanitizeSchema(schema(), { onNotice: (n) => notices.push(n) })), keyword).toBe(
+          strict,
+        );
+        expect(JSON.stringify(relaxSchema(schema())), keyword).toBe(relaxed);
+        clean();
+        expect(notices, keyword).toEqual([]);
       }
-      get description() {
-        return "A name.";
+    }),
+  );
+
+  it(
+    "the options: an onNotice, maxDepth or recursionLimit only Object.prototype holds is not the host's",
+    polluting(() => {
+      const told: string[] = [];
+      const deep = {
+        type: "object",
+        properties: { a: { type: "object", properties: { b: { type: "string" } } } },
+      };
+      const plain = JSON.stringify(sanitizeSchema(deep));
+      pollute("onNotice", (n: string) => told.push(n));
+      pollute("maxDepth", 1);
+      expect(JSON.stringify(sanitizeSchema(deep, {}))).toBe(plain);
+      clean();
+      expect(told).toEqual([]);
+    }),
+  );
+
+  it(
+    "checkStrictSchema finds the same issues whatever keyword Object.prototype holds",
+    polluting(() => {
+      const sanitized = sanitizeSchema(schema());
+      const raw = checkStrictSchema(schema());
+      for (const [keyword, value] of KEYWORDS) {
+        pollute(keyword, value);
+        expect(checkStrictSchema(sanitized), keyword).toEqual([]);
+        expect(checkStrictSchema(schema()), keyword).toEqual(raw);
+        clean();
       }
-    }
-    const wrapped = { type: "object", properties: { name: new Named() }, required: ["name"] };
-    const expected = {
-      type: "object",
-      properties: { name: { type: "string", description: "A name." } },
-      required: ["name"],
-      additionalProperties: false,
-    };
-    expect(sanitizeSchema(wrapped)).toEqual(expected);
-    pollute("description", "POLLUTED");
-    const read = sanitizeSchema(wrapped);
-    clean();
-    expect(read).toEqual(expected);
-  });
+    }),
+  );
+
+  it(
+    "restoreArguments and takesStringAt read the schema as it is",
+    polluting(() => {
+      const args = { name: "a@b.c", count: null, maybe: null, map: '{"k":"v"}', place: { city: "Oslo" } };
+      const restored = restoreArguments(args, schema());
+      for (const [keyword, value] of KEYWORDS) {
+        pollute(keyword, value);
+        expect(restoreArguments(args, schema()), keyword).toEqual(restored);
+        expect(takesStringAt(schema(), ["name"]), keyword).toBe(true);
+        expect(takesStringAt(schema(), ["count"]), keyword).toBe(false);
+        clean();
+      }
+    }),
+  );
+
+  it(
+    "still reads a field a prototype of the schema's own holds (a class's getter)",
+    polluting(() => {
+      class Named {
+        get type() {
+          return "string";
+        }
+        get description() {
+          return "A name.";
+        }
+      }
+      const wrapped = { type: "object", properties: { name: new Named() }, required: ["name"] };
+      const expected = {
+        type: "object",
+        properties: { name: { type: "string", description: "A name." } },
+        required: ["name"],
+        additionalProperties: false,
+      };
+      expect(sanitizeSchema(wrapped)).toEqual(expected);
+      pollute("description", "POLLUTED");
+      const read = sanitizeSchema(wrapped);
+      clean();
+      expect(read).toEqual(expected);
+    }),
+  );
 });
 
 /** `{ x: { type, [keyword]: value } }` sanitized, with what `onNotice` was told. */
