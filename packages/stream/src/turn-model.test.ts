@@ -20,10 +20,12 @@ import type { Turn } from "./turn.js";
 const RUNS = Number(process.env.R90_STREAM_RUNS ?? 100);
 const SEED = process.env.R90_STREAM_SEED === undefined ? undefined : Number(process.env.R90_STREAM_SEED);
 // Shrinking a failure over HTTP can outlast the test's timeout: stop it in time to print the
-// counterexample found so far, rather than a bare timeout.
+// counterexample found so far, rather than a bare timeout. The limit grows with the property scale as
+// the test's timeout does: a fixed one ended a 10x run early, with no failure found, and it passed
+// having run a fraction of its runs.
 const settings = (runs: number) =>
   propertyRuns(runs, {
-    interruptAfterTimeLimit: 45_000 + RUNS * 50,
+    interruptAfterTimeLimit: propertyTimeout(45_000 + RUNS * 50),
     ...(SEED === undefined ? {} : { seed: SEED }),
   });
 
