@@ -192,10 +192,12 @@ function acceptsNull(schema: unknown, walk: Walk, depth: number): boolean {
   const answer =
     !never &&
     parts.every((part) => {
-      if (part.nullable === true) return true;
       if (!typeAllows(part, "null")) return false;
+      // OpenAPI's `nullable: true` adds null to the type alone: an enum or const beside it without
+      // null still refuses it (OpenAPI 3.0.3), as `sanitizeSchema` reads it.
       if (Array.isArray(part.enum) && !part.enum.includes(null)) return false;
       if (Object.hasOwn(part, "const") && part.const !== null) return false;
+      if (part.nullable === true) return true;
       return unionsOf(part).every((branches) => branches.some((b) => acceptsNull(b, walk, depth + 1)));
     });
   walk.nulls.set(schema, answer);

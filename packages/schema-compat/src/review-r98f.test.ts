@@ -68,8 +68,8 @@ describe("zod's .nullable() on an enum, which does take null", () => {
     expect(input.parse(args)).toEqual({ kind: null, tag: null });
   });
 
-  it("keeps null in the enum where it is written with OpenAPI's nullable, or in the enum itself", () => {
-    const openapi = z.toJSONSchema(input, { io: "input", target: "openapi-3.0" });
+  it("keeps null in the enum where it is written in the enum itself", () => {
+    // OpenAPI 3.0's `nullable: true` beside an enum without null takes none: see review-r99c.
     const inEnum = {
       type: "object",
       properties: {
@@ -78,15 +78,13 @@ describe("zod's .nullable() on an enum, which does take null", () => {
       },
       required: ["kind", "tag"],
     };
-    for (const original of [openapi, inEnum]) {
-      const sent = sanitizeSchema(original) as Props;
-      expect(sent.properties.kind).toMatchObject({ type: ["string", "null"], enum: ["a", "b", null] });
-      expect(sent.properties.tag).toMatchObject({ type: ["string", "null"], enum: ["t", null] });
-      expect(input.parse(restoreArguments({ kind: null, tag: null }, original))).toEqual({
-        kind: null,
-        tag: null,
-      });
-    }
+    const sent = sanitizeSchema(inEnum) as Props;
+    expect(sent.properties.kind).toMatchObject({ type: ["string", "null"], enum: ["a", "b", null] });
+    expect(sent.properties.tag).toMatchObject({ type: ["string", "null"], enum: ["t", null] });
+    expect(input.parse(restoreArguments({ kind: null, tag: null }, inEnum))).toEqual({
+      kind: null,
+      tag: null,
+    });
   });
 });
 
