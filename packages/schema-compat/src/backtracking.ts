@@ -233,9 +233,11 @@ export function regexOf(pattern: string, flags: "u" | ""): RegExp | null {
  * offers another way — for zod's email pattern (`^(?:[A-Za-z0-9_'+\-]+\.)*…@(?:…\.)+[A-Za-z]{2,}$`,
  * which `mayBacktrack` calls risky) `@`. A string lacking one surely fails the pattern, known in
  * one pass over each without running it. Read in either grammar (with the `u` flag or without):
- * what may belong to an escape (`\x2D`, `\u{40}`, `\k<n>`: the letters, digits and brackets after
- * it) is not counted, nor a `{` that is no quantifier, and an astral character is counted whole;
- * a character left out only makes the answer weaker. None for a pattern that is no regular expression.
+ * what may belong to an escape (`\x2D`, `\u{40}`: the letters, digits and brackets after it; a
+ * property's braces whole, `\p{Script=Greek}`, and a group name's angle brackets, `\k<a$>`, whose
+ * `=`, `$` or non-ASCII letters are no literal with the `u` flag) is not counted, nor a `{` that
+ * is no quantifier, and an astral character is counted whole; a character left out only makes the
+ * answer weaker. None for a pattern that is no regular expression.
  */
 export function charactersEveryMatchHolds(pattern: string): string[] {
   if (regexOf(pattern, "u") === null && regexOf(pattern, "") === null) return [];
@@ -252,7 +254,18 @@ export function charactersEveryMatchHolds(pattern: string): string[] {
     const ch = pattern[i] as string;
     if (ch === "\\") {
       hold();
+      const kind = pattern[i + 1];
       i += 2;
+      // `\p{Script=Greek}` and `\k<a$>`: read up to the closing brace or bracket (with the `u`
+      // flag, and a named group for `\k`, what stands between them names a property or a group).
+      const closer =
+        (kind === "p" || kind === "P") && pattern[i] === "{"
+          ? "}"
+          : kind === "k" && pattern[i] === "<"
+            ? ">"
+            : undefined;
+      const closing = closer === undefined ? -1 : pattern.indexOf(closer, i);
+      if (closing >= 0) i = closing + 1;
       while (i < pattern.length && /[\w{}<>,]/.test(pattern[i] as string)) i++;
     } else if (ch === "[") {
       hold();

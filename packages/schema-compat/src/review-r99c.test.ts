@@ -15,6 +15,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
+import { charactersEveryMatchHolds } from "./backtracking.js";
 import { restoreArguments } from "./optional-nulls.js";
 import { relaxSchema, sanitizeSchema } from "./sanitize-schema.js";
 
@@ -88,5 +89,39 @@ describe("OpenAPI's nullable: true beside an enum that does not list null", () =
   it("comes back the same from a second pass", () => {
     const once = sanitizeSchema(original);
     expect(sanitizeSchema(once)).toEqual(once);
+  });
+});
+
+describe("a union variant whose risky pattern holds a property escape or a named back-reference", () => {
+  // mayBacktrack calls both patterns risky (a back-reference; a nested quantifier), so they are
+  // never run: charactersEveryMatchHolds decides whether a string surely fails them. It counted the
+  // `=` of `\p{Script=Greek}` and the `>` (and `$`-named group's tail) of `\k<a$>` as literals every
+  // match holds, though with the `u` flag (ajv's, zod's for `\p`) they name a property or a group.
+  for (const [pattern, regex, written] of [
+    ["^(?<a$>x)\\k<a$>$", /^(?<a$>x)\k<a$>$/u, "xx"],
+    ["^(?<é>x)\\k<é>$", /^(?<é>x)\k<é>$/u, "xx"],
+    ["^([a-z]+\\s?)+\\p{Script=Greek}$", /^([a-z]+\s?)+\p{Script=Greek}$/u, "abcα"],
+  ] as const) {
+    it(`keeps the null written for the variant whose pattern ${pattern} the string matches`, () => {
+      const input = z.object({
+        item: z.union([
+          z.object({ c: z.string().regex(regex), a: z.string().nullable() }),
+          z.object({ c: z.string(), a: z.string().default("d") }),
+        ]),
+      });
+      const original = z.toJSONSchema(input, { io: "input" });
+      const args = restoreArguments({ item: { c: written, a: null } }, original);
+      // Before: { c, a: null } read by the second variant (the first "surely" failed), its null
+      // dropped, and zod handed the tool a: "d" for the null the model wrote.
+      expect(args).toEqual({ item: { c: written, a: null } });
+      expect(input.parse(args)).toEqual({ item: { c: written, a: null } });
+    });
+  }
+
+  it("holds none of the characters that name a property or a group", () => {
+    expect(charactersEveryMatchHolds("^(a+)+\\p{General_Category=Letter}@$")).toEqual(["@"]);
+    expect(charactersEveryMatchHolds("^(?<a$>x)\\k<a$>@$")).toEqual(["@"]);
+    expect(charactersEveryMatchHolds("^(?<é>x)\\k<é>=$")).toEqual(["="]);
+    expect(charactersEveryMatchHolds("^\\P{Script_Extensions=Latin}+:\\p{Lu}$")).toEqual([":"]);
   });
 });
