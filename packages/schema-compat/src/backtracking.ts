@@ -227,6 +227,27 @@ export function regexOf(pattern: string, flags: "u" | ""): RegExp | null {
   }
 }
 
+/** A pattern's test: false where a string surely fails it. */
+export interface PatternTest {
+  test(value: string): boolean;
+}
+
+/**
+ * `pattern` as a test taking a string either grammar it compiles in takes: with the `u` flag, as
+ * JSON Schema's validators read it (ajv; zod's own `/u` patterns, `\p{L}`, `\u{1F600}`, a `.` that
+ * takes an astral character whole), and without it, as a host's own regular expression written
+ * without the flag reads it (zod writes `/^.$/`'s source alone). Read in one only, a string the
+ * tool takes was called one it refuses: `^\p{L}+$` without the flag is `p{L}` repeated, and
+ * refused `héllo`. Undefined for a pattern that compiles in neither. For a pattern `mayBacktrack`
+ * passes; the reading without the flag is run only where `backtracks` passes it too.
+ */
+export function patternTest(pattern: string): PatternTest | undefined {
+  const unicode = regexOf(pattern, "u");
+  const plain = unicode === null || !backtracks(pattern, false) ? regexOf(pattern, "") : null;
+  if (unicode === null || plain === null) return unicode ?? plain ?? undefined;
+  return { test: (value) => unicode.test(value) || plain.test(value) };
+}
+
 /**
  * The characters every match of `pattern` holds: each literal outside any group, class or escape
  * that no quantifier after it makes optional (`?`, `*`, `{0,…}`), where no `|` outside a group

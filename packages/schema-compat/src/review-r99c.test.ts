@@ -125,3 +125,54 @@ describe("a union variant whose risky pattern holds a property escape or a named
     expect(charactersEveryMatchHolds("^\\P{Script_Extensions=Latin}+:\\p{Lu}$")).toEqual([":"]);
   });
 });
+
+describe("a pattern written in the u flag's grammar (\\p{L}, \\u{…}, a . taking an astral character whole)", () => {
+  // JSON Schema's patterns are read with the `u` flag (ajv; zod's own `/u` expressions); the
+  // reading of a pattern mayBacktrack passes ran it without, where `^\p{L}+$` is `p{L}` repeated.
+  const variants = (regex: RegExp) =>
+    z.object({
+      item: z.union([
+        z.object({ c: z.string().regex(regex), a: z.string().nullable() }),
+        z.object({ c: z.string(), a: z.string().default("d") }),
+      ]),
+    });
+
+  for (const [regex, written] of [
+    [/^\p{L}+$/u, "héllo"],
+    [/^\u{1F600}$/u, "😀"],
+    [/^[^x]$/u, "😀"],
+  ] as const) {
+    it(`reads ${JSON.stringify(written)} as meeting ${regex.source}, so the null written for that variant is kept`, () => {
+      const input = variants(regex);
+      const args = restoreArguments(
+        { item: { c: written, a: null } },
+        z.toJSONSchema(input, { io: "input" }),
+      );
+      // Before: read by the second variant, its null dropped, and zod handed the tool a: "d".
+      expect(args).toEqual({ item: { c: written, a: null } });
+      expect(input.parse(args)).toEqual(args);
+    });
+  }
+
+  it("still reads a string no grammar of the pattern takes as failing it", () => {
+    const input = variants(/^\p{L}+$/u);
+    const args = restoreArguments({ item: { c: "123", a: null } }, z.toJSONSchema(input, { io: "input" }));
+    expect(args).toEqual({ item: { c: "123" } });
+    expect(input.parse(args)).toEqual({ item: { c: "123", a: "d" } });
+  });
+
+  it("keeps the enum values such a pattern takes, and leaves out those it refuses", () => {
+    const sent = sanitizeSchema({
+      type: "object",
+      properties: {
+        letter: { type: "string", enum: ["é", "a", "1"], pattern: "^\\p{L}$" },
+        face: { type: "string", enum: ["😀", "ab"], pattern: "^.$" },
+      },
+      required: ["letter", "face"],
+    }) as Props;
+    // Before: letter's enum went into the description ("no value its pattern admits"), the type
+    // sent alone; face's 😀 was left out (two UTF-16 units for the `.`).
+    expect(sent.properties.letter).toMatchObject({ type: "string", enum: ["é", "a"] });
+    expect(sent.properties.face).toMatchObject({ type: "string", enum: ["😀"] });
+  });
+});

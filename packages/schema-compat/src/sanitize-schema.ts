@@ -1,4 +1,4 @@
-import { mayBacktrack, PATTERN_KEY_LIMIT } from "./backtracking.js";
+import { mayBacktrack, PATTERN_KEY_LIMIT, patternTest } from "./backtracking.js";
 import { STRICT_FORMATS, STRICT_MAX_DEPTH, TYPE_NAMES, type TypeName } from "./keywords.js";
 import { anchorPattern, REPETITION_LIMIT } from "./pattern.js";
 import { protoless } from "./protoless.js";
@@ -1386,12 +1386,8 @@ function sentPatternTester(schema: Raw): (value: string | number | boolean) => b
   if (typeof schema.pattern !== "string" || mayBacktrack(schema.pattern)) return () => true;
   const anchored = anchorPattern(schema.pattern);
   if (anchored === undefined || anchored === "" || mayBacktrack(anchored)) return () => true;
-  let sentPattern: RegExp;
-  try {
-    sentPattern = new RegExp(anchored);
-  } catch {
-    return () => true;
-  }
+  const sentPattern = patternTest(anchored);
+  if (sentPattern === undefined) return () => true;
   return (value) => typeof value !== "string" || value.length > PATTERN_KEY_LIMIT || sentPattern.test(value);
 }
 
@@ -1409,14 +1405,11 @@ export function besideTester(schema: Raw, withPattern = true): (value: string | 
   const step = finite(schema.multipleOf) && schema.multipleOf > 0 ? schema.multipleOf : undefined;
   const minLength = count(schema.minLength);
   const maxLength = count(schema.maxLength);
-  let pattern: RegExp | undefined;
-  if (withPattern && typeof schema.pattern === "string" && !mayBacktrack(schema.pattern)) {
-    try {
-      pattern = new RegExp(schema.pattern);
-    } catch {
-      pattern = undefined;
-    }
-  }
+  // Read in either grammar it compiles in (`patternTest`): a value either takes is met.
+  const pattern =
+    withPattern && typeof schema.pattern === "string" && !mayBacktrack(schema.pattern)
+      ? patternTest(schema.pattern)
+      : undefined;
   return (value) => {
     if (typeof value === "number") {
       if (finite(minimum) && value < minimum) return false;
