@@ -227,15 +227,38 @@ export function regexOf(pattern: string, flags: "u" | ""): RegExp | null {
   }
 }
 
+/** A pattern's test: false where a string surely fails it. */
+export interface PatternTest {
+  test(value: string): boolean;
+}
+
+/**
+ * `pattern` as a test taking a string either grammar it compiles in takes: with the `u` flag, as
+ * JSON Schema's validators read it (ajv; zod's own `/u` patterns, `\p{L}`, `\u{1F600}`, a `.` that
+ * takes an astral character whole), and without it, as a host's own regular expression written
+ * without the flag reads it (zod writes `/^.$/`'s source alone). Read in one only, a string the
+ * tool takes was called one it refuses: `^\p{L}+$` without the flag is `p{L}` repeated, and
+ * refused `héllo`. Undefined for a pattern that compiles in neither. For a pattern `mayBacktrack`
+ * passes; the reading without the flag is run only where `backtracks` passes it too.
+ */
+export function patternTest(pattern: string): PatternTest | undefined {
+  const unicode = regexOf(pattern, "u");
+  const plain = unicode === null || !backtracks(pattern, false) ? regexOf(pattern, "") : null;
+  if (unicode === null || plain === null) return unicode ?? plain ?? undefined;
+  return { test: (value) => unicode.test(value) || plain.test(value) };
+}
+
 /**
  * The characters every match of `pattern` holds: each literal outside any group, class or escape
  * that no quantifier after it makes optional (`?`, `*`, `{0,…}`), where no `|` outside a group
  * offers another way — for zod's email pattern (`^(?:[A-Za-z0-9_'+\-]+\.)*…@(?:…\.)+[A-Za-z]{2,}$`,
  * which `mayBacktrack` calls risky) `@`. A string lacking one surely fails the pattern, known in
  * one pass over each without running it. Read in either grammar (with the `u` flag or without):
- * what may belong to an escape (`\x2D`, `\u{40}`, `\k<n>`: the letters, digits and brackets after
- * it) is not counted, nor a `{` that is no quantifier, and an astral character is counted whole;
- * a character left out only makes the answer weaker. None for a pattern that is no regular expression.
+ * what may belong to an escape (`\x2D`, `\u{40}`: the letters, digits and brackets after it; a
+ * property's braces whole, `\p{Script=Greek}`, and a group name's angle brackets, `\k<a$>`, whose
+ * `=`, `$` or non-ASCII letters are no literal with the `u` flag) is not counted, nor a `{` that
+ * is no quantifier, and an astral character is counted whole; a character left out only makes the
+ * answer weaker. None for a pattern that is no regular expression.
  */
 export function charactersEveryMatchHolds(pattern: string): string[] {
   if (regexOf(pattern, "u") === null && regexOf(pattern, "") === null) return [];
@@ -252,7 +275,18 @@ export function charactersEveryMatchHolds(pattern: string): string[] {
     const ch = pattern[i] as string;
     if (ch === "\\") {
       hold();
+      const kind = pattern[i + 1];
       i += 2;
+      // `\p{Script=Greek}` and `\k<a$>`: read up to the closing brace or bracket (with the `u`
+      // flag, and a named group for `\k`, what stands between them names a property or a group).
+      const closer =
+        (kind === "p" || kind === "P") && pattern[i] === "{"
+          ? "}"
+          : kind === "k" && pattern[i] === "<"
+            ? ">"
+            : undefined;
+      const closing = closer === undefined ? -1 : pattern.indexOf(closer, i);
+      if (closing >= 0) i = closing + 1;
       while (i < pattern.length && /[\w{}<>,]/.test(pattern[i] as string)) i++;
     } else if (ch === "[") {
       hold();

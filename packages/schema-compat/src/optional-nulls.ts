@@ -1,4 +1,10 @@
-import { charactersEveryMatchHolds, mayBacktrack, PATTERN_KEY_LIMIT } from "./backtracking.js";
+import {
+  charactersEveryMatchHolds,
+  mayBacktrack,
+  PATTERN_KEY_LIMIT,
+  type PatternTest,
+  patternTest,
+} from "./backtracking.js";
 import { protoless } from "./protoless.js";
 import {
   type Asked,
@@ -192,10 +198,12 @@ function acceptsNull(schema: unknown, walk: Walk, depth: number): boolean {
   const answer =
     !never &&
     parts.every((part) => {
-      if (part.nullable === true) return true;
       if (!typeAllows(part, "null")) return false;
+      // OpenAPI's `nullable: true` adds null to the type alone: an enum or const beside it without
+      // null still refuses it (OpenAPI 3.0.3), as `sanitizeSchema` reads it.
       if (Array.isArray(part.enum) && !part.enum.includes(null)) return false;
       if (Object.hasOwn(part, "const") && part.const !== null) return false;
+      if (part.nullable === true) return true;
       return unionsOf(part).every((branches) => branches.some((b) => acceptsNull(b, walk, depth + 1)));
     });
   walk.nulls.set(schema, answer);
@@ -499,8 +507,9 @@ function arrayMayMeet(part: Raw, value: unknown[], walk: Walk, depth: number, st
 }
 
 /**
- * A schema's `pattern` compiled as JSON Schema reads it (ECMAScript, no flags), once per call;
- * undefined for one that does not compile. One that may backtrack is not run on a model's text
+ * A schema's `pattern` compiled as JSON Schema reads it (ECMAScript, with the `u` flag) and as a
+ * host's expression without the flag reads it (`patternTest`: a string either takes may meet it),
+ * once per call; undefined for one that compiles in neither. One that may backtrack is not run on a model's text
  * (a host's pattern could take minutes): a string lacking a character every match holds
  * (`charactersEveryMatchHolds`: zod's email pattern, `@`) surely fails it, and any other may meet
  * it. Without that, `{ c: "a", a: null }` under a union of `{ c: email | null, a: string | null }`
@@ -510,23 +519,13 @@ function arrayMayMeet(part: Raw, value: unknown[], walk: Walk, depth: number, st
 function patternOf(pattern: string, walk: Walk): PatternTest | undefined {
   if (walk.patterns.has(pattern)) return walk.patterns.get(pattern);
   let compiled: PatternTest | undefined;
-  if (!mayBacktrack(pattern)) {
-    try {
-      compiled = new RegExp(pattern);
-    } catch {
-      compiled = undefined;
-    }
-  } else {
+  if (!mayBacktrack(pattern)) compiled = patternTest(pattern);
+  else {
     const held = charactersEveryMatchHolds(pattern);
     if (held.length > 0) compiled = { test: (value) => held.every((c) => value.includes(c)) };
   }
   walk.patterns.set(pattern, compiled);
   return compiled;
-}
-
-/** What `mayMeet` tests a string by for a pattern: false where the string surely fails it. */
-interface PatternTest {
-  test(value: string): boolean;
 }
 
 /** One union of a schema's parts, as `narrowed` reads it for an object. */

@@ -39,8 +39,26 @@ const leaves: Node[] = [
     schema: { anyOf: [{ type: "integer" }, { type: "null" }] },
     values: fc.option(fc.nat(9)),
   },
+  // zod's `.nullable()` of an enum (pydantic's Optional[Literal]), and OpenAPI 3.0's forms: its
+  // `nullable: true` takes null only where the enum lists it.
+  {
+    kind: "leaf",
+    schema: { anyOf: [{ type: "string", enum: ["a", "b"] }, { type: "null" }] },
+    values: fc.constantFrom("a", "b", null),
+  },
+  {
+    kind: "leaf",
+    schema: { type: "string", enum: ["a", null], nullable: true },
+    values: fc.constantFrom("a", null),
+  },
+  {
+    kind: "leaf",
+    schema: { type: "string", enum: ["a", "b"], nullable: true },
+    values: fc.constantFrom("a", "b"),
+  },
 ];
-const takesNull = (node: Node) => node.kind === "leaf" && JSON.stringify(node.schema).includes("null");
+// "null" as a value or a type, not the `nullable` keyword (which, beside an enum without null, takes none).
+const takesNull = (node: Node) => node.kind === "leaf" && /\bnull\b/.test(JSON.stringify(node.schema));
 const styleArb = fc.constantFrom<Style>("plain", "plain", "ref", "allOfRef", "allOf");
 
 const nodeArb: fc.Arbitrary<Node> = fc.letrec<{ node: Node; object: Node }>((tie) => ({

@@ -1,4 +1,4 @@
-import { mayBacktrack, PATTERN_KEY_LIMIT } from "./backtracking.js";
+import { mayBacktrack, PATTERN_KEY_LIMIT, patternTest } from "./backtracking.js";
 import { STRICT_FORMATS, STRICT_MAX_DEPTH, TYPE_NAMES, type TypeName } from "./keywords.js";
 import { anchorPattern, REPETITION_LIMIT } from "./pattern.js";
 import { protoless } from "./protoless.js";
@@ -862,18 +862,20 @@ function convertObject(input: Raw, ctx: Context, depth: number, refs: RefCounts)
   // A `type` naming null beside an enum (or const) without it — `{ type: ["string", "null"],
   // enum: ["a"] }` — takes no null: a validator holds to both, and the enum refuses it. Kept, the
   // null was sent as `enum: ["a", null]`, the model shown "a or null" wrote null for a required
-  // field, and the call was refused. OpenAPI's `nullable: true` still adds it (below): zod's
-  // `.nullable()` on an enum is written that way for OpenAPI 3.0, and means null is taken.
-  if (
-    Array.isArray(rawEnum) &&
-    rawEnum.length > 0 &&
-    !rawEnum.includes(null) &&
-    types.includes("null") &&
-    types.some((t) => t !== "null")
-  ) {
+  // field, and the call was refused.
+  const enumRefusesNull = Array.isArray(rawEnum) && rawEnum.length > 0 && !rawEnum.includes(null);
+  if (enumRefusesNull && types.includes("null") && types.some((t) => t !== "null")) {
     types = types.filter((t) => t !== "null");
   }
-  if (schema.nullable === true && types.length > 0 && !types.includes("null")) types.push("null");
+  // OpenAPI 3.0's `nullable: true` adds null to the type beside it, and to nothing else: "Other
+  // Schema Object constraints retain their defined behavior, and therefore may disallow the use of
+  // null" (3.0.3), so `{ type: "string", enum: ["a"], nullable: true }` takes no null (ajv refuses
+  // it too) — OpenAPI's way to take one is to list null in the enum. Sent as `enum: ["a", null]`,
+  // a model wrote null for a required field and an OpenAPI validator refused the call. zod writes
+  // its `.nullable()` enum that way for OpenAPI 3.0 and would take null; sent without it, every
+  // value the model can write is still one zod takes.
+  if (schema.nullable === true && !enumRefusesNull && types.length > 0 && !types.includes("null"))
+    types.push("null");
   if (types.includes("number")) types = types.filter((t) => t !== "integer");
   if (types.length === 0) return anyValue(describe(base, notes));
 
@@ -1384,12 +1386,8 @@ function sentPatternTester(schema: Raw): (value: string | number | boolean) => b
   if (typeof schema.pattern !== "string" || mayBacktrack(schema.pattern)) return () => true;
   const anchored = anchorPattern(schema.pattern);
   if (anchored === undefined || anchored === "" || mayBacktrack(anchored)) return () => true;
-  let sentPattern: RegExp;
-  try {
-    sentPattern = new RegExp(anchored);
-  } catch {
-    return () => true;
-  }
+  const sentPattern = patternTest(anchored);
+  if (sentPattern === undefined) return () => true;
   return (value) => typeof value !== "string" || value.length > PATTERN_KEY_LIMIT || sentPattern.test(value);
 }
 
@@ -1407,14 +1405,11 @@ export function besideTester(schema: Raw, withPattern = true): (value: string | 
   const step = finite(schema.multipleOf) && schema.multipleOf > 0 ? schema.multipleOf : undefined;
   const minLength = count(schema.minLength);
   const maxLength = count(schema.maxLength);
-  let pattern: RegExp | undefined;
-  if (withPattern && typeof schema.pattern === "string" && !mayBacktrack(schema.pattern)) {
-    try {
-      pattern = new RegExp(schema.pattern);
-    } catch {
-      pattern = undefined;
-    }
-  }
+  // Read in either grammar it compiles in (`patternTest`): a value either takes is met.
+  const pattern =
+    withPattern && typeof schema.pattern === "string" && !mayBacktrack(schema.pattern)
+      ? patternTest(schema.pattern)
+      : undefined;
   return (value) => {
     if (typeof value === "number") {
       if (finite(minimum) && value < minimum) return false;
