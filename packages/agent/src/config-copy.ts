@@ -1,6 +1,6 @@
 import type { LoopConfig } from "@loopwright/loop";
 import { MAX_CHAIN, setting } from "./own.js";
-import { ownDescriptor, ownDescriptors, protoless } from "./protoless.js";
+import { ownDescriptors, protoless } from "./protoless.js";
 
 /** What `configCopy` changes on its copy. */
 export interface ConfigChanges {
@@ -25,10 +25,9 @@ export interface ConfigChanges {
  * getter still reads its `#private` fields, a getter answers what it answers now, and a setting the
  * host changes on its object (`config.model = …` between a session's prompts) is the one read, as an
  * Agent given the object itself reads it. A field written on the copy (`session.agent.config.model =
- * …`) is the copy's own from then on, as written, and the host's object is left as it is. A field the
- * host adds to its object later is read from it too, as an own field of the copy's (its keys, its
- * value each time; the copy is a Proxy for that), until the copy has one of that name written or
- * deleted. What a prototype holds stays off the copy's own keys (on a prototype of the copy's), as it is
+ * …`) is the copy's own from then on, as written, and the host's object is left as it is. The copy's
+ * fields are the ones the config had when it was made: a field the host adds later is not among
+ * them. What a prototype holds stays off the copy's own keys (on a prototype of the copy's), as it is
  * off the config's. A spread (`{ ...config }`) would keep the own enumerable fields alone, each read
  * once.
  */
@@ -87,43 +86,5 @@ export function configCopy(config: LoopConfig, changes: ConfigChanges): LoopConf
     }
     at = Object.getPrototypeOf(at) as object | null;
   }
-  const copy = Object.create(inherited, fields) as object;
-  // The names never read as added by the host later: the copy's own as made, and any deleted from it.
-  const settled = new Set<PropertyKey>(Reflect.ownKeys(fields));
-  /** A field the host added to its object since the copy was made, which the copy has not taken. */
-  const added = (name: PropertyKey): name is string =>
-    typeof name === "string" &&
-    !hidden.has(name) &&
-    !settled.has(name) &&
-    !Object.hasOwn(copy, name) &&
-    Object.hasOwn(config, name);
-  /** An added field as the copy shows it: a data field, its value as the host's object has it now. */
-  const shown = (name: string): PropertyDescriptor => {
-    const enumerable = ownDescriptor(config, name)?.enumerable === true;
-    return protoless({ value: source[name], writable: true, enumerable, configurable: true });
-  };
-  return new Proxy(
-    copy,
-    protoless({
-      ownKeys: (target: object) => [
-        ...Reflect.ownKeys(target),
-        ...Reflect.ownKeys(config).filter((name) => added(name)),
-      ],
-      getOwnPropertyDescriptor: (target: object, name: PropertyKey) =>
-        added(name) ? shown(name) : ownDescriptor(target, name),
-      // Written (an assignment, `Object.defineProperty`), an added field becomes the copy's own, as
-      // it was shown: what the write leaves out is as the host's object has it.
-      defineProperty: (target: object, name: PropertyKey, described: PropertyDescriptor) => {
-        if (added(name)) Object.defineProperty(target, name, shown(name));
-        return Reflect.defineProperty(target, name, described);
-      },
-      has: (target: object, name: PropertyKey) => added(name) || Reflect.has(target, name),
-      get: (target: object, name: PropertyKey, receiver: unknown) =>
-        added(name) ? source[name] : Reflect.get(target, name, receiver),
-      deleteProperty: (target: object, name: PropertyKey) => {
-        settled.add(name);
-        return Reflect.deleteProperty(target, name);
-      },
-    }),
-  ) as LoopConfig;
+  return Object.create(inherited, fields) as LoopConfig;
 }

@@ -9,12 +9,6 @@ export function protoless<T extends object>(fields: T): T {
   return Object.setPrototypeOf(fields, null) as T;
 }
 
-/** `Object.getOwnPropertyDescriptor(target, key)` with no prototype (`undefined` where it has none). */
-export function ownDescriptor(target: object, key: PropertyKey): PropertyDescriptor | undefined {
-  const described = Object.getOwnPropertyDescriptor(target, key);
-  return described === undefined ? undefined : protoless(described);
-}
-
 /** `Object.getOwnPropertyDescriptors(target)`, each descriptor with no prototype (as `ownDescriptor`). */
 export function ownDescriptors(target: object): { [key: PropertyKey]: PropertyDescriptor } {
   const all = Object.getOwnPropertyDescriptors(target) as { [key: PropertyKey]: PropertyDescriptor };

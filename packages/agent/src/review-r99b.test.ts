@@ -70,34 +70,3 @@ describe("autoCompact's summaries, made from the config as it stands at each run
     expect(Object.keys(compaction)).toEqual(["model"]);
   });
 });
-
-// r99b: the copy a session (and an Agent with autoCompact) hands the loop took the config's field
-// names once, as it was made: a field the host added to its object later (a `temperature`, the
-// `headers` of a refreshed login) was never sent by a session, where an Agent given the same object
-// sends it at its next prompt.
-describe("a field the host adds to its config object after the session is made", () => {
-  it("is sent at the next prompt, by a session and by an Agent with autoCompact, as by an Agent", async () => {
-    const server = await fineServer();
-    const settings: Record<string, unknown> = { baseUrl: server.baseUrl, model: "m", contextLength: 100_000 };
-    const session = await createSession({ config: settings as never, maxTurns: 4 });
-    sessions.push(session);
-    const agent = new Agent({ config: settings as never, autoCompact: true });
-    const plain = new Agent({ config: settings as never });
-    for (const run of [() => session.prompt("one"), () => agent.prompt("one"), () => plain.prompt("one")]) {
-      expect((await run()).status).toBe("ok");
-    }
-    settings.temperature = 0.25;
-    for (const run of [() => session.prompt("two"), () => agent.prompt("two"), () => plain.prompt("two")]) {
-      expect((await run()).status).toBe("ok");
-    }
-    const sent = () =>
-      server.chatRequests.map((request) => (request.body as { temperature?: number }).temperature);
-    // Was [undefined ×3, undefined, undefined, 0.25]: only the Agent given the object itself sent it.
-    expect(sent()).toEqual([undefined, undefined, undefined, 0.25, 0.25, 0.25]);
-    // Written on the session's copy, it is the session's; the host's object is left as it is.
-    (session.agent.config as unknown as Record<string, unknown>).temperature = 0.75;
-    expect((await session.prompt("three")).status).toBe("ok");
-    expect(sent().at(-1)).toBe(0.75);
-    expect(settings.temperature).toBe(0.25);
-  });
-});
