@@ -492,17 +492,36 @@ function withAutoCompact(
         `(the window in tokens, above zero); it was ${typeof limit === "number" ? String(limit) : kindOf(limit)}.`,
     );
   }
-  const tasks = setting(config, "tasks") as LoopConfig["tasks"];
-  const given = (setting(tasks, "compaction") ?? {}) as Record<string, unknown>;
+  const named =
+    typeof autoCompact === "object" ? (setting(autoCompact, "model") as string | undefined) : undefined;
+  // A copy that keeps the config's getters and what its prototype holds, as a run reads them: a
+  // spread left an Object.create(defaults) config's model and base URL behind. Its tasks are read
+  // each time too, `tasks.compaction` and the model given to it made from them as they stand then.
+  return configCopy(config, {
+    with: { compact: true },
+    read: { tasks: (tasks, copy) => compactionTasks(tasks, named, copy) },
+  });
+}
+
+/**
+ * `tasks` (the config's, as it stands when the run reads it) with `compaction` naming the model that
+ * writes the summaries: `named` (`autoCompact`'s `model`), else the model `tasks.compaction` gives,
+ * else the config's own (`config`: the agent's copy, as the run reads it). A copy of each (see
+ * `configCopy`): their other fields, getters and what their prototypes hold are read as the loop
+ * reads them; the host's objects are left as they are.
+ */
+function compactionTasks(tasks: unknown, named: string | undefined, config: LoopConfig): LoopConfig["tasks"] {
+  const given = setting(tasks, "compaction");
   const givenModel = setting(given, "model");
   const model =
-    (typeof autoCompact === "object" ? (setting(autoCompact, "model") as string | undefined) : undefined) ??
+    named ??
     (typeof givenModel === "string" && givenModel !== "" ? givenModel : (setting(config, "model") as string));
-  // A copy that keeps the config's getters and what its prototype holds, as a run reads them: a
-  // spread left an Object.create(defaults) config's model and base URL behind.
-  return configCopy(config, {
-    with: { compact: true, tasks: { ...tasks, compaction: { ...given, model } } },
-  });
+  const isObject = (value: unknown): value is LoopConfig =>
+    (typeof value === "object" || typeof value === "function") && value !== null;
+  const compaction = isObject(given) ? configCopy(given, { with: { model } }) : { model };
+  return isObject(tasks)
+    ? (configCopy(tasks, { with: { compaction } }) as unknown as LoopConfig["tasks"])
+    : { compaction };
 }
 
 /**

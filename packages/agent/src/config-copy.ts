@@ -1,5 +1,5 @@
 import type { LoopConfig } from "@loopwright/loop";
-import { MAX_CHAIN } from "./own.js";
+import { MAX_CHAIN, setting } from "./own.js";
 import { ownDescriptors, protoless } from "./protoless.js";
 
 /** What `configCopy` changes on its copy. */
@@ -8,6 +8,13 @@ export interface ConfigChanges {
   without?: readonly string[];
   /** Fields the copy holds as its own data, in place of the config's. */
   with?: Readonly<Record<string, unknown>>;
+  /**
+   * Fields the copy answers, each time one is read, with what its function makes of the config's
+   * field as it stands then (read as `setting` reads it: the object's own, or a prototype of its
+   * own's), the copy itself given too (what was written on it is read there). Written on the copy,
+   * such a field is the copy's own from then on, as any other.
+   */
+  read?: Readonly<Record<string, (value: unknown, copy: LoopConfig) => unknown>>;
 }
 
 /**
@@ -26,7 +33,8 @@ export interface ConfigChanges {
  */
 export function configCopy(config: LoopConfig, changes: ConfigChanges): LoopConfig {
   const replaced = changes.with ?? {};
-  const hidden = new Set([...(changes.without ?? []), ...Object.keys(replaced)]);
+  const derived = changes.read ?? {};
+  const hidden = new Set([...(changes.without ?? []), ...Object.keys(replaced), ...Object.keys(derived)]);
   const source = config as unknown as Record<string, unknown>;
   /**
    * A field asked of the host's object each time it is read: a function a getter or a prototype
@@ -56,6 +64,16 @@ export function configCopy(config: LoopConfig, changes: ConfigChanges): LoopConf
   }
   for (const [key, value] of Object.entries(replaced)) {
     fields[key] = protoless({ value, enumerable: true, writable: true, configurable: true });
+  }
+  for (const [key, made] of Object.entries(derived)) {
+    fields[key] = protoless({
+      get(this: LoopConfig) {
+        return made(setting(config, key), this);
+      },
+      set: asked(key, true).set as (value: unknown) => void,
+      enumerable: true,
+      configurable: true,
+    });
   }
   // A prototype's field the copy holds already (its own, or a nearer prototype's) is that one.
   const inherited = Object.create(null) as object;

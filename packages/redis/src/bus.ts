@@ -239,6 +239,12 @@ const MAX_ENDED_RUNS = 1024;
 const DEFAULT_WRITE_TIMEOUT_MS = 5000;
 /** How many `TIME` round trips the bus asks when it learns Redis's clock; it keeps the tightest. */
 const CLOCK_SAMPLES = 3;
+/**
+ * How old a learnt lead on Redis's clock may be for a run's first write (seq 1): one older is learnt
+ * again first. A clock stepped forward within it, just before a run starts, still stamps that run's
+ * first entries up to the step early.
+ */
+const FRESH_LEAD_MS = 1000;
 
 /**
  * The longest a run id's claim (`claimRun`) lives without a write of its run: the run's
@@ -881,9 +887,14 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
    */
   let clockEpoch = 0;
   let clockAsked = -1;
-  const learnClock = async (): Promise<void> => {
+  /** The learn asked on this connect, while it is on its way (one a run's first write may wait for). */
+  let clockLearning: Promise<void> = Promise.resolve();
+  const learnClock = (): Promise<void> => {
+    if (clockAsked !== clockEpoch) clockLearning = learnClockNow();
+    return clockLearning;
+  };
+  const learnClockNow = async (): Promise<void> => {
     const epoch = clockEpoch;
-    if (clockAsked === epoch) return;
     clockAsked = epoch;
     // The tightest of a few: each overstates the lead by at most its own round trip, which a busy
     // host or a slow moment of Redis's stretches (the bound is then that much late, and a watcher
@@ -1230,6 +1241,18 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
       else byRun.set(item.token, [item]);
     }
     const groups = [...byRun.values()];
+    // A run's first write goes with a lead learnt within the last second (`FRESH_LEAD_MS`), waited
+    // for: a lead learnt before Redis's clock stepped forward reads that much early, and so would the
+    // new run's `t`, and a watcher that subscribed before its start, resuming after a seq of an
+    // earlier run, took the new run's entries for its reader's run's own write landing late (read on,
+    // no notice). Only where a lead is used: without one, the script's own clock is never early.
+    if (
+      clockLead !== undefined &&
+      performance.now() - clockLearnt > FRESH_LEAD_MS &&
+      batch.some((item) => item.event.seq === 1)
+    ) {
+      await learnClock();
+    }
     const sends = groups.map((group) => {
       const { runId, token } = group[0] as Pending;
       const sentAt = performance.now();

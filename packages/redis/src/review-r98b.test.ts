@@ -39,7 +39,7 @@ describe.skipIf(!HAS_REDIS)(
   "a watcher resuming after a seq, Redis's clock behind where it read at subscribe (r98b)",
   () => {
     const redis = busFixture();
-    const { bus, subscribed, earlierRunGone, watcherWaits } = redis;
+    const { bus, subscribed, newRun, earlierRunGone, watcherWaits } = redis;
 
     const ways = [
       {
@@ -73,9 +73,7 @@ describe.skipIf(!HAS_REDIS)(
             expect(await watcherWaits()).toBe(true);
           }
           // A new run under the id, started after the watcher came: every entry emitted since.
-          for (let i = 1; i <= 5; i++) a.emit("job", { kind: "output", text: `NEW ${i}` });
-          a.emit("job", { kind: "done" });
-          await a.flushed();
+          await newRun(a);
           // Was { seen: ["4:output", "5:output", "6:done"] }: stamped by the clock as it reads since, the
           // new run's events counted as emitted before the watcher subscribed — its reader's run's own.
           expect(await reading).toEqual({ seen: ["4:notice"], stopped: false });

@@ -57,6 +57,12 @@ export function busFixture() {
       expect(await fixture.watcherWaits()).toBe(true);
       return { reading };
     },
+    /** A new run of `job` on `emitter`: five outputs and its `done`, written (its `flushed()` awaited). */
+    newRun: async (emitter: RedisEventBus): Promise<void> => {
+      for (let i = 1; i <= 5; i++) emitter.emit("job", { kind: "output", text: `NEW ${i}` });
+      emitter.emit("job", { kind: "done" });
+      await emitter.flushed();
+    },
     /** An earlier run of `job` emitted to seq `last` (its reader read it all) and its stream gone (expired, evicted). */
     earlierRunGone: async (prefix: string, last: number): Promise<void> => {
       const old = await fixture.bus(prefix);
