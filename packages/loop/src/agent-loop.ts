@@ -256,10 +256,13 @@ export interface StepPlan {
    * rules: a field the endpoint refuses by name is dropped for that model and the request sent
    * again, as a config's is, and what the model refused of the config's own fields it refuses here
    * too. A plain object; refused before anything is sent where it sets a field the loop owns
-   * (`model`, `messages`, `tools`, `stream`, `stream_options`: the plan's `model`, `messages` and
-   * `tools` set the first three) or holds a value JSON cannot send as given (`NaN`, `±Infinity`, a
-   * BigInt, a cycle). A `tool_choice` here goes as a config's does, and the plan's `toolChoice` wins
-   * over it.
+   * (`@loopwright/negotiate`'s `OWNED_BODY_FIELDS`, the one list `config.extraBody` is held to:
+   * `model`, `messages`, `tools`, `stream`; the plan's `model`, `messages` and `tools` set the first
+   * three; one set to `undefined` is let be) or holds a value JSON cannot send as given (`NaN`,
+   * `±Infinity`, a BigInt, a cycle). A `stream_options` goes as a config's does, for this step:
+   * it replaces the body's own `{ include_usage: true }` whole, and is left out once the endpoint
+   * refused `stream_options`. A `tool_choice` here goes as a config's does, and the plan's
+   * `toolChoice` wins over it.
    */
   extraBody?: Record<string, unknown> | undefined;
 }

@@ -32,12 +32,12 @@ describe("config.extraBody setting a field the loop owns", () => {
       // Before: the request went to "big", the model the host did not name here, unsaid.
       [
         { model: "small" },
-        `config.extraBody sets "model", a field buildBody writes itself (the request's model is config.model)`,
+        `config.extraBody sets "model", a field buildBody writes itself (the request names the model it is built for: config.model, a step plan's model, a side task's model argument)`,
       ],
       [{ messages: [] }, `config.extraBody sets "messages"`],
       [
         { stream: false },
-        `config.extraBody sets "stream", a field buildBody writes itself (the request is always streamed)`,
+        `config.extraBody sets "stream", a field buildBody writes itself (a run's requests are always streamed, a side task's never)`,
       ],
       [{ tools: [] }, `config.extraBody sets "tools"`],
     ];
