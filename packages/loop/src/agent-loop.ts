@@ -336,7 +336,8 @@ export interface AgentLoopResult extends RunState, HookResult {
  * nothing could be folded, the message saying which — and
  * `AgentLoopError` (the cause on `cause`) for anything else — a `LoopOptionError` cause, before
  * anything is sent, for an option the loop does not know or does not do yet, a message in
- * `messages` that is not a chat message or a tool message that does not pair with a call, or two
+ * `messages` that is not a chat message or a tool message that does not pair with a call, a
+ * `config.extraBody` `buildBody` would refuse (or that is no plain object), or two
  * tools whose names become one on the wire. Each carries the run, whose transcript always has every tool call
  * answered, so it can be stored or sent again as it is.
  */

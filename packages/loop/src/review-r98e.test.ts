@@ -12,7 +12,7 @@ import {
 import { afterEach, describe, expect, it } from "vitest";
 import type { StepPlan } from "./agent-loop.js";
 import type { LoopConfig } from "./config.js";
-import { AgentLoopError } from "./errors.js";
+import { AgentLoopError, LoopOptionError } from "./errors.js";
 import { createRuntime, type Runtime } from "./index.js";
 import { ADD_TOOL, QUESTION } from "./test-support/transcript.js";
 
@@ -51,7 +51,9 @@ describe("config.extraBody setting a field the loop owns", () => {
         })
         .catch((e: unknown) => e);
       expect(AgentLoopError.isInstance(error), words).toBe(true);
-      expect((error as AgentLoopError).cause).toBeInstanceOf(TypeError);
+      // r99a: refused when the run starts, in buildBody's words, as the option it is.
+      expect(LoopOptionError.isInstance((error as AgentLoopError).cause)).toBe(true);
+      expect((error as AgentLoopError).cause).toMatchObject({ option: "config.extraBody" });
       expect((error as Error).message).toContain(words);
     }
     expect(server.chatRequests).toHaveLength(0);

@@ -1,0 +1,76 @@
+// r99a: config.extraBody checked when the run starts; beforeStep's limit after a step routed to a
+// model with a window of its own; the step model and body fields path reviewed. Over HTTP against
+// the testkit.
+import { startServer, type TestServer } from "@loopwright/testkit";
+import { afterEach, describe, expect, it } from "vitest";
+import { AgentLoopError, LoopOptionError } from "./errors.js";
+import { createRuntime } from "./index.js";
+import { ADD_TOOL } from "./test-support/transcript.js";
+
+let server: TestServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+describe("config.extraBody, checked when the run starts", () => {
+  it("is refused before the preselect side task is sent, naming the path, so nothing is sent or paid for", async () => {
+    // Before: the preselection went out (and was paid for), and only the first step's body refused it.
+    server = await startServer({ replies: () => ({ content: '{"tools":["add"]}' }) });
+    const cycle: Record<string, unknown> = { depth: 1 };
+    cycle.self = cycle;
+    const cases: Array<[unknown, RegExp]> = [
+      [{ model: "small" }, /^runAgentLoop: config\.extraBody sets "model", a field buildBody writes itself/],
+      [{ top_p: Number.NaN }, /^runAgentLoop: config\.extraBody\.top_p is NaN, which JSON writes as null/],
+      [
+        { chat_template_kwargs: { top_k: Number.POSITIVE_INFINITY } },
+        /^runAgentLoop: config\.extraBody\.chat_template_kwargs\.top_k is Infinity/,
+      ],
+      [{ stop: ["a", Number.NEGATIVE_INFINITY] }, /^runAgentLoop: config\.extraBody\.stop\[1\] is -Infinity/],
+      [{ seed: 7n }, /^runAgentLoop: config\.extraBody\.seed is a BigInt/],
+      [{ grammar: cycle }, /^runAgentLoop: config\.extraBody\.grammar\.self is a cycle/],
+      [JSON.parse('{"__proto__": {"top_k": 1}}'), /config\.extraBody must not have a "__proto__" key/],
+      [new Map([["top_k", 20]]), /config\.extraBody must be a plain object .*was given an instance of Map\./],
+      [[1, 2], /config\.extraBody must be a plain object .*was given an array\./],
+      ["top_k=20", /config\.extraBody must be a plain object .*was given the string "top_k=20"\./],
+    ];
+    for (const [extraBody, words] of cases) {
+      const error = await createRuntime()
+        .runAgentLoop({
+          config: {
+            baseUrl: server.baseUrl,
+            model: "big",
+            toolDiscovery: "ondemand",
+            preselect: true,
+            toolSelectModel: "selector",
+            extraBody: extraBody as Record<string, unknown>,
+          },
+          messages: [{ role: "user", content: "Add 2 and 3." }],
+          tools: [ADD_TOOL],
+          dispatch: () => "5",
+        })
+        .catch((e: unknown) => e);
+      // Not even the preselection went out.
+      expect(server.chatRequests, String(words)).toHaveLength(0);
+      expect(AgentLoopError.isInstance(error), String(words)).toBe(true);
+      const cause = (error as AgentLoopError).cause;
+      expect(LoopOptionError.isInstance(cause), String(words)).toBe(true);
+      expect(cause).toMatchObject({ code: "invalid-option", option: "config.extraBody" });
+      expect((cause as Error).message).toMatch(words);
+    }
+  });
+
+  it("still lets a plain object on no prototype and a field set to undefined go", async () => {
+    server = await startServer({ replies: [{ content: "5" }] });
+    const extraBody = Object.assign(Object.create(null) as Record<string, unknown>, {
+      top_k: 20,
+      model: undefined,
+    });
+    const result = await createRuntime().runAgentLoop({
+      config: { baseUrl: server.baseUrl, model: "big", extraBody },
+      messages: [{ role: "user", content: "Add 2 and 3." }],
+    });
+    expect(result.stopReason).toBe("answered");
+    expect(server.chatRequests[0]?.body).toMatchObject({ model: "big", top_k: 20 });
+  });
+});
