@@ -142,9 +142,11 @@ export interface AgentLoopOptions<Context = unknown> {
    */
   onMessage?: ((message: ChatMessage, step: number, turn?: Turn) => unknown) | undefined;
   /**
-   * Handed the transcript before each request, with `{ used, limit, ledger }` — the prompt the
-   * run's last request reported (absent before the first and where nothing was reported), the
-   * window (`config.contextLength`), and the token ledger so far — and may return a replacement:
+   * Handed the transcript before each request, with `{ used, limit, model, ledger }` — the prompt
+   * the run's last request reported (absent before the first and where nothing was reported), the
+   * window (`config.contextLength`, or a smaller one an overflow named for that request's model with
+   * `config.compact`), the model that request named, and the token ledger so far
+   * (`BeforeStepContext`) — and may return a replacement:
    * where a host prunes or compacts mid-run. The ledger is moved onto the new transcript
    * (`rebaseLedger`). A replacement must keep every tool call answered by the tool messages right
    * after it, and no tool message without its call (refused with a `TypeError`, naming the ids,
@@ -244,8 +246,8 @@ export interface StepPlan {
    * cache per model) or evicted (one slot) — the loop cannot tell which, so it claims neither. Its
    * usage event's `turn.model` names it. Endpoint-wide latches (strict
    * schemas, usage in the stream) hold for every model, and `config.contextLength` is the run's
-   * window whatever the model (`beforeStep`'s `limit`, told before the plan is read, is the config
-   * model's).
+   * window whatever the model; `beforeStep`'s `limit`, told before the plan is read, is the window
+   * of the model the last request named (its `model`), a window an overflow named for it included.
    */
   model?: string | undefined;
   /**
@@ -284,8 +286,21 @@ export interface LoopRequest {
 export interface BeforeStepContext {
   /** The prompt tokens the run's last request reported; absent before the first step or where none was reported. */
   used?: number;
-  /** The context window, where `config.contextLength` gives one. */
+  /**
+   * The context window, where `config.contextLength` gives one: that of the model the last request
+   * named (`model`), whose count `used` is — `config.contextLength`, or with `config.compact` the
+   * smaller window an endpoint's refusal named for that model in this run. So a host whose plans
+   * route steps to a model served with a smaller window is told that window while they stay on it.
+   * Before the first step, the config model's. Told before this step's plan is read: a plan that
+   * sends this step to another model than the last is planning against the last one's window (the
+   * size guard and, with `compact`, the fold hold the step to its own model's window all the same).
+   */
   limit?: number;
+  /**
+   * The model the run's last request named (that step's plan's `model`, else `config.model`): what
+   * `used` counted and `limit` is the window of. Absent before the first step.
+   */
+  model?: string;
   /** The token ledger so far. */
   ledger: readonly LedgerEntry[];
 }

@@ -124,18 +124,24 @@ export async function prepareStep(
   step: number,
 ): Promise<{ toolChoice: ToolChoice | undefined; stop: boolean; requestOnly: number }> {
   const { beforeStep } = run.options;
+  // The model the step before named (its plan's, else the config's): `used` is that model's count.
+  const last = step > 1 ? run.params.model : undefined;
   run.params = run.config; // until a plan says otherwise, for this step
   if (!beforeStep) return { toolChoice: undefined, stop: false, requestOnly: 0 };
   // Not called once the run is stopped (a signal aborted before the run began): its plan would be
   // dropped, and what it does meanwhile (a summary request, a store read) paid for nothing.
   throwIfStopped(run);
-  const limit = runWindow(run);
+  // That model's window, as `used` is its count: the window an overflow named for a model a plan
+  // routed to (with compact on) is the one a host pruning against `limit` must keep to while its
+  // plans stay on that model. Before the first step, the config model's.
+  const limit = runWindow(run, last ?? run.config.model);
   // Raced with the run's stop: a beforeStep that stalls (a summariser, a store read) ends with it.
   const plan = readPlan(
     await hostCallback(run, "beforeStep", () =>
       beforeStep([...run.messages], step, {
         ...(run.used !== undefined ? { used: run.used } : {}),
         ...(limit ? { limit } : {}),
+        ...(last !== undefined ? { model: last } : {}),
         ledger: [...run.measure.ledger],
       }),
     ),

@@ -179,7 +179,7 @@ describe("beforeStep's plan: a step's model and body fields", () => {
     expect(epochs[3]).toBe(epochs[2]);
   });
 
-  it("keeps a window an overflow named for the model it refused: the config's model keeps contextLength", async () => {
+  it("keeps a window an overflow named for the model it refused, and tells beforeStep the window of the model the last request named", async () => {
     // "small" is served with a 300-token window, "big" with the 4,000 the host gave as contextLength.
     const SMALL = 300;
     let answered = 0;
@@ -205,10 +205,10 @@ describe("beforeStep's plan: a step's model and body fields", () => {
           };
         }
         answered++;
-        return answered === 1 ? addCall("c1") : { content: "3" };
+        return answered <= 2 ? addCall(`c${answered}`) : { content: "3" };
       },
     });
-    const limits: Array<number | undefined> = [];
+    const told: Array<[number | undefined, string | undefined]> = [];
     const result = await createRuntime().runAgentLoop({
       config: {
         baseUrl: server.baseUrl,
@@ -225,20 +225,27 @@ describe("beforeStep's plan: a step's model and body fields", () => {
       ],
       tools: [ADD_TOOL],
       dispatch: () => 3,
-      beforeStep: (_messages, step, { limit }) => {
-        limits.push(limit);
+      beforeStep: (_messages, step, { limit, model }) => {
+        told.push([limit, model]);
         return step === 1 ? { model: "small" } : undefined;
       },
     });
     expect(result.stopReason).toBe("answered");
-    // "small" was refused, folded for and sent again; "big" took the next step.
+    // "small" was refused, folded for and sent again; "big" took the next steps.
     expect(
       bodies()
         .filter((b) => b.stream === true)
         .map((b) => b.model),
-    ).toEqual(["small", "small", "big"]);
-    // The window "small" named is not the run's: "big"'s step is told contextLength.
-    expect(limits).toEqual([4000, 4000]);
+    ).toEqual(["small", "small", "big", "big"]);
+    // Each step is told the window of the model the last request named, which its `used` counts:
+    // the config's before the first; "small"'s 300 after the step routed there (r99a: it was told
+    // 4,000, and a host pruning against that kept a transcript "small" refuses); "big" keeps
+    // contextLength, the window "small" named being no window of its.
+    expect(told).toEqual([
+      [4000, undefined],
+      [SMALL, "small"],
+      [4000, "big"],
+    ]);
   });
 
   it("plans a fold on another model's count only for that model: a step to a new model is sized by its own estimate", async () => {
