@@ -590,9 +590,17 @@ function cutOffNotice(run: LoopRun, step: LoopStep): string {
     (run.config.maxContinuations ?? 0) > 0 && isContinuable(step.turn)
       ? " It is not carried on: a continuation cannot fit."
       : "";
+  // The window it filled: the step's model's, which an overflow may have named smaller than
+  // contextLength (it said "took 300 of its 4000 tokens" of a model served with 300).
+  const window = runWindow(run);
+  const limit = run.config.contextLength;
+  const which =
+    window !== undefined && window !== limit
+      ? `the window the server named for ${step.model}; contextLength is ${limit}`
+      : "contextLength";
   return (
     `The reply was cut off with the context window full: the prompt and the reply's answer took ${taken} of its ` +
-    `${run.config.contextLength} tokens (contextLength); compact or shorten the transcript, or raise ` +
+    `${window} tokens (${which}); compact or shorten the transcript, or raise ` +
     `the window.${carry}`
   );
 }

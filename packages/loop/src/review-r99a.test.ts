@@ -1,10 +1,11 @@
 // r99a: config.extraBody checked when the run starts; beforeStep's limit after a step routed to a
 // model with a window of its own; the step model and body fields path reviewed. Over HTTP against
 // the testkit.
-import { startServer, type TestServer } from "@loopwright/testkit";
+import { countTokens, renderPrompt, startServer, type TestServer } from "@loopwright/testkit";
 import { afterEach, describe, expect, it } from "vitest";
 import { AgentLoopError, LoopOptionError } from "./errors.js";
 import { createRuntime } from "./index.js";
+import { compactingConfig, llamaOverflow, oldThings } from "./test-support/llama-overflow.js";
 import { ADD_TOOL } from "./test-support/transcript.js";
 
 let server: TestServer | undefined;
@@ -72,5 +73,46 @@ describe("config.extraBody, checked when the run starts", () => {
     });
     expect(result.stopReason).toBe("answered");
     expect(server.chatRequests[0]?.body).toMatchObject({ model: "big", top_k: 20 });
+  });
+});
+
+describe("a step routed to a model with a window of its own", () => {
+  it("names that model's window, not contextLength, in the notice of a reply cut off with it full", async () => {
+    // "small" is served with a 300-token window (llama.cpp's -c), under a contextLength of 4,000.
+    const SMALL = 300;
+    let answered = 0;
+    server = await startServer({
+      replies: (request) => {
+        const body = request.body as { model?: string; stream?: boolean };
+        if (body.stream !== true) return { content: "Summary: the user asked about old things." };
+        const tokens = countTokens(renderPrompt(body as never));
+        if (body.model === "small" && tokens >= SMALL && answered === 0) {
+          return llamaOverflow(tokens, SMALL);
+        }
+        answered++;
+        // The folded request, answered until the window was full.
+        return {
+          content: "Old things are",
+          finishReason: "length",
+          usage: { prompt_tokens: 250, completion_tokens: 50 },
+        };
+      },
+    });
+    const notices: string[] = [];
+    const result = await createRuntime().runAgentLoop({
+      config: compactingConfig(server.baseUrl),
+      messages: oldThings("What are old things?"),
+      onEvent: (event) => {
+        if (event.kind === "notice") notices.push(event.text);
+      },
+      beforeStep: () => ({ model: "small" }),
+    });
+    expect(result.turn.finishReason).toBe("length");
+    // Before: "… took 300 of its 4000 tokens (contextLength)", a window 300 tokens do not fill.
+    expect(notices.filter((text) => text.startsWith("The reply was cut off"))).toEqual([
+      "The reply was cut off with the context window full: the prompt and the reply's answer took 300 of its 300 " +
+        "tokens (the window the server named for small; contextLength is 4000); compact or shorten the transcript, or " +
+        "raise the window.",
+    ]);
   });
 });

@@ -14,6 +14,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { StepPlan } from "./agent-loop.js";
 import { AgentLoopError, LoopOptionError } from "./errors.js";
 import { createRuntime } from "./index.js";
+import { compactingConfig, llamaOverflow, oldThings } from "./test-support/llama-overflow.js";
 import { ADD_TOOL, QUESTION } from "./test-support/transcript.js";
 
 let server: TestServer | undefined;
@@ -190,19 +191,7 @@ describe("beforeStep's plan: a step's model and body fields", () => {
         const tokens = countTokens(renderPrompt(body as never));
         if (body.model === "small" && tokens >= SMALL) {
           // llama.cpp's overflow body, naming its window.
-          return {
-            type: "error",
-            status: 400,
-            body: {
-              error: {
-                code: 400,
-                message: `request (${tokens} tokens) exceeds the available context size (${SMALL} tokens), try increasing it`,
-                type: "exceed_context_size_error",
-                n_prompt_tokens: tokens,
-                n_ctx: SMALL,
-              },
-            },
-          };
+          return llamaOverflow(tokens, SMALL);
         }
         answered++;
         return answered <= 2 ? addCall(`c${answered}`) : { content: "3" };
@@ -210,19 +199,8 @@ describe("beforeStep's plan: a step's model and body fields", () => {
     });
     const told: Array<[number | undefined, string | undefined]> = [];
     const result = await createRuntime().runAgentLoop({
-      config: {
-        baseUrl: server.baseUrl,
-        model: "big",
-        maxRetries: 0,
-        contextLength: 4000,
-        compact: true,
-        tasks: { compaction: { model: "summ", maxTokens: 64 } },
-      },
-      messages: [
-        { role: "user", content: `Question 0: ${"tell me about old things ".repeat(30)}` },
-        { role: "assistant", content: "old things ".repeat(60) },
-        { role: "user", content: "What is 1 + 2?" },
-      ],
+      config: compactingConfig(server.baseUrl),
+      messages: oldThings("What is 1 + 2?"),
       tools: [ADD_TOOL],
       dispatch: () => 3,
       beforeStep: (_messages, step, { limit, model }) => {
