@@ -116,3 +116,25 @@ describe("a step routed to a model with a window of its own", () => {
     ]);
   });
 });
+
+describe("tasks.compaction's extraBody", () => {
+  it("is refused when the run starts, not at the first fold after steps were paid for", async () => {
+    // Before: the run went on, and the first fold (possibly hours in) failed "Compaction failed",
+    // leaving compaction off for the rest of the run.
+    server = await startServer({ replies: () => ({ content: "3" }) });
+    const error = await createRuntime()
+      .runAgentLoop({
+        config: {
+          ...compactingConfig(server.baseUrl),
+          tasks: { compaction: { model: "summ", extraBody: { top_p: Number.NaN } } },
+        },
+        messages: oldThings("What are old things?"),
+      })
+      .catch((e: unknown) => e);
+    expect(server.chatRequests).toHaveLength(0);
+    const cause = (error as AgentLoopError).cause;
+    expect(LoopOptionError.isInstance(cause)).toBe(true);
+    expect(cause).toMatchObject({ code: "invalid-option", option: "config.tasks.compaction" });
+    expect((cause as Error).message).toMatch(/extraBody\.top_p holds NaN/);
+  });
+});
