@@ -427,6 +427,10 @@ export async function askModel(
       const shown = step.firstAt !== undefined;
       if (!refit || shown || !ContextOverflow.isInstance(error) || options.signal?.aborted) throw error;
       await refit(error);
+      // Held to the window the refusal named for the step's model, which the fold learnt: held to
+      // the one before (contextLength), a folded request still too big for it was sent to be refused
+      // again.
+      turnOptions.contextLimit = runWindow(run);
       // The step's request as the refitted transcript makes it, told and measured as the step's own.
       bodyOf = stepBody(run, number, toolChoice);
       step.firstBody = undefined;
@@ -435,10 +439,15 @@ export async function askModel(
         turn = await runTurn(run.client, supports, build, turnOptions);
       } catch (again) {
         if (!ContextOverflow.isInstance(again) || options.signal?.aborted) throw again;
+        // The size guard's own overflow has no cause (a server's refusal carries it): then nothing went.
+        const held = (again as { cause?: unknown }).cause === undefined;
         throw noteOverflow(
           again,
-          "With compact on, the loop folded the transcript once and sent it again, and the folded request " +
-            "was refused too.",
+          held
+            ? "With compact on, the loop folded the transcript once, and the folded request was still too big " +
+                "for the window, so it was not sent again."
+            : "With compact on, the loop folded the transcript once and sent it again, and the folded request " +
+                "was refused too.",
         );
       }
     }

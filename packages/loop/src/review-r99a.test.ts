@@ -8,6 +8,9 @@ import { createRuntime } from "./index.js";
 import { compactingConfig, llamaOverflow, oldThings } from "./test-support/llama-overflow.js";
 import { ADD_TOOL } from "./test-support/transcript.js";
 
+/** "small" is served with a 300-token window (llama.cpp's -c), under a contextLength of 4,000. */
+const SMALL = 300;
+
 let server: TestServer | undefined;
 afterEach(async () => {
   await server?.close();
@@ -78,8 +81,6 @@ describe("config.extraBody, checked when the run starts", () => {
 
 describe("a step routed to a model with a window of its own", () => {
   it("names that model's window, not contextLength, in the notice of a reply cut off with it full", async () => {
-    // "small" is served with a 300-token window (llama.cpp's -c), under a contextLength of 4,000.
-    const SMALL = 300;
     let answered = 0;
     server = await startServer({
       replies: (request) => {
@@ -136,5 +137,35 @@ describe("tasks.compaction's extraBody", () => {
     expect(LoopOptionError.isInstance(cause)).toBe(true);
     expect(cause).toMatchObject({ code: "invalid-option", option: "config.tasks.compaction" });
     expect((cause as Error).message).toMatch(/extraBody\.top_p holds NaN/);
+  });
+});
+
+describe("a step re-sent after a forced fold on a model with a window of its own", () => {
+  it("is held to the window the refusal named: a folded request still too big for it is not sent to be refused again", async () => {
+    // The question alone is past "small"'s 300-token window: no fold brings the request under it.
+    let streamed = 0;
+    server = await startServer({
+      replies: (request) => {
+        const body = request.body as { model?: string; stream?: boolean };
+        if (body.stream !== true) return { content: "Summary: the user asked about old things." };
+        streamed++;
+        const tokens = countTokens(renderPrompt(body as never));
+        return body.model === "small" && tokens >= SMALL ? llamaOverflow(tokens, SMALL) : { content: "done" };
+      },
+    });
+    const error = await createRuntime()
+      .runAgentLoop({
+        config: compactingConfig(server.baseUrl),
+        messages: oldThings(`What are these? ${"an old thing, ".repeat(120)}`),
+        beforeStep: () => ({ model: "small" }),
+      })
+      .catch((e: unknown) => e);
+    expect((error as Error).name).toBe("AgentLoopOverflow");
+    expect((error as Error).message).toMatch(
+      /folded the transcript once, and the folded request was still too big for the window, so it was not sent again/,
+    );
+    // One request to "small", refused; the folded one is held to the 300 it named by the size guard
+    // (before: held to contextLength's 4,000, sent, and refused a second time).
+    expect(streamed).toBe(1);
   });
 });
