@@ -142,9 +142,11 @@ export interface AgentLoopOptions<Context = unknown> {
    */
   onMessage?: ((message: ChatMessage, step: number, turn?: Turn) => unknown) | undefined;
   /**
-   * Handed the transcript before each request, with `{ used, limit, ledger }` — the prompt the
-   * run's last request reported (absent before the first and where nothing was reported), the
-   * window (`config.contextLength`), and the token ledger so far — and may return a replacement:
+   * Handed the transcript before each request, with `{ used, limit, model, ledger }` — the prompt
+   * the run's last request reported (absent before the first and where nothing was reported), the
+   * window (`config.contextLength`, or a smaller one an overflow named for that request's model with
+   * `config.compact`), the model that request named, and the token ledger so far
+   * (`BeforeStepContext`) — and may return a replacement:
    * where a host prunes or compacts mid-run. The ledger is moved onto the new transcript
    * (`rebaseLedger`). A replacement must keep every tool call answered by the tool messages right
    * after it, and no tool message without its call (refused with a `TypeError`, naming the ids,
@@ -244,8 +246,8 @@ export interface StepPlan {
    * cache per model) or evicted (one slot) — the loop cannot tell which, so it claims neither. Its
    * usage event's `turn.model` names it. Endpoint-wide latches (strict
    * schemas, usage in the stream) hold for every model, and `config.contextLength` is the run's
-   * window whatever the model (`beforeStep`'s `limit`, told before the plan is read, is the config
-   * model's).
+   * window whatever the model; `beforeStep`'s `limit`, told before the plan is read, is the window
+   * of the model the last request named (its `model`), a window an overflow named for it included.
    */
   model?: string | undefined;
   /**
@@ -256,10 +258,13 @@ export interface StepPlan {
    * rules: a field the endpoint refuses by name is dropped for that model and the request sent
    * again, as a config's is, and what the model refused of the config's own fields it refuses here
    * too. A plain object; refused before anything is sent where it sets a field the loop owns
-   * (`model`, `messages`, `tools`, `stream`, `stream_options`: the plan's `model`, `messages` and
-   * `tools` set the first three) or holds a value JSON cannot send as given (`NaN`, `±Infinity`, a
-   * BigInt, a cycle). A `tool_choice` here goes as a config's does, and the plan's `toolChoice` wins
-   * over it.
+   * (`@loopwright/negotiate`'s `OWNED_BODY_FIELDS`, the one list `config.extraBody` is held to:
+   * `model`, `messages`, `tools`, `stream`; the plan's `model`, `messages` and `tools` set the first
+   * three; one set to `undefined` is let be) or holds a value JSON cannot send as given (`NaN`,
+   * `±Infinity`, a BigInt, a cycle). A `stream_options` goes as a config's does, for this step:
+   * it replaces the body's own `{ include_usage: true }` whole, and is left out once the endpoint
+   * refused `stream_options`. A `tool_choice` here goes as a config's does, and the plan's
+   * `toolChoice` wins over it.
    */
   extraBody?: Record<string, unknown> | undefined;
 }
@@ -281,8 +286,21 @@ export interface LoopRequest {
 export interface BeforeStepContext {
   /** The prompt tokens the run's last request reported; absent before the first step or where none was reported. */
   used?: number;
-  /** The context window, where `config.contextLength` gives one. */
+  /**
+   * The context window, where `config.contextLength` gives one: that of the model the last request
+   * named (`model`), whose count `used` is — `config.contextLength`, or with `config.compact` the
+   * smaller window an endpoint's refusal named for that model in this run. So a host whose plans
+   * route steps to a model served with a smaller window is told that window while they stay on it.
+   * Before the first step, the config model's. Told before this step's plan is read: a plan that
+   * sends this step to another model than the last is planning against the last one's window (the
+   * size guard and, with `compact`, the fold hold the step to its own model's window all the same).
+   */
   limit?: number;
+  /**
+   * The model the run's last request named (that step's plan's `model`, else `config.model`): what
+   * `used` counted and `limit` is the window of. Absent before the first step.
+   */
+  model?: string;
   /** The token ledger so far. */
   ledger: readonly LedgerEntry[];
 }
@@ -333,7 +351,8 @@ export interface AgentLoopResult extends RunState, HookResult {
  * nothing could be folded, the message saying which — and
  * `AgentLoopError` (the cause on `cause`) for anything else — a `LoopOptionError` cause, before
  * anything is sent, for an option the loop does not know or does not do yet, a message in
- * `messages` that is not a chat message or a tool message that does not pair with a call, or two
+ * `messages` that is not a chat message or a tool message that does not pair with a call, a
+ * `config.extraBody` `buildBody` would refuse (or that is no plain object), or two
  * tools whose names become one on the wire. Each carries the run, whose transcript always has every tool call
  * answered, so it can be stored or sent again as it is.
  */

@@ -1,3 +1,4 @@
+import { buildBody } from "@loopwright/negotiate";
 import { checkCatalog } from "@loopwright/tool-loading";
 import { LoopOptionError } from "./errors.js";
 import { hasOwnKey, ownField } from "./own.js";
@@ -414,3 +415,49 @@ export function checkOptionTypes(given: object, givenConfig: object): void {
     );
   }
 }
+
+/**
+ * Refuses a `config.extraBody` that `buildBody` would refuse when the first step's body is built —
+ * one setting a field the loop owns (`@loopwright/negotiate`'s `OWNED_BODY_FIELDS`), holding a
+ * `"__proto__"` key, or holding a value JSON cannot send as given (`NaN`, `±Infinity`, a BigInt, a
+ * cycle, named by its path: `config.extraBody.top_p`) — and one that is not a plain object of body
+ * fields (an array, a string, a `Map` or another class's instance, whose entries `buildBody` would
+ * not send, unsaid), before anything is sent. Found only at the first step's body, it came after a
+ * preselect side task had been sent and paid for. `null` and absent are none. Throws
+ * `LoopOptionError` (`invalid-option`, option `config.extraBody`), in `buildBody`'s own words for
+ * what it refuses.
+ */
+export function checkExtraBodyOption(extraBody: unknown): void {
+  if (extraBody === undefined || extraBody === null) return;
+  const plain =
+    typeof extraBody === "object" &&
+    !Array.isArray(extraBody) &&
+    [Object.prototype, null].includes(Object.getPrototypeOf(extraBody));
+  if (!plain) {
+    const named = (extraBody as { constructor?: { name?: unknown } }).constructor?.name;
+    const given =
+      typeof extraBody === "object" && !Array.isArray(extraBody)
+        ? `an instance of ${typeof named === "string" && named !== "" ? named : "a class"}`
+        : kindOf(extraBody);
+    throw new LoopOptionError(
+      "invalid-option",
+      "config.extraBody",
+      "runAgentLoop: config.extraBody must be a plain object of body fields merged into every request " +
+        `({ top_k: 20 }; null or absent for none), and was given ${given}.`,
+    );
+  }
+  try {
+    // buildBody's own check, on a body of nothing but these fields: the rule the first step meets.
+    buildBody({ model: "check", extraBody: extraBody as Record<string, unknown> }, CHECKED, undefined, []);
+  } catch (error) {
+    const said = error instanceof Error ? error.message : String(error);
+    throw new LoopOptionError(
+      "invalid-option",
+      "config.extraBody",
+      `runAgentLoop: ${said.replace(/^buildBody: /, "")}`,
+    );
+  }
+}
+
+/** An endpoint that has refused nothing, for `checkExtraBodyOption`'s body. */
+const CHECKED = Object.freeze({ strictSchemas: true, usageInStream: true });

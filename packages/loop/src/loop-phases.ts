@@ -124,18 +124,24 @@ export async function prepareStep(
   step: number,
 ): Promise<{ toolChoice: ToolChoice | undefined; stop: boolean; requestOnly: number }> {
   const { beforeStep } = run.options;
+  // The model the step before named (its plan's, else the config's): `used` is that model's count.
+  const last = step > 1 ? run.params.model : undefined;
   run.params = run.config; // until a plan says otherwise, for this step
   if (!beforeStep) return { toolChoice: undefined, stop: false, requestOnly: 0 };
   // Not called once the run is stopped (a signal aborted before the run began): its plan would be
   // dropped, and what it does meanwhile (a summary request, a store read) paid for nothing.
   throwIfStopped(run);
-  const limit = runWindow(run);
+  // That model's window, as `used` is its count: the window an overflow named for a model a plan
+  // routed to (with compact on) is the one a host pruning against `limit` must keep to while its
+  // plans stay on that model. Before the first step, the config model's.
+  const limit = runWindow(run, last ?? run.config.model);
   // Raced with the run's stop: a beforeStep that stalls (a summariser, a store read) ends with it.
   const plan = readPlan(
     await hostCallback(run, "beforeStep", () =>
       beforeStep([...run.messages], step, {
         ...(run.used !== undefined ? { used: run.used } : {}),
         ...(limit ? { limit } : {}),
+        ...(last !== undefined ? { model: last } : {}),
         ledger: [...run.measure.ledger],
       }),
     ),
@@ -421,6 +427,10 @@ export async function askModel(
       const shown = step.firstAt !== undefined;
       if (!refit || shown || !ContextOverflow.isInstance(error) || options.signal?.aborted) throw error;
       await refit(error);
+      // Held to the window the refusal named for the step's model, which the fold learnt: held to
+      // the one before (contextLength), a folded request still too big for it was sent to be refused
+      // again.
+      turnOptions.contextLimit = runWindow(run);
       // The step's request as the refitted transcript makes it, told and measured as the step's own.
       bodyOf = stepBody(run, number, toolChoice);
       step.firstBody = undefined;
@@ -429,10 +439,15 @@ export async function askModel(
         turn = await runTurn(run.client, supports, build, turnOptions);
       } catch (again) {
         if (!ContextOverflow.isInstance(again) || options.signal?.aborted) throw again;
+        // The size guard's own overflow has no cause (a server's refusal carries it): then nothing went.
+        const held = (again as { cause?: unknown }).cause === undefined;
         throw noteOverflow(
           again,
-          "With compact on, the loop folded the transcript once and sent it again, and the folded request " +
-            "was refused too.",
+          held
+            ? "With compact on, the loop folded the transcript once, and the folded request was still too big " +
+                "for the window, so it was not sent again."
+            : "With compact on, the loop folded the transcript once and sent it again, and the folded request " +
+                "was refused too.",
         );
       }
     }
@@ -584,9 +599,17 @@ function cutOffNotice(run: LoopRun, step: LoopStep): string {
     (run.config.maxContinuations ?? 0) > 0 && isContinuable(step.turn)
       ? " It is not carried on: a continuation cannot fit."
       : "";
+  // The window it filled: the step's model's, which an overflow may have named smaller than
+  // contextLength (it said "took 300 of its 4000 tokens" of a model served with 300).
+  const window = runWindow(run);
+  const limit = run.config.contextLength;
+  const which =
+    window !== undefined && window !== limit
+      ? `the window the server named for ${step.model}; contextLength is ${limit}`
+      : "contextLength";
   return (
     `The reply was cut off with the context window full: the prompt and the reply's answer took ${taken} of its ` +
-    `${run.config.contextLength} tokens (contextLength); compact or shorten the transcript, or raise ` +
+    `${window} tokens (${which}); compact or shorten the transcript, or raise ` +
     `the window.${carry}`
   );
 }

@@ -30,6 +30,7 @@ import {
 import { type RunHooks, startHooks } from "./hooks-phase.js";
 import {
   checkCatalogOption,
+  checkExtraBodyOption,
   checkOptionTypes,
   checkToolEntries,
   foreignStepLimitNotice,
@@ -661,6 +662,7 @@ function checkOptions(options: AgentLoopOptions): void {
     }
   }
   checkOptionTypes(options, options.config);
+  checkExtraBodyOption(options.config.extraBody);
   checkLedgerOption(options.ledger);
   const { config } = options;
   for (const name of ["maxToolIterations", "maxContinuations", "maxRetries"] as const) {

@@ -4,6 +4,7 @@ import { startServer, type TestServer } from "@loopwright/testkit";
 import { afterEach, describe, expect, it } from "vitest";
 import type { ChatMessage } from "./config.js";
 import { createRuntime } from "./index.js";
+import { llamaOverflow } from "./test-support/llama-overflow.js";
 import { question, runWithUsage as runUsage } from "./test-support/usage-answer.js";
 
 // Review round r79: what the loop takes from a server's usage, tool-call ids across messages, the
@@ -158,19 +159,7 @@ describe("a window smaller than contextLength that a refusal named (llama.cpp's 
         const tokens = Math.ceil(request.raw.length / 4);
         if (tokens > N_CTX) {
           seen.push("refused");
-          return {
-            type: "error",
-            status: 400,
-            body: {
-              error: {
-                code: 400,
-                message: `request (${tokens} tokens) exceeds the available context size (${N_CTX} tokens), try increasing it`,
-                type: "exceed_context_size_error",
-                n_prompt_tokens: tokens,
-                n_ctx: N_CTX,
-              },
-            },
-          };
+          return llamaOverflow(tokens, N_CTX);
         }
         seen.push("answered");
         step++;

@@ -12,7 +12,7 @@ import {
 import { afterEach, describe, expect, it } from "vitest";
 import type { StepPlan } from "./agent-loop.js";
 import type { LoopConfig } from "./config.js";
-import { AgentLoopError } from "./errors.js";
+import { AgentLoopError, LoopOptionError } from "./errors.js";
 import { createRuntime, type Runtime } from "./index.js";
 import { ADD_TOOL, QUESTION } from "./test-support/transcript.js";
 
@@ -32,12 +32,12 @@ describe("config.extraBody setting a field the loop owns", () => {
       // Before: the request went to "big", the model the host did not name here, unsaid.
       [
         { model: "small" },
-        `config.extraBody sets "model", a field buildBody writes itself (the request's model is config.model)`,
+        `config.extraBody sets "model", a field buildBody writes itself (the request names the model it is built for: config.model, a step plan's model, a side task's model argument)`,
       ],
       [{ messages: [] }, `config.extraBody sets "messages"`],
       [
         { stream: false },
-        `config.extraBody sets "stream", a field buildBody writes itself (the request is always streamed)`,
+        `config.extraBody sets "stream", a field buildBody writes itself (a run's requests are always streamed, a side task's never)`,
       ],
       [{ tools: [] }, `config.extraBody sets "tools"`],
     ];
@@ -51,7 +51,9 @@ describe("config.extraBody setting a field the loop owns", () => {
         })
         .catch((e: unknown) => e);
       expect(AgentLoopError.isInstance(error), words).toBe(true);
-      expect((error as AgentLoopError).cause).toBeInstanceOf(TypeError);
+      // r99a: refused when the run starts, in buildBody's words, as the option it is.
+      expect(LoopOptionError.isInstance((error as AgentLoopError).cause)).toBe(true);
+      expect((error as AgentLoopError).cause).toMatchObject({ option: "config.extraBody" });
       expect((error as Error).message).toContain(words);
     }
     expect(server.chatRequests).toHaveLength(0);

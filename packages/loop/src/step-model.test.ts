@@ -14,6 +14,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { StepPlan } from "./agent-loop.js";
 import { AgentLoopError, LoopOptionError } from "./errors.js";
 import { createRuntime } from "./index.js";
+import { compactingConfig, llamaOverflow, oldThings } from "./test-support/llama-overflow.js";
 import { ADD_TOOL, QUESTION } from "./test-support/transcript.js";
 
 let server: TestServer | undefined;
@@ -179,7 +180,7 @@ describe("beforeStep's plan: a step's model and body fields", () => {
     expect(epochs[3]).toBe(epochs[2]);
   });
 
-  it("keeps a window an overflow named for the model it refused: the config's model keeps contextLength", async () => {
+  it("keeps a window an overflow named for the model it refused, and tells beforeStep the window of the model the last request named", async () => {
     // "small" is served with a 300-token window, "big" with the 4,000 the host gave as contextLength.
     const SMALL = 300;
     let answered = 0;
@@ -190,55 +191,39 @@ describe("beforeStep's plan: a step's model and body fields", () => {
         const tokens = countTokens(renderPrompt(body as never));
         if (body.model === "small" && tokens >= SMALL) {
           // llama.cpp's overflow body, naming its window.
-          return {
-            type: "error",
-            status: 400,
-            body: {
-              error: {
-                code: 400,
-                message: `request (${tokens} tokens) exceeds the available context size (${SMALL} tokens), try increasing it`,
-                type: "exceed_context_size_error",
-                n_prompt_tokens: tokens,
-                n_ctx: SMALL,
-              },
-            },
-          };
+          return llamaOverflow(tokens, SMALL);
         }
         answered++;
-        return answered === 1 ? addCall("c1") : { content: "3" };
+        return answered <= 2 ? addCall(`c${answered}`) : { content: "3" };
       },
     });
-    const limits: Array<number | undefined> = [];
+    const told: Array<[number | undefined, string | undefined]> = [];
     const result = await createRuntime().runAgentLoop({
-      config: {
-        baseUrl: server.baseUrl,
-        model: "big",
-        maxRetries: 0,
-        contextLength: 4000,
-        compact: true,
-        tasks: { compaction: { model: "summ", maxTokens: 64 } },
-      },
-      messages: [
-        { role: "user", content: `Question 0: ${"tell me about old things ".repeat(30)}` },
-        { role: "assistant", content: "old things ".repeat(60) },
-        { role: "user", content: "What is 1 + 2?" },
-      ],
+      config: compactingConfig(server.baseUrl),
+      messages: oldThings("What is 1 + 2?"),
       tools: [ADD_TOOL],
       dispatch: () => 3,
-      beforeStep: (_messages, step, { limit }) => {
-        limits.push(limit);
+      beforeStep: (_messages, step, { limit, model }) => {
+        told.push([limit, model]);
         return step === 1 ? { model: "small" } : undefined;
       },
     });
     expect(result.stopReason).toBe("answered");
-    // "small" was refused, folded for and sent again; "big" took the next step.
+    // "small" was refused, folded for and sent again; "big" took the next steps.
     expect(
       bodies()
         .filter((b) => b.stream === true)
         .map((b) => b.model),
-    ).toEqual(["small", "small", "big"]);
-    // The window "small" named is not the run's: "big"'s step is told contextLength.
-    expect(limits).toEqual([4000, 4000]);
+    ).toEqual(["small", "small", "big", "big"]);
+    // Each step is told the window of the model the last request named, which its `used` counts:
+    // the config's before the first; "small"'s 300 after the step routed there (r99a: it was told
+    // 4,000, and a host pruning against that kept a transcript "small" refuses); "big" keeps
+    // contextLength, the window "small" named being no window of its.
+    expect(told).toEqual([
+      [4000, undefined],
+      [SMALL, "small"],
+      [4000, "big"],
+    ]);
   });
 
   it("plans a fold on another model's count only for that model: a step to a new model is sized by its own estimate", async () => {
@@ -297,12 +282,12 @@ describe("beforeStep's plan: a step's model and body fields", () => {
       [{ extraBody: new Map([["top_k", 2]]) }, /planned extraBody of a class instance/],
       [
         { extraBody: { model: "small" } },
-        /extraBody with the field "model", which the loop owns .*plan \{ model \}/,
+        /extraBody with the field "model", which the loop owns .*; plan \{ model \} sets it for the step\)/,
       ],
       [{ extraBody: { messages: [] } }, /the field "messages", which the loop owns/],
       [{ extraBody: { tools: [] } }, /the field "tools", which the loop owns/],
       [{ extraBody: { stream: false } }, /the field "stream", which the loop owns/],
-      [{ extraBody: { stream_options: {} } }, /the field "stream_options", which the loop owns/],
+      [{ extraBody: { stream: undefined, tools: [] } }, /the field "tools", which the loop owns/],
       [{ extraBody: proto }, /extraBody with a "__proto__" key/],
       [{ extraBody: { top_p: Number.NaN } }, /planned extraBody\.top_p is NaN/],
       [{ extraBody: { logit_bias: { n: 2n } } }, /planned extraBody\.logit_bias\.n is a BigInt/],

@@ -1,5 +1,5 @@
 import { inspect } from "node:util";
-import { buildBody, isToolChoice } from "@loopwright/negotiate";
+import { buildBody, isToolChoice, OWNED_BODY_FIELDS } from "@loopwright/negotiate";
 import type { CatalogServer } from "@loopwright/tool-loading";
 import type { StepPlan } from "./agent-loop.js";
 import type { ChatMessage, ToolChoice, ToolDefinition } from "./config.js";
@@ -35,18 +35,6 @@ const FIELDS = new Set([
   "requestOnly",
   "model",
   "extraBody",
-]);
-
-/**
- * Body fields the loop owns, which a plan's `extraBody` may not set (the spec's `RESERVED_BODY_FIELDS`
- * for a config's `extraBody`), each with the plan's field or option that sets it instead.
- */
-const OWNED_BODY_FIELDS = new Map<string, string>([
-  ["model", "plan { model }"],
-  ["messages", "plan { messages }"],
-  ["tools", "plan { tools }"],
-  ["stream", "the loop always streams"],
-  ["stream_options", "the loop asks for usage in the stream while the endpoint takes it"],
 ]);
 
 const NOTHING: ReadPlan = {
@@ -181,10 +169,13 @@ export function readPlan(value: unknown, step: number): ReadPlan {
 
 /**
  * A planned `extraBody` as the step sends it (a copy: the host's object may change after the plan is
- * read), or `LoopOptionError` for one that is not a plain object, that sets a field the loop owns
- * (`OWNED_BODY_FIELDS`) or `"__proto__"`, or holds a value JSON cannot send as given (`buildBody`'s
- * own rule: `NaN`, `±Infinity`, a BigInt, a cycle, named by its path). A key set to `undefined` is
- * kept: it removes the config's key for this step.
+ * read), or `LoopOptionError` for one that is not a plain object, that sets a field the request is
+ * built with of its own (negotiate's `OWNED_BODY_FIELDS`, the one list `buildBody` and a side task
+ * refuse too; the plan's field of that name, where it has one, named) or `"__proto__"`, or holds a
+ * value JSON cannot send as given (`buildBody`'s own rule: `NaN`, `±Infinity`, a BigInt, a cycle,
+ * named by its path). A key set to `undefined` is kept: it removes the config's key for this step
+ * (an owned one so set, which no config holds, is let be, as `buildBody` lets it be). A
+ * `stream_options` goes as a config's does (see `OWNED_BODY_FIELDS`).
  */
 function plannedBody(extraBody: unknown): Readonly<Record<string, unknown>> {
   const proto = isRecord(extraBody) ? Object.getPrototypeOf(extraBody) : undefined;
@@ -198,14 +189,14 @@ function plannedBody(extraBody: unknown): Readonly<Record<string, unknown>> {
   // JSON.parse makes "__proto__" an own key, which Object.keys lists.
   const keys = Object.keys(extraBody);
   for (const key of keys) {
-    const instead = OWNED_BODY_FIELDS.get(key);
+    const instead = (OWNED_BODY_FIELDS as Readonly<Record<string, string | undefined>>)[key];
     if (key === "__proto__") {
       throw refused('planned extraBody with a "__proto__" key: no request body can carry it as a field.');
     }
-    if (instead !== undefined) {
+    if (instead !== undefined && extraBody[key] !== undefined) {
       throw refused(
         `planned extraBody with the field "${key}", which the loop owns and does not take from extraBody ` +
-          `(${instead}).`,
+          `(${instead}${FIELDS.has(key) ? `; plan { ${key} } sets it for the step` : ""}).`,
       );
     }
   }

@@ -29,12 +29,13 @@ export type {
   EffortRung,
   KeptMessage,
   ModelParams,
+  OwnedBodyField,
   RequestBody,
   ToolChoice,
   ToolDefinition,
   ToolOrder,
 } from "./request-body.js";
-export { buildBody, isToolChoice } from "./request-body.js";
+export { buildBody, isToolChoice, OWNED_BODY_FIELDS } from "./request-body.js";
 export type { BackoffOptions } from "./retry.js";
 export { backoffMs, isModelLoading, isOverflow, isTransient, retryAfterMs } from "./retry.js";
 export { TOOL_RESULTS_READ, withTemplateRoles } from "./template-roles.js";

@@ -5,6 +5,7 @@ import {
   buildBody,
   isToolChoice,
   type ModelParams,
+  OWNED_BODY_FIELDS,
   type ToolDefinition,
 } from "./request-body.js";
 
@@ -117,20 +118,20 @@ describe("buildBody", () => {
     const cases: [Record<string, unknown>, string][] = [
       [
         { model: "x" },
-        'config.extraBody sets "model", a field buildBody writes itself (the request\'s model is config.model)',
+        "config.extraBody sets \"model\", a field buildBody writes itself (the request names the model it is built for: config.model, a step plan's model, a side task's model argument): take it out of extraBody.",
       ],
       [{ model: null }, 'config.extraBody sets "model"'],
       [
         { messages: [] },
-        'config.extraBody sets "messages", a field buildBody writes itself (the request\'s messages are the transcript given)',
+        `config.extraBody sets "messages", a field buildBody writes itself (${OWNED_BODY_FIELDS.messages})`,
       ],
       [
         { stream: false },
-        'config.extraBody sets "stream", a field buildBody writes itself (the request is always streamed)',
+        `config.extraBody sets "stream", a field buildBody writes itself (${OWNED_BODY_FIELDS.stream})`,
       ],
       [
         { tools: [] },
-        'config.extraBody sets "tools", a field buildBody writes itself (the request\'s tools are the tools given)',
+        `config.extraBody sets "tools", a field buildBody writes itself (${OWNED_BODY_FIELDS.tools})`,
       ],
     ];
     for (const [extraBody, words] of cases) {
@@ -138,6 +139,31 @@ describe("buildBody", () => {
       expect(call).toThrow(TypeError);
       expect(call).toThrow(`buildBody: ${words}`);
     }
+  });
+
+  it("lists the fields it owns in one frozen table a caller can read, and lets stream_options through it", () => {
+    expect(Object.keys(OWNED_BODY_FIELDS).sort()).toEqual(["messages", "model", "stream", "tools"]);
+    expect(Object.isFrozen(OWNED_BODY_FIELDS)).toBe(true);
+    // On no prototype: a body field named as Object.prototype's members is no owned field.
+    const lookup = OWNED_BODY_FIELDS as Readonly<Record<string, string | undefined>>;
+    expect([lookup.constructor, lookup.toString, lookup.__proto__]).toEqual([
+      undefined,
+      undefined,
+      undefined,
+    ]);
+    const { supports, model } = fresh();
+    // vLLM's usage on every chunk: the config's stream_options replaces the body's own whole.
+    const stream_options = { include_usage: true, continuous_usage_stats: true };
+    const body = buildBody({ model: "m", extraBody: { stream_options } }, supports, model, messages);
+    expect(body.stream_options).toEqual(stream_options);
+    // Left out, as the body's own is, once the endpoint refused stream_options.
+    const refused = buildBody(
+      { model: "m", extraBody: { stream_options } },
+      { ...supports, usageInStream: false },
+      model,
+      messages,
+    );
+    expect(refused).not.toHaveProperty("stream_options");
   });
 
   it("keeps the caller's tool order with false and takes a comparator", () => {

@@ -240,18 +240,41 @@ function relaxed<Tool extends AnyToolDefinition>(tools: readonly Tool[]): Tool[]
   });
 }
 
+/** A request-body field the loop writes itself, which no `extraBody` may set: a key of `OWNED_BODY_FIELDS`. */
+export type OwnedBodyField = "model" | "messages" | "stream" | "tools";
+
 /**
- * Body fields `buildBody` writes itself, which `config.extraBody` may not set, each with where it
- * goes instead. Dropped without a word, `extraBody: { model: "x" }` sent the request to another
- * model than the one its author meant; so it is refused (the spec's `RESERVED_BODY_FIELDS` refuses
- * them in a document's `extraBody`, and a loop step's plan in its own).
+ * The request-body fields every request is built with of its own — `model`, `messages`, `stream`
+ * and `tools` — each with where it is set instead: the one list of them. No `extraBody` may set one
+ * (one set to `undefined` sends nothing, and is let be): `buildBody` refuses `config.extraBody`
+ * setting one with a `TypeError` naming it and this text, `@loopwright/side-task` a side task's
+ * (`invalid-input`), `@loopwright/loop` a step plan's (`LoopOptionError`), and `@loopwright/spec`'s
+ * `RESERVED_BODY_FIELDS` (the same keys; a test holds the two together) a document's. Dropped without
+ * a word, `extraBody: { model: "x" }` sent the request to another model than the one its author meant.
+ *
+ * `stream_options` is not one, for `config.extraBody` and a step plan's alike: `buildBody` sends
+ * `{ include_usage: true }` while the endpoint takes it, and an `extraBody.stream_options` replaces
+ * that whole — vLLM's `{ include_usage: true, continuous_usage_stats: true }` puts usage on every
+ * chunk — and is left out once the endpoint refused `stream_options`, as the loop's own is. A plan
+ * may set it for its step as the config may for every step (nothing the loop reads is lost unless
+ * the value leaves `include_usage` out: then that request's usage goes unreported, as the author
+ * asked). A side task, sent unstreamed, leaves it out (OpenAI refuses it on such a request).
+ *
+ * Frozen, on no prototype (`OWNED_BODY_FIELDS[key]` is `undefined` for `"constructor"` or
+ * `"toString"`).
  */
-const OWNED_FIELDS = new Map<string, string>([
-  ["model", "the request's model is config.model"],
-  ["messages", "the request's messages are the transcript given"],
-  ["stream", "the request is always streamed"],
-  ["tools", "the request's tools are the tools given"],
-]);
+export const OWNED_BODY_FIELDS: Readonly<Record<OwnedBodyField, string>> = Object.freeze(
+  Object.assign(Object.create(null) as Record<OwnedBodyField, string>, {
+    model:
+      "the request names the model it is built for: config.model, a step plan's model, a side task's model argument",
+    messages:
+      "the request's messages are the transcript it is built from: the run's or a step plan's, a side task's " +
+      "system prompt and input",
+    stream: "a run's requests are always streamed, a side task's never",
+    tools:
+      "the request's tools are the tools it is built with: the run's or a step plan's; a side task declares none",
+  }),
+);
 
 /** A function tool's name, or `undefined` for another kind of tool. */
 function functionName(tool: AnyToolDefinition): string | undefined {
@@ -505,7 +528,7 @@ function checkArguments(
     );
   }
   // A field set to undefined sends nothing, and says nothing either way: let be.
-  for (const [field, instead] of OWNED_FIELDS) {
+  for (const [field, instead] of Object.entries(OWNED_BODY_FIELDS)) {
     if (extraBody == null) break;
     if (Object.prototype.propertyIsEnumerable.call(extraBody, field) && extraBody[field] !== undefined) {
       throw new TypeError(

@@ -8,6 +8,7 @@ import {
   type ModelParams,
   modelCapabilitiesFor,
   negotiate,
+  OWNED_BODY_FIELDS,
   readRefusal,
 } from "@loopwright/negotiate";
 import { ALL_FENCES, readUsage, stripThinking, type UsageLike } from "@loopwright/stream";
@@ -499,23 +500,15 @@ function whenAnswering(request: PromiseLike<unknown>, answered: () => void): voi
 }
 
 /**
- * Body fields a side task writes itself, which `extraBody` may not set, each with where it comes
- * from instead. `buildBody` refuses them too, but inside the negotiation, where its error read as
- * the model's refusal (`request-failed`, "m refused the side task") of a request never sent.
- */
-const OWNED_FIELDS = new Map<string, string>([
-  ["model", "its model is the model argument"],
-  ["messages", "its messages are the system prompt and the input"],
-  ["stream", "a side task is sent unstreamed"],
-  ["tools", "a side task declares no tools"],
-]);
-
-/**
  * `extraBody` as it will be sent: a copy made through JSON, each field read once. Throws
  * `SideTaskError` (`invalid-input`) naming the field for one that cannot be read or that JSON
  * cannot hold (a BigInt, a cycle), so nothing unsendable reaches the server's end of the blame,
- * and for one the side task writes itself (`model`, `messages`, `stream`, `tools`; one set to
- * `undefined` is let be, as it sends nothing).
+ * and for one the request is built with of its own (`OWNED_BODY_FIELDS`, negotiate's one list:
+ * `model`, `messages`, `stream`, `tools`; one set to `undefined` is let be, as it sends nothing).
+ * `buildBody` refuses those too, but inside the negotiation, where its error read as the model's
+ * refusal (`request-failed`, "m refused the side task") of a request never sent. A
+ * `stream_options` (a run's config may carry vLLM's) is let through here and left out of the
+ * request, which goes unstreamed.
  */
 export function sendableExtraBody(given: unknown, where: string): Record<string, unknown> | undefined {
   if (given == null) return undefined;
@@ -548,7 +541,7 @@ export function sendableExtraBody(given: unknown, where: string): Record<string,
         { cause: error },
       );
     }
-    const instead = OWNED_FIELDS.get(key);
+    const instead = (OWNED_BODY_FIELDS as Readonly<Record<string, string | undefined>>)[key];
     if (instead !== undefined && value !== undefined) {
       throw new SideTaskError(
         "invalid-input",

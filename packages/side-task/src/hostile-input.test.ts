@@ -240,12 +240,12 @@ describe("an extraBody JSON cannot write", () => {
     const bodies: [Record<string, unknown>, RegExp][] = [
       [
         { model: "other" },
-        /extraBody\.model is a field the side task writes itself \(its model is the model argument\)/,
+        /extraBody\.model is a field the side task writes itself \(the request names the model it is built for: .*a side task's model argument\)/,
       ],
       [{ messages: [] }, /extraBody\.messages is a field the side task writes itself/],
       [
         { stream: true },
-        /extraBody\.stream is a field the side task writes itself \(a side task is sent unstreamed\)/,
+        /extraBody\.stream is a field the side task writes itself \(a run's requests are always streamed, a side task's never\)/,
       ],
       [{ tools: [] }, /extraBody\.tools is a field the side task writes itself/],
     ];
@@ -256,6 +256,16 @@ describe("an extraBody JSON cannot write", () => {
       ask(endpoint, "m", "", "x", { ...isolated(), extraBody: { model: undefined, top_k: 2 } }),
     ).resolves.toBeTypeOf("string");
     expect(server.chatRequests[0]?.body).toMatchObject({ model: "m", top_k: 2 });
+    // A run's config may carry stream_options (vLLM's continuous_usage_stats): let through, and left
+    // out of the unstreamed request (OpenAI refuses it there).
+    await expect(
+      ask(endpoint, "m", "", "x", {
+        ...isolated(),
+        extraBody: { stream_options: { include_usage: true, continuous_usage_stats: true }, top_k: 3 },
+      }),
+    ).resolves.toBeTypeOf("string");
+    expect(server.chatRequests[1]?.body).toMatchObject({ model: "m", top_k: 3, stream: false });
+    expect(server.chatRequests[1]?.body).not.toHaveProperty("stream_options");
   });
 
   it("sends each field as read once, through JSON", async () => {

@@ -1,5 +1,5 @@
 import { type Endpoint, redactor, resolveApiKey } from "@loopwright/client";
-import type { SideTaskOptions } from "./call.js";
+import { type SideTaskOptions, sendableExtraBody } from "./call.js";
 import { describeValue, isPlainObject, SideTaskError } from "./errors.js";
 import { ownView } from "./own.js";
 
@@ -74,7 +74,9 @@ function pickEndpoint(given: TaskEndpoint, baseUrl: string, apiKey: string | und
  * object without a non-empty string `baseUrl` — `baseURL` as the `openai` SDK spells it included):
  * such an endpoint is never replaced by the agent's. A URL string's credentials are redacted in the
  * message. Also throws `invalid-input` for an `extraBody` (the task's or the options') that is not
- * an object, and for a task with a key `TaskSettings` does not have (`timeoutMs`, `max_tokens`…),
+ * an object, or, merged, that `ask` would refuse (a field the request is built with of its own —
+ * `OWNED_BODY_FIELDS` —, or a value JSON cannot send as given: `NaN`, `±Infinity`, a BigInt, a
+ * cycle; named by its field), and for a task with a key `TaskSettings` does not have (`timeoutMs`, `max_tokens`…),
  * named with the spelling that does what was meant, rather than ignored.
  */
 export function taskCall(
@@ -156,6 +158,10 @@ export function taskCall(
   }
   if (stated.extraBody != null || options.extraBody != null) {
     merged.extraBody = { ...options.extraBody, ...stated.extraBody };
+    // What the side task would refuse once asked (a field it writes itself, NaN, a BigInt, a cycle),
+    // refused now: a host that makes the call at its start (the loop, for its compaction task) hears
+    // of it there, not at the first fold, hours and many paid requests later.
+    sendableExtraBody(merged.extraBody, "taskCall");
   }
   return { endpoint, model: stated.model ?? hostModel ?? "", options: merged };
 }

@@ -31,12 +31,18 @@ export const SPEC_FEATURES: readonly string[] = Object.freeze([
   "limits.compact",
 ]);
 
-/** Request-body fields the loop owns, which `extraBody` may not set. */
+/**
+ * Request-body fields the loop owns, which `extraBody` may not set: the keys of
+ * `@loopwright/negotiate`'s `OWNED_BODY_FIELDS`, which builds the body (this package depends on no
+ * other of the project's, so it keeps the list itself; a test in `@loopwright/loop` holds the two
+ * together). `stream_options` is not one: a model's `extraBody` may set it (vLLM's
+ * `{ include_usage: true, continuous_usage_stats: true }` puts usage on every chunk), replacing
+ * the loop's own `{ include_usage: true }`; it is left out once the endpoint refused it.
+ */
 export const RESERVED_BODY_FIELDS: readonly string[] = Object.freeze([
   "model",
   "messages",
   "stream",
-  "stream_options",
   "tools",
 ]);
 
