@@ -608,7 +608,7 @@ describe("Agent over HTTP", () => {
     expect(body.messages[0]).toEqual({ role: "system", content: "You add numbers." });
   });
 
-  it("tells transformContext the step, the prompt tokens used and the window, where compaction would decide", async () => {
+  it("tells transformContext the step, the prompt tokens used, the window and the model they are of, where compaction would decide", async () => {
     server = await startServer({
       replies: [
         { toolCalls: [{ id: "c1", name: "a", arguments: "{}" }], usage: { prompt_tokens: 700 } },
@@ -627,7 +627,7 @@ describe("Agent over HTTP", () => {
       { contextLength: 1000 },
     );
     await agent.prompt("Go");
-    expect(seen).toEqual([{ step: 1 }, { step: 2, used: 700, limit: 1000 }]);
+    expect(seen).toEqual([{ step: 1 }, { step: 2, used: 700, limit: 1000, model: "sim" }]);
   });
 
   it("ends the run after a step whose tools themselves asked to terminate", async () => {

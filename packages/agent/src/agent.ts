@@ -55,8 +55,14 @@ export interface TransformContextInfo {
   step: number;
   /** The prompt tokens the run's last request reported (absent on a run's first step): with `limit`, where a host decides to compact. */
   used?: number;
-  /** The context window (`config.contextLength`), where given. */
+  /**
+   * The context window, where `config.contextLength` gives one: that of the model the run's last
+   * request named (`model`), whose count `used` is — with `config.compact`, a smaller window an
+   * endpoint's refusal named for that model in this run (the loop's `BeforeStepContext.limit`).
+   */
   limit?: number;
+  /** The model the run's last request named: what `used` counted and `limit` is the window of. Absent on a run's first step. */
+  model?: string;
 }
 
 /**
@@ -168,10 +174,15 @@ export interface AgentOptions {
 }
 
 /** The parts of the loop's step context `transformContext` is told. */
-function pick(context: { used?: number; limit?: number }): Omit<TransformContextInfo, "step"> {
+function pick(context: {
+  used?: number;
+  limit?: number;
+  model?: string;
+}): Omit<TransformContextInfo, "step"> {
   return {
     ...(context.used !== undefined ? { used: context.used } : {}),
     ...(context.limit !== undefined ? { limit: context.limit } : {}),
+    ...(context.model !== undefined ? { model: context.model } : {}),
   };
 }
 
