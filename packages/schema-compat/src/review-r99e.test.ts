@@ -9,11 +9,16 @@
  * so the null now stands for it. Other defaulted fields are left out as before: zod hands a
  * default on unparsed, so a `.trim()` or `.toLowerCase()` field takes a written default otherwise
  * than one left out, and a default its own bounds refuse would be refused once written.
+ *
+ * And a null branch's own description (`anyOf: [T, { type: "null", description }]`), which went
+ * with the branch when the union was merged into `type: [T, "null"]`.
  */
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { dropOptionalNulls, restoreArguments } from "./optional-nulls.js";
-import { sanitizeSchema } from "./sanitize-schema.js";
+import { relaxSchema, sanitizeSchema } from "./sanitize-schema.js";
+
+type Props = { properties: Record<string, unknown> };
 
 describe("a discriminated union whose variants' tags all have defaults, the tag written null", () => {
   const input = z.object({
@@ -127,5 +132,93 @@ describe("a null written for another defaulted field", () => {
       mode: "fast",
       unit: "cm",
     });
+  });
+});
+
+describe("a null branch's own description, once the union is merged into type: [T, null]", () => {
+  // The null branch says when to write null (or what it means); sent as `type: [T, "null"]`, the
+  // branch is gone, and with it what it told the model. It follows the description sent as "Null: …".
+  const at = (schema: unknown) =>
+    (sanitizeSchema({ type: "object", properties: { x: schema }, required: ["x"] }) as Props).properties.x;
+
+  it("follows T's description, or the union's, as 'Null: …'", () => {
+    for (const send of [sanitizeSchema, relaxSchema]) {
+      const sent = send({
+        type: "object",
+        properties: {
+          a: {
+            anyOf: [
+              { type: "string", description: "a" },
+              { type: "null", description: "none: when unknown" },
+            ],
+          },
+          b: {
+            anyOf: [{ type: "integer" }, { type: "null", description: "Unlimited." }],
+            description: "The limit.",
+          },
+          c: {
+            anyOf: [
+              { type: "string", enum: ["x", "y"] },
+              { type: "null", description: "Either." },
+            ],
+          },
+        },
+        required: ["a", "b", "c"],
+      }) as Props;
+      // Before: "a", "The limit." and no description.
+      expect(sent.properties.a).toEqual({
+        type: ["string", "null"],
+        description: "a. Null: none: when unknown.",
+      });
+      expect(sent.properties.b).toEqual({
+        type: ["integer", "null"],
+        description: "The limit. Null: Unlimited.",
+      });
+      expect(sent.properties.c).toEqual({
+        type: ["string", "null"],
+        enum: ["x", "y", null],
+        description: "Null: Either.",
+      });
+    }
+  });
+
+  it("is written for zod's union with a described null", () => {
+    const input = z.object({
+      name: z.union([z.string().describe("The name."), z.null().describe("Not known yet.")]),
+    });
+    const sent = sanitizeSchema(z.toJSONSchema(input, { io: "input" })) as Props;
+    expect(sent.properties.name).toEqual({
+      type: ["string", "null"],
+      description: "The name. Null: Not known yet.",
+    });
+  });
+
+  it("is not written twice, nor for a title that only names null", () => {
+    expect(
+      at({
+        anyOf: [{ type: "string" }, { type: "null", description: "Unknown." }],
+        description: "Name. Unknown.",
+      }),
+    ).toEqual({
+      type: ["string", "null"],
+      description: "Name. Unknown.",
+    });
+    expect(at({ anyOf: [{ type: "string" }, { type: "null", title: "None" }] })).toEqual({
+      type: ["string", "null"],
+    });
+    expect(at({ anyOf: [{ type: "string" }, { type: "null" }] })).toEqual({ type: ["string", "null"] });
+  });
+
+  it("comes back the same from a second pass", () => {
+    const once = sanitizeSchema({
+      type: "object",
+      properties: { a: { anyOf: [{ type: "string" }, { type: "null", description: "When unknown" }] } },
+      required: ["a"],
+    });
+    expect((once as Props).properties.a).toEqual({
+      type: ["string", "null"],
+      description: "Null: When unknown.",
+    });
+    expect(sanitizeSchema(once)).toEqual(once);
   });
 });
