@@ -64,13 +64,17 @@ describe("dropOptionalNulls gives the tool back the call the original schema des
     const schema = {
       type: "object",
       properties: {
-        mode: { allOf: [{ $ref: "#/definitions/Mode" }], description: "How.", default: "fast" },
+        mode: { allOf: [{ $ref: "#/definitions/Mode" }], description: "How." },
         query: { type: "string" },
       },
       required: ["query"],
       definitions: { Mode: { type: "string", enum: ["fast", "slow"] } },
     };
     expect(dropOptionalNulls({ query: "x", mode: null }, schema)).toEqual({ query: "x" });
+    // With a default the enum (read through the $ref) names, the null stands for it (see review-r99e).
+    const defaulted = structuredClone(schema);
+    Object.assign(defaulted.properties.mode, { default: "fast" });
+    expect(dropOptionalNulls({ query: "x", mode: null }, defaulted)).toEqual({ query: "x", mode: "fast" });
   });
 
   it("drops the nulls for the other alternatives of a root anyOf that sanitizeSchema merged into one object", () => {

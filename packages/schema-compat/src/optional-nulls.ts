@@ -870,6 +870,53 @@ function readingOf(schema: unknown, value: Raw, walk: Walk, at: At): unknown {
   }
 }
 
+/**
+ * The value a null written for a key left out stands for: the `default` the key's schema (as read
+ * for the object: its parts, `$ref`s and `allOf`s, or every branch of a union still reading it,
+ * alike) gives, where the schema names that value in a `const` or an `enum` — a tag's form — and
+ * may take it (see `mayMeet`). A defaulted discriminated union's tag is one: zod picks the variant
+ * by the tag, and refuses an object with it left out where two variants' tags have defaults; a
+ * value of a literal or an enum parses to itself, so where zod would fill the default in, the tool
+ * gets the same value. Other defaults are left to the tool: zod hands a default on unparsed, so a
+ * `.trim()` or `.toLowerCase()` field, or one whose default its own bounds refuse, takes a written
+ * default otherwise than a key left out.
+ */
+function defaultOf(schema: unknown, walk: Walk, depth = 0): unknown {
+  if (schema === undefined || depth > MAX_DEPTH) return undefined;
+  const { parts, never } = flatten(schema, walk);
+  if (never) return undefined;
+  const found = new Set<unknown>();
+  for (const part of parts) if (Object.hasOwn(part, "default")) found.add(part.default);
+  if (found.size === 0) {
+    // Every branch of one union naming the same default (the key read by several variants; a
+    // variant passed over stands as a branch no value meets, and reads nothing).
+    for (const part of parts) {
+      for (const branches of unionsOf(part)) {
+        const live = branches.filter((b) => !flatten(b, walk).never);
+        const each = new Set(live.map((b) => defaultOf(b, walk, depth + 1)));
+        if (each.size === 1) found.add([...each][0]);
+      }
+    }
+    found.delete(undefined);
+  }
+  if (found.size !== 1) return undefined;
+  const [value] = found;
+  if (value === null || typeof value === "object") return undefined;
+  return names(schema, value, walk, depth) && mayMeet(schema, value, walk, 0) ? value : undefined;
+}
+
+/** Whether a part of `schema`, or a branch of one of its unions, lists `value` in a `const` or an `enum`. */
+function names(schema: unknown, value: unknown, walk: Walk, depth: number): boolean {
+  if (depth > MAX_DEPTH) return false;
+  const { parts } = flatten(schema, walk);
+  return parts.some(
+    (part) =>
+      (Object.hasOwn(part, "const") && part.const === value) ||
+      (Array.isArray(part.enum) && part.enum.includes(value)) ||
+      unionsOf(part).some((branches) => branches.some((b) => names(b, value, walk, depth + 1))),
+  );
+}
+
 /** `strip` of an object, by the schema as read for it (see `narrowed`). */
 function stripObject(value: Raw, schema: unknown, walk: Walk, depth: number, place: Place | undefined): Raw {
   const out: Raw = {};
@@ -886,12 +933,21 @@ function stripObject(value: Raw, schema: unknown, walk: Walk, depth: number, pla
         info = keyInfo(schema, own, walk, 0);
       }
     }
-    if (inner === null && info.described && !info.nullOk && info.absentOk) continue;
+    let fill: unknown;
+    if (inner === null && info.described && !info.nullOk && info.absentOk) {
+      // The model's way of leaving the key out: the tool gets the schema's default in its place
+      // where one is known, and otherwise the key left out (see `defaultOf`).
+      fill = defaultOf(info.sub, walk);
+      if (fill === undefined) continue;
+    }
     Object.defineProperty(
       out,
       name,
       protoless({
-        value: strip(inner, info.sub, walk, depth + 1, place ? below(place, key, value, schema) : undefined),
+        value:
+          fill !== undefined
+            ? fill
+            : strip(inner, info.sub, walk, depth + 1, place ? below(place, key, value, schema) : undefined),
         enumerable: true,
         writable: true,
         configurable: true,

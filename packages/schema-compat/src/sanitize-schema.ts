@@ -1024,16 +1024,30 @@ function convertUnion(
     );
   }
   // One type or null (pydantic's Optional[T]) is that type made nullable: `type: [T, "null"]`.
+  // What the null branch's own description tells the model (when to write null, what it means)
+  // follows as "Null: …", or it would go with the branch.
   const merged = unionSchema(union);
   if (!Array.isArray(own(merged, "anyOf"))) {
-    return asked(
-      withDescription(
-        merged,
-        describe(base, textNotes(merged)) ?? (own(merged, "description") as string | undefined),
-      ),
-    );
+    const said = describe(base, textNotes(merged)) ?? (own(merged, "description") as string | undefined);
+    return asked(withDescription(merged, describe(said, nullNotes(union, said))));
   }
   return asked(withDescription(merged, describe(base, unionNotes)));
+}
+
+/**
+ * The note a union's null branch's own description makes once the union is merged into
+ * `type: [T, "null"]`: `Null: <description>` (closed with a period where it ends without one),
+ * none where the branch has no description (or one only naming null: `None`), or where the
+ * description sent already holds it.
+ */
+function nullNotes(union: readonly JsonSchema[], said: string | undefined): string[] {
+  const branch = union.find((b) => own(b, "type") === "null");
+  const text = branch === undefined ? undefined : own(branch, "description");
+  // A title only naming null (a Python `None`) tells the model nothing the type does not.
+  if (typeof text !== "string" || /^\s*(?:null|none)?\.?\s*$/i.test(text)) return [];
+  const trimmed = wellFormed(text.trim());
+  if ((said ?? "").includes(trimmed)) return [];
+  return [`Null: ${trimmed}${/[.!?]$/.test(trimmed) ? "" : "."}`];
 }
 
 /** The JSON text length of a raw schema part, or 0 for one JSON cannot write. */

@@ -1,30 +1,9 @@
 // r98c: a union of objects with no single-value tag, through dispatch as the loop restores a call.
 // The named variant takes any value at `body`, the other a map (asked for as JSON text); the map's
 // ask was read for the named variant's body too, and execute was handed the number the string spells.
-import { restoreArguments } from "@loopwright/schema-compat";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { createToolset, defineTool } from "./index.js";
-
-/** Dispatches each call the model wrote, restored against the tool's own schema; what execute got. */
-async function executed(input: z.ZodObject, written: Record<string, unknown>[]): Promise<unknown[]> {
-  const got: unknown[] = [];
-  const tool = defineTool({
-    name: "t",
-    description: "The tool under test.",
-    input,
-    execute: (args) => {
-      got.push(args);
-      return "done";
-    },
-  });
-  const toolset = createToolset([tool]);
-  for (const args of written) {
-    const restored = restoreArguments(args, tool.declaration.function.parameters);
-    await toolset.dispatch({ id: "c", name: "t", args: restored });
-  }
-  return got;
-}
+import { executed } from "../test-support/restored-dispatch.js";
 
 describe("a union of objects with no single-value tag", () => {
   it("execute gets the named variant's string body as the model wrote it, and the map's text parsed", async () => {
