@@ -17,11 +17,15 @@
 // - fake timers still installed (`vi.useRealTimers()` in an afterEach);
 // - a process listener for unhandledRejection, uncaughtException or warning still on (take it off
 //   in the test's finally);
-// - the working directory changed.
+// - the working directory changed;
+// - a listening server (net, http) the file started still open: closed now. A helper that starts a
+//   server a call and closes only the last one left the others open for the worker's life (412
+//   servers in one worker of a full run, before r99).
 //
 // What a global holds is compared by identity with what it held when the worker began, so a
 // library that adds a global of its own, or a field to a constructor (a polyfill), is left alone:
 // only what was there from the start is watched.
+import { Server } from "node:net";
 import { afterAll, vi } from "vitest";
 
 type Snapshot = Map<
@@ -103,14 +107,21 @@ const holder = globalThis as { [KEY]?: Snapshot };
 holder[KEY] ??= snapshot();
 const builtIns = holder[KEY];
 
+/** The listening servers open in the process (Node's own list of what keeps it alive). */
+const servers = (): Server[] =>
+  (process as unknown as { _getActiveHandles(): unknown[] })
+    ._getActiveHandles()
+    .filter((handle): handle is Server => handle instanceof Server && handle.listening);
+
 /** What this file started with. */
 const environment = { ...process.env };
 const directory = process.cwd();
+const serving = new Set(servers());
 /** The process as an emitter of any event (its typings take each event's listener type apart). */
 const emitter: NodeJS.EventEmitter = process;
 const listeners = new Map(LISTENED.map((event) => [event, new Set(emitter.listeners(event))]));
 
-afterAll(() => {
+afterAll(async () => {
   const left: string[] = [];
 
   for (const [name, value] of Object.entries(process.env)) {
@@ -157,6 +168,18 @@ afterAll(() => {
   if (process.cwd() !== directory) {
     left.push(`working directory changed to ${process.cwd()}`);
     process.chdir(directory);
+  }
+
+  // A server closed as the file's last hook ran leaves Node's list once its handle has closed, in
+  // the loop's turn after: work, not time.
+  await new Promise((resolve) => setImmediate(resolve));
+  const open = servers().filter((server) => !serving.has(server));
+  if (open.length > 0) {
+    left.push(`${open.length} listening server${open.length === 1 ? "" : "s"} still open (closed now)`);
+    for (const server of open) {
+      server.close();
+      (server as Server & { closeAllConnections?: () => void }).closeAllConnections?.();
+    }
   }
 
   if (left.length > 0) {
