@@ -23,5 +23,8 @@ export default defineConfig({
     // A test file here must therefore leave no module state behind it: no module-level singletons
     // it changes without restoring, no environment variables left set, no module it loaded afresh
     // under a changed environment left in the registry (`vi.resetModules()` after it).
+    // Two setup files in every project check this: test-support/prototype-guard.ts after every test
+    // (Object.prototype), test-support/worker-state-guard.ts after every file (process.env, the
+    // built-ins and their prototypes, fake timers, process listeners, the working directory).
   },
 });

@@ -4,7 +4,11 @@ export default defineProject({
   test: {
     isolate: false,
     name: "agent",
-    setupFiles: ["../../test-support/property-setup.ts", "../../test-support/prototype-guard.ts"],
+    setupFiles: [
+      "../../test-support/property-setup.ts",
+      "../../test-support/prototype-guard.ts",
+      "../../test-support/worker-state-guard.ts",
+    ],
     environment: "node",
     // A hang guard, not a measurement. Session tests wait on real timers (an answer given 1.5 s after
     // its question, a lock seen unchanged for 2 s) and a testkit server: one took 2.6 s of vitest's

@@ -4,7 +4,11 @@ export default defineProject({
   test: {
     isolate: false,
     name: "ledger",
-    setupFiles: ["../../test-support/property-setup.ts", "../../test-support/prototype-guard.ts"],
+    setupFiles: [
+      "../../test-support/property-setup.ts",
+      "../../test-support/prototype-guard.ts",
+      "../../test-support/worker-state-guard.ts",
+    ],
     environment: "node",
     // A hang guard, not a measurement. The property tests fold and measure hundreds of generated
     // ledgers: one took 3.1 s of vitest's default 5 s on a loaded two-core machine (two CPU burners

@@ -7,7 +7,11 @@ import { configDefaults, defineProject } from "vitest/config";
 export default defineProject({
   test: {
     name: "loop",
-    setupFiles: ["../../test-support/property-setup.ts", "../../test-support/prototype-guard.ts"],
+    setupFiles: [
+      "../../test-support/property-setup.ts",
+      "../../test-support/prototype-guard.ts",
+      "../../test-support/worker-state-guard.ts",
+    ],
     environment: "node",
     isolate: false,
     exclude: [...configDefaults.exclude, "**/*.isolated.test.ts"],

@@ -5,7 +5,11 @@ import { defineProject } from "vitest/config";
 export default defineProject({
   test: {
     name: "loop-isolated",
-    setupFiles: ["../../test-support/property-setup.ts", "../../test-support/prototype-guard.ts"],
+    setupFiles: [
+      "../../test-support/property-setup.ts",
+      "../../test-support/prototype-guard.ts",
+      "../../test-support/worker-state-guard.ts",
+    ],
     environment: "node",
     include: ["src/**/*.isolated.test.ts"],
   },

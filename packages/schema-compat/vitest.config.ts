@@ -4,7 +4,11 @@ export default defineProject({
   test: {
     isolate: false,
     name: "schema-compat",
-    setupFiles: ["../../test-support/property-setup.ts", "../../test-support/prototype-guard.ts"],
+    setupFiles: [
+      "../../test-support/property-setup.ts",
+      "../../test-support/prototype-guard.ts",
+      "../../test-support/worker-state-guard.ts",
+    ],
     environment: "node",
     // A hang guard, not a measurement. The fan-out tests expand schemas of tens of thousands of nodes:
     // one took 3.5 s of vitest's default 5 s on a loaded two-core machine (two CPU burners beside the

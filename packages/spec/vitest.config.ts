@@ -4,7 +4,11 @@ export default defineProject({
   test: {
     isolate: false,
     name: "spec",
-    setupFiles: ["../../test-support/property-setup.ts", "../../test-support/prototype-guard.ts"],
+    setupFiles: [
+      "../../test-support/property-setup.ts",
+      "../../test-support/prototype-guard.ts",
+      "../../test-support/worker-state-guard.ts",
+    ],
     environment: "node",
     // A hang guard, not a measurement (the fuzz ladder judges speed): the property tests read
     // thousands of generated lines each, which took over vitest's 5 s on a loaded two-core machine.

@@ -6,7 +6,11 @@ export default defineProject({
   test: {
     isolate: false,
     name: "testkit",
-    setupFiles: ["../../test-support/property-setup.ts", "../../test-support/prototype-guard.ts"],
+    setupFiles: [
+      "../../test-support/property-setup.ts",
+      "../../test-support/prototype-guard.ts",
+      "../../test-support/worker-state-guard.ts",
+    ],
     environment: "node",
   },
 });

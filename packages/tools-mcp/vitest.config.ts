@@ -7,7 +7,11 @@ import { defineProject } from "vitest/config";
 export default defineProject({
   test: {
     name: "tools-mcp",
-    setupFiles: ["../../test-support/property-setup.ts", "../../test-support/prototype-guard.ts"],
+    setupFiles: [
+      "../../test-support/property-setup.ts",
+      "../../test-support/prototype-guard.ts",
+      "../../test-support/worker-state-guard.ts",
+    ],
     environment: "node",
     testTimeout: 30_000,
     hookTimeout: 30_000,

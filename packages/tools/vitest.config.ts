@@ -4,7 +4,11 @@ export default defineProject({
   test: {
     isolate: false,
     name: "tools",
-    setupFiles: ["../../test-support/property-setup.ts", "../../test-support/prototype-guard.ts"],
+    setupFiles: [
+      "../../test-support/property-setup.ts",
+      "../../test-support/prototype-guard.ts",
+      "../../test-support/worker-state-guard.ts",
+    ],
     environment: "node",
   },
 });

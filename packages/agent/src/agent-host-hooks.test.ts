@@ -67,6 +67,9 @@ async function runCalls(
   options: Partial<AgentOptions>,
   { prompt = "Go", closing = "Done." }: { prompt?: string; closing?: string } = {},
 ) {
+  // A test may run twice (after, then before): the server of the run before is closed here, as
+  // afterEach closes only the last (the other stayed open for the worker's later files).
+  await server?.close();
   server = await startServer({ replies: [{ toolCalls: calls }, { content: closing }] });
   const agent = new Agent({ config: { baseUrl: server.baseUrl, model: "sim" }, tools, ...options });
   const notices = noticesOf(agent);

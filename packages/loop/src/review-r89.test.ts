@@ -42,6 +42,9 @@ afterEach(async () => {
 });
 
 async function called(name: string, args: string, tools: ToolDefinition[] = [READ, WEATHER]) {
+  // A test calls this in a loop: the server of the call before is closed here (afterEach closes
+  // only the last; the others stayed open for the worker's later files).
+  await server?.close();
   server = await startServer({
     replies: [{ toolCalls: [{ id: "c1", name, arguments: args }] }, { content: "Done." }],
   });

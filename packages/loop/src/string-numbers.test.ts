@@ -28,8 +28,13 @@ afterEach(async () => {
   server = undefined;
 });
 
-/** Runs `ship` over HTTP against `replies`, directly or as a catalogued tool behind call_tool. */
+/**
+ * Runs `ship` over HTTP against `replies`, directly or as a catalogued tool behind call_tool. The
+ * server of the run before is closed first: a test (the property) runs many, and afterEach closes
+ * only the last (the others stayed open for the worker's later files, 14 servers a run).
+ */
 async function runShip(mode: "eager" | "proxy", replies: Reply[]) {
+  await server?.close();
   server = await startServer({ replies });
   const seen: unknown[] = [];
   const result = await runAgentLoop({

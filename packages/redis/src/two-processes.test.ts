@@ -107,7 +107,14 @@ describe.skipIf(!HAS_REDIS)("two instances on one Redis", { timeout: 30_000 }, (
     llm = undefined;
   });
   afterAll(async () => {
+    // Waited for: a second instance still running when the file ends is the next file's in this
+    // worker (seen at the end of a stress run, a child process left).
+    const exited =
+      child && child.exitCode === null && child.signalCode === null
+        ? new Promise((resolve) => child?.once("exit", resolve))
+        : undefined;
     child?.send({ type: "exit" });
+    await exited;
     await redis.kill();
   });
 

@@ -2,7 +2,7 @@
 // with the machine's load, where a bound in milliseconds (or a ratio of two short timings) failed
 // on a loaded CI runner now and then.
 
-type Patched = { target: object; key: PropertyKey; original: unknown };
+type Patched = { target: object; key: PropertyKey; descriptor: PropertyDescriptor };
 
 /** What `countSteps` counts: the steps it saw, by kind, and their total. */
 export interface Steps {
@@ -34,14 +34,14 @@ export function countSteps(work: () => void, limit: number): Steps {
     }
   };
   const patched: Patched[] = [];
+  // Only a method the prototype holds is wrapped (a Set has no `get`), and each is put back as it
+  // was: restoring one it never held would leave a field on the prototype for every later file in
+  // the worker (it left Set.prototype.get, undefined, until r99).
   const patch = (target: object, key: PropertyKey, wrap: (original: never) => unknown) => {
-    const original = Reflect.get(target, key);
-    patched.push({ target, key, original });
-    Object.defineProperty(target, key, {
-      value: wrap(original as never),
-      configurable: true,
-      writable: true,
-    });
+    const descriptor = Reflect.getOwnPropertyDescriptor(target, key);
+    if (descriptor === undefined) return;
+    patched.push({ target, key, descriptor });
+    Object.defineProperty(target, key, { ...descriptor, value: wrap(descriptor.value as never) });
   };
   const counted = <T>(iterator: Iterator<T>): IterableIterator<T> => ({
     next() {
@@ -111,9 +111,8 @@ export function countSteps(work: () => void, limit: number): Steps {
   try {
     work();
   } finally {
-    for (const { target, key, original } of patched.reverse()) {
-      Object.defineProperty(target, key, { value: original, configurable: true, writable: true });
-    }
+    for (const { target, key, descriptor } of patched.reverse())
+      Object.defineProperty(target, key, descriptor);
   }
   return steps;
 }

@@ -53,6 +53,9 @@ async function turn(client: OpenAI, messages: Msg[]) {
 }
 
 async function start() {
+  // A test may start several (callsFor in a loop): the one before is closed here, as afterEach
+  // closes only the last (the others stayed open for the worker's later files).
+  await server?.close();
   server = await startServer({ scriptedModel: { chunkDelayMs: 0 } });
   return new OpenAI({ baseURL: server.baseUrl, apiKey: "k", maxRetries: 0 });
 }

@@ -452,6 +452,8 @@ describe("each mode's requests against a prefix-caching server", () => {
   });
 
   async function cachedTokens(bodies: Body[]): Promise<{ prompt: number; cached: number }[]> {
+    // The server of a call before in the same test is closed first (afterEach closes only the last).
+    await server?.close();
     server = await startServer({ prefixCache: true, replies: () => ({ content: "ok" }) });
     const out: { prompt: number; cached: number }[] = [];
     for (const body of bodies) {

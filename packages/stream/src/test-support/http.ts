@@ -1,6 +1,6 @@
 import { type Reply, type ReplyFunction, startServer, type TestServer } from "@loopwright/testkit";
 import OpenAI from "openai";
-import { afterEach } from "vitest";
+import { onTestFinished } from "vitest";
 import { type Relay, startRelay } from "./proxy.js";
 
 /** A testkit server, a relay in front of it, and a real openai client pointed through the relay. */
@@ -10,21 +10,20 @@ export interface Harness {
   client: OpenAI;
 }
 
-const cleanups: (() => Promise<void>)[] = [];
-
-afterEach(async () => {
-  await Promise.all(cleanups.splice(0).map((c) => c()));
-});
-
 /**
  * Starts a testkit server with `replies` and an openai client (no retries, quiet) aimed at it. Both
- * are closed after the test; a suite whose tests run at once (`describe.concurrent`) passes
- * `closeWith` to close them itself, since "after each test" would close another test's mid-run.
+ * are closed when the test that started them finishes; a suite whose tests run at once
+ * (`describe.concurrent`) passes `closeWith` to close them itself, since which test is running is
+ * not known there.
+ *
+ * (An `afterEach` at this module's top level closed them before, but a worker runs many files in one
+ * module graph (`isolate: false`) and loads this module once: its hook was the first file's only, and
+ * every server a later file in the worker started stayed open, 400 and more in one worker.)
  */
 export async function harness(
   replies: Reply[] | ReplyFunction = [],
   clientOptions: { timeout?: number } = {},
-  closeWith: (cleanup: () => Promise<void>) => void = (cleanup) => cleanups.push(cleanup),
+  closeWith: (cleanup: () => Promise<void>) => void = onTestFinished,
 ): Promise<Harness> {
   const server = await startServer({ replies });
   const relay = await startRelay(server.port);
