@@ -446,18 +446,27 @@ export function checkExtraBodyOption(extraBody: unknown): void {
         `({ top_k: 20 }; null or absent for none), and was given ${given}.`,
     );
   }
-  try {
-    // buildBody's own check, on a body of nothing but these fields: the rule the first step meets.
-    buildBody({ model: "check", extraBody: extraBody as Record<string, unknown> }, CHECKED, undefined, []);
-  } catch (error) {
-    const said = error instanceof Error ? error.message : String(error);
-    throw new LoopOptionError(
-      "invalid-option",
-      "config.extraBody",
-      `runAgentLoop: ${said.replace(/^buildBody: /, "")}`,
-    );
+  const said = bodyFieldsRefusal(extraBody as Record<string, unknown>);
+  if (said !== undefined) {
+    throw new LoopOptionError("invalid-option", "config.extraBody", `runAgentLoop: ${said}`);
   }
 }
 
-/** An endpoint that has refused nothing, for `checkExtraBodyOption`'s body. */
-const CHECKED = Object.freeze({ strictSchemas: true, usageInStream: true });
+/**
+ * What `buildBody` says of `extraBody` as a config's (`config.extraBody sets "model"…`, without its
+ * `buildBody: ` prefix), where it refuses it: its own check, on a body of nothing but these fields,
+ * the rule a step's request meets. Undefined where it takes them. For a config's `extraBody` and a
+ * step plan's alike.
+ */
+export function bodyFieldsRefusal(extraBody: Record<string, unknown>): string | undefined {
+  try {
+    buildBody({ model: "check", extraBody }, REFUSED_NOTHING, undefined, []);
+    return undefined;
+  } catch (error) {
+    const said = error instanceof Error ? error.message : String(error);
+    return said.replace(/^buildBody: /, "");
+  }
+}
+
+/** An endpoint that has refused nothing, for `bodyFieldsRefusal`'s body. */
+const REFUSED_NOTHING = Object.freeze({ strictSchemas: true, usageInStream: true });

@@ -1,10 +1,10 @@
 import { inspect } from "node:util";
-import { buildBody, isToolChoice, OWNED_BODY_FIELDS } from "@loopwright/negotiate";
+import { isToolChoice, OWNED_BODY_FIELDS } from "@loopwright/negotiate";
 import type { CatalogServer } from "@loopwright/tool-loading";
 import type { StepPlan } from "./agent-loop.js";
 import type { ChatMessage, ToolChoice, ToolDefinition } from "./config.js";
 import { LoopOptionError } from "./errors.js";
-import { checkCatalogOption, checkToolEntries } from "./loop-options.js";
+import { bodyFieldsRefusal, checkCatalogOption, checkToolEntries } from "./loop-options.js";
 import { ownView } from "./own.js";
 
 /**
@@ -202,18 +202,9 @@ function plannedBody(extraBody: unknown): Readonly<Record<string, unknown>> {
   }
   const fields = Object.create(null) as Record<string, unknown>;
   for (const key of keys) fields[key] = extraBody[key];
-  try {
-    // buildBody's own check of what JSON cannot send, on a body of nothing but these fields.
-    buildBody(
-      { model: "step", extraBody: fields },
-      { strictSchemas: true, usageInStream: true },
-      undefined,
-      [],
-    );
-  } catch (error) {
-    const said = error instanceof Error ? error.message : String(error);
-    throw refused(`planned ${said.replace(/^buildBody: config\./, "")}`);
-  }
+  // buildBody's own check of what JSON cannot send.
+  const said = bodyFieldsRefusal(fields);
+  if (said !== undefined) throw refused(`planned ${said.replace(/^config\./, "")}`);
   return fields;
 }
 

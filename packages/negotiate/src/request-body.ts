@@ -528,9 +528,8 @@ function checkArguments(
     );
   }
   // A field set to undefined sends nothing, and says nothing either way: let be.
-  for (const [field, instead] of Object.entries(OWNED_BODY_FIELDS)) {
-    if (extraBody == null) break;
-    if (Object.prototype.propertyIsEnumerable.call(extraBody, field) && extraBody[field] !== undefined) {
+  for (const [field, instead] of extraBody == null ? [] : Object.entries(OWNED_BODY_FIELDS)) {
+    if (Object.prototype.propertyIsEnumerable.call(extraBody, field) && extraBody?.[field] !== undefined) {
       throw new TypeError(
         `buildBody: config.extraBody sets ${JSON.stringify(field)}, a field buildBody writes itself ` +
           `(${instead}): take it out of extraBody.`,

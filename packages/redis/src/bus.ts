@@ -23,6 +23,7 @@ import {
   shownMs,
   shownUrl,
   shut,
+  timeMicros,
   timeoutOption,
   whenReady,
   within,
@@ -904,11 +905,8 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
       for (let sample = 0; sample < CLOCK_SAMPLES; sample++) {
         const before = performance.now();
         // Bounded: the bus's start waits for these (a write right after it goes with the bound).
-        const [seconds, micros] = await bounded(
-          call<[string, string]>(writer, ["TIME"]),
-          "read Redis's clock",
-        );
-        const lead = Number(seconds) * 1_000_000 + Number(micros) - before * 1000;
+        const answered = await bounded(call<[string, string]>(writer, ["TIME"]), "read Redis's clock");
+        const lead = timeMicros(answered) - before * 1000;
         if (Number.isFinite(lead)) best = Math.min(best, lead);
       }
     } catch {

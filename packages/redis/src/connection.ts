@@ -351,6 +351,11 @@ export interface CallOptions {
   unbounded?: boolean | undefined;
 }
 
+/** What `TIME` answered (`[seconds, microseconds]`, as strings) as microseconds since the epoch; NaN for a reply that holds no numbers. */
+export function timeMicros([seconds, micros]: readonly [string, string]): number {
+  return Number(seconds) * 1_000_000 + Number(micros);
+}
+
 /** Sends one command and reads its RESP2 reply as `T` (the shape the caller's command answers). */
 export function call<T>(client: RedisConnection, args: string[], options?: CallOptions): Promise<T> {
   // A timeout of 0 is none: the client arms its timer only for a positive one.

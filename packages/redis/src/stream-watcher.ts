@@ -1,6 +1,6 @@
 import type { EventStream, EventsSettings, RunEvent, SequencedEvent, SignalLike } from "@loopwright/events";
 import { EventsError } from "@loopwright/events";
-import { call, type RedisConnection, refusedForGood, shut, whenReady } from "./connection.js";
+import { call, type RedisConnection, refusedForGood, shut, timeMicros, whenReady } from "./connection.js";
 import { formatEventId } from "./event-id.js";
 import { onAbort } from "./on-abort.js";
 
@@ -580,8 +580,7 @@ export class StreamWatcher implements RedisEventStream {
     // would count more of what was emitted meanwhile as handed out before the watcher came.
     if (this.cursor > 0 && this.subscribedAt === undefined) {
       try {
-        const [seconds, micros] = await call<[string, string]>(conn, ["TIME"]);
-        const at = Number(seconds) * 1_000_000 + Number(micros);
+        const at = timeMicros(await call<[string, string]>(conn, ["TIME"]));
         if (Number.isSafeInteger(at)) {
           this.subscribedAt = at;
           this.subscribedLocal = performance.now();
@@ -748,8 +747,7 @@ export class StreamWatcher implements RedisEventStream {
     const asked = performance.now();
     let now: number;
     try {
-      const [seconds, micros] = await call<[string, string]>(conn, ["TIME"]);
-      now = Number(seconds) * 1_000_000 + Number(micros);
+      now = timeMicros(await call<[string, string]>(conn, ["TIME"]));
     } catch (error) {
       if (!refusedForGood(error)) throw error;
       return undefined;
