@@ -1,5 +1,5 @@
 import { inspect } from "node:util";
-import { isToolChoice, OWNED_BODY_FIELDS } from "@loopwright/negotiate";
+import { isToolChoice, OWNED_BODY_FIELDS, ownedBodyField } from "@loopwright/negotiate";
 import type { CatalogServer } from "@loopwright/tool-loading";
 import type { StepPlan } from "./agent-loop.js";
 import type { ChatMessage, ToolChoice, ToolDefinition } from "./config.js";
@@ -189,14 +189,14 @@ function plannedBody(extraBody: unknown): Readonly<Record<string, unknown>> {
   // JSON.parse makes "__proto__" an own key, which Object.keys lists.
   const keys = Object.keys(extraBody);
   for (const key of keys) {
-    const instead = (OWNED_BODY_FIELDS as Readonly<Record<string, string | undefined>>)[key];
+    const owned = ownedBodyField(key);
     if (key === "__proto__") {
       throw refused('planned extraBody with a "__proto__" key: no request body can carry it as a field.');
     }
-    if (instead !== undefined && extraBody[key] !== undefined) {
+    if (owned !== undefined && extraBody[key] !== undefined) {
       throw refused(
         `planned extraBody with the field "${key}", which the loop owns and does not take from extraBody ` +
-          `(${instead}${FIELDS.has(key) ? `; plan { ${key} } sets it for the step` : ""}).`,
+          `(${OWNED_BODY_FIELDS[owned]}${FIELDS.has(key) ? `; plan { ${key} } sets it for the step` : ""}).`,
       );
     }
   }

@@ -35,7 +35,7 @@ export type {
   ToolDefinition,
   ToolOrder,
 } from "./request-body.js";
-export { buildBody, isToolChoice, OWNED_BODY_FIELDS } from "./request-body.js";
+export { buildBody, isToolChoice, OWNED_BODY_FIELDS, ownedBodyField } from "./request-body.js";
 export type { BackoffOptions } from "./retry.js";
 export { backoffMs, isModelLoading, isOverflow, isTransient, retryAfterMs } from "./retry.js";
 export { TOOL_RESULTS_READ, withTemplateRoles } from "./template-roles.js";

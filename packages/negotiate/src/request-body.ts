@@ -276,6 +276,18 @@ export const OWNED_BODY_FIELDS: Readonly<Record<OwnedBodyField, string>> = Objec
   }),
 );
 
+/**
+ * `key` where it names a field the request is built with of its own (a key of
+ * `OWNED_BODY_FIELDS`: `model`, `messages`, `stream`, `tools`), so `OWNED_BODY_FIELDS[field]` says
+ * where it is set instead; `undefined` for any other key, `"constructor"`, `"toString"` and
+ * `"__proto__"` included, and for anything that is not a string. Never throws.
+ */
+export function ownedBodyField(key: string): OwnedBodyField | undefined {
+  return typeof key === "string" && Object.hasOwn(OWNED_BODY_FIELDS, key)
+    ? (key as OwnedBodyField)
+    : undefined;
+}
+
 /** A function tool's name, or `undefined` for another kind of tool. */
 function functionName(tool: AnyToolDefinition): string | undefined {
   if (own(tool, "type") !== "function") return undefined;

@@ -9,6 +9,7 @@ import {
   modelCapabilitiesFor,
   negotiate,
   OWNED_BODY_FIELDS,
+  ownedBodyField,
   readRefusal,
 } from "@loopwright/negotiate";
 import { ALL_FENCES, readUsage, stripThinking, type UsageLike } from "@loopwright/stream";
@@ -541,11 +542,11 @@ export function sendableExtraBody(given: unknown, where: string): Record<string,
         { cause: error },
       );
     }
-    const instead = (OWNED_BODY_FIELDS as Readonly<Record<string, string | undefined>>)[key];
-    if (instead !== undefined && value !== undefined) {
+    const owned = ownedBodyField(key);
+    if (owned !== undefined && value !== undefined) {
       throw new SideTaskError(
         "invalid-input",
-        `${where}: ${field} is a field the side task writes itself (${instead}): take it out of extraBody. Nothing was sent.`,
+        `${where}: ${field} is a field the side task writes itself (${OWNED_BODY_FIELDS[owned]}): take it out of extraBody. Nothing was sent.`,
       );
     }
     let text: string | undefined;
