@@ -1,4 +1,4 @@
-import { buildBody } from "@loopwright/negotiate";
+import { checkExtraBody } from "@loopwright/negotiate";
 import { checkCatalog } from "@loopwright/tool-loading";
 import { LoopOptionError } from "./errors.js";
 import { hasOwnKey, ownField } from "./own.js";
@@ -418,55 +418,32 @@ export function checkOptionTypes(given: object, givenConfig: object): void {
 
 /**
  * Refuses a `config.extraBody` that `buildBody` would refuse when the first step's body is built —
- * one setting a field the loop owns (`@loopwright/negotiate`'s `OWNED_BODY_FIELDS`), holding a
- * `"__proto__"` key, or holding a value JSON cannot send as given (`NaN`, `±Infinity`, a BigInt, a
- * cycle, named by its path: `config.extraBody.top_p`) — and one that is not a plain object of body
- * fields (an array, a string, a `Map` or another class's instance, whose entries `buildBody` would
- * not send, unsaid), before anything is sent. Found only at the first step's body, it came after a
- * preselect side task had been sent and paid for. `null` and absent are none. Throws
- * `LoopOptionError` (`invalid-option`, option `config.extraBody`), in `buildBody`'s own words for
- * what it refuses.
+ * one that is not a plain object of body fields (an array, a string, a `Map` or another class's
+ * instance, named by what it was), setting a field the loop owns (`@loopwright/negotiate`'s
+ * `OWNED_BODY_FIELDS`), holding a `"__proto__"` key, or holding a value JSON cannot send as given
+ * (`NaN`, `±Infinity`, a BigInt, a cycle, named by its path: `config.extraBody.top_p`) — before
+ * anything is sent. Found only at the first step's body, it came after a preselect side task had
+ * been sent and paid for. `null` and absent are none. Throws `LoopOptionError` (`invalid-option`,
+ * option `config.extraBody`), in negotiate's `checkExtraBody`'s words, the rule `buildBody` holds
+ * it to.
  */
 export function checkExtraBodyOption(extraBody: unknown): void {
-  if (extraBody === undefined || extraBody === null) return;
-  const plain =
-    typeof extraBody === "object" &&
-    !Array.isArray(extraBody) &&
-    [Object.prototype, null].includes(Object.getPrototypeOf(extraBody));
-  if (!plain) {
-    const named = (extraBody as { constructor?: { name?: unknown } }).constructor?.name;
-    const given =
-      typeof extraBody === "object" && !Array.isArray(extraBody)
-        ? `an instance of ${typeof named === "string" && named !== "" ? named : "a class"}`
-        : kindOf(extraBody);
-    throw new LoopOptionError(
-      "invalid-option",
-      "config.extraBody",
-      "runAgentLoop: config.extraBody must be a plain object of body fields merged into every request " +
-        `({ top_k: 20 }; null or absent for none), and was given ${given}.`,
-    );
-  }
-  const said = bodyFieldsRefusal(extraBody as Record<string, unknown>);
+  const said = bodyFieldsRefusal(extraBody);
   if (said !== undefined) {
     throw new LoopOptionError("invalid-option", "config.extraBody", `runAgentLoop: ${said}`);
   }
 }
 
 /**
- * What `buildBody` says of `extraBody` as a config's (`config.extraBody sets "model"…`, without its
- * `buildBody: ` prefix), where it refuses it: its own check, on a body of nothing but these fields,
- * the rule a step's request meets. Undefined where it takes them. For a config's `extraBody` and a
- * step plan's alike.
+ * What negotiate's `checkExtraBody` says of `extraBody` named as `path` (`config.extraBody sets
+ * "model"…`), where it refuses it: the rule `buildBody` holds every step's `extraBody` to.
+ * Undefined where it takes it. For a config's `extraBody` and a step plan's alike.
  */
-export function bodyFieldsRefusal(extraBody: Record<string, unknown>): string | undefined {
+export function bodyFieldsRefusal(extraBody: unknown, path = "config.extraBody"): string | undefined {
   try {
-    buildBody({ model: "check", extraBody }, REFUSED_NOTHING, undefined, []);
+    checkExtraBody(extraBody, path);
     return undefined;
   } catch (error) {
-    const said = error instanceof Error ? error.message : String(error);
-    return said.replace(/^buildBody: /, "");
+    return error instanceof Error ? error.message : String(error);
   }
 }
-
-/** An endpoint that has refused nothing, for `bodyFieldsRefusal`'s body. */
-const REFUSED_NOTHING = Object.freeze({ strictSchemas: true, usageInStream: true });

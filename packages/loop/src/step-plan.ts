@@ -203,8 +203,8 @@ function plannedBody(extraBody: unknown): Readonly<Record<string, unknown>> {
   const fields = Object.create(null) as Record<string, unknown>;
   for (const key of keys) fields[key] = extraBody[key];
   // buildBody's own check of what JSON cannot send.
-  const said = bodyFieldsRefusal(fields);
-  if (said !== undefined) throw refused(`planned ${said.replace(/^config\./, "")}`);
+  const said = bodyFieldsRefusal(fields, "extraBody");
+  if (said !== undefined) throw refused(`planned ${said}`);
   return fields;
 }
 

@@ -35,7 +35,13 @@ export type {
   ToolDefinition,
   ToolOrder,
 } from "./request-body.js";
-export { buildBody, isToolChoice, OWNED_BODY_FIELDS, ownedBodyField } from "./request-body.js";
+export {
+  buildBody,
+  checkExtraBody,
+  isToolChoice,
+  OWNED_BODY_FIELDS,
+  ownedBodyField,
+} from "./request-body.js";
 export type { BackoffOptions } from "./retry.js";
 export { backoffMs, isModelLoading, isOverflow, isTransient, retryAfterMs } from "./retry.js";
 export { TOOL_RESULTS_READ, withTemplateRoles } from "./template-roles.js";

@@ -19,7 +19,8 @@ export interface ModelParams {
   /**
    * Fields this interface cannot spell (`top_k`, `min_p`, llama.cpp's `id_slot`…), merged last.
    * May override `temperature`; never `model`, `messages`, `stream` or `tools` (`buildBody` refuses
-   * an `extraBody` setting one).
+   * an `extraBody` setting one). A plain object (a `Map` or a class's instance is refused, as
+   * `checkExtraBody` says).
    */
   extraBody?: Record<string, unknown> | undefined;
 }
@@ -501,6 +502,105 @@ function checkMessage(message: unknown, index: number): void {
   }
 }
 
+/** What a non-plain `extraBody` was, for the message refusing it: `an instance of Map`, `an array`, `the string "top_k=20"`. */
+function givenKind(value: unknown): string {
+  if (Array.isArray(value)) return "an array";
+  if (typeof value === "string") {
+    return value === "" ? "an empty string" : `the string ${JSON.stringify(value.slice(0, 40))}`;
+  }
+  if (typeof value === "number") return Number.isNaN(value) ? "NaN" : `the number ${value}`;
+  if (typeof value !== "object" || value === null) return value === null ? "null" : `a ${typeof value}`;
+  let named: unknown;
+  try {
+    // The class's own name, never one a polluted Object.prototype's `constructor` gives.
+    named = own(own(value, "constructor"), "name");
+  } catch {
+    named = undefined;
+  }
+  return typeof named === "string" && named !== ""
+    ? `an instance of ${named}`
+    : "an object on a prototype of its own (what it inherits is not sent)";
+}
+
+/**
+ * The error refusing `value` as an `extraBody` by {@link checkExtraBody}'s rule, its message
+ * `prefix` then the refusal naming `path`; `undefined` where it is taken. One rule for `buildBody`
+ * (`buildBody: config.extraBody…`) and `checkExtraBody`'s callers (`@loopwright/loop`'s run and step
+ * plan checks).
+ */
+function extraBodyFault(value: unknown, path: string, prefix = ""): TypeError | RangeError | undefined {
+  if (value === undefined || value === null) return undefined;
+  // Plain only: `Object.entries` of a Map, a Set, a Date or a class's instance (fields on its
+  // prototype, getters) sent none of what it held, unsaid; a string's characters would be fields.
+  const proto = typeof value === "object" && !Array.isArray(value) ? Object.getPrototypeOf(value) : undefined;
+  if (proto !== Object.prototype && proto !== null) {
+    return new TypeError(
+      `${prefix}${path} must be a plain object of body fields ({ top_k: 20 }; null or absent for none), ` +
+        `and was given ${givenKind(value)}.`,
+    );
+  }
+  const fields = value as Record<string, unknown>;
+  // JSON.parse makes `"__proto__"` an own key; set on the body it would replace the body's prototype
+  // (its fields inherited, never sent) instead of being a field: refused, never silently lost.
+  if (Object.hasOwn(fields, "__proto__")) {
+    return new TypeError(
+      `${prefix}${path} must not have a "__proto__" key (a config read from JSON can): it cannot be sent as a body field.`,
+    );
+  }
+  // A field set to undefined sends nothing, and says nothing either way: let be.
+  for (const key of Object.keys(fields)) {
+    const field = ownedBodyField(key);
+    if (field !== undefined && fields[key] !== undefined) {
+      return new TypeError(
+        `${prefix}${path} sets ${JSON.stringify(field)}, a field buildBody writes itself ` +
+          `(${OWNED_BODY_FIELDS[field]}): take it out of extraBody.`,
+      );
+    }
+  }
+  const unsendable = unsendableIn(fields);
+  if (unsendable === undefined) return undefined;
+  const [at, what] = unsendable;
+  const why =
+    what === "a BigInt"
+      ? "which JSON cannot write (the client would throw while sending)"
+      : what === "a cycle"
+        ? "an object that holds itself, which JSON cannot write"
+        : "which JSON writes as null (the server would use its default, unsaid)";
+  const error = what === "a BigInt" || what === "a cycle" ? TypeError : RangeError;
+  return new error(`${prefix}${path}${at} is ${what}, ${why}.`);
+}
+
+/**
+ * Refuses an `extraBody` — a config's, a step plan's, one a host builds its own request with — that
+ * `buildBody` would not send as written, by the rule `buildBody` holds `config.extraBody` to (the
+ * one rule: `buildBody` calls this). `null` and `undefined` are none, and pass. Throws:
+ *
+ * - `TypeError` for a value that is not a plain object of body fields (on `Object.prototype` or no
+ *   prototype): an array, a string, a number, a `Map`, a `Set`, a `Date` or another class's
+ *   instance, named by what it was (`an instance of Map`) — `Object.entries` of a Map finds none of
+ *   its entries, so such a value sent nothing, unsaid;
+ * - `TypeError` for a `"__proto__"` key (JSON read into a config can hold one): set on a body it
+ *   would replace the body's prototype rather than be a field;
+ * - `TypeError` for a field the request is built with of its own (`OWNED_BODY_FIELDS`: `model`,
+ *   `messages`, `stream`, `tools`), named with where it is set instead; one set to `undefined`,
+ *   which sends nothing, is let be;
+ * - a value JSON cannot send as given, named by its path at any depth (`extraBody.stop[1]`):
+ *   `NaN` or `±Infinity` (JSON writes `null`, the knob silently back at the server's default) a
+ *   `RangeError`, a BigInt or an object holding itself (the client would throw while sending) a
+ *   `TypeError`. Below the top, an object two fields share, a `Date` or a class with `toJSON` goes
+ *   as its JSON says.
+ *
+ * Each message starts with `path` (`"extraBody"` by default; `buildBody` says `config.extraBody`
+ * after `buildBody: `), so a caller checking its own option names it as its user wrote it.
+ */
+export function checkExtraBody(
+  value: unknown,
+  path = "extraBody",
+): asserts value is Record<string, unknown> | null | undefined {
+  const refused = extraBodyFault(value, path);
+  if (refused) throw refused;
+}
+
 /**
  * Refuses what would otherwise be spread into a wrong body (a string's characters as messages,
  * tools or body fields) or crash further in, naming the argument.
@@ -529,37 +629,8 @@ function checkArguments(
     );
   }
   const { extraBody, maxTokens, temperature, reasoningEffort } = config;
-  if (extraBody != null && !isRecord(extraBody)) {
-    throw wrongType("config.extraBody", "an object of body fields", extraBody);
-  }
-  // JSON.parse makes `"__proto__"` an own key; set on the body it would replace the body's prototype
-  // (its fields inherited, never sent) instead of being a field: refused, never silently lost.
-  if (extraBody != null && Object.hasOwn(extraBody, "__proto__")) {
-    throw new TypeError(
-      'buildBody: config.extraBody must not have a "__proto__" key (a config read from JSON can): it cannot be sent as a body field.',
-    );
-  }
-  // A field set to undefined sends nothing, and says nothing either way: let be.
-  for (const [field, instead] of extraBody == null ? [] : Object.entries(OWNED_BODY_FIELDS)) {
-    if (Object.prototype.propertyIsEnumerable.call(extraBody, field) && extraBody?.[field] !== undefined) {
-      throw new TypeError(
-        `buildBody: config.extraBody sets ${JSON.stringify(field)}, a field buildBody writes itself ` +
-          `(${instead}): take it out of extraBody.`,
-      );
-    }
-  }
-  const unsendable = extraBody == null ? undefined : unsendableIn(extraBody);
-  if (unsendable) {
-    const [path, what] = unsendable;
-    const why =
-      what === "a BigInt"
-        ? "which JSON cannot write (the client would throw while sending)"
-        : what === "a cycle"
-          ? "an object that holds itself, which JSON cannot write"
-          : "which JSON writes as null (the server would use its default, unsaid)";
-    const error = what === "a BigInt" || what === "a cycle" ? TypeError : RangeError;
-    throw new error(`buildBody: config.extraBody${path} is ${what}, ${why}.`);
-  }
+  const refused = extraBodyFault(extraBody, "config.extraBody", "buildBody: ");
+  if (refused) throw refused;
   if (maxTokens != null && typeof maxTokens !== "number") {
     throw wrongType("config.maxTokens", "a number of tokens", maxTokens);
   }
@@ -610,7 +681,9 @@ function checkArguments(
  * config without a model name and for an argument of the wrong type (`messages` or `tools` not an
  * array, a message that is not an object or has no string `role`, named by its index, a function tool with no object `function`, a blank or missing `function.name` or
  * `parameters` that are not an object, or an entry with no string `type`, named by its index
- * whatever the latches; a tool of another type goes as given; `extraBody` not an object, holding a `"__proto__"` key, or
+ * whatever the latches; a tool of another type goes as given; `extraBody` not a plain object (an
+ * array, a string, a `Map`, a `Set`, a `Date` or another class's instance, named by what it was:
+ * none of a Map's entries was sent, unsaid), holding a `"__proto__"` key, or
  * setting `model`, `messages`, `stream` or `tools` (named, with where it goes instead: dropped, an
  * `extraBody: { model }` sent the request to another model than the one named there, unsaid; one set to `undefined` is let be),
  * `maxTokens` or `temperature` not a number, `reasoningEffort`
@@ -619,7 +692,8 @@ function checkArguments(
  * `1.5`) or a `temperature` that is not finite — whether or not the model's latches would send it.
  * An `extraBody` value JSON cannot send as given is refused by its path (`config.extraBody.top_p`),
  * at any depth: `NaN` or `±Infinity` (JSON writes `null`) a `RangeError`, a BigInt or an object
- * holding itself (the client would throw while sending) a `TypeError`.
+ * holding itself (the client would throw while sending) a `TypeError`. `extraBody` is held to
+ * `checkExtraBody`'s rule, the one rule (a caller may check one before it builds anything).
  *
  * `options.toolChoice` (one request's `tool_choice`) is sent only beside tools, and wins over an
  * `extraBody.tool_choice`. One naming a tool names it as the tool goes out: relaxed tools are
