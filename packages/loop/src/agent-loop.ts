@@ -25,7 +25,7 @@ import {
   runTools,
   takeCalls,
 } from "./loop-phases.js";
-import { failure, type LoopRun, readOptions, runState, startRun } from "./loop-run.js";
+import { failure, type LoopRun, readOptions, runState, runWindow, startRun } from "./loop-run.js";
 import type { CallResult, DedupePolicy, Dispatch, DispatchRequest } from "./run-calls.js";
 import { loadMetrics, openDiscovery, type ToolLoadMetrics } from "./tool-discovery.js";
 
@@ -329,8 +329,13 @@ export interface AgentLoopResult extends RunState, HookResult {
   /** The token ledger: one `{ through, prompt, epoch }` per request whose prompt was reported. */
   ledger: LedgerEntry[];
   /**
-   * The run added up from the events it emitted (`runMetrics`, against `config.contextLength`), with
-   * the load counts only the loop sees (`toolsLoaded`, `redundantLoads`, `unknownToolNames`).
+   * The run added up from the events it emitted (`runMetrics`), with the load counts only the loop
+   * sees (`toolsLoaded`, `redundantLoads`, `unknownToolNames`). The largest prompt's `share` is of
+   * the window of the model its turn went to: `config.contextLength`, or — with `config.compact`,
+   * for a model a step's plan named — the smaller window an endpoint's refusal named for that model
+   * in this run (the window `beforeStep` is told as `limit` and the size guard holds that model's
+   * requests to), so 250 tokens sent to a model served with 300 read as 0.83, not as 250 of
+   * `contextLength`'s 4,000. Without a `contextLength`, no share.
    */
   metrics: RunMetrics & ToolLoadMetrics;
 }
@@ -406,16 +411,32 @@ export async function runLoop(services: LoopServices, options: AgentLoopOptions)
 /** What a finished run hands back: the answer, the run, and its metrics added up from its events. */
 function finished(run: LoopRun, step: LoopStep, stopReason: AgentLoopResult["stopReason"]): AgentLoopResult {
   const { contextLength } = run.config;
+  const metrics = runMetrics([...run.kept, { kind: "done" }], contextLength ? { contextLength } : {});
   return {
     turn: step.turn,
     steps: step.number,
     stopReason,
     ledger: run.measure.ledger,
-    metrics: {
-      ...runMetrics([...run.kept, { kind: "done" }], contextLength ? { contextLength } : {}),
-      ...loadMetrics(run),
-    },
+    metrics: { ...metrics, ...largestAgainstItsWindow(run, metrics), ...loadMetrics(run) },
     ...runState(run),
     ...hookResult(run, step.turn.content),
   };
+}
+
+/**
+ * The largest prompt's `share` of the window of the model its turn went to (`runWindow`: that
+ * model's window where a refusal named a smaller one than `contextLength` in this run, else
+ * `contextLength`), where `runMetrics`, which knows one window, put it against `contextLength`: a
+ * step a plan sent to a model served with 300 tokens, 250 of them filled, read as 6% of a
+ * 4,000-token window. Nothing where there is no largest prompt or no window.
+ */
+function largestAgainstItsWindow(run: LoopRun, metrics: RunMetrics): Pick<RunMetrics, "largestPrompt"> {
+  const largest = metrics.largestPrompt;
+  if (largest === undefined) return {};
+  // runMetrics counts one turn per usage event, from 1, in the order they were emitted.
+  const usage = run.kept.filter((event) => event.kind === "usage")[largest.turn - 1];
+  const model = usage?.kind === "usage" ? usage.turn?.model : undefined;
+  const window = runWindow(run, model ?? run.config.model);
+  if (window === undefined || window <= 0) return {};
+  return { largestPrompt: { ...largest, share: largest.tokens / window } };
 }
