@@ -163,3 +163,84 @@ describe("buildBody given an extraBody that is not a plain object", () => {
     }
   });
 });
+
+describe("what JSON cannot send as given, in a tool entry or below extraBody's top", () => {
+  const store = createCapabilityStore();
+  const supports = store.capabilitiesFor("http://127.0.0.1:1/v1");
+  const model = store.modelCapabilitiesFor(supports, "m");
+  const messages = [{ role: "user", content: "hi" }];
+  const fn = (parameters: unknown, extra: Record<string, unknown> = {}) =>
+    ({ type: "function", function: { name: "f", parameters }, ...extra }) as never;
+
+  it("is refused in any tool by its path, where a schema's Infinity went as null, a Map of properties as {}, a BigInt threw in the client", () => {
+    const number = (field: Record<string, unknown>) => ({
+      type: "object",
+      properties: { n: { type: "number", ...field } },
+    });
+    const cases: Array<[unknown, ErrorConstructor, string]> = [
+      [
+        fn(number({ maximum: Number.POSITIVE_INFINITY })),
+        RangeError,
+        "tools[0].function.parameters.properties.n.maximum is Infinity",
+      ],
+      [
+        fn(number({ default: Number.NaN })),
+        RangeError,
+        "tools[0].function.parameters.properties.n.default is NaN",
+      ],
+      [
+        fn(number({ default: 1n })),
+        TypeError,
+        "tools[0].function.parameters.properties.n.default is a BigInt",
+      ],
+      [
+        fn({ type: "object", properties: new Map([["n", { type: "number" }]]) }),
+        TypeError,
+        "tools[0].function.parameters.properties is a Map, which JSON writes as {}",
+      ],
+      [
+        fn({ type: "object" }, { cache_control: { ttl: -Infinity } }),
+        RangeError,
+        "tools[0].cache_control.ttl is -Infinity",
+      ],
+      [
+        { type: "custom", custom: { name: "c", format: { grammar: 1n } } },
+        TypeError,
+        "tools[0].custom.format.grammar is a BigInt",
+      ],
+    ];
+    for (const [tool, type, words] of cases) {
+      // Whatever the latches: relaxed tools are copied from these.
+      for (const endpoint of [supports, { ...supports, strictSchemas: false }]) {
+        const call = () =>
+          buildBody({ model: "m" }, endpoint, model, messages, [fn({ type: "object" }), tool] as never);
+        expect(call, words).toThrow(type);
+        expect(call, words).toThrow(`buildBody: ${words.replace("tools[0]", "tools[1]")}`);
+      }
+    }
+  });
+
+  it("is refused below extraBody's top: a Map or a Set went as {}, none of its entries sent", () => {
+    for (const [extraBody, words] of [
+      [{ logit_bias: new Map([["50256", -100]]) }, "config.extraBody.logit_bias is a Map"],
+      [{ kwargs: { stop: new Set(["a"]) } }, "config.extraBody.kwargs.stop is a Set"],
+    ] as const) {
+      const call = () => buildBody({ model: "m", extraBody }, supports, model, messages);
+      expect(call, words).toThrow(TypeError);
+      expect(call, words).toThrow(
+        `buildBody: ${words}, which JSON writes as {} (none of its entries would be sent)`,
+      );
+      expect(() => checkExtraBody(extraBody, "config.extraBody"), words).toThrow(words);
+    }
+  });
+
+  it("still lets a tool with a Date, a shared object or a deep schema go as its JSON says", () => {
+    const shared = { type: "string" };
+    const tool = fn({
+      type: "object",
+      properties: { a: shared, b: shared, c: { description: "x", examples: [new Date(0)] } },
+    });
+    const body = buildBody({ model: "m" }, supports, model, messages, [tool]);
+    expect(JSON.parse(JSON.stringify(body.tools))).toEqual(JSON.parse(JSON.stringify([tool])));
+  });
+});
