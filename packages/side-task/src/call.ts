@@ -1,3 +1,4 @@
+import { types } from "node:util";
 import { defaultClientPool, type Endpoint, EndpointConfigError, timeoutMs } from "@loopwright/client";
 import {
   buildBody,
@@ -503,7 +504,8 @@ function whenAnswering(request: PromiseLike<unknown>, answered: () => void): voi
 /**
  * `extraBody` as it will be sent: a copy made through JSON, each field read once. Throws
  * `SideTaskError` (`invalid-input`) naming the field for one that cannot be read or that JSON
- * cannot hold (a BigInt, a cycle), so nothing unsendable reaches the server's end of the blame,
+ * cannot hold (a BigInt, a cycle) or would change (`NaN` and `±Infinity` written as `null`, a `Map`
+ * or a `Set` at any depth as `{}`), so nothing unsendable reaches the server's end of the blame,
  * and for one the request is built with of its own (`OWNED_BODY_FIELDS`, negotiate's one list:
  * `model`, `messages`, `stream`, `tools`; one set to `undefined` is let be, as it sends nothing).
  * `buildBody` refuses those too, but inside the negotiation, where its error read as the model's
@@ -553,9 +555,15 @@ export function sendableExtraBody(given: unknown, where: string): Record<string,
     // NaN and ±Infinity, at any depth, JSON writes as null: the knob would go back to the server's
     // default without a word (buildBody refuses them in a run's extraBody too).
     let nonFinite: number | undefined;
+    // A Map or a Set, at any depth, JSON writes as {}: every entry it holds would go unsent, unsaid
+    // (buildBody refuses one in a run's extraBody too).
+    let unwritten: string | undefined;
     try {
       text = JSON.stringify(value, (_key, item: unknown) => {
         if (nonFinite === undefined && typeof item === "number" && !Number.isFinite(item)) nonFinite = item;
+        if (unwritten === undefined && (types.isMap(item) || types.isSet(item))) {
+          unwritten = types.isMap(item) ? "a Map" : "a Set";
+        }
         return item;
       });
     } catch (error) {
@@ -566,6 +574,12 @@ export function sendableExtraBody(given: unknown, where: string): Record<string,
       throw new SideTaskError("invalid-input", `${where}: ${field} ${why}. Nothing was sent.`, {
         cause: error,
       });
+    }
+    if (unwritten !== undefined) {
+      throw new SideTaskError(
+        "invalid-input",
+        `${where}: ${field} holds ${unwritten}, which JSON writes as {} (none of its entries would be sent): send a plain object or an array. Nothing was sent.`,
+      );
     }
     if (nonFinite !== undefined) {
       throw new SideTaskError(

@@ -219,6 +219,12 @@ describe("an extraBody JSON cannot write", () => {
         { logit_bias: { "50256": -Infinity } },
         /extraBody\.logit_bias holds -Infinity, which JSON writes as null/,
       ],
+      // Before: sent as {}, none of the entries in the request, without a word.
+      [
+        { logit_bias: new Map([["50256", -100]]) },
+        /extraBody\.logit_bias holds a Map, which JSON writes as \{\}/,
+      ],
+      [{ kwargs: { stop: new Set(["###"]) } }, /extraBody\.kwargs holds a Set, which JSON writes as \{\}/],
       [
         Object.defineProperty({}, "top_k", {
           enumerable: true,
