@@ -199,11 +199,12 @@ function acceptsNull(schema: unknown, walk: Walk, depth: number): boolean {
     !never &&
     parts.every((part) => {
       if (!typeAllows(part, "null")) return false;
-      // OpenAPI's `nullable: true` adds null to the type alone: an enum or const beside it without
-      // null still refuses it (OpenAPI 3.0.3), as `sanitizeSchema` reads it.
+      // OpenAPI's `nullable: true` adds null to the type beside it alone (`typeAllows`): an enum or
+      // const beside it without null still refuses it (OpenAPI 3.0.3), as do the branches of a
+      // union beside it none of which takes null — and with no type it adds nothing (the OAI's
+      // clarification; ajv 8 refuses to compile it), as `sanitizeSchema` reads it.
       if (Array.isArray(part.enum) && !part.enum.includes(null)) return false;
       if (Object.hasOwn(part, "const") && part.const !== null) return false;
-      if (part.nullable === true) return true;
       return unionsOf(part).every((branches) => branches.some((b) => acceptsNull(b, walk, depth + 1)));
     });
   walk.nulls.set(schema, answer);
