@@ -1,5 +1,16 @@
 /**
- * Round 100 (c): OpenAPI 3.0's `nullable: true` beside a union or an `allOf`.
+ * Round 100 (c).
+ *
+ * A discriminated union's tag that two variants leave optional, with no default. Strict mode asks
+ * for it as required-nullable, and `restoreArguments` read the null a model writes there as the
+ * tag left out — which zod's `discriminatedUnion` refuses (a missing tag may stand for one variant
+ * only; "Invalid discriminator value"), and which a JSON Schema `oneOf` of open variants refuses
+ * too (the object, untagged, is of both). The variant the object is read by names one value for
+ * its tag: the tool now gets it. And a tag defaulted in two variants, written null for an object
+ * both open variants may take, found both defaults (the variant passed over was asked too) and
+ * wrote none.
+ *
+ * OpenAPI 3.0's `nullable: true` beside a union or an `allOf`.
  *
  * OpenAPI 3.0.3: `nullable: true` "adds "null" to the allowed types specified by the type
  * keyword, only if type is explicitly defined within the same Schema Object. Other Schema Object
@@ -15,9 +26,10 @@
  * and would take null; sent without it, every value the model can write is still one zod takes.
  */
 import { Ajv } from "ajv";
+import { Ajv2020 } from "ajv/dist/2020.js";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { restoreArguments } from "./optional-nulls.js";
+import { dropOptionalNulls, restoreArguments } from "./optional-nulls.js";
 import { relaxSchema, sanitizeSchema } from "./sanitize-schema.js";
 
 type Props = { properties: Record<string, unknown> };
@@ -112,5 +124,109 @@ describe("OpenAPI's nullable: true beside a union or an allOf", () => {
     const sent = sanitizeSchema(declared) as Props;
     expect(sent.properties.id).toEqual({ anyOf: [{ type: "string" }, { type: "number" }] });
     expect(input.safeParse(restoreArguments({ id: 3 }, declared)).success).toBe(true);
+  });
+});
+
+describe("a union's tag two variants leave optional, with no default, written null", () => {
+  const variants = {
+    // zod 4 builds it; it refuses an object with the tag left out ("Invalid discriminator value").
+    optional: z.discriminatedUnion("kind", [
+      z.object({ kind: z.literal("file").optional(), path: z.string() }),
+      z.object({ kind: z.literal("dir").optional(), depth: z.number() }),
+    ]),
+    // One variant's tag optional, the other's defaulted: neither may be left out either.
+    mixed: z.discriminatedUnion("kind", [
+      z.object({ kind: z.literal("file").optional(), path: z.string() }),
+      z.object({ kind: z.literal("dir").default("dir"), depth: z.number() }),
+    ]),
+  };
+
+  it("hands the tool the tag of the variant the object is written for, so zod can pick it", () => {
+    for (const union of Object.values(variants)) {
+      const input = z.object({ item: union });
+      const original = z.toJSONSchema(input, { io: "input" });
+      const validate = new Ajv2020({ strict: false }).compile(original);
+      const file = restoreArguments({ item: { kind: null, path: "a.txt" } }, original);
+      const dir = restoreArguments({ item: { kind: null, depth: 2 } }, original);
+      // Before: { path: "a.txt" }, which zod refused.
+      expect(file).toEqual({ item: { kind: "file", path: "a.txt" } });
+      expect(dir).toEqual({ item: { kind: "dir", depth: 2 } });
+      expect(input.safeParse({ item: { path: "a.txt" } }).success).toBe(false);
+      for (const args of [file, dir]) {
+        expect(input.safeParse(args).success).toBe(true);
+        expect(validate(args)).toBe(true);
+      }
+      // dropOptionalNulls alone gives the same.
+      expect(dropOptionalNulls({ item: { kind: null, path: "a.txt" } }, original)).toEqual(file);
+    }
+  });
+
+  it("is declared with each tag as its value or null", () => {
+    const original = z.toJSONSchema(z.object({ item: variants.optional }), { io: "input" });
+    const declared = sanitizeSchema(original) as { properties: { item: { anyOf: unknown[] } } };
+    expect(declared.properties.item.anyOf[0]).toMatchObject({
+      properties: { kind: { enum: ["file", null] } },
+    });
+  });
+
+  it("gives a JSON Schema oneOf of open variants an object only one of them takes", () => {
+    const original = {
+      type: "object",
+      properties: {
+        item: {
+          oneOf: [
+            { type: "object", properties: { kind: { const: "a" }, x: { type: "string" } } },
+            { type: "object", properties: { kind: { const: "b" }, y: { type: "number" } } },
+          ],
+        },
+      },
+      required: ["item"],
+    };
+    const validate = new Ajv2020({ strict: false }).compile(original);
+    const args = restoreArguments({ item: { kind: null, x: "s", y: null } }, original);
+    // Before: { x: "s" }, which both variants take, so the oneOf refused it.
+    expect(args).toEqual({ item: { kind: "a", x: "s" } });
+    expect(validate(args)).toBe(true);
+    expect(validate({ item: { x: "s" } })).toBe(false);
+  });
+
+  it("writes a defaulted tag where both open variants may take the object", () => {
+    const input = z.object({
+      item: z.discriminatedUnion("kind", [
+        z.object({ kind: z.literal("a").default("a"), x: z.string().optional() }),
+        z.object({ kind: z.literal("b").default("b"), y: z.number().optional() }),
+      ]),
+    });
+    const original = z.toJSONSchema(input, { io: "input" });
+    const args = restoreArguments({ item: { kind: null, x: "s" } }, original);
+    // Before: { x: "s" }: the "b" variant, passed over, was asked for its default too.
+    expect(args).toEqual({ item: { kind: "a", x: "s" } });
+    expect(input.safeParse(args).success).toBe(true);
+  });
+
+  it("leaves a tag out where one variant alone leaves it optional, or the variant names several values", () => {
+    const one = z.object({
+      item: z.discriminatedUnion("kind", [
+        z.object({ kind: z.literal("file").optional(), path: z.string() }),
+        z.object({ kind: z.literal("dir"), depth: z.number() }),
+      ]),
+    });
+    const args = restoreArguments({ item: { kind: null, path: "a" } }, z.toJSONSchema(one, { io: "input" }));
+    expect(args).toEqual({ item: { path: "a" } });
+    expect(one.safeParse(args).success).toBe(true);
+    const several = z.toJSONSchema(
+      z.object({
+        item: z.union([
+          z.object({ kind: z.enum(["file", "link"]).optional(), path: z.string() }),
+          z.object({ kind: z.literal("dir").optional(), depth: z.number() }),
+        ]),
+      }),
+      { io: "input" },
+    );
+    // Which of file and link the model meant is not known: left out, for the tool to name.
+    expect(restoreArguments({ item: { kind: null, path: "a" } }, several)).toEqual({ item: { path: "a" } });
+    // A plain optional literal, under no union, is left out as before.
+    const plain = { type: "object", properties: { mode: { const: "fast" } } };
+    expect(restoreArguments({ mode: null }, plain)).toEqual({});
   });
 });
