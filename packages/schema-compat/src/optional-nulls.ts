@@ -923,7 +923,7 @@ function defaultOf(schema: unknown, walk: Walk, depth = 0): unknown {
   }
   if (found.size !== 1) return undefined;
   const [value] = found;
-  if (value === null || typeof value === "object") return undefined;
+  if (!carried(value)) return undefined;
   return names(schema, value, walk, depth) && mayMeet(schema, value, walk, 0) ? value : undefined;
 }
 
@@ -948,8 +948,19 @@ function tagOf(schema: unknown, walk: Walk): unknown {
   const values = namedValues(schema, walk, 0);
   if (values === undefined || values.size !== 1) return undefined;
   const [value] = values;
-  if (value === null || typeof value === "object") return undefined;
+  if (!carried(value)) return undefined;
   return mayMeet(schema, value, walk, 0) ? value : undefined;
+}
+
+/**
+ * Whether a value named for a key may be handed on in a null's place: a string, a boolean or a
+ * finite number — not null, an object or an array (see `defaultOf`), nor a number JSON cannot
+ * carry. A host's schema built in code may name NaN or Infinity (`z.literal(Number.POSITIVE_INFINITY)`
+ * with a default, `enum: [NaN]`, which `includes` finds): handed on, the tool's arguments held a
+ * value written as `null` once sent as JSON (to an MCP server), which the model never wrote.
+ */
+function carried(value: unknown): boolean {
+  return typeof value === "string" || typeof value === "boolean" || Number.isFinite(value);
 }
 
 /** The values a schema names (null aside) in its parts' `const`s and `enum`s and its unions' branches, intersected; undefined where it names none. */

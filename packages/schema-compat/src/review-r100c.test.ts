@@ -12,6 +12,11 @@
  *
  * OpenAPI 3.0's `nullable: true` beside a union or an `allOf`.
  *
+ * Review of last round's `defaultOf` and `patternTest`: a default JSON cannot carry (NaN,
+ * Infinity, from a host's schema built in code) was handed to the tool in a null's place; a
+ * pattern only the `v` flag reads (zod's `/v`, class set operations) was read without a flag, so a
+ * string zod takes was called one the variant surely refuses.
+ *
  * OpenAPI 3.0.3: `nullable: true` "adds "null" to the allowed types specified by the type
  * keyword, only if type is explicitly defined within the same Schema Object. Other Schema Object
  * constraints retain their defined behavior" (the OAI's clarification, proposal 003). Beside an
@@ -27,8 +32,11 @@
  */
 import { Ajv } from "ajv";
 import { Ajv2020 } from "ajv/dist/2020.js";
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
+import { propertyRuns } from "../../../test-support/properties.js";
+import { patternTest } from "./backtracking.js";
 import { dropOptionalNulls, restoreArguments } from "./optional-nulls.js";
 import { relaxSchema, sanitizeSchema } from "./sanitize-schema.js";
 
@@ -228,5 +236,80 @@ describe("a union's tag two variants leave optional, with no default, written nu
     // A plain optional literal, under no union, is left out as before.
     const plain = { type: "object", properties: { mode: { const: "fast" } } };
     expect(restoreArguments({ mode: null }, plain)).toEqual({});
+  });
+});
+
+describe("a default or tag JSON cannot carry, written null", () => {
+  it("is left out, not handed to the tool as a number the model never wrote", () => {
+    // A host's schema built in code (zod's z.literal(Infinity).default(Infinity) is refused by
+    // z.toJSONSchema; a hand-built one is not).
+    const original = {
+      type: "object",
+      properties: {
+        k: { enum: [Number.NaN, 1], default: Number.NaN },
+        i: { type: "number", enum: [Number.POSITIVE_INFINITY], default: Number.POSITIVE_INFINITY },
+      },
+    };
+    const args = restoreArguments({ k: null, i: null }, original);
+    // Before: { k: NaN, i: Infinity }, sent on to an MCP server as { "k": null, "i": null }.
+    expect(args).toEqual({});
+    expect(dropOptionalNulls({ k: null, i: null }, original)).toEqual({});
+  });
+});
+
+describe("a pattern only the v flag reads", () => {
+  // Typed as a string: TypeScript refuses the flag below an es2024 target; Node 20 reads it.
+  const V: string = "v";
+  it("takes what zod's /v expression takes, so the union variant written for it is read", () => {
+    const input = z.object({
+      item: z.union([
+        z.object({ c: z.string().regex(new RegExp("^[[a-zé]&&[^a-z]]$", V)), a: z.string().nullable() }),
+        z.object({ c: z.string(), a: z.string().default("d") }),
+      ]),
+    });
+    const original = z.toJSONSchema(input, { io: "input" });
+    const args = restoreArguments({ item: { c: "é", a: null } }, original);
+    // Before: read without a flag it is the class [, a-z, é, then "&&", [^a-z] and "]", so é
+    // "surely" failed the first variant; its null was dropped and zod handed the tool the
+    // second's "d".
+    expect(args).toEqual({ item: { c: "é", a: null } });
+    expect(input.parse(args)).toEqual({ item: { c: "é", a: null } });
+  });
+
+  it("is not run where a class of strings could backtrack, nor for a property of strings", () => {
+    // With the v flag this is (a|aa)+: run on 60 a's and a b it would take hours (on 30, 65 ms,
+    // each a more about 1.6 times as long).
+    const strings = patternTest("^[\\q{a|aa}]+$");
+    expect(strings?.test(`${"a".repeat(60)}b`)).toBe(false);
+    const emoji = patternTest("^[\\p{RGI_Emoji}]+$");
+    expect(emoji?.test("😀")).toBe(false);
+  });
+
+  // Classes built with set operations over a few letters, inside a quantified group or alone.
+  const operand = fc.constantFrom("[a-c]", "[b-d]", "[^a]", "\\p{Ll}", "[\\p{L}--[a-z]]", "[aeé]", "x");
+  const setClass = fc
+    .tuple(operand, fc.constantFrom("--", "&&"), operand)
+    .map(([left, op, right]) => `[${left}${op}${right}]`);
+  const setPattern = fc
+    .tuple(setClass, fc.constantFrom("", "+", "{1,3}", "?"), fc.constantFrom("", "z"))
+    .map(([cls, quantifier, tail]) => `^(?:${cls}${tail})${quantifier}$`);
+
+  it("takes every string the v flag reads the pattern as matching", () => {
+    fc.assert(
+      fc.property(
+        setPattern,
+        fc.string({ unit: fc.constantFrom("a", "b", "c", "d", "e", "é", "x", "z", "Ü"), maxLength: 4 }),
+        (pattern, text) => {
+          const v = new RegExp(pattern, V);
+          if (!v.test(text)) return;
+          // Undefined (it compiles in no grammar read) is never run: any string may meet it.
+          const test = patternTest(pattern);
+          expect(test === undefined || test.test(text), `${pattern} takes ${JSON.stringify(text)}`).toBe(
+            true,
+          );
+        },
+      ),
+      { ...propertyRuns(300), examples: [["^(?:[[a-c]&&[b-d]])$", "b"]] },
+    );
   });
 });
