@@ -12,6 +12,9 @@
  *
  * OpenAPI 3.0's `nullable: true` beside a union or an `allOf`.
  *
+ * A zod regular expression's flags: `z.toJSONSchema` writes the source alone, so they never reach
+ * this package; what the model is then held to, as the README says.
+ *
  * Review of last round's `defaultOf` and `patternTest`: a default JSON cannot carry (NaN,
  * Infinity, from a host's schema built in code) was handed to the tool in a null's place; a
  * pattern only the `v` flag reads (zod's `/v`, class set operations) was read without a flag, so a
@@ -311,5 +314,45 @@ describe("a pattern only the v flag reads", () => {
       ),
       { ...propertyRuns(300), examples: [["^(?:[[a-c]&&[b-d]])$", "b"]] },
     );
+  });
+});
+
+describe("a zod regular expression's flags, which z.toJSONSchema does not write", () => {
+  const input = z.object({
+    name: z.string().regex(/^[a-z]+$/i),
+    line: z.string().regex(/^ok$/m),
+    any: z.string().regex(/^a.b$/s),
+    head: z.string().regex(/x/y),
+  });
+  const original = z.toJSONSchema(input, { io: "input" });
+  const sent = sanitizeSchema(original) as { properties: Record<string, { pattern?: string }> };
+  const pattern = (name: string) => new RegExp(sent.properties[name]?.pattern ?? "", "u");
+
+  it("reach the model as the source alone", () => {
+    expect(sent.properties.name?.pattern).toBe("^[a-z]+$");
+    expect(sent.properties.line?.pattern).toBe("^ok$");
+  });
+
+  it("hold the model to values the tool takes where the flag widens the expression (i, m, s)", () => {
+    const unit = fc.constantFrom("a", "B", "o", "k", "O", "\n", "x", "é");
+    fc.assert(
+      fc.property(fc.string({ unit, maxLength: 5 }), (text) => {
+        for (const name of ["name", "line", "any"]) {
+          if (!pattern(name).test(text)) continue;
+          const args = { name: "a", line: "ok", any: "a-b", head: "x", [name]: text };
+          expect(input.safeParse(args).success, `${name}: ${JSON.stringify(text)}`).toBe(true);
+        }
+      }),
+      propertyRuns(200),
+    );
+    // The model is never offered what only the flag takes.
+    expect(pattern("name").test("ABC")).toBe(false);
+    expect(input.shape.name.safeParse("ABC").success).toBe(true);
+  });
+
+  it("let the model write a value the tool refuses where the flag narrows it (y), which the tool names", () => {
+    expect(pattern("head").test("ax")).toBe(true);
+    const refused = input.safeParse({ name: "a", line: "ok", any: "a-b", head: "ax" });
+    expect(refused.error?.issues.map((issue) => issue.path)).toEqual([["head"]]);
   });
 });
