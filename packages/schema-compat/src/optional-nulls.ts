@@ -986,10 +986,15 @@ function namedValues(schema: unknown, walk: Walk, depth: number): Set<unknown> |
 }
 
 /**
- * Whether two or more branches of one union of `schema` (at any depth of its unions) name `key` and
- * take it left out: a tag those variants leave optional. zod's `discriminatedUnion` refuses an
+ * Whether `key` is a tag two or more branches of one union of `schema` (at any depth of its unions)
+ * leave optional: two of the branches taking it left out name values for it in a `const` or an
+ * `enum`, none in common (`kind: "file"` and `kind: "dir"`). zod's `discriminatedUnion` refuses an
  * object with such a tag left out (a missing tag may stand for one variant only), and a JSON Schema
- * `oneOf` of such variants may take it as both and refuse it.
+ * `oneOf` of such variants may take it as both and refuse it. A field the variants share without
+ * telling them apart — a literal only one names, or two naming the same value — is no tag, and is
+ * left out as written: zod takes it so (before this was asked, `{ kind: "k1", c: null }` under
+ * variants whose optional `c` was a string in one and `"v1"` in the other gave `c: "v1"`, a value
+ * the model never wrote: seed 100301 of tools' round-trip model at 5×).
  */
 function leftOutByMany(schema: unknown, key: string, walk: Walk, depth = 0): boolean {
   if (depth > MAX_DEPTH) return false;
@@ -997,11 +1002,17 @@ function leftOutByMany(schema: unknown, key: string, walk: Walk, depth = 0): boo
     flatten(schema, walk).parts.some((part) =>
       unionsOf(part).some((branches) => {
         const objects = branches.filter((b) => admits(b, "object", walk));
-        const leaving = objects.filter((b) => {
+        const tags: Set<unknown>[] = [];
+        for (const b of objects) {
           const info = keyInfo(b, key, walk, 0);
-          return info.described && info.absentOk;
-        });
-        return leaving.length >= 2 || objects.some((b) => leftOutByMany(b, key, walk, depth + 1));
+          if (!info.described || !info.absentOk) continue;
+          const values = info.sub === undefined ? undefined : namedValues(info.sub, walk, 0);
+          if (values !== undefined && values.size > 0) tags.push(values);
+        }
+        const apart = tags.some((one, i) =>
+          tags.slice(i + 1).some((other) => [...one].every((v) => !other.has(v))),
+        );
+        return apart || objects.some((b) => leftOutByMany(b, key, walk, depth + 1));
       }),
     ),
   );

@@ -236,6 +236,20 @@ describe("a union's tag two variants leave optional, with no default, written nu
     );
     // Which of file and link the model meant is not known: left out, for the tool to name.
     expect(restoreArguments({ item: { kind: null, path: "a" } }, several)).toEqual({ item: { path: "a" } });
+    // A field the variants share without telling them apart is no tag (seed 100301 of tools'
+    // round-trip model at 5×: c: "v1" was written, a value the model never wrote).
+    const shared = z.object({
+      a: z.discriminatedUnion("kind", [
+        z.object({ kind: z.literal("k0"), c: z.string().nullable().optional() }),
+        z.object({ kind: z.literal("k1"), c: z.literal("v1").optional() }),
+        z.object({ kind: z.literal("k2") }),
+      ]),
+    });
+    expect(restoreArguments({ a: { kind: "k1", c: null } }, z.toJSONSchema(shared, { io: "input" }))).toEqual(
+      {
+        a: { kind: "k1" },
+      },
+    );
     // A plain optional literal, under no union, is left out as before.
     const plain = { type: "object", properties: { mode: { const: "fast" } } };
     expect(restoreArguments({ mode: null }, plain)).toEqual({});
