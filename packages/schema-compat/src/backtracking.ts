@@ -219,7 +219,7 @@ function separates(repeated: string, separator: string, unicode: boolean): boole
  * `pattern` as a regular expression with `flags`, or `null` where it is none. JSON Schema's
  * patterns are read with the `u` flag; one only valid without it (`\_`) is read so.
  */
-export function regexOf(pattern: string, flags: "u" | ""): RegExp | null {
+export function regexOf(pattern: string, flags: "u" | "v" | ""): RegExp | null {
   try {
     return new RegExp(pattern, flags);
   } catch {
@@ -233,19 +233,38 @@ export interface PatternTest {
 }
 
 /**
- * `pattern` as a test taking a string either grammar it compiles in takes: with the `u` flag, as
+ * `pattern` as a test taking a string any grammar it compiles in takes: with the `u` flag, as
  * JSON Schema's validators read it (ajv; zod's own `/u` patterns, `\p{L}`, `\u{1F600}`, a `.` that
  * takes an astral character whole), and without it, as a host's own regular expression written
  * without the flag reads it (zod writes `/^.$/`'s source alone). Read in one only, a string the
  * tool takes was called one it refuses: `^\p{L}+$` without the flag is `p{L}` repeated, and
- * refused `héllo`. Undefined for a pattern that compiles in neither. For a pattern `mayBacktrack`
- * passes; the reading without the flag is run only where `backtracks` passes it too.
+ * refused `héllo`. Where the `u` flag refuses it, also with the `v` flag (see `setsReading`).
+ * Undefined for a pattern that compiles in none. For a pattern `mayBacktrack` passes; the reading
+ * without the flag is run only where `backtracks` passes it too.
  */
 export function patternTest(pattern: string): PatternTest | undefined {
   const unicode = regexOf(pattern, "u");
   const plain = unicode === null || !backtracks(pattern, false) ? regexOf(pattern, "") : null;
-  if (unicode === null || plain === null) return unicode ?? plain ?? undefined;
-  return { test: (value) => unicode.test(value) || plain.test(value) };
+  const sets = unicode === null ? setsReading(pattern) : null;
+  const readings = [unicode, plain, sets].filter((r): r is RegExp => r !== null);
+  if (readings.length < 2) return readings[0];
+  return { test: (value) => readings.some((r) => r.test(value)) };
+}
+
+/**
+ * `pattern` read with the `v` flag, for one the `u` flag refuses: zod writes a `/v` expression's
+ * source alone, and its class set operations (`[\p{L}--[a-z]]`, `[[a-z]&&[^aeiou]]`) read
+ * without a flag as other characters — `^[\p{L}--[a-z]]$` refused `é`, which zod takes. Only
+ * where every class still matches one character, as `backtracks` counts it: not with `\q{…}`
+ * (a class of strings, `[\q{a|aa}]+` backtracking as `(a|aa)+` does) or a property of strings
+ * (`\p{RGI_Emoji}`, a property the `u` flag does not know); `null` otherwise.
+ */
+function setsReading(pattern: string): RegExp | null {
+  if (pattern.includes("\\q{")) return null;
+  for (const [property] of pattern.matchAll(/\\[pP]\{[^}]*\}/g)) {
+    if (regexOf(property, "u") === null) return null;
+  }
+  return backtracks(pattern, true) ? null : regexOf(pattern, "v");
 }
 
 /**

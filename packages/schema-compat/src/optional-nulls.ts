@@ -60,6 +60,10 @@ interface Walk {
   standIns: Map<unknown, Raw>;
   /** Per union branch an object may be of but is not read by: what it stands as (see `standIn`). */
   passedOver: Map<unknown, Raw>;
+  /** The property schemas of those stand-ins: a key's value is not read from them (see `defaultOf`). */
+  passedProps: WeakSet<object>;
+  /** Per schema and key: whether two branches of one of its unions name the key and leave it optional (see `leftOutByMany`). */
+  leftOut: Map<unknown, Map<string, boolean>>;
   /** A number for each schema `narrowed` or `standIn` made, naming it in `narrowed`'s keys. */
   ids: Map<unknown, number>;
   /**
@@ -199,11 +203,12 @@ function acceptsNull(schema: unknown, walk: Walk, depth: number): boolean {
     !never &&
     parts.every((part) => {
       if (!typeAllows(part, "null")) return false;
-      // OpenAPI's `nullable: true` adds null to the type alone: an enum or const beside it without
-      // null still refuses it (OpenAPI 3.0.3), as `sanitizeSchema` reads it.
+      // OpenAPI's `nullable: true` adds null to the type beside it alone (`typeAllows`): an enum or
+      // const beside it without null still refuses it (OpenAPI 3.0.3), as do the branches of a
+      // union beside it none of which takes null — and with no type it adds nothing (the OAI's
+      // clarification; ajv 8 refuses to compile it), as `sanitizeSchema` reads it.
       if (Array.isArray(part.enum) && !part.enum.includes(null)) return false;
       if (Object.hasOwn(part, "const") && part.const !== null) return false;
-      if (part.nullable === true) return true;
       return unionsOf(part).every((branches) => branches.some((b) => acceptsNull(b, walk, depth + 1)));
     });
   walk.nulls.set(schema, answer);
@@ -622,7 +627,8 @@ function narrowedOnce(
       union.read = before.map((branch, j) =>
         j === i || !live.has(j) ? branch : standIn(union.branches[j], walk, true),
       );
-      if (takesWhole(union.branches[i], assembled(schema, parts, unions, walk), value, walk, at)) break;
+      if (takesWhole(union.branches[i], assembled(schema, parts, unions, walk), schema, value, walk, at))
+        break;
       union.read = before;
     }
     // Checks run out: "may" answers chose nothing, so this union and those after it are read whole.
@@ -648,11 +654,18 @@ class ChecksOut extends Error {}
  * they would be handed on: see `mayMeet`'s `strict`). Everything `strip` does for a reading tried
  * counts against the object's checks: out of them, the answer is no (and `walk.checks` says why).
  */
-function takesWhole(branch: unknown, reading: unknown, value: Raw, walk: Walk, at: At): boolean {
+function takesWhole(
+  branch: unknown,
+  reading: unknown,
+  original: unknown,
+  value: Raw,
+  walk: Walk,
+  at: At,
+): boolean {
   if (walk.trying === 0) walk.tryBase = at.depth;
   walk.trying++;
   try {
-    return mayMeet(branch, stripObject(value, reading, walk, at.depth, at.place), walk, 0, true);
+    return mayMeet(branch, stripObject(value, reading, original, walk, at.depth, at.place), walk, 0, true);
   } catch (error) {
     if (error instanceof ChecksOut) return false;
     throw error;
@@ -759,11 +772,13 @@ function standIn(branch: unknown, walk: Walk, passed = false): Raw {
     }
     const properties: Raw = {};
     for (const [name, list] of subs) {
+      const sub = passed ? { allOf: list, type: NOT_NULL } : false;
+      if (passed) walk.passedProps.add(sub as Raw);
       Object.defineProperty(
         properties,
         name,
         protoless({
-          value: passed ? { allOf: list, type: NOT_NULL } : false,
+          value: sub,
           enumerable: true,
           writable: true,
           configurable: true,
@@ -828,14 +843,21 @@ function strip(value: unknown, schema: unknown, walk: Walk, depth: number, place
   }
   if (!isObject(value)) return value;
   if (walk.trying === 0) {
-    return stripObject(value, readingOf(schema, value, walk, { depth, place }), walk, depth, place);
+    return stripObject(value, readingOf(schema, value, walk, { depth, place }), schema, walk, depth, place);
   }
   // For a reading tried, an object inside is made once per schema (each level of a long list
   // tries a reading of the rest of it: made again each time, the list costs its length squared).
   let bySchema = walk.tried.get(value);
   const known = bySchema?.get(schema);
   if (known !== undefined) return known;
-  const made = stripObject(value, readingOf(schema, value, walk, { depth, place }), walk, depth, place);
+  const made = stripObject(
+    value,
+    readingOf(schema, value, walk, { depth, place }),
+    schema,
+    walk,
+    depth,
+    place,
+  );
   if (!bySchema) {
     bySchema = new Map();
     walk.tried.set(value, bySchema);
@@ -892,7 +914,7 @@ function defaultOf(schema: unknown, walk: Walk, depth = 0): unknown {
     // variant passed over stands as a branch no value meets, and reads nothing).
     for (const part of parts) {
       for (const branches of unionsOf(part)) {
-        const live = branches.filter((b) => !flatten(b, walk).never);
+        const live = branches.filter((b) => readsKey(b, walk));
         const each = new Set(live.map((b) => defaultOf(b, walk, depth + 1)));
         if (each.size === 1) found.add([...each][0]);
       }
@@ -901,8 +923,99 @@ function defaultOf(schema: unknown, walk: Walk, depth = 0): unknown {
   }
   if (found.size !== 1) return undefined;
   const [value] = found;
-  if (value === null || typeof value === "object") return undefined;
+  if (!carried(value)) return undefined;
   return names(schema, value, walk, depth) && mayMeet(schema, value, walk, 0) ? value : undefined;
+}
+
+/**
+ * Whether a union branch of a key's schema, as read for the object, reads the key: not one no value
+ * meets (a variant the object cannot be of) nor one standing for a variant the object may be of but
+ * is not read by (see `standIn`). Where a variant passed over was asked too, `{ kind: null, x: "s" }`
+ * under two variants whose tags default to "a" and "b", both open, read by the first, found two
+ * defaults and wrote none, and zod refused the object (it cannot pick a variant without its tag).
+ */
+function readsKey(branch: unknown, walk: Walk): boolean {
+  return !flatten(branch, walk).never && !(isObject(branch) && walk.passedProps.has(branch));
+}
+
+/**
+ * The one value a key's schema, as read for the object, can take where it names its values (a
+ * tag's form): every part naming values in a `const` or an `enum` (null aside) names that one
+ * alone, or a union's branches still reading the key (see `readsKey`) do together; undefined where
+ * none names values, several remain, or the schema refuses it (see `mayMeet`).
+ */
+function tagOf(schema: unknown, walk: Walk): unknown {
+  const values = namedValues(schema, walk, 0);
+  if (values === undefined || values.size !== 1) return undefined;
+  const [value] = values;
+  if (!carried(value)) return undefined;
+  return mayMeet(schema, value, walk, 0) ? value : undefined;
+}
+
+/**
+ * Whether a value named for a key may be handed on in a null's place: a string, a boolean or a
+ * finite number — not null, an object or an array (see `defaultOf`), nor a number JSON cannot
+ * carry. A host's schema built in code may name NaN or Infinity (`z.literal(Number.POSITIVE_INFINITY)`
+ * with a default, `enum: [NaN]`, which `includes` finds): handed on, the tool's arguments held a
+ * value written as `null` once sent as JSON (to an MCP server), which the model never wrote.
+ */
+function carried(value: unknown): boolean {
+  return typeof value === "string" || typeof value === "boolean" || Number.isFinite(value);
+}
+
+/** The values a schema names (null aside) in its parts' `const`s and `enum`s and its unions' branches, intersected; undefined where it names none. */
+function namedValues(schema: unknown, walk: Walk, depth: number): Set<unknown> | undefined {
+  if (depth > MAX_DEPTH) return undefined;
+  const { parts, never } = flatten(schema, walk);
+  if (never) return new Set();
+  let known: Set<unknown> | undefined;
+  const meet = (named: Set<unknown>) => {
+    known = known === undefined ? named : new Set([...known].filter((v) => named.has(v)));
+  };
+  for (const part of parts) {
+    if (Object.hasOwn(part, "const")) meet(new Set([part.const]));
+    else if (Array.isArray(part.enum)) meet(new Set(part.enum));
+    for (const branches of unionsOf(part)) {
+      const each = branches.filter((b) => readsKey(b, walk)).map((b) => namedValues(b, walk, depth + 1));
+      if (each.length > 0 && each.every((v) => v !== undefined))
+        meet(new Set(each.flatMap((v) => [...(v as Set<unknown>)])));
+    }
+  }
+  known?.delete(null);
+  return known;
+}
+
+/**
+ * Whether `key` is a tag two or more branches of one union of `schema` (at any depth of its unions)
+ * leave optional: two of the branches taking it left out name values for it in a `const` or an
+ * `enum`, none in common (`kind: "file"` and `kind: "dir"`). zod's `discriminatedUnion` refuses an
+ * object with such a tag left out (a missing tag may stand for one variant only), and a JSON Schema
+ * `oneOf` of such variants may take it as both and refuse it. A field the variants share without
+ * telling them apart — a literal only one names, or two naming the same value — is no tag, and is
+ * left out as written: zod takes it so (before this was asked, `{ kind: "k1", c: null }` under
+ * variants whose optional `c` was a string in one and `"v1"` in the other gave `c: "v1"`, a value
+ * the model never wrote: seed 100301 of tools' round-trip model at 5×).
+ */
+function leftOutByMany(schema: unknown, key: string, walk: Walk, depth = 0): boolean {
+  if (depth > MAX_DEPTH) return false;
+  return remembered(walk.leftOut, schema, key, walk, () =>
+    flatten(schema, walk).parts.some((part) =>
+      unionsOf(part).some((branches) => {
+        const objects = branches.filter((b) => admits(b, "object", walk));
+        const tags: Set<unknown>[] = [];
+        for (const b of objects) {
+          const info = keyInfo(b, key, walk, 0);
+          if (!info.described || !info.absentOk) continue;
+          const values = info.sub === undefined ? undefined : namedValues(info.sub, walk, 0);
+          if (values !== undefined && values.size > 0) tags.push(values);
+        }
+        const apart = tags.some((one, i) =>
+          tags.slice(i + 1).some((other) => [...one].every((v) => !other.has(v))),
+        );
+        return apart || objects.some((b) => leftOutByMany(b, key, walk, depth + 1));
+      }),
+    ),
+  );
 }
 
 /** Whether a part of `schema`, or a branch of one of its unions, lists `value` in a `const` or an `enum`. */
@@ -917,11 +1030,22 @@ function names(schema: unknown, value: unknown, walk: Walk, depth: number): bool
   );
 }
 
-/** `strip` of an object, by the schema as read for it (see `narrowed`). */
-function stripObject(value: Raw, schema: unknown, walk: Walk, depth: number, place: Place | undefined): Raw {
+/**
+ * `strip` of an object, by the schema as read for it (see `narrowed`); `original`, the schema it
+ * was read from (its unions whole).
+ */
+function stripObject(
+  value: Raw,
+  schema: unknown,
+  original: unknown,
+  walk: Walk,
+  depth: number,
+  place: Place | undefined,
+): Raw {
   const out: Raw = {};
   for (const [key, inner] of Object.entries(value)) {
     let name = key;
+    let read = key;
     let info = keyInfo(schema, key, walk, 0);
     if (!info.described && place && mayBeRenamed(key)) {
       // A name the sanitizer wrote with U+FFFD for one holding half a surrogate pair alone: read
@@ -930,14 +1054,20 @@ function stripObject(value: Raw, schema: unknown, walk: Walk, depth: number, pla
       const own = ownName(place, key, walk);
       if (own !== undefined && !Object.hasOwn(value, own)) {
         if (walk.parse) name = own;
+        read = own;
         info = keyInfo(schema, own, walk, 0);
       }
     }
     let fill: unknown;
     if (inner === null && info.described && !info.nullOk && info.absentOk) {
       // The model's way of leaving the key out: the tool gets the schema's default in its place
-      // where one is known, and otherwise the key left out (see `defaultOf`).
+      // where one is known (see `defaultOf`). A tag with no default that two variants leave
+      // optional cannot be left out (zod's `discriminatedUnion` refuses the object: a missing tag
+      // may stand for one variant only; a `oneOf` of open variants may take it as both): the tool
+      // gets the one value the variant the object is read by names for it. Otherwise the key is
+      // left out.
       fill = defaultOf(info.sub, walk);
+      if (fill === undefined && leftOutByMany(original, read, walk)) fill = tagOf(info.sub, walk);
       if (fill === undefined) continue;
     }
     Object.defineProperty(
@@ -1463,6 +1593,8 @@ function newWalk(root: unknown): Walk {
     narrowed: new Map(),
     standIns: new Map(),
     passedOver: new Map(),
+    passedProps: new WeakSet(),
+    leftOut: new Map(),
     ids: new Map(),
     skips: new Map(),
     patterns: new Map(),

@@ -518,7 +518,7 @@ function withReferenced(target: Raw, siblings: Raw): Raw {
   const merged = mergeParts([target, siblings]);
   const targetAllOf = own(target, "allOf");
   for (const [key, value] of Object.entries(siblings)) {
-    if (key === "properties" || key === "required" || key === "type") continue;
+    if (key === "properties" || key === "required" || key === "type" || key === "nullable") continue;
     if (key === "allOf" && Array.isArray(value) && Array.isArray(targetAllOf)) {
       merged.allOf = [...targetAllOf, ...value];
     } else {
@@ -532,6 +532,32 @@ function typesOf(value: unknown): string[] {
   if (typeof value === "string") return [value];
   if (Array.isArray(value)) return value.filter((t): t is string => typeof t === "string");
   return [];
+}
+
+/**
+ * A part's `type` as OpenAPI 3.0's `nullable: true` beside it widens it: `"null"` added to a
+ * `type` the part itself holds, and nothing else. Without a `type` the keyword has no effect — the
+ * OAI's clarification of 3.0.3 ("adds null to the allowed types specified by the type keyword,
+ * only if type is explicitly defined within the same Schema Object"); ajv 8 refuses to compile
+ * such a schema ("nullable" cannot be used without "type") — so `{ nullable: true, anyOf: [string,
+ * number] }` (zod's openapi-3.0 `.nullable()` of a union) takes no null, nor does
+ * `{ nullable: true, allOf: [{ $ref }] }`. Read per part, before an `allOf`'s types are
+ * intersected: `{ type: "object", nullable: true, allOf: [{ $ref: "#/…/Pet" }] }` takes no null
+ * where `Pet`'s own type refuses it (its part still holds), as ajv reads it.
+ */
+function widenedType(part: Raw): unknown {
+  const type = part.type;
+  if (own(part, "nullable") !== true || type === undefined) return type;
+  const named = typesOf(type);
+  return named.includes("null") ? type : [...named, "null"];
+}
+
+/** `schema` with its OpenAPI `nullable` read into its `type` (see `widenedType`) and dropped. */
+function withoutNullable(schema: Raw): Raw {
+  if (!Object.hasOwn(schema, "nullable")) return schema;
+  const { nullable: _read, ...rest } = fields(schema);
+  if (schema.type !== undefined) rest.type = widenedType(schema);
+  return rest;
 }
 
 /**
@@ -554,12 +580,15 @@ function mergeParts(parts: readonly Raw[]): Raw {
       } else if (key === "required" && Array.isArray(value)) {
         required ??= new Set();
         for (const name of value) required.add(name);
+      } else if (key === "nullable") {
+        // Read into the part's own type (see `widenedType`), never carried to the merged schema.
       } else if (key === "type" && merged.type !== undefined) {
         const before = typesOf(merged.type);
-        const both = before.filter(
-          (t) => typesOf(value).includes(t) || (t === "integer" && typesOf(value).includes("number")),
-        );
+        const mine = typesOf(widenedType(part));
+        const both = before.filter((t) => mine.includes(t) || (t === "integer" && mine.includes("number")));
         if (both.length > 0) merged.type = both;
+      } else if (key === "type") {
+        setKey(merged, key, widenedType(part));
       } else if (!Object.hasOwn(merged, key)) {
         setKey(merged, key, value);
       }
@@ -789,6 +818,7 @@ function convertObject(input: Raw, ctx: Context, depth: number, refs: RefCounts)
     counts = next;
     schema = mergeParts(parts);
   }
+  schema = withoutNullable(schema);
 
   const notes: string[] = [];
   // A number JSON cannot carry (Infinity, what `1e309` parses to; NaN) would be written `null`, and
@@ -867,15 +897,14 @@ function convertObject(input: Raw, ctx: Context, depth: number, refs: RefCounts)
   if (enumRefusesNull && types.includes("null") && types.some((t) => t !== "null")) {
     types = types.filter((t) => t !== "null");
   }
-  // OpenAPI 3.0's `nullable: true` adds null to the type beside it, and to nothing else: "Other
-  // Schema Object constraints retain their defined behavior, and therefore may disallow the use of
-  // null" (3.0.3), so `{ type: "string", enum: ["a"], nullable: true }` takes no null (ajv refuses
-  // it too) — OpenAPI's way to take one is to list null in the enum. Sent as `enum: ["a", null]`,
-  // a model wrote null for a required field and an OpenAPI validator refused the call. zod writes
-  // its `.nullable()` enum that way for OpenAPI 3.0 and would take null; sent without it, every
-  // value the model can write is still one zod takes.
-  if (schema.nullable === true && !enumRefusesNull && types.length > 0 && !types.includes("null"))
-    types.push("null");
+  // OpenAPI 3.0's `nullable: true` was read into the type beside it (`withoutNullable`), and to
+  // nothing else: "Other Schema Object constraints retain their defined behavior, and therefore may
+  // disallow the use of null" (3.0.3), so `{ type: "string", enum: ["a"], nullable: true }` takes
+  // no null (ajv refuses it too), as a type naming null beside that enum takes none (above) —
+  // OpenAPI's way to take one is to list null in the enum. Sent as `enum: ["a", null]`, a model
+  // wrote null for a required field and an OpenAPI validator refused the call. zod writes its
+  // `.nullable()` enum that way for OpenAPI 3.0 and would take null; sent without it, every value
+  // the model can write is still one zod takes.
   if (types.includes("number")) types = types.filter((t) => t !== "integer");
   if (types.length === 0) return anyValue(describe(base, notes));
 
@@ -1000,10 +1029,11 @@ function convertUnion(
   const told = anyAlternative && !(base ?? "").includes(ANY_NOTE) && !notes.includes(ANY_NOTE);
   const unionNotes = told ? [...notes, ANY_NOTE] : notes;
   const asked = (node: JsonSchema) => (anyAlternative ? asking(node, "any") : node);
-  let union = unionOf(converted);
-  if (schema.nullable === true && !union.some((b) => own(b, "type") === "null")) {
-    union = [...union, { type: "null" }];
-  }
+  // A `nullable: true` beside the union with no `type` has no effect (see `widenedType`): before,
+  // a null branch was added, a model wrote null for a required field, and an OpenAPI validator
+  // refused it (ajv 8 does not compile the schema at all). Beside a `type`, it widened that type,
+  // a constraint each branch now holds.
+  const union = unionOf(converted);
   // A union that comes down to one schema takes the union's own description in place of the
   // branch's; where that branch is a value asked for as JSON text (an object past `maxDepth` or a
   // recursion past its limit, made nullable by `.nullable()` or `Optional[T]`), its note goes with
