@@ -6,6 +6,8 @@ import { createServer as createHttpServer } from "node:http";
 import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { builtIns, objectPrototypeLeft, processState, putBackBuiltIns, putBackProcess } from "./guards.js";
 
@@ -14,6 +16,10 @@ const listening = (server: Server, at: number | string) =>
     server.once("error", reject);
     server.listen(at, resolve);
   });
+
+/** Collects garbage now: `--expose-gc` set at run time, `gc` read from a fresh context. */
+setFlagsFromString("--expose-gc");
+const gc = runInNewContext("gc") as () => void;
 
 const opened: Server[] = [];
 afterEach(() => {
@@ -141,5 +147,20 @@ describe("the check after every file: the process", () => {
     const state = processState();
     expect(await putBackProcess(state)).toEqual([]);
     expect(server.listening).toBe(true);
+  });
+
+  it("lets a server it saw listen go once closed, and all the server holds", async () => {
+    const state = processState();
+    let server: Server | undefined = createServer();
+    await listening(server, 0);
+    const held = new WeakRef(server);
+    await new Promise((resolve) => server?.close(resolve));
+    server = undefined;
+    // Before, the servers seen to listen were held until the next check, the file's end: a test of
+    // what a closed server lets go of (playground's review-r90) found it held.
+    await new Promise((resolve) => setImmediate(resolve));
+    gc();
+    expect(held.deref()).toBeUndefined();
+    expect(await putBackProcess(state)).toEqual([]);
   });
 });

@@ -177,27 +177,33 @@ export function putBackBuiltIns(
 }
 
 const SERVERS = Symbol.for("loopwright.test-support.listened-servers");
-const tracked = globalThis as { [SERVERS]?: Set<Server> };
+const tracked = globalThis as { [SERVERS]?: Set<WeakRef<Server>> };
 if (tracked[SERVERS] === undefined) {
-  const listened = new Set<Server>();
+  const listened = new Set<WeakRef<Server>>();
   tracked[SERVERS] = listened;
   // Node publishes each server that listens here (net's `listen`, http's and https' too). Node's
   // list of active handles leaves out a server made `unref()`, which keeps no process alive but
-  // stays open, port and all, as long as the worker lives.
+  // stays open, port and all, as long as the worker lives. Held weakly: a server listening is held
+  // by its handle, and one closed must be free to go (a test that watches what a closed server lets
+  // go of, playground's review-r90, found it held here until the file's end).
   subscribe("tracing:net.server.listen:asyncStart", (message) => {
     const server = (message as { server?: unknown }).server;
-    if (server instanceof Server) listened.add(server);
+    if (server instanceof Server) listened.add(new WeakRef(server));
   });
 }
 
 /** The listening servers open in the process: those Node's list of active handles holds, and those seen to listen. */
 export function listeningServers(): Server[] {
-  const listened = tracked[SERVERS] ?? new Set<Server>();
-  for (const server of listened) if (!server.listening) listened.delete(server);
-  const active = (process as unknown as { _getActiveHandles(): unknown[] })
-    ._getActiveHandles()
-    .filter((handle): handle is Server => handle instanceof Server && handle.listening);
-  return [...new Set([...active, ...listened])];
+  const listening = new Set<Server>();
+  for (const handle of (process as unknown as { _getActiveHandles(): unknown[] })._getActiveHandles())
+    if (handle instanceof Server && handle.listening) listening.add(handle);
+  const listened = tracked[SERVERS] ?? new Set<WeakRef<Server>>();
+  for (const held of listened) {
+    const server = held.deref();
+    if (server?.listening) listening.add(server);
+    else listened.delete(held);
+  }
+  return [...listening];
 }
 
 /** The events whose listeners a test adds to hear what the process reports. */
@@ -210,7 +216,8 @@ const emitter: NodeJS.EventEmitter = process;
 export interface ProcessState {
   environment: Record<string, string | undefined>;
   directory: string;
-  serving: Set<Server>;
+  /** Held weakly: a server of the file's start closed during it must be free to go. */
+  serving: WeakSet<Server>;
   listeners: Map<string, Set<unknown>>;
 }
 
@@ -219,7 +226,7 @@ export function processState(): ProcessState {
   return {
     environment: { ...process.env },
     directory: process.cwd(),
-    serving: new Set(listeningServers()),
+    serving: new WeakSet(listeningServers()),
     listeners: new Map(LISTENED.map((event) => [event, new Set(emitter.listeners(event))])),
   };
 }
