@@ -6,7 +6,7 @@ export default defineConfig({
   test: {
     // A package's vitest.isolated.config.ts, where it has one, is a second project of its own:
     // the files there replace a module with `vi.mock` and need a fresh module graph each.
-    projects: ["packages/*", "apps/*", "packages/*/vitest.isolated.config.ts"],
+    projects: ["packages/*", "apps/*", "packages/*/vitest.isolated.config.ts", "test-support"],
     passWithNoTests: true,
     pool: "forks",
     // Vitest's own default is one worker fewer than the cores, which on a two-core CI machine is a
@@ -25,6 +25,7 @@ export default defineConfig({
     // under a changed environment left in the registry (`vi.resetModules()` after it).
     // Two setup files in every project check this: test-support/prototype-guard.ts after every test
     // (Object.prototype), test-support/worker-state-guard.ts after every file (process.env, the
-    // built-ins and their prototypes, fake timers, process listeners, the working directory).
+    // built-ins and their prototypes, fake timers, process listeners, the working directory), and
+    // the project test-support tests what they check (test-support/guards.test.ts).
   },
 });

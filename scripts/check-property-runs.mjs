@@ -1,7 +1,7 @@
 // Finds property tests the run-count switch cannot reach. LOOPWRIGHT_PROPERTY_SCALE (`pnpm stress`,
 // test-support/properties.ts) multiplies fast-check's global run count, which a run's own `numRuns`
 // overrides: so a test names its count as `propertyRuns(60)`, and an object literal written with a
-// `numRuns` key in a *.test.ts under packages/ or apps/ is reported, wherever it is passed. Not in an
+// `numRuns` key in a *.test.ts under packages/, apps/ or test-support/ is reported, wherever it is passed. Not in an
 // `fc.sample` / `fc.statistics` call: those draw a fixed set of values (often to show a generator
 // reaches a case), not a property.
 //   node scripts/check-property-runs.mjs      exit 1 when one is found
@@ -26,7 +26,7 @@ function inSample(node) {
   return false;
 }
 
-const files = ["packages", "apps"].flatMap((group) => testFiles(join(root, group)));
+const files = ["packages", "apps", "test-support"].flatMap((group) => testFiles(join(root, group)));
 const findings = [];
 for (const file of files) {
   const name = relative(root, file);

@@ -1,5 +1,5 @@
-// Finds tests that cannot fail. Reads every *.test.ts / *.test-d.ts under packages/ and apps/ (and
-// any file given) with the TypeScript parser and reports:
+// Finds tests that cannot fail. Reads every *.test.ts / *.test-d.ts under packages/, apps/ and
+// test-support/ (and any file given) with the TypeScript parser and reports:
 //   catch-only      a try/catch whose catch asserts while its try neither asserts nor throws (and no
 //                   `throw`/`expect.fail` follows a catch that returns): when the code under test
 //                   stops throwing, nothing runs and the test still passes;
@@ -28,7 +28,7 @@ const given = process.argv
 const files =
   given.length > 0
     ? given
-    : ["packages", "apps"].flatMap((d) => {
+    : ["packages", "apps", "test-support"].flatMap((d) => {
         try {
           return testFiles(join(root, d), TEST_FILE);
         } catch {

@@ -83,6 +83,8 @@ export interface AgentOptions {
    * it goes out, tool results appended since the last one counted — the oldest stretch is folded into a summary written by
    * `model` (default: the run's own model, named as `tasks.compaction.model`; an existing
    * `tasks.compaction` in the config is kept), and the agent's transcript becomes the folded one.
+   * Without any of those models (no `model` here, no `tasks.compaction.model`, no model in the config
+   * or spec), `new Agent` throws `AgentError` (`invalid-input`) naming what to set.
    */
   autoCompact?: boolean | { model?: string | undefined } | null | undefined;
   /** The tools, or a registry to share. */
@@ -488,11 +490,15 @@ function specConfig(spec: AgentSpec | readonly AgentSpec[]): LoopConfig {
 
 /**
  * `config` with the loop's compaction turned on as `autoCompact` asks (a copy: see `configCopy`);
- * throws `AgentError` (`invalid-input`) without a window.
+ * throws `AgentError` (`invalid-input`) without a window, or without a model to write the summaries
+ * (`autoCompact`'s, the config's `tasks.compaction.model` or the run's own, as they stand now): the
+ * loop's refusal of that spoke of `config.compact` and `tasks.compaction`, which such a host never
+ * set. `fromSpec`: the config was made from a spec (the refusal names the spec's model).
  */
 function withAutoCompact(
   config: LoopConfig,
   autoCompact: NonNullable<AgentOptions["autoCompact"]> | undefined,
+  fromSpec = false,
 ): LoopConfig {
   if (autoCompact === undefined || autoCompact === false) return config;
   const limit = setting(config, "contextLength");
@@ -505,6 +511,23 @@ function withAutoCompact(
   }
   const named =
     typeof autoCompact === "object" ? (setting(autoCompact, "model") as string | undefined) : undefined;
+  const nonEmpty = (value: unknown) => typeof value === "string" && value !== "";
+  const runModel = setting(config, "model");
+  if (
+    named === undefined &&
+    !nonEmpty(setting(setting(setting(config, "tasks"), "compaction"), "model")) &&
+    !nonEmpty(runModel)
+  ) {
+    const unset = fromSpec ? "the spec names no model" : `config.model was ${kindOf(runModel)}`;
+    throw new AgentError(
+      "invalid-input",
+      `autoCompact needs a model to write its summaries: it names none (autoCompact: ${
+        typeof autoCompact === "object" ? "{} without a model" : "true"
+      }), and the run's own model, which writes them then, is not set (${unset}; every request names ` +
+        `it too). ${fromSpec ? "Name the model in the spec" : "Set config.model"}; ` +
+        'autoCompact: { model: "…" } names a summariser of its own besides.',
+    );
+  }
   // A copy that keeps the config's getters and what its prototype holds, as a run reads them: a
   // spread left an Object.create(defaults) config's model and base URL behind. Its tasks are read
   // each time too, `tasks.compaction` and the model given to it made from them as they stand then.
@@ -1658,7 +1681,11 @@ export class Agent {
         "new Agent: give exactly one of config (the loop's config) and spec (parsed agent documents).",
       );
     }
-    this.config = withAutoCompact(set.config ?? specConfig(set.spec as AgentSpec), set.autoCompact);
+    this.config = withAutoCompact(
+      set.config ?? specConfig(set.spec as AgentSpec),
+      set.autoCompact,
+      set.config === undefined,
+    );
     if (set.system !== undefined && hasPromptText(this.config)) {
       throw givenTwice(
         "new Agent",
