@@ -25,6 +25,7 @@ import {
   shut,
   timeMicros,
   timeoutOption,
+  unanswered,
   whenReady,
   within,
 } from "./connection.js";
@@ -67,7 +68,10 @@ export interface RedisBusOptions extends RedisOptions {
    * itself stays on the wire and is not sent twice; its answer, when Redis wakes, is taken as usual, and
    * its events are kept until then (they are not among those dropped).
    * For a Redis that keeps the connection open and answers nothing (stopped, cut off by the network).
-   * Default 5000.
+   * Counted from the first turn of the event loop after the write was handed to the client (which
+   * writes it to the socket then), and given a tenth of a second more with the process free to read
+   * the answer: an emitter busy right after a write, or past the bound, is not taken for a silent
+   * Redis. Default 5000.
    */
   writeTimeoutMs?: number | undefined;
 }
@@ -1178,13 +1182,16 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
    * `writeTimeoutMs` (Redis stopped, or cut off with the connection left open), writes count as
    * failing from then on: the queue is held to `maxPending` and `onError` is told, once per silence.
    * Nothing is sent again meanwhile: the write on the wire is answered when Redis wakes, or fails
-   * with the connection.
+   * with the connection. The bound is counted as `unanswered` counts it: from the first turn of the
+   * event loop after the write was handed over (when the client writes it), with a grace with the
+   * loop free. Counted from the hand-off, an emitter busy right after it (a long synchronous burst)
+   * spent the bound before the batch was written: a Redis answering at once was taken for silent,
+   * and the events past `maxPending` were dropped.
    */
   const answered = async <T>(write: Promise<T>): Promise<T> => {
-    let timer: ReturnType<typeof setTimeout> | undefined;
+    let stop: () => void = () => {};
     const late = new Promise<true>((resolve) => {
-      timer = setTimeout(() => resolve(true), writeTimeoutMs);
-      timer.unref();
+      stop = unanswered(write, writeTimeoutMs, () => resolve(true));
     });
     const silent = await Promise.race([
       write.then(
@@ -1193,7 +1200,7 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
       ),
       late,
     ]);
-    clearTimeout(timer);
+    stop();
     if (silent) {
       if (!writesFailing) {
         report(
