@@ -25,6 +25,7 @@ import {
   shut,
   timeMicros,
   timeoutOption,
+  unanswered,
   whenReady,
   within,
 } from "./connection.js";
@@ -67,7 +68,10 @@ export interface RedisBusOptions extends RedisOptions {
    * itself stays on the wire and is not sent twice; its answer, when Redis wakes, is taken as usual, and
    * its events are kept until then (they are not among those dropped).
    * For a Redis that keeps the connection open and answers nothing (stopped, cut off by the network).
-   * Default 5000.
+   * Counted from the first turn of the event loop after the write was handed to the client (which
+   * writes it to the socket then), and given a tenth of a second more with the process free to read
+   * the answer: an emitter busy right after a write, or past the bound, is not taken for a silent
+   * Redis. Default 5000.
    */
   writeTimeoutMs?: number | undefined;
 }
@@ -665,6 +669,17 @@ return 1
 
 const RELEASE_SHA = createHash("sha1").update(RELEASE_SCRIPT).digest("hex");
 
+/** A run ended or released here, owed to Redis until its stream is deleted and every instance told. */
+interface EndOwed {
+  runId: string;
+  /** Every token the id was run under here: each claim of them is let go. */
+  tokens: string[];
+  /** `endRun` (the run is over, whoever holds it); else `releaseRun`. */
+  all: boolean;
+  /** The watchers here when a release was asked for: ended once it deleted the stream. */
+  watching: Set<StreamWatcher>;
+}
+
 /** Runs a script by its digest, sending its text once when the server does not hold it (NOSCRIPT). */
 function evalScript<T>(writer: RedisConnection, sha: string, script: string, keyed: string[]): Promise<T> {
   return call<T>(writer, ["EVALSHA", sha, ...keyed]).catch((error: unknown) =>
@@ -816,32 +831,16 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
    * rejection (which ends a host's process). Nothing can wait on the bus's idle before it is made.
    */
   let settled = (): void => {};
-  const ends = new Owed<{ runId: string; tokens: string[]; all: boolean; watching: Set<StreamWatcher> }>({
+  const ends = new Owed<EndOwed>({
     link: writer,
     // Told after the stream is gone (the script may go twice, as EVALSHA then EVAL): an instance
     // told reads the run deleted. A `releaseRun` that deleted nothing (the stream another emitter's,
     // or not there) tells nobody: another host may have claimed the id, and its watchers read on.
-    send: async (_key, { runId, tokens, all, watching }) => {
-      const deleted = await evalScript<number>(writer, END_SHA, END_SCRIPT, [
-        "2",
-        keyOf(runId),
-        claimKeyOf(runId),
-        all ? "all" : "own",
-        ...tokens,
-      ]);
-      if (!all && deleted !== 1) return;
-      // This instance's watchers are ended here, not by the announcement heard back: that comes
-      // later, and by then a watcher of the run started afresh under the id may be waiting (a page
-      // watching the id again right after `releaseRun` or `endRun`), which it must not end. Only the
-      // watchers there when the release was asked for end; an `endRun` ended its own at once.
-      for (const watcher of watching) if (watchers.get(runId)?.has(watcher)) watcher.end();
-      await Promise.all([
-        call(writer, ["PUBLISH", endedChannel, JSON.stringify([self, all ? 1 : 0, runId])]),
-        // The plain id on the channel an earlier version listens on, for its instances beside this
-        // one in a rolling upgrade.
-        call(writer, ["PUBLISH", endChannel, runId]),
-      ]);
-    },
+    // Each timed by `answered` as one write, as a batch of events is: the whole flush of the ended
+    // runs owed was, and 10 000 of them, three round trips each, took longer than writeTimeoutMs
+    // with Redis answering every one at once: taken for silent, the bus dropped the events queued
+    // behind them past `maxPending` and told onError Redis "did not answer a write".
+    send: (_key, work) => answered(endOne(work)),
     // Every token the id was run under here, so each claim of them is let go; an `endRun` among
     // them makes it one.
     merge: (earlier, later) => ({
@@ -856,6 +855,28 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
     what: "ended runs",
     onSettled: () => settled(),
   });
+  /** Sends one ended run owed (see `ends`): its stream deleted, its claim let go, every instance told. */
+  async function endOne({ runId, tokens, all, watching }: EndOwed): Promise<void> {
+    const deleted = await evalScript<number>(writer, END_SHA, END_SCRIPT, [
+      "2",
+      keyOf(runId),
+      claimKeyOf(runId),
+      all ? "all" : "own",
+      ...tokens,
+    ]);
+    if (!all && deleted !== 1) return;
+    // This instance's watchers are ended here, not by the announcement heard back: that comes
+    // later, and by then a watcher of the run started afresh under the id may be waiting (a page
+    // watching the id again right after `releaseRun` or `endRun`), which it must not end. Only the
+    // watchers there when the release was asked for end; an `endRun` ended its own at once.
+    for (const watcher of watching) if (watchers.get(runId)?.has(watcher)) watcher.end();
+    await Promise.all([
+      call(writer, ["PUBLISH", endedChannel, JSON.stringify([self, all ? 1 : 0, runId])]),
+      // The plain id on the channel an earlier version listens on, for its instances beside this
+      // one in a rolling upgrade.
+      call(writer, ["PUBLISH", endChannel, runId]),
+    ]);
+  }
   let droppedWhileAway = 0;
   /**
    * The claims and reads on their way (`claimRun`, `readHistory`): `close()` ends each with
@@ -1174,17 +1195,20 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
   };
 
   /**
-   * Awaits a write (a batch, or the ended runs owed) as it is. If it is still unanswered after
+   * Awaits a write (a batch, or one ended run owed) as it is. If it is still unanswered after
    * `writeTimeoutMs` (Redis stopped, or cut off with the connection left open), writes count as
    * failing from then on: the queue is held to `maxPending` and `onError` is told, once per silence.
    * Nothing is sent again meanwhile: the write on the wire is answered when Redis wakes, or fails
-   * with the connection.
+   * with the connection. The bound is counted as `unanswered` counts it: from the first turn of the
+   * event loop after the write was handed over (when the client writes it), with a grace with the
+   * loop free. Counted from the hand-off, an emitter busy right after it (a long synchronous burst)
+   * spent the bound before the batch was written: a Redis answering at once was taken for silent,
+   * and the events past `maxPending` were dropped.
    */
   const answered = async <T>(write: Promise<T>): Promise<T> => {
-    let timer: ReturnType<typeof setTimeout> | undefined;
+    let stop: () => void = () => {};
     const late = new Promise<true>((resolve) => {
-      timer = setTimeout(() => resolve(true), writeTimeoutMs);
-      timer.unref();
+      stop = unanswered(write, writeTimeoutMs, () => resolve(true));
     });
     const silent = await Promise.race([
       write.then(
@@ -1193,7 +1217,7 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
       ),
       late,
     ]);
-    clearTimeout(timer);
+    stop();
     if (silent) {
       if (!writesFailing) {
         report(
@@ -1453,7 +1477,8 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
         }
         // An endRun made while Redis was away goes first: before the events of a run started
         // afresh under the same id.
-        let failed = ends.size > 0 && !(await answered(ends.flush()));
+        // Each ended run is timed as it is sent (see `ends`), not the flush of them all as one write.
+        let failed = ends.size > 0 && !(await ends.flush());
         purge();
         compact();
         if (!failed && pending.length > 0) {

@@ -1,4 +1,10 @@
-import { ClientClosedError, ClientOfflineError, createClient, ErrorReply } from "@redis/client";
+import {
+  ClientClosedError,
+  ClientOfflineError,
+  ConnectionTimeoutError,
+  createClient,
+  ErrorReply,
+} from "@redis/client";
 import { RedisStoreError } from "./errors.js";
 
 /** The node-redis client this package drives (RESP2, no modules). */
@@ -30,7 +36,9 @@ export interface RedisOptions {
    * `RedisStoreError` (`connect`) after this long, instead of hanging it. Four times it is how long
    * the capability store's `sync()` waits for Redis to settle one more of its latch writes before
    * it rejects naming how many are still owed, and how long each store's `writtenBack()` waits by
-   * default. Default 5000.
+   * default. A factory's and a reload's waits are counted from the first turn of the event loop
+   * after the command was handed over, with a tenth of a second more with the process free: a host
+   * busy right after calling a factory gets its store. Default 5000.
    */
   connectTimeoutMs?: number | undefined;
 }
@@ -78,16 +86,69 @@ export function shownMs(ms: number): string {
 }
 
 /**
- * Awaits `work`, rejecting with `late()` if it has not settled within `ms`. `work` itself runs on:
- * a command already written is answered when (if) Redis wakes, so the caller that gives up on it
- * closes the connection, or waits for it on its own terms.
+ * How long a bound that has run out is given more, with the event loop free (a timer that fires on
+ * time), before what it waits for counts as unanswered: the answer may be waiting unread in the
+ * socket behind a loop that was busy.
+ */
+export const GRACE_MS = 100;
+
+/**
+ * Calls `silent` once `work` has gone unanswered for `ms` of the time Redis had to answer it, and
+ * then for {@link GRACE_MS} more with the event loop free; stops watching when `work` settles, or
+ * when the function it answers is called.
+ *
+ * The clock starts at the first turn of the event loop after `work` was handed over, not at the
+ * hand-off. The client does not write a command when it is handed one: it writes in a
+ * `setImmediate` of its own, queued by the hand-off, so a process busy right after it (a long
+ * synchronous loop, a sweep of tens of thousands of forgets) has not written the command yet, and
+ * Redis has had none of that time. Counted from the hand-off, the bound was spent before the command
+ * left, and a Redis slowed by load, given only the grace once the loop was free, was taken for
+ * silent: what waited past `max` was dropped (the owed work), and so were the bus's events past
+ * `maxPending`, with a Redis answering every command at once. The turn after the hand-off is the
+ * first moment the command can be on the socket and the first at which this process is free to read
+ * an answer; what a `work` hands over after its first round trip is timed with the rest of it.
+ *
+ * A bound run out is then given the grace with the loop free: a process busy past the bound after
+ * the write may have the answer waiting unread in its socket, read once the loop turns. A process
+ * busy at every look is never told: it has not been free to read the answer. `ref`: the timer holds
+ * the process open (a factory waiting for its handshake); by default it does not.
+ */
+export function unanswered(
+  work: Promise<unknown>,
+  ms: number,
+  silent: () => void,
+  { ref = false }: { ref?: boolean } = {},
+): () => void {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const arm = (wait: number, look: (late: boolean) => void): void => {
+    const due = Date.now() + wait;
+    timer = setTimeout(() => look(Date.now() - due > GRACE_MS / 2), Math.max(0, wait));
+    if (!ref) timer.unref();
+  };
+  // Late, the loop was busy and an answer may not have been read yet: wait that long again.
+  const grace = (late: boolean): void => (late ? arm(GRACE_MS, grace) : silent());
+  const start = setImmediate(() => arm(ms, () => arm(GRACE_MS, grace)));
+  const stop = (): void => {
+    clearImmediate(start);
+    clearTimeout(timer);
+  };
+  work.then(stop, stop);
+  return stop;
+}
+
+/**
+ * Awaits `work`, rejecting with `late()` if it has gone unanswered for `ms` (counted as
+ * {@link unanswered} counts: from the first turn of the event loop after the hand-off, with the grace
+ * for an answer unread behind a busy loop). `work` itself runs on: a command already written is
+ * answered when (if) Redis wakes, so the caller that gives up on it closes the connection, or waits
+ * for it on its own terms.
  */
 export function within<T>(work: Promise<T>, ms: number, late: () => Error): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
+  let stop: () => void = () => {};
   const bound = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(late()), ms);
+    stop = unanswered(work, ms, () => reject(late()), { ref: true });
   });
-  return Promise.race([work, bound]).finally(() => clearTimeout(timer));
+  return Promise.race([work, bound]).finally(stop);
 }
 
 /** The error for a Redis that took the connection and did not answer `what` within the bound. */
@@ -257,6 +318,11 @@ export function shut(client: {
 
 /** Clients a factory gave up on: what they raise from now on is not for `onError`. */
 const discarded = new WeakSet<object>();
+/**
+ * Clients a factory is opening ({@link open}): what they raise meanwhile is the factory's to judge —
+ * it fails with its own `RedisStoreError`, or goes on past the client's connect timeout.
+ */
+const opening = new WeakSet<object>();
 
 /**
  * Passes what `client` raises (an `error` event) to `onError`, until the client is {@link discard}ed.
@@ -269,7 +335,7 @@ export function reportErrors(client: RedisConnection, resolved: Resolved): void 
   // raise ECONNREFUSED at each reconnect, twice a second), again once it is back or fails otherwise.
   let last: string | undefined;
   client.on("error", (error: unknown) => {
-    if (discarded.has(client)) return;
+    if (discarded.has(client) || opening.has(client)) return;
     const kind = `${error instanceof Error ? error.name : typeof error}|${String((error as { code?: unknown } | null)?.code ?? "")}`;
     if (kind === last) return;
     last = kind;
@@ -304,6 +370,14 @@ export function discard(client: RedisConnection): void {
  * so does a server that takes the connection and does not finish the handshake within
  * `connectTimeoutMs`. The client is destroyed when it fails (see {@link discard}: `onError` hears
  * nothing of it).
+ *
+ * The client's own timeout on a TCP connect (`ConnectionTimeoutError`, the same bound) is not taken
+ * as the answer: it is a socket timer, counted from the moment the socket was made, and it fires
+ * before the loop reads the connect that completed meanwhile when the host was busy right after it
+ * called the factory (synchronous work longer than the bound): the factory failed, with Redis there
+ * all along. The client tries again on its own, and the bound is {@link within}'s, counted from the
+ * loop's first turn after the call; a host that cannot be reached at all still fails it, with the
+ * client's timeout as the cause.
  */
 export async function open(
   client: RedisConnection,
@@ -311,27 +385,34 @@ export async function open(
   where: string,
   which = "",
 ): Promise<void> {
+  const unreachable = (cause: unknown) =>
+    new RedisStoreError(
+      "connect",
+      `${where} could not ${which === "" ? "reach Redis" : `open its ${which} connection to Redis`} at ${shownUrl(resolved.url)}. Check the URL and that the server is running.`,
+      { cause },
+    );
   // The first connection must not retry forever: a wrong URL should fail the factory, not hang it.
   let fail: (cause: unknown) => void = () => {};
+  let timedOut: unknown;
   const first = new Promise<never>((_, reject) => {
-    fail = (cause: unknown) =>
-      reject(
-        new RedisStoreError(
-          "connect",
-          `${where} could not ${which === "" ? "reach Redis" : `open its ${which} connection to Redis`} at ${shownUrl(resolved.url)}. Check the URL and that the server is running.`,
-          { cause },
-        ),
-      );
-    client.once("error", fail);
+    fail = (cause: unknown) => {
+      if (cause instanceof ConnectionTimeoutError) timedOut = cause;
+      else reject(unreachable(cause));
+    };
+    client.on("error", fail);
   });
+  opening.add(client);
   try {
     await within(Promise.race([client.connect(), first]), resolved.connectTimeoutMs, () =>
-      silent(resolved, where, `the handshake${which === "" ? "" : ` of its ${which} connection`}`),
+      timedOut === undefined
+        ? silent(resolved, where, `the handshake${which === "" ? "" : ` of its ${which} connection`}`)
+        : unreachable(timedOut),
     );
   } catch (error) {
     discard(client);
     throw error;
   } finally {
+    opening.delete(client);
     client.off("error", fail);
   }
 }

@@ -1,4 +1,4 @@
-import { DEFAULT_CONNECT_TIMEOUT_MS, type RedisConnection, shut } from "./connection.js";
+import { DEFAULT_CONNECT_TIMEOUT_MS, type RedisConnection, shut, unanswered } from "./connection.js";
 import { RedisStoreError } from "./errors.js";
 import type { Teller } from "./tell.js";
 
@@ -19,7 +19,9 @@ export interface OwedOptions<T> {
   /**
    * How long a send may go unanswered before Redis counts as silent — stopped, or cut off by the
    * network with the connection left open, so the link still reads ready — and `max` applies
-   * (default: the link's connect timeout, the store's `connectTimeoutMs`).
+   * (default: the link's connect timeout, the store's `connectTimeoutMs`). Counted from the first
+   * turn of the event loop after the send was started, when its command is on the socket, not from
+   * the hand-off, and given a grace with the loop free (see `unanswered` in connection.ts).
    */
   silentAfterMs?: number | undefined;
   /** Told of each failed send (it is kept and sent again) and of work dropped past `max`. */
@@ -58,12 +60,6 @@ export const MAX_OWED = 10_000;
  * (`MAX_OWED`), and a link down for days has long since overflowed the bus's `maxPending`.
  */
 export const FORGOTTEN_MS = 7 * 24 * 60 * 60 * 1000;
-
-/**
- * How long a send unanswered for `silentAfterMs` is given more, with the event loop free, before
- * Redis counts as silent: the answer may be waiting unread behind a loop that was busy.
- */
-const GRACE_MS = 100;
 
 /** How long a store's `close()` waits for what it owes to reach Redis, as the bus waits for its events. */
 export const CLOSE_BOUND_MS = 2000;
@@ -104,17 +100,15 @@ export class Owed<T> {
   private toldClosed = false;
   /** Set when a send failed, cleared when one goes through: Redis is there but not taking the work. */
   private failing = false;
-  /** The key on the wire, since when (ms), and how many sends were started (to tell one send from the next). */
+  /** The key on the wire. */
   private onWire: string | undefined;
-  private sentAt = 0;
-  private sends = 0;
   /**
-   * Set by the watchdog when the send on the wire has gone unanswered for `silentAfterMs`, and then
-   * for {@link GRACE_MS} more with the event loop free to read its answer; cleared when it settles.
+   * Set when the send on the wire has gone unanswered for `silentAfterMs`, and then for a grace more
+   * with the event loop free to read its answer (see {@link watch}); cleared when it settles.
    */
   private silent = false;
-  /** Fires `silentAfterMs` after a send unless it was answered: bounds what was owed before Redis went silent. */
-  private watchdog: ReturnType<typeof setTimeout> | undefined;
+  /** Stops watching the send on the wire (see {@link watch}): at `close`. */
+  private unwatch: (() => void) | undefined;
   private readonly silentAfterMs: number;
   private readonly onReady = (): void => {
     void this.flush();
@@ -278,8 +272,8 @@ export class Owed<T> {
   close(): void {
     this.closed = true;
     this.options.link.off("ready", this.onReady);
-    if (this.watchdog) clearTimeout(this.watchdog);
-    this.watchdog = undefined;
+    this.unwatch?.();
+    this.unwatch = undefined;
     if (this.retry) clearTimeout(this.retry);
     this.retry = undefined;
   }
@@ -290,12 +284,12 @@ export class Owed<T> {
       const [key, entry] = this.entries.entries().next().value as [string, Entry<T>];
       this.onWire = key;
       entry.sent = true;
-      this.sentAt = Date.now();
-      this.sends++;
-      this.watch();
       try {
-        await this.options.send(key, entry.work);
+        const answer = this.options.send(key, entry.work);
+        this.watch(answer);
+        await answer;
       } catch (error) {
+        this.unwatch?.();
         this.onWire = undefined;
         this.silent = false;
         this.failing = true;
@@ -304,6 +298,7 @@ export class Owed<T> {
         this.later();
         return false;
       }
+      this.unwatch?.();
       this.onWire = undefined;
       this.silent = false;
       this.failing = false;
@@ -316,43 +311,22 @@ export class Owed<T> {
   }
 
   /**
-   * Arms the watchdog for the send just started, unless it is armed (one timer for a whole flush,
-   * not one per send); see {@link check}.
+   * Watches the send just started: once it has gone unanswered for `silentAfterMs`, counted from the
+   * first turn of the event loop after it was started — when the client has written its command, and
+   * this process is first free to read an answer — and then for a grace more with the loop free,
+   * Redis is silent: what is owed past `max` (a burst made before that could be told) is cut down to
+   * it, and so is what is owed after, until a send settles. Counted from the hand-off, a process busy
+   * right after it (a long synchronous burst of forgets or ended runs) spent the bound before the
+   * command was written, and a Redis slowed by load, left only the grace, was taken for silent and
+   * what was owed past `max` dropped. A process busy past the bound after the write is given the
+   * grace too: the answer may be waiting unread in its socket. See `unanswered` in connection.ts.
    */
-  private watch(): void {
-    if (this.watchdog || this.closed) return;
-    this.arm(this.silentAfterMs - (Date.now() - this.sentAt));
-  }
-
-  private arm(ms: number, checking?: { send: number; due: number }): void {
-    this.watchdog = setTimeout(() => this.check(checking), Math.max(0, ms));
-    this.watchdog.unref();
-  }
-
-  /**
-   * The watchdog. A send on the wire for less than `silentAfterMs` arms it again for the rest. One
-   * there longer is given {@link GRACE_MS} more with the event loop free — a timer that fires on
-   * time — to be answered: a process that was busy itself past the bound (a long synchronous burst
-   * of forgets, a blocked loop) may have the answer waiting in a socket, and it settles the send
-   * then. Still unanswered, Redis is silent: what is owed past `max` (a burst made before that could
-   * be told) is cut down to it, and so is what is owed after, until a send settles.
-   */
-  private check(checking: { send: number; due: number } | undefined): void {
-    this.watchdog = undefined;
-    if (this.closed || this.onWire === undefined) return;
-    if (checking?.send === this.sends) {
-      // Late: the loop was busy, and an answer may not have been read yet; wait that long again.
-      if (Date.now() - checking.due > GRACE_MS / 2)
-        this.arm(GRACE_MS, { send: this.sends, due: Date.now() + GRACE_MS });
-      else {
-        this.silent = true;
-        if (this.entries.size > this.options.max) this.trim();
-      }
-      return;
-    }
-    const waited = Date.now() - this.sentAt;
-    if (waited < this.silentAfterMs) this.arm(this.silentAfterMs - waited);
-    else this.arm(GRACE_MS, { send: this.sends, due: Date.now() + GRACE_MS });
+  private watch(answer: Promise<unknown>): void {
+    this.unwatch = unanswered(answer, this.silentAfterMs, () => {
+      if (this.closed || this.onWire === undefined) return;
+      this.silent = true;
+      if (this.entries.size > this.options.max) this.trim();
+    });
   }
 
   /** Tries again after a pause: a send can fail with the link still up (Redis loading, busy). */

@@ -13,6 +13,8 @@ export interface Steps {
   looked: number;
   /** Array elements an `Array.prototype.splice` / `shift` moved or removed (the tail after the cut, and the cut). */
   moved: number;
+  /** Array elements an `Array.prototype.filter` passed over: a pass over an array, each. */
+  scanned: number;
 }
 
 /**
@@ -23,8 +25,8 @@ export interface Steps {
  * minutes of the quadratic work it was made to catch.
  */
 export function countSteps(work: () => void, limit: number): Steps {
-  const steps: Steps = { total: 0, visited: 0, looked: 0, moved: 0 };
-  const take = (kind: "visited" | "looked" | "moved", n: number) => {
+  const steps: Steps = { total: 0, visited: 0, looked: 0, moved: 0, scanned: 0 };
+  const take = (kind: "visited" | "looked" | "moved" | "scanned", n: number) => {
     steps[kind] += n;
     steps.total += n;
     if (steps.total > limit) {
@@ -106,6 +108,15 @@ export function countSteps(work: () => void, limit: number): Steps {
       function (this: unknown[]) {
         take("moved", this.length);
         return original.call(this);
+      },
+  );
+  patch(
+    Array.prototype,
+    "filter",
+    (original: (this: unknown[], ...args: unknown[]) => unknown[]) =>
+      function (this: unknown[], ...args: unknown[]) {
+        take("scanned", this.length);
+        return original.apply(this, args);
       },
   );
   try {
