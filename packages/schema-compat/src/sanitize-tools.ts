@@ -1,4 +1,5 @@
 import { describeValue, SchemaCompatError } from "./errors.js";
+import { nonJsonIn, nonJsonWhy } from "./non-json.js";
 import {
   isObject,
   own,
@@ -221,6 +222,16 @@ function mapTools(
     }
     if (read.other) return read.other;
     const { base, original, description, schema, rest } = read;
+    // What JSON cannot hold was rewritten away below (a Map of properties read as none, a BigInt
+    // default dropped), and the tool sent as something else: refused, by its name and the place.
+    const found = nonJsonIn(schema);
+    if (found) {
+      throw new SchemaCompatError(
+        "invalid-tools",
+        `${where}: the function tool ${JSON.stringify(original)} (index ${index} of the tool array) holds ` +
+          `${found.what} in function.parameters at ${found.path}, ${nonJsonWhy(found.what)}.`,
+      );
+    }
     const name = uniqueName(legalName(original), taken, next);
     taken.add(name);
     const onRename = Object.hasOwn(options, "onRename") ? options.onRename : undefined;
@@ -262,7 +273,12 @@ function mapTools(
  * tool whose `function` is there but not an object or whose `function.name` is not a string, or
  * whose `function.parameters` is a validator rather than JSON Schema (a zod schema, any Standard
  * Schema object: convert it first, `z.toJSONSchema(schema)` in zod 4), naming its index and what
- * was wrong.
+ * was wrong; and when `function.parameters` holds what JSON cannot, which the schema would be sent
+ * without — a `Map` or a `Set` (a Map of `properties` read as none: the tool took no arguments), a
+ * BigInt outside a numeric keyword (`default: 10n` dropped), `NaN`, a function or a symbol — naming
+ * the tool and the place as a JSON Pointer (`#/properties/n/default`). A BigInt bound (`minimum:
+ * 5n`) is read as its number, ±Infinity (what JSON text `1e309` parses to) as `sanitizeSchema`
+ * reads it, and a cycle as a recursive `$ref`; `sanitizeSchema` itself never throws.
  */
 export function sanitizeTools<T extends ToolLike>(
   tools: readonly T[],

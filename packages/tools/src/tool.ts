@@ -8,6 +8,7 @@ import {
 import { z } from "zod";
 import { type ArgumentIssue, ToolInputError } from "./errors.js";
 import { ownDescriptor, ownDescriptors, protoless } from "./protoless.js";
+import { type FlagRefusal, flagOverride } from "./regex-flags.js";
 
 /** What `execute` is handed besides its arguments. */
 export interface ToolContext {
@@ -85,7 +86,13 @@ const NAME = /^[A-Za-z0-9_-]{1,64}$/;
  * JSON Schema, or whose JSON Schema (through `.meta({ patternProperties })`) holds a
  * `patternProperties` pattern that may backtrack exponentially where a parameter named after an
  * `Object.prototype` member depends on it (`backtrackingPatterns` in `@loopwright/schema-compat`;
- * the message names the schema path and the pattern). Types refuse a schema whose input is not an object (`z.string()`); a union of
+ * the message names the schema path and the pattern), or a `.regex()` whose flags no JSON Schema
+ * pattern can hold exactly (`z.toJSONSchema` writes the source alone, dropping them): `i` with a
+ * character past ASCII, with `u` or `v` where a letter is in play (Unicode case folding), or with a
+ * backreference; the message names the path, the expression and why. A flag that can be held is
+ * written into the pattern the model is shown: `i` as both cases of each ASCII letter (`/^abc$/i` →
+ * `^[aA][bB][cC]$`), `s`'s `.` as `[\s\S]`, `m`'s `^` and `$` as lookarounds naming the line
+ * terminators, `y` as a leading `^(?:…)`; `g`, `d`, `u` and `v` change nothing. Types refuse a schema whose input is not an object (`z.string()`); a union of
  * object schemas type-checks but is refused here at run time. Never calls `execute`.
  */
 export function defineTool<Input extends ObjectSchema>(spec: ToolSpec<Input>): Tool<Input> {
@@ -103,14 +110,25 @@ export function defineTool<Input extends ObjectSchema>(spec: ToolSpec<Input>): T
   if (!(spec.input instanceof z.ZodType))
     refuse("needs an input zod schema, e.g. z.object({ path: z.string() }).");
   let parameters: { [keyword: string]: unknown } = {};
+  const flagRefusals: FlagRefusal[] = [];
   try {
-    parameters = z.toJSONSchema(spec.input, { io: "input" }) as { [keyword: string]: unknown };
+    parameters = z.toJSONSchema(spec.input, {
+      io: "input",
+      override: flagOverride(flagRefusals) as never,
+    }) as { [keyword: string]: unknown };
   } catch (cause) {
     refuse(
       "has an input schema that cannot be written as JSON Schema (a transform or a custom type?).",
       cause,
     );
   }
+  const flagged = flagRefusals[0];
+  if (flagged !== undefined)
+    refuse(
+      `has a regular expression ${flagged.expression} at ${flagged.path} whose flags no JSON Schema pattern can hold exactly ` +
+        `(${flagged.why}): the model would be shown a pattern other than the one its arguments are checked with. ` +
+        "Write the flag's meaning into the expression and drop the flag (for i, [Aa] for each letter; see the README).",
+    );
   if (parameters.type !== "object")
     refuse("needs an object input schema: a model's arguments are a JSON object.");
   const proto = protoPath(parameters);
