@@ -9,7 +9,7 @@ import {
   modelCapabilitiesFor,
 } from "@loopwright/negotiate";
 import { ErrorReply } from "@redis/client";
-import { type RedisOptions, shownMs, shut, timeoutOption, whenReady } from "./connection.js";
+import { type RedisOptions, shownMs, shut, timeoutOption, unanswered, whenReady } from "./connection.js";
 import { RedisStoreError } from "./errors.js";
 import { ForgetLog, REMEMBER_LUA, registerForgetLog, WhileReading } from "./forgets.js";
 import { CLOSE_BOUND_MS, MAX_OWED, Owed } from "./owed.js";
@@ -1022,67 +1022,70 @@ function syncFailed(failed: readonly WriteFailed[]): RedisStoreError {
 const SYNC_SILENT_TIMES = 4;
 
 /**
- * How long a `sync()` that found Redis silent for `connectTimeoutMs` waits more, with the event
- * loop free, before it gives up: answers may be waiting unread behind a loop that was busy.
- */
-const GRACE_MS = 100;
-
-/**
  * Waits for every one of `writes`, as `Promise.all` does, however long that takes while latch
  * writes keep settling (`settledAt`: a slow Redis, a slow event loop, a burst of 12 000 writes);
  * rejects with `RedisStoreError` (`connect`) naming how many are still owed once none has settled
- * for `boundMs`, and then for {@link GRACE_MS} more with a timer that fired on time (Redis stopped,
- * or cut off with the connection open: a command already written waits for its answer for ever).
+ * for `boundMs`, and then for a grace more with the event loop free (Redis stopped, or cut off with
+ * the connection open: a command already written waits for its answer for ever).
+ *
+ * Timed as every other wait on Redis is (`unanswered` in connection.ts, with its grace): from the
+ * first turn of the event loop after the writes were handed over, when the client writes them, and
+ * again from each write that settles. Counted from the call, a host busy right after `sync()` for
+ * longer than the bound had spent it before the writes left, and a Redis answering 0.3 s later (a
+ * loaded one) was told "settled none of its latch writes", with its writes landing.
  */
 function untilSilent<T>(
   writes: readonly Promise<T>[],
   settledAt: () => number,
   boundMs: number,
 ): Promise<T[]> {
-  const started = Date.now();
   return new Promise<T[]>((resolve, reject) => {
     const outcomes: T[] = new Array(writes.length);
     let left = writes.length;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const done = (): void => {
-      if (timer) clearTimeout(timer);
-      timer = undefined;
-    };
     if (left === 0) {
       resolve(outcomes);
       return;
     }
+    let allSettled: () => void = () => {};
+    const all = new Promise<void>((settle) => {
+      allSettled = settle;
+    });
     writes.forEach((write, i) => {
       void write.then((outcome) => {
         outcomes[i] = outcome;
         if (--left === 0) {
-          done();
+          allSettled();
           resolve(outcomes);
         }
       });
     });
-    const arm = (ms: number, due?: number): void => {
-      timer = setTimeout(() => check(due), Math.max(0, ms));
+    /** Watches for `ms` more: a write that settled meanwhile (`settledAt` moved) starts the bound again from there. */
+    const watch = (ms: number): void => {
+      const from = settledAt();
+      unanswered(
+        all,
+        ms,
+        () => {
+          const idle = Date.now() - settledAt();
+          if (settledAt() !== from && idle < boundMs) {
+            watch(boundMs - idle);
+            return;
+          }
+          const n = writes.length;
+          reject(
+            new RedisStoreError(
+              "connect",
+              `sync(): Redis settled none of its latch writes for ${shownMs(boundMs)} (stopped, or cut off with the connection open); ` +
+                `${left} of its ${n} latch write${n === 1 ? "" : "s"} are still owed. Each stays on its way and lands if Redis answers; ` +
+                "one whose connection fails is written again at the tenant's next comparison. `connectTimeoutMs` sets how long to wait (four times it).",
+            ),
+          );
+        },
+        // Held open, as a host awaiting `sync()` expects: the process does not leave it unsettled.
+        { ref: true },
+      );
     };
-    const check = (due: number | undefined): void => {
-      timer = undefined;
-      if (left === 0) return;
-      const idle = Date.now() - Math.max(settledAt(), started);
-      if (idle < boundMs) arm(boundMs - idle);
-      else if (due === undefined || Date.now() - due > GRACE_MS / 2) arm(GRACE_MS, Date.now() + GRACE_MS);
-      else {
-        const n = writes.length;
-        reject(
-          new RedisStoreError(
-            "connect",
-            `sync(): Redis settled none of its latch writes for ${shownMs(boundMs)} (stopped, or cut off with the connection open); ` +
-              `${left} of its ${n} latch write${n === 1 ? "" : "s"} are still owed. Each stays on its way and lands if Redis answers; ` +
-              "one whose connection fails is written again at the tenant's next comparison. `connectTimeoutMs` sets how long to wait (four times it).",
-          ),
-        );
-      }
-    };
-    arm(boundMs);
+    watch(boundMs);
   });
 }
 

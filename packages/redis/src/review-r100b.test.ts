@@ -147,6 +147,32 @@ describe.skipIf(!HAS_REDIS)("a process busy right after handing Redis a command 
     }
   }, 60_000);
 
+  it("sync() does not take Redis for silent when the host is busy right after calling it: a Redis slow as the burst ends settles it (r100e)", async () => {
+    const errors: unknown[] = [];
+    // sync() gives up once none of its writes settled for four times connectTimeoutMs: 1.2 s here.
+    const store = await createRedisCapabilityStore({
+      url: redis.server.url,
+      prefix: "r100e-sync:",
+      connectTimeoutMs: 300,
+      onError: (e) => errors.push(e),
+    });
+    try {
+      store.capabilitiesFor("http://llm.test/v1", "sk-1").usageInStream = false;
+      const synced = store.sync();
+      // The latch write is handed to the client, not yet written: the client writes it on the
+      // loop's next turn, which this burst holds back past the bound. Then Redis takes 0.3 s to
+      // answer: counted from the call, it was left the 0.1 s grace and sync() rejected, "settled
+      // none of its latch writes for 1.2 s", with the write landing after.
+      busy(1500);
+      await slowRedis(300);
+      await expect(synced).resolves.toBeUndefined();
+      expect(await redis.raw.sendCommand(["KEYS", "r100e-sync:*"])).not.toEqual([]);
+      expect(errors.map(String)).toEqual([]);
+    } finally {
+      await store.close();
+    }
+  }, 30_000);
+
   it.each([
     ["createRedisCapabilityStore", createRedisCapabilityStore],
     ["createRedisStores", createRedisStores],

@@ -68,11 +68,16 @@ describe.skipIf(!HAS_REDIS)("a claim across reconnects to the same server, after
  * A relay that, once armed, holds back the first `EVALSHA` a client sends and all it sends after on
  * that connection until `release()`; and can hold back what Redis sends a subscriber (`freeze`,
  * `thaw`): so a test can put another instance's `endRun` between a bus's look at its runs and its
- * claim reaching Redis, and its announcement before or after the claim's answer.
+ * claim reaching Redis, and its announcement before or after the claim's answer. Only the claim's
+ * connection is held: it held every connection's, and a subscriber that reconnected after the
+ * restart a moment later than the command connection had its `SUBSCRIBE` held too (2 runs in 10
+ * beside three busy loops), so it was not listening when the other instance announced the end.
  */
 class Hold extends Relay {
   armed = false;
   held: [Buffer, Socket][] | undefined;
+  /** The connection whose chunks are held (the one that sent the `EVALSHA`). */
+  private heldOn: Socket | undefined;
   private listening: [Socket, Socket] | undefined;
   static async start(target: number): Promise<Hold> {
     const relay = new Hold(await Relay.port(), target);
@@ -84,13 +89,15 @@ class Hold extends Relay {
     if (this.armed && chunk.includes("EVALSHA")) {
       this.armed = false;
       this.held = [];
+      this.heldOn = client;
     }
-    if (this.held) this.held.push([chunk, upstream]);
+    if (this.held && this.heldOn === client) this.held.push([chunk, upstream]);
     else upstream.write(chunk);
   }
   release(): void {
     const held = this.held ?? [];
     this.held = undefined;
+    this.heldOn = undefined;
     for (const [chunk, upstream] of held) upstream.write(chunk);
   }
   freeze(): void {
@@ -121,7 +128,13 @@ describe.skipIf(!HAS_REDIS)("a claim asked again after a restart, as another ins
         await redis.restart();
         // A has looked at its runs and its claim is held on the way (bounded looks, never timed).
         for (let look = 0; look < 300 && !relay.held; look++) await pause(10);
-        for (let look = 0; look < 300 && (await redis.subscribers()) < 2; look++) await pause(10);
+        expect(relay.held).toBeDefined();
+        // Both instances listen on the server Redis came back as (it restarted empty: a subscriber
+        // counted here subscribed again since), or the end below is announced to nobody at A.
+        const listening = async () =>
+          ((await redis.send(["PUBSUB", "NUMSUB", `${prefix}bus:ended`])) as [string, number])[1];
+        for (let look = 0; look < 300 && (await listening()) < 2; look++) await pause(10);
+        expect(await listening()).toBe(2);
         await reconnected(b);
         if (heard === "after") relay.freeze();
         // B ends the run (a host cancelling it), and A's claim reaches Redis after.

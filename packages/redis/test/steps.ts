@@ -2,6 +2,8 @@
 // with the machine's load, where a bound in milliseconds (or a ratio of two short timings) failed
 // on a loaded CI runner now and then.
 
+import { Hash } from "node:crypto";
+
 type Patched = { target: object; key: PropertyKey; descriptor: PropertyDescriptor };
 
 /** What `countSteps` counts: the steps it saw, by kind, and their total. */
@@ -126,4 +128,29 @@ export function countSteps(work: () => void, limit: number): Steps {
       Object.defineProperty(target, key, descriptor);
   }
   return steps;
+}
+
+/**
+ * Runs `work` with every hash digest taken in this process counted (`createHash(…).digest()`, the
+ * route latch store's digest of a server's base URL), and answers how many were taken until it
+ * settled. Unlike `countSteps` the work may wait on Redis: nothing else in a test's worker digests
+ * meanwhile, and a digest per server held per key read is millions against a bound in the hundreds.
+ */
+export async function countDigests(work: () => Promise<unknown>): Promise<number> {
+  const descriptor = Reflect.getOwnPropertyDescriptor(Hash.prototype, "digest") as PropertyDescriptor;
+  const original = descriptor.value as (this: Hash, ...args: unknown[]) => unknown;
+  let digests = 0;
+  Object.defineProperty(Hash.prototype, "digest", {
+    ...descriptor,
+    value(this: Hash, ...args: unknown[]) {
+      digests++;
+      return original.apply(this, args);
+    },
+  });
+  try {
+    await work();
+  } finally {
+    Object.defineProperty(Hash.prototype, "digest", descriptor);
+  }
+  return digests;
 }
