@@ -147,7 +147,7 @@ export type SecretVisit = (hint: SecretHint, replace: (next: string) => void, sa
  * flag, assignment, header, JSON pair or connection-string pair with a value that reads as a
  * credential, `curl -u user:X`, `mysql -pX`, `redis-cli -a X` (see `proseWithoutKeys`); there a
  * name tells by its words (`looksProseSecretName`). An argument is read as what it holds:
- * `--env=NAME=X` as the assignment, `Server=db;Password=X;` (each `;`-part a `key=value` pair) a
+ * `--env=NAME=X` as the assignment, `--header=X-Api-Key: X` as the header, `Server=db;Password=X;` (each `;`-part a `key=value` pair) a
  * pair at a time, and one holding whitespace (a libpq `host=db password=X`, `exec A=X a;b`) a word
  * at a time. A shell's own command (after `sh -c`, `bash -lc`, `bash -ce`, `cmd /c`, `pwsh
  * -command`, …), a program's text (`node -e`, `perl -e`, …), ssh's remote command, and any other
@@ -885,7 +885,7 @@ function linesApart(text: string, hide: SecretHide | undefined): ArgFound | unde
  * A command line's arguments as they may be shown or shared, one for one: with what
  * `findSpecSecrets` flags in a bundled server's `args` taken out — the value of a flag, assignment
  * or header named like a credential (`--token X`, `--api-key=X`, `-e GITHUB_TOKEN=X`,
- * `--env=GITHUB_TOKEN=X`, `X-Api-Key: X`), a connection string's telling pair
+ * `--env=GITHUB_TOKEN=X`, `X-Api-Key: X`, `--header=X-Api-Key: X`), a connection string's telling pair
  * (`Server=db;Password=X;`), a telling pair in a list set apart by `&` or `,` (`user=a&password=X`,
  * `-o ro,password=X`), curl's `-u user:X`, a URL's userinfo and telling query values, each
  * key-shaped part — and the rest kept as written. A shell's own command (after `sh -c`, `bash
@@ -1732,11 +1732,12 @@ function ruleSpans(
     if (wholeNameTells(name) && end > start && says)
       return [{ start, end, name, sign: SecretSign.Flag, ...(inner ? { inner } : {}) }];
   }
-  // "X-Api-Key: X", "Authorization: Bearer X" (a header, as curl's -H takes it).
-  const header = /^([\w.-]+)(\s*:\s*)(\S[\s\S]*)$/.exec(value);
+  // "X-Api-Key: X", "Authorization: Bearer X" (a header, as curl's -H takes it), also as a flag's
+  // value (`--header='X-Api-Key: X'`; r101b: read whole, as no header, it was kept in clear).
+  const header = /^([\w.-]+)(\s*:\s*)(\S[\s\S]*)$/.exec(value.slice(from));
   if (
     header &&
-    !/^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(value) &&
+    !/^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(value.slice(from)) &&
     wholeNameTells(header[1] ?? "") &&
     literal(header[3] ?? "")
   )
@@ -3221,8 +3222,10 @@ export function readArg(
     const prefix = arg.slice(0, arg.length - inline.length);
     if (rules.telling(name) && rules.literal(inline))
       return { sign: SecretSign.Flag, safe: prefix + named(inline, name) };
-    // `--env=GITHUB_TOKEN=X`, `--conn=Server=db;Password=X`: the value read as the assignment it holds.
-    const inner = readAssignment(inline, rules, hide) ?? readValue(inline, hide);
+    // `--env=GITHUB_TOKEN=X`, `--conn=Server=db;Password=X`: the value read as the assignment it
+    // holds; `--header=X-Api-Key: X` as the header (r101b: read as a value alone, kept in clear).
+    const inner =
+      readAssignment(inline, rules, hide) ?? argHeader(inline, rules, hide) ?? readValue(inline, hide);
     return inner && { sign: inner.sign, safe: prefix + inner.safe };
   }
   const before = previous === undefined ? null : FLAG_ALONE.exec(previous);
@@ -3239,17 +3242,8 @@ export function readArg(
     return { sign: SecretSign.Flag, safe: arg.slice(0, from) + named(user[2] ?? "", "password") };
   }
   // A header given as an argument: "Authorization: Bearer …", "X-Api-Key: X".
-  const header = /^([\w.-]+)(\s*:\s*)(\S[\s\S]*)$/.exec(arg);
-  const isHeader = header !== null && !/^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(arg);
-  if (isHeader) {
-    const [, field = "", colon = "", value = ""] = header;
-    if (rules.telling(field)) {
-      if (rules.header(value, field))
-        return { sign: SecretSign.Flag, safe: `${field}${colon}${named(value, field)}` };
-      const sign = stringSign(value, false);
-      return sign && { sign, safe: `${field}${colon}${safeString(value, sign, undefined, hide)}` };
-    }
-  }
+  const header = HEADER_WORD.exec(arg);
+  if (header && !URL_START.test(arg) && rules.telling(header[1] ?? "")) return argHeader(arg, rules, hide);
   // An argument holding whitespace (`host=db user=app password=X`), or a `;` after no `-c`
   // (`exec;TOKEN=X`, `Server=db;Password=X`), is read as a line (see `lineSecrets`: a script, a
   // connection string or a command line) and that reading is final, unless it is one telling
@@ -3414,6 +3408,25 @@ function markedRunTime(text: string, mark: (part: string) => string): string {
 
 /** A query pair's name and its `=` (see `markedRunTime`). Sticky. */
 const PAIR_NAME = /[^\s&=$`#]*=/y;
+
+/** A header written as one word: its name, the colon with any blanks around it, and its value. */
+const HEADER_WORD = /^([\w.-]+)(\s*:\s*)(\S[\s\S]*)$/;
+
+/**
+ * A header given as an argument, or as a flag's value (`--header=X-Api-Key: X`), whose name tells:
+ * its value hidden when it reads as one under `rules.header`, else what a value alone says there
+ * (a key shape, a URL's credentials). Undefined for no such header, or nothing found in it.
+ */
+function argHeader(arg: string, rules: ArgRules, hide: SecretHide | undefined): ArgFound | undefined {
+  const header = HEADER_WORD.exec(arg);
+  if (header === null || URL_START.test(arg)) return undefined;
+  const [, field = "", colon = "", value = ""] = header;
+  if (!rules.telling(field)) return undefined;
+  if (rules.header(value, field))
+    return { sign: SecretSign.Flag, safe: `${field}${colon}${literalNamer(hide)(value, field)}` };
+  const sign = stringSign(value, false);
+  return sign && { sign, safe: `${field}${colon}${safeString(value, sign, undefined, hide)}` };
+}
 
 /** A URL's start: its scheme and `://`. */
 const URL_START = /^[A-Za-z][A-Za-z0-9+.-]*:\/\//;

@@ -170,8 +170,8 @@ function bareQueryWithoutSecrets(word: string): string | undefined {
   return head + lead + withoutUrlSecrets(url, proseHide).slice(base.length);
 }
 
-/** A header's name written as a word of its own, before its value: `Authorization:`, `X-Api-Key:`, a JSON pair's `"api_key":`. */
-const HEADER_NAME = /^([A-Za-z][\w.-]*)["']?:$/;
+/** A header's name written as a word of its own, before its value: `Authorization:`, `X-Api-Key:`, a JSON pair's `"api_key":`, also as a flag's value (`--header="X-Api-Key:`). */
+const HEADER_NAME = /^(?:--?[A-Za-z][\w.-]*=["']?)?([A-Za-z][\w.-]*)["']?:$/;
 /** A header's name and its scheme written with no space between them: `Authorization:Bearer`. */
 const HEADER_SCHEME = /^([A-Za-z][\w-]*):(?:Bearer|Basic|Token)$/i;
 /** A name alone, before a lone `=` or `:`: the `aws_secret_access_key` of `aws_secret_access_key = X`. */
