@@ -50,20 +50,31 @@ function checkLedger(ledger: unknown, where: string): asserts ledger is readonly
     );
   };
   if (!Array.isArray(ledger)) fail(`it was given ${describe(ledger)}`);
-  (ledger as unknown[]).forEach((entry, i) => {
+  // Index by index, a hole included: `forEach` passes over holes, so a ledger rebuilt by index
+  // (`ledger[row] = entry`) with a row missing was taken, and its hole read as an entry later, a
+  // TypeError (r101b). Refused at the first hole, so a list whose length is far past its entries
+  // (`[]` with `[1e9]` set) costs a step, not a walk of its length.
+  const list = ledger as unknown[];
+  for (let i = 0; i < list.length; i++) {
     // Its own fields (or its class's): an entry whose fields only a polluted Object.prototype holds
     // (`{}` with Object.prototype.through = 0) is none.
-    let e: Partial<LedgerEntry> | null = entry as Partial<LedgerEntry> | null;
-    if (typeof entry === "object" && entry !== null) {
-      try {
+    let entry: unknown;
+    let e: Partial<LedgerEntry> | null = null;
+    try {
+      // Its own index: a hole a polluted Array.prototype fills is still a hole.
+      if (!Object.hasOwn(list, i)) fail(`entry ${i} is missing (a hole in the array)`);
+      entry = list[i];
+      e = entry as Partial<LedgerEntry> | null;
+      if (typeof entry === "object" && entry !== null) {
         e = {
           through: setting(entry, "through"),
           prompt: setting(entry, "prompt"),
           epoch: setting(entry, "epoch"),
         } as Partial<LedgerEntry>;
-      } catch {
-        fail(`entry ${i} could not be read (it threw when read)`);
       }
+    } catch (cause) {
+      if (LedgerError.isInstance(cause)) throw cause;
+      fail(`entry ${i} could not be read (it threw when read)`);
     }
     if (
       typeof e !== "object" ||
@@ -79,7 +90,7 @@ function checkLedger(ledger: unknown, where: string): asserts ledger is readonly
         `entry ${i} is not one (through a whole number 0 or more, prompt a number within ±(2^53 - 1), epoch a whole number from -(2^53 - 1) to 2^53 - 1)`,
       );
     }
-  });
+  }
 }
 
 const sameTools = (a: LedgerRequest["tools"], b: LedgerRequest["tools"]): boolean => {
