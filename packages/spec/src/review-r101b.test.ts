@@ -1,8 +1,19 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: ${NAME} references, meant literally.
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { findSpecSecrets } from "./find-spec-secrets.js";
+import { propertyRuns } from "../../../test-support/properties.js";
+import { findSpecSecrets, withoutArgSecrets } from "./find-spec-secrets.js";
 import { withoutProseSecrets } from "./prose-secrets.js";
-import { expectArgs, expectHiddenLine, exportedArgs, withArgs } from "./test-support/spec-cases.js";
+import {
+  expectArgFilledBack,
+  expectArgs,
+  expectFilledBack,
+  expectHiddenLine,
+  exportedArgs,
+  exportedCommand,
+  withArgs,
+} from "./test-support/spec-cases.js";
+import { withoutCommandLineSecrets } from "./without-command-line-secrets.js";
 
 // r101b, reviewing spec against hostile input:
 // 1. A header given as a flag's value (`--header=X-Api-Key: X`, the spelling yargs- and
@@ -59,6 +70,46 @@ describe("a header given as a flag's value", () => {
     expect(findSpecSecrets(withArgs(args))).toEqual([]);
     expect(withoutProseSecrets('Send --header="Accept: application/json" too')).toBe(
       'Send --header="Accept: application/json" too',
+    );
+  });
+});
+
+describe("property: a header given as a flag's value", () => {
+  const flag = fc.constantFrom("--header", "-H", "--http-header", "--headers");
+  const name = fc.constantFrom(
+    "X-Api-Key",
+    "Authorization",
+    "api-key",
+    "X-Auth-Token",
+    "Private-Token",
+    "x-goog-api-key",
+    "Ocp-Apim-Subscription-Key",
+    "Proxy-Authorization",
+  );
+  const colon = fc.constantFrom(":", ": ", ":  ");
+  const scheme = fc.constantFrom("", "Bearer ", "Token ", "Basic ");
+  const value = fc.string({
+    unit: fc.constantFrom(..."abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.~+/="),
+    minLength: 8,
+    maxLength: 40,
+  });
+
+  it("never shows or exports the value, in args or on a pasted line, and fills back byte for byte", () => {
+    fc.assert(
+      fc.property(flag, name, colon, scheme, value, (f, n, c, sc, v) => {
+        const arg = `${f}=${n}${c}${sc}${v}`;
+        for (const out of [...(exportedArgs([arg]) ?? []), ...withoutArgSecrets([arg])]) {
+          expect(out).not.toContain(v);
+        }
+        expect(findSpecSecrets(withArgs([arg]))).toHaveLength(1);
+        expectArgFilledBack([arg]);
+        const line = `srv '${arg}'`;
+        expect(withoutCommandLineSecrets(line)).not.toContain(v);
+        expect(exportedCommand(line)).not.toContain(v);
+        expectFilledBack(line);
+      }),
+      // Before the fix: ["--header", "X-Api-Key", ":", "", "aaaaaaaa"], kept in clear (the named tests above).
+      propertyRuns(200),
     );
   });
 });
