@@ -1,0 +1,70 @@
+/**
+ * Review r101 of tool loading against the seed and hostile input: a catalogued tool whose name is
+ * longer than `MAX_NAME_LENGTH` was listed in the catalogue and could never be loaded or called
+ * through `call_tool`.
+ */
+import type { FunctionToolLike } from "@loopwright/schema-compat";
+import { describe, expect, it } from "vitest";
+import { expandNames, MAX_NAME_LENGTH, toolNameResolver } from "./names.js";
+import { proxiedCall } from "./proxied-call.js";
+import { createToolLoading } from "./tool-loading.js";
+
+const tool = (name: string): FunctionToolLike => ({
+  type: "function",
+  function: {
+    name,
+    description: `runs ${name.slice(0, 20)}`,
+    parameters: { type: "object", properties: {} },
+  },
+});
+
+describe("r101-1: a catalogued tool named longer than MAX_NAME_LENGTH", () => {
+  // A host's own naming (a server label and a path folded into the name) can run past 256.
+  const long = `fs_${"deep_".repeat(60)}read`;
+  const server = `srv_${"x".repeat(MAX_NAME_LENGTH)}`;
+  const tools = [tool(long), tool("read_file")];
+  const catalog = [
+    { name: "files", tools: [{ name: long }, { name: "read_file" }] },
+    { name: server, tools: [{ name: "read_file" }] },
+  ];
+
+  it("is listed in the catalogue and loads by its name (it was answered 'Not in the catalogue')", () => {
+    expect(long.length).toBeGreaterThan(MAX_NAME_LENGTH);
+    const loading = createToolLoading({ mode: "ondemand", tools, catalog });
+    expect(loading.catalogText).toContain(long);
+    const route = loading.route(
+      { id: "c1", name: "load_tools", args: { names: [long] } },
+      { loaded: [], messages: [] },
+    );
+    expect(route.kind === "load" && route.content).toBe(`Loaded: ${long}. Call them by name.`);
+    expect(route.kind === "load" && route.loaded).toEqual([long]);
+    expect(expandNames([` ${long} `], catalog).names).toEqual([long]);
+  });
+
+  it("loads by its server's name, the server's name being as long", () => {
+    expect(expandNames([server], catalog).names).toEqual(["read_file"]);
+  });
+
+  it("runs through call_tool, proxied (it was refused as not in the catalogue)", () => {
+    const loading = createToolLoading({ mode: "proxy", tools, catalog });
+    const route = loading.route(
+      { id: "c1", name: "call_tool", args: { name: long, arguments: { a: 1 } } },
+      { loaded: [], messages: [] },
+    );
+    expect(route).toMatchObject({ kind: "dispatch", name: long, args: { a: 1 }, proxied: true });
+    expect(proxiedCall({ name: long, arguments: {} }, catalog).name).toBe(long);
+    expect(toolNameResolver([long])(long)).toBe(long);
+  });
+
+  it("a name as long that is not catalogued still matches nothing, and the answer says why", () => {
+    const loading = createToolLoading({ mode: "ondemand", tools, catalog });
+    const route = loading.route(
+      { id: "c1", name: "load_tools", args: { names: [`${long}x`, `Files.${long}`] } },
+      { loaded: [], messages: [] },
+    );
+    expect(route.kind === "load" && route.fresh).toEqual([]);
+    expect(route.kind === "load" && route.content).toContain(
+      "A name is read up to 256 characters; a longer one matches nothing.",
+    );
+  });
+});
