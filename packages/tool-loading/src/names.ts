@@ -65,8 +65,9 @@ function unquoted(part: string): string {
  * (as `expandNames` reads a name, but for `*` patterns: exactly, `functions.`, `server.tool`, a
  * case-insensitive match) is read as that one name before any splitting, so a tool named
  * `read file` or `a,b`, or a server named `git hub`, loads from `{ "names": ["read file"] }`,
- * `["Read File"]` or `["git hub.list_pods"]`; a name written as one string (`"names": "a, b"`) is
- * split as ever.
+ * `["Read File"]` or `["git hub.list_pods"]`; an entry written as a JSON string (`"\"a,b\""`, as
+ * the catalogue text quotes a name holding its punctuation) is read as the name it quotes where that
+ * reaches one; a name written as one string (`"names": "a, b"`) is split as ever.
  *
  * Throws a `ToolLoadingError` (`invalid-names`) when the arguments hold no name at all, with a
  * message the model can act on, and `invalid-catalog` for a malformed `catalog`. Resolving the
@@ -96,6 +97,8 @@ export function namesIn(args: unknown, whole?: (name: string) => boolean): strin
     // Only an entry of an array is a whole name: one string stands for a list as models write it.
     const trimmed = item.trim();
     if (items === given && whole?.(trimmed)) seen.add(trimmed);
+    else if (items === given && whole && quotedWhole(trimmed, whole) !== undefined)
+      seen.add(quotedWhole(trimmed, whole) as string);
     else for (const name of splitNames(item)) seen.add(name);
   }
   const names = [...seen];
@@ -106,6 +109,20 @@ export function namesIn(args: unknown, whole?: (name: string) => boolean): strin
     );
   }
   return names;
+}
+
+/**
+ * The name a JSON string stands for (`"a,b"`, as the catalogue text writes a name holding its own
+ * punctuation), where that name, read whole, reaches a catalogued tool or server; else `undefined`.
+ */
+function quotedWhole(entry: string, whole: (name: string) => boolean): string | undefined {
+  if (entry.length < 2 || !entry.startsWith('"') || !entry.endsWith('"')) return undefined;
+  try {
+    const name: unknown = JSON.parse(entry);
+    return typeof name === "string" && whole(name.trim()) ? name.trim() : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 const SEPARATORS = [".", "/", ":", "__"];

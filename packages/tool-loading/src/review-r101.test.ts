@@ -1,10 +1,12 @@
 /**
  * Review r101 of tool loading against the seed and hostile input: a catalogued tool whose name is
  * longer than `MAX_NAME_LENGTH` was listed in the catalogue and could never be loaded or called
- * through `call_tool`.
+ * through `call_tool`; a catalogued name holding a comma (or a server's holding ": ") was listed
+ * bare in the catalogue's comma-separated line, where it read as two tools.
  */
 import type { FunctionToolLike } from "@loopwright/schema-compat";
 import { describe, expect, it } from "vitest";
+import { catalogText } from "./catalog.js";
 import { expandNames, MAX_NAME_LENGTH, toolNameResolver } from "./names.js";
 import { proxiedCall } from "./proxied-call.js";
 import { createToolLoading } from "./tool-loading.js";
@@ -66,5 +68,53 @@ describe("r101-1: a catalogued tool named longer than MAX_NAME_LENGTH", () => {
     expect(route.kind === "load" && route.content).toContain(
       "A name is read up to 256 characters; a longer one matches nothing.",
     );
+  });
+});
+
+describe("r101-2: a name holding the catalogue line's own punctuation", () => {
+  const names = ["a,b", "a", "b", '"q"', "q", "x: y"];
+  const tools = names.map(tool);
+  const catalog = [
+    { name: "odd", tools: names.map((name) => ({ name })) },
+    { name: "k8s: prod", tools: [{ name: "q" }] },
+  ];
+
+  it("is written quoted, so the line names each tool once (a,b read as the tools a and b)", () => {
+    const text = catalogText(catalog);
+    expect(text.split("\n").slice(3)).toEqual(['"k8s: prod": q', 'odd: "\\"q\\"", a, "a,b", b, q, "x: y"']);
+    const described = catalogText(catalog, { descriptions: true });
+    expect(described.split("\n").slice(3)).toEqual([
+      '## "k8s: prod"',
+      "- q",
+      "## odd",
+      '- "\\"q\\""',
+      "- a",
+      '- "a,b"',
+      "- b",
+      "- q",
+      '- "x: y"',
+    ]);
+    // Every other name is written as it was.
+    expect(catalogText([{ name: "files", tools: [{ name: "read file" }, { name: "x;y" }] }])).toContain(
+      "\nfiles: read file, x;y",
+    );
+  });
+
+  it("loads from the catalogue as written, quotes and all, or without them (ondemand and proxy)", () => {
+    for (const mode of ["ondemand", "proxy"] as const) {
+      const loading = createToolLoading({ mode, tools, catalog });
+      const load = (entry: string) => {
+        const route = loading.route(
+          { id: "c1", name: "load_tools", args: { names: [entry] } },
+          { loaded: [], messages: [] },
+        );
+        return route.kind === "load" ? route.fresh : [];
+      };
+      expect(load('"a,b"')).toEqual(["a,b"]);
+      expect(load("a,b")).toEqual(["a,b"]);
+      expect(load('"\\"q\\""')).toEqual(['"q"']);
+      expect(load('"x: y"')).toEqual(["x: y"]);
+      expect(load('"k8s: prod"')).toEqual(["q"]);
+    }
   });
 });
