@@ -5,6 +5,7 @@
  * bare in the catalogue's comma-separated line, where it read as two tools.
  */
 import type { FunctionToolLike } from "@loopwright/schema-compat";
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { catalogText } from "./catalog.js";
 import { expandNames, MAX_NAME_LENGTH, toolNameResolver } from "./names.js";
@@ -116,5 +117,46 @@ describe("r101-2: a name holding the catalogue line's own punctuation", () => {
       expect(load('"x: y"')).toEqual(["x: y"]);
       expect(load('"k8s: prod"')).toEqual(["q"]);
     }
+  });
+});
+
+/**
+ * The entries a catalogue line lists after `server: `, as written, read as a model would: split at
+ * ", " outside a JSON string (a bare name holds no comma).
+ */
+const listed = (list: string) =>
+  [...list.matchAll(/ ?("(?:[^"\\]|\\.)*"|[^,]+)(?:,|$)/gy)].map((match) => match[1] as string);
+/** The name an entry stands for: a JSON string's text, else the entry. */
+const meant = (entry: string) => (entry.startsWith('"') ? (JSON.parse(entry) as string) : entry);
+
+describe("r101-2: the catalogue line and a load of what it lists, for any names (fast-check)", () => {
+  // Names from the line's own punctuation, quotes, blanks, stars and separators a load reads.
+  const name = fc
+    .array(fc.constantFrom("a", "b", ",", ":", " ", '"', "\\", "*", ".", "_", "[", "'", ";"), {
+      minLength: 1,
+      maxLength: 8,
+    })
+    .map((chars) => chars.join(""))
+    .filter((text) => text.trim() === text && !/^\*+$/.test(text));
+
+  it("lists every catalogued name once, as it is, and each loads alone by what the line shows", () => {
+    fc.assert(
+      fc.property(fc.uniqueArray(name, { minLength: 1, maxLength: 8 }), (names) => {
+        const catalog = [{ name: "s", tools: names.map((n) => ({ name: n })) }];
+        const line = catalogText(catalog).split("\n")[3] as string;
+        expect(line.startsWith("s: ")).toBe(true);
+        expect(listed(line.slice(3)).map(meant)).toEqual(
+          [...names].sort((x, y) => (x < y ? -1 : x > y ? 1 : 0)),
+        );
+        const loading = createToolLoading({ mode: "ondemand", tools: names.map(tool), catalog });
+        for (const entry of listed(line.slice(3))) {
+          const route = loading.route(
+            { id: "c1", name: "load_tools", args: { names: [entry] } },
+            { loaded: [], messages: [] },
+          );
+          expect(route.kind === "load" && route.fresh).toEqual([meant(entry)]);
+        }
+      }),
+    );
   });
 });
