@@ -126,6 +126,15 @@ describe("playground CLI", () => {
       "http://me@llm.internal:S3cretPassw0rd/v1",
       /not "http:\/\/\[credentials\]@llm\.internal:…": the URL parser refuses it/,
     ],
+    // A key given as OPENAI_BASE_URL (the two variables swapped), or a key after a word: before,
+    // printed whole, as the "host". A value with no scheme shows a host only where it looks like
+    // one (a dot, a port or a path after it).
+    ["sk-proj-S3cretPassw0rdXY", /not "…": it does not start with http:\/\/ or https:\/\/\.$/],
+    ["Bearer sk-S3cretPassw0rdXY", /not "…": it does not start with http:\/\/ or https:\/\/\.$/],
+    [
+      "localhost:8080/v1?k=S3cretPassw0rdXY",
+      /not "localhost:8080\/…": it does not start with http:\/\/ or https:\/\/\.$/,
+    ],
   ])(
     "refuses OPENAI_BASE_URL %j in one line that names the fault and not the password",
     async (url, expected) => {

@@ -105,7 +105,9 @@ const HOST_LOOKING = /^(?:\[[^\]/?#@]*\]|[^:/?#@[\]]*)(?::\d+(?=$|[/?#]))?/;
  * however the scheme before it is misspelt or missing) is `[credentials]`; a `:` after the host
  * whose port is not all digits (`http://admin:password`, its `@host` left off), a path, a query
  * (`?api_key=…`) or a fragment is cut to `…`, values and all — a refused value is one no URL
- * parser reads, so its parts cannot be told apart any better.
+ * parser reads, so its parts cannot be told apart any better. With no scheme-like start and no
+ * `@`, a value whose host-looking part has no dot and no port or path after it (a key pasted in
+ * place of the URL) is shown as `…` alone.
  */
 function shownBaseUrl(value: string): string {
   const lead = SCHEME_LEAD.exec(value)?.[0] ?? "";
@@ -113,6 +115,17 @@ function shownBaseUrl(value: string): string {
   const hidden = at >= lead.length ? "[credentials]@" : "";
   const rest = value.slice(hidden ? at + 1 : lead.length);
   const host = HOST_LOOKING.exec(rest)?.[0] ?? "";
+  // With no scheme and no `@` before it, a word that is no host (no dot in it, no port or path
+  // after it) is what was pasted in place of a URL — a key, when the two variables were swapped —
+  // and is shown as `…` alone.
+  if (
+    lead === "" &&
+    hidden === "" &&
+    !host.includes(".") &&
+    !/^(?::\d|\/)/.test(rest.slice(host.length)) &&
+    !/:\d+$/.test(host)
+  )
+    return "…";
   const cut =
     rest.length > host.length ? `${rest[host.length] === ":" ? ":" : (rest[host.length] ?? "")}…` : "";
   return `${lead}${hidden}${host ? shownText(host) : ""}${cut}`;

@@ -235,7 +235,8 @@ export interface CatalogTextOptions {
  *
  * The text depends only on the catalogue and the options, never on what has been loaded, so it is
  * byte for byte the same on every step of a run (marking loads there would rewrite the head of the
- * prompt and lose the prompt cache). Throws a `ToolLoadingError` for a malformed catalogue
+ * prompt and lose the prompt cache). A name holding a comma, a colon and a blank, or a double quote
+ * at its start — the line's own punctuation — is written as a JSON string. Throws a `ToolLoadingError` for a malformed catalogue
  * (`invalid-catalog`), a mode other than the two (`invalid-mode`) or a cap that is not a whole
  * number of at least 1 (`invalid-cap`). An empty catalogue gives an empty string.
  */
@@ -280,16 +281,27 @@ export function catalogText(catalog: readonly CatalogServer[], options: CatalogT
   for (const server of servers) {
     const tools = [...server.tools].sort((a, b) => compare(a.name, b.name));
     if (descriptions) {
-      lines.push(`## ${server.name}`);
+      lines.push(`## ${written(server.name)}`);
       for (const tool of tools) {
         const line = descriptionLine(descriptionOf(tool));
-        lines.push(line ? `- ${tool.name}: ${line}` : `- ${tool.name}`);
+        lines.push(line ? `- ${written(tool.name)}: ${line}` : `- ${written(tool.name)}`);
       }
     } else {
-      lines.push(`${server.name}: ${tools.map((tool) => tool.name).join(", ")}`);
+      lines.push(`${written(server.name)}: ${tools.map((tool) => written(tool.name)).join(", ")}`);
     }
   }
   return lines.join("\n");
+}
+
+/**
+ * A name as the catalogue text writes it: as it is, unless it holds what the line it stands in reads
+ * as punctuation — a comma (the name-only line's separator: `a,b` read as the tools `a` and `b`), a
+ * colon and a blank (what ends a server's label, and a tool's name before its description), or a
+ * double quote at its start (read as this quoting) — then as a JSON string, which a load takes with
+ * its quotes or without.
+ */
+function written(name: string): string {
+  return name.includes(",") || name.includes(": ") || name.startsWith('"') ? JSON.stringify(name) : name;
 }
 
 /** Code-unit order, the same in every locale. */

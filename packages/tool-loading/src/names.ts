@@ -65,8 +65,9 @@ function unquoted(part: string): string {
  * (as `expandNames` reads a name, but for `*` patterns: exactly, `functions.`, `server.tool`, a
  * case-insensitive match) is read as that one name before any splitting, so a tool named
  * `read file` or `a,b`, or a server named `git hub`, loads from `{ "names": ["read file"] }`,
- * `["Read File"]` or `["git hub.list_pods"]`; a name written as one string (`"names": "a, b"`) is
- * split as ever.
+ * `["Read File"]` or `["git hub.list_pods"]`; an entry written as a JSON string (`"\"a,b\""`, as
+ * the catalogue text quotes a name holding its punctuation) is read as the name it quotes where that
+ * reaches one; a name written as one string (`"names": "a, b"`) is split as ever.
  *
  * Throws a `ToolLoadingError` (`invalid-names`) when the arguments hold no name at all, with a
  * message the model can act on, and `invalid-catalog` for a malformed `catalog`. Resolving the
@@ -96,6 +97,8 @@ export function namesIn(args: unknown, whole?: (name: string) => boolean): strin
     // Only an entry of an array is a whole name: one string stands for a list as models write it.
     const trimmed = item.trim();
     if (items === given && whole?.(trimmed)) seen.add(trimmed);
+    else if (items === given && whole && quotedWhole(trimmed, whole) !== undefined)
+      seen.add(quotedWhole(trimmed, whole) as string);
     else for (const name of splitNames(item)) seen.add(name);
   }
   const names = [...seen];
@@ -106,6 +109,20 @@ export function namesIn(args: unknown, whole?: (name: string) => boolean): strin
     );
   }
   return names;
+}
+
+/**
+ * The name a JSON string stands for (`"a,b"`, as the catalogue text writes a name holding its own
+ * punctuation), where that name, read whole, reaches a catalogued tool or server; else `undefined`.
+ */
+function quotedWhole(entry: string, whole: (name: string) => boolean): string | undefined {
+  if (entry.length < 2 || !entry.startsWith('"') || !entry.endsWith('"')) return undefined;
+  try {
+    const name: unknown = JSON.parse(entry);
+    return typeof name === "string" && whole(name.trim()) ? name.trim() : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 const SEPARATORS = [".", "/", ":", "__"];
@@ -153,9 +170,9 @@ function checkArguments(
 }
 
 /**
- * The longest name a load, a call or a preselection is read up to: longer ones match nothing (and
- * a load's answer says so). A tool's name on the wire is at most 64 characters; a server's name and
- * a separator before it still fit.
+ * The longest name a load, a call or a preselection is read up to: longer ones match nothing but a
+ * catalogued tool's or server's own name, written exactly (a load's answer says so). A tool's name
+ * on the wire is at most 64 characters; a server's name and a separator before it still fit.
  */
 export const MAX_NAME_LENGTH = 256;
 
@@ -279,8 +296,8 @@ export function toolResolver(catalog: readonly CatalogServer[]): ToolResolver {
  * two: its exact name, blank space around it, OpenAI's `functions.` namespace, gpt-oss's Harmony
  * markup after it (`tool<|channel|>analysis`) or its `json` glued on (`tooljson`, `tool json`), or a
  * name that differs only in case from exactly one tool. A name longer than `MAX_NAME_LENGTH` is
- * none. The lookups are built once; for a plain list of tools with no servers (a run's declared
- * tools), as `toolResolver` is for a catalogue.
+ * none, unless it is one of `names` exactly. The lookups are built once; for a plain list of tools
+ * with no servers (a run's declared tools), as `toolResolver` is for a catalogue.
  */
 export function toolNameResolver(names: Iterable<string>): ToolResolver {
   return spellingResolver([...names], new Map(), 0);
@@ -300,10 +317,11 @@ function spellingResolver(
     byCase.set(lower, byCase.has(lower) ? null : tool);
   }
   return (raw) => {
-    if (raw.length > MAX_NAME_LENGTH) return undefined;
     const trimmed = raw.trim();
-    // A tool whose own name starts "functions." is that tool, not the one the rest names.
+    // A tool whose own name starts "functions." is that tool, not the one the rest names. Its own
+    // name, however long: one past the bound was listed and never reached.
     if (index.has(trimmed)) return trimmed;
+    if (raw.length > MAX_NAME_LENGTH) return undefined;
     // gpt-oss's Harmony header leaking into the name (`create_event<|channel|>analysis`, Ollama).
     const markup = trimmed.indexOf("<|");
     const name = (markup > 0 ? trimmed.slice(0, markup).trimEnd() : trimmed).replace(/^functions\./, "");
@@ -324,7 +342,7 @@ function spellingResolver(
  * name for all of its tools (in name order); `server.tool`, `server/tool`, `server:tool` or
  * `server__tool`; `functions.tool`; a pattern with `*` (`github_*`); and, failing those, a name that differs only in
  * case from exactly one tool or server. A name longer than `MAX_NAME_LENGTH` (256) matches
- * nothing. Each tool once, at most `cap` (12 unless given); the rest
+ * nothing but a catalogued tool's or server's own name. Each tool once, at most `cap` (12 unless given); the rest
  * are reported in `overCap`, and names that match nothing in `unknown`.
  *
  * Throws a `ToolLoadingError` for a malformed catalogue (`invalid-catalog`), a `requested` that is
@@ -401,11 +419,12 @@ export function nameReader(catalog: readonly CatalogServer[]): NameReader {
 
   const match = (raw: string, patterns = true): readonly string[] => {
     // "functions.read_file" is how OpenAI's own templates namespace a tool; models copy it.
-    if (raw.length > MAX_NAME_LENGTH) return [];
     const trimmed = raw.trim();
-    // A catalogued name that starts "functions." (a tool, or a server) is itself first.
+    // A catalogued name that starts "functions." (a tool, or a server) is itself first, and a
+    // catalogued name is itself however long: one past the bound was listed and never loaded.
     if (index.has(trimmed)) return [trimmed];
     if (servers.has(trimmed)) return toolsOf(trimmed);
+    if (raw.length > MAX_NAME_LENGTH) return [];
     const name = trimmed.replace(/^functions\./, "");
     if (name === "") return [];
     if (index.has(name)) return [name];

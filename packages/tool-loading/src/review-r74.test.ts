@@ -2,7 +2,6 @@
  * Review r74 of tool loading: a load of thousands of distinct `*` patterns (a looping model
  * counting `a1*`, `a2*`, …) costs about what as many plain names do, not patterns × catalogue tools.
  */
-import { bestTimes } from "@loopwright/testkit";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { propertyRuns } from "../../../test-support/properties.js";
@@ -10,27 +9,32 @@ import type { CatalogServer } from "./catalog.js";
 import { loadResult, proxyLoadResult } from "./load-result.js";
 import { expandNames, type NameResolution } from "./names.js";
 import { codeOf } from "./test-support/outcome.js";
+import { countEntries } from "./test-support/work.js";
 import { createToolLoading } from "./tool-loading.js";
 
 describe("r74-1: a load of many distinct patterns against a large catalogue", () => {
   const tools = Array.from({ length: 20_000 }, (_, i) => ({ name: `tool_${i}` }));
   const catalog: CatalogServer[] = [{ name: "s", tools }];
 
-  it("is answered in time about linear in the names, whatever the catalogue's size", async () => {
+  it("is answered with work linear in the names, whatever the catalogue's size", () => {
     const names = (count: number) =>
       Array.from({ length: count }, (_, i) => [`a${i}*`, `*x${i}*`, `q*${i}`][i % 3] as string);
     const resolution = expandNames(names(5_000), catalog);
     expect(resolution.names).toEqual([]);
     expect(resolution.unknown).toHaveLength(5_000);
     // Measured before: about 14 s here (each pattern tested against all 20,000 tools); about 100 ms
-    // after, most of it reading the catalogue. Against as many plain names in the same run (a fixed
-    // 2 s failed under load): about as long now, a hundred times as long when each meets every tool.
-    const plain = Array.from({ length: 5_000 }, (_, i) => `a${i}x`);
-    const [starred, unstarred] = await bestTimes([
-      () => expandNames(names(5_000), catalog),
-      () => expandNames(plain, catalog),
-    ]);
-    expect((starred as number) / (unstarred as number)).toBeLessThan(30);
+    // after, most of it reading the catalogue. Counted, not timed (a ratio against as many plain
+    // names moved 3-4× on a loaded CI host): the first load above built the sorted lists a pattern
+    // is looked up in; a load of 5,000 more patterns now walks three entries a pattern (measured:
+    // 15,000, the load's own bookkeeping) and none of the catalogue's 20,000 tools, where before
+    // each pattern filtered all of them (10^8; the count stops at ten catalogues).
+    const patterns = names(5_000).map((name) => name.replace("*", "0*"));
+    let again: ReturnType<typeof expandNames> | undefined;
+    const walked = countEntries(() => {
+      again = expandNames(patterns, catalog);
+    }, 10 * tools.length).total;
+    expect(again?.unknown).toHaveLength(5_000);
+    expect(walked).toBeLessThanOrEqual(4 * patterns.length);
   }, 30_000);
 
   it("still loads what the patterns reach, in name order, held to the cap, through a load_tools call", () => {
