@@ -406,16 +406,19 @@ function thrownText(error: unknown): string {
 
 /**
  * What {@link unsendableIn} found: where (a path such as `.stop[2]`), what it is (`a BigInt`,
- * `NaN`, `a Map`, `unreadable`…), and for one that could not be read, what reading it threw.
+ * `NaN`, `a Map`, `unreadable`…), whether it is an array's item (`item`), and for one that could
+ * not be read, what reading it threw.
  */
-type Unsendable = { at: string; what: string; thrown?: unknown };
+type Unsendable = { at: string; what: string; thrown?: unknown; item?: boolean };
 
 /**
  * The first place in `value` (a path such as `.chat_template_kwargs.top_k` or `.stop[2]`) holding
  * what JSON cannot send as given — a BigInt (`JSON.stringify` throws, inside the client), `NaN` or
  * `±Infinity` (written as `null`: a knob silently back at the server's default), an object that
- * holds itself (a cycle), or a `Map` or a `Set` (written as `{}`: its entries silently unsent) —
- * with what it is; or a member that cannot be read at all (a getter that throws, a Proxy whose
+ * holds itself (a cycle), a `Map` or a `Set` (written as `{}`: its entries silently unsent), a
+ * function or a symbol (in an array written as `null`, a null the host never wrote; as a field left
+ * out, the field silently unsent), or `undefined` in an array (written as `null`) — with what it
+ * is (`undefined` as a field is let be: JSON leaves it out, as a spread-merged config expects); or a member that cannot be read at all (a getter that throws, a Proxy whose
  * trap throws, a revoked Proxy: `JSON.stringify` would throw that inside the client), with what it
  * threw; `undefined` when there is none. Each member is read once, as `JSON.stringify` reads it:
  * an array's items, an object's own enumerable fields (a getter among them is called, and what it
@@ -447,7 +450,14 @@ function unsendableIn(value: object): Unsendable | undefined {
     }
     let what: string | undefined;
     if (typeof item === "bigint") what = "a BigInt";
-    else if (typeof item === "number") {
+    // A function or a symbol JSON writes as null in an array (the server reads a null the host
+    // never wrote) and leaves out as a field (the host's field silently unsent). `undefined` in an
+    // array is written as null too; as a field it is left out, as a spread-merged config expects.
+    else if (typeof item === "function" || typeof item === "symbol") what = `a ${typeof item}`;
+    else if (item === undefined) {
+      if (typeof key !== "number") continue;
+      what = "undefined";
+    } else if (typeof item === "number") {
       if (Number.isFinite(item)) continue;
       what = String(item);
     } else if (typeof item !== "object" || item === null || done.has(item)) continue;
@@ -455,7 +465,7 @@ function unsendableIn(value: object): Unsendable | undefined {
     // JSON writes a Map or a Set as {}: every entry it holds would go unsent, unsaid.
     else if (types.isMap(item)) what = "a Map";
     else if (types.isSet(item)) what = "a Set";
-    if (what !== undefined) return { at: pathOf([...ancestry, key]), what };
+    if (what !== undefined) return { at: pathOf([...ancestry, key]), what, item: typeof key === "number" };
     // What a Proxy's trap or a getter throws is what JSON.stringify would throw inside the client.
     let array: boolean;
     let names: string[] | undefined;
@@ -624,11 +634,18 @@ function givenKind(value: unknown): string {
  * `buildBody: tools[0].function.parameters…`): a `RangeError` for a number JSON writes as `null`,
  * else a `TypeError` (for a member that could not be read, with what it threw as its `cause`).
  */
-function unsendableError(where: string, { at, what, thrown }: Unsendable): TypeError | RangeError {
+function unsendableError(where: string, { at, what, thrown, item }: Unsendable): TypeError | RangeError {
   if (what === "unreadable") {
     return new TypeError(
       `${where}${at} could not be read (${thrownText(thrown)}): JSON.stringify would throw that while sending, naming nothing.`,
       { cause: thrown },
+    );
+  }
+  if (what === "a function" || what === "a symbol" || what === "undefined") {
+    return new TypeError(
+      item
+        ? `${where}${at} is ${what}, which JSON writes as null (the server would read a null you never wrote): give a JSON value, or leave the item out.`
+        : `${where}${at} is ${what}, which JSON leaves out (the field would not be sent, unsaid): give a JSON value, or leave the field out.`,
     );
   }
   const why =
@@ -722,7 +739,12 @@ function extraBodyFault(value: unknown, path: string, prefix = ""): TypeError | 
  *   JSON writes of it;
  * - `TypeError` for a field that cannot be read — a getter that throws, a Proxy whose trap throws, a
  *   revoked Proxy — named by its path with what it threw (its `cause`), where `JSON.stringify`
- *   threw it inside the client. A getter is read once, and what it answers is checked as a value.
+ *   threw it inside the client. A getter is read once, and what it answers is checked as a value;
+ * - `TypeError` for a function or a symbol at any depth below the top (as a field JSON leaves it
+ *   out, the field silently unsent; in an array JSON writes `null`) and for `undefined` in an array
+ *   (written as `null`: the server reads a null never written), each named by its path. A field
+ *   set to `undefined` is let be: JSON leaves it out, which is what a host merging configs with
+ *   spreads (`{ ...defaults, top_k: undefined }`) means by it.
  *
  * Each message starts with `path` (`"extraBody"` by default; `buildBody` says `config.extraBody`
  * after `buildBody: `), so a caller checking its own option names it as its user wrote it.
@@ -838,7 +860,9 @@ function checkArguments(
  * by its path (`tools[0].function.parameters.properties.n.maximum is Infinity`): a schema's
  * `maximum: Infinity` went out as `maximum: null`, a Map of `properties` as `{}`. A field that
  * cannot be read (a getter or a Proxy's trap that throws) is a `TypeError` naming its path and
- * what it threw, in a tool as in `extraBody`, rather than that error from inside the client.
+ * what it threw, in a tool as in `extraBody`, rather than that error from inside the client; so is
+ * a function or a symbol (as a field JSON left it out, in an array wrote `null`) and `undefined` in
+ * an array (written as `null`). A field set to `undefined` is let be (JSON leaves it out).
  *
  * `options.toolChoice` (one request's `tool_choice`) is sent only beside tools, and wins over an
  * `extraBody.tool_choice`. One naming a tool names it as the tool goes out: relaxed tools are

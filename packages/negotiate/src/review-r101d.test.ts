@@ -137,3 +137,54 @@ describe("a tool entry that cannot be read", () => {
     );
   });
 });
+
+describe("a function, a symbol or undefined where JSON would change what is sent", () => {
+  it("is refused in an array by its path, where JSON wrote null, a value the host never wrote", () => {
+    for (const [item, what] of [
+      [() => 1, "a function"],
+      [Symbol("stop"), "a symbol"],
+      [undefined, "undefined"],
+    ] as const) {
+      const call = () => checkExtraBody({ stop: ["\n", item] });
+      expect(call, what).toThrow(TypeError);
+      expect(call, what).toThrow(
+        `extraBody.stop[1] is ${what}, which JSON writes as null (the server would read a null you never wrote): give a JSON value, or leave the item out.`,
+      );
+    }
+    // Before: the body went out with "stop": ["\n", null].
+    expect(JSON.stringify({ stop: ["\n", undefined] })).toBe('{"stop":["\\n",null]}');
+  });
+
+  it("is refused as a field (a function or a symbol) by its path, where JSON left the field out, unsaid", () => {
+    const call = () =>
+      checkExtraBody({ chat_template_kwargs: { enable_thinking: () => false } }, "run.extraBody");
+    expect(call).toThrow(
+      "run.extraBody.chat_template_kwargs.enable_thinking is a function, which JSON leaves out (the field would not be sent, unsaid)",
+    );
+    expect(() => checkExtraBody({ seed: Symbol.for("seed") })).toThrow(
+      "extraBody.seed is a symbol, which JSON leaves out",
+    );
+  });
+
+  it("lets a field set to undefined be, at the top and below it, as a spread-merged config means it: left out", () => {
+    const defaults = { top_k: 20, chat_template_kwargs: { enable_thinking: true } };
+    const merged = { ...defaults, top_k: undefined, chat_template_kwargs: { enable_thinking: undefined } };
+    expect(() => checkExtraBody(merged)).not.toThrow();
+    const body = buildBody({ model: "m", extraBody: merged }, supports, model, messages);
+    expect(JSON.parse(JSON.stringify(body)).chat_template_kwargs).toEqual({});
+  });
+
+  it("is refused in a tool entry by buildBody the same way, where a schema's function went unsaid and an enum's undefined as null", () => {
+    const enumHole = { type: "object", properties: { unit: { enum: ["c", undefined] } } };
+    expect(() => buildBody({ model: "m" }, supports, model, messages, [tool(enumHole)])).toThrow(
+      "buildBody: tools[0].function.parameters.properties.unit.enum[1] is undefined, which JSON writes as null",
+    );
+    const withFn = { type: "object", properties: { n: { type: "number", default: () => 3 } } };
+    expect(() => buildBody({ model: "m" }, supports, model, messages, [tool(withFn)])).toThrow(
+      "buildBody: tools[0].function.parameters.properties.n.default is a function, which JSON leaves out",
+    );
+    // A schema's keyword set to undefined is let be, as in extraBody.
+    const absent = { type: "object", properties: { n: { type: "number", description: undefined } } };
+    expect(() => buildBody({ model: "m" }, supports, model, messages, [tool(absent)])).not.toThrow();
+  });
+});
