@@ -37,12 +37,15 @@ async function carriedOn(chars: number) {
 }
 
 describe("r71: a continuation that repeats a long answer so far in small deltas", () => {
-  it("is read in time linear in its length (four times the answer takes about four times as long, not sixteen)", async () => {
+  it("is read in time linear in its length (sixteen times the answer takes about sixteen times as long, not 256)", async () => {
     // The best of three runs each, taken in turn (testkit's growth), so a busy neighbour (the suite's
-    // other worker) moves both sides alike; linear is about 4, quadratic 16 and more.
-    // Before: 40 000 characters took 0.9 s and 160 000 took 19 s (a ratio of 22).
-    expect(await growth(carriedOn, 40_000, 4)).toBeLessThan(10);
-  }, 120_000);
+    // other worker) moves both sides alike. Sixteen times the answer: linear is at most 16 (the run's
+    // fixed cost leaves it about 1.1, measured beside two busy loops), quadratic 256 and more (with
+    // the opening read whole again at every delta put back, 127 at these sizes), and the bound 40
+    // sits between them: a loaded 2-core host has moved such a ratio 3 to 4 times.
+    // Before: 40 000 characters took 0.9 s and 160 000 took 19 s (a ratio of 22 for 4 times).
+    expect(await growth(carriedOn, 10_000, 16)).toBeLessThan(40);
+  }, 240_000);
 });
 
 describe("r71: a tool whose answer came while the host's event loop was held up past toolTimeoutSeconds", () => {

@@ -136,7 +136,7 @@ describe("tasks.compaction's extraBody", () => {
     const cause = (error as AgentLoopError).cause;
     expect(LoopOptionError.isInstance(cause)).toBe(true);
     expect(cause).toMatchObject({ code: "invalid-option", option: "config.tasks.compaction" });
-    expect((cause as Error).message).toMatch(/extraBody\.top_p holds NaN/);
+    expect((cause as Error).message).toMatch(/extraBody\.top_p is NaN, which JSON writes as null/);
   });
 });
 

@@ -394,16 +394,40 @@ function wrongType(name: string, what: string, value: unknown): TypeError {
   return new TypeError(`buildBody: ${name} must be ${what}; got ${got}.`);
 }
 
+/** What a thrown value says, never throwing itself (a hostile error's getters may). */
+function thrownText(error: unknown): string {
+  try {
+    if (error instanceof Error) return `${String(error.name)}: ${String(error.message)}`;
+    return typeof error === "string" ? error : typeof error;
+  } catch {
+    return "an unreadable error";
+  }
+}
+
+/**
+ * What {@link unsendableIn} found: where (a path such as `.stop[2]`), what it is (`a BigInt`,
+ * `NaN`, `a Map`, `unreadable`…), whether it is an array's item (`item`), and for one that could
+ * not be read, what reading it threw.
+ */
+type Unsendable = { at: string; what: string; thrown?: unknown; item?: boolean };
+
 /**
  * The first place in `value` (a path such as `.chat_template_kwargs.top_k` or `.stop[2]`) holding
  * what JSON cannot send as given — a BigInt (`JSON.stringify` throws, inside the client), `NaN` or
  * `±Infinity` (written as `null`: a knob silently back at the server's default), an object that
- * holds itself (a cycle), or a `Map` or a `Set` (written as `{}`: its entries silently unsent) —
- * with what it is; `undefined` when there is none. Plain arrays and
- * objects only (a `Date` or a class with `toJSON` is sent as its JSON says). Iterative, so any
- * depth; an object reached twice on two paths is read once.
+ * holds itself (a cycle), a `Map` or a `Set` (written as `{}`: its entries silently unsent), a
+ * function or a symbol (in an array written as `null`, a null the host never wrote; as a field left
+ * out, the field silently unsent), or `undefined` in an array (written as `null`) — with what it
+ * is (`undefined` as a field is let be: JSON leaves it out, as a spread-merged config expects); or a member that cannot be read at all (a getter that throws, a Proxy whose
+ * trap throws, a revoked Proxy: `JSON.stringify` would throw that inside the client), with what it
+ * threw; `undefined` when there is none. Each member is read once, as `JSON.stringify` reads it:
+ * an array's items, an object's own enumerable fields (a getter among them is called, and what it
+ * answers is checked). A class's instance is walked as JSON writes it, by its own enumerable
+ * fields (a getter on its class is not sent, so not read); an object with a `toJSON` method (a
+ * `Date`) is sent as that method says, so not read. Iterative, so any depth; an object reached
+ * twice on two paths is read once.
  */
-function unsendableIn(value: object): [string, string] | undefined {
+function unsendableIn(value: object): Unsendable | undefined {
   const done = new Set<object>();
   const open = new Set<object>();
   // Parallel stacks: a member to read and its key in its object (an index in an array), or
@@ -426,7 +450,14 @@ function unsendableIn(value: object): [string, string] | undefined {
     }
     let what: string | undefined;
     if (typeof item === "bigint") what = "a BigInt";
-    else if (typeof item === "number") {
+    // A function or a symbol JSON writes as null in an array (the server reads a null the host
+    // never wrote) and leaves out as a field (the host's field silently unsent). `undefined` in an
+    // array is written as null too; as a field it is left out, as a spread-merged config expects.
+    else if (typeof item === "function" || typeof item === "symbol") what = `a ${typeof item}`;
+    else if (item === undefined) {
+      if (typeof key !== "number") continue;
+      what = "undefined";
+    } else if (typeof item === "number") {
       if (Number.isFinite(item)) continue;
       what = String(item);
     } else if (typeof item !== "object" || item === null || done.has(item)) continue;
@@ -434,32 +465,57 @@ function unsendableIn(value: object): [string, string] | undefined {
     // JSON writes a Map or a Set as {}: every entry it holds would go unsent, unsaid.
     else if (types.isMap(item)) what = "a Map";
     else if (types.isSet(item)) what = "a Set";
-    if (what !== undefined) return [pathOf([...ancestry, key]), what];
-    const array = Array.isArray(item);
-    const proto = Object.getPrototypeOf(item);
-    if (!array && proto !== Object.prototype && proto !== null) continue;
+    if (what !== undefined) return { at: pathOf([...ancestry, key]), what, item: typeof key === "number" };
+    // What a Proxy's trap or a getter throws is what JSON.stringify would throw inside the client.
+    let array: boolean;
+    let names: string[] | undefined;
+    try {
+      array = Array.isArray(item);
+      // A class's instance with a toJSON method (a Date) is sent as that method says.
+      if (
+        !array &&
+        !isPlainProto(Object.getPrototypeOf(item)) &&
+        typeof (item as { toJSON?: unknown }).toJSON === "function"
+      ) {
+        continue;
+      }
+      if (!array) names = Object.keys(item as object);
+    } catch (thrown) {
+      return { at: pathOf([...ancestry, key]), what: "unreadable", thrown };
+    }
     open.add(item as object);
     ancestry.push(key);
     items.push(item);
     keys.push(key);
     leaving.push(true);
-    if (array) {
-      for (let i = item.length - 1; i >= 0; i--) {
-        items.push(item[i]);
-        keys.push(i);
-        leaving.push(false);
+    let at: string | number = "";
+    try {
+      if (names === undefined) {
+        for (let i = (item as unknown[]).length - 1; i >= 0; i--) {
+          at = i;
+          items.push((item as unknown[])[i]);
+          keys.push(i);
+          leaving.push(false);
+        }
+      } else {
+        for (let i = names.length - 1; i >= 0; i--) {
+          const name = names[i] as string;
+          at = name;
+          items.push((item as Record<string, unknown>)[name]);
+          keys.push(name);
+          leaving.push(false);
+        }
       }
-    } else {
-      const names = Object.keys(item as object);
-      for (let i = names.length - 1; i >= 0; i--) {
-        const name = names[i] as string;
-        items.push((item as Record<string, unknown>)[name]);
-        keys.push(name);
-        leaving.push(false);
-      }
+    } catch (thrown) {
+      return { at: pathOf([...ancestry, at]), what: "unreadable", thrown };
     }
   }
   return undefined;
+}
+
+/** Whether `proto` is a plain object's prototype (`Object.prototype`, or none). */
+function isPlainProto(proto: unknown): boolean {
+  return proto === Object.prototype || proto === null;
 }
 
 /** The path `keys` (the top's "" first) name: `.top_k`, `.stop[2]`, `["a-b"]`. */
@@ -483,6 +539,19 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 const FUNCTION_TOOL = '{ type: "function", function: { name, description?, parameters? } }';
 
 /**
+ * {@link own}'s `value[name]`, a throw (a getter's, a Proxy trap's) as a `TypeError` naming
+ * `where` + `.name` and what was thrown, its `cause`: `JSON.stringify` would throw it while
+ * sending, naming nothing.
+ */
+function readOwn(value: unknown, name: string, where: string): unknown {
+  try {
+    return own(value, name);
+  } catch (thrown) {
+    throw unsendableError(`buildBody: ${where}`, { at: pathOf(["", name]), what: "unreadable", thrown });
+  }
+}
+
+/**
  * Refuses a tool entry a server cannot read, naming its index: sent, llama.cpp answers a function
  * tool without a name with a 500 ("Failed to parse tools") and parameters that are not a schema
  * object with a grammar failure, and `relaxTools` throws for both once strict schemas are latched
@@ -494,14 +563,14 @@ function checkTool(tool: unknown, index: number): void {
   if (!isRecord(tool)) throw wrongType(where, `a tool definition ${FUNCTION_TOOL}`, tool);
   // The tool's own fields, never a polluted Object.prototype's (an inherited `parameters` refused
   // every tool declared without any).
-  const type = own(tool, "type");
+  const type = readOwn(tool, "type", where);
   if (typeof type !== "string") {
     throw wrongType(`${where}.type`, `a string such as "function" (${FUNCTION_TOOL})`, type);
   }
   if (type !== "function") return;
-  const fn = own(tool, "function");
+  const fn = readOwn(tool, "function", where);
   if (!isRecord(fn)) throw wrongType(`${where}.function`, `an object ${FUNCTION_TOOL}`, fn);
-  const name = own(fn, "name");
+  const name = readOwn(fn, "name", `${where}.function`);
   if (typeof name !== "string" || name.trim() === "") {
     throw new TypeError(
       `buildBody: ${where}.function.name must be the tool's non-empty name; got ${
@@ -509,7 +578,7 @@ function checkTool(tool: unknown, index: number): void {
       }.`,
     );
   }
-  const parameters = own(fn, "parameters");
+  const parameters = readOwn(fn, "parameters", `${where}.function`);
   if (parameters !== undefined && !isRecord(parameters)) {
     throw wrongType(`${where}.function.parameters`, "a JSON Schema object (or absent)", parameters);
   }
@@ -563,9 +632,22 @@ function givenKind(value: unknown): string {
 /**
  * The error naming `unsendableIn`'s find at `where` + `at` (`config.extraBody.top_p`,
  * `buildBody: tools[0].function.parameters…`): a `RangeError` for a number JSON writes as `null`,
- * else a `TypeError`.
+ * else a `TypeError` (for a member that could not be read, with what it threw as its `cause`).
  */
-function unsendableError(where: string, at: string, what: string): TypeError | RangeError {
+function unsendableError(where: string, { at, what, thrown, item }: Unsendable): TypeError | RangeError {
+  if (what === "unreadable") {
+    return new TypeError(
+      `${where}${at} could not be read (${thrownText(thrown)}): JSON.stringify would throw that while sending, naming nothing.`,
+      { cause: thrown },
+    );
+  }
+  if (what === "a function" || what === "a symbol" || what === "undefined") {
+    return new TypeError(
+      item
+        ? `${where}${at} is ${what}, which JSON writes as null (the server would read a null you never wrote): give a JSON value, or leave the item out.`
+        : `${where}${at} is ${what}, which JSON leaves out (the field would not be sent, unsaid): give a JSON value, or leave the field out.`,
+    );
+  }
   const why =
     what === "a BigInt"
       ? "which JSON cannot write (the client would throw while sending)"
@@ -586,10 +668,20 @@ function unsendableError(where: string, at: string, what: string): TypeError | R
  */
 function extraBodyFault(value: unknown, path: string, prefix = ""): TypeError | RangeError | undefined {
   if (value === undefined || value === null) return undefined;
+  let proto: unknown;
+  let keys: string[];
+  let hasProto: boolean;
+  try {
+    proto = typeof value === "object" && !Array.isArray(value) ? Object.getPrototypeOf(value) : undefined;
+    hasProto = isPlainProto(proto) && Object.hasOwn(value, "__proto__");
+    keys = isPlainProto(proto) ? Object.keys(value) : [];
+  } catch (thrown) {
+    // A Proxy whose trap throws, a revoked one: named here, not thrown inside the client.
+    return unsendableError(`${prefix}${path}`, { at: "", what: "unreadable", thrown });
+  }
   // Plain only: `Object.entries` of a Map, a Set, a Date or a class's instance (fields on its
   // prototype, getters) sent none of what it held, unsaid; a string's characters would be fields.
-  const proto = typeof value === "object" && !Array.isArray(value) ? Object.getPrototypeOf(value) : undefined;
-  if (proto !== Object.prototype && proto !== null) {
+  if (!isPlainProto(proto)) {
     return new TypeError(
       `${prefix}${path} must be a plain object of body fields ({ top_k: 20 }; null or absent for none), ` +
         `and was given ${givenKind(value)}.`,
@@ -598,15 +690,22 @@ function extraBodyFault(value: unknown, path: string, prefix = ""): TypeError | 
   const fields = value as Record<string, unknown>;
   // JSON.parse makes `"__proto__"` an own key; set on the body it would replace the body's prototype
   // (its fields inherited, never sent) instead of being a field: refused, never silently lost.
-  if (Object.hasOwn(fields, "__proto__")) {
+  if (hasProto) {
     return new TypeError(
       `${prefix}${path} must not have a "__proto__" key (a config read from JSON can): it cannot be sent as a body field.`,
     );
   }
   // A field set to undefined sends nothing, and says nothing either way: let be.
-  for (const key of Object.keys(fields)) {
+  for (const key of keys) {
     const field = ownedBodyField(key);
-    if (field !== undefined && fields[key] !== undefined) {
+    if (field === undefined) continue;
+    let set: boolean;
+    try {
+      set = fields[key] !== undefined;
+    } catch (thrown) {
+      return unsendableError(`${prefix}${path}`, { at: pathOf(["", key]), what: "unreadable", thrown });
+    }
+    if (set) {
       return new TypeError(
         `${prefix}${path} sets ${JSON.stringify(field)}, a field buildBody writes itself ` +
           `(${OWNED_BODY_FIELDS[field]}): take it out of extraBody.`,
@@ -614,9 +713,7 @@ function extraBodyFault(value: unknown, path: string, prefix = ""): TypeError | 
     }
   }
   const unsendable = unsendableIn(fields);
-  if (unsendable === undefined) return undefined;
-  const [at, what] = unsendable;
-  return unsendableError(`${prefix}${path}`, at, what);
+  return unsendable === undefined ? undefined : unsendableError(`${prefix}${path}`, unsendable);
 }
 
 /**
@@ -638,7 +735,16 @@ function extraBodyFault(value: unknown, path: string, prefix = ""): TypeError | 
  *   `RangeError`, a BigInt or an object holding itself (the client would throw while sending) a
  *   `TypeError`, and so is a `Map` or a `Set` below the top (JSON writes `{}`: none of its entries
  *   would be sent). Below the top, an object two fields share, a `Date` or a class with `toJSON`
- *   goes as its JSON says.
+ *   goes as its JSON says; another class's instance is checked by its own fields, which are what
+ *   JSON writes of it;
+ * - `TypeError` for a field that cannot be read — a getter that throws, a Proxy whose trap throws, a
+ *   revoked Proxy — named by its path with what it threw (its `cause`), where `JSON.stringify`
+ *   threw it inside the client. A getter is read once, and what it answers is checked as a value;
+ * - `TypeError` for a function or a symbol at any depth below the top (as a field JSON leaves it
+ *   out, the field silently unsent; in an array JSON writes `null`) and for `undefined` in an array
+ *   (written as `null`: the server reads a null never written), each named by its path. A field
+ *   set to `undefined` is let be: JSON leaves it out, which is what a host merging configs with
+ *   spreads (`{ ...defaults, top_k: undefined }`) means by it.
  *
  * Each message starts with `path` (`"extraBody"` by default; `buildBody` says `config.extraBody`
  * after `buildBody: `), so a caller checking its own option names it as its user wrote it.
@@ -671,7 +777,7 @@ function checkArguments(
   // no arguments), and a BigInt `default` threw inside the client, naming nothing. One walk of them
   // all: a schema the tools share is read once.
   const unsendableTool = unsendableIn(tools);
-  if (unsendableTool !== undefined) throw unsendableError("buildBody: tools", ...unsendableTool);
+  if (unsendableTool !== undefined) throw unsendableError("buildBody: tools", unsendableTool);
   if (!isRecord(supports))
     throw wrongType("supports", "the object capabilitiesFor(baseUrl, apiKey) returned", supports);
   if (
@@ -752,7 +858,11 @@ function checkArguments(
  * its entries unsent) a `TypeError`. `extraBody` is held to `checkExtraBody`'s rule, the one rule
  * (a caller may check one before it builds anything). So is every tool entry, of any type, named
  * by its path (`tools[0].function.parameters.properties.n.maximum is Infinity`): a schema's
- * `maximum: Infinity` went out as `maximum: null`, a Map of `properties` as `{}`.
+ * `maximum: Infinity` went out as `maximum: null`, a Map of `properties` as `{}`. A field that
+ * cannot be read (a getter or a Proxy's trap that throws) is a `TypeError` naming its path and
+ * what it threw, in a tool as in `extraBody`, rather than that error from inside the client; so is
+ * a function or a symbol (as a field JSON left it out, in an array wrote `null`) and `undefined` in
+ * an array (written as `null`). A field set to `undefined` is let be (JSON leaves it out).
  *
  * `options.toolChoice` (one request's `tool_choice`) is sent only beside tools, and wins over an
  * `extraBody.tool_choice`. One naming a tool names it as the tool goes out: relaxed tools are

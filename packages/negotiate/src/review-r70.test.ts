@@ -82,11 +82,13 @@ describe("R70F-2: a long run of digits in a refusal is read in linear time", () 
   // carrying a run of digits is read against the same message carrying as many letters, in the
   // same run: about as long now (measured 1.5 to 3.5 times), over a hundred times as long when
   // quadratic (measured 145 and 320 at these sizes, which keep that version to seconds, not minutes).
+  // The bound is 20, near the middle (geometrically) of the two: a loaded 2-core host has moved such
+  // a ratio 3 to 4 times, and 400 reads make the shorter timing tens of milliseconds of CPU.
   const run = (char: string) => char.repeat(2_000);
-  const reads = 100; // one read takes microseconds, too little to time
+  const reads = 400; // one read takes microseconds, too little to time
 
   it("answers retryAfterMs and backoffMs for a 429 whose 'try again in' runs on in digits about as fast as in letters", {
-    timeout: 60_000,
+    timeout: 180_000,
   }, async () => {
     const [digits, letters] = await ownServer(async (refused) => [
       await refused(429, { error: { message: `Rate limit reached. Please try again in ${run("7")}s.` } }),
@@ -99,11 +101,11 @@ describe("R70F-2: a long run of digits in a refusal is read in linear time", () 
       }
     };
     const [slow, baseline] = await bestTimes([read(digits), read(letters)]);
-    expect((slow as number) / (baseline as number)).toBeLessThan(12);
+    expect((slow as number) / (baseline as number)).toBeLessThan(20);
   });
 
   it("reads the window and the prompt of an overflow that carries a run of digits about as fast as letters", {
-    timeout: 60_000,
+    timeout: 180_000,
   }, async () => {
     const overflow = (tail: string) => ({
       error: {
@@ -125,7 +127,7 @@ describe("R70F-2: a long run of digits in a refusal is read in linear time", () 
       }
     };
     const [slow, baseline] = await bestTimes([read(digits), read(letters)]);
-    expect((slow as number) / (baseline as number)).toBeLessThan(12);
+    expect((slow as number) / (baseline as number)).toBeLessThan(20);
   });
 
   it("still reads each part of 'try again in' as before", async () => {
@@ -143,7 +145,8 @@ describe("R70F-4: buildBody is linear in the dropped fields and the extra body",
   // a model that dropped none. A bound in ms failed under load, and the time for 12,500 against
   // 100,000 grows by more than 8 on its own (memory: measured 13 to 24), so the baseline is the
   // same 100,000 fields sent to a model that dropped none, measured in the same run: about as long
-  // (measured 0.5 to 1.5 times).
+  // (measured 0.5 to 1.5 times). The bound is 6, near the middle (geometrically) of that and 40: a
+  // loaded 2-core host has moved such a ratio 3 to 4 times.
   it("builds a body from 100,000 extra fields, all dropped but two, about as fast as one that drops none", {
     timeout: 60_000,
   }, async () => {
@@ -162,7 +165,7 @@ describe("R70F-4: buildBody is linear in the dropped fields and the extra body",
       () => expect(sent(dropping)).toEqual(["kept_a", "kept_b"]),
       () => expect(sent(keeping)).toHaveLength(100_002),
     ]);
-    expect((dropped as number) / (kept as number)).toBeLessThan(5);
+    expect((dropped as number) / (kept as number)).toBeLessThan(6);
   });
 });
 
@@ -174,15 +177,17 @@ describe("R70F-6: readRefusal reads a long line of repeated wording in linear ti
   // A bound in ms can fail under load, so lines of each opening, over and over, are read against
   // lines as long of other words in the same run: about as long now (measured 1.5 to 3 times), far
   // longer when each occurrence runs to the end of the line (measured 11 at 8 KiB lines, 33 at
-  // these 32 KiB ones, where that version takes seconds, not minutes).
-  it("reads 32 KiB lines of each opening, over and over, about as fast as lines of other words", {
-    timeout: 60_000,
+  // 32 KiB ones; about 66 at these 64 KiB ones, where that version takes seconds, not minutes). The
+  // bound is 14, near the middle (geometrically) of 2 and 66: a loaded 2-core host has moved such a
+  // ratio 3 to 4 times; 10 reads of each line make the shorter timing tens of milliseconds of CPU.
+  it("reads 64 KiB lines of each opening, over and over, about as fast as lines of other words", {
+    timeout: 180_000,
   }, async () => {
     const openings = [
       "Expected 'reasoning_effort' to be one of:",
       "Unsupported value: 'temperature' does not support ",
     ];
-    const line = (words: string) => words.repeat(Math.ceil(32_768 / words.length));
+    const line = (words: string) => words.repeat(Math.ceil(65_536 / words.length));
     const [repeated, other] = await ownServer(async (refused) => {
       const read = async (lines: string[]) => {
         const errors = [];
@@ -196,10 +201,10 @@ describe("R70F-6: readRefusal reads a long line of repeated wording in linear ti
       ];
     });
     const read = (errors: unknown[]) => () => {
-      for (let k = 0; k < 5; k++) for (const error of errors) expect(readRefusal(error)).toBeUndefined();
+      for (let k = 0; k < 10; k++) for (const error of errors) expect(readRefusal(error)).toBeUndefined();
     };
     const [slow, baseline] = await bestTimes([read(repeated), read(other)]);
-    expect((slow as number) / (baseline as number)).toBeLessThan(12);
+    expect((slow as number) / (baseline as number)).toBeLessThan(14);
   });
 
   it("still reads both refusals as they are worded", async () => {

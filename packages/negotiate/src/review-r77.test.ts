@@ -315,12 +315,16 @@ describe("R77N-6: Gemini's nested unknown names are read in linear time", () => 
   // entry: quadratic in the names, 16 s for a 5 MB body of 100,000 of them (1.5 s for 1.4 MB). A
   // bound in ms can fail under load, so 50,400 nested names are timed against the same names bare
   // (no parent, so never searched for) in the same run. Measured: 1.6 to 2.1 times the baseline
-  // now; with the search put back, 35 times (46 at twice the names).
+  // now; with the search put back, 35 times (46 at twice the names, the size read here). The bound
+  // is 10, near the middle (geometrically) of 2 and 46: a loaded 2-core host has moved such a ratio
+  // 3 to 4 times.
   it("reads 72 messages of nested names about as fast as the same names bare", {
     timeout: 120_000,
   }, async () => {
     const names = (i: number, at: string) =>
-      Array.from({ length: 700 }, (_, j) => `Unknown name "f${i}_${j}"${at}: Cannot find field.`).join("\n");
+      Array.from({ length: 1_400 }, (_, j) => `Unknown name "f${i}_${j}"${at}: Cannot find field.`).join(
+        "\n",
+      );
     const body = (at: string) => ({
       error: {
         code: 400,
@@ -337,7 +341,7 @@ describe("R77N-6: Gemini's nested unknown names are read in linear time", () => 
       () => expect(readRefusal(nested)).toEqual({ kind: "unknown-field", field: "x", name: "x.f0_0" }),
       () => expect(readRefusal(bare)).toEqual({ kind: "unknown-field", field: "f0_0", name: "f0_0" }),
     ]);
-    expect((slow as number) / (baseline as number)).toBeLessThan(8);
+    expect((slow as number) / (baseline as number)).toBeLessThan(10);
   });
 
   it("still names each one by its parent, in the order given", async () => {

@@ -1,4 +1,5 @@
 import { types } from "node:util";
+import { ownDescriptor } from "./protoless.js";
 
 /**
  * The keywords whose value is a number a BigInt can stand for exactly: `sanitizeSchema` writes
@@ -50,12 +51,42 @@ function faultOf(item: unknown, key: string | undefined): string | undefined {
   }
 }
 
+/** How deep a prototype chain {@link gettersOf} follows: a Proxy's trap can make one endless. */
+const MAX_CHAIN = 64;
+
+/**
+ * The names of the getters a prototype of `item`'s own holds (below `Object.prototype`: a class's
+ * `get properties()`), which `sanitizeSchema` reads as the schema's fields, not among `own`;
+ * `undefined` for a plain object, the case of nearly every schema, at the cost of one prototype
+ * read. A method (a data field on the prototype) is left out: `sanitizeSchema` reads no keyword
+ * from one, and a class's methods are no fault of its schema.
+ */
+function gettersOf(item: object, own: readonly string[]): string[] | undefined {
+  let at = Object.getPrototypeOf(item) as object | null;
+  if (at === Object.prototype || at === null) return undefined;
+  const names: string[] = [];
+  for (let depth = 0; at !== null && at !== Object.prototype && depth < MAX_CHAIN; depth++) {
+    for (const name of Object.getOwnPropertyNames(at)) {
+      if (typeof ownDescriptor(at, name)?.get !== "function") continue;
+      if (!own.includes(name) && !names.includes(name)) names.push(name);
+    }
+    at = Object.getPrototypeOf(at) as object | null;
+  }
+  return names;
+}
+
+/** The names of `item`'s fields as `sanitizeSchema` reads them: its own keys, then its class's getters. */
+function namesOf(item: object): string[] {
+  const own = Object.keys(item);
+  const getters = gettersOf(item, own);
+  return getters === undefined || getters.length === 0 ? own : [...own, ...getters];
+}
+
 /**
  * Whether `schema` holds, at any depth, what {@link nonJsonIn} finds: the same walk with no path
  * and nothing allocated per member (parallel stacks of the values and the keys they were read
  * under), the pass every tool takes. An object reached twice (a shared subschema, a cycle) is read
- * once. A member that throws when read ends the walk with `false`: `sanitizeSchema` reads such a
- * schema, and says where it threw.
+ * once. A member that throws when read throws here, for {@link firstNonJson} to name.
  */
 function holdsNonJson(schema: unknown): boolean {
   const seen = new Set<object>();
@@ -73,7 +104,7 @@ function holdsNonJson(schema: unknown): boolean {
         keys.push(undefined);
       }
     } else {
-      const names = Object.keys(item);
+      const names = namesOf(item);
       for (let i = names.length - 1; i >= 0; i--) {
         const name = names[i] as string;
         items.push((item as Record<string, unknown>)[name]);
@@ -89,32 +120,59 @@ function token(key: string | number): string {
   return typeof key === "number" ? String(key) : key.replace(/~/g, "~0").replace(/\//g, "~1");
 }
 
-/** {@link holdsNonJson}'s walk, writing each member's JSON Pointer; run only once that walk found something. */
+/** What a thrown value says, never throwing itself (a hostile error's getters may). */
+function thrownText(error: unknown): string {
+  try {
+    return error instanceof Error ? `${String(error.name)}: ${String(error.message)}` : typeof error;
+  } catch {
+    return "an unreadable error";
+  }
+}
+
+/** How many characters of what a getter threw a refusal quotes. */
+const THROWN_CHARS = 200;
+
+/**
+ * {@link holdsNonJson}'s walk, writing each member's JSON Pointer; run only once that walk found
+ * something or threw. A member that throws when read (a getter, a Proxy's trap, a revoked Proxy)
+ * is named by its place, with what it threw.
+ */
 function firstNonJson(schema: unknown): { path: string; what: string } | undefined {
   const seen = new Set<object>();
   const stack: Array<{ item: unknown; key: string | undefined; path: string }> = [
     { item: schema, key: undefined, path: "#" },
   ];
+  let at = "#";
+  const unreadable = (thrown: unknown) => {
+    const text = thrownText(thrown);
+    return {
+      path: at,
+      what: `a field that throws when read (${text.length <= THROWN_CHARS ? text : `${text.slice(0, THROWN_CHARS)}…`})`,
+    };
+  };
   while (stack.length > 0) {
     const { item, key, path } = stack.pop() as { item: unknown; key: string | undefined; path: string };
     const what = faultOf(item, key);
     if (what !== undefined) return { path, what };
     if (typeof item !== "object" || item === null || seen.has(item)) continue;
     seen.add(item);
-    if (Array.isArray(item)) {
-      for (let i = item.length - 1; i >= 0; i--) {
-        stack.push({ item: item[i], key: undefined, path: `${path}/${i}` });
+    at = path;
+    try {
+      if (Array.isArray(item)) {
+        for (let i = item.length - 1; i >= 0; i--) {
+          at = `${path}/${i}`;
+          stack.push({ item: item[i], key: undefined, path: at });
+        }
+      } else {
+        const names = namesOf(item);
+        for (let i = names.length - 1; i >= 0; i--) {
+          const name = names[i] as string;
+          at = `${path}/${token(name)}`;
+          stack.push({ item: (item as Record<string, unknown>)[name], key: name, path: at });
+        }
       }
-    } else {
-      const names = Object.keys(item);
-      for (let i = names.length - 1; i >= 0; i--) {
-        const name = names[i] as string;
-        stack.push({
-          item: (item as Record<string, unknown>)[name],
-          key: name,
-          path: `${path}/${token(name)}`,
-        });
-      }
+    } catch (thrown) {
+      return unreadable(thrown);
     }
   }
   return undefined;
@@ -125,17 +183,21 @@ function firstNonJson(schema: unknown): { path: string; what: string } | undefin
  * what `sanitizeSchema` would otherwise rewrite away, unsaid or told only, because JSON cannot hold
  * it: a `Map` or a `Set` (read as an object with no keys: a Map of `properties` made the tool take
  * no arguments), a BigInt anywhere but a numeric keyword (`default: 10n` was dropped, `enum: [1,
- * 10n]` lost a value), `NaN`, a function or a symbol — with what it is; `undefined` where there is
- * none. ±Infinity, a class's instance (read through its getters) and a cycle (read as a recursive
- * `$ref` is) are read as before. Iterative, so any depth; paths are written only once something is
- * found. A member that throws when read is left to `sanitizeSchema`, which tells where.
+ * 10n]` lost a value), `NaN`, a function or a symbol — with what it is; and a field that throws when
+ * read (a getter, a Proxy's trap, a revoked Proxy: `sanitizeSchema` sent the whole schema as an
+ * object with no properties, told only), with what it threw; `undefined` where there is none.
+ * ±Infinity and a cycle (read as a recursive `$ref` is) are read as before. A class's instance is
+ * read as `sanitizeSchema` reads it, through its own fields and its class's getters: what a getter
+ * answers is checked like any value (a `get properties()` answering a Map is refused as a Map).
+ * Iterative, so any depth; paths are written only once something is found.
  */
 export function nonJsonIn(schema: unknown): { path: string; what: string } | undefined {
   try {
-    return holdsNonJson(schema) ? firstNonJson(schema) : undefined;
+    if (!holdsNonJson(schema)) return undefined;
   } catch {
-    return undefined;
+    // Something threw as it was read: the walk that writes paths reads it again, and names it.
   }
+  return firstNonJson(schema);
 }
 
 /** Why a fault {@link nonJsonIn} names cannot be sent as given, for a message. */
@@ -149,6 +211,8 @@ export function nonJsonWhy(what: string): string {
     case "NaN":
       return "which JSON writes as null: give a number, or leave the keyword out";
     default:
-      return "which JSON leaves out (the model would never see it)";
+      return what.startsWith("a field that throws")
+        ? "so the schema cannot be read: sanitizeSchema would send it as an object with no properties, a tool the model could call only with {}"
+        : "which JSON leaves out (the model would never see it)";
   }
 }

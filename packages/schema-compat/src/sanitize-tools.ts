@@ -275,8 +275,11 @@ function mapTools(
  * Schema object: convert it first, `z.toJSONSchema(schema)` in zod 4), naming its index and what
  * was wrong; and when `function.parameters` holds what JSON cannot, which the schema would be sent
  * without — a `Map` or a `Set` (a Map of `properties` read as none: the tool took no arguments), a
- * BigInt outside a numeric keyword (`default: 10n` dropped), `NaN`, a function or a symbol — naming
- * the tool and the place as a JSON Pointer (`#/properties/n/default`). A BigInt bound (`minimum:
+ * BigInt outside a numeric keyword (`default: 10n` dropped), `NaN`, a function or a symbol, or a
+ * field that throws when read (a getter, a Proxy's trap: the whole schema went as an object with
+ * no properties, told only) — naming the tool and the place as a JSON Pointer
+ * (`#/properties/n/default`), and for a throw what was thrown. A class's instance is read through
+ * its own fields and its class's getters, what each getter answers checked. A BigInt bound (`minimum:
  * 5n`) is read as its number, ±Infinity (what JSON text `1e309` parses to) as `sanitizeSchema`
  * reads it, and a cycle as a recursive `$ref`; `sanitizeSchema` itself never throws.
  */

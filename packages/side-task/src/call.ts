@@ -1,7 +1,7 @@
-import { types } from "node:util";
 import { defaultClientPool, type Endpoint, EndpointConfigError, timeoutMs } from "@loopwright/client";
 import {
   buildBody,
+  checkExtraBody,
   defaultCapabilityStore,
   type EndpointCapabilities,
   isModelLoading,
@@ -9,8 +9,6 @@ import {
   type ModelParams,
   modelCapabilitiesFor,
   negotiate,
-  OWNED_BODY_FIELDS,
-  ownedBodyField,
   readRefusal,
 } from "@loopwright/negotiate";
 import { ALL_FENCES, readUsage, stripThinking, type UsageLike } from "@loopwright/stream";
@@ -502,92 +500,63 @@ function whenAnswering(request: PromiseLike<unknown>, answered: () => void): voi
 }
 
 /**
- * `extraBody` as it will be sent: a copy made through JSON, each field read once. Throws
- * `SideTaskError` (`invalid-input`) naming the field for one that cannot be read or that JSON
- * cannot hold (a BigInt, a cycle) or would change (`NaN` and `±Infinity` written as `null`, a `Map`
- * or a `Set` at any depth as `{}`), so nothing unsendable reaches the server's end of the blame,
- * and for one the request is built with of its own (`OWNED_BODY_FIELDS`, negotiate's one list:
- * `model`, `messages`, `stream`, `tools`; one set to `undefined` is let be, as it sends nothing).
- * `buildBody` refuses those too, but inside the negotiation, where its error read as the model's
- * refusal (`request-failed`, "m refused the side task") of a request never sent. A
- * `stream_options` (a run's config may carry vLLM's) is let through here and left out of the
- * request, which goes unstreamed.
+ * A plain object's own fields, each read once, in an object with no prototype (a `"__proto__"` key
+ * stays a key, for `checkExtraBody` to refuse); `undefined` for anything else, and where a field
+ * throws when read, for `checkExtraBody` to read `given` itself and name what threw.
+ */
+function fieldsOf(given: unknown): Record<string, unknown> | undefined {
+  try {
+    if (typeof given !== "object" || given === null || Array.isArray(given)) return undefined;
+    const proto = Object.getPrototypeOf(given);
+    if (proto !== Object.prototype && proto !== null) return undefined;
+    const fields: Record<string, unknown> = Object.create(null);
+    for (const key of Object.keys(given)) fields[key] = (given as Record<string, unknown>)[key];
+    return fields;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * `extraBody` as it will be sent: a copy made through JSON of each field as read once (its top
+ * fields, by {@link fieldsOf}). Held to negotiate's `checkExtraBody`, the one rule `buildBody` holds a run's extraBody to
+ * (so the two cannot drift), its refusal thrown as `SideTaskError` (`invalid-input`) with its
+ * words after `where` (`ask: extraBody.stop[1] is undefined, which JSON writes as null… Nothing
+ * was sent.`), the check's error as its `cause`: a value that is not a plain object of body fields
+ * (a Map, a class's instance), a `"__proto__"` key, a field the request is built with of its own
+ * (`OWNED_BODY_FIELDS`: `model`, `messages`, `stream`, `tools`; one set to `undefined` is let be,
+ * as it sends nothing), and at any depth what JSON cannot send as written — a BigInt, a cycle,
+ * `NaN` and `±Infinity` (written as `null`), a `Map` or a `Set` (written as `{}`), a function or a
+ * symbol, `undefined` in an array, a field that cannot be read. `buildBody` refuses those too, but
+ * inside the negotiation, where its error read as the model's refusal (`request-failed`, "m
+ * refused the side task") of a request never sent. A `stream_options` (a run's config may carry
+ * vLLM's) is let through here and left out of the request, which goes unstreamed.
  */
 export function sendableExtraBody(given: unknown, where: string): Record<string, unknown> | undefined {
   if (given == null) return undefined;
-  if (!isPlainObject(given)) {
-    throw new SideTaskError(
-      "invalid-input",
-      `${where}: extraBody must be an object of body fields, and was ${describeValue(given)}.`,
-    );
+  // Each field is read once here, and what was read is checked and copied.
+  const fields = fieldsOf(given) ?? (given as Record<string, unknown>);
+  try {
+    checkExtraBody(fields);
+  } catch (error) {
+    throw new SideTaskError("invalid-input", `${where}: ${errorText(error)} Nothing was sent.`, {
+      cause: error,
+    });
   }
   const out: Record<string, unknown> = {};
-  let keys: string[];
-  try {
-    keys = Object.keys(given as object);
-  } catch (error) {
-    throw new SideTaskError(
-      "invalid-input",
-      `${where}: extraBody's fields could not be listed (${errorText(error)}). Nothing was sent.`,
-      { cause: error },
-    );
-  }
-  for (const key of keys) {
-    const field = `extraBody.${key.length <= 60 ? key : `${key.slice(0, 60)}…`}`;
-    let value: unknown;
+  for (const key of Object.keys(fields)) {
+    let text: string | undefined;
     try {
-      value = (given as Record<string, unknown>)[key];
+      text = JSON.stringify(fields[key]);
     } catch (error) {
+      // Checked, it threw only now: a getter or a toJSON that answers differently a second time.
       throw new SideTaskError(
         "invalid-input",
-        `${where}: ${field} could not be read (${errorText(error)}). Nothing was sent.`,
+        `${where}: extraBody.${key.length <= 60 ? key : `${key.slice(0, 60)}…`} could not be written as JSON (${errorText(error)}). Nothing was sent.`,
         { cause: error },
       );
     }
-    const owned = ownedBodyField(key);
-    if (owned !== undefined && value !== undefined) {
-      throw new SideTaskError(
-        "invalid-input",
-        `${where}: ${field} is a field the side task writes itself (${OWNED_BODY_FIELDS[owned]}): take it out of extraBody. Nothing was sent.`,
-      );
-    }
-    let text: string | undefined;
-    // NaN and ±Infinity, at any depth, JSON writes as null: the knob would go back to the server's
-    // default without a word (buildBody refuses them in a run's extraBody too).
-    let nonFinite: number | undefined;
-    // A Map or a Set, at any depth, JSON writes as {}: every entry it holds would go unsent, unsaid
-    // (buildBody refuses one in a run's extraBody too).
-    let unwritten: string | undefined;
-    try {
-      text = JSON.stringify(value, (_key, item: unknown) => {
-        if (nonFinite === undefined && typeof item === "number" && !Number.isFinite(item)) nonFinite = item;
-        if (unwritten === undefined && (types.isMap(item) || types.isSet(item))) {
-          unwritten = types.isMap(item) ? "a Map" : "a Set";
-        }
-        return item;
-      });
-    } catch (error) {
-      const why =
-        typeof value === "bigint"
-          ? "is a BigInt, which JSON cannot hold (send it as a number or a string)"
-          : `cannot be written as JSON (${errorText(error)})`;
-      throw new SideTaskError("invalid-input", `${where}: ${field} ${why}. Nothing was sent.`, {
-        cause: error,
-      });
-    }
-    if (unwritten !== undefined) {
-      throw new SideTaskError(
-        "invalid-input",
-        `${where}: ${field} holds ${unwritten}, which JSON writes as {} (none of its entries would be sent): send a plain object or an array. Nothing was sent.`,
-      );
-    }
-    if (nonFinite !== undefined) {
-      throw new SideTaskError(
-        "invalid-input",
-        `${where}: ${field} holds ${nonFinite}, which JSON writes as null (the server's default, not yours): send a finite number. Nothing was sent.`,
-      );
-    }
-    // What JSON leaves out (undefined, a function) is not sent.
+    // A field set to undefined is not sent.
     if (text !== undefined) out[key] = JSON.parse(text);
   }
   return out;

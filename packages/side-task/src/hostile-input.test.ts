@@ -211,20 +211,20 @@ describe("an extraBody JSON cannot write", () => {
     const circular: Record<string, unknown> = { a: 1 };
     circular.self = circular;
     const bodies: [Record<string, unknown>, RegExp][] = [
-      [{ seed: 12345678901234567890n }, /extraBody\.seed is a BigInt, which JSON cannot hold/],
-      [{ logit_bias: circular }, /extraBody\.logit_bias cannot be written as JSON/],
+      [{ seed: 12345678901234567890n }, /extraBody\.seed is a BigInt, which JSON cannot write/],
+      [{ logit_bias: circular }, /extraBody\.logit_bias\.self is a cycle/],
       // Before: sent as null, the server's default, without a word.
-      [{ temperature: Number.NaN }, /extraBody\.temperature holds NaN, which JSON writes as null/],
+      [{ temperature: Number.NaN }, /extraBody\.temperature is NaN, which JSON writes as null/],
       [
         { logit_bias: { "50256": -Infinity } },
-        /extraBody\.logit_bias holds -Infinity, which JSON writes as null/,
+        /extraBody\.logit_bias\["50256"\] is -Infinity, which JSON writes as null/,
       ],
       // Before: sent as {}, none of the entries in the request, without a word.
       [
         { logit_bias: new Map([["50256", -100]]) },
-        /extraBody\.logit_bias holds a Map, which JSON writes as \{\}/,
+        /extraBody\.logit_bias is a Map, which JSON writes as \{\}/,
       ],
-      [{ kwargs: { stop: new Set(["###"]) } }, /extraBody\.kwargs holds a Set, which JSON writes as \{\}/],
+      [{ kwargs: { stop: new Set(["###"]) } }, /extraBody\.kwargs\.stop is a Set, which JSON writes as \{\}/],
       [
         Object.defineProperty({}, "top_k", {
           enumerable: true,
@@ -232,7 +232,7 @@ describe("an extraBody JSON cannot write", () => {
             throw new Error("top_k getter");
           },
         }),
-        /extraBody\.top_k could not be read \(top_k getter\)/,
+        /extraBody\.top_k could not be read \(Error: top_k getter\)/,
       ],
     ];
     for (const [extraBody, why] of bodies) await refusedByEach(endpoint, extraBody, why);
@@ -246,14 +246,14 @@ describe("an extraBody JSON cannot write", () => {
     const bodies: [Record<string, unknown>, RegExp][] = [
       [
         { model: "other" },
-        /extraBody\.model is a field the side task writes itself \(the request names the model it is built for: .*a side task's model argument\)/,
+        /extraBody sets "model", a field buildBody writes itself \(the request names the model it is built for: .*a side task's model argument\)/,
       ],
-      [{ messages: [] }, /extraBody\.messages is a field the side task writes itself/],
+      [{ messages: [] }, /extraBody sets "messages", a field buildBody writes itself/],
       [
         { stream: true },
-        /extraBody\.stream is a field the side task writes itself \(a run's requests are always streamed, a side task's never\)/,
+        /extraBody sets "stream", a field buildBody writes itself \(a run's requests are always streamed, a side task's never\)/,
       ],
-      [{ tools: [] }, /extraBody\.tools is a field the side task writes itself/],
+      [{ tools: [] }, /extraBody sets "tools", a field buildBody writes itself/],
     ];
     for (const [extraBody, why] of bodies) await refusedByEach(endpoint, extraBody, why);
     expect(server.chatRequests).toHaveLength(0);

@@ -175,10 +175,19 @@ describe("the summariser honours the compaction's signal in the shape it is type
 
 describe("taskCall refuses an extraBody that is not an object (r68)", () => {
   it.each([
-    [{ extraBody: "seed=4" }, {}, /the task's extraBody must be an object of body fields, and was a string/],
-    [{ extraBody: ["top_k", 40] }, {}, /the task's extraBody must be an object .* was an array/],
-    [{}, { extraBody: "x" }, /options\.extraBody must be an object .* was a string/],
-    [{ extraBody: { seed: 4 } }, { extraBody: 5 }, /options\.extraBody must be an object .* was number 5/],
+    // negotiate's checkExtraBody's words (r101d: one rule), after the side task's own name.
+    [
+      { extraBody: "seed=4" },
+      {},
+      /^taskCall: the task's extraBody must be a plain object of body fields .* was given the string "seed=4"\. Nothing was sent\.$/,
+    ],
+    [{ extraBody: ["top_k", 40] }, {}, /the task's extraBody must be a plain object .* was given an array/],
+    [{}, { extraBody: "x" }, /options\.extraBody must be a plain object .* was given the string "x"/],
+    [
+      { extraBody: { seed: 4 } },
+      { extraBody: 5 },
+      /options\.extraBody must be a plain object .* was given the number 5/,
+    ],
   ])("%o over %o", (task, options, message) => {
     let error: unknown;
     try {

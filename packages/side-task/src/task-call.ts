@@ -1,6 +1,7 @@
 import { type Endpoint, redactor, resolveApiKey } from "@loopwright/client";
+import { checkExtraBody } from "@loopwright/negotiate";
 import { type SideTaskOptions, sendableExtraBody } from "./call.js";
-import { describeValue, isPlainObject, SideTaskError } from "./errors.js";
+import { describeValue, errorText, isPlainObject, SideTaskError } from "./errors.js";
 import { ownView } from "./own.js";
 
 /** A side task's endpoint as an agent spec resolves it (`ResolvedTaskEndpoint`), or any `Endpoint`. */
@@ -149,11 +150,13 @@ export function taskCall(
     [stated.extraBody, "the task's extraBody"],
     [options.extraBody, "options.extraBody"],
   ] as const) {
-    if (extra != null && !isPlainObject(extra)) {
-      throw new SideTaskError(
-        "invalid-input",
-        `taskCall: ${whose} must be an object of body fields, and was ${describeValue(extra)}.`,
-      );
+    // negotiate's one rule, as sendableExtraBody holds the merged one to: a Map spread is {}.
+    try {
+      checkExtraBody(extra, whose);
+    } catch (error) {
+      throw new SideTaskError("invalid-input", `taskCall: ${errorText(error)} Nothing was sent.`, {
+        cause: error,
+      });
     }
   }
   if (stated.extraBody != null || options.extraBody != null) {
