@@ -196,7 +196,9 @@ class Personality {
           });
         }
         if (path === "/props") {
-          if (model === null) return this.json(res, 200, { default_generation_settings: { n_ctx: 0 } });
+          if (model === null) {
+            return this.json(res, 200, { role: "router", default_generation_settings: { n_ctx: 0 } });
+          }
           if (!(MODELS as readonly string[]).includes(model)) {
             return this.json(res, 400, { error: { message: "model not found" } });
           }
@@ -313,9 +315,12 @@ type ListingOutcome =
   | { ok: true; window: number | undefined; meta: number | undefined; ids: string[] }
   | { ok: false; code: "http" | "malformed" | "unreachable"; status?: number }
   | "hang";
-/** `absent`: 404/405/501; `other`: any other failure or a 200 without a window. */
-type PropsOutcome = number | "absent" | "other" | "hang";
-/** `nothing`: 200 without the model's window (no latch). */
+/**
+ * `absent`: 404/405/501; `blank`: 200 without a window (left alone for MISS_MS); `other`: any other
+ * failure, or a llama.cpp router's n_ctx 0 for itself (no latch).
+ */
+type PropsOutcome = number | "absent" | "blank" | "other" | "hang";
+/** `nothing`: a listing without the model's window, or a body past the cap (no latch). */
 type LmOutcome = number | "absent" | "refused" | "miss" | "nothing" | "hang";
 
 function refused(setup: Setup, tenant: Tenant): boolean {
@@ -383,8 +388,9 @@ function propsOf(setup: Setup, model: ModelName, tenant: Tenant): PropsOutcome {
       return "absent";
     case "lmstudio":
     case "slowlm":
-    case "err500":
     case "malformed":
+      return "blank";
+    case "err500":
     case "redirect":
       return "other";
     case "llamacpp":
@@ -427,8 +433,10 @@ function lmOf(setup: Setup, model: ModelName, tenant: Tenant): LmOutcome {
     case "reset":
       // A body cut off mid-way is an unreadable body: left alone for listingMissMs (README).
       return "miss";
-    case "huge":
     case "malformed":
+      // A complete body that is no listing: a server answering every path, left alone (README).
+      return "miss";
+    case "huge":
       return "nothing";
     case "hang":
     case "trickle":
@@ -441,6 +449,7 @@ interface Latches {
   neither: boolean;
   gone: boolean;
   missUntil: number;
+  propsMissUntil: number;
 }
 
 interface Expected {
@@ -464,6 +473,9 @@ const setGone = (s: Latches): void => {
 };
 const setMiss = (s: Latches, now: number): void => {
   s.missUntil = now + MISS_MS;
+};
+const setPropsMiss = (s: Latches, now: number): void => {
+  s.propsMissUntil = now + MISS_MS;
 };
 
 function expect0(setup: Setup, op: Op, model: ModelName, tenant: Tenant, l: Latches, now: number): Expected {
@@ -497,11 +509,15 @@ function expect0(setup: Setup, op: Op, model: ModelName, tenant: Tenant, l: Latc
   // Here the lookup reads (and touches) this server's latches.
   const servedAfter = paths.length;
   if (l.neither) return { paths, answer: none, latch, servedAfter };
-  paths.push(model ? `/props?model=${encodeURIComponent(model)}` : "/props");
-  const props = propsOf(setup, model, tenant);
-  if (typeof props === "number") return { paths, answer: props, latch, servedAfter };
-  if (props === "hang") return { paths, answer: none, latch, servedAfter };
-  const propsAbsent = props === "absent";
+  let propsAbsent = false;
+  if (!(l.propsMissUntil > now)) {
+    paths.push(model ? `/props?model=${encodeURIComponent(model)}` : "/props");
+    const props = propsOf(setup, model, tenant);
+    if (typeof props === "number") return { paths, answer: props, latch, servedAfter };
+    if (props === "hang") return { paths, answer: none, latch, servedAfter };
+    if (props === "blank") changes.push(setPropsMiss);
+    propsAbsent = props === "absent";
+  }
   if (l.gone || l.missUntil > now) {
     if (propsAbsent && l.gone) changes.push(setNeither);
     return { paths, answer: none, latch, servedAfter };
@@ -630,7 +646,7 @@ async function runCase(setups: Setup[], actions: Action[], maxRoutes: number): P
   // The pool's latches as the model keeps them: insertion order is recency, the first goes first.
   const latches = new Map<number, Latches>();
   const touch = (base: number): Latches => {
-    const state = latches.get(base) ?? { neither: false, gone: false, missUntil: 0 };
+    const state = latches.get(base) ?? { neither: false, gone: false, missUntil: 0, propsMissUntil: 0 };
     latches.delete(base);
     latches.set(base, state);
     while (latches.size > maxRoutes) latches.delete(latches.keys().next().value as number);
@@ -641,7 +657,7 @@ async function runCase(setups: Setup[], actions: Action[], maxRoutes: number): P
     b.setup = setups[i] as Setup;
     b.seen = [];
   });
-  const fresh = (): Latches => ({ neither: false, gone: false, missUntil: 0 });
+  const fresh = (): Latches => ({ neither: false, gone: false, missUntil: 0, propsMissUntil: 0 });
 
   /** Two lookups at once: each asks what the model says from the latches before, or after the other's. */
   const runPair = async (pair: Pair, server: Personality, baseUrl: string): Promise<void> => {
@@ -677,14 +693,14 @@ async function runCase(setups: Setup[], actions: Action[], maxRoutes: number): P
       const afterOther = { ...before };
       other.want.latch(afterOther, clock);
       const alt = expect0(setup, step.op, step.model, step.tenant, afterOther, clock);
-      // `neither` is read as the native routes begin, the LM Studio latches after /props answers:
-      // the other lookup's latches may land in between.
+      // `neither` and /props' own latch are read as the native routes begin, the LM Studio latches
+      // after /props answers: the other lookup's latches may land in between.
       const between = expect0(
         setup,
         step.op,
         step.model,
         step.tenant,
-        { ...afterOther, neither: before.neither },
+        { ...afterOther, neither: before.neither, propsMissUntil: before.propsMissUntil },
         clock,
       );
       const where = `${trace} (pair) ${step.op} ${setup.kind} model=${String(step.model)} tenant=${step.tenant}`;
@@ -755,7 +771,12 @@ async function runCase(setups: Setup[], actions: Action[], maxRoutes: number): P
       headers,
       ...(model === undefined ? {} : { model }),
     };
-    const state = latches.get(action.base) ?? { neither: false, gone: false, missUntil: 0 };
+    const state = latches.get(action.base) ?? {
+      neither: false,
+      gone: false,
+      missUntil: 0,
+      propsMissUntil: 0,
+    };
     const want = expect0(setup, op, model, tenant, state, clock);
     // A lookup that asks nothing (a latched server) cannot be stopped mid-way: it is not stopped.
     const stop: Stop = action.stop.type === "at" && want.paths.length === 0 ? { type: "none" } : action.stop;

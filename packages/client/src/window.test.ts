@@ -223,10 +223,11 @@ describe("route latches", () => {
 
   for (const status of [404, 405, 501]) {
     it(`drops /api/v0/models for the process on ${status}`, async () => {
-      // /props answers, but with n_ctx 0 (a router build asked without its model), so LM Studio's route is next.
+      // /props answers, but with n_ctx 0 (a router build asked without its model, which says it is
+      // one and so is asked again), so LM Studio's route is next.
       const server = await testkit({
         models: [{ id: "m" }],
-        props: { default_generation_settings: { n_ctx: 0 } },
+        props: { role: "router", default_generation_settings: { n_ctx: 0 } },
         personality: routeStatus("/api/v0/models", status),
       });
       const pool = createClientPool({ now: () => 0 });

@@ -56,6 +56,13 @@ export interface RouteLatches {
   lmstudioGone: boolean;
   /** `/api/v0/models` failed otherwise: not asked again before this time (epoch ms). */
   lmstudioMissUntil: number;
+  /**
+   * `/props` answered 200 without a window (a proxy or a server answering every path, LM Studio's
+   * 200 "Unexpected endpoint", a llama-server build without `n_ctx`): not asked again before this
+   * time (epoch ms), `listingMissMs` after. Optional: a store that does not keep it (a shared one
+   * made before it) leaves each pool to learn it for itself.
+   */
+  propsMissUntil?: number | undefined;
 }
 
 /**
@@ -584,11 +591,14 @@ export function createWindowDiscovery(given: WindowDiscoveryOptions = {}): Windo
   const markMiss: Latch = (state) => {
     state.lmstudioMissUntil = now() + missMs;
   };
+  const markPropsMiss: Latch = (state) => {
+    state.propsMissUntil = now() + missMs;
+  };
 
   const stateFor = (base: string): RouteState => {
     let state = routes.get(base);
     if (state) routes.delete(base);
-    else state = { neither: false, lmstudioGone: false, lmstudioMissUntil: 0 };
+    else state = { neither: false, lmstudioGone: false, lmstudioMissUntil: 0, propsMissUntil: 0 };
     routes.set(base, state);
     while (routes.size > maxRoutes) routes.delete(routes.keys().next().value as string);
     return state;
@@ -693,24 +703,34 @@ export function createWindowDiscovery(given: WindowDiscoveryOptions = {}): Windo
     const state = stateFor(base);
     if (state.neither) return undefined;
     let propsAbsent = false;
-    // llama.cpp: /props (?model= for a router build, which answers n_ctx 0 without it).
-    try {
-      const model = endpointField(settings, "model") as string | null | undefined;
-      const query = model ? `?model=${encodeURIComponent(model)}` : "";
-      const response = await get(`${base}/props${query}`, settings, deadline);
-      if (response.ok) {
-        const body = await readJson(response, deadline);
-        // Its own fields: a polluted Object.prototype's `n_ctx` was every server's window.
-        const n = positive(field(field(body, "default_generation_settings"), "n_ctx"));
-        if (n !== undefined) return n;
-      } else {
-        await response.body?.cancel().catch(() => {});
-        propsAbsent = ABSENT.has(response.status);
+    // llama.cpp: /props (?model= for a router build, which answers n_ctx 0 without it). Left alone
+    // for listingMissMs once it answered 200 without a window: a server answering every path (LM
+    // Studio's 200 "Unexpected endpoint", a proxy) was asked it on every lookup.
+    if (!((state.propsMissUntil ?? 0) > now())) {
+      try {
+        const model = endpointField(settings, "model") as string | null | undefined;
+        const query = model ? `?model=${encodeURIComponent(model)}` : "";
+        const response = await get(`${base}/props${query}`, settings, deadline);
+        if (response.ok) {
+          const body = await readJson(response, deadline);
+          // Its own fields: a polluted Object.prototype's `n_ctx` was every server's window.
+          const n = positive(field(field(body, "default_generation_settings"), "n_ctx"));
+          if (n !== undefined) return n;
+          // Not latched: a body past maxLookupBodyBytes or cut off mid-way (no answer, as a failed
+          // connection is none), nor a llama.cpp router answering for itself (`role: "router"`,
+          // n_ctx 0), which answers with the model's window once a lookup names the model.
+          if (body !== TOO_LARGE && !(body instanceof Unreadable) && field(body, "role") !== "router") {
+            latches.push(markPropsMiss);
+          }
+        } else {
+          await response.body?.cancel().catch(() => {});
+          propsAbsent = ABSENT.has(response.status);
+        }
+      } catch {
+        deadline.throwIfStopped();
+        if (deadline.expired) return undefined;
+        // Unreachable or reset: the next route may still answer.
       }
-    } catch {
-      deadline.throwIfStopped();
-      if (deadline.expired) return undefined;
-      // Unreachable or reset: the next route may still answer.
     }
     // LM Studio: /api/v0/models (loaded_context_length of a loaded model).
     if (state.lmstudioGone || state.lmstudioMissUntil > now() || deadline.expired) {
@@ -718,6 +738,7 @@ export function createWindowDiscovery(given: WindowDiscoveryOptions = {}): Windo
       return undefined;
     }
     let body: unknown;
+    let listed: ModelEntry[] | undefined;
     // Only the server's own failures are caught here: the latch is the server's, for every tenant,
     // so a fault in what this lookup was given must not set it.
     try {
@@ -740,6 +761,14 @@ export function createWindowDiscovery(given: WindowDiscoveryOptions = {}): Windo
         latches.push(markMiss);
         return undefined;
       }
+      // A complete body that is no listing at all (not JSON, an error object, a proxy's page): a
+      // server answering every path, not LM Studio, left alone as after an error status. A listing
+      // without the model loaded is no miss: LM Studio may load it before the next lookup.
+      listed = body === TOO_LARGE ? [] : listingEntries(body);
+      if (listed === undefined) {
+        latches.push(markMiss);
+        return undefined;
+      }
     } catch {
       deadline.throwIfStopped();
       // Unreachable, reset, or too slow for the pool's bound: left alone for listingMissMs. Cut off
@@ -748,7 +777,7 @@ export function createWindowDiscovery(given: WindowDiscoveryOptions = {}): Windo
       if (!deadline.expired || deadline.poolBound) latches.push(markMiss);
       return undefined;
     }
-    const entries = listingEntries(body) ?? [];
+    const entries = listed;
     let entry: ModelEntry | undefined;
     const model = endpointField(settings, "model") as string | null | undefined;
     if (model) entry = findEntry(entries, model);
