@@ -16,6 +16,14 @@ export const ASSIGNMENT = /^([A-Za-z_][A-Za-z0-9_.-]*)(\+?=)([\s\S]*)$/;
  * value written tight (`-pmy-secret-42`), not a flag naming the next word (`mydb`).
  */
 export const FLAG_ALONE = /^(?:--|-(?![\w.-]*\d))([A-Za-z][\w.-]*)$/;
+/**
+ * A Windows-style switch, as msbuild, robocopy, `net use` and sqlcmd take them: its name (group 1)
+ * and, after `:`, its value (group 2): `/password:X`, `/p:Password=X` (msbuild's property, read as
+ * the assignment it holds), `/Password` alone before its value. One `/` and a name of letters,
+ * digits, `_`, `.` and `-` only, so a Unix path (`/etc/passwd`, `/usr/bin/password-helper`) is
+ * never one. Linear: anchored, each part read by one quantifier.
+ */
+export const WIN_SWITCH = /^\/([A-Za-z][\w.-]*)(?::([\s\S]*))?$/;
 /** The flag before a shell's command: `sh -c`, `bash -lc`, `cmd /c`, `pwsh -Command`. */
 export const SHELL_COMMAND = /^(?:-[A-Za-z]*c|\/[cC]|-Command)$/;
 /**
