@@ -169,3 +169,36 @@ describe("a Windows-style switch", () => {
     );
   });
 });
+
+// 3. sqlcmd's `-P X` (and `/P X`, bcp's and osql's alike) was read only as a script's telling
+//    shape: given as a server's command and args, or pasted as its command line, the password was
+//    kept in clear and `findSpecSecrets` said nothing.
+describe("sqlcmd's password flag", () => {
+  const sqlcmd = (command: string, args?: string[]) => ({
+    spec: "loopwright.agent/1",
+    bundle: { mcpServers: [{ name: "db", command, ...(args ? { args } : {}) }] },
+  });
+
+  it.each([
+    ["sqlcmd", ["-S", "db", "-U", "sa", "-P", PW]],
+    ["sqlcmd.exe", ["/S", "db", "/U", "sa", "/P", PW]],
+    ["bcp", ["t", "out", "f", "-U", "sa", "-P", PW]],
+  ])("is reported after %s in args", (command, args) => {
+    expect(
+      findSpecSecrets(sqlcmd(command, args) as never).map((hint) => `${hint.path} ${hint.sign}`),
+    ).toEqual([`bundle.mcpServers[0].args[${args.length - 1}] flag`]);
+  });
+
+  it.each([
+    [`sqlcmd -S db -U sa -P ${PW} -Q "select 1"`, 'sqlcmd -S db -U sa -P ${PASSWORD} -Q "select 1"'],
+    [`sqlcmd.exe /S db /U sa /P ${PW}`, "sqlcmd.exe /S db /U sa /P ${PASSWORD}"],
+  ])("is hidden on a pasted command line: %s", (line, safe) => {
+    expect(withoutCommandLineSecrets(line)).toBe(safe);
+    expect(findSpecSecrets(sqlcmd(line) as never)).toHaveLength(1);
+  });
+
+  it("leaves another program's -P (a port) as it is", () => {
+    for (const line of ["ssh -P 22 host", "tool -P 8080", "scp -P 2222 a b:c"])
+      expect(withoutCommandLineSecrets(line)).toBe(line);
+  });
+});
