@@ -52,10 +52,13 @@ const TELLING_NAME =
 /** Where a name splits into words: at anything but a letter, and where a small letter meets a capital. */
 const WORD_BREAK = /[^A-Za-z]+|(?<=[a-z])(?=[A-Z])/;
 
-/** Short words for a password that tell only as a word of their own (see {@link hasPassWord}). */
-const PASS_WORDS = new Set(["pass", "pw"]);
+/** Short words for a credential that tell only as a word of their own (see {@link hasPassWord}). */
+const PASS_WORDS = new Set(["pass", "pw", "cred", "creds"]);
 
-/** `pass` or `pw` as a word of a name of its own (`db_pass`, `SMTP-PASS`, `dbPass`, `db_pw`); not `bypass`, `passive` or `pwsh`. */
+/**
+ * `pass`, `pw`, `cred` or `creds` as a word of a name of its own (`db_pass`, `SMTP-PASS`, `dbPass`,
+ * `db_pw`, `db_creds`, `awsCreds`); not `bypass`, `passive`, `pwsh`, `credits` or `incredible`.
+ */
 function hasPassWord(name: string): boolean {
   return name.split(WORD_BREAK).some((word) => PASS_WORDS.has(word.toLowerCase()));
 }
@@ -63,8 +66,8 @@ function hasPassWord(name: string): boolean {
 /**
  * True for a query parameter name that carries a credential (`api-key`, `access_token`, `key`,
  * `sig`, `private_token`, `db_pass`, …): one of the short names in the list, a name with a telling
- * part (`key`, `token`, `secret`, `passw`, `passphrase`, `auth`, …), or one with `pass` or `pw` as
- * a word of its own (`db_pass`, `dbPass`, `pw`; not `bypass`); false for anything that is not a string.
+ * part (`key`, `token`, `secret`, `passw`, `passphrase`, `auth`, …), or one with `pass`, `pw`,
+ * `cred` or `creds` as a word of its own (`db_pass`, `dbPass`, `pw`, `creds`; not `bypass`, `credits`); false for anything that is not a string.
  */
 export function isCredentialParam(name: string): boolean {
   if (typeof name !== "string") return false;

@@ -16,6 +16,14 @@ export const ASSIGNMENT = /^([A-Za-z_][A-Za-z0-9_.-]*)(\+?=)([\s\S]*)$/;
  * value written tight (`-pmy-secret-42`), not a flag naming the next word (`mydb`).
  */
 export const FLAG_ALONE = /^(?:--|-(?![\w.-]*\d))([A-Za-z][\w.-]*)$/;
+/**
+ * A Windows-style switch, as msbuild, robocopy, `net use` and sqlcmd take them: its name (group 1)
+ * and, after `:`, its value (group 2): `/password:X`, `/p:Password=X` (msbuild's property, read as
+ * the assignment it holds), `/Password` alone before its value. One `/` and a name of letters,
+ * digits, `_`, `.` and `-` only, so a Unix path (`/etc/passwd`, `/usr/bin/password-helper`) is
+ * never one. Linear: anchored, each part read by one quantifier.
+ */
+export const WIN_SWITCH = /^\/([A-Za-z][\w.-]*)(?::([\s\S]*))?$/;
 /** The flag before a shell's command: `sh -c`, `bash -lc`, `cmd /c`, `pwsh -Command`. */
 export const SHELL_COMMAND = /^(?:-[A-Za-z]*c|\/[cC]|-Command)$/;
 /**
@@ -51,6 +59,9 @@ const REDIS_CLI = /^(?:redis|valkey|keydb)-cli$/;
 
 /** MongoDB's shells, which take a password as the word after `-p` (`mongosh -u app -p X`). */
 const MONGO_SHELL = /^mongo(?:sh)?$/;
+
+/** SQL Server's command-line clients, which take a password as the word after `-P` or `/P` (`sqlcmd -U sa -P X`, `bcp … /P X`). */
+const SQLCMD = /^(?:sqlcmd|bcp|osql)$/i;
 
 /** sshpass's options that take a value (`-f file`, `-d n`, `-P prompt`, and `-p password`), tight or as the next word. */
 const SSHPASS_VALUED = "fdpP";
@@ -144,12 +155,13 @@ export interface ClientPassword {
  * tight only, also clustered `-vpX`: `-p` alone prompts, and another program's `-p` is usually a
  * port), sshpass's `-pX` or `-p X` among its options (which end at its command's first word;
  * `-f file`, `-d n`, `-P prompt`, `-e` give none), redis-cli's `-a X` (`REDIS_CLI`), mongo's and
- * mongosh's `-p X` (`MONGO_SHELL`; `-p` before a flag prompts), lftp's `-u user,X` (the text after
+ * mongosh's `-p X` (`MONGO_SHELL`; `-p` before a flag prompts), sqlcmd's, bcp's and osql's `-P X`
+ * and `/P X` (`SQLCMD`), lftp's `-u user,X` (the text after
  * its first comma). `read` tells where a password starts in a
  * word's value, undefined when it holds none; `reset` starts a new command. One word, one step.
  */
 export function clientPasswords(): { read: (word: string) => ClientPassword | undefined; reset: () => void } {
-  let client: "" | "mysql" | "sshpass" | "redis" | "mongo" | "lftp" = "";
+  let client: "" | "mysql" | "sshpass" | "redis" | "mongo" | "sqlcmd" | "lftp" = "";
   // What the client's option before this word takes: its password (named so), lftp's `user,password`,
   // another value, or nothing.
   let takes: "" | "value" | "lftp_user" | ClientPassword["name"] = "";
@@ -174,6 +186,7 @@ export function clientPasswords(): { read: (word: string) => ClientPassword | un
     else if (name === "sshpass") client = "sshpass";
     else if (REDIS_CLI.test(name)) client = "redis";
     else if (MONGO_SHELL.test(name)) client = "mongo";
+    else if (SQLCMD.test(name)) client = "sqlcmd";
     else if (name === "lftp") client = "lftp";
     else if (Object.hasOwn(RUNNERS, name)) {
       runner = RUNNERS[name];
@@ -262,6 +275,11 @@ export function clientPasswords(): { read: (word: string) => ClientPassword | un
     // mongosh's `-p X` and lftp's `-u user,X`: the next word, wherever it stands in the command.
     if (client === "mongo") {
       if (word === "-p") takes = "password";
+      return undefined;
+    }
+    // sqlcmd's `-P X` and `/P X` (r101e: kept in clear on a pasted line and in args before).
+    if (client === "sqlcmd") {
+      if (word === "-P" || word === "/P") takes = "password";
       return undefined;
     }
     if (client === "lftp") {

@@ -17,6 +17,7 @@ import {
   USER_FLAG,
   USER_PASSWORD,
   userPassword,
+  WIN_SWITCH,
 } from "./client-args.js";
 import {
   connectionPairs,
@@ -1687,7 +1688,10 @@ function ruleSpans(
     return whole(0, spaced[1] ?? "");
   // `--password X`, `--api-key 'X'`: the value right after a flag whose whole name tells; `-X` too,
   // unless it is a flag of its own (see `OWN_FLAG`: `--token --verbose`).
-  const before = previous && !previous.operator && !previous.dynamic ? FLAG_ALONE.exec(previous.value) : null;
+  const before =
+    previous && !previous.operator && !previous.dynamic
+      ? (FLAG_ALONE.exec(previous.value) ?? winAlone(previous.value))
+      : null;
   if (before && wholeNameTells(before[1] ?? "") && !OWN_FLAG.test(value) && said(0))
     return whole(0, before[1] ?? "");
   // curl's `-u user:X`, `-uuser:X` and `--user=user:X` (its proxy's `-U`, `--proxy-user` too), and
@@ -1708,7 +1712,8 @@ function ruleSpans(
     return whole(value.length - (tight[2] ?? "").length, "password");
   // `--api-key=X`, and `--env=GITHUB_TOKEN=X`, `GITHUB_TOKEN=X`, `password=X`: an assignment's value.
   let from = 0;
-  const flag = FLAG.exec(value);
+  // A Windows switch's value is read as a flag's (`/password:X`; `/p:Password=X` as its assignment).
+  const flag = FLAG.exec(value) ?? WIN_SWITCH.exec(value);
   if (flag && flag[2] !== undefined) {
     from = value.length - flag[2].length;
     if (wholeNameTells(flag[1] ?? "") && said(from)) return whole(from, flag[1] ?? "");
@@ -3214,6 +3219,17 @@ export function readArg(
     const from = arg.length - (tight[2] ?? "").length;
     return { sign: SecretSign.Flag, safe: arg.slice(0, from) + named(tight[2] ?? "", "password") };
   }
+  // A Windows switch with its value (`/password:X`; msbuild's `/p:Password=X` read as the
+  // assignment it holds): r101e, kept in clear before.
+  const win = WIN_SWITCH.exec(arg);
+  if (win?.[2] !== undefined) {
+    const [, name = "", inline = ""] = win;
+    const prefix = arg.slice(0, arg.length - inline.length);
+    if (rules.telling(name) && rules.literal(inline))
+      return { sign: SecretSign.Flag, safe: prefix + named(inline, name) };
+    const inner = readAssignment(inline, rules, hide);
+    if (inner) return { sign: inner.sign, safe: prefix + inner.safe };
+  }
   const flag = FLAG.exec(arg);
   if (flag) {
     const [, name = "", inline] = flag;
@@ -3228,7 +3244,8 @@ export function readArg(
       readAssignment(inline, rules, hide) ?? argHeader(inline, rules, hide) ?? readValue(inline, hide);
     return inner && { sign: inner.sign, safe: prefix + inner.safe };
   }
-  const before = previous === undefined ? null : FLAG_ALONE.exec(previous);
+  // After a telling flag alone, or a Windows switch alone (`/Password X`), the next word is its value.
+  const before = previous === undefined ? null : (FLAG_ALONE.exec(previous) ?? winAlone(previous));
   if (before && rules.telling(before[1] ?? "") && rules.literal(arg))
     return { sign: SecretSign.Flag, safe: named(arg, before[1] ?? "") };
   // curl's `-u user:password` (Samba's `-U user%password`): the password, when it reads as one
@@ -3661,6 +3678,12 @@ function readAsLetters(
     }
   } else found = read(written);
   return found && { ...found, safe: back(found.safe) };
+}
+
+/** A Windows switch alone, before its value (`/Password`, see `WIN_SWITCH`): its name in group 1. */
+function winAlone(word: string): RegExpExecArray | null {
+  const win = WIN_SWITCH.exec(word);
+  return win && win[2] === undefined ? win : null;
 }
 
 /**

@@ -36,11 +36,12 @@ const TELLING_NAME =
 const WORD_BREAK = /[^A-Za-z]+|(?<=[a-z])(?=[A-Z])/;
 
 /**
- * Short words for a password that tell only as a word of their own: `pass` (`DB_PASS`, not
- * `passive`, `compass`) and `pw` (`DB_PW`, `--pw`, `{"pw":…}`, not `pwsh` or the `PWD` that holds the
- * working directory, which `pwd` in `TELLING_NAME` reads already).
+ * Short words for a credential that tell only as a word of their own: `pass` (`DB_PASS`, not
+ * `passive`, `compass`), `pw` (`DB_PW`, `--pw`, `{"pw":…}`, not `pwsh` or the `PWD` that holds the
+ * working directory, which `pwd` in `TELLING_NAME` reads already) and `cred`/`creds` (`--creds`,
+ * `DB_CREDS`, `awsCreds`, not `--credits`, `incredible`, `CREDIT_LIMIT` or a `sacred` run together).
  */
-const PASS_WORDS = new Set(["pass", "pw"]);
+const PASS_WORDS = new Set(["pass", "pw", "cred", "creds"]);
 
 /** Variables a client reads its password from, named with `pass` joined to the client's name (`sshpass -e` reads `SSHPASS`). */
 const CLIENT_PASS_VARIABLES = new Set(["sshpass", "smbpass"]);
@@ -48,9 +49,9 @@ const CLIENT_PASS_VARIABLES = new Set(["sshpass", "smbpass"]);
 /**
  * True for a field, flag, variable or parameter name that credentials are usually given under
  * (`apiKey`, `--token`, `GITHUB_TOKEN`, `password`, `passphrase`, `Authorization`, `cookie`), and
- * for one with `pass` or `pw` as a word of its own (`DB_PASS`, `--pass`, `db-pass`, `dbPass`, `PASS_WORD`, `DB_PW`, `--pw`;
- * words split at anything but a letter and at a small letter before a capital, so not `passive`,
- * `compass` or `BYPASS_CACHE`) or a client's own password variable (`SSHPASS`, `SMBPASS`); false
+ * for one with `pass`, `pw`, `cred` or `creds` as a word of its own (`DB_PASS`, `--pass`, `db-pass`, `dbPass`, `PASS_WORD`, `DB_PW`, `--pw`,
+ * `--creds`, `DB_CREDS`, `credsFile`; words split at anything but a letter and at a small letter before a capital, so not `passive`,
+ * `compass`, `BYPASS_CACHE`, `--credits` or `CREDIT_LIMIT`) or a client's own password variable (`SSHPASS`, `SMBPASS`); false
  * for `maxTokens` and anything that is not a string. The same
  * test `findSpecSecrets` makes (`SecretSign.Field`, `Flag`, `Query`): a guess both ways
  * (`--keyboard` and `--pass-through` are named). Never throws.
@@ -79,6 +80,7 @@ const PROSE_SECRET_WORDS = new Set([
   "authorization",
   "credential",
   "credentials",
+  "creds",
   "cookie",
   "bearer",
   "signature",
@@ -198,7 +200,7 @@ export function looksPasswordName(name: string): boolean {
  * @internal The prose form of `looksSecretName`: true when a word of the name (split as
  * `looksSecretName` splits, at anything but a letter and where a small letter meets a capital) is
  * one credentials are given under — `token`, `secret`, `password`, `passwd`, `pass`, `pw`, `auth`,
- * `credential(s)`, `apikey`, …, or ends in one written joined (`PGPASSWORD`, `GITHUBTOKEN`) — or
+ * `credential(s)`, `creds` (not `cred`, which prose uses for standing), `apikey`, …, or ends in one written joined (`PGPASSWORD`, `GITHUBTOKEN`) — or
  * is `key` with no word before it that makes it another kind of
  * key (`key`, `api_key`, `apiKey`, `X-Api-Key`, `SIGNING_KEY`; not `primary_key`, `sort_key`,
  * `SHORTCUT_KEY`). So `monkey`, `keys`, `keyboard`, `tokenizer`, `max_tokens` and `turkey` are not

@@ -203,6 +203,26 @@ describe("client and tools-mcp read names and scheme words alike", () => {
     }
   });
 
+  it("`cred`/`creds` as a word of its own (--creds, DB_CREDS, awsCreds) is telling to spec, tools-mcp and client alike; --credits, incredible, CREDIT_LIMIT are not", () => {
+    const telling = [
+      "creds",
+      "cred",
+      "db-creds",
+      "DB_CREDS",
+      "aws_creds",
+      "awsCreds",
+      "credsFile",
+      "CREDS_JSON",
+    ];
+    const clear = ["credits", "incredible", "scredit", "CREDIT_LIMIT", "sacred", "credo", "accredit"];
+    for (const flag of [...telling, ...clear]) {
+      const expected = telling.includes(flag);
+      expect(looksSecretName(`--${flag}`), flag).toBe(expected);
+      expect(flagTakesCredential(flag), flag).toBe(expected);
+      expect(isCredentialParam(flag), flag).toBe(expected);
+    }
+  });
+
   it("a query name is a credential's in client exactly where tools-mcp masks its value, and wherever spec calls it telling", () => {
     const name = fc.string({
       unit: fc.constantFrom(..."abcdefghijklmnopqrstuvwxyzAPIKEYTOKN_-"),
@@ -225,12 +245,18 @@ describe("client and tools-mcp read names and scheme words alike", () => {
     );
   });
 
-  it("a name built around pass (DB_PASS, dbPass, bypass_cache, passive) is a credential's to spec, client and tools-mcp alike", () => {
-    // Pieces that put `pass` at every kind of edge: a word of its own, inside a longer word, before a capital.
+  it("a name built around pass or creds (DB_PASS, dbPass, bypass_cache, passive, DB_CREDS, credits) is a credential's to spec, client and tools-mcp alike", () => {
+    // Pieces that put `pass` and `creds` at every kind of edge: a word of its own, inside a longer word (`credits`, `incred`), before a capital.
     const piece = fc.constantFrom(
       "pass",
       "PASS",
       "Pass",
+      "cred",
+      "creds",
+      "CREDS",
+      "Creds",
+      "its",
+      "in",
       "by",
       "com",
       "ive",

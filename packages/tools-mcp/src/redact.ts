@@ -154,16 +154,19 @@ const WORD_BREAK = /[^A-Za-z]+|(?<=[a-z])(?=[A-Z])/;
 /**
  * A name a value is given under that says it is a credential — an env name, a header, a flag or an
  * assignment in `args`, a URL's query parameter: one with a {@link TELLING_NAME} part, or with
- * `pass` or `pw` as a word of its own (`DB_PASS`, `--pass`, `dbPass`, `--pw`, `DB_PW`; not
- * `bypass`, `passage` or `pwsh`). The rule of @loopwright/spec's `looksSecretName` (this package does
+ * `pass`, `pw`, `cred` or `creds` as a word of its own (`DB_PASS`, `--pass`, `dbPass`, `--pw`, `DB_PW`,
+ * `--creds`, `DB_CREDS`; not `bypass`, `passage`, `pwsh`, `--credits` or `CREDIT_LIMIT`). The rule of @loopwright/spec's `looksSecretName` (this package does
  * not depend on spec; `src/parity.test.ts` holds the two to one answer).
  */
 function tellingName(name: string): boolean {
   return TELLING_NAME.test(name) || name.split(WORD_BREAK).some((word) => PASS_WORDS.has(word.toLowerCase()));
 }
 
-/** Short words for a password that tell only as a word of their own (see {@link tellingName}). */
-const PASS_WORDS = new Set(["pass", "pw"]);
+/**
+ * Short words for a credential that tell only as a word of their own (see {@link tellingName}):
+ * `--pass`, `DB_PW`, `--creds`, `DB_CREDS`; not `bypass`, `pwsh`, `--credits`.
+ */
+const PASS_WORDS = new Set(["pass", "pw", "cred", "creds"]);
 
 /**
  * Authorization scheme words, which a header value starts with and a message may name: the same
