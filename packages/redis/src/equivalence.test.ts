@@ -911,7 +911,12 @@ describe.skipIf(!HAS_REDIS)("the Redis stores answer as the in-process ones", ()
   // pool's `Map` would; `delete` is this instance's only (README, "Window-route latches").
 
   type RouteOp =
-    | { op: "learn"; on: Side; base: number; field: "neither" | "lmstudioGone" | "lmstudioMissUntil" }
+    | {
+        op: "learn";
+        on: Side;
+        base: number;
+        field: "neither" | "lmstudioGone" | "lmstudioMissUntil" | "propsMissUntil";
+      }
     | { op: "delete"; on: Side; base: number };
   const BASES = ["http://r0.test", "http://r1.test:8080", "http://user:pw@r2.test"];
   const routeOpArb: fc.Arbitrary<RouteOp> = fc.oneof(
@@ -921,7 +926,12 @@ describe.skipIf(!HAS_REDIS)("the Redis stores answer as the in-process ones", ()
         op: fc.constant("learn" as const),
         on: sideArb,
         base: fc.nat(BASES.length - 1),
-        field: fc.constantFrom("neither" as const, "lmstudioGone" as const, "lmstudioMissUntil" as const),
+        field: fc.constantFrom(
+          "neither" as const,
+          "lmstudioGone" as const,
+          "lmstudioMissUntil" as const,
+          "propsMissUntil" as const,
+        ),
       }),
     },
     {
@@ -933,7 +943,7 @@ describe.skipIf(!HAS_REDIS)("the Redis stores answer as the in-process ones", ()
       }),
     },
   );
-  const NONE: RouteLatches = { neither: false, lmstudioGone: false, lmstudioMissUntil: 0 };
+  const NONE: RouteLatches = { neither: false, lmstudioGone: false, lmstudioMissUntil: 0, propsMissUntil: 0 };
   const latchesOf = (state: RouteLatches | undefined): RouteLatches => ({
     ...NONE,
     ...(state && { ...state }),
@@ -957,7 +967,7 @@ describe.skipIf(!HAS_REDIS)("the Redis stores answer as the in-process ones", ()
            * learned — nothing, what it learns again, or what another instance announces.
            */
           const dropped = { a: new Set<string>(), b: new Set<string>() };
-          // The LM Studio retry time a lookup sets moves on with the clock: later each time.
+          // The retry times a lookup sets (LM Studio's, /props') move on with the clock: later each time.
           let clock = 1_000_000;
           try {
             for (const step of ops) {
@@ -980,8 +990,9 @@ describe.skipIf(!HAS_REDIS)("the Redis stores answer as the in-process ones", ()
                   state = { ...NONE };
                   map.set(base, state);
                 }
-                if (step.field === "lmstudioMissUntil") state.lmstudioMissUntil = clock;
-                else state[step.field] = true;
+                if (step.field === "lmstudioMissUntil" || step.field === "propsMissUntil") {
+                  state[step.field] = clock;
+                } else state[step.field] = true;
               };
               clock += 1000;
               learn(mem);
@@ -1003,6 +1014,9 @@ describe.skipIf(!HAS_REDIS)("the Redis stores answer as the in-process ones", ()
                     expect(!got.neither || shared.neither, `${side} ${each}`).toBe(true);
                     expect(!got.lmstudioGone || shared.lmstudioGone, `${side} ${each}`).toBe(true);
                     expect(got.lmstudioMissUntil <= shared.lmstudioMissUntil, `${side} ${each}`).toBe(true);
+                    expect((got.propsMissUntil ?? 0) <= (shared.propsMissUntil ?? 0), `${side} ${each}`).toBe(
+                      true,
+                    );
                   }
                 }
               }

@@ -48,6 +48,51 @@ describe.skipIf(!HAS_REDIS)("the Redis window-route latches", () => {
     expect(paths(llm)).toHaveLength(2);
   });
 
+  it("a server whose /props answered without a window, learned by one instance's pool, is not asked /props by another's until the miss time has passed", async () => {
+    // A llama-server build (or a proxy) answering /props 200 with no n_ctx: the client leaves /props
+    // alone for listingMissMs; before r101 only this process knew, and every other asked it again.
+    const server = await startServer({
+      models: [{ id: "m" }],
+      props: { default_generation_settings: { temperature: 0.8 } },
+    });
+    const a = await createRedisRouteLatches({ url: redis.url, prefix: "props-miss:" });
+    const b = await createRedisRouteLatches({ url: redis.url, prefix: "props-miss:" });
+    stores.push(a, b);
+    let clock = Date.now();
+    const poolA = createClientPool({ routeLatches: a, now: () => clock });
+    const poolB = createClientPool({ routeLatches: b, now: () => clock });
+    const endpoint = { baseUrl: server.baseUrl, model: "m" };
+    const base = server.baseUrl.replace(/\/v1$/, "");
+    try {
+      expect(await poolA.servedWindow(endpoint)).toBeUndefined();
+      expect(paths(server)).toEqual(["/props", "/api/v0/models"]);
+      const learned = a.get(base)?.propsMissUntil ?? 0;
+      expect(learned).toBeGreaterThan(clock);
+      for (let i = 0; i < 500 && (b.get(base)?.propsMissUntil ?? 0) !== learned; i++) {
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      expect(b.get(base)?.propsMissUntil).toBe(learned);
+      expect(await poolB.servedWindow(endpoint)).toBeUndefined();
+      // B asked nothing: A's two latches (no /api/v0/models, /props without a window) reached it.
+      expect(paths(server)).toEqual(["/props", "/api/v0/models"]);
+
+      // An instance started after reads it from Redis.
+      const late = await createRedisRouteLatches({ url: redis.url, prefix: "props-miss:" });
+      stores.push(late);
+      expect(
+        await createClientPool({ routeLatches: late, now: () => clock }).servedWindow(endpoint),
+      ).toBeUndefined();
+      expect(paths(server)).toHaveLength(2);
+
+      // Past the miss time, /props is asked again (once), as a pool on a Map asks it.
+      clock = learned + 1;
+      expect(await poolB.servedWindow(endpoint)).toBeUndefined();
+      expect(paths(server)).toEqual(["/props", "/api/v0/models", "/props"]);
+    } finally {
+      await server.close();
+    }
+  });
+
   it("a server forgotten by the pool (runtime.forget) is asked its native routes again, as a pool on a Map asks", async () => {
     // A server that gains llama.cpp's /props later (upgraded, or replaced behind the same address).
     const served: { models: { id: string }[]; props?: unknown } = { models: [{ id: "m" }] };

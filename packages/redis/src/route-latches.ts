@@ -53,14 +53,15 @@ const RELOAD = "read the shared route latches again after reconnecting";
 /**
  * Writes a server's latches (KEYS: its key, the index; ARGV: its digest, the expiry in ms, the
  * channel, the announcement, then field and value pairs): the fields, the index entry, both expiries
- * and the announcement in one call. The LM Studio retry time keeps the later of the one held and the
- * one sent, as every instance's copy does: an instance that had not yet heard of a later time, and
+ * and the announcement in one call. Each retry time (LM Studio's listing, `/props` answering without
+ * a window) keeps the later of the one held and the one sent, as every instance's copy does: an instance that had not yet heard of a later time, and
  * wrote its whole state for another latch, put its earlier one over it, so a host started after read
  * a retry time already past and asked the route again.
  */
 const LATCH_SCRIPT = script(`${INDEX_EXPIRY_LUA}
 for i = 5, #ARGV - 1, 2 do
-  local held = ARGV[i] == 'lmstudioMissUntil' and tonumber(redis.call('HGET', KEYS[1], ARGV[i]))
+  local timed = ARGV[i] == 'lmstudioMissUntil' or ARGV[i] == 'propsMissUntil'
+  local held = timed and tonumber(redis.call('HGET', KEYS[1], ARGV[i]))
   if not (held and held >= tonumber(ARGV[i + 1])) then redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
 end
 keepIndexed(KEYS[1], KEYS[2], ARGV[1], ARGV[2])
@@ -68,12 +69,18 @@ redis.call('PUBLISH', ARGV[3], ARGV[4])
 return 1
 `);
 
+/** The latches that are a time to wait until (epoch ms): of two, the later one holds. */
+const RETRY_TIMES = ["lmstudioMissUntil", "propsMissUntil"] as const;
+
 /** What one latch set says, as hash fields: only what was learned (a latch only closes). */
 function fieldsOf(state: RouteLatches): Fields {
   const fields: Fields = {};
   if (state.neither) fields.neither = "1";
   if (state.lmstudioGone) fields.lmstudioGone = "1";
-  if (state.lmstudioMissUntil > 0) fields.lmstudioMissUntil = String(state.lmstudioMissUntil);
+  for (const key of RETRY_TIMES) {
+    const until = state[key] ?? 0;
+    if (until > 0) fields[key] = String(until);
+  }
   return fields;
 }
 
@@ -83,7 +90,7 @@ function fieldsOf(state: RouteLatches): Fields {
  * A latch one instance's lookup sets (a server without `/props` or `/api/v0/models`) is written to
  * `<prefix>routes:<digest of the base URL>` (a base URL may carry credentials; only its SHA-256
  * digest is written) and announced on `<prefix>routes`, and laid onto every instance's objects,
- * so no instance asks a missing route again. Flags only close; the LM Studio retry time takes the
+ * so no instance asks a missing route again. Flags only close; each retry time takes the
  * later of two. Throws `RedisStoreError` for bad options or an unreachable server.
  */
 export function createRedisRouteLatches(options: RedisRouteLatchesOptions): Promise<RedisRouteLatches> {
@@ -150,8 +157,10 @@ export async function openRouteLatches(
     link: writer,
     merge: (held, next) => {
       const merged: Fields = { ...held, ...next };
-      const until = Math.max(Number(held.lmstudioMissUntil ?? 0), Number(next.lmstudioMissUntil ?? 0));
-      if (until > 0) merged.lmstudioMissUntil = String(until);
+      for (const key of RETRY_TIMES) {
+        const until = Math.max(Number(held[key] ?? 0), Number(next[key] ?? 0));
+        if (until > 0) merged[key] = String(until);
+      }
       return merged;
     },
     send: async (id, fields) => {
@@ -216,16 +225,19 @@ export async function openRouteLatches(
   };
 
   /**
-   * Turns `state`'s three fields into accessors that share a change, on the object itself: the
-   * lookups keep using the object they made and handed to `set`.
+   * Turns `state`'s four fields into accessors that share a change, on the object itself: the
+   * lookups keep using the object they made and handed to `set`. `propsMissUntil` is made an
+   * accessor even where the object came without it (a store's caller written before it), so a
+   * lookup setting it later shares it too.
    */
   const instrument = (base: string, state: RouteLatches): RouteLatches => {
     const values = {
       neither: state.neither,
       lmstudioGone: state.lmstudioGone,
       lmstudioMissUntil: state.lmstudioMissUntil,
+      propsMissUntil: state.propsMissUntil ?? 0,
     };
-    for (const key of ["neither", "lmstudioGone", "lmstudioMissUntil"] as const) {
+    for (const key of ["neither", "lmstudioGone", "lmstudioMissUntil", "propsMissUntil"] as const) {
       Object.defineProperty(
         state,
         key,
@@ -244,14 +256,16 @@ export async function openRouteLatches(
     return state;
   };
 
-  /** Lays `fields` onto `state`: flags only close, the retry time only moves later. */
+  /** Lays `fields` onto `state`: flags only close, a retry time only moves later. */
   const lay = (state: RouteLatches, fields: Fields): void => {
     receiving = true;
     try {
       if (fields.neither === "1") state.neither = true;
       if (fields.lmstudioGone === "1") state.lmstudioGone = true;
-      const until = Number(fields.lmstudioMissUntil);
-      if (until > state.lmstudioMissUntil) state.lmstudioMissUntil = until;
+      for (const key of RETRY_TIMES) {
+        const until = Number(fields[key]);
+        if (until > (state[key] ?? 0)) state[key] = until;
+      }
     } finally {
       receiving = false;
     }
@@ -269,7 +283,12 @@ export async function openRouteLatches(
   const adopt = (base: string): RouteLatches | undefined => {
     const fields = known.get(idOf(base));
     if (!fields) return undefined;
-    const state = instrument(base, { neither: false, lmstudioGone: false, lmstudioMissUntil: 0 });
+    const state = instrument(base, {
+      neither: false,
+      lmstudioGone: false,
+      lmstudioMissUntil: 0,
+      propsMissUntil: 0,
+    });
     instrumented.add(state);
     lay(state, fields);
     holdState(base, state);
