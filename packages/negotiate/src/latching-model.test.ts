@@ -1918,7 +1918,7 @@ describe("latching model: the client's window-route latches", () => {
             { baseUrl: server.baseUrl, apiKey: KEYS[1] },
           ] as const;
           // The reference: one server, so one set of latches whoever asks.
-          let ref = { neither: false, gone: false, missUntil: 0 };
+          let ref = { neither: false, gone: false, missUntil: 0, propsMissUntil: 0 };
           for (const [n, step] of steps.entries()) {
             const where = `route step ${n} (${step.kind})`;
             if (step.kind === "wait") {
@@ -1928,7 +1928,7 @@ describe("latching model: the client's window-route latches", () => {
             if (step.kind === "forget" || step.kind === "reset") {
               if (step.kind === "forget") lookups.forget(tenants[step.tenant]);
               else lookups.reset();
-              ref = { neither: false, gone: false, missUntil: 0 };
+              ref = { neither: false, gone: false, missUntil: 0, propsMissUntil: 0 };
               continue;
             }
             // What the lookup should ask and answer, and what it should latch.
@@ -1936,10 +1936,13 @@ describe("latching model: the client's window-route latches", () => {
             let expected: number | undefined;
             const next = { ...ref };
             if (!ref.neither) {
-              asked.push("/props");
-              const props = step.props;
+              // /props is left alone for MISS_MS once it answered 200 without a window (r101).
+              const propsAsked = !(ref.propsMissUntil > clock);
+              if (propsAsked) asked.push("/props");
+              const props = propsAsked ? step.props : undefined;
               if (typeof props === "object") expected = props.window;
               else {
+                if (props === "no-window") next.propsMissUntil = clock + MISS_MS;
                 const propsAbsent = props === 404 || props === 405 || props === 501;
                 if (ref.gone || ref.missUntil > clock) {
                   if (propsAbsent && ref.gone) next.neither = true;
