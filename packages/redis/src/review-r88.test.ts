@@ -323,7 +323,12 @@ describe.skipIf(!HAS_REDIS)("review r88: calibration and closing", () => {
       try {
         // Before: 1 000 000, written over the later time, so a host started now asked the route
         // again at T1 where every running instance waited until T2.
-        expect(late.get(base)).toEqual({ neither: true, lmstudioGone: false, lmstudioMissUntil: 2_000_000 });
+        expect(late.get(base)).toEqual({
+          neither: true,
+          lmstudioGone: false,
+          lmstudioMissUntil: 2_000_000,
+          propsMissUntil: 0,
+        });
       } finally {
         await late.close();
       }
@@ -352,7 +357,12 @@ describe.skipIf(!HAS_REDIS)("review r88: calibration and closing", () => {
       const late = await createRedisRouteLatches({ url: server.url, prefix, onError: () => {} });
       try {
         // Before: 0, the retry time lost in Redis while the in-process pool's answer held it.
-        expect(late.get(base)).toEqual({ neither: true, lmstudioGone: false, lmstudioMissUntil: 1_001_000 });
+        expect(late.get(base)).toEqual({
+          neither: true,
+          lmstudioGone: false,
+          lmstudioMissUntil: 1_001_000,
+          propsMissUntil: 0,
+        });
       } finally {
         await late.close();
       }
