@@ -1739,13 +1739,9 @@ function ruleSpans(
   }
   // "X-Api-Key: X", "Authorization: Bearer X" (a header, as curl's -H takes it), also as a flag's
   // value (`--header='X-Api-Key: X'`; r101b: read whole, as no header, it was kept in clear).
-  const header = /^([\w.-]+)(\s*:\s*)(\S[\s\S]*)$/.exec(value.slice(from));
-  if (
-    header &&
-    !/^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(value.slice(from)) &&
-    wholeNameTells(header[1] ?? "") &&
-    literal(header[3] ?? "")
-  )
+  const afterFlag = value.slice(from);
+  const header = HEADER_WORD.exec(afterFlag);
+  if (header && !URL_START.test(afterFlag) && wholeNameTells(header[1] ?? "") && literal(header[3] ?? ""))
     return whole(value.length - (header[3] ?? "").length, header[1] ?? "");
   const script = previous !== undefined && !previous.operator && SHELL_COMMAND.test(previous.value);
   // A connection string's telling pairs ("Server=db;Password=X;") and a URL's credentials (its

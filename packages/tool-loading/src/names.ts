@@ -96,9 +96,9 @@ export function namesIn(args: unknown, whole?: (name: string) => boolean): strin
     if (typeof item !== "string") continue;
     // Only an entry of an array is a whole name: one string stands for a list as models write it.
     const trimmed = item.trim();
-    if (items === given && whole?.(trimmed)) seen.add(trimmed);
-    else if (items === given && whole && quotedWhole(trimmed, whole) !== undefined)
-      seen.add(quotedWhole(trimmed, whole) as string);
+    const wholeName =
+      items === given && whole ? (whole(trimmed) ? trimmed : quotedWhole(trimmed, whole)) : undefined;
+    if (wholeName !== undefined) seen.add(wholeName);
     else for (const name of splitNames(item)) seen.add(name);
   }
   const names = [...seen];
