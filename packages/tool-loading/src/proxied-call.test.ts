@@ -31,6 +31,24 @@ describe("proxiedCall", () => {
     expect(proxiedCall('{"name":"list_directory","arguments":null}', CATALOG).args).toEqual({});
   });
 
+  it("reads arguments written as the text null as no arguments, as a real null is, with JSON.parse as the reader", () => {
+    // Models serialising an empty call write "null" inside the string; the loop's lenient reader
+    // already read it as {}, while proxiedCall's own default (JSON.parse) refused it to the model.
+    expect(proxiedCall({ name: "list_directory", arguments: "null" }, CATALOG)).toEqual({
+      name: "list_directory",
+      args: {},
+      raw: "null",
+    });
+    expect(proxiedCall('{"name":"list_directory","arguments":" null "}', CATALOG).args).toEqual({});
+    // Other non-objects are still refused, naming what the text reads as.
+    expect(thrown(() => proxiedCall({ name: "list_directory", arguments: "[]" }, CATALOG))).toMatchObject({
+      code: "invalid-arguments",
+    });
+    expect(thrown(() => proxiedCall({ name: "list_directory", arguments: "0" }, CATALOG))).toMatchObject({
+      code: "invalid-arguments",
+    });
+  });
+
   it("hands the reader the places the named tool takes only a string, so a number written there stays text", () => {
     // A reader as the loop's is: a number token (`+5`, `02134`) where only a string is taken stays its text.
     const asked: unknown[][] = [];

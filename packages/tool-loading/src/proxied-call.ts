@@ -101,7 +101,7 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 
 /**
  * Reads a `call_tool` call's arguments — `{ name, arguments }` — into the call it stands for. The
- * arguments may be an object or JSON text of one; absent, `null` or empty means `{}`, and with no
+ * arguments may be an object or JSON text of one; absent, `null` (or the text `null`) or empty means `{}`, and with no
  * `arguments` key at all, the keys written beside the name are the arguments. The name must name
  * one catalogued tool: its own name, `functions.tool`, `server.tool` (or `/`, `:`, `__`), or a
  * name differing only in case from exactly one tool — never a server's name or a pattern.
@@ -229,6 +229,9 @@ export function readProxiedCall(
     }
     parsed = readerAnswer(parsed);
     if (isRecord(parsed)) return { name, args: parsed, raw: inner };
+    // The text `null` is the JSON of no arguments, as a real `null` is (and as the loop's lenient
+    // reader already reads it): refused, a model that wrote it was told its arguments were wrong.
+    if (parsed === null) return { name, args: {}, raw: inner };
     throw new ToolLoadingError(
       "invalid-arguments",
       `call_tool for "${name}": its arguments must be a JSON object, and the text given reads as ${describe(parsed)}.`,
