@@ -73,7 +73,10 @@ export interface SideTaskOptions {
    * hint's, so only an `enable_thinking` of its own replaces the hint.
    */
   extraBody?: Record<string, unknown> | null | undefined;
-  /** Abandons the side task; it then rejects with `SideTaskError` (`aborted`). */
+  /**
+   * Abandons the side task; it then rejects with `SideTaskError` (`aborted`), the signal's reason on
+   * `cause`. The reason is never read as the server's answer, whatever it is.
+   */
   signal?: AbortSignal | null | undefined;
   /**
    * The time bound in ms. Default: the endpoint's `requestTimeoutSeconds`, else
@@ -607,6 +610,22 @@ export function untilAborted<T>(work: PromiseLike<T>, signal: AbortSignal): Prom
 }
 
 /**
+ * What an attempt throws once the time bound or the caller's signal stopped it, in place of the stop's
+ * reason (kept on `reason`): the reason is whatever the host aborted with — the main turn's refusal, another
+ * side task's `SideTaskError`, a Proxy — and read as the server's answer, negotiate latched a field
+ * off for the model, a `SideTaskError` was thrown on as this task's, and one that throws when read
+ * escaped as a bare TypeError.
+ */
+class Stopped extends Error {
+  /** The stop's reason. Not `cause`: negotiate reads a refusal off an error's cause as well. */
+  readonly reason: unknown;
+  constructor(reason: unknown) {
+    super("stopped by the time bound or the caller's signal");
+    this.reason = reason;
+  }
+}
+
+/**
  * Checks the options every side task takes, throwing `SideTaskError` (`invalid-input`) naming the
  * one of the wrong type, before anything is sent. `null` in any of them reads as absent.
  */
@@ -840,6 +859,11 @@ export async function sideCall(
               tellUsage(options.onUsage, task, model, completion);
               return readReply(completion, model);
             } catch (error) {
+              // Stopped by the time bound or the caller's signal: whatever the stop's reason is (a
+              // host may abort with the main turn's refusal, another side task's error, anything at
+              // all), it is no answer of the server's, and negotiate must not read it as a refusal
+              // and latch a field off for the model. The reason ends on the SideTaskError's `cause`.
+              if (attempt.signal.aborted) throw new Stopped(error);
               last = { body: text, error };
               // The field itself refused by name ("Unrecognized request argument supplied:
               // response_format"): json_object is that field too, and would be refused alike, one
@@ -865,8 +889,10 @@ export async function sideCall(
             reasoningEffort: params.reasoningEffort,
           },
         );
-      } catch (error) {
-        if (SideTaskError.isInstance(error)) throw error;
+      } catch (thrown) {
+        // A stop's own reason goes on `cause`, as it did before it was wrapped.
+        const error = thrown instanceof Stopped ? thrown.reason : thrown;
+        if (!(thrown instanceof Stopped) && SideTaskError.isInstance(error)) throw error;
         if (timing.timedOut()) {
           throw new SideTaskError(
             "timeout",

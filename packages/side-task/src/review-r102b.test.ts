@@ -1,0 +1,154 @@
+/**
+ * r102b: a stop is a stop, whatever the host stopped with. A host running a side task beside its
+ * main turn on one AbortController may stop the rest with the error that ended the turn
+ * (`controller.abort(error)`), another side task's `SideTaskError`, or any value at all. Before, the
+ * side task handed that reason to negotiate as if the server had answered it: a main turn's
+ * "temperature: only the default" refusal latched the side task's model to no temperature for the
+ * life of the store, with a notice saying the model had refused it; another task's SideTaskError was
+ * thrown on as this one's (a `timeout` naming another model); and a reason that throws when read
+ * escaped as a bare TypeError. Each is now `aborted`, with the reason on `cause`, and nothing latched.
+ */
+import { startServer, type TestServer } from "@loopwright/testkit";
+import OpenAI from "openai";
+import { afterEach, describe, expect, it } from "vitest";
+import { bodies, noticed, thrown } from "../test/wire.js";
+import { ask, askJson } from "./ask.js";
+import { SideTaskError } from "./errors.js";
+
+let servers: TestServer[] = [];
+afterEach(async () => {
+  await Promise.all(servers.map((s) => s.close()));
+  servers = [];
+});
+
+async function serve(...args: Parameters<typeof startServer>): Promise<TestServer> {
+  const server = await startServer(...args);
+  servers.push(server);
+  return server;
+}
+
+/** The error a real OpenAI client throws for a main turn the server refused with `message`. */
+async function mainTurnRefusal(message: string, param: string): Promise<unknown> {
+  const main = await serve({
+    replies: [
+      { type: "error", status: 400, body: { error: { message, type: "invalid_request_error", param } } },
+    ],
+  });
+  const client = new OpenAI({ baseURL: main.baseUrl, apiKey: "none", maxRetries: 0 });
+  const refused = await client.chat.completions
+    .create({ model: "m", messages: [{ role: "user", content: "hi" }], temperature: 0.7 })
+    .then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+  expect(refused).toBeInstanceOf(OpenAI.APIError);
+  return refused;
+}
+
+/** Starts `run` against `server`, and aborts `controller` with `reason` once its request is in. */
+async function stopMidRequest<T>(
+  server: TestServer,
+  controller: AbortController,
+  reason: unknown,
+  run: Promise<T>,
+): Promise<SideTaskError> {
+  const outcome = thrown(run);
+  const before = server.chatRequests.length;
+  while (server.chatRequests.length === before) await new Promise((r) => setTimeout(r, 5));
+  controller.abort(reason);
+  return outcome;
+}
+
+const TEMPERATURE_REFUSAL =
+  "Unsupported value: 'temperature' does not support 0.7 with this model. Only the default (1) value is supported.";
+
+describe("a side task stopped mid-request with a reason that is not the server's answer", () => {
+  it("is aborted when the reason is the main turn's refusal, and its model keeps its temperature", async () => {
+    const refusal = await mainTurnRefusal(TEMPERATURE_REFUSAL, "temperature");
+    const small = await serve({
+      replies: [{ content: "late", firstByteDelayMs: 60_000 }, { content: "Title" }],
+    });
+    const { notices, options } = noticed();
+    const controller = new AbortController();
+    const error = await stopMidRequest(
+      small,
+      controller,
+      refusal,
+      ask({ baseUrl: small.baseUrl }, "m", "", "Name this chat.", { ...options, signal: controller.signal }),
+    );
+    expect(error.code).toBe("aborted");
+    expect(error.cause).toBe(refusal);
+    // Nothing was learned from a stop: no notice of a refusal, and the next request asks as before.
+    expect(notices).toEqual([]);
+    expect(await ask({ baseUrl: small.baseUrl }, "m", "", "Name this chat.", options)).toBe("Title");
+    expect(bodies(small).map((b) => b.temperature)).toEqual([0.3, 0.3]);
+  });
+
+  it("is aborted when the reason is a refusal of response_format, and askJson still asks with its schema", async () => {
+    const refusal = await mainTurnRefusal(
+      "Unrecognized request argument supplied: response_format",
+      "response_format",
+    );
+    const small = await serve({
+      replies: [{ content: "late", firstByteDelayMs: 60_000 }, { content: '{"city":"Lisbon"}' }],
+    });
+    const { notices, options } = noticed();
+    const schema = { type: "object", properties: { city: { type: "string" } }, required: ["city"] };
+    const controller = new AbortController();
+    const error = await stopMidRequest(
+      small,
+      controller,
+      refusal,
+      askJson({ baseUrl: small.baseUrl }, "m", "", "Where?", schema, {
+        ...options,
+        signal: controller.signal,
+      }),
+    );
+    expect(error.code).toBe("aborted");
+    expect(notices).toEqual([]);
+    expect(await askJson({ baseUrl: small.baseUrl }, "m", "", "Where?", schema, options)).toEqual({
+      city: "Lisbon",
+    });
+    expect(bodies(small).map((b) => (b.response_format as { type?: string } | undefined)?.type)).toEqual([
+      "json_schema",
+      "json_schema",
+    ]);
+  });
+
+  const everyReadThrows = new Proxy(
+    {},
+    {
+      get() {
+        throw new Error("read of the reason");
+      },
+      has() {
+        throw new Error("has on the reason");
+      },
+      getPrototypeOf() {
+        throw new Error("prototype of the reason");
+      },
+    },
+  );
+  it.each([
+    [
+      "another side task's SideTaskError",
+      new SideTaskError("timeout", "ask: other-model did not answer within 5 ms."),
+    ],
+    ["a Proxy every read of which throws", everyReadThrows],
+    ["a string", "the user left"],
+    ["undefined (the default AbortError)", undefined],
+  ])("is aborted, with the reason on cause, when the reason is %s", async (_, reason) => {
+    const small = await serve({ replies: [{ content: "late", firstByteDelayMs: 60_000 }] });
+    const { options } = noticed();
+    const controller = new AbortController();
+    const error = await stopMidRequest(
+      small,
+      controller,
+      reason,
+      ask({ baseUrl: small.baseUrl }, "m", "", "Name this chat.", { ...options, signal: controller.signal }),
+    );
+    expect(error.code).toBe("aborted");
+    expect(error.message).toBe("ask: abandoned by the caller's signal.");
+    if (reason !== undefined) expect(error.cause).toBe(reason);
+  });
+});
