@@ -243,10 +243,33 @@ const ERROR_WORDS_CHARS = 2000;
  * read, an image's data URL and all).
  */
 function serverWords(error: unknown): string {
-  const words = errorText(error);
+  return quoted(errorText(error), "the whole error is the cause");
+}
+
+/** `words` as a message quotes them: the first `ERROR_WORDS_CHARS`, and how many more there were. */
+function quoted(words: string, whole: string): string {
   if (words.length <= ERROR_WORDS_CHARS) return words;
   const head = headOf(words, ERROR_WORDS_CHARS);
-  return `${head}… [${words.length - head.length} more characters; the whole error is the cause]`;
+  return `${head}… [${words.length - head.length} more characters; ${whole}]`;
+}
+
+/**
+ * What a successful (200) answer with no message says went wrong, in the server's words: its own
+ * `error`, a string or an object's `message` (with its `code`, where it gives one), else the object
+ * as JSON. OpenRouter answers so for an error met once the model has begun (the upstream provider
+ * down, or rate limiting it): `{"error":{"code":502,"message":"…"}}` with status 200. `undefined`
+ * where the answer holds no error.
+ */
+function errorInAnswer(completion: unknown): string | undefined {
+  const error = ownField(completion, "error");
+  if (typeof error === "string") return error.trim() === "" ? undefined : error.trim();
+  if (!isObject(error)) return undefined;
+  const message = ownField(error, "message");
+  const code = ownField(error, "code");
+  const said = typeof message === "string" && message.trim() !== "" ? message.trim() : JSON.stringify(error);
+  return typeof code === "number" || (typeof code === "string" && code.trim() !== "")
+    ? `${said} (code ${typeof code === "string" ? JSON.stringify(code.trim().slice(0, 60)) : code})`
+    : said;
 }
 
 /** The message text of a non-streamed completion, content parts joined. */
@@ -265,6 +288,12 @@ function messageText(content: unknown): string {
 export interface SideCallReply extends SideTaskReply {
   /** The prompt and completion tokens the server counted, where its `usage` said (each a whole number). */
   usage?: { prompt?: number; completion?: number };
+  /**
+   * The error a 200 answer held in place of a message, in the server's words (`errorInAnswer`): the
+   * side task throws `request-failed` with them once the negotiation is over. Not thrown from inside
+   * it, where the server's words would be read as a refusal to answer by sending again.
+   */
+  failed?: string;
 }
 
 /** A whole token count of 0 or more, or `undefined`. */
@@ -276,6 +305,14 @@ function readReply(completion: unknown, model: string): SideCallReply {
   const choices = isObject(completion) ? completion.choices : undefined;
   const choice = Array.isArray(choices) ? choices[0] : undefined;
   if (!isObject(choice) || !isObject(choice.message)) {
+    const failed = errorInAnswer(completion);
+    if (failed !== undefined) {
+      return Object.assign(Object.create(null) as SideCallReply, {
+        text: "",
+        finishReason: undefined,
+        failed,
+      });
+    }
     throw new SideTaskError(
       "no-reply",
       `${model} answered without a message (${describeValue(completion)} with no choices[0].message).`,
@@ -806,7 +843,7 @@ export async function sideCall(
       // id it has none of), and that body sent again draws the same refusal, a 500 as well.
       let last: { body: string; error: unknown } | undefined;
       try {
-        return await negotiate(
+        const reply = await negotiate(
           supports,
           async (supports, _produced, caps) => {
             const modelCaps = caps ?? latches;
@@ -889,6 +926,13 @@ export async function sideCall(
             reasoningEffort: params.reasoningEffort,
           },
         );
+        if (reply.failed !== undefined) {
+          throw new SideTaskError(
+            "request-failed",
+            `${where}: ${model} answered with an error in place of a reply (status 200): ${quoted(reply.failed, "the answer's error was longer")}`,
+          );
+        }
+        return reply;
       } catch (thrown) {
         // A stop's own reason goes on `cause`, as it did before it was wrapped.
         const error = thrown instanceof Stopped ? thrown.reason : thrown;

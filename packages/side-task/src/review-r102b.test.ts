@@ -8,12 +8,13 @@
  * thrown on as this one's (a `timeout` naming another model); and a reason that throws when read
  * escaped as a bare TypeError. Each is now `aborted`, with the reason on `cause`, and nothing latched.
  */
-import { startServer, type TestServer } from "@loopwright/testkit";
+import { type Reply, startServer, type TestServer } from "@loopwright/testkit";
 import OpenAI from "openai";
 import { afterEach, describe, expect, it } from "vitest";
 import { bodies, noticed, thrown } from "../test/wire.js";
 import { ask, askJson } from "./ask.js";
 import { SideTaskError } from "./errors.js";
+import { preselect } from "./preselect.js";
 
 let servers: TestServer[] = [];
 afterEach(async () => {
@@ -150,5 +151,66 @@ describe("a side task stopped mid-request with a reason that is not the server's
     expect(error.code).toBe("aborted");
     expect(error.message).toBe("ask: abandoned by the caller's signal.");
     if (reason !== undefined) expect(error.cause).toBe(reason);
+  });
+});
+
+/**
+ * OpenRouter answers an error met once the model has begun (the provider down, or rate limiting it)
+ * with status 200 and `{"error": {"code", "message"}}` in place of choices. Before, the side task
+ * said only "m answered without a message (an object with no choices[0].message)" (`no-reply`),
+ * and the server's own words — which say what to do — were lost; preselect and the summariser
+ * passed that on as their notice.
+ */
+describe("a 200 answer holding an error in place of a reply", () => {
+  const PROVIDER_DOWN = {
+    error: { code: 502, message: "Provider returned error: upstream model is overloaded, try again later" },
+  };
+  const raw = (body: unknown): Reply => ({
+    type: "raw",
+    status: 200,
+    headers: { "content-type": "application/json" },
+    chunks: [JSON.stringify(body)],
+  });
+
+  it("is request-failed in the server's words, for ask and askJson", async () => {
+    const server = await serve({ replies: [raw(PROVIDER_DOWN), raw(PROVIDER_DOWN)] });
+    const endpoint = { baseUrl: server.baseUrl };
+    const asked = await thrown(ask(endpoint, "m", "", "Name this chat.", noticed().options));
+    expect(asked.code).toBe("request-failed");
+    expect(asked.message).toBe(
+      "ask: m answered with an error in place of a reply (status 200): Provider returned error: upstream model is overloaded, try again later (code 502)",
+    );
+    const json = await thrown(askJson(endpoint, "m", "", "Where?", { type: "object" }, noticed().options));
+    expect(json.code).toBe("request-failed");
+    expect(json.message).toMatch(/upstream model is overloaded/);
+    // Sent once each: the error is the server's answer, not a refusal to send again without a field.
+    expect(server.chatRequests).toHaveLength(2);
+  });
+
+  it("reaches preselect's notice, and a string error is quoted too", async () => {
+    const server = await serve({ replies: [raw({ error: "Rate limit exceeded: free-models-per-min" })] });
+    const { notices, options } = noticed();
+    const catalog = [{ name: "fs", tools: [{ name: "read_file" }] }];
+    expect(await preselect({ baseUrl: server.baseUrl }, "m", catalog, "read notes.txt", options)).toEqual([]);
+    expect(notices.join("\n")).toMatch(/Rate limit exceeded: free-models-per-min/);
+  });
+
+  it("never quotes the endpoint's key, where the server's error echoes it", async () => {
+    const key = "sk-or-v1-0123456789abcdef0123456789abcdef";
+    const server = await serve({
+      replies: [raw({ error: { code: 401, message: `No auth credentials found for ${key}` } })],
+    });
+    const error = await thrown(
+      ask({ baseUrl: server.baseUrl, apiKey: key }, "m", "", "hi", noticed().options),
+    );
+    expect(error.code).toBe("request-failed");
+    expect(error.message).toMatch(/No auth credentials found/);
+    expect(error.message).not.toContain("0123456789abcdef");
+  });
+
+  it("is still no-reply where the answer holds neither a message nor an error", async () => {
+    const server = await serve({ replies: [raw({ id: "x", choices: [] })] });
+    const error = await thrown(ask({ baseUrl: server.baseUrl }, "m", "", "hi", noticed().options));
+    expect(error.code).toBe("no-reply");
   });
 });
