@@ -9,6 +9,7 @@
  * escaped as a bare TypeError. Each is now `aborted`, with the reason on `cause`, and nothing latched.
  */
 import { type Reply, startServer, type TestServer } from "@loopwright/testkit";
+import fc from "fast-check";
 import OpenAI from "openai";
 import { afterEach, describe, expect, it } from "vitest";
 import { bodies, noticed, thrown } from "../test/wire.js";
@@ -212,5 +213,79 @@ describe("a 200 answer holding an error in place of a reply", () => {
     const server = await serve({ replies: [raw({ id: "x", choices: [] })] });
     const error = await thrown(ask({ baseUrl: server.baseUrl }, "m", "", "hi", noticed().options));
     expect(error.code).toBe("no-reply");
+  });
+});
+
+describe("any answer a server sends with status 200 (fast-check, over HTTP)", () => {
+  it("is read as text where it holds choices[0].message, else request-failed where it holds an error, else no-reply", async () => {
+    let body = "null";
+    const server = await serve({
+      replies: () => ({
+        type: "raw",
+        status: 200,
+        headers: { "content-type": "application/json" },
+        chunks: [body],
+      }),
+    });
+    const catalog = [{ name: "fs", tools: [{ name: "read_file" }, { name: "write_file" }] }];
+    const content = fc.oneof(
+      fc.string(),
+      fc.jsonValue(),
+      fc.constantFrom('{"tools":["read_file","nope"]}', "<think>x</think>[1]", "```json\n{}\n```"),
+    );
+    const message = fc.record({ content, refusal: fc.jsonValue() }, { requiredKeys: [] });
+    const choice = fc.record(
+      { message: fc.oneof(message, fc.jsonValue()), finish_reason: fc.jsonValue() },
+      { requiredKeys: [] },
+    );
+    const error = fc.oneof(
+      fc.string(),
+      fc.record(
+        { code: fc.oneof(fc.integer(), fc.string()), message: fc.oneof(fc.string(), fc.jsonValue()) },
+        { requiredKeys: [] },
+      ),
+      fc.jsonValue(),
+    );
+    const answer = fc.oneof(
+      fc.jsonValue(),
+      fc.record(
+        {
+          choices: fc.oneof(fc.array(choice, { maxLength: 2 }), fc.jsonValue()),
+          error,
+          usage: fc.jsonValue(),
+        },
+        { requiredKeys: [] },
+      ),
+    );
+    await fc.assert(
+      fc.asyncProperty(answer, async (value) => {
+        body = JSON.stringify(value);
+        const record =
+          typeof value === "object" && value !== null && !Array.isArray(value) ? value : undefined;
+        const first: unknown = Array.isArray(record?.choices) ? record.choices[0] : undefined;
+        const said: unknown = record && Object.hasOwn(record, "error") ? record.error : undefined;
+        const isRecord = (v: unknown) => typeof v === "object" && v !== null && !Array.isArray(v);
+        const expected =
+          isRecord(first) && isRecord((first as { message?: unknown }).message)
+            ? "text"
+            : isRecord(said) || (typeof said === "string" && said.trim() !== "")
+              ? "request-failed"
+              : "no-reply";
+        const asked = await ask({ baseUrl: server.baseUrl }, "m", "", "hi", noticed().options).then(
+          (text) => (typeof text === "string" ? "text" : `answered ${typeof text}`),
+          (e: unknown) => (SideTaskError.isInstance(e) ? e.code : `threw ${String(e)}`),
+        );
+        expect(asked).toBe(expected);
+        // The preselection never fails a run, whatever came back, and names only catalogued tools.
+        const picked = await preselect(
+          { baseUrl: server.baseUrl },
+          "m",
+          catalog,
+          "read it",
+          noticed().options,
+        );
+        for (const name of picked) expect(["read_file", "write_file"]).toContain(name);
+      }),
+    );
   });
 });
