@@ -89,7 +89,8 @@ export interface SideTaskOptions {
   /**
    * Told, in words, when a request is changed to get past a refusal in a way that costs or drops
    * something: `negotiate`'s latches in its words, the side task's own in these (not the ceiling
-   * renamed `max_completion_tokens`, which loses nothing).
+   * renamed `max_completion_tokens`, which loses nothing). What it throws (or, async, rejects with)
+   * is ignored: the request is still sent again, and the answer stands.
    */
   onNotice?: ((message: string) => void) | null | undefined;
   /**
@@ -369,6 +370,26 @@ function tellUsage(
   } catch {
     // The report was the host's to take; the side task's answer stands.
   }
+}
+
+/**
+ * `onNotice` as a side task tells it: what the host's sink throws, or (async) rejects with, is
+ * ignored, as `onUsage`'s is. A notice is only told: the side task's answer stands, and so does the
+ * request sent again past a refusal it tells of (a sink that threw there failed the task as the
+ * model refusing it, in the sink's words, and the request was never sent again).
+ */
+export function noticeTeller(onNotice: SideTaskOptions["onNotice"]): (message: string) => void {
+  return (message) => {
+    if (typeof onNotice !== "function") return;
+    try {
+      const told: unknown = onNotice(message);
+      // An async sink that rejects would be an unhandled rejection (which ends a Node process).
+      if (typeof (told as { then?: unknown } | null)?.then === "function")
+        Promise.resolve(told).catch(() => {});
+    } catch {
+      // The notice was the host's to take; the side task goes on.
+    }
+  };
 }
 
 /** Checks the endpoint and model every side task is handed. */
@@ -761,7 +782,7 @@ export async function sideCall(
   checkInput(input, where);
   checkOptions(options, where);
   const given = sendableExtraBody(options.extraBody, where);
-  const notice = options.onNotice ?? (() => {});
+  const notice = noticeTeller(options.onNotice);
   const store = options.capabilities ?? defaultCapabilityStore;
   let supports: EndpointCapabilities;
   let client: SideTaskClient;

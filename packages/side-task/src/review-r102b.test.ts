@@ -8,7 +8,7 @@
  * thrown on as this one's (a `timeout` naming another model); and a reason that throws when read
  * escaped as a bare TypeError. Each is now `aborted`, with the reason on `cause`, and nothing latched.
  */
-import { type Reply, startServer, type TestServer } from "@loopwright/testkit";
+import { type Reply, recordedError, startServer, type TestServer } from "@loopwright/testkit";
 import fc from "fast-check";
 import OpenAI from "openai";
 import { afterEach, describe, expect, it } from "vitest";
@@ -287,5 +287,76 @@ describe("any answer a server sends with status 200 (fast-check, over HTTP)", ()
         for (const name of picked) expect(["read_file", "write_file"]).toContain(name);
       }),
     );
+  });
+});
+
+/**
+ * A host's notice sink that throws (a `res.write` after the response ended, an event bus already
+ * closed). `onUsage`'s was ignored, and so was `preselect`'s and the summariser's own; `ask`,
+ * `askReply` and `askJson` let it through. Thrown while negotiate answered a refusal, it failed the
+ * task as `request-failed` — "m refused the side task: write after end", the sink's words as the
+ * model's — and the request that would have been answered was never sent again; thrown while the
+ * server loaded the model, it escaped as the sink's own error; thrown for a refusal in place of
+ * content, it turned an answered call into a rejection.
+ */
+describe("an onNotice that throws", () => {
+  const sink = () => {
+    throw new Error("write after end");
+  };
+
+  it("leaves ask to send again past a refusal it tells of, and to answer", async () => {
+    const server = await serve({
+      replies: [
+        {
+          type: "error",
+          status: 400,
+          body: {
+            error: { message: TEMPERATURE_REFUSAL, type: "invalid_request_error", param: "temperature" },
+          },
+        },
+        { content: "Trip to Lisbon" },
+      ],
+    });
+    const { options } = noticed();
+    expect(
+      await ask({ baseUrl: server.baseUrl }, "m", "", "Name this chat.", { ...options, onNotice: sink }),
+    ).toBe("Trip to Lisbon");
+    expect(bodies(server).map((b) => b.temperature)).toEqual([0.3, undefined]);
+  });
+
+  it("leaves ask to wait for a model loading, and to answer", async () => {
+    const server = await serve({
+      replies: [recordedError(503, "llamacpp/503-loading-model.json"), { content: "Trip to Lisbon" }],
+    });
+    const { options } = noticed();
+    expect(
+      await ask({ baseUrl: server.baseUrl }, "m", "", "Name this chat.", { ...options, onNotice: sink }),
+    ).toBe("Trip to Lisbon");
+  });
+
+  it("leaves a refusal in place of content answered as empty, by ask and askJson alike", async () => {
+    const refusal = { content: "", refusal: "I can't help with that." } as const;
+    const server = await serve({
+      replies: [
+        {
+          type: "raw",
+          status: 200,
+          headers: { "content-type": "application/json" },
+          chunks: [JSON.stringify({ choices: [{ message: refusal, finish_reason: "stop" }] })],
+        },
+        {
+          type: "raw",
+          status: 200,
+          headers: { "content-type": "application/json" },
+          chunks: [JSON.stringify({ choices: [{ message: refusal, finish_reason: "stop" }] })],
+        },
+      ],
+    });
+    const { options } = noticed();
+    const endpoint = { baseUrl: server.baseUrl };
+    expect(await ask(endpoint, "m", "", "hi", { ...options, onNotice: sink })).toBe("");
+    expect(
+      await askJson(endpoint, "m", "", "hi", { type: "object" }, { ...options, onNotice: sink }),
+    ).toBeUndefined();
   });
 });
