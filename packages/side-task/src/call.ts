@@ -1003,13 +1003,15 @@ export async function sideCall(
           notice(`${model} refused response_format; asking it for JSON in words from now on.`);
           continue;
         }
-        throw new SideTaskError(
-          "request-failed",
-          `${where}: ${model} refused the side task: ${serverWords(error)}`,
-          {
-            cause: error,
-          },
-        );
+        // A success whose body is not JSON (a proxy's login page, a web UI answering every path) is
+        // the SDK's SyntaxError: not the model refusing anything, and not said to be.
+        const what =
+          error instanceof SyntaxError
+            ? "answered with something that is not JSON (a proxy's or a web page's answer?)"
+            : "refused the side task";
+        throw new SideTaskError("request-failed", `${where}: ${model} ${what}: ${serverWords(error)}`, {
+          cause: error,
+        });
       }
     }
   } finally {

@@ -360,3 +360,28 @@ describe("an onNotice that throws", () => {
     ).toBeUndefined();
   });
 });
+
+/**
+ * A 200 whose body is not JSON — a proxy's login page, a web UI that answers every path — reached
+ * the host as "m refused the side task: Unexpected token '<', …", as if the model had refused.
+ */
+describe("a 200 answer that is not JSON", () => {
+  it("is request-failed saying so, quoting the start of the page, not calling it a refusal", async () => {
+    const server = await serve({
+      replies: [
+        {
+          type: "raw",
+          status: 200,
+          headers: { "content-type": "application/json" },
+          chunks: ["<html><title>Proxy login</title></html>"],
+        },
+      ],
+    });
+    const error = await thrown(ask({ baseUrl: server.baseUrl }, "m", "", "hi", noticed().options));
+    expect(error.code).toBe("request-failed");
+    expect(error.message).toMatch(
+      /^ask: m answered with something that is not JSON \(a proxy's or a web page's answer\?\): .*<html>/,
+    );
+    expect(error.message).not.toMatch(/refused/);
+  });
+});
