@@ -9,7 +9,7 @@ import {
   ratioOf,
   snapshotOutcome,
 } from "./assemble-context.js";
-import { describe, errorText, HooksError } from "./errors.js";
+import { arrayOrRevoked, describe, errorText, HooksError } from "./errors.js";
 import { heldNotes, type NoteTaker, noteList } from "./notes.js";
 import { aboveZero, type HookSettings } from "./settings.js";
 import { wellFormed, wellFormedDeep } from "./text.js";
@@ -239,7 +239,9 @@ function readOutcomes(event: HookEvent, called: Called, notes: NoteTaker): HookO
   }
   const raw = called.raw;
   if (raw === undefined || raw === null) return [];
-  if (!Array.isArray(raw)) {
+  // arrayOrRevoked: a Proxy revoked once its answer was taken (a runner that revokes its list in a
+  // microtask) throws from Array.isArray, and the call rejected; it is an answer that is no list.
+  if (arrayOrRevoked(raw) !== true || !Array.isArray(raw)) {
     notes.always(
       `The ${event} hook runner answered ${describe(raw)} instead of a list of outcomes; it was ignored.`,
     );

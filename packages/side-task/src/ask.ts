@@ -1,7 +1,14 @@
 import type { Endpoint } from "@loopwright/client";
 import { relaxSchema, restoreArguments, sanitizeSchema, takesStringAt } from "@loopwright/schema-compat";
 import { parseJson, ToolCallsError } from "@loopwright/tool-calls";
-import { type JsonShape, type SideTaskOptions, type SideTaskReply, sideCall, sideTaskLimit } from "./call.js";
+import {
+  type JsonShape,
+  noticeTeller,
+  type SideTaskOptions,
+  type SideTaskReply,
+  sideCall,
+  sideTaskLimit,
+} from "./call.js";
 import { describeValue, isPlainObject, SideTaskError } from "./errors.js";
 import type { SideTaskInput } from "./input.js";
 import { ownView } from "./own.js";
@@ -53,7 +60,7 @@ export async function ask(
 function tellRefusal(reply: SideTaskReply, model: string, options: SideTaskOptions): void {
   const refusal = Object.hasOwn(reply, "refusal") ? reply.refusal : undefined;
   if (reply.text === "" && refusal !== undefined) {
-    options.onNotice?.(
+    noticeTeller(options.onNotice)(
       `${model} refused to answer: ${JSON.stringify(headOf(refusal, REFUSAL_CHARS))}. The answer is empty.`,
     );
   }
@@ -178,7 +185,7 @@ export async function askJson(
     leftMs: limit - (performance.now() - started),
   });
   if (checked.ok) return checked.value;
-  view.onNotice?.(checked.notice);
+  noticeTeller(view.onNotice)(checked.notice);
   return undefined;
 }
 
@@ -259,13 +266,15 @@ export async function askJsonReading<T = unknown>(
     task,
   );
   if (reply.text === "" && reply.refusal !== undefined) {
-    options.onNotice?.(
+    noticeTeller(options.onNotice)(
       `${model} refused to answer: ${JSON.stringify(headOf(reply.refusal, REFUSAL_CHARS))}. No answer taken.`,
     );
     return undefined;
   }
   if (reply.finishReason === "length" && !closedJson(reply.text)) {
-    options.onNotice?.(`${model} ran into its reply ceiling before the JSON was finished; no answer taken.`);
+    noticeTeller(options.onNotice)(
+      `${model} ran into its reply ceiling before the JSON was finished; no answer taken.`,
+    );
     return undefined;
   }
   let value: T | undefined;

@@ -73,7 +73,10 @@ export interface SideTaskOptions {
    * hint's, so only an `enable_thinking` of its own replaces the hint.
    */
   extraBody?: Record<string, unknown> | null | undefined;
-  /** Abandons the side task; it then rejects with `SideTaskError` (`aborted`). */
+  /**
+   * Abandons the side task; it then rejects with `SideTaskError` (`aborted`), the signal's reason on
+   * `cause`. The reason is never read as the server's answer, whatever it is.
+   */
   signal?: AbortSignal | null | undefined;
   /**
    * The time bound in ms. Default: the endpoint's `requestTimeoutSeconds`, else
@@ -86,7 +89,8 @@ export interface SideTaskOptions {
   /**
    * Told, in words, when a request is changed to get past a refusal in a way that costs or drops
    * something: `negotiate`'s latches in its words, the side task's own in these (not the ceiling
-   * renamed `max_completion_tokens`, which loses nothing).
+   * renamed `max_completion_tokens`, which loses nothing). What it throws (or, async, rejects with)
+   * is ignored: the request is still sent again, and the answer stands.
    */
   onNotice?: ((message: string) => void) | null | undefined;
   /**
@@ -240,10 +244,33 @@ const ERROR_WORDS_CHARS = 2000;
  * read, an image's data URL and all).
  */
 function serverWords(error: unknown): string {
-  const words = errorText(error);
+  return quoted(errorText(error), "the whole error is the cause");
+}
+
+/** `words` as a message quotes them: the first `ERROR_WORDS_CHARS`, and how many more there were. */
+function quoted(words: string, whole: string): string {
   if (words.length <= ERROR_WORDS_CHARS) return words;
   const head = headOf(words, ERROR_WORDS_CHARS);
-  return `${head}… [${words.length - head.length} more characters; the whole error is the cause]`;
+  return `${head}… [${words.length - head.length} more characters; ${whole}]`;
+}
+
+/**
+ * What a successful (200) answer with no message says went wrong, in the server's words: its own
+ * `error`, a string or an object's `message` (with its `code`, where it gives one), else the object
+ * as JSON. OpenRouter answers so for an error met once the model has begun (the upstream provider
+ * down, or rate limiting it): `{"error":{"code":502,"message":"…"}}` with status 200. `undefined`
+ * where the answer holds no error.
+ */
+function errorInAnswer(completion: unknown): string | undefined {
+  const error = ownField(completion, "error");
+  if (typeof error === "string") return error.trim() === "" ? undefined : error.trim();
+  if (!isObject(error)) return undefined;
+  const message = ownField(error, "message");
+  const code = ownField(error, "code");
+  const said = typeof message === "string" && message.trim() !== "" ? message.trim() : JSON.stringify(error);
+  return typeof code === "number" || (typeof code === "string" && code.trim() !== "")
+    ? `${said} (code ${typeof code === "string" ? JSON.stringify(code.trim().slice(0, 60)) : code})`
+    : said;
 }
 
 /** The message text of a non-streamed completion, content parts joined. */
@@ -262,6 +289,12 @@ function messageText(content: unknown): string {
 export interface SideCallReply extends SideTaskReply {
   /** The prompt and completion tokens the server counted, where its `usage` said (each a whole number). */
   usage?: { prompt?: number; completion?: number };
+  /**
+   * The error a 200 answer held in place of a message, in the server's words (`errorInAnswer`): the
+   * side task throws `request-failed` with them once the negotiation is over. Not thrown from inside
+   * it, where the server's words would be read as a refusal to answer by sending again.
+   */
+  failed?: string;
 }
 
 /** A whole token count of 0 or more, or `undefined`. */
@@ -273,6 +306,14 @@ function readReply(completion: unknown, model: string): SideCallReply {
   const choices = isObject(completion) ? completion.choices : undefined;
   const choice = Array.isArray(choices) ? choices[0] : undefined;
   if (!isObject(choice) || !isObject(choice.message)) {
+    const failed = errorInAnswer(completion);
+    if (failed !== undefined) {
+      return Object.assign(Object.create(null) as SideCallReply, {
+        text: "",
+        finishReason: undefined,
+        failed,
+      });
+    }
     throw new SideTaskError(
       "no-reply",
       `${model} answered without a message (${describeValue(completion)} with no choices[0].message).`,
@@ -329,6 +370,26 @@ function tellUsage(
   } catch {
     // The report was the host's to take; the side task's answer stands.
   }
+}
+
+/**
+ * `onNotice` as a side task tells it: what the host's sink throws, or (async) rejects with, is
+ * ignored, as `onUsage`'s is. A notice is only told: the side task's answer stands, and so does the
+ * request sent again past a refusal it tells of (a sink that threw there failed the task as the
+ * model refusing it, in the sink's words, and the request was never sent again).
+ */
+export function noticeTeller(onNotice: SideTaskOptions["onNotice"]): (message: string) => void {
+  return (message) => {
+    if (typeof onNotice !== "function") return;
+    try {
+      const told: unknown = onNotice(message);
+      // An async sink that rejects would be an unhandled rejection (which ends a Node process).
+      if (typeof (told as { then?: unknown } | null)?.then === "function")
+        Promise.resolve(told).catch(() => {});
+    } catch {
+      // The notice was the host's to take; the side task goes on.
+    }
+  };
 }
 
 /** Checks the endpoint and model every side task is handed. */
@@ -607,6 +668,22 @@ export function untilAborted<T>(work: PromiseLike<T>, signal: AbortSignal): Prom
 }
 
 /**
+ * What an attempt throws once the time bound or the caller's signal stopped it, in place of the stop's
+ * reason (kept on `reason`): the reason is whatever the host aborted with — the main turn's refusal, another
+ * side task's `SideTaskError`, a Proxy — and read as the server's answer, negotiate latched a field
+ * off for the model, a `SideTaskError` was thrown on as this task's, and one that throws when read
+ * escaped as a bare TypeError.
+ */
+class Stopped extends Error {
+  /** The stop's reason. Not `cause`: negotiate reads a refusal off an error's cause as well. */
+  readonly reason: unknown;
+  constructor(reason: unknown) {
+    super("stopped by the time bound or the caller's signal");
+    this.reason = reason;
+  }
+}
+
+/**
  * Checks the options every side task takes, throwing `SideTaskError` (`invalid-input`) naming the
  * one of the wrong type, before anything is sent. `null` in any of them reads as absent.
  */
@@ -705,7 +782,7 @@ export async function sideCall(
   checkInput(input, where);
   checkOptions(options, where);
   const given = sendableExtraBody(options.extraBody, where);
-  const notice = options.onNotice ?? (() => {});
+  const notice = noticeTeller(options.onNotice);
   const store = options.capabilities ?? defaultCapabilityStore;
   let supports: EndpointCapabilities;
   let client: SideTaskClient;
@@ -787,7 +864,7 @@ export async function sideCall(
       // id it has none of), and that body sent again draws the same refusal, a 500 as well.
       let last: { body: string; error: unknown } | undefined;
       try {
-        return await negotiate(
+        const reply = await negotiate(
           supports,
           async (supports, _produced, caps) => {
             const modelCaps = caps ?? latches;
@@ -840,6 +917,11 @@ export async function sideCall(
               tellUsage(options.onUsage, task, model, completion);
               return readReply(completion, model);
             } catch (error) {
+              // Stopped by the time bound or the caller's signal: whatever the stop's reason is (a
+              // host may abort with the main turn's refusal, another side task's error, anything at
+              // all), it is no answer of the server's, and negotiate must not read it as a refusal
+              // and latch a field off for the model. The reason ends on the SideTaskError's `cause`.
+              if (attempt.signal.aborted) throw new Stopped(error);
               last = { body: text, error };
               // The field itself refused by name ("Unrecognized request argument supplied:
               // response_format"): json_object is that field too, and would be refused alike, one
@@ -865,8 +947,17 @@ export async function sideCall(
             reasoningEffort: params.reasoningEffort,
           },
         );
-      } catch (error) {
-        if (SideTaskError.isInstance(error)) throw error;
+        if (reply.failed !== undefined) {
+          throw new SideTaskError(
+            "request-failed",
+            `${where}: ${model} answered with an error in place of a reply (status 200): ${quoted(reply.failed, "the answer's error was longer")}`,
+          );
+        }
+        return reply;
+      } catch (thrown) {
+        // A stop's own reason goes on `cause`, as it did before it was wrapped.
+        const error = thrown instanceof Stopped ? thrown.reason : thrown;
+        if (!(thrown instanceof Stopped) && SideTaskError.isInstance(error)) throw error;
         if (timing.timedOut()) {
           throw new SideTaskError(
             "timeout",
@@ -912,13 +1003,15 @@ export async function sideCall(
           notice(`${model} refused response_format; asking it for JSON in words from now on.`);
           continue;
         }
-        throw new SideTaskError(
-          "request-failed",
-          `${where}: ${model} refused the side task: ${serverWords(error)}`,
-          {
-            cause: error,
-          },
-        );
+        // A success whose body is not JSON (a proxy's login page, a web UI answering every path) is
+        // the SDK's SyntaxError: not the model refusing anything, and not said to be.
+        const what =
+          error instanceof SyntaxError
+            ? "answered with something that is not JSON (a proxy's or a web page's answer?)"
+            : "refused the side task";
+        throw new SideTaskError("request-failed", `${where}: ${model} ${what}: ${serverWords(error)}`, {
+          cause: error,
+        });
       }
     }
   } finally {
