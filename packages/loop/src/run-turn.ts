@@ -361,6 +361,24 @@ function toolsUnseen(
   return true;
 }
 
+/**
+ * What an attempt stopped by the turn's signal throws in place of its error, so negotiate reads no
+ * refusal off it: the stream throws the signal's reason, which is whatever the host aborted with.
+ * The error is held in a private field: negotiate reads a refusal off an error's `cause`, `error`
+ * and other fields, never off one of these.
+ */
+class Stopped extends Error {
+  readonly #thrown: unknown;
+  constructor(thrown: unknown) {
+    super("stopped by the turn's signal");
+    this.#thrown = thrown;
+  }
+  /** What the stopped attempt threw. */
+  thrown(): unknown {
+    return this.#thrown;
+  }
+}
+
 /** The retry loop of `runTurn`: re-sends, waits for a loading model, and rethrows what it cannot answer. */
 async function attempts(
   client: ChatClientLike,
@@ -408,11 +426,18 @@ async function attempts(
           const body = build(supports, modelCaps);
           // Handed back so a refusal of the format is told by what was sent (json_object or a schema).
           sent.body = body;
-          return streamTurn(client, body, { ...stream, produced });
+          return streamTurn(client, body, { ...stream, produced }).catch((error: unknown) => {
+            // Stopped: whatever the signal was aborted with (another request's refusal, a side
+            // task's error, any value) is no answer of this server's, and negotiate must not read
+            // it as a refusal, latch a field off for the model and re-send without it.
+            throw signal?.aborted ? new Stopped(error) : error;
+          });
         },
         { model, droppable, onNotice, produced, reasoningEffort },
       );
-    } catch (error) {
+    } catch (thrown) {
+      // A stop's own error, as it was thrown before it was wrapped.
+      const error = thrown instanceof Stopped ? thrown.thrown() : thrown;
       if (signal?.aborted) throw error;
       if (isOverflow(error)) {
         // The body's own words (not the client's "400 …" line), the original error as cause.
