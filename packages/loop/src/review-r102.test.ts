@@ -14,34 +14,34 @@ import OpenAI from "openai";
 import { afterEach, describe, expect, it } from "vitest";
 import { runTurn } from "./run-turn.js";
 
-let servers: TestServer[] = [];
+let server: TestServer | undefined;
 afterEach(async () => {
-  await Promise.all(servers.map((s) => s.close()));
-  servers = [];
+  await server?.close();
+  server = undefined;
 });
 
-async function serve(...args: Parameters<typeof startServer>): Promise<TestServer> {
-  const server = await startServer(...args);
-  servers.push(server);
-  return server;
-}
-
-/** The error a real OpenAI client throws for a request another server refused with `message`. */
-async function refusalFrom(message: string, param: string): Promise<unknown> {
-  const other = await serve({
+/**
+ * The endpoint's first reply is the refusal `message`, read through a real client as a host would
+ * hold it (an `APIError`); the turn under test is then sent to the same endpoint, whose next reply
+ * never comes before the stop, and the one after answers.
+ */
+async function endpointAfterRefusal(message: string, param: string): Promise<[TestServer, unknown]> {
+  const refusal = { error: { message, type: "invalid_request_error", param } };
+  server = await startServer({
     replies: [
-      { type: "error", status: 400, body: { error: { message, type: "invalid_request_error", param } } },
+      { type: "error", status: 400, body: refusal },
+      { content: "late", firstByteDelayMs: 60_000 },
+      { content: "Hello." },
     ],
   });
-  const client = new OpenAI({ baseURL: other.baseUrl, apiKey: "none", maxRetries: 0 });
-  const refused = await client.chat.completions
-    .create({ model: "m", messages: [{ role: "user", content: "hi" }], temperature: 0.7 })
+  const refused = await getClient({ baseUrl: server.baseUrl })
+    .chat.completions.create({ model: "other", messages: [{ role: "user", content: "hi" }] })
     .then(
       () => undefined,
       (error: unknown) => error,
     );
   expect(refused).toBeInstanceOf(OpenAI.APIError);
-  return refused;
+  return [server, refused];
 }
 
 const TEMPERATURE_REFUSAL =
@@ -50,19 +50,20 @@ const TEMPERATURE_REFUSAL =
 const messages = [{ role: "user", content: "Say hello." }];
 
 describe("a turn stopped mid-request with a reason that is not its server's answer", () => {
+  const same = (refusal: unknown) => refusal;
   it.each([
-    ["another request's temperature refusal", () => refusalFrom(TEMPERATURE_REFUSAL, "temperature")],
+    ["another request's temperature refusal", TEMPERATURE_REFUSAL, "temperature", same],
     [
       "another request's refusal of stream_options",
-      () => refusalFrom("Unrecognized request argument supplied: stream_options", "stream_options"),
+      "Unrecognized request argument supplied: stream_options",
+      "stream_options",
+      same,
     ],
-    ["a string", async () => "the user left"],
+    ["a string", TEMPERATURE_REFUSAL, "temperature", () => "the user left"],
   ])(
     "stops with nothing latched when the reason is %s: the next turn is sent as the first was",
-    async (_, reason) => {
-      const server = await serve({
-        replies: [{ content: "late", firstByteDelayMs: 60_000 }, { content: "Hello." }],
-      });
+    async (_, message, param, reasonFrom) => {
+      const [server, refusal] = await endpointAfterRefusal(message, param);
       const store = createCapabilityStore();
       const supports = store.capabilitiesFor(server.baseUrl);
       const client = getClient({ baseUrl: server.baseUrl });
@@ -71,7 +72,6 @@ describe("a turn stopped mid-request with a reason that is not its server's answ
         buildBody(config, s, model, messages);
       const notices: string[] = [];
       const controller = new AbortController();
-      const why = await reason();
       const outcome = runTurn(client, supports, build, {
         model: "m",
         signal: controller.signal,
@@ -85,11 +85,11 @@ describe("a turn stopped mid-request with a reason that is not its server's answ
       void outcome.then(() => {
         settled = true;
       });
-      while (server.chatRequests.length === 0 && !settled) await new Promise((r) => setTimeout(r, 5));
-      controller.abort(why);
+      while (server.chatRequests.length === 1 && !settled) await new Promise((r) => setTimeout(r, 5));
+      controller.abort(reasonFrom(refusal));
       expect(await outcome).toBe("stopped");
       // One request, no re-send without a field, no notice of a refusal the server never made.
-      expect(server.chatRequests).toHaveLength(1);
+      expect(server.chatRequests).toHaveLength(2);
       expect(notices).toEqual([]);
       const turn = await runTurn(client, supports, build, {
         model: "m",
@@ -97,7 +97,7 @@ describe("a turn stopped mid-request with a reason that is not its server's answ
         onNotice: (m) => notices.push(m),
       });
       expect(turn.content).toBe("Hello.");
-      const sent = server.chatRequests.map((r) => r.body as Record<string, unknown>);
+      const sent = server.chatRequests.slice(1).map((r) => r.body as Record<string, unknown>);
       expect(sent.map((b) => b.temperature)).toEqual([0.7, 0.7]);
       expect(sent.map((b) => "stream_options" in b)).toEqual([true, true]);
       expect(notices).toEqual([]);
