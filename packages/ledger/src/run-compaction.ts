@@ -260,13 +260,18 @@ function checkKeptStart(messages: readonly MessageLike[], through: number, what:
  * `veto: true`, named by its `name`, else its `id`, else "a beforeCompact hook". Each field is read
  * where the outcome or a prototype of its own (a class's getter) holds it, never from
  * `Object.prototype`, so a polluted `Object.prototype.veto` vetoes nothing.
- * `undefined` when none did, and for anything that is not an array; an outcome that throws when read
+ * `undefined` when none did, and for anything that is not an array (a revoked Proxy among them); an outcome that throws when read
  * is skipped, a list that throws while walked is read up to there, and a sparse list is walked by the
  * places it holds (its holes veto nothing). The one rule both this package and the hooks package's
  * `consult` read a veto by. Never throws.
  */
 export function vetoedBy(outcomes: unknown): string | undefined {
-  if (!Array.isArray(outcomes)) return undefined;
+  try {
+    // A Proxy revoked once the runner's answer was taken throws from Array.isArray: no list.
+    if (!Array.isArray(outcomes)) return undefined;
+  } catch {
+    return undefined;
+  }
   const list = outcomes as readonly (HookOutcomeLike | null | undefined)[];
   try {
     // By index, its length read once: a list whose length or an entry throws when read is read up
