@@ -247,6 +247,16 @@ function serverWords(error: unknown): string {
   return quoted(errorText(error), "the whole error is the cause");
 }
 
+/** The HTTP status an error carries (the `openai` SDK's `APIError`), if any; never throws. */
+function httpStatus(error: unknown): number | undefined {
+  try {
+    const status = ownField(error, "status");
+    return typeof status === "number" ? status : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** `words` as a message quotes them: the first `ERROR_WORDS_CHARS`, and how many more there were. */
 function quoted(words: string, whole: string): string {
   if (words.length <= ERROR_WORDS_CHARS) return words;
@@ -1005,10 +1015,14 @@ export async function sideCall(
         }
         // A success whose body is not JSON (a proxy's login page, a web UI answering every path) is
         // the SDK's SyntaxError: not the model refusing anything, and not said to be.
+        // No HTTP status at all (nothing listening at the URL, a connection cut before or while
+        // the answer came): no refusal either, and not said to be one.
         const what =
           error instanceof SyntaxError
             ? "answered with something that is not JSON (a proxy's or a web page's answer?)"
-            : "refused the side task";
+            : httpStatus(error) === undefined
+              ? "gave no answer (the request failed before a status came back: nothing answering at the URL, or the connection was cut)"
+              : "refused the side task";
         throw new SideTaskError("request-failed", `${where}: ${model} ${what}: ${serverWords(error)}`, {
           cause: error,
         });
