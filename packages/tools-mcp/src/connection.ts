@@ -4,7 +4,7 @@ import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { CallToolResult, ElicitResult, Tool } from "@modelcontextprotocol/sdk/types.js";
 import { type McpServerConfig, unfilledReferences } from "./config.js";
 import type { McpToolOutput } from "./content.js";
-import { McpPoolError, messageOf } from "./errors.js";
+import { echoedName, McpPoolError, messageOf } from "./errors.js";
 import { onAbort } from "./on-abort.js";
 import { ownField } from "./own.js";
 import { bareOptions, ownFetch, ownJson, ownMessages } from "./own-json.js";
@@ -250,6 +250,14 @@ export class ServerConnection {
   /** `MCP server "name" (command or URL)`, the name kept and the rest masked. */
   #described(): Shown {
     return shown(this.redact(describeServer(this.config)));
+  }
+
+  /**
+   * A tool's name as the server wrote it, masked, then cut and escaped as {@link echoedName} gives
+   * it (masked first, so a credential across the cut is masked whole).
+   */
+  #toolNamed(tool: string): Shown {
+    return shown(echoedName(this.redact(tool)));
   }
 
   /** The server's name, shown as the host wrote it (its own key: see `keepingName`). */
@@ -641,7 +649,7 @@ export class ServerConnection {
       () =>
         new McpPoolError(
           "aborted",
-          `${tool} on MCP server "${this.name}" was stopped before the server had started.`,
+          `${echoedName(tool)} on MCP server "${this.name}" was stopped before the server had started.`,
           {
             server: this.name,
             tool,
@@ -750,7 +758,7 @@ export class ServerConnection {
     if (!McpPoolError.isInstance(error)) return error;
     return new McpPoolError(
       error.code,
-      `${tool} on MCP server "${this.name}" was not run: ${error.message}`,
+      `${echoedName(tool)} on MCP server "${this.name}" was not run: ${error.message}`,
       {
         server: this.name,
         tool,
@@ -767,7 +775,7 @@ export class ServerConnection {
     client: Client,
   ): McpPoolError {
     const where = { server: this.name, tool, cause: this.redactError(error) };
-    const name = `${tool} on MCP server "${this.name}"`;
+    const name = `${echoedName(tool)} on MCP server "${this.name}"`;
     if (options.signal?.aborted) {
       return new McpPoolError(
         "aborted",
@@ -802,7 +810,7 @@ export class ServerConnection {
       return new McpPoolError(
         "server-died",
         this
-          .#say`MCP server "${this.#named}" stopped while ${tool} was running, so the call has no answer.${shown(next)}${shown(this.#deathTail)}`,
+          .#say`MCP server "${this.#named}" stopped while ${this.#toolNamed(tool)} was running, so the call has no answer.${shown(next)}${shown(this.#deathTail)}`,
         where,
       );
     }
@@ -827,7 +835,7 @@ export class ServerConnection {
       return new McpPoolError(
         "server-died",
         this
-          .#say`MCP server "${this.#named}" could not be reached while ${tool} was running: ${messageOf(error)}.`,
+          .#say`MCP server "${this.#named}" could not be reached while ${this.#toolNamed(tool)} was running: ${messageOf(error)}.`,
         where,
       );
     }
@@ -836,7 +844,7 @@ export class ServerConnection {
     const said = messageOf(error).replace(/^(MCP error -?\d+: )\1+/, "$1");
     return new McpPoolError(
       "call-failed",
-      this.#say`${tool} on MCP server "${this.#named}" failed: ${said}`,
+      this.#say`${this.#toolNamed(tool)} on MCP server "${this.#named}" failed: ${said}`,
       where,
     );
   }

@@ -5,11 +5,12 @@
 // (`Server=db;Password=X;`), and SQL Server's clients take it after `-P` or `/P` (`sqlcmd -U sa -P
 // X`). Before, none of them was masked: a server that printed its arguments on stderr had the
 // password quoted in clear in the pool's error, and a tool's result echoing it reached the model.
-// Against the fixture server, which prints its arguments when told to fail.
+// Against the fixture server, which prints its arguments when told to fail. Then the pool's errors
+// about a server's hostile tool names, against the raw server (no SDK) listing them.
 import { afterEach, describe, expect, it } from "vitest";
-import { failedWithArgs } from "../test/support.js";
+import { failedWithArgs, NODE, RAW } from "../test/support.js";
 import type { McpServerConfig } from "./config.js";
-import type { McpPool } from "./index.js";
+import { createMcpPool, type McpPool, McpPoolError } from "./index.js";
 import { resultSecretsOf, secretsOf } from "./redact.js";
 
 const pools: McpPool[] = [];
@@ -102,5 +103,71 @@ describe("a password in a server's arguments as Windows tools, dotnet, curl and 
     for (const arg of args) expect(secrets, arg).not.toContain(arg);
     expect(secrets).not.toContain("Release");
     expect(secrets).not.toContain("application/json");
+  });
+});
+
+// A server's own tool name went into every message about a call to it as the server wrote it: a
+// name of 5,000 characters made each error that long (an error is a tool result the model is sent
+// again on every later step), and terminal escapes, a line break, a NUL or a right-to-left
+// override in it reached the model and any log or terminal that shows the error. The model never
+// saw that name: `tools()` offers it legal and cut (`names__xxx…_<hash>`). Against the raw server
+// with HOSTILE_NAMES.
+describe("a server whose tool names are hostile", () => {
+  const LONG = "x".repeat(5000);
+  const CONTROL = "wipe\u001b[2J\u001b[31mred\nnext line\u0000nul\u202eevil";
+  /** C0 and C1 controls, DEL, the line and paragraph separators, and the bidirectional controls. */
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
+  const CONTROLS = /[\u0000-\u001f\u007f-\u009f\u200e\u200f\u2028-\u202e\u2066-\u2069]/;
+
+  const connected = async () => {
+    const pool = createMcpPool([{ name: "names", command: NODE, args: [RAW], env: { HOSTILE_NAMES: "1" } }]);
+    pools.push(pool);
+    await pool.connect();
+    const tools = (await pool.tools()).map((tool) => tool.function.name);
+    /** The name the model is offered for the server's tool `name` (or `hang` and `name`, which never answers). */
+    const offered = (name: string, hang: boolean) =>
+      tools.find((shown) => shown.startsWith(`names__${hang ? "hang" : ""}${name.slice(0, 4)}`)) as string;
+    return { pool, offered };
+  };
+  const failure = async (run: () => Promise<unknown>): Promise<McpPoolError> => {
+    const error = await run().then(
+      () => undefined,
+      (thrown: unknown) => thrown,
+    );
+    expect(McpPoolError.isInstance(error)).toBe(true);
+    return error as McpPoolError;
+  };
+
+  it("names the tool cut to 60 characters, with its length, when the server refuses a call or it times out", async () => {
+    const { pool, offered } = await connected();
+    const refused = await failure(() => pool.call(offered(LONG, false), {}));
+    expect(refused.code).toBe("call-failed");
+    expect(refused.message).toBe(
+      `${"x".repeat(60)}… (5000 characters) on MCP server "names" failed: MCP error -32603: refused`,
+    );
+    // The error's own field keeps the server's name whole, for a host that looks the tool up.
+    expect(refused.tool).toBe(LONG);
+    const late = await failure(() => pool.callTool(offered(LONG, true), {}, { timeoutMs: 200 }));
+    expect(late.code).toBe("timeout");
+    expect(late.message.length).toBeLessThan(200);
+    expect(late.message).toContain("… (5004 characters) on MCP server");
+    expect(late.message.startsWith(`hang${"x".repeat(56)}…`)).toBe(true);
+  });
+
+  it("writes the control characters of a tool's name as escapes in what the error says", async () => {
+    const { pool, offered } = await connected();
+    const refused = await failure(() => pool.call(offered(CONTROL, false), {}));
+    expect(refused.message).not.toMatch(CONTROLS);
+    expect(refused.message).toBe(
+      'wipe\\u001b[2J\\u001b[31mred\\u000anext line\\u0000nul\\u202eevil on MCP server "names" failed: MCP error -32603: refused',
+    );
+    expect(refused.tool).toBe(CONTROL);
+    const stopped = new AbortController();
+    const aborted = failure(() => pool.call(offered(CONTROL, true), {}, stopped.signal));
+    setTimeout(() => stopped.abort(), 100);
+    const error = await aborted;
+    expect(error.code).toBe("aborted");
+    expect(error.message).not.toMatch(CONTROLS);
+    expect(error.message).toContain("\\u202eevil on MCP server");
   });
 });

@@ -6,6 +6,10 @@
 //   PAGES=1      tools/list always answers with a nextCursor, each page after PAGE_MS (default 0)
 //   ID_FIRST=1   answers are written {"jsonrpc","id","result"}; otherwise as the SDK writes them,
 //                {"result","jsonrpc","id"}, the id last
+//   HOSTILE_NAMES=1  lists tools named with 5,000 characters and with terminal escapes, a line
+//                break, a NUL and a right-to-left override (the SDK checks nothing a server
+//                lists); a call to one answers with a JSON-RPC error, or never where the name
+//                starts with `hang`
 import { createInterface } from "node:readline";
 
 const PAGES = process.env.PAGES === "1";
@@ -42,6 +46,13 @@ const TOOLS = [
   },
 ];
 
+const LONG = "x".repeat(5000);
+const CONTROL = "wipe\u001b[2J\u001b[31mred\nnext line\u0000nul\u202eevil";
+const HOSTILE_NAMES = [LONG, CONTROL, `hang${LONG}`, `hang${CONTROL}`].map((name) => ({
+  name,
+  inputSchema: object(),
+}));
+
 let running = 0;
 let most = 0;
 
@@ -69,8 +80,13 @@ createInterface({ input: process.stdin }).on("line", async (line) => {
       nextCursor: String(page + 1),
     });
   }
-  if (method === "tools/list") return answer(id, { tools: TOOLS });
+  if (method === "tools/list")
+    return answer(id, { tools: process.env.HOSTILE_NAMES === "1" ? HOSTILE_NAMES : TOOLS });
   if (method !== "tools/call") return answer(id, {});
+  if (process.env.HOSTILE_NAMES === "1") {
+    if (String(params.name).startsWith("hang")) return;
+    return send({ jsonrpc: "2.0", id, error: { code: -32603, message: "refused" } });
+  }
   const args = params.arguments ?? {};
   switch (params.name) {
     case "echo":
