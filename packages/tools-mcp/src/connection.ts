@@ -446,7 +446,17 @@ export class ServerConnection {
     try {
       if (this.#isClosed()) throw this.#closedError();
       // Every options object the SDK is handed holds only what is given (not a polluted `.signal`).
-      await client.connect(ownMessages(transport), bareOptions({ timeout }));
+      try {
+        await client.connect(ownMessages(transport), bareOptions({ timeout }));
+      } catch (error) {
+        // Named as a listing that runs out is: what was waited for, and the option that bounds it
+        // (the SDK's own words, "MCP error -32001: Request timed out", name neither).
+        if (!(isMcpError(error) && error.code === sdk().ErrorCode.RequestTimeout)) throw error;
+        throw new Error(
+          `it did not answer the initialize request within connectTimeoutMs (${Math.round(timeout / 100) / 10} s)`,
+          { cause: error },
+        );
+      }
       const tools = await this.#listTools(client);
       if (generation !== this.#generation) throw new Error("superseded");
       this.#client = client;

@@ -171,3 +171,25 @@ describe("a server whose tool names are hostile", () => {
     expect(error.message).toContain("\\u202eevil on MCP server");
   });
 });
+
+// A server that never answers `initialize` failed with the SDK's words alone — "could not be
+// started: MCP error -32001: Request timed out." — naming neither what it waited for nor the
+// option that bounds it, where a listing that runs out names connectTimeoutMs.
+describe("a server that never answers", () => {
+  it("fails its start naming initialize and connectTimeoutMs", async () => {
+    // A real process that reads nothing and writes nothing.
+    const pool = createMcpPool(
+      [{ name: "mute", command: NODE, args: ["-e", "setInterval(() => {}, 1 << 30)"] }],
+      {
+        connectTimeoutMs: 500,
+      },
+    );
+    pools.push(pool);
+    const [status] = await pool.connect();
+    expect(status?.state).toBe("failed");
+    expect(status?.error?.code).toBe("connect-failed");
+    expect(status?.error?.message).toMatch(
+      /^MCP server "mute" \(.*\) could not be started: it did not answer the initialize request within connectTimeoutMs \(0\.5 s\)\. It wrote nothing to stderr\./,
+    );
+  });
+});
