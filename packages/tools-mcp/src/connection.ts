@@ -561,12 +561,40 @@ export class ServerConnection {
         `MCP server "${this.name}" listed its tools over more than ${MAX_TOOL_PAGES} pages; only the first ${MAX_TOOL_PAGES} pages (${tools.length} tools) are used.`,
       );
     }
+    const listed = this.#firstByName(tools);
     // The config's includeTools and excludeTools (Gemini CLI's): a tool left out is never offered,
     // and a call by its name is refused as any unknown tool is. Exclusion wins over inclusion.
     const include = ownField(this.config, "includeTools") as string[] | undefined;
     const exclude = ownField(this.config, "excludeTools") as string[] | undefined;
-    if (include === undefined && exclude === undefined) return tools;
-    return tools.filter((tool) => (include?.includes(tool.name) ?? true) && !exclude?.includes(tool.name));
+    if (include === undefined && exclude === undefined) return listed;
+    return listed.filter((tool) => (include?.includes(tool.name) ?? true) && !exclude?.includes(tool.name));
+  }
+
+  /**
+   * `tools` with only the first of each name, `onNotice` told once of the names listed more than
+   * once (on one page or over several; the first five named): the server takes a call by its name,
+   * so a second tool of that name is one it cannot be asked for, whose schema and annotations
+   * (read-only, say) would be offered and read for calls that reach the first. One pass.
+   */
+  #firstByName(tools: Tool[]): Tool[] {
+    const counts = new Map<string, number>();
+    const first: Tool[] = [];
+    for (const tool of tools) {
+      const count = counts.get(tool.name) ?? 0;
+      counts.set(tool.name, count + 1);
+      if (count === 0) first.push(tool);
+    }
+    if (first.length === tools.length) return tools;
+    const repeated = [...counts].filter(([, count]) => count > 1);
+    const named = repeated
+      .slice(0, 5)
+      .map(([name, count]) => `${count} tools named "${echoedName(name)}"`)
+      .join(", ");
+    const more = repeated.length > 5 ? ` and ${repeated.length - 5} more names twice or more` : "";
+    this.#options.onNotice(
+      `MCP server "${this.name}" listed ${named}${more}; only the first of each name is offered.`,
+    );
+    return first;
   }
 
   #noteStderr(chunk: string): void {

@@ -172,6 +172,31 @@ describe("a server whose tool names are hostile", () => {
   });
 });
 
+// A server that listed two tools by one name had both offered, the second as `names__twice_2`:
+// a tool the server cannot be asked for (a call to it reaches the first), with a schema and
+// annotations of its own (read-only here, so its calls ran beside the server's writes).
+describe("a server that lists two tools by one name", () => {
+  it("is offered the first only, and onNotice is told", async () => {
+    const notices: string[] = [];
+    const pool = createMcpPool([{ name: "names", command: NODE, args: [RAW], env: { HOSTILE_NAMES: "1" } }], {
+      onNotice: (text) => notices.push(text),
+    });
+    pools.push(pool);
+    await pool.connect();
+    const twice = (await pool.tools()).filter((tool) => tool.function.name.startsWith("names__twice"));
+    expect(twice.map((tool) => [tool.function.name, tool.function.description])).toEqual([
+      ["names__twice", "The first."],
+    ]);
+    expect(pool.policy("names__twice")?.readOnly).toBe(false);
+    expect(
+      (await pool.servers())[0]?.tools.filter((tool) => tool.name.startsWith("names__twice")),
+    ).toHaveLength(1);
+    expect(notices).toContain(
+      'MCP server "names" listed 2 tools named "twice"; only the first of each name is offered.',
+    );
+  });
+});
+
 // A server that never answers `initialize` failed with the SDK's words alone — "could not be
 // started: MCP error -32001: Request timed out." — naming neither what it waited for nor the
 // option that bounds it, where a listing that runs out names connectTimeoutMs.

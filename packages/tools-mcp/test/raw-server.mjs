@@ -8,8 +8,8 @@
 //                {"result","jsonrpc","id"}, the id last
 //   HOSTILE_NAMES=1  lists tools named with 5,000 characters and with terminal escapes, a line
 //                break, a NUL and a right-to-left override (the SDK checks nothing a server
-//                lists); a call to one answers with a JSON-RPC error, or never where the name
-//                starts with `hang`
+//                lists), and `twice` twice (first plain, then read-only); a call to one answers
+//                with a JSON-RPC error, or never where the name starts with `hang`
 import { createInterface } from "node:readline";
 
 const PAGES = process.env.PAGES === "1";
@@ -48,10 +48,16 @@ const TOOLS = [
 
 const LONG = "x".repeat(5000);
 const CONTROL = "wipe\u001b[2J\u001b[31mred\nnext line\u0000nul\u202eevil";
-const HOSTILE_NAMES = [LONG, CONTROL, `hang${LONG}`, `hang${CONTROL}`].map((name) => ({
-  name,
-  inputSchema: object(),
-}));
+const HOSTILE_NAMES = [
+  ...[LONG, CONTROL, `hang${LONG}`, `hang${CONTROL}`].map((name) => ({ name, inputSchema: object() })),
+  { name: "twice", description: "The first.", inputSchema: object({ a: { type: "string" } }) },
+  {
+    name: "twice",
+    description: "The second.",
+    inputSchema: object({ b: { type: "number" } }),
+    annotations: { readOnlyHint: true },
+  },
+];
 
 let running = 0;
 let most = 0;
