@@ -367,4 +367,36 @@ describe("spec and tools-mcp read a server's command line alike", () => {
       }),
     );
   });
+
+  it("a known client's password flag (mysql -pX, redis-cli -a, mongosh -p, sshpass -p, lftp -u, --token -X): masked exactly where spec hides it", () => {
+    const value = fc
+      .tuple(fc.stringMatching(/^[a-z]{4,10}$/), fc.integer({ min: 1000, max: 99_999 }))
+      .map(([word, n]) => `${word}-${n}`);
+    const line = fc.constantFrom(
+      (v: string) => ["mysql", "-u", "app", `-p${v}`, "shop"],
+      (v: string) => ["mariadb-dump", `-vNp${v}`],
+      (v: string) => ["docker", "exec", "db", "mysql", `-p${v}`],
+      (v: string) => ["mysql-mcp-server", `-p${v}`],
+      (v: string) => ["redis-cli", "-h", "cache", "-a", v, "ping"],
+      (v: string) => ["valkey-cli", "-a", v],
+      (v: string) => ["tool", "-a", v],
+      (v: string) => ["mongosh", "-u", "app", "-p", v],
+      (v: string) => ["sshpass", "-p", v, "ssh", "-p", "2222", "host"],
+      (v: string) => ["sshpass", `-p${v}`, "ssh", "host"],
+      (v: string) => ["sshpass", "-f", v, "ssh", "host"],
+      (v: string) => ["lftp", "-u", `app,${v}`, "ftp.example"],
+      (v: string) => ["node", "server.js", "--token", `-${v}`],
+      // Another program's -p (node's own -p is a script, which spec reads as one).
+      (v: string) => ["server", "-p", v],
+    );
+    fc.assert(
+      fc.property(line, value, (build, v) => {
+        const [command = "", ...args] = build(v);
+        // `--token -X` has the whole word masked, its `-` too.
+        const masks = mcpMasks(command, args, v) || mcpMasks(command, args, `-${v}`);
+        expect(masks, build(v).join(" ")).toBe(specHides(command, args, v));
+        expect(mcpMasks(command, args, "2222")).toBe(false);
+      }),
+    );
+  });
 });

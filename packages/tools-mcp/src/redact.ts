@@ -197,25 +197,115 @@ const isCredentialParam = (name: string) =>
  * like one (`/password:X`, `/Password X`), of an assignment named like one (docker's `-e
  * GITHUB_TOKEN=X`, also as a flag's or a switch's value: `--env=GITHUB_TOKEN=X`, msbuild's
  * `/p:Password=X`, dotnet's `-p:Password=X`), of a header named like one (`-H "X-Api-Key: X"`,
- * `--header=X-Api-Key: X`; each word of it but a scheme word too), and the password SQL Server's
- * clients take after `-P` or `/P` (`sqlcmd -U sa -P X`, also run by another program: `docker exec
- * db sqlcmd -P X`; `ssh -P 22` is a port). The rules of @loopwright/spec's reader of a server's
- * args (`src/parity.test.ts` holds the two to one answer; dotnet's `-p:` is read here only).
+ * `--header=X-Api-Key: X`; each word of it but a scheme word too), and the password a known
+ * client takes by a flag of its own ({@link CLIENTS}: `sqlcmd -P X`, `mysql -pX`, `redis-cli -a X`,
+ * …, also run by another program: `docker exec db sqlcmd -P X`; `ssh -P 22` is a port). A telling
+ * flag's value may start with `-` (`--token -VJJ`) unless it is a flag of its own. The rules of
+ * @loopwright/spec's reader of a server's args (`src/parity.test.ts` holds the two to one answer;
+ * dotnet's `-p:` is read here only).
  */
 function argumentSecrets(command: string, args: readonly string[]): string[] {
   const out: string[] = [];
-  let sqlClient = SQL_CLIENT.test(programName(command));
+  const client = clientReader(command);
   args.forEach((arg, i) => {
     const next = args[i + 1];
-    if (sqlClient && (arg === "-P" || arg === "/P") && next) out.push(next);
-    if (SQL_CLIENT.test(programName(arg))) sqlClient = true;
+    const password = client(arg, next);
+    if (password) out.push(password);
     const inline = FLAG_VALUE.exec(arg) ?? SWITCH_VALUE.exec(arg);
     if (inline) out.push(...inlineSecrets(inline[1] as string, inline[2] as string));
     else out.push(...headerSecrets(arg));
     const alone = FLAG_ALONE.exec(arg) ?? SWITCH_ALONE.exec(arg);
-    if (alone && tellingName(alone[1] as string) && next && !next.startsWith("-")) out.push(next);
+    // After a telling flag, a word starting with `-` is its value unless it is a flag of its own
+    // (`--token -VJJ`, as spec's OWN_FLAG reads it; `--token --verbose` names none).
+    if (alone && tellingName(alone[1] as string) && next && !OWN_FLAG.test(next)) out.push(next);
   });
   return out;
+}
+
+/**
+ * A flag of its own after a telling flag, not its value: a long flag of small letters and digits in
+ * words joined by `-` (`--verbose`, `--log-level=debug`), a lone short flag (`-v`), `--` or `-`.
+ * Any other word starting with `-` (`-VJJ`, `-sk-abc`) is the value: spec's `OWN_FLAG`.
+ */
+const OWN_FLAG = /^(?:--(?:[a-z][a-z0-9]*(?:-[a-z0-9]+)*(?:=[\s\S]*)?)?|-[A-Za-z]?)$/;
+
+/**
+ * The clients whose password a command line gives by a flag of their own, as spec's
+ * `clientPasswords` reads them: SQL Server's `sqlcmd`/`bcp`/`osql` (`-P X`, `/P X`), MySQL's and
+ * MariaDB's (`-pX`, tight only, also after options that take no value: `-vNpX`; `-p` alone
+ * prompts), Redis's `redis-cli` and its kin (`-a X`), MongoDB's shells (`-p X`; `-p` before a flag
+ * prompts), `sshpass` (`-p X` or `-pX` among its options, which end at the program it runs) and
+ * `lftp` (`-u user,X`).
+ */
+const CLIENTS: readonly [RegExp, string][] = [
+  [/^(?:sqlcmd|bcp|osql)$/, "sqlcmd"],
+  [
+    /^(?:mysql(?:dump|admin|import|show|check|sh|binlog|pump|slap|_upgrade)?|mariadb(?:-(?:admin|binlog|check|dump|import|show|slap|upgrade))?)$/,
+    "mysql",
+  ],
+  [/^(?:redis|valkey|keydb)-cli$/, "redis"],
+  [/^mongo(?:sh)?$/, "mongo"],
+  [/^sshpass$/, "sshpass"],
+  [/^lftp$/, "lftp"],
+];
+/** MySQL's `-pX`, also after its options that take no value in one cluster: where the password starts (spec's `MYSQL_TIGHT_P`). */
+const MYSQL_TIGHT_P = /^-[BCEHNVXfinqrstvw]*p(?=[\s\S])/;
+/** sshpass's options that take a value (`-f file`, `-d n`, `-P prompt`, `-p password`). */
+const SSHPASS_VALUED = "fdpP";
+
+/**
+ * A reader of a command line's arguments, one word at a time with the word after it, that gives
+ * the password a known client ({@link CLIENTS}) takes there. The client is the command's program,
+ * or the last argument naming one (`docker exec db mysql -pX`, `npx sqlcmd -P X`).
+ */
+function clientReader(command: string): (arg: string, next: string | undefined) => string | undefined {
+  const clientOf = (word: string) => CLIENTS.find(([name]) => name.test(programName(word)))?.[1];
+  let client = clientOf(command);
+  /** A word that is sshpass's option's value, not the program it runs. */
+  let skip = false;
+  return (arg, next) => {
+    const named = clientOf(arg);
+    if (named) {
+      client = named;
+      return undefined;
+    }
+    switch (client) {
+      case "sqlcmd":
+        return (arg === "-P" || arg === "/P") && next ? next : undefined;
+      case "mysql": {
+        const tight = MYSQL_TIGHT_P.exec(arg);
+        return tight ? arg.slice(tight[0].length) : undefined;
+      }
+      case "redis":
+        return arg === "-a" && next ? next : undefined;
+      case "mongo":
+        return arg === "-p" && next && !next.startsWith("-") ? next : undefined;
+      case "lftp": {
+        const comma = arg === "-u" && next ? next.indexOf(",") : -1;
+        return comma >= 0 && comma < (next as string).length - 1
+          ? (next as string).slice(comma + 1)
+          : undefined;
+      }
+      case "sshpass": {
+        if (skip) {
+          skip = false;
+          return undefined;
+        }
+        if (!/^-./.test(arg) || arg === "--") {
+          // The program sshpass runs: its options end here, and that program's own `-p` is a port.
+          client = undefined;
+          return undefined;
+        }
+        const at = [...arg.slice(1)].findIndex((option) => SSHPASS_VALUED.includes(option)) + 1;
+        if (at === 0) return undefined;
+        if (at < arg.length - 1) return arg[at] === "p" ? arg.slice(at + 1) : undefined;
+        skip = true;
+        return arg[at] === "p" && next ? next : undefined;
+      }
+      default:
+        return undefined;
+    }
+  };
 }
 
 /** A flag or a bare name with its value after `=`: `--token=X`, `--env=NAME=X`, `GITHUB_TOKEN=X`. */
@@ -235,8 +325,6 @@ const SWITCH_ALONE = /^\/([A-Za-z][\w.-]*)$/;
 const HEADER_WORD = /^([\w.-]+)\s*:\s*(\S[\s\S]*)$/;
 /** A URL's start: its scheme and `://` (`https://h/p` is no header named `https`). */
 const URL_START = /^[A-Za-z][A-Za-z0-9+.-]*:\/\//;
-/** SQL Server's command-line clients, which take a password after `-P` or `/P`: spec's `SQLCMD`. */
-const SQL_CLIENT = /^(?:sqlcmd|bcp|osql)$/;
 
 /** A program's name as a command line gives it: its path and `.exe` left out, in small letters (spec's `programName`). */
 const programName = (word: string) => (word.split(/[\\/]/).pop() ?? "").toLowerCase().replace(/\.exe$/, "");

@@ -106,6 +106,44 @@ describe("a password in a server's arguments as Windows tools, dotnet, curl and 
   });
 });
 
+// The clients spec's finder knows by their password forms, which tools-mcp did not: MySQL's
+// `-pX`, redis-cli's `-a X`, mongosh's `-p X`, sshpass's `-p X`, lftp's `-u user,X`; and a
+// telling flag's value that starts with `-` (`--token -VJJ`). Each was quoted in clear.
+describe("a password as a known client takes it", () => {
+  it.each([
+    ["MySQL's -pX", "mysql", ["-u", "app", "-ppw-value-8c7b", "shop"]],
+    ["MySQL's -pX after other options", "mysqldump", ["-vNppw-value-8c7b"]],
+    ["MySQL's -pX, run by another program", "docker", ["exec", "db", "mysql", "-ppw-value-8c7b"]],
+    ["redis-cli's -a", "redis-cli", ["-h", "cache", "-a", "pw-value-8c7b", "ping"]],
+    ["mongosh's -p", "mongosh", ["-u", "app", "-p", "pw-value-8c7b"]],
+    ["sshpass's -p", "sshpass", ["-p", "pw-value-8c7b", "ssh", "host"]],
+    ["sshpass's -pX", "sshpass", ["-ppw-value-8c7b", "ssh", "host"]],
+    ["lftp's -u user,X", "lftp", ["-u", "app,pw-value-8c7b", "ftp.example"]],
+    ["a telling flag's value starting with -", "node", ["server.js", "--token", "-pw-value-8c7b"]],
+  ])("masks %s", (_form, command, args) => {
+    const value =
+      args.find((arg) => arg.includes("pw-value-8c7b")) === "-pw-value-8c7b"
+        ? "-pw-value-8c7b"
+        : "pw-value-8c7b";
+    expect(masked(stdio(command, args), value)).toBe(true);
+  });
+
+  it.each([
+    [
+      "ssh's port after sshpass's password",
+      "sshpass",
+      ["-p", "pw-value-8c7b", "ssh", "-p", "2222", "host"],
+      "2222",
+    ],
+    ["mongosh's -p before a flag (it prompts)", "mongosh", ["-p", "--quiet"], "--quiet"],
+    ["another program's -p", "server", ["-p", "8080x"], "8080x"],
+    ["a telling flag before a flag of its own", "node", ["server.js", "--token", "--verbose"], "--verbose"],
+    ["a server named like a client", "mysql-mcp-server", ["-pkeep-me-42x9"], "keep-me-42x9"],
+  ])("leaves %s alone", (_form, command, args, kept) => {
+    expect(secretsOf(stdio(command, args))).not.toContain(kept);
+  });
+});
+
 // A server's own tool name went into every message about a call to it as the server wrote it: a
 // name of 5,000 characters made each error that long (an error is a tool result the model is sent
 // again on every later step), and terminal escapes, a line break, a NUL or a right-to-left
