@@ -4,7 +4,7 @@ import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { CallToolResult, ElicitResult, Tool } from "@modelcontextprotocol/sdk/types.js";
 import { type McpServerConfig, unfilledReferences } from "./config.js";
 import type { McpToolOutput } from "./content.js";
-import { echoedName, McpPoolError, messageOf } from "./errors.js";
+import { echoedName, headOf, McpPoolError, messageOf } from "./errors.js";
 import { onAbort } from "./on-abort.js";
 import { ownField } from "./own.js";
 import { bareOptions, ownFetch, ownJson, ownMessages } from "./own-json.js";
@@ -152,6 +152,50 @@ function oversized(error: unknown): OversizedData | undefined {
 function failure(error: unknown): string {
   const code = transportStatus(error);
   return code !== undefined ? `HTTP ${code}: ${messageOf(error)}` : messageOf(error);
+}
+
+/** How much of what a server said a `call-failed` message gives: the rest is left out, its length said. */
+const SAID_CHARS = 2000;
+
+/**
+ * What a server said, as a `call-failed` message gives it: whole up to {@link SAID_CHARS}
+ * characters, else cut there (never inside a character) with its length said. A server's error
+ * message can be any size, and the error is a tool result the model is sent again on every step.
+ */
+function cutSaid(said: string): string {
+  if (said.length <= SAID_CHARS) return said;
+  return `${headOf(said, SAID_CHARS)}… (${said.length.toLocaleString("en-US")} characters)`;
+}
+
+/** How many of the problems with an answer that is no tool result a message names. */
+const NAMED_PROBLEMS = 3;
+
+/**
+ * For the SDK's refusal of an answer that is no tool result (a zod error: content parts of a type
+ * MCP has not, `content: null`), its first problems on one line, each with where it is, and a count
+ * of the rest: `its answer is not an MCP tool result (content[0]: Invalid input; …; and 9,997
+ * more)`. The SDK's own message is its whole report as JSON over many lines, 35 MB for 10,000 such
+ * parts. Undefined for any other error.
+ */
+function notAResult(error: unknown): string | undefined {
+  // zod's error (not always an Error, and named differently between its builds): a list of
+  // issues, each with a code and a path.
+  const issues =
+    typeof error === "object" && error !== null ? (error as { issues?: unknown }).issues : undefined;
+  if (!Array.isArray(issues) || issues.length === 0) return undefined;
+  if (!issues.every((issue) => typeof issue?.code === "string" && Array.isArray(issue.path)))
+    return undefined;
+  const named = issues.slice(0, NAMED_PROBLEMS).map((issue: { path?: unknown; message?: unknown }) => {
+    const path = Array.isArray(issue.path)
+      ? issue.path
+          .map((step) => (typeof step === "number" ? `[${step}]` : `.${String(step)}`))
+          .join("")
+          .replace(/^\./, "")
+      : "";
+    return `${path || "the result"}: ${String(issue.message)}`;
+  });
+  const rest = issues.length - named.length;
+  return `its answer is not an MCP tool result (${named.join("; ")}${rest > 0 ? `; and ${rest.toLocaleString("en-US")} more` : ""})`;
 }
 
 /** One MCP server: connects on first use, lists its tools, calls them, and restarts once after dying. */
@@ -879,7 +923,7 @@ export class ServerConnection {
     }
     // A server built on the SDK that throws an McpError sends its message with the SDK's prefix
     // already on it, and the client's McpError adds it again: "MCP error -32602: MCP error -32602: …".
-    const said = messageOf(error).replace(/^(MCP error -?\d+: )\1+/, "$1");
+    const said = cutSaid(notAResult(error) ?? messageOf(error).replace(/^(MCP error -?\d+: )\1+/, "$1"));
     return new McpPoolError(
       "call-failed",
       this.#say`${this.#toolNamed(tool)} on MCP server "${this.#named}" failed: ${said}`,

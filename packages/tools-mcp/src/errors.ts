@@ -100,7 +100,11 @@ export function echoedName(given: string): string {
   const escaped = (text: string) =>
     text.replace(CONTROLS, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`);
   if (name.length <= ECHOED_CHARS) return escaped(name);
-  const last = name.charCodeAt(ECHOED_CHARS - 1);
-  const end = last >= 0xd800 && last <= 0xdbff ? ECHOED_CHARS - 1 : ECHOED_CHARS;
-  return `${escaped(name.slice(0, end))}… (${name.length} characters)`;
+  return `${escaped(headOf(name, ECHOED_CHARS))}… (${name.length} characters)`;
+}
+
+/** The first `max` characters of `text`, one fewer where the cut would split a surrogate pair. */
+export function headOf(text: string, max: number): string {
+  const last = text.charCodeAt(max - 1);
+  return text.slice(0, last >= 0xd800 && last <= 0xdbff ? max - 1 : max);
 }

@@ -256,3 +256,43 @@ describe("a server that never answers", () => {
     );
   });
 });
+
+// What a server answered that was no tool result went to the model as the SDK's whole validation
+// report, JSON over many lines: 10,000 content parts of a type MCP has not (`video`) made a
+// `call-failed` message of 35 MB, sent again on every later step. A server's own error message of
+// any length went in whole too.
+describe("a server whose answer cannot be read", () => {
+  const raw = () => {
+    const pool = createMcpPool([{ name: "raw", command: NODE, args: [RAW] }]);
+    pools.push(pool);
+    return pool;
+  };
+  const refusal = async (pool: McpPool, tool: string, args: Record<string, unknown>) => {
+    const error = await pool.call(tool, args).then(
+      () => undefined,
+      (thrown: unknown) => thrown,
+    );
+    expect(McpPoolError.isInstance(error)).toBe(true);
+    return error as McpPoolError;
+  };
+
+  it("names the first problems of a result that is no tool result, one line, and counts the rest", async () => {
+    const pool = raw();
+    const error = await refusal(pool, "raw__odd_content", { count: 10_000 });
+    expect(error.code).toBe("call-failed");
+    expect(error.message).toBe(
+      'odd_content on MCP server "raw" failed: its answer is not an MCP tool result (content[0]: Invalid input; content[1]: Invalid input; content[2]: Invalid input; and 9,997 more)',
+    );
+    // The server runs on.
+    expect(await pool.call("raw__echo", { text: "still here" })).toBe("still here");
+  });
+
+  it("cuts a server's error message of a megabyte to 2,000 characters, saying how long it was", async () => {
+    const error = await refusal(raw(), "raw__long_error", { bytes: 1_000_000 });
+    expect(error.code).toBe("call-failed");
+    expect(error.message.length).toBeLessThan(2_200);
+    expect(error.message).toMatch(
+      /^long_error on MCP server "raw" failed: MCP error -32603: e+… \(1,000,\d{3} characters\)$/,
+    );
+  });
+});

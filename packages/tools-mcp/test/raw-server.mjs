@@ -39,6 +39,18 @@ const TOOLS = [
     annotations: { readOnlyHint: true },
   },
   {
+    name: "odd_content",
+    description: "Answers with `count` content parts of a type MCP has not (`video`).",
+    inputSchema: object({ count: { type: "number" } }),
+    annotations: { readOnlyHint: true },
+  },
+  {
+    name: "long_error",
+    description: "Answers with a JSON-RPC error whose message is `bytes` characters.",
+    inputSchema: object({ bytes: { type: "number" } }),
+    annotations: { readOnlyHint: true },
+  },
+  {
     name: "big_notice",
     description: "Sends a log notification of `bytes` characters, then answers small.",
     inputSchema: object({ bytes: { type: "number" } }),
@@ -108,6 +120,12 @@ createInterface({ input: process.stdin }).on("line", async (line) => {
       return;
     case "big":
       return answer(id, text("x".repeat(Number(args.bytes))));
+    case "odd_content":
+      return answer(id, {
+        content: Array.from({ length: Number(args.count) }, () => ({ type: "video", url: "file:///v.mp4" })),
+      });
+    case "long_error":
+      return send({ jsonrpc: "2.0", id, error: { code: -32603, message: "e".repeat(Number(args.bytes)) } });
     case "big_notice":
       send({
         jsonrpc: "2.0",
