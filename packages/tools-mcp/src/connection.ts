@@ -154,6 +154,28 @@ function failure(error: unknown): string {
   return code !== undefined ? `HTTP ${code}: ${messageOf(error)}` : messageOf(error);
 }
 
+/**
+ * A terminal's escape sequences: CSI (`ESC [ … final`: colours, cursor moves, clearing), OSC
+ * (`ESC ] … BEL` or `ESC \\`: a window title, a link) and the two-character ones. Linear: each
+ * part read by one quantifier over characters the next part cannot start with.
+ */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
+const TERMINAL_ESCAPE = /\u001b(?:\[[0-?]*[ -/]*[@-~]?|\][^\u0007\u001b]*(?:\u0007|\u001b\\)?|[@-Z\\-_])?/g;
+/** C0 controls but the tab and line break, DEL, and C1 controls: written `\\uXXXX` by {@link plainText}. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
+const OTHER_CONTROLS = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;
+
+/**
+ * A server's stderr as a message quotes it: its terminal escapes (a coloured log's) left out, and
+ * each other control character but a tab or a line break written `\\uXXXX`, so the model reads
+ * `error: …`, not `[31merror[0m: …`, and a terminal showing the message is not recoloured or retitled.
+ */
+function plainText(text: string): string {
+  return text
+    .replace(TERMINAL_ESCAPE, "")
+    .replace(OTHER_CONTROLS, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`);
+}
+
 /** How much of what a server said a `call-failed` message gives: the rest is left out, its length said. */
 const SAID_CHARS = 2000;
 
@@ -661,8 +683,9 @@ export class ServerConnection {
   #stderrTail(): string {
     if (this.config.type !== "stdio" || this.#options.stderrLines === 0) return "";
     const lines = [...this.#stderr, ...(this.#partial.trim() ? [this.#partial] : [])];
-    // Masked before the cut, so a credential straddling it cannot leave its head behind.
-    const tail = this.redact(lines.slice(-this.#options.stderrLines).join("\n"))
+    // Its terminal escapes taken out first (masking then reads the text a person would), then
+    // masked before the cut, so a credential straddling it cannot leave its head behind.
+    const tail = this.redact(plainText(lines.slice(-this.#options.stderrLines).join("\n")))
       .split("\n")
       .map((line) => line.slice(0, LINE_CHARS));
     return lines.length

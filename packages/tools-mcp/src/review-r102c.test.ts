@@ -18,6 +18,9 @@ afterEach(async () => {
   await Promise.all(pools.splice(0).map((pool) => pool.close()));
 });
 
+/** C0 controls but the tab and line break, DEL, and C1 controls. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
+const CONTROL_CHARACTERS = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/;
 const stdio = (command: string, args: string[]): McpServerConfig => ({
   name: "x",
   type: "stdio",
@@ -294,5 +297,26 @@ describe("a server whose answer cannot be read", () => {
     expect(error.message).toMatch(
       /^long_error on MCP server "raw" failed: MCP error -32603: e+… \(1,000,\d{3} characters\)$/,
     );
+  });
+});
+
+// A server's stderr is often coloured (pino-pretty, chalk, debug): its terminal escapes went into
+// the quoted tail as written, so the model read `[31merror[0m` and a terminal showing the error
+// was recoloured, or retitled by an OSC sequence.
+describe("a server whose stderr is coloured", () => {
+  it("is quoted without its terminal escapes, other control characters written as escapes", async () => {
+    const script = [
+      'process.stderr.write("\\u001b[1;31merror\\u001b[0m: cannot open \\u001b]0;pwned\\u0007db\\n");',
+      'process.stderr.write("bell\\u0007 and cursor\\u001b[2J home\\n");',
+      "process.exit(3);",
+    ].join(" ");
+    const pool = createMcpPool([{ name: "colour", command: NODE, args: ["-e", script] }]);
+    pools.push(pool);
+    const [status] = await pool.connect();
+    const message = status?.error?.message ?? "";
+    expect(message).toContain(
+      " Its stderr ended with:\n  error: cannot open db\n  bell\\u0007 and cursor home",
+    );
+    expect(message).not.toMatch(CONTROL_CHARACTERS);
   });
 });
