@@ -4,7 +4,7 @@ import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { CallToolResult, ElicitResult, Tool } from "@modelcontextprotocol/sdk/types.js";
 import { type McpServerConfig, unfilledReferences } from "./config.js";
 import type { McpToolOutput } from "./content.js";
-import { McpPoolError, messageOf } from "./errors.js";
+import { echoedName, headOf, McpPoolError, messageOf } from "./errors.js";
 import { onAbort } from "./on-abort.js";
 import { ownField } from "./own.js";
 import { bareOptions, ownFetch, ownJson, ownMessages } from "./own-json.js";
@@ -154,6 +154,72 @@ function failure(error: unknown): string {
   return code !== undefined ? `HTTP ${code}: ${messageOf(error)}` : messageOf(error);
 }
 
+/**
+ * A terminal's escape sequences: CSI (`ESC [ … final`: colours, cursor moves, clearing), OSC
+ * (`ESC ] … BEL` or `ESC \\`: a window title, a link) and the two-character ones. Linear: each
+ * part read by one quantifier over characters the next part cannot start with.
+ */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
+const TERMINAL_ESCAPE = /\u001b(?:\[[0-?]*[ -/]*[@-~]?|\][^\u0007\u001b]*(?:\u0007|\u001b\\)?|[@-Z\\-_])?/g;
+/** C0 controls but the tab and line break, DEL, and C1 controls: written `\\uXXXX` by {@link plainText}. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
+const OTHER_CONTROLS = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;
+
+/**
+ * A server's stderr as a message quotes it: its terminal escapes (a coloured log's) left out, and
+ * each other control character but a tab or a line break written `\\uXXXX`, so the model reads
+ * `error: …`, not `[31merror[0m: …`, and a terminal showing the message is not recoloured or retitled.
+ */
+function plainText(text: string): string {
+  return text
+    .replace(TERMINAL_ESCAPE, "")
+    .replace(OTHER_CONTROLS, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`);
+}
+
+/** How much of what a server said a `call-failed` message gives: the rest is left out, its length said. */
+const SAID_CHARS = 2000;
+
+/**
+ * What a server said, as a `call-failed` message gives it: whole up to {@link SAID_CHARS}
+ * characters, else cut there (never inside a character) with its length said. A server's error
+ * message can be any size, and the error is a tool result the model is sent again on every step.
+ */
+function cutSaid(said: string): string {
+  if (said.length <= SAID_CHARS) return said;
+  return `${headOf(said, SAID_CHARS)}… (${said.length.toLocaleString("en-US")} characters)`;
+}
+
+/** How many of the problems with an answer that is no tool result a message names. */
+const NAMED_PROBLEMS = 3;
+
+/**
+ * For the SDK's refusal of an answer that is no tool result (a zod error: content parts of a type
+ * MCP has not, `content: null`), its first problems on one line, each with where it is, and a count
+ * of the rest: `its answer is not an MCP tool result (content[0]: Invalid input; …; and 9,997
+ * more)`. The SDK's own message is its whole report as JSON over many lines, 35 MB for 10,000 such
+ * parts. Undefined for any other error.
+ */
+function notAResult(error: unknown): string | undefined {
+  // zod's error (not always an Error, and named differently between its builds): a list of
+  // issues, each with a code and a path.
+  const issues =
+    typeof error === "object" && error !== null ? (error as { issues?: unknown }).issues : undefined;
+  if (!Array.isArray(issues) || issues.length === 0) return undefined;
+  if (!issues.every((issue) => typeof issue?.code === "string" && Array.isArray(issue.path)))
+    return undefined;
+  const named = issues.slice(0, NAMED_PROBLEMS).map((issue: { path?: unknown; message?: unknown }) => {
+    const path = Array.isArray(issue.path)
+      ? issue.path
+          .map((step) => (typeof step === "number" ? `[${step}]` : `.${String(step)}`))
+          .join("")
+          .replace(/^\./, "")
+      : "";
+    return `${path || "the result"}: ${String(issue.message)}`;
+  });
+  const rest = issues.length - named.length;
+  return `its answer is not an MCP tool result (${named.join("; ")}${rest > 0 ? `; and ${rest.toLocaleString("en-US")} more` : ""})`;
+}
+
 /** One MCP server: connects on first use, lists its tools, calls them, and restarts once after dying. */
 export class ServerConnection {
   readonly config: McpServerConfig;
@@ -250,6 +316,14 @@ export class ServerConnection {
   /** `MCP server "name" (command or URL)`, the name kept and the rest masked. */
   #described(): Shown {
     return shown(this.redact(describeServer(this.config)));
+  }
+
+  /**
+   * A tool's name as the server wrote it, masked, then cut and escaped as {@link echoedName} gives
+   * it (masked first, so a credential across the cut is masked whole).
+   */
+  #toolNamed(tool: string): Shown {
+    return shown(echoedName(this.redact(tool)));
   }
 
   /** The server's name, shown as the host wrote it (its own key: see `keepingName`). */
@@ -438,7 +512,17 @@ export class ServerConnection {
     try {
       if (this.#isClosed()) throw this.#closedError();
       // Every options object the SDK is handed holds only what is given (not a polluted `.signal`).
-      await client.connect(ownMessages(transport), bareOptions({ timeout }));
+      try {
+        await client.connect(ownMessages(transport), bareOptions({ timeout }));
+      } catch (error) {
+        // Named as a listing that runs out is: what was waited for, and the option that bounds it
+        // (the SDK's own words, "MCP error -32001: Request timed out", name neither).
+        if (!(isMcpError(error) && error.code === sdk().ErrorCode.RequestTimeout)) throw error;
+        throw new Error(
+          `it did not answer the initialize request within connectTimeoutMs (${Math.round(timeout / 100) / 10} s)`,
+          { cause: error },
+        );
+      }
       const tools = await this.#listTools(client);
       if (generation !== this.#generation) throw new Error("superseded");
       this.#client = client;
@@ -543,12 +627,40 @@ export class ServerConnection {
         `MCP server "${this.name}" listed its tools over more than ${MAX_TOOL_PAGES} pages; only the first ${MAX_TOOL_PAGES} pages (${tools.length} tools) are used.`,
       );
     }
+    const listed = this.#firstByName(tools);
     // The config's includeTools and excludeTools (Gemini CLI's): a tool left out is never offered,
     // and a call by its name is refused as any unknown tool is. Exclusion wins over inclusion.
     const include = ownField(this.config, "includeTools") as string[] | undefined;
     const exclude = ownField(this.config, "excludeTools") as string[] | undefined;
-    if (include === undefined && exclude === undefined) return tools;
-    return tools.filter((tool) => (include?.includes(tool.name) ?? true) && !exclude?.includes(tool.name));
+    if (include === undefined && exclude === undefined) return listed;
+    return listed.filter((tool) => (include?.includes(tool.name) ?? true) && !exclude?.includes(tool.name));
+  }
+
+  /**
+   * `tools` with only the first of each name, `onNotice` told once of the names listed more than
+   * once (on one page or over several; the first five named): the server takes a call by its name,
+   * so a second tool of that name is one it cannot be asked for, whose schema and annotations
+   * (read-only, say) would be offered and read for calls that reach the first. One pass.
+   */
+  #firstByName(tools: Tool[]): Tool[] {
+    const counts = new Map<string, number>();
+    const first: Tool[] = [];
+    for (const tool of tools) {
+      const count = counts.get(tool.name) ?? 0;
+      counts.set(tool.name, count + 1);
+      if (count === 0) first.push(tool);
+    }
+    if (first.length === tools.length) return tools;
+    const repeated = [...counts].filter(([, count]) => count > 1);
+    const named = repeated
+      .slice(0, 5)
+      .map(([name, count]) => `${count} tools named "${echoedName(name)}"`)
+      .join(", ");
+    const more = repeated.length > 5 ? ` and ${repeated.length - 5} more names twice or more` : "";
+    this.#options.onNotice(
+      `MCP server "${this.name}" listed ${named}${more}; only the first of each name is offered.`,
+    );
+    return first;
   }
 
   #noteStderr(chunk: string): void {
@@ -571,8 +683,9 @@ export class ServerConnection {
   #stderrTail(): string {
     if (this.config.type !== "stdio" || this.#options.stderrLines === 0) return "";
     const lines = [...this.#stderr, ...(this.#partial.trim() ? [this.#partial] : [])];
-    // Masked before the cut, so a credential straddling it cannot leave its head behind.
-    const tail = this.redact(lines.slice(-this.#options.stderrLines).join("\n"))
+    // Its terminal escapes taken out first (masking then reads the text a person would), then
+    // masked before the cut, so a credential straddling it cannot leave its head behind.
+    const tail = this.redact(plainText(lines.slice(-this.#options.stderrLines).join("\n")))
       .split("\n")
       .map((line) => line.slice(0, LINE_CHARS));
     return lines.length
@@ -641,7 +754,7 @@ export class ServerConnection {
       () =>
         new McpPoolError(
           "aborted",
-          `${tool} on MCP server "${this.name}" was stopped before the server had started.`,
+          `${echoedName(tool)} on MCP server "${this.name}" was stopped before the server had started.`,
           {
             server: this.name,
             tool,
@@ -750,7 +863,7 @@ export class ServerConnection {
     if (!McpPoolError.isInstance(error)) return error;
     return new McpPoolError(
       error.code,
-      `${tool} on MCP server "${this.name}" was not run: ${error.message}`,
+      `${echoedName(tool)} on MCP server "${this.name}" was not run: ${error.message}`,
       {
         server: this.name,
         tool,
@@ -767,7 +880,7 @@ export class ServerConnection {
     client: Client,
   ): McpPoolError {
     const where = { server: this.name, tool, cause: this.redactError(error) };
-    const name = `${tool} on MCP server "${this.name}"`;
+    const name = `${echoedName(tool)} on MCP server "${this.name}"`;
     if (options.signal?.aborted) {
       return new McpPoolError(
         "aborted",
@@ -802,7 +915,7 @@ export class ServerConnection {
       return new McpPoolError(
         "server-died",
         this
-          .#say`MCP server "${this.#named}" stopped while ${tool} was running, so the call has no answer.${shown(next)}${shown(this.#deathTail)}`,
+          .#say`MCP server "${this.#named}" stopped while ${this.#toolNamed(tool)} was running, so the call has no answer.${shown(next)}${shown(this.#deathTail)}`,
         where,
       );
     }
@@ -827,16 +940,16 @@ export class ServerConnection {
       return new McpPoolError(
         "server-died",
         this
-          .#say`MCP server "${this.#named}" could not be reached while ${tool} was running: ${messageOf(error)}.`,
+          .#say`MCP server "${this.#named}" could not be reached while ${this.#toolNamed(tool)} was running: ${messageOf(error)}.`,
         where,
       );
     }
     // A server built on the SDK that throws an McpError sends its message with the SDK's prefix
     // already on it, and the client's McpError adds it again: "MCP error -32602: MCP error -32602: …".
-    const said = messageOf(error).replace(/^(MCP error -?\d+: )\1+/, "$1");
+    const said = cutSaid(notAResult(error) ?? messageOf(error).replace(/^(MCP error -?\d+: )\1+/, "$1"));
     return new McpPoolError(
       "call-failed",
-      this.#say`${tool} on MCP server "${this.#named}" failed: ${said}`,
+      this.#say`${this.#toolNamed(tool)} on MCP server "${this.#named}" failed: ${said}`,
       where,
     );
   }

@@ -73,3 +73,38 @@ export function messageOf(error: unknown): string {
   if (error instanceof Error) return error.message;
   return typeof error === "string" ? error : String(error);
 }
+
+/** How much of a tool's name a message gives: the rest is left out, its length said. */
+const ECHOED_CHARS = 60;
+
+/**
+ * C0 and C1 controls, DEL, the Unicode line and paragraph separators, and the bidirectional marks,
+ * embeddings, overrides and isolates: what {@link echoedName} writes as `\uXXXX`.
+ */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
+const CONTROLS = /[\u0000-\u001f\u007f-\u009f\u200e\u200f\u2028-\u202e\u2066-\u2069]/g;
+
+/**
+ * A tool's name as a message gives it — one the model wrote, or a server's own: whole up to 60
+ * characters, else cut there (never inside a character) with its length said; half a surrogate
+ * pair written U+FFFD; and each control character (a terminal's escape, a line break, a NUL, a
+ * right-to-left override) written `\uXXXX`. Either name can be any size and hold anything, and a
+ * message is a tool result the model is sent again on every later step, and may be logged or
+ * shown in a terminal.
+ */
+export function echoedName(given: string): string {
+  if (typeof given !== "string") return String(given);
+  // Half a surrogate pair in the name (JSON's "\ud83d" decodes to one) as U+FFFD: the error goes
+  // back to the model in the next request, which llama.cpp would refuse.
+  const name = given.toWellFormed();
+  const escaped = (text: string) =>
+    text.replace(CONTROLS, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`);
+  if (name.length <= ECHOED_CHARS) return escaped(name);
+  return `${escaped(headOf(name, ECHOED_CHARS))}… (${name.length} characters)`;
+}
+
+/** The first `max` characters of `text`, one fewer where the cut would split a surrogate pair. */
+export function headOf(text: string, max: number): string {
+  const last = text.charCodeAt(max - 1);
+  return text.slice(0, last >= 0xd800 && last <= 0xdbff ? max - 1 : max);
+}

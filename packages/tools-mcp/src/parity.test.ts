@@ -5,7 +5,7 @@
 // secret back in the same form, both mask it, and a name or scheme word one package takes for a
 // credential's, the other does too. spec's `looksSecretName` is the name rule this package copies.
 import { isCredentialParam, redactor } from "@loopwright/client";
-import { looksSecretName } from "@loopwright/spec";
+import { looksSecretName, withoutArgSecrets } from "@loopwright/spec";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { propertyRuns } from "../../../test-support/properties.js";
@@ -308,5 +308,95 @@ describe("client and tools-mcp read names and scheme words alike", () => {
       };
       expect(secretsOf(server), name).toContain("value-1a2b3c4d");
     }
+  });
+});
+
+describe("spec and tools-mcp read a server's command line alike", () => {
+  /** True when spec's reader of a server's args takes `value` out of `command` and `args`. */
+  const specHides = (command: string, args: string[], value: string) =>
+    !withoutArgSecrets([command, ...args]).some((arg) => arg.includes(value));
+  const mcpMasks = (command: string, args: string[], value: string) =>
+    secretsOf({ name: "x", type: "stdio", command, args }).includes(value);
+
+  it("a Windows switch, msbuild's property, a header after a flag's = or as its own word, and sqlcmd's -P: masked exactly where spec hides the value", () => {
+    const name = fc.constantFrom(
+      "password",
+      "Password",
+      "pwd",
+      "token",
+      "ApiKey",
+      "X-Api-Key",
+      "DbPassword",
+      "secret",
+      "Configuration",
+      "verbosity",
+      "user",
+      "Accept",
+      "Content-Type",
+    );
+    const value = fc
+      .tuple(fc.stringMatching(/^[a-z]{4,10}$/), fc.integer({ min: 1000, max: 99_999 }))
+      .map(([word, n]) => `${word}-${n}`);
+    const program = fc.constantFrom("sqlcmd", "bcp", "osql", "sqlcmd.exe", "ssh", "scp", "tool");
+    const shape = fc.constantFrom("colon", "alone", "msbuild", "header=", "-H", "-P", "/P");
+    fc.assert(
+      fc.property(shape, name, value, program, (form, n, v, client) => {
+        // The client matters to -P and /P alone; ssh's words after its host are a remote command,
+        // which spec reads as a script.
+        const command = form === "-P" || form === "/P" ? client : "tool";
+        const args =
+          form === "colon"
+            ? [`/${n}:${v}`]
+            : form === "alone"
+              ? [`/${n}`, v]
+              : form === "msbuild"
+                ? [`/p:${n}=${v}`]
+                : form === "header="
+                  ? [`--header=${n}: ${v}`]
+                  : form === "-H"
+                    ? ["-H", `${n}: ${v}`]
+                    : // ssh's and scp's port is -P; a /P would be ssh's host, what follows a remote command.
+                      [command === "ssh" || command === "scp" ? "-P" : form, v];
+        // Paths around it stay paths: one `/` and a name is a switch, a second `/` never.
+        const all =
+          command === "ssh" || command === "scp"
+            ? args
+            : ["/etc/passwd", ...args, "/usr/bin/password-helper"];
+        expect(mcpMasks(command, all, v), `${command} ${all.join(" ")}`).toBe(specHides(command, all, v));
+        expect(mcpMasks(command, all, "/usr/bin/password-helper")).toBe(false);
+      }),
+    );
+  });
+
+  it("a known client's password flag (mysql -pX, redis-cli -a, mongosh -p, sshpass -p, lftp -u, --token -X): masked exactly where spec hides it", () => {
+    const value = fc
+      .tuple(fc.stringMatching(/^[a-z]{4,10}$/), fc.integer({ min: 1000, max: 99_999 }))
+      .map(([word, n]) => `${word}-${n}`);
+    const line = fc.constantFrom(
+      (v: string) => ["mysql", "-u", "app", `-p${v}`, "shop"],
+      (v: string) => ["mariadb-dump", `-vNp${v}`],
+      (v: string) => ["docker", "exec", "db", "mysql", `-p${v}`],
+      (v: string) => ["mysql-mcp-server", `-p${v}`],
+      (v: string) => ["redis-cli", "-h", "cache", "-a", v, "ping"],
+      (v: string) => ["valkey-cli", "-a", v],
+      (v: string) => ["tool", "-a", v],
+      (v: string) => ["mongosh", "-u", "app", "-p", v],
+      (v: string) => ["sshpass", "-p", v, "ssh", "-p", "2222", "host"],
+      (v: string) => ["sshpass", `-p${v}`, "ssh", "host"],
+      (v: string) => ["sshpass", "-f", v, "ssh", "host"],
+      (v: string) => ["lftp", "-u", `app,${v}`, "ftp.example"],
+      (v: string) => ["node", "server.js", "--token", `-${v}`],
+      // Another program's -p (node's own -p is a script, which spec reads as one).
+      (v: string) => ["server", "-p", v],
+    );
+    fc.assert(
+      fc.property(line, value, (build, v) => {
+        const [command = "", ...args] = build(v);
+        // `--token -X` has the whole word masked, its `-` too.
+        const masks = mcpMasks(command, args, v) || mcpMasks(command, args, `-${v}`);
+        expect(masks, build(v).join(" ")).toBe(specHides(command, args, v));
+        expect(mcpMasks(command, args, "2222")).toBe(false);
+      }),
+    );
   });
 });

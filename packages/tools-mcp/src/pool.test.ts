@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type CompactionHookRunner, type CompactionPlan, runCompaction } from "@loopwright/ledger";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { callEachOnce, EVERYTHING, FIXTURE, NODE } from "../test/support.js";
+import { callEachOnce, EVERYTHING, FIXTURE, failedWithArgs, NODE } from "../test/support.js";
 import { createMcpPool, type McpPool, McpPoolError } from "./index.js";
 
 let dir: string;
@@ -279,26 +279,15 @@ describe("a server that fails to start", () => {
   });
 
   it("does not quote a credential written literally in its arguments when it prints them", async () => {
-    const pool = createMcpPool([
-      {
-        name: "broken",
-        command: NODE,
-        args: [
-          FIXTURE,
-          "--fail",
-          "--api-key",
-          "literal-key-24680",
-          "--token=literal-token-13579",
-          "-e",
-          "GH_TOKEN=literal-env-97531",
-          "--org",
-          "acme-corp",
-        ],
-      },
+    const message = await failedWithArgs(pools, [
+      "--api-key",
+      "literal-key-24680",
+      "--token=literal-token-13579",
+      "-e",
+      "GH_TOKEN=literal-env-97531",
+      "--org",
+      "acme-corp",
     ]);
-    pools.push(pool);
-    const [status] = await pool.connect();
-    const message = status?.error?.message ?? "";
     expect(message).toContain(
       "fixture: started with --fail --api-key *** --token=*** -e GH_TOKEN=*** --org acme-corp",
     );

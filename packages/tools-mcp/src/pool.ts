@@ -8,7 +8,7 @@ import {
   type ServerStatus,
 } from "./connection.js";
 import { type McpToolOutput, type ToolContentPart, toolOutput } from "./content.js";
-import { describeValue, McpPoolError, messageOf } from "./errors.js";
+import { describeValue, echoedName, McpPoolError, messageOf } from "./errors.js";
 import { CallGate } from "./gate.js";
 import type { HookEvent, HookOutcome, HookRunner, McpHookSpec } from "./hooks.js";
 import { onAbort } from "./on-abort.js";
@@ -361,25 +361,6 @@ function policyOf(tool: Tool): McpToolPolicy {
   };
 }
 
-/** How much of a tool name the model wrote an error echoes back to it. */
-const ECHOED_CHARS = 60;
-
-/**
- * A name the model wrote, as an error echoes it: whole up to 60 characters, else cut there (never
- * inside a character) with its length said. A made-up name can be any size, and the error is a
- * tool result the model is sent again on every later step.
- */
-function echoed(given: string): string {
-  if (typeof given !== "string") return String(given);
-  // Half a surrogate pair in the name (JSON's "\ud83d" decodes to one) as U+FFFD: the error goes
-  // back to the model in the next request, which llama.cpp would refuse.
-  const name = given.toWellFormed();
-  if (name.length <= ECHOED_CHARS) return name;
-  const last = name.charCodeAt(ECHOED_CHARS - 1);
-  const end = last >= 0xd800 && last <= 0xdbff ? ECHOED_CHARS - 1 : ECHOED_CHARS;
-  return `${name.slice(0, end)}… (${name.length} characters)`;
-}
-
 function argsObject(args: unknown, name: string): Record<string, unknown> {
   if (args === undefined || args === null) return {};
   if (typeof args === "object" && !Array.isArray(args)) return args as Record<string, unknown>;
@@ -584,7 +565,7 @@ export function createMcpPool(
       const down = connections.filter((c) => c.state === "failed").map((c) => c.name);
       throw new McpPoolError(
         "unknown-tool",
-        `No MCP tool is named "${echoed(name)}". Tools: ${unique.slice(0, 30).join(", ") || "none"}${unique.length > 30 ? ", …" : ""}.` +
+        `No MCP tool is named "${echoedName(name)}". Tools: ${unique.slice(0, 30).join(", ") || "none"}${unique.length > 30 ? ", …" : ""}.` +
           (down.length ? ` Not connected: ${down.join(", ")}.` : ""),
         { tool: name },
       );
@@ -615,7 +596,7 @@ export function createMcpPool(
   ): Promise<McpCallOutput> => {
     const { connection, tool } = entry;
     const where = { server: connection.name, tool: tool.name };
-    const name = `${tool.name} on MCP server "${connection.name}"`;
+    const name = `${echoedName(tool.name)} on MCP server "${connection.name}"`;
     // Read against the schema as shown (its credentials masked), then each masked property name
     // written back as the server's own where that schema declares it: the server takes its
     // arguments by its own names, and a key the schema leaves free is the model's own.
@@ -711,7 +692,7 @@ export function createMcpPool(
       lookup(name),
       callOptions.signal,
       () =>
-        new McpPoolError("aborted", `${echoed(name)} was stopped before its MCP server had started.`, {
+        new McpPoolError("aborted", `${echoedName(name)} was stopped before its MCP server had started.`, {
           tool: name,
         }),
     );

@@ -52,7 +52,7 @@ function gathered(server: McpServerConfig): { values: string[]; named: Set<strin
       add(value, tellingName(name));
       urlSecrets(value, add);
     }
-    for (const value of argumentSecrets(server.args)) add(value, true);
+    for (const value of argumentSecrets(server.command, server.args)) add(value, true);
     for (const arg of server.args) urlSecrets(arg, add);
   } else {
     for (const [name, value] of Object.entries(server.headers ?? {})) {
@@ -193,18 +193,179 @@ const isCredentialParam = (name: string) =>
 
 /**
  * The arguments that are credentials by where they stand, as a `.mcp.json` writes them literally:
- * the value of a flag named like one (`--api-key X`, `--token=X`) and of an assignment named like
- * one (docker's `-e GITHUB_TOKEN=X`).
+ * the value of a flag named like one (`--api-key X`, `--token=X`), of a Windows-style switch named
+ * like one (`/password:X`, `/Password X`), of an assignment named like one (docker's `-e
+ * GITHUB_TOKEN=X`, also as a flag's or a switch's value: `--env=GITHUB_TOKEN=X`, msbuild's
+ * `/p:Password=X`, dotnet's `-p:Password=X`), of a header named like one (`-H "X-Api-Key: X"`,
+ * `--header=X-Api-Key: X`; each word of it but a scheme word too), and the password a known
+ * client takes by a flag of its own ({@link CLIENTS}: `sqlcmd -P X`, `mysql -pX`, `redis-cli -a X`,
+ * …, also run by another program: `docker exec db sqlcmd -P X`; `ssh -P 22` is a port). A telling
+ * flag's value may start with `-` (`--token -VJJ`) unless it is a flag of its own. The rules of
+ * @loopwright/spec's reader of a server's args (`src/parity.test.ts` holds the two to one answer;
+ * dotnet's `-p:` is read here only).
  */
-function argumentSecrets(args: readonly string[]): string[] {
+function argumentSecrets(command: string, args: readonly string[]): string[] {
   const out: string[] = [];
+  const client = clientReader(command);
   args.forEach((arg, i) => {
-    const assigned = /^(-{0,2}[A-Za-z][\w.-]*)=(.+)$/s.exec(arg);
-    if (assigned && tellingName(assigned[1] as string)) out.push(assigned[2] as string);
     const next = args[i + 1];
-    if (/^--?[A-Za-z][\w.-]*$/.test(arg) && tellingName(arg) && next && !next.startsWith("-")) out.push(next);
+    const password = client(arg, next);
+    if (password) out.push(password);
+    const inline = FLAG_VALUE.exec(arg) ?? SWITCH_VALUE.exec(arg);
+    if (inline) out.push(...inlineSecrets(inline[1] as string, inline[2] as string));
+    else out.push(...headerSecrets(arg));
+    const alone = FLAG_ALONE.exec(arg) ?? SWITCH_ALONE.exec(arg);
+    // After a telling flag, a word starting with `-` is its value unless it is a flag of its own
+    // (`--token -VJJ`, as spec's OWN_FLAG reads it; `--token --verbose` names none).
+    if (alone && tellingName(alone[1] as string) && next && !OWN_FLAG.test(next)) out.push(next);
   });
   return out;
+}
+
+/**
+ * A flag of its own after a telling flag, not its value: a long flag of small letters and digits in
+ * words joined by `-` (`--verbose`, `--log-level=debug`), a lone short flag (`-v`), `--` or `-`.
+ * Any other word starting with `-` (`-VJJ`, `-sk-abc`) is the value: spec's `OWN_FLAG`.
+ */
+const OWN_FLAG = /^(?:--(?:[a-z][a-z0-9]*(?:-[a-z0-9]+)*(?:=[\s\S]*)?)?|-[A-Za-z]?)$/;
+
+/**
+ * The clients whose password a command line gives by a flag of their own, as spec's
+ * `clientPasswords` reads them: SQL Server's `sqlcmd`/`bcp`/`osql` (`-P X`, `/P X`), MySQL's and
+ * MariaDB's (`-pX`, tight only, also after options that take no value: `-vNpX`; `-p` alone
+ * prompts), Redis's `redis-cli` and its kin (`-a X`), MongoDB's shells (`-p X`; `-p` before a flag
+ * prompts), `sshpass` (`-p X` or `-pX` among its options, which end at the program it runs) and
+ * `lftp` (`-u user,X`).
+ */
+const CLIENTS: readonly [RegExp, string][] = [
+  [/^(?:sqlcmd|bcp|osql)$/, "sqlcmd"],
+  [
+    /^(?:mysql(?:dump|admin|import|show|check|sh|binlog|pump|slap|_upgrade)?|mariadb(?:-(?:admin|binlog|check|dump|import|show|slap|upgrade))?)$/,
+    "mysql",
+  ],
+  [/^(?:redis|valkey|keydb)-cli$/, "redis"],
+  [/^mongo(?:sh)?$/, "mongo"],
+  [/^sshpass$/, "sshpass"],
+  [/^lftp$/, "lftp"],
+];
+/** MySQL's `-pX`, also after its options that take no value in one cluster: where the password starts (spec's `MYSQL_TIGHT_P`). */
+const MYSQL_TIGHT_P = /^-[BCEHNVXfinqrstvw]*p(?=[\s\S])/;
+/** sshpass's options that take a value (`-f file`, `-d n`, `-P prompt`, `-p password`). */
+const SSHPASS_VALUED = "fdpP";
+
+/**
+ * A reader of a command line's arguments, one word at a time with the word after it, that gives
+ * the password a known client ({@link CLIENTS}) takes there. The client is the command's program,
+ * or the last argument naming one (`docker exec db mysql -pX`, `npx sqlcmd -P X`).
+ */
+function clientReader(command: string): (arg: string, next: string | undefined) => string | undefined {
+  const clientOf = (word: string) => CLIENTS.find(([name]) => name.test(programName(word)))?.[1];
+  let client = clientOf(command);
+  /** A word that is sshpass's option's value, not the program it runs. */
+  let skip = false;
+  return (arg, next) => {
+    const named = clientOf(arg);
+    if (named) {
+      client = named;
+      return undefined;
+    }
+    switch (client) {
+      case "sqlcmd":
+        return (arg === "-P" || arg === "/P") && next ? next : undefined;
+      case "mysql": {
+        const tight = MYSQL_TIGHT_P.exec(arg);
+        return tight ? arg.slice(tight[0].length) : undefined;
+      }
+      case "redis":
+        return arg === "-a" && next ? next : undefined;
+      case "mongo":
+        return arg === "-p" && next && !next.startsWith("-") ? next : undefined;
+      case "lftp": {
+        const comma = arg === "-u" && next ? next.indexOf(",") : -1;
+        return comma >= 0 && comma < (next as string).length - 1
+          ? (next as string).slice(comma + 1)
+          : undefined;
+      }
+      case "sshpass": {
+        if (skip) {
+          skip = false;
+          return undefined;
+        }
+        if (!/^-./.test(arg) || arg === "--") {
+          // The program sshpass runs: its options end here, and that program's own `-p` is a port.
+          client = undefined;
+          return undefined;
+        }
+        const at = [...arg.slice(1)].findIndex((option) => SSHPASS_VALUED.includes(option)) + 1;
+        if (at === 0) return undefined;
+        if (at < arg.length - 1) return arg[at] === "p" ? arg.slice(at + 1) : undefined;
+        skip = true;
+        return arg[at] === "p" && next ? next : undefined;
+      }
+      default:
+        return undefined;
+    }
+  };
+}
+
+/** A flag or a bare name with its value after `=`: `--token=X`, `--env=NAME=X`, `GITHUB_TOKEN=X`. */
+const FLAG_VALUE = /^(-{0,2}[A-Za-z][\w.-]*)=([\s\S]+)$/;
+/**
+ * A Windows-style switch with its value after `:` (`/password:X`, msbuild's `/p:Password=X`), or a
+ * flag written so (dotnet's `-p:Password=X`, `--property:Password=X`). A switch is one `/` and a
+ * name of letters, digits, `_`, `.` and `-`, so a Unix path (`/etc/passwd`,
+ * `/usr/bin/password-helper`) never is one: spec's `WIN_SWITCH`.
+ */
+const SWITCH_VALUE = /^(?:\/|--?)([A-Za-z][\w.-]*):([\s\S]+)$/;
+/** A flag alone, before its value: `--token`, `-k`. */
+const FLAG_ALONE = /^--?([A-Za-z][\w.-]*)$/;
+/** A Windows-style switch alone, before its value: `/Password` (one `/`, see {@link SWITCH_VALUE}). */
+const SWITCH_ALONE = /^\/([A-Za-z][\w.-]*)$/;
+/** A header written as one word (`X-Api-Key: X`, `Authorization: Bearer X`): its name and its value. */
+const HEADER_WORD = /^([\w.-]+)\s*:\s*(\S[\s\S]*)$/;
+/** A URL's start: its scheme and `://` (`https://h/p` is no header named `https`). */
+const URL_START = /^[A-Za-z][A-Za-z0-9+.-]*:\/\//;
+
+/** A program's name as a command line gives it: its path and `.exe` left out, in small letters (spec's `programName`). */
+const programName = (word: string) => (word.split(/[\\/]/).pop() ?? "").toLowerCase().replace(/\.exe$/, "");
+
+/**
+ * The credentials in the value `value` a flag, switch or name is given in one word: all of it when
+ * the name tells, else the values of the assignments it holds whose names tell (`--env=GITHUB_TOKEN=X`,
+ * `/p:Password=X`, see {@link assignedSecrets}), or of the header it holds (`--header=X-Api-Key: X`).
+ */
+function inlineSecrets(name: string, value: string): string[] {
+  if (tellingName(name)) return [value];
+  const assigned = assignedSecrets(value);
+  return assigned.length > 0 ? assigned : headerSecrets(value);
+}
+
+/**
+ * The values of the telling assignments in `text`, read as `;`-separated `key=value` pairs (msbuild's
+ * `/p:Configuration=Release;DbPassword=X`, a connection string's `Server=db;Password=X;`): each
+ * value to the next `;`, and to the end of `text` as well (a password may hold a `;`).
+ */
+function assignedSecrets(text: string): string[] {
+  const out: string[] = [];
+  let at = 0;
+  for (const part of text.split(";")) {
+    const pair = /^\s*([A-Za-z_][\w .-]*)=([\s\S]+)$/.exec(part);
+    if (pair && tellingName((pair[1] as string).trim())) {
+      const value = pair[2] as string;
+      const rest = text.slice(at + part.length - value.length).replace(/;+$/, "");
+      out.push(value, ...(rest === value ? [] : [rest]));
+    }
+    at += part.length + 1;
+  }
+  return out;
+}
+
+/** A header's value when its name tells (`X-Api-Key: X`), with each of its words but a scheme word (`Bearer`). */
+function headerSecrets(text: string): string[] {
+  const header = HEADER_WORD.exec(text);
+  if (!header || URL_START.test(text) || !tellingName(header[1] as string)) return [];
+  const value = header[2] as string;
+  return [value, ...value.split(/\s+/).filter((part) => part !== "" && !AUTH_SCHEMES.test(part))];
 }
 
 /** Text with every secret replaced by `***`. */

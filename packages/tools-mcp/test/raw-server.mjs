@@ -6,6 +6,10 @@
 //   PAGES=1      tools/list always answers with a nextCursor, each page after PAGE_MS (default 0)
 //   ID_FIRST=1   answers are written {"jsonrpc","id","result"}; otherwise as the SDK writes them,
 //                {"result","jsonrpc","id"}, the id last
+//   HOSTILE_NAMES=1  lists tools named with 5,000 characters and with terminal escapes, a line
+//                break, a NUL and a right-to-left override (the SDK checks nothing a server
+//                lists), and `twice` twice (first plain, then read-only); a call to one answers
+//                with a JSON-RPC error, or never where the name starts with `hang`
 import { createInterface } from "node:readline";
 
 const PAGES = process.env.PAGES === "1";
@@ -35,9 +39,34 @@ const TOOLS = [
     annotations: { readOnlyHint: true },
   },
   {
+    name: "odd_content",
+    description: "Answers with `count` content parts of a type MCP has not (`video`).",
+    inputSchema: object({ count: { type: "number" } }),
+    annotations: { readOnlyHint: true },
+  },
+  {
+    name: "long_error",
+    description: "Answers with a JSON-RPC error whose message is `bytes` characters.",
+    inputSchema: object({ bytes: { type: "number" } }),
+    annotations: { readOnlyHint: true },
+  },
+  {
     name: "big_notice",
     description: "Sends a log notification of `bytes` characters, then answers small.",
     inputSchema: object({ bytes: { type: "number" } }),
+    annotations: { readOnlyHint: true },
+  },
+];
+
+const LONG = "x".repeat(5000);
+const CONTROL = "wipe\u001b[2J\u001b[31mred\nnext line\u0000nul\u202eevil";
+const HOSTILE_NAMES = [
+  ...[LONG, CONTROL, `hang${LONG}`, `hang${CONTROL}`].map((name) => ({ name, inputSchema: object() })),
+  { name: "twice", description: "The first.", inputSchema: object({ a: { type: "string" } }) },
+  {
+    name: "twice",
+    description: "The second.",
+    inputSchema: object({ b: { type: "number" } }),
     annotations: { readOnlyHint: true },
   },
 ];
@@ -69,8 +98,13 @@ createInterface({ input: process.stdin }).on("line", async (line) => {
       nextCursor: String(page + 1),
     });
   }
-  if (method === "tools/list") return answer(id, { tools: TOOLS });
+  if (method === "tools/list")
+    return answer(id, { tools: process.env.HOSTILE_NAMES === "1" ? HOSTILE_NAMES : TOOLS });
   if (method !== "tools/call") return answer(id, {});
+  if (process.env.HOSTILE_NAMES === "1") {
+    if (String(params.name).startsWith("hang")) return;
+    return send({ jsonrpc: "2.0", id, error: { code: -32603, message: "refused" } });
+  }
   const args = params.arguments ?? {};
   switch (params.name) {
     case "echo":
@@ -86,6 +120,12 @@ createInterface({ input: process.stdin }).on("line", async (line) => {
       return;
     case "big":
       return answer(id, text("x".repeat(Number(args.bytes))));
+    case "odd_content":
+      return answer(id, {
+        content: Array.from({ length: Number(args.count) }, () => ({ type: "video", url: "file:///v.mp4" })),
+      });
+    case "long_error":
+      return send({ jsonrpc: "2.0", id, error: { code: -32603, message: "e".repeat(Number(args.bytes)) } });
     case "big_notice":
       send({
         jsonrpc: "2.0",

@@ -7,7 +7,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type CallResult, runAgentLoop } from "@loopwright/loop";
 import { startServer } from "@loopwright/testkit";
-import type { McpPool } from "../src/index.js";
+import { createMcpPool, type McpPool } from "../src/index.js";
 
 const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
 
@@ -101,4 +101,16 @@ export async function writeUnder(dir: string, relative: string, text: string): P
   await mkdir(dirname(path), { recursive: true });
   await writeFile(path, text);
   return path;
+}
+
+/**
+ * What the pool's error says of the fixture server told to fail with `args` after `--fail` (it
+ * prints its arguments on stderr, then exits): the stderr tail it quotes, masked. The pool is put
+ * in `pools` for the test's cleanup.
+ */
+export async function failedWithArgs(pools: McpPool[], args: readonly string[]): Promise<string> {
+  const pool = createMcpPool([{ name: "broken", command: NODE, args: [FIXTURE, "--fail", ...args] }]);
+  pools.push(pool);
+  const [status] = await pool.connect();
+  return status?.error?.message ?? "";
 }
