@@ -24,6 +24,13 @@ export const FLAG_ALONE = /^(?:--|-(?![\w.-]*\d))([A-Za-z][\w.-]*)$/;
  * never one. Linear: anchored, each part read by one quantifier.
  */
 export const WIN_SWITCH = /^\/([A-Za-z][\w.-]*)(?::([\s\S]*))?$/;
+/**
+ * A dash flag written with its value after `:` as a Windows switch is (dotnet's `-p:Password=X`,
+ * `--property:DbPassword=X`, `-property:…`): its name (group 1) and value (group 2), read as
+ * {@link WIN_SWITCH}'s are — the value hidden where the name tells, else read as the assignment it
+ * holds. Linear: anchored, each part read by one quantifier.
+ */
+export const DASH_SWITCH = /^--?([A-Za-z][\w.-]*):([\s\S]*)$/;
 /** The flag before a shell's command: `sh -c`, `bash -lc`, `cmd /c`, `pwsh -Command`. */
 export const SHELL_COMMAND = /^(?:-[A-Za-z]*c|\/[cC]|-Command)$/;
 /**

@@ -8,6 +8,7 @@ import {
   ASSIGNMENT,
   type ClientPassword,
   clientPasswords,
+  DASH_SWITCH,
   FLAG_ALONE,
   LONG_USER,
   SAMBA_USER,
@@ -1713,7 +1714,7 @@ function ruleSpans(
   // `--api-key=X`, and `--env=GITHUB_TOKEN=X`, `GITHUB_TOKEN=X`, `password=X`: an assignment's value.
   let from = 0;
   // A Windows switch's value is read as a flag's (`/password:X`; `/p:Password=X` as its assignment).
-  const flag = FLAG.exec(value) ?? WIN_SWITCH.exec(value);
+  const flag = FLAG.exec(value) ?? WIN_SWITCH.exec(value) ?? DASH_SWITCH.exec(value);
   if (flag && flag[2] !== undefined) {
     from = value.length - flag[2].length;
     if (wholeNameTells(flag[1] ?? "") && said(from)) return whole(from, flag[1] ?? "");
@@ -3216,8 +3217,8 @@ export function readArg(
     return { sign: SecretSign.Flag, safe: arg.slice(0, from) + named(tight[2] ?? "", "password") };
   }
   // A Windows switch with its value (`/password:X`; msbuild's `/p:Password=X` read as the
-  // assignment it holds): r101e, kept in clear before.
-  const win = WIN_SWITCH.exec(arg);
+  // assignment it holds): r101e, kept in clear before; dotnet's `-p:Password=X` alike (r102).
+  const win = WIN_SWITCH.exec(arg) ?? DASH_SWITCH.exec(arg);
   if (win?.[2] !== undefined) {
     const [, name = "", inline = ""] = win;
     const prefix = arg.slice(0, arg.length - inline.length);

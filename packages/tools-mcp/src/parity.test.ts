@@ -318,7 +318,7 @@ describe("spec and tools-mcp read a server's command line alike", () => {
   const mcpMasks = (command: string, args: string[], value: string) =>
     secretsOf({ name: "x", type: "stdio", command, args }).includes(value);
 
-  it("a Windows switch, msbuild's property, a header after a flag's = or as its own word, and sqlcmd's -P: masked exactly where spec hides the value", () => {
+  it("a Windows switch, msbuild's and dotnet's property, a header after a flag's = or as its own word, and sqlcmd's -P: masked exactly where spec hides the value", () => {
     const name = fc.constantFrom(
       "password",
       "Password",
@@ -338,7 +338,17 @@ describe("spec and tools-mcp read a server's command line alike", () => {
       .tuple(fc.stringMatching(/^[a-z]{4,10}$/), fc.integer({ min: 1000, max: 99_999 }))
       .map(([word, n]) => `${word}-${n}`);
     const program = fc.constantFrom("sqlcmd", "bcp", "osql", "sqlcmd.exe", "ssh", "scp", "tool");
-    const shape = fc.constantFrom("colon", "alone", "msbuild", "header=", "-H", "-P", "/P");
+    const shape = fc.constantFrom(
+      "colon",
+      "alone",
+      "msbuild",
+      "dotnet",
+      "dash-colon",
+      "header=",
+      "-H",
+      "-P",
+      "/P",
+    );
     fc.assert(
       fc.property(shape, name, value, program, (form, n, v, client) => {
         // The client matters to -P and /P alone; ssh's words after its host are a remote command,
@@ -351,12 +361,16 @@ describe("spec and tools-mcp read a server's command line alike", () => {
               ? [`/${n}`, v]
               : form === "msbuild"
                 ? [`/p:${n}=${v}`]
-                : form === "header="
-                  ? [`--header=${n}: ${v}`]
-                  : form === "-H"
-                    ? ["-H", `${n}: ${v}`]
-                    : // ssh's and scp's port is -P; a /P would be ssh's host, what follows a remote command.
-                      [command === "ssh" || command === "scp" ? "-P" : form, v];
+                : form === "dotnet"
+                  ? [`-p:${n}=${v}`]
+                  : form === "dash-colon"
+                    ? [`--${n}:${v}`]
+                    : form === "header="
+                      ? [`--header=${n}: ${v}`]
+                      : form === "-H"
+                        ? ["-H", `${n}: ${v}`]
+                        : // ssh's and scp's port is -P; a /P would be ssh's host, what follows a remote command.
+                          [command === "ssh" || command === "scp" ? "-P" : form, v];
         // Paths around it stay paths: one `/` and a name is a switch, a second `/` never.
         const all =
           command === "ssh" || command === "scp"
