@@ -1,3 +1,5 @@
+export type { Work } from "./count-work.js";
+export { countWork } from "./count-work.js";
 export type { TestkitErrorCode } from "./errors.js";
 export { TestkitError } from "./errors.js";
 export type { CaptureParts, RecordedResponse } from "./fixtures.js";
