@@ -297,7 +297,7 @@ describe("R67L-4: the ledger's readers are linear whatever the ledger holds", ()
   // too), in the same run, so both sides are the same size: 0.9-1.1 now; with the walk per entry
   // put back, 2,900 for tokensBetween and estimateFrom at 20,000 entries, and rebaseLedger's walk
   // (a comparison a message) 47 at 20,000 and 49 at 40,000. Bound 16: four times a loaded host's
-  // drift above 1, under a fifth of rebaseLedger's walk.
+  // drift above 1, under a third of rebaseLedger's walk.
   const backAndForth = (n: number) => ({
     through: (k: number) => (k % 2 ? n - 1 : 0),
     prompt: (k: number) => (k % 2 ? 10 * n + k : 1 + k),
