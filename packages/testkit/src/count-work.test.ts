@@ -27,6 +27,22 @@ describe("countWork", () => {
     expect(count).toMatchObject({ elements: 10, copied: 30, matches: 3 });
   });
 
+  it("counts the regular expressions built at run time, not a literal, and the built ones are RegExps as before", async () => {
+    const native = RegExp;
+    let built: unknown;
+    // Patterns from values, as a pattern built at run time is (a literal pattern would be a literal).
+    const [runs, single] = [String("a+"), String("b")];
+    const count = await countWork(() => {
+      built = new RegExp(runs, "g");
+      RegExp(single);
+      /c/.test("c");
+    });
+    expect(count.built).toBe(2);
+    expect(built).toBeInstanceOf(native);
+    expect(built instanceof RegExp).toBe(true);
+    expect(RegExp).toBe(native);
+  });
+
   it("throws past its limit, naming the count, and puts every method back however the work ends", async () => {
     const iterate = Array.prototype[Symbol.iterator];
     const get = Map.prototype.get;

@@ -20,6 +20,8 @@ export interface Work {
   entries: number;
   /** Lookups and changes on a Map or Set: `get`, `has`, `set`, `add`, `delete`. */
   lookups: number;
+  /** Regular expressions built from a pattern at run time (`new RegExp(…)`, `RegExp(…)`; a literal is not counted). */
+  built: number;
   /** Runs of a regular expression (`RegExp.prototype.exec`, which `test`, `match`, `replace`, `split` and `matchAll` call while it is counted). */
   matches: number;
 }
@@ -60,7 +62,7 @@ const LENGTH_WALKS = ["indexOf", "lastIndexOf", "includes", "join", "sort"];
  * method is put back as it was, whatever `work` does.
  */
 export async function countWork(work: () => unknown, limit = Number.POSITIVE_INFINITY): Promise<Work> {
-  const count: Work = { total: 0, elements: 0, copied: 0, entries: 0, lookups: 0, matches: 0 };
+  const count: Work = { total: 0, elements: 0, copied: 0, entries: 0, lookups: 0, built: 0, matches: 0 };
   // Off while the methods are wrapped and put back: the loops doing it walk arrays too.
   let counting = false;
   const take = (kind: Kind, n: number) => {
@@ -187,6 +189,27 @@ export async function countWork(work: () => unknown, limit = Number.POSITIVE_INF
         return Reflect.apply(original, this, [text]);
       },
   );
+  // The global RegExp, as code names it when it builds one: a Proxy counting each build. A literal
+  // and Node's own modules (their saved copy) never reach it; `instanceof RegExp` answers as before.
+  const regExp = ownDescriptor(globalThis, "RegExp");
+  if (regExp !== undefined) {
+    saved.push({ target: globalThis, key: "RegExp", descriptor: regExp });
+    const native = regExp.value as Method & (new (...args: unknown[]) => object);
+    const building = new Proxy(
+      native,
+      protoless({
+        construct(target: Method, args: unknown[], newTarget: Method) {
+          take("built", 1);
+          return Reflect.construct(target, args, newTarget) as object;
+        },
+        apply(target: Method, self: unknown, args: unknown[]) {
+          take("built", 1);
+          return Reflect.apply(target, self, args) as unknown;
+        },
+      }),
+    );
+    Object.defineProperty(globalThis, "RegExp", protoless({ ...regExp, value: building }));
+  }
   try {
     counting = true;
     await work();
