@@ -14,7 +14,7 @@ export {
   recordedErrorBody,
   splitCapture,
 } from "./fixtures.js";
-export { bestTimes, growth } from "./growth.js";
+export { bestTimes, cpuTimeMs, growth } from "./growth.js";
 export type { LiveOptions, LiveServer } from "./live-llama.js";
 export { liveServerPath, startLive } from "./live-llama.js";
 export type { LlamacppPersonalityOptions } from "./personalities/llamacpp.js";
