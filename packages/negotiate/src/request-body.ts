@@ -552,6 +552,25 @@ function readOwn(value: unknown, name: string, where: string): unknown {
 }
 
 /**
+ * Whether `value` is an array, where `Array.isArray` itself throws (a revoked Proxy: the Proxy
+ * machinery's `TypeError`, naming nothing): that throw is a `TypeError` naming `where` and what was
+ * thrown, its `cause`, as a field that cannot be read is named (`JSON.stringify` would throw it while
+ * sending).
+ */
+function isArrayAt(value: unknown, where: string): value is unknown[] {
+  try {
+    return Array.isArray(value);
+  } catch (thrown) {
+    throw unsendableError(`buildBody: ${where}`, { at: "", what: "unreadable", thrown });
+  }
+}
+
+/** {@link isRecord}, a revoked Proxy named by `where` as {@link isArrayAt} names it. */
+function isRecordAt(value: unknown, where: string): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !isArrayAt(value, where);
+}
+
+/**
  * Refuses a tool entry a server cannot read, naming its index: sent, llama.cpp answers a function
  * tool without a name with a 500 ("Failed to parse tools") and parameters that are not a schema
  * object with a grammar failure, and `relaxTools` throws for both once strict schemas are latched
@@ -560,7 +579,7 @@ function readOwn(value: unknown, name: string, where: string): unknown {
  */
 function checkTool(tool: unknown, index: number): void {
   const where = `tools[${index}]`;
-  if (!isRecord(tool)) throw wrongType(where, `a tool definition ${FUNCTION_TOOL}`, tool);
+  if (!isRecordAt(tool, where)) throw wrongType(where, `a tool definition ${FUNCTION_TOOL}`, tool);
   // The tool's own fields, never a polluted Object.prototype's (an inherited `parameters` refused
   // every tool declared without any).
   const type = readOwn(tool, "type", where);
@@ -569,7 +588,8 @@ function checkTool(tool: unknown, index: number): void {
   }
   if (type !== "function") return;
   const fn = readOwn(tool, "function", where);
-  if (!isRecord(fn)) throw wrongType(`${where}.function`, `an object ${FUNCTION_TOOL}`, fn);
+  if (!isRecordAt(fn, `${where}.function`))
+    throw wrongType(`${where}.function`, `an object ${FUNCTION_TOOL}`, fn);
   const name = readOwn(fn, "name", `${where}.function`);
   if (typeof name !== "string" || name.trim() === "") {
     throw new TypeError(
@@ -591,9 +611,12 @@ function checkTool(tool: unknown, index: number): void {
  */
 function checkMessage(message: unknown, index: number): void {
   const where = `messages[${index}]`;
-  if (!isRecord(message)) throw wrongType(where, 'a chat message ({ role: "user", content: "…" })', message);
-  // Its own role, never a polluted Object.prototype's (a message without one was sent, and refused).
-  const role = own(message, "role");
+  if (!isRecordAt(message, where)) {
+    throw wrongType(where, 'a chat message ({ role: "user", content: "…" })', message);
+  }
+  // Its own role, never a polluted Object.prototype's (a message without one was sent, and refused);
+  // a Proxy whose trap throws is named by the field, as a tool entry's is.
+  const role = readOwn(message, "role", where);
   if (typeof role !== "string" || role === "") {
     throw new TypeError(
       `buildBody: ${where}.role must be the message's role ("system", "user", "assistant", "tool" …); got ${
@@ -768,9 +791,9 @@ function checkArguments(
   messages: unknown,
   tools: unknown,
 ): void {
-  if (!Array.isArray(messages)) throw wrongType("messages", "an array of chat messages", messages);
+  if (!isArrayAt(messages, "messages")) throw wrongType("messages", "an array of chat messages", messages);
   messages.forEach(checkMessage);
-  if (!Array.isArray(tools)) throw wrongType("tools", "an array of tool definitions (or absent)", tools);
+  if (!isArrayAt(tools, "tools")) throw wrongType("tools", "an array of tool definitions (or absent)", tools);
   tools.forEach(checkTool);
   // What JSON cannot send as given, in any tool of any type, refused by its path: a schema's
   // `maximum: Infinity` went out as `maximum: null`, a Map of `properties` as `{}` (a tool taking
@@ -860,7 +883,10 @@ function checkArguments(
  * by its path (`tools[0].function.parameters.properties.n.maximum is Infinity`): a schema's
  * `maximum: Infinity` went out as `maximum: null`, a Map of `properties` as `{}`. A field that
  * cannot be read (a getter or a Proxy's trap that throws) is a `TypeError` naming its path and
- * what it threw, in a tool as in `extraBody`, rather than that error from inside the client; so is
+ * what it threw, in a tool as in `extraBody`, rather than that error from inside the client, and so
+ * is a message, a tool entry, its `function`, or `messages` or `tools` themselves that cannot be read
+ * (a revoked Proxy, on which asking whether it is an array threw; a message whose `role` a trap
+ * withholds), named by its index (`messages[1] could not be read (TypeError: …)`); so is
  * a function or a symbol (as a field JSON left it out, in an array wrote `null`) and `undefined` in
  * an array (written as `null`). A field set to `undefined` is let be (JSON leaves it out).
  *

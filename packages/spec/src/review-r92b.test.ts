@@ -4,7 +4,7 @@ import { exportSpec } from "./export-spec.js";
 import { findSpecSecrets, withoutSecrets } from "./find-spec-secrets.js";
 import { withoutProseSecrets } from "./prose-secrets.js";
 import { SPEC_TOKEN } from "./schema.js";
-import { eightAgainstOne } from "./test-support/linear-ratio.js";
+import { timesAgainstOne } from "./test-support/linear-ratio.js";
 import { placedValue } from "./test-support/spec-cases.js";
 import type { AgentSpec } from "./types.js";
 import { withoutCommandLineSecrets } from "./without-command-line-secrets.js";
@@ -117,15 +117,23 @@ describe("an apostrophe inside a word, and a markdown fence, in a document holdi
   });
 
   it("reads a document of many such lines in linear time", () => {
+    // 64 times the text read once against the text read 64 times, on the CPU clock, each side tens
+    // of milliseconds: near 1 when linear (measured 2.1 and 1.5), near 64 when quadratic; bound 16.
+    // Eight times the text under a bound of 4 read 1.85 idle, within a loaded host's drift of the
+    // bound. With the apostrophe's look-ahead to the line's end taken afresh at each apostrophe
+    // (shell-words' breakAhead not reused) the line of apostrophes reads 42. Six seconds idle: the
+    // long line is 128,000 characters; hence 60 s.
     const lines = ["Don't stop.", "```", "The token: ask for it later", "It's ok ``` here", "x'y 'z"];
-    const short = lines.join("\n").repeat(40);
-    const long = short.repeat(8);
+    // The first long side is the document eight times 40 lines made before.
+    const short = lines.join("\n").repeat(5);
     const read = (value: string) => {
       withoutSecrets(value, "CONFIG");
       withoutCommandLineSecrets(value);
     };
-    expect(eightAgainstOne(read, short, long)).toBeLessThan(4);
+    const r1 = timesAgainstOne(read, short, short.repeat(64), 64);
     // One line of apostrophes, none closed on it: each looks ahead once.
-    expect(eightAgainstOne(read, "it's ".repeat(400), "it's ".repeat(3200))).toBeLessThan(4);
-  });
+    const r2 = timesAgainstOne(read, "it's ".repeat(400), "it's ".repeat(400 * 64), 64);
+    expect(r1).toBeLessThan(16);
+    expect(r2).toBeLessThan(16);
+  }, 60_000);
 });

@@ -7,12 +7,13 @@ const cpuUsage = typeof host.process?.cpuUsage === "function" ? host.process.cpu
 
 /**
  * Milliseconds of CPU the process has spent (user and system, every thread), where Node's
- * `process.cpuUsage` exists; the wall clock elsewhere. A neighbour that takes the CPU away between
+ * `process.cpuUsage` exists; the wall clock elsewhere. The clock {@link bestTimes} reads, for a
+ * helper timing work its own way (read it before and after, and compare two such timings). A neighbour that takes the CPU away between
  * two lines of the work under test does not count: on a loaded machine a short run fitted in one
  * scheduler slice while a long one paid for every neighbour, and wall-clock ratios of linear work
  * read 16 to 90 there.
  */
-function clockNow(): number {
+export function cpuTimeMs(): number {
   if (!cpuUsage) return host.performance.now();
   const used = cpuUsage();
   return (used.user + used.system) / 1000;
@@ -31,9 +32,9 @@ export async function bestTimes(runs: ReadonlyArray<() => unknown>): Promise<num
   const best = runs.map(() => Number.POSITIVE_INFINITY);
   for (let round = 0; round < 3; round++) {
     for (const [i, run] of runs.entries()) {
-      const started = clockNow();
+      const started = cpuTimeMs();
       await run();
-      best[i] = Math.min(best[i] as number, clockNow() - started);
+      best[i] = Math.min(best[i] as number, cpuTimeMs() - started);
     }
   }
   return best;

@@ -1,3 +1,5 @@
+export type { Work } from "./count-work.js";
+export { countWork } from "./count-work.js";
 export type { TestkitErrorCode } from "./errors.js";
 export { TestkitError } from "./errors.js";
 export type { CaptureParts, RecordedResponse } from "./fixtures.js";
@@ -12,7 +14,7 @@ export {
   recordedErrorBody,
   splitCapture,
 } from "./fixtures.js";
-export { bestTimes, growth } from "./growth.js";
+export { bestTimes, cpuTimeMs, growth } from "./growth.js";
 export type { LiveOptions, LiveServer } from "./live-llama.js";
 export { liveServerPath, startLive } from "./live-llama.js";
 export type { LlamacppPersonalityOptions } from "./personalities/llamacpp.js";

@@ -8,3 +8,13 @@
 export function protoless<T extends object>(fields: T): T {
   return Object.setPrototypeOf(fields, null) as T;
 }
+
+/**
+ * `Object.getOwnPropertyDescriptor(target, key)` with no prototype (`undefined` where there is no
+ * such own property): read as it is (`"value" in it`, `it.get`), a polluted `Object.prototype.get`
+ * or `value` would otherwise answer for a field the descriptor does not have.
+ */
+export function ownDescriptor(target: object, key: PropertyKey): PropertyDescriptor | undefined {
+  const found = Object.getOwnPropertyDescriptor(target, key);
+  return found === undefined ? undefined : protoless(found);
+}
