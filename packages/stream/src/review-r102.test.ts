@@ -1,7 +1,8 @@
 import { growth } from "@loopwright/testkit";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { propertyRuns } from "../../../test-support/properties.js";
+import { propertyRuns, propertyTimeout } from "../../../test-support/properties.js";
+import type { ToolCallDeltaLike } from "./chunk.js";
 import { streamTurn } from "./stream-turn.js";
 import { body, chunk, harness, sse } from "./test-support/http.js";
 import { splitAt } from "./test-support/rechunk.js";
@@ -58,42 +59,47 @@ describe("R102-1: a run of emoji cut between every two argument pieces is told i
 });
 
 describe("R102-2: each progress's arguments are the argument pieces told so far", () => {
-  it("property: astral characters cut at any code unit, pieces told one by one, TurnReader and HTTP alike", async () => {
-    // Opened by the one "[" in it, so no later piece repeats the text before it (which reads as a
-    // server resending the arguments whole, a case of its own).
-    const text = fc
-      .array(fc.constantFrom("a", '"', "😀", "𝄞", " ", "é", "{"), { minLength: 1, maxLength: 14 })
-      .map((parts) => `[${parts.join("")}`);
-    const check = (told: readonly ToolCallProgress[], whole: string) => {
-      let so = "";
-      for (const p of told) {
-        so += p.argumentsDelta;
-        expect(p.arguments).toBe(so);
-        expect(hasLoneSurrogate(p.arguments)).toBe(false);
-      }
-      expect(so).toBe(whole);
-    };
-    await fc.assert(
-      fc.asyncProperty(text, fc.array(fc.nat(), { maxLength: 8 }), async (whole, cuts) => {
-        const pieces = splitAt(
-          whole,
-          cuts.map((c) => c % whole.length),
-        );
-        const told: ToolCallProgress[] = [];
-        const reader = new TurnReader({ onToolCallDelta: (p) => told.push({ ...p }) });
-        for (const [i, piece] of pieces.entries()) reader.read(argumentsChunk(piece, i === 0));
-        expect(reader.finish().toolCalls[0]?.function.arguments).toBe(whole);
-        check(told, whole);
-        // Every code unit a piece of its own.
-        const one: ToolCallProgress[] = [];
-        const single = new TurnReader({ onToolCallDelta: (p) => one.push({ ...p }) });
-        for (const [i, unit] of whole.split("").entries()) single.read(argumentsChunk(unit, i === 0));
-        expect(single.finish().toolCalls[0]?.function.arguments).toBe(whole);
-        check(one, whole);
-      }),
-      propertyRuns(200),
-    );
-  });
+  it(
+    "property: astral characters cut at any code units, or each code unit a piece of its own",
+    async () => {
+      // Opened by the one "[" in it, so no later piece repeats the text before it (which reads as a
+      // server resending the arguments whole, a case of its own).
+      const text = fc
+        .array(fc.constantFrom("a", '"', "😀", "𝄞", " ", "é", "{"), { minLength: 1, maxLength: 14 })
+        .map((parts) => `[${parts.join("")}`);
+      const check = (told: readonly ToolCallProgress[], whole: string) => {
+        let so = "";
+        for (const p of told) {
+          so += p.argumentsDelta;
+          expect(p.arguments).toBe(so);
+          expect(hasLoneSurrogate(p.arguments)).toBe(false);
+        }
+        expect(so).toBe(whole);
+      };
+      await fc.assert(
+        fc.asyncProperty(text, fc.array(fc.nat(), { maxLength: 8 }), async (whole, cuts) => {
+          const pieces = splitAt(
+            whole,
+            cuts.map((c) => c % whole.length),
+          );
+          const told: ToolCallProgress[] = [];
+          const reader = new TurnReader({ onToolCallDelta: (p) => told.push({ ...p }) });
+          for (const [i, piece] of pieces.entries()) reader.read(argumentsChunk(piece, i === 0));
+          expect(reader.finish().toolCalls[0]?.function.arguments).toBe(whole);
+          check(told, whole);
+          // Every code unit a piece of its own.
+          const one: ToolCallProgress[] = [];
+          const single = new TurnReader({ onToolCallDelta: (p) => one.push({ ...p }) });
+          for (const [i, unit] of whole.split("").entries()) single.read(argumentsChunk(unit, i === 0));
+          expect(single.finish().toolCalls[0]?.function.arguments).toBe(whole);
+          check(one, whole);
+        }),
+        propertyRuns(200),
+      );
+      // A third of a second alone (6,000 runs at scale 30 found nothing); the allowance is for a machine busy with the rest of the suite.
+    },
+    propertyTimeout(30_000),
+  );
 
   it("over HTTP, emoji cut between every piece are told whole characters whose arguments add up", async () => {
     const pieces = ['{"e": "\ud83d', ...Array.from({ length: 5 }, () => "\ude00x\ud83d"), '\ude00"}'];
@@ -119,4 +125,98 @@ describe("R102-2: each progress's arguments are the argument pieces told so far"
     }
     expect(so).toBe(whole);
   });
+});
+
+describe("R102-3: tool-call pieces a hostile server may send", () => {
+  it(
+    "property: any indexes, ids, names and arguments read into calls with unique ids, never a throw",
+    () => {
+      const text = fc.oneof(
+        fc.string({ maxLength: 6 }),
+        fc.constantFrom(
+          "",
+          "__proto__",
+          "constructor",
+          "prototype",
+          "toString",
+          "a\u0000b",
+          "\n\t",
+          "\ud83d",
+        ),
+      );
+      const index = fc.oneof(
+        fc.integer({ min: -3, max: 3 }),
+        fc.constantFrom(
+          -1,
+          0.5,
+          -0,
+          1e300,
+          Number.MAX_SAFE_INTEGER + 2,
+          "1",
+          " 2 ",
+          "x",
+          "__proto__",
+          null,
+          true,
+        ),
+        fc.constant(undefined),
+      );
+      const args = fc.oneof(
+        text,
+        fc.constantFrom(
+          "{",
+          "}",
+          '{"a":1}',
+          '{"a":',
+          "[",
+          "null",
+          '{"__proto__":{"x":1}}',
+          '{"constructor":1}',
+        ),
+        fc.constantFrom<unknown>({ a: 1 }, [1], 5, null, JSON.parse('{"__proto__":{"polluted":1}}')),
+      );
+      const piece = fc.record(
+        {
+          index,
+          id: fc.oneof(text, fc.constantFrom<unknown>(5, null)),
+          type: fc.constant("function"),
+          function: fc.record(
+            { name: fc.oneof(text, fc.constant<unknown>(7)), arguments: args },
+            { requiredKeys: [] },
+          ),
+        },
+        { requiredKeys: [] },
+      );
+      fc.assert(
+        fc.property(
+          fc.array(fc.array(piece, { minLength: 1, maxLength: 3 }), { maxLength: 12 }),
+          (deltas) => {
+            const told: ToolCallProgress[] = [];
+            const reader = new TurnReader({ onToolCallDelta: (p) => told.push({ ...p }) });
+            // As a server's JSON may hold them, whatever the types say.
+            for (const pieces of deltas)
+              reader.read({ choices: [{ index: 0, delta: { tool_calls: pieces as ToolCallDeltaLike[] } }] });
+            const { toolCalls } = reader.finish();
+            const ids = toolCalls.map((call) => call.id);
+            expect(new Set(ids).size).toBe(ids.length);
+            for (const call of toolCalls) {
+              expect(call.id).not.toBe("");
+              expect(typeof call.function.name).toBe("string");
+              expect(typeof call.function.arguments).toBe("string");
+              expect(call.function.name !== "" || call.function.arguments !== "").toBe(true);
+              expect(Object.getPrototypeOf(call)).toBe(Object.prototype);
+            }
+            for (const p of told) expect(Number.isSafeInteger(p.index) && p.index >= 0).toBe(true);
+            expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+            expect(({} as Record<string, unknown>).x).toBeUndefined();
+            // What the turn holds goes back to a server as JSON, unchanged.
+            expect(JSON.parse(JSON.stringify(toolCalls))).toEqual(toolCalls);
+          },
+        ),
+        propertyRuns(300),
+      );
+      // Under a second alone (9,000 runs at scale 30 found nothing); the allowance is for a machine busy with the rest of the suite.
+    },
+    propertyTimeout(30_000),
+  );
 });
