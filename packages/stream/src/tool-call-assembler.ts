@@ -250,8 +250,31 @@ export class ToolCallAssembler {
     this.idPrefix = options.idPrefix ?? DEFAULT_ID_PREFIX;
   }
 
+  /**
+   * Whether the last piece `push` told left the call's `arguments` as they were told before it
+   * with its `argumentsDelta` added at the end (for a call told nothing before, as `""` with it
+   * added): false where it replaced them (a server resending them whole, cumulatively, or as an
+   * object). Lets a reader that tells the arguments without their last half character build that
+   * text by adding to what it told, rather than cutting the whole arguments (a copy of all of them)
+   * on every piece.
+   */
+  get appended(): boolean {
+    return this.lastAppended;
+  }
+
+  private lastAppended = true;
+  /** Arguments a call had that a piece replaced, so far (see {@link appended}). */
+  private replacements = 0;
+
   /** Adds one piece; returns the call's progress, or `undefined` for a piece that carried nothing. */
   push(piece: ToolCallDeltaLike): ToolCallProgress | undefined {
+    const before = this.replacements;
+    const progress = this.take(piece);
+    this.lastAppended = this.replacements === before;
+    return progress;
+  }
+
+  private take(piece: ToolCallDeltaLike): ToolCallProgress | undefined {
     if (!piece || typeof piece !== "object") return undefined;
     const id = text(piece.id);
     const fn = piece.function && typeof piece.function === "object" ? piece.function : undefined;
@@ -334,7 +357,7 @@ export class ToolCallAssembler {
       const next = this.open();
       next.name = name || slot.name;
       if (id && id !== slot.id) this.identify(next, id);
-      setArguments(next, args.text);
+      this.replaceArguments(next, args.text);
       if (index !== undefined) this.byIndex.set(index, next);
       return this.progress(next, args.text);
     }
@@ -382,7 +405,7 @@ export class ToolCallAssembler {
     if (piece === "") return "";
     let so = slot.arguments;
     if (so === "") {
-      setArguments(slot, piece);
+      this.replaceArguments(slot, piece);
       return piece;
     }
     const alt = slot.alt;
@@ -399,14 +422,14 @@ export class ToolCallAssembler {
         const incremental = alt.shape.whole(alt.before + slot.arguments) !== undefined;
         if (cumulative && !incremental) slot.cumulative = true;
         else if (incremental && !cumulative) {
-          setArguments(slot, alt.before + slot.arguments);
+          this.replaceArguments(slot, alt.before + slot.arguments);
           return piece;
         } else slot.alt = alt;
         return added;
       }
       // It was an incremental stream whose pieces happened to repeat the text before them.
       so = alt.before + so;
-      setArguments(slot, so);
+      this.replaceArguments(slot, so);
     }
     if (
       piece.startsWith(so) &&
@@ -433,7 +456,7 @@ export class ToolCallAssembler {
         return undefined;
       }
       if (whole) {
-        setArguments(slot, piece);
+        this.replaceArguments(slot, piece);
         return piece;
       }
     }
@@ -445,6 +468,12 @@ export class ToolCallAssembler {
     slot.renamed = false;
     appendArguments(slot, piece);
     return piece;
+  }
+
+  /** `setArguments`, counting a replacement where the call had arguments. */
+  private replaceArguments(slot: Slot, text: string): void {
+    if (slot.arguments !== "") this.replacements++;
+    setArguments(slot, text);
   }
 
   private progress(slot: Slot, added: string): ToolCallProgress {

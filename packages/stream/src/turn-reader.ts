@@ -7,7 +7,7 @@ import type {
   UsageLike,
 } from "./chunk.js";
 import { type Fence, type FenceSplit, FenceSplitter } from "./fences.js";
-import { GrownText } from "./grown-text.js";
+import { GrownText, grown } from "./grown-text.js";
 import { ownChunk } from "./own-chunk.js";
 import { held } from "./own-field.js";
 import { indexOf, ToolCallAssembler, type ToolCallProgress } from "./tool-call-assembler.js";
@@ -158,11 +158,8 @@ export class TurnReader {
   private scratchpadClosed = false;
   /** The first half of a surrogate pair that ended the reasoning so far, told with the next piece. */
   private thinkingHeld = "";
-  /**
-   * Per call (by position), the first half of a surrogate pair that ended its arguments so far, with
-   * the progress it was held from: told with the call's next piece, or at the end.
-   */
-  private readonly argumentsHeld = new Map<number, { half: string; progress: ToolCallProgress }>();
+  /** Per call (by position), what `onToolCallDelta` was last told of it (see {@link ToldCall}). */
+  private readonly toldCalls = new Map<number, ToldCall>();
 
   constructor(options: TurnReaderOptions = {}) {
     // Read once, by the fields the options hold: an option left out is absent, whatever a polluted
@@ -257,10 +254,10 @@ export class TurnReader {
       this.thinkingHeld = "";
       this.options.onThinking?.(held);
     }
-    for (const { half, progress } of this.argumentsHeld.values()) {
-      this.options.onToolCallDelta?.({ ...progress, argumentsDelta: half });
+    for (const { held } of this.toldCalls.values()) {
+      if (held !== undefined) this.options.onToolCallDelta?.({ ...held.progress, argumentsDelta: held.half });
     }
-    this.argumentsHeld.clear();
+    this.toldCalls.clear();
     return this.snapshot();
   }
 
@@ -368,17 +365,34 @@ export class TurnReader {
   private tellCall(progress: ToolCallProgress): void {
     const tell = this.options.onToolCallDelta;
     if (tell === undefined) return;
-    const before = this.argumentsHeld.get(progress.index);
-    const delta = before === undefined ? progress.argumentsDelta : before.half + progress.argumentsDelta;
+    const told = this.toldCalls.get(progress.index);
+    const delta =
+      told?.held === undefined ? progress.argumentsDelta : told.held.half + progress.argumentsDelta;
     // Only the piece is looked at: reading the end of the whole arguments (a string built piece by
     // piece) makes V8 copy all of it each time, the square of their length over a call.
-    if (endsInFirstHalf(delta)) {
-      this.argumentsHeld.set(progress.index, { half: delta.slice(-1), progress });
-      tell(withoutLastHalf(progress, delta.slice(0, -1)));
+    if (!endsInFirstHalf(delta)) {
+      this.toldCalls.set(progress.index, { arguments: progress.arguments, pieces: 0, held: undefined });
+      tell(delta === progress.argumentsDelta ? progress : { ...progress, argumentsDelta: delta });
       return;
     }
-    this.argumentsHeld.delete(progress.index);
-    tell(delta === progress.argumentsDelta ? progress : { ...progress, argumentsDelta: delta });
+    const piece = delta.slice(0, -1);
+    const held = { half: delta.slice(-1), progress };
+    if (!this.calls.appended) {
+      // The server replaced the arguments: cut from the whole, when read.
+      const shown = withoutLastHalf(progress, piece);
+      this.toldCalls.set(progress.index, { arguments: "", pieces: 0, held, whole: shown });
+      tell(shown);
+      return;
+    }
+    // The piece was added to the arguments told before (with the half held then): the arguments
+    // without the half are those with the rest of the piece. Cutting the last character off the
+    // whole arguments instead copied all of them on every piece that ended in a first half (a relay
+    // cutting a run of emoji between its pieces made that every piece: the square of their length).
+    const before = told === undefined ? "" : told.whole === undefined ? told.arguments : told.whole.arguments;
+    const text = before + piece;
+    const pieces = told === undefined || told.whole !== undefined ? 1 : grown(text, told.pieces + 1);
+    this.toldCalls.set(progress.index, { arguments: text, pieces, held });
+    tell({ ...progress, argumentsDelta: piece, arguments: text });
   }
 
   /**
@@ -432,6 +446,20 @@ export class TurnReader {
     this.produced = true;
     this.options.onProduced?.();
   }
+}
+
+/**
+ * What `onToolCallDelta` was last told of one call: its `arguments`, the pieces added to that text
+ * since it was last flat (see `grown`), and the first half of a surrogate pair held back from the
+ * end of the call's arguments with the progress it was held from (told with the call's next piece,
+ * or at the end). `whole`: told instead of `arguments` where the server had replaced the arguments,
+ * cut from them only if read.
+ */
+interface ToldCall {
+  arguments: string;
+  pieces: number;
+  held: { half: string; progress: ToolCallProgress } | undefined;
+  whole?: ToolCallProgress;
 }
 
 /**
