@@ -232,8 +232,10 @@ describe("playground with MCP servers", () => {
         expect(out).toContain(`← read_file: ${escaped}`);
         expect(out).toContain(`✗ s__read_env: Error: cannot parse .env: ${escaped}`);
         expect(out).toMatch(/✗ clock\\x1b\[2K: /);
-        // The failed server's stderr, in the notice saying it could not start.
-        expect(out).toContain(`  cannot parse .env: ${escaped})`);
+        // The failed server's stderr, in the notice saying it could not start: tools-mcp strips a
+        // server's terminal escape sequences (colours, titles, cursor moves) from what it quotes of
+        // its stderr since r102c, and the playground escapes what is left.
+        expect(out).toContain("  cannot parse .env: hello \\u202e visible)");
         expect(out).toContain(`Done:\n\t${escaped}`);
       } finally {
         await endpoint.close();

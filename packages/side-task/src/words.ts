@@ -53,7 +53,8 @@ function trimApostrophes(word: string): string {
 
 /**
  * The words of a text as matching terms: split on anything that is not a letter or digit and at
- * camelCase and snake_case seams, lower-cased, function words dropped, stemmed.
+ * camelCase and snake_case seams, lower-cased, function words dropped, stemmed (a stem that is a
+ * function word dropped too).
  */
 export function terms(text: string): string[] {
   const spaced = text
@@ -68,7 +69,11 @@ export function terms(text: string): string[] {
     if (bare === "" || FUNCTION_WORDS.has(bare)) continue;
     const plain = bare.replace(/'s$/, "").replace(/'/g, "");
     if (plain === "" || FUNCTION_WORDS.has(plain)) continue;
-    out.push(stem(plain));
+    // A stem can be a function word the word was not ("ourr" → "our", "thee" → "the", "thises" →
+    // "this"): dropped too, or it scored as a rare term against a catalogue that has none.
+    const stemmed = stem(plain);
+    if (FUNCTION_WORDS.has(stemmed)) continue;
+    out.push(stemmed);
   }
   return out;
 }
