@@ -84,6 +84,13 @@ describe("a tool error echoing what the model wrote", () => {
     expect(error.issues[0]?.path).toBe("words.\\u001b]0;pwned\\u0007\\u202e");
   });
 
+  it("escapes a key on the way to a __proto__ key in the path a refusal names", async () => {
+    const args = JSON.parse('{"path":"a","\\u001b[8m\\u202e":{"__proto__":1}}') as Record<string, unknown>;
+    const error = await refusal({ name: "read_file", args });
+    expect(error.issues[0]?.path).toBe("\\u001b[8m\\u202e.__proto__");
+    expect(error.message).toContain("(at \\u001b[8m\\u202e.__proto__)");
+  });
+
   it("cuts a 10 MB unrecognised key to its first 60 characters and says how long it was", async () => {
     const key = `\u001b${"k".repeat(10_000_000)}`;
     const error = await refusal({ name: "read_file", args: { path: "a", [key]: 1 } });
