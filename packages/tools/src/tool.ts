@@ -491,6 +491,55 @@ export function shorten(text: string, max: number): string {
   return `${sound.slice(0, code >= 0xd800 && code <= 0xdbff ? max - 1 : max)}… (${text.length} characters)`;
 }
 
+/**
+ * C0 and C1 controls, DEL, the Unicode line and paragraph separators, and the bidirectional marks,
+ * embeddings, overrides and isolates: what {@link echoed} writes as `\uXXXX` (the set
+ * `@loopwright/tools-mcp`'s `echoedName` escapes in its call errors).
+ */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
+const CONTROLS = /[\u0000-\u001f\u007f-\u009f\u200e\u200f\u2028-\u202e\u2066-\u2069]/g;
+
+/** `text` with each character of `CONTROLS` written `\uXXXX`. */
+function escapeControls(text: string): string {
+  return text.replace(CONTROLS, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`);
+}
+
+/**
+ * Text the model wrote (a tool's name, an argument's key) as a refusal echoes it: cut to `max`
+ * characters with its length said, half a surrogate pair written U+FFFD (see `shorten`), and each
+ * control character — a terminal's escape, a line break, a NUL, a right-to-left override — written
+ * `\uXXXX`. A refusal is a tool result the model is sent again on every later step, and a host may
+ * log it or show it in a terminal.
+ */
+export function echoed(text: string, max: number): string {
+  return escapeControls(shorten(text, max));
+}
+
+/**
+ * zod's message for an issue, as a refusal carries it: each key an `unrecognized_keys` issue names
+ * (zod quotes them raw, and the model made them up) echoed (see `echoed`), wherever the message
+ * quotes it, then the whole message cut to `MESSAGE_CHARS` with its control characters escaped, as
+ * a refinement's own message may quote the arguments too.
+ */
+function issueMessage(found: z.core.$ZodIssue): string {
+  let message = found.message;
+  if (found.code === "unrecognized_keys") {
+    // One pass from left to right, each key looked for after the one before: a call with 100,000
+    // made-up keys is not read 100,000 times.
+    let out = "";
+    let from = 0;
+    for (const key of found.keys) {
+      const quoted = `"${key}"`;
+      const at = message.indexOf(quoted, from);
+      if (at < 0) continue;
+      out += `${message.slice(from, at)}"${echoed(key, KEY_CHARS)}"`;
+      from = at + quoted.length;
+    }
+    message = out + message.slice(from);
+  }
+  return escapeControls(shorten(message, MESSAGE_CHARS));
+}
+
 /** How much of an argument path a refusal shows: its start and its end. */
 const PATH_CHARS = 240;
 const PATH_HEAD = 80;
@@ -532,7 +581,7 @@ function protoKeyPath(value: unknown): string | undefined {
         continue;
       }
       for (const key of Object.keys(item)) {
-        const at = path === "" ? shorten(key, KEY_CHARS) : `${path}.${shorten(key, KEY_CHARS)}`;
+        const at = path === "" ? echoed(key, KEY_CHARS) : `${path}.${echoed(key, KEY_CHARS)}`;
         if (key === "__proto__") return shortenPath(at);
         next.push([(item as SchemaNode)[key], at]);
       }
@@ -601,13 +650,13 @@ function refusal(name: string, error: z.ZodError): ToolInputError {
     path: shortenPath(
       found.path
         .map((part, at) => {
-          const key = shorten(String(part), KEY_CHARS);
+          const key = echoed(String(part), KEY_CHARS);
           return typeof part === "number" ? `[${part}]` : at === 0 ? key : `.${key}`;
         })
         .join(""),
     ),
     // zod quotes unrecognised keys in its message, and the model made those up.
-    message: shorten(found.message, MESSAGE_CHARS),
+    message: issueMessage(found),
   }));
   const named = issues
     .slice(0, NAMED_ISSUES)
