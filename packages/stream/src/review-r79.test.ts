@@ -258,7 +258,8 @@ describe("R79-1 (time): holding back half a character reads only the piece", () 
     // their geometric middle: a loaded 2-core host has moved such a ratio 3 to 4 times, which the
     // bound 30 for eight times the pieces (8 against 64) left within reach. The bug read the end of
     // the whole arguments, which made V8 flatten them (copy them whole) at every piece: no counter in
-    // a test sees that, so this one is timed.
+    // a test sees that, so this one is timed (332 with endsInFirstHalf of the whole arguments read
+    // at every piece put back in tellCall).
     expect(await growth(tell, 5_000, 16)).toBeLessThan(64);
     const reader = tell(100_000);
     expect(reader.finish().toolCalls[0]?.function.arguments.length).toBe(200_000);
