@@ -43,6 +43,8 @@ const CALLBACK_WALKS = [
   "findLast",
   "findLastIndex",
   "flatMap",
+  "reduce",
+  "reduceRight",
 ];
 const LENGTH_WALKS = ["indexOf", "lastIndexOf", "includes", "join", "sort"];
 
@@ -119,9 +121,8 @@ export async function countWork(work: () => unknown, limit = Number.POSITIVE_INF
       return Reflect.apply(original, this, args);
     };
   for (const key of ITERATORS) patch(Array.prototype, key, iterating("elements"));
-  for (const key of CALLBACK_WALKS) patch(Array.prototype, key, calling("elements"));
   // reduce's callback takes the accumulator first; counted the same way, one per element.
-  for (const key of ["reduce", "reduceRight"]) patch(Array.prototype, key, calling("elements"));
+  for (const key of CALLBACK_WALKS) patch(Array.prototype, key, calling("elements"));
   for (const key of LENGTH_WALKS) {
     patch(
       Array.prototype,

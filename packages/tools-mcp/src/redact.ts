@@ -201,8 +201,7 @@ const isCredentialParam = (name: string) =>
  * client takes by a flag of its own ({@link CLIENTS}: `sqlcmd -P X`, `mysql -pX`, `redis-cli -a X`,
  * …, also run by another program: `docker exec db sqlcmd -P X`; `ssh -P 22` is a port). A telling
  * flag's value may start with `-` (`--token -VJJ`) unless it is a flag of its own. The rules of
- * @loopwright/spec's reader of a server's args (`src/parity.test.ts` holds the two to one answer;
- * dotnet's `-p:` is read here only).
+ * @loopwright/spec's reader of a server's args (`src/parity.test.ts` holds the two to one answer).
  */
 function argumentSecrets(command: string, args: readonly string[]): string[] {
   const out: string[] = [];
