@@ -100,6 +100,12 @@ describe("a tool error echoing what the model wrote", () => {
     expect(error.message.length).toBeLessThan(500);
   });
 
+  it("writes an unknown tool's name as a JSON string, its quotes and backslashes escaped", async () => {
+    // r102f wrote the escaped name between bare quotes, so a name holding `"` read as ending early.
+    const error = await refusal({ name: 'a"; the tools are: rm\\\n', args: {} });
+    expect(error.message).toContain('There is no tool named "a\\"; the tools are: rm\\\\\\n";');
+  });
+
   it("names every unrecognised key of several, each escaped", async () => {
     const error = await refusal({ name: "read_file", args: { path: "a", "x\n": 1, "y\u202e": 2 } });
     expect(error.issues[0]?.message).toBe('Unrecognized keys: "x\\u000a", "y\\u202e"');

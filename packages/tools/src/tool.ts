@@ -500,7 +500,7 @@ export function shorten(text: string, max: number): string {
 const CONTROLS = /[\u0000-\u001f\u007f-\u009f\u200e\u200f\u2028-\u202e\u2066-\u2069]/g;
 
 /** `text` with each character of `CONTROLS` written `\uXXXX`. */
-function escapeControls(text: string): string {
+export function escapeControls(text: string): string {
   return text.replace(CONTROLS, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }
 

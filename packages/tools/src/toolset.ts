@@ -1,5 +1,5 @@
 import { ToolInputError } from "./errors.js";
-import { checkArguments, echoed, type Tool, type ToolDeclaration } from "./tool.js";
+import { checkArguments, escapeControls, shorten, type Tool, type ToolDeclaration } from "./tool.js";
 
 /** Whether `signal` is an AbortSignal as `dispatch` uses one (or something with its shape). */
 function isSignal(signal: unknown): signal is AbortSignal {
@@ -189,11 +189,12 @@ export function createToolset(tools: readonly Tool<any>[]): Toolset {
       const tool = byName.get(call.name);
       if (!tool) {
         // The model made the name up, so it can be any size and hold anything: echo the start of
-        // it and its length, its control and bidirectional characters escaped (see `echoed`).
+        // it and its length as a JSON string (its quotes and backslashes escaped, so the name's end
+        // is plain), its other control and bidirectional characters escaped too (see `echoed`).
         throw new ToolInputError(
           "unknown-tool",
           call.name,
-          `There is no tool named "${echoed(call.name, 60)}"; the tools are: ${known(call.name)}.`,
+          `There is no tool named ${escapeControls(JSON.stringify(shorten(call.name, 60)))}; the tools are: ${known(call.name)}.`,
         );
       }
       // A stopped run checks nothing: an asynchronous refinement may have effects of its own.
