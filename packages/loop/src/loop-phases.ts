@@ -21,6 +21,7 @@ import {
   notice,
   replaceMessages,
   runWindow,
+  taggedDedupe,
   throwIfStopped,
 } from "./loop-run.js";
 import { namedTools, noDispatch, toolsNeedingDispatch } from "./no-dispatch.js";
@@ -832,7 +833,7 @@ export async function runTools(run: LoopRun, step: LoopStep): Promise<void> {
       finishReason: turn.finishReason,
       tools: callSchemas(run),
       parallel: options.parallel ?? config.parallel ?? undefined,
-      dedupe: options.dedupeToolCalls ?? config.dedupeToolCalls ?? undefined,
+      dedupe: taggedDedupe(options.dedupeToolCalls ?? config.dedupeToolCalls ?? undefined),
       route: routes.again, // load_tools and call_tool, per toolDiscovery, as routed above
       // A tool's error often quotes the request it sent: the endpoint's credentials never reach the
       // model, the transcript or a watcher through it (a routing header's words, as in a reply, do).

@@ -387,12 +387,33 @@ export async function append(run: LoopRun, step: number, message: ChatMessage, t
   if (onMessage) await hostCallback(run, "onMessage", () => onMessage(message, step, turn));
 }
 
-/** What a host's awaited callback threw, tagged with its name: `failure` names it in the run's error. */
+/**
+ * What a host's callback whose failure ends the run threw, tagged with its name: `failure` names it
+ * in the run's error. `beforeStep` and `onMessage` are awaited (`hostCallback`); a
+ * `dedupeToolCalls` predicate is asked of a step's calls before any runs (`taggedDedupe`).
+ */
 class CallbackFault {
   constructor(
-    readonly callback: "beforeStep" | "onMessage",
+    readonly callback: "beforeStep" | "onMessage" | "dedupeToolCalls",
     readonly error: unknown,
   ) {}
+}
+
+/**
+ * A `dedupeToolCalls` predicate whose throw is tagged with its name, so the run's error says the
+ * predicate failed rather than carrying its words alone (a throw from a host's `readOnlyHint` lookup
+ * read as the run's own failure); anything else as it was.
+ */
+export function taggedDedupe<D>(dedupe: D): D {
+  if (typeof dedupe !== "function") return dedupe;
+  const ask = dedupe as (...args: unknown[]) => unknown;
+  return ((...args: unknown[]) => {
+    try {
+      return ask(...args);
+    } catch (error) {
+      throw new CallbackFault("dedupeToolCalls", error);
+    }
+  }) as D;
 }
 
 /** Whether `value` has a callable `then` (false where reading it throws). */
@@ -415,7 +436,7 @@ function isThenable(value: unknown): value is PromiseLike<unknown> {
  */
 export function hostCallback<T>(
   run: Pick<LoopRun, "options">,
-  callback: CallbackFault["callback"],
+  callback: "beforeStep" | "onMessage",
   call: () => T,
 ): Promise<Awaited<T>> {
   const signal = run.options.signal;
