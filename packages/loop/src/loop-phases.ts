@@ -33,6 +33,7 @@ import {
   NOT_RUN,
   replayedCalls,
   runCalls,
+  speakingWire,
 } from "./run-calls.js";
 import {
   type BuildRequest,
@@ -826,27 +827,32 @@ export async function runTools(run: LoopRun, step: LoopStep): Promise<void> {
   await appendCalls(run, step, replayed, NOT_RUN);
   let ran: Awaited<ReturnType<typeof runCalls>>;
   try {
-    ran = await runCalls(turn.toolCalls, {
-      dispatch: options.dispatch ?? noDispatch,
-      signal: options.signal,
-      ...(config.toolTimeoutSeconds !== undefined ? { timeoutMs: config.toolTimeoutSeconds * 1000 } : {}),
-      finishReason: turn.finishReason,
-      tools: callSchemas(run),
-      parallel: options.parallel ?? config.parallel ?? undefined,
-      dedupe: taggedDedupe(options.dedupeToolCalls ?? config.dedupeToolCalls ?? undefined),
-      route: routes.again, // load_tools and call_tool, per toolDiscovery, as routed above
-      // A tool's error often quotes the request it sent: the endpoint's credentials never reach the
-      // model, the transcript or a watcher through it (a routing header's words, as in a reply, do).
-      redact: run.redactCredentials,
-      onToolCall: (r: DispatchRequest) => {
-        emitEvent(run, { kind: "tool-call", id: r.id, name: r.name, args: shownArgs(r) });
-        tell(options.onToolCall, r);
+    // The loop's own words in an answer name each tool as the request declared it to the model.
+    const calling = speakingWire(
+      {
+        dispatch: options.dispatch ?? noDispatch,
+        signal: options.signal,
+        ...(config.toolTimeoutSeconds !== undefined ? { timeoutMs: config.toolTimeoutSeconds * 1000 } : {}),
+        finishReason: turn.finishReason,
+        tools: callSchemas(run),
+        parallel: options.parallel ?? config.parallel ?? undefined,
+        dedupe: taggedDedupe(options.dedupeToolCalls ?? config.dedupeToolCalls ?? undefined),
+        route: routes.again, // load_tools and call_tool, per toolDiscovery, as routed above
+        // A tool's error often quotes the request it sent: the endpoint's credentials never reach the
+        // model, the transcript or a watcher through it (a routing header's words, as in a reply, do).
+        redact: run.redactCredentials,
+        onToolCall: (r: DispatchRequest) => {
+          emitEvent(run, { kind: "tool-call", id: r.id, name: r.name, args: shownArgs(r) });
+          tell(options.onToolCall, r);
+        },
+        onToolResult: (r: CallResult) => {
+          emitEvent(run, { kind: "tool-result", ...r, content: preview(r.content) });
+          tell(options.onToolResult, r);
+        },
       },
-      onToolResult: (r: CallResult) => {
-        emitEvent(run, { kind: "tool-result", ...r, content: preview(r.content) });
-        tell(options.onToolResult, r);
-      },
-    });
+      run.names.toWire,
+    );
+    ran = await runCalls(turn.toolCalls, calling);
   } catch (error) {
     // The dedupe predicate threw before any call ran: each is answered as not run, and told so.
     answerMissing(run.messages, replayed, NOT_RUN);

@@ -1,12 +1,15 @@
 /**
  * r103a: the loop against the seed and against hostile input. A dedupe predicate that throws ends
- * the step with nothing run, and the run's error says it was the predicate.
+ * the step with nothing run, and the run's error says it was the predicate. The loop's own words in
+ * an answer name a tool as the model was told it (the wire's name, not the host's), and a name the
+ * model made up is echoed cut and escaped, never whole.
  */
 import { startServer, type TestServer } from "@loopwright/testkit";
 import { afterEach, describe, expect, it } from "vitest";
 import { AgentLoopError, failedRun } from "./errors.js";
 import { createRuntime } from "./index.js";
 import { NOT_RUN } from "./run-calls.js";
+import { tool } from "./test-support/discovery.js";
 import { ADD_TOOL, QUESTION, unanswered } from "./test-support/transcript.js";
 
 let server: TestServer | undefined;
@@ -47,5 +50,111 @@ describe("a dedupeToolCalls predicate that throws", () => {
     const run = failedRun(error)!;
     expect(unanswered(run.messages)).toEqual([]);
     expect(run.messages.filter((m) => m.role === "tool").map((m) => m.content)).toEqual([NOT_RUN, NOT_RUN]);
+  });
+});
+
+/** The tool messages of a request the server received (the second by default): what the model read back. */
+function answersSent(server: TestServer, request = 1): string[] {
+  const body = server.chatRequests[request]?.body as
+    | { messages: { role: string; content: string }[] }
+    | undefined;
+  return (body?.messages ?? []).filter((m) => m.role === "tool").map((m) => m.content);
+}
+
+describe("the loop's own words about a tool the host named otherwise on the wire", () => {
+  it("name it as the request declared it (fs_read), never by the host's name the model never saw (fs.read)", async () => {
+    server = await startServer({
+      replies: [
+        {
+          toolCalls: [
+            { id: "f1", name: "fs_read", arguments: '{"path":"a"}' },
+            { id: "f2", name: "fs_read", arguments: '{"path":"b"}' },
+          ],
+        },
+        { toolCalls: [{ id: "f3", name: "fs_read", arguments: '{"path":"c' }], finishReason: null },
+        { content: "done" },
+      ],
+    });
+    const dispatched: string[] = [];
+    const result = await createRuntime().runAgentLoop({
+      config: { baseUrl: server.baseUrl, model: "sim" },
+      messages: QUESTION,
+      tools: [tool("fs.read", "Read a file", { path: { type: "string" } })],
+      dispatch: ({ name, args }) => {
+        dispatched.push(name);
+        if (args.path === "a") return 1n;
+        throw "";
+      },
+    });
+    // dispatch, and the transcript handed back, keep the host's name.
+    expect(dispatched).toEqual(["fs.read", "fs.read"]);
+    expect(result.toolCalls.map((c) => c.name)).toEqual(["fs.read", "fs.read", "fs.read"]);
+    const sent = answersSent(server, 2);
+    expect(sent).toEqual([
+      "Error: the fs_read tool returned a bigint, which JSON cannot hold; return a string or plain data.",
+      "Error: the fs_read tool failed without saying why.",
+      expect.stringContaining("the arguments for the fs_read call may be cut off"),
+    ]);
+  });
+});
+
+describe("a tool name the model made up, echoed in the loop's own words", () => {
+  it("leaves a declared tool's name whole, however long: only a name no tool has is cut", async () => {
+    const long = `read_${"x".repeat(59)}`;
+    server = await startServer({
+      replies: [{ toolCalls: [{ id: "w1", name: long, arguments: "{}" }] }, { content: "done" }],
+    });
+    await createRuntime().runAgentLoop({
+      config: { baseUrl: server.baseUrl, model: "sim" },
+      messages: QUESTION,
+      tools: [tool(long, "Read")],
+      dispatch: () => {
+        throw "";
+      },
+    });
+    expect(answersSent(server)).toEqual([`Error: the ${long} tool failed without saying why.`]);
+  });
+
+  it("is cut with its length said, never sent back whole: a call named with Harmony markup and 100,000 characters after it", async () => {
+    const name = `<|${"x".repeat(100_000)}`;
+    server = await startServer({
+      replies: [{ toolCalls: [{ id: "h1", name, arguments: "{}" }] }, { content: "done" }],
+    });
+    await createRuntime().runAgentLoop({
+      config: { baseUrl: server.baseUrl, model: "sim" },
+      messages: QUESTION,
+      tools: [ADD_TOOL],
+      dispatch: () => 1,
+    });
+    const [answer] = answersSent(server);
+    expect(answer).toBe(
+      `This call named no tool (only "<|${"x".repeat(58)}… (100002 characters)"), so nothing was run. Call one of the declared tools by its name.`,
+    );
+  });
+
+  it("has its bidirectional and control characters written \\uXXXX, so they cannot turn the loop's words around", async () => {
+    server = await startServer({
+      replies: [
+        {
+          toolCalls: [
+            { id: "b1", name: "add\u202e", arguments: '{"a":1,"b":1}' },
+            { id: "b2", name: "<|\u2066\u001b[2J", arguments: "{}" },
+          ],
+        },
+        { content: "done" },
+      ],
+    });
+    await createRuntime().runAgentLoop({
+      config: { baseUrl: server.baseUrl, model: "sim" },
+      messages: QUESTION,
+      tools: [ADD_TOOL],
+      dispatch: () => {
+        throw "";
+      },
+    });
+    expect(answersSent(server)).toEqual([
+      'Error: the "add\\u202e" tool failed without saying why.',
+      'This call named no tool (only "<|\\u2066\\u001b[2J"), so nothing was run. Call one of the declared tools by its name.',
+    ]);
   });
 });
