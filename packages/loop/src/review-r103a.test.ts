@@ -2,8 +2,10 @@
  * r103a: the loop against the seed and against hostile input. A dedupe predicate that throws ends
  * the step with nothing run, and the run's error says it was the predicate. The loop's own words in
  * an answer name a tool as the model was told it (the wire's name, not the host's), and a name the
- * model made up is echoed cut and escaped, never whole.
+ * model made up is echoed cut and escaped, never whole. The seed's `onTurn` is an option the loop
+ * reads: each step's turn, as the result's `turn` reads it, not awaited.
  */
+import type { Turn } from "@loopwright/stream";
 import { startServer, type TestServer } from "@loopwright/testkit";
 import { afterEach, describe, expect, it } from "vitest";
 import { AgentLoopError, failedRun } from "./errors.js";
@@ -156,5 +158,85 @@ describe("a tool name the model made up, echoed in the loop's own words", () => 
       'Error: the "add\\u202e" tool failed without saying why.',
       'This call named no tool (only "<|\\u2066\\u001b[2J"), so nothing was run. Call one of the declared tools by its name.',
     ]);
+  });
+});
+
+describe("onTurn, as the seed hands a host each turn", () => {
+  it("is told each step's turn once, recovered calls folded in, under the ids and names the transcript keeps, never awaited", async () => {
+    server = await startServer({
+      replies: [
+        {
+          toolCalls: [
+            { id: "t", name: "add", arguments: "{'a': 1, 'b': 1}" },
+            { id: "t", name: "add", arguments: '{"a":2,"b":2}' },
+          ],
+        },
+        { content: '<tool_call>{"name": "add", "arguments": {"a": 3, "b": 3}}</tool_call>' },
+        { content: "All done." },
+      ],
+    });
+    const told: [Turn, number][] = [];
+    const order: string[] = [];
+    const result = await createRuntime().runAgentLoop({
+      config: { baseUrl: server.baseUrl, model: "sim" },
+      messages: QUESTION,
+      tools: [ADD_TOOL],
+      dispatch: ({ args }) => {
+        order.push("dispatch");
+        return (args.a as number) + (args.b as number);
+      },
+      onTurn: (turn, step) => {
+        order.push(`turn ${step}`);
+        told.push([structuredClone(turn), step]);
+        // Rewriting what it was told changes nothing the run keeps.
+        turn.content = "rewritten";
+        for (const call of turn.toolCalls) if (call.type === "function") call.function.name = "rewritten";
+        return new Promise(() => {}); // never settles: not awaited
+      },
+    });
+    expect(told.map(([, step]) => step)).toEqual([1, 2, 3]);
+    expect(order).toEqual(["turn 1", "dispatch", "dispatch", "turn 2", "dispatch", "turn 3"]);
+    expect(result.turn.content).toBe("All done.");
+    const calls = (turn: Turn | undefined) =>
+      (turn?.toolCalls ?? []).map((c) =>
+        c.type === "function" ? [c.id, c.function.name, c.function.arguments] : [],
+      );
+    // Step 1: the repeated id made distinct, as the transcript keeps it; the arguments as the model wrote them.
+    expect(calls(told[0]?.[0])).toEqual([
+      ["t", "add", "{'a': 1, 'b': 1}"],
+      ["t_1", "add", '{"a":2,"b":2}'],
+    ]);
+    // Step 2: the call written as text, recovered; the text what is left of it.
+    expect(calls(told[1]?.[0])).toEqual([["call_recovered_0", "add", '{"a":3,"b":3}']]);
+    expect(told[1]?.[0].content).toBe("");
+    expect(told[2]?.[0].content).toBe("All done.");
+    expect(server.chatRequests).toHaveLength(3);
+    const secondSent = answersSent(server, 2);
+    expect(secondSent).toEqual(["2", "4", "6"]);
+  });
+
+  it("a throwing onTurn neither ends the run nor leaves a call unanswered; one that is no function is named", async () => {
+    server = await startServer({
+      replies: [{ toolCalls: [{ id: "x1", name: "add", arguments: '{"a":1,"b":2}' }] }, { content: "3" }],
+    });
+    const result = await createRuntime().runAgentLoop({
+      config: { baseUrl: server.baseUrl, model: "sim" },
+      messages: QUESTION,
+      tools: [ADD_TOOL],
+      dispatch: () => 3,
+      onTurn: () => {
+        throw new Error("the renderer broke");
+      },
+    });
+    expect(result.turn.content).toBe("3");
+    expect(unanswered(result.messages)).toEqual([]);
+    const refused = await createRuntime()
+      .runAgentLoop({
+        config: { baseUrl: server.baseUrl, model: "sim" },
+        messages: QUESTION,
+        onTurn: "log" as never,
+      })
+      .catch((e: unknown) => e);
+    expect((refused as Error).message).toContain("onTurn must be a function");
   });
 });
