@@ -780,7 +780,7 @@ function quotedName(name: string): string {
  * as `quotedName` writes it otherwise — in eager mode a name no tool has reaches `dispatch`, and the
  * model may have written anything there.
  */
-export function echoedName(name: string): string {
+function echoedName(name: string): string {
   return name.length <= ECHOED_NAME_CHARS && name.isWellFormed() && !ECHO_FOUND.test(name)
     ? name
     : quotedName(name);
