@@ -8,7 +8,7 @@ import { toolNameResolver } from "@loopwright/tool-loading";
 import type { ChatCompletionMessageToolCall } from "openai/resources/chat/completions";
 import type { AssistantMessage, AssistantToolCall, ChatMessage, LoopConfig, ToolChoice } from "./config.js";
 import { carryOn, isContinuable, windowTaken } from "./continue-turn.js";
-import { LoopOptionError, type LoopUsageEvent, type RunUsage } from "./errors.js";
+import { errorMessage, LoopOptionError, type LoopUsageEvent, type RunUsage } from "./errors.js";
 import { followQuestion, withHookContext } from "./hooks-phase.js";
 import {
   append,
@@ -138,20 +138,19 @@ export async function prepareStep(
   // plans stay on that model. Before the first step, the config model's.
   const limit = runWindow(run, last ?? run.config.model);
   // Raced with the run's stop: a beforeStep that stalls (a summariser, a store read) ends with it.
-  const plan = readPlan(
-    await hostCallback(run, "beforeStep", () =>
-      beforeStep([...run.messages], step, {
-        ...(run.used !== undefined ? { used: run.used } : {}),
-        ...(limit ? { limit } : {}),
-        ...(last !== undefined ? { model: last } : {}),
-        ledger: [...run.measure.ledger],
-      }),
-    ),
-    step,
+  const { answer } = await hostCallback(run, "beforeStep", () =>
+    beforeStep([...run.messages], step, {
+      ...(run.used !== undefined ? { used: run.used } : {}),
+      ...(limit ? { limit } : {}),
+      ...(last !== undefined ? { model: last } : {}),
+      ledger: [...run.measure.ledger],
+    }),
   );
+  const plan = readingAnswer(() => readPlan(answer, step));
   // The whole plan is checked before any of it is applied: a refused plan changes nothing of the
   // run (its tools, catalogue and what is loaded, as failedRun reports them). The transcript first.
-  const replaced = plan.messages === undefined ? undefined : plannedMessages(plan.messages);
+  const { messages } = plan;
+  const replaced = messages === undefined ? undefined : readingAnswer(() => plannedMessages(messages));
   const length = (replaced ?? run.messages).length;
   if (plan.requestOnly > length) {
     throw new LoopOptionError(
@@ -251,6 +250,32 @@ function isFields(value: unknown): value is Record<string, unknown> {
  * no tool message answers right after it, a tool message that answers no call, two calls of one
  * assistant message sharing an id.
  */
+/**
+ * `read` of what `beforeStep` answered, where reading it may throw: a revoked Proxy, a getter that
+ * throws, a Proxy's trap — the host's value failing, not the loop — is a `LoopOptionError` naming
+ * `beforeStep` and what the reading said (before, the run's error was the engine's words alone:
+ * "Cannot perform 'IsArray' on a proxy that has been revoked"). The loop's own refusals of the
+ * answer (a `LoopOptionError`, a `TypeError` saying "beforeStep …") pass as they are.
+ */
+function readingAnswer<T>(read: () => T): T {
+  try {
+    return read();
+  } catch (error) {
+    if (
+      LoopOptionError.isInstance(error) ||
+      (error instanceof TypeError && error.message.startsWith("beforeStep"))
+    ) {
+      throw error;
+    }
+    throw new LoopOptionError(
+      "invalid-option",
+      "beforeStep",
+      `beforeStep returned a value that could not be read (${errorMessage(error)}); return an array of ` +
+        "messages, a step plan of plain fields, or nothing.",
+    );
+  }
+}
+
 function plannedMessages(messages: readonly ChatMessage[]): ChatMessage[] {
   const shapes = messageFaults(messages);
   if (shapes.length > 0) {

@@ -432,13 +432,15 @@ function isThenable(value: unknown): value is PromiseLike<unknown> {
  * a stopped request ends), and what the callback settles with later is ignored — its rejection
  * handled, never left to end the process. A callback called after the stop is not waited for at all
  * (so each message is still told, and the run ends at once). What it throws or rejects with is
- * tagged with its name (`CallbackFault`), for `failure` to put in the run's error.
+ * tagged with its name (`CallbackFault`), for `failure` to put in the run's error. Resolves with the
+ * answer boxed (`{ answer }`), so an answer whose `then` cannot even be read is the caller's to read
+ * (`onMessage`'s is ignored).
  */
 export function hostCallback<T>(
   run: Pick<LoopRun, "options">,
   callback: "beforeStep" | "onMessage",
   call: () => T,
-): Promise<Awaited<T>> {
+): Promise<{ answer: Awaited<T> }> {
   const signal = run.options.signal;
   let answer: T;
   try {
@@ -446,8 +448,11 @@ export function hostCallback<T>(
   } catch (error) {
     return Promise.reject(new CallbackFault(callback, error));
   }
-  if (!isThenable(answer)) return Promise.resolve(answer as Awaited<T>);
-  return new Promise<Awaited<T>>((resolve, reject) => {
+  // Boxed: a promise resolved with the answer itself reads its `then`, and one that cannot be read
+  // (a revoked Proxy) would reject with the engine's words — for `onMessage`, whose answer is
+  // ignored, ending the run; for `beforeStep`, not saying whose value it was.
+  if (!isThenable(answer)) return Promise.resolve({ answer: answer as Awaited<T> });
+  return new Promise<{ answer: Awaited<T> }>((resolve, reject) => {
     let unlink: (() => void) | undefined;
     const stop = (): void => {
       unlink?.();
@@ -460,7 +465,7 @@ export function hostCallback<T>(
       } catch {
         // A `then` that throws: nothing to wait for either.
       }
-      if (callback === "onMessage") resolve(undefined as Awaited<T>);
+      if (callback === "onMessage") resolve({ answer: undefined as Awaited<T> });
       else stop();
       return;
     }
@@ -469,7 +474,7 @@ export function hostCallback<T>(
       answer.then(
         (value) => {
           unlink?.();
-          resolve(value as Awaited<T>);
+          resolve({ answer: value as Awaited<T> });
         },
         (error: unknown) => {
           unlink?.();

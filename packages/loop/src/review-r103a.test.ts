@@ -3,12 +3,13 @@
  * the step with nothing run, and the run's error says it was the predicate. The loop's own words in
  * an answer name a tool as the model was told it (the wire's name, not the host's), and a name the
  * model made up is echoed cut and escaped, never whole. The seed's `onTurn` is an option the loop
- * reads: each step's turn, as the result's `turn` reads it, not awaited.
+ * reads: each step's turn, as the result's `turn` reads it, not awaited. What `beforeStep` answered that
+ * cannot even be read (a revoked Proxy, a throwing getter) is refused naming `beforeStep`.
  */
 import type { Turn } from "@loopwright/stream";
 import { startServer, type TestServer } from "@loopwright/testkit";
 import { afterEach, describe, expect, it } from "vitest";
-import { AgentLoopError, failedRun } from "./errors.js";
+import { AgentLoopError, failedRun, LoopOptionError } from "./errors.js";
 import { createRuntime } from "./index.js";
 import { NOT_RUN } from "./run-calls.js";
 import { tool } from "./test-support/discovery.js";
@@ -238,5 +239,78 @@ describe("onTurn, as the seed hands a host each turn", () => {
       })
       .catch((e: unknown) => e);
     expect((refused as Error).message).toContain("onTurn must be a function");
+  });
+});
+
+describe("a beforeStep answer that cannot be read", () => {
+  const revoked = () => {
+    const { proxy, revoke } = Proxy.revocable<unknown[]>([], {});
+    revoke();
+    return proxy;
+  };
+  it.each([
+    ["a revoked Proxy", () => revoked()],
+    ["a plan whose messages are a revoked Proxy", () => ({ messages: revoked() })],
+    [
+      "a plan whose messages getter throws",
+      () => ({
+        get messages(): never {
+          throw new Error("the store is closed");
+        },
+      }),
+    ],
+    [
+      "a transcript holding a message whose role getter throws",
+      () => [
+        {
+          get role(): never {
+            throw new Error("the store is closed");
+          },
+          content: "hi",
+        },
+      ],
+    ],
+  ])(
+    "(%s) ends the run with a LoopOptionError naming beforeStep, before anything is sent",
+    async (_, answer) => {
+      server = await startServer({ replies: [{ content: "never asked" }] });
+      const error = await createRuntime()
+        .runAgentLoop({
+          config: { baseUrl: server.baseUrl, model: "sim" },
+          messages: QUESTION,
+          beforeStep: answer as never,
+        })
+        .catch((e: unknown) => e);
+      expect(AgentLoopError.isInstance(error)).toBe(true);
+      const cause = (error as Error).cause;
+      expect(LoopOptionError.isInstance(cause)).toBe(true);
+      expect((cause as LoopOptionError).option).toBe("beforeStep");
+      expect((error as Error).message).toMatch(/^beforeStep returned a value that could not be read \(.+\)/);
+      expect(server.chatRequests).toHaveLength(0);
+      expect(failedRun(error)?.messages).toEqual(QUESTION);
+    },
+  );
+});
+
+describe("an onMessage that returns what cannot be read", () => {
+  it("is ignored as any answer of onMessage is: the run goes on to its answer", async () => {
+    server = await startServer({
+      replies: [{ toolCalls: [{ id: "m1", name: "add", arguments: '{"a":1,"b":2}' }] }, { content: "3" }],
+    });
+    const told: string[] = [];
+    const result = await createRuntime().runAgentLoop({
+      config: { baseUrl: server.baseUrl, model: "sim" },
+      messages: QUESTION,
+      tools: [ADD_TOOL],
+      dispatch: () => 3,
+      onMessage: (message) => {
+        told.push(message.role);
+        const { proxy, revoke } = Proxy.revocable({}, {});
+        revoke();
+        return proxy;
+      },
+    });
+    expect(result.turn.content).toBe("3");
+    expect(told).toEqual(["assistant", "tool", "assistant"]);
   });
 });
