@@ -208,7 +208,7 @@ export function usedTools(calls: readonly ToolCallOutcome[]): string[] {
 /** What the loop throws for options refused before the run began: the cause, with the caller's messages as the run. */
 export function refusedAtStart(messages: unknown, error: unknown): AgentLoopError {
   return new AgentLoopError(error, {
-    messages: Array.isArray(messages) ? [...(messages as ChatMessage[])] : [],
+    messages: givenMessages(messages),
     usage: NO_USAGE,
     sideUsage: copySideUsage(NO_SIDE_USAGE),
     toolCalls: [],
@@ -216,6 +216,28 @@ export function refusedAtStart(messages: unknown, error: unknown): AgentLoopErro
     preselected: [],
     used: [],
   });
+}
+
+/**
+ * The transcript a run refused at its start was given, copied; `[]` where it is no array or cannot
+ * be read (a revoked Proxy, whose `Array.isArray` throws): the refusal is still an `AgentLoopError`
+ * carrying the run, never the engine's `TypeError` thrown raw.
+ */
+function givenMessages(messages: unknown): ChatMessage[] {
+  try {
+    return Array.isArray(messages) ? [...(messages as ChatMessage[])] : [];
+  } catch {
+    return [];
+  }
+}
+
+/** `options.messages`, or `undefined` where reading it throws (a getter, a revoked Proxy). */
+export function messagesOf(options: unknown): unknown {
+  try {
+    return (options as { messages?: unknown } | null | undefined)?.messages;
+  } catch {
+    return undefined;
+  }
 }
 
 /** What the loop did about an overflow before giving up on it (a forced fold), by the overflow. */
@@ -510,7 +532,7 @@ export function startRun(services: LoopServices, options: AgentLoopOptions): Loo
     compaction = startCompaction(options.config);
     discovery = startDiscovery(options, declared);
   } catch (error) {
-    throw refusedAtStart(options?.messages, error);
+    throw refusedAtStart(messagesOf(options), error);
   }
   const { config } = options;
   const redact = redactor(config);
@@ -638,13 +660,7 @@ export function readOptions<T>(options: T): T {
   try {
     return ownOptions(options);
   } catch (error) {
-    let messages: unknown;
-    try {
-      messages = (options as { messages?: unknown }).messages;
-    } catch {
-      messages = undefined;
-    }
-    throw refusedAtStart(messages, error);
+    throw refusedAtStart(messagesOf(options), error);
   }
 }
 

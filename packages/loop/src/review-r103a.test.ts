@@ -314,3 +314,38 @@ describe("an onMessage that returns what cannot be read", () => {
     expect(told).toEqual(["assistant", "tool", "assistant"]);
   });
 });
+
+describe("messages that cannot be read", () => {
+  type Config = { baseUrl: string; model: string };
+  it.each([
+    [
+      "a revoked Proxy",
+      (config: Config) => {
+        const { proxy, revoke } = Proxy.revocable<unknown[]>([], {});
+        revoke();
+        return { config, messages: proxy };
+      },
+    ],
+    [
+      "a getter that throws",
+      (config: Config) =>
+        Object.defineProperty({ config }, "messages", {
+          enumerable: true,
+          get() {
+            throw new Error("the session store is closed");
+          },
+        }),
+    ],
+  ])(
+    "(%s) are refused as everything the loop throws is: an AgentLoopError carrying the run",
+    async (_, given) => {
+      server = await startServer({ replies: [{ content: "never asked" }] });
+      const error = await createRuntime()
+        .runAgentLoop(given({ baseUrl: server.baseUrl, model: "sim" }) as never)
+        .catch((e: unknown) => e);
+      expect(AgentLoopError.isInstance(error)).toBe(true);
+      expect(failedRun(error)?.messages).toEqual([]);
+      expect(server.chatRequests).toHaveLength(0);
+    },
+  );
+});
