@@ -27,6 +27,7 @@ import {
 } from "./loop-phases.js";
 import { failure, type LoopRun, readOptions, runState, runWindow, startRun } from "./loop-run.js";
 import type { CallResult, DedupePolicy, Dispatch, DispatchRequest } from "./run-calls.js";
+import { tell } from "./tell.js";
 import { loadMetrics, openDiscovery, type ToolLoadMetrics } from "./tool-discovery.js";
 
 export type { HookResult, LoopHooks, LoopHooksService } from "./hooks-phase.js";
@@ -134,6 +135,14 @@ export interface AgentLoopOptions<Context = unknown> {
   onToolCall?: ((request: DispatchRequest) => void) | undefined;
   /** Told of every call's whole result as it lands. Not awaited; what it throws is ignored. */
   onToolResult?: ((result: CallResult) => void) | undefined;
+  /**
+   * Told of each step's turn once the model has answered, before its calls run: the `Turn` as the
+   * result's `turn` reads it — calls written as text recovered (`call_recovered_0` onward) and the
+   * text what is left, the host's tool names, the ids the transcript keeps — with the step number.
+   * Its arguments are as the model wrote them (`onMessage`'s assistant message has them repaired).
+   * Never a tool result. Not awaited; what it throws is ignored: `onMessage` is the one to store from.
+   */
+  onTurn?: ((turn: Turn, step: number) => void) | undefined;
   /**
    * Told of each message as the loop appends it — the assistant message as it will be replayed
    * (recovered calls folded in, arguments repaired) with its turn, then each tool result — and
@@ -394,11 +403,13 @@ export async function runLoop(services: LoopServices, options: AgentLoopOptions)
       measureStep(run, step);
       recoverCalls(run, step);
       if (step.turn.toolCalls.length === 0) {
+        tellTurn(run, step);
         await keepAnswer(run, step);
         return finished(run, step, "answered");
       }
       last = step;
       takeCalls(run, step);
+      tellTurn(run, step);
       limited = run.toolSteps >= run.limit;
       await (limited ? refuseAtLimit(run, step) : runTools(run, step));
     } catch (error) {
@@ -406,6 +417,20 @@ export async function runLoop(services: LoopServices, options: AgentLoopOptions)
     }
     if (limited) throw new ToolIterationLimit(run.limit, runState(run));
   }
+}
+
+/**
+ * The step's turn told to `onTurn`, a copy (its calls and their functions too): a watcher that
+ * rewrites what it is told changes neither the transcript nor the result's `turn`.
+ */
+function tellTurn(run: LoopRun, step: LoopStep): void {
+  const { onTurn } = run.options;
+  if (!onTurn) return;
+  const { turn } = step;
+  const toolCalls = turn.toolCalls.map((call) =>
+    call.type === "function" ? { ...call, function: { ...call.function } } : { ...call },
+  );
+  tell(onTurn, { ...turn, toolCalls }, step.number);
 }
 
 /** What a finished run hands back: the answer, the run, and its metrics added up from its events. */

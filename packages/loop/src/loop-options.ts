@@ -46,6 +46,7 @@ export const LOOP_OPTIONS: readonly LoopOption[] = [
     "recoverToolCalls",
     "onToolCall",
     "onToolResult",
+    "onTurn",
     "onMessage",
     "beforeStep",
     "hooks",
@@ -396,7 +397,15 @@ export function checkOptionTypes(given: object, givenConfig: object): void {
   }
   // A watcher or callback that is not a function would be dropped without a word (the watchers'
   // throws are ignored), or throw a bare TypeError mid-run after a request was paid for.
-  for (const key of ["onEvent", "onRequest", "onToolCall", "onToolResult", "onMessage", "beforeStep"]) {
+  for (const key of [
+    "onEvent",
+    "onRequest",
+    "onToolCall",
+    "onToolResult",
+    "onTurn",
+    "onMessage",
+    "beforeStep",
+  ]) {
     const value = options[key];
     if (value == null || typeof value === "function") continue;
     throw new LoopOptionError(

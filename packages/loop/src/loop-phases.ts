@@ -8,7 +8,7 @@ import { toolNameResolver } from "@loopwright/tool-loading";
 import type { ChatCompletionMessageToolCall } from "openai/resources/chat/completions";
 import type { AssistantMessage, AssistantToolCall, ChatMessage, LoopConfig, ToolChoice } from "./config.js";
 import { carryOn, isContinuable, windowTaken } from "./continue-turn.js";
-import { LoopOptionError, type LoopUsageEvent, type RunUsage } from "./errors.js";
+import { errorMessage, LoopOptionError, type LoopUsageEvent, type RunUsage } from "./errors.js";
 import { followQuestion, withHookContext } from "./hooks-phase.js";
 import {
   append,
@@ -21,6 +21,7 @@ import {
   notice,
   replaceMessages,
   runWindow,
+  taggedDedupe,
   throwIfStopped,
 } from "./loop-run.js";
 import { namedTools, noDispatch, toolsNeedingDispatch } from "./no-dispatch.js";
@@ -32,6 +33,7 @@ import {
   NOT_RUN,
   replayedCalls,
   runCalls,
+  speakingWire,
 } from "./run-calls.js";
 import {
   type BuildRequest,
@@ -136,20 +138,19 @@ export async function prepareStep(
   // plans stay on that model. Before the first step, the config model's.
   const limit = runWindow(run, last ?? run.config.model);
   // Raced with the run's stop: a beforeStep that stalls (a summariser, a store read) ends with it.
-  const plan = readPlan(
-    await hostCallback(run, "beforeStep", () =>
-      beforeStep([...run.messages], step, {
-        ...(run.used !== undefined ? { used: run.used } : {}),
-        ...(limit ? { limit } : {}),
-        ...(last !== undefined ? { model: last } : {}),
-        ledger: [...run.measure.ledger],
-      }),
-    ),
-    step,
+  const { answer } = await hostCallback(run, "beforeStep", () =>
+    beforeStep([...run.messages], step, {
+      ...(run.used !== undefined ? { used: run.used } : {}),
+      ...(limit ? { limit } : {}),
+      ...(last !== undefined ? { model: last } : {}),
+      ledger: [...run.measure.ledger],
+    }),
   );
+  const plan = readingAnswer(() => readPlan(answer, step));
   // The whole plan is checked before any of it is applied: a refused plan changes nothing of the
   // run (its tools, catalogue and what is loaded, as failedRun reports them). The transcript first.
-  const replaced = plan.messages === undefined ? undefined : plannedMessages(plan.messages);
+  const { messages } = plan;
+  const replaced = messages === undefined ? undefined : readingAnswer(() => plannedMessages(messages));
   const length = (replaced ?? run.messages).length;
   if (plan.requestOnly > length) {
     throw new LoopOptionError(
@@ -249,6 +250,32 @@ function isFields(value: unknown): value is Record<string, unknown> {
  * no tool message answers right after it, a tool message that answers no call, two calls of one
  * assistant message sharing an id.
  */
+/**
+ * `read` of what `beforeStep` answered, where reading it may throw: a revoked Proxy, a getter that
+ * throws, a Proxy's trap — the host's value failing, not the loop — is a `LoopOptionError` naming
+ * `beforeStep` and what the reading said (before, the run's error was the engine's words alone:
+ * "Cannot perform 'IsArray' on a proxy that has been revoked"). The loop's own refusals of the
+ * answer (a `LoopOptionError`, a `TypeError` saying "beforeStep …") pass as they are.
+ */
+function readingAnswer<T>(read: () => T): T {
+  try {
+    return read();
+  } catch (error) {
+    if (
+      LoopOptionError.isInstance(error) ||
+      (error instanceof TypeError && error.message.startsWith("beforeStep"))
+    ) {
+      throw error;
+    }
+    throw new LoopOptionError(
+      "invalid-option",
+      "beforeStep",
+      `beforeStep returned a value that could not be read (${errorMessage(error)}); return an array of ` +
+        "messages, a step plan of plain fields, or nothing.",
+    );
+  }
+}
+
 function plannedMessages(messages: readonly ChatMessage[]): ChatMessage[] {
   const shapes = messageFaults(messages);
   if (shapes.length > 0) {
@@ -825,27 +852,32 @@ export async function runTools(run: LoopRun, step: LoopStep): Promise<void> {
   await appendCalls(run, step, replayed, NOT_RUN);
   let ran: Awaited<ReturnType<typeof runCalls>>;
   try {
-    ran = await runCalls(turn.toolCalls, {
-      dispatch: options.dispatch ?? noDispatch,
-      signal: options.signal,
-      ...(config.toolTimeoutSeconds !== undefined ? { timeoutMs: config.toolTimeoutSeconds * 1000 } : {}),
-      finishReason: turn.finishReason,
-      tools: callSchemas(run),
-      parallel: options.parallel ?? config.parallel ?? undefined,
-      dedupe: options.dedupeToolCalls ?? config.dedupeToolCalls ?? undefined,
-      route: routes.again, // load_tools and call_tool, per toolDiscovery, as routed above
-      // A tool's error often quotes the request it sent: the endpoint's credentials never reach the
-      // model, the transcript or a watcher through it (a routing header's words, as in a reply, do).
-      redact: run.redactCredentials,
-      onToolCall: (r: DispatchRequest) => {
-        emitEvent(run, { kind: "tool-call", id: r.id, name: r.name, args: shownArgs(r) });
-        tell(options.onToolCall, r);
+    // The loop's own words in an answer name each tool as the request declared it to the model.
+    const calling = speakingWire(
+      {
+        dispatch: options.dispatch ?? noDispatch,
+        signal: options.signal,
+        ...(config.toolTimeoutSeconds !== undefined ? { timeoutMs: config.toolTimeoutSeconds * 1000 } : {}),
+        finishReason: turn.finishReason,
+        tools: callSchemas(run),
+        parallel: options.parallel ?? config.parallel ?? undefined,
+        dedupe: taggedDedupe(options.dedupeToolCalls ?? config.dedupeToolCalls ?? undefined),
+        route: routes.again, // load_tools and call_tool, per toolDiscovery, as routed above
+        // A tool's error often quotes the request it sent: the endpoint's credentials never reach the
+        // model, the transcript or a watcher through it (a routing header's words, as in a reply, do).
+        redact: run.redactCredentials,
+        onToolCall: (r: DispatchRequest) => {
+          emitEvent(run, { kind: "tool-call", id: r.id, name: r.name, args: shownArgs(r) });
+          tell(options.onToolCall, r);
+        },
+        onToolResult: (r: CallResult) => {
+          emitEvent(run, { kind: "tool-result", ...r, content: preview(r.content) });
+          tell(options.onToolResult, r);
+        },
       },
-      onToolResult: (r: CallResult) => {
-        emitEvent(run, { kind: "tool-result", ...r, content: preview(r.content) });
-        tell(options.onToolResult, r);
-      },
-    });
+      run.names.toWire,
+    );
+    ran = await runCalls(turn.toolCalls, calling);
   } catch (error) {
     // The dedupe predicate threw before any call ran: each is answered as not run, and told so.
     answerMissing(run.messages, replayed, NOT_RUN);

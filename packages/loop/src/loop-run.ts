@@ -208,7 +208,7 @@ export function usedTools(calls: readonly ToolCallOutcome[]): string[] {
 /** What the loop throws for options refused before the run began: the cause, with the caller's messages as the run. */
 export function refusedAtStart(messages: unknown, error: unknown): AgentLoopError {
   return new AgentLoopError(error, {
-    messages: Array.isArray(messages) ? [...(messages as ChatMessage[])] : [],
+    messages: givenMessages(messages),
     usage: NO_USAGE,
     sideUsage: copySideUsage(NO_SIDE_USAGE),
     toolCalls: [],
@@ -216,6 +216,28 @@ export function refusedAtStart(messages: unknown, error: unknown): AgentLoopErro
     preselected: [],
     used: [],
   });
+}
+
+/**
+ * The transcript a run refused at its start was given, copied; `[]` where it is no array or cannot
+ * be read (a revoked Proxy, whose `Array.isArray` throws): the refusal is still an `AgentLoopError`
+ * carrying the run, never the engine's `TypeError` thrown raw.
+ */
+function givenMessages(messages: unknown): ChatMessage[] {
+  try {
+    return Array.isArray(messages) ? [...(messages as ChatMessage[])] : [];
+  } catch {
+    return [];
+  }
+}
+
+/** `options.messages`, or `undefined` where reading it throws (a getter, a revoked Proxy). */
+export function messagesOf(options: unknown): unknown {
+  try {
+    return (options as { messages?: unknown } | null | undefined)?.messages;
+  } catch {
+    return undefined;
+  }
 }
 
 /** What the loop did about an overflow before giving up on it (a forced fold), by the overflow. */
@@ -387,12 +409,33 @@ export async function append(run: LoopRun, step: number, message: ChatMessage, t
   if (onMessage) await hostCallback(run, "onMessage", () => onMessage(message, step, turn));
 }
 
-/** What a host's awaited callback threw, tagged with its name: `failure` names it in the run's error. */
+/**
+ * What a host's callback whose failure ends the run threw, tagged with its name: `failure` names it
+ * in the run's error. `beforeStep` and `onMessage` are awaited (`hostCallback`); a
+ * `dedupeToolCalls` predicate is asked of a step's calls before any runs (`taggedDedupe`).
+ */
 class CallbackFault {
   constructor(
-    readonly callback: "beforeStep" | "onMessage",
+    readonly callback: "beforeStep" | "onMessage" | "dedupeToolCalls",
     readonly error: unknown,
   ) {}
+}
+
+/**
+ * A `dedupeToolCalls` predicate whose throw is tagged with its name, so the run's error says the
+ * predicate failed rather than carrying its words alone (a throw from a host's `readOnlyHint` lookup
+ * read as the run's own failure); anything else as it was.
+ */
+export function taggedDedupe<D>(dedupe: D): D {
+  if (typeof dedupe !== "function") return dedupe;
+  const ask = dedupe as (...args: unknown[]) => unknown;
+  return ((...args: unknown[]) => {
+    try {
+      return ask(...args);
+    } catch (error) {
+      throw new CallbackFault("dedupeToolCalls", error);
+    }
+  }) as D;
 }
 
 /** Whether `value` has a callable `then` (false where reading it throws). */
@@ -411,13 +454,15 @@ function isThenable(value: unknown): value is PromiseLike<unknown> {
  * a stopped request ends), and what the callback settles with later is ignored — its rejection
  * handled, never left to end the process. A callback called after the stop is not waited for at all
  * (so each message is still told, and the run ends at once). What it throws or rejects with is
- * tagged with its name (`CallbackFault`), for `failure` to put in the run's error.
+ * tagged with its name (`CallbackFault`), for `failure` to put in the run's error. Resolves with the
+ * answer boxed (`{ answer }`), so an answer whose `then` cannot even be read is the caller's to read
+ * (`onMessage`'s is ignored).
  */
 export function hostCallback<T>(
   run: Pick<LoopRun, "options">,
-  callback: CallbackFault["callback"],
+  callback: "beforeStep" | "onMessage",
   call: () => T,
-): Promise<Awaited<T>> {
+): Promise<{ answer: Awaited<T> }> {
   const signal = run.options.signal;
   let answer: T;
   try {
@@ -425,8 +470,11 @@ export function hostCallback<T>(
   } catch (error) {
     return Promise.reject(new CallbackFault(callback, error));
   }
-  if (!isThenable(answer)) return Promise.resolve(answer as Awaited<T>);
-  return new Promise<Awaited<T>>((resolve, reject) => {
+  // Boxed: a promise resolved with the answer itself reads its `then`, and one that cannot be read
+  // (a revoked Proxy) would reject with the engine's words — for `onMessage`, whose answer is
+  // ignored, ending the run; for `beforeStep`, not saying whose value it was.
+  if (!isThenable(answer)) return Promise.resolve({ answer: answer as Awaited<T> });
+  return new Promise<{ answer: Awaited<T> }>((resolve, reject) => {
     let unlink: (() => void) | undefined;
     const stop = (): void => {
       unlink?.();
@@ -439,7 +487,7 @@ export function hostCallback<T>(
       } catch {
         // A `then` that throws: nothing to wait for either.
       }
-      if (callback === "onMessage") resolve(undefined as Awaited<T>);
+      if (callback === "onMessage") resolve({ answer: undefined as Awaited<T> });
       else stop();
       return;
     }
@@ -448,7 +496,7 @@ export function hostCallback<T>(
       answer.then(
         (value) => {
           unlink?.();
-          resolve(value as Awaited<T>);
+          resolve({ answer: value as Awaited<T> });
         },
         (error: unknown) => {
           unlink?.();
@@ -484,7 +532,7 @@ export function startRun(services: LoopServices, options: AgentLoopOptions): Loo
     compaction = startCompaction(options.config);
     discovery = startDiscovery(options, declared);
   } catch (error) {
-    throw refusedAtStart(options?.messages, error);
+    throw refusedAtStart(messagesOf(options), error);
   }
   const { config } = options;
   const redact = redactor(config);
@@ -612,13 +660,7 @@ export function readOptions<T>(options: T): T {
   try {
     return ownOptions(options);
   } catch (error) {
-    let messages: unknown;
-    try {
-      messages = (options as { messages?: unknown }).messages;
-    } catch {
-      messages = undefined;
-    }
-    throw refusedAtStart(messages, error);
+    throw refusedAtStart(messagesOf(options), error);
   }
 }
 

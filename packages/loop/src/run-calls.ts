@@ -375,6 +375,7 @@ export type Settled =
 export function settleHeld(
   request: DispatchRequest,
   tools: Schemas | readonly ToolDefinition[] | undefined,
+  said: string = request.name,
 ): Settled {
   if (!holdsHeld(request.args)) return { request, values: new Map() };
   const paths = heldPaths(request.args);
@@ -382,7 +383,7 @@ export function settleHeld(
   const schema = schemas.get(request.name);
   try {
     const parsed = parseToolArguments(exactArgumentsText(request.args), {
-      name: request.name,
+      name: said,
       ...(schema === undefined ? {} : { takesString: (path: ArgumentPath) => takesStringAt(schema, path) }),
     });
     const values = new Map<HeldNumber, unknown>();
@@ -735,9 +736,88 @@ function namesNoTool(name: string, schemas: Schemas): boolean {
 
 function unnamed(name: string): string {
   return (
-    `This call named no tool${name === "" ? "" : ` (only ${JSON.stringify(name)})`}, so nothing was run. ` +
+    `This call named no tool${name === "" ? "" : ` (only ${quotedName(name)})`}, so nothing was run. ` +
     "Call one of the declared tools by its name."
   );
+}
+
+/** How much of a tool's name the loop's own words echo: one the model made up can be any size. */
+const ECHOED_NAME_CHARS = 60;
+
+/**
+ * C0 and C1 controls, DEL, the Unicode line and paragraph separators, and the bidirectional marks,
+ * embeddings, overrides and isolates: what an echoed name writes as `\uXXXX` (the set
+ * `@loopwright/tools` escapes in an unknown tool's name, and `@loopwright/tools-mcp` in its errors).
+ */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
+const ECHO_ESCAPED = /[\u0000-\u001f\u007f-\u009f\u200e\u200f\u2028-\u202e\u2066-\u2069]/g;
+/** `ECHO_ESCAPED` without its global flag: a test that keeps no `lastIndex` between names. */
+const ECHO_FOUND = new RegExp(ECHO_ESCAPED.source);
+
+/**
+ * A name the model wrote as a JSON string (its quotes and backslashes escaped, so its end is plain),
+ * cut to 60 characters with its length said, half a surrogate pair written U+FFFD, and each of
+ * `ECHO_ESCAPED` written `\uXXXX`: a 10 MB name is not sent back whole on every later request, and
+ * a right-to-left override or a terminal's escape in it does not turn the loop's words around it
+ * where a host shows them.
+ */
+function quotedName(name: string): string {
+  const sound = name.toWellFormed();
+  const last = sound.charCodeAt(ECHOED_NAME_CHARS - 1);
+  const cut =
+    sound.length <= ECHOED_NAME_CHARS
+      ? sound
+      : `${sound.slice(0, last >= 0xd800 && last <= 0xdbff ? ECHOED_NAME_CHARS - 1 : ECHOED_NAME_CHARS)}… (${name.length} characters)`;
+  return JSON.stringify(cut).replace(
+    ECHO_ESCAPED,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
+  );
+}
+
+/**
+ * A tool's name as the loop's own words to the model say it ("the add tool did not finish…"): as it
+ * is where a tool could be named so (60 characters at most, nothing `quotedName` escapes), quoted
+ * as `quotedName` writes it otherwise — in eager mode a name no tool has reaches `dispatch`, and the
+ * model may have written anything there.
+ */
+function echoedName(name: string): string {
+  return name.length <= ECHOED_NAME_CHARS && name.isWellFormed() && !ECHO_FOUND.test(name)
+    ? name
+    : quotedName(name);
+}
+
+/** How the loop's words name a tool, given the host's name for it (see `speakerOf`). */
+type Speak = (name: string) => string;
+
+/** The wire names `speakingWire` gave an options object: host name → the name the request declared. */
+const WIRE_NAMES = new WeakMap<object, ReadonlyMap<string, string>>();
+
+/**
+ * `options`, with the loop's own words in the answers (`the fs.read tool did not finish…`, `the
+ * arguments for the fs.read call…`) naming each tool as the request declared it to the model
+ * (`toWire`: host name → wire name, `fs.read` → `fs_read`) rather than as the host does, which
+ * the model never saw. What `dispatch`, the watchers and the outcomes are handed keeps the host's.
+ */
+export function speakingWire<O extends RunCallsOptions>(options: O, toWire: ReadonlyMap<string, string>): O {
+  WIRE_NAMES.set(options, toWire);
+  return options;
+}
+
+/**
+ * How a step's answers name a tool: a declared one by the name the request gave it (the wire's,
+ * where `speakingWire` gave one; a legal name, whole whatever its length), any other as the model
+ * wrote it, through `echoedName`.
+ */
+function speakerOf(toWire: ReadonlyMap<string, string> | undefined, tools: RunCallsOptions["tools"]): Speak {
+  const declared = new Set<string>();
+  for (const tool of tools ?? []) {
+    const name: unknown = tool?.function?.name;
+    if (typeof name === "string") declared.add(name);
+  }
+  return (name) => {
+    const wire = toWire?.get(name) ?? name;
+    return declared.has(name) ? wire : echoedName(wire);
+  };
 }
 
 function prepare(
@@ -745,8 +825,10 @@ function prepare(
   finishReason: string | undefined,
   schemas: Schemas,
   routing = false,
+  speak: Speak = echoedName,
 ): Prepared {
   const name = call.function.name ?? "";
+  const said = speak(name);
   const raw = call.function.arguments ?? "";
   if (namesNoTool(name, schemas)) {
     // Never dispatched: there is no tool to run. Its arguments are replayed as read, or as {}.
@@ -770,7 +852,7 @@ function prepare(
     // takes only a string (a zip code written 02134) reaches it as the text written.
     const parsed = parseToolArguments(raw, {
       finishReason,
-      name,
+      name: said,
       ...(schema === undefined
         ? {}
         : {
@@ -781,9 +863,9 @@ function prepare(
     const back: Restored<typeof parsed.value> =
       schema === undefined
         ? { args: parsed.value, refusal: undefined }
-        : restored(name, parsed.value, schema);
+        : restored(said, parsed.value, schema);
     const args = back.args;
-    const unreadable = finishReason === "" ? cutOff(name) : back.refusal;
+    const unreadable = finishReason === "" ? cutOff(said) : back.refusal;
     return made({
       call: { id: call.id, type: "function", function: { name, arguments: parsed.json } },
       request: { id: call.id, name, args, raw },
@@ -797,7 +879,7 @@ function prepare(
     // A call the route may hand to another tool (call_tool, another spelling) keeps its numbers
     // held until that tool's schema settles them.
     if (routing && error.kind === "inexact" && finishReason !== "") {
-      const read = readHolding(raw, { finishReason, name });
+      const read = readHolding(raw, { finishReason, name: said });
       return made({
         call: { id: call.id, type: "function", function: { name, arguments: "{}" } },
         request: { id: call.id, name, args: read.value, raw },
@@ -810,7 +892,7 @@ function prepare(
       call: { id: call.id, type: "function", function: { name, arguments: "{}" } },
       request: { id: call.id, name, args: {}, raw },
       json: "{}",
-      unreadable: finishReason === "" ? cutOff(name) : error.message,
+      unreadable: finishReason === "" ? cutOff(said) : error.message,
     });
   }
 }
@@ -834,7 +916,12 @@ function refusedAsWritten(p: Prepared): Prepared {
  * A readable call as `route` decides: as it was, another call under its id, or answered by the
  * loop. Numbers held for the route are settled by the tool the call reaches.
  */
-function routed(p: Prepared, route: RunCallsOptions["route"], schemas: Schemas): Prepared {
+function routed(
+  p: Prepared,
+  route: RunCallsOptions["route"],
+  schemas: Schemas,
+  speak: Speak = echoedName,
+): Prepared {
   if (!route) return p;
   if (p.unreadable !== undefined) {
     // Answered by the loop for its name where the name alone decides (one outside the catalogue),
@@ -855,7 +942,7 @@ function routed(p: Prepared, route: RunCallsOptions["route"], schemas: Schemas):
       ? p.call
       : { ...p.call, function: { ...p.call.function, arguments: rewritten.json } };
   const inner = rewritten?.inner ?? decision.dispatch;
-  const settled = settleHeld(inner, schemas);
+  const settled = settleHeld(inner, schemas, speak(inner.name));
   if (hasOwnKey(settled, "refusal")) return refused(p, settled.refusal);
   // A number the call held outside what reaches the tool is refused as the call's own schema refused it.
   if (p.held?.numbers.some((held) => !settled.values.has(held))) return refusedAsWritten(p);
@@ -863,7 +950,7 @@ function routed(p: Prepared, route: RunCallsOptions["route"], schemas: Schemas):
   const back: Restored<typeof settled.request.args> =
     schema === undefined
       ? { args: settled.request.args, refusal: undefined }
-      : restored(inner.name, settled.request.args, schema);
+      : restored(speak(inner.name), settled.request.args, schema);
   const args = back.args;
   const unreadable = p.unreadable ?? back.refusal;
   const written = p.held ? exactJsonOf(p.request.args, settled.values) : undefined;
@@ -1056,15 +1143,22 @@ export async function runCalls(
   toolCalls: ReadonlyArray<AssistantToolCall>,
   options: RunCallsOptions,
 ): Promise<RunCallsResult> {
+  const toWire = WIRE_NAMES.get(options);
   // Its own fields only (never one a polluted Object.prototype holds: an inherited `parallel` or `dedupe`).
   options = ownView(options);
   const { signal, dispatch } = options;
   const limit = toolLimit(options.timeoutMs);
   const clean = cleanerOf(options.redact);
   const schemas = schemasOf(options.tools);
+  const speak = speakerOf(toWire, options.tools);
   const prepared = toolCalls.map((call) =>
     wellFormedCall(
-      routed(prepare(call, options.finishReason, schemas, holds(options.route)), options.route, schemas),
+      routed(
+        prepare(call, options.finishReason, schemas, holds(options.route), speak),
+        options.route,
+        schemas,
+        speak,
+      ),
     ),
   );
   // Asked of every call that may reach dispatch before any call is told or run: a predicate that
@@ -1092,10 +1186,12 @@ export async function runCalls(
     const key = `${p.request.name}\u0000${p.json}`;
     const existing = shared ? inFlight.get(key) : undefined;
     if (existing) return existing.then(({ ok, content }) => ({ ok, content, source: "repeat" }));
-    const pending = runOne(dispatch, p.request, signal, limit, clean).then((outcome) => {
-      if (!outcome.ok) inFlight.delete(key);
-      return outcome;
-    });
+    const pending = runOne(dispatch, p.request, signal, limit, clean, speak(p.request.name)).then(
+      (outcome) => {
+        if (!outcome.ok) inFlight.delete(key);
+        return outcome;
+      },
+    );
     if (shared) inFlight.set(key, pending);
     return pending;
   };
@@ -1151,6 +1247,7 @@ async function runOne(
   signal: AbortSignal | undefined,
   limit: number | undefined,
   clean: Clean,
+  said: string,
 ): Promise<Outcome> {
   const started = Date.now();
   // The call's own signal: the run's stop, or its time running out. Its own even with no time limit:
@@ -1177,7 +1274,7 @@ async function runOne(
       Promise.resolve().then(() => dispatch(request, callSignal)),
       callSignal,
     );
-    const content = wellFormed(asContent(value, request.name, clean));
+    const content = wellFormed(asContent(value, said, clean));
     return {
       ok: true,
       content: content.trim() === "" ? NO_OUTPUT : content,
@@ -1188,19 +1285,19 @@ async function runOne(
     const ms = Date.now() - started;
     if (signal?.aborted) return { ok: false, content: STOPPED_DURING, source: "dispatched", ms };
     if (call?.signal.aborted && limit !== undefined) {
-      return { ok: false, content: timedOut(request.name, limit), source: "dispatched", ms };
+      return { ok: false, content: timedOut(said, limit), source: "dispatched", ms };
     }
     // The host's words: a failing tool often quotes the request it sent, credentials and all.
     // What cannot be read (a Proxy whose traps throw), or says nothing, is said so in the loop's words.
-    const said = readErrorMessage(error);
+    const message = readErrorMessage(error);
     return {
       ok: false,
       content:
-        said === undefined
-          ? `Error: the ${request.name} tool failed with ${UNREADABLE_ERROR}.`
-          : said.trim() === ""
-            ? `Error: the ${request.name} tool failed without saying why.`
-            : `Error: ${wellFormed(clean(said))}`,
+        message === undefined
+          ? `Error: the ${said} tool failed with ${UNREADABLE_ERROR}.`
+          : message.trim() === ""
+            ? `Error: the ${said} tool failed without saying why.`
+            : `Error: ${wellFormed(clean(message))}`,
       source: "dispatched",
       ms,
     };

@@ -21,7 +21,7 @@ import {
 } from "@loopwright/negotiate";
 import { type AgentLoopOptions, type AgentLoopResult, type LoopServices, runLoop } from "./agent-loop.js";
 import { errorMessage, failedRun, type LoopErrorEvent } from "./errors.js";
-import { readOptions, refusedAtStart } from "./loop-run.js";
+import { messagesOf, readOptions, refusedAtStart } from "./loop-run.js";
 import { ownView } from "./own.js";
 import { ownDescriptors, protoless } from "./protoless.js";
 
@@ -201,12 +201,12 @@ async function runOwned(services: LoopServices, bus: EventBus, given: RunOptions
       "runAgentLoop: runId must be a non-empty string (the id watchers read the run under), or absent.",
     );
     // Like every other option refused at the start: the run (as given) rides on the error.
-    throw refusedAtStart(rest.messages, refused);
+    throw refusedAtStart(messagesOf(rest), refused);
   }
   let running = inProgress.get(bus);
   if (running?.has(runId)) {
     throw refusedAtStart(
-      rest.messages,
+      messagesOf(rest),
       new EventsError(
         "invalid-run-id",
         `runAgentLoop: a run under runId ${JSON.stringify(runId)} is still in progress on this bus; its ` +
@@ -235,7 +235,7 @@ async function runOwned(services: LoopServices, bus: EventBus, given: RunOptions
       try {
         await bus.claimRun(runId, signalLike(rest.signal));
       } catch (error) {
-        throw refusedAtStart(rest.messages, error);
+        throw refusedAtStart(messagesOf(rest), error);
       }
     }
     const forward = rest.onEvent;
