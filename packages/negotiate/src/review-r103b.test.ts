@@ -1,0 +1,145 @@
+/**
+ * Round 103b: negotiate read against hostile refusals — a field's name as the server wrote it,
+ * repeated in a notice.
+ */
+import { keepErrorBodies } from "@loopwright/client";
+import { streamTurn } from "@loopwright/stream";
+import { readFixture, startServer, type TestServer } from "@loopwright/testkit";
+import fc from "fast-check";
+import OpenAI from "openai";
+import { afterEach, describe, expect, it } from "vitest";
+import { propertyRuns } from "../../../test-support/properties.js";
+import { createCapabilityStore } from "./capabilities.js";
+import { negotiate } from "./negotiate.js";
+import { buildBody } from "./request-body.js";
+
+let server: TestServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+/**
+ * new-api's recorded "Unknown parameter: 'stream_options'" 400, naming `name` instead: a relay
+ * repeats the name it was sent, or what it made of it.
+ */
+const unknownParameter = (name: string) => {
+  const body = JSON.parse(
+    readFixture("errors/relay-new-api/unknown-parameter-stream-options-with-request-ids.json"),
+  );
+  body.error.message = body.error.message.replace("stream_options", name);
+  body.error.param = name;
+  return { type: "error" as const, status: 400, body };
+};
+
+/** C0/C1 controls, DEL, the line and paragraph separators, and the bidi marks and overrides. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
+const RAW_CONTROLS = /[\u0000-\u001f\u007f-\u009f\u200e\u200f\u2028-\u202e\u2066-\u2069]/;
+
+/**
+ * One turn against a server refusing, once, any request that carries `field` with `refusal`, and
+ * answering the next: the notices it told.
+ */
+async function noticesFor(field: string, refusal: ReturnType<typeof unknownParameter>): Promise<string[]> {
+  let refusedOnce = false;
+  server = await startServer({
+    replies: (request) => {
+      if (field in (request.body as object) && !refusedOnce) {
+        refusedOnce = true;
+        return refusal;
+      }
+      return { content: "fine" };
+    },
+  });
+  const supports = createCapabilityStore().capabilitiesFor(server.baseUrl, "sk-test");
+  const client = new OpenAI({
+    baseURL: server.baseUrl,
+    apiKey: "sk-test",
+    maxRetries: 0,
+    fetch: keepErrorBodies(),
+  });
+  const config = { model: "m", extraBody: { min_p: 0.05 } };
+  const notices: string[] = [];
+  const turn = await negotiate(
+    supports,
+    (supports, produced, model, sent) => {
+      const body = buildBody(config, supports, model, [{ role: "user", content: "hi" }]);
+      sent.body = body;
+      return streamTurn(client, body, { produced });
+    },
+    { model: "m", droppable: ["min_p", "response_format"], onNotice: (n) => notices.push(n) },
+  );
+  expect(turn.content).toBe("fine");
+  await server.close();
+  server = undefined;
+  return notices;
+}
+
+describe("a refused field's name, as the server wrote it, in a notice", () => {
+  it("has its terminal escapes, line breaks and right-to-left override written \\uXXXX, where they reached the notice raw", async () => {
+    // Before: "m refused the field min_p.<ESC>[2J<RLO>txt.exe<LF>Done; sending min_p no more…" —
+    // an ESC that clears the operator's terminal, a line that reads as a second notice, and
+    // U+202E turning the rest of the line round, all from the server's words.
+    const notices = await noticesFor("min_p", unknownParameter("min_p.\u001b[2J\u202etxt.exe\nDone"));
+    expect(notices).toEqual([
+      "m refused the field min_p.\\u001b[2J\\u202etxt.exe\\u000aDone; sending min_p no more for this model.",
+    ]);
+  });
+
+  it("is cut at 60 characters with its length said, where a name of 10,000 was repeated whole", async () => {
+    const long = `min_p.${"x".repeat(9_994)}`;
+    const [notice] = await noticesFor("min_p", unknownParameter(long));
+    expect(notice).toBe(
+      `m refused the field min_p.${"x".repeat(54)}… (10000 characters); sending min_p no more for this model.`,
+    );
+  });
+
+  it("is escaped in the structured-output notice too (response_format refused by name)", async () => {
+    let refusedOnce = false;
+    server = await startServer({
+      replies: (request) => {
+        if ("response_format" in (request.body as object) && !refusedOnce) {
+          refusedOnce = true;
+          return unknownParameter("response_format.\u2066\u0007x");
+        }
+        return { content: "fine" };
+      },
+    });
+    const supports = createCapabilityStore().capabilitiesFor(server.baseUrl);
+    const client = new OpenAI({
+      baseURL: server.baseUrl,
+      apiKey: "k",
+      maxRetries: 0,
+      fetch: keepErrorBodies(),
+    });
+    const config = { model: "m", extraBody: { response_format: { type: "json_object" } } };
+    const notices: string[] = [];
+    await negotiate(
+      supports,
+      (supports, produced, model) =>
+        streamTurn(client, buildBody(config, supports, model, [{ role: "user", content: "hi" }]), {
+          produced,
+        }),
+      { model: "m", onNotice: (n) => notices.push(n) },
+    );
+    expect(notices).toHaveLength(1);
+    expect(notices[0]).toMatch(
+      /^m refused structured output \(response_format\.\\u2066\\u0007x, a field it does not take\)/,
+    );
+  });
+
+  it("never reaches a notice raw, whatever the server writes after the field's name (property)", async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.string({ unit: "binary", maxLength: 200 }), async (tail) => {
+        fc.pre(!/['"`]/.test(tail));
+        const notices = await noticesFor("min_p", unknownParameter(`min_p.${tail}`));
+        for (const notice of notices) {
+          expect(notice).not.toMatch(RAW_CONTROLS);
+          expect(notice.isWellFormed()).toBe(true);
+          expect(notice.length).toBeLessThan(200);
+        }
+      }),
+      propertyRuns(25),
+    );
+  });
+});
