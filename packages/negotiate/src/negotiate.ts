@@ -5,6 +5,7 @@ import {
   type ModelCapabilities,
   modelCapabilitiesFor,
 } from "./capabilities.js";
+import { escapeControls } from "./controls.js";
 import { own, ownOptions } from "./own.js";
 import { type Refusal, readRefusal } from "./refusal.js";
 import { TOOL_RESULTS_READ } from "./template-roles.js";
@@ -100,14 +101,6 @@ function refusedFormat(name: string | undefined, sentType: string | undefined): 
 const ECHOED_CHARS = 60;
 
 /**
- * Characters a notice writes as `\uXXXX` rather than as themselves: C0 and C1 controls and DEL (a
- * terminal's escape, a line break, a NUL), the line and paragraph separators, and the bidi marks,
- * embeddings, overrides and isolates.
- */
-// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
-const CONTROLS = /[\u0000-\u001f\u007f-\u009f\u200e\u200f\u2028-\u202e\u2066-\u2069]/g;
-
-/**
  * A field's name as the server refused it, as a notice repeats it: the server's own words, which can
  * be any size and hold anything (a relay echoing what it was sent, a body cut mid-name), read only
  * so far as its top-level field was one the caller allowed dropping. Whole up to 60 characters,
@@ -118,12 +111,10 @@ const CONTROLS = /[\u0000-\u001f\u007f-\u009f\u200e\u200f\u2028-\u202e\u2066-\u2
  */
 function echoed(given: string): string {
   const name = given.toWellFormed();
-  const escaped = (text: string) =>
-    text.replace(CONTROLS, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`);
-  if (name.length <= ECHOED_CHARS) return escaped(name);
+  if (name.length <= ECHOED_CHARS) return escapeControls(name);
   const last = name.charCodeAt(ECHOED_CHARS - 1);
   const head = name.slice(0, last >= 0xd800 && last <= 0xdbff ? ECHOED_CHARS - 1 : ECHOED_CHARS);
-  return `${escaped(head)}… (${name.length} characters)`;
+  return `${escapeControls(head)}… (${name.length} characters)`;
 }
 
 /**

@@ -10,8 +10,10 @@ import OpenAI from "openai";
 import { afterEach, describe, expect, it } from "vitest";
 import { propertyRuns } from "../../../test-support/properties.js";
 import { createCapabilityStore } from "./capabilities.js";
+import { ContextOverflow } from "./errors.js";
 import { negotiate } from "./negotiate.js";
 import { buildBody } from "./request-body.js";
+import { isOverflow } from "./retry.js";
 
 let server: TestServer | undefined;
 afterEach(async () => {
@@ -140,6 +142,81 @@ describe("a refused field's name, as the server wrote it, in a notice", () => {
         }
       }),
       propertyRuns(25),
+    );
+  });
+});
+
+/**
+ * What the real client rejects with when a server answers OpenAI's recorded context_length_exceeded
+ * 400 with `tail` after its message: a proxy that appends what it likes, or a server quoting the
+ * prompt back.
+ */
+async function overflowWith(tail: string): Promise<unknown> {
+  const body = JSON.parse(readFixture("errors/openai/context-length-exceeded-messages-resulted-in.json"));
+  body.error.message += tail;
+  server = await startServer({ replies: () => ({ type: "error" as const, status: 400, body }) });
+  const client = new OpenAI({
+    baseURL: server.baseUrl,
+    apiKey: "k",
+    maxRetries: 0,
+    fetch: keepErrorBodies(),
+  });
+  try {
+    await client.chat.completions.create({ model: "m", messages: [{ role: "user", content: "x" }] });
+  } catch (error) {
+    return error;
+  } finally {
+    await server.close();
+    server = undefined;
+  }
+  throw new Error("the request was not refused");
+}
+
+describe("a context overflow's words, as ContextOverflow quotes them", () => {
+  it("write a terminal escape, a NUL and a right-to-left override \\uXXXX, in the message and serverMessage, where they were carried raw", async () => {
+    const error = await overflowWith(" \u001b[2J\u0000\u202e(cut)");
+    expect(isOverflow(error)).toBe(true);
+    const overflow = ContextOverflow.fromError(error);
+    expect(overflow.serverMessage).toBe(
+      "This model's maximum context length is 4097 tokens. However, your messages resulted in 4294 tokens. " +
+        "Please reduce the length of the messages. \\u001b[2J\\u0000\\u202e(cut)",
+    );
+    expect(overflow.message).toContain("messages. \\u001b[2J\\u0000\\u202e(cut).");
+    expect(overflow.window).toBe(4097);
+    expect(overflow.cause).toBe(error);
+  });
+
+  it("are on one line whatever breaks it — a tab, a vertical tab, a form feed, NEL, U+2028, U+2029 — where only CR and LF were", async () => {
+    const overflow = ContextOverflow.fromError(await overflowWith("\ta\u000bb\u000cc\u0085d\u2028e\u2029f"));
+    expect(overflow.serverMessage.endsWith("messages. a b c d e f")).toBe(true);
+    expect(overflow.message).not.toMatch(RAW_CONTROLS);
+  });
+
+  it("are cut at 300 characters, never inside an escape", () => {
+    for (let at = 290; at < 300; at++) {
+      const said = ContextOverflow.fromError({
+        status: 400,
+        error: { message: `${"a".repeat(at)}\u202e${"b".repeat(400)}` },
+      });
+      expect(said.serverMessage.length).toBeLessThanOrEqual(301);
+      expect(said.serverMessage).toMatch(/^a+(?:\\u202eb*)?…$/);
+    }
+  });
+
+  it("never reach a message raw, whatever the server wrote (property)", () => {
+    fc.assert(
+      fc.property(fc.string({ unit: "binary", maxLength: 400 }), (words) => {
+        const overflow = ContextOverflow.fromError({
+          status: 400,
+          error: { message: `context length exceeded ${words}` },
+        });
+        for (const text of [overflow.serverMessage, overflow.message]) {
+          expect(text).not.toMatch(RAW_CONTROLS);
+          expect(text.isWellFormed()).toBe(true);
+        }
+        expect(overflow.serverMessage.length).toBeLessThanOrEqual(301);
+      }),
+      propertyRuns(200),
     );
   });
 });
