@@ -12,6 +12,7 @@ import { propertyRuns } from "../../../test-support/properties.js";
 import { createCapabilityStore } from "./capabilities.js";
 import { ContextOverflow } from "./errors.js";
 import { negotiate } from "./negotiate.js";
+import { readRefusal } from "./refusal.js";
 import { buildBody } from "./request-body.js";
 import { isOverflow } from "./retry.js";
 
@@ -20,6 +21,18 @@ afterEach(async () => {
   await server?.close();
   server = undefined;
 });
+
+/** A new store's endpoint for `on`, and the real client a pooled one is (error bodies kept). */
+function tenantOf(on: TestServer) {
+  const supports = createCapabilityStore().capabilitiesFor(on.baseUrl, "sk-test");
+  const client = new OpenAI({
+    baseURL: on.baseUrl,
+    apiKey: "sk-test",
+    maxRetries: 0,
+    fetch: keepErrorBodies(),
+  });
+  return { supports, client };
+}
 
 /**
  * new-api's recorded "Unknown parameter: 'stream_options'" 400, naming `name` instead: a relay
@@ -53,13 +66,7 @@ async function noticesFor(field: string, refusal: ReturnType<typeof unknownParam
       return { content: "fine" };
     },
   });
-  const supports = createCapabilityStore().capabilitiesFor(server.baseUrl, "sk-test");
-  const client = new OpenAI({
-    baseURL: server.baseUrl,
-    apiKey: "sk-test",
-    maxRetries: 0,
-    fetch: keepErrorBodies(),
-  });
+  const { supports, client } = tenantOf(server);
   const config = { model: "m", extraBody: { min_p: 0.05 } };
   const notices: string[] = [];
   const turn = await negotiate(
@@ -107,13 +114,7 @@ describe("a refused field's name, as the server wrote it, in a notice", () => {
         return { content: "fine" };
       },
     });
-    const supports = createCapabilityStore().capabilitiesFor(server.baseUrl);
-    const client = new OpenAI({
-      baseURL: server.baseUrl,
-      apiKey: "k",
-      maxRetries: 0,
-      fetch: keepErrorBodies(),
-    });
+    const { supports, client } = tenantOf(server);
     const config = { model: "m", extraBody: { response_format: { type: "json_object" } } };
     const notices: string[] = [];
     await negotiate(
@@ -217,6 +218,74 @@ describe("a context overflow's words, as ContextOverflow quotes them", () => {
         expect(overflow.serverMessage.length).toBeLessThanOrEqual(301);
       }),
       propertyRuns(200),
+    );
+  });
+});
+
+/**
+ * OpenAI's recorded "Unrecognized request argument supplied: reasoning_effort" 400, naming `names`
+ * instead, as new-api relays it: its recorded body ends the upstream's words with a
+ * "(request id: …)" for each hop.
+ */
+const relayedUnrecognized = (names: readonly string[], hops = 1) => {
+  const body = JSON.parse(
+    readFixture("errors/openai/unrecognized-argument-reasoning-effort-gpt-4o-mini.json"),
+  );
+  const ids = ["20240806214436917505976hvsFC5y2", "20240806214435144343103vXhjiHlZ"].slice(0, hops);
+  body.error.message = body.error.message
+    .replace("argument", names.length > 1 ? "arguments" : "argument")
+    .replace("reasoning_effort", names.join(", "));
+  for (const id of ids) body.error.message += ` (request id: ${id})`;
+  return { type: "error" as const, status: 400, body };
+};
+
+describe("OpenAI's 'Unrecognized request argument supplied' passed on by a relay", () => {
+  it("drops each field it names, where the appended '(request id: …)' left the refusal unread and the request failed", async () => {
+    // Before: "…supplied: min_p (request id: …)" read "min_p (request id: …)" as the name, which is
+    // no field's, so the refusal went to the caller as a 400 and min_p was sent on every request.
+    server = await startServer({
+      replies: (request) => {
+        const sent = ["min_p", "top_k"].filter((field) => field in (request.body as object));
+        return sent.length > 0 ? relayedUnrecognized(sent, 2) : { content: "fine" };
+      },
+    });
+    const { supports, client } = tenantOf(server);
+    const config = { model: "m", extraBody: { min_p: 0.05, top_k: 20 } };
+    const notices: string[] = [];
+    const turn = await negotiate(
+      supports,
+      (supports, produced, model) =>
+        streamTurn(client, buildBody(config, supports, model, [{ role: "user", content: "hi" }]), {
+          produced,
+        }),
+      { model: "m", droppable: Object.keys(config.extraBody), onNotice: (n) => notices.push(n) },
+    );
+    expect(turn.content).toBe("fine");
+    expect(server.chatRequests.map((r) => ["min_p", "top_k"].filter((f) => f in (r.body as object)))).toEqual(
+      [["min_p", "top_k"], ["top_k"], []],
+    );
+    expect(notices).toEqual([
+      "m refused the field min_p; sending min_p no more for this model.",
+      "m refused the field top_k; sending top_k no more for this model.",
+    ]);
+  });
+
+  it("reads the first name of any list, after any number of appended notes (property)", () => {
+    const name = fc
+      .stringMatching(/^[a-z][a-z0-9_]{0,15}$/)
+      .filter((n) => !["and", "max_tokens", "stream_options", "temperature", "response_format"].includes(n));
+    const note = fc.string({ maxLength: 30 }).filter((text) => !/[()\n]/.test(text));
+    fc.assert(
+      fc.property(
+        fc.uniqueArray(name, { minLength: 1, maxLength: 4 }),
+        fc.array(note, { maxLength: 3 }),
+        (names, notes) => {
+          const message = `Unrecognized request argument${names.length > 1 ? "s" : ""} supplied: ${names.join(", ")}${notes.map((n) => ` (${n})`).join("")}`;
+          const refusal = readRefusal({ status: 400, error: { message, type: "invalid_request_error" } });
+          expect(refusal).toMatchObject({ name: names[0] });
+        },
+      ),
+      propertyRuns(300),
     );
   });
 });
