@@ -289,3 +289,39 @@ describe("OpenAI's 'Unrecognized request argument supplied' passed on by a relay
     );
   });
 });
+
+describe("readRefusal over whatever a server writes", () => {
+  it("never throws, and names only a field the words hold (property)", () => {
+    // A body of any shape — nested, non-JSON text, a message that is itself JSON — read as the
+    // server sent it: a name the refusal reports is one the server wrote (xAI's camelCase is read
+    // snake_case; Gemini's nested name, joined from the two places it names, is not drawn here).
+    const words = fc.oneof(
+      fc.string({ unit: "binary", maxLength: 200 }),
+      fc.constantFrom(
+        "Unknown parameter: ",
+        "Unrecognized request arguments supplied: ",
+        "' is not supported",
+        "(request id: x)",
+      ),
+    );
+    const message = fc.array(words, { maxLength: 6 }).map((parts) => parts.join(""));
+    const body = fc.oneof(
+      message.map((m) => ({ error: { message: m } })),
+      fc.jsonValue({ maxDepth: 4 }),
+      message.map((m) => ({ detail: [{ type: "extra_forbidden", loc: ["body", m], msg: m }] })),
+    );
+    fc.assert(
+      fc.property(fc.constantFrom(400, 404, 422, 500), body, (status, sent) => {
+        const refusal = readRefusal({ status, body: sent, error: (sent as { error?: unknown })?.error });
+        const text = JSON.stringify(sent) ?? "";
+        if (refusal && "name" in refusal && refusal.name !== undefined) {
+          // As JSON writes it (the body went as JSON); case and underscores aside for xAI's camelCase.
+          const written = JSON.stringify(refusal.name).slice(1, -1);
+          const plain = (t: string) => t.toLowerCase().replaceAll("_", "");
+          expect(plain(text)).toContain(plain(written));
+        }
+      }),
+      propertyRuns(300),
+    );
+  });
+});
