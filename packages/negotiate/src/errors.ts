@@ -1,3 +1,4 @@
+import { escapeControls } from "./controls.js";
 import { readError } from "./error-shape.js";
 import { own } from "./own.js";
 import { protoless } from "./protoless.js";
@@ -27,18 +28,29 @@ const QUOTED_CHARS = 300;
 
 /**
  * The server's words as a message quotes them: on one line (each run of blanks holding a line break
- * is one space), cut to {@link QUOTED_CHARS} characters and `…`, never inside a character, and
- * well formed (a lone surrogate half is U+FFFD). The whole text stays on the error's `cause`.
+ * — CR, LF, a vertical tab, a form feed, NEL, U+2028 or U+2029 — is one space, and so is a tab),
+ * well formed (a lone surrogate half is U+FFFD), each other control character (an ESC, a NUL, a
+ * bidi mark or override) written `\uXXXX`, so an error or notice shown in a terminal or a log
+ * cannot clear the screen or turn the rest of its line round, and cut to {@link QUOTED_CHARS}
+ * characters and `…`, never inside a character or an escape. The whole text stays on the error's
+ * `cause`.
  */
 function quoted(words: string): string {
   // Only the head is read: the blanks are collapsed in time bound by it, however long the page.
   const head = words.length > 4 * QUOTED_CHARS ? words.slice(0, 4 * QUOTED_CHARS) : words;
-  const line = head.replace(/\s*[\r\n]\s*/g, " ").trim();
-  if (line.length <= QUOTED_CHARS && head === words) return line.toWellFormed();
+  const line = escapeControls(
+    head
+      .replace(/\s*[\r\n\t\v\f\u0085\u2028\u2029]\s*/g, " ")
+      .trim()
+      .toWellFormed(),
+  );
+  if (line.length <= QUOTED_CHARS && head === words) return line;
   let end = Math.min(line.length, QUOTED_CHARS);
   const last = line.charCodeAt(end - 1);
   if (last >= 0xd800 && last <= 0xdbff) end--;
-  return `${line.slice(0, end).trimEnd()}…`.toWellFormed();
+  // An escape the cut would split goes whole: "\u00" is no character.
+  end -= /\\(?:u[0-9a-f]{0,3})?$/.exec(line.slice(Math.max(0, end - 5), end))?.[0].length ?? 0;
+  return `${line.slice(0, end).trimEnd()}…`;
 }
 
 /** The server's words ending as a sentence does (llama.cpp's end "…try increasing it", no stop). */

@@ -5,6 +5,7 @@ import {
   type ModelCapabilities,
   modelCapabilitiesFor,
 } from "./capabilities.js";
+import { escapeControls } from "./controls.js";
 import { own, ownOptions } from "./own.js";
 import { type Refusal, readRefusal } from "./refusal.js";
 import { TOOL_RESULTS_READ } from "./template-roles.js";
@@ -92,8 +93,28 @@ export interface NegotiateOptions {
  * schema in `response_format` (the server named the schema, or structured output).
  */
 function refusedFormat(name: string | undefined, sentType: string | undefined): string {
-  if (name !== undefined) return `${name}, a field it does not take`;
+  if (name !== undefined) return `${echoed(name)}, a field it does not take`;
   return sentType === "json_object" ? "json_object in response_format" : "a JSON schema in response_format";
+}
+
+/** How much of a name the server wrote a notice repeats: whole up to this, else cut with its length said. */
+const ECHOED_CHARS = 60;
+
+/**
+ * A field's name as the server refused it, as a notice repeats it: the server's own words, which can
+ * be any size and hold anything (a relay echoing what it was sent, a body cut mid-name), read only
+ * so far as its top-level field was one the caller allowed dropping. Whole up to 60 characters,
+ * else cut there (never inside a character) with its length said; half a surrogate pair written
+ * U+FFFD; each control character (an ESC, a line break, a right-to-left override) written
+ * `\uXXXX`, so a notice shown in a terminal or a run's log says what the server wrote and cannot
+ * rewrite what is around it.
+ */
+function echoed(given: string): string {
+  const name = given.toWellFormed();
+  if (name.length <= ECHOED_CHARS) return escapeControls(name);
+  const last = name.charCodeAt(ECHOED_CHARS - 1);
+  const head = name.slice(0, last >= 0xd800 && last <= 0xdbff ? ECHOED_CHARS - 1 : ECHOED_CHARS);
+  return `${escapeControls(head)}… (${name.length} characters)`;
 }
 
 /**
@@ -213,7 +234,7 @@ function answer(
       notice(
         refusal.field === "reasoning_effort"
           ? `${modelName} does not take reasoning_effort; sending it without one from now on.`
-          : `${modelName} refused the field ${refusal.name}; sending ${refusal.field} no more for this model.`,
+          : `${modelName} refused the field ${echoed(refusal.name)}; sending ${refusal.field} no more for this model.`,
       );
       return true;
     }

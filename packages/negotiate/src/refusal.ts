@@ -155,6 +155,26 @@ function snakeCase(name: string): string {
   return name.replace(/([a-z0-9])([A-Z])/g, "$1_$2").toLowerCase();
 }
 
+/**
+ * `line` without the parenthesised notes a relay appends to the words it passes on — new-api and
+ * one-api add "(request id: …)", once per hop — and the blanks before them: OpenAI's
+ * "Unrecognized request argument supplied: min_p" relayed reads "… min_p (request id: 2024…)",
+ * and the name is only the list before them. Read from the end, each character once.
+ */
+function withoutAppended(line: string): string {
+  const blank = (at: number) => at > 0 && line.charCodeAt(at - 1) <= 32;
+  let end = line.length;
+  for (;;) {
+    while (blank(end)) end--;
+    if (line.charCodeAt(end - 1) !== 41 /* ) */) break;
+    const open = line.lastIndexOf("(", end - 1);
+    // A note holds no parenthesis of its own: "(a (b))" is not one, and is kept.
+    if (open < 0 || line.indexOf(")", open) !== end - 1) break;
+    end = open;
+  }
+  return line.slice(0, end);
+}
+
 /** Field names an unknown-parameter refusal names, in every wording seen on real servers. */
 function unknownFields(facts: ErrorFacts): string[] {
   const text = facts.text;
@@ -162,7 +182,7 @@ function unknownFields(facts: ErrorFacts): string[] {
   // OpenAI: "Unrecognized request argument supplied: min_p" (and the plural list form).
   const unrecognized = /Unrecognized request arguments? supplied:\s*([^\n]+)/i.exec(text);
   if (unrecognized?.[1]) {
-    for (const part of unrecognized[1].split(/,|\band\b/)) {
+    for (const part of withoutAppended(unrecognized[1]).split(/,|\band\b/)) {
       const name = part.trim().replace(/^'|'$|\.$/g, "");
       if (/^[\w.[\]-]+$/.test(name)) names.push(name);
     }

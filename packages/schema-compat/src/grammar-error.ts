@@ -57,6 +57,24 @@ const NOT_GRAMMAR_CODES = new Set(["tool_use_failed", "context_length_exceeded",
 /** Statuses a compilation refusal arrives with: 400, 422, or llama.cpp's older 500. */
 const GRAMMAR_STATUSES = new Set([400, 422, 500]);
 
+/** How deep a prototype chain {@link held} follows: a Proxy's trap can make one endless. */
+const MAX_CHAIN = 64;
+
+/**
+ * `value[name]` where `value` holds it itself or a prototype of its own does (a class's getter, an
+ * `Error`'s `message`), never where only `Object.prototype` does: code in the host's process
+ * setting `Object.prototype.code = "invalid_json_schema"` (prototype pollution) otherwise read every
+ * 400 — an unknown parameter, a bad message — as a schema the server could not compile.
+ */
+function held(value: object, name: string): unknown {
+  for (let at: object | null = value, depth = 0; at !== null && depth < MAX_CHAIN; depth++) {
+    if (at === Object.prototype) return undefined;
+    if (Object.hasOwn(at, name)) return (value as Record<string, unknown>)[name];
+    at = Object.getPrototypeOf(at) as object | null;
+  }
+  return undefined;
+}
+
 interface Gathered {
   texts: string[];
   codes: string[];
@@ -80,13 +98,14 @@ function gather(value: unknown, into: Gathered, depth: number, seen: Set<object>
   }
   if (typeof value !== "object" || seen.has(value)) return;
   seen.add(value);
-  const record = value as Record<string, unknown>;
   if (into.status === undefined) {
-    const status = record.status ?? record.statusCode;
+    const status = held(value, "status") ?? held(value, "statusCode");
     if (typeof status === "number") into.status = status;
   }
-  if (typeof record.code === "string") into.codes.push(record.code);
-  if (typeof record.type === "string") into.codes.push(record.type);
+  const code = held(value, "code");
+  const type = held(value, "type");
+  if (typeof code === "string") into.codes.push(code);
+  if (typeof type === "string") into.codes.push(type);
   for (const key of [
     "message",
     "error",
@@ -99,7 +118,8 @@ function gather(value: unknown, into: Gathered, depth: number, seen: Set<object>
     "metadata",
     "raw",
   ]) {
-    if (key in record) gather(record[key], into, depth + 1, seen);
+    const field = held(value, key);
+    if (field !== undefined) gather(field, into, depth + 1, seen);
   }
   if (Array.isArray(value)) for (const entry of value) gather(entry, into, depth + 1, seen);
 }
@@ -122,7 +142,8 @@ function gather(value: unknown, into: Gathered, depth: number, seen: Set<object>
  *
  * Reads an unknown value: an `openai` `APIError` (status, error, message), any object with a
  * `body`, `error` or `message`, a plain `Error` (its `cause` too), or a string holding the body or
- * the message. Answers false for everything else, including other 400s (context overflow,
+ * the message — each object's fields as it holds them or its class does, never one only
+ * `Object.prototype` holds (prototype pollution). Answers false for everything else, including other 400s (context overflow,
  * unknown parameters) and a model whose call failed the schema (Groq's `tool_use_failed`).
  * Never throws. A request that never comes back is nothing to recognise: llama.cpp (b9749) never
  * answers a schema holding a string's `minLength` above its `maxLength` (its slot spins, and every
