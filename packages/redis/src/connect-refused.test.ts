@@ -109,6 +109,14 @@ describe.skipIf(!HAS_REDIS)("a Redis that wants a password the URL does not give
     expect(message).toContain(`reached Redis at redis://***@127.0.0.1:${port}, which refused`);
     expect(message).toMatch(/gives a user name and no password: a password goes after a colon/);
     expect(message).not.toContain(PASSWORD);
+    // Another refusal of the handshake is quoted: a database the server does not have.
+    const db = await createRedisBus({ url: `redis://:${PASSWORD}@127.0.0.1:${port}/99` }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect((db as RedisStoreError).message).toContain(
+      `reached Redis at redis://:***@127.0.0.1:${port}/99, which refused the handshake of its connection (ERR DB index is out of range)`,
+    );
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect(await connections()).toBe(before);
   });

@@ -394,7 +394,7 @@ export async function open(
     cause instanceof ErrorReply
       ? new RedisStoreError(
           "connect",
-          `${where} reached Redis at ${shownUrl(resolved.url)}, which refused the handshake of its ${which === "" ? "" : `${which} `}connection (${replyCode(cause)}).${refusalHint(cause, resolved.url)}`,
+          `${where} reached Redis at ${shownUrl(resolved.url)}, which refused the handshake of its ${which === "" ? "" : `${which} `}connection (${replyShown(cause, resolved.url)}).${refusalHint(cause, resolved.url)}`,
           { cause },
         )
       : new RedisStoreError(
@@ -535,7 +535,7 @@ export async function connectStore(options: unknown, where: string): Promise<Con
         : refusalHint(cause, resolved.url);
       throw new RedisStoreError(
         "connect",
-        `${where} reached Redis at ${shownUrl(resolved.url)}, which refused its first command (${reply}).${hint}`,
+        `${where} reached Redis at ${shownUrl(resolved.url)}, which refused its first command (${replyShown(cause, resolved.url)}).${hint}`,
         { cause },
       );
     }
@@ -583,6 +583,38 @@ export async function connectStore(options: unknown, where: string): Promise<Con
 /** The code an error reply starts with (`WRONGPASS`, `NOAUTH`, `ERR`…); "an error" for anything else. */
 function replyCode(cause: unknown): string {
   return cause instanceof Error ? (cause.message.match(/^[A-Z]+/)?.[0] ?? "an error") : "an error";
+}
+
+/**
+ * Redis's refusal as a message quotes it: the code alone for NOAUTH and WRONGPASS (the hint says
+ * what to change), else the reply's first line (`ERR DB index is out of range` for a database the
+ * server does not have), cut past 200 characters, with the URL's password (its user name, where it
+ * gives no password), wherever it holds it, as `***` (Redis's own replies never quote it; a proxy in
+ * front of it might).
+ */
+function replyShown(cause: unknown, url: string): string {
+  const code = replyCode(cause);
+  if (code === "NOAUTH" || code === "WRONGPASS" || !(cause instanceof Error)) return code;
+  let said = cause.message.split(/\r?\n/)[0] ?? code;
+  try {
+    const parsed = new URL(url);
+    // The password; or, where there is none, the user name (which `shownUrl` hides then too).
+    const secret = parsed.password === "" ? parsed.username : parsed.password;
+    // Before the cut: cut first, a part of it could be left.
+    for (const form of new Set([secret, safeDecode(secret)])) {
+      if (form.length > 0) said = said.replaceAll(form, "***");
+    }
+  } catch {}
+  return said.length > 200 ? `${said.slice(0, 200)}…` : said;
+}
+
+/** `decodeURIComponent`, or the text as it is where it holds a `%` escape that does not decode. */
+function safeDecode(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
 }
 
 /**
