@@ -147,10 +147,27 @@ export function refuseCaseTwin(dir: string, sessionId: string): void {
   const twin = names.find((name) => name.endsWith(".jsonl") && folded(name) === key);
   if (twin === undefined) return;
   const other = twin.slice(0, -".jsonl".length);
+  // Twins by Unicode normalization read alike ("é" composed, and "e" with a combining accent): each
+  // is named with its code points too, or the message named one id twice to the eye.
+  const alike = sessionId.toLowerCase() !== other.toLowerCase();
+  const named = (id: string) => (alike ? `${JSON.stringify(id)} (${codePoints(id)})` : JSON.stringify(id));
   throw new AgentError(
     "invalid-input",
-    `Session id ${JSON.stringify(sessionId)} differs from the session ${JSON.stringify(other)} in ${dir} only by case (or Unicode normalization): a file system that ignores case opens that session's file for it, so it is refused everywhere. Open ${JSON.stringify(other)}, or choose an id that differs by more than case.`,
+    `Session id ${named(sessionId)} differs from the session ${named(other)} in ${dir} only by case (or Unicode normalization): a file system that ignores case opens that session's file for it, so it is refused everywhere. Open ${JSON.stringify(other)}, or choose an id that differs by more than case.`,
   );
+}
+
+/** The first 40 code points of `id` as `U+00E9 U+0074 …` (a longer id: "…" after them). */
+function codePoints(id: string): string {
+  const points: string[] = [];
+  for (const char of id) {
+    if (points.length === 40) {
+      points.push("…");
+      break;
+    }
+    points.push(`U+${(char.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, "0")}`);
+  }
+  return points.join(" ");
 }
 
 /**
