@@ -147,10 +147,27 @@ export function refuseCaseTwin(dir: string, sessionId: string): void {
   const twin = names.find((name) => name.endsWith(".jsonl") && folded(name) === key);
   if (twin === undefined) return;
   const other = twin.slice(0, -".jsonl".length);
+  // Twins by Unicode normalization read alike ("é" composed, and "e" with a combining accent): each
+  // is named with its code points too, or the message named one id twice to the eye.
+  const alike = sessionId.toLowerCase() !== other.toLowerCase();
+  const named = (id: string) => (alike ? `${JSON.stringify(id)} (${codePoints(id)})` : JSON.stringify(id));
   throw new AgentError(
     "invalid-input",
-    `Session id ${JSON.stringify(sessionId)} differs from the session ${JSON.stringify(other)} in ${dir} only by case (or Unicode normalization): a file system that ignores case opens that session's file for it, so it is refused everywhere. Open ${JSON.stringify(other)}, or choose an id that differs by more than case.`,
+    `Session id ${named(sessionId)} differs from the session ${named(other)} in ${dir} only by case (or Unicode normalization): a file system that ignores case opens that session's file for it, so it is refused everywhere. Open ${JSON.stringify(other)}, or choose an id that differs by more than case.`,
   );
+}
+
+/** The first 40 code points of `id` as `U+00E9 U+0074 …` (a longer id: "…" after them). */
+function codePoints(id: string): string {
+  const points: string[] = [];
+  for (const char of id) {
+    if (points.length === 40) {
+      points.push("…");
+      break;
+    }
+    points.push(`U+${(char.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, "0")}`);
+  }
+  return points.join(" ");
 }
 
 /**
@@ -561,17 +578,20 @@ const isRawJSON = (JSON as { isRawJSON?: (value: unknown) => boolean }).isRawJSO
  * fields, one shallow and one deep) is written whole at each, so it counts at each: the walk (depth
  * first, with its own stack, no recursion) works out each object's written height once, then adds
  * it at every place the object is reached, so the deepest place decides and the walk stays linear in
- * the objects and fields it looks at. A `toJSON` is called once per object and key. A cycle (which
- * `JSON.stringify` refuses, writing nothing) is no depth problem; the walk stops as soon as any
- * place is deeper than the bound (also where `toJSON` or a getter makes new objects without end).
- * Throws what a getter or `toJSON` throws.
+ * the objects and fields it looks at. A `toJSON` is called once per object and key. What
+ * `JSON.stringify` refuses, writing nothing, is answered as what it is: "cycle" for an object
+ * reached again inside itself, "bigint" for a BigInt (or BigInt object) without a `toJSON`; the walk
+ * stops there, as it does as soon as any place is deeper than the bound (also where `toJSON` or a
+ * getter makes new objects without end). Throws what a getter or `toJSON` throws.
  */
-function tooDeep(root: unknown, key: string, level: number): boolean {
+function tooDeep(root: unknown, key: string, level: number): boolean | "cycle" | "bigint" {
   /** Written height of each object looked into whole: 1 for one holding no object written deeper. */
   const heights = new Map<object, number>();
   /** The objects on the path being walked. */
   const open = new Set<object>();
   const called = new Map<object, Map<string, unknown>>();
+  /** A BigInt met where `JSON.stringify` would write it (it throws there). */
+  let bigint = false;
   /** What `JSON.stringify` looks into for `raw` written as property `name`: an object, or undefined for none. */
   const written = (raw: unknown, name: string): object | undefined => {
     let value = raw;
@@ -596,12 +616,18 @@ function tooDeep(root: unknown, key: string, level: number): boolean {
         }
       }
     }
+    if (
+      typeof value === "bigint" ||
+      (typeof value === "object" && value !== null && types.isBigIntObject(value))
+    ) {
+      bigint = true;
+      return undefined;
+    }
     if (typeof value !== "object" || value === null) return undefined;
     if (
       types.isNumberObject(value) ||
       types.isStringObject(value) ||
       types.isBooleanObject(value) ||
-      types.isBigIntObject(value) ||
       isRawJSON?.(value)
     ) {
       return undefined;
@@ -623,6 +649,7 @@ function tooDeep(root: unknown, key: string, level: number): boolean {
     return { value, keys, length: keys ? keys.length : (value as unknown[]).length, next: 0, tallest: 0 };
   };
   const top = written(root, key);
+  if (bigint) return "bigint";
   if (top === undefined) return false;
   if (level > MAX_RECORD_DEPTH) return true;
   const stack: Frame[] = [enter(top)];
@@ -632,6 +659,7 @@ function tooDeep(root: unknown, key: string, level: number): boolean {
       const name = frame.keys ? (frame.keys[frame.next] as string) : String(frame.next);
       frame.next++;
       const child = written((frame.value as Record<string, unknown>)[name], name);
+      if (bigint) return "bigint";
       if (child === undefined) continue;
       // The child is written at this depth, and its own contents below it.
       const depth = level + stack.length;
@@ -641,7 +669,7 @@ function tooDeep(root: unknown, key: string, level: number): boolean {
         if (height > frame.tallest) frame.tallest = height;
         continue;
       }
-      if (open.has(child)) return false; // A cycle: JSON.stringify writes nothing.
+      if (open.has(child)) return "cycle"; // JSON.stringify writes nothing.
       if (depth > MAX_RECORD_DEPTH) return true;
       stack.push(enter(child));
       continue;
@@ -657,19 +685,25 @@ function tooDeep(root: unknown, key: string, level: number): boolean {
 }
 
 /**
- * Why a session file cannot hold `message` (it nests deeper than its record may), said as "nests
- * …", or undefined when it can. What the session checks before it writes a message, so it never
- * writes a line its reader drops.
+ * Why a session file cannot hold `message`, said to follow "it" ("nests …", "holds …", "cannot …"),
+ * or undefined when it can: it nests deeper than its record may, or `JSON.stringify` cannot write it
+ * (a BigInt, a cycle, a getter or `toJSON` that throws). What the session checks before it writes a
+ * message, so it never writes a line its reader drops, nor tries a write that fails each time: until
+ * r103 a message JSON cannot write was left to fail its write, a `storage` error naming no message,
+ * and held back every message after it from the file, each write trying it again.
  */
 export function depthProblem(message: unknown): string | undefined {
-  // Its record is level 1, the message (its property "message") level 2. A message the walk cannot
-  // read (a getter or toJSON that throws) is no depth problem: writing it fails as it would anyway.
-  let deep: boolean;
+  // Its record is level 1, the message (its property "message") level 2.
+  let deep: ReturnType<typeof tooDeep>;
   try {
     deep = tooDeep(message, "message", 2);
-  } catch {
-    return undefined;
+  } catch (error) {
+    return `cannot be written as JSON: a getter or toJSON in it threw (${(errorText(error).split("\n")[0] ?? "").slice(0, 200)})`;
   }
+  if (deep === "bigint") {
+    return "holds a BigInt, which JSON cannot write (give it as a string or a number)";
+  }
+  if (deep === "cycle") return "holds a cycle (an object inside itself), which JSON cannot write";
   if (!deep) return undefined;
   return `nests deeper than a session file holds: more than ${MAX_RECORD_DEPTH - 1} levels, the message itself the first (MAX_RECORD_DEPTH, ${MAX_RECORD_DEPTH}, counts the line's record around it)`;
 }
@@ -851,7 +885,7 @@ function recordProblem(record: unknown): string | undefined {
   if (!isObject(record)) return "JSON but not a record";
   // Read and written again whole on opening: a nesting far deeper would overflow the stack there.
   // The session never writes one (it refuses such a message), so it came from elsewhere.
-  if (tooDeep(record, "", 1)) return `a record nested deeper than ${MAX_RECORD_DEPTH} levels`;
+  if (tooDeep(record, "", 1) === true) return `a record nested deeper than ${MAX_RECORD_DEPTH} levels`;
   // Every field the line's own, never a polluted Object.prototype's (`tool_call_id` let a tool
   // message without one through, and the agent then refused the whole transcript).
   const type = setting(record, "type");

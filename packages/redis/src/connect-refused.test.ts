@@ -74,6 +74,52 @@ describe.skipIf(!HAS_REDIS)("a Redis that wants a password the URL does not give
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect(await connections()).toBe(before);
   });
+
+  // r103c: a wrong password was told as "could not reach Redis … Check the URL and that the server
+  // is running" — the server was there, and had refused the password (WRONGPASS, the cause).
+  it("a wrong password in the URL: refused naming WRONGPASS and the credentials, not as a server that is not running; the password not shown", async () => {
+    const before = await connections();
+    const wrong = "pw-wrong-9753";
+    for (const [url, shown] of [
+      [`redis://:${wrong}@127.0.0.1:${port}`, `redis://:***@127.0.0.1:${port}`],
+      [`redis://someone:${wrong}@127.0.0.1:${port}`, `redis://someone:***@127.0.0.1:${port}`],
+    ] as const) {
+      for (const make of [createRedisBus, createRedisStores]) {
+        const error = await make({ url }).then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+        expect(RedisStoreError.isInstance(error), `${make.name}: ${String(error)}`).toBe(true);
+        const { code, message } = error as RedisStoreError;
+        expect(code).toBe("connect");
+        expect(message).toContain(`${make.name} reached Redis at ${shown}, which refused`);
+        expect(message).toContain("(WRONGPASS)");
+        expect(message).toMatch(/user name and password the URL gives/);
+        expect(message).not.toMatch(/server is running/);
+        expect(message).not.toContain(wrong);
+      }
+    }
+    // A password written where the user name goes (no colon before it) is a user name to Redis:
+    // the message says where a password goes, and does not show it.
+    const error = await createRedisBus({ url: `redis://${PASSWORD}@127.0.0.1:${port}` }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    const { message } = error as RedisStoreError;
+    expect(message).toContain(`reached Redis at redis://***@127.0.0.1:${port}, which refused`);
+    expect(message).toMatch(/gives a user name and no password: a password goes after a colon/);
+    expect(message).not.toContain(PASSWORD);
+    // Another refusal of the handshake is quoted: a database the server does not have.
+    const db = await createRedisBus({ url: `redis://:${PASSWORD}@127.0.0.1:${port}/99` }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect((db as RedisStoreError).message).toContain(
+      `reached Redis at redis://:***@127.0.0.1:${port}/99, which refused the handshake of its connection (ERR DB index is out of range)`,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(await connections()).toBe(before);
+  });
 });
 
 describe.skipIf(!HAS_REDIS)("a Redis busy with a long script when a factory starts", () => {

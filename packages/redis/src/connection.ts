@@ -162,7 +162,8 @@ function silent(resolved: Resolved, where: string, what: string): RedisStoreErro
 }
 
 /**
- * A Redis URL as a message may name it: its password (`redis://user:password@host`) as `***`, and
+ * A Redis URL as a message may name it: its password (`redis://user:password@host`) as `***`, a
+ * user name given without a password as `***` too (`redis://password@host`, the colon left out), and
  * without its query and fragment (`?password=…` is a form other clients read) or a path that is not
  * a database number (`redis://u:1234/rest@host`, a password with a "/" not written %2F, parses as
  * host `u`, port 1234 and a path holding the rest of it). A URL with no host whose text is more than
@@ -181,8 +182,10 @@ export function shownUrl(url: string): string {
   if (parsed.host === "" && database === "/…") {
     return "(a URL with no host after its scheme, not shown: what follows may hold a password)";
   }
-  const user = parsed.username;
   const password = parsed.password === "" ? "" : ":***";
+  // A user name without a password is a password written where the user name goes, as often as not
+  // (`redis://password@host`, its colon left out): not shown either.
+  const user = parsed.username !== "" && password === "" ? "***" : parsed.username;
   return `${parsed.protocol}//${user}${password}${user || password ? "@" : ""}${parsed.host}${database}`;
 }
 
@@ -385,12 +388,20 @@ export async function open(
   where: string,
   which = "",
 ): Promise<void> {
+  // Redis answered the handshake with an error (a password it refused: WRONGPASS): it is there, and
+  // the URL is what to change. Told as unreachable, with "that the server is running", until r103.
   const unreachable = (cause: unknown) =>
-    new RedisStoreError(
-      "connect",
-      `${where} could not ${which === "" ? "reach Redis" : `open its ${which} connection to Redis`} at ${shownUrl(resolved.url)}. Check the URL and that the server is running.`,
-      { cause },
-    );
+    cause instanceof ErrorReply
+      ? new RedisStoreError(
+          "connect",
+          `${where} reached Redis at ${shownUrl(resolved.url)}, which refused the handshake of its ${which === "" ? "" : `${which} `}connection (${replyShown(cause, resolved.url)}).${refusalHint(cause, resolved.url)}`,
+          { cause },
+        )
+      : new RedisStoreError(
+          "connect",
+          `${where} could not ${which === "" ? "reach Redis" : `open its ${which} connection to Redis`} at ${shownUrl(resolved.url)}. Check the URL and that the server is running.`,
+          { cause },
+        );
   // The first connection must not retry forever: a wrong URL should fail the factory, not hang it.
   let fail: (cause: unknown) => void = () => {};
   let timedOut: unknown;
@@ -410,7 +421,7 @@ export async function open(
     );
   } catch (error) {
     discard(client);
-    throw error;
+    throw RedisStoreError.isInstance(error) ? error : unreachable(error);
   } finally {
     opening.delete(client);
     client.off("error", fail);
@@ -518,15 +529,13 @@ export async function connectStore(options: unknown, where: string): Promise<Con
       }
       discard(writer);
       discard(subscriber);
-      const reply = cause instanceof Error ? (cause.message.match(/^[A-Z]+/)?.[0] ?? "an error") : "an error";
-      const hint = /^(?:NOAUTH|WRONGPASS)$/.test(reply)
-        ? " If the server needs a password, give it in the URL (redis://:password@host:6379, or redis://user:password@host:6379)."
-        : passing
-          ? ` It still answered ${reply} after ${STARTING_MS / 1000} s.`
-          : "";
+      const reply = replyCode(cause);
+      const hint = passing
+        ? ` It still answered ${reply} after ${STARTING_MS / 1000} s.`
+        : refusalHint(cause, resolved.url);
       throw new RedisStoreError(
         "connect",
-        `${where} reached Redis at ${shownUrl(resolved.url)}, which refused its first command (${reply}).${hint}`,
+        `${where} reached Redis at ${shownUrl(resolved.url)}, which refused its first command (${replyShown(cause, resolved.url)}).${hint}`,
         { cause },
       );
     }
@@ -569,6 +578,66 @@ export async function connectStore(options: unknown, where: string): Promise<Con
     },
   };
   return connections;
+}
+
+/** The code an error reply starts with (`WRONGPASS`, `NOAUTH`, `ERR`…); "an error" for anything else. */
+function replyCode(cause: unknown): string {
+  return cause instanceof Error ? (cause.message.match(/^[A-Z]+/)?.[0] ?? "an error") : "an error";
+}
+
+/**
+ * Redis's refusal as a message quotes it: the code alone for NOAUTH and WRONGPASS (the hint says
+ * what to change), else the reply's first line (`ERR DB index is out of range` for a database the
+ * server does not have), cut past 200 characters, with the URL's password (its user name, where it
+ * gives no password), wherever it holds it, as `***` (Redis's own replies never quote it; a proxy in
+ * front of it might).
+ */
+function replyShown(cause: unknown, url: string): string {
+  const code = replyCode(cause);
+  if (code === "NOAUTH" || code === "WRONGPASS" || !(cause instanceof Error)) return code;
+  let said = cause.message.split(/\r?\n/)[0] ?? code;
+  try {
+    const parsed = new URL(url);
+    // The password; or, where there is none, the user name (which `shownUrl` hides then too).
+    const secret = parsed.password === "" ? parsed.username : parsed.password;
+    // Before the cut: cut first, a part of it could be left.
+    for (const form of new Set([secret, safeDecode(secret)])) {
+      if (form.length > 0) said = said.replaceAll(form, "***");
+    }
+  } catch {}
+  return said.length > 200 ? `${said.slice(0, 200)}…` : said;
+}
+
+/** `decodeURIComponent`, or the text as it is where it holds a `%` escape that does not decode. */
+function safeDecode(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+}
+
+/**
+ * What a message adds to Redis's refusal of a connection's first command or handshake, as the
+ * `cause`'s code says: for NOAUTH, where the URL's password goes; for WRONGPASS, that the URL's
+ * user name and password were refused — and, for a URL with a user name and no password, that a
+ * password goes after a colon (one written where the user name goes is sent as a user name).
+ * Nothing for another reply. The password itself is never in it.
+ */
+function refusalHint(cause: unknown, url: string): string {
+  const reply = replyCode(cause);
+  if (reply === "NOAUTH") {
+    return " If the server needs a password, give it in the URL (redis://:password@host:6379, or redis://user:password@host:6379).";
+  }
+  if (reply !== "WRONGPASS") return "";
+  let userOnly = false;
+  try {
+    const parsed = new URL(url);
+    userOnly = parsed.username !== "" && parsed.password === "";
+  } catch {}
+  return userOnly
+    ? " The URL gives a user name and no password: a password goes after a colon (redis://:password@host:6379, or redis://user:password@host:6379)."
+    : " The user name and password the URL gives were refused: check them (redis://:password@host:6379, or redis://user:password@host:6379).";
 }
 
 /** How long a factory waits out a Redis answering LOADING, BUSY or another reply that passes. */

@@ -257,6 +257,8 @@ export class StreamWatcher implements RedisEventStream {
   private subscribedAt: number | undefined;
   /** This process's monotonic clock (`performance.now()`, ms) as the `TIME` of `subscribedAt` answered. */
   private subscribedLocal = 0;
+  /** This process's monotonic clock (`performance.now()`, ms) as the `TIME` of `subscribedAt` was asked. */
+  private subscribeAsked = 0;
   /** The emitter token each event handed out was read under (`undefined`: not known), for `idOf`. */
   private readonly tokens = new WeakMap<SequencedEvent, string | undefined>();
   /** The token the reader's event id named: its run's, as far as entries show it (see `belowPosition`). */
@@ -580,9 +582,11 @@ export class StreamWatcher implements RedisEventStream {
     // would count more of what was emitted meanwhile as handed out before the watcher came.
     if (this.cursor > 0 && this.subscribedAt === undefined) {
       try {
+        const asked = performance.now();
         const at = timeMicros(await call<[string, string]>(conn, ["TIME"]));
         if (Number.isSafeInteger(at)) {
           this.subscribedAt = at;
+          this.subscribeAsked = asked;
           this.subscribedLocal = performance.now();
         }
       } catch (error) {
@@ -736,10 +740,17 @@ export class StreamWatcher implements RedisEventStream {
    * after the watcher came, may read as emitted before `subscribedAt`, and was taken for its reader's
    * run's own write landing late (its events read on as that run's, no notice). Compared with this
    * instead, such an entry counts as emitted since, and ends the watcher with the notice; so does a
-   * late write of the reader's run stamped before the step, up to the step's size before the
-   * subscribe (the safe side). Each clock may run up to a thousandth off the other's pace without
-   * counting as a step. Undefined where Redis will not answer `TIME` now (another server, which has it
-   * renamed away): no write can then be told to be late.
+   * late write of the reader's run stamped before the step, up to the step's size and the two
+   * `TIME` round trips before the subscribe (the safe side). Each clock may run up to a thousandth
+   * off the other's pace without counting as a step. Undefined where Redis will not answer `TIME`
+   * now (another server, which has it renamed away): no write can then be told to be late.
+   *
+   * Where the clock stepped, the subscribe is placed by the most time that can have passed since
+   * (from the subscribe's `TIME` asked to this one answered), not the least (from that one
+   * answering to this one asked): the least placed it later than it was by both round trips, this
+   * one's whole wait on its way to Redis included (a loaded host, a slow link, a Redis busy with a
+   * script), and a new run's entry emitted within that much of the subscribe counted as emitted
+   * before it (r103c; r98b's test failed so under load).
    */
   private async subscribedByNow(conn: RedisConnection): Promise<number | undefined> {
     const at = this.subscribedAt;
@@ -752,10 +763,16 @@ export class StreamWatcher implements RedisEventStream {
       if (!refusedForGood(error)) throw error;
       return undefined;
     }
+    const answered = performance.now();
     if (!Number.isSafeInteger(now)) return undefined;
-    // At least this long passed between the subscribe's TIME answering and this one being asked.
-    const passed = (asked - this.subscribedLocal) * 1000 * (1 - CLOCK_PACE_SLACK);
-    return Math.min(at, now - passed);
+    // At least this long passed between the subscribe's TIME answering and this one being asked: a
+    // clock that reads no less than `at` plus it has not stepped back, and `at` places the subscribe.
+    const least = (asked - this.subscribedLocal) * 1000 * (1 - CLOCK_PACE_SLACK);
+    if (now - least >= at) return at;
+    // It stepped back: at most this long passed between the subscribe's TIME being asked and this
+    // one answering, so the subscribe came no earlier than `now` less it, by the clock as it reads now.
+    const most = (answered - this.subscribeAsked) * 1000 * (1 + CLOCK_PACE_SLACK);
+    return Math.min(at, now - most);
   }
 
   private async readOnce(): Promise<void> {
