@@ -20,6 +20,7 @@ import {
   secretsOf,
   wellFormedOutput,
 } from "./redact.js";
+import { toolResultSchema } from "./result-schema.js";
 import { isMcpError, loadedSdk, loadSdk, sdk, transportStatus } from "./sdk.js";
 import {
   MESSAGE_TOO_LARGE,
@@ -785,7 +786,7 @@ export class ServerConnection {
         return ownJson(
           (await client.callTool(
             bareOptions({ name: tool, arguments: args }),
-            undefined,
+            toolResultSchema(),
             requestOptions,
           )) as CallToolResult,
         );
@@ -826,7 +827,7 @@ export class ServerConnection {
     ended.catch(() => {});
     const stream = client.experimental.tasks.callToolStream(
       bareOptions({ name: tool, arguments: args }),
-      undefined,
+      toolResultSchema(),
       bareOptions({ timeout: options.timeoutMs, signal: controller.signal }),
     );
     let taskId: string | undefined;

@@ -1,11 +1,57 @@
-// Review r103d: what last round left in this package. A `/p:` argument's telling pairs
+// Review r103d: what last round left in this package. A tool result holding one content part of a
+// type MCP lacks (`video`) failed the whole call: the SDK's schema of a result refused it, so the
+// model read `call-failed` and lost the text and image parts beside it. And the schema's copy of
+// the structured content lost a key named `__proto__`. Against the raw server (no SDK), which
+// writes such a result. A `/p:` argument's telling pairs
 // (msbuild's `/p:A_Password=X;B_Password=Y;…`) made secrets quadratic in their number: each pair's
 // value was also kept to the end of the argument, so 2,000 pairs in a 60 kB argument made 61 MB of
 // secrets to mask every report and result of the server with.
 import { countWork } from "@loopwright/testkit";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
+import { NODE, RAW } from "../test/support.js";
 import type { McpServerConfig } from "./config.js";
+import { createMcpPool, type McpPool, McpPoolError } from "./index.js";
 import { masker, resultSecretsOf, secretsOf } from "./redact.js";
+
+const pools: McpPool[] = [];
+afterEach(async () => {
+  await Promise.all(pools.splice(0).map((pool) => pool.close()));
+});
+
+const raw = () => {
+  const pool = createMcpPool([{ name: "raw", command: NODE, args: [RAW] }]);
+  pools.push(pool);
+  return pool;
+};
+
+describe("a tool result holding a content part of a type MCP lacks", () => {
+  it("keeps the parts MCP has and describes the other one, rather than failing the call", async () => {
+    const output = await raw().callTool("raw__mixed_content", {});
+    expect(output.ok).toBe(true);
+    expect(output.text).toBe("before\n[video content; not shown]\n[image: image/png, 8 bytes]\nafter");
+    expect(output.parts).toEqual([
+      { type: "text", text: "before" },
+      { type: "text", text: "[video content; not shown]" },
+      { type: "image_url", image_url: { url: "data:image/png;base64,iVBORw0KGgo=" } },
+      { type: "text", text: "after" },
+    ]);
+  });
+
+  it("keeps a structured content key named __proto__ as a key", async () => {
+    const output = await raw().callTool("raw__mixed_content", { plain: true });
+    const structured = output.structured ?? {};
+    expect(Object.keys(structured)).toEqual(["__proto__", "frames"]);
+    expect(Object.getOwnPropertyDescriptor(structured, "__proto__")?.value).toEqual({ polluted: true });
+  });
+
+  it("still fails the call where a part of a type MCP has is malformed (a text part with no text)", async () => {
+    const error = await raw()
+      .call("raw__odd_content", { count: 2, type: "text" })
+      .catch((e: unknown) => e);
+    expect(McpPoolError.isInstance(error)).toBe(true);
+    expect((error as McpPoolError).code).toBe("call-failed");
+  });
+});
 
 /** A dotnet server given `pairs` telling properties in one `/p:` argument. */
 const manyPasswords = (pairs: number): McpServerConfig => ({

@@ -24,6 +24,7 @@ export interface McpSdk {
   readonly StreamableHTTPClientTransport: typeof StreamableModule.StreamableHTTPClientTransport;
   readonly StreamableHTTPError: typeof StreamableModule.StreamableHTTPError;
   readonly serializeMessage: typeof SharedStdioModule.serializeMessage;
+  readonly CallToolResultSchema: typeof TypesModule.CallToolResultSchema;
   readonly ElicitRequestSchema: typeof TypesModule.ElicitRequestSchema;
   readonly ToolListChangedNotificationSchema: typeof TypesModule.ToolListChangedNotificationSchema;
   readonly JSONRPCErrorResponseSchema: typeof TypesModule.JSONRPCErrorResponseSchema;
@@ -58,6 +59,7 @@ export function loadSdk(): Promise<McpSdk> {
         StreamableHTTPClientTransport: streamable.StreamableHTTPClientTransport,
         StreamableHTTPError: streamable.StreamableHTTPError,
         serializeMessage: sharedStdio.serializeMessage,
+        CallToolResultSchema: types.CallToolResultSchema,
         ElicitRequestSchema: types.ElicitRequestSchema,
         ToolListChangedNotificationSchema: types.ToolListChangedNotificationSchema,
         JSONRPCErrorResponseSchema: types.JSONRPCErrorResponseSchema,

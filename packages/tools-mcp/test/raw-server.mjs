@@ -40,8 +40,16 @@ const TOOLS = [
   },
   {
     name: "odd_content",
-    description: "Answers with `count` content parts of a type MCP has not (`video`).",
-    inputSchema: object({ count: { type: "number" } }),
+    description:
+      "Answers with `count` content parts of `type` (default `video`, a type MCP has not; `text` writes them with no text).",
+    inputSchema: object({ count: { type: "number" }, type: { type: "string" } }),
+    annotations: { readOnlyHint: true },
+  },
+  {
+    name: "mixed_content",
+    description:
+      "Answers with a text part, a `video` part (none when `plain`), a small image and a text part, and structured content holding a key `__proto__`.",
+    inputSchema: object({ plain: { type: "boolean" } }),
     annotations: { readOnlyHint: true },
   },
   {
@@ -122,7 +130,21 @@ createInterface({ input: process.stdin }).on("line", async (line) => {
       return answer(id, text("x".repeat(Number(args.bytes))));
     case "odd_content":
       return answer(id, {
-        content: Array.from({ length: Number(args.count) }, () => ({ type: "video", url: "file:///v.mp4" })),
+        content: Array.from({ length: Number(args.count) }, () => ({
+          type: args.type ?? "video",
+          url: "file:///v.mp4",
+        })),
+      });
+    case "mixed_content":
+      return answer(id, {
+        content: [
+          { type: "text", text: "before" },
+          ...(args.plain ? [] : [{ type: "video", url: "file:///v.mp4", mimeType: "video/mp4" }]),
+          { type: "image", data: "iVBORw0KGgo=", mimeType: "image/png" },
+          { type: "text", text: "after" },
+        ],
+        // Parsed, so `__proto__` is a key of its own, as a server's JSON reads.
+        structuredContent: JSON.parse('{"__proto__":{"polluted":true},"frames":24}'),
       });
     case "long_error":
       return send({ jsonrpc: "2.0", id, error: { code: -32603, message: "e".repeat(Number(args.bytes)) } });

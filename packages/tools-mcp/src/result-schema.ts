@@ -1,0 +1,58 @@
+import type { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
+import { sdk } from "./sdk.js";
+
+/** The content part types MCP has (2025-11-25): what the SDK's schema of a tool result takes. */
+const MCP_CONTENT_TYPES: ReadonlySet<string> = new Set([
+  "text",
+  "image",
+  "audio",
+  "resource_link",
+  "resource",
+]);
+
+/** What stands for a part of a type MCP lacks while the rest of the result is checked. */
+const STAND_IN = { type: "text", text: "" };
+
+/**
+ * The schema a tool call's answer is read with, in place of the SDK's own `CallToolResultSchema`
+ * (`Client.callTool`'s result-schema parameter; the SDK reads a schema without zod 4's internals
+ * by its `safeParse`). The SDK's schema refuses a result holding one content part of a type MCP
+ * lacks (a `video` part, a type a newer protocol adds), and so the whole call failed. Here such a
+ * part (an object whose `type` is a string MCP does not know) is checked as an empty text part
+ * and put back as the server wrote it, for `toolOutput` to describe; every other part, and the rest
+ * of the result, is checked by the SDK's schema as before (a text part without its text, a result
+ * whose content is no list, still refuse the call). A `structuredContent` the schema took is put
+ * back as the server wrote it too: the schema's copy of an object loses a key named `__proto__`.
+ */
+export function toolResultSchema(): typeof CallToolResultSchema {
+  const strict = sdk().CallToolResultSchema;
+  const lenient = {
+    safeParse(data: unknown) {
+      const given = isObject(data) ? data : undefined;
+      const content = Array.isArray(given?.content) ? (given.content as unknown[]) : undefined;
+      const unknown = new Map<number, unknown>();
+      content?.forEach((part, at) => {
+        if (isObject(part) && typeof part.type === "string" && !MCP_CONTENT_TYPES.has(part.type)) {
+          unknown.set(at, part);
+        }
+      });
+      const checked =
+        unknown.size > 0 && given && content
+          ? { ...given, content: content.map((part, at) => (unknown.has(at) ? STAND_IN : part)) }
+          : data;
+      const parsed = strict.safeParse(checked);
+      if (!parsed.success) return parsed;
+      const result = parsed.data;
+      for (const [at, part] of unknown) (result.content as unknown[])[at] = part;
+      if (isObject(given?.structuredContent) && isObject(result.structuredContent)) {
+        result.structuredContent = given.structuredContent as Record<string, unknown>;
+      }
+      return parsed;
+    },
+  };
+  return lenient as unknown as typeof CallToolResultSchema;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
