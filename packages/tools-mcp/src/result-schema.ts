@@ -1,4 +1,4 @@
-import type { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResultSchema, ListToolsResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import { sdk } from "./sdk.js";
 
 /** The content part types MCP has (2025-11-25): what the SDK's schema of a tool result takes. */
@@ -51,6 +51,36 @@ export function toolResultSchema(): typeof CallToolResultSchema {
     },
   };
   return lenient as unknown as typeof CallToolResultSchema;
+}
+
+/**
+ * The schema a page of a server's tools is read with, in place of the SDK's own
+ * `ListToolsResultSchema`: that schema, with each tool's `inputSchema` and `outputSchema` then put
+ * back as the server wrote them. The schema's copy of `properties` loses a property named
+ * `__proto__` (zod writes each key into a plain object, where that key sets the prototype), so
+ * such a tool was offered with the property's schema gone — "any JSON value", its description
+ * lost — while `required` still named it. The rest of what the schema checks (a schema whose
+ * `type` is not `"object"`, a property whose schema is not an object) still refuses the listing.
+ */
+export function toolListSchema(): typeof ListToolsResultSchema {
+  const strict = sdk().ListToolsResultSchema;
+  const lenient = {
+    safeParse(data: unknown) {
+      const parsed = strict.safeParse(data);
+      if (!parsed.success) return parsed;
+      const written = isObject(data) && Array.isArray(data.tools) ? (data.tools as unknown[]) : [];
+      parsed.data.tools.forEach((tool, at) => {
+        const raw = written[at];
+        if (!isObject(raw)) return;
+        if (isObject(raw.inputSchema)) tool.inputSchema = raw.inputSchema as typeof tool.inputSchema;
+        if (isObject(raw.outputSchema) && tool.outputSchema !== undefined) {
+          tool.outputSchema = raw.outputSchema as typeof tool.outputSchema;
+        }
+      });
+      return parsed;
+    },
+  };
+  return lenient as unknown as typeof ListToolsResultSchema;
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

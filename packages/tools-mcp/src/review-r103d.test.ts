@@ -1,8 +1,9 @@
 // Review r103d: what last round left in this package. A tool result holding one content part of a
 // type MCP lacks (`video`) failed the whole call: the SDK's schema of a result refused it, so the
 // model read `call-failed` and lost the text and image parts beside it. And the schema's copy of
-// the structured content lost a key named `__proto__`. Against the raw server (no SDK), which
-// writes such a result. A `/p:` argument's telling pairs
+// the structured content lost a key named `__proto__`, as its copy of a listed tool's input schema
+// lost a property of that name: the tool was offered with it as "any JSON value", its description
+// gone, while `required` still named it. Against the raw server (no SDK), which writes both. A `/p:` argument's telling pairs
 // (msbuild's `/p:A_Password=X;B_Password=Y;…`) made secrets quadratic in their number: each pair's
 // value was also kept to the end of the argument, so 2,000 pairs in a 60 kB argument made 61 MB of
 // secrets to mask every report and result of the server with.
@@ -50,6 +51,33 @@ describe("a tool result holding a content part of a type MCP lacks", () => {
       .catch((e: unknown) => e);
     expect(McpPoolError.isInstance(error)).toBe(true);
     expect((error as McpPoolError).code).toBe("call-failed");
+  });
+});
+
+describe("a listed tool whose input schema has a property named __proto__", () => {
+  it("is offered with that property's schema and description as the server wrote them", async () => {
+    const pool = createMcpPool([{ name: "raw", command: NODE, args: [RAW], env: { PROTO_SCHEMA: "1" } }]);
+    pools.push(pool);
+    const tool = (await pool.tools()).find((t) => t.function.name === "raw__proto_args");
+    const parameters = tool?.function.parameters as { properties: object; required: string[] };
+    expect(Object.keys(parameters.properties)).toEqual(["__proto__", "name"]);
+    expect(Object.getOwnPropertyDescriptor(parameters.properties, "__proto__")?.value).toEqual({
+      type: "string",
+      description: "The odd one.",
+    });
+    expect(parameters.required).toEqual(["__proto__", "name"]);
+    // And a call with it reaches the server under that name, its answer read back whole.
+    const output = await pool.callTool("raw__proto_args", JSON.parse('{"__proto__":"odd","name":"n"}'));
+    expect(output.text).toBe('{"__proto__":"odd","name":"n"}');
+  });
+
+  it("still has the SDK check a result against the tool's output schema, as its own listing had it do", async () => {
+    const pool = createMcpPool([{ name: "raw", command: NODE, args: [RAW], env: { PROTO_SCHEMA: "1" } }]);
+    pools.push(pool);
+    // The answer's structured content is the arguments: `name` a number where the output schema says string.
+    const error = await pool.callTool("raw__proto_args", { name: 5 }).catch((e: unknown) => e);
+    expect(McpPoolError.isInstance(error)).toBe(true);
+    expect((error as McpPoolError).message).toMatch(/output schema/);
   });
 });
 

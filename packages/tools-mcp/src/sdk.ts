@@ -26,6 +26,7 @@ export interface McpSdk {
   readonly serializeMessage: typeof SharedStdioModule.serializeMessage;
   readonly CallToolResultSchema: typeof TypesModule.CallToolResultSchema;
   readonly ElicitRequestSchema: typeof TypesModule.ElicitRequestSchema;
+  readonly ListToolsResultSchema: typeof TypesModule.ListToolsResultSchema;
   readonly ToolListChangedNotificationSchema: typeof TypesModule.ToolListChangedNotificationSchema;
   readonly JSONRPCErrorResponseSchema: typeof TypesModule.JSONRPCErrorResponseSchema;
   readonly JSONRPCNotificationSchema: typeof TypesModule.JSONRPCNotificationSchema;
@@ -61,6 +62,7 @@ export function loadSdk(): Promise<McpSdk> {
         serializeMessage: sharedStdio.serializeMessage,
         CallToolResultSchema: types.CallToolResultSchema,
         ElicitRequestSchema: types.ElicitRequestSchema,
+        ListToolsResultSchema: types.ListToolsResultSchema,
         ToolListChangedNotificationSchema: types.ToolListChangedNotificationSchema,
         JSONRPCErrorResponseSchema: types.JSONRPCErrorResponseSchema,
         JSONRPCNotificationSchema: types.JSONRPCNotificationSchema,

@@ -10,6 +10,9 @@
 //                break, a NUL and a right-to-left override (the SDK checks nothing a server
 //                lists), and `twice` twice (first plain, then read-only); a call to one answers
 //                with a JSON-RPC error, or never where the name starts with `hang`
+//   PROTO_SCHEMA=1  lists `proto_args` too, whose input schema has a property named `__proto__`
+//                (and one named `name`, both required), and whose output schema has one; a call
+//                answers with the arguments it was given as text and as structured content
 import { createInterface } from "node:readline";
 
 const PAGES = process.env.PAGES === "1";
@@ -79,6 +82,18 @@ const HOSTILE_NAMES = [
   },
 ];
 
+// Parsed, so `__proto__` is a key of its own in each schema, as a server's JSON reads.
+const PROTO_TOOL = JSON.parse(
+  JSON.stringify({
+    name: "proto_args",
+    description: "Answers with its arguments.",
+    annotations: { readOnlyHint: true },
+  }).replace(
+    /}$/,
+    ',"inputSchema":{"type":"object","properties":{"__proto__":{"type":"string","description":"The odd one."},"name":{"type":"string"}},"required":["__proto__","name"]},"outputSchema":{"type":"object","properties":{"__proto__":{"type":"string"},"name":{"type":"string"}}}}',
+  ),
+);
+
 let running = 0;
 let most = 0;
 
@@ -106,8 +121,10 @@ createInterface({ input: process.stdin }).on("line", async (line) => {
       nextCursor: String(page + 1),
     });
   }
-  if (method === "tools/list")
+  if (method === "tools/list") {
+    if (process.env.PROTO_SCHEMA === "1") return answer(id, { tools: [...TOOLS, PROTO_TOOL] });
     return answer(id, { tools: process.env.HOSTILE_NAMES === "1" ? HOSTILE_NAMES : TOOLS });
+  }
   if (method !== "tools/call") return answer(id, {});
   if (process.env.HOSTILE_NAMES === "1") {
     if (String(params.name).startsWith("hang")) return;
@@ -135,6 +152,8 @@ createInterface({ input: process.stdin }).on("line", async (line) => {
           url: "file:///v.mp4",
         })),
       });
+    case "proto_args":
+      return answer(id, { content: [{ type: "text", text: JSON.stringify(args) }], structuredContent: args });
     case "mixed_content":
       return answer(id, {
         content: [
