@@ -38,6 +38,12 @@ describe("a tool result holding a content part of a type MCP lacks", () => {
     ]);
   });
 
+  it("names a type of any size and characters cut and escaped, as a tool's name is echoed", async () => {
+    const type = `\u001b[2J\u202e${"v".repeat(5000)}`;
+    const output = await raw().callTool("raw__odd_content", { count: 1, type });
+    expect(output.text).toBe(`[\\u001b[2J\\u202e${"v".repeat(55)}… (5005 characters) content; not shown]`);
+  });
+
   it("keeps a structured content key named __proto__ as a key", async () => {
     const output = await raw().callTool("raw__mixed_content", { plain: true });
     const structured = output.structured ?? {};
