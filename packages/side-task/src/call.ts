@@ -166,8 +166,14 @@ function responseFormat(
   return undefined;
 }
 
+/** A non-array object; false for a revoked Proxy (which `Array.isArray` throws on), never a throw. */
 function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
+  if (typeof value !== "object" || value === null) return false;
+  try {
+    return !Array.isArray(value);
+  } catch {
+    return false;
+  }
 }
 
 function statusOf(error: unknown): number | undefined {

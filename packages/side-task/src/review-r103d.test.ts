@@ -130,20 +130,25 @@ describe("a host's clients that throw what cannot be read", () => {
     },
   );
 
-  it("fail with a SideTaskError when getClient answers a revoked Proxy", async () => {
+  it.each([
+    [
+      "capabilitiesFor",
+      (revoked: unknown) => ({ capabilities: { capabilitiesFor: () => revoked } }),
+      /capabilities\.capabilitiesFor answered a revoked Proxy, not an endpoint's capabilities/,
+    ],
+    [
+      "getClient",
+      (revoked: unknown) => ({ clients: { getClient: () => revoked } }),
+      /clients\.getClient answered a revoked Proxy whose chat\.completions\.create could not be read/,
+    ],
+  ])("fail with a SideTaskError, nothing sent, when %s answers a revoked Proxy", async (_, given, why) => {
     server = await startServer({ replies: () => ({ content: "x" }) });
     const [[, revoked]] = hostile() as [[string, unknown]];
-    const clients = { getClient: () => revoked };
     const error = await ask({ baseUrl: server.baseUrl }, "m", "", "x", {
       ...isolated(),
-      clients,
+      ...given(revoked),
     } as never).catch((e: unknown) => e);
-    expect(error).toMatchObject({
-      code: "invalid-input",
-      message: expect.stringMatching(
-        /clients\.getClient answered a revoked Proxy whose chat\.completions\.create could not be read/,
-      ),
-    });
+    expect(error).toMatchObject({ code: "invalid-input", message: expect.stringMatching(why) });
     expect(server.chatRequests).toHaveLength(0);
   });
 });
