@@ -54,7 +54,9 @@ export const defaultHooks: Hooks = createHooks();
  *
  * Reads each outcome's `context` text, in order, held to the shared budget (`maxTokens` here, else
  * the configured one, `HOOK_CONTEXT_TOKENS` by default) and each hook to its own `maxTokens` inside
- * it. An event named twice in `event` is run once. Returns `{ context, preface, outcomes, notes }`: put `context` on the question with
+ * it. An event named twice in `event` is run once. Given two events, each event's runner call is
+ * handed a copy of `input` of its own (its arrays and plain objects copied): a runner that changes
+ * what it was told changes neither what the other event's hooks are told nor `input`. Returns `{ context, preface, outcomes, notes }`: put `context` on the question with
  * `withContext(messages, index, context, preface)` and store both beside the question.
  *
  * Never rejects for a hook's sake: a runner that throws, rejects, hangs past `timeoutMs` or answers

@@ -12,7 +12,7 @@ import {
 import { arrayOrRevoked, describe, errorText, HooksError } from "./errors.js";
 import { heldNotes, type NoteTaker, noteList } from "./notes.js";
 import { aboveZero, type HookSettings } from "./settings.js";
-import { wellFormed, wellFormedDeep } from "./text.js";
+import { ownCopy, wellFormed, wellFormedDeep } from "./text.js";
 import type {
   Consulted,
   ConsultOptions,
@@ -406,12 +406,17 @@ export async function gatherWith<Context>(
   // is a promise gets its handler then. Left until a slower event answered, one that rejects would
   // be an unhandled rejection meanwhile, which ends a Node process. Its notes are held, and told in
   // the order of the events, so they read the same however the runners raced.
+  // Each event its own copy of the input when there are two, all made before any runner is called:
+  // a hook is told about the moment and answers with outcomes, so a runner that changes what it was
+  // handed (drops messages it has read, rewrites the prompt) must not change what the other event's
+  // hooks are told, nor the host's own object. One event is handed the input as `callRunner` hands it.
+  const inputs = events.length > 1 ? events.map(() => ownCopy(input)) : [input];
   const calls = await Promise.all(
-    events.map((name) =>
+    events.map((name, at) =>
       callRunner(
         run,
         name as HookEvent,
-        input,
+        inputs[at] as HookInput,
         context,
         timeoutMs,
         options.signal ?? undefined,

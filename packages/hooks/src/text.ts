@@ -38,7 +38,21 @@ function plain(value: object): boolean {
  */
 export function wellFormedDeep<T>(value: T): T {
   try {
-    return clean(value, new Map()) as T;
+    return clean(value, new Map(), false) as T;
+  } catch {
+    return value;
+  }
+}
+
+/**
+ * A copy of `value` of its own, written well-formed as {@link wellFormedDeep} writes it: each array
+ * and plain object in it copied (an object reached twice copied once, a cycle kept a cycle), each
+ * string well-formed, anything else (a class instance, a Map, a function) shared. One pass, linear
+ * in what it holds. `value` itself where reading it throws or it nests too deep to walk.
+ */
+export function ownCopy<T>(value: T): T {
+  try {
+    return clean(value, new Map(), true) as T;
   } catch {
     return value;
   }
@@ -47,23 +61,26 @@ export function wellFormedDeep<T>(value: T): T {
 /** A list longer than this is walked by the places it holds. */
 const SPARSE_FROM = 1_000_000;
 
-function clean(value: unknown, seen: Map<object, unknown>): unknown {
+/** `value` written well-formed; with `always`, every array and plain object in it copied too. */
+function clean(value: unknown, seen: Map<object, unknown>, always: boolean): unknown {
   if (typeof value === "string") return value.isWellFormed() ? value : value.toWellFormed();
   if (typeof value !== "object" || value === null || !plain(value)) return value;
   const known = seen.get(value);
   if (known !== undefined) return known;
-  // A cycle back to this value while it is walked comes back as it is.
-  seen.set(value, value);
   let copy: unknown[] | Record<string, unknown> | undefined;
   if (Array.isArray(value)) {
     // A sparse list (`list.length = 2 ** 32 - 1`) by the places it holds, not by its every hole.
     const places = value.length <= SPARSE_FROM ? undefined : Object.keys(value).map(Number);
     const count = places?.length ?? value.length;
+    // Copied before it is walked, so a cycle back to it comes back as the copy.
+    if (always) copy = places ? sparseCopy(value, places) : value.slice();
+    // A cycle back to this value while it is walked comes back as it is (or as its copy).
+    seen.set(value, copy ?? value);
     for (let at = 0; at < count; at++) {
       const i = places ? (places[at] as number) : at;
       const item: unknown = value[i];
-      const written = clean(item, seen);
-      if (written !== item) {
+      const written = clean(item, seen, always);
+      if (written !== item || always) {
         // A sparse list copied by its places too (slice walks every hole: minutes for 2^32 - 1).
         copy ??= places ? sparseCopy(value, places) : value.slice();
         (copy as unknown[])[i] = written;
@@ -71,9 +88,11 @@ function clean(value: unknown, seen: Map<object, unknown>): unknown {
     }
   } else {
     const keys = Object.keys(value);
+    if (always) copy = Object.getPrototypeOf(value) === null ? Object.create(null) : {};
+    seen.set(value, copy ?? value);
     for (const [place, key] of keys.entries()) {
       const item: unknown = (value as Record<string, unknown>)[key];
-      const written = clean(item, seen);
+      const written = clean(item, seen, always);
       const name = key.isWellFormed() ? key : key.toWellFormed();
       if (copy === undefined && (written !== item || name !== key)) {
         copy = Object.getPrototypeOf(value) === null ? Object.create(null) : {};

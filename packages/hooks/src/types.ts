@@ -72,7 +72,9 @@ export interface SessionHookInput {
  * What a runner is handed about the moment. `beforeCompact` gets the ledger's
  * `BeforeCompactInput` (what is being folded, by stored index) — the same object the ledger's
  * compaction hands the same runner. `gather`, `notify` and `consult` hand it on with each lone
- * surrogate in its text written U+FFFD: a copy where it holds one, else the host's object.
+ * surrogate in its text written U+FFFD: a copy where it holds one, else the host's object — but
+ * `gather` given two events hands each a copy of its own, so one event's runner changing it in
+ * place does not change what the other's hooks are told.
  */
 export type HookInput = TurnHookInput | AfterTurnHookInput | BeforeCompactInput | SessionHookInput;
 

@@ -12,7 +12,7 @@ import {
 import { describeValue, isPlainObject, SideTaskError } from "./errors.js";
 import type { SideTaskInput } from "./input.js";
 import { ownView } from "./own.js";
-import { headOf } from "./text.js";
+import { headOf, quotedText } from "./text.js";
 import { checkAnswer, readStandard, type StandardJsonSchema, type StandardOutput } from "./typed-schema.js";
 import type { SideTaskKind } from "./usage.js";
 
@@ -61,7 +61,7 @@ function tellRefusal(reply: SideTaskReply, model: string, options: SideTaskOptio
   const refusal = Object.hasOwn(reply, "refusal") ? reply.refusal : undefined;
   if (reply.text === "" && refusal !== undefined) {
     noticeTeller(options.onNotice)(
-      `${model} refused to answer: ${JSON.stringify(headOf(refusal, REFUSAL_CHARS))}. The answer is empty.`,
+      `${model} refused to answer: ${quotedText(headOf(refusal, REFUSAL_CHARS))}. The answer is empty.`,
     );
   }
 }
@@ -267,7 +267,7 @@ export async function askJsonReading<T = unknown>(
   );
   if (reply.text === "" && reply.refusal !== undefined) {
     noticeTeller(options.onNotice)(
-      `${model} refused to answer: ${JSON.stringify(headOf(reply.refusal, REFUSAL_CHARS))}. No answer taken.`,
+      `${model} refused to answer: ${quotedText(headOf(reply.refusal, REFUSAL_CHARS))}. No answer taken.`,
     );
     return undefined;
   }

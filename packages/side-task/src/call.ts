@@ -166,8 +166,14 @@ function responseFormat(
   return undefined;
 }
 
+/** A non-array object; false for a revoked Proxy (which `Array.isArray` throws on), never a throw. */
 function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
+  if (typeof value !== "object" || value === null) return false;
+  try {
+    return !Array.isArray(value);
+  } catch {
+    return false;
+  }
 }
 
 function statusOf(error: unknown): number | undefined {
@@ -245,6 +251,24 @@ const ERROR_WORDS_CHARS = 2000;
  */
 function serverWords(error: unknown): string {
   return quoted(errorText(error), "the whole error is the cause");
+}
+
+/**
+ * What reading `value` as an error is read throws, or `undefined` where it throws nothing: its
+ * prototype (`instanceof`), and its `message`, `status`, `code` and `error`. A host's client may
+ * throw a revoked Proxy or an object whose getters throw; a `SideTaskError` names it rather than
+ * a `TypeError` of the reading reaching the caller.
+ */
+function readingThrows(value: unknown): unknown {
+  try {
+    void (value instanceof Error);
+    if ((typeof value === "object" && value !== null) || typeof value === "function") {
+      for (const key of ["message", "status", "code", "error"]) void Reflect.get(value, key);
+    }
+    return undefined;
+  } catch (error) {
+    return error ?? new Error("it threw undefined");
+  }
 }
 
 /** The HTTP status an error carries (the `openai` SDK's `APIError`), if any; never throws. */
@@ -640,7 +664,7 @@ export function sendableExtraBody(given: unknown, where: string): Record<string,
  */
 function setupError(error: unknown, what: string, where: string): SideTaskError {
   if (SideTaskError.isInstance(error)) return error;
-  if (EndpointConfigError.isInstance(error)) {
+  if (readingThrows(error) === undefined && EndpointConfigError.isInstance(error)) {
     return new SideTaskError("invalid-input", `${where}: ${errorText(error)} Nothing was sent.`, {
       cause: error,
     });
@@ -813,8 +837,16 @@ export async function sideCall(
   } catch (error) {
     throw setupError(error, "clients.getClient", where);
   }
-  const create = (client as { chat?: { completions?: { create?: unknown } } } | null)?.chat?.completions
-    ?.create;
+  let create: unknown;
+  try {
+    create = (client as { chat?: { completions?: { create?: unknown } } } | null)?.chat?.completions?.create;
+  } catch (error) {
+    throw new SideTaskError(
+      "invalid-input",
+      `${where}: clients.getClient answered ${describeValue(client)} whose chat.completions.create could not be read: ${errorText(error)}.`,
+      { cause: error },
+    );
+  }
   if (typeof create !== "function") {
     throw new SideTaskError(
       "invalid-input",
@@ -932,6 +964,16 @@ export async function sideCall(
               // all), it is no answer of the server's, and negotiate must not read it as a refusal
               // and latch a field off for the model. The reason ends on the SideTaskError's `cause`.
               if (attempt.signal.aborted) throw new Stopped(error);
+              // A host's client that threw what cannot be read (a revoked Proxy, an error whose
+              // getters throw): said as it is now, as nothing after this can ask it what it is.
+              const unreadable = readingThrows(error);
+              if (unreadable !== undefined) {
+                throw new SideTaskError(
+                  "request-failed",
+                  `${where}: the client's chat.completions.create threw ${errorText(error)}, which cannot be read as an error (reading it threw ${errorText(unreadable)}).`,
+                  { cause: error },
+                );
+              }
               last = { body: text, error };
               // The field itself refused by name ("Unrecognized request argument supplied:
               // response_format"): json_object is that field too, and would be refused alike, one

@@ -1,3 +1,5 @@
+import { ownDescriptor } from "./protoless.js";
+
 const SIDE_TASK_ERROR = Symbol.for("@loopwright/side-task.SideTaskError");
 
 /**
@@ -41,26 +43,90 @@ export class SideTaskError extends Error {
 
   /** True for a `SideTaskError` from any installed copy of this package. */
   static isInstance(value: unknown): value is SideTaskError {
-    return (
-      typeof value === "object" &&
-      value !== null &&
-      (value as Record<symbol, unknown>)[SIDE_TASK_ERROR] === true
-    );
+    try {
+      return (
+        typeof value === "object" &&
+        value !== null &&
+        (value as Record<symbol, unknown>)[SIDE_TASK_ERROR] === true
+      );
+    } catch {
+      // A revoked Proxy, a Proxy whose `get` throws: no error of ours.
+      return false;
+    }
   }
 }
 
-/** Names a value's kind for an error message. */
+/**
+ * Names a value's kind for an error message. Never throws: a host's value may be a revoked Proxy
+ * (which `Array.isArray` throws on) or a function whose `toString` throws.
+ */
 export function describeValue(value: unknown): string {
   if (value === null) return "null";
   if (value === undefined) return "undefined";
-  if (Array.isArray(value)) return "an array";
   if (typeof value === "string") return value === "" ? "an empty string" : "a string";
-  return typeof value === "object" ? "an object" : `${typeof value} ${String(value)}`;
+  if (typeof value === "object") {
+    try {
+      return Array.isArray(value) ? "an array" : "an object";
+    } catch {
+      return "a revoked Proxy";
+    }
+  }
+  if (typeof value === "function") return "a function";
+  // A number, a boolean, a BigInt or a symbol: `String` writes each of them and never throws.
+  return `${typeof value} ${String(value)}`;
 }
 
-/** A caught unknown as text for a notice. */
+/** How much of a thrown value's own words {@link errorText} gives. */
+const ERROR_TEXT_CHARS = 2000;
+
+/**
+ * A caught unknown as text for a notice or a message: an `Error`'s message, any other value as
+ * `String` writes it. Never throws, whatever a host's code threw — a revoked Proxy, an error whose
+ * `message` getter throws, an object whose `toString` throws or that has none
+ * (`Object.create(null)`): then the text says which, and what reading it threw.
+ */
 export function errorText(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
+  let isError: boolean;
+  try {
+    isError = error instanceof Error;
+  } catch (reading) {
+    return `${describeValue(error)} that could not be read (${readingFailure(reading)})`;
+  }
+  if (isError) {
+    let message: unknown;
+    try {
+      message = (error as Error).message;
+    } catch (reading) {
+      return `an error whose message could not be read (${readingFailure(reading)})`;
+    }
+    if (typeof message === "string") return message;
+  }
+  try {
+    const text: unknown = String(error);
+    if (typeof text === "string") return text;
+  } catch (reading) {
+    return `${describeValue(error)} that could not be written as text (${readingFailure(reading)})`;
+  }
+  return describeValue(error);
+}
+
+/**
+ * What reading a hostile value threw, in words that are safe to read: a plain `Error`'s (or a
+ * `TypeError`'s) own string `message`, else its kind alone; never reads anything that can throw again.
+ */
+function readingFailure(thrown: unknown): string {
+  try {
+    const own = typeof thrown === "object" && thrown !== null ? ownDescriptor(thrown, "message") : undefined;
+    if (own && "value" in own && typeof own.value === "string") {
+      const name = thrown instanceof TypeError ? "TypeError" : "it threw";
+      const words =
+        own.value.length <= ERROR_TEXT_CHARS ? own.value : `${own.value.slice(0, ERROR_TEXT_CHARS)}…`;
+      return `${name}: ${words}`;
+    }
+  } catch {
+    // A revoked Proxy thrown while reading: said below by its kind.
+  }
+  return `it threw ${describeValue(thrown)}`;
 }
 
 /** True for a plain object (not null, not an array); deliberately not a type guard, so a typed argument keeps its type. */

@@ -358,6 +358,20 @@ describe("a refusal in place of content", () => {
     ]);
   });
 
+  it("is quoted with its line separators and bidirectional controls escaped (r103d)", async () => {
+    const server = await serve({
+      replies: () => completion({ content: null, refusal: "No.\u2028\u202eSay yes" }),
+    });
+    const notices: string[] = [];
+    await ask({ baseUrl: server.baseUrl }, "gpt", "", "hi", {
+      ...isolated(),
+      onNotice: (m) => notices.push(m),
+    });
+    expect(notices).toEqual([
+      String.raw`gpt refused to answer: "No.\u2028\u202eSay yes". The answer is empty.`,
+    ]);
+  });
+
   it("is not mentioned where there is none", async () => {
     const server = await serve({ replies: [{ content: "Lisbon" }] });
     const reply = await askReply({ baseUrl: server.baseUrl }, "m", "", "x", isolated());

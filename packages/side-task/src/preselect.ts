@@ -14,7 +14,7 @@ import {
 import { describeValue, errorText, isPlainObject, SideTaskError } from "./errors.js";
 import { type KeywordOptions, preselectByKeywords } from "./keywords.js";
 import { ownField, ownView } from "./own.js";
-import { headOf } from "./text.js";
+import { headOf, quotedText } from "./text.js";
 
 /** The shape a preselection answer is held to: `{ "tools": ["name", …] }`. */
 export const PRESELECT_SCHEMA: Readonly<Record<string, unknown>> = Object.freeze({
@@ -180,14 +180,19 @@ function readReply(reply: unknown, catalog: ReadCatalog, cap: number): Reading {
   return { names, unknown, overCap, unreadable };
 }
 
-/** How many left-out names a notice echoes, and how much of each: the model made them up. */
+/**
+ * How many left-out names a notice echoes, and how much of each: the model made them up. Each is
+ * written as a JSON string with its line separators and bidirectional controls escaped too (see
+ * `quotedText`): a notice goes to a host's log or terminal, where a raw U+2028 breaks the line and a
+ * U+202E turns the rest of it around.
+ */
 const ECHOED = 12;
 const ECHO_CHARS = 60;
 
 function echo(names: readonly string[]): string {
   const shown = names
     .slice(0, ECHOED)
-    .map((name) => JSON.stringify(name.length <= ECHO_CHARS ? name : `${headOf(name, ECHO_CHARS)}…`));
+    .map((name) => quotedText(name.length <= ECHO_CHARS ? name : `${headOf(name, ECHO_CHARS)}…`));
   if (names.length > ECHOED) shown.push(`and ${names.length - ECHOED} more`);
   return shown.join(", ");
 }

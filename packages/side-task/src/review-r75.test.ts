@@ -49,7 +49,7 @@ describe("r75-3: the summariser given a message it cannot read", () => {
     [
       "a tool_calls getter that throws what has no prototype",
       throwing("tool_calls", Object.create(null)),
-      /could not be read \(an object\)/,
+      /could not be read \(an object that could not be written as text \(TypeError: Cannot convert object to primitive value\)\)/,
     ],
   ])("%s is invalid-input naming its index, and nothing is sent", async (_, bad, why) => {
     server = await startServer({ replies: [{ content: "Notes." }] });

@@ -14,7 +14,7 @@ import {
   replyRoom,
   SUMMARY_CHARS_PER_TOKEN,
 } from "./summary-budget.js";
-import { headOf } from "./text.js";
+import { headOf, quotedText } from "./text.js";
 
 /** The summariser's reply ceiling when none is given. */
 export const SUMMARY_MAX_TOKENS = 1024;
@@ -171,21 +171,12 @@ function transcriptBlocks(messages: readonly SummaryMessageLike[]): string[] {
       if (SideTaskError.isInstance(error)) throw error;
       throw new SideTaskError(
         "invalid-input",
-        `summariser: message ${index} of the messages to fold could not be read (${thrownText(error)}).`,
+        `summariser: message ${index} of the messages to fold could not be read (${errorText(error)}).`,
         { cause: error },
       );
     }
   }
   return blocks;
-}
-
-/** What a getter threw, as text: never a throw of its own (`String()` of an object without a prototype throws). */
-function thrownText(error: unknown): string {
-  try {
-    return errorText(error);
-  } catch {
-    return describeValue(error);
-  }
 }
 
 /** `call.function[name]`, each read where the host's object holds it (never from Object.prototype). */
@@ -484,7 +475,7 @@ export function summariser(
       }
       if (reply.text === "" && reply.refusal !== undefined) {
         notice(
-          `${model} refused to write the summary: ${JSON.stringify(headOf(reply.refusal, REFUSAL_CHARS))}; the transcript was left as it was.`,
+          `${model} refused to write the summary: ${quotedText(headOf(reply.refusal, REFUSAL_CHARS))}; the transcript was left as it was.`,
         );
         return undefined;
       }

@@ -20,6 +20,7 @@ import {
   secretsOf,
   wellFormedOutput,
 } from "./redact.js";
+import { toolListSchema, toolResultSchema } from "./result-schema.js";
 import { isMcpError, loadedSdk, loadSdk, sdk, transportStatus } from "./sdk.js";
 import {
   MESSAGE_TOO_LARGE,
@@ -187,6 +188,28 @@ const SAID_CHARS = 2000;
 function cutSaid(said: string): string {
   if (said.length <= SAID_CHARS) return said;
   return `${headOf(said, SAID_CHARS)}… (${said.length.toLocaleString("en-US")} characters)`;
+}
+
+/**
+ * One page of the server's tools, as `client.listTools` reads it but with {@link toolListSchema}:
+ * a property named `__proto__` keeps its schema. The SDK's cache of the tools' output schemas and
+ * task support (which its `callTool` checks) is filled as its own `listTools` fills it; an SDK
+ * with no such cache to fill answers with its own `listTools`.
+ */
+async function listToolsPage(
+  client: Client,
+  params: Parameters<Client["listTools"]>[0],
+  options: Parameters<Client["listTools"]>[1],
+): ReturnType<Client["listTools"]> {
+  const cache = (client as unknown as { cacheToolMetadata?: unknown }).cacheToolMetadata;
+  if (typeof cache !== "function") return client.listTools(params, options);
+  const result = await client.request(
+    bareOptions({ method: "tools/list", params }),
+    toolListSchema(),
+    options,
+  );
+  cache.call(client, result.tools);
+  return result;
 }
 
 /** How many of the problems with an answer that is no tool result a message names. */
@@ -598,7 +621,8 @@ export class ServerConnection {
       try {
         // The SDK's answer is a copy its schema made, each field it knows read through the prototype.
         result = ownJson(
-          await client.listTools(
+          await listToolsPage(
+            client,
             cursor ? bareOptions({ cursor }) : undefined,
             bareOptions({ timeout: Math.max(1, deadline - Date.now()) }),
           ),
@@ -785,7 +809,7 @@ export class ServerConnection {
         return ownJson(
           (await client.callTool(
             bareOptions({ name: tool, arguments: args }),
-            undefined,
+            toolResultSchema(),
             requestOptions,
           )) as CallToolResult,
         );
@@ -826,7 +850,7 @@ export class ServerConnection {
     ended.catch(() => {});
     const stream = client.experimental.tasks.callToolStream(
       bareOptions({ name: tool, arguments: args }),
-      undefined,
+      toolResultSchema(),
       bareOptions({ timeout: options.timeoutMs, signal: controller.signal }),
     );
     let taskId: string | undefined;

@@ -1,3 +1,4 @@
+import { echoedName } from "./errors.js";
 import { ownJsonCopy } from "./own-json.js";
 
 /** A text part of a tool result, as an OpenAI content part. */
@@ -139,7 +140,12 @@ export function toolOutput(given: CallToolResultLike): McpToolOutput {
         addText(resourceText(item));
         break;
       default:
-        addText(`[${String(item.type)} content; not shown]`);
+        // A type MCP has not, named as the server wrote it: cut to 60 characters, its control and
+        // bidirectional characters escaped, as a tool's name is echoed (the model reads it on
+        // every later step, and a host may show it in a terminal).
+        addText(
+          `[${typeof item.type === "string" ? echoedName(item.type) : String(item.type)} content; not shown]`,
+        );
     }
   }
   const structured =

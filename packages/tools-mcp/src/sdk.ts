@@ -24,7 +24,9 @@ export interface McpSdk {
   readonly StreamableHTTPClientTransport: typeof StreamableModule.StreamableHTTPClientTransport;
   readonly StreamableHTTPError: typeof StreamableModule.StreamableHTTPError;
   readonly serializeMessage: typeof SharedStdioModule.serializeMessage;
+  readonly CallToolResultSchema: typeof TypesModule.CallToolResultSchema;
   readonly ElicitRequestSchema: typeof TypesModule.ElicitRequestSchema;
+  readonly ListToolsResultSchema: typeof TypesModule.ListToolsResultSchema;
   readonly ToolListChangedNotificationSchema: typeof TypesModule.ToolListChangedNotificationSchema;
   readonly JSONRPCErrorResponseSchema: typeof TypesModule.JSONRPCErrorResponseSchema;
   readonly JSONRPCNotificationSchema: typeof TypesModule.JSONRPCNotificationSchema;
@@ -58,7 +60,9 @@ export function loadSdk(): Promise<McpSdk> {
         StreamableHTTPClientTransport: streamable.StreamableHTTPClientTransport,
         StreamableHTTPError: streamable.StreamableHTTPError,
         serializeMessage: sharedStdio.serializeMessage,
+        CallToolResultSchema: types.CallToolResultSchema,
         ElicitRequestSchema: types.ElicitRequestSchema,
+        ListToolsResultSchema: types.ListToolsResultSchema,
         ToolListChangedNotificationSchema: types.ToolListChangedNotificationSchema,
         JSONRPCErrorResponseSchema: types.JSONRPCErrorResponseSchema,
         JSONRPCNotificationSchema: types.JSONRPCNotificationSchema,

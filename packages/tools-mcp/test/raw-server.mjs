@@ -10,6 +10,9 @@
 //                break, a NUL and a right-to-left override (the SDK checks nothing a server
 //                lists), and `twice` twice (first plain, then read-only); a call to one answers
 //                with a JSON-RPC error, or never where the name starts with `hang`
+//   PROTO_SCHEMA=1  lists `proto_args` too, whose input schema has a property named `__proto__`
+//                (and one named `name`, both required), and whose output schema has one; a call
+//                answers with the arguments it was given as text and as structured content
 import { createInterface } from "node:readline";
 
 const PAGES = process.env.PAGES === "1";
@@ -40,8 +43,16 @@ const TOOLS = [
   },
   {
     name: "odd_content",
-    description: "Answers with `count` content parts of a type MCP has not (`video`).",
-    inputSchema: object({ count: { type: "number" } }),
+    description:
+      "Answers with `count` content parts of `type` (default `video`, a type MCP has not; `text` writes them with no text).",
+    inputSchema: object({ count: { type: "number" }, type: { type: "string" } }),
+    annotations: { readOnlyHint: true },
+  },
+  {
+    name: "mixed_content",
+    description:
+      "Answers with a text part, a `video` part (none when `plain`), a small image and a text part, and structured content holding a key `__proto__`.",
+    inputSchema: object({ plain: { type: "boolean" } }),
     annotations: { readOnlyHint: true },
   },
   {
@@ -71,6 +82,18 @@ const HOSTILE_NAMES = [
   },
 ];
 
+// Parsed, so `__proto__` is a key of its own in each schema, as a server's JSON reads.
+const PROTO_TOOL = JSON.parse(
+  JSON.stringify({
+    name: "proto_args",
+    description: "Answers with its arguments.",
+    annotations: { readOnlyHint: true },
+  }).replace(
+    /}$/,
+    ',"inputSchema":{"type":"object","properties":{"__proto__":{"type":"string","description":"The odd one."},"name":{"type":"string"}},"required":["__proto__","name"]},"outputSchema":{"type":"object","properties":{"__proto__":{"type":"string"},"name":{"type":"string"}}}}',
+  ),
+);
+
 let running = 0;
 let most = 0;
 
@@ -98,8 +121,10 @@ createInterface({ input: process.stdin }).on("line", async (line) => {
       nextCursor: String(page + 1),
     });
   }
-  if (method === "tools/list")
+  if (method === "tools/list") {
+    if (process.env.PROTO_SCHEMA === "1") return answer(id, { tools: [...TOOLS, PROTO_TOOL] });
     return answer(id, { tools: process.env.HOSTILE_NAMES === "1" ? HOSTILE_NAMES : TOOLS });
+  }
   if (method !== "tools/call") return answer(id, {});
   if (process.env.HOSTILE_NAMES === "1") {
     if (String(params.name).startsWith("hang")) return;
@@ -122,7 +147,23 @@ createInterface({ input: process.stdin }).on("line", async (line) => {
       return answer(id, text("x".repeat(Number(args.bytes))));
     case "odd_content":
       return answer(id, {
-        content: Array.from({ length: Number(args.count) }, () => ({ type: "video", url: "file:///v.mp4" })),
+        content: Array.from({ length: Number(args.count) }, () => ({
+          type: args.type ?? "video",
+          url: "file:///v.mp4",
+        })),
+      });
+    case "proto_args":
+      return answer(id, { content: [{ type: "text", text: JSON.stringify(args) }], structuredContent: args });
+    case "mixed_content":
+      return answer(id, {
+        content: [
+          { type: "text", text: "before" },
+          ...(args.plain ? [] : [{ type: "video", url: "file:///v.mp4", mimeType: "video/mp4" }]),
+          { type: "image", data: "iVBORw0KGgo=", mimeType: "image/png" },
+          { type: "text", text: "after" },
+        ],
+        // Parsed, so `__proto__` is a key of its own, as a server's JSON reads.
+        structuredContent: JSON.parse('{"__proto__":{"polluted":true},"frames":24}'),
       });
     case "long_error":
       return send({ jsonrpc: "2.0", id, error: { code: -32603, message: "e".repeat(Number(args.bytes)) } });
