@@ -82,29 +82,31 @@ export function cutName(name: string): string {
   return name.length <= ECHOED_CHARS ? name : `${headOf(name, ECHOED_CHARS)}… (${name.length} characters)`;
 }
 
-/** C0 and C1 controls (line breaks among them, NEL too) and the Unicode line and paragraph separators. */
+/**
+ * C0 and C1 controls (line breaks among them, NEL too), DEL, the Unicode line and paragraph
+ * separators, and the bidirectional marks, embeddings, overrides and isolates: what `echoName`
+ * writes as `\uXXXX` — the set `@loopwright/tools` escapes in what it echoes of a model's text (its
+ * `CONTROLS`; `review-r103e.test.ts` holds the two to one set). A copy, as this package does not
+ * depend on that one.
+ */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
-const CONTROLS = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g;
+const CONTROLS = /[\u0000-\u001f\u007f-\u009f\u200e\u200f\u2028-\u202e\u2066-\u2069]/g;
 
 /**
- * A name the model wrote, as it is echoed back: on one line, as a description is shown — each run
- * of line breaks and other control characters read as a space, half a surrogate pair as U+FFFD,
- * trimmed — whole up to 60 characters, cut there with its length said past that (a made-up name can
- * be any size, and the answer costs tokens every step). A name of nothing but control characters is
- * shown quoted with each escaped (`"\u0001"`), never as nothing. A name written with a line break
- * wrote a line of its own into the answer ("Loaded: …" that loaded nothing).
+ * A name the model wrote, as it is echoed back: whole up to 60 characters, cut there with its
+ * length said past that (a made-up name can be any size, and the answer costs tokens every step),
+ * half a surrogate pair written U+FFFD, and each control character — a line break, a terminal's
+ * escape, a NUL, a right-to-left override or another bidirectional mark — written `\uXXXX`, as
+ * `@loopwright/tools` echoes a name. A name written with a line break wrote a line of its own into
+ * the answer ("Loaded: …" that loaded nothing); one with U+202E showed the rest of the answer
+ * reversed. A name that is empty or blank is shown quoted (`""`), never as nothing.
  */
 export function echoName(name: string): string {
-  const line = name.replace(CONTROLS, " ").toWellFormed().trim();
-  if (line === "") {
-    const escaped = name.replace(CONTROLS, (run) =>
-      [...run].map((c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`).join(""),
-    );
-    return `"${cutName(escaped.toWellFormed())}"`;
-  }
-  return line.length <= ECHOED_CHARS
-    ? line
-    : `${headOf(line, ECHOED_CHARS).trimEnd()}… (${name.length} characters)`;
+  const shown = cutName(name.toWellFormed()).replace(
+    CONTROLS,
+    (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`,
+  );
+  return shown.trim() === "" ? `"${shown}"` : shown;
 }
 
 /** Names the model wrote, echoed: the first `limit`, each through `echoName`, and a count of the rest. */

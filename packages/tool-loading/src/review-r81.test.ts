@@ -246,6 +246,8 @@ describe("r81-5: a hand-built resolution's name with a line break writes no line
 
   it("the model's own unknown names are still echoed on one line", () => {
     const text = loadResult({ names: [], unknown: ["x\ny"], overCap: [], cap: 1 }, []);
-    expect(text).toBe("No tool was loaded.\nNot in the catalogue: x y. Use the names the catalogue lists.");
+    expect(text).toBe(
+      "No tool was loaded.\nNot in the catalogue: x\\u000ay. Use the names the catalogue lists.",
+    );
   });
 });
