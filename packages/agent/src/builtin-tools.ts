@@ -1,3 +1,5 @@
+import { quotedEcho } from "./echo.js";
+import { kindOf } from "./errors.js";
 import { cutText } from "./messages.js";
 import { ownFields, setting } from "./own.js";
 import type { Todo, TodoStatus } from "./session-file.js";
@@ -138,7 +140,9 @@ export function readTodos(args: Record<string, unknown>): Todo[] {
     // Normalise the spellings models use for the middle state.
     const status = t.status === "in_progress" || t.status === "in-progress" ? "inProgress" : t.status;
     if (!STATUSES.includes(status as TodoStatus)) {
-      fail(`todos[${at}].status must be one of ${STATUSES.join(", ")}; got ${JSON.stringify(t.status)}.`);
+      fail(
+        `todos[${at}].status must be one of ${STATUSES.join(", ")}; got ${typeof t.status === "string" ? quotedEcho(t.status) : kindOf(t.status)}.`,
+      );
     }
     return { content: t.content.trim(), status: status as TodoStatus };
   });

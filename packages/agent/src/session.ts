@@ -44,6 +44,7 @@ import {
   todoWriteTool,
 } from "./builtin-tools.js";
 import { configCopy } from "./config-copy.js";
+import { echoedName } from "./echo.js";
 import { AgentError, errorText, forTheSessionsUser, SessionBusyError } from "./errors.js";
 import { MAKE_DIRS } from "./fs-options.js";
 import {
@@ -496,10 +497,14 @@ function toolLimitMs(seconds: unknown): number | undefined | false {
   return Math.min(seconds * 1000, 2_147_483_647);
 }
 
-/** What the model reads for a call stopped at `toolTimeoutSeconds`: the loop's own words. */
+/**
+ * What the model reads for a call stopped at `toolTimeoutSeconds`: the loop's own words, the name
+ * echoed as the loop echoes it (`echoedName`: quoted, cut at 60 and its controls escaped where it
+ * is no name a tool could have).
+ */
 function timedOutText(name: string, ms: number): string {
   const s = ms % 1000 === 0 ? `${ms / 1000} s` : `${(ms / 1000).toFixed(1)} s`;
-  return `the ${name} tool did not finish within ${s} (toolTimeoutSeconds) and was stopped. Try it again with less to do, or do without it.`;
+  return `the ${echoedName(name)} tool did not finish within ${s} (toolTimeoutSeconds) and was stopped. Try it again with less to do, or do without it.`;
 }
 
 /**
