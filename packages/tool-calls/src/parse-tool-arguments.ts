@@ -463,8 +463,21 @@ function readSlow(
   throw malformed(
     raw,
     name,
-    parsed ? `they are ${kindOfValue(parsed.value)}` : "they could not be read as JSON",
+    parsed ? kindOfText(parsed.value, raw, strict) : "they could not be read as JSON",
   );
+}
+
+/**
+ * What text read as `value`, a JSON value that is no object, is, for the model: a repair reads
+ * words with no quotes around them (`add 1 and 2`) as a string, but the model wrote plain text,
+ * and told of a JSON string it would not recognise what it wrote. `raw`: the model's text.
+ */
+function kindOfText(value: unknown, raw: string, strict: Parsed | undefined): string {
+  // Written in quotes (`"add 1 and 2"`, opened and read again), it is the string the model wrote.
+  if (typeof value === "string" && !strict && !/^["']/.test(unfenced(raw))) {
+    return "they are plain text, not JSON";
+  }
+  return `they are ${kindOfValue(value)}`;
 }
 
 /**

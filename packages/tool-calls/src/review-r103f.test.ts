@@ -166,3 +166,16 @@ describe("arguments holding no key and value are refused, not run as {}", () => 
     );
   });
 });
+
+describe("plain text is refused as what it is", () => {
+  it.each(["add 1 and 2", "hello", "add 1 and 2 }"])("%j is named plain text, not a JSON string", (raw) => {
+    const read = readOf(raw);
+    expect(read.kind).toBe("malformed");
+    expect(read.message).not.toContain("JSON string");
+    expect(read.message).toContain("plain text");
+  });
+
+  it("a JSON string is still named one", () => {
+    expect(readOf('"add 1 and 2"').message).toContain("(they are a JSON string)");
+  });
+});
