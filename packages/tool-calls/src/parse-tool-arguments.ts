@@ -1,4 +1,4 @@
-import { nonJsonNumber } from "./almost-json.js";
+import { commentEnd, nonJsonNumber } from "./almost-json.js";
 import { describeValue, readOptions, ToolArgumentsError, ToolCallsError } from "./errors.js";
 import {
   type ArgumentPath,
@@ -262,7 +262,9 @@ function readPathQuestion(
  * otherwise JSON held in a string is opened, and the almost-JSON local models write — single
  * quotes, Python `True`/`False`/`None`, bare keys, trailing commas, comments, a code fence,
  * unclosed brackets at a cut, prose around the object — is repaired, never changing what is
- * inside a string. Empty or whitespace arguments, `null` and `undefined` read as `{}`; an object
+ * inside a string. Empty or whitespace arguments, `null` and `undefined` read as `{}`, but a repair
+ * never stands in for arguments the model did not write: text holding no key and value that never
+ * wrote an empty object (a lone `{`, prose with a stray one, `null]`) is `"malformed"`. An object
  * is taken as it is (as JSON writes it: one holding NaN or ±Infinity, which JSON would write as
  * `null`, is `"malformed"`).
  *
@@ -318,6 +320,11 @@ export function readToolArguments(raw: unknown, options: ParseToolArgumentsOptio
     strict && isRecord(strict.value)
       ? done(strict.value, false, raw, options.name, text)
       : readSlow(text, raw, options, strict, 0);
+  // A repair may close what the model began, never stand in for what it did not write.
+  if (read.repaired && Object.keys(read.value).length === 0) {
+    const refusal = nothingWritten(raw, options.name);
+    if (refusal) throw refusal;
+  }
   return quoting ? { ...read, quoted: [...quoting.quoted, ...quotedOf(read)] } : read;
 }
 
@@ -456,8 +463,21 @@ function readSlow(
   throw malformed(
     raw,
     name,
-    parsed ? `they are ${kindOfValue(parsed.value)}` : "they could not be read as JSON",
+    parsed ? kindOfText(parsed.value, raw, strict) : "they could not be read as JSON",
   );
+}
+
+/**
+ * What text read as `value`, a JSON value that is no object, is, for the model: a repair reads
+ * words with no quotes around them (`add 1 and 2`) as a string, but the model wrote plain text,
+ * and told of a JSON string it would not recognise what it wrote. `raw`: the model's text.
+ */
+function kindOfText(value: unknown, raw: string, strict: Parsed | undefined): string {
+  // Written in quotes (`"add 1 and 2"`, opened and read again), it is the string the model wrote.
+  if (typeof value === "string" && !strict && !/^["']/.test(unfenced(raw))) {
+    return "they are plain text, not JSON";
+  }
+  return `they are ${kindOfValue(value)}`;
 }
 
 /**
@@ -480,6 +500,54 @@ function asWritten<N extends { path: ArgumentPath; digits: string }>(
     const number = written.get(JSON.stringify(n.path));
     return number?.json === n.digits ? { ...n, digits: number.token } : n;
   });
+}
+
+/** Text without the code fence it may be wrapped in (its closing fence optional), trimmed. */
+function unfenced(text: string): string {
+  return text
+    .trim()
+    .replace(/^`{3,}[\w-]*\s*/, "")
+    .replace(/`{3,}$/, "")
+    .trim();
+}
+
+/**
+ * For text a repair read as no arguments: the refusal when the model never wrote them empty, or
+ * `undefined` when it did — `null` or Python's `None`, an empty string, either perhaps quoted or
+ * fenced, or an object written closed with nothing in it but spaces and comments (`{}`,
+ * `{ /* none *\/ }`, fenced or after prose). Refused: a `{` that never closes (`{`, `{,`, `[{`,
+ * prose ending in a stray `{`), one closed by `]`, one holding what the repair dropped (`{,}`), and
+ * junk read as null or as an empty string (`null]`, a lone backtick). The model wrote no key and
+ * value a tool could use, and running the call with none would hide that from it.
+ */
+function nothingWritten(raw: string, name: string | undefined): ToolArgumentsError | undefined {
+  const text = unfenced(raw);
+  const bare = text.replace(/^[\s"'\\]+|[\s"'\\]+$/g, "");
+  if (bare === "" || bare === "null" || bare === "None") return undefined;
+  const open = text.indexOf("{");
+  let detail: string;
+  if (open < 0) {
+    detail = /^(?:null|None)\b/.test(bare)
+      ? "they are null with stray text beside it, and no key and value"
+      : "they are plain text with no key and value in it";
+  } else {
+    const { end } = scanBrackets(text, open);
+    if (end > 0 && text[end - 1] === "}" && onlySpace(text, open + 1, end - 1)) return undefined;
+    detail = /^[\s"'[]*$/.test(text.slice(0, open))
+      ? `they hold no key and value, only ${end < 0 ? 'a "{" that never closes' : "an object a repair would empty"}`
+      : 'they are plain text with a stray "{" and no key and value in it';
+  }
+  return malformed(raw, name, `${detail}; a call that takes no arguments is sent as {}`);
+}
+
+/** True when `text` from `from` to `to` holds only spaces and comments. */
+function onlySpace(text: string, from: number, to: number): boolean {
+  for (let i = from; i < to; i++) {
+    const comment = commentEnd(text, i);
+    if (comment >= 0) i = comment - 1;
+    else if (!/\s/.test(text[i] as string)) return false;
+  }
+  return true;
 }
 
 function nonNumber(raw: string, name: string | undefined, text: string): ToolArgumentsError {
