@@ -40,9 +40,10 @@ describe("a list written as objects nested under a recursive union", () => {
     // expression runs): a ratio of two timings moved 3 to 4 times on a loaded CI host, a count does
     // not. Past the 64 levels a reading tried follows (MAX_DEPTH), each level costs the same: 100
     // levels against 1,600 read about 18 (1.3 and 23.6 million). Each level reading the rest of the
-    // list once more would read about 256 (the small count alone passes 70 million). Counting stops
-    // at 64 times the small count, so a fault growing only past 100 levels fails in seconds
-    // (dropOptionalNulls never throws: it hands the arguments back, the count over the bound).
+    // list once more would read about 256 (some 14,000 a level below each: about 70 million at 100
+    // levels, which did not finish in 8 minutes counted). Counting stops at 64 times the small
+    // count, so a fault growing only past 100 levels fails in seconds (dropOptionalNulls never
+    // throws: it hands the arguments back, the count over the bound).
     const work = async (n: number, limit?: number) => {
       const args = chain(n, true);
       return (await countWork(() => dropOptionalNulls(args, Chain), limit)).total;
