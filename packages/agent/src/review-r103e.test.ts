@@ -5,9 +5,9 @@
  * `status` quoted it whole with its bidirectional marks raw. The loop's rule: cut at 60 with the
  * length said, each control, U+2028/2029 and bidi mark written `\uXXXX`.
  */
-import { readFileSync } from "node:fs";
 import { startServer, type TestServer } from "@loopwright/testkit";
 import { afterEach, describe, expect, it } from "vitest";
+import { controlsMismatch } from "../../../test-support/controls-parity.js";
 import { escapeControls } from "./echo.js";
 import { type AgentTool, type ChatMessageLike, createSession } from "./test-exports.js";
 
@@ -99,14 +99,6 @@ describe("r103e-3: TodoWrite's refusal of a bad status echoes it cut and escaped
 
 describe("r103e: this package's set of controls", () => {
   it("escapes exactly the characters @loopwright/tools escapes in what it echoes", () => {
-    const source = readFileSync(new URL("../../tools/src/tool.ts", import.meta.url), "utf8");
-    const written = /const CONTROLS = (\/\[.*\]\/g);/.exec(source)?.[1];
-    expect(written).toBeDefined();
-    const theirs = new RegExp((written as string).slice(1, -2), "g");
-    for (let code = 0; code <= 0xffff; code++) {
-      const char = String.fromCharCode(code);
-      const expected = char.replace(theirs, `\\u${code.toString(16).padStart(4, "0")}`);
-      if (escapeControls(char) !== expected) expect.fail(`U+${code.toString(16)}: ${escapeControls(char)}`);
-    }
+    expect(controlsMismatch(escapeControls)).toBeUndefined();
   });
 });

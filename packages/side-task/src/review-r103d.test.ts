@@ -5,9 +5,9 @@
 // hostile-input.test.ts). And a host's custom `clients` that threw what cannot be read (a revoked
 // Proxy, an error whose getters throw, an object whose toString throws or that has none) had a
 // `TypeError` of our own reading reach the caller, not a SideTaskError naming what happened.
-import { readFileSync } from "node:fs";
 import { startServer, type TestServer } from "@loopwright/testkit";
 import { afterEach, describe, expect, it } from "vitest";
+import { controlsMismatch } from "../../../test-support/controls-parity.js";
 import { isolated } from "../test/wire.js";
 import { ask } from "./ask.js";
 import { SideTaskError } from "./errors.js";
@@ -55,15 +55,7 @@ describe("preselect's notice of names the catalogue does not have", () => {
 describe("this package's escapeControls", () => {
   it("escapes exactly the characters @loopwright/tools escapes in what it echoes", () => {
     // side-task does not depend on tools: its set is read from tools' source, where it is kept.
-    const source = readFileSync(new URL("../../tools/src/tool.ts", import.meta.url), "utf8");
-    const written = /const CONTROLS = (\/\[.*\]\/g);/.exec(source)?.[1];
-    expect(written).toBeDefined();
-    const theirs = new RegExp((written as string).slice(1, -2), "g");
-    for (let code = 0; code <= 0xffff; code++) {
-      const char = String.fromCharCode(code);
-      const expected = char.replace(theirs, `\\u${code.toString(16).padStart(4, "0")}`);
-      if (escapeControls(char) !== expected) expect.fail(`U+${code.toString(16)}: ${escapeControls(char)}`);
-    }
+    expect(controlsMismatch(escapeControls)).toBeUndefined();
   });
 });
 
