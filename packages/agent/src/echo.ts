@@ -5,7 +5,7 @@ const ECHOED_CHARS = 60;
  * C0 and C1 controls, DEL, the Unicode line and paragraph separators, and the bidirectional marks,
  * embeddings, overrides and isolates: what an echoed name or value writes as `\uXXXX` — the set
  * `@loopwright/tools` escapes in what it echoes of a model's text, and the loop in its own words
- * (`echo.test.ts` holds the two to one set). A copy: the loop does not export its own.
+ * (`review-r103e.test.ts` holds this copy to tools' set). A copy: the loop does not export its own.
  */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
 const CONTROLS = /[\u0000-\u001f\u007f-\u009f\u200e\u200f\u2028-\u202e\u2066-\u2069]/g;

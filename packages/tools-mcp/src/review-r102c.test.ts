@@ -8,8 +8,10 @@
 // Against the fixture server, which prints its arguments when told to fail. Then the pool's errors
 // about a server's hostile tool names, against the raw server (no SDK) listing them.
 import { afterEach, describe, expect, it } from "vitest";
+import { controlsMismatch } from "../../../test-support/controls-parity.js";
 import { failedWithArgs, NODE, RAW } from "../test/support.js";
 import type { McpServerConfig } from "./config.js";
+import { echoedName } from "./errors.js";
 import { createMcpPool, type McpPool, McpPoolError } from "./index.js";
 import { resultSecretsOf, secretsOf } from "./redact.js";
 
@@ -319,5 +321,13 @@ describe("a server whose stderr is coloured", () => {
       " Its stderr ended with:\n  error: cannot open db\n  bell\\u0007 and cursor home",
     );
     expect(message).not.toMatch(CONTROL_CHARACTERS);
+  });
+});
+
+describe("tools-mcp's set of controls", () => {
+  it("escapes exactly the characters @loopwright/tools escapes in what it echoes", () => {
+    // tools-mcp does not depend on tools: its copy is held to the one tools keeps. Each character
+    // between two letters; the surrogate halves skipped (a lone one is written U+FFFD).
+    expect(controlsMismatch((char) => echoedName(`x${char}y`).slice(1, -1), true)).toBeUndefined();
   });
 });
