@@ -20,7 +20,7 @@ export type { CapabilitySnapshotErrorCode, ContextOverflowOptions } from "./erro
 export { CapabilitySnapshotError, ContextOverflow } from "./errors.js";
 export type { NegotiateOptions, Produced, Send, Sent } from "./negotiate.js";
 export { negotiate } from "./negotiate.js";
-export type { Refusal } from "./refusal.js";
+export type { Refusal, RefusedField } from "./refusal.js";
 export { readRefusal } from "./refusal.js";
 export type {
   AnyToolDefinition,

@@ -7,7 +7,7 @@ import {
 } from "./capabilities.js";
 import { escapeControls } from "./controls.js";
 import { own, ownOptions } from "./own.js";
-import { type Refusal, readRefusal } from "./refusal.js";
+import { type Refusal, type RefusedField, readRefusal } from "./refusal.js";
 import { TOOL_RESULTS_READ } from "./template-roles.js";
 
 /**
@@ -227,15 +227,26 @@ function answer(
       return model ? climbEffort(refusal, model, modelName ?? "", notice) : false;
     case "unknown-field": {
       if (!model) return false;
-      // A model with no effort at all (gpt-4o given reasoning_effort) takes none from now on.
-      const allowed = refusal.field === "reasoning_effort" || droppable.has(refusal.field);
-      if (!allowed || model.droppedFields.includes(refusal.field)) return false;
-      model.droppedFields.push(refusal.field);
-      notice(
-        refusal.field === "reasoning_effort"
-          ? `${modelName} does not take reasoning_effort; sending it without one from now on.`
-          : `${modelName} refused the field ${echoed(refusal.name)}; sending ${refusal.field} no more for this model.`,
-      );
+      // Every field the refusal named and the model has not dropped yet, each once. All of them go
+      // in the one re-send, or none: a field nobody said was droppable is the caller's to see, and
+      // dropping the rest first would only be refused again for it, a send and a latch later.
+      const dropped = new Set(model.droppedFields);
+      const fresh = new Map<string, string>();
+      for (const { field, name } of refusedFields(refusal)) {
+        if (dropped.has(field) || fresh.has(field)) continue;
+        // A model with no effort at all (gpt-4o given reasoning_effort) takes none from now on.
+        if (field !== "reasoning_effort" && !droppable.has(field)) return false;
+        fresh.set(field, name);
+      }
+      if (fresh.size === 0) return false;
+      for (const [field, name] of fresh) {
+        model.droppedFields.push(field);
+        notice(
+          field === "reasoning_effort"
+            ? `${modelName} does not take reasoning_effort; sending it without one from now on.`
+            : `${modelName} refused the field ${echoed(name)}; sending ${field} no more for this model.`,
+        );
+      }
       return true;
     }
   }
@@ -286,9 +297,17 @@ function offWhenBuilt(refusal: Refusal, builtFrom: string): boolean {
       return model?.parallelCalls === false;
     case "effort":
       return refusal.refused !== null && (model?.refusedEfforts.includes(refusal.refused) ?? false);
-    case "unknown-field":
-      return model?.droppedFields.includes(refusal.field) ?? false;
+    case "unknown-field": {
+      // Off when every field it named was: a body that carried any of them is answered by dropping it.
+      const dropped = new Set(model?.droppedFields);
+      return refusedFields(refusal).every(({ field }) => dropped.has(field));
+    }
   }
+}
+
+/** Each field an `unknown-field` refusal named: the first, then the rest (`more`). */
+function refusedFields(refusal: Extract<Refusal, { kind: "unknown-field" }>): RefusedField[] {
+  return [{ field: refusal.field, name: refusal.name }, ...(refusal.more ?? [])];
 }
 
 /** Every latch a body is built from, as one comparable string. */
@@ -417,7 +436,9 @@ function checkOptions(given: NegotiateOptions): void {
  * system message the model's chat template takes none of (→ `systemRole: false`, with a notice), a
  * user message straight after a tool result (→ `userAfterTool: false`, with a notice), an
  * assistant message with several tool calls (→ `parallelCalls: false`, with a notice), an unknown
- * `reasoning_effort`, and unknown fields named in `droppable`. Everything else — a refusal of a
+ * `reasoning_effort`, and unknown fields named in `droppable` — several named in one refusal dropped
+ * in one re-send, and only when every one of them may be (a list holding `messages` is passed on
+ * whole, as `messages` alone is). Everything else — a refusal of a
  * value, an overflow, a rate limit, a server error — is rethrown as it came. Throws `TypeError`
  * naming the argument, before anything is sent, for a `supports`, `send` or option of the wrong
  * type (`null` options are none).

@@ -17,7 +17,13 @@ import { own } from "./own.js";
  * - `structured-output`: the model does not take `response_format` — a JSON schema in it, or (`name`
  *   given: the name as refused, `response_format`) the field itself, whatever form was sent.
  * - `unknown-field`: the endpoint does not know a request field; `field` is its top-level name
- *   and `name` the name as refused (`chat_template_kwargs.enable_thinking`).
+ *   and `name` the name as refused (`chat_template_kwargs.enable_thinking`) — the first the refusal
+ *   named. `more`, present only when the same refusal named other fields too (OpenAI's
+ *   "Unrecognized request arguments supplied: min_p, top_k", a pydantic `extra_forbidden` list,
+ *   Gemini's "Unknown name" lines), holds each other top-level field once, in the order written,
+ *   with the first name the server wrote under it: every one is a name the server's words hold. A
+ *   field another kind answers on its own (`stream_options`, `temperature`, `response_format`,
+ *   `max_tokens` respelled) is not in it: the request re-sent draws that refusal alone.
  * - `tool-choice`: no provider of the model takes the request's `tool_choice` (OpenRouter's "No
  *   endpoints found that support the provided 'tool_choice' value"); answered for the model by
  *   sending none.
@@ -43,12 +49,20 @@ export type Refusal =
   | { kind: "token-limit-spelling" }
   | { kind: "temperature" }
   | { kind: "structured-output"; name?: string | undefined }
-  | { kind: "unknown-field"; field: string; name: string }
+  | { kind: "unknown-field"; field: string; name: string; more?: RefusedField[] | undefined }
   | { kind: "tool-choice" }
   | { kind: "tool-call-ids" }
   | { kind: "system-role" }
   | { kind: "user-after-tool" }
   | { kind: "parallel-calls" };
+
+/** One field an `unknown-field` refusal named: its top-level `field` and the `name` as refused. */
+export interface RefusedField {
+  /** The top-level body field (`chat_template_kwargs`). */
+  field: string;
+  /** The name as the server wrote it (`chat_template_kwargs.enable_thinking`). */
+  name: string;
+}
 
 const EFFORT_PARAMS = new Set(["reasoning_effort", "reasoning.effort"]);
 
@@ -408,16 +422,41 @@ export function readRefusal(error: unknown): Refusal | undefined {
   if (/No endpoints found that support the provided 'tool_choice' value/i.test(facts.text)) {
     return { kind: "tool-choice" };
   }
-  const fields = unknownFields(facts);
-  const name = fields[0];
-  if (name === undefined) return undefined;
-  const field = topLevelField(name);
-  if (
-    field === "max_tokens" &&
-    !/max_tokens[^\n]{0,200}(must|should) be|too large|at most|greater|less/i.test(facts.text)
-  ) {
-    return { kind: "token-limit-spelling" };
+  const names = unknownFields(facts);
+  const first = names[0];
+  if (first === undefined) return undefined;
+  // Whether the words complain of max_tokens' value rather than its name: read once, however many
+  // names under max_tokens the list holds.
+  let ofValue: boolean | undefined;
+  const valueRefused = () => {
+    ofValue ??= /max_tokens[^\n]{0,200}(must|should) be|too large|at most|greater|less/i.test(facts.text);
+    return ofValue;
+  };
+  const refusal = fieldRefusal(first, valueRefused);
+  if (refusal.kind !== "unknown-field") return refusal;
+  // The other fields the same words named, each top-level field once: answered with the first in
+  // one re-send, where each cost a send of its own. One pass, a set lookup a name.
+  const seen = new Set([refusal.field]);
+  const more: RefusedField[] = [];
+  for (let i = 1; i < names.length; i++) {
+    const name = names[i] ?? "";
+    const other = fieldRefusal(name, valueRefused);
+    if (other.kind !== "unknown-field" || seen.has(other.field)) continue;
+    seen.add(other.field);
+    more.push({ field: other.field, name });
   }
+  return more.length > 0 ? { ...refusal, more } : refusal;
+}
+
+/**
+ * The refusal one name an unknown-field wording named makes on its own: a field another latch
+ * answers (`max_tokens` to respell, `stream_options`, `temperature`, `response_format`) or an
+ * unknown field at its top-level name. `valueRefused`: whether the words complain of max_tokens'
+ * value (too large, must be at least 1), which no respelling answers.
+ */
+function fieldRefusal(name: string, valueRefused: () => boolean): Refusal {
+  const field = topLevelField(name);
+  if (field === "max_tokens" && !valueRefused()) return { kind: "token-limit-spelling" };
   if (field === "stream_options") return { kind: "stream-options" };
   if (field === "temperature") return { kind: "temperature" };
   // The field refused as one the server does not know: whatever form was sent (a plain json_object).

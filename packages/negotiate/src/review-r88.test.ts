@@ -1,12 +1,11 @@
 /**
  * Round 88: cases the latching model (latching-model.test.ts) found, pinned one by one.
  */
-import { keepErrorBodies } from "@loopwright/client";
 import { streamTurn } from "@loopwright/stream";
 import { readFixture, recordedError, startServer, type TestServer } from "@loopwright/testkit";
 import OpenAI from "openai";
 import { afterEach, describe, expect, it } from "vitest";
-import { STRICT_LOOKUP_TOOLS, transcriptWithLongId } from "../test/wire.js";
+import { STRICT_LOOKUP_TOOLS, tenantOf, transcriptWithLongId } from "../test/wire.js";
 import { createCapabilityStore } from "./capabilities.js";
 import { negotiate } from "./negotiate.js";
 import { buildBody } from "./request-body.js";
@@ -32,19 +31,6 @@ const unrecognized = (field: string) =>
 
 const TOOLS = STRICT_LOOKUP_TOOLS;
 const TRANSCRIPT = transcriptWithLongId();
-
-/** A new store's endpoint for `server`, and the real client a pooled one is (error bodies kept). */
-function tenant(on: TestServer) {
-  const store = createCapabilityStore();
-  const supports = store.capabilitiesFor(on.baseUrl, "sk-test");
-  const client = new OpenAI({
-    baseURL: on.baseUrl,
-    apiKey: "sk-test",
-    maxRetries: 0,
-    fetch: keepErrorBodies(),
-  });
-  return { store, supports, client };
-}
 
 describe("a request refused once for each of twelve things", () => {
   it("is answered by a thirteenth send, with every refusal latched", async () => {
@@ -75,7 +61,7 @@ describe("a request refused once for each of twelve things", () => {
         { content: "item 7 is a lamp." },
       ],
     });
-    const { store, supports, client } = tenant(server);
+    const { store, supports, client } = tenantOf(server);
     const config = {
       model: "m",
       maxTokens: 256,
@@ -167,7 +153,7 @@ describe("two requests at once, refused for tool-call ids whatever the ids", () 
         return messages.some((m) => m.tool_calls) ? refusal : { content: "fine" };
       },
     });
-    const { store, supports, client } = tenant(server);
+    const { store, supports, client } = tenantOf(server);
     const notices: string[] = [];
     const onNotice = (message: string) => {
       notices.push(message);
@@ -203,7 +189,7 @@ describe("a ceiling given in extraBody, to a model that spells it max_completion
     server = await startServer({
       replies: (request) => ("max_tokens" in (request.body as object) ? refusal : { content: "fine" }),
     });
-    const { store, supports, client } = tenant(server);
+    const { store, supports, client } = tenantOf(server);
     const config = { model: "gpt-5", extraBody: { max_tokens: 512 } };
     const one = () =>
       negotiate(
@@ -232,7 +218,7 @@ describe("a ceiling given in extraBody, to a model that spells it max_completion
 describe("an effort or a response_format given in extraBody, to a model that refused it", () => {
   /** One request to `server` for `config`, its content or the refusal's message. */
   const ask = (
-    on: ReturnType<typeof tenant>,
+    on: ReturnType<typeof tenantOf>,
     config: { model: string; extraBody: Record<string, unknown> },
   ) =>
     negotiate(
@@ -255,7 +241,7 @@ describe("an effort or a response_format given in extraBody, to a model that ref
       replies: (request) =>
         (request.body as Record<string, unknown>).reasoning_effort === "none" ? kimi : { content: "fine" },
     });
-    const on = tenant(server);
+    const on = tenantOf(server);
     const config = { model: "kimi-for-coding", extraBody: { reasoning_effort: "none" } };
     expect(await ask(on, config)).toBe("fine");
     expect(await ask(on, config)).toBe("fine");
@@ -277,7 +263,7 @@ describe("an effort or a response_format given in extraBody, to a model that ref
       replies: (request) =>
         "response_format" in (request.body as object) ? refused(400, deepseek) : { content: "fine" },
     });
-    const on = tenant(server);
+    const on = tenantOf(server);
     const format = { type: "json_schema", json_schema: { name: "answer", schema: { type: "object" } } };
     const config = { model: "deepseek-chat", extraBody: { response_format: format } };
     expect(await ask(on, config)).toBe("fine");
@@ -301,7 +287,7 @@ describe("tool_choice refused as a field the caller allowed dropping", () => {
       replies: (request) =>
         "tool_choice" in (request.body as object) ? unrecognized("tool_choice") : { content: "fine" },
     });
-    const on = tenant(server);
+    const on = tenantOf(server);
     const config = { model: "m", extraBody: { tool_choice: "auto" } };
     const notices: string[] = [];
     const step = (toolChoice: "required" | "none") =>

@@ -3,11 +3,15 @@
  * `streamTurn` is only a dev dependency of negotiate), one turn through `negotiate` as a host
  * composing its own loop sends it, and fixture bodies as testkit error replies.
  */
-import { getClient } from "@loopwright/client";
+import { getClient, keepErrorBodies } from "@loopwright/client";
 import { streamTurn } from "@loopwright/stream";
 import { type ErrorReply, readFixture, recordedError, type TestServer } from "@loopwright/testkit";
 import OpenAI from "openai";
-import { createCapabilityStore, type EndpointCapabilities } from "../src/capabilities.js";
+import {
+  type CapabilityStore,
+  createCapabilityStore,
+  type EndpointCapabilities,
+} from "../src/capabilities.js";
 import { negotiate, type Produced } from "../src/negotiate.js";
 import { buildBody, type ToolDefinition } from "../src/request-body.js";
 
@@ -41,6 +45,21 @@ export function negotiatedTurn(
       ),
     { model: config.model, ...(options.onNotice ? { onNotice: options.onNotice } : {}) },
   );
+}
+
+/**
+ * A store's endpoint for `on` (a new store's unless one is given), and the real client a pooled one
+ * is: no SDK retries, error bodies kept.
+ */
+export function tenantOf(on: TestServer, store: CapabilityStore = createCapabilityStore()) {
+  const supports = store.capabilitiesFor(on.baseUrl, "sk-test");
+  const client = new OpenAI({
+    baseURL: on.baseUrl,
+    apiKey: "sk-test",
+    maxRetries: 0,
+    fetch: keepErrorBodies(),
+  });
+  return { store, supports, client };
 }
 
 /** A real client for a testkit server: no SDK retries, so each request on the wire is one of ours. */
