@@ -236,6 +236,53 @@ export function unfinishedValue(text: string): UnfinishedValue | undefined {
   return top?.object && (top.phase === "colon" || top.phase === "value") ? "cut" : undefined;
 }
 
+/** An object or list the text opened and stops inside before writing its first member. */
+export interface OpenedEmpty {
+  /** An object (cut before its first key) or a list (before its first value). */
+  object: boolean;
+  /** Where it sits: each enclosing object's key (as the model wrote it, unquoted) or list's index. */
+  path: (string | number)[];
+  /** The outermost bracket is a list's (then the path starts at its index). */
+  inList: boolean;
+}
+
+/**
+ * Finds an object or list the text opened and stops inside before its first member (`{"a": {`,
+ * `{"a": [`, `[`, a `{` followed only by spaces, comments or commas): closing it up reads an
+ * empty one the model never wrote (it opened it to fill it), so a repair would invent it — as it
+ * would invent the value of `{"a":`, which {@link unfinishedValue} finds. A bracket left open after
+ * a whole member (`{"a": [1`, `{"a": {"b": 1`) is not this: closing it keeps what was written.
+ * Only the innermost open bracket is looked at (the ones around it hold it); `undefined` when the
+ * text closes, or stops anywhere else. Reads the text as {@link walkJsonLike} does. Linear.
+ */
+export function openedEmpty(text: string): OpenedEmpty | undefined {
+  const walk = walkJsonLike<never>(text, () => undefined);
+  if ("stopped" in walk || walk.end !== "text") return undefined;
+  const top = walk.stack[walk.stack.length - 1];
+  if (!top) return undefined;
+  const empty = top.object ? top.at === "" && top.phase === "key" : top.at === 0 && top.phase === "value";
+  if (!empty) return undefined;
+  const path = walk.stack
+    .slice(0, -1)
+    .map((place) => (place.object ? writtenKey(place.at as string) : place.at));
+  return { object: top.object, path, inList: walk.stack[0]?.object === false };
+}
+
+/** A key as {@link walkJsonLike} holds it (its text as written, quotes and all), as a key: unquoted. */
+function writtenKey(written: string): string {
+  const quote = written[0];
+  if (quote === '"') {
+    try {
+      const key: unknown = JSON.parse(written);
+      if (typeof key === "string") return key;
+    } catch {
+      // An escape JSON does not take (`\'`): read between the quotes as written.
+    }
+    return written.slice(1, -1);
+  }
+  return quote === "'" ? written.slice(1, -1).replace(/\\(['\\])/g, "$1") : written;
+}
+
 /** Index of the quote that closes the string opened at `at` (backslash escapes honoured), or -1. */
 function closingQuote(text: string, at: number): number {
   const quote = text[at];

@@ -1,4 +1,5 @@
 import { commentEnd, nonJsonNumber } from "./almost-json.js";
+import { echoedPath } from "./echo.js";
 import { describeValue, readOptions, ToolArgumentsError, ToolCallsError } from "./errors.js";
 import {
   type ArgumentPath,
@@ -15,6 +16,8 @@ import {
   isUnterminated,
   MAX_DEPTH,
   nestsDeeper,
+  type OpenedEmpty,
+  openedEmpty,
   type Parsed,
   repairLeading,
   repairParse,
@@ -264,7 +267,9 @@ function readPathQuestion(
  * unclosed brackets at a cut, prose around the object — is repaired, never changing what is
  * inside a string. Empty or whitespace arguments, `null` and `undefined` read as `{}`, but a repair
  * never stands in for arguments the model did not write: text holding no key and value that never
- * wrote an empty object (a lone `{`, prose with a stray one, `null]`) is `"malformed"`. An object
+ * wrote an empty object (a lone `{` or `[`, prose with a stray `{`, `null]`) is `"malformed"`, and
+ * so is an object or list opened and cut off before its first member (`{"a": {`, which closed up
+ * would run as `{"a": {}}`), its message naming where the arguments stop. An object
  * is taken as it is (as JSON writes it: one holding NaN or ±Infinity, which JSON would write as
  * `null`, is `"malformed"`).
  *
@@ -398,6 +403,14 @@ function readSlow(
         name,
         "a value in them is unfinished (a number cut short, a key without its colon, or a colon with no value after it)",
       );
+    }
+    // An object or list opened and cut before its first member: closing it up would hand the tool
+    // an empty one the model never wrote (`{"a": {` run as `{"a": {}}`).
+    const empty = openedEmpty(trimmed);
+    if (empty) {
+      if (finishReason === "length") throw truncated(raw, name, true);
+      const refusal = openedAndCut(raw, name, trimmed, empty);
+      if (refusal) throw refusal;
     }
     if (finishReason === "length" && isUnterminated(trimmed)) throw truncated(raw, name, true);
     if (trimmed.length > MAX_REPAIR_ARGUMENT_CHARS) {
@@ -538,6 +551,38 @@ function nothingWritten(raw: string, name: string | undefined): ToolArgumentsErr
       : 'they are plain text with a stray "{" and no key and value in it';
   }
   return malformed(raw, name, `${detail}; a call that takes no arguments is sent as {}`);
+}
+
+/**
+ * The refusal for arguments that stop inside an object or list opened before its first member
+ * (`empty`, found in `text`), naming where: `{"a": {` stops inside `a`, and closing it would invent
+ * an empty object for it. The arguments themselves opened and cut empty are the "no key and value"
+ * refusal: a lone `[` (or `[[`) here, written first; a lone `{` (`[{`) is {@link nothingWritten}'s,
+ * and so is a bracket after prose, which this leaves (`undefined`) to what reads it after.
+ */
+function openedAndCut(
+  raw: string,
+  name: string | undefined,
+  text: string,
+  empty: OpenedEmpty,
+): ToolArgumentsError | undefined {
+  // A list's first item is the arguments (a list of one object is read as them).
+  const path = empty.inList && empty.path[0] === 0 ? empty.path.slice(1) : empty.path;
+  if (path.length === 0) {
+    if (empty.object || !unfenced(text).startsWith("[")) return undefined;
+    return malformed(
+      raw,
+      name,
+      'they hold no key and value, only a "[" that never closes; a call that takes no arguments is sent as {}',
+    );
+  }
+  const what = empty.object ? "an object" : "a list";
+  return malformed(
+    raw,
+    name,
+    `they stop inside ${echoedPath(path)}, ${what} opened and cut off before its first ` +
+      `${empty.object ? "key" : "value"}; closing it would make up ${what} left empty that was never written`,
+  );
 }
 
 /** True when `text` from `from` to `to` holds only spaces and comments. */

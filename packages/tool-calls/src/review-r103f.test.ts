@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { propertyRuns } from "../../../test-support/properties.js";
 import { ToolArgumentsError } from "./errors.js";
 import { parseToolArguments } from "./parse-tool-arguments.js";
+import { readOf } from "./test-support/read-of.js";
 
 // Review r103f (the loop review of r102 noticed these in parseToolArguments):
 // 1. Text holding no key and value was "repaired" into {} and the call run with no arguments:
@@ -12,16 +13,6 @@ import { parseToolArguments } from "./parse-tool-arguments.js";
 //    object the model wrote (`{}`, fenced or after prose), empty text and `null` still read as {}.
 // 2. Plain text (`add 1 and 2`) was refused as "(they are a JSON string)": the text is no JSON
 //    string (it holds no quotes), so the model was told something it could not recognise.
-
-/** What parseToolArguments made of `raw`: the compact JSON, or the error's kind and message. */
-function readOf(raw: string, finishReason?: string): { json?: string; kind?: string; message?: string } {
-  try {
-    return { json: parseToolArguments(raw, { finishReason, name: "read_file" }).json };
-  } catch (error) {
-    if (!ToolArgumentsError.isInstance(error)) throw error;
-    return { kind: error.kind, message: error.message };
-  }
-}
 
 describe("arguments holding no key and value are refused, not run as {}", () => {
   it.each([
