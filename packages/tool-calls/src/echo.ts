@@ -3,8 +3,8 @@ import { type ArgumentPath, formatPath, shownText } from "./exact-numbers.js";
 /**
  * C0 and C1 controls, DEL, the Unicode line and paragraph separators, and the bidirectional marks,
  * embeddings, overrides and isolates: what an echo of the model's text writes as `\uXXXX` — the
- * set `@loopwright/tools` keeps as `CONTROLS` (tool-calls does not depend on tools; `echo.test.ts`
- * holds this copy to that one).
+ * set `@loopwright/tools` keeps as `CONTROLS` (tool-calls does not depend on tools;
+ * `review-r104d.test.ts` holds this copy to that one).
  */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
 export const CONTROLS = /[\u0000-\u001f\u007f-\u009f\u200e\u200f\u2028-\u202e\u2066-\u2069]/g;
