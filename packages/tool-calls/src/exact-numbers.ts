@@ -1,3 +1,4 @@
+import { escapeControls } from "./echo.js";
 import { dataField } from "./own.js";
 /**
  * Numbers JavaScript cannot hold as the model wrote them. Node 20's `JSON.parse` gives no access
@@ -230,6 +231,18 @@ export function formatPath(path: ArgumentPath, root = "(the arguments)"): string
   return out === "" ? root : out;
 }
 
+/**
+ * A path into the arguments as a refusal echoes it (`a`, `items[2]`, `["a key"]`; the empty path
+ * called `root`): written as {@link formatPath} writes it, cut as {@link shownText} cuts it (a key
+ * of 100,000 characters is not repeated whole), and each control character — a terminal's escape,
+ * a line break, a right-to-left override the model put in a key — written `\uXXXX`. A refusal is a
+ * tool result the model is sent again on every later step, and a host may log it or show it in a
+ * terminal.
+ */
+export function echoedPath(path: ArgumentPath, root?: string): string {
+  return escapeControls(shownText(formatPath(path, root)));
+}
+
 /** The most numbers one refusal names; the rest are counted. */
 const NAMED_NUMBERS = 5;
 
@@ -247,14 +260,15 @@ export function shownText(text: string): string {
 
 /**
  * `"1 at a, 2 at b and 3 more"`: the numbers a refusal names (the empty path called `root`), each
- * number and path shown as {@link shownText} shows it (five numbers of 5,000 digits, or a key of
- * 100,000 characters, made a message of that size, handed to the model and kept in the transcript);
- * the whole digits and paths stay on the error's `numbers`.
+ * number shown as {@link shownText} shows it and each path as {@link echoedPath} echoes it (five
+ * numbers of 5,000 digits, or a key of 100,000 characters, made a message of that size, handed to
+ * the model and kept in the transcript; a right-to-left override in a key turned the rest of the
+ * line round); the whole digits and paths stay on the error's `numbers`.
  */
 export function listNumbers(numbers: readonly InexactNumber[], root?: string): string {
   const named = numbers
     .slice(0, NAMED_NUMBERS)
-    .map((n) => `${shownText(n.digits)} at ${shownText(formatPath(n.path, root))}`);
+    .map((n) => `${shownText(n.digits)} at ${echoedPath(n.path, root)}`);
   const more = numbers.length - named.length;
   if (more > 0) return `${named.join(", ")} and ${more} more`;
   return named.length > 1

@@ -1,8 +1,8 @@
 import { commentEnd, nonJsonNumber } from "./almost-json.js";
-import { echoedPath } from "./echo.js";
 import { describeValue, readOptions, ToolArgumentsError, ToolCallsError } from "./errors.js";
 import {
   type ArgumentPath,
+  echoedPath,
   findInexactNumbers,
   holdsNumber,
   type InexactNumber,

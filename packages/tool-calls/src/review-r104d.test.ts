@@ -132,6 +132,19 @@ describe("an object or list opened and cut before its first member is refused, n
   });
 });
 
+describe("a key an inexact number sits under, as its refusal names it", () => {
+  it("has its right-to-left override and terminal escape written \\uXXXX, where they reached the message raw", () => {
+    // Before: 'hold 12345678901234567891 at ["a<RLO>b"]' — U+202E turned the rest of the line round in
+    // a host's log; JSON.stringify had escaped the C0 controls only.
+    const read = readOf('{"a\\u202eb": 12345678901234567891, "\\u001b[2J\\u0085": 1e400}');
+    expect(read.kind).toBe("inexact");
+    expect(read.message).toContain('12345678901234567891 at ["a\\u202eb"]');
+    expect(read.message).toContain('1e400 at ["\\u001b[2J\\u0085"]');
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
+    expect(read.message).not.toMatch(/[\u0000-\u001f\u0085\u202e]/);
+  });
+});
+
 describe("tool-calls' copy of the echo rule's character set", () => {
   it("is tools' set, character for character", () => {
     expect(controlsMismatch(escapeControls)).toBeUndefined();
