@@ -176,6 +176,38 @@ describe("a refusal naming several droppable fields", () => {
   });
 });
 
+describe("the fields a refusal names, read off whatever a server writes", () => {
+  it("are each a name the server's words hold, the relay's notes left out (property)", () => {
+    // As r103b holds the first name: every name in `more` too is one the body holds as JSON writes
+    // it, and never a "(request id: …)" note a relay appended.
+    const piece = fc.oneof(
+      fc.string({ unit: "binary", maxLength: 12 }),
+      fc.stringMatching(/^[a-z_]{1,8}$/),
+      fc.constantFrom(", ", " and ", " (request id: 2024x)", "Unrecognized request arguments supplied: "),
+    );
+    const list = fc.array(piece, { maxLength: 10 }).map((parts) => parts.join(""));
+    const body = fc.oneof(
+      list.map((words) => ({ error: { message: `Unrecognized request arguments supplied: ${words}` } })),
+      fc
+        .array(list, { maxLength: 6 })
+        .map((locs) => ({ detail: locs.map((loc) => ({ type: "extra_forbidden", loc: ["body", loc] })) })),
+    );
+    fc.assert(
+      fc.property(body, (sent) => {
+        const refusal = readRefusal({ status: 400, body: sent, error: (sent as { error?: unknown }).error });
+        if (refusal?.kind !== "unknown-field") return;
+        const text = JSON.stringify(sent);
+        for (const { name } of [refusal, ...(refusal.more ?? [])]) {
+          expect(text).toContain(JSON.stringify(name).slice(1, -1));
+          // A note is never read as a name from the sentence (a pydantic loc is the server's own).
+          if ("error" in sent) expect(name).not.toMatch(/request id/);
+        }
+      }),
+      propertyRuns(300),
+    );
+  });
+});
+
 describe("any subset of droppable fields, refused in any wording (property)", () => {
   const pool = ["min_p", "top_k", "repetition_penalty", "seed", "id_slot", "cache_prompt", "typical_p"];
   const wordings = { unrecognized, extraForbidden, unknownNames };
