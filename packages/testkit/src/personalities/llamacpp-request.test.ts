@@ -186,3 +186,31 @@ describe("llamacpp personality: ill-formed requests", () => {
     for (const body of ok) expect((await post(body)).status, JSON.stringify(body)).toBe(200);
   });
 });
+
+describe("llamacpp personality: an error in the middle of a stream", () => {
+  it("ends a scripted errorMidStream as b9749 ends its stream on a failed turn: a data frame holding the error, no [DONE]", async () => {
+    const recorded = readRecordedResponse(
+      "llamacpp-live/50-special-tools-stream-midstream-error.response.txt",
+    );
+    const frames = recorded.body.split("\n\n").filter((frame) => frame !== "");
+    const last = frames.at(-1) as string;
+    const error = (JSON.parse(last.slice("data: ".length)) as { error: unknown }).error;
+    server = await startServer({
+      personality: "llamacpp",
+      replies: [
+        {
+          toolCalls: [{ name: "get_weather", arguments: '{"city":"Paris"}' }],
+          errorMidStream: { afterChunk: 2, error },
+        },
+      ],
+    });
+    const answer = await post(
+      readFixture("llamacpp-live/50-special-tools-stream-midstream-error.request.json"),
+    );
+    expect(answer.status).toBe(200);
+    expect(answer.type).toBe(recorded.headers["content-type"]);
+    expect(answer.text.endsWith(`\n\n${last}\n\n`)).toBe(true);
+    expect(recorded.body).not.toContain("[DONE]");
+    expect(answer.text).not.toContain("[DONE]");
+  });
+});
