@@ -16,6 +16,25 @@ describe("countWork", () => {
     expect(await countWork(() => keeping(100))).toMatchObject({ total: 200, lookups: 200, elements: 0 });
   });
 
+  it("counts unshift in a loop as the square of the items, as shift in one is, and the copies toSorted, toReversed, toSpliced, with and flat make", async () => {
+    // The newest-first list a budget builds by putting each older entry in front (side-task's
+    // fitStretch, tools-mcp's lastBytes): each unshift moves every entry already kept.
+    const frontFirst = (n: number) => {
+      const kept: number[] = [];
+      for (let i = 0; i < n; i++) kept.unshift(i);
+    };
+    expect(await countWork(() => frontFirst(100))).toMatchObject({ copied: (99 * 100) / 2 });
+    const list = [3, 1, 2];
+    const copies = await countWork(() => {
+      list.toSorted();
+      list.toReversed();
+      list.toSpliced(0, 1);
+      list.with(0, 9);
+      [list, list].flat();
+    });
+    expect(copies.copied).toBe(3 + 3 + 2 + 3 + 6);
+  });
+
   it("counts the callbacks of a walk that stops early, copies, and regular expression runs", async () => {
     const list = Array.from({ length: 100 }, (_, i) => i);
     const count = await countWork(() => {

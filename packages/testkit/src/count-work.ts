@@ -14,7 +14,11 @@ export interface Work {
    * length of the array `indexOf`, `lastIndexOf`, `includes`, `join` or `sort` is called on.
    */
   elements: number;
-  /** Array elements copied (the length of what `slice` and `concat` hand back) or moved (the tail a `splice` or `shift` moves). */
+  /**
+   * Array elements copied (the length of what `slice`, `concat`, `flat`, `toSorted`, `toReversed`,
+   * `toSpliced` and `with` hand back) or moved (the tail a `splice` moves, the elements a `shift` or
+   * `unshift` moves along).
+   */
   copied: number;
   /** Entries a Map or Set hands out while it is iterated (`for…of`, a spread, `keys()`, `forEach`…). */
   entries: number;
@@ -62,6 +66,14 @@ const LENGTH_WALKS = ["indexOf", "lastIndexOf", "includes", "join", "sort"];
  * so a quadratic path fails at once rather than after the minutes it takes: give a limit only to
  * synchronous work — thrown inside a server's handler it can leave a request unanswered. Every
  * method is put back as it was, whatever `work` does.
+ *
+ * What it cannot see counts nothing, so a quadratic path made only of such work counts 0 for both
+ * sizes and reads as no growth: an indexed `for` loop (`a[i]`), string methods (`indexOf`,
+ * `slice`, `includes`, `split` by a string, `+` in a loop), object spreads and `Object.keys`,
+ * `values`, `entries`, `assign`, `JSON.stringify` and `parse`, `Buffer.concat`, typed arrays, and
+ * the backtracking inside one regular expression run (a run counts 1, however long it takes).
+ * Assert that the small size counted something (`expect(small.total).toBeGreaterThan(0)`) and time
+ * such work with {@link growth} instead.
  */
 export async function countWork(work: () => unknown, limit = Number.POSITIVE_INFINITY): Promise<Work> {
   const count: Work = { total: 0, elements: 0, copied: 0, entries: 0, lookups: 0, built: 0, matches: 0 };
@@ -134,7 +146,7 @@ export async function countWork(work: () => unknown, limit = Number.POSITIVE_INF
         },
     );
   }
-  for (const key of ["slice", "concat"]) {
+  for (const key of ["slice", "concat", "flat", "toSorted", "toReversed", "toSpliced", "with"]) {
     patch(
       Array.prototype,
       key,
@@ -164,6 +176,17 @@ export async function countWork(work: () => unknown, limit = Number.POSITIVE_INF
       function (this: unknown[]) {
         take("copied", this.length);
         return Reflect.apply(original, this, []);
+      },
+  );
+  // Every element already there moves along to make room at the front: `unshift` in a loop is a
+  // copy per item, as `shift` in one is.
+  patch(
+    Array.prototype,
+    "unshift",
+    (original) =>
+      function (this: unknown[], ...args: unknown[]) {
+        take("copied", this.length);
+        return Reflect.apply(original, this, args);
       },
   );
   for (const proto of [Map.prototype, Set.prototype]) {

@@ -116,7 +116,11 @@ describe("a request body under a polluted Object.prototype", () => {
     await serve([{ content: "noon" }], "llamacpp");
     const messages = [{ role: "user", content: "hi" }, { content: "x" }];
     const answer = await post({ model: "m", messages }, { role: "assistant" });
-    expect(JSON.parse(answer.text).choices[0].message.content).toBe("noon");
+    // Refused for the role it does not have, as b9749 refuses it (r104a), not answered as a prefill.
+    expect(answer.status).toBe(500);
+    expect(JSON.parse(answer.text).error.message).toBe(
+      `Failed to parse messages: Missing 'role' in message: {"content":"x"}`,
+    );
   });
 
   it("tool_calls (mistral): a user message is not refused for a tool-call id it does not have", async () => {
@@ -129,8 +133,11 @@ describe("a request body under a polluted Object.prototype", () => {
     await serve([{ content: "noon" }, { content: "noon" }], { name: "llamacpp", nCtx: 64 });
     const long = [{ role: "user", content: "word ".repeat(200) }];
     expect((await post({ model: "m", messages: user }, { messages: long })).status).toBe(200);
-    // A body without messages at all: the prompt is rendered from nothing, not from the polluted list.
-    expect((await post({ model: "m" }, { messages: long })).status).toBe(200);
+    // A body without messages at all: refused for it, as b9749 refuses it (r104a), not for an
+    // overflow of the polluted list.
+    const missing = await post({ model: "m" }, { messages: long });
+    expect(missing.status).toBe(400);
+    expect(JSON.parse(missing.text).error.message).toBe("'messages' is required");
   });
 
   it("the recorded body is what was sent, a plain parse the host compares as it likes", async () => {

@@ -10,6 +10,7 @@ import type { RecordedRequest } from "../recorded-request.js";
 import type { ErrorReply, TurnReply } from "../replies.js";
 import type { WireUsage } from "../sse.js";
 import { grammarErrors } from "./grammar-schema.js";
+import { messagesRefusal, SHAPE_FIXTURES, type ShapeRefusal, streamRefusal } from "./llamacpp-request.js";
 import { durationMs, flag, nonEmptyString, type OptionRule, ownOptions, positiveWhole } from "./options.js";
 import type { Personality, PersonalityContext, TurnFacts } from "./personality.js";
 import { includeUsageRequested, isRecord, jsonError, swap } from "./recorded.js";
@@ -109,6 +110,13 @@ export interface LlamacppPersonalityOptions {
    * between 1 <= value <= 4, but got 5". Default 4, as captured.
    */
   slots?: number | null | undefined;
+  /**
+   * Started with `--mmproj` (a vision or audio projector): `image_url` and `input_audio` content
+   * parts are taken. Default false, as captured: such a part gets b9749's 500 "image input is not
+   * supported - hint: if this is unexpected, you may need to provide the mmproj" ("audio input" for
+   * audio).
+   */
+  mmproj?: boolean | null | undefined;
 }
 
 const F = {
@@ -129,7 +137,7 @@ const F = {
 } as const;
 
 /** Every fixture the llamacpp personality reads, for the README and tests. */
-export const LLAMACPP_FIXTURES: readonly string[] = Object.values(F);
+export const LLAMACPP_FIXTURES: readonly string[] = [...Object.values(F), ...Object.values(SHAPE_FIXTURES)];
 
 /**
  * llama-server's 400 for a `response_format` type it does not take (live capture 23, which sent
@@ -180,6 +188,29 @@ function capturedWith(
   body.error.message = message(String(body.error.message));
   Object.assign(body.error, extra);
   return jsonError(r.status, JSON.stringify(body), serverHeaders(rel));
+}
+
+/**
+ * A refusal of `llamacpp-request.ts` as llama-server sends it: a `curl -i` capture's status, body
+ * and headers, or a recorded JSON body with its `error.code` as the status and the captured
+ * headers; the refusal's words put into `error.message` either way.
+ */
+function shapeRefusal(refusal: ShapeRefusal): ErrorReply {
+  const { fixture, swaps = [] } = refusal;
+  if (fixture.startsWith("llamacpp-live/")) return capturedWith(fixture, (m) => swap(m, swaps, fixture));
+  const body = JSON.parse(readFixture(fixture)) as { error: Record<string, unknown> };
+  body.error.message = swap(String(body.error.message), swaps, fixture);
+  return jsonError(Number(body.error.code), JSON.stringify(body), serverHeaders());
+}
+
+/** True when `raw` is JSON (of any kind: llama-server refuses a body that is JSON but not an object for its missing `messages`). */
+function isJson(raw: string): boolean {
+  try {
+    JSON.parse(raw);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** The tool-parameter refusal: recorded body with the recorded errors replaced. */
@@ -486,6 +517,7 @@ const LLAMACPP_OPTION_RULES: Record<keyof LlamacppPersonalityOptions, OptionRule
   thinking: flag,
   legacyOverflow: flag,
   slots: positiveWhole,
+  mmproj: flag,
 };
 
 /**
@@ -494,9 +526,14 @@ const LLAMACPP_OPTION_RULES: Record<keyof LlamacppPersonalityOptions, OptionRule
  * For `loadingMs` after start every route answers the captured 503 "Loading model". Chat requests
  * are refused, in order: a body that is not JSON (captured 500), `tools` without `--jinja`
  * (captured 500), a `response_format.type` other than text/json_object/json_schema (captured 400),
- * a `response_format` schema or a tool-parameter schema the grammar converter rejects (400 with
- * the converter's messages), with `thinking` a conversation ending in an assistant message
- * (recorded 400), a token budget (`n_predict`, else `max_completion_tokens`, else `max_tokens`)
+ * an ill-formed request as b9749 refuses it (captures 40-49: `messages` absent or not an array, a
+ * message without `content` or whose content is not a string or an array, a content part other
+ * than text — an image or audio part unless `mmproj` —, a message without a string `role`, `tools`
+ * not an array, a string `tool_choice` other than auto/none/required, `continue_final_message`
+ * without `add_generation_prompt: false`; see `messagesRefusal`), a `response_format` schema or a
+ * tool-parameter schema the grammar converter rejects (400 with the converter's messages), with
+ * `thinking` a conversation ending in an assistant message (recorded 400), a `stream` that is not
+ * a boolean (capture 48), a token budget (`n_predict`, else `max_completion_tokens`, else `max_tokens`)
  * that is not a number or is below -1 (b9749's 400 "Field 'max_tokens': …"), an `n` that is not a
  * number or not from 1 to `slots` (b9749's 400 "Field 'n': …"), a prompt of `nCtx` tokens or more (captured 400 `exceed_context_size_error` with
  * this prompt's `n_prompt_tokens` and `n_ctx`; with `legacyOverflow` the Sept 2025 HTTP 500 body).
@@ -526,7 +563,11 @@ export function llamacppPersonality(given: LlamacppPersonalityOptions = {}): Per
 
   const check = (request: RecordedRequest, ctx: PersonalityContext): ErrorReply | undefined => {
     const body = request.body;
-    if (!isRecord(body)) return captured(F.invalidJson);
+    if (!isRecord(body)) {
+      // JSON that is not an object has no `messages` (capture 40); what is not JSON, capture 24.
+      if (!isJson(request.raw)) return captured(F.invalidJson);
+      return shapeRefusal({ fixture: SHAPE_FIXTURES.messagesMissing });
+    }
     if (options.jinja === false && Array.isArray(body.tools)) return captured(F.noJinjaTools);
     const format = body.response_format;
     if (isRecord(format)) {
@@ -536,6 +577,12 @@ export function llamacppPersonality(given: LlamacppPersonalityOptions = {}): Per
           swap(m, [["but got: xml", `but got: ${type}`]], F.badFormatType),
         );
       }
+    }
+    // b9749 reads the messages, tools and tool_choice after the format's type, before its schema.
+    const shape = messagesRefusal(body, options.mmproj === true);
+    if (shape) return shapeRefusal(shape);
+    if (isRecord(format)) {
+      const type = String(format.type);
       const schema =
         type === "json_schema" && isRecord(format.json_schema) ? format.json_schema.schema : format.schema;
       const errors = grammarErrors(schema);
@@ -556,7 +603,9 @@ export function llamacppPersonality(given: LlamacppPersonalityOptions = {}): Per
     if (options.thinking && isRecord(last) && last.role === "assistant") {
       return jsonError(400, readFixture(F.prefill), serverHeaders());
     }
-    // The request's fields are read (and a bad token budget refused) before the prompt is placed.
+    // The request's fields are read (and a bad `stream` or token budget refused) before the prompt is placed.
+    const stream = streamRefusal(body);
+    if (stream) return shapeRefusal(stream);
     const budget = budgetField(body);
     if (budget !== undefined && "error" in budget) {
       const refusal = { error: { code: 400, message: budget.error, type: "invalid_request_error" } };
