@@ -246,4 +246,36 @@ Promise.allSettled(tries).then((results) => {
       }, 180_000);
     },
   );
+
+  describe.skipIf(!existsSync(fileURLToPath(new URL("../../dist/web/index.html", import.meta.url))))(
+    "a megabyte error message from an endpoint (r104b)",
+    () => {
+      const web = playgroundOn([
+        { type: "error", status: 400, body: { error: { message: MEGABYTE_LINE, code: 400 } } },
+        { content: "The next answer." },
+      ]);
+
+      // Before, the status line drew the whole message (`Run failed: …`): 30 s of layout.
+      it("is drawn cut in the error line and in the status line, and the page takes the next prompt", async () => {
+        const page = await context.newPage();
+        await page.goto(web().url);
+        await page.waitForSelector("body[data-ready=true]");
+        await askAndSettle(page, "Fail, please.");
+        const status = (await page.textContent("#status")) ?? "";
+        // The error as the endpoint's client words it (`400 {"error":…}`), its first 1,000 characters.
+        expect(status).toContain(
+          `Run failed: 400 {"error":{"message":"<script>window.pwned='script'</script>`,
+        );
+        expect(status.length).toBeLessThan(1200);
+        expect(status).toMatch(
+          / more characters, not shown: the page draws the first 1,000 of a status line\]$/,
+        );
+        expect(((await page.textContent(".error")) ?? "").length).toBeLessThan(100_200);
+        expect(await page.evaluate(() => (window as unknown as { pwned?: string }).pwned)).toBeUndefined();
+        await askAndSettle(page, "And now?");
+        expect(await page.textContent(".answer")).toBe("The next answer.");
+        await page.close();
+      }, 180_000);
+    },
+  );
 });

@@ -1,6 +1,6 @@
 // The playground page: asks the local server for a run, follows its events over SSE and draws them.
 import type { RunEvent, SequencedEvent } from "@loopwright/events";
-import { RunView, renderMetrics } from "./run-view.js";
+import { RunView, renderMetrics, shownPart } from "./run-view.js";
 import { renderSpec, type SpecReport } from "./spec-view.js";
 import "./style.css";
 
@@ -242,10 +242,18 @@ function follow(id: string, prompt: string): void {
   open("");
 }
 
+/**
+ * The most characters of an endpoint's error the status line draws (the error's own line in the run
+ * draws up to `SHOWN_MAX`): a 1 MB error message holding bidi controls froze the page for 30 s there.
+ */
+const STATUS_ERROR_MAX = 1000;
+
 /** The status line of a run that ended on an error (its last one, as the run's view shows it), else undefined. */
 function failedWith(events: SequencedEvent[]): string | undefined {
   const error = events.findLast((event) => event.kind === "error") as { message?: unknown } | undefined;
-  return error ? `Run failed: ${typeof error.message === "string" ? error.message : "see above"}` : undefined;
+  return error
+    ? `Run failed: ${typeof error.message === "string" ? shownPart(error.message, STATUS_ERROR_MAX) : "see above"}`
+    : undefined;
 }
 
 /** What the page says when the playground server did not answer a request (stopped, or not reachable). */

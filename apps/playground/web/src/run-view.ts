@@ -286,12 +286,12 @@ function reason(code: string | undefined): string {
  */
 export const SHOWN_MAX = 100_000;
 
-/** `text` as the page draws it: whole up to {@link SHOWN_MAX} characters, else cut there, saying so. */
-export function shownPart(text: string): string {
-  if (text.length <= SHOWN_MAX) return text;
+/** `text` as the page draws it: whole up to `max` characters, else cut there, saying so. */
+export function shownPart(text: string, max = SHOWN_MAX): string {
+  if (text.length <= max) return text;
   // A cut between the two halves of a surrogate pair would leave half a character.
-  const end = /[\ud800-\udbff]/.test(text[SHOWN_MAX - 1]!) ? SHOWN_MAX - 1 : SHOWN_MAX;
-  return `${text.slice(0, end)}\n[… ${fmt(text.length - end)} more characters, not shown: the page draws the first ${fmt(end)} of a block]`;
+  const end = /[\ud800-\udbff]/.test(text[max - 1]!) ? max - 1 : max;
+  return `${text.slice(0, end)}\n[… ${fmt(text.length - end)} more characters, not shown: the page draws the first ${fmt(end)} of ${max === SHOWN_MAX ? "a block" : "a status line"}]`;
 }
 
 function setText(node: Element, text: string): void {
