@@ -10,10 +10,10 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { startServer, type TestServer } from "@loopwright/testkit";
+import { type Reply, startServer, type TestServer } from "@loopwright/testkit";
 import { type BrowserContext, chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CHROMIUM, FLAGS, hasChromium } from "./e2e-support.js";
+import { askAndSettle, CHROMIUM, FLAGS, hasChromium } from "./e2e-support.js";
 import { startWebServer, type WebServer } from "./server.js";
 
 if (!hasChromium) console.warn(`[playground hostile e2e] skipped: ${CHROMIUM} is absent.`);
@@ -21,6 +21,36 @@ if (!hasChromium) console.warn(`[playground hostile e2e] skipped: ${CHROMIUM} is
 /** Markup that sets `window.pwned` if a page ever parses it as HTML. */
 const MARKUP = (where: string) =>
   `<img src="x:" onerror="window.pwned='${where}'"><b class="injected">${where}</b>`;
+
+/**
+ * One line of 1 MB from a model: markup, a `javascript:` link, a `</textarea>`, entities, a right-to-left
+ * override, terminal escapes and a lone surrogate, over and over, with no line break.
+ */
+const HOSTILE =
+  `<script>window.pwned='script'</script><img src="x:" onerror="window.pwned='line'">` +
+  `<a href="javascript:window.pwned='link'">link</a></textarea>&lt;&amp;\u202e\x1b]0;title\x07\x1b[2J\ud800 `;
+const MEGABYTE_LINE = HOSTILE.repeat(Math.ceil(1_000_000 / HOSTILE.length)).slice(0, 1_000_000);
+
+/**
+ * For a describe block: a scripted endpoint giving `replies` in turn and a playground on it, started
+ * before its tests and closed after them. Returns the playground, to call inside a test.
+ */
+function playgroundOn(replies: Reply[]): () => WebServer {
+  let web: WebServer | undefined;
+  let model: TestServer | undefined;
+  beforeAll(async () => {
+    model = await startServer({ replies, scriptedModel: { chunkDelayMs: 0 } });
+    web = await startWebServer({ endpoint: { baseUrl: model.baseUrl, model: "sim" } });
+  });
+  afterAll(async () => {
+    await web?.close();
+    await model?.close();
+  });
+  return () => {
+    if (!web) throw new Error("playgroundOn: the playground starts in beforeAll; call this inside a test.");
+    return web;
+  };
+}
 
 describe.skipIf(!hasChromium)("the playground's server against other pages, in headless Chromium", () => {
   let context: BrowserContext;
@@ -140,32 +170,20 @@ Promise.allSettled(tries).then((results) => {
   describe.skipIf(!existsSync(fileURLToPath(new URL("../../dist/web/index.html", import.meta.url))))(
     "markup from a model, a tool and a spec",
     () => {
-      let web: WebServer;
-      let model: TestServer;
-      beforeAll(async () => {
-        model = await startServer({
-          replies: [
-            {
-              reasoning: MARKUP("reasoning"),
-              toolCalls: [
-                { id: "c1", name: "calculator", arguments: JSON.stringify({ expression: MARKUP("tool") }) },
-                { id: "c2", name: "<img src=x: onerror=window.pwned='name'>", arguments: "{}" },
-              ],
-            },
-            { content: MARKUP("answer") },
+      const web = playgroundOn([
+        {
+          reasoning: MARKUP("reasoning"),
+          toolCalls: [
+            { id: "c1", name: "calculator", arguments: JSON.stringify({ expression: MARKUP("tool") }) },
+            { id: "c2", name: "<img src=x: onerror=window.pwned='name'>", arguments: "{}" },
           ],
-          scriptedModel: { chunkDelayMs: 0 },
-        });
-        web = await startWebServer({ endpoint: { baseUrl: model.baseUrl, model: "sim" } });
-      });
-      afterAll(async () => {
-        await web?.close();
-        await model?.close();
-      });
+        },
+        { content: MARKUP("answer") },
+      ]);
 
       it("is shown as text and never run", async () => {
         const page = await context.newPage();
-        await page.goto(web.url);
+        await page.goto(web().url);
         await page.waitForSelector("body[data-ready=true]");
         await page.click("#spec-panel summary");
         await page.fill(
@@ -184,6 +202,80 @@ Promise.allSettled(tries).then((results) => {
         expect(await page.$$("img, b.injected")).toHaveLength(0);
         await page.close();
       }, 60_000);
+    },
+  );
+
+  describe.skipIf(!existsSync(fileURLToPath(new URL("../../dist/web/index.html", import.meta.url))))(
+    "a megabyte line from a model (r104b)",
+    () => {
+      const web = playgroundOn([
+        {
+          reasoning: MEGABYTE_LINE,
+          toolCalls: [
+            { id: "c1", name: "calculator", arguments: JSON.stringify({ expression: MEGABYTE_LINE }) },
+          ],
+          chunkChars: 65_536,
+        },
+        { content: MEGABYTE_LINE, chunkChars: 65_536 },
+        { content: "The next answer." },
+      ]);
+
+      // Before, Chromium spent about 20 s laying out each redraw of such a line (its time grows with
+      // the square of a line's length once it holds a bidi control): the page did not answer a click
+      // for minutes. The page draws the first 100,000 characters of a block and says how many more.
+      it("is drawn cut, as text, saying how much is not shown, and the page takes the next prompt", async () => {
+        const page = await context.newPage();
+        await page.goto(web().url);
+        await page.waitForSelector("body[data-ready=true]");
+        await askAndSettle(page, "Read me something long.");
+        for (const block of [".answer", ".reasoning .body"]) {
+          const drawn = (await page.textContent(block)) ?? "";
+          expect(drawn.length).toBeLessThan(100_200);
+          expect(drawn).toContain(MEGABYTE_LINE.slice(0, 1000));
+          expect(drawn).toMatch(
+            /\[… 900,000 more characters, not shown: the page draws the first 100,000 of a block\]$/,
+          );
+        }
+        // The loop itself hands a watcher 2,000 characters of a tool's arguments; shown as text.
+        expect(await page.textContent(".tool .args")).toContain(`window.pwned='link'`);
+        expect(await page.evaluate(() => (window as unknown as { pwned?: string }).pwned)).toBeUndefined();
+        expect(await page.$$("#run img, #run script, #run a, #run textarea")).toHaveLength(0);
+        await askAndSettle(page, "And now?");
+        expect(await page.textContent(".answer")).toBe("The next answer.");
+        await page.close();
+      }, 180_000);
+    },
+  );
+
+  describe.skipIf(!existsSync(fileURLToPath(new URL("../../dist/web/index.html", import.meta.url))))(
+    "a megabyte error message from an endpoint (r104b)",
+    () => {
+      const web = playgroundOn([
+        { type: "error", status: 400, body: { error: { message: MEGABYTE_LINE, code: 400 } } },
+        { content: "The next answer." },
+      ]);
+
+      // Before, the status line drew the whole message (`Run failed: …`): 30 s of layout.
+      it("is drawn cut in the error line and in the status line, and the page takes the next prompt", async () => {
+        const page = await context.newPage();
+        await page.goto(web().url);
+        await page.waitForSelector("body[data-ready=true]");
+        await askAndSettle(page, "Fail, please.");
+        const status = (await page.textContent("#status")) ?? "";
+        // The error as the endpoint's client words it (`400 {"error":…}`), its first 1,000 characters.
+        expect(status).toContain(
+          `Run failed: 400 {"error":{"message":"<script>window.pwned='script'</script>`,
+        );
+        expect(status.length).toBeLessThan(1200);
+        expect(status).toMatch(
+          / more characters, not shown: the page draws the first 1,000 of a status line\]$/,
+        );
+        expect(((await page.textContent(".error")) ?? "").length).toBeLessThan(100_200);
+        expect(await page.evaluate(() => (window as unknown as { pwned?: string }).pwned)).toBeUndefined();
+        await askAndSettle(page, "And now?");
+        expect(await page.textContent(".answer")).toBe("The next answer.");
+        await page.close();
+      }, 180_000);
     },
   );
 });

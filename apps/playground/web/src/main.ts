@@ -1,6 +1,6 @@
 // The playground page: asks the local server for a run, follows its events over SSE and draws them.
 import type { RunEvent, SequencedEvent } from "@loopwright/events";
-import { RunView, renderMetrics } from "./run-view.js";
+import { RunView, renderMetrics, shownPart } from "./run-view.js";
 import { renderSpec, type SpecReport } from "./spec-view.js";
 import "./style.css";
 
@@ -25,7 +25,18 @@ const stop = $<HTMLButtonElement>("stop");
 const reset = $<HTMLButtonElement>("reset");
 
 let contextLength = 0;
-let current: { id: string; source?: EventSource; events: SequencedEvent[]; ended: boolean } | undefined;
+let current:
+  | {
+      id: string;
+      source?: EventSource;
+      events: SequencedEvent[];
+      ended: boolean;
+      /** Lets go of the run's stream while the tab is in the background. */
+      pause?: () => void;
+      /** Follows the run again, after the last event drawn, once the tab is shown. */
+      resume?: () => void;
+    }
+  | undefined;
 
 function setRunning(running: boolean): void {
   send.disabled = running;
@@ -60,6 +71,8 @@ function follow(id: string, prompt: string): void {
     events: [] as SequencedEvent[],
     ended: false,
     source: undefined as EventSource | undefined,
+    pause: undefined as (() => void) | undefined,
+    resume: undefined as (() => void) | undefined,
   };
   current = run;
   runBox.dataset.run = id;
@@ -79,6 +92,12 @@ function follow(id: string, prompt: string): void {
   /** Set while the stream is down and the browser keeps retrying (a server that went away). */
   let lost: ReturnType<typeof setTimeout> | undefined;
   let toldLost = false;
+  /**
+   * Set while the tab is in the background and holds no stream. Chromium opens at most six
+   * connections to one host, and every open tab follows the live run: six tabs' streams took them
+   * all, so Stop (and a seventh tab's page) waited for the run to end — for ever, with a hung tool.
+   */
+  let paused = false;
   const draw = () => {
     frame = 0;
     view.update(run.events);
@@ -152,6 +171,25 @@ function follow(id: string, prompt: string): void {
       }
     };
   };
+  /** Connects after `after`, or, in a tab in the background, once the tab is shown. */
+  const open = (after: string) => {
+    if (document.hidden) paused = true;
+    else connect(after);
+  };
+  run.pause = () => {
+    if (run.ended || current !== run || !run.source) return;
+    run.source.close();
+    run.source = undefined;
+    clearTimeout(lost);
+    lost = undefined;
+    paused = true;
+  };
+  run.resume = () => {
+    if (!paused || run.ended || current !== run) return;
+    paused = false;
+    failures = 0;
+    connect(lastId);
+  };
   /** The stream has been down for LOST_MS with the browser still retrying: is the server there at all? */
   const stillLost = async (source: EventSource) => {
     lost = undefined;
@@ -198,16 +236,24 @@ function follow(id: string, prompt: string): void {
     }
     status.textContent = "Lost the run's events; reconnecting…";
     setTimeout(() => {
-      if (current === run && !run.ended) connect(lastId);
+      if (current === run && !run.ended) open(lastId);
     }, 1000);
   };
-  connect("");
+  open("");
 }
+
+/**
+ * The most characters of an endpoint's error the status line draws (the error's own line in the run
+ * draws up to `SHOWN_MAX`): a 1 MB error message holding bidi controls froze the page for 30 s there.
+ */
+const STATUS_ERROR_MAX = 1000;
 
 /** The status line of a run that ended on an error (its last one, as the run's view shows it), else undefined. */
 function failedWith(events: SequencedEvent[]): string | undefined {
   const error = events.findLast((event) => event.kind === "error") as { message?: unknown } | undefined;
-  return error ? `Run failed: ${typeof error.message === "string" ? error.message : "see above"}` : undefined;
+  return error
+    ? `Run failed: ${typeof error.message === "string" ? shownPart(error.message, STATUS_ERROR_MAX) : "see above"}`
+    : undefined;
 }
 
 /** What the page says when the playground server did not answer a request (stopped, or not reachable). */
@@ -240,39 +286,50 @@ function newestRun(): Promise<{ run?: State["run"]; state?: State; error?: strin
 
 /** While the page is idle, a run started in another tab (or another playground on the same --redis) is followed. */
 function watchForRuns(): void {
-  setInterval(async () => {
-    if (asking || (current && !current.ended)) return;
-    const answer = await newestRun();
-    if (answer === null) {
-      // The server is gone (Ctrl-C in its terminal): say so rather than look ready.
-      if (!serverGone && !sticky && !asking) tell(`The playground server is gone: ${NO_SERVER}`);
-      serverGone = true;
-      return;
-    }
-    if (answer.error !== undefined) {
-      // Said while it lasts (a prompt would be refused for the same reason).
-      if (!sticky && !asking) tell(`The playground server cannot serve runs now: ${answer.error}.`);
-      serverTroubled = true;
-      serverGone = false;
-      return;
-    }
-    if (serverGone || serverTroubled) {
-      serverGone = false;
-      serverTroubled = false;
-      if (!sticky && !asking) tell("The playground server answers again.");
-    }
-    // A window the server could not give when the page loaded (the endpoint's listing slow to
-    // answer) is shown once a later state has it.
-    if (answer.state && answer.state.contextLength > 0 && contextLength === 0) showWhere(answer.state);
-    const run = answer.run;
-    if (!run || run.id === newest) return;
-    newest = run.id;
-    // A page whose own prompt was refused keeps saying so; it does not show the other run as its own.
-    if (asking || sticky || (current && !current.ended) || run.id === current?.id) return;
-    tell("Following a run started in another tab or playground…");
-    follow(run.id, run.prompt);
-  }, WATCH_MS);
+  setInterval(watchOnce, WATCH_MS);
 }
+
+/** One look of the idle watcher; none from a tab in the background, which would only hold a stream. */
+async function watchOnce(): Promise<void> {
+  if (document.hidden || asking || (current && !current.ended)) return;
+  const answer = await newestRun();
+  if (answer === null) {
+    // The server is gone (Ctrl-C in its terminal): say so rather than look ready.
+    if (!serverGone && !sticky && !asking) tell(`The playground server is gone: ${NO_SERVER}`);
+    serverGone = true;
+    return;
+  }
+  if (answer.error !== undefined) {
+    // Said while it lasts (a prompt would be refused for the same reason).
+    if (!sticky && !asking) tell(`The playground server cannot serve runs now: ${answer.error}.`);
+    serverTroubled = true;
+    serverGone = false;
+    return;
+  }
+  if (serverGone || serverTroubled) {
+    serverGone = false;
+    serverTroubled = false;
+    if (!sticky && !asking) tell("The playground server answers again.");
+  }
+  // A window the server could not give when the page loaded (the endpoint's listing slow to
+  // answer) is shown once a later state has it.
+  if (answer.state && answer.state.contextLength > 0 && contextLength === 0) showWhere(answer.state);
+  const run = answer.run;
+  if (!run || run.id === newest) return;
+  newest = run.id;
+  // A page whose own prompt was refused keeps saying so; it does not show the other run as its own.
+  if (asking || sticky || (current && !current.ended) || run.id === current?.id) return;
+  tell("Following a run started in another tab or playground…");
+  follow(run.id, run.prompt);
+}
+
+// A tab in the background lets go of its run's stream, and one shown again picks the run up (or
+// looks at once for a run started while it was away).
+document.addEventListener("visibilitychange", () => {
+  if (document.hidden) current?.pause?.();
+  else if (current && !current.ended) current.resume?.();
+  else if (document.body.dataset.ready === "true") void watchOnce();
+});
 
 async function ask(prompt: string): Promise<void> {
   tell("Starting…");

@@ -276,8 +276,27 @@ function reason(code: string | undefined): string {
   }
 }
 
+/**
+ * The most characters of one block of what a run wrote (an answer, reasoning, a tool's name,
+ * arguments or result, a notice, an error) the page draws; the user's own prompt is drawn whole.
+ * Chromium lays out one line of text in time that grows with its square once the line holds
+ * right-to-left text or bidi controls: an endpoint that streamed a 1 MB line with a U+202E in every
+ * few dozen characters froze the page for 20 s at each redraw, and 300 KB of Hebrew on one line for
+ * 2 s. Drawn, at most this many, and a line saying how many more.
+ */
+export const SHOWN_MAX = 100_000;
+
+/** `text` as the page draws it: whole up to `max` characters, else cut there, saying so. */
+export function shownPart(text: string, max = SHOWN_MAX): string {
+  if (text.length <= max) return text;
+  // A cut between the two halves of a surrogate pair would leave half a character.
+  const end = /[\ud800-\udbff]/.test(text[max - 1]!) ? max - 1 : max;
+  return `${text.slice(0, end)}\n[… ${fmt(text.length - end)} more characters, not shown: the page draws the first ${fmt(end)} of ${max === SHOWN_MAX ? "a block" : "a status line"}]`;
+}
+
 function setText(node: Element, text: string): void {
-  if (node.textContent !== text) node.textContent = text;
+  const shown = shownPart(text);
+  if (node.textContent !== shown) node.textContent = shown;
 }
 
 /** The run's metrics (`runMetrics`) as a definition list. */
