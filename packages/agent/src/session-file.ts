@@ -412,9 +412,11 @@ export function readSession(
     const prompts: number[] = [];
     for (; end > 0; end--) {
       const role = fieldOf(messages[end - 1], "role");
-      if (role === "user") prompts.unshift(end - 1);
+      if (role === "user") prompts.push(end - 1);
       else if (typeof role === "string" && LLM_ROLES.has(role)) break;
     }
+    // Gathered from the end, oldest first once turned round (not put at the front one by one).
+    prompts.reverse();
     if (prompts.length > 0) {
       const texts = prompts.map((at) => JSON.stringify(clip(messageText(messages[at] as AgentMessage))));
       const one = texts.length === 1;

@@ -1634,8 +1634,8 @@ function newRestore(options: SanitizeOptions | null | undefined): Restore {
 function pathOf(place: Place): string {
   const steps: string[] = [];
   for (let at: Place | undefined = place; at?.parent !== undefined; at = at.parent)
-    steps.unshift(at.step === ITEM ? "[]" : at.step);
-  return steps.join(".").replaceAll(".[]", "[]");
+    steps.push(at.step === ITEM ? "[]" : at.step);
+  return steps.reverse().join(".").replaceAll(".[]", "[]");
 }
 
 /**

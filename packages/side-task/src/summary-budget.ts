@@ -123,23 +123,26 @@ export function fitStretch(blocks: readonly string[], room: number): string {
   // The marker and its separator before its numbers are known: the widest they can be.
   const markRoom = marker(blocks.length, whole.length).length + SEPARATOR.length;
   let left = room - question.length - markRoom - SEPARATOR.length;
+  // Gathered newest first and turned round once: putting each at the front moved every block
+  // already kept, quadratic in the blocks kept.
   const tail: string[] = [];
   let newestCut = false;
   for (let i = blocks.length - 1; i > q; i--) {
     const block = blocks[i] as string;
     const cost = block.length + (tail.length > 0 ? SEPARATOR.length : 0);
     if (cost <= left) {
-      tail.unshift(block);
+      tail.push(block);
       left -= cost;
       continue;
     }
     // The newest entry is kept whatever its size, cut in the middle to what is left.
     if (tail.length === 0 && left >= MIN_CUT) {
-      tail.unshift(cutEntry(block, left));
+      tail.push(cutEntry(block, left));
       newestCut = true;
     }
     break;
   }
+  tail.reverse();
   const omitted = blocks.length - 1 - tail.length;
   const marked = omitted > 0 ? markRoom : 0;
   if (!newestCut && tail.length === blocks.length - 1 - q) {

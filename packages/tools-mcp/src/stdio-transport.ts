@@ -179,10 +179,10 @@ function lastBytes(buffers: readonly Buffer[], count: number): Buffer {
   for (let i = buffers.length - 1; i >= 0 && left > 0; i--) {
     const buffer = buffers[i] as Buffer;
     const part = buffer.subarray(Math.max(0, buffer.length - left));
-    out.unshift(part);
+    out.push(part);
     left -= part.length;
   }
-  return Buffer.from(Buffer.concat(out));
+  return Buffer.from(Buffer.concat(out.reverse()));
 }
 
 /**
