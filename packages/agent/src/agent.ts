@@ -31,6 +31,7 @@ import type {
 } from "./agent-events.js";
 import { type AgentBackend, loopBackend } from "./backend.js";
 import { configCopy } from "./config-copy.js";
+import { quotedEcho } from "./echo.js";
 import { AgentError, errorText, forTheAgentsHost, kindOf } from "./errors.js";
 import {
   type AgentMessage,
@@ -711,11 +712,6 @@ function untilStopped<T>(pending: T | Promise<T>, signal: AbortSignal | undefine
       },
     );
   });
-}
-
-/** A made-up tool name as an unknown-tool answer quotes it: its first 200 characters, then "…". */
-function calledName(name: string): string {
-  return name.length <= 200 ? name : `${cutText(name, 200)}…`;
 }
 
 /**
@@ -2689,7 +2685,7 @@ export class Agent {
         result = await this.#dispatch({ ...request, args }, signal);
       } else {
         throw new Error(
-          `Unknown tool "${calledName(request.name)}". Available tools: ${knownTools(
+          `Unknown tool ${quotedEcho(request.name)}. Available tools: ${knownTools(
             request.name,
             this.tools.list().map((t) => t.name),
           )}.`,
