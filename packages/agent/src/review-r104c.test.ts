@@ -5,7 +5,9 @@
  * `JSON.stringify`, which leaves a right-to-left override raw, writes half a surrogate pair as
  * `\udXXX` and (for a tool's name, the session's `kindOf` at 60, the agent's at 40) cut with no
  * length said. Each now quotes as `quotedEcho` does: cut at 60 with the length said, half a
- * surrogate pair U+FFFD, each control, U+2028/2029 and bidi mark `\uXXXX`.
+ * surrogate pair U+FFFD, each control, U+2028/2029 and bidi mark `\uXXXX`. And a tool that threw
+ * an object whose every getter throws was answered `Error: {}` or `Error: an object`; it is now
+ * said as the loop says it, failing "with an error that could not be read", each call once.
  */
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -114,5 +116,91 @@ describe("r104c-4: a tool refused by the registry is named by the rule", () => {
     expect(refusal(() => agent.tools.register({ ...tool(name), parameters: [] as never }))).toBe(
       `The tool ${quoted} has parameters that are not a JSON Schema object; got a list; it was not registered.`,
     );
+  });
+});
+
+describe("r104c-5: a tool that throws an object none of whose parts can be read", () => {
+  const boom = (): never => {
+    throw new Error("unreadable");
+  };
+  const getters = { get: boom };
+  const unreadable: [string, () => unknown][] = [
+    [
+      "its message, name, toString and Symbol.toPrimitive getters that throw, not enumerable",
+      () =>
+        Object.defineProperties(
+          {},
+          { message: getters, name: getters, toString: getters, [Symbol.toPrimitive]: getters },
+        ),
+    ],
+    [
+      "those getters enumerable",
+      () =>
+        Object.defineProperties(
+          {},
+          {
+            message: { ...getters, enumerable: true },
+            name: { ...getters, enumerable: true },
+            toString: { ...getters, enumerable: true },
+            [Symbol.toPrimitive]: { ...getters, enumerable: true },
+          },
+        ),
+    ],
+  ];
+  it.each(unreadable)(
+    "(%s) is answered as failing with an error that could not be read, each call once",
+    async (_, thrown) => {
+      server = await startServer({
+        replies: [
+          {
+            toolCalls: [
+              { id: "u1", name: "read", arguments: '{"path":"a"}' },
+              { id: "u2", name: "read", arguments: '{"path":"b"}' },
+            ],
+          },
+          { content: "done" },
+        ],
+      });
+      let ran = 0;
+      const agent = new Agent({
+        config: { baseUrl: server.baseUrl, model: "sim", maxRetries: 0 },
+        tools: [
+          {
+            ...tool("read"),
+            execute: () => {
+              ran++;
+              throw thrown();
+            },
+          },
+        ],
+      });
+      expect((await agent.prompt("go")).status).toBe("ok");
+      expect(ran).toBe(2);
+      const answer = "Error: the read tool failed with an error that could not be read.";
+      const sent = (server.chatRequests[1]!.body as { messages: ChatMessageLike[] }).messages;
+      expect(sent.filter((m) => m.role === "tool")).toEqual([
+        { role: "tool", tool_call_id: "u1", content: answer },
+        { role: "tool", tool_call_id: "u2", content: answer },
+      ]);
+    },
+  );
+
+  it("an empty object thrown is still said as {}", async () => {
+    server = await startServer({
+      replies: [{ toolCalls: [{ id: "e1", name: "read", arguments: "{}" }] }, { content: "done" }],
+    });
+    const agent = new Agent({
+      config: { baseUrl: server.baseUrl, model: "sim", maxRetries: 0 },
+      tools: [
+        {
+          ...tool("read"),
+          execute: () => {
+            throw {};
+          },
+        },
+      ],
+    });
+    expect((await agent.prompt("go")).status).toBe("ok");
+    expect(answerTo(agent.messages, "e1")).toBe("Error: {}");
   });
 });

@@ -286,7 +286,11 @@ export function failedRun(error: unknown): RunState | undefined {
   return (error as { run: RunState }).run;
 }
 
-/** What {@link errorMessage} answers for a value none of whose parts can be read. */
+/**
+ * What {@link errorMessage} answers for a value none of whose parts can be read (a revoked Proxy; an
+ * object whose `message`, `name`, `toString` and `Symbol.toPrimitive` getters all throw), so a host
+ * — the agent, saying a tool's failure — can tell that value from one that says something.
+ */
 export const UNREADABLE_ERROR = "an error that could not be read";
 
 /**
