@@ -6,7 +6,7 @@
  */
 import type { FunctionToolLike } from "@loopwright/schema-compat";
 import { describe, expect, it } from "vitest";
-import { checkCatalog, createToolLoading } from "./index.js";
+import { checkCatalog, createToolLoading, loadResult, proxiedCall } from "./index.js";
 import { codeOf } from "./test-support/outcome.js";
 
 const tool = (name: string): FunctionToolLike => ({
@@ -172,6 +172,29 @@ describe("r104c-7: tool definitions that cannot be read are refused naming what 
       ),
     ).toBe(
       `invalid-tools: createToolLoading needs the run's tool definitions as an array, and was given the string "${"\\u202e".repeat(60)}… (${MEGABYTE} characters)".`,
+    );
+  });
+});
+
+describe("r104c-8: a catalogued name quoted in a refusal next to it is quoted by the rule too", () => {
+  it("call_tool's refusal of its arguments names the catalogued tool with its bidi mark escaped", () => {
+    const catalog = [{ name: "fs", tools: [{ name: "read\u202e" }] }];
+    expect(codeOf(() => proxiedCall({ name: "read\u202e", arguments: "[1]" }, catalog))).toBe(
+      'invalid-arguments: call_tool for "read\\u202e": its arguments must be a JSON object, and the text given reads as an array.',
+    );
+  });
+
+  it("call_tool's refusal names a catalogued tool of 1,000 characters cut, its length said", () => {
+    const name = "r".repeat(1000);
+    const catalog = [{ name: "fs", tools: [{ name }] }];
+    expect(codeOf(() => proxiedCall({ name, arguments: 5 }, catalog))).toBe(
+      `invalid-arguments: call_tool for "${"r".repeat(60)}… (1000 characters)": its arguments must be an object, and were given the number 5.`,
+    );
+  });
+
+  it("a hand-built resolution holding a name with U+2028 is refused with it escaped", () => {
+    expect(codeOf(() => loadResult({ names: ["a\u2028b"], unknown: [], overCap: [], cap: 5 }, []))).toMatch(
+      /holds "a\\u2028b", a name with a line break or control character/,
     );
   });
 });
