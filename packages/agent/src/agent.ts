@@ -7,6 +7,7 @@ import {
   DEFAULT_MAX_TOOL_ITERATIONS,
   type DedupePolicy,
   type DispatchRequest,
+  errorMessage,
   failedRun,
   foreignStepLimitsIn,
   foreignStepLimitsUnread,
@@ -16,6 +17,7 @@ import {
   type SideUsage,
   type StepPlan,
   type ToolChoice,
+  UNREADABLE_ERROR,
 } from "@loopwright/loop";
 import { isPlainPrototype } from "@loopwright/schema-compat";
 import { type AgentSpec, resolveAgentSpec } from "@loopwright/spec";
@@ -31,6 +33,7 @@ import type {
 } from "./agent-events.js";
 import { type AgentBackend, loopBackend } from "./backend.js";
 import { configCopy } from "./config-copy.js";
+import { echoedName, quotedEcho } from "./echo.js";
 import { AgentError, errorText, forTheAgentsHost, kindOf } from "./errors.js";
 import {
   type AgentMessage,
@@ -713,26 +716,24 @@ function untilStopped<T>(pending: T | Promise<T>, signal: AbortSignal | undefine
   });
 }
 
-/** A made-up tool name as an unknown-tool answer quotes it: its first 200 characters, then "…". */
-function calledName(name: string): string {
-  return name.length <= 200 ? name : `${cutText(name, 200)}…`;
-}
-
 /**
  * A failure that is no Error (a tool threw it, or `afterToolCall` marked it an error) as the model
  * reads it: its JSON; where `JSON.stringify` throws, a bigint as its digits and an object met again
  * (a cycle) as "[Circular]". Before, the model read the crash ("Do not know how to serialize a
- * BigInt", "Converting circular structure to JSON …") instead of what failed.
+ * BigInt", "Converting circular structure to JSON …") instead of what failed. An object none of
+ * whose parts can be read (the loop's `errorMessage` answers `UNREADABLE_ERROR`: its `message`,
+ * `name`, `toString` and `Symbol.toPrimitive` getters all throw) is said as the loop says one: "the <name> tool failed
+ * with an error that could not be read." — it was `{}` (its getters not enumerable) or "an object".
  */
-function failureText(value: unknown): string {
+function failureText(value: unknown, name: string): string {
   if (typeof value === "bigint") return value.toString();
+  let text: string | undefined;
   try {
-    const text = JSON.stringify(value);
-    if (text !== undefined) return text;
+    text = JSON.stringify(value);
   } catch {
     const seen = new WeakSet<object>();
     try {
-      const text = JSON.stringify(value, (_key, item: unknown) => {
+      text = JSON.stringify(value, (_key, item: unknown) => {
         if (typeof item === "bigint") return item.toString();
         if (typeof item === "object" && item !== null) {
           if (seen.has(item)) return "[Circular]";
@@ -740,12 +741,16 @@ function failureText(value: unknown): string {
         }
         return item;
       });
-      if (text !== undefined) return text;
     } catch {
-      // A getter or toJSON that throws: said below as the value's kind.
+      // A getter or toJSON that throws: said below as the value's kind, or as unreadable.
     }
   }
-  return kindOf(value);
+  if (text !== undefined && text !== "{}") return text;
+  // The loop's reading (JSON's `{}` of an object that holds what cannot be read, or nothing).
+  if (typeof value === "object" && value !== null && errorMessage(value) === UNREADABLE_ERROR) {
+    return `the ${echoedName(name)} tool failed with an error that could not be read.`;
+  }
+  return text ?? kindOf(value);
 }
 
 /** How many tool names an unknown-tool answer lists; the rest are counted. */
@@ -2689,7 +2694,7 @@ export class Agent {
         result = await this.#dispatch({ ...request, args }, signal);
       } else {
         throw new Error(
-          `Unknown tool "${calledName(request.name)}". Available tools: ${knownTools(
+          `Unknown tool ${quotedEcho(request.name)}. Available tools: ${knownTools(
             request.name,
             this.tools.list().map((t) => t.name),
           )}.`,
@@ -2744,7 +2749,7 @@ export class Agent {
     if (isError)
       throw result instanceof Error
         ? result
-        : new Error(typeof result === "string" ? result : failureText(result));
+        : new Error(typeof result === "string" ? result : failureText(result, request.name));
     return result;
   }
 }

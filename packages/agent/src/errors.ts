@@ -1,3 +1,5 @@
+import { quotedEcho } from "./echo.js";
+
 const AGENT_ERROR = Symbol.for("@loopwright/agent.AgentError");
 const SESSION_BUSY_ERROR = Symbol.for("@loopwright/agent.SessionBusyError");
 
@@ -72,14 +74,19 @@ export function errorText(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-/** What a refused value was, for an error message: its kind, with a short scalar's value ("a string (\"5\")"). */
+/**
+ * What a refused value was, for an error message: its kind, with a short scalar's value ("a string
+ * (\"5\")"); a string quoted as `quotedEcho` writes it — cut at 60 characters with its length said,
+ * half a surrogate pair U+FFFD, each control, U+2028/2029 and bidirectional mark `\uXXXX` (quoted
+ * by `JSON.stringify` and cut at 40, a right-to-left override in it was left raw).
+ */
 export function kindOf(value: unknown): string {
   if (value === null) return "null";
   if (value === undefined) return "undefined";
   if (Array.isArray(value)) return "a list";
   switch (typeof value) {
     case "string":
-      return `a string (${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)})`;
+      return `a string (${quotedEcho(value)})`;
     case "number":
     case "bigint":
     case "boolean":

@@ -241,7 +241,7 @@ describe("a tool whose parameters, description or executionMode is of the wrong 
     [
       "parameters given as the schema's JSON text",
       { parameters: '{"type":"object","properties":{"env":{"type":"string"}}}' },
-      'The tool "deploy" has parameters that are not a JSON Schema object; got a string ("{\\"type\\":\\"object\\",\\"properties\\":{\\"env\\":{\\"t…") (give the schema object, not its JSON text); it was not registered.',
+      'The tool "deploy" has parameters that are not a JSON Schema object; got a string ("{\\"type\\":\\"object\\",\\"properties\\":{\\"env\\":{\\"type\\":\\"string\\"}}}") (give the schema object, not its JSON text); it was not registered.',
     ],
     [
       "parameters given as a list",

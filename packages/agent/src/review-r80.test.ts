@@ -49,7 +49,7 @@ describe("a call to a tool the agent does not have", () => {
     expect(answer.length).toBeLessThan(2000);
   });
 
-  it("quotes a made-up name of 50,000 characters by its first 200", async () => {
+  it("quotes a made-up name of 50,000 characters by its first 60, its length said", async () => {
     const name = "x".repeat(50_000);
     server = await startServer({
       replies: [{ toolCalls: [{ id: "c1", name, arguments: "{}" }] }, { content: "done" }],
@@ -60,7 +60,7 @@ describe("a call to a tool the agent does not have", () => {
     });
     expect((await agent.prompt("go")).status).toBe("ok");
     expect(answerTo(agent.messages, "c1")).toBe(
-      `Error: Unknown tool "${"x".repeat(200)}…". Available tools: read, write.`,
+      `Error: Unknown tool "${"x".repeat(60)}… (50000 characters)". Available tools: read, write.`,
     );
   });
 

@@ -44,7 +44,7 @@ import {
   todoWriteTool,
 } from "./builtin-tools.js";
 import { configCopy } from "./config-copy.js";
-import { echoedName } from "./echo.js";
+import { echoedName, quotedEcho } from "./echo.js";
 import { AgentError, errorText, forTheSessionsUser, SessionBusyError } from "./errors.js";
 import { MAKE_DIRS } from "./fs-options.js";
 import {
@@ -354,21 +354,20 @@ export const FINAL_TURN_NOTE =
 export const OPEN_TODOS_NOTE =
   "[notice] Your todo list still has unfinished items. Continue working on them, or update the list with TodoWrite.";
 
-/** What a value is, for an error message: `null`, `an array`, `a number (5)`, `a string ("5")`. */
+/**
+ * What a value is, for an error message: `null`, `an array`, `a number (5)`, `a string ("5")` — a
+ * string quoted as `quotedEcho` writes it (cut at 60 with its length said, half a surrogate pair
+ * U+FFFD, controls and bidirectional marks `\uXXXX`).
+ */
 function kindOf(value: unknown): string {
   if (value === null) return "null";
   if (value === undefined) return "nothing (undefined)";
   if (Array.isArray(value)) return "an array";
-  if (typeof value === "string") return `a string (${shortQuote(value)})`;
+  if (typeof value === "string") return `a string (${quotedEcho(value)})`;
   if (typeof value === "number" || typeof value === "boolean" || typeof value === "bigint") {
     return `a ${typeof value} (${String(value)})`;
   }
   return typeof value === "object" ? "an object" : `a ${typeof value}`;
-}
-
-/** `text` as a JSON string, cut to 60 characters. */
-function shortQuote(text: string): string {
-  return JSON.stringify(text.length > 60 ? `${text.slice(0, 60)}…` : text);
 }
 
 function invalid(message: string): AgentError {
@@ -476,7 +475,7 @@ function hostTools(value: unknown): readonly AgentTool[] {
     const execute = setting(tool, "execute");
     const named = typeof name === "string" && name !== "";
     if (!named || typeof execute !== "function") {
-      const has = `${named ? `name ${shortQuote(name)}` : "no name"} and ${typeof execute === "function" ? "an" : "no"} execute function`;
+      const has = `${named ? `name ${quotedEcho(name)}` : "no name"} and ${typeof execute === "function" ? "an" : "no"} execute function`;
       throw invalid(
         `createSession: tools[${at}] must be a tool with a non-empty name and an execute function; got an object with ${has}.`,
       );
@@ -513,13 +512,13 @@ function timedOutText(name: string, ms: number): string {
  */
 function answerFault(question: AskQuestion, answer: unknown): string | undefined {
   const labels = question.options.map((option) => option.label);
-  const offered = labels.map((label) => shortQuote(label)).join(", ");
+  const offered = labels.map((label) => quotedEcho(label)).join(", ");
   const allowed = question.multiSelect
     ? `"" (skipped), one of the offered labels (${offered}) or a list of them`
     : `"" (skipped) or one of the offered labels (${offered})`;
   if (typeof answer === "string") {
     if (answer === "" || labels.includes(answer)) return undefined;
-    return `must be ${allowed}; got ${shortQuote(answer)}, which was not offered.`;
+    return `must be ${allowed}; got ${quotedEcho(answer)}, which was not offered.`;
   }
   if (!Array.isArray(answer)) return `must be ${allowed}; got ${kindOf(answer)}.`;
   if (!question.multiSelect) {
@@ -530,9 +529,9 @@ function answerFault(question: AskQuestion, answer: unknown): string | undefined
     if (typeof label !== "string")
       return `must list offered labels (${offered}); it holds ${kindOf(label)} at [${at}].`;
     if (!labels.includes(label)) {
-      return `must list offered labels (${offered}); ${shortQuote(label)} at [${at}] was not offered.`;
+      return `must list offered labels (${offered}); ${quotedEcho(label)} at [${at}] was not offered.`;
     }
-    if (seen.has(label)) return `lists ${shortQuote(label)} twice.`;
+    if (seen.has(label)) return `lists ${quotedEcho(label)} twice.`;
     seen.add(label);
   }
   return undefined;
@@ -1497,7 +1496,7 @@ export class Session {
     const pending = this.#pending.get(id);
     // Quoted, cut and escaped as other values in these errors are: an id of a megabyte, control
     // characters or a lone surrogate was echoed whole (and a symbol threw a TypeError instead).
-    const shown = typeof id === "string" ? shortQuote(id) : kindOf(id);
+    const shown = typeof id === "string" ? quotedEcho(id) : kindOf(id);
     if (!pending) {
       throw new AgentError("unknown-question", `No question group ${shown} is waiting for an answer.`);
     }
@@ -1513,7 +1512,7 @@ export class Session {
       const fault = answerFault(question, answer);
       if (fault) {
         throw invalid(
-          `submitAnswer: question group ${shown}, answers[${at}] (${shortQuote(question.question)}) ${fault}`,
+          `submitAnswer: question group ${shown}, answers[${at}] (${quotedEcho(question.question)}) ${fault}`,
         );
       }
     });

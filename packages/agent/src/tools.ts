@@ -8,8 +8,8 @@ import {
   mapAlongSchema,
   sanitizeTools,
 } from "@loopwright/schema-compat";
+import { quotedEcho } from "./echo.js";
 import { AgentError, kindOf } from "./errors.js";
-import { cutText } from "./messages.js";
 import { setting } from "./own.js";
 import { protoless } from "./protoless.js";
 
@@ -47,13 +47,13 @@ export interface AgentTool<Args extends object = Record<string, unknown>> {
 export type ToolExecutionMode = "parallel" | "sequential";
 
 /**
- * A tool's name as its errors show it: as JSON (control characters and lone surrogates escaped), cut to
- * 60 characters; anything else by its kind. A name was echoed whole (a megabyte, raw control
+ * A tool's name as its errors show it: quoted as `quotedEcho` writes it (cut at 60 characters with
+ * its length said, half a surrogate pair U+FFFD, each control, U+2028/2029 and bidirectional mark
+ * `\uXXXX`); anything else by its kind. A name was echoed whole (a megabyte, raw control
  * characters), and a BigInt one made the error a `TypeError` from `JSON.stringify`.
  */
 function quotedName(name: unknown): string {
-  if (typeof name !== "string") return kindOf(name);
-  return JSON.stringify(name.length > 60 ? `${cutText(name, 60)}…` : name);
+  return typeof name === "string" ? quotedEcho(name) : kindOf(name);
 }
 
 /**

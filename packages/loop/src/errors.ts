@@ -286,7 +286,11 @@ export function failedRun(error: unknown): RunState | undefined {
   return (error as { run: RunState }).run;
 }
 
-/** What {@link errorMessage} answers for a value none of whose parts can be read. */
+/**
+ * What {@link errorMessage} answers for a value none of whose parts can be read (a revoked Proxy; an
+ * object whose `message`, `name`, `toString` and `Symbol.toPrimitive` getters all throw), so a host
+ * — the agent, saying a tool's failure — can tell that value from one that says something.
+ */
 export const UNREADABLE_ERROR = "an error that could not be read";
 
 /**
@@ -334,12 +338,16 @@ function read(holder: unknown, key: string): unknown {
 
 /**
  * A value that is no string as text: JSON where it has some (credential-named values masked where
- * `masked`), else `String`; `undefined` where neither can be had.
+ * `masked`), else `String`; `undefined` where neither can be had — nor where JSON's `{}` is all of
+ * an object that holds what cannot be read (`hidesItself`): a tool that threw an object whose
+ * `message`, `name`, `toString` and `Symbol.toPrimitive` are getters that throw was answered
+ * `Error: {}`, which says nothing, where it now fails "with an error that could not be read".
  */
 function asText(value: unknown, masked: boolean): string | undefined {
   if (typeof value === "string") return value;
   try {
     const json = JSON.stringify(value, masked ? maskCredentials : undefined);
+    if (json === "{}" && hidesItself(value)) return undefined;
     if (json !== undefined) return json;
   } catch {
     // A cycle, a BigInt, a throwing toJSON: its text, below.
@@ -348,6 +356,28 @@ function asText(value: unknown, masked: boolean): string | undefined {
     return String(value);
   } catch {
     return undefined; // no toString (a null-prototype object), or one that throws
+  }
+}
+
+/**
+ * Whether `value`, which JSON writes as `{}`, cannot be said as text either (`String` throws) and
+ * holds something all the same — keys of its own, or a prototype other than `Object.prototype` or
+ * none (a class's getters) — or cannot even be asked (a Proxy's trap throws). An empty object,
+ * `{}` or one with no prototype, is said as `{}`, as it was.
+ */
+function hidesItself(value: unknown): boolean {
+  if (typeof value !== "object" || value === null) return false;
+  try {
+    String(value);
+    return false;
+  } catch {
+    // No text either: below, whether there is anything it hides.
+  }
+  try {
+    const prototype: unknown = Object.getPrototypeOf(value);
+    return Reflect.ownKeys(value).length > 0 || (prototype !== null && prototype !== Object.prototype);
+  } catch {
+    return true;
   }
 }
 

@@ -106,6 +106,7 @@ export {
   failedRun,
   LoopOptionError,
   ToolIterationLimit,
+  UNREADABLE_ERROR,
 } from "./errors.js";
 export type { LoopOption, OptionHandling } from "./loop-options.js";
 export {

@@ -22,6 +22,7 @@ import {
 import {
   AgentLoopError,
   AgentLoopOverflow,
+  errorMessage,
   LoopOptionError,
   type RunState,
   type RunUsage,
@@ -238,6 +239,112 @@ export function messagesOf(options: unknown): unknown {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * What a run's start threw, with the option that cannot be read named: where `error` is none of the
+ * loop's `LoopOptionError`s and reading an option throws — the option a revoked Proxy or a getter
+ * that throws, or such a value one or two levels inside it (`config.model`, `tools[0]`) — a
+ * `LoopOptionError` (`invalid-option`) whose `option` is that path and whose message says what the
+ * reading said; `error` as it is otherwise. Before, the run's error was the engine's words alone
+ * ("Cannot perform 'get' on a proxy that has been revoked") or the host's getter's, naming nothing.
+ * Read only once the start has failed: every option is read again here, its getters asked again.
+ */
+export function namingUnreadable(options: unknown, error: unknown): unknown {
+  if (marksOption(error)) return error;
+  let names: string[];
+  try {
+    names = typeof options === "object" && options !== null ? Object.keys(options) : [];
+  } catch {
+    return error; // The options themselves: nothing of them can be named.
+  }
+  for (const name of names) {
+    let found: Unreadable | undefined;
+    try {
+      found = unreadableIn((options as Record<string, unknown>)[name], name, 2);
+    } catch (thrown) {
+      found = { path: name, thrown };
+    }
+    if (found === undefined) continue;
+    return unreadableOption(found.path, found.thrown);
+  }
+  return error;
+}
+
+/** The refusal of the option at `path`, whose reading threw `thrown`. */
+function unreadableOption(path: string, thrown: unknown): LoopOptionError {
+  return new LoopOptionError(
+    "invalid-option",
+    path,
+    `runAgentLoop: ${path} could not be read (${errorMessage(thrown)}); give options the loop can read ` +
+      "at the start of the run (no revoked Proxy, no getter that throws).",
+  );
+}
+
+/**
+ * Reads, at the start, what the loop would read of `signal` (whether it is `aborted`) and `client`
+ * (the object itself) only as the first request is made: one that cannot be read (a revoked Proxy,
+ * an `aborted` getter that throws) is refused here as a `LoopOptionError` naming it, before
+ * anything is sent — not the first step's failure, in the engine's words or the getter's.
+ */
+function readLaterOptions(options: AgentLoopOptions): void {
+  const { signal, client } = options;
+  try {
+    if (signal != null) void signal.aborted;
+  } catch (thrown) {
+    throw unreadableOption("signal", thrown);
+  }
+  try {
+    if (typeof client === "object" && client !== null) Object.keys(client);
+  } catch (thrown) {
+    throw unreadableOption("client", thrown);
+  }
+}
+
+/** Where reading an option threw, and what it threw. */
+interface Unreadable {
+  path: string;
+  thrown: unknown;
+}
+
+/** Whether `error` is a `LoopOptionError` (false, too, for one whose reading throws). */
+function marksOption(error: unknown): boolean {
+  try {
+    return LoopOptionError.isInstance(error);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The first place in `value` (at `path`) whose reading throws: `value` itself (a revoked Proxy: its
+ * `Array.isArray`, its prototype, its keys), or, `depth` levels down, one of its own enumerable
+ * fields (a getter that throws) or what one holds.
+ */
+function unreadableIn(value: unknown, path: string, depth: number): Unreadable | undefined {
+  if (typeof value !== "object" || value === null) return undefined;
+  let keys: string[];
+  let list: boolean;
+  try {
+    list = Array.isArray(value);
+    Object.getPrototypeOf(value);
+    keys = Object.keys(value);
+  } catch (thrown) {
+    return { path, thrown };
+  }
+  if (depth === 0) return undefined;
+  for (const key of keys) {
+    const at = list ? `${path}[${key}]` : `${path}.${key}`;
+    let field: unknown;
+    try {
+      field = (value as Record<string, unknown>)[key];
+    } catch (thrown) {
+      return { path: at, thrown };
+    }
+    const found = unreadableIn(field, at, depth - 1);
+    if (found !== undefined) return found;
+  }
+  return undefined;
 }
 
 /** What the loop did about an overflow before giving up on it (a forced fold), by the overflow. */
@@ -531,8 +638,9 @@ export function startRun(services: LoopServices, options: AgentLoopOptions): Loo
     hooks = startHooks(options.hooks);
     compaction = startCompaction(options.config);
     discovery = startDiscovery(options, declared);
+    readLaterOptions(options);
   } catch (error) {
-    throw refusedAtStart(messagesOf(options), error);
+    throw refusedAtStart(messagesOf(options), namingUnreadable(options, error));
   }
   const { config } = options;
   const redact = redactor(config);
@@ -545,7 +653,10 @@ export function startRun(services: LoopServices, options: AgentLoopOptions): Loo
     // The headers too: a tenant may authenticate by one (Azure's api-key), and is then its own tenant.
     supports = services.capabilities.capabilitiesFor(config.baseUrl, config.apiKey, config.headers);
   } catch (error) {
-    throw failure({ messages, usage: NO_USAGE, toolCalls: [], names: declared, discovery, redact }, error);
+    throw failure(
+      { messages, usage: NO_USAGE, toolCalls: [], names: declared, discovery, redact },
+      namingUnreadable(options, error),
+    );
   }
   const measure = new RunMeasure(options.ledger ?? [], system);
   if (start.answered.length > 0) measure.rebase(start.read, messages); // its indexes, past an answer, moved
@@ -660,7 +771,7 @@ export function readOptions<T>(options: T): T {
   try {
     return ownOptions(options);
   } catch (error) {
-    throw refusedAtStart(messagesOf(options), error);
+    throw refusedAtStart(messagesOf(options), namingUnreadable(options, error));
   }
 }
 

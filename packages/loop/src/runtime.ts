@@ -167,15 +167,35 @@ function withoutRunId(options: RunOptions): AgentLoopOptions {
   return rest;
 }
 
-/** The run's signal for the bus's claim, when it is one; a bad one is left for the loop to refuse. */
+/**
+ * The run's signal for the bus's claim, when it is one; a bad one — one that cannot be read too (a
+ * revoked Proxy, a getter that throws) — is left for the loop to refuse, naming it.
+ */
 function signalLike(signal: unknown): AbortSignal | undefined {
-  return typeof signal === "object" &&
-    signal !== null &&
-    typeof (signal as AbortSignal).addEventListener === "function" &&
-    typeof (signal as AbortSignal).removeEventListener === "function" &&
-    typeof (signal as AbortSignal).aborted === "boolean"
-    ? (signal as AbortSignal)
-    : undefined;
+  try {
+    return typeof signal === "object" &&
+      signal !== null &&
+      typeof (signal as AbortSignal).addEventListener === "function" &&
+      typeof (signal as AbortSignal).removeEventListener === "function" &&
+      typeof (signal as AbortSignal).aborted === "boolean"
+      ? (signal as AbortSignal)
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Whether the run's signal stopped it: false too for one that cannot be read (a revoked Proxy, an
+ * `aborted` getter that throws) — the loop's refusal naming it is what is thrown, not that reading's
+ * `TypeError`, raised while the run's `done` was being written.
+ */
+function stoppedBy(signal: unknown): boolean {
+  try {
+    return (signal as AbortSignal | null | undefined)?.aborted === true;
+  } catch {
+    return false;
+  }
 }
 
 /**
@@ -270,7 +290,7 @@ async function runOwned(services: LoopServices, bus: EventBus, given: RunOptions
       bus.emit(runId, failed);
       // A run its host or user stopped (its signal) ends `stopped`, as events documents, so a
       // watcher's runMetrics reads "stopped" where it read "failed"; the error still says how.
-      bus.emit(runId, rest.signal?.aborted === true ? { kind: "done", stopped: true } : { kind: "done" });
+      bus.emit(runId, stoppedBy(rest.signal) ? { kind: "done", stopped: true } : { kind: "done" });
       throw error;
     }
   } finally {

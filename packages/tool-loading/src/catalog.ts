@@ -1,5 +1,15 @@
 import type { FunctionToolLike } from "@loopwright/schema-compat";
-import { checkCap, checkRecord, cutName, describe, headOf, ToolLoadingError } from "./errors.js";
+import {
+  checkCap,
+  checkRecord,
+  cutName,
+  describe,
+  escapeControls,
+  headOf,
+  quotedText,
+  ToolLoadingError,
+  thrownText,
+} from "./errors.js";
 import { descriptionOf, heldField, ownView } from "./own.js";
 
 /** One tool as the catalogue lists it: its name, and a one-line description where there is one. */
@@ -40,16 +50,17 @@ function breaksLine(text: string): boolean {
 function checkLine(name: string, what: string, where: string): void {
   if (!name.isWellFormed()) {
     // Listed in the system prompt (and echoed in load answers), it makes every request one a
-    // server reading UTF-8 refuses: llama.cpp answers a 500, even for the escape JSON writes.
+    // server reading UTF-8 refuses: llama.cpp answers a 500, even for the escape JSON writes. The
+    // half is shown as that escape (`\ud800`, text any server takes), which says where it is.
     throw new ToolLoadingError(
       "invalid-catalog",
-      `${where}: ${what} holds half a surrogate pair alone (${JSON.stringify(cutName(name))}), which no server reading UTF-8 takes in the system prompt it is listed in. Rename it.`,
+      `${where}: ${what} holds half a surrogate pair alone (${escapeControls(JSON.stringify(cutName(name)))}), which no server reading UTF-8 takes in the system prompt it is listed in. Rename it.`,
     );
   }
   if (!breaksLine(name)) return;
   throw new ToolLoadingError(
     "invalid-catalog",
-    `${where}: ${what} holds a line break or control character (${JSON.stringify(cutName(name))}), which would rewrite the system prompt it is listed in. Rename it.`,
+    `${where}: ${what} holds a line break or control character (${quotedText(name)}), which would rewrite the system prompt it is listed in. Rename it.`,
   );
 }
 
@@ -68,7 +79,7 @@ function checkReachable(name: string, what: string, where: string): void {
   if (fault === undefined) return;
   throw new ToolLoadingError(
     "invalid-catalog",
-    `${where}: ${what} (${JSON.stringify(cutName(name))}) ${fault}. Rename it.`,
+    `${where}: ${what} (${quotedText(name)}) ${fault}. Rename it.`,
   );
 }
 
@@ -81,54 +92,71 @@ function checkReachable(name: string, what: string, where: string): void {
  * break or control character (a name is listed in the system prompt, where one would start a line
  * of its own), no blank at either end (a name asked for is read trimmed, so no load would reach it),
  * and are not only `*` (which would take a load of every tool). Never changes the catalogue.
+ * A value that throws as it is read (a revoked Proxy, a getter that throws) is refused so too,
+ * naming the entry or tool being read and what the reading said, its error the `cause`; a name is
+ * quoted cut at 60 characters with its length said, its controls and bidirectional marks `\uXXXX`.
  */
 export function checkCatalog(catalog: unknown, where: string): readonly CatalogServer[] {
-  if (!Array.isArray(catalog)) {
+  // What is being read, for the refusal of a host's value that throws when read.
+  let reading = "the catalogue";
+  try {
+    if (!Array.isArray(catalog)) {
+      throw new ToolLoadingError(
+        "invalid-catalog",
+        `${where} needs a catalogue (an array of { name, tools: [{ name }] } servers), and was given ${describe(catalog)}.`,
+      );
+    }
+    // Every index, holes too: forEach skips a hole (an array built in code), which then crashed the
+    // lookups with a TypeError.
+    for (let i = 0; i < catalog.length; i++) {
+      reading = `catalogue entry ${i}`;
+      const server: unknown = catalog[i];
+      const s = server as { name?: unknown; tools?: unknown } | null;
+      if (typeof s !== "object" || s === null || typeof s.name !== "string" || !Array.isArray(s.tools)) {
+        throw new ToolLoadingError(
+          "invalid-catalog",
+          `${where}: catalogue entry ${i} must be { name: string, tools: [...] }, and is ${describe(server)}.`,
+        );
+      }
+      if (s.name === "") {
+        // Listed as a line ": a, b" in the catalogue text, with no name a load could give for it.
+        throw new ToolLoadingError(
+          "invalid-catalog",
+          `${where}: the name of catalogue entry ${i} is empty; a server needs a name to be listed and loaded by.`,
+        );
+      }
+      checkLine(s.name, `the name of catalogue entry ${i}`, where);
+      checkReachable(s.name, `the name of catalogue entry ${i}`, where);
+      const serverName = quotedText(s.name);
+      const tools: readonly unknown[] = s.tools;
+      for (let j = 0; j < tools.length; j++) {
+        reading = `tool ${j} of server ${serverName}`;
+        const tool = tools[j];
+        const t = tool as { name?: unknown; description?: unknown } | null;
+        if (typeof t !== "object" || t === null || typeof t.name !== "string" || t.name === "") {
+          throw new ToolLoadingError(
+            "invalid-catalog",
+            `${where}: tool ${j} of server ${serverName} must be { name: string }, and is ${describe(tool)}.`,
+          );
+        }
+        checkLine(t.name, `the name of tool ${j} of server ${serverName}`, where);
+        checkReachable(t.name, `the name of tool ${j} of server ${serverName}`, where);
+        const description = heldField(t, "description");
+        if (description !== undefined && typeof description !== "string") {
+          throw new ToolLoadingError(
+            "invalid-catalog",
+            `${where}: the description of ${quotedText(t.name)} on server ${serverName} must be a string, and is ${describe(description)}.`,
+          );
+        }
+      }
+    }
+  } catch (error) {
+    if (isToolLoadingError(error)) throw error;
     throw new ToolLoadingError(
       "invalid-catalog",
-      `${where} needs a catalogue (an array of { name, tools: [{ name }] } servers), and was given ${describe(catalog)}.`,
+      `${where}: ${reading} could not be read (${thrownText(error)}); give a catalogue of plain { name, tools: [{ name, description? }] } objects.`,
+      { cause: error },
     );
-  }
-  // Every index, holes too: forEach skips a hole (an array built in code), which then crashed the
-  // lookups with a TypeError.
-  for (let i = 0; i < catalog.length; i++) {
-    const server: unknown = catalog[i];
-    const s = server as { name?: unknown; tools?: unknown } | null;
-    if (typeof s !== "object" || s === null || typeof s.name !== "string" || !Array.isArray(s.tools)) {
-      throw new ToolLoadingError(
-        "invalid-catalog",
-        `${where}: catalogue entry ${i} must be { name: string, tools: [...] }, and is ${describe(server)}.`,
-      );
-    }
-    if (s.name === "") {
-      // Listed as a line ": a, b" in the catalogue text, with no name a load could give for it.
-      throw new ToolLoadingError(
-        "invalid-catalog",
-        `${where}: the name of catalogue entry ${i} is empty; a server needs a name to be listed and loaded by.`,
-      );
-    }
-    checkLine(s.name, `the name of catalogue entry ${i}`, where);
-    checkReachable(s.name, `the name of catalogue entry ${i}`, where);
-    const tools: readonly unknown[] = s.tools;
-    for (let j = 0; j < tools.length; j++) {
-      const tool = tools[j];
-      const t = tool as { name?: unknown; description?: unknown } | null;
-      if (typeof t !== "object" || t === null || typeof t.name !== "string" || t.name === "") {
-        throw new ToolLoadingError(
-          "invalid-catalog",
-          `${where}: tool ${j} of server "${s.name}" must be { name: string }, and is ${describe(tool)}.`,
-        );
-      }
-      checkLine(t.name, `the name of tool ${j} of server ${JSON.stringify(s.name)}`, where);
-      checkReachable(t.name, `the name of tool ${j} of server ${JSON.stringify(s.name)}`, where);
-      const description = heldField(t, "description");
-      if (description !== undefined && typeof description !== "string") {
-        throw new ToolLoadingError(
-          "invalid-catalog",
-          `${where}: the description of "${t.name}" on server "${s.name}" must be a string, and is ${describe(description)}.`,
-        );
-      }
-    }
   }
   return catalog as readonly CatalogServer[];
 }
@@ -144,27 +172,53 @@ export function catalogIndex(catalog: readonly CatalogServer[]): Map<string, Cat
   return index;
 }
 
-/** Throws `invalid-tools` unless `tools` is an array of function tools with names; returns them by name. */
+/**
+ * Throws `invalid-tools` unless `tools` is an array of function tools with names (and for one that
+ * throws as it is read: a revoked Proxy, a getter that throws); returns them by name.
+ */
 export function definitionsByName(tools: unknown, where: string): Map<string, FunctionToolLike> {
-  if (!Array.isArray(tools)) {
-    throw new ToolLoadingError(
-      "invalid-tools",
-      `${where} needs the run's tool definitions as an array, and was given ${describe(tools)}.`,
-    );
-  }
-  const byName = new Map<string, FunctionToolLike>();
-  for (let i = 0; i < tools.length; i++) {
-    const tool: unknown = tools[i];
-    const fn = (tool as { function?: { name?: unknown } } | null)?.function;
-    if (typeof fn !== "object" || fn === null || typeof fn.name !== "string" || fn.name === "") {
+  let reading = "the tool definitions";
+  try {
+    if (!Array.isArray(tools)) {
       throw new ToolLoadingError(
         "invalid-tools",
-        `${where}: tool ${i} must be { type: "function", function: { name, ... } }, and is ${describe(tool)}.`,
+        `${where} needs the run's tool definitions as an array, and was given ${describe(tools)}.`,
       );
     }
-    if (!byName.has(fn.name)) byName.set(fn.name, tool as FunctionToolLike);
+    const byName = new Map<string, FunctionToolLike>();
+    for (let i = 0; i < tools.length; i++) {
+      reading = `tool ${i}`;
+      const tool: unknown = tools[i];
+      const fn = (tool as { function?: { name?: unknown } } | null)?.function;
+      if (typeof fn !== "object" || fn === null || typeof fn.name !== "string" || fn.name === "") {
+        throw new ToolLoadingError(
+          "invalid-tools",
+          `${where}: tool ${i} must be { type: "function", function: { name, ... } }, and is ${describe(tool)}.`,
+        );
+      }
+      if (!byName.has(fn.name)) byName.set(fn.name, tool as FunctionToolLike);
+    }
+    return byName;
+  } catch (error) {
+    if (isToolLoadingError(error)) throw error;
+    throw new ToolLoadingError(
+      "invalid-tools",
+      `${where}: ${reading} could not be read (${thrownText(error)}); give an array of plain { type: "function", function: { name, ... } } objects.`,
+      { cause: error },
+    );
   }
-  return byName;
+}
+
+/**
+ * Whether `error` is one of this package's refusals, thrown on as it is; false for anything else,
+ * a revoked Proxy (whose reading throws) among them.
+ */
+function isToolLoadingError(error: unknown): boolean {
+  try {
+    return ToolLoadingError.isInstance(error);
+  } catch {
+    return false;
+  }
 }
 
 /** Whatever starts a new line somewhere: CR, LF, VT, FF, NEL, and the Unicode line and paragraph separators. */

@@ -56,16 +56,48 @@ export class ToolLoadingError extends Error {
   }
 }
 
-/** Names a value's kind for an error message. */
+/**
+ * Names a value's kind for an error message, and never throws: a string quoted as `quotedText`
+ * writes it (a host's 1 MB value is not echoed whole, nor its controls and bidirectional marks raw),
+ * a revoked Proxy — whose `Array.isArray` throws — as an object that cannot be read. Reads nothing
+ * of an object (no getter, `toString` or `Symbol.toPrimitive` of the host's is called).
+ */
 export function describe(value: unknown): string {
   if (value === null) return "null";
   if (value === undefined) return "nothing";
-  if (Array.isArray(value)) return "an array";
   if (typeof value === "number") return Number.isNaN(value) ? "NaN" : `the number ${value}`;
-  if (typeof value === "string") {
-    return value === "" ? "an empty string" : `the string ${JSON.stringify(value.slice(0, 60))}`;
+  if (typeof value === "string") return value === "" ? "an empty string" : `the string ${quotedText(value)}`;
+  if (typeof value !== "object") return String(typeof value);
+  try {
+    return Array.isArray(value) ? "an array" : "an object";
+  } catch {
+    return "an object that cannot be read (a revoked Proxy)";
   }
-  return typeof value === "object" ? "an object" : String(typeof value);
+}
+
+/**
+ * Text a host or the model wrote, as an error message quotes it: as a JSON string (its quotes and
+ * backslashes escaped, so its end is plain), cut at 60 characters with its length said, half a
+ * surrogate pair written U+FFFD, and each of `CONTROLS` written `\uXXXX` — the rule
+ * `@loopwright/tools` echoes by. A server named with 1 MB made a 1 MB error, and a right-to-left
+ * override in a name turned the rest of the message around where a host shows it.
+ */
+export function quotedText(text: string): string {
+  return escapeControls(JSON.stringify(cutName(text.toWellFormed())));
+}
+
+/**
+ * What a host's value threw while it was read (a getter, a Proxy's trap), for a message: its
+ * message, cut and escaped as a name is echoed; "a value that could not be read" where even that
+ * throws or is no text. Never throws.
+ */
+export function thrownText(thrown: unknown): string {
+  try {
+    if (thrown instanceof Error && typeof thrown.message === "string") return echoName(thrown.message);
+  } catch {
+    // A revoked Proxy thrown, or a message getter that throws: said below.
+  }
+  return "a value that could not be read";
 }
 
 /** `text` up to `end`, one code unit short where `end` would split a surrogate pair (an emoji). */
@@ -102,11 +134,13 @@ const CONTROLS = /[\u0000-\u001f\u007f-\u009f\u200e\u200f\u2028-\u202e\u2066-\u2
  * reversed. A name that is empty or blank is shown quoted (`""`), never as nothing.
  */
 export function echoName(name: string): string {
-  const shown = cutName(name.toWellFormed()).replace(
-    CONTROLS,
-    (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`,
-  );
+  const shown = escapeControls(cutName(name.toWellFormed()));
   return shown.trim() === "" ? `"${shown}"` : shown;
+}
+
+/** `text` with each character of `CONTROLS` written `\uXXXX`. */
+export function escapeControls(text: string): string {
+  return text.replace(CONTROLS, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }
 
 /** Names the model wrote, echoed: the first `limit`, each through `echoName`, and a count of the rest. */

@@ -1,7 +1,7 @@
 import type { FunctionToolLike } from "@loopwright/schema-compat";
 import { definitionsByName } from "./catalog.js";
 import { definitionsOf } from "./catalog-readers.js";
-import { checkCap, checkNameList, cutName, describe, echoNames, ToolLoadingError } from "./errors.js";
+import { checkCap, checkNameList, describe, echoNames, quotedText, ToolLoadingError } from "./errors.js";
 import { LOAD_TOOLS_NAME } from "./meta-tools.js";
 import { MAX_NAME_LENGTH, type NameResolution } from "./names.js";
 import { descriptionOf } from "./own.js";
@@ -50,7 +50,7 @@ function checkResolution(resolution: NameResolution, where: string): void {
     if (bad === undefined) continue;
     throw new ToolLoadingError(
       "invalid-names",
-      `${where}: the resolution's ${key} holds ${JSON.stringify(cutName(bad))}, a name with a line break or control character, which no catalogued name holds.`,
+      `${where}: the resolution's ${key} holds ${quotedText(bad)}, a name with a line break or control character, which no catalogued name holds.`,
     );
   }
 }

@@ -1,7 +1,7 @@
 import { type FunctionToolLike, takesOnlyStringAt } from "@loopwright/schema-compat";
 import type { CatalogServer } from "./catalog.js";
 import { catalogMemo, definitionsOf } from "./catalog-readers.js";
-import { describe, echoName, ToolLoadingError } from "./errors.js";
+import { describe, echoName, quotedText, ToolLoadingError } from "./errors.js";
 import { type ToolResolver, toolResolver } from "./names.js";
 import { ownView } from "./own.js";
 
@@ -223,7 +223,7 @@ export function readProxiedCall(
     } catch (cause) {
       throw new ToolLoadingError(
         "invalid-arguments",
-        `call_tool for "${name}": its arguments are not a JSON object (${cause instanceof Error ? cause.message : String(cause)}). Give them as an object.`,
+        `call_tool for ${quotedText(name)}: its arguments are not a JSON object (${cause instanceof Error ? cause.message : String(cause)}). Give them as an object.`,
         { cause },
       );
     }
@@ -234,12 +234,12 @@ export function readProxiedCall(
     if (parsed === null) return { name, args: {}, raw: inner };
     throw new ToolLoadingError(
       "invalid-arguments",
-      `call_tool for "${name}": its arguments must be a JSON object, and the text given reads as ${describe(parsed)}.`,
+      `call_tool for ${quotedText(name)}: its arguments must be a JSON object, and the text given reads as ${describe(parsed)}.`,
     );
   }
   throw new ToolLoadingError(
     "invalid-arguments",
-    `call_tool for "${name}": its arguments must be an object, and were given ${describe(inner)}.`,
+    `call_tool for ${quotedText(name)}: its arguments must be an object, and were given ${describe(inner)}.`,
   );
 }
 
