@@ -82,6 +82,10 @@ const OUTSIDE = new Set([
   "connectTimeout",
   "error",
   "fetchOptions",
+  // undici's Client reads it of the options it builds for each new origin: a bare fetch() in Node
+  // 20.20 with Object.prototype.keepAliveTimeout = "x" throws "invalid keepAliveTimeout" (checked
+  // 2026-12-08; the sweep's llamacpp scenario read it as loopwright's, each request timing out).
+  "keepAliveTimeout",
   "finish",
   "format",
   "handle",
