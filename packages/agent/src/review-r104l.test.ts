@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 import { createSession } from "./test-exports.js";
 import { useTempDirs } from "./test-support/temp-dirs.js";
 
-const tmpDir = useTempDirs();
+const tmpDir = useTempDirs("r104l");
 
 describe("a session file ending in many prompts never answered", () => {
   it("opens in work that grows with the prompts, not with their square, and names them oldest first", async () => {
