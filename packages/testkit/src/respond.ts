@@ -48,7 +48,7 @@ const SSE_HEADERS = {
 };
 
 /** Headers a personality adds to every answer it gives, given the answer's content type. */
-export type ServerHeaders = (contentType: string) => Record<string, string>;
+export type ServerHeaders = (contentType: string, status: number) => Record<string, string>;
 
 /** A personality's reshaping of a scripted stream's chunk objects (see `Personality.chunks`). */
 export type ChunkShaper = (chunks: object[], facts: TurnFacts) => object[];
@@ -97,7 +97,7 @@ export function createResponder(
   const answer = (res: ServerResponse, a: HttpAnswer): void => {
     const text = typeof a.body === "string" ? a.body : JSON.stringify(a.body);
     const type = typeof a.body === "string" ? "text/plain; charset=utf-8" : "application/json";
-    res.writeHead(a.status, { "content-type": type, ...serverHeaders?.(type), ...a.headers });
+    res.writeHead(a.status, { "content-type": type, ...serverHeaders?.(type, a.status), ...a.headers });
     res.end(text);
   };
 
@@ -178,7 +178,7 @@ export function createResponder(
       const made = turnChunks(turn, ctx, { includeUsage });
       const frames = (shapeChunks ? shapeChunks(ownedOnly(made), facts()) : made).map((c) => sseFrame(c));
       if (!turn.noDone) frames.push(sseFrame("[DONE]"));
-      res.writeHead(200, { ...SSE_HEADERS, ...serverHeaders?.(SSE_HEADERS["content-type"]) });
+      res.writeHead(200, { ...SSE_HEADERS, ...serverHeaders?.(SSE_HEADERS["content-type"], 200) });
       res.flushHeaders();
       await writeFrames(res, frames, turn);
     },

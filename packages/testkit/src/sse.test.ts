@@ -296,7 +296,33 @@ describe("splitting", () => {
         const bytes = new TextEncoder().encode(parts.join(""));
         const frames = splitFrames(bytes);
         expect(Buffer.concat(frames)).toEqual(Buffer.from(bytes));
-        for (const f of frames.slice(0, -1)) expect(Buffer.from(f).toString()).toMatch(/\r?\n\r?\n$/);
+        for (const f of frames.slice(0, -1))
+          expect(Buffer.from(f).toString()).toMatch(/(\r\n|\n|\r)(\r\n|\n|\r)$/);
+      }),
+    );
+  });
+
+  it("splitFrames gives back the same frames whether the server ends its lines with LF, CRLF or a lone CR", () => {
+    const line = fc.stringMatching(/^[^\r\n]+$/);
+    const frame = fc.record({
+      lines: fc.array(line, { minLength: 1, maxLength: 4 }),
+      ending: fc.constantFrom("\n", "\r\n", "\r"),
+    });
+    fc.assert(
+      fc.property(fc.array(frame, { maxLength: 6 }), (frames) => {
+        const texts = frames.map(({ lines, ending }) => lines.join(ending) + ending + ending);
+        const split = splitFrames(new TextEncoder().encode(texts.join("")));
+        expect(split.map((f) => new TextDecoder().decode(f))).toEqual(texts);
+      }),
+      propertyRuns(100, {
+        examples: [
+          [
+            [
+              { lines: ["data: {}"], ending: "\r" },
+              { lines: ["data: [DONE]"], ending: "\r" },
+            ],
+          ],
+        ],
       }),
     );
   });

@@ -228,20 +228,25 @@ export function sseFrame(payload: object | string): string {
 /**
  * Splits a recorded SSE body into frames, cutting just after each blank line.
  *
- * Works on bytes and recognises `\n\n` and `\r\n\r\n`, so concatenating the frames gives back
- * exactly the input.
+ * Works on bytes and reads lines the way the SSE spec does: a line ends with CRLF, a lone LF or a
+ * lone CR (a CR followed by LF is one ending, not two). A frame ends just after an empty line that
+ * follows at least one line of that frame, so `\n\n`, `\r\n\r\n` and `\r\r` all close a frame, and
+ * concatenating the frames gives back exactly the input. A body that ends in a lone CR is cut there
+ * even though its LF might have come in the next read; a recorded body has no next read.
  */
 export function splitFrames(bytes: Uint8Array): Uint8Array[] {
   const out: Uint8Array[] = [];
   let start = 0;
+  let lineStart = 0;
   for (let i = 0; i < bytes.length; i++) {
-    if (bytes[i] !== 0x0a) continue;
-    let end = -1;
-    if (bytes[i + 1] === 0x0a) end = i + 2;
-    else if (bytes[i + 1] === 0x0d && bytes[i + 2] === 0x0a) end = i + 3;
-    if (end < 0) continue;
-    out.push(bytes.subarray(start, end));
-    start = end;
+    const b = bytes[i];
+    if (b !== 0x0a && b !== 0x0d) continue;
+    const end = b === 0x0d && bytes[i + 1] === 0x0a ? i + 2 : i + 1;
+    if (i === lineStart && lineStart > start) {
+      out.push(bytes.subarray(start, end));
+      start = end;
+    }
+    lineStart = end;
     i = end - 1;
   }
   if (start < bytes.length) out.push(bytes.subarray(start));

@@ -1,3 +1,5 @@
+import { once } from "node:events";
+import { connect } from "node:net";
 import OpenAI from "openai";
 import { afterEach, describe, expect, it } from "vitest";
 import { readFixture, readRecordedResponse } from "../fixtures.js";
@@ -409,5 +411,60 @@ describe("llamacpp personality: a trailing assistant message (a prefill)", () =>
     await server.close();
     server = await startServer({ replies: () => ({ content: "new", chunkChars: 5 }) });
     expect(contentDeltas((await post(request("31-assistant-prefill-stream"))).text).join("")).toBe("new");
+  });
+});
+
+describe("the connection after an error answer", () => {
+  /**
+   * Sends `requests` one after another on one raw TCP connection and says what came back: the
+   * text of everything read, and whether the server ended the connection within a generous 5 s
+   * after the last answer began (a kept-alive connection stays open much longer; with `watchClose`
+   * false that wait is skipped and `closed` is false).
+   */
+  async function onOneConnection(
+    requests: string[],
+    watchClose = true,
+  ): Promise<{ text: string; closed: boolean }> {
+    const url = new URL(server?.baseUrl ?? "");
+    const socket = connect(Number(url.port), url.hostname);
+    await once(socket, "connect");
+    let text = "";
+    socket.setEncoding("utf8");
+    socket.on("data", (d: string) => {
+      text += d;
+    });
+    const ended = once(socket, "end").then(() => true);
+    for (const [i, r] of requests.entries()) {
+      socket.write(r);
+      while ((text.match(/HTTP\/1\.1 /g) ?? []).length <= i) await once(socket, "data");
+    }
+    const closed =
+      watchClose &&
+      (await Promise.race([ended, new Promise<boolean>((r) => setTimeout(() => r(false), 5000))]));
+    socket.destroy();
+    return { text, closed };
+  }
+
+  const get = (path: string) => `GET ${path} HTTP/1.1\r\nHost: x\r\n\r\n`;
+  const bad = (body: string) =>
+    `POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+
+  it("is closed by the llamacpp personality, as llama-server b9749 closes it (captures 00, 18 and every refusal say Connection: close)", {
+    timeout: 20_000,
+  }, async () => {
+    server = await startServer({ personality: "llamacpp" });
+    for (const request of [bad(JSON.stringify({ messages: 5 })), get("/v1/no-such-path")]) {
+      const { text, closed } = await onOneConnection([request]);
+      expect(text).toMatch(/^HTTP\/1\.1 4\d\d /);
+      expect(text.toLowerCase()).toContain("connection: close");
+      expect(closed).toBe(true);
+    }
+  });
+
+  it("stays open after a good answer, so a client reuses it as with llama-server", async () => {
+    server = await startServer({ personality: "llamacpp" });
+    const { text } = await onOneConnection([get("/health"), get("/health")], false);
+    expect(text.match(/HTTP\/1\.1 200 /g)).toHaveLength(2);
+    expect(text.toLowerCase()).not.toContain("connection: close");
   });
 });

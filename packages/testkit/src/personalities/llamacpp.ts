@@ -686,12 +686,17 @@ export function llamacppPersonality(given: LlamacppPersonalityOptions = {}): Per
     },
     // What llama-server sends with every answer (captures 04-chat-nonstream, 05-chat-stream-usage):
     // Server and an empty CORS origin; JSON as `application/json; charset=utf-8`; streams with
-    // `X-Accel-Buffering: no`.
-    headers(contentType) {
+    // `X-Accel-Buffering: no`. Every error answer it sends with `Connection: close` and then closes
+    // the connection (all 21 non-200 captures say so; checked live with curl for 400, 404 and 503:
+    // the next request opens a new connection), so a client must not count on reusing it.
+    headers(contentType, status) {
       base ??= serverHeaders(F.health);
-      if (contentType === "application/json") return base;
+      const close: Record<string, string> = status >= 400 ? { connection: "close" } : {};
+      if (contentType === "application/json") return { ...base, ...close };
       const { "content-type": _json, ...rest } = base;
-      return contentType === "text/event-stream" ? { ...rest, "x-accel-buffering": "no" } : rest;
+      return contentType === "text/event-stream"
+        ? { ...rest, "x-accel-buffering": "no" }
+        : { ...rest, ...close };
     },
     // cpp-httplib answers any unmatched method or path with 404, which llama-server's error handler
     // turns into its JSON error (ggml-org/llama.cpp tools/server/server.cpp, set_error_handler:

@@ -60,10 +60,12 @@ export interface Personality {
   completionBudget?(request: RecordedRequest, context: PersonalityContext): number | undefined;
   /**
    * Headers this server puts on its answers (e.g. llama.cpp's `Server: llama.cpp`), given the
-   * answer's content type; may replace the content type itself. Added to JSON, text and scripted
-   * stream answers; replays and raw replies keep exactly their own headers.
+   * answer's content type and status; may replace the content type itself. Added to JSON, text and
+   * scripted stream answers; replays and raw replies keep exactly their own headers. A server that
+   * closes the connection after an error answer says so here with `connection: close` (Node then
+   * ends the socket once the answer is out).
    */
-  headers?(contentType: string): Record<string, string>;
+  headers?(contentType: string, status: number): Record<string, string>;
   /**
    * The id of the `index`-th tool call of the `completion`-th scripted turn, where the script gives
    * none (default `call_sim<completion>_<index>`); Mistral's are nine letters and digits.
