@@ -6,7 +6,8 @@ import { TurnFold } from "../web/src/turn-fold.js";
 /** A turn streamed in `n` small answer chunks, as the page receives it: in frames of ten events. */
 function streamed(n: number): { frames: SequencedEvent[][]; all: SequencedEvent[] } {
   const all: SequencedEvent[] = [{ kind: "turn", step: 1, seq: 0 } as SequencedEvent];
-  for (let i = 1; i <= n; i++) all.push({ kind: "output", text: `chunk${i % 10};`, seq: i } as SequencedEvent);
+  for (let i = 1; i <= n; i++)
+    all.push({ kind: "output", text: `chunk${i % 10};`, seq: i } as SequencedEvent);
   const frames: SequencedEvent[][] = [];
   for (let i = 0; i < all.length; i += 10) frames.push(all.slice(i, i + 10));
   return { frames, all };

@@ -69,7 +69,16 @@ export class RunView {
     const usageBox = el("div", "usage");
     section.append(blocksBox, usageBox);
     this.root.append(section);
-    const g: Group = { step, events: new TurnFold(), section, blocksBox, usageBox, blocks: [], nodes: [], dirty: false };
+    const g: Group = {
+      step,
+      events: new TurnFold(),
+      section,
+      blocksBox,
+      usageBox,
+      blocks: [],
+      nodes: [],
+      dirty: false,
+    };
     this.groups.push(g);
     return g;
   }
