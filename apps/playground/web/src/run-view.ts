@@ -3,12 +3,12 @@
 import {
   type ContextBreakdown,
   type DisplayBlock,
-  fold,
   type RunEvent,
   runMetrics,
   type SequencedEvent,
   type UsageEvent,
 } from "@loopwright/events";
+import { TurnFold } from "./turn-fold.js";
 
 const PARTS = [
   ["system", "system"],
@@ -34,7 +34,7 @@ function el<K extends keyof HTMLElementTagNameMap>(
 
 interface Group {
   step: number;
-  events: SequencedEvent[];
+  events: TurnFold;
   section: HTMLElement;
   blocksBox: HTMLElement;
   usageBox: HTMLElement;
@@ -69,7 +69,16 @@ export class RunView {
     const usageBox = el("div", "usage");
     section.append(blocksBox, usageBox);
     this.root.append(section);
-    const g: Group = { step, events: [], section, blocksBox, usageBox, blocks: [], nodes: [], dirty: false };
+    const g: Group = {
+      step,
+      events: new TurnFold(),
+      section,
+      blocksBox,
+      usageBox,
+      blocks: [],
+      nodes: [],
+      dirty: false,
+    };
     this.groups.push(g);
     return g;
   }
@@ -86,7 +95,7 @@ export class RunView {
     }
     const repeats = new Set<string>();
     for (const g of this.groups) {
-      if (g.dirty) g.blocks = fold(g.events);
+      if (g.dirty) g.blocks = g.events.blocks();
       g.blocks.forEach((block, i) => {
         let repeat = false;
         if (block.kind === "tool") {
