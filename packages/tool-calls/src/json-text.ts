@@ -622,3 +622,41 @@ export function codeFences(text: string, max: number): Fence[] {
   }
   return fences;
 }
+
+/**
+ * Where text cut off before its JSON was complete stops, read by {@link walkJsonLike}: `"key"` in
+ * the middle of a key's string, `"string"` in the middle of the string value at `path`,
+ * `"no value"` after the key at `path` (its colon written or not) with no value begun, `"token"`
+ * inside the number or literal at `path` (`tru`), `"open"` inside the object or list at `path`
+ * opened and not closed (`object` says which); undefined when the walk does not end in the text.
+ */
+export interface CutPlace {
+  place: "key" | "string" | "no value" | "token" | "open";
+  path: (string | number)[];
+  object: boolean;
+}
+
+/** Where `text`, cut off, stops: see {@link CutPlace}. */
+export function cutPlace(text: string): CutPlace | undefined {
+  let last: JsonStep | undefined;
+  const walk = walkJsonLike<never>(text, (step) => {
+    last = step;
+    return undefined;
+  });
+  if ("stopped" in walk || (walk.end !== "text" && walk.end !== "string")) return undefined;
+  const top = walk.stack[walk.stack.length - 1];
+  if (!top) return undefined;
+  const path = walk.stack.map((place) => (place.object ? writtenKey(place.at as string) : place.at));
+  if (walk.end === "string") {
+    if (top.object && top.phase === "key") return { place: "key", path: path.slice(0, -1), object: true };
+    return { place: "string", path, object: top.object };
+  }
+  const step = last as JsonStep | undefined;
+  if (step?.kind === "token" && step.end === text.trimEnd().length && top.phase === "after") {
+    return { place: "token", path, object: top.object };
+  }
+  if (top.object && (top.phase === "colon" || top.phase === "value")) {
+    return { place: "no value", path, object: true };
+  }
+  return { place: "open", path: path.slice(0, -1), object: top.object };
+}

@@ -11,6 +11,7 @@ import {
   settleNumbers,
 } from "./exact-numbers.js";
 import {
+  cutPlace,
   endsInString,
   isRecord,
   isUnterminated,
@@ -119,8 +120,32 @@ function kindOfValue(value: unknown): string {
   return `a JSON ${typeof value}`;
 }
 
-function truncated(raw: string, name: string | undefined, atLimit: boolean): ToolArgumentsError {
-  const where = atLimit ? "at the output token limit" : "in the middle of a string";
+/**
+ * Where cut-off text stops, as a refusal says it: in a string (naming whose value), after a key
+ * with no value, inside a number or literal, or inside an object or list opened and not closed —
+ * read by {@link cutPlace}, never "in the middle of a string" said of text that is in none.
+ */
+function whereCut(text: string): string {
+  const cut = cutPlace(text);
+  if (!cut) return "";
+  const at = echoedPath(cut.path, "the top level");
+  switch (cut.place) {
+    case "key":
+      return `in the middle of a key${cut.path.length > 0 ? ` inside ${at}` : ""}`;
+    case "string":
+      return `in the middle of the string value at ${at}`;
+    case "no value":
+      return `after the key ${at} with no value written for it`;
+    case "token":
+      return `inside the number or literal at ${at}`;
+    default:
+      return `inside the ${cut.object ? "object" : "list"} at ${at}, opened and not closed`;
+  }
+}
+
+function truncated(raw: string, name: string | undefined, atLimit: boolean, text = raw): ToolArgumentsError {
+  const place = whereCut(text.trim());
+  const where = atLimit ? `at the output token limit${place ? ` (${place})` : ""}` : place || "partway";
   return new ToolArgumentsError(
     "truncated",
     `The arguments for ${name ? `the ${name} call` : "this call"} were cut off ${where} ` +
@@ -390,12 +415,12 @@ function readSlow(
       return { ...read, repaired: true, found: asWritten(read.found, rewrite.rewritten, list) };
     }
     // Text ending inside a string lost its end, whatever the finish reason: never closed up and run.
-    if (endsInString(trimmed)) throw truncated(raw, name, finishReason === "length");
+    if (endsInString(trimmed)) throw truncated(raw, name, finishReason === "length", trimmed);
     // So did text that stops where a value had begun or was still to come: closing it up would
     // invent the value (`{"a":` as null, `{"a": tru` as "tru"). A number left unfinished inside
     // the text, or a key with no colon, is not repaired either (`-` would be read as -0).
     const unfinished = unfinishedValue(trimmed);
-    if (unfinished === "cut") throw truncated(raw, name, finishReason === "length");
+    if (unfinished === "cut") throw truncated(raw, name, finishReason === "length", trimmed);
     if (unfinished === "broken") {
       if (nonJsonNumber(trimmed) !== undefined) throw nonNumber(raw, name, trimmed);
       throw malformed(
