@@ -227,30 +227,75 @@ export function connectionPairs(
   };
   // Where the part being read starts in `text` (parts are joined by one `;` each).
   let offset = 0;
-  const out = parts.map((part) => {
+  const out: string[] = [];
+  for (let index = 0; index < parts.length; index += 1) {
+    const part = parts[index] as string;
     const start = offset;
     offset += part.length + 1;
     const eq = part.indexOf("=");
-    if (eq < 0) return alone(part);
+    if (eq < 0) {
+      out.push(alone(part));
+      continue;
+    }
     const key = part.slice(0, eq);
-    if (!PAIR_NAME.test(key)) return alone(part);
-    const value = part.slice(eq + 1);
+    if (!PAIR_NAME.test(key)) {
+      out.push(alone(part));
+      continue;
+    }
+    const name = key.trim();
+    // A telling value runs on over the parts after it that are no pair (see `valueParts`).
+    const through = rules.telling(name) ? valueParts(parts, index) : index;
+    const value = [part.slice(eq + 1), ...parts.slice(index + 1, through + 1)].join(";");
     const lead = /^\s*/.exec(value)?.[0] ?? "";
     const bareValue = value.slice(lead.length).trimEnd();
-    const name = key.trim();
-    if (!rules.telling(name) || !rules.literal(bareValue)) return `${key}=${alone(value)}`;
+    if (!rules.telling(name) || !rules.literal(bareValue)) {
+      out.push(`${key}=${alone(part.slice(eq + 1))}`);
+      continue;
+    }
     sign ??= SecretSign.Flag;
     const from = start + eq + 1 + lead.length;
     const safe =
       (shown && RUNS_COMMAND.test(bareValue) ? shown(from, from + bareValue.length, name) : undefined) ??
       named(bareValue, name);
-    return `${key}=${lead}${safe}${value.slice(lead.length + bareValue.length)}`;
-  });
+    out.push(`${key}=${lead}${safe}${value.slice(lead.length + bareValue.length)}`);
+    for (; index < through; index += 1) offset += (parts[index + 1] as string).length + 1;
+  }
   const first = parts[0] ?? "";
   const opens =
     /^[A-Za-z][A-Za-z0-9+.:-]*:\/\//.test(first) ||
     (first.includes("=") && PAIR_NAME.test(first.split("=")[0] ?? ""));
   return sign !== undefined && opens ? { sign, safe: out.join(";") } : undefined;
+}
+
+/**
+ * True when `text` (a switch's value: msbuild's `/p:Configuration=Release;Password=X`) is a list
+ * of `;`-separated pairs as `connectionPairs` reads one: two parts or more (a `;` inside a `{…}` or
+ * quoted value splits none: `Password={a;b}` is one pair), the first a `key=value` pair.
+ */
+export function pairList(text: string, rules: ArgRules): boolean {
+  if (!text.includes(";")) return false;
+  const { parts } = connectionParts(text, { telling: rules.telling });
+  const first = parts[0] ?? "";
+  return parts.length >= 2 && first.includes("=") && PAIR_NAME.test(first.split("=")[0] ?? "");
+}
+
+/**
+ * The index of the last part a telling pair's value at `parts[index]` runs over: on over each
+ * non-blank part after it that is no `key=value` pair (`Password=pa;ss;word`: a password may hold
+ * a `;`, and msbuild's `/p:` or ADO reading `ss` alone would refuse it), up to the next pair or the
+ * end, blank parts at its end left out (`Password=X;` keeps its `;`). A pair after it is its own
+ * (`Password0=a;Password1=b`, `Password=X;OutDir=bin`), so a list's telling pairs read alike
+ * whichever pair comes first. Linear: each part is passed once, the next pair ends the stretch.
+ */
+function valueParts(parts: readonly string[], index: number): number {
+  let through = index;
+  for (let next = index + 1; next < parts.length; next += 1) {
+    const part = parts[next] as string;
+    const eq = part.indexOf("=");
+    if (eq >= 0 && PAIR_NAME.test(part.slice(0, eq))) break;
+    if (part.trim() !== "") through = next;
+  }
+  return through;
 }
 
 /** A form's or an option list's pair name (`password`, `user[password]`, `client_secret`, `x-api-key`). */

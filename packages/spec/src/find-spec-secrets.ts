@@ -26,6 +26,7 @@ import {
   connectionString,
   listPairs,
   listSpans,
+  pairList,
 } from "./connection-strings.js";
 import { dataDocumentSecrets, readDataDocument } from "./data-documents.js";
 import { child, isPlainObject } from "./json.js";
@@ -3224,7 +3225,14 @@ export function readArg(
     const prefix = arg.slice(0, arg.length - inline.length);
     if (rules.telling(name) && rules.literal(inline))
       return { sign: SecretSign.Flag, safe: prefix + named(inline, name) };
-    const inner = readAssignment(inline, rules, hide);
+    // A value holding a list of `;`-separated pairs (msbuild's properties) is read a pair at a
+    // time, one reference per telling pair whichever comes first, a `;` before a part that is no
+    // pair its value's (see `connectionPairs`; r104i: `/p:Password0=a;Password1=b` had
+    // `a;Password1=b` taken whole as the first one's, where `/p:Configuration=Release;Password0=a;
+    // Password1=b` had one each); any other as the assignment it holds.
+    const inner = pairList(inline, rules)
+      ? connectionPairs(inline, rules, literalNamer(hide), hide)
+      : readAssignment(inline, rules, hide);
     if (inner) return { sign: inner.sign, safe: prefix + inner.safe };
   }
   const flag = FLAG.exec(arg);
