@@ -151,7 +151,8 @@ export type SecretVisit = (hint: SecretHint, replace: (next: string) => void, sa
  * credential, `curl -u user:X`, `mysql -pX`, `redis-cli -a X` (see `proseWithoutKeys`); there a
  * name tells by its words (`looksProseSecretName`). An argument is read as what it holds:
  * `--env=NAME=X` as the assignment, `--header=X-Api-Key: X` as the header, `Server=db;Password=X;` (each `;`-part a `key=value` pair) a
- * pair at a time, and one holding whitespace (a libpq `host=db password=X`, `exec A=X a;b`) a word
+ * pair at a time, as a switch's msbuild properties are whichever pair comes first
+ * (`/p:Password=X;ApiToken=Y`: a telling value runs on over the parts after it that are no pair), and one holding whitespace (a libpq `host=db password=X`, `exec A=X a;b`) a word
  * at a time. A shell's own command (after `sh -c`, `bash -lc`, `bash -ce`, `cmd /c`, `pwsh
  * -command`, …), a program's text (`node -e`, `perl -e`, …), ssh's remote command, and any other
  * argument or `command` that is a script (a line break or a heredoc's `<<` in it), are reported
