@@ -421,13 +421,13 @@ function pairingFault(view: readonly ChatMessage[]): { at: number; text: string 
       }
       return {
         at,
-        text: `answers no open tool call of the assistant message right before it (tool_call_id ${JSON.stringify(id)})`,
+        text: `answers no open tool call of the assistant message right before it (tool_call_id ${quotedEcho(id)})`,
       };
     }
     if (open().length > 0) {
       return {
         at: askedAt,
-        text: `has tool calls no tool message answers right after it (${open().join(", ")})`,
+        text: `has tool calls no tool message answers right after it (${open().map(quotedEcho).join(", ")})`,
       };
     }
     asked = fieldOf(message, "role") === "assistant" ? toolCallsOf(message).map((call) => call.id) : [];
@@ -437,7 +437,7 @@ function pairingFault(view: readonly ChatMessage[]): { at: number; text: string 
   if (open().length > 0) {
     return {
       at: askedAt,
-      text: `has tool calls no tool message answers right after it (${open().join(", ")})`,
+      text: `has tool calls no tool message answers right after it (${open().map(quotedEcho).join(", ")})`,
     };
   }
   return undefined;
@@ -2080,7 +2080,7 @@ export class Agent {
     // after, before what this run adds. A tool message given to answer one is the host's answer instead.
     const open = fieldOf(first[0], "role") === "tool" ? [] : this.#openAtEnd();
     if (open.length > 0) {
-      const ids = open.map((id) => JSON.stringify(id)).join(", ");
+      const ids = open.map((id) => quotedEcho(id)).join(", ");
       this.#emit({
         type: "notice",
         text:

@@ -1,4 +1,5 @@
 import type { ChatMessage } from "@loopwright/loop";
+import { quotedEcho } from "./echo.js";
 import { kindOf } from "./errors.js";
 import { setting } from "./own.js";
 
@@ -146,13 +147,13 @@ export function callProblem(call: unknown): string | undefined {
   // The loop's rule: a function call (its type absent or null read as one) or a custom one.
   const kind = setting(call, "type");
   if (kind !== undefined && kind !== null && kind !== "function" && kind !== "custom") {
-    const type = typeof kind === "string" ? `type ${JSON.stringify(kind)}` : "a type that is no string";
-    return `tool call ${JSON.stringify(id)} with ${type} (a call's type is "function" or "custom")`;
+    const type = typeof kind === "string" ? `type ${quotedEcho(kind)}` : "a type that is no string";
+    return `tool call ${quotedEcho(id)} with ${type} (a call's type is "function" or "custom")`;
   }
   const fn = setting(call, kind === "custom" ? "custom" : "function");
   const body = kind === "custom" ? "input" : "arguments";
   if (!isRecord(fn) || typeof setting(fn, "name") !== "string" || typeof setting(fn, body) !== "string") {
-    return `tool call ${JSON.stringify(id)} without a string name and ${body}`;
+    return `tool call ${quotedEcho(id)} without a string name and ${body}`;
   }
   return undefined;
 }

@@ -11,6 +11,7 @@ import {
 import { basename, dirname, join } from "node:path";
 import { types } from "node:util";
 import type { ChatMessage } from "@loopwright/loop";
+import { escapeControls, quotedEcho } from "./echo.js";
 import { AgentError, errorText, kindOf } from "./errors.js";
 import { APPEND, READ_UTF8, REPLACE } from "./fs-options.js";
 import {
@@ -101,20 +102,20 @@ export function sessionPath(dir: string, sessionId: string): string {
   ) {
     throw new AgentError(
       "invalid-input",
-      `A session id must be one path segment (no "/", "\\\\" or NUL, not "." or ".."); got ${JSON.stringify(sessionId)}.`,
+      `A session id must be one path segment (no "/", "\\\\" or NUL, not "." or ".."); got ${quotedEcho(sessionId)}.`,
     );
   }
   if (!sessionId.isWellFormed()) {
     throw new AgentError(
       "invalid-input",
-      `A session id must be well-formed text; got ${JSON.stringify(sessionId)}, which holds a lone UTF-16 surrogate (its file would be named with U+FFFD in its place, the file of other such ids).`,
+      `A session id must be well-formed text; got ${quotedEcho(sessionId)}, which holds a lone UTF-16 surrogate (its file would be named with U+FFFD in its place, the file of other such ids).`,
     );
   }
   const bytes = Buffer.byteLength(sessionId);
   if (bytes > MAX_SESSION_ID_BYTES) {
     throw new AgentError(
       "invalid-input",
-      `A session id must take at most ${MAX_SESSION_ID_BYTES} bytes in UTF-8 (the names of its files, up to <id>${LONGEST_SUFFIX}, must fit 255 bytes); got one of ${bytes} bytes starting ${JSON.stringify(sessionId.slice(0, 40))}.`,
+      `A session id must take at most ${MAX_SESSION_ID_BYTES} bytes in UTF-8 (the names of its files, up to <id>${LONGEST_SUFFIX}, must fit 255 bytes); got one of ${bytes} bytes: ${quotedEcho(sessionId)}.`,
     );
   }
   return join(dir, `${sessionId}.jsonl`);
@@ -150,10 +151,12 @@ export function refuseCaseTwin(dir: string, sessionId: string): void {
   // Twins by Unicode normalization read alike ("é" composed, and "e" with a combining accent): each
   // is named with its code points too, or the message named one id twice to the eye.
   const alike = sessionId.toLowerCase() !== other.toLowerCase();
-  const named = (id: string) => (alike ? `${JSON.stringify(id)} (${codePoints(id)})` : JSON.stringify(id));
+  // Each id named as echoes are (cut at 60, controls escaped); the one to open is given whole, as
+  // the id to pass (a file's name, at most 255 bytes: bounded), its controls written \uXXXX.
+  const named = (id: string) => (alike ? `${quotedEcho(id)} (${codePoints(id)})` : quotedEcho(id));
   throw new AgentError(
     "invalid-input",
-    `Session id ${named(sessionId)} differs from the session ${named(other)} in ${dir} only by case (or Unicode normalization): a file system that ignores case opens that session's file for it, so it is refused everywhere. Open ${JSON.stringify(other)}, or choose an id that differs by more than case.`,
+    `Session id ${named(sessionId)} differs from the session ${named(other)} in ${dir} only by case (or Unicode normalization): a file system that ignores case opens that session's file for it, so it is refused everywhere. Open ${escapeControls(JSON.stringify(other))}, or choose an id that differs by more than case.`,
   );
 }
 
@@ -188,6 +191,22 @@ function pathArgument(fn: string, name: string, value: unknown): void {
 function clip(text: string, max = 75): string {
   const flat = text.replace(/\s+/g, " ").trim();
   return flat.length > max ? `${cutText(flat, max - 1)}…` : flat;
+}
+
+/** How many of the prompts a file ends in unanswered its notice names before the last one. */
+const NAMED_PROMPTS = 3;
+
+/**
+ * The prompts a session file (or seed) ends in unanswered, as its notice names them: each quoted and
+ * clipped to 75 characters, and past four the first three and the last with how many are between
+ * (`"a", "b", "c", … and 15,996 more, "z"`). Every one named, 16,000 of them made a notice of about
+ * a megabyte, shown to the person and kept in the timeline.
+ */
+function namedPrompts(texts: readonly string[]): string {
+  const quote = (text: string) => JSON.stringify(clip(text));
+  if (texts.length <= NAMED_PROMPTS + 1) return texts.map(quote).join(", ");
+  const between = texts.length - NAMED_PROMPTS - 1;
+  return `${texts.slice(0, NAMED_PROMPTS).map(quote).join(", ")}, … and ${between.toLocaleString("en-US")} more, ${quote(texts[texts.length - 1] as string)}`;
 }
 
 /**
@@ -332,7 +351,7 @@ export function readSession(
       const role = fieldOf(record.message, "role");
       if (role === "tool") {
         notices.push(
-          `Line ${at + 1} of ${file} answers tool call ${JSON.stringify(fieldOf(record.message, "tool_call_id"))} of a message that was dropped, and was dropped with it.`,
+          `Line ${at + 1} of ${file} answers tool call ${quotedEcho(fieldOf(record.message, "tool_call_id") as string)} of a message that was dropped, and was dropped with it.`,
         );
         drop(at);
         return;
@@ -418,12 +437,12 @@ export function readSession(
     // Gathered from the end, oldest first once turned round (not put at the front one by one).
     prompts.reverse();
     if (prompts.length > 0) {
-      const texts = prompts.map((at) => JSON.stringify(clip(messageText(messages[at] as AgentMessage))));
-      const one = texts.length === 1;
+      const named = namedPrompts(prompts.map((at) => messageText(messages[at] as AgentMessage)));
+      const one = prompts.length === 1;
       notices.push(
         seed
-          ? `The seed ends in ${one ? "a prompt" : "prompts"} (${texts.join(", ")}) the model never answered: not carried into the new session, so its next prompt is not joined onto ${one ? "it" : "them"}; send ${one ? "it" : "them"} again if still wanted.`
-          : `The session file ends in ${one ? "a prompt" : "prompts"} (${texts.join(", ")}) the model never answered (the host stopped while waiting for it): not kept in the conversation, so the next prompt is not joined onto ${one ? "it" : "them"}; send it again.`,
+          ? `The seed ends in ${one ? "a prompt" : "prompts"} (${named}) the model never answered: not carried into the new session, so its next prompt is not joined onto ${one ? "it" : "them"}; send ${one ? "it" : "them"} again if still wanted.`
+          : `The session file ends in ${one ? "a prompt" : "prompts"} (${named}) the model never answered (the host stopped while waiting for it): not kept in the conversation, so the next prompt is not joined onto ${one ? "it" : "them"}; send it again.`,
       );
       for (const at of prompts) drop(from[at] as number);
       for (const at of [...prompts].reverse()) messages.splice(at, 1);
@@ -536,7 +555,7 @@ function describeCall(call: MessageToolCall): string {
   const args = setting(fn, "arguments");
   const what = typeof name === "string" ? clip(name, 64) : "a tool";
   const asked = typeof args === "string" && args.trim() !== "" ? ` ${clip(args, 120)}` : "";
-  return `${what}${asked} (id ${JSON.stringify(call.id)})`;
+  return `${what}${asked} (id ${quotedEcho(call.id)})`;
 }
 
 /**
@@ -733,8 +752,9 @@ function withFunctionTypes(
     if (!isObject(call) || typeof type !== "string" || type === "function" || type === "custom") return call;
     const fn = setting(call, "function");
     if (typeof setting(fn, "name") !== "string" || typeof setting(fn, "arguments") !== "string") return call;
+    const id = setting(call, "id");
     notices.push(
-      `Line ${line} of ${file} has tool call ${JSON.stringify(setting(call, "id"))} with type ${JSON.stringify(type)}; it was read as the function call it holds.`,
+      `Line ${line} of ${file} has tool call ${typeof id === "string" ? quotedEcho(id) : `(its id ${kindOf(id)})`} with type ${quotedEcho(type)}; it was read as the function call it holds.`,
     );
     changed = true;
     return { ...call, type: "function" };
@@ -947,7 +967,7 @@ function recordProblem(record: unknown): string | undefined {
     const seen = new Set<string>();
     for (const call of calls) {
       const id = setting(call, "id") as string;
-      if (seen.has(id)) return `an assistant message that gives tool call id ${JSON.stringify(id)} twice`;
+      if (seen.has(id)) return `an assistant message that gives tool call id ${quotedEcho(id)} twice`;
       seen.add(id);
     }
   }
@@ -1138,7 +1158,7 @@ export function describeMessage(message: unknown): string {
   const given = fieldOf(message, "role");
   const answers = fieldOf(message, "tool_call_id");
   const role = typeof given === "string" ? `message with role ${JSON.stringify(given)}` : "message";
-  return typeof answers === "string" ? `${role} (answering ${JSON.stringify(answers)})` : role;
+  return typeof answers === "string" ? `${role} (answering ${quotedEcho(answers)})` : role;
 }
 
 function sameNames(a: readonly string[], b: readonly string[]): boolean {
