@@ -203,7 +203,7 @@ const NAMED_PROMPTS = 3;
  * a megabyte, shown to the person and kept in the timeline.
  */
 function namedPrompts(texts: readonly string[]): string {
-  const quote = (text: string) => JSON.stringify(clip(text));
+  const quote = (text: string) => escapeControls(JSON.stringify(clip(text)));
   if (texts.length <= NAMED_PROMPTS + 1) return texts.map(quote).join(", ");
   const between = texts.length - NAMED_PROMPTS - 1;
   return `${texts.slice(0, NAMED_PROMPTS).map(quote).join(", ")}, … and ${between.toLocaleString("en-US")} more, ${quote(texts[texts.length - 1] as string)}`;

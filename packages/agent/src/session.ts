@@ -44,7 +44,7 @@ import {
   todoWriteTool,
 } from "./builtin-tools.js";
 import { configCopy } from "./config-copy.js";
-import { echoedName, quotedEcho } from "./echo.js";
+import { echoedName, escapeControls, quotedEcho } from "./echo.js";
 import { AgentError, errorText, forTheSessionsUser, SessionBusyError } from "./errors.js";
 import { MAKE_DIRS } from "./fs-options.js";
 import {
@@ -540,6 +540,15 @@ function answerFault(question: AskQuestion, answer: unknown): string | undefined
 function summarize(text: string, max = 75): string {
   const flat = text.replace(/\s+/g, " ").trim();
   return flat.length > max ? `${cutText(flat, max)}…` : flat;
+}
+
+/**
+ * A message queued with steer() or followUp(), as a notice names it: summarized, quoted, and its
+ * controls and bidi marks written `\uXXXX` (the echo rule's set), so a right-to-left override or a
+ * terminal's escape in it does not turn the notice around where a host shows it.
+ */
+function quotedMessage(text: string): string {
+  return escapeControls(JSON.stringify(summarize(text)));
 }
 
 /** Where the last summary an `autoCompact` fold put into the transcript is, or -1. */
@@ -1297,7 +1306,7 @@ export class Session {
             : status === "ok"
               ? "the run had ended by the time it was queued"
               : `the run ended first (${status})`;
-    return `${one ? "The message" : "The messages"} ${told.map((t) => JSON.stringify(summarize(t))).join(", ")} queued with steer() or followUp() ${one ? "was" : "were"} never sent (${why}), so not kept for the next prompt; send ${one ? "it" : "them"} again.`;
+    return `${one ? "The message" : "The messages"} ${told.map(quotedMessage).join(", ")} queued with steer() or followUp() ${one ? "was" : "were"} never sent (${why}), so not kept for the next prompt; send ${one ? "it" : "them"} again.`;
   }
 
   /**
@@ -2002,7 +2011,7 @@ export class Session {
       const also =
         told.length === 0
           ? ""
-          : `, nor ${told.length === 1 ? "the message" : "the messages"} ${told.map((t) => JSON.stringify(summarize(t))).join(", ")} sent with it`;
+          : `, nor ${told.length === 1 ? "the message" : "the messages"} ${told.map(quotedMessage).join(", ")} sent with it`;
       const them = told.length === 0 ? "it" : "them";
       notice = stopped
         ? `Stopped before the model answered: the prompt was not kept in the conversation${also}; send ${them} again.`
@@ -2028,7 +2037,7 @@ export class Session {
       notice =
         told.length === 0
           ? ""
-          : `${told.length === 1 ? "The message" : "The messages"} ${told.map((t) => JSON.stringify(summarize(t))).join(", ")} ${
+          : `${told.length === 1 ? "The message" : "The messages"} ${told.map(quotedMessage).join(", ")} ${
               told.length === 1 ? "was" : "were"
             } never answered (the run ${stopped ? "was stopped" : "failed"} first), so not kept in the conversation; send it again.`;
     }
