@@ -11,6 +11,7 @@ import type { HttpAnswer, TurnFacts } from "./personalities/personality.js";
 import type { RecordedRequest } from "./recorded-request.js";
 import type { RawReply, ReplayReply, TurnReply } from "./replies.js";
 import { splitFrames, sseFrame, type TurnContext, turnChunks, turnCompletion, turnUsage } from "./sse.js";
+import type { CutCall } from "./token-budget.js";
 
 /** The misbehaviour fields the frame writer applies. */
 type FramePacing = Pick<
@@ -31,6 +32,7 @@ export interface Responder {
     includeUsage: boolean,
     completion: number,
     request?: RecordedRequest,
+    cutCall?: CutCall,
   ): Promise<void>;
   /** Sends a recorded fixture byte for byte. */
   replay(res: ServerResponse, reply: ReplayReply): Promise<void>;
@@ -152,7 +154,7 @@ export function createResponder(
 
   return {
     answer,
-    async turn(res, turn, ctx, stream, includeUsage, completion, request) {
+    async turn(res, turn, ctx, stream, includeUsage, completion, request, cutCall) {
       if (turn.firstByteDelayMs && !(await sleep(turn.firstByteDelayMs, res))) return;
       // A hook reads only what the testkit wrote: its chunks, body and usage are `ownedOnly`, so a
       // field one leaves out (a delta's tool_calls, a usage's details) is absent, not a polluted
@@ -161,6 +163,7 @@ export function createResponder(
         completion,
         usage: ownedOnly(turnUsage(turn, ctx)),
         ...(request ? { request } : {}),
+        ...(cutCall ? { cutCall } : {}),
       });
       if (!stream) {
         if (turn.silentAfterChunk !== undefined) return; // never answers

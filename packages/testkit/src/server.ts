@@ -17,7 +17,7 @@ import { ownReply, validateReply } from "./replies.js";
 import { createResponder } from "./respond.js";
 import { type ScriptedModelOptions, scriptedModel } from "./scripted-model.js";
 import type { TurnContext } from "./sse.js";
-import { limitTurn } from "./token-budget.js";
+import { cutTurn } from "./token-budget.js";
 
 /** One entry of the default `GET /v1/models` list. */
 export interface ModelListing {
@@ -324,8 +324,11 @@ export async function startServer(given: ServerOptions = {}): Promise<TestServer
           promptTokens,
           uptimeMs: Date.now() - startedAt,
         });
-        const turn = budget === undefined ? reply : limitTurn(reply, budget);
-        await respond.turn(res, turn, ctx, request.body.stream === true, includeUsage, n, request);
+        const { turn, cutCall } =
+          budget === undefined
+            ? { turn: reply, cutCall: undefined }
+            : cutTurn(reply, budget, personality?.toolCallTokens?.bind(personality));
+        await respond.turn(res, turn, ctx, request.body.stream === true, includeUsage, n, request, cutCall);
       }
     }
   };

@@ -23,6 +23,29 @@ function cut(text: string, budget: number): { kept: string; used: number; cutSho
  * `maxTokens` is 0; `NaN` or a value that is not a number throws `TestkitError` `invalid-option`.
  */
 export function limitTurn(turn: TurnReply, maxTokens: number): TurnReply {
+  return cutTurn(turn, maxTokens).turn;
+}
+
+/** A tool call the budget cut before its name was whole, and the tokens the budget had left for it. */
+export interface CutCall {
+  /** The call's whole name, as scripted. */
+  name: string;
+  /** The completion tokens left when the call began (fewer than its name needs). */
+  tokensLeft: number;
+  /** The call's text that fit (its markup tokens that fit), when the server writes the call as text. */
+  text?: string | undefined;
+}
+
+/**
+ * {@link limitTurn}, also saying which tool call (if any) was dropped because its name did not
+ * fit, so a personality can send what its server sends for a call cut there (llama-server's plain
+ * reply carries the raw markup so far in `content`, captures 51 and 52).
+ */
+export function cutTurn(
+  turn: TurnReply,
+  maxTokens: number,
+  callTokens?: (name: string) => string[],
+): { turn: TurnReply; cutCall?: CutCall } {
   // NaN would cut everything (no count is "at most NaN"); a personality's completionBudget that
   // returns it is a mistake to name, not an empty answer.
   if (typeof maxTokens !== "number" || Number.isNaN(maxTokens)) {
@@ -33,6 +56,7 @@ export function limitTurn(turn: TurnReply, maxTokens: number): TurnReply {
   }
   let budget = Math.max(0, Math.floor(maxTokens));
   let truncated = false;
+  let cutCall: CutCall | undefined;
   const out: TurnReply = { ...turn };
   for (const field of ["reasoning", "content"] as const) {
     const text = turn[field];
@@ -45,9 +69,19 @@ export function limitTurn(turn: TurnReply, maxTokens: number): TurnReply {
   if (turn.toolCalls) {
     const calls: ScriptedToolCall[] = [];
     for (const call of turn.toolCalls) {
-      const name = cut(call.name, budget);
+      // A server that has the model write each call as text (llama-server's `<tool_call>` markup)
+      // sees a call only once its text is whole up to the end of the name.
+      const written = callTokens?.(call.name);
+      const name = written
+        ? { used: written.length, cutShort: written.length > budget }
+        : cut(call.name, budget);
       if (name.cutShort || (budget === 0 && call.name !== "")) {
         truncated = true;
+        cutCall = {
+          name: call.name,
+          tokensLeft: budget,
+          ...(written ? { text: written.slice(0, budget).join("") } : {}),
+        };
         break;
       }
       budget -= name.used;
@@ -61,7 +95,7 @@ export function limitTurn(turn: TurnReply, maxTokens: number): TurnReply {
     }
     out.toolCalls = calls;
   }
-  if (!truncated) return turn;
+  if (!truncated) return { turn };
   out.finishReason = "length";
-  return out;
+  return cutCall ? { turn: out, cutCall } : { turn: out };
 }

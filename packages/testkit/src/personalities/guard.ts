@@ -15,6 +15,7 @@ export const PERSONALITY_HOOKS = [
   "headers",
   "streamsUsage",
   "completionBudget",
+  "toolCallTokens",
   "toolCallId",
   "chunks",
   "completion",

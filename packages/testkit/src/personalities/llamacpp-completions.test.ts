@@ -298,3 +298,52 @@ describe("llamacpp completions: a scripted tool call must name its tool", () => 
     expect((await post({ model: "m", messages: [{ role: "user", content: "x" }] })).status).toBe(200);
   });
 });
+
+describe("llamacpp completions: a tool call cut by max_tokens before its name is whole (51, 52)", () => {
+  // Captures 51 and 52: `max_tokens: 4`, one tool, "hi". The counts are scripted as recorded (the
+  // testkit's token rule is not the tiny model's tokenizer).
+  const usage = { prompt_tokens: 157, completion_tokens: 4, cached_tokens: 156 };
+  const cutCall = (): TurnReply => ({
+    toolCalls: [{ name: "get_weather", arguments: '{"city":"Paris"}' }],
+    usage,
+  });
+
+  it("a plain reply carries the raw <tool_call> markup so far in content, no tool_calls, finish length, as 51", async () => {
+    await start([cutCall()], { personality: llamacppPersonality({ model: "tiny" }) });
+    const ours = JSON.parse((await post(capturedRequest("51-tool-call-cut-before-name-nonstream"))).text);
+    const recorded = JSON.parse(capturedBody("51-tool-call-cut-before-name-nonstream"));
+    // The text is the model's own (the tiny model writes `<tool_call>\n {`); ours is the template's
+    // markup cut at the same four tokens, `<tool_call>` being one.
+    expect(recorded.choices[0].message.content).toBe("<tool_call>\n {");
+    expect(ours.choices[0].message.content).toBe('<tool_call>\n{"');
+    ours.choices[0].message.content = recorded.choices[0].message.content;
+    ours.system_fingerprint = recorded.system_fingerprint; // 51 is b9749's; ours capture 04's build
+    expect(JSON.stringify(normalised(ours))).toBe(JSON.stringify(normalised(recorded)));
+  });
+
+  it("the markup grows with the budget but never closes the name, and a call whose name fits goes out as a call", async () => {
+    await start([cutCall(), cutCall(), cutCall(), { toolCalls: [{ name: "get_weather", arguments: "{}" }] }]);
+    const request = capturedRequest("51-tool-call-cut-before-name-nonstream");
+    const at = async (maxTokens: number) =>
+      JSON.parse((await post({ ...request, max_tokens: maxTokens })).text).choices[0];
+    expect((await at(1)).message).toEqual({ role: "assistant", content: "<tool_call>" });
+    expect((await at(11)).message.content).toBe('<tool_call>\n{"name": "get_');
+    // The whole name without its closing quote is still text (live: 17 tokens `…"get_weather`).
+    const named = await at(12);
+    expect(named.message).toEqual({ role: "assistant", content: '<tool_call>\n{"name": "get_weather' });
+    expect(named.finish_reason).toBe("length");
+    const whole = await at(64);
+    expect(whole.message.content).toBe("");
+    expect(whole.message.tool_calls[0].function.name).toBe("get_weather");
+  });
+
+  it("a stream sends the opener and the length finish, nothing of the markup, as 52", async () => {
+    await start([cutCall()], { personality: llamacppPersonality({ model: "tiny" }) });
+    const ours = frames((await post(capturedRequest("52-tool-call-cut-before-name-stream"))).text);
+    // This capture is b9749's; the personality's fingerprint is capture 04's older build.
+    for (const chunk of ours) if (typeof chunk !== "string") chunk.system_fingerprint = "b9749-d32676d77";
+    expect(JSON.stringify(normalised(ours))).toBe(
+      JSON.stringify(normalised(frames(capturedBody("52-tool-call-cut-before-name-stream")))),
+    );
+  });
+});

@@ -6,6 +6,7 @@
 import { createHash } from "node:crypto";
 import { TestkitError } from "../errors.js";
 import { readFixture, readRecordedResponse } from "../fixtures.js";
+import { tokenize } from "../prefix-cache.js";
 import type { RecordedRequest } from "../recorded-request.js";
 import type { ErrorReply, TurnReply } from "../replies.js";
 import type { WireUsage } from "../sse.js";
@@ -463,6 +464,18 @@ function echoInStream(out: object[], echo: string): object[] {
 }
 
 /**
+ * The tokens the model writes for a tool call up to the end of its name, as the Qwen2.5 template
+ * asks for it: `<tool_call>\n{"name": "…"` and the closing quote — `<tool_call>` one token, as in
+ * the real vocabulary (with `max_tokens: 1` llama-server's reply is `"<tool_call>"`), the rest by
+ * the testkit's token rule. Until the name's closing quote is written llama-server's parser sees no
+ * call: a plain reply cut there carries the markup so far as `content` (capture 51; checked live:
+ * 17 tokens, `…"get_weather`, are still text, 18 a call), a stream sends none of it (capture 52).
+ */
+function llamaCallTokens(name: string): string[] {
+  return ["<tool_call>", ...tokenize(`\n{"name": "${name}"`)];
+}
+
+/**
  * A scripted plain completion as llama-server sends it (captures 04, 07, 11, 17): keyed choices,
  * created, model, system_fingerprint, object, usage, id, timings; its own model name; no
  * `logprobs`; `content` a string (`""` beside tool calls); each tool call keyed type, function, id.
@@ -471,7 +484,11 @@ function llamaCompletion(body: object, facts: TurnFacts, answering: Answering): 
   const plain = body as { created?: number; choices?: WireChoice[]; usage?: WireUsage };
   const choices = (plain.choices ?? []).map((choice) => {
     const { role, content, tool_calls: calls, ...rest } = choice.message ?? {};
-    const message: Delta = { role, content: echoedPrefill(facts.request) + (content ?? ""), ...rest };
+    const message: Delta = {
+      role,
+      content: echoedPrefill(facts.request) + (content ?? "") + (facts.cutCall?.text ?? ""),
+      ...rest,
+    };
     if (Array.isArray(calls)) {
       message.tool_calls = (calls as { id?: string; function?: unknown }[]).map((c) => ({
         type: "function",
@@ -708,6 +725,8 @@ export function llamacppPersonality(given: LlamacppPersonalityOptions = {}): Per
     }),
     // Generation stops at max_tokens or when the context is full (capture 29-near-context-limit).
     completionBudget: (request, ctx) => Math.min(llamaMaxTokens(request), nCtx - ctx.promptTokens),
+    // A call is seen only once its markup is whole to the end of its name (captures 51, 52).
+    toolCallTokens: llamaCallTokens,
     streamsUsage: includeUsageRequested,
     // b9749 answers each of the `n` choices (captures 34, 35, 38, 39); check refused any other n.
     choices: (request) => {

@@ -21,6 +21,12 @@ export interface TurnFacts {
   usage?: WireUsage | undefined;
   /** The chat request being answered (llama.cpp echoes a trailing assistant message from it). */
   request?: RecordedRequest | undefined;
+  /**
+   * The tool call the completion-token budget cut before its name was whole (the turn goes out
+   * without it, `finish_reason: "length"`), and the tokens that were left for it; undefined when
+   * no call was cut there.
+   */
+  cutCall?: { name: string; tokensLeft: number; text?: string | undefined } | undefined;
 }
 
 /** A plain HTTP answer: status, body (JSON, or verbatim when a string) and optional headers. */
@@ -58,6 +64,13 @@ export interface Personality {
   notFound?(request: RecordedRequest, allowed: readonly string[]): HttpAnswer | undefined;
   /** Completion tokens the server would generate at most for this request (max_tokens, room left in the context); a scripted turn is cut to it with `finish_reason: "length"`. */
   completionBudget?(request: RecordedRequest, context: PersonalityContext): number | undefined;
+  /**
+   * The tokens a model writes for a tool call up to the end of its name, where the server has it
+   * write calls as text and parses them (llama.cpp's `<tool_call>` markup): under a completion
+   * budget the call goes out only when all of them fit, else those that fit are `cutCall.text`.
+   * Undefined: only the name's tokens count.
+   */
+  toolCallTokens?(name: string): string[];
   /**
    * Headers this server puts on its answers (e.g. llama.cpp's `Server: llama.cpp`), given the
    * answer's content type and status; may replace the content type itself. Added to JSON, text and
