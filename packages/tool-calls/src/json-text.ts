@@ -262,10 +262,13 @@ export function openedEmpty(text: string): OpenedEmpty | undefined {
   if (!top) return undefined;
   const empty = top.object ? top.at === "" && top.phase === "key" : top.at === 0 && top.phase === "value";
   if (!empty) return undefined;
-  const path = walk.stack
-    .slice(0, -1)
-    .map((place) => (place.object ? writtenKey(place.at as string) : place.at));
+  const path = placesPath(walk.stack.slice(0, -1));
   return { object: top.object, path, inList: walk.stack[0]?.object === false };
+}
+
+/** The path the open places `stack` make: each object's key (unquoted, see {@link writtenKey}) or list's index. */
+function placesPath(stack: readonly JsonPlace[]): (string | number)[] {
+  return stack.map((place) => (place.object ? writtenKey(place.at as string) : place.at));
 }
 
 /** A key as {@link walkJsonLike} holds it (its text as written, quotes and all), as a key: unquoted. */
@@ -646,7 +649,7 @@ export function cutPlace(text: string): CutPlace | undefined {
   if ("stopped" in walk || (walk.end !== "text" && walk.end !== "string")) return undefined;
   const top = walk.stack[walk.stack.length - 1];
   if (!top) return undefined;
-  const path = walk.stack.map((place) => (place.object ? writtenKey(place.at as string) : place.at));
+  const path = placesPath(walk.stack);
   if (walk.end === "string") {
     if (top.object && top.phase === "key") return { place: "key", path: path.slice(0, -1), object: true };
     return { place: "string", path, object: top.object };
